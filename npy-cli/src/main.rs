@@ -1,0 +1,84 @@
+//! `npy`: inspect and copy NumPy `.npy` files.
+//!
+//! An error is one line on stderr, `error: ...`, and exit code 1.
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use npy_core::{ErrorKind, ReadOptions};
+
+mod copy;
+mod info;
+
+/// Inspect and copy NumPy .npy files.
+#[derive(Debug, Parser)]
+#[command(name = "npy", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show a file's version, header length, data offset, dtype, shape, order and sizes.
+    Info {
+        /// The .npy file.
+        file: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Read a file through the dynamic API and write it back (bit-exact for NumPy files).
+    Copy {
+        /// The .npy file to read.
+        input: PathBuf,
+        /// Where to write (atomically: an existing file is replaced only on success).
+        output: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+}
+
+/// Options for reading.
+#[derive(Debug, Args)]
+struct ReadArgs {
+    /// Largest header accepted, in bytes (NumPy's max_header_size; default 10000).
+    #[arg(long, value_name = "BYTES")]
+    max_header_size: Option<usize>,
+}
+
+impl ReadArgs {
+    fn options(&self) -> ReadOptions {
+        let mut opts = ReadOptions::new();
+        if let Some(n) = self.max_header_size {
+            opts.max_header_size(n);
+        }
+        opts
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        }
+    };
+    let result = match &cli.command {
+        Command::Info { file, read } => info::run(file, &read.options()),
+        Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let hint = match e.kind() {
+                ErrorKind::HeaderTooLarge { .. } => " (use --max-header-size to allow it)",
+                _ => "",
+            };
+            eprintln!("error: {e}{hint}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,906 @@
+//! The dtype model: one description of NumPy dtypes, shared by every path (typed, dynamic,
+//! npz, maps).
+//!
+//! [`DType::from_descr`] turns a header's `descr` value into a [`DType`] exactly as NumPy's
+//! `numpy.lib.format.descr_to_dtype` does (padding entries `('', '|Vn')` become gaps between
+//! field offsets), and [`DType::to_descr`] turns it back exactly as NumPy's `dtype.descr`
+//! does (gaps become `('', '|Vn')` entries again). Pure functions, no I/O.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::literal::{self, Literal, ParseOptions};
+
+/// Largest itemsize NumPy accepts for any dtype (its sizes are C `int`s).
+pub const MAX_ITEMSIZE: usize = i32::MAX as usize;
+
+/// Byte order of a scalar type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    /// `<`
+    Little,
+    /// `>`
+    Big,
+    /// `|`: the type has no byte order (one-byte numbers, `S`, `V`, `b1`).
+    NotApplicable,
+}
+
+impl ByteOrder {
+    /// The byte order of the machine this code runs on.
+    #[cfg(target_endian = "little")]
+    pub const NATIVE: ByteOrder = ByteOrder::Little;
+    /// The byte order of the machine this code runs on.
+    #[cfg(target_endian = "big")]
+    pub const NATIVE: ByteOrder = ByteOrder::Big;
+
+    /// The character NumPy uses for it: `<`, `>` or `|`.
+    pub fn as_char(self) -> char {
+        match self {
+            ByteOrder::Little => '<',
+            ByteOrder::Big => '>',
+            ByteOrder::NotApplicable => '|',
+        }
+    }
+
+    /// True when data in this order can be used on this machine without swapping.
+    pub fn is_native(self) -> bool {
+        self != ByteOrder::NATIVE.swapped()
+    }
+
+    /// The other order (`NotApplicable` stays).
+    pub fn swapped(self) -> ByteOrder {
+        match self {
+            ByteOrder::Little => ByteOrder::Big,
+            ByteOrder::Big => ByteOrder::Little,
+            ByteOrder::NotApplicable => ByteOrder::NotApplicable,
+        }
+    }
+}
+
+/// The unit of a `datetime64`/`timedelta64`, without its multiple.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum TimeUnit {
+    /// No unit (`M8`, `m8`): NumPy's generic unit.
+    Generic,
+    Years,
+    Months,
+    Weeks,
+    Days,
+    Hours,
+    Minutes,
+    Seconds,
+    Milliseconds,
+    Microseconds,
+    Nanoseconds,
+    Picoseconds,
+    Femtoseconds,
+    Attoseconds,
+}
+
+impl TimeUnit {
+    const ALL: [(TimeUnit, &'static str); 13] = [
+        (TimeUnit::Years, "Y"),
+        (TimeUnit::Months, "M"),
+        (TimeUnit::Weeks, "W"),
+        (TimeUnit::Days, "D"),
+        (TimeUnit::Hours, "h"),
+        (TimeUnit::Minutes, "m"),
+        (TimeUnit::Seconds, "s"),
+        (TimeUnit::Milliseconds, "ms"),
+        (TimeUnit::Microseconds, "us"),
+        (TimeUnit::Nanoseconds, "ns"),
+        (TimeUnit::Picoseconds, "ps"),
+        (TimeUnit::Femtoseconds, "fs"),
+        (TimeUnit::Attoseconds, "as"),
+    ];
+
+    /// NumPy's code for the unit (`"s"`, `"us"`, ...); empty for [`TimeUnit::Generic`].
+    pub fn code(self) -> &'static str {
+        Self::ALL.iter().find(|(u, _)| *u == self).map_or("", |(_, c)| c)
+    }
+
+    fn from_code(code: &str) -> Option<TimeUnit> {
+        match code {
+            "generic" => Some(TimeUnit::Generic),
+            "μs" => Some(TimeUnit::Microseconds),
+            _ => Self::ALL.iter().find(|(_, c)| *c == code).map(|(u, _)| *u),
+        }
+    }
+}
+
+/// A datetime unit with its multiple, e.g. `25s` in `<M8[25s]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DateUnit {
+    /// The base unit.
+    pub unit: TimeUnit,
+    /// How many base units one step is (1 for plain units; NumPy allows 0 too).
+    pub multiple: u32,
+}
+
+impl DateUnit {
+    /// A unit with multiple 1.
+    pub const fn new(unit: TimeUnit) -> Self {
+        DateUnit { unit, multiple: 1 }
+    }
+
+    /// NumPy's generic unit (`M8` with no brackets).
+    pub const GENERIC: DateUnit = DateUnit { unit: TimeUnit::Generic, multiple: 1 };
+
+    fn suffix(self) -> String {
+        match (self.unit, self.multiple) {
+            (TimeUnit::Generic, _) => String::new(),
+            (u, 1) => format!("[{}]", u.code()),
+            (u, n) => format!("[{n}{}]", u.code()),
+        }
+    }
+}
+
+/// The type of a scalar (non-record) dtype, without byte order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScalarType {
+    /// `b1`: one byte, 0 or 1.
+    Bool,
+    /// `i1`, `i2`, `i4`, `i8`: signed integer of that many bytes.
+    Int(u8),
+    /// `u1`, `u2`, `u4`, `u8`: unsigned integer of that many bytes.
+    UInt(u8),
+    /// `f2`, `f4`, `f8`; `f16` is x86 long double (80 bits in 16 bytes), kept as raw bytes.
+    Float(u8),
+    /// `c8`, `c16`; `c32` is a pair of long doubles, kept as raw bytes.
+    Complex(u8),
+    /// `M8[unit]`: datetime64, an `i64` count of units since 1970.
+    DateTime(DateUnit),
+    /// `m8[unit]`: timedelta64, an `i64` count of units.
+    TimeDelta(DateUnit),
+    /// `S n`: `n` bytes, NUL-padded.
+    Bytes(usize),
+    /// `U n`: `n` UCS-4 code units (4 n bytes), NUL-padded.
+    Unicode(usize),
+    /// `V n`: `n` raw bytes.
+    Void(usize),
+}
+
+impl ScalarType {
+    /// Size of one element in bytes.
+    pub fn itemsize(self) -> usize {
+        match self {
+            ScalarType::Bool => 1,
+            ScalarType::Int(n) | ScalarType::UInt(n) | ScalarType::Float(n) | ScalarType::Complex(n) => n as usize,
+            ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => 8,
+            ScalarType::Bytes(n) | ScalarType::Void(n) => n,
+            ScalarType::Unicode(n) => n * 4,
+        }
+    }
+
+    /// Whether the type's bytes depend on byte order (and so carry `<` or `>`).
+    pub fn has_byte_order(self) -> bool {
+        match self {
+            ScalarType::Bool | ScalarType::Bytes(_) | ScalarType::Void(_) => false,
+            ScalarType::Int(n) | ScalarType::UInt(n) => n > 1,
+            _ => true,
+        }
+    }
+
+    /// Size of the unit that byte order swaps: 8 for `c16` (two `f8`), 4 for `U`, 0 when
+    /// nothing is swapped.
+    pub fn swap_unit(self) -> usize {
+        if !self.has_byte_order() {
+            return 0;
+        }
+        match self {
+            ScalarType::Complex(n) => n as usize / 2,
+            ScalarType::Unicode(_) => 4,
+            other => other.itemsize(),
+        }
+    }
+}
+
+/// A scalar dtype: a type and its byte order, e.g. `>f8`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Scalar {
+    ty: ScalarType,
+    order: ByteOrder,
+}
+
+impl Scalar {
+    /// A scalar of the given type and byte order, normalized as NumPy normalizes: types
+    /// without byte order get `|`, and `|` on a type that has one means native.
+    pub fn new(ty: ScalarType, order: ByteOrder) -> Self {
+        let order = match (ty.has_byte_order(), order) {
+            (false, _) => ByteOrder::NotApplicable,
+            (true, ByteOrder::NotApplicable) => ByteOrder::NATIVE,
+            (true, o) => o,
+        };
+        Scalar { ty, order }
+    }
+
+    /// A scalar of the given type in this machine's byte order.
+    pub fn native(ty: ScalarType) -> Self {
+        Scalar::new(ty, ByteOrder::NATIVE)
+    }
+
+    /// The type.
+    pub fn ty(&self) -> ScalarType {
+        self.ty
+    }
+
+    /// The byte order.
+    pub fn order(&self) -> ByteOrder {
+        self.order
+    }
+
+    /// Size of one element in bytes.
+    pub fn itemsize(&self) -> usize {
+        self.ty.itemsize()
+    }
+
+    /// True when the bytes need no swapping on this machine.
+    pub fn is_native(&self) -> bool {
+        self.order.is_native()
+    }
+
+    /// The same type in the other byte order (or the same scalar if it has none).
+    pub fn swapped(&self) -> Scalar {
+        Scalar { ty: self.ty, order: self.order.swapped() }
+    }
+
+    /// NumPy's type string (`dtype.str`), e.g. `<f8`, `|S5`, `>M8[25s]`.
+    pub fn type_str(&self) -> String {
+        let o = self.order.as_char();
+        match self.ty {
+            ScalarType::Bool => "|b1".to_string(),
+            ScalarType::Int(n) => format!("{o}i{n}"),
+            ScalarType::UInt(n) => format!("{o}u{n}"),
+            ScalarType::Float(n) => format!("{o}f{n}"),
+            ScalarType::Complex(n) => format!("{o}c{n}"),
+            ScalarType::DateTime(u) => format!("{o}M8{}", u.suffix()),
+            ScalarType::TimeDelta(u) => format!("{o}m8{}", u.suffix()),
+            ScalarType::Bytes(n) => format!("|S{n}"),
+            ScalarType::Unicode(n) => format!("{o}U{n}"),
+            ScalarType::Void(n) => format!("|V{n}"),
+        }
+    }
+
+    /// Parses a NumPy type string such as `<f8`, `|b1`, `>U5`, `<M8[25s]`.
+    ///
+    /// Accepts what NumPy writes and what other writers commonly write: an optional byte
+    /// order (`<`, `>`, `|`, `=`), a kind, and a size (or a datetime unit). `O` (object) is
+    /// refused: reading it would mean unpickling.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Dtype`] for anything NumPy would not understand;
+    /// [`ErrorKind::UnsupportedDtype`] for object dtypes.
+    pub fn parse(s: &str) -> Result<Scalar> {
+        let bad = |reason: &str| Error::dtype(Literal::Str(s.to_string()).repr(), reason);
+        let (order, rest) = match s.chars().next() {
+            Some('<') => (ByteOrder::Little, &s[1..]),
+            Some('>') => (ByteOrder::Big, &s[1..]),
+            Some('|') => (ByteOrder::NotApplicable, &s[1..]),
+            Some('=') => (ByteOrder::NATIVE, &s[1..]),
+            _ => (ByteOrder::NotApplicable, s),
+        };
+        let mut chars = rest.chars();
+        let Some(kind) = chars.next() else { return Err(bad("empty type string")) };
+        let tail = chars.as_str();
+        if kind == 'O' {
+            return Err(ErrorKind::UnsupportedDtype {
+                descr: Literal::Str(s.to_string()).repr(),
+                reason: "object arrays hold Python pickles, which are never read".into(),
+            }
+            .into());
+        }
+        if kind == '?' && tail.is_empty() {
+            return Ok(Scalar::new(ScalarType::Bool, order));
+        }
+        if kind == 'M' || kind == 'm' {
+            let unit_part = tail.strip_prefix('8').unwrap_or(tail);
+            let unit = parse_date_unit(unit_part).ok_or_else(|| bad("invalid datetime unit"))?;
+            let ty = if kind == 'M' { ScalarType::DateTime(unit) } else { ScalarType::TimeDelta(unit) };
+            return Ok(Scalar::new(ty, order));
+        }
+        let size = if tail.is_empty() && matches!(kind, 'S' | 'U' | 'V') {
+            0
+        } else if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) && tail.len() <= 10 {
+            tail.parse::<usize>().map_err(|_| bad("invalid size"))?
+        } else {
+            return Err(bad("expected a type string like '<f8'"));
+        };
+        let fixed = |allowed: &[usize], make: fn(u8) -> ScalarType| {
+            if allowed.contains(&size) {
+                Ok(make(size as u8))
+            } else {
+                Err(bad("unsupported size for this kind"))
+            }
+        };
+        let ty = match kind {
+            'b' if size == 1 => ScalarType::Bool,
+            'i' => fixed(&[1, 2, 4, 8], ScalarType::Int)?,
+            'u' => fixed(&[1, 2, 4, 8], ScalarType::UInt)?,
+            'f' => fixed(&[2, 4, 8, 16], ScalarType::Float)?,
+            'c' => fixed(&[8, 16, 32], ScalarType::Complex)?,
+            'S' => ScalarType::Bytes(size),
+            'U' => ScalarType::Unicode(size),
+            'V' => ScalarType::Void(size),
+            _ => return Err(bad("unknown type kind")),
+        };
+        if ty.itemsize() > MAX_ITEMSIZE || (kind == 'U' && size > MAX_ITEMSIZE / 4) {
+            return Err(bad("itemsize too large"));
+        }
+        Ok(Scalar::new(ty, order))
+    }
+}
+
+fn parse_date_unit(s: &str) -> Option<DateUnit> {
+    if s.is_empty() {
+        return Some(DateUnit::GENERIC);
+    }
+    let inner = s.strip_prefix('[')?.strip_suffix(']')?;
+    let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, code) = inner.split_at(digits);
+    let unit = TimeUnit::from_code(code)?;
+    let multiple = if num.is_empty() {
+        1
+    } else {
+        let m: u64 = if num.len() > 10 { return None } else { num.parse().ok()? };
+        i32::try_from(m).ok()? as u32
+    };
+    if unit == TimeUnit::Generic {
+        return (multiple == 1 && num.is_empty()).then_some(DateUnit::GENERIC);
+    }
+    Some(DateUnit { unit, multiple })
+}
+
+/// One named field of a [`Record`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// The field's name (may be empty for a real, non-padding field, as NumPy allows).
+    pub name: String,
+    /// The field's title, if any: any Python literal (NumPy writes `((title, name), fmt)`).
+    pub title: Option<Literal>,
+    /// The field's type (a [`DType::SubArray`] for fields like `('v', '<f4', (3,))`).
+    pub dtype: DType,
+    /// Byte offset of the field within the record.
+    pub offset: usize,
+}
+
+impl Field {
+    /// A field without title.
+    pub fn new(name: impl Into<String>, dtype: DType, offset: usize) -> Self {
+        Field { name: name.into(), title: None, dtype, offset }
+    }
+}
+
+/// A structured dtype: named fields at byte offsets, and a total itemsize.
+///
+/// Fields are in increasing offset order and do not overlap; bytes not covered by a field
+/// are padding (written by NumPy as `('', '|Vn')` entries in the descr).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    fields: Vec<Field>,
+    itemsize: usize,
+}
+
+impl Record {
+    /// A record with the given fields and itemsize.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Dtype`] when fields overlap, are out of offset order, run past
+    /// `itemsize`, or share a name (or a `str` title with a name), as NumPy refuses.
+    pub fn new(fields: Vec<Field>, itemsize: usize) -> Result<Record> {
+        let mut end = 0usize;
+        let mut used: HashSet<&str> = HashSet::new();
+        for f in &fields {
+            let bad = |reason: &str| Error::dtype(f.name.clone(), reason.to_string());
+            if f.offset < end {
+                return Err(bad("fields overlap or are out of offset order (NumPy cannot save that)"));
+            }
+            end = f.offset.checked_add(f.dtype.itemsize()).ok_or_else(|| bad("offset overflows"))?;
+            if !used.insert(&f.name) {
+                return Err(Error::dtype(
+                    Literal::Str(f.name.clone()).repr(),
+                    "field name already used as a name or title",
+                ));
+            }
+            if let Some(Literal::Str(t)) = &f.title {
+                if !used.insert(t) {
+                    return Err(Error::dtype(
+                        Literal::Str(t.clone()).repr(),
+                        "field title already used as a name or title",
+                    ));
+                }
+            }
+        }
+        if end > itemsize {
+            return Err(Error::dtype(format!("itemsize {itemsize}"), "fields run past the itemsize"));
+        }
+        if itemsize > MAX_ITEMSIZE {
+            return Err(Error::dtype(format!("itemsize {itemsize}"), "itemsize too large"));
+        }
+        Ok(Record { fields, itemsize })
+    }
+
+    /// A packed record (no padding) of `(name, dtype)` fields in order, as NumPy's
+    /// `np.dtype([(name, fmt), ...])` without `align=True`.
+    ///
+    /// # Errors
+    /// As [`Record::new`].
+    pub fn packed<N: Into<String>>(fields: impl IntoIterator<Item = (N, DType)>) -> Result<Record> {
+        let mut offset = 0usize;
+        let mut out = Vec::new();
+        for (name, dtype) in fields {
+            let size = dtype.itemsize();
+            out.push(Field::new(name, dtype, offset));
+            offset = offset.checked_add(size).ok_or_else(|| Error::dtype("record", "itemsize too large"))?;
+        }
+        Record::new(out, offset)
+    }
+
+    /// The fields, in offset order.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The field of that name.
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Size of one record in bytes, padding included.
+    pub fn itemsize(&self) -> usize {
+        self.itemsize
+    }
+}
+
+/// A fixed-shape array of another dtype, as a record field's type (`('v', '<f4', (3,))`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubArray {
+    base: Box<DType>,
+    shape: Vec<usize>,
+}
+
+impl SubArray {
+    /// The element type (which NumPy keeps as given, even when it is a subarray itself).
+    pub fn base(&self) -> &DType {
+        &self.base
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Number of base elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// True when the shape has a zero dimension.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A NumPy dtype: a scalar, a record, or (as a field type) a subarray.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DType {
+    /// A scalar type such as `<f8`.
+    Scalar(Scalar),
+    /// A structured type with named fields.
+    Record(Record),
+    /// A fixed-shape array of another dtype.
+    SubArray(SubArray),
+}
+
+impl From<Scalar> for DType {
+    fn from(s: Scalar) -> Self {
+        DType::Scalar(s)
+    }
+}
+
+impl From<Record> for DType {
+    fn from(r: Record) -> Self {
+        DType::Record(r)
+    }
+}
+
+/// Deepest nesting of records and subarrays in a dtype.
+const MAX_DTYPE_DEPTH: usize = 32;
+
+impl DType {
+    /// A native-order scalar dtype.
+    pub fn native(ty: ScalarType) -> DType {
+        DType::Scalar(Scalar::native(ty))
+    }
+
+    /// A subarray dtype `(base, shape)`; an empty shape gives `base` itself, as in NumPy.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Dtype`] when the total size overflows NumPy's limit.
+    pub fn subarray(base: DType, shape: Vec<usize>) -> Result<DType> {
+        if shape.is_empty() {
+            return Ok(base);
+        }
+        let size = shape.iter().try_fold(base.itemsize(), |acc, &d| acc.checked_mul(d)).filter(|&s| s <= MAX_ITEMSIZE);
+        if size.is_none() {
+            return Err(Error::dtype(base.descr(), "subarray size in bytes must fit into a C int"));
+        }
+        Ok(DType::SubArray(SubArray { base: Box::new(base), shape }))
+    }
+
+    /// Size of one element in bytes.
+    pub fn itemsize(&self) -> usize {
+        match self {
+            DType::Scalar(s) => s.itemsize(),
+            DType::Record(r) => r.itemsize,
+            DType::SubArray(a) => a.base.itemsize() * a.len(),
+        }
+    }
+
+    /// The scalar, if this is one.
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match self {
+            DType::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The record, if this is one.
+    pub fn as_record(&self) -> Option<&Record> {
+        match self {
+            DType::Record(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// True when any part of the dtype is stored in non-native byte order.
+    pub fn has_non_native(&self) -> bool {
+        match self {
+            DType::Scalar(s) => !s.is_native(),
+            DType::Record(r) => r.fields.iter().any(|f| f.dtype.has_non_native()),
+            DType::SubArray(a) => a.base.has_non_native(),
+        }
+    }
+
+    /// The dtype from a header's `descr` value, exactly as NumPy's `descr_to_dtype`:
+    /// `('', '|Vn')` entries (and any unnamed void or subarray entry) are padding and
+    /// become gaps between field offsets.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Dtype`] for anything NumPy would refuse (bad type strings, duplicate
+    /// names, bad shapes, sizes over NumPy's limits, nesting deeper than 32);
+    /// [`ErrorKind::UnsupportedDtype`] for object dtypes.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::dtype::DType;
+    /// use npy_core::literal::{parse, ParseOptions};
+    ///
+    /// let descr = parse("[('a', '|u1'), ('', '|V7'), ('b', '<f8')]", ParseOptions::default()).unwrap();
+    /// let dt = DType::from_descr(&descr)?;
+    /// let rec = dt.as_record().unwrap();
+    /// assert_eq!(rec.fields().len(), 2);
+    /// assert_eq!(rec.field("b").unwrap().offset, 8);
+    /// assert_eq!(dt.itemsize(), 16);
+    /// assert_eq!(dt.descr(), "[('a', '|u1'), ('', '|V7'), ('b', '<f8')]");
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn from_descr(descr: &Literal) -> Result<DType> {
+        Self::from_descr_at(descr, 0)
+    }
+
+    fn from_descr_at(descr: &Literal, depth: usize) -> Result<DType> {
+        if depth > MAX_DTYPE_DEPTH {
+            return Err(Error::dtype("descr", format!("nested deeper than {MAX_DTYPE_DEPTH} levels")));
+        }
+        match descr {
+            Literal::Str(s) => Ok(DType::Scalar(Scalar::parse(s)?)),
+            Literal::Tuple(items) if items.len() == 2 => {
+                let base = Self::from_descr_at(&items[0], depth + 1)?;
+                let shape = parse_subarray_shape(&items[1])?;
+                DType::subarray(base, shape)
+            }
+            Literal::List(entries) => Self::record_from_descr(entries, depth),
+            other => {
+                Err(Error::dtype(other.repr(), "expected a type string, a list of fields or a (type, shape) tuple"))
+            }
+        }
+    }
+
+    fn record_from_descr(entries: &[Literal], depth: usize) -> Result<DType> {
+        let mut fields = Vec::with_capacity(entries.len());
+        let mut offset = 0usize;
+        for entry in entries {
+            let bad = |reason: &str| Error::dtype(entry.repr(), reason.to_string());
+            let parts = match entry {
+                Literal::Tuple(p) | Literal::List(p) => p,
+                _ => return Err(bad("a field must be a (name, type) or (name, type, shape) tuple")),
+            };
+            let (name_lit, fmt, shape) = match parts.as_slice() {
+                [n, f] => (n, f, None),
+                [n, f, s] => (n, f, Some(s)),
+                _ => return Err(bad("a field must be a (name, type) or (name, type, shape) tuple")),
+            };
+            let mut dtype = Self::from_descr_at(fmt, depth + 1)?;
+            if let Some(s) = shape {
+                dtype = DType::subarray(dtype, parse_subarray_shape(s)?)?;
+            }
+            let (title, name) = match name_lit {
+                Literal::Str(n) => (None, n.clone()),
+                Literal::Tuple(tn) if tn.len() == 2 => match &tn[1] {
+                    Literal::Str(n) => {
+                        let title = match &tn[0] {
+                            Literal::None => None,
+                            t => Some(t.clone()),
+                        };
+                        (title, n.clone())
+                    }
+                    _ => return Err(bad("field names must be strings")),
+                },
+                _ => return Err(bad("field names must be strings (or a (title, name) pair)")),
+            };
+            let size = dtype.itemsize();
+            let is_pad = matches!(name_lit, Literal::Str(n) if n.is_empty())
+                && match &dtype {
+                    DType::Scalar(s) => matches!(s.ty(), ScalarType::Void(_)),
+                    DType::SubArray(_) => true,
+                    DType::Record(_) => false,
+                };
+            if !is_pad {
+                fields.push(Field { name, title, dtype, offset });
+            }
+            offset = offset
+                .checked_add(size)
+                .filter(|&o| o <= MAX_ITEMSIZE)
+                .ok_or_else(|| bad("record size in bytes must fit into a C int"))?;
+        }
+        Ok(DType::Record(Record::new(fields, offset)?))
+    }
+
+    /// The `descr` value NumPy writes for this dtype (`dtype.descr` for records,
+    /// `dtype.str` otherwise): gaps between fields become `('', '|Vn')` entries.
+    pub fn to_descr(&self) -> Literal {
+        match self {
+            DType::Scalar(s) => Literal::Str(s.type_str()),
+            DType::SubArray(a) => Literal::Tuple(vec![a.base.to_descr(), shape_literal(&a.shape)]),
+            DType::Record(r) => {
+                let mut out = Vec::with_capacity(r.fields.len());
+                let mut offset = 0;
+                let pad = |n: usize| Literal::Tuple(vec![Literal::Str(String::new()), Literal::Str(format!("|V{n}"))]);
+                for f in &r.fields {
+                    if f.offset > offset {
+                        out.push(pad(f.offset - offset));
+                        offset = f.offset;
+                    }
+                    let name = match &f.title {
+                        Some(t) => Literal::Tuple(vec![t.clone(), Literal::Str(f.name.clone())]),
+                        None => Literal::Str(f.name.clone()),
+                    };
+                    let entry = match &f.dtype {
+                        DType::SubArray(a) => vec![name, a.base.to_descr(), shape_literal(&a.shape)],
+                        other => vec![name, other.to_descr()],
+                    };
+                    out.push(Literal::Tuple(entry));
+                    offset += f.dtype.itemsize();
+                }
+                if r.itemsize > offset {
+                    out.push(pad(r.itemsize - offset));
+                }
+                Literal::List(out)
+            }
+        }
+    }
+
+    /// The descr as NumPy prints it in a header, e.g. `'<f8'` or `[('a', '<i4')]`.
+    pub fn descr(&self) -> String {
+        self.to_descr().repr()
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.descr())
+    }
+}
+
+impl FromStr for DType {
+    type Err = Error;
+
+    /// Parses descr text as found in a header: `'<f8'`, `[('a', '<i4'), ('b', '>f8')]`.
+    /// A bare type string without quotes (`<f8`) is accepted too.
+    fn from_str(s: &str) -> Result<DType> {
+        let t = s.trim();
+        if !t.starts_with(['\'', '"', '[', '(']) {
+            return Ok(DType::Scalar(Scalar::parse(t)?));
+        }
+        let lit = literal::parse(t, ParseOptions::default())
+            .map_err(|e| Error::dtype(s.to_string(), format!("at byte {}: {}", e.offset, e.reason)))?;
+        DType::from_descr(&lit)
+    }
+}
+
+fn shape_literal(shape: &[usize]) -> Literal {
+    Literal::Tuple(shape.iter().map(|&d| Literal::Int(d as i128)).collect())
+}
+
+fn parse_subarray_shape(lit: &Literal) -> Result<Vec<usize>> {
+    let bad = || Error::dtype(lit.repr(), "invalid shape in fixed-type tuple");
+    let dim = |l: &Literal| match l {
+        Literal::Int(n) if *n >= 0 && *n <= MAX_ITEMSIZE as i128 => Ok(*n as usize),
+        _ => Err(bad()),
+    };
+    match lit {
+        Literal::Int(_) => Ok(vec![dim(lit)?]),
+        Literal::Tuple(items) | Literal::List(items) if items.len() <= crate::header::MAX_DIMS => {
+            items.iter().map(dim).collect()
+        }
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dt(s: &str) -> DType {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn round(s: &str) -> String {
+        dt(s).descr()
+    }
+
+    #[test]
+    fn scalar_type_strings_normalize_like_numpy() {
+        // Expected values printed by NumPy 2.4: f.dtype_to_descr(f.descr_to_dtype(x)).
+        for (input, want) in [
+            ("'<b1'", "'|b1'"),
+            ("'>u1'", "'|u1'"),
+            ("'=f8'", "'<f8'"),
+            ("'|f8'", "'<f8'"),
+            ("'<S5'", "'|S5'"),
+            ("'S0'", "'|S0'"),
+            ("'<U0'", "'<U0'"),
+            ("'|V0'", "'|V0'"),
+            ("'<M8[25s]'", "'<M8[25s]'"),
+            ("'<M8[1s]'", "'<M8[s]'"),
+            ("'<m8[2Y]'", "'<m8[2Y]'"),
+            ("'<M8[0s]'", "'<M8[0s]'"),
+            ("'<m8[generic]'", "'<m8'"),
+            ("'<M8[μs]'", "'<M8[us]'"),
+            ("'M8'", "'<M8'"),
+            ("'>M8'", "'>M8'"),
+            ("'?'", "'|b1'"),
+            ("'<f16'", "'<f16'"),
+            ("'>c32'", "'>c32'"),
+            ("'<f2'", "'<f2'"),
+        ] {
+            assert_eq!(round(input), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn bad_scalars_are_refused() {
+        for bad in [
+            "'<f12'",
+            "'<i0'",
+            "'|V3000000000'",
+            "'<U536870912'",
+            "'<M8[2147483648s]'",
+            "'<M8[3]'",
+            "'<M8[D2]'",
+            "'x8'",
+            "''",
+        ] {
+            let e = bad.parse::<DType>().unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Dtype { .. }), "{bad}: {e}");
+        }
+        let e = "'|O'".parse::<DType>().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
+        let e = "[('a', '<i4'), ('b', [('c', '|O')])]".parse::<DType>().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
+    }
+
+    #[test]
+    fn padding_becomes_gaps_and_back() {
+        let d = dt("[('a', '|u1'), ('', '|V7'), ('b', '<f8'), ('c', '<i2'), ('', '|V6')]");
+        let r = d.as_record().unwrap();
+        assert_eq!(
+            r.fields().iter().map(|f| (f.name.as_str(), f.offset)).collect::<Vec<_>>(),
+            [("a", 0), ("b", 8), ("c", 16)]
+        );
+        assert_eq!(r.itemsize(), 24);
+        assert_eq!(d.descr(), "[('a', '|u1'), ('', '|V7'), ('b', '<f8'), ('c', '<i2'), ('', '|V6')]");
+    }
+
+    #[test]
+    fn descr_edge_cases_match_numpy() {
+        // Each expectation was printed by NumPy 2.4 (dtype_to_descr(descr_to_dtype(x))).
+        for (input, want) in [
+            ("[('', '|V4', (2,)), ('a', '<f8')]", "[('', '|V8'), ('a', '<f8')]"),
+            ("[('', '<f8', (2,)), ('a', '<i4')]", "[('', '|V16'), ('a', '<i4')]"),
+            ("[('', '<i4'), ('a', '<f8')]", "[('', '<i4'), ('a', '<f8')]"),
+            ("[('', []), ('a', '<f8')]", "[('', []), ('a', '<f8')]"),
+            ("[('a', '<f8', ())]", "[('a', '<f8')]"),
+            ("[('a', '<f8', 3)]", "[('a', '<f8', (3,))]"),
+            ("[('a', '<f8', [2])]", "[('a', '<f8', (2,))]"),
+            ("[('a', '<f8', 1)]", "[('a', '<f8', (1,))]"),
+            ("[('a', '<f8', (0,))]", "[('a', '<f8', (0,))]"),
+            ("[('a', [('', '|V3')])]", "[('a', [('', '|V3')])]"),
+            ("[('a', ('<f8', (2,)), (3,))]", "[('a', ('<f8', (2,)), (3,))]"),
+            ("[((1.5, 'a'), '<i4')]", "[((1.5, 'a'), '<i4')]"),
+            ("[((None, 'a'), '<i4')]", "[('a', '<i4')]"),
+            ("[((1, 'a'), '<i4'), ((1, 'b'), '<i4')]", "[((1, 'a'), '<i4'), ((1, 'b'), '<i4')]"),
+            ("[((b'x', 'a'), '<i4'), ('x', '<i4')]", "[((b'x', 'a'), '<i4'), ('x', '<i4')]"),
+            ("[]", "[]"),
+        ] {
+            assert_eq!(round(input), want, "{input}");
+        }
+        assert_eq!(dt("[('a', ('<f8', (2,)), (3,))]").itemsize(), 48);
+        assert_eq!(dt("[('', '<f8', (2,)), ('a', '<i4')]").itemsize(), 20);
+    }
+
+    #[test]
+    fn numpy_refusals_are_errors() {
+        for bad in [
+            "[('a', '<i4'), ('a', '<f8')]",
+            "[(('t', 'a'), '<i4'), ('t', '<i4')]",
+            "[(('a', 'b', 'c'), '<i4')]",
+            "[('a',)]",
+            "[('a', '<i4', (2,), 1)]",
+            "[(1, '<i4')]",
+            "[('a', '<f8', (-1,))]",
+            "[('a', '<f8', (True,))]",
+            "[('a', '|V2000000000'), ('b', '|V2000000000')]",
+            "[('a', '<i4', (2147483647, 2))]",
+        ] {
+            let e = bad.parse::<DType>().unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Dtype { .. }), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn depth_bomb_is_an_error() {
+        let mut s = String::from("'<i4'");
+        for _ in 0..40 {
+            s = format!("[('a', {s})]");
+        }
+        let lit = literal::parse(&s, ParseOptions { allow_long_suffix: false, max_depth: 1000 }).unwrap();
+        assert!(matches!(DType::from_descr(&lit).unwrap_err().kind(), ErrorKind::Dtype { .. }));
+    }
+
+    #[test]
+    fn titles_and_nesting_round_trip() {
+        for s in [
+            "[(('Trace identifier', 'tid'), '<i4'), (('Amplitude (counts)', 'amp'), '>f4'), ('plain', '|u1')]",
+            "[('id', '<u2'), ('pts', [('x', '<f4'), ('y', [('z', '>i2'), ('w', '<U2')])], (2,)), ('grid', [('g', '|i1')], (2, 2))]",
+            "[('a', '|i1'), ('', '|V7'), ('b', [('c', '<i8'), ('d', '|u1'), ('', '|V7')]), ('e', '<i2', (3,)), ('', '|V2')]",
+            "[('', '|V2'), ('a', '<i2'), ('', '|V4'), ('b', '>f4'), ('', '|V4')]",
+        ] {
+            assert_eq!(round(s), s);
+        }
+        let d = dt("[('id', '<u2'), ('pts', [('x', '<f4'), ('y', [('z', '>i2'), ('w', '<U2')])], (2,))]");
+        assert_eq!(d.itemsize(), 2 + 2 * (4 + 2 + 8));
+        assert!(d.has_non_native());
+    }
+
+    #[test]
+    fn packed_and_explicit_records() {
+        let r = Record::packed([("x", DType::native(ScalarType::Float(8))), ("n", DType::native(ScalarType::Int(4)))])
+            .unwrap();
+        assert_eq!(r.itemsize(), 12);
+        assert_eq!(DType::Record(r).descr(), "[('x', '<f8'), ('n', '<i4')]");
+        let overlapping = Record::new(
+            vec![
+                Field::new("a", DType::native(ScalarType::Int(4)), 0),
+                Field::new("b", DType::native(ScalarType::Int(4)), 2),
+            ],
+            8,
+        );
+        assert!(overlapping.is_err());
+        let past_end = Record::new(vec![Field::new("a", DType::native(ScalarType::Int(8)), 0)], 4);
+        assert!(past_end.is_err());
+    }
+}

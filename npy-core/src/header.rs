@@ -1,0 +1,510 @@
+//! The `.npy` header codec: preamble (magic, version, length) and the header dict, parsed
+//! and written exactly as NumPy's `numpy.lib.format` does. Pure functions, no I/O.
+
+use std::fmt::Write as _;
+
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::literal::{self, Literal, ParseOptions};
+
+/// The six bytes every `.npy` file starts with.
+pub const MAGIC: &[u8; 6] = b"\x93NUMPY";
+/// NumPy aligns the start of the data to this many bytes.
+pub const ARRAY_ALIGN: usize = 64;
+/// Spare spaces NumPy leaves after the dict so the growth axis can grow in place.
+pub const GROWTH_AXIS_MAX_DIGITS: usize = 21;
+/// Most dimensions an array may have (NumPy 2's `NPY_MAXDIMS`).
+pub const MAX_DIMS: usize = 64;
+/// Default limit on the header length, as NumPy's `max_header_size`.
+pub const DEFAULT_MAX_HEADER_SIZE: usize = 10_000;
+/// Deepest nesting of containers accepted in a header (dict, lists and tuples of the descr).
+pub const MAX_HEADER_DEPTH: usize = 64;
+/// Length of magic plus version bytes, the part that tells how long the length field is.
+pub const MAGIC_VERSION_LEN: usize = 8;
+
+/// A format version of the `.npy` file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Version {
+    /// 1.0: header length in a `u16`, latin-1 text.
+    V1_0,
+    /// 2.0: header length in a `u32`, latin-1 text.
+    V2_0,
+    /// 3.0: header length in a `u32`, UTF-8 text.
+    V3_0,
+}
+
+impl Version {
+    /// `(major, minor)`.
+    pub fn number(self) -> (u8, u8) {
+        match self {
+            Version::V1_0 => (1, 0),
+            Version::V2_0 => (2, 0),
+            Version::V3_0 => (3, 0),
+        }
+    }
+
+    /// The version for `(major, minor)`, if NumPy defines it.
+    pub fn from_number(major: u8, minor: u8) -> Option<Version> {
+        match (major, minor) {
+            (1, 0) => Some(Version::V1_0),
+            (2, 0) => Some(Version::V2_0),
+            (3, 0) => Some(Version::V3_0),
+            _ => None,
+        }
+    }
+
+    /// Bytes of the length field: 2 for 1.0, 4 otherwise.
+    pub fn len_field_size(self) -> usize {
+        match self {
+            Version::V1_0 => 2,
+            _ => 4,
+        }
+    }
+
+    /// Bytes before the header text: magic, version and length field (10 or 12).
+    pub fn preamble_len(self) -> usize {
+        MAGIC_VERSION_LEN + self.len_field_size()
+    }
+
+    fn max_header_len(self) -> usize {
+        match self {
+            Version::V1_0 => u16::MAX as usize,
+            _ => u32::MAX as usize,
+        }
+    }
+
+    /// The version from the first eight bytes of a file (magic and version).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Format`] for short input, wrong magic or an unknown version.
+    pub fn from_magic(bytes: &[u8]) -> Result<Version> {
+        if bytes.len() < MAGIC_VERSION_LEN {
+            return Err(Error::format(format!(
+                "file is {} bytes, shorter than the 8-byte magic and version",
+                bytes.len()
+            )));
+        }
+        if &bytes[..6] != MAGIC {
+            return Err(Error::format(format!(
+                "bad magic {}: expected b'\\x93NUMPY'",
+                Literal::Bytes(bytes[..6].to_vec()).repr()
+            )));
+        }
+        Version::from_number(bytes[6], bytes[7]).ok_or_else(|| {
+            Error::format(format!("unsupported version {}.{} (1.0, 2.0 and 3.0 are known)", bytes[6], bytes[7]))
+        })
+    }
+
+    /// Decodes the little-endian header length field that follows the version bytes.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Format`] when `field` is not [`Version::len_field_size`] bytes.
+    pub fn decode_header_len(self, field: &[u8]) -> Result<usize> {
+        match (self, field) {
+            (Version::V1_0, [a, b]) => Ok(u16::from_le_bytes([*a, *b]) as usize),
+            (Version::V2_0 | Version::V3_0, [a, b, c, d]) => Ok(u32::from_le_bytes([*a, *b, *c, *d]) as usize),
+            _ => Err(Error::format("truncated header length field")),
+        }
+    }
+}
+
+/// What a `.npy` header says: the dtype, the memory order and the shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// The element type.
+    pub dtype: DType,
+    /// True when the data is stored in Fortran (column-major) order.
+    pub fortran_order: bool,
+    /// The array's shape; empty for a 0-d array.
+    pub shape: Vec<usize>,
+}
+
+impl Header {
+    /// A C-order header.
+    pub fn new(dtype: DType, shape: Vec<usize>) -> Header {
+        Header { dtype, fortran_order: false, shape }
+    }
+
+    /// Number of elements (the product of the shape; 1 for 0-d).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Shape`] when the product overflows.
+    pub fn element_count(&self) -> Result<usize> {
+        element_count(&self.shape)
+    }
+
+    /// Number of data bytes: elements times itemsize.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Shape`] when the product overflows.
+    pub fn data_len(&self) -> Result<usize> {
+        self.element_count()?
+            .checked_mul(self.dtype.itemsize())
+            .ok_or_else(|| Error::shape(&self.shape, "byte count overflows"))
+    }
+
+    /// Parses the header text that follows the length field (the dict, padding and `\n`).
+    ///
+    /// 1.0 and 2.0 text is latin-1, 3.0 text UTF-8; Python 2's `L` suffix on integers is
+    /// accepted in 1.0/2.0 as NumPy does. The dict must have exactly the keys `descr`,
+    /// `fortran_order` and `shape`, each once. Error offsets count from the start of the
+    /// file (the text starts at [`Version::preamble_len`]).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Header`] for text that is not such a dict; [`ErrorKind::Dtype`] or
+    /// [`ErrorKind::UnsupportedDtype`] for a bad `descr`; [`ErrorKind::Shape`] for a shape
+    /// with more than 64 dimensions or an element count that overflows.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::header::{Header, Version};
+    ///
+    /// let h = Header::parse(Version::V1_0, b"{'descr': '>f8', 'fortran_order': True, 'shape': (3, 4), }   \n")?;
+    /// assert_eq!(h.dtype.descr(), "'>f8'");
+    /// assert!(h.fortran_order);
+    /// assert_eq!(h.shape, [3, 4]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn parse(version: Version, text: &[u8]) -> Result<Header> {
+        let base = version.preamble_len();
+        let decoded: std::borrow::Cow<'_, str> = match version {
+            Version::V3_0 => std::str::from_utf8(text)
+                .map_err(|e| Error::header(base + e.valid_up_to(), "header text is not valid UTF-8"))?
+                .into(),
+            _ => text.iter().map(|&b| b as char).collect::<String>().into(),
+        };
+        // Error offsets in bytes of the file: for latin-1, one byte per char.
+        let file_offset = |at: usize| match version {
+            Version::V3_0 => base + at,
+            _ => base + decoded.get(..at).map_or(at, |s| s.chars().count()),
+        };
+        let opts = ParseOptions { allow_long_suffix: version != Version::V3_0, max_depth: MAX_HEADER_DEPTH };
+        let lit = literal::parse(&decoded, opts).map_err(|e| Error::header(file_offset(e.offset), e.reason))?;
+        let bad = |reason: String| Error::header(base, reason);
+        let Literal::Dict(items) = lit else {
+            return Err(bad(format!("header is not a dict: {}", truncate(&lit.repr()))));
+        };
+        let (mut descr, mut fortran, mut shape) = (None, None, None);
+        for (key, value) in items {
+            let slot = match &key {
+                Literal::Str(k) if k == "descr" => &mut descr,
+                Literal::Str(k) if k == "fortran_order" => &mut fortran,
+                Literal::Str(k) if k == "shape" => &mut shape,
+                other => {
+                    return Err(bad(format!(
+                        "unexpected key {} (only 'descr', 'fortran_order' and 'shape' are allowed)",
+                        truncate(&other.repr())
+                    )))
+                }
+            };
+            if slot.is_some() {
+                return Err(bad(format!("duplicate key {}", key.repr())));
+            }
+            *slot = Some(value);
+        }
+        let missing = |k: &str| bad(format!("missing key '{k}'"));
+        let descr = descr.ok_or_else(|| missing("descr"))?;
+        let fortran_order = match fortran.ok_or_else(|| missing("fortran_order"))? {
+            Literal::Bool(b) => b,
+            other => {
+                return Err(bad(format!("'fortran_order' must be True or False, found {}", truncate(&other.repr()))))
+            }
+        };
+        let shape_lit = shape.ok_or_else(|| missing("shape"))?;
+        let shape = parse_shape(&shape_lit).map_err(bad)?;
+        let dtype = DType::from_descr(&descr)?;
+        if matches!(dtype, DType::SubArray(_)) {
+            return Err(ErrorKind::UnsupportedDtype {
+                descr: descr.repr(),
+                reason:
+                    "a (type, shape) descr for a whole array is not supported: put the subarray's shape into 'shape'"
+                        .into(),
+            }
+            .into());
+        }
+        let header = Header { dtype, fortran_order, shape };
+        header.data_len()?;
+        Ok(header)
+    }
+
+    /// The dict text `np.save` writes, growth-axis spaces included, before padding:
+    /// `{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }` followed by spaces.
+    pub fn dict_text(&self) -> String {
+        let mut s = String::with_capacity(128);
+        let order = if self.fortran_order { "True" } else { "False" };
+        let _ = write!(
+            s,
+            "{{'descr': {}, 'fortran_order': {}, 'shape': {}, }}",
+            self.dtype.descr(),
+            order,
+            shape_repr(&self.shape)
+        );
+        // NumPy: header += " " * (GROWTH_AXIS_MAX_DIGITS - len(repr(shape[-1 if fortran else 0])))
+        let growth = if self.fortran_order { self.shape.last() } else { self.shape.first() };
+        if let Some(d) = growth {
+            let digits = d.to_string().len();
+            s.extend(std::iter::repeat_n(' ', GROWTH_AXIS_MAX_DIGITS.saturating_sub(digits)));
+        }
+        s
+    }
+
+    /// The full preamble and header as `np.save` writes them: magic, version, length,
+    /// dict text, space padding so the data starts at a multiple of 64, and `\n`.
+    ///
+    /// With `version` `None` the oldest version that fits is used, as NumPy chooses:
+    /// 1.0 if the text is latin-1 and short enough, else 2.0 if latin-1, else 3.0.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when the header does not fit the requested version (too long,
+    /// or not latin-1 for 1.0/2.0).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::dtype::DType;
+    /// use npy_core::header::{Header, Version};
+    ///
+    /// let h = Header::new("<f8".parse::<DType>()?, vec![3]);
+    /// let (version, bytes) = h.encode(None)?;
+    /// assert_eq!(version, Version::V1_0);
+    /// assert_eq!(bytes.len(), 128);
+    /// assert!(bytes.starts_with(b"\x93NUMPY\x01\x00v\x00{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"));
+    /// assert_eq!(bytes[127], b'\n');
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn encode(&self, version: Option<Version>) -> Result<(Version, Vec<u8>)> {
+        let text = self.dict_text();
+        match version {
+            Some(v) => Ok((v, wrap(&text, v)?)),
+            None => [Version::V1_0, Version::V2_0, Version::V3_0]
+                .into_iter()
+                .find_map(|v| wrap(&text, v).ok().map(|b| (v, b)))
+                .ok_or_else(|| Error::usage("header too long for any .npy version")),
+        }
+    }
+}
+
+/// Pads the dict text and puts the preamble in front, as NumPy's `_wrap_header`.
+fn wrap(text: &str, version: Version) -> Result<Vec<u8>> {
+    let body: Vec<u8> = match version {
+        Version::V3_0 => text.as_bytes().to_vec(),
+        _ => text.chars().map(|c| u8::try_from(c as u32)).collect::<std::result::Result<_, _>>().map_err(|_| {
+            Error::usage(format!("header is not latin-1, so it cannot be written as version {}.0", version.number().0))
+        })?,
+    };
+    let preamble = version.preamble_len();
+    let hlen = body.len() + 1;
+    let padlen = ARRAY_ALIGN - (preamble + hlen) % ARRAY_ALIGN;
+    let total_len = hlen + padlen;
+    if total_len > version.max_header_len() {
+        return Err(Error::usage(format!(
+            "header of {total_len} bytes is too long for version {}.0",
+            version.number().0
+        )));
+    }
+    let mut out = Vec::with_capacity(preamble + total_len);
+    out.extend_from_slice(MAGIC);
+    let (major, minor) = version.number();
+    out.extend_from_slice(&[major, minor]);
+    match version {
+        Version::V1_0 => out.extend_from_slice(&(total_len as u16).to_le_bytes()),
+        _ => out.extend_from_slice(&(total_len as u32).to_le_bytes()),
+    }
+    out.extend_from_slice(&body);
+    out.resize(out.len() + padlen, b' ');
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// The product of the dims, checked.
+pub(crate) fn element_count(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::shape(shape, "element count overflows"))
+}
+
+fn parse_shape(lit: &Literal) -> std::result::Result<Vec<usize>, String> {
+    let Literal::Tuple(items) = lit else {
+        return Err(format!("'shape' must be a tuple of ints, found {}", truncate(&lit.repr())));
+    };
+    if items.len() > MAX_DIMS {
+        return Err(format!("'shape' has {} dimensions, more than {MAX_DIMS}", items.len()));
+    }
+    items
+        .iter()
+        .map(|d| match d {
+            Literal::Int(n) if *n >= 0 => usize::try_from(*n).map_err(|_| format!("dimension {n} is too large")),
+            Literal::Int(n) => Err(format!("negative dimension {n} in 'shape'")),
+            other => Err(format!("'shape' must be a tuple of ints, found {}", truncate(&other.repr()))),
+        })
+        .collect()
+}
+
+/// Python's repr of a shape tuple: `()`, `(3,)`, `(3, 4)`.
+pub fn shape_repr(shape: &[usize]) -> String {
+    match shape {
+        [] => "()".to_string(),
+        [d] => format!("({d},)"),
+        _ => format!("({})", shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+fn truncate(s: &str) -> String {
+    const MAX: usize = 60;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(descr: &str, fortran_order: bool, shape: &[usize]) -> Header {
+        Header { dtype: descr.parse().unwrap(), fortran_order, shape: shape.to_vec() }
+    }
+
+    fn text_of(bytes: &[u8], v: Version) -> &[u8] {
+        &bytes[v.preamble_len()..]
+    }
+
+    #[test]
+    fn encodes_what_np_save_writes() {
+        // From ../shared/corpus manifest: datetime/be_M8_D.npy.
+        let h = header("'>M8[D]'", false, &[6]);
+        let (v, bytes) = h.encode(None).unwrap();
+        assert_eq!(v, Version::V1_0);
+        let want = format!("{{'descr': '>M8[D]', 'fortran_order': False, 'shape': (6,), }}{}\n", " ".repeat(57));
+        assert_eq!(text_of(&bytes, v), want.as_bytes());
+        assert_eq!(&bytes[..10], b"\x93NUMPY\x01\x00\x76\x00");
+    }
+
+    #[test]
+    fn growth_axis_follows_order_and_zero_d_has_none() {
+        let c = header("'<f8'", false, &[100000, 3]);
+        assert!(c.dict_text().ends_with(&format!("(100000, 3), }}{}", " ".repeat(15))));
+        let f = header("'<f8'", true, &[100000, 3]);
+        assert!(f.dict_text().ends_with(&format!("(100000, 3), }}{}", " ".repeat(20))));
+        let z = header("'<f8'", false, &[]);
+        assert!(z.dict_text().ends_with("'shape': (), }"));
+    }
+
+    #[test]
+    fn text_ending_on_boundary_still_gets_64_spaces() {
+        // pad64_quirk: dict text + '\n' ends exactly at 64 bytes => NumPy adds 64 spaces.
+        let name = "p".repeat(98);
+        let h = header(&format!("[('{name}', '<f4')]"), false, &[5]);
+        let (v, bytes) = h.encode(None).unwrap();
+        assert_eq!(bytes.len(), 256);
+        assert_eq!(bytes.len() % 64, 0);
+        let text = std::str::from_utf8(text_of(&bytes, v)).unwrap();
+        assert!(text.ends_with(&format!("{}\n", " ".repeat(64))));
+    }
+
+    #[test]
+    fn version_choice_follows_numpy() {
+        let latin = header("[('café', '<i4'), ('naïve', '<f2')]", false, &[3]);
+        let (v, bytes) = latin.encode(None).unwrap();
+        assert_eq!(v, Version::V1_0);
+        assert!(bytes.windows(4).any(|w| w == b"caf\xe9"));
+        let cjk = header("[('温度', '<f4')]", false, &[3]);
+        let (v, bytes) = cjk.encode(None).unwrap();
+        assert_eq!(v, Version::V3_0);
+        assert!(std::str::from_utf8(&bytes[12..]).unwrap().contains("温度"));
+        assert!(cjk.encode(Some(Version::V1_0)).is_err());
+        let fields: Vec<String> = (0..6000).map(|i| format!("('f{i:04}', '<i2')")).collect();
+        let big = header(&format!("[{}]", fields.join(", ")), false, &[1]);
+        let (v, bytes) = big.encode(None).unwrap();
+        assert_eq!(v, Version::V2_0);
+        assert_eq!(bytes.len() % 64, 0);
+    }
+
+    #[test]
+    fn parse_round_trips_encode() {
+        for (d, f, s) in
+            [("'<f8'", false, vec![3usize, 4]), ("'|b1'", true, vec![]), ("[('a', '>i4', (2,))]", false, vec![0, 5])]
+        {
+            let h = header(d, f, &s);
+            let (v, bytes) = h.encode(None).unwrap();
+            assert_eq!(Header::parse(v, text_of(&bytes, v)).unwrap(), h);
+        }
+    }
+
+    #[test]
+    fn legacy_headers_parse() {
+        let h = Header::parse(Version::V1_0, b"{'shape': (4,), 'fortran_order': False, 'descr': '>u2'}  \n").unwrap();
+        assert_eq!(h, header("'>u2'", false, &[4]));
+        let h =
+            Header::parse(Version::V1_0, b"{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 3L), }\n").unwrap();
+        assert_eq!(h.shape, [2, 3]);
+        assert!(
+            Header::parse(Version::V3_0, b"{'descr': '<i8', 'fortran_order': False, 'shape': (2L, 3L), }\n").is_err()
+        );
+        let h =
+            Header::parse(Version::V1_0, b"{\"descr\": \"<f8\", \"fortran_order\": False, \"shape\": (3,)}\n").unwrap();
+        assert_eq!(h.shape, [3]);
+        // latin-1 text in 1.0
+        let h =
+            Header::parse(Version::V1_0, b"{'descr': [('caf\xe9', '<i4')], 'fortran_order': False, 'shape': (3,), }\n")
+                .unwrap();
+        assert_eq!(h.dtype.as_record().unwrap().fields()[0].name, "café");
+    }
+
+    #[test]
+    fn bad_headers_say_what_and_where() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"{'descr': '<f8', 'fortran_order': False}\n", "missing key 'shape'"),
+            (b"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'x': 1}\n", "unexpected key 'x'"),
+            (b"{'descr': '<f8', 'descr': '<f8', 'fortran_order': False, 'shape': (3,)}\n", "duplicate key 'descr'"),
+            (b"{'descr': '<f8', 'fortran_order': 0, 'shape': (3,)}\n", "'fortran_order' must be True or False"),
+            (b"{'descr': '<f8', 'fortran_order': False, 'shape': [3]}\n", "'shape' must be a tuple of ints"),
+            (b"{'descr': '<f8', 'fortran_order': False, 'shape': (-3,)}\n", "negative dimension"),
+            (b"{'descr': '<f8', 'fortran_order': False, 'shape': (True,)}\n", "must be a tuple of ints"),
+            (b"['descr']\n", "header is not a dict"),
+        ];
+        for (text, want) in cases {
+            let e = Header::parse(Version::V1_0, text).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Header { offset: 10, .. }), "{e}");
+            assert!(e.to_string().contains(want), "{e} should contain {want}");
+        }
+        let e = Header::parse(Version::V1_0, b"{'descr' 5}").unwrap_err();
+        let ErrorKind::Header { offset, .. } = e.kind() else { panic!("{e}") };
+        assert_eq!(*offset, 10 + 9, "{e}");
+        let e = Header::parse(Version::V3_0, b"{'descr': '\xff'}").unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Header { offset: 23, .. }), "{e}");
+        let dims = vec!["1"; 65].join(", ");
+        let e = Header::parse(
+            Version::V1_0,
+            format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({dims})}}").as_bytes(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("more than 64"), "{e}");
+        let e = Header::parse(
+            Version::V1_0,
+            b"{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296)}",
+        )
+        .unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Shape { .. }), "{e}");
+        let e = Header::parse(Version::V1_0, b"{'descr': ('<f8', (3,)), 'fortran_order': False, 'shape': (2,)}")
+            .unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
+    }
+
+    #[test]
+    fn preamble_checks() {
+        assert_eq!(Version::from_magic(b"\x93NUMPY\x02\x00").unwrap(), Version::V2_0);
+        assert!(matches!(Version::from_magic(b"\x93NUMPY\x04\x00").unwrap_err().kind(), ErrorKind::Format { .. }));
+        assert!(matches!(Version::from_magic(b"PK\x03\x04abcd").unwrap_err().kind(), ErrorKind::Format { .. }));
+        assert!(matches!(Version::from_magic(b"\x93NU").unwrap_err().kind(), ErrorKind::Format { .. }));
+        assert_eq!(Version::V1_0.decode_header_len(&[0x76, 0]).unwrap(), 118);
+        assert_eq!(Version::V2_0.decode_header_len(&[0, 0, 1, 0]).unwrap(), 65536);
+    }
+
+    #[test]
+    fn shape_reprs() {
+        assert_eq!(shape_repr(&[]), "()");
+        assert_eq!(shape_repr(&[3]), "(3,)");
+        assert_eq!(shape_repr(&[3, 4]), "(3, 4)");
+    }
+}

@@ -1,0 +1,506 @@
+//! Reading `.npy` data from paths and from any [`io::Read`].
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+use crate::array::{Array, DynArray};
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{Header, Version, DEFAULT_MAX_HEADER_SIZE, MAGIC_VERSION_LEN};
+use crate::record::{NpyRecord, Plan};
+
+/// Bytes read per step when the source's length is unknown, so a header claiming a huge
+/// array costs memory only as data actually arrives.
+const STREAM_CHUNK: usize = 16 << 20;
+/// Bytes of source records converted per step on the conversion path.
+const CONVERT_CHUNK: usize = 1 << 20;
+
+/// How to read `.npy` data. Every setting has a documented default.
+///
+/// # Examples
+/// ```
+/// use npy_core::ReadOptions;
+/// use npy_core::prelude::*;
+///
+/// let mut bytes = Vec::new();
+/// [1.0f64, 2.0].write_npy_to(&mut bytes)?;
+/// let reader = ReadOptions::new().max_header_size(100_000).open(&bytes[..])?;
+/// assert_eq!(reader.header().shape, [2]);
+/// assert_eq!(reader.read_vec::<f64>()?, [1.0, 2.0]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    max_header_size: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { max_header_size: DEFAULT_MAX_HEADER_SIZE }
+    }
+}
+
+impl ReadOptions {
+    /// Default options: header size limit 10,000 bytes (NumPy's `max_header_size`).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Largest header length accepted, checked on the length field before anything is
+    /// allocated. Default 10,000, as NumPy; files with thousands of fields need more.
+    pub fn max_header_size(&mut self, bytes: usize) -> &mut Self {
+        self.max_header_size = bytes;
+        self
+    }
+
+    /// Reads the preamble and header from `reader`, leaving it at the start of the data.
+    ///
+    /// # Errors
+    /// As [`NpyReader::new`].
+    pub fn open<R: Read>(&self, reader: R) -> Result<NpyReader<R>> {
+        NpyReader::with_options(reader, self, None)
+    }
+
+    /// Opens a file and reads its header. The file's length is known, so a header that
+    /// claims more data than the file holds is an error before anything is allocated.
+    ///
+    /// # Errors
+    /// As [`NpyReader::new`]; [`ErrorKind::Io`] when the file cannot be opened.
+    pub fn open_path(&self, path: impl AsRef<Path>) -> Result<NpyReader<BufReader<File>>> {
+        let file = File::open(path.as_ref())?;
+        let len = file.metadata()?.len();
+        NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))
+    }
+}
+
+/// A `.npy` stream whose header has been read; the data follows.
+///
+/// Reads only the bytes of this array, so several arrays written one after another to one
+/// stream are read by opening a reader on `&mut stream` for each, as `np.load` does on an
+/// open file.
+///
+/// # Examples
+/// ```
+/// use npy_core::NpyReader;
+/// use npy_core::prelude::*;
+///
+/// let mut stream = Vec::new();
+/// [1i32, 2, 3].write_npy_to(&mut stream)?;
+/// [0.5f32].write_npy_to(&mut stream)?;
+/// let mut input = &stream[..];
+/// assert_eq!(NpyReader::new(&mut input)?.read_vec::<i32>()?, [1, 2, 3]);
+/// assert_eq!(NpyReader::new(&mut input)?.read_vec::<f32>()?, [0.5]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct NpyReader<R> {
+    reader: R,
+    header: Header,
+    version: Version,
+    header_len: usize,
+    data_len: usize,
+    /// Data bytes known to be present (from the file length), if known.
+    available: Option<u64>,
+}
+
+impl<R: Read> NpyReader<R> {
+    /// Reads the preamble and header with default [`ReadOptions`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::Format`] for a short file, bad magic or unknown version;
+    /// [`ErrorKind::HeaderTooLarge`] over the size limit; [`ErrorKind::Header`],
+    /// [`ErrorKind::Dtype`], [`ErrorKind::UnsupportedDtype`] or [`ErrorKind::Shape`] for
+    /// a bad header; [`ErrorKind::Io`] from the reader.
+    pub fn new(reader: R) -> Result<Self> {
+        NpyReader::with_options(reader, &ReadOptions::default(), None)
+    }
+
+    fn with_options(mut reader: R, opts: &ReadOptions, file_len: Option<u64>) -> Result<Self> {
+        let mut magic = [0u8; MAGIC_VERSION_LEN];
+        let got = read_full(&mut reader, &mut magic)?;
+        let version = Version::from_magic(&magic[..got])?;
+        let mut len_field = [0u8; 4];
+        let len_field = &mut len_field[..version.len_field_size()];
+        if read_full(&mut reader, len_field)? < len_field.len() {
+            return Err(Error::format("file ends inside the header length field"));
+        }
+        let header_len = version.decode_header_len(len_field)?;
+        if header_len > opts.max_header_size {
+            return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: opts.max_header_size }.into());
+        }
+        let data_offset = version.preamble_len() + header_len;
+        if let Some(len) = file_len {
+            if (data_offset as u64) > len {
+                return Err(Error::format(format!(
+                    "header claims {header_len} bytes but the file has only {len} bytes in all"
+                )));
+            }
+        }
+        let mut text = vec![0u8; header_len];
+        let got = read_full(&mut reader, &mut text)?;
+        if got < header_len {
+            return Err(Error::format(format!(
+                "file ends inside the header: {got} of {header_len} header bytes present"
+            )));
+        }
+        let header = Header::parse(version, &text)?;
+        let data_len = header.data_len()?;
+        let available = file_len.map(|l| l - data_offset as u64);
+        if let Some(avail) = available {
+            if avail < data_len as u64 {
+                return Err(ErrorKind::Truncated { expected: data_len as u64, found: avail }.into());
+            }
+        }
+        Ok(NpyReader { reader, header, version, header_len, data_len, available })
+    }
+
+    /// A reader over data already in memory, with its header (no preamble to parse).
+    pub(crate) fn over_data(data: R, header: Header) -> Result<Self>
+    where
+        R: AsRef<[u8]>,
+    {
+        let data_len = header.data_len()?;
+        let available = Some(data.as_ref().len() as u64);
+        Ok(NpyReader { reader: data, header, version: Version::V1_0, header_len: 0, data_len, available })
+    }
+
+    /// The parsed header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The file's format version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The value of the header length field (header text, padding and `\n`).
+    pub fn header_len(&self) -> usize {
+        self.header_len
+    }
+
+    /// Byte offset of the data from the start of the array.
+    pub fn data_offset(&self) -> usize {
+        self.version.preamble_len() + self.header_len
+    }
+
+    /// Bytes of data the header calls for.
+    pub fn data_len(&self) -> usize {
+        self.data_len
+    }
+
+    /// Reads the data as raw bytes into a [`DynArray`] that remembers the file's version,
+    /// so writing it back reproduces the file.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Truncated`] when the data ends early; [`ErrorKind::Io`].
+    pub fn read_dyn(mut self) -> Result<DynArray> {
+        let data = self.read_raw::<u8>(self.data_len, |_, _| Ok(()))?;
+        DynArray::from_parts(self.header, data, Some(self.version))
+    }
+
+    /// Reads all elements, in storage order, as `T`, converting byte order and widening
+    /// as needed (see [`Plan`]). Any shape is accepted; see [`NpyReader::read_array`] to
+    /// keep it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] when the file's dtype cannot be read as `T`;
+    /// [`ErrorKind::InvalidValue`] for invalid `bool`/`char` values;
+    /// [`ErrorKind::Truncated`]; [`ErrorKind::Io`].
+    pub fn read_vec<T: NpyRecord>(mut self) -> Result<Vec<T>> {
+        let target = T::native_dtype();
+        let plan = Plan::new(&self.header.dtype, &target)?;
+        let n = self.header.element_count()?;
+        if std::mem::size_of::<T>() != target.itemsize() {
+            return Err(Error::usage(format!(
+                "NpyRecord for {} describes {} bytes but the type has {}",
+                std::any::type_name::<T>(),
+                target.itemsize(),
+                std::mem::size_of::<T>()
+            )));
+        }
+        if plan.in_place() {
+            let check = |buf: &mut [u8], first: usize| -> Result<()> {
+                plan.run_in_place(buf, first)?;
+                check_elements::<T>(buf, first)
+            };
+            self.read_raw::<T>(n, check)
+        } else {
+            self.read_converted::<T>(n, &plan)
+        }
+    }
+
+    /// Reads the array as a typed N-d [`Array`], keeping shape and memory order.
+    ///
+    /// # Errors
+    /// As [`NpyReader::read_vec`].
+    pub fn read_array<T: NpyRecord>(self) -> Result<Array<T>> {
+        let shape = self.header.shape.clone();
+        let fortran_order = self.header.fortran_order;
+        let data = self.read_vec::<T>()?;
+        Array::from_parts(data, shape, fortran_order)
+    }
+
+    /// Returns the underlying reader (positioned wherever reading stopped).
+    pub fn into_inner(self) -> R {
+        self.reader
+    }
+
+    /// Reads `n` elements' worth of source bytes straight into a `Vec<T>`'s memory, calling
+    /// `fix` on each filled part (with its first element index) before it counts as `T`s.
+    fn read_raw<T>(&mut self, n: usize, mut fix: impl FnMut(&mut [u8], usize) -> Result<()>) -> Result<Vec<T>> {
+        let size = std::mem::size_of::<T>();
+        let total = self.data_len;
+        debug_assert_eq!(n.checked_mul(size), Some(total));
+        if size == 0 {
+            return zero_sized(n);
+        }
+        let known = self.available.is_some_and(|a| a >= total as u64);
+        let mut out =
+            if known { buffer::zeroed_vec::<T>(n) } else { Vec::with_capacity(n.min(STREAM_CHUNK / size).max(1)) };
+        let step = if known { n } else { (STREAM_CHUNK / size).max(1) };
+        while out.len() < n {
+            let count = step.min(n - out.len());
+            out.reserve(count);
+            let first = out.len();
+            let bytes = buffer::spare_bytes(&mut out, count, known);
+            let got = read_full(&mut self.reader, bytes)?;
+            if got < bytes.len() {
+                return Err(ErrorKind::Truncated { expected: total as u64, found: (first * size + got) as u64 }.into());
+            }
+            fix(bytes, first)?;
+            // SAFETY:
+            // - `spare_bytes` gave `count * size` initialized bytes right after the
+            //   `first` elements, inside the capacity reserved above;
+            // - `fix` has turned them into valid `T`s: the plan is in-place (same layout as
+            //   `T`), byte order is fixed, bools and `T::check` validated, padding zeroed.
+            unsafe { out.set_len(first + count) };
+        }
+        Ok(out)
+    }
+
+    fn read_converted<T: NpyRecord>(&mut self, n: usize, plan: &Plan) -> Result<Vec<T>> {
+        let (ss, ds) = (plan.src_size(), plan.dst_size());
+        if ds == 0 {
+            return zero_sized(n);
+        }
+        let known = self.available.is_some_and(|a| a >= self.data_len as u64);
+        let mut out =
+            if known { buffer::zeroed_vec::<T>(n) } else { Vec::with_capacity(n.min(STREAM_CHUNK / ds).max(1)) };
+        let per_chunk = (CONVERT_CHUNK / ss.max(1)).max(1);
+        let mut staging = vec![0u8; per_chunk.min(n) * ss];
+        while out.len() < n {
+            let count = per_chunk.min(n - out.len());
+            out.reserve(count);
+            let first = out.len();
+            let src = &mut staging[..count * ss];
+            let got = read_full(&mut self.reader, src)?;
+            if got < src.len() {
+                return Err(
+                    ErrorKind::Truncated { expected: self.data_len as u64, found: (first * ss + got) as u64 }.into()
+                );
+            }
+            let dst = buffer::spare_bytes(&mut out, count, known);
+            plan.run(src, dst, first)?;
+            check_elements::<T>(dst, first)?;
+            // SAFETY:
+            // - `spare_bytes` gave `count * ds` initialized (zeroed) bytes right after the
+            //   `first` elements, inside the capacity reserved above;
+            // - the plan wrote every field of `T::native_dtype()` (it fails on a missing
+            //   field), validated bools, left padding zeroed, and `T::check` passed.
+            unsafe { out.set_len(first + count) };
+        }
+        Ok(out)
+    }
+}
+
+fn zero_sized<T>(n: usize) -> Result<Vec<T>> {
+    Err(Error::usage(format!(
+        "cannot read {n} elements of the zero-sized type {} into a Vec",
+        std::any::type_name::<T>()
+    )))
+}
+
+fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result<()> {
+    if T::NEEDS_CHECK {
+        let size = std::mem::size_of::<T>();
+        for (i, el) in bytes.chunks_exact(size).enumerate() {
+            T::check(el).map_err(|reason| Error::from(ErrorKind::InvalidValue { index: first + i, reason }))?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+pub(crate) fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(k) => filled += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(filled)
+}
+
+/// Buffers for bulk reads: zeroed, and backed by transparent huge pages when large.
+pub(crate) mod buffer {
+    use std::alloc::{self, Layout};
+
+    /// Regions at least this large are advised to use transparent huge pages.
+    const HUGE_THRESHOLD: usize = 4 << 20;
+    const HUGE_PAGE: usize = 2 << 20;
+
+    /// An empty `Vec<T>` with capacity `n` whose memory is zeroed (by `calloc`, which for
+    /// large sizes maps fresh pages without touching them) and advised to use huge pages,
+    /// so a read fills it with a fraction of the page faults.
+    pub(crate) fn zeroed_vec<T>(n: usize) -> Vec<T> {
+        let Ok(layout) = Layout::array::<T>(n) else {
+            return Vec::with_capacity(n);
+        };
+        if layout.size() == 0 {
+            return Vec::with_capacity(n);
+        }
+        // SAFETY: the layout has non-zero size (checked above).
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        advise_huge_pages(ptr, layout.size());
+        // SAFETY:
+        // - `ptr` was allocated by the global allocator with `Layout::array::<T>(n)`, the
+        //   layout a `Vec<T>` of capacity `n` uses;
+        // - length 0 <= capacity, so no element is claimed to be initialized.
+        unsafe { Vec::from_raw_parts(ptr.cast::<T>(), 0, n) }
+    }
+
+    /// The bytes of the `count` elements after `v.len()`, as initialized bytes: zeroed
+    /// here unless `zeroed` says the spare capacity is already zero (from
+    /// [`zeroed_vec`], never written since).
+    pub(crate) fn spare_bytes<T>(v: &mut Vec<T>, count: usize, zeroed: bool) -> &mut [u8] {
+        let spare = &mut v.spare_capacity_mut()[..count];
+        let len = std::mem::size_of_val(spare);
+        let ptr = spare.as_mut_ptr().cast::<u8>();
+        if !zeroed {
+            // SAFETY: `ptr` is valid for writes of `len` bytes: they are the spare capacity
+            // borrowed mutably above.
+            unsafe { std::ptr::write_bytes(ptr, 0, len) };
+        }
+        // SAFETY:
+        // - `ptr..ptr+len` is the spare capacity, exclusively borrowed through `v`;
+        // - every byte is initialized: zeroed by `calloc` or by `write_bytes` above;
+        // - `u8` has alignment 1 and no invalid values.
+        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn advise_huge_pages(ptr: *mut u8, len: usize) {
+        if len < HUGE_THRESHOLD {
+            return;
+        }
+        let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
+        let end = (ptr as usize + len) / HUGE_PAGE * HUGE_PAGE;
+        if end > start {
+            // SAFETY: `start..end` lies inside the allocation just made (rounded inwards to
+            // huge-page boundaries); MADV_HUGEPAGE only changes how the kernel backs those
+            // pages, never their contents. A failure (e.g. THP disabled) is harmless.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prelude::*;
+
+    /// A reader that hands out at most 7 bytes per call.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(7).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+        let header: Header = Header::parse(
+            Version::V1_0,
+            format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}").as_bytes(),
+        )
+        .unwrap();
+        let (_, mut out) = header.encode(None).unwrap();
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn reads_from_a_trickling_stream() {
+        let data: Vec<u8> = (1..=5i32).flat_map(|v| v.to_be_bytes()).collect();
+        let file = npy("'>i4'", "(5,)", &data);
+        let v = NpyReader::new(Trickle(&file)).unwrap().read_vec::<i32>().unwrap();
+        assert_eq!(v, [1, 2, 3, 4, 5]);
+        let wide = NpyReader::new(Trickle(&file)).unwrap().read_vec::<f64>().unwrap();
+        assert_eq!(wide, [1.0, 2.0, 3.0, 4.0, 5.0]);
+    }
+
+    #[test]
+    fn truncated_stream_is_an_error_not_a_big_allocation() {
+        // Claims 2^40 f8 elements (8 TiB); the stream has 16 bytes.
+        let file = npy("'<f8'", "(1099511627776,)", &[0u8; 16]);
+        let e = NpyReader::new(&file[..]).unwrap().read_vec::<f64>().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Truncated { found: 16, .. }), "{e}");
+        let e = NpyReader::new(&file[..]).unwrap().read_dyn().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
+    }
+
+    #[test]
+    fn header_limit_is_checked_before_reading() {
+        let mut file = b"\x93NUMPY\x02\x00".to_vec();
+        file.extend_from_slice(&u32::MAX.to_le_bytes());
+        let e = NpyReader::new(&file[..]).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::HeaderTooLarge { limit: 10_000, .. }), "{e}");
+    }
+
+    #[test]
+    fn invalid_chars_and_bools_are_errors() {
+        let file = npy("'<U1'", "(2,)", &[0x41, 0, 0, 0, 0, 0xd8, 0, 0]);
+        let e = NpyReader::new(&file[..]).unwrap().read_vec::<char>().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1, .. }), "{e}");
+        let file = npy("'|b1'", "(3,)", &[1, 0, 7]);
+        let e = NpyReader::new(&file[..]).unwrap().read_vec::<bool>().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 2, .. }), "{e}");
+        let file = npy("'|b1'", "(3,)", &[1, 0, 1]);
+        assert_eq!(NpyReader::new(&file[..]).unwrap().read_vec::<bool>().unwrap(), [true, false, true]);
+    }
+
+    #[test]
+    fn short_inputs_are_format_errors() {
+        for input in [&b""[..], b"\x93NUMPY", b"\x93NUMPY\x01\x00\x05", b"\x93NUMPY\x01\x00\x10\x00{'descr'"] {
+            let e = NpyReader::new(input).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");
+        }
+    }
+
+    #[test]
+    fn big_buffers_are_zeroed_and_usable() {
+        let mut v = buffer::zeroed_vec::<u64>(1 << 20);
+        assert_eq!(v.capacity(), 1 << 20);
+        let bytes = buffer::spare_bytes(&mut v, 1 << 20, true);
+        assert!(bytes.iter().all(|&b| b == 0));
+        let v: Vec<f64> = {
+            let mut out = Vec::new();
+            [1.0f64, 2.0].write_npy_to(&mut out).unwrap();
+            Vec::<f64>::read_npy_from(&out[..]).unwrap()
+        };
+        assert_eq!(v, [1.0, 2.0]);
+    }
+}

@@ -1,0 +1,742 @@
+//! Rust element types ([`NpyRecord`]) and the conversion plans that move data between a
+//! file's dtype and a Rust type's memory layout.
+//!
+//! A [`Plan`] is compiled once per (source dtype, destination dtype) pair: fields are
+//! matched by name, byte order is swapped where needed, safe widening (NumPy's
+//! `can_cast(from, to, 'safe')`) is applied, and adjacent copies are merged. It then runs over
+//! large chunks of records, one operation at a time across all records, never per element
+//! through `io::Read`. When source and destination bytes sit at the same places (the common
+//! case: same layout, perhaps another byte order) the data is read straight into the
+//! destination and fixed up in place.
+
+use crate::dtype::{ByteOrder, DType, Scalar, ScalarType};
+use crate::error::{Error, ErrorKind, Result};
+
+/// A Rust type that is one element of a NumPy array: a primitive, or a struct with
+/// `#[derive(NpyRecord)]` (from the `npy-derive` crate).
+///
+/// Implemented here for `bool`, `i8`–`i64`, `u8`–`u64`, `isize`/`usize`, `f32`, `f64`,
+/// `char` (as `<U1`), and with features `half` / `num-complex` for `half::f16` and
+/// `num_complex::Complex<f32 | f64>`.
+///
+/// # Safety
+/// Readers build values of `Self` from bytes, so an implementation promises that:
+/// - [`NpyRecord::native_dtype`] describes `Self`'s memory exactly: its itemsize is
+///   `size_of::<Self>()`, and every field's offset and type is where and what `Self` holds,
+///   in native byte order (bytes covered by no field are padding);
+/// - any bytes in which every `b1` field holds 0 or 1, and which
+///   [`NpyRecord::check`] accepts, with padding zeroed, are a valid `Self`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be an element of a NumPy array",
+    label = "`{Self}` does not implement `NpyRecord`",
+    note = "primitives implement it; for a struct add `#[derive(NpyRecord)]`"
+)]
+pub unsafe trait NpyRecord: Sized + 'static {
+    /// The dtype written for this type (NumPy's view of it).
+    fn dtype() -> DType;
+
+    /// This type's memory layout as a dtype in native byte order (see the trait's safety
+    /// section). Defaults to [`NpyRecord::dtype`].
+    fn native_dtype() -> DType {
+        Self::dtype()
+    }
+
+    /// Validates one element's bytes in native layout beyond what the dtype says
+    /// (e.g. that a `u32` is a valid `char`). Returns a reason on failure.
+    ///
+    /// # Errors
+    /// A lower-case reason naming the invalid value.
+    fn check(_element: &[u8]) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
+    /// Whether [`NpyRecord::check`] must be called (false skips the per-element call).
+    const NEEDS_CHECK: bool = false;
+}
+
+macro_rules! primitive {
+    ($($t:ty => $ty:expr),* $(,)?) => {$(
+        // SAFETY: a primitive's memory is one scalar of its own size in native order, and
+        // every bit pattern is valid (bool is validated as `b1` by the plans).
+        unsafe impl NpyRecord for $t {
+            fn dtype() -> DType {
+                DType::native($ty)
+            }
+        }
+    )*};
+}
+
+primitive! {
+    bool => ScalarType::Bool,
+    i8 => ScalarType::Int(1),
+    i16 => ScalarType::Int(2),
+    i32 => ScalarType::Int(4),
+    i64 => ScalarType::Int(8),
+    u8 => ScalarType::UInt(1),
+    u16 => ScalarType::UInt(2),
+    u32 => ScalarType::UInt(4),
+    u64 => ScalarType::UInt(8),
+    isize => ScalarType::Int(std::mem::size_of::<isize>() as u8),
+    usize => ScalarType::UInt(std::mem::size_of::<usize>() as u8),
+    f32 => ScalarType::Float(4),
+    f64 => ScalarType::Float(8),
+}
+
+#[cfg(feature = "half")]
+primitive! { half::f16 => ScalarType::Float(2) }
+
+#[cfg(feature = "num-complex")]
+primitive! {
+    num_complex::Complex<f32> => ScalarType::Complex(8),
+    num_complex::Complex<f64> => ScalarType::Complex(16),
+}
+
+// SAFETY: `char` is 4 bytes holding a Unicode scalar value, i.e. one native-order UCS-4
+// code unit (`U1`); `check` refuses surrogates and values past U+10FFFF.
+unsafe impl NpyRecord for char {
+    fn dtype() -> DType {
+        DType::native(ScalarType::Unicode(1))
+    }
+
+    fn check(element: &[u8]) -> std::result::Result<(), String> {
+        let v = element.try_into().map(u32::from_ne_bytes).map_err(|_| "a char is 4 bytes".to_string())?;
+        char::from_u32(v).map(|_| ()).ok_or_else(|| format!("code point {v:#x} is not a valid char"))
+    }
+
+    const NEEDS_CHECK: bool = true;
+}
+
+/// One step of a plan, applied to every record of a chunk.
+#[derive(Debug, Clone, PartialEq)]
+enum Op {
+    /// Copy `len` bytes.
+    Copy { src: usize, dst: usize, len: usize },
+    /// Copy `count` units of `unit` bytes, reversing each unit's bytes.
+    Swap { src: usize, dst: usize, unit: usize, count: usize },
+    /// Copy one byte that must be 0 or 1.
+    Bool { src: usize, dst: usize },
+    /// Convert one scalar to a wider one (NumPy's safe casts).
+    Convert { src: usize, dst: usize, from: Scalar, to: Scalar },
+    /// Zero `len` bytes (tail of a widened string).
+    Zero { dst: usize, len: usize },
+}
+
+/// A compiled conversion from one dtype's bytes to another's.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    src_size: usize,
+    dst_size: usize,
+    ops: Vec<Op>,
+}
+
+impl Plan {
+    /// Compiles the conversion from `from` (e.g. a file's dtype) to `to` (e.g. a Rust type's
+    /// native dtype). Record fields are matched by name; fields of `from` that `to` lacks are
+    /// ignored; byte order is converted; NumPy's safe casts are applied.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] naming the field, the source type and the destination
+    /// type when a field is missing or cannot be converted safely.
+    pub fn new(from: &DType, to: &DType) -> Result<Plan> {
+        let mut ops = Vec::new();
+        compile(from, to, 0, 0, &mut Vec::new(), &mut ops)?;
+        Ok(Plan { src_size: from.itemsize(), dst_size: to.itemsize(), ops: merge(ops) })
+    }
+
+    /// Bytes of one source element.
+    pub fn src_size(&self) -> usize {
+        self.src_size
+    }
+
+    /// Bytes of one destination element.
+    pub fn dst_size(&self) -> usize {
+        self.dst_size
+    }
+
+    /// True when the destination bytes are exactly the source bytes (a plain copy).
+    pub fn is_identity(&self) -> bool {
+        self.src_size == self.dst_size
+            && match self.ops.as_slice() {
+                [] => self.dst_size == 0,
+                [Op::Copy { src: 0, dst: 0, len }] => *len == self.dst_size,
+                _ => false,
+            }
+    }
+
+    /// True when the plan can run in place: every destination byte comes from the same
+    /// position in the source, so data can be read straight into the destination buffer
+    /// and then fixed up with [`Plan::run_in_place`].
+    pub fn in_place(&self) -> bool {
+        self.src_size == self.dst_size
+            && self.ops.iter().all(|op| match op {
+                Op::Copy { src, dst, .. } | Op::Swap { src, dst, .. } | Op::Bool { src, dst } => src == dst,
+                Op::Convert { .. } | Op::Zero { .. } => false,
+            })
+    }
+
+    /// Runs an in-place plan (see [`Plan::in_place`]) over `n` elements in `buf`: swaps
+    /// bytes, validates `b1` bytes, and zeroes bytes that no field covers.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidValue`] for a `b1` byte other than 0 or 1 (index counted from
+    /// `first_index`).
+    pub fn run_in_place(&self, buf: &mut [u8], first_index: usize) -> Result<()> {
+        let size = self.dst_size;
+        if size == 0 {
+            return Ok(());
+        }
+        let n = buf.len() / size;
+        let covered: usize = self.ops.iter().map(op_len).sum();
+        if covered < size {
+            let mut mask = vec![true; size];
+            for op in &self.ops {
+                let (dst, len) = op_dst(op);
+                mask[dst..dst + len].iter_mut().for_each(|m| *m = false);
+            }
+            for rec in buf.chunks_exact_mut(size) {
+                for (b, &zero) in rec.iter_mut().zip(&mask) {
+                    if zero {
+                        *b = 0;
+                    }
+                }
+            }
+        }
+        for op in &self.ops {
+            match *op {
+                Op::Copy { .. } => {}
+                Op::Swap { dst, unit, count, .. } => {
+                    if size == unit * count {
+                        swap_units(buf, unit);
+                    } else {
+                        for rec in buf.chunks_exact_mut(size) {
+                            swap_units(&mut rec[dst..dst + unit * count], unit);
+                        }
+                    }
+                }
+                Op::Bool { dst, .. } => {
+                    for (i, rec) in buf.chunks_exact(size).enumerate().take(n) {
+                        check_bool(rec[dst], first_index + i)?;
+                    }
+                }
+                Op::Convert { .. } | Op::Zero { .. } => {
+                    return Err(Error::usage("this conversion cannot run in place"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// True when the plan reads every byte of the source element (the source type has
+    /// no padding and no field is dropped).
+    pub fn covers_all_src(&self) -> bool {
+        let mut mask = vec![false; self.src_size];
+        for op in &self.ops {
+            if let Some((src, len)) = op_src(op) {
+                mask[src..src + len].iter_mut().for_each(|m| *m = true);
+            }
+        }
+        mask.iter().all(|&m| m)
+    }
+
+    /// Converts `src` (whole source elements) into `dst` (the same number of destination
+    /// elements). Destination bytes that no field covers are left as they are.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidValue`] for a `b1` byte other than 0 or 1 (index counted from
+    /// `first_index`); [`ErrorKind::Usage`] when the buffer sizes do not match.
+    pub fn run(&self, src: &[u8], dst: &mut [u8], first_index: usize) -> Result<()> {
+        let n = match self.src_size {
+            0 => dst.len().checked_div(self.dst_size).unwrap_or(0),
+            s => src.len() / s,
+        };
+        if src.len() != n * self.src_size {
+            return Err(Error::usage(format!(
+                "{} source bytes are not whole {}-byte elements",
+                src.len(),
+                self.src_size
+            )));
+        }
+        // SAFETY: `src` is a live slice of `n` whole source elements, all bytes initialized.
+        unsafe { self.run_raw(src.as_ptr(), n, dst, first_index) }
+    }
+
+    /// Converts `n` source elements starting at `src` into `dst`, reading only the bytes
+    /// of the source's fields (never its padding).
+    ///
+    /// # Errors
+    /// As [`Plan::run`].
+    ///
+    /// # Safety
+    /// - `src` must be valid for reads of `n * self.src_size()` bytes;
+    /// - the bytes of every field of the source dtype must be initialized (padding need
+    ///   not be).
+    pub unsafe fn run_raw(&self, src: *const u8, n: usize, dst: &mut [u8], first_index: usize) -> Result<()> {
+        let (ss, ds) = (self.src_size, self.dst_size);
+        if n.checked_mul(ds) != Some(dst.len()) {
+            return Err(Error::usage(format!("{} destination bytes for {n} elements of {ds} bytes", dst.len())));
+        }
+        for op in &self.ops {
+            for (i, d) in dst.chunks_exact_mut(ds.max(1)).take(n).enumerate() {
+                let field = |at: usize, len: usize| {
+                    // SAFETY: `i < n` and `at + len <= ss` (ops are compiled within the
+                    // source element), so the range lies in the caller's readable region;
+                    // it is a field's bytes, which the caller guarantees initialized.
+                    unsafe { std::slice::from_raw_parts(src.add(i * ss + at), len) }
+                };
+                match *op {
+                    Op::Copy { src, dst, len } => d[dst..dst + len].copy_from_slice(field(src, len)),
+                    Op::Swap { src, dst, unit, count } => {
+                        let out = &mut d[dst..dst + unit * count];
+                        out.copy_from_slice(field(src, unit * count));
+                        swap_units(out, unit);
+                    }
+                    Op::Bool { src, dst } => {
+                        let b = field(src, 1)[0];
+                        check_bool(b, first_index + i)?;
+                        d[dst] = b;
+                    }
+                    Op::Convert { src, dst, from, to } => {
+                        convert(field(src, from.itemsize()), from, &mut d[dst..dst + to.itemsize()], to)
+                    }
+                    Op::Zero { dst, len } => d[dst..dst + len].fill(0),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn op_src(op: &Op) -> Option<(usize, usize)> {
+    match *op {
+        Op::Copy { src, len, .. } => Some((src, len)),
+        Op::Swap { src, unit, count, .. } => Some((src, unit * count)),
+        Op::Bool { src, .. } => Some((src, 1)),
+        Op::Convert { src, from, .. } => Some((src, from.itemsize())),
+        Op::Zero { .. } => None,
+    }
+}
+
+fn op_len(op: &Op) -> usize {
+    op_dst(op).1
+}
+
+fn op_dst(op: &Op) -> (usize, usize) {
+    match *op {
+        Op::Copy { dst, len, .. } | Op::Zero { dst, len } => (dst, len),
+        Op::Swap { dst, unit, count, .. } => (dst, unit * count),
+        Op::Bool { dst, .. } => (dst, 1),
+        Op::Convert { dst, to, .. } => (dst, to.itemsize()),
+    }
+}
+
+fn check_bool(b: u8, index: usize) -> Result<()> {
+    if b > 1 {
+        return Err(ErrorKind::InvalidValue { index, reason: format!("bool byte {b:#04x} is neither 0 nor 1") }.into());
+    }
+    Ok(())
+}
+
+/// Reverses the bytes of every `unit`-byte unit of `buf`.
+pub(crate) fn swap_units(buf: &mut [u8], unit: usize) {
+    match unit {
+        2 => buf.chunks_exact_mut(2).for_each(|c| {
+            let v = u16::from_ne_bytes([c[0], c[1]]).swap_bytes();
+            c.copy_from_slice(&v.to_ne_bytes());
+        }),
+        4 => buf.chunks_exact_mut(4).for_each(|c| {
+            let v = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes();
+            c.copy_from_slice(&v.to_ne_bytes());
+        }),
+        8 => buf.chunks_exact_mut(8).for_each(|c| {
+            let v = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]).swap_bytes();
+            c.copy_from_slice(&v.to_ne_bytes());
+        }),
+        0 | 1 => {}
+        n => buf.chunks_exact_mut(n).for_each(<[u8]>::reverse),
+    }
+}
+
+fn path_name(path: &[String]) -> Option<String> {
+    (!path.is_empty()).then(|| path.join("."))
+}
+
+fn mismatch(from: &DType, to: &DType, path: &[String]) -> Error {
+    ErrorKind::DtypeMismatch { expected: to.descr(), found: from.descr(), field: path_name(path) }.into()
+}
+
+fn compile(from: &DType, to: &DType, so: usize, d_o: usize, path: &mut Vec<String>, ops: &mut Vec<Op>) -> Result<()> {
+    match (from, to) {
+        (DType::Scalar(a), DType::Scalar(b)) => scalar_op(*a, *b, so, d_o, ops).ok_or_else(|| mismatch(from, to, path)),
+        (DType::Record(ra), DType::Record(rb)) => {
+            for fb in rb.fields() {
+                path.push(fb.name.clone());
+                let Some(fa) = ra.field(&fb.name) else {
+                    let field = path_name(path);
+                    path.pop();
+                    return Err(ErrorKind::DtypeMismatch {
+                        expected: format!("a field '{}' of type {}", fb.name, fb.dtype.descr()),
+                        found: format!("a record without it: {}", from.descr()),
+                        field,
+                    }
+                    .into());
+                };
+                compile(&fa.dtype, &fb.dtype, so + fa.offset, d_o + fb.offset, path, ops)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        (DType::SubArray(a), DType::SubArray(b)) if a.shape() == b.shape() => {
+            let (sa, sb) = (a.base().itemsize(), b.base().itemsize());
+            let mut elem = Vec::new();
+            compile(a.base(), b.base(), 0, 0, path, &mut elem)?;
+            let elem = merge(elem);
+            for i in 0..a.len() {
+                ops.extend(elem.iter().map(|op| shift(op, so + i * sa, d_o + i * sb)));
+            }
+            Ok(())
+        }
+        _ => Err(mismatch(from, to, path)),
+    }
+}
+
+fn shift(op: &Op, s: usize, d: usize) -> Op {
+    match op.clone() {
+        Op::Copy { src, dst, len } => Op::Copy { src: src + s, dst: dst + d, len },
+        Op::Swap { src, dst, unit, count } => Op::Swap { src: src + s, dst: dst + d, unit, count },
+        Op::Bool { src, dst } => Op::Bool { src: src + s, dst: dst + d },
+        Op::Convert { src, dst, from, to } => Op::Convert { src: src + s, dst: dst + d, from, to },
+        Op::Zero { dst, len } => Op::Zero { dst: dst + d, len },
+    }
+}
+
+/// Merges adjacent copies and same-unit swaps of contiguous bytes.
+fn merge(ops: Vec<Op>) -> Vec<Op> {
+    let mut out: Vec<Op> = Vec::with_capacity(ops.len());
+    for op in ops {
+        match (out.last_mut(), &op) {
+            (Some(Op::Copy { src, dst, len }), Op::Copy { src: s2, dst: d2, len: l2 })
+                if *src + *len == *s2 && *dst + *len == *d2 =>
+            {
+                *len += l2;
+            }
+            (Some(Op::Swap { src, dst, unit, count }), Op::Swap { src: s2, dst: d2, unit: u2, count: c2 })
+                if unit == u2 && *src + *unit * *count == *s2 && *dst + *unit * *count == *d2 =>
+            {
+                *count += c2;
+            }
+            _ => out.push(op),
+        }
+    }
+    out
+}
+
+fn scalar_op(a: Scalar, b: Scalar, src: usize, dst: usize, ops: &mut Vec<Op>) -> Option<()> {
+    use ScalarType::*;
+    let swap = a.ty().has_byte_order() && a.order() != b.order() && a.order() != ByteOrder::NotApplicable;
+    let same_shape = |ops: &mut Vec<Op>, len: usize, unit: usize| {
+        if len == 0 {
+            return;
+        }
+        if swap && unit > 1 {
+            ops.push(Op::Swap { src, dst, unit, count: len / unit });
+        } else {
+            ops.push(Op::Copy { src, dst, len });
+        }
+    };
+    match (a.ty(), b.ty()) {
+        (Bool, Bool) => ops.push(Op::Bool { src, dst }),
+        (x, y) if x == y => same_shape(ops, x.itemsize(), x.swap_unit()),
+        (Bytes(n), Bytes(m)) if n <= m => {
+            same_shape(ops, n, 1);
+            ops.push(Op::Zero { dst: dst + n, len: m - n });
+        }
+        (Unicode(n), Unicode(m)) if n <= m => {
+            same_shape(ops, 4 * n, 4);
+            ops.push(Op::Zero { dst: dst + 4 * n, len: 4 * (m - n) });
+        }
+        (x, y) if can_cast_safe(x, y) => ops.push(Op::Convert { src, dst, from: a, to: b }),
+        _ => return None,
+    }
+    Some(())
+}
+
+/// NumPy's `can_cast(from, to, 'safe')` among numeric scalar kinds (long double excluded:
+/// it is kept as raw bytes).
+fn can_cast_safe(from: ScalarType, to: ScalarType) -> bool {
+    use ScalarType::*;
+    // Bits of float mantissa NumPy deems enough for an integer: i1/u1 -> f2, i2/u2 -> f4,
+    // i4/u4/i8/u8 -> f8 (NumPy treats the 64-bit ints as safe into f8).
+    let int_float_min = |n: u8| match n {
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    match (from, to) {
+        (_, Float(16) | Complex(32)) | (Float(16) | Complex(32), _) => false,
+        (Bool, Int(_) | UInt(_) | Float(_) | Complex(_)) => true,
+        (Int(n), Int(m)) | (UInt(n), UInt(m)) => m >= n,
+        (UInt(n), Int(m)) => m > n,
+        (Int(n) | UInt(n), Float(m)) => m >= int_float_min(n),
+        (Int(n) | UInt(n), Complex(m)) => m / 2 >= int_float_min(n),
+        (Float(n), Float(m)) => m >= n,
+        (Float(n), Complex(m)) => m / 2 >= n,
+        (Complex(n), Complex(m)) => m >= n,
+        _ => false,
+    }
+}
+
+/// A scalar value widened to the largest type of its kind.
+#[derive(Clone, Copy)]
+enum Wide {
+    I(i64),
+    U(u64),
+    F(f64),
+    C(f64, f64),
+}
+
+fn load(bytes: &[u8], s: Scalar) -> Wide {
+    let mut buf = [0u8; 16];
+    let n = bytes.len().min(16);
+    buf[..n].copy_from_slice(&bytes[..n]);
+    if !s.is_native() {
+        swap_units(&mut buf[..n], s.ty().swap_unit());
+    }
+    let u = |k: usize| u64::from_ne_bytes(buf[k..k + 8].try_into().unwrap_or([0; 8]));
+    let f2 = |lo: u8, hi: u8| f16_to_f64(u16::from_ne_bytes([lo, hi]));
+    let f4 = |k: usize| f32::from_ne_bytes(buf[k..k + 4].try_into().unwrap_or([0; 4])) as f64;
+    match s.ty() {
+        ScalarType::Bool => Wide::U(buf[0] as u64),
+        ScalarType::Int(1) => Wide::I(buf[0] as i8 as i64),
+        ScalarType::Int(2) => Wide::I(i16::from_ne_bytes([buf[0], buf[1]]) as i64),
+        ScalarType::Int(4) => Wide::I(i32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as i64),
+        ScalarType::Int(_) => Wide::I(u(0) as i64),
+        ScalarType::UInt(1) => Wide::U(buf[0] as u64),
+        ScalarType::UInt(2) => Wide::U(u16::from_ne_bytes([buf[0], buf[1]]) as u64),
+        ScalarType::UInt(4) => Wide::U(u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]) as u64),
+        ScalarType::UInt(_) => Wide::U(u(0)),
+        ScalarType::Float(2) => Wide::F(f2(buf[0], buf[1])),
+        ScalarType::Float(4) => Wide::F(f4(0)),
+        ScalarType::Float(_) => Wide::F(f64::from_bits(u(0))),
+        ScalarType::Complex(8) => Wide::C(f4(0), f4(4)),
+        ScalarType::Complex(_) => Wide::C(f64::from_bits(u(0)), f64::from_bits(u(8))),
+        _ => Wide::U(0),
+    }
+}
+
+fn convert(src: &[u8], from: Scalar, dst: &mut [u8], to: Scalar) {
+    let v = load(src, from);
+    let as_f64 = |v: Wide| match v {
+        Wide::I(i) => i as f64,
+        Wide::U(u) => u as f64,
+        Wide::F(f) | Wide::C(f, _) => f,
+    };
+    let mut buf = [0u8; 16];
+    let n = to.itemsize();
+    match to.ty() {
+        ScalarType::Int(k) => {
+            let i = match v {
+                Wide::I(i) => i,
+                Wide::U(u) => u as i64,
+                _ => 0,
+            };
+            buf[..k as usize].copy_from_slice(&i.to_ne_bytes()[..k as usize]);
+            #[cfg(target_endian = "big")]
+            buf[..k as usize].copy_from_slice(&i.to_ne_bytes()[8 - k as usize..]);
+        }
+        ScalarType::UInt(k) => {
+            let u = match v {
+                Wide::U(u) => u,
+                Wide::I(i) => i as u64,
+                _ => 0,
+            };
+            buf[..k as usize].copy_from_slice(&u.to_ne_bytes()[..k as usize]);
+            #[cfg(target_endian = "big")]
+            buf[..k as usize].copy_from_slice(&u.to_ne_bytes()[8 - k as usize..]);
+        }
+        ScalarType::Float(4) => buf[..4].copy_from_slice(&(as_f64(v) as f32).to_ne_bytes()),
+        ScalarType::Float(8) => buf[..8].copy_from_slice(&as_f64(v).to_ne_bytes()),
+        ScalarType::Float(2) => buf[..2].copy_from_slice(&f64_to_f16(as_f64(v)).to_ne_bytes()),
+        ScalarType::Complex(8) => {
+            let (re, im) = match v {
+                Wide::C(re, im) => (re, im),
+                other => (as_f64(other), 0.0),
+            };
+            buf[..4].copy_from_slice(&(re as f32).to_ne_bytes());
+            buf[4..8].copy_from_slice(&(im as f32).to_ne_bytes());
+        }
+        ScalarType::Complex(_) => {
+            let (re, im) = match v {
+                Wide::C(re, im) => (re, im),
+                other => (as_f64(other), 0.0),
+            };
+            buf[..8].copy_from_slice(&re.to_ne_bytes());
+            buf[8..16].copy_from_slice(&im.to_ne_bytes());
+        }
+        _ => {}
+    }
+    if !to.is_native() {
+        swap_units(&mut buf[..n], to.ty().swap_unit());
+    }
+    dst.copy_from_slice(&buf[..n]);
+}
+
+/// IEEE half to double (exact).
+pub(crate) fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        0x1f if frac == 0.0 => sign * f64::INFINITY,
+        0x1f => {
+            // keep the payload: place the 10 fraction bits at the top of the f64 fraction
+            let bits = ((h as u64 & 0x8000) << 48) | (0x7ff << 52) | ((h as u64 & 0x3ff) << 42);
+            f64::from_bits(bits)
+        }
+        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// Double to IEEE half, rounding to nearest even (only used for exactly representable
+/// values: safe casts from `i1`/`u1` and `f2` itself).
+pub(crate) fn f64_to_f16(v: f64) -> u16 {
+    let bits = v.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    if v.is_nan() {
+        return sign | 0x7e00 | ((bits >> 42) & 0x3ff) as u16;
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        return sign;
+    }
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    let (mut m, e) = if a < 2f64.powi(-14) {
+        ((a / 2f64.powi(-24)).round_ties_even() as u32, 0u32)
+    } else {
+        let e = a.log2().floor() as i32;
+        let m = (a / 2f64.powi(e) - 1.0) * 1024.0;
+        (m.round_ties_even() as u32, (e + 15) as u32)
+    };
+    let mut e = e;
+    if e > 0 && m == 1024 {
+        m = 0;
+        e += 1;
+    }
+    sign | ((e as u16) << 10) | m as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dt(s: &str) -> DType {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn same_layout_is_identity() {
+        let p = Plan::new(&dt("'<f8'"), &f64::dtype()).unwrap();
+        assert!(p.is_identity());
+        let p = Plan::new(&dt("[('a', '<i4'), ('b', '<f8')]"), &dt("[('a', '<i4'), ('b', '<f8')]")).unwrap();
+        assert!(p.is_identity());
+    }
+
+    #[test]
+    fn big_endian_is_in_place_swap() {
+        let p = Plan::new(&dt("'>f8'"), &f64::dtype()).unwrap();
+        assert!(p.in_place() && !p.is_identity());
+        let mut buf = 1.5f64.to_be_bytes().to_vec();
+        buf.extend_from_slice(&(-2.25f64).to_be_bytes());
+        p.run_in_place(&mut buf, 0).unwrap();
+        assert_eq!(f64::from_ne_bytes(buf[..8].try_into().unwrap()), 1.5);
+        assert_eq!(f64::from_ne_bytes(buf[8..].try_into().unwrap()), -2.25);
+    }
+
+    #[test]
+    fn fields_match_by_name_and_widen() {
+        let file = dt("[('x', '>i2'), ('skip', '|S3'), ('y', '<f4')]");
+        let rust = dt("[('y', '<f8'), ('x', '<i8')]");
+        let p = Plan::new(&file, &rust).unwrap();
+        let mut src = Vec::new();
+        src.extend_from_slice(&(-300i16).to_be_bytes());
+        src.extend_from_slice(b"abc");
+        src.extend_from_slice(&0.5f32.to_le_bytes());
+        let mut dst = vec![0u8; 16];
+        p.run(&src, &mut dst, 0).unwrap();
+        assert_eq!(f64::from_le_bytes(dst[..8].try_into().unwrap()), 0.5);
+        assert_eq!(i64::from_le_bytes(dst[8..].try_into().unwrap()), -300);
+    }
+
+    #[test]
+    fn narrowing_and_missing_fields_are_named_errors() {
+        let e = Plan::new(&dt("[('a', '<f8')]"), &dt("[('a', '<f4')]")).unwrap_err();
+        let ErrorKind::DtypeMismatch { field, found, expected } = e.kind() else { panic!("{e}") };
+        assert_eq!(field.as_deref(), Some("a"));
+        assert_eq!((found.as_str(), expected.as_str()), ("'<f8'", "'<f4'"));
+        let e = Plan::new(&dt("[('a', '<f8')]"), &dt("[('b', '<f8')]")).unwrap_err();
+        assert!(e.to_string().contains("'b'"), "{e}");
+        assert!(Plan::new(&dt("'<i8'"), &dt("'<f4'")).is_err());
+        assert!(Plan::new(&dt("'<u8'"), &dt("'<i8'")).is_err());
+        assert!(Plan::new(&dt("'<M8[s]'"), &dt("'<M8[ms]'")).is_err());
+    }
+
+    #[test]
+    fn numpy_safe_casts() {
+        // np.can_cast(a, b, 'safe') for these pairs, checked with NumPy 2.4.
+        let yes = [
+            ("i1", "f2"),
+            ("u1", "f2"),
+            ("i2", "f4"),
+            ("i4", "f8"),
+            ("i8", "f8"),
+            ("u8", "f8"),
+            ("u4", "i8"),
+            ("f4", "c8"),
+            ("f8", "c16"),
+            ("c8", "c16"),
+            ("b1", "u1"),
+        ];
+        let no = [("i4", "f4"), ("u8", "i8"), ("f8", "f4"), ("i8", "i4"), ("c16", "f8"), ("f8", "i8"), ("u1", "b1")];
+        for (a, b) in yes {
+            assert!(Plan::new(&dt(&format!("'<{a}'")), &dt(&format!("'<{b}'"))).is_ok(), "{a}->{b}");
+        }
+        for (a, b) in no {
+            assert!(Plan::new(&dt(&format!("'<{a}'")), &dt(&format!("'<{b}'"))).is_err(), "{a}->{b}");
+        }
+    }
+
+    #[test]
+    fn bool_bytes_are_validated() {
+        let p = Plan::new(&dt("'|b1'"), &bool::dtype()).unwrap();
+        let mut ok = vec![0, 1, 1];
+        p.run_in_place(&mut ok, 0).unwrap();
+        let mut bad = vec![0, 1, 2];
+        let e = p.run_in_place(&mut bad, 10).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 12, .. }), "{e}");
+    }
+
+    #[test]
+    fn subarrays_merge_into_one_swap() {
+        let p = Plan::new(&dt("[('s', '>f4', (64,))]"), &dt("[('s', '<f4', (64,))]")).unwrap();
+        assert_eq!(p.ops, vec![Op::Swap { src: 0, dst: 0, unit: 4, count: 64 }]);
+    }
+
+    #[test]
+    fn half_conversions_are_exact() {
+        for bits in [0u16, 0x8000, 0x3c00, 0x0001, 0x03ff, 0x7bff, 0x7c00, 0xfc00, 0x7e01] {
+            let back = f64_to_f16(f16_to_f64(bits));
+            assert_eq!(back, bits, "{bits:#x}");
+        }
+        assert_eq!(f64_to_f16(-128.0), 0xd800);
+    }
+
+    #[test]
+    fn strings_widen_with_zero_fill() {
+        let p = Plan::new(&dt("'>U1'"), &dt("'<U2'")).unwrap();
+        let mut dst = vec![0xffu8; 8];
+        p.run(&[0, 0, 0, 0x41], &mut dst, 0).unwrap();
+        assert_eq!(dst, [0x41, 0, 0, 0, 0, 0, 0, 0]);
+    }
+}

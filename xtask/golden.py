@@ -1,0 +1,479 @@
+#!/usr/bin/env python3
+"""Write the npy project's own NumPy-made fixtures.
+
+Usage: python3 golden.py OUT_DIR
+
+Writes small .npy files (grouped in scalar/, shape/, datetime/, string/,
+record/, header/) and OUT_DIR/manifest.json.  Everything is deterministic:
+values are fixed or come from a fixed seed, floats are built from bit patterns
+and long doubles from raw bytes, so the same NumPy writes the same bytes on
+every run.  `cargo xtask golden` runs this into tests/data; `cargo xtask
+golden --check` runs it into a scratch directory and compares.
+
+manifest.json is a JSON list (one object per line, sorted by file) with, for
+each file, what was read back from the written file:
+
+  file            relative path with '/'
+  descr           repr() of the header's 'descr' value
+  shape           list of ints
+  fortran_order   bool, as in the header
+  version         [major, minor]
+  header          header text after the length field (latin1 for 1.0/2.0,
+                  utf-8 for 3.0), padding and final '\\n' included
+  header_len      value of the length field
+  data_offset     byte offset of the data section
+  data_len        bytes of data
+  itemsize        dtype itemsize
+  sha256_data     hex sha256 of the data section
+  sha256_file     hex sha256 of the whole file
+  elements        (non-record dtypes only) the values in storage order, i.e.
+                  the order of the bytes in the file (column-major for
+                  fortran_order files):
+                    b1, i, u      integers (the raw byte for b1)
+                    f2, f4, f8    IEEE bit pattern as an unsigned integer
+                    c8, c16       [re_bits, im_bits]
+                    M8, m8        int64 (NaT = -9223372036854775808)
+                    U<n>          list of all n code points (trailing zeros kept)
+                    S, V, f16,
+                    c32           lowercase hex of each item's raw bytes
+"""
+
+import ast
+import hashlib
+import json
+import os
+import struct
+import sys
+import warnings
+
+import numpy as np
+from numpy.lib import format as npformat
+
+SEED = 20240611
+BIG = 1 << 30  # max_header_size when reading back
+
+FIXTURES = []  # (relative path, array, forced version or None)
+
+
+def add(rel, arr, version=None):
+    FIXTURES.append((rel, arr, version))
+
+
+# ----------------------------------------------------------------------------
+# value builders (bit-exact, platform independent)
+# ----------------------------------------------------------------------------
+
+def from_bits(bits, dt):
+    """Float array of dtype `dt` (e.g. '>f4') from IEEE bit patterns."""
+    dt = np.dtype(dt)
+    u = np.array(bits, dtype=dt.str[0] + "u%d" % dt.itemsize)
+    return u.view(dt)
+
+
+def complex_from_bits(pairs, dt):
+    """Complex array of dtype `dt` from [re_bits, im_bits] pairs."""
+    dt = np.dtype(dt)
+    u = np.array(pairs, dtype=dt.str[0] + "u%d" % (dt.itemsize // 2)).reshape(-1, 2)
+    return u.view(dt).reshape(-1)
+
+
+def from_raw(items, dt):
+    """Array of dtype `dt` whose items are the given raw byte strings."""
+    return np.frombuffer(b"".join(items), dtype=dt).copy()
+
+
+def junk_filled(shape, dt, byte=0xA5):
+    """Array whose bytes (padding included) all start as `byte`."""
+    dt = np.dtype(dt)
+    n = int(np.prod(shape, dtype=np.int64))
+    buf = bytearray([byte]) * (n * dt.itemsize)
+    return np.frombuffer(buf, dtype=dt).reshape(shape)
+
+
+F2 = [0x0000, 0x8000, 0x3C00, 0xC100, 0x7BFF, 0x0400, 0x0001, 0x03FF,
+      0x7C00, 0xFC00, 0x7E00, 0x7E2A, 0x7C01, 0xFE00, 0x4248]
+F4 = [0x00000000, 0x80000000, 0x3F800000, 0xC0200000, 0x7F7FFFFF, 0x00800000,
+      0x00000001, 0x007FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7FC12345,
+      0x7F800001, 0xFFC00000, 0x40490FDB]
+F8 = [0x0000000000000000, 0x8000000000000000, 0x3FF0000000000000,
+      0xC004000000000000, 0x7FEFFFFFFFFFFFFF, 0x0010000000000000,
+      0x0000000000000001, 0x000FFFFFFFFFFFFF, 0x7FF0000000000000,
+      0xFFF0000000000000, 0x7FF8000000000000, 0x7FF800000012ABCD,
+      0x7FF0000000000001, 0xFFF8000000000000, 0x400921FB54442D18]
+FLOAT_BITS = {2: F2, 4: F4, 8: F8}
+
+
+def long_double_le(sign, exp, mant):
+    """16 raw bytes of an x86 80-bit extended value, little-endian, zero padded."""
+    return mant.to_bytes(8, "little") + ((sign << 15) | exp).to_bytes(2, "little") + bytes(6)
+
+
+LD = [long_double_le(0, 0x3FFF, 1 << 63),                # 1.0
+      long_double_le(1, 0, 0),                           # -0.0
+      long_double_le(0, 0x7FFF, 1 << 63),                # inf
+      long_double_le(1, 0x7FFF, 1 << 63),                # -inf
+      long_double_le(0, 0x7FFF, 0xC000000000000000),     # NaN
+      long_double_le(0, 0x7FFF, 0xC000000000012345),     # NaN with payload
+      long_double_le(0, 0, 1),                           # smallest subnormal
+      long_double_le(0, 0x7FFE, 0xFFFFFFFFFFFFFFFF),     # max
+      long_double_le(0, 0x4000, 0xC90FDAA22168C235),     # pi
+      long_double_le(1, 0x4000, 0xA000000000000000)]     # -2.5
+
+INTS = {
+    "i1": [-128, -1, 0, 1, 127, 42],
+    "i2": [-32768, -1, 0, 1, 32767, 0x0102],
+    "i4": [-2**31, -1, 0, 1, 2**31 - 1, 0x01020304],
+    "i8": [-2**63, -1, 0, 1, 2**63 - 1, 0x0102030405060708],
+    "u1": [0, 1, 127, 128, 255],
+    "u2": [0, 1, 0x0102, 2**16 - 2, 2**16 - 1],
+    "u4": [0, 1, 0x01020304, 2**32 - 2, 2**32 - 1],
+    "u8": [0, 1, 0x0102030405060708, 2**64 - 2, 2**64 - 1],
+}
+
+NAT = -2**63
+DATETIMES = [0, 1, -1, NAT, 2**63 - 1, -2**63 + 1, 19_000, -719_162]
+
+
+def bo_name(bo):
+    return {"<": "le", ">": "be"}[bo]
+
+
+# ----------------------------------------------------------------------------
+# fixtures
+# ----------------------------------------------------------------------------
+
+def scalars():
+    add("scalar/b1.npy", np.array([True, False, True, True, False], dtype="|b1"))
+    for t in ("i1", "u1"):
+        add("scalar/%s.npy" % t, np.array(INTS[t], dtype="|" + t))
+    for bo in "<>":
+        for t in ("i2", "i4", "i8", "u2", "u4", "u8"):
+            add("scalar/%s_%s.npy" % (bo_name(bo), t), np.array(INTS[t], dtype=bo + t))
+        for n in (2, 4, 8):
+            add("scalar/%s_f%d.npy" % (bo_name(bo), n), from_bits(FLOAT_BITS[n], "%sf%d" % (bo, n)))
+        for n in (4, 8):
+            bits = FLOAT_BITS[n]
+            pairs = [[bits[2], bits[1]], [bits[8], bits[11]], [bits[6], bits[9]],
+                     [bits[0], bits[0]], [bits[3], bits[14]], [bits[12], bits[10]]]
+            add("scalar/%s_c%d.npy" % (bo_name(bo), 2 * n), complex_from_bits(pairs, "%sc%d" % (bo, 2 * n)))
+        ld = LD if bo == "<" else [x[::-1] for x in LD]  # big-endian: all 16 bytes reversed
+        add("scalar/%s_f16.npy" % bo_name(bo), from_raw(ld, bo + "f16"))
+        pairs = [(ld[0], ld[1]), (ld[2], ld[5]), (ld[6], ld[8]), (ld[9], ld[3])]
+        add("scalar/%s_c32.npy" % bo_name(bo), from_raw([a + b for a, b in pairs], bo + "c32"))
+
+
+def datetimes():
+    for kind in ("M8", "m8"):
+        for unit in ("", "D", "s", "ms", "us", "ns", "25s"):
+            for bo in "<>":
+                dt = bo + kind + ("[%s]" % unit if unit else "")
+                name = "%s_%s_%s" % (bo_name(bo), kind, unit or "generic")
+                add("datetime/%s.npy" % name, np.array(DATETIMES, dtype=bo + "i8").view(dt))
+
+
+def strings():
+    s5 = [b"hello", b"", b"a\x00b", b"\x00\x00\xff", b"abc", b"\xe9t\xe9"]
+    add("string/S5.npy", from_raw([x.ljust(5, b"\x00") for x in s5], "|S5"))
+    add("string/S1.npy", from_raw([b"x", b"\x00", b"\xff"], "|S1"))
+    u4 = ["ab", "", "\xe9\u20ac\U0001F600x", "abcd", "a\x00b", "\U0010FFFF"]
+    cps = [[ord(c) for c in s] + [0] * (4 - len(s)) for s in u4]
+    for bo in "<>":
+        add("string/%s_U4.npy" % bo_name(bo), np.array(cps, dtype=bo + "u4").view(bo + "U4").reshape(-1))
+    add("string/V3.npy", from_raw([b"\x00\x01\x02", b"\xff\xfe\xfd", b"\x00\x00\x00", b"abc"], "|V3"))
+
+
+def shapes():
+    add("shape/0d_f8.npy", np.array(1.5, dtype="<f8"))
+    add("shape/0d_be_i2.npy", np.array(-2, dtype=">i2"))
+    add("shape/0_i4.npy", np.zeros((0,), dtype="<i4"))
+    add("shape/5x0x3_f4.npy", np.zeros((5, 0, 3), dtype="<f4"))
+    add("shape/1d_i2.npy", np.arange(7, dtype="<i2") - 3)
+    c2 = np.arange(12, dtype="<i4").reshape(3, 4)
+    add("shape/3x4_C_i4.npy", c2)
+    add("shape/3x4_F_i4.npy", np.asfortranarray(c2))
+    c3 = (np.arange(24, dtype="<f8") * 0.5).reshape(2, 3, 4)
+    add("shape/2x3x4_C_f8.npy", c3)
+    add("shape/2x3x4_F_f8.npy", np.asfortranarray(c3))
+    add("shape/2x3x4_F_be_u2.npy", np.asfortranarray((np.arange(24) * 257).astype(">u2").reshape(2, 3, 4)))
+    c8 = (np.arange(6, dtype="<f4") + 1j * np.arange(6, 12, dtype="<f4")).astype("<c8").reshape(2, 3)
+    add("shape/2x3_F_c8.npy", np.asfortranarray(c8))
+    add("shape/2x2_F_U3.npy", np.asfortranarray(np.array([["a", "bc"], ["def", ""]], dtype="<U3")))
+
+
+TRACE = [("trace_id", "<i4"),
+         ("receiver", [("x", "<f8"), ("y", "<f8"), ("z", "<f4")]),
+         ("t0", "<f8"), ("dt", "<f4"), ("flags", "u1"), ("samples", "<f4", (8,))]
+
+
+def fill_trace(a, rng):
+    n = a.size
+    a["trace_id"] = np.arange(1, n + 1) * 101
+    a["receiver"]["x"] = rng.integers(-2**20, 2**20, n) / 16.0
+    a["receiver"]["y"] = rng.integers(-2**20, 2**20, n) / 16.0
+    a["receiver"]["z"] = rng.integers(-2**10, 2**10, n) / 4.0
+    a["t0"] = np.arange(n) * 0.25
+    a["dt"] = 0.004
+    a["flags"] = rng.integers(0, 256, n)
+    a["samples"] = rng.integers(-2**15, 2**15, (n, 8)) / 1024.0
+
+
+def records():
+    rng = np.random.default_rng(SEED)
+    flat = [("id", "<i4"), ("x", "<f8"), ("flag", "|b1"), ("code", "<u2"), ("c", "<c8")]
+
+    def fill_flat(a):
+        n = a.size
+        a["id"] = np.arange(n) - 1
+        a["x"] = np.arange(n) * -1.25
+        a["flag"] = np.arange(n) % 2 == 0
+        a["code"] = np.arange(n) * 4097
+        a["c"] = np.arange(n) + 0.5j
+
+    packed = np.zeros(4, dtype=flat)
+    fill_flat(packed)
+    add("record/packed.npy", packed)
+    aligned = np.zeros(4, dtype=np.dtype(flat, align=True))
+    fill_flat(aligned)
+    add("record/aligned.npy", aligned)
+
+    be = np.zeros(3, dtype=[("a", ">i4"), ("b", ">f8"), ("c", ">u2"), ("d", ">M8[s]")])
+    be["a"], be["b"], be["c"], be["d"] = [1, -2, 3], [0.5, -0.0, np.inf], [1, 256, 65535], [0, NAT, 86400]
+    add("record/big_endian.npy", be)
+
+    mixed = np.zeros(3, dtype=[("le_i4", "<i4"), ("be_i4", ">i4"), ("le_f8", "<f8"),
+                               ("be_f4", ">f4"), ("be_U2", ">U2"), ("le_m8", "<m8[ms]")])
+    mixed["le_i4"] = mixed["be_i4"] = [0x01020304, -1, 7]
+    mixed["le_f8"] = mixed["be_f4"] = [1.5, -2.0, 0.0]
+    mixed["be_U2"] = ["ab", "\xe9", ""]
+    mixed["le_m8"] = [1, -1, NAT]
+    add("record/mixed_endian.npy", mixed)
+
+    nested = np.zeros(2, dtype=[("top", "<i2"),
+                                ("l1", [("a", "<f4"),
+                                        ("l2", [("b", ">i8"),
+                                                ("l3", [("c", "u1"), ("d", "<f2")])])]),
+                                ("tail", "|b1")])
+    nested["top"] = [1, 2]
+    nested["l1"]["a"] = [0.25, -0.5]
+    nested["l1"]["l2"]["b"] = [2**40, -3]
+    nested["l1"]["l2"]["l3"]["c"] = [7, 255]
+    nested["l1"]["l2"]["l3"]["d"] = [1.0, -65504.0]
+    nested["tail"] = [True, False]
+    add("record/nested_3_levels.npy", nested)
+
+    sub = np.zeros(2, dtype=[("v", "<f4", (3,)), ("m", ">i2", (2, 3)), ("t", "<f8")])
+    sub["v"] = np.arange(6).reshape(2, 3) / 2.0
+    sub["m"] = np.arange(12).reshape(2, 2, 3) - 6
+    sub["t"] = [1.0, 2.0]
+    add("record/subarray.npy", sub)
+
+    subrec = np.zeros(2, dtype=[("id", "<u2"), ("pts", [("x", "<f4"), ("y", "<f4")], (3,)),
+                                ("grid", "|i1", (2, 2))])
+    subrec["id"] = [10, 20]
+    subrec["pts"]["x"] = np.arange(6).reshape(2, 3)
+    subrec["pts"]["y"] = -np.arange(6).reshape(2, 3)
+    subrec["grid"] = np.arange(8).reshape(2, 2, 2) - 4
+    add("record/subarray_of_record.npy", subrec)
+
+    titled = np.zeros(2, dtype=np.dtype({"names": ["tid", "amp", "plain"],
+                                         "formats": ["<i4", ">f4", "u1"],
+                                         "titles": ["Trace identifier", "Amplitude (counts)", None]}))
+    titled["tid"], titled["amp"], titled["plain"] = [1, 2], [0.5, -1.5], [3, 4]
+    add("record/titles.npy", titled)
+    nonstr = np.zeros(2, dtype=[((1, "a"), "<i4"), (("str", "b"), "<f4")])
+    nonstr["a"], nonstr["b"] = [5, -5], [2.0, 4.0]
+    add("record/titles_non_str.npy", nonstr)
+
+    gaps = junk_filled((3,), np.dtype({"names": ["a", "b", "c"], "formats": ["<i4", "<f8", "u1"],
+                                       "offsets": [4, 16, 25], "itemsize": 32}))
+    gaps["a"], gaps["b"], gaps["c"] = [1, -1, 2**31 - 1], [0.5, -0.0, np.inf], [0, 128, 255]
+    add("record/offsets_gaps.npy", gaps)
+
+    strs = np.zeros(3, dtype=[("name", "<U5"), ("code", "S3"), ("n", "<i4")])
+    strs["name"] = ["alpha", "\xe9", ""]
+    strs["code"] = [b"abc", b"x", b""]
+    strs["n"] = [1, 2, 3]
+    add("record/strings.npy", strs)
+
+    zd = np.zeros((), dtype=[("x", "<f8"), ("y", "<i4", (2,)), ("s", "S2")])
+    zd["x"], zd["y"], zd["s"] = 3.25, [7, -7], b"ok"
+    add("record/zero_d.npy", zd)
+
+    f2 = np.zeros((3, 2), dtype=[("a", "<i4"), ("b", ">f8")], order="F")
+    f2["a"] = np.arange(6).reshape(3, 2)
+    f2["b"] = np.arange(6).reshape(3, 2) * 0.5
+    add("record/3x2_F.npy", f2)
+
+    tp = np.zeros(4, dtype=TRACE)
+    fill_trace(tp, rng)
+    add("record/trace_packed.npy", tp)
+    ta = np.zeros(4, dtype=np.dtype(TRACE, align=True))
+    fill_trace(ta, rng)
+    add("record/trace_aligned.npy", ta)
+
+
+def dict_text(descr, fortran_order, shape):
+    """The header dict text numpy writes, growth-axis spaces included."""
+    d = {"descr": descr, "fortran_order": fortran_order, "shape": shape}
+    h = "{" + "".join("'%s': %r, " % (k, v) for k, v in sorted(d.items())) + "}"
+    if shape:
+        h += " " * (21 - len(repr(shape[-1 if fortran_order else 0])))
+    return h
+
+
+def headers():
+    quoted = np.zeros(2, dtype=[("it's", "<i2"), ('say "hi"', "<i2"), ("both'\"\\", "<i2")])
+    quoted["it's"] = [1, 2]
+    add("header/quote_name.npy", quoted)
+    latin = np.zeros(2, dtype=[("caf\xe9", "<f4"), ("\xb5s", "<i2")])
+    latin["caf\xe9"], latin["\xb5s"] = [1.0, 2.0], [3, 4]
+    add("header/latin1_name_v1.npy", latin)
+    utf8 = np.zeros(2, dtype=[("\u6e29\u5ea6", "<f4"), ("\u0394t", "<f8")])
+    utf8["\u6e29\u5ea6"], utf8["\u0394t"] = [20.5, -3.0], [0.001, 0.002]
+    add("header/utf8_name_v3.npy", utf8)
+    many = np.zeros(1, dtype=[("field_%04d" % i, "u1") for i in range(3000)])
+    many[0] = tuple(i % 256 for i in range(3000))
+    add("header/fields_3000_v2.npy", many)
+    add("header/forced_v2_le_f8.npy", np.arange(3, dtype="<f8"), (2, 0))
+    add("header/forced_v3_be_i4.npy", np.array([1, -1, 0x01020304], dtype=">i4"), (3, 0))
+    # a name length for which dict + '\n' ends exactly on a 64-byte boundary:
+    # numpy then pads with 64 spaces, not 0
+    for k in range(1, 65):
+        dt = [("p" * k, "<f4")]
+        text = dict_text(npformat.dtype_to_descr(np.dtype(dt)), False, (2,))
+        if (10 + len(text) + 1) % 64 == 0:
+            break
+    add("header/pad_exact_64.npy", np.array([(1.0,), (2.0,)], dtype=dt))
+
+
+# ----------------------------------------------------------------------------
+# writing and reading back
+# ----------------------------------------------------------------------------
+
+def write(path, arr, version):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Stored array in format 2.0/3.0"
+        if version is None:
+            np.save(path, arr, allow_pickle=False)
+        else:
+            with open(path, "wb") as f:
+                npformat.write_array(f, arr, version=version, allow_pickle=False)
+
+
+def elements(data, dtype):
+    """Values of a non-record dtype in storage order, as described above."""
+    kind, n, bo = dtype.kind, dtype.itemsize, dtype.str[0]
+    if kind == "b":
+        return list(data)
+    if kind in "iu":
+        return np.frombuffer(data, dtype=dtype).tolist()
+    if kind == "f" and n in (2, 4, 8):
+        return np.frombuffer(data, dtype=bo + "u%d" % n).tolist()
+    if kind == "c" and n in (8, 16):
+        return np.frombuffer(data, dtype=bo + "u%d" % (n // 2)).reshape(-1, 2).tolist()
+    if kind in "Mm":
+        return np.frombuffer(data, dtype=bo + "i8").tolist()
+    if kind == "U":
+        return np.frombuffer(data, dtype=bo + "u4").reshape(-1, n // 4).tolist()
+    return [data[i:i + n].hex() for i in range(0, len(data), n)]  # S, V, f16, c32
+
+
+def describe(out_dir, rel, arr):
+    """Manifest entry for one written file, read back from the file itself."""
+    path = os.path.join(out_dir, *rel.split("/"))
+    with open(path, "rb") as f:
+        raw = f.read()
+    with open(path, "rb") as f:
+        version = npformat.read_magic(f)
+        if version == (1, 0):
+            np_header = npformat.read_array_header_1_0(f, max_header_size=BIG)
+        elif version == (2, 0):
+            np_header = npformat.read_array_header_2_0(f, max_header_size=BIG)
+        else:  # numpy has no public reader for 3.0; np.load checks it below
+            np_header = None
+    fmt = "<H" if version == (1, 0) else "<I"
+    prefix = 8 + struct.calcsize(fmt)
+    (header_len,) = struct.unpack_from(fmt, raw, 8)
+    header = raw[prefix:prefix + header_len].decode("utf-8" if version == (3, 0) else "latin1")
+    d = ast.literal_eval(header)
+    dtype = npformat.descr_to_dtype(d["descr"])
+    shape, fortran = tuple(d["shape"]), d["fortran_order"]
+    if np_header is not None:
+        assert np_header == (shape, fortran, dtype), (rel, np_header)
+    loaded = np.load(path, allow_pickle=False, max_header_size=BIG)
+    assert loaded.dtype == arr.dtype == dtype and loaded.shape == arr.shape == shape, rel
+    assert repr(d["descr"]) == repr(npformat.dtype_to_descr(arr.dtype)), rel
+    data = raw[prefix + header_len:]
+    assert len(data) == int(np.prod(shape, dtype=np.int64)) * dtype.itemsize, rel
+    entry = {
+        "file": rel,
+        "descr": repr(d["descr"]),
+        "shape": list(shape),
+        "fortran_order": fortran,
+        "version": list(version),
+        "header": header,
+        "header_len": header_len,
+        "data_offset": prefix + header_len,
+        "data_len": len(data),
+        "itemsize": dtype.itemsize,
+        "sha256_data": hashlib.sha256(data).hexdigest(),
+        "sha256_file": hashlib.sha256(raw).hexdigest(),
+    }
+    if dtype.names is None:
+        entry["elements"] = elements(data, dtype)
+    return entry, len(raw)
+
+
+def check_expectations(entries):
+    """Fail loudly if numpy did not produce the edge cases the files are for."""
+    by = {e["file"]: e for e in entries}
+    assert by["header/latin1_name_v1.npy"]["version"] == [1, 0]
+    assert by["header/utf8_name_v3.npy"]["version"] == [3, 0]
+    assert by["header/fields_3000_v2.npy"]["version"] == [2, 0]
+    assert by["header/fields_3000_v2.npy"]["header_len"] > 65535
+    assert by["header/forced_v2_le_f8.npy"]["version"] == [2, 0]
+    assert by["header/forced_v3_be_i4.npy"]["version"] == [3, 0]
+    assert '"it\'s"' in by["header/quote_name.npy"]["header"]
+    assert by["header/pad_exact_64.npy"]["header"].endswith("}" + " " * 20 + " " * 64 + "\n")
+    for e in entries:
+        assert e["data_offset"] % 64 == 0, e["file"]
+    for rel in ("shape/3x4_F_i4.npy", "shape/2x3x4_F_f8.npy", "record/3x2_F.npy"):
+        assert by[rel]["fortran_order"] is True, rel
+    for rel, e in by.items():  # the byte order in the name is the one in the file
+        if "elements" in e:
+            assert ("be_" in rel) == e["descr"].startswith("'>"), rel
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: golden.py OUT_DIR", file=sys.stderr)
+        return 2
+    out_dir = argv[1]
+    if np.dtype(np.longdouble).itemsize != 16:
+        print("golden.py: needs a platform where long double is 16 bytes (f16/c32)", file=sys.stderr)
+        return 1
+    scalars()
+    datetimes()
+    strings()
+    shapes()
+    records()
+    headers()
+    entries, total = [], 0
+    for rel, arr, version in sorted(FIXTURES, key=lambda x: x[0]):
+        write(os.path.join(out_dir, *rel.split("/")), arr, version)
+        entry, size = describe(out_dir, rel, arr)
+        entries.append(entry)
+        total += size
+    check_expectations(entries)
+    text = "[\n" + ",\n".join(json.dumps(e, ensure_ascii=False) for e in entries) + "\n]\n"
+    with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    total += len(text.encode("utf-8"))
+    print("golden.py: numpy %s wrote %d .npy files and manifest.json (%d bytes in all)"
+          % (np.__version__, len(entries), total))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

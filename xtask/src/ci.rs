@@ -1,0 +1,210 @@
+//! `cargo xtask ci`: everything CI checks, in order, stopping at the first
+//! failing step.
+//!
+//! 1. `cargo fmt --all -- --check`
+//! 2. `cargo clippy --workspace --all-targets -- -D warnings`
+//! 3. `cargo test --workspace`
+//! 4. every example, `cargo run --release --example <name>` with `NPY_CI=1`
+//! 5. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 6. NumPy round trip: `npy copy` every `.npy` file of the NumPy corpus
+//!    (`../shared/corpus/public`) and of `tests/data`, then
+//!    `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
+
+use std::collections::BTreeSet;
+use std::env::consts::EXE_SUFFIX;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::golden;
+use crate::project::{self, Result};
+
+/// A CI step: its name and what it runs.
+type Step = (&'static str, fn(&mut Ci) -> Result<()>);
+
+/// The steps, in order.
+const STEPS: &[Step] = &[
+    ("cargo fmt --check", fmt),
+    ("cargo clippy", clippy),
+    ("cargo test", test),
+    ("examples", examples),
+    ("golden --check", golden_check),
+    ("numpy round trip", roundtrip),
+];
+
+/// State shared by the steps.
+#[derive(Debug, Default)]
+struct Ci {
+    /// A Python with NumPy, found when a step first needs it.
+    python: Option<PathBuf>,
+}
+
+impl Ci {
+    fn python(&mut self) -> Result<PathBuf> {
+        if let Some(python) = &self.python {
+            return Ok(python.clone());
+        }
+        project::step("python with numpy");
+        let python = project::python_with_numpy()?;
+        self.python = Some(python.clone());
+        Ok(python)
+    }
+}
+
+/// Runs all steps; the error names the step that failed.
+pub fn run() -> Result<()> {
+    let mut ci = Ci::default();
+    for (i, (name, step)) in STEPS.iter().enumerate() {
+        project::step(&format!("[{}/{}] {name}", i + 1, STEPS.len()));
+        step(&mut ci).map_err(|e| format!("ci step {} ({name}) failed: {e}", i + 1))?;
+    }
+    println!("ci: all {} steps passed", STEPS.len());
+    Ok(())
+}
+
+fn fmt(_: &mut Ci) -> Result<()> {
+    project::run(project::cargo().args(["fmt", "--all", "--", "--check"]))
+}
+
+fn clippy(_: &mut Ci) -> Result<()> {
+    project::run(project::cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))
+}
+
+fn test(_: &mut Ci) -> Result<()> {
+    project::run(project::cargo().args(["test", "--workspace"]))
+}
+
+/// Runs every example of the root package: `examples/<name>.rs` and
+/// `examples/<name>/main.rs`.
+fn examples(_: &mut Ci) -> Result<()> {
+    let dir = project::root().join("examples");
+    let mut names = BTreeSet::new();
+    if dir.is_dir() {
+        let entries = fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let is_example = if path.is_dir() {
+                path.join("main.rs").is_file()
+            } else {
+                path.extension().is_some_and(|ext| ext == "rs")
+            };
+            if let (true, Some(stem)) = (is_example, path.file_stem()) {
+                names.insert(stem.to_string_lossy().into_owned());
+            }
+        }
+    }
+    if names.is_empty() {
+        println!("no examples");
+    }
+    for name in &names {
+        project::step(&format!("example {name}"));
+        project::run(project::cargo().args(["run", "--release", "--example", name]).env("NPY_CI", "1"))?;
+    }
+    Ok(())
+}
+
+fn golden_check(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    golden::check(&python)
+}
+
+/// Builds the `npy` binary, then round-trips the NumPy corpus and `tests/data`.
+fn roundtrip(ci: &mut Ci) -> Result<()> {
+    let beside = project::root().join("..").join("shared");
+    let Ok(shared) = fs::canonicalize(&beside) else {
+        return Err(format!(
+            "the NumPy corpus at ../shared/corpus/public is needed for this step, but {} does \
+             not exist (check out the shared directory beside the workspace)",
+            beside.display()
+        ));
+    };
+    let python = ci.python()?;
+    project::step("cargo build --release -p npy-cli");
+    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
+    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let checker = shared.join("tools").join("check_roundtrip.py");
+    let work = project::target_dir().join("xtask").join("roundtrip");
+    let check = |src: &Path, name: &str| roundtrip_dir(&python, &npy, &checker, src, &work.join(name));
+    check(&shared.join("corpus").join("public"), "corpus")?;
+    check(&golden::data_dir(), "tests-data")
+}
+
+/// Copies every `.npy` file under `src` with `npy copy` into `<work>/out`
+/// and has `check_roundtrip.py --strict` compare them with `<work>/orig`.
+///
+/// `<work>/orig` mirrors only the `.npy` files of `src` (the checker wants a
+/// copy of every `.npy` and `.npz` it finds, and `.npz` is not handled yet),
+/// with `src/manifest.json` cut down to the entries of those files, so the
+/// checker still verifies the originals' `sha256_data`.
+fn roundtrip_dir(python: &Path, npy: &Path, checker: &Path, src: &Path, work: &Path) -> Result<()> {
+    project::step(&format!("round trip {}", src.display()));
+    let files = project::npy_files(src)?;
+    if files.is_empty() {
+        return Err(format!("no .npy files under {}", src.display()));
+    }
+    let (orig, out) = (work.join("orig"), work.join("out"));
+    project::fresh_dir(work)?;
+    let mut failed = Vec::new();
+    for rel in &files {
+        let (from, mirror, copy) = (project::join(src, rel), project::join(&orig, rel), project::join(&out, rel));
+        project::create_parent(&mirror)?;
+        project::create_parent(&copy)?;
+        fs::hard_link(&from, &mirror)
+            .or_else(|_| fs::copy(&from, &mirror).map(drop))
+            .map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+        let status = Command::new(npy)
+            .args(["copy", "--max-header-size", "1000000"])
+            .arg(&from)
+            .arg(&copy)
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", npy.display()))?;
+        if !status.success() {
+            println!("npy copy failed on {rel} ({status})");
+            failed.push(rel.as_str());
+        }
+    }
+    let listed = filter_manifest(src, &orig, &files)?;
+    println!("ran npy copy on {} files ({} failed); manifest.json entries kept: {listed}", files.len(), failed.len());
+    let mut cmd = Command::new(python);
+    cmd.arg(checker).arg(&orig).arg(&out).arg("--strict");
+    let output = cmd.output().map_err(|e| format!("cannot run `{}`: {e}", project::show(&cmd)))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in stdout.lines().filter(|line| !line.starts_with("PASS ")) {
+        println!("{line}");
+    }
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    let last = stdout.lines().last().unwrap_or("(no output)");
+    let expected = format!("{} passed, 0 failed", files.len());
+    if !output.status.success() || last != expected {
+        return Err(format!("check_roundtrip.py on {}: '{last}', expected '{expected}'", src.display()));
+    }
+    if !failed.is_empty() {
+        return Err(format!("npy copy failed on {}", failed.join(", ")));
+    }
+    Ok(())
+}
+
+/// Writes `<orig>/manifest.json` with the entries of `src/manifest.json`
+/// whose `file` is one of `files`; returns how many were kept ("none" if
+/// `src` has no manifest).
+fn filter_manifest(src: &Path, orig: &Path, files: &[String]) -> Result<String> {
+    let path = src.join("manifest.json");
+    if !path.exists() {
+        return Ok("none".to_string());
+    }
+    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not a JSON list: {e}", path.display()))?;
+    let total = entries.len();
+    let kept: Vec<_> = entries
+        .into_iter()
+        .filter(|entry| {
+            let file = entry.get("file").and_then(|file| file.as_str());
+            file.is_some_and(|file| files.iter().any(|rel| rel == file))
+        })
+        .collect();
+    let json = serde_json::to_string(&kept).map_err(|e| e.to_string())?;
+    let dest = orig.join("manifest.json");
+    fs::write(&dest, json).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+    Ok(format!("{} of {total}", kept.len()))
+}

@@ -1,0 +1,126 @@
+//! `cargo xtask golden [--check]`: the project's own NumPy-made fixtures.
+//!
+//! `xtask/golden.py` writes small `.npy` files and `manifest.json` with NumPy,
+//! deterministically. `golden` runs it into `tests/data` (after removing the
+//! `.npy` files there, so renamed fixtures do not linger); `golden --check`
+//! runs it into `<target>/xtask/golden` and fails unless every file there is
+//! byte-identical to `tests/data`, which shows the committed fixtures are
+//! exactly what NumPy makes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::project::{self, Result};
+
+/// What `golden` does.
+#[derive(Debug, Clone, Copy)]
+pub enum Mode {
+    /// Rewrite `tests/data`.
+    Write,
+    /// Compare a fresh run with `tests/data`.
+    Check,
+}
+
+/// Runs `cargo xtask golden` or `cargo xtask golden --check`.
+pub fn run(mode: Mode) -> Result<()> {
+    project::step("python with numpy");
+    let python = project::python_with_numpy()?;
+    match mode {
+        Mode::Write => write(&python),
+        Mode::Check => check(&python),
+    }
+}
+
+/// Where the committed fixtures live.
+pub fn data_dir() -> PathBuf {
+    project::root().join("tests").join("data")
+}
+
+/// Rewrites `tests/data` with `python`.
+fn write(python: &Path) -> Result<()> {
+    let data = data_dir();
+    project::step("golden: remove old fixtures from tests/data");
+    fs::create_dir_all(&data)
+        .and_then(|()| clear(&data, true))
+        .map_err(|e| format!("cannot clear {}: {e}", data.display()))?;
+    project::step("golden: write fixtures into tests/data");
+    generate(python, &data)
+}
+
+/// Fails unless a fresh run of `golden.py` gives exactly `tests/data`.
+pub fn check(python: &Path) -> Result<()> {
+    let fresh = project::target_dir().join("xtask").join("golden");
+    project::fresh_dir(&fresh)?;
+    project::step(&format!("golden: write fixtures into {}", fresh.display()));
+    generate(python, &fresh)?;
+    project::step("golden: compare with tests/data");
+    let data = data_dir();
+    let new = fixture_files(&fresh)?;
+    let old = fixture_files(&data)?;
+    let mut problems = Vec::new();
+    for rel in &new {
+        if !old.contains(rel) {
+            problems.push(format!("missing from tests/data: {rel}"));
+        } else if read(&project::join(&fresh, rel))? != read(&project::join(&data, rel))? {
+            problems.push(format!("differs from what numpy writes: tests/data/{rel}"));
+        }
+    }
+    for rel in old.iter().filter(|rel| !new.contains(rel)) {
+        problems.push(format!("not made by golden.py: tests/data/{rel}"));
+    }
+    if problems.is_empty() {
+        println!("tests/data matches numpy ({} files)", new.len());
+        return Ok(());
+    }
+    for problem in &problems {
+        println!("  {problem}");
+    }
+    Err(format!(
+        "tests/data is not what numpy writes ({} problems); run `cargo xtask golden` and commit \
+         tests/data",
+        problems.len()
+    ))
+}
+
+/// Runs `golden.py` with `out` as its output directory.
+fn generate(python: &Path, out: &Path) -> Result<()> {
+    let script = project::root().join("xtask").join("golden.py");
+    project::run(Command::new(python).arg(script).arg(out))
+}
+
+/// The `.npy` files under `dir` plus `manifest.json`; none if `dir` is missing.
+fn fixture_files(dir: &Path) -> Result<Vec<String>> {
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut files = project::npy_files(dir)?;
+    if dir.join("manifest.json").exists() {
+        files.push("manifest.json".to_string());
+    }
+    Ok(files)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Removes the `.npy` files and `manifest.json` under `dir` and the
+/// directories that become empty, leaving a top-level `tmp/` alone.
+fn clear(dir: &Path, top: bool) -> std::io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if path.is_dir() {
+            if !(top && name == "tmp") {
+                clear(&path, false)?;
+                if fs::read_dir(&path)?.next().is_none() {
+                    fs::remove_dir(&path)?;
+                }
+            }
+        } else if name.ends_with(".npy") || (top && name == "manifest.json") {
+            fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}

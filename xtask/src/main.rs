@@ -1,0 +1,56 @@
+//! Project automation for the npy workspace, run as `cargo xtask <command>`.
+//!
+//! In the style of rust-analyzer's xtask: a plain binary with no argument parser,
+//! which drives `cargo` (through `$CARGO`) and Python as child processes, so it
+//! builds even while the library crates do not. Every stage prints a
+//! `==> name` line; a failure ends the run with a non-zero exit status and a
+//! message naming the stage that failed.
+//!
+//! Commands:
+//! - `ci`: everything CI checks, in order (see [`ci`]).
+//! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
+//! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
+//!
+//! To add a command, add a module and one arm to the `match` in [`main`].
+
+#![forbid(unsafe_code)]
+
+mod ci;
+mod golden;
+mod project;
+
+use std::process::ExitCode;
+
+/// Printed for `help` and for unknown arguments.
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci                fmt, clippy, tests, examples, golden --check, NumPy round trip
+  golden            write the NumPy fixtures into tests/data
+  golden --check    fail unless tests/data is exactly what NumPy writes";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["ci"] => ci::run(),
+        ["golden"] => golden::run(golden::Mode::Write),
+        ["golden", "--check"] => golden::run(golden::Mode::Check),
+        ["help" | "--help" | "-h"] => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
