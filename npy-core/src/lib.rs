@@ -55,3 +55,8 @@ pub mod prelude {
     pub use crate::array::{Array, DynArray, ReadNpy, WriteNpy};
     pub use crate::record::NpyRecord;
 }
+
+/// The README's example, compiled and run as a doc-test.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

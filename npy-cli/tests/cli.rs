@@ -1,0 +1,82 @@
+//! The `npy` binary: output, exit codes and one-line errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn npy(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_npy")).args(args).output().expect("run npy")
+}
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data").join(rel)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn info_describes_the_header() {
+    let f = fixture("shape/3x4_F_i4.npy");
+    let out = npy(&["info", f.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for want in [
+        "version:       1.0",
+        "header length: 118",
+        "data offset:   128",
+        "descr:         '<i4'",
+        "shape:         (3, 4)",
+        "fortran",
+        "elements:      12",
+        "data bytes:    48",
+    ] {
+        assert!(s.contains(want), "missing {want:?} in\n{s}");
+    }
+    let rec = npy(&["info", fixture("record/trace_aligned.npy").to_str().unwrap()]);
+    let s = text(&rec.stdout);
+    assert!(s.contains("receiver.x") && s.contains("samples"), "{s}");
+}
+
+#[test]
+fn copy_is_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    for rel in
+        ["record/titles_non_str.npy", "header/utf8_name_v3.npy", "header/forced_v2_le_f8.npy", "string/be_U4.npy"]
+    {
+        let out_path = dir.path().join("out.npy");
+        let out = npy(&["copy", fixture(rel).to_str().unwrap(), out_path.to_str().unwrap()]);
+        assert!(out.status.success(), "{rel}: {}", text(&out.stderr));
+        assert_eq!(std::fs::read(&out_path).unwrap(), std::fs::read(fixture(rel)).unwrap(), "{rel}");
+    }
+}
+
+#[test]
+fn errors_are_one_line_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.npy");
+    std::fs::write(&junk, b"PK\x03\x04 not numpy").unwrap();
+    let big = fixture("header/fields_3000_v2.npy");
+    let missing = dir.path().join("missing.npy");
+    let out_path = dir.path().join("o.npy");
+    for args in [
+        vec!["info", junk.to_str().unwrap()],
+        vec!["info", missing.to_str().unwrap()],
+        vec!["info", big.to_str().unwrap()],
+        vec!["copy", junk.to_str().unwrap(), out_path.to_str().unwrap()],
+        vec!["frobnicate"],
+    ] {
+        let out = npy(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.starts_with("error:"), "{args:?}: {err}");
+        if args[0] != "frobnicate" {
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        }
+    }
+    assert!(!out_path.exists());
+    let out = npy(&["info", "--max-header-size", "1000000", big.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&npy(&["info", big.to_str().unwrap()]).stderr);
+    assert!(err.contains("--max-header-size"), "{err}");
+}
