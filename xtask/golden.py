@@ -36,6 +36,10 @@ each file, what was read back from the written file:
                     U<n>          list of all n code points (trailing zeros kept)
                     S, V, f16,
                     c32           lowercase hex of each item's raw bytes
+  fields          (record dtypes only) for each leaf field, by dotted path
+                  ('receiver.x'), its values for every record in storage
+                  order, encoded as for `elements`; a subarray field lists
+                  each record's values in C order, one record after another
 """
 
 import ast
@@ -379,6 +383,20 @@ def elements(data, dtype):
     return [data[i:i + n].hex() for i in range(0, len(data), n)]  # S, V, f16, c32
 
 
+def field_values(arr, prefix=""):
+    """Per leaf field (dotted path, e.g. 'receiver.x'), its values for all records in the
+    given order as `elements` gives them; subarray fields give each record's values in C
+    order, one after another."""
+    out = {}
+    for name in arr.dtype.names:
+        sub = arr[name]
+        if sub.dtype.names is not None:
+            out.update(field_values(sub, prefix + name + "."))
+        else:
+            out[prefix + name] = elements(np.ascontiguousarray(sub).tobytes(), sub.dtype)
+    return out
+
+
 def describe(out_dir, rel, arr):
     """Manifest entry for one written file, read back from the file itself."""
     path = os.path.join(out_dir, *rel.split("/"))
@@ -422,6 +440,8 @@ def describe(out_dir, rel, arr):
     }
     if dtype.names is None:
         entry["elements"] = elements(data, dtype)
+    else:
+        entry["fields"] = field_values(loaded.reshape(-1, order="F" if fortran else "C"))
     return entry, len(raw)
 
 

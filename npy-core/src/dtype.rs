@@ -438,6 +438,16 @@ impl Record {
         Record::new(out, offset)
     }
 
+    /// A record describing a Rust type's memory: fields in any order (Rust may reorder
+    /// them), sorted here by offset; bytes no field covers are padding.
+    ///
+    /// # Errors
+    /// As [`Record::new`].
+    pub fn native_layout(mut fields: Vec<Field>, itemsize: usize) -> Result<Record> {
+        fields.sort_by_key(|f| f.offset);
+        Record::new(fields, itemsize)
+    }
+
     /// The fields, in offset order.
     pub fn fields(&self) -> &[Field] {
         &self.fields
@@ -462,6 +472,29 @@ pub struct SubArray {
 }
 
 impl SubArray {
+    /// A subarray of `shape` elements of `base`, kept as given (see [`DType::subarray`] for
+    /// the checked constructor).
+    pub(crate) fn new(base: DType, shape: Vec<usize>) -> SubArray {
+        SubArray { base: Box::new(base), shape }
+    }
+
+    /// The innermost non-subarray element type (NumPy may nest `(('<f8', (2,)), (3,))`).
+    pub fn flat_base(&self) -> &DType {
+        match &*self.base {
+            DType::SubArray(inner) => inner.flat_base(),
+            other => other,
+        }
+    }
+
+    /// The full shape down to [`SubArray::flat_base`]: `(3, 2)` for `(('<f8', (2,)), (3,))`.
+    pub fn flat_shape(&self) -> Vec<usize> {
+        let mut shape = self.shape.clone();
+        if let DType::SubArray(inner) = &*self.base {
+            shape.extend(inner.flat_shape());
+        }
+        shape
+    }
+
     /// The element type (which NumPy keeps as given, even when it is a subarray itself).
     pub fn base(&self) -> &DType {
         &self.base
@@ -552,6 +585,19 @@ impl DType {
         match self {
             DType::Record(r) => Some(r),
             _ => None,
+        }
+    }
+
+    /// The same dtype with every multi-byte scalar in `order` (as NumPy's
+    /// `dtype.newbyteorder`): used for `#[npy(endian = "big")]`.
+    pub fn with_byte_order(&self, order: ByteOrder) -> DType {
+        match self {
+            DType::Scalar(s) => DType::Scalar(Scalar::new(s.ty(), order)),
+            DType::SubArray(a) => DType::SubArray(SubArray::new(a.base.with_byte_order(order), a.shape.clone())),
+            DType::Record(r) => DType::Record(Record {
+                fields: r.fields.iter().map(|f| Field { dtype: f.dtype.with_byte_order(order), ..f.clone() }).collect(),
+                itemsize: r.itemsize,
+            }),
         }
     }
 

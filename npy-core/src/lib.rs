@@ -41,19 +41,70 @@ pub mod header;
 pub mod literal;
 mod read;
 pub mod record;
+pub mod types;
 mod write;
 
 pub use array::{Array, DynArray, ReadNpy, WriteNpy};
 pub use dtype::DType;
 pub use error::{Error, ErrorKind, Result};
-pub use read::{NpyReader, ReadOptions};
+pub use read::{NpyReader, ReadOptions, Records};
 pub use record::NpyRecord;
-pub use write::WriteOptions;
+pub use write::{NpyFileWriter, NpyWriter, WriteOptions};
+
+/// `#[derive(NpyRecord)]`: see the `npy-derive` crate. Enabled by the default feature
+/// `derive`.
+#[cfg(feature = "derive")]
+pub use npy_derive::NpyRecord;
+
+/// Not public API: what `#[derive(NpyRecord)]` expands to uses these.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::dtype::{ByteOrder, DType, Field, Record};
+    pub use crate::literal::Literal;
+    pub use crate::record::NpyRecord;
+    pub use core::mem::{offset_of, size_of};
+    pub use core::ptr::addr_of_mut;
+    pub use std::format;
+    pub use std::string::String;
+    pub use std::vec::Vec;
+
+    /// A struct-level `#[npy(endian = ..)]`: sets the byte order of the field's scalars,
+    /// including inside subarrays, but leaves nested records to their own attributes.
+    pub fn container_byte_order(dtype: DType, order: ByteOrder) -> DType {
+        match dtype {
+            DType::Record(_) => dtype,
+            DType::SubArray(ref a) if matches!(a.flat_base(), DType::Record(_)) => dtype,
+            other => other.with_byte_order(order),
+        }
+    }
+
+    /// A record from derived fields; the derive guarantees a valid layout.
+    pub fn record(fields: Vec<Field>, itemsize: usize) -> DType {
+        match Record::new(fields, itemsize) {
+            Ok(r) => DType::Record(r),
+            Err(e) => panic!("#[derive(NpyRecord)] produced an invalid layout (a bug in npy-derive): {e}"),
+        }
+    }
+
+    /// A record describing a derived type's memory; the derive guarantees a valid layout.
+    ///
+    /// Rust may place a zero-sized field (`[T; 0]`) at the offset of a later-declared field,
+    /// so fields at the same offset are put smallest first before the stable sort by offset.
+    pub fn native_record(mut fields: Vec<Field>, itemsize: usize) -> DType {
+        fields.sort_by_key(|f| (f.offset, f.dtype.itemsize()));
+        match Record::native_layout(fields, itemsize) {
+            Ok(r) => DType::Record(r),
+            Err(e) => panic!("#[derive(NpyRecord)] produced an invalid memory layout (a bug in npy-derive): {e}"),
+        }
+    }
+}
 
 /// Everything needed for `Vec::<T>::read_npy(path)` and `data.write_npy(path)`.
 pub mod prelude {
     pub use crate::array::{Array, DynArray, ReadNpy, WriteNpy};
     pub use crate::record::NpyRecord;
+    #[cfg(feature = "derive")]
+    pub use npy_derive::NpyRecord;
 }
 
 /// The README's example, compiled and run as a doc-test.

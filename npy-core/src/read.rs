@@ -14,6 +14,9 @@ use crate::record::{NpyRecord, Plan};
 const STREAM_CHUNK: usize = 16 << 20;
 /// Bytes of source records converted per step on the conversion path.
 const CONVERT_CHUNK: usize = 1 << 20;
+/// Bytes read per step when read data is fixed up in place (byte swaps, checks), so the
+/// fix-up runs on data still in cache.
+const FIX_CHUNK: usize = 1 << 20;
 
 /// How to read `.npy` data. Every setting has a documented default.
 ///
@@ -99,6 +102,9 @@ pub struct NpyReader<R> {
     version: Version,
     header_len: usize,
     data_len: usize,
+    /// Number of elements, and how many have been read.
+    elements: usize,
+    position: usize,
     /// Data bytes known to be present (from the file length), if known.
     available: Option<u64>,
 }
@@ -151,7 +157,8 @@ impl<R: Read> NpyReader<R> {
                 return Err(ErrorKind::Truncated { expected: data_len as u64, found: avail }.into());
             }
         }
-        Ok(NpyReader { reader, header, version, header_len, data_len, available })
+        let elements = header.element_count()?;
+        Ok(NpyReader { reader, header, version, header_len, data_len, elements, position: 0, available })
     }
 
     /// A reader over data already in memory, with its header (no preamble to parse).
@@ -161,7 +168,17 @@ impl<R: Read> NpyReader<R> {
     {
         let data_len = header.data_len()?;
         let available = Some(data.as_ref().len() as u64);
-        Ok(NpyReader { reader: data, header, version: Version::V1_0, header_len: 0, data_len, available })
+        let elements = header.element_count()?;
+        Ok(NpyReader {
+            reader: data,
+            header,
+            version: Version::V1_0,
+            header_len: 0,
+            data_len,
+            elements,
+            position: 0,
+            available,
+        })
     }
 
     /// The parsed header.
@@ -189,28 +206,140 @@ impl<R: Read> NpyReader<R> {
         self.data_len
     }
 
+    /// Number of elements in the array.
+    pub fn len(&self) -> usize {
+        self.elements
+    }
+
+    /// True when the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.elements == 0
+    }
+
+    /// Elements not read yet (after [`NpyReader::read_into`] or partial iteration).
+    pub fn remaining(&self) -> usize {
+        self.elements - self.position
+    }
+
     /// Reads the data as raw bytes into a [`DynArray`] that remembers the file's version,
     /// so writing it back reproduces the file.
     ///
     /// # Errors
-    /// [`ErrorKind::Truncated`] when the data ends early; [`ErrorKind::Io`].
+    /// [`ErrorKind::Truncated`] when the data ends early; [`ErrorKind::Io`];
+    /// [`ErrorKind::Usage`] if elements were already read.
     pub fn read_dyn(mut self) -> Result<DynArray> {
-        let data = self.read_raw::<u8>(self.data_len, |_, _| Ok(()))?;
+        if self.position != 0 {
+            return Err(Error::usage("read_dyn needs the whole array, but elements were already read"));
+        }
+        let total = self.data_len;
+        let zeroed = self.length_known();
+        let mut data = if zeroed { buffer::zeroed_vec::<u8>(total) } else { Vec::new() };
+        self.fill_in_place(&mut data, total, zeroed, 0, None, |_, _| Ok(()))?;
+        self.position = self.elements;
         DynArray::from_parts(self.header, data, Some(self.version))
     }
 
-    /// Reads all elements, in storage order, as `T`, converting byte order and widening
-    /// as needed (see [`Plan`]). Any shape is accepted; see [`NpyReader::read_array`] to
-    /// keep it.
+    /// Reads all (remaining) elements, in storage order, as `T`, converting byte order and
+    /// widening as needed (see [`Plan`]). Any shape is accepted; see
+    /// [`NpyReader::read_array`] to keep it.
     ///
     /// # Errors
     /// [`ErrorKind::DtypeMismatch`] when the file's dtype cannot be read as `T`;
-    /// [`ErrorKind::InvalidValue`] for invalid `bool`/`char` values;
+    /// [`ErrorKind::InvalidValue`] for invalid values (`bool`, `char`, enum discriminants);
     /// [`ErrorKind::Truncated`]; [`ErrorKind::Io`].
     pub fn read_vec<T: NpyRecord>(mut self) -> Result<Vec<T>> {
+        let plan = self.plan::<T>()?;
+        let n = self.remaining();
+        let zeroed = self.length_known();
+        let mut out = if zeroed { buffer::zeroed_vec::<T>(n) } else { Vec::new() };
+        self.append(&plan, &mut out, n, zeroed)?;
+        Ok(out)
+    }
+
+    /// Reads the array as a typed N-d [`Array`], keeping shape and memory order.
+    ///
+    /// # Errors
+    /// As [`NpyReader::read_vec`]; [`ErrorKind::Usage`] if elements were already read.
+    pub fn read_array<T: NpyRecord>(self) -> Result<Array<T>> {
+        if self.position != 0 {
+            return Err(Error::usage("read_array needs the whole array, but elements were already read"));
+        }
+        let shape = self.header.shape.clone();
+        let fortran_order = self.header.fortran_order;
+        let data = self.read_vec::<T>()?;
+        Array::from_parts(data, shape, fortran_order)
+    }
+
+    /// Iterates over the elements in chunks of at most `chunk_len`, holding only one
+    /// chunk in memory: for arrays larger than memory, or to start work early.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] when the file's dtype cannot be read as `T` (then, per
+    /// chunk, as [`NpyReader::read_vec`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, NpyReader};
+    ///
+    /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+    /// let mut sums = Vec::new();
+    /// for chunk in NpyReader::new(&file[..])?.records::<i64>(4)? {
+    ///     sums.push(chunk?.iter().sum::<i64>());
+    /// }
+    /// assert_eq!(sums, [6, 22, 17]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn records<T: NpyRecord>(self, chunk_len: usize) -> Result<Records<R, T>> {
+        let plan = self.plan::<T>()?;
+        Ok(Records {
+            reader: self,
+            plan,
+            chunk_len: chunk_len.max(1),
+            failed: false,
+            _marker: std::marker::PhantomData,
+        })
+    }
+
+    /// Reads the next elements into `buf` (as many as fit, or as remain) and returns how
+    /// many were read; 0 at the end.
+    ///
+    /// # Errors
+    /// As [`NpyReader::read_vec`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, NpyReader};
+    ///
+    /// let file = [1.0f32, 2.0, 3.0].write_npy_to(Vec::new())?;
+    /// let mut reader = NpyReader::new(&file[..])?;
+    /// let mut buf = [0.0f64; 2]; // '<f4' widens to f64
+    /// assert_eq!(reader.read_into(&mut buf)?, 2);
+    /// assert_eq!(buf, [1.0, 2.0]);
+    /// assert_eq!(reader.read_into(&mut buf)?, 1);
+    /// assert_eq!(buf[0], 3.0);
+    /// assert_eq!(reader.read_into(&mut buf)?, 0);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn read_into<T: NpyRecord + Copy>(&mut self, buf: &mut [T]) -> Result<usize> {
+        let plan = self.plan::<T>()?;
+        let k = buf.len().min(self.remaining());
+        let mut tmp = Vec::with_capacity(k);
+        self.append(&plan, &mut tmp, k, false)?;
+        buf[..k].copy_from_slice(&tmp);
+        Ok(k)
+    }
+
+    /// Returns the underlying reader (positioned wherever reading stopped).
+    pub fn into_inner(self) -> R {
+        self.reader
+    }
+
+    fn length_known(&self) -> bool {
+        self.available.is_some_and(|a| a >= self.data_len as u64)
+    }
+
+    fn plan<T: NpyRecord>(&self) -> Result<Plan> {
         let target = T::native_dtype();
-        let plan = Plan::new(&self.header.dtype, &target)?;
-        let n = self.header.element_count()?;
         if std::mem::size_of::<T>() != target.itemsize() {
             return Err(Error::usage(format!(
                 "NpyRecord for {} describes {} bytes but the type has {}",
@@ -219,106 +348,175 @@ impl<R: Read> NpyReader<R> {
                 std::mem::size_of::<T>()
             )));
         }
+        Plan::new(&self.header.dtype, &target)
+    }
+
+    /// Appends the next `count` elements to `out` (whose spare capacity is zero when
+    /// `zeroed`), converting through `plan`.
+    fn append<T: NpyRecord>(&mut self, plan: &Plan, out: &mut Vec<T>, count: usize, zeroed: bool) -> Result<()> {
         if plan.in_place() {
-            let check = |buf: &mut [u8], first: usize| -> Result<()> {
+            // Data that needs fixing (byte swaps, checks) is read in cache-sized pieces and
+            // fixed while hot; an exact copy is read in one go.
+            let piece = if plan.is_identity() && !T::NEEDS_CHECK && !T::HAS_SKIPPED { None } else { Some(FIX_CHUNK) };
+            self.fill_in_place(out, count, zeroed, self.position, piece, |buf, first| {
                 plan.run_in_place(buf, first)?;
                 check_elements::<T>(buf, first)
-            };
-            self.read_raw::<T>(n, check)
+            })?;
+            self.position += count;
+            Ok(())
         } else {
-            self.read_converted::<T>(n, &plan)
+            self.fill_converted(plan, out, count, zeroed)
         }
     }
 
-    /// Reads the array as a typed N-d [`Array`], keeping shape and memory order.
-    ///
-    /// # Errors
-    /// As [`NpyReader::read_vec`].
-    pub fn read_array<T: NpyRecord>(self) -> Result<Array<T>> {
-        let shape = self.header.shape.clone();
-        let fortran_order = self.header.fortran_order;
-        let data = self.read_vec::<T>()?;
-        Array::from_parts(data, shape, fortran_order)
-    }
-
-    /// Returns the underlying reader (positioned wherever reading stopped).
-    pub fn into_inner(self) -> R {
-        self.reader
-    }
-
-    /// Reads `n` elements' worth of source bytes straight into a `Vec<T>`'s memory, calling
-    /// `fix` on each filled part (with its first element index) before it counts as `T`s.
-    fn read_raw<T>(&mut self, n: usize, mut fix: impl FnMut(&mut [u8], usize) -> Result<()>) -> Result<Vec<T>> {
+    /// Reads `count` elements' worth of source bytes straight into `out`'s spare memory
+    /// (the source layout is `T`'s), calling `fix` on each filled part (with the index of
+    /// its first element, counting from `first`) before the elements count as `T`s.
+    /// Parts are at most `piece` bytes when given.
+    fn fill_in_place<T: NpyRecord>(
+        &mut self,
+        out: &mut Vec<T>,
+        count: usize,
+        zeroed: bool,
+        mut first: usize,
+        piece: Option<usize>,
+        mut fix: impl FnMut(&mut [u8], usize) -> Result<()>,
+    ) -> Result<()> {
         let size = std::mem::size_of::<T>();
-        let total = self.data_len;
-        debug_assert_eq!(n.checked_mul(size), Some(total));
         if size == 0 {
-            return zero_sized(n);
+            return zero_sized::<T>(count);
         }
-        let known = self.available.is_some_and(|a| a >= total as u64);
-        let mut out =
-            if known { buffer::zeroed_vec::<T>(n) } else { Vec::with_capacity(n.min(STREAM_CHUNK / size).max(1)) };
-        let step = if known { n } else { (STREAM_CHUNK / size).max(1) };
-        while out.len() < n {
-            let count = step.min(n - out.len());
-            out.reserve(count);
-            let first = out.len();
-            let bytes = buffer::spare_bytes(&mut out, count, known);
+        let mut step = if zeroed { count } else { (STREAM_CHUNK / size).max(1) };
+        if let Some(bytes) = piece {
+            step = step.min((bytes / size).max(1));
+        }
+        let target = out.len() + count;
+        let start = first;
+        while out.len() < target {
+            let k = step.min(target - out.len());
+            out.reserve(k);
+            let base = out.len();
+            let bytes = buffer::spare_bytes(out, k, zeroed);
             let got = read_full(&mut self.reader, bytes)?;
             if got < bytes.len() {
-                return Err(ErrorKind::Truncated { expected: total as u64, found: (first * size + got) as u64 }.into());
+                let before = self.position * self.header.dtype.itemsize();
+                return Err(self.truncated(before + (first - start) * size + got));
             }
             fix(bytes, first)?;
+            fill_skipped(out, base, k);
             // SAFETY:
-            // - `spare_bytes` gave `count * size` initialized bytes right after the
-            //   `first` elements, inside the capacity reserved above;
-            // - `fix` has turned them into valid `T`s: the plan is in-place (same layout as
-            //   `T`), byte order is fixed, bools and `T::check` validated, padding zeroed.
-            unsafe { out.set_len(first + count) };
+            // - `spare_bytes` gave `k * size` initialized bytes right after the `base`
+            //   elements, inside the capacity reserved above;
+            // - `fix` has made them valid `T`s (same layout as `T`, byte order fixed,
+            //   bools and `T::check` validated, padding zeroed) and `fill_skipped`
+            //   initialized any skipped fields.
+            unsafe { out.set_len(base + k) };
+            first += k;
         }
-        Ok(out)
+        Ok(())
     }
 
-    fn read_converted<T: NpyRecord>(&mut self, n: usize, plan: &Plan) -> Result<Vec<T>> {
+    fn fill_converted<T: NpyRecord>(
+        &mut self,
+        plan: &Plan,
+        out: &mut Vec<T>,
+        count: usize,
+        zeroed: bool,
+    ) -> Result<()> {
         let (ss, ds) = (plan.src_size(), plan.dst_size());
         if ds == 0 {
-            return zero_sized(n);
+            return zero_sized::<T>(count);
         }
-        let known = self.available.is_some_and(|a| a >= self.data_len as u64);
-        let mut out =
-            if known { buffer::zeroed_vec::<T>(n) } else { Vec::with_capacity(n.min(STREAM_CHUNK / ds).max(1)) };
         let per_chunk = (CONVERT_CHUNK / ss.max(1)).max(1);
-        let mut staging = vec![0u8; per_chunk.min(n) * ss];
-        while out.len() < n {
-            let count = per_chunk.min(n - out.len());
-            out.reserve(count);
-            let first = out.len();
-            let src = &mut staging[..count * ss];
+        let mut staging = vec![0u8; per_chunk.min(count) * ss];
+        let target = out.len() + count;
+        while out.len() < target {
+            let k = per_chunk.min(target - out.len());
+            out.reserve(k);
+            let (base, first) = (out.len(), self.position);
+            let src = &mut staging[..k * ss];
             let got = read_full(&mut self.reader, src)?;
             if got < src.len() {
-                return Err(
-                    ErrorKind::Truncated { expected: self.data_len as u64, found: (first * ss + got) as u64 }.into()
-                );
+                return Err(self.truncated(first * self.header.dtype.itemsize() + got));
             }
-            let dst = buffer::spare_bytes(&mut out, count, known);
+            let dst = buffer::spare_bytes(out, k, zeroed);
             plan.run(src, dst, first)?;
             check_elements::<T>(dst, first)?;
+            fill_skipped(out, base, k);
             // SAFETY:
-            // - `spare_bytes` gave `count * ds` initialized (zeroed) bytes right after the
-            //   `first` elements, inside the capacity reserved above;
+            // - `spare_bytes` gave `k * ds` initialized (zeroed) bytes right after the
+            //   `base` elements, inside the capacity reserved above;
             // - the plan wrote every field of `T::native_dtype()` (it fails on a missing
-            //   field), validated bools, left padding zeroed, and `T::check` passed.
-            unsafe { out.set_len(first + count) };
+            //   field), validated bools, left padding zeroed, `T::check` passed, and
+            //   `fill_skipped` initialized any skipped fields.
+            unsafe { out.set_len(base + k) };
+            self.position += k;
         }
-        Ok(out)
+        Ok(())
+    }
+
+    fn truncated(&self, found: usize) -> Error {
+        ErrorKind::Truncated { expected: self.data_len as u64, found: found as u64 }.into()
     }
 }
 
-fn zero_sized<T>(n: usize) -> Result<Vec<T>> {
-    Err(Error::usage(format!(
-        "cannot read {n} elements of the zero-sized type {} into a Vec",
-        std::any::type_name::<T>()
-    )))
+/// Chunks of records from [`NpyReader::records`].
+#[derive(Debug)]
+pub struct Records<R, T> {
+    reader: NpyReader<R>,
+    plan: Plan,
+    chunk_len: usize,
+    failed: bool,
+    _marker: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<R: Read, T: NpyRecord> Iterator for Records<R, T> {
+    type Item = Result<Vec<T>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let k = self.chunk_len.min(self.reader.remaining());
+        if self.failed || k == 0 {
+            return None;
+        }
+        let mut chunk = Vec::with_capacity(k);
+        match self.reader.append(&self.plan, &mut chunk, k, false) {
+            Ok(()) => Some(Ok(chunk)),
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl<R, T> Records<R, T> {
+    /// The reader (to read what follows the array in the stream).
+    pub fn into_inner(self) -> NpyReader<R> {
+        self.reader
+    }
+}
+
+/// Initializes the skipped fields of `out[base..base + k]` (spare capacity).
+fn fill_skipped<T: NpyRecord>(out: &mut Vec<T>, base: usize, k: usize) {
+    if !T::HAS_SKIPPED {
+        return;
+    }
+    let ptr = out.as_mut_ptr();
+    for i in base..base + k {
+        // SAFETY:
+        // - `i < base + k <= capacity` (reserved by the caller), so `ptr.add(i)` is in the
+        //   allocation, aligned for `T`;
+        // - the element's stored fields were just filled and validated; its skipped fields
+        //   are zeroed bytes holding no value, which `fill_skipped` overwrites without drop.
+        unsafe { T::fill_skipped(ptr.add(i)) };
+    }
+}
+
+fn zero_sized<T>(n: usize) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    Err(Error::usage(format!("cannot read {n} elements of the zero-sized type {}", std::any::type_name::<T>())))
 }
 
 fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result<()> {

@@ -23,15 +23,21 @@ use crate::error::{Error, ErrorKind, Result};
 /// Readers build values of `Self` from bytes, so an implementation promises that:
 /// - [`NpyRecord::native_dtype`] describes `Self`'s memory exactly: its itemsize is
 ///   `size_of::<Self>()`, and every field's offset and type is where and what `Self` holds,
-///   in native byte order (bytes covered by no field are padding);
-/// - any bytes in which every `b1` field holds 0 or 1, and which
-///   [`NpyRecord::check`] accepts, with padding zeroed, are a valid `Self`.
+///   in native byte order (bytes covered by no field are padding, or skipped fields);
+/// - any bytes in which every `b1` field holds 0 or 1, which [`NpyRecord::check`] accepts,
+///   with padding zeroed, are a valid `Self` once [`NpyRecord::fill_skipped`] has run;
+/// - [`NpyRecord::ITEMSIZE`] is `dtype().itemsize()`.
+///
+/// Implement it with `#[derive(NpyRecord)]`, never by hand.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be an element of a NumPy array",
+    message = "`{Self}` cannot be an element or field of a NumPy array",
     label = "`{Self}` does not implement `NpyRecord`",
-    note = "primitives implement it; for a struct add `#[derive(NpyRecord)]`"
+    note = "primitives, `[T; N]` and the types of `npy_core::types` implement it; for a struct or a fieldless `#[repr(u8)]`-style enum add `#[derive(NpyRecord)]`"
 )]
 pub unsafe trait NpyRecord: Sized + 'static {
+    /// Bytes of one element as written (`Self::dtype().itemsize()`), usable in constants.
+    const ITEMSIZE: usize;
+
     /// The dtype written for this type (NumPy's view of it).
     fn dtype() -> DType;
 
@@ -41,8 +47,12 @@ pub unsafe trait NpyRecord: Sized + 'static {
         Self::dtype()
     }
 
+    /// Whether [`NpyRecord::check`] must be called (false skips the per-element call).
+    const NEEDS_CHECK: bool = false;
+
     /// Validates one element's bytes in native layout beyond what the dtype says
-    /// (e.g. that a `u32` is a valid `char`). Returns a reason on failure.
+    /// (e.g. that a `u32` is a valid `char`, or an enum's discriminant). Returns a reason
+    /// on failure.
     ///
     /// # Errors
     /// A lower-case reason naming the invalid value.
@@ -50,8 +60,17 @@ pub unsafe trait NpyRecord: Sized + 'static {
         Ok(())
     }
 
-    /// Whether [`NpyRecord::check`] must be called (false skips the per-element call).
-    const NEEDS_CHECK: bool = false;
+    /// Whether the type has fields that are not stored (`#[npy(skip)]`), which
+    /// [`NpyRecord::fill_skipped`] must initialize after a read.
+    const HAS_SKIPPED: bool = false;
+
+    /// Writes `Default::default()` into every skipped field of an element whose stored
+    /// fields have been filled from a file (padding and skipped bytes zeroed).
+    ///
+    /// # Safety
+    /// `element` must be valid for writes and aligned, its stored fields initialized; the
+    /// skipped fields hold no value yet (they are overwritten without being dropped).
+    unsafe fn fill_skipped(_element: *mut Self) {}
 }
 
 macro_rules! primitive {
@@ -59,6 +78,8 @@ macro_rules! primitive {
         // SAFETY: a primitive's memory is one scalar of its own size in native order, and
         // every bit pattern is valid (bool is validated as `b1` by the plans).
         unsafe impl NpyRecord for $t {
+            const ITEMSIZE: usize = std::mem::size_of::<$t>();
+
             fn dtype() -> DType {
                 DType::native($ty)
             }
@@ -94,6 +115,8 @@ primitive! {
 // SAFETY: `char` is 4 bytes holding a Unicode scalar value, i.e. one native-order UCS-4
 // code unit (`U1`); `check` refuses surrogates and values past U+10FFFF.
 unsafe impl NpyRecord for char {
+    const ITEMSIZE: usize = 4;
+
     fn dtype() -> DType {
         DType::native(ScalarType::Unicode(1))
     }
@@ -104,6 +127,63 @@ unsafe impl NpyRecord for char {
     }
 
     const NEEDS_CHECK: bool = true;
+}
+
+// SAFETY: `[T; N]` is `N` values of `T` back to back, `size_of::<T>()` apart: exactly the
+// subarray of `N` native `T`s its native dtype describes; checks and skipped fields are
+// delegated to `T` element by element.
+unsafe impl<T: NpyRecord, const N: usize> NpyRecord for [T; N] {
+    const ITEMSIZE: usize = N * T::ITEMSIZE;
+
+    /// A subarray field `(fmt, (N, ...))`: nested arrays give one multi-dimensional shape,
+    /// as NumPy writes `('samples', '<f4', (4, 64))` for `[[f32; 64]; 4]`.
+    fn dtype() -> DType {
+        array_of(T::dtype(), N)
+    }
+
+    fn native_dtype() -> DType {
+        array_of(T::native_dtype(), N)
+    }
+
+    const NEEDS_CHECK: bool = T::NEEDS_CHECK;
+
+    fn check(element: &[u8]) -> std::result::Result<(), String> {
+        let size = std::mem::size_of::<T>();
+        if size == 0 {
+            return Ok(());
+        }
+        for (i, el) in element.chunks_exact(size).enumerate() {
+            T::check(el).map_err(|e| format!("[{i}]: {e}"))?;
+        }
+        Ok(())
+    }
+
+    const HAS_SKIPPED: bool = T::HAS_SKIPPED;
+
+    unsafe fn fill_skipped(element: *mut Self) {
+        for i in 0..N {
+            // SAFETY: the caller's element is a valid, aligned `[T; N]` whose stored fields
+            // are initialized, so each of its `N` items is such a `T`.
+            unsafe { T::fill_skipped(element.cast::<T>().add(i)) };
+        }
+    }
+}
+
+/// `(base, (n, ...))`: prepends a dimension, flattening a subarray base into one shape.
+fn array_of(base: DType, n: usize) -> DType {
+    let (base, shape) = match base {
+        DType::SubArray(a) => {
+            let mut shape = vec![n];
+            shape.extend_from_slice(a.shape());
+            (a.base().clone(), shape)
+        }
+        other => (other, vec![n]),
+    };
+    let total = shape.iter().try_fold(base.itemsize(), |acc, &d| acc.checked_mul(d));
+    match total {
+        Some(t) if t <= crate::dtype::MAX_ITEMSIZE => DType::SubArray(crate::dtype::SubArray::new(base, shape)),
+        _ => panic!("array type too large for a NumPy dtype (over {} bytes)", crate::dtype::MAX_ITEMSIZE),
+    }
 }
 
 /// One step of a plan, applied to every record of a chunk.
@@ -275,34 +355,54 @@ impl Plan {
         if n.checked_mul(ds) != Some(dst.len()) {
             return Err(Error::usage(format!("{} destination bytes for {n} elements of {ds} bytes", dst.len())));
         }
+        if ds == 0 {
+            return Ok(());
+        }
+        // One pass over the records per op, so the dispatch happens once per op per chunk
+        // and the inner loops are tight copies.
         for op in &self.ops {
-            for (i, d) in dst.chunks_exact_mut(ds.max(1)).take(n).enumerate() {
-                let field = |at: usize, len: usize| {
-                    // SAFETY: `i < n` and `at + len <= ss` (ops are compiled within the
-                    // source element), so the range lies in the caller's readable region;
-                    // it is a field's bytes, which the caller guarantees initialized.
-                    unsafe { std::slice::from_raw_parts(src.add(i * ss + at), len) }
-                };
-                match *op {
-                    Op::Copy { src, dst, len } => d[dst..dst + len].copy_from_slice(field(src, len)),
-                    Op::Swap { src, dst, unit, count } => {
-                        let out = &mut d[dst..dst + unit * count];
-                        out.copy_from_slice(field(src, unit * count));
-                        swap_units(out, unit);
-                    }
-                    Op::Bool { src, dst } => {
-                        let b = field(src, 1)[0];
+            let field = |i: usize, at: usize, len: usize| {
+                // SAFETY: `i < n` and `at + len <= ss` (ops are compiled within the source
+                // element), so the range lies in the caller's readable region; it is a
+                // field's bytes, which the caller guarantees initialized.
+                unsafe { std::slice::from_raw_parts(src.add(i * ss + at), len) }
+            };
+            let records = dst.chunks_exact_mut(ds).enumerate();
+            match *op {
+                Op::Copy { src, dst, len } => match len {
+                    1 => records.for_each(|(i, d)| d[dst] = field(i, src, 1)[0]),
+                    2 => records.for_each(|(i, d)| copy_n::<2>(&mut d[dst..], field(i, src, 2))),
+                    4 => records.for_each(|(i, d)| copy_n::<4>(&mut d[dst..], field(i, src, 4))),
+                    8 => records.for_each(|(i, d)| copy_n::<8>(&mut d[dst..], field(i, src, 8))),
+                    _ => records.for_each(|(i, d)| d[dst..dst + len].copy_from_slice(field(i, src, len))),
+                },
+                Op::Swap { src, dst, unit, count } => records.for_each(|(i, d)| {
+                    let out = &mut d[dst..dst + unit * count];
+                    out.copy_from_slice(field(i, src, unit * count));
+                    swap_units(out, unit);
+                }),
+                Op::Bool { src, dst } => {
+                    for (i, d) in records {
+                        let b = field(i, src, 1)[0];
                         check_bool(b, first_index + i)?;
                         d[dst] = b;
                     }
-                    Op::Convert { src, dst, from, to } => {
-                        convert(field(src, from.itemsize()), from, &mut d[dst..dst + to.itemsize()], to)
-                    }
-                    Op::Zero { dst, len } => d[dst..dst + len].fill(0),
                 }
+                Op::Convert { src, dst, from, to } => records.for_each(|(i, d)| {
+                    convert(field(i, src, from.itemsize()), from, &mut d[dst..dst + to.itemsize()], to)
+                }),
+                Op::Zero { dst: at, len } => dst.chunks_exact_mut(ds).for_each(|d| d[at..at + len].fill(0)),
             }
         }
         Ok(())
+    }
+}
+
+/// Copies exactly `N` bytes (a fixed-size copy the compiler turns into one move).
+#[inline(always)]
+fn copy_n<const N: usize>(dst: &mut [u8], src: &[u8]) {
+    if let (Some(d), Some(s)) = (dst.first_chunk_mut::<N>(), src.first_chunk::<N>()) {
+        *d = *s;
     }
 }
 
@@ -385,12 +485,13 @@ fn compile(from: &DType, to: &DType, so: usize, d_o: usize, path: &mut Vec<Strin
             }
             Ok(())
         }
-        (DType::SubArray(a), DType::SubArray(b)) if a.shape() == b.shape() => {
-            let (sa, sb) = (a.base().itemsize(), b.base().itemsize());
+        (DType::SubArray(a), DType::SubArray(b)) if a.flat_shape() == b.flat_shape() => {
+            let (ba, bb) = (a.flat_base(), b.flat_base());
+            let (sa, sb) = (ba.itemsize(), bb.itemsize());
             let mut elem = Vec::new();
-            compile(a.base(), b.base(), 0, 0, path, &mut elem)?;
+            compile(ba, bb, 0, 0, path, &mut elem)?;
             let elem = merge(elem);
-            for i in 0..a.len() {
+            for i in 0..a.flat_shape().iter().product::<usize>() {
                 ops.extend(elem.iter().map(|op| shift(op, so + i * sa, d_o + i * sb)));
             }
             Ok(())

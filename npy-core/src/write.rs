@@ -1,7 +1,8 @@
 //! Writing `.npy` data to paths (atomically) and to any [`io::Write`].
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::marker::PhantomData;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -51,6 +52,16 @@ impl WriteOptions {
 /// directory, preallocated to its final size, which is renamed over `path` when complete.
 /// On any error the temporary file is removed and an existing file at `path` is untouched.
 pub(crate) fn to_path(path: &Path, header: &[u8], body: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    let mut tmp = temp_file_beside(path)?;
+    tmp.write_all(header)?;
+    body(tmp.as_file_mut())?;
+    tmp.persist(path).map_err(|e| Error::from(e.error))?;
+    Ok(())
+}
+
+/// A temporary file in `path`'s directory (so renaming it over `path` is atomic), with
+/// the permissions a plain `File::create` would give; removed when dropped unpersisted.
+fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -60,14 +71,10 @@ pub(crate) fn to_path(path: &Path, header: &[u8], body: impl FnOnce(&mut File) -
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        // As a plain `File::create`: 0o666 less the umask (tempfile's default is 0o600).
+        // 0o666 less the umask, as `File::create` (tempfile's default is 0o600).
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
-    let mut tmp = builder.tempfile_in(dir)?;
-    tmp.write_all(header)?;
-    body(tmp.as_file_mut())?;
-    tmp.persist(path).map_err(|e| Error::from(e.error))?;
-    Ok(())
+    Ok(builder.tempfile_in(dir)?)
 }
 
 /// Reserves `len` bytes for a file about to be written, so the file system allocates its
@@ -104,9 +111,8 @@ pub(crate) fn typed_to_writer<W: Write, T: NpyRecord>(mut writer: W, header: Hea
     Ok(writer)
 }
 
-/// Writes the elements in `T::dtype()` layout: one bulk write when `T`'s memory is that
-/// layout, else converted field by field in chunks.
-fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<()> {
+/// The plan from `T`'s memory to its written layout.
+fn element_plan<T: NpyRecord>() -> Result<Plan> {
     let plan = Plan::new(&T::native_dtype(), &T::dtype())?;
     if plan.src_size() != std::mem::size_of::<T>() {
         return Err(Error::usage(format!(
@@ -116,6 +122,17 @@ fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<
             std::mem::size_of::<T>()
         )));
     }
+    Ok(plan)
+}
+
+/// Writes the elements in `T::dtype()` layout.
+fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<()> {
+    write_with_plan(writer, &element_plan::<T>()?, data)
+}
+
+/// One bulk write when `T`'s memory is its written layout, else converted field by field
+/// in chunks.
+fn write_with_plan<W: Write, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
     if plan.is_identity() && plan.covers_all_src() {
         // SAFETY:
         // - the pointer and length come from a live `&[T]`, so the bytes are readable;
@@ -132,13 +149,176 @@ fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<
         let dst = &mut out[..chunk.len() * plan.dst_size()];
         // SAFETY:
         // - `chunk` is a live `&[T]` of `chunk.len()` elements of `size_of::<T>()` bytes,
-        //   which equals the plan's source element size (checked above);
+        //   which equals the plan's source element size (checked by `element_plan`);
         // - the plan reads only the bytes of fields of `T::native_dtype()`, which are
-        //   initialized (NpyRecord's contract), never padding.
+        //   initialized (NpyRecord's contract), never padding or skipped fields.
         unsafe { plan.run_raw(chunk.as_ptr().cast::<u8>(), chunk.len(), dst, k * per_chunk)? };
         writer.write_all(dst)?;
     }
     Ok(())
+}
+
+/// Writes records one by one or in batches when their number is not known in advance, and
+/// fixes the shape in the header on [`NpyWriter::finish`].
+///
+/// The header is written first with room for any length (NumPy's growth-axis spaces), so
+/// finishing rewrites it in place: the file is exactly what `np.save` writes for the same
+/// array. Needs `Seek`; see [`NpyFileWriter`] for an atomic file on a path.
+///
+/// # Examples
+/// ```
+/// use std::io::Cursor;
+/// use npy_core::{prelude::*, NpyWriter};
+///
+/// let mut w = NpyWriter::<f32, _>::new(Cursor::new(Vec::new()))?;
+/// for i in 0..5 {
+///     w.push(&(i as f32))?;
+/// }
+/// w.extend(&[10.0, 11.0])?;
+/// let bytes = w.finish()?.into_inner();
+/// assert_eq!(bytes, (0..5).map(|i| i as f32).chain([10.0, 11.0]).collect::<Vec<_>>().write_npy_to(Vec::new())?);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct NpyWriter<T, W: Write + Seek> {
+    writer: W,
+    start: u64,
+    header_len: usize,
+    version: Version,
+    count: usize,
+    plan: Plan,
+    _marker: PhantomData<fn(&T)>,
+}
+
+impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
+    /// Starts an array of `T` at the writer's current position.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
+    pub fn new(mut writer: W) -> Result<Self> {
+        let start = writer.stream_position()?;
+        let (version, head) = Header::new(T::dtype(), vec![0]).encode(None)?;
+        writer.write_all(&head)?;
+        let plan = element_plan::<T>()?;
+        Ok(NpyWriter { writer, start, header_len: head.len(), version, count: 0, plan, _marker: PhantomData })
+    }
+
+    /// Appends one record.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
+    pub fn push(&mut self, record: &T) -> Result<()> {
+        self.extend(std::slice::from_ref(record))
+    }
+
+    /// Appends records.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
+    pub fn extend(&mut self, records: &[T]) -> Result<()> {
+        write_with_plan(&mut self.writer, &self.plan, records)?;
+        self.count += records.len();
+        Ok(())
+    }
+
+    /// Records written so far.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when no record was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Writes the final shape into the header and returns the writer, positioned after
+    /// the data.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
+    pub fn finish(mut self) -> Result<W> {
+        let (_, head) = Header::new(T::dtype(), vec![self.count]).encode(Some(self.version))?;
+        if head.len() != self.header_len {
+            return Err(Error::usage("the header grew while writing (more than 10^21 records?)"));
+        }
+        let end = self.writer.stream_position()?;
+        self.writer.seek(SeekFrom::Start(self.start))?;
+        self.writer.write_all(&head)?;
+        self.writer.seek(SeekFrom::Start(end))?;
+        self.writer.flush()?;
+        Ok(self.writer)
+    }
+}
+
+/// An [`NpyWriter`] to a path, atomic: records go to a temporary file in the same
+/// directory, which replaces `path` only when [`NpyFileWriter::finish`] succeeds. Dropped
+/// without `finish`, it leaves no file behind (and any old file untouched).
+///
+/// # Examples
+/// ```
+/// use npy_core::{prelude::*, NpyFileWriter};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("stream.npy");
+/// let mut w = NpyFileWriter::<u16>::create(&path)?;
+/// w.extend(&[1, 2, 3])?;
+/// w.finish()?;
+/// assert_eq!(Vec::<u16>::read_npy(&path)?, [1, 2, 3]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct NpyFileWriter<T: NpyRecord> {
+    inner: NpyWriter<T, io::BufWriter<tempfile::NamedTempFile>>,
+    path: std::path::PathBuf,
+}
+
+impl<T: NpyRecord> NpyFileWriter<T> {
+    /// Starts writing an array of `T` to `path`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the temporary file cannot be created.
+    pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let tmp = temp_file_beside(path)?;
+        let inner = NpyWriter::new(io::BufWriter::with_capacity(1 << 20, tmp))?;
+        Ok(NpyFileWriter { inner, path: path.to_path_buf() })
+    }
+
+    /// Appends one record.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io).
+    pub fn push(&mut self, record: &T) -> Result<()> {
+        self.inner.push(record)
+    }
+
+    /// Appends records.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io).
+    pub fn extend(&mut self, records: &[T]) -> Result<()> {
+        self.inner.extend(records)
+    }
+
+    /// Records written so far.
+    pub fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// True when no record was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+
+    /// Fixes the header and moves the file into place.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched then.
+    pub fn finish(self) -> Result<()> {
+        let tmp = self.inner.finish()?.into_inner().map_err(|e| Error::from(e.into_error()))?;
+        tmp.persist(&self.path)?;
+        Ok(())
+    }
 }
 
 impl From<tempfile::PersistError> for Error {

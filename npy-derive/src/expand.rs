@@ -1,0 +1,415 @@
+//! Emits the `unsafe impl NpyRecord` for a checked [`Container`].
+//!
+//! Layout numbers are never computed here: offsets and sizes are emitted as
+//! `offset_of!`/`size_of`/`<F as NpyRecord>::ITEMSIZE` expressions for rustc to evaluate, and
+//! the assumptions the dtype relies on are pinned with `const _: () = assert!(..)`.
+//!
+//! Everything is wrapped in `const _: () = { .. };` and named by absolute paths (`::core::..`
+//! or `<crate>::__private::..`), so the output compiles under `#![no_implicit_prelude]` and
+//! next to any user item names. Locals start with `__`.
+//!
+//! # Why the emitted `unsafe impl` keeps `NpyRecord`'s safety contract
+//! Structs:
+//! - `native_dtype()` lists every stored field `f: F` as `F::native_dtype()` at
+//!   `offset_of!(Self, f)`, with itemsize `size_of::<Self>()`. `F`'s own impl guarantees that
+//!   `F::native_dtype()` describes `F`'s memory exactly, so the record describes `Self`'s
+//!   memory exactly; bytes no stored field covers are padding or skipped fields.
+//! - Bytes that hold a valid value of every stored field type (each `F::check` is called on
+//!   the field's bytes by `check`, and `F::NEEDS_CHECK` is or-ed into ours) are a valid
+//!   `Self` once every skipped field has been written, which `fill_skipped` does with
+//!   `Default::default()` (recursing into stored fields that have skipped fields of their
+//!   own). `#[repr(packed)]` is refused, so every field is aligned, as `fill_skipped` needs.
+//! - `ITEMSIZE` is the itemsize passed to `record(..)` by `dtype()`, so it is
+//!   `dtype().itemsize()`; `record` panics rather than build an invalid dtype, and the
+//!   explicit `offset`/`itemsize` attributes are checked at compile time by const asserts.
+//!
+//! Fieldless enums with an integer repr: the repr integer's dtype describes the enum's
+//! memory (pinned by `assert!(size_of::<Enum>() == size_of::<Int>())`), and `check` accepts
+//! exactly the discriminants, so checked bytes are a valid enum value.
+//!
+//! The unsafe blocks in `fill_skipped` rely on its own contract: `element` is valid for
+//! writes and aligned, so `addr_of_mut!((*element).field)` is a valid, aligned place of the
+//! field's type, written without reading or dropping the uninitialized old value.
+//!
+//! These paragraphs are the `// SAFETY:` comments of the emitted `unsafe` (`quote!` drops
+//! comments). Clippy does not lint code expanded from another crate's macro, so the output
+//! passes `clippy::undocumented_unsafe_blocks` without an `allow`.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Literal, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned as _;
+
+use crate::internals::ast::{Container, Data, Field, Variant};
+use crate::internals::attr::Endian;
+use crate::internals::{check, Ctxt};
+
+/// Parses, checks and expands one `#[derive(NpyRecord)]` input.
+pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
+    let cx = Ctxt::new();
+    let Some(cont) = Container::from_ast(&cx, input) else {
+        return Err(cx.check().err().unwrap_or_else(|| syn::Error::new(Span::call_site(), "unsupported input")));
+    };
+    check::check(&cx, &cont);
+    cx.check()?;
+
+    let krate = cont.attrs.krate.as_ref().map_or_else(|| quote!(::npy_core), |k| k.value.to_token_stream());
+    let p = quote!(#krate::__private);
+    let body = match &cont.data {
+        Data::Struct(fields) => expand_struct(&cont, fields, &p),
+        Data::Enum(variants) => expand_enum(&cont, variants, &p),
+    };
+    Ok(quote! {
+        const _: () = {
+            #body
+        };
+    })
+}
+
+/// `ByteOrder::..` for an endian attribute.
+fn byte_order(p: &TokenStream, endian: Endian) -> TokenStream {
+    match endian {
+        Endian::Big => quote!(#p::ByteOrder::Big),
+        Endian::Little => quote!(#p::ByteOrder::Little),
+        Endian::Native => quote!(#p::ByteOrder::NATIVE),
+    }
+}
+
+/// An unsuffixed `usize` literal.
+fn lit(n: usize) -> Literal {
+    Literal::usize_unsuffixed(n)
+}
+
+/// The span of the first token, where an error about an attribute is shown.
+fn first_span(tokens: &TokenStream) -> Span {
+    tokens.clone().into_iter().next().map_or_else(Span::call_site, |t| t.span())
+}
+
+/// True when `tokens` name one of `params` (the container's type and const parameters).
+/// Over-approximates (`other::T` counts), which only trades a const assertion for a where
+/// clause.
+fn mentions(tokens: TokenStream, params: &HashSet<String>) -> bool {
+    tokens.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => params.contains(&i.to_string()),
+        TokenTree::Group(g) => mentions(g.stream(), params),
+        _ => false,
+    })
+}
+
+/// What every piece of a struct's expansion needs.
+struct Gen<'a> {
+    p: &'a TokenStream,
+    /// The container's type and const parameter names.
+    params: HashSet<String>,
+}
+
+impl Gen<'_> {
+    fn is_generic(&self, field: &Field<'_>) -> bool {
+        mentions(field.ty.to_token_stream(), &self.params)
+    }
+
+    /// `<F as NpyRecord>`, spanned at the field's type so that a missing impl is reported
+    /// at the field.
+    fn record(&self, field: &Field<'_>) -> TokenStream {
+        let (p, ty) = (self.p, field.ty);
+        quote_spanned!(ty.span()=> <#ty as #p::NpyRecord>)
+    }
+}
+
+fn expand_struct(cont: &Container<'_>, fields: &[Field<'_>], p: &TokenStream) -> TokenStream {
+    let ident = cont.ident;
+    let type_name = ident.to_string();
+    let params: HashSet<String> = cont
+        .generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+            syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+            syn::GenericParam::Lifetime(_) => None,
+        })
+        .collect();
+    let is_generic_container = !params.is_empty();
+    let g = Gen { p, params };
+    let stored: Vec<&Field<'_>> = fields.iter().filter(|f| f.is_stored()).collect();
+    let skipped: Vec<&Field<'_>> = fields.iter().filter(|f| !f.is_stored()).collect();
+
+    // Bounds, as serde: a where clause per field type that involves a parameter. Every
+    // other field type is used as `<F as NpyRecord>` spanned at the field, so a type that
+    // does not implement it is reported once, at the field, with the trait's
+    // `#[diagnostic::on_unimplemented]` message.
+    let mut generics = cont.generics.clone();
+    let predicates = &mut generics.make_where_clause().predicates;
+    for param in cont.generics.type_params() {
+        let t = &param.ident;
+        predicates.push(syn::parse_quote!(#t: 'static));
+    }
+    for field in fields.iter().filter(|f| g.is_generic(f)) {
+        let ty = field.ty;
+        let bound = if field.is_stored() { quote!(#p::NpyRecord) } else { quote!(::core::default::Default) };
+        predicates.push(syn::parse_quote_spanned!(ty.span()=> #ty: #bound));
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+
+    // Layout of the written dtype.
+    let mut layout_asserts = Vec::new();
+    let mut offset_lets = Vec::new();
+    let (offsets, itemsize): (Vec<TokenStream>, TokenStream) = if cont.attrs.align.is_some() {
+        let offsets = stored.iter().map(|f| {
+            let member = &f.member;
+            quote!(#p::offset_of!(Self, #member))
+        });
+        (offsets.collect(), quote!(#p::size_of::<Self>()))
+    } else {
+        // `run` holds the terms whose sum is where the next field starts.
+        let mut run: Vec<TokenStream> = Vec::new();
+        let mut offsets = Vec::new();
+        for (i, field) in stored.iter().enumerate() {
+            let local = format_ident!("__offset{}", i);
+            let value = match (&field.attrs.offset, i) {
+                (Some(explicit), _) => {
+                    let n = lit(explicit.value);
+                    if !run.is_empty() {
+                        let msg = format!(
+                            "npy: field `{}` (offset = {}) overlaps the field before it; offsets must increase \
+                             and leave room for each field's ITEMSIZE",
+                            field.member.to_token_stream(),
+                            explicit.value
+                        );
+                        layout_asserts.push((first_span(&explicit.tokens), quote!(#(#run)+* <= #n), msg));
+                    }
+                    run = vec![quote!(#n)];
+                    quote!(#n)
+                }
+                (None, 0) => quote!(0),
+                (None, _) => {
+                    let prev_local = format_ident!("__offset{}", i - 1);
+                    let prev = g.record(stored[i - 1]);
+                    quote!(#prev_local + #prev::ITEMSIZE)
+                }
+            };
+            offset_lets.push(quote!(let #local: ::core::primitive::usize = #value;));
+            offsets.push(quote!(#local));
+            let record = g.record(field);
+            run.push(quote!(#record::ITEMSIZE));
+        }
+        let end = if run.is_empty() { quote!(0) } else { quote!(#(#run)+*) };
+        let itemsize = match &cont.attrs.itemsize {
+            Some(attr) => {
+                let n = lit(attr.value);
+                let msg = format!("npy: itemsize = {} is smaller than the fields, which end past it", attr.value);
+                layout_asserts.push((first_span(&attr.tokens), quote!(#end <= #n), msg));
+                quote!(#n)
+            }
+            None => end,
+        };
+        (offsets, itemsize)
+    };
+    // Free consts cannot name the container's parameters: a generic container checks its
+    // layout where ITEMSIZE is evaluated instead (every use of the impl evaluates it).
+    let asserts = layout_asserts.iter().map(|(span, cond, msg)| quote_spanned!(*span=> ::core::assert!(#cond, #msg);));
+    let (free_asserts, itemsize) = if is_generic_container {
+        (Vec::new(), quote!({ #(#asserts)* #itemsize }))
+    } else {
+        (asserts.map(|a| quote!(const _: () = #a)).collect(), itemsize)
+    };
+
+    let n = lit(stored.len());
+    let field_vec = |fields: Vec<TokenStream>| quote!(<#p::Vec<#p::Field> as ::core::convert::From<[#p::Field; #n]>>::from([#(#fields),*]));
+
+    // dtype(): the written layout.
+    let dtype_fields = stored.iter().zip(&offsets).map(|(field, offset)| {
+        let name = &field.name;
+        let record = g.record(field);
+        let base = quote!(#record::dtype());
+        let dtype = match (&field.attrs.endian, &cont.attrs.endian) {
+            (Some(e), _) => {
+                let order = byte_order(p, e.value);
+                quote!(#base.with_byte_order(#order))
+            }
+            (None, Some(e)) => {
+                let order = byte_order(p, e.value);
+                quote!(#p::container_byte_order(#base, #order))
+            }
+            (None, None) => base,
+        };
+        let title = match &field.attrs.title {
+            Some(t) => {
+                let t = &t.value;
+                quote!(::core::option::Option::Some(#p::Literal::Str(::core::convert::From::from(#t))))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(#p::Field { name: ::core::convert::From::from(#name), title: #title, dtype: #dtype, offset: #offset })
+    });
+    let dtype_vec = field_vec(dtype_fields.collect());
+
+    // native_dtype(): the memory layout.
+    let native_fields = stored.iter().map(|field| {
+        let (name, member) = (&field.name, &field.member);
+        let record = g.record(field);
+        quote! {
+            #p::Field {
+                name: ::core::convert::From::from(#name),
+                title: ::core::option::Option::None,
+                dtype: #record::native_dtype(),
+                offset: #p::offset_of!(Self, #member),
+            }
+        }
+    });
+    let native_vec = field_vec(native_fields.collect());
+
+    // check(): each stored field that needs it, on its own bytes.
+    let needs_check = stored.iter().map(|f| {
+        let record = g.record(f);
+        quote!(#record::NEEDS_CHECK)
+    });
+    let checks = stored.iter().map(|field| {
+        let (name, member, ty) = (&field.name, &field.member, field.ty);
+        let record = g.record(field);
+        quote! {
+            if #record::NEEDS_CHECK {
+                let __start = #p::offset_of!(Self, #member);
+                match __element.get(__start..__start + #p::size_of::<#ty>()) {
+                    ::core::option::Option::Some(__bytes) => {
+                        if let ::core::result::Result::Err(__reason) = #record::check(__bytes) {
+                            return ::core::result::Result::Err(#p::format!("field '{}': {}", #name, __reason));
+                        }
+                    }
+                    ::core::option::Option::None => {
+                        return ::core::result::Result::Err(#p::format!("field '{}' lies outside the element", #name));
+                    }
+                }
+            }
+        }
+    });
+
+    // fill_skipped(): Default for skipped fields, recursion into stored ones.
+    let has_skipped = if skipped.is_empty() {
+        let nested = stored.iter().map(|f| {
+            let record = g.record(f);
+            quote!(#record::HAS_SKIPPED)
+        });
+        quote!(false #(|| #nested)*)
+    } else {
+        quote!(true)
+    };
+    let fills = fields.iter().map(|field| {
+        let (member, ty) = (&field.member, field.ty);
+        let place = quote!(#p::addr_of_mut!((*__element).#member));
+        if field.is_stored() {
+            let record = g.record(field);
+            quote! {
+                if #record::HAS_SKIPPED {
+                    unsafe { #record::fill_skipped(#place) };
+                }
+            }
+        } else {
+            let default = quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default());
+            quote!(unsafe { #place.write(#default) };)
+        }
+    });
+
+    quote! {
+        #(#free_asserts)*
+
+        #[automatically_derived]
+        unsafe impl #impl_generics #p::NpyRecord for #ident #ty_generics #where_clause {
+            const ITEMSIZE: ::core::primitive::usize = #itemsize;
+
+            fn dtype() -> #p::DType {
+                #(#offset_lets)*
+                #p::record(#dtype_vec, <Self as #p::NpyRecord>::ITEMSIZE)
+            }
+
+            fn native_dtype() -> #p::DType {
+                #p::native_record(#native_vec, #p::size_of::<Self>())
+            }
+
+            const NEEDS_CHECK: ::core::primitive::bool = false #(|| #needs_check)*;
+
+            fn check(__element: &[::core::primitive::u8]) -> ::core::result::Result<(), #p::String> {
+                if __element.len() != #p::size_of::<Self>() {
+                    return ::core::result::Result::Err(#p::format!(
+                        "a {} element is {} bytes, not {}",
+                        #type_name,
+                        #p::size_of::<Self>(),
+                        __element.len(),
+                    ));
+                }
+                #(#checks)*
+                ::core::result::Result::Ok(())
+            }
+
+            const HAS_SKIPPED: ::core::primitive::bool = #has_skipped;
+
+            unsafe fn fill_skipped(__element: *mut Self) {
+                #(#fills)*
+            }
+        }
+    }
+}
+
+fn expand_enum(cont: &Container<'_>, variants: &[Variant<'_>], p: &TokenStream) -> TokenStream {
+    let ident = cont.ident;
+    let type_name = ident.to_string();
+    // `check` has made sure there is one.
+    let Some(int) = &cont.attrs.repr.int else { return TokenStream::new() };
+    let int = quote!(::core::primitive::#int);
+    let dtype = match &cont.attrs.endian {
+        Some(e) => {
+            let order = byte_order(p, e.value);
+            quote!(<#int as #p::NpyRecord>::dtype().with_byte_order(#order))
+        }
+        None => quote!(<#int as #p::NpyRecord>::dtype()),
+    };
+    let n = lit(variants.len());
+    let discriminants = variants.iter().map(|v| {
+        let variant = v.ident;
+        quote!(#ident::#variant as #int)
+    });
+    let size_msg = format!("npy: {type_name} must have the size of its repr");
+    quote! {
+        const _: () = ::core::assert!(#p::size_of::<#ident>() == #p::size_of::<#int>(), #size_msg);
+
+        #[automatically_derived]
+        unsafe impl #p::NpyRecord for #ident {
+            const ITEMSIZE: ::core::primitive::usize = <#int as #p::NpyRecord>::ITEMSIZE;
+
+            fn dtype() -> #p::DType {
+                #dtype
+            }
+
+            fn native_dtype() -> #p::DType {
+                <#int as #p::NpyRecord>::native_dtype()
+            }
+
+            const NEEDS_CHECK: ::core::primitive::bool = true;
+
+            fn check(__element: &[::core::primitive::u8]) -> ::core::result::Result<(), #p::String> {
+                const __DISCRIMINANTS: [#int; #n] = [#(#discriminants),*];
+                let __bytes = match <[::core::primitive::u8; #p::size_of::<#int>()] as ::core::convert::TryFrom<
+                    &[::core::primitive::u8],
+                >>::try_from(__element)
+                {
+                    ::core::result::Result::Ok(__bytes) => __bytes,
+                    ::core::result::Result::Err(_) => {
+                        return ::core::result::Result::Err(#p::format!(
+                            "a {} element is {} bytes, not {}",
+                            #type_name,
+                            #p::size_of::<#int>(),
+                            __element.len(),
+                        ));
+                    }
+                };
+                let __value = #int::from_ne_bytes(__bytes);
+                if __DISCRIMINANTS.contains(&__value) {
+                    ::core::result::Result::Ok(())
+                } else {
+                    ::core::result::Result::Err(#p::format!("value {} is not a discriminant of {}", __value, #type_name))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+#[derive(npy_core::NpyRecord)]
+enum Kind {
+    Shot,
+    Receiver,
+}
+
+fn main() {}

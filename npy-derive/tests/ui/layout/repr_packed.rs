@@ -1,0 +1,8 @@
+#[derive(npy_core::NpyRecord)]
+#[repr(C, packed)]
+struct Point {
+    n: u8,
+    x: f64,
+}
+
+fn main() {}
