@@ -1,0 +1,969 @@
+//! Record arrays through `#[derive(NpyRecord)]`, checked against NumPy.
+//!
+//! Part one reads the project's NumPy-made record fixtures (tests/data, with per-field
+//! values in the manifest) into derived structs, compares every field value with NumPy's,
+//! and writes them back byte for byte. Part two does the round trip for every record file
+//! of NumPy's reference corpus (../shared/corpus/public/{record,struct}).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use half::f16;
+use npy_core::prelude::*;
+use npy_core::types::unit::{Millis, Nanos, Seconds};
+use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4, Void};
+use npy_core::ErrorKind;
+use num_complex::Complex;
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------------------
+// Encoding field values as the manifest does (see xtask/golden.py).
+
+trait Enc {
+    fn enc(&self, out: &mut Vec<Value>);
+}
+
+macro_rules! enc_int {
+    ($($t:ty),*) => {$(impl Enc for $t { fn enc(&self, out: &mut Vec<Value>) { out.push(Value::from(*self)); } })*};
+}
+enc_int!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl Enc for bool {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(*self as u8));
+    }
+}
+impl Enc for f16 {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(self.to_bits()));
+    }
+}
+impl Enc for f32 {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(self.to_bits()));
+    }
+}
+impl Enc for f64 {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(self.to_bits()));
+    }
+}
+impl Enc for Complex<f32> {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(vec![self.re.to_bits(), self.im.to_bits()]));
+    }
+}
+impl<U: npy_core::types::unit::Unit> Enc for DateTime64<U> {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(self.value()));
+    }
+}
+impl<U: npy_core::types::unit::Unit> Enc for TimeDelta64<U> {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(self.value()));
+    }
+}
+impl<const N: usize> Enc for Ucs4<N> {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(self.code_points().to_vec()));
+    }
+}
+impl<const N: usize> Enc for Bytes<N> {
+    fn enc(&self, out: &mut Vec<Value>) {
+        out.push(Value::from(self.raw().iter().map(|b| format!("{b:02x}")).collect::<String>()));
+    }
+}
+impl<T: Enc, const N: usize> Enc for [T; N] {
+    fn enc(&self, out: &mut Vec<Value>) {
+        self.iter().for_each(|v| v.enc(out));
+    }
+}
+
+/// `(path, values)` of one record.
+type Fields = Vec<(&'static str, Vec<Value>)>;
+
+macro_rules! fields {
+    ($($path:literal => $e:expr),* $(,)?) => {{
+        let mut v: Fields = Vec::new();
+        $( let mut out = Vec::new(); Enc::enc(&$e, &mut out); v.push(($path, out)); )*
+        v
+    }};
+}
+
+// ---------------------------------------------------------------------------------------
+// Part one: the project's fixtures.
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+fn manifest_entry(file: &str) -> Value {
+    let text = std::fs::read_to_string(data_dir().join("manifest.json")).unwrap();
+    let entries: Vec<Value> = serde_json::from_str(&text).unwrap();
+    entries.into_iter().find(|e| e["file"] == file).unwrap_or_else(|| panic!("{file} not in the manifest"))
+}
+
+/// Compares every field of `records` (storage order) with NumPy's values.
+fn check_values<T>(file: &str, records: &[T], get: impl Fn(&T) -> Fields) {
+    let entry = manifest_entry(file);
+    let want = entry["fields"].as_object().unwrap_or_else(|| panic!("{file}: no fields in the manifest"));
+    let mut got: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for r in records {
+        for (path, vals) in get(r) {
+            got.entry(path).or_default().extend(vals);
+        }
+    }
+    let want_paths: Vec<&str> = want.keys().map(String::as_str).collect();
+    let got_paths: Vec<&str> = got.keys().copied().collect();
+    assert_eq!(got_paths, want_paths, "{file}: fields checked");
+    for (path, vals) in got {
+        assert_eq!(&Value::from(vals), &want[path], "{file}: field {path}");
+    }
+}
+
+/// Reads a 1-D fixture as `T`, checks its values, and that writing reproduces the file.
+fn fixture_round_trip<T: NpyRecord>(file: &str, get: impl Fn(&T) -> Fields) -> Vec<T> {
+    let path = data_dir().join(file);
+    let records: Vec<T> = Vec::read_npy(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    check_values(file, &records, get);
+    let written = records.write_npy_to(Vec::new()).unwrap();
+    assert!(written == std::fs::read(&path).unwrap(), "{file}: rewrite differs from NumPy's file");
+    records
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct Flat {
+    id: i32,
+    x: f64,
+    flag: bool,
+    code: u16,
+    c: Complex<f32>,
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct FlatAligned {
+    id: i32,
+    x: f64,
+    flag: bool,
+    code: u16,
+    c: Complex<f32>,
+}
+
+fn flat_fields(r: &Flat) -> Fields {
+    fields!("id" => r.id, "x" => r.x, "flag" => r.flag, "code" => r.code, "c" => r.c)
+}
+
+#[test]
+fn packed_and_aligned_records() {
+    let packed = fixture_round_trip::<Flat>("record/packed.npy", flat_fields);
+    let aligned = fixture_round_trip::<FlatAligned>(
+        "record/aligned.npy",
+        |r| fields!("id" => r.id, "x" => r.x, "flag" => r.flag, "code" => r.code, "c" => r.c),
+    );
+    assert_eq!(packed.len(), aligned.len());
+    // Fields are matched by name: the packed file reads into the aligned struct and back.
+    let cross: Vec<FlatAligned> = Vec::read_npy(data_dir().join("record/packed.npy")).unwrap();
+    assert_eq!(cross, aligned);
+    let cross: Vec<Flat> = Vec::read_npy(data_dir().join("record/aligned.npy")).unwrap();
+    assert_eq!(cross, packed);
+}
+
+#[derive(NpyRecord, Debug)]
+#[npy(endian = "big")]
+struct BigEndian {
+    a: i32,
+    b: f64,
+    c: u16,
+    d: DateTime64<Seconds>,
+}
+
+#[test]
+fn big_endian_records() {
+    fixture_round_trip::<BigEndian>(
+        "record/big_endian.npy",
+        |r| fields!("a" => r.a, "b" => r.b, "c" => r.c, "d" => r.d),
+    );
+}
+
+#[derive(NpyRecord, Debug)]
+#[allow(non_snake_case)]
+struct Mixed {
+    le_i4: i32,
+    #[npy(endian = "big")]
+    be_i4: i32,
+    le_f8: f64,
+    #[npy(endian = "big")]
+    be_f4: f32,
+    #[npy(endian = "big")]
+    be_U2: Ucs4<2>,
+    le_m8: TimeDelta64<Millis>,
+}
+
+#[test]
+fn mixed_endian_records() {
+    let v = fixture_round_trip::<Mixed>(
+        "record/mixed_endian.npy",
+        |r| fields!("le_i4" => r.le_i4, "be_i4" => r.be_i4, "le_f8" => r.le_f8, "be_f4" => r.be_f4, "be_U2" => r.be_U2, "le_m8" => r.le_m8),
+    );
+    assert_eq!(v[0].be_i4, 0x01020304);
+    assert_eq!(v[1].be_U2.to_string(), "é");
+    assert!(v[2].le_m8.is_nat());
+}
+
+#[derive(NpyRecord, Debug)]
+struct L3 {
+    c: u8,
+    d: f16,
+}
+#[derive(NpyRecord, Debug)]
+struct L2 {
+    #[npy(endian = "big")]
+    b: i64,
+    l3: L3,
+}
+#[derive(NpyRecord, Debug)]
+struct L1 {
+    a: f32,
+    l2: L2,
+}
+#[derive(NpyRecord, Debug)]
+struct Nested {
+    top: i16,
+    l1: L1,
+    tail: bool,
+}
+
+#[test]
+fn nested_records() {
+    let v = fixture_round_trip::<Nested>("record/nested_3_levels.npy", |r| {
+        fields!("top" => r.top, "l1.a" => r.l1.a, "l1.l2.b" => r.l1.l2.b, "l1.l2.l3.c" => r.l1.l2.l3.c,
+                "l1.l2.l3.d" => r.l1.l2.l3.d, "tail" => r.tail)
+    });
+    assert_eq!(v[0].l1.l2.b, 1 << 40);
+}
+
+#[derive(NpyRecord, Debug)]
+struct Sub {
+    v: [f32; 3],
+    #[npy(endian = "big")]
+    m: [[i16; 3]; 2],
+    t: f64,
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy)]
+struct Pt {
+    x: f32,
+    y: f32,
+}
+#[derive(NpyRecord, Debug)]
+struct SubRec {
+    id: u16,
+    pts: [Pt; 3],
+    grid: [[i8; 2]; 2],
+}
+
+#[test]
+fn subarray_records() {
+    fixture_round_trip::<Sub>("record/subarray.npy", |r| fields!("v" => r.v, "m" => r.m, "t" => r.t));
+    fixture_round_trip::<SubRec>(
+        "record/subarray_of_record.npy",
+        |r| fields!("id" => r.id, "pts.x" => r.pts.map(|p| p.x), "pts.y" => r.pts.map(|p| p.y), "grid" => r.grid),
+    );
+}
+
+#[derive(NpyRecord, Debug)]
+struct Titled {
+    #[npy(title = "Trace identifier")]
+    tid: i32,
+    #[npy(title = "Amplitude (counts)", endian = "big")]
+    amp: f32,
+    plain: u8,
+}
+
+#[derive(NpyRecord, Debug)]
+struct Untitled {
+    a: i32,
+    b: f32,
+}
+
+#[test]
+fn titles_are_written_and_understood() {
+    fixture_round_trip::<Titled>("record/titles.npy", |r| fields!("tid" => r.tid, "amp" => r.amp, "plain" => r.plain));
+    // Non-str titles (an int) cannot be spelled as an attribute; reading ignores titles.
+    let v: Vec<Untitled> = Vec::read_npy(data_dir().join("record/titles_non_str.npy")).unwrap();
+    check_values("record/titles_non_str.npy", &v, |r| fields!("a" => r.a, "b" => r.b));
+}
+
+#[derive(NpyRecord, Debug)]
+#[npy(itemsize = 32)]
+struct Gaps {
+    #[npy(offset = 4)]
+    a: i32,
+    #[npy(offset = 16)]
+    b: f64,
+    #[npy(offset = 25)]
+    c: u8,
+}
+
+#[test]
+fn explicit_offsets() {
+    let file = "record/offsets_gaps.npy";
+    let v: Vec<Gaps> = Vec::read_npy(data_dir().join(file)).unwrap();
+    check_values(file, &v, |r| fields!("a" => r.a, "b" => r.b, "c" => r.c));
+    // The fixture's gaps hold junk bytes; ours are zeros, the layout is NumPy's.
+    let ours = DynArray::read_npy_from(&v.write_npy_to(Vec::new()).unwrap()[..]).unwrap();
+    let theirs = DynArray::read_npy(data_dir().join(file)).unwrap();
+    assert_eq!(ours.dtype(), theirs.dtype());
+    assert_eq!(
+        ours.dtype().descr(),
+        "[('', '|V4'), ('a', '<i4'), ('', '|V8'), ('b', '<f8'), ('', '|V1'), ('c', '|u1'), ('', '|V6')]"
+    );
+}
+
+#[derive(NpyRecord, Debug)]
+struct Strs {
+    name: Ucs4<5>,
+    code: Bytes<3>,
+    n: i32,
+}
+
+#[test]
+fn string_fields() {
+    let v =
+        fixture_round_trip::<Strs>("record/strings.npy", |r| fields!("name" => r.name, "code" => r.code, "n" => r.n));
+    assert_eq!(v[0].name.to_string(), "alpha");
+    assert_eq!(v[1].code.as_bytes(), b"x");
+}
+
+#[derive(NpyRecord, Debug, PartialEq)]
+struct ZeroD {
+    x: f64,
+    y: [i32; 2],
+    s: Bytes<2>,
+}
+
+#[derive(NpyRecord, Debug, PartialEq)]
+struct F2 {
+    a: i32,
+    #[npy(endian = "big")]
+    b: f64,
+}
+
+#[test]
+fn n_d_record_arrays_keep_shape_and_order() {
+    let file = "record/zero_d.npy";
+    let a = Array::<ZeroD>::read_npy(data_dir().join(file)).unwrap();
+    assert!(a.shape().is_empty());
+    check_values(file, a.as_slice(), |r| fields!("x" => r.x, "y" => r.y, "s" => r.s));
+    assert_eq!(a.write_npy_to(Vec::new()).unwrap(), std::fs::read(data_dir().join(file)).unwrap());
+    let e = Vec::<ZeroD>::read_npy(data_dir().join(file)).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
+
+    let file = "record/3x2_F.npy";
+    let a = Array::<F2>::read_npy(data_dir().join(file)).unwrap();
+    assert_eq!((a.shape(), a.fortran_order()), (&[3, 2][..], true));
+    check_values(file, a.as_slice(), |r| fields!("a" => r.a, "b" => r.b));
+    assert_eq!(a.get(&[2, 1]).unwrap().a, 5);
+    assert_eq!(a.write_npy_to(Vec::new()).unwrap(), std::fs::read(data_dir().join(file)).unwrap());
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct Receiver {
+    x: f64,
+    y: f64,
+    z: f32,
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct Trace8 {
+    trace_id: i32,
+    receiver: Receiver,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; 8],
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct ReceiverAligned {
+    x: f64,
+    y: f64,
+    z: f32,
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct Trace8Aligned {
+    trace_id: i32,
+    receiver: ReceiverAligned,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; 8],
+}
+
+#[test]
+fn traces_packed_and_aligned() {
+    fixture_round_trip::<Trace8>("record/trace_packed.npy", |r| {
+        fields!("trace_id" => r.trace_id, "receiver.x" => r.receiver.x, "receiver.y" => r.receiver.y,
+                "receiver.z" => r.receiver.z, "t0" => r.t0, "dt" => r.dt, "flags" => r.flags, "samples" => r.samples)
+    });
+    fixture_round_trip::<Trace8Aligned>("record/trace_aligned.npy", |r| {
+        fields!("trace_id" => r.trace_id, "receiver.x" => r.receiver.x, "receiver.y" => r.receiver.y,
+                "receiver.z" => r.receiver.z, "t0" => r.t0, "dt" => r.dt, "flags" => r.flags, "samples" => r.samples)
+    });
+}
+
+#[derive(NpyRecord, Debug)]
+struct MissingField {
+    trace_id: i32,
+    azimuth: f32,
+}
+
+#[derive(NpyRecord, Debug)]
+struct Narrower {
+    t0: f32,
+}
+
+#[test]
+fn mismatches_name_the_field_and_types() {
+    let path = data_dir().join("record/trace_packed.npy");
+    let e = Vec::<MissingField>::read_npy(&path).unwrap_err();
+    let ErrorKind::DtypeMismatch { field, .. } = e.kind() else { panic!("{e}") };
+    assert_eq!(field.as_deref(), Some("azimuth"));
+    let e = Vec::<Narrower>::read_npy(&path).unwrap_err();
+    let ErrorKind::DtypeMismatch { field, expected, found } = e.kind() else { panic!("{e}") };
+    assert_eq!((field.as_deref(), expected.as_str(), found.as_str()), (Some("t0"), "'<f4'", "'<f8'"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Part two: NumPy's reference corpus.
+
+/// The corpus beside the workspace. In CI it must be there; elsewhere a missing corpus
+/// skips these tests with a note.
+fn corpus() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/public");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
+    eprintln!("note: {} is absent; corpus record tests skipped", dir.display());
+    None
+}
+
+/// Reads a corpus file as `Array<T>` and writes it back; the bytes must be NumPy's.
+fn corpus_round_trip<T: NpyRecord>(rel: &str) -> Option<Array<T>> {
+    let path = corpus()?.join(rel);
+    let arr = npy_core::ReadOptions::new()
+        .max_header_size(1 << 20)
+        .open_path(&path)
+        .and_then(|r| r.read_array::<T>())
+        .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let written = arr.write_npy_to(Vec::new()).unwrap();
+    assert!(written == std::fs::read(&path).unwrap(), "{rel}: rewrite differs from NumPy's file");
+    Some(arr)
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct Trace {
+    trace_id: i32,
+    receiver: Receiver,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; 64],
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct TraceAligned {
+    trace_id: i32,
+    receiver: ReceiverAligned,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; 64],
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(endian = "big")]
+struct ReceiverBe {
+    x: f64,
+    y: f64,
+    z: f32,
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(endian = "big")]
+struct TraceBe {
+    trace_id: i32,
+    receiver: ReceiverBe,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; 64],
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align, endian = "big")]
+#[repr(C)]
+struct ReceiverBeAligned {
+    x: f64,
+    y: f64,
+    z: f32,
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align, endian = "big")]
+#[repr(C)]
+struct TraceBeAligned {
+    trace_id: i32,
+    receiver: ReceiverBeAligned,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; 64],
+}
+
+/// The first trace's values, decoded by hand from the file bytes (not by the library).
+fn first_trace_by_hand(rel: &str, aligned: bool, big: bool) -> (i32, f64, f32, f32) {
+    let bytes = std::fs::read(corpus().unwrap().join(rel)).unwrap();
+    let off = npy_core::ReadOptions::new().open_path(corpus().unwrap().join(rel)).unwrap().data_offset();
+    let rec = &bytes[off..];
+    let (x_at, t0_at, samples_at) = if aligned { (8, 32, 48) } else { (4, 24, 37) };
+    let i4 = |at: usize| {
+        let b: [u8; 4] = rec[at..at + 4].try_into().unwrap();
+        if big {
+            i32::from_be_bytes(b)
+        } else {
+            i32::from_le_bytes(b)
+        }
+    };
+    let f8 = |at: usize| {
+        let b: [u8; 8] = rec[at..at + 8].try_into().unwrap();
+        if big {
+            f64::from_be_bytes(b)
+        } else {
+            f64::from_le_bytes(b)
+        }
+    };
+    let f4 = |at: usize| f32::from_bits(i4(at) as u32);
+    (i4(0), f8(x_at), f4(samples_at), f8(t0_at) as f32)
+}
+
+#[test]
+fn corpus_traces_read_with_numpys_values_and_write_back_exactly() {
+    let Some(_) = corpus() else { return };
+    let cases: [(&str, bool, bool); 4] = [
+        ("record/traces_packed.npy", false, false),
+        ("record/traces_aligned.npy", true, false),
+        ("record/traces_be.npy", false, true),
+        ("record/traces_be_aligned.npy", true, true),
+    ];
+    for (rel, aligned, big) in cases {
+        let first = match (aligned, big) {
+            (false, false) => corpus_round_trip::<Trace>(rel).map(|a| {
+                let t = a.as_slice()[0];
+                (t.trace_id, t.receiver.x, t.samples[0], t.t0 as f32)
+            }),
+            (true, false) => corpus_round_trip::<TraceAligned>(rel).map(|a| {
+                let t = a.as_slice()[0];
+                (t.trace_id, t.receiver.x, t.samples[0], t.t0 as f32)
+            }),
+            (false, true) => corpus_round_trip::<TraceBe>(rel).map(|a| {
+                let t = a.as_slice()[0];
+                (t.trace_id, t.receiver.x, t.samples[0], t.t0 as f32)
+            }),
+            (true, true) => corpus_round_trip::<TraceBeAligned>(rel).map(|a| {
+                let t = a.as_slice()[0];
+                (t.trace_id, t.receiver.x, t.samples[0], t.t0 as f32)
+            }),
+        }
+        .unwrap();
+        let want = first_trace_by_hand(rel, aligned, big);
+        assert_eq!(
+            (first.0, first.1.to_bits(), first.2.to_bits(), first.3.to_bits()),
+            (want.0, want.1.to_bits(), want.2.to_bits(), want.3.to_bits()),
+            "{rel}"
+        );
+    }
+    // Any layout reads into any struct by name: the big-endian packed file into the
+    // native aligned struct, and written as NumPy writes that aligned layout.
+    let dir = corpus().unwrap();
+    let be: Vec<TraceAligned> = Vec::read_npy(dir.join("record/traces_be.npy")).unwrap();
+    let native: Vec<Trace> = Vec::read_npy(dir.join("record/traces_be.npy")).unwrap();
+    assert_eq!(be.len(), native.len());
+    for (a, p) in be.iter().zip(&native) {
+        assert_eq!(
+            (a.trace_id, a.receiver.z.to_bits(), a.samples.map(f32::to_bits)),
+            (p.trace_id, p.receiver.z.to_bits(), p.samples.map(f32::to_bits))
+        );
+    }
+    corpus_round_trip::<Trace>("record/gather_4x12.npy");
+    corpus_round_trip::<TraceAligned>("record/gather_4x12_aligned_F.npy");
+    corpus_round_trip::<Trace>("record/trace_0d.npy");
+    corpus_round_trip::<TraceAligned>("record/traces_empty.npy");
+}
+
+#[derive(NpyRecord)]
+#[npy(align)]
+#[repr(C)]
+struct NestedB {
+    c: i64,
+    d: u8,
+}
+#[derive(NpyRecord)]
+#[npy(align)]
+#[repr(C)]
+struct AlignedNested {
+    a: i8,
+    b: NestedB,
+    e: [i16; 3],
+}
+
+#[derive(NpyRecord)]
+#[npy(align)]
+#[repr(C)]
+struct FlatAlignedCorpus {
+    a: u8,
+    b: f64,
+    c: i16,
+    d: i32,
+    e: u8,
+}
+
+#[derive(NpyRecord)]
+struct FlatPacked {
+    id: i32,
+    x: f64,
+    flag: bool,
+    code: Bytes<4>,
+    name: Ucs4<3>,
+    c: Complex<f32>,
+}
+
+#[derive(NpyRecord)]
+struct EmptyStruct {
+    x: f64,
+    y: Bytes<3>,
+}
+
+#[derive(NpyRecord)]
+#[npy(align)]
+#[repr(C)]
+struct EmptyAligned {
+    x: u8,
+    y: f64,
+}
+
+#[derive(NpyRecord)]
+struct Escaped {
+    #[npy(rename = "it's")]
+    a: i16,
+    #[npy(rename = "say \"hi\"")]
+    b: i16,
+    #[npy(rename = "both'\"")]
+    c: i16,
+    #[npy(rename = "back\\slash")]
+    d: i16,
+    #[npy(rename = "tab\tnl\n")]
+    e: i16,
+    #[npy(rename = "nbsp\u{a0}")]
+    f: i16,
+}
+
+#[derive(NpyRecord)]
+#[allow(non_snake_case)]
+struct KitchenSink {
+    b: bool,
+    i1: i8,
+    u1: u8,
+    #[npy(endian = "big")]
+    i2: i16,
+    u2: u16,
+    i4: i32,
+    #[npy(endian = "big")]
+    u4: u32,
+    #[npy(endian = "big")]
+    i8: i64,
+    u8: u64,
+    f2: f16,
+    #[npy(endian = "big")]
+    f4: f32,
+    f8: f64,
+    #[npy(endian = "big")]
+    c8: Complex<f32>,
+    c16: Complex<f64>,
+    M: DateTime64<Nanos>,
+    #[npy(endian = "big")]
+    m: TimeDelta64<Seconds>,
+    S: Bytes<5>,
+    U: Ucs4<3>,
+    V: Void<3>,
+    #[npy(endian = "big")]
+    Ua: [Ucs4<2>; 2],
+}
+
+#[derive(NpyRecord)]
+struct Latin1 {
+    #[npy(rename = "café")]
+    cafe: i32,
+    #[npy(rename = "naïve")]
+    naive: f16,
+}
+
+#[derive(NpyRecord)]
+#[allow(non_snake_case)]
+struct MixedCorpus {
+    le_i4: i32,
+    #[npy(endian = "big")]
+    be_i4: i32,
+    le_f8: f64,
+    #[npy(endian = "big")]
+    be_f8: f64,
+    #[npy(endian = "big")]
+    be_c8: Complex<f32>,
+    #[npy(endian = "big")]
+    be_u2: u16,
+    le_M8: DateTime64<Millis>,
+    #[npy(endian = "big")]
+    be_U2: Ucs4<2>,
+}
+
+#[derive(NpyRecord)]
+struct RG {
+    r: f32,
+    g: f32,
+}
+
+#[derive(NpyRecord)]
+#[npy(align)]
+#[repr(C)]
+struct KV {
+    k: u8,
+    v: f64,
+}
+
+#[derive(NpyRecord)]
+struct AB {
+    a: i32,
+    #[npy(endian = "big")]
+    b: f64,
+}
+
+#[derive(NpyRecord)]
+struct AbcF {
+    a: i32,
+    #[npy(endian = "big")]
+    b: f64,
+    c: Bytes<3>,
+}
+
+#[derive(NpyRecord, Clone, Copy)]
+struct Zw {
+    #[npy(endian = "big")]
+    z: i16,
+    w: Ucs4<2>,
+}
+#[derive(NpyRecord, Clone, Copy)]
+struct PtY {
+    x: f32,
+    y: Zw,
+}
+#[derive(NpyRecord, Clone, Copy)]
+struct G {
+    g: i8,
+}
+#[derive(NpyRecord)]
+struct StructInSubarray {
+    id: u16,
+    pts: [PtY; 2],
+    grid: [[G; 2]; 2],
+}
+
+#[derive(NpyRecord)]
+struct Sub1 {
+    one: [f64; 1],
+    plane: [[u8; 2]; 2],
+    deep: [[[i16; 2]; 1]; 2],
+}
+
+#[derive(NpyRecord)]
+struct SubFields {
+    v3: [f32; 3],
+    #[npy(endian = "big")]
+    m23: [[i16; 3]; 2],
+    s: [Bytes<2>; 2],
+    t: f64,
+}
+
+#[derive(NpyRecord)]
+struct TitlesCorpus {
+    #[npy(title = "Trace identifier")]
+    tid: i32,
+    #[npy(title = "Amplitude (counts)", endian = "big")]
+    amp: f32,
+    plain: u8,
+}
+
+#[derive(NpyRecord)]
+struct Unicode3 {
+    #[npy(rename = "温度")]
+    temperature: f32,
+    #[npy(rename = "地震")]
+    quake: i16,
+    #[npy(rename = "α")]
+    alpha: u8,
+}
+
+#[derive(NpyRecord)]
+struct ZeroDStruct {
+    x: f64,
+    y: [i32; 2],
+}
+
+#[derive(NpyRecord)]
+struct N3 {
+    c: u8,
+    d: f16,
+}
+#[derive(NpyRecord)]
+struct N2 {
+    #[npy(endian = "big")]
+    b: i64,
+    l3: N3,
+}
+#[derive(NpyRecord)]
+struct N1 {
+    a: f32,
+    l2: N2,
+}
+#[derive(NpyRecord)]
+struct Nested3 {
+    top: i16,
+    l1: N1,
+    tail: bool,
+}
+
+#[derive(NpyRecord)]
+#[npy(itemsize = 32)]
+struct OffsetsGaps {
+    #[npy(offset = 4)]
+    a: i32,
+    #[npy(offset = 16)]
+    b: f64,
+    #[npy(offset = 25)]
+    c: u8,
+}
+
+#[test]
+fn every_corpus_struct_file_round_trips_through_a_derived_struct() {
+    if corpus().is_none() {
+        return;
+    }
+    corpus_round_trip::<AlignedNested>("struct/aligned_nested.npy");
+    corpus_round_trip::<EmptyStruct>("struct/empty_struct.npy");
+    corpus_round_trip::<EmptyAligned>("struct/empty_struct_0x3_aligned.npy");
+    corpus_round_trip::<Escaped>("struct/escaped_names.npy");
+    corpus_round_trip::<FlatAlignedCorpus>("struct/flat_aligned.npy");
+    corpus_round_trip::<FlatPacked>("struct/flat_packed.npy");
+    corpus_round_trip::<KitchenSink>("struct/kitchen_sink.npy");
+    corpus_round_trip::<Latin1>("struct/latin1_name_v1.npy");
+    corpus_round_trip::<MixedCorpus>("struct/mixed_endian.npy");
+    corpus_round_trip::<Nested3>("struct/nested_3_levels.npy");
+    corpus_round_trip::<OffsetsGaps>("struct/offsets_gaps.npy");
+    corpus_round_trip::<RG>("struct/struct_2d.npy");
+    corpus_round_trip::<KV>("struct/struct_2x3x2_aligned_F.npy");
+    corpus_round_trip::<AB>("struct/struct_3x4_F.npy");
+    corpus_round_trip::<StructInSubarray>("struct/struct_in_subarray.npy");
+    corpus_round_trip::<Sub1>("struct/subarray_1elem_and_2d_field.npy");
+    corpus_round_trip::<SubFields>("struct/subarray_fields.npy");
+    corpus_round_trip::<TitlesCorpus>("struct/titles.npy");
+    corpus_round_trip::<Unicode3>("struct/unicode_names_v3.npy");
+    corpus_round_trip::<ZeroDStruct>("struct/zero_d_struct.npy");
+    corpus_round_trip::<AbcF>("fortran/struct_2x3_F.npy");
+}
+
+#[derive(NpyRecord, Debug)]
+#[npy(align)]
+#[repr(C)]
+struct Junk {
+    a: u8,
+    b: f64,
+    c: i16,
+}
+
+#[derive(NpyRecord, Debug)]
+#[npy(itemsize = 16)]
+struct GapJunk {
+    #[npy(offset = 2)]
+    a: i16,
+    #[npy(offset = 8, endian = "big")]
+    b: f32,
+}
+
+/// Files whose padding holds junk bytes: values read right, the layout is NumPy's, and
+/// the padding we write is zeros (NumPy's own writer would also zero it for a new array).
+#[test]
+fn junk_padding_reads_right_and_writes_zeros() {
+    let Some(dir) = corpus() else { return };
+    let rel = "struct/aligned_padding_junk.npy";
+    let v: Vec<Junk> = Vec::read_npy(dir.join(rel)).unwrap();
+    let raw = std::fs::read(dir.join(rel)).unwrap();
+    let off = npy_core::ReadOptions::new().open_path(dir.join(rel)).unwrap().data_offset();
+    for (i, r) in v.iter().enumerate() {
+        let rec = &raw[off + i * 24..off + (i + 1) * 24];
+        assert_eq!(r.a, rec[0]);
+        assert_eq!(r.b.to_bits(), u64::from_le_bytes(rec[8..16].try_into().unwrap()));
+        assert_eq!(r.c, i16::from_le_bytes(rec[16..18].try_into().unwrap()));
+    }
+    let ours = DynArray::read_npy_from(&v.write_npy_to(Vec::new()).unwrap()[..]).unwrap();
+    assert_eq!(ours.dtype(), DynArray::read_npy(dir.join(rel)).unwrap().dtype());
+    assert!(ours.data().chunks(24).all(|r| r[1..8] == [0; 7] && r[18..] == [0; 6]));
+
+    let rel = "struct/offsets_gap_junk.npy";
+    let v: Vec<GapJunk> = Vec::read_npy(dir.join(rel)).unwrap();
+    let raw = std::fs::read(dir.join(rel)).unwrap();
+    let off = npy_core::ReadOptions::new().open_path(dir.join(rel)).unwrap().data_offset();
+    for (i, r) in v.iter().enumerate() {
+        let rec = &raw[off + i * 16..off + (i + 1) * 16];
+        assert_eq!(r.a, i16::from_le_bytes(rec[2..4].try_into().unwrap()));
+        assert_eq!(r.b.to_bits(), u32::from_be_bytes(rec[8..12].try_into().unwrap()));
+    }
+    let ours = DynArray::read_npy_from(&v.write_npy_to(Vec::new()).unwrap()[..]).unwrap();
+    assert_eq!(ours.dtype(), DynArray::read_npy(dir.join(rel)).unwrap().dtype());
+}
+
+#[derive(NpyRecord, Debug)]
+struct SomeChannels {
+    seismic_channel_0000_value: f64,
+    seismic_channel_1999_value: f64,
+}
+
+/// 2,000 fields: a struct names the ones it wants; the others are skipped by name.
+#[test]
+fn wide_records_read_the_named_fields() {
+    let Some(dir) = corpus() else { return };
+    let path = dir.join("struct/fields_2000_v2.npy");
+    let v = npy_core::ReadOptions::new()
+        .max_header_size(1 << 20)
+        .open_path(&path)
+        .unwrap()
+        .read_vec::<SomeChannels>()
+        .unwrap();
+    let dynamic = npy_core::ReadOptions::new().max_header_size(1 << 20).open_path(&path).unwrap().read_dyn().unwrap();
+    let rec = dynamic.dtype().as_record().unwrap();
+    let last = rec.field("seismic_channel_1999_value").unwrap().offset;
+    for (i, r) in v.iter().enumerate() {
+        let base = i * rec.itemsize();
+        let at = |o: usize| f64::from_le_bytes(dynamic.data()[base + o..base + o + 8].try_into().unwrap());
+        assert_eq!(r.seismic_channel_0000_value.to_bits(), at(0).to_bits());
+        assert_eq!(r.seismic_channel_1999_value.to_bits(), at(last).to_bits());
+    }
+}
