@@ -408,8 +408,8 @@ impl<R: Read> NpyReader<R> {
             // - `spare_bytes` gave `k * size` initialized bytes right after the `base`
             //   elements, inside the capacity reserved above;
             // - `fix` has made them valid `T`s (same layout as `T`, byte order fixed,
-            //   bools and `T::check` validated, padding zeroed) and `fill_skipped`
-            //   initialized any skipped fields.
+            //   bools and `T::check` validated; padding may hold any bytes) and
+            //   `fill_skipped` initialized any skipped fields.
             unsafe { out.set_len(base + k) };
             first += k;
         }

@@ -24,8 +24,9 @@ use crate::error::{Error, ErrorKind, Result};
 /// - [`NpyRecord::native_dtype`] describes `Self`'s memory exactly: its itemsize is
 ///   `size_of::<Self>()`, and every field's offset and type is where and what `Self` holds,
 ///   in native byte order (bytes covered by no field are padding, or skipped fields);
-/// - any bytes in which every `b1` field holds 0 or 1, which [`NpyRecord::check`] accepts,
-///   with padding zeroed, are a valid `Self` once [`NpyRecord::fill_skipped`] has run;
+/// - any bytes in which every `b1` field holds 0 or 1 and which [`NpyRecord::check`]
+///   accepts, whatever the padding bytes hold, are a valid `Self` once
+///   [`NpyRecord::fill_skipped`] has run;
 /// - [`NpyRecord::ITEMSIZE`] is `dtype().itemsize()`.
 ///
 /// Implement it with `#[derive(NpyRecord)]`, never by hand.
@@ -233,14 +234,12 @@ impl Plan {
         self.dst_size
     }
 
-    /// True when the destination bytes are exactly the source bytes (a plain copy).
+    /// True when every destination field is a plain copy of the source field at the same
+    /// offset, with the same element size: the source bytes can be used as they are
+    /// (padding bytes, which no field covers, may differ and do not matter).
     pub fn is_identity(&self) -> bool {
         self.src_size == self.dst_size
-            && match self.ops.as_slice() {
-                [] => self.dst_size == 0,
-                [Op::Copy { src: 0, dst: 0, len }] => *len == self.dst_size,
-                _ => false,
-            }
+            && self.ops.iter().all(|op| matches!(op, Op::Copy { src, dst, .. } if src == dst))
     }
 
     /// True when the plan can run in place: every destination byte comes from the same
@@ -254,8 +253,8 @@ impl Plan {
             })
     }
 
-    /// Runs an in-place plan (see [`Plan::in_place`]) over `n` elements in `buf`: swaps
-    /// bytes, validates `b1` bytes, and zeroes bytes that no field covers.
+    /// Runs an in-place plan (see [`Plan::in_place`]) over the elements in `buf`: swaps
+    /// bytes and validates `b1` bytes. Padding (bytes no field covers) is left as read.
     ///
     /// # Errors
     /// [`ErrorKind::InvalidValue`] for a `b1` byte other than 0 or 1 (index counted from
@@ -266,21 +265,6 @@ impl Plan {
             return Ok(());
         }
         let n = buf.len() / size;
-        let covered: usize = self.ops.iter().map(op_len).sum();
-        if covered < size {
-            let mut mask = vec![true; size];
-            for op in &self.ops {
-                let (dst, len) = op_dst(op);
-                mask[dst..dst + len].iter_mut().for_each(|m| *m = false);
-            }
-            for rec in buf.chunks_exact_mut(size) {
-                for (b, &zero) in rec.iter_mut().zip(&mask) {
-                    if zero {
-                        *b = 0;
-                    }
-                }
-            }
-        }
         for op in &self.ops {
             match *op {
                 Op::Copy { .. } => {}
@@ -413,19 +397,6 @@ fn op_src(op: &Op) -> Option<(usize, usize)> {
         Op::Bool { src, .. } => Some((src, 1)),
         Op::Convert { src, from, .. } => Some((src, from.itemsize())),
         Op::Zero { .. } => None,
-    }
-}
-
-fn op_len(op: &Op) -> usize {
-    op_dst(op).1
-}
-
-fn op_dst(op: &Op) -> (usize, usize) {
-    match *op {
-        Op::Copy { dst, len, .. } | Op::Zero { dst, len } => (dst, len),
-        Op::Swap { dst, unit, count, .. } => (dst, unit * count),
-        Op::Bool { dst, .. } => (dst, 1),
-        Op::Convert { dst, to, .. } => (dst, to.itemsize()),
     }
 }
 
