@@ -967,3 +967,55 @@ fn wide_records_read_the_named_fields() {
         assert_eq!(r.seismic_channel_1999_value.to_bits(), at(last).to_bits());
     }
 }
+
+#[test]
+fn chunked_reads_and_streaming_writes_agree_with_whole_array_io() {
+    let path = data_dir().join("record/trace_packed.npy");
+    let all: Vec<Trace8> = Vec::read_npy(&path).unwrap();
+    // Chunks of 3 from a plain `io::Read` (no Seek), converted into the aligned layout.
+    let file = std::fs::File::open(&path).unwrap();
+    let chunks: Vec<Vec<Trace8Aligned>> =
+        npy_core::NpyReader::new(file).unwrap().records::<Trace8Aligned>(3).unwrap().collect::<Result<_, _>>().unwrap();
+    assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [3, 1]);
+    let flat: Vec<Trace8Aligned> = chunks.concat();
+    assert!(flat
+        .iter()
+        .zip(&all)
+        .all(|(a, p)| a.trace_id == p.trace_id && a.samples == p.samples && a.receiver.y == p.receiver.y));
+
+    // Into a caller's buffer.
+    let mut reader = npy_core::ReadOptions::new().open_path(&path).unwrap();
+    let mut buf = [all[0]; 3];
+    assert_eq!(reader.read_into(&mut buf).unwrap(), 3);
+    assert_eq!(buf[..], all[..3]);
+    assert_eq!(reader.read_into(&mut buf).unwrap(), 1);
+    assert_eq!(buf[0], all[3]);
+
+    // A streaming writer of an unknown count gives exactly NumPy's file.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stream.npy");
+    let mut w = npy_core::NpyFileWriter::<Trace8>::create(&out).unwrap();
+    for t in &all {
+        w.push(t).unwrap();
+    }
+    w.finish().unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&path).unwrap());
+}
+
+#[derive(NpyRecord, Debug)]
+struct WithSkip {
+    trace_id: i32,
+    #[npy(skip)]
+    note: String,
+    t0: f64,
+}
+
+#[test]
+fn skipped_fields_are_default_on_read_and_absent_on_write() {
+    let path = data_dir().join("record/trace_packed.npy");
+    let v: Vec<WithSkip> = Vec::read_npy(&path).unwrap();
+    assert_eq!(v.iter().map(|r| r.trace_id).collect::<Vec<_>>(), [101, 202, 303, 404]);
+    assert!(v.iter().all(|r| r.note.is_empty()));
+    let bytes = v.write_npy_to(Vec::new()).unwrap();
+    assert_eq!(DynArray::read_npy_from(&bytes[..]).unwrap().dtype().descr(), "[('trace_id', '<i4'), ('t0', '<f8')]");
+}
