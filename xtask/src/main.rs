@@ -10,11 +10,14 @@
 //! - `ci`: everything CI checks, in order (see [`ci`]).
 //! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
+//! - `bench [--bytes N] [--repeat K]`: npy's read and write speed next to the machine
+//!   limit and NumPy, with the goal ratios (see [`bench`]).
 //!
 //! To add a command, add a module and one arm to the `match` in [`main`].
 
 #![forbid(unsafe_code)]
 
+mod bench;
 mod ci;
 mod golden;
 mod project;
@@ -28,7 +31,11 @@ usage: cargo xtask <command>
 commands:
   ci                fmt, clippy, tests, examples, golden --check, NumPy round trip
   golden            write the NumPy fixtures into tests/data
-  golden --check    fail unless tests/data is exactly what NumPy writes";
+  golden --check    fail unless tests/data is exactly what NumPy writes
+  bench [--bytes N] [--repeat K]
+                    time npy reading and writing a 1 GiB <f8 file (N bytes; best of K,
+                    default 3) next to the machine limit and np.load/np.save, and print
+                    the goal ratios (report in target/bench/report.txt)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,6 +44,7 @@ fn main() -> ExitCode {
         ["ci"] => ci::run(),
         ["golden"] => golden::run(golden::Mode::Write),
         ["golden", "--check"] => golden::run(golden::Mode::Check),
+        ["bench", rest @ ..] => bench::run(rest),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
