@@ -16,7 +16,7 @@ const STREAM_CHUNK: usize = 16 << 20;
 const CONVERT_CHUNK: usize = 1 << 20;
 /// Bytes read per step when read data is fixed up in place (byte swaps, checks), so the
 /// fix-up runs on data still in cache.
-const FIX_CHUNK: usize = 1 << 20;
+const FIX_CHUNK: usize = 256 << 10;
 
 /// How to read `.npy` data. Every setting has a documented default.
 ///

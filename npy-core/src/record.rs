@@ -431,18 +431,10 @@ fn swap_units_avx2(buf: &mut [u8], unit: usize) {
 #[inline(always)]
 fn swap_units_portable(buf: &mut [u8], unit: usize) {
     match unit {
-        2 => buf.chunks_exact_mut(2).for_each(|c| {
-            let v = u16::from_ne_bytes([c[0], c[1]]).swap_bytes();
-            c.copy_from_slice(&v.to_ne_bytes());
-        }),
-        4 => buf.chunks_exact_mut(4).for_each(|c| {
-            let v = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]).swap_bytes();
-            c.copy_from_slice(&v.to_ne_bytes());
-        }),
-        8 => buf.chunks_exact_mut(8).for_each(|c| {
-            let v = u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]).swap_bytes();
-            c.copy_from_slice(&v.to_ne_bytes());
-        }),
+        2 => buf.as_chunks_mut::<2>().0.iter_mut().for_each(|c| *c = u16::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
+        4 => buf.as_chunks_mut::<4>().0.iter_mut().for_each(|c| *c = u32::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
+        8 => buf.as_chunks_mut::<8>().0.iter_mut().for_each(|c| *c = u64::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
+        16 => buf.as_chunks_mut::<16>().0.iter_mut().for_each(|c| *c = u128::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
         0 | 1 => {}
         n => buf.chunks_exact_mut(n).for_each(<[u8]>::reverse),
     }
