@@ -293,13 +293,28 @@ impl Plan {
     /// True when the plan reads every byte of the source element (the source type has
     /// no padding and no field is dropped).
     pub fn covers_all_src(&self) -> bool {
+        self.src_gaps().is_empty()
+    }
+
+    /// The byte ranges `(offset, len)` of a source element that the plan never reads:
+    /// padding, and fields the destination does not have.
+    pub fn src_gaps(&self) -> Vec<(usize, usize)> {
         let mut mask = vec![false; self.src_size];
         for op in &self.ops {
             if let Some((src, len)) = op_src(op) {
                 mask[src..src + len].iter_mut().for_each(|m| *m = true);
             }
         }
-        mask.iter().all(|&m| m)
+        let mut gaps = Vec::new();
+        let mut i = 0;
+        while i < mask.len() {
+            let len = mask[i..].iter().take_while(|&&m| !m).count();
+            if len > 0 {
+                gaps.push((i, len));
+            }
+            i += len + mask[i + len..].iter().take_while(|&&m| m).count();
+        }
+        gaps
     }
 
     /// Converts `src` (whole source elements) into `dst` (the same number of destination
@@ -434,7 +449,9 @@ fn swap_units_portable(buf: &mut [u8], unit: usize) {
         2 => buf.as_chunks_mut::<2>().0.iter_mut().for_each(|c| *c = u16::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
         4 => buf.as_chunks_mut::<4>().0.iter_mut().for_each(|c| *c = u32::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
         8 => buf.as_chunks_mut::<8>().0.iter_mut().for_each(|c| *c = u64::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
-        16 => buf.as_chunks_mut::<16>().0.iter_mut().for_each(|c| *c = u128::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
+        16 => {
+            buf.as_chunks_mut::<16>().0.iter_mut().for_each(|c| *c = u128::from_ne_bytes(*c).swap_bytes().to_ne_bytes())
+        }
         0 | 1 => {}
         n => buf.chunks_exact_mut(n).for_each(<[u8]>::reverse),
     }
@@ -800,6 +817,17 @@ mod tests {
         let mut bad = vec![0, 1, 2];
         let e = p.run_in_place(&mut bad, 10).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 12, .. }), "{e}");
+    }
+
+    #[test]
+    fn gaps_are_padding_and_dropped_fields() {
+        let aligned = dt("[('a', '|u1'), ('', '|V7'), ('b', '<f8'), ('c', '<i2'), ('', '|V6')]");
+        let p = Plan::new(&aligned, &aligned).unwrap();
+        assert!(p.is_identity());
+        assert_eq!(p.src_gaps(), [(1, 7), (18, 6)]);
+        let p = Plan::new(&aligned, &dt("[('b', '<f8')]")).unwrap();
+        assert_eq!(p.src_gaps(), [(0, 8), (16, 8)]);
+        assert!(Plan::new(&f64::dtype(), &f64::dtype()).unwrap().covers_all_src());
     }
 
     #[test]

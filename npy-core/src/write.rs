@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -11,6 +12,8 @@ use crate::record::{NpyRecord, Plan};
 
 /// Source bytes converted per step when a type's memory is not its file layout.
 const CONVERT_CHUNK: usize = 1 << 20;
+/// Bytes of padded records copied per write, small enough to stay in cache.
+const WRITE_PIECE: usize = 256 << 10;
 
 /// How to write `.npy` files. Every setting has a documented default.
 ///
@@ -133,7 +136,10 @@ fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<
 /// One bulk write when `T`'s memory is its written layout, else converted field by field
 /// in chunks.
 fn write_with_plan<W: Write, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
-    if plan.is_identity() && plan.covers_all_src() {
+    if plan.is_identity() && !plan.covers_all_src() {
+        return write_padded(writer, &plan.src_gaps(), data);
+    }
+    if plan.is_identity() {
         // SAFETY:
         // - the pointer and length come from a live `&[T]`, so the bytes are readable;
         // - the plan covers every byte of `T`, so `T` has no padding and all its bytes are
@@ -154,6 +160,37 @@ fn write_with_plan<W: Write, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[
         //   initialized (NpyRecord's contract), never padding or skipped fields.
         unsafe { plan.run_raw(chunk.as_ptr().cast::<u8>(), chunk.len(), dst, k * per_chunk)? };
         writer.write_all(dst)?;
+    }
+    Ok(())
+}
+
+/// Writes elements whose memory is their written layout except for padding (e.g. an
+/// `#[npy(align)]` struct): whole records are copied into a cache-sized buffer, the
+/// padding bytes (`gaps`, which Rust leaves uninitialized) are zeroed there, and the
+/// buffer is written. Padding is never read.
+fn write_padded<W: Write, T: NpyRecord>(writer: &mut W, gaps: &[(usize, usize)], data: &[T]) -> Result<()> {
+    let size = std::mem::size_of::<T>();
+    let per_piece = (WRITE_PIECE / size.max(1)).max(1);
+    let mut staging = vec![MaybeUninit::<u8>::uninit(); per_piece.min(data.len()) * size];
+    for chunk in data.chunks(per_piece) {
+        let len = std::mem::size_of_val(chunk);
+        let buf = &mut staging[..len];
+        // SAFETY:
+        // - `chunk` is a live `&[T]`, readable for `len` bytes; `buf` is `len` bytes of
+        //   our own buffer, writable; they do not overlap;
+        // - the destination is `MaybeUninit<u8>`, so copying uninitialized padding bytes
+        //   is allowed (nothing reads them as `u8`).
+        unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr().cast::<MaybeUninit<u8>>(), buf.as_mut_ptr(), len) };
+        for rec in buf.chunks_exact_mut(size) {
+            for &(at, n) in gaps {
+                rec[at..at + n].fill(MaybeUninit::new(0));
+            }
+        }
+        // SAFETY: every byte of `buf` is initialized: bytes of fields come from valid `T`s
+        // (NpyRecord's contract: the native dtype's fields cover them), and every other
+        // byte is in `gaps`, zeroed just above; `u8` accepts any initialized byte.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len) };
+        writer.write_all(bytes)?;
     }
     Ok(())
 }
