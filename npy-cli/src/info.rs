@@ -9,6 +9,9 @@ use npy_core::{ReadOptions, Result};
 
 /// Prints what the header of `file` says.
 pub fn run(file: &Path, opts: &ReadOptions) -> Result<()> {
+    if crate::npz::is_npz(file)? {
+        return crate::npz::info(file, opts);
+    }
     let reader = opts.open_path(file)?;
     let h = reader.header();
     let (major, minor) = reader.version().number();

@@ -11,6 +11,7 @@ use npy_core::{ErrorKind, ReadOptions};
 
 mod copy;
 mod info;
+mod npz;
 
 /// Inspect and copy NumPy .npy files.
 #[derive(Debug, Parser)]
@@ -22,16 +23,18 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show a file's version, header length, data offset, dtype, shape, order and sizes.
+    /// Show a file's version, header length, data offset, dtype, shape, order and sizes;
+    /// for an .npz, each member's name, compression, sizes, dtype and shape.
     Info {
-        /// The .npy file.
+        /// The .npy or .npz file.
         file: PathBuf,
         #[command(flatten)]
         read: ReadArgs,
     },
-    /// Read a file through the dynamic API and write it back (bit-exact for NumPy files).
+    /// Read a file through the dynamic API and write it back (bit-exact for NumPy files);
+    /// an .npz keeps its member names, order and compression.
     Copy {
-        /// The .npy file to read.
+        /// The .npy or .npz file to read.
         input: PathBuf,
         /// Where to write (atomically: an existing file is replaced only on success).
         output: PathBuf,

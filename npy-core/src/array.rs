@@ -229,7 +229,7 @@ impl WriteNpy for DynArray {
 impl DynArray {
     /// Header bytes: a forced version if given, else the version read (if the header still
     /// fits it), else NumPy's choice.
-    fn encode_header(&self, opts: &WriteOptions) -> Result<Vec<u8>> {
+    pub(crate) fn encode_header(&self, opts: &WriteOptions) -> Result<Vec<u8>> {
         if let Some(v) = opts.forced_version() {
             return Ok(self.header.encode(Some(v))?.1);
         }

@@ -109,6 +109,15 @@ pub enum ErrorKind {
         reason: String,
     },
 
+    /// An `.npz` archive problem: a zip error, a missing or duplicate member, a bad CRC.
+    #[error("npz{}: {reason}", member.as_ref().map(|m| format!(" member '{m}'")).unwrap_or_default())]
+    Npz {
+        /// The member concerned, if any.
+        member: Option<String>,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// The caller asked for something the data cannot give (e.g. a header that does not fit
     /// the requested version, an out-of-bounds index, a data length that does not match).
     #[error("{reason}")]
@@ -146,6 +155,10 @@ impl Error {
 
     pub(crate) fn shape(shape: &[usize], reason: impl Into<String>) -> Self {
         ErrorKind::Shape { shape: crate::header::shape_repr(shape), reason: reason.into() }.into()
+    }
+
+    pub(crate) fn npz(member: Option<&str>, reason: impl Into<String>) -> Self {
+        ErrorKind::Npz { member: member.map(str::to_string), reason: reason.into() }.into()
     }
 
     pub(crate) fn usage(reason: impl Into<String>) -> Self {

@@ -64,6 +64,12 @@ impl ReadOptions {
         NpyReader::with_options(reader, self, None)
     }
 
+    /// Reads the header from `reader` whose total length (header and data) is `len`,
+    /// known from elsewhere (an npz member's size): claims beyond it fail before allocating.
+    pub(crate) fn open_sized<R: Read>(&self, reader: R, len: u64) -> Result<NpyReader<R>> {
+        NpyReader::with_options(reader, self, Some(len))
+    }
+
     /// Opens a file and reads its header. The file's length is known, so a header that
     /// claims more data than the file holds is an error before anything is allocated.
     ///
@@ -494,6 +500,28 @@ impl<R, T> Records<R, T> {
     pub fn into_inner(self) -> NpyReader<R> {
         self.reader
     }
+}
+
+/// A `Vec<T>` of `n` elements whose bytes `fill` writes (given all `n * size_of::<T>()`
+/// bytes, zeroed): every field of `T::native_dtype()` must be written by it (through
+/// plans, which validate `b1` fields); `T::check` and skipped fields are handled here.
+pub(crate) fn build_vec<T: NpyRecord>(n: usize, fill: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<Vec<T>> {
+    if std::mem::size_of::<T>() == 0 {
+        zero_sized::<T>(n)?;
+        return Ok(Vec::new());
+    }
+    let mut out = buffer::zeroed_vec::<T>(n);
+    let bytes = buffer::spare_bytes(&mut out, n, true);
+    fill(bytes)?;
+    check_elements::<T>(bytes, 0)?;
+    fill_skipped(&mut out, 0, n);
+    // SAFETY:
+    // - `zeroed_vec` gave capacity `n`, and `spare_bytes` its `n * size_of::<T>()` bytes,
+    //   initialized;
+    // - `fill` wrote every field of `T::native_dtype()` through plans (the caller's
+    //   contract), which validated bools; `T::check` passed; skipped fields were filled.
+    unsafe { out.set_len(n) };
+    Ok(out)
 }
 
 /// Initializes the skipped fields of `out[base..base + k]` (spare capacity).

@@ -219,8 +219,22 @@ impl Plan {
     /// [`ErrorKind::DtypeMismatch`] naming the field, the source type and the destination
     /// type when a field is missing or cannot be converted safely.
     pub fn new(from: &DType, to: &DType) -> Result<Plan> {
+        Plan::compile(from, to, false)
+    }
+
+    /// Like [`Plan::new`], but fields of `to` that `from` lacks are left alone instead of
+    /// being an error: the plan fills only the fields `from` has (used to assemble records
+    /// from separate columns).
+    ///
+    /// # Errors
+    /// As [`Plan::new`], except for missing fields.
+    pub fn new_partial(from: &DType, to: &DType) -> Result<Plan> {
+        Plan::compile(from, to, true)
+    }
+
+    fn compile(from: &DType, to: &DType, partial: bool) -> Result<Plan> {
         let mut ops = Vec::new();
-        compile(from, to, 0, 0, &mut Vec::new(), &mut ops)?;
+        compile(from, to, 0, 0, &mut Vec::new(), &mut ops, partial)?;
         Ok(Plan { src_size: from.itemsize(), dst_size: to.itemsize(), ops: merge(ops) })
     }
 
@@ -465,13 +479,25 @@ fn mismatch(from: &DType, to: &DType, path: &[String]) -> Error {
     ErrorKind::DtypeMismatch { expected: to.descr(), found: from.descr(), field: path_name(path) }.into()
 }
 
-fn compile(from: &DType, to: &DType, so: usize, d_o: usize, path: &mut Vec<String>, ops: &mut Vec<Op>) -> Result<()> {
+fn compile(
+    from: &DType,
+    to: &DType,
+    so: usize,
+    d_o: usize,
+    path: &mut Vec<String>,
+    ops: &mut Vec<Op>,
+    partial: bool,
+) -> Result<()> {
     match (from, to) {
         (DType::Scalar(a), DType::Scalar(b)) => scalar_op(*a, *b, so, d_o, ops).ok_or_else(|| mismatch(from, to, path)),
         (DType::Record(ra), DType::Record(rb)) => {
             for fb in rb.fields() {
                 path.push(fb.name.clone());
                 let Some(fa) = ra.field(&fb.name) else {
+                    if partial {
+                        path.pop();
+                        continue;
+                    }
                     let field = path_name(path);
                     path.pop();
                     return Err(ErrorKind::DtypeMismatch {
@@ -481,7 +507,7 @@ fn compile(from: &DType, to: &DType, so: usize, d_o: usize, path: &mut Vec<Strin
                     }
                     .into());
                 };
-                compile(&fa.dtype, &fb.dtype, so + fa.offset, d_o + fb.offset, path, ops)?;
+                compile(&fa.dtype, &fb.dtype, so + fa.offset, d_o + fb.offset, path, ops, partial)?;
                 path.pop();
             }
             Ok(())
@@ -490,7 +516,7 @@ fn compile(from: &DType, to: &DType, so: usize, d_o: usize, path: &mut Vec<Strin
             let (ba, bb) = (a.flat_base(), b.flat_base());
             let (sa, sb) = (ba.itemsize(), bb.itemsize());
             let mut elem = Vec::new();
-            compile(ba, bb, 0, 0, path, &mut elem)?;
+            compile(ba, bb, 0, 0, path, &mut elem, partial)?;
             let elem = merge(elem);
             for i in 0..a.flat_shape().iter().product::<usize>() {
                 ops.extend(elem.iter().map(|op| shift(op, so + i * sa, d_o + i * sb)));

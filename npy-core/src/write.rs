@@ -64,7 +64,7 @@ pub(crate) fn to_path(path: &Path, header: &[u8], body: impl FnOnce(&mut File) -
 
 /// A temporary file in `path`'s directory (so renaming it over `path` is atomic), with
 /// the permissions a plain `File::create` would give; removed when dropped unpersisted.
-fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
+pub(crate) fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -115,7 +115,7 @@ pub(crate) fn typed_to_writer<W: Write, T: NpyRecord>(mut writer: W, header: Hea
 }
 
 /// The plan from `T`'s memory to its written layout.
-fn element_plan<T: NpyRecord>() -> Result<Plan> {
+pub(crate) fn element_plan<T: NpyRecord>() -> Result<Plan> {
     let plan = Plan::new(&T::native_dtype(), &T::dtype())?;
     if plan.src_size() != std::mem::size_of::<T>() {
         return Err(Error::usage(format!(
@@ -135,7 +135,7 @@ fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<
 
 /// One bulk write when `T`'s memory is its written layout, else converted field by field
 /// in chunks.
-fn write_with_plan<W: Write, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
+pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
     if plan.is_identity() && !plan.covers_all_src() {
         return write_padded(writer, &plan.src_gaps(), data);
     }
@@ -168,7 +168,7 @@ fn write_with_plan<W: Write, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[
 /// `#[npy(align)]` struct): whole records are copied into a cache-sized buffer, the
 /// padding bytes (`gaps`, which Rust leaves uninitialized) are zeroed there, and the
 /// buffer is written. Padding is never read.
-fn write_padded<W: Write, T: NpyRecord>(writer: &mut W, gaps: &[(usize, usize)], data: &[T]) -> Result<()> {
+fn write_padded<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, gaps: &[(usize, usize)], data: &[T]) -> Result<()> {
     let size = std::mem::size_of::<T>();
     let per_piece = (WRITE_PIECE / size.max(1)).max(1);
     let mut staging = vec![MaybeUninit::<u8>::uninit(); per_piece.min(data.len()) * size];

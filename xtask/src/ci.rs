@@ -6,7 +6,7 @@
 //! 3. `cargo test --workspace`
 //! 4. every example, `cargo run --release --example <name>` with `NPY_CI=1`
 //! 5. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 6. NumPy round trip: `npy copy` every `.npy` file of the NumPy corpus
+//! 6. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!    (`../shared/corpus/public`) and of `tests/data`, then
 //!    `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
 
@@ -129,18 +129,18 @@ fn roundtrip(ci: &mut Ci) -> Result<()> {
     check(&golden::data_dir(), "tests-data")
 }
 
-/// Copies every `.npy` file under `src` with `npy copy` into `<work>/out`
+/// Copies every `.npy` and `.npz` file under `src` with `npy copy` into `<work>/out`
 /// and has `check_roundtrip.py --strict` compare them with `<work>/orig`.
 ///
-/// `<work>/orig` mirrors only the `.npy` files of `src` (the checker wants a
-/// copy of every `.npy` and `.npz` it finds, and `.npz` is not handled yet),
+/// `<work>/orig` mirrors the array files of `src` (the checker wants a copy of
+/// every `.npy` and `.npz` it finds, so nothing else may sit there),
 /// with `src/manifest.json` cut down to the entries of those files, so the
 /// checker still verifies the originals' `sha256_data`.
 fn roundtrip_dir(python: &Path, npy: &Path, checker: &Path, src: &Path, work: &Path) -> Result<()> {
     project::step(&format!("round trip {}", src.display()));
-    let files = project::npy_files(src)?;
+    let files = project::array_files(src)?;
     if files.is_empty() {
-        return Err(format!("no .npy files under {}", src.display()));
+        return Err(format!("no .npy or .npz files under {}", src.display()));
     }
     let (orig, out) = (work.join("orig"), work.join("out"));
     project::fresh_dir(work)?;

@@ -94,7 +94,7 @@ fn fixture_files(dir: &Path) -> Result<Vec<String>> {
     if !dir.exists() {
         return Ok(Vec::new());
     }
-    let mut files = project::npy_files(dir)?;
+    let mut files = project::array_files(dir)?;
     if dir.join("manifest.json").exists() {
         files.push("manifest.json".to_string());
     }

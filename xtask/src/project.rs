@@ -75,11 +75,11 @@ pub fn create_parent(file: &Path) -> Result<()> {
     }
 }
 
-/// The `.npy` files under `dir`, as sorted relative paths with `/`.
+/// The `.npy` and `.npz` files under `dir`, as sorted relative paths with `/`.
 ///
 /// A top-level `tmp/` directory is skipped: `tests/data/tmp` is scratch space
 /// for tests (git-ignored), not fixtures.
-pub fn npy_files(dir: &Path) -> Result<Vec<String>> {
+pub fn array_files(dir: &Path) -> Result<Vec<String>> {
     fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) -> io::Result<()> {
         for entry in fs::read_dir(dir)? {
             let entry = entry?;
@@ -89,7 +89,7 @@ pub fn npy_files(dir: &Path) -> Result<Vec<String>> {
                 if rel != "tmp" {
                     walk(&entry.path(), &format!("{rel}/"), out)?;
                 }
-            } else if name.ends_with(".npy") {
+            } else if name.ends_with(".npy") || name.ends_with(".npz") {
                 out.push(rel);
             }
         }

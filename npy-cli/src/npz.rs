@@ -1,0 +1,72 @@
+//! `.npz` archives in `npy info` and `npy copy`.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use npy_core::header::shape_repr;
+use npy_core::npz::{Compression, Reader, Writer};
+use npy_core::{ReadOptions, Result};
+
+/// True when the file starts like a zip archive (an `.npz`).
+pub fn is_npz(path: &Path) -> Result<bool> {
+    let mut magic = [0u8; 4];
+    let mut file = std::fs::File::open(path)?;
+    let mut got = 0;
+    while got < 4 {
+        match file.read(&mut magic[got..])? {
+            0 => break,
+            k => got += k,
+        }
+    }
+    Ok(got == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06"))
+}
+
+/// Lists the members of an archive.
+pub fn info(path: &Path, opts: &ReadOptions) -> Result<()> {
+    let mut reader = Reader::open(path)?;
+    reader.read_options(opts.clone());
+    let members = reader.members()?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "file:          {}", path.display())?;
+    writeln!(out, "archive:       npz, {} member{}", members.len(), if members.len() == 1 { "" } else { "s" })?;
+    for m in &members {
+        let compression = match m.compression {
+            Some(Compression::Stored) => "stored",
+            Some(Compression::Deflated { .. }) => "deflated",
+            None => "other",
+        };
+        let what = if reader.is_npy(&m.name)? {
+            let npy = reader.npy(&m.name)?;
+            let h = npy.header();
+            let order = if h.fortran_order { " fortran" } else { "" };
+            format!("{} {}{order}", h.dtype.descr(), shape_repr(&h.shape))
+        } else {
+            "(not a .npy member)".to_string()
+        };
+        writeln!(
+            out,
+            "  {:<24} {compression:<8} {:>12} bytes stored {:>12} bytes  {what}",
+            m.member, m.compressed_size, m.size
+        )?;
+    }
+    Ok(())
+}
+
+/// Rewrites an archive: same member names, order and compression; `.npy` members are
+/// read and written back through the dynamic API, other members copied as bytes.
+pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
+    let mut reader = Reader::open(input)?;
+    reader.read_options(opts.clone());
+    let mut writer = Writer::create(output)?;
+    for m in reader.members()? {
+        let compression = m.compression.unwrap_or(Compression::Stored);
+        if m.member.ends_with(".npy") && reader.is_npy(&m.name)? {
+            let array = reader.read_dyn(&m.name)?;
+            writer.add_dyn_with(&m.name, &array, compression)?;
+        } else {
+            let bytes = reader.read_raw(&m.member)?;
+            writer.add_raw(&m.member, &bytes, compression)?;
+        }
+    }
+    writer.finish()
+}

@@ -1,0 +1,869 @@
+//! `.npz` archives: several named arrays in one zip file, as NumPy's `np.savez` and
+//! `np.savez_compressed` write them and `np.load` reads them.
+//!
+//! A member `name.npy` holds the array `name`. [`Writer`] adds typed slices, N-d arrays,
+//! dynamic arrays, and a struct's fields as one array each ([`Writer::add_columns`]);
+//! [`Reader`] lists names as NumPy's `NpzFile.files` does and reads members lazily.
+//!
+//! Stored members are streamed into the archive with their array data aligned to 64 bytes
+//! (so they can be memory-mapped); deflated members are compressed on worker threads, in
+//! parallel, and appended in order. Zip64 is used whenever a member or the archive needs
+//! it. CRCs are checked on every read.
+//!
+//! # Examples
+//! ```
+//! use std::io::Cursor;
+//! use npy_core::npz::{Compression, Reader, Writer};
+//!
+//! let mut w = Writer::new(Cursor::new(Vec::new()));
+//! w.add("time", &[0.0f64, 0.5, 1.0])?;
+//! w.add_with("counts", &[3u32, 1, 4], Compression::deflated())?;
+//! let bytes = w.finish()?.into_inner();
+//!
+//! let mut r = Reader::new(Cursor::new(bytes))?;
+//! assert_eq!(r.names(), ["time", "counts"]);
+//! assert_eq!(r.read::<u32>("counts")?, [3, 1, 4]);
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+use zip::result::ZipError;
+use zip::write::{SimpleFileOptions, ZipFileBuilder};
+use zip::{CompressionMethod, PreparedZipFile, ZipArchive, ZipWriter};
+
+use crate::array::{Array, DynArray};
+use crate::dtype::{DType, Field, Record, Scalar};
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{shape_repr, Header, MAGIC};
+use crate::read::{build_vec, NpyReader, ReadOptions};
+use crate::record::{NpyRecord, Plan};
+use crate::write::{element_plan, write_with_plan};
+
+/// NumPy's member suffix.
+const NPY_SUFFIX: &str = ".npy";
+/// Deflated members up to this size are compressed on worker threads (their bytes are
+/// staged in memory); larger ones are compressed as they stream in, on the caller's thread.
+const PARALLEL_MEMBER_LIMIT: u64 = 256 << 20;
+/// Alignment of stored members' data in the archive (`.npy` headers keep it for the array).
+const ALIGN: u16 = 64;
+
+/// How a member is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// No compression (`np.savez`): members can be memory-mapped.
+    Stored,
+    /// Deflate (`np.savez_compressed`) at a level from 0 to 9.
+    Deflated {
+        /// zlib level, 0 (fastest) to 9 (smallest); NumPy uses 6.
+        level: u32,
+    },
+}
+
+impl Compression {
+    /// Deflate at level 6, as `np.savez_compressed`.
+    pub const fn deflated() -> Compression {
+        Compression::Deflated { level: 6 }
+    }
+
+    fn options(self, large: bool) -> SimpleFileOptions {
+        let base = SimpleFileOptions::default()
+            .last_modified_time(zip::DateTime::default())
+            .unix_permissions(0o644)
+            .large_file(large);
+        match self {
+            Compression::Stored => base.compression_method(CompressionMethod::Stored).with_alignment(ALIGN),
+            Compression::Deflated { level } => {
+                base.compression_method(CompressionMethod::Deflated).compression_level(Some(level.min(9) as i64))
+            }
+        }
+    }
+}
+
+impl Default for Compression {
+    /// [`Compression::Stored`], as `np.savez`.
+    fn default() -> Self {
+        Compression::Stored
+    }
+}
+
+fn zip_err(member: Option<&str>, e: ZipError) -> Error {
+    match e {
+        ZipError::Io(io) if io.kind() != io::ErrorKind::InvalidData => io.into(),
+        other => Error::npz(member, other.to_string()),
+    }
+}
+
+/// Writes an `.npz` archive to any `Write + Seek`; see [`Writer::create`] for a path.
+///
+/// Member `name` is stored as `name.npy`, as `np.savez(f, name=array)` does. The archive's
+/// default compression is [`Compression::Stored`]; [`Writer::compression`] changes it and
+/// the `*_with` methods choose per member. [`Writer::finish`] must be called: it writes the
+/// central directory and reports any error.
+#[derive(Debug)]
+pub struct Writer<W: Write + Seek> {
+    zip: ZipWriter<W>,
+    compression: Compression,
+    threads: usize,
+    pending: VecDeque<(String, JoinHandle<zip::result::ZipResult<PreparedZipFile>>)>,
+    names: HashSet<String>,
+}
+
+impl Writer<BufWriter<tempfile::NamedTempFile>> {
+    /// Creates an archive at `path`, atomically: it is written to a temporary file in the
+    /// same directory and moved into place by [`FileWriter::finish`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when the temporary file cannot be created.
+    pub fn create(path: impl AsRef<Path>) -> Result<FileWriter> {
+        let path = path.as_ref();
+        let tmp = crate::write::temp_file_beside(path)?;
+        Ok(FileWriter { inner: Writer::new(BufWriter::with_capacity(1 << 20, tmp)), path: path.to_path_buf() })
+    }
+}
+
+impl<W: Write + Seek> Writer<W> {
+    /// A writer over any `Write + Seek`, with stored members by default.
+    pub fn new(writer: W) -> Self {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Writer {
+            zip: ZipWriter::new(writer),
+            compression: Compression::Stored,
+            threads,
+            pending: VecDeque::new(),
+            names: HashSet::new(),
+        }
+    }
+
+    /// Sets the compression of members added without one. Default: [`Compression::Stored`].
+    pub fn compression(&mut self, compression: Compression) -> &mut Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Sets how many deflated members may be compressed at once on worker threads.
+    /// Default: the number of CPUs; 1 compresses on the caller's thread as data streams in.
+    pub fn threads(&mut self, threads: usize) -> &mut Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Adds a 1-D array `name` (member `name.npy`) with the archive's compression.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for a duplicate or empty name; [`ErrorKind::Io`].
+    pub fn add<T: NpyRecord>(&mut self, name: &str, data: &[T]) -> Result<()> {
+        self.add_with(name, data, self.compression)
+    }
+
+    /// Adds a 1-D array with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_with<T: NpyRecord>(&mut self, name: &str, data: &[T], compression: Compression) -> Result<()> {
+        self.add_typed(name, Header::new(T::dtype(), vec![data.len()]), data, compression)
+    }
+
+    /// Adds a typed N-d array, keeping its shape and order.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_array<T: NpyRecord>(&mut self, name: &str, array: &Array<T>) -> Result<()> {
+        self.add_array_with(name, array, self.compression)
+    }
+
+    /// Adds a typed N-d array with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_array_with<T: NpyRecord>(
+        &mut self,
+        name: &str,
+        array: &Array<T>,
+        compression: Compression,
+    ) -> Result<()> {
+        let header = Header { dtype: T::dtype(), fortran_order: array.fortran_order(), shape: array.shape().to_vec() };
+        self.add_typed(name, header, array.as_slice(), compression)
+    }
+
+    /// Adds an array of any dtype (its header is re-encoded as NumPy writes it, keeping the
+    /// version it was read with).
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_dyn(&mut self, name: &str, array: &DynArray) -> Result<()> {
+        self.add_dyn_with(name, array, self.compression)
+    }
+
+    /// Adds an array of any dtype with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_dyn_with(&mut self, name: &str, array: &DynArray, compression: Compression) -> Result<()> {
+        let head = array.encode_header(&crate::WriteOptions::default())?;
+        let member = self.member_name(name)?;
+        let total = (head.len() + array.data().len()) as u64;
+        self.write_member(member, compression, total, |w| {
+            w.write_all(&head)?;
+            w.write_all(array.data())?;
+            Ok(())
+        })
+    }
+
+    /// Adds a member that is not an array (NumPy's `np.load` returns such members as raw
+    /// bytes), under exactly `member_name`.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_raw(&mut self, member_name: &str, bytes: &[u8], compression: Compression) -> Result<()> {
+        self.claim(member_name)?;
+        self.write_member(member_name.to_string(), compression, bytes.len() as u64, |w| Ok(w.write_all(bytes)?))
+    }
+
+    /// Adds one array per field of a record type: `trace_id`, `receiver.x`, … (nested
+    /// fields by dotted path; a subarray field `[f32; 64]` gives an `(n, 64)` array, and a
+    /// subarray of records `[Pt; 3]` gives `pts.x` of shape `(n, 3)`). Skipped fields and
+    /// padding are not written. [`Reader::read_columns`] rebuilds the records.
+    ///
+    /// In Python: `pandas.DataFrame(dict(np.load(f)))` for flat records.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::npz::{Reader, Writer};
+    /// use npy_core::NpyRecord;
+    ///
+    /// #[derive(NpyRecord, Debug, PartialEq)]
+    /// struct Pos { x: f64, y: f64 }
+    /// #[derive(NpyRecord, Debug, PartialEq)]
+    /// struct Station { id: u32, pos: Pos, gain: [f32; 2] }
+    ///
+    /// let stations = vec![Station { id: 1, pos: Pos { x: 0.5, y: 1.5 }, gain: [1.0, 2.0] }];
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add_columns(&stations)?;
+    /// let mut r = Reader::new(w.finish()?)?;
+    /// assert_eq!(r.names(), ["id", "pos.x", "pos.y", "gain"]);
+    /// assert_eq!(r.read_array::<f32>("gain")?.shape(), [1, 2]);
+    /// assert_eq!(r.read_columns::<Station>()?, stations);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn add_columns<T: NpyRecord>(&mut self, records: &[T]) -> Result<()> {
+        self.add_columns_prefixed("", records)
+    }
+
+    /// As [`Writer::add_columns`], with member names `prefix.field` (an empty prefix adds
+    /// none), so several record types can share one archive.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_columns_prefixed<T: NpyRecord>(&mut self, prefix: &str, records: &[T]) -> Result<()> {
+        let native = T::native_dtype();
+        for col in columns(&T::dtype())? {
+            let plan = element_plan_between::<T>(&native, &col.extract)?;
+            let mut shape = vec![records.len()];
+            shape.extend_from_slice(&col.dims);
+            let header = Header::new(DType::Scalar(col.scalar), shape);
+            let name = prefixed(prefix, &col.path);
+            let head = header.encode(None)?.1;
+            let member = self.member_name(&name)?;
+            let total = head.len() as u64 + header.data_len()? as u64;
+            self.write_member(member, self.compression, total, |w| {
+                w.write_all(&head)?;
+                write_with_plan(w, &plan, records)
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Starts a member whose data is written in pieces, for arrays that are produced
+    /// progressively or are larger than memory; the shape is fixed up front.
+    /// [`MemberWriter::finish`] checks that exactly that many elements arrived.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn start_array<T: NpyRecord>(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        compression: Compression,
+    ) -> Result<MemberWriter<'_, W, T>> {
+        let header = Header::new(T::dtype(), shape);
+        let total_elements = header.element_count()?;
+        let head = header.encode(None)?.1;
+        let member = self.member_name(name)?;
+        let total = head.len() as u64 + header.data_len()? as u64;
+        self.drain_pending()?;
+        let large = needs_zip64(total, compression);
+        self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
+        self.zip.write_all(&head)?;
+        Ok(MemberWriter {
+            writer: self,
+            plan: element_plan::<T>()?,
+            member,
+            remaining: total_elements,
+            _marker: std::marker::PhantomData,
+        })
+    }
+
+    /// Writes the central directory and returns the underlying writer.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] or [`ErrorKind::Npz`] from compression or writing.
+    pub fn finish(mut self) -> Result<W> {
+        self.drain_pending()?;
+        self.zip.finish().map_err(|e| zip_err(None, e))
+    }
+
+    fn add_typed<T: NpyRecord>(
+        &mut self,
+        name: &str,
+        header: Header,
+        data: &[T],
+        compression: Compression,
+    ) -> Result<()> {
+        let plan = element_plan::<T>()?;
+        let head = header.encode(None)?.1;
+        let member = self.member_name(name)?;
+        let total = head.len() as u64 + header.data_len()? as u64;
+        self.write_member(member, compression, total, |w| {
+            w.write_all(&head)?;
+            write_with_plan(w, &plan, data)
+        })
+    }
+
+    fn member_name(&mut self, name: &str) -> Result<String> {
+        if name.is_empty() {
+            return Err(Error::npz(None, "an array name must not be empty"));
+        }
+        let member = format!("{name}{NPY_SUFFIX}");
+        self.claim(&member)?;
+        Ok(member)
+    }
+
+    fn claim(&mut self, member: &str) -> Result<()> {
+        if !self.names.insert(member.to_string()) {
+            return Err(Error::npz(Some(member), "the archive already has a member of that name"));
+        }
+        Ok(())
+    }
+
+    /// Writes one member of `total` bytes produced by `body`: streamed into the archive,
+    /// or (deflated, small enough, with threads to spare) staged and compressed on a
+    /// worker thread, appended in order later.
+    fn write_member(
+        &mut self,
+        member: String,
+        compression: Compression,
+        total: u64,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        let large = needs_zip64(total, compression);
+        let parallel =
+            matches!(compression, Compression::Deflated { .. }) && self.threads > 1 && total <= PARALLEL_MEMBER_LIMIT;
+        if !parallel {
+            self.drain_pending()?;
+            self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
+            return body(&mut self.zip);
+        }
+        let mut staged = Vec::with_capacity(total as usize);
+        body(&mut staged)?;
+        while self.pending.len() >= self.threads {
+            self.append_oldest()?;
+        }
+        let options = compression.options(large);
+        let name = member.clone();
+        let job = std::thread::spawn(move || {
+            let mut builder = ZipFileBuilder::new(&name, options)?;
+            builder.write_all(&staged)?;
+            builder.finish()
+        });
+        self.pending.push_back((member, job));
+        Ok(())
+    }
+
+    fn append_oldest(&mut self) -> Result<()> {
+        let Some((member, job)) = self.pending.pop_front() else { return Ok(()) };
+        let prepared = job
+            .join()
+            .map_err(|_| Error::npz(Some(&member), "the compression thread panicked"))?
+            .map_err(|e| zip_err(Some(&member), e))?;
+        self.zip.add_prepared_file(prepared).map_err(|e| zip_err(Some(&member), e))
+    }
+
+    fn drain_pending(&mut self) -> Result<()> {
+        while !self.pending.is_empty() {
+            self.append_oldest()?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a member of `total` uncompressed bytes needs zip64 records (deflate may grow
+/// incompressible data slightly, so its margin is wider).
+fn needs_zip64(total: u64, compression: Compression) -> bool {
+    let worst = match compression {
+        Compression::Stored => total,
+        Compression::Deflated { .. } => total + total / 1000 + (1 << 16),
+    };
+    worst >= u32::MAX as u64
+}
+
+/// The plan from `T`'s memory to `dst` (one column), checked like `element_plan`.
+fn element_plan_between<T: NpyRecord>(native: &DType, dst: &DType) -> Result<Plan> {
+    let plan = Plan::new(native, dst)?;
+    if plan.src_size() != std::mem::size_of::<T>() {
+        return Err(Error::usage(format!("NpyRecord for {} does not describe its memory", std::any::type_name::<T>())));
+    }
+    Ok(plan)
+}
+
+fn prefixed(prefix: &str, path: &str) -> String {
+    if prefix.is_empty() {
+        path.to_string()
+    } else {
+        format!("{prefix}.{path}")
+    }
+}
+
+/// Writes the data of a member started by [`Writer::start_array`].
+#[derive(Debug)]
+pub struct MemberWriter<'a, W: Write + Seek, T> {
+    writer: &'a mut Writer<W>,
+    plan: Plan,
+    member: String,
+    remaining: usize,
+    _marker: std::marker::PhantomData<fn(&T)>,
+}
+
+impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
+    /// Appends elements (in storage order).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] past the declared shape; [`ErrorKind::Io`].
+    pub fn write(&mut self, data: &[T]) -> Result<()> {
+        if data.len() > self.remaining {
+            return Err(Error::usage(format!("member '{}': more elements than its shape holds", self.member)));
+        }
+        write_with_plan(&mut self.writer.zip, &self.plan, data)?;
+        self.remaining -= data.len();
+        Ok(())
+    }
+
+    /// Ends the member.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when fewer elements than the shape holds were written.
+    pub fn finish(self) -> Result<()> {
+        if self.remaining != 0 {
+            return Err(Error::usage(format!("member '{}': {} elements missing", self.member, self.remaining)));
+        }
+        Ok(())
+    }
+}
+
+/// An `.npz` [`Writer`] to a path, from [`Writer::create`]: all of [`Writer`]'s methods
+/// (through `Deref`), and a [`FileWriter::finish`] that moves the finished archive into
+/// place. Dropped unfinished, it leaves no file behind and any old file untouched.
+#[derive(Debug)]
+pub struct FileWriter {
+    inner: Writer<BufWriter<tempfile::NamedTempFile>>,
+    path: PathBuf,
+}
+
+impl FileWriter {
+    /// Finishes the archive and renames it over the target path.
+    ///
+    /// # Errors
+    /// As [`Writer::finish`]; the target is untouched on error.
+    pub fn finish(self) -> Result<()> {
+        let buffered = self.inner.finish()?;
+        let tmp = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;
+        tmp.persist(&self.path)?;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for FileWriter {
+    type Target = Writer<BufWriter<tempfile::NamedTempFile>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for FileWriter {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.inner
+    }
+}
+
+/// What a member is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberInfo {
+    /// The name as `np.load(f).files` shows it (`.npy` stripped).
+    pub name: String,
+    /// The member's name in the zip.
+    pub member: String,
+    /// Stored or deflated (other zip methods are refused on read).
+    pub compression: Option<Compression>,
+    /// Bytes in the archive.
+    pub compressed_size: u64,
+    /// Bytes when read.
+    pub size: u64,
+    /// Offset of the member's data in the archive, if known.
+    pub data_start: Option<u64>,
+}
+
+/// Reads an `.npz` archive lazily: nothing but the directory is read until a member is
+/// asked for.
+#[derive(Debug)]
+pub struct Reader<R: Read + Seek> {
+    zip: ZipArchive<R>,
+    names: Vec<String>,
+    members: Vec<String>,
+    by_name: HashMap<String, usize>,
+    options: ReadOptions,
+}
+
+impl Reader<BufReader<File>> {
+    /// Opens an archive.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`]; [`ErrorKind::Npz`] for a file that is not a valid zip archive.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Reader::new(BufReader::with_capacity(64 << 10, File::open(path)?))
+    }
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// Reads the archive's directory from any `Read + Seek`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an invalid archive or member names that collide.
+    pub fn new(reader: R) -> Result<Self> {
+        let zip = ZipArchive::new(reader).map_err(|e| zip_err(None, e))?;
+        let mut names = Vec::with_capacity(zip.len());
+        let mut members = Vec::with_capacity(zip.len());
+        let mut by_name = HashMap::new();
+        for i in 0..zip.len() {
+            let member = match zip.name_for_index(i) {
+                Some(Ok(n)) => n.into_owned(),
+                Some(Err(e)) => return Err(zip_err(None, e)),
+                None => return Err(Error::npz(None, format!("no member at index {i}"))),
+            };
+            let name = member.strip_suffix(NPY_SUFFIX).unwrap_or(&member).to_string();
+            if by_name.insert(name.clone(), i).is_some() {
+                return Err(Error::npz(Some(&member), format!("two members are named '{name}'")));
+            }
+            names.push(name);
+            members.push(member);
+        }
+        Ok(Reader { zip, names, members, by_name, options: ReadOptions::new() })
+    }
+
+    /// Sets the options for reading members' `.npy` headers (e.g. the header size limit).
+    pub fn read_options(&mut self, options: ReadOptions) -> &mut Self {
+        self.options = options;
+        self
+    }
+
+    /// The arrays' names, as NumPy's `NpzFile.files`: member names with one `.npy`
+    /// stripped, in archive order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Details of every member, in archive order.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an unreadable entry.
+    pub fn members(&mut self) -> Result<Vec<MemberInfo>> {
+        (0..self.names.len())
+            .map(|i| {
+                let f = self.zip.by_index_raw(i).map_err(|e| zip_err(Some(&self.members[i]), e))?;
+                Ok(MemberInfo {
+                    name: self.names[i].clone(),
+                    member: self.members[i].clone(),
+                    compression: match f.compression() {
+                        CompressionMethod::Stored => Some(Compression::Stored),
+                        CompressionMethod::Deflated => Some(Compression::deflated()),
+                        _ => None,
+                    },
+                    compressed_size: f.compressed_size(),
+                    size: f.size(),
+                    data_start: f.data_start(),
+                })
+            })
+            .collect()
+    }
+
+    fn index(&self, name: &str) -> Result<usize> {
+        self.by_name
+            .get(name)
+            .copied()
+            .or_else(|| self.members.iter().position(|m| m == name))
+            .ok_or_else(|| Error::npz(Some(name), format!("no such array; the archive has {:?}", self.names)))
+    }
+
+    /// Opens member `name` as a `.npy` stream: its header is read, and the data can be
+    /// read whole or in chunks ([`NpyReader::records`]). The CRC is checked when the
+    /// member has been read to its end; [`Reader::read`] and friends do that.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an unknown name or an unsupported compression method; as
+    /// [`NpyReader::new`] for the member's header.
+    pub fn npy(&mut self, name: &str) -> Result<NpyReader<MemberReader<'_, R>>> {
+        let options = self.options.clone();
+        let (file, size) = self.member(name)?;
+        options.open_sized(file, size)
+    }
+
+    fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64)> {
+        let i = self.index(name)?;
+        let member = self.members[i].clone();
+        let file = self.zip.by_index(i).map_err(|e| zip_err(Some(&member), e))?;
+        let size = file.size();
+        Ok((MemberReader { file, member }, size))
+    }
+
+    /// Reads member `name` with `read`, then reads on to its end so the CRC is checked.
+    fn with_member<V>(
+        &mut self,
+        name: &str,
+        read: impl FnOnce(NpyReader<&mut MemberReader<'_, R>>) -> Result<V>,
+    ) -> Result<V> {
+        let options = self.options.clone();
+        let (mut file, size) = self.member(name)?;
+        let value = read(options.open_sized(&mut file, size)?)?;
+        io::copy(&mut file, &mut io::sink())?;
+        Ok(value)
+    }
+
+    /// Reads 1-D member `name` as `Vec<T>` (as `Vec::<T>::read_npy` reads a file).
+    ///
+    /// # Errors
+    /// As [`Reader::npy`] and [`crate::ReadNpy::read_npy`]; [`ErrorKind::Npz`] for a bad CRC.
+    pub fn read<T: NpyRecord>(&mut self, name: &str) -> Result<Vec<T>> {
+        self.with_member(name, |r| {
+            let shape = &r.header().shape;
+            if shape.len() != 1 {
+                return Err(ErrorKind::WrongShape {
+                    reason: format!("array '{name}' has shape {}; use read_array for N-d arrays", shape_repr(shape)),
+                }
+                .into());
+            }
+            r.read_vec::<T>()
+        })
+    }
+
+    /// Reads member `name` as a typed N-d [`Array`].
+    ///
+    /// # Errors
+    /// As [`Reader::read`].
+    pub fn read_array<T: NpyRecord>(&mut self, name: &str) -> Result<Array<T>> {
+        self.with_member(name, |r| r.read_array::<T>())
+    }
+
+    /// Reads member `name` as a [`DynArray`] of any dtype (it remembers the member's
+    /// `.npy` version, so writing it back reproduces it).
+    ///
+    /// # Errors
+    /// As [`Reader::read`].
+    pub fn read_dyn(&mut self, name: &str) -> Result<DynArray> {
+        self.with_member(name, |r| r.read_dyn())
+    }
+
+    /// Reads any member's bytes as stored in the zip after decompression (for members that
+    /// are not `.npy` files).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an unknown name or a bad CRC.
+    pub fn read_raw(&mut self, name: &str) -> Result<Vec<u8>> {
+        let i = self.index(name)?;
+        let member = self.members[i].clone();
+        let mut file = self.zip.by_index(i).map_err(|e| zip_err(Some(&member), e))?;
+        let mut out = Vec::with_capacity(file.size().min(1 << 30) as usize);
+        file.read_to_end(&mut out).map_err(|e| member_io(&member, e))?;
+        Ok(out)
+    }
+
+    /// True when member `name` starts like a `.npy` file (else [`Reader::read_raw`]).
+    ///
+    /// # Errors
+    /// As [`Reader::read_raw`].
+    pub fn is_npy(&mut self, name: &str) -> Result<bool> {
+        let i = self.index(name)?;
+        let member = self.members[i].clone();
+        let mut file = self.zip.by_index(i).map_err(|e| zip_err(Some(&member), e))?;
+        let mut magic = [0u8; 6];
+        let got = crate::read::read_full(&mut file, &mut magic)?;
+        Ok(got == 6 && &magic == MAGIC)
+    }
+
+    /// Rebuilds records from an archive written by [`Writer::add_columns`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for a missing column or columns of different lengths; as
+    /// [`Reader::read`] for each column (dtypes convert as for any read).
+    pub fn read_columns<T: NpyRecord>(&mut self) -> Result<Vec<T>> {
+        self.read_columns_prefixed("")
+    }
+
+    /// As [`Reader::read_columns`] for columns written with a prefix.
+    ///
+    /// # Errors
+    /// As [`Reader::read_columns`].
+    pub fn read_columns_prefixed<T: NpyRecord>(&mut self, prefix: &str) -> Result<Vec<T>> {
+        let native = T::native_dtype();
+        let mut loaded = Vec::new();
+        let mut n = None;
+        for col in columns(&T::dtype())? {
+            let name = prefixed(prefix, &col.path);
+            let arr = self.read_dyn(&name)?;
+            let Some(file_scalar) = arr.dtype().as_scalar().copied() else {
+                return Err(Error::npz(Some(&name), format!("column has dtype {}, not a scalar", arr.dtype())));
+            };
+            let (len, dims) = arr.shape().split_first().map_or((1, &[][..]), |(l, d)| (*l, d));
+            if dims != col.dims.as_slice() || arr.fortran_order() && arr.shape().iter().filter(|&&d| d > 1).count() > 1
+            {
+                return Err(Error::npz(
+                    Some(&name),
+                    format!("column has shape {}, expected (n, {:?}) in C order", shape_repr(arr.shape()), col.dims),
+                ));
+            }
+            if *n.get_or_insert(len) != len {
+                return Err(Error::npz(Some(&name), format!("column has {len} rows, others {}", n.unwrap_or(0))));
+            }
+            let src = col.with_leaf(file_scalar)?;
+            let plan = Plan::new_partial(&src, &native)?;
+            loaded.push((name, arr, plan));
+        }
+        let n = n.unwrap_or(0);
+        build_vec::<T>(n, |out| {
+            for (_, arr, plan) in &loaded {
+                plan.run(arr.data(), out, 0)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A member being read: the zip's decompressing, CRC-checking reader.
+pub struct MemberReader<'a, R: Read + Seek> {
+    file: zip::read::ZipFile<'a, R>,
+    member: String,
+}
+
+impl<R: Read + Seek> std::fmt::Debug for MemberReader<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberReader").field("member", &self.member).finish()
+    }
+}
+
+impl<R: Read + Seek> Read for MemberReader<'_, R> {
+    /// Reads decompressed bytes; a CRC mismatch at the end is an `InvalidData` error
+    /// naming the member.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.file.read(buf).map_err(|e| match e.kind() {
+            io::ErrorKind::InvalidData | io::ErrorKind::Other => {
+                io::Error::new(io::ErrorKind::InvalidData, Error::npz(Some(&self.member), e.to_string()))
+            }
+            _ => e,
+        })
+    }
+}
+
+/// An I/O error while reading a member, with the member named for zip-level problems.
+fn member_io(member: &str, e: io::Error) -> Error {
+    match e.kind() {
+        io::ErrorKind::InvalidData | io::ErrorKind::Other => Error::npz(Some(member), e.to_string()),
+        _ => e.into(),
+    }
+}
+
+/// One column of a record type: its dotted path, the leaf scalar (as written), the
+/// subarray dims on the way, and the dtype that extracts it from a record.
+struct Column {
+    path: String,
+    scalar: Scalar,
+    dims: Vec<usize>,
+    /// The record's structure along the path only, ending in the leaf: a plan from the
+    /// record to this yields the column's bytes.
+    extract: DType,
+    /// The names and subarray shapes along the path, to rebuild `extract` with another
+    /// leaf type.
+    steps: Vec<Step>,
+}
+
+#[derive(Clone)]
+enum Step {
+    Field(String),
+    Sub(Vec<usize>),
+}
+
+impl Column {
+    /// `extract` with the leaf replaced by `leaf` (a file's column dtype).
+    fn with_leaf(&self, leaf: Scalar) -> Result<DType> {
+        build_path(&self.steps, DType::Scalar(leaf))
+    }
+}
+
+fn build_path(steps: &[Step], leaf: DType) -> Result<DType> {
+    steps.iter().rev().try_fold(leaf, |inner, step| match step {
+        Step::Field(name) => {
+            let size = inner.itemsize();
+            Ok(DType::Record(Record::new(vec![Field::new(name.clone(), inner, 0)], size)?))
+        }
+        Step::Sub(shape) => DType::subarray(inner, shape.clone()),
+    })
+}
+
+fn columns(dtype: &DType) -> Result<Vec<Column>> {
+    let mut out = Vec::new();
+    walk(dtype, &mut Vec::new(), &mut Vec::new(), &mut Vec::new(), &mut out)?;
+    Ok(out)
+}
+
+fn walk(
+    dtype: &DType,
+    names: &mut Vec<String>,
+    dims: &mut Vec<usize>,
+    steps: &mut Vec<Step>,
+    out: &mut Vec<Column>,
+) -> Result<()> {
+    match dtype {
+        DType::Scalar(s) => out.push(Column {
+            path: names.join("."),
+            scalar: *s,
+            dims: dims.clone(),
+            extract: build_path(steps, DType::Scalar(*s))?,
+            steps: steps.clone(),
+        }),
+        DType::Record(r) => {
+            for f in r.fields() {
+                names.push(f.name.clone());
+                steps.push(Step::Field(f.name.clone()));
+                walk(&f.dtype, names, dims, steps, out)?;
+                steps.pop();
+                names.pop();
+            }
+        }
+        DType::SubArray(a) => {
+            let shape = a.flat_shape();
+            let k = shape.len();
+            dims.extend_from_slice(&shape);
+            steps.push(Step::Sub(shape));
+            walk(a.flat_base(), names, dims, steps, out)?;
+            steps.pop();
+            dims.truncate(dims.len() - k);
+        }
+    }
+    Ok(())
+}
