@@ -42,6 +42,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, MAGIC};
 use crate::read::{build_vec, NpyReader, ReadOptions};
 use crate::record::{NpyRecord, Plan};
+pub use crate::write::GrowingFile;
 use crate::write::{element_plan, write_with_plan};
 
 /// NumPy's member suffix.
@@ -113,7 +114,7 @@ pub struct Writer<W: Write + Seek> {
     names: HashSet<String>,
 }
 
-impl Writer<BufWriter<tempfile::NamedTempFile>> {
+impl Writer<BufWriter<GrowingFile>> {
     /// Creates an archive at `path`, atomically: it is written to a temporary file in the
     /// same directory and moved into place by [`FileWriter::finish`].
     ///
@@ -121,8 +122,8 @@ impl Writer<BufWriter<tempfile::NamedTempFile>> {
     /// [`ErrorKind::Io`] when the temporary file cannot be created.
     pub fn create(path: impl AsRef<Path>) -> Result<FileWriter> {
         let path = path.as_ref();
-        let tmp = crate::write::temp_file_beside(path)?;
-        Ok(FileWriter { inner: Writer::new(BufWriter::with_capacity(1 << 20, tmp)), path: path.to_path_buf() })
+        let tmp = GrowingFile::beside(path)?;
+        Ok(FileWriter { inner: Writer::new(BufWriter::with_capacity(64 << 10, tmp)), path: path.to_path_buf() })
     }
 }
 
@@ -370,7 +371,7 @@ impl<W: Write + Seek> Writer<W> {
         if !parallel {
             self.drain_pending()?;
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
-            return body(&mut self.zip);
+            return body(&mut Pieces(&mut self.zip));
         }
         let mut staged = Vec::with_capacity(total as usize);
         body(&mut staged)?;
@@ -402,6 +403,21 @@ impl<W: Write + Seek> Writer<W> {
             self.append_oldest()?;
         }
         Ok(())
+    }
+}
+
+/// Hands writes to the zip in cache-sized pieces, so its per-byte work (the CRC, or
+/// deflate) runs on data that the following copy finds still in cache.
+struct Pieces<'a, W: Write>(&'a mut W);
+
+impl<W: Write> Write for Pieces<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        const PIECE: usize = 256 << 10;
+        self.0.write(&buf[..buf.len().min(PIECE)])
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -473,7 +489,7 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
 /// place. Dropped unfinished, it leaves no file behind and any old file untouched.
 #[derive(Debug)]
 pub struct FileWriter {
-    inner: Writer<BufWriter<tempfile::NamedTempFile>>,
+    inner: Writer<BufWriter<GrowingFile>>,
     path: PathBuf,
 }
 
@@ -485,13 +501,12 @@ impl FileWriter {
     pub fn finish(self) -> Result<()> {
         let buffered = self.inner.finish()?;
         let tmp = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;
-        tmp.persist(&self.path)?;
-        Ok(())
+        tmp.commit(&self.path)
     }
 }
 
 impl std::ops::Deref for FileWriter {
-    type Target = Writer<BufWriter<tempfile::NamedTempFile>>;
+    type Target = Writer<BufWriter<GrowingFile>>;
 
     fn deref(&self) -> &Self::Target {
         &self.inner

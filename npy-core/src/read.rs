@@ -67,7 +67,9 @@ impl ReadOptions {
     /// Reads the header from `reader` whose total length (header and data) is `len`,
     /// known from elsewhere (an npz member's size): claims beyond it fail before allocating.
     pub(crate) fn open_sized<R: Read>(&self, reader: R, len: u64) -> Result<NpyReader<R>> {
-        NpyReader::with_options(reader, self, Some(len))
+        let mut r = NpyReader::with_options(reader, self, Some(len))?;
+        r.piece = Some(FIX_CHUNK);
+        Ok(r)
     }
 
     /// Opens a file and reads its header. The file's length is known, so a header that
@@ -113,6 +115,9 @@ pub struct NpyReader<R> {
     position: usize,
     /// Data bytes known to be present (from the file length), if known.
     available: Option<u64>,
+    /// Largest read into the destination at once, when the source does work per byte
+    /// (an npz member's CRC): reading in cache-sized pieces keeps that work on hot data.
+    piece: Option<usize>,
 }
 
 impl<R: Read> NpyReader<R> {
@@ -164,7 +169,7 @@ impl<R: Read> NpyReader<R> {
             }
         }
         let elements = header.element_count()?;
-        Ok(NpyReader { reader, header, version, header_len, data_len, elements, position: 0, available })
+        Ok(NpyReader { reader, header, version, header_len, data_len, elements, position: 0, available, piece: None })
     }
 
     /// A reader over data already in memory, with its header (no preamble to parse).
@@ -184,6 +189,7 @@ impl<R: Read> NpyReader<R> {
             elements,
             position: 0,
             available,
+            piece: None,
         })
     }
 
@@ -240,7 +246,7 @@ impl<R: Read> NpyReader<R> {
         let total = self.data_len;
         let zeroed = self.length_known();
         let mut data = if zeroed { buffer::zeroed_vec::<u8>(total) } else { Vec::new() };
-        self.fill_in_place(&mut data, total, zeroed, 0, None, |_, _| Ok(()))?;
+        self.fill_in_place(&mut data, total, zeroed, 0, self.piece, |_, _| Ok(()))?;
         self.position = self.elements;
         DynArray::from_parts(self.header, data, Some(self.version))
     }
@@ -363,7 +369,8 @@ impl<R: Read> NpyReader<R> {
         if plan.in_place() {
             // Data that needs fixing (byte swaps, checks) is read in cache-sized pieces and
             // fixed while hot; an exact copy is read in one go.
-            let piece = if plan.is_identity() && !T::NEEDS_CHECK && !T::HAS_SKIPPED { None } else { Some(FIX_CHUNK) };
+            let piece =
+                if plan.is_identity() && !T::NEEDS_CHECK && !T::HAS_SKIPPED { self.piece } else { Some(FIX_CHUNK) };
             self.fill_in_place(out, count, zeroed, self.position, piece, |buf, first| {
                 plan.run_in_place(buf, first)?;
                 check_elements::<T>(buf, first)

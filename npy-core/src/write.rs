@@ -80,22 +80,90 @@ pub(crate) fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     Ok(builder.tempfile_in(dir)?)
 }
 
+/// A temporary file that reserves disk blocks ahead of the data written to it (in growing
+/// steps), so the file system allocates them in few large pieces, as for a known-size
+/// `.npy`; [`GrowingFile::commit`] trims it to what was written and moves it into place.
+#[derive(Debug)]
+pub struct GrowingFile {
+    file: tempfile::NamedTempFile,
+    position: u64,
+    end: u64,
+    reserved: u64,
+}
+
+impl GrowingFile {
+    /// Smallest step by which the reservation grows.
+    const STEP: u64 = 64 << 20;
+
+    pub(crate) fn beside(path: &Path) -> Result<Self> {
+        Ok(GrowingFile { file: temp_file_beside(path)?, position: 0, end: 0, reserved: 0 })
+    }
+
+    /// Truncates the file to the bytes written and renames it over `path`.
+    pub(crate) fn commit(self, path: &Path) -> Result<()> {
+        self.file.as_file().set_len(self.end)?;
+        self.file.persist(path)?;
+        Ok(())
+    }
+}
+
+impl Write for GrowingFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let want = self.position + buf.len() as u64;
+        if want > self.reserved {
+            let target = want.max(self.reserved + Self::STEP.min(self.reserved / 4 + (1 << 20)));
+            preallocate_range(self.file.as_file(), self.reserved, target - self.reserved);
+            self.reserved = target;
+        }
+        let n = self.file.write(buf)?;
+        self.position += n as u64;
+        self.end = self.end.max(self.position);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Seek for GrowingFile {
+    /// Seeks as in a file holding just the bytes written: `SeekFrom::End` counts from the
+    /// end of the data, not of the reservation.
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let pos = match pos {
+            SeekFrom::End(delta) => SeekFrom::Start(
+                self.end
+                    .checked_add_signed(delta)
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the file"))?,
+            ),
+            other => other,
+        };
+        self.position = self.file.seek(pos)?;
+        Ok(self.position)
+    }
+}
+
+/// Reserves `len` bytes at `offset` (extending the file), best effort.
+fn preallocate_range(file: &File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else { return };
+        if len > 0 {
+            // SAFETY: `fallocate` on a file descriptor we own, mode 0 (allocate and
+            // extend); it touches no memory of ours. Errors are ignored on purpose.
+            unsafe { libc::fallocate(file.as_raw_fd(), 0, offset, len) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len);
+}
+
 /// Reserves `len` bytes for a file about to be written, so the file system allocates its
 /// blocks at once (what makes `np.save` fast). Best effort: unsupported file systems are
 /// simply written without it.
 fn preallocate(file: &File, len: u64) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let Ok(len) = libc::off_t::try_from(len) else { return };
-        if len > 0 {
-            // SAFETY: `fallocate` on a file descriptor we own, with mode 0 (allocate and
-            // extend); it touches no memory of ours. Errors are ignored on purpose.
-            unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, len);
+    preallocate_range(file, 0, len);
 }
 
 pub(crate) fn typed_to_path<T: NpyRecord>(path: &Path, header: Header, data: &[T], opts: &WriteOptions) -> Result<()> {
