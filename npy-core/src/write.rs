@@ -474,6 +474,30 @@ mod tests {
     }
 
     #[test]
+    fn growing_file_hides_its_reservation_and_trims_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.bin");
+        let mut g = GrowingFile::beside(&path).unwrap();
+        g.write_all(&[7u8; 1000]).unwrap();
+        assert!(g.reserved >= 1000);
+        assert_eq!(g.seek(SeekFrom::End(0)).unwrap(), 1000);
+        g.seek(SeekFrom::Start(10)).unwrap();
+        g.write_all(b"abc").unwrap();
+        assert_eq!(g.seek(SeekFrom::End(-1)).unwrap(), 999);
+        g.commit(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 1000);
+        assert_eq!(&bytes[9..14], &[7, b'a', b'b', b'c', 7]);
+
+        let other = dir.path().join("dropped.bin");
+        let mut g = GrowingFile::beside(&other).unwrap();
+        g.write_all(&[1u8; 10]).unwrap();
+        drop(g);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [std::ffi::OsString::from("g.bin")]);
+    }
+
+    #[test]
     fn path_write_is_readable_by_others() {
         #[cfg(unix)]
         {
