@@ -109,6 +109,14 @@ pub enum ErrorKind {
         reason: String,
     },
 
+    /// A memory map cannot be viewed in place as the requested type (other byte order,
+    /// other layout, misaligned data, fields that are not stored): decoding still works.
+    #[error("cannot view the data in place: {reason}")]
+    NotViewable {
+        /// Why, and what to use instead.
+        reason: String,
+    },
+
     /// An `.npz` archive problem: a zip error, a missing or duplicate member, a bad CRC.
     #[error("npz{}: {reason}", member.as_ref().map(|m| format!(" member '{m}'")).unwrap_or_default())]
     Npz {
@@ -173,8 +181,13 @@ impl From<ErrorKind> for Error {
 }
 
 impl From<io::Error> for Error {
+    /// An I/O error; one that carries an [`Error`] of ours (raised inside a reader we
+    /// wrap, e.g. an npz member's bad CRC) gives that error back.
     fn from(err: io::Error) -> Self {
-        ErrorKind::Io(err).into()
+        match err.downcast::<Error>() {
+            Ok(ours) => ours,
+            Err(err) => ErrorKind::Io(err).into(),
+        }
     }
 }
 
@@ -217,6 +230,13 @@ mod tests {
         let e = Error::header(37, "expected ':' after key 'descr'");
         assert_eq!(e.to_string(), "invalid header at byte 37: expected ':' after key 'descr'");
         assert!(matches!(e.kind(), ErrorKind::Header { offset: 37, .. }));
+    }
+
+    #[test]
+    fn our_error_inside_an_io_error_comes_back() {
+        let io: io::Error = Error::npz(Some("x.npy"), "Invalid checksum").into();
+        let back = Error::from(io);
+        assert!(matches!(back.kind(), ErrorKind::Npz { member: Some(m), .. } if m == "x.npy"), "{back}");
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub mod dtype;
 mod error;
 pub mod header;
 pub mod literal;
+pub mod mmap;
 pub mod npz;
 mod read;
 pub mod record;

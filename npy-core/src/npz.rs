@@ -58,9 +58,10 @@ const ALIGN: u16 = 64;
 pub enum Compression {
     /// No compression (`np.savez`): members can be memory-mapped.
     Stored,
-    /// Deflate (`np.savez_compressed`) at a level from 0 to 9.
+    /// Deflate (`np.savez_compressed`) at a level from 1 to 9.
     Deflated {
-        /// zlib level, 0 (fastest) to 9 (smallest); NumPy uses 6.
+        /// zlib level, 1 (fastest) to 9 (smallest); NumPy uses 6. 0 is taken as 1 (for
+        /// no compression use [`Compression::Stored`]), above 9 as 9.
         level: u32,
     },
 }
@@ -79,7 +80,7 @@ impl Compression {
         match self {
             Compression::Stored => base.compression_method(CompressionMethod::Stored).with_alignment(ALIGN),
             Compression::Deflated { level } => {
-                base.compression_method(CompressionMethod::Deflated).compression_level(Some(level.min(9) as i64))
+                base.compression_method(CompressionMethod::Deflated).compression_level(Some(level.clamp(1, 9) as i64))
             }
         }
     }
@@ -348,9 +349,12 @@ impl<W: Write + Seek> Writer<W> {
         Ok(member)
     }
 
+    /// Reserves a member name; names equal after stripping one `.npy` collide, since
+    /// readers (NumPy's `NpzFile.files` too) know members by that name.
     fn claim(&mut self, member: &str) -> Result<()> {
-        if !self.names.insert(member.to_string()) {
-            return Err(Error::npz(Some(member), "the archive already has a member of that name"));
+        let key = member.strip_suffix(NPY_SUFFIX).unwrap_or(member);
+        if !self.names.insert(key.to_string()) {
+            return Err(Error::npz(Some(member), format!("the archive already has an array or member named '{key}'")));
         }
         Ok(())
     }
@@ -637,7 +641,7 @@ impl<R: Read + Seek> Reader<R> {
     pub fn npy(&mut self, name: &str) -> Result<NpyReader<MemberReader<'_, R>>> {
         let options = self.options.clone();
         let (file, size) = self.member(name)?;
-        options.open_sized(file, size)
+        options.open_member(file, size)
     }
 
     fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64)> {
@@ -648,7 +652,7 @@ impl<R: Read + Seek> Reader<R> {
         Ok((MemberReader { file, member }, size))
     }
 
-    /// Reads member `name` with `read`, then reads on to its end so the CRC is checked.
+    /// Reads member `name` with `read` (reading its last element checks the CRC).
     fn with_member<V>(
         &mut self,
         name: &str,
@@ -656,9 +660,7 @@ impl<R: Read + Seek> Reader<R> {
     ) -> Result<V> {
         let options = self.options.clone();
         let (mut file, size) = self.member(name)?;
-        let value = read(options.open_sized(&mut file, size)?)?;
-        io::copy(&mut file, &mut io::sink())?;
-        Ok(value)
+        read(options.open_member(&mut file, size)?)
     }
 
     /// Reads 1-D member `name` as `Vec<T>` (as `Vec::<T>::read_npy` reads a file).

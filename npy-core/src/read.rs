@@ -67,8 +67,16 @@ impl ReadOptions {
     /// Reads the header from `reader` whose total length (header and data) is `len`,
     /// known from elsewhere (an npz member's size): claims beyond it fail before allocating.
     pub(crate) fn open_sized<R: Read>(&self, reader: R, len: u64) -> Result<NpyReader<R>> {
+        NpyReader::with_options(reader, self, Some(len))
+    }
+
+    /// As [`ReadOptions::open_sized`], for a source that checks itself at its end (an npz
+    /// member and its CRC): reads go in cache-sized pieces, and reading the last element
+    /// reads on to the end of the source.
+    pub(crate) fn open_member<R: Read>(&self, reader: R, len: u64) -> Result<NpyReader<R>> {
         let mut r = NpyReader::with_options(reader, self, Some(len))?;
         r.piece = Some(FIX_CHUNK);
+        r.verify_end = true;
         Ok(r)
     }
 
@@ -118,6 +126,10 @@ pub struct NpyReader<R> {
     /// Largest read into the destination at once, when the source does work per byte
     /// (an npz member's CRC): reading in cache-sized pieces keeps that work on hot data.
     piece: Option<usize>,
+    /// Read the source to its end once the last element is read (an npz member: the zip
+    /// reader checks the CRC at its end). Never for plain streams, which may hold more
+    /// arrays after this one.
+    verify_end: bool,
 }
 
 impl<R: Read> NpyReader<R> {
@@ -169,7 +181,18 @@ impl<R: Read> NpyReader<R> {
             }
         }
         let elements = header.element_count()?;
-        Ok(NpyReader { reader, header, version, header_len, data_len, elements, position: 0, available, piece: None })
+        Ok(NpyReader {
+            reader,
+            header,
+            version,
+            header_len,
+            data_len,
+            elements,
+            position: 0,
+            available,
+            piece: None,
+            verify_end: false,
+        })
     }
 
     /// A reader over data already in memory, with its header (no preamble to parse).
@@ -190,6 +213,7 @@ impl<R: Read> NpyReader<R> {
             position: 0,
             available,
             piece: None,
+            verify_end: false,
         })
     }
 
@@ -248,6 +272,7 @@ impl<R: Read> NpyReader<R> {
         let mut data = if zeroed { buffer::zeroed_vec::<u8>(total) } else { Vec::new() };
         self.fill_in_place(&mut data, total, zeroed, 0, self.piece, |_, _| Ok(()))?;
         self.position = self.elements;
+        self.finish_source()?;
         DynArray::from_parts(self.header, data, Some(self.version))
     }
 
@@ -366,6 +391,30 @@ impl<R: Read> NpyReader<R> {
     /// Appends the next `count` elements to `out` (whose spare capacity is zero when
     /// `zeroed`), converting through `plan`.
     fn append<T: NpyRecord>(&mut self, plan: &Plan, out: &mut Vec<T>, count: usize, zeroed: bool) -> Result<()> {
+        self.append_elements(plan, out, count, zeroed)?;
+        if self.position == self.elements {
+            self.finish_source()?;
+        }
+        Ok(())
+    }
+
+    /// For sources that check themselves at their end: reads to the end (the bytes after
+    /// the array, if any, are not part of it and are discarded).
+    fn finish_source(&mut self) -> Result<()> {
+        if self.verify_end {
+            self.verify_end = false;
+            io::copy(&mut self.reader, &mut io::sink())?;
+        }
+        Ok(())
+    }
+
+    fn append_elements<T: NpyRecord>(
+        &mut self,
+        plan: &Plan,
+        out: &mut Vec<T>,
+        count: usize,
+        zeroed: bool,
+    ) -> Result<()> {
         if plan.in_place() {
             // Data that needs fixing (byte swaps, checks) is read in cache-sized pieces and
             // fixed while hot; an exact copy is read in one go.
@@ -554,7 +603,7 @@ fn zero_sized<T>(n: usize) -> Result<()> {
     Err(Error::usage(format!("cannot read {n} elements of the zero-sized type {}", std::any::type_name::<T>())))
 }
 
-fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result<()> {
+pub(crate) fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result<()> {
     if T::NEEDS_CHECK {
         let size = std::mem::size_of::<T>();
         for (i, el) in bytes.chunks_exact(size).enumerate() {

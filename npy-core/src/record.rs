@@ -189,7 +189,7 @@ fn array_of(base: DType, n: usize) -> DType {
 
 /// One step of a plan, applied to every record of a chunk.
 #[derive(Debug, Clone, PartialEq)]
-enum Op {
+pub(crate) enum Op {
     /// Copy `len` bytes.
     Copy { src: usize, dst: usize, len: usize },
     /// Copy `count` units of `unit` bytes, reversing each unit's bytes.
@@ -207,7 +207,7 @@ enum Op {
 pub struct Plan {
     src_size: usize,
     dst_size: usize,
-    ops: Vec<Op>,
+    pub(crate) ops: Vec<Op>,
 }
 
 impl Plan {

@@ -1,0 +1,951 @@
+//! Memory maps of `.npy` files: the data viewed in place as `&[T]` or `&mut [T]` without
+//! reading it, or decoded element by element where it cannot be viewed.
+//!
+//! [`NpyMap`] maps a file read-only; [`NpyMapMut`] maps one read-write, and creates files
+//! of a dtype and shape without writing their data. Opening parses the header with the
+//! crate's one reader and maps the file: its cost does not depend on the data's size, and
+//! no data page is touched until it is used.
+//!
+//! A view is zero-copy when the file holds exactly `T`'s memory: the same fields at the
+//! same offsets with the same sizes, in native byte order, at an address aligned for `T`.
+//! Files written for `T` on this machine (by this crate or by NumPy, which aligns data to
+//! 64 bytes, 16 in old versions) view in place. Where a file does not (another byte order,
+//! another layout, data at an offset another writer left unaligned), a view fails with
+//! [`ErrorKind::NotViewable`] saying why, and [`NpyMap::decode`] converts on the fly.
+//! `bool` and `char` data, and types with [`NpyRecord::NEEDS_CHECK`], are validated before
+//! they are viewed, never transmuted blindly.
+//!
+//! The safety contract of all maps is stated once, at [`NpyMap`](NpyMap#safety).
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::iter::FusedIterator;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::path::Path;
+
+use memmap2::{MmapOptions, MmapRaw};
+
+use crate::dtype::DType;
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{Header, Version};
+use crate::read::{build_vec, check_elements, ReadOptions};
+use crate::record::{NpyRecord, Op, Plan};
+
+/// Bytes of elements decoded per step by [`Decoded::iter`].
+const ITER_CHUNK: usize = 64 << 10;
+
+/// A read-only memory map of a `.npy` file: its header, and its data as bytes
+/// ([`NpyMap::data`]), viewed in place as `&[T]` ([`NpyMap::view`]), or decoded on the fly
+/// ([`NpyMap::decode`]).
+///
+/// Views are in storage order: for a Fortran-order file ([`NpyMap::fortran_order`]) the
+/// first index varies fastest.
+///
+/// # Safety
+/// A memory map is memory the operating system shares with everyone who can write the
+/// file. The constructors of [`NpyMap`] and [`NpyMapMut`] are `unsafe` because the caller
+/// must ensure that, for as long as a slice borrowed from a map is alive (from `view`,
+/// `view_range`, `data`, `decode`, their `_mut` forms, ...), none of the bytes it covers is
+/// changed by anything other than that borrow, and the file is not truncated below them:
+/// not by another process, nor by a [`File`] or another map of the same file in this
+/// program. Otherwise the behavior is undefined: a `&[T]` whose contents change under it,
+/// values that are not valid `T`s (a `bool` of 2), or `SIGBUS` when a page past the end of
+/// a truncated file is touched.
+///
+/// This is memmap2's contract, narrowed to the bytes actually borrowed: the maps never
+/// reference any other byte of the file, so several processes may fill disjoint parts of
+/// one file at once, each borrowing only its own part with [`NpyMapMut::view_range_mut`]
+/// (as `examples/parallel_fill.rs` does). Within one program, write through one
+/// [`NpyMapMut`] and let borrows order the reads and writes.
+///
+/// # Examples
+/// ```
+/// use npy_core::mmap::NpyMap;
+/// use npy_core::prelude::*;
+/// use npy_core::ErrorKind;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("depths.npy");
+/// vec![1.5f32, 2.5, 4.0].write_npy(&path)?;
+///
+/// // SAFETY: nothing modifies or truncates the file while it is mapped.
+/// let map = unsafe { NpyMap::open(&path)? };
+/// assert_eq!(map.shape(), [3]);
+/// let depths: &[f32] = map.view()?; // no copy: the slice points into the map
+/// assert_eq!(depths, [1.5, 2.5, 4.0]);
+///
+/// // '<f4' is not f64's memory: no view, but a decoding view widens on the fly.
+/// let e = map.view::<f64>().unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::NotViewable { .. }), "{e}");
+/// assert_eq!(map.decode::<f64>()?.get(2)?, 4.0);
+/// // '<f4' cannot be read as i32 at all.
+/// let e = map.view::<i32>().unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct NpyMap {
+    map: MmapRaw,
+    layout: Layout,
+}
+
+impl NpyMap {
+    /// Opens and maps a `.npy` file read-only, with default [`ReadOptions`].
+    ///
+    /// Reads only the header (a few hundred bytes) and maps the file: the time taken does
+    /// not depend on the size of the data.
+    ///
+    /// # Safety
+    /// The contract of [`NpyMap`](NpyMap#safety): while a slice borrowed from the map
+    /// lives, nothing else modifies its bytes or truncates the file.
+    ///
+    /// # Errors
+    /// As [`ReadOptions::open_path`]: [`ErrorKind::Io`] when the file cannot be opened or
+    /// mapped; [`ErrorKind::Format`], [`ErrorKind::Header`], [`ErrorKind::Dtype`] and the
+    /// like for a bad header; [`ErrorKind::Truncated`] when the file is shorter than the
+    /// header says.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::mmap::NpyMap;
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("counts.npy");
+    /// Array::from_shape_vec(vec![2, 3], (0..6u32).collect())?.write_npy(&path)?;
+    /// // SAFETY: nothing modifies or truncates the file while it is mapped.
+    /// let map = unsafe { NpyMap::open(&path)? };
+    /// assert_eq!((map.shape(), map.len(), map.data_offset()), (&[2, 3][..], 6, 128));
+    /// assert_eq!(map.view::<u32>()?[4], 4);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub unsafe fn open(path: impl AsRef<Path>) -> Result<NpyMap> {
+        // SAFETY: the caller upholds the contract of `NpyMap`, which `open_with` shares.
+        unsafe { NpyMap::open_with(path, &ReadOptions::default()) }
+    }
+
+    /// Opens and maps a `.npy` file read-only, with `options` (e.g. a larger header limit).
+    ///
+    /// # Safety
+    /// As [`NpyMap::open`].
+    ///
+    /// # Errors
+    /// As [`NpyMap::open`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
+    pub unsafe fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMap> {
+        let file = File::open(path.as_ref())?;
+        let layout = Layout::read(&file, options)?;
+        let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
+        Ok(NpyMap { map, layout })
+    }
+
+    /// The parsed header.
+    pub fn header(&self) -> &Header {
+        &self.layout.header
+    }
+
+    /// The file's dtype.
+    pub fn dtype(&self) -> &DType {
+        &self.layout.header.dtype
+    }
+
+    /// The array's shape; empty for a 0-d array.
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.header.shape
+    }
+
+    /// True when the data is in Fortran (column-major) order.
+    pub fn fortran_order(&self) -> bool {
+        self.layout.header.fortran_order
+    }
+
+    /// The file's format version.
+    pub fn version(&self) -> Version {
+        self.layout.version
+    }
+
+    /// Byte offset of the data from the start of the file.
+    pub fn data_offset(&self) -> usize {
+        self.layout.data_offset
+    }
+
+    /// Number of elements (the product of the shape).
+    pub fn len(&self) -> usize {
+        self.layout.len
+    }
+
+    /// True when the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.layout.len == 0
+    }
+
+    /// The data as bytes, in the file's dtype and storage order: the map of an array of
+    /// any dtype.
+    pub fn data(&self) -> &[u8] {
+        self.bytes(0..self.layout.data_len)
+    }
+
+    /// The data viewed in place as `&[T]`, in storage order, without copying.
+    ///
+    /// Takes time proportional to the data only when values must be validated: files
+    /// with `b1` fields, and types whose [`NpyRecord::NEEDS_CHECK`] is set (`char`,
+    /// enums), are checked element by element before the view is returned (every call);
+    /// other views cost nothing.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] when the file's dtype cannot be read as `T` at all;
+    /// [`ErrorKind::NotViewable`] when it can but not in place: the byte order or the
+    /// layout differs, `T` has `#[npy(skip)]` fields, or the data is not aligned for `T`
+    /// (use [`NpyMap::decode`]); [`ErrorKind::InvalidValue`] for a `bool` byte other than
+    /// 0 or 1, or a value [`NpyRecord::check`] refuses; [`ErrorKind::Usage`] for a
+    /// zero-sized `T`.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::mmap::NpyMap;
+    /// use npy_core::prelude::*;
+    ///
+    /// #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+    /// #[npy(align)]
+    /// #[repr(C)]
+    /// struct Pick {
+    ///     trace: u32,
+    ///     time: f64,
+    ///     good: bool,
+    /// }
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("picks.npy");
+    /// let picks = vec![Pick { trace: 7, time: 0.25, good: true }, Pick { trace: 9, time: 0.5, good: false }];
+    /// picks.write_npy(&path)?;
+    /// // SAFETY: nothing modifies or truncates the file while it is mapped.
+    /// let map = unsafe { NpyMap::open(&path)? };
+    /// let view: &[Pick] = map.view()?; // the `good` bytes were checked to be 0 or 1
+    /// assert_eq!(view, picks);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn view<T: NpyRecord>(&self) -> Result<&[T]> {
+        self.view_range(0..self.layout.len)
+    }
+
+    /// Elements `range` (in storage order) viewed in place as `&[T]`; only they are
+    /// validated.
+    ///
+    /// # Errors
+    /// As [`NpyMap::view`]; [`ErrorKind::Usage`] when `range` is out of bounds.
+    pub fn view_range<T: NpyRecord>(&self, range: Range<usize>) -> Result<&[T]> {
+        let bools = view_plan::<T>(&self.layout, self.data_ptr(), Access::Read)?;
+        let bytes = self.bytes(self.layout.byte_range(&range)?);
+        validate::<T>(bytes, &bools, range.start)?;
+        // SAFETY: `bytes` has passed `view_plan` and `validate` for `T`.
+        Ok(unsafe { cast::<T>(bytes) })
+    }
+
+    /// A decoding view: elements converted to `T` on the fly, through a conversion plan
+    /// compiled once, for files that cannot be viewed in place (another byte order or
+    /// layout, widening, misaligned data).
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] when the file's dtype cannot be read as `T`.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::mmap::NpyMap;
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("small.npy");
+    /// vec![1i16, -2, 3].write_npy(&path)?;
+    /// // SAFETY: nothing modifies or truncates the file while it is mapped.
+    /// let map = unsafe { NpyMap::open(&path)? };
+    /// let wide = map.decode::<i64>()?; // '<i2' widens to i64
+    /// assert_eq!(wide.get(1)?, -2);
+    /// assert_eq!(wide.rows(1..3)?, [-2, 3]);
+    /// assert_eq!(wide.iter().collect::<Result<Vec<_>, _>>()?, [1, -2, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn decode<T: NpyRecord>(&self) -> Result<Decoded<'_, T>> {
+        Decoded::new(self.data(), &self.layout)
+    }
+
+    fn data_ptr(&self) -> *const u8 {
+        self.map.as_ptr().wrapping_add(self.layout.data_offset)
+    }
+
+    /// The data bytes `range` (relative to the start of the data).
+    fn bytes(&self, range: Range<usize>) -> &[u8] {
+        assert!(range.start <= range.end && range.end <= self.layout.data_len, "byte range out of the data");
+        // SAFETY:
+        // - the map is `data_offset + data_len` bytes long and readable, and `range` lies
+        //   in its data part (asserted above), so the slice is inside the mapping;
+        // - mapped file bytes are initialized (holes in a sparse file read as zeros);
+        // - nothing changes them while the slice, which borrows `self`, lives: that is the
+        //   contract of the unsafe constructors (see `NpyMap`'s safety section);
+        // - `u8` has alignment 1 and no invalid values.
+        unsafe { std::slice::from_raw_parts(self.data_ptr().add(range.start), range.len()) }
+    }
+}
+
+/// A read-write memory map of a `.npy` file, shared with the file (writes reach the file
+/// and every other map of it): [`NpyMapMut::create`] makes a file of a dtype and shape
+/// without writing its data; [`NpyMapMut::view_mut`] fills it in place.
+///
+/// Its safety contract is [`NpyMap`'s](NpyMap#safety).
+///
+/// # Examples
+/// ```
+/// use npy_core::mmap::NpyMapMut;
+/// use npy_core::prelude::*;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("grid.npy");
+/// // SAFETY: nothing else modifies or truncates the file while it is mapped.
+/// let mut map = unsafe { NpyMapMut::create::<f32>(&path, vec![2, 3])? };
+/// for (i, v) in map.view_mut::<f32>()?.iter_mut().enumerate() {
+///     *v = i as f32 * 0.5;
+/// }
+/// map.flush()?;
+/// drop(map);
+/// let grid = Array::<f32>::read_npy(&path)?;
+/// assert_eq!((grid.shape(), grid.as_slice()), (&[2, 3][..], &[0.0, 0.5, 1.0, 1.5, 2.0, 2.5][..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct NpyMapMut {
+    map: MmapRaw,
+    layout: Layout,
+}
+
+impl NpyMapMut {
+    /// Creates (or replaces) a file for an array of `T` of `shape` in C order, writes its
+    /// header exactly as `np.save` and `np.lib.format.open_memmap` write it, and maps it.
+    ///
+    /// The data is not written: the file is extended to its full length, which most file
+    /// systems keep sparse, so the data reads as zeros until filled. Creating is not atomic:
+    /// a program stopped before filling leaves a valid file of zeros (or partly filled).
+    ///
+    /// # Safety
+    /// The contract of [`NpyMap`](NpyMap#safety).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Shape`] when the byte count overflows; [`ErrorKind::Io`] when the file
+    /// cannot be created, extended or mapped.
+    pub unsafe fn create<T: NpyRecord>(path: impl AsRef<Path>, shape: Vec<usize>) -> Result<NpyMapMut> {
+        // SAFETY: the caller upholds the contract of `NpyMap`, which `create_dyn` shares.
+        unsafe { NpyMapMut::create_dyn(path, &Header::new(T::dtype(), shape)) }
+    }
+
+    /// Creates (or replaces) a file for an array described by `header` (any dtype, C or
+    /// Fortran order) and maps it, as [`NpyMapMut::create`].
+    ///
+    /// # Safety
+    /// The contract of [`NpyMap`](NpyMap#safety).
+    ///
+    /// # Errors
+    /// As [`NpyMapMut::create`]; [`ErrorKind::Usage`] when the header is too long for any
+    /// `.npy` version.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::header::Header;
+    /// use npy_core::mmap::NpyMapMut;
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("flags.npy");
+    /// let header = Header { dtype: "'|b1'".parse()?, fortran_order: true, shape: vec![2, 2] };
+    /// // SAFETY: nothing else modifies or truncates the file while it is mapped.
+    /// let mut map = unsafe { NpyMapMut::create_dyn(&path, &header)? };
+    /// map.view_mut::<bool>()?[1] = true; // storage order: element (1, 0)
+    /// drop(map);
+    /// let a = Array::<bool>::read_npy(&path)?;
+    /// assert_eq!((a.fortran_order(), a.as_slice()), (true, &[false, true, false, false][..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub unsafe fn create_dyn(path: impl AsRef<Path>, header: &Header) -> Result<NpyMapMut> {
+        let data_len = header.data_len()?;
+        let len = header.element_count()?;
+        let (version, bytes) = header.encode(None)?;
+        let layout = Layout { header: header.clone(), version, data_offset: bytes.len(), data_len, len };
+        let total = layout.map_len()?;
+        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path.as_ref())?;
+        file.write_all(&bytes)?;
+        file.set_len(total as u64)?;
+        let map = MmapOptions::new().len(total).map_raw(&file)?;
+        Ok(NpyMapMut { map, layout })
+    }
+
+    /// Opens and maps an existing `.npy` file read-write, with default [`ReadOptions`].
+    ///
+    /// # Safety
+    /// The contract of [`NpyMap`](NpyMap#safety).
+    ///
+    /// # Errors
+    /// As [`NpyMap::open`]; [`ErrorKind::Io`] also when the file is not writable.
+    pub unsafe fn open(path: impl AsRef<Path>) -> Result<NpyMapMut> {
+        // SAFETY: the caller upholds the contract of `NpyMap`, which `open_with` shares.
+        unsafe { NpyMapMut::open_with(path, &ReadOptions::default()) }
+    }
+
+    /// Opens and maps an existing `.npy` file read-write, with `options`.
+    ///
+    /// # Safety
+    /// The contract of [`NpyMap`](NpyMap#safety).
+    ///
+    /// # Errors
+    /// As [`NpyMapMut::open`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
+    pub unsafe fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMapMut> {
+        let file = OpenOptions::new().read(true).write(true).open(path.as_ref())?;
+        let layout = Layout::read(&file, options)?;
+        let map = MmapOptions::new().len(layout.map_len()?).map_raw(&file)?;
+        Ok(NpyMapMut { map, layout })
+    }
+
+    /// The parsed header.
+    pub fn header(&self) -> &Header {
+        &self.layout.header
+    }
+
+    /// The file's dtype.
+    pub fn dtype(&self) -> &DType {
+        &self.layout.header.dtype
+    }
+
+    /// The array's shape; empty for a 0-d array.
+    pub fn shape(&self) -> &[usize] {
+        &self.layout.header.shape
+    }
+
+    /// True when the data is in Fortran (column-major) order.
+    pub fn fortran_order(&self) -> bool {
+        self.layout.header.fortran_order
+    }
+
+    /// The file's format version.
+    pub fn version(&self) -> Version {
+        self.layout.version
+    }
+
+    /// Byte offset of the data from the start of the file.
+    pub fn data_offset(&self) -> usize {
+        self.layout.data_offset
+    }
+
+    /// Number of elements (the product of the shape).
+    pub fn len(&self) -> usize {
+        self.layout.len
+    }
+
+    /// True when the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.layout.len == 0
+    }
+
+    /// The data as bytes, in the file's dtype and storage order.
+    pub fn data(&self) -> &[u8] {
+        self.bytes(0..self.layout.data_len)
+    }
+
+    /// The data as mutable bytes, in the file's dtype and storage order. Any bytes may be
+    /// written: views validate what they need to each time they are made.
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        self.bytes_mut(0..self.layout.data_len)
+    }
+
+    /// The data viewed in place as `&[T]`, as [`NpyMap::view`].
+    ///
+    /// # Errors
+    /// As [`NpyMap::view`].
+    pub fn view<T: NpyRecord>(&self) -> Result<&[T]> {
+        self.view_range(0..self.layout.len)
+    }
+
+    /// Elements `range` viewed in place as `&[T]`, as [`NpyMap::view_range`].
+    ///
+    /// # Errors
+    /// As [`NpyMap::view_range`].
+    pub fn view_range<T: NpyRecord>(&self, range: Range<usize>) -> Result<&[T]> {
+        let bools = view_plan::<T>(&self.layout, self.data_ptr(), Access::Read)?;
+        let bytes = self.bytes(self.layout.byte_range(&range)?);
+        validate::<T>(bytes, &bools, range.start)?;
+        // SAFETY: `bytes` has passed `view_plan` and `validate` for `T`.
+        Ok(unsafe { cast::<T>(bytes) })
+    }
+
+    /// The data viewed in place as `&mut [T]`, in storage order, for filling or updating
+    /// the file without copies.
+    ///
+    /// On top of [`NpyMap::view`]'s conditions, every byte of the file's elements must be
+    /// a byte of a field of `T`: a `T` with padding (an `#[npy(align)]` record), or one
+    /// lacking some of the file's fields, would leave those bytes undefined when written
+    /// whole. Write such types with [`NpyMapMut::write`]. Validation of `bool` and checked
+    /// data costs time proportional to the data, on every call.
+    ///
+    /// # Errors
+    /// As [`NpyMap::view`]; [`ErrorKind::NotViewable`] also when `T` does not cover every
+    /// byte of the file's elements.
+    pub fn view_mut<T: NpyRecord>(&mut self) -> Result<&mut [T]> {
+        self.view_range_mut(0..self.layout.len)
+    }
+
+    /// Elements `range` (in storage order) viewed in place as `&mut [T]`: for filling
+    /// part of a file while other processes fill other parts. No byte outside `range` is
+    /// borrowed.
+    ///
+    /// # Errors
+    /// As [`NpyMapMut::view_mut`]; [`ErrorKind::Usage`] when `range` is out of bounds.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::mmap::NpyMapMut;
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("rows.npy");
+    /// // SAFETY: nothing else modifies or truncates the file while it is mapped.
+    /// let mut map = unsafe { NpyMapMut::create::<u16>(&path, vec![3, 2])? };
+    /// map.view_range_mut::<u16>(2..4)?.copy_from_slice(&[7, 8]); // row 1
+    /// map.flush_range(2..4)?;
+    /// assert_eq!(map.view::<u16>()?, [0, 0, 7, 8, 0, 0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn view_range_mut<T: NpyRecord>(&mut self, range: Range<usize>) -> Result<&mut [T]> {
+        let bools = view_plan::<T>(&self.layout, self.data_ptr(), Access::Write)?;
+        let bytes = self.bytes_mut(self.layout.byte_range(&range)?);
+        validate::<T>(bytes, &bools, range.start)?;
+        // SAFETY: `bytes` has passed `view_plan` (for writing) and `validate` for `T`.
+        Ok(unsafe { cast_mut::<T>(bytes) })
+    }
+
+    /// A decoding view of the data, as [`NpyMap::decode`].
+    ///
+    /// # Errors
+    /// As [`NpyMap::decode`].
+    pub fn decode<T: NpyRecord>(&self) -> Result<Decoded<'_, T>> {
+        Decoded::new(self.data(), &self.layout)
+    }
+
+    /// Writes `values` as elements `start..start + values.len()`, converted to the file's
+    /// dtype (fields matched by name, byte order swapped, NumPy's safe casts), touching
+    /// only the bytes of the file's fields: for types [`NpyMapMut::view_mut`] refuses.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] when `T` cannot be written as the file's dtype (a
+    /// field of the file that `T` lacks, or a narrowing); [`ErrorKind::Usage`] when the
+    /// elements are out of bounds.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::mmap::NpyMapMut;
+    /// use npy_core::prelude::*;
+    ///
+    /// #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+    /// #[npy(align)]
+    /// #[repr(C)]
+    /// struct Shot {
+    ///     id: u16,
+    ///     x: f64,
+    /// }
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("shots.npy");
+    /// // SAFETY: nothing else modifies or truncates the file while it is mapped.
+    /// let mut map = unsafe { NpyMapMut::create::<Shot>(&path, vec![3])? };
+    /// assert!(map.view_mut::<Shot>().is_err()); // 6 padding bytes per Shot
+    /// map.write(1, &[Shot { id: 4, x: 2.5 }, Shot { id: 5, x: 3.5 }])?;
+    /// assert_eq!(map.view::<Shot>()?[2], Shot { id: 5, x: 3.5 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write<T: NpyRecord>(&mut self, start: usize, values: &[T]) -> Result<()> {
+        let plan = Plan::new(&native_dtype::<T>()?, &self.layout.header.dtype)?;
+        let end = start.checked_add(values.len()).ok_or_else(|| Error::usage("element range overflows"))?;
+        let dst = self.bytes_mut(self.layout.byte_range(&(start..end))?);
+        // SAFETY:
+        // - `values` is a live slice of `values.len()` elements of `size_of::<T>()` bytes,
+        //   the plan's source element size (`native_dtype` checked it is the itemsize of
+        //   `T::native_dtype()`);
+        // - the bytes of every field of `T::native_dtype()` are initialized: they hold
+        //   fields of valid `T` values (padding, which may not be, is never read).
+        unsafe { plan.run_raw(values.as_ptr().cast::<u8>(), values.len(), dst, start) }
+    }
+
+    /// Flushes written data to the file on disk (`msync`). Other processes mapping or
+    /// reading the file see writes at once, flushed or not; flushing makes them durable.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] from the operating system.
+    pub fn flush(&self) -> Result<()> {
+        Ok(self.map.flush()?)
+    }
+
+    /// Flushes the data of elements `range` to disk (whole pages around them, perhaps
+    /// more).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when `range` is out of bounds; [`ErrorKind::Io`] from the
+    /// operating system.
+    pub fn flush_range(&self, range: Range<usize>) -> Result<()> {
+        let bytes = self.layout.byte_range(&range)?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        Ok(self.map.flush_range(self.layout.data_offset + bytes.start, bytes.len())?)
+    }
+
+    fn data_ptr(&self) -> *const u8 {
+        self.map.as_ptr().wrapping_add(self.layout.data_offset)
+    }
+
+    /// The data bytes `range` (relative to the start of the data).
+    fn bytes(&self, range: Range<usize>) -> &[u8] {
+        assert!(range.start <= range.end && range.end <= self.layout.data_len, "byte range out of the data");
+        // SAFETY:
+        // - the map is `data_offset + data_len` bytes long and readable, and `range` lies
+        //   in its data part (asserted above), so the slice is inside the mapping;
+        // - mapped file bytes are initialized (holes in a sparse file read as zeros), and
+        //   this map's writes keep them so (`view_range_mut` only lends types without
+        //   padding; `write` writes field bytes);
+        // - nothing changes them while the slice, which borrows `self` shared, lives:
+        //   writes through this map need `&mut self`, and the contract of the unsafe
+        //   constructors excludes everything else (see `NpyMap`'s safety section);
+        // - `u8` has alignment 1 and no invalid values.
+        unsafe { std::slice::from_raw_parts(self.data_ptr().add(range.start), range.len()) }
+    }
+
+    /// The data bytes `range` (relative to the start of the data), mutably.
+    fn bytes_mut(&mut self, range: Range<usize>) -> &mut [u8] {
+        assert!(range.start <= range.end && range.end <= self.layout.data_len, "byte range out of the data");
+        // SAFETY:
+        // - the map is `data_offset + data_len` bytes long, readable and writable, and
+        //   `range` lies in its data part (asserted above), so the slice is inside the
+        //   mapping;
+        // - the bytes are initialized (as in `bytes`);
+        // - the slice borrows `self` exclusively, so no other slice of this map is alive,
+        //   and the contract of the unsafe constructors excludes every other access to
+        //   these bytes while it lives;
+        // - `u8` has alignment 1 and no invalid values.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.map.as_mut_ptr().add(self.layout.data_offset + range.start),
+                range.len(),
+            )
+        }
+    }
+}
+
+/// Elements of a mapped file converted to `T` on the fly, from [`NpyMap::decode`] or
+/// [`NpyMapMut::decode`]: the conversion plan is compiled once; each call converts only the
+/// elements asked for.
+pub struct Decoded<'a, T> {
+    data: &'a [u8],
+    plan: Plan,
+    len: usize,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<T> fmt::Debug for Decoded<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decoded")
+            .field("type", &std::any::type_name::<T>())
+            .field("len", &self.len)
+            .field("plan", &self.plan)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T: NpyRecord> Decoded<'a, T> {
+    fn new(data: &'a [u8], layout: &Layout) -> Result<Self> {
+        let plan = Plan::new(&layout.header.dtype, &native_dtype::<T>()?)?;
+        Ok(Decoded { data, plan, len: layout.len, _marker: PhantomData })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `index` (in storage order), converted.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when `index` is out of bounds; [`ErrorKind::InvalidValue`] for
+    /// an invalid value (`bool`, `char`, enum discriminant).
+    pub fn get(&self, index: usize) -> Result<T> {
+        if index >= self.len {
+            return Err(Error::usage(format!("index {index} is out of bounds for {} elements", self.len)));
+        }
+        let mut one = self.rows(index..index + 1)?;
+        one.pop().ok_or_else(|| Error::usage("no element decoded"))
+    }
+
+    /// Elements `range` (in storage order), converted.
+    ///
+    /// # Errors
+    /// As [`Decoded::get`], for the first invalid element (its index counts from the
+    /// start of the array).
+    pub fn rows(&self, range: Range<usize>) -> Result<Vec<T>> {
+        if range.start > range.end || range.end > self.len {
+            return Err(Error::usage(format!(
+                "element range {}..{} is out of bounds for {} elements",
+                range.start, range.end, self.len
+            )));
+        }
+        let size = self.plan.src_size();
+        let src = &self.data[range.start * size..range.end * size];
+        build_vec::<T>(range.len(), |dst| self.plan.run(src, dst, 0)).map_err(|e| from_index(e, range.start))
+    }
+
+    /// Iterates over the elements, converted, in storage order: decoded in chunks of
+    /// about 64 KiB, so only one chunk is in memory. After an error, iteration stops.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter { decoded: self, next: 0, chunk: Vec::new().into_iter(), error: None }
+    }
+}
+
+impl<'d, T: NpyRecord> IntoIterator for &'d Decoded<'_, T> {
+    type Item = Result<T>;
+    type IntoIter = Iter<'d, T>;
+
+    fn into_iter(self) -> Iter<'d, T> {
+        self.iter()
+    }
+}
+
+/// The elements of a [`Decoded`], converted, from [`Decoded::iter`].
+pub struct Iter<'d, T> {
+    decoded: &'d Decoded<'d, T>,
+    /// The first element not decoded yet.
+    next: usize,
+    chunk: std::vec::IntoIter<T>,
+    /// An error to yield once `chunk`, the elements before it, is exhausted.
+    error: Option<Error>,
+}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").field("next", &self.next).field("buffered", &self.chunk.len()).finish_non_exhaustive()
+    }
+}
+
+impl<T: NpyRecord> Iterator for Iter<'_, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        if let Some(v) = self.chunk.next() {
+            return Some(Ok(v));
+        }
+        if let Some(e) = self.error.take() {
+            return Some(Err(e));
+        }
+        let len = self.decoded.len;
+        if self.next >= len {
+            return None;
+        }
+        let size = self.decoded.plan.src_size().max(self.decoded.plan.dst_size()).max(1);
+        let end = self.next.saturating_add((ITER_CHUNK / size).max(1)).min(len);
+        let start = std::mem::replace(&mut self.next, end);
+        match self.decoded.rows(start..end) {
+            Ok(v) => self.chunk = v.into_iter(),
+            Err(e) => {
+                // Yield the good elements before an invalid one, then the error, then stop.
+                self.next = len;
+                let bad = match e.kind() {
+                    ErrorKind::InvalidValue { index, .. } if (start..end).contains(index) => *index,
+                    _ => start,
+                };
+                match self.decoded.rows(start..bad) {
+                    Ok(v) if !v.is_empty() => {
+                        self.chunk = v.into_iter();
+                        self.error = Some(e);
+                    }
+                    _ => return Some(Err(e)),
+                }
+            }
+        }
+        self.chunk.next().map(Ok)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let buffered = self.chunk.len();
+        (buffered, Some(buffered + (self.decoded.len - self.next) + usize::from(self.error.is_some())))
+    }
+}
+
+impl<T: NpyRecord> FusedIterator for Iter<'_, T> {}
+
+/// What a header says and where the data lies in the file.
+#[derive(Debug, Clone)]
+struct Layout {
+    header: Header,
+    version: Version,
+    data_offset: usize,
+    data_len: usize,
+    /// Number of elements.
+    len: usize,
+}
+
+impl Layout {
+    /// Reads the header at the start of `file` with the crate's reader, which checks the
+    /// file holds all the data the header calls for.
+    fn read(file: &File, options: &ReadOptions) -> Result<Layout> {
+        let file_len = file.metadata()?.len();
+        let reader = options.open_sized(file, file_len)?;
+        Ok(Layout {
+            header: reader.header().clone(),
+            version: reader.version(),
+            data_offset: reader.data_offset(),
+            data_len: reader.data_len(),
+            len: reader.len(),
+        })
+    }
+
+    /// Bytes to map: header and data.
+    fn map_len(&self) -> Result<usize> {
+        self.data_offset
+            .checked_add(self.data_len)
+            .ok_or_else(|| Error::shape(&self.header.shape, "header and data exceed the address space"))
+    }
+
+    /// The data bytes of elements `range`.
+    fn byte_range(&self, range: &Range<usize>) -> Result<Range<usize>> {
+        if range.start > range.end || range.end > self.len {
+            return Err(Error::usage(format!(
+                "element range {}..{} is out of bounds for {} elements",
+                range.start, range.end, self.len
+            )));
+        }
+        let size = self.header.dtype.itemsize();
+        Ok(range.start * size..range.end * size)
+    }
+}
+
+/// What a view will be used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    Write,
+}
+
+/// `T::native_dtype()`, checked against `T`'s size.
+fn native_dtype<T: NpyRecord>() -> Result<DType> {
+    let native = T::native_dtype();
+    if std::mem::size_of::<T>() != native.itemsize() {
+        return Err(Error::usage(format!(
+            "NpyRecord for {} describes {} bytes but the type has {}",
+            std::any::type_name::<T>(),
+            native.itemsize(),
+            std::mem::size_of::<T>()
+        )));
+    }
+    Ok(native)
+}
+
+/// Checks that data of `layout`'s dtype at address `data` can be viewed in place as `T`
+/// (for `access`), and returns the offsets of the `b1` bytes of an element, which
+/// [`validate`] must check.
+fn view_plan<T: NpyRecord>(layout: &Layout, data: *const u8, access: Access) -> Result<Vec<usize>> {
+    let ty = std::any::type_name::<T>();
+    let native = native_dtype::<T>()?;
+    if native.itemsize() == 0 {
+        return Err(Error::usage(format!("cannot view elements of the zero-sized type {ty}")));
+    }
+    let file = &layout.header.dtype;
+    let plan = Plan::new(file, &native)?;
+    let not_viewable = |reason: String| Err(ErrorKind::NotViewable { reason }.into());
+    if T::HAS_SKIPPED {
+        return not_viewable(format!("{ty} has #[npy(skip)] fields, which the file does not hold: use decode()"));
+    }
+    if !plan.in_place() {
+        return not_viewable(format!(
+            "the file's dtype {file} is laid out differently from {ty}'s memory {native}: use decode()"
+        ));
+    }
+    if plan.ops.iter().any(|op| matches!(op, Op::Swap { .. })) {
+        return not_viewable(format!(
+            "the file's byte order differs from {ty}'s in memory (file {file}, memory {native}): use decode()"
+        ));
+    }
+    if access == Access::Write && !plan.covers_all_src() {
+        return not_viewable(format!(
+            "{ty} has padding, or lacks fields of the file's dtype {file}: writing whole {ty} values would leave \
+             those bytes undefined: use write()"
+        ));
+    }
+    let align = std::mem::align_of::<T>();
+    if !(data as usize).is_multiple_of(align) {
+        return not_viewable(format!(
+            "data at offset {} is not aligned to {align} bytes for {ty}: use decode()",
+            layout.data_offset
+        ));
+    }
+    Ok(plan.ops.iter().filter_map(|op| if let Op::Bool { dst, .. } = *op { Some(dst) } else { None }).collect())
+}
+
+/// Checks that `bytes`, whole elements of `T`'s layout (the first being element `first`),
+/// hold valid `T`s: each `b1` byte at `bools` is 0 or 1, and [`NpyRecord::check`] passes.
+fn validate<T: NpyRecord>(bytes: &[u8], bools: &[usize], first: usize) -> Result<()> {
+    let size = std::mem::size_of::<T>();
+    let bad = match bools {
+        [] => None,
+        [0] if size == 1 => bytes.iter().position(|&b| b > 1).map(|i| (i, bytes[i])),
+        _ => bytes
+            .chunks_exact(size)
+            .enumerate()
+            .find_map(|(i, el)| bools.iter().map(|&at| el[at]).find(|&b| b > 1).map(|b| (i, b))),
+    };
+    if let Some((i, b)) = bad {
+        let reason = format!("bool byte {b:#04x} is neither 0 nor 1");
+        return Err(ErrorKind::InvalidValue { index: first + i, reason }.into());
+    }
+    check_elements::<T>(bytes, first)
+}
+
+/// `bytes` as a slice of `T`.
+///
+/// # Safety
+/// `bytes` must be data of a map that passed [`view_plan`] (for either access) and
+/// [`validate`] for `T`.
+unsafe fn cast<T: NpyRecord>(bytes: &[u8]) -> &[T] {
+    // SAFETY:
+    // - the address is aligned for `T`: the data start is (`view_plan`), elements are
+    //   `size_of::<T>()` bytes (`native_dtype`), a multiple of the alignment, and `bytes`
+    //   starts at an element;
+    // - `bytes` is whole elements of `size_of::<T>() > 0` bytes (`view_plan` refuses
+    //   zero-sized types), so the slice covers exactly `bytes`, all initialized;
+    // - they are valid `T`s: the file's dtype has every field of `T::native_dtype()` at
+    //   the same offset, with the same type, in native byte order (`view_plan`: an
+    //   in-place plan without swaps); `b1` bytes are 0 or 1 and `T::check` passed
+    //   (`validate`); `T` has no skipped fields; by `NpyRecord`'s contract such bytes are
+    //   a valid `T` whatever its padding holds;
+    // - the result borrows `bytes`, so it lives no longer than the map's borrow.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), bytes.len() / std::mem::size_of::<T>()) }
+}
+
+/// `bytes` as a mutable slice of `T`.
+///
+/// # Safety
+/// `bytes` must be data of a map that passed [`view_plan`] with [`Access::Write`] and
+/// [`validate`] for `T`.
+unsafe fn cast_mut<T: NpyRecord>(bytes: &mut [u8]) -> &mut [T] {
+    // SAFETY:
+    // - alignment, size and validity of the elements as in `cast`;
+    // - any `T` written through the slice keeps the bytes valid for the file and
+    //   initialized: `T` has no padding and the file no byte outside `T`'s fields
+    //   (`view_plan` with `Access::Write`: the plan covers every source byte), and a valid
+    //   `T`'s `bool` and checked fields are valid values of the file's fields;
+    // - the result borrows `bytes` exclusively, so no other access overlaps it.
+    unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<T>(), bytes.len() / std::mem::size_of::<T>()) }
+}
+
+/// `e` with an element index counted from `first`.
+fn from_index(e: Error, first: usize) -> Error {
+    match e.into_kind() {
+        ErrorKind::InvalidValue { index, reason } => ErrorKind::InvalidValue { index: first + index, reason }.into(),
+        other => other.into(),
+    }
+}
