@@ -646,3 +646,41 @@ fn short_and_foreign_files_are_errors() {
     let e = unsafe { NpyMapMut::create::<f64>(dir.path().join("no/such/dir.npy"), vec![3]) }.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Io(_)), "{e}");
 }
+
+#[test]
+fn stored_npz_members_map_and_compressed_ones_are_refused() {
+    use npy_core::npz::{Compression, Reader, Writer};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mixed.npz");
+    let samples: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5).collect();
+    let mut w = Writer::create(&path).unwrap();
+    w.add("id", &[1u8, 2, 3]).unwrap();
+    w.add("samples", &samples).unwrap();
+    w.add_with("packed", &[9u16; 16], Compression::deflated()).unwrap();
+    w.finish().unwrap();
+
+    // SAFETY: nothing modifies or truncates the archive while it is mapped.
+    let map = unsafe { NpyMap::open_npz_member(&path, "samples") }.unwrap();
+    let view: &[f32] = map.view().unwrap();
+    assert_eq!(view, samples);
+    assert_eq!(map.data_offset() % 64, 0, "our stored members are 64-byte aligned");
+    let e = unsafe { NpyMap::open_npz_member(&path, "packed") }.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
+    let e = unsafe { NpyMap::open_npz_member(&path, "nope") }.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
+
+    // NumPy's np.savez does not align members: every stored member of its archives maps,
+    // and views or decodes to the values the reader gives.
+    let Some(corpus) = corpus() else { return };
+    for file in ["npz/stored_mixed.npz", "npz/positional_stored.npz", "npz/v2_member_stored.npz"] {
+        let path = corpus.join(file);
+        let mut reader = Reader::open(&path).unwrap();
+        for name in reader.names().to_vec() {
+            let want = reader.read_dyn(&name).unwrap();
+            // SAFETY: the corpus is not modified while mapped.
+            let map = unsafe { NpyMap::open_npz_member(&path, &name) }.unwrap();
+            assert_eq!((map.dtype(), map.shape()), (want.dtype(), want.shape()), "{file}:{name}");
+            assert_eq!(map.data(), want.data(), "{file}:{name}");
+        }
+    }
+}

@@ -19,7 +19,7 @@
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::iter::FusedIterator;
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -136,6 +136,68 @@ impl NpyMap {
     pub unsafe fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMap> {
         let file = File::open(path.as_ref())?;
         let layout = Layout::read(&file, options)?;
+        let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
+        Ok(NpyMap { map, layout })
+    }
+
+    /// Maps member `name` of an `.npz` archive read-only. The member must be stored (not
+    /// compressed); [`npz::Writer`](crate::npz::Writer) aligns stored members' data to 64
+    /// bytes, so their views are zero-copy (NumPy's `np.savez` does not align: its
+    /// members may need [`NpyMap::decode`]). The member's CRC is not checked: a map reads
+    /// only what is looked at.
+    ///
+    /// # Safety
+    /// As [`NpyMap::open`], for the archive file.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an unknown or compressed member, or a member that runs past
+    /// the end of the file; as [`NpyMap::open`] for its header.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::mmap::NpyMap;
+    /// use npy_core::npz::Writer;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("run.npz");
+    /// let mut w = Writer::create(&path)?;
+    /// w.add("label", &[7u8])?;
+    /// w.add("gain", &[0.5f64, 0.25])?;
+    /// w.finish()?;
+    /// // SAFETY: nothing modifies or truncates the archive while it is mapped.
+    /// let map = unsafe { NpyMap::open_npz_member(&path, "gain")? };
+    /// assert_eq!(map.view::<f64>()?, [0.5, 0.25]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub unsafe fn open_npz_member(path: impl AsRef<Path>, name: &str) -> Result<NpyMap> {
+        // SAFETY: the caller upholds the contract of `NpyMap`, which this shares.
+        unsafe { NpyMap::open_npz_member_with(path, name, &ReadOptions::default()) }
+    }
+
+    /// As [`NpyMap::open_npz_member`], with `options` for the member's header.
+    ///
+    /// # Safety
+    /// As [`NpyMap::open`], for the archive file.
+    ///
+    /// # Errors
+    /// As [`NpyMap::open_npz_member`].
+    pub unsafe fn open_npz_member_with(path: impl AsRef<Path>, name: &str, options: &ReadOptions) -> Result<NpyMap> {
+        let path = path.as_ref();
+        let member = crate::npz::Reader::open(path)?
+            .members()?
+            .into_iter()
+            .find(|m| m.name == name || m.member == name)
+            .ok_or_else(|| Error::npz(Some(name), "no such member"))?;
+        if member.compression != Some(crate::npz::Compression::Stored) {
+            return Err(Error::npz(Some(&member.member), "only stored (uncompressed) members can be mapped"));
+        }
+        let start = member.data_start.ok_or_else(|| Error::npz(Some(&member.member), "member data offset unknown"))?;
+        let file = File::open(path)?;
+        let file_len = file.metadata()?.len();
+        if start.checked_add(member.size).is_none_or(|end| end > file_len) {
+            return Err(Error::npz(Some(&member.member), "member runs past the end of the file"));
+        }
+        let layout = Layout::read_at(&file, start, member.size, options)?;
         let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
         Ok(NpyMap { map, layout })
     }
@@ -799,6 +861,21 @@ impl Layout {
             header: reader.header().clone(),
             version: reader.version(),
             data_offset: reader.data_offset(),
+            data_len: reader.data_len(),
+            len: reader.len(),
+        })
+    }
+
+    /// Reads the header of a `.npy` stored at `offset` of `file` and `len` bytes long
+    /// (an npz member); offsets in the layout count from the start of the file.
+    fn read_at(mut file: &File, offset: u64, len: u64, options: &ReadOptions) -> Result<Layout> {
+        file.seek(SeekFrom::Start(offset))?;
+        let reader = options.open_sized(file.take(len), len)?;
+        let start = usize::try_from(offset).map_err(|_| Error::npz(None, "member offset exceeds the address space"))?;
+        Ok(Layout {
+            header: reader.header().clone(),
+            version: reader.version(),
+            data_offset: start + reader.data_offset(),
             data_len: reader.data_len(),
             len: reader.len(),
         })
