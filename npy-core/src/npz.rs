@@ -113,6 +113,9 @@ pub struct Writer<W: Write + Seek> {
     threads: usize,
     pending: VecDeque<(String, JoinHandle<zip::result::ZipResult<PreparedZipFile>>)>,
     names: HashSet<String>,
+    /// A member started by [`Writer::start_array`] whose [`MemberWriter::finish`] has not
+    /// succeeded: the archive cannot go on (the member would be shorter than its header).
+    unfinished: Option<String>,
 }
 
 impl Writer<BufWriter<GrowingFile>> {
@@ -138,6 +141,7 @@ impl<W: Write + Seek> Writer<W> {
             threads,
             pending: VecDeque::new(),
             names: HashSet::new(),
+            unfinished: None,
         }
     }
 
@@ -222,6 +226,7 @@ impl<W: Write + Seek> Writer<W> {
     /// # Errors
     /// As [`Writer::add`].
     pub fn add_raw(&mut self, member_name: &str, bytes: &[u8], compression: Compression) -> Result<()> {
+        self.check_finished()?;
         self.claim(member_name)?;
         self.write_member(member_name.to_string(), compression, bytes.len() as u64, |w| Ok(w.write_all(bytes)?))
     }
@@ -305,6 +310,7 @@ impl<W: Write + Seek> Writer<W> {
         let large = needs_zip64(total, compression);
         self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
         self.zip.write_all(&head)?;
+        self.unfinished = Some(member.clone());
         Ok(MemberWriter {
             writer: self,
             plan: element_plan::<T>()?,
@@ -319,8 +325,20 @@ impl<W: Write + Seek> Writer<W> {
     /// # Errors
     /// [`ErrorKind::Io`] or [`ErrorKind::Npz`] from compression or writing.
     pub fn finish(mut self) -> Result<W> {
+        self.check_finished()?;
         self.drain_pending()?;
         self.zip.finish().map_err(|e| zip_err(None, e))
+    }
+
+    /// Refuses to go on after a member from [`Writer::start_array`] was left unfinished.
+    fn check_finished(&self) -> Result<()> {
+        match &self.unfinished {
+            Some(member) => Err(Error::npz(
+                Some(member),
+                "the member was not finished (MemberWriter::finish); the archive cannot be completed",
+            )),
+            None => Ok(()),
+        }
     }
 
     fn add_typed<T: NpyRecord>(
@@ -341,6 +359,7 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     fn member_name(&mut self, name: &str) -> Result<String> {
+        self.check_finished()?;
         if name.is_empty() {
             return Err(Error::npz(None, "an array name must not be empty"));
         }
@@ -476,7 +495,8 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
         Ok(())
     }
 
-    /// Ends the member.
+    /// Ends the member. Until it succeeds, the archive takes no other member and cannot
+    /// be finished (dropping a `MemberWriter` unfinished leaves it so).
     ///
     /// # Errors
     /// [`ErrorKind::Usage`] when fewer elements than the shape holds were written.
@@ -484,6 +504,7 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
         if self.remaining != 0 {
             return Err(Error::usage(format!("member '{}': {} elements missing", self.member, self.remaining)));
         }
+        self.writer.unfinished = None;
         Ok(())
     }
 }

@@ -3,10 +3,12 @@
 //!
 //! 1. `cargo fmt --all -- --check`
 //! 2. `cargo clippy --workspace --all-targets -- -D warnings`
-//! 3. `cargo test --workspace`
-//! 4. every example, `cargo run --release --example <name>` with `NPY_CI=1`
-//! 5. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 6. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 3. `cargo test --workspace` (after emptying `target/npz-check`)
+//! 4. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
+//!    to `target/npz-check` and compare it with its `.expect.json` sidecar
+//! 5. every example, `cargo run --release --example <name>` with `NPY_CI=1`
+//! 6. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 7. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!    (`../shared/corpus/public`) and of `tests/data`, then
 //!    `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
 
@@ -27,6 +29,7 @@ const STEPS: &[Step] = &[
     ("cargo fmt --check", fmt),
     ("cargo clippy", clippy),
     ("cargo test", test),
+    ("numpy loads npz", npz_check),
     ("examples", examples),
     ("golden --check", golden_check),
     ("numpy round trip", roundtrip),
@@ -70,13 +73,29 @@ fn clippy(_: &mut Ci) -> Result<()> {
     project::run(project::cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))
 }
 
+/// Where `tests/npz.rs` writes the archives NumPy checks (with their sidecars).
+fn npz_check_dir() -> PathBuf {
+    project::root().join("target").join("npz-check")
+}
+
 fn test(_: &mut Ci) -> Result<()> {
+    // Emptied first, so the NumPy check sees exactly the archives this run wrote.
+    project::fresh_dir(&npz_check_dir())?;
     project::run(project::cargo().args(["test", "--workspace"]))
 }
 
+/// NumPy loads every archive `tests/npz.rs` wrote and finds what its sidecar says.
+fn npz_check(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    let script = project::root().join("xtask").join("npz_check.py");
+    project::run(Command::new(&python).arg(&script).arg(npz_check_dir()))
+}
+
 /// Runs every example of the root package: `examples/<name>.rs` and
-/// `examples/<name>/main.rs`.
-fn examples(_: &mut Ci) -> Result<()> {
+/// `examples/<name>/main.rs`, with `NPY_CI=1` and `NPY_PYTHON` set to the Python with
+/// NumPy (examples that show what NumPy sees use it).
+fn examples(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
     let dir = project::root().join("examples");
     let mut names = BTreeSet::new();
     if dir.is_dir() {
@@ -98,7 +117,12 @@ fn examples(_: &mut Ci) -> Result<()> {
     }
     for name in &names {
         project::step(&format!("example {name}"));
-        project::run(project::cargo().args(["run", "--release", "--example", name]).env("NPY_CI", "1"))?;
+        project::run(
+            project::cargo()
+                .args(["run", "--release", "--example", name])
+                .env("NPY_CI", "1")
+                .env("NPY_PYTHON", &python),
+        )?;
     }
     Ok(())
 }

@@ -29,7 +29,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci                fmt, clippy, tests, examples, golden --check, NumPy round trip
+  ci                fmt, clippy, tests, NumPy loads the tests' npz archives, examples,
+                    golden --check, NumPy round trip
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
   bench [--bytes N] [--repeat K]
