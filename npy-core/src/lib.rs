@@ -1,11 +1,24 @@
-//! Read and write NumPy `.npy` files bit-exactly, typed and fast.
+//! Read and write NumPy `.npy` and `.npz` files bit-exactly, typed and fast.
 //!
 //! One dtype model ([`dtype`]) and one header codec ([`header`]) serve every path: typed
-//! reads and writes of primitives and records ([`NpyRecord`]), dynamic arrays of any dtype
-//! ([`DynArray`]), and streams ([`NpyReader`]). A file is right when NumPy says so: headers
-//! are written byte for byte as `np.save` writes them, and every dtype NumPy saves without
-//! pickle is understood — records with padding, titles, offsets, subarrays and nesting
-//! included.
+//! reads and writes of primitives and records ([`NpyRecord`], with
+//! `#[derive(NpyRecord)]`), dynamic arrays of any dtype ([`DynArray`]), streams
+//! ([`NpyReader`], [`NpyWriter`]), archives ([`npz`]) and memory maps ([`mmap`]). A file
+//! is right when NumPy says so: headers are written byte for byte as `np.save` writes
+//! them, and every dtype NumPy saves without pickle is understood — records with padding,
+//! titles, offsets, subarrays and nesting included.
+//!
+//! | task | API |
+//! |---|---|
+//! | save / load a `Vec<T>` or slice | [`WriteNpy::write_npy`], [`ReadNpy::read_npy`] |
+//! | N-d arrays, C or Fortran order | [`Array<T>`] |
+//! | a struct as a record dtype | `#[derive(NpyRecord)]` ([`NpyRecord`]) |
+//! | any dtype, raw bytes | [`DynArray`] |
+//! | huge files in chunks, unknown lengths | [`NpyReader::records`], [`NpyWriter`] |
+//! | several arrays in one file | [`npz::Writer`], [`npz::Reader`] |
+//! | a struct's fields as named arrays | [`npz::Writer::add_columns`] |
+//! | zero-copy views, many writers | [`mmap::NpyMap`], [`mmap::NpyMapMut`] |
+//! | strings, datetimes, void | [`types`] |
 //!
 //! # Examples
 //! Neville saves a `Vec<f64>` in one line and loads it in NumPy with `np.load`:

@@ -6,7 +6,7 @@
 //! | `S n` (`np.bytes_`) | [`Bytes<N>`] |
 //! | `U n` (`np.str_`) | [`Ucs4<N>`] |
 //! | `V n` (`np.void`) | [`Void<N>`] |
-//! | `M8[unit]` (`np.datetime64`) | [`DateTime64<U>`] with a unit from [`unit`] |
+//! | `M8[unit]` (`np.datetime64`) | [`DateTime64<U>`] with a unit from [`unit`](mod@unit) |
 //! | `m8[unit]` (`np.timedelta64`) | [`TimeDelta64<U>`] |
 
 use std::fmt;

@@ -82,7 +82,7 @@ pub(crate) fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
 
 /// A temporary file that reserves disk blocks ahead of the data written to it (in growing
 /// steps), so the file system allocates them in few large pieces, as for a known-size
-/// `.npy`; [`GrowingFile::commit`] trims it to what was written and moves it into place.
+/// `.npy`; finishing the archive trims it to what was written and moves it into place.
 #[derive(Debug)]
 pub struct GrowingFile {
     file: tempfile::NamedTempFile,
