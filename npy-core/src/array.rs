@@ -51,7 +51,8 @@ pub trait ReadNpy: Sized {
 /// Types that can be written as a `.npy` file.
 pub trait WriteNpy {
     /// Writes a `.npy` file atomically: to a temporary file in the same directory that is
-    /// renamed over `path` only when complete, so a failed write leaves any old file intact.
+    /// synced and renamed over `path` only when complete, so a failed write (or a crash)
+    /// leaves any old file intact. [`WriteOptions::sync`] can skip the sync.
     ///
     /// # Errors
     /// [`ErrorKind::Io`] from the file system.
@@ -215,7 +216,7 @@ impl ReadNpy for DynArray {
 impl WriteNpy for DynArray {
     fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
         let header = self.encode_header(opts)?;
-        write::to_path(path.as_ref(), &header, |w| w.write_all(&self.data).map_err(Into::into))
+        write::to_path(path.as_ref(), &header, opts.syncs(), |w| w.write_all(&self.data).map_err(Into::into))
     }
 
     fn write_npy_to<W: Write>(&self, mut writer: W) -> Result<W> {

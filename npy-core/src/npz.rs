@@ -127,7 +127,11 @@ impl Writer<BufWriter<GrowingFile>> {
     pub fn create(path: impl AsRef<Path>) -> Result<FileWriter> {
         let path = path.as_ref();
         let tmp = GrowingFile::beside(path)?;
-        Ok(FileWriter { inner: Writer::new(BufWriter::with_capacity(64 << 10, tmp)), path: path.to_path_buf() })
+        Ok(FileWriter {
+            inner: Writer::new(BufWriter::with_capacity(64 << 10, tmp)),
+            path: path.to_path_buf(),
+            sync: true,
+        })
     }
 }
 
@@ -516,6 +520,7 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
 pub struct FileWriter {
     inner: Writer<BufWriter<GrowingFile>>,
     path: PathBuf,
+    sync: bool,
 }
 
 impl FileWriter {
@@ -526,7 +531,14 @@ impl FileWriter {
     pub fn finish(self) -> Result<()> {
         let buffered = self.inner.finish()?;
         let tmp = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;
-        tmp.commit(&self.path)
+        tmp.commit(&self.path, self.sync)
+    }
+
+    /// Whether [`FileWriter::finish`] syncs the archive and its directory before and after
+    /// moving it into place; see [`crate::WriteOptions::sync`]. Default: `true`.
+    pub fn sync(&mut self, sync: bool) -> &mut Self {
+        self.sync = sync;
+        self
     }
 }
 

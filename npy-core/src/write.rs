@@ -31,10 +31,12 @@ const WRITE_PIECE: usize = 256 << 10;
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
     version: Option<Version>,
+    no_sync: bool,
 }
 
 impl WriteOptions {
-    /// Default options: the oldest format version that fits the header, as `np.save`.
+    /// Default options: the oldest format version that fits the header, as `np.save`;
+    /// path writes synced before they replace the target.
     pub fn new() -> Self {
         Self::default()
     }
@@ -46,19 +48,65 @@ impl WriteOptions {
         self
     }
 
+    /// Whether a path write is synced to disk before it replaces the target (and the
+    /// directory after). Default: `true`, so a crash never leaves a half-written file in
+    /// place of the old one. `false` skips the syncs (the rename stays atomic for
+    /// running programs) — NumPy's `np.save` does not sync either — for scratch files
+    /// where speed matters more than surviving a power cut.
+    pub fn sync(&mut self, sync: bool) -> &mut Self {
+        self.no_sync = !sync;
+        self
+    }
+
     pub(crate) fn forced_version(&self) -> Option<Version> {
         self.version
+    }
+
+    pub(crate) fn syncs(&self) -> bool {
+        !self.no_sync
     }
 }
 
 /// Writes a file atomically: header and body go to a temporary file in the target's
 /// directory, preallocated to its final size, which is renamed over `path` when complete.
 /// On any error the temporary file is removed and an existing file at `path` is untouched.
-pub(crate) fn to_path(path: &Path, header: &[u8], body: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+pub(crate) fn to_path(
+    path: &Path,
+    header: &[u8],
+    sync: bool,
+    body: impl FnOnce(&mut File) -> Result<()>,
+) -> Result<()> {
     let mut tmp = temp_file_beside(path)?;
     tmp.write_all(header)?;
     body(tmp.as_file_mut())?;
+    replace_with(tmp, path, sync)
+}
+
+/// The last step of an atomic write: syncs the finished temporary file (if `sync`),
+/// renames it over `path`, and syncs the directory so the rename itself is durable.
+pub(crate) fn replace_with(tmp: tempfile::NamedTempFile, path: &Path, sync: bool) -> Result<()> {
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map_err(|e| Error::from(e.error))?;
+    if sync {
+        sync_dir(path)?;
+    }
+    Ok(())
+}
+
+/// Syncs the directory holding `path` (a rename is durable once its directory is).
+fn sync_dir(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        File::open(dir)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
     Ok(())
 }
 
@@ -100,10 +148,9 @@ impl GrowingFile {
     }
 
     /// Truncates the file to the bytes written and renames it over `path`.
-    pub(crate) fn commit(self, path: &Path) -> Result<()> {
+    pub(crate) fn commit(self, path: &Path, sync: bool) -> Result<()> {
         self.file.as_file().set_len(self.end)?;
-        self.file.persist(path)?;
-        Ok(())
+        replace_with(self.file, path, sync)
     }
 }
 
@@ -169,7 +216,7 @@ fn preallocate(file: &File, len: u64) {
 pub(crate) fn typed_to_path<T: NpyRecord>(path: &Path, header: Header, data: &[T], opts: &WriteOptions) -> Result<()> {
     let (_, head) = header.encode(opts.forced_version())?;
     let total = head.len() as u64 + header.data_len()? as u64;
-    to_path(path, &head, |file| {
+    to_path(path, &head, opts.syncs(), |file| {
         preallocate(file, total);
         write_elements(file, data)
     })
@@ -375,6 +422,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
 pub struct NpyFileWriter<T: NpyRecord> {
     inner: NpyWriter<T, io::BufWriter<tempfile::NamedTempFile>>,
     path: std::path::PathBuf,
+    sync: bool,
 }
 
 impl<T: NpyRecord> NpyFileWriter<T> {
@@ -386,7 +434,7 @@ impl<T: NpyRecord> NpyFileWriter<T> {
         let path = path.as_ref();
         let tmp = temp_file_beside(path)?;
         let inner = NpyWriter::new(io::BufWriter::with_capacity(1 << 20, tmp))?;
-        Ok(NpyFileWriter { inner, path: path.to_path_buf() })
+        Ok(NpyFileWriter { inner, path: path.to_path_buf(), sync: true })
     }
 
     /// Appends one record.
@@ -421,8 +469,14 @@ impl<T: NpyRecord> NpyFileWriter<T> {
     /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched then.
     pub fn finish(self) -> Result<()> {
         let tmp = self.inner.finish()?.into_inner().map_err(|e| Error::from(e.into_error()))?;
-        tmp.persist(&self.path)?;
-        Ok(())
+        replace_with(tmp, &self.path, self.sync)
+    }
+
+    /// Whether [`NpyFileWriter::finish`] syncs the file and its directory; see
+    /// [`WriteOptions::sync`]. Default: `true`.
+    pub fn sync(&mut self, sync: bool) -> &mut Self {
+        self.sync = sync;
+        self
     }
 }
 
@@ -464,7 +518,7 @@ mod tests {
         let path = dir.path().join("a.npy");
         [1.0f64, 2.0].write_npy(&path).unwrap();
         let before = std::fs::read(&path).unwrap();
-        let err = to_path(&path, b"partial", |_| Err(Error::usage("boom")));
+        let err = to_path(&path, b"partial", true, |_| Err(Error::usage("boom")));
         assert!(err.is_err());
         assert_eq!(std::fs::read(&path).unwrap(), before);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -484,7 +538,7 @@ mod tests {
         g.seek(SeekFrom::Start(10)).unwrap();
         g.write_all(b"abc").unwrap();
         assert_eq!(g.seek(SeekFrom::End(-1)).unwrap(), 999);
-        g.commit(&path).unwrap();
+        g.commit(&path, true).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len(), 1000);
         assert_eq!(&bytes[9..14], &[7, b'a', b'b', b'c', 7]);
