@@ -1,4 +1,4 @@
-//! `npy`: inspect and copy NumPy `.npy` files.
+//! `npy`: inspect and copy NumPy `.npy`/`.npz` files, and generate Rust structs that read them.
 //!
 //! An error is one line on stderr, `error: ...`, and exit code 1.
 #![forbid(unsafe_code)]
@@ -12,8 +12,10 @@ use npy_core::{ErrorKind, ReadOptions};
 mod copy;
 mod info;
 mod npz;
+mod progress;
+mod schema;
 
-/// Inspect and copy NumPy .npy files.
+/// Inspect and copy NumPy .npy/.npz files; generate Rust structs that read them.
 #[derive(Debug, Parser)]
 #[command(name = "npy", version, about)]
 struct Cli {
@@ -38,6 +40,23 @@ enum Command {
         input: PathBuf,
         /// Where to write (atomically: an existing file is replaced only on success).
         output: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Show a file's dtype as a tree (fields, offsets, types); with --rust, as Rust structs
+    /// with #[derive(NpyRecord)] that read the file and write it back.
+    Schema {
+        /// The .npy or .npz file.
+        file: PathBuf,
+        /// Print Rust source: one #[derive(NpyRecord)] struct per record.
+        #[arg(long)]
+        rust: bool,
+        /// Name of the top-level struct (default: the file stem or member name in CamelCase).
+        #[arg(long, value_name = "NAME", requires = "rust")]
+        name: Option<String>,
+        /// The .npz member to describe (default: all members; with --rust, the only one).
+        #[arg(long, value_name = "NAME")]
+        member: Option<String>,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -72,9 +91,17 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Info { file, read } => info::run(file, &read.options()),
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
+        Command::Schema { file, rust, name, member, read } => {
+            let opts = schema::Options { rust: *rust, name: name.clone(), member: member.clone() };
+            schema::run(file, &read.options(), &opts)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped early (`npy info f | head`) is not an error.
+        Err(e) if matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe) => {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             let hint = match e.kind() {
                 ErrorKind::HeaderTooLarge { .. } => " (use --max-header-size to allow it)",

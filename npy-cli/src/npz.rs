@@ -58,15 +58,27 @@ pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
     let mut reader = Reader::open(input)?;
     reader.read_options(opts.clone());
     let mut writer = Writer::create(output)?;
-    for m in reader.members()? {
-        let compression = m.compression.unwrap_or(Compression::Stored);
-        if m.member.ends_with(".npy") && reader.is_npy(&m.name)? {
-            let array = reader.read_dyn(&m.name)?;
-            writer.add_dyn_with(&m.name, &array, compression)?;
-        } else {
-            let bytes = reader.read_raw(&m.member)?;
-            writer.add_raw(&m.member, &bytes, compression)?;
+    let members = reader.members()?;
+    // A bar (on a terminal, for large archives) that advances member by member.
+    let bar = crate::progress::bytes(members.iter().map(|m| m.size).sum(), "copy");
+    let result = (|| {
+        for m in members {
+            let compression = m.compression.unwrap_or(Compression::Stored);
+            if m.member.ends_with(".npy") && reader.is_npy(&m.name)? {
+                let array = reader.read_dyn(&m.name)?;
+                writer.add_dyn_with(&m.name, &array, compression)?;
+            } else {
+                let bytes = reader.read_raw(&m.member)?;
+                writer.add_raw(&m.member, &bytes, compression)?;
+            }
+            if let Some(bar) = &bar {
+                bar.inc(m.size);
+            }
         }
+        writer.finish()
+    })();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
-    writer.finish()
+    result
 }

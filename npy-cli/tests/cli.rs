@@ -80,3 +80,24 @@ fn errors_are_one_line_and_exit_1() {
     let err = text(&npy(&["info", big.to_str().unwrap()]).stderr);
     assert!(err.contains("--max-header-size"), "{err}");
 }
+
+/// A large copy with stderr not a terminal shows no progress bar: stderr stays empty.
+#[test]
+fn large_copy_without_a_terminal_writes_nothing_to_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = (65usize << 20) / 8;
+    let dict = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({n},), }}");
+    let pad = 64 - (10 + dict.len() + 1) % 64;
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend_from_slice(&((dict.len() + 1 + pad) as u16).to_le_bytes());
+    file.extend_from_slice(dict.as_bytes());
+    file.extend(std::iter::repeat_n(b' ', pad));
+    file.push(b'\n');
+    file.extend((0..n * 8).map(|i| (i % 251) as u8));
+    let (input, output) = (dir.path().join("big.npy"), dir.path().join("out.npy"));
+    std::fs::write(&input, &file).unwrap();
+    let out = npy(&["copy", input.to_str().unwrap(), output.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty() && out.stdout.is_empty(), "{}", text(&out.stderr));
+    assert!(std::fs::read(&output).unwrap() == file);
+}

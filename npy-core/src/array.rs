@@ -387,14 +387,16 @@ fn storage_index(shape: &[usize], fortran: bool, index: &[usize]) -> Result<usiz
             shape_repr(shape)
         )));
     }
+    // Bounds first: then no dim is zero, the strides are partial products of the element
+    // count, and (the shape being checked, see `Header::data_len`) nothing overflows.
+    if shape.iter().zip(index).any(|(&d, &i)| i >= d) {
+        return Err(Error::usage(format!("index {index:?} out of bounds for shape {}", shape_repr(shape))));
+    }
     let mut pos = 0usize;
     let mut stride = 1usize;
     let dims: Box<dyn Iterator<Item = (&usize, &usize)>> =
         if fortran { Box::new(shape.iter().zip(index)) } else { Box::new(shape.iter().zip(index).rev()) };
     for (&d, &i) in dims {
-        if i >= d {
-            return Err(Error::usage(format!("index {index:?} out of bounds for shape {}", shape_repr(shape))));
-        }
         pos += i * stride;
         stride *= d;
     }
@@ -414,6 +416,10 @@ mod tests {
         assert_eq!(storage_index(&[], false, &[]).unwrap(), 0);
         assert!(storage_index(&[2, 3], false, &[2, 0]).is_err());
         assert!(storage_index(&[2, 3], false, &[0]).is_err());
+        // A zero axis after huge ones: out of bounds, never a stride overflow.
+        let huge = 1 << 62;
+        assert!(storage_index(&[0, huge, huge], false, &[0, 0, 0]).is_err());
+        assert!(storage_index(&[huge, huge, 0], true, &[0, 0, 0]).is_err());
     }
 
     #[test]

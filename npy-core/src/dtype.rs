@@ -550,14 +550,32 @@ impl DType {
 
     /// A subarray dtype `(base, shape)`; an empty shape gives `base` itself, as in NumPy.
     ///
+    /// As NumPy, the number of elements must fit a C `int`, and so must the size in bytes
+    /// (also for a zero-sized base): the element count is the product of the dims up to
+    /// the first zero, each partial product within `isize::MAX`.
+    ///
     /// # Errors
-    /// [`ErrorKind::Dtype`] when the total size overflows NumPy's limit.
+    /// [`ErrorKind::Dtype`] when the element count or the total size overflows NumPy's
+    /// limit.
     pub fn subarray(base: DType, shape: Vec<usize>) -> Result<DType> {
         if shape.is_empty() {
             return Ok(base);
         }
-        let size = shape.iter().try_fold(base.itemsize(), |acc, &d| acc.checked_mul(d)).filter(|&s| s <= MAX_ITEMSIZE);
-        if size.is_none() {
+        // NumPy's `PyArray_OverflowMultiplyList`: 0 at the first zero dim, an error if a
+        // partial product overflows an npy_intp.
+        let mut items = Some(1usize);
+        for &d in &shape {
+            items = match items {
+                Some(_) if d == 0 => Some(0),
+                Some(n) => n.checked_mul(d).filter(|&n| n <= isize::MAX as usize),
+                None => None,
+            };
+            if items.is_none_or(|n| n == 0) {
+                break;
+            }
+        }
+        let size = items.filter(|&n| n <= MAX_ITEMSIZE).and_then(|n| n.checked_mul(base.itemsize()));
+        if size.is_none_or(|s| s > MAX_ITEMSIZE) {
             return Err(Error::dtype(base.descr(), "subarray size in bytes must fit into a C int"));
         }
         Ok(DType::SubArray(SubArray { base: Box::new(base), shape }))
@@ -901,6 +919,29 @@ mod tests {
             "[('a', '<f8', (True,))]",
             "[('a', '|V2000000000'), ('b', '|V2000000000')]",
             "[('a', '<i4', (2147483647, 2))]",
+        ] {
+            let e = bad.parse::<DType>().unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Dtype { .. }), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn subarray_counts_follow_numpy() {
+        // NumPy 2.4's descr_to_dtype: the element count and the bytes must fit a C int,
+        // also for zero-sized bases; dims after a zero do not count, dims before it do.
+        for ok in [
+            "[('a', [], (2, 1073741823))]",
+            "[('a', '<f8', (0, 2147483647, 2147483647))]",
+            "[('a', '<f8', (2147483647, 2147483647, 0))]",
+            "[('a', [], (2147483647, 0))]",
+        ] {
+            assert!(ok.parse::<DType>().is_ok(), "{ok}");
+        }
+        for bad in [
+            "[('a', [], (2, 1073741824))]",
+            "[('a', [], (2147483647, 2147483647))]",
+            "[('a', '<f8', (2147483647, 2147483647, 2147483647, 0))]",
+            "[('a', '|V0', (2147483647, 2147483647, 2147483647, 2147483647))]",
         ] {
             let e = bad.parse::<DType>().unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::Dtype { .. }), "{bad}: {e}");

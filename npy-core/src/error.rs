@@ -126,6 +126,15 @@ pub enum ErrorKind {
         reason: String,
     },
 
+    /// A serde bridge problem (feature `serde`): a Rust type or value that does not fit the
+    /// array's dtype, e.g. a missing or extra field, a type serde cannot map, a value out
+    /// of range. The reason names the element and the field.
+    #[error("serde: {reason}")]
+    Serde {
+        /// What is wrong, and where.
+        reason: String,
+    },
+
     /// The caller asked for something the data cannot give (e.g. a header that does not fit
     /// the requested version, an out-of-bounds index, a data length that does not match).
     #[error("{reason}")]

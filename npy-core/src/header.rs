@@ -128,19 +128,25 @@ impl Header {
     /// Number of elements (the product of the shape; 1 for 0-d).
     ///
     /// # Errors
-    /// [`ErrorKind::Shape`] when the product overflows.
+    /// [`ErrorKind::Shape`] when the product of the non-zero dimensions is over
+    /// `isize::MAX` (see [`Header::data_len`]).
     pub fn element_count(&self) -> Result<usize> {
         element_count(&self.shape)
     }
 
     /// Number of data bytes: elements times itemsize.
     ///
+    /// As NumPy (whose sizes are `npy_intp`), the product of the non-zero dimensions, and
+    /// that times the itemsize, must be at most `isize::MAX`, even when another dimension
+    /// is zero: `(0, 2**62, 2**62)` is refused though it has no elements, so no index or
+    /// stride computed from the shape can overflow.
+    ///
     /// # Errors
-    /// [`ErrorKind::Shape`] when the product overflows.
+    /// [`ErrorKind::Shape`] when a product overflows.
     pub fn data_len(&self) -> Result<usize> {
-        self.element_count()?
-            .checked_mul(self.dtype.itemsize())
-            .ok_or_else(|| Error::shape(&self.shape, "byte count overflows"))
+        let elements = self.element_count()?;
+        let bytes = nonzero_product(&self.shape, self.dtype.itemsize(), "byte count")?;
+        Ok(if elements == 0 { 0 } else { bytes })
     }
 
     /// Parses the header text that follows the length field (the dict, padding and `\n`).
@@ -212,6 +218,10 @@ impl Header {
         };
         let shape_lit = shape.ok_or_else(|| missing("shape"))?;
         let shape = parse_shape(&shape_lit).map_err(bad)?;
+        if shape.len() > MAX_DIMS {
+            let reason = format!("{} dimensions, more than {MAX_DIMS}", shape.len());
+            return Err(ErrorKind::Shape { shape: truncate(&shape_repr(&shape)), reason }.into());
+        }
         let dtype = DType::from_descr(&descr)?;
         if matches!(dtype, DType::SubArray(_)) {
             return Err(ErrorKind::UnsupportedDtype {
@@ -315,21 +325,25 @@ fn wrap(text: &str, version: Version) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The product of the dims, checked.
+/// The product of the dims, checked as NumPy checks shapes (see [`Header::data_len`]).
 pub(crate) fn element_count(shape: &[usize]) -> Result<usize> {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| Error::shape(shape, "element count overflows"))
+    let nonzero = nonzero_product(shape, 1, "element count")?;
+    Ok(if shape.contains(&0) { 0 } else { nonzero })
+}
+
+/// `factor` times the non-zero dims, if at most `isize::MAX` (NumPy's `npy_intp`): NumPy
+/// skips zero dims when it checks a shape, so a zero dim does not excuse the others.
+fn nonzero_product(shape: &[usize], factor: usize, what: &str) -> Result<usize> {
+    const MAX: usize = isize::MAX as usize;
+    shape.iter().filter(|&&d| d != 0).try_fold(factor, |acc, &d| acc.checked_mul(d).filter(|&n| n <= MAX)).ok_or_else(
+        || Error::shape(shape, format!("{what} overflows: the non-zero dimensions multiply past isize::MAX")),
+    )
 }
 
 fn parse_shape(lit: &Literal) -> std::result::Result<Vec<usize>, String> {
     let Literal::Tuple(items) = lit else {
         return Err(format!("'shape' must be a tuple of ints, found {}", truncate(&lit.repr())));
     };
-    if items.len() > MAX_DIMS {
-        return Err(format!("'shape' has {} dimensions, more than {MAX_DIMS}", items.len()));
-    }
     items
         .iter()
         .map(|d| match d {
@@ -489,6 +503,40 @@ mod tests {
         let e = Header::parse(Version::V1_0, b"{'descr': ('<f8', (3,)), 'fortran_order': False, 'shape': (2,)}")
             .unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
+    }
+
+    #[test]
+    fn shapes_are_checked_as_numpy_checks_them() {
+        // NumPy 2.4, np.empty(shape, dtype): the non-zero dims times the itemsize must fit
+        // an npy_intp, even when another dim is zero; np.load also needs the element count
+        // to fit one (`|V0` of 2**63 elements fails to load).
+        let parse = |descr: &str, shape: &str| Header::parse(Version::V1_0, dict(descr, shape).as_bytes());
+        for (descr, shape) in [
+            ("'<f8'", "(0, 4611686018427387904, 2)"),
+            ("'<f8'", "(1152921504606846976, 0)"),
+            ("'<u2'", "(0, 9223372036854775807)"),
+            ("'|u1'", "(0, 9223372036854775808)"),
+            ("'|V0'", "(4611686018427387904, 2)"),
+        ] {
+            let e = parse(descr, shape).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Shape { .. }), "{descr} {shape}: {e}");
+        }
+        for (descr, shape, len) in [
+            ("'|u1'", "(0, 576460752303423488, 8)", 0),
+            ("'|u1'", "(0, 9223372036854775807)", 0),
+            ("'|V0'", "(4611686018427387903, 2)", 0),
+            ("'<f8'", "(1152921504606846975,)", 9223372036854775800),
+        ] {
+            let h = parse(descr, shape).unwrap_or_else(|e| panic!("{descr} {shape}: {e}"));
+            assert_eq!(h.data_len().unwrap(), len, "{descr} {shape}");
+        }
+        let many = format!("({})", vec!["1"; 10_000].join(", "));
+        let e = parse("'<f8'", &many).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Shape { .. }) && e.to_string().len() < 200, "{e}");
+    }
+
+    fn dict(descr: &str, shape: &str) -> String {
+        format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}}}")
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //! | a struct's fields as named arrays | [`npz::Writer::add_columns`] |
 //! | zero-copy views, many writers | [`mmap::NpyMap`], [`mmap::NpyMapMut`] |
 //! | strings, datetimes, void | [`types`] |
+//! | any serde type by field name; files of unknown type as values | `npy_core::serde` (feature `serde`) |
 //!
 //! # Examples
 //! Neville saves a `Vec<f64>` in one line and loads it in NumPy with `np.load`:
@@ -56,6 +57,8 @@ pub mod mmap;
 pub mod npz;
 mod read;
 pub mod record;
+#[cfg(feature = "serde")]
+pub mod serde;
 pub mod types;
 mod write;
 

@@ -10,6 +10,11 @@
 //! parallel, and appended in order. Zip64 is used whenever a member or the archive needs
 //! it. CRCs are checked on every read.
 //!
+//! Archives are checked when opened: the central directory against the end records and
+//! every local header, members' places, names, methods and claimed sizes, within limits
+//! set by [`ReaderOptions`] (see [`Reader`]). A hostile archive is an [`ErrorKind::Npz`]
+//! error, not a panic, a hang or an allocation the file's bytes cannot back.
+//!
 //! # Examples
 //! ```
 //! use std::io::Cursor;
@@ -45,6 +50,8 @@ use crate::record::{NpyRecord, Plan};
 pub use crate::write::GrowingFile;
 use crate::write::{element_plan, write_with_plan};
 
+mod directory;
+
 /// NumPy's member suffix.
 const NPY_SUFFIX: &str = ".npy";
 /// Deflated members up to this size are compressed on worker threads (their bytes are
@@ -52,6 +59,9 @@ const NPY_SUFFIX: &str = ".npy";
 const PARALLEL_MEMBER_LIMIT: u64 = 256 << 20;
 /// Alignment of stored members' data in the archive (`.npy` headers keep it for the array).
 const ALIGN: u16 = 64;
+/// Most bytes reserved up front for a deflated member's [`Reader::read_raw`] beyond its
+/// compressed size: more grows as the data actually inflates.
+const RAW_PREALLOC: u64 = 16 << 20;
 
 /// How a member is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -563,61 +573,217 @@ pub struct MemberInfo {
     pub name: String,
     /// The member's name in the zip.
     pub member: String,
-    /// Stored or deflated (other zip methods are refused on read).
+    /// Stored or deflated (archives with other methods are refused when opened, so this
+    /// is always `Some` for an open [`Reader`]).
     pub compression: Option<Compression>,
     /// Bytes in the archive.
     pub compressed_size: u64,
     /// Bytes when read.
     pub size: u64,
-    /// Offset of the member's data in the archive, if known.
+    /// Offset of the member's data in the archive (checked against its local header and
+    /// to lie, with the data, before the central directory), if known.
     pub data_start: Option<u64>,
+}
+
+/// How to open an `.npz` archive: limits on what its directory may claim, and the options
+/// for its members' `.npy` headers. Every setting has a documented default.
+///
+/// Whatever the limits, [`Reader`] checks the archive's structure when it opens it (see
+/// its documentation): the limits bound what a valid-looking archive may make a reader
+/// allocate and inflate.
+///
+/// # Examples
+/// ```
+/// use std::io::Cursor;
+/// use npy_core::npz::{Compression, ReaderOptions, Writer};
+/// use npy_core::ErrorKind;
+///
+/// let mut w = Writer::new(Cursor::new(Vec::new()));
+/// w.add_with("zeros", &vec![0u8; 1 << 20], Compression::deflated())?;
+/// let bytes = w.finish()?.into_inner();
+///
+/// // 1 MiB of zeros deflates to about a kilobyte; a reader of untrusted archives can
+/// // refuse to inflate more than it is prepared to hold.
+/// let e = ReaderOptions::new().max_inflated_size(64 << 10).open(Cursor::new(&bytes)).unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::Npz { .. }));
+/// let mut r = ReaderOptions::new().max_inflated_size(2 << 20).open(Cursor::new(&bytes))?;
+/// assert_eq!(r.read::<u8>("zeros")?.len(), 1 << 20);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReaderOptions {
+    max_entries: usize,
+    max_inflated_size: u64,
+    read_options: ReadOptions,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> Self {
+        ReaderOptions {
+            max_entries: ReaderOptions::DEFAULT_MAX_ENTRIES,
+            max_inflated_size: ReaderOptions::DEFAULT_MAX_INFLATED_SIZE,
+            read_options: ReadOptions::new(),
+        }
+    }
+}
+
+impl ReaderOptions {
+    /// Default of [`ReaderOptions::max_entries`]: 65,536, one more than a zip without zip64
+    /// records can count.
+    pub const DEFAULT_MAX_ENTRIES: usize = 1 << 16;
+    /// Default of [`ReaderOptions::max_inflated_size`]: 64 GiB.
+    pub const DEFAULT_MAX_INFLATED_SIZE: u64 = 64 << 30;
+
+    /// Default options: at most 65,536 members, deflated members claiming at most 64 GiB
+    /// in all, and default [`ReadOptions`] for members' headers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Largest number of members accepted, checked on the count the end record claims
+    /// before the central directory is read. Default [`ReaderOptions::DEFAULT_MAX_ENTRIES`]
+    /// (65,536).
+    pub fn max_entries(&mut self, entries: usize) -> &mut Self {
+        self.max_entries = entries;
+        self
+    }
+
+    /// Largest total of the sizes the deflated members claim, checked when the archive is
+    /// opened. Reading a member inflates at most its claimed size (more is an error), so
+    /// this bounds the bytes inflated from the archive and the memory any one read
+    /// allocates for it. Stored members are not counted: their bytes are in the file.
+    /// Default [`ReaderOptions::DEFAULT_MAX_INFLATED_SIZE`] (64 GiB): larger than typical
+    /// archives hold, so `np.savez_compressed` output opens unchanged; readers of
+    /// untrusted archives should set what they are prepared to hold in memory.
+    pub fn max_inflated_size(&mut self, bytes: u64) -> &mut Self {
+        self.max_inflated_size = bytes;
+        self
+    }
+
+    /// Options for reading members' `.npy` headers (e.g. the header size limit). Default
+    /// [`ReadOptions::new`]. [`Reader::read_options`] changes them on an open reader.
+    pub fn read_options(&mut self, options: ReadOptions) -> &mut Self {
+        self.read_options = options;
+        self
+    }
+
+    /// Opens the archive at `path`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when the file cannot be opened; as [`ReaderOptions::open`].
+    pub fn open_path(&self, path: impl AsRef<Path>) -> Result<Reader<BufReader<File>>> {
+        self.open(BufReader::with_capacity(64 << 10, File::open(path)?))
+    }
+
+    /// Reads and checks the archive's directory from any `Read + Seek` (see [`Reader`] for
+    /// the checks).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for a file that is not a zip archive, an archive that fails a
+    /// check or exceeds a limit; [`ErrorKind::Io`] from the reader.
+    pub fn open<R: Read + Seek>(&self, mut reader: R) -> Result<Reader<R>> {
+        let limits = directory::Limits { max_entries: self.max_entries, max_inflated: self.max_inflated_size };
+        let entries = directory::read(&mut reader, limits)?;
+        let zip = ZipArchive::new(reader).map_err(|e| zip_err(None, e))?;
+        agree(&zip, &entries)?;
+        let names = entries.iter().map(|e| e.key.clone()).collect();
+        let by_name = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
+        Ok(Reader { zip, entries, names, by_name, options: self.read_options.clone() })
+    }
+}
+
+/// Checks that the zip crate, which reads the members, sees the archive as the directory
+/// check did: same entries, names, places, sizes and methods (a Unicode Path extra field,
+/// say, would rename a member for it and not for NumPy).
+fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> Result<()> {
+    if zip.len() != entries.len() || zip.has_duplicate_names() {
+        return Err(Error::npz(
+            None,
+            format!("the zip reader finds {} entries where the central directory has {}", zip.len(), entries.len()),
+        ));
+    }
+    for (i, e) in entries.iter().enumerate() {
+        let z = zip.by_index_data(i).map_err(|err| zip_err(Some(&e.member), err))?;
+        let method = match z.compression() {
+            CompressionMethod::Stored => Some(directory::STORED),
+            CompressionMethod::Deflated => Some(directory::DEFLATED),
+            _ => None,
+        };
+        if z.name_raw() != e.member.as_bytes() {
+            return Err(Error::npz(
+                Some(&e.member),
+                format!(
+                    "the zip reader names this entry b\"{}\" (from an extra field), unlike its header",
+                    z.name_raw().escape_ascii()
+                ),
+            ));
+        }
+        if z.header_start() != e.header_start
+            || z.compressed_size() != e.compressed_size
+            || z.size() != e.size
+            || z.crc32() != e.crc32
+            || method != Some(e.method)
+            || z.encrypted()
+        {
+            return Err(Error::npz(Some(&e.member), "the zip reader reads this entry unlike its central directory"));
+        }
+    }
+    Ok(())
 }
 
 /// Reads an `.npz` archive lazily: nothing but the directory is read until a member is
 /// asked for.
+///
+/// # Hostile archives
+/// Opening checks the archive's structure, so that every read after it either succeeds or
+/// returns an error, without allocating for sizes the file cannot back:
+/// - the central directory is authoritative; it must end where the end record (or zip64
+///   end record) starts, the two records must agree, and its entries must fill it exactly;
+///   archives split over disks, or with data before the archive, are refused;
+/// - at most [`ReaderOptions::max_entries`] entries, and no more than the directory's
+///   size can hold, checked before the directory is read;
+/// - names are non-empty UTF-8 (the raw bytes; no code page is guessed) without NUL,
+///   unique once one `.npy` is stripped, and no member's full name is another's array
+///   name; names are keys, never paths;
+/// - only stored and deflated members, unencrypted; a stored member's sizes agree, a
+///   deflated one claims no more than deflate can produce from its bytes (1032 times);
+///   the deflated members claim at most [`ReaderOptions::max_inflated_size`] in all;
+/// - every local header is where the directory says, with the same name, method, CRC and
+///   sizes; each member's header and data lie before the central directory and overlap no
+///   other member's.
+///
+/// Reading a member inflates exactly its claimed size: a stream that ends early or runs
+/// past it is an [`ErrorKind::Npz`] error, as is a bad CRC once the member is read to its
+/// end.
 #[derive(Debug)]
 pub struct Reader<R: Read + Seek> {
     zip: ZipArchive<R>,
+    entries: Vec<directory::Entry>,
     names: Vec<String>,
-    members: Vec<String>,
     by_name: HashMap<String, usize>,
     options: ReadOptions,
 }
 
 impl Reader<BufReader<File>> {
-    /// Opens an archive.
+    /// Opens an archive with default [`ReaderOptions`].
     ///
     /// # Errors
-    /// [`ErrorKind::Io`]; [`ErrorKind::Npz`] for a file that is not a valid zip archive.
+    /// [`ErrorKind::Io`]; [`ErrorKind::Npz`] for a file that is not a valid zip archive
+    /// or fails a check (see [`Reader`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Reader::new(BufReader::with_capacity(64 << 10, File::open(path)?))
+        ReaderOptions::new().open_path(path)
     }
 }
 
 impl<R: Read + Seek> Reader<R> {
-    /// Reads the archive's directory from any `Read + Seek`.
+    /// Reads and checks the archive's directory from any `Read + Seek`, with default
+    /// [`ReaderOptions`].
     ///
     /// # Errors
-    /// [`ErrorKind::Npz`] for an invalid archive or member names that collide.
+    /// [`ErrorKind::Npz`] for an invalid archive, one that fails a check (see [`Reader`])
+    /// or exceeds a default limit; [`ErrorKind::Io`] from the reader.
     pub fn new(reader: R) -> Result<Self> {
-        let zip = ZipArchive::new(reader).map_err(|e| zip_err(None, e))?;
-        let mut names = Vec::with_capacity(zip.len());
-        let mut members = Vec::with_capacity(zip.len());
-        let mut by_name = HashMap::new();
-        for i in 0..zip.len() {
-            let member = match zip.name_for_index(i) {
-                Some(Ok(n)) => n.into_owned(),
-                Some(Err(e)) => return Err(zip_err(None, e)),
-                None => return Err(Error::npz(None, format!("no member at index {i}"))),
-            };
-            let name = member.strip_suffix(NPY_SUFFIX).unwrap_or(&member).to_string();
-            if by_name.insert(name.clone(), i).is_some() {
-                return Err(Error::npz(Some(&member), format!("two members are named '{name}'")));
-            }
-            names.push(name);
-            members.push(member);
-        }
-        Ok(Reader { zip, names, members, by_name, options: ReadOptions::new() })
+        ReaderOptions::new().open(reader)
     }
 
     /// Sets the options for reading members' `.npy` headers (e.g. the header size limit).
@@ -632,35 +798,34 @@ impl<R: Read + Seek> Reader<R> {
         &self.names
     }
 
-    /// Details of every member, in archive order.
+    /// Details of every member, in archive order (from the directory read when opening).
     ///
     /// # Errors
-    /// [`ErrorKind::Npz`] for an unreadable entry.
+    /// None at present: the directory was checked when the archive was opened.
     pub fn members(&mut self) -> Result<Vec<MemberInfo>> {
-        (0..self.names.len())
-            .map(|i| {
-                let f = self.zip.by_index_raw(i).map_err(|e| zip_err(Some(&self.members[i]), e))?;
-                Ok(MemberInfo {
-                    name: self.names[i].clone(),
-                    member: self.members[i].clone(),
-                    compression: match f.compression() {
-                        CompressionMethod::Stored => Some(Compression::Stored),
-                        CompressionMethod::Deflated => Some(Compression::deflated()),
-                        _ => None,
-                    },
-                    compressed_size: f.compressed_size(),
-                    size: f.size(),
-                    data_start: f.data_start(),
-                })
+        Ok(self
+            .entries
+            .iter()
+            .map(|e| MemberInfo {
+                name: e.key.clone(),
+                member: e.member.clone(),
+                compression: Some(if e.method == directory::STORED {
+                    Compression::Stored
+                } else {
+                    Compression::deflated()
+                }),
+                compressed_size: e.compressed_size,
+                size: e.size,
+                data_start: Some(e.data_start),
             })
-            .collect()
+            .collect())
     }
 
     fn index(&self, name: &str) -> Result<usize> {
         self.by_name
             .get(name)
             .copied()
-            .or_else(|| self.members.iter().position(|m| m == name))
+            .or_else(|| self.entries.iter().position(|e| e.member == name))
             .ok_or_else(|| Error::npz(Some(name), format!("no such array; the archive has {:?}", self.names)))
     }
 
@@ -669,20 +834,25 @@ impl<R: Read + Seek> Reader<R> {
     /// member has been read to its end; [`Reader::read`] and friends do that.
     ///
     /// # Errors
-    /// [`ErrorKind::Npz`] for an unknown name or an unsupported compression method; as
-    /// [`NpyReader::new`] for the member's header.
+    /// [`ErrorKind::Npz`] for an unknown name; as [`NpyReader::new`] for the member's
+    /// header.
     pub fn npy(&mut self, name: &str) -> Result<NpyReader<MemberReader<'_, R>>> {
         let options = self.options.clone();
-        let (file, size) = self.member(name)?;
-        options.open_member(file, size)
+        let (file, size, present) = self.member(name)?;
+        options.open_member(file, size, present)
     }
 
-    fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64)> {
+    /// The reader of member `name`, its size, and whether that many bytes are known to
+    /// be in the file (a stored member, whose range the directory checks placed there).
+    fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64, bool)> {
         let i = self.index(name)?;
-        let member = self.members[i].clone();
-        let file = self.zip.by_index(i).map_err(|e| zip_err(Some(&member), e))?;
-        let size = file.size();
-        Ok((MemberReader { file, member }, size))
+        let e = &self.entries[i];
+        let file = self.zip.by_index(i).map_err(|err| zip_err(Some(&e.member), err))?;
+        if file.data_start() != Some(e.data_start) {
+            return Err(Error::npz(Some(&e.member), "the zip reader finds the member's data elsewhere"));
+        }
+        let present = e.method == 0;
+        Ok((MemberReader { file, member: e.member.clone(), size: e.size, remaining: e.size }, e.size, present))
     }
 
     /// Reads member `name` with `read` (reading its last element checks the CRC).
@@ -692,8 +862,8 @@ impl<R: Read + Seek> Reader<R> {
         read: impl FnOnce(NpyReader<&mut MemberReader<'_, R>>) -> Result<V>,
     ) -> Result<V> {
         let options = self.options.clone();
-        let (mut file, size) = self.member(name)?;
-        read(options.open_member(&mut file, size)?)
+        let (mut file, size, present) = self.member(name)?;
+        read(options.open_member(&mut file, size, present)?)
     }
 
     /// Reads 1-D member `name` as `Vec<T>` (as `Vec::<T>::read_npy` reads a file).
@@ -734,13 +904,15 @@ impl<R: Read + Seek> Reader<R> {
     /// are not `.npy` files).
     ///
     /// # Errors
-    /// [`ErrorKind::Npz`] for an unknown name or a bad CRC.
+    /// [`ErrorKind::Npz`] for an unknown name, a bad CRC, or a deflate stream that does
+    /// not inflate to the member's size.
     pub fn read_raw(&mut self, name: &str) -> Result<Vec<u8>> {
-        let i = self.index(name)?;
-        let member = self.members[i].clone();
-        let mut file = self.zip.by_index(i).map_err(|e| zip_err(Some(&member), e))?;
-        let mut out = Vec::with_capacity(file.size().min(1 << 30) as usize);
-        file.read_to_end(&mut out).map_err(|e| member_io(&member, e))?;
+        let (mut file, size, _) = self.member(name)?;
+        // A stored member's bytes are in the file; a deflated one's claim is only trusted
+        // as far as its data actually inflates.
+        let compressed = file.file.compressed_size();
+        let mut out = Vec::with_capacity(size.min(compressed.max(RAW_PREALLOC)).min(usize::MAX as u64) as usize);
+        file.read_to_end(&mut out)?;
         Ok(out)
     }
 
@@ -749,9 +921,7 @@ impl<R: Read + Seek> Reader<R> {
     /// # Errors
     /// As [`Reader::read_raw`].
     pub fn is_npy(&mut self, name: &str) -> Result<bool> {
-        let i = self.index(name)?;
-        let member = self.members[i].clone();
-        let mut file = self.zip.by_index(i).map_err(|e| zip_err(Some(&member), e))?;
+        let (mut file, _, _) = self.member(name)?;
         let mut magic = [0u8; 6];
         let got = crate::read::read_full(&mut file, &mut magic)?;
         Ok(got == 6 && &magic == MAGIC)
@@ -805,37 +975,69 @@ impl<R: Read + Seek> Reader<R> {
     }
 }
 
-/// A member being read: the zip's decompressing, CRC-checking reader.
+/// A member being read: the zip's decompressing, CRC-checking reader, held to the
+/// member's size.
 pub struct MemberReader<'a, R: Read + Seek> {
     file: zip::read::ZipFile<'a, R>,
     member: String,
+    /// The member's size, and the bytes of it not read yet.
+    size: u64,
+    remaining: u64,
 }
 
 impl<R: Read + Seek> std::fmt::Debug for MemberReader<'_, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemberReader").field("member", &self.member).finish()
+        f.debug_struct("MemberReader").field("member", &self.member).field("remaining", &self.remaining).finish()
+    }
+}
+
+impl<R: Read + Seek> MemberReader<'_, R> {
+    fn error(&self, reason: String) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, Error::npz(Some(&self.member), reason))
     }
 }
 
 impl<R: Read + Seek> Read for MemberReader<'_, R> {
-    /// Reads decompressed bytes; a CRC mismatch at the end is an `InvalidData` error
-    /// naming the member.
+    /// Reads decompressed bytes. A CRC mismatch at the end, data that ends before the
+    /// member's size or runs past it, or a corrupt deflate stream is an `InvalidData`
+    /// error carrying an [`ErrorKind::Npz`] that names the member.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.file.read(buf).map_err(|e| match e.kind() {
-            io::ErrorKind::InvalidData | io::ErrorKind::Other => {
-                io::Error::new(io::ErrorKind::InvalidData, Error::npz(Some(&self.member), e.to_string()))
+        let n = self.file.read(buf).map_err(|e| {
+            if !is_zip_data_error(&e) {
+                return e;
             }
-            _ => e,
-        })
+            // The zip crate's words for what its reader checks, said as this crate says things.
+            let reason = match e.to_string().as_str() {
+                "Invalid checksum" => "bad crc-32: the member's data is corrupt".to_string(),
+                "File is larger than its declared uncompressed size" => {
+                    format!("the data inflates past the member's size of {} bytes", self.size)
+                }
+                other => other.to_string(),
+            };
+            self.error(reason)
+        })?;
+        if n as u64 > self.remaining {
+            return Err(self.error(format!("the data inflates past the member's size of {} bytes", self.size)));
+        }
+        if n == 0 && !buf.is_empty() && self.remaining > 0 {
+            return Err(self.error(format!(
+                "the data ends after {} of the member's {} bytes",
+                self.size - self.remaining,
+                self.size
+            )));
+        }
+        self.remaining -= n as u64;
+        Ok(n)
     }
 }
 
-/// An I/O error while reading a member, with the member named for zip-level problems.
-fn member_io(member: &str, e: io::Error) -> Error {
-    match e.kind() {
-        io::ErrorKind::InvalidData | io::ErrorKind::Other => Error::npz(Some(member), e.to_string()),
-        _ => e.into(),
-    }
+/// Whether an error from the zip crate's member reader is about the member's data rather
+/// than the underlying reader's I/O: a bad CRC or size (`InvalidData`), a corrupt deflate
+/// stream (flate2's `InvalidInput`) or one that stops short (its `UnexpectedEof`; the
+/// member's bytes were checked to be in the file when it was opened).
+fn is_zip_data_error(e: &io::Error) -> bool {
+    use io::ErrorKind::{InvalidData, InvalidInput, Other, UnexpectedEof};
+    matches!(e.kind(), InvalidData | InvalidInput | Other | UnexpectedEof)
 }
 
 /// One column of a record type: its dotted path, the leaf scalar (as written), the

@@ -72,11 +72,15 @@ impl ReadOptions {
 
     /// As [`ReadOptions::open_sized`], for a source that checks itself at its end (an npz
     /// member and its CRC): reads go in cache-sized pieces, and reading the last element
-    /// reads on to the end of the source.
-    pub(crate) fn open_member<R: Read>(&self, reader: R, len: u64) -> Result<NpyReader<R>> {
+    /// reads on to the end of the source. `present` says whether the `len` bytes are known
+    /// to be there (a stored member whose range the archive's checks placed inside the
+    /// file) or only claimed (a deflated member is only as long as it inflates): then
+    /// buffers grow as data arrives instead of being sized by the claim.
+    pub(crate) fn open_member<R: Read>(&self, reader: R, len: u64, present: bool) -> Result<NpyReader<R>> {
         let mut r = NpyReader::with_options(reader, self, Some(len))?;
         r.piece = Some(FIX_CHUNK);
         r.verify_end = true;
+        r.present = present;
         Ok(r)
     }
 
@@ -121,8 +125,13 @@ pub struct NpyReader<R> {
     /// Number of elements, and how many have been read.
     elements: usize,
     position: usize,
-    /// Data bytes known to be present (from the file length), if known.
+    /// Data bytes the source holds (from the file length or an npz member's size), if
+    /// known.
     available: Option<u64>,
+    /// Whether the `available` bytes are really there (a file's length, data in memory),
+    /// so buffers may be sized by them before reading; false for an npz member's size,
+    /// which the archive claims.
+    present: bool,
     /// Largest read into the destination at once, when the source does work per byte
     /// (an npz member's CRC): reading in cache-sized pieces keeps that work on hot data.
     piece: Option<usize>,
@@ -165,8 +174,8 @@ impl<R: Read> NpyReader<R> {
                 )));
             }
         }
-        let mut text = vec![0u8; header_len];
-        let got = read_full(&mut reader, &mut text)?;
+        let mut text = Vec::new();
+        let got = read_growing(&mut reader, header_len, &mut text)?;
         if got < header_len {
             return Err(Error::format(format!(
                 "file ends inside the header: {got} of {header_len} header bytes present"
@@ -190,6 +199,7 @@ impl<R: Read> NpyReader<R> {
             elements,
             position: 0,
             available,
+            present: true,
             piece: None,
             verify_end: false,
         })
@@ -212,6 +222,7 @@ impl<R: Read> NpyReader<R> {
             elements,
             position: 0,
             available,
+            present: true,
             piece: None,
             verify_end: false,
         })
@@ -269,7 +280,7 @@ impl<R: Read> NpyReader<R> {
         }
         let total = self.data_len;
         let zeroed = self.length_known();
-        let mut data = if zeroed { buffer::zeroed_vec::<u8>(total) } else { Vec::new() };
+        let mut data = if zeroed { buffer::zeroed_vec::<u8>(total)? } else { Vec::new() };
         self.fill_in_place(&mut data, total, zeroed, 0, self.piece, |_, _| Ok(()))?;
         self.position = self.elements;
         self.finish_source()?;
@@ -288,7 +299,7 @@ impl<R: Read> NpyReader<R> {
         let plan = self.plan::<T>()?;
         let n = self.remaining();
         let zeroed = self.length_known();
-        let mut out = if zeroed { buffer::zeroed_vec::<T>(n) } else { Vec::new() };
+        let mut out = if zeroed { buffer::zeroed_vec::<T>(n)? } else { Vec::new() };
         self.append(&plan, &mut out, n, zeroed)?;
         Ok(out)
     }
@@ -366,13 +377,45 @@ impl<R: Read> NpyReader<R> {
         Ok(k)
     }
 
+    /// Appends the next `count` elements (at most those remaining) to `out` as raw bytes,
+    /// as stored: file layout and byte order, padding included. Used by decoders that
+    /// walk the dtype themselves (the serde bridge).
+    #[cfg(feature = "serde")]
+    pub(crate) fn read_raw(&mut self, count: usize, out: &mut Vec<u8>) -> Result<usize> {
+        let count = count.min(self.remaining());
+        let size = self.header.dtype.itemsize();
+        // At most data_len, which the header checked; of a source of unknown length,
+        // memory is taken only as data arrives.
+        let len = count * size;
+        let step = if self.length_known() { len } else { STREAM_CHUNK };
+        let start = out.len();
+        let mut done = 0;
+        while done < len {
+            let k = step.min(len - done);
+            buffer::try_grow(out, k)?;
+            out.resize(start + done + k, 0);
+            let got = read_full(&mut self.reader, &mut out[start + done..])?;
+            done += got;
+            if got < k {
+                out.truncate(start);
+                return Err(self.truncated(self.position * size + done));
+            }
+        }
+        self.position += count;
+        if self.position == self.elements {
+            self.finish_source()?;
+        }
+        Ok(count)
+    }
+
     /// Returns the underlying reader (positioned wherever reading stopped).
     pub fn into_inner(self) -> R {
         self.reader
     }
 
+    /// Whether the data is known to be present, so buffers may be sized by the header.
     fn length_known(&self) -> bool {
-        self.available.is_some_and(|a| a >= self.data_len as u64)
+        self.present && self.available.is_some_and(|a| a >= self.data_len as u64)
     }
 
     fn plan<T: NpyRecord>(&self) -> Result<Plan> {
@@ -456,7 +499,7 @@ impl<R: Read> NpyReader<R> {
         let start = first;
         while out.len() < target {
             let k = step.min(target - out.len());
-            out.reserve(k);
+            buffer::try_grow(out, k)?;
             let base = out.len();
             let bytes = buffer::spare_bytes(out, k, zeroed);
             let got = read_full(&mut self.reader, bytes)?;
@@ -490,17 +533,26 @@ impl<R: Read> NpyReader<R> {
             return zero_sized::<T>(count);
         }
         let per_chunk = (CONVERT_CHUNK / ss.max(1)).max(1);
-        let mut staging = vec![0u8; per_chunk.min(count) * ss];
+        // Source bytes of a chunk: sized up front when the data is known to be present,
+        // else grown as it arrives (one element may claim 2 GiB). The destination is
+        // reserved once the chunk's source bytes are in.
+        let mut staging = if zeroed { vec![0u8; per_chunk.min(count) * ss] } else { Vec::new() };
         let target = out.len() + count;
         while out.len() < target {
             let k = per_chunk.min(target - out.len());
-            out.reserve(k);
-            let (base, first) = (out.len(), self.position);
-            let src = &mut staging[..k * ss];
-            let got = read_full(&mut self.reader, src)?;
-            if got < src.len() {
+            let (want, first) = (k * ss, self.position);
+            let got = if staging.len() >= want {
+                read_full(&mut self.reader, &mut staging[..want])?
+            } else {
+                staging.clear();
+                read_growing(&mut self.reader, want, &mut staging)?
+            };
+            if got < want {
                 return Err(self.truncated(first * self.header.dtype.itemsize() + got));
             }
+            let src = &staging[..want];
+            buffer::try_grow(out, k)?;
+            let base = out.len();
             let dst = buffer::spare_bytes(out, k, zeroed);
             plan.run(src, dst, first)?;
             check_elements::<T>(dst, first)?;
@@ -540,7 +592,9 @@ impl<R: Read, T: NpyRecord> Iterator for Records<R, T> {
         if self.failed || k == 0 {
             return None;
         }
-        let mut chunk = Vec::with_capacity(k);
+        // Capacity comes with the data (`append` reserves as elements arrive): `k` may be
+        // all the elements a stream's header claims.
+        let mut chunk = Vec::new();
         match self.reader.append(&self.plan, &mut chunk, k, false) {
             Ok(()) => Some(Ok(chunk)),
             Err(e) => {
@@ -566,7 +620,7 @@ pub(crate) fn build_vec<T: NpyRecord>(n: usize, fill: impl FnOnce(&mut [u8]) -> 
         zero_sized::<T>(n)?;
         return Ok(Vec::new());
     }
-    let mut out = buffer::zeroed_vec::<T>(n);
+    let mut out = buffer::zeroed_vec::<T>(n)?;
     let bytes = buffer::spare_bytes(&mut out, n, true);
     fill(bytes)?;
     check_elements::<T>(bytes, 0)?;
@@ -627,6 +681,25 @@ pub(crate) fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> Result<usize
     Ok(filled)
 }
 
+/// Appends up to `len` bytes from `reader` to `out` (fewer if the input ends first) and
+/// returns how many: the buffer grows as bytes arrive, by at most 16 MiB or doubling, so a
+/// length the input only claims costs memory as far as its bytes are present.
+pub(crate) fn read_growing<R: Read>(reader: &mut R, len: usize, out: &mut Vec<u8>) -> Result<usize> {
+    let start = out.len();
+    let end = start.saturating_add(len);
+    while out.len() < end {
+        let at = out.len();
+        let step = (end - at).min(STREAM_CHUNK.max(at - start));
+        out.resize(at + step, 0);
+        let got = read_full(reader, &mut out[at..]).inspect_err(|_| out.truncate(at))?;
+        out.truncate(at + got);
+        if got < step {
+            break;
+        }
+    }
+    Ok(out.len() - start)
+}
+
 /// Buffers for bulk reads: zeroed, and backed by transparent huge pages when large.
 pub(crate) mod buffer {
     use std::alloc::{self, Layout};
@@ -638,24 +711,42 @@ pub(crate) mod buffer {
     /// An empty `Vec<T>` with capacity `n` whose memory is zeroed (by `calloc`, which for
     /// large sizes maps fresh pages without touching them) and advised to use huge pages,
     /// so a read fills it with a fraction of the page faults.
-    pub(crate) fn zeroed_vec<T>(n: usize) -> Vec<T> {
-        let Ok(layout) = Layout::array::<T>(n) else {
-            return Vec::with_capacity(n);
-        };
+    ///
+    /// # Errors
+    /// An `OutOfMemory` I/O error when the memory cannot be had (never an abort: the size
+    /// may come from a file's claim).
+    pub(crate) fn zeroed_vec<T>(n: usize) -> crate::Result<Vec<T>> {
+        let layout = Layout::array::<T>(n).map_err(|_| out_of_memory(n, std::mem::size_of::<T>()))?;
         if layout.size() == 0 {
-            return Vec::with_capacity(n);
+            // Nothing to allocate (n == 0, or a zero-sized T).
+            return Ok(Vec::new());
         }
         // SAFETY: the layout has non-zero size (checked above).
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
-            alloc::handle_alloc_error(layout);
+            return Err(out_of_memory(n, std::mem::size_of::<T>()));
         }
         advise_huge_pages(ptr, layout.size());
         // SAFETY:
         // - `ptr` was allocated by the global allocator with `Layout::array::<T>(n)`, the
         //   layout a `Vec<T>` of capacity `n` uses;
         // - length 0 <= capacity, so no element is claimed to be initialized.
-        unsafe { Vec::from_raw_parts(ptr.cast::<T>(), 0, n) }
+        Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), 0, n) })
+    }
+
+    /// Grows `v`'s capacity by `additional` elements, or says it cannot.
+    ///
+    /// # Errors
+    /// As [`zeroed_vec`].
+    pub(crate) fn try_grow<T>(v: &mut Vec<T>, additional: usize) -> crate::Result<()> {
+        v.try_reserve(additional).map_err(|_| out_of_memory(additional, std::mem::size_of::<T>()))
+    }
+
+    /// The error for an allocation of `n` elements of `size` bytes that failed.
+    pub(crate) fn out_of_memory(n: usize, size: usize) -> crate::Error {
+        let what =
+            n.checked_mul(size).map_or_else(|| format!("{n} elements of {size} bytes"), |b| format!("{b} bytes"));
+        std::io::Error::new(std::io::ErrorKind::OutOfMemory, format!("cannot allocate {what} for the array")).into()
     }
 
     /// The bytes of the `count` elements after `v.len()`, as initialized bytes: zeroed
@@ -774,7 +865,7 @@ mod tests {
 
     #[test]
     fn big_buffers_are_zeroed_and_usable() {
-        let mut v = buffer::zeroed_vec::<u64>(1 << 20);
+        let mut v = buffer::zeroed_vec::<u64>(1 << 20).unwrap();
         assert_eq!(v.capacity(), 1 << 20);
         let bytes = buffer::spare_bytes(&mut v, 1 << 20, true);
         assert!(bytes.iter().all(|&b| b == 0));

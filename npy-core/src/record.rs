@@ -215,10 +215,18 @@ impl Plan {
     /// native dtype). Record fields are matched by name; fields of `from` that `to` lacks are
     /// ignored; byte order is converted; NumPy's safe casts are applied.
     ///
+    /// A source of zero bytes (`|S0`, `|V0`, `[]`) converts only to a zero-sized type:
+    /// anything else would make values out of no data, and let a file of a few bytes
+    /// claim an array of any size (`('|S0', (10**18,))` as `Bytes<5>`).
+    ///
     /// # Errors
     /// [`ErrorKind::DtypeMismatch`] naming the field, the source type and the destination
-    /// type when a field is missing or cannot be converted safely.
+    /// type when a field is missing or cannot be converted safely, or when `from` has no
+    /// bytes and `to` has.
     pub fn new(from: &DType, to: &DType) -> Result<Plan> {
+        if from.itemsize() == 0 && to.itemsize() != 0 {
+            return Err(mismatch(from, to, &[]));
+        }
         Plan::compile(from, to, false)
     }
 
@@ -883,6 +891,16 @@ mod tests {
             assert_eq!(back, bits, "{bits:#x}");
         }
         assert_eq!(f64_to_f16(-128.0), 0xd800);
+    }
+
+    #[test]
+    fn zero_sized_sources_read_only_into_zero_sized_types() {
+        for (from, to) in [("'|S0'", "'|S5'"), ("'<U0'", "'<U1'"), ("[('a', '|S0')]", "[('a', '|S2')]")] {
+            let e = Plan::new(&dt(from), &dt(to)).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{from} -> {to}: {e}");
+        }
+        assert_eq!(Plan::new(&dt("'|V0'"), &dt("'|V0'")).unwrap().dst_size(), 0);
+        assert!(Plan::new(&dt("'|S3'"), &dt("'|S5'")).is_ok());
     }
 
     #[test]

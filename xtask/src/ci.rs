@@ -2,13 +2,16 @@
 //! failing step.
 //!
 //! 1. `cargo fmt --all -- --check`
-//! 2. `cargo clippy --workspace --all-targets -- -D warnings`
-//! 3. `cargo test --workspace` (after emptying `target/npz-check`)
-//! 4. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
+//! 2. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
+//! 3. `cargo test --workspace` (after emptying `target/npz-check`; the root package turns on
+//!    every npy-core feature)
+//! 4. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
+//!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each)
+//! 5. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
 //!    to `target/npz-check` and compare it with its `.expect.json` sidecar
-//! 5. every example, `cargo run --release --example <name>` with `NPY_CI=1`
-//! 6. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 7. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 6. every example, `cargo run --release --example <name>` with `NPY_CI=1`
+//! 7. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 8. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!    (`../shared/corpus/public`) and of `tests/data`, then
 //!    `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
 
@@ -29,6 +32,7 @@ const STEPS: &[Step] = &[
     ("cargo fmt --check", fmt),
     ("cargo clippy", clippy),
     ("cargo test", test),
+    ("hostile inputs", hostile),
     ("numpy loads npz", npz_check),
     ("examples", examples),
     ("golden --check", golden_check),
@@ -70,7 +74,15 @@ fn fmt(_: &mut Ci) -> Result<()> {
 }
 
 fn clippy(_: &mut Ci) -> Result<()> {
-    project::run(project::cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))
+    project::run(project::cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))
 }
 
 /// Where `tests/npz.rs` writes the archives NumPy checks (with their sidecars).
@@ -82,6 +94,97 @@ fn test(_: &mut Ci) -> Result<()> {
     // Emptied first, so the NumPy check sees exactly the archives this run wrote.
     project::fresh_dir(&npz_check_dir())?;
     project::run(project::cargo().args(["test", "--workspace"]))
+}
+
+/// Hostile inputs, under a 2 GiB address-space limit (util-linux `prlimit`, else bash's
+/// `ulimit -v`): the `tests/hostile.rs` binary must pass; then the release `npy info` and
+/// `npy copy` must exit with 0 or 1 (never a panic or a signal), within 10 s (`timeout`),
+/// on every file in `target/hostile` (written by `tests/hostile.rs` and
+/// `tests/hostile_npz.rs`).
+fn hostile(_: &mut Ci) -> Result<()> {
+    use std::ffi::OsString;
+    use std::process::Stdio;
+
+    const ADDRESS_SPACE: u64 = 2 << 30;
+    const TIMEOUT_SECS: u32 = 10;
+    let prlimit = Command::new("prlimit").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    // `program`, under the limit and, when given, a timeout.
+    let limited = |program: &Path, timeout: Option<u32>| {
+        let mut argv: Vec<OsString> = Vec::new();
+        if let Some(secs) = timeout {
+            argv.extend(["timeout".into(), secs.to_string().into()]);
+        }
+        if prlimit {
+            argv.extend(["prlimit".into(), format!("--as={ADDRESS_SPACE}").into(), "--".into()]);
+        } else {
+            let ulimit = format!("ulimit -v {} && exec \"$@\"", ADDRESS_SPACE / 1024);
+            argv.extend(["bash".into(), "-c".into(), ulimit.into(), "bash".into()]);
+        }
+        argv.push(program.into());
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).current_dir(project::root());
+        cmd
+    };
+
+    project::step("cargo test --test hostile --no-run");
+    let mut build = project::cargo();
+    build.args(["test", "--test", "hostile", "--no-run", "--message-format=json"]).stderr(Stdio::inherit());
+    let output = build.output().map_err(|e| format!("cannot run `{}`: {e}", project::show(&build)))?;
+    if !output.status.success() {
+        return Err(format!("`{}` failed ({})", project::show(&build), output.status));
+    }
+    let exe = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|msg| msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "hostile")
+        .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+        .ok_or("cargo named no executable for the hostile test")?;
+    let how = if prlimit { "prlimit --as" } else { "ulimit -v" };
+    project::step(&format!("{} under {how} {ADDRESS_SPACE}", exe.display()));
+    project::run(&mut limited(&exe, None))?;
+
+    project::step("cargo build --release -p npy-cli");
+    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
+    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let dir = project::target_dir().join("hostile");
+    let out = project::target_dir().join("xtask").join("hostile-out");
+    project::fresh_dir(&out)?;
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .map(|entry| entry.map(|e| e.path()).map_err(|e| e.to_string()))
+        .collect::<Result<_>>()?;
+    files.retain(|f| f.is_file());
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("no hostile inputs in {}", dir.display()));
+    }
+    project::step(&format!("npy info and npy copy on {} files in {}", files.len(), dir.display()));
+    let mut failed = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap_or_default();
+        for args in [vec![OsString::from("info"), file.into()], vec!["copy".into(), file.into(), out.join(name).into()]]
+        {
+            let mut cmd = limited(&npy, Some(TIMEOUT_SECS));
+            cmd.args(&args);
+            let output = cmd.output().map_err(|e| format!("cannot run `{}`: {e}", project::show(&cmd)))?;
+            if !matches!(output.status.code(), Some(0 | 1)) {
+                let stderr = String::from_utf8_lossy(&output.stderr);
+                println!(
+                    "{} on {}: {} (want exit 0 or 1)\n{}",
+                    project::show(&cmd),
+                    file.display(),
+                    output.status,
+                    stderr.trim_end()
+                );
+                failed.push(format!("{:?} {}", args[0], file.display()));
+            }
+        }
+    }
+    if !failed.is_empty() {
+        return Err(format!("npy exited with neither 0 nor 1 on {} runs: {}", failed.len(), failed.join(", ")));
+    }
+    println!("{} hostile inputs: info/copy exit codes ok", files.len());
+    Ok(())
 }
 
 /// NumPy loads every archive `tests/npz.rs` wrote and finds what its sidecar says.

@@ -1,0 +1,2206 @@
+//! The serde bridge (feature `serde`): records of any array read into any
+//! `T: Deserialize` by field name, any `T: Serialize` written as a record array, and a
+//! dynamic [`Value`] for files of unknown type.
+//!
+//! `#[derive(NpyRecord)]` is the fast path: records are copied in bulk into the struct's
+//! memory. Not every type can derive it: types from other crates, configs, ad-hoc analysis.
+//! Those go through serde here, one record at a time, by field name: field order and
+//! extra fields in the file do not matter, and serde's attributes (`rename`, `default`,
+//! `flatten`, `deny_unknown_fields`, ...) work as usual.
+//!
+//! | task | API |
+//! |---|---|
+//! | all records into `Vec<T>` | [`from_reader`], [`from_path`], [`from_dyn`] |
+//! | records one by one, read in chunks | [`iter`] |
+//! | one element's bytes | [`from_element`] |
+//! | write records | [`to_writer`], [`to_path`], [`to_dyn`] (dtype given or traced) |
+//! | the dtype values would be written with | [`trace_dtype`] |
+//! | any file, type unknown | [`Value::decode`], [`Value::from_dyn`], [`values`] |
+//!
+//! # Reading: how a dtype looks to serde
+//! Each element is deserialized from the file's own dtype and bytes (byte order converted
+//! per scalar), in storage order (Fortran order for Fortran files, as
+//! [`NpyReader::read_vec`]):
+//!
+//! | dtype | serde data model | reads into |
+//! |---|---|---|
+//! | record | map of field name → value, in offset order (also a sequence of field values, for tuples) | structs, maps, tuples of as many fields |
+//! | subarray `(n, m)` | sequence of `n` sequences of `m` | `Vec`, `[T; n]`, tuples (lengths checked) |
+//! | `b1` | bool; bytes other than 0 and 1 are an error | `bool` |
+//! | `i1`–`i8`, `u1`–`u8` | `i8`–`i64`, `u8`–`u64` | any integer type the value fits, floats |
+//! | `f2`, `f4` / `f8` | `f32` / `f64` | `f32`, `f64` |
+//! | `c8` / `c16` | tuple `(re, im)` of `f32` / `f64` | `(f64, f64)`, `[f32; 2]` |
+//! | `M8[unit]`, `m8[unit]` | `i64` count of units (NaT is `i64::MIN`) | `i64` |
+//! | `S n` | bytes, trailing NULs stripped (as NumPy shows them); a str when asked for one and UTF-8; a sequence of `u8` when asked for one (all `n` bytes for `[u8; n]`) | `String`, `Vec<u8>`, `[u8; n]`, `serde_bytes` |
+//! | `U n` | string, trailing NULs stripped; invalid code points are an error | `String`, `char` (for one char) |
+//! | `V n` | the `n` raw bytes | `Vec<u8>`, `[u8; n]` |
+//! | `f16`, `c32` (long double) | the 16 or 32 raw bytes, each 16-byte long double little-endian | `Vec<u8>` |
+//!
+//! `Option<T>` reads as `Some`; a field missing from the file is `None`, as serde does.
+//! Enums read unit variants from strings (by name) or integers (by index).
+//!
+//! # Writing
+//! With a dtype, each record is serialized, then placed into the dtype by field name:
+//! a field the dtype lacks, or a dtype field the value lacks, is an error naming it.
+//! Values go into any field that can hold them, range-checked: integers into any integer
+//! field they fit, integers and floats into float fields (rounded to `f4`/`f2`, NaN
+//! payloads kept as far as they fit), numbers or `(re, im)` pairs into
+//! complex fields, strings into `U` and `S` (as UTF-8), bytes or sequences of `u8` into
+//! `S` and `V`, integers into `M8`/`m8`, sequences into subarrays of their length,
+//! sequences of as many values as fields into records (positionally). Padding is zeros.
+//!
+//! Without a dtype, it is traced from the values first ([`trace_dtype`]):
+//!
+//! | serde value | dtype |
+//! |---|---|
+//! | `bool` | `\|b1` |
+//! | `i8`–`i64` (and `i128` that fits) | `<i8` |
+//! | `u8`–`u64` (and `u128` that fits) | `<u8` |
+//! | `f32`, `f64` | `<f8` |
+//! | `char`, `str` | `<U{n}`, `n` the most chars of any record (at least 1) |
+//! | bytes (`serde_bytes`, [`Value::Bytes`]; a `Vec<u8>` is a sequence) | `\|S{n}`, `n` the longest (at least 1) |
+//! | struct, map with string keys | a packed record, fields in serialization order |
+//! | sequence, tuple, array | a subarray `(len,)` of its elements' dtype, nested sequences `(len, len2, ...)`; every record must give the same lengths; an empty sequence is `(0,)` of `<f8` |
+//! | newtype struct, `Some(v)` | as `v` |
+//! | unit enum variant | its name, as a string |
+//! | `None`, `()`, unit structs, variants with data | an error: NumPy has no such value |
+//!
+//! Records must agree: a field is a signed integer in all of them (`<i8`, also when some
+//! give unsigned values), or a number (`<f8` as soon as one is a float), or a string, and
+//! so on; records of structs must have the same fields. Byte order is little-endian.
+//! Records that are not structs give a plain array (`&[f64]` → `<f8`), and records that
+//! are sequences give a 2-D (or N-d) array of their elements (`&[[f32; 3]]` → shape
+//! `(n, 3)`).
+//!
+//! # Errors
+//! Problems with data values (a `b1` byte other than 0/1, an invalid code point) are
+//! [`ErrorKind::InvalidValue`]; a type or value that does not fit the dtype is
+//! [`ErrorKind::Serde`]. Both name the element (storage index) and the field path, e.g.
+//! `serde: element 0, field 'samples': invalid length 64, expected a tuple of 3`.
+//!
+//! # Examples
+//! A struct from another crate's world, written with a traced dtype and read back by name:
+//! ```
+//! use npy_core::NpyReader;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize, Debug, PartialEq)]
+//! struct Pick {
+//!     station: String,
+//!     time: f64,
+//!     weight: u8,
+//! }
+//!
+//! let picks = vec![
+//!     Pick { station: "ANMO".into(), time: 12.5, weight: 3 },
+//!     Pick { station: "HRV".into(), time: 13.25, weight: 1 },
+//! ];
+//! let file = npy_core::serde::to_writer(&picks, None, Vec::new())?;
+//! let reader = NpyReader::new(&file[..])?;
+//! assert_eq!(reader.header().dtype.descr(), "[('station', '<U4'), ('time', '<f8'), ('weight', '<u8')]");
+//! let back: Vec<Pick> = npy_core::serde::from_reader(reader)?;
+//! assert_eq!(back, picks);
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+
+use std::cell::Cell;
+use std::fmt;
+use std::io::{BufWriter, Read, Write};
+use std::marker::PhantomData;
+use std::path::Path;
+
+use ::serde::de::value::{BorrowedStrDeserializer, SeqDeserializer};
+use ::serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use ::serde::ser::{self, Serialize, SerializeMap, Serializer};
+use ::serde::{Deserialize, Deserializer};
+
+use crate::array::DynArray;
+use crate::dtype::{ByteOrder, DType, DateUnit, Record, Scalar, ScalarType};
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::Header;
+use crate::read::{NpyReader, ReadOptions};
+use crate::record::{f16_to_f64, f64_to_f16};
+
+/// Bytes of records read (or written) per step when the caller gives no chunk length.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Most values of zero size (e.g. items of a `V0` subarray) one element may decode into:
+/// such values cost memory but no file bytes, so a hostile dtype could ask for billions.
+const ZERO_SIZE_BUDGET: usize = 1 << 16;
+
+// ---------------------------------------------------------------------------------------
+// Errors inside serde calls: a reason and the field path, turned into the crate's error
+// (with the element index) at the edge.
+
+#[derive(Debug)]
+enum Seg {
+    Field(String),
+    Index(usize),
+}
+
+/// The error type of the bridge's serializers and deserializers.
+#[derive(Debug)]
+struct BridgeError {
+    path: Vec<Seg>,
+    reason: String,
+    /// A bad value in the data (→ `InvalidValue`) rather than a type that does not fit.
+    invalid: bool,
+}
+
+impl BridgeError {
+    fn invalid(reason: impl Into<String>) -> Self {
+        BridgeError { path: Vec::new(), reason: reason.into(), invalid: true }
+    }
+
+    fn mismatch(reason: impl Into<String>) -> Self {
+        BridgeError { path: Vec::new(), reason: reason.into(), invalid: false }
+    }
+
+    /// The same error, one level further out: inside field `name`.
+    fn field(mut self, name: &str) -> Self {
+        self.path.insert(0, Seg::Field(name.to_string()));
+        self
+    }
+
+    /// The same error, one level further out: inside item `i` of a sequence.
+    fn index(mut self, i: usize) -> Self {
+        self.path.insert(0, Seg::Index(i));
+        self
+    }
+
+    fn path(&self) -> String {
+        let mut s = String::new();
+        for seg in &self.path {
+            match seg {
+                Seg::Field(name) => {
+                    if !s.is_empty() {
+                        s.push('.');
+                    }
+                    s.push_str(name);
+                }
+                Seg::Index(i) => s.push_str(&format!("[{i}]")),
+            }
+        }
+        s
+    }
+
+    /// The crate's error, for element `index` (storage order) if known.
+    fn into_error(self, index: Option<usize>) -> Error {
+        let path = self.path();
+        if self.invalid {
+            let reason = if path.is_empty() { self.reason } else { format!("field '{path}': {}", self.reason) };
+            return ErrorKind::InvalidValue { index: index.unwrap_or(0), reason }.into();
+        }
+        let mut at = Vec::new();
+        if let Some(i) = index {
+            at.push(format!("element {i}"));
+        }
+        if !path.is_empty() {
+            at.push(format!("field '{path}'"));
+        }
+        let reason = if at.is_empty() { self.reason } else { format!("{}: {}", at.join(", "), self.reason) };
+        ErrorKind::Serde { reason }.into()
+    }
+}
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.path() {
+            p if p.is_empty() => f.write_str(&self.reason),
+            p => write!(f, "field '{p}': {}", self.reason),
+        }
+    }
+}
+
+impl std::error::Error for BridgeError {}
+
+impl de::Error for BridgeError {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        BridgeError::mismatch(msg.to_string())
+    }
+}
+
+impl ser::Error for BridgeError {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        BridgeError::mismatch(msg.to_string())
+    }
+}
+
+type BResult<T> = std::result::Result<T, BridgeError>;
+
+// ---------------------------------------------------------------------------------------
+// Scalars: one element's bytes as a Rust value, byte order converted.
+
+/// What a dtype (or one level of a subarray) is, subarray levels unwrapped.
+enum Node<'a> {
+    /// `dims[0]` items of `dtype` with the remaining `dims`.
+    Array {
+        dtype: &'a DType,
+        dims: &'a [usize],
+    },
+    Record(&'a Record),
+    Scalar(&'a Scalar),
+}
+
+/// `dtype` seen through `dims` (non-empty: an array level of `dtype` items).
+fn node<'a>(mut dtype: &'a DType, mut dims: &'a [usize]) -> Node<'a> {
+    loop {
+        if !dims.is_empty() {
+            return Node::Array { dtype, dims };
+        }
+        match dtype {
+            DType::SubArray(a) => {
+                dims = a.shape();
+                dtype = a.base();
+            }
+            DType::Record(r) => return Node::Record(r),
+            DType::Scalar(s) => return Node::Scalar(s),
+        }
+    }
+}
+
+/// Bytes of one item of an array level: the item dtype times the inner dims.
+fn stride(dtype: &DType, dims: &[usize]) -> usize {
+    dims[1..].iter().product::<usize>() * dtype.itemsize()
+}
+
+/// Counts `n` items of an array level against the zero-size budget when they have no bytes.
+fn charge(budget: &Cell<usize>, n: usize, stride: usize) -> BResult<()> {
+    if stride > 0 || n == 0 {
+        return Ok(());
+    }
+    match budget.get().checked_sub(n) {
+        Some(left) => {
+            budget.set(left);
+            Ok(())
+        }
+        None => Err(BridgeError::invalid(format!(
+            "{n} items of zero size are more than the {ZERO_SIZE_BUDGET} one element may decode into"
+        ))),
+    }
+}
+
+/// A scalar's value, decoded from its bytes.
+enum Prim<'a> {
+    Bool(bool),
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+    C64(f32, f32),
+    C128(f64, f64),
+    DateTime(i64, DateUnit),
+    TimeDelta(i64, DateUnit),
+    /// `S`, trailing NULs stripped.
+    Bytes(&'a [u8]),
+    /// `S`, all bytes.
+    RawBytes(&'a [u8]),
+    Str(String),
+    Void(&'a [u8]),
+    LongDouble(Vec<u8>),
+    LongComplex(Vec<u8>),
+}
+
+/// The first `N` bytes of `b`, in little-endian order.
+fn le<const N: usize>(b: &[u8], big: bool) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&b[..N]);
+    if big {
+        a.reverse();
+    }
+    a
+}
+
+/// `b` with each `unit`-byte piece in little-endian order.
+fn le_units(b: &[u8], unit: usize, big: bool) -> Vec<u8> {
+    let mut v = b.to_vec();
+    if big {
+        v.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
+    }
+    v
+}
+
+/// IEEE half to single, exact (NaN payloads kept).
+fn f16_to_f32(h: u16) -> f32 {
+    if h & 0x7c00 == 0x7c00 && h & 0x03ff != 0 {
+        let h = h as u32;
+        return f32::from_bits(((h & 0x8000) << 16) | 0x7f80_0000 | ((h & 0x03ff) << 13));
+    }
+    f16_to_f64(h) as f32
+}
+
+/// `f32` to `f64`, exact, NaN payloads (and signaling NaNs) kept, so [`narrow`] gives the
+/// same bits back.
+fn widen(x: f32) -> f64 {
+    if !x.is_nan() {
+        return x.into();
+    }
+    let b = u64::from(x.to_bits());
+    f64::from_bits(((b & 0x8000_0000) << 32) | (0x7ff << 52) | ((b & 0x007f_ffff) << 29))
+}
+
+/// `f64` to `f32`, rounded; NaN payloads kept as far as they fit (a NaN stays a NaN).
+fn narrow(x: f64) -> f32 {
+    if !x.is_nan() {
+        return x as f32;
+    }
+    let b = x.to_bits();
+    let m = ((b >> 29) & 0x007f_ffff) as u32;
+    f32::from_bits((((b >> 32) & 0x8000_0000) as u32) | 0x7f80_0000 | if m == 0 { 0x0040_0000 } else { m })
+}
+
+/// `f64` to IEEE half bits, rounded; NaN payloads kept as far as they fit.
+fn narrow_f16(x: f64) -> u16 {
+    if !x.is_nan() {
+        return f64_to_f16(x);
+    }
+    let b = x.to_bits();
+    let m = ((b >> 42) & 0x03ff) as u16;
+    (((b >> 48) & 0x8000) as u16) | 0x7c00 | if m == 0 { 0x0200 } else { m }
+}
+
+fn strip_nuls(b: &[u8]) -> &[u8] {
+    &b[..b.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1)]
+}
+
+/// A `U` value: UCS-4 code points, trailing NULs stripped, checked.
+fn ucs4(b: &[u8], big: bool) -> BResult<String> {
+    let end = b.chunks_exact(4).rposition(|c| c != [0; 4]).map_or(0, |i| i + 1);
+    let mut s = String::with_capacity(end);
+    for (i, c) in b.chunks_exact(4).take(end).enumerate() {
+        let u = u32::from_le_bytes(le::<4>(c, big));
+        let c = char::from_u32(u)
+            .ok_or_else(|| BridgeError::invalid(format!("code point {u:#x} at position {i} is not a valid char")))?;
+        s.push(c);
+    }
+    Ok(s)
+}
+
+fn prim<'a>(s: &Scalar, b: &'a [u8]) -> BResult<Prim<'a>> {
+    let big = s.order() == ByteOrder::Big;
+    let unsupported = || BridgeError::mismatch(format!("unsupported scalar type {}", s.type_str()));
+    Ok(match s.ty() {
+        ScalarType::Bool => match b[0] {
+            0 => Prim::Bool(false),
+            1 => Prim::Bool(true),
+            x => return Err(BridgeError::invalid(format!("b1 byte {x} is not 0 or 1"))),
+        },
+        ScalarType::Int(1) => Prim::I8(b[0] as i8),
+        ScalarType::Int(2) => Prim::I16(i16::from_le_bytes(le(b, big))),
+        ScalarType::Int(4) => Prim::I32(i32::from_le_bytes(le(b, big))),
+        ScalarType::Int(8) => Prim::I64(i64::from_le_bytes(le(b, big))),
+        ScalarType::UInt(1) => Prim::U8(b[0]),
+        ScalarType::UInt(2) => Prim::U16(u16::from_le_bytes(le(b, big))),
+        ScalarType::UInt(4) => Prim::U32(u32::from_le_bytes(le(b, big))),
+        ScalarType::UInt(8) => Prim::U64(u64::from_le_bytes(le(b, big))),
+        ScalarType::Float(2) => Prim::F32(f16_to_f32(u16::from_le_bytes(le(b, big)))),
+        ScalarType::Float(4) => Prim::F32(f32::from_le_bytes(le(b, big))),
+        ScalarType::Float(8) => Prim::F64(f64::from_le_bytes(le(b, big))),
+        ScalarType::Float(16) => Prim::LongDouble(le_units(b, 16, big)),
+        ScalarType::Complex(8) => Prim::C64(f32::from_le_bytes(le(b, big)), f32::from_le_bytes(le(&b[4..], big))),
+        ScalarType::Complex(16) => Prim::C128(f64::from_le_bytes(le(b, big)), f64::from_le_bytes(le(&b[8..], big))),
+        ScalarType::Complex(32) => Prim::LongComplex(le_units(b, 16, big)),
+        ScalarType::DateTime(u) => Prim::DateTime(i64::from_le_bytes(le(b, big)), u),
+        ScalarType::TimeDelta(u) => Prim::TimeDelta(i64::from_le_bytes(le(b, big)), u),
+        ScalarType::Bytes(n) => Prim::Bytes(strip_nuls(&b[..n])),
+        ScalarType::Unicode(n) => Prim::Str(ucs4(&b[..4 * n], big)?),
+        ScalarType::Void(n) => Prim::Void(&b[..n]),
+        ScalarType::Int(_) | ScalarType::UInt(_) | ScalarType::Float(_) | ScalarType::Complex(_) => {
+            return Err(unsupported())
+        }
+    })
+}
+
+fn visit_prim<'de, V: Visitor<'de>>(p: Prim<'de>, v: V) -> BResult<V::Value> {
+    match p {
+        Prim::Bool(x) => v.visit_bool(x),
+        Prim::I8(x) => v.visit_i8(x),
+        Prim::I16(x) => v.visit_i16(x),
+        Prim::I32(x) => v.visit_i32(x),
+        Prim::I64(x) | Prim::DateTime(x, _) | Prim::TimeDelta(x, _) => v.visit_i64(x),
+        Prim::U8(x) => v.visit_u8(x),
+        Prim::U16(x) => v.visit_u16(x),
+        Prim::U32(x) => v.visit_u32(x),
+        Prim::U64(x) => v.visit_u64(x),
+        Prim::F32(x) => v.visit_f32(x),
+        Prim::F64(x) => v.visit_f64(x),
+        Prim::C64(re, im) => v.visit_seq(SeqDeserializer::new([re, im].into_iter())),
+        Prim::C128(re, im) => v.visit_seq(SeqDeserializer::new([re, im].into_iter())),
+        Prim::Bytes(b) | Prim::Void(b) => v.visit_borrowed_bytes(b),
+        Prim::RawBytes(b) => v.visit_seq(SeqDeserializer::new(b.iter().copied())),
+        Prim::Str(s) => v.visit_string(s),
+        Prim::LongDouble(b) | Prim::LongComplex(b) => v.visit_byte_buf(b),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The deserializer over one element.
+
+/// A deserializer over one element (or a part of it): its dtype and bytes.
+#[derive(Clone, Copy)]
+struct De<'de, 'c> {
+    dtype: &'de DType,
+    /// Non-empty: an array level of `dtype` items of these dimensions.
+    dims: &'de [usize],
+    bytes: &'de [u8],
+    budget: &'c Cell<usize>,
+}
+
+impl<'de, 'c> De<'de, 'c> {
+    fn array(self, dtype: &'de DType, dims: &'de [usize]) -> BResult<ArraySeq<'de, 'c>> {
+        let stride = stride(dtype, dims);
+        charge(self.budget, dims[0], stride)?;
+        Ok(ArraySeq { dtype, dims, bytes: self.bytes, stride, i: 0, budget: self.budget })
+    }
+
+    fn fields(self, r: &'de Record) -> Fields<'de, 'c> {
+        Fields { record: r, bytes: self.bytes, i: 0, budget: self.budget }
+    }
+}
+
+/// The items of a subarray level, as a sequence.
+struct ArraySeq<'de, 'c> {
+    dtype: &'de DType,
+    dims: &'de [usize],
+    bytes: &'de [u8],
+    stride: usize,
+    i: usize,
+    budget: &'c Cell<usize>,
+}
+
+impl<'de> SeqAccess<'de> for ArraySeq<'de, '_> {
+    type Error = BridgeError;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> BResult<Option<T::Value>> {
+        let i = self.i;
+        if i >= self.dims[0] {
+            return Ok(None);
+        }
+        self.i += 1;
+        let bytes = &self.bytes[i * self.stride..(i + 1) * self.stride];
+        let de = De { dtype: self.dtype, dims: &self.dims[1..], bytes, budget: self.budget };
+        seed.deserialize(de).map(Some).map_err(|e| e.index(i))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.dims[0] - self.i)
+    }
+}
+
+/// The fields of a record, as a map (by name) or a sequence (positional).
+struct Fields<'de, 'c> {
+    record: &'de Record,
+    bytes: &'de [u8],
+    i: usize,
+    budget: &'c Cell<usize>,
+}
+
+impl<'de> Fields<'de, '_> {
+    fn value<T: DeserializeSeed<'de>>(&mut self, seed: T) -> BResult<Option<T::Value>> {
+        let Some(f) = self.record.fields().get(self.i) else { return Ok(None) };
+        self.i += 1;
+        let bytes = &self.bytes[f.offset..f.offset + f.dtype.itemsize()];
+        let de = De { dtype: &f.dtype, dims: &[], bytes, budget: self.budget };
+        seed.deserialize(de).map(Some).map_err(|e| e.field(&f.name))
+    }
+}
+
+impl<'de> MapAccess<'de> for Fields<'de, '_> {
+    type Error = BridgeError;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> BResult<Option<K::Value>> {
+        match self.record.fields().get(self.i) {
+            Some(f) => seed.deserialize(BorrowedStrDeserializer::new(&f.name)).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> BResult<V::Value> {
+        self.value(seed)?.ok_or_else(|| BridgeError::mismatch("a value was asked for after the last field"))
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.record.fields().len() - self.i)
+    }
+}
+
+impl<'de> SeqAccess<'de> for Fields<'de, '_> {
+    type Error = BridgeError;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> BResult<Option<T::Value>> {
+        self.value(seed)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.record.fields().len() - self.i)
+    }
+}
+
+fn invalid_length(found: usize, wanted: usize) -> BridgeError {
+    de::Error::invalid_length(found, &format!("a tuple of {wanted}").as_str())
+}
+
+impl<'de> Deserializer<'de> for De<'de, '_> {
+    type Error = BridgeError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> BResult<V::Value> {
+        match node(self.dtype, self.dims) {
+            Node::Array { dtype, dims } => visitor.visit_seq(self.array(dtype, dims)?),
+            Node::Record(r) => visitor.visit_map(self.fields(r)),
+            Node::Scalar(s) => visit_prim(prim(s, self.bytes)?, visitor),
+        }
+    }
+
+    /// `S` as a str when it is UTF-8 (else bytes, which `String` refuses with a clear message).
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> BResult<V::Value> {
+        match node(self.dtype, self.dims) {
+            Node::Scalar(s) if matches!(s.ty(), ScalarType::Bytes(_)) => {
+                let b = strip_nuls(&self.bytes[..s.itemsize()]);
+                match std::str::from_utf8(b) {
+                    Ok(text) => visitor.visit_borrowed_str(text),
+                    Err(_) => visitor.visit_borrowed_bytes(b),
+                }
+            }
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> BResult<V::Value> {
+        self.deserialize_str(visitor)
+    }
+
+    /// Subarrays and records as sequences; `S`, `V` and long doubles as sequences of bytes.
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> BResult<V::Value> {
+        match node(self.dtype, self.dims) {
+            Node::Array { dtype, dims } => visitor.visit_seq(self.array(dtype, dims)?),
+            Node::Record(r) => visitor.visit_seq(self.fields(r)),
+            Node::Scalar(s) => match prim(s, self.bytes)? {
+                Prim::Bytes(b) | Prim::Void(b) => visitor.visit_seq(SeqDeserializer::new(b.iter().copied())),
+                Prim::LongDouble(b) | Prim::LongComplex(b) => visitor.visit_seq(SeqDeserializer::new(b.into_iter())),
+                p => visit_prim(p, visitor),
+            },
+        }
+    }
+
+    /// As [`De::deserialize_seq`], with the length checked: a tuple or array must have as
+    /// many items as the subarray or record; `S n` gives all `n` bytes to `[u8; n]`.
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> BResult<V::Value> {
+        match node(self.dtype, self.dims) {
+            Node::Array { dims, .. } if dims[0] != len => Err(invalid_length(dims[0], len)),
+            Node::Record(r) if r.fields().len() != len => Err(invalid_length(r.fields().len(), len)),
+            Node::Scalar(s) if s.ty() == ScalarType::Bytes(len) => {
+                visit_prim(Prim::RawBytes(&self.bytes[..len]), visitor)
+            }
+            _ => self.deserialize_seq(visitor),
+        }
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(self, _: &'static str, len: usize, visitor: V) -> BResult<V::Value> {
+        self.deserialize_tuple(len, visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> BResult<V::Value> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> BResult<V::Value> {
+        if self.dims.is_empty() && self.dtype.itemsize() == 0 {
+            return visitor.visit_unit();
+        }
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> BResult<V::Value> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> BResult<V::Value> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    /// Unit variants: by name from `U`/`S` strings, by index from integers.
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> BResult<V::Value> {
+        let Node::Scalar(s) = node(self.dtype, self.dims) else {
+            return Err(BridgeError::mismatch(format!(
+                "enum {name} needs a string or an integer, found a record or subarray"
+            )));
+        };
+        let index = |x: i128| {
+            u32::try_from(x).map_err(|_| BridgeError::mismatch(format!("{x} is not a variant index of enum {name}")))
+        };
+        match prim(s, self.bytes)? {
+            Prim::Str(text) => visitor.visit_enum(text.into_deserializer()),
+            Prim::Bytes(b) => match std::str::from_utf8(b) {
+                Ok(text) => visitor.visit_enum(BorrowedStrDeserializer::new(text)),
+                Err(_) => {
+                    Err(BridgeError::mismatch(format!("bytes that are not UTF-8 cannot name a variant of enum {name}")))
+                }
+            },
+            Prim::I8(x) => visitor.visit_enum(index(x.into())?.into_deserializer()),
+            Prim::I16(x) => visitor.visit_enum(index(x.into())?.into_deserializer()),
+            Prim::I32(x) => visitor.visit_enum(index(x.into())?.into_deserializer()),
+            Prim::I64(x) => visitor.visit_enum(index(x.into())?.into_deserializer()),
+            Prim::U8(x) => visitor.visit_enum(u32::from(x).into_deserializer()),
+            Prim::U16(x) => visitor.visit_enum(u32::from(x).into_deserializer()),
+            Prim::U32(x) => visitor.visit_enum(x.into_deserializer()),
+            Prim::U64(x) => visitor.visit_enum(index(x.into())?.into_deserializer()),
+            _ => Err(BridgeError::mismatch(format!("enum {name} cannot be read from {}", s.type_str()))),
+        }
+    }
+
+    /// Skipped without decoding (fields a struct does not have).
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> BResult<V::Value> {
+        visitor.visit_unit()
+    }
+
+    ::serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char bytes byte_buf map struct identifier
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading: public API.
+
+/// Records per chunk for about [`CHUNK_BYTES`] of data.
+fn default_chunk(itemsize: usize) -> usize {
+    (CHUNK_BYTES / itemsize.max(1)).max(1)
+}
+
+/// Element `index` (for errors) of `dtype` from its bytes, which have the right length.
+fn element<'de, T: Deserialize<'de>>(dtype: &'de DType, bytes: &'de [u8], index: usize) -> Result<T> {
+    let budget = Cell::new(ZERO_SIZE_BUDGET);
+    T::deserialize(De { dtype, dims: &[], bytes, budget: &budget }).map_err(|e| e.into_error(Some(index)))
+}
+
+fn check_len(dtype: &DType, bytes: &[u8]) -> Result<()> {
+    if bytes.len() != dtype.itemsize() {
+        return Err(Error::usage(format!("{} bytes given for one element of {} bytes", bytes.len(), dtype.itemsize())));
+    }
+    Ok(())
+}
+
+/// Refuses to collect more zero-size elements than one element's budget of zero-size
+/// values: they would cost memory for no data bytes.
+fn check_zero_size(dtype: &DType, shape: &[usize], len: usize) -> Result<()> {
+    if dtype.itemsize() == 0 && len > ZERO_SIZE_BUDGET {
+        return Err(Error::shape(shape, format!("{len} elements of a zero-size dtype are too many to deserialize")));
+    }
+    Ok(())
+}
+
+/// Deserializes one element from its bytes as stored (`dtype.itemsize()` bytes, file byte
+/// order), e.g. one record of a memory map's data. `T` may borrow from `bytes` (`&str`
+/// for UTF-8 `S` fields, `&[u8]` for `S` and `V` fields) and from the dtype (field names).
+///
+/// # Errors
+/// [`ErrorKind::Usage`] when `bytes` is not one element long; otherwise as [`from_reader`]
+/// (the element index is 0).
+///
+/// # Examples
+/// ```
+/// use npy_core::DType;
+///
+/// let dtype: DType = "[('id', '>u2'), ('code', '|S3')]".parse()?;
+/// let (id, code): (u16, &str) = npy_core::serde::from_element(&dtype, b"\x01\x02ab\0")?;
+/// assert_eq!((id, code), (0x0102, "ab"));
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn from_element<'de, T: Deserialize<'de>>(dtype: &'de DType, bytes: &'de [u8]) -> Result<T> {
+    check_len(dtype, bytes)?;
+    element(dtype, bytes, 0)
+}
+
+/// Reads all (remaining) elements of an opened reader into `T`s, in storage order,
+/// reading the data in chunks of about 1 MiB (only the `T`s are held).
+///
+/// # Errors
+/// [`ErrorKind::InvalidValue`] for invalid data (`b1` bytes other than 0/1, invalid code
+/// points); [`ErrorKind::Serde`] when `T` does not match the dtype (a missing field, a
+/// type serde cannot convert); [`ErrorKind::Truncated`] and [`ErrorKind::Io`] from the
+/// reader; [`ErrorKind::Shape`] for more than 65,536 elements of a zero-size dtype.
+///
+/// # Examples
+/// ```
+/// use npy_core::{prelude::*, NpyReader};
+///
+/// #[derive(NpyRecord)]
+/// struct Sample {
+///     t: f64,
+///     v: [f32; 2],
+///     ok: bool,
+/// }
+///
+/// #[derive(serde::Deserialize, Debug, PartialEq)]
+/// struct Mine {
+///     ok: bool,
+///     v: Vec<f64>,
+/// }
+///
+/// let file = [Sample { t: 0.5, v: [1.0, 2.0], ok: true }].write_npy_to(Vec::new())?;
+/// let got: Vec<Mine> = npy_core::serde::from_reader(NpyReader::new(&file[..])?)?;
+/// assert_eq!(got, [Mine { ok: true, v: vec![1.0, 2.0] }]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn from_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result<Vec<T>> {
+    let h = reader.header();
+    check_zero_size(&h.dtype, &h.shape, reader.remaining())?;
+    let chunk = default_chunk(h.dtype.itemsize());
+    let mut out = Vec::with_capacity(reader.remaining().min(chunk));
+    for item in iter(reader, chunk) {
+        out.push(item?);
+    }
+    Ok(out)
+}
+
+/// Reads a `.npy` file into `T`s, in storage order (default [`ReadOptions`]).
+///
+/// # Errors
+/// As [`from_reader`]; as [`ReadOptions::open_path`] for the file and its header.
+///
+/// # Examples
+/// ```
+/// use std::collections::BTreeMap;
+/// use npy_core::prelude::*;
+///
+/// #[derive(NpyRecord)]
+/// struct Row {
+///     a: i32,
+///     b: f64,
+/// }
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("rows.npy");
+/// vec![Row { a: 1, b: 0.5 }].write_npy(&path)?;
+/// let rows: Vec<BTreeMap<String, f64>> = npy_core::serde::from_path(&path)?;
+/// assert_eq!(rows[0]["a"], 1.0);
+/// assert_eq!(rows[0]["b"], 0.5);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn from_path<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Vec<T>> {
+    from_reader(ReadOptions::new().open_path(path)?)
+}
+
+/// Deserializes every element of a [`DynArray`], in storage order. `T` may borrow from the
+/// array (`&str`, `&[u8]`).
+///
+/// # Errors
+/// As [`from_reader`].
+///
+/// # Examples
+/// ```
+/// use npy_core::{DynArray, prelude::*};
+///
+/// let file = [1.5f32, -2.0].write_npy_to(Vec::new())?;
+/// let arr = DynArray::read_npy_from(&file[..])?;
+/// let v: Vec<f64> = npy_core::serde::from_dyn(&arr)?;
+/// assert_eq!(v, [1.5, -2.0]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn from_dyn<'a, T: Deserialize<'a>>(array: &'a DynArray) -> Result<Vec<T>> {
+    let (dtype, size, n) = (array.dtype(), array.dtype().itemsize(), array.len());
+    check_zero_size(dtype, array.shape(), n)?;
+    (0..n).map(|i| element(dtype, &array.data()[i * size..(i + 1) * size], i)).collect()
+}
+
+/// Raw elements of a reader, read `chunk_len` at a time into one reused buffer.
+#[derive(Debug)]
+struct Chunks<R> {
+    reader: NpyReader<R>,
+    chunk_len: usize,
+    buf: Vec<u8>,
+    /// Elements in `buf`, and the next one to hand out.
+    len: usize,
+    next: usize,
+    /// Storage index of `buf`'s first element.
+    first: usize,
+    failed: bool,
+}
+
+impl<R: Read> Chunks<R> {
+    fn new(reader: NpyReader<R>, chunk_len: usize) -> Self {
+        let first = reader.len() - reader.remaining();
+        Chunks { reader, chunk_len: chunk_len.max(1), buf: Vec::new(), len: 0, next: 0, first, failed: false }
+    }
+
+    /// The next element: its storage index, the dtype and its bytes.
+    fn next_element(&mut self) -> Option<Result<(usize, &DType, &[u8])>> {
+        if self.failed {
+            return None;
+        }
+        if self.next == self.len {
+            if self.reader.remaining() == 0 {
+                return None;
+            }
+            self.first += self.len;
+            self.buf.clear();
+            match self.reader.read_raw(self.chunk_len, &mut self.buf) {
+                Ok(k) => (self.len, self.next) = (k, 0),
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        let dtype = &self.reader.header().dtype;
+        let (i, size) = (self.next, dtype.itemsize());
+        self.next += 1;
+        Some(Ok((self.first + i, dtype, &self.buf[i * size..(i + 1) * size])))
+    }
+
+    /// Bounds on the elements still to come: those buffered (and at least one more result
+    /// if the reader has more, which a read error may turn into the last), and all.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.failed {
+            return (0, Some(0));
+        }
+        let buffered = self.len - self.next;
+        let left = self.reader.remaining();
+        (buffered + left.min(1), Some(buffered + left))
+    }
+}
+
+/// Deserializes elements one by one, reading the data in chunks of `chunk_len` elements:
+/// only one chunk of raw bytes is held, for arrays larger than memory or to start early.
+///
+/// An element that does not deserialize gives an `Err` and the iteration goes on with the
+/// next; an I/O error (or truncated data) ends it.
+///
+/// # Examples
+/// ```
+/// use npy_core::{prelude::*, NpyReader};
+///
+/// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+/// let mut sum = 0;
+/// for v in npy_core::serde::iter::<i64, _>(NpyReader::new(&file[..])?, 4) {
+///     sum += v?;
+/// }
+/// assert_eq!(sum, 45);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn iter<T: DeserializeOwned, R: Read>(reader: NpyReader<R>, chunk_len: usize) -> Iter<R, T> {
+    Iter { chunks: Chunks::new(reader, chunk_len), _marker: PhantomData }
+}
+
+/// Elements deserialized one by one from chunked reads: see [`iter`].
+#[derive(Debug)]
+pub struct Iter<R, T> {
+    chunks: Chunks<R>,
+    _marker: PhantomData<fn() -> T>,
+}
+
+impl<R: Read, T: DeserializeOwned> Iterator for Iter<R, T> {
+    type Item = Result<T>;
+
+    fn next(&mut self) -> Option<Result<T>> {
+        Some(self.chunks.next_element()?.and_then(|(i, dtype, bytes)| element(dtype, bytes, i)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.chunks.size_hint()
+    }
+}
+
+impl<R, T> Iter<R, T> {
+    /// The reader, positioned after the last chunk read (to read what follows the array).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, NpyReader};
+    ///
+    /// let mut stream = [1u8, 2].write_npy_to(Vec::new())?;
+    /// [7u16].write_npy_to(&mut stream)?;
+    /// let mut it = npy_core::serde::iter::<u8, _>(NpyReader::new(&stream[..])?, 8);
+    /// assert_eq!(it.by_ref().collect::<Result<Vec<_>, _>>()?, [1, 2]);
+    /// let rest = it.into_inner().into_inner();
+    /// assert_eq!(NpyReader::new(rest)?.read_vec::<u16>()?, [7]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn into_inner(self) -> NpyReader<R> {
+        self.chunks.reader
+    }
+}
+
+/// Decodes elements one by one into [`Value`]s, reading the data in chunks of
+/// `chunk_len` elements (only one chunk of raw bytes is held): for files of unknown type.
+///
+/// An element that does not decode gives an `Err` and the iteration goes on with the
+/// next; an I/O error (or truncated data) ends it.
+///
+/// # Examples
+/// ```
+/// use npy_core::serde::Value;
+/// use npy_core::{prelude::*, NpyReader};
+///
+/// let file = [1u16, 2, 3].write_npy_to(Vec::new())?;
+/// let values = npy_core::serde::values(NpyReader::new(&file[..])?, 2).collect::<Result<Vec<_>, _>>()?;
+/// assert_eq!(values, [Value::UInt(1), Value::UInt(2), Value::UInt(3)]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn values<R: Read>(reader: NpyReader<R>, chunk_len: usize) -> Values<R> {
+    Values { chunks: Chunks::new(reader, chunk_len) }
+}
+
+/// Elements decoded one by one from chunked reads: see [`values`].
+#[derive(Debug)]
+pub struct Values<R> {
+    chunks: Chunks<R>,
+}
+
+impl<R: Read> Iterator for Values<R> {
+    type Item = Result<Value>;
+
+    fn next(&mut self) -> Option<Result<Value>> {
+        Some(self.chunks.next_element()?.and_then(|(i, dtype, bytes)| decode_at(dtype, bytes, i)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.chunks.size_hint()
+    }
+}
+
+impl<R> Values<R> {
+    /// The reader, positioned after the last chunk read (to read what follows the array).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, NpyReader};
+    ///
+    /// let file = [1u8, 2, 3].write_npy_to(Vec::new())?;
+    /// let mut vals = npy_core::serde::values(NpyReader::new(&file[..])?, 2);
+    /// vals.next();
+    /// // The first chunk (2 elements) was read; one remains in the reader.
+    /// assert_eq!(vals.into_inner().remaining(), 1);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn into_inner(self) -> NpyReader<R> {
+        self.chunks.reader
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The dynamic value.
+
+/// One element of any dtype, decoded: for files whose type is not known in advance.
+///
+/// Built by [`Value::decode`] (and [`Value::from_dyn`], [`values`]) from a dtype and bytes,
+/// or by [`to_value`] from any `Serialize` value. Its `Serialize` implementation gives
+/// JSON-friendly data: records as maps (field order kept), subarrays as nested
+/// sequences, complex numbers as `[re, im]`, datetimes and timedeltas as their `i64`
+/// count (NaT is `i64::MIN`), `S`, `V` and long doubles as bytes.
+///
+/// # Examples
+/// ```
+/// use npy_core::serde::Value;
+/// use npy_core::DType;
+///
+/// let dtype: DType = "[('id', '<i4'), ('pos', '<f4', (2,)), ('name', '<U3')]".parse()?;
+/// let mut bytes = 7i32.to_le_bytes().to_vec();
+/// bytes.extend(1.5f32.to_le_bytes());
+/// bytes.extend((-2.0f32).to_le_bytes());
+/// bytes.extend([b'a' as u32, b'b' as u32, 0].iter().flat_map(|c| c.to_le_bytes()));
+/// let v = Value::decode(&dtype, &bytes)?;
+/// assert_eq!(v.get("id"), Some(&Value::Int(7)));
+/// assert_eq!(v.get("pos"), Some(&Value::Array(vec![Value::Float(1.5), Value::Float(-2.0)])));
+/// assert_eq!(v.get("name"), Some(&Value::Str("ab".into())));
+/// assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"id":7,"pos":[1.5,-2.0],"name":"ab"}"#);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Value {
+    /// `b1`.
+    Bool(bool),
+    /// `i1`–`i8`; from serde, any signed integer.
+    Int(i64),
+    /// `u1`–`u8`; from serde, any unsigned integer.
+    UInt(u64),
+    /// `f2`, `f4`, `f8` (exactly: every `f2` and `f4` is an `f64`).
+    Float(f64),
+    /// `c8`, `c16`: real and imaginary parts.
+    Complex(f64, f64),
+    /// `U n`, trailing NULs stripped; from serde, strings and chars.
+    Str(String),
+    /// `S n`, trailing NULs stripped (as NumPy shows them); from serde, bytes.
+    Bytes(Vec<u8>),
+    /// `M8[unit]`: a count of units since 1970-01-01 (NaT is `i64::MIN`).
+    DateTime {
+        /// The count.
+        value: i64,
+        /// The unit.
+        unit: DateUnit,
+    },
+    /// `m8[unit]`: a count of units (NaT is `i64::MIN`).
+    TimeDelta {
+        /// The count.
+        value: i64,
+        /// The unit.
+        unit: DateUnit,
+    },
+    /// `f16`: the 16 bytes of an x86 long double, little-endian (the 80-bit value in the
+    /// first 10).
+    LongDouble(Vec<u8>),
+    /// `c32`: two long doubles (real, imaginary), each as in [`Value::LongDouble`].
+    LongComplex(Vec<u8>),
+    /// `V n`: the raw bytes.
+    Void(Vec<u8>),
+    /// A record: `(name, value)` for each field, in offset order; from serde, structs and
+    /// maps.
+    Record(Vec<(String, Value)>),
+    /// A subarray level: a subarray of shape `(2, 3)` is an `Array` of 2 `Array`s of 3;
+    /// from serde, sequences, tuples and arrays.
+    Array(Vec<Value>),
+}
+
+impl Value {
+    /// Decodes one element from its bytes as stored (`dtype.itemsize()` bytes, in the
+    /// dtype's byte order).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when `bytes` is not one element long;
+    /// [`ErrorKind::InvalidValue`] (index 0) for `b1` bytes other than 0/1, invalid code
+    /// points, and subarrays of more than 65,536 zero-size items.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::dtype::{DateUnit, TimeUnit};
+    /// use npy_core::serde::Value;
+    /// use npy_core::DType;
+    ///
+    /// let dtype: DType = "'>M8[s]'".parse()?;
+    /// let v = Value::decode(&dtype, &1_700_000_000i64.to_be_bytes())?;
+    /// assert_eq!(v, Value::DateTime { value: 1_700_000_000, unit: DateUnit::new(TimeUnit::Seconds) });
+    /// assert!(Value::decode(&"'|b1'".parse()?, &[2]).is_err());
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn decode(dtype: &DType, bytes: &[u8]) -> Result<Value> {
+        check_len(dtype, bytes)?;
+        decode_at(dtype, bytes, 0)
+    }
+
+    /// Decodes the element at storage index `index` (the position in the data, in the
+    /// array's memory order) of a [`DynArray`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] for an index past the end; as [`Value::decode`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::serde::Value;
+    /// use npy_core::{DynArray, prelude::*};
+    ///
+    /// let file = Array::from_shape_vec_fortran(vec![2, 2], vec![1i8, 2, 3, 4])?.write_npy_to(Vec::new())?;
+    /// let arr = DynArray::read_npy_from(&file[..])?;
+    /// assert_eq!(Value::from_dyn(&arr, 1)?, Value::Int(2)); // storage order: [1, 2, 3, 4]
+    /// assert!(Value::from_dyn(&arr, 4).is_err());
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn from_dyn(array: &DynArray, index: usize) -> Result<Value> {
+        let (n, size) = (array.len(), array.dtype().itemsize());
+        if index >= n {
+            return Err(Error::usage(format!("element {index} is out of bounds for an array of {n} elements")));
+        }
+        decode_at(array.dtype(), &array.data()[index * size..(index + 1) * size], index)
+    }
+
+    /// The value of field `name`, if this is a record that has it.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::serde::Value;
+    ///
+    /// let v = Value::Record(vec![("x".into(), Value::Float(1.0))]);
+    /// assert_eq!(v.get("x"), Some(&Value::Float(1.0)));
+    /// assert_eq!(v.get("y"), None);
+    /// assert_eq!(Value::Int(1).get("x"), None);
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        match self {
+            Value::Record(fields) => fields.iter().find(|(n, _)| n == name).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The scalar values inside, in order, each with its path: field names joined by `.`,
+    /// subarray indices as `[i]` (`receiver.x`, `samples[3]`, `m23[1][2]`); a scalar is
+    /// its own only leaf, with an empty path. Columns for tables and CSV.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::serde::Value;
+    ///
+    /// let v = Value::Record(vec![
+    ///     ("id".into(), Value::Int(7)),
+    ///     ("pos".into(), Value::Array(vec![Value::Float(1.5), Value::Float(-2.0)])),
+    ///     ("rx".into(), Value::Record(vec![("z".into(), Value::Float(0.25))])),
+    /// ]);
+    /// let leaves: Vec<(String, &Value)> = v.leaves();
+    /// let paths: Vec<&str> = leaves.iter().map(|(p, _)| p.as_str()).collect();
+    /// assert_eq!(paths, ["id", "pos[0]", "pos[1]", "rx.z"]);
+    /// assert_eq!(leaves[2].1, &Value::Float(-2.0));
+    /// assert_eq!(Value::Int(1).leaves(), [(String::new(), &Value::Int(1))]);
+    /// ```
+    pub fn leaves(&self) -> Vec<(String, &Value)> {
+        fn walk<'v>(v: &'v Value, path: &mut String, out: &mut Vec<(String, &'v Value)>) {
+            let len = path.len();
+            match v {
+                Value::Record(fields) => {
+                    for (name, item) in fields {
+                        if !path.is_empty() {
+                            path.push('.');
+                        }
+                        path.push_str(name);
+                        walk(item, path, out);
+                        path.truncate(len);
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        path.push_str(&format!("[{i}]"));
+                        walk(item, path, out);
+                        path.truncate(len);
+                    }
+                }
+                scalar => out.push((path.clone(), scalar)),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut String::new(), &mut out);
+        out
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Value::Bool(_) => "a bool",
+            Value::Int(_) | Value::UInt(_) => "an integer",
+            Value::Float(_) => "a float",
+            Value::Complex(..) => "a complex number",
+            Value::Str(_) => "a string",
+            Value::Bytes(_) => "bytes",
+            Value::DateTime { .. } => "a datetime",
+            Value::TimeDelta { .. } => "a timedelta",
+            Value::LongDouble(_) => "a long double",
+            Value::LongComplex(_) => "a long double complex",
+            Value::Void(_) => "void bytes",
+            Value::Record(_) => "a struct",
+            Value::Array(_) => "a sequence",
+        }
+    }
+}
+
+fn decode_at(dtype: &DType, bytes: &[u8], index: usize) -> Result<Value> {
+    let budget = Cell::new(ZERO_SIZE_BUDGET);
+    decode(dtype, &[], bytes, &budget).map_err(|e| e.into_error(Some(index)))
+}
+
+fn decode(dtype: &DType, dims: &[usize], bytes: &[u8], budget: &Cell<usize>) -> BResult<Value> {
+    Ok(match node(dtype, dims) {
+        Node::Array { dtype, dims } => {
+            let (n, stride) = (dims[0], stride(dtype, dims));
+            charge(budget, n, stride)?;
+            let items = (0..n).map(|i| {
+                decode(dtype, &dims[1..], &bytes[i * stride..(i + 1) * stride], budget).map_err(|e| e.index(i))
+            });
+            Value::Array(items.collect::<BResult<_>>()?)
+        }
+        Node::Record(r) => {
+            let fields = r.fields().iter().map(|f| {
+                let b = &bytes[f.offset..f.offset + f.dtype.itemsize()];
+                Ok((f.name.clone(), decode(&f.dtype, &[], b, budget).map_err(|e| e.field(&f.name))?))
+            });
+            Value::Record(fields.collect::<BResult<_>>()?)
+        }
+        Node::Scalar(s) => match prim(s, bytes)? {
+            Prim::Bool(x) => Value::Bool(x),
+            Prim::I8(x) => Value::Int(x.into()),
+            Prim::I16(x) => Value::Int(x.into()),
+            Prim::I32(x) => Value::Int(x.into()),
+            Prim::I64(x) => Value::Int(x),
+            Prim::U8(x) => Value::UInt(x.into()),
+            Prim::U16(x) => Value::UInt(x.into()),
+            Prim::U32(x) => Value::UInt(x.into()),
+            Prim::U64(x) => Value::UInt(x),
+            Prim::F32(x) => Value::Float(widen(x)),
+            Prim::F64(x) => Value::Float(x),
+            Prim::C64(re, im) => Value::Complex(widen(re), widen(im)),
+            Prim::C128(re, im) => Value::Complex(re, im),
+            Prim::DateTime(value, unit) => Value::DateTime { value, unit },
+            Prim::TimeDelta(value, unit) => Value::TimeDelta { value, unit },
+            Prim::Bytes(b) | Prim::RawBytes(b) => Value::Bytes(b.to_vec()),
+            Prim::Str(s) => Value::Str(s),
+            Prim::Void(b) => Value::Void(b.to_vec()),
+            Prim::LongDouble(b) => Value::LongDouble(b),
+            Prim::LongComplex(b) => Value::LongComplex(b),
+        },
+    })
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Value::Bool(x) => s.serialize_bool(*x),
+            Value::Int(x) => s.serialize_i64(*x),
+            Value::UInt(x) => s.serialize_u64(*x),
+            Value::Float(x) => s.serialize_f64(*x),
+            Value::Complex(re, im) => (re, im).serialize(s),
+            Value::Str(x) => s.serialize_str(x),
+            Value::Bytes(b) | Value::Void(b) | Value::LongDouble(b) | Value::LongComplex(b) => s.serialize_bytes(b),
+            Value::DateTime { value, .. } | Value::TimeDelta { value, .. } => s.serialize_i64(*value),
+            Value::Record(fields) => {
+                let mut map = s.serialize_map(Some(fields.len()))?;
+                for (name, value) in fields {
+                    map.serialize_entry(name, value)?;
+                }
+                map.end()
+            }
+            Value::Array(items) => items.serialize(s),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Serializing: any `Serialize` value into a `Value` tree.
+
+/// Converts any `Serialize` value into a [`Value`] as the writers see it: structs and
+/// maps become records, sequences arrays, integers `Int`/`UInt`, floats `Float`, chars
+/// and strings `Str`, bytes `Bytes`, unit variants their name.
+///
+/// # Errors
+/// [`ErrorKind::Serde`] for values NumPy has no type for: `None`, `()`, unit structs,
+/// enum variants with data, map keys that are not strings, 128-bit integers past 64 bits.
+///
+/// # Examples
+/// ```
+/// use npy_core::serde::{to_value, Value};
+///
+/// #[derive(serde::Serialize)]
+/// struct P {
+///     x: f32,
+///     tags: (u8, u8),
+/// }
+///
+/// let v = to_value(&P { x: 0.5, tags: (1, 2) })?;
+/// assert_eq!(
+///     v,
+///     Value::Record(vec![
+///         ("x".into(), Value::Float(0.5)),
+///         ("tags".into(), Value::Array(vec![Value::UInt(1), Value::UInt(2)])),
+///     ])
+/// );
+/// assert!(to_value(&None::<i32>).is_err());
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<Value> {
+    value.serialize(ValueSer).map_err(|e| e.into_error(None))
+}
+
+struct ValueSer;
+
+fn no_value(what: impl fmt::Display) -> BridgeError {
+    BridgeError::mismatch(format!("{what} has no NumPy value"))
+}
+
+impl Serializer for ValueSer {
+    type Ok = Value;
+    type Error = BridgeError;
+    type SerializeSeq = SeqSer;
+    type SerializeTuple = SeqSer;
+    type SerializeTupleStruct = SeqSer;
+    type SerializeTupleVariant = ser::Impossible<Value, BridgeError>;
+    type SerializeMap = MapSer;
+    type SerializeStruct = MapSer;
+    type SerializeStructVariant = ser::Impossible<Value, BridgeError>;
+
+    fn serialize_bool(self, v: bool) -> BResult<Value> {
+        Ok(Value::Bool(v))
+    }
+
+    fn serialize_i8(self, v: i8) -> BResult<Value> {
+        Ok(Value::Int(v.into()))
+    }
+
+    fn serialize_i16(self, v: i16) -> BResult<Value> {
+        Ok(Value::Int(v.into()))
+    }
+
+    fn serialize_i32(self, v: i32) -> BResult<Value> {
+        Ok(Value::Int(v.into()))
+    }
+
+    fn serialize_i64(self, v: i64) -> BResult<Value> {
+        Ok(Value::Int(v))
+    }
+
+    fn serialize_i128(self, v: i128) -> BResult<Value> {
+        i64::try_from(v).map(Value::Int).map_err(|_| BridgeError::mismatch(format!("{v} does not fit in 64 bits")))
+    }
+
+    fn serialize_u8(self, v: u8) -> BResult<Value> {
+        Ok(Value::UInt(v.into()))
+    }
+
+    fn serialize_u16(self, v: u16) -> BResult<Value> {
+        Ok(Value::UInt(v.into()))
+    }
+
+    fn serialize_u32(self, v: u32) -> BResult<Value> {
+        Ok(Value::UInt(v.into()))
+    }
+
+    fn serialize_u64(self, v: u64) -> BResult<Value> {
+        Ok(Value::UInt(v))
+    }
+
+    fn serialize_u128(self, v: u128) -> BResult<Value> {
+        u64::try_from(v).map(Value::UInt).map_err(|_| BridgeError::mismatch(format!("{v} does not fit in 64 bits")))
+    }
+
+    fn serialize_f32(self, v: f32) -> BResult<Value> {
+        Ok(Value::Float(widen(v)))
+    }
+
+    fn serialize_f64(self, v: f64) -> BResult<Value> {
+        Ok(Value::Float(v))
+    }
+
+    fn serialize_char(self, v: char) -> BResult<Value> {
+        Ok(Value::Str(v.to_string()))
+    }
+
+    fn serialize_str(self, v: &str) -> BResult<Value> {
+        Ok(Value::Str(v.to_string()))
+    }
+
+    fn serialize_bytes(self, v: &[u8]) -> BResult<Value> {
+        Ok(Value::Bytes(v.to_vec()))
+    }
+
+    fn serialize_none(self) -> BResult<Value> {
+        Err(no_value("None"))
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> BResult<Value> {
+        value.serialize(self)
+    }
+
+    fn serialize_unit(self) -> BResult<Value> {
+        Err(no_value("()"))
+    }
+
+    fn serialize_unit_struct(self, name: &'static str) -> BResult<Value> {
+        Err(no_value(format!("unit struct {name}")))
+    }
+
+    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> BResult<Value> {
+        Ok(Value::Str(variant.to_string()))
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, value: &T) -> BResult<Value> {
+        value.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: &T,
+    ) -> BResult<Value> {
+        Err(no_value(format!("enum variant {name}::{variant} with data")))
+    }
+
+    fn serialize_seq(self, len: Option<usize>) -> BResult<SeqSer> {
+        Ok(SeqSer { items: Vec::with_capacity(len.unwrap_or(0).min(4096)) })
+    }
+
+    fn serialize_tuple(self, len: usize) -> BResult<SeqSer> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> BResult<SeqSer> {
+        self.serialize_seq(Some(len))
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> BResult<Self::SerializeTupleVariant> {
+        Err(no_value(format!("enum variant {name}::{variant} with data")))
+    }
+
+    fn serialize_map(self, len: Option<usize>) -> BResult<MapSer> {
+        Ok(MapSer { fields: Vec::with_capacity(len.unwrap_or(0).min(4096)), key: None })
+    }
+
+    fn serialize_struct(self, _: &'static str, len: usize) -> BResult<MapSer> {
+        self.serialize_map(Some(len))
+    }
+
+    fn serialize_struct_variant(
+        self,
+        name: &'static str,
+        _: u32,
+        variant: &'static str,
+        _: usize,
+    ) -> BResult<Self::SerializeStructVariant> {
+        Err(no_value(format!("enum variant {name}::{variant} with data")))
+    }
+}
+
+struct SeqSer {
+    items: Vec<Value>,
+}
+
+impl SeqSer {
+    fn push<T: ?Sized + Serialize>(&mut self, value: &T) -> BResult<()> {
+        let i = self.items.len();
+        self.items.push(value.serialize(ValueSer).map_err(|e| e.index(i))?);
+        Ok(())
+    }
+}
+
+impl ser::SerializeSeq for SeqSer {
+    type Ok = Value;
+    type Error = BridgeError;
+
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> BResult<()> {
+        self.push(value)
+    }
+
+    fn end(self) -> BResult<Value> {
+        Ok(Value::Array(self.items))
+    }
+}
+
+impl ser::SerializeTuple for SeqSer {
+    type Ok = Value;
+    type Error = BridgeError;
+
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> BResult<()> {
+        self.push(value)
+    }
+
+    fn end(self) -> BResult<Value> {
+        Ok(Value::Array(self.items))
+    }
+}
+
+impl ser::SerializeTupleStruct for SeqSer {
+    type Ok = Value;
+    type Error = BridgeError;
+
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> BResult<()> {
+        self.push(value)
+    }
+
+    fn end(self) -> BResult<Value> {
+        Ok(Value::Array(self.items))
+    }
+}
+
+struct MapSer {
+    fields: Vec<(String, Value)>,
+    key: Option<String>,
+}
+
+impl MapSer {
+    fn push<T: ?Sized + Serialize>(&mut self, name: String, value: &T) -> BResult<()> {
+        let v = value.serialize(ValueSer).map_err(|e| e.field(&name))?;
+        self.fields.push((name, v));
+        Ok(())
+    }
+}
+
+impl ser::SerializeMap for MapSer {
+    type Ok = Value;
+    type Error = BridgeError;
+
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> BResult<()> {
+        match key.serialize(ValueSer)? {
+            Value::Str(name) => {
+                self.key = Some(name);
+                Ok(())
+            }
+            other => {
+                Err(BridgeError::mismatch(format!("map keys name fields and must be strings, not {}", other.kind())))
+            }
+        }
+    }
+
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> BResult<()> {
+        let name = self.key.take().ok_or_else(|| BridgeError::mismatch("a map value came without its key"))?;
+        self.push(name, value)
+    }
+
+    fn end(self) -> BResult<Value> {
+        Ok(Value::Record(self.fields))
+    }
+}
+
+impl ser::SerializeStruct for MapSer {
+    type Ok = Value;
+    type Error = BridgeError;
+
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> BResult<()> {
+        self.push(key.to_string(), value)
+    }
+
+    fn end(self) -> BResult<Value> {
+        Ok(Value::Record(self.fields))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tracing a dtype from values.
+
+/// The type of a value as tracing sees it.
+#[derive(Debug, Clone, PartialEq)]
+enum Ty {
+    Bool,
+    Int,
+    UInt,
+    Float,
+    /// Most chars seen.
+    Str(usize),
+    /// Most bytes seen.
+    Bytes(usize),
+    Record(Vec<(String, Ty)>),
+    /// Length, and the items' type (`None` while every sequence seen was empty).
+    Array(usize, Option<Box<Ty>>),
+}
+
+impl Ty {
+    fn kind(&self) -> &'static str {
+        match self {
+            Ty::Bool => "a bool",
+            Ty::Int | Ty::UInt | Ty::Float => "a number",
+            Ty::Str(_) => "a string",
+            Ty::Bytes(_) => "bytes",
+            Ty::Record(_) => "a struct",
+            Ty::Array(..) => "a sequence",
+        }
+    }
+
+    fn to_dtype(&self) -> Result<DType> {
+        let scalar = |ty, order| Ok(DType::Scalar(Scalar::new(ty, order)));
+        match self {
+            Ty::Bool => scalar(ScalarType::Bool, ByteOrder::NotApplicable),
+            Ty::Int => scalar(ScalarType::Int(8), ByteOrder::Little),
+            Ty::UInt => scalar(ScalarType::UInt(8), ByteOrder::Little),
+            Ty::Float => scalar(ScalarType::Float(8), ByteOrder::Little),
+            Ty::Str(n) => scalar(ScalarType::Unicode((*n).max(1)), ByteOrder::Little),
+            Ty::Bytes(n) => scalar(ScalarType::Bytes((*n).max(1)), ByteOrder::NotApplicable),
+            Ty::Record(fields) => {
+                let fields = fields.iter().map(|(name, ty)| Ok((name.clone(), ty.to_dtype()?)));
+                Ok(DType::Record(Record::packed(fields.collect::<Result<Vec<_>>>()?)?))
+            }
+            Ty::Array(n, item) => {
+                let mut dims = vec![*n];
+                let mut item = item.as_deref();
+                while let Some(Ty::Array(m, inner)) = item {
+                    dims.push(*m);
+                    item = inner.as_deref();
+                }
+                let base = match item {
+                    Some(ty) => ty.to_dtype()?,
+                    None => Ty::Float.to_dtype()?,
+                };
+                DType::subarray(base, dims)
+            }
+        }
+    }
+}
+
+fn trace(v: &Value) -> BResult<Ty> {
+    Ok(match v {
+        Value::Bool(_) => Ty::Bool,
+        Value::Int(_) | Value::DateTime { .. } | Value::TimeDelta { .. } => Ty::Int,
+        Value::UInt(_) => Ty::UInt,
+        Value::Float(_) => Ty::Float,
+        Value::Complex(..) => Ty::Array(2, Some(Box::new(Ty::Float))),
+        Value::Str(s) => Ty::Str(s.chars().count()),
+        Value::Bytes(b) | Value::Void(b) | Value::LongDouble(b) | Value::LongComplex(b) => Ty::Bytes(b.len()),
+        Value::Record(fields) => {
+            let mut out: Vec<(String, Ty)> = Vec::with_capacity(fields.len());
+            for (name, v) in fields {
+                if out.iter().any(|(n, _)| n == name) {
+                    return Err(BridgeError::mismatch(format!("field '{name}' is given twice")));
+                }
+                out.push((name.clone(), trace(v).map_err(|e| e.field(name))?));
+            }
+            Ty::Record(out)
+        }
+        Value::Array(items) => {
+            let mut item: Option<Ty> = None;
+            for (i, v) in items.iter().enumerate() {
+                let ty = trace(v).map_err(|e| e.index(i))?;
+                item = Some(match item {
+                    None => ty,
+                    Some(acc) => merge(acc, ty).map_err(|e| e.index(i))?,
+                });
+            }
+            Ty::Array(items.len(), item.map(Box::new))
+        }
+    })
+}
+
+/// The type that holds values of both types, as NumPy promotes (ints and floats to float,
+/// strings to the longer).
+fn merge(a: Ty, b: Ty) -> BResult<Ty> {
+    Ok(match (a, b) {
+        (Ty::Bool, Ty::Bool) => Ty::Bool,
+        (Ty::Int, Ty::Int) => Ty::Int,
+        (Ty::UInt, Ty::UInt) => Ty::UInt,
+        (Ty::Int, Ty::UInt) | (Ty::UInt, Ty::Int) => Ty::Int,
+        (Ty::Int | Ty::UInt | Ty::Float, Ty::Int | Ty::UInt | Ty::Float) => Ty::Float,
+        (Ty::Str(n), Ty::Str(m)) => Ty::Str(n.max(m)),
+        (Ty::Bytes(n), Ty::Bytes(m)) => Ty::Bytes(n.max(m)),
+        (Ty::Record(fa), Ty::Record(mut fb)) => {
+            let mut out = Vec::with_capacity(fa.len());
+            for (name, ta) in fa {
+                let Some(k) = fb.iter().position(|(n, _)| *n == name) else {
+                    return Err(BridgeError::mismatch(format!(
+                        "field '{name}' is missing here but not in a record before"
+                    )));
+                };
+                let (_, tb) = fb.swap_remove(k);
+                out.push((name.clone(), merge(ta, tb).map_err(|e| e.field(&name))?));
+            }
+            if let Some((name, _)) = fb.first() {
+                return Err(BridgeError::mismatch(format!("field '{name}' is here but in no record before")));
+            }
+            Ty::Record(out)
+        }
+        (Ty::Array(n, ia), Ty::Array(m, ib)) => {
+            if n != m {
+                return Err(BridgeError::mismatch(format!(
+                    "sequences of {n} and {m} items cannot share one subarray dtype"
+                )));
+            }
+            let item = match (ia, ib) {
+                (Some(x), Some(y)) => Some(Box::new(merge(*x, *y)?)),
+                (x, y) => x.or(y),
+            };
+            Ty::Array(n, item)
+        }
+        (a, b) => {
+            return Err(BridgeError::mismatch(format!("{} and {} cannot share one dtype", a.kind(), b.kind())));
+        }
+    })
+}
+
+/// The dtype [`to_writer`] writes `records` with when given none (rules in the
+/// [module documentation](self)): every record is serialized and their types merged.
+///
+/// # Errors
+/// [`ErrorKind::Usage`] for no records (there is nothing to trace); [`ErrorKind::Serde`]
+/// for values without a NumPy type (as [`to_value`]) and records that disagree (a field
+/// that is a number in one and a string in another, sequences of different lengths,
+/// structs with different fields), naming the element and field.
+///
+/// # Examples
+/// ```
+/// #[derive(serde::Serialize)]
+/// struct Station {
+///     code: String,
+///     pos: [f32; 2],
+///     n: i32,
+///     raw: Vec<u8>,
+/// }
+///
+/// let rows = [
+///     Station { code: "ANMO".into(), pos: [34.9, -106.5], n: 3, raw: vec![1, 2] },
+///     Station { code: "KONO".into(), pos: [59.6, 9.6], n: -1, raw: vec![3, 4] },
+/// ];
+/// let dtype = npy_core::serde::trace_dtype(&rows)?;
+/// assert_eq!(
+///     dtype.descr(),
+///     "[('code', '<U4'), ('pos', '<f8', (2,)), ('n', '<i8'), ('raw', '<u8', (2,))]"
+/// );
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn trace_dtype<T: Serialize>(records: &[T]) -> Result<DType> {
+    let mut acc: Option<Ty> = None;
+    for (i, record) in records.iter().enumerate() {
+        let ty = record.serialize(ValueSer).and_then(|v| trace(&v)).map_err(|e| e.into_error(Some(i)))?;
+        acc = Some(match acc {
+            None => ty,
+            Some(a) => merge(a, ty).map_err(|e| e.into_error(Some(i)))?,
+        });
+    }
+    acc.ok_or_else(|| Error::usage("cannot trace a dtype from no records: give the dtype"))?.to_dtype()
+}
+
+// ---------------------------------------------------------------------------------------
+// Encoding values into a dtype's bytes.
+
+fn expected(what: &str, v: &Value) -> BridgeError {
+    BridgeError::mismatch(format!("expected {what}, found {}", v.kind()))
+}
+
+fn encode(v: &Value, dtype: &DType, dims: &[usize], out: &mut [u8]) -> BResult<()> {
+    match node(dtype, dims) {
+        Node::Array { dtype, dims } => {
+            let (n, stride) = (dims[0], stride(dtype, dims));
+            let items = match v {
+                Value::Array(items) if items.len() == n => items,
+                Value::Array(items) => {
+                    return Err(BridgeError::mismatch(format!(
+                        "a sequence of {} items for a subarray of {n}",
+                        items.len()
+                    )))
+                }
+                other => return Err(expected(&format!("a sequence of {n} items"), other)),
+            };
+            for (i, item) in items.iter().enumerate() {
+                encode(item, dtype, &dims[1..], &mut out[i * stride..(i + 1) * stride]).map_err(|e| e.index(i))?;
+            }
+            Ok(())
+        }
+        Node::Record(r) => encode_record(v, r, out),
+        Node::Scalar(s) => encode_scalar(v, s, out),
+    }
+}
+
+fn encode_record(v: &Value, r: &Record, out: &mut [u8]) -> BResult<()> {
+    let fields = r.fields();
+    let put = |f: &crate::dtype::Field, item: &Value, out: &mut [u8]| {
+        encode(item, &f.dtype, &[], &mut out[f.offset..f.offset + f.dtype.itemsize()]).map_err(|e| e.field(&f.name))
+    };
+    match v {
+        Value::Record(entries) => {
+            let mut set = vec![false; fields.len()];
+            for (j, (name, item)) in entries.iter().enumerate() {
+                // Values usually come in the dtype's order: try the same position first.
+                let k = match fields.get(j) {
+                    Some(f) if f.name == *name => Some(j),
+                    _ => fields.iter().position(|f| f.name == *name),
+                };
+                let Some(k) = k else {
+                    return Err(BridgeError::mismatch(format!("the dtype has no field '{name}'")));
+                };
+                if std::mem::replace(&mut set[k], true) {
+                    return Err(BridgeError::mismatch(format!("field '{name}' is given twice")));
+                }
+                put(&fields[k], item, out)?;
+            }
+            match set.iter().position(|s| !s) {
+                Some(k) => Err(BridgeError::mismatch(format!("missing field '{}'", fields[k].name))),
+                None => Ok(()),
+            }
+        }
+        Value::Array(items) if items.len() == fields.len() => {
+            items.iter().zip(fields).try_for_each(|(item, f)| put(f, item, out))
+        }
+        other => Err(expected(&format!("a struct or map for a record of {} fields", fields.len()), other)),
+    }
+}
+
+/// Bytes `v` stands for: bytes, a string's UTF-8, or a sequence of integers 0–255.
+fn bytes_of(v: &Value) -> Option<std::borrow::Cow<'_, [u8]>> {
+    match v {
+        Value::Bytes(b) | Value::Void(b) | Value::LongDouble(b) | Value::LongComplex(b) => Some(b.into()),
+        Value::Str(s) => Some(s.as_bytes().into()),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::Int(x) => u8::try_from(*x).ok(),
+                Value::UInt(x) => u8::try_from(*x).ok(),
+                _ => None,
+            })
+            .collect::<Option<Vec<u8>>>()
+            .map(Into::into),
+        _ => None,
+    }
+}
+
+fn float_of(v: &Value) -> Option<f64> {
+    match *v {
+        Value::Float(x) => Some(x),
+        Value::Int(x) => Some(x as f64),
+        Value::UInt(x) => Some(x as f64),
+        _ => None,
+    }
+}
+
+fn encode_scalar(v: &Value, s: &Scalar, out: &mut [u8]) -> BResult<()> {
+    let big = s.order() == ByteOrder::Big;
+    // Writes `le` (little-endian bytes) in the scalar's order, `unit` bytes at a time.
+    let put = |out: &mut [u8], le: &[u8], unit: usize| {
+        out[..le.len()].copy_from_slice(le);
+        if big {
+            out[..le.len()].chunks_exact_mut(unit).for_each(<[u8]>::reverse);
+        }
+    };
+    let ty = s.type_str();
+    match s.ty() {
+        ScalarType::Bool => match v {
+            Value::Bool(b) => out[0] = u8::from(*b),
+            other => return Err(expected("a bool", other)),
+        },
+        ScalarType::Int(n @ (1 | 2 | 4 | 8)) => {
+            let x = match *v {
+                Value::Int(x) => i128::from(x),
+                Value::UInt(x) => i128::from(x),
+                ref other => return Err(expected("an integer", other)),
+            };
+            let bits = 8 * u32::from(n);
+            if x < -(1i128 << (bits - 1)) || x >= 1i128 << (bits - 1) {
+                return Err(BridgeError::mismatch(format!("{x} does not fit in {ty}")));
+            }
+            put(out, &(x as i64).to_le_bytes()[..n as usize], n as usize);
+        }
+        ScalarType::UInt(n @ (1 | 2 | 4 | 8)) => {
+            let x = match *v {
+                Value::Int(x) => i128::from(x),
+                Value::UInt(x) => i128::from(x),
+                ref other => return Err(expected("an integer", other)),
+            };
+            if x < 0 || x >= 1i128 << (8 * u32::from(n)) {
+                return Err(BridgeError::mismatch(format!("{x} does not fit in {ty}")));
+            }
+            put(out, &(x as u64).to_le_bytes()[..n as usize], n as usize);
+        }
+        ScalarType::Float(n @ (2 | 4 | 8)) => {
+            let x = float_of(v).ok_or_else(|| expected("a number", v))?;
+            match n {
+                2 => put(out, &narrow_f16(x).to_le_bytes(), 2),
+                4 => put(out, &narrow(x).to_le_bytes(), 4),
+                _ => put(out, &x.to_le_bytes(), 8),
+            }
+        }
+        ScalarType::Complex(n @ (8 | 16)) => {
+            let (re, im) = match v {
+                Value::Complex(re, im) => (*re, *im),
+                Value::Array(parts) if parts.len() == 2 => match (float_of(&parts[0]), float_of(&parts[1])) {
+                    (Some(re), Some(im)) => (re, im),
+                    _ => return Err(expected("a number or an (re, im) pair", v)),
+                },
+                other => (float_of(other).ok_or_else(|| expected("a number or an (re, im) pair", other))?, 0.0),
+            };
+            if n == 8 {
+                put(out, &[narrow(re).to_le_bytes(), narrow(im).to_le_bytes()].concat(), 4);
+            } else {
+                put(out, &[re.to_le_bytes(), im.to_le_bytes()].concat(), 8);
+            }
+        }
+        ScalarType::Float(16) | ScalarType::Complex(32) => {
+            let b = bytes_of(v).filter(|b| b.len() == s.itemsize());
+            let b = b.ok_or_else(|| expected(&format!("{} bytes for {ty}", s.itemsize()), v))?;
+            put(out, &b, 16);
+        }
+        ScalarType::DateTime(unit) | ScalarType::TimeDelta(unit) => {
+            let x = match *v {
+                Value::Int(x) => x,
+                Value::UInt(x) => {
+                    i64::try_from(x).map_err(|_| BridgeError::mismatch(format!("{x} does not fit in {ty}")))?
+                }
+                Value::DateTime { value, unit: u } | Value::TimeDelta { value, unit: u } if u == unit => value,
+                ref other => return Err(expected(&format!("an integer count of {ty}"), other)),
+            };
+            put(out, &x.to_le_bytes(), 8);
+        }
+        ScalarType::Bytes(n) => {
+            let b = bytes_of(v).ok_or_else(|| expected("bytes or a string", v))?;
+            if b.len() > n {
+                return Err(BridgeError::mismatch(format!("{} bytes do not fit in {ty}", b.len())));
+            }
+            out[..b.len()].copy_from_slice(&b);
+        }
+        ScalarType::Unicode(n) => {
+            let Value::Str(text) = v else { return Err(expected("a string", v)) };
+            let chars = text.chars().count();
+            if chars > n {
+                return Err(BridgeError::mismatch(format!("{chars} chars do not fit in {ty}")));
+            }
+            let le: Vec<u8> = text.chars().flat_map(|c| (c as u32).to_le_bytes()).collect();
+            put(out, &le, 4);
+        }
+        ScalarType::Void(n) => {
+            let b = bytes_of(v).filter(|b| b.len() == n).ok_or_else(|| expected(&format!("{n} bytes for {ty}"), v))?;
+            out[..n].copy_from_slice(&b);
+        }
+        ScalarType::Int(_) | ScalarType::UInt(_) | ScalarType::Float(_) | ScalarType::Complex(_) => {
+            return Err(BridgeError::mismatch(format!("unsupported scalar type {ty}")));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Writing: public API.
+
+/// The header for `n` records of `dtype` (a subarray dtype adds its shape to the array's)
+/// and the dtype to encode each record with.
+fn prepare<T: Serialize>(records: &[T], dtype: Option<&DType>) -> Result<(Header, DType)> {
+    let dtype = match dtype {
+        Some(d) => d.clone(),
+        None => trace_dtype(records)?,
+    };
+    let mut shape = vec![records.len()];
+    let base = match &dtype {
+        DType::SubArray(a) => {
+            shape.extend(a.flat_shape());
+            a.flat_base().clone()
+        }
+        other => other.clone(),
+    };
+    let header = Header::new(base, shape);
+    header.data_len()?;
+    Ok((header, dtype))
+}
+
+/// Serializes each record into its bytes and writes them, a chunk at a time.
+fn write_data<T: Serialize, W: Write + ?Sized>(records: &[T], dtype: &DType, writer: &mut W) -> Result<()> {
+    let size = dtype.itemsize();
+    let per = default_chunk(size);
+    let mut buf = vec![0u8; per.min(records.len()) * size];
+    for (c, chunk) in records.chunks(per).enumerate() {
+        let bytes = &mut buf[..chunk.len() * size];
+        bytes.fill(0);
+        for (k, record) in chunk.iter().enumerate() {
+            let out = &mut bytes[k * size..(k + 1) * size];
+            record
+                .serialize(ValueSer)
+                .and_then(|v| encode(&v, dtype, &[], out))
+                .map_err(|e| e.into_error(Some(c * per + k)))?;
+        }
+        writer.write_all(bytes)?;
+    }
+    Ok(())
+}
+
+/// Writes `records` as a `.npy` array of shape `(records.len(),)` to `writer` and returns
+/// it. The dtype is `dtype` when given (fields matched by name, padding zeroed), else
+/// traced from the records ([`trace_dtype`]); a subarray dtype adds its shape to the
+/// array's (records of `[f32; 3]` give shape `(n, 3)`). The header is `np.save`'s.
+///
+/// Records are serialized and written a chunk at a time, so on an error the writer may
+/// hold part of the array; [`to_path`] never leaves such a file.
+///
+/// # Errors
+/// [`ErrorKind::Serde`] for a record that does not fit the dtype (a missing or extra field,
+/// a value out of range, a string too long), naming the element and field; as
+/// [`trace_dtype`] without a dtype; [`ErrorKind::Io`] from the writer.
+///
+/// # Examples
+/// Writing into a dtype NumPy's side asked for, by field name:
+/// ```
+/// use npy_core::{DType, DynArray, prelude::*};
+///
+/// #[derive(serde::Serialize)]
+/// struct Event {
+///     mag: f64,
+///     id: u32,
+///     label: &'static str,
+/// }
+///
+/// let dtype: DType = "[('id', '>u4'), ('', '|V4'), ('mag', '<f4'), ('label', '|S8')]".parse()?;
+/// let file = npy_core::serde::to_writer(&[Event { mag: 4.5, id: 9, label: "quake" }], Some(&dtype), Vec::new())?;
+/// let arr = DynArray::read_npy_from(&file[..])?;
+/// assert_eq!(arr.dtype(), &dtype);
+/// assert_eq!(&arr.data()[..4], &9u32.to_be_bytes());
+/// assert_eq!(&arr.data()[4..8], &[0; 4]);
+/// assert_eq!(&arr.data()[12..], b"quake\0\0\0");
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn to_writer<T: Serialize, W: Write>(records: &[T], dtype: Option<&DType>, mut writer: W) -> Result<W> {
+    let (header, dtype) = prepare(records, dtype)?;
+    writer.write_all(&header.encode(None)?.1)?;
+    write_data(records, &dtype, &mut writer)?;
+    Ok(writer)
+}
+
+/// Writes `records` as a `.npy` file, atomically (a temporary file renamed over `path`
+/// when complete, synced first, as [`WriteNpy::write_npy`](crate::WriteNpy::write_npy)):
+/// see [`to_writer`] for the dtype.
+///
+/// # Errors
+/// As [`to_writer`]; on any error the file at `path` is untouched.
+///
+/// # Examples
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("pairs.npy");
+/// // Tuples have no field names: traced, they are a 2-D array of their common type.
+/// npy_core::serde::to_path(&[(1u8, 2.5f64), (3, 4.5)], None, &path)?;
+/// assert_eq!(npy_core::ReadOptions::new().open_path(&path)?.header().shape, [2, 2]);
+/// let back: Vec<f64> = npy_core::serde::from_path(&path)?;
+/// assert_eq!(back, [1.0, 2.5, 3.0, 4.5]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn to_path<T: Serialize>(records: &[T], dtype: Option<&DType>, path: impl AsRef<Path>) -> Result<()> {
+    let (header, dtype) = prepare(records, dtype)?;
+    let head = header.encode(None)?.1;
+    crate::write::to_path(path.as_ref(), &head, true, |file| {
+        let mut w = BufWriter::with_capacity(CHUNK_BYTES, file);
+        write_data(records, &dtype, &mut w)?;
+        w.flush()?;
+        Ok(())
+    })
+}
+
+/// Builds a [`DynArray`] of `records` in memory: see [`to_writer`] for the dtype. Reshape
+/// it with [`DynArray::new`] and a header of another shape.
+///
+/// # Errors
+/// As [`to_writer`].
+///
+/// # Examples
+/// ```
+/// use npy_core::header::Header;
+/// use npy_core::DynArray;
+///
+/// let arr = npy_core::serde::to_dyn(&[1i32, 2, 3, 4, 5, 6], None)?;
+/// assert_eq!(arr.dtype().descr(), "'<i8'");
+/// let grid = DynArray::new(Header::new(arr.dtype().clone(), vec![2, 3]), arr.into_data())?;
+/// assert_eq!(grid.get::<i64>(&[1, 0])?, 4);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn to_dyn<T: Serialize>(records: &[T], dtype: Option<&DType>) -> Result<DynArray> {
+    let (header, dtype) = prepare(records, dtype)?;
+    let mut data = Vec::with_capacity(header.data_len()?);
+    write_data(records, &dtype, &mut data)?;
+    DynArray::new(header, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dt(s: &str) -> DType {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn scalars_decode_in_either_byte_order() {
+        for (descr, bytes, want) in [
+            ("'<i2'", vec![0xfe, 0xff], Value::Int(-2)),
+            ("'>i2'", vec![0xff, 0xfe], Value::Int(-2)),
+            ("'>u4'", vec![0, 0, 1, 2], Value::UInt(258)),
+            ("'>f2'", vec![0x3c, 0x00], Value::Float(1.0)),
+            ("'<f2'", vec![0x00, 0xc0], Value::Float(-2.0)),
+            ("'>c8'", [1.5f32.to_be_bytes(), (-1f32).to_be_bytes()].concat(), Value::Complex(1.5, -1.0)),
+            ("'|S4'", b"ab\0\0".to_vec(), Value::Bytes(b"ab".to_vec())),
+            ("'|S4'", b"a\0b\0".to_vec(), Value::Bytes(b"a\0b".to_vec())),
+            ("'>U2'", vec![0, 0, 0, 0xe9, 0, 0, 0, 0], Value::Str("é".into())),
+            ("'|V2'", vec![0, 7], Value::Void(vec![0, 7])),
+            (
+                "'>m8[ms]'",
+                (-5i64).to_be_bytes().to_vec(),
+                Value::TimeDelta { value: -5, unit: DateUnit::new(crate::dtype::TimeUnit::Milliseconds) },
+            ),
+            ("'>f16'", (0u8..16).collect(), Value::LongDouble((0u8..16).rev().collect())),
+        ] {
+            assert_eq!(Value::decode(&dt(descr), &bytes).unwrap(), want, "{descr}");
+        }
+    }
+
+    #[test]
+    fn bad_data_is_an_invalid_value_naming_the_field() {
+        let d = dt("[('a', '|u1'), ('b', [('c', '|b1', (2,))])]");
+        let e = Value::decode(&d, &[0, 1, 5]).unwrap_err();
+        let ErrorKind::InvalidValue { index: 0, reason } = e.kind() else { panic!("{e}") };
+        assert_eq!(reason, "field 'b.c[1]': b1 byte 5 is not 0 or 1");
+        let e = Value::decode(&dt("'<U2'"), &[0x41, 0, 0, 0, 0, 0xd8, 0, 0]).unwrap_err();
+        assert!(e.to_string().contains("code point 0xd800 at position 1"), "{e}");
+        assert!(matches!(Value::decode(&d, &[0, 1]).unwrap_err().kind(), ErrorKind::Usage { .. }));
+    }
+
+    #[test]
+    fn zero_size_subarrays_have_a_budget() {
+        let ok = dt("[('a', '|V0', (3,))]");
+        assert_eq!(Value::decode(&ok, &[]).unwrap().get("a"), Some(&Value::Array(vec![Value::Void(vec![]); 3])));
+        let bomb = dt("[('a', [('b', '|V0', (65536,))], (65536,))]");
+        assert!(matches!(Value::decode(&bomb, &[]).unwrap_err().kind(), ErrorKind::InvalidValue { .. }));
+        let e = from_element::<Vec<Vec<Vec<u8>>>>(&dt("('|V0', (70000,))"), &[]);
+        assert!(e.is_err());
+    }
+
+    #[test]
+    fn nan_payloads_survive_the_f64_value() {
+        for bits in [0x7f80_0001u32, 0xffc0_1234, 0x7fa0_0000] {
+            let x = f32::from_bits(bits);
+            assert!(widen(x).is_nan());
+            assert_eq!(narrow(widen(x)).to_bits(), bits, "{bits:#x}");
+        }
+        for h in [0x7c01u16, 0xfe00, 0x7d55] {
+            assert_eq!(narrow_f16(widen(f16_to_f32(h))), h, "{h:#x}");
+        }
+        assert_eq!(narrow(f64::from_bits(0x7ff0_0000_0000_0001)).to_bits() & 0x7fc0_0000, 0x7fc0_0000);
+        assert_eq!(narrow(1.5), 1.5);
+    }
+
+    #[test]
+    fn traced_dtypes_follow_the_documented_rules() {
+        let v = |x: Value| trace(&x).map(|t| t.to_dtype().unwrap().descr()).unwrap();
+        assert_eq!(v(Value::Bool(true)), "'|b1'");
+        assert_eq!(v(Value::Str(String::new())), "'<U1'");
+        assert_eq!(v(Value::Bytes(vec![1, 2, 3])), "'|S3'");
+        assert_eq!(v(Value::Array(vec![])), "('<f8', (0,))");
+        assert_eq!(v(Value::Array(vec![Value::Array(vec![Value::Int(1), Value::Float(2.0)]); 3])), "('<f8', (3, 2))");
+        let merged = merge(Ty::Int, Ty::UInt).unwrap();
+        assert_eq!(merged, Ty::Int);
+        assert_eq!(merge(Ty::Str(2), Ty::Str(5)).unwrap(), Ty::Str(5));
+        assert!(merge(Ty::Str(2), Ty::Int).is_err());
+        assert!(merge(Ty::Array(2, None), Ty::Array(3, None)).is_err());
+        let a = Ty::Record(vec![("x".into(), Ty::Int), ("y".into(), Ty::Bool)]);
+        let b = Ty::Record(vec![("y".into(), Ty::Bool), ("x".into(), Ty::Float)]);
+        assert_eq!(merge(a.clone(), b).unwrap(), Ty::Record(vec![("x".into(), Ty::Float), ("y".into(), Ty::Bool)]));
+        let e = merge(a, Ty::Record(vec![("x".into(), Ty::Int)])).unwrap_err();
+        assert!(e.reason.contains("'y'"), "{e}");
+    }
+
+    #[test]
+    fn encoding_checks_ranges_and_round_trips() {
+        let d = dt("[('i', '>i2'), ('u', '|u1'), ('f', '>f2'), ('c', '<c8'), ('s', '|S3'), ('w', '>U2'), ('t', '<M8[D]'), ('v', '|V2')]");
+        let rec = Value::Record(vec![
+            ("i".into(), Value::Int(-300)),
+            ("u".into(), Value::UInt(255)),
+            ("f".into(), Value::Float(0.5)),
+            ("c".into(), Value::Array(vec![Value::Int(1), Value::Float(-0.25)])),
+            ("s".into(), Value::Str("ab".into())),
+            ("w".into(), Value::Str("地震".into())),
+            ("t".into(), Value::Int(19000)),
+            ("v".into(), Value::Bytes(vec![1, 2])),
+        ]);
+        let mut out = vec![0u8; d.itemsize()];
+        encode(&rec, &d, &[], &mut out).unwrap();
+        let back = Value::decode(&d, &out).unwrap();
+        assert_eq!(back.get("i"), Some(&Value::Int(-300)));
+        assert_eq!(back.get("c"), Some(&Value::Complex(1.0, -0.25)));
+        assert_eq!(back.get("s"), Some(&Value::Bytes(b"ab".to_vec())));
+        assert_eq!(back.get("w"), Some(&Value::Str("地震".into())));
+        // Decoded values encode back to the same bytes.
+        let mut again = vec![0u8; d.itemsize()];
+        encode(&back, &d, &[], &mut again).unwrap();
+        assert_eq!(again, out);
+        for (field, bad) in [
+            ("u", Value::Int(256)),
+            ("u", Value::Int(-1)),
+            ("i", Value::Float(1.0)),
+            ("s", Value::Str("abcd".into())),
+            ("w", Value::Str("abc".into())),
+            ("v", Value::Bytes(vec![1])),
+        ] {
+            let mut rec = rec.clone();
+            let Value::Record(fields) = &mut rec else { unreachable!() };
+            fields.iter_mut().find(|(n, _)| n == field).unwrap().1 = bad;
+            let e = encode(&rec, &d, &[], &mut out).unwrap_err();
+            assert_eq!(e.path(), field, "{e}");
+        }
+    }
+}
