@@ -10,9 +10,12 @@ use clap::{Args, Parser, Subcommand};
 use npy_core::{ErrorKind, ReadOptions};
 
 mod copy;
+mod dump;
+mod head;
 mod info;
 mod npz;
 mod progress;
+mod records;
 mod schema;
 
 /// Inspect and copy NumPy .npy/.npz files; generate Rust structs that read them.
@@ -30,6 +33,32 @@ enum Command {
     Info {
         /// The .npy or .npz file.
         file: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Show the first records as a table (nested fields as `a.b`).
+    Head {
+        /// The .npy or .npz file.
+        file: PathBuf,
+        /// How many records.
+        #[arg(short = 'n', default_value_t = 10)]
+        n: usize,
+        /// The member of an .npz to show.
+        #[arg(long)]
+        member: Option<String>,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Write all records to stdout as JSON lines or CSV, streaming (bounded memory).
+    Dump {
+        /// The .npy or .npz file.
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = dump::Format::Json)]
+        format: dump::Format,
+        /// The member of an .npz to dump.
+        #[arg(long)]
+        member: Option<String>,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -91,6 +120,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Info { file, read } => info::run(file, &read.options()),
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
+        Command::Head { file, n, member, read } => head::run(file, member.as_deref(), *n, &read.options()),
+        Command::Dump { file, format, member, read } => dump::run(file, member.as_deref(), *format, &read.options()),
         Command::Schema { file, rust, name, member, read } => {
             let opts = schema::Options { rust: *rust, name: name.clone(), member: member.clone() };
             schema::run(file, &read.options(), &opts)

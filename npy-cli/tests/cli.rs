@@ -101,3 +101,51 @@ fn large_copy_without_a_terminal_writes_nothing_to_stderr() {
     assert!(out.stderr.is_empty() && out.stdout.is_empty(), "{}", text(&out.stderr));
     assert!(std::fs::read(&output).unwrap() == file);
 }
+
+#[test]
+fn head_shows_records_as_a_table() {
+    let out = npy(&["head", fixture("record/trace_packed.npy").to_str().unwrap(), "-n", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 3, "{s}");
+    for col in ["trace_id", "receiver.x", "receiver.z", "flags", "samples[0]", "samples[7]"] {
+        assert!(lines[0].contains(col), "missing {col} in {}", lines[0]);
+    }
+    // trace_id is 101 * (index + 1) in the fixture (xtask/golden.py).
+    assert!(lines[1].split_whitespace().nth(1) == Some("101"), "{}", lines[1]);
+    assert!(lines[2].split_whitespace().nth(1) == Some("202"), "{}", lines[2]);
+}
+
+#[test]
+fn dump_streams_json_lines_and_csv() {
+    let f = fixture("record/trace_packed.npy");
+    let out = npy(&["dump", f.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let rows: Vec<&str> = s.lines().collect();
+    assert_eq!(rows.len(), 4);
+    assert!(rows[3].starts_with("{\"trace_id\":404,\"receiver\":{\"x\":"), "{}", rows[3]);
+
+    let out = npy(&["dump", f.to_str().unwrap(), "--format", "csv"]);
+    let s = text(&out.stdout);
+    let rows: Vec<&str> = s.lines().collect();
+    assert_eq!(rows.len(), 5);
+    assert!(rows[0].starts_with("trace_id,receiver.x,receiver.y,receiver.z,t0,dt,flags,samples[0],"), "{}", rows[0]);
+    assert!(rows[1].starts_with("101,"), "{}", rows[1]);
+
+    // Scalars, and a choice of member in an archive.
+    let out = npy(&["dump", fixture("scalar/le_i2.npy").to_str().unwrap(), "--format", "csv"]);
+    assert!(text(&out.stdout).starts_with("value\n"));
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("a.npz");
+    let mut w = npy_core::npz::Writer::create(&archive).unwrap();
+    w.add("x", &[1u8, 2]).unwrap();
+    w.add("y", &[3u8]).unwrap();
+    w.finish().unwrap();
+    let out = npy(&["dump", archive.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--member"), "{}", text(&out.stderr));
+    let out = npy(&["dump", archive.to_str().unwrap(), "--member", "y"]);
+    assert_eq!(text(&out.stdout), "3\n");
+}
