@@ -13,7 +13,7 @@ use crate::record::{NpyRecord, Plan};
 /// array costs memory only as data actually arrives.
 const STREAM_CHUNK: usize = 16 << 20;
 /// Bytes of source records converted per step on the conversion path.
-const CONVERT_CHUNK: usize = 1 << 20;
+const CONVERT_CHUNK: usize = 128 << 10;
 /// Bytes read per step when read data is fixed up in place (byte swaps, checks), so the
 /// fix-up runs on data still in cache.
 const FIX_CHUNK: usize = 256 << 10;

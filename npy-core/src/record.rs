@@ -379,40 +379,39 @@ impl Plan {
         if ds == 0 {
             return Ok(());
         }
-        // One pass over the records per op, so the dispatch happens once per op per chunk
-        // and the inner loops are tight copies.
-        for op in &self.ops {
-            let field = |i: usize, at: usize, len: usize| {
+        // Record at a time, every op: each source and destination record is touched once
+        // while it is in cache (callers pass chunks small enough for L2).
+        for (i, d) in dst.chunks_exact_mut(ds).enumerate() {
+            let field = |at: usize, len: usize| {
                 // SAFETY: `i < n` and `at + len <= ss` (ops are compiled within the source
                 // element), so the range lies in the caller's readable region; it is a
                 // field's bytes, which the caller guarantees initialized.
                 unsafe { std::slice::from_raw_parts(src.add(i * ss + at), len) }
             };
-            let records = dst.chunks_exact_mut(ds).enumerate();
-            match *op {
-                Op::Copy { src, dst, len } => match len {
-                    1 => records.for_each(|(i, d)| d[dst] = field(i, src, 1)[0]),
-                    2 => records.for_each(|(i, d)| copy_n::<2>(&mut d[dst..], field(i, src, 2))),
-                    4 => records.for_each(|(i, d)| copy_n::<4>(&mut d[dst..], field(i, src, 4))),
-                    8 => records.for_each(|(i, d)| copy_n::<8>(&mut d[dst..], field(i, src, 8))),
-                    _ => records.for_each(|(i, d)| d[dst..dst + len].copy_from_slice(field(i, src, len))),
-                },
-                Op::Swap { src, dst, unit, count } => records.for_each(|(i, d)| {
-                    let out = &mut d[dst..dst + unit * count];
-                    out.copy_from_slice(field(i, src, unit * count));
-                    swap_units(out, unit);
-                }),
-                Op::Bool { src, dst } => {
-                    for (i, d) in records {
-                        let b = field(i, src, 1)[0];
+            for op in &self.ops {
+                match *op {
+                    Op::Copy { src, dst, len } => match len {
+                        1 => d[dst] = field(src, 1)[0],
+                        2 => copy_n::<2>(&mut d[dst..], field(src, 2)),
+                        4 => copy_n::<4>(&mut d[dst..], field(src, 4)),
+                        8 => copy_n::<8>(&mut d[dst..], field(src, 8)),
+                        _ => d[dst..dst + len].copy_from_slice(field(src, len)),
+                    },
+                    Op::Swap { src, dst, unit, count } => {
+                        let out = &mut d[dst..dst + unit * count];
+                        out.copy_from_slice(field(src, unit * count));
+                        swap_units(out, unit);
+                    }
+                    Op::Bool { src, dst } => {
+                        let b = field(src, 1)[0];
                         check_bool(b, first_index + i)?;
                         d[dst] = b;
                     }
+                    Op::Convert { src, dst, from, to } => {
+                        convert(field(src, from.itemsize()), from, &mut d[dst..dst + to.itemsize()], to)
+                    }
+                    Op::Zero { dst: at, len } => d[at..at + len].fill(0),
                 }
-                Op::Convert { src, dst, from, to } => records.for_each(|(i, d)| {
-                    convert(field(i, src, from.itemsize()), from, &mut d[dst..dst + to.itemsize()], to)
-                }),
-                Op::Zero { dst: at, len } => dst.chunks_exact_mut(ds).for_each(|d| d[at..at + len].fill(0)),
             }
         }
         Ok(())

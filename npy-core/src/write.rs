@@ -11,7 +11,7 @@ use crate::header::{Header, Version};
 use crate::record::{NpyRecord, Plan};
 
 /// Source bytes converted per step when a type's memory is not its file layout.
-const CONVERT_CHUNK: usize = 1 << 20;
+const CONVERT_CHUNK: usize = 128 << 10;
 /// Bytes of padded records copied per write, small enough to stay in cache.
 const WRITE_PIECE: usize = 256 << 10;
 
