@@ -1,14 +1,32 @@
-//! `cargo xtask bench [--bytes N] [--repeat K]`: npy's read and write speed next to the
-//! machine limit and NumPy, in one run, with the ratios the speed goals name.
+//! `cargo xtask bench [--only f8|records] [--bytes N] [--records N] [--repeat K]`: npy's
+//! read and write speed next to the machine limit, NumPy and npyz, in one run, with the
+//! ratios the speed goals name. Two parts, both by default (`--only` picks one):
 //!
-//! 1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
-//!    (`benches/io.rs`) writes `le.npy` (`<f8`) and `be.npy` (`>f8`) of N data bytes
-//!    (default 1 GiB) and times npy's reads and write, the machine limits (page cache into a
-//!    huge-page buffer; a `fallocate`d file) and a plain `std::fs::read`, K times each
-//!    (default 3) after one untimed warm-up round.
-//! 2. `xtask/bench.py` times `np.load` and `np.save` on the same files.
-//! 3. A table of best times, GiB/s and the goal ratios (on best times) with PASS/MISS is
-//!    printed and written to `<target>/bench/report.txt`; the big files are deleted.
+//! - `f8`: a big `<f8` array.
+//!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
+//!      (`benches/io.rs`) writes `le.npy` (`<f8`) and `be.npy` (`>f8`) of N data bytes
+//!      (default 1 GiB) and times npy's reads and write, the machine limits (page cache into
+//!      a huge-page buffer; a `fallocate`d file) and a plain `std::fs::read`.
+//!   2. `xtask/bench.py f8` times `np.load` and `np.save` on the same files.
+//! - `records`: Simon's seismic `Trace` records (`examples/seismic.rs`).
+//!   1. `cargo bench --bench records -- --dir <target>/bench --records N --repeat K --keep`
+//!      (`benches/records.rs`) writes N records (default 4,000,000) in NumPy's `align=True`
+//!      layout (`traces_aligned.npy`, 304 bytes a record, 1.13 GiB) and its packed layout
+//!      (`traces_packed.npy`, 293 bytes, 1.09 GiB), and times npy's reads (matched layout;
+//!      packed file into the aligned struct, the conversion path; packed into packed) and
+//!      writes (aligned; packed), the machine limits for each file, and npyz's derive read
+//!      and write of the packed file.
+//!   2. `xtask/bench.py records` checks once that `np.load` sees the dtypes and values npy
+//!      wrote, then times `np.load` of both files and `np.save` of both arrays.
+//!
+//! npy's writes in the goals use `WriteOptions::sync(false)`, as `np.save`, npyz and the
+//! limit write do not sync either; the default (synced) `write_npy` is timed too, next to a
+//! limit write with `fsync`, for context.
+//!
+//! Every measurement runs K times (default 3) after one untimed warm-up round. A table of
+//! best and median times, GiB/s and the goal ratios (PASS/MISS on best times) is printed
+//! and written to `<target>/bench/report.txt`; each part's big files are deleted when it
+//! ends (about 2.3 GiB at a time for the default sizes).
 //!
 //! Benchmarks report, they do not gate: a missed goal still exits 0. A measurement that
 //! cannot run or gives a wrong result is an error.
@@ -22,31 +40,150 @@ use std::process::{Command, Stdio};
 
 use crate::project::{self, Result};
 
-const USAGE: &str = "usage: cargo xtask bench [--bytes N] [--repeat K]";
+const USAGE: &str = "usage: cargo xtask bench [--only f8|records] [--bytes N] [--records N] [--repeat K]";
 
-/// The measurements, in table order: name (as the bench lines give it) and description.
-const ROWS: &[(&str, &str)] = &[
-    ("limit_read", "machine limit read: page cache -> huge-page buffer"),
-    ("read_le", "npy read <f8 -> Vec<f64>"),
-    ("read_be", "npy read >f8 -> Vec<f64>"),
-    ("fs_read", "std::fs::read <f8 (context)"),
-    ("np_load_le", "np.load <f8"),
-    ("np_load_be", "np.load >f8 (stays big-endian)"),
-    ("np_load_be_astype", "np.load >f8 .astype('<f8')"),
-    ("limit_write", "machine limit write: fallocate + write"),
-    ("write", "npy write Vec<f64> -> <f8"),
-    ("np_save", "np.save <f8"),
-];
+/// A speed goal on the ratio numerator / denominator.
+#[derive(Debug, Clone, Copy)]
+enum Goal {
+    /// Passes when the ratio is at most this.
+    AtMost(f64),
+    /// Passes when the ratio is at least this (the other side is that many times slower).
+    AtLeast(f64),
+    /// No goal: shown for context.
+    Context,
+}
 
-/// The goals: what, numerator, denominator, the highest ratio that passes (`None`: context).
-const GOALS: &[(&str, &str, &str, Option<f64>)] = &[
-    ("native read / limit read", "read_le", "limit_read", Some(1.1)),
-    ("native read / np.load", "read_le", "np_load_le", Some(1.0)),
-    ("BE read / native read", "read_be", "read_le", Some(1.5)),
-    ("write / limit write", "write", "limit_write", Some(1.1)),
-    ("write / np.save", "write", "np_save", Some(1.0)),
-    ("BE read / np.load(>f8).astype", "read_be", "np_load_be_astype", None),
-];
+impl Goal {
+    fn passes(self, ratio: f64) -> Option<bool> {
+        match self {
+            Goal::AtMost(g) => Some(ratio <= g),
+            Goal::AtLeast(g) => Some(ratio >= g),
+            Goal::Context => None,
+        }
+    }
+
+    fn text(self) -> String {
+        match self {
+            Goal::AtMost(g) => format!("<= {g:.1}"),
+            Goal::AtLeast(g) => format!(">= {g:.1}"),
+            Goal::Context => "-".to_string(),
+        }
+    }
+}
+
+/// One part of the bench: its bench target, its measurements and its goals.
+#[derive(Debug)]
+struct Part {
+    /// The `--only` name, and the first argument of `bench.py`.
+    name: &'static str,
+    /// The `cargo bench --bench` target.
+    bench: &'static str,
+    title: &'static str,
+    /// The measurements, in table order: name (as the bench lines give it) and description.
+    rows: &'static [(&'static str, &'static str)],
+    /// The goals: what, numerator, denominator, goal.
+    goals: &'static [(&'static str, &'static str, &'static str, Goal)],
+}
+
+const F8: Part = Part {
+    name: "f8",
+    bench: "io",
+    title: "f8: a big <f8 array",
+    rows: &[
+        ("limit_read", "machine limit read: page cache -> huge-page buffer"),
+        ("read_le", "npy read <f8 -> Vec<f64>"),
+        ("read_be", "npy read >f8 -> Vec<f64>"),
+        ("fs_read", "std::fs::read <f8 (context)"),
+        ("np_load_le", "np.load <f8"),
+        ("np_load_be", "np.load >f8 (stays big-endian)"),
+        ("np_load_be_astype", "np.load >f8 .astype('<f8')"),
+        ("limit_write", "machine limit write: fallocate + write"),
+        ("write", "npy write Vec<f64> -> <f8 (sync(false))"),
+        ("np_save", "np.save <f8"),
+        ("limit_write_synced", "machine limit write + fsync"),
+        ("write_synced", "npy write, default options (synced)"),
+    ],
+    goals: &[
+        ("native read / limit read", "read_le", "limit_read", Goal::AtMost(1.1)),
+        ("native read / np.load", "read_le", "np_load_le", Goal::AtMost(1.0)),
+        ("BE read / native read", "read_be", "read_le", Goal::AtMost(1.5)),
+        ("write / limit write", "write", "limit_write", Goal::AtMost(1.1)),
+        ("write / np.save", "write", "np_save", Goal::AtMost(1.0)),
+        ("BE read / np.load(>f8).astype", "read_be", "np_load_be_astype", Goal::Context),
+        ("synced write / limit + fsync", "write_synced", "limit_write_synced", Goal::Context),
+    ],
+};
+
+const RECORDS: Part = Part {
+    name: "records",
+    bench: "records",
+    title: "records: seismic Trace records (aligned file 304 B/record, packed file 293 B/record)",
+    rows: &[
+        ("limit_read_aligned", "machine limit read: aligned file -> huge-page buffer"),
+        ("limit_read_packed", "machine limit read: packed file -> huge-page buffer"),
+        ("read_aligned", "npy read aligned -> Vec<TraceAligned> (matched)"),
+        ("read_packed_to_aligned", "npy read packed -> Vec<TraceAligned> (conversion)"),
+        ("read_packed", "npy read packed -> Vec<TracePacked> (context)"),
+        ("npyz_read", "npyz derive read packed -> Vec<NpyzTrace>"),
+        ("np_load_aligned", "np.load aligned"),
+        ("np_load_packed", "np.load packed"),
+        ("limit_write_aligned", "machine limit write: aligned file's size"),
+        ("limit_write_packed", "machine limit write: packed file's size"),
+        ("write_aligned", "npy write [TraceAligned] -> aligned (matched)"),
+        ("write_packed", "npy write [TracePacked] -> packed (conversion)"),
+        ("npyz_write", "npyz derive write [NpyzTrace] -> packed"),
+        ("np_save_aligned", "np.save aligned"),
+        ("np_save_packed", "np.save packed"),
+        ("limit_write_aligned_synced", "machine limit write + fsync: aligned file's size"),
+        ("write_aligned_synced", "npy write [TraceAligned], default options (synced)"),
+    ],
+    goals: &[
+        ("matched read / limit read", "read_aligned", "limit_read_aligned", Goal::AtMost(1.1)),
+        ("matched read / np.load", "read_aligned", "np_load_aligned", Goal::AtMost(1.0)),
+        ("conversion read / limit read", "read_packed_to_aligned", "limit_read_packed", Goal::AtMost(3.0)),
+        ("npyz read / matched read", "npyz_read", "read_aligned", Goal::AtLeast(5.0)),
+        ("npyz read / conversion read", "npyz_read", "read_packed_to_aligned", Goal::AtLeast(5.0)),
+        ("matched write / limit write", "write_aligned", "limit_write_aligned", Goal::AtMost(1.1)),
+        ("matched write / np.save", "write_aligned", "np_save_aligned", Goal::AtMost(1.0)),
+        ("conversion write / limit write", "write_packed", "limit_write_packed", Goal::AtMost(3.0)),
+        ("npyz write / matched write", "npyz_write", "write_aligned", Goal::AtLeast(5.0)),
+        ("npyz write / conversion write", "npyz_write", "write_packed", Goal::AtLeast(5.0)),
+        ("packed read / limit read", "read_packed", "limit_read_packed", Goal::Context),
+        ("conversion read / np.load packed", "read_packed_to_aligned", "np_load_packed", Goal::Context),
+        ("conversion write / np.save packed", "write_packed", "np_save_packed", Goal::Context),
+        ("synced write / limit + fsync", "write_aligned_synced", "limit_write_aligned_synced", Goal::Context),
+    ],
+};
+
+/// Command-line settings.
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    /// `None`: every part.
+    only: Option<&'static Part>,
+    /// Data bytes per file of the `f8` part.
+    bytes: u64,
+    /// Records per file of the `records` part.
+    records: u64,
+    repeat: u32,
+}
+
+impl Settings {
+    fn parts(&self) -> Vec<&'static Part> {
+        match self.only {
+            Some(part) => vec![part],
+            None => vec![&F8, &RECORDS],
+        }
+    }
+
+    /// The size argument of `part`'s bench and of `bench.py`.
+    fn size_args(&self, part: &Part) -> [String; 2] {
+        if part.name == F8.name {
+            ["--bytes".to_string(), self.bytes.to_string()]
+        } else {
+            ["--records".to_string(), self.records.to_string()]
+        }
+    }
+}
 
 /// One measurement's result.
 #[derive(Debug, Clone, Copy)]
@@ -58,55 +195,78 @@ struct Timing {
 
 /// Runs `cargo xtask bench` with the arguments after `bench`.
 pub fn run(args: &[&str]) -> Result<()> {
-    let (bytes, repeat) = parse_args(args)?;
+    let settings = parse_args(args)?;
     project::step("python with numpy");
     let python = project::python_with_numpy()?;
     let dir = project::target_dir().join("bench");
     project::fresh_dir(&dir)?;
     let _cleanup = Cleanup(dir.clone());
+    let report_path = dir.join("report.txt");
 
-    project::step(&format!("rust: cargo bench --bench io ({bytes} bytes, {repeat} runs each)"));
-    let mut cargo = project::cargo();
-    cargo.args(["bench", "--bench", "io", "--", "--dir"]).arg(&dir);
-    cargo.args(["--bytes", &bytes.to_string(), "--repeat", &repeat.to_string(), "--keep"]);
-    let mut timings = run_bench_lines(&mut cargo)?;
+    let mut done: Vec<(&Part, BTreeMap<String, Timing>)> = Vec::new();
+    for part in settings.parts() {
+        let [size_flag, size] = settings.size_args(part);
+        let repeat = settings.repeat.to_string();
+        project::step(&format!(
+            "{}: cargo bench --bench {} ({size_flag} {size}, {repeat} runs each)",
+            part.name, part.bench
+        ));
+        let mut cargo = project::cargo();
+        cargo.args(["bench", "--bench", part.bench, "--", "--dir"]).arg(&dir);
+        cargo.args([size_flag.as_str(), size.as_str(), "--repeat", repeat.as_str(), "--keep"]);
+        let mut timings = run_bench_lines(&mut cargo)?;
 
-    project::step("numpy: xtask/bench.py");
-    let mut numpy = Command::new(&python);
-    numpy.arg(project::root().join("xtask").join("bench.py")).arg(&dir);
-    numpy.args([bytes.to_string(), repeat.to_string()]);
-    timings.extend(run_bench_lines(&mut numpy)?);
+        project::step(&format!("{}: numpy: xtask/bench.py {}", part.name, part.name));
+        let mut numpy = Command::new(&python);
+        numpy.arg(project::root().join("xtask").join("bench.py")).arg(part.name).arg(&dir);
+        numpy.args([size.as_str(), repeat.as_str()]);
+        timings.extend(run_bench_lines(&mut numpy)?);
+
+        // Free the disk before the next part; keep what is measured so far.
+        remove_big_files(&dir);
+        done.push((part, timings));
+        fs::write(&report_path, report(&done, &settings))
+            .map_err(|e| format!("cannot write {}: {e}", report_path.display()))?;
+    }
 
     project::step("report");
-    let report = report(&timings, bytes, repeat);
-    print!("{report}");
-    let path = dir.join("report.txt");
-    fs::write(&path, &report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    println!("report written to {}", path.display());
+    print!("{}", report(&done, &settings));
+    println!("report written to {}", report_path.display());
     Ok(())
 }
 
-fn parse_args(args: &[&str]) -> Result<(u64, u32)> {
-    let (mut bytes, mut repeat) = (1u64 << 30, 3u32);
+fn parse_args(args: &[&str]) -> Result<Settings> {
+    let mut settings = Settings { only: None, bytes: 1 << 30, records: 4_000_000, repeat: 3 };
     let mut it = args.iter();
     while let Some(&arg) = it.next() {
-        if !matches!(arg, "--bytes" | "--repeat") {
+        if !matches!(arg, "--only" | "--bytes" | "--records" | "--repeat") {
             return Err(format!("unknown argument {arg:?}; {USAGE}"));
         }
-        let value = it.next().ok_or_else(|| format!("{arg} needs a value; {USAGE}"))?;
-        if arg == "--bytes" {
-            bytes = value.parse().map_err(|e| format!("--bytes {value}: {e}; {USAGE}"))?;
-        } else {
-            repeat = value.parse().map_err(|e| format!("--repeat {value}: {e}; {USAGE}"))?;
+        let value = *it.next().ok_or_else(|| format!("{arg} needs a value; {USAGE}"))?;
+        let number = || value.parse::<u64>().map_err(|e| format!("{arg} {value}: {e}; {USAGE}"));
+        match arg {
+            "--only" => {
+                settings.only = Some(match value {
+                    "f8" => &F8,
+                    "records" => &RECORDS,
+                    _ => return Err(format!("--only takes f8 or records, not {value:?}; {USAGE}")),
+                })
+            }
+            "--bytes" => settings.bytes = number()?,
+            "--records" => settings.records = number()?,
+            _ => settings.repeat = value.parse().map_err(|e| format!("--repeat {value}: {e}; {USAGE}"))?,
         }
     }
-    if bytes < 16 || !bytes.is_multiple_of(8) {
-        return Err(format!("--bytes must be a multiple of 8, at least 16 (got {bytes})"));
+    if settings.bytes < 16 || !settings.bytes.is_multiple_of(8) {
+        return Err(format!("--bytes must be a multiple of 8, at least 16 (got {})", settings.bytes));
     }
-    if repeat == 0 {
+    if settings.records == 0 || settings.records > i32::MAX as u64 {
+        return Err(format!("--records must be between 1 and {} (got {})", i32::MAX, settings.records));
+    }
+    if settings.repeat == 0 {
         return Err("--repeat must be at least 1".to_string());
     }
-    Ok((bytes, repeat))
+    Ok(settings)
 }
 
 /// Runs `cmd`, echoing its output as it comes, and collects its
@@ -145,19 +305,45 @@ fn parse_line(rest: &str) -> Option<(String, Timing)> {
     Some((name, Timing { best, median, bytes }))
 }
 
-/// The report: settings, the measurements and the goal ratios.
-fn report(timings: &BTreeMap<String, Timing>, bytes: u64, repeat: u32) -> String {
+/// The report: settings, then each part's measurements and goal ratios, then a summary.
+fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> String {
     let mut out = String::new();
     let thp = fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_else(|_| "unknown".into());
-    let _ = writeln!(
-        out,
-        "npy io bench: {bytes} data bytes per file ({:.3} GiB), best and median of {repeat} runs",
-        gib(bytes)
-    );
+    let _ = writeln!(out, "npy bench: best and median of {} runs (after one warm-up run)", settings.repeat);
     let _ = writeln!(out, "transparent huge pages: {}", thp.trim());
+    let (mut missed, mut goals) = (0, 0);
+    for (part, timings) in done {
+        let _ = writeln!(out);
+        let _ = writeln!(out, "== {}", part.title);
+        if part.name == F8.name {
+            let _ = writeln!(out, "{} data bytes per file ({:.3} GiB)", settings.bytes, gib(settings.bytes));
+        } else {
+            let n = settings.records;
+            let _ = writeln!(
+                out,
+                "{n} records per file: aligned {:.3} GiB, packed {:.3} GiB of data",
+                gib(n * 304),
+                gib(n * 293)
+            );
+        }
+        let (m, g) = part_report(&mut out, part, timings);
+        missed += m;
+        goals += g;
+    }
+    let _ = writeln!(out);
+    if missed == 0 {
+        let _ = writeln!(out, "all {goals} speed goals met");
+    } else {
+        let _ = writeln!(out, "{missed} of {goals} speed goals MISSED (benchmarks report, they do not fail the run)");
+    }
+    out
+}
+
+/// One part's table and goal ratios; returns (goals missed, goals).
+fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>) -> (usize, usize) {
     let _ = writeln!(out);
     let _ = writeln!(out, "{:<54} {:>9} {:>9} {:>8}", "measurement", "best s", "median s", "GiB/s");
-    for (name, what) in ROWS {
+    for (name, what) in part.rows {
         match timings.get(*name) {
             Some(t) => {
                 let rate = gib(t.bytes) / t.best;
@@ -175,34 +361,24 @@ fn report(timings: &BTreeMap<String, Timing>, bytes: u64, repeat: u32) -> String
         "goal ratio", "best ratio", "median ratio", "goal"
     );
     let mut missed = 0;
-    for &(what, num, den, goal) in GOALS {
+    for &(what, num, den, goal) in part.goals {
         let (Some(n), Some(d)) = (timings.get(num), timings.get(den)) else {
-            let _ = writeln!(out, "{what:<34} {:>11} {:>13} {:>7}  n/a (not measured)", "n/a", "n/a", goal_text(goal));
+            let _ = writeln!(out, "{what:<34} {:>11} {:>13} {:>7}  n/a (not measured)", "n/a", "n/a", goal.text());
             continue;
         };
         let (ratio, median_ratio) = (n.best / d.best, n.median / d.median);
-        let result = match goal {
-            Some(g) if ratio <= g => "PASS",
-            Some(_) => {
+        let result = match goal.passes(ratio) {
+            Some(true) => "PASS",
+            Some(false) => {
                 missed += 1;
                 "MISS"
             }
             None => "context",
         };
-        let _ = writeln!(out, "{what:<34} {ratio:>11.3} {median_ratio:>13.3} {:>7}  {result}", goal_text(goal));
+        let _ = writeln!(out, "{what:<34} {ratio:>11.3} {median_ratio:>13.3} {:>7}  {result}", goal.text());
     }
-    let goals = GOALS.iter().filter(|g| g.3.is_some()).count();
-    let _ = writeln!(out);
-    if missed == 0 {
-        let _ = writeln!(out, "all {goals} speed goals met");
-    } else {
-        let _ = writeln!(out, "{missed} of {goals} speed goals MISSED (benchmarks report, they do not fail the run)");
-    }
-    out
-}
-
-fn goal_text(goal: Option<f64>) -> String {
-    goal.map_or_else(|| "-".to_string(), |g| format!("<= {g:.1}"))
+    let goals = part.goals.iter().filter(|g| !matches!(g.3, Goal::Context)).count();
+    (missed, goals)
 }
 
 fn gib(bytes: u64) -> f64 {

@@ -1,0 +1,264 @@
+//! What the bench targets (`io`, `records`) share: interleaved measurement rounds, the
+//! page-cache and disk helpers, and the machine limits.
+//!
+//! Every item here is used by both targets (each compiles this module on its own).
+
+use std::error::Error;
+use std::fs::File;
+use std::hint::black_box;
+use std::io::Read;
+use std::path::Path;
+use std::time::Duration;
+
+pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+/// A measurement: its name (as the `bench` lines and xtask give it), the data bytes it
+/// moves (for the GiB/s column), and the operation, which runs once and returns the time
+/// it took.
+#[derive(Debug)]
+pub struct Measure<C> {
+    pub name: &'static str,
+    pub bytes: usize,
+    pub run: fn(&C) -> Result<Duration>,
+}
+
+impl<C> Measure<C> {
+    pub fn new(name: &'static str, bytes: usize, run: fn(&C) -> Result<Duration>) -> Measure<C> {
+        Measure { name, bytes, run }
+    }
+}
+
+/// Runs every measurement `repeat` times, one round of all at a time, each round starting
+/// one measurement later (so none always runs first, after the previous round's frees),
+/// and prints `bench <name> best=<s> median=<s> bytes=<n>` for each.
+///
+/// Before each run (untimed), `hot` bytes of memory are touched and freed (see [`heat`]):
+/// more than the run allocates.
+pub fn run_rounds<C>(ctx: &C, measures: &[Measure<C>], repeat: usize, hot: usize) -> Result<()> {
+    // One untimed round first: the first touch of memory this VM has not used lately is
+    // several times slower (seconds per GiB), whichever measurement happens to do it.
+    for m in measures {
+        heat(hot)?;
+        let t = secs((m.run)(ctx).map_err(|e| format!("{} (warm-up): {e}", m.name))?);
+        eprintln!("  {:<22} warm-up: {t:.3} s (not counted)", m.name);
+    }
+    let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(repeat); measures.len()];
+    for round in 0..repeat {
+        for k in 0..measures.len() {
+            let i = (round + k) % measures.len();
+            let m = &measures[i];
+            heat(hot)?;
+            let t = secs((m.run)(ctx).map_err(|e| format!("{}: {e}", m.name))?);
+            eprintln!("  {:<22} run {}/{repeat}: {t:.3} s", m.name, round + 1);
+            times[i].push(t);
+        }
+    }
+    for (m, runs) in measures.iter().zip(&mut times) {
+        runs.sort_by(f64::total_cmp);
+        let best = runs[0];
+        let mid = runs.len() / 2;
+        let median = if runs.len() % 2 == 1 { runs[mid] } else { (runs[mid - 1] + runs[mid]) / 2.0 };
+        println!("bench {} best={best:.6} median={median:.6} bytes={}", m.name, m.bytes);
+    }
+    Ok(())
+}
+
+/// Touches `bytes` of fresh memory and frees it, so the next measurement finds that much
+/// free memory the host has backed.
+///
+/// This VM's balloon device reports free memory to the host (free page reporting, in 2 MiB
+/// blocks, a pass about every two seconds), which takes it back: the next first touch of
+/// such memory faults into the host and costs about a second per GiB instead of a fifth.
+/// Which measurement paid was a lottery, and one that always followed a slow measurement
+/// (whose predecessor's frees were reported meanwhile) always lost. Free blocks not yet
+/// reported are handed out first, so touching memory right before each run gives every
+/// run, the limits' included, the same start. `xtask/bench.py` does the same for NumPy.
+pub fn heat(bytes: usize) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    if bytes > 0 {
+        let mut buffer = limit::HugeBuffer::new(bytes)?;
+        // One write per 4 KiB page faults every page in (a huge page at its first write).
+        for byte in buffer.as_mut_slice().iter_mut().step_by(4096) {
+            *byte = 1;
+        }
+        black_box(buffer.as_slice());
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
+    Ok(())
+}
+
+pub fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Reads `path` through once so it is in the page cache.
+pub fn warm(path: &Path) -> Result<()> {
+    let mut file = File::open(path)?;
+    let mut buf = vec![0u8; 16 << 20];
+    let mut total = 0u64;
+    loop {
+        match file.read(&mut buf)? {
+            0 => break,
+            k => total += k as u64,
+        }
+    }
+    black_box(&buf);
+    if total != file.metadata()?.len() {
+        return Err(format!("{}: read {total} bytes of {}", path.display(), file.metadata()?.len()).into());
+    }
+    Ok(())
+}
+
+pub fn remove_if_present(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Flushes dirty pages of all files to disk, so earlier writes are not written back
+/// while a measurement runs.
+pub fn sync() {
+    #[cfg(unix)]
+    {
+        // SAFETY:
+        // - `sync` takes no arguments and touches no memory of this process;
+        // - it has no preconditions and cannot fail.
+        unsafe { libc::sync() };
+    }
+}
+
+/// The machine limits, through the system calls directly.
+#[cfg(target_os = "linux")]
+pub mod limit {
+    use super::{remove_if_present, sync, Result};
+    use std::fs::{self, File};
+    use std::hint::black_box;
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    const HUGE_PAGE: usize = 2 << 20;
+
+    /// An anonymous private mapping whose `len` bytes start on a huge-page boundary and
+    /// are advised to use transparent huge pages. Zero-filled by the kernel; unmapped on drop.
+    #[derive(Debug)]
+    pub struct HugeBuffer {
+        map: *mut libc::c_void,
+        map_len: usize,
+        start: *mut u8,
+        len: usize,
+    }
+
+    impl HugeBuffer {
+        pub(super) fn new(len: usize) -> Result<HugeBuffer> {
+            let rounded = len.next_multiple_of(HUGE_PAGE);
+            let map_len = rounded + HUGE_PAGE;
+            // SAFETY:
+            // - a null address lets the kernel choose where to map, so no existing mapping
+            //   is replaced;
+            // - MAP_PRIVATE | MAP_ANONYMOUS with fd -1 and offset 0 maps fresh zeroed memory
+            //   backed by no file;
+            // - the result is checked against MAP_FAILED below before any use.
+            let map = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    map_len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if map == libc::MAP_FAILED {
+                return Err(format!("mmap of {map_len} bytes: {}", std::io::Error::last_os_error()).into());
+            }
+            let offset = (map as usize).next_multiple_of(HUGE_PAGE) - map as usize;
+            // SAFETY:
+            // - `offset < HUGE_PAGE` and `offset + rounded <= map_len`, so the pointer stays
+            //   inside the mapping just made.
+            let start = unsafe { map.cast::<u8>().add(offset) };
+            let buffer = HugeBuffer { map, map_len, start, len };
+            // SAFETY:
+            // - `start..start + rounded` lies inside the mapping (see above) and is
+            //   huge-page aligned, as MADV_HUGEPAGE wants;
+            // - the advice only changes how the kernel backs the pages, never their contents.
+            let advised = unsafe { libc::madvise(start.cast(), rounded, libc::MADV_HUGEPAGE) };
+            if advised != 0 {
+                return Err(format!("madvise(MADV_HUGEPAGE): {}", std::io::Error::last_os_error()).into());
+            }
+            Ok(buffer)
+        }
+
+        pub(super) fn as_mut_slice(&mut self) -> &mut [u8] {
+            // SAFETY:
+            // - `start..start + len` lies inside the live mapping, readable and writable;
+            // - every byte is initialized (anonymous mappings are zero-filled);
+            // - the slice borrows `self` mutably, so nothing else aliases it, and it cannot
+            //   outlive the mapping, which only `drop` unmaps.
+            unsafe { std::slice::from_raw_parts_mut(self.start, self.len) }
+        }
+
+        pub fn as_slice(&self) -> &[u8] {
+            // SAFETY:
+            // - `start..start + len` lies inside the live mapping, readable;
+            // - every byte is initialized (anonymous mappings are zero-filled);
+            // - the slice borrows `self`, so no `as_mut_slice` borrow is alive, and it
+            //   cannot outlive the mapping, which only `drop` unmaps.
+            unsafe { std::slice::from_raw_parts(self.start, self.len) }
+        }
+    }
+
+    impl Drop for HugeBuffer {
+        fn drop(&mut self) {
+            // SAFETY:
+            // - `map` and `map_len` are exactly the mapping made in `new`, unmapped only here;
+            // - no slice of it outlives `self` (both accessors borrow `self`).
+            unsafe { libc::munmap(self.map, self.map_len) };
+        }
+    }
+
+    /// Page cache into a huge-page buffer: open, map, `read()` the whole file. Returns the
+    /// time and the buffer (to check after the clock stopped; unmapping it is not timed).
+    pub fn read(path: &Path) -> Result<(Duration, HugeBuffer)> {
+        let started = Instant::now();
+        let mut file = File::open(path)?;
+        let len = usize::try_from(file.metadata()?.len())?;
+        let mut buffer = HugeBuffer::new(len)?;
+        file.read_exact(black_box(buffer.as_mut_slice()))?;
+        Ok((started.elapsed(), buffer))
+    }
+
+    /// A preallocated file: create `path`, `fallocate`, one `write()` of `buf`, `fsync`
+    /// when `durable` (what a synced write cannot beat), close (after removing any old
+    /// `path` and flushing dirty pages, untimed). Checks the size and removes the file
+    /// afterwards.
+    pub fn write(path: &Path, buf: &[u8], durable: bool) -> Result<Duration> {
+        remove_if_present(path)?;
+        sync();
+        let started = Instant::now();
+        let mut file = File::create(path)?;
+        let len = libc::off_t::try_from(buf.len())?;
+        // SAFETY:
+        // - `fallocate` on a file descriptor owned by `file`, open for writing, with mode 0
+        //   (allocate and extend) and a non-negative range;
+        // - it touches no memory of this process.
+        let allocated = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len) };
+        if allocated != 0 {
+            return Err(format!("fallocate: {}", std::io::Error::last_os_error()).into());
+        }
+        file.write_all(black_box(buf))?;
+        if durable {
+            file.sync_all()?;
+        }
+        drop(file);
+        let elapsed = started.elapsed();
+        if fs::metadata(path)?.len() != buf.len() as u64 {
+            return Err(format!("{} has the wrong size", path.display()).into());
+        }
+        fs::remove_file(path)?;
+        Ok(elapsed)
+    }
+}

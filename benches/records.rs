@@ -1,0 +1,497 @@
+//! `cargo bench --bench records`: npy reading and writing Simon's seismic `Trace` records
+//! (`examples/seismic.rs`), next to the machine limit and npyz.
+//!
+//! `cargo xtask bench` runs this, then times NumPy on the same files, and prints the ratios
+//! the speed goals name. Arguments (after `--`):
+//!
+//! - `--dir DIR`: scratch directory (default `target/bench`);
+//! - `--records N`: records per file (default 4,000,000: 1.13 GiB aligned, 1.09 GiB packed);
+//! - `--repeat K`: runs per measurement (default 3);
+//! - `--keep`: leave `traces_aligned.npy` and `traces_packed.npy` in `DIR` (for NumPy)
+//!   instead of deleting them.
+//!
+//! The record: `trace_id: i32`, a nested `receiver {x: f64, y: f64, z: f32}`, `t0: f64`,
+//! `dt: f32`, `flags: u8`, `samples: [f32; 64]`, in two layouts, both files written by npy:
+//!
+//! - `traces_aligned.npy`: NumPy's `align=True` layout, 304 bytes a record, which
+//!   `TraceAligned` (`#[npy(align)] #[repr(C)]`) matches in memory: reads and writes are
+//!   bulk copies;
+//! - `traces_packed.npy`: NumPy's default packed layout, 293 bytes a record (`TracePacked`,
+//!   a plain derive, whose memory layout Rust chooses).
+//!
+//! Measurements, each run once untimed and then `K` times in interleaved rounds (each round
+//! starting one measurement later; the reads, the writes, npyz's two and the synced writes
+//! in four groups), with the page cache warm for reads, dirty pages flushed before each
+//! write, and 1.5 times the aligned file's size of memory touched and freed right before
+//! each run (`common::heat`: this VM hands memory that sat free back to its host, and
+//! touching it again costs seconds per GiB):
+//!
+//! - `limit_read_aligned`, `limit_read_packed`: the machine limit: the page cache copied
+//!   by `read()` into a fresh anonymous mapping advised to use transparent huge pages;
+//! - `read_aligned`: `Vec::<TraceAligned>::read_npy(traces_aligned.npy)` (matched layout);
+//! - `read_packed_to_aligned`: `Vec::<TraceAligned>::read_npy(traces_packed.npy)` (the
+//!   conversion path: packed file into the aligned struct);
+//! - `read_packed`: `Vec::<TracePacked>::read_npy(traces_packed.npy)` (context);
+//! - `npyz_read`: npyz 0.8's derive read of `traces_packed.npy`
+//!   (`NpyFile::new(BufReader<File>)?.data::<NpyzTrace>()?` collected into a `Vec`; npyz
+//!   cannot read padded records, so only the packed file);
+//! - `limit_write_aligned`, `limit_write_packed`: the machine limit: create a file,
+//!   `fallocate` it, `write()` an in-memory buffer of the file's size (its bytes), close;
+//! - `write_aligned`: `traces.write_npy_with(out.npy, WriteOptions::new().sync(false))` of
+//!   `TraceAligned`s (matched layout), atomic rename included: not synced to disk, like
+//!   `np.save`, npyz and the limit;
+//! - `write_packed`: the same of `TracePacked`s (the conversion path: Rust's layout to the
+//!   packed file layout);
+//! - `npyz_write`: npyz's derive write of the packed records
+//!   (`WriteOptions::new().default_dtype().shape(&[n]).writer(BufWriter<File>).begin_nd()?`,
+//!   `push` each, `finish`);
+//! - `write_aligned_synced`: `traces.write_npy(out.npy)` with the default options, which
+//!   sync the file and its directory; `limit_write_aligned_synced`: the limit write of the
+//!   aligned file's bytes with an `fsync` before the close.
+//!
+//! Each prints one line to stdout: `bench <name> best=<seconds> median=<seconds> bytes=<n>`
+//! (`bytes` is the data size of the file read or written). Times cover the operation only:
+//! freeing the result and checking it (records at both ends and in between, compared field
+//! by field, so nothing can be skipped and a wrong result fails the bench) come after the
+//! clock stops.
+
+mod common;
+
+use std::fs::{self, File};
+use std::hint::black_box;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{remove_if_present, run_rounds, sync, warm, Measure, Result};
+use npy_core::prelude::*;
+use npy_core::WriteOptions;
+
+const SAMPLES: usize = 64;
+/// Bytes of one record in NumPy's packed layout: 4 + (8 + 8 + 4) + 8 + 4 + 1 + 64 * 4.
+const PACKED_SIZE: usize = 293;
+/// Bytes of one record in NumPy's `align=True` layout.
+const ALIGNED_SIZE: usize = 304;
+/// Bytes of the samples of a record: every file written ends with the last record's.
+const TAIL: usize = SAMPLES * 4;
+
+/// Where a receiver stood, in metres; laid out as NumPy's `align=True`.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct ReceiverAligned {
+    x: f64,
+    y: f64,
+    z: f32,
+}
+
+/// One trace in NumPy's `align=True` layout, which is also its memory layout: reading and
+/// writing it are bulk copies.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct TraceAligned {
+    trace_id: i32,
+    receiver: ReceiverAligned,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; SAMPLES],
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct ReceiverPacked {
+    x: f64,
+    y: f64,
+    z: f32,
+}
+
+/// The same record in NumPy's default packed layout (as `np.dtype([...])`); its memory
+/// layout is Rust's choice, so reads and writes convert.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct TracePacked {
+    trace_id: i32,
+    receiver: ReceiverPacked,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; SAMPLES],
+}
+
+#[derive(npyz::Deserialize, npyz::Serialize, npyz::AutoSerialize, Debug, Clone, Copy, PartialEq)]
+struct NpyzReceiver {
+    x: f64,
+    y: f64,
+    z: f32,
+}
+
+/// The packed record as npyz derives it (npyz handles the nested record and the subarray).
+#[derive(npyz::Deserialize, npyz::Serialize, npyz::AutoSerialize, Debug, Clone, Copy, PartialEq)]
+struct NpyzTrace {
+    trace_id: i32,
+    receiver: NpyzReceiver,
+    t0: f64,
+    dt: f32,
+    flags: u8,
+    samples: [f32; SAMPLES],
+}
+
+/// Record `i`. Every value is exact or one IEEE operation, so `xtask/bench.py` can check
+/// what NumPy loads: samples are `(i % 4096) + k / 64`, exact in `f32`.
+fn trace(i: usize) -> TraceAligned {
+    let mut samples = [0f32; SAMPLES];
+    for (k, s) in samples.iter_mut().enumerate() {
+        *s = (i % 4096) as f32 + k as f32 / 64.0;
+    }
+    TraceAligned {
+        // `--records` is at most `i32::MAX`, so the id fits.
+        trace_id: i as i32,
+        receiver: ReceiverAligned {
+            x: 500_000.0 + (i % 1000) as f64 * 12.5,
+            y: 6_200_000.0 + (i / 1000) as f64 * 25.0,
+            z: -2.5,
+        },
+        t0: (i % 1000) as f64 * 0.001,
+        dt: 0.004,
+        flags: (i % 3) as u8,
+        samples,
+    }
+}
+
+fn packed(t: &TraceAligned) -> TracePacked {
+    let r = t.receiver;
+    TracePacked {
+        trace_id: t.trace_id,
+        receiver: ReceiverPacked { x: r.x, y: r.y, z: r.z },
+        t0: t.t0,
+        dt: t.dt,
+        flags: t.flags,
+        samples: t.samples,
+    }
+}
+
+fn npyz_trace(t: &TraceAligned) -> NpyzTrace {
+    let r = t.receiver;
+    NpyzTrace {
+        trace_id: t.trace_id,
+        receiver: NpyzReceiver { x: r.x, y: r.y, z: r.z },
+        t0: t.t0,
+        dt: t.dt,
+        flags: t.flags,
+        samples: t.samples,
+    }
+}
+
+/// Command-line settings.
+#[derive(Debug)]
+struct Args {
+    dir: PathBuf,
+    records: usize,
+    repeat: usize,
+    keep: bool,
+}
+
+impl Args {
+    fn parse() -> Result<Args> {
+        let mut args = Args {
+            dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("bench"),
+            records: 4_000_000,
+            repeat: 3,
+            keep: false,
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(arg) = it.next() {
+            let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+            match arg.as_str() {
+                // Added by `cargo bench` for harness-less benches.
+                "--bench" => {}
+                "--keep" => args.keep = true,
+                "--dir" => args.dir = PathBuf::from(value("--dir")?),
+                "--records" => args.records = value("--records")?.parse().map_err(|e| format!("--records: {e}"))?,
+                "--repeat" => args.repeat = value("--repeat")?.parse().map_err(|e| format!("--repeat: {e}"))?,
+                other => {
+                    return Err(format!(
+                        "unknown argument {other:?}; usage: records [--dir DIR] [--records N] [--repeat K] [--keep]"
+                    )
+                    .into())
+                }
+            }
+        }
+        if args.records == 0 || args.records > i32::MAX as usize {
+            return Err(format!("--records must be between 1 and {} (got {})", i32::MAX, args.records).into());
+        }
+        if args.repeat == 0 {
+            return Err("--repeat must be at least 1".into());
+        }
+        Ok(args)
+    }
+}
+
+/// What the measurements share.
+#[derive(Debug)]
+struct Ctx {
+    /// Number of records.
+    n: usize,
+    /// The records, in memory, in each form the writes write.
+    aligned: Vec<TraceAligned>,
+    packed: Vec<TracePacked>,
+    npyz: Vec<NpyzTrace>,
+    /// The bytes of `traces_aligned.npy` and `traces_packed.npy`: what the limit writes write.
+    aligned_file: Vec<u8>,
+    packed_file: Vec<u8>,
+    /// The samples of the last record as little-endian bytes: the last 256 bytes of every
+    /// file written, whatever its layout.
+    tail: Vec<u8>,
+    aligned_path: PathBuf,
+    packed_path: PathBuf,
+    out: PathBuf,
+    limit_out: PathBuf,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse()?;
+    fs::create_dir_all(&args.dir)?;
+    let ctx = setup(&args.dir, args.records)?;
+    let (aligned, packed) = (ctx.n * ALIGNED_SIZE, ctx.n * PACKED_SIZE);
+    eprintln!(
+        "records bench: {} records ({aligned} bytes aligned, {packed} packed), {} runs each, in {}",
+        ctx.n,
+        args.repeat,
+        args.dir.display()
+    );
+
+    let mut reads: Vec<Measure<Ctx>> = vec![
+        Measure::new("read_aligned", aligned, read_aligned),
+        Measure::new("read_packed_to_aligned", packed, read_packed_to_aligned),
+        Measure::new("read_packed", packed, read_packed),
+    ];
+    let mut writes: Vec<Measure<Ctx>> =
+        vec![Measure::new("write_aligned", aligned, write_aligned), Measure::new("write_packed", packed, write_packed)];
+    // npyz takes seconds: a group of its own, so no fast measurement always runs right
+    // after it (the one that did, the aligned limit read, was 25-35% slower for it).
+    let npyz: Vec<Measure<Ctx>> =
+        vec![Measure::new("npyz_read", packed, npyz_read), Measure::new("npyz_write", packed, npyz_write)];
+    // Synced writes wait for the disk (seconds per GiB here): a group of their own.
+    let mut synced: Vec<Measure<Ctx>> = vec![Measure::new("write_aligned_synced", aligned, write_aligned_synced)];
+    #[cfg(target_os = "linux")]
+    {
+        reads.insert(0, Measure::new("limit_read_aligned", aligned, limit_read_aligned));
+        reads.insert(1, Measure::new("limit_read_packed", packed, limit_read_packed));
+        writes.insert(0, Measure::new("limit_write_aligned", aligned, limit_write_aligned));
+        writes.insert(1, Measure::new("limit_write_packed", packed, limit_write_packed));
+        synced.insert(0, Measure::new("limit_write_aligned_synced", aligned, limit_write_aligned_synced));
+    }
+
+    for path in [&ctx.aligned_path, &ctx.packed_path] {
+        warm(path)?;
+    }
+    // No run allocates more than 1.25 files' worth (npyz's read grows its `Vec` by doubling).
+    let hot = aligned + aligned / 2;
+    run_rounds(&ctx, &reads, args.repeat, hot)?;
+    run_rounds(&ctx, &writes, args.repeat, hot)?;
+    run_rounds(&ctx, &npyz, args.repeat, hot)?;
+    run_rounds(&ctx, &synced, args.repeat, hot)?;
+
+    if !args.keep {
+        fs::remove_file(&ctx.aligned_path)?;
+        fs::remove_file(&ctx.packed_path)?;
+    }
+    Ok(())
+}
+
+/// Makes the records, writes `traces_aligned.npy` and `traces_packed.npy` with npy, reads
+/// their bytes back (for the limit writes), and flushes them to disk so their writeback
+/// does not run during the measurements.
+fn setup(dir: &Path, n: usize) -> Result<Ctx> {
+    let started = Instant::now();
+    let aligned: Vec<TraceAligned> = (0..n).map(trace).collect();
+    let packed: Vec<TracePacked> = aligned.iter().map(packed).collect();
+    let npyz: Vec<NpyzTrace> = aligned.iter().map(npyz_trace).collect();
+    let tail: Vec<u8> = aligned[n - 1].samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let aligned_path = dir.join("traces_aligned.npy");
+    let packed_path = dir.join("traces_packed.npy");
+    aligned.write_npy(&aligned_path)?;
+    packed.write_npy(&packed_path)?;
+    let aligned_file = fs::read(&aligned_path)?;
+    let packed_file = fs::read(&packed_path)?;
+    for (file, size, path) in [(&aligned_file, ALIGNED_SIZE, &aligned_path), (&packed_file, PACKED_SIZE, &packed_path)]
+    {
+        check_file(file.len() as u64, &file[file.len().saturating_sub(TAIL)..], n * size, &tail, path)?;
+    }
+    let ctx = Ctx {
+        n,
+        aligned,
+        packed,
+        npyz,
+        aligned_file,
+        packed_file,
+        tail,
+        aligned_path,
+        packed_path,
+        out: dir.join("out.npy"),
+        limit_out: dir.join("limit-out.bin"),
+    };
+    sync();
+    eprintln!(
+        "records bench: wrote {} and {} in {:.2} s",
+        ctx.aligned_path.display(),
+        ctx.packed_path.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(ctx)
+}
+
+/// Fails unless a file of `len` bytes ending in `end` holds at least `data` bytes and ends
+/// with the last record's samples (`tail`).
+fn check_file(len: u64, end: &[u8], data: usize, tail: &[u8], path: &Path) -> Result<()> {
+    if len < data as u64 || end != tail {
+        return Err(
+            format!("{}: {len} bytes, expected {data} data bytes ending in the last samples", path.display()).into()
+        );
+    }
+    Ok(())
+}
+
+/// Fails unless `v` holds the `n` records of [`trace`] (as `expect` converts them),
+/// checked at both ends and at 63 points between.
+fn check_records<T: PartialEq + std::fmt::Debug>(v: &[T], n: usize, expect: impl Fn(&TraceAligned) -> T) -> Result<()> {
+    if v.len() != n {
+        return Err(format!("got {} records, expected {n}", v.len()).into());
+    }
+    for i in (0..64).map(|k| k * (n / 64)).chain([n - 1]) {
+        let want = expect(&trace(i));
+        if v[i] != want {
+            return Err(format!("record {i} is {:?}, expected {want:?}", v[i]).into());
+        }
+    }
+    Ok(())
+}
+
+/// Times one `read` (the clock stops before the result is checked and freed).
+fn timed<T>(read: impl FnOnce() -> Result<T>, check: impl FnOnce(&T) -> Result<()>) -> Result<Duration> {
+    let started = Instant::now();
+    let v = black_box(read()?);
+    let elapsed = started.elapsed();
+    check(&v)?;
+    drop(v);
+    Ok(elapsed)
+}
+
+fn read_aligned(c: &Ctx) -> Result<Duration> {
+    timed(|| Ok(Vec::<TraceAligned>::read_npy(&c.aligned_path)?), |v| check_records(v, c.n, |t| *t))
+}
+
+fn read_packed_to_aligned(c: &Ctx) -> Result<Duration> {
+    timed(|| Ok(Vec::<TraceAligned>::read_npy(&c.packed_path)?), |v| check_records(v, c.n, |t| *t))
+}
+
+fn read_packed(c: &Ctx) -> Result<Duration> {
+    timed(|| Ok(Vec::<TracePacked>::read_npy(&c.packed_path)?), |v| check_records(v, c.n, packed))
+}
+
+fn npyz_read(c: &Ctx) -> Result<Duration> {
+    timed(
+        || {
+            let file = npyz::NpyFile::new(BufReader::new(File::open(&c.packed_path)?))?;
+            let records = file.data::<NpyzTrace>().map_err(|e| format!("npyz: {e}"))?;
+            Ok(records.collect::<std::io::Result<Vec<NpyzTrace>>>()?)
+        },
+        |v| check_records(v, c.n, npyz_trace),
+    )
+}
+
+/// Times one `write` to `c.out` (after removing any old file and flushing dirty pages),
+/// then checks that the file has the data bytes and ends with the last record's samples,
+/// and removes it.
+fn timed_write(c: &Ctx, data: usize, write: impl FnOnce(&Path) -> Result<()>) -> Result<Duration> {
+    remove_if_present(&c.out)?;
+    sync();
+    let started = Instant::now();
+    write(&c.out)?;
+    let elapsed = started.elapsed();
+    let mut file = File::open(&c.out)?;
+    let len = file.metadata()?.len();
+    let mut end = vec![0u8; TAIL];
+    file.seek(SeekFrom::End(-(TAIL as i64)))?;
+    file.read_exact(&mut end)?;
+    check_file(len, &end, data, &c.tail, &c.out)?;
+    fs::remove_file(&c.out)?;
+    Ok(elapsed)
+}
+
+fn write_aligned(c: &Ctx) -> Result<Duration> {
+    timed_write(c, c.n * ALIGNED_SIZE, |path| {
+        Ok(black_box(&c.aligned).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
+}
+
+fn write_packed(c: &Ctx) -> Result<Duration> {
+    timed_write(c, c.n * PACKED_SIZE, |path| {
+        Ok(black_box(&c.packed).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
+}
+
+fn write_aligned_synced(c: &Ctx) -> Result<Duration> {
+    timed_write(c, c.n * ALIGNED_SIZE, |path| Ok(black_box(&c.aligned).write_npy(path)?))
+}
+
+fn npyz_write(c: &Ctx) -> Result<Duration> {
+    use npyz::WriterBuilder;
+    timed_write(c, c.n * PACKED_SIZE, |path| {
+        let mut writer = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(&[c.n as u64])
+            .writer(BufWriter::new(File::create(path)?))
+            .begin_nd()?;
+        for record in black_box(&c.npyz) {
+            writer.push(record)?;
+        }
+        writer.finish()?;
+        Ok(())
+    })
+}
+
+/// The machine limit read ([`common::limit::read`]) of `traces_aligned.npy`.
+#[cfg(target_os = "linux")]
+fn limit_read_aligned(c: &Ctx) -> Result<Duration> {
+    let (elapsed, buffer) = common::limit::read(&c.aligned_path)?;
+    check_limit_read(buffer.as_slice(), &c.aligned_file)?;
+    Ok(elapsed)
+}
+
+/// The machine limit read of `traces_packed.npy`.
+#[cfg(target_os = "linux")]
+fn limit_read_packed(c: &Ctx) -> Result<Duration> {
+    let (elapsed, buffer) = common::limit::read(&c.packed_path)?;
+    check_limit_read(buffer.as_slice(), &c.packed_file)?;
+    Ok(elapsed)
+}
+
+/// Fails unless a limit read gave the file's bytes (compared at the start and the end).
+#[cfg(target_os = "linux")]
+fn check_limit_read(got: &[u8], file: &[u8]) -> Result<()> {
+    let k = file.len().min(4096);
+    if got.len() != file.len() || got[..k] != file[..k] || got[got.len() - k..] != file[file.len() - k..] {
+        return Err(format!("limit read gave {} bytes unlike the file's {}", got.len(), file.len()).into());
+    }
+    Ok(())
+}
+
+/// The machine limit write ([`common::limit::write`]) of as many bytes as
+/// `traces_aligned.npy` (its bytes).
+#[cfg(target_os = "linux")]
+fn limit_write_aligned(c: &Ctx) -> Result<Duration> {
+    common::limit::write(&c.limit_out, &c.aligned_file, false)
+}
+
+/// The machine limit write of the aligned file's bytes, synced to disk before the close.
+#[cfg(target_os = "linux")]
+fn limit_write_aligned_synced(c: &Ctx) -> Result<Duration> {
+    common::limit::write(&c.limit_out, &c.aligned_file, true)
+}
+
+/// The machine limit write of as many bytes as `traces_packed.npy`.
+#[cfg(target_os = "linux")]
+fn limit_write_packed(c: &Ctx) -> Result<Duration> {
+    common::limit::write(&c.limit_out, &c.packed_file, false)
+}
