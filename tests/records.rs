@@ -1019,3 +1019,38 @@ fn skipped_fields_are_default_on_read_and_absent_on_write() {
     let bytes = v.write_npy_to(Vec::new()).unwrap();
     assert_eq!(DynArray::read_npy_from(&bytes[..]).unwrap().dtype().descr(), "[('trace_id', '<i4'), ('t0', '<f8')]");
 }
+
+/// Enough padded records for the writer to copy on a second thread (8+ pieces of 256 KiB):
+/// values come back, padding bytes are zeros.
+#[test]
+fn large_padded_writes_are_exact() {
+    let n = 40_000;
+    let records: Vec<Trace8Aligned> = (0..n)
+        .map(|i| Trace8Aligned {
+            trace_id: i as i32,
+            receiver: ReceiverAligned { x: i as f64, y: -(i as f64), z: 0.5 },
+            t0: i as f64 * 0.25,
+            dt: 0.004,
+            flags: (i % 256) as u8,
+            samples: [i as f32; 8],
+        })
+        .collect();
+    let bytes = records.write_npy_to(Vec::new()).unwrap();
+    assert_eq!(Vec::<Trace8Aligned>::read_npy_from(&bytes[..]).unwrap(), records);
+    let arr = DynArray::read_npy_from(&bytes[..]).unwrap();
+    let rec = arr.dtype().as_record().unwrap();
+    let size = rec.itemsize();
+    let covered: Vec<bool> = {
+        let mut mask = vec![false; size];
+        let native = Trace8Aligned::dtype();
+        for f in native.as_record().unwrap().fields() {
+            mask[f.offset..f.offset + f.dtype.itemsize()].iter_mut().for_each(|m| *m = true);
+        }
+        mask
+    };
+    for (i, r) in arr.data().chunks_exact(size).enumerate() {
+        for (b, (&byte, &field)) in r.iter().zip(&covered).enumerate() {
+            assert!(field || byte == 0, "record {i} padding byte {b} is {byte}");
+        }
+    }
+}

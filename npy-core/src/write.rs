@@ -280,34 +280,101 @@ pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, p
 }
 
 /// Writes elements whose memory is their written layout except for padding (e.g. an
-/// `#[npy(align)]` struct): whole records are copied into a cache-sized buffer, the
+/// `#[npy(align)]` struct): whole records are copied into cache-sized buffers, the
 /// padding bytes (`gaps`, which Rust leaves uninitialized) are zeroed there, and the
-/// buffer is written. Padding is never read.
+/// buffers are written. Padding is never read. Large inputs copy on a second thread while
+/// this one writes, so the copy costs no time when a core is free.
 fn write_padded<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, gaps: &[(usize, usize)], data: &[T]) -> Result<()> {
     let size = std::mem::size_of::<T>();
     let per_piece = (WRITE_PIECE / size.max(1)).max(1);
-    let mut staging = vec![MaybeUninit::<u8>::uninit(); per_piece.min(data.len()) * size];
-    for chunk in data.chunks(per_piece) {
-        let len = std::mem::size_of_val(chunk);
-        let buf = &mut staging[..len];
-        // SAFETY:
-        // - `chunk` is a live `&[T]`, readable for `len` bytes; `buf` is `len` bytes of
-        //   our own buffer, writable; they do not overlap;
-        // - the destination is `MaybeUninit<u8>`, so copying uninitialized padding bytes
-        //   is allowed (nothing reads them as `u8`).
-        unsafe { std::ptr::copy_nonoverlapping(chunk.as_ptr().cast::<MaybeUninit<u8>>(), buf.as_mut_ptr(), len) };
-        for rec in buf.chunks_exact_mut(size) {
-            for &(at, n) in gaps {
-                rec[at..at + n].fill(MaybeUninit::new(0));
-            }
+    let pieces = data.len().div_ceil(per_piece);
+    let (src, total) = (SendPtr(data.as_ptr().cast::<MaybeUninit<u8>>()), data.len());
+    let piece_at = move |k: usize, buf: &mut [MaybeUninit<u8>]| -> usize {
+        let count = per_piece.min(total - k * per_piece);
+        let len = count * size;
+        // SAFETY: piece `k` of `data` (`k < pieces`) is `len` bytes at `k * per_piece`
+        // elements from its start, inside the live slice, and `buf` holds `len` bytes.
+        unsafe { fill_piece(src.at(k * per_piece * size), &mut buf[..len], size, gaps) };
+        len
+    };
+    let new_buf = || vec![MaybeUninit::<u8>::uninit(); per_piece.min(data.len()) * size];
+    if pieces < 8 || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        let mut buf = new_buf();
+        for k in 0..pieces {
+            let len = piece_at(k, &mut buf);
+            writer.write_all(initialized(&buf[..len]))?;
         }
-        // SAFETY: every byte of `buf` is initialized: bytes of fields come from valid `T`s
-        // (NpyRecord's contract: the native dtype's fields cover them), and every other
-        // byte is in `gaps`, zeroed just above; `u8` accepts any initialized byte.
-        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), len) };
-        writer.write_all(bytes)?;
+        return Ok(());
     }
-    Ok(())
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<MaybeUninit<u8>>, usize)>(1);
+    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<MaybeUninit<u8>>>(2);
+    for _ in 0..2 {
+        let _ = empty_tx.send(new_buf());
+    }
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for k in 0..pieces {
+                let Ok(mut buf) = empty_rx.recv() else { return };
+                let len = piece_at(k, &mut buf);
+                if full_tx.send((buf, len)).is_err() {
+                    return;
+                }
+            }
+        });
+        for _ in 0..pieces {
+            let (buf, len) = full_rx.recv().map_err(|_| Error::usage("the copying thread stopped"))?;
+            writer.write_all(initialized(&buf[..len]))?;
+            let _ = empty_tx.send(buf);
+        }
+        Ok(())
+    })
+}
+
+/// A pointer into the caller's `&[T]` handed to the copying thread of [`write_padded`].
+#[derive(Clone, Copy)]
+struct SendPtr(*const MaybeUninit<u8>);
+
+impl SendPtr {
+    /// The pointer `offset` bytes on (a method, so closures capture the whole `SendPtr`).
+    fn at(self, offset: usize) -> *const MaybeUninit<u8> {
+        self.0.wrapping_add(offset)
+    }
+}
+
+// SAFETY: the pointer is only used to copy bytes out of a slice that `write_padded`
+// borrows for the whole scope of the copying thread (which the scope joins before
+// returning), while the calling thread does not touch that slice; bytes are copied as
+// `MaybeUninit<u8>`, so no `T` is shared or created on the other thread.
+unsafe impl Send for SendPtr {}
+// SAFETY: as for `Send`: shared use is only the byte copy described there.
+unsafe impl Sync for SendPtr {}
+
+/// Copies `buf.len()` bytes of whole records from `src` into `buf` and zeroes each
+/// record's `gaps`.
+///
+/// # Safety
+/// `src` must be valid for reads of `buf.len()` bytes (a multiple of `size`): the bytes
+/// of whole elements of a live slice, whose fields are initialized.
+unsafe fn fill_piece(src: *const MaybeUninit<u8>, buf: &mut [MaybeUninit<u8>], size: usize, gaps: &[(usize, usize)]) {
+    // SAFETY:
+    // - `src` is readable for `buf.len()` bytes (the caller's contract) and `buf` is
+    //   writable for as many; they do not overlap (`buf` is our own buffer);
+    // - the destination is `MaybeUninit<u8>`, so copying uninitialized padding bytes is
+    //   allowed (nothing reads them as `u8` before they are zeroed below).
+    unsafe { std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr(), buf.len()) };
+    for rec in buf.chunks_exact_mut(size) {
+        for &(at, n) in gaps {
+            rec[at..at + n].fill(MaybeUninit::new(0));
+        }
+    }
+}
+
+/// The bytes of a buffer filled by [`fill_piece`].
+fn initialized(buf: &[MaybeUninit<u8>]) -> &[u8] {
+    // SAFETY: every byte was written by `fill_piece`: bytes of fields come from valid
+    // `T`s (NpyRecord's contract: the native dtype's fields cover them), and every other
+    // byte is in `gaps`, zeroed there; `u8` accepts any initialized byte.
+    unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), buf.len()) }
 }
 
 /// Writes records one by one or in batches when their number is not known in advance, and
