@@ -1027,7 +1027,7 @@ fn large_padded_writes_are_exact() {
     let n = 40_000;
     let records: Vec<Trace8Aligned> = (0..n)
         .map(|i| Trace8Aligned {
-            trace_id: i as i32,
+            trace_id: i,
             receiver: ReceiverAligned { x: i as f64, y: -(i as f64), z: 0.5 },
             t0: i as f64 * 0.25,
             dt: 0.004,
