@@ -10,8 +10,11 @@
 //! - `ci`: everything CI checks, in order (see [`ci`]).
 //! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
-//! - `bench [--bytes N] [--repeat K]`: npy's read and write speed next to the machine
-//!   limit and NumPy, with the goal ratios (see [`bench`]).
+//! - `bench [--only f8|records] [--bytes N] [--records N] [--repeat K]`: npy's read and
+//!   write speed next to the machine limit, NumPy and npyz, with the goal ratios (see
+//!   [`bench`]).
+//! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
+//!   [`fuzz`]).
 //!
 //! To add a command, add a module and one arm to the `match` in [`main`].
 
@@ -19,6 +22,7 @@
 
 mod bench;
 mod ci;
+mod fuzz;
 mod golden;
 mod project;
 
@@ -33,10 +37,15 @@ commands:
                     golden --check, NumPy round trip
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
-  bench [--bytes N] [--repeat K]
-                    time npy reading and writing a 1 GiB <f8 file (N bytes; best of K,
-                    default 3) next to the machine limit and np.load/np.save, and print
-                    the goal ratios (report in target/bench/report.txt)";
+  bench [--only f8|records] [--bytes N] [--records N] [--repeat K]
+                    time npy reading and writing a 1 GiB <f8 file (N bytes) and
+                    4,000,000 Trace records (N records), best of K (default 3), next to
+                    the machine limit, np.load/np.save and npyz, and print the goal
+                    ratios (report in target/bench/report.txt)
+  fuzz [--seconds N] [--target NAME] [--sanitizer address|none]
+                    run each cargo-fuzz target (header, npy_dynamic, npz, record; or NAME)
+                    for N seconds (default 60), seeded from the fixtures; fails on a crash
+                    (needs `cargo install cargo-fuzz --locked`)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -46,6 +55,7 @@ fn main() -> ExitCode {
         ["golden"] => golden::run(golden::Mode::Write),
         ["golden", "--check"] => golden::run(golden::Mode::Check),
         ["bench", rest @ ..] => bench::run(rest),
+        ["fuzz", rest @ ..] => fuzz::run(rest),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
