@@ -910,9 +910,23 @@ impl<R: Read + Seek> Reader<R> {
         let (mut file, size, _) = self.member(name)?;
         // A stored member's bytes are in the file; a deflated one's claim is only trusted
         // as far as its data actually inflates.
-        let compressed = file.file.compressed_size();
-        let mut out = Vec::with_capacity(size.min(compressed.max(RAW_PREALLOC)).min(usize::MAX as u64) as usize);
-        file.read_to_end(&mut out)?;
+        // Growth is exact and capped at the declared size (never a doubling past it), and
+        // fallible; the reader errors if the data inflates past or short of that size.
+        let size = usize::try_from(size).map_err(|_| Error::npz(Some(name), "member larger than the address space"))?;
+        let first = usize::try_from(file.file.compressed_size().max(RAW_PREALLOC)).unwrap_or(usize::MAX);
+        let mut out: Vec<u8> = Vec::new();
+        while out.len() < size {
+            let want = (size - out.len()).min(out.len().max(first));
+            out.try_reserve_exact(want).map_err(|_| crate::read::buffer::out_of_memory(want, 1))?;
+            let start = out.len();
+            out.resize(start + want, 0);
+            let got = crate::read::read_full(&mut file, &mut out[start..])?;
+            out.truncate(start + got);
+            if got < want {
+                break;
+            }
+        }
+        io::copy(&mut file, &mut io::sink())?;
         Ok(out)
     }
 

@@ -223,7 +223,10 @@ fn fuzz(target: &Target, settings: &Settings, seeds: &Path) -> Result<Stats> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
-    let (mut stats, mut crash, mut tail) = (Stats::default(), None, Vec::new());
+    let (mut stats, mut crash) = (Stats::default(), None);
+    // What is shown on failure: the output from the first panic or sanitizer report on,
+    // else the last lines.
+    let (mut report, mut tail) = (Vec::new(), Vec::new());
     if let Some(stderr) = child.stderr.take() {
         for line in BufReader::new(stderr).lines() {
             let line = line.map_err(|e| format!("reading the output of `{shown}`: {e}"))?;
@@ -245,6 +248,10 @@ fn fuzz(target: &Target, settings: &Settings, seeds: &Path) -> Result<Stats> {
             if let Some((_, path)) = line.split_once("Test unit written to ") {
                 crash = Some(path.trim().to_string());
             }
+            let starts_report = line.contains("panicked at") || line.contains("ERROR: ");
+            if (starts_report || !report.is_empty()) && report.len() < 200 {
+                report.push(line.clone());
+            }
             tail.push(line);
             if tail.len() > 60 {
                 tail.remove(0);
@@ -256,8 +263,8 @@ fn fuzz(target: &Target, settings: &Settings, seeds: &Path) -> Result<Stats> {
         println!("{}: {stats}", target.name);
         return Ok(stats);
     }
-    eprintln!("--- last lines of {} ---", log_path.display());
-    for line in &tail {
+    eprintln!("--- from {} ---", log_path.display());
+    for line in if report.is_empty() { &tail } else { &report } {
         eprintln!("{line}");
     }
     Err(match crash {
