@@ -3,6 +3,8 @@
 
 Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py records DIR RECORDS REPEAT
+       python3 bench.py npz DIR ELEMENTS REPEAT
+       python3 bench.py mmap DIR BYTES REPEAT
 
 Each measurement runs once untimed, then REPEAT times in interleaved rounds (each starting
 one measurement later), keeping the best and the median.  The page cache is warmed before
@@ -32,6 +34,24 @@ field of a few records (see `trace`).
   np_load_packed     np.load(traces_packed.npy)
   np_save_aligned    np.save(out.npy, arr) of the loaded aligned array
   np_save_packed     np.save(out.npy, arr) of the loaded packed array
+
+npz (benches/npz.rs): DIR holds a0.npy ... a7.npy, stored.npz (np.savez's layout) and
+deflated.npz (deflate level 6), written by npy: array k holds (i % 10000) * 0.5 + k for i in
+range(ELEMENTS).
+
+  np_savez               np.savez(out.npz, a0=..., ...) of the arrays in memory
+  np_savez_compressed    np.savez_compressed(out.npz, ...) of the same
+  np_save_files          np.save of each array to its own .npy file
+  np_load_npz            every member of stored.npz through np.load(...)[name]
+  np_load_npz_compressed every member of deflated.npz likewise
+  np_load_files          np.load of each a<k>.npy
+
+mmap (benches/mmap.rs): DIR holds big.npy (BYTES of <f8 data), small.npy (1 MiB of <f8 data),
+element i of both being i + 0.25, and picks.npy (<i8 indices into big.npy).
+
+  np_open_small       np.load(small.npy, mmap_mode='r'), 1000 times; the time of one
+  np_open_big         the same of big.npy
+  np_random_sum       np.load(big.npy, mmap_mode='r')[picks].sum(), the mapping closed
 """
 
 import os
@@ -45,13 +65,11 @@ USAGE = __doc__
 
 
 def main():
-    if len(sys.argv) != 5 or sys.argv[1] not in ("f8", "records"):
+    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap}
+    if len(sys.argv) != 5 or sys.argv[1] not in parts:
         sys.exit(USAGE)
     part, directory, size, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    if part == "f8":
-        f8(directory, size, repeat)
-    else:
-        records(directory, size, repeat)
+    parts[part](directory, size, repeat)
 
 
 def f8(directory, nbytes, repeat):
@@ -223,6 +241,124 @@ def records(directory, n, repeat):
     rounds([("np_save_aligned", aligned, save("aligned")), ("np_save_packed", packed, save("packed"))], repeat, hot)
 
 
+NPZ_ARRAYS = 8
+
+
+def npz(directory, n, repeat):
+    names = [f"a{k}" for k in range(NPZ_ARRAYS)]
+    files = [os.path.join(directory, f"{name}.npy") for name in names]
+    stored = os.path.join(directory, "stored.npz")
+    deflated = os.path.join(directory, "deflated.npz")
+    out = os.path.join(directory, "np-out.npz")
+    outs = [os.path.join(directory, f"np-out-{name}.npy") for name in names]
+    nbytes = NPZ_ARRAYS * n * 8
+
+    def check(arrays):
+        if len(arrays) != NPZ_ARRAYS:
+            raise SystemExit(f"got {len(arrays)} arrays, expected {NPZ_ARRAYS}")
+        for k, arr in enumerate(arrays):
+            if arr.dtype != np.dtype("<f8") or arr.shape != (n,):
+                raise SystemExit(f"array {k}: {arr.dtype} {arr.shape}, expected <f8 ({n},)")
+            for i in (0, n // 2, n - 1):
+                if arr[i] != (i % 10000) * 0.5 + k:
+                    raise SystemExit(f"array {k} value {i} is {arr[i]}")
+
+    def load_npz(path):
+        with np.load(path) as f:
+            if list(f.files) != names:
+                raise SystemExit(f"{path}: members {f.files}")
+            return [f[name] for name in names]
+
+    def load_files(paths):
+        return [np.load(path) for path in paths]
+
+    data = load_files(files)
+    check(data)
+    for path in (stored, deflated):
+        check(load_npz(path))
+    print(f"  np.load reads the npz files npy wrote: {NPZ_ARRAYS} members each, values checked",
+          file=sys.stderr, flush=True)
+
+    def timed_read(read):
+        def measure():
+            t = time.perf_counter()
+            arrays = read()
+            elapsed = time.perf_counter() - t
+            check(arrays)
+            return elapsed
+        return measure
+
+    def timed_write(write, read):
+        def measure():
+            for path in outs + [out]:
+                remove(path)
+            os.sync()
+            t = time.perf_counter()
+            write()
+            elapsed = time.perf_counter() - t
+            check(read())
+            for path in outs + [out]:
+                remove(path)
+            return elapsed
+        return measure
+
+    def save_files():
+        for arr, path in zip(data, outs):
+            np.save(path, arr)
+
+    kwargs = dict(zip(names, data))
+    for path in files + [stored, deflated]:
+        warm(path)
+    hot = nbytes + nbytes // 2
+    rounds([("np_savez", nbytes, timed_write(lambda: np.savez(out, **kwargs), lambda: load_npz(out))),
+            ("np_savez_compressed", nbytes,
+             timed_write(lambda: np.savez_compressed(out, **kwargs), lambda: load_npz(out))),
+            ("np_save_files", nbytes, timed_write(save_files, lambda: load_files(outs)))], repeat, hot)
+    rounds([("np_load_npz", nbytes, timed_read(lambda: load_npz(stored))),
+            ("np_load_npz_compressed", nbytes, timed_read(lambda: load_npz(deflated))),
+            ("np_load_files", nbytes, timed_read(lambda: load_files(files)))], repeat, hot)
+
+
+MMAP_OPENS = 1000
+
+
+def mmap(directory, nbytes, repeat):
+    big = os.path.join(directory, "big.npy")
+    small = os.path.join(directory, "small.npy")
+    picks = np.load(os.path.join(directory, "picks.npy"))
+    n, n_small = nbytes // 8, (1 << 20) // 8
+    # Every partial sum of these values is exact, so any order gives this total.
+    expected = float(picks.sum()) + 0.25 * len(picks)
+
+    def opens(path, length):
+        def measure():
+            t = time.perf_counter()
+            for _ in range(MMAP_OPENS):
+                arr = np.load(path, mmap_mode="r")
+                last = len(arr)
+                del arr
+            elapsed = time.perf_counter() - t
+            if last != length:
+                raise SystemExit(f"{path}: {last} elements, expected {length}")
+            return elapsed / MMAP_OPENS
+        return measure
+
+    def random_sum():
+        t = time.perf_counter()
+        arr = np.load(big, mmap_mode="r")
+        total = arr[picks].sum()
+        del arr
+        elapsed = time.perf_counter() - t
+        if total != expected:
+            raise SystemExit(f"sum of the picks is {total}, expected {expected}")
+        return elapsed
+
+    for path in (small, big):
+        warm(path)
+    rounds([("np_open_small", 0, opens(small, n_small)), ("np_open_big", 0, opens(big, n)),
+            ("np_random_sum", len(picks) * 8, random_sum)], repeat, 0)
+
+
 def rounds(measures, repeat, hot):
     """Times each (name, bytes, measure); `measure()` runs once and returns seconds.
 
@@ -230,20 +366,22 @@ def rounds(measures, repeat, hot):
     # One untimed round first, as in the Rust benches: the first touch of memory the VM has
     # not used lately is far slower, whichever measurement does it.
     for name, _, measure in measures:
-        heat(hot)
-        print(f"  {name:<18} warm-up: {measure():.3f} s (not counted)", file=sys.stderr, flush=True)
+        if hot:
+            heat(hot)
+        print(f"  {name:<18} warm-up: {measure():.6f} s (not counted)", file=sys.stderr, flush=True)
     times = {name: [] for name, _, _ in measures}
     for r in range(repeat):
         # Each round starts one measurement later, as in the Rust benches.
         for k in range(len(measures)):
             name, _, measure = measures[(r + k) % len(measures)]
-            heat(hot)
+            if hot:
+                heat(hot)
             t = measure()
-            print(f"  {name:<18} run {r + 1}/{repeat}: {t:.3f} s", file=sys.stderr, flush=True)
+            print(f"  {name:<18} run {r + 1}/{repeat}: {t:.6f} s", file=sys.stderr, flush=True)
             times[name].append(t)
     for name, nbytes, _ in measures:
         runs = times[name]
-        print(f"bench {name} best={min(runs):.6f} median={statistics.median(runs):.6f} bytes={nbytes}", flush=True)
+        print(f"bench {name} best={min(runs):.9f} median={statistics.median(runs):.9f} bytes={nbytes}", flush=True)
 
 
 def heat(nbytes):

@@ -1,7 +1,8 @@
-//! What the bench targets (`io`, `records`) share: interleaved measurement rounds, the
+//! What the bench targets (`io`, `records`, `npz`, `mmap`) share: interleaved measurement rounds, the
 //! page-cache and disk helpers, and the machine limits.
 //!
-//! Every item here is used by both targets (each compiles this module on its own).
+//! Each target compiles this module on its own and uses only part of it.
+#![allow(dead_code)]
 
 use std::error::Error;
 use std::fs::File;
@@ -40,7 +41,7 @@ pub fn run_rounds<C>(ctx: &C, measures: &[Measure<C>], repeat: usize, hot: usize
     for m in measures {
         heat(hot)?;
         let t = secs((m.run)(ctx).map_err(|e| format!("{} (warm-up): {e}", m.name))?);
-        eprintln!("  {:<22} warm-up: {t:.3} s (not counted)", m.name);
+        eprintln!("  {:<22} warm-up: {t:.6} s (not counted)", m.name);
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(repeat); measures.len()];
     for round in 0..repeat {
@@ -49,7 +50,7 @@ pub fn run_rounds<C>(ctx: &C, measures: &[Measure<C>], repeat: usize, hot: usize
             let m = &measures[i];
             heat(hot)?;
             let t = secs((m.run)(ctx).map_err(|e| format!("{}: {e}", m.name))?);
-            eprintln!("  {:<22} run {}/{repeat}: {t:.3} s", m.name, round + 1);
+            eprintln!("  {:<22} run {}/{repeat}: {t:.6} s", m.name, round + 1);
             times[i].push(t);
         }
     }
@@ -58,7 +59,7 @@ pub fn run_rounds<C>(ctx: &C, measures: &[Measure<C>], repeat: usize, hot: usize
         let best = runs[0];
         let mid = runs.len() / 2;
         let median = if runs.len() % 2 == 1 { runs[mid] } else { (runs[mid - 1] + runs[mid]) / 2.0 };
-        println!("bench {} best={best:.6} median={median:.6} bytes={}", m.name, m.bytes);
+        println!("bench {} best={best:.9} median={median:.9} bytes={}", m.name, m.bytes);
     }
     Ok(())
 }

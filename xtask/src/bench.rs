@@ -1,6 +1,7 @@
-//! `cargo xtask bench [--only f8|records] [--bytes N] [--records N] [--repeat K]`: npy's
-//! read and write speed next to the machine limit, NumPy and npyz, in one run, with the
-//! ratios the speed goals name. Two parts, both by default (`--only` picks one):
+//! `cargo xtask bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
+//! [--map-bytes N] [--repeat K]`: npy's speed next to the machine limit, NumPy and npyz, in
+//! one run, with the ratios the speed goals name. Four parts, all by default (`--only` picks
+//! one):
 //!
 //! - `f8`: a big `<f8` array.
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
@@ -18,15 +19,27 @@
 //!      and write of the packed file.
 //!   2. `xtask/bench.py records` checks once that `np.load` sees the dtypes and values npy
 //!      wrote, then times `np.load` of both files and `np.save` of both arrays.
+//! - `npz`: 8 arrays of N `f64`s (`--elements`, default 4,000,000: 256 MB in all).
+//!   1. `cargo bench --bench npz` (`benches/npz.rs`) times npy writing and reading them as
+//!      8 plain `.npy` files, as one archive of stored members, and as one deflated archive
+//!      (level 6, members compressed in parallel).
+//!   2. `xtask/bench.py npz` checks that `np.load` reads npy's archives, then times
+//!      `np.savez`, `np.savez_compressed`, 8 `np.save`s and the matching loads.
+//! - `mmap`: a big `<f8` file (`--map-bytes`, default 4 GiB) and a 1 MiB one.
+//!   1. `cargo bench --bench mmap` (`benches/mmap.rs`) times `NpyMap::open` of each (mean
+//!      of 1,000 opens) and open + zero-copy view + sum of 1,000,000 random elements of the
+//!      big one.
+//!   2. `xtask/bench.py mmap` times `np.load(..., mmap_mode='r')` the same ways, with the
+//!      same random indices.
 //!
-//! npy's writes in the goals use `WriteOptions::sync(false)`, as `np.save`, npyz and the
-//! limit write do not sync either; the default (synced) `write_npy` is timed too, next to a
-//! limit write with `fsync`, for context.
+//! npy's writes in the goals use `WriteOptions::sync(false)` (`FileWriter::sync(false)`
+//! for archives), as `np.save`, npyz and the limit write do not sync either; the default
+//! (synced) `write_npy` is timed too, next to a limit write with `fsync`, for context.
 //!
 //! Every measurement runs K times (default 3) after one untimed warm-up round. A table of
 //! best and median times, GiB/s and the goal ratios (PASS/MISS on best times) is printed
 //! and written to `<target>/bench/report.txt`; each part's big files are deleted when it
-//! ends (about 2.3 GiB at a time for the default sizes).
+//! ends (at most about 4.3 GiB at a time for the default sizes).
 //!
 //! Benchmarks report, they do not gate: a missed goal still exits 0. A measurement that
 //! cannot run or gives a wrong result is an error.
@@ -40,7 +53,8 @@ use std::process::{Command, Stdio};
 
 use crate::project::{self, Result};
 
-const USAGE: &str = "usage: cargo xtask bench [--only f8|records] [--bytes N] [--records N] [--repeat K]";
+const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N] \
+                     [--map-bytes N] [--repeat K]";
 
 /// A speed goal on the ratio numerator / denominator.
 #[derive(Debug, Clone, Copy)]
@@ -155,6 +169,54 @@ const RECORDS: Part = Part {
     ],
 };
 
+const NPZ: Part = Part {
+    name: "npz",
+    bench: "npz",
+    title: "npz: 8 arrays of f64 as an archive and as plain .npy files",
+    rows: &[
+        ("npy_write", "npy write 8 .npy files (sync(false))"),
+        ("npz_write", "npy npz::Writer, stored (sync(false))"),
+        ("npz_write_deflate", "npy npz::Writer, deflate 6, parallel (sync(false))"),
+        ("np_save_files", "np.save 8 .npy files"),
+        ("np_savez", "np.savez"),
+        ("np_savez_compressed", "np.savez_compressed"),
+        ("npy_read", "npy read 8 .npy files"),
+        ("npz_read", "npy npz::Reader, stored members"),
+        ("npz_read_deflate", "npy npz::Reader, deflated members"),
+        ("np_load_files", "np.load 8 .npy files"),
+        ("np_load_npz", "np.load npz, every member (stored)"),
+        ("np_load_npz_compressed", "np.load npz, every member (deflated)"),
+    ],
+    goals: &[
+        ("stored npz write / .npy writes", "npz_write", "npy_write", Goal::AtMost(1.2)),
+        ("stored npz read / .npy reads", "npz_read", "npy_read", Goal::AtMost(1.2)),
+        ("np.savez_compressed / deflate write", "np_savez_compressed", "npz_write_deflate", Goal::AtLeast(1.5)),
+        ("stored npz write / np.savez", "npz_write", "np_savez", Goal::Context),
+        ("stored npz read / np.load npz", "npz_read", "np_load_npz", Goal::Context),
+        ("deflated read / np.load deflated", "npz_read_deflate", "np_load_npz_compressed", Goal::Context),
+    ],
+};
+
+const MMAP: Part = Part {
+    name: "mmap",
+    bench: "mmap",
+    title: "mmap: open a big and a small <f8 file as maps; sum random elements",
+    rows: &[
+        ("open_small", "npy NpyMap::open, 1 MiB file (one open)"),
+        ("open_big", "npy NpyMap::open, big file (one open)"),
+        ("np_open_small", "np.load mmap_mode='r', 1 MiB file (one open)"),
+        ("np_open_big", "np.load mmap_mode='r', big file (one open)"),
+        ("random_sum", "npy open + view + sum of random elements"),
+        ("np_random_sum", "np.load mmap_mode='r' + a[picks].sum()"),
+    ],
+    goals: &[
+        ("random sum / numpy's", "random_sum", "np_random_sum", Goal::AtMost(1.0)),
+        ("open big / open small", "open_big", "open_small", Goal::AtMost(2.0)),
+        ("open small / numpy's", "open_small", "np_open_small", Goal::Context),
+        ("numpy: open big / open small", "np_open_big", "np_open_small", Goal::Context),
+    ],
+};
+
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
 struct Settings {
@@ -164,6 +226,10 @@ struct Settings {
     bytes: u64,
     /// Records per file of the `records` part.
     records: u64,
+    /// Elements per array of the `npz` part.
+    elements: u64,
+    /// Data bytes of the `mmap` part's big file.
+    map_bytes: u64,
     repeat: u32,
 }
 
@@ -171,17 +237,19 @@ impl Settings {
     fn parts(&self) -> Vec<&'static Part> {
         match self.only {
             Some(part) => vec![part],
-            None => vec![&F8, &RECORDS],
+            None => vec![&F8, &RECORDS, &NPZ, &MMAP],
         }
     }
 
     /// The size argument of `part`'s bench and of `bench.py`.
     fn size_args(&self, part: &Part) -> [String; 2] {
-        if part.name == F8.name {
-            ["--bytes".to_string(), self.bytes.to_string()]
-        } else {
-            ["--records".to_string(), self.records.to_string()]
-        }
+        let (flag, size) = match part.name {
+            "f8" => ("--bytes", self.bytes),
+            "records" => ("--records", self.records),
+            "npz" => ("--elements", self.elements),
+            _ => ("--bytes", self.map_bytes),
+        };
+        [flag.to_string(), size.to_string()]
     }
 }
 
@@ -236,10 +304,11 @@ pub fn run(args: &[&str]) -> Result<()> {
 }
 
 fn parse_args(args: &[&str]) -> Result<Settings> {
-    let mut settings = Settings { only: None, bytes: 1 << 30, records: 4_000_000, repeat: 3 };
+    let mut settings =
+        Settings { only: None, bytes: 1 << 30, records: 4_000_000, elements: 4_000_000, map_bytes: 4 << 30, repeat: 3 };
     let mut it = args.iter();
     while let Some(&arg) = it.next() {
-        if !matches!(arg, "--only" | "--bytes" | "--records" | "--repeat") {
+        if !matches!(arg, "--only" | "--bytes" | "--records" | "--elements" | "--map-bytes" | "--repeat") {
             return Err(format!("unknown argument {arg:?}; {USAGE}"));
         }
         let value = *it.next().ok_or_else(|| format!("{arg} needs a value; {USAGE}"))?;
@@ -249,16 +318,26 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                 settings.only = Some(match value {
                     "f8" => &F8,
                     "records" => &RECORDS,
-                    _ => return Err(format!("--only takes f8 or records, not {value:?}; {USAGE}")),
+                    "npz" => &NPZ,
+                    "mmap" => &MMAP,
+                    _ => return Err(format!("--only takes f8, records, npz or mmap, not {value:?}; {USAGE}")),
                 })
             }
             "--bytes" => settings.bytes = number()?,
             "--records" => settings.records = number()?,
+            "--elements" => settings.elements = number()?,
+            "--map-bytes" => settings.map_bytes = number()?,
             _ => settings.repeat = value.parse().map_err(|e| format!("--repeat {value}: {e}; {USAGE}"))?,
         }
     }
     if settings.bytes < 16 || !settings.bytes.is_multiple_of(8) {
         return Err(format!("--bytes must be a multiple of 8, at least 16 (got {})", settings.bytes));
+    }
+    if settings.map_bytes < 16 || !settings.map_bytes.is_multiple_of(8) {
+        return Err(format!("--map-bytes must be a multiple of 8, at least 16 (got {})", settings.map_bytes));
+    }
+    if settings.elements == 0 {
+        return Err("--elements must be at least 1".to_string());
     }
     if settings.records == 0 || settings.records > i32::MAX as u64 {
         return Err(format!("--records must be between 1 and {} (got {})", i32::MAX, settings.records));
@@ -315,16 +394,31 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
     for (part, timings) in done {
         let _ = writeln!(out);
         let _ = writeln!(out, "== {}", part.title);
-        if part.name == F8.name {
-            let _ = writeln!(out, "{} data bytes per file ({:.3} GiB)", settings.bytes, gib(settings.bytes));
-        } else {
-            let n = settings.records;
-            let _ = writeln!(
-                out,
-                "{n} records per file: aligned {:.3} GiB, packed {:.3} GiB of data",
-                gib(n * 304),
-                gib(n * 293)
-            );
+        match part.name {
+            "f8" => {
+                let _ = writeln!(out, "{} data bytes per file ({:.3} GiB)", settings.bytes, gib(settings.bytes));
+            }
+            "records" => {
+                let n = settings.records;
+                let _ = writeln!(
+                    out,
+                    "{n} records per file: aligned {:.3} GiB, packed {:.3} GiB of data",
+                    gib(n * 304),
+                    gib(n * 293)
+                );
+            }
+            "npz" => {
+                let n = settings.elements;
+                let _ = writeln!(out, "8 arrays of {n} f64: {:.3} GiB of data in all", gib(8 * n * 8));
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "big file: {} data bytes ({:.3} GiB); small file: 1 MiB; 1,000,000 random elements summed",
+                    settings.map_bytes,
+                    gib(settings.map_bytes)
+                );
+            }
         }
         let (m, g) = part_report(&mut out, part, timings);
         missed += m;
@@ -342,12 +436,13 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
 /// One part's table and goal ratios; returns (goals missed, goals).
 fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>) -> (usize, usize) {
     let _ = writeln!(out);
-    let _ = writeln!(out, "{:<54} {:>9} {:>9} {:>8}", "measurement", "best s", "median s", "GiB/s");
+    let _ = writeln!(out, "{:<54} {:>9} {:>9} {:>8}", "measurement", "best", "median", "GiB/s");
     for (name, what) in part.rows {
         match timings.get(*name) {
             Some(t) => {
-                let rate = gib(t.bytes) / t.best;
-                let _ = writeln!(out, "{:<54} {:>9.3} {:>9.3} {:>8.2}", what, t.best, t.median, rate);
+                let rate = if t.bytes == 0 { "-".to_string() } else { format!("{:.2}", gib(t.bytes) / t.best) };
+                let (best, median) = (duration(t.best), duration(t.median));
+                let _ = writeln!(out, "{what:<54} {best:>9} {median:>9} {rate:>8}");
             }
             None => {
                 let _ = writeln!(out, "{what:<54} {:>9} {:>9} {:>8}", "n/a", "n/a", "n/a");
@@ -379,6 +474,17 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
     }
     let goals = part.goals.iter().filter(|g| !matches!(g.3, Goal::Context)).count();
     (missed, goals)
+}
+
+/// `seconds` for the table: `0.258 s`, `18.2 ms`, `21.4 µs`.
+fn duration(seconds: f64) -> String {
+    if seconds >= 0.1 {
+        format!("{seconds:.3} s")
+    } else if seconds >= 1e-4 {
+        format!("{:.2} ms", seconds * 1e3)
+    } else {
+        format!("{:.2} µs", seconds * 1e6)
+    }
 }
 
 fn gib(bytes: u64) -> f64 {

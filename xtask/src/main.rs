@@ -10,9 +10,9 @@
 //! - `ci`: everything CI checks, in order (see [`ci`]).
 //! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
-//! - `bench [--only f8|records] [--bytes N] [--records N] [--repeat K]`: npy's read and
-//!   write speed next to the machine limit, NumPy and npyz, with the goal ratios (see
-//!   [`bench`]).
+//! - `bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
+//!   [--map-bytes N] [--repeat K]`: npy's speed (plain files, records, archives, maps) next
+//!   to the machine limit, NumPy and npyz, with the goal ratios (see [`bench`]).
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
 //!
@@ -37,11 +37,13 @@ commands:
                     golden --check, NumPy round trip
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
-  bench [--only f8|records] [--bytes N] [--records N] [--repeat K]
-                    time npy reading and writing a 1 GiB <f8 file (N bytes) and
-                    4,000,000 Trace records (N records), best of K (default 3), next to
-                    the machine limit, np.load/np.save and npyz, and print the goal
-                    ratios (report in target/bench/report.txt)
+  bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
+        [--map-bytes N] [--repeat K]
+                    time npy reading and writing a 1 GiB <f8 file (--bytes), 4,000,000
+                    Trace records (--records), 8 arrays of 4,000,000 f64 as npz and .npy
+                    (--elements), and maps of a 4 GiB <f8 file (--map-bytes), best of K
+                    (default 3), next to the machine limit, NumPy and npyz, and print
+                    the goal ratios (report in target/bench/report.txt)
   fuzz [--seconds N] [--target NAME] [--sanitizer address|none]
                     run each cargo-fuzz target (header, npy_dynamic, npz, record; or NAME)
                     for N seconds (default 60), seeded from the fixtures; fails on a crash
