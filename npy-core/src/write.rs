@@ -12,8 +12,11 @@ use crate::record::{NpyRecord, Plan};
 
 /// Source bytes converted per step when a type's memory is not its file layout.
 const CONVERT_CHUNK: usize = 128 << 10;
-/// Bytes of padded records copied per write, small enough to stay in cache.
-const WRITE_PIECE: usize = 256 << 10;
+/// Bytes of padded records copied per write: small enough to stay in cache, large enough
+/// that handing pieces between threads costs little (each hand-off may wake a thread).
+const WRITE_PIECE: usize = 1 << 20;
+/// Buffers of [`write_padded`]'s copying thread: up to this many pieces are in flight.
+const WRITE_BUFFERS: usize = 4;
 
 /// How to write `.npy` files. Every setting has a documented default.
 ///
@@ -306,9 +309,9 @@ fn write_padded<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, gaps: &[(usize,
         }
         return Ok(());
     }
-    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<MaybeUninit<u8>>, usize)>(1);
-    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<MaybeUninit<u8>>>(2);
-    for _ in 0..2 {
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<MaybeUninit<u8>>, usize)>(WRITE_BUFFERS);
+    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<MaybeUninit<u8>>>(WRITE_BUFFERS);
+    for _ in 0..WRITE_BUFFERS {
         let _ = empty_tx.send(new_buf());
     }
     std::thread::scope(|scope| {
@@ -364,8 +367,34 @@ unsafe fn fill_piece(src: *const MaybeUninit<u8>, buf: &mut [MaybeUninit<u8>], s
     unsafe { std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr(), buf.len()) };
     for rec in buf.chunks_exact_mut(size) {
         for &(at, n) in gaps {
-            rec[at..at + n].fill(MaybeUninit::new(0));
+            zero(&mut rec[at..at + n]);
         }
+    }
+}
+
+/// Zeroes `gap` with plain stores: padding gaps are a few bytes, for which a call to
+/// `memset` costs more than the bytes.
+#[inline(always)]
+fn zero(gap: &mut [MaybeUninit<u8>]) {
+    const Z: MaybeUninit<u8> = MaybeUninit::new(0);
+    let (words, rest) = gap.as_chunks_mut::<8>();
+    words.fill([Z; 8]);
+    let rest = match rest.split_first_chunk_mut::<4>() {
+        Some((word, tail)) => {
+            *word = [Z; 4];
+            tail
+        }
+        None => rest,
+    };
+    let rest = match rest.split_first_chunk_mut::<2>() {
+        Some((half, tail)) => {
+            *half = [Z; 2];
+            tail
+        }
+        None => rest,
+    };
+    if let Some(byte) = rest.first_mut() {
+        *byte = Z;
     }
 }
 
@@ -557,6 +586,20 @@ impl From<tempfile::PersistError> for Error {
 mod tests {
     use super::*;
     use crate::prelude::*;
+
+    #[test]
+    fn zero_clears_exactly_the_gap() {
+        for len in 0..=27 {
+            for at in 0..3 {
+                let mut buf = [MaybeUninit::new(0xA5u8); 40];
+                zero(&mut buf[at..at + len]);
+                // SAFETY: every byte of `buf` was initialized above.
+                let bytes: Vec<u8> = buf.iter().map(|b| unsafe { b.assume_init() }).collect();
+                let want: Vec<u8> = (0..40).map(|i| if (at..at + len).contains(&i) { 0 } else { 0xA5 }).collect();
+                assert_eq!(bytes, want, "gap of {len} bytes at {at}");
+            }
+        }
+    }
 
     /// A writer that fails after `limit` bytes.
     #[derive(Debug)]
