@@ -45,6 +45,10 @@ fn opts() -> ReadOptions {
 fn every_fixture_reads_as_numpy_says_and_rewrites_byte_for_byte() {
     for entry in manifest() {
         let file = entry["file"].as_str().unwrap();
+        if entry.get("objects").is_some() || entry.get("members").is_some() {
+            // Object arrays hold pickles, not raw elements: tests/objects.rs reads them.
+            continue;
+        }
         let path = data_dir().join(file);
         let original = std::fs::read(&path).unwrap();
         let reader = opts().open_path(&path).unwrap_or_else(|e| panic!("{file}: {e}"));

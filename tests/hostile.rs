@@ -10,6 +10,12 @@
 //! path must give the case's error kind. A counting allocator checks that no single
 //! allocation made by a read exceeds [`ALLOC_LIMIT`] (the inputs are a few KiB at most).
 //!
+//! Object arrays (dtype `|O`) hold a pickle: their cases are also read through the object
+//! API ([`Object`]), which must refuse every pickle that names anything but NumPy's array
+//! reconstruction and plain values (`os.system`, `eval`, `print`), memo bombs that would
+//! expand a small input enormously ("billion laughs"), deep nesting and truncations, each
+//! with an [`ErrorKind::Pickle`] error and within the allocation limit.
+//!
 //! Each case is also written to `target/hostile/<case>.npy`: `cargo xtask ci` runs this
 //! binary under a 2 GiB address-space limit, then `npy info` and `npy copy` on every file
 //! there, which must exit with 0 or 1.
@@ -21,6 +27,7 @@ use std::path::{Path, PathBuf};
 
 use npy_core::header::Header;
 use npy_core::mmap::NpyMap;
+use npy_core::object::Object;
 use npy_core::prelude::*;
 use npy_core::types::{Bytes, Ucs4, Void};
 use npy_core::{Error, ErrorKind, NpyReader, ReadOptions, Result};
@@ -211,6 +218,7 @@ enum Want {
     DtypeMismatch,
     WrongShape,
     Usage,
+    Pickle,
 }
 
 impl Want {
@@ -227,7 +235,8 @@ impl Want {
             | (Want::InvalidValue, ErrorKind::InvalidValue { .. })
             | (Want::DtypeMismatch, ErrorKind::DtypeMismatch { .. })
             | (Want::WrongShape, ErrorKind::WrongShape { .. })
-            | (Want::Usage, ErrorKind::Usage { .. }) => true,
+            | (Want::Usage, ErrorKind::Usage { .. })
+            | (Want::Pickle, ErrorKind::Pickle { .. }) => true,
             (Want::HeaderAt(want), ErrorKind::Header { offset, .. }) => *offset == want,
             _ => false,
         }
@@ -263,6 +272,13 @@ const DYNAMIC: &[(&str, ReadFn)] = &[
         assert_eq!(map.data().len(), map.header().data_len()?);
         Ok(())
     }),
+];
+
+/// The reads of the object API, for object arrays.
+const OBJECTS: &[(&str, ReadFn)] = &[
+    ("Array<Object> from a stream", |i| i.opts.open(i.bytes)?.read_objects().map(drop)),
+    ("Array<Object> from the path", |i| Array::<Object>::read_npy_with(i.opts.open_path(i.path)?).map(drop)),
+    ("Vec<Object> from the path", |i| i.opts.open_path(i.path)?.read_object_vec::<Object>().map(drop)),
 ];
 
 /// An element type the typed reads use.
@@ -330,6 +346,8 @@ struct Case {
     vec: Option<Want>,
     /// The Rust type of the typed reads; `None` skips them.
     elem: Option<Typed>,
+    /// The reads of the object API; `None` skips them.
+    objects: Option<Want>,
 }
 
 /// A case that every path answers with `want`, read as `f64` where typed.
@@ -342,6 +360,7 @@ fn case(name: &str, file: impl Into<Vec<u8>>, want: Want) -> Case {
         typed: want,
         vec: Some(want),
         elem: Some(Typed::of::<f64>()),
+        objects: None,
     }
 }
 
@@ -377,6 +396,12 @@ impl Case {
         self
     }
 
+    /// Reads through the object API too, which must give `want`.
+    fn objects(mut self, want: Want) -> Case {
+        self.objects = Some(want);
+        self
+    }
+
     fn max_header_size(mut self, bytes: usize) -> Case {
         self.opts.max_header_size(bytes);
         self
@@ -395,6 +420,9 @@ impl Case {
             if let Some(want) = self.vec {
                 reads.extend((typed.vec_reads)().into_iter().map(|(what, read)| (what, read, want)));
             }
+        }
+        if let Some(want) = self.objects {
+            reads.extend(OBJECTS.iter().map(|&(what, read)| (what, read, want)));
         }
         let mut failures = Vec::new();
         let mut verdict = |what: &str, want: Want, (got, largest): (Result<()>, usize)| {
@@ -759,19 +787,163 @@ fn dtypes() -> Vec<Case> {
 
 /// Object dtypes anywhere: never unpickled, always refused.
 fn objects() -> Vec<Case> {
-    use Want::UnsupportedDtype;
-    // A pickle of `os.system('true')`, as an object array's data would hold: never read.
+    use Want::{Pickle, UnsupportedDtype};
+    // A pickle of `os.system('true')`, as an object array's data would hold: never run.
     let pickle = b"\x80\x04\x95\x1e\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94\x8c\x06system\x94\x93\x94\x8c\x04true\x94\x85\x94R\x94.";
     let object = |name: &str, descr: &str| case(name, array(descr, "(1,)").data(pickle.to_vec()), UnsupportedDtype);
     vec![
-        object("object", "'|O'"),
-        object("object_bare", "'O'"),
-        object("object_sized", "'<O8'"),
-        object("object_field", "[('a', '<i4'), ('b', '|O')]"),
-        object("object_nested_field", "[('a', [('b', [('c', '|O')])])]"),
-        object("object_subarray_field", "[('a', '|O', (2,))]"),
-        object("object_titled_field", "[(('title', 'a'), '|O')]"),
-        object("object_subarray_base", "('|O', (2,))"),
+        // Whole object arrays: the object API refuses the pickle's global.
+        object("object", "'|O'").objects(Pickle),
+        object("object_bare", "'O'").objects(Pickle),
+        object("object_sized", "'<O8'").objects(Pickle),
+        // Object fields in records: refused by the header, for every API.
+        object("object_field", "[('a', '<i4'), ('b', '|O')]").objects(UnsupportedDtype),
+        object("object_nested_field", "[('a', [('b', [('c', '|O')])])]").objects(UnsupportedDtype),
+        object("object_subarray_field", "[('a', '|O', (2,))]").objects(UnsupportedDtype),
+        object("object_titled_field", "[(('title', 'a'), '|O')]").objects(UnsupportedDtype),
+        object("object_subarray_base", "('|O', (2,))").objects(UnsupportedDtype),
+    ]
+}
+
+/// The pickle NumPy writes for an object array of `n` elements (`n` < 256), with shape
+/// opcodes `shape` (`None`: `(n,)`) and list items pushed by `items`, which run inside
+/// the list's MARK (so every value they leave on the stack is an element).
+fn array_pickle_with(n: u8, shape: Option<&[u8]>, items: &[u8]) -> Vec<u8> {
+    let mut p = b"\x80\x04cnumpy._core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R(K\x01".to_vec();
+    match shape {
+        Some(ops) => p.extend_from_slice(ops),
+        None => p.extend_from_slice(&[b'K', n, 0x85]),
+    }
+    p.extend_from_slice(b"cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87R(K\x03X\x01\x00\x00\x00|NNN");
+    p.extend_from_slice(b"J\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb\x89](");
+    p.extend_from_slice(items);
+    p.extend_from_slice(b"etb.");
+    p
+}
+
+fn array_pickle(n: u8, items: &[u8]) -> Vec<u8> {
+    array_pickle_with(n, None, items)
+}
+
+/// `levels` lists, each holding the previous one `fanout` times through the memo: a
+/// pickle of a few hundred bytes whose values would be `fanout^levels` objects.
+fn laughs(levels: u8, fanout: usize, open: &[u8], close: &[u8]) -> Vec<u8> {
+    let mut items = Vec::new();
+    items.extend_from_slice(open);
+    items.extend(std::iter::repeat_n(b'N', fanout));
+    items.extend_from_slice(close);
+    items.extend_from_slice(&[b'q', 0, b'0']); // BINPUT 0, POP
+    for level in 1..levels {
+        items.extend_from_slice(open);
+        for _ in 0..fanout {
+            items.extend_from_slice(&[b'h', level - 1]);
+        }
+        items.extend_from_slice(close);
+        items.extend_from_slice(&[b'q', level, b'0']);
+    }
+    items.extend_from_slice(&[b'h', levels - 1]);
+    array_pickle(1, &items)
+}
+
+/// Pickles that must never be executed, expanded or trusted: every object array read is
+/// an [`ErrorKind::Pickle`] error (or reads fine, for the valid wrapper), every raw read
+/// an [`ErrorKind::UnsupportedDtype`].
+fn pickles() -> Vec<Case> {
+    use Want::{Ok, Pickle, UnsupportedDtype};
+    let with = |name: &str, shape: &str, data: Vec<u8>, want: Want| {
+        case(name, array("'|O'", shape).data(data), UnsupportedDtype).objects(want)
+    };
+    let item = |name: &str, items: &[u8]| with(name, "(1,)", array_pickle(1, items), Pickle);
+    let valid = npy_core::object::to_pickle(
+        &Array::from_shape_vec(vec![3], vec![Object::from("first"), Object::from(2.5), Object::None]).unwrap(),
+    )
+    .unwrap();
+    let mut deep_lists = vec![b']'; 300];
+    deep_lists.extend(vec![b'a'; 299]);
+    let mut deep_tuples = vec![b'N'];
+    deep_tuples.extend(vec![0x85u8; 100_000]);
+    let mut binunicode8 = vec![0x8d];
+    binunicode8.extend_from_slice(&(1u64 << 60).to_le_bytes());
+    binunicode8.extend_from_slice(b"abc");
+    vec![
+        with("pickle_valid_wrapper", "(1,)", array_pickle(1, b"N"), Ok),
+        with("pickle_valid_written", "(3,)", valid.clone(), Ok),
+        // Globals that would run code.
+        item("pickle_os_system", b"cos\nsystem\n(X\x04\x00\x00\x00truetR"),
+        item("pickle_posix_system", b"cposix\nsystem\nX\x04\x00\x00\x00true\x85R"),
+        item("pickle_builtins_eval", b"cbuiltins\neval\n(X\x0b\x00\x00\x00print('hi')tR"),
+        item("pickle_print_stack_global", b"\x8c\x08builtins\x8c\x05print\x93X\x02\x00\x00\x00hi\x85R"),
+        item("pickle_getattr", b"cbuiltins\ngetattr\n"),
+        item("pickle_subprocess", b"\x8c\nsubprocess\x8c\x05Popen\x93"),
+        // Calls and builds of what may not be called or built.
+        item("pickle_reduce_on_ndarray", b"cnumpy\nndarray\n)R"),
+        item("pickle_reduce_on_str", b"X\x01\x00\x00\x00a)R"),
+        item("pickle_reduce_on_none", b"N)R"),
+        item("pickle_complex_of_str", b"cbuiltins\ncomplex\nX\x04\x00\x00\x001+2j\x85R"),
+        item("pickle_bytes_of_int", b"cbuiltins\nbytes\nK\x05\x85R"),
+        item("pickle_codecs_utf8", b"c_codecs\nencode\nX\x01\x00\x00\x00aX\x05\x00\x00\x00utf-8\x86R"),
+        item("pickle_build_on_list", b"]}b"),
+        item("pickle_build_dtype_twice", b"cnumpy\ndtype\nX\x02\x00\x00\x00f8\x89\x88\x87R(K\x03X\x01\x00\x00\x00<NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tq\x00bh\x00b"),
+        item(
+            "pickle_dtype_datetime",
+            b"cnumpy._core.multiarray\nscalar\ncnumpy\ndtype\nX\x05\x00\x00\x00M8[D]\x89\x88\x87RC\x08\x00\x00\x00\x00\x00\x00\x00\x00\x86R",
+        ),
+        item("pickle_scalar_short_data", b"cnumpy._core.multiarray\nscalar\ncnumpy\ndtype\nX\x02\x00\x00\x00f8\x89\x88\x87RC\x01\x00\x86R"),
+        item("pickle_numeric_ndarray_element", b"cnumpy._core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R(K\x01K\x01\x85cnumpy\ndtype\nX\x02\x00\x00\x00f8\x89\x88\x87R\x89C\x08\x00\x00\x00\x00\x00\x00\x00\x00tb"),
+        item("pickle_dtype_element", b"cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87R"),
+        item("pickle_global_element", b"cbuiltins\ncomplex\n"),
+        // Opcodes outside the supported set.
+        item("pickle_newobj", b"cbuiltins\ncomplex\n)\x81"),
+        item("pickle_newobj_ex", b"cbuiltins\ncomplex\n)}\x92"),
+        item("pickle_inst", b"(ios\nsystem\n"),
+        item("pickle_obj", b"(o"),
+        item("pickle_persid", b"P1\n"),
+        item("pickle_binpersid", b"NQ"),
+        item("pickle_ext1", b"\x82\x01"),
+        item("pickle_empty_set", b"\x8f"),
+        item("pickle_frozenset", b"(\x91"),
+        item("pickle_bytearray8", b"\x96\x00\x00\x00\x00\x00\x00\x00\x00"),
+        item("pickle_next_buffer", b"\x97"),
+        item("pickle_dup", b"N2"),
+        item("pickle_string_protocol0", b"S'x'\n"),
+        item("pickle_unknown_opcode", b"\xff"),
+        // Memory: memo bombs, deep nesting, cycles, huge claims, mark floods.
+        with("pickle_billion_laughs", "(1,)", laughs(20, 10, b"](", b"e"), Pickle),
+        with("pickle_billion_laughs_tuples", "(1,)", laughs(30, 4, b"(", b"t"), Pickle),
+        with("pickle_memo_chain_is_fine", "(1,)", laughs(12, 1, b"(", b"l"), Ok),
+        item("pickle_deep_lists", &deep_lists),
+        item("pickle_deep_tuples_100k", &deep_tuples),
+        item("pickle_list_holds_itself", b"]q\x00h\x00a"),
+        item("pickle_dict_holds_itself", b"}q\x00X\x01\x00\x00\x00kh\x00s"),
+        item("pickle_binunicode8_claim", &binunicode8),
+        item("pickle_binbytes_claim", b"B\xff\xff\xff\xffabc"),
+        item("pickle_long4_huge", b"\x8b\xff\xff\xff\x7f"),
+        item("pickle_long4_negative", b"\x8b\xff\xff\xff\xff"),
+        item("pickle_int_5000_digits", &[b"I".as_slice(), &[b'9'; 5000], b"\n"].concat()),
+        item("pickle_marks_100k", &vec![b'('; 100_000]),
+        item("pickle_get_missing", b"h\x07"),
+        item("pickle_unhashable_key", b"}]Ns"),
+        item("pickle_py2_str_non_ascii", b"U\x01\xe9"),
+        item("pickle_str_lone_surrogate", b"X\x03\x00\x00\x00\xed\xa0\x80"),
+        item("pickle_stop_in_mark", b"N."),
+        // The array itself: shapes, lists, stops.
+        with("pickle_list_shorter_than_shape", "(2,)", array_pickle(2, b"N"), Pickle),
+        with("pickle_header_shape_differs", "(3,)", array_pickle(1, b"N"), Pickle),
+        with(
+            "pickle_count_overflow",
+            "(1,)",
+            array_pickle_with(1, Some(b"\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x40\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x40\x86"), b"N"),
+            Pickle,
+        ),
+        with("pickle_negative_dim", "(1,)", array_pickle_with(1, Some(b"J\xff\xff\xff\xff\x85"), b"N"), Pickle),
+        with("pickle_proto_6", "(1,)", b"\x80\x06N.".to_vec(), Pickle),
+        with("pickle_not_an_array", "(1,)", b"\x80\x04N.".to_vec(), Pickle),
+        with("pickle_stop_only", "(1,)", b".".to_vec(), Pickle),
+        with("pickle_empty", "(1,)", Vec::new(), Pickle),
+        with("pickle_cut_in_frame", "(3,)", valid[..5].to_vec(), Pickle),
+        with("pickle_cut_in_half", "(3,)", valid[..valid.len() / 2].to_vec(), Pickle),
+        with("pickle_cut_before_stop", "(3,)", valid[..valid.len() - 1].to_vec(), Pickle),
+        with("pickle_unbuilt_array", "(1,)", array_pickle(1, b"N")[..62].iter().chain(b".").copied().collect(), Pickle),
     ]
 }
 
@@ -843,6 +1015,7 @@ const CLASSES: &[(&str, Class)] = &[
     ("truncated", truncated),
     ("dtypes", dtypes),
     ("objects", objects),
+    ("pickles", pickles),
     ("invalid values", invalid_values),
     ("mismatches", mismatches),
 ];
@@ -900,6 +1073,11 @@ fn dtype_cases() {
 #[test]
 fn object_cases() {
     run(objects());
+}
+
+#[test]
+fn pickle_cases() {
+    run(pickles());
 }
 
 #[test]

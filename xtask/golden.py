@@ -4,7 +4,8 @@
 Usage: python3 golden.py OUT_DIR
 
 Writes small .npy files (grouped in scalar/, shape/, datetime/, string/,
-record/, header/) and OUT_DIR/manifest.json.  Everything is deterministic:
+record/, header/, object/), one .npz (object/archive.npz) and
+OUT_DIR/manifest.json.  Everything is deterministic:
 values are fixed or come from a fixed seed, floats are built from bit patterns
 and long doubles from raw bytes, so the same NumPy writes the same bytes on
 every run.  `cargo xtask golden` runs this into tests/data; `cargo xtask
@@ -40,15 +41,46 @@ each file, what was read back from the written file:
                   ('receiver.x'), its values for every record in storage
                   order, encoded as for `elements`; a subarray field lists
                   each record's values in C order, one record after another
+
+Object arrays (object/*.npy, dtype '|O': a header, then a pickle) have the same
+keys (data_len and sha256_data are the pickle's), and instead of `elements`:
+
+  objects         the values in storage order as npy_core's Array<T> holds them
+                  (column-major for fortran_order files, although the pickle
+                  lists them in C order), as tagged JSON:
+                    null, true, false      None, True, False
+                    "text"                 str
+                    {"int": "-12"}         int, exact decimal text of any size
+                    {"float": "1.5"}       float as Python's repr ("nan", "inf",
+                                           "-inf", "-0.0", "1e-05")
+                    {"complex": [re, im]}  complex, parts as float reprs
+                    {"bytes": "00ff"}      bytes, hex
+                    {"list": [...]}        list
+                    {"tuple": [...]}       tuple
+                    {"dict": [[k, v], ...]}  dict, in insertion order
+                  NumPy scalars inside (np.float32(0.5), np.str_('x')) are given
+                  as the plain value they equal (.item()).
+  protocol        the pickle protocol (np.save uses 4; the protoN files are
+                  written by hand: the 1.0 header, then pickle.dumps(a, N))
+  rewrite         true when npy_core must rewrite the file byte for byte (np.save
+                  output of distinct plain values: no memo sharing, no NumPy
+                  scalars)
+
+object/archive.npz (written with zipfile, fixed timestamps, stored members) has
+`file`, `kind` "npz" and `members`: per member `name`, `descr`, `shape`,
+`fortran_order`, and `objects` (object members, as above) or `elements`.
 """
 
 import ast
 import hashlib
+import io
 import json
 import os
+import pickle
 import struct
 import sys
 import warnings
+import zipfile
 
 import numpy as np
 from numpy.lib import format as npformat
@@ -316,6 +348,209 @@ def records():
     add("record/trace_aligned.npy", ta)
 
 
+# ----------------------------------------------------------------------------
+# object arrays
+# ----------------------------------------------------------------------------
+
+OBJECT_FIXTURES = []  # (relative path, array, protocol or None for np.save, rewrite)
+
+
+def add_objects(rel, arr, protocol=None, rewrite=False):
+    OBJECT_FIXTURES.append((rel, arr, protocol, rewrite))
+
+
+def object_array(values, shape=None, order="C"):
+    """An object array holding exactly these Python objects (lists stay elements)."""
+    a = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        a[i] = v
+    if shape is not None:
+        a = a.reshape(shape)
+    return np.asfortranarray(a) if order == "F" else a
+
+
+def tag(v):
+    """The tagged JSON of a value (see the module docstring)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return {"int": str(v)}
+    if isinstance(v, float):
+        return {"float": repr(v)}
+    if isinstance(v, complex):
+        return {"complex": [repr(v.real), repr(v.imag)]}
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bytes):
+        return {"bytes": v.hex()}
+    if isinstance(v, list):
+        return {"list": [tag(x) for x in v]}
+    if isinstance(v, tuple):
+        return {"tuple": [tag(x) for x in v]}
+    if isinstance(v, dict):
+        return {"dict": [[tag(k), tag(x)] for k, x in v.items()]}
+    raise TypeError("no tag for %r" % (v,))
+
+
+def object_values(a, fortran):
+    """Tagged values of an object array in npy_core's storage order."""
+    return [tag(v) for v in a.ravel(order="F" if fortran else "C")]
+
+
+MIXED = ["s", None, 2**70, 1.5, b"\x00b", b"", (1, "x"), {"k": [1 + 2j]}, True, -7, np.float32(0.25)]
+
+
+def objects():
+    add_objects("object/str.npy", object_array(["a", "bc", "", "h\xe9llo", "\u6e29\u5ea6", "\U0001F600",
+                                                "it's \"q\"\n"]), rewrite=True)
+    add_objects("object/str_none.npy", object_array(["x1", None, "yz", None, ""]), rewrite=True)
+    add_objects("object/int.npy", object_array(
+        [0, 1, -1, 255, 256, 65535, 65536, -2**31, 2**31 - 1, 2**31, -2**31 - 1, 2**63 - 1, -2**63, 2**63,
+         -2**63 - 1, 2**64, 10**30, -123456789012345678901234567890, 2**2100]), rewrite=True)
+    add_objects("object/float.npy", object_array(
+        [0.0, -0.0, 1.5, float("nan"), float("inf"), float("-inf"), 1e-300, 5e-324, 1.7976931348623157e308,
+         0.1, 1e16]), rewrite=True)
+    add_objects("object/complex.npy", object_array(
+        [1 + 2j, complex(0, -0.0), complex(float("nan"), float("inf")), -1.5j, complex(-0.0, 0.0)]), rewrite=True)
+    add_objects("object/bytes.npy", object_array([b"", b"abc", b"\x00\xff", b"x" * 300, b"it's"]), rewrite=True)
+    add_objects("object/bool_none.npy", object_array([True, False, None, True]), rewrite=True)
+    add_objects("object/nested.npy", object_array(
+        [[1, [2, (3, "xs")]], (), ("one",), {"ka": 1, "kb": [None, {"kc": b"dd"}]}, {}, [], {(1, "kt"): 2.5},
+         ((),), (1, 2, 3, 4, 5)]), rewrite=True)
+    add_objects("object/numpy_scalars.npy", object_array(
+        [np.float64(1.5), np.float32(0.5), np.float16(-2.0), np.int8(-3), np.int16(300), np.int32(-70000),
+         np.int64(2**62), np.uint8(255), np.uint16(65535), np.uint32(2**32 - 1), np.uint64(2**64 - 1),
+         np.bool_(True), np.bool_(False), np.str_("h\xe9"), np.str_(""), np.bytes_(b"q\x00r"), np.bytes_(b""),
+         np.complex64(1 + 2j), np.complex128(-1j), np.float64(-0.0)]))
+    zero_d = np.empty((), dtype=object)
+    zero_d[()] = "solo"
+    add_objects("object/0d.npy", zero_d, rewrite=True)
+    add_objects("object/empty.npy", np.empty((0,), dtype=object), rewrite=True)
+    add_objects("object/2x0.npy", np.empty((2, 0), dtype=object), rewrite=True)
+    grid = ["r0c0", 1, None, 2.5, ["r1"], ("t",)]
+    add_objects("object/2x3_C.npy", object_array(grid, (2, 3)), rewrite=True)
+    add_objects("object/2x3_F.npy", object_array(grid, (2, 3), "F"), rewrite=True)
+    add_objects("object/2x3x4_F.npy", object_array(["v%02d" % i for i in range(24)], (2, 3, 4), "F"),
+                rewrite=True)
+    shared, pair = "shared", [1, 2]
+    add_objects("object/repeated.npy", object_array([shared, shared, pair, pair, (shared,), 1 + 1j, 2 + 2j]))
+    # a str past the 64 KiB frame target (written outside frames) and enough small values
+    # for a few frames
+    add_objects("object/big.npy", object_array(["L" * 65536, b"B" * 300] + ["s%05d" % i for i in range(15000)]),
+                rewrite=True)
+    add_objects("object/batches.npy", object_array([{i: -i for i in range(1000)}, list(range(1001)),
+                                                    {"a1": 1, "b2": 2}, list(range(2000))]), rewrite=True)
+    add_objects("object/batch_1001.npy", object_array(list(range(1001))), rewrite=True)
+    for p in (0, 1, 2, 3, 5):
+        add_objects("object/proto%d.npy" % p, object_array(MIXED), protocol=p)
+    add_objects("object/proto2_2x2_F.npy", object_array(["a0", b"b1", 2**64, 3j], (2, 2), "F"), protocol=2)
+
+
+def write_objects(path, arr, protocol):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if protocol is None:
+        np.save(path, arr, allow_pickle=True)
+        return
+    with open(path, "wb") as f:
+        npformat.write_array_header_1_0(f, npformat.header_data_from_array_1_0(arr))
+        f.write(pickle.dumps(arr, protocol=protocol))
+
+
+def same_objects(a, b):
+    """Exact equality of two values: types, float bits (any NaN equal), recursively."""
+    if isinstance(a, np.generic):
+        a = a.item()
+    if isinstance(b, np.generic):
+        b = b.item()
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (a != a and b != b) or struct.pack("<d", a) == struct.pack("<d", b)
+    if isinstance(a, complex):
+        return same_objects(a.real, b.real) and same_objects(a.imag, b.imag)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_objects(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(same_objects(k, l) and same_objects(a[k], b[l]) for k, l in zip(a, b))
+    return a == b
+
+
+def describe_objects(out_dir, rel, arr, protocol, rewrite):
+    """Manifest entry for one object array file, read back from the file itself."""
+    path = os.path.join(out_dir, *rel.split("/"))
+    with open(path, "rb") as f:
+        raw = f.read()
+    assert raw[6:8] == b"\x01\x00", rel
+    (header_len,) = struct.unpack_from("<H", raw, 8)
+    header = raw[10:10 + header_len].decode("latin1")
+    d = ast.literal_eval(header)
+    shape, fortran = tuple(d["shape"]), d["fortran_order"]
+    assert d["descr"] == "|O" and shape == arr.shape, rel
+    loaded = np.load(path, allow_pickle=True)
+    assert loaded.dtype == object and loaded.shape == shape, rel
+    assert (fortran and loaded.ndim > 1) == (loaded.flags.f_contiguous and not loaded.flags.c_contiguous), rel
+    assert all(same_objects(x, y) for x, y in zip(loaded.ravel(), arr.ravel())), rel
+    data = raw[10 + header_len:]
+    entry = {
+        "file": rel,
+        "descr": repr(d["descr"]),
+        "shape": list(shape),
+        "fortran_order": fortran,
+        "version": [1, 0],
+        "header": header,
+        "header_len": header_len,
+        "data_offset": 10 + header_len,
+        "data_len": len(data),
+        "itemsize": 8,
+        "sha256_data": hashlib.sha256(data).hexdigest(),
+        "sha256_file": hashlib.sha256(raw).hexdigest(),
+        "objects": object_values(loaded, fortran),
+        "protocol": 4 if protocol is None else protocol,
+        "rewrite": rewrite,
+    }
+    return entry, len(raw)
+
+
+def write_archive(out_dir):
+    """object/archive.npz: np.save'd members in a zip with fixed timestamps (np.savez stamps
+    the current time), and its manifest entry."""
+    rel = "object/archive.npz"
+    members = [
+        ("labels", object_array(["a1", None, "b2"])),
+        ("values", np.arange(3, dtype="<f8")),
+        ("grid", object_array(["g0", "g1", ("g2",), 3], (2, 2), "F")),
+    ]
+    path = os.path.join(out_dir, *rel.split("/"))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for name, a in members:
+            buf = io.BytesIO()
+            np.save(buf, a, allow_pickle=True)
+            info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, buf.getvalue())
+    entry = {"file": rel, "kind": "npz", "members": []}
+    with np.load(path, allow_pickle=True) as npz:
+        assert npz.files == [name for name, _ in members], npz.files
+        for name, a in members:
+            got = npz[name]
+            assert got.dtype == a.dtype and got.shape == a.shape, name
+            fortran = bool(got.flags.f_contiguous and not got.flags.c_contiguous)
+            m = {"name": name, "descr": repr(npformat.dtype_to_descr(got.dtype)), "shape": list(got.shape),
+                 "fortran_order": fortran}
+            if got.dtype == object:
+                assert all(same_objects(x, y) for x, y in zip(got.ravel(), a.ravel())), name
+                m["objects"] = object_values(got, fortran)
+            else:
+                m["elements"] = elements(got.tobytes(), got.dtype)
+            entry["members"].append(m)
+    with open(path, "rb") as f:
+        size = len(f.read())
+    return entry, size
+
+
 def dict_text(descr, fortran_order, shape):
     """The header dict text numpy writes, growth-axis spaces included."""
     d = {"descr": descr, "fortran_order": fortran_order, "shape": shape}
@@ -457,12 +692,16 @@ def check_expectations(entries):
     assert '"it\'s"' in by["header/quote_name.npy"]["header"]
     assert by["header/pad_exact_64.npy"]["header"].endswith("}" + " " * 20 + " " * 64 + "\n")
     for e in entries:
-        assert e["data_offset"] % 64 == 0, e["file"]
+        assert e.get("data_offset", 0) % 64 == 0, e["file"]
     for rel in ("shape/3x4_F_i4.npy", "shape/2x3x4_F_f8.npy", "record/3x2_F.npy"):
         assert by[rel]["fortran_order"] is True, rel
     for rel, e in by.items():  # the byte order in the name is the one in the file
         if "elements" in e:
             assert ("be_" in rel) == e["descr"].startswith("'>"), rel
+    for rel in ("object/2x3_F.npy", "object/2x3x4_F.npy", "object/proto2_2x2_F.npy"):
+        assert by[rel]["fortran_order"] is True, rel
+    assert by["object/2x0.npy"]["fortran_order"] is False
+    assert by["object/big.npy"]["data_len"] > 3 * 65536 - 9000  # frames, a payload outside them
 
 
 def main(argv):
@@ -479,18 +718,28 @@ def main(argv):
     shapes()
     records()
     headers()
+    objects()
     entries, total = [], 0
     for rel, arr, version in sorted(FIXTURES, key=lambda x: x[0]):
         write(os.path.join(out_dir, *rel.split("/")), arr, version)
         entry, size = describe(out_dir, rel, arr)
         entries.append(entry)
         total += size
+    for rel, arr, protocol, rewrite in OBJECT_FIXTURES:
+        write_objects(os.path.join(out_dir, *rel.split("/")), arr, protocol)
+        entry, size = describe_objects(out_dir, rel, arr, protocol, rewrite)
+        entries.append(entry)
+        total += size
+    entry, size = write_archive(out_dir)
+    entries.append(entry)
+    total += size
+    entries.sort(key=lambda e: e["file"])
     check_expectations(entries)
     text = "[\n" + ",\n".join(json.dumps(e, ensure_ascii=False) for e in entries) + "\n]\n"
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
     total += len(text.encode("utf-8"))
-    print("golden.py: numpy %s wrote %d .npy files and manifest.json (%d bytes in all)"
+    print("golden.py: numpy %s wrote %d .npy and .npz files and manifest.json (%d bytes in all)"
           % (np.__version__, len(entries), total))
     return 0
 

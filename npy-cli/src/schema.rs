@@ -115,7 +115,7 @@ fn c_layout(dtype: &DType) -> (usize, usize) {
                 ScalarType::Bool | ScalarType::Bytes(_) | ScalarType::Void(_) => 1,
                 ScalarType::Int(n) | ScalarType::UInt(n) | ScalarType::Float(n) => n as usize,
                 ScalarType::Complex(n) => n as usize / 2,
-                ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => 8,
+                ScalarType::DateTime(_) | ScalarType::TimeDelta(_) | ScalarType::Object => 8,
                 ScalarType::Unicode(_) => 4,
             };
             (s.itemsize(), align)
@@ -291,6 +291,7 @@ fn describe(dtype: &DType) -> String {
                 ScalarType::Bytes(n) => format!("bytes, up to {n}"),
                 ScalarType::Unicode(n) => format!("str of up to {n} UCS-4 chars"),
                 ScalarType::Void(n) => format!("raw bytes, {n}"),
+                ScalarType::Object => "Python objects (pickled)".to_string(),
             };
             match s.order() {
                 ByteOrder::Little => format!("{what}, little-endian"),
@@ -760,6 +761,11 @@ impl Gen {
                     ScalarType::Void(n) => {
                         self.types_used.insert("Void");
                         format!("Void<{n}>")
+                    }
+                    ScalarType::Object => {
+                        return Err(unsupported(
+                            "object arrays are read as npy_core::object::Object, not records".into(),
+                        ))
                     }
                 };
                 let order = Some(s.order()).filter(|o| *o != ByteOrder::NotApplicable);

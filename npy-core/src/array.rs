@@ -117,12 +117,14 @@ impl DynArray {
     /// An array from a header and its data bytes.
     ///
     /// # Errors
-    /// [`ErrorKind::Usage`] when `data` is not exactly the header's byte count.
+    /// [`ErrorKind::Usage`] when `data` is not exactly the header's byte count;
+    /// [`ErrorKind::UnsupportedDtype`] for the object dtype (see [`crate::object`]).
     pub fn new(header: Header, data: Vec<u8>) -> Result<DynArray> {
         DynArray::from_parts(header, data, None)
     }
 
     pub(crate) fn from_parts(header: Header, data: Vec<u8>, version: Option<Version>) -> Result<DynArray> {
+        crate::dtype::refuse_objects(&header.dtype)?;
         let want = header.data_len()?;
         if data.len() != want {
             return Err(Error::usage(format!(

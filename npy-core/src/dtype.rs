@@ -161,6 +161,10 @@ pub enum ScalarType {
     Unicode(usize),
     /// `V n`: `n` raw bytes.
     Void(usize),
+    /// `O`: NumPy's object dtype, a reference to a Python object (8 bytes in memory). A
+    /// file's data is then a pickle, not raw elements: it is read and written through
+    /// [`crate::object`] only, never as bytes.
+    Object,
 }
 
 impl ScalarType {
@@ -169,7 +173,7 @@ impl ScalarType {
         match self {
             ScalarType::Bool => 1,
             ScalarType::Int(n) | ScalarType::UInt(n) | ScalarType::Float(n) | ScalarType::Complex(n) => n as usize,
-            ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => 8,
+            ScalarType::DateTime(_) | ScalarType::TimeDelta(_) | ScalarType::Object => 8,
             ScalarType::Bytes(n) | ScalarType::Void(n) => n,
             ScalarType::Unicode(n) => n * 4,
         }
@@ -178,7 +182,7 @@ impl ScalarType {
     /// Whether the type's bytes depend on byte order (and so carry `<` or `>`).
     pub fn has_byte_order(self) -> bool {
         match self {
-            ScalarType::Bool | ScalarType::Bytes(_) | ScalarType::Void(_) => false,
+            ScalarType::Bool | ScalarType::Bytes(_) | ScalarType::Void(_) | ScalarType::Object => false,
             ScalarType::Int(n) | ScalarType::UInt(n) => n > 1,
             _ => true,
         }
@@ -261,18 +265,30 @@ impl Scalar {
             ScalarType::Bytes(n) => format!("|S{n}"),
             ScalarType::Unicode(n) => format!("{o}U{n}"),
             ScalarType::Void(n) => format!("|V{n}"),
+            ScalarType::Object => "|O".to_string(),
         }
     }
 
     /// Parses a NumPy type string such as `<f8`, `|b1`, `>U5`, `<M8[25s]`.
     ///
     /// Accepts what NumPy writes and what other writers commonly write: an optional byte
-    /// order (`<`, `>`, `|`, `=`), a kind, and a size (or a datetime unit). `O` (object) is
-    /// refused: reading it would mean unpickling.
+    /// order (`<`, `>`, `|`, `=`), a kind, and a size (or a datetime unit). The object
+    /// dtype is spelled `O`, `O4` or `O8` with any byte order, as NumPy's
+    /// `descr_to_dtype` accepts, and always written `|O`.
     ///
     /// # Errors
-    /// [`ErrorKind::Dtype`] for anything NumPy would not understand;
-    /// [`ErrorKind::UnsupportedDtype`] for object dtypes.
+    /// [`ErrorKind::Dtype`] for anything NumPy would not understand.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::dtype::{Scalar, ScalarType};
+    ///
+    /// assert_eq!(Scalar::parse(">f8")?.type_str(), ">f8");
+    /// assert_eq!(Scalar::parse("<O8")?.ty(), ScalarType::Object);
+    /// assert_eq!(Scalar::parse("O")?.type_str(), "|O");
+    /// assert!(Scalar::parse("O2").is_err());
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
     pub fn parse(s: &str) -> Result<Scalar> {
         let bad = |reason: &str| Error::dtype(Literal::Str(s.to_string()).repr(), reason);
         let (order, rest) = match s.chars().next() {
@@ -286,11 +302,11 @@ impl Scalar {
         let Some(kind) = chars.next() else { return Err(bad("empty type string")) };
         let tail = chars.as_str();
         if kind == 'O' {
-            return Err(ErrorKind::UnsupportedDtype {
-                descr: Literal::Str(s.to_string()).repr(),
-                reason: "object arrays hold Python pickles, which are never read".into(),
-            }
-            .into());
+            // NumPy: `O` with no size, or the pointer size of a 32- or 64-bit build.
+            return match tail {
+                "" | "4" | "8" => Ok(Scalar::new(ScalarType::Object, order)),
+                _ => Err(bad("the object dtype is 'O', 'O4' or 'O8'")),
+            };
         }
         if kind == '?' && tail.is_empty() {
             return Ok(Scalar::new(ScalarType::Bool, order));
@@ -388,8 +404,13 @@ impl Record {
     ///
     /// # Errors
     /// [`ErrorKind::Dtype`] when fields overlap, are out of offset order, run past
-    /// `itemsize`, or share a name (or a `str` title with a name), as NumPy refuses.
+    /// `itemsize`, or share a name (or a `str` title with a name), as NumPy refuses;
+    /// [`ErrorKind::UnsupportedDtype`] for a field of the object dtype (NumPy pickles
+    /// such arrays; only whole object arrays are supported, see [`crate::object`]).
     pub fn new(fields: Vec<Field>, itemsize: usize) -> Result<Record> {
+        if let Some(f) = fields.iter().find(|f| f.dtype.has_object()) {
+            return Err(object_field(&f.name, &f.dtype));
+        }
         let mut end = 0usize;
         let mut used: HashSet<&str> = HashSet::new();
         for f in &fields {
@@ -556,10 +577,17 @@ impl DType {
     ///
     /// # Errors
     /// [`ErrorKind::Dtype`] when the element count or the total size overflows NumPy's
-    /// limit.
+    /// limit; [`ErrorKind::UnsupportedDtype`] for a subarray of the object dtype.
     pub fn subarray(base: DType, shape: Vec<usize>) -> Result<DType> {
         if shape.is_empty() {
             return Ok(base);
+        }
+        if base.has_object() {
+            return Err(ErrorKind::UnsupportedDtype {
+                descr: DType::SubArray(SubArray::new(base, shape)).descr(),
+                reason: "subarrays of objects are not supported (only whole object arrays are)".into(),
+            }
+            .into());
         }
         // NumPy's `PyArray_OverflowMultiplyList`: 0 at the first zero dim, an error if a
         // partial product overflows an npy_intp.
@@ -619,6 +647,16 @@ impl DType {
         }
     }
 
+    /// True when the dtype is NumPy's object dtype `|O` or holds it in a field or subarray.
+    /// Such arrays are stored as a pickle, not as raw elements.
+    pub fn has_object(&self) -> bool {
+        match self {
+            DType::Scalar(s) => s.ty() == ScalarType::Object,
+            DType::Record(r) => r.fields.iter().any(|f| f.dtype.has_object()),
+            DType::SubArray(a) => a.base.has_object(),
+        }
+    }
+
     /// True when any part of the dtype is stored in non-native byte order.
     pub fn has_non_native(&self) -> bool {
         match self {
@@ -635,7 +673,8 @@ impl DType {
     /// # Errors
     /// [`ErrorKind::Dtype`] for anything NumPy would refuse (bad type strings, duplicate
     /// names, bad shapes, sizes over NumPy's limits, nesting deeper than 32);
-    /// [`ErrorKind::UnsupportedDtype`] for object dtypes.
+    /// [`ErrorKind::UnsupportedDtype`] for object fields in records and object subarrays
+    /// (a whole object array, `'|O'`, is understood).
     ///
     /// # Examples
     /// ```
@@ -785,6 +824,34 @@ impl FromStr for DType {
     }
 }
 
+/// The error for an object dtype inside a record.
+fn object_field(name: &str, dtype: &DType) -> Error {
+    ErrorKind::UnsupportedDtype {
+        descr: dtype.descr(),
+        reason: format!(
+            "field {} holds Python objects: records with object fields are not supported \
+             (only whole object arrays are, see npy_core::object)",
+            Literal::Str(name.to_string()).repr()
+        ),
+    }
+    .into()
+}
+
+/// Refuses dtypes whose data is not raw elements: an object array's data is a pickle, read
+/// and written only through [`crate::object`].
+pub(crate) fn refuse_objects(dtype: &DType) -> Result<()> {
+    if !dtype.has_object() {
+        return Ok(());
+    }
+    Err(ErrorKind::UnsupportedDtype {
+        descr: dtype.descr(),
+        reason: "an object array's data is a Python pickle, not raw elements: read it with \
+                 NpyReader::read_objects or Array::<Object>::read_npy (npy_core::object)"
+            .into(),
+    }
+    .into())
+}
+
 fn shape_literal(shape: &[usize]) -> Literal {
     Literal::Tuple(shape.iter().map(|&d| Literal::Int(d as i128)).collect())
 }
@@ -861,10 +928,31 @@ mod tests {
             let e = bad.parse::<DType>().unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::Dtype { .. }), "{bad}: {e}");
         }
-        let e = "'|O'".parse::<DType>().unwrap_err();
+        for bad in ["[('a', '<i4'), ('b', [('c', '|O')])]", "[('a', '|O', (2,))]", "('O', (2,))"] {
+            let e = bad.parse::<DType>().unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{bad}: {e}");
+        }
+        for bad in ["'O2'", "'O16'", "'O0'", "'Object'"] {
+            let e = bad.parse::<DType>().unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Dtype { .. }), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn object_dtype_spellings_match_numpy() {
+        // NumPy 2.4: dtype_to_descr(descr_to_dtype(x)) is '|O' for each of these.
+        for s in ["'O'", "'|O'", "'<O'", "'>O'", "'=O'", "'O8'", "'<O8'", "'|O8'", "'>O8'", "'O4'"] {
+            let d = dt(s);
+            assert_eq!(d.descr(), "'|O'", "{s}");
+            assert_eq!(d.itemsize(), 8, "{s}");
+            assert!(d.has_object(), "{s}");
+        }
+        assert!(!dt("'<f8'").has_object());
+        let field = Field::new("o", DType::native(ScalarType::Object), 0);
+        let e = Record::new(vec![field], 8).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
-        let e = "[('a', '<i4'), ('b', [('c', '|O')])]".parse::<DType>().unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
+        assert!(refuse_objects(&dt("'|O'")).is_err());
+        assert!(refuse_objects(&dt("'<i4'")).is_ok());
     }
 
     #[test]

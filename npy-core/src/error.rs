@@ -55,7 +55,9 @@ pub enum ErrorKind {
         reason: String,
     },
 
-    /// A dtype that is valid for NumPy but not supported here (object arrays, pickles).
+    /// A dtype that is valid for NumPy but not supported here (object fields in records),
+    /// or not by the API used (an object array read as raw bytes or typed elements: read
+    /// it through [`crate::object`]).
     #[error("unsupported dtype {descr}: {reason}")]
     UnsupportedDtype {
         /// The offending descr.
@@ -100,12 +102,28 @@ pub enum ErrorKind {
         found: u64,
     },
 
-    /// A value in the data is not valid for the Rust type it is read into.
+    /// A value in the data is not valid for the Rust type it is read into (or, writing an
+    /// object array, an element that cannot be written as a Python value).
     #[error("invalid value at element {index}: {reason}")]
     InvalidValue {
         /// Element index (in storage order).
         index: usize,
         /// What is wrong.
+        reason: String,
+    },
+
+    /// An object array's pickle that is not decoded: malformed or truncated, trailing bytes
+    /// after its `STOP`, a shape that does not match its values, or anything beyond NumPy's
+    /// array reconstruction and plain values — another global (`os.system`), a call of
+    /// anything else, an opcode outside the supported set — or a pickle that would take
+    /// more memory than [`crate::ReadOptions::max_object_bytes`] allows. Nothing in a pickle
+    /// is ever executed.
+    #[error("invalid pickle at byte {offset}: {reason}")]
+    Pickle {
+        /// Byte offset of the offending opcode, counted from the start of the file (or npz
+        /// member).
+        offset: u64,
+        /// What is wrong, naming the opcode or global.
         reason: String,
     },
 
@@ -176,6 +194,10 @@ impl Error {
 
     pub(crate) fn npz(member: Option<&str>, reason: impl Into<String>) -> Self {
         ErrorKind::Npz { member: member.map(str::to_string), reason: reason.into() }.into()
+    }
+
+    pub(crate) fn pickle(offset: u64, reason: impl Into<String>) -> Self {
+        ErrorKind::Pickle { offset, reason: reason.into() }.into()
     }
 
     pub(crate) fn usage(reason: impl Into<String>) -> Self {

@@ -141,6 +141,9 @@ impl Header {
     /// is zero: `(0, 2**62, 2**62)` is refused though it has no elements, so no index or
     /// stride computed from the shape can overflow.
     ///
+    /// An object array's data is a pickle, not elements: this is then NumPy's `nbytes`
+    /// (8 per element), not the pickle's length.
+    ///
     /// # Errors
     /// [`ErrorKind::Shape`] when a product overflows.
     pub fn data_len(&self) -> Result<usize> {

@@ -6,7 +6,10 @@
 //! ([`NpyReader`], [`NpyWriter`]), archives ([`npz`]) and memory maps ([`mmap`]). A file
 //! is right when NumPy says so: headers are written byte for byte as `np.save` writes
 //! them, and every dtype NumPy saves without pickle is understood — records with padding,
-//! titles, offsets, subarrays and nesting included.
+//! titles, offsets, subarrays and nesting included. Object arrays (`dtype=object`) of
+//! plain Python values — `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes` and
+//! lists, tuples and dicts of them — are read and written too ([`object`]): their pickle
+//! is decoded by a restricted decoder that never executes anything.
 //!
 //! | task | API |
 //! |---|---|
@@ -19,6 +22,7 @@
 //! | a struct's fields as named arrays | [`npz::Writer::add_columns`] |
 //! | zero-copy views, many writers | [`mmap::NpyMap`], [`mmap::NpyMapMut`] |
 //! | strings, datetimes, void | [`types`] |
+//! | object arrays: str, None, mixed and nested values, without running pickles | [`object`], [`Object`] |
 //! | any serde type by field name; files of unknown type as values | `npy_core::serde` (feature `serde`) |
 //!
 //! # Examples
@@ -32,6 +36,17 @@
 //! speeds.write_npy(&path)?;
 //! assert_eq!(Vec::<f64>::read_npy(&path)?, speeds);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Strings saved by NumPy as `np.array(['a', None], dtype=object)`:
+//! ```
+//! use npy_core::prelude::*;
+//!
+//! let file = [Some("a"), None].write_npy_to(Vec::new())?; // what np.save writes
+//! assert_eq!(Vec::<Option<String>>::read_npy_from(&file[..])?, [Some("a".to_string()), None]);
+//! let values = Vec::<Object>::read_npy_from(&file[..])?;
+//! assert_eq!(values[1], Object::None);
+//! # Ok::<(), npy_core::Error>(())
 //! ```
 //!
 //! Any file, whatever its dtype, through the dynamic API:
@@ -55,6 +70,7 @@ pub mod header;
 pub mod literal;
 pub mod mmap;
 pub mod npz;
+pub mod object;
 mod read;
 pub mod record;
 #[cfg(feature = "serde")]
@@ -65,6 +81,7 @@ mod write;
 pub use array::{Array, DynArray, ReadNpy, WriteNpy};
 pub use dtype::DType;
 pub use error::{Error, ErrorKind, Result};
+pub use object::Object;
 pub use read::{NpyReader, ReadOptions, Records};
 pub use record::NpyRecord;
 pub use write::{NpyFileWriter, NpyWriter, WriteOptions};
@@ -120,6 +137,7 @@ pub mod __private {
 /// Everything needed for `Vec::<T>::read_npy(path)` and `data.write_npy(path)`.
 pub mod prelude {
     pub use crate::array::{Array, DynArray, ReadNpy, WriteNpy};
+    pub use crate::object::Object;
     pub use crate::record::NpyRecord;
     #[cfg(feature = "derive")]
     pub use npy_derive::NpyRecord;

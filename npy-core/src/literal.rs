@@ -214,7 +214,7 @@ fn write_items(items: &[Literal], out: &mut String) {
 }
 
 /// Python's `float_repr_style = 'short'` layout of the shortest round-trip digits.
-fn write_float_repr(x: f64, out: &mut String) {
+pub(crate) fn write_float_repr(x: f64, out: &mut String) {
     if x.is_nan() {
         out.push_str("nan");
         return;
@@ -324,7 +324,7 @@ fn push_repr_char(out: &mut String, c: char) {
     }
 }
 
-fn write_str_repr(s: &str, out: &mut String) {
+pub(crate) fn write_str_repr(s: &str, out: &mut String) {
     let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     out.push(quote);
     for c in s.chars() {
@@ -338,7 +338,7 @@ fn write_str_repr(s: &str, out: &mut String) {
     out.push(quote);
 }
 
-fn write_bytes_repr(b: &[u8], out: &mut String) {
+pub(crate) fn write_bytes_repr(b: &[u8], out: &mut String) {
     let quote = if b.contains(&b'\'') && !b.contains(&b'"') { b'"' } else { b'\'' };
     out.push('b');
     out.push(char::from(quote));

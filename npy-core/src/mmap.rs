@@ -105,7 +105,8 @@ impl NpyMap {
     /// As [`ReadOptions::open_path`]: [`ErrorKind::Io`] when the file cannot be opened or
     /// mapped; [`ErrorKind::Format`], [`ErrorKind::Header`], [`ErrorKind::Dtype`] and the
     /// like for a bad header; [`ErrorKind::Truncated`] when the file is shorter than the
-    /// header says.
+    /// header says; [`ErrorKind::UnsupportedDtype`] for an object array (its data is a
+    /// pickle, which cannot be mapped: see [`crate::object`]).
     ///
     /// # Examples
     /// ```
@@ -426,6 +427,7 @@ impl NpyMapMut {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub unsafe fn create_dyn(path: impl AsRef<Path>, header: &Header) -> Result<NpyMapMut> {
+        crate::dtype::refuse_objects(&header.dtype)?;
         let data_len = header.data_len()?;
         let len = header.element_count()?;
         let (version, bytes) = header.encode(None)?;
@@ -857,6 +859,7 @@ impl Layout {
     fn read(file: &File, options: &ReadOptions) -> Result<Layout> {
         let file_len = file.metadata()?.len();
         let reader = options.open_sized(file, file_len)?;
+        crate::dtype::refuse_objects(&reader.header().dtype)?;
         Ok(Layout {
             header: reader.header().clone(),
             version: reader.version(),
@@ -871,6 +874,7 @@ impl Layout {
     fn read_at(mut file: &File, offset: u64, len: u64, options: &ReadOptions) -> Result<Layout> {
         file.seek(SeekFrom::Start(offset))?;
         let reader = options.open_sized(file.take(len), len)?;
+        crate::dtype::refuse_objects(&reader.header().dtype)?;
         let start = usize::try_from(offset).map_err(|_| Error::npz(None, "member offset exceeds the address space"))?;
         Ok(Layout {
             header: reader.header().clone(),

@@ -45,6 +45,7 @@ use crate::array::{Array, DynArray};
 use crate::dtype::{DType, Field, Record, Scalar};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, MAGIC};
+use crate::object::{FromObject, Object};
 use crate::read::{build_vec, NpyReader, ReadOptions};
 use crate::record::{NpyRecord, Plan};
 pub use crate::write::GrowingFile;
@@ -230,6 +231,74 @@ impl<W: Write + Seek> Writer<W> {
         self.write_member(member, compression, total, |w| {
             w.write_all(&head)?;
             w.write_all(array.data())?;
+            Ok(())
+        })
+    }
+
+    /// Adds a 1-D object array `name` (`dtype=object`, see [`crate::object`]) with the
+    /// archive's compression: `np.load(f, allow_pickle=True)[name]` gives it back.
+    ///
+    /// # Errors
+    /// As [`Writer::add`]; [`ErrorKind::InvalidValue`] for an element that cannot be
+    /// written (see [`crate::object::to_pickle`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::npz::{Reader, Writer};
+    /// use npy_core::object::Object;
+    ///
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add("x", &[1.5f64, 2.5])?;
+    /// w.add_objects("labels", &[Object::from("first"), Object::None])?;
+    /// let mut r = Reader::new(w.finish()?)?;
+    /// assert_eq!(r.read_object_vec::<Option<String>>("labels")?, [Some("first".to_string()), None]);
+    /// assert_eq!(r.read_objects("labels")?.shape(), [2]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn add_objects(&mut self, name: &str, data: &[Object]) -> Result<()> {
+        self.add_objects_with(name, data, self.compression)
+    }
+
+    /// Adds a 1-D object array with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add_objects`].
+    pub fn add_objects_with(&mut self, name: &str, data: &[Object], compression: Compression) -> Result<()> {
+        self.add_pickled(name, &[data.len()], false, data, compression)
+    }
+
+    /// Adds an object array of any shape and order.
+    ///
+    /// # Errors
+    /// As [`Writer::add_objects`].
+    pub fn add_object_array(&mut self, name: &str, array: &Array<Object>) -> Result<()> {
+        self.add_object_array_with(name, array, self.compression)
+    }
+
+    /// Adds an object array of any shape and order with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add_objects`].
+    pub fn add_object_array_with(&mut self, name: &str, array: &Array<Object>, compression: Compression) -> Result<()> {
+        self.add_pickled(name, array.shape(), array.fortran_order(), array.as_slice(), compression)
+    }
+
+    fn add_pickled(
+        &mut self,
+        name: &str,
+        shape: &[usize],
+        fortran_order: bool,
+        data: &[Object],
+        compression: Compression,
+    ) -> Result<()> {
+        let (header, pickle) = crate::object::encode_npy(shape, fortran_order, data)?;
+        let head = header.encode(None)?.1;
+        let member = self.member_name(name)?;
+        let total = (head.len() + pickle.len()) as u64;
+        self.write_member(member, compression, total, |w| {
+            w.write_all(&head)?;
+            w.write_all(&pickle)?;
             Ok(())
         })
     }
@@ -898,6 +967,35 @@ impl<R: Read + Seek> Reader<R> {
     /// As [`Reader::read`].
     pub fn read_dyn(&mut self, name: &str) -> Result<DynArray> {
         self.with_member(name, |r| r.read_dyn())
+    }
+
+    /// Reads object array member `name` (dtype `|O`), decoding its pickle without executing
+    /// anything (see [`crate::object`]); shape and order as its header says.
+    ///
+    /// # Errors
+    /// As [`Reader::read`] and [`NpyReader::read_objects`]; [`ErrorKind::Npz`] for a bad
+    /// CRC.
+    pub fn read_objects(&mut self, name: &str) -> Result<Array<Object>> {
+        self.with_member(name, |r| r.read_objects())
+    }
+
+    /// Reads 1-D object array member `name` as `Vec<T>` (`String`, `Option<String>`,
+    /// [`Object`], ...: see [`FromObject`]).
+    ///
+    /// # Errors
+    /// As [`Reader::read_objects`]; [`ErrorKind::WrongShape`] for an array that is not
+    /// 1-D; [`ErrorKind::InvalidValue`] naming the first element that is not a `T`.
+    pub fn read_object_vec<T: FromObject>(&mut self, name: &str) -> Result<Vec<T>> {
+        self.with_member(name, |r| {
+            let shape = &r.header().shape;
+            if shape.len() != 1 {
+                return Err(ErrorKind::WrongShape {
+                    reason: format!("array '{name}' has shape {}; use read_objects for N-d arrays", shape_repr(shape)),
+                }
+                .into());
+            }
+            r.read_object_vec::<T>()
+        })
     }
 
     /// Reads any member's bytes as stored in the zip after decompression (for members that

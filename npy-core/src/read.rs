@@ -5,8 +5,11 @@ use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use crate::array::{Array, DynArray};
+use crate::dtype::refuse_objects;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Header, Version, DEFAULT_MAX_HEADER_SIZE, MAGIC_VERSION_LEN};
+use crate::object::pickle;
+use crate::object::{FromObject, Object};
 use crate::record::{NpyRecord, Plan};
 
 /// Bytes read per step when the source's length is unknown, so a header claiming a huge
@@ -35,16 +38,18 @@ const FIX_CHUNK: usize = 256 << 10;
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
     max_header_size: usize,
+    max_object_bytes: Option<usize>,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { max_header_size: DEFAULT_MAX_HEADER_SIZE }
+        ReadOptions { max_header_size: DEFAULT_MAX_HEADER_SIZE, max_object_bytes: None }
     }
 }
 
 impl ReadOptions {
-    /// Default options: header size limit 10,000 bytes (NumPy's `max_header_size`).
+    /// Default options: header size limit 10,000 bytes (NumPy's `max_header_size`); object
+    /// arrays decoded within 64 MiB plus 128 bytes per byte of their pickle.
     pub fn new() -> Self {
         Self::default()
     }
@@ -54,6 +59,35 @@ impl ReadOptions {
     pub fn max_header_size(&mut self, bytes: usize) -> &mut Self {
         self.max_header_size = bytes;
         self
+    }
+
+    /// Most memory an object array may take to decode (see [`crate::object`]): its
+    /// pickle's working state (stack, memo, values) and the resulting
+    /// [`Object`](crate::object::Object)s, counted as they grow; over it, decoding stops
+    /// with [`ErrorKind::Pickle`]. Default: 64 MiB plus 128 bytes per byte of the pickle,
+    /// which every pickle of distinct values fits; a value that the pickle shares many
+    /// times (one long string in every element) is copied each time and may need more.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::object::Object;
+    /// use npy_core::prelude::*;
+    /// use npy_core::{ErrorKind, ReadOptions};
+    ///
+    /// let file = vec![Object::from("x".repeat(1000)); 10].write_npy_to(Vec::new())?;
+    /// let e = ReadOptions::new().max_object_bytes(5000).open(&file[..])?.read_objects().unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::Pickle { .. }), "{e}");
+    /// let a = ReadOptions::new().max_object_bytes(1 << 20).open(&file[..])?.read_objects()?;
+    /// assert_eq!(a.shape(), [10]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn max_object_bytes(&mut self, bytes: usize) -> &mut Self {
+        self.max_object_bytes = Some(bytes);
+        self
+    }
+
+    pub(crate) fn object_limit(&self) -> Option<usize> {
+        self.max_object_bytes
     }
 
     /// Reads the preamble and header from `reader`, leaving it at the start of the data.
@@ -139,6 +173,8 @@ pub struct NpyReader<R> {
     /// reader checks the CRC at its end). Never for plain streams, which may hold more
     /// arrays after this one.
     verify_end: bool,
+    /// [`ReadOptions::max_object_bytes`].
+    object_limit: Option<usize>,
 }
 
 impl<R: Read> NpyReader<R> {
@@ -185,7 +221,8 @@ impl<R: Read> NpyReader<R> {
         let data_len = header.data_len()?;
         let available = file_len.map(|l| l - data_offset as u64);
         if let Some(avail) = available {
-            if avail < data_len as u64 {
+            // An object array's data is a pickle, whose length the shape does not give.
+            if avail < data_len as u64 && !header.dtype.has_object() {
                 return Err(ErrorKind::Truncated { expected: data_len as u64, found: avail }.into());
             }
         }
@@ -202,6 +239,7 @@ impl<R: Read> NpyReader<R> {
             present: true,
             piece: None,
             verify_end: false,
+            object_limit: opts.object_limit(),
         })
     }
 
@@ -225,6 +263,7 @@ impl<R: Read> NpyReader<R> {
             present: true,
             piece: None,
             verify_end: false,
+            object_limit: None,
         })
     }
 
@@ -248,7 +287,8 @@ impl<R: Read> NpyReader<R> {
         self.version.preamble_len() + self.header_len
     }
 
-    /// Bytes of data the header calls for.
+    /// Bytes of data the header calls for (for an object array, 8 per element as NumPy's
+    /// `nbytes`: its data is a pickle of a length the header does not give).
     pub fn data_len(&self) -> usize {
         self.data_len
     }
@@ -273,8 +313,10 @@ impl<R: Read> NpyReader<R> {
     ///
     /// # Errors
     /// [`ErrorKind::Truncated`] when the data ends early; [`ErrorKind::Io`];
-    /// [`ErrorKind::Usage`] if elements were already read.
+    /// [`ErrorKind::Usage`] if elements were already read; [`ErrorKind::UnsupportedDtype`]
+    /// for an object array (its data is a pickle: see [`NpyReader::read_objects`]).
     pub fn read_dyn(mut self) -> Result<DynArray> {
+        refuse_objects(&self.header.dtype)?;
         if self.position != 0 {
             return Err(Error::usage("read_dyn needs the whole array, but elements were already read"));
         }
@@ -285,6 +327,85 @@ impl<R: Read> NpyReader<R> {
         self.position = self.elements;
         self.finish_source()?;
         DynArray::from_parts(self.header, data, Some(self.version))
+    }
+
+    /// Reads an object array (dtype `|O`): its pickle is decoded without executing anything
+    /// (see [`crate::object`]) into [`Object`]s, with the header's shape, in the header's
+    /// order (Fortran-order values are stored column by column, as [`Array`] stores them).
+    ///
+    /// The pickle is the rest of the source: from a file or an npz member, bytes after its
+    /// `STOP` are an error; from a stream of unknown length, reading stops right after it
+    /// (as `np.load` does), so the stream can hold more arrays. NumPy's pickle lists the
+    /// values in C order whatever the array's order, with its own shape, which must be the
+    /// header's (`np.load` trusts the pickle alone; a file whose two disagree is refused).
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] when the file is not an object array;
+    /// [`ErrorKind::Pickle`] when its pickle is not NumPy's array of plain values, is
+    /// malformed or truncated, does not match the header's shape, or is over
+    /// [`ReadOptions::max_object_bytes`]; [`ErrorKind::Usage`] if elements were already
+    /// read; [`ErrorKind::Io`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::object::Object;
+    /// use npy_core::prelude::*;
+    /// use npy_core::NpyReader;
+    ///
+    /// let cells = ["a", "b", "c", "d"].map(Object::from).to_vec();
+    /// let grid = Array::from_shape_vec_fortran(vec![2, 2], cells)?;
+    /// let file = grid.write_npy_to(Vec::new())?;
+    /// let back = NpyReader::new(&file[..])?.read_objects()?;
+    /// assert_eq!(back, grid);
+    /// assert_eq!(back.get(&[1, 0]), Some(&Object::from("b")));
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn read_objects(mut self) -> Result<Array<Object>> {
+        if !self.header.dtype.has_object() {
+            return Err(ErrorKind::DtypeMismatch {
+                expected: "'|O' (an object array)".into(),
+                found: self.header.dtype.descr(),
+                field: None,
+            }
+            .into());
+        }
+        if self.position != 0 {
+            return Err(Error::usage("read_objects needs the whole array, but elements were already read"));
+        }
+        let base = self.data_offset() as u64;
+        let decoded = match self.available {
+            Some(len) => {
+                let source = io::BufReader::with_capacity(64 << 10, (&mut self.reader).take(len));
+                pickle::decode(source, base, Some(len), self.object_limit)?
+            }
+            None => pickle::decode(&mut self.reader, base, None, self.object_limit)?,
+        };
+        self.position = self.elements;
+        self.finish_source()?;
+        let header = &self.header;
+        crate::object::into_array(decoded, Some(&header.shape), header.fortran_order)
+    }
+
+    /// Reads an object array's elements in storage order as `T` (`String`,
+    /// `Option<String>`, [`Object`], ...: see [`FromObject`]), whatever its shape.
+    ///
+    /// # Errors
+    /// As [`NpyReader::read_objects`]; [`ErrorKind::InvalidValue`] naming the index and
+    /// Python type of the first element that is not a `T`.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::prelude::*;
+    /// use npy_core::{ErrorKind, NpyReader};
+    ///
+    /// let file = [Some("a".to_string()), None].write_npy_to(Vec::new())?;
+    /// assert_eq!(NpyReader::new(&file[..])?.read_object_vec::<Option<String>>()?, [Some("a".into()), None]);
+    /// let e = NpyReader::new(&file[..])?.read_object_vec::<String>().unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1, .. }), "{e}");
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn read_object_vec<T: FromObject>(self) -> Result<Vec<T>> {
+        crate::object::convert(self.read_objects()?.into_vec())
     }
 
     /// Reads all (remaining) elements, in storage order, as `T`, converting byte order and
@@ -382,6 +503,7 @@ impl<R: Read> NpyReader<R> {
     /// walk the dtype themselves (the serde bridge).
     #[cfg(feature = "serde")]
     pub(crate) fn read_raw(&mut self, count: usize, out: &mut Vec<u8>) -> Result<usize> {
+        refuse_objects(&self.header.dtype)?;
         let count = count.min(self.remaining());
         let size = self.header.dtype.itemsize();
         // At most data_len, which the header checked; of a source of unknown length,
@@ -419,6 +541,7 @@ impl<R: Read> NpyReader<R> {
     }
 
     fn plan<T: NpyRecord>(&self) -> Result<Plan> {
+        refuse_objects(&self.header.dtype)?;
         let target = T::native_dtype();
         if std::mem::size_of::<T>() != target.itemsize() {
             return Err(Error::usage(format!(

@@ -222,7 +222,8 @@ impl Plan {
     /// # Errors
     /// [`ErrorKind::DtypeMismatch`] naming the field, the source type and the destination
     /// type when a field is missing or cannot be converted safely, or when `from` has no
-    /// bytes and `to` has.
+    /// bytes and `to` has; [`ErrorKind::UnsupportedDtype`] when either holds the object
+    /// dtype (its data is a pickle, not raw elements).
     pub fn new(from: &DType, to: &DType) -> Result<Plan> {
         if from.itemsize() == 0 && to.itemsize() != 0 {
             return Err(mismatch(from, to, &[]));
@@ -241,6 +242,8 @@ impl Plan {
     }
 
     fn compile(from: &DType, to: &DType, partial: bool) -> Result<Plan> {
+        crate::dtype::refuse_objects(from)?;
+        crate::dtype::refuse_objects(to)?;
         let mut ops = Vec::new();
         compile(from, to, 0, 0, &mut Vec::new(), &mut ops, partial)?;
         Ok(Plan { src_size: from.itemsize(), dst_size: to.itemsize(), ops: merge(ops) })

@@ -411,9 +411,11 @@ fn prim<'a>(s: &Scalar, b: &'a [u8]) -> BResult<Prim<'a>> {
         ScalarType::Bytes(n) => Prim::Bytes(strip_nuls(&b[..n])),
         ScalarType::Unicode(n) => Prim::Str(ucs4(&b[..4 * n], big)?),
         ScalarType::Void(n) => Prim::Void(&b[..n]),
-        ScalarType::Int(_) | ScalarType::UInt(_) | ScalarType::Float(_) | ScalarType::Complex(_) => {
-            return Err(unsupported())
-        }
+        ScalarType::Int(_)
+        | ScalarType::UInt(_)
+        | ScalarType::Float(_)
+        | ScalarType::Complex(_)
+        | ScalarType::Object => return Err(unsupported()),
     })
 }
 
@@ -1933,7 +1935,11 @@ fn encode_scalar(v: &Value, s: &Scalar, out: &mut [u8]) -> BResult<()> {
             let b = bytes_of(v).filter(|b| b.len() == n).ok_or_else(|| expected(&format!("{n} bytes for {ty}"), v))?;
             out[..n].copy_from_slice(&b);
         }
-        ScalarType::Int(_) | ScalarType::UInt(_) | ScalarType::Float(_) | ScalarType::Complex(_) => {
+        ScalarType::Int(_)
+        | ScalarType::UInt(_)
+        | ScalarType::Float(_)
+        | ScalarType::Complex(_)
+        | ScalarType::Object => {
             return Err(BridgeError::mismatch(format!("unsupported scalar type {ty}")));
         }
     }

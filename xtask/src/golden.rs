@@ -1,8 +1,9 @@
 //! `cargo xtask golden [--check]`: the project's own NumPy-made fixtures.
 //!
-//! `xtask/golden.py` writes small `.npy` files and `manifest.json` with NumPy,
-//! deterministically. `golden` runs it into `tests/data` (after removing the
-//! `.npy` files there, so renamed fixtures do not linger); `golden --check`
+//! `xtask/golden.py` writes small `.npy` files (object arrays and one `.npz` too)
+//! and `manifest.json` with NumPy, deterministically. `golden` runs it into
+//! `tests/data` (after removing the `.npy` and `.npz` files there, so renamed
+//! fixtures do not linger); `golden --check`
 //! runs it into `<target>/xtask/golden` and fails unless every file there is
 //! byte-identical to `tests/data`, which shows the committed fixtures are
 //! exactly what NumPy makes.
@@ -89,7 +90,7 @@ fn generate(python: &Path, out: &Path) -> Result<()> {
     project::run(Command::new(python).arg(script).arg(out))
 }
 
-/// The `.npy` files under `dir` plus `manifest.json`; none if `dir` is missing.
+/// The `.npy` and `.npz` files under `dir` plus `manifest.json`; none if `dir` is missing.
 fn fixture_files(dir: &Path) -> Result<Vec<String>> {
     if !dir.exists() {
         return Ok(Vec::new());
@@ -105,7 +106,7 @@ fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// Removes the `.npy` files and `manifest.json` under `dir` and the
+/// Removes the `.npy` and `.npz` files and `manifest.json` under `dir` and the
 /// directories that become empty, leaving a top-level `tmp/` alone.
 fn clear(dir: &Path, top: bool) -> std::io::Result<()> {
     for entry in fs::read_dir(dir)? {
@@ -118,7 +119,7 @@ fn clear(dir: &Path, top: bool) -> std::io::Result<()> {
                     fs::remove_dir(&path)?;
                 }
             }
-        } else if name.ends_with(".npy") || (top && name == "manifest.json") {
+        } else if name.ends_with(".npy") || name.ends_with(".npz") || (top && name == "manifest.json") {
             fs::remove_file(&path)?;
         }
     }

@@ -1,0 +1,813 @@
+//! Object arrays (dtype `|O`) of plain Python values, read and written without ever
+//! executing a pickle.
+//!
+//! `np.save` writes an object array as a normal `.npy` header with descr `'|O'` followed by
+//! a pickle of the array (protocol 4 in NumPy 2). Loading such a pickle in Python runs
+//! whatever it names, which is why `np.load` needs `allow_pickle=True`. Here the pickle is
+//! decoded by a restricted machine that knows only NumPy's array reconstruction and plain
+//! values — `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes`, and lists, tuples
+//! and dicts of them — into [`Object`]s. Any other global (`os.system`, `builtins.eval`),
+//! any call of anything else and any other opcode is an [`ErrorKind::Pickle`] error naming
+//! it and its byte offset; nothing is ever called.
+//!
+//! NumPy scalars inside object arrays (`np.float64(1.5)`, `np.int64(3)`, `np.bool_`,
+//! `np.str_`, `np.bytes_`, complex scalars) become the plain value of the same number or
+//! text: the NumPy scalar type is not kept. Other objects (sets, class instances, nested
+//! ndarrays, datetimes) are errors.
+//!
+//! Memory stays bounded by the input: values shared through the pickle's memo are shared
+//! while decoding, and everything decoded — the machine's stack, memo and values, and the
+//! final [`Object`]s — counts against a budget (by default 64 MiB plus 128 bytes per pickle
+//! byte; [`ReadOptions::max_object_bytes`] sets a fixed one), so a small pickle that puts
+//! one memoised list into another again and again is an error, not an explosion. Values
+//! may nest at most [`MAX_DEPTH`] levels.
+//!
+//! Writing produces what `np.save` writes: the header, then a protocol 4 pickle naming
+//! `numpy._core.multiarray._reconstruct` as NumPy 2 does, that `np.load(f,
+//! allow_pickle=True)` turns into the same array (dtype object, shape, order, values and
+//! their Python types). When no Python object appears twice in the array it is byte for
+//! byte `np.save`'s output (NumPy memoises repeated objects, CPython's shared
+//! one-character strings included; the values are the same either way).
+//!
+//! | task | API |
+//! |---|---|
+//! | read an object array | [`NpyReader::read_objects`], `Array::<Object>::read_npy` |
+//! | read a 1-D array of str (and None) | `Vec::<String>::read_npy`, `Vec::<Option<String>>::read_npy` |
+//! | any shape, as a Rust type | [`NpyReader::read_object_vec`] with [`FromObject`] |
+//! | write one | `objects.write_npy(path)` for `[Object]`, `[String]`, `[&str]`, `[Option<..>]`, [`Array<Object>`] |
+//! | in an `.npz` | [`npz::Reader::read_objects`](crate::npz::Reader::read_objects), [`npz::Writer::add_objects`](crate::npz::Writer::add_objects) |
+//! | just the pickle | [`from_pickle`], [`to_pickle`] |
+//!
+//! # Examples
+//! ```
+//! use npy_core::object::Object;
+//! use npy_core::prelude::*;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("labels.npy");
+//! // np.array(['a', None, 3, [1.5, b'x']], dtype=object)
+//! let nested = Object::List(vec![1.5.into(), b"x"[..].into()]);
+//! let labels = vec![Object::from("a"), Object::None, Object::from(3), nested];
+//! labels.write_npy(&path)?;
+//! let back = Vec::<Object>::read_npy(&path)?;
+//! assert_eq!(back, labels);
+//! assert_eq!(back[3].to_string(), "[1.5, b'x']");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::array::{Array, ReadNpy, WriteNpy};
+use crate::dtype::{ByteOrder, DType, Scalar, ScalarType};
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{shape_repr, Header};
+use crate::read::{NpyReader, ReadOptions};
+use crate::write::WriteOptions;
+
+mod bigint;
+pub(crate) mod pickle;
+
+pub(crate) use pickle::Encode;
+
+/// Deepest nesting of lists, tuples and dicts in an object array's values, read or
+/// written (an element that is a list of lists is 2 levels deep).
+pub const MAX_DEPTH: usize = 256;
+
+/// One element of an object array: a plain Python value.
+///
+/// Equality is structural and exact (`Float(NAN) != Float(NAN)`, `Int(1) != Float(1.0)`,
+/// `List` and `Tuple` differ). [`Display`](fmt::Display) gives Python's `repr`.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::Object;
+///
+/// let v = Object::Dict(vec![("k".into(), Object::Tuple(vec![1.into(), Object::None]))]);
+/// assert_eq!(v.to_string(), "{'k': (1, None)}");
+/// assert_eq!(Object::from(Some("x")).as_str(), Some("x"));
+/// assert!(Object::from(None::<&str>).is_none());
+/// assert_eq!(Object::from(u64::MAX), Object::BigInt("18446744073709551615".into()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Object {
+    /// `None`.
+    #[default]
+    None,
+    /// `True` / `False` (NumPy's `np.bool_` reads as this too).
+    Bool(bool),
+    /// An `int` that fits `i64` (NumPy integer scalars read as this, or as
+    /// [`Object::BigInt`] beyond it).
+    Int(i64),
+    /// An `int` outside `i64`, as its exact decimal text (`"-123456789012345678901234567890"`:
+    /// an optional `-`, no leading zeros). Reading gives it only for values outside `i64`;
+    /// writing accepts any decimal text and writes a Python `int` of that value. At most
+    /// 4300 digits, Python's own limit for printing an int.
+    BigInt(String),
+    /// A `float` (`np.float16/32/64` read as this too).
+    Float(f64),
+    /// A `complex`: real and imaginary parts (`np.complex64/128` read as this too).
+    Complex(f64, f64),
+    /// A `str` (`np.str_` reads as this too; a Python 2 `str` if ASCII).
+    Str(String),
+    /// A `bytes` (`np.bytes_` reads as this too).
+    Bytes(Vec<u8>),
+    /// A `list`.
+    List(Vec<Object>),
+    /// A `tuple`.
+    Tuple(Vec<Object>),
+    /// A `dict`, in insertion order. Keys must be hashable for Python: writing refuses list
+    /// and dict keys (and tuples holding them).
+    Dict(Vec<(Object, Object)>),
+}
+
+impl Object {
+    /// The name of the Python type: `"NoneType"`, `"bool"`, `"int"`, `"float"`,
+    /// `"complex"`, `"str"`, `"bytes"`, `"list"`, `"tuple"` or `"dict"`.
+    pub fn python_type(&self) -> &'static str {
+        match self {
+            Object::None => "NoneType",
+            Object::Bool(_) => "bool",
+            Object::Int(_) | Object::BigInt(_) => "int",
+            Object::Float(_) => "float",
+            Object::Complex(..) => "complex",
+            Object::Str(_) => "str",
+            Object::Bytes(_) => "bytes",
+            Object::List(_) => "list",
+            Object::Tuple(_) => "tuple",
+            Object::Dict(_) => "dict",
+        }
+    }
+
+    /// Python's `repr()` of the value (also what [`Display`](fmt::Display) writes).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::object::Object;
+    ///
+    /// assert_eq!(Object::Float(1e16).repr(), "1e+16");
+    /// assert_eq!(Object::Complex(-0.0, 1.0).repr(), "(-0+1j)");
+    /// assert_eq!(Object::Tuple(vec![Object::from("it's")]).repr(), r#"("it's",)"#);
+    /// assert_eq!(Object::Bytes(vec![0, b'a']).repr(), r"b'\x00a'");
+    /// ```
+    pub fn repr(&self) -> String {
+        let mut out = String::new();
+        self.write_repr(&mut out);
+        out
+    }
+
+    fn write_repr(&self, out: &mut String) {
+        let items = |out: &mut String, items: &[Object]| {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                item.write_repr(out);
+            }
+        };
+        match self {
+            Object::None => out.push_str("None"),
+            Object::Bool(true) => out.push_str("True"),
+            Object::Bool(false) => out.push_str("False"),
+            Object::Int(v) => out.push_str(&v.to_string()),
+            Object::BigInt(t) => out.push_str(t),
+            Object::Float(x) => crate::literal::write_float_repr(*x, out),
+            Object::Complex(re, im) => write_complex_repr(*re, *im, out),
+            Object::Str(s) => crate::literal::write_str_repr(s, out),
+            Object::Bytes(b) => crate::literal::write_bytes_repr(b, out),
+            Object::List(v) => {
+                out.push('[');
+                items(out, v);
+                out.push(']');
+            }
+            Object::Tuple(v) => {
+                out.push('(');
+                items(out, v);
+                if v.len() == 1 {
+                    out.push(',');
+                }
+                out.push(')');
+            }
+            Object::Dict(entries) => {
+                out.push('{');
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    k.write_repr(out);
+                    out.push_str(": ");
+                    v.write_repr(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    /// True for `None`.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Object::None)
+    }
+
+    /// The value of a `bool`.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Object::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The value of an `int` that fits `i64` (not of a `bool`).
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Object::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The value of a `float` (not of an `int`).
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Object::Float(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    /// The parts of a `complex`: `(re, im)`.
+    pub fn as_complex(&self) -> Option<(f64, f64)> {
+        match self {
+            Object::Complex(re, im) => Some((*re, *im)),
+            _ => None,
+        }
+    }
+
+    /// The text of a `str`.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Object::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a `bytes`.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Object::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The items of a `list` or a `tuple`.
+    pub fn as_slice(&self) -> Option<&[Object]> {
+        match self {
+            Object::List(v) | Object::Tuple(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The entries of a `dict`.
+    pub fn as_dict(&self) -> Option<&[(Object, Object)]> {
+        match self {
+            Object::Dict(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The value of the `dict` entry whose key equals `key` (the last one, as in a
+    /// Python dict built from these entries).
+    pub fn get(&self, key: &Object) -> Option<&Object> {
+        self.as_dict()?.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// A short `repr` for messages.
+    fn snippet(&self) -> String {
+        let r = self.repr();
+        match r.char_indices().nth(60) {
+            Some((i, _)) => format!("{}...", &r[..i]),
+            None => r,
+        }
+    }
+}
+
+/// Python's `repr` of a complex: `1j`, `(1+2j)`, `(-0-0j)`, `(1+nanj)`.
+fn write_complex_repr(re: f64, im: f64, out: &mut String) {
+    // Components print as `repr` does, without a forced `.0`.
+    let part = |x: f64| {
+        let mut s = String::new();
+        crate::literal::write_float_repr(x, &mut s);
+        match s.strip_suffix(".0") {
+            Some(t) => t.to_string(),
+            None => s,
+        }
+    };
+    if re == 0.0 && re.is_sign_positive() {
+        out.push_str(&part(im));
+        out.push('j');
+        return;
+    }
+    let imag = part(im);
+    out.push('(');
+    out.push_str(&part(re));
+    if !imag.starts_with('-') {
+        out.push('+');
+    }
+    out.push_str(&imag);
+    out.push_str("j)");
+}
+
+impl fmt::Display for Object {
+    /// Writes Python's `repr()` of the value.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.repr())
+    }
+}
+
+impl From<bool> for Object {
+    fn from(v: bool) -> Self {
+        Object::Bool(v)
+    }
+}
+
+macro_rules! from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Object {
+            fn from(v: $t) -> Self {
+                Object::Int(i64::from(v))
+            }
+        }
+    )*};
+}
+
+from_int!(i8, i16, i32, i64, u8, u16, u32);
+
+macro_rules! from_wide_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Object {
+            /// An [`Object::Int`], or an [`Object::BigInt`] outside `i64`.
+            fn from(v: $t) -> Self {
+                match i64::try_from(v) {
+                    Ok(i) => Object::Int(i),
+                    Err(_) => Object::BigInt(v.to_string()),
+                }
+            }
+        }
+    )*};
+}
+
+from_wide_int!(u64, i128, u128, isize, usize);
+
+impl From<f64> for Object {
+    fn from(v: f64) -> Self {
+        Object::Float(v)
+    }
+}
+
+impl From<f32> for Object {
+    fn from(v: f32) -> Self {
+        Object::Float(f64::from(v))
+    }
+}
+
+impl From<&str> for Object {
+    fn from(v: &str) -> Self {
+        Object::Str(v.to_string())
+    }
+}
+
+impl From<String> for Object {
+    fn from(v: String) -> Self {
+        Object::Str(v)
+    }
+}
+
+impl From<&String> for Object {
+    fn from(v: &String) -> Self {
+        Object::Str(v.clone())
+    }
+}
+
+impl From<&[u8]> for Object {
+    /// A `bytes`.
+    fn from(v: &[u8]) -> Self {
+        Object::Bytes(v.to_vec())
+    }
+}
+
+impl<T: Into<Object>> From<Option<T>> for Object {
+    /// `None`, or the value.
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Object::None, Into::into)
+    }
+}
+
+impl<T: Into<Object>> From<Vec<T>> for Object {
+    /// A `list` (for `bytes`, use [`Object::Bytes`] or `From<&[u8]>`).
+    fn from(v: Vec<T>) -> Self {
+        Object::List(v.into_iter().map(Into::into).collect())
+    }
+}
+
+/// A Rust type that object array elements are read into: [`Object`] itself, `String`
+/// (from `str`), `Option<T>` (`None`, or a `T`), `i64`, `f64`, `bool`, `Vec<u8>` (from
+/// `bytes`). Implement it to read elements as a type of your own with
+/// [`NpyReader::read_object_vec`].
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{FromObject, Object};
+///
+/// assert_eq!(Option::<String>::from_object(Object::None), Ok(None));
+/// assert_eq!(String::from_object(Object::Int(3)), Err(Object::Int(3)));
+/// assert_eq!(<Option<String>>::expected(), "str or None");
+/// ```
+pub trait FromObject: Sized {
+    /// What the type accepts, in Python's words, for messages (`"str"`, `"str or None"`).
+    fn expected() -> String;
+
+    /// Converts one element.
+    ///
+    /// # Errors
+    /// The element itself when it is not of an accepted type.
+    fn from_object(obj: Object) -> std::result::Result<Self, Object>;
+}
+
+impl FromObject for Object {
+    fn expected() -> String {
+        "any value".to_string()
+    }
+
+    fn from_object(obj: Object) -> std::result::Result<Self, Object> {
+        Ok(obj)
+    }
+}
+
+impl FromObject for String {
+    fn expected() -> String {
+        "str".to_string()
+    }
+
+    fn from_object(obj: Object) -> std::result::Result<Self, Object> {
+        match obj {
+            Object::Str(s) => Ok(s),
+            other => Err(other),
+        }
+    }
+}
+
+impl<T: FromObject> FromObject for Option<T> {
+    fn expected() -> String {
+        format!("{} or None", T::expected())
+    }
+
+    fn from_object(obj: Object) -> std::result::Result<Self, Object> {
+        match obj {
+            Object::None => Ok(None),
+            other => T::from_object(other).map(Some),
+        }
+    }
+}
+
+impl FromObject for i64 {
+    fn expected() -> String {
+        "int (within i64)".to_string()
+    }
+
+    fn from_object(obj: Object) -> std::result::Result<Self, Object> {
+        match obj {
+            Object::Int(v) => Ok(v),
+            other => Err(other),
+        }
+    }
+}
+
+impl FromObject for f64 {
+    fn expected() -> String {
+        "float".to_string()
+    }
+
+    fn from_object(obj: Object) -> std::result::Result<Self, Object> {
+        match obj {
+            Object::Float(x) => Ok(x),
+            other => Err(other),
+        }
+    }
+}
+
+impl FromObject for bool {
+    fn expected() -> String {
+        "bool".to_string()
+    }
+
+    fn from_object(obj: Object) -> std::result::Result<Self, Object> {
+        match obj {
+            Object::Bool(b) => Ok(b),
+            other => Err(other),
+        }
+    }
+}
+
+impl FromObject for Vec<u8> {
+    fn expected() -> String {
+        "bytes".to_string()
+    }
+
+    fn from_object(obj: Object) -> std::result::Result<Self, Object> {
+        match obj {
+            Object::Bytes(b) => Ok(b),
+            other => Err(other),
+        }
+    }
+}
+
+/// Converts elements (storage order) to `T`; the error names the first that does not fit.
+pub(crate) fn convert<T: FromObject>(items: Vec<Object>) -> Result<Vec<T>> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, obj)| {
+            T::from_object(obj).map_err(|obj| {
+                let reason =
+                    format!("the element is {} {}, not {}", article(obj.python_type()), obj.snippet(), T::expected());
+                ErrorKind::InvalidValue { index, reason }.into()
+            })
+        })
+        .collect()
+}
+
+fn article(type_name: &str) -> String {
+    let vowel = type_name.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {type_name}", if vowel { "an" } else { "a" })
+}
+
+/// The object dtype `|O`.
+pub(crate) fn object_dtype() -> DType {
+    DType::Scalar(Scalar::new(ScalarType::Object, ByteOrder::NotApplicable))
+}
+
+/// Puts an object array decoded from its pickle (values in C order) into storage order
+/// for `fortran_order`, after checking its shape against `header_shape` if given.
+pub(crate) fn into_array(
+    decoded: pickle::Decoded,
+    header_shape: Option<&[usize]>,
+    fortran_order: bool,
+) -> Result<Array<Object>> {
+    if let Some(want) = header_shape {
+        if want != decoded.shape.as_slice() {
+            return Err(Error::pickle(
+                decoded.at,
+                format!(
+                    "the pickle's array has shape {}, but the header says {}",
+                    shape_repr(&decoded.shape),
+                    shape_repr(want)
+                ),
+            ));
+        }
+    }
+    let shape = decoded.shape;
+    let mut items = decoded.items;
+    if fortran_order && shape.len() > 1 {
+        let storage = pickle::c_order(&shape, true);
+        let mut out: Vec<Object> = std::iter::repeat_with(Object::default).take(items.len()).collect();
+        for (c, item) in items.iter_mut().enumerate() {
+            out[storage(c)] = std::mem::take(item);
+        }
+        items = out;
+    }
+    Array::from_parts(items, shape, fortran_order)
+}
+
+/// Decodes the pickle of an object array on its own (what `pickle.dumps(arr)` gives for an
+/// object array, protocols 0 to 5, or the data of a `.npy` file after its header): its
+/// shape, and its values in the order the pickle's `is_fortran` flag says.
+///
+/// # Errors
+/// [`ErrorKind::Pickle`] for anything but an object array of plain values (see the
+/// module), a truncated or malformed pickle, bytes after its `STOP`, or one over the
+/// memory budget of `options`.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{from_pickle, to_pickle, Object};
+/// use npy_core::prelude::*;
+/// use npy_core::{ErrorKind, ReadOptions};
+///
+/// let a = Array::from_shape_vec(vec![2], vec![Object::from("x"), Object::Int(2)])?;
+/// let pickle = to_pickle(&a)?;
+/// assert_eq!(from_pickle(&pickle, &ReadOptions::new())?, a);
+/// // A pickle of os.system('true'): refused, never run.
+/// let evil = b"\x80\x04\x95\x1e\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94\x8c\x06system\x94\x93\x94\x8c\x04true\x94\x85\x94R\x94.";
+/// let e = from_pickle(evil, &ReadOptions::new()).unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::Pickle { offset: 25, .. }), "{e}");
+/// assert!(e.to_string().contains("'os.system'"));
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn from_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Array<Object>> {
+    let decoded = pickle::decode(bytes, 0, Some(bytes.len() as u64), options.object_limit())?;
+    let fortran = decoded.fortran;
+    into_array(decoded, None, fortran)
+}
+
+/// The pickle `np.save` writes after the header of an object array (protocol 4): what
+/// `pickle.loads` turns into the same array (dtype object, shape, order, values).
+///
+/// # Errors
+/// [`ErrorKind::InvalidValue`] naming the element (storage index) that cannot be written:
+/// nesting deeper than [`MAX_DEPTH`], a dict key Python cannot hash, a `BigInt` whose text
+/// is not an int or has more than 4300 digits.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{to_pickle, Object};
+/// use npy_core::prelude::*;
+///
+/// let a = Array::from_shape_vec(vec![1], vec![Object::None])?;
+/// let p = to_pickle(&a)?;
+/// assert!(p.starts_with(b"\x80\x04\x95"));
+/// assert!(p.ends_with(b"N\x61t\x94b."));
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn to_pickle(array: &Array<Object>) -> Result<Vec<u8>> {
+    pickle::encode_array(array.shape(), array.fortran_order(), array.as_slice())
+}
+
+/// The header and pickle of an object array of `shape` whose elements are `data`
+/// (storage order).
+pub(crate) fn encode_npy<T: Encode>(shape: &[usize], fortran_order: bool, data: &[T]) -> Result<(Header, Vec<u8>)> {
+    let header = Header { dtype: object_dtype(), fortran_order, shape: shape.to_vec() };
+    let count = header.element_count()?;
+    if count != data.len() {
+        return Err(Error::usage(format!(
+            "{} elements given for shape {} ({count} needed)",
+            data.len(),
+            shape_repr(shape)
+        )));
+    }
+    let pickle = pickle::encode_array(shape, fortran_order, data)?;
+    Ok((header, pickle))
+}
+
+fn write_to_path<T: Encode>(
+    path: &Path,
+    shape: &[usize],
+    fortran_order: bool,
+    data: &[T],
+    opts: &WriteOptions,
+) -> Result<()> {
+    let (header, pickle) = encode_npy(shape, fortran_order, data)?;
+    let (_, head) = header.encode(opts.forced_version())?;
+    crate::write::to_path(path, &head, opts.syncs(), |file| Ok(file.write_all(&pickle)?))
+}
+
+fn write_to<W: Write, T: Encode>(mut writer: W, shape: &[usize], fortran_order: bool, data: &[T]) -> Result<W> {
+    let (header, pickle) = encode_npy(shape, fortran_order, data)?;
+    let (_, head) = header.encode(None)?;
+    writer.write_all(&head)?;
+    writer.write_all(&pickle)?;
+    Ok(writer)
+}
+
+/// `WriteNpy` for slices of element types that write as Python values.
+macro_rules! write_objects {
+    ($($t:ty),*) => {$(
+        impl WriteNpy for [$t] {
+            /// Writes a 1-D object array (`dtype=object`), as `np.save` does.
+            fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+                write_to_path(path.as_ref(), &[self.len()], false, self, opts)
+            }
+
+            fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
+                write_to(writer, &[self.len()], false, self)
+            }
+        }
+    )*};
+}
+
+write_objects!(Object, String, &str, Option<String>, Option<&str>);
+
+impl WriteNpy for Array<Object> {
+    /// Writes an object array of any shape and order, as `np.save` does.
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        write_to_path(path.as_ref(), self.shape(), self.fortran_order(), self.as_slice(), opts)
+    }
+
+    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
+        write_to(writer, self.shape(), self.fortran_order(), self.as_slice())
+    }
+}
+
+impl ReadNpy for Array<Object> {
+    /// Reads an object array of any shape, in the header's order.
+    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        reader.read_objects()
+    }
+}
+
+/// Checks that a file holds a 1-D array, for `Vec` reads.
+pub(crate) fn one_d(shape: &[usize], what: &str) -> Result<()> {
+    if shape.len() == 1 {
+        return Ok(());
+    }
+    Err(ErrorKind::WrongShape {
+        reason: format!(
+            "the file holds an array of shape {}; {what}::read_npy reads 1-D arrays: use Array::<Object>::read_npy",
+            shape_repr(shape)
+        ),
+    }
+    .into())
+}
+
+macro_rules! read_objects {
+    ($($t:ty),*) => {$(
+        impl ReadNpy for Vec<$t> {
+            /// Reads a 1-D object array; an element of another type is an
+            /// [`ErrorKind::InvalidValue`] naming its index and Python type.
+            fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+                one_d(&reader.header().shape, stringify!(Vec<$t>))?;
+                reader.read_object_vec()
+            }
+        }
+    )*};
+}
+
+read_objects!(Object, String, Option<String>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repr_matches_python() {
+        // Expected values printed by Python 3.11's repr().
+        let cases: Vec<(Object, &str)> = vec![
+            (Object::None, "None"),
+            (Object::Bool(true), "True"),
+            (Object::Int(-5), "-5"),
+            (Object::BigInt("-123456789012345678901234567890".into()), "-123456789012345678901234567890"),
+            (Object::Float(-0.0), "-0.0"),
+            (Object::Float(f64::NAN), "nan"),
+            (Object::Float(f64::NEG_INFINITY), "-inf"),
+            (Object::Float(1e-5), "1e-05"),
+            (Object::Complex(1.0, 2.0), "(1+2j)"),
+            (Object::Complex(0.0, 1.0), "1j"),
+            (Object::Complex(-0.0, 1.0), "(-0+1j)"),
+            (Object::Complex(0.0, -0.0), "-0j"),
+            (Object::Complex(1.0, -0.0), "(1-0j)"),
+            (Object::Complex(1.0, f64::NAN), "(1+nanj)"),
+            (Object::Complex(f64::INFINITY, f64::NEG_INFINITY), "(inf-infj)"),
+            (Object::Complex(1.5, 1e16), "(1.5+1e+16j)"),
+            (Object::Complex(-0.0, -0.0), "(-0-0j)"),
+            (Object::Complex(1e-5, 1e300), "(1e-05+1e+300j)"),
+            (Object::Str("it's \"x\"\n".into()), r#"'it\'s "x"\n'"#),
+            (Object::Str("é\u{200b}".into()), r"'é\u200b'"),
+            (Object::Bytes(b"a'\xff".to_vec()), r#"b"a'\xff""#),
+            (Object::List(vec![]), "[]"),
+            (Object::Tuple(vec![]), "()"),
+            (Object::Tuple(vec![Object::Int(1)]), "(1,)"),
+            (Object::Dict(vec![(Object::Int(1), Object::List(vec![Object::None]))]), "{1: [None]}"),
+        ];
+        for (obj, want) in cases {
+            assert_eq!(obj.repr(), want, "{obj:?}");
+            assert_eq!(obj.to_string(), want);
+        }
+    }
+
+    #[test]
+    fn conversions_and_accessors() {
+        assert_eq!(Object::from(7u8), Object::Int(7));
+        assert_eq!(Object::from(-7i128), Object::Int(-7));
+        assert_eq!(Object::from(i128::MIN), Object::BigInt(i128::MIN.to_string()));
+        assert_eq!(Object::from(vec!["a", "b"]), Object::List(vec!["a".into(), "b".into()]));
+        assert_eq!(Object::from(&b"xy"[..]).as_bytes(), Some(&b"xy"[..]));
+        assert_eq!(Object::from(Some(1.5)).as_f64(), Some(1.5));
+        assert_eq!(Object::Int(1).as_f64(), None);
+        assert_eq!(Object::Bool(true).as_i64(), None);
+        let d = Object::Dict(vec![("a".into(), 1.into()), ("a".into(), 2.into())]);
+        assert_eq!(d.get(&"a".into()), Some(&Object::Int(2)));
+        assert_eq!(d.python_type(), "dict");
+        assert_eq!(Object::Tuple(vec![1.into()]).as_slice().map(<[Object]>::len), Some(1));
+    }
+
+    #[test]
+    fn typed_conversion_names_the_element() {
+        let items = vec![Object::from("a"), Object::None, Object::Int(3)];
+        let e = convert::<Option<String>>(items.clone()).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 2, .. }), "{e}");
+        assert_eq!(e.to_string(), "invalid value at element 2: the element is an int 3, not str or None");
+        let e = convert::<String>(items).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1, .. }), "{e}");
+        assert!(e.to_string().contains("a NoneType None, not str"), "{e}");
+    }
+
+    #[test]
+    fn fortran_storage_follows_the_header() {
+        let decoded =
+            pickle::Decoded { shape: vec![2, 3], fortran: true, items: (0..6).map(Object::from).collect(), at: 0 };
+        let a = into_array(decoded, Some(&[2, 3]), true).unwrap();
+        // C order 0 1 2 / 3 4 5 stored column by column.
+        assert_eq!(a.as_slice(), [0, 3, 1, 4, 2, 5].map(Object::from));
+        assert_eq!(a.get(&[1, 2]), Some(&Object::Int(5)));
+        let decoded = pickle::Decoded { shape: vec![2, 3], fortran: false, items: vec![Object::None; 6], at: 9 };
+        let e = into_array(decoded, Some(&[3, 2]), false).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Pickle { offset: 9, .. }), "{e}");
+    }
+}

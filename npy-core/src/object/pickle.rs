@@ -1,0 +1,2143 @@
+//! The restricted pickle codec of object arrays.
+//!
+//! [`decode`] runs a pickle machine that knows only what NumPy writes for an object array
+//! of plain values: the opcodes of values, containers and the memo, the globals of NumPy's
+//! array reconstruction (`_reconstruct`, `ndarray`, `dtype`, `scalar`) and of Python's own
+//! pickles of `complex` and of `bytes` under protocol 2 (`_codecs.encode`). Those globals
+//! are never called: `REDUCE` and `BUILD` on them are interpreted here, and on anything
+//! else they are an error. Values live in an arena and are referred to by index, so the
+//! memo shares them at no cost while decoding; the arena, the stack and the memo are
+//! charged against a memory budget as they grow, and so is the final tree of [`Object`]s,
+//! built last (a memoised list put into a list twice, repeatedly, cannot explode).
+//!
+//! [`Encoder`] writes what CPython's C pickler writes for an object array under protocol
+//! 4 (what `np.save` uses): the same opcodes, memo and framing, so an array in which no
+//! Python object appears twice comes out byte for byte as `np.save` writes it.
+
+use std::collections::HashMap;
+use std::io::{self, Read};
+
+use super::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
+use super::{Object, MAX_DEPTH};
+use crate::dtype::{ByteOrder, Scalar, ScalarType};
+use crate::error::{Error, Result};
+use crate::literal::Literal;
+
+// ---------------------------------------------------------------------------------------
+// Opcodes (Python's `pickle` module names).
+
+const MARK: u8 = b'(';
+const STOP: u8 = b'.';
+const POP: u8 = b'0';
+const POP_MARK: u8 = b'1';
+const FLOAT: u8 = b'F';
+const INT: u8 = b'I';
+const BININT: u8 = b'J';
+const BININT1: u8 = b'K';
+const LONG: u8 = b'L';
+const BININT2: u8 = b'M';
+const NONE: u8 = b'N';
+const REDUCE: u8 = b'R';
+const BINSTRING: u8 = b'T';
+const SHORT_BINSTRING: u8 = b'U';
+const UNICODE: u8 = b'V';
+const BINUNICODE: u8 = b'X';
+const APPEND: u8 = b'a';
+const BUILD: u8 = b'b';
+const GLOBAL: u8 = b'c';
+const DICT: u8 = b'd';
+const EMPTY_DICT: u8 = b'}';
+const APPENDS: u8 = b'e';
+const GET: u8 = b'g';
+const BINGET: u8 = b'h';
+const LONG_BINGET: u8 = b'j';
+const LIST: u8 = b'l';
+const EMPTY_LIST: u8 = b']';
+const PUT: u8 = b'p';
+const BINPUT: u8 = b'q';
+const LONG_BINPUT: u8 = b'r';
+const SETITEM: u8 = b's';
+const TUPLE: u8 = b't';
+const EMPTY_TUPLE: u8 = b')';
+const SETITEMS: u8 = b'u';
+const BINFLOAT: u8 = b'G';
+const PROTO: u8 = 0x80;
+const TUPLE1: u8 = 0x85;
+const TUPLE2: u8 = 0x86;
+const TUPLE3: u8 = 0x87;
+const NEWTRUE: u8 = 0x88;
+const NEWFALSE: u8 = 0x89;
+const LONG1: u8 = 0x8a;
+const LONG4: u8 = 0x8b;
+const BINBYTES: u8 = b'B';
+const SHORT_BINBYTES: u8 = b'C';
+const SHORT_BINUNICODE: u8 = 0x8c;
+const BINUNICODE8: u8 = 0x8d;
+const BINBYTES8: u8 = 0x8e;
+const STACK_GLOBAL: u8 = 0x93;
+const MEMOIZE: u8 = 0x94;
+const FRAME: u8 = 0x95;
+
+/// Python's name of an opcode (all of protocol 0 to 5), for messages.
+fn opcode_name(op: u8) -> Option<&'static str> {
+    Some(match op {
+        b'(' => "MARK",
+        b'.' => "STOP",
+        b'0' => "POP",
+        b'1' => "POP_MARK",
+        b'2' => "DUP",
+        b'F' => "FLOAT",
+        b'I' => "INT",
+        b'J' => "BININT",
+        b'K' => "BININT1",
+        b'L' => "LONG",
+        b'M' => "BININT2",
+        b'N' => "NONE",
+        b'P' => "PERSID",
+        b'Q' => "BINPERSID",
+        b'R' => "REDUCE",
+        b'S' => "STRING",
+        b'T' => "BINSTRING",
+        b'U' => "SHORT_BINSTRING",
+        b'V' => "UNICODE",
+        b'X' => "BINUNICODE",
+        b'a' => "APPEND",
+        b'b' => "BUILD",
+        b'c' => "GLOBAL",
+        b'd' => "DICT",
+        b'}' => "EMPTY_DICT",
+        b'e' => "APPENDS",
+        b'g' => "GET",
+        b'h' => "BINGET",
+        b'i' => "INST",
+        b'j' => "LONG_BINGET",
+        b'l' => "LIST",
+        b']' => "EMPTY_LIST",
+        b'o' => "OBJ",
+        b'p' => "PUT",
+        b'q' => "BINPUT",
+        b'r' => "LONG_BINPUT",
+        b's' => "SETITEM",
+        b't' => "TUPLE",
+        b')' => "EMPTY_TUPLE",
+        b'u' => "SETITEMS",
+        b'G' => "BINFLOAT",
+        0x80 => "PROTO",
+        0x81 => "NEWOBJ",
+        0x82 => "EXT1",
+        0x83 => "EXT2",
+        0x84 => "EXT4",
+        0x85 => "TUPLE1",
+        0x86 => "TUPLE2",
+        0x87 => "TUPLE3",
+        0x88 => "NEWTRUE",
+        0x89 => "NEWFALSE",
+        0x8a => "LONG1",
+        0x8b => "LONG4",
+        b'B' => "BINBYTES",
+        b'C' => "SHORT_BINBYTES",
+        0x8c => "SHORT_BINUNICODE",
+        0x8d => "BINUNICODE8",
+        0x8e => "BINBYTES8",
+        0x8f => "EMPTY_SET",
+        0x90 => "ADDITEMS",
+        0x91 => "FROZENSET",
+        0x92 => "NEWOBJ_EX",
+        0x93 => "STACK_GLOBAL",
+        0x94 => "MEMOIZE",
+        0x95 => "FRAME",
+        0x96 => "BYTEARRAY8",
+        0x97 => "NEXT_BUFFER",
+        0x98 => "READONLY_BUFFER",
+        _ => return None,
+    })
+}
+
+/// Why a known opcode is refused.
+fn refusal(op: u8) -> &'static str {
+    match op {
+        b'P' | b'Q' => "persistent ids call back into the loader",
+        b'i' | b'o' | 0x81 | 0x92 => "it creates an instance of a class",
+        0x82..=0x84 => "the extension registry names arbitrary classes",
+        0x8f..=0x91 => "sets are not among the supported values",
+        0x96..=0x98 => "out-of-band buffers and bytearrays are not among the supported values",
+        b'S' => "protocol 0 string literals are not supported",
+        b'2' => "NumPy never writes it",
+        _ => "it is not supported",
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Limits.
+
+/// Default memory budget of one object array: this base...
+pub(crate) const DEFAULT_BUDGET_BASE: usize = 64 << 20;
+/// ...plus this many bytes per byte of pickle.
+pub(crate) const DEFAULT_BUDGET_PER_BYTE: usize = 128;
+/// Longest text argument of a `GLOBAL`, `PUT` or `GET` opcode.
+const MAX_NAME_LINE: usize = 256;
+/// Longest `FLOAT` text argument.
+const MAX_FLOAT_LINE: usize = 1024;
+/// Memo bookkeeping per entry, beyond the value (hash table slot and spare capacity).
+const MEMO_ENTRY_COST: usize = 32;
+
+/// The memory budget: a fixed number of bytes, or (by default) a base plus a multiple of
+/// the pickle bytes read so far.
+#[derive(Debug)]
+struct Budget {
+    used: usize,
+    fixed: Option<usize>,
+}
+
+impl Budget {
+    fn limit(&self, consumed: u64) -> usize {
+        self.fixed.unwrap_or_else(|| {
+            let per = usize::try_from(consumed).unwrap_or(usize::MAX).saturating_mul(DEFAULT_BUDGET_PER_BYTE);
+            DEFAULT_BUDGET_BASE.saturating_add(per)
+        })
+    }
+
+    fn exceeded(&self, consumed: u64) -> String {
+        match self.fixed {
+            Some(limit) => {
+                format!("the values need more than the {limit} bytes of memory allowed (ReadOptions::max_object_bytes)")
+            }
+            None => format!(
+                "the values need more than the default {} bytes of memory for a {consumed}-byte pickle \
+                 (64 MiB plus {DEFAULT_BUDGET_PER_BYTE} per pickle byte; a memoised value repeated many times \
+                 is copied each time: raise the limit with ReadOptions::max_object_bytes)",
+                self.limit(consumed)
+            ),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Input.
+
+/// The pickle's bytes, read exactly as needed (nothing past `STOP` is consumed), with the
+/// position for error offsets.
+struct Input<R> {
+    reader: R,
+    /// Bytes consumed so far.
+    pos: u64,
+    /// File offset of the pickle's first byte.
+    base: u64,
+    /// The pickle's length, when the source knows it: longer claims fail before reading.
+    len: Option<u64>,
+}
+
+impl<R: Read> Input<R> {
+    fn byte(&mut self) -> Result<Option<u8>> {
+        let mut b = [0u8; 1];
+        loop {
+            match self.reader.read(&mut b) {
+                Ok(0) => return Ok(None),
+                Ok(_) => {
+                    self.pos += 1;
+                    return Ok(Some(b[0]));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn truncated(&self, at: u64, op: u8) -> Error {
+        let name = opcode_name(op).unwrap_or("an opcode");
+        Error::pickle(self.base + at, format!("the pickle ends inside the argument of {name}"))
+    }
+
+    fn array<const N: usize>(&mut self, at: u64, op: u8) -> Result<[u8; N]> {
+        let mut buf = [0u8; N];
+        let got = crate::read::read_full(&mut self.reader, &mut buf)?;
+        self.pos += got as u64;
+        if got < N {
+            return Err(self.truncated(at, op));
+        }
+        Ok(buf)
+    }
+
+    /// `len` bytes; memory grows only as they arrive (a claim costs nothing).
+    fn bytes(&mut self, len: u64, at: u64, op: u8) -> Result<Vec<u8>> {
+        if self.len.is_some_and(|total| len > total.saturating_sub(self.pos)) {
+            return Err(self.truncated(at, op));
+        }
+        let len = usize::try_from(len).map_err(|_| self.truncated(at, op))?;
+        let mut out = Vec::new();
+        let got = crate::read::read_growing(&mut self.reader, len, &mut out)?;
+        self.pos += got as u64;
+        if got < len {
+            return Err(self.truncated(at, op));
+        }
+        Ok(out)
+    }
+
+    /// A `\n`-terminated text argument (without the `\n`), at most `max` bytes.
+    fn line(&mut self, max: usize, at: u64, op: u8) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        loop {
+            match self.byte()? {
+                None => return Err(self.truncated(at, op)),
+                Some(b'\n') => return Ok(out),
+                Some(_) if out.len() == max => {
+                    let name = opcode_name(op).unwrap_or("?");
+                    return Err(Error::pickle(self.base + at, format!("the argument of {name} is over {max} bytes")));
+                }
+                Some(b) => out.push(b),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The machine's values.
+
+/// A value on the stack or in the memo: a scalar, or an index into the arena.
+#[derive(Debug, Clone, Copy)]
+enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Node(u32),
+}
+
+/// An arena entry and the offset of the opcode that made it (for messages).
+#[derive(Debug)]
+struct Node {
+    at: u64,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Str(String),
+    Bytes(Vec<u8>),
+    BigInt(String),
+    Complex(f64, f64),
+    List(Vec<Value>),
+    Tuple {
+        items: Vec<Value>,
+        hashable: bool,
+    },
+    Dict(Vec<(Value, Value)>),
+    Global(Global),
+    /// `numpy.dtype(descr, align, copy)`, and whether its `BUILD` came.
+    Dtype {
+        scalar: Scalar,
+        built: bool,
+    },
+    /// `_reconstruct(ndarray, ...)`, with its state once built.
+    Array(Option<ArrayState>),
+}
+
+/// An array's `BUILD` state: its shape and order, and its values (the first `len` items of
+/// a list, which later `APPEND`s cannot change, as in NumPy, which copies them).
+#[derive(Debug)]
+struct ArrayState {
+    shape: Vec<usize>,
+    fortran: bool,
+    list: u32,
+    len: usize,
+}
+
+/// The globals a pickle may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Global {
+    Reconstruct,
+    Scalar,
+    Ndarray,
+    Dtype,
+    Complex,
+    Bytes,
+    Encode,
+}
+
+impl Global {
+    fn lookup(module: &str, name: &str) -> Option<Global> {
+        Some(match (module, name) {
+            ("numpy._core.multiarray" | "numpy.core.multiarray", "_reconstruct") => Global::Reconstruct,
+            ("numpy._core.multiarray" | "numpy.core.multiarray", "scalar") => Global::Scalar,
+            ("numpy", "ndarray") => Global::Ndarray,
+            ("numpy", "dtype") => Global::Dtype,
+            ("builtins" | "__builtin__", "complex") => Global::Complex,
+            ("builtins" | "__builtin__", "bytes") => Global::Bytes,
+            ("_codecs", "encode") => Global::Encode,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Global::Reconstruct => "numpy._core.multiarray._reconstruct",
+            Global::Scalar => "numpy._core.multiarray.scalar",
+            Global::Ndarray => "numpy.ndarray",
+            Global::Dtype => "numpy.dtype",
+            Global::Complex => "builtins.complex",
+            Global::Bytes => "builtins.bytes",
+            Global::Encode => "_codecs.encode",
+        }
+    }
+}
+
+/// An object array decoded from its pickle: shape, order flag, and values in C order (the
+/// order NumPy's pickle lists them, whatever the array's order).
+#[derive(Debug)]
+pub(crate) struct Decoded {
+    pub(crate) shape: Vec<usize>,
+    pub(crate) fortran: bool,
+    pub(crate) items: Vec<Object>,
+    /// File offset of the pickle, for messages about the array as a whole.
+    pub(crate) at: u64,
+}
+
+/// Decodes the pickle of an object array from `reader`, whose first byte is at file
+/// offset `base`. With `whole` (the length of the source), the reader holds just this
+/// pickle: bytes after `STOP` are an error, and longer claims fail before reading;
+/// otherwise reading stops right after `STOP`. `max_bytes` is a fixed memory budget;
+/// `None` gives the default (64 MiB plus 128 bytes per pickle byte).
+///
+/// # Errors
+/// [`crate::ErrorKind::Pickle`] for anything but an object array of plain values, a
+/// truncated or malformed pickle, or one over the budget; [`crate::ErrorKind::Io`] from
+/// the reader.
+pub(crate) fn decode<R: Read>(reader: R, base: u64, whole: Option<u64>, max_bytes: Option<usize>) -> Result<Decoded> {
+    let mut machine = Machine {
+        input: Input { reader, pos: 0, base, len: whole },
+        nodes: Vec::new(),
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: HashMap::new(),
+        budget: Budget { used: 0, fixed: max_bytes },
+    };
+    let decoded = machine.run()?;
+    if whole.is_some() {
+        let at = machine.input.pos;
+        if machine.input.byte()?.is_some() {
+            return Err(Error::pickle(base + at, "bytes follow the pickle's STOP: the data must end with it"));
+        }
+    }
+    Ok(decoded)
+}
+
+struct Machine<R> {
+    input: Input<R>,
+    nodes: Vec<Node>,
+    stack: Vec<Value>,
+    /// Stack lengths at each `MARK`.
+    marks: Vec<usize>,
+    memo: HashMap<u32, Value>,
+    budget: Budget,
+}
+
+impl<R: Read> Machine<R> {
+    fn err(&self, at: u64, reason: impl Into<String>) -> Error {
+        Error::pickle(self.input.base + at, reason)
+    }
+
+    /// Counts `bytes` of memory against the budget.
+    fn charge(&mut self, bytes: usize, at: u64) -> Result<()> {
+        self.budget.used = self.budget.used.saturating_add(bytes);
+        if self.budget.used > self.budget.limit(self.input.pos) {
+            return Err(self.err(at, self.budget.exceeded(self.input.pos)));
+        }
+        Ok(())
+    }
+
+    /// Bytes left under a fixed budget (unbounded under the default, which grows with the
+    /// input), to refuse a claimed length before reading it.
+    fn room(&self) -> usize {
+        self.budget.fixed.map_or(usize::MAX, |f| f.saturating_sub(self.budget.used))
+    }
+
+    fn payload(&mut self, len: u64, at: u64, op: u8) -> Result<Vec<u8>> {
+        if len > self.room() as u64 {
+            let name = opcode_name(op).unwrap_or("?");
+            return Err(self.err(at, format!("{name} of {len} bytes: {}", self.budget.exceeded(self.input.pos))));
+        }
+        self.input.bytes(len, at, op)
+    }
+
+    fn push(&mut self, v: Value, at: u64) -> Result<()> {
+        self.charge(std::mem::size_of::<Value>(), at)?;
+        self.stack.push(v);
+        Ok(())
+    }
+
+    fn node(&mut self, kind: Kind, payload: usize, at: u64) -> Result<Value> {
+        self.charge(std::mem::size_of::<Node>().saturating_add(payload), at)?;
+        let index = u32::try_from(self.nodes.len()).map_err(|_| self.err(at, "more than 2^32 values"))?;
+        self.nodes.push(Node { at, kind });
+        Ok(Value::Node(index))
+    }
+
+    fn push_node(&mut self, kind: Kind, payload: usize, at: u64) -> Result<()> {
+        let v = self.node(kind, payload, at)?;
+        self.push(v, at)
+    }
+
+    fn kind(&self, v: Value) -> Option<&Kind> {
+        match v {
+            Value::Node(i) => self.nodes.get(i as usize).map(|n| &n.kind),
+            _ => None,
+        }
+    }
+
+    /// Python's name of a value's type, for messages.
+    fn type_name(&self, v: Value) -> &'static str {
+        match v {
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Node(_) => match self.kind(v) {
+                Some(Kind::Str(_)) => "str",
+                Some(Kind::Bytes(_)) => "bytes",
+                Some(Kind::BigInt(_)) => "int",
+                Some(Kind::Complex(..)) => "complex",
+                Some(Kind::List(_)) => "list",
+                Some(Kind::Tuple { .. }) => "tuple",
+                Some(Kind::Dict(_)) => "dict",
+                Some(Kind::Global(_)) => "global",
+                Some(Kind::Dtype { .. }) => "numpy.dtype",
+                Some(Kind::Array(_)) | None => "numpy.ndarray",
+            },
+        }
+    }
+
+    /// The stack's length at the innermost `MARK` (0 without one).
+    fn frame_start(&self) -> usize {
+        self.marks.last().copied().unwrap_or(0)
+    }
+
+    fn pop(&mut self, at: u64, op: u8) -> Result<Value> {
+        if self.stack.len() <= self.frame_start() {
+            let name = opcode_name(op).unwrap_or("?");
+            return Err(self.err(at, format!("{name} needs a value, but the stack is empty (or at a MARK)")));
+        }
+        self.stack.pop().ok_or_else(|| self.err(at, "stack underflow"))
+    }
+
+    fn pop_mark(&mut self, at: u64, op: u8) -> Result<Vec<Value>> {
+        let Some(start) = self.marks.pop() else {
+            let name = opcode_name(op).unwrap_or("?");
+            return Err(self.err(at, format!("{name} without a MARK")));
+        };
+        Ok(self.stack.split_off(start))
+    }
+
+    /// The top of the stack, which must be a node of the current frame.
+    fn top(&self, at: u64, op: u8) -> Result<Value> {
+        match self.stack.last() {
+            Some(&v) if self.stack.len() > self.frame_start() => Ok(v),
+            _ => {
+                let name = opcode_name(op).unwrap_or("?");
+                Err(self.err(at, format!("{name} needs an object on the stack, but it is empty (or at a MARK)")))
+            }
+        }
+    }
+
+    fn int(&mut self, v: Int, at: u64) -> Result<()> {
+        match v {
+            Int::Small(i) => self.push(Value::Int(i), at),
+            Int::Big(text) => {
+                let n = text.len();
+                self.push_node(Kind::BigInt(text), n, at)
+            }
+        }
+    }
+
+    fn str(&mut self, bytes: Vec<u8>, at: u64, op: u8) -> Result<()> {
+        let s = String::from_utf8(bytes).map_err(|_| {
+            let name = opcode_name(op).unwrap_or("?");
+            self.err(
+                at,
+                format!("{name}: a str that is not valid UTF-8 (or holds lone surrogates, which a Rust String cannot)"),
+            )
+        })?;
+        let n = s.len();
+        self.push_node(Kind::Str(s), n, at)
+    }
+
+    fn bytes(&mut self, bytes: Vec<u8>, at: u64) -> Result<()> {
+        let n = bytes.len();
+        self.push_node(Kind::Bytes(bytes), n, at)
+    }
+
+    /// A Python 2 `str` (`BINSTRING`), decoded as ASCII as `np.load` does by default.
+    fn py2_str(&mut self, bytes: Vec<u8>, at: u64, op: u8) -> Result<()> {
+        if !bytes.is_ascii() {
+            let name = opcode_name(op).unwrap_or("?");
+            return Err(self.err(
+                at,
+                format!(
+                    "{name}: a Python 2 str with non-ASCII bytes (np.load refuses it too, unless given an encoding)"
+                ),
+            ));
+        }
+        self.str(bytes, at, op)
+    }
+
+    fn text(&self, line: Vec<u8>, at: u64, op: u8) -> Result<String> {
+        String::from_utf8(line).map_err(|_| {
+            let name = opcode_name(op).unwrap_or("?");
+            self.err(at, format!("the argument of {name} is not text"))
+        })
+    }
+
+    fn memo_index(&self, line: Vec<u8>, at: u64, op: u8) -> Result<u32> {
+        let text = self.text(line, at, op)?;
+        text.parse::<u32>().map_err(|_| {
+            let name = opcode_name(op).unwrap_or("?");
+            self.err(at, format!("{name} needs a memo index, found {}", quote(&text)))
+        })
+    }
+
+    fn put(&mut self, index: u32, at: u64, op: u8) -> Result<()> {
+        let v = self.top(at, op)?;
+        self.charge(std::mem::size_of::<(u32, Value)>() + MEMO_ENTRY_COST, at)?;
+        self.memo.insert(index, v);
+        Ok(())
+    }
+
+    fn get(&mut self, index: u32, at: u64) -> Result<()> {
+        let v = *self.memo.get(&index).ok_or_else(|| self.err(at, format!("memo entry {index} was never stored")))?;
+        self.push(v, at)
+    }
+
+    /// Whether a value can be a dict key (Python refuses lists and dicts, and tuples
+    /// holding them).
+    fn hashable(&self, v: Value) -> bool {
+        match self.kind(v) {
+            Some(Kind::List(_) | Kind::Dict(_)) => false,
+            Some(Kind::Tuple { hashable, .. }) => *hashable,
+            _ => true,
+        }
+    }
+
+    fn tuple(&mut self, items: Vec<Value>, at: u64) -> Result<()> {
+        let hashable = items.iter().all(|&v| self.hashable(v));
+        let n = items.len() * std::mem::size_of::<Value>();
+        self.push_node(Kind::Tuple { items, hashable }, n, at)
+    }
+
+    /// Appends `pairs` (key, value, key, value, ...) to the dict on top of the stack.
+    fn set_items(&mut self, flat: Vec<Value>, at: u64, op: u8) -> Result<()> {
+        if !flat.len().is_multiple_of(2) {
+            let name = opcode_name(op).unwrap_or("?");
+            return Err(self.err(at, format!("{name} with an odd number of items")));
+        }
+        let target = self.top(at, op)?;
+        for key in flat.iter().step_by(2) {
+            if !self.hashable(*key) {
+                return Err(
+                    self.err(at, format!("a dict key of type {}, which Python cannot hash", self.type_name(*key)))
+                );
+            }
+        }
+        self.charge(flat.len() * std::mem::size_of::<Value>(), at)?;
+        let found = self.type_name(target);
+        let Value::Node(i) = target else {
+            return Err(self.err(at, format!("{} on a {found}, not a dict", opcode_name(op).unwrap_or("?"))));
+        };
+        match &mut self.nodes[i as usize].kind {
+            Kind::Dict(entries) => {
+                let mut it = flat.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    entries.push((k, v));
+                }
+                Ok(())
+            }
+            _ => Err(self.err(at, format!("{} on a {found}, not a dict", opcode_name(op).unwrap_or("?")))),
+        }
+    }
+
+    /// Appends `items` to the list on top of the stack.
+    fn append(&mut self, items: Vec<Value>, at: u64, op: u8) -> Result<()> {
+        let target = self.top(at, op)?;
+        self.charge(items.len() * std::mem::size_of::<Value>(), at)?;
+        let found = self.type_name(target);
+        let Value::Node(i) = target else {
+            return Err(self.err(at, format!("{} on a {found}, not a list", opcode_name(op).unwrap_or("?"))));
+        };
+        match &mut self.nodes[i as usize].kind {
+            Kind::List(list) => {
+                list.extend(items);
+                Ok(())
+            }
+            _ => Err(self.err(at, format!("{} on a {found}, not a list", opcode_name(op).unwrap_or("?")))),
+        }
+    }
+
+    fn global(&mut self, module: &str, name: &str, at: u64) -> Result<()> {
+        let g = Global::lookup(module, name).ok_or_else(|| self.refused_global(module, name, at))?;
+        self.push_node(Kind::Global(g), 0, at)
+    }
+
+    fn refused_global(&self, module: &str, name: &str, at: u64) -> Error {
+        self.err(
+            at,
+            format!(
+                "global {} is not allowed: only NumPy's array reconstruction and plain values are decoded, \
+                 and nothing is ever called",
+                quote(&format!("{module}.{name}"))
+            ),
+        )
+    }
+
+    /// Runs opcodes up to `STOP`, then builds the array's values.
+    fn run(&mut self) -> Result<Decoded> {
+        loop {
+            let at = self.input.pos;
+            let Some(op) = self.input.byte()? else {
+                return Err(self.err(at, "the pickle ends before its STOP opcode"));
+            };
+            match op {
+                STOP => return self.finish(at),
+                PROTO => {
+                    let [v] = self.input.array::<1>(at, op)?;
+                    if v > 5 {
+                        return Err(self.err(at, format!("unsupported pickle protocol {v} (0 to 5 are known)")));
+                    }
+                }
+                FRAME => {
+                    // Frames only group opcodes for buffered reading; their sizes are not
+                    // needed to read exactly.
+                    self.input.array::<8>(at, op)?;
+                }
+                MARK => {
+                    self.charge(std::mem::size_of::<usize>(), at)?;
+                    self.marks.push(self.stack.len());
+                }
+                POP => {
+                    if self.marks.last() == Some(&self.stack.len()) {
+                        self.marks.pop();
+                    } else {
+                        self.pop(at, op)?;
+                    }
+                }
+                POP_MARK => {
+                    self.pop_mark(at, op)?;
+                }
+                NONE => self.push(Value::None, at)?,
+                NEWTRUE => self.push(Value::Bool(true), at)?,
+                NEWFALSE => self.push(Value::Bool(false), at)?,
+                INT => {
+                    let line = self.input.line(MAX_INT_DIGITS + 2, at, op)?;
+                    match &line[..] {
+                        b"00" => self.push(Value::Bool(false), at)?,
+                        b"01" => self.push(Value::Bool(true), at)?,
+                        _ => {
+                            let text = self.text(line, at, op)?;
+                            let v = bigint::parse_decimal(&text).map_err(|e| self.err(at, format!("INT: {e}")))?;
+                            self.int(v, at)?;
+                        }
+                    }
+                }
+                LONG => {
+                    let line = self.input.line(MAX_INT_DIGITS + 3, at, op)?;
+                    let text = self.text(line, at, op)?;
+                    let text = text.strip_suffix('L').unwrap_or(&text);
+                    let v = bigint::parse_decimal(text).map_err(|e| self.err(at, format!("LONG: {e}")))?;
+                    self.int(v, at)?;
+                }
+                BININT => {
+                    let b = self.input.array::<4>(at, op)?;
+                    self.push(Value::Int(i64::from(i32::from_le_bytes(b))), at)?;
+                }
+                BININT1 => {
+                    let [b] = self.input.array::<1>(at, op)?;
+                    self.push(Value::Int(i64::from(b)), at)?;
+                }
+                BININT2 => {
+                    let b = self.input.array::<2>(at, op)?;
+                    self.push(Value::Int(i64::from(u16::from_le_bytes(b))), at)?;
+                }
+                LONG1 | LONG4 => {
+                    let n = if op == LONG1 {
+                        u64::from(self.input.array::<1>(at, op)?[0])
+                    } else {
+                        let n = i32::from_le_bytes(self.input.array::<4>(at, op)?);
+                        u64::try_from(n).map_err(|_| self.err(at, "LONG4 with a negative length"))?
+                    };
+                    if n > MAX_LONG_BYTES as u64 {
+                        return Err(self.err(
+                            at,
+                            format!("an int of {n} bytes: more than Python prints ({MAX_INT_DIGITS} digits)"),
+                        ));
+                    }
+                    let bytes = self.input.bytes(n, at, op)?;
+                    let v = bigint::from_le_bytes(&bytes);
+                    if matches!(&v, Int::Big(t) if t.trim_start_matches('-').len() > MAX_INT_DIGITS) {
+                        return Err(
+                            self.err(at, format!("an int of more than {MAX_INT_DIGITS} digits (Python's limit)"))
+                        );
+                    }
+                    self.int(v, at)?;
+                }
+                FLOAT => {
+                    let line = self.input.line(MAX_FLOAT_LINE, at, op)?;
+                    let text = self.text(line, at, op)?;
+                    let x = parse_float(&text)
+                        .ok_or_else(|| self.err(at, format!("FLOAT: {} is not a float", quote(&text))))?;
+                    self.push(Value::Float(x), at)?;
+                }
+                BINFLOAT => {
+                    let b = self.input.array::<8>(at, op)?;
+                    self.push(Value::Float(f64::from_be_bytes(b)), at)?;
+                }
+                SHORT_BINSTRING | BINSTRING => {
+                    let n = if op == SHORT_BINSTRING {
+                        u64::from(self.input.array::<1>(at, op)?[0])
+                    } else {
+                        let n = i32::from_le_bytes(self.input.array::<4>(at, op)?);
+                        u64::try_from(n).map_err(|_| self.err(at, "BINSTRING with a negative length"))?
+                    };
+                    let bytes = self.payload(n, at, op)?;
+                    self.py2_str(bytes, at, op)?;
+                }
+                UNICODE => {
+                    let line = self.input.line(self.room(), at, op)?;
+                    let s = raw_unicode_escape(&line).map_err(|e| self.err(at, format!("UNICODE: {e}")))?;
+                    let n = s.len();
+                    self.push_node(Kind::Str(s), n, at)?;
+                }
+                SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
+                    let n = self.length(op, SHORT_BINUNICODE, BINUNICODE, at)?;
+                    let bytes = self.payload(n, at, op)?;
+                    self.str(bytes, at, op)?;
+                }
+                SHORT_BINBYTES | BINBYTES | BINBYTES8 => {
+                    let n = self.length(op, SHORT_BINBYTES, BINBYTES, at)?;
+                    let bytes = self.payload(n, at, op)?;
+                    self.bytes(bytes, at)?;
+                }
+                EMPTY_LIST => self.push_node(Kind::List(Vec::new()), 0, at)?,
+                EMPTY_TUPLE => self.push_node(Kind::Tuple { items: Vec::new(), hashable: true }, 0, at)?,
+                EMPTY_DICT => self.push_node(Kind::Dict(Vec::new()), 0, at)?,
+                LIST => {
+                    let items = self.pop_mark(at, op)?;
+                    let n = items.len() * std::mem::size_of::<Value>();
+                    self.push_node(Kind::List(items), n, at)?;
+                }
+                TUPLE => {
+                    let items = self.pop_mark(at, op)?;
+                    self.tuple(items, at)?;
+                }
+                TUPLE1 | TUPLE2 | TUPLE3 => {
+                    let n = usize::from(op - TUPLE1 + 1);
+                    let mut items = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        items.push(self.pop(at, op)?);
+                    }
+                    items.reverse();
+                    self.tuple(items, at)?;
+                }
+                DICT => {
+                    let flat = self.pop_mark(at, op)?;
+                    self.push_node(Kind::Dict(Vec::new()), 0, at)?;
+                    self.set_items(flat, at, op)?;
+                }
+                APPEND => {
+                    let v = self.pop(at, op)?;
+                    self.append(vec![v], at, op)?;
+                }
+                APPENDS => {
+                    let items = self.pop_mark(at, op)?;
+                    self.append(items, at, op)?;
+                }
+                SETITEM => {
+                    let v = self.pop(at, op)?;
+                    let k = self.pop(at, op)?;
+                    self.set_items(vec![k, v], at, op)?;
+                }
+                SETITEMS => {
+                    let flat = self.pop_mark(at, op)?;
+                    self.set_items(flat, at, op)?;
+                }
+                PUT => {
+                    let line = self.input.line(MAX_NAME_LINE, at, op)?;
+                    let i = self.memo_index(line, at, op)?;
+                    self.put(i, at, op)?;
+                }
+                BINPUT => {
+                    let [i] = self.input.array::<1>(at, op)?;
+                    self.put(u32::from(i), at, op)?;
+                }
+                LONG_BINPUT => {
+                    let i = u32::from_le_bytes(self.input.array::<4>(at, op)?);
+                    self.put(i, at, op)?;
+                }
+                MEMOIZE => {
+                    let i = u32::try_from(self.memo.len()).map_err(|_| self.err(at, "memo overflow"))?;
+                    self.put(i, at, op)?;
+                }
+                GET => {
+                    let line = self.input.line(MAX_NAME_LINE, at, op)?;
+                    let i = self.memo_index(line, at, op)?;
+                    self.get(i, at)?;
+                }
+                BINGET => {
+                    let [i] = self.input.array::<1>(at, op)?;
+                    self.get(u32::from(i), at)?;
+                }
+                LONG_BINGET => {
+                    let i = u32::from_le_bytes(self.input.array::<4>(at, op)?);
+                    self.get(i, at)?;
+                }
+                GLOBAL => {
+                    let module = self.input.line(MAX_NAME_LINE, at, op)?;
+                    let name = self.input.line(MAX_NAME_LINE, at, op)?;
+                    let (module, name) = (String::from_utf8_lossy(&module), String::from_utf8_lossy(&name));
+                    self.global(&module, &name, at)?;
+                }
+                STACK_GLOBAL => {
+                    let name = self.pop(at, op)?;
+                    let module = self.pop(at, op)?;
+                    let (Some(Kind::Str(m)), Some(Kind::Str(n))) = (self.kind(module), self.kind(name)) else {
+                        return Err(self.err(at, "STACK_GLOBAL needs a module name and a name, both str"));
+                    };
+                    // Looked up in place: memoised names are never copied.
+                    let g = Global::lookup(m, n).ok_or_else(|| self.refused_global(m, n, at))?;
+                    self.push_node(Kind::Global(g), 0, at)?;
+                }
+                REDUCE => {
+                    let args = self.pop(at, op)?;
+                    let callable = self.pop(at, op)?;
+                    let v = self.reduce(callable, args, at)?;
+                    self.push(v, at)?;
+                }
+                BUILD => {
+                    let state = self.pop(at, op)?;
+                    let target = self.top(at, op)?;
+                    self.build(target, state, at)?;
+                }
+                other => {
+                    return Err(match opcode_name(other) {
+                        Some(name) => self.err(at, format!("opcode {name} is not allowed: {}", refusal(other))),
+                        None => self.err(at, format!("unknown opcode 0x{other:02x}")),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The length argument of a `SHORT_`/4-byte/8-byte opcode of a family.
+    fn length(&mut self, op: u8, short: u8, four: u8, at: u64) -> Result<u64> {
+        Ok(if op == short {
+            u64::from(self.input.array::<1>(at, op)?[0])
+        } else if op == four {
+            u64::from(u32::from_le_bytes(self.input.array::<4>(at, op)?))
+        } else {
+            u64::from_le_bytes(self.input.array::<8>(at, op)?)
+        })
+    }
+
+    /// The items of an argument tuple.
+    /// The items of an argument tuple (no allowed callee takes more than 3: a longer tuple
+    /// is refused before anything is copied, so a memoised huge tuple costs nothing).
+    fn args(&self, args: Value, at: u64, callee: &str) -> Result<Vec<Value>> {
+        match self.kind(args) {
+            Some(Kind::Tuple { items, .. }) if items.len() > 3 => Err(self
+                .err(at, format!("{callee} called with {} arguments: not what NumPy or Python pickle", items.len()))),
+            Some(Kind::Tuple { items, .. }) => Ok(items.clone()),
+            _ => Err(self
+                .err(at, format!("REDUCE calling {callee} needs an argument tuple, found {}", self.type_name(args)))),
+        }
+    }
+
+    fn reduce(&mut self, callable: Value, args: Value, at: u64) -> Result<Value> {
+        let Some(&Kind::Global(g)) = self.kind(callable) else {
+            return Err(self.err(
+                at,
+                format!(
+                    "REDUCE calling a {} is not allowed: only NumPy's and Python's own reconstructors are",
+                    self.type_name(callable)
+                ),
+            ));
+        };
+        let callee = g.name();
+        let args = self.args(args, at, callee)?;
+        let bad = |m: &Self| {
+            let types: Vec<&str> = args.iter().map(|&a| m.type_name(a)).collect();
+            m.err(at, format!("{callee} called with ({}): not what NumPy or Python pickle", types.join(", ")))
+        };
+        match g {
+            Global::Reconstruct => {
+                let [cls, shape, typecode] = args[..] else { return Err(bad(self)) };
+                let cls_ok = matches!(self.kind(cls), Some(Kind::Global(Global::Ndarray)));
+                let ints = |items: &[Value]| {
+                    items.len() <= crate::header::MAX_DIMS && items.iter().all(|v| matches!(v, Value::Int(_)))
+                };
+                let shape_ok = matches!(self.kind(shape), Some(Kind::Tuple { items, .. }) if ints(items));
+                let code_ok = matches!(self.kind(typecode), Some(Kind::Bytes(_) | Kind::Str(_)));
+                if !(cls_ok && shape_ok && code_ok) {
+                    return Err(bad(self));
+                }
+                self.node(Kind::Array(None), 0, at)
+            }
+            Global::Dtype => {
+                let [descr, align, copy] = args[..] else { return Err(bad(self)) };
+                let flag = |v: Value| matches!(v, Value::Bool(_) | Value::Int(0 | 1));
+                let Some(Kind::Str(descr)) = self.kind(descr) else { return Err(bad(self)) };
+                if !(flag(align) && flag(copy)) {
+                    return Err(bad(self));
+                }
+                let descr = descr.clone();
+                let scalar = Scalar::parse(&descr).ok().filter(|s| plain_scalar(s.ty())).ok_or_else(|| {
+                    self.err(
+                        at,
+                        format!(
+                            "numpy.dtype({}) is not supported: only object arrays, and scalars of bool, int, uint, \
+                             float (2, 4, 8 bytes), complex (8, 16 bytes), str and bytes dtypes inside them",
+                            quote(&descr)
+                        ),
+                    )
+                })?;
+                self.node(Kind::Dtype { scalar, built: false }, 0, at)
+            }
+            Global::Scalar => {
+                let [dtype, data] = args[..] else { return Err(bad(self)) };
+                let (Some(&Kind::Dtype { scalar, .. }), Some(Kind::Bytes(data))) = (self.kind(dtype), self.kind(data))
+                else {
+                    return Err(bad(self));
+                };
+                let decoded = scalar_value(scalar, data).map_err(|e| self.err(at, e))?;
+                match decoded {
+                    Plain::Value(v) => Ok(v),
+                    Plain::Str(s) => {
+                        let n = s.len();
+                        self.node(Kind::Str(s), n, at)
+                    }
+                    Plain::Bytes(b) => {
+                        let n = b.len();
+                        self.node(Kind::Bytes(b), n, at)
+                    }
+                    Plain::BigInt(t) => {
+                        let n = t.len();
+                        self.node(Kind::BigInt(t), n, at)
+                    }
+                    Plain::Complex(re, im) => self.node(Kind::Complex(re, im), 0, at),
+                }
+            }
+            Global::Complex => {
+                let [re, im] = args[..] else { return Err(bad(self)) };
+                let num = |v: Value| match v {
+                    Value::Float(x) => Some(x),
+                    Value::Int(i) => Some(i as f64),
+                    _ => None,
+                };
+                let (Some(re), Some(im)) = (num(re), num(im)) else { return Err(bad(self)) };
+                self.node(Kind::Complex(re, im), 0, at)
+            }
+            Global::Bytes => {
+                if !args.is_empty() {
+                    return Err(bad(self));
+                }
+                self.node(Kind::Bytes(Vec::new()), 0, at)
+            }
+            Global::Encode => {
+                let [text, encoding] = args[..] else { return Err(bad(self)) };
+                let (Some(Kind::Str(text)), Some(Kind::Str(encoding))) = (self.kind(text), self.kind(encoding)) else {
+                    return Err(bad(self));
+                };
+                if encoding != "latin1" && encoding != "latin-1" {
+                    return Err(self.err(
+                        at,
+                        format!("_codecs.encode with encoding {}: only 'latin1' is decoded", quote(encoding)),
+                    ));
+                }
+                let bytes: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+                let bytes = bytes.ok_or_else(|| self.err(at, "_codecs.encode of a str beyond latin-1"))?;
+                let n = bytes.len();
+                self.node(Kind::Bytes(bytes), n, at)
+            }
+            Global::Ndarray => {
+                Err(self.err(at, "REDUCE calling numpy.ndarray is not allowed (NumPy calls _reconstruct)"))
+            }
+        }
+    }
+
+    fn build(&mut self, target: Value, state: Value, at: u64) -> Result<()> {
+        let Value::Node(index) = target else {
+            return Err(self.err(
+                at,
+                format!(
+                    "BUILD on a {} is not allowed: only numpy.dtype and numpy.ndarray are built",
+                    self.type_name(target)
+                ),
+            ));
+        };
+        match self.kind(target) {
+            Some(&Kind::Dtype { scalar, built: false }) => {
+                let scalar = self.dtype_state(scalar, state, at)?;
+                self.nodes[index as usize].kind = Kind::Dtype { scalar, built: true };
+                Ok(())
+            }
+            Some(Kind::Array(None)) => {
+                let state = self.array_state(state, at)?;
+                self.nodes[index as usize].kind = Kind::Array(Some(state));
+                Ok(())
+            }
+            Some(Kind::Dtype { .. } | Kind::Array(Some(_))) => {
+                Err(self.err(at, "BUILD applied twice to the same object"))
+            }
+            _ => Err(self.err(
+                at,
+                format!(
+                    "BUILD on a {} is not allowed: only numpy.dtype and numpy.ndarray are built",
+                    self.type_name(target)
+                ),
+            )),
+        }
+    }
+
+    /// A dtype's state as NumPy pickles plain dtypes: `(3, endian, None, None, None, elsize,
+    /// alignment, flags)`.
+    fn dtype_state(&self, scalar: Scalar, state: Value, at: u64) -> Result<Scalar> {
+        let bad =
+            || self.err(at, "a numpy.dtype state other than (3, endian, None, None, None, elsize, alignment, flags)");
+        let Some(Kind::Tuple { items, .. }) = self.kind(state) else { return Err(bad()) };
+        let (endian, elsize) = match items[..] {
+            [Value::Int(3), endian, Value::None, Value::None, Value::None, Value::Int(elsize), Value::Int(_), Value::Int(_)] => {
+                (endian, elsize)
+            }
+            _ => return Err(bad()),
+        };
+        let order = match self.kind(endian) {
+            Some(Kind::Str(e)) => match e.as_str() {
+                "<" => ByteOrder::Little,
+                ">" => ByteOrder::Big,
+                "|" => ByteOrder::NotApplicable,
+                "=" => ByteOrder::NATIVE,
+                _ => return Err(bad()),
+            },
+            _ => return Err(bad()),
+        };
+        if elsize != -1 && usize::try_from(elsize).ok() != Some(scalar.itemsize()) {
+            return Err(self.err(at, format!("a numpy.dtype of {} bytes whose state says {elsize}", scalar.itemsize())));
+        }
+        Ok(Scalar::new(scalar.ty(), order))
+    }
+
+    /// An array's state: `(1, shape, dtype, is_fortran, values)` (or without the leading
+    /// version, as NumPy also accepts).
+    fn array_state(&self, state: Value, at: u64) -> Result<ArrayState> {
+        let bad = || self.err(at, "a numpy.ndarray state other than (1, shape, dtype, is_fortran, list)");
+        let Some(Kind::Tuple { items, .. }) = self.kind(state) else { return Err(bad()) };
+        let (shape, dtype, fortran, data) = match items[..] {
+            [Value::Int(1), shape, dtype, fortran, data] | [shape, dtype, fortran, data] => {
+                (shape, dtype, fortran, data)
+            }
+            _ => return Err(bad()),
+        };
+        let Some(Kind::Tuple { items: dims, .. }) = self.kind(shape) else { return Err(bad()) };
+        if dims.len() > crate::header::MAX_DIMS {
+            return Err(self.err(at, format!("an ndarray of {} dimensions (at most 64)", dims.len())));
+        }
+        let shape: Vec<usize> = dims
+            .iter()
+            .map(|d| match d {
+                Value::Int(n) => usize::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| self.err(at, "an ndarray shape that is not a tuple of non-negative ints"))?;
+        let count = crate::header::element_count(&shape).map_err(|e| self.err(at, e.to_string()))?;
+        match self.kind(dtype) {
+            Some(Kind::Dtype { scalar, .. }) if scalar.ty() == ScalarType::Object => {}
+            Some(Kind::Dtype { scalar, .. }) => {
+                let dtype = scalar.type_str();
+                let reason =
+                    format!("an ndarray of dtype {dtype}: only object arrays are decoded, not arrays inside them");
+                return Err(self.err(at, reason));
+            }
+            _ => return Err(bad()),
+        }
+        let fortran = match fortran {
+            Value::Bool(b) => b,
+            Value::Int(0) => false,
+            Value::Int(1) => true,
+            _ => return Err(bad()),
+        };
+        let Value::Node(list) = data else { return Err(bad()) };
+        let len = match self.kind(data) {
+            Some(Kind::List(items)) => items.len(),
+            Some(Kind::Bytes(_) | Kind::Str(_)) => {
+                return Err(
+                    self.err(at, "an ndarray state with raw data: only object arrays (a list of values) are decoded")
+                )
+            }
+            _ => return Err(bad()),
+        };
+        if len != count {
+            return Err(self.err(
+                at,
+                format!(
+                    "the ndarray's list holds {len} values, but its shape {} needs {count}",
+                    crate::header::shape_repr(&shape)
+                ),
+            ));
+        }
+        Ok(ArrayState { shape, fortran, list, len })
+    }
+
+    /// At `STOP`: the stack must hold exactly the built array; its values become
+    /// [`Object`]s within the budget.
+    fn finish(&mut self, at: u64) -> Result<Decoded> {
+        if !self.marks.is_empty() {
+            return Err(self.err(at, "STOP inside a MARK"));
+        }
+        let array = match self.stack[..] {
+            [v] => v,
+            [] => return Err(self.err(at, "STOP with an empty stack")),
+            _ => {
+                return Err(
+                    self.err(at, format!("STOP with {} values on the stack (one ndarray expected)", self.stack.len()))
+                )
+            }
+        };
+        let state = match self.kind(array) {
+            Some(Kind::Array(Some(state))) => state,
+            Some(Kind::Array(None)) => return Err(self.err(at, "the pickle's ndarray was never built (no BUILD)")),
+            _ => return Err(self.err(at, format!("the pickle holds a {}, not a numpy.ndarray", self.type_name(array)))),
+        };
+        let (shape, fortran, list, len) = (state.shape.clone(), state.fortran, state.list, state.len);
+        let mut budget = Budget { used: self.budget.used, fixed: self.budget.fixed };
+        let consumed = self.input.pos;
+        let limit = budget.limit(consumed);
+        let charge = |budget: &mut Budget, bytes: usize, node_at: u64| -> Result<()> {
+            budget.used = budget.used.saturating_add(bytes);
+            if budget.used > limit {
+                return Err(Error::pickle(self.input.base + node_at, budget.exceeded(consumed)));
+            }
+            Ok(())
+        };
+        let Some(Kind::List(values)) = self.kind(Value::Node(list)) else {
+            return Err(self.err(at, "the ndarray's values are not a list"));
+        };
+        let list_at = self.nodes[list as usize].at;
+        charge(&mut budget, len.saturating_mul(std::mem::size_of::<Object>()), list_at)?;
+        let mut items = Vec::with_capacity(len);
+        for (i, &v) in values[..len].iter().enumerate() {
+            let obj = self.object(v, 1, &mut budget, &charge).map_err(|e| match e.into_kind() {
+                crate::ErrorKind::Pickle { offset, reason } => {
+                    Error::pickle(offset, format!("element {i} (in C order): {reason}"))
+                }
+                other => other.into(),
+            })?;
+            items.push(obj);
+        }
+        Ok(Decoded { shape, fortran, items, at: self.input.base })
+    }
+
+    /// The [`Object`] of a value, `depth` levels down, charging what it takes.
+    fn object(
+        &self,
+        v: Value,
+        depth: usize,
+        budget: &mut Budget,
+        charge: &impl Fn(&mut Budget, usize, u64) -> Result<()>,
+    ) -> Result<Object> {
+        let i = match v {
+            Value::None => return Ok(Object::None),
+            Value::Bool(b) => return Ok(Object::Bool(b)),
+            Value::Int(n) => return Ok(Object::Int(n)),
+            Value::Float(x) => return Ok(Object::Float(x)),
+            Value::Node(i) => i,
+        };
+        let node = &self.nodes[i as usize];
+        let at = node.at;
+        let nested = |len: usize, budget: &mut Budget| -> Result<()> {
+            if depth > MAX_DEPTH {
+                return Err(Error::pickle(
+                    self.input.base + at,
+                    format!("values nested deeper than {MAX_DEPTH} levels"),
+                ));
+            }
+            charge(budget, len.saturating_mul(std::mem::size_of::<Object>()), at)
+        };
+        Ok(match &node.kind {
+            Kind::Str(s) => {
+                charge(budget, s.len(), at)?;
+                Object::Str(s.clone())
+            }
+            Kind::Bytes(b) => {
+                charge(budget, b.len(), at)?;
+                Object::Bytes(b.clone())
+            }
+            Kind::BigInt(t) => {
+                charge(budget, t.len(), at)?;
+                Object::BigInt(t.clone())
+            }
+            Kind::Complex(re, im) => Object::Complex(*re, *im),
+            Kind::List(items) => {
+                nested(items.len(), budget)?;
+                Object::List(self.objects(items, depth, budget, charge)?)
+            }
+            Kind::Tuple { items, .. } => {
+                nested(items.len(), budget)?;
+                Object::Tuple(self.objects(items, depth, budget, charge)?)
+            }
+            Kind::Dict(entries) => {
+                nested(entries.len() * 2, budget)?;
+                let mut out = Vec::with_capacity(entries.len());
+                for &(k, v) in entries {
+                    out.push((self.object(k, depth + 1, budget, charge)?, self.object(v, depth + 1, budget, charge)?));
+                }
+                Object::Dict(out)
+            }
+            Kind::Global(g) => {
+                return Err(Error::pickle(
+                    self.input.base + at,
+                    format!("{} is a callable, not a plain value", g.name()),
+                ))
+            }
+            Kind::Dtype { scalar, .. } => {
+                return Err(Error::pickle(
+                    self.input.base + at,
+                    format!("a numpy.dtype ({}) is not a plain value", scalar.type_str()),
+                ))
+            }
+            Kind::Array(_) => {
+                return Err(Error::pickle(
+                    self.input.base + at,
+                    "an ndarray inside an object array is not supported (only plain values are)",
+                ))
+            }
+        })
+    }
+
+    fn objects(
+        &self,
+        items: &[Value],
+        depth: usize,
+        budget: &mut Budget,
+        charge: &impl Fn(&mut Budget, usize, u64) -> Result<()>,
+    ) -> Result<Vec<Object>> {
+        items.iter().map(|&v| self.object(v, depth + 1, budget, charge)).collect()
+    }
+}
+
+/// The dtypes of NumPy scalars decoded into plain values (and the object dtype itself).
+fn plain_scalar(ty: ScalarType) -> bool {
+    matches!(
+        ty,
+        ScalarType::Bool
+            | ScalarType::Int(_)
+            | ScalarType::UInt(_)
+            | ScalarType::Float(2 | 4 | 8)
+            | ScalarType::Complex(8 | 16)
+            | ScalarType::Unicode(_)
+            | ScalarType::Bytes(_)
+            | ScalarType::Object
+    )
+}
+
+/// A decoded NumPy scalar.
+enum Plain {
+    Value(Value),
+    Str(String),
+    Bytes(Vec<u8>),
+    BigInt(String),
+    Complex(f64, f64),
+}
+
+/// The plain value of `numpy._core.multiarray.scalar(dtype, data)`: the NumPy scalar type
+/// is not kept (`np.float32(0.5)` gives the float `0.5`).
+fn scalar_value(scalar: Scalar, data: &[u8]) -> std::result::Result<Plain, String> {
+    let ty = scalar.ty();
+    if ty == ScalarType::Object {
+        return Err("a numpy.object_ scalar is not a plain value".to_string());
+    }
+    if data.len() != scalar.itemsize() {
+        return Err(format!(
+            "a numpy scalar of dtype {} needs {} bytes, found {}",
+            scalar.type_str(),
+            scalar.itemsize(),
+            data.len()
+        ));
+    }
+    let mut buf = data.to_vec();
+    if !scalar.is_native() {
+        crate::record::swap_units(&mut buf, ty.swap_unit());
+    }
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        u64::from_ne_bytes(w)
+    };
+    let f32_at = |k: usize| f64::from(f32::from_ne_bytes([buf[k], buf[k + 1], buf[k + 2], buf[k + 3]]));
+    let f64_at = |k: usize| f64::from_bits(word(&buf[k..k + 8]));
+    Ok(match ty {
+        ScalarType::Bool => Plain::Value(Value::Bool(buf[0] != 0)),
+        ScalarType::Int(n) => {
+            let shift = 64 - 8 * u32::from(n);
+            let v = if cfg!(target_endian = "little") { word(&buf) } else { word(&buf) >> (8 * (8 - u32::from(n))) };
+            Plain::Value(Value::Int(((v << shift) as i64) >> shift))
+        }
+        ScalarType::UInt(n) => {
+            let v = if cfg!(target_endian = "little") { word(&buf) } else { word(&buf) >> (8 * (8 - u32::from(n))) };
+            match i64::try_from(v) {
+                Ok(i) => Plain::Value(Value::Int(i)),
+                Err(_) => Plain::BigInt(v.to_string()),
+            }
+        }
+        ScalarType::Float(2) => {
+            Plain::Value(Value::Float(crate::record::f16_to_f64(u16::from_ne_bytes([buf[0], buf[1]]))))
+        }
+        ScalarType::Float(4) => Plain::Value(Value::Float(f32_at(0))),
+        ScalarType::Float(8) => Plain::Value(Value::Float(f64_at(0))),
+        ScalarType::Complex(8) => Plain::Complex(f32_at(0), f32_at(4)),
+        ScalarType::Complex(16) => Plain::Complex(f64_at(0), f64_at(8)),
+        ScalarType::Unicode(_) => {
+            let mut units: Vec<u32> =
+                buf.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+            while units.last() == Some(&0) {
+                units.pop();
+            }
+            let s: Option<String> = units.iter().map(|&u| char::from_u32(u)).collect();
+            Plain::Str(s.ok_or("a numpy.str_ scalar holding a code unit that is not a Unicode scalar value")?)
+        }
+        ScalarType::Bytes(_) => {
+            while buf.last() == Some(&0) {
+                buf.pop();
+            }
+            Plain::Bytes(buf)
+        }
+        _ => return Err(format!("numpy scalars of dtype {} are not supported", scalar.type_str())),
+    })
+}
+
+/// Python's `float()` of a protocol 0 `FLOAT` argument.
+fn parse_float(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let ok = !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+'));
+    if !ok {
+        return None;
+    }
+    t.parse::<f64>().ok()
+}
+
+/// Python's `raw-unicode-escape` codec: latin-1, except `\uXXXX` and `\UXXXXXXXX` after an
+/// odd number of backslashes.
+fn raw_unicode_escape(bytes: &[u8]) -> std::result::Result<String, String> {
+    let mut out = String::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(char::from(bytes[i]));
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i] == b'\\' {
+            i += 1;
+        }
+        let run = i - start;
+        let escape = run % 2 == 1 && i < bytes.len() && matches!(bytes[i], b'u' | b'U');
+        out.extend(std::iter::repeat_n('\\', if escape { run - 1 } else { run }));
+        if !escape {
+            continue;
+        }
+        let digits = if bytes[i] == b'u' { 4 } else { 8 };
+        let hex = bytes.get(i + 1..i + 1 + digits).ok_or("a truncated \\u escape")?;
+        let text = std::str::from_utf8(hex).map_err(|_| "a bad \\u escape")?;
+        let code = u32::from_str_radix(text, 16).map_err(|_| "a bad \\u escape")?;
+        out.push(char::from_u32(code).ok_or("a \\u escape that is not a Unicode scalar value")?);
+        i += 1 + digits;
+    }
+    Ok(out)
+}
+
+/// Quotes text for a message, as Python's `repr` of a str, shortened.
+fn quote(s: &str) -> String {
+    let shown: String = s.chars().take(80).collect();
+    let mut r = Literal::Str(shown).repr();
+    if s.chars().count() > 80 {
+        r.push_str("...");
+    }
+    r
+}
+
+// ---------------------------------------------------------------------------------------
+// Encoding.
+
+/// Frames are committed once they hold this much (CPython's `FRAME_SIZE_TARGET`); payloads
+/// this large are written outside frames.
+const FRAME_SIZE_TARGET: usize = 64 * 1024;
+/// Shorter frames lose their header (CPython's `FRAME_SIZE_MIN`).
+const FRAME_SIZE_MIN: usize = 4;
+const FRAME_HEADER_SIZE: usize = 9;
+/// Items per `APPENDS`/`SETITEMS` (CPython's `BATCHSIZE`).
+const BATCH: usize = 1000;
+
+/// An element that can be written as a Python value: [`Object`], `String`, `&str` and
+/// `Option`s of them.
+pub(crate) trait Encode {
+    /// Pickles the value, `depth` levels down; the reason when it cannot be written.
+    fn save(&self, enc: &mut Encoder, depth: usize) -> std::result::Result<(), String>;
+}
+
+impl Encode for Object {
+    fn save(&self, enc: &mut Encoder, depth: usize) -> std::result::Result<(), String> {
+        enc.object(self, depth)
+    }
+}
+
+impl Encode for String {
+    fn save(&self, enc: &mut Encoder, _: usize) -> std::result::Result<(), String> {
+        enc.save_str(self);
+        Ok(())
+    }
+}
+
+impl Encode for &str {
+    fn save(&self, enc: &mut Encoder, _: usize) -> std::result::Result<(), String> {
+        enc.save_str(self);
+        Ok(())
+    }
+}
+
+impl<T: Encode> Encode for Option<T> {
+    fn save(&self, enc: &mut Encoder, depth: usize) -> std::result::Result<(), String> {
+        match self {
+            None => {
+                enc.save_op(NONE);
+                Ok(())
+            }
+            Some(v) => v.save(enc, depth),
+        }
+    }
+}
+
+/// A protocol 4 pickler that writes what CPython's C pickler writes: each value memoised
+/// as it does (strings, bytes, tuples, lists, dicts, globals), frames committed at the same
+/// opcode boundaries, the same integer and string opcodes.
+#[derive(Debug, Default)]
+pub(crate) struct Encoder {
+    out: Vec<u8>,
+    framing: bool,
+    frame_start: Option<usize>,
+    memo: u32,
+    /// Memo indices of interned names (module and attribute names of globals).
+    names: HashMap<&'static str, u32>,
+    globals: HashMap<(&'static str, &'static str), u32>,
+}
+
+impl Encoder {
+    fn write(&mut self, data: &[u8]) {
+        if self.framing && self.frame_start.is_none() {
+            self.frame_start = Some(self.out.len());
+            self.out.extend_from_slice(&[0xfe; FRAME_HEADER_SIZE]);
+        }
+        self.out.extend_from_slice(data);
+    }
+
+    fn commit_frame(&mut self) {
+        let Some(start) = self.frame_start.take() else { return };
+        let len = self.out.len() - start - FRAME_HEADER_SIZE;
+        if len >= FRAME_SIZE_MIN {
+            self.out[start] = FRAME;
+            self.out[start + 1..start + FRAME_HEADER_SIZE].copy_from_slice(&(len as u64).to_le_bytes());
+        } else {
+            self.out.drain(start..start + FRAME_HEADER_SIZE);
+        }
+    }
+
+    /// The start of every `save()` in CPython: a full frame is committed.
+    fn boundary(&mut self) {
+        if let Some(start) = self.frame_start {
+            if self.out.len() - start - FRAME_HEADER_SIZE >= FRAME_SIZE_TARGET {
+                self.commit_frame();
+            }
+        }
+    }
+
+    /// A header and its payload; large payloads go outside frames.
+    fn write_payload(&mut self, header: &[u8], data: &[u8]) {
+        if data.len() >= FRAME_SIZE_TARGET {
+            self.commit_frame();
+            let framing = std::mem::replace(&mut self.framing, false);
+            self.write(header);
+            self.write(data);
+            self.framing = framing;
+        } else {
+            self.write(header);
+            self.write(data);
+        }
+    }
+
+    fn op(&mut self, op: u8) {
+        self.write(&[op]);
+    }
+
+    fn memoize(&mut self) -> u32 {
+        self.op(MEMOIZE);
+        self.memo += 1;
+        self.memo - 1
+    }
+
+    fn get(&mut self, index: u32) {
+        match u8::try_from(index) {
+            Ok(i) => self.write(&[BINGET, i]),
+            Err(_) => {
+                let mut b = [LONG_BINGET, 0, 0, 0, 0];
+                b[1..].copy_from_slice(&index.to_le_bytes());
+                self.write(&b);
+            }
+        }
+    }
+
+    /// `save()` of a value that is one opcode (`None`, `True`, `False`).
+    fn save_op(&mut self, op: u8) {
+        self.boundary();
+        self.op(op);
+    }
+
+    fn save_int(&mut self, v: i64) {
+        self.boundary();
+        if let Ok(b) = u8::try_from(v) {
+            self.write(&[BININT1, b]);
+        } else if let Ok(w) = u16::try_from(v) {
+            let b = w.to_le_bytes();
+            self.write(&[BININT2, b[0], b[1]]);
+        } else if let Ok(d) = i32::try_from(v) {
+            let b = d.to_le_bytes();
+            self.write(&[BININT, b[0], b[1], b[2], b[3]]);
+        } else {
+            let mut bytes = v.to_le_bytes().to_vec();
+            // The fewest bytes, as `encode_long`.
+            while bytes.len() > 1 {
+                let (last, prev) = (bytes[bytes.len() - 1], bytes[bytes.len() - 2]);
+                if (last == 0 && prev & 0x80 == 0) || (last == 0xff && prev & 0x80 != 0) {
+                    bytes.pop();
+                } else {
+                    break;
+                }
+            }
+            self.long(&bytes);
+        }
+    }
+
+    fn long(&mut self, bytes: &[u8]) {
+        match u8::try_from(bytes.len()) {
+            Ok(n) => self.write(&[LONG1, n]),
+            Err(_) => {
+                let mut h = [LONG4, 0, 0, 0, 0];
+                h[1..].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+                self.write(&h);
+            }
+        }
+        self.write(bytes);
+    }
+
+    fn save_big_int(&mut self, text: &str) -> std::result::Result<(), String> {
+        match bigint::parse_decimal(text)? {
+            Int::Small(v) => self.save_int(v),
+            Int::Big(_) => {
+                let bytes = bigint::to_le_bytes(text)?;
+                self.boundary();
+                self.long(&bytes);
+            }
+        }
+        Ok(())
+    }
+
+    fn save_float(&mut self, x: f64) {
+        self.boundary();
+        let mut b = [BINFLOAT; 9];
+        b[1..].copy_from_slice(&x.to_be_bytes());
+        self.write(&b);
+    }
+
+    fn str_unsaved(&mut self, s: &str) -> u32 {
+        let data = s.as_bytes();
+        let n = data.len();
+        if let Ok(b) = u8::try_from(n) {
+            self.write_payload(&[SHORT_BINUNICODE, b], data);
+        } else if let Ok(w) = u32::try_from(n) {
+            let mut h = [BINUNICODE; 5];
+            h[1..].copy_from_slice(&w.to_le_bytes());
+            self.write_payload(&h, data);
+        } else {
+            let mut h = [BINUNICODE8; 9];
+            h[1..].copy_from_slice(&(n as u64).to_le_bytes());
+            self.write_payload(&h, data);
+        }
+        self.memoize()
+    }
+
+    fn save_str(&mut self, s: &str) {
+        self.boundary();
+        self.str_unsaved(s);
+    }
+
+    fn save_bytes(&mut self, data: &[u8]) {
+        self.boundary();
+        let n = data.len();
+        if let Ok(b) = u8::try_from(n) {
+            self.write_payload(&[SHORT_BINBYTES, b], data);
+        } else if let Ok(w) = u32::try_from(n) {
+            let mut h = [BINBYTES; 5];
+            h[1..].copy_from_slice(&w.to_le_bytes());
+            self.write_payload(&h, data);
+        } else {
+            let mut h = [BINBYTES8; 9];
+            h[1..].copy_from_slice(&(n as u64).to_le_bytes());
+            self.write_payload(&h, data);
+        }
+        self.memoize();
+    }
+
+    /// A module or attribute name: interned in CPython, so memoised once and fetched after.
+    fn save_name(&mut self, name: &'static str) {
+        self.boundary();
+        match self.names.get(name) {
+            Some(&i) => self.get(i),
+            None => {
+                let i = self.str_unsaved(name);
+                self.names.insert(name, i);
+            }
+        }
+    }
+
+    fn save_global(&mut self, module: &'static str, name: &'static str) {
+        self.boundary();
+        if let Some(&i) = self.globals.get(&(module, name)) {
+            self.get(i);
+            return;
+        }
+        self.save_name(module);
+        self.save_name(name);
+        self.op(STACK_GLOBAL);
+        let i = self.memoize();
+        self.globals.insert((module, name), i);
+    }
+
+    /// A tuple of items saved by `items`, as `save_tuple` writes it.
+    fn save_tuple(
+        &mut self,
+        len: usize,
+        items: impl FnOnce(&mut Self) -> std::result::Result<(), String>,
+    ) -> std::result::Result<(), String> {
+        self.boundary();
+        if len == 0 {
+            self.op(EMPTY_TUPLE);
+            return Ok(());
+        }
+        if len <= 3 {
+            items(self)?;
+            self.op(TUPLE1 + (len as u8 - 1));
+        } else {
+            self.op(MARK);
+            items(self)?;
+            self.op(TUPLE);
+        }
+        self.memoize();
+        Ok(())
+    }
+
+    fn object(&mut self, obj: &Object, depth: usize) -> std::result::Result<(), String> {
+        match obj {
+            Object::None => self.save_op(NONE),
+            Object::Bool(b) => self.save_op(if *b { NEWTRUE } else { NEWFALSE }),
+            Object::Int(v) => self.save_int(*v),
+            Object::BigInt(t) => self.save_big_int(t)?,
+            Object::Float(x) => self.save_float(*x),
+            Object::Complex(re, im) => {
+                // complex.__reduce__: (complex, (re, im))
+                self.boundary();
+                self.save_global("builtins", "complex");
+                self.save_tuple(2, |e| {
+                    e.save_float(*re);
+                    e.save_float(*im);
+                    Ok(())
+                })?;
+                self.op(REDUCE);
+                self.memoize();
+            }
+            Object::Str(s) => self.save_str(s),
+            Object::Bytes(b) => self.save_bytes(b),
+            Object::List(items) => {
+                check_depth(depth)?;
+                self.boundary();
+                self.op(EMPTY_LIST);
+                self.memoize();
+                self.batch(items, depth)?;
+            }
+            Object::Tuple(items) => {
+                check_depth(depth)?;
+                self.save_tuple(items.len(), |e| items.iter().try_for_each(|v| e.object(v, depth + 1)))?;
+            }
+            Object::Dict(entries) => {
+                check_depth(depth)?;
+                for (k, _) in entries {
+                    if let Some(why) = unhashable(k) {
+                        return Err(format!("a dict key that Python cannot hash ({why})"));
+                    }
+                }
+                self.boundary();
+                self.op(EMPTY_DICT);
+                self.memoize();
+                if let [(k, v)] = &entries[..] {
+                    self.object(k, depth + 1)?;
+                    self.object(v, depth + 1)?;
+                    self.op(SETITEM);
+                } else if !entries.is_empty() {
+                    // `batch_dict_exact`: a batch ends after BATCH items, and one more
+                    // (empty) batch follows a full one.
+                    let mut rest = &entries[..];
+                    loop {
+                        let (batch, tail) = rest.split_at(rest.len().min(BATCH));
+                        self.op(MARK);
+                        for (k, v) in batch {
+                            self.object(k, depth + 1)?;
+                            self.object(v, depth + 1)?;
+                        }
+                        self.op(SETITEMS);
+                        rest = tail;
+                        if batch.len() < BATCH {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A list's items after its `EMPTY_LIST`, as `batch_list_exact` writes them.
+    fn batch<T: Encode>(&mut self, items: &[T], depth: usize) -> std::result::Result<(), String> {
+        match items {
+            [] => {}
+            [one] => {
+                one.save(self, depth + 1)?;
+                self.op(APPEND);
+            }
+            _ => {
+                for chunk in items.chunks(BATCH) {
+                    self.op(MARK);
+                    for v in chunk {
+                        v.save(self, depth + 1)?;
+                    }
+                    self.op(APPENDS);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_depth(depth: usize) -> std::result::Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("values nested deeper than {MAX_DEPTH} levels"));
+    }
+    Ok(())
+}
+
+/// Why Python cannot hash a value used as a dict key, if it cannot.
+fn unhashable(key: &Object) -> Option<&'static str> {
+    match key {
+        Object::List(_) => Some("a list"),
+        Object::Dict(_) => Some("a dict"),
+        Object::Tuple(items) => items.iter().find_map(unhashable),
+        _ => None,
+    }
+}
+
+/// The pickle `np.save` writes for an object array (protocol 4): `elements` in storage
+/// order, listed in C order as NumPy lists them (also for a Fortran-order array, whose
+/// `is_fortran` flag is set).
+///
+/// # Errors
+/// [`crate::ErrorKind::InvalidValue`] naming the element (storage index) that cannot be
+/// written: nesting deeper than [`MAX_DEPTH`], an unhashable dict key, a `BigInt` whose
+/// text is not an int.
+pub(crate) fn encode_array<T: Encode>(shape: &[usize], fortran: bool, elements: &[T]) -> Result<Vec<u8>> {
+    let mut e = Encoder::default();
+    e.write(&[PROTO, 4]);
+    e.framing = true;
+    // save(array) -> save_reduce(_reconstruct, (ndarray, (0,), b'b'), state)
+    e.boundary();
+    e.save_global("numpy._core.multiarray", "_reconstruct");
+    let args: std::result::Result<(), String> = e.save_tuple(3, |e| {
+        e.save_global("numpy", "ndarray");
+        e.save_tuple(1, |e| {
+            e.save_int(0);
+            Ok(())
+        })?;
+        e.save_bytes(b"b");
+        Ok(())
+    });
+    args.map_err(Error::usage)?;
+    e.op(REDUCE);
+    e.memoize();
+    // The state: (1, shape, dtype, is_fortran, list)
+    let mut failed: Option<(usize, String)> = None;
+    let state = e.save_tuple(5, |e| {
+        e.save_int(1);
+        e.save_tuple(shape.len(), |e| {
+            for &d in shape {
+                let d = i64::try_from(d).map_err(|_| "a dimension beyond i64".to_string())?;
+                e.save_int(d);
+            }
+            Ok(())
+        })?;
+        // save(dtype('O')) -> save_reduce(dtype, ('O8', False, True), state)
+        e.boundary();
+        e.save_global("numpy", "dtype");
+        e.save_tuple(3, |e| {
+            e.save_str("O8");
+            e.save_op(NEWFALSE);
+            e.save_op(NEWTRUE);
+            Ok(())
+        })?;
+        e.op(REDUCE);
+        e.memoize();
+        e.save_tuple(8, |e| {
+            e.save_int(3);
+            e.save_str("|");
+            for _ in 0..3 {
+                e.save_op(NONE);
+            }
+            e.save_int(-1);
+            e.save_int(-1);
+            e.save_int(63);
+            Ok(())
+        })?;
+        e.op(BUILD);
+        e.save_op(if fortran { NEWTRUE } else { NEWFALSE });
+        // The values, in C order.
+        e.boundary();
+        e.op(EMPTY_LIST);
+        e.memoize();
+        let order = c_order(shape, fortran);
+        let mut one = |e: &mut Encoder, c: usize| -> std::result::Result<(), String> {
+            let s = order(c);
+            elements[s].save(e, 1).map_err(|reason| {
+                failed = Some((s, reason));
+                String::new()
+            })
+        };
+        let n = elements.len();
+        if n == 1 {
+            one(e, 0)?;
+            e.op(APPEND);
+        } else if n > 1 {
+            let mut c = 0;
+            while c < n {
+                e.op(MARK);
+                let end = (c + BATCH).min(n);
+                while c < end {
+                    one(e, c)?;
+                    c += 1;
+                }
+                e.op(APPENDS);
+            }
+        }
+        Ok(())
+    });
+    if let Err(reason) = state {
+        return Err(match failed {
+            Some((index, reason)) => crate::ErrorKind::InvalidValue { index, reason }.into(),
+            None => Error::usage(reason),
+        });
+    }
+    e.op(BUILD);
+    e.op(STOP);
+    e.commit_frame();
+    Ok(e.out)
+}
+
+/// The storage index of the element at C-order position `c`, for an array of `shape` in
+/// Fortran order or not.
+pub(crate) fn c_order(shape: &[usize], fortran: bool) -> impl Fn(usize) -> usize + '_ {
+    move |c| {
+        if !fortran || shape.len() < 2 {
+            return c;
+        }
+        // Digits of `c` in C order (last axis fastest), weighed by Fortran strides.
+        let mut rest = c;
+        let mut index = [0usize; crate::header::MAX_DIMS];
+        for (k, &d) in shape.iter().enumerate().rev() {
+            index[k] = rest % d;
+            rest /= d;
+        }
+        let mut pos = 0;
+        for (k, &d) in shape.iter().enumerate().rev() {
+            pos = pos * d + index[k];
+        }
+        pos
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(p: &[u8]) -> Result<Decoded> {
+        decode(p, 0, Some(p.len() as u64), None)
+    }
+
+    /// An object array pickle (protocol 2 opcodes) of `n` elements pushed by `items`.
+    fn wrap(n: u8, items: &[u8]) -> Vec<u8> {
+        let mut p =
+            b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85U\x01b\x87R(K\x01".to_vec();
+        p.extend_from_slice(&[b'K', n, 0x85]);
+        p.extend_from_slice(
+            b"cnumpy\ndtype\nU\x02O8K\x00K\x01\x87R(K\x03U\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK?tbI00\n](",
+        );
+        p.extend_from_slice(items);
+        p.extend_from_slice(b"etb.");
+        p
+    }
+
+    fn values(n: u8, items: &[u8]) -> Vec<Object> {
+        decode_all(&wrap(n, items)).unwrap_or_else(|e| panic!("{e}")).items
+    }
+
+    fn error(n: u8, items: &[u8]) -> String {
+        decode_all(&wrap(n, items)).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn old_numpy_names_and_python_2_idioms_decode() {
+        // numpy.core (NumPy 1.x), SHORT_BINSTRING typecodes and dtype args, INT 00.
+        assert_eq!(values(1, b"N"), [Object::None]);
+        assert_eq!(values(2, b"U\x02hiI01\n"), [Object::from("hi"), Object::Bool(true)]);
+        assert_eq!(values(1, b"L-12345678901234567890L\n"), [Object::BigInt("-12345678901234567890".into())]);
+        assert_eq!(values(1, b"F-1.5e300\n"), [Object::Float(-1.5e300)]);
+        assert_eq!(values(1, b"Vcaf\xe9 \\u20ac \\\\u0041\n"), [Object::from("café € \\\\u0041")]);
+        assert_eq!(values(1, b"c__builtin__\nbytes\n)R"), [Object::Bytes(vec![])]);
+        assert_eq!(
+            values(1, b"c_codecs\nencode\nX\x03\x00\x00\x00\xc3\xbfaX\x06\x00\x00\x00latin1\x86R"),
+            [Object::Bytes(vec![0xff, b'a'])]
+        );
+    }
+
+    #[test]
+    fn memo_stack_and_mark_opcodes_follow_python() {
+        // PUT/GET text forms, POP of a value, POP of an empty frame's MARK, POP_MARK.
+        assert_eq!(values(2, b"Np7\n0(1K\x05g7\n"), [Object::Int(5), Object::None]);
+        assert_eq!(values(1, b"K\x01(0"), [Object::Int(1)]);
+        // DICT from a marked frame, SETITEMS, tuples of each size, LIST.
+        let v = values(3, b"(K\x01K\x02d}(K\x03K\x04u((NNNNtl");
+        assert_eq!(v[0].to_string(), "{1: 2}");
+        assert_eq!(v[1].to_string(), "{3: 4}");
+        assert_eq!(v[2].to_string(), "[(None, None, None, None)]");
+        // A list shared through the memo and appended to later: both places see it, and
+        // the array keeps only the values it held when built (NumPy copies them).
+        let v = values(2, b"]q\x00h\x00K\x01a");
+        assert_eq!(v, [Object::List(vec![Object::Int(1)]), Object::List(vec![Object::Int(1)])]);
+    }
+
+    #[test]
+    fn numpy_scalars_of_each_byte_order() {
+        let scalar = |descr: &str, order: &str, data: &[u8]| {
+            let mut items = b"cnumpy.core.multiarray\nscalar\ncnumpy\ndtype\nU".to_vec();
+            items.push(descr.len() as u8);
+            items.extend_from_slice(descr.as_bytes());
+            items.extend_from_slice(b"\x89\x88\x87R(K\x03U\x01");
+            items.extend_from_slice(order.as_bytes());
+            items.extend_from_slice(b"NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tbC");
+            items.push(data.len() as u8);
+            items.extend_from_slice(data);
+            items.extend_from_slice(b"\x86R");
+            values(1, &items).remove(0)
+        };
+        assert_eq!(scalar("f8", ">", &1.5f64.to_be_bytes()), Object::Float(1.5));
+        assert_eq!(scalar("f8", "<", &1.5f64.to_le_bytes()), Object::Float(1.5));
+        assert_eq!(scalar("i2", ">", &(-2i16).to_be_bytes()), Object::Int(-2));
+        assert_eq!(scalar("i1", "|", &[0xfe]), Object::Int(-2));
+        assert_eq!(scalar("u8", "<", &u64::MAX.to_le_bytes()), Object::BigInt(u64::MAX.to_string()));
+        assert_eq!(
+            scalar("c8", ">", &[1.0f32.to_be_bytes(), (-2.0f32).to_be_bytes()].concat()),
+            Object::Complex(1.0, -2.0)
+        );
+        assert_eq!(scalar("U2", ">", &[0, 0, 0, b'a', 0, 0, 0, 0]), Object::from("a"));
+        assert_eq!(scalar("f2", "<", &[0x00, 0x3c]), Object::Float(1.0));
+        assert_eq!(scalar("b1", "|", &[2]), Object::Bool(true));
+        assert_eq!(scalar("S3", "|", b"a\0\0"), Object::Bytes(b"a".to_vec()));
+    }
+
+    #[test]
+    fn errors_name_the_opcode_global_and_offset() {
+        let p = wrap(1, b"cos\nsystem\n");
+        let e = decode_all(&p).unwrap_err();
+        let at = p.windows(3).position(|w| w == b"cos").unwrap() as u64;
+        assert!(matches!(e.kind(), crate::ErrorKind::Pickle { offset, .. } if *offset == at), "{e}");
+        assert!(error(1, b"\x81").contains("opcode NEWOBJ is not allowed"));
+        assert!(error(1, b"\xa0").contains("unknown opcode 0xa0"));
+        assert!(error(1, b"X\x50\x00\x00\x00ab").contains("the pickle ends inside the argument of BINUNICODE"));
+        assert!(error(2, b"N").contains("the ndarray's list holds 1 values, but its shape (2,) needs 2"));
+        assert!(error(1, b"N.").contains("STOP inside a MARK"));
+        let deep: Vec<u8> = [vec![b']'; MAX_DEPTH + 1], vec![b'a'; MAX_DEPTH]].concat();
+        assert!(error(1, &deep).contains("nested deeper than 256 levels"));
+        let fits: Vec<u8> = [vec![b']'; MAX_DEPTH], vec![b'a'; MAX_DEPTH - 1]].concat();
+        assert_eq!(values(1, &fits).len(), 1);
+        let p = wrap(1, b"\x81");
+        let e = decode(&p[..], 100, Some(p.len() as u64), None).unwrap_err();
+        assert!(e.to_string().starts_with(&format!("invalid pickle at byte {}", 100 + p.len() - 5)), "{e}");
+    }
+
+    #[test]
+    fn budget_stops_memo_bombs_and_fixed_limits_hold() {
+        // [L, L] with L = [M, M], ...: 2^40 values from a few hundred bytes.
+        let mut items = b"(NNlq\x000".to_vec();
+        for i in 1..40u8 {
+            items.extend_from_slice(&[b'(', b'h', i - 1, b'h', i - 1, b'l', b'q', i, b'0']);
+        }
+        items.extend_from_slice(&[b'h', 39]);
+        let e = decode_all(&wrap(1, &items)).unwrap_err();
+        assert!(e.to_string().contains("ReadOptions::max_object_bytes"), "{e}");
+        let small = wrap(1, b"X\x10\x00\x00\x00aaaaaaaaaaaaaaaa");
+        assert!(decode(&small[..], 0, Some(small.len() as u64), Some(1 << 20)).is_ok());
+        let e = decode(&small[..], 0, Some(small.len() as u64), Some(400)).unwrap_err();
+        assert!(e.to_string().contains("allowed (ReadOptions::max_object_bytes)"), "{e}");
+    }
+
+    #[test]
+    fn text_helpers() {
+        assert_eq!(raw_unicode_escape(b"a\\u00e9\\U0001F600\\x").unwrap(), "aé\u{1F600}\\x");
+        assert_eq!(raw_unicode_escape(b"\\\\u0041").unwrap(), "\\\\u0041");
+        assert!(raw_unicode_escape(b"\\u12").is_err());
+        assert!(raw_unicode_escape(b"\\ud800").is_err());
+        assert_eq!(parse_float("1e-05"), Some(1e-5));
+        assert_eq!(parse_float("-inf"), Some(f64::NEG_INFINITY));
+        assert!(parse_float("nan").unwrap().is_nan());
+        assert_eq!(parse_float("1_0"), None);
+        assert_eq!(parse_float(""), None);
+    }
+
+    #[test]
+    fn c_order_maps_to_fortran_storage() {
+        let f = c_order(&[2, 3], true);
+        assert_eq!((0..6).map(&f).collect::<Vec<_>>(), [0, 2, 4, 1, 3, 5]);
+        let f = c_order(&[2, 3, 4], true);
+        assert_eq!(f(23), 23); // the last element stays last
+        assert_eq!(f(1), 6); // (0, 0, 1): index 0 + 2 * (0 + 3 * 1)
+        assert_eq!(c_order(&[2, 3], false)(4), 4);
+    }
+
+    #[test]
+    fn integers_encode_as_python_does() {
+        // pickle.dumps(x, 4)[-N-1:-1] for each x, from Python 3.11: the opcode chosen.
+        for (v, want) in [
+            (0i64, &b"K\x00"[..]),
+            (255, b"K\xff"),
+            (256, b"M\x00\x01"),
+            (65536, b"J\x00\x00\x01\x00"),
+            (-1, b"J\xff\xff\xff\xff"),
+            (-2147483648, b"J\x00\x00\x00\x80"),
+            (2147483648, b"\x8a\x05\x00\x00\x00\x80\x00"),
+            (-2147483649, b"\x8a\x05\xff\xff\xff\x7f\xff"),
+            (i64::MIN, b"\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x80"),
+        ] {
+            let mut e = Encoder::default();
+            e.save_int(v);
+            assert_eq!(e.out, want, "{v}");
+        }
+    }
+}
