@@ -8,12 +8,18 @@ use npy_core::prelude::*;
 use npy_core::{ErrorKind, ReadOptions, Result};
 
 /// Reads `input` through the dynamic API and writes it to `output`, keeping its version
-/// (an `.npz` member by member). A large input copied with stderr on a terminal shows a
+/// (an `.npz` member by member); object arrays through the object API. A large input copied with stderr on a terminal shows a
 /// progress bar; the output is the same either way.
 pub fn run(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
     if crate::npz::is_npz(input)? {
         return crate::npz::copy(input, output, opts);
     }
+    let reader = opts.open_path(input)?;
+    if reader.header().dtype.has_object() {
+        // Decoded (never unpickled by running code) and pickled again as np.save would.
+        return reader.read_objects()?.write_npy(output);
+    }
+    drop(reader);
     match crate::progress::bytes(std::fs::metadata(input)?.len(), "copy") {
         None => {
             let array = opts.open_path(input)?.read_dyn()?;

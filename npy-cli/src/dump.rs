@@ -5,7 +5,7 @@ use std::path::Path;
 
 use npy_core::{ReadOptions, Result};
 
-use crate::records::{cell, columns, for_each};
+use crate::records::{cells, for_each, object_json, Element};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -30,20 +30,24 @@ pub fn run(file: &Path, member: Option<&str>, format: Format, opts: &ReadOptions
         opts,
         CHUNK,
         |bytes| bar = crate::progress::bytes(bytes, "dump"),
-        |value| {
+        |element| {
             match format {
                 Format::Json => {
-                    serde_json::to_writer(&mut out, &value).map_err(std::io::Error::from)?;
+                    match &element {
+                        Element::Value(value) => serde_json::to_writer(&mut out, value),
+                        Element::Object(object) => serde_json::to_writer(&mut out, &object_json(object)),
+                    }
+                    .map_err(std::io::Error::from)?;
                     out.write_all(b"\n")?;
                 }
                 Format::Csv => {
-                    let cols = columns(&value);
+                    let cols = cells(&element);
                     if first {
                         let names: Vec<String> = cols.iter().map(|(n, _)| csv_field(n)).collect();
                         writeln!(out, "{}", names.join(","))?;
                     }
-                    let cells: Vec<String> = cols.iter().map(|(_, v)| csv_field(&cell(v))).collect();
-                    writeln!(out, "{}", cells.join(","))?;
+                    let texts: Vec<String> = cols.iter().map(|(_, text)| csv_field(text)).collect();
+                    writeln!(out, "{}", texts.join(","))?;
                 }
             }
             first = false;

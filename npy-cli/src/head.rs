@@ -5,7 +5,7 @@ use std::path::Path;
 
 use npy_core::{ReadOptions, Result};
 
-use crate::records::{cell, columns, for_each};
+use crate::records::{cells, for_each};
 
 /// Prints the first `n` records as a table: one column per leaf field (`a.b`).
 pub fn run(file: &Path, member: Option<&str>, n: usize, opts: &ReadOptions) -> Result<()> {
@@ -17,12 +17,12 @@ pub fn run(file: &Path, member: Option<&str>, n: usize, opts: &ReadOptions) -> R
         opts,
         n.clamp(1, 4096),
         |_| {},
-        |value| {
-            let cols = columns(&value);
+        |element| {
+            let cols = cells(&element);
             if header.is_empty() {
                 header = cols.iter().map(|(name, _)| name.clone()).collect();
             }
-            rows.push(cols.iter().map(|(_, v)| cell(v)).collect());
+            rows.push(cols.into_iter().map(|(_, text)| text).collect());
             Ok(rows.len() < n)
         },
     )?;

@@ -26,6 +26,12 @@ pub fn run(file: &Path, opts: &ReadOptions) -> Result<()> {
     writeln!(out, "order:         {order}")?;
     writeln!(out, "itemsize:      {}", h.dtype.itemsize())?;
     writeln!(out, "elements:      {}", h.element_count()?)?;
+    if h.dtype.has_object() {
+        // The data is a pickle of the array, not `elements * itemsize` bytes.
+        let pickle = std::fs::metadata(file)?.len().saturating_sub(reader.data_offset() as u64);
+        writeln!(out, "data:          Python objects, pickled ({pickle} bytes; see `npy head`)")?;
+        return Ok(());
+    }
     writeln!(out, "data bytes:    {}", reader.data_len())?;
     if let DType::Record(_) = &h.dtype {
         writeln!(out, "fields:")?;

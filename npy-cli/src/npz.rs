@@ -65,8 +65,13 @@ pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
         for m in members {
             let compression = m.compression.unwrap_or(Compression::Stored);
             if m.member.ends_with(".npy") && reader.is_npy(&m.name)? {
-                let array = reader.read_dyn(&m.name)?;
-                writer.add_dyn_with(&m.name, &array, compression)?;
+                if reader.npy(&m.name)?.header().dtype.has_object() {
+                    let array = reader.read_objects(&m.name)?;
+                    writer.add_object_array_with(&m.name, &array, compression)?;
+                } else {
+                    let array = reader.read_dyn(&m.name)?;
+                    writer.add_dyn_with(&m.name, &array, compression)?;
+                }
             } else {
                 let bytes = reader.read_raw(&m.member)?;
                 writer.add_raw(&m.member, &bytes, compression)?;

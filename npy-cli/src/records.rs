@@ -1,4 +1,7 @@
 //! Records of a file as dynamic values: the input of `npy head` and `npy dump`.
+//!
+//! Object arrays (`|O`) are decoded whole by npy-core's restricted pickle decoder (never
+//! running any code) and their elements given as [`Object`]s.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -7,18 +10,26 @@ use std::path::Path;
 use npy_core::literal::Literal;
 use npy_core::npz::Reader;
 use npy_core::serde::{values, Value};
-use npy_core::{Error, NpyReader, ReadOptions, Result};
+use npy_core::{Error, NpyReader, Object, ReadOptions, Result};
+
+/// One element of a file: a value of a plain dtype, or a Python object of an object array.
+#[derive(Debug)]
+pub enum Element {
+    Value(Value),
+    Object(Object),
+}
 
 /// Calls `each` on every record of `file` (or of `member` of an `.npz`), in storage
-/// order, reading `chunk` records at a time; `each` returns `false` to stop early.
-/// `started` gets the data size in bytes before the first record.
+/// order, reading `chunk` records at a time (an object array at once); `each` returns
+/// `false` to stop early. `started` gets the data size in bytes before the first record
+/// (0 for an object array, decoded before any element is shown).
 pub fn for_each(
     file: &Path,
     member: Option<&str>,
     opts: &ReadOptions,
     chunk: usize,
     started: impl FnOnce(u64),
-    each: impl FnMut(Value) -> Result<bool>,
+    each: impl FnMut(Element) -> Result<bool>,
 ) -> Result<()> {
     if crate::npz::is_npz(file)? {
         let mut archive = Reader::open(file)?;
@@ -51,11 +62,20 @@ fn drain<R: std::io::Read>(
     reader: NpyReader<R>,
     chunk: usize,
     started: impl FnOnce(u64),
-    mut each: impl FnMut(Value) -> Result<bool>,
+    mut each: impl FnMut(Element) -> Result<bool>,
 ) -> Result<()> {
+    if reader.header().dtype.has_object() {
+        started(0);
+        for object in reader.read_objects()?.into_vec() {
+            if !each(Element::Object(object))? {
+                break;
+            }
+        }
+        return Ok(());
+    }
     started(reader.data_len() as u64);
     for value in values(reader, chunk) {
-        if !each(value?)? {
+        if !each(Element::Value(value?))? {
             break;
         }
     }
@@ -96,4 +116,42 @@ pub fn columns(value: &Value) -> Vec<(String, &Value)> {
         return vec![("value".to_string(), leaves[0].1)];
     }
     leaves
+}
+
+/// An element's columns as (name, cell text): the leaves of a record, or one `value`
+/// column (an object as Python shows it, a `str` as it is).
+pub fn cells(element: &Element) -> Vec<(String, String)> {
+    match element {
+        Element::Value(value) => columns(value).into_iter().map(|(name, v)| (name, cell(v))).collect(),
+        Element::Object(Object::Str(s)) => vec![("value".to_string(), s.clone())],
+        Element::Object(object) => vec![("value".to_string(), object.repr())],
+    }
+}
+
+/// `None` as `null`; bools, ints and floats as JSON numbers (non-finite floats as `null`,
+/// as for other dtypes); ints beyond 64 bits as their decimal string; complex as
+/// `[re, im]`; bytes as an array of numbers (as `S` fields); lists and tuples as arrays;
+/// dicts as objects when every key is a `str`, else as arrays of `[key, value]` pairs.
+pub fn object_json(object: &Object) -> serde_json::Value {
+    use serde_json::Value as J;
+    let float = |f: f64| serde_json::Number::from_f64(f).map_or(J::Null, J::Number);
+    match object {
+        Object::None => J::Null,
+        Object::Bool(b) => J::Bool(*b),
+        Object::Int(i) => J::from(*i),
+        Object::BigInt(digits) => J::String(digits.clone()),
+        Object::Float(f) => float(*f),
+        Object::Complex(re, im) => J::Array(vec![float(*re), float(*im)]),
+        Object::Str(s) => J::String(s.clone()),
+        Object::Bytes(b) => J::Array(b.iter().map(|&x| J::from(x)).collect()),
+        Object::List(items) | Object::Tuple(items) => J::Array(items.iter().map(object_json).collect()),
+        Object::Dict(pairs) => {
+            if pairs.iter().all(|(k, _)| matches!(k, Object::Str(_))) {
+                let map = pairs.iter().map(|(k, v)| (k.as_str().unwrap_or_default().to_string(), object_json(v)));
+                J::Object(map.collect())
+            } else {
+                J::Array(pairs.iter().map(|(k, v)| J::Array(vec![object_json(k), object_json(v)])).collect())
+            }
+        }
+    }
 }

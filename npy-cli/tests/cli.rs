@@ -149,3 +149,65 @@ fn dump_streams_json_lines_and_csv() {
     let out = npy(&["dump", archive.to_str().unwrap(), "--member", "y"]);
     assert_eq!(text(&out.stdout), "3\n");
 }
+
+/// Object arrays (NumPy-made fixtures, `tests/data/object`): decoded, never unpickled.
+#[test]
+fn object_arrays_in_info_head_dump_and_copy() {
+    let f = fixture("object/str_none.npy");
+    let out = npy(&["info", f.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for want in ["descr:         '|O'", "shape:         (5,)", "elements:      5", "Python objects, pickled ("] {
+        assert!(s.contains(want), "missing {want:?} in\n{s}");
+    }
+    assert!(!s.contains("data bytes:"), "{s}");
+
+    // ['x1', None, 'yz', None, ''] (xtask/golden.py).
+    let out = npy(&["head", f.to_str().unwrap(), "-n", "3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: Vec<Vec<String>> =
+        text(&out.stdout).lines().map(|l| l.split_whitespace().map(str::to_string).collect()).collect();
+    assert_eq!(rows, [vec!["#", "value"], vec!["0", "x1"], vec!["1", "None"], vec!["2", "yz"]]);
+
+    let out = npy(&["dump", f.to_str().unwrap()]);
+    assert_eq!(text(&out.stdout), "\"x1\"\nnull\n\"yz\"\nnull\n\"\"\n", "{}", text(&out.stderr));
+    let out = npy(&["dump", f.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(text(&out.stdout), "value\nx1\nNone\nyz\nNone\n\n");
+
+    // Nested values: [1, [2, (3, 'xs')]], then (), ('one',), {'ka': 1, 'kb': [None, {'kc': b'dd'}]}.
+    let out = npy(&["dump", fixture("object/nested.npy").to_str().unwrap()]);
+    let s = text(&out.stdout);
+    let rows: Vec<&str> = s.lines().collect();
+    assert_eq!(rows[..4], ["[1,[2,[3,\"xs\"]]]", "[]", "[\"one\"]", "{\"ka\":1,\"kb\":[null,{\"kc\":[100,100]}]}"]);
+    let out = npy(&["head", fixture("object/nested.npy").to_str().unwrap(), "-n", "4"]);
+    let s = text(&out.stdout);
+    assert!(s.contains("[1, [2, (3, 'xs')]]") && s.contains("('one',)"), "{s}");
+    assert!(s.contains("{'ka': 1, 'kb': [None, {'kc': b'dd'}]}"), "{s}");
+
+    // A member of an archive.
+    let out = npy(&["dump", fixture("object/archive.npz").to_str().unwrap(), "--member", "labels"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 3);
+
+    // Copies read back equal, Fortran order and archives included.
+    let dir = tempfile::tempdir().unwrap();
+    for rel in ["object/2x3_F.npy", "object/nested.npy", "object/big.npy"] {
+        let copy = dir.path().join("copy.npy");
+        let out = npy(&["copy", fixture(rel).to_str().unwrap(), copy.to_str().unwrap()]);
+        assert!(out.status.success(), "{rel}: {}", text(&out.stderr));
+        let read = |p: &Path| npy_core::ReadOptions::new().open_path(p).unwrap().read_objects().unwrap();
+        let (orig, back) = (read(&fixture(rel)), read(&copy));
+        assert_eq!((back.shape(), back.fortran_order()), (orig.shape(), orig.fortran_order()), "{rel}");
+        assert_eq!(back.as_slice(), orig.as_slice(), "{rel}");
+    }
+    let copy = dir.path().join("copy.npz");
+    let out = npy(&["copy", fixture("object/archive.npz").to_str().unwrap(), copy.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut orig = npy_core::npz::Reader::open(fixture("object/archive.npz")).unwrap();
+    let mut back = npy_core::npz::Reader::open(&copy).unwrap();
+    assert_eq!(back.names(), orig.names());
+    for name in ["labels", "grid"] {
+        assert_eq!(back.read_objects(name).unwrap(), orig.read_objects(name).unwrap(), "{name}");
+    }
+    assert_eq!(back.read::<f64>("values").unwrap(), orig.read::<f64>("values").unwrap());
+}
