@@ -18,7 +18,7 @@
 //!   `tests/data` and, if present, NumPy's corpus in `../shared/corpus/public`: whole
 //!   `.npy` files for `npy_dynamic` and `record` (plus a file of the `record` target's
 //!   own type), the header text after a version byte for `header`, `.npz` archives and
-//!   stored zips of the fixtures for `npz`;
+//!   stored zips of the fixtures for `npz`, the pickled data of object arrays for `pickle`;
 //! - `fuzz-corpus/<target>/`: the corpus libFuzzer grows, kept between runs;
 //! - `fuzz-artifacts/<target>/`: crash, timeout and out-of-memory inputs;
 //! - `fuzz-logs/<target>.log`: libFuzzer's whole output.
@@ -53,6 +53,8 @@ enum Seeds {
     Npy,
     /// `.npz` archives.
     Npz,
+    /// The data (a pickle) of each object-array `.npy`.
+    Pickle,
 }
 
 const MIB: usize = 1 << 20;
@@ -64,6 +66,7 @@ const TARGETS: &[Target] = &[
     Target { name: "npy_dynamic", seeds: Seeds::Npy, max_len: MIB },
     Target { name: "npz", seeds: Seeds::Npz, max_len: MIB },
     Target { name: "record", seeds: Seeds::Npy, max_len: MIB },
+    Target { name: "pickle", seeds: Seeds::Pickle, max_len: 256 << 10 },
 ];
 
 /// Memory limit of a fuzz process; more is reported as a crash (out of memory).
@@ -300,6 +303,7 @@ fn write_seeds(target: &Target, dir: &Path) -> Result<usize> {
                 (Seeds::Npy, false) => seeds.push((name, bytes)),
                 (Seeds::HeaderText, false) => seeds.extend(header_seed(&bytes).map(|seed| (name, seed))),
                 (Seeds::Npz, false) => npy_files.push((format!("{label}/{rel}"), bytes)),
+                (Seeds::Pickle, false) => seeds.extend(pickle_seed(&bytes).map(|seed| (name, seed))),
                 _ => {}
             }
         }
@@ -308,6 +312,7 @@ fn write_seeds(target: &Target, dir: &Path) -> Result<usize> {
         Seeds::Npy => seeds.push(("record-trace.npy".to_string(), record_seed())),
         Seeds::HeaderText => seeds.extend(header_seed(&record_seed()).map(|seed| ("record-trace".to_string(), seed))),
         Seeds::Npz => seeds.extend(zip_seeds(&npy_files, target.max_len)),
+        Seeds::Pickle => {}
     }
     // libFuzzer would cut longer inputs to -max_len: a cut `.npy` file keeps its header,
     // but a cut header text is only a syntax error.
@@ -320,6 +325,17 @@ fn write_seeds(target: &Target, dir: &Path) -> Result<usize> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(seeds.len())
+}
+
+/// The `pickle` target's input for a `.npy` file: its data, if it is an object array.
+fn pickle_seed(file: &[u8]) -> Option<Vec<u8>> {
+    let text = header_seed(file)?;
+    let header = String::from_utf8_lossy(&text[1..]);
+    if !header.contains("'descr': '|O'") {
+        return None;
+    }
+    let field = if file[6] == 1 { 2 } else { 4 };
+    Some(file[8 + field + text.len() - 1..].to_vec())
 }
 
 /// The `header` target's input for a `.npy` file: the version byte it decodes as
