@@ -1054,3 +1054,51 @@ fn large_padded_writes_are_exact() {
         }
     }
 }
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct Tagged {
+    id: u32,
+    ok: bool,
+    level: f32,
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct TaggedWide {
+    level: f64,
+    id: i64,
+    ok: bool,
+}
+
+/// Large conversions (packed file, fields reordered and widened; at least 16 MiB of
+/// source) run on two threads: the values, an invalid value's index deep in the array, and
+/// a file cut short all come out as on one thread.
+#[test]
+fn large_conversions_read_on_two_threads() {
+    let n = 2_000_003;
+    let records: Vec<Tagged> = (0..n).map(|i| Tagged { id: i as u32, ok: i % 3 == 0, level: i as f32 * 0.5 }).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tagged.npy");
+    records.write_npy(&path).unwrap();
+    let wide = Vec::<TaggedWide>::read_npy(&path).unwrap();
+    assert_eq!(wide.len(), n);
+    for (i, w) in wide.iter().enumerate() {
+        let want = TaggedWide { level: i as f32 as f64 * 0.5, id: i as i64, ok: i % 3 == 0 };
+        assert_eq!(*w, want, "record {i}");
+    }
+
+    // `ok` of record 1_777_777 is 2: not a bool.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let data = bytes.len() - n * 9;
+    bytes[data + 1_777_777 * 9 + 4] = 2;
+    std::fs::write(&path, &bytes).unwrap();
+    let e = Vec::<TaggedWide>::read_npy(&path).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1_777_777, .. }), "{e}");
+
+    // Cut short: an error, from any source.
+    bytes[data + 1_777_777 * 9 + 4] = 1;
+    let short = &bytes[..bytes.len() - 100];
+    let e = Vec::<TaggedWide>::read_npy_from(short).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
+}
