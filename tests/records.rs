@@ -1071,11 +1071,10 @@ struct TaggedWide {
     ok: bool,
 }
 
-/// Large conversions (packed file, fields reordered and widened; at least 16 MiB of
-/// source) run on two threads: the values, an invalid value's index deep in the array, and
-/// a file cut short all come out as on one thread.
+/// A large conversion (packed file, fields reordered and widened; 18 MB of source, many
+/// chunks): the values, an invalid value's index deep in the array, and a file cut short.
 #[test]
-fn large_conversions_read_on_two_threads() {
+fn large_conversions_read_right() {
     let n = 2_000_003;
     let records: Vec<Tagged> = (0..n).map(|i| Tagged { id: i as u32, ok: i % 3 == 0, level: i as f32 * 0.5 }).collect();
     let dir = tempfile::tempdir().unwrap();

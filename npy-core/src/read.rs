@@ -20,14 +20,6 @@ const CONVERT_CHUNK: usize = 128 << 10;
 /// Bytes read per step when read data is fixed up in place (byte swaps, checks), so the
 /// fix-up runs on data still in cache.
 const FIX_CHUNK: usize = 256 << 10;
-/// Conversions of at least this many source bytes (of known length) run on a second
-/// thread while this one reads; smaller ones are not worth a thread.
-const CONVERT_THREAD_MIN: usize = 16 << 20;
-/// Source bytes handed to the converting thread at a time: few hand-offs (each may wake
-/// a thread), still cache-sized.
-const CONVERT_THREAD_CHUNK: usize = 1 << 20;
-/// Source chunks in flight between the reading and the converting thread.
-const CONVERT_BUFFERS: usize = 4;
 
 /// How to read `.npy` data. Every setting has a documented default.
 ///
@@ -664,9 +656,6 @@ impl<R: Read> NpyReader<R> {
             return zero_sized::<T>(count);
         }
         let per_chunk = (CONVERT_CHUNK / ss.max(1)).max(1);
-        if zeroed && count.saturating_mul(ss) >= CONVERT_THREAD_MIN && parallel() {
-            return self.fill_converted_parallel(plan, out, count, (CONVERT_THREAD_CHUNK / ss.max(1)).max(1));
-        }
         // Source bytes of a chunk: sized up front when the data is known to be present,
         // else grown as it arrives (one element may claim 2 GiB). The destination is
         // reserved once the chunk's source bytes are in.
@@ -700,76 +689,6 @@ impl<R: Read> NpyReader<R> {
             unsafe { out.set_len(base + k) };
             self.position += k;
         }
-        Ok(())
-    }
-
-    /// [`NpyReader::fill_converted`] for data known to be present, on two threads: this one
-    /// reads chunks of source bytes while a second converts the previous ones into `out`,
-    /// whose `count` elements were reserved and zeroed up front (`zeroed_vec`). Only bytes
-    /// cross threads: the plan converts bytes into bytes, `T::check` looks at bytes, and the
-    /// elements become `T`s (skipped fields filled) here once all are converted.
-    fn fill_converted_parallel<T: NpyRecord>(
-        &mut self,
-        plan: &Plan,
-        out: &mut Vec<T>,
-        count: usize,
-        per_chunk: usize,
-    ) -> Result<()> {
-        let (ss, ds) = (plan.src_size(), plan.dst_size());
-        buffer::try_grow(out, count)?;
-        let base = out.len();
-        let start = self.position;
-        let (itemsize, data_len) = (self.header.dtype.itemsize(), self.data_len as u64);
-        let dst = buffer::spare_bytes(out, count, true);
-        let reader = &mut self.reader;
-        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<u8>, usize, usize)>(CONVERT_BUFFERS);
-        let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(CONVERT_BUFFERS);
-        for _ in 0..CONVERT_BUFFERS {
-            let _ = empty_tx.send(vec![0u8; per_chunk * ss]);
-        }
-        std::thread::scope(|scope| {
-            let converter = scope.spawn(move || -> Result<()> {
-                let mut chunks = dst.chunks_mut(per_chunk * ds);
-                for (src, k, first) in full_rx {
-                    let dst = chunks.next().ok_or_else(|| Error::usage("more chunks than elements"))?;
-                    plan.run(&src[..k * ss], &mut dst[..k * ds], first)?;
-                    check_elements::<T>(&dst[..k * ds], first)?;
-                    let _ = empty_tx.send(src);
-                }
-                Ok(())
-            });
-            let mut done = 0;
-            let read = (|| -> Result<()> {
-                while done < count {
-                    let k = per_chunk.min(count - done);
-                    // No buffer back: the converter stopped on an error, returned below.
-                    let Ok(mut src) = empty_rx.recv() else { return Ok(()) };
-                    let got = read_full(reader, &mut src[..k * ss])?;
-                    if got < k * ss {
-                        let found = ((start + done) * itemsize + got) as u64;
-                        return Err(ErrorKind::Truncated { expected: data_len, found }.into());
-                    }
-                    if full_tx.send((src, k, start + done)).is_err() {
-                        return Ok(());
-                    }
-                    done += k;
-                }
-                Ok(())
-            })();
-            drop(full_tx);
-            let converted = converter.join().map_err(|_| Error::usage("the converting thread panicked"))?;
-            read.and(converted)
-        })?;
-        fill_skipped(out, base, count);
-        // SAFETY:
-        // - `spare_bytes` gave the `count * ds` zeroed bytes right after the `base`
-        //   elements, inside the capacity reserved above;
-        // - the converter ran the plan over every chunk of them (the scope joined it, and
-        //   both the reads and the conversions succeeded): every field of
-        //   `T::native_dtype()` was written, bools validated, padding left zeroed,
-        //   `T::check` passed, and `fill_skipped` initialized any skipped fields.
-        unsafe { out.set_len(base + count) };
-        self.position += count;
         Ok(())
     }
 
@@ -852,11 +771,6 @@ fn fill_skipped<T: NpyRecord>(out: &mut Vec<T>, base: usize, k: usize) {
         //   are zeroed bytes holding no value, which `fill_skipped` overwrites without drop.
         unsafe { T::fill_skipped(ptr.add(i)) };
     }
-}
-
-/// Whether a second thread can run at the same time as this one.
-fn parallel() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
 }
 
 fn zero_sized<T>(n: usize) -> Result<()> {
