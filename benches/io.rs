@@ -41,7 +41,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{remove_if_present, run_rounds, secs, sync, warm, Measure, Result};
+use common::{remove_if_present, run_rounds, secs, sync, warm, Args, Measure, Result};
 use npy_core::header::Header;
 use npy_core::prelude::*;
 use npy_core::{DynArray, WriteOptions};
@@ -50,51 +50,6 @@ use npy_core::{DynArray, WriteOptions};
 /// in every byte position from its byte-swapped self, so a missed swap shows.
 fn value(i: usize) -> f64 {
     i as f64 + 0.25
-}
-
-/// Command-line settings.
-#[derive(Debug)]
-struct Args {
-    dir: PathBuf,
-    bytes: usize,
-    repeat: usize,
-    keep: bool,
-}
-
-impl Args {
-    fn parse() -> Result<Args> {
-        let mut args = Args {
-            dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("bench"),
-            bytes: 1 << 30,
-            repeat: 3,
-            keep: false,
-        };
-        let mut it = std::env::args().skip(1);
-        while let Some(arg) = it.next() {
-            let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-            match arg.as_str() {
-                // Added by `cargo bench` for harness-less benches.
-                "--bench" => {}
-                "--keep" => args.keep = true,
-                "--dir" => args.dir = PathBuf::from(value("--dir")?),
-                "--bytes" => args.bytes = value("--bytes")?.parse().map_err(|e| format!("--bytes: {e}"))?,
-                "--repeat" => args.repeat = value("--repeat")?.parse().map_err(|e| format!("--repeat: {e}"))?,
-                other => {
-                    return Err(format!(
-                        "unknown argument {other:?}; usage: io [--dir DIR] [--bytes N] [--repeat K] [--keep]"
-                    )
-                    .into())
-                }
-            }
-        }
-        if args.bytes < 16 || !args.bytes.is_multiple_of(8) {
-            return Err(format!("--bytes must be a multiple of 8, at least 16 (got {})", args.bytes).into());
-        }
-        if args.repeat == 0 {
-            return Err("--repeat must be at least 1".into());
-        }
-        Ok(args)
-    }
 }
 
 /// What the measurements share.
@@ -119,11 +74,15 @@ impl Ctx {
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse()?;
+    let args = Args::parse("io", &[("--bytes", 1 << 30)])?;
+    let data_bytes = args.number("--bytes");
+    if data_bytes < 16 || !data_bytes.is_multiple_of(8) {
+        return Err(format!("--bytes must be a multiple of 8, at least 16 (got {data_bytes})").into());
+    }
     fs::create_dir_all(&args.dir)?;
-    let n = args.bytes / 8;
+    let n = data_bytes / 8;
     let ctx = setup(&args.dir, n)?;
-    eprintln!("io bench: {} bytes of data per file, {} runs each, in {}", args.bytes, args.repeat, args.dir.display());
+    eprintln!("io bench: {data_bytes} bytes of data per file, {} runs each, in {}", args.repeat, args.dir.display());
 
     let bytes = ctx.data_bytes();
     let mut reads: Vec<Measure<Ctx>> = vec![

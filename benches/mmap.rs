@@ -35,66 +35,10 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{run_rounds, secs, sync, warm, Measure, Result};
+use common::{run_rounds, secs, sync, warm, Args, Measure, Result};
 use npy_core::mmap::NpyMap;
 use npy_core::prelude::*;
 use npy_core::NpyFileWriter;
-
-/// Command-line settings.
-#[derive(Debug)]
-struct Args {
-    dir: PathBuf,
-    bytes: usize,
-    picks: usize,
-    opens: usize,
-    repeat: usize,
-    keep: bool,
-}
-
-impl Args {
-    fn parse() -> Result<Args> {
-        let mut args = Args {
-            dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("bench"),
-            bytes: 4 << 30,
-            picks: 1_000_000,
-            opens: 1_000,
-            repeat: 3,
-            keep: false,
-        };
-        let mut it = std::env::args().skip(1);
-        while let Some(arg) = it.next() {
-            let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-            let mut number = |name: &str| -> Result<usize> {
-                let v = value(name)?;
-                v.parse().map_err(|e| format!("{name} {v}: {e}").into())
-            };
-            match arg.as_str() {
-                // Added by `cargo bench` for harness-less benches.
-                "--bench" => {}
-                "--keep" => args.keep = true,
-                "--dir" => args.dir = PathBuf::from(value("--dir")?),
-                "--bytes" => args.bytes = number("--bytes")?,
-                "--picks" => args.picks = number("--picks")?,
-                "--opens" => args.opens = number("--opens")?,
-                "--repeat" => args.repeat = number("--repeat")?,
-                other => {
-                    return Err(format!(
-                        "unknown argument {other:?}; usage: mmap [--dir DIR] [--bytes N] [--picks P] [--opens O] \
-                         [--repeat K] [--keep]"
-                    )
-                    .into())
-                }
-            }
-        }
-        if args.bytes < 16 || !args.bytes.is_multiple_of(8) {
-            return Err(format!("--bytes must be a multiple of 8, at least 16 (got {})", args.bytes).into());
-        }
-        if args.picks == 0 || args.opens == 0 || args.repeat == 0 {
-            return Err("--picks, --opens and --repeat must be at least 1".into());
-        }
-        Ok(args)
-    }
-}
 
 /// Elements of the small file: 1 MiB of data.
 const SMALL: usize = (1 << 20) / 8;
@@ -114,21 +58,28 @@ struct Ctx {
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse()?;
+    let args = Args::parse("mmap", &[("--bytes", 4 << 30), ("--picks", 1_000_000), ("--opens", 1_000)])?;
+    let (data_bytes, picks, opens) = (args.number("--bytes"), args.number("--picks"), args.number("--opens"));
+    if data_bytes < 16 || !data_bytes.is_multiple_of(8) {
+        return Err(format!("--bytes must be a multiple of 8, at least 16 (got {data_bytes})").into());
+    }
+    if picks == 0 || opens == 0 {
+        return Err("--picks and --opens must be at least 1".into());
+    }
     fs::create_dir_all(&args.dir)?;
-    let ctx = setup(&args)?;
+    let ctx = setup(&args.dir, data_bytes, picks, opens)?;
     eprintln!(
         "mmap bench: {} bytes of data, {} picks, {} opens a measurement, {} runs each, in {}",
-        args.bytes,
-        args.picks,
-        args.opens,
+        data_bytes,
+        picks,
+        opens,
         args.repeat,
         args.dir.display()
     );
     let measures: Vec<Measure<Ctx>> = vec![
         Measure::new("open_small", 0, open_small),
         Measure::new("open_big", 0, open_big),
-        Measure::new("random_sum", args.picks * 8, random_sum),
+        Measure::new("random_sum", picks * 8, random_sum),
     ];
     for path in [&ctx.small, &ctx.big] {
         warm(path)?;
@@ -144,17 +95,17 @@ fn main() -> Result<()> {
 }
 
 /// Writes the two files and the picks, then flushes them to disk.
-fn setup(args: &Args) -> Result<Ctx> {
+fn setup(dir: &Path, data_bytes: usize, count: usize, opens: usize) -> Result<Ctx> {
     let started = Instant::now();
-    let n = args.bytes / 8;
+    let n = data_bytes / 8;
     let ctx = Ctx {
-        big: args.dir.join("big.npy"),
-        small: args.dir.join("small.npy"),
-        picks_path: args.dir.join("picks.npy"),
+        big: dir.join("big.npy"),
+        small: dir.join("small.npy"),
+        picks_path: dir.join("picks.npy"),
         n,
-        picks: picks(args.picks, n),
+        picks: picks(count, n),
         expected_sum: 0.0,
-        opens: args.opens,
+        opens,
     };
     let expected_sum = ctx.picks.iter().map(|&i| i as f64 + 0.25).sum();
     write_values(&ctx.big, n)?;

@@ -42,7 +42,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{remove_if_present, run_rounds, secs, sync, warm, Measure, Result};
+use common::{remove_if_present, run_rounds, secs, sync, warm, Args, Measure, Result};
 use npy_core::npz::{self, Compression};
 use npy_core::prelude::*;
 use npy_core::WriteOptions;
@@ -50,56 +50,6 @@ use npy_core::WriteOptions;
 /// The value of array `k` at index `i`.
 fn value(k: usize, i: usize) -> f64 {
     (i % 10_000) as f64 * 0.5 + k as f64
-}
-
-/// Command-line settings.
-#[derive(Debug)]
-struct Args {
-    dir: PathBuf,
-    arrays: usize,
-    elements: usize,
-    repeat: usize,
-    keep: bool,
-}
-
-impl Args {
-    fn parse() -> Result<Args> {
-        let mut args = Args {
-            dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("bench"),
-            arrays: 8,
-            elements: 4_000_000,
-            repeat: 3,
-            keep: false,
-        };
-        let mut it = std::env::args().skip(1);
-        while let Some(arg) = it.next() {
-            let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-            let mut number = |name: &str| -> Result<usize> {
-                let v = value(name)?;
-                v.parse().map_err(|e| format!("{name} {v}: {e}").into())
-            };
-            match arg.as_str() {
-                // Added by `cargo bench` for harness-less benches.
-                "--bench" => {}
-                "--keep" => args.keep = true,
-                "--dir" => args.dir = PathBuf::from(value("--dir")?),
-                "--arrays" => args.arrays = number("--arrays")?,
-                "--elements" => args.elements = number("--elements")?,
-                "--repeat" => args.repeat = number("--repeat")?,
-                other => {
-                    return Err(format!(
-                        "unknown argument {other:?}; usage: npz [--dir DIR] [--arrays M] [--elements N] \
-                         [--repeat K] [--keep]"
-                    )
-                    .into())
-                }
-            }
-        }
-        if args.arrays == 0 || args.elements == 0 || args.repeat == 0 {
-            return Err("--arrays, --elements and --repeat must be at least 1".into());
-        }
-        Ok(args)
-    }
 }
 
 /// What the measurements share.
@@ -125,13 +75,17 @@ impl Ctx {
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse()?;
+    let args = Args::parse("npz", &[("--arrays", 8), ("--elements", 4_000_000)])?;
+    let (arrays, elements) = (args.number("--arrays"), args.number("--elements"));
+    if arrays == 0 || elements == 0 {
+        return Err("--arrays and --elements must be at least 1".into());
+    }
     fs::create_dir_all(&args.dir)?;
-    let ctx = setup(&args)?;
+    let ctx = setup(&args.dir, arrays, elements)?;
     eprintln!(
         "npz bench: {} arrays of {} f64 ({} bytes), {} runs each, in {}",
-        args.arrays,
-        args.elements,
+        arrays,
+        elements,
         ctx.data_bytes(),
         args.repeat,
         args.dir.display()
@@ -164,11 +118,10 @@ fn main() -> Result<()> {
 
 /// Makes the arrays and writes the plain files and both archives, then flushes them to
 /// disk so their writeback does not run during the measurements.
-fn setup(args: &Args) -> Result<Ctx> {
+fn setup(dir: &Path, count: usize, elements: usize) -> Result<Ctx> {
     let started = Instant::now();
-    let arrays: Vec<Vec<f64>> = (0..args.arrays).map(|k| (0..args.elements).map(|i| value(k, i)).collect()).collect();
-    let names: Vec<String> = (0..args.arrays).map(|k| format!("a{k}")).collect();
-    let dir = &args.dir;
+    let arrays: Vec<Vec<f64>> = (0..count).map(|k| (0..elements).map(|i| value(k, i)).collect()).collect();
+    let names: Vec<String> = (0..count).map(|k| format!("a{k}")).collect();
     let ctx = Ctx {
         npy: names.iter().map(|n| dir.join(format!("{n}.npy"))).collect(),
         out_npy: names.iter().map(|n| dir.join(format!("out-{n}.npy"))).collect(),

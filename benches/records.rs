@@ -63,7 +63,7 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{remove_if_present, run_rounds, sync, warm, Measure, Result};
+use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Result};
 use npy_core::prelude::*;
 use npy_core::WriteOptions;
 
@@ -182,51 +182,6 @@ fn npyz_trace(t: &TraceAligned) -> NpyzTrace {
     }
 }
 
-/// Command-line settings.
-#[derive(Debug)]
-struct Args {
-    dir: PathBuf,
-    records: usize,
-    repeat: usize,
-    keep: bool,
-}
-
-impl Args {
-    fn parse() -> Result<Args> {
-        let mut args = Args {
-            dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("bench"),
-            records: 4_000_000,
-            repeat: 3,
-            keep: false,
-        };
-        let mut it = std::env::args().skip(1);
-        while let Some(arg) = it.next() {
-            let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
-            match arg.as_str() {
-                // Added by `cargo bench` for harness-less benches.
-                "--bench" => {}
-                "--keep" => args.keep = true,
-                "--dir" => args.dir = PathBuf::from(value("--dir")?),
-                "--records" => args.records = value("--records")?.parse().map_err(|e| format!("--records: {e}"))?,
-                "--repeat" => args.repeat = value("--repeat")?.parse().map_err(|e| format!("--repeat: {e}"))?,
-                other => {
-                    return Err(format!(
-                        "unknown argument {other:?}; usage: records [--dir DIR] [--records N] [--repeat K] [--keep]"
-                    )
-                    .into())
-                }
-            }
-        }
-        if args.records == 0 || args.records > i32::MAX as usize {
-            return Err(format!("--records must be between 1 and {} (got {})", i32::MAX, args.records).into());
-        }
-        if args.repeat == 0 {
-            return Err("--repeat must be at least 1".into());
-        }
-        Ok(args)
-    }
-}
-
 /// What the measurements share.
 #[derive(Debug)]
 struct Ctx {
@@ -249,9 +204,13 @@ struct Ctx {
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse()?;
+    let args = Args::parse("records", &[("--records", 4_000_000)])?;
+    let records = args.number("--records");
+    if records == 0 || records > i32::MAX as usize {
+        return Err(format!("--records must be between 1 and {} (got {records})", i32::MAX).into());
+    }
     fs::create_dir_all(&args.dir)?;
-    let ctx = setup(&args.dir, args.records)?;
+    let ctx = setup(&args.dir, records)?;
     let (aligned, packed) = (ctx.n * ALIGNED_SIZE, ctx.n * PACKED_SIZE);
     eprintln!(
         "records bench: {} records ({aligned} bytes aligned, {packed} packed), {} runs each, in {}",

@@ -8,10 +8,70 @@ use std::error::Error;
 use std::fs::File;
 use std::hint::black_box;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+/// A bench target's command line (after `cargo bench --bench NAME --`): `--dir DIR`
+/// (scratch directory, default `target/bench`), `--repeat K` (runs per measurement,
+/// default 3, at least 1), `--keep` (leave the files for NumPy), and the target's own
+/// numeric options with their defaults.
+#[derive(Debug)]
+pub struct Args {
+    pub dir: PathBuf,
+    pub repeat: usize,
+    pub keep: bool,
+    numbers: Vec<(&'static str, usize)>,
+}
+
+impl Args {
+    /// Parses the process's arguments for target `name`, whose own options are `numbers`
+    /// (`("--bytes", default)`, ...).
+    pub fn parse(name: &str, numbers: &[(&'static str, usize)]) -> Result<Args> {
+        let mut args = Args {
+            dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("bench"),
+            repeat: 3,
+            keep: false,
+            numbers: numbers.to_vec(),
+        };
+        let usage = || {
+            let own: String = numbers.iter().map(|(flag, _)| format!(" [{flag} N]")).collect();
+            format!("usage: {name} [--dir DIR]{own} [--repeat K] [--keep]")
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(arg) = it.next() {
+            let mut value = || it.next().ok_or_else(|| format!("{arg} needs a value; {}", usage()));
+            match arg.as_str() {
+                // Added by `cargo bench` for harness-less benches.
+                "--bench" => {}
+                "--keep" => args.keep = true,
+                "--dir" => args.dir = PathBuf::from(value()?),
+                flag if flag == "--repeat" || numbers.iter().any(|(f, _)| *f == flag) => {
+                    let text = value()?;
+                    let number = text.parse().map_err(|e| format!("{flag} {text}: {e}"))?;
+                    match args.numbers.iter_mut().find(|(f, _)| *f == flag) {
+                        Some((_, slot)) => *slot = number,
+                        None => args.repeat = number,
+                    }
+                }
+                other => return Err(format!("unknown argument {other:?}; {}", usage()).into()),
+            }
+        }
+        if args.repeat == 0 {
+            return Err("--repeat must be at least 1".into());
+        }
+        Ok(args)
+    }
+
+    /// The value of the target's option `flag` (one of those given to [`Args::parse`]).
+    pub fn number(&self, flag: &str) -> usize {
+        match self.numbers.iter().find(|(f, _)| *f == flag) {
+            Some(&(_, n)) => n,
+            None => panic!("{flag} is not an option of this bench"),
+        }
+    }
+}
 
 /// A measurement: its name (as the `bench` lines and xtask give it), the data bytes it
 /// moves (for the GiB/s column), and the operation, which runs once and returns the time
