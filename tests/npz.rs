@@ -1043,6 +1043,72 @@ fn a_corrupted_deflated_member_is_an_npz_error() {
     npz_error(r.read::<u32>("x"), Some("x.npy"));
 }
 
+/// Members of several MiB have their CRC-32 computed beside the write (on a second thread):
+/// reading them back checks it, and the member's bytes are the `.npy` file `write_npy` makes.
+#[test]
+fn large_stored_members_have_the_right_crc() {
+    let big: Vec<f64> = (0..1_300_000).map(|i| (i as f64).sin()).collect();
+    let mut w = writer();
+    w.add("small", &[1u16, 2, 3]).unwrap();
+    w.add("big", &big).unwrap();
+    w.add("big_i32", &big.iter().map(|&v| (v * 1e9) as i32).collect::<Vec<_>>()).unwrap();
+    let mut r = reader(w.finish().unwrap().into_inner());
+    assert_eq!(r.read::<f64>("big").unwrap(), big);
+    assert_eq!(r.read::<u16>("small").unwrap(), [1, 2, 3]);
+    let mut npy = Vec::new();
+    big.write_npy_to(&mut npy).unwrap();
+    assert_eq!(r.read_raw("big").unwrap(), npy);
+    let ints = r.read::<i32>("big_i32").unwrap();
+    assert_eq!((ints.len(), ints[1], ints[1_299_999]), (1_300_000, 841_470_984, (1_299_999f64.sin() * 1e9) as i32));
+}
+
+/// A `Write + Seek` whose one write crossing byte `fail_at` fails (as a full disk might),
+/// and which works again afterwards.
+struct FailOnce {
+    inner: Cursor<Vec<u8>>,
+    fail_at: u64,
+    failed: bool,
+}
+
+impl Write for FailOnce {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.failed && self.inner.position() + buf.len() as u64 > self.fail_at {
+            self.failed = true;
+            return Err(std::io::Error::other("no space left (test)"));
+        }
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for FailOnce {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+/// A member whose write fails is dropped from the archive, and its name can be used again:
+/// the archive finished afterwards holds only whole members.
+#[test]
+fn a_failed_stored_member_is_dropped_and_the_archive_goes_on() {
+    let data: Vec<f64> = (0..1_000_000).map(|i| i as f64).collect();
+    let mut w = Writer::new(FailOnce { inner: Cursor::new(Vec::new()), fail_at: 3 << 20, failed: false });
+    w.add("first", &[7u8; 10]).unwrap();
+    let e = w.add("x", &data).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Io(_)), "{e:?}");
+    w.add("x", &data[..1000]).unwrap();
+    w.add("last", &data).unwrap();
+    let bytes = w.finish().unwrap().inner.into_inner();
+    let mut r = reader(bytes);
+    assert_eq!(r.names(), ["first", "x", "last"]);
+    assert_eq!(r.read::<u8>("first").unwrap(), [7; 10]);
+    assert_eq!(r.read::<f64>("x").unwrap(), data[..1000]);
+    assert_eq!(r.read::<f64>("last").unwrap(), data);
+}
+
 #[test]
 fn stored_members_data_is_aligned_to_64_bytes() {
     #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]

@@ -6,7 +6,8 @@
 //! [`Reader`] lists names as NumPy's `NpzFile.files` does and reads members lazily.
 //!
 //! Stored members are streamed into the archive with their array data aligned to 64 bytes
-//! (so they can be memory-mapped); deflated members are compressed on worker threads, in
+//! (so they can be memory-mapped) and their CRC-32 computed on a second thread as they are
+//! written; deflated members are compressed on worker threads, in
 //! parallel, and appended in order. Zip64 is used whenever a member or the archive needs
 //! it. CRCs are checked on every read.
 //!
@@ -477,7 +478,16 @@ impl<W: Write + Seek> Writer<W> {
         if !parallel {
             self.drain_pending()?;
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
-            return body(&mut Pieces(&mut self.zip));
+            if compression != Compression::Stored {
+                return body(&mut Pieces(&mut self.zip));
+            }
+            let written = self.write_stored(&member, total, body);
+            if written.is_err() {
+                // Drop the partial member so the archive stays whole (and its name free).
+                let _ = self.zip.abort_file();
+                self.names.remove(member.strip_suffix(NPY_SUFFIX).unwrap_or(&member));
+            }
+            return written;
         }
         let mut staged = Vec::with_capacity(total as usize);
         body(&mut staged)?;
@@ -493,6 +503,33 @@ impl<W: Write + Seek> Writer<W> {
         });
         self.pending.push_back((member, job));
         Ok(())
+    }
+
+    /// Writes the data of the stored member just started, `total` bytes from `body`,
+    /// straight to the underlying writer and gives the zip writer their length and CRC-32:
+    /// the zip writer would hash every byte on this thread, where [`Crc32Writer`] hashes
+    /// large writes on a second one while this one writes.
+    fn write_stored(
+        &mut self,
+        member: &str,
+        total: u64,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        // SAFETY: (`get_mut`'s contract: the archive is not corrupted and the position is
+        // where the zip writer left it) the bytes are appended at the current position,
+        // which is the start of the data of the stored member just started; nothing else
+        // moves the position, and `set_file_metadata` below records exactly those bytes.
+        let inner = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
+        let mut out = Crc32Writer::new(inner);
+        body(&mut out)?;
+        let (written, crc) = out.finish();
+        if written != total {
+            return Err(Error::npz(Some(member), format!("{written} bytes written for a member of {total}")));
+        }
+        // SAFETY: a stored member is being written (started by the caller, not aborted),
+        // its data is the `written` bytes written through `out` right after its local
+        // header, and `crc` is their CRC-32, as `set_file_metadata` requires.
+        unsafe { self.zip.set_file_metadata(written, crc) }.map_err(|e| zip_err(Some(member), e))
     }
 
     fn append_oldest(&mut self) -> Result<()> {
@@ -512,8 +549,8 @@ impl<W: Write + Seek> Writer<W> {
     }
 }
 
-/// Hands writes to the zip in cache-sized pieces, so its per-byte work (the CRC, or
-/// deflate) runs on data that the following copy finds still in cache.
+/// Hands writes to the zip in cache-sized pieces, so its per-byte work (deflate and the
+/// CRC) runs on data that the following copy finds still in cache.
 struct Pieces<'a, W: Write>(&'a mut W);
 
 impl<W: Write> Write for Pieces<'_, W> {
@@ -524,6 +561,58 @@ impl<W: Write> Write for Pieces<'_, W> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.0.flush()
+    }
+}
+
+/// Writes below this size are hashed on the writing thread (they are in cache, and the
+/// hash costs less than starting a thread); larger ones on a second thread meanwhile.
+const PARALLEL_CRC: usize = 4 << 20;
+
+/// Passes bytes on to a writer and keeps their count and CRC-32. Large writes are hashed on
+/// a second thread while this one writes them (when the machine has a second CPU), so the
+/// hash costs no time.
+struct Crc32Writer<'a, W: Write> {
+    inner: &'a mut W,
+    hasher: crc32fast::Hasher,
+    parallel: bool,
+}
+
+impl<'a, W: Write> Crc32Writer<'a, W> {
+    fn new(inner: &'a mut W) -> Self {
+        let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+        Crc32Writer { inner, hasher: crc32fast::Hasher::new(), parallel }
+    }
+
+    /// The number of bytes written and their CRC-32.
+    fn finish(self) -> (u64, u32) {
+        (self.hasher.total_len(), self.hasher.finalize())
+    }
+}
+
+impl<W: Write> Write for Crc32Writer<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.parallel && buf.len() >= PARALLEL_CRC {
+            let inner = &mut *self.inner;
+            let part = std::thread::scope(|s| {
+                let job = s.spawn(|| {
+                    let mut h = crc32fast::Hasher::new();
+                    h.update(buf);
+                    h
+                });
+                let written = inner.write_all(buf);
+                let part = job.join().map_err(|_| io::Error::other("the CRC-32 thread panicked"))?;
+                written.map(|()| part)
+            })?;
+            self.hasher.combine(&part);
+            return Ok(buf.len());
+        }
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
