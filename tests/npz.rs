@@ -1043,8 +1043,9 @@ fn a_corrupted_deflated_member_is_an_npz_error() {
     npz_error(r.read::<u32>("x"), Some("x.npy"));
 }
 
-/// Members of several MiB have their CRC-32 computed beside the write (on a second thread):
-/// reading them back checks it, and the member's bytes are the `.npy` file `write_npy` makes.
+/// Members of several MiB, whole or streamed in pieces, have their CRC-32 computed beside
+/// the write (on a second thread): reading them back checks it, and the member's bytes are
+/// the `.npy` file `write_npy` makes.
 #[test]
 fn large_stored_members_have_the_right_crc() {
     let big: Vec<f64> = (0..1_300_000).map(|i| (i as f64).sin()).collect();
@@ -1052,7 +1053,15 @@ fn large_stored_members_have_the_right_crc() {
     w.add("small", &[1u16, 2, 3]).unwrap();
     w.add("big", &big).unwrap();
     w.add("big_i32", &big.iter().map(|&v| (v * 1e9) as i32).collect::<Vec<_>>()).unwrap();
+    let mut m = w.start_array::<f64>("streamed", vec![2 * big.len() + 3], Compression::Stored).unwrap();
+    m.write(&big).unwrap();
+    m.write(&[1.0, 2.0, 3.0]).unwrap();
+    m.write(&big).unwrap();
+    m.finish().unwrap();
     let mut r = reader(w.finish().unwrap().into_inner());
+    let streamed = r.read::<f64>("streamed").unwrap();
+    assert_eq!((&streamed[..big.len()], &streamed[big.len()..big.len() + 3]), (&big[..], &[1.0, 2.0, 3.0][..]));
+    assert_eq!(&streamed[big.len() + 3..], big);
     assert_eq!(r.read::<f64>("big").unwrap(), big);
     assert_eq!(r.read::<u16>("small").unwrap(), [1, 2, 3]);
     let mut npy = Vec::new();

@@ -392,14 +392,26 @@ impl<W: Write + Seek> Writer<W> {
         let total = head.len() as u64 + header.data_len()? as u64;
         self.drain_pending()?;
         let large = needs_zip64(total, compression);
+        let plan = element_plan::<T>()?;
         self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
-        self.zip.write_all(&head)?;
         self.unfinished = Some(member.clone());
+        let crc = match compression {
+            Compression::Stored => {
+                let mut crc = crc32fast::Hasher::new();
+                self.write_stored_part(&member, &mut crc, |w| Ok(w.write_all(&head)?))?;
+                Some(crc)
+            }
+            Compression::Deflated { .. } => {
+                self.zip.write_all(&head)?;
+                None
+            }
+        };
         Ok(MemberWriter {
             writer: self,
-            plan: element_plan::<T>()?,
+            plan,
             member,
             remaining: total_elements,
+            crc,
             _marker: std::marker::PhantomData,
         })
     }
@@ -505,31 +517,52 @@ impl<W: Write + Seek> Writer<W> {
         Ok(())
     }
 
-    /// Writes the data of the stored member just started, `total` bytes from `body`,
-    /// straight to the underlying writer and gives the zip writer their length and CRC-32:
-    /// the zip writer would hash every byte on this thread, where [`Crc32Writer`] hashes
-    /// large writes on a second one while this one writes.
+    /// Writes the data of the stored member just started, `total` bytes from `body`: see
+    /// [`Writer::write_stored_part`].
     fn write_stored(
         &mut self,
         member: &str,
         total: u64,
         body: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<()> {
-        // SAFETY: (`get_mut`'s contract: the archive is not corrupted and the position is
-        // where the zip writer left it) the bytes are appended at the current position,
-        // which is the start of the data of the stored member just started; nothing else
-        // moves the position, and `set_file_metadata` below records exactly those bytes.
-        let inner = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
-        let mut out = Crc32Writer::new(inner);
-        body(&mut out)?;
-        let (written, crc) = out.finish();
-        if written != total {
-            return Err(Error::npz(Some(member), format!("{written} bytes written for a member of {total}")));
+        let mut crc = crc32fast::Hasher::new();
+        self.write_stored_part(member, &mut crc, body)?;
+        if crc.total_len() != total {
+            return Err(Error::npz(Some(member), format!("{} bytes written for a member of {total}", crc.total_len())));
         }
-        // SAFETY: a stored member is being written (started by the caller, not aborted),
-        // its data is the `written` bytes written through `out` right after its local
-        // header, and `crc` is their CRC-32, as `set_file_metadata` requires.
-        unsafe { self.zip.set_file_metadata(written, crc) }.map_err(|e| zip_err(Some(member), e))
+        self.end_stored(member, crc)
+    }
+
+    /// Writes bytes of the stored member being written, from `body`, straight to the
+    /// underlying writer, adding them to `crc` (the member's bytes so far). The zip writer
+    /// would hash every byte on this thread, where [`Crc32Writer`] hashes large writes on a
+    /// second one while this one writes; [`Writer::end_stored`] hands it the result.
+    fn write_stored_part(
+        &mut self,
+        member: &str,
+        crc: &mut crc32fast::Hasher,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        // SAFETY: (`get_mut`'s contract: the archive is not corrupted and the position is
+        // where the zip writer left it) the bytes are appended at the current position, in
+        // the data of the stored member being written; nothing else moves the position,
+        // and `end_stored` records exactly the bytes written here.
+        let inner = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
+        let mut out = Crc32Writer::new(inner, std::mem::take(crc));
+        let result = body(&mut out);
+        *crc = out.hasher;
+        result
+    }
+
+    /// Gives the zip writer the length and CRC-32 of the stored member being written, all
+    /// of whose bytes went through [`Writer::write_stored_part`] with `crc`.
+    fn end_stored(&mut self, member: &str, crc: crc32fast::Hasher) -> Result<()> {
+        let written = crc.total_len();
+        // SAFETY: a stored member is being written (started with `start_file`, not
+        // aborted); its data is the `written` bytes written by `write_stored_part` right
+        // after its local header, and `crc` hashed exactly them, as `set_file_metadata`
+        // requires.
+        unsafe { self.zip.set_file_metadata(written, crc.finalize()) }.map_err(|e| zip_err(Some(member), e))
     }
 
     fn append_oldest(&mut self) -> Result<()> {
@@ -568,7 +601,7 @@ impl<W: Write> Write for Pieces<'_, W> {
 /// hash costs less than starting a thread); larger ones on a second thread meanwhile.
 const PARALLEL_CRC: usize = 4 << 20;
 
-/// Passes bytes on to a writer and keeps their count and CRC-32. Large writes are hashed on
+/// Passes bytes on to a writer and adds them to a CRC-32 (which counts them too). Large writes are hashed on
 /// a second thread while this one writes them (when the machine has a second CPU), so the
 /// hash costs no time.
 struct Crc32Writer<'a, W: Write> {
@@ -578,14 +611,10 @@ struct Crc32Writer<'a, W: Write> {
 }
 
 impl<'a, W: Write> Crc32Writer<'a, W> {
-    fn new(inner: &'a mut W) -> Self {
+    /// Writes to `inner`, adding to `hasher`.
+    fn new(inner: &'a mut W, hasher: crc32fast::Hasher) -> Self {
         let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-        Crc32Writer { inner, hasher: crc32fast::Hasher::new(), parallel }
-    }
-
-    /// The number of bytes written and their CRC-32.
-    fn finish(self) -> (u64, u32) {
-        (self.hasher.total_len(), self.hasher.finalize())
+        Crc32Writer { inner, hasher, parallel }
     }
 }
 
@@ -650,6 +679,9 @@ pub struct MemberWriter<'a, W: Write + Seek, T> {
     plan: Plan,
     member: String,
     remaining: usize,
+    /// A stored member's CRC-32 so far (its bytes bypass the zip writer); `None` when
+    /// deflated.
+    crc: Option<crc32fast::Hasher>,
     _marker: std::marker::PhantomData<fn(&T)>,
 }
 
@@ -662,7 +694,10 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
         if data.len() > self.remaining {
             return Err(Error::usage(format!("member '{}': more elements than its shape holds", self.member)));
         }
-        write_with_plan(&mut self.writer.zip, &self.plan, data)?;
+        match &mut self.crc {
+            Some(crc) => self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, &self.plan, data))?,
+            None => write_with_plan(&mut self.writer.zip, &self.plan, data)?,
+        }
         self.remaining -= data.len();
         Ok(())
     }
@@ -675,6 +710,9 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
     pub fn finish(self) -> Result<()> {
         if self.remaining != 0 {
             return Err(Error::usage(format!("member '{}': {} elements missing", self.member, self.remaining)));
+        }
+        if let Some(crc) = self.crc {
+            self.writer.end_stored(&self.member, crc)?;
         }
         self.writer.unfinished = None;
         Ok(())
