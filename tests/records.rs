@@ -1020,11 +1020,12 @@ fn skipped_fields_are_default_on_read_and_absent_on_write() {
     assert_eq!(DynArray::read_npy_from(&bytes[..]).unwrap().dtype().descr(), "[('trace_id', '<i4'), ('t0', '<f8')]");
 }
 
-/// Enough padded records for the writer to copy on a second thread (8+ pieces of 256 KiB):
+/// Enough padded records for the writer to copy on a second thread (8+ pieces of 1 MiB):
 /// values come back, padding bytes are zeros.
 #[test]
 fn large_padded_writes_are_exact() {
-    let n = 40_000;
+    let n = 120_000;
+    assert!(n as usize * std::mem::size_of::<Trace8Aligned>() >= 8 << 20);
     let records: Vec<Trace8Aligned> = (0..n)
         .map(|i| Trace8Aligned {
             trace_id: i,
@@ -1073,6 +1074,8 @@ struct TaggedWide {
 
 /// A large conversion (packed file, fields reordered and widened; 18 MB of source, many
 /// chunks): the values, an invalid value's index deep in the array, and a file cut short.
+/// The file is written by a conversion too (Rust's layout of `Tagged` to the packed one,
+/// 8+ pieces of 1 MiB, so on a second thread).
 #[test]
 fn large_conversions_read_right() {
     let n = 2_000_003;

@@ -10,12 +10,11 @@ use crate::error::{Error, Result};
 use crate::header::{Header, Version};
 use crate::record::{NpyRecord, Plan};
 
-/// Source bytes converted per step when a type's memory is not its file layout.
-const CONVERT_CHUNK: usize = 128 << 10;
-/// Bytes of padded records copied per write: small enough to stay in cache, large enough
-/// that handing pieces between threads costs little (each hand-off may wake a thread).
+/// Bytes of padded or converted records made per write: small enough to stay in cache,
+/// large enough that handing pieces between threads costs little (each hand-off may wake a
+/// thread).
 const WRITE_PIECE: usize = 1 << 20;
-/// Buffers of [`write_padded`]'s copying thread: up to this many pieces are in flight.
+/// Buffers of [`write_pieces`]'s thread: up to this many pieces are in flight.
 const WRITE_BUFFERS: usize = 4;
 
 /// How to write `.npy` files. Every setting has a documented default.
@@ -267,19 +266,34 @@ pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, p
         writer.write_all(bytes)?;
         return Ok(());
     }
-    let per_chunk = (CONVERT_CHUNK / plan.dst_size().max(1)).max(1);
-    let mut out = vec![0u8; per_chunk.min(data.len()) * plan.dst_size()];
-    for (k, chunk) in data.chunks(per_chunk).enumerate() {
-        let dst = &mut out[..chunk.len() * plan.dst_size()];
+    write_converted(writer, plan, data)
+}
+
+/// Writes elements whose memory is not their written layout: records are converted by
+/// `plan` into cache-sized buffers, which are written. Large inputs convert on a second
+/// thread while this one writes.
+fn write_converted<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
+    let (ss, ds) = (plan.src_size(), plan.dst_size());
+    if ds == 0 {
+        return Ok(());
+    }
+    let per_piece = (WRITE_PIECE / ds).max(1);
+    let (src, total) = (SendPtr(data.as_ptr().cast::<MaybeUninit<u8>>()), data.len());
+    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * ds, move |k, buf| {
+        let count = per_piece.min(total - k * per_piece);
+        let len = count * ds;
+        // SAFETY: `write_pieces` keeps every byte of its buffers initialized between fills
+        // (they start zeroed), and the plan stores only initialized bytes.
+        let dst = unsafe { &mut *(&mut buf[..len] as *mut [MaybeUninit<u8>] as *mut [u8]) };
         // SAFETY:
-        // - `chunk` is a live `&[T]` of `chunk.len()` elements of `size_of::<T>()` bytes,
-        //   which equals the plan's source element size (checked by `element_plan`);
+        // - piece `k` of `data` (`k < pieces`) is `count` elements of `size_of::<T>()`
+        //   bytes, which equals the plan's source element size (checked by
+        //   `element_plan`), at `k * per_piece` elements into the live slice;
         // - the plan reads only the bytes of fields of `T::native_dtype()`, which are
         //   initialized (NpyRecord's contract), never padding or skipped fields.
-        unsafe { plan.run_raw(chunk.as_ptr().cast::<u8>(), chunk.len(), dst, k * per_chunk)? };
-        writer.write_all(dst)?;
-    }
-    Ok(())
+        unsafe { plan.run_raw(src.at(k * per_piece * ss).cast::<u8>(), count, dst, k * per_piece)? };
+        Ok(len)
+    })
 }
 
 /// Writes elements whose memory is their written layout except for padding (e.g. an
@@ -290,50 +304,66 @@ pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, p
 fn write_padded<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, gaps: &[(usize, usize)], data: &[T]) -> Result<()> {
     let size = std::mem::size_of::<T>();
     let per_piece = (WRITE_PIECE / size.max(1)).max(1);
-    let pieces = data.len().div_ceil(per_piece);
     let (src, total) = (SendPtr(data.as_ptr().cast::<MaybeUninit<u8>>()), data.len());
-    let piece_at = move |k: usize, buf: &mut [MaybeUninit<u8>]| -> usize {
-        let count = per_piece.min(total - k * per_piece);
-        let len = count * size;
+    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * size, move |k, buf| {
+        let len = per_piece.min(total - k * per_piece) * size;
         // SAFETY: piece `k` of `data` (`k < pieces`) is `len` bytes at `k * per_piece`
         // elements from its start, inside the live slice, and `buf` holds `len` bytes.
         unsafe { fill_piece(src.at(k * per_piece * size), &mut buf[..len], size, gaps) };
-        len
-    };
-    let new_buf = || vec![MaybeUninit::<u8>::uninit(); per_piece.min(data.len()) * size];
+        Ok(len)
+    })
+}
+
+/// Writes `pieces` pieces of at most `piece_len` bytes, piece `k` made by `fill(k, buf)`
+/// in a buffer of `piece_len` bytes (it returns the piece's length). With 8 pieces or more
+/// and a second CPU, pieces are made on a second thread while this one writes (up to
+/// [`WRITE_BUFFERS`] in flight), so making them costs no time.
+///
+/// Buffers start zeroed. `fill` must leave every byte of its buffer initialized (it may
+/// pass through uninitialized bytes while it works): the first `len` are written.
+fn write_pieces<W: Write + ?Sized>(
+    writer: &mut W,
+    pieces: usize,
+    piece_len: usize,
+    fill: impl Fn(usize, &mut [MaybeUninit<u8>]) -> Result<usize> + Sync,
+) -> Result<()> {
+    let new_buf = || vec![MaybeUninit::new(0u8); piece_len];
     if pieces < 8 || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         let mut buf = new_buf();
         for k in 0..pieces {
-            let len = piece_at(k, &mut buf);
+            let len = fill(k, &mut buf)?;
             writer.write_all(initialized(&buf[..len]))?;
         }
         return Ok(());
     }
-    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(Vec<MaybeUninit<u8>>, usize)>(WRITE_BUFFERS);
+    type Piece = (Vec<MaybeUninit<u8>>, Result<usize>);
+    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(WRITE_BUFFERS);
     let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<MaybeUninit<u8>>>(WRITE_BUFFERS);
     for _ in 0..WRITE_BUFFERS {
         let _ = empty_tx.send(new_buf());
     }
+    let fill = &fill;
     std::thread::scope(|scope| {
         scope.spawn(move || {
             for k in 0..pieces {
                 let Ok(mut buf) = empty_rx.recv() else { return };
-                let len = piece_at(k, &mut buf);
-                if full_tx.send((buf, len)).is_err() {
+                let made = fill(k, &mut buf);
+                let failed = made.is_err();
+                if full_tx.send((buf, made)).is_err() || failed {
                     return;
                 }
             }
         });
         for _ in 0..pieces {
-            let (buf, len) = full_rx.recv().map_err(|_| Error::usage("the copying thread stopped"))?;
-            writer.write_all(initialized(&buf[..len]))?;
+            let (buf, made) = full_rx.recv().map_err(|_| Error::usage("the thread making pieces stopped"))?;
+            writer.write_all(initialized(&buf[..made?]))?;
             let _ = empty_tx.send(buf);
         }
         Ok(())
     })
 }
 
-/// A pointer into the caller's `&[T]` handed to the copying thread of [`write_padded`].
+/// A pointer into the caller's `&[T]` handed to the thread of [`write_pieces`].
 #[derive(Clone, Copy)]
 struct SendPtr(*const MaybeUninit<u8>);
 
@@ -344,12 +374,13 @@ impl SendPtr {
     }
 }
 
-// SAFETY: the pointer is only used to copy bytes out of a slice that `write_padded`
-// borrows for the whole scope of the copying thread (which the scope joins before
-// returning), while the calling thread does not touch that slice; bytes are copied as
-// `MaybeUninit<u8>`, so no `T` is shared or created on the other thread.
+// SAFETY: the pointer is only used to read bytes out of a slice that `write_padded` or
+// `write_converted` borrows for the whole scope of the thread of `write_pieces` (which the
+// scope joins before returning), while the calling thread does not touch that slice; bytes
+// are read as bytes (`MaybeUninit<u8>` copies, or field bytes by a plan), so no `T` is
+// shared or created on the other thread.
 unsafe impl Send for SendPtr {}
-// SAFETY: as for `Send`: shared use is only the byte copy described there.
+// SAFETY: as for `Send`: shared use is only the byte reads described there.
 unsafe impl Sync for SendPtr {}
 
 /// Copies `buf.len()` bytes of whole records from `src` into `buf` and zeroes each
@@ -398,11 +429,13 @@ fn zero(gap: &mut [MaybeUninit<u8>]) {
     }
 }
 
-/// The bytes of a buffer filled by [`fill_piece`].
+/// The bytes of a buffer of [`write_pieces`] after a fill.
 fn initialized(buf: &[MaybeUninit<u8>]) -> &[u8] {
-    // SAFETY: every byte was written by `fill_piece`: bytes of fields come from valid
-    // `T`s (NpyRecord's contract: the native dtype's fields cover them), and every other
-    // byte is in `gaps`, zeroed there; `u8` accepts any initialized byte.
+    // SAFETY: `write_pieces`'s buffers start zeroed and its fills leave every byte
+    // initialized: `write_converted`'s plan stores only initialized bytes; `fill_piece`
+    // copies bytes of fields from valid `T`s (NpyRecord's contract: the native dtype's
+    // fields cover them) and zeroes every other byte (the `gaps`); `u8` accepts any
+    // initialized byte.
     unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), buf.len()) }
 }
 
