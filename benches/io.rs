@@ -20,6 +20,9 @@
 //! - `fs_read`: `std::fs::read` of the `<f8` file (context: a plain `Vec` of 4 KiB pages);
 //! - `limit_read`: the machine limit: the page cache copied by `read()` into a fresh
 //!   anonymous mapping advised to use transparent huge pages;
+//! - `limit_read_2cpu`: the same with a second thread faulting the mapping's pages in
+//!   meanwhile (`common::limit::read_two_cpus`), as npy's large reads do: the limit for
+//!   them when a CPU is free;
 //! - `write`: `data.write_npy_with(out.npy, WriteOptions::new().sync(false))`, atomic
 //!   rename included: not synced to disk, like `np.save` and `limit_write`;
 //! - `limit_write`: the machine limit: create a file, `fallocate` it, `write()` an in-memory
@@ -96,6 +99,7 @@ fn main() -> Result<()> {
     #[cfg(target_os = "linux")]
     {
         reads.insert(0, Measure::new("limit_read", bytes, limit_read));
+        reads.insert(1, Measure::new("limit_read_2cpu", bytes, limit_read_2cpu));
         writes.insert(0, Measure::new("limit_write", bytes, limit_write));
         synced.insert(0, Measure::new("limit_write_synced", bytes, limit_write_synced));
     }
@@ -221,6 +225,14 @@ fn timed_write(c: &Ctx, write: impl FnOnce(&Path) -> npy_core::Result<()>) -> Re
 #[cfg(target_os = "linux")]
 fn limit_read(c: &Ctx) -> Result<Duration> {
     let (elapsed, buffer) = common::limit::read(&c.le)?;
+    check_file_tail(buffer.as_slice(), c.n)?;
+    Ok(elapsed)
+}
+
+/// The two-CPU limit read ([`common::limit::read_two_cpus`]) of the `<f8` file.
+#[cfg(target_os = "linux")]
+fn limit_read_2cpu(c: &Ctx) -> Result<Duration> {
+    let (elapsed, buffer) = common::limit::read_two_cpus(&c.le)?;
     check_file_tail(buffer.as_slice(), c.n)?;
     Ok(elapsed)
 }

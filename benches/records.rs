@@ -28,6 +28,9 @@
 //!
 //! - `limit_read_aligned`, `limit_read_packed`: the machine limit: the page cache copied
 //!   by `read()` into a fresh anonymous mapping advised to use transparent huge pages;
+//! - `limit_read_aligned_2cpu`, `limit_read_packed_2cpu`: the same with a second thread
+//!   faulting the buffer's pages in meanwhile (`common::limit::read_two_cpus`), as npy's
+//!   large reads do: the limit for them when a CPU is free;
 //! - `read_aligned`: `Vec::<TraceAligned>::read_npy(traces_aligned.npy)` (matched layout);
 //! - `read_packed_to_aligned`: `Vec::<TraceAligned>::read_npy(traces_packed.npy)` (the
 //!   conversion path: packed file into the aligned struct);
@@ -236,6 +239,8 @@ fn main() -> Result<()> {
     {
         reads.insert(0, Measure::new("limit_read_aligned", aligned, limit_read_aligned));
         reads.insert(1, Measure::new("limit_read_packed", packed, limit_read_packed));
+        reads.insert(2, Measure::new("limit_read_aligned_2cpu", aligned, limit_read_aligned_2cpu));
+        reads.insert(3, Measure::new("limit_read_packed_2cpu", packed, limit_read_packed_2cpu));
         writes.insert(0, Measure::new("limit_write_aligned", aligned, limit_write_aligned));
         writes.insert(1, Measure::new("limit_write_packed", packed, limit_write_packed));
         synced.insert(0, Measure::new("limit_write_aligned_synced", aligned, limit_write_aligned_synced));
@@ -422,6 +427,22 @@ fn limit_read_aligned(c: &Ctx) -> Result<Duration> {
 #[cfg(target_os = "linux")]
 fn limit_read_packed(c: &Ctx) -> Result<Duration> {
     let (elapsed, buffer) = common::limit::read(&c.packed_path)?;
+    check_limit_read(buffer.as_slice(), &c.packed_file)?;
+    Ok(elapsed)
+}
+
+/// The two-CPU limit read ([`common::limit::read_two_cpus`]) of `traces_aligned.npy`.
+#[cfg(target_os = "linux")]
+fn limit_read_aligned_2cpu(c: &Ctx) -> Result<Duration> {
+    let (elapsed, buffer) = common::limit::read_two_cpus(&c.aligned_path)?;
+    check_limit_read(buffer.as_slice(), &c.aligned_file)?;
+    Ok(elapsed)
+}
+
+/// The two-CPU limit read of `traces_packed.npy`.
+#[cfg(target_os = "linux")]
+fn limit_read_packed_2cpu(c: &Ctx) -> Result<Duration> {
+    let (elapsed, buffer) = common::limit::read_two_cpus(&c.packed_path)?;
     check_limit_read(buffer.as_slice(), &c.packed_file)?;
     Ok(elapsed)
 }

@@ -292,6 +292,42 @@ pub mod limit {
         Ok((started.elapsed(), buffer))
     }
 
+    /// [`read`] with a second CPU: while `read()` fills the buffer from its start, a second
+    /// thread faults its pages in from the end backwards (`madvise(MADV_POPULATE_WRITE)`,
+    /// 16 MiB at a time, until the read is done), so the kernel zeroes fresh pages on two
+    /// CPUs. What npy's large reads do (`read::buffer::prefaulting`): the limit for them on
+    /// a machine with a CPU to spare.
+    pub fn read_two_cpus(path: &Path) -> Result<(Duration, HugeBuffer)> {
+        const STEP: usize = 16 << 20;
+        let started = Instant::now();
+        let mut file = File::open(path)?;
+        let len = usize::try_from(file.metadata()?.len())?;
+        let mut buffer = HugeBuffer::new(len)?;
+        let (start, end) = (buffer.start as usize, buffer.start as usize + len / 4096 * 4096);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| -> Result<()> {
+            scope.spawn(|| {
+                let mut to = end;
+                while to > start && !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    let from = to.saturating_sub(STEP).max(start);
+                    // SAFETY: `from..to` is whole 4 KiB pages (`start` is huge-page
+                    // aligned, `STEP` and `end - start` multiples of 4 KiB) inside the
+                    // mapping, which `buffer` keeps until this scope joins the thread;
+                    // MADV_POPULATE_WRITE backs pages without changing any present page.
+                    let r = unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_POPULATE_WRITE) };
+                    if r != 0 {
+                        return;
+                    }
+                    to = from;
+                }
+            });
+            let read = file.read_exact(black_box(buffer.as_mut_slice()));
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            Ok(read?)
+        })?;
+        Ok((started.elapsed(), buffer))
+    }
+
     /// A preallocated file: create `path`, `fallocate`, one `write()` of `buf`, `fsync`
     /// when `durable` (what a synced write cannot beat), close (after removing any old
     /// `path` and flushing dirty pages, untimed). Checks the size and removes the file

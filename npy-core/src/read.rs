@@ -323,7 +323,10 @@ impl<R: Read> NpyReader<R> {
         let total = self.data_len;
         let zeroed = self.length_known();
         let mut data = if zeroed { buffer::zeroed_vec::<u8>(total)? } else { Vec::new() };
-        self.fill_in_place(&mut data, total, zeroed, 0, self.piece, |_, _| Ok(()))?;
+        let piece = self.piece;
+        buffer::prefaulting(&mut data, zeroed, |data| {
+            self.fill_in_place(data, total, zeroed, 0, piece, |_, _| Ok(()))
+        })?;
         self.position = self.elements;
         self.finish_source()?;
         DynArray::from_parts(self.header, data, Some(self.version))
@@ -421,7 +424,7 @@ impl<R: Read> NpyReader<R> {
         let n = self.remaining();
         let zeroed = self.length_known();
         let mut out = if zeroed { buffer::zeroed_vec::<T>(n)? } else { Vec::new() };
-        self.append(&plan, &mut out, n, zeroed)?;
+        buffer::prefaulting(&mut out, zeroed, |out| self.append(&plan, out, n, zeroed))?;
         Ok(out)
     }
 
@@ -890,6 +893,69 @@ pub(crate) mod buffer {
         // - `u8` has alignment 1 and no invalid values.
         unsafe { std::slice::from_raw_parts_mut(ptr, len) }
     }
+
+    /// Spare capacity at least this large is faulted in by [`prefaulting`]'s second thread.
+    const PREFAULT_THRESHOLD: usize = 64 << 20;
+    /// Bytes faulted in per `madvise` call: the most [`prefaulting`] waits for its thread
+    /// once the fill is done.
+    const PREFAULT_STEP: usize = 16 << 20;
+
+    /// Runs `fill(v)`, which fills `v`'s spare capacity from its start, while a second
+    /// thread faults in the pages of that capacity from its end backwards (`madvise`
+    /// `MADV_POPULATE_WRITE`), so the kernel zeroes fresh pages on two CPUs: for a fresh
+    /// buffer (`fresh`: from [`zeroed_vec`]) of at least 64 MiB, on Linux, with a CPU to
+    /// spare. The thread stops when the fill returns (or the two meet) and is joined
+    /// before this returns.
+    pub(crate) fn prefaulting<T, R>(v: &mut Vec<T>, fresh: bool, fill: impl FnOnce(&mut Vec<T>) -> R) -> R {
+        let spare = v.spare_capacity_mut();
+        let (start, len) = (spare.as_mut_ptr() as usize, std::mem::size_of_val(spare));
+        if !cfg!(target_os = "linux")
+            || !fresh
+            || len < PREFAULT_THRESHOLD
+            || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2
+        {
+            return fill(v);
+        }
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| populate_backwards(start, len, &stop));
+            let result = fill(v);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            result
+        })
+    }
+
+    /// Faults in the pages of `start..start + len` for writing, `PREFAULT_STEP` bytes at a
+    /// time from the end, until `stop` is set; stops at the first failure (an old kernel
+    /// without `MADV_POPULATE_WRITE`, memory pressure), which only means fewer pages were
+    /// faulted in ahead.
+    #[cfg(target_os = "linux")]
+    fn populate_backwards(start: usize, len: usize, stop: &std::sync::atomic::AtomicBool) {
+        // SAFETY: sysconf has no preconditions.
+        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+            p if p > 0 => p as usize,
+            _ => return,
+        };
+        let first = start.next_multiple_of(page);
+        let mut end = (start + len) / page * page;
+        while end > first && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let from = end.saturating_sub(PREFAULT_STEP).max(first) / page * page;
+            // SAFETY: `from..end` is whole pages inside the spare capacity of the caller's
+            // buffer (`first` and `end` are its first and last page boundaries, `from` a
+            // page boundary between them), which `prefaulting` keeps allocated until this
+            // thread is joined. MADV_POPULATE_WRITE only makes the kernel back those pages (fresh
+            // ones zeroed, as a first write would); it never changes the contents of a
+            // present page, so the fill writing them meanwhile is unaffected.
+            let r = unsafe { libc::madvise(from as *mut libc::c_void, end - from, libc::MADV_POPULATE_WRITE) };
+            if r != 0 {
+                return;
+            }
+            end = from;
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn populate_backwards(_start: usize, _len: usize, _stop: &std::sync::atomic::AtomicBool) {}
 
     #[cfg(target_os = "linux")]
     fn advise_huge_pages(ptr: *mut u8, len: usize) {

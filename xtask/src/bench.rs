@@ -7,7 +7,8 @@
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
 //!      (`benches/io.rs`) writes `le.npy` (`<f8`) and `be.npy` (`>f8`) of N data bytes
 //!      (default 1 GiB) and times npy's reads and write, the machine limits (page cache into
-//!      a huge-page buffer; a `fallocate`d file) and a plain `std::fs::read`.
+//!      a huge-page buffer, also with a second CPU faulting its pages in, as npy's large
+//!      reads do; a `fallocate`d file) and a plain `std::fs::read`.
 //!   2. `xtask/bench.py f8` times `np.load` and `np.save` on the same files.
 //! - `records`: Simon's seismic `Trace` records (`examples/seismic.rs`).
 //!   1. `cargo bench --bench records -- --dir <target>/bench --records N --repeat K --keep`
@@ -105,6 +106,7 @@ const F8: Part = Part {
     title: "f8: a big <f8 array",
     rows: &[
         ("limit_read", "machine limit read: page cache -> huge-page buffer"),
+        ("limit_read_2cpu", "the same, pages faulted in on a 2nd CPU"),
         ("read_le", "npy read <f8 -> Vec<f64>"),
         ("read_be", "npy read >f8 -> Vec<f64>"),
         ("fs_read", "std::fs::read <f8 (context)"),
@@ -123,6 +125,7 @@ const F8: Part = Part {
         ("BE read / native read", "read_be", "read_le", Goal::AtMost(1.5)),
         ("write / limit write", "write", "limit_write", Goal::AtMost(1.1)),
         ("write / np.save", "write", "np_save", Goal::AtMost(1.0)),
+        ("native read / 2-CPU limit read", "read_le", "limit_read_2cpu", Goal::Context),
         ("BE read / np.load(>f8).astype", "read_be", "np_load_be_astype", Goal::Context),
         ("synced write / limit + fsync", "write_synced", "limit_write_synced", Goal::Context),
     ],
@@ -135,6 +138,8 @@ const RECORDS: Part = Part {
     rows: &[
         ("limit_read_aligned", "machine limit read: aligned file -> huge-page buffer"),
         ("limit_read_packed", "machine limit read: packed file -> huge-page buffer"),
+        ("limit_read_aligned_2cpu", "the same, aligned, pages faulted in on a 2nd CPU"),
+        ("limit_read_packed_2cpu", "the same, packed, pages faulted in on a 2nd CPU"),
         ("read_aligned", "npy read aligned -> Vec<TraceAligned> (matched)"),
         ("read_packed_to_aligned", "npy read packed -> Vec<TraceAligned> (conversion)"),
         ("read_packed", "npy read packed -> Vec<TracePacked> (context)"),
@@ -162,6 +167,8 @@ const RECORDS: Part = Part {
         ("conversion write / limit write", "write_packed", "limit_write_packed", Goal::AtMost(3.0)),
         ("npyz write / matched write", "npyz_write", "write_aligned", Goal::AtLeast(5.0)),
         ("npyz write / conversion write", "npyz_write", "write_packed", Goal::AtLeast(5.0)),
+        ("matched read / 2-CPU limit read", "read_aligned", "limit_read_aligned_2cpu", Goal::Context),
+        ("conversion read / 2-CPU limit", "read_packed_to_aligned", "limit_read_packed_2cpu", Goal::Context),
         ("packed read / limit read", "read_packed", "limit_read_packed", Goal::Context),
         ("conversion read / np.load packed", "read_packed_to_aligned", "np_load_packed", Goal::Context),
         ("conversion write / np.save packed", "write_packed", "np_save_packed", Goal::Context),
