@@ -1052,6 +1052,28 @@ mod tests {
         }
     }
 
+    /// Reads big enough for `buffer::prefaulting`'s second thread (typed, converted and
+    /// dynamic) get every value.
+    #[test]
+    fn large_reads_with_pages_faulted_in_beside_them_are_exact() {
+        let n = 9_000_000;
+        let data: Vec<i64> = (0..n as i64).map(|i| i * 3 - 7).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.npy");
+        data.write_npy(&path).unwrap();
+        assert!(n * 8 >= 64 << 20);
+        assert_eq!(Vec::<i64>::read_npy(&path).unwrap(), data);
+        let wide: Vec<f64> = Vec::read_npy(&path).unwrap();
+        assert!(wide.iter().zip(&data).all(|(&w, &d)| w == d as f64));
+        let dynamic = DynArray::read_npy(&path).unwrap();
+        assert_eq!(dynamic.data().len(), n * 8);
+        assert!(dynamic
+            .data()
+            .chunks_exact(8)
+            .zip(&data)
+            .all(|(b, &d)| i64::from_ne_bytes(b.try_into().unwrap()) == d));
+    }
+
     #[test]
     fn big_buffers_are_zeroed_and_usable() {
         let mut v = buffer::zeroed_vec::<u64>(1 << 20).unwrap();
