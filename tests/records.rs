@@ -1056,6 +1056,51 @@ fn large_padded_writes_are_exact() {
     }
 }
 
+/// A conversion of over 64 MiB from a file, which two threads split (each reads its half
+/// at its position): every value; the first invalid value of the array (not of the half
+/// that finished first); a file that shrinks after its header was read.
+#[test]
+fn split_conversions_from_files_read_right() {
+    let n = 8_000_000;
+    let records: Vec<Tagged> = (0..n).map(|i| Tagged { id: i as u32, ok: i % 3 == 0, level: i as f32 * 0.5 }).collect();
+    assert!(n * 9 >= 64 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tagged.npy");
+    records.write_npy(&path).unwrap();
+    drop(records);
+    let wide = Vec::<TaggedWide>::read_npy(&path).unwrap();
+    assert_eq!(wide.len(), n);
+    for (i, w) in wide.iter().enumerate() {
+        let want = TaggedWide { level: i as f32 as f64 * 0.5, id: i as i64, ok: i % 3 == 0 };
+        assert_eq!(*w, want, "record {i}");
+    }
+    drop(wide);
+
+    let mut bytes = std::fs::read(&path).unwrap();
+    let data = bytes.len() - n * 9;
+    // Not bools: record 6_000_001 (second half), then also record 1_234_567 (first half).
+    bytes[data + 6_000_001 * 9 + 4] = 2;
+    std::fs::write(&path, &bytes).unwrap();
+    let e = Vec::<TaggedWide>::read_npy(&path).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 6_000_001, .. }), "{e}");
+    bytes[data + 1_234_567 * 9 + 4] = 7;
+    std::fs::write(&path, &bytes).unwrap();
+    let e = Vec::<TaggedWide>::read_npy(&path).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1_234_567, .. }), "{e}");
+
+    // The file is cut short between reading the header and the data.
+    bytes[data + 1_234_567 * 9 + 4] = 1;
+    bytes[data + 6_000_001 * 9 + 4] = 0;
+    std::fs::write(&path, &bytes).unwrap();
+    let reader = npy_core::ReadOptions::new().open_path(&path).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len((data + 7_000_000 * 9 + 5) as u64).unwrap();
+    let e = reader.read_vec::<TaggedWide>().unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Truncated { expected, found } if *expected == (n * 9) as u64 && *found == 63_000_005),
+        "{e}"
+    );
+}
+
 #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
 struct Tagged {
     id: u32,

@@ -17,6 +17,9 @@ use crate::record::{NpyRecord, Plan};
 const STREAM_CHUNK: usize = 16 << 20;
 /// Bytes of source records converted per step on the conversion path.
 const CONVERT_CHUNK: usize = 128 << 10;
+/// Conversions of at least this many source bytes from a file are split between two
+/// threads ([`NpyReader::read_vec`]).
+const SPLIT_THRESHOLD: usize = 64 << 20;
 /// Bytes read per step when read data is fixed up in place (byte swaps, checks), so the
 /// fix-up runs on data still in cache.
 const FIX_CHUNK: usize = 256 << 10;
@@ -126,7 +129,10 @@ impl ReadOptions {
     pub fn open_path(&self, path: impl AsRef<Path>) -> Result<NpyReader<BufReader<File>>> {
         let file = File::open(path.as_ref())?;
         let len = file.metadata()?.len();
-        NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))
+        let positional = file.try_clone().ok();
+        let mut r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
+        r.file = positional;
+        Ok(r)
     }
 }
 
@@ -175,6 +181,9 @@ pub struct NpyReader<R> {
     verify_end: bool,
     /// [`ReadOptions::max_object_bytes`].
     object_limit: Option<usize>,
+    /// A second handle on the file being read, from [`ReadOptions::open_path`]: large
+    /// conversions read it at positions, half on each of two threads.
+    file: Option<File>,
 }
 
 impl<R: Read> NpyReader<R> {
@@ -240,6 +249,7 @@ impl<R: Read> NpyReader<R> {
             piece: None,
             verify_end: false,
             object_limit: opts.object_limit(),
+            file: None,
         })
     }
 
@@ -264,6 +274,7 @@ impl<R: Read> NpyReader<R> {
             piece: None,
             verify_end: false,
             object_limit: None,
+            file: None,
         })
     }
 
@@ -424,6 +435,12 @@ impl<R: Read> NpyReader<R> {
         let n = self.remaining();
         let zeroed = self.length_known();
         let mut out = if zeroed { buffer::zeroed_vec::<T>(n)? } else { Vec::new() };
+        if zeroed && !plan.in_place() && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && two_cpus() {
+            if let Some(file) = self.file.take() {
+                self.convert_split(&file, &plan, &mut out, n)?;
+                return Ok(out);
+            }
+        }
         buffer::prefaulting(&mut out, zeroed, |out| self.append(&plan, out, n, zeroed))?;
         Ok(out)
     }
@@ -695,6 +712,44 @@ impl<R: Read> NpyReader<R> {
         Ok(())
     }
 
+    /// Converts the `n` remaining elements of a file into `out` (fresh, zeroed, capacity
+    /// `n`) on two threads, each reading its half of the data at its position in `file`
+    /// and converting it into its half of `out`: reading, converting and the kernel's
+    /// zeroing of fresh pages all split between two CPUs. Errors are those of a
+    /// sequential read: the first half's first.
+    fn convert_split<T: NpyRecord>(&mut self, file: &File, plan: &Plan, out: &mut Vec<T>, n: usize) -> Result<()> {
+        let (ss, ds) = (plan.src_size(), plan.dst_size());
+        let first = self.position;
+        let start = (self.data_offset() + first * ss) as u64;
+        let half = n / 2;
+        let dst = buffer::spare_bytes(out, n, true);
+        let (low, high) = dst.split_at_mut(half * ds);
+        let (got_low, got_high) = std::thread::scope(|scope| {
+            let second = scope.spawn(|| convert_at::<T>(file, start + (half * ss) as u64, plan, high, first + half));
+            let got_low = convert_at::<T>(file, start, plan, low, first);
+            (got_low, second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        let got_low = got_low?;
+        if got_low < half * ss {
+            return Err(self.truncated(first * ss + got_low));
+        }
+        let got_high = got_high?;
+        if got_high < (n - half) * ss {
+            return Err(self.truncated((first + half) * ss + got_high));
+        }
+        fill_skipped(out, 0, n);
+        // SAFETY:
+        // - `spare_bytes` gave the `n * ds` zeroed bytes of `out`'s capacity (`out` is
+        //   empty, with capacity `n`), all of which `convert_at` filled: each half ran the
+        //   plan over all its elements (their source bytes were all read, checked above);
+        // - the plan wrote every field of `T::native_dtype()`, validated bools, left
+        //   padding zeroed, `T::check` passed, and `fill_skipped` initialized any skipped
+        //   fields.
+        unsafe { out.set_len(n) };
+        self.position += n;
+        Ok(())
+    }
+
     fn truncated(&self, found: usize) -> Error {
         ErrorKind::Truncated { expected: self.data_len as u64, found: found as u64 }.into()
     }
@@ -781,6 +836,66 @@ fn zero_sized<T>(n: usize) -> Result<()> {
         return Ok(());
     }
     Err(Error::usage(format!("cannot read {n} elements of the zero-sized type {}", std::any::type_name::<T>())))
+}
+
+/// Reads source elements of `plan` from `file` at `offset` and converts them into `dst`
+/// (whole destination elements; the first is element `first` of the array), in cache-sized
+/// chunks. Returns the source bytes read: fewer than `dst` needs when the file ends early
+/// (then `dst` is only partly converted).
+fn convert_at<T: NpyRecord>(file: &File, offset: u64, plan: &Plan, dst: &mut [u8], first: usize) -> Result<usize> {
+    let (ss, ds) = (plan.src_size(), plan.dst_size());
+    let per_chunk = (CONVERT_CHUNK / ss.max(1)).max(1);
+    let mut staging = vec![0u8; per_chunk.min(dst.len() / ds.max(1)) * ss];
+    let mut read = 0;
+    for (c, out) in dst.chunks_mut(per_chunk * ds).enumerate() {
+        let k = out.len() / ds;
+        let src = &mut staging[..k * ss];
+        let got = read_full_at(file, src, offset + read as u64)?;
+        read += got;
+        if got < src.len() {
+            return Ok(read);
+        }
+        plan.run(src, out, first + c * per_chunk)?;
+        check_elements::<T>(out, first + c * per_chunk)?;
+    }
+    Ok(read)
+}
+
+/// Reads `buf.len()` bytes of `file` at `offset` unless the file ends first; returns how
+/// many were read.
+fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match read_at(file, &mut buf[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(k) => filled += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(filled)
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    // Reads at `offset`; it also moves the handle's cursor, which this handle's users
+    // never rely on.
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+#[cfg(not(any(unix, windows)))]
+fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<usize> {
+    Err(io::Error::new(io::ErrorKind::Unsupported, "positional reads"))
+}
+
+/// Whether a second thread has a CPU of its own.
+fn two_cpus() -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 
 pub(crate) fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result<()> {
