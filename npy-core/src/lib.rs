@@ -61,6 +61,22 @@
 //! assert_eq!(arr.get::<i64>(&[1, 0])?, 3);
 //! # Ok::<(), npy_core::Error>(())
 //! ```
+//!
+//! # Speed
+//! A read whose file layout is `T`'s memory is one bulk copy into a buffer backed by
+//! transparent huge pages; other layouts convert field by field from cache-sized chunks
+//! with a plan compiled once per (file dtype, `T`) pair ([`record::Plan`]). Writes are one
+//! bulk write, or padded and converted records made in 1 MiB pieces.
+//!
+//! On a machine with a second CPU, large jobs use one more thread, scoped to the call
+//! (joined before it returns; none is left running):
+//! - reads of 64 MiB or more of known length: a second thread faults the new buffer's
+//!   pages in while this one fills it; conversions from a file ([`ReadNpy::read_npy`])
+//!   are split in two halves, each read at its position and converted by its own thread;
+//! - writes of padded or converted records (8 MiB or more): pieces are made on a second
+//!   thread while this one writes them;
+//! - [`npz`]: stored members' CRC-32 is computed on a second thread while their data is
+//!   written (4 MiB or more at a time); deflated members are compressed on worker threads ([`npz::Writer::threads`]).
 #![warn(missing_docs)]
 
 mod array;
