@@ -1075,6 +1075,9 @@ fn split_conversions_from_files_read_right() {
         assert_eq!(*w, want, "record {i}");
     }
     drop(wide);
+    // A zero-sized type takes none of the file's bytes: an error, not a split of nothing.
+    let e = Vec::<NoFields>::read_npy(&path).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
 
     let mut bytes = std::fs::read(&path).unwrap();
     let data = bytes.len() - n * 9;
@@ -1100,6 +1103,9 @@ fn split_conversions_from_files_read_right() {
         "{e}"
     );
 }
+
+#[derive(NpyRecord, Debug)]
+struct NoFields {}
 
 #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
 struct Tagged {

@@ -435,7 +435,8 @@ impl<R: Read> NpyReader<R> {
         let n = self.remaining();
         let zeroed = self.length_known();
         let mut out = if zeroed { buffer::zeroed_vec::<T>(n)? } else { Vec::new() };
-        if zeroed && !plan.in_place() && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && two_cpus() {
+        let split = zeroed && !plan.in_place() && plan.dst_size() > 0;
+        if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && two_cpus() {
             if let Some(file) = self.file.take() {
                 self.convert_split(&file, &plan, &mut out, n)?;
                 return Ok(out);
@@ -1055,12 +1056,14 @@ pub(crate) mod buffer {
         let mut end = (start + len) / page * page;
         while end > first && !stop.load(std::sync::atomic::Ordering::Relaxed) {
             let from = end.saturating_sub(PREFAULT_STEP).max(first) / page * page;
-            // SAFETY: `from..end` is whole pages inside the spare capacity of the caller's
-            // buffer (`first` and `end` are its first and last page boundaries, `from` a
-            // page boundary between them), which `prefaulting` keeps allocated until this
-            // thread is joined. MADV_POPULATE_WRITE only makes the kernel back those pages (fresh
-            // ones zeroed, as a first write would); it never changes the contents of a
-            // present page, so the fill writing them meanwhile is unaffected.
+            // SAFETY:
+            // - `from..end` is whole pages inside the spare capacity of the caller's buffer
+            //   (`first` and `end` are its first and last page boundaries, `from` a page
+            //   boundary between them), which `prefaulting` keeps allocated until this
+            //   thread is joined;
+            // - MADV_POPULATE_WRITE only makes the kernel back those pages (fresh ones
+            //   zeroed, as a first write would); it never changes the contents of a present
+            //   page, so the fill writing them meanwhile is unaffected.
             let r = unsafe { libc::madvise(from as *mut libc::c_void, end - from, libc::MADV_POPULATE_WRITE) };
             if r != 0 {
                 return;
@@ -1167,8 +1170,9 @@ mod tests {
         }
     }
 
-    /// Reads big enough for `buffer::prefaulting`'s second thread (typed, converted and
-    /// dynamic) get every value.
+    /// Reads of over 64 MiB from a file get every value: typed and dynamic ones (with
+    /// `buffer::prefaulting`'s second thread), and a conversion (split between two
+    /// threads, `convert_split`).
     #[test]
     fn large_reads_with_pages_faulted_in_beside_them_are_exact() {
         let n = 9_000_000;
