@@ -7,9 +7,9 @@
 //!
 //! Stored members are streamed into the archive with their array data aligned to 64 bytes
 //! (so they can be memory-mapped) and their CRC-32 computed on a second thread as they are
-//! written; deflated members are compressed on worker threads, in
-//! parallel, and appended in order. Zip64 is used whenever a member or the archive needs
-//! it. CRCs are checked on every read.
+//! written; deflated members are compressed on worker threads, in parallel, and appended
+//! in order. Zip64 is used whenever a member or the archive needs it. CRCs are checked on
+//! every read.
 //!
 //! Archives are checked when opened: the central directory against the end records and
 //! every local header, members' places, names, methods and claimed sizes, within limits
@@ -601,9 +601,9 @@ impl<W: Write> Write for Pieces<'_, W> {
 /// hash costs less than starting a thread); larger ones on a second thread meanwhile.
 const PARALLEL_CRC: usize = 4 << 20;
 
-/// Passes bytes on to a writer and adds them to a CRC-32 (which counts them too). Large writes are hashed on
-/// a second thread while this one writes them (when the machine has a second CPU), so the
-/// hash costs no time.
+/// Passes bytes on to a writer and adds them to a CRC-32 (which counts them too). Large
+/// writes are hashed on a second thread while this one writes them (when the machine has a
+/// second CPU), so the hash costs no time.
 struct Crc32Writer<'a, W: Write> {
     inner: &'a mut W,
     hasher: crc32fast::Hasher,
