@@ -1056,25 +1056,34 @@ fn large_padded_writes_are_exact() {
     }
 }
 
+/// A temporary directory holding `tagged.npy`: `n` `Tagged` records (`id` = i, `ok` = every
+/// third, `level` = i / 2), written packed (9 bytes each) by npy.
+fn tagged_file(n: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let records: Vec<Tagged> = (0..n).map(|i| Tagged { id: i as u32, ok: i % 3 == 0, level: i as f32 * 0.5 }).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tagged.npy");
+    records.write_npy(&path).unwrap();
+    (dir, path)
+}
+
+/// Fails unless `wide` is `tagged_file(n)`'s records, widened.
+fn assert_widened(wide: &[TaggedWide], n: usize) {
+    assert_eq!(wide.len(), n);
+    for (i, w) in wide.iter().enumerate() {
+        let want = TaggedWide { level: i as f32 as f64 * 0.5, id: i as i64, ok: i % 3 == 0 };
+        assert_eq!(*w, want, "record {i}");
+    }
+}
+
 /// A conversion of over 64 MiB from a file, which two threads split (each reads its half
 /// at its position): every value; the first invalid value of the array (not of the half
 /// that finished first); a file that shrinks after its header was read.
 #[test]
 fn split_conversions_from_files_read_right() {
     let n = 8_000_000;
-    let records: Vec<Tagged> = (0..n).map(|i| Tagged { id: i as u32, ok: i % 3 == 0, level: i as f32 * 0.5 }).collect();
     assert!(n * 9 >= 64 << 20);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tagged.npy");
-    records.write_npy(&path).unwrap();
-    drop(records);
-    let wide = Vec::<TaggedWide>::read_npy(&path).unwrap();
-    assert_eq!(wide.len(), n);
-    for (i, w) in wide.iter().enumerate() {
-        let want = TaggedWide { level: i as f32 as f64 * 0.5, id: i as i64, ok: i % 3 == 0 };
-        assert_eq!(*w, want, "record {i}");
-    }
-    drop(wide);
+    let (_dir, path) = tagged_file(n);
+    assert_widened(&Vec::<TaggedWide>::read_npy(&path).unwrap(), n);
     // A zero-sized type takes none of the file's bytes: an error, not a split of nothing.
     let e = Vec::<NoFields>::read_npy(&path).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
@@ -1130,16 +1139,8 @@ struct TaggedWide {
 #[test]
 fn large_conversions_read_right() {
     let n = 2_000_003;
-    let records: Vec<Tagged> = (0..n).map(|i| Tagged { id: i as u32, ok: i % 3 == 0, level: i as f32 * 0.5 }).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tagged.npy");
-    records.write_npy(&path).unwrap();
-    let wide = Vec::<TaggedWide>::read_npy(&path).unwrap();
-    assert_eq!(wide.len(), n);
-    for (i, w) in wide.iter().enumerate() {
-        let want = TaggedWide { level: i as f32 as f64 * 0.5, id: i as i64, ok: i % 3 == 0 };
-        assert_eq!(*w, want, "record {i}");
-    }
+    let (_dir, path) = tagged_file(n);
+    assert_widened(&Vec::<TaggedWide>::read_npy(&path).unwrap(), n);
 
     // `ok` of record 1_777_777 is 2: not a bool.
     let mut bytes = std::fs::read(&path).unwrap();
