@@ -102,6 +102,14 @@ pub use read::{NpyReader, ReadOptions, Records};
 pub use record::NpyRecord;
 pub use write::{NpyFileWriter, NpyWriter, WriteOptions};
 
+/// Whether a second thread would have a CPU of its own: large reads, writes and archives
+/// then use one (see "Speed" above). Asked once: `available_parallelism` reads cgroup
+/// files on Linux, too slow for every small write.
+pub(crate) fn two_cpus() -> bool {
+    static TWO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TWO.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+}
+
 /// `#[derive(NpyRecord)]`: see the `npy-derive` crate. Enabled by the default feature
 /// `derive`.
 #[cfg(feature = "derive")]

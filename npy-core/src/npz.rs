@@ -548,7 +548,7 @@ impl<W: Write + Seek> Writer<W> {
         // the data of the stored member being written; nothing else moves the position,
         // and `end_stored` records exactly the bytes written here.
         let inner = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
-        let mut out = Crc32Writer::new(inner, std::mem::take(crc));
+        let mut out = Crc32Writer { inner, hasher: std::mem::take(crc) };
         let result = body(&mut out);
         *crc = out.hasher;
         result
@@ -607,20 +607,11 @@ const PARALLEL_CRC: usize = 4 << 20;
 struct Crc32Writer<'a, W: Write> {
     inner: &'a mut W,
     hasher: crc32fast::Hasher,
-    parallel: bool,
-}
-
-impl<'a, W: Write> Crc32Writer<'a, W> {
-    /// Writes to `inner`, adding to `hasher`.
-    fn new(inner: &'a mut W, hasher: crc32fast::Hasher) -> Self {
-        let parallel = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-        Crc32Writer { inner, hasher, parallel }
-    }
 }
 
 impl<W: Write> Write for Crc32Writer<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.parallel && buf.len() >= PARALLEL_CRC {
+        if buf.len() >= PARALLEL_CRC && crate::two_cpus() {
             let inner = &mut *self.inner;
             let part = std::thread::scope(|s| {
                 let job = s.spawn(|| {

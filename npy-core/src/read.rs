@@ -436,7 +436,7 @@ impl<R: Read> NpyReader<R> {
         let zeroed = self.length_known();
         let mut out = if zeroed { buffer::zeroed_vec::<T>(n)? } else { Vec::new() };
         let split = zeroed && !plan.in_place() && plan.dst_size() > 0;
-        if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && two_cpus() {
+        if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && crate::two_cpus() {
             if let Some(file) = self.file.take() {
                 self.convert_split(&file, &plan, &mut out, n)?;
                 return Ok(out);
@@ -894,11 +894,6 @@ fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<usize> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "positional reads"))
 }
 
-/// Whether a second thread has a CPU of its own.
-fn two_cpus() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
-}
-
 pub(crate) fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result<()> {
     if T::NEEDS_CHECK {
         let size = std::mem::size_of::<T>();
@@ -1025,11 +1020,7 @@ pub(crate) mod buffer {
     pub(crate) fn prefaulting<T, R>(v: &mut Vec<T>, fresh: bool, fill: impl FnOnce(&mut Vec<T>) -> R) -> R {
         let spare = v.spare_capacity_mut();
         let (start, len) = (spare.as_mut_ptr() as usize, std::mem::size_of_val(spare));
-        if !cfg!(target_os = "linux")
-            || !fresh
-            || len < PREFAULT_THRESHOLD
-            || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2
-        {
+        if !cfg!(target_os = "linux") || !fresh || len < PREFAULT_THRESHOLD || !crate::two_cpus() {
             return fill(v);
         }
         let stop = std::sync::atomic::AtomicBool::new(false);

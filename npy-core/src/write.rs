@@ -328,7 +328,7 @@ fn write_pieces<W: Write + ?Sized>(
     fill: impl Fn(usize, &mut [MaybeUninit<u8>]) -> Result<usize> + Sync,
 ) -> Result<()> {
     let new_buf = || vec![MaybeUninit::new(0u8); piece_len];
-    if pieces < 8 || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+    if pieces < 8 || !crate::two_cpus() {
         let mut buf = new_buf();
         for k in 0..pieces {
             let len = fill(k, &mut buf)?;
