@@ -20,8 +20,6 @@
 //! binary under a 2 GiB address-space limit, then `npy info` and `npy copy` on every file
 //! there, which must exit with 0 or 1.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -35,58 +33,13 @@ use npy_core::{Error, ErrorKind, NpyReader, ReadOptions, Result};
 // ---------------------------------------------------------------------------------------
 // The largest single allocation of the current thread, for "no allocation from a claim".
 
+#[path = "support/largest_alloc.rs"]
+mod largest_alloc;
+use largest_alloc::largest_during;
+
 /// Largest single allocation a read of a hostile case may make: a few stream chunks
 /// (`STREAM_CHUNK` is 16 MiB), far below every claim the cases make (100 MB and up).
 const ALLOC_LIMIT: usize = 64 << 20;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    let _ = LARGEST.try_with(|largest| largest.set(largest.get().max(size)));
-}
-
-/// The system allocator, noting the largest request of each thread.
-struct Tracking;
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged; `note`
-// only updates a thread-local `Cell` (const-initialized, no destructor, never allocates).
-unsafe impl GlobalAlloc for Tracking {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        // SAFETY: the caller's contract for `GlobalAlloc::alloc`, passed on.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        // SAFETY: the caller's contract for `GlobalAlloc::alloc_zeroed`, passed on.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` (every allocation goes through it) with
-        // `layout`, as the caller guarantees.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        // SAFETY: as `dealloc`, and the caller's contract for `GlobalAlloc::realloc`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Tracking = Tracking;
-
-/// Runs `read` and returns its result and the largest single allocation it made.
-fn measured(read: impl FnOnce() -> Result<()>) -> (Result<()>, usize) {
-    LARGEST.with(|largest| largest.set(0));
-    let result = read();
-    (result, LARGEST.with(Cell::get))
-}
 
 // ---------------------------------------------------------------------------------------
 // Recipes: a `.npy` file by its parts.
@@ -434,11 +387,11 @@ impl Case {
             }
         };
         for (what, read, want) in reads {
-            verdict(what, want, measured(|| read(&input)));
+            verdict(what, want, largest_during(|| read(&input)));
         }
         let arr = self.opts.open(&self.bytes[..]).and_then(DynArray::read_npy_with);
         if let (Ok(arr), Some(typed)) = (arr, self.elem) {
-            verdict("DynArray::to_vec::<T>", self.typed, measured(|| (typed.to_vec)(&arr)));
+            verdict("DynArray::to_vec::<T>", self.typed, largest_during(|| (typed.to_vec)(&arr)));
         }
         failures
     }
@@ -1124,11 +1077,7 @@ fn element_access_on_a_zero_axis_never_overflows() {
 #[test]
 fn huge_zero_itemsize_arrays_cost_nothing() {
     let file = array("'|V0'", "(1000000000000000000,)").bytes();
-    let (arr, largest) = {
-        LARGEST.with(|l| l.set(0));
-        let arr = DynArray::read_npy_from(&file[..]).unwrap();
-        (arr, LARGEST.with(Cell::get))
-    };
+    let (arr, largest) = largest_during(|| DynArray::read_npy_from(&file[..]).unwrap());
     assert!(largest < 1 << 20, "{largest}");
     assert_eq!(arr.len(), 1_000_000_000_000_000_000);
     let e = arr.get::<Void<0>>(&[999_999_999_999_999_999]).unwrap_err();
@@ -1144,7 +1093,7 @@ fn stream_header_claims_are_read_in_chunks() {
     let file = valid().version(2, 0).len_field(u32::MAX).bytes();
     let mut opts = ReadOptions::new();
     opts.max_header_size(usize::MAX);
-    let (got, largest) = measured(|| opts.open(&file[..]).map(drop));
+    let (got, largest) = largest_during(|| opts.open(&file[..]).map(drop));
     assert!(matches!(got.as_ref().unwrap_err().kind(), ErrorKind::Format { .. }), "{got:?}");
     assert!(largest <= ALLOC_LIMIT, "allocated {largest} bytes for a header claim");
 }

@@ -27,8 +27,6 @@
 //! Every case is also written to `target/hostile/<case>.npz`; CI runs `npy info` and
 //! `npy copy` on each under an address-space and a time limit (exit 0 or 1 only).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
@@ -40,53 +38,14 @@ use npy_core::{ErrorKind, Result};
 // ---------------------------------------------------------------------------------------
 // The largest allocation a call makes (per thread, so parallel tests do not mix).
 
-struct Counting;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so the
-// `GlobalAlloc` contract holds as it does for `System`; `note` only updates a counter.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract (non-zero size).
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        // SAFETY: as for `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by this allocator (so by `System`) with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        // SAFETY: `ptr` was allocated by `System` with `layout`; the caller upholds the
-        // contract for `new_size`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "support/largest_alloc.rs"]
+mod largest_alloc;
+use largest_alloc::largest_during;
 
 /// Runs `f`; fails if it made an allocation larger than twice `file_len` plus 1 MiB.
 #[track_caller]
 fn bounded<T>(what: &str, file_len: usize, f: impl FnOnce() -> T) -> T {
-    LARGEST.with(|l| l.set(0));
-    let out = f();
-    let largest = LARGEST.with(|l| l.get());
+    let (out, largest) = largest_during(f);
     let bound = 2 * file_len + (1 << 20);
     assert!(largest <= bound, "{what}: allocated {largest} bytes at once for a file of {file_len} bytes");
     out
