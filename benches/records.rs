@@ -418,43 +418,42 @@ fn npyz_write(c: &Ctx) -> Result<Duration> {
 /// The machine limit read ([`common::limit::read`]) of `traces_aligned.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_aligned(c: &Ctx) -> Result<Duration> {
-    let (elapsed, buffer) = common::limit::read(&c.aligned_path)?;
-    check_limit_read(buffer.as_slice(), &c.aligned_file)?;
-    Ok(elapsed)
+    checked_limit_read(common::limit::read, &c.aligned_path, &c.aligned_file)
 }
 
 /// The machine limit read of `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_packed(c: &Ctx) -> Result<Duration> {
-    let (elapsed, buffer) = common::limit::read(&c.packed_path)?;
-    check_limit_read(buffer.as_slice(), &c.packed_file)?;
-    Ok(elapsed)
+    checked_limit_read(common::limit::read, &c.packed_path, &c.packed_file)
 }
 
 /// The two-CPU limit read ([`common::limit::read_two_cpus`]) of `traces_aligned.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_aligned_2cpu(c: &Ctx) -> Result<Duration> {
-    let (elapsed, buffer) = common::limit::read_two_cpus(&c.aligned_path)?;
-    check_limit_read(buffer.as_slice(), &c.aligned_file)?;
-    Ok(elapsed)
+    checked_limit_read(common::limit::read_two_cpus, &c.aligned_path, &c.aligned_file)
 }
 
 /// The two-CPU limit read of `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_packed_2cpu(c: &Ctx) -> Result<Duration> {
-    let (elapsed, buffer) = common::limit::read_two_cpus(&c.packed_path)?;
-    check_limit_read(buffer.as_slice(), &c.packed_file)?;
-    Ok(elapsed)
+    checked_limit_read(common::limit::read_two_cpus, &c.packed_path, &c.packed_file)
 }
 
-/// Fails unless a limit read gave the file's bytes (compared at the start and the end).
+/// Runs a limit read of `path` and returns its time; fails unless it gave the bytes of
+/// `file` (the path's contents, compared at the start and the end).
 #[cfg(target_os = "linux")]
-fn check_limit_read(got: &[u8], file: &[u8]) -> Result<()> {
+fn checked_limit_read(
+    read: fn(&Path) -> Result<(Duration, common::limit::HugeBuffer)>,
+    path: &Path,
+    file: &[u8],
+) -> Result<Duration> {
+    let (elapsed, buffer) = read(path)?;
+    let got = buffer.as_slice();
     let k = file.len().min(4096);
     if got.len() != file.len() || got[..k] != file[..k] || got[got.len() - k..] != file[file.len() - k..] {
         return Err(format!("limit read gave {} bytes unlike the file's {}", got.len(), file.len()).into());
     }
-    Ok(())
+    Ok(elapsed)
 }
 
 /// The machine limit write ([`common::limit::write`]) of as many bytes as
