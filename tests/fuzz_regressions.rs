@@ -87,32 +87,10 @@ fn npz(data: &[u8]) -> Result<Vec<MemberReads>> {
         .collect())
 }
 
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[repr(u8)]
-enum Kind {
-    Shot = 1,
-    Receiver = 5,
-    Noise,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct Position {
-    x: f64,
-    y: f32,
-}
-
 /// The record type of `fuzz_targets/record.rs`.
-#[derive(NpyRecord, Debug, Clone, PartialEq)]
-struct Trace {
-    id: u32,
-    live: bool,
-    code: Ucs4<2>,
-    gain: [f32; 3],
-    kind: Kind,
-    #[npy(endian = "big")]
-    rate: i64,
-    at: Position,
-}
+#[path = "../fuzz/fuzz_targets/record_type.rs"]
+mod record_type;
+use record_type::{Kind, Position, Trace};
 
 /// `fuzz_targets/record.rs`: read `Vec<Trace>` whole and in chunks of 7; when the whole
 /// read succeeds, the chunks must all succeed with the same records, and the records must

@@ -11,34 +11,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use npy_core::prelude::*;
-use npy_core::types::Ucs4;
 use npy_core::NpyReader;
 
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[repr(u8)]
-enum Kind {
-    Shot = 1,
-    Receiver = 5,
-    Noise,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct Position {
-    x: f64,
-    y: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, PartialEq)]
-struct Trace {
-    id: u32,
-    live: bool,
-    code: Ucs4<2>,
-    gain: [f32; 3],
-    kind: Kind,
-    #[npy(endian = "big")]
-    rate: i64,
-    at: Position,
-}
+mod record_type;
+use record_type::Trace;
 
 fn bytes(records: &[Trace]) -> Vec<u8> {
     records.write_npy_to(Vec::new()).expect("records that were read cannot be written")
