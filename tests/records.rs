@@ -10,11 +10,15 @@ use std::path::{Path, PathBuf};
 
 use half::f16;
 use npy_core::prelude::*;
-use npy_core::types::unit::{Millis, Nanos, Seconds};
-use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4, Void};
+use npy_core::types::unit::{Millis, Seconds};
+use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4};
 use npy_core::ErrorKind;
 use num_complex::Complex;
 use serde_json::Value;
+
+#[path = "support/corpus_records.rs"]
+mod corpus_records;
+use corpus_records::*;
 
 // ---------------------------------------------------------------------------------------
 // Encoding field values as the manifest does (see xtask/golden.py).
@@ -370,13 +374,6 @@ fn n_d_record_arrays_keep_shape_and_order() {
 }
 
 #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct Receiver {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
 struct Trace8 {
     trace_id: i32,
     receiver: Receiver,
@@ -384,15 +381,6 @@ struct Trace8 {
     dt: f32,
     flags: u8,
     samples: [f32; 8],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct ReceiverAligned {
-    x: f64,
-    y: f64,
-    z: f32,
 }
 
 #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
@@ -467,68 +455,6 @@ fn corpus_round_trip<T: NpyRecord>(rel: &str) -> Option<Array<T>> {
     let written = arr.write_npy_to(Vec::new()).unwrap();
     assert!(written == std::fs::read(&path).unwrap(), "{rel}: rewrite differs from NumPy's file");
     Some(arr)
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct Trace {
-    trace_id: i32,
-    receiver: Receiver,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct TraceAligned {
-    trace_id: i32,
-    receiver: ReceiverAligned,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(endian = "big")]
-struct ReceiverBe {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(endian = "big")]
-struct TraceBe {
-    trace_id: i32,
-    receiver: ReceiverBe,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align, endian = "big")]
-#[repr(C)]
-struct ReceiverBeAligned {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align, endian = "big")]
-#[repr(C)]
-struct TraceBeAligned {
-    trace_id: i32,
-    receiver: ReceiverBeAligned,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
 }
 
 /// The first trace's values, decoded by hand from the file bytes (not by the library).
@@ -611,257 +537,6 @@ fn corpus_traces_read_with_numpys_values_and_write_back_exactly() {
     corpus_round_trip::<TraceAligned>("record/traces_empty.npy");
 }
 
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct NestedB {
-    c: i64,
-    d: u8,
-}
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct AlignedNested {
-    a: i8,
-    b: NestedB,
-    e: [i16; 3],
-}
-
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct FlatAlignedCorpus {
-    a: u8,
-    b: f64,
-    c: i16,
-    d: i32,
-    e: u8,
-}
-
-#[derive(NpyRecord)]
-struct FlatPacked {
-    id: i32,
-    x: f64,
-    flag: bool,
-    code: Bytes<4>,
-    name: Ucs4<3>,
-    c: Complex<f32>,
-}
-
-#[derive(NpyRecord)]
-struct EmptyStruct {
-    x: f64,
-    y: Bytes<3>,
-}
-
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct EmptyAligned {
-    x: u8,
-    y: f64,
-}
-
-#[derive(NpyRecord)]
-struct Escaped {
-    #[npy(rename = "it's")]
-    a: i16,
-    #[npy(rename = "say \"hi\"")]
-    b: i16,
-    #[npy(rename = "both'\"")]
-    c: i16,
-    #[npy(rename = "back\\slash")]
-    d: i16,
-    #[npy(rename = "tab\tnl\n")]
-    e: i16,
-    #[npy(rename = "nbsp\u{a0}")]
-    f: i16,
-}
-
-#[derive(NpyRecord)]
-#[allow(non_snake_case)]
-struct KitchenSink {
-    b: bool,
-    i1: i8,
-    u1: u8,
-    #[npy(endian = "big")]
-    i2: i16,
-    u2: u16,
-    i4: i32,
-    #[npy(endian = "big")]
-    u4: u32,
-    #[npy(endian = "big")]
-    i8: i64,
-    u8: u64,
-    f2: f16,
-    #[npy(endian = "big")]
-    f4: f32,
-    f8: f64,
-    #[npy(endian = "big")]
-    c8: Complex<f32>,
-    c16: Complex<f64>,
-    M: DateTime64<Nanos>,
-    #[npy(endian = "big")]
-    m: TimeDelta64<Seconds>,
-    S: Bytes<5>,
-    U: Ucs4<3>,
-    V: Void<3>,
-    #[npy(endian = "big")]
-    Ua: [Ucs4<2>; 2],
-}
-
-#[derive(NpyRecord)]
-struct Latin1 {
-    #[npy(rename = "café")]
-    cafe: i32,
-    #[npy(rename = "naïve")]
-    naive: f16,
-}
-
-#[derive(NpyRecord)]
-#[allow(non_snake_case)]
-struct MixedCorpus {
-    le_i4: i32,
-    #[npy(endian = "big")]
-    be_i4: i32,
-    le_f8: f64,
-    #[npy(endian = "big")]
-    be_f8: f64,
-    #[npy(endian = "big")]
-    be_c8: Complex<f32>,
-    #[npy(endian = "big")]
-    be_u2: u16,
-    le_M8: DateTime64<Millis>,
-    #[npy(endian = "big")]
-    be_U2: Ucs4<2>,
-}
-
-#[derive(NpyRecord)]
-struct RG {
-    r: f32,
-    g: f32,
-}
-
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct KV {
-    k: u8,
-    v: f64,
-}
-
-#[derive(NpyRecord)]
-struct AB {
-    a: i32,
-    #[npy(endian = "big")]
-    b: f64,
-}
-
-#[derive(NpyRecord)]
-struct AbcF {
-    a: i32,
-    #[npy(endian = "big")]
-    b: f64,
-    c: Bytes<3>,
-}
-
-#[derive(NpyRecord, Clone, Copy)]
-struct Zw {
-    #[npy(endian = "big")]
-    z: i16,
-    w: Ucs4<2>,
-}
-#[derive(NpyRecord, Clone, Copy)]
-struct PtY {
-    x: f32,
-    y: Zw,
-}
-#[derive(NpyRecord, Clone, Copy)]
-struct G {
-    g: i8,
-}
-#[derive(NpyRecord)]
-struct StructInSubarray {
-    id: u16,
-    pts: [PtY; 2],
-    grid: [[G; 2]; 2],
-}
-
-#[derive(NpyRecord)]
-struct Sub1 {
-    one: [f64; 1],
-    plane: [[u8; 2]; 2],
-    deep: [[[i16; 2]; 1]; 2],
-}
-
-#[derive(NpyRecord)]
-struct SubFields {
-    v3: [f32; 3],
-    #[npy(endian = "big")]
-    m23: [[i16; 3]; 2],
-    s: [Bytes<2>; 2],
-    t: f64,
-}
-
-#[derive(NpyRecord)]
-struct TitlesCorpus {
-    #[npy(title = "Trace identifier")]
-    tid: i32,
-    #[npy(title = "Amplitude (counts)", endian = "big")]
-    amp: f32,
-    plain: u8,
-}
-
-#[derive(NpyRecord)]
-struct Unicode3 {
-    #[npy(rename = "温度")]
-    temperature: f32,
-    #[npy(rename = "地震")]
-    quake: i16,
-    #[npy(rename = "α")]
-    alpha: u8,
-}
-
-#[derive(NpyRecord)]
-struct ZeroDStruct {
-    x: f64,
-    y: [i32; 2],
-}
-
-#[derive(NpyRecord)]
-struct N3 {
-    c: u8,
-    d: f16,
-}
-#[derive(NpyRecord)]
-struct N2 {
-    #[npy(endian = "big")]
-    b: i64,
-    l3: N3,
-}
-#[derive(NpyRecord)]
-struct N1 {
-    a: f32,
-    l2: N2,
-}
-#[derive(NpyRecord)]
-struct Nested3 {
-    top: i16,
-    l1: N1,
-    tail: bool,
-}
-
-#[derive(NpyRecord)]
-#[npy(itemsize = 32)]
-struct OffsetsGaps {
-    #[npy(offset = 4)]
-    a: i32,
-    #[npy(offset = 16)]
-    b: f64,
-    #[npy(offset = 25)]
-    c: u8,
-}
-
 #[test]
 fn every_corpus_struct_file_round_trips_through_a_derived_struct() {
     if corpus().is_none() {
@@ -888,24 +563,6 @@ fn every_corpus_struct_file_round_trips_through_a_derived_struct() {
     corpus_round_trip::<Unicode3>("struct/unicode_names_v3.npy");
     corpus_round_trip::<ZeroDStruct>("struct/zero_d_struct.npy");
     corpus_round_trip::<AbcF>("fortran/struct_2x3_F.npy");
-}
-
-#[derive(NpyRecord, Debug)]
-#[npy(align)]
-#[repr(C)]
-struct Junk {
-    a: u8,
-    b: f64,
-    c: i16,
-}
-
-#[derive(NpyRecord, Debug)]
-#[npy(itemsize = 16)]
-struct GapJunk {
-    #[npy(offset = 2)]
-    a: i16,
-    #[npy(offset = 8, endian = "big")]
-    b: f32,
 }
 
 /// Files whose padding holds junk bytes: values read right, the layout is NumPy's, and
@@ -938,12 +595,6 @@ fn junk_padding_reads_right_and_writes_zeros() {
     }
     let ours = DynArray::read_npy_from(&v.write_npy_to(Vec::new()).unwrap()[..]).unwrap();
     assert_eq!(ours.dtype(), DynArray::read_npy(dir.join(rel)).unwrap().dtype());
-}
-
-#[derive(NpyRecord, Debug)]
-struct SomeChannels {
-    seismic_channel_0000_value: f64,
-    seismic_channel_1999_value: f64,
 }
 
 /// 2,000 fields: a struct names the ones it wants; the others are skipped by name.

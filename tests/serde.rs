@@ -18,12 +18,16 @@ use half::f16;
 use npy_core::header::Header;
 use npy_core::prelude::*;
 use npy_core::serde::{self as npy_serde, Value};
-use npy_core::types::unit::{Millis, Nanos, Seconds, Unit};
+use npy_core::types::unit::Unit;
 use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4, Void};
 use npy_core::{DType, ErrorKind, NpyReader, ReadOptions};
 use num_complex::Complex;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+#[path = "support/corpus_records.rs"]
+mod corpus_records;
+use corpus_records::*;
 
 // ---------------------------------------------------------------------------------------
 // The corpus, and values as the derived path sees them.
@@ -200,78 +204,8 @@ fn check<D: NpyRecord + Derived, S: DeserializeOwned + Serialize>(rel: &str) -> 
 }
 
 // ---------------------------------------------------------------------------------------
-// Derived structs (as in tests/records.rs) and their serde mirrors.
+// The derived corpus structs (tests/support/corpus_records.rs) and their serde mirrors.
 
-#[derive(NpyRecord, Debug, Clone, Copy)]
-struct Receiver {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-#[derive(NpyRecord, Debug, Clone, Copy)]
-struct Trace {
-    trace_id: i32,
-    receiver: Receiver,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
-#[derive(NpyRecord, Debug, Clone, Copy)]
-#[npy(align)]
-#[repr(C)]
-struct ReceiverAligned {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-#[derive(NpyRecord, Debug, Clone, Copy)]
-#[npy(align)]
-#[repr(C)]
-struct TraceAligned {
-    trace_id: i32,
-    receiver: ReceiverAligned,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
-#[derive(NpyRecord, Debug, Clone, Copy)]
-#[npy(endian = "big")]
-struct ReceiverBe {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-#[derive(NpyRecord, Debug, Clone, Copy)]
-#[npy(endian = "big")]
-struct TraceBe {
-    trace_id: i32,
-    receiver: ReceiverBe,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
-#[derive(NpyRecord, Debug, Clone, Copy)]
-#[npy(align, endian = "big")]
-#[repr(C)]
-struct ReceiverBeAligned {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-#[derive(NpyRecord, Debug, Clone, Copy)]
-#[npy(align, endian = "big")]
-#[repr(C)]
-struct TraceBeAligned {
-    trace_id: i32,
-    receiver: ReceiverBeAligned,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
 record! {
     Receiver { "x" => x, "y" => y, "z" => z }
     ReceiverAligned { "x" => x, "y" => y, "z" => z }
@@ -300,21 +234,6 @@ struct TraceS {
     samples: Vec<f32>,
 }
 
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct NestedB {
-    c: i64,
-    d: u8,
-}
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct AlignedNested {
-    a: i8,
-    b: NestedB,
-    e: [i16; 3],
-}
 record! {
     NestedB { "c" => c, "d" => d }
     AlignedNested { "a" => a, "b" => b, "e" => e }
@@ -331,16 +250,6 @@ struct AlignedNestedS {
     e: [i16; 3],
 }
 
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct FlatAlignedCorpus {
-    a: u8,
-    b: f64,
-    c: i16,
-    d: i32,
-    e: u8,
-}
 record! { FlatAlignedCorpus { "a" => a, "b" => b, "c" => c, "d" => d, "e" => e } }
 /// Fields in another order than the file's: matched by name.
 #[derive(Serialize, Deserialize)]
@@ -352,15 +261,6 @@ struct FlatAlignedS {
     a: u8,
 }
 
-#[derive(NpyRecord)]
-struct FlatPacked {
-    id: i32,
-    x: f64,
-    flag: bool,
-    code: Bytes<4>,
-    name: Ucs4<3>,
-    c: Complex<f32>,
-}
 record! { FlatPacked { "id" => id, "x" => x, "flag" => flag, "code" => code, "name" => name, "c" => c } }
 /// `code` holds bytes that are not UTF-8: a `Vec<u8>` takes them.
 #[derive(Serialize, Deserialize)]
@@ -373,11 +273,6 @@ struct FlatPackedS {
     c: (f32, f32),
 }
 
-#[derive(NpyRecord)]
-struct EmptyStruct {
-    x: f64,
-    y: Bytes<3>,
-}
 record! { EmptyStruct { "x" => x, "y" => y } }
 #[derive(Serialize, Deserialize)]
 struct EmptyStructS {
@@ -385,13 +280,6 @@ struct EmptyStructS {
     y: String,
 }
 
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct EmptyAligned {
-    x: u8,
-    y: f64,
-}
 record! { EmptyAligned { "x" => x, "y" => y } }
 #[derive(Serialize, Deserialize)]
 struct EmptyAlignedS {
@@ -399,21 +287,6 @@ struct EmptyAlignedS {
     y: f64,
 }
 
-#[derive(NpyRecord)]
-struct Escaped {
-    #[npy(rename = "it's")]
-    a: i16,
-    #[npy(rename = "say \"hi\"")]
-    b: i16,
-    #[npy(rename = "both'\"")]
-    c: i16,
-    #[npy(rename = "back\\slash")]
-    d: i16,
-    #[npy(rename = "tab\tnl\n")]
-    e: i16,
-    #[npy(rename = "nbsp\u{a0}")]
-    f: i16,
-}
 record! { Escaped { "it's" => a, "say \"hi\"" => b, "both'\"" => c, "back\\slash" => d, "tab\tnl\n" => e, "nbsp\u{a0}" => f } }
 #[derive(Serialize, Deserialize)]
 struct EscapedS {
@@ -431,37 +304,6 @@ struct EscapedS {
     f: i16,
 }
 
-#[derive(NpyRecord)]
-#[allow(non_snake_case)]
-struct KitchenSink {
-    b: bool,
-    i1: i8,
-    u1: u8,
-    #[npy(endian = "big")]
-    i2: i16,
-    u2: u16,
-    i4: i32,
-    #[npy(endian = "big")]
-    u4: u32,
-    #[npy(endian = "big")]
-    i8: i64,
-    u8: u64,
-    f2: f16,
-    #[npy(endian = "big")]
-    f4: f32,
-    f8: f64,
-    #[npy(endian = "big")]
-    c8: Complex<f32>,
-    c16: Complex<f64>,
-    M: DateTime64<Nanos>,
-    #[npy(endian = "big")]
-    m: TimeDelta64<Seconds>,
-    S: Bytes<5>,
-    U: Ucs4<3>,
-    V: Void<3>,
-    #[npy(endian = "big")]
-    Ua: [Ucs4<2>; 2],
-}
 record! {
     KitchenSink { "b" => b, "i1" => i1, "u1" => u1, "i2" => i2, "u2" => u2, "i4" => i4, "u4" => u4, "i8" => i8,
         "u8" => u8, "f2" => f2, "f4" => f4, "f8" => f8, "c8" => c8, "c16" => c16, "M" => M, "m" => m, "S" => S,
@@ -493,13 +335,6 @@ struct KitchenSinkS {
     Ua: Vec<String>,
 }
 
-#[derive(NpyRecord)]
-struct Latin1 {
-    #[npy(rename = "café")]
-    cafe: i32,
-    #[npy(rename = "naïve")]
-    naive: f16,
-}
 record! { Latin1 { "café" => cafe, "naïve" => naive } }
 #[derive(Serialize, Deserialize)]
 struct Latin1S {
@@ -509,23 +344,6 @@ struct Latin1S {
     naive: f32,
 }
 
-#[derive(NpyRecord)]
-#[allow(non_snake_case)]
-struct MixedCorpus {
-    le_i4: i32,
-    #[npy(endian = "big")]
-    be_i4: i32,
-    le_f8: f64,
-    #[npy(endian = "big")]
-    be_f8: f64,
-    #[npy(endian = "big")]
-    be_c8: Complex<f32>,
-    #[npy(endian = "big")]
-    be_u2: u16,
-    le_M8: DateTime64<Millis>,
-    #[npy(endian = "big")]
-    be_U2: Ucs4<2>,
-}
 record! {
     MixedCorpus { "le_i4" => le_i4, "be_i4" => be_i4, "le_f8" => le_f8, "be_f8" => be_f8, "be_c8" => be_c8,
         "be_u2" => be_u2, "le_M8" => le_M8, "be_U2" => be_U2 }
@@ -543,20 +361,8 @@ struct MixedS {
     be_U2: String,
 }
 
-#[derive(NpyRecord)]
-struct RG {
-    r: f32,
-    g: f32,
-}
 record! { RG { "r" => r, "g" => g } }
 
-#[derive(NpyRecord)]
-#[npy(align)]
-#[repr(C)]
-struct KV {
-    k: u8,
-    v: f64,
-}
 record! { KV { "k" => k, "v" => v } }
 #[derive(Serialize, Deserialize)]
 struct KvS {
@@ -564,21 +370,8 @@ struct KvS {
     k: u8,
 }
 
-#[derive(NpyRecord)]
-struct AB {
-    a: i32,
-    #[npy(endian = "big")]
-    b: f64,
-}
 record! { AB { "a" => a, "b" => b } }
 
-#[derive(NpyRecord)]
-struct AbcF {
-    a: i32,
-    #[npy(endian = "big")]
-    b: f64,
-    c: Bytes<3>,
-}
 record! { AbcF { "a" => a, "b" => b, "c" => c } }
 #[derive(Serialize, Deserialize)]
 struct AbcFS {
@@ -587,27 +380,6 @@ struct AbcFS {
     c: Vec<u8>,
 }
 
-#[derive(NpyRecord, Clone, Copy)]
-struct Zw {
-    #[npy(endian = "big")]
-    z: i16,
-    w: Ucs4<2>,
-}
-#[derive(NpyRecord, Clone, Copy)]
-struct PtY {
-    x: f32,
-    y: Zw,
-}
-#[derive(NpyRecord, Clone, Copy)]
-struct G {
-    g: i8,
-}
-#[derive(NpyRecord)]
-struct StructInSubarray {
-    id: u16,
-    pts: [PtY; 2],
-    grid: [[G; 2]; 2],
-}
 record! {
     Zw { "z" => z, "w" => w }
     PtY { "x" => x, "y" => y }
@@ -635,12 +407,6 @@ struct StructInSubarrayS {
     grid: [[GS; 2]; 2],
 }
 
-#[derive(NpyRecord)]
-struct Sub1 {
-    one: [f64; 1],
-    plane: [[u8; 2]; 2],
-    deep: [[[i16; 2]; 1]; 2],
-}
 record! { Sub1 { "one" => one, "plane" => plane, "deep" => deep } }
 #[derive(Serialize, Deserialize)]
 struct Sub1S {
@@ -649,14 +415,6 @@ struct Sub1S {
     deep: Vec<Vec<Vec<i16>>>,
 }
 
-#[derive(NpyRecord)]
-struct SubFields {
-    v3: [f32; 3],
-    #[npy(endian = "big")]
-    m23: [[i16; 3]; 2],
-    s: [Bytes<2>; 2],
-    t: f64,
-}
 record! { SubFields { "v3" => v3, "m23" => m23, "s" => s, "t" => t } }
 #[derive(Serialize, Deserialize)]
 struct SubFieldsS {
@@ -666,14 +424,6 @@ struct SubFieldsS {
     t: f64,
 }
 
-#[derive(NpyRecord)]
-struct TitlesCorpus {
-    #[npy(title = "Trace identifier")]
-    tid: i32,
-    #[npy(title = "Amplitude (counts)", endian = "big")]
-    amp: f32,
-    plain: u8,
-}
 record! { TitlesCorpus { "tid" => tid, "amp" => amp, "plain" => plain } }
 #[derive(Serialize, Deserialize)]
 struct TitlesS {
@@ -682,15 +432,6 @@ struct TitlesS {
     plain: u8,
 }
 
-#[derive(NpyRecord)]
-struct Unicode3 {
-    #[npy(rename = "温度")]
-    temperature: f32,
-    #[npy(rename = "地震")]
-    quake: i16,
-    #[npy(rename = "α")]
-    alpha: u8,
-}
 record! { Unicode3 { "温度" => temperature, "地震" => quake, "α" => alpha } }
 #[derive(Serialize, Deserialize)]
 struct Unicode3S {
@@ -702,11 +443,6 @@ struct Unicode3S {
     alpha: u8,
 }
 
-#[derive(NpyRecord)]
-struct ZeroDStruct {
-    x: f64,
-    y: [i32; 2],
-}
 record! { ZeroDStruct { "x" => x, "y" => y } }
 #[derive(Serialize, Deserialize)]
 struct ZeroDS {
@@ -714,28 +450,6 @@ struct ZeroDS {
     y: [i32; 2],
 }
 
-#[derive(NpyRecord)]
-struct N3 {
-    c: u8,
-    d: f16,
-}
-#[derive(NpyRecord)]
-struct N2 {
-    #[npy(endian = "big")]
-    b: i64,
-    l3: N3,
-}
-#[derive(NpyRecord)]
-struct N1 {
-    a: f32,
-    l2: N2,
-}
-#[derive(NpyRecord)]
-struct Nested3 {
-    top: i16,
-    l1: N1,
-    tail: bool,
-}
 record! {
     N3 { "c" => c, "d" => d }
     N2 { "b" => b, "l3" => l3 }
@@ -764,16 +478,6 @@ struct Nested3S {
     tail: bool,
 }
 
-#[derive(NpyRecord)]
-#[npy(itemsize = 32)]
-struct OffsetsGaps {
-    #[npy(offset = 4)]
-    a: i32,
-    #[npy(offset = 16)]
-    b: f64,
-    #[npy(offset = 25)]
-    c: u8,
-}
 record! { OffsetsGaps { "a" => a, "b" => b, "c" => c } }
 #[derive(Serialize, Deserialize)]
 struct OffsetsGapsS {
@@ -782,14 +486,6 @@ struct OffsetsGapsS {
     b: f64,
 }
 
-#[derive(NpyRecord, Debug)]
-#[npy(align)]
-#[repr(C)]
-struct Junk {
-    a: u8,
-    b: f64,
-    c: i16,
-}
 record! { Junk { "a" => a, "b" => b, "c" => c } }
 #[derive(Serialize, Deserialize)]
 struct JunkS {
@@ -798,14 +494,6 @@ struct JunkS {
     c: i16,
 }
 
-#[derive(NpyRecord, Debug)]
-#[npy(itemsize = 16)]
-struct GapJunk {
-    #[npy(offset = 2)]
-    a: i16,
-    #[npy(offset = 8, endian = "big")]
-    b: f32,
-}
 record! { GapJunk { "a" => a, "b" => b } }
 #[derive(Serialize, Deserialize)]
 struct GapJunkS {
@@ -813,11 +501,6 @@ struct GapJunkS {
     b: f32,
 }
 
-#[derive(NpyRecord, Debug)]
-struct SomeChannels {
-    seismic_channel_0000_value: f64,
-    seismic_channel_1999_value: f64,
-}
 #[derive(Serialize, Deserialize, Debug)]
 struct SomeChannelsS {
     seismic_channel_1999_value: f64,
