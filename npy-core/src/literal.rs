@@ -168,31 +168,9 @@ impl Literal {
             Literal::Float(x) => write_float_repr(*x, out),
             Literal::Str(s) => write_str_repr(s, out),
             Literal::Bytes(b) => write_bytes_repr(b, out),
-            Literal::Tuple(items) => {
-                out.push('(');
-                write_items(items, out);
-                if items.len() == 1 {
-                    out.push(',');
-                }
-                out.push(')');
-            }
-            Literal::List(items) => {
-                out.push('[');
-                write_items(items, out);
-                out.push(']');
-            }
-            Literal::Dict(entries) => {
-                out.push('{');
-                for (i, (k, v)) in entries.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    k.write_repr(out);
-                    out.push_str(": ");
-                    v.write_repr(out);
-                }
-                out.push('}');
-            }
+            Literal::Tuple(items) => write_tuple_repr(items, Literal::write_repr, out),
+            Literal::List(items) => write_list_repr(items, Literal::write_repr, out),
+            Literal::Dict(entries) => write_dict_repr(entries, Literal::write_repr, out),
         }
     }
 }
@@ -204,12 +182,43 @@ impl fmt::Display for Literal {
     }
 }
 
-fn write_items(items: &[Literal], out: &mut String) {
+/// Python's repr of a list, each item written by `repr` (shared with [`crate::Object`]).
+pub(crate) fn write_list_repr<T>(items: &[T], repr: fn(&T, &mut String), out: &mut String) {
+    out.push('[');
+    write_items(items, repr, out);
+    out.push(']');
+}
+
+/// Python's repr of a tuple: a 1-tuple keeps its comma, `(x,)`.
+pub(crate) fn write_tuple_repr<T>(items: &[T], repr: fn(&T, &mut String), out: &mut String) {
+    out.push('(');
+    write_items(items, repr, out);
+    if items.len() == 1 {
+        out.push(',');
+    }
+    out.push(')');
+}
+
+/// Python's repr of a dict, in the entries' order.
+pub(crate) fn write_dict_repr<T>(entries: &[(T, T)], repr: fn(&T, &mut String), out: &mut String) {
+    out.push('{');
+    for (i, (k, v)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        repr(k, out);
+        out.push_str(": ");
+        repr(v, out);
+    }
+    out.push('}');
+}
+
+fn write_items<T>(items: &[T], repr: fn(&T, &mut String), out: &mut String) {
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        item.write_repr(out);
+        repr(item, out);
     }
 }
 

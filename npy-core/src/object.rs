@@ -158,14 +158,6 @@ impl Object {
     }
 
     fn write_repr(&self, out: &mut String) {
-        let items = |out: &mut String, items: &[Object]| {
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                item.write_repr(out);
-            }
-        };
         match self {
             Object::None => out.push_str("None"),
             Object::Bool(true) => out.push_str("True"),
@@ -176,31 +168,9 @@ impl Object {
             Object::Complex(re, im) => write_complex_repr(*re, *im, out),
             Object::Str(s) => crate::literal::write_str_repr(s, out),
             Object::Bytes(b) => crate::literal::write_bytes_repr(b, out),
-            Object::List(v) => {
-                out.push('[');
-                items(out, v);
-                out.push(']');
-            }
-            Object::Tuple(v) => {
-                out.push('(');
-                items(out, v);
-                if v.len() == 1 {
-                    out.push(',');
-                }
-                out.push(')');
-            }
-            Object::Dict(entries) => {
-                out.push('{');
-                for (i, (k, v)) in entries.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    k.write_repr(out);
-                    out.push_str(": ");
-                    v.write_repr(out);
-                }
-                out.push('}');
-            }
+            Object::List(v) => crate::literal::write_list_repr(v, Object::write_repr, out),
+            Object::Tuple(v) => crate::literal::write_tuple_repr(v, Object::write_repr, out),
+            Object::Dict(entries) => crate::literal::write_dict_repr(entries, Object::write_repr, out),
         }
     }
 
