@@ -32,13 +32,10 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+from sidecar_check import Bad, check_all
 from numpy.lib import format as npformat
 
 MAX_HEADER = 1 << 20
-
-
-class Bad(Exception):
-    pass
 
 
 def floats(values):
@@ -198,31 +195,7 @@ def main():
         print(f"no .npz archives in {folder}: run `cargo test --test npz` first", file=sys.stderr)
         return 1
     print(f"numpy {np.__version__} loads {folder}")
-    failed = 0
-    for path in archives:
-        sidecar = path.with_name(path.name[: -len(".npz")] + ".expect.json")
-        try:
-            if not sidecar.is_file():
-                raise Bad(f"no sidecar {sidecar.name}")
-            members = check_archive(path, sidecar)
-            print(f"ok   {path.name}: {members} members")
-        except Bad as e:
-            failed += 1
-            print(f"FAIL {path.name}: {e}")
-        except Exception as e:  # NumPy or zipfile refusing the archive is a failure too
-            failed += 1
-            print(f"FAIL {path.name}: {type(e).__name__}: {e}")
-    sidecars = folder.glob("*.expect.json")
-    orphans = sorted(p.name for p in sidecars if not p.with_name(p.name.replace(".expect.json", ".npz")).exists())
-    for name in orphans:
-        failed += 1
-        print(f"FAIL {name}: no archive for this sidecar")
-    if failed:
-        print(f"{len(archives)} archives checked, {failed} failed")
-        return 1
-    print(f"{len(archives)} archives checked")
-    return 0
-
+    return check_all(folder, archives, check_archive, "archives", "members")
 
 if __name__ == "__main__":
     sys.exit(main())

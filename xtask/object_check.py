@@ -38,10 +38,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
-
-class Bad(Exception):
-    pass
+from sidecar_check import Bad, check_all
 
 
 def untag(v):
@@ -137,30 +134,7 @@ def main():
         print(f"no .npy or .npz files in {folder}: run `cargo test --test objects` first", file=sys.stderr)
         return 1
     print(f"numpy {np.__version__} loads {folder} with allow_pickle=True")
-    failed = 0
-    for path in files:
-        sidecar = path.with_name(path.stem + ".expect.json")
-        try:
-            if not sidecar.is_file():
-                raise Bad(f"no sidecar {sidecar.name}")
-            n = check_file(path, sidecar)
-            print(f"ok   {path.name}: {n} arrays")
-        except Bad as e:
-            failed += 1
-            print(f"FAIL {path.name}: {e}")
-        except Exception as e:  # NumPy or pickle refusing the file is a failure too
-            failed += 1
-            print(f"FAIL {path.name}: {type(e).__name__}: {e}")
-    stems = {p.stem for p in files}
-    for orphan in sorted(p.name for p in folder.glob("*.expect.json") if p.name[: -len(".expect.json")] not in stems):
-        failed += 1
-        print(f"FAIL {orphan}: no file for this sidecar")
-    if failed:
-        print(f"{len(files)} files checked, {failed} failed")
-        return 1
-    print(f"{len(files)} files checked")
-    return 0
-
+    return check_all(folder, files, check_file, "files", "arrays")
 
 if __name__ == "__main__":
     sys.exit(main())
