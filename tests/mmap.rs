@@ -603,26 +603,25 @@ fn padded_records_are_written_field_by_field() {
     assert_eq!(std::fs::read(&path).unwrap(), traces.write_npy_to(Vec::new()).unwrap());
 }
 
+/// A created file has its blocks reserved (a full disk is an error at `create`, never a
+/// `SIGBUS` at the first store), and reads as zeros where nothing was stored.
 #[test]
-fn created_files_are_sparse_and_opening_touches_no_data() {
+fn created_files_are_reserved_and_read_as_zeros() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("huge.npy");
-    let n = 1usize << 30; // 8 GiB of f64
-    let start = std::time::Instant::now();
+    let path = dir.path().join("big.npy");
+    let n = 1usize << 27; // 1 GiB of f64
     let mut map = create::<f64>(&path, vec![n]);
     map.view_range_mut::<f64>(n / 2..n / 2 + 1).unwrap()[0] = 7.5;
     drop(map);
     let map = open(&path);
     let view = map.view::<f64>().unwrap();
     assert_eq!((view.len(), view[0], view[n / 2], view[n - 1]), (n, 0.0, 7.5, 0.0));
-    let secs = start.elapsed().as_secs_f64();
-    assert!(secs < 5.0, "creating and mapping 8 GiB took {secs:.1} s: the data was touched");
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!(meta.len(), 128 + 8 * n as u64);
-        assert!(meta.blocks() * 512 < 1 << 20, "{} bytes allocated: not sparse", meta.blocks() * 512);
+        assert!(meta.blocks() * 512 >= meta.len(), "{} bytes allocated: not reserved", meta.blocks() * 512);
     }
 }
 

@@ -4,8 +4,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use indicatif::ProgressBar;
+use npy_core::atomic::AtomicFile;
 use npy_core::prelude::*;
-use npy_core::{ErrorKind, ReadOptions, Result};
+use npy_core::{Error, ErrorKind, ReadOptions, Result};
 
 /// Reads `input` through the dynamic API and writes it to `output`, keeping its version
 /// (an `.npz` member by member); object arrays through the object API. A large input copied with stderr on a terminal shows a
@@ -20,7 +21,8 @@ pub fn run(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
         return reader.read_objects()?.write_npy(output);
     }
     drop(reader);
-    match crate::progress::bytes(std::fs::metadata(input)?.len(), "copy") {
+    let len = std::fs::metadata(input).map_err(|e| Error::from(e).reading(input))?.len();
+    match crate::progress::bytes(len, "copy") {
         None => {
             let array = opts.open_path(input)?.read_dyn()?;
             array.write_npy(output)
@@ -45,46 +47,24 @@ fn stream(input: &Path, output: &Path, opts: &ReadOptions, bar: &ProgressBar) ->
     };
     let data_len = reader.data_len() as u64;
     let mut src = reader.into_inner();
-    let mut tmp = temp_file_beside(output)?;
-    tmp.write_all(&head)?;
+    // Errors of the output name it (the atomic file's do), those of the input name it.
+    let mut out = AtomicFile::create(output)?;
+    out.write_all(&head)?;
     let mut buf = vec![0u8; 1 << 20];
     let mut left = data_len;
     while left > 0 {
         let want = left.min(buf.len() as u64) as usize;
-        let got = src.read(&mut buf[..want])?;
+        let got = src.read(&mut buf[..want]).map_err(|e| Error::from(e).reading(input))?;
         if got == 0 {
             // The file shrank after its length was checked.
-            return Err(ErrorKind::Truncated { expected: data_len, found: data_len - left }.into());
+            let e = Error::from(ErrorKind::Truncated { expected: data_len, found: data_len - left });
+            return Err(e.reading(input));
         }
-        tmp.write_all(&buf[..got])?;
+        out.write_all(&buf[..got])?;
         bar.inc(got as u64);
         left -= got as u64;
     }
-    tmp.as_file().sync_all()?;
-    tmp.persist(output)?;
-    #[cfg(unix)]
-    std::fs::File::open(parent_dir(output))?.sync_all()?;
-    Ok(())
-}
-
-fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// A temporary file beside `path` (so the final rename is atomic) with the permissions
-/// `File::create` would give, as the library's own atomic writes.
-fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".npy-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    Ok(builder.tempfile_in(parent_dir(path))?)
+    out.commit(true)
 }
 
 #[cfg(test)]

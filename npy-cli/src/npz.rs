@@ -5,20 +5,23 @@ use std::path::Path;
 
 use npy_core::header::shape_repr;
 use npy_core::npz::{Compression, Reader, Writer};
-use npy_core::{ReadOptions, Result};
+use npy_core::{Error, ReadOptions, Result};
 
 /// True when the file starts like a zip archive (an `.npz`).
 pub fn is_npz(path: &Path) -> Result<bool> {
-    let mut magic = [0u8; 4];
-    let mut file = std::fs::File::open(path)?;
-    let mut got = 0;
-    while got < 4 {
-        match file.read(&mut magic[got..])? {
-            0 => break,
-            k => got += k,
+    let sniff = || -> std::io::Result<bool> {
+        let mut magic = [0u8; 4];
+        let mut file = std::fs::File::open(path)?;
+        let mut got = 0;
+        while got < 4 {
+            match file.read(&mut magic[got..])? {
+                0 => break,
+                k => got += k,
+            }
         }
-    }
-    Ok(got == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06"))
+        Ok(got == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06"))
+    };
+    sniff().map_err(|e| Error::from(e).reading(path))
 }
 
 /// Lists the members of an archive.

@@ -2,13 +2,51 @@
 
 use std::fmt;
 use std::io;
+use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong reading or writing NumPy files.
 ///
-/// The error is one pointer wide; [`Error::kind`] tells what happened and where.
-/// Messages are lower-case and quote the offending text, e.g.
-/// `invalid header at byte 37: expected ':' after key 'descr'`.
-pub struct Error(Box<ErrorKind>);
+/// The error is one pointer wide. [`Error::kind`] tells what happened; [`Error::path`]
+/// and [`Error::member`] tell which file (and whether it was being read or written:
+/// [`Error::access`]) and which `.npz` member, when the error is about one. Messages are
+/// lower-case, say where first and quote the offending text, e.g.
+/// `reading 'traces.npy': invalid header at byte 37: expected ':' after key 'descr'`.
+///
+/// # Examples
+/// ```
+/// use npy_core::prelude::*;
+/// use npy_core::{Access, ErrorKind};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("missing.npy");
+/// let e = Vec::<f64>::read_npy(&path).unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound));
+/// assert_eq!((e.path(), e.access()), (Some(path.as_path()), Some(Access::Read)));
+/// assert!(e.to_string().starts_with(&format!("reading '{}': i/o error: ", path.display())), "{e}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Error(Box<Repr>);
+
+/// An error and where it happened.
+#[derive(Debug)]
+struct Repr {
+    kind: ErrorKind,
+    /// The user's file the error is about (never a temporary file), and what was being
+    /// done with it.
+    file: Option<(PathBuf, Access)>,
+    /// The `.npz` member the error is about, when the kind does not name it itself.
+    member: Option<String>,
+}
+
+/// Whether a file was being read or written when an error happened ([`Error::access`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Access {
+    /// The file was being opened or read: an input.
+    Read,
+    /// The file was being created or written: an output.
+    Write,
+}
 
 /// What went wrong, with what and where.
 #[derive(Debug, thiserror::Error)]
@@ -142,6 +180,10 @@ pub enum ErrorKind {
         member: Option<String>,
         /// What is wrong.
         reason: String,
+        /// The error of the zip or deflate library that found the problem, if one did
+        /// (also [`std::error::Error::source`] of the [`Error`]).
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
 
     /// A serde bridge problem (feature `serde`): a Rust type or value that does not fit the
@@ -166,14 +208,61 @@ pub enum ErrorKind {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
-    /// What happened, and where.
+    /// What happened.
     pub fn kind(&self) -> &ErrorKind {
-        &self.0
+        &self.0.kind
     }
 
     /// Consumes the error and returns what happened.
     pub fn into_kind(self) -> ErrorKind {
-        *self.0
+        self.0.kind
+    }
+
+    /// The file the error is about, as the caller named it (a path write's target, never
+    /// its temporary file), if the error came from an API given a path.
+    pub fn path(&self) -> Option<&Path> {
+        self.0.file.as_ref().map(|(p, _)| p.as_path())
+    }
+
+    /// Whether [`Error::path`] was being read or written.
+    pub fn access(&self) -> Option<Access> {
+        self.0.file.as_ref().map(|&(_, a)| a)
+    }
+
+    /// The `.npz` member the error is about, if any: the member being read or written
+    /// when a member's header, data or CRC was at fault, or the one an
+    /// [`ErrorKind::Npz`] names.
+    pub fn member(&self) -> Option<&str> {
+        match &self.0.kind {
+            ErrorKind::Npz { member: Some(m), .. } => Some(m),
+            _ => self.0.member.as_deref(),
+        }
+    }
+
+    /// Says that the error happened reading `path`, unless it names a file already. For
+    /// callers that read files themselves and report errors as this crate does.
+    pub fn reading(self, path: impl AsRef<Path>) -> Self {
+        self.in_file(path.as_ref(), Access::Read)
+    }
+
+    /// Says that the error happened writing `path`, unless it names a file already.
+    pub fn writing(self, path: impl AsRef<Path>) -> Self {
+        self.in_file(path.as_ref(), Access::Write)
+    }
+
+    fn in_file(mut self, path: &Path, access: Access) -> Self {
+        if self.0.file.is_none() {
+            self.0.file = Some((path.to_path_buf(), access));
+        }
+        self
+    }
+
+    /// Says that the error happened in `.npz` member `member`, unless it names one.
+    pub(crate) fn in_member(mut self, member: &str) -> Self {
+        if self.member().is_none() {
+            self.0.member = Some(member.to_string());
+        }
+        self
     }
 
     pub(crate) fn format(reason: impl Into<String>) -> Self {
@@ -193,7 +282,17 @@ impl Error {
     }
 
     pub(crate) fn npz(member: Option<&str>, reason: impl Into<String>) -> Self {
-        ErrorKind::Npz { member: member.map(str::to_string), reason: reason.into() }.into()
+        ErrorKind::Npz { member: member.map(str::to_string), reason: reason.into(), source: None }.into()
+    }
+
+    /// An [`ErrorKind::Npz`] found by another library, whose error is kept as the source.
+    pub(crate) fn npz_from(
+        member: Option<&str>,
+        reason: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        let source = Some(Box::new(source) as Box<dyn std::error::Error + Send + Sync>);
+        ErrorKind::Npz { member: member.map(str::to_string), reason: reason.into(), source }.into()
     }
 
     pub(crate) fn pickle(offset: u64, reason: impl Into<String>) -> Self {
@@ -207,7 +306,7 @@ impl Error {
 
 impl From<ErrorKind> for Error {
     fn from(kind: ErrorKind) -> Self {
-        Error(Box::new(kind))
+        Error(Box::new(Repr { kind, file: None, member: None }))
     }
 }
 
@@ -223,30 +322,55 @@ impl From<io::Error> for Error {
 }
 
 impl From<Error> for io::Error {
+    /// An I/O error keeps its kind; one that names a file or member carries the whole
+    /// [`Error`] (which `From<io::Error>` gives back), so the message keeps saying where.
     fn from(err: Error) -> Self {
-        match err.into_kind() {
-            ErrorKind::Io(e) => e,
-            other => io::Error::new(io::ErrorKind::InvalidData, Error::from(other)),
+        let plain = err.0.file.is_none() && err.0.member.is_none();
+        match err.0.kind {
+            ErrorKind::Io(e) if plain => e,
+            ErrorKind::Io(ref e) => io::Error::new(e.kind(), err),
+            _ => io::Error::new(io::ErrorKind::InvalidData, err),
         }
     }
 }
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
+        let Repr { kind, file, member } = &*self.0;
+        if file.is_none() && member.is_none() {
+            return fmt::Debug::fmt(kind, f);
+        }
+        f.debug_struct("Error").field("kind", kind).field("file", file).field("member", member).finish()
     }
 }
 
 impl fmt::Display for Error {
+    /// `reading 'a.npz', member 'x.npy': ` before what happened, as far as known.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+        let Repr { kind, file, member } = &*self.0;
+        if let Some((path, access)) = file {
+            let verb = match access {
+                Access::Read => "reading",
+                Access::Write => "writing",
+            };
+            write!(f, "{verb} '{}'", path.display())?;
+        }
+        if let Some(m) = member {
+            let sep = if file.is_some() { ", " } else { "" };
+            write!(f, "{sep}member '{m}'")?;
+        }
+        if file.is_some() || member.is_some() {
+            f.write_str(": ")?;
+        }
+        fmt::Display::fmt(kind, f)
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &*self.0 {
+        match &self.0.kind {
             ErrorKind::Io(e) => Some(e),
+            ErrorKind::Npz { source: Some(s), .. } => Some(&**s),
             _ => None,
         }
     }

@@ -80,6 +80,7 @@
 #![warn(missing_docs)]
 
 mod array;
+pub mod atomic;
 pub mod dtype;
 mod error;
 pub mod header;
@@ -96,7 +97,7 @@ mod write;
 
 pub use array::{Array, DynArray, ReadNpy, WriteNpy};
 pub use dtype::DType;
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Access, Error, ErrorKind, Result};
 pub use object::Object;
 pub use read::{NpyReader, ReadOptions, Records};
 pub use record::NpyRecord;

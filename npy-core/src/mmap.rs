@@ -27,6 +27,7 @@ use std::path::Path;
 
 use memmap2::{MmapOptions, MmapRaw};
 
+use crate::atomic::AtomicFile;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Header, Version};
@@ -135,10 +136,14 @@ impl NpyMap {
     /// # Errors
     /// As [`NpyMap::open`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
     pub unsafe fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMap> {
-        let file = File::open(path.as_ref())?;
-        let layout = Layout::read(&file, options)?;
-        let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
-        Ok(NpyMap { map, layout })
+        let path = path.as_ref();
+        let open = || {
+            let file = File::open(path)?;
+            let layout = Layout::read(&file, options)?;
+            let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
+            Ok(NpyMap { map, layout })
+        };
+        open().map_err(|e: Error| e.reading(path))
     }
 
     /// Maps member `name` of an `.npz` archive read-only. The member must be stored (not
@@ -184,23 +189,28 @@ impl NpyMap {
     /// As [`NpyMap::open_npz_member`].
     pub unsafe fn open_npz_member_with(path: impl AsRef<Path>, name: &str, options: &ReadOptions) -> Result<NpyMap> {
         let path = path.as_ref();
-        let member = crate::npz::Reader::open(path)?
-            .members()?
-            .into_iter()
-            .find(|m| m.name == name || m.member == name)
-            .ok_or_else(|| Error::npz(Some(name), "no such member"))?;
-        if member.compression != Some(crate::npz::Compression::Stored) {
-            return Err(Error::npz(Some(&member.member), "only stored (uncompressed) members can be mapped"));
-        }
-        let start = member.data_start.ok_or_else(|| Error::npz(Some(&member.member), "member data offset unknown"))?;
-        let file = File::open(path)?;
-        let file_len = file.metadata()?.len();
-        if start.checked_add(member.size).is_none_or(|end| end > file_len) {
-            return Err(Error::npz(Some(&member.member), "member runs past the end of the file"));
-        }
-        let layout = Layout::read_at(&file, start, member.size, options)?;
-        let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
-        Ok(NpyMap { map, layout })
+        let open = || {
+            let member = crate::npz::Reader::open(path)?
+                .members()?
+                .into_iter()
+                .find(|m| m.name == name || m.member == name)
+                .ok_or_else(|| Error::npz(Some(name), "no such member"))?;
+            if member.compression != Some(crate::npz::Compression::Stored) {
+                return Err(Error::npz(Some(&member.member), "only stored (uncompressed) members can be mapped"));
+            }
+            let at_member = |e: Error| e.in_member(&member.member);
+            let start =
+                member.data_start.ok_or_else(|| Error::npz(Some(&member.member), "member data offset unknown"))?;
+            let file = File::open(path)?;
+            let file_len = file.metadata()?.len();
+            if start.checked_add(member.size).is_none_or(|end| end > file_len) {
+                return Err(Error::npz(Some(&member.member), "member runs past the end of the file"));
+            }
+            let layout = Layout::read_at(&file, start, member.size, options).map_err(at_member)?;
+            let map = MmapOptions::new().len(layout.map_len().map_err(at_member)?).map_raw_read_only(&file)?;
+            Ok(NpyMap { map, layout })
+        };
+        open().map_err(|e| e.reading(path))
     }
 
     /// The parsed header.
@@ -384,19 +394,61 @@ impl NpyMapMut {
     /// Creates (or replaces) a file for an array of `T` of `shape` in C order, writes its
     /// header exactly as `np.save` and `np.lib.format.open_memmap` write it, and maps it.
     ///
-    /// The data is not written: the file is extended to its full length, which most file
-    /// systems keep sparse, so the data reads as zeros until filled. Creating is not atomic:
-    /// a program stopped before filling leaves a valid file of zeros (or partly filled).
+    /// The data is not written, but the disk space for it is reserved before the file is
+    /// mapped (`posix_fallocate`; where a file system cannot reserve, the C library
+    /// writes zeros instead), so a full disk is an [`ErrorKind::Io`] error here, never a
+    /// `SIGBUS` on the first store. The data reads as zeros until filled.
+    ///
+    /// Creating is atomic (see [`crate::atomic`]): the file is made and reserved under no
+    /// name, then moved to `path`, so a failed create leaves any old file there whole and
+    /// nothing beside it. From then on the map writes into the file in place: a program
+    /// stopped before filling leaves a valid file of zeros (or partly filled).
+    ///
+    /// Concurrent creates of one path each make a file of their own, and the last to
+    /// finish replaces the others at `path`: a map from an earlier create then belongs to
+    /// a file no longer at `path`, and what is stored through it is lost. Several
+    /// processes filling one file should let one create it and the others
+    /// [`NpyMapMut::open`] it (as `examples/parallel_fill.rs` does), or all call
+    /// [`NpyMapMut::create_new`], of which exactly one succeeds.
     ///
     /// # Safety
     /// The contract of [`NpyMap`](NpyMap#safety).
     ///
     /// # Errors
-    /// [`ErrorKind::Shape`] when the byte count overflows; [`ErrorKind::Io`] when the file
-    /// cannot be created, extended or mapped.
+    /// [`ErrorKind::Shape`] when the byte count overflows; [`ErrorKind::Io`] naming `path`
+    /// when the file cannot be created, reserved (`StorageFull` on a full disk) or mapped.
     pub unsafe fn create<T: NpyRecord>(path: impl AsRef<Path>, shape: Vec<usize>) -> Result<NpyMapMut> {
         // SAFETY: the caller upholds the contract of `NpyMap`, which `create_dyn` shares.
         unsafe { NpyMapMut::create_dyn(path, &Header::new(T::dtype(), shape)) }
+    }
+
+    /// As [`NpyMapMut::create`], but only when no file exists at `path`: otherwise an
+    /// [`ErrorKind::Io`] error of kind `AlreadyExists`, and the file there is left alone.
+    /// Of several processes calling it for one path at once, exactly one succeeds.
+    ///
+    /// # Safety
+    /// The contract of [`NpyMap`](NpyMap#safety).
+    ///
+    /// # Errors
+    /// As [`NpyMapMut::create`]; `AlreadyExists` when a file is at `path`.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::mmap::NpyMapMut;
+    /// use npy_core::ErrorKind;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("once.npy");
+    /// // SAFETY: nothing else modifies or truncates the file while it is mapped.
+    /// let first = unsafe { NpyMapMut::create_new::<u8>(&path, vec![4])? };
+    /// let e = unsafe { NpyMapMut::create_new::<u8>(&path, vec![4]) }.unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::AlreadyExists));
+    /// assert_eq!(first.shape(), [4]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub unsafe fn create_new<T: NpyRecord>(path: impl AsRef<Path>, shape: Vec<usize>) -> Result<NpyMapMut> {
+        let header = Header::new(T::dtype(), shape);
+        NpyMapMut::create_mapped(path.as_ref(), &header, false)
     }
 
     /// Creates (or replaces) a file for an array described by `header` (any dtype, C or
@@ -427,17 +479,27 @@ impl NpyMapMut {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub unsafe fn create_dyn(path: impl AsRef<Path>, header: &Header) -> Result<NpyMapMut> {
-        crate::dtype::refuse_objects(&header.dtype)?;
-        let data_len = header.data_len()?;
-        let len = header.element_count()?;
-        let (version, bytes) = header.encode(None)?;
-        let layout = Layout { header: header.clone(), version, data_offset: bytes.len(), data_len, len };
-        let total = layout.map_len()?;
-        let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path.as_ref())?;
-        file.write_all(&bytes)?;
-        file.set_len(total as u64)?;
-        let map = MmapOptions::new().len(total).map_raw(&file)?;
-        Ok(NpyMapMut { map, layout })
+        NpyMapMut::create_mapped(path.as_ref(), header, true)
+    }
+
+    /// Makes the file (reserved, under no name), moves it to `path` (replacing a file
+    /// there only when `replace`) and maps it.
+    fn create_mapped(path: &Path, header: &Header, replace: bool) -> Result<NpyMapMut> {
+        let create = || {
+            crate::dtype::refuse_objects(&header.dtype)?;
+            let data_len = header.data_len()?;
+            let len = header.element_count()?;
+            let (version, bytes) = header.encode(None)?;
+            let layout = Layout { header: header.clone(), version, data_offset: bytes.len(), data_len, len };
+            let total = layout.map_len()?;
+            let mut file = AtomicFile::create(path)?;
+            file.write_all(&bytes)?;
+            crate::atomic::reserve(file.as_file(), 0, total as u64).map_err(|e| file.error(e))?;
+            let file = file.commit_file(true, replace)?;
+            let map = MmapOptions::new().len(total).map_raw(&file)?;
+            Ok(NpyMapMut { map, layout })
+        };
+        create().map_err(|e: Error| e.writing(path))
     }
 
     /// Opens and maps an existing `.npy` file read-write, with default [`ReadOptions`].
@@ -460,10 +522,14 @@ impl NpyMapMut {
     /// # Errors
     /// As [`NpyMapMut::open`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
     pub unsafe fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMapMut> {
-        let file = OpenOptions::new().read(true).write(true).open(path.as_ref())?;
-        let layout = Layout::read(&file, options)?;
-        let map = MmapOptions::new().len(layout.map_len()?).map_raw(&file)?;
-        Ok(NpyMapMut { map, layout })
+        let path = path.as_ref();
+        let open = || {
+            let file = OpenOptions::new().read(true).write(true).open(path)?;
+            let layout = Layout::read(&file, options)?;
+            let map = MmapOptions::new().len(layout.map_len()?).map_raw(&file)?;
+            Ok(NpyMapMut { map, layout })
+        };
+        open().map_err(|e: Error| e.reading(path))
     }
 
     /// The parsed header.

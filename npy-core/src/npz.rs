@@ -34,8 +34,10 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Seek, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use zip::result::ZipError;
@@ -43,13 +45,13 @@ use zip::write::{SimpleFileOptions, ZipFileBuilder};
 use zip::{CompressionMethod, PreparedZipFile, ZipArchive, ZipWriter};
 
 use crate::array::{Array, DynArray};
+pub use crate::atomic::GrowingFile;
 use crate::dtype::{DType, Field, Record, Scalar};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, MAGIC};
 use crate::object::{FromObject, Object};
 use crate::read::{build_vec, NpyReader, ReadOptions};
 use crate::record::{NpyRecord, Plan};
-pub use crate::write::GrowingFile;
 use crate::write::{element_plan, write_with_plan};
 
 mod directory;
@@ -105,10 +107,13 @@ impl Default for Compression {
     }
 }
 
+/// An error of the zip crate: an I/O error as it is (it may carry an [`Error`] of ours,
+/// naming the file), anything else as [`ErrorKind::Npz`] with the zip error as its
+/// source.
 fn zip_err(member: Option<&str>, e: ZipError) -> Error {
     match e {
         ZipError::Io(io) if io.kind() != io::ErrorKind::InvalidData => io.into(),
-        other => Error::npz(member, other.to_string()),
+        other => Error::npz_from(member, other.to_string(), other),
     }
 }
 
@@ -118,32 +123,60 @@ fn zip_err(member: Option<&str>, e: ZipError) -> Error {
 /// default compression is [`Compression::Stored`]; [`Writer::compression`] changes it and
 /// the `*_with` methods choose per member. [`Writer::finish`] must be called: it writes the
 /// central directory and reports any error.
-#[derive(Debug)]
+///
+/// Deflated members may be compressed on worker threads while the caller goes on; every
+/// worker is joined by [`Writer::finish`], or, when the writer is dropped (after an error,
+/// say), told to stop and joined before the drop returns. A writer dropped without
+/// `finish` leaves its output without a central directory (an incomplete archive, which
+/// readers refuse) and writes nothing more to it; for [`Writer::create`], no file at all.
 pub struct Writer<W: Write + Seek> {
-    zip: ZipWriter<W>,
+    // Fields drop in order: the workers are stopped and joined, then the sink is told to
+    // discard, then the zip writer drops (its `Drop` finalises into the discarding sink,
+    // so it neither writes to the output nor prints on stderr).
+    pending: Workers,
+    sink: SinkState,
+    zip: ZipWriter<Sink<W>>,
     compression: Compression,
     threads: usize,
-    pending: VecDeque<(String, JoinHandle<zip::result::ZipResult<PreparedZipFile>>)>,
+    /// The path of an archive from [`Writer::create`], which errors name.
+    origin: Option<PathBuf>,
     names: HashSet<String>,
     /// A member started by [`Writer::start_array`] whose [`MemberWriter::finish`] has not
     /// succeeded: the archive cannot go on (the member would be shorter than its header).
     unfinished: Option<String>,
 }
 
+impl<W: Write + Seek> std::fmt::Debug for Writer<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("compression", &self.compression)
+            .field("threads", &self.threads)
+            .field("pending", &self.pending.jobs.len())
+            .field("origin", &self.origin)
+            .field("names", &self.names)
+            .field("unfinished", &self.unfinished)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A deflated member being compressed on a worker thread.
+type Job = (String, JoinHandle<zip::result::ZipResult<PreparedZipFile>>);
+
 impl Writer<BufWriter<GrowingFile>> {
-    /// Creates an archive at `path`, atomically: it is written to a temporary file in the
-    /// same directory and moved into place by [`FileWriter::finish`].
+    /// Creates an archive at `path`, atomically (see [`crate::atomic`]): it is written to a
+    /// new file in the same directory and moved into place by [`FileWriter::finish`];
+    /// dropped unfinished, or killed, it leaves no file behind and any old file whole.
+    /// Errors name `path`.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] when the temporary file cannot be created.
+    /// [`ErrorKind::Io`] when the file cannot be created (the directory does not exist or
+    /// is not writable).
     pub fn create(path: impl AsRef<Path>) -> Result<FileWriter> {
         let path = path.as_ref();
-        let tmp = GrowingFile::beside(path)?;
-        Ok(FileWriter {
-            inner: Writer::new(BufWriter::with_capacity(64 << 10, tmp)),
-            path: path.to_path_buf(),
-            sync: true,
-        })
+        let tmp = GrowingFile::create(path)?;
+        let mut inner = Writer::new(BufWriter::with_capacity(64 << 10, tmp));
+        inner.origin = Some(path.to_path_buf());
+        Ok(FileWriter { inner, sync: true })
     }
 }
 
@@ -151,11 +184,14 @@ impl<W: Write + Seek> Writer<W> {
     /// A writer over any `Write + Seek`, with stored members by default.
     pub fn new(writer: W) -> Self {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let state = Arc::new(AtomicU8::new(Sink::<W>::NORMAL));
         Writer {
-            zip: ZipWriter::new(writer),
+            pending: Workers::default(),
+            zip: ZipWriter::new(Sink { inner: writer, state: Arc::clone(&state), position: 0, end: 0 }),
+            sink: SinkState(state),
             compression: Compression::Stored,
             threads,
-            pending: VecDeque::new(),
+            origin: None,
             names: HashSet::new(),
             unfinished: None,
         }
@@ -226,14 +262,17 @@ impl<W: Write + Seek> Writer<W> {
     /// # Errors
     /// As [`Writer::add`].
     pub fn add_dyn_with(&mut self, name: &str, array: &DynArray, compression: Compression) -> Result<()> {
-        let head = array.encode_header(&crate::WriteOptions::default())?;
-        let member = self.member_name(name)?;
-        let total = (head.len() + array.data().len()) as u64;
-        self.write_member(member, compression, total, |w| {
-            w.write_all(&head)?;
-            w.write_all(array.data())?;
-            Ok(())
-        })
+        let result = (|| {
+            let head = array.encode_header(&crate::WriteOptions::default())?;
+            let member = self.member_name(name)?;
+            let total = (head.len() + array.data().len()) as u64;
+            self.write_member(member, compression, total, |w| {
+                w.write_all(&head)?;
+                w.write_all(array.data())?;
+                Ok(())
+            })
+        })();
+        self.located(&npy_member(name), result)
     }
 
     /// Adds a 1-D object array `name` (`dtype=object`, see [`crate::object`]) with the
@@ -293,15 +332,18 @@ impl<W: Write + Seek> Writer<W> {
         data: &[Object],
         compression: Compression,
     ) -> Result<()> {
-        let (header, pickle) = crate::object::encode_npy(shape, fortran_order, data)?;
-        let head = header.encode(None)?.1;
-        let member = self.member_name(name)?;
-        let total = (head.len() + pickle.len()) as u64;
-        self.write_member(member, compression, total, |w| {
-            w.write_all(&head)?;
-            w.write_all(&pickle)?;
-            Ok(())
-        })
+        let result = (|| {
+            let (header, pickle) = crate::object::encode_npy(shape, fortran_order, data)?;
+            let head = header.encode(None)?.1;
+            let member = self.member_name(name)?;
+            let total = (head.len() + pickle.len()) as u64;
+            self.write_member(member, compression, total, |w| {
+                w.write_all(&head)?;
+                w.write_all(&pickle)?;
+                Ok(())
+            })
+        })();
+        self.located(&npy_member(name), result)
     }
 
     /// Adds a member that is not an array (NumPy's `np.load` returns such members as raw
@@ -310,9 +352,12 @@ impl<W: Write + Seek> Writer<W> {
     /// # Errors
     /// As [`Writer::add`].
     pub fn add_raw(&mut self, member_name: &str, bytes: &[u8], compression: Compression) -> Result<()> {
-        self.check_finished()?;
-        self.claim(member_name)?;
-        self.write_member(member_name.to_string(), compression, bytes.len() as u64, |w| Ok(w.write_all(bytes)?))
+        let result = (|| {
+            self.check_finished()?;
+            self.claim(member_name)?;
+            self.write_member(member_name.to_string(), compression, bytes.len() as u64, |w| Ok(w.write_all(bytes)?))
+        })();
+        self.located(member_name, result)
     }
 
     /// Adds one array per field of a record type: `trace_id`, `receiver.x`, … (nested
@@ -356,19 +401,23 @@ impl<W: Write + Seek> Writer<W> {
     /// As [`Writer::add`].
     pub fn add_columns_prefixed<T: NpyRecord>(&mut self, prefix: &str, records: &[T]) -> Result<()> {
         let native = T::native_dtype();
-        for col in columns(&T::dtype())? {
-            let plan = element_plan_between::<T>(&native, &col.extract)?;
-            let mut shape = vec![records.len()];
-            shape.extend_from_slice(&col.dims);
-            let header = Header::new(DType::Scalar(col.scalar), shape);
+        let cols = columns(&T::dtype());
+        for col in self.located("", cols)? {
             let name = prefixed(prefix, &col.path);
-            let head = header.encode(None)?.1;
-            let member = self.member_name(&name)?;
-            let total = head.len() as u64 + header.data_len()? as u64;
-            self.write_member(member, self.compression, total, |w| {
-                w.write_all(&head)?;
-                write_with_plan(w, &plan, records)
-            })?;
+            let result = (|| {
+                let plan = element_plan_between::<T>(&native, &col.extract)?;
+                let mut shape = vec![records.len()];
+                shape.extend_from_slice(&col.dims);
+                let header = Header::new(DType::Scalar(col.scalar), shape);
+                let head = header.encode(None)?.1;
+                let member = self.member_name(&name)?;
+                let total = head.len() as u64 + header.data_len()? as u64;
+                self.write_member(member, self.compression, total, |w| {
+                    w.write_all(&head)?;
+                    write_with_plan(w, &plan, records)
+                })
+            })();
+            self.located(&npy_member(&name), result)?;
         }
         Ok(())
     }
@@ -385,27 +434,31 @@ impl<W: Write + Seek> Writer<W> {
         shape: Vec<usize>,
         compression: Compression,
     ) -> Result<MemberWriter<'_, W, T>> {
-        let header = Header::new(T::dtype(), shape);
-        let total_elements = header.element_count()?;
-        let head = header.encode(None)?.1;
-        let member = self.member_name(name)?;
-        let total = head.len() as u64 + header.data_len()? as u64;
-        self.drain_pending()?;
-        let large = needs_zip64(total, compression);
-        let plan = element_plan::<T>()?;
-        self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
-        self.unfinished = Some(member.clone());
-        let crc = match compression {
-            Compression::Stored => {
-                let mut crc = crc32fast::Hasher::new();
-                self.write_stored_part(&member, &mut crc, |w| Ok(w.write_all(&head)?))?;
-                Some(crc)
-            }
-            Compression::Deflated { .. } => {
-                self.zip.write_all(&head)?;
-                None
-            }
-        };
+        let started = (|| {
+            let header = Header::new(T::dtype(), shape);
+            let total_elements = header.element_count()?;
+            let head = header.encode(None)?.1;
+            let member = self.member_name(name)?;
+            let total = head.len() as u64 + header.data_len()? as u64;
+            self.drain_pending()?;
+            let large = needs_zip64(total, compression);
+            let plan = element_plan::<T>()?;
+            self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
+            self.unfinished = Some(member.clone());
+            let crc = match compression {
+                Compression::Stored => {
+                    let mut crc = crc32fast::Hasher::new();
+                    self.write_stored_part(&member, &mut crc, |w| Ok(w.write_all(&head)?))?;
+                    Some(crc)
+                }
+                Compression::Deflated { .. } => {
+                    self.zip.write_all(&head)?;
+                    None
+                }
+            };
+            Ok((plan, member, total_elements, crc))
+        })();
+        let (plan, member, total_elements, crc) = self.located(&npy_member(name), started)?;
         Ok(MemberWriter {
             writer: self,
             plan,
@@ -421,9 +474,29 @@ impl<W: Write + Seek> Writer<W> {
     /// # Errors
     /// [`ErrorKind::Io`] or [`ErrorKind::Npz`] from compression or writing.
     pub fn finish(mut self) -> Result<W> {
-        self.check_finished()?;
-        self.drain_pending()?;
-        self.zip.finish().map_err(|e| zip_err(None, e))
+        let ready = self.check_finished().and_then(|()| self.drain_pending());
+        self.located("", ready)?;
+        // A write that fails from here on turns the sink to discarding, so the zip
+        // writer's `Drop` (when its `finish` returns the error) finalises into nothing.
+        self.sink.0.store(Sink::<W>::FINISHING, Ordering::Relaxed);
+        let finished = self.zip.finish().map_err(|e| zip_err(None, e));
+        match (finished, &self.origin) {
+            (Ok(sink), _) => Ok(sink.inner),
+            (Err(e), Some(path)) => Err(e.writing(path)),
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    /// `result`, its error naming the archive's path (if known) and `member` (if not
+    /// empty and not named already).
+    fn located<V>(&self, member: &str, result: Result<V>) -> Result<V> {
+        result.map_err(|e| {
+            let e = if member.is_empty() { e } else { e.in_member(member) };
+            match &self.origin {
+                Some(path) => e.writing(path),
+                None => e,
+            }
+        })
     }
 
     /// Refuses to go on after a member from [`Writer::start_array`] was left unfinished.
@@ -444,14 +517,17 @@ impl<W: Write + Seek> Writer<W> {
         data: &[T],
         compression: Compression,
     ) -> Result<()> {
-        let plan = element_plan::<T>()?;
-        let head = header.encode(None)?.1;
-        let member = self.member_name(name)?;
-        let total = head.len() as u64 + header.data_len()? as u64;
-        self.write_member(member, compression, total, |w| {
-            w.write_all(&head)?;
-            write_with_plan(w, &plan, data)
-        })
+        let result = (|| {
+            let plan = element_plan::<T>()?;
+            let head = header.encode(None)?.1;
+            let member = self.member_name(name)?;
+            let total = head.len() as u64 + header.data_len()? as u64;
+            self.write_member(member, compression, total, |w| {
+                w.write_all(&head)?;
+                write_with_plan(w, &plan, data)
+            })
+        })();
+        self.located(&npy_member(name), result)
     }
 
     fn member_name(&mut self, name: &str) -> Result<String> {
@@ -503,17 +579,25 @@ impl<W: Write + Seek> Writer<W> {
         }
         let mut staged = Vec::with_capacity(total as usize);
         body(&mut staged)?;
-        while self.pending.len() >= self.threads {
+        while self.pending.jobs.len() >= self.threads {
             self.append_oldest()?;
         }
         let options = compression.options(large);
         let name = member.clone();
+        let cancel = Arc::clone(&self.pending.cancel);
+        // Waits on nothing: it compresses and returns, or stops at the next piece once
+        // told to (`Workers::drop`).
         let job = std::thread::spawn(move || {
             let mut builder = ZipFileBuilder::new(&name, options)?;
-            builder.write_all(&staged)?;
+            for piece in staged.chunks(1 << 20) {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(io::Error::new(io::ErrorKind::Interrupted, "the archive was dropped").into());
+                }
+                builder.write_all(piece)?;
+            }
             builder.finish()
         });
-        self.pending.push_back((member, job));
+        self.pending.jobs.push_back((member, job));
         Ok(())
     }
 
@@ -566,7 +650,7 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     fn append_oldest(&mut self) -> Result<()> {
-        let Some((member, job)) = self.pending.pop_front() else { return Ok(()) };
+        let Some((member, job)) = self.pending.jobs.pop_front() else { return Ok(()) };
         let prepared = job
             .join()
             .map_err(|_| Error::npz(Some(&member), "the compression thread panicked"))?
@@ -575,11 +659,112 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     fn drain_pending(&mut self) -> Result<()> {
-        while !self.pending.is_empty() {
+        while !self.pending.jobs.is_empty() {
             self.append_oldest()?;
         }
         Ok(())
     }
+}
+
+/// The workers compressing deflated members; dropped, they are told to stop and joined.
+#[derive(Default)]
+struct Workers {
+    jobs: VecDeque<Job>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+        for (_, job) in self.jobs.drain(..) {
+            // Its result (an error, or a member nobody will append) is of no use now.
+            let _ = job.join();
+        }
+    }
+}
+
+/// The state of a [`Sink`], shared with its [`Writer`]: dropped (the writer is), it
+/// turns the sink to discarding.
+struct SinkState(Arc<AtomicU8>);
+
+impl Drop for SinkState {
+    fn drop(&mut self) {
+        self.0.store(Sink::<()>::DISCARD, Ordering::Relaxed);
+    }
+}
+
+/// What the zip writer writes to: the output, until the archive is dropped unfinished or
+/// its finish fails; from then on it takes writes and seeks without touching the output,
+/// so the zip writer's `Drop`, which finalises the archive and prints to stderr when that
+/// fails, neither writes nor prints.
+struct Sink<W> {
+    inner: W,
+    state: Arc<AtomicU8>,
+    /// The position and end as the zip writer has seen them, carried on when discarding.
+    position: u64,
+    end: u64,
+}
+
+impl<W> Sink<W> {
+    const NORMAL: u8 = 0;
+    /// [`Writer::finish`] is running: the first error turns the sink to discarding.
+    const FINISHING: u8 = 1;
+    const DISCARD: u8 = 2;
+
+    fn discarding(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == Self::DISCARD
+    }
+
+    /// After an error of the output: discard from now on if the archive is finishing.
+    fn failed(&self) {
+        let _ = self.state.compare_exchange(Self::FINISHING, Self::DISCARD, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    fn moved_to(&mut self, position: u64) -> u64 {
+        self.position = position;
+        self.end = self.end.max(position);
+        position
+    }
+}
+
+impl<W: Write> Write for Sink<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.discarding() {
+            self.moved_to(self.position + buf.len() as u64);
+            return Ok(buf.len());
+        }
+        let n = self.inner.write(buf).inspect_err(|_| self.failed())?;
+        self.moved_to(self.position + n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.discarding() {
+            return Ok(());
+        }
+        self.inner.flush().inspect_err(|_| self.failed())
+    }
+}
+
+impl<W: Seek> Seek for Sink<W> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        if self.discarding() {
+            let to = match pos {
+                SeekFrom::Start(p) => Some(p),
+                SeekFrom::Current(d) => self.position.checked_add_signed(d),
+                SeekFrom::End(d) => self.end.checked_add_signed(d),
+            };
+            let to = to.ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+            return Ok(self.moved_to(to));
+        }
+        let to = self.inner.seek(pos).inspect_err(|_| self.failed())?;
+        Ok(self.moved_to(to))
+    }
+}
+
+/// Member name `name.npy`.
+fn npy_member(name: &str) -> String {
+    format!("{name}{NPY_SUFFIX}")
 }
 
 /// Hands writes to the zip in cache-sized pieces, so its per-byte work (deflate and the
@@ -682,13 +867,15 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
     /// # Errors
     /// [`ErrorKind::Usage`] past the declared shape; [`ErrorKind::Io`].
     pub fn write(&mut self, data: &[T]) -> Result<()> {
-        if data.len() > self.remaining {
-            return Err(Error::usage(format!("member '{}': more elements than its shape holds", self.member)));
-        }
-        match &mut self.crc {
-            Some(crc) => self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, &self.plan, data))?,
-            None => write_with_plan(&mut self.writer.zip, &self.plan, data)?,
-        }
+        let written = if data.len() > self.remaining {
+            Err(Error::usage("more elements than the member's shape holds"))
+        } else {
+            match &mut self.crc {
+                Some(crc) => self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, &self.plan, data)),
+                None => write_with_plan(&mut self.writer.zip, &self.plan, data),
+            }
+        };
+        self.writer.located(&self.member, written)?;
         self.remaining -= data.len();
         Ok(())
     }
@@ -699,12 +886,12 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
     /// # Errors
     /// [`ErrorKind::Usage`] when fewer elements than the shape holds were written.
     pub fn finish(self) -> Result<()> {
-        if self.remaining != 0 {
-            return Err(Error::usage(format!("member '{}': {} elements missing", self.member, self.remaining)));
-        }
-        if let Some(crc) = self.crc {
-            self.writer.end_stored(&self.member, crc)?;
-        }
+        let ended = match self.crc {
+            _ if self.remaining != 0 => Err(Error::usage(format!("{} elements missing", self.remaining))),
+            Some(crc) => self.writer.end_stored(&self.member, crc),
+            None => Ok(()),
+        };
+        self.writer.located(&self.member, ended)?;
         self.writer.unfinished = None;
         Ok(())
     }
@@ -712,11 +899,11 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
 
 /// An `.npz` [`Writer`] to a path, from [`Writer::create`]: all of [`Writer`]'s methods
 /// (through `Deref`), and a [`FileWriter::finish`] that moves the finished archive into
-/// place. Dropped unfinished, it leaves no file behind and any old file untouched.
+/// place. Dropped unfinished (or killed), it leaves no file behind and any old file
+/// untouched. Its errors name the path.
 #[derive(Debug)]
 pub struct FileWriter {
     inner: Writer<BufWriter<GrowingFile>>,
-    path: PathBuf,
     sync: bool,
 }
 
@@ -726,9 +913,11 @@ impl FileWriter {
     /// # Errors
     /// As [`Writer::finish`]; the target is untouched on error.
     pub fn finish(self) -> Result<()> {
+        let sync = self.sync;
         let buffered = self.inner.finish()?;
-        let tmp = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;
-        tmp.commit(&self.path, self.sync)
+        let path = buffered.get_ref().target().to_path_buf();
+        let commit = || buffered.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(sync);
+        commit().map_err(|e| e.writing(&path))
     }
 
     /// Whether [`FileWriter::finish`] syncs the archive and its directory before and after
@@ -859,7 +1048,11 @@ impl ReaderOptions {
     /// # Errors
     /// [`ErrorKind::Io`] when the file cannot be opened; as [`ReaderOptions::open`].
     pub fn open_path(&self, path: impl AsRef<Path>) -> Result<Reader<BufReader<File>>> {
-        self.open(BufReader::with_capacity(64 << 10, File::open(path)?))
+        let path = path.as_ref();
+        let open = || self.open(BufReader::with_capacity(64 << 10, File::open(path)?));
+        let mut reader = open().map_err(|e| e.reading(path))?;
+        reader.origin = Some(path.to_path_buf());
+        Ok(reader)
     }
 
     /// Reads and checks the archive's directory from any `Read + Seek` (see [`Reader`] for
@@ -875,7 +1068,7 @@ impl ReaderOptions {
         agree(&zip, &entries)?;
         let names = entries.iter().map(|e| e.key.clone()).collect();
         let by_name = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
-        Ok(Reader { zip, entries, names, by_name, options: self.read_options.clone() })
+        Ok(Reader { zip, entries, names, by_name, options: self.read_options.clone(), origin: None })
     }
 }
 
@@ -949,6 +1142,8 @@ pub struct Reader<R: Read + Seek> {
     names: Vec<String>,
     by_name: HashMap<String, usize>,
     options: ReadOptions,
+    /// The path of an archive opened by path, which errors name.
+    origin: Option<PathBuf>,
 }
 
 impl Reader<BufReader<File>> {
@@ -1025,21 +1220,33 @@ impl<R: Read + Seek> Reader<R> {
     /// header.
     pub fn npy(&mut self, name: &str) -> Result<NpyReader<MemberReader<'_, R>>> {
         let options = self.options.clone();
+        let origin = self.origin.clone();
         let (file, size, present) = self.member(name)?;
-        options.open_member(file, size, present)
+        let member = file.member.clone();
+        located(origin.as_deref(), &member, options.open_member(file, size, present))
     }
 
     /// The reader of member `name`, its size, and whether that many bytes are known to
     /// be in the file (a stored member, whose range the directory checks placed there).
     fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64, bool)> {
-        let i = self.index(name)?;
+        let i = located(self.origin.as_deref(), "", self.index(name))?;
         let e = &self.entries[i];
-        let file = self.zip.by_index(i).map_err(|err| zip_err(Some(&e.member), err))?;
+        let file = self.zip.by_index(i).map_err(|err| zip_err(Some(&e.member), err));
+        let file = located(self.origin.as_deref(), &e.member, file)?;
         if file.data_start() != Some(e.data_start) {
-            return Err(Error::npz(Some(&e.member), "the zip reader finds the member's data elsewhere"));
+            let e = Error::npz(Some(&e.member), "the zip reader finds the member's data elsewhere");
+            return located(self.origin.as_deref(), "", Err(e));
         }
-        let present = e.method == 0;
-        Ok((MemberReader { file, member: e.member.clone(), size: e.size, remaining: e.size }, e.size, present))
+        let stored = e.method == directory::STORED;
+        let reader = MemberReader {
+            file,
+            member: e.member.clone(),
+            origin: self.origin.as_deref(),
+            size: e.size,
+            remaining: e.size,
+            crc: (!stored).then(|| (crc32fast::Hasher::new(), e.crc32)),
+        };
+        Ok((reader, e.size, stored))
     }
 
     /// Reads member `name` with `read` (reading its last element checks the CRC).
@@ -1049,8 +1256,11 @@ impl<R: Read + Seek> Reader<R> {
         read: impl FnOnce(NpyReader<&mut MemberReader<'_, R>>) -> Result<V>,
     ) -> Result<V> {
         let options = self.options.clone();
+        let origin = self.origin.clone();
         let (mut file, size, present) = self.member(name)?;
-        read(options.open_member(&mut file, size, present)?)
+        let member = file.member.clone();
+        let result = options.open_member(&mut file, size, present).and_then(read);
+        located(origin.as_deref(), &member, result)
     }
 
     /// Reads 1-D member `name` as `Vec<T>` (as `Vec::<T>::read_npy` reads a file).
@@ -1123,27 +1333,10 @@ impl<R: Read + Seek> Reader<R> {
     /// [`ErrorKind::Npz`] for an unknown name, a bad CRC, or a deflate stream that does
     /// not inflate to the member's size.
     pub fn read_raw(&mut self, name: &str) -> Result<Vec<u8>> {
-        let (mut file, size, _) = self.member(name)?;
-        // A stored member's bytes are in the file; a deflated one's claim is only trusted
-        // as far as its data actually inflates.
-        // Growth is exact and capped at the declared size (never a doubling past it), and
-        // fallible; the reader errors if the data inflates past or short of that size.
-        let size = usize::try_from(size).map_err(|_| Error::npz(Some(name), "member larger than the address space"))?;
-        let first = usize::try_from(file.file.compressed_size().max(RAW_PREALLOC)).unwrap_or(usize::MAX);
-        let mut out: Vec<u8> = Vec::new();
-        while out.len() < size {
-            let want = (size - out.len()).min(out.len().max(first));
-            out.try_reserve_exact(want).map_err(|_| crate::read::buffer::out_of_memory(want, 1))?;
-            let start = out.len();
-            out.resize(start + want, 0);
-            let got = crate::read::read_full(&mut file, &mut out[start..])?;
-            out.truncate(start + got);
-            if got < want {
-                break;
-            }
-        }
-        io::copy(&mut file, &mut io::sink())?;
-        Ok(out)
+        let origin = self.origin.clone();
+        let (file, size, _) = self.member(name)?;
+        let member = file.member.clone();
+        located(origin.as_deref(), &member, read_all(file, size))
     }
 
     /// True when member `name` starts like a `.npy` file (else [`Reader::read_raw`]).
@@ -1151,10 +1344,12 @@ impl<R: Read + Seek> Reader<R> {
     /// # Errors
     /// As [`Reader::read_raw`].
     pub fn is_npy(&mut self, name: &str) -> Result<bool> {
+        let origin = self.origin.clone();
         let (mut file, _, _) = self.member(name)?;
         let mut magic = [0u8; 6];
-        let got = crate::read::read_full(&mut file, &mut magic)?;
-        Ok(got == 6 && &magic == MAGIC)
+        let got = crate::read::read_full(&mut file, &mut magic);
+        let member = file.member.clone();
+        Ok(located(origin.as_deref(), &member, got)? == 6 && &magic == MAGIC)
     }
 
     /// Rebuilds records from an archive written by [`Writer::add_columns`].
@@ -1205,14 +1400,56 @@ impl<R: Read + Seek> Reader<R> {
     }
 }
 
+/// Reads a member's bytes (`size` of them, as it claims) to its end.
+fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64) -> Result<Vec<u8>> {
+    // A stored member's bytes are in the file; a deflated one's claim is only trusted
+    // as far as its data actually inflates.
+    // Growth is exact and capped at the declared size (never a doubling past it), and
+    // fallible; the reader errors if the data inflates past or short of that size.
+    let size = usize::try_from(size).map_err(|_| Error::npz(None, "member larger than the address space"))?;
+    let first = usize::try_from(file.file.compressed_size().max(RAW_PREALLOC)).unwrap_or(usize::MAX);
+    let mut out: Vec<u8> = Vec::new();
+    while out.len() < size {
+        let want = (size - out.len()).min(out.len().max(first));
+        out.try_reserve_exact(want).map_err(|_| crate::read::buffer::out_of_memory(want, 1))?;
+        let start = out.len();
+        out.resize(start + want, 0);
+        let got = crate::read::read_full(&mut file, &mut out[start..])?;
+        out.truncate(start + got);
+        if got < want {
+            break;
+        }
+    }
+    io::copy(&mut file, &mut io::sink())?;
+    Ok(out)
+}
+
+/// `result`, its error naming the archive's path `origin` (if known) and `member` (if not
+/// empty and not named already).
+fn located<V>(origin: Option<&Path>, member: &str, result: Result<V>) -> Result<V> {
+    result.map_err(|e| {
+        let e = if member.is_empty() { e } else { e.in_member(member) };
+        match origin {
+            Some(path) => e.reading(path),
+            None => e,
+        }
+    })
+}
+
 /// A member being read: the zip's decompressing, CRC-checking reader, held to the
 /// member's size.
 pub struct MemberReader<'a, R: Read + Seek> {
     file: zip::read::ZipFile<'a, R>,
     member: String,
+    /// The archive's path, if opened by path, which errors name.
+    origin: Option<&'a Path>,
     /// The member's size, and the bytes of it not read yet.
     size: u64,
     remaining: u64,
+    /// A deflated member's CRC-32 so far, and the one its header gives: at the end, it
+    /// tells a bad CRC from data that inflates past the member's size (the zip reader
+    /// reports both as one kind of error).
+    crc: Option<(crc32fast::Hasher, u32)>,
 }
 
 impl<R: Read + Seek> std::fmt::Debug for MemberReader<'_, R> {
@@ -1222,8 +1459,42 @@ impl<R: Read + Seek> std::fmt::Debug for MemberReader<'_, R> {
 }
 
 impl<R: Read + Seek> MemberReader<'_, R> {
-    fn error(&self, reason: String) -> io::Error {
-        io::Error::new(io::ErrorKind::InvalidData, Error::npz(Some(&self.member), reason))
+    /// An `InvalidData` error carrying an [`ErrorKind::Npz`] for this member, with the zip
+    /// reader's error (if it found the problem) as its source.
+    fn error(&self, reason: String, source: Option<io::Error>) -> io::Error {
+        let e = match source {
+            Some(source) => Error::npz_from(Some(&self.member), reason, source),
+            None => Error::npz(Some(&self.member), reason),
+        };
+        let e = match self.origin {
+            Some(path) => e.reading(path),
+            None => e,
+        };
+        io::Error::new(io::ErrorKind::InvalidData, e)
+    }
+
+    /// What an error of the zip reader about the member's data means, from where reading
+    /// stands (no text of the error is looked at).
+    fn data_error(&self, e: io::Error) -> io::Error {
+        use io::ErrorKind::{InvalidData, UnexpectedEof};
+        let done = self.size - self.remaining;
+        let reason = match e.kind() {
+            // The data stopped early: the zip reader's CRC check at a premature end, or
+            // a deflate stream cut short.
+            InvalidData | UnexpectedEof if self.remaining > 0 => {
+                format!("the data ends after {done} of the member's {} bytes", self.size)
+            }
+            InvalidData | UnexpectedEof => match &self.crc {
+                // All bytes read, and the zip reader objects: to their CRC (a stored
+                // member cannot run past its size), or to more data than the size.
+                Some((hasher, want)) if hasher.clone().finalize() == *want => {
+                    format!("the data inflates past the member's size of {} bytes", self.size)
+                }
+                _ => "bad crc-32: the member's data is corrupt".to_string(),
+            },
+            _ => format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size),
+        };
+        self.error(reason, Some(e))
     }
 }
 
@@ -1232,29 +1503,23 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
     /// member's size or runs past it, or a corrupt deflate stream is an `InvalidData`
     /// error carrying an [`ErrorKind::Npz`] that names the member.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.file.read(buf).map_err(|e| {
-            if !is_zip_data_error(&e) {
-                return e;
-            }
-            // The zip crate's words for what its reader checks, said as this crate says things.
-            let reason = match e.to_string().as_str() {
-                "Invalid checksum" => "bad crc-32: the member's data is corrupt".to_string(),
-                "File is larger than its declared uncompressed size" => {
-                    format!("the data inflates past the member's size of {} bytes", self.size)
-                }
-                other => other.to_string(),
-            };
-            self.error(reason)
-        })?;
+        // Never more than the member has left (then one byte, to reach its end): the zip
+        // reader's checks then fire only at the end, where `data_error` tells them apart.
+        let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
+        let n = match self.file.read(&mut buf[..want]) {
+            Ok(n) => n,
+            Err(e) if is_zip_data_error(&e) => return Err(self.data_error(e)),
+            Err(e) => return Err(e),
+        };
         if n as u64 > self.remaining {
-            return Err(self.error(format!("the data inflates past the member's size of {} bytes", self.size)));
+            return Err(self.error(format!("the data inflates past the member's size of {} bytes", self.size), None));
         }
-        if n == 0 && !buf.is_empty() && self.remaining > 0 {
-            return Err(self.error(format!(
-                "the data ends after {} of the member's {} bytes",
-                self.size - self.remaining,
-                self.size
-            )));
+        if n == 0 && want > 0 && self.remaining > 0 {
+            let done = self.size - self.remaining;
+            return Err(self.error(format!("the data ends after {done} of the member's {} bytes", self.size), None));
+        }
+        if let Some((hasher, _)) = &mut self.crc {
+            hasher.update(&buf[..n]);
         }
         self.remaining -= n as u64;
         Ok(n)

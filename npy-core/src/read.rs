@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::array::{Array, DynArray};
 use crate::dtype::refuse_objects;
@@ -127,12 +128,17 @@ impl ReadOptions {
     /// # Errors
     /// As [`NpyReader::new`]; [`ErrorKind::Io`] when the file cannot be opened.
     pub fn open_path(&self, path: impl AsRef<Path>) -> Result<NpyReader<BufReader<File>>> {
-        let file = File::open(path.as_ref())?;
-        let len = file.metadata()?.len();
-        let positional = file.try_clone().ok();
-        let mut r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
-        r.file = positional;
-        Ok(r)
+        let path = path.as_ref();
+        let open = || {
+            let file = File::open(path)?;
+            let len = file.metadata()?.len();
+            let positional = file.try_clone().ok();
+            let mut r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
+            r.file = positional;
+            r.origin = Some(path.to_path_buf());
+            Ok(r)
+        };
+        open().map_err(|e: Error| e.reading(path))
     }
 }
 
@@ -184,6 +190,8 @@ pub struct NpyReader<R> {
     /// A second handle on the file being read, from [`ReadOptions::open_path`]: large
     /// conversions read it at positions, half on each of two threads.
     file: Option<File>,
+    /// The path of the file being read, from [`ReadOptions::open_path`], which errors name.
+    origin: Option<std::path::PathBuf>,
 }
 
 impl<R: Read> NpyReader<R> {
@@ -250,6 +258,7 @@ impl<R: Read> NpyReader<R> {
             verify_end: false,
             object_limit: opts.object_limit(),
             file: None,
+            origin: None,
         })
     }
 
@@ -275,6 +284,7 @@ impl<R: Read> NpyReader<R> {
             verify_end: false,
             object_limit: None,
             file: None,
+            origin: None,
         })
     }
 
@@ -327,6 +337,11 @@ impl<R: Read> NpyReader<R> {
     /// [`ErrorKind::Usage`] if elements were already read; [`ErrorKind::UnsupportedDtype`]
     /// for an object array (its data is a pickle: see [`NpyReader::read_objects`]).
     pub fn read_dyn(mut self) -> Result<DynArray> {
+        let origin = self.origin.take();
+        located(origin, self.read_dyn_here())
+    }
+
+    fn read_dyn_here(mut self) -> Result<DynArray> {
         refuse_objects(&self.header.dtype)?;
         if self.position != 0 {
             return Err(Error::usage("read_dyn needs the whole array, but elements were already read"));
@@ -375,6 +390,11 @@ impl<R: Read> NpyReader<R> {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn read_objects(mut self) -> Result<Array<Object>> {
+        let origin = self.origin.take();
+        located(origin, self.read_objects_here())
+    }
+
+    fn read_objects_here(mut self) -> Result<Array<Object>> {
         if !self.header.dtype.has_object() {
             return Err(ErrorKind::DtypeMismatch {
                 expected: "'|O' (an object array)".into(),
@@ -431,6 +451,11 @@ impl<R: Read> NpyReader<R> {
     /// [`ErrorKind::InvalidValue`] for invalid values (`bool`, `char`, enum discriminants);
     /// [`ErrorKind::Truncated`]; [`ErrorKind::Io`].
     pub fn read_vec<T: NpyRecord>(mut self) -> Result<Vec<T>> {
+        let origin = self.origin.take();
+        located(origin, self.read_vec_here())
+    }
+
+    fn read_vec_here<T: NpyRecord>(mut self) -> Result<Vec<T>> {
         let plan = self.plan::<T>()?;
         let n = self.remaining();
         let zeroed = self.length_known();
@@ -511,12 +536,15 @@ impl<R: Read> NpyReader<R> {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn read_into<T: NpyRecord + Copy>(&mut self, buf: &mut [T]) -> Result<usize> {
-        let plan = self.plan::<T>()?;
-        let k = buf.len().min(self.remaining());
-        let mut tmp = Vec::with_capacity(k);
-        self.append(&plan, &mut tmp, k, false)?;
-        buf[..k].copy_from_slice(&tmp);
-        Ok(k)
+        let read = (|| {
+            let plan = self.plan::<T>()?;
+            let k = buf.len().min(self.remaining());
+            let mut tmp = Vec::with_capacity(k);
+            self.append(&plan, &mut tmp, k, false)?;
+            buf[..k].copy_from_slice(&tmp);
+            Ok(k)
+        })();
+        located(self.origin.clone(), read)
     }
 
     /// Appends the next `count` elements (at most those remaining) to `out` as raw bytes,
@@ -725,18 +753,32 @@ impl<R: Read> NpyReader<R> {
         let half = n / 2;
         let dst = buffer::spare_bytes(out, n, true);
         let (low, high) = dst.split_at_mut(half * ds);
+        // A side that fails sets `failed`, and the other stops at its next chunk (its
+        // `None`): the scope joins both, in bounded time, and the failure is reported.
+        let failed = AtomicBool::new(false);
+        let convert = |offset: u64, dst: &mut [u8], first: usize| {
+            let got = convert_at::<T>(file, offset, plan, dst, first, &failed);
+            if !matches!(got, Ok(Some(read)) if read == dst.len() / ds * ss) {
+                failed.store(true, Ordering::Relaxed);
+            }
+            got
+        };
         let (got_low, got_high) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| convert_at::<T>(file, start + (half * ss) as u64, plan, high, first + half));
-            let got_low = convert_at::<T>(file, start, plan, low, first);
+            let second = scope.spawn(|| convert(start + (half * ss) as u64, high, first + half));
+            let got_low = convert(start, low, first);
             (got_low, second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
-        let got_low = got_low?;
-        if got_low < half * ss {
-            return Err(self.truncated(first * ss + got_low));
+        // As a sequential read reports: the first half's error first. A half that
+        // stopped (`None`) did so because the other failed, which is then the error.
+        let (got_low, got_high) = (got_low?, got_high?);
+        if let Some(got) = got_low.filter(|&got| got < half * ss) {
+            return Err(self.truncated(first * ss + got));
         }
-        let got_high = got_high?;
-        if got_high < (n - half) * ss {
-            return Err(self.truncated((first + half) * ss + got_high));
+        if let Some(got) = got_high.filter(|&got| got < (n - half) * ss) {
+            return Err(self.truncated((first + half) * ss + got));
+        }
+        if got_low.is_none() || got_high.is_none() {
+            return Err(Error::usage("half of a conversion stopped, but the other half did not fail"));
         }
         fill_skipped(out, 0, n);
         // SAFETY:
@@ -781,7 +823,7 @@ impl<R: Read, T: NpyRecord> Iterator for Records<R, T> {
             Ok(()) => Some(Ok(chunk)),
             Err(e) => {
                 self.failed = true;
-                Some(Err(e))
+                Some(located(self.reader.origin.clone(), Err(e)))
             }
         }
     }
@@ -842,24 +884,43 @@ fn zero_sized<T>(n: usize) -> Result<()> {
 /// Reads source elements of `plan` from `file` at `offset` and converts them into `dst`
 /// (whole destination elements; the first is element `first` of the array), in cache-sized
 /// chunks. Returns the source bytes read: fewer than `dst` needs when the file ends early
-/// (then `dst` is only partly converted).
-fn convert_at<T: NpyRecord>(file: &File, offset: u64, plan: &Plan, dst: &mut [u8], first: usize) -> Result<usize> {
+/// (then `dst` is only partly converted); `None` when it stopped because `stop` was set
+/// (by the thread converting the other half, which failed).
+fn convert_at<T: NpyRecord>(
+    file: &File,
+    offset: u64,
+    plan: &Plan,
+    dst: &mut [u8],
+    first: usize,
+    stop: &AtomicBool,
+) -> Result<Option<usize>> {
     let (ss, ds) = (plan.src_size(), plan.dst_size());
     let per_chunk = (CONVERT_CHUNK / ss.max(1)).max(1);
     let mut staging = vec![0u8; per_chunk.min(dst.len() / ds.max(1)) * ss];
     let mut read = 0;
     for (c, out) in dst.chunks_mut(per_chunk * ds).enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
         let k = out.len() / ds;
         let src = &mut staging[..k * ss];
         let got = read_full_at(file, src, offset + read as u64)?;
         read += got;
         if got < src.len() {
-            return Ok(read);
+            return Ok(Some(read));
         }
         plan.run(src, out, first + c * per_chunk)?;
         check_elements::<T>(out, first + c * per_chunk)?;
     }
-    Ok(read)
+    Ok(Some(read))
+}
+
+/// `result`, its error naming `origin` (the file read) if known.
+fn located<V>(origin: Option<std::path::PathBuf>, result: Result<V>) -> Result<V> {
+    match origin {
+        Some(path) => result.map_err(|e| e.reading(path)),
+        None => result,
+    }
 }
 
 /// Reads `buf.len()` bytes of `file` at `offset` unless the file ends first; returns how
@@ -1023,12 +1084,19 @@ pub(crate) mod buffer {
         if !cfg!(target_os = "linux") || !fresh || len < PREFAULT_THRESHOLD || !crate::two_cpus() {
             return fill(v);
         }
+        /// Tells the thread to stop when the fill ends, by returning, failing or
+        /// panicking, so the scope's join never waits for more than one step.
+        struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         let stop = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
             scope.spawn(|| populate_backwards(start, len, &stop));
-            let result = fill(v);
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            result
+            let _stop = StopOnDrop(&stop);
+            fill(v)
         })
     }
 

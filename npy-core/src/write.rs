@@ -1,11 +1,11 @@
 //! Writing `.npy` data to paths (atomically) and to any [`io::Write`].
 
-use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::path::Path;
 
+use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
 use crate::record::{NpyRecord, Plan};
@@ -69,157 +69,29 @@ impl WriteOptions {
     }
 }
 
-/// Writes a file atomically: header and body go to a temporary file in the target's
-/// directory, preallocated to its final size, which is renamed over `path` when complete.
-/// On any error the temporary file is removed and an existing file at `path` is untouched.
+/// Writes a file atomically (see [`crate::atomic`]): header and body go to a new file in
+/// the target's directory, which replaces `path` when complete. On any error, an existing
+/// file at `path` is untouched and nothing is left beside it; the error names `path`.
 pub(crate) fn to_path(
     path: &Path,
     header: &[u8],
     sync: bool,
-    body: impl FnOnce(&mut File) -> Result<()>,
+    body: impl FnOnce(&mut AtomicFile) -> Result<()>,
 ) -> Result<()> {
-    let mut tmp = temp_file_beside(path)?;
-    tmp.write_all(header)?;
-    body(tmp.as_file_mut())?;
-    replace_with(tmp, path, sync)
-}
-
-/// The last step of an atomic write: syncs the finished temporary file (if `sync`),
-/// renames it over `path`, and syncs the directory so the rename itself is durable.
-pub(crate) fn replace_with(tmp: tempfile::NamedTempFile, path: &Path, sync: bool) -> Result<()> {
-    if sync {
-        tmp.as_file().sync_all()?;
-    }
-    tmp.persist(path).map_err(|e| Error::from(e.error))?;
-    if sync {
-        sync_dir(path)?;
-    }
-    Ok(())
-}
-
-/// Syncs the directory holding `path` (a rename is durable once its directory is).
-fn sync_dir(path: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        File::open(dir)?.sync_all()?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
-}
-
-/// A temporary file in `path`'s directory (so renaming it over `path` is atomic), with
-/// the permissions a plain `File::create` would give; removed when dropped unpersisted.
-pub(crate) fn temp_file_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+    let write = || {
+        let mut file = AtomicFile::create(path)?;
+        file.write_all(header)?;
+        body(&mut file)?;
+        file.commit(sync)
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".npy-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // 0o666 less the umask, as `File::create` (tempfile's default is 0o600).
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    Ok(builder.tempfile_in(dir)?)
-}
-
-/// A temporary file that reserves disk blocks ahead of the data written to it (in growing
-/// steps), so the file system allocates them in few large pieces, as for a known-size
-/// `.npy`; finishing the archive trims it to what was written and moves it into place.
-#[derive(Debug)]
-pub struct GrowingFile {
-    file: tempfile::NamedTempFile,
-    position: u64,
-    end: u64,
-    reserved: u64,
-}
-
-impl GrowingFile {
-    /// Smallest step by which the reservation grows.
-    const STEP: u64 = 64 << 20;
-
-    pub(crate) fn beside(path: &Path) -> Result<Self> {
-        Ok(GrowingFile { file: temp_file_beside(path)?, position: 0, end: 0, reserved: 0 })
-    }
-
-    /// Truncates the file to the bytes written and renames it over `path`.
-    pub(crate) fn commit(self, path: &Path, sync: bool) -> Result<()> {
-        self.file.as_file().set_len(self.end)?;
-        replace_with(self.file, path, sync)
-    }
-}
-
-impl Write for GrowingFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let want = self.position + buf.len() as u64;
-        if want > self.reserved {
-            let target = want.max(self.reserved + Self::STEP.min(self.reserved / 4 + (1 << 20)));
-            preallocate_range(self.file.as_file(), self.reserved, target - self.reserved);
-            self.reserved = target;
-        }
-        let n = self.file.write(buf)?;
-        self.position += n as u64;
-        self.end = self.end.max(self.position);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.file.flush()
-    }
-}
-
-impl Seek for GrowingFile {
-    /// Seeks as in a file holding just the bytes written: `SeekFrom::End` counts from the
-    /// end of the data, not of the reservation.
-    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        let pos = match pos {
-            SeekFrom::End(delta) => SeekFrom::Start(
-                self.end
-                    .checked_add_signed(delta)
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the file"))?,
-            ),
-            other => other,
-        };
-        self.position = self.file.seek(pos)?;
-        Ok(self.position)
-    }
-}
-
-/// Reserves `len` bytes at `offset` (extending the file), best effort.
-fn preallocate_range(file: &File, offset: u64, len: u64) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else { return };
-        if len > 0 {
-            // SAFETY: `fallocate` on a file descriptor we own, mode 0 (allocate and
-            // extend); it touches no memory of ours. Errors are ignored on purpose.
-            unsafe { libc::fallocate(file.as_raw_fd(), 0, offset, len) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, offset, len);
-}
-
-/// Reserves `len` bytes for a file about to be written, so the file system allocates its
-/// blocks at once (what makes `np.save` fast). Best effort: unsupported file systems are
-/// simply written without it.
-fn preallocate(file: &File, len: u64) {
-    preallocate_range(file, 0, len);
+    write().map_err(|e| e.writing(path))
 }
 
 pub(crate) fn typed_to_path<T: NpyRecord>(path: &Path, header: Header, data: &[T], opts: &WriteOptions) -> Result<()> {
     let (_, head) = header.encode(opts.forced_version())?;
     let total = head.len() as u64 + header.data_len()? as u64;
     to_path(path, &head, opts.syncs(), |file| {
-        preallocate(file, total);
+        crate::atomic::preallocate(file.as_file(), total);
         write_elements(file, data)
     })
 }
@@ -337,13 +209,17 @@ fn write_pieces<W: Write + ?Sized>(
         return Ok(());
     }
     type Piece = (Vec<MaybeUninit<u8>>, Result<usize>);
-    let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(WRITE_BUFFERS);
-    let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<MaybeUninit<u8>>>(WRITE_BUFFERS);
-    for _ in 0..WRITE_BUFFERS {
-        let _ = empty_tx.send(new_buf());
-    }
     let fill = &fill;
     std::thread::scope(|scope| {
+        // Every channel end lives inside this closure, so returning from it, by an early
+        // `?` too, drops this thread's ends before the scope joins the other thread: its
+        // `recv` and `send` then fail and it returns. Its own ends go with it when it
+        // returns (or panics), which wakes this thread's `recv` in turn.
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(WRITE_BUFFERS);
+        let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<MaybeUninit<u8>>>(WRITE_BUFFERS);
+        for _ in 0..WRITE_BUFFERS {
+            empty_tx.send(new_buf()).map_err(|_| Error::usage("the buffer channel closed"))?;
+        }
         scope.spawn(move || {
             for k in 0..pieces {
                 let Ok(mut buf) = empty_rx.recv() else { return };
@@ -357,6 +233,7 @@ fn write_pieces<W: Write + ?Sized>(
         for _ in 0..pieces {
             let (buf, made) = full_rx.recv().map_err(|_| Error::usage("the thread making pieces stopped"))?;
             writer.write_all(initialized(&buf[..made?]))?;
+            // Fails only once the other thread has returned, which needs no more buffers.
             let _ = empty_tx.send(buf);
         }
         Ok(())
@@ -531,9 +408,10 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     }
 }
 
-/// An [`NpyWriter`] to a path, atomic: records go to a temporary file in the same
-/// directory, which replaces `path` only when [`NpyFileWriter::finish`] succeeds. Dropped
-/// without `finish`, it leaves no file behind (and any old file untouched).
+/// An [`NpyWriter`] to a path, atomic (see [`crate::atomic`]): records go to a new file in
+/// the same directory, which replaces `path` only when [`NpyFileWriter::finish`] succeeds.
+/// Dropped without `finish` (or killed), it leaves no file behind and any old file
+/// untouched. Errors name `path`.
 ///
 /// # Examples
 /// ```
@@ -549,7 +427,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
 /// ```
 #[derive(Debug)]
 pub struct NpyFileWriter<T: NpyRecord> {
-    inner: NpyWriter<T, io::BufWriter<tempfile::NamedTempFile>>,
+    inner: NpyWriter<T, io::BufWriter<AtomicFile>>,
     path: std::path::PathBuf,
     sync: bool,
 }
@@ -558,28 +436,29 @@ impl<T: NpyRecord> NpyFileWriter<T> {
     /// Starts writing an array of `T` to `path`.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the temporary file cannot be created.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the file cannot be created (the
+    /// directory does not exist or is not writable).
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let tmp = temp_file_beside(path)?;
-        let inner = NpyWriter::new(io::BufWriter::with_capacity(1 << 20, tmp))?;
+        let start = || NpyWriter::new(io::BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?));
+        let inner = start().map_err(|e| e.writing(path))?;
         Ok(NpyFileWriter { inner, path: path.to_path_buf(), sync: true })
     }
 
     /// Appends one record.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io).
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io), naming the path.
     pub fn push(&mut self, record: &T) -> Result<()> {
-        self.inner.push(record)
+        self.inner.push(record).map_err(|e| e.writing(&self.path))
     }
 
     /// Appends records.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`](crate::ErrorKind::Io).
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io), naming the path.
     pub fn extend(&mut self, records: &[T]) -> Result<()> {
-        self.inner.extend(records)
+        self.inner.extend(records).map_err(|e| e.writing(&self.path))
     }
 
     /// Records written so far.
@@ -597,8 +476,9 @@ impl<T: NpyRecord> NpyFileWriter<T> {
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io); the target is untouched then.
     pub fn finish(self) -> Result<()> {
-        let tmp = self.inner.finish()?.into_inner().map_err(|e| Error::from(e.into_error()))?;
-        replace_with(tmp, &self.path, self.sync)
+        let (path, sync) = (self.path, self.sync);
+        let finish = || self.inner.finish()?.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(sync);
+        finish().map_err(|e| e.writing(&path))
     }
 
     /// Whether [`NpyFileWriter::finish`] syncs the file and its directory; see
@@ -606,12 +486,6 @@ impl<T: NpyRecord> NpyFileWriter<T> {
     pub fn sync(&mut self, sync: bool) -> &mut Self {
         self.sync = sync;
         self
-    }
-}
-
-impl From<tempfile::PersistError> for Error {
-    fn from(e: tempfile::PersistError) -> Self {
-        Error::from(io::Error::from(e))
     }
 }
 
@@ -668,43 +542,6 @@ mod tests {
         assert_eq!(names, [std::ffi::OsString::from("a.npy")]);
         let e = [1u8; 1000].write_npy_to(FailAfter { limit: 200, written: 0 }).unwrap_err();
         assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
-    }
-
-    #[test]
-    fn growing_file_hides_its_reservation_and_trims_on_commit() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("g.bin");
-        let mut g = GrowingFile::beside(&path).unwrap();
-        g.write_all(&[7u8; 1000]).unwrap();
-        assert!(g.reserved >= 1000);
-        assert_eq!(g.seek(SeekFrom::End(0)).unwrap(), 1000);
-        g.seek(SeekFrom::Start(10)).unwrap();
-        g.write_all(b"abc").unwrap();
-        assert_eq!(g.seek(SeekFrom::End(-1)).unwrap(), 999);
-        g.commit(&path, true).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(bytes.len(), 1000);
-        assert_eq!(&bytes[9..14], &[7, b'a', b'b', b'c', 7]);
-
-        let other = dir.path().join("dropped.bin");
-        let mut g = GrowingFile::beside(&other).unwrap();
-        g.write_all(&[1u8; 10]).unwrap();
-        drop(g);
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, [std::ffi::OsString::from("g.bin")]);
-    }
-
-    #[test]
-    fn path_write_is_readable_by_others() {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("p.npy");
-            [1u8].write_npy(&path).unwrap();
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-            assert_ne!(mode & 0o044, 0, "mode {mode:o}");
-        }
     }
 
     #[test]

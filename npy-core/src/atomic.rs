@@ -1,0 +1,529 @@
+//! Files that appear at their path whole or not at all.
+//!
+//! Every write to a path in this crate (`.npy` files, `.npz` archives, [`NpyFileWriter`],
+//! [`NpyMapMut::create`]) goes through an [`AtomicFile`]: the data is written to a file
+//! in the target's directory that has no name yet, and is given the target's name only
+//! once complete (after a sync, by default). A failed write, a full disk, a panic or a
+//! `SIGKILL` leaves the old file whole and nothing beside it.
+//!
+//! On Linux the file is opened with `O_TMPFILE`, so it has no name at all until
+//! [`AtomicFile::commit`]: the kernel frees it when its last descriptor closes, whatever
+//! ended the process. Committing links it into the directory (`linkat` through
+//! `/proc/self/fd`): straight to the target's name when no file is there, else to a fresh
+//! hidden name that is at once renamed over the target, so a name other than the target
+//! exists only between those two system calls. Where the file system (or the system)
+//! lacks `O_TMPFILE` or `/proc`, the file is created under a hidden name
+//! `.npy-XXXXXX.tmp` in the target's directory and renamed over the target on commit; it
+//! is removed on every error and when the writer is dropped, but a process killed
+//! mid-write leaves it behind. Such leftovers are found with
+//! `find DIR -name '.npy-*.tmp'`, and are safe to delete when no write is running.
+//!
+//! [`NpyFileWriter`]: crate::NpyFileWriter
+//! [`NpyMapMut::create`]: crate::mmap::NpyMapMut::create
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Prefix of the hidden names this module gives files (a committing one for a moment, a
+/// named fallback for the whole write).
+pub const TEMP_PREFIX: &str = ".npy-";
+/// Suffix of those names.
+pub const TEMP_SUFFIX: &str = ".tmp";
+
+/// A file being written for `target`, which it replaces only on [`AtomicFile::commit`].
+///
+/// Writes, seeks and commits fail with errors that name the target
+/// ([`Error::path`]), never a temporary name. Dropped without a commit, the file
+/// disappears and any old file at the target stays as it was.
+///
+/// # Examples
+/// ```
+/// use std::io::Write;
+/// use npy_core::atomic::AtomicFile;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("notes.txt");
+/// std::fs::write(&path, "old")?;
+/// let mut file = AtomicFile::create(&path)?;
+/// file.write_all(b"new")?;
+/// assert_eq!(std::fs::read(&path)?, b"old"); // not yet
+/// file.commit(true)?;
+/// assert_eq!(std::fs::read(&path)?, b"new");
+/// assert_eq!(std::fs::read_dir(dir.path())?.count(), 1); // nothing beside it
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: File,
+    target: PathBuf,
+    /// The hidden name of a file created with one (where `O_TMPFILE` is missing):
+    /// removed when dropped uncommitted.
+    named: Option<tempfile::TempPath>,
+}
+
+impl AtomicFile {
+    /// Starts a file that will replace `target`, in `target`'s directory (so the final
+    /// rename is atomic), with the permissions `File::create` would give it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) naming `target` when the directory does not
+    /// exist or is not writable.
+    pub fn create(target: impl AsRef<Path>) -> Result<AtomicFile> {
+        AtomicFile::create_as(target.as_ref(), Kind::Best)
+    }
+
+    pub(crate) fn create_as(target: &Path, kind: Kind) -> Result<AtomicFile> {
+        let fail = |e: io::Error| Error::from(e).writing(target);
+        let dir = parent_dir(target);
+        if kind == Kind::Best {
+            if let Some(file) = unnamed_in(dir).map_err(fail)? {
+                return Ok(AtomicFile { file, target: target.to_path_buf(), named: None });
+            }
+        }
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // 0o666 less the umask, as `File::create` (tempfile's default is 0o600).
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        // `into_parts`: the file's own errors then carry no temporary name.
+        let (file, path) = builder.tempfile_in(dir).map_err(|e| fail(strip_path(e)))?.into_parts();
+        Ok(AtomicFile { file, target: target.to_path_buf(), named: Some(path) })
+    }
+
+    /// The path this file will replace.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// The file being written (to preallocate, sync or map it).
+    pub fn as_file(&self) -> &File {
+        &self.file
+    }
+
+    /// The error for `e`, naming the target.
+    pub(crate) fn error(&self, e: impl Into<Error>) -> Error {
+        e.into().writing(&self.target)
+    }
+
+    /// `e` as an I/O error whose message names the target (it converts back to an
+    /// [`Error`] that says so).
+    fn io_error(&self, e: io::Error) -> io::Error {
+        io::Error::from(self.error(e))
+    }
+
+    /// Moves the finished file to its target, replacing any file there: synced first
+    /// when `sync` (then the directory too, so the new name is durable).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) naming the target; the old file is then
+    /// untouched and nothing is left beside it.
+    pub fn commit(self, sync: bool) -> Result<()> {
+        self.commit_file(sync, true).map(drop)
+    }
+
+    /// As [`AtomicFile::commit`], giving back the open file; with `replace` false, an
+    /// existing target is an `AlreadyExists` error instead of being replaced.
+    pub(crate) fn commit_file(mut self, sync: bool, replace: bool) -> Result<File> {
+        if sync {
+            self.file.sync_all().map_err(|e| self.error(e))?;
+        }
+        match self.named.take() {
+            None => self.link_unnamed(replace)?,
+            Some(path) if replace => path.persist(&self.target).map(drop).map_err(|e| self.error(e.error))?,
+            Some(path) => path.persist_noclobber(&self.target).map(drop).map_err(|e| self.error(e.error))?,
+        }
+        if sync {
+            sync_dir(&self.target).map_err(|e| self.error(e))?;
+        }
+        Ok(self.file)
+    }
+
+    /// Gives the unnamed file its target's name.
+    #[cfg(target_os = "linux")]
+    fn link_unnamed(&self, replace: bool) -> Result<()> {
+        use std::os::fd::AsRawFd;
+        let source = PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        match link_following(&source, &self.target) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && replace => {}
+            Err(e) => return Err(self.error(e)),
+        }
+        // A file is there: link to a fresh hidden name beside it and rename that over it.
+        let dir = parent_dir(&self.target);
+        for _ in 0..100 {
+            let hidden = dir.join(hidden_name());
+            match link_following(&source, &hidden) {
+                Ok(()) => {
+                    return std::fs::rename(&hidden, &self.target).map_err(|e| {
+                        let _ = std::fs::remove_file(&hidden);
+                        self.error(e)
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(self.error(e)),
+            }
+        }
+        Err(self.error(io::Error::new(io::ErrorKind::AlreadyExists, "no free temporary name beside the target")))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn link_unnamed(&self, _replace: bool) -> Result<()> {
+        unreachable!("files without a name are only made on Linux")
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf).map_err(|e| self.io_error(e))
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file.write_all(buf).map_err(|e| self.io_error(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush().map_err(|e| self.io_error(e))
+    }
+}
+
+impl Seek for AtomicFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.file.seek(pos).map_err(|e| self.io_error(e))
+    }
+}
+
+/// How [`AtomicFile::create_as`] makes the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Unnamed (`O_TMPFILE`) where the system allows, else named.
+    Best,
+    /// Named `.npy-XXXXXX.tmp`, as where `O_TMPFILE` is missing (for tests of that path).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Named,
+}
+
+/// An unnamed file in `dir` (`O_TMPFILE`), or `None` where the file system, the kernel or
+/// a missing `/proc` (needed to name it later) rules that out.
+#[cfg(target_os = "linux")]
+fn unnamed_in(dir: &Path) -> io::Result<Option<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    static PROC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*PROC.get_or_init(|| Path::new("/proc/self/fd").is_dir()) {
+        return Ok(None);
+    }
+    let opened = std::fs::OpenOptions::new().read(true).write(true).mode(0o666).custom_flags(libc::O_TMPFILE).open(dir);
+    match opened {
+        Ok(file) => Ok(Some(file)),
+        // No O_TMPFILE here: the file system lacks it (EOPNOTSUPP), or the kernel does
+        // (EISDIR, EINVAL).
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unnamed_in(_dir: &Path) -> io::Result<Option<File>> {
+    Ok(None)
+}
+
+/// `linkat(AT_FDCWD, source, AT_FDCWD, link, AT_SYMLINK_FOLLOW)`: with `source` a
+/// `/proc/self/fd` entry, gives the open file the name `link` (std's `hard_link` does not
+/// follow the symbolic link).
+#[cfg(target_os = "linux")]
+fn link_following(source: &Path, link: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput));
+    let (source, link) = (c(source)?, c(link)?);
+    // SAFETY: both pointers are NUL-terminated strings that live across the call, which
+    // only reads them.
+    let r = unsafe {
+        libc::linkat(libc::AT_FDCWD, source.as_ptr(), libc::AT_FDCWD, link.as_ptr(), libc::AT_SYMLINK_FOLLOW)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// A fresh `.npy-XXXXXXXXXXXX.tmp` name.
+#[cfg(target_os = "linux")]
+fn hidden_name() -> OsString {
+    use std::hash::{BuildHasher, RandomState};
+    let bits = RandomState::new().hash_one((std::process::id(), std::time::SystemTime::now()));
+    format!("{TEMP_PREFIX}{:012x}{TEMP_SUFFIX}", bits & 0xffff_ffff_ffff).into()
+}
+
+/// An error of the tempfile crate without the temporary path it adds to the message: the
+/// operating system's error underneath, where there is one.
+fn strip_path(e: io::Error) -> io::Error {
+    let os = e.get_ref().and_then(|inner| inner.source()).and_then(|s| s.downcast_ref::<io::Error>());
+    match os.and_then(io::Error::raw_os_error) {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::from(e.kind()),
+    }
+}
+
+/// The directory holding `path` (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Syncs the directory holding `path` (a rename is durable once its directory is).
+fn sync_dir(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    File::open(parent_dir(path))?.sync_all()?;
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+/// Reserves disk blocks for `len` bytes at `offset` of `file` (extending it), so that
+/// writing them, or storing to them through a memory map, cannot find the disk full.
+/// Where the file system cannot reserve (`EOPNOTSUPP`), the C library writes zeros
+/// instead, which reserves as surely.
+///
+/// # Errors
+/// `StorageFull` (`ENOSPC`) when the disk lacks the space, or another I/O error.
+pub(crate) fn reserve(file: &File, offset: u64, len: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let too_big = || io::Error::new(io::ErrorKind::InvalidInput, "file too large for this system");
+        let (offset, len) =
+            (libc::off_t::try_from(offset).map_err(|_| too_big())?, libc::off_t::try_from(len).map_err(|_| too_big())?);
+        if len == 0 {
+            return Ok(());
+        }
+        loop {
+            // SAFETY: `posix_fallocate` on a file descriptor we own; it touches no memory
+            // of ours.
+            match unsafe { libc::posix_fallocate(file.as_raw_fd(), offset, len) } {
+                0 => return Ok(()),
+                libc::EINTR => continue,
+                code => return Err(io::Error::from_raw_os_error(code)),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let end = offset.checked_add(len).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+        if file.metadata()?.len() < end {
+            file.set_len(end)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reserves `len` bytes at `offset` (extending the file), best effort: a file system that
+/// cannot is written without it, and a full disk is left for the write itself to report.
+fn preallocate_range(file: &File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else { return };
+        if len > 0 {
+            // SAFETY: `fallocate` on a file descriptor we own, mode 0 (allocate and
+            // extend); it touches no memory of ours. Errors are ignored on purpose.
+            unsafe { libc::fallocate(file.as_raw_fd(), 0, offset, len) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len);
+}
+
+/// Reserves `len` bytes for a file about to be written, so the file system allocates its
+/// blocks at once (what makes `np.save` fast). Best effort, as [`preallocate_range`].
+pub(crate) fn preallocate(file: &File, len: u64) {
+    preallocate_range(file, 0, len);
+}
+
+/// An [`AtomicFile`] that reserves disk blocks ahead of the data written to it (in
+/// growing steps), so the file system allocates them in few large pieces, as for a
+/// known-size `.npy`; [`GrowingFile::commit`] trims it to what was written and moves it
+/// into place. What [`crate::npz::Writer::create`] writes through.
+#[derive(Debug)]
+pub struct GrowingFile {
+    file: AtomicFile,
+    position: u64,
+    end: u64,
+    reserved: u64,
+}
+
+impl GrowingFile {
+    /// Smallest step by which the reservation grows.
+    const STEP: u64 = 64 << 20;
+
+    /// Starts a file that will replace `target`, as [`AtomicFile::create`].
+    ///
+    /// # Errors
+    /// As [`AtomicFile::create`].
+    pub fn create(target: impl AsRef<Path>) -> Result<Self> {
+        Ok(GrowingFile::from(AtomicFile::create(target)?))
+    }
+
+    /// Truncates the file to the bytes written and moves it into place, as
+    /// [`AtomicFile::commit`].
+    ///
+    /// # Errors
+    /// As [`AtomicFile::commit`].
+    pub fn commit(self, sync: bool) -> Result<()> {
+        self.file.as_file().set_len(self.end).map_err(|e| self.file.error(e))?;
+        self.file.commit(sync)
+    }
+
+    /// The path this file will replace.
+    pub fn target(&self) -> &Path {
+        self.file.target()
+    }
+}
+
+impl From<AtomicFile> for GrowingFile {
+    fn from(file: AtomicFile) -> Self {
+        GrowingFile { file, position: 0, end: 0, reserved: 0 }
+    }
+}
+
+impl Write for GrowingFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let want = self.position + buf.len() as u64;
+        if want > self.reserved {
+            let target = want.max(self.reserved + Self::STEP.min(self.reserved / 4 + (1 << 20)));
+            preallocate_range(self.file.as_file(), self.reserved, target - self.reserved);
+            self.reserved = target;
+        }
+        let n = self.file.write(buf)?;
+        self.position += n as u64;
+        self.end = self.end.max(self.position);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Seek for GrowingFile {
+    /// Seeks as in a file holding just the bytes written: `SeekFrom::End` counts from the
+    /// end of the data, not of the reservation.
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let pos = match pos {
+            SeekFrom::End(delta) => SeekFrom::Start(
+                self.end
+                    .checked_add_signed(delta)
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the file"))?,
+            ),
+            other => other,
+        };
+        self.position = self.file.seek(pos)?;
+        Ok(self.position)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<OsString> {
+        let mut v: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn both_kinds_replace_the_target_only_on_commit_and_leave_nothing_else() {
+        for kind in [Kind::Best, Kind::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.bin");
+            // A new file, then a replacement.
+            for content in [&b"first"[..], b"second"] {
+                let mut f = AtomicFile::create_as(&path, kind).unwrap();
+                f.write_all(content).unwrap();
+                f.commit(true).unwrap();
+                assert_eq!(std::fs::read(&path).unwrap(), content, "{kind:?}");
+                assert_eq!(names(dir.path()), ["t.bin"], "{kind:?}");
+            }
+            // Dropped uncommitted: the old file stays, nothing is left.
+            let mut f = AtomicFile::create_as(&path, kind).unwrap();
+            f.write_all(b"lost").unwrap();
+            if kind == Kind::Named {
+                assert_eq!(names(dir.path()).len(), 2, "the fallback has a name while it is written");
+            }
+            drop(f);
+            assert_eq!(std::fs::read(&path).unwrap(), b"second");
+            assert_eq!(names(dir.path()), ["t.bin"], "{kind:?}");
+            // Without replacing: an existing target is an error naming it.
+            let f = AtomicFile::create_as(&path, kind).unwrap();
+            let e = f.commit_file(false, false).unwrap_err();
+            assert!(matches!(e.kind(), crate::ErrorKind::Io(io) if io.kind() == io::ErrorKind::AlreadyExists), "{e}");
+            assert_eq!(e.path(), Some(path.as_path()));
+            assert_eq!(names(dir.path()), ["t.bin"], "{kind:?}");
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_file_has_no_name_until_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = AtomicFile::create(dir.path().join("x.npy")).unwrap();
+        assert!(f.named.is_none(), "ext4 and tmpfs have O_TMPFILE");
+        assert!(names(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn commits_are_readable_by_others() {
+        use std::os::unix::fs::PermissionsExt;
+        for kind in [Kind::Best, Kind::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("p.npy");
+            AtomicFile::create_as(&path, kind).unwrap().commit(false).unwrap();
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_ne!(mode & 0o044, 0, "{kind:?}: mode {mode:o}");
+        }
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_the_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no/such/dir/x.npy");
+        for kind in [Kind::Best, Kind::Named] {
+            let e = AtomicFile::create_as(&path, kind).unwrap_err();
+            assert_eq!((e.path(), e.access()), (Some(path.as_path()), Some(crate::Access::Write)), "{e}");
+            assert!(!e.to_string().contains(TEMP_PREFIX), "{e}");
+        }
+    }
+
+    #[test]
+    fn growing_file_hides_its_reservation_and_trims_on_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.bin");
+        let mut g = GrowingFile::create(&path).unwrap();
+        g.write_all(&[7u8; 1000]).unwrap();
+        assert!(g.reserved >= 1000);
+        assert_eq!(g.seek(SeekFrom::End(0)).unwrap(), 1000);
+        g.seek(SeekFrom::Start(10)).unwrap();
+        g.write_all(b"abc").unwrap();
+        assert_eq!(g.seek(SeekFrom::End(-1)).unwrap(), 999);
+        g.commit(true).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 1000);
+        assert_eq!(&bytes[9..14], &[7, b'a', b'b', b'c', 7]);
+
+        let mut g = GrowingFile::create(dir.path().join("dropped.bin")).unwrap();
+        g.write_all(&[1u8; 10]).unwrap();
+        drop(g);
+        assert_eq!(names(dir.path()), ["g.bin"]);
+    }
+}
