@@ -28,7 +28,10 @@ pub fn run(file: &Path, opts: &ReadOptions) -> Result<()> {
     writeln!(out, "elements:      {}", h.element_count()?)?;
     if h.dtype.has_object() {
         // The data is a pickle of the array, not `elements * itemsize` bytes.
-        let pickle = std::fs::metadata(file).map_err(|e| npy_core::Error::from(e).reading(file))?.len().saturating_sub(reader.data_offset() as u64);
+        let pickle = std::fs::metadata(file)
+            .map_err(|e| npy_core::Error::from(e).reading(file))?
+            .len()
+            .saturating_sub(reader.data_offset() as u64);
         writeln!(out, "data:          Python objects, pickled ({pickle} bytes; see `npy head`)")?;
         return Ok(());
     }

@@ -1,0 +1,503 @@
+//! Writes and reads that fail: an error every time, in bounded time, never a hang; the old
+//! file whole and nothing left beside it.
+//!
+//! - A writer that fails after N bytes, for N in the header, at and around every piece
+//!   boundary of the two-thread pipeline (padded and converted records), for every write
+//!   API that takes that path, with record counts at and above the threshold that starts
+//!   the second thread.
+//! - A reader that fails midway through a large conversion, and a file cut short under
+//!   the two-thread conversion read.
+//! - A full disk (a 64 MiB tmpfs; where mounting is not allowed the test says so and
+//!   skips): every path write is an `Err` naming the target, the old file survives, and
+//!   no file is left beside it; `NpyMapMut::create` too, never a `SIGBUS`.
+//! - `SIGKILL` in the middle of path writes, on ext4 and tmpfs: the target is whole (old
+//!   or new) and no temporary file is left.
+
+use std::io::{self, Cursor, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use npy_core::mmap::NpyMapMut;
+use npy_core::npz::{self, Compression};
+use npy_core::prelude::*;
+use npy_core::{Access, ErrorKind, NpyFileWriter, NpyWriter};
+
+/// Packed in the file (16 bytes), padded in memory (24): written by conversion.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct Packed {
+    id: i32,
+    t0: f64,
+    dt: f32,
+}
+
+/// NumPy's `align=True` layout, as in memory: written by copying and zeroing the padding.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct Padded {
+    id: i32,
+    t0: f64,
+    dt: f32,
+}
+
+/// Bytes of records the writer makes per piece (its `WRITE_PIECE`), and the fewest
+/// pieces for which a second thread makes them.
+const PIECE: usize = 1 << 20;
+const THREAD_PIECES: usize = 8;
+
+fn packed(n: usize) -> Vec<Packed> {
+    (0..n).map(|i| Packed { id: i as i32, t0: i as f64 * 0.5, dt: 0.25 }).collect()
+}
+
+fn padded(n: usize) -> Vec<Padded> {
+    (0..n).map(|i| Padded { id: i as i32, t0: i as f64 * 0.5, dt: 0.25 }).collect()
+}
+
+/// Records of `size` file bytes that make `pieces` pieces, the last one short.
+fn count_for(pieces: usize, size: usize) -> usize {
+    (PIECE / size) * (pieces - 1) + 1
+}
+
+/// Runs `f` on a thread and fails the test if it has not returned within 30 s.
+fn bounded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(v) => v,
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no answer after 30 s (a thread waits forever?)"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: panicked"),
+    }
+}
+
+/// A `Write + Seek` that takes `limit` bytes (counting every byte written, rewrites too)
+/// and then fails as a full disk does.
+#[derive(Debug)]
+struct FailAfter {
+    data: Cursor<Vec<u8>>,
+    written: usize,
+    limit: usize,
+}
+
+impl FailAfter {
+    fn new(limit: usize) -> Self {
+        FailAfter { data: Cursor::new(Vec::new()), written: 0, limit }
+    }
+}
+
+impl Write for FailAfter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = self.limit - self.written;
+        if room == 0 && !buf.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::StorageFull, "injected: no space left"));
+        }
+        let n = self.data.write(&buf[..buf.len().min(room)])?;
+        self.written += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for FailAfter {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.data.seek(pos)
+    }
+}
+
+/// The byte counts after which the writer fails: in the header, at, before and after
+/// the first, a middle and the last piece boundary, and one byte short of the end.
+fn limits(header: usize, pieces: usize, piece: usize, total: usize) -> Vec<usize> {
+    let mut v = vec![0, header / 2, header - 1, header];
+    for k in [1, pieces / 2, pieces - 1] {
+        let at = header + k * piece;
+        v.extend([at - 1, at, at + 1]);
+    }
+    v.extend([header + piece / 2, total - 1]);
+    v.sort();
+    v.dedup();
+    v.retain(|&l| l < total);
+    v
+}
+
+/// Every write API that can take the two-thread path, over a writer failing after
+/// `limit` bytes; `Ok` holds what it wrote when nothing failed.
+fn write_with<T: NpyRecord + Send + Sync + 'static>(api: &str, data: &[T], limit: usize) -> npy_core::Result<Vec<u8>> {
+    let w = FailAfter::new(limit);
+    let out = match api {
+        "write_npy_to" => data.write_npy_to(w)?,
+        "NpyWriter::extend" => {
+            let mut writer = NpyWriter::<T, _>::new(w)?;
+            for part in data.chunks(data.len() / 3 + 1) {
+                writer.extend(part)?;
+            }
+            writer.finish()?
+        }
+        "npz add (stored)" => {
+            let mut z = npz::Writer::new(w);
+            z.add("records", data)?;
+            z.finish()?
+        }
+        "npz add_columns" => {
+            let mut z = npz::Writer::new(w);
+            z.add_columns(data)?;
+            z.finish()?
+        }
+        "npz start_array (stored)" => {
+            let mut z = npz::Writer::new(w);
+            let mut m = z.start_array::<T>("records", vec![data.len()], Compression::Stored)?;
+            for part in data.chunks(data.len() / 2 + 1) {
+                m.write(part)?;
+            }
+            m.finish()?;
+            z.finish()?
+        }
+        "npz add (deflated, streamed)" => {
+            let mut z = npz::Writer::new(w);
+            z.threads(1);
+            z.add_with("records", data, Compression::Deflated { level: 1 })?;
+            z.finish()?
+        }
+        other => unreachable!("{other}"),
+    };
+    Ok(out.data.into_inner())
+}
+
+const APIS: [&str; 6] = [
+    "write_npy_to",
+    "NpyWriter::extend",
+    "npz add (stored)",
+    "npz add_columns",
+    "npz start_array (stored)",
+    "npz add (deflated, streamed)",
+];
+
+fn fail_everywhere<T: NpyRecord + Send + Sync + Clone + 'static>(kind: &str, data: Vec<T>, file_size: usize) {
+    let data = std::sync::Arc::new(data);
+    let per_piece = PIECE / file_size;
+    let pieces = data.len().div_ceil(per_piece);
+    assert!(pieces >= THREAD_PIECES, "{kind}: {pieces} pieces do not start the second thread");
+    for api in APIS {
+        // Nothing fails: what it writes, for the size to fail in.
+        let all = {
+            let data = std::sync::Arc::clone(&data);
+            bounded(api, move || write_with(api, &data, usize::MAX)).unwrap_or_else(|e| panic!("{api}: {e}"))
+        };
+        let header = if api.starts_with("npz") { 128 } else { 128.min(all.len()) };
+        let mut cases = limits(header, pieces, per_piece * file_size, all.len());
+        if api.contains("deflated") {
+            // Deflating is slow in a debug build: the header, a middle piece, the end.
+            cases = vec![header / 2, all.len() / 2, all.len() - 1];
+        }
+        for limit in cases {
+            let data = std::sync::Arc::clone(&data);
+            let what = format!("{kind}, {} records, {api}, failing after {limit} of {} bytes", data.len(), all.len());
+            let e = bounded(&what, move || write_with(api, &data, limit)).expect_err(&what);
+            assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{what}: {e:?}");
+        }
+    }
+}
+
+#[test]
+fn a_failing_writer_is_an_error_at_every_point_of_a_converted_write() {
+    for pieces in [THREAD_PIECES, THREAD_PIECES + 2] {
+        fail_everywhere("converted", packed(count_for(pieces, 16)), 16);
+    }
+}
+
+#[test]
+fn a_failing_writer_is_an_error_at_every_point_of_a_padded_write() {
+    for pieces in [THREAD_PIECES, THREAD_PIECES + 2] {
+        fail_everywhere("padded", padded(count_for(pieces, 24)), 24);
+    }
+}
+
+#[test]
+fn written_files_are_what_the_one_thread_path_writes() {
+    // The two-thread path's output, byte for byte against records written one by one.
+    let data = packed(count_for(THREAD_PIECES + 1, 16));
+    let whole = data.write_npy_to(Vec::new()).unwrap();
+    let mut one_by_one = NpyWriter::<Packed, _>::new(Cursor::new(Vec::new())).unwrap();
+    for r in &data {
+        one_by_one.push(r).unwrap();
+    }
+    assert!(whole == one_by_one.finish().unwrap().into_inner());
+    assert_eq!(Vec::<Packed>::read_npy_from(&whole[..]).unwrap(), data);
+}
+
+/// A reader that hands out `limit` bytes of `data`, then fails.
+struct FailingReader {
+    data: Vec<u8>,
+    at: usize,
+    limit: usize,
+}
+
+impl Read for FailingReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at >= self.limit {
+            return Err(io::Error::new(io::ErrorKind::ConnectionReset, "injected: the source went away"));
+        }
+        let n = buf.len().min(self.limit - self.at).min(self.data.len() - self.at);
+        buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_reader_failing_midway_is_an_error() {
+    let file = packed(count_for(THREAD_PIECES + 2, 16)).write_npy_to(Vec::new()).unwrap();
+    for limit in [0, 64, 200, file.len() / 3, file.len() / 2, file.len() - 1] {
+        for read in ["converted", "raw", "chunks"] {
+            let data = file.clone();
+            let what = format!("{read} read failing after {limit} of {} bytes", data.len());
+            let result = bounded(&what, move || {
+                let reader = FailingReader { data, at: 0, limit };
+                match read {
+                    "converted" => Vec::<Packed>::read_npy_from(reader).map(drop),
+                    "raw" => DynArray::read_npy_from(reader).map(drop),
+                    _ => npy_core::NpyReader::new(reader)?.records::<Packed>(10_000)?.try_for_each(|c| c.map(drop)),
+                }
+            });
+            let e = result.expect_err(&what);
+            let io_kind = match e.kind() {
+                ErrorKind::Io(io) => Some(io.kind()),
+                _ => None,
+            };
+            let in_header = limit < 128;
+            assert!(
+                io_kind == Some(io::ErrorKind::ConnectionReset) || in_header && matches!(e.kind(), ErrorKind::Io(_)),
+                "{what}: {e:?}"
+            );
+        }
+    }
+}
+
+/// Conversions of 64 MiB or more from a file split between two threads, each reading its
+/// half: a file cut short in either half is `Truncated`, from both, in bounded time.
+#[test]
+fn a_file_cut_short_under_a_two_thread_conversion_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.npy");
+    let n = (64 << 20) / 16 + 1000;
+    packed(n).write_npy(&path).unwrap();
+    let full = std::fs::metadata(&path).unwrap().len();
+    for cut in [full / 4, full / 2 + 1000, full - 5] {
+        let reader = npy_core::ReadOptions::new().open_path(&path).unwrap();
+        // Shrinks after the header was checked against the length.
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(cut).unwrap();
+        let what = format!("conversion of a file cut to {cut} of {full} bytes");
+        let e = bounded(&what, move || reader.read_vec::<Packed>()).expect_err(&what);
+        assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{what}: {e:?}");
+        assert_eq!(e.path(), Some(path.as_path()), "{e}");
+        packed(n).write_npy(&path).unwrap();
+    }
+}
+
+/// A small tmpfs mounted for a test, unmounted when dropped.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// `None` (with a message) where mounting is not allowed.
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        match out {
+            Ok(o) if o.status.success() => Some(Tmpfs { dir }),
+            Ok(o) => {
+                eprintln!("skipping: cannot mount a tmpfs here: {}", String::from_utf8_lossy(&o.stderr).trim());
+                None
+            }
+            Err(e) => {
+                eprintln!("skipping: cannot run mount: {e}");
+                None
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// Every path write onto a full disk: an `Err` naming the target, the old file whole,
+/// nothing beside it, in bounded time; `NpyMapMut::create` too (an `Err`, not `SIGBUS`).
+#[test]
+fn a_full_disk_is_an_error_naming_the_target_and_the_old_file_survives() {
+    let Some(fs) = Tmpfs::mount("64m") else { return };
+    let target = fs.path().join("data.npy");
+    let old = packed(1000);
+    old.write_npy(&target).unwrap();
+    let before = std::fs::read(&target).unwrap();
+    // 96 MB of records: more than the disk holds.
+    let big_packed = std::sync::Arc::new(packed(6_000_000));
+    let big_padded = std::sync::Arc::new(padded(4_000_000));
+    let writes: Vec<(&str, Box<dyn FnOnce(PathBuf) -> npy_core::Result<()> + Send>)> = vec![
+        ("write_npy (converted)", {
+            let d = big_packed.clone();
+            Box::new(move |p| d.write_npy(p))
+        }),
+        ("write_npy (padded)", {
+            let d = big_padded.clone();
+            Box::new(move |p| d.write_npy(p))
+        }),
+        ("write_npy (f64)", Box::new(|p| vec![1.5f64; 12_000_000].write_npy(p))),
+        ("NpyFileWriter", {
+            let d = big_packed.clone();
+            Box::new(move |p| {
+                let mut w = NpyFileWriter::<Packed>::create(p)?;
+                for part in d.chunks(1 << 20) {
+                    w.extend(part)?;
+                }
+                w.finish()
+            })
+        }),
+        ("npz::Writer::create", {
+            let d = big_padded.clone();
+            Box::new(move |p| {
+                let mut z = npz::Writer::create(p)?;
+                z.add("a", &d[..d.len() / 2])?;
+                z.add_columns(&d[d.len() / 2..])?;
+                z.finish()
+            })
+        }),
+        (
+            "npz::Writer::create (deflated)",
+            Box::new(|p| {
+                let noise: Vec<u64> = (0..9_000_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+                let mut z = npz::Writer::create(p)?;
+                z.add_with("noise", &noise, Compression::Deflated { level: 1 })?;
+                z.finish()
+            }),
+        ),
+        (
+            "NpyMapMut::create",
+            Box::new(|p| {
+                // SAFETY: nothing else maps or changes the file.
+                unsafe { NpyMapMut::create::<f64>(p, vec![12_000_000]) }.map(drop)
+            }),
+        ),
+    ];
+    for (api, write) in writes {
+        let path = target.clone();
+        let e = bounded(api, move || write(path)).expect_err(api);
+        assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{api}: {e:?}");
+        assert_eq!((e.path(), e.access()), (Some(target.as_path()), Some(Access::Write)), "{api}: {e}");
+        let message = e.to_string();
+        assert!(message.starts_with(&format!("writing '{}'", target.display())), "{api}: {message}");
+        assert!(!message.contains(".npy-"), "{api} names a temporary file: {message}");
+        assert_eq!(std::fs::read(&target).unwrap(), before, "{api} changed the old file");
+        assert_eq!(names(fs.path()), ["data.npy"], "{api} left a file beside the target");
+    }
+    assert_eq!(Vec::<Packed>::read_npy(&target).unwrap(), old);
+}
+
+/// The child side of the kill tests: writes to `NPY_KILL_TARGET` in a loop until killed,
+/// with the API `NPY_KILL_API`, alternating two contents. Not run on its own (it returns
+/// at once without those variables).
+#[test]
+fn child_writes_until_killed() {
+    let (Ok(target), Ok(api)) = (std::env::var("NPY_KILL_TARGET"), std::env::var("NPY_KILL_API")) else { return };
+    for round in 0.. {
+        let data = padded(400_000 + round % 2);
+        let result = match api.as_str() {
+            "write_npy" => data.write_npy(&target),
+            "NpyFileWriter" => (|| {
+                let mut w = NpyFileWriter::<Padded>::create(&target)?;
+                for part in data.chunks(50_000) {
+                    w.extend(part)?;
+                }
+                w.finish()
+            })(),
+            "npz" => (|| {
+                let mut z = npz::Writer::create(&target)?;
+                z.add("records", &data)?;
+                z.add_columns(&data)?;
+                z.finish()
+            })(),
+            other => panic!("unknown api {other}"),
+        };
+        result.unwrap();
+    }
+}
+
+/// What a killed writer may leave at the target: the old file or a new one, whole.
+fn is_whole(api: &str, path: &Path) -> bool {
+    let ok = |n: usize| n == 400_000 || n == 400_001;
+    match api {
+        "npz" => npz::Reader::open(path)
+            .and_then(|mut r| r.read::<Padded>("records"))
+            .is_ok_and(|v| ok(v.len()) && v == padded(v.len())),
+        _ => Vec::<Padded>::read_npy(path).is_ok_and(|v| ok(v.len()) && v == padded(v.len())),
+    }
+}
+
+fn kill_mid_write(dir: &Path, api: &str, rounds: u32) {
+    let target = dir.join(if api == "npz" { "k.npz" } else { "k.npy" });
+    let exe = std::env::current_exe().unwrap();
+    for round in 0..rounds {
+        let mut child = Command::new(&exe)
+            .args(["--exact", "child_writes_until_killed", "--nocapture", "--test-threads=1"])
+            .env("NPY_KILL_TARGET", &target)
+            .env("NPY_KILL_API", api)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Let it write a while (the first round waits for a first file), then kill it.
+        let wait = 40 + (round as u64 * 37) % 160;
+        std::thread::sleep(Duration::from_millis(if round == 0 { 1500 } else { wait }));
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "the child stopped by itself: {status}");
+        if target.exists() {
+            assert!(is_whole(api, &target), "{api}, round {round}: the target is not whole after the kill");
+        }
+        let names = names(dir);
+        let expected = [target.file_name().unwrap().to_string_lossy().into_owned()];
+        assert!(names.is_empty() || names == expected, "{api}, round {round}: left beside the target: {names:?}");
+    }
+    assert!(target.exists(), "{api}: no write ever completed");
+}
+
+#[test]
+fn a_killed_writer_leaves_the_target_whole_and_nothing_beside_it_on_ext4() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for api in ["write_npy", "NpyFileWriter", "npz"] {
+        let sub = dir.path().join(api);
+        std::fs::create_dir(&sub).unwrap();
+        kill_mid_write(&sub, api, 8);
+    }
+}
+
+#[test]
+fn a_killed_writer_leaves_the_target_whole_and_nothing_beside_it_on_tmpfs() {
+    let Some(fs) = Tmpfs::mount("256m") else { return };
+    for api in ["write_npy", "NpyFileWriter", "npz"] {
+        let sub = fs.path().join(api);
+        std::fs::create_dir(&sub).unwrap();
+        kill_mid_write(&sub, api, 8);
+    }
+}
