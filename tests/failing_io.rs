@@ -355,7 +355,8 @@ fn a_full_disk_is_an_error_naming_the_target_and_the_old_file_survives() {
     // 96 MB of records: more than the disk holds.
     let big_packed = std::sync::Arc::new(packed(6_000_000));
     let big_padded = std::sync::Arc::new(padded(4_000_000));
-    let writes: Vec<(&str, Box<dyn FnOnce(PathBuf) -> npy_core::Result<()> + Send>)> = vec![
+    type PathWrite = Box<dyn FnOnce(PathBuf) -> npy_core::Result<()> + Send>;
+    let writes: Vec<(&str, PathWrite)> = vec![
         ("write_npy (converted)", {
             let d = big_packed.clone();
             Box::new(move |p| d.write_npy(p))
