@@ -80,11 +80,13 @@ struct FailAfter {
     data: Cursor<Vec<u8>>,
     written: usize,
     limit: usize,
+    /// Writes refused so far.
+    refused: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl FailAfter {
     fn new(limit: usize) -> Self {
-        FailAfter { data: Cursor::new(Vec::new()), written: 0, limit }
+        FailAfter { data: Cursor::new(Vec::new()), written: 0, limit, refused: Default::default() }
     }
 }
 
@@ -92,6 +94,7 @@ impl Write for FailAfter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let room = self.limit - self.written;
         if room == 0 && !buf.is_empty() {
+            self.refused.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Err(io::Error::new(io::ErrorKind::StorageFull, "injected: no space left"));
         }
         let n = self.data.write(&buf[..buf.len().min(room)])?;
@@ -228,6 +231,33 @@ fn written_files_are_what_the_one_thread_path_writes() {
     }
     assert!(whole == one_by_one.finish().unwrap().into_inner());
     assert_eq!(Vec::<Packed>::read_npy_from(&whole[..]).unwrap(), data);
+}
+
+/// An npz writer whose output failed writes nothing more to it: not when its `finish`
+/// fails, not when it is dropped after an error (the zip writer's own drop-time
+/// finalisation would write again, and print to stderr when that fails too).
+#[test]
+fn a_failed_npz_output_is_never_written_again() {
+    let data: Vec<u32> = (0..1000).collect();
+    let whole = {
+        let mut z = npz::Writer::new(FailAfter::new(usize::MAX));
+        z.add("a", &data).unwrap();
+        z.finish().unwrap().data.into_inner().len()
+    };
+    for limit in [whole - 1, whole - 30, 2000] {
+        let w = FailAfter::new(limit);
+        let refused = std::sync::Arc::clone(&w.refused);
+        let mut z = npz::Writer::new(w);
+        let e = match z.add("a", &data) {
+            Err(e) => {
+                drop(z);
+                e
+            }
+            Ok(()) => z.finish().unwrap_err(),
+        };
+        assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{e:?}");
+        assert_eq!(refused.load(std::sync::atomic::Ordering::Relaxed), 1, "failing after {limit} of {whole} bytes");
+    }
 }
 
 /// A reader that hands out `limit` bytes of `data`, then fails.

@@ -81,6 +81,73 @@ fn errors_are_one_line_and_exit_1() {
     assert!(err.contains("--max-header-size"), "{err}");
 }
 
+/// Errors say which file, input or output, by the path the user gave: never a temporary
+/// name.
+#[test]
+fn errors_name_the_input_or_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothere.npy");
+    let input = fixture("shape/3x4_F_i4.npy");
+    let nowhere = dir.path().join("no/such/dir/out.npy");
+    let out = npy(&["copy", missing.to_str().unwrap(), dir.path().join("o.npy").to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert!(err.starts_with(&format!("error: reading '{}': i/o error: ", missing.display())), "{err}");
+    let archive = dir.path().join("small.npz");
+    let mut z = npy_core::npz::Writer::create(&archive).unwrap();
+    z.add("x", &[1.5f64, 2.5]).unwrap();
+    z.finish().unwrap();
+    for input in [input, archive] {
+        let out = npy(&["copy", input.to_str().unwrap(), nowhere.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert!(err.starts_with(&format!("error: writing '{}': i/o error: ", nowhere.display())), "{err}");
+        assert!(!err.contains(".npy-"), "{err}");
+    }
+}
+
+/// `npy copy` onto a full disk: one line naming the output (no temporary name, nothing
+/// printed by a dependency), the old file whole, nothing beside it. Needs a tmpfs mount
+/// (root); skipped with a message where it is refused.
+#[test]
+fn copy_onto_a_full_disk_says_so_once_and_leaves_the_old_file() {
+    let mnt = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"]).arg(mnt.path()).output();
+    match mounted {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => return eprintln!("skipping: cannot mount a tmpfs here: {}", text(&o.stderr).trim()),
+        Err(e) => return eprintln!("skipping: cannot run mount: {e}"),
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.path());
+    let src = tempfile::tempdir().unwrap();
+    let values: Vec<u8> = (0..12_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let npy_in = src.path().join("big.npy");
+    npy_core::WriteNpy::write_npy(&values[..], &npy_in).unwrap();
+    let npz_in = src.path().join("big.npz");
+    let mut z = npy_core::npz::Writer::create(&npz_in).unwrap();
+    z.add("a", &values).unwrap();
+    z.add_with("b", &values, npy_core::npz::Compression::deflated()).unwrap();
+    z.finish().unwrap();
+    for (input, name) in [(npy_in, "out.npy"), (npz_in, "out.npz")] {
+        let target = mnt.path().join(name);
+        std::fs::write(&target, b"old").unwrap();
+        let out = npy(&["copy", input.to_str().unwrap(), target.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.starts_with(&format!("error: writing '{}'", target.display())), "{name}: {err}");
+        assert!(err.contains("No space left on device"), "{name}: {err}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"old", "{name}");
+        let names: Vec<_> = std::fs::read_dir(mnt.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, [name], "{name}: left beside the target");
+        std::fs::remove_file(&target).unwrap();
+    }
+}
+
 /// A large copy with stderr not a terminal shows no progress bar: stderr stays empty.
 #[test]
 fn large_copy_without_a_terminal_writes_nothing_to_stderr() {
