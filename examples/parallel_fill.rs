@@ -1,7 +1,8 @@
 //! Polly's parallel fill: several processes fill one memory-mapped `.npy` file.
 //!
 //! The parent creates `target/parallel_fill/grid.npy`, a (16384, 8192) `<f64` array
-//! (1 GiB), writing only its header (the file is sparse). It then starts 4 child processes
+//! (1 GiB), writing only its header and reserving the data's blocks (a full disk fails here,
+//! not in a child). It then starts 4 child processes
 //! of this same program; each maps the file read-write and fills its own range of rows,
 //! element `(row, col)` getting the value `row * cols + col`, borrowing no byte outside
 //! its rows. The parent waits for them, checks every element through a read-only map,
@@ -140,7 +141,7 @@ fn parent(args: &[String]) -> Result<()> {
     let check_secs = start.elapsed().as_secs_f64();
 
     println!("{rows} x {cols} <f8 ({gib:.2} GiB, data at byte {data_offset}) in {}", path.display());
-    println!("{:<31}{create_secs:.3} s", "create (header only, sparse):");
+    println!("{:<31}{create_secs:.3} s", "create (header, reserved):");
     println!(
         "{:<31}{fill_secs:.3} s ({:.0} MiB/s), flush included",
         format!("fill with {workers} processes:"),

@@ -1014,6 +1014,33 @@ fn a_corrupted_stored_member_fails_its_crc_as_an_npz_error() {
     assert_eq!(r.read::<u8>("after").unwrap(), [4, 5]);
 }
 
+/// Errors of an archive opened by path name the path and the member; a bad CRC keeps the
+/// zip reader's error as its source.
+#[test]
+fn member_errors_name_the_archive_and_the_member() {
+    use std::error::Error as _;
+    let (mut bytes, data) = stored_f64_archive();
+    bytes[data + 4000] ^= 0x10;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.npz");
+    std::fs::write(&path, &bytes).unwrap();
+    let mut r = npy_core::npz::Reader::open(&path).unwrap();
+    let e = r.read::<f64>("x").unwrap_err();
+    assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("x.npy")), "{e}");
+    assert_eq!(
+        e.to_string(),
+        format!("reading '{}': npz member 'x.npy': bad crc-32: the member's data is corrupt", path.display())
+    );
+    assert!(e.source().is_some(), "{e:?}");
+    // A member whose header is refused names it too, with the kind of what went wrong.
+    let e = r.read::<u8>("nothere").unwrap_err();
+    assert_eq!(e.path(), Some(path.as_path()), "{e}");
+    let e = r.read::<i8>("x").unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e:?}");
+    assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("x.npy")), "{e}");
+    assert!(e.to_string().starts_with(&format!("reading '{}', member 'x.npy': cannot read", path.display())), "{e}");
+}
+
 /// Streaming a member to its last element checks its CRC too, as whole reads do.
 #[test]
 fn a_corrupted_member_streamed_to_its_end_fails_its_crc() {

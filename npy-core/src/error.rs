@@ -395,6 +395,43 @@ mod tests {
     }
 
     #[test]
+    fn errors_say_which_file_and_member_first() {
+        let e = Error::header(37, "expected ':'").in_member("x.npy").reading("a.npz");
+        assert_eq!(e.to_string(), "reading 'a.npz', member 'x.npy': invalid header at byte 37: expected ':'");
+        assert_eq!((e.path(), e.access(), e.member()), (Some(Path::new("a.npz")), Some(Access::Read), Some("x.npy")));
+        assert!(matches!(e.kind(), ErrorKind::Header { offset: 37, .. }));
+        // The first place named stays: an inner writer's target is not renamed by callers.
+        let e = Error::from(io::Error::from(io::ErrorKind::StorageFull)).writing("out.npy").writing("other.npy");
+        assert!(e.to_string().starts_with("writing 'out.npy': i/o error: "), "{e}");
+        // An npz error names its member once.
+        let e = Error::npz(Some("y.npy"), "bad crc-32").in_member("z.npy").reading("b.npz");
+        assert_eq!(e.to_string(), "reading 'b.npz': npz member 'y.npy': bad crc-32");
+        assert_eq!(e.member(), Some("y.npy"));
+    }
+
+    #[test]
+    fn the_source_is_the_error_underneath() {
+        use std::error::Error as _;
+        let zip = io::Error::new(io::ErrorKind::InvalidData, "Invalid checksum");
+        let e = Error::npz_from(Some("x.npy"), "bad crc-32: the member's data is corrupt", zip);
+        assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("Invalid checksum"));
+        let e = Error::from(io::Error::new(io::ErrorKind::StorageFull, "full")).writing("o.npy");
+        assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("full"));
+        assert!(Error::usage("x").source().is_none());
+    }
+
+    #[test]
+    fn a_located_error_keeps_its_place_through_std() {
+        let e = Error::from(io::Error::from(io::ErrorKind::StorageFull)).writing("out.npy");
+        let io: io::Error = e.into();
+        assert_eq!(io.kind(), io::ErrorKind::StorageFull);
+        assert!(io.to_string().starts_with("writing 'out.npy'"), "{io}");
+        let back = Error::from(io);
+        assert_eq!(back.path(), Some(Path::new("out.npy")));
+        assert!(matches!(back.kind(), ErrorKind::Io(e) if e.kind() == io::ErrorKind::StorageFull));
+    }
+
+    #[test]
     fn io_error_round_trips_through_std() {
         let e = Error::from(io::Error::new(io::ErrorKind::UnexpectedEof, "eof"));
         let back: io::Error = e.into();

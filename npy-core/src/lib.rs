@@ -21,6 +21,7 @@
 //! | several arrays in one file | [`npz::Writer`], [`npz::Reader`] |
 //! | a struct's fields as named arrays | [`npz::Writer::add_columns`] |
 //! | zero-copy views, many writers | [`mmap::NpyMap`], [`mmap::NpyMapMut`] |
+//! | files that appear whole or not at all | [`atomic::AtomicFile`] (every path write uses it) |
 //! | strings, datetimes, void | [`types`] |
 //! | object arrays: str, None, mixed and nested values, without running pickles | [`object`], [`Object`] |
 //! | any serde type by field name; files of unknown type as values | `npy_core::serde` (feature `serde`) |
@@ -69,7 +70,9 @@
 //! bulk write, or padded and converted records made in 1 MiB pieces.
 //!
 //! On a machine with a second CPU, large jobs use one more thread, scoped to the call
-//! (joined before it returns; none is left running):
+//! (joined before it returns; none is left running). When either side fails — a full
+//! disk, a broken pipe, a reader that errors — the first error is returned and the other
+//! thread is stopped and joined; none waits on a peer that has gone:
 //! - reads of 64 MiB or more of known length: a second thread faults the new buffer's
 //!   pages in while this one fills it; conversions from a file ([`ReadNpy::read_npy`])
 //!   are split in two halves, each read at its position and converted by its own thread;
