@@ -497,9 +497,14 @@ fn kill_mid_write(dir: &Path, api: &str, rounds: u32) {
             .stdout(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        // Let it write a while (the first round waits for a first file), then kill it.
-        let wait = 40 + (round as u64 * 37) % 160;
-        std::thread::sleep(Duration::from_millis(if round == 0 { 1500 } else { wait }));
+        // Let it write a while (the first round until a first file is there), then kill it.
+        if round == 0 {
+            let start = std::time::Instant::now();
+            while !target.exists() && start.elapsed() < Duration::from_secs(60) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(40 + (round as u64 * 37) % 160));
         child.kill().unwrap(); // SIGKILL
         let status = child.wait().unwrap();
         assert!(!status.success(), "the child stopped by itself: {status}");

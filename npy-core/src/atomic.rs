@@ -210,8 +210,9 @@ pub(crate) enum Kind {
 }
 
 /// An unnamed file in `dir` (`O_TMPFILE`), or `None` where the file system, the kernel or
-/// a missing `/proc` (needed to name it later) rules that out.
-#[cfg(target_os = "linux")]
+/// a missing `/proc` (needed to name it later) rules that out. Not under Miri, which
+/// cannot open such files.
+#[cfg(all(target_os = "linux", not(miri)))]
 fn unnamed_in(dir: &Path) -> io::Result<Option<File>> {
     use std::os::unix::fs::OpenOptionsExt;
     static PROC: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -228,7 +229,7 @@ fn unnamed_in(dir: &Path) -> io::Result<Option<File>> {
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(all(target_os = "linux", not(miri))))]
 fn unnamed_in(_dir: &Path) -> io::Result<Option<File>> {
     Ok(None)
 }
@@ -472,7 +473,7 @@ mod tests {
         }
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(miri)))]
     #[test]
     fn the_file_has_no_name_until_committed() {
         let dir = tempfile::tempdir().unwrap();
