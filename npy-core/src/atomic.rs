@@ -329,8 +329,9 @@ pub(crate) fn reserve(file: &File, offset: u64, len: u64) -> io::Result<()> {
 
 /// Reserves `len` bytes at `offset` (extending the file), best effort: a file system that
 /// cannot is written without it, and a full disk is left for the write itself to report.
+/// Not under Miri, which cannot call `fallocate`.
 fn preallocate_range(file: &File, offset: u64, len: u64) {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(miri)))]
     {
         use std::os::fd::AsRawFd;
         let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else { return };
@@ -340,7 +341,7 @@ fn preallocate_range(file: &File, offset: u64, len: u64) {
             unsafe { libc::fallocate(file.as_raw_fd(), 0, offset, len) };
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(miri))))]
     let _ = (file, offset, len);
 }
 
