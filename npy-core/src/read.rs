@@ -1002,8 +1002,12 @@ pub(crate) fn read_growing<R: Read>(reader: &mut R, len: usize, out: &mut Vec<u8
 pub(crate) mod buffer {
     use std::alloc::{self, Layout};
 
+    // `madvise` and `sysconf` are compiled out under Miri, which cannot call them.
+
     /// Regions at least this large are advised to use transparent huge pages.
+    #[cfg(all(target_os = "linux", not(miri)))]
     const HUGE_THRESHOLD: usize = 4 << 20;
+    #[cfg(all(target_os = "linux", not(miri)))]
     const HUGE_PAGE: usize = 2 << 20;
 
     /// An empty `Vec<T>` with capacity `n` whose memory is zeroed (by `calloc`, which for
@@ -1070,6 +1074,7 @@ pub(crate) mod buffer {
     const PREFAULT_THRESHOLD: usize = 64 << 20;
     /// Bytes faulted in per `madvise` call: the most [`prefaulting`] waits for its thread
     /// once the fill is done.
+    #[cfg(all(target_os = "linux", not(miri)))]
     const PREFAULT_STEP: usize = 16 << 20;
 
     /// Runs `fill(v)`, which fills `v`'s spare capacity from its start, while a second
@@ -1081,7 +1086,7 @@ pub(crate) mod buffer {
     pub(crate) fn prefaulting<T, R>(v: &mut Vec<T>, fresh: bool, fill: impl FnOnce(&mut Vec<T>) -> R) -> R {
         let spare = v.spare_capacity_mut();
         let (start, len) = (spare.as_mut_ptr() as usize, std::mem::size_of_val(spare));
-        if !cfg!(target_os = "linux") || !fresh || len < PREFAULT_THRESHOLD || !crate::two_cpus() {
+        if !cfg!(all(target_os = "linux", not(miri))) || !fresh || len < PREFAULT_THRESHOLD || !crate::two_cpus() {
             return fill(v);
         }
         /// Tells the thread to stop when the fill ends, by returning, failing or
@@ -1104,7 +1109,7 @@ pub(crate) mod buffer {
     /// time from the end, until `stop` is set; stops at the first failure (an old kernel
     /// without `MADV_POPULATE_WRITE`, memory pressure), which only means fewer pages were
     /// faulted in ahead.
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(miri)))]
     fn populate_backwards(start: usize, len: usize, stop: &std::sync::atomic::AtomicBool) {
         // SAFETY: sysconf has no preconditions.
         let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
@@ -1131,10 +1136,10 @@ pub(crate) mod buffer {
         }
     }
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(miri))))]
     fn populate_backwards(_start: usize, _len: usize, _stop: &std::sync::atomic::AtomicBool) {}
 
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(miri)))]
     fn advise_huge_pages(ptr: *mut u8, len: usize) {
         if len < HUGE_THRESHOLD {
             return;
@@ -1149,7 +1154,7 @@ pub(crate) mod buffer {
         }
     }
 
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", not(miri))))]
     fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 }
 
@@ -1233,6 +1238,7 @@ mod tests {
     /// `buffer::prefaulting`'s second thread), and a conversion (split between two
     /// threads, `convert_split`).
     #[test]
+    #[cfg_attr(miri, ignore = "72 MB of data: far too slow under Miri")]
     fn large_reads_with_pages_faulted_in_beside_them_are_exact() {
         let n = 9_000_000;
         let data: Vec<i64> = (0..n as i64).map(|i| i * 3 - 7).collect();
