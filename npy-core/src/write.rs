@@ -126,7 +126,7 @@ fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<
 /// in chunks.
 pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
     if plan.is_identity() && !plan.covers_all_src() {
-        return write_padded(writer, &plan.src_gaps(), data);
+        return write_padded(writer, &plan.src_gaps(), data, WRITE_PIECE);
     }
     if plan.is_identity() {
         // SAFETY:
@@ -138,18 +138,23 @@ pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, p
         writer.write_all(bytes)?;
         return Ok(());
     }
-    write_converted(writer, plan, data)
+    write_converted(writer, plan, data, WRITE_PIECE)
 }
 
 /// Writes elements whose memory is not their written layout: records are converted by
-/// `plan` into cache-sized buffers, which are written. Large inputs convert on a second
-/// thread while this one writes.
-fn write_converted<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
+/// `plan` into cache-sized buffers (of about `piece_bytes`), which are written. Large
+/// inputs convert on a second thread while this one writes.
+fn write_converted<W: Write + ?Sized, T: NpyRecord>(
+    writer: &mut W,
+    plan: &Plan,
+    data: &[T],
+    piece_bytes: usize,
+) -> Result<()> {
     let (ss, ds) = (plan.src_size(), plan.dst_size());
     if ds == 0 {
         return Ok(());
     }
-    let per_piece = (WRITE_PIECE / ds).max(1);
+    let per_piece = (piece_bytes / ds).max(1);
     let (src, total) = (SendPtr(data.as_ptr().cast::<MaybeUninit<u8>>()), data.len());
     write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * ds, move |k, buf| {
         let count = per_piece.min(total - k * per_piece);
@@ -169,13 +174,18 @@ fn write_converted<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan,
 }
 
 /// Writes elements whose memory is their written layout except for padding (e.g. an
-/// `#[npy(align)]` struct): whole records are copied into cache-sized buffers, the
-/// padding bytes (`gaps`, which Rust leaves uninitialized) are zeroed there, and the
-/// buffers are written. Padding is never read. Large inputs copy on a second thread while
-/// this one writes, so the copy costs no time when a core is free.
-fn write_padded<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, gaps: &[(usize, usize)], data: &[T]) -> Result<()> {
+/// `#[npy(align)]` struct): whole records are copied into cache-sized buffers (of about
+/// `piece_bytes`), the padding bytes (`gaps`, which Rust leaves uninitialized) are zeroed
+/// there, and the buffers are written. Padding is never read. Large inputs copy on a second
+/// thread while this one writes, so the copy costs no time when a core is free.
+fn write_padded<W: Write + ?Sized, T: NpyRecord>(
+    writer: &mut W,
+    gaps: &[(usize, usize)],
+    data: &[T],
+    piece_bytes: usize,
+) -> Result<()> {
     let size = std::mem::size_of::<T>();
-    let per_piece = (WRITE_PIECE / size.max(1)).max(1);
+    let per_piece = (piece_bytes / size.max(1)).max(1);
     let (src, total) = (SendPtr(data.as_ptr().cast::<MaybeUninit<u8>>()), data.len());
     write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * size, move |k, buf| {
         let len = per_piece.min(total - k * per_piece) * size;
