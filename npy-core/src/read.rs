@@ -1259,6 +1259,55 @@ mod tests {
             .all(|(b, &d)| i64::from_ne_bytes(b.try_into().unwrap()) == d));
     }
 
+    /// `convert_split` (used for conversions of 64 MiB or more from a file) on a small
+    /// file: each of two threads converts its half, read at its position; a file that
+    /// shrank after its header was read is a truncation error, with nothing claimed.
+    #[test]
+    fn split_conversions_of_a_small_file_are_exact() {
+        let data: Vec<i32> = (0..1001).map(|i| i * 7 - 300).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("small.npy");
+        data.write_npy(&path).unwrap();
+        let convert = |reader: &mut NpyReader<_>| {
+            let file = reader.file.take().unwrap();
+            let plan = reader.plan::<f64>().unwrap();
+            assert!(!plan.in_place());
+            let mut out = buffer::zeroed_vec::<f64>(data.len()).unwrap();
+            reader.convert_split(&file, &plan, &mut out, data.len()).map(|()| out)
+        };
+        let out = convert(&mut ReadOptions::new().open_path(&path).unwrap()).unwrap();
+        assert_eq!(out, data.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
+        let mut reader = ReadOptions::new().open_path(&path).unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 6).unwrap();
+        let e = convert(&mut reader).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
+    }
+
+    /// Skipped fields are initialized (`fill_skipped`) when records are converted
+    /// (`fill_converted`): into a buffer sized by the header, from a stream of unknown
+    /// length, and in chunks (`records`).
+    #[cfg(feature = "derive")]
+    #[test]
+    fn skipped_fields_are_filled_when_records_are_converted() {
+        #[derive(crate::NpyRecord, Debug, Clone, PartialEq)]
+        #[npy(crate = "crate")]
+        struct Noted {
+            id: i32,
+            #[npy(skip)]
+            note: String,
+            value: f64,
+        }
+        let v: Vec<Noted> = (0..9).map(|i| Noted { id: i, note: format!("n{i}"), value: f64::from(i) / 2.0 }).collect();
+        let bytes = v.write_npy_to(Vec::new()).unwrap();
+        let want: Vec<Noted> = v.iter().map(|r| Noted { note: String::new(), ..r.clone() }).collect();
+        assert_eq!(DynArray::read_npy_from(&bytes[..]).unwrap().to_vec::<Noted>().unwrap(), want);
+        assert_eq!(Vec::<Noted>::read_npy_from(Trickle(&bytes)).unwrap(), want);
+        let chunks: Vec<Vec<Noted>> =
+            NpyReader::new(&bytes[..]).unwrap().records::<Noted>(4).unwrap().map(Result::unwrap).collect();
+        assert_eq!(chunks.concat(), want);
+    }
+
     #[test]
     fn big_buffers_are_zeroed_and_usable() {
         // 8 MiB, over the huge-page threshold; Miri (no `madvise`) checks a Miri-sized one.
