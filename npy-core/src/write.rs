@@ -554,6 +554,71 @@ mod tests {
         assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
     }
 
+    /// Padded (`write_padded`) and converted (`write_converted`) records written a few at a
+    /// time: 14 pieces, which `write_pieces` makes on its thread when there is a second CPU
+    /// (under Miri: `-Zmiri-num-cpus=2`, as `cargo xtask miri` runs it). The bytes are those
+    /// of one piece, and a writer failing midway ends the write with its error.
+    #[cfg(feature = "derive")]
+    #[test]
+    fn records_written_in_small_pieces_are_those_of_one_piece() {
+        #[derive(crate::NpyRecord)]
+        #[npy(crate = "crate", align)]
+        #[repr(C)]
+        struct Padded {
+            a: u8,
+            b: u32,
+            c: u16,
+        }
+        #[derive(crate::NpyRecord)]
+        #[npy(crate = "crate", endian = "big")]
+        struct Swapped {
+            a: u16,
+            b: f64,
+            flag: bool,
+        }
+        let n = 40u16;
+
+        let padded: Vec<Padded> = (0..n).map(|i| Padded { a: i as u8, b: u32::from(i) * 1000, c: i + 7 }).collect();
+        let plan = element_plan::<Padded>().unwrap();
+        assert!(plan.is_identity() && !plan.covers_all_src());
+        let size = std::mem::size_of::<Padded>();
+        let (mut one, mut pieces) = (Vec::new(), Vec::new());
+        write_with_plan(&mut one, &plan, &padded).unwrap();
+        write_padded(&mut pieces, &plan.src_gaps(), &padded, 3 * size).unwrap();
+        let want: Vec<u8> = (0..n)
+            .flat_map(|i| {
+                let mut r = vec![i as u8, 0, 0, 0];
+                r.extend((u32::from(i) * 1000).to_ne_bytes());
+                r.extend((i + 7).to_ne_bytes());
+                r.extend([0, 0]);
+                r
+            })
+            .collect();
+        assert_eq!(one, want);
+        assert_eq!(pieces, want);
+        let e = write_padded(&mut FailAfter { limit: 10 * size, written: 0 }, &plan.src_gaps(), &padded, 3 * size);
+        assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+
+        let swapped: Vec<Swapped> = (0..n).map(|i| Swapped { a: i, b: f64::from(i) / 4.0, flag: i % 3 == 0 }).collect();
+        let plan = element_plan::<Swapped>().unwrap();
+        assert!(!plan.is_identity());
+        let (mut one, mut pieces) = (Vec::new(), Vec::new());
+        write_with_plan(&mut one, &plan, &swapped).unwrap();
+        write_converted(&mut pieces, &plan, &swapped, 3 * plan.dst_size()).unwrap();
+        let want: Vec<u8> = (0..n)
+            .flat_map(|i| {
+                let mut r = i.to_be_bytes().to_vec();
+                r.extend((f64::from(i) / 4.0).to_be_bytes());
+                r.push(u8::from(i % 3 == 0));
+                r
+            })
+            .collect();
+        assert_eq!(one, want);
+        assert_eq!(pieces, want);
+        let e = write_converted(&mut FailAfter { limit: 50, written: 0 }, &plan, &swapped, 3 * plan.dst_size());
+        assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+    }
+
     #[test]
     fn forced_version_that_does_not_fit_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
