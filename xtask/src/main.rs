@@ -15,6 +15,7 @@
 //!   to the machine limit, NumPy and npyz, with the goal ratios (see [`bench`]).
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
+//! - `miri`: npy-core's unit tests of its `unsafe` code under Miri (see [`miri`]).
 //!
 //! To add a command, add a module and one arm to the `match` in [`main`].
 
@@ -24,6 +25,7 @@ mod bench;
 mod ci;
 mod fuzz;
 mod golden;
+mod miri;
 mod project;
 
 use std::process::ExitCode;
@@ -47,7 +49,9 @@ commands:
   fuzz [--seconds N] [--target NAME] [--sanitizer address|none]
                     run each cargo-fuzz target (header, npy_dynamic, npz, record; or NAME)
                     for N seconds (default 60), seeded from the fixtures; fails on a crash
-                    (needs `cargo install cargo-fuzz --locked`)";
+                    (needs `cargo install cargo-fuzz --locked`)
+  miri              npy-core's unit tests of its unsafe code (read, write, record, types,
+                    array, atomic) under Miri (needs nightly with miri and rust-src)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         ["golden", "--check"] => golden::run(golden::Mode::Check),
         ["bench", rest @ ..] => bench::run(rest),
         ["fuzz", rest @ ..] => fuzz::run(rest),
+        ["miri", rest @ ..] => miri::run(rest),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
