@@ -1039,6 +1039,10 @@ fn member_errors_name_the_archive_and_the_member() {
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e:?}");
     assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("x.npy")), "{e}");
     assert!(e.to_string().starts_with(&format!("reading '{}', member 'x.npy': cannot read", path.display())), "{e}");
+    // So do errors of a member read as a stream.
+    let e = r.npy("x").unwrap().read_vec::<i8>().unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e:?}");
+    assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("x.npy")), "{e}");
 }
 
 /// Streaming a member to its last element checks its CRC too, as whole reads do.

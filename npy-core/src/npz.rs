@@ -50,7 +50,7 @@ use crate::dtype::{DType, Field, Record, Scalar};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, MAGIC};
 use crate::object::{FromObject, Object};
-use crate::read::{build_vec, NpyReader, ReadOptions};
+use crate::read::{build_vec, NpyReader, Origin, ReadOptions};
 use crate::record::{NpyRecord, Plan};
 use crate::write::{element_plan, write_with_plan};
 
@@ -1220,10 +1220,10 @@ impl<R: Read + Seek> Reader<R> {
     /// header.
     pub fn npy(&mut self, name: &str) -> Result<NpyReader<MemberReader<'_, R>>> {
         let options = self.options.clone();
-        let origin = self.origin.clone();
+        let path = self.origin.clone();
         let (file, size, present) = self.member(name)?;
-        let member = file.member.clone();
-        located(origin.as_deref(), &member, options.open_member(file, size, present))
+        let origin = Origin { path, member: Some(file.member.clone()) };
+        options.open_member(file, size, present, origin)
     }
 
     /// The reader of member `name`, its size, and whether that many bytes are known to
@@ -1256,11 +1256,12 @@ impl<R: Read + Seek> Reader<R> {
         read: impl FnOnce(NpyReader<&mut MemberReader<'_, R>>) -> Result<V>,
     ) -> Result<V> {
         let options = self.options.clone();
-        let origin = self.origin.clone();
+        let path = self.origin.clone();
         let (mut file, size, present) = self.member(name)?;
         let member = file.member.clone();
-        let result = options.open_member(&mut file, size, present).and_then(read);
-        located(origin.as_deref(), &member, result)
+        let origin = Origin { path: path.clone(), member: Some(member.clone()) };
+        let reader = options.open_member(&mut file, size, present, origin)?;
+        located(path.as_deref(), &member, read(reader))
     }
 
     /// Reads 1-D member `name` as `Vec<T>` (as `Vec::<T>::read_npy` reads a file).

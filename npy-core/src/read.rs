@@ -114,11 +114,18 @@ impl ReadOptions {
     /// to be there (a stored member whose range the archive's checks placed inside the
     /// file) or only claimed (a deflated member is only as long as it inflates): then
     /// buffers grow as data arrives instead of being sized by the claim.
-    pub(crate) fn open_member<R: Read>(&self, reader: R, len: u64, present: bool) -> Result<NpyReader<R>> {
-        let mut r = NpyReader::with_options(reader, self, Some(len))?;
+    pub(crate) fn open_member<R: Read>(
+        &self,
+        reader: R,
+        len: u64,
+        present: bool,
+        origin: Origin,
+    ) -> Result<NpyReader<R>> {
+        let mut r = located(Some(origin.clone()), NpyReader::with_options(reader, self, Some(len)))?;
         r.piece = Some(FIX_CHUNK);
         r.verify_end = true;
         r.present = present;
+        r.origin = Some(origin);
         Ok(r)
     }
 
@@ -135,7 +142,7 @@ impl ReadOptions {
             let positional = file.try_clone().ok();
             let mut r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
             r.file = positional;
-            r.origin = Some(path.to_path_buf());
+            r.origin = Some(Origin { path: Some(path.to_path_buf()), member: None });
             Ok(r)
         };
         open().map_err(|e: Error| e.reading(path))
@@ -190,8 +197,8 @@ pub struct NpyReader<R> {
     /// A second handle on the file being read, from [`ReadOptions::open_path`]: large
     /// conversions read it at positions, half on each of two threads.
     file: Option<File>,
-    /// The path of the file being read, from [`ReadOptions::open_path`], which errors name.
-    origin: Option<std::path::PathBuf>,
+    /// Where the data comes from (a path, an npz member), which errors name.
+    origin: Option<Origin>,
 }
 
 impl<R: Read> NpyReader<R> {
@@ -753,23 +760,21 @@ impl<R: Read> NpyReader<R> {
         let half = n / 2;
         let dst = buffer::spare_bytes(out, n, true);
         let (low, high) = dst.split_at_mut(half * ds);
-        // A side that fails sets `failed`, and the other stops at its next chunk (its
-        // `None`): the scope joins both, in bounded time, and the failure is reported.
+        // Errors are those of a sequential read, so the first half always runs to its
+        // end (an error of its own comes first); when it fails, it sets `failed` and the
+        // second half stops at its next chunk (its `None`), its work being of no use.
         let failed = AtomicBool::new(false);
-        let convert = |offset: u64, dst: &mut [u8], first: usize| {
-            let got = convert_at::<T>(file, offset, plan, dst, first, &failed);
-            if !matches!(got, Ok(Some(read)) if read == dst.len() / ds * ss) {
+        let (got_low, got_high) = std::thread::scope(|scope| {
+            let second = scope
+                .spawn(|| convert_at::<T>(file, start + (half * ss) as u64, plan, high, first + half, Some(&failed)));
+            let got_low = convert_at::<T>(file, start, plan, low, first, None);
+            if !matches!(got_low, Ok(Some(read)) if read == half * ss) {
                 failed.store(true, Ordering::Relaxed);
             }
-            got
-        };
-        let (got_low, got_high) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| convert(start + (half * ss) as u64, high, first + half));
-            let got_low = convert(start, low, first);
             (got_low, second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
-        // As a sequential read reports: the first half's error first. A half that
-        // stopped (`None`) did so because the other failed, which is then the error.
+        // As a sequential read reports: the first half's error first; the second half
+        // stopped (`None`) only after the first failed.
         let (got_low, got_high) = (got_low?, got_high?);
         if let Some(got) = got_low.filter(|&got| got < half * ss) {
             return Err(self.truncated(first * ss + got));
@@ -885,21 +890,21 @@ fn zero_sized<T>(n: usize) -> Result<()> {
 /// (whole destination elements; the first is element `first` of the array), in cache-sized
 /// chunks. Returns the source bytes read: fewer than `dst` needs when the file ends early
 /// (then `dst` is only partly converted); `None` when it stopped because `stop` was set
-/// (by the thread converting the other half, which failed).
+/// (by the thread converting the first half, which failed).
 fn convert_at<T: NpyRecord>(
     file: &File,
     offset: u64,
     plan: &Plan,
     dst: &mut [u8],
     first: usize,
-    stop: &AtomicBool,
+    stop: Option<&AtomicBool>,
 ) -> Result<Option<usize>> {
     let (ss, ds) = (plan.src_size(), plan.dst_size());
     let per_chunk = (CONVERT_CHUNK / ss.max(1)).max(1);
     let mut staging = vec![0u8; per_chunk.min(dst.len() / ds.max(1)) * ss];
     let mut read = 0;
     for (c, out) in dst.chunks_mut(per_chunk * ds).enumerate() {
-        if stop.load(Ordering::Relaxed) {
+        if stop.is_some_and(|stop| stop.load(Ordering::Relaxed)) {
             return Ok(None);
         }
         let k = out.len() / ds;
@@ -915,12 +920,26 @@ fn convert_at<T: NpyRecord>(
     Ok(Some(read))
 }
 
-/// `result`, its error naming `origin` (the file read) if known.
-fn located<V>(origin: Option<std::path::PathBuf>, result: Result<V>) -> Result<V> {
-    match origin {
-        Some(path) => result.map_err(|e| e.reading(path)),
-        None => result,
-    }
+/// Where a reader's data comes from: the file read and the npz member, as known.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Origin {
+    pub(crate) path: Option<std::path::PathBuf>,
+    pub(crate) member: Option<String>,
+}
+
+/// `result`, its error naming `origin` (the file and member read) if known.
+fn located<V>(origin: Option<Origin>, result: Result<V>) -> Result<V> {
+    let Some(Origin { path, member }) = origin else { return result };
+    result.map_err(|e| {
+        let e = match &member {
+            Some(m) => e.in_member(m),
+            None => e,
+        };
+        match &path {
+            Some(p) => e.reading(p),
+            None => e,
+        }
+    })
 }
 
 /// Reads `buf.len()` bytes of `file` at `offset` unless the file ends first; returns how
