@@ -148,6 +148,35 @@ fn copy_onto_a_full_disk_says_so_once_and_leaves_the_old_file() {
     }
 }
 
+/// `npy copy` killed (`SIGKILL`) at points through its write: the output is the old file
+/// or the new one, whole, and nothing is left beside it.
+#[test]
+fn a_killed_copy_leaves_the_output_whole_and_nothing_beside_it() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (input, output) = (dir.path().join("in.npy"), dir.path().join("out.npy"));
+    let values: Vec<f64> = (0..8_000_000).map(f64::from).collect();
+    npy_core::WriteNpy::write_npy(&values[..], &input).unwrap();
+    npy_core::WriteNpy::write_npy(&[1.5f64][..], &output).unwrap();
+    let (new, old) = (std::fs::read(&input).unwrap(), std::fs::read(&output).unwrap());
+    for round in 0..8u64 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_npy"))
+            .args([std::ffi::OsStr::new("copy"), input.as_os_str(), output.as_os_str()])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10 + round * 25));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let now = std::fs::read(&output).unwrap();
+        assert!(now == old || now == new, "round {round}: the output is neither the old file nor the new one");
+        let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert_eq!(names, ["in.npy", "out.npy"], "round {round}: left beside the output");
+    }
+    let out = npy(&["copy", input.to_str().unwrap(), output.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::read(&output).unwrap() == new);
+}
+
 /// A large copy with stderr not a terminal shows no progress bar: stderr stays empty.
 #[test]
 fn large_copy_without_a_terminal_writes_nothing_to_stderr() {
