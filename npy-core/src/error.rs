@@ -265,6 +265,18 @@ impl Error {
         self
     }
 
+    /// Says where the error happened, as far as known (an empty member is none).
+    pub(crate) fn locate(self, path: Option<&Path>, access: Access, member: Option<&str>) -> Self {
+        let e = match member {
+            Some(m) if !m.is_empty() => self.in_member(m),
+            _ => self,
+        };
+        match path {
+            Some(p) => e.in_file(p, access),
+            None => e,
+        }
+    }
+
     pub(crate) fn format(reason: impl Into<String>) -> Self {
         ErrorKind::Format { reason: reason.into() }.into()
     }

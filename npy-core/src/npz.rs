@@ -47,7 +47,7 @@ use zip::{CompressionMethod, PreparedZipFile, ZipArchive, ZipWriter};
 use crate::array::{Array, DynArray};
 pub use crate::atomic::GrowingFile;
 use crate::dtype::{DType, Field, Record, Scalar};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, MAGIC};
 use crate::object::{FromObject, Object};
 use crate::read::{build_vec, NpyReader, Origin, ReadOptions};
@@ -490,13 +490,7 @@ impl<W: Write + Seek> Writer<W> {
     /// `result`, its error naming the archive's path (if known) and `member` (if not
     /// empty and not named already).
     fn located<V>(&self, member: &str, result: Result<V>) -> Result<V> {
-        result.map_err(|e| {
-            let e = if member.is_empty() { e } else { e.in_member(member) };
-            match &self.origin {
-                Some(path) => e.writing(path),
-                None => e,
-            }
-        })
+        result.map_err(|e| e.locate(self.origin.as_deref(), Access::Write, Some(member)))
     }
 
     /// Refuses to go on after a member from [`Writer::start_array`] was left unfinished.
@@ -1428,13 +1422,7 @@ fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64) -> Result<
 /// `result`, its error naming the archive's path `origin` (if known) and `member` (if not
 /// empty and not named already).
 fn located<V>(origin: Option<&Path>, member: &str, result: Result<V>) -> Result<V> {
-    result.map_err(|e| {
-        let e = if member.is_empty() { e } else { e.in_member(member) };
-        match origin {
-            Some(path) => e.reading(path),
-            None => e,
-        }
-    })
+    result.map_err(|e| e.locate(origin, Access::Read, Some(member)))
 }
 
 /// A member being read: the zip's decompressing, CRC-checking reader, held to the
@@ -1467,11 +1455,7 @@ impl<R: Read + Seek> MemberReader<'_, R> {
             Some(source) => Error::npz_from(Some(&self.member), reason, source),
             None => Error::npz(Some(&self.member), reason),
         };
-        let e = match self.origin {
-            Some(path) => e.reading(path),
-            None => e,
-        };
-        io::Error::new(io::ErrorKind::InvalidData, e)
+        io::Error::new(io::ErrorKind::InvalidData, e.locate(self.origin, Access::Read, None))
     }
 
     /// What an error of the zip reader about the member's data means, from where reading

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::array::{Array, DynArray};
 use crate::dtype::refuse_objects;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{Header, Version, DEFAULT_MAX_HEADER_SIZE, MAGIC_VERSION_LEN};
 use crate::object::pickle;
 use crate::object::{FromObject, Object};
@@ -930,16 +930,7 @@ pub(crate) struct Origin {
 /// `result`, its error naming `origin` (the file and member read) if known.
 fn located<V>(origin: Option<Origin>, result: Result<V>) -> Result<V> {
     let Some(Origin { path, member }) = origin else { return result };
-    result.map_err(|e| {
-        let e = match &member {
-            Some(m) => e.in_member(m),
-            None => e,
-        };
-        match &path {
-            Some(p) => e.reading(p),
-            None => e,
-        }
-    })
+    result.map_err(|e| e.locate(path.as_deref(), Access::Read, member.as_deref()))
 }
 
 /// Reads `buf.len()` bytes of `file` at `offset` unless the file ends first; returns how
