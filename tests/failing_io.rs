@@ -160,6 +160,14 @@ fn write_with<T: NpyRecord + Send + Sync + 'static>(api: &str, data: &[T], limit
             m.finish()?;
             z.finish()?
         }
+        "npz add (deflated, parallel)" => {
+            let mut z = npz::Writer::new(w);
+            z.threads(3);
+            for (i, part) in data.chunks(data.len() / 4 + 1).enumerate() {
+                z.add_with(&format!("part{i}"), part, Compression::Deflated { level: 1 })?;
+            }
+            z.finish()?
+        }
         "npz add (deflated, streamed)" => {
             let mut z = npz::Writer::new(w);
             z.threads(1);
@@ -171,12 +179,13 @@ fn write_with<T: NpyRecord + Send + Sync + 'static>(api: &str, data: &[T], limit
     Ok(out.data.into_inner())
 }
 
-const APIS: [&str; 6] = [
+const APIS: [&str; 7] = [
     "write_npy_to",
     "NpyWriter::extend",
     "npz add (stored)",
     "npz add_columns",
     "npz start_array (stored)",
+    "npz add (deflated, parallel)",
     "npz add (deflated, streamed)",
 ];
 
@@ -200,7 +209,9 @@ fn fail_everywhere<T: NpyRecord + Send + Sync + Clone + 'static>(kind: &str, dat
         for limit in cases {
             let data = std::sync::Arc::clone(&data);
             let what = format!("{kind}, {} records, {api}, failing after {limit} of {} bytes", data.len(), all.len());
-            let e = bounded(&what, move || write_with(api, &data, limit)).expect_err(&what);
+            let e = bounded(&what, move || write_with(api, &data, limit))
+                .err()
+                .unwrap_or_else(|| panic!("{what}: no error"));
             assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{what}: {e:?}");
         }
     }
@@ -231,6 +242,42 @@ fn written_files_are_what_the_one_thread_path_writes() {
     }
     assert!(whole == one_by_one.finish().unwrap().into_inner());
     assert_eq!(Vec::<Packed>::read_npy_from(&whole[..]).unwrap(), data);
+}
+
+/// Stored members written in one piece of 4 MiB or more have their CRC-32 computed on a
+/// second thread while this one writes: a writer failing in the middle of such a write is
+/// an error, in bounded time.
+#[test]
+fn a_failing_writer_under_a_two_thread_crc_is_an_error() {
+    let data: Vec<f64> = (0..1_000_000).map(f64::from).collect();
+    let data = std::sync::Arc::new(data);
+    for limit in [100, 4 << 20, 7_999_000] {
+        let data = std::sync::Arc::clone(&data);
+        let what = format!("stored f64 member, failing after {limit} bytes");
+        let e = bounded(&what, move || write_with("npz add (stored)", &data, limit))
+            .err()
+            .unwrap_or_else(|| panic!("{what}: no error"));
+        assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{what}: {e:?}");
+    }
+}
+
+/// A writer dropped with deflated members still compressing on its workers stops and
+/// joins them, in bounded time, and writes nothing to its output (which takes no byte).
+#[test]
+fn a_dropped_npz_writer_stops_its_workers_and_writes_nothing() {
+    let noise: Vec<u64> = (0..4_000_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+    let refused = bounded("dropping an npz writer with pending members", move || {
+        let w = FailAfter::new(0);
+        let refused = std::sync::Arc::clone(&w.refused);
+        let mut z = npz::Writer::new(w);
+        z.threads(4);
+        for i in 0..3 {
+            z.add_with(&format!("n{i}"), &noise, Compression::Deflated { level: 9 }).unwrap();
+        }
+        drop(z);
+        refused.load(std::sync::atomic::Ordering::Relaxed)
+    });
+    assert_eq!(refused, 0, "the dropped writer wrote to its output");
 }
 
 /// An npz writer whose output failed writes nothing more to it: not when its `finish`
@@ -294,7 +341,7 @@ fn a_reader_failing_midway_is_an_error() {
                     _ => npy_core::NpyReader::new(reader)?.records::<Packed>(10_000)?.try_for_each(|c| c.map(drop)),
                 }
             });
-            let e = result.expect_err(&what);
+            let e = result.err().unwrap_or_else(|| panic!("{what}: no error"));
             let io_kind = match e.kind() {
                 ErrorKind::Io(io) => Some(io.kind()),
                 _ => None,
@@ -322,10 +369,34 @@ fn a_file_cut_short_under_a_two_thread_conversion_is_an_error() {
         // Shrinks after the header was checked against the length.
         std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(cut).unwrap();
         let what = format!("conversion of a file cut to {cut} of {full} bytes");
-        let e = bounded(&what, move || reader.read_vec::<Packed>()).expect_err(&what);
+        let e = bounded(&what, move || reader.read_vec::<Packed>()).err().unwrap_or_else(|| panic!("{what}: no error"));
         assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{what}: {e:?}");
         assert_eq!(e.path(), Some(path.as_path()), "{e}");
         packed(n).write_npy(&path).unwrap();
+    }
+}
+
+/// Reads of 64 MiB or more of known length fill their buffer while a second thread faults
+/// its pages in: a file cut short under them is `Truncated`, and the thread is stopped
+/// and joined, in bounded time.
+#[test]
+fn a_file_cut_short_under_a_prefaulted_read_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f8.npy");
+    let values: Vec<f64> = (0..(9 << 20)).map(f64::from).collect();
+    values.write_npy(&path).unwrap();
+    let full = std::fs::metadata(&path).unwrap().len();
+    for (read, cut) in [("typed", full / 3), ("dynamic", full / 2), ("typed", full - 1)] {
+        let reader = npy_core::ReadOptions::new().open_path(&path).unwrap();
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(cut).unwrap();
+        let what = format!("{read} read of a file cut to {cut} of {full} bytes");
+        let result = bounded(&what, move || match read {
+            "typed" => reader.read_vec::<f64>().map(drop),
+            _ => reader.read_dyn().map(drop),
+        });
+        let e = result.err().unwrap_or_else(|| panic!("{what}: no error"));
+        assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{what}: {e:?}");
+        values.write_npy(&path).unwrap();
     }
 }
 
@@ -434,7 +505,7 @@ fn a_full_disk_is_an_error_naming_the_target_and_the_old_file_survives() {
     ];
     for (api, write) in writes {
         let path = target.clone();
-        let e = bounded(api, move || write(path)).expect_err(api);
+        let e = bounded(api, move || write(path)).err().unwrap_or_else(|| panic!("{api}: no error"));
         assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{api}: {e:?}");
         assert_eq!((e.path(), e.access()), (Some(target.as_path()), Some(Access::Write)), "{api}: {e}");
         let message = e.to_string();

@@ -504,6 +504,29 @@ mod tests {
     use super::*;
     use crate::prelude::*;
 
+    /// The side that makes pieces failing (at the first, a middle or the last piece) ends
+    /// the write with its error, with 8 pieces (the threshold of the second thread) and
+    /// more; the pieces before it are written.
+    #[test]
+    fn a_failing_piece_maker_ends_the_write_with_its_error() {
+        for pieces in [8, 14] {
+            for bad in [0, pieces / 2, pieces - 1] {
+                let mut out = Vec::new();
+                let e = write_pieces(&mut out, pieces, 4, |k, buf| {
+                    if k == bad {
+                        return Err(Error::usage(format!("piece {k} cannot be made")));
+                    }
+                    buf.fill(MaybeUninit::new(k as u8));
+                    Ok(4)
+                })
+                .unwrap_err();
+                assert_eq!(e.to_string(), format!("piece {bad} cannot be made"));
+                let want: Vec<u8> = (0..bad).flat_map(|k| [k as u8; 4]).collect();
+                assert_eq!(out, want, "{pieces} pieces, failing at {bad}");
+            }
+        }
+    }
+
     #[test]
     fn zero_clears_exactly_the_gap() {
         for len in 0..=27 {
