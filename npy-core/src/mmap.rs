@@ -32,7 +32,7 @@ use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Header, Version};
 use crate::read::{build_vec, check_elements, ReadOptions};
-use crate::record::{NpyRecord, Op, Plan};
+use crate::record::{native_dtype_of, NpyRecord, Op, Plan};
 
 /// Bytes of elements decoded per step by [`Decoded::iter`].
 const ITER_CHUNK: usize = 64 << 10;
@@ -688,7 +688,7 @@ impl NpyMapMut {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write<T: NpyRecord>(&mut self, start: usize, values: &[T]) -> Result<()> {
-        let plan = Plan::new(&native_dtype::<T>()?, &self.layout.header.dtype)?;
+        let plan = Plan::new(&native_dtype_of::<T>()?, &self.layout.header.dtype)?;
         let end = start.checked_add(values.len()).ok_or_else(|| Error::usage("element range overflows"))?;
         let dst = self.bytes_mut(self.layout.byte_range(&(start..end))?);
         // SAFETY:
@@ -786,7 +786,7 @@ impl<T> fmt::Debug for Decoded<'_, T> {
 
 impl<'a, T: NpyRecord> Decoded<'a, T> {
     fn new(data: &'a [u8], layout: &Layout) -> Result<Self> {
-        let plan = Plan::new(&layout.header.dtype, &native_dtype::<T>()?)?;
+        let plan = Plan::new(&layout.header.dtype, &native_dtype_of::<T>()?)?;
         Ok(Decoded { data, plan, len: layout.len, _marker: PhantomData })
     }
 
@@ -978,26 +978,12 @@ enum Access {
     Write,
 }
 
-/// `T::native_dtype()`, checked against `T`'s size.
-fn native_dtype<T: NpyRecord>() -> Result<DType> {
-    let native = T::native_dtype();
-    if std::mem::size_of::<T>() != native.itemsize() {
-        return Err(Error::usage(format!(
-            "NpyRecord for {} describes {} bytes but the type has {}",
-            std::any::type_name::<T>(),
-            native.itemsize(),
-            std::mem::size_of::<T>()
-        )));
-    }
-    Ok(native)
-}
-
 /// Checks that data of `layout`'s dtype at address `data` can be viewed in place as `T`
 /// (for `access`), and returns the offsets of the `b1` bytes of an element, which
 /// [`validate`] must check.
 fn view_plan<T: NpyRecord>(layout: &Layout, data: *const u8, access: Access) -> Result<Vec<usize>> {
     let ty = std::any::type_name::<T>();
-    let native = native_dtype::<T>()?;
+    let native = native_dtype_of::<T>()?;
     if native.itemsize() == 0 {
         return Err(Error::usage(format!("cannot view elements of the zero-sized type {ty}")));
     }

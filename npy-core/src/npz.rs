@@ -51,7 +51,7 @@ use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, MAGIC};
 use crate::object::{FromObject, Object};
 use crate::read::{build_vec, NpyReader, Origin, ReadOptions};
-use crate::record::{NpyRecord, Plan};
+use crate::record::{native_dtype_of, NpyRecord, Plan};
 use crate::write::{element_plan, write_with_plan};
 
 mod directory;
@@ -400,12 +400,12 @@ impl<W: Write + Seek> Writer<W> {
     /// # Errors
     /// As [`Writer::add`].
     pub fn add_columns_prefixed<T: NpyRecord>(&mut self, prefix: &str, records: &[T]) -> Result<()> {
-        let native = T::native_dtype();
+        let native = self.located("", native_dtype_of::<T>())?;
         let cols = columns(&T::dtype());
         for col in self.located("", cols)? {
             let name = prefixed(prefix, &col.path);
             let result = (|| {
-                let plan = element_plan_between::<T>(&native, &col.extract)?;
+                let plan = Plan::new(&native, &col.extract)?;
                 let mut shape = vec![records.len()];
                 shape.extend_from_slice(&col.dims);
                 let header = Header::new(DType::Scalar(col.scalar), shape);
@@ -823,15 +823,6 @@ fn needs_zip64(total: u64, compression: Compression) -> bool {
         Compression::Deflated { .. } => total + total / 1000 + (1 << 16),
     };
     worst >= u32::MAX as u64
-}
-
-/// The plan from `T`'s memory to `dst` (one column), checked like `element_plan`.
-fn element_plan_between<T: NpyRecord>(native: &DType, dst: &DType) -> Result<Plan> {
-    let plan = Plan::new(native, dst)?;
-    if plan.src_size() != std::mem::size_of::<T>() {
-        return Err(Error::usage(format!("NpyRecord for {} does not describe its memory", std::any::type_name::<T>())));
-    }
-    Ok(plan)
 }
 
 fn prefixed(prefix: &str, path: &str) -> String {
@@ -1361,7 +1352,7 @@ impl<R: Read + Seek> Reader<R> {
     /// # Errors
     /// As [`Reader::read_columns`].
     pub fn read_columns_prefixed<T: NpyRecord>(&mut self, prefix: &str) -> Result<Vec<T>> {
-        let native = T::native_dtype();
+        let native = native_dtype_of::<T>()?;
         let mut loaded = Vec::new();
         let mut n = None;
         for col in columns(&T::dtype())? {

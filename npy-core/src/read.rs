@@ -11,7 +11,7 @@ use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{Header, Version, DEFAULT_MAX_HEADER_SIZE, MAGIC_VERSION_LEN};
 use crate::object::pickle;
 use crate::object::{FromObject, Object};
-use crate::record::{NpyRecord, Plan};
+use crate::record::{native_dtype_of, NpyRecord, Plan};
 
 /// Bytes read per step when the source's length is unknown, so a header claiming a huge
 /// array costs memory only as data actually arrives.
@@ -598,16 +598,7 @@ impl<R: Read> NpyReader<R> {
 
     fn plan<T: NpyRecord>(&self) -> Result<Plan> {
         refuse_objects(&self.header.dtype)?;
-        let target = T::native_dtype();
-        if std::mem::size_of::<T>() != target.itemsize() {
-            return Err(Error::usage(format!(
-                "NpyRecord for {} describes {} bytes but the type has {}",
-                std::any::type_name::<T>(),
-                target.itemsize(),
-                std::mem::size_of::<T>()
-            )));
-        }
-        Plan::new(&self.header.dtype, &target)
+        Plan::new(&self.header.dtype, &native_dtype_of::<T>()?)
     }
 
     /// Appends the next `count` elements to `out` (whose spare capacity is zero when

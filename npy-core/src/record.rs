@@ -74,6 +74,25 @@ pub unsafe trait NpyRecord: Sized + 'static {
     unsafe fn fill_skipped(_element: *mut Self) {}
 }
 
+/// `T::native_dtype()`, checked to describe exactly `T`'s bytes: every read, write, map
+/// and archive column that treats a `T`'s memory as that dtype asks this first.
+///
+/// # Errors
+/// [`ErrorKind::Usage`] when the dtype's itemsize is not `size_of::<T>()` (a hand-written
+/// `NpyRecord` that breaks the trait's contract).
+pub(crate) fn native_dtype_of<T: NpyRecord>() -> Result<DType> {
+    let native = T::native_dtype();
+    if native.itemsize() != std::mem::size_of::<T>() {
+        return Err(Error::usage(format!(
+            "NpyRecord for {} describes {} bytes but the type has {}",
+            std::any::type_name::<T>(),
+            native.itemsize(),
+            std::mem::size_of::<T>()
+        )));
+    }
+    Ok(native)
+}
+
 macro_rules! primitive {
     ($($t:ty => $ty:expr),* $(,)?) => {$(
         // SAFETY: a primitive's memory is one scalar of its own size in native order, and

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
-use crate::record::{NpyRecord, Plan};
+use crate::record::{native_dtype_of, NpyRecord, Plan};
 
 /// Bytes of padded or converted records made per write: small enough to stay in cache,
 /// large enough that handing pieces between threads costs little (each hand-off may wake a
@@ -105,16 +105,7 @@ pub(crate) fn typed_to_writer<W: Write, T: NpyRecord>(mut writer: W, header: Hea
 
 /// The plan from `T`'s memory to its written layout.
 pub(crate) fn element_plan<T: NpyRecord>() -> Result<Plan> {
-    let plan = Plan::new(&T::native_dtype(), &T::dtype())?;
-    if plan.src_size() != std::mem::size_of::<T>() {
-        return Err(Error::usage(format!(
-            "NpyRecord for {} describes {} bytes but the type has {}",
-            std::any::type_name::<T>(),
-            plan.src_size(),
-            std::mem::size_of::<T>()
-        )));
-    }
-    Ok(plan)
+    Plan::new(&native_dtype_of::<T>()?, &T::dtype())
 }
 
 /// Writes the elements in `T::dtype()` layout.
