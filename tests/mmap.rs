@@ -2,6 +2,9 @@
 //! or decoded on the fly where byte order, layout or alignment forbid a view; `bool` and
 //! `char` data validated; files created sparse with `np.save`'s header and filled in place.
 
+#[path = "support/corpus.rs"]
+mod shared_corpus;
+
 use std::path::{Path, PathBuf};
 
 use npy_core::header::Header;
@@ -15,16 +18,9 @@ fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
-/// NumPy's reference corpus beside the workspace. In CI it must be there; elsewhere a
-/// missing corpus skips the tests that use it, with a note.
+/// NumPy's corpus (see `support/corpus.rs`).
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/public");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
-    eprintln!("note: {} is absent; corpus map tests skipped", dir.display());
-    None
+    shared_corpus::corpus("corpus map tests")
 }
 
 /// NumPy's element values of a fixture (storage order; floats as bit patterns).

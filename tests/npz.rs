@@ -11,6 +11,9 @@
 //! and per member its dtype, shape, order, compression and values. `cargo xtask ci` has
 //! NumPy load them all (xtask/npz_check.py).
 
+#[path = "support/corpus.rs"]
+mod shared_corpus;
+
 use std::io::{Cursor, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
@@ -39,16 +42,9 @@ fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
 }
 
-/// The corpus beside the workspace. In CI it must be there; elsewhere a missing corpus
-/// skips these tests with a note.
+/// NumPy's corpus (see `support/corpus.rs`).
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/public");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
-    eprintln!("note: {} is absent; corpus npz tests skipped", dir.display());
-    None
+    shared_corpus::corpus("corpus npz tests")
 }
 
 /// The corpus manifest's entry for `file`.

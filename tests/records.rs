@@ -5,6 +5,9 @@
 //! and writes them back byte for byte. Part two does the round trip for every record file
 //! of NumPy's reference corpus (../shared/corpus/public/{record,struct}).
 
+#[path = "support/corpus.rs"]
+mod shared_corpus;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -432,16 +435,9 @@ fn mismatches_name_the_field_and_types() {
 // ---------------------------------------------------------------------------------------
 // Part two: NumPy's reference corpus.
 
-/// The corpus beside the workspace. In CI it must be there; elsewhere a missing corpus
-/// skips these tests with a note.
+/// NumPy's corpus (see `support/corpus.rs`).
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/public");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
-    eprintln!("note: {} is absent; corpus record tests skipped", dir.display());
-    None
+    shared_corpus::corpus("corpus record tests")
 }
 
 /// Reads a corpus file as `Array<T>` and writes it back; the bytes must be NumPy's.

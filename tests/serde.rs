@@ -9,6 +9,9 @@
 //! on their own below). Part two writes: with the file's dtype (NumPy's bytes exactly) and
 //! with a traced dtype. Part three checks the errors.
 
+#[path = "support/corpus.rs"]
+mod shared_corpus;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
@@ -32,16 +35,9 @@ use corpus_records::*;
 // ---------------------------------------------------------------------------------------
 // The corpus, and values as the derived path sees them.
 
-/// The corpus beside the workspace. In CI it must be there; elsewhere a missing corpus
-/// skips these tests with a note.
+/// NumPy's corpus (see `support/corpus.rs`).
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/public");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
-    eprintln!("note: {} is absent; corpus serde tests skipped", dir.display());
-    None
+    shared_corpus::corpus("corpus serde tests")
 }
 
 fn open(rel: &str) -> NpyReader<BufReader<File>> {

@@ -6,6 +6,9 @@
 //! target directory, built once with the cargo running the tests; its binary reads and
 //! rewrites every file, and this test compares the results with the originals.
 
+#[path = "../../tests/support/corpus.rs"]
+mod shared_corpus;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -22,16 +25,9 @@ use npy_core::{DynArray, ReadOptions};
 /// layout and the field bytes can match.
 const JUNK_PADDING: &[&str] = &["struct/aligned_padding_junk.npy", "struct/offsets_gap_junk.npy"];
 
-/// The corpus beside the workspace. In CI it must be there; elsewhere a missing corpus
-/// skips the test with a note.
+/// NumPy's corpus (see `support/corpus.rs`).
 fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/public");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
-    eprintln!("note: {} is absent; corpus schema test skipped", dir.display());
-    None
+    shared_corpus::corpus("corpus schema test")
 }
 
 fn options() -> ReadOptions {

@@ -1,0 +1,23 @@
+//! NumPy's reference corpus beside the workspace (`../shared/corpus/public`), for the
+//! test files that check against it. In CI it must be there: a missing corpus fails the
+//! test that asks. Elsewhere that test is skipped, with a note on stderr saying so.
+
+use std::path::{Path, PathBuf};
+
+/// The corpus directory; `None` (after a note naming `tests`, what is skipped) where it
+/// is absent outside CI.
+///
+/// # Panics
+/// Under `CI` when the corpus is absent.
+pub fn corpus(tests: &str) -> Option<PathBuf> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The workspace root (the directory with Cargo.lock), from this package or a member.
+    let root = manifest.ancestors().find(|d| d.join("Cargo.lock").is_file()).unwrap_or(manifest);
+    let dir = root.join("../shared/corpus/public");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
+    eprintln!("note: {} is absent; {tests} skipped", dir.display());
+    None
+}
