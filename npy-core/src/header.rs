@@ -420,6 +420,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn version_choice_follows_numpy() {
         let latin = header("[('café', '<i4'), ('naïve', '<f2')]", false, &[3]);
         let (v, bytes) = latin.encode(None).unwrap();
@@ -509,6 +510,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn shapes_are_checked_as_numpy_checks_them() {
         // NumPy 2.4, np.empty(shape, dtype): the non-zero dims times the itemsize must fit
         // an npy_intp, even when another dim is zero; np.load also needs the element count

@@ -1156,7 +1156,8 @@ mod tests {
         let huge = "9".repeat(5000);
         let start = std::time::Instant::now();
         let err = e(&huge);
-        assert!(start.elapsed() < std::time::Duration::from_secs(1));
+        // Not under Miri, which interprets far slower than the second allowed.
+        assert!(cfg!(miri) || start.elapsed() < std::time::Duration::from_secs(1));
         assert!(err.reason.starts_with("integer too large"), "{err:?}");
         assert!(err.reason.len() < 80, "quoted text is truncated: {err:?}");
         let err = e(&format!("[1, -{huge}]"));
@@ -1264,6 +1265,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn float_repr_round_trips() {
         // xorshift over bit patterns: every finite float's repr parses back to itself.
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -1540,6 +1542,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn round_trips() {
         let values = vec![
             Literal::None,
@@ -1579,6 +1582,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn never_panics() {
         // Random soup of tricky fragments: parsing must return, never panic, and any value
         // it returns must survive a repr round trip.

@@ -2083,6 +2083,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn budget_stops_memo_bombs_and_fixed_limits_hold() {
         // [L, L] with L = [M, M], ...: 2^40 values from a few hundred bytes.
         let mut items = b"(NNlq\x000".to_vec();
