@@ -15,7 +15,7 @@
 //!   to the machine limit, NumPy and npyz, with the goal ratios (see [`bench`]).
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
-//! - `miri`: npy-core's unit tests of its `unsafe` code under Miri (see [`miri`]).
+//! - `miri`: npy-core's unit tests under Miri (see [`miri`]).
 //!
 //! To add a command, add a module and one arm to the `match` in [`main`].
 
@@ -50,8 +50,8 @@ commands:
                     run each cargo-fuzz target (header, npy_dynamic, npz, record; or NAME)
                     for N seconds (default 60), seeded from the fixtures; fails on a crash
                     (needs `cargo install cargo-fuzz --locked`)
-  miri              npy-core's unit tests of its unsafe code (read, write, record, types,
-                    array, atomic) under Miri (needs nightly with miri and rust-src)";
+  miri              npy-core's unit tests under Miri, for the unsafe code they reach
+                    (needs nightly with miri and rust-src)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
