@@ -186,7 +186,7 @@ impl DynArray {
     }
 
     /// All elements in storage order as `T`, converting byte order and widening as
-    /// [`crate::record::Plan`] does (a `>f8` array gives native `f64`s).
+    /// [`crate::plan::Plan`] does (a `>f8` array gives native `f64`s).
     ///
     /// # Errors
     /// [`ErrorKind::DtypeMismatch`] when the dtype cannot be read as `T`;

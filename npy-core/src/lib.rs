@@ -66,7 +66,7 @@
 //! # Speed
 //! A read whose file layout is `T`'s memory is one bulk copy into a buffer backed by
 //! transparent huge pages; other layouts convert field by field from cache-sized chunks
-//! with a plan compiled once per (file dtype, `T`) pair ([`record::Plan`]). Writes are one
+//! with a plan compiled once per (file dtype, `T`) pair ([`plan::Plan`]). Writes are one
 //! bulk write, or padded and converted records made in 1 MiB pieces.
 //!
 //! On a machine with a second CPU, large jobs use one more thread, scoped to the call
@@ -91,8 +91,10 @@ pub mod literal;
 pub mod mmap;
 pub mod npz;
 pub mod object;
+pub mod plan;
 mod read;
 pub mod record;
+pub mod scalar;
 #[cfg(feature = "serde")]
 pub mod serde;
 pub mod types;

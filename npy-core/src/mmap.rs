@@ -31,8 +31,9 @@ use crate::atomic::AtomicFile;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Header, Version};
+use crate::plan::{Op, Plan};
 use crate::read::{build_vec, check_elements, ReadOptions};
-use crate::record::{native_dtype_of, NpyRecord, Op, Plan};
+use crate::record::{native_dtype_of, NpyRecord};
 
 /// Bytes of elements decoded per step by [`Decoded::iter`].
 const ITER_CHUNK: usize = 64 << 10;

@@ -50,8 +50,9 @@ use crate::dtype::{DType, Field, Record, Scalar};
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, MAGIC};
 use crate::object::{FromObject, Object};
+use crate::plan::Plan;
 use crate::read::{build_vec, NpyReader, Origin, ReadOptions};
-use crate::record::{native_dtype_of, NpyRecord, Plan};
+use crate::record::{native_dtype_of, NpyRecord};
 use crate::write::{element_plan, write_with_plan};
 
 mod directory;

@@ -11,7 +11,8 @@ use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{Header, Version, DEFAULT_MAX_HEADER_SIZE, MAGIC_VERSION_LEN};
 use crate::object::pickle;
 use crate::object::{FromObject, Object};
-use crate::record::{native_dtype_of, NpyRecord, Plan};
+use crate::plan::Plan;
+use crate::record::{native_dtype_of, NpyRecord};
 
 /// Bytes read per step when the source's length is unknown, so a header claiming a huge
 /// array costs memory only as data actually arrives.

@@ -119,7 +119,7 @@ use crate::dtype::{ByteOrder, DType, DateUnit, Record, Scalar, ScalarType};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::Header;
 use crate::read::{NpyReader, ReadOptions};
-use crate::record::{f16_to_f64, f64_to_f16};
+use crate::scalar::{f16_to_f64, f64_to_f16};
 
 /// Bytes of records read (or written) per step when the caller gives no chunk length.
 const CHUNK_BYTES: usize = 1 << 20;

@@ -8,7 +8,8 @@ use std::path::Path;
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
-use crate::record::{native_dtype_of, NpyRecord, Plan};
+use crate::plan::Plan;
+use crate::record::{native_dtype_of, NpyRecord};
 
 /// Bytes of padded or converted records made per write: small enough to stay in cache,
 /// large enough that handing pieces between threads costs little (each hand-off may wake a

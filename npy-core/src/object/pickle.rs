@@ -1361,7 +1361,7 @@ fn scalar_value(scalar: Scalar, data: &[u8]) -> std::result::Result<Plain, Strin
     }
     let mut buf = data.to_vec();
     if !scalar.is_native() {
-        crate::record::swap_units(&mut buf, ty.swap_unit());
+        crate::scalar::swap_units(&mut buf, ty.swap_unit());
     }
     let word = |b: &[u8]| {
         let mut w = [0u8; 8];
@@ -1385,7 +1385,7 @@ fn scalar_value(scalar: Scalar, data: &[u8]) -> std::result::Result<Plain, Strin
             }
         }
         ScalarType::Float(2) => {
-            Plain::Value(Value::Float(crate::record::f16_to_f64(u16::from_ne_bytes([buf[0], buf[1]]))))
+            Plain::Value(Value::Float(crate::scalar::f16_to_f64(u16::from_ne_bytes([buf[0], buf[1]]))))
         }
         ScalarType::Float(4) => Plain::Value(Value::Float(f32_at(0))),
         ScalarType::Float(8) => Plain::Value(Value::Float(f64_at(0))),

@@ -1,0 +1,671 @@
+//! The scalar codec: one scalar of any fixed-size NumPy kind to and from its bytes.
+//!
+//! Every path that looks at single values goes through here: record conversions
+//! ([`crate::plan::Plan`]'s widening casts), serde's deserializer and encoder, the pickle
+//! decoder's NumPy scalars, and the bridges to come. Byte order, half floats, long double
+//! bytes, bool validation, UCS-4 text and NumPy's safe casts live in this one module.
+//!
+//! Pure code: no I/O, no allocation except for the text of a `U` value.
+//!
+//! # Examples
+//! ```
+//! use npy_core::dtype::Scalar;
+//! use npy_core::scalar::{self, Value};
+//!
+//! let be: Scalar = Scalar::parse(">i2")?;
+//! assert_eq!(scalar::decode(be, &[0xfe, 0xd4])?, Value::I16(-300));
+//!
+//! let mut out = [0u8; 4];
+//! scalar::encode(&Value::F32(1.5), Scalar::parse("<f4")?, &mut out)?;
+//! assert_eq!(out, 1.5f32.to_le_bytes());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::dtype::{ByteOrder, DateUnit, Scalar, ScalarType};
+
+/// One scalar's value, of exactly the kind its dtype names (no widening: an `i2` is an
+/// [`Value::I16`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// `b1`.
+    Bool(bool),
+    /// `i1`.
+    I8(i8),
+    /// `i2`.
+    I16(i16),
+    /// `i4`.
+    I32(i32),
+    /// `i8`.
+    I64(i64),
+    /// `u1`.
+    U8(u8),
+    /// `u2`.
+    U16(u16),
+    /// `u4`.
+    U32(u32),
+    /// `u8`.
+    U64(u64),
+    /// `f2`, as IEEE half bits (see [`f16_to_f64`]).
+    F16(u16),
+    /// `f4`.
+    F32(f32),
+    /// `f8`.
+    F64(f64),
+    /// `c8`: real and imaginary parts.
+    C64(f32, f32),
+    /// `c16`: real and imaginary parts.
+    C128(f64, f64),
+    /// `f16` (x86 long double): the 16 bytes, little-endian (the 80-bit value in the low
+    /// 10 bytes).
+    LongDouble([u8; 16]),
+    /// `c32`: two long doubles (real, imaginary), each as in [`Value::LongDouble`].
+    LongComplex([u8; 32]),
+    /// `M8[unit]`: a count of units since 1970 (`i64::MIN` is NaT).
+    DateTime(i64, DateUnit),
+    /// `m8[unit]`: a count of units (`i64::MIN` is NaT).
+    TimeDelta(i64, DateUnit),
+    /// `S n`: all `n` bytes, trailing NULs included (NumPy strips them: [`trim_nuls`]).
+    Bytes(&'a [u8]),
+    /// `U n`: the text, trailing NULs stripped as NumPy strips them.
+    Str(Cow<'a, str>),
+    /// `V n`: the `n` raw bytes.
+    Void(&'a [u8]),
+}
+
+/// Why a scalar could not be decoded or encoded. `Display` gives a lower-case reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScalarError {
+    /// A `b1` byte other than 0 or 1.
+    Bool(u8),
+    /// A `U` code unit that is not a Unicode scalar value, at this position.
+    CodePoint {
+        /// The code unit.
+        unit: u32,
+        /// Its position in the string.
+        position: usize,
+    },
+    /// Fewer bytes than the scalar's itemsize.
+    Length {
+        /// The type string.
+        ty: String,
+        /// Its itemsize.
+        expected: usize,
+        /// The bytes given.
+        found: usize,
+    },
+    /// A value of another kind than the dtype's.
+    Kind {
+        /// The type string.
+        ty: String,
+        /// The value's kind (`"an integer"`, ...).
+        found: &'static str,
+    },
+    /// A value that does not fit the dtype: an integer out of range, a text or bytes
+    /// value too long, void bytes of another length.
+    Range {
+        /// The type string.
+        ty: String,
+        /// What does not fit (`"300"`, `"5 chars"`, ...).
+        what: String,
+    },
+    /// The object dtype: its values are Python objects, not bytes.
+    Object,
+}
+
+impl fmt::Display for ScalarError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScalarError::Bool(b) => write!(f, "b1 byte {b} is not 0 or 1"),
+            ScalarError::CodePoint { unit, position } => {
+                write!(f, "code point {unit:#x} at position {position} is not a valid char")
+            }
+            ScalarError::Length { ty, expected, found } => {
+                write!(f, "a scalar of dtype {ty} needs {expected} bytes, found {found}")
+            }
+            ScalarError::Kind { ty, found } => write!(f, "{found} cannot be stored as {ty}"),
+            ScalarError::Range { ty, what } => write!(f, "{what} {} fit in {ty}", fit_verb(what)),
+            ScalarError::Object => write!(f, "object scalars are Python objects, not bytes"),
+        }
+    }
+}
+
+/// "300 does not fit", "5 chars do not fit".
+fn fit_verb(what: &str) -> &'static str {
+    if what.ends_with('s') {
+        "do not"
+    } else {
+        "does not"
+    }
+}
+
+impl std::error::Error for ScalarError {}
+
+impl Value<'_> {
+    /// The value's kind in words, for messages: `"an integer"`, `"a string"`, ...
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Bool(_) => "a bool",
+            Value::I8(_) | Value::I16(_) | Value::I32(_) | Value::I64(_) => "an integer",
+            Value::U8(_) | Value::U16(_) | Value::U32(_) | Value::U64(_) => "an unsigned integer",
+            Value::F16(_) | Value::F32(_) | Value::F64(_) => "a float",
+            Value::C64(..) | Value::C128(..) => "a complex",
+            Value::LongDouble(_) => "a long double",
+            Value::LongComplex(_) => "a long double complex",
+            Value::DateTime(..) => "a datetime",
+            Value::TimeDelta(..) => "a timedelta",
+            Value::Bytes(_) => "bytes",
+            Value::Str(_) => "a string",
+            Value::Void(_) => "void bytes",
+        }
+    }
+}
+
+/// Reads `N` bytes from the start of `b` as a native-order array, reversed when the data
+/// is in the other order.
+#[inline(always)]
+fn ne<const N: usize>(b: &[u8], swap: bool) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&b[..N]);
+    if swap {
+        a.reverse();
+    }
+    a
+}
+
+/// `N` bytes, each 16-byte unit put in little-endian order.
+fn long_double_le<const N: usize>(b: &[u8], order: ByteOrder) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&b[..N]);
+    if order == ByteOrder::Big {
+        a.chunks_exact_mut(16).for_each(<[u8]>::reverse);
+    }
+    a
+}
+
+/// A `b1` byte as a bool.
+///
+/// # Errors
+/// [`ScalarError::Bool`] for a byte other than 0 or 1.
+#[inline]
+pub fn bool_from(b: u8) -> Result<bool, ScalarError> {
+    match b {
+        0 => Ok(false),
+        1 => Ok(true),
+        x => Err(ScalarError::Bool(x)),
+    }
+}
+
+/// `b` without its trailing NUL bytes: the value NumPy gives for an `S` scalar.
+pub fn trim_nuls(b: &[u8]) -> &[u8] {
+    &b[..b.iter().rposition(|&x| x != 0).map_or(0, |i| i + 1)]
+}
+
+/// A `U` value's text: UCS-4 code units in `order`, trailing NUL units stripped, each
+/// checked to be a Unicode scalar value.
+///
+/// # Errors
+/// [`ScalarError::CodePoint`] naming the first unit that is not a char.
+pub fn ucs4(b: &[u8], order: ByteOrder) -> Result<String, ScalarError> {
+    let swap = !order.is_native();
+    let end = b.chunks_exact(4).rposition(|c| c != [0; 4]).map_or(0, |i| i + 1);
+    let mut s = String::with_capacity(end);
+    for (position, c) in b.chunks_exact(4).take(end).enumerate() {
+        let unit = u32::from_ne_bytes(ne::<4>(c, swap));
+        s.push(char::from_u32(unit).ok_or(ScalarError::CodePoint { unit, position })?);
+    }
+    Ok(s)
+}
+
+/// Decodes one scalar of dtype `s` from the first `s.itemsize()` bytes of `bytes`.
+///
+/// # Errors
+/// [`ScalarError::Length`] when `bytes` is shorter than the itemsize; [`ScalarError::Bool`]
+/// and [`ScalarError::CodePoint`] for invalid `b1` and `U` data; [`ScalarError::Object`]
+/// for the object dtype.
+pub fn decode(s: Scalar, bytes: &[u8]) -> Result<Value<'_>, ScalarError> {
+    let n = s.itemsize();
+    let Some(b) = bytes.get(..n) else {
+        return Err(ScalarError::Length { ty: s.type_str(), expected: n, found: bytes.len() });
+    };
+    let swap = !s.is_native();
+    Ok(match s.ty() {
+        ScalarType::Bool => Value::Bool(bool_from(b[0])?),
+        ScalarType::Int(1) => Value::I8(b[0] as i8),
+        ScalarType::Int(2) => Value::I16(i16::from_ne_bytes(ne(b, swap))),
+        ScalarType::Int(4) => Value::I32(i32::from_ne_bytes(ne(b, swap))),
+        ScalarType::Int(_) => Value::I64(i64::from_ne_bytes(ne(b, swap))),
+        ScalarType::UInt(1) => Value::U8(b[0]),
+        ScalarType::UInt(2) => Value::U16(u16::from_ne_bytes(ne(b, swap))),
+        ScalarType::UInt(4) => Value::U32(u32::from_ne_bytes(ne(b, swap))),
+        ScalarType::UInt(_) => Value::U64(u64::from_ne_bytes(ne(b, swap))),
+        ScalarType::Float(2) => Value::F16(u16::from_ne_bytes(ne(b, swap))),
+        ScalarType::Float(4) => Value::F32(f32::from_ne_bytes(ne(b, swap))),
+        ScalarType::Float(8) => Value::F64(f64::from_ne_bytes(ne(b, swap))),
+        ScalarType::Float(_) => Value::LongDouble(long_double_le(b, s.order())),
+        ScalarType::Complex(8) => Value::C64(f32::from_ne_bytes(ne(b, swap)), f32::from_ne_bytes(ne(&b[4..], swap))),
+        ScalarType::Complex(16) => Value::C128(f64::from_ne_bytes(ne(b, swap)), f64::from_ne_bytes(ne(&b[8..], swap))),
+        ScalarType::Complex(_) => Value::LongComplex(long_double_le(b, s.order())),
+        ScalarType::DateTime(u) => Value::DateTime(i64::from_ne_bytes(ne(b, swap)), u),
+        ScalarType::TimeDelta(u) => Value::TimeDelta(i64::from_ne_bytes(ne(b, swap)), u),
+        ScalarType::Bytes(_) => Value::Bytes(b),
+        ScalarType::Unicode(_) => Value::Str(Cow::Owned(ucs4(b, s.order())?)),
+        ScalarType::Void(_) => Value::Void(b),
+        ScalarType::Object => return Err(ScalarError::Object),
+    })
+}
+
+/// Encodes `v` as one scalar of dtype `s` into the first `s.itemsize()` bytes of `out`.
+/// `v` must be of the dtype's kind and size (an `i2` takes [`Value::I16`]; see
+/// [`Value::from_int`] and [`Value::from_f64`] for range-checked conversions). Text and
+/// bytes shorter than the type are NUL-padded, as NumPy pads them.
+///
+/// # Errors
+/// [`ScalarError::Kind`] for a value of another kind, [`ScalarError::Range`] for text or
+/// bytes too long (or void bytes of another length), [`ScalarError::Length`] when `out`
+/// is shorter than the itemsize, [`ScalarError::Object`] for the object dtype.
+pub fn encode(v: &Value<'_>, s: Scalar, out: &mut [u8]) -> Result<(), ScalarError> {
+    let n = s.itemsize();
+    let found = out.len();
+    let Some(out) = out.get_mut(..n) else {
+        return Err(ScalarError::Length { ty: s.type_str(), expected: n, found });
+    };
+    let kind = || ScalarError::Kind { ty: s.type_str(), found: v.kind() };
+    let too_long = |what: String| ScalarError::Range { ty: s.type_str(), what };
+    match (s.ty(), v) {
+        (ScalarType::Bool, Value::Bool(b)) => out[0] = u8::from(*b),
+        (ScalarType::Int(1), Value::I8(x)) => out[0] = *x as u8,
+        (ScalarType::Int(2), Value::I16(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::Int(4), Value::I32(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::Int(8), Value::I64(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::UInt(1), Value::U8(x)) => out[0] = *x,
+        (ScalarType::UInt(2), Value::U16(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::UInt(4), Value::U32(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::UInt(8), Value::U64(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::Float(2), Value::F16(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::Float(4), Value::F32(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::Float(8), Value::F64(x)) => out.copy_from_slice(&x.to_ne_bytes()),
+        (ScalarType::Complex(8), Value::C64(re, im)) => {
+            out[..4].copy_from_slice(&re.to_ne_bytes());
+            out[4..].copy_from_slice(&im.to_ne_bytes());
+        }
+        (ScalarType::Complex(16), Value::C128(re, im)) => {
+            out[..8].copy_from_slice(&re.to_ne_bytes());
+            out[8..].copy_from_slice(&im.to_ne_bytes());
+        }
+        (ScalarType::Float(16), Value::LongDouble(b)) => {
+            out.copy_from_slice(b);
+            from_le_units(out, s.order());
+            return Ok(());
+        }
+        (ScalarType::Complex(32), Value::LongComplex(b)) => {
+            out.copy_from_slice(b);
+            from_le_units(out, s.order());
+            return Ok(());
+        }
+        (ScalarType::DateTime(u), Value::DateTime(x, w)) | (ScalarType::TimeDelta(u), Value::TimeDelta(x, w))
+            if u == *w =>
+        {
+            out.copy_from_slice(&x.to_ne_bytes())
+        }
+        (ScalarType::Bytes(n), Value::Bytes(b)) => {
+            if b.len() > n {
+                return Err(too_long(format!("{} bytes", b.len())));
+            }
+            out[..b.len()].copy_from_slice(b);
+            out[b.len()..].fill(0);
+            return Ok(());
+        }
+        (ScalarType::Void(n), Value::Void(b)) => {
+            if b.len() != n {
+                return Err(too_long(format!("{} bytes", b.len())));
+            }
+            out.copy_from_slice(b);
+            return Ok(());
+        }
+        (ScalarType::Unicode(n), Value::Str(text)) => {
+            let chars = text.chars().count();
+            if chars > n {
+                return Err(too_long(format!("{chars} chars")));
+            }
+            for (slot, c) in out.chunks_exact_mut(4).zip(text.chars().map(u32::from).chain(std::iter::repeat(0))) {
+                slot.copy_from_slice(&c.to_ne_bytes());
+            }
+        }
+        (ScalarType::Object, _) => return Err(ScalarError::Object),
+        _ => return Err(kind()),
+    }
+    if !s.is_native() {
+        swap_units(out, s.ty().swap_unit());
+    }
+    Ok(())
+}
+
+/// Puts 16-byte little-endian units into `order`.
+fn from_le_units(out: &mut [u8], order: ByteOrder) {
+    if order == ByteOrder::Big {
+        out.chunks_exact_mut(16).for_each(<[u8]>::reverse);
+    }
+}
+
+impl Value<'static> {
+    /// An integer as a value of integer type `ty` (`Int(n)`, `UInt(n)`, `DateTime`,
+    /// `TimeDelta`), checked to fit.
+    ///
+    /// # Errors
+    /// [`ScalarError::Range`] when `x` is out of the type's range, [`ScalarError::Kind`]
+    /// for a type that does not hold integers.
+    pub fn from_int(x: i128, s: Scalar) -> Result<Value<'static>, ScalarError> {
+        let out_of_range = || ScalarError::Range { ty: s.type_str(), what: x.to_string() };
+        let fit = |r: Result<Value<'static>, std::num::TryFromIntError>| r.map_err(|_| out_of_range());
+        match s.ty() {
+            ScalarType::Int(1) => fit(i8::try_from(x).map(Value::I8)),
+            ScalarType::Int(2) => fit(i16::try_from(x).map(Value::I16)),
+            ScalarType::Int(4) => fit(i32::try_from(x).map(Value::I32)),
+            ScalarType::Int(8) => fit(i64::try_from(x).map(Value::I64)),
+            ScalarType::UInt(1) => fit(u8::try_from(x).map(Value::U8)),
+            ScalarType::UInt(2) => fit(u16::try_from(x).map(Value::U16)),
+            ScalarType::UInt(4) => fit(u32::try_from(x).map(Value::U32)),
+            ScalarType::UInt(8) => fit(u64::try_from(x).map(Value::U64)),
+            ScalarType::DateTime(u) => fit(i64::try_from(x).map(|v| Value::DateTime(v, u))),
+            ScalarType::TimeDelta(u) => fit(i64::try_from(x).map(|v| Value::TimeDelta(v, u))),
+            _ => Err(ScalarError::Kind { ty: s.type_str(), found: "an integer" }),
+        }
+    }
+
+    /// A number as a value of float or complex type `ty` (`f2`, `f4`, `f8`, `c8`, `c16`;
+    /// imaginary part 0), rounded to nearest as NumPy's `astype` rounds; NaN payloads are
+    /// kept as far as they fit.
+    ///
+    /// # Errors
+    /// [`ScalarError::Kind`] for a type that does not hold floats.
+    pub fn from_f64(x: f64, s: Scalar) -> Result<Value<'static>, ScalarError> {
+        Value::from_complex(x, 0.0, s).and_then(|v| match (s.ty(), v) {
+            (ScalarType::Float(_) | ScalarType::Complex(_), v) => Ok(v),
+            _ => Err(ScalarError::Kind { ty: s.type_str(), found: "a float" }),
+        })
+    }
+
+    /// A complex number as a value of complex type `ty` (`c8`, `c16`), or its real part
+    /// for float types; rounded to nearest, NaN payloads kept as far as they fit.
+    ///
+    /// # Errors
+    /// [`ScalarError::Kind`] for a type that does not hold floats.
+    pub fn from_complex(re: f64, im: f64, s: Scalar) -> Result<Value<'static>, ScalarError> {
+        Ok(match s.ty() {
+            ScalarType::Float(2) => Value::F16(narrow_f16(re)),
+            ScalarType::Float(4) => Value::F32(narrow(re)),
+            ScalarType::Float(8) => Value::F64(re),
+            ScalarType::Complex(8) => Value::C64(narrow(re), narrow(im)),
+            ScalarType::Complex(16) => Value::C128(re, im),
+            _ => return Err(ScalarError::Kind { ty: s.type_str(), found: "a float" }),
+        })
+    }
+}
+
+/// NumPy's `can_cast(from, to, 'safe')` among numeric scalar kinds (long double excluded:
+/// it is kept as raw bytes).
+pub fn can_cast_safe(from: ScalarType, to: ScalarType) -> bool {
+    use ScalarType::*;
+    // Bits of float mantissa NumPy deems enough for an integer: i1/u1 -> f2, i2/u2 -> f4,
+    // i4/u4/i8/u8 -> f8 (NumPy treats the 64-bit ints as safe into f8).
+    let int_float_min = |n: u8| match n {
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    match (from, to) {
+        (_, Float(16) | Complex(32)) | (Float(16) | Complex(32), _) => false,
+        (Bool, Int(_) | UInt(_) | Float(_) | Complex(_)) => true,
+        (Int(n), Int(m)) | (UInt(n), UInt(m)) => m >= n,
+        (UInt(n), Int(m)) => m > n,
+        (Int(n) | UInt(n), Float(m)) => m >= int_float_min(n),
+        (Int(n) | UInt(n), Complex(m)) => m / 2 >= int_float_min(n),
+        (Float(n), Float(m)) => m >= n,
+        (Float(n), Complex(m)) => m / 2 >= n,
+        (Complex(n), Complex(m)) => m >= n,
+        _ => false,
+    }
+}
+
+/// A numeric value widened to the largest type of its kind.
+#[derive(Clone, Copy)]
+enum Wide {
+    I(i64),
+    U(u64),
+    F(f64),
+    C(f64, f64),
+}
+
+impl Wide {
+    fn of(v: &Value<'_>) -> Option<Wide> {
+        Some(match *v {
+            Value::Bool(b) => Wide::U(b.into()),
+            Value::I8(x) => Wide::I(x.into()),
+            Value::I16(x) => Wide::I(x.into()),
+            Value::I32(x) => Wide::I(x.into()),
+            Value::I64(x) => Wide::I(x),
+            Value::U8(x) => Wide::U(x.into()),
+            Value::U16(x) => Wide::U(x.into()),
+            Value::U32(x) => Wide::U(x.into()),
+            Value::U64(x) => Wide::U(x),
+            Value::F16(h) => Wide::F(f16_to_f64(h)),
+            Value::F32(x) => Wide::F(x.into()),
+            Value::F64(x) => Wide::F(x),
+            Value::C64(re, im) => Wide::C(re.into(), im.into()),
+            Value::C128(re, im) => Wide::C(re, im),
+            _ => return None,
+        })
+    }
+
+    fn re(self) -> f64 {
+        match self {
+            Wide::I(i) => i as f64,
+            Wide::U(u) => u as f64,
+            Wide::F(f) | Wide::C(f, _) => f,
+        }
+    }
+}
+
+/// `v` cast to numeric type `to` as NumPy casts (`as` semantics: wrapping integers,
+/// rounding floats). Meant for the casts [`can_cast_safe`] allows, which lose nothing.
+/// `None` when `v` or `to` is not numeric (bool, integer, float or complex).
+pub fn cast(v: &Value<'_>, to: ScalarType) -> Option<Value<'static>> {
+    let w = Wide::of(v)?;
+    let int = || match w {
+        Wide::I(i) => i,
+        Wide::U(u) => u as i64,
+        Wide::F(f) | Wide::C(f, _) => f as i64,
+    };
+    let (re, im) = match w {
+        Wide::C(re, im) => (re, im),
+        other => (other.re(), 0.0),
+    };
+    Some(match to {
+        ScalarType::Bool => Value::Bool(re != 0.0 || im != 0.0),
+        ScalarType::Int(1) => Value::I8(int() as i8),
+        ScalarType::Int(2) => Value::I16(int() as i16),
+        ScalarType::Int(4) => Value::I32(int() as i32),
+        ScalarType::Int(8) => Value::I64(int()),
+        ScalarType::UInt(1) => Value::U8(int() as u8),
+        ScalarType::UInt(2) => Value::U16(int() as u16),
+        ScalarType::UInt(4) => Value::U32(int() as u32),
+        ScalarType::UInt(8) => Value::U64(match w {
+            Wide::U(u) => u,
+            _ => int() as u64,
+        }),
+        ScalarType::Float(2) => Value::F16(f64_to_f16(re)),
+        ScalarType::Float(4) => Value::F32(re as f32),
+        ScalarType::Float(8) => Value::F64(re),
+        ScalarType::Complex(8) => Value::C64(re as f32, im as f32),
+        ScalarType::Complex(16) => Value::C128(re, im),
+        _ => return None,
+    })
+}
+
+/// Converts one scalar of dtype `from` at the start of `src` into dtype `to` at the start
+/// of `dst` ([`decode`], [`cast`], [`encode`]). Used by plans for NumPy's safe casts.
+///
+/// # Errors
+/// As [`decode`] and [`encode`]; [`ScalarError::Kind`] when either type is not numeric.
+pub fn convert(src: &[u8], from: Scalar, dst: &mut [u8], to: Scalar) -> Result<(), ScalarError> {
+    let v = decode(from, src)?;
+    let w = cast(&v, to.ty()).ok_or_else(|| ScalarError::Kind { ty: to.type_str(), found: v.kind() })?;
+    encode(&w, to, dst)
+}
+
+/// Reverses the bytes of every `unit`-byte unit of `buf`: the one byte-order swap, for
+/// single scalars and whole arrays alike.
+///
+/// Large buffers use an AVX2 build of the same loop when the CPU has it (the compiler
+/// turns it into byte shuffles 32 bytes at a time); otherwise the portable build.
+pub fn swap_units(buf: &mut [u8], unit: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if buf.len() >= 4096 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only precondition of
+        // calling a function compiled with `#[target_feature(enable = "avx2")]`.
+        unsafe { swap_units_avx2(buf, unit) };
+        return;
+    }
+    swap_units_portable(buf, unit);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn swap_units_avx2(buf: &mut [u8], unit: usize) {
+    swap_units_portable(buf, unit);
+}
+
+#[inline(always)]
+fn swap_units_portable(buf: &mut [u8], unit: usize) {
+    match unit {
+        2 => buf.as_chunks_mut::<2>().0.iter_mut().for_each(|c| *c = u16::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
+        4 => buf.as_chunks_mut::<4>().0.iter_mut().for_each(|c| *c = u32::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
+        8 => buf.as_chunks_mut::<8>().0.iter_mut().for_each(|c| *c = u64::from_ne_bytes(*c).swap_bytes().to_ne_bytes()),
+        16 => {
+            buf.as_chunks_mut::<16>().0.iter_mut().for_each(|c| *c = u128::from_ne_bytes(*c).swap_bytes().to_ne_bytes())
+        }
+        0 | 1 => {}
+        n => buf.chunks_exact_mut(n).for_each(<[u8]>::reverse),
+    }
+}
+
+/// IEEE half bits to double (exact; NaN payloads kept).
+pub fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * 2f64.powi(-24),
+        0x1f if frac == 0.0 => sign * f64::INFINITY,
+        0x1f => {
+            // keep the payload: place the 10 fraction bits at the top of the f64 fraction
+            let bits = ((h as u64 & 0x8000) << 48) | (0x7ff << 52) | ((h as u64 & 0x3ff) << 42);
+            f64::from_bits(bits)
+        }
+        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// IEEE half bits to single, exact (NaN payloads kept).
+pub fn f16_to_f32(h: u16) -> f32 {
+    if h & 0x7c00 == 0x7c00 && h & 0x03ff != 0 {
+        let h = h as u32;
+        return f32::from_bits(((h & 0x8000) << 16) | 0x7f80_0000 | ((h & 0x03ff) << 13));
+    }
+    f16_to_f64(h) as f32
+}
+
+/// Double to IEEE half bits, rounding to nearest even; a NaN keeps its sign and the top
+/// of its payload bits (quiet).
+pub fn f64_to_f16(v: f64) -> u16 {
+    let bits = v.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    if v.is_nan() {
+        return sign | 0x7e00 | ((bits >> 42) & 0x3ff) as u16;
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        return sign;
+    }
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    let (mut m, e) = if a < 2f64.powi(-14) {
+        ((a / 2f64.powi(-24)).round_ties_even() as u32, 0u32)
+    } else {
+        let e = a.log2().floor() as i32;
+        let m = (a / 2f64.powi(e) - 1.0) * 1024.0;
+        (m.round_ties_even() as u32, (e + 15) as u32)
+    };
+    let mut e = e;
+    if e > 0 && m == 1024 {
+        m = 0;
+        e += 1;
+    }
+    sign | ((e as u16) << 10) | m as u16
+}
+
+/// `f64` to IEEE half bits, rounded; NaN payloads kept as far as they fit (a NaN stays a
+/// NaN, signaling ones included).
+pub fn narrow_f16(x: f64) -> u16 {
+    if !x.is_nan() {
+        return f64_to_f16(x);
+    }
+    let b = x.to_bits();
+    let m = ((b >> 42) & 0x03ff) as u16;
+    (((b >> 48) & 0x8000) as u16) | 0x7c00 | if m == 0 { 0x0200 } else { m }
+}
+
+/// `f32` to `f64`, exact, NaN payloads (and signaling NaNs) kept, so [`narrow`] gives the
+/// same bits back.
+pub fn widen(x: f32) -> f64 {
+    if !x.is_nan() {
+        return x.into();
+    }
+    let b = u64::from(x.to_bits());
+    f64::from_bits(((b & 0x8000_0000) << 32) | (0x7ff << 52) | ((b & 0x007f_ffff) << 29))
+}
+
+/// `f64` to `f32`, rounded; NaN payloads kept as far as they fit (a NaN stays a NaN).
+pub fn narrow(x: f64) -> f32 {
+    if !x.is_nan() {
+        return x as f32;
+    }
+    let b = x.to_bits();
+    let m = ((b >> 29) & 0x007f_ffff) as u32;
+    f32::from_bits((((b >> 32) & 0x8000_0000) as u32) | 0x7f80_0000 | if m == 0 { 0x0040_0000 } else { m })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swaps_of_large_buffers_match_the_portable_loop() {
+        // Under Miri (no AVX2), just over the size that takes the AVX2 branch.
+        let len: u32 = if cfg!(miri) { 4096 } else { 65536 };
+        for unit in [2, 4, 8, 16] {
+            let data: Vec<u8> = (0..len).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+            let (mut fast, mut slow) = (data.clone(), data.clone());
+            swap_units(&mut fast, unit);
+            swap_units_portable(&mut slow, unit);
+            assert_eq!(fast, slow, "unit {unit}");
+            assert_ne!(fast, data);
+            swap_units(&mut fast, unit);
+            assert_eq!(fast, data, "unit {unit}: swapping twice restores");
+        }
+    }
+
+    #[test]
+    fn half_conversions_are_exact() {
+        for bits in [0u16, 0x8000, 0x3c00, 0x0001, 0x03ff, 0x7bff, 0x7c00, 0xfc00, 0x7e01] {
+            let back = f64_to_f16(f16_to_f64(bits));
+            assert_eq!(back, bits, "{bits:#x}");
+        }
+        assert_eq!(f64_to_f16(-128.0), 0xd800);
+    }
+}
