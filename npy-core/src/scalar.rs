@@ -668,4 +668,120 @@ mod tests {
         }
         assert_eq!(f64_to_f16(-128.0), 0xd800);
     }
+    #[test]
+    fn nan_payloads_survive_the_f64_value() {
+        for bits in [0x7f80_0001u32, 0xffc0_1234, 0x7fa0_0000] {
+            let x = f32::from_bits(bits);
+            assert!(widen(x).is_nan());
+            assert_eq!(narrow(widen(x)).to_bits(), bits, "{bits:#x}");
+        }
+        for h in [0x7c01u16, 0xfe00, 0x7d55] {
+            assert_eq!(narrow_f16(widen(f16_to_f32(h))), h, "{h:#x}");
+        }
+        assert_eq!(narrow(f64::from_bits(0x7ff0_0000_0000_0001)).to_bits() & 0x7fc0_0000, 0x7fc0_0000);
+        assert_eq!(narrow(1.5), 1.5);
+    }
+
+    #[test]
+    fn every_numeric_kind_round_trips_in_both_orders() {
+        let cases: [(&str, Value<'static>); 12] = [
+            ("i1", Value::I8(-5)),
+            ("i2", Value::I16(-300)),
+            ("i4", Value::I32(-70_000)),
+            ("i8", Value::I64(-5_000_000_000)),
+            ("u2", Value::U16(65_000)),
+            ("u4", Value::U32(4_000_000_000)),
+            ("u8", Value::U64(u64::MAX - 1)),
+            ("f2", Value::F16(0x3e00)),
+            ("f4", Value::F32(-0.004)),
+            ("f8", Value::F64(1e300)),
+            ("c8", Value::C64(1.5, -2.0)),
+            ("c16", Value::C128(-0.1, 7.0)),
+        ];
+        for (code, v) in cases {
+            for order in ['<', '>'] {
+                let s = Scalar::parse(&format!("{order}{code}")).unwrap();
+                let mut out = vec![0u8; s.itemsize()];
+                encode(&v, s, &mut out).unwrap();
+                assert_eq!(decode(s, &out).unwrap(), v, "{order}{code}");
+                if order == '>' && s.itemsize() > 1 {
+                    let mut le = vec![0u8; s.itemsize()];
+                    encode(&v, s.swapped(), &mut le).unwrap();
+                    swap_units(&mut le, s.ty().swap_unit());
+                    assert_eq!(le, out, "{code}: big-endian bytes are the swapped little-endian ones");
+                }
+            }
+        }
+        assert_eq!(decode(Scalar::parse(">i2").unwrap(), &[0xfe, 0xd4]).unwrap(), Value::I16(-300));
+    }
+
+    #[test]
+    fn text_bytes_and_bools_are_checked() {
+        let u3 = Scalar::parse(">U3").unwrap();
+        let mut out = [0xffu8; 12];
+        encode(&Value::Str("é".into()), u3, &mut out).unwrap();
+        assert_eq!(out, [0, 0, 0, 0xe9, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(decode(u3, &out).unwrap(), Value::Str("é".into()));
+        let e = encode(&Value::Str("four".into()), u3, &mut out).unwrap_err();
+        assert_eq!(e.to_string(), "4 chars do not fit in >U3");
+        let e = decode(u3, &[0, 0, 0xd8, 0, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap_err();
+        assert_eq!(e, ScalarError::CodePoint { unit: 0xd800, position: 0 });
+
+        let s4 = Scalar::parse("|S4").unwrap();
+        let mut out = [0xffu8; 4];
+        encode(&Value::Bytes(b"ab"), s4, &mut out).unwrap();
+        assert_eq!(&out, b"ab\0\0");
+        assert_eq!(trim_nuls(&out), b"ab");
+        assert_eq!(encode(&Value::Bytes(b"abcde"), s4, &mut out).unwrap_err().to_string(), "5 bytes do not fit in |S4");
+
+        let b1 = Scalar::parse("|b1").unwrap();
+        assert_eq!(decode(b1, &[1]).unwrap(), Value::Bool(true));
+        assert_eq!(decode(b1, &[2]).unwrap_err().to_string(), "b1 byte 2 is not 0 or 1");
+        assert_eq!(decode(b1, &[]).unwrap_err().to_string(), "a scalar of dtype |b1 needs 1 bytes, found 0");
+        assert_eq!(encode(&Value::I8(1), b1, &mut [0]).unwrap_err().to_string(), "an integer cannot be stored as |b1");
+    }
+
+    #[test]
+    fn range_checked_conversions_and_long_doubles() {
+        let u1 = Scalar::parse("|u1").unwrap();
+        assert_eq!(Value::from_int(255, u1).unwrap(), Value::U8(255));
+        assert_eq!(Value::from_int(300, u1).unwrap_err().to_string(), "300 does not fit in |u1");
+        assert_eq!(Value::from_int(-1, u1).unwrap_err().to_string(), "-1 does not fit in |u1");
+        let m8 = Scalar::parse("<M8[s]").unwrap();
+        assert!(matches!(Value::from_int(7, m8).unwrap(), Value::DateTime(7, _)));
+        assert_eq!(Value::from_f64(0.5, Scalar::parse(">f2").unwrap()).unwrap(), Value::F16(0x3800));
+        assert_eq!(Value::from_complex(1.0, 2.0, Scalar::parse("<c8").unwrap()).unwrap(), Value::C64(1.0, 2.0));
+        assert!(Value::from_f64(1.0, u1).is_err());
+
+        // a big-endian long double is the little-endian one reversed, 16 bytes at a time
+        let be: Vec<u8> = (0u8..16).collect();
+        let Value::LongDouble(le) = decode(Scalar::parse(">f16").unwrap(), &be).unwrap() else { panic!() };
+        assert_eq!(le.to_vec(), (0u8..16).rev().collect::<Vec<_>>());
+        let mut back = [0u8; 16];
+        encode(&Value::LongDouble(le), Scalar::parse(">f16").unwrap(), &mut back).unwrap();
+        assert_eq!(back.to_vec(), be);
+    }
+
+    #[test]
+    fn safe_casts_convert_exactly() {
+        let conv = |from: &str, to: &str, src: &[u8]| {
+            let (from, to) = (Scalar::parse(from).unwrap(), Scalar::parse(to).unwrap());
+            let mut dst = vec![0u8; to.itemsize()];
+            convert(src, from, &mut dst, to).unwrap();
+            dst
+        };
+        let enc = |to: &str, v: Value<'_>| {
+            let to = Scalar::parse(to).unwrap();
+            let mut out = vec![0u8; to.itemsize()];
+            encode(&v, to, &mut out).unwrap();
+            out
+        };
+        assert_eq!(conv(">i2", "<i8", &(-300i16).to_be_bytes()), enc("<i8", Value::I64(-300)));
+        assert_eq!(conv("|u1", "<f2", &[200]), enc("<f2", Value::F16(f64_to_f16(200.0))));
+        assert_eq!(conv(">f4", "<c16", &0.25f32.to_be_bytes()), enc("<c16", Value::C128(0.25, 0.0)));
+        assert_eq!(conv("|b1", "<i4", &[1]), enc("<i4", Value::I32(1)));
+        assert_eq!(conv(">u4", "<f8", &u32::MAX.to_be_bytes()), enc("<f8", Value::F64(u32::MAX.into())));
+        assert!(can_cast_safe(ScalarType::UInt(4), ScalarType::Int(8)));
+        assert!(!can_cast_safe(ScalarType::Int(8), ScalarType::Float(4)));
+    }
 }

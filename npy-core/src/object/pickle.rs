@@ -22,6 +22,7 @@ use super::{Object, MAX_DEPTH};
 use crate::dtype::{ByteOrder, Scalar, ScalarType};
 use crate::error::{Error, Result};
 use crate::literal::Literal;
+use crate::scalar::{self, ScalarError, Value as S};
 
 // ---------------------------------------------------------------------------------------
 // Opcodes (Python's `pickle` module names).
@@ -1359,54 +1360,37 @@ fn scalar_value(scalar: Scalar, data: &[u8]) -> std::result::Result<Plain, Strin
             data.len()
         ));
     }
-    let mut buf = data.to_vec();
-    if !scalar.is_native() {
-        crate::scalar::swap_units(&mut buf, ty.swap_unit());
+    // NumPy builds a bool scalar from its byte as it is: any nonzero byte is True.
+    if ty == ScalarType::Bool {
+        return Ok(Plain::Value(Value::Bool(data[0] != 0)));
     }
-    let word = |b: &[u8]| {
-        let mut w = [0u8; 8];
-        w[..b.len()].copy_from_slice(b);
-        u64::from_ne_bytes(w)
-    };
-    let f32_at = |k: usize| f64::from(f32::from_ne_bytes([buf[k], buf[k + 1], buf[k + 2], buf[k + 3]]));
-    let f64_at = |k: usize| f64::from_bits(word(&buf[k..k + 8]));
-    Ok(match ty {
-        ScalarType::Bool => Plain::Value(Value::Bool(buf[0] != 0)),
-        ScalarType::Int(n) => {
-            let shift = 64 - 8 * u32::from(n);
-            let v = if cfg!(target_endian = "little") { word(&buf) } else { word(&buf) >> (8 * (8 - u32::from(n))) };
-            Plain::Value(Value::Int(((v << shift) as i64) >> shift))
+    let unsupported = || format!("numpy scalars of dtype {} are not supported", scalar.type_str());
+    let decoded = scalar::decode(scalar, data).map_err(|e| match e {
+        ScalarError::CodePoint { .. } => {
+            "a numpy.str_ scalar holding a code unit that is not a Unicode scalar value".to_string()
         }
-        ScalarType::UInt(n) => {
-            let v = if cfg!(target_endian = "little") { word(&buf) } else { word(&buf) >> (8 * (8 - u32::from(n))) };
-            match i64::try_from(v) {
-                Ok(i) => Plain::Value(Value::Int(i)),
-                Err(_) => Plain::BigInt(v.to_string()),
-            }
-        }
-        ScalarType::Float(2) => {
-            Plain::Value(Value::Float(crate::scalar::f16_to_f64(u16::from_ne_bytes([buf[0], buf[1]]))))
-        }
-        ScalarType::Float(4) => Plain::Value(Value::Float(f32_at(0))),
-        ScalarType::Float(8) => Plain::Value(Value::Float(f64_at(0))),
-        ScalarType::Complex(8) => Plain::Complex(f32_at(0), f32_at(4)),
-        ScalarType::Complex(16) => Plain::Complex(f64_at(0), f64_at(8)),
-        ScalarType::Unicode(_) => {
-            let mut units: Vec<u32> =
-                buf.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
-            while units.last() == Some(&0) {
-                units.pop();
-            }
-            let s: Option<String> = units.iter().map(|&u| char::from_u32(u)).collect();
-            Plain::Str(s.ok_or("a numpy.str_ scalar holding a code unit that is not a Unicode scalar value")?)
-        }
-        ScalarType::Bytes(_) => {
-            while buf.last() == Some(&0) {
-                buf.pop();
-            }
-            Plain::Bytes(buf)
-        }
-        _ => return Err(format!("numpy scalars of dtype {} are not supported", scalar.type_str())),
+        _ => unsupported(),
+    })?;
+    Ok(match decoded {
+        S::I8(x) => Plain::Value(Value::Int(x.into())),
+        S::I16(x) => Plain::Value(Value::Int(x.into())),
+        S::I32(x) => Plain::Value(Value::Int(x.into())),
+        S::I64(x) => Plain::Value(Value::Int(x)),
+        S::U8(x) => Plain::Value(Value::Int(x.into())),
+        S::U16(x) => Plain::Value(Value::Int(x.into())),
+        S::U32(x) => Plain::Value(Value::Int(x.into())),
+        S::U64(x) => match i64::try_from(x) {
+            Ok(i) => Plain::Value(Value::Int(i)),
+            Err(_) => Plain::BigInt(x.to_string()),
+        },
+        S::F16(h) => Plain::Value(Value::Float(scalar::f16_to_f64(h))),
+        S::F32(x) => Plain::Value(Value::Float(x.into())),
+        S::F64(x) => Plain::Value(Value::Float(x)),
+        S::C64(re, im) => Plain::Complex(re.into(), im.into()),
+        S::C128(re, im) => Plain::Complex(re, im),
+        S::Str(text) => Plain::Str(text.into_owned()),
+        S::Bytes(b) => Plain::Bytes(scalar::trim_nuls(b).to_vec()),
+        _ => return Err(unsupported()),
     })
 }
 
