@@ -864,7 +864,7 @@ fn parse_subarray_shape(lit: &Literal) -> Result<Vec<usize>> {
     };
     match lit {
         Literal::Int(_) => Ok(vec![dim(lit)?]),
-        Literal::Tuple(items) | Literal::List(items) if items.len() <= crate::header::MAX_DIMS => {
+        Literal::Tuple(items) | Literal::List(items) if items.len() <= crate::shape::MAX_DIMS => {
             items.iter().map(dim).collect()
         }
         _ => Err(bad()),

@@ -290,7 +290,7 @@ impl Error {
     }
 
     pub(crate) fn shape(shape: &[usize], reason: impl Into<String>) -> Self {
-        ErrorKind::Shape { shape: crate::header::shape_repr(shape), reason: reason.into() }.into()
+        ErrorKind::Shape { shape: crate::shape::shape_repr(shape), reason: reason.into() }.into()
     }
 
     pub(crate) fn npz(member: Option<&str>, reason: impl Into<String>) -> Self {

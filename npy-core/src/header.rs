@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::literal::{self, Literal, ParseOptions};
+pub use crate::shape::{shape_repr, MAX_DIMS};
 
 /// The six bytes every `.npy` file starts with.
 pub const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -13,8 +14,6 @@ pub const MAGIC: &[u8; 6] = b"\x93NUMPY";
 pub const ARRAY_ALIGN: usize = 64;
 /// Spare spaces NumPy leaves after the dict so the growth axis can grow in place.
 pub const GROWTH_AXIS_MAX_DIGITS: usize = 21;
-/// Most dimensions an array may have (NumPy 2's `NPY_MAXDIMS`).
-pub const MAX_DIMS: usize = 64;
 /// Default limit on the header length, as NumPy's `max_header_size`.
 pub const DEFAULT_MAX_HEADER_SIZE: usize = 10_000;
 /// Deepest nesting of containers accepted in a header (dict, lists and tuples of the descr).
@@ -355,15 +354,6 @@ fn parse_shape(lit: &Literal) -> std::result::Result<Vec<usize>, String> {
             other => Err(format!("'shape' must be a tuple of ints, found {}", truncate(&other.repr()))),
         })
         .collect()
-}
-
-/// Python's repr of a shape tuple: `()`, `(3,)`, `(3, 4)`.
-pub fn shape_repr(shape: &[usize]) -> String {
-    match shape {
-        [] => "()".to_string(),
-        [d] => format!("({d},)"),
-        _ => format!("({})", shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
-    }
 }
 
 fn truncate(s: &str) -> String {

@@ -999,7 +999,7 @@ fn view_plan<T: NpyRecord>(layout: &Layout, data: *const u8, access: Access) -> 
             "the file's dtype {file} is laid out differently from {ty}'s memory {native}: use decode()"
         ));
     }
-    if plan.ops.iter().any(|op| matches!(op, Op::Swap { .. })) {
+    if plan.ops().iter().any(|op| matches!(op, Op::Swap { .. })) {
         return not_viewable(format!(
             "the file's byte order differs from {ty}'s in memory (file {file}, memory {native}): use decode()"
         ));
@@ -1017,7 +1017,7 @@ fn view_plan<T: NpyRecord>(layout: &Layout, data: *const u8, access: Access) -> 
             layout.data_offset
         ));
     }
-    Ok(plan.ops.iter().filter_map(|op| if let Op::Bool { dst, .. } = *op { Some(dst) } else { None }).collect())
+    Ok(plan.ops().iter().filter_map(|op| if let Op::Bool { dst, .. } = *op { Some(dst) } else { None }).collect())
 }
 
 /// Checks that `bytes`, whole elements of `T`'s layout (the first being element `first`),

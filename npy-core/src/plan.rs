@@ -35,7 +35,9 @@ pub(crate) enum Op {
 pub struct Plan {
     src_size: usize,
     dst_size: usize,
-    pub(crate) ops: Vec<Op>,
+    /// Every op's source bytes lie within `src_size` and its destination bytes within
+    /// `dst_size` (checked when the plan is made: [`Plan::run_raw`]'s reads rely on it).
+    ops: Vec<Op>,
 }
 
 impl Plan {
@@ -74,7 +76,25 @@ impl Plan {
         crate::dtype::refuse_objects(to)?;
         let mut ops = Vec::new();
         compile(from, to, 0, 0, &mut Vec::new(), &mut ops, partial)?;
-        Ok(Plan { src_size: from.itemsize(), dst_size: to.itemsize(), ops: merge(ops) })
+        let plan = Plan { src_size: from.itemsize(), dst_size: to.itemsize(), ops: merge(ops) };
+        // The dtype model keeps every field inside its record and so every op inside its
+        // element; `run_raw`'s unchecked reads rely on it, so it is asserted once here
+        // (a failure is a bug in this module, never a property of the input).
+        for op in &plan.ops {
+            let (src, dst) = (op_src(op), op_dst(op));
+            assert!(
+                src.is_none_or(|(at, len)| at + len <= plan.src_size) && dst.0 + dst.1 <= plan.dst_size,
+                "plan op {op:?} outside its {}-byte source or {}-byte destination element",
+                plan.src_size,
+                plan.dst_size
+            );
+        }
+        Ok(plan)
+    }
+
+    /// The ops, in the order they run (each within the elements: see the field).
+    pub(crate) fn ops(&self) -> &[Op] {
+        &self.ops
     }
 
     /// Bytes of one source element.
@@ -214,10 +234,15 @@ impl Plan {
         // while it is in cache (callers pass chunks small enough for L2).
         for (i, d) in dst.chunks_exact_mut(ds).enumerate() {
             let field = |at: usize, len: usize| {
-                // SAFETY: `i < n` and `at + len <= ss` (ops are compiled within the source
-                // element), so the range lies in the caller's readable region; it is a
-                // field's bytes, which the caller guarantees initialized.
-                unsafe { std::slice::from_raw_parts(src.add(i * ss + at), len) }
+                // SAFETY:
+                // - `i < n` and `at + len <= ss` (asserted for every op when the plan was
+                //   made), so `i * ss + at + len <= n * ss`: the range lies in the region the
+                //   caller made readable, and the offset stays inside that one allocation;
+                // - it is a field's bytes, which the caller guarantees initialized.
+                let start = unsafe { src.add(i * ss + at) };
+                // SAFETY: as above: `start..start + len` is readable and initialized, and no
+                // `&mut` to it exists while the plan runs (`dst` is another buffer).
+                unsafe { std::slice::from_raw_parts(start, len) }
             };
             for op in &self.ops {
                 match *op {
@@ -258,6 +283,17 @@ fn copy_n<const N: usize>(dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// The destination bytes `(offset, len)` an op writes.
+fn op_dst(op: &Op) -> (usize, usize) {
+    match *op {
+        Op::Copy { dst, len, .. } | Op::Zero { dst, len } => (dst, len),
+        Op::Swap { dst, unit, count, .. } => (dst, unit * count),
+        Op::Bool { dst, .. } => (dst, 1),
+        Op::Convert { dst, to, .. } => (dst, to.itemsize()),
+    }
+}
+
+/// The source bytes `(offset, len)` an op reads, if any.
 fn op_src(op: &Op) -> Option<(usize, usize)> {
     match *op {
         Op::Copy { src, len, .. } => Some((src, len)),
