@@ -176,9 +176,13 @@ unsafe impl<T: NpyRecord, const N: usize> NpyRecord for [T; N] {
 
     unsafe fn fill_skipped(element: *mut Self) {
         for i in 0..N {
+            // SAFETY: `i < N`, so item `i` of the caller's `[T; N]` is in bounds of that one
+            // allocation.
+            let item = unsafe { element.cast::<T>().add(i) };
             // SAFETY: the caller's element is a valid, aligned `[T; N]` whose stored fields
-            // are initialized, so each of its `N` items is such a `T`.
-            unsafe { T::fill_skipped(element.cast::<T>().add(i)) };
+            // are initialized, so each of its `N` items is such a `T`, aligned (arrays place
+            // items `size_of::<T>()` apart).
+            unsafe { T::fill_skipped(item) };
         }
     }
 }
