@@ -74,8 +74,9 @@
 //!
 //! # Errors
 //! Problems with data values (a `b1` byte other than 0/1, an invalid code point) are
-//! [`ErrorKind::InvalidValue`]; a type or value that does not fit the dtype is
-//! [`ErrorKind::Serde`]. Both name the element (storage index) and the field path, e.g.
+//! [`ErrorKind::InvalidValue`](crate::ErrorKind::InvalidValue); a type or value that does not fit
+//! the dtype is [`ErrorKind::Serde`](crate::ErrorKind::Serde). Both name the element (storage
+//! index) and the field path, e.g.
 //! `serde: element 0, field 'samples': invalid length 64, expected a tuple of 3`.
 //!
 //! # Examples
@@ -103,6 +104,9 @@
 //! # Ok::<(), npy_core::Error>(())
 //! ```
 
+mod error;
+mod tree;
+
 use std::cell::Cell;
 use std::fmt;
 use std::io::{BufWriter, Read, Write};
@@ -116,178 +120,16 @@ use ::serde::{Deserialize, Deserializer};
 
 use crate::array::DynArray;
 use crate::dtype::{ByteOrder, DType, DateUnit, Record, Scalar, ScalarType};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::header::Header;
 use crate::read::{NpyReader, ReadOptions};
 use crate::scalar::{self, f16_to_f32, trim_nuls, widen, ScalarError, Value as Prim};
 
+use error::{BResult, BridgeError};
+use tree::{charge, check_len, node, prim, stride, Node, ZERO_SIZE_BUDGET};
+
 /// Bytes of records read (or written) per step when the caller gives no chunk length.
 const CHUNK_BYTES: usize = 1 << 20;
-
-/// Most values of zero size (e.g. items of a `V0` subarray) one element may decode into:
-/// such values cost memory but no file bytes, so a hostile dtype could ask for billions.
-const ZERO_SIZE_BUDGET: usize = 1 << 16;
-
-// ---------------------------------------------------------------------------------------
-// Errors inside serde calls: a reason and the field path, turned into the crate's error
-// (with the element index) at the edge.
-
-#[derive(Debug)]
-enum Seg {
-    Field(String),
-    Index(usize),
-}
-
-/// The error type of the bridge's serializers and deserializers.
-#[derive(Debug)]
-struct BridgeError {
-    path: Vec<Seg>,
-    reason: String,
-    /// A bad value in the data (→ `InvalidValue`) rather than a type that does not fit.
-    invalid: bool,
-}
-
-impl BridgeError {
-    fn invalid(reason: impl Into<String>) -> Self {
-        BridgeError { path: Vec::new(), reason: reason.into(), invalid: true }
-    }
-
-    fn mismatch(reason: impl Into<String>) -> Self {
-        BridgeError { path: Vec::new(), reason: reason.into(), invalid: false }
-    }
-
-    /// The same error, one level further out: inside field `name`.
-    fn field(mut self, name: &str) -> Self {
-        self.path.insert(0, Seg::Field(name.to_string()));
-        self
-    }
-
-    /// The same error, one level further out: inside item `i` of a sequence.
-    fn index(mut self, i: usize) -> Self {
-        self.path.insert(0, Seg::Index(i));
-        self
-    }
-
-    fn path(&self) -> String {
-        let mut s = String::new();
-        for seg in &self.path {
-            match seg {
-                Seg::Field(name) => {
-                    if !s.is_empty() {
-                        s.push('.');
-                    }
-                    s.push_str(name);
-                }
-                Seg::Index(i) => s.push_str(&format!("[{i}]")),
-            }
-        }
-        s
-    }
-
-    /// The crate's error, for element `index` (storage order) if known.
-    fn into_error(self, index: Option<usize>) -> Error {
-        let path = self.path();
-        if self.invalid {
-            let reason = if path.is_empty() { self.reason } else { format!("field '{path}': {}", self.reason) };
-            return ErrorKind::InvalidValue { index: index.unwrap_or(0), reason }.into();
-        }
-        let mut at = Vec::new();
-        if let Some(i) = index {
-            at.push(format!("element {i}"));
-        }
-        if !path.is_empty() {
-            at.push(format!("field '{path}'"));
-        }
-        let reason = if at.is_empty() { self.reason } else { format!("{}: {}", at.join(", "), self.reason) };
-        ErrorKind::Serde { reason }.into()
-    }
-}
-
-impl fmt::Display for BridgeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.path() {
-            p if p.is_empty() => f.write_str(&self.reason),
-            p => write!(f, "field '{p}': {}", self.reason),
-        }
-    }
-}
-
-impl std::error::Error for BridgeError {}
-
-impl de::Error for BridgeError {
-    fn custom<T: fmt::Display>(msg: T) -> Self {
-        BridgeError::mismatch(msg.to_string())
-    }
-}
-
-impl ser::Error for BridgeError {
-    fn custom<T: fmt::Display>(msg: T) -> Self {
-        BridgeError::mismatch(msg.to_string())
-    }
-}
-
-type BResult<T> = std::result::Result<T, BridgeError>;
-
-// ---------------------------------------------------------------------------------------
-// Scalars: one element's bytes as a Rust value, byte order converted.
-
-/// What a dtype (or one level of a subarray) is, subarray levels unwrapped.
-enum Node<'a> {
-    /// `dims[0]` items of `dtype` with the remaining `dims`.
-    Array {
-        dtype: &'a DType,
-        dims: &'a [usize],
-    },
-    Record(&'a Record),
-    Scalar(&'a Scalar),
-}
-
-/// `dtype` seen through `dims` (non-empty: an array level of `dtype` items).
-fn node<'a>(mut dtype: &'a DType, mut dims: &'a [usize]) -> Node<'a> {
-    loop {
-        if !dims.is_empty() {
-            return Node::Array { dtype, dims };
-        }
-        match dtype {
-            DType::SubArray(a) => {
-                dims = a.shape();
-                dtype = a.base();
-            }
-            DType::Record(r) => return Node::Record(r),
-            DType::Scalar(s) => return Node::Scalar(s),
-        }
-    }
-}
-
-/// Bytes of one item of an array level: the item dtype times the inner dims.
-fn stride(dtype: &DType, dims: &[usize]) -> usize {
-    dims[1..].iter().product::<usize>() * dtype.itemsize()
-}
-
-/// Counts `n` items of an array level against the zero-size budget when they have no bytes.
-fn charge(budget: &Cell<usize>, n: usize, stride: usize) -> BResult<()> {
-    if stride > 0 || n == 0 {
-        return Ok(());
-    }
-    match budget.get().checked_sub(n) {
-        Some(left) => {
-            budget.set(left);
-            Ok(())
-        }
-        None => Err(BridgeError::invalid(format!(
-            "{n} items of zero size are more than the {ZERO_SIZE_BUDGET} one element may decode into"
-        ))),
-    }
-}
-
-/// One scalar through the scalar codec: invalid `b1` and `U` data is an invalid value,
-/// the object dtype a mismatch.
-fn prim<'a>(s: &Scalar, b: &'a [u8]) -> BResult<Prim<'a>> {
-    scalar::decode(*s, b).map_err(|e| match e {
-        ScalarError::Bool(_) | ScalarError::CodePoint { .. } => BridgeError::invalid(e.to_string()),
-        _ => BridgeError::mismatch(format!("unsupported scalar type {}", s.type_str())),
-    })
-}
 
 /// Hands a scalar to a visitor: `S` without its trailing NULs, `f2` as `f32`, complex
 /// numbers as `(re, im)` pairs, long doubles as their bytes.
@@ -561,13 +403,6 @@ fn element<'de, T: Deserialize<'de>>(dtype: &'de DType, bytes: &'de [u8], index:
     T::deserialize(De { dtype, dims: &[], bytes, budget: &budget }).map_err(|e| e.into_error(Some(index)))
 }
 
-fn check_len(dtype: &DType, bytes: &[u8]) -> Result<()> {
-    if bytes.len() != dtype.itemsize() {
-        return Err(Error::usage(format!("{} bytes given for one element of {} bytes", bytes.len(), dtype.itemsize())));
-    }
-    Ok(())
-}
-
 /// Refuses to collect more zero-size elements than one element's budget of zero-size
 /// values: they would cost memory for no data bytes.
 fn check_zero_size(dtype: &DType, shape: &[usize], len: usize) -> Result<()> {
@@ -582,8 +417,8 @@ fn check_zero_size(dtype: &DType, shape: &[usize], len: usize) -> Result<()> {
 /// for UTF-8 `S` fields, `&[u8]` for `S` and `V` fields) and from the dtype (field names).
 ///
 /// # Errors
-/// [`ErrorKind::Usage`] when `bytes` is not one element long; otherwise as [`from_reader`]
-/// (the element index is 0).
+/// [`ErrorKind::Usage`](crate::ErrorKind::Usage) when `bytes` is not one element long; otherwise as
+/// [`from_reader`] (the element index is 0).
 ///
 /// # Examples
 /// ```
@@ -603,10 +438,13 @@ pub fn from_element<'de, T: Deserialize<'de>>(dtype: &'de DType, bytes: &'de [u8
 /// reading the data in chunks of about 1 MiB (only the `T`s are held).
 ///
 /// # Errors
-/// [`ErrorKind::InvalidValue`] for invalid data (`b1` bytes other than 0/1, invalid code
-/// points); [`ErrorKind::Serde`] when `T` does not match the dtype (a missing field, a
-/// type serde cannot convert); [`ErrorKind::Truncated`] and [`ErrorKind::Io`] from the
-/// reader; [`ErrorKind::Shape`] for more than 65,536 elements of a zero-size dtype.
+/// [`ErrorKind::InvalidValue`](crate::ErrorKind::InvalidValue) for invalid data (`b1` bytes other
+/// than 0/1, invalid code points); [`ErrorKind::Serde`](crate::ErrorKind::Serde) when `T` does not
+/// match the dtype (a missing field, a type serde cannot convert);
+/// [`ErrorKind::Truncated`](crate::ErrorKind::Truncated) and
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) from the reader;
+/// [`ErrorKind::Shape`](crate::ErrorKind::Shape) for more than 65,536 elements of a zero-size
+/// dtype.
 ///
 /// # Examples
 /// ```
@@ -945,9 +783,9 @@ impl Value {
     /// dtype's byte order).
     ///
     /// # Errors
-    /// [`ErrorKind::Usage`] when `bytes` is not one element long;
-    /// [`ErrorKind::InvalidValue`] (index 0) for `b1` bytes other than 0/1, invalid code
-    /// points, and subarrays of more than 65,536 zero-size items.
+    /// [`ErrorKind::Usage`](crate::ErrorKind::Usage) when `bytes` is not one element long;
+    /// [`ErrorKind::InvalidValue`](crate::ErrorKind::InvalidValue) (index 0) for `b1` bytes other
+    /// than 0/1, invalid code points, and subarrays of more than 65,536 zero-size items.
     ///
     /// # Examples
     /// ```
@@ -970,7 +808,7 @@ impl Value {
     /// array's memory order) of a [`DynArray`].
     ///
     /// # Errors
-    /// [`ErrorKind::Usage`] for an index past the end; as [`Value::decode`].
+    /// [`ErrorKind::Usage`](crate::ErrorKind::Usage) for an index past the end; as [`Value::decode`].
     ///
     /// # Examples
     /// ```
@@ -1155,8 +993,9 @@ impl Serialize for Value {
 /// and strings `Str`, bytes `Bytes`, unit variants their name.
 ///
 /// # Errors
-/// [`ErrorKind::Serde`] for values NumPy has no type for: `None`, `()`, unit structs,
-/// enum variants with data, map keys that are not strings, 128-bit integers past 64 bits.
+/// [`ErrorKind::Serde`](crate::ErrorKind::Serde) for values NumPy has no type for: `None`, `()`,
+/// unit structs, enum variants with data, map keys that are not strings, 128-bit integers past 64
+/// bits.
 ///
 /// # Examples
 /// ```
@@ -1585,10 +1424,10 @@ fn merge(a: Ty, b: Ty) -> BResult<Ty> {
 /// [module documentation](self)): every record is serialized and their types merged.
 ///
 /// # Errors
-/// [`ErrorKind::Usage`] for no records (there is nothing to trace); [`ErrorKind::Serde`]
-/// for values without a NumPy type (as [`to_value`]) and records that disagree (a field
-/// that is a number in one and a string in another, sequences of different lengths,
-/// structs with different fields), naming the element and field.
+/// [`ErrorKind::Usage`](crate::ErrorKind::Usage) for no records (there is nothing to trace);
+/// [`ErrorKind::Serde`](crate::ErrorKind::Serde) for values without a NumPy type (as [`to_value`])
+/// and records that disagree (a field that is a number in one and a string in another, sequences of
+/// different lengths, structs with different fields), naming the element and field.
 ///
 /// # Examples
 /// ```
@@ -1838,9 +1677,9 @@ fn write_data<T: Serialize, W: Write + ?Sized>(records: &[T], dtype: &DType, wri
 /// hold part of the array; [`to_path`] never leaves such a file.
 ///
 /// # Errors
-/// [`ErrorKind::Serde`] for a record that does not fit the dtype (a missing or extra field,
-/// a value out of range, a string too long), naming the element and field; as
-/// [`trace_dtype`] without a dtype; [`ErrorKind::Io`] from the writer.
+/// [`ErrorKind::Serde`](crate::ErrorKind::Serde) for a record that does not fit the dtype (a
+/// missing or extra field, a value out of range, a string too long), naming the element and field;
+/// as [`trace_dtype`] without a dtype; [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
 ///
 /// # Examples
 /// Writing into a dtype NumPy's side asked for, by field name:
@@ -1926,6 +1765,7 @@ pub fn to_dyn<T: Serialize>(records: &[T], dtype: Option<&DType>) -> Result<DynA
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn dt(s: &str) -> DType {
         s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
