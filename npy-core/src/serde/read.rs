@@ -10,7 +10,7 @@ use ::serde::Deserialize;
 
 use super::de::element;
 use super::tree::{check_len, ZERO_SIZE_BUDGET};
-use super::{decode_at, Value};
+use super::value::{decode_at, Value};
 use crate::array::DynArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};

@@ -77,3 +77,24 @@ pub(super) fn check_len(dtype: &DType, bytes: &[u8]) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::serde::{from_element, Value};
+
+    fn dt(s: &str) -> DType {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn zero_size_subarrays_have_a_budget() {
+        let ok = dt("[('a', '|V0', (3,))]");
+        assert_eq!(Value::decode(&ok, &[]).unwrap().get("a"), Some(&Value::Array(vec![Value::Void(vec![]); 3])));
+        let bomb = dt("[('a', [('b', '|V0', (65536,))], (65536,))]");
+        assert!(matches!(Value::decode(&bomb, &[]).unwrap_err().kind(), ErrorKind::InvalidValue { .. }));
+        let e = from_element::<Vec<Vec<Vec<u8>>>>(&dt("('|V0', (70000,))"), &[]);
+        assert!(e.is_err());
+    }
+}
