@@ -1,6 +1,6 @@
 //! Rust element types: [`NpyRecord`], implemented for primitives, arrays and (by
 //! `#[derive(NpyRecord)]`) structs and enums, and the one check that a type's declared
-//! layout is its memory ([`native_dtype_of`]). How a file's dtype is converted into a
+//! layout is its memory (`native_dtype_of`, crate-internal). How a file's dtype is converted into a
 //! type's layout is [`crate::plan::Plan`].
 
 use crate::dtype::{DType, ScalarType};
