@@ -5,6 +5,10 @@
 #[path = "support/corpus.rs"]
 mod shared_corpus;
 
+#[path = "support/trace.rs"]
+mod trace;
+use trace::{ReceiverAligned, TraceAligned};
+
 use std::path::{Path, PathBuf};
 
 use npy_core::header::Header;
@@ -373,40 +377,18 @@ fn chars_are_validated_never_transmuted() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Seismic traces: the records of examples/seismic.rs.
-
-/// Where a receiver stood, in metres (as in examples/seismic.rs).
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct Receiver {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-/// One trace (as in examples/seismic.rs): NumPy's `align=True` layout.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct Trace {
-    trace_id: i32,
-    receiver: Receiver,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
+// Seismic traces: the records of examples/seismic.rs (`TraceAligned`, NumPy's `align=True`
+// layout, which is its memory layout).
 
 /// The example's trace `i`.
-fn trace(i: usize) -> Trace {
+fn trace(i: usize) -> TraceAligned {
     let mut samples = [0f32; 64];
     for (k, s) in samples.iter_mut().enumerate() {
         *s = ((k as f32) * 0.2 + i as f32 * 0.01).sin() * (-(k as f32) / 32.0).exp();
     }
-    Trace {
+    TraceAligned {
         trace_id: i as i32,
-        receiver: Receiver {
+        receiver: ReceiverAligned {
             x: 500_000.0 + (i % 1000) as f64 * 12.5,
             y: 6_200_000.0 + (i / 1000) as f64 * 25.0,
             z: -2.5,
@@ -419,7 +401,7 @@ fn trace(i: usize) -> Trace {
 }
 
 /// A trace's values as bits, so that NaN samples compare equal to themselves.
-fn bits(t: &Trace) -> Vec<u64> {
+fn bits(t: &TraceAligned) -> Vec<u64> {
     let r = &t.receiver;
     let mut v = vec![t.trace_id as u64, r.x.to_bits(), r.y.to_bits(), r.z.to_bits() as u64, t.t0.to_bits()];
     v.extend([t.dt.to_bits() as u64, t.flags as u64]);
@@ -427,7 +409,7 @@ fn bits(t: &Trace) -> Vec<u64> {
     v
 }
 
-fn all_bits(traces: &[Trace]) -> Vec<Vec<u64>> {
+fn all_bits(traces: &[TraceAligned]) -> Vec<Vec<u64>> {
     traces.iter().map(bits).collect()
 }
 
@@ -435,27 +417,27 @@ fn all_bits(traces: &[Trace]) -> Vec<Vec<u64>> {
 /// `read_npy`, and to the example's values at `sample` indices.
 fn check_trace_file(path: &Path, sample: impl Iterator<Item = usize>) {
     let map = open(path);
-    let view = map.view::<Trace>().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let view = map.view::<TraceAligned>().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_in_place(view, map.data());
     assert_eq!(view.len(), map.shape()[0]);
     for i in sample {
         assert_eq!(view[i], trace(i), "{}: trace {i}", path.display());
     }
-    let read: Vec<Trace> = Vec::read_npy(path).unwrap();
+    let read: Vec<TraceAligned> = Vec::read_npy(path).unwrap();
     assert!(read == view, "{}: view differs from read_npy", path.display());
 }
 
 #[test]
 fn seismic_traces_view_in_place() {
-    assert_eq!(std::mem::size_of::<Trace>(), 304);
+    assert_eq!(std::mem::size_of::<TraceAligned>(), 304);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("traces.npy");
-    let traces: Vec<Trace> = (0..1000).map(trace).collect();
+    let traces: Vec<TraceAligned> = (0..1000).map(trace).collect();
     traces.write_npy(&path).unwrap();
     check_trace_file(&path, 0..1000);
     let map = open(&path);
     assert_eq!(map.data_offset() % 64, 0);
-    assert_eq!(map.decode::<Trace>().unwrap().get(999).unwrap(), traces[999]);
+    assert_eq!(map.decode::<TraceAligned>().unwrap().get(999).unwrap(), traces[999]);
 
     // The example's own file, when it has been run (CI runs the examples after the tests).
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/seismic/traces.npy");
@@ -473,33 +455,36 @@ fn numpys_trace_files_view_or_decode() {
     // align=True, native order: in place.
     let path = dir.join("record/traces_aligned.npy");
     let map = open(&path);
-    let view = map.view::<Trace>().unwrap();
+    let view = map.view::<TraceAligned>().unwrap();
     assert_in_place(view, map.data());
     assert_eq!(view.len(), 48);
     assert_eq!((view[0].trace_id, view[0].receiver.x, view[0].receiver.y), (1000, 500_000.0, 6_200_000.0));
-    assert_eq!(all_bits(&Vec::<Trace>::read_npy(&path).unwrap()), all_bits(view));
+    assert_eq!(all_bits(&Vec::<TraceAligned>::read_npy(&path).unwrap()), all_bits(view));
 
     // Big-endian: decoded.
     let path = dir.join("record/traces_be_aligned.npy");
     let map = open(&path);
-    assert!(not_viewable_reason(&map.view::<Trace>().unwrap_err()).contains("byte order"));
-    let decoded: Vec<Trace> = map.decode::<Trace>().unwrap().iter().map(Result::unwrap).collect();
+    assert!(not_viewable_reason(&map.view::<TraceAligned>().unwrap_err()).contains("byte order"));
+    let decoded: Vec<TraceAligned> = map.decode::<TraceAligned>().unwrap().iter().map(Result::unwrap).collect();
     assert_eq!(decoded[0].trace_id, 1000);
-    assert_eq!(all_bits(&decoded), all_bits(&Vec::<Trace>::read_npy(&path).unwrap()));
+    assert_eq!(all_bits(&decoded), all_bits(&Vec::<TraceAligned>::read_npy(&path).unwrap()));
 
     // Packed (itemsize 293): another layout, decoded.
     let path = dir.join("record/traces_packed.npy");
     let map = open(&path);
-    let e = map.view::<Trace>().unwrap_err();
+    let e = map.view::<TraceAligned>().unwrap_err();
     assert!(not_viewable_reason(&e).contains("laid out differently"), "{e}");
-    let decoded = map.decode::<Trace>().unwrap();
-    assert_eq!(all_bits(&decoded.rows(0..48).unwrap()), all_bits(&Vec::<Trace>::read_npy(&path).unwrap()));
+    let decoded = map.decode::<TraceAligned>().unwrap();
+    assert_eq!(all_bits(&decoded.rows(0..48).unwrap()), all_bits(&Vec::<TraceAligned>::read_npy(&path).unwrap()));
 
     // Fortran-order 2-D gather: storage order, as Array keeps it.
     let path = dir.join("record/gather_4x12_aligned_F.npy");
     let map = open(&path);
     assert_eq!((map.shape(), map.fortran_order()), (&[4, 12][..], true));
-    assert_eq!(all_bits(map.view::<Trace>().unwrap()), all_bits(Array::<Trace>::read_npy(&path).unwrap().as_slice()));
+    assert_eq!(
+        all_bits(map.view::<TraceAligned>().unwrap()),
+        all_bits(Array::<TraceAligned>::read_npy(&path).unwrap().as_slice())
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -522,17 +507,17 @@ fn created_file_is_what_np_save_writes() {
     drop(map);
 
     let path = dir.path().join("zero_traces.npy");
-    let map = create::<Trace>(&path, vec![5]);
-    let zero = Trace {
+    let map = create::<TraceAligned>(&path, vec![5]);
+    let zero = TraceAligned {
         trace_id: 0,
-        receiver: Receiver { x: 0.0, y: 0.0, z: 0.0 },
+        receiver: ReceiverAligned { x: 0.0, y: 0.0, z: 0.0 },
         t0: 0.0,
         dt: 0.0,
         flags: 0,
         samples: [0.0; 64],
     };
     assert_eq!(std::fs::read(&path).unwrap(), vec![zero; 5].write_npy_to(Vec::new()).unwrap());
-    assert_eq!(map.view::<Trace>().unwrap(), vec![zero; 5]);
+    assert_eq!(map.view::<TraceAligned>().unwrap(), vec![zero; 5]);
     drop(map);
 
     // Fortran order through a header.
@@ -584,17 +569,17 @@ fn create_fill_flush_then_read_agrees() {
 fn padded_records_are_written_field_by_field() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("traces.npy");
-    let mut map = create::<Trace>(&path, vec![100]);
-    let e = map.view_mut::<Trace>().unwrap_err();
+    let mut map = create::<TraceAligned>(&path, vec![100]);
+    let e = map.view_mut::<TraceAligned>().unwrap_err();
     assert!(not_viewable_reason(&e).contains("has padding"), "{e}");
-    let traces: Vec<Trace> = (0..100).map(trace).collect();
+    let traces: Vec<TraceAligned> = (0..100).map(trace).collect();
     map.write(0, &traces[..60]).unwrap();
     map.write(60, &traces[60..]).unwrap();
     assert!(matches!(map.write(99, &traces[..2]).unwrap_err().kind(), ErrorKind::Usage { .. }));
-    assert_eq!(map.view::<Trace>().unwrap(), traces);
+    assert_eq!(map.view::<TraceAligned>().unwrap(), traces);
     map.flush().unwrap();
     drop(map);
-    assert_eq!(Vec::<Trace>::read_npy(&path).unwrap(), traces);
+    assert_eq!(Vec::<TraceAligned>::read_npy(&path).unwrap(), traces);
     // Byte for byte what the writer makes (padding stays zero).
     assert_eq!(std::fs::read(&path).unwrap(), traces.write_npy_to(Vec::new()).unwrap());
 }

@@ -14,6 +14,10 @@
 #[path = "support/corpus.rs"]
 mod shared_corpus;
 
+#[path = "support/trace.rs"]
+mod trace;
+use trace::Trace;
+
 use std::io::{Cursor, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
@@ -378,23 +382,6 @@ fn corpus_zip64_local_headers_and_the_empty_archive() {
     assert!(msg.contains("no such array"), "{msg}");
     // An empty archive of ours is NumPy's, byte for byte.
     assert_eq!(writer().finish().unwrap().into_inner(), bytes);
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct Receiver {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct Trace {
-    trace_id: i32,
-    receiver: Receiver,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
 }
 
 #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]

@@ -23,6 +23,10 @@ use serde_json::Value;
 mod corpus_records;
 use corpus_records::*;
 
+#[path = "support/trace.rs"]
+mod trace;
+use trace::*;
+
 // ---------------------------------------------------------------------------------------
 // Encoding field values as the manifest does (see xtask/golden.py).
 
@@ -374,28 +378,6 @@ fn n_d_record_arrays_keep_shape_and_order() {
     check_values(file, a.as_slice(), |r| fields!("a" => r.a, "b" => r.b));
     assert_eq!(a.get(&[2, 1]).unwrap().a, 5);
     assert_eq!(a.write_npy_to(Vec::new()).unwrap(), std::fs::read(data_dir().join(file)).unwrap());
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct Trace8 {
-    trace_id: i32,
-    receiver: Receiver,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 8],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct Trace8Aligned {
-    trace_id: i32,
-    receiver: ReceiverAligned,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 8],
 }
 
 #[test]

@@ -32,6 +32,10 @@ use serde::{Deserialize, Serialize};
 mod corpus_records;
 use corpus_records::*;
 
+#[path = "support/trace.rs"]
+mod trace;
+use trace::*;
+
 // ---------------------------------------------------------------------------------------
 // The corpus, and values as the derived path sees them.
 
@@ -200,7 +204,7 @@ fn check<D: NpyRecord + Derived, S: DeserializeOwned + Serialize>(rel: &str) -> 
 }
 
 // ---------------------------------------------------------------------------------------
-// The derived corpus structs (tests/support/corpus_records.rs) and their serde mirrors.
+// The derived corpus structs (tests/support/corpus_records.rs, trace.rs) and their serde mirrors.
 
 record! {
     Receiver { "x" => x, "y" => y, "z" => z }

@@ -1,8 +1,11 @@
 //! NumPy's reference corpus beside the workspace (`../shared/corpus/public`), for the
-//! test files that check against it. In CI it must be there: a missing corpus fails the
-//! test that asks. Elsewhere that test is skipped, with a note on stderr saying so.
+//! test files that check against it. In CI (`CI` set, as CI services and `.ci/run` do) it
+//! must be there: a missing corpus fails the test that asks. Elsewhere that test is
+//! skipped, with a note on stderr that `cargo test` shows.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Once;
 
 /// The corpus directory; `None` (after a note naming `tests`, what is skipped) where it
 /// is absent outside CI.
@@ -18,6 +21,11 @@ pub fn corpus(tests: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
-    eprintln!("note: {} is absent; {tests} skipped", dir.display());
+    // Once per test binary, and past the test harness's capture of `eprintln!` (which
+    // shows a passing test's output only with `--nocapture`): straight to stderr.
+    static NOTE: Once = Once::new();
+    NOTE.call_once(|| {
+        let _ = writeln!(std::io::stderr(), "note: {} is absent; {tests} skipped", dir.display());
+    });
     None
 }

@@ -1,7 +1,7 @@
 //! Rust types for the record files of NumPy's corpus (`../shared/corpus/public/record`
 //! and `.../struct`), one per file layout, shared by `tests/records.rs` (typed reads and
-//! byte-exact writes) and `tests/serde.rs` (the same files through serde). Included with
-//! `#[path]`; each test binary uses some of them.
+//! byte-exact writes) and `tests/serde.rs` (the same files through serde); the traces are
+//! in `trace.rs`. Included with `#[path]`; each test binary uses some of them.
 #![allow(dead_code, non_snake_case)]
 
 use half::f16;
@@ -9,84 +9,6 @@ use npy_core::prelude::*;
 use npy_core::types::unit::{Millis, Nanos, Seconds};
 use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4, Void};
 use num_complex::Complex;
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-pub struct Receiver {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-pub struct ReceiverAligned {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-pub struct Trace {
-    pub trace_id: i32,
-    pub receiver: Receiver,
-    pub t0: f64,
-    pub dt: f32,
-    pub flags: u8,
-    pub samples: [f32; 64],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-pub struct TraceAligned {
-    pub trace_id: i32,
-    pub receiver: ReceiverAligned,
-    pub t0: f64,
-    pub dt: f32,
-    pub flags: u8,
-    pub samples: [f32; 64],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(endian = "big")]
-pub struct ReceiverBe {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(endian = "big")]
-pub struct TraceBe {
-    pub trace_id: i32,
-    pub receiver: ReceiverBe,
-    pub t0: f64,
-    pub dt: f32,
-    pub flags: u8,
-    pub samples: [f32; 64],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align, endian = "big")]
-#[repr(C)]
-pub struct ReceiverBeAligned {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align, endian = "big")]
-#[repr(C)]
-pub struct TraceBeAligned {
-    pub trace_id: i32,
-    pub receiver: ReceiverBeAligned,
-    pub t0: f64,
-    pub dt: f32,
-    pub flags: u8,
-    pub samples: [f32; 64],
-}
 
 #[derive(NpyRecord)]
 #[npy(align)]

@@ -2,22 +2,24 @@
 //! failing step.
 //!
 //! 1. `cargo fmt --all -- --check`
-//! 2. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
-//! 3. `cargo test --workspace` (after emptying `target/npz-check` and `target/object-check`;
+//! 2. `tidy` (see [`crate::tidy`]): `SAFETY` comments, no `todo!`/`dbg!`, file sizes in
+//!    `npy-core/src`, `forbid(unsafe_code)`; seconds, so it runs before the long steps
+//! 3. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
+//! 4. `cargo test --workspace` (after emptying `target/npz-check` and `target/object-check`;
 //!    the root package turns on every npy-core feature)
-//! 4. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
+//! 5. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
 //!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each)
-//! 5. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
+//! 6. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
 //!    to `target/npz-check` and compare it with its `.expect.json` sidecar
-//! 6. NumPy loads object arrays: `xtask/object_check.py` has NumPy load (`allow_pickle=True`)
+//! 7. NumPy loads object arrays: `xtask/object_check.py` has NumPy load (`allow_pickle=True`)
 //!    every object array `.npy` and `.npz` the tests wrote to `target/object-check` and
 //!    compare it, types included, with its `.expect.json` sidecar
-//! 7. every example, `cargo run --release --example <name>` with `NPY_CI=1`
-//! 8. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 9. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
-//!    (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
-//!    refuses pickles by design; step 6 covers object arrays), then
-//!    `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
+//! 8. every example, `cargo run --release --example <name>` with `NPY_CI=1`
+//! 9. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 10. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
+//!     refuses pickles by design; step 7 covers object arrays), then
+//!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -27,6 +29,7 @@ use std::process::Command;
 
 use crate::golden;
 use crate::project::{self, Result};
+use crate::tidy;
 
 /// A CI step: its name and what it runs.
 type Step = (&'static str, fn(&mut Ci) -> Result<()>);
@@ -34,6 +37,7 @@ type Step = (&'static str, fn(&mut Ci) -> Result<()>);
 /// The steps, in order.
 const STEPS: &[Step] = &[
     ("cargo fmt --check", fmt),
+    ("tidy", tidy),
     ("cargo clippy", clippy),
     ("cargo test", test),
     ("hostile inputs", hostile),
@@ -76,6 +80,10 @@ pub fn run() -> Result<()> {
 
 fn fmt(_: &mut Ci) -> Result<()> {
     project::run(project::cargo().args(["fmt", "--all", "--", "--check"]))
+}
+
+fn tidy(_: &mut Ci) -> Result<()> {
+    tidy::run()
 }
 
 fn clippy(_: &mut Ci) -> Result<()> {

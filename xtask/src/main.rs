@@ -8,6 +8,9 @@
 //!
 //! Commands:
 //! - `ci`: everything CI checks, in order (see [`ci`]).
+//! - `tidy`: what review keeps catching: `unsafe` without its `SAFETY` comment, `todo!` and
+//!   `dbg!` left in, files in `npy-core/src` over the size cap, crates that should forbid
+//!   unsafe code (see [`tidy`]).
 //! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
 //! - `bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
@@ -27,6 +30,7 @@ mod fuzz;
 mod golden;
 mod miri;
 mod project;
+mod tidy;
 
 use std::process::ExitCode;
 
@@ -35,8 +39,11 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci                fmt, clippy, tests, NumPy loads the tests' npz archives, examples,
+  ci                fmt, tidy, clippy, tests, NumPy loads the tests' npz archives, examples,
                     golden --check, NumPy round trip
+  tidy              every unsafe has its SAFETY comment (or # Safety doc), no todo!/dbg!/
+                    unimplemented!, no npy-core/src file over 1100 lines of non-test code,
+                    npy-derive, npy-cli and xtask forbid unsafe code
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
   bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
@@ -58,6 +65,7 @@ fn main() -> ExitCode {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match args.as_slice() {
         ["ci"] => ci::run(),
+        ["tidy"] => tidy::run(),
         ["golden"] => golden::run(golden::Mode::Write),
         ["golden", "--check"] => golden::run(golden::Mode::Check),
         ["bench", rest @ ..] => bench::run(rest),

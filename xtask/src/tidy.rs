@@ -1,0 +1,746 @@
+//! `cargo xtask tidy`: what review keeps catching, checked on the workspace's Rust sources
+//! (`npy-core`, `npy-derive`, `npy-cli`, `xtask`, `tests`, `benches`, `examples`, `fuzz`;
+//! `target` and hidden directories are skipped). In the spirit of rust-analyzer's tidy test:
+//! plain text checks, std only, on sources split by a small lexer into code and comments
+//! (string and char literals blanked), so nothing inside a string or a comment counts.
+//!
+//! 1. **`unsafe` is explained.** Every `unsafe` block and `unsafe impl` has a `// SAFETY:`
+//!    comment: in the comment lines right above it, or above the start of its statement
+//!    (at most [`STATEMENT_LINES`] lines up, not past the end of an earlier statement or
+//!    block), or at the end of the line before it, or on its own line. Every `unsafe fn`
+//!    and `unsafe trait` has a `# Safety` section in its doc comment, but for a method of
+//!    a trait impl, whose contract is the trait's. Not checked in the `src` of a crate whose
+//!    root forbids `unsafe_code` (check 4): the compiler keeps unsafe code out of those, so
+//!    an `unsafe` there is a token in a code template (npy-derive's `quote!`).
+//! 2. **No leftovers.** No `todo!`, `dbg!` or `unimplemented!` in code, tests included.
+//! 3. **Files one can read in one go.** No file in `npy-core/src` has more than
+//!    [`MAX_CODE_LINES`] lines before its trailing `#[cfg(test)] mod` (its whole length if it
+//!    has none; files named `tests.rs` or under a `tests` directory are test code).
+//! 4. **Crates without unsafe say so.** The roots of npy-derive, npy-cli and xtask start
+//!    with `#![forbid(unsafe_code)]` among their inner attributes.
+//!
+//! Each problem is printed as `path:line: what is wrong`; any problem fails the command.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::project::{self, Result};
+
+/// The most lines of non-test code a file in `npy-core/src` may have.
+///
+/// One concern should fit in one careful read. The largest file that is one concern, the
+/// pure literal codec `literal.rs`, is about 1,050 lines of code; 1,100 leaves it room to
+/// grow a little and flags a file that has started to hold a second concern.
+pub const MAX_CODE_LINES: usize = 1100;
+
+/// How many code lines above an `unsafe` its statement may start (`let x =` and a line
+/// break, attributes) with the `// SAFETY:` comment above that.
+pub const STATEMENT_LINES: usize = 3;
+
+/// The directories (under the workspace root) whose `.rs` files are checked.
+const SOURCE_DIRS: &[&str] = &["npy-core", "npy-derive", "npy-cli", "xtask", "tests", "benches", "examples", "fuzz"];
+
+/// The crates whose roots must forbid unsafe code.
+const SAFE_CRATES: &[&str] = &["npy-derive", "npy-cli", "xtask"];
+
+/// The directory whose files have the size cap.
+const CAPPED_DIR: &str = "npy-core/src";
+
+/// Macros that must not be left in code.
+const LEFTOVER_MACROS: &[&str] = &["todo", "dbg", "unimplemented"];
+
+/// One problem: where, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Line number, from 1.
+    pub line: usize,
+    /// What is wrong.
+    pub what: String,
+}
+
+/// Runs every check on the workspace; fails if any finds a problem.
+pub fn run() -> Result<()> {
+    let root = project::root();
+    let mut files = Vec::new();
+    for dir in SOURCE_DIRS {
+        walk(&root.join(dir), &mut files).map_err(|e| format!("cannot list {dir}: {e}"))?;
+    }
+    files.sort();
+
+    let mut problems: Vec<String> = Vec::new();
+    let report = |problems: &mut Vec<String>, rel: &str, found: Vec<Problem>| {
+        problems.extend(found.into_iter().map(|p| format!("{rel}:{}: {}", p.line, p.what)));
+    };
+
+    // Check 4 first: which crates' sources cannot hold unsafe code.
+    let mut safe_src_dirs = Vec::new();
+    for krate in SAFE_CRATES {
+        let roots: Vec<String> = ["src/lib.rs", "src/main.rs"]
+            .iter()
+            .map(|file| format!("{krate}/{file}"))
+            .filter(|rel| root.join(rel).is_file())
+            .collect();
+        if roots.is_empty() {
+            problems.push(format!("{krate}: no src/lib.rs or src/main.rs"));
+        }
+        let mut all_forbid = !roots.is_empty();
+        for rel in &roots {
+            let found = check_forbid_unsafe(&lex(&read(&root.join(rel))?));
+            all_forbid &= found.is_empty();
+            report(&mut problems, rel, found);
+        }
+        if all_forbid {
+            safe_src_dirs.push(format!("{krate}/src/"));
+        }
+    }
+
+    let mut capped = 0;
+    for path in &files {
+        let rel = relative(&root, path);
+        let lines = lex(&read(path)?);
+        if !safe_src_dirs.iter().any(|dir| rel.starts_with(dir.as_str())) {
+            report(&mut problems, &rel, check_unsafe(&lines));
+        }
+        report(&mut problems, &rel, check_leftovers(&lines));
+        if rel.starts_with(&format!("{CAPPED_DIR}/")) && !is_test_file(&rel) {
+            capped += 1;
+            let n = code_lines(&lines);
+            if n > MAX_CODE_LINES {
+                problems.push(format!(
+                    "{rel}: {n} lines of non-test code, over the cap of {MAX_CODE_LINES} (split it along its seams)"
+                ));
+            }
+        }
+    }
+
+    for problem in &problems {
+        println!("{problem}");
+    }
+    let summary =
+        format!("{} files checked ({capped} under {CAPPED_DIR} against the {MAX_CODE_LINES}-line cap)", files.len());
+    if problems.is_empty() {
+        println!("tidy: {summary}, no problems");
+        Ok(())
+    } else {
+        Err(format!("tidy: {} problems in {summary}", problems.len()))
+    }
+}
+
+/// Collects the `.rs` files under `dir`, skipping `target` and hidden directories.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if entry.file_type()?.is_dir() {
+            if name != "target" && !name.starts_with('.') {
+                walk(&path, out)?;
+            }
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn read(path: &Path) -> Result<String> {
+    fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// `path` relative to `root`, with `/`.
+fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+/// Whether a file under `npy-core/src` is all test code by its name.
+fn is_test_file(rel: &str) -> bool {
+    rel.ends_with("/tests.rs") || rel.contains("/tests/")
+}
+
+// ---------------------------------------------------------------------------------------
+// The lexer: code and comments, line by line.
+
+/// One source line, split.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The code: comments removed, the contents of string and char literals removed (their
+    /// quotes stay, so `"todo!"` is `""`).
+    pub code: String,
+    /// The comments on the line (`//...` and the parts of `/* */` comments), with their
+    /// markers.
+    pub comment: String,
+}
+
+impl Line {
+    fn has_code(&self) -> bool {
+        !self.code.trim().is_empty()
+    }
+
+    fn is_blank(&self) -> bool {
+        !self.has_code() && self.comment.trim().is_empty()
+    }
+}
+
+/// Where the lexer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Code,
+    LineComment,
+    /// Nesting depth.
+    BlockComment(usize),
+    Str,
+    /// The number of `#`s.
+    RawStr(usize),
+}
+
+/// Splits `src` into lines of code and comments.
+pub fn lex(src: &str) -> Vec<Line> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut lines = vec![Line::default()];
+    let mut state = State::Code;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        let line = lines.last_mut().expect("one line at least");
+        if c == '\n' {
+            if state == State::LineComment {
+                state = State::Code;
+            }
+            lines.push(Line::default());
+            i += 1;
+            continue;
+        }
+        match state {
+            State::Code => {
+                let prev_ident = i > 0 && is_ident_char(chars[i - 1]);
+                if c == '/' && next == Some('/') {
+                    state = State::LineComment;
+                    line.comment.push_str("//");
+                    i += 2;
+                } else if c == '/' && next == Some('*') {
+                    state = State::BlockComment(1);
+                    line.comment.push_str("/*");
+                    i += 2;
+                } else if c == '"' {
+                    state = State::Str;
+                    line.code.push('"');
+                    i += 1;
+                } else if let (false, Some((prefix, hashes))) = (prev_ident, raw_string_start(&chars[i..])) {
+                    state = State::RawStr(hashes);
+                    line.code.push('"');
+                    i += prefix;
+                } else if c == '\'' {
+                    // A char literal keeps its quotes only; a lifetime or label its name.
+                    line.code.push('\'');
+                    i += 1;
+                    if let Some(len) = char_literal_len(&chars[i..]) {
+                        line.code.push('\'');
+                        i += len;
+                    }
+                } else {
+                    line.code.push(c);
+                    i += 1;
+                }
+            }
+            State::LineComment => {
+                line.comment.push(c);
+                i += 1;
+            }
+            State::BlockComment(depth) => {
+                if c == '/' && next == Some('*') {
+                    state = State::BlockComment(depth + 1);
+                    line.comment.push_str("/*");
+                    i += 2;
+                } else if c == '*' && next == Some('/') {
+                    state = if depth == 1 { State::Code } else { State::BlockComment(depth - 1) };
+                    line.comment.push_str("*/");
+                    i += 2;
+                } else {
+                    line.comment.push(c);
+                    i += 1;
+                }
+            }
+            State::Str => {
+                if c == '\\' && next != Some('\n') {
+                    i += 2;
+                } else {
+                    if c == '"' {
+                        line.code.push('"');
+                        state = State::Code;
+                    }
+                    i += 1;
+                }
+            }
+            State::RawStr(hashes) => {
+                let closes = c == '"' && (1..=hashes).all(|k| chars.get(i + k) == Some(&'#'));
+                if closes {
+                    line.code.push('"');
+                    state = State::Code;
+                    i += 1 + hashes;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    lines
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// If `s` starts a raw string (`r"`, `r#"`, `br"`, `cr##"`, ...): the length of its opening
+/// and its number of `#`s.
+fn raw_string_start(s: &[char]) -> Option<(usize, usize)> {
+    let mut at = match s {
+        ['r', ..] => 1,
+        ['b' | 'c', 'r', ..] => 2,
+        _ => return None,
+    };
+    let hashes = s[at..].iter().take_while(|&&c| c == '#').count();
+    at += hashes;
+    (s.get(at) == Some(&'"')).then_some((at + 1, hashes))
+}
+
+/// After a `'`: the length of the rest of a char literal (`a'`, `\n'`, `\u{1F600}'`), or
+/// `None` for a lifetime or a label.
+fn char_literal_len(s: &[char]) -> Option<usize> {
+    match s {
+        ['\\', ..] => {
+            // An escape: up to the closing quote (skipping the escaped character).
+            s.iter().skip(2).position(|&c| c == '\'' || c == '\n').filter(|&k| s[2 + k] == '\'').map(|k| k + 3)
+        }
+        [c, '\'', ..] if *c != '\n' => Some(2),
+        _ => None,
+    }
+}
+
+/// A token of code: an identifier, a number or one punctuation character, with its line
+/// (from 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Token<'a> {
+    line: usize,
+    text: &'a str,
+}
+
+fn tokens(lines: &[Line]) -> Vec<Token<'_>> {
+    let mut out = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let code = line.code.as_str();
+        let mut rest = code.char_indices().peekable();
+        while let Some((start, c)) = rest.next() {
+            if c.is_whitespace() {
+                continue;
+            }
+            let mut end = start + c.len_utf8();
+            if is_ident_char(c) {
+                while let Some(&(at, d)) = rest.peek() {
+                    if !is_ident_char(d) {
+                        break;
+                    }
+                    end = at + d.len_utf8();
+                    rest.next();
+                }
+            }
+            out.push(Token { line: n, text: &code[start..end] });
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// The checks, each on a lexed file.
+
+/// Check 1: `// SAFETY:` before `unsafe` blocks and impls, `# Safety` on `unsafe fn` and
+/// `unsafe trait`.
+pub fn check_unsafe(lines: &[Line]) -> Vec<Problem> {
+    let toks = tokens(lines);
+    let attrs = attribute_lines(lines, &toks);
+    let mut problems = Vec::new();
+    // For each open `{`: is it the body of a trait impl (`impl .. for ..`)?
+    let mut blocks: Vec<bool> = Vec::new();
+    // The tokens since the last `{`, `}` or `;` (outside brackets, not the one in
+    // `[T; N]`): the head of what comes next.
+    let mut head_start = 0;
+    // Open `(` and `[`.
+    let mut nested = 0usize;
+    for (i, tok) in toks.iter().enumerate() {
+        match tok.text {
+            "(" | "[" => nested += 1,
+            ")" | "]" => nested = nested.saturating_sub(1),
+            "{" => {
+                blocks.push(is_trait_impl_head(&toks[head_start..i]));
+                head_start = i + 1;
+            }
+            "}" => {
+                blocks.pop();
+                head_start = i + 1;
+            }
+            ";" if nested == 0 => head_start = i + 1,
+            "unsafe" => {
+                let line = tok.line;
+                match unsafe_kind(&toks[i + 1..]) {
+                    Some(Unsafe::Block) if !has_safety_comment(lines, &attrs, line) => problems.push(Problem {
+                        line: line + 1,
+                        what: "unsafe block without a `// SAFETY:` comment before it".into(),
+                    }),
+                    Some(Unsafe::Impl) if !has_safety_comment(lines, &attrs, line) => problems.push(Problem {
+                        line: line + 1,
+                        what: "unsafe impl without a `// SAFETY:` comment before it".into(),
+                    }),
+                    Some(Unsafe::Fn) if blocks.last() != Some(&true) && !has_safety_doc(lines, &attrs, line) => {
+                        problems.push(Problem {
+                            line: line + 1,
+                            what: "unsafe fn without a `# Safety` section in its doc comment".into(),
+                        })
+                    }
+                    Some(Unsafe::Trait) if !has_safety_doc(lines, &attrs, line) => problems.push(Problem {
+                        line: line + 1,
+                        what: "unsafe trait without a `# Safety` section in its doc comment".into(),
+                    }),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    problems
+}
+
+/// What an `unsafe` keyword starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unsafe {
+    Block,
+    Impl,
+    Fn,
+    Trait,
+}
+
+/// What the `unsafe` before `after` starts; `None` for what this check leaves alone
+/// (`unsafe fn(..)` pointer types, `#[unsafe(..)]` attributes).
+fn unsafe_kind(after: &[Token<'_>]) -> Option<Unsafe> {
+    let mut rest = after.iter().map(|t| t.text);
+    let mut next = rest.next()?;
+    if next == "extern" {
+        // `unsafe extern "C" fn` or an `unsafe extern "C" { .. }` block: skip the ABI.
+        next = rest.find(|t| *t != "\"")?;
+    }
+    match next {
+        "{" => Some(Unsafe::Block),
+        "impl" => Some(Unsafe::Impl),
+        "trait" | "auto" => Some(Unsafe::Trait),
+        "fn" => (rest.next() != Some("(")).then_some(Unsafe::Fn),
+        _ => None,
+    }
+}
+
+/// Whether the tokens before a `{` open a trait impl: `impl .. for ..`.
+fn is_trait_impl_head(head: &[Token<'_>]) -> bool {
+    let mut rest = head.iter().skip_while(|t| t.text != "impl");
+    rest.next().is_some() && rest.any(|t| t.text == "for")
+}
+
+/// Which lines hold attributes only (`#[..]` or `#![..]`, however many lines one spans).
+fn attribute_lines(lines: &[Line], toks: &[Token<'_>]) -> Vec<bool> {
+    let mut attr = vec![false; lines.len()];
+    let mut i = 0;
+    while i < toks.len() {
+        let first_on_line = i == 0 || toks[i - 1].line != toks[i].line;
+        let open = match (toks.get(i + 1).map(|t| t.text), toks.get(i + 2).map(|t| t.text)) {
+            (Some("["), _) => Some(i + 1),
+            (Some("!"), Some("[")) => Some(i + 2),
+            _ => None,
+        };
+        if let (true, "#", Some(close)) = (first_on_line, toks[i].text, open.and_then(|o| matching(toks, o))) {
+            if toks.get(close + 1).is_none_or(|t| t.line != toks[close].line) {
+                attr[toks[i].line..=toks[close].line].fill(true);
+            }
+            i = close + 1;
+        } else {
+            i += 1;
+        }
+    }
+    attr
+}
+
+/// The index of the `]` that closes the `[` at `open`.
+fn matching(toks: &[Token<'_>], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, tok) in toks.iter().enumerate().skip(open) {
+        match tok.text {
+            "[" => depth += 1,
+            "]" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether the `unsafe` on line `at` (from 0) has a `// SAFETY:` comment: on its line, in
+/// the comment lines right above, or above its statement's first line, at most
+/// [`STATEMENT_LINES`] code lines up (attributes not counted); a code line that ends a
+/// statement or opens or closes a block ends the search, but its own end-of-line comment
+/// still counts.
+fn has_safety_comment(lines: &[Line], attrs: &[bool], at: usize) -> bool {
+    const MARK: &str = "SAFETY:";
+    if lines[at].comment.contains(MARK) {
+        return true;
+    }
+    let mut code_lines = 0;
+    for (line, attr) in lines[..at].iter().zip(attrs).rev() {
+        if line.is_blank() {
+            return false;
+        }
+        if line.comment.contains(MARK) {
+            return true;
+        }
+        if line.has_code() && !attr {
+            code_lines += 1;
+            let ends = line.code.trim_end().ends_with([';', '{', '}', ',']);
+            if ends || code_lines > STATEMENT_LINES {
+                return false;
+            }
+        }
+    }
+    false
+}
+
+/// Whether the item on line `at` (from 0) has a doc comment with a `# Safety` heading,
+/// looking up over its doc comment and attributes.
+fn has_safety_doc(lines: &[Line], attrs: &[bool], at: usize) -> bool {
+    for (line, attr) in lines[..at].iter().zip(attrs).rev() {
+        if line.is_blank() || (line.has_code() && !attr) {
+            return false;
+        }
+        let comment = line.comment.trim_start();
+        let doc = comment.strip_prefix("///").or_else(|| comment.strip_prefix("/**"));
+        if doc.is_some_and(|text| text.trim_start().starts_with("# Safety")) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Check 2: no `todo!`, `dbg!`, `unimplemented!` in code.
+pub fn check_leftovers(lines: &[Line]) -> Vec<Problem> {
+    let toks = tokens(lines);
+    toks.windows(2)
+        .filter(|pair| pair[1].text == "!" && LEFTOVER_MACROS.contains(&pair[0].text))
+        .map(|pair| Problem { line: pair[0].line + 1, what: format!("`{}!` left in code", pair[0].text) })
+        .collect()
+}
+
+/// Check 3's count: the lines before the last top-level `#[cfg(test)]` that marks a
+/// `mod` (other attributes may sit between), or all lines if there is none.
+pub fn code_lines(lines: &[Line]) -> usize {
+    let mut count = lines.len();
+    // A source ending with a newline has an empty last "line".
+    if lines.last().is_some_and(Line::is_blank) {
+        count -= 1;
+    }
+    for (n, line) in lines.iter().enumerate() {
+        if line.code.trim_end() != "#[cfg(test)]" {
+            continue;
+        }
+        let item = lines[n + 1..]
+            .iter()
+            .filter(|l| l.has_code())
+            .map(|l| l.code.as_str())
+            .find(|code| !code.trim_start().starts_with("#["));
+        if item.is_some_and(|code| code.starts_with("mod ") || code.starts_with("pub(crate) mod ")) {
+            count = n;
+        }
+    }
+    count
+}
+
+/// Check 4: the crate root `lines` has `#![forbid(unsafe_code)]` among the inner attributes
+/// it starts with.
+pub fn check_forbid_unsafe(lines: &[Line]) -> Vec<Problem> {
+    let toks = tokens(lines);
+    let mut i = 0;
+    while toks.get(i..i + 3).is_some_and(|t| t[0].text == "#" && t[1].text == "!" && t[2].text == "[") {
+        let Some(end) = matching(&toks, i + 2) else { break };
+        let attr: Vec<&str> = toks[i + 3..end].iter().map(|t| t.text).collect();
+        if attr.first() == Some(&"forbid") && attr.contains(&"unsafe_code") {
+            return Vec::new();
+        }
+        i = end + 1;
+    }
+    let line = toks.get(i).map_or(1, |t| t.line + 1);
+    vec![Problem { line, what: "crate root without `#![forbid(unsafe_code)]` among its first inner attributes".into() }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unsafe_problems(src: &str) -> Vec<Problem> {
+        check_unsafe(&lex(src))
+    }
+
+    fn lines_of(problems: Vec<Problem>) -> Vec<usize> {
+        problems.into_iter().map(|p| p.line).collect()
+    }
+
+    #[test]
+    fn lexer_blanks_strings_chars_and_comments() {
+        let lines = lex("let s = \"todo!() // no\"; // dbg!(x)\nlet c = '\"'; let l: &'a str = r#\"a \" b\"#;");
+        assert_eq!(lines[0].code, "let s = \"\"; ");
+        assert_eq!(lines[0].comment, "// dbg!(x)");
+        assert_eq!(lines[1].code, "let c = ''; let l: &'a str = \"\";");
+        let lines = lex("a /* one /* two */ still */ b\n/* x\ny */ c 'x' '\\n' '\\u{1F600}' b'z' 'label: loop {}");
+        assert_eq!(lines[0].code, "a  b");
+        assert_eq!(lines[1].code, "");
+        assert_eq!(lines[2].code, " c '' '' '' b'' 'label: loop {}");
+        // An escaped quote and an escaped newline stay inside the string.
+        let lines = lex("\"a \\\" todo!() \\\n dbg!()\" x");
+        assert_eq!(lines[0].code, "\"");
+        assert_eq!(lines[1].code, "\" x");
+    }
+
+    #[test]
+    fn unsafe_block_needs_a_safety_comment() {
+        assert_eq!(lines_of(unsafe_problems("fn f() {\n    unsafe { g() }\n}\n")), [2]);
+        assert!(unsafe_problems("fn f() {\n    // SAFETY: g has no preconditions.\n    unsafe { g() }\n}\n").is_empty());
+        // A SAFETY list, attributes, and a statement started on the lines above.
+        let ok = "\
+fn f() {
+    // SAFETY:
+    // - p is valid for reads;
+    // - p is aligned.
+    #[allow(clippy::x)]
+    let v =
+        unsafe { p.read() };
+    let w = g(); // SAFETY: on the line before.
+    unsafe { h() };
+    /* SAFETY: same line */ unsafe { k() };
+}
+";
+        assert!(unsafe_problems(ok).is_empty(), "{:?}", unsafe_problems(ok));
+        // One comment covers one statement: the second block has none, nor has a block after
+        // a blank line, nor one whose comment is above the enclosing block.
+        let bad = "\
+fn f() {
+    // SAFETY: covers a only.
+    let x = unsafe { a() };
+    let y = unsafe { b() };
+    // SAFETY: far away.
+
+    unsafe { c() };
+}
+// SAFETY: not for the block inside.
+fn g() {
+    unsafe { d() }
+}
+";
+        assert_eq!(lines_of(unsafe_problems(bad)), [4, 7, 11]);
+        // `unsafe` inside a string or a comment, a fn pointer type, an attribute: no block.
+        assert!(unsafe_problems("let s = \"unsafe { x }\"; // unsafe { y }\ntype F = unsafe fn(u8);").is_empty());
+        assert!(unsafe_problems("#[unsafe(no_mangle)]\nfn f() {}\n#![forbid(unsafe_code)]").is_empty());
+    }
+
+    #[test]
+    fn unsafe_impl_needs_a_safety_comment() {
+        assert_eq!(lines_of(unsafe_problems("struct P;\nunsafe impl Send for P {}\n")), [2]);
+        let ok = "// SAFETY: P holds no pointer.\n#[automatically_derived]\nunsafe impl Send for P {}\n";
+        assert!(unsafe_problems(ok).is_empty());
+    }
+
+    #[test]
+    fn unsafe_fn_and_trait_need_a_safety_section() {
+        let bad = "/// Reads.\npub unsafe fn read(p: *const u8) -> u8 {\n    // SAFETY: the caller's.\n    unsafe { *p }\n}\n";
+        assert_eq!(
+            unsafe_problems(bad),
+            [Problem { line: 2, what: "unsafe fn without a `# Safety` section in its doc comment".into() }]
+        );
+        let ok = "/// Reads.\n///\n/// # Safety\n/// `p` is valid.\n#[inline]\npub unsafe extern \"C\" fn read(p: *const u8) -> u8 {\n    // SAFETY: the caller's.\n    unsafe { *p }\n}\n";
+        assert!(unsafe_problems(ok).is_empty(), "{:?}", unsafe_problems(ok));
+        assert_eq!(lines_of(unsafe_problems("/// Bytes.\npub unsafe trait Pod {}\n")), [2]);
+        assert!(unsafe_problems("/// Bytes.\n///\n/// # Safety\n/// Any bytes.\npub unsafe trait Pod {}\n").is_empty());
+        // A trait method implemented: the contract is the trait's. An inherent one needs its own.
+        let methods = "\
+// SAFETY: forwards to System.
+unsafe impl GlobalAlloc for A {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: the caller's.
+        unsafe { System.alloc(l) }
+    }
+}
+impl A {
+    unsafe fn raw(&self) {}
+}
+";
+        assert_eq!(lines_of(unsafe_problems(methods)), [9]);
+        // Attributes over several lines between the doc and the item; `[T; N]` in an impl's
+        // head (its `;` ends no item).
+        let spread = "\
+/// Bytes.
+///
+/// # Safety
+/// Any bytes.
+#[diagnostic::on_unimplemented(
+    message = \"not [Pod]\",
+    label = \"x\",
+)]
+pub unsafe trait Pod {
+    /// Fills.
+    ///
+    /// # Safety
+    /// `p` is valid.
+    unsafe fn fill(p: *mut Self) {}
+}
+// SAFETY: N of them.
+#[allow(
+    clippy::x,
+)]
+unsafe impl<T: Pod, const N: usize> Pod for [T; N] {
+    unsafe fn fill(p: *mut Self) {}
+}
+";
+        assert!(unsafe_problems(spread).is_empty(), "{:?}", unsafe_problems(spread));
+        // An array ending on the line above is no attribute.
+        assert_eq!(lines_of(unsafe_problems("const A: [u8; 2] = [\n    1, 2,\n];\nunsafe fn f() {}\n")), [4]);
+    }
+
+    #[test]
+    fn leftover_macros_in_code_only() {
+        let src = "fn f() {\n    todo!();\n    let x = dbg!(1);\n    std::unimplemented!()\n}\n";
+        let found = check_leftovers(&lex(src));
+        assert_eq!(lines_of(found.clone()), [2, 3, 4]);
+        assert_eq!(found[1].what, "`dbg!` left in code");
+        let fine = "let s = \"todo!\"; // todo!()\n/* dbg!(x) */ let r = r\"unimplemented!()\";\nfn todo() {}\nx.dbg()";
+        assert!(check_leftovers(&lex(fine)).is_empty());
+    }
+
+    #[test]
+    fn code_lines_stop_at_the_trailing_test_module() {
+        assert_eq!(code_lines(&lex("a\nb\nc\n")), 3);
+        assert_eq!(code_lines(&lex("a\nb\nc")), 3);
+        let src = "#[cfg(test)]\nuse x;\nfn a() {}\n\n#[cfg(test)]\n#[allow(x)]\nmod tests {\n    fn t() {}\n}\n";
+        assert_eq!(code_lines(&lex(src)), 4);
+        // An indented `#[cfg(test)] mod` is not the file's test module.
+        assert_eq!(code_lines(&lex("mod a {\n    #[cfg(test)]\n    mod tests {}\n}\n")), 4);
+    }
+
+    #[test]
+    fn crate_roots_forbid_unsafe_code() {
+        let ok = "//! Docs.\n#![warn(missing_docs)]\n#![forbid(\n    unsafe_code,\n)]\n\nuse x;\n";
+        assert!(check_forbid_unsafe(&lex(ok)).is_empty());
+        assert_eq!(lines_of(check_forbid_unsafe(&lex("//! Docs.\n#![deny(unsafe_code)]\nuse x;\n"))), [3]);
+        // Not among the first inner attributes: after an item it is no crate attribute.
+        assert_eq!(lines_of(check_forbid_unsafe(&lex("use x;\n// #![forbid(unsafe_code)]\n"))), [1]);
+    }
+}
