@@ -60,15 +60,17 @@ fn count_for(pieces: usize, size: usize) -> usize {
     (PIECE / size) * (pieces - 1) + 1
 }
 
-/// Runs `f` on a thread and fails the test if it has not returned within 30 s.
+/// Runs `f` on a thread and fails the test if it has not returned within 180 s: a hang
+/// detector, not a speed check (the slowest call, a 72 MB deflate in a debug build, takes
+/// about 10 s alone and several times that on a loaded 2-core machine).
 fn bounded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(f());
     });
-    match rx.recv_timeout(Duration::from_secs(30)) {
+    match rx.recv_timeout(Duration::from_secs(180)) {
         Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no answer after 30 s (a thread waits forever?)"),
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no answer after 180 s (a thread waits forever?)"),
         Err(mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: panicked"),
     }
 }
