@@ -44,6 +44,7 @@ use crate::error::ErrorKind;
 mod columns;
 mod directory;
 mod read;
+mod workers;
 mod write;
 
 pub use read::{MemberInfo, MemberReader, Reader, ReaderOptions};

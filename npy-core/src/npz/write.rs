@@ -2,20 +2,20 @@
 //! streams one member's data in pieces, [`FileWriter`] writes to a path atomically.
 //!
 //! Under the writer: the [`Sink`] the zip writer writes to (which turns to discarding once
-//! the archive is dropped unfinished), the worker threads that compress deflated members,
-//! and the stream adapters that feed the zip writer in cache-sized pieces and hash stored
-//! members on a second thread.
+//! the archive is dropped unfinished), and the stream adapters that feed the zip writer in
+//! cache-sized pieces and hash stored members on a second thread. Small deflated members
+//! go to the worker threads of `workers`.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
-use zip::write::{SimpleFileOptions, ZipFileBuilder};
-use zip::{CompressionMethod, PreparedZipFile, ZipWriter};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
 
+use super::workers::Workers;
 use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
 use crate::array::{Array, DynArray};
 #[cfg(doc)]
@@ -83,16 +83,13 @@ impl<W: Write + Seek> std::fmt::Debug for Writer<W> {
         f.debug_struct("Writer")
             .field("compression", &self.compression)
             .field("threads", &self.threads)
-            .field("pending", &self.pending.jobs.len())
+            .field("pending", &self.pending.len())
             .field("origin", &self.origin)
             .field("names", &self.names)
             .field("unfinished", &self.unfinished)
             .finish_non_exhaustive()
     }
 }
-
-/// A deflated member being compressed on a worker thread.
-type Job = (String, JoinHandle<zip::result::ZipResult<PreparedZipFile>>);
 
 impl Writer<BufWriter<GrowingFile>> {
     /// Creates an archive at `path`, atomically (see [`crate::atomic`]): it is written to a
@@ -443,25 +440,10 @@ impl<W: Write + Seek> Writer<W> {
         }
         let mut staged = Vec::with_capacity(total as usize);
         body(&mut staged)?;
-        while self.pending.jobs.len() >= self.threads {
+        while self.pending.len() >= self.threads {
             self.append_oldest()?;
         }
-        let options = compression.options(large);
-        let name = member.clone();
-        let cancel = Arc::clone(&self.pending.cancel);
-        // Waits on nothing: it compresses and returns, or stops at the next piece once
-        // told to (`Workers::drop`).
-        let job = std::thread::spawn(move || {
-            let mut builder = ZipFileBuilder::new(&name, options)?;
-            for piece in staged.chunks(1 << 20) {
-                if cancel.load(Ordering::Relaxed) {
-                    return Err(io::Error::new(io::ErrorKind::Interrupted, "the archive was dropped").into());
-                }
-                builder.write_all(piece)?;
-            }
-            builder.finish()
-        });
-        self.pending.jobs.push_back((member, job));
+        self.pending.spawn(member, compression.options(large), staged);
         Ok(())
     }
 
@@ -514,36 +496,15 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     fn append_oldest(&mut self) -> Result<()> {
-        let Some((member, job)) = self.pending.jobs.pop_front() else { return Ok(()) };
-        let prepared = job
-            .join()
-            .map_err(|_| Error::npz(Some(&member), "the compression thread panicked"))?
-            .map_err(|e| zip_err(Some(&member), e))?;
-        self.zip.add_prepared_file(prepared).map_err(|e| zip_err(Some(&member), e))
+        let Some((member, prepared)) = self.pending.join_oldest() else { return Ok(()) };
+        self.zip.add_prepared_file(prepared?).map_err(|e| zip_err(Some(&member), e))
     }
 
     fn drain_pending(&mut self) -> Result<()> {
-        while !self.pending.jobs.is_empty() {
+        while !self.pending.is_empty() {
             self.append_oldest()?;
         }
         Ok(())
-    }
-}
-
-/// The workers compressing deflated members; dropped, they are told to stop and joined.
-#[derive(Default)]
-struct Workers {
-    jobs: VecDeque<Job>,
-    cancel: Arc<AtomicBool>,
-}
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-        for (_, job) in self.jobs.drain(..) {
-            // Its result (an error, or a member nobody will append) is of no use now.
-            let _ = job.join();
-        }
     }
 }
 
