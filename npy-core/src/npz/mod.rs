@@ -41,6 +41,10 @@ use crate::error::Error;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 
+// Where to look: `write` (Writer, MemberWriter, FileWriter and the sink under them),
+// `workers` (deflated members compressed on threads), `read` (ReaderOptions, Reader and
+// member streaming), `directory` (the archive's structure, checked when it is opened),
+// `columns` (records as one array per field, both ways). This file: what they share.
 mod columns;
 mod directory;
 mod read;
