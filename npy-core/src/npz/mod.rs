@@ -1,0 +1,100 @@
+//! `.npz` archives: several named arrays in one zip file, as NumPy's `np.savez` and
+//! `np.savez_compressed` write them and `np.load` reads them.
+//!
+//! A member `name.npy` holds the array `name`. [`Writer`] adds typed slices, N-d arrays,
+//! dynamic arrays, and a struct's fields as one array each ([`Writer::add_columns`]);
+//! [`Reader`] lists names as NumPy's `NpzFile.files` does and reads members lazily.
+//!
+//! Stored members are streamed into the archive with their array data aligned to 64 bytes
+//! (so they can be memory-mapped) and their CRC-32 computed on a second thread as they are
+//! written; deflated members are compressed on worker threads, in parallel, and appended
+//! in order. Zip64 is used whenever a member or the archive needs it. CRCs are checked on
+//! every read.
+//!
+//! Archives are checked when opened: the central directory against the end records and
+//! every local header, members' places, names, methods and claimed sizes, within limits
+//! set by [`ReaderOptions`] (see [`Reader`]). A hostile archive is an [`ErrorKind::Npz`]
+//! error, not a panic, a hang or an allocation the file's bytes cannot back.
+//!
+//! # Examples
+//! ```
+//! use std::io::Cursor;
+//! use npy_core::npz::{Compression, Reader, Writer};
+//!
+//! let mut w = Writer::new(Cursor::new(Vec::new()));
+//! w.add("time", &[0.0f64, 0.5, 1.0])?;
+//! w.add_with("counts", &[3u32, 1, 4], Compression::deflated())?;
+//! let bytes = w.finish()?.into_inner();
+//!
+//! let mut r = Reader::new(Cursor::new(bytes))?;
+//! assert_eq!(r.names(), ["time", "counts"]);
+//! assert_eq!(r.read::<u32>("counts")?, [3, 1, 4]);
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+
+use std::io;
+
+use zip::result::ZipError;
+
+pub use crate::atomic::GrowingFile;
+use crate::error::Error;
+#[cfg(doc)]
+use crate::error::ErrorKind;
+
+// Where to look: `write` (Writer, MemberWriter, FileWriter and the sink under them),
+// `workers` (deflated members compressed on threads), `read` (ReaderOptions, Reader and
+// member streaming), `directory` (the archive's structure, checked when it is opened),
+// `columns` (records as one array per field, both ways). This file: what they share.
+mod columns;
+mod directory;
+mod read;
+mod workers;
+mod write;
+
+pub use read::{MemberInfo, MemberReader, Reader, ReaderOptions};
+pub use write::{FileWriter, MemberWriter, Writer};
+
+/// NumPy's member suffix.
+const NPY_SUFFIX: &str = ".npy";
+
+/// How a member is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// No compression (`np.savez`): members can be memory-mapped.
+    Stored,
+    /// Deflate (`np.savez_compressed`) at a level from 1 to 9.
+    Deflated {
+        /// zlib level, 1 (fastest) to 9 (smallest); NumPy uses 6. 0 is taken as 1 (for
+        /// no compression use [`Compression::Stored`]), above 9 as 9.
+        level: u32,
+    },
+}
+
+impl Compression {
+    /// Deflate at level 6, as `np.savez_compressed`.
+    pub const fn deflated() -> Compression {
+        Compression::Deflated { level: 6 }
+    }
+}
+
+impl Default for Compression {
+    /// [`Compression::Stored`], as `np.savez`.
+    fn default() -> Self {
+        Compression::Stored
+    }
+}
+
+/// An error of the zip crate: an I/O error as it is (it may carry an [`Error`] of ours,
+/// naming the file), anything else as [`ErrorKind::Npz`] with the zip error as its
+/// source.
+fn zip_err(member: Option<&str>, e: ZipError) -> Error {
+    match e {
+        ZipError::Io(io) if io.kind() != io::ErrorKind::InvalidData => io.into(),
+        other => Error::npz_from(member, other.to_string(), other),
+    }
+}
+
+/// Member name `name.npy`.
+fn npy_member(name: &str) -> String {
+    format!("{name}{NPY_SUFFIX}")
+}

@@ -1,0 +1,559 @@
+//! Reading an archive: [`ReaderOptions`] opens it once its directory passes the checks of
+//! `directory`, [`Reader`] reads members by name, lazily, and [`MemberReader`] streams one
+//! member's bytes, held to the size it claims, its CRC-32 checked at its end.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek};
+use std::path::{Path, PathBuf};
+
+use zip::{CompressionMethod, ZipArchive};
+
+use super::{directory, zip_err, Compression};
+use crate::array::{Array, DynArray};
+use crate::error::{Access, Error, ErrorKind, Result};
+use crate::header::{shape_repr, MAGIC};
+use crate::object::{FromObject, Object};
+use crate::read::{NpyReader, Origin, ReadOptions};
+use crate::record::NpyRecord;
+
+/// Most bytes reserved up front for a deflated member's [`Reader::read_raw`] beyond its
+/// compressed size: more grows as the data actually inflates.
+const RAW_PREALLOC: u64 = 16 << 20;
+
+/// What a member is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberInfo {
+    /// The name as `np.load(f).files` shows it (`.npy` stripped).
+    pub name: String,
+    /// The member's name in the zip.
+    pub member: String,
+    /// Stored or deflated (archives with other methods are refused when opened, so this
+    /// is always `Some` for an open [`Reader`]).
+    pub compression: Option<Compression>,
+    /// Bytes in the archive.
+    pub compressed_size: u64,
+    /// Bytes when read.
+    pub size: u64,
+    /// Offset of the member's data in the archive (checked against its local header and
+    /// to lie, with the data, before the central directory), if known.
+    pub data_start: Option<u64>,
+}
+
+/// How to open an `.npz` archive: limits on what its directory may claim, and the options
+/// for its members' `.npy` headers. Every setting has a documented default.
+///
+/// Whatever the limits, [`Reader`] checks the archive's structure when it opens it (see
+/// its documentation): the limits bound what a valid-looking archive may make a reader
+/// allocate and inflate.
+///
+/// # Examples
+/// ```
+/// use std::io::Cursor;
+/// use npy_core::npz::{Compression, ReaderOptions, Writer};
+/// use npy_core::ErrorKind;
+///
+/// let mut w = Writer::new(Cursor::new(Vec::new()));
+/// w.add_with("zeros", &vec![0u8; 1 << 20], Compression::deflated())?;
+/// let bytes = w.finish()?.into_inner();
+///
+/// // 1 MiB of zeros deflates to about a kilobyte; a reader of untrusted archives can
+/// // refuse to inflate more than it is prepared to hold.
+/// let e = ReaderOptions::new().max_inflated_size(64 << 10).open(Cursor::new(&bytes)).unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::Npz { .. }));
+/// let mut r = ReaderOptions::new().max_inflated_size(2 << 20).open(Cursor::new(&bytes))?;
+/// assert_eq!(r.read::<u8>("zeros")?.len(), 1 << 20);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReaderOptions {
+    max_entries: usize,
+    max_inflated_size: u64,
+    read_options: ReadOptions,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> Self {
+        ReaderOptions {
+            max_entries: ReaderOptions::DEFAULT_MAX_ENTRIES,
+            max_inflated_size: ReaderOptions::DEFAULT_MAX_INFLATED_SIZE,
+            read_options: ReadOptions::new(),
+        }
+    }
+}
+
+impl ReaderOptions {
+    /// Default of [`ReaderOptions::max_entries`]: 65,536, one more than a zip without zip64
+    /// records can count.
+    pub const DEFAULT_MAX_ENTRIES: usize = 1 << 16;
+    /// Default of [`ReaderOptions::max_inflated_size`]: 64 GiB.
+    pub const DEFAULT_MAX_INFLATED_SIZE: u64 = 64 << 30;
+
+    /// Default options: at most 65,536 members, deflated members claiming at most 64 GiB
+    /// in all, and default [`ReadOptions`] for members' headers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Largest number of members accepted, checked on the count the end record claims
+    /// before the central directory is read. Default [`ReaderOptions::DEFAULT_MAX_ENTRIES`]
+    /// (65,536).
+    pub fn max_entries(&mut self, entries: usize) -> &mut Self {
+        self.max_entries = entries;
+        self
+    }
+
+    /// Largest total of the sizes the deflated members claim, checked when the archive is
+    /// opened. Reading a member inflates at most its claimed size (more is an error), so
+    /// this bounds the bytes inflated from the archive and the memory any one read
+    /// allocates for it. Stored members are not counted: their bytes are in the file.
+    /// Default [`ReaderOptions::DEFAULT_MAX_INFLATED_SIZE`] (64 GiB): larger than typical
+    /// archives hold, so `np.savez_compressed` output opens unchanged; readers of
+    /// untrusted archives should set what they are prepared to hold in memory.
+    pub fn max_inflated_size(&mut self, bytes: u64) -> &mut Self {
+        self.max_inflated_size = bytes;
+        self
+    }
+
+    /// Options for reading members' `.npy` headers (e.g. the header size limit). Default
+    /// [`ReadOptions::new`]. [`Reader::read_options`] changes them on an open reader.
+    pub fn read_options(&mut self, options: ReadOptions) -> &mut Self {
+        self.read_options = options;
+        self
+    }
+
+    /// Opens the archive at `path`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when the file cannot be opened; as [`ReaderOptions::open`].
+    pub fn open_path(&self, path: impl AsRef<Path>) -> Result<Reader<BufReader<File>>> {
+        let path = path.as_ref();
+        let open = || self.open(BufReader::with_capacity(64 << 10, File::open(path)?));
+        let mut reader = open().map_err(|e| e.reading(path))?;
+        reader.origin = Some(path.to_path_buf());
+        Ok(reader)
+    }
+
+    /// Reads and checks the archive's directory from any `Read + Seek` (see [`Reader`] for
+    /// the checks).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for a file that is not a zip archive, an archive that fails a
+    /// check or exceeds a limit; [`ErrorKind::Io`] from the reader.
+    pub fn open<R: Read + Seek>(&self, mut reader: R) -> Result<Reader<R>> {
+        let limits = directory::Limits { max_entries: self.max_entries, max_inflated: self.max_inflated_size };
+        let entries = directory::read(&mut reader, limits)?;
+        let zip = ZipArchive::new(reader).map_err(|e| zip_err(None, e))?;
+        agree(&zip, &entries)?;
+        let names = entries.iter().map(|e| e.key.clone()).collect();
+        let by_name = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
+        Ok(Reader { zip, entries, names, by_name, options: self.read_options.clone(), origin: None })
+    }
+}
+
+/// Checks that the zip crate, which reads the members, sees the archive as the directory
+/// check did: same entries, names, places, sizes and methods (a Unicode Path extra field,
+/// say, would rename a member for it and not for NumPy).
+fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> Result<()> {
+    if zip.len() != entries.len() || zip.has_duplicate_names() {
+        return Err(Error::npz(
+            None,
+            format!("the zip reader finds {} entries where the central directory has {}", zip.len(), entries.len()),
+        ));
+    }
+    for (i, e) in entries.iter().enumerate() {
+        let z = zip.by_index_data(i).map_err(|err| zip_err(Some(&e.member), err))?;
+        let method = match z.compression() {
+            CompressionMethod::Stored => Some(directory::STORED),
+            CompressionMethod::Deflated => Some(directory::DEFLATED),
+            _ => None,
+        };
+        if z.name_raw() != e.member.as_bytes() {
+            return Err(Error::npz(
+                Some(&e.member),
+                format!(
+                    "the zip reader names this entry b\"{}\" (from an extra field), unlike its header",
+                    z.name_raw().escape_ascii()
+                ),
+            ));
+        }
+        if z.header_start() != e.header_start
+            || z.compressed_size() != e.compressed_size
+            || z.size() != e.size
+            || z.crc32() != e.crc32
+            || method != Some(e.method)
+            || z.encrypted()
+        {
+            return Err(Error::npz(Some(&e.member), "the zip reader reads this entry unlike its central directory"));
+        }
+    }
+    Ok(())
+}
+
+/// Reads an `.npz` archive lazily: nothing but the directory is read until a member is
+/// asked for.
+///
+/// # Hostile archives
+/// Opening checks the archive's structure, so that every read after it either succeeds or
+/// returns an error, without allocating for sizes the file cannot back:
+/// - the central directory is authoritative; it must end where the end record (or zip64
+///   end record) starts, the two records must agree, and its entries must fill it exactly;
+///   archives split over disks, or with data before the archive, are refused;
+/// - at most [`ReaderOptions::max_entries`] entries, and no more than the directory's
+///   size can hold, checked before the directory is read;
+/// - names are non-empty UTF-8 (the raw bytes; no code page is guessed) without NUL,
+///   unique once one `.npy` is stripped, and no member's full name is another's array
+///   name; names are keys, never paths;
+/// - only stored and deflated members, unencrypted; a stored member's sizes agree, a
+///   deflated one claims no more than deflate can produce from its bytes (1032 times);
+///   the deflated members claim at most [`ReaderOptions::max_inflated_size`] in all;
+/// - every local header is where the directory says, with the same name, method, CRC and
+///   sizes; each member's header and data lie before the central directory and overlap no
+///   other member's.
+///
+/// Reading a member inflates exactly its claimed size: a stream that ends early or runs
+/// past it is an [`ErrorKind::Npz`] error, as is a bad CRC once the member is read to its
+/// end.
+#[derive(Debug)]
+pub struct Reader<R: Read + Seek> {
+    zip: ZipArchive<R>,
+    entries: Vec<directory::Entry>,
+    names: Vec<String>,
+    by_name: HashMap<String, usize>,
+    options: ReadOptions,
+    /// The path of an archive opened by path, which errors name.
+    origin: Option<PathBuf>,
+}
+
+impl Reader<BufReader<File>> {
+    /// Opens an archive with default [`ReaderOptions`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`]; [`ErrorKind::Npz`] for a file that is not a valid zip archive
+    /// or fails a check (see [`Reader`]).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        ReaderOptions::new().open_path(path)
+    }
+}
+
+impl<R: Read + Seek> Reader<R> {
+    /// Reads and checks the archive's directory from any `Read + Seek`, with default
+    /// [`ReaderOptions`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an invalid archive, one that fails a check (see [`Reader`])
+    /// or exceeds a default limit; [`ErrorKind::Io`] from the reader.
+    pub fn new(reader: R) -> Result<Self> {
+        ReaderOptions::new().open(reader)
+    }
+
+    /// Sets the options for reading members' `.npy` headers (e.g. the header size limit).
+    pub fn read_options(&mut self, options: ReadOptions) -> &mut Self {
+        self.options = options;
+        self
+    }
+
+    /// The arrays' names, as NumPy's `NpzFile.files`: member names with one `.npy`
+    /// stripped, in archive order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Details of every member, in archive order (from the directory read when opening).
+    ///
+    /// # Errors
+    /// None at present: the directory was checked when the archive was opened.
+    pub fn members(&mut self) -> Result<Vec<MemberInfo>> {
+        Ok(self
+            .entries
+            .iter()
+            .map(|e| MemberInfo {
+                name: e.key.clone(),
+                member: e.member.clone(),
+                compression: Some(if e.method == directory::STORED {
+                    Compression::Stored
+                } else {
+                    Compression::deflated()
+                }),
+                compressed_size: e.compressed_size,
+                size: e.size,
+                data_start: Some(e.data_start),
+            })
+            .collect())
+    }
+
+    fn index(&self, name: &str) -> Result<usize> {
+        self.by_name
+            .get(name)
+            .copied()
+            .or_else(|| self.entries.iter().position(|e| e.member == name))
+            .ok_or_else(|| Error::npz(Some(name), format!("no such array; the archive has {:?}", self.names)))
+    }
+
+    /// Opens member `name` as a `.npy` stream: its header is read, and the data can be
+    /// read whole or in chunks ([`NpyReader::records`]). The CRC is checked when the
+    /// member has been read to its end; [`Reader::read`] and friends do that.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an unknown name; as [`NpyReader::new`] for the member's
+    /// header.
+    pub fn npy(&mut self, name: &str) -> Result<NpyReader<MemberReader<'_, R>>> {
+        let options = self.options.clone();
+        let path = self.origin.clone();
+        let (file, size, present) = self.member(name)?;
+        let origin = Origin { path, member: Some(file.member.clone()) };
+        options.open_member(file, size, present, origin)
+    }
+
+    /// The reader of member `name`, its size, and whether that many bytes are known to
+    /// be in the file (a stored member, whose range the directory checks placed there).
+    fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64, bool)> {
+        let i = located(self.origin.as_deref(), "", self.index(name))?;
+        let e = &self.entries[i];
+        let file = self.zip.by_index(i).map_err(|err| zip_err(Some(&e.member), err));
+        let file = located(self.origin.as_deref(), &e.member, file)?;
+        if file.data_start() != Some(e.data_start) {
+            let e = Error::npz(Some(&e.member), "the zip reader finds the member's data elsewhere");
+            return located(self.origin.as_deref(), "", Err(e));
+        }
+        let stored = e.method == directory::STORED;
+        let reader = MemberReader {
+            file,
+            member: e.member.clone(),
+            origin: self.origin.as_deref(),
+            size: e.size,
+            remaining: e.size,
+            crc: (!stored).then(|| (crc32fast::Hasher::new(), e.crc32)),
+        };
+        Ok((reader, e.size, stored))
+    }
+
+    /// Reads member `name` with `read` (reading its last element checks the CRC).
+    fn with_member<V>(
+        &mut self,
+        name: &str,
+        read: impl FnOnce(NpyReader<&mut MemberReader<'_, R>>) -> Result<V>,
+    ) -> Result<V> {
+        let options = self.options.clone();
+        let path = self.origin.clone();
+        let (mut file, size, present) = self.member(name)?;
+        let member = file.member.clone();
+        let origin = Origin { path: path.clone(), member: Some(member.clone()) };
+        let reader = options.open_member(&mut file, size, present, origin)?;
+        located(path.as_deref(), &member, read(reader))
+    }
+
+    /// Reads 1-D member `name` as `Vec<T>` (as `Vec::<T>::read_npy` reads a file).
+    ///
+    /// # Errors
+    /// As [`Reader::npy`] and [`crate::ReadNpy::read_npy`]; [`ErrorKind::Npz`] for a bad CRC.
+    pub fn read<T: NpyRecord>(&mut self, name: &str) -> Result<Vec<T>> {
+        self.with_member(name, |r| {
+            let shape = &r.header().shape;
+            if shape.len() != 1 {
+                return Err(ErrorKind::WrongShape {
+                    reason: format!("array '{name}' has shape {}; use read_array for N-d arrays", shape_repr(shape)),
+                }
+                .into());
+            }
+            r.read_vec::<T>()
+        })
+    }
+
+    /// Reads member `name` as a typed N-d [`Array`].
+    ///
+    /// # Errors
+    /// As [`Reader::read`].
+    pub fn read_array<T: NpyRecord>(&mut self, name: &str) -> Result<Array<T>> {
+        self.with_member(name, |r| r.read_array::<T>())
+    }
+
+    /// Reads member `name` as a [`DynArray`] of any dtype (it remembers the member's
+    /// `.npy` version, so writing it back reproduces it).
+    ///
+    /// # Errors
+    /// As [`Reader::read`].
+    pub fn read_dyn(&mut self, name: &str) -> Result<DynArray> {
+        self.with_member(name, |r| r.read_dyn())
+    }
+
+    /// Reads object array member `name` (dtype `|O`), decoding its pickle without executing
+    /// anything (see [`crate::object`]); shape and order as its header says.
+    ///
+    /// # Errors
+    /// As [`Reader::read`] and [`NpyReader::read_objects`]; [`ErrorKind::Npz`] for a bad
+    /// CRC.
+    pub fn read_objects(&mut self, name: &str) -> Result<Array<Object>> {
+        self.with_member(name, |r| r.read_objects())
+    }
+
+    /// Reads 1-D object array member `name` as `Vec<T>` (`String`, `Option<String>`,
+    /// [`Object`], ...: see [`FromObject`]).
+    ///
+    /// # Errors
+    /// As [`Reader::read_objects`]; [`ErrorKind::WrongShape`] for an array that is not
+    /// 1-D; [`ErrorKind::InvalidValue`] naming the first element that is not a `T`.
+    pub fn read_object_vec<T: FromObject>(&mut self, name: &str) -> Result<Vec<T>> {
+        self.with_member(name, |r| {
+            let shape = &r.header().shape;
+            if shape.len() != 1 {
+                return Err(ErrorKind::WrongShape {
+                    reason: format!("array '{name}' has shape {}; use read_objects for N-d arrays", shape_repr(shape)),
+                }
+                .into());
+            }
+            r.read_object_vec::<T>()
+        })
+    }
+
+    /// Reads any member's bytes as stored in the zip after decompression (for members that
+    /// are not `.npy` files).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an unknown name, a bad CRC, or a deflate stream that does
+    /// not inflate to the member's size.
+    pub fn read_raw(&mut self, name: &str) -> Result<Vec<u8>> {
+        let origin = self.origin.clone();
+        let (file, size, _) = self.member(name)?;
+        let member = file.member.clone();
+        located(origin.as_deref(), &member, read_all(file, size))
+    }
+
+    /// True when member `name` starts like a `.npy` file (else [`Reader::read_raw`]).
+    ///
+    /// # Errors
+    /// As [`Reader::read_raw`].
+    pub fn is_npy(&mut self, name: &str) -> Result<bool> {
+        let origin = self.origin.clone();
+        let (mut file, _, _) = self.member(name)?;
+        let mut magic = [0u8; 6];
+        let got = crate::read::read_full(&mut file, &mut magic);
+        let member = file.member.clone();
+        Ok(located(origin.as_deref(), &member, got)? == 6 && &magic == MAGIC)
+    }
+}
+
+/// Reads a member's bytes (`size` of them, as it claims) to its end.
+fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64) -> Result<Vec<u8>> {
+    // A stored member's bytes are in the file; a deflated one's claim is only trusted
+    // as far as its data actually inflates.
+    // Growth is exact and capped at the declared size (never a doubling past it), and
+    // fallible; the reader errors if the data inflates past or short of that size.
+    let size = usize::try_from(size).map_err(|_| Error::npz(None, "member larger than the address space"))?;
+    let first = usize::try_from(file.file.compressed_size().max(RAW_PREALLOC)).unwrap_or(usize::MAX);
+    let mut out: Vec<u8> = Vec::new();
+    while out.len() < size {
+        let want = (size - out.len()).min(out.len().max(first));
+        out.try_reserve_exact(want).map_err(|_| crate::read::buffer::out_of_memory(want, 1))?;
+        let start = out.len();
+        out.resize(start + want, 0);
+        let got = crate::read::read_full(&mut file, &mut out[start..])?;
+        out.truncate(start + got);
+        if got < want {
+            break;
+        }
+    }
+    io::copy(&mut file, &mut io::sink())?;
+    Ok(out)
+}
+
+/// `result`, its error naming the archive's path `origin` (if known) and `member` (if not
+/// empty and not named already).
+fn located<V>(origin: Option<&Path>, member: &str, result: Result<V>) -> Result<V> {
+    result.map_err(|e| e.locate(origin, Access::Read, Some(member)))
+}
+
+/// A member being read: the zip's decompressing, CRC-checking reader, held to the
+/// member's size.
+pub struct MemberReader<'a, R: Read + Seek> {
+    file: zip::read::ZipFile<'a, R>,
+    member: String,
+    /// The archive's path, if opened by path, which errors name.
+    origin: Option<&'a Path>,
+    /// The member's size, and the bytes of it not read yet.
+    size: u64,
+    remaining: u64,
+    /// A deflated member's CRC-32 so far, and the one its header gives: at the end, it
+    /// tells a bad CRC from data that inflates past the member's size (the zip reader
+    /// reports both as one kind of error).
+    crc: Option<(crc32fast::Hasher, u32)>,
+}
+
+impl<R: Read + Seek> std::fmt::Debug for MemberReader<'_, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemberReader").field("member", &self.member).field("remaining", &self.remaining).finish()
+    }
+}
+
+impl<R: Read + Seek> MemberReader<'_, R> {
+    /// An `InvalidData` error carrying an [`ErrorKind::Npz`] for this member, with the zip
+    /// reader's error (if it found the problem) as its source.
+    fn error(&self, reason: String, source: Option<io::Error>) -> io::Error {
+        let e = match source {
+            Some(source) => Error::npz_from(Some(&self.member), reason, source),
+            None => Error::npz(Some(&self.member), reason),
+        };
+        io::Error::new(io::ErrorKind::InvalidData, e.locate(self.origin, Access::Read, None))
+    }
+
+    /// What an error of the zip reader about the member's data means, from where reading
+    /// stands (no text of the error is looked at).
+    fn data_error(&self, e: io::Error) -> io::Error {
+        use io::ErrorKind::{InvalidData, UnexpectedEof};
+        let done = self.size - self.remaining;
+        let reason = match e.kind() {
+            // The data stopped early: the zip reader's CRC check at a premature end, or
+            // a deflate stream cut short.
+            InvalidData | UnexpectedEof if self.remaining > 0 => {
+                format!("the data ends after {done} of the member's {} bytes", self.size)
+            }
+            InvalidData | UnexpectedEof => match &self.crc {
+                // All bytes read, and the zip reader objects: to their CRC (a stored
+                // member cannot run past its size), or to more data than the size.
+                Some((hasher, want)) if hasher.clone().finalize() == *want => {
+                    format!("the data inflates past the member's size of {} bytes", self.size)
+                }
+                _ => "bad crc-32: the member's data is corrupt".to_string(),
+            },
+            _ => format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size),
+        };
+        self.error(reason, Some(e))
+    }
+}
+
+impl<R: Read + Seek> Read for MemberReader<'_, R> {
+    /// Reads decompressed bytes. A CRC mismatch at the end, data that ends before the
+    /// member's size or runs past it, or a corrupt deflate stream is an `InvalidData`
+    /// error carrying an [`ErrorKind::Npz`] that names the member.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        // Never more than the member has left (then one byte, to reach its end): the zip
+        // reader's checks then fire only at the end, where `data_error` tells them apart.
+        let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
+        let n = match self.file.read(&mut buf[..want]) {
+            Ok(n) => n,
+            Err(e) if is_zip_data_error(&e) => return Err(self.data_error(e)),
+            Err(e) => return Err(e),
+        };
+        if n as u64 > self.remaining {
+            return Err(self.error(format!("the data inflates past the member's size of {} bytes", self.size), None));
+        }
+        if n == 0 && want > 0 && self.remaining > 0 {
+            let done = self.size - self.remaining;
+            return Err(self.error(format!("the data ends after {done} of the member's {} bytes", self.size), None));
+        }
+        if let Some((hasher, _)) = &mut self.crc {
+            hasher.update(&buf[..n]);
+        }
+        self.remaining -= n as u64;
+        Ok(n)
+    }
+}
+
+/// Whether an error from the zip crate's member reader is about the member's data rather
+/// than the underlying reader's I/O: a bad CRC or size (`InvalidData`), a corrupt deflate
+/// stream (flate2's `InvalidInput`) or one that stops short (its `UnexpectedEof`; the
+/// member's bytes were checked to be in the file when it was opened).
+fn is_zip_data_error(e: &io::Error) -> bool {
+    use io::ErrorKind::{InvalidData, InvalidInput, Other, UnexpectedEof};
+    matches!(e.kind(), InvalidData | InvalidInput | Other | UnexpectedEof)
+}

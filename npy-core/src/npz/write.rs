@@ -1,0 +1,745 @@
+//! Writing an archive: [`Writer`] adds members to any `Write + Seek`, [`MemberWriter`]
+//! streams one member's data in pieces, [`FileWriter`] writes to a path atomically.
+//!
+//! Under the writer: the [`Sink`] the zip writer writes to (which turns to discarding once
+//! the archive is dropped unfinished), and the stream adapters that feed the zip writer in
+//! cache-sized pieces and hash stored members on a second thread. Small deflated members
+//! go to the worker threads of `workers`.
+
+use std::collections::HashSet;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+use super::workers::Workers;
+use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
+use crate::array::{Array, DynArray};
+#[cfg(doc)]
+use crate::error::ErrorKind;
+use crate::error::{Access, Error, Result};
+use crate::header::Header;
+use crate::object::Object;
+use crate::plan::Plan;
+use crate::record::NpyRecord;
+use crate::write::{element_plan, write_with_plan};
+
+/// Deflated members up to this size are compressed on worker threads (their bytes are
+/// staged in memory); larger ones are compressed as they stream in, on the caller's thread.
+const PARALLEL_MEMBER_LIMIT: u64 = 256 << 20;
+/// Alignment of stored members' data in the archive (`.npy` headers keep it for the array).
+const ALIGN: u16 = 64;
+
+impl Compression {
+    /// The zip writer's options for a member compressed so (`large`: with zip64 records).
+    fn options(self, large: bool) -> SimpleFileOptions {
+        let base = SimpleFileOptions::default()
+            .last_modified_time(zip::DateTime::default())
+            .unix_permissions(0o644)
+            .large_file(large);
+        match self {
+            Compression::Stored => base.compression_method(CompressionMethod::Stored).with_alignment(ALIGN),
+            Compression::Deflated { level } => {
+                base.compression_method(CompressionMethod::Deflated).compression_level(Some(level.clamp(1, 9) as i64))
+            }
+        }
+    }
+}
+
+/// Writes an `.npz` archive to any `Write + Seek`; see [`Writer::create`] for a path.
+///
+/// Member `name` is stored as `name.npy`, as `np.savez(f, name=array)` does. The archive's
+/// default compression is [`Compression::Stored`]; [`Writer::compression`] changes it and
+/// the `*_with` methods choose per member. [`Writer::finish`] must be called: it writes the
+/// central directory and reports any error.
+///
+/// Deflated members may be compressed on worker threads while the caller goes on; every
+/// worker is joined by [`Writer::finish`], or, when the writer is dropped (after an error,
+/// say), told to stop and joined before the drop returns. A writer dropped without
+/// `finish` leaves its output without a central directory (an incomplete archive, which
+/// readers refuse) and writes nothing more to it; for [`Writer::create`], no file at all.
+pub struct Writer<W: Write + Seek> {
+    // Fields drop in order: the workers are stopped and joined, then the sink is told to
+    // discard, then the zip writer drops (its `Drop` finalises into the discarding sink,
+    // so it neither writes to the output nor prints on stderr).
+    pending: Workers,
+    sink: SinkState,
+    zip: ZipWriter<Sink<W>>,
+    pub(super) compression: Compression,
+    threads: usize,
+    /// The path of an archive from [`Writer::create`], which errors name.
+    origin: Option<PathBuf>,
+    names: HashSet<String>,
+    /// A member started by [`Writer::start_array`] whose [`MemberWriter::finish`] has not
+    /// succeeded: the archive cannot go on (the member would be shorter than its header).
+    unfinished: Option<String>,
+}
+
+impl<W: Write + Seek> std::fmt::Debug for Writer<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("compression", &self.compression)
+            .field("threads", &self.threads)
+            .field("pending", &self.pending.len())
+            .field("origin", &self.origin)
+            .field("names", &self.names)
+            .field("unfinished", &self.unfinished)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Writer<BufWriter<GrowingFile>> {
+    /// Creates an archive at `path`, atomically (see [`crate::atomic`]): it is written to a
+    /// new file in the same directory and moved into place by [`FileWriter::finish`];
+    /// dropped unfinished, or killed, it leaves no file behind and any old file whole.
+    /// Errors name `path`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when the file cannot be created (the directory does not exist or
+    /// is not writable).
+    pub fn create(path: impl AsRef<Path>) -> Result<FileWriter> {
+        let path = path.as_ref();
+        let tmp = GrowingFile::create(path)?;
+        let mut inner = Writer::new(BufWriter::with_capacity(64 << 10, tmp));
+        inner.origin = Some(path.to_path_buf());
+        Ok(FileWriter { inner, sync: true })
+    }
+}
+
+impl<W: Write + Seek> Writer<W> {
+    /// A writer over any `Write + Seek`, with stored members by default.
+    pub fn new(writer: W) -> Self {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let state = Arc::new(AtomicU8::new(Sink::<W>::NORMAL));
+        Writer {
+            pending: Workers::default(),
+            zip: ZipWriter::new(Sink { inner: writer, state: Arc::clone(&state), position: 0, end: 0 }),
+            sink: SinkState(state),
+            compression: Compression::Stored,
+            threads,
+            origin: None,
+            names: HashSet::new(),
+            unfinished: None,
+        }
+    }
+
+    /// Sets the compression of members added without one. Default: [`Compression::Stored`].
+    pub fn compression(&mut self, compression: Compression) -> &mut Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Sets how many deflated members may be compressed at once on worker threads.
+    /// Default: the number of CPUs; 1 compresses on the caller's thread as data streams in.
+    pub fn threads(&mut self, threads: usize) -> &mut Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Adds a 1-D array `name` (member `name.npy`) with the archive's compression.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for a duplicate or empty name; [`ErrorKind::Io`].
+    pub fn add<T: NpyRecord>(&mut self, name: &str, data: &[T]) -> Result<()> {
+        self.add_with(name, data, self.compression)
+    }
+
+    /// Adds a 1-D array with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_with<T: NpyRecord>(&mut self, name: &str, data: &[T], compression: Compression) -> Result<()> {
+        self.add_typed(name, Header::new(T::dtype(), vec![data.len()]), data, compression)
+    }
+
+    /// Adds a typed N-d array, keeping its shape and order.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_array<T: NpyRecord>(&mut self, name: &str, array: &Array<T>) -> Result<()> {
+        self.add_array_with(name, array, self.compression)
+    }
+
+    /// Adds a typed N-d array with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_array_with<T: NpyRecord>(
+        &mut self,
+        name: &str,
+        array: &Array<T>,
+        compression: Compression,
+    ) -> Result<()> {
+        let header = Header { dtype: T::dtype(), fortran_order: array.fortran_order(), shape: array.shape().to_vec() };
+        self.add_typed(name, header, array.as_slice(), compression)
+    }
+
+    /// Adds an array of any dtype (its header is re-encoded as NumPy writes it, keeping the
+    /// version it was read with).
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_dyn(&mut self, name: &str, array: &DynArray) -> Result<()> {
+        self.add_dyn_with(name, array, self.compression)
+    }
+
+    /// Adds an array of any dtype with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_dyn_with(&mut self, name: &str, array: &DynArray, compression: Compression) -> Result<()> {
+        let result = (|| {
+            let head = array.encode_header(&crate::WriteOptions::default())?;
+            let member = self.member_name(name)?;
+            let total = (head.len() + array.data().len()) as u64;
+            self.write_member(member, compression, total, |w| {
+                w.write_all(&head)?;
+                w.write_all(array.data())?;
+                Ok(())
+            })
+        })();
+        self.located(&npy_member(name), result)
+    }
+
+    /// Adds a 1-D object array `name` (`dtype=object`, see [`crate::object`]) with the
+    /// archive's compression: `np.load(f, allow_pickle=True)[name]` gives it back.
+    ///
+    /// # Errors
+    /// As [`Writer::add`]; [`ErrorKind::InvalidValue`] for an element that cannot be
+    /// written (see [`crate::object::to_pickle`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::npz::{Reader, Writer};
+    /// use npy_core::object::Object;
+    ///
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add("x", &[1.5f64, 2.5])?;
+    /// w.add_objects("labels", &[Object::from("first"), Object::None])?;
+    /// let mut r = Reader::new(w.finish()?)?;
+    /// assert_eq!(r.read_object_vec::<Option<String>>("labels")?, [Some("first".to_string()), None]);
+    /// assert_eq!(r.read_objects("labels")?.shape(), [2]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn add_objects(&mut self, name: &str, data: &[Object]) -> Result<()> {
+        self.add_objects_with(name, data, self.compression)
+    }
+
+    /// Adds a 1-D object array with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add_objects`].
+    pub fn add_objects_with(&mut self, name: &str, data: &[Object], compression: Compression) -> Result<()> {
+        self.add_pickled(name, &[data.len()], false, data, compression)
+    }
+
+    /// Adds an object array of any shape and order.
+    ///
+    /// # Errors
+    /// As [`Writer::add_objects`].
+    pub fn add_object_array(&mut self, name: &str, array: &Array<Object>) -> Result<()> {
+        self.add_object_array_with(name, array, self.compression)
+    }
+
+    /// Adds an object array of any shape and order with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add_objects`].
+    pub fn add_object_array_with(&mut self, name: &str, array: &Array<Object>, compression: Compression) -> Result<()> {
+        self.add_pickled(name, array.shape(), array.fortran_order(), array.as_slice(), compression)
+    }
+
+    fn add_pickled(
+        &mut self,
+        name: &str,
+        shape: &[usize],
+        fortran_order: bool,
+        data: &[Object],
+        compression: Compression,
+    ) -> Result<()> {
+        let result = (|| {
+            let (header, pickle) = crate::object::encode_npy(shape, fortran_order, data)?;
+            let head = header.encode(None)?.1;
+            let member = self.member_name(name)?;
+            let total = (head.len() + pickle.len()) as u64;
+            self.write_member(member, compression, total, |w| {
+                w.write_all(&head)?;
+                w.write_all(&pickle)?;
+                Ok(())
+            })
+        })();
+        self.located(&npy_member(name), result)
+    }
+
+    /// Adds a member that is not an array (NumPy's `np.load` returns such members as raw
+    /// bytes), under exactly `member_name`.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_raw(&mut self, member_name: &str, bytes: &[u8], compression: Compression) -> Result<()> {
+        let result = (|| {
+            self.check_finished()?;
+            self.claim(member_name)?;
+            self.write_member(member_name.to_string(), compression, bytes.len() as u64, |w| Ok(w.write_all(bytes)?))
+        })();
+        self.located(member_name, result)
+    }
+
+    /// Starts a member whose data is written in pieces, for arrays that are produced
+    /// progressively or are larger than memory; the shape is fixed up front.
+    /// [`MemberWriter::finish`] checks that exactly that many elements arrived.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn start_array<T: NpyRecord>(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        compression: Compression,
+    ) -> Result<MemberWriter<'_, W, T>> {
+        let started = (|| {
+            let header = Header::new(T::dtype(), shape);
+            let total_elements = header.element_count()?;
+            let head = header.encode(None)?.1;
+            let member = self.member_name(name)?;
+            let total = head.len() as u64 + header.data_len()? as u64;
+            self.drain_pending()?;
+            let large = needs_zip64(total, compression);
+            let plan = element_plan::<T>()?;
+            self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
+            self.unfinished = Some(member.clone());
+            let crc = match compression {
+                Compression::Stored => {
+                    let mut crc = crc32fast::Hasher::new();
+                    self.write_stored_part(&member, &mut crc, |w| Ok(w.write_all(&head)?))?;
+                    Some(crc)
+                }
+                Compression::Deflated { .. } => {
+                    self.zip.write_all(&head)?;
+                    None
+                }
+            };
+            Ok((plan, member, total_elements, crc))
+        })();
+        let (plan, member, total_elements, crc) = self.located(&npy_member(name), started)?;
+        Ok(MemberWriter {
+            writer: self,
+            plan,
+            member,
+            remaining: total_elements,
+            crc,
+            _marker: std::marker::PhantomData,
+        })
+    }
+
+    /// Writes the central directory and returns the underlying writer.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] or [`ErrorKind::Npz`] from compression or writing.
+    pub fn finish(mut self) -> Result<W> {
+        let ready = self.check_finished().and_then(|()| self.drain_pending());
+        self.located("", ready)?;
+        // A write that fails from here on turns the sink to discarding, so the zip
+        // writer's `Drop` (when its `finish` returns the error) finalises into nothing.
+        self.sink.0.store(Sink::<W>::FINISHING, Ordering::Relaxed);
+        let finished = self.zip.finish().map_err(|e| zip_err(None, e));
+        match (finished, &self.origin) {
+            (Ok(sink), _) => Ok(sink.inner),
+            (Err(e), Some(path)) => Err(e.writing(path)),
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    /// `result`, its error naming the archive's path (if known) and `member` (if not
+    /// empty and not named already).
+    pub(super) fn located<V>(&self, member: &str, result: Result<V>) -> Result<V> {
+        result.map_err(|e| e.locate(self.origin.as_deref(), Access::Write, Some(member)))
+    }
+
+    /// Refuses to go on after a member from [`Writer::start_array`] was left unfinished.
+    fn check_finished(&self) -> Result<()> {
+        match &self.unfinished {
+            Some(member) => Err(Error::npz(
+                Some(member),
+                "the member was not finished (MemberWriter::finish); the archive cannot be completed",
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn add_typed<T: NpyRecord>(
+        &mut self,
+        name: &str,
+        header: Header,
+        data: &[T],
+        compression: Compression,
+    ) -> Result<()> {
+        let result = (|| {
+            let plan = element_plan::<T>()?;
+            let head = header.encode(None)?.1;
+            let member = self.member_name(name)?;
+            let total = head.len() as u64 + header.data_len()? as u64;
+            self.write_member(member, compression, total, |w| {
+                w.write_all(&head)?;
+                write_with_plan(w, &plan, data)
+            })
+        })();
+        self.located(&npy_member(name), result)
+    }
+
+    pub(super) fn member_name(&mut self, name: &str) -> Result<String> {
+        self.check_finished()?;
+        if name.is_empty() {
+            return Err(Error::npz(None, "an array name must not be empty"));
+        }
+        let member = format!("{name}{NPY_SUFFIX}");
+        self.claim(&member)?;
+        Ok(member)
+    }
+
+    /// Reserves a member name; names equal after stripping one `.npy` collide, since
+    /// readers (NumPy's `NpzFile.files` too) know members by that name.
+    fn claim(&mut self, member: &str) -> Result<()> {
+        let key = member.strip_suffix(NPY_SUFFIX).unwrap_or(member);
+        if !self.names.insert(key.to_string()) {
+            return Err(Error::npz(Some(member), format!("the archive already has an array or member named '{key}'")));
+        }
+        Ok(())
+    }
+
+    /// Writes one member of `total` bytes produced by `body`: streamed into the archive,
+    /// or (deflated, small enough, with threads to spare) staged and compressed on a
+    /// worker thread, appended in order later.
+    pub(super) fn write_member(
+        &mut self,
+        member: String,
+        compression: Compression,
+        total: u64,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        let large = needs_zip64(total, compression);
+        let parallel =
+            matches!(compression, Compression::Deflated { .. }) && self.threads > 1 && total <= PARALLEL_MEMBER_LIMIT;
+        if !parallel {
+            self.drain_pending()?;
+            self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
+            if compression != Compression::Stored {
+                return body(&mut Pieces(&mut self.zip));
+            }
+            let written = self.write_stored(&member, total, body);
+            if written.is_err() {
+                // Drop the partial member so the archive stays whole (and its name free).
+                let _ = self.zip.abort_file();
+                self.names.remove(member.strip_suffix(NPY_SUFFIX).unwrap_or(&member));
+            }
+            return written;
+        }
+        let mut staged = Vec::with_capacity(total as usize);
+        body(&mut staged)?;
+        while self.pending.len() >= self.threads {
+            self.append_oldest()?;
+        }
+        self.pending.spawn(member, compression.options(large), staged);
+        Ok(())
+    }
+
+    /// Writes the data of the stored member just started, `total` bytes from `body`: see
+    /// [`Writer::write_stored_part`].
+    fn write_stored(
+        &mut self,
+        member: &str,
+        total: u64,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        let mut crc = crc32fast::Hasher::new();
+        self.write_stored_part(member, &mut crc, body)?;
+        if crc.total_len() != total {
+            return Err(Error::npz(Some(member), format!("{} bytes written for a member of {total}", crc.total_len())));
+        }
+        self.end_stored(member, crc)
+    }
+
+    /// Writes bytes of the stored member being written, from `body`, straight to the
+    /// underlying writer, adding them to `crc` (the member's bytes so far). The zip writer
+    /// would hash every byte on this thread, where [`Crc32Writer`] hashes large writes on a
+    /// second one while this one writes; [`Writer::end_stored`] hands it the result.
+    fn write_stored_part(
+        &mut self,
+        member: &str,
+        crc: &mut crc32fast::Hasher,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        // SAFETY: (`get_mut`'s contract: the archive is not corrupted and the position is
+        // where the zip writer left it) the bytes are appended at the current position, in
+        // the data of the stored member being written; nothing else moves the position,
+        // and `end_stored` records exactly the bytes written here.
+        let inner = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
+        let mut out = Crc32Writer { inner, hasher: std::mem::take(crc) };
+        let result = body(&mut out);
+        *crc = out.hasher;
+        result
+    }
+
+    /// Gives the zip writer the length and CRC-32 of the stored member being written, all
+    /// of whose bytes went through [`Writer::write_stored_part`] with `crc`.
+    fn end_stored(&mut self, member: &str, crc: crc32fast::Hasher) -> Result<()> {
+        let written = crc.total_len();
+        // SAFETY: a stored member is being written (started with `start_file`, not
+        // aborted); its data is the `written` bytes written by `write_stored_part` right
+        // after its local header, and `crc` hashed exactly them, as `set_file_metadata`
+        // requires.
+        unsafe { self.zip.set_file_metadata(written, crc.finalize()) }.map_err(|e| zip_err(Some(member), e))
+    }
+
+    fn append_oldest(&mut self) -> Result<()> {
+        let Some((member, prepared)) = self.pending.join_oldest() else { return Ok(()) };
+        self.zip.add_prepared_file(prepared?).map_err(|e| zip_err(Some(&member), e))
+    }
+
+    fn drain_pending(&mut self) -> Result<()> {
+        while !self.pending.is_empty() {
+            self.append_oldest()?;
+        }
+        Ok(())
+    }
+}
+
+/// The state of a [`Sink`], shared with its [`Writer`]: dropped (the writer is), it
+/// turns the sink to discarding.
+struct SinkState(Arc<AtomicU8>);
+
+impl Drop for SinkState {
+    fn drop(&mut self) {
+        self.0.store(Sink::<()>::DISCARD, Ordering::Relaxed);
+    }
+}
+
+/// What the zip writer writes to: the output, until the archive is dropped unfinished or
+/// its finish fails; from then on it takes writes and seeks without touching the output,
+/// so the zip writer's `Drop`, which finalises the archive and prints to stderr when that
+/// fails, neither writes nor prints.
+struct Sink<W> {
+    inner: W,
+    state: Arc<AtomicU8>,
+    /// The position and end as the zip writer has seen them, carried on when discarding.
+    position: u64,
+    end: u64,
+}
+
+impl<W> Sink<W> {
+    const NORMAL: u8 = 0;
+    /// [`Writer::finish`] is running: the first error turns the sink to discarding.
+    const FINISHING: u8 = 1;
+    const DISCARD: u8 = 2;
+
+    fn discarding(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == Self::DISCARD
+    }
+
+    /// After an error of the output: discard from now on if the archive is finishing.
+    fn failed(&self) {
+        let _ = self.state.compare_exchange(Self::FINISHING, Self::DISCARD, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    fn moved_to(&mut self, position: u64) -> u64 {
+        self.position = position;
+        self.end = self.end.max(position);
+        position
+    }
+}
+
+impl<W: Write> Write for Sink<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.discarding() {
+            self.moved_to(self.position + buf.len() as u64);
+            return Ok(buf.len());
+        }
+        let n = self.inner.write(buf).inspect_err(|_| self.failed())?;
+        self.moved_to(self.position + n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.discarding() {
+            return Ok(());
+        }
+        self.inner.flush().inspect_err(|_| self.failed())
+    }
+}
+
+impl<W: Seek> Seek for Sink<W> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        if self.discarding() {
+            let to = match pos {
+                SeekFrom::Start(p) => Some(p),
+                SeekFrom::Current(d) => self.position.checked_add_signed(d),
+                SeekFrom::End(d) => self.end.checked_add_signed(d),
+            };
+            let to = to.ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+            return Ok(self.moved_to(to));
+        }
+        let to = self.inner.seek(pos).inspect_err(|_| self.failed())?;
+        Ok(self.moved_to(to))
+    }
+}
+/// Hands writes to the zip in cache-sized pieces, so its per-byte work (deflate and the
+/// CRC) runs on data that the following copy finds still in cache.
+struct Pieces<'a, W: Write>(&'a mut W);
+
+impl<W: Write> Write for Pieces<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        const PIECE: usize = 256 << 10;
+        self.0.write(&buf[..buf.len().min(PIECE)])
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Writes below this size are hashed on the writing thread (they are in cache, and the
+/// hash costs less than starting a thread); larger ones on a second thread meanwhile.
+const PARALLEL_CRC: usize = 4 << 20;
+
+/// Passes bytes on to a writer and adds them to a CRC-32 (which counts them too). Large
+/// writes are hashed on a second thread while this one writes them (when the machine has a
+/// second CPU), so the hash costs no time.
+struct Crc32Writer<'a, W: Write> {
+    inner: &'a mut W,
+    hasher: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Crc32Writer<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.len() >= PARALLEL_CRC && crate::two_cpus() {
+            let inner = &mut *self.inner;
+            let part = std::thread::scope(|s| {
+                let job = s.spawn(|| {
+                    let mut h = crc32fast::Hasher::new();
+                    h.update(buf);
+                    h
+                });
+                let written = inner.write_all(buf);
+                let part = job.join().map_err(|_| io::Error::other("the CRC-32 thread panicked"))?;
+                written.map(|()| part)
+            })?;
+            self.hasher.combine(&part);
+            return Ok(buf.len());
+        }
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Whether a member of `total` uncompressed bytes needs zip64 records (deflate may grow
+/// incompressible data slightly, so its margin is wider).
+fn needs_zip64(total: u64, compression: Compression) -> bool {
+    let worst = match compression {
+        Compression::Stored => total,
+        Compression::Deflated { .. } => total + total / 1000 + (1 << 16),
+    };
+    worst >= u32::MAX as u64
+}
+
+/// Writes the data of a member started by [`Writer::start_array`].
+#[derive(Debug)]
+pub struct MemberWriter<'a, W: Write + Seek, T> {
+    writer: &'a mut Writer<W>,
+    plan: Plan,
+    member: String,
+    remaining: usize,
+    /// A stored member's CRC-32 so far (its bytes bypass the zip writer); `None` when
+    /// deflated.
+    crc: Option<crc32fast::Hasher>,
+    _marker: std::marker::PhantomData<fn(&T)>,
+}
+
+impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
+    /// Appends elements (in storage order).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] past the declared shape; [`ErrorKind::Io`].
+    pub fn write(&mut self, data: &[T]) -> Result<()> {
+        let written = if data.len() > self.remaining {
+            Err(Error::usage("more elements than the member's shape holds"))
+        } else {
+            match &mut self.crc {
+                Some(crc) => self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, &self.plan, data)),
+                None => write_with_plan(&mut self.writer.zip, &self.plan, data),
+            }
+        };
+        self.writer.located(&self.member, written)?;
+        self.remaining -= data.len();
+        Ok(())
+    }
+
+    /// Ends the member. Until it succeeds, the archive takes no other member and cannot
+    /// be finished (dropping a `MemberWriter` unfinished leaves it so).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when fewer elements than the shape holds were written.
+    pub fn finish(self) -> Result<()> {
+        let ended = match self.crc {
+            _ if self.remaining != 0 => Err(Error::usage(format!("{} elements missing", self.remaining))),
+            Some(crc) => self.writer.end_stored(&self.member, crc),
+            None => Ok(()),
+        };
+        self.writer.located(&self.member, ended)?;
+        self.writer.unfinished = None;
+        Ok(())
+    }
+}
+
+/// An `.npz` [`Writer`] to a path, from [`Writer::create`]: all of [`Writer`]'s methods
+/// (through `Deref`), and a [`FileWriter::finish`] that moves the finished archive into
+/// place. Dropped unfinished (or killed), it leaves no file behind and any old file
+/// untouched. Its errors name the path.
+#[derive(Debug)]
+pub struct FileWriter {
+    inner: Writer<BufWriter<GrowingFile>>,
+    sync: bool,
+}
+
+impl FileWriter {
+    /// Finishes the archive and renames it over the target path.
+    ///
+    /// # Errors
+    /// As [`Writer::finish`]; the target is untouched on error.
+    pub fn finish(self) -> Result<()> {
+        let sync = self.sync;
+        let buffered = self.inner.finish()?;
+        let path = buffered.get_ref().target().to_path_buf();
+        let commit = || buffered.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(sync);
+        commit().map_err(|e| e.writing(&path))
+    }
+
+    /// Whether [`FileWriter::finish`] syncs the archive and its directory before and after
+    /// moving it into place; see [`crate::WriteOptions::sync`]. Default: `true`.
+    pub fn sync(&mut self, sync: bool) -> &mut Self {
+        self.sync = sync;
+        self
+    }
+}
+
+impl std::ops::Deref for FileWriter {
+    type Target = Writer<BufWriter<GrowingFile>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for FileWriter {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.inner
+    }
+}
