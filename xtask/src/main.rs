@@ -28,6 +28,7 @@ mod bench;
 mod ci;
 mod fuzz;
 mod golden;
+mod layers;
 mod miri;
 mod project;
 mod tidy;

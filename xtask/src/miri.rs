@@ -2,7 +2,7 @@
 //! (out-of-bounds or uninitialized reads, aliasing violations, data races) and deadlocks
 //! in what they reach: `read.rs`' buffers, fills and two-thread conversions, `write.rs`'
 //! byte views and piece threads, `record.rs`' plans, `types.rs`, `atomic.rs`, and the safe
-//! code around them. `mmap.rs` (memory maps) and the zip calls of `npz.rs` are out of
+//! code around them. `mmap.rs` (memory maps) and the zip calls of `npz/` are out of
 //! Miri's reach. The integration tests are not run: they take minutes each under Miri,
 //! and `tests/npz.rs` stops at a Stacked Borrows report inside the zlib-rs dependency
 //! (dropping its `Deflate`), not in this project's code.

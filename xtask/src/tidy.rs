@@ -18,6 +18,8 @@
 //!    has none; files named `tests.rs` or under a `tests` directory are test code).
 //! 4. **Crates without unsafe say so.** The roots of npy-derive, npy-cli and xtask start
 //!    with `#![forbid(unsafe_code)]` among their inner attributes.
+//! 5. **Layers, no circles.** No two modules of npy-core import each other, directly or
+//!    through others ([`crate::layers`]).
 //!
 //! Each problem is printed as `path:line: what is wrong`; any problem fails the command.
 
@@ -95,9 +97,13 @@ pub fn run() -> Result<()> {
     }
 
     let mut capped = 0;
+    let mut core_files = Vec::new();
     for path in &files {
         let rel = relative(&root, path);
         let lines = lex(&read(path)?);
+        if let Some(inner) = rel.strip_prefix(&format!("{CAPPED_DIR}/")) {
+            core_files.push((inner.to_string(), lines.clone()));
+        }
         if !safe_src_dirs.iter().any(|dir| rel.starts_with(dir.as_str())) {
             report(&mut problems, &rel, check_unsafe(&lines));
         }
@@ -112,6 +118,8 @@ pub fn run() -> Result<()> {
             }
         }
     }
+
+    problems.extend(crate::layers::check(&core_files));
 
     for problem in &problems {
         println!("{problem}");
