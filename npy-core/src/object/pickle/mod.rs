@@ -19,6 +19,7 @@
 //! |---|---|
 //! | `mod.rs` | the opcodes and their names, shared by both directions |
 //! | `decode.rs` | input, memory budget, the machine's values, its opcode steps, the final [`Object`] tree |
+//! | `decode/reconstruct.rs` | the globals, and `REDUCE`/`BUILD` of NumPy's array reconstruction and its scalars |
 //! | `encode.rs` | the [`Encode`] trait, the pickler, [`encode_array`], [`c_order`] |
 //!
 //! [`Object`]: super::Object
