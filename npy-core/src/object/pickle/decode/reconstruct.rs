@@ -4,9 +4,10 @@
 
 use std::io::Read;
 
-use super::{quote, Kind, Machine, Value};
+use super::{quote, Kind, Machine, Value, MAX_NAME_LINE};
 use crate::dtype::{ByteOrder, Scalar, ScalarType};
 use crate::error::{Error, Result};
+use crate::object::pickle::{BUILD, GLOBAL, REDUCE, STACK_GLOBAL};
 use crate::scalar::{self, ScalarError, Value as S};
 
 /// An array's `BUILD` state: its shape and order, and its values (the first `len` items of
@@ -59,12 +60,47 @@ impl Global {
 }
 
 impl<R: Read> Machine<R> {
-    pub(super) fn global(&mut self, module: &str, name: &str, at: u64) -> Result<()> {
+    /// The opcodes of NumPy's array reconstruction: `GLOBAL` and `STACK_GLOBAL` (a name
+    /// looked up, never imported), `REDUCE` (a call interpreted) and `BUILD`.
+    pub(super) fn reconstruct_op(&mut self, op: u8, at: u64) -> Result<()> {
+        match op {
+            GLOBAL => {
+                let module = self.input.line(MAX_NAME_LINE, at, op)?;
+                let name = self.input.line(MAX_NAME_LINE, at, op)?;
+                let (module, name) = (String::from_utf8_lossy(&module), String::from_utf8_lossy(&name));
+                self.global(&module, &name, at)
+            }
+            STACK_GLOBAL => {
+                let name = self.pop(at, op)?;
+                let module = self.pop(at, op)?;
+                let (Some(Kind::Str(m)), Some(Kind::Str(n))) = (self.kind(module), self.kind(name)) else {
+                    return Err(self.err(at, "STACK_GLOBAL needs a module name and a name, both str"));
+                };
+                // Looked up in place: memoised names are never copied.
+                let g = Global::lookup(m, n).ok_or_else(|| self.refused_global(m, n, at))?;
+                self.push_node(Kind::Global(g), 0, at)
+            }
+            REDUCE => {
+                let args = self.pop(at, op)?;
+                let callable = self.pop(at, op)?;
+                let v = self.reduce(callable, args, at)?;
+                self.push(v, at)
+            }
+            BUILD => {
+                let state = self.pop(at, op)?;
+                let target = self.top(at, op)?;
+                self.build(target, state, at)
+            }
+            _ => Err(self.refused(op, at)),
+        }
+    }
+
+    fn global(&mut self, module: &str, name: &str, at: u64) -> Result<()> {
         let g = Global::lookup(module, name).ok_or_else(|| self.refused_global(module, name, at))?;
         self.push_node(Kind::Global(g), 0, at)
     }
 
-    pub(super) fn refused_global(&self, module: &str, name: &str, at: u64) -> Error {
+    fn refused_global(&self, module: &str, name: &str, at: u64) -> Error {
         self.err(
             at,
             format!(
@@ -87,7 +123,7 @@ impl<R: Read> Machine<R> {
         }
     }
 
-    pub(super) fn reduce(&mut self, callable: Value, args: Value, at: u64) -> Result<Value> {
+    fn reduce(&mut self, callable: Value, args: Value, at: u64) -> Result<Value> {
         let Some(&Kind::Global(g)) = self.kind(callable) else {
             return Err(self.err(
                 at,
@@ -199,7 +235,7 @@ impl<R: Read> Machine<R> {
         }
     }
 
-    pub(super) fn build(&mut self, target: Value, state: Value, at: u64) -> Result<()> {
+    fn build(&mut self, target: Value, state: Value, at: u64) -> Result<()> {
         let Value::Node(index) = target else {
             return Err(self.err(
                 at,
