@@ -16,7 +16,6 @@ use super::{
 };
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
-use crate::literal::Literal;
 use crate::object::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
 use crate::object::{Object, MAX_DEPTH};
 
@@ -988,7 +987,8 @@ fn raw_unicode_escape(bytes: &[u8]) -> std::result::Result<String, String> {
 /// Quotes text for a message, as Python's `repr` of a str, shortened.
 fn quote(s: &str) -> String {
     let shown: String = s.chars().take(80).collect();
-    let mut r = Literal::Str(shown).repr();
+    let mut r = String::new();
+    crate::repr::write_str(&shown, &mut r);
     if s.chars().count() > 80 {
         r.push_str("...");
     }
