@@ -6,18 +6,19 @@ use std::collections::HashMap;
 use std::io::{self, Read};
 
 use self::reconstruct::{ArrayState, Global};
-use super::opcode_name;
 use super::{
-    APPEND, APPENDS, BINBYTES, BINBYTES8, BINFLOAT, BINGET, BININT, BININT1, BININT2, BINPUT, BINSTRING, BINUNICODE,
-    BINUNICODE8, BUILD, DICT, EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, FLOAT, FRAME, GET, GLOBAL, INT, LIST, LONG, LONG1,
-    LONG4, LONG_BINGET, LONG_BINPUT, MARK, MEMOIZE, NEWFALSE, NEWTRUE, NONE, POP, POP_MARK, PROTO, PUT, REDUCE,
-    SETITEM, SETITEMS, SHORT_BINBYTES, SHORT_BINSTRING, SHORT_BINUNICODE, STACK_GLOBAL, STOP, TUPLE, TUPLE1, TUPLE2,
-    TUPLE3, UNICODE,
+    opcode_name, APPEND, APPENDS, BINBYTES, BINBYTES8, BINFLOAT, BINGET, BININT, BININT1, BININT2, BINPUT, BINSTRING,
+    BINUNICODE, BINUNICODE8, BUILD, DICT, EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, FLOAT, FRAME, GET, GLOBAL, INT, LIST,
+    LONG, LONG1, LONG4, LONG_BINGET, LONG_BINPUT, MARK, MEMOIZE, NEWFALSE, NEWTRUE, NONE, POP, POP_MARK, PROTO, PUT,
+    REDUCE, SETITEM, SETITEMS, SHORT_BINBYTES, SHORT_BINSTRING, SHORT_BINUNICODE, STACK_GLOBAL, STOP, TUPLE, TUPLE1,
+    TUPLE2, TUPLE3, UNICODE,
 };
 use crate::dtype::Scalar;
 use crate::error::{Error, Result};
 use crate::object::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
 use crate::object::{Object, MAX_DEPTH};
+// The stream helpers (moving to `crate::stream`, below both read and pickle).
+use crate::read::{read_full, read_growing};
 
 /// Why a known opcode is refused.
 fn refusal(op: u8) -> &'static str {
@@ -116,7 +117,7 @@ impl<R: Read> Input<R> {
 
     fn array<const N: usize>(&mut self, at: u64, op: u8) -> Result<[u8; N]> {
         let mut buf = [0u8; N];
-        let got = crate::read::read_full(&mut self.reader, &mut buf)?;
+        let got = read_full(&mut self.reader, &mut buf)?;
         self.pos += got as u64;
         if got < N {
             return Err(self.truncated(at, op));
@@ -131,7 +132,7 @@ impl<R: Read> Input<R> {
         }
         let len = usize::try_from(len).map_err(|_| self.truncated(at, op))?;
         let mut out = Vec::new();
-        let got = crate::read::read_growing(&mut self.reader, len, &mut out)?;
+        let got = read_growing(&mut self.reader, len, &mut out)?;
         self.pos += got as u64;
         if got < len {
             return Err(self.truncated(at, op));
