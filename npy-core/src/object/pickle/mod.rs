@@ -1,6 +1,6 @@
 //! The restricted pickle codec of object arrays.
 //!
-//! [`decode`] runs a pickle machine that knows only what NumPy writes for an object array
+//! [`decode()`] runs a pickle machine that knows only what NumPy writes for an object array
 //! of plain values: the opcodes of values, containers and the memo, the globals of NumPy's
 //! array reconstruction (`_reconstruct`, `ndarray`, `dtype`, `scalar`) and of Python's own
 //! pickles of `complex` and of `bytes` under protocol 2 (`_codecs.encode`). Those globals
