@@ -94,6 +94,7 @@ pub mod object;
 pub mod plan;
 mod read;
 pub mod record;
+mod repr;
 pub mod scalar;
 #[cfg(feature = "serde")]
 pub mod serde;

@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use crate::repr;
+
 /// A Python literal value, as found in `.npy` headers.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Literal {
@@ -165,12 +167,12 @@ impl Literal {
             Literal::Bool(true) => out.push_str("True"),
             Literal::Bool(false) => out.push_str("False"),
             Literal::Int(i) => out.push_str(&i.to_string()),
-            Literal::Float(x) => write_float_repr(*x, out),
-            Literal::Str(s) => write_str_repr(s, out),
-            Literal::Bytes(b) => write_bytes_repr(b, out),
-            Literal::Tuple(items) => write_tuple_repr(items, Literal::write_repr, out),
-            Literal::List(items) => write_list_repr(items, Literal::write_repr, out),
-            Literal::Dict(entries) => write_dict_repr(entries, Literal::write_repr, out),
+            Literal::Float(x) => repr::write_float(*x, out),
+            Literal::Str(s) => repr::write_str(s, out),
+            Literal::Bytes(b) => repr::write_bytes(b, out),
+            Literal::Tuple(items) => repr::write_tuple(items, Literal::write_repr, out),
+            Literal::List(items) => repr::write_list(items, Literal::write_repr, out),
+            Literal::Dict(entries) => repr::write_dict(entries, Literal::write_repr, out),
         }
     }
 }
@@ -182,208 +184,11 @@ impl fmt::Display for Literal {
     }
 }
 
-/// Python's repr of a list, each item written by `repr` (shared with [`crate::Object`]).
-pub(crate) fn write_list_repr<T>(items: &[T], repr: fn(&T, &mut String), out: &mut String) {
-    out.push('[');
-    write_items(items, repr, out);
-    out.push(']');
-}
-
-/// Python's repr of a tuple: a 1-tuple keeps its comma, `(x,)`.
-pub(crate) fn write_tuple_repr<T>(items: &[T], repr: fn(&T, &mut String), out: &mut String) {
-    out.push('(');
-    write_items(items, repr, out);
-    if items.len() == 1 {
-        out.push(',');
-    }
-    out.push(')');
-}
-
-/// Python's repr of a dict, in the entries' order.
-pub(crate) fn write_dict_repr<T>(entries: &[(T, T)], repr: fn(&T, &mut String), out: &mut String) {
-    out.push('{');
-    for (i, (k, v)) in entries.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        repr(k, out);
-        out.push_str(": ");
-        repr(v, out);
-    }
-    out.push('}');
-}
-
-fn write_items<T>(items: &[T], repr: fn(&T, &mut String), out: &mut String) {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        repr(item, out);
-    }
-}
-
-/// Python's `float_repr_style = 'short'` layout of the shortest round-trip digits.
-pub(crate) fn write_float_repr(x: f64, out: &mut String) {
-    if x.is_nan() {
-        out.push_str("nan");
-        return;
-    }
-    if x.is_infinite() {
-        out.push_str(if x < 0.0 { "-inf" } else { "inf" });
-        return;
-    }
-    // `{:e}` gives the shortest round-trip digits: "-1.2345e-5", "0e0", "1e16". When two
-    // candidates of that length round-trip, Python takes the one nearest to `x` (ties to
-    // even), which is the correctly rounded value that `{:.Ne}` gives.
-    let shortest = format!("{x:e}");
-    let n_digits = shortest.split('e').next().map_or(0, |m| m.bytes().filter(u8::is_ascii_digit).count());
-    let sci = match n_digits.checked_sub(1) {
-        Some(prec) if prec > 0 => {
-            let nearest = format!("{x:.prec$e}");
-            if nearest.parse::<f64>() == Ok(x) {
-                nearest
-            } else {
-                shortest
-            }
-        }
-        _ => shortest,
-    };
-    let (mantissa, exp_text) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i64 = exp_text.parse().unwrap_or(0);
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mantissa),
-    };
-    let mut digits: Vec<char> = mantissa.chars().filter(char::is_ascii_digit).collect();
-    while digits.len() > 1 && digits.last() == Some(&'0') {
-        digits.pop();
-    }
-    if negative {
-        out.push('-');
-    }
-    if !(-4..16).contains(&exp) {
-        let mut it = digits.iter();
-        if let Some(first) = it.next() {
-            out.push(*first);
-        }
-        if digits.len() > 1 {
-            out.push('.');
-            out.extend(it);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        out.push_str(&format!("{:02}", exp.unsigned_abs()));
-    } else if exp >= 0 {
-        // `exp` is in 0..16 here.
-        let int_len = usize::try_from(exp).unwrap_or(0) + 1;
-        for i in 0..int_len {
-            out.push(digits.get(i).copied().unwrap_or('0'));
-        }
-        out.push('.');
-        if digits.len() > int_len {
-            out.extend(digits.iter().skip(int_len));
-        } else {
-            out.push('0');
-        }
-    } else {
-        out.push_str("0.");
-        for _ in 1..exp.unsigned_abs() {
-            out.push('0');
-        }
-        out.extend(digits.iter());
-    }
-}
-
-/// Python's `str.isprintable()` for one non-ASCII character.
-fn is_printable(c: char) -> bool {
-    use unicode_general_category::{get_general_category, GeneralCategory as G};
-    if c == ' ' {
-        return true;
-    }
-    !matches!(
-        get_general_category(c),
-        G::Control
-            | G::Format
-            | G::Surrogate
-            | G::PrivateUse
-            | G::Unassigned
-            | G::LineSeparator
-            | G::ParagraphSeparator
-            | G::SpaceSeparator
-    )
-}
-
-fn push_hex(out: &mut String, prefix: &str, value: u32, width: usize) {
-    out.push_str(prefix);
-    out.push_str(&format!("{value:0width$x}"));
-}
-
-/// Pushes one character as CPython's `unicode_repr` does, except for quote and backslash.
-fn push_repr_char(out: &mut String, c: char) {
-    let code = u32::from(c);
-    match c {
-        '\t' => out.push_str("\\t"),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        _ if code < 0x20 || code == 0x7f => push_hex(out, "\\x", code, 2),
-        _ if code < 0x7f || is_printable(c) => out.push(c),
-        _ if code <= 0xff => push_hex(out, "\\x", code, 2),
-        _ if code <= 0xffff => push_hex(out, "\\u", code, 4),
-        _ => push_hex(out, "\\U", code, 8),
-    }
-}
-
-pub(crate) fn write_str_repr(s: &str, out: &mut String) {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    out.push(quote);
-    for c in s.chars() {
-        if c == quote || c == '\\' {
-            out.push('\\');
-            out.push(c);
-        } else {
-            push_repr_char(out, c);
-        }
-    }
-    out.push(quote);
-}
-
-pub(crate) fn write_bytes_repr(b: &[u8], out: &mut String) {
-    let quote = if b.contains(&b'\'') && !b.contains(&b'"') { b'"' } else { b'\'' };
-    out.push('b');
-    out.push(char::from(quote));
-    for &c in b {
-        match c {
-            _ if c == quote || c == b'\\' => {
-                out.push('\\');
-                out.push(char::from(c));
-            }
-            b'\t' => out.push_str("\\t"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            _ if !(0x20..0x7f).contains(&c) => push_hex(out, "\\x", u32::from(c), 2),
-            _ => out.push(char::from(c)),
-        }
-    }
-    out.push(char::from(quote));
-}
-
 /// Quotes text for an error message: Python's quote choice, control and non-printable
 /// characters escaped, backslashes kept as they are.
 fn quote(s: &str) -> String {
-    let q = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     let mut out = String::new();
-    out.push(q);
-    for c in s.chars() {
-        if c == q {
-            out.push('\\');
-            out.push(c);
-        } else if c == '\\' {
-            out.push(c);
-        } else {
-            push_repr_char(&mut out, c);
-        }
-    }
-    out.push(q);
+    repr::write_str_keeping_backslashes(s, &mut out);
     out
 }
 

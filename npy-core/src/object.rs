@@ -64,6 +64,7 @@ use crate::dtype::{ByteOrder, DType, Scalar, ScalarType};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
 use crate::read::{NpyReader, ReadOptions};
+use crate::repr;
 use crate::write::WriteOptions;
 
 mod bigint;
@@ -164,13 +165,13 @@ impl Object {
             Object::Bool(false) => out.push_str("False"),
             Object::Int(v) => out.push_str(&v.to_string()),
             Object::BigInt(t) => out.push_str(t),
-            Object::Float(x) => crate::literal::write_float_repr(*x, out),
-            Object::Complex(re, im) => write_complex_repr(*re, *im, out),
-            Object::Str(s) => crate::literal::write_str_repr(s, out),
-            Object::Bytes(b) => crate::literal::write_bytes_repr(b, out),
-            Object::List(v) => crate::literal::write_list_repr(v, Object::write_repr, out),
-            Object::Tuple(v) => crate::literal::write_tuple_repr(v, Object::write_repr, out),
-            Object::Dict(entries) => crate::literal::write_dict_repr(entries, Object::write_repr, out),
+            Object::Float(x) => repr::write_float(*x, out),
+            Object::Complex(re, im) => repr::write_complex(*re, *im, out),
+            Object::Str(s) => repr::write_str(s, out),
+            Object::Bytes(b) => repr::write_bytes(b, out),
+            Object::List(v) => repr::write_list(v, Object::write_repr, out),
+            Object::Tuple(v) => repr::write_tuple(v, Object::write_repr, out),
+            Object::Dict(entries) => repr::write_dict(entries, Object::write_repr, out),
         }
     }
 
@@ -257,32 +258,6 @@ impl Object {
             None => r,
         }
     }
-}
-
-/// Python's `repr` of a complex: `1j`, `(1+2j)`, `(-0-0j)`, `(1+nanj)`.
-fn write_complex_repr(re: f64, im: f64, out: &mut String) {
-    // Components print as `repr` does, without a forced `.0`.
-    let part = |x: f64| {
-        let mut s = String::new();
-        crate::literal::write_float_repr(x, &mut s);
-        match s.strip_suffix(".0") {
-            Some(t) => t.to_string(),
-            None => s,
-        }
-    };
-    if re == 0.0 && re.is_sign_positive() {
-        out.push_str(&part(im));
-        out.push('j');
-        return;
-    }
-    let imag = part(im);
-    out.push('(');
-    out.push_str(&part(re));
-    if !imag.starts_with('-') {
-        out.push('+');
-    }
-    out.push_str(&imag);
-    out.push_str("j)");
 }
 
 impl fmt::Display for Object {

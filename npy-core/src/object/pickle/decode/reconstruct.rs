@@ -1,0 +1,469 @@
+//! NumPy's array reconstruction: the globals a pickle may name, and `REDUCE` and `BUILD`
+//! on them, interpreted here and never called (`_reconstruct`, `ndarray`, `dtype` and its
+//! state, `scalar` and its data, Python's `complex` and protocol 2 `bytes`).
+
+use std::io::Read;
+
+use super::{quote, Kind, Machine, Value, MAX_NAME_LINE};
+use crate::dtype::{ByteOrder, Scalar, ScalarType};
+use crate::error::{Error, Result};
+use crate::object::pickle::{BUILD, GLOBAL, REDUCE, STACK_GLOBAL};
+use crate::scalar::{self, ScalarError, Value as S};
+
+/// An array's `BUILD` state: its shape and order, and its values (the first `len` items of
+/// a list, which later `APPEND`s cannot change, as in NumPy, which copies them).
+#[derive(Debug)]
+pub(super) struct ArrayState {
+    pub(super) shape: Vec<usize>,
+    pub(super) fortran: bool,
+    pub(super) list: u32,
+    pub(super) len: usize,
+}
+
+/// The globals a pickle may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Global {
+    Reconstruct,
+    Scalar,
+    Ndarray,
+    Dtype,
+    Complex,
+    Bytes,
+    Encode,
+}
+
+impl Global {
+    pub(super) fn lookup(module: &str, name: &str) -> Option<Global> {
+        Some(match (module, name) {
+            ("numpy._core.multiarray" | "numpy.core.multiarray", "_reconstruct") => Global::Reconstruct,
+            ("numpy._core.multiarray" | "numpy.core.multiarray", "scalar") => Global::Scalar,
+            ("numpy", "ndarray") => Global::Ndarray,
+            ("numpy", "dtype") => Global::Dtype,
+            ("builtins" | "__builtin__", "complex") => Global::Complex,
+            ("builtins" | "__builtin__", "bytes") => Global::Bytes,
+            ("_codecs", "encode") => Global::Encode,
+            _ => return None,
+        })
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Global::Reconstruct => "numpy._core.multiarray._reconstruct",
+            Global::Scalar => "numpy._core.multiarray.scalar",
+            Global::Ndarray => "numpy.ndarray",
+            Global::Dtype => "numpy.dtype",
+            Global::Complex => "builtins.complex",
+            Global::Bytes => "builtins.bytes",
+            Global::Encode => "_codecs.encode",
+        }
+    }
+}
+
+impl<R: Read> Machine<R> {
+    /// The opcodes of NumPy's array reconstruction: `GLOBAL` and `STACK_GLOBAL` (a name
+    /// looked up, never imported), `REDUCE` (a call interpreted) and `BUILD`.
+    pub(super) fn reconstruct_op(&mut self, op: u8, at: u64) -> Result<()> {
+        match op {
+            GLOBAL => {
+                let module = self.input.line(MAX_NAME_LINE, at, op)?;
+                let name = self.input.line(MAX_NAME_LINE, at, op)?;
+                let (module, name) = (String::from_utf8_lossy(&module), String::from_utf8_lossy(&name));
+                self.global(&module, &name, at)
+            }
+            STACK_GLOBAL => {
+                let name = self.pop(at, op)?;
+                let module = self.pop(at, op)?;
+                let (Some(Kind::Str(m)), Some(Kind::Str(n))) = (self.kind(module), self.kind(name)) else {
+                    return Err(self.err(at, "STACK_GLOBAL needs a module name and a name, both str"));
+                };
+                // Looked up in place: memoised names are never copied.
+                let g = Global::lookup(m, n).ok_or_else(|| self.refused_global(m, n, at))?;
+                self.push_node(Kind::Global(g), 0, at)
+            }
+            REDUCE => {
+                let args = self.pop(at, op)?;
+                let callable = self.pop(at, op)?;
+                let v = self.reduce(callable, args, at)?;
+                self.push(v, at)
+            }
+            BUILD => {
+                let state = self.pop(at, op)?;
+                let target = self.top(at, op)?;
+                self.build(target, state, at)
+            }
+            _ => Err(self.refused(op, at)),
+        }
+    }
+
+    fn global(&mut self, module: &str, name: &str, at: u64) -> Result<()> {
+        let g = Global::lookup(module, name).ok_or_else(|| self.refused_global(module, name, at))?;
+        self.push_node(Kind::Global(g), 0, at)
+    }
+
+    fn refused_global(&self, module: &str, name: &str, at: u64) -> Error {
+        self.err(
+            at,
+            format!(
+                "global {} is not allowed: only NumPy's array reconstruction and plain values are decoded, \
+                 and nothing is ever called",
+                quote(&format!("{module}.{name}"))
+            ),
+        )
+    }
+
+    /// The items of an argument tuple (no allowed callee takes more than 3: a longer tuple
+    /// is refused before anything is copied, so a memoised huge tuple costs nothing).
+    fn args(&self, args: Value, at: u64, callee: &str) -> Result<Vec<Value>> {
+        match self.kind(args) {
+            Some(Kind::Tuple { items, .. }) if items.len() > 3 => Err(self
+                .err(at, format!("{callee} called with {} arguments: not what NumPy or Python pickle", items.len()))),
+            Some(Kind::Tuple { items, .. }) => Ok(items.clone()),
+            _ => Err(self
+                .err(at, format!("REDUCE calling {callee} needs an argument tuple, found {}", self.type_name(args)))),
+        }
+    }
+
+    fn reduce(&mut self, callable: Value, args: Value, at: u64) -> Result<Value> {
+        let Some(&Kind::Global(g)) = self.kind(callable) else {
+            return Err(self.err(
+                at,
+                format!(
+                    "REDUCE calling a {} is not allowed: only NumPy's and Python's own reconstructors are",
+                    self.type_name(callable)
+                ),
+            ));
+        };
+        let callee = g.name();
+        let args = self.args(args, at, callee)?;
+        let bad = |m: &Self| {
+            let types: Vec<&str> = args.iter().map(|&a| m.type_name(a)).collect();
+            m.err(at, format!("{callee} called with ({}): not what NumPy or Python pickle", types.join(", ")))
+        };
+        match g {
+            Global::Reconstruct => {
+                let [cls, shape, typecode] = args[..] else { return Err(bad(self)) };
+                let cls_ok = matches!(self.kind(cls), Some(Kind::Global(Global::Ndarray)));
+                let ints = |items: &[Value]| {
+                    items.len() <= crate::header::MAX_DIMS && items.iter().all(|v| matches!(v, Value::Int(_)))
+                };
+                let shape_ok = matches!(self.kind(shape), Some(Kind::Tuple { items, .. }) if ints(items));
+                let code_ok = matches!(self.kind(typecode), Some(Kind::Bytes(_) | Kind::Str(_)));
+                if !(cls_ok && shape_ok && code_ok) {
+                    return Err(bad(self));
+                }
+                self.node(Kind::Array(None), 0, at)
+            }
+            Global::Dtype => {
+                let [descr, align, copy] = args[..] else { return Err(bad(self)) };
+                let flag = |v: Value| matches!(v, Value::Bool(_) | Value::Int(0 | 1));
+                let Some(Kind::Str(descr)) = self.kind(descr) else { return Err(bad(self)) };
+                if !(flag(align) && flag(copy)) {
+                    return Err(bad(self));
+                }
+                let descr = descr.clone();
+                let scalar = Scalar::parse(&descr).ok().filter(|s| plain_scalar(s.ty())).ok_or_else(|| {
+                    self.err(
+                        at,
+                        format!(
+                            "numpy.dtype({}) is not supported: only object arrays, and scalars of bool, int, uint, \
+                             float (2, 4, 8 bytes), complex (8, 16 bytes), str and bytes dtypes inside them",
+                            quote(&descr)
+                        ),
+                    )
+                })?;
+                self.node(Kind::Dtype { scalar, built: false }, 0, at)
+            }
+            Global::Scalar => {
+                let [dtype, data] = args[..] else { return Err(bad(self)) };
+                let (Some(&Kind::Dtype { scalar, .. }), Some(Kind::Bytes(data))) = (self.kind(dtype), self.kind(data))
+                else {
+                    return Err(bad(self));
+                };
+                let decoded = scalar_value(scalar, data).map_err(|e| self.err(at, e))?;
+                match decoded {
+                    Plain::Value(v) => Ok(v),
+                    Plain::Str(s) => {
+                        let n = s.len();
+                        self.node(Kind::Str(s), n, at)
+                    }
+                    Plain::Bytes(b) => {
+                        let n = b.len();
+                        self.node(Kind::Bytes(b), n, at)
+                    }
+                    Plain::BigInt(t) => {
+                        let n = t.len();
+                        self.node(Kind::BigInt(t), n, at)
+                    }
+                    Plain::Complex(re, im) => self.node(Kind::Complex(re, im), 0, at),
+                }
+            }
+            Global::Complex => {
+                let [re, im] = args[..] else { return Err(bad(self)) };
+                let num = |v: Value| match v {
+                    Value::Float(x) => Some(x),
+                    Value::Int(i) => Some(i as f64),
+                    _ => None,
+                };
+                let (Some(re), Some(im)) = (num(re), num(im)) else { return Err(bad(self)) };
+                self.node(Kind::Complex(re, im), 0, at)
+            }
+            Global::Bytes => {
+                if !args.is_empty() {
+                    return Err(bad(self));
+                }
+                self.node(Kind::Bytes(Vec::new()), 0, at)
+            }
+            Global::Encode => {
+                let [text, encoding] = args[..] else { return Err(bad(self)) };
+                let (Some(Kind::Str(text)), Some(Kind::Str(encoding))) = (self.kind(text), self.kind(encoding)) else {
+                    return Err(bad(self));
+                };
+                if encoding != "latin1" && encoding != "latin-1" {
+                    return Err(self.err(
+                        at,
+                        format!("_codecs.encode with encoding {}: only 'latin1' is decoded", quote(encoding)),
+                    ));
+                }
+                let bytes: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+                let bytes = bytes.ok_or_else(|| self.err(at, "_codecs.encode of a str beyond latin-1"))?;
+                let n = bytes.len();
+                self.node(Kind::Bytes(bytes), n, at)
+            }
+            Global::Ndarray => {
+                Err(self.err(at, "REDUCE calling numpy.ndarray is not allowed (NumPy calls _reconstruct)"))
+            }
+        }
+    }
+
+    fn build(&mut self, target: Value, state: Value, at: u64) -> Result<()> {
+        let Value::Node(index) = target else {
+            return Err(self.err(
+                at,
+                format!(
+                    "BUILD on a {} is not allowed: only numpy.dtype and numpy.ndarray are built",
+                    self.type_name(target)
+                ),
+            ));
+        };
+        match self.kind(target) {
+            Some(&Kind::Dtype { scalar, built: false }) => {
+                let scalar = self.dtype_state(scalar, state, at)?;
+                self.nodes[index as usize].kind = Kind::Dtype { scalar, built: true };
+                Ok(())
+            }
+            Some(Kind::Array(None)) => {
+                let state = self.array_state(state, at)?;
+                self.nodes[index as usize].kind = Kind::Array(Some(state));
+                Ok(())
+            }
+            Some(Kind::Dtype { .. } | Kind::Array(Some(_))) => {
+                Err(self.err(at, "BUILD applied twice to the same object"))
+            }
+            _ => Err(self.err(
+                at,
+                format!(
+                    "BUILD on a {} is not allowed: only numpy.dtype and numpy.ndarray are built",
+                    self.type_name(target)
+                ),
+            )),
+        }
+    }
+
+    /// A dtype's state as NumPy pickles plain dtypes: `(3, endian, None, None, None, elsize,
+    /// alignment, flags)`.
+    fn dtype_state(&self, scalar: Scalar, state: Value, at: u64) -> Result<Scalar> {
+        let bad =
+            || self.err(at, "a numpy.dtype state other than (3, endian, None, None, None, elsize, alignment, flags)");
+        let Some(Kind::Tuple { items, .. }) = self.kind(state) else { return Err(bad()) };
+        let (endian, elsize) = match items[..] {
+            [Value::Int(3), endian, Value::None, Value::None, Value::None, Value::Int(elsize), Value::Int(_), Value::Int(_)] => {
+                (endian, elsize)
+            }
+            _ => return Err(bad()),
+        };
+        let order = match self.kind(endian) {
+            Some(Kind::Str(e)) => match e.as_str() {
+                "<" => ByteOrder::Little,
+                ">" => ByteOrder::Big,
+                "|" => ByteOrder::NotApplicable,
+                "=" => ByteOrder::NATIVE,
+                _ => return Err(bad()),
+            },
+            _ => return Err(bad()),
+        };
+        if elsize != -1 && usize::try_from(elsize).ok() != Some(scalar.itemsize()) {
+            return Err(self.err(at, format!("a numpy.dtype of {} bytes whose state says {elsize}", scalar.itemsize())));
+        }
+        Ok(Scalar::new(scalar.ty(), order))
+    }
+
+    /// An array's state: `(1, shape, dtype, is_fortran, values)` (or without the leading
+    /// version, as NumPy also accepts).
+    fn array_state(&self, state: Value, at: u64) -> Result<ArrayState> {
+        let bad = || self.err(at, "a numpy.ndarray state other than (1, shape, dtype, is_fortran, list)");
+        let Some(Kind::Tuple { items, .. }) = self.kind(state) else { return Err(bad()) };
+        let (shape, dtype, fortran, data) = match items[..] {
+            [Value::Int(1), shape, dtype, fortran, data] | [shape, dtype, fortran, data] => {
+                (shape, dtype, fortran, data)
+            }
+            _ => return Err(bad()),
+        };
+        let Some(Kind::Tuple { items: dims, .. }) = self.kind(shape) else { return Err(bad()) };
+        if dims.len() > crate::header::MAX_DIMS {
+            return Err(self.err(at, format!("an ndarray of {} dimensions (at most 64)", dims.len())));
+        }
+        let shape: Vec<usize> = dims
+            .iter()
+            .map(|d| match d {
+                Value::Int(n) => usize::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| self.err(at, "an ndarray shape that is not a tuple of non-negative ints"))?;
+        let count = crate::header::element_count(&shape).map_err(|e| self.err(at, e.to_string()))?;
+        match self.kind(dtype) {
+            Some(Kind::Dtype { scalar, .. }) if scalar.ty() == ScalarType::Object => {}
+            Some(Kind::Dtype { scalar, .. }) => {
+                let dtype = scalar.type_str();
+                let reason =
+                    format!("an ndarray of dtype {dtype}: only object arrays are decoded, not arrays inside them");
+                return Err(self.err(at, reason));
+            }
+            _ => return Err(bad()),
+        }
+        let fortran = match fortran {
+            Value::Bool(b) => b,
+            Value::Int(0) => false,
+            Value::Int(1) => true,
+            _ => return Err(bad()),
+        };
+        let Value::Node(list) = data else { return Err(bad()) };
+        let len = match self.kind(data) {
+            Some(Kind::List(items)) => items.len(),
+            Some(Kind::Bytes(_) | Kind::Str(_)) => {
+                return Err(
+                    self.err(at, "an ndarray state with raw data: only object arrays (a list of values) are decoded")
+                )
+            }
+            _ => return Err(bad()),
+        };
+        if len != count {
+            return Err(self.err(
+                at,
+                format!(
+                    "the ndarray's list holds {len} values, but its shape {} needs {count}",
+                    crate::header::shape_repr(&shape)
+                ),
+            ));
+        }
+        Ok(ArrayState { shape, fortran, list, len })
+    }
+}
+
+/// The dtypes of NumPy scalars decoded into plain values (and the object dtype itself).
+fn plain_scalar(ty: ScalarType) -> bool {
+    matches!(
+        ty,
+        ScalarType::Bool
+            | ScalarType::Int(_)
+            | ScalarType::UInt(_)
+            | ScalarType::Float(2 | 4 | 8)
+            | ScalarType::Complex(8 | 16)
+            | ScalarType::Unicode(_)
+            | ScalarType::Bytes(_)
+            | ScalarType::Object
+    )
+}
+
+/// A decoded NumPy scalar.
+enum Plain {
+    Value(Value),
+    Str(String),
+    Bytes(Vec<u8>),
+    BigInt(String),
+    Complex(f64, f64),
+}
+
+/// The plain value of `numpy._core.multiarray.scalar(dtype, data)`: the NumPy scalar type
+/// is not kept (`np.float32(0.5)` gives the float `0.5`).
+fn scalar_value(scalar: Scalar, data: &[u8]) -> std::result::Result<Plain, String> {
+    let ty = scalar.ty();
+    if ty == ScalarType::Object {
+        return Err("a numpy.object_ scalar is not a plain value".to_string());
+    }
+    if data.len() != scalar.itemsize() {
+        return Err(format!(
+            "a numpy scalar of dtype {} needs {} bytes, found {}",
+            scalar.type_str(),
+            scalar.itemsize(),
+            data.len()
+        ));
+    }
+    // NumPy builds a bool scalar from its byte as it is: any nonzero byte is True.
+    if ty == ScalarType::Bool {
+        return Ok(Plain::Value(Value::Bool(data[0] != 0)));
+    }
+    let unsupported = || format!("numpy scalars of dtype {} are not supported", scalar.type_str());
+    let decoded = scalar::decode(scalar, data).map_err(|e| match e {
+        ScalarError::CodePoint { .. } => {
+            "a numpy.str_ scalar holding a code unit that is not a Unicode scalar value".to_string()
+        }
+        _ => unsupported(),
+    })?;
+    Ok(match decoded {
+        S::I8(x) => Plain::Value(Value::Int(x.into())),
+        S::I16(x) => Plain::Value(Value::Int(x.into())),
+        S::I32(x) => Plain::Value(Value::Int(x.into())),
+        S::I64(x) => Plain::Value(Value::Int(x)),
+        S::U8(x) => Plain::Value(Value::Int(x.into())),
+        S::U16(x) => Plain::Value(Value::Int(x.into())),
+        S::U32(x) => Plain::Value(Value::Int(x.into())),
+        S::U64(x) => match i64::try_from(x) {
+            Ok(i) => Plain::Value(Value::Int(i)),
+            Err(_) => Plain::BigInt(x.to_string()),
+        },
+        S::F16(h) => Plain::Value(Value::Float(scalar::f16_to_f64(h))),
+        S::F32(x) => Plain::Value(Value::Float(x.into())),
+        S::F64(x) => Plain::Value(Value::Float(x)),
+        S::C64(re, im) => Plain::Complex(re.into(), im.into()),
+        S::C128(re, im) => Plain::Complex(re, im),
+        S::Str(text) => Plain::Str(text.into_owned()),
+        S::Bytes(b) => Plain::Bytes(scalar::trim_nuls(b).to_vec()),
+        _ => return Err(unsupported()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::values;
+    use crate::object::Object;
+
+    #[test]
+    fn numpy_scalars_of_each_byte_order() {
+        let scalar = |descr: &str, order: &str, data: &[u8]| {
+            let mut items = b"cnumpy.core.multiarray\nscalar\ncnumpy\ndtype\nU".to_vec();
+            items.push(descr.len() as u8);
+            items.extend_from_slice(descr.as_bytes());
+            items.extend_from_slice(b"\x89\x88\x87R(K\x03U\x01");
+            items.extend_from_slice(order.as_bytes());
+            items.extend_from_slice(b"NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tbC");
+            items.push(data.len() as u8);
+            items.extend_from_slice(data);
+            items.extend_from_slice(b"\x86R");
+            values(1, &items).remove(0)
+        };
+        assert_eq!(scalar("f8", ">", &1.5f64.to_be_bytes()), Object::Float(1.5));
+        assert_eq!(scalar("f8", "<", &1.5f64.to_le_bytes()), Object::Float(1.5));
+        assert_eq!(scalar("i2", ">", &(-2i16).to_be_bytes()), Object::Int(-2));
+        assert_eq!(scalar("i1", "|", &[0xfe]), Object::Int(-2));
+        assert_eq!(scalar("u8", "<", &u64::MAX.to_le_bytes()), Object::BigInt(u64::MAX.to_string()));
+        assert_eq!(
+            scalar("c8", ">", &[1.0f32.to_be_bytes(), (-2.0f32).to_be_bytes()].concat()),
+            Object::Complex(1.0, -2.0)
+        );
+        assert_eq!(scalar("U2", ">", &[0, 0, 0, b'a', 0, 0, 0, 0]), Object::from("a"));
+        assert_eq!(scalar("f2", "<", &[0x00, 0x3c]), Object::Float(1.0));
+        assert_eq!(scalar("b1", "|", &[2]), Object::Bool(true));
+        assert_eq!(scalar("S3", "|", b"a\0\0"), Object::Bytes(b"a".to_vec()));
+    }
+}

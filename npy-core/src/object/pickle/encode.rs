@@ -1,0 +1,556 @@
+//! Encoding: what CPython's C pickler writes for an object array under protocol 4.
+
+use std::collections::HashMap;
+
+use super::{
+    APPEND, APPENDS, BINBYTES, BINBYTES8, BINFLOAT, BINGET, BININT, BININT1, BININT2, BINUNICODE, BINUNICODE8, BUILD,
+    EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, FRAME, LONG1, LONG4, LONG_BINGET, MARK, MEMOIZE, NEWFALSE, NEWTRUE, NONE,
+    PROTO, REDUCE, SETITEM, SETITEMS, SHORT_BINBYTES, SHORT_BINUNICODE, STACK_GLOBAL, STOP, TUPLE, TUPLE1,
+};
+use crate::error::{Error, Result};
+use crate::object::bigint::{self, Int};
+use crate::object::{Object, MAX_DEPTH};
+
+/// Frames are committed once they hold this much (CPython's `FRAME_SIZE_TARGET`); payloads
+/// this large are written outside frames.
+const FRAME_SIZE_TARGET: usize = 64 * 1024;
+/// Shorter frames lose their header (CPython's `FRAME_SIZE_MIN`).
+const FRAME_SIZE_MIN: usize = 4;
+const FRAME_HEADER_SIZE: usize = 9;
+/// Items per `APPENDS`/`SETITEMS` (CPython's `BATCHSIZE`).
+const BATCH: usize = 1000;
+
+/// An element that can be written as a Python value: [`Object`], `String`, `&str` and
+/// `Option`s of them.
+pub(crate) trait Encode {
+    /// Pickles the value, `depth` levels down; the reason when it cannot be written.
+    fn save(&self, enc: &mut Encoder, depth: usize) -> std::result::Result<(), String>;
+}
+
+impl Encode for Object {
+    fn save(&self, enc: &mut Encoder, depth: usize) -> std::result::Result<(), String> {
+        enc.object(self, depth)
+    }
+}
+
+impl Encode for String {
+    fn save(&self, enc: &mut Encoder, _: usize) -> std::result::Result<(), String> {
+        enc.save_str(self);
+        Ok(())
+    }
+}
+
+impl Encode for &str {
+    fn save(&self, enc: &mut Encoder, _: usize) -> std::result::Result<(), String> {
+        enc.save_str(self);
+        Ok(())
+    }
+}
+
+impl<T: Encode> Encode for Option<T> {
+    fn save(&self, enc: &mut Encoder, depth: usize) -> std::result::Result<(), String> {
+        match self {
+            None => {
+                enc.save_op(NONE);
+                Ok(())
+            }
+            Some(v) => v.save(enc, depth),
+        }
+    }
+}
+
+/// A protocol 4 pickler that writes what CPython's C pickler writes: each value memoised
+/// as it does (strings, bytes, tuples, lists, dicts, globals), frames committed at the same
+/// opcode boundaries, the same integer and string opcodes.
+#[derive(Debug, Default)]
+pub(crate) struct Encoder {
+    out: Vec<u8>,
+    framing: bool,
+    frame_start: Option<usize>,
+    memo: u32,
+    /// Memo indices of interned names (module and attribute names of globals).
+    names: HashMap<&'static str, u32>,
+    globals: HashMap<(&'static str, &'static str), u32>,
+}
+
+impl Encoder {
+    fn write(&mut self, data: &[u8]) {
+        if self.framing && self.frame_start.is_none() {
+            self.frame_start = Some(self.out.len());
+            self.out.extend_from_slice(&[0xfe; FRAME_HEADER_SIZE]);
+        }
+        self.out.extend_from_slice(data);
+    }
+
+    fn commit_frame(&mut self) {
+        let Some(start) = self.frame_start.take() else { return };
+        let len = self.out.len() - start - FRAME_HEADER_SIZE;
+        if len >= FRAME_SIZE_MIN {
+            self.out[start] = FRAME;
+            self.out[start + 1..start + FRAME_HEADER_SIZE].copy_from_slice(&(len as u64).to_le_bytes());
+        } else {
+            self.out.drain(start..start + FRAME_HEADER_SIZE);
+        }
+    }
+
+    /// The start of every `save()` in CPython: a full frame is committed.
+    fn boundary(&mut self) {
+        if let Some(start) = self.frame_start {
+            if self.out.len() - start - FRAME_HEADER_SIZE >= FRAME_SIZE_TARGET {
+                self.commit_frame();
+            }
+        }
+    }
+
+    /// A header and its payload; large payloads go outside frames.
+    fn write_payload(&mut self, header: &[u8], data: &[u8]) {
+        if data.len() >= FRAME_SIZE_TARGET {
+            self.commit_frame();
+            let framing = std::mem::replace(&mut self.framing, false);
+            self.write(header);
+            self.write(data);
+            self.framing = framing;
+        } else {
+            self.write(header);
+            self.write(data);
+        }
+    }
+
+    fn op(&mut self, op: u8) {
+        self.write(&[op]);
+    }
+
+    fn memoize(&mut self) -> u32 {
+        self.op(MEMOIZE);
+        self.memo += 1;
+        self.memo - 1
+    }
+
+    fn get(&mut self, index: u32) {
+        match u8::try_from(index) {
+            Ok(i) => self.write(&[BINGET, i]),
+            Err(_) => {
+                let mut b = [LONG_BINGET, 0, 0, 0, 0];
+                b[1..].copy_from_slice(&index.to_le_bytes());
+                self.write(&b);
+            }
+        }
+    }
+
+    /// `save()` of a value that is one opcode (`None`, `True`, `False`).
+    fn save_op(&mut self, op: u8) {
+        self.boundary();
+        self.op(op);
+    }
+
+    fn save_int(&mut self, v: i64) {
+        self.boundary();
+        if let Ok(b) = u8::try_from(v) {
+            self.write(&[BININT1, b]);
+        } else if let Ok(w) = u16::try_from(v) {
+            let b = w.to_le_bytes();
+            self.write(&[BININT2, b[0], b[1]]);
+        } else if let Ok(d) = i32::try_from(v) {
+            let b = d.to_le_bytes();
+            self.write(&[BININT, b[0], b[1], b[2], b[3]]);
+        } else {
+            let mut bytes = v.to_le_bytes().to_vec();
+            // The fewest bytes, as `encode_long`.
+            while bytes.len() > 1 {
+                let (last, prev) = (bytes[bytes.len() - 1], bytes[bytes.len() - 2]);
+                if (last == 0 && prev & 0x80 == 0) || (last == 0xff && prev & 0x80 != 0) {
+                    bytes.pop();
+                } else {
+                    break;
+                }
+            }
+            self.long(&bytes);
+        }
+    }
+
+    fn long(&mut self, bytes: &[u8]) {
+        match u8::try_from(bytes.len()) {
+            Ok(n) => self.write(&[LONG1, n]),
+            Err(_) => {
+                let mut h = [LONG4, 0, 0, 0, 0];
+                h[1..].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
+                self.write(&h);
+            }
+        }
+        self.write(bytes);
+    }
+
+    fn save_big_int(&mut self, text: &str) -> std::result::Result<(), String> {
+        match bigint::parse_decimal(text)? {
+            Int::Small(v) => self.save_int(v),
+            Int::Big(_) => {
+                let bytes = bigint::to_le_bytes(text)?;
+                self.boundary();
+                self.long(&bytes);
+            }
+        }
+        Ok(())
+    }
+
+    fn save_float(&mut self, x: f64) {
+        self.boundary();
+        let mut b = [BINFLOAT; 9];
+        b[1..].copy_from_slice(&x.to_be_bytes());
+        self.write(&b);
+    }
+
+    fn str_unsaved(&mut self, s: &str) -> u32 {
+        let data = s.as_bytes();
+        let n = data.len();
+        if let Ok(b) = u8::try_from(n) {
+            self.write_payload(&[SHORT_BINUNICODE, b], data);
+        } else if let Ok(w) = u32::try_from(n) {
+            let mut h = [BINUNICODE; 5];
+            h[1..].copy_from_slice(&w.to_le_bytes());
+            self.write_payload(&h, data);
+        } else {
+            let mut h = [BINUNICODE8; 9];
+            h[1..].copy_from_slice(&(n as u64).to_le_bytes());
+            self.write_payload(&h, data);
+        }
+        self.memoize()
+    }
+
+    fn save_str(&mut self, s: &str) {
+        self.boundary();
+        self.str_unsaved(s);
+    }
+
+    fn save_bytes(&mut self, data: &[u8]) {
+        self.boundary();
+        let n = data.len();
+        if let Ok(b) = u8::try_from(n) {
+            self.write_payload(&[SHORT_BINBYTES, b], data);
+        } else if let Ok(w) = u32::try_from(n) {
+            let mut h = [BINBYTES; 5];
+            h[1..].copy_from_slice(&w.to_le_bytes());
+            self.write_payload(&h, data);
+        } else {
+            let mut h = [BINBYTES8; 9];
+            h[1..].copy_from_slice(&(n as u64).to_le_bytes());
+            self.write_payload(&h, data);
+        }
+        self.memoize();
+    }
+
+    /// A module or attribute name: interned in CPython, so memoised once and fetched after.
+    fn save_name(&mut self, name: &'static str) {
+        self.boundary();
+        match self.names.get(name) {
+            Some(&i) => self.get(i),
+            None => {
+                let i = self.str_unsaved(name);
+                self.names.insert(name, i);
+            }
+        }
+    }
+
+    fn save_global(&mut self, module: &'static str, name: &'static str) {
+        self.boundary();
+        if let Some(&i) = self.globals.get(&(module, name)) {
+            self.get(i);
+            return;
+        }
+        self.save_name(module);
+        self.save_name(name);
+        self.op(STACK_GLOBAL);
+        let i = self.memoize();
+        self.globals.insert((module, name), i);
+    }
+
+    /// A tuple of items saved by `items`, as `save_tuple` writes it.
+    fn save_tuple(
+        &mut self,
+        len: usize,
+        items: impl FnOnce(&mut Self) -> std::result::Result<(), String>,
+    ) -> std::result::Result<(), String> {
+        self.boundary();
+        if len == 0 {
+            self.op(EMPTY_TUPLE);
+            return Ok(());
+        }
+        if len <= 3 {
+            items(self)?;
+            self.op(TUPLE1 + (len as u8 - 1));
+        } else {
+            self.op(MARK);
+            items(self)?;
+            self.op(TUPLE);
+        }
+        self.memoize();
+        Ok(())
+    }
+
+    fn object(&mut self, obj: &Object, depth: usize) -> std::result::Result<(), String> {
+        match obj {
+            Object::None => self.save_op(NONE),
+            Object::Bool(b) => self.save_op(if *b { NEWTRUE } else { NEWFALSE }),
+            Object::Int(v) => self.save_int(*v),
+            Object::BigInt(t) => self.save_big_int(t)?,
+            Object::Float(x) => self.save_float(*x),
+            Object::Complex(re, im) => {
+                // complex.__reduce__: (complex, (re, im))
+                self.boundary();
+                self.save_global("builtins", "complex");
+                self.save_tuple(2, |e| {
+                    e.save_float(*re);
+                    e.save_float(*im);
+                    Ok(())
+                })?;
+                self.op(REDUCE);
+                self.memoize();
+            }
+            Object::Str(s) => self.save_str(s),
+            Object::Bytes(b) => self.save_bytes(b),
+            Object::List(items) => {
+                check_depth(depth)?;
+                self.boundary();
+                self.op(EMPTY_LIST);
+                self.memoize();
+                self.batch(items, depth)?;
+            }
+            Object::Tuple(items) => {
+                check_depth(depth)?;
+                self.save_tuple(items.len(), |e| items.iter().try_for_each(|v| e.object(v, depth + 1)))?;
+            }
+            Object::Dict(entries) => {
+                check_depth(depth)?;
+                for (k, _) in entries {
+                    if let Some(why) = unhashable(k) {
+                        return Err(format!("a dict key that Python cannot hash ({why})"));
+                    }
+                }
+                self.boundary();
+                self.op(EMPTY_DICT);
+                self.memoize();
+                if let [(k, v)] = &entries[..] {
+                    self.object(k, depth + 1)?;
+                    self.object(v, depth + 1)?;
+                    self.op(SETITEM);
+                } else if !entries.is_empty() {
+                    // `batch_dict_exact`: a batch ends after BATCH items, and one more
+                    // (empty) batch follows a full one.
+                    let mut rest = &entries[..];
+                    loop {
+                        let (batch, tail) = rest.split_at(rest.len().min(BATCH));
+                        self.op(MARK);
+                        for (k, v) in batch {
+                            self.object(k, depth + 1)?;
+                            self.object(v, depth + 1)?;
+                        }
+                        self.op(SETITEMS);
+                        rest = tail;
+                        if batch.len() < BATCH {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A list's items after its `EMPTY_LIST`, as `batch_list_exact` writes them.
+    fn batch<T: Encode>(&mut self, items: &[T], depth: usize) -> std::result::Result<(), String> {
+        match items {
+            [] => {}
+            [one] => {
+                one.save(self, depth + 1)?;
+                self.op(APPEND);
+            }
+            _ => {
+                for chunk in items.chunks(BATCH) {
+                    self.op(MARK);
+                    for v in chunk {
+                        v.save(self, depth + 1)?;
+                    }
+                    self.op(APPENDS);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_depth(depth: usize) -> std::result::Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("values nested deeper than {MAX_DEPTH} levels"));
+    }
+    Ok(())
+}
+
+/// Why Python cannot hash a value used as a dict key, if it cannot.
+fn unhashable(key: &Object) -> Option<&'static str> {
+    match key {
+        Object::List(_) => Some("a list"),
+        Object::Dict(_) => Some("a dict"),
+        Object::Tuple(items) => items.iter().find_map(unhashable),
+        _ => None,
+    }
+}
+
+/// The pickle `np.save` writes for an object array (protocol 4): `elements` in storage
+/// order, listed in C order as NumPy lists them (also for a Fortran-order array, whose
+/// `is_fortran` flag is set).
+///
+/// # Errors
+/// [`crate::ErrorKind::InvalidValue`] naming the element (storage index) that cannot be
+/// written: nesting deeper than [`MAX_DEPTH`], an unhashable dict key, a `BigInt` whose
+/// text is not an int.
+pub(crate) fn encode_array<T: Encode>(shape: &[usize], fortran: bool, elements: &[T]) -> Result<Vec<u8>> {
+    let mut e = Encoder::default();
+    e.write(&[PROTO, 4]);
+    e.framing = true;
+    // save(array) -> save_reduce(_reconstruct, (ndarray, (0,), b'b'), state)
+    e.boundary();
+    e.save_global("numpy._core.multiarray", "_reconstruct");
+    let args: std::result::Result<(), String> = e.save_tuple(3, |e| {
+        e.save_global("numpy", "ndarray");
+        e.save_tuple(1, |e| {
+            e.save_int(0);
+            Ok(())
+        })?;
+        e.save_bytes(b"b");
+        Ok(())
+    });
+    args.map_err(Error::usage)?;
+    e.op(REDUCE);
+    e.memoize();
+    // The state: (1, shape, dtype, is_fortran, list)
+    let mut failed: Option<(usize, String)> = None;
+    let state = e.save_tuple(5, |e| {
+        e.save_int(1);
+        e.save_tuple(shape.len(), |e| {
+            for &d in shape {
+                let d = i64::try_from(d).map_err(|_| "a dimension beyond i64".to_string())?;
+                e.save_int(d);
+            }
+            Ok(())
+        })?;
+        // save(dtype('O')) -> save_reduce(dtype, ('O8', False, True), state)
+        e.boundary();
+        e.save_global("numpy", "dtype");
+        e.save_tuple(3, |e| {
+            e.save_str("O8");
+            e.save_op(NEWFALSE);
+            e.save_op(NEWTRUE);
+            Ok(())
+        })?;
+        e.op(REDUCE);
+        e.memoize();
+        e.save_tuple(8, |e| {
+            e.save_int(3);
+            e.save_str("|");
+            for _ in 0..3 {
+                e.save_op(NONE);
+            }
+            e.save_int(-1);
+            e.save_int(-1);
+            e.save_int(63);
+            Ok(())
+        })?;
+        e.op(BUILD);
+        e.save_op(if fortran { NEWTRUE } else { NEWFALSE });
+        // The values, in C order.
+        e.boundary();
+        e.op(EMPTY_LIST);
+        e.memoize();
+        let order = c_order(shape, fortran);
+        let mut one = |e: &mut Encoder, c: usize| -> std::result::Result<(), String> {
+            let s = order(c);
+            elements[s].save(e, 1).map_err(|reason| {
+                failed = Some((s, reason));
+                String::new()
+            })
+        };
+        let n = elements.len();
+        if n == 1 {
+            one(e, 0)?;
+            e.op(APPEND);
+        } else if n > 1 {
+            let mut c = 0;
+            while c < n {
+                e.op(MARK);
+                let end = (c + BATCH).min(n);
+                while c < end {
+                    one(e, c)?;
+                    c += 1;
+                }
+                e.op(APPENDS);
+            }
+        }
+        Ok(())
+    });
+    if let Err(reason) = state {
+        return Err(match failed {
+            Some((index, reason)) => crate::ErrorKind::InvalidValue { index, reason }.into(),
+            None => Error::usage(reason),
+        });
+    }
+    e.op(BUILD);
+    e.op(STOP);
+    e.commit_frame();
+    Ok(e.out)
+}
+
+/// The storage index of the element at C-order position `c`, for an array of `shape` in
+/// Fortran order or not.
+pub(crate) fn c_order(shape: &[usize], fortran: bool) -> impl Fn(usize) -> usize + '_ {
+    move |c| {
+        if !fortran || shape.len() < 2 {
+            return c;
+        }
+        // Digits of `c` in C order (last axis fastest), weighed by Fortran strides.
+        let mut rest = c;
+        let mut index = [0usize; crate::header::MAX_DIMS];
+        for (k, &d) in shape.iter().enumerate().rev() {
+            index[k] = rest % d;
+            rest /= d;
+        }
+        let mut pos = 0;
+        for (k, &d) in shape.iter().enumerate().rev() {
+            pos = pos * d + index[k];
+        }
+        pos
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_order_maps_to_fortran_storage() {
+        let f = c_order(&[2, 3], true);
+        assert_eq!((0..6).map(&f).collect::<Vec<_>>(), [0, 2, 4, 1, 3, 5]);
+        let f = c_order(&[2, 3, 4], true);
+        assert_eq!(f(23), 23); // the last element stays last
+        assert_eq!(f(1), 6); // (0, 0, 1): index 0 + 2 * (0 + 3 * 1)
+        assert_eq!(c_order(&[2, 3], false)(4), 4);
+    }
+
+    #[test]
+    fn integers_encode_as_python_does() {
+        // pickle.dumps(x, 4)[-N-1:-1] for each x, from Python 3.11: the opcode chosen.
+        for (v, want) in [
+            (0i64, &b"K\x00"[..]),
+            (255, b"K\xff"),
+            (256, b"M\x00\x01"),
+            (65536, b"J\x00\x00\x01\x00"),
+            (-1, b"J\xff\xff\xff\xff"),
+            (-2147483648, b"J\x00\x00\x00\x80"),
+            (2147483648, b"\x8a\x05\x00\x00\x00\x80\x00"),
+            (-2147483649, b"\x8a\x05\xff\xff\xff\x7f\xff"),
+            (i64::MIN, b"\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x80"),
+        ] {
+            let mut e = Encoder::default();
+            e.save_int(v);
+            assert_eq!(e.out, want, "{v}");
+        }
+    }
+}
