@@ -72,7 +72,7 @@ pub unsafe trait NpyRecord: Sized + 'static {
 /// and archive column that treats a `T`'s memory as that dtype asks this first.
 ///
 /// # Errors
-/// [`ErrorKind::Usage`] when the dtype's itemsize is not `size_of::<T>()` (a hand-written
+/// [`ErrorKind::Usage`](crate::ErrorKind::Usage) when the dtype's itemsize is not `size_of::<T>()` (a hand-written
 /// `NpyRecord` that breaks the trait's contract).
 pub(crate) fn native_dtype_of<T: NpyRecord>() -> Result<DType> {
     let native = T::native_dtype();

@@ -66,7 +66,9 @@ impl<const N: usize> Default for Bytes<N> {
 
 impl<const N: usize> fmt::Debug for Bytes<N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", crate::literal::Literal::Bytes(self.as_bytes().to_vec()))
+        let mut repr = String::new();
+        crate::repr::write_bytes(self.as_bytes(), &mut repr);
+        f.write_str(&repr)
     }
 }
 
