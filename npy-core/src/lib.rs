@@ -97,6 +97,7 @@ pub mod record;
 pub mod scalar;
 #[cfg(feature = "serde")]
 pub mod serde;
+mod stream;
 pub mod types;
 mod write;
 

@@ -13,10 +13,10 @@ use crate::object::pickle;
 use crate::object::{FromObject, Object};
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
+use crate::stream::{read_full_at, STREAM_CHUNK};
+// Temporary, until object/pickle.rs and npz.rs import them from `crate::stream`.
+pub(crate) use crate::stream::{read_full, read_growing};
 
-/// Bytes read per step when the source's length is unknown, so a header claiming a huge
-/// array costs memory only as data actually arrives.
-const STREAM_CHUNK: usize = 16 << 20;
 /// Bytes of source records converted per step on the conversion path.
 const CONVERT_CHUNK: usize = 128 << 10;
 /// Conversions of at least this many source bytes from a file are split between two
@@ -925,38 +925,6 @@ fn located<V>(origin: Option<Origin>, result: Result<V>) -> Result<V> {
     result.map_err(|e| e.locate(path.as_deref(), Access::Read, member.as_deref()))
 }
 
-/// Reads `buf.len()` bytes of `file` at `offset` unless the file ends first; returns how
-/// many were read.
-fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match read_at(file, &mut buf[filled..], offset + filled as u64) {
-            Ok(0) => break,
-            Ok(k) => filled += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(filled)
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    // Reads at `offset`; it also moves the handle's cursor, which this handle's users
-    // never rely on.
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
-}
-
-#[cfg(not(any(unix, windows)))]
-fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<usize> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "positional reads"))
-}
-
 pub(crate) fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result<()> {
     if T::NEEDS_CHECK {
         let size = std::mem::size_of::<T>();
@@ -965,39 +933,6 @@ pub(crate) fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result
         }
     }
     Ok(())
-}
-
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-pub(crate) fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(k) => filled += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(filled)
-}
-
-/// Appends up to `len` bytes from `reader` to `out` (fewer if the input ends first) and
-/// returns how many: the buffer grows as bytes arrive, by at most 16 MiB or doubling, so a
-/// length the input only claims costs memory as far as its bytes are present.
-pub(crate) fn read_growing<R: Read>(reader: &mut R, len: usize, out: &mut Vec<u8>) -> Result<usize> {
-    let start = out.len();
-    let end = start.saturating_add(len);
-    while out.len() < end {
-        let at = out.len();
-        let step = (end - at).min(STREAM_CHUNK.max(at - start));
-        out.resize(at + step, 0);
-        let got = read_full(reader, &mut out[at..]).inspect_err(|_| out.truncate(at))?;
-        out.truncate(at + got);
-        if got < step {
-            break;
-        }
-    }
-    Ok(out.len() - start)
 }
 
 /// Buffers for bulk reads: zeroed, and backed by transparent huge pages when large (on
