@@ -84,6 +84,7 @@
 
 mod array;
 pub mod atomic;
+mod buffer;
 pub mod dtype;
 mod error;
 pub mod header;

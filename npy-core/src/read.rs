@@ -6,6 +6,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::array::{Array, DynArray};
+// `pub(crate)` for now, until npz.rs names `crate::buffer::out_of_memory` itself.
+pub(crate) use crate::buffer;
+use crate::buffer::Buffer;
 use crate::dtype::refuse_objects;
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{Header, Version, DEFAULT_MAX_HEADER_SIZE, MAGIC_VERSION_LEN};
@@ -355,15 +358,18 @@ impl<R: Read> NpyReader<R> {
             return Err(Error::usage("read_dyn needs the whole array, but elements were already read"));
         }
         let total = self.data_len;
-        let zeroed = self.length_known();
-        let mut data = if zeroed { buffer::zeroed_vec::<u8>(total)? } else { Vec::new() };
+        let sized = self.length_known();
+        let mut data = if sized { Buffer::zeroed(total)? } else { Buffer::new() };
         let piece = self.piece;
-        buffer::prefaulting(&mut data, zeroed, |data| {
-            self.fill_in_place(data, total, zeroed, 0, piece, |_, _| Ok(()))
+        let nothing_to_fix = |_: &mut [u8], _| Ok(());
+        buffer::prefaulting(&mut data, sized, |data| {
+            // SAFETY:
+            // - the elements are `u8`s, which any byte is: there is nothing to fix.
+            unsafe { self.fill_in_place(data, total, sized, 0, piece, nothing_to_fix) }
         })?;
         self.position = self.elements;
         self.finish_source()?;
-        DynArray::from_parts(self.header, data, Some(self.version))
+        DynArray::from_parts(self.header, data.into_vec(), Some(self.version))
     }
 
     /// Reads an object array (dtype `|O`): its pickle is decoded without executing anything
@@ -466,17 +472,17 @@ impl<R: Read> NpyReader<R> {
     fn read_vec_here<T: NpyRecord>(mut self) -> Result<Vec<T>> {
         let plan = self.plan::<T>()?;
         let n = self.remaining();
-        let zeroed = self.length_known();
-        let mut out = if zeroed { buffer::zeroed_vec::<T>(n)? } else { Vec::new() };
-        let split = zeroed && !plan.in_place() && plan.dst_size() > 0;
+        let sized = self.length_known();
+        let mut out = if sized { Buffer::zeroed(n)? } else { Buffer::new() };
+        let split = sized && !plan.in_place() && plan.dst_size() > 0;
         if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && crate::two_cpus() {
             if let Some(file) = self.file.take() {
                 self.convert_split(&file, &plan, &mut out, n)?;
-                return Ok(out);
+                return Ok(out.into_vec());
             }
         }
-        buffer::prefaulting(&mut out, zeroed, |out| self.append(&plan, out, n, zeroed))?;
-        Ok(out)
+        buffer::prefaulting(&mut out, sized, |out| self.append(&plan, out, n, sized))?;
+        Ok(out.into_vec())
     }
 
     /// Reads the array as a typed N-d [`Array`], keeping shape and memory order.
@@ -547,9 +553,9 @@ impl<R: Read> NpyReader<R> {
         let read = (|| {
             let plan = self.plan::<T>()?;
             let k = buf.len().min(self.remaining());
-            let mut tmp = Vec::with_capacity(k);
+            let mut tmp = Buffer::with_capacity(k);
             self.append(&plan, &mut tmp, k, false)?;
-            buf[..k].copy_from_slice(&tmp);
+            buf[..k].copy_from_slice(&tmp.into_vec());
             Ok(k)
         })();
         located(self.origin.clone(), read)
@@ -602,10 +608,11 @@ impl<R: Read> NpyReader<R> {
         Plan::new(&self.header.dtype, &native_dtype_of::<T>()?)
     }
 
-    /// Appends the next `count` elements to `out` (whose spare capacity is zero when
-    /// `zeroed`), converting through `plan`.
-    fn append<T: NpyRecord>(&mut self, plan: &Plan, out: &mut Vec<T>, count: usize, zeroed: bool) -> Result<()> {
-        self.append_elements(plan, out, count, zeroed)?;
+    /// Appends the next `count` elements to `out`, converting through `plan` (built by
+    /// [`NpyReader::plan`] for `T`). `sized`: `out` has room for all of them (the data is
+    /// known to be present), so they are read in one go rather than as they arrive.
+    fn append<T: NpyRecord>(&mut self, plan: &Plan, out: &mut Buffer<T>, count: usize, sized: bool) -> Result<()> {
+        self.append_elements(plan, out, count, sized)?;
         if self.position == self.elements {
             self.finish_source()?;
         }
@@ -625,35 +632,46 @@ impl<R: Read> NpyReader<R> {
     fn append_elements<T: NpyRecord>(
         &mut self,
         plan: &Plan,
-        out: &mut Vec<T>,
+        out: &mut Buffer<T>,
         count: usize,
-        zeroed: bool,
+        sized: bool,
     ) -> Result<()> {
         if plan.in_place() {
             // Data that needs fixing (byte swaps, checks) is read in cache-sized pieces and
             // fixed while hot; an exact copy is read in one go.
             let piece =
                 if plan.is_identity() && !T::NEEDS_CHECK && !T::HAS_SKIPPED { self.piece } else { Some(FIX_CHUNK) };
-            self.fill_in_place(out, count, zeroed, self.position, piece, |buf, first| {
+            let fix = |buf: &mut [u8], first| {
                 plan.run_in_place(buf, first)?;
                 check_elements::<T>(buf, first)
-            })?;
+            };
+            let first = self.position;
+            // SAFETY:
+            // - the plan, built for `T`, is in place: the source layout is `T`'s;
+            // - `fix` runs it over the bytes, which fixes byte order and validates `b1`
+            //   fields, then `T::check` on every element.
+            unsafe { self.fill_in_place(out, count, sized, first, piece, fix) }?;
             self.position += count;
             Ok(())
         } else {
-            self.fill_converted(plan, out, count, zeroed)
+            self.fill_converted(plan, out, count, sized)
         }
     }
 
     /// Reads `count` elements' worth of source bytes straight into `out`'s spare memory
     /// (the source layout is `T`'s), calling `fix` on each filled part (with the index of
     /// its first element, counting from `first`) before the elements count as `T`s.
-    /// Parts are at most `piece` bytes when given.
-    fn fill_in_place<T: NpyRecord>(
+    /// Parts are at most `piece` bytes when given; `sized` as for [`NpyReader::append`].
+    ///
+    /// # Safety
+    /// `fix`, when it returns `Ok`, has made the bytes it was given valid stored fields of
+    /// `T`s, as [`Buffer::assume_records`] requires: `b1` fields 0 or 1, and
+    /// [`NpyRecord::check`] passed.
+    unsafe fn fill_in_place<T: NpyRecord>(
         &mut self,
-        out: &mut Vec<T>,
+        out: &mut Buffer<T>,
         count: usize,
-        zeroed: bool,
+        sized: bool,
         mut first: usize,
         piece: Option<usize>,
         mut fix: impl FnMut(&mut [u8], usize) -> Result<()>,
@@ -662,7 +680,7 @@ impl<R: Read> NpyReader<R> {
         if size == 0 {
             return zero_sized::<T>(count);
         }
-        let mut step = if zeroed { count } else { (STREAM_CHUNK / size).max(1) };
+        let mut step = if sized { count } else { (STREAM_CHUNK / size).max(1) };
         if let Some(bytes) = piece {
             step = step.min((bytes / size).max(1));
         }
@@ -670,34 +688,33 @@ impl<R: Read> NpyReader<R> {
         let start = first;
         while out.len() < target {
             let k = step.min(target - out.len());
-            buffer::try_grow(out, k)?;
-            let base = out.len();
-            let bytes = buffer::spare_bytes(out, k, zeroed);
+            out.try_grow(k)?;
+            let bytes = out.spare_bytes(k);
             let got = read_full(&mut self.reader, bytes)?;
             if got < bytes.len() {
                 let before = self.position * self.header.dtype.itemsize();
                 return Err(self.truncated(before + (first - start) * size + got));
             }
             fix(bytes, first)?;
-            fill_skipped(out, base, k);
             // SAFETY:
-            // - `spare_bytes` gave `k * size` initialized bytes right after the `base`
-            //   elements, inside the capacity reserved above;
-            // - `fix` has made them valid `T`s (same layout as `T`, byte order fixed,
-            //   bools and `T::check` validated; padding may hold any bytes) and
-            //   `fill_skipped` initialized any skipped fields.
-            unsafe { out.set_len(base + k) };
+            // - the `k` elements' bytes were lent by `spare_bytes` and filled from the
+            //   source, whose layout is `T`'s;
+            // - `fix` returned `Ok`, so their stored fields are valid (this function's
+            //   contract).
+            unsafe { out.assume_records(k) };
             first += k;
         }
         Ok(())
     }
 
+    /// Reads `count` elements' worth of source bytes in chunks and converts them into
+    /// `out` through `plan` (built for `T`); `sized` as for [`NpyReader::append`].
     fn fill_converted<T: NpyRecord>(
         &mut self,
         plan: &Plan,
-        out: &mut Vec<T>,
+        out: &mut Buffer<T>,
         count: usize,
-        zeroed: bool,
+        sized: bool,
     ) -> Result<()> {
         let (ss, ds) = (plan.src_size(), plan.dst_size());
         if ds == 0 {
@@ -707,7 +724,7 @@ impl<R: Read> NpyReader<R> {
         // Source bytes of a chunk: sized up front when the data is known to be present,
         // else grown as it arrives (one element may claim 2 GiB). The destination is
         // reserved once the chunk's source bytes are in.
-        let mut staging = if zeroed { vec![0u8; per_chunk.min(count) * ss] } else { Vec::new() };
+        let mut staging = if sized { vec![0u8; per_chunk.min(count) * ss] } else { Vec::new() };
         let target = out.len() + count;
         while out.len() < target {
             let k = per_chunk.min(target - out.len());
@@ -722,35 +739,32 @@ impl<R: Read> NpyReader<R> {
                 return Err(self.truncated(first * self.header.dtype.itemsize() + got));
             }
             let src = &staging[..want];
-            buffer::try_grow(out, k)?;
-            let base = out.len();
-            let dst = buffer::spare_bytes(out, k, zeroed);
+            out.try_grow(k)?;
+            let dst = out.spare_bytes(k);
             plan.run(src, dst, first)?;
             check_elements::<T>(dst, first)?;
-            fill_skipped(out, base, k);
             // SAFETY:
-            // - `spare_bytes` gave `k * ds` initialized (zeroed) bytes right after the
-            //   `base` elements, inside the capacity reserved above;
-            // - the plan wrote every field of `T::native_dtype()` (it fails on a missing
-            //   field), validated bools, left padding zeroed, `T::check` passed, and
-            //   `fill_skipped` initialized any skipped fields.
-            unsafe { out.set_len(base + k) };
+            // - the plan, built for `T`, wrote every field of `T::native_dtype()` into the
+            //   `k` elements' bytes lent by `spare_bytes` (it fails on a missing field) and
+            //   validated `b1` fields;
+            // - `T::check` passed (`check_elements`).
+            unsafe { out.assume_records(k) };
             self.position += k;
         }
         Ok(())
     }
 
-    /// Converts the `n` remaining elements of a file into `out` (fresh, zeroed, capacity
-    /// `n`) on two threads, each reading its half of the data at its position in `file`
+    /// Converts the `n` remaining elements of a file into `out` (empty, capacity `n`) on
+    /// two threads, each reading its half of the data at its position in `file`
     /// and converting it into its half of `out`: reading, converting and the kernel's
     /// zeroing of fresh pages all split between two CPUs. Errors are those of a
     /// sequential read: the first half's first.
-    fn convert_split<T: NpyRecord>(&mut self, file: &File, plan: &Plan, out: &mut Vec<T>, n: usize) -> Result<()> {
+    fn convert_split<T: NpyRecord>(&mut self, file: &File, plan: &Plan, out: &mut Buffer<T>, n: usize) -> Result<()> {
         let (ss, ds) = (plan.src_size(), plan.dst_size());
         let first = self.position;
         let start = (self.data_offset() + first * ss) as u64;
         let half = n / 2;
-        let dst = buffer::spare_bytes(out, n, true);
+        let dst = out.spare_bytes(n);
         let (low, high) = dst.split_at_mut(half * ds);
         // Errors are those of a sequential read, so the first half always runs to its
         // end (an error of its own comes first); when it fails, it sets `failed` and the
@@ -777,15 +791,13 @@ impl<R: Read> NpyReader<R> {
         if got_low.is_none() || got_high.is_none() {
             return Err(Error::usage("half of a conversion stopped, but the other half did not fail"));
         }
-        fill_skipped(out, 0, n);
         // SAFETY:
-        // - `spare_bytes` gave the `n * ds` zeroed bytes of `out`'s capacity (`out` is
-        //   empty, with capacity `n`), all of which `convert_at` filled: each half ran the
-        //   plan over all its elements (their source bytes were all read, checked above);
-        // - the plan wrote every field of `T::native_dtype()`, validated bools, left
-        //   padding zeroed, `T::check` passed, and `fill_skipped` initialized any skipped
-        //   fields.
-        unsafe { out.set_len(n) };
+        // - `convert_at` filled all `n` elements' bytes lent by `spare_bytes`: each half
+        //   ran the plan (built for `T`) over all its elements, their source bytes all
+        //   read (checked above); the plan wrote every field of `T::native_dtype()` and
+        //   validated `b1` fields;
+        // - `T::check` passed (`convert_at` checks every chunk it converts).
+        unsafe { out.assume_records(n) };
         self.position += n;
         Ok(())
     }
@@ -815,9 +827,9 @@ impl<R: Read, T: NpyRecord> Iterator for Records<R, T> {
         }
         // Capacity comes with the data (`append` reserves as elements arrive): `k` may be
         // all the elements a stream's header claims.
-        let mut chunk = Vec::new();
+        let mut chunk = Buffer::new();
         match self.reader.append(&self.plan, &mut chunk, k, false) {
-            Ok(()) => Some(Ok(chunk)),
+            Ok(()) => Some(Ok(chunk.into_vec())),
             Err(e) => {
                 self.failed = true;
                 Some(located(self.reader.origin.clone(), Err(e)))
@@ -836,39 +848,26 @@ impl<R, T> Records<R, T> {
 /// A `Vec<T>` of `n` elements whose bytes `fill` writes (given all `n * size_of::<T>()`
 /// bytes, zeroed): every field of `T::native_dtype()` must be written by it (through
 /// plans, which validate `b1` fields); `T::check` and skipped fields are handled here.
+///
+/// `fill` is trusted to write `b1` fields only through plans: a safe closure that wrote a
+/// 2 there would make an invalid `bool`. Its callers (npz columns, mmap's `Decoded`) run
+/// plans; this should take the plans to run, or be an `unsafe fn`, when they next change.
 pub(crate) fn build_vec<T: NpyRecord>(n: usize, fill: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<Vec<T>> {
     if std::mem::size_of::<T>() == 0 {
         zero_sized::<T>(n)?;
         return Ok(Vec::new());
     }
-    let mut out = buffer::zeroed_vec::<T>(n)?;
-    let bytes = buffer::spare_bytes(&mut out, n, true);
+    let mut out = Buffer::zeroed(n)?;
+    let bytes = out.spare_bytes(n);
     fill(bytes)?;
     check_elements::<T>(bytes, 0)?;
-    fill_skipped(&mut out, 0, n);
     // SAFETY:
-    // - `zeroed_vec` gave capacity `n`, and `spare_bytes` its `n * size_of::<T>()` bytes,
-    //   initialized;
-    // - `fill` wrote every field of `T::native_dtype()` through plans (the caller's
-    //   contract), which validated bools; `T::check` passed; skipped fields were filled.
-    unsafe { out.set_len(n) };
-    Ok(out)
-}
-
-/// Initializes the skipped fields of `out[base..base + k]` (spare capacity).
-fn fill_skipped<T: NpyRecord>(out: &mut Vec<T>, base: usize, k: usize) {
-    if !T::HAS_SKIPPED {
-        return;
-    }
-    let ptr = out.as_mut_ptr();
-    for i in base..base + k {
-        // SAFETY:
-        // - `i < base + k <= capacity` (reserved by the caller), so `ptr.add(i)` is in the
-        //   allocation, aligned for `T`;
-        // - the element's stored fields were just filled and validated; its skipped fields
-        //   are zeroed bytes holding no value, which `fill_skipped` overwrites without drop.
-        unsafe { T::fill_skipped(ptr.add(i)) };
-    }
+    // - `fill` wrote every field of `T::native_dtype()` into the `n` elements' bytes lent
+    //   by `spare_bytes`, through plans (the caller's promise: see the doc), which
+    //   validated `b1` fields;
+    // - `T::check` passed (`check_elements`).
+    unsafe { out.assume_records(n) };
+    Ok(out.into_vec())
 }
 
 fn zero_sized<T>(n: usize) -> Result<()> {
@@ -933,167 +932,6 @@ pub(crate) fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result
         }
     }
     Ok(())
-}
-
-/// Buffers for bulk reads: zeroed, and backed by transparent huge pages when large (on
-/// Linux; not under Miri, which cannot call `madvise`).
-pub(crate) mod buffer {
-    use std::alloc::{self, Layout};
-
-    // `madvise` and `sysconf` are compiled out under Miri, which cannot call them.
-
-    /// Regions at least this large are advised to use transparent huge pages.
-    #[cfg(all(target_os = "linux", not(miri)))]
-    const HUGE_THRESHOLD: usize = 4 << 20;
-    #[cfg(all(target_os = "linux", not(miri)))]
-    const HUGE_PAGE: usize = 2 << 20;
-
-    /// An empty `Vec<T>` with capacity `n` whose memory is zeroed (by `calloc`, which for
-    /// large sizes maps fresh pages without touching them) and advised to use huge pages,
-    /// so a read fills it with a fraction of the page faults.
-    ///
-    /// # Errors
-    /// An `OutOfMemory` I/O error when the memory cannot be had (never an abort: the size
-    /// may come from a file's claim).
-    pub(crate) fn zeroed_vec<T>(n: usize) -> crate::Result<Vec<T>> {
-        let layout = Layout::array::<T>(n).map_err(|_| out_of_memory(n, std::mem::size_of::<T>()))?;
-        if layout.size() == 0 {
-            // Nothing to allocate (n == 0, or a zero-sized T).
-            return Ok(Vec::new());
-        }
-        // SAFETY: the layout has non-zero size (checked above).
-        let ptr = unsafe { alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(out_of_memory(n, std::mem::size_of::<T>()));
-        }
-        advise_huge_pages(ptr, layout.size());
-        // SAFETY:
-        // - `ptr` was allocated by the global allocator with `Layout::array::<T>(n)`, the
-        //   layout a `Vec<T>` of capacity `n` uses;
-        // - length 0 <= capacity, so no element is claimed to be initialized.
-        Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), 0, n) })
-    }
-
-    /// Grows `v`'s capacity by `additional` elements, or says it cannot.
-    ///
-    /// # Errors
-    /// As [`zeroed_vec`].
-    pub(crate) fn try_grow<T>(v: &mut Vec<T>, additional: usize) -> crate::Result<()> {
-        v.try_reserve(additional).map_err(|_| out_of_memory(additional, std::mem::size_of::<T>()))
-    }
-
-    /// The error for an allocation of `n` elements of `size` bytes that failed.
-    pub(crate) fn out_of_memory(n: usize, size: usize) -> crate::Error {
-        let what =
-            n.checked_mul(size).map_or_else(|| format!("{n} elements of {size} bytes"), |b| format!("{b} bytes"));
-        std::io::Error::new(std::io::ErrorKind::OutOfMemory, format!("cannot allocate {what} for the array")).into()
-    }
-
-    /// The bytes of the `count` elements after `v.len()`, as initialized bytes: zeroed
-    /// here unless `zeroed` says the spare capacity is already zero (from
-    /// [`zeroed_vec`], never written since).
-    pub(crate) fn spare_bytes<T>(v: &mut Vec<T>, count: usize, zeroed: bool) -> &mut [u8] {
-        let spare = &mut v.spare_capacity_mut()[..count];
-        let len = std::mem::size_of_val(spare);
-        let ptr = spare.as_mut_ptr().cast::<u8>();
-        if !zeroed {
-            // SAFETY: `ptr` is valid for writes of `len` bytes: they are the spare capacity
-            // borrowed mutably above.
-            unsafe { std::ptr::write_bytes(ptr, 0, len) };
-        }
-        // SAFETY:
-        // - `ptr..ptr+len` is the spare capacity, exclusively borrowed through `v`;
-        // - every byte is initialized: zeroed by `calloc` or by `write_bytes` above;
-        // - `u8` has alignment 1 and no invalid values.
-        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
-    }
-
-    /// Spare capacity at least this large is faulted in by [`prefaulting`]'s second thread.
-    const PREFAULT_THRESHOLD: usize = 64 << 20;
-    /// Bytes faulted in per `madvise` call: the most [`prefaulting`] waits for its thread
-    /// once the fill is done.
-    #[cfg(all(target_os = "linux", not(miri)))]
-    const PREFAULT_STEP: usize = 16 << 20;
-
-    /// Runs `fill(v)`, which fills `v`'s spare capacity from its start, while a second
-    /// thread faults in the pages of that capacity from its end backwards (`madvise`
-    /// `MADV_POPULATE_WRITE`), so the kernel zeroes fresh pages on two CPUs: for a fresh
-    /// buffer (`fresh`: from [`zeroed_vec`]) of at least 64 MiB, on Linux (not under Miri),
-    /// with a CPU to spare. The thread stops when the fill returns (or the two meet) and is
-    /// joined before this returns.
-    pub(crate) fn prefaulting<T, R>(v: &mut Vec<T>, fresh: bool, fill: impl FnOnce(&mut Vec<T>) -> R) -> R {
-        let spare = v.spare_capacity_mut();
-        let (start, len) = (spare.as_mut_ptr() as usize, std::mem::size_of_val(spare));
-        if !cfg!(all(target_os = "linux", not(miri))) || !fresh || len < PREFAULT_THRESHOLD || !crate::two_cpus() {
-            return fill(v);
-        }
-        /// Tells the thread to stop when the fill ends, by returning, failing or
-        /// panicking, so the scope's join never waits for more than one step.
-        struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
-        impl Drop for StopOnDrop<'_> {
-            fn drop(&mut self) {
-                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            scope.spawn(|| populate_backwards(start, len, &stop));
-            let _stop = StopOnDrop(&stop);
-            fill(v)
-        })
-    }
-
-    /// Faults in the pages of `start..start + len` for writing, `PREFAULT_STEP` bytes at a
-    /// time from the end, until `stop` is set; stops at the first failure (an old kernel
-    /// without `MADV_POPULATE_WRITE`, memory pressure), which only means fewer pages were
-    /// faulted in ahead.
-    #[cfg(all(target_os = "linux", not(miri)))]
-    fn populate_backwards(start: usize, len: usize, stop: &std::sync::atomic::AtomicBool) {
-        // SAFETY: sysconf has no preconditions.
-        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-            p if p > 0 => p as usize,
-            _ => return,
-        };
-        let first = start.next_multiple_of(page);
-        let mut end = (start + len) / page * page;
-        while end > first && !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let from = end.saturating_sub(PREFAULT_STEP).max(first) / page * page;
-            // SAFETY:
-            // - `from..end` is whole pages inside the spare capacity of the caller's buffer
-            //   (`first` and `end` are its first and last page boundaries, `from` a page
-            //   boundary between them), which `prefaulting` keeps allocated until this
-            //   thread is joined;
-            // - MADV_POPULATE_WRITE only makes the kernel back those pages (fresh ones
-            //   zeroed, as a first write would); it never changes the contents of a present
-            //   page, so the fill writing them meanwhile is unaffected.
-            let r = unsafe { libc::madvise(from as *mut libc::c_void, end - from, libc::MADV_POPULATE_WRITE) };
-            if r != 0 {
-                return;
-            }
-            end = from;
-        }
-    }
-
-    #[cfg(not(all(target_os = "linux", not(miri))))]
-    fn populate_backwards(_start: usize, _len: usize, _stop: &std::sync::atomic::AtomicBool) {}
-
-    #[cfg(all(target_os = "linux", not(miri)))]
-    fn advise_huge_pages(ptr: *mut u8, len: usize) {
-        if len < HUGE_THRESHOLD {
-            return;
-        }
-        let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
-        let end = (ptr as usize + len) / HUGE_PAGE * HUGE_PAGE;
-        if end > start {
-            // SAFETY: `start..end` lies inside the allocation just made (rounded inwards to
-            // huge-page boundaries); MADV_HUGEPAGE only changes how the kernel backs those
-            // pages, never their contents. A failure (e.g. THP disabled) is harmless.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-        }
-    }
-
-    #[cfg(not(all(target_os = "linux", not(miri))))]
-    fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 }
 
 #[cfg(test)]
@@ -1209,8 +1047,8 @@ mod tests {
             let file = reader.file.take().unwrap();
             let plan = reader.plan::<f64>().unwrap();
             assert!(!plan.in_place());
-            let mut out = buffer::zeroed_vec::<f64>(data.len()).unwrap();
-            reader.convert_split(&file, &plan, &mut out, data.len()).map(|()| out)
+            let mut out = Buffer::<f64>::zeroed(data.len()).unwrap();
+            reader.convert_split(&file, &plan, &mut out, data.len()).map(|()| out.into_vec())
         };
         let out = convert(&mut ReadOptions::new().open_path(&path).unwrap()).unwrap();
         assert_eq!(out, data.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
@@ -1243,21 +1081,5 @@ mod tests {
         let chunks: Vec<Vec<Noted>> =
             NpyReader::new(&bytes[..]).unwrap().records::<Noted>(4).unwrap().map(Result::unwrap).collect();
         assert_eq!(chunks.concat(), want);
-    }
-
-    #[test]
-    fn big_buffers_are_zeroed_and_usable() {
-        // 8 MiB, over the huge-page threshold; Miri (no `madvise`) checks a Miri-sized one.
-        let n = if cfg!(miri) { 1 << 12 } else { 1 << 20 };
-        let mut v = buffer::zeroed_vec::<u64>(n).unwrap();
-        assert_eq!(v.capacity(), n);
-        let bytes = buffer::spare_bytes(&mut v, n, true);
-        assert!(bytes.iter().all(|&b| b == 0));
-        let v: Vec<f64> = {
-            let mut out = Vec::new();
-            [1.0f64, 2.0].write_npy_to(&mut out).unwrap();
-            Vec::<f64>::read_npy_from(&out[..]).unwrap()
-        };
-        assert_eq!(v, [1.0, 2.0]);
     }
 }
