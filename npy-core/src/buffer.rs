@@ -4,12 +4,26 @@
 //!   `calloc`) and backed by transparent huge pages when large; it knows which of those
 //!   bytes are initialized, so [`Buffer::spare_bytes`] is safe, and only
 //!   [`Buffer::assume_records`] (an `unsafe fn`) turns filled bytes into elements;
-//! - [`prefaulting`]: a second thread faulting in a fresh buffer's pages while it fills.
+//! - [`prefaulting`]: a second thread faulting in a fresh buffer's pages while it fills;
+//! - [`PieceBuf`]: a byte buffer that is initialized at all times, for the pieces writes
+//!   make, into which records with padding are copied whole by an `unsafe fn`
+//!   ([`PieceBuf::copy_records`]) whose contract restores that;
+//! - [`RecordBytes`] and [`bytes_of`]: the bytes of a `&[T]` of records, raw (padding and
+//!   all, readable from the thread making pieces) or, when `T` has no padding, as `&[u8]`.
+//!
+//! The proofs about records' bytes assume that a record's stored fields (the fields of its
+//! native dtype) have no interior mutability, so their bytes do not change while the
+//! records are borrowed shared. Every `NpyRecord` of this crate and of the derive satisfies
+//! it (primitives, arrays and records of them), but the trait's contract does not state it
+//! yet. Skipped fields may hold anything (an atomic counter), so their bytes are never
+//! read.
 //!
 //! `madvise` and `sysconf` are compiled out under Miri, which cannot call them.
 #![deny(clippy::multiple_unsafe_ops_per_block)]
 
 use std::alloc::{self, Layout};
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, Result};
@@ -279,6 +293,152 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 #[cfg(not(all(target_os = "linux", not(miri))))]
 fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 
+/// A buffer of bytes that are all initialized at all times: zeroed when made, then written
+/// as bytes ([`PieceBuf::bytes_mut`]) or by [`PieceBuf::copy_records`], whose contract
+/// restores it. So its bytes are read ([`PieceBuf::bytes`]) without a proof at the reader.
+#[derive(Debug)]
+pub(crate) struct PieceBuf {
+    /// Invariant: every byte is initialized. `MaybeUninit` because `copy_records` passes
+    /// through uninitialized bytes (records' padding) before it zeroes them.
+    bytes: Box<[MaybeUninit<u8>]>,
+}
+
+impl PieceBuf {
+    /// A buffer of `len` zero bytes.
+    pub(crate) fn zeroed(len: usize) -> Self {
+        PieceBuf { bytes: vec![MaybeUninit::new(0u8); len].into_boxed_slice() }
+    }
+
+    /// The bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY:
+        // - every byte is initialized (the invariant), and `u8` accepts any initialized
+        //   byte; `MaybeUninit<u8>` and `u8` have the same size and alignment.
+        unsafe { std::slice::from_raw_parts(self.bytes.as_ptr().cast::<u8>(), self.bytes.len()) }
+    }
+
+    /// The bytes, to write.
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        // SAFETY:
+        // - every byte is initialized (the invariant), and `u8` accepts any initialized
+        //   byte; `MaybeUninit<u8>` and `u8` have the same size and alignment;
+        // - only initialized bytes can be written through a `&mut [u8]`, so the invariant
+        //   holds whatever the borrower does.
+        unsafe { std::slice::from_raw_parts_mut(self.bytes.as_mut_ptr().cast::<u8>(), self.bytes.len()) }
+    }
+
+    /// Copies the `len` bytes at `src`, whole records of `size` bytes, into the start of
+    /// the buffer, and zeroes each record's `gaps` (`(offset, len)` in the record): the
+    /// bytes that may be uninitialized (padding) are never read as `u8`.
+    ///
+    /// # Safety
+    /// - `src` must be valid for reads of `len` bytes, none of which is written during the
+    ///   call;
+    /// - in each record, every byte outside `gaps` must be initialized (the fields of a
+    ///   valid `T` whose padding is `gaps`).
+    ///
+    /// # Panics
+    /// When `len` is more than the buffer holds or not whole records, or a gap lies outside
+    /// a record: before anything is copied.
+    pub(crate) unsafe fn copy_records(&mut self, src: *const u8, len: usize, size: usize, gaps: &[(usize, usize)]) {
+        assert!(size > 0 && len.is_multiple_of(size), "{len} bytes are not whole records of {size} bytes");
+        assert!(gaps.iter().all(|&(at, n)| at.checked_add(n).is_some_and(|end| end <= size)), "gap outside a record");
+        let dst = &mut self.bytes[..len];
+        // SAFETY:
+        // - `src` is valid for reads of `len` bytes (this function's contract) and `dst`
+        //   for writes of as many; `dst` is this buffer's own memory, so they do not
+        //   overlap;
+        // - `dst` is `MaybeUninit<u8>`, so it may take uninitialized bytes (padding), which
+        //   the loop below zeroes before the invariant is relied on again.
+        unsafe { std::ptr::copy_nonoverlapping(src.cast::<MaybeUninit<u8>>(), dst.as_mut_ptr(), len) };
+        for rec in dst.chunks_exact_mut(size) {
+            for &(at, n) in gaps {
+                zero(&mut rec[at..at + n]);
+            }
+        }
+    }
+}
+
+/// Zeroes `gap` with plain stores: padding gaps are a few bytes, for which a call to
+/// `memset` costs more than the bytes.
+#[inline(always)]
+fn zero(gap: &mut [MaybeUninit<u8>]) {
+    const Z: MaybeUninit<u8> = MaybeUninit::new(0);
+    let (words, rest) = gap.as_chunks_mut::<8>();
+    words.fill([Z; 8]);
+    let rest = match rest.split_first_chunk_mut::<4>() {
+        Some((word, tail)) => {
+            *word = [Z; 4];
+            tail
+        }
+        None => rest,
+    };
+    let rest = match rest.split_first_chunk_mut::<2>() {
+        Some((half, tail)) => {
+            *half = [Z; 2];
+            tail
+        }
+        None => rest,
+    };
+    if let Some(byte) = rest.first_mut() {
+        *byte = Z;
+    }
+}
+
+/// The bytes of a live `&'a [T]` of records, reached through a raw pointer: never through
+/// a reference, which would claim their padding initialized. Their bytes are read by
+/// `unsafe` code (a plan's [`run_raw`](crate::plan::Plan::run_raw), or
+/// [`PieceBuf::copy_records`]), here or on the thread that makes pieces of them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RecordBytes<'a> {
+    ptr: *const u8,
+    len: usize,
+    _records: PhantomData<&'a [MaybeUninit<u8>]>,
+}
+
+impl<'a> RecordBytes<'a> {
+    /// The bytes of `data`.
+    pub(crate) fn of<T: NpyRecord>(data: &'a [T]) -> Self {
+        RecordBytes { ptr: data.as_ptr().cast::<u8>(), len: std::mem::size_of_val(data), _records: PhantomData }
+    }
+
+    /// A pointer to the `len` bytes at `offset`, which are valid for reads for `'a`:
+    /// inside the records, which stay borrowed shared.
+    ///
+    /// # Panics
+    /// When those bytes are not all inside the records.
+    pub(crate) fn at(self, offset: usize, len: usize) -> *const u8 {
+        assert!(offset.checked_add(len).is_some_and(|end| end <= self.len), "bytes outside the records");
+        self.ptr.wrapping_add(offset)
+    }
+}
+
+// SAFETY:
+// - a `RecordBytes` only hands out pointers (reading through them is `unsafe`, and the
+//   contracts of those reads exclude bytes written meanwhile); the records stay borrowed
+//   shared for `'a`, so safe code changes none of their bytes except through interior
+//   mutability, which the bytes read (stored fields and padding) do not have (see the
+//   module doc); no `T` is shared or made on another thread, only bytes.
+unsafe impl Send for RecordBytes<'_> {}
+// SAFETY:
+// - as for `Send`: shared use only hands out the same pointers.
+unsafe impl Sync for RecordBytes<'_> {}
+
+/// The bytes of `data` as `&[u8]`.
+///
+/// # Safety
+/// Every byte of a `T` must be a byte of a field of `T::native_dtype()`: `T` has no
+/// padding and no skipped fields, so all its bytes are initialized and not changed while
+/// `data` is borrowed (stored fields have no interior mutability: see the module doc).
+pub(crate) unsafe fn bytes_of<T: NpyRecord>(data: &[T]) -> &[u8] {
+    // SAFETY:
+    // - the pointer and length come from a live `&[T]`, so the bytes are readable for the
+    //   result's lifetime, which is `data`'s;
+    // - they are all initialized and not changed meanwhile (this function's contract);
+    // - `u8` has alignment 1 and no invalid values.
+    unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +497,50 @@ mod tests {
         }));
         assert!(counted.is_err());
         assert_eq!(b.len(), 0);
+    }
+
+    #[test]
+    fn zero_clears_exactly_the_gap() {
+        for len in 0..=27 {
+            for at in 0..3 {
+                let mut buf = [MaybeUninit::new(0xA5u8); 40];
+                zero(&mut buf[at..at + len]);
+                // SAFETY: every byte of `buf` was initialized above.
+                let bytes: Vec<u8> = buf.iter().map(|b| unsafe { b.assume_init() }).collect();
+                let want: Vec<u8> = (0..40).map(|i| if (at..at + len).contains(&i) { 0 } else { 0xA5 }).collect();
+                assert_eq!(bytes, want, "gap of {len} bytes at {at}");
+            }
+        }
+    }
+
+    /// Records with padding are copied whole and their padding zeroed: under Miri, reading
+    /// the piece checks that no uninitialized byte is left.
+    #[test]
+    fn padded_records_copy_with_their_padding_zeroed() {
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct Padded {
+            a: u8,
+            b: u32,
+            c: u16,
+        }
+        let records: Vec<Padded> = (0..5u8).map(|i| Padded { a: i, b: u32::from(i) << 16, c: 7 }).collect();
+        let size = std::mem::size_of::<Padded>();
+        let src = RecordBytes { ptr: records.as_ptr().cast(), len: size * records.len(), _records: PhantomData };
+        let mut piece = PieceBuf::zeroed(size * 4);
+        piece.bytes_mut().fill(0xEE);
+        // SAFETY: records 1..4 are live; outside the gaps (1..4 and 10..12) their bytes are
+        // the fields `a`, `b` and `c`, initialized.
+        unsafe { piece.copy_records(src.at(size, 3 * size), 3 * size, size, &[(1, 3), (10, 2)]) };
+        let want: Vec<u8> = (1..4u32)
+            .flat_map(|i| {
+                [vec![i as u8, 0, 0, 0], (i << 16).to_ne_bytes().to_vec(), 7u16.to_ne_bytes().to_vec(), vec![0, 0]]
+                    .concat()
+            })
+            .chain([0xEE; 12])
+            .collect();
+        assert_eq!(piece.bytes(), want);
+        assert!(std::panic::catch_unwind(|| src.at(size, 5 * size)).is_err());
     }
 
     /// Skipped fields are initialized when elements are counted.
