@@ -114,17 +114,14 @@ fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<
     write_with_plan(writer, &element_plan::<T>()?, data)
 }
 
-/// One bulk write when `T`'s memory is its written layout, else converted field by field
-/// in chunks.
+/// One bulk write when `T`'s memory is its written layout; records with padding copied
+/// whole with their padding zeroed; else converted field by field in chunks.
 ///
 /// `plan` must be [`element_plan::<T>`](element_plan)'s: the proofs of the byte reads rest
 /// on its source being `T::native_dtype()` (a typed plan would let the compiler check it).
 pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
     debug_assert_eq!(plan.src_size(), std::mem::size_of::<T>(), "a plan for another type");
-    if plan.is_identity() && !plan.covers_all_src() {
-        return write_padded(writer, plan, data, WRITE_PIECE);
-    }
-    if plan.is_identity() {
+    if plan.is_identity() && plan.covers_all_src() {
         // SAFETY:
         // - the plan's source is `T::native_dtype()` and it covers every source byte, so
         //   every byte of a `T` is a byte of one of its fields (NpyRecord's contract: the
@@ -132,6 +129,12 @@ pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, p
         let bytes = unsafe { buffer::bytes_of(data) };
         writer.write_all(bytes)?;
         return Ok(());
+    }
+    // Records with skipped fields are never copied whole: those fields may hold anything,
+    // an atomic another thread updates meanwhile included, so only the stored fields are
+    // read (converted: the same bytes).
+    if plan.is_identity() && !T::HAS_SKIPPED {
+        return write_padded(writer, plan, data, WRITE_PIECE);
     }
     write_converted(writer, plan, data, WRITE_PIECE)
 }
@@ -168,7 +171,8 @@ fn write_converted<W: Write + ?Sized, T: NpyRecord>(
 }
 
 /// Writes elements whose memory is their written layout except for padding (e.g. an
-/// `#[npy(align)]` struct; `plan` is [`element_plan`]'s, identity): whole records are
+/// `#[npy(align)]` struct without skipped fields; `plan` is [`element_plan`]'s, identity):
+/// whole records are
 /// copied into cache-sized buffers (of about `piece_bytes`), the padding bytes (the plan's
 /// source gaps, which Rust leaves uninitialized) are zeroed there, and the buffers are
 /// written. Padding is never read. Large inputs copy on a second thread while this one
@@ -551,6 +555,41 @@ mod tests {
         assert_eq!(pieces, want);
         let e = write_converted(&mut FailAfter { limit: 50, written: 0 }, &plan, &swapped, 3 * plan.dst_size());
         assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+    }
+
+    /// A skipped field may change while its record is written (an atomic counter another
+    /// thread updates): its bytes are never read, only the stored fields' (under Miri, a
+    /// read of the counter would be reported as a data race). The written bytes are those
+    /// of the stored fields, with zeros where the skipped field lies.
+    #[cfg(feature = "derive")]
+    #[test]
+    fn skipped_fields_are_never_read_while_written() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        #[derive(crate::NpyRecord)]
+        #[npy(crate = "crate", align)]
+        #[repr(C)]
+        struct Counted {
+            id: u32,
+            #[npy(skip)]
+            hits: AtomicU32,
+            value: u64,
+        }
+        let records: Vec<Counted> =
+            (0..20u32).map(|i| Counted { id: i, hits: AtomicU32::new(0), value: u64::from(i) << 40 }).collect();
+        let want: Vec<u8> = (0..20u32)
+            .flat_map(|i| [&i.to_ne_bytes()[..], &[0; 4], &(u64::from(i) << 40).to_ne_bytes()].concat())
+            .collect();
+        let plan = element_plan::<Counted>().unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for r in &records {
+                    r.hits.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            let mut out = Vec::new();
+            write_with_plan(&mut out, &plan, &records).unwrap();
+            assert_eq!(out, want);
+        });
     }
 
     #[test]
