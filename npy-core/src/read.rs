@@ -125,10 +125,8 @@ impl ReadOptions {
         present: bool,
         origin: Origin,
     ) -> Result<NpyReader<R>> {
-        let mut r = located(Some(origin.clone()), NpyReader::with_options(reader, self, Some(len)))?;
-        r.piece = Some(FIX_CHUNK);
-        r.verify_end = true;
-        r.present = present;
+        let r = located(Some(origin.clone()), NpyReader::with_options(reader, self, Some(len)))?;
+        let mut r = r.sized_as(|available| Source::Member { available, present, drained: false });
         r.origin = Some(origin);
         Ok(r)
     }
@@ -144,8 +142,8 @@ impl ReadOptions {
             let file = File::open(path)?;
             let len = file.metadata()?.len();
             let positional = file.try_clone().ok();
-            let mut r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
-            r.file = positional;
+            let r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
+            let mut r = r.sized_as(|available| Source::File { available, positional });
             r.origin = Some(Origin { path: Some(path.to_path_buf()), member: None });
             Ok(r)
         };
@@ -182,27 +180,63 @@ pub struct NpyReader<R> {
     /// Number of elements, and how many have been read.
     elements: usize,
     position: usize,
-    /// Data bytes the source holds (from the file length or an npz member's size), if
-    /// known.
-    available: Option<u64>,
-    /// Whether the `available` bytes are really there (a file's length, data in memory),
-    /// so buffers may be sized by them before reading; false for an npz member's size,
-    /// which the archive claims.
-    present: bool,
-    /// Largest read into the destination at once, when the source does work per byte
-    /// (an npz member's CRC): reading in cache-sized pieces keeps that work on hot data.
-    piece: Option<usize>,
-    /// Read the source to its end once the last element is read (an npz member: the zip
-    /// reader checks the CRC at its end). Never for plain streams, which may hold more
-    /// arrays after this one.
-    verify_end: bool,
+    /// What the data is read from, which decides how it is read.
+    source: Source,
     /// [`ReadOptions::max_object_bytes`].
     object_limit: Option<usize>,
-    /// A second handle on the file being read, from [`ReadOptions::open_path`]: large
-    /// conversions read it at positions, half on each of two threads.
-    file: Option<File>,
     /// Where the data comes from (a path, an npz member), which errors name.
     origin: Option<Origin>,
+}
+
+/// What a [`NpyReader`] reads its data from, which decides how it reads it.
+#[derive(Debug)]
+enum Source {
+    /// A stream of unknown length, which may hold more arrays after this one: only this
+    /// array's bytes are read, and memory is taken as data arrives.
+    Stream,
+    /// A source holding `available` data bytes, known to be there (a file of known length,
+    /// data in memory): buffers are sized by the header before reading.
+    Sized { available: u64 },
+    /// A file opened by path ([`ReadOptions::open_path`]), holding `available` data bytes.
+    /// `positional` is a second handle on it, taken by the first large conversion, which
+    /// reads it at positions, half on each of two threads (`None` when the file could not
+    /// be cloned).
+    File { available: u64, positional: Option<File> },
+    /// An npz member of `available` data bytes, which checks itself at its end (the zip
+    /// reader checks the CRC there): read in cache-sized pieces, so that per-byte work is
+    /// on hot data, and to its end once the last element is read (then `drained`).
+    /// `present`: whether the `available` bytes are known to be there (a stored member
+    /// whose range the archive's checks placed inside the file) or only claimed (a
+    /// deflated member is only as long as it inflates), when buffers grow as data arrives.
+    Member { available: u64, present: bool, drained: bool },
+}
+
+impl Source {
+    /// Data bytes the source holds, if known (claimed, for a deflated member).
+    fn available(&self) -> Option<u64> {
+        match *self {
+            Source::Stream => None,
+            Source::Sized { available } | Source::File { available, .. } | Source::Member { available, .. } => {
+                Some(available)
+            }
+        }
+    }
+
+    /// Whether at least `len` data bytes are known to be there, so buffers may be sized
+    /// for them before reading.
+    fn holds(&self, len: usize) -> bool {
+        match *self {
+            Source::Stream | Source::Member { present: false, .. } => false,
+            Source::Sized { available } | Source::File { available, .. } | Source::Member { available, .. } => {
+                available >= len as u64
+            }
+        }
+    }
+
+    /// The largest read into the destination at once, if limited (an npz member).
+    fn piece(&self) -> Option<usize> {
+        matches!(self, Source::Member { .. }).then_some(FIX_CHUNK)
+    }
 }
 
 impl<R: Read> NpyReader<R> {
@@ -263,14 +297,20 @@ impl<R: Read> NpyReader<R> {
             data_len,
             elements,
             position: 0,
-            available,
-            present: true,
-            piece: None,
-            verify_end: false,
+            source: available.map_or(Source::Stream, |available| Source::Sized { available }),
             object_limit: opts.object_limit(),
-            file: None,
             origin: None,
         })
+    }
+
+    /// This reader, its source of known length re-described by `source` (given the data
+    /// bytes it holds): a file opened by path, an npz member.
+    fn sized_as(mut self, source: impl FnOnce(u64) -> Source) -> Self {
+        debug_assert!(matches!(self.source, Source::Sized { .. }), "opened without a length");
+        if let Source::Sized { available } = self.source {
+            self.source = source(available);
+        }
+        self
     }
 
     /// A reader over data already in memory, with its header (no preamble to parse).
@@ -279,7 +319,7 @@ impl<R: Read> NpyReader<R> {
         R: AsRef<[u8]>,
     {
         let data_len = header.data_len()?;
-        let available = Some(data.as_ref().len() as u64);
+        let available = data.as_ref().len() as u64;
         let elements = header.element_count()?;
         Ok(NpyReader {
             reader: data,
@@ -289,12 +329,8 @@ impl<R: Read> NpyReader<R> {
             data_len,
             elements,
             position: 0,
-            available,
-            present: true,
-            piece: None,
-            verify_end: false,
+            source: Source::Sized { available },
             object_limit: None,
-            file: None,
             origin: None,
         })
     }
@@ -360,7 +396,7 @@ impl<R: Read> NpyReader<R> {
         let total = self.data_len;
         let sized = self.length_known();
         let mut data = if sized { Buffer::zeroed(total)? } else { Buffer::new() };
-        let piece = self.piece;
+        let piece = self.source.piece();
         let nothing_to_fix = |_: &mut [u8], _| Ok(());
         buffer::prefaulting(&mut data, sized, |data| {
             // SAFETY:
@@ -421,7 +457,7 @@ impl<R: Read> NpyReader<R> {
             return Err(Error::usage("read_objects needs the whole array, but elements were already read"));
         }
         let base = self.data_offset() as u64;
-        let decoded = match self.available {
+        let decoded = match self.source.available() {
             Some(len) => {
                 let source = io::BufReader::with_capacity(64 << 10, (&mut self.reader).take(len));
                 pickle::decode(source, base, Some(len), self.object_limit)?
@@ -476,7 +512,7 @@ impl<R: Read> NpyReader<R> {
         let mut out = if sized { Buffer::zeroed(n)? } else { Buffer::new() };
         let split = sized && !plan.in_place() && plan.dst_size() > 0;
         if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && crate::two_cpus() {
-            if let Some(file) = self.file.take() {
+            if let Some(file) = self.positional_file() {
                 self.convert_split(&file, &plan, &mut out, n)?;
                 return Ok(out.into_vec());
             }
@@ -600,7 +636,15 @@ impl<R: Read> NpyReader<R> {
 
     /// Whether the data is known to be present, so buffers may be sized by the header.
     fn length_known(&self) -> bool {
-        self.present && self.available.is_some_and(|a| a >= self.data_len as u64)
+        self.source.holds(self.data_len)
+    }
+
+    /// The second handle on a file opened by path, for positional reads, if not taken yet.
+    fn positional_file(&mut self) -> Option<File> {
+        match &mut self.source {
+            Source::File { positional, .. } => positional.take(),
+            _ => None,
+        }
     }
 
     fn plan<T: NpyRecord>(&self) -> Result<Plan> {
@@ -622,8 +666,8 @@ impl<R: Read> NpyReader<R> {
     /// For sources that check themselves at their end: reads to the end (the bytes after
     /// the array, if any, are not part of it and are discarded).
     fn finish_source(&mut self) -> Result<()> {
-        if self.verify_end {
-            self.verify_end = false;
+        if let Source::Member { drained: drained @ false, .. } = &mut self.source {
+            *drained = true;
             io::copy(&mut self.reader, &mut io::sink())?;
         }
         Ok(())
@@ -639,8 +683,11 @@ impl<R: Read> NpyReader<R> {
         if plan.in_place() {
             // Data that needs fixing (byte swaps, checks) is read in cache-sized pieces and
             // fixed while hot; an exact copy is read in one go.
-            let piece =
-                if plan.is_identity() && !T::NEEDS_CHECK && !T::HAS_SKIPPED { self.piece } else { Some(FIX_CHUNK) };
+            let piece = if plan.is_identity() && !T::NEEDS_CHECK && !T::HAS_SKIPPED {
+                self.source.piece()
+            } else {
+                Some(FIX_CHUNK)
+            };
             let fix = |buf: &mut [u8], first| {
                 plan.run_in_place(buf, first)?;
                 check_elements::<T>(buf, first)
@@ -1044,7 +1091,7 @@ mod tests {
         let path = dir.path().join("small.npy");
         data.write_npy(&path).unwrap();
         let convert = |reader: &mut NpyReader<_>| {
-            let file = reader.file.take().unwrap();
+            let file = reader.positional_file().unwrap();
             let plan = reader.plan::<f64>().unwrap();
             assert!(!plan.in_place());
             let mut out = Buffer::<f64>::zeroed(data.len()).unwrap();
