@@ -177,7 +177,8 @@ impl NpyMap {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<NpyMap> {
-        // SAFETY: the caller upholds the contract of `NpyMap`, which `open_with` shares.
+        // SAFETY:
+        // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
         unsafe { NpyMap::open_with(path, &ReadOptions::default()) }
     }
 
@@ -229,7 +230,8 @@ impl NpyMap {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub unsafe fn open_npz_member(path: impl AsRef<Path>, name: &str) -> Result<NpyMap> {
-        // SAFETY: the caller upholds the contract of `NpyMap`, which this shares.
+        // SAFETY:
+        // - the caller upholds the contract of `NpyMap`, which this shares.
         unsafe { NpyMap::open_npz_member_with(path, name, &ReadOptions::default()) }
     }
 
@@ -405,7 +407,8 @@ impl NpyMapMut {
     /// [`ErrorKind::Shape`] when the byte count overflows; [`ErrorKind::Io`] naming `path`
     /// when the file cannot be created, reserved (`StorageFull` on a full disk) or mapped.
     pub unsafe fn create<T: NpyRecord>(path: impl AsRef<Path>, shape: Vec<usize>) -> Result<NpyMapMut> {
-        // SAFETY: the caller upholds the contract of `NpyMap`, which `create_dyn` shares.
+        // SAFETY:
+        // - the caller upholds the contract of `NpyMap`, which `create_dyn` shares.
         unsafe { NpyMapMut::create_dyn(path, &Header::new(T::dtype(), shape)) }
     }
 
@@ -497,7 +500,8 @@ impl NpyMapMut {
     /// # Errors
     /// As [`NpyMap::open`]; [`ErrorKind::Io`] also when the file is not writable.
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<NpyMapMut> {
-        // SAFETY: the caller upholds the contract of `NpyMap`, which `open_with` shares.
+        // SAFETY:
+        // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
         unsafe { NpyMapMut::open_with(path, &ReadOptions::default()) }
     }
 

@@ -1,6 +1,7 @@
 //! Reading from streams and files until a buffer is full: the small I/O helpers under both
 //! the `.npy` reader and the pickle decoder. Pure I/O: nothing here knows about headers,
 //! dtypes or arrays.
+#![forbid(unsafe_code)]
 
 use std::fs::File;
 use std::io::{self, Read};
