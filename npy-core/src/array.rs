@@ -1,6 +1,7 @@
 //! The array types: [`DynArray`] (any dtype, raw bytes) and [`Array<T>`] (typed, N-d), and
 //! the [`ReadNpy`] / [`WriteNpy`] traits that give `Vec<T>::read_npy(path)` and
 //! `data.write_npy(path)`.
+#![forbid(unsafe_code)]
 
 use std::io::{Read, Write};
 use std::path::Path;

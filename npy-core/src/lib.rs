@@ -84,6 +84,7 @@
 
 mod array;
 pub mod atomic;
+mod buffer;
 pub mod dtype;
 mod error;
 pub mod header;
@@ -99,6 +100,7 @@ pub mod scalar;
 #[cfg(feature = "serde")]
 pub mod serde;
 mod shape;
+mod stream;
 pub mod types;
 mod write;
 

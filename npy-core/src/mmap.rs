@@ -16,6 +16,7 @@
 //! they are viewed, never transmuted blindly.
 //!
 //! The safety contract of all maps is stated once, at [`NpyMap`](NpyMap#safety).
+#![deny(clippy::multiple_unsafe_ops_per_block)]
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
@@ -37,6 +38,58 @@ use crate::record::{native_dtype_of, NpyRecord};
 
 /// Bytes of elements decoded per step by [`Decoded::iter`].
 const ITER_CHUNK: usize = 64 << 10;
+
+/// The accessors [`NpyMap`] and [`NpyMapMut`] share, written once for both: each holds its
+/// mapping and layout in a [`MapCore`] named `core`.
+macro_rules! map_accessors {
+    () => {
+        /// The parsed header.
+        pub fn header(&self) -> &Header {
+            &self.core.layout.header
+        }
+
+        /// The file's dtype.
+        pub fn dtype(&self) -> &DType {
+            &self.core.layout.header.dtype
+        }
+
+        /// The array's shape; empty for a 0-d array.
+        pub fn shape(&self) -> &[usize] {
+            &self.core.layout.header.shape
+        }
+
+        /// True when the data is in Fortran (column-major) order.
+        pub fn fortran_order(&self) -> bool {
+            self.core.layout.header.fortran_order
+        }
+
+        /// The file's format version.
+        pub fn version(&self) -> Version {
+            self.core.layout.version
+        }
+
+        /// Byte offset of the data from the start of the file.
+        pub fn data_offset(&self) -> usize {
+            self.core.layout.data_offset
+        }
+
+        /// Number of elements (the product of the shape).
+        pub fn len(&self) -> usize {
+            self.core.layout.len
+        }
+
+        /// True when the array has no elements.
+        pub fn is_empty(&self) -> bool {
+            self.core.layout.len == 0
+        }
+
+        /// The data as bytes, in the file's dtype and storage order: the map of an array
+        /// of any dtype.
+        pub fn data(&self) -> &[u8] {
+            self.core.bytes(0..self.core.layout.data_len)
+        }
+    };
+}
 
 /// A read-only memory map of a `.npy` file: its header, and its data as bytes
 /// ([`NpyMap::data`]), viewed in place as `&[T]` ([`NpyMap::view`]), or decoded on the fly
@@ -89,8 +142,7 @@ const ITER_CHUNK: usize = 64 << 10;
 /// ```
 #[derive(Debug)]
 pub struct NpyMap {
-    map: MmapRaw,
-    layout: Layout,
+    core: MapCore,
 }
 
 impl NpyMap {
@@ -125,7 +177,8 @@ impl NpyMap {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<NpyMap> {
-        // SAFETY: the caller upholds the contract of `NpyMap`, which `open_with` shares.
+        // SAFETY:
+        // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
         unsafe { NpyMap::open_with(path, &ReadOptions::default()) }
     }
 
@@ -142,7 +195,7 @@ impl NpyMap {
             let file = File::open(path)?;
             let layout = Layout::read(&file, options)?;
             let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
-            Ok(NpyMap { map, layout })
+            Ok(NpyMap { core: MapCore { map, layout } })
         };
         open().map_err(|e: Error| e.reading(path))
     }
@@ -177,7 +230,8 @@ impl NpyMap {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub unsafe fn open_npz_member(path: impl AsRef<Path>, name: &str) -> Result<NpyMap> {
-        // SAFETY: the caller upholds the contract of `NpyMap`, which this shares.
+        // SAFETY:
+        // - the caller upholds the contract of `NpyMap`, which this shares.
         unsafe { NpyMap::open_npz_member_with(path, name, &ReadOptions::default()) }
     }
 
@@ -209,56 +263,12 @@ impl NpyMap {
             }
             let layout = Layout::read_at(&file, start, member.size, options).map_err(at_member)?;
             let map = MmapOptions::new().len(layout.map_len().map_err(at_member)?).map_raw_read_only(&file)?;
-            Ok(NpyMap { map, layout })
+            Ok(NpyMap { core: MapCore { map, layout } })
         };
         open().map_err(|e| e.reading(path))
     }
 
-    /// The parsed header.
-    pub fn header(&self) -> &Header {
-        &self.layout.header
-    }
-
-    /// The file's dtype.
-    pub fn dtype(&self) -> &DType {
-        &self.layout.header.dtype
-    }
-
-    /// The array's shape; empty for a 0-d array.
-    pub fn shape(&self) -> &[usize] {
-        &self.layout.header.shape
-    }
-
-    /// True when the data is in Fortran (column-major) order.
-    pub fn fortran_order(&self) -> bool {
-        self.layout.header.fortran_order
-    }
-
-    /// The file's format version.
-    pub fn version(&self) -> Version {
-        self.layout.version
-    }
-
-    /// Byte offset of the data from the start of the file.
-    pub fn data_offset(&self) -> usize {
-        self.layout.data_offset
-    }
-
-    /// Number of elements (the product of the shape).
-    pub fn len(&self) -> usize {
-        self.layout.len
-    }
-
-    /// True when the array has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.layout.len == 0
-    }
-
-    /// The data as bytes, in the file's dtype and storage order: the map of an array of
-    /// any dtype.
-    pub fn data(&self) -> &[u8] {
-        self.bytes(0..self.layout.data_len)
-    }
+    map_accessors!();
 
     /// The data viewed in place as `&[T]`, in storage order, without copying.
     ///
@@ -300,7 +310,7 @@ impl NpyMap {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn view<T: NpyRecord>(&self) -> Result<&[T]> {
-        self.view_range(0..self.layout.len)
+        self.core.view_range(0..self.core.layout.len)
     }
 
     /// Elements `range` (in storage order) viewed in place as `&[T]`; only they are
@@ -309,11 +319,7 @@ impl NpyMap {
     /// # Errors
     /// As [`NpyMap::view`]; [`ErrorKind::Usage`] when `range` is out of bounds.
     pub fn view_range<T: NpyRecord>(&self, range: Range<usize>) -> Result<&[T]> {
-        let bools = view_plan::<T>(&self.layout, self.data_ptr(), Access::Read)?;
-        let bytes = self.bytes(self.layout.byte_range(&range)?);
-        validate::<T>(bytes, &bools, range.start)?;
-        // SAFETY: `bytes` has passed `view_plan` and `validate` for `T`.
-        Ok(unsafe { cast::<T>(bytes) })
+        self.core.view_range(range)
     }
 
     /// A decoding view: elements converted to `T` on the fly, through a conversion plan
@@ -340,24 +346,7 @@ impl NpyMap {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn decode<T: NpyRecord>(&self) -> Result<Decoded<'_, T>> {
-        Decoded::new(self.data(), &self.layout)
-    }
-
-    fn data_ptr(&self) -> *const u8 {
-        self.map.as_ptr().wrapping_add(self.layout.data_offset)
-    }
-
-    /// The data bytes `range` (relative to the start of the data).
-    fn bytes(&self, range: Range<usize>) -> &[u8] {
-        assert!(range.start <= range.end && range.end <= self.layout.data_len, "byte range out of the data");
-        // SAFETY:
-        // - the map is `data_offset + data_len` bytes long and readable, and `range` lies
-        //   in its data part (asserted above), so the slice is inside the mapping;
-        // - mapped file bytes are initialized (holes in a sparse file read as zeros);
-        // - nothing changes them while the slice, which borrows `self`, lives: that is the
-        //   contract of the unsafe constructors (see `NpyMap`'s safety section);
-        // - `u8` has alignment 1 and no invalid values.
-        unsafe { std::slice::from_raw_parts(self.data_ptr().add(range.start), range.len()) }
+        self.core.decode()
     }
 }
 
@@ -387,8 +376,7 @@ impl NpyMap {
 /// ```
 #[derive(Debug)]
 pub struct NpyMapMut {
-    map: MmapRaw,
-    layout: Layout,
+    core: MapCore,
 }
 
 impl NpyMapMut {
@@ -419,7 +407,8 @@ impl NpyMapMut {
     /// [`ErrorKind::Shape`] when the byte count overflows; [`ErrorKind::Io`] naming `path`
     /// when the file cannot be created, reserved (`StorageFull` on a full disk) or mapped.
     pub unsafe fn create<T: NpyRecord>(path: impl AsRef<Path>, shape: Vec<usize>) -> Result<NpyMapMut> {
-        // SAFETY: the caller upholds the contract of `NpyMap`, which `create_dyn` shares.
+        // SAFETY:
+        // - the caller upholds the contract of `NpyMap`, which `create_dyn` shares.
         unsafe { NpyMapMut::create_dyn(path, &Header::new(T::dtype(), shape)) }
     }
 
@@ -498,7 +487,7 @@ impl NpyMapMut {
             crate::atomic::reserve(file.as_file(), 0, total as u64).map_err(|e| file.error(e))?;
             let file = file.commit_file(true, replace)?;
             let map = MmapOptions::new().len(total).map_raw(&file)?;
-            Ok(NpyMapMut { map, layout })
+            Ok(NpyMapMut { core: MapCore { map, layout } })
         };
         create().map_err(|e: Error| e.writing(path))
     }
@@ -511,7 +500,8 @@ impl NpyMapMut {
     /// # Errors
     /// As [`NpyMap::open`]; [`ErrorKind::Io`] also when the file is not writable.
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<NpyMapMut> {
-        // SAFETY: the caller upholds the contract of `NpyMap`, which `open_with` shares.
+        // SAFETY:
+        // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
         unsafe { NpyMapMut::open_with(path, &ReadOptions::default()) }
     }
 
@@ -528,60 +518,17 @@ impl NpyMapMut {
             let file = OpenOptions::new().read(true).write(true).open(path)?;
             let layout = Layout::read(&file, options)?;
             let map = MmapOptions::new().len(layout.map_len()?).map_raw(&file)?;
-            Ok(NpyMapMut { map, layout })
+            Ok(NpyMapMut { core: MapCore { map, layout } })
         };
         open().map_err(|e: Error| e.reading(path))
     }
 
-    /// The parsed header.
-    pub fn header(&self) -> &Header {
-        &self.layout.header
-    }
-
-    /// The file's dtype.
-    pub fn dtype(&self) -> &DType {
-        &self.layout.header.dtype
-    }
-
-    /// The array's shape; empty for a 0-d array.
-    pub fn shape(&self) -> &[usize] {
-        &self.layout.header.shape
-    }
-
-    /// True when the data is in Fortran (column-major) order.
-    pub fn fortran_order(&self) -> bool {
-        self.layout.header.fortran_order
-    }
-
-    /// The file's format version.
-    pub fn version(&self) -> Version {
-        self.layout.version
-    }
-
-    /// Byte offset of the data from the start of the file.
-    pub fn data_offset(&self) -> usize {
-        self.layout.data_offset
-    }
-
-    /// Number of elements (the product of the shape).
-    pub fn len(&self) -> usize {
-        self.layout.len
-    }
-
-    /// True when the array has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.layout.len == 0
-    }
-
-    /// The data as bytes, in the file's dtype and storage order.
-    pub fn data(&self) -> &[u8] {
-        self.bytes(0..self.layout.data_len)
-    }
+    map_accessors!();
 
     /// The data as mutable bytes, in the file's dtype and storage order. Any bytes may be
     /// written: views validate what they need to each time they are made.
     pub fn data_mut(&mut self) -> &mut [u8] {
-        self.bytes_mut(0..self.layout.data_len)
+        self.bytes_mut(0..self.core.layout.data_len)
     }
 
     /// The data viewed in place as `&[T]`, as [`NpyMap::view`].
@@ -589,7 +536,7 @@ impl NpyMapMut {
     /// # Errors
     /// As [`NpyMap::view`].
     pub fn view<T: NpyRecord>(&self) -> Result<&[T]> {
-        self.view_range(0..self.layout.len)
+        self.core.view_range(0..self.core.layout.len)
     }
 
     /// Elements `range` viewed in place as `&[T]`, as [`NpyMap::view_range`].
@@ -597,11 +544,7 @@ impl NpyMapMut {
     /// # Errors
     /// As [`NpyMap::view_range`].
     pub fn view_range<T: NpyRecord>(&self, range: Range<usize>) -> Result<&[T]> {
-        let bools = view_plan::<T>(&self.layout, self.data_ptr(), Access::Read)?;
-        let bytes = self.bytes(self.layout.byte_range(&range)?);
-        validate::<T>(bytes, &bools, range.start)?;
-        // SAFETY: `bytes` has passed `view_plan` and `validate` for `T`.
-        Ok(unsafe { cast::<T>(bytes) })
+        self.core.view_range(range)
     }
 
     /// The data viewed in place as `&mut [T]`, in storage order, for filling or updating
@@ -617,7 +560,7 @@ impl NpyMapMut {
     /// As [`NpyMap::view`]; [`ErrorKind::NotViewable`] also when `T` does not cover every
     /// byte of the file's elements.
     pub fn view_mut<T: NpyRecord>(&mut self) -> Result<&mut [T]> {
-        self.view_range_mut(0..self.layout.len)
+        self.view_range_mut(0..self.core.layout.len)
     }
 
     /// Elements `range` (in storage order) viewed in place as `&mut [T]`: for filling
@@ -642,10 +585,12 @@ impl NpyMapMut {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn view_range_mut<T: NpyRecord>(&mut self, range: Range<usize>) -> Result<&mut [T]> {
-        let bools = view_plan::<T>(&self.layout, self.data_ptr(), Access::Write)?;
-        let bytes = self.bytes_mut(self.layout.byte_range(&range)?);
+        let bools = view_plan::<T>(&self.core.layout, self.core.data_ptr(), Access::Write)?;
+        let bytes = self.bytes_mut(self.core.layout.byte_range(&range)?);
         validate::<T>(bytes, &bools, range.start)?;
-        // SAFETY: `bytes` has passed `view_plan` (for writing) and `validate` for `T`.
+        // SAFETY:
+        // - `bytes` is data of this map, which passed `view_plan` for writing and
+        //   `validate` for `T`.
         Ok(unsafe { cast_mut::<T>(bytes) })
     }
 
@@ -654,7 +599,7 @@ impl NpyMapMut {
     /// # Errors
     /// As [`NpyMap::decode`].
     pub fn decode<T: NpyRecord>(&self) -> Result<Decoded<'_, T>> {
-        Decoded::new(self.data(), &self.layout)
+        self.core.decode()
     }
 
     /// Writes `values` as elements `start..start + values.len()`, converted to the file's
@@ -689,9 +634,9 @@ impl NpyMapMut {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write<T: NpyRecord>(&mut self, start: usize, values: &[T]) -> Result<()> {
-        let plan = Plan::new(&native_dtype_of::<T>()?, &self.layout.header.dtype)?;
+        let plan = Plan::new(&native_dtype_of::<T>()?, &self.core.layout.header.dtype)?;
         let end = start.checked_add(values.len()).ok_or_else(|| Error::usage("element range overflows"))?;
-        let dst = self.bytes_mut(self.layout.byte_range(&(start..end))?);
+        let dst = self.bytes_mut(self.core.layout.byte_range(&(start..end))?);
         // SAFETY:
         // - `values` is a live slice of `values.len()` elements of `size_of::<T>()` bytes,
         //   the plan's source element size (`native_dtype` checked it is the itemsize of
@@ -707,7 +652,7 @@ impl NpyMapMut {
     /// # Errors
     /// [`ErrorKind::Io`] from the operating system.
     pub fn flush(&self) -> Result<()> {
-        Ok(self.map.flush()?)
+        Ok(self.core.map.flush()?)
     }
 
     /// Flushes the data of elements `range` to disk (whole pages around them, perhaps
@@ -717,51 +662,29 @@ impl NpyMapMut {
     /// [`ErrorKind::Usage`] when `range` is out of bounds; [`ErrorKind::Io`] from the
     /// operating system.
     pub fn flush_range(&self, range: Range<usize>) -> Result<()> {
-        let bytes = self.layout.byte_range(&range)?;
+        let bytes = self.core.layout.byte_range(&range)?;
         if bytes.is_empty() {
             return Ok(());
         }
-        Ok(self.map.flush_range(self.layout.data_offset + bytes.start, bytes.len())?)
+        Ok(self.core.map.flush_range(self.core.layout.data_offset + bytes.start, bytes.len())?)
     }
 
-    fn data_ptr(&self) -> *const u8 {
-        self.map.as_ptr().wrapping_add(self.layout.data_offset)
-    }
-
-    /// The data bytes `range` (relative to the start of the data).
-    fn bytes(&self, range: Range<usize>) -> &[u8] {
-        assert!(range.start <= range.end && range.end <= self.layout.data_len, "byte range out of the data");
-        // SAFETY:
-        // - the map is `data_offset + data_len` bytes long and readable, and `range` lies
-        //   in its data part (asserted above), so the slice is inside the mapping;
-        // - mapped file bytes are initialized (holes in a sparse file read as zeros), and
-        //   this map's writes keep them so (`view_range_mut` only lends types without
-        //   padding; `write` writes field bytes);
-        // - nothing changes them while the slice, which borrows `self` shared, lives:
-        //   writes through this map need `&mut self`, and the contract of the unsafe
-        //   constructors excludes everything else (see `NpyMap`'s safety section);
-        // - `u8` has alignment 1 and no invalid values.
-        unsafe { std::slice::from_raw_parts(self.data_ptr().add(range.start), range.len()) }
-    }
-
-    /// The data bytes `range` (relative to the start of the data), mutably.
+    /// The data bytes `range` (relative to the start of the data), mutably: only a
+    /// read-write map lends them.
     fn bytes_mut(&mut self, range: Range<usize>) -> &mut [u8] {
-        assert!(range.start <= range.end && range.end <= self.layout.data_len, "byte range out of the data");
+        let layout = &self.core.layout;
+        assert!(range.start <= range.end && range.end <= layout.data_len, "byte range out of the data");
+        let ptr = self.core.map.as_mut_ptr().wrapping_add(layout.data_offset + range.start);
         // SAFETY:
-        // - the map is `data_offset + data_len` bytes long, readable and writable, and
-        //   `range` lies in its data part (asserted above), so the slice is inside the
-        //   mapping;
-        // - the bytes are initialized (as in `bytes`);
+        // - the map is `data_offset + data_len` bytes long, readable and writable (the
+        //   constructors of `NpyMapMut` map read-write), and `range` lies in its data part
+        //   (asserted above), so the slice is inside the mapping;
+        // - the bytes are initialized (as in `MapCore::bytes`);
         // - the slice borrows `self` exclusively, so no other slice of this map is alive,
         //   and the contract of the unsafe constructors excludes every other access to
         //   these bytes while it lives;
         // - `u8` has alignment 1 and no invalid values.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.map.as_mut_ptr().add(self.layout.data_offset + range.start),
-                range.len(),
-            )
-        }
+        unsafe { std::slice::from_raw_parts_mut(ptr, range.len()) }
     }
 }
 
@@ -908,6 +831,52 @@ impl<T: NpyRecord> Iterator for Iter<'_, T> {
 }
 
 impl<T: NpyRecord> FusedIterator for Iter<'_, T> {}
+
+/// What both maps hold, and what they do alike: the mapping (read-only for an
+/// [`NpyMap`], read-write for an [`NpyMapMut`], which alone lends bytes mutably) and where
+/// the header says the data lies.
+#[derive(Debug)]
+struct MapCore {
+    map: MmapRaw,
+    layout: Layout,
+}
+
+impl MapCore {
+    fn data_ptr(&self) -> *const u8 {
+        self.map.as_ptr().wrapping_add(self.layout.data_offset)
+    }
+
+    /// The data bytes `range` (relative to the start of the data).
+    fn bytes(&self, range: Range<usize>) -> &[u8] {
+        assert!(range.start <= range.end && range.end <= self.layout.data_len, "byte range out of the data");
+        // SAFETY:
+        // - the map is `data_offset + data_len` bytes long and readable, and `range` lies
+        //   in its data part (asserted above), so the slice is inside the mapping;
+        // - mapped file bytes are initialized (holes in a sparse file read as zeros), and
+        //   writes through an `NpyMapMut` keep them so (`view_range_mut` only lends types
+        //   without padding; `write` writes field bytes);
+        // - nothing changes them while the slice, which borrows the map shared, lives:
+        //   writes through an `NpyMapMut` need `&mut` to it, and the contract of the
+        //   unsafe constructors excludes everything else (see `NpyMap`'s safety section);
+        // - `u8` has alignment 1 and no invalid values.
+        unsafe { std::slice::from_raw_parts(self.data_ptr().wrapping_add(range.start), range.len()) }
+    }
+
+    /// Elements `range` viewed in place as `&[T]`: [`NpyMap::view_range`].
+    fn view_range<T: NpyRecord>(&self, range: Range<usize>) -> Result<&[T]> {
+        let bools = view_plan::<T>(&self.layout, self.data_ptr(), Access::Read)?;
+        let bytes = self.bytes(self.layout.byte_range(&range)?);
+        validate::<T>(bytes, &bools, range.start)?;
+        // SAFETY:
+        // - `bytes` is data of this map, which passed `view_plan` and `validate` for `T`.
+        Ok(unsafe { cast::<T>(bytes) })
+    }
+
+    /// A decoding view of the data: [`NpyMap::decode`].
+    fn decode<T: NpyRecord>(&self) -> Result<Decoded<'_, T>> {
+        Decoded::new(self.bytes(0..self.layout.data_len), &self.layout)
+    }
+}
 
 /// What a header says and where the data lies in the file.
 #[derive(Debug, Clone)]

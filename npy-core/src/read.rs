@@ -1,4 +1,5 @@
 //! Reading `.npy` data from paths and from any [`io::Read`].
+#![deny(clippy::multiple_unsafe_ops_per_block)]
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -6,6 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::array::{Array, DynArray};
+use crate::buffer::{self, Buffer};
 use crate::dtype::refuse_objects;
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{Header, Version, DEFAULT_MAX_HEADER_SIZE, MAGIC_VERSION_LEN};
@@ -13,10 +15,8 @@ use crate::object::pickle;
 use crate::object::{FromObject, Object};
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
+use crate::stream::{read_full, read_full_at, read_growing, STREAM_CHUNK};
 
-/// Bytes read per step when the source's length is unknown, so a header claiming a huge
-/// array costs memory only as data actually arrives.
-const STREAM_CHUNK: usize = 16 << 20;
 /// Bytes of source records converted per step on the conversion path.
 const CONVERT_CHUNK: usize = 128 << 10;
 /// Conversions of at least this many source bytes from a file are split between two
@@ -68,7 +68,7 @@ impl ReadOptions {
 
     /// Most memory an object array may take to decode (see [`crate::object`]): its
     /// pickle's working state (stack, memo, values) and the resulting
-    /// [`Object`](crate::object::Object)s, counted as they grow; over it, decoding stops
+    /// [`Object`]s, counted as they grow; over it, decoding stops
     /// with [`ErrorKind::Pickle`]. Default: 64 MiB plus 128 bytes per byte of the pickle,
     /// which every pickle of distinct values fits; a value that the pickle shares many
     /// times (one long string in every element) is copied each time and may need more.
@@ -122,10 +122,8 @@ impl ReadOptions {
         present: bool,
         origin: Origin,
     ) -> Result<NpyReader<R>> {
-        let mut r = located(Some(origin.clone()), NpyReader::with_options(reader, self, Some(len)))?;
-        r.piece = Some(FIX_CHUNK);
-        r.verify_end = true;
-        r.present = present;
+        let r = located(Some(origin.clone()), NpyReader::with_options(reader, self, Some(len)))?;
+        let mut r = r.sized_as(|available| Source::Member { available, present, drained: false });
         r.origin = Some(origin);
         Ok(r)
     }
@@ -141,8 +139,8 @@ impl ReadOptions {
             let file = File::open(path)?;
             let len = file.metadata()?.len();
             let positional = file.try_clone().ok();
-            let mut r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
-            r.file = positional;
+            let r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
+            let mut r = r.sized_as(|available| Source::File { available, positional });
             r.origin = Some(Origin { path: Some(path.to_path_buf()), member: None });
             Ok(r)
         };
@@ -179,27 +177,63 @@ pub struct NpyReader<R> {
     /// Number of elements, and how many have been read.
     elements: usize,
     position: usize,
-    /// Data bytes the source holds (from the file length or an npz member's size), if
-    /// known.
-    available: Option<u64>,
-    /// Whether the `available` bytes are really there (a file's length, data in memory),
-    /// so buffers may be sized by them before reading; false for an npz member's size,
-    /// which the archive claims.
-    present: bool,
-    /// Largest read into the destination at once, when the source does work per byte
-    /// (an npz member's CRC): reading in cache-sized pieces keeps that work on hot data.
-    piece: Option<usize>,
-    /// Read the source to its end once the last element is read (an npz member: the zip
-    /// reader checks the CRC at its end). Never for plain streams, which may hold more
-    /// arrays after this one.
-    verify_end: bool,
+    /// What the data is read from, which decides how it is read.
+    source: Source,
     /// [`ReadOptions::max_object_bytes`].
     object_limit: Option<usize>,
-    /// A second handle on the file being read, from [`ReadOptions::open_path`]: large
-    /// conversions read it at positions, half on each of two threads.
-    file: Option<File>,
     /// Where the data comes from (a path, an npz member), which errors name.
     origin: Option<Origin>,
+}
+
+/// What a [`NpyReader`] reads its data from, which decides how it reads it.
+#[derive(Debug)]
+enum Source {
+    /// A stream of unknown length, which may hold more arrays after this one: only this
+    /// array's bytes are read, and memory is taken as data arrives.
+    Stream,
+    /// A source holding `available` data bytes, known to be there (a file of known length,
+    /// data in memory): buffers are sized by the header before reading.
+    Sized { available: u64 },
+    /// A file opened by path ([`ReadOptions::open_path`]), holding `available` data bytes.
+    /// `positional` is a second handle on it, taken by the first large conversion, which
+    /// reads it at positions, half on each of two threads (`None` when the file could not
+    /// be cloned).
+    File { available: u64, positional: Option<File> },
+    /// An npz member of `available` data bytes, which checks itself at its end (the zip
+    /// reader checks the CRC there): read in cache-sized pieces, so that per-byte work is
+    /// on hot data, and to its end once the last element is read (then `drained`).
+    /// `present`: whether the `available` bytes are known to be there (a stored member
+    /// whose range the archive's checks placed inside the file) or only claimed (a
+    /// deflated member is only as long as it inflates), when buffers grow as data arrives.
+    Member { available: u64, present: bool, drained: bool },
+}
+
+impl Source {
+    /// Data bytes the source holds, if known (claimed, for a deflated member).
+    fn available(&self) -> Option<u64> {
+        match *self {
+            Source::Stream => None,
+            Source::Sized { available } | Source::File { available, .. } | Source::Member { available, .. } => {
+                Some(available)
+            }
+        }
+    }
+
+    /// Whether at least `len` data bytes are known to be there, so buffers may be sized
+    /// for them before reading.
+    fn holds(&self, len: usize) -> bool {
+        match *self {
+            Source::Stream | Source::Member { present: false, .. } => false,
+            Source::Sized { available } | Source::File { available, .. } | Source::Member { available, .. } => {
+                available >= len as u64
+            }
+        }
+    }
+
+    /// The largest read into the destination at once, if limited (an npz member).
+    fn piece(&self) -> Option<usize> {
+        matches!(self, Source::Member { .. }).then_some(FIX_CHUNK)
+    }
 }
 
 impl<R: Read> NpyReader<R> {
@@ -260,14 +294,20 @@ impl<R: Read> NpyReader<R> {
             data_len,
             elements,
             position: 0,
-            available,
-            present: true,
-            piece: None,
-            verify_end: false,
+            source: available.map_or(Source::Stream, |available| Source::Sized { available }),
             object_limit: opts.object_limit(),
-            file: None,
             origin: None,
         })
+    }
+
+    /// This reader, its source of known length re-described by `source` (given the data
+    /// bytes it holds): a file opened by path, an npz member.
+    fn sized_as(mut self, source: impl FnOnce(u64) -> Source) -> Self {
+        debug_assert!(matches!(self.source, Source::Sized { .. }), "opened without a length");
+        if let Source::Sized { available } = self.source {
+            self.source = source(available);
+        }
+        self
     }
 
     /// A reader over data already in memory, with its header (no preamble to parse).
@@ -276,7 +316,7 @@ impl<R: Read> NpyReader<R> {
         R: AsRef<[u8]>,
     {
         let data_len = header.data_len()?;
-        let available = Some(data.as_ref().len() as u64);
+        let available = data.as_ref().len() as u64;
         let elements = header.element_count()?;
         Ok(NpyReader {
             reader: data,
@@ -286,12 +326,8 @@ impl<R: Read> NpyReader<R> {
             data_len,
             elements,
             position: 0,
-            available,
-            present: true,
-            piece: None,
-            verify_end: false,
+            source: Source::Sized { available },
             object_limit: None,
-            file: None,
             origin: None,
         })
     }
@@ -355,15 +391,18 @@ impl<R: Read> NpyReader<R> {
             return Err(Error::usage("read_dyn needs the whole array, but elements were already read"));
         }
         let total = self.data_len;
-        let zeroed = self.length_known();
-        let mut data = if zeroed { buffer::zeroed_vec::<u8>(total)? } else { Vec::new() };
-        let piece = self.piece;
-        buffer::prefaulting(&mut data, zeroed, |data| {
-            self.fill_in_place(data, total, zeroed, 0, piece, |_, _| Ok(()))
+        let sized = self.length_known();
+        let mut data = if sized { Buffer::zeroed(total)? } else { Buffer::new() };
+        let piece = self.source.piece();
+        let nothing_to_fix = |_: &mut [u8], _| Ok(());
+        buffer::prefaulting(&mut data, sized, |data| {
+            // SAFETY:
+            // - the elements are `u8`s, which any byte is: there is nothing to fix.
+            unsafe { self.fill_in_place(data, total, sized, 0, piece, nothing_to_fix) }
         })?;
         self.position = self.elements;
         self.finish_source()?;
-        DynArray::from_parts(self.header, data, Some(self.version))
+        DynArray::from_parts(self.header, data.into_vec(), Some(self.version))
     }
 
     /// Reads an object array (dtype `|O`): its pickle is decoded without executing anything
@@ -415,7 +454,7 @@ impl<R: Read> NpyReader<R> {
             return Err(Error::usage("read_objects needs the whole array, but elements were already read"));
         }
         let base = self.data_offset() as u64;
-        let decoded = match self.available {
+        let decoded = match self.source.available() {
             Some(len) => {
                 let source = io::BufReader::with_capacity(64 << 10, (&mut self.reader).take(len));
                 pickle::decode(source, base, Some(len), self.object_limit)?
@@ -466,17 +505,17 @@ impl<R: Read> NpyReader<R> {
     fn read_vec_here<T: NpyRecord>(mut self) -> Result<Vec<T>> {
         let plan = self.plan::<T>()?;
         let n = self.remaining();
-        let zeroed = self.length_known();
-        let mut out = if zeroed { buffer::zeroed_vec::<T>(n)? } else { Vec::new() };
-        let split = zeroed && !plan.in_place() && plan.dst_size() > 0;
+        let sized = self.length_known();
+        let mut out = if sized { Buffer::zeroed(n)? } else { Buffer::new() };
+        let split = sized && !plan.in_place() && plan.dst_size() > 0;
         if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && crate::two_cpus() {
-            if let Some(file) = self.file.take() {
+            if let Some(file) = self.positional_file() {
                 self.convert_split(&file, &plan, &mut out, n)?;
-                return Ok(out);
+                return Ok(out.into_vec());
             }
         }
-        buffer::prefaulting(&mut out, zeroed, |out| self.append(&plan, out, n, zeroed))?;
-        Ok(out)
+        buffer::prefaulting(&mut out, sized, |out| self.append(&plan, out, n, sized))?;
+        Ok(out.into_vec())
     }
 
     /// Reads the array as a typed N-d [`Array`], keeping shape and memory order.
@@ -547,9 +586,9 @@ impl<R: Read> NpyReader<R> {
         let read = (|| {
             let plan = self.plan::<T>()?;
             let k = buf.len().min(self.remaining());
-            let mut tmp = Vec::with_capacity(k);
+            let mut tmp = Buffer::with_capacity(k);
             self.append(&plan, &mut tmp, k, false)?;
-            buf[..k].copy_from_slice(&tmp);
+            buf[..k].copy_from_slice(&tmp.into_vec());
             Ok(k)
         })();
         located(self.origin.clone(), read)
@@ -594,7 +633,15 @@ impl<R: Read> NpyReader<R> {
 
     /// Whether the data is known to be present, so buffers may be sized by the header.
     fn length_known(&self) -> bool {
-        self.present && self.available.is_some_and(|a| a >= self.data_len as u64)
+        self.source.holds(self.data_len)
+    }
+
+    /// The second handle on a file opened by path, for positional reads, if not taken yet.
+    fn positional_file(&mut self) -> Option<File> {
+        match &mut self.source {
+            Source::File { positional, .. } => positional.take(),
+            _ => None,
+        }
     }
 
     fn plan<T: NpyRecord>(&self) -> Result<Plan> {
@@ -602,10 +649,11 @@ impl<R: Read> NpyReader<R> {
         Plan::new(&self.header.dtype, &native_dtype_of::<T>()?)
     }
 
-    /// Appends the next `count` elements to `out` (whose spare capacity is zero when
-    /// `zeroed`), converting through `plan`.
-    fn append<T: NpyRecord>(&mut self, plan: &Plan, out: &mut Vec<T>, count: usize, zeroed: bool) -> Result<()> {
-        self.append_elements(plan, out, count, zeroed)?;
+    /// Appends the next `count` elements to `out`, converting through `plan` (built by
+    /// [`NpyReader::plan`] for `T`). `sized`: `out` has room for all of them (the data is
+    /// known to be present), so they are read in one go rather than as they arrive.
+    fn append<T: NpyRecord>(&mut self, plan: &Plan, out: &mut Buffer<T>, count: usize, sized: bool) -> Result<()> {
+        self.append_elements(plan, out, count, sized)?;
         if self.position == self.elements {
             self.finish_source()?;
         }
@@ -615,8 +663,8 @@ impl<R: Read> NpyReader<R> {
     /// For sources that check themselves at their end: reads to the end (the bytes after
     /// the array, if any, are not part of it and are discarded).
     fn finish_source(&mut self) -> Result<()> {
-        if self.verify_end {
-            self.verify_end = false;
+        if let Source::Member { drained: drained @ false, .. } = &mut self.source {
+            *drained = true;
             io::copy(&mut self.reader, &mut io::sink())?;
         }
         Ok(())
@@ -625,35 +673,49 @@ impl<R: Read> NpyReader<R> {
     fn append_elements<T: NpyRecord>(
         &mut self,
         plan: &Plan,
-        out: &mut Vec<T>,
+        out: &mut Buffer<T>,
         count: usize,
-        zeroed: bool,
+        sized: bool,
     ) -> Result<()> {
         if plan.in_place() {
             // Data that needs fixing (byte swaps, checks) is read in cache-sized pieces and
             // fixed while hot; an exact copy is read in one go.
-            let piece =
-                if plan.is_identity() && !T::NEEDS_CHECK && !T::HAS_SKIPPED { self.piece } else { Some(FIX_CHUNK) };
-            self.fill_in_place(out, count, zeroed, self.position, piece, |buf, first| {
+            let piece = if plan.is_identity() && !T::NEEDS_CHECK && !T::HAS_SKIPPED {
+                self.source.piece()
+            } else {
+                Some(FIX_CHUNK)
+            };
+            let fix = |buf: &mut [u8], first| {
                 plan.run_in_place(buf, first)?;
                 check_elements::<T>(buf, first)
-            })?;
+            };
+            let first = self.position;
+            // SAFETY:
+            // - the plan, built for `T`, is in place: the source layout is `T`'s;
+            // - `fix` runs it over the bytes, which fixes byte order and validates `b1`
+            //   fields, then `T::check` on every element.
+            unsafe { self.fill_in_place(out, count, sized, first, piece, fix) }?;
             self.position += count;
             Ok(())
         } else {
-            self.fill_converted(plan, out, count, zeroed)
+            self.fill_converted(plan, out, count, sized)
         }
     }
 
     /// Reads `count` elements' worth of source bytes straight into `out`'s spare memory
     /// (the source layout is `T`'s), calling `fix` on each filled part (with the index of
     /// its first element, counting from `first`) before the elements count as `T`s.
-    /// Parts are at most `piece` bytes when given.
-    fn fill_in_place<T: NpyRecord>(
+    /// Parts are at most `piece` bytes when given; `sized` as for [`NpyReader::append`].
+    ///
+    /// # Safety
+    /// `fix`, when it returns `Ok`, has made the bytes it was given valid stored fields of
+    /// `T`s, as [`Buffer::assume_records`] requires: `b1` fields 0 or 1, and
+    /// [`NpyRecord::check`] passed.
+    unsafe fn fill_in_place<T: NpyRecord>(
         &mut self,
-        out: &mut Vec<T>,
+        out: &mut Buffer<T>,
         count: usize,
-        zeroed: bool,
+        sized: bool,
         mut first: usize,
         piece: Option<usize>,
         mut fix: impl FnMut(&mut [u8], usize) -> Result<()>,
@@ -662,7 +724,7 @@ impl<R: Read> NpyReader<R> {
         if size == 0 {
             return zero_sized::<T>(count);
         }
-        let mut step = if zeroed { count } else { (STREAM_CHUNK / size).max(1) };
+        let mut step = if sized { count } else { (STREAM_CHUNK / size).max(1) };
         if let Some(bytes) = piece {
             step = step.min((bytes / size).max(1));
         }
@@ -670,34 +732,33 @@ impl<R: Read> NpyReader<R> {
         let start = first;
         while out.len() < target {
             let k = step.min(target - out.len());
-            buffer::try_grow(out, k)?;
-            let base = out.len();
-            let bytes = buffer::spare_bytes(out, k, zeroed);
+            out.try_grow(k)?;
+            let bytes = out.spare_bytes(k);
             let got = read_full(&mut self.reader, bytes)?;
             if got < bytes.len() {
                 let before = self.position * self.header.dtype.itemsize();
                 return Err(self.truncated(before + (first - start) * size + got));
             }
             fix(bytes, first)?;
-            fill_skipped(out, base, k);
             // SAFETY:
-            // - `spare_bytes` gave `k * size` initialized bytes right after the `base`
-            //   elements, inside the capacity reserved above;
-            // - `fix` has made them valid `T`s (same layout as `T`, byte order fixed,
-            //   bools and `T::check` validated; padding may hold any bytes) and
-            //   `fill_skipped` initialized any skipped fields.
-            unsafe { out.set_len(base + k) };
+            // - the `k` elements' bytes were lent by `spare_bytes` and filled from the
+            //   source, whose layout is `T`'s;
+            // - `fix` returned `Ok`, so their stored fields are valid (this function's
+            //   contract).
+            unsafe { out.assume_records(k) };
             first += k;
         }
         Ok(())
     }
 
+    /// Reads `count` elements' worth of source bytes in chunks and converts them into
+    /// `out` through `plan` (built for `T`); `sized` as for [`NpyReader::append`].
     fn fill_converted<T: NpyRecord>(
         &mut self,
         plan: &Plan,
-        out: &mut Vec<T>,
+        out: &mut Buffer<T>,
         count: usize,
-        zeroed: bool,
+        sized: bool,
     ) -> Result<()> {
         let (ss, ds) = (plan.src_size(), plan.dst_size());
         if ds == 0 {
@@ -707,7 +768,7 @@ impl<R: Read> NpyReader<R> {
         // Source bytes of a chunk: sized up front when the data is known to be present,
         // else grown as it arrives (one element may claim 2 GiB). The destination is
         // reserved once the chunk's source bytes are in.
-        let mut staging = if zeroed { vec![0u8; per_chunk.min(count) * ss] } else { Vec::new() };
+        let mut staging = if sized { vec![0u8; per_chunk.min(count) * ss] } else { Vec::new() };
         let target = out.len() + count;
         while out.len() < target {
             let k = per_chunk.min(target - out.len());
@@ -722,35 +783,32 @@ impl<R: Read> NpyReader<R> {
                 return Err(self.truncated(first * self.header.dtype.itemsize() + got));
             }
             let src = &staging[..want];
-            buffer::try_grow(out, k)?;
-            let base = out.len();
-            let dst = buffer::spare_bytes(out, k, zeroed);
+            out.try_grow(k)?;
+            let dst = out.spare_bytes(k);
             plan.run(src, dst, first)?;
             check_elements::<T>(dst, first)?;
-            fill_skipped(out, base, k);
             // SAFETY:
-            // - `spare_bytes` gave `k * ds` initialized (zeroed) bytes right after the
-            //   `base` elements, inside the capacity reserved above;
-            // - the plan wrote every field of `T::native_dtype()` (it fails on a missing
-            //   field), validated bools, left padding zeroed, `T::check` passed, and
-            //   `fill_skipped` initialized any skipped fields.
-            unsafe { out.set_len(base + k) };
+            // - the plan, built for `T`, wrote every field of `T::native_dtype()` into the
+            //   `k` elements' bytes lent by `spare_bytes` (it fails on a missing field) and
+            //   validated `b1` fields;
+            // - `T::check` passed (`check_elements`).
+            unsafe { out.assume_records(k) };
             self.position += k;
         }
         Ok(())
     }
 
-    /// Converts the `n` remaining elements of a file into `out` (fresh, zeroed, capacity
-    /// `n`) on two threads, each reading its half of the data at its position in `file`
+    /// Converts the `n` remaining elements of a file into `out` (empty, capacity `n`) on
+    /// two threads, each reading its half of the data at its position in `file`
     /// and converting it into its half of `out`: reading, converting and the kernel's
     /// zeroing of fresh pages all split between two CPUs. Errors are those of a
     /// sequential read: the first half's first.
-    fn convert_split<T: NpyRecord>(&mut self, file: &File, plan: &Plan, out: &mut Vec<T>, n: usize) -> Result<()> {
+    fn convert_split<T: NpyRecord>(&mut self, file: &File, plan: &Plan, out: &mut Buffer<T>, n: usize) -> Result<()> {
         let (ss, ds) = (plan.src_size(), plan.dst_size());
         let first = self.position;
         let start = (self.data_offset() + first * ss) as u64;
         let half = n / 2;
-        let dst = buffer::spare_bytes(out, n, true);
+        let dst = out.spare_bytes(n);
         let (low, high) = dst.split_at_mut(half * ds);
         // Errors are those of a sequential read, so the first half always runs to its
         // end (an error of its own comes first); when it fails, it sets `failed` and the
@@ -777,15 +835,13 @@ impl<R: Read> NpyReader<R> {
         if got_low.is_none() || got_high.is_none() {
             return Err(Error::usage("half of a conversion stopped, but the other half did not fail"));
         }
-        fill_skipped(out, 0, n);
         // SAFETY:
-        // - `spare_bytes` gave the `n * ds` zeroed bytes of `out`'s capacity (`out` is
-        //   empty, with capacity `n`), all of which `convert_at` filled: each half ran the
-        //   plan over all its elements (their source bytes were all read, checked above);
-        // - the plan wrote every field of `T::native_dtype()`, validated bools, left
-        //   padding zeroed, `T::check` passed, and `fill_skipped` initialized any skipped
-        //   fields.
-        unsafe { out.set_len(n) };
+        // - `convert_at` filled all `n` elements' bytes lent by `spare_bytes`: each half
+        //   ran the plan (built for `T`) over all its elements, their source bytes all
+        //   read (checked above); the plan wrote every field of `T::native_dtype()` and
+        //   validated `b1` fields;
+        // - `T::check` passed (`convert_at` checks every chunk it converts).
+        unsafe { out.assume_records(n) };
         self.position += n;
         Ok(())
     }
@@ -815,9 +871,9 @@ impl<R: Read, T: NpyRecord> Iterator for Records<R, T> {
         }
         // Capacity comes with the data (`append` reserves as elements arrive): `k` may be
         // all the elements a stream's header claims.
-        let mut chunk = Vec::new();
+        let mut chunk = Buffer::new();
         match self.reader.append(&self.plan, &mut chunk, k, false) {
-            Ok(()) => Some(Ok(chunk)),
+            Ok(()) => Some(Ok(chunk.into_vec())),
             Err(e) => {
                 self.failed = true;
                 Some(located(self.reader.origin.clone(), Err(e)))
@@ -836,39 +892,26 @@ impl<R, T> Records<R, T> {
 /// A `Vec<T>` of `n` elements whose bytes `fill` writes (given all `n * size_of::<T>()`
 /// bytes, zeroed): every field of `T::native_dtype()` must be written by it (through
 /// plans, which validate `b1` fields); `T::check` and skipped fields are handled here.
+///
+/// `fill` is trusted to write `b1` fields only through plans: a safe closure that wrote a
+/// 2 there would make an invalid `bool`. Its callers (npz columns, mmap's `Decoded`) run
+/// plans; this should take the plans to run, or be an `unsafe fn`, when they next change.
 pub(crate) fn build_vec<T: NpyRecord>(n: usize, fill: impl FnOnce(&mut [u8]) -> Result<()>) -> Result<Vec<T>> {
     if std::mem::size_of::<T>() == 0 {
         zero_sized::<T>(n)?;
         return Ok(Vec::new());
     }
-    let mut out = buffer::zeroed_vec::<T>(n)?;
-    let bytes = buffer::spare_bytes(&mut out, n, true);
+    let mut out = Buffer::zeroed(n)?;
+    let bytes = out.spare_bytes(n);
     fill(bytes)?;
     check_elements::<T>(bytes, 0)?;
-    fill_skipped(&mut out, 0, n);
     // SAFETY:
-    // - `zeroed_vec` gave capacity `n`, and `spare_bytes` its `n * size_of::<T>()` bytes,
-    //   initialized;
-    // - `fill` wrote every field of `T::native_dtype()` through plans (the caller's
-    //   contract), which validated bools; `T::check` passed; skipped fields were filled.
-    unsafe { out.set_len(n) };
-    Ok(out)
-}
-
-/// Initializes the skipped fields of `out[base..base + k]` (spare capacity).
-fn fill_skipped<T: NpyRecord>(out: &mut Vec<T>, base: usize, k: usize) {
-    if !T::HAS_SKIPPED {
-        return;
-    }
-    let ptr = out.as_mut_ptr();
-    for i in base..base + k {
-        // SAFETY:
-        // - `i < base + k <= capacity` (reserved by the caller), so `ptr.add(i)` is in the
-        //   allocation, aligned for `T`;
-        // - the element's stored fields were just filled and validated; its skipped fields
-        //   are zeroed bytes holding no value, which `fill_skipped` overwrites without drop.
-        unsafe { T::fill_skipped(ptr.add(i)) };
-    }
+    // - `fill` wrote every field of `T::native_dtype()` into the `n` elements' bytes lent
+    //   by `spare_bytes`, through plans (the caller's promise: see the doc), which
+    //   validated `b1` fields;
+    // - `T::check` passed (`check_elements`).
+    unsafe { out.assume_records(n) };
+    Ok(out.into_vec())
 }
 
 fn zero_sized<T>(n: usize) -> Result<()> {
@@ -925,38 +968,6 @@ fn located<V>(origin: Option<Origin>, result: Result<V>) -> Result<V> {
     result.map_err(|e| e.locate(path.as_deref(), Access::Read, member.as_deref()))
 }
 
-/// Reads `buf.len()` bytes of `file` at `offset` unless the file ends first; returns how
-/// many were read.
-fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match read_at(file, &mut buf[filled..], offset + filled as u64) {
-            Ok(0) => break,
-            Ok(k) => filled += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(filled)
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    // Reads at `offset`; it also moves the handle's cursor, which this handle's users
-    // never rely on.
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
-}
-
-#[cfg(not(any(unix, windows)))]
-fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<usize> {
-    Err(io::Error::new(io::ErrorKind::Unsupported, "positional reads"))
-}
-
 pub(crate) fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result<()> {
     if T::NEEDS_CHECK {
         let size = std::mem::size_of::<T>();
@@ -965,200 +976,6 @@ pub(crate) fn check_elements<T: NpyRecord>(bytes: &[u8], first: usize) -> Result
         }
     }
     Ok(())
-}
-
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-pub(crate) fn read_full<R: Read>(reader: &mut R, buf: &mut [u8]) -> Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(k) => filled += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(filled)
-}
-
-/// Appends up to `len` bytes from `reader` to `out` (fewer if the input ends first) and
-/// returns how many: the buffer grows as bytes arrive, by at most 16 MiB or doubling, so a
-/// length the input only claims costs memory as far as its bytes are present.
-pub(crate) fn read_growing<R: Read>(reader: &mut R, len: usize, out: &mut Vec<u8>) -> Result<usize> {
-    let start = out.len();
-    let end = start.saturating_add(len);
-    while out.len() < end {
-        let at = out.len();
-        let step = (end - at).min(STREAM_CHUNK.max(at - start));
-        out.resize(at + step, 0);
-        let got = read_full(reader, &mut out[at..]).inspect_err(|_| out.truncate(at))?;
-        out.truncate(at + got);
-        if got < step {
-            break;
-        }
-    }
-    Ok(out.len() - start)
-}
-
-/// Buffers for bulk reads: zeroed, and backed by transparent huge pages when large (on
-/// Linux; not under Miri, which cannot call `madvise`).
-pub(crate) mod buffer {
-    use std::alloc::{self, Layout};
-
-    // `madvise` and `sysconf` are compiled out under Miri, which cannot call them.
-
-    /// Regions at least this large are advised to use transparent huge pages.
-    #[cfg(all(target_os = "linux", not(miri)))]
-    const HUGE_THRESHOLD: usize = 4 << 20;
-    #[cfg(all(target_os = "linux", not(miri)))]
-    const HUGE_PAGE: usize = 2 << 20;
-
-    /// An empty `Vec<T>` with capacity `n` whose memory is zeroed (by `calloc`, which for
-    /// large sizes maps fresh pages without touching them) and advised to use huge pages,
-    /// so a read fills it with a fraction of the page faults.
-    ///
-    /// # Errors
-    /// An `OutOfMemory` I/O error when the memory cannot be had (never an abort: the size
-    /// may come from a file's claim).
-    pub(crate) fn zeroed_vec<T>(n: usize) -> crate::Result<Vec<T>> {
-        let layout = Layout::array::<T>(n).map_err(|_| out_of_memory(n, std::mem::size_of::<T>()))?;
-        if layout.size() == 0 {
-            // Nothing to allocate (n == 0, or a zero-sized T).
-            return Ok(Vec::new());
-        }
-        // SAFETY: the layout has non-zero size (checked above).
-        let ptr = unsafe { alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(out_of_memory(n, std::mem::size_of::<T>()));
-        }
-        advise_huge_pages(ptr, layout.size());
-        // SAFETY:
-        // - `ptr` was allocated by the global allocator with `Layout::array::<T>(n)`, the
-        //   layout a `Vec<T>` of capacity `n` uses;
-        // - length 0 <= capacity, so no element is claimed to be initialized.
-        Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), 0, n) })
-    }
-
-    /// Grows `v`'s capacity by `additional` elements, or says it cannot.
-    ///
-    /// # Errors
-    /// As [`zeroed_vec`].
-    pub(crate) fn try_grow<T>(v: &mut Vec<T>, additional: usize) -> crate::Result<()> {
-        v.try_reserve(additional).map_err(|_| out_of_memory(additional, std::mem::size_of::<T>()))
-    }
-
-    /// The error for an allocation of `n` elements of `size` bytes that failed.
-    pub(crate) fn out_of_memory(n: usize, size: usize) -> crate::Error {
-        let what =
-            n.checked_mul(size).map_or_else(|| format!("{n} elements of {size} bytes"), |b| format!("{b} bytes"));
-        std::io::Error::new(std::io::ErrorKind::OutOfMemory, format!("cannot allocate {what} for the array")).into()
-    }
-
-    /// The bytes of the `count` elements after `v.len()`, as initialized bytes: zeroed
-    /// here unless `zeroed` says the spare capacity is already zero (from
-    /// [`zeroed_vec`], never written since).
-    pub(crate) fn spare_bytes<T>(v: &mut Vec<T>, count: usize, zeroed: bool) -> &mut [u8] {
-        let spare = &mut v.spare_capacity_mut()[..count];
-        let len = std::mem::size_of_val(spare);
-        let ptr = spare.as_mut_ptr().cast::<u8>();
-        if !zeroed {
-            // SAFETY: `ptr` is valid for writes of `len` bytes: they are the spare capacity
-            // borrowed mutably above.
-            unsafe { std::ptr::write_bytes(ptr, 0, len) };
-        }
-        // SAFETY:
-        // - `ptr..ptr+len` is the spare capacity, exclusively borrowed through `v`;
-        // - every byte is initialized: zeroed by `calloc` or by `write_bytes` above;
-        // - `u8` has alignment 1 and no invalid values.
-        unsafe { std::slice::from_raw_parts_mut(ptr, len) }
-    }
-
-    /// Spare capacity at least this large is faulted in by [`prefaulting`]'s second thread.
-    const PREFAULT_THRESHOLD: usize = 64 << 20;
-    /// Bytes faulted in per `madvise` call: the most [`prefaulting`] waits for its thread
-    /// once the fill is done.
-    #[cfg(all(target_os = "linux", not(miri)))]
-    const PREFAULT_STEP: usize = 16 << 20;
-
-    /// Runs `fill(v)`, which fills `v`'s spare capacity from its start, while a second
-    /// thread faults in the pages of that capacity from its end backwards (`madvise`
-    /// `MADV_POPULATE_WRITE`), so the kernel zeroes fresh pages on two CPUs: for a fresh
-    /// buffer (`fresh`: from [`zeroed_vec`]) of at least 64 MiB, on Linux (not under Miri),
-    /// with a CPU to spare. The thread stops when the fill returns (or the two meet) and is
-    /// joined before this returns.
-    pub(crate) fn prefaulting<T, R>(v: &mut Vec<T>, fresh: bool, fill: impl FnOnce(&mut Vec<T>) -> R) -> R {
-        let spare = v.spare_capacity_mut();
-        let (start, len) = (spare.as_mut_ptr() as usize, std::mem::size_of_val(spare));
-        if !cfg!(all(target_os = "linux", not(miri))) || !fresh || len < PREFAULT_THRESHOLD || !crate::two_cpus() {
-            return fill(v);
-        }
-        /// Tells the thread to stop when the fill ends, by returning, failing or
-        /// panicking, so the scope's join never waits for more than one step.
-        struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
-        impl Drop for StopOnDrop<'_> {
-            fn drop(&mut self) {
-                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            scope.spawn(|| populate_backwards(start, len, &stop));
-            let _stop = StopOnDrop(&stop);
-            fill(v)
-        })
-    }
-
-    /// Faults in the pages of `start..start + len` for writing, `PREFAULT_STEP` bytes at a
-    /// time from the end, until `stop` is set; stops at the first failure (an old kernel
-    /// without `MADV_POPULATE_WRITE`, memory pressure), which only means fewer pages were
-    /// faulted in ahead.
-    #[cfg(all(target_os = "linux", not(miri)))]
-    fn populate_backwards(start: usize, len: usize, stop: &std::sync::atomic::AtomicBool) {
-        // SAFETY: sysconf has no preconditions.
-        let page = match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
-            p if p > 0 => p as usize,
-            _ => return,
-        };
-        let first = start.next_multiple_of(page);
-        let mut end = (start + len) / page * page;
-        while end > first && !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let from = end.saturating_sub(PREFAULT_STEP).max(first) / page * page;
-            // SAFETY:
-            // - `from..end` is whole pages inside the spare capacity of the caller's buffer
-            //   (`first` and `end` are its first and last page boundaries, `from` a page
-            //   boundary between them), which `prefaulting` keeps allocated until this
-            //   thread is joined;
-            // - MADV_POPULATE_WRITE only makes the kernel back those pages (fresh ones
-            //   zeroed, as a first write would); it never changes the contents of a present
-            //   page, so the fill writing them meanwhile is unaffected.
-            let r = unsafe { libc::madvise(from as *mut libc::c_void, end - from, libc::MADV_POPULATE_WRITE) };
-            if r != 0 {
-                return;
-            }
-            end = from;
-        }
-    }
-
-    #[cfg(not(all(target_os = "linux", not(miri))))]
-    fn populate_backwards(_start: usize, _len: usize, _stop: &std::sync::atomic::AtomicBool) {}
-
-    #[cfg(all(target_os = "linux", not(miri)))]
-    fn advise_huge_pages(ptr: *mut u8, len: usize) {
-        if len < HUGE_THRESHOLD {
-            return;
-        }
-        let start = (ptr as usize).next_multiple_of(HUGE_PAGE);
-        let end = (ptr as usize + len) / HUGE_PAGE * HUGE_PAGE;
-        if end > start {
-            // SAFETY: `start..end` lies inside the allocation just made (rounded inwards to
-            // huge-page boundaries); MADV_HUGEPAGE only changes how the kernel backs those
-            // pages, never their contents. A failure (e.g. THP disabled) is harmless.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-        }
-    }
-
-    #[cfg(not(all(target_os = "linux", not(miri))))]
-    fn advise_huge_pages(_ptr: *mut u8, _len: usize) {}
 }
 
 #[cfg(test)]
@@ -1271,11 +1088,11 @@ mod tests {
         let path = dir.path().join("small.npy");
         data.write_npy(&path).unwrap();
         let convert = |reader: &mut NpyReader<_>| {
-            let file = reader.file.take().unwrap();
+            let file = reader.positional_file().unwrap();
             let plan = reader.plan::<f64>().unwrap();
             assert!(!plan.in_place());
-            let mut out = buffer::zeroed_vec::<f64>(data.len()).unwrap();
-            reader.convert_split(&file, &plan, &mut out, data.len()).map(|()| out)
+            let mut out = Buffer::<f64>::zeroed(data.len()).unwrap();
+            reader.convert_split(&file, &plan, &mut out, data.len()).map(|()| out.into_vec())
         };
         let out = convert(&mut ReadOptions::new().open_path(&path).unwrap()).unwrap();
         assert_eq!(out, data.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
@@ -1308,21 +1125,5 @@ mod tests {
         let chunks: Vec<Vec<Noted>> =
             NpyReader::new(&bytes[..]).unwrap().records::<Noted>(4).unwrap().map(Result::unwrap).collect();
         assert_eq!(chunks.concat(), want);
-    }
-
-    #[test]
-    fn big_buffers_are_zeroed_and_usable() {
-        // 8 MiB, over the huge-page threshold; Miri (no `madvise`) checks a Miri-sized one.
-        let n = if cfg!(miri) { 1 << 12 } else { 1 << 20 };
-        let mut v = buffer::zeroed_vec::<u64>(n).unwrap();
-        assert_eq!(v.capacity(), n);
-        let bytes = buffer::spare_bytes(&mut v, n, true);
-        assert!(bytes.iter().all(|&b| b == 0));
-        let v: Vec<f64> = {
-            let mut out = Vec::new();
-            [1.0f64, 2.0].write_npy_to(&mut out).unwrap();
-            Vec::<f64>::read_npy_from(&out[..]).unwrap()
-        };
-        assert_eq!(v, [1.0, 2.0]);
     }
 }

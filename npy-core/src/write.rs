@@ -1,11 +1,12 @@
 //! Writing `.npy` data to paths (atomically) and to any [`io::Write`].
+#![deny(clippy::multiple_unsafe_ops_per_block)]
 
 use std::io::{self, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
-use std::mem::MaybeUninit;
 use std::path::Path;
 
 use crate::atomic::AtomicFile;
+use crate::buffer::{self, PieceBuf, RecordBytes};
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
 use crate::plan::Plan;
@@ -114,21 +115,27 @@ fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<
     write_with_plan(writer, &element_plan::<T>()?, data)
 }
 
-/// One bulk write when `T`'s memory is its written layout, else converted field by field
-/// in chunks.
+/// One bulk write when `T`'s memory is its written layout; records with padding copied
+/// whole with their padding zeroed; else converted field by field in chunks.
+///
+/// `plan` must be [`element_plan::<T>`](element_plan)'s: the proofs of the byte reads rest
+/// on its source being `T::native_dtype()` (a typed plan would let the compiler check it).
 pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
-    if plan.is_identity() && !plan.covers_all_src() {
-        return write_padded(writer, &plan.src_gaps(), data, WRITE_PIECE);
-    }
-    if plan.is_identity() {
+    debug_assert_eq!(plan.src_size(), std::mem::size_of::<T>(), "a plan for another type");
+    if plan.is_identity() && plan.covers_all_src() {
         // SAFETY:
-        // - the pointer and length come from a live `&[T]`, so the bytes are readable;
-        // - the plan covers every byte of `T`, so `T` has no padding and all its bytes are
-        //   initialized (NpyRecord's contract: the native dtype describes `T` exactly);
-        // - `u8` has alignment 1 and no invalid values.
-        let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
+        // - the plan's source is `T::native_dtype()` and it covers every source byte, so
+        //   every byte of a `T` is a byte of one of its fields (NpyRecord's contract: the
+        //   native dtype describes `T`'s memory exactly).
+        let bytes = unsafe { buffer::bytes_of(data) };
         writer.write_all(bytes)?;
         return Ok(());
+    }
+    // Records with skipped fields are never copied whole: those fields may hold anything,
+    // an atomic another thread updates meanwhile included, so only the stored fields are
+    // read (converted: the same bytes).
+    if plan.is_identity() && !T::HAS_SKIPPED {
+        return write_padded(writer, plan, data, WRITE_PIECE);
     }
     write_converted(writer, plan, data, WRITE_PIECE)
 }
@@ -147,43 +154,51 @@ fn write_converted<W: Write + ?Sized, T: NpyRecord>(
         return Ok(());
     }
     let per_piece = (piece_bytes / ds).max(1);
-    let (src, total) = (SendPtr(data.as_ptr().cast::<MaybeUninit<u8>>()), data.len());
+    let (src, total) = (RecordBytes::of(data), data.len());
     write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * ds, move |k, buf| {
         let count = per_piece.min(total - k * per_piece);
         let len = count * ds;
-        // SAFETY: `write_pieces` keeps every byte of its buffers initialized between fills
-        // (they start zeroed), and the plan stores only initialized bytes.
-        let dst = unsafe { &mut *(&mut buf[..len] as *mut [MaybeUninit<u8>] as *mut [u8]) };
+        let records = src.at(k * per_piece * ss, count * ss);
+        let dst = &mut buf.bytes_mut()[..len];
         // SAFETY:
-        // - piece `k` of `data` (`k < pieces`) is `count` elements of `size_of::<T>()`
-        //   bytes, which equals the plan's source element size (checked by
-        //   `element_plan`), at `k * per_piece` elements into the live slice;
-        // - the plan reads only the bytes of fields of `T::native_dtype()`, which are
-        //   initialized (NpyRecord's contract), never padding or skipped fields.
-        unsafe { plan.run_raw(src.at(k * per_piece * ss).cast::<u8>(), count, dst, k * per_piece)? };
+        // - `records` is valid for reads of `count` source elements: `count * ss` bytes
+        //   inside `data` (checked by `at`), borrowed for the whole write;
+        // - the plan's source is `T::native_dtype()`, so it reads only the bytes of `T`'s
+        //   stored fields, which are initialized (NpyRecord's contract), never padding or
+        //   skipped fields.
+        unsafe { plan.run_raw(records, count, dst, k * per_piece) }?;
         Ok(len)
     })
 }
 
 /// Writes elements whose memory is their written layout except for padding (e.g. an
-/// `#[npy(align)]` struct): whole records are copied into cache-sized buffers (of about
-/// `piece_bytes`), the padding bytes (`gaps`, which Rust leaves uninitialized) are zeroed
-/// there, and the buffers are written. Padding is never read. Large inputs copy on a second
-/// thread while this one writes, so the copy costs no time when a core is free.
+/// `#[npy(align)]` struct without skipped fields; `plan` is [`element_plan`]'s, identity):
+/// whole records are
+/// copied into cache-sized buffers (of about `piece_bytes`), the padding bytes (the plan's
+/// source gaps, which Rust leaves uninitialized) are zeroed there, and the buffers are
+/// written. Padding is never read. Large inputs copy on a second thread while this one
+/// writes, so the copy costs no time when a core is free.
 fn write_padded<W: Write + ?Sized, T: NpyRecord>(
     writer: &mut W,
-    gaps: &[(usize, usize)],
+    plan: &Plan,
     data: &[T],
     piece_bytes: usize,
 ) -> Result<()> {
+    let gaps = plan.src_gaps();
     let size = std::mem::size_of::<T>();
     let per_piece = (piece_bytes / size.max(1)).max(1);
-    let (src, total) = (SendPtr(data.as_ptr().cast::<MaybeUninit<u8>>()), data.len());
+    let (src, total) = (RecordBytes::of(data), data.len());
     write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * size, move |k, buf| {
         let len = per_piece.min(total - k * per_piece) * size;
-        // SAFETY: piece `k` of `data` (`k < pieces`) is `len` bytes at `k * per_piece`
-        // elements from its start, inside the live slice, and `buf` holds `len` bytes.
-        unsafe { fill_piece(src.at(k * per_piece * size), &mut buf[..len], size, gaps) };
+        let records = src.at(k * per_piece * size, len);
+        // SAFETY:
+        // - `records` is valid for reads of `len` bytes, whole elements inside `data`
+        //   (checked by `at`), borrowed for the whole write; no byte of them changes
+        //   meanwhile: they are stored fields and padding (see `buffer`'s module doc);
+        // - outside `gaps`, the bytes of an element are bytes of fields of
+        //   `T::native_dtype()` (the plan's source, whose gaps these are), initialized in
+        //   a valid `T`.
+        unsafe { buf.copy_records(records, len, size, &gaps) };
         Ok(len)
     })
 }
@@ -193,24 +208,23 @@ fn write_padded<W: Write + ?Sized, T: NpyRecord>(
 /// and a second CPU, pieces are made on a second thread while this one writes (up to
 /// [`WRITE_BUFFERS`] in flight), so making them costs no time.
 ///
-/// Buffers start zeroed. `fill` must leave every byte of its buffer initialized (it may
-/// pass through uninitialized bytes while it works): the first `len` are written.
+/// Buffers start zeroed; the first `len` bytes of a filled buffer are written.
 fn write_pieces<W: Write + ?Sized>(
     writer: &mut W,
     pieces: usize,
     piece_len: usize,
-    fill: impl Fn(usize, &mut [MaybeUninit<u8>]) -> Result<usize> + Sync,
+    fill: impl Fn(usize, &mut PieceBuf) -> Result<usize> + Sync,
 ) -> Result<()> {
-    let new_buf = || vec![MaybeUninit::new(0u8); piece_len];
+    let new_buf = || PieceBuf::zeroed(piece_len);
     if pieces < 8 || !crate::two_cpus() {
         let mut buf = new_buf();
         for k in 0..pieces {
             let len = fill(k, &mut buf)?;
-            writer.write_all(initialized(&buf[..len]))?;
+            writer.write_all(&buf.bytes()[..len])?;
         }
         return Ok(());
     }
-    type Piece = (Vec<MaybeUninit<u8>>, Result<usize>);
+    type Piece = (PieceBuf, Result<usize>);
     let fill = &fill;
     std::thread::scope(|scope| {
         // Every channel end lives inside this closure, so returning from it, by an early
@@ -218,7 +232,7 @@ fn write_pieces<W: Write + ?Sized>(
         // `recv` and `send` then fail and it returns. Its own ends go with it when it
         // returns (or panics), which wakes this thread's `recv` in turn.
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(WRITE_BUFFERS);
-        let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Vec<MaybeUninit<u8>>>(WRITE_BUFFERS);
+        let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<PieceBuf>(WRITE_BUFFERS);
         for _ in 0..WRITE_BUFFERS {
             empty_tx.send(new_buf()).map_err(|_| Error::usage("the buffer channel closed"))?;
         }
@@ -234,88 +248,12 @@ fn write_pieces<W: Write + ?Sized>(
         });
         for _ in 0..pieces {
             let (buf, made) = full_rx.recv().map_err(|_| Error::usage("the thread making pieces stopped"))?;
-            writer.write_all(initialized(&buf[..made?]))?;
+            writer.write_all(&buf.bytes()[..made?])?;
             // Fails only once the other thread has returned, which needs no more buffers.
             let _ = empty_tx.send(buf);
         }
         Ok(())
     })
-}
-
-/// A pointer into the caller's `&[T]` handed to the thread of [`write_pieces`].
-#[derive(Clone, Copy)]
-struct SendPtr(*const MaybeUninit<u8>);
-
-impl SendPtr {
-    /// The pointer `offset` bytes on (a method, so closures capture the whole `SendPtr`).
-    fn at(self, offset: usize) -> *const MaybeUninit<u8> {
-        self.0.wrapping_add(offset)
-    }
-}
-
-// SAFETY: the pointer is only used to read bytes out of a slice that `write_padded` or
-// `write_converted` borrows for the whole scope of the thread of `write_pieces` (which the
-// scope joins before returning), while the calling thread does not touch that slice; bytes
-// are read as bytes (`MaybeUninit<u8>` copies, or field bytes by a plan), so no `T` is
-// shared or created on the other thread.
-unsafe impl Send for SendPtr {}
-// SAFETY: as for `Send`: shared use is only the byte reads described there.
-unsafe impl Sync for SendPtr {}
-
-/// Copies `buf.len()` bytes of whole records from `src` into `buf` and zeroes each
-/// record's `gaps`.
-///
-/// # Safety
-/// `src` must be valid for reads of `buf.len()` bytes (a multiple of `size`): the bytes
-/// of whole elements of a live slice, whose fields are initialized.
-unsafe fn fill_piece(src: *const MaybeUninit<u8>, buf: &mut [MaybeUninit<u8>], size: usize, gaps: &[(usize, usize)]) {
-    // SAFETY:
-    // - `src` is readable for `buf.len()` bytes (the caller's contract) and `buf` is
-    //   writable for as many; they do not overlap (`buf` is our own buffer);
-    // - the destination is `MaybeUninit<u8>`, so copying uninitialized padding bytes is
-    //   allowed (nothing reads them as `u8` before they are zeroed below).
-    unsafe { std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr(), buf.len()) };
-    for rec in buf.chunks_exact_mut(size) {
-        for &(at, n) in gaps {
-            zero(&mut rec[at..at + n]);
-        }
-    }
-}
-
-/// Zeroes `gap` with plain stores: padding gaps are a few bytes, for which a call to
-/// `memset` costs more than the bytes.
-#[inline(always)]
-fn zero(gap: &mut [MaybeUninit<u8>]) {
-    const Z: MaybeUninit<u8> = MaybeUninit::new(0);
-    let (words, rest) = gap.as_chunks_mut::<8>();
-    words.fill([Z; 8]);
-    let rest = match rest.split_first_chunk_mut::<4>() {
-        Some((word, tail)) => {
-            *word = [Z; 4];
-            tail
-        }
-        None => rest,
-    };
-    let rest = match rest.split_first_chunk_mut::<2>() {
-        Some((half, tail)) => {
-            *half = [Z; 2];
-            tail
-        }
-        None => rest,
-    };
-    if let Some(byte) = rest.first_mut() {
-        *byte = Z;
-    }
-}
-
-/// The bytes of a buffer of [`write_pieces`] after a fill.
-fn initialized(buf: &[MaybeUninit<u8>]) -> &[u8] {
-    // SAFETY: `write_pieces`'s buffers start zeroed and its fills leave every byte
-    // initialized: `write_converted`'s plan stores only initialized bytes; `fill_piece`
-    // copies bytes of fields from valid `T`s (NpyRecord's contract: the native dtype's
-    // fields cover them) and zeroes every other byte (the `gaps`); `u8` accepts any
-    // initialized byte.
-    unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<u8>(), buf.len()) }
 }
 
 /// Writes records one by one or in batches when their number is not known in advance, and
@@ -508,27 +446,13 @@ mod tests {
                     if k == bad {
                         return Err(Error::usage(format!("piece {k} cannot be made")));
                     }
-                    buf.fill(MaybeUninit::new(k as u8));
+                    buf.bytes_mut().fill(k as u8);
                     Ok(4)
                 })
                 .unwrap_err();
                 assert_eq!(e.to_string(), format!("piece {bad} cannot be made"));
                 let want: Vec<u8> = (0..bad).flat_map(|k| [k as u8; 4]).collect();
                 assert_eq!(out, want, "{pieces} pieces, failing at {bad}");
-            }
-        }
-    }
-
-    #[test]
-    fn zero_clears_exactly_the_gap() {
-        for len in 0..=27 {
-            for at in 0..3 {
-                let mut buf = [MaybeUninit::new(0xA5u8); 40];
-                zero(&mut buf[at..at + len]);
-                // SAFETY: every byte of `buf` was initialized above.
-                let bytes: Vec<u8> = buf.iter().map(|b| unsafe { b.assume_init() }).collect();
-                let want: Vec<u8> = (0..40).map(|i| if (at..at + len).contains(&i) { 0 } else { 0xA5 }).collect();
-                assert_eq!(bytes, want, "gap of {len} bytes at {at}");
             }
         }
     }
@@ -599,7 +523,7 @@ mod tests {
         let size = std::mem::size_of::<Padded>();
         let (mut one, mut pieces) = (Vec::new(), Vec::new());
         write_with_plan(&mut one, &plan, &padded).unwrap();
-        write_padded(&mut pieces, &plan.src_gaps(), &padded, 3 * size).unwrap();
+        write_padded(&mut pieces, &plan, &padded, 3 * size).unwrap();
         let want: Vec<u8> = (0..n)
             .flat_map(|i| {
                 let mut r = vec![i as u8, 0, 0, 0];
@@ -611,7 +535,7 @@ mod tests {
             .collect();
         assert_eq!(one, want);
         assert_eq!(pieces, want);
-        let e = write_padded(&mut FailAfter { limit: 10 * size, written: 0 }, &plan.src_gaps(), &padded, 3 * size);
+        let e = write_padded(&mut FailAfter { limit: 10 * size, written: 0 }, &plan, &padded, 3 * size);
         assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
 
         let swapped: Vec<Swapped> = (0..n).map(|i| Swapped { a: i, b: f64::from(i) / 4.0, flag: i % 3 == 0 }).collect();
@@ -632,6 +556,41 @@ mod tests {
         assert_eq!(pieces, want);
         let e = write_converted(&mut FailAfter { limit: 50, written: 0 }, &plan, &swapped, 3 * plan.dst_size());
         assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+    }
+
+    /// A skipped field may change while its record is written (an atomic counter another
+    /// thread updates): its bytes are never read, only the stored fields' (under Miri, a
+    /// read of the counter would be reported as a data race). The written bytes are those
+    /// of the stored fields, with zeros where the skipped field lies.
+    #[cfg(feature = "derive")]
+    #[test]
+    fn skipped_fields_are_never_read_while_written() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        #[derive(crate::NpyRecord)]
+        #[npy(crate = "crate", align)]
+        #[repr(C)]
+        struct Counted {
+            id: u32,
+            #[npy(skip)]
+            hits: AtomicU32,
+            value: u64,
+        }
+        let records: Vec<Counted> =
+            (0..20u32).map(|i| Counted { id: i, hits: AtomicU32::new(0), value: u64::from(i) << 40 }).collect();
+        let want: Vec<u8> = (0..20u32)
+            .flat_map(|i| [&i.to_ne_bytes()[..], &[0; 4], &(u64::from(i) << 40).to_ne_bytes()].concat())
+            .collect();
+        let plan = element_plan::<Counted>().unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for r in &records {
+                    r.hits.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            let mut out = Vec::new();
+            write_with_plan(&mut out, &plan, &records).unwrap();
+            assert_eq!(out, want);
+        });
     }
 
     #[test]

@@ -427,7 +427,7 @@ impl<R: Read + Seek> Reader<R> {
         let origin = self.origin.clone();
         let (mut file, _, _) = self.member(name)?;
         let mut magic = [0u8; 6];
-        let got = crate::read::read_full(&mut file, &mut magic);
+        let got = crate::stream::read_full(&mut file, &mut magic);
         let member = file.member.clone();
         Ok(located(origin.as_deref(), &member, got)? == 6 && &magic == MAGIC)
     }
@@ -444,10 +444,10 @@ fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64) -> Result<
     let mut out: Vec<u8> = Vec::new();
     while out.len() < size {
         let want = (size - out.len()).min(out.len().max(first));
-        out.try_reserve_exact(want).map_err(|_| crate::read::buffer::out_of_memory(want, 1))?;
+        out.try_reserve_exact(want).map_err(|_| crate::buffer::out_of_memory(want, 1))?;
         let start = out.len();
         out.resize(start + want, 0);
-        let got = crate::read::read_full(&mut file, &mut out[start..])?;
+        let got = crate::stream::read_full(&mut file, &mut out[start..])?;
         out.truncate(start + got);
         if got < want {
             break;

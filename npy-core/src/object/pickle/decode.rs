@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::object::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
 use crate::object::{Object, MAX_DEPTH};
 // The stream helpers (moving to `crate::stream`, below both read and pickle).
-use crate::read::{read_full, read_growing};
+use crate::stream::{read_full, read_growing};
 
 /// Why a known opcode is refused.
 fn refusal(op: u8) -> &'static str {
