@@ -1,90 +1,16 @@
-//! The array types: [`DynArray`] (any dtype, raw bytes) and [`Array<T>`] (typed, N-d), and
-//! the [`ReadNpy`] / [`WriteNpy`] traits that give `Vec<T>::read_npy(path)` and
-//! `data.write_npy(path)`.
+//! The array types: [`DynArray`] (any dtype, raw bytes) and [`Array<T>`] (typed, N-d), as
+//! data: shapes, orders, indexing. Reading and writing them is [`crate::io`]'s
+//! ([`ReadNpy`](crate::ReadNpy), [`WriteNpy`](crate::WriteNpy)), as are
+//! [`DynArray::to_vec`] and [`DynArray::get`], which convert through the reader.
 #![forbid(unsafe_code)]
 
-use std::io::{Read, Write};
-use std::path::Path;
-
 use crate::dtype::DType;
-use crate::error::{Error, ErrorKind, Result};
+#[cfg(doc)]
+use crate::error::ErrorKind;
+use crate::error::{Error, Result};
 use crate::header::{element_count, shape_repr, Header, Version};
-use crate::read::{NpyReader, ReadOptions};
+use crate::options::WriteOptions;
 use crate::record::NpyRecord;
-use crate::write::{self, WriteOptions};
-
-/// Types that can be read from a `.npy` file.
-pub trait ReadNpy: Sized {
-    /// Reads a `.npy` file.
-    ///
-    /// # Errors
-    /// Any [`crate::ErrorKind`] describing why the file cannot be read as `Self`.
-    ///
-    /// # Examples
-    /// ```
-    /// use npy_core::prelude::*;
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("a.npy");
-    /// vec![1.5f64, -2.0].write_npy(&path)?;
-    /// assert_eq!(Vec::<f64>::read_npy(&path)?, [1.5, -2.0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    fn read_npy(path: impl AsRef<Path>) -> Result<Self> {
-        Self::read_npy_with(ReadOptions::new().open_path(path)?)
-    }
-
-    /// Reads `.npy` data from any reader (no `Seek` needed).
-    ///
-    /// # Errors
-    /// As [`ReadNpy::read_npy`].
-    fn read_npy_from(reader: impl Read) -> Result<Self> {
-        Self::read_npy_with(NpyReader::new(reader)?)
-    }
-
-    /// Reads the data of an opened [`NpyReader`].
-    ///
-    /// # Errors
-    /// As [`ReadNpy::read_npy`].
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self>;
-}
-
-/// Types that can be written as a `.npy` file.
-pub trait WriteNpy {
-    /// Writes a `.npy` file atomically: to a temporary file in the same directory that is
-    /// synced and renamed over `path` only when complete, so a failed write (or a crash)
-    /// leaves any old file intact. [`WriteOptions::sync`] can skip the sync.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Io`] from the file system.
-    ///
-    /// # Examples
-    /// ```
-    /// use npy_core::prelude::*;
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("ids.npy");
-    /// [7u32, 8, 9].write_npy(&path)?;
-    /// assert_eq!(std::fs::read(&path)?.len(), 128 + 12);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    fn write_npy(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.write_npy_with(path, &WriteOptions::default())
-    }
-
-    /// Writes a `.npy` file with the given options (e.g. a forced version).
-    ///
-    /// # Errors
-    /// As [`WriteNpy::write_npy`]; [`ErrorKind::Usage`] when the header does not fit a
-    /// forced version.
-    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()>;
-
-    /// Writes `.npy` data to any writer and returns it.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Io`] from the writer.
-    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W>;
-}
 
 /// An array of any dtype: its header and its data bytes as stored (C or Fortran order,
 /// file byte order).
@@ -184,49 +110,6 @@ impl DynArray {
     /// The version the array was read with, which writing keeps when the header fits it.
     pub fn version(&self) -> Option<Version> {
         self.version
-    }
-
-    /// All elements in storage order as `T`, converting byte order and widening as
-    /// [`crate::plan::Plan`] does (a `>f8` array gives native `f64`s).
-    ///
-    /// # Errors
-    /// [`ErrorKind::DtypeMismatch`] when the dtype cannot be read as `T`;
-    /// [`ErrorKind::InvalidValue`] for invalid `bool`/`char` values.
-    pub fn to_vec<T: NpyRecord>(&self) -> Result<Vec<T>> {
-        NpyReader::over_data(&self.data[..], self.header.clone())?.read_vec()
-    }
-
-    /// The element at a logical (C-style) index, whatever the storage order.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Usage`] for an index of the wrong length or out of bounds; as
-    /// [`DynArray::to_vec`] for the conversion.
-    pub fn get<T: NpyRecord>(&self, index: &[usize]) -> Result<T> {
-        let pos = storage_index(&self.header.shape, self.header.fortran_order, index)?;
-        let size = self.header.dtype.itemsize();
-        let one = Header::new(self.header.dtype.clone(), vec![1]);
-        let mut v = NpyReader::over_data(&self.data[pos * size..(pos + 1) * size], one)?.read_vec::<T>()?;
-        v.pop().ok_or_else(|| Error::usage("no element"))
-    }
-}
-
-impl ReadNpy for DynArray {
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
-        reader.read_dyn()
-    }
-}
-
-impl WriteNpy for DynArray {
-    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
-        let header = self.encode_header(opts)?;
-        write::to_path(path.as_ref(), &header, opts.syncs(), |w| w.write_all(&self.data).map_err(Into::into))
-    }
-
-    fn write_npy_to<W: Write>(&self, mut writer: W) -> Result<W> {
-        let header = self.encode_header(&WriteOptions::default())?;
-        writer.write_all(&header)?;
-        writer.write_all(&self.data)?;
-        Ok(writer)
     }
 }
 
@@ -331,58 +214,15 @@ impl<T> Array<T> {
     }
 }
 
-impl<T: NpyRecord> ReadNpy for Array<T> {
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
-        reader.read_array()
-    }
-}
-
-impl<T: NpyRecord> WriteNpy for Array<T> {
-    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
-        write::typed_to_path(path.as_ref(), self.header(), &self.data, opts)
-    }
-
-    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
-        write::typed_to_writer(writer, self.header(), &self.data)
-    }
-}
-
 impl<T: NpyRecord> Array<T> {
-    fn header(&self) -> Header {
+    /// The header that describes this array as `T`.
+    pub(crate) fn header(&self) -> Header {
         Header { dtype: T::dtype(), fortran_order: self.fortran_order, shape: self.shape.clone() }
     }
 }
 
-impl<T: NpyRecord> ReadNpy for Vec<T> {
-    /// Reads a 1-D file.
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
-        let shape = &reader.header().shape;
-        if shape.len() != 1 {
-            return Err(ErrorKind::WrongShape {
-                reason: format!(
-                    "the file holds an array of shape {}; Vec<T>::read_npy reads 1-D arrays: use Array::<T>::read_npy for {}",
-                    shape_repr(shape),
-                    if shape.is_empty() { "0-d arrays" } else { "N-d arrays" }
-                ),
-            }
-            .into());
-        }
-        reader.read_vec()
-    }
-}
-
-impl<T: NpyRecord> WriteNpy for [T] {
-    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
-        write::typed_to_path(path.as_ref(), Header::new(T::dtype(), vec![self.len()]), self, opts)
-    }
-
-    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
-        write::typed_to_writer(writer, Header::new(T::dtype(), vec![self.len()]), self)
-    }
-}
-
 /// Storage position of a logical index.
-fn storage_index(shape: &[usize], fortran: bool, index: &[usize]) -> Result<usize> {
+pub(crate) fn storage_index(shape: &[usize], fortran: bool, index: &[usize]) -> Result<usize> {
     if index.len() != shape.len() {
         return Err(Error::usage(format!(
             "index of {} dimensions for an array of shape {}",
@@ -423,26 +263,5 @@ mod tests {
         let huge = 1 << 62;
         assert!(storage_index(&[0, huge, huge], false, &[0, 0, 0]).is_err());
         assert!(storage_index(&[huge, huge, 0], true, &[0, 0, 0]).is_err());
-    }
-
-    #[test]
-    fn vec_read_refuses_2d_with_advice() {
-        let a = Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4]).unwrap();
-        let bytes = a.write_npy_to(Vec::new()).unwrap();
-        let e = Vec::<u8>::read_npy_from(&bytes[..]).unwrap_err();
-        assert!(e.to_string().contains("Array::<T>::read_npy"), "{e}");
-        assert_eq!(Array::<u8>::read_npy_from(&bytes[..]).unwrap(), a);
-    }
-
-    #[test]
-    fn big_endian_dyn_gives_native_values() {
-        let h = Header::new(">f8".parse().unwrap(), vec![2]);
-        let mut data = 1.25f64.to_be_bytes().to_vec();
-        data.extend_from_slice(&(-3.0f64).to_be_bytes());
-        let arr = DynArray::new(h, data).unwrap();
-        assert_eq!(arr.to_vec::<f64>().unwrap(), [1.25, -3.0]);
-        assert_eq!(arr.get::<f64>(&[1]).unwrap(), -3.0);
-        assert!(arr.get::<f64>(&[2]).is_err());
-        assert!(arr.to_vec::<f32>().is_err());
     }
 }

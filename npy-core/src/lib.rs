@@ -88,10 +88,12 @@ mod buffer;
 pub mod dtype;
 mod error;
 pub mod header;
+mod io;
 pub mod literal;
 pub mod mmap;
 pub mod npz;
 pub mod object;
+mod options;
 pub mod plan;
 mod read;
 pub mod record;
@@ -104,13 +106,15 @@ mod stream;
 pub mod types;
 mod write;
 
-pub use array::{Array, DynArray, ReadNpy, WriteNpy};
+pub use array::{Array, DynArray};
 pub use dtype::DType;
 pub use error::{Access, Error, ErrorKind, Result};
+pub use io::{ReadNpy, WriteNpy};
 pub use object::Object;
-pub use read::{NpyReader, ReadOptions, Records};
+pub use options::{ReadOptions, WriteOptions};
+pub use read::{NpyReader, Records};
 pub use record::NpyRecord;
-pub use write::{NpyFileWriter, NpyWriter, WriteOptions};
+pub use write::{NpyFileWriter, NpyWriter};
 
 /// Whether a second thread would have a CPU of its own: large reads, writes and archives
 /// then use one (see "Speed" above). Asked once: `available_parallelism` reads cgroup
@@ -170,7 +174,8 @@ pub mod __private {
 
 /// Everything needed for `Vec::<T>::read_npy(path)` and `data.write_npy(path)`.
 pub mod prelude {
-    pub use crate::array::{Array, DynArray, ReadNpy, WriteNpy};
+    pub use crate::array::{Array, DynArray};
+    pub use crate::io::{ReadNpy, WriteNpy};
     pub use crate::object::Object;
     pub use crate::record::NpyRecord;
     #[cfg(feature = "derive")]

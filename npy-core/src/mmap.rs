@@ -32,8 +32,9 @@ use crate::atomic::AtomicFile;
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{Header, Version};
+use crate::options::ReadOptions;
 use crate::plan::{Op, Plan};
-use crate::read::{build_vec, check_elements, ReadOptions};
+use crate::read::{build_vec, check_elements};
 use crate::record::{native_dtype_of, NpyRecord};
 
 /// Bytes of elements decoded per step by [`Decoded::iter`].

@@ -31,9 +31,9 @@
 //!
 //! | task | API |
 //! |---|---|
-//! | read an object array | [`NpyReader::read_objects`], `Array::<Object>::read_npy` |
+//! | read an object array | [`NpyReader::read_objects`](crate::NpyReader::read_objects), `Array::<Object>::read_npy` |
 //! | read a 1-D array of str (and None) | `Vec::<String>::read_npy`, `Vec::<Option<String>>::read_npy` |
-//! | any shape, as a Rust type | [`NpyReader::read_object_vec`] with [`FromObject`] |
+//! | any shape, as a Rust type | [`NpyReader::read_object_vec`](crate::NpyReader::read_object_vec) with [`FromObject`] |
 //! | write one | `objects.write_npy(path)` for `[Object]`, `[String]`, `[&str]`, `[Option<..>]`, [`Array<Object>`] |
 //! | in an `.npz` | [`npz::Reader::read_objects`](crate::npz::Reader::read_objects), [`npz::Writer::add_objects`](crate::npz::Writer::add_objects) |
 //! | just the pickle | [`from_pickle`], [`to_pickle`] |
@@ -56,16 +56,13 @@
 //! ```
 
 use std::fmt;
-use std::io::{Read, Write};
-use std::path::Path;
 
-use crate::array::{Array, ReadNpy, WriteNpy};
+use crate::array::Array;
 use crate::dtype::{ByteOrder, DType, Scalar, ScalarType};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
-use crate::read::{NpyReader, ReadOptions};
+use crate::options::ReadOptions;
 use crate::repr;
-use crate::write::WriteOptions;
 
 mod bigint;
 pub(crate) mod pickle;
@@ -355,7 +352,7 @@ impl<T: Into<Object>> From<Vec<T>> for Object {
 /// A Rust type that object array elements are read into: [`Object`] itself, `String`
 /// (from `str`), `Option<T>` (`None`, or a `T`), `i64`, `f64`, `bool`, `Vec<u8>` (from
 /// `bytes`). Implement it to read elements as a type of your own with
-/// [`NpyReader::read_object_vec`].
+/// [`NpyReader::read_object_vec`](crate::NpyReader::read_object_vec).
 ///
 /// # Examples
 /// ```
@@ -590,91 +587,6 @@ pub(crate) fn encode_npy<T: Encode>(shape: &[usize], fortran_order: bool, data: 
     let pickle = pickle::encode_array(shape, fortran_order, data)?;
     Ok((header, pickle))
 }
-
-fn write_to_path<T: Encode>(
-    path: &Path,
-    shape: &[usize],
-    fortran_order: bool,
-    data: &[T],
-    opts: &WriteOptions,
-) -> Result<()> {
-    let (header, pickle) = encode_npy(shape, fortran_order, data)?;
-    let (_, head) = header.encode(opts.forced_version())?;
-    crate::write::to_path(path, &head, opts.syncs(), |file| Ok(file.write_all(&pickle)?))
-}
-
-fn write_to<W: Write, T: Encode>(mut writer: W, shape: &[usize], fortran_order: bool, data: &[T]) -> Result<W> {
-    let (header, pickle) = encode_npy(shape, fortran_order, data)?;
-    let (_, head) = header.encode(None)?;
-    writer.write_all(&head)?;
-    writer.write_all(&pickle)?;
-    Ok(writer)
-}
-
-/// `WriteNpy` for slices of element types that write as Python values.
-macro_rules! write_objects {
-    ($($t:ty),*) => {$(
-        impl WriteNpy for [$t] {
-            /// Writes a 1-D object array (`dtype=object`), as `np.save` does.
-            fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
-                write_to_path(path.as_ref(), &[self.len()], false, self, opts)
-            }
-
-            fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
-                write_to(writer, &[self.len()], false, self)
-            }
-        }
-    )*};
-}
-
-write_objects!(Object, String, &str, Option<String>, Option<&str>);
-
-impl WriteNpy for Array<Object> {
-    /// Writes an object array of any shape and order, as `np.save` does.
-    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
-        write_to_path(path.as_ref(), self.shape(), self.fortran_order(), self.as_slice(), opts)
-    }
-
-    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
-        write_to(writer, self.shape(), self.fortran_order(), self.as_slice())
-    }
-}
-
-impl ReadNpy for Array<Object> {
-    /// Reads an object array of any shape, in the header's order.
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
-        reader.read_objects()
-    }
-}
-
-/// Checks that a file holds a 1-D array, for `Vec` reads.
-pub(crate) fn one_d(shape: &[usize], what: &str) -> Result<()> {
-    if shape.len() == 1 {
-        return Ok(());
-    }
-    Err(ErrorKind::WrongShape {
-        reason: format!(
-            "the file holds an array of shape {}; {what}::read_npy reads 1-D arrays: use Array::<Object>::read_npy",
-            shape_repr(shape)
-        ),
-    }
-    .into())
-}
-
-macro_rules! read_objects {
-    ($($t:ty),*) => {$(
-        impl ReadNpy for Vec<$t> {
-            /// Reads a 1-D object array; an element of another type is an
-            /// [`ErrorKind::InvalidValue`] naming its index and Python type.
-            fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
-                one_d(&reader.header().shape, stringify!(Vec<$t>))?;
-                reader.read_object_vec()
-            }
-        }
-    )*};
-}
-
-read_objects!(Object, String, Option<String>);
 
 #[cfg(test)]
 mod tests {

@@ -10,9 +10,10 @@ use crate::array::{Array, DynArray};
 use crate::buffer::{self, Buffer};
 use crate::dtype::refuse_objects;
 use crate::error::{Access, Error, ErrorKind, Result};
-use crate::header::{Header, Version, DEFAULT_MAX_HEADER_SIZE, MAGIC_VERSION_LEN};
+use crate::header::{Header, Version, MAGIC_VERSION_LEN};
 use crate::object::pickle;
 use crate::object::{FromObject, Object};
+use crate::options::ReadOptions;
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
 use crate::stream::{read_full, read_full_at, read_growing, STREAM_CHUNK};
@@ -26,75 +27,9 @@ const SPLIT_THRESHOLD: usize = 64 << 20;
 /// fix-up runs on data still in cache.
 const FIX_CHUNK: usize = 256 << 10;
 
-/// How to read `.npy` data. Every setting has a documented default.
-///
-/// # Examples
-/// ```
-/// use npy_core::ReadOptions;
-/// use npy_core::prelude::*;
-///
-/// let mut bytes = Vec::new();
-/// [1.0f64, 2.0].write_npy_to(&mut bytes)?;
-/// let reader = ReadOptions::new().max_header_size(100_000).open(&bytes[..])?;
-/// assert_eq!(reader.header().shape, [2]);
-/// assert_eq!(reader.read_vec::<f64>()?, [1.0, 2.0]);
-/// # Ok::<(), npy_core::Error>(())
-/// ```
-#[derive(Debug, Clone)]
-pub struct ReadOptions {
-    max_header_size: usize,
-    max_object_bytes: Option<usize>,
-}
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        ReadOptions { max_header_size: DEFAULT_MAX_HEADER_SIZE, max_object_bytes: None }
-    }
-}
-
+/// Opening readers: the options' `open` methods (the settings themselves are in
+/// `options.rs`).
 impl ReadOptions {
-    /// Default options: header size limit 10,000 bytes (NumPy's `max_header_size`); object
-    /// arrays decoded within 64 MiB plus 128 bytes per byte of their pickle.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Largest header length accepted, checked on the length field before anything is
-    /// allocated. Default 10,000, as NumPy; files with thousands of fields need more.
-    pub fn max_header_size(&mut self, bytes: usize) -> &mut Self {
-        self.max_header_size = bytes;
-        self
-    }
-
-    /// Most memory an object array may take to decode (see [`crate::object`]): its
-    /// pickle's working state (stack, memo, values) and the resulting
-    /// [`Object`]s, counted as they grow; over it, decoding stops
-    /// with [`ErrorKind::Pickle`]. Default: 64 MiB plus 128 bytes per byte of the pickle,
-    /// which every pickle of distinct values fits; a value that the pickle shares many
-    /// times (one long string in every element) is copied each time and may need more.
-    ///
-    /// # Examples
-    /// ```
-    /// use npy_core::object::Object;
-    /// use npy_core::prelude::*;
-    /// use npy_core::{ErrorKind, ReadOptions};
-    ///
-    /// let file = vec![Object::from("x".repeat(1000)); 10].write_npy_to(Vec::new())?;
-    /// let e = ReadOptions::new().max_object_bytes(5000).open(&file[..])?.read_objects().unwrap_err();
-    /// assert!(matches!(e.kind(), ErrorKind::Pickle { .. }), "{e}");
-    /// let a = ReadOptions::new().max_object_bytes(1 << 20).open(&file[..])?.read_objects()?;
-    /// assert_eq!(a.shape(), [10]);
-    /// # Ok::<(), npy_core::Error>(())
-    /// ```
-    pub fn max_object_bytes(&mut self, bytes: usize) -> &mut Self {
-        self.max_object_bytes = Some(bytes);
-        self
-    }
-
-    pub(crate) fn object_limit(&self) -> Option<usize> {
-        self.max_object_bytes
-    }
-
     /// Reads the preamble and header from `reader`, leaving it at the start of the data.
     ///
     /// # Errors
@@ -258,8 +193,8 @@ impl<R: Read> NpyReader<R> {
             return Err(Error::format("file ends inside the header length field"));
         }
         let header_len = version.decode_header_len(len_field)?;
-        if header_len > opts.max_header_size {
-            return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: opts.max_header_size }.into());
+        if header_len > opts.header_limit() {
+            return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: opts.header_limit() }.into());
         }
         let data_offset = version.preamble_len() + header_len;
         if let Some(len) = file_len {

@@ -9,6 +9,7 @@ use crate::atomic::AtomicFile;
 use crate::buffer::{self, PieceBuf, RecordBytes};
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
+use crate::options::WriteOptions;
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
 
@@ -18,58 +19,6 @@ use crate::record::{native_dtype_of, NpyRecord};
 const WRITE_PIECE: usize = 1 << 20;
 /// Buffers of [`write_pieces`]'s thread: up to this many pieces are in flight.
 const WRITE_BUFFERS: usize = 4;
-
-/// How to write `.npy` files. Every setting has a documented default.
-///
-/// # Examples
-/// ```
-/// use npy_core::header::Version;
-/// use npy_core::{prelude::*, WriteOptions};
-///
-/// let dir = tempfile::tempdir()?;
-/// let path = dir.path().join("v2.npy");
-/// [1u8, 2].write_npy_with(&path, WriteOptions::new().version(Version::V2_0))?;
-/// assert_eq!(&std::fs::read(&path)?[6..8], &[2, 0]);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct WriteOptions {
-    version: Option<Version>,
-    no_sync: bool,
-}
-
-impl WriteOptions {
-    /// Default options: the oldest format version that fits the header, as `np.save`;
-    /// path writes synced before they replace the target.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Forces a format version (as `numpy.lib.format.write_array(version=...)`); writing
-    /// fails if the header does not fit it. Default: chosen as NumPy chooses.
-    pub fn version(&mut self, version: Version) -> &mut Self {
-        self.version = Some(version);
-        self
-    }
-
-    /// Whether a path write is synced to disk before it replaces the target (and the
-    /// directory after). Default: `true`, so a crash never leaves a half-written file in
-    /// place of the old one. `false` skips the syncs (the rename stays atomic for
-    /// running programs) — NumPy's `np.save` does not sync either — for scratch files
-    /// where speed matters more than surviving a power cut.
-    pub fn sync(&mut self, sync: bool) -> &mut Self {
-        self.no_sync = !sync;
-        self
-    }
-
-    pub(crate) fn forced_version(&self) -> Option<Version> {
-        self.version
-    }
-
-    pub(crate) fn syncs(&self) -> bool {
-        !self.no_sync
-    }
-}
 
 /// Writes a file atomically (see [`crate::atomic`]): header and body go to a new file in
 /// the target's directory, which replaces `path` when complete. On any error, an existing

@@ -3,22 +3,25 @@
 //!
 //! 1. `cargo fmt --all -- --check`
 //! 2. `tidy` (see [`crate::tidy`]): `SAFETY` comments, no `todo!`/`dbg!`, file sizes in
-//!    `npy-core/src`, `forbid(unsafe_code)`; seconds, so it runs before the long steps
+//!    `npy-core/src`, `forbid(unsafe_code)`, no import circles between npy-core's modules;
+//!    seconds, so it runs before the long steps
 //! 3. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
-//! 4. `cargo test --workspace` (after emptying `target/npz-check` and `target/object-check`;
+//! 4. `cargo doc --workspace --no-deps --all-features` with `RUSTDOCFLAGS=-D warnings`:
+//!    every doc link resolves
+//! 5. `cargo test --workspace` (after emptying `target/npz-check` and `target/object-check`;
 //!    the root package turns on every npy-core feature)
-//! 5. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
+//! 6. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
 //!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each)
-//! 6. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
+//! 7. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
 //!    to `target/npz-check` and compare it with its `.expect.json` sidecar
-//! 7. NumPy loads object arrays: `xtask/object_check.py` has NumPy load (`allow_pickle=True`)
+//! 8. NumPy loads object arrays: `xtask/object_check.py` has NumPy load (`allow_pickle=True`)
 //!    every object array `.npy` and `.npz` the tests wrote to `target/object-check` and
 //!    compare it, types included, with its `.expect.json` sidecar
-//! 8. every example, `cargo run --release --example <name>` with `NPY_CI=1`
-//! 9. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 10. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 9. every example, `cargo run --release --example <name>` with `NPY_CI=1`
+//! 10. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 11. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
-//!     refuses pickles by design; step 7 covers object arrays), then
+//!     refuses pickles by design; step 8 covers object arrays), then
 //!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
 
 use std::collections::BTreeSet;
@@ -39,6 +42,7 @@ const STEPS: &[Step] = &[
     ("cargo fmt --check", fmt),
     ("tidy", tidy),
     ("cargo clippy", clippy),
+    ("cargo doc", doc),
     ("cargo test", test),
     ("hostile inputs", hostile),
     ("numpy loads npz", npz_check),
@@ -96,6 +100,12 @@ fn clippy(_: &mut Ci) -> Result<()> {
         "-D",
         "warnings",
     ]))
+}
+
+fn doc(_: &mut Ci) -> Result<()> {
+    let mut cargo = project::cargo();
+    cargo.args(["doc", "--workspace", "--no-deps", "--all-features"]).env("RUSTDOCFLAGS", "-D warnings");
+    project::run(&mut cargo)
 }
 
 /// Where `tests/npz.rs` writes the archives NumPy checks (with their sidecars).

@@ -15,7 +15,7 @@
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
 //! - `bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
 //!   [--map-bytes N] [--repeat K]`: npy's speed (plain files, records, archives, maps) next
-//!   to the machine limit, NumPy and npyz, with the goal ratios (see [`bench`]).
+//!   to the machine limit, NumPy and npyz, with the goal ratios (see [`bench`](mod@bench)).
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
 //! - `miri`: npy-core's unit tests under Miri (see [`miri`]).

@@ -14,7 +14,8 @@ use crate::array::{Array, DynArray};
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{shape_repr, MAGIC};
 use crate::object::{FromObject, Object};
-use crate::read::{NpyReader, Origin, ReadOptions};
+use crate::options::ReadOptions;
+use crate::read::{NpyReader, Origin};
 use crate::record::NpyRecord;
 
 /// Most bytes reserved up front for a deflated member's [`Reader::read_raw`] beyond its

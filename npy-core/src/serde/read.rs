@@ -14,7 +14,8 @@ use super::value::{decode_at, Value};
 use crate::array::DynArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::read::{NpyReader, ReadOptions};
+use crate::options::ReadOptions;
+use crate::read::NpyReader;
 
 /// Bytes of records read (or written) per step when the caller gives no chunk length.
 pub(super) const CHUNK_BYTES: usize = 1 << 20;

@@ -1,0 +1,293 @@
+//! The one-call API: [`ReadNpy`] and [`WriteNpy`] (`Vec::<T>::read_npy(path)`,
+//! `data.write_npy(path)`) for every element type and array, and [`DynArray`]'s typed
+//! access, over the reader ([`NpyReader`]) and the writer. The top layer of the crate: the
+//! array types ([`crate::array`]), object values ([`crate::object`]), the reader and the
+//! writer all sit below it and never use it.
+#![forbid(unsafe_code)]
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::array::{storage_index, Array, DynArray};
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{shape_repr, Header};
+use crate::object::{encode_npy, Encode, Object};
+use crate::options::{ReadOptions, WriteOptions};
+use crate::read::NpyReader;
+use crate::record::NpyRecord;
+use crate::write;
+
+/// Types that can be read from a `.npy` file.
+pub trait ReadNpy: Sized {
+    /// Reads a `.npy` file.
+    ///
+    /// # Errors
+    /// Any [`crate::ErrorKind`] describing why the file cannot be read as `Self`.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("a.npy");
+    /// vec![1.5f64, -2.0].write_npy(&path)?;
+    /// assert_eq!(Vec::<f64>::read_npy(&path)?, [1.5, -2.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn read_npy(path: impl AsRef<Path>) -> Result<Self> {
+        Self::read_npy_with(ReadOptions::new().open_path(path)?)
+    }
+
+    /// Reads `.npy` data from any reader (no `Seek` needed).
+    ///
+    /// # Errors
+    /// As [`ReadNpy::read_npy`].
+    fn read_npy_from(reader: impl Read) -> Result<Self> {
+        Self::read_npy_with(NpyReader::new(reader)?)
+    }
+
+    /// Reads the data of an opened [`NpyReader`].
+    ///
+    /// # Errors
+    /// As [`ReadNpy::read_npy`].
+    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self>;
+}
+
+/// Types that can be written as a `.npy` file.
+pub trait WriteNpy {
+    /// Writes a `.npy` file atomically: to a temporary file in the same directory that is
+    /// synced and renamed over `path` only when complete, so a failed write (or a crash)
+    /// leaves any old file intact. [`WriteOptions::sync`] can skip the sync.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] from the file system.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("ids.npy");
+    /// [7u32, 8, 9].write_npy(&path)?;
+    /// assert_eq!(std::fs::read(&path)?.len(), 128 + 12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn write_npy(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.write_npy_with(path, &WriteOptions::default())
+    }
+
+    /// Writes a `.npy` file with the given options (e.g. a forced version).
+    ///
+    /// # Errors
+    /// As [`WriteNpy::write_npy`]; [`ErrorKind::Usage`] when the header does not fit a
+    /// forced version.
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()>;
+
+    /// Writes `.npy` data to any writer and returns it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] from the writer.
+    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W>;
+}
+
+impl DynArray {
+    /// All elements in storage order as `T`, converting byte order and widening as
+    /// [`crate::plan::Plan`] does (a `>f8` array gives native `f64`s).
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] when the dtype cannot be read as `T`;
+    /// [`ErrorKind::InvalidValue`] for invalid `bool`/`char` values.
+    pub fn to_vec<T: NpyRecord>(&self) -> Result<Vec<T>> {
+        NpyReader::over_data(self.data(), self.header().clone())?.read_vec()
+    }
+
+    /// The element at a logical (C-style) index, whatever the storage order.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] for an index of the wrong length or out of bounds; as
+    /// [`DynArray::to_vec`] for the conversion.
+    pub fn get<T: NpyRecord>(&self, index: &[usize]) -> Result<T> {
+        let pos = storage_index(&self.header().shape, self.header().fortran_order, index)?;
+        let size = self.header().dtype.itemsize();
+        let one = Header::new(self.header().dtype.clone(), vec![1]);
+        let mut v = NpyReader::over_data(&self.data()[pos * size..(pos + 1) * size], one)?.read_vec::<T>()?;
+        v.pop().ok_or_else(|| Error::usage("no element"))
+    }
+}
+
+impl ReadNpy for DynArray {
+    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        reader.read_dyn()
+    }
+}
+
+impl WriteNpy for DynArray {
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        let header = self.encode_header(opts)?;
+        write::to_path(path.as_ref(), &header, opts.syncs(), |w| w.write_all(self.data()).map_err(Into::into))
+    }
+
+    fn write_npy_to<W: Write>(&self, mut writer: W) -> Result<W> {
+        let header = self.encode_header(&WriteOptions::default())?;
+        writer.write_all(&header)?;
+        writer.write_all(self.data())?;
+        Ok(writer)
+    }
+}
+
+impl<T: NpyRecord> ReadNpy for Array<T> {
+    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        reader.read_array()
+    }
+}
+
+impl<T: NpyRecord> WriteNpy for Array<T> {
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        write::typed_to_path(path.as_ref(), self.header(), self.as_slice(), opts)
+    }
+
+    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
+        write::typed_to_writer(writer, self.header(), self.as_slice())
+    }
+}
+
+impl<T: NpyRecord> ReadNpy for Vec<T> {
+    /// Reads a 1-D file.
+    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        let shape = &reader.header().shape;
+        if shape.len() != 1 {
+            return Err(ErrorKind::WrongShape {
+                reason: format!(
+                    "the file holds an array of shape {}; Vec<T>::read_npy reads 1-D arrays: use Array::<T>::read_npy for {}",
+                    shape_repr(shape),
+                    if shape.is_empty() { "0-d arrays" } else { "N-d arrays" }
+                ),
+            }
+            .into());
+        }
+        reader.read_vec()
+    }
+}
+
+impl<T: NpyRecord> WriteNpy for [T] {
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        write::typed_to_path(path.as_ref(), Header::new(T::dtype(), vec![self.len()]), self, opts)
+    }
+
+    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
+        write::typed_to_writer(writer, Header::new(T::dtype(), vec![self.len()]), self)
+    }
+}
+
+// Object arrays: their data is a pickle (see `crate::object`).
+
+fn write_to_path<T: Encode>(
+    path: &Path,
+    shape: &[usize],
+    fortran_order: bool,
+    data: &[T],
+    opts: &WriteOptions,
+) -> Result<()> {
+    let (header, pickle) = encode_npy(shape, fortran_order, data)?;
+    let (_, head) = header.encode(opts.forced_version())?;
+    crate::write::to_path(path, &head, opts.syncs(), |file| Ok(file.write_all(&pickle)?))
+}
+
+fn write_to<W: Write, T: Encode>(mut writer: W, shape: &[usize], fortran_order: bool, data: &[T]) -> Result<W> {
+    let (header, pickle) = encode_npy(shape, fortran_order, data)?;
+    let (_, head) = header.encode(None)?;
+    writer.write_all(&head)?;
+    writer.write_all(&pickle)?;
+    Ok(writer)
+}
+
+/// `WriteNpy` for slices of element types that write as Python values.
+macro_rules! write_objects {
+    ($($t:ty),*) => {$(
+        impl WriteNpy for [$t] {
+            /// Writes a 1-D object array (`dtype=object`), as `np.save` does.
+            fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+                write_to_path(path.as_ref(), &[self.len()], false, self, opts)
+            }
+
+            fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
+                write_to(writer, &[self.len()], false, self)
+            }
+        }
+    )*};
+}
+
+write_objects!(Object, String, &str, Option<String>, Option<&str>);
+
+impl WriteNpy for Array<Object> {
+    /// Writes an object array of any shape and order, as `np.save` does.
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        write_to_path(path.as_ref(), self.shape(), self.fortran_order(), self.as_slice(), opts)
+    }
+
+    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
+        write_to(writer, self.shape(), self.fortran_order(), self.as_slice())
+    }
+}
+
+impl ReadNpy for Array<Object> {
+    /// Reads an object array of any shape, in the header's order.
+    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        reader.read_objects()
+    }
+}
+
+/// Checks that a file holds a 1-D array, for `Vec` reads.
+fn one_d(shape: &[usize], what: &str) -> Result<()> {
+    if shape.len() == 1 {
+        return Ok(());
+    }
+    Err(ErrorKind::WrongShape {
+        reason: format!(
+            "the file holds an array of shape {}; {what}::read_npy reads 1-D arrays: use Array::<Object>::read_npy",
+            shape_repr(shape)
+        ),
+    }
+    .into())
+}
+
+macro_rules! read_objects {
+    ($($t:ty),*) => {$(
+        impl ReadNpy for Vec<$t> {
+            /// Reads a 1-D object array; an element of another type is an
+            /// [`ErrorKind::InvalidValue`] naming its index and Python type.
+            fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+                one_d(&reader.header().shape, stringify!(Vec<$t>))?;
+                reader.read_object_vec()
+            }
+        }
+    )*};
+}
+
+read_objects!(Object, String, Option<String>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vec_read_refuses_2d_with_advice() {
+        let a = Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4]).unwrap();
+        let bytes = a.write_npy_to(Vec::new()).unwrap();
+        let e = Vec::<u8>::read_npy_from(&bytes[..]).unwrap_err();
+        assert!(e.to_string().contains("Array::<T>::read_npy"), "{e}");
+        assert_eq!(Array::<u8>::read_npy_from(&bytes[..]).unwrap(), a);
+    }
+
+    #[test]
+    fn big_endian_dyn_gives_native_values() {
+        let h = Header::new(">f8".parse().unwrap(), vec![2]);
+        let mut data = 1.25f64.to_be_bytes().to_vec();
+        data.extend_from_slice(&(-3.0f64).to_be_bytes());
+        let arr = DynArray::new(h, data).unwrap();
+        assert_eq!(arr.to_vec::<f64>().unwrap(), [1.25, -3.0]);
+        assert_eq!(arr.get::<f64>(&[1]).unwrap(), -3.0);
+        assert!(arr.get::<f64>(&[2]).is_err());
+        assert!(arr.to_vec::<f32>().is_err());
+    }
+}

@@ -1,0 +1,133 @@
+//! The settings of every read and write: [`ReadOptions`] and [`WriteOptions`], each with
+//! its defaults documented. Plain data, below the reader, the writer and the object codec;
+//! the methods that open readers are the reader's ([`ReadOptions::open`] and its kin, in
+//! `read.rs`).
+#![forbid(unsafe_code)]
+
+use crate::header::{Version, DEFAULT_MAX_HEADER_SIZE};
+
+/// How to read `.npy` data. Every setting has a documented default.
+///
+/// # Examples
+/// ```
+/// use npy_core::ReadOptions;
+/// use npy_core::prelude::*;
+///
+/// let mut bytes = Vec::new();
+/// [1.0f64, 2.0].write_npy_to(&mut bytes)?;
+/// let reader = ReadOptions::new().max_header_size(100_000).open(&bytes[..])?;
+/// assert_eq!(reader.header().shape, [2]);
+/// assert_eq!(reader.read_vec::<f64>()?, [1.0, 2.0]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    max_header_size: usize,
+    max_object_bytes: Option<usize>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { max_header_size: DEFAULT_MAX_HEADER_SIZE, max_object_bytes: None }
+    }
+}
+
+impl ReadOptions {
+    /// Default options: header size limit 10,000 bytes (NumPy's `max_header_size`); object
+    /// arrays decoded within 64 MiB plus 128 bytes per byte of their pickle.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Largest header length accepted, checked on the length field before anything is
+    /// allocated. Default 10,000, as NumPy; files with thousands of fields need more.
+    pub fn max_header_size(&mut self, bytes: usize) -> &mut Self {
+        self.max_header_size = bytes;
+        self
+    }
+
+    /// Most memory an object array may take to decode (see [`crate::object`]): its
+    /// pickle's working state (stack, memo, values) and the resulting
+    /// [`Object`](crate::Object)s, counted as they grow; over it, decoding stops
+    /// with [`ErrorKind::Pickle`](crate::ErrorKind::Pickle). Default: 64 MiB plus 128 bytes per byte of the pickle,
+    /// which every pickle of distinct values fits; a value that the pickle shares many
+    /// times (one long string in every element) is copied each time and may need more.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::object::Object;
+    /// use npy_core::prelude::*;
+    /// use npy_core::{ErrorKind, ReadOptions};
+    ///
+    /// let file = vec![Object::from("x".repeat(1000)); 10].write_npy_to(Vec::new())?;
+    /// let e = ReadOptions::new().max_object_bytes(5000).open(&file[..])?.read_objects().unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::Pickle { .. }), "{e}");
+    /// let a = ReadOptions::new().max_object_bytes(1 << 20).open(&file[..])?.read_objects()?;
+    /// assert_eq!(a.shape(), [10]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn max_object_bytes(&mut self, bytes: usize) -> &mut Self {
+        self.max_object_bytes = Some(bytes);
+        self
+    }
+
+    pub(crate) fn header_limit(&self) -> usize {
+        self.max_header_size
+    }
+
+    pub(crate) fn object_limit(&self) -> Option<usize> {
+        self.max_object_bytes
+    }
+}
+
+/// How to write `.npy` files. Every setting has a documented default.
+///
+/// # Examples
+/// ```
+/// use npy_core::header::Version;
+/// use npy_core::{prelude::*, WriteOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("v2.npy");
+/// [1u8, 2].write_npy_with(&path, WriteOptions::new().version(Version::V2_0))?;
+/// assert_eq!(&std::fs::read(&path)?[6..8], &[2, 0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    version: Option<Version>,
+    no_sync: bool,
+}
+
+impl WriteOptions {
+    /// Default options: the oldest format version that fits the header, as `np.save`;
+    /// path writes synced before they replace the target.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forces a format version (as `numpy.lib.format.write_array(version=...)`); writing
+    /// fails if the header does not fit it. Default: chosen as NumPy chooses.
+    pub fn version(&mut self, version: Version) -> &mut Self {
+        self.version = Some(version);
+        self
+    }
+
+    /// Whether a path write is synced to disk before it replaces the target (and the
+    /// directory after). Default: `true`, so a crash never leaves a half-written file in
+    /// place of the old one. `false` skips the syncs (the rename stays atomic for
+    /// running programs) — NumPy's `np.save` does not sync either — for scratch files
+    /// where speed matters more than surviving a power cut.
+    pub fn sync(&mut self, sync: bool) -> &mut Self {
+        self.no_sync = !sync;
+        self
+    }
+
+    pub(crate) fn forced_version(&self) -> Option<Version> {
+        self.version
+    }
+
+    pub(crate) fn syncs(&self) -> bool {
+        !self.no_sync
+    }
+}
