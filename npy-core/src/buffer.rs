@@ -19,7 +19,6 @@
 //! read.
 //!
 //! `madvise` and `sysconf` are compiled out under Miri, which cannot call them.
-#![deny(clippy::multiple_unsafe_ops_per_block)]
 
 use std::alloc::{self, Layout};
 use std::marker::PhantomData;

@@ -16,7 +16,6 @@
 //! they are viewed, never transmuted blindly.
 //!
 //! The safety contract of all maps is stated once, at [`NpyMap`](NpyMap#safety).
-#![deny(clippy::multiple_unsafe_ops_per_block)]
 
 use std::fmt;
 use std::fs::{File, OpenOptions};

@@ -1,5 +1,4 @@
 //! Reading `.npy` data from paths and from any [`io::Read`].
-#![deny(clippy::multiple_unsafe_ops_per_block)]
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};

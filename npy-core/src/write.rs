@@ -1,5 +1,4 @@
 //! Writing `.npy` data to paths (atomically) and to any [`io::Write`].
-#![deny(clippy::multiple_unsafe_ops_per_block)]
 
 use std::io::{self, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
