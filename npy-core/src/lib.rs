@@ -26,6 +26,26 @@
 //! | object arrays: str, None, mixed and nested values, without running pickles | [`object`], [`Object`] |
 //! | any serde type by field name; files of unknown type as values | `npy_core::serde` (feature `serde`) |
 //!
+//! # Modules
+//! | module | what it holds |
+//! |---|---|
+//! | [`dtype`] | the dtype model: `descr` text ↔ [`DType`] |
+//! | [`header`] | the `.npy` header codec, byte for byte as NumPy |
+//! | [`literal`] | the Python literal parser and writer under both |
+//! | [`scalar`] | the one scalar codec: one value of any fixed-size kind ↔ its bytes, NumPy's safe casts |
+//! | [`plan`] | conversion plans between a file's dtype and a type's memory |
+//! | [`record`] | [`NpyRecord`]: Rust types as elements |
+//! | [`types`] | string, void and datetime element types |
+//! | [`object`] | Python values and the restricted pickle codec |
+//! | [`npz`] | archives |
+//! | [`mmap`] | memory maps |
+//! | [`atomic`] | files that appear whole or not at all |
+//! | `serde` | the serde bridge (feature `serde`) |
+//!
+//! The crate root re-exports the everyday types: arrays, readers, writers, options and
+//! errors. How the modules depend on each other, and where to look for what, is described
+//! in the repository's `ARCHITECTURE.md`.
+//!
 //! # Examples
 //! Neville saves a `Vec<f64>` in one line and loads it in NumPy with `np.load`:
 //! ```
