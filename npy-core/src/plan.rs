@@ -520,6 +520,15 @@ mod tests {
         let mut bad = vec![0, 1, 2];
         let e = p.run_in_place(&mut bad, 10).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 12, .. }), "{e}");
+
+        // widened to an integer, the byte is checked by the scalar codec
+        let widen = Plan::new(&dt("'|b1'"), &i32::dtype()).unwrap();
+        let mut out = vec![0u8; 12];
+        widen.run(&[1, 0, 1], &mut out, 0).unwrap();
+        assert_eq!(out, [1i32, 0, 1].iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>());
+        let e = widen.run(&[1, 2, 0], &mut out, 5).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 6, .. }), "{e}");
+        assert_eq!(e.to_string(), "invalid value at element 6: b1 byte 2 is not 0 or 1");
     }
 
     #[test]
