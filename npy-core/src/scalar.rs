@@ -431,42 +431,42 @@ pub fn can_cast_safe(from: ScalarType, to: ScalarType) -> bool {
     }
 }
 
-/// A numeric value widened to the largest type of its kind.
-#[derive(Clone, Copy)]
-enum Wide {
-    I(i64),
-    U(u64),
-    F(f64),
-    C(f64, f64),
+/// A numeric value widened, exactly, to the largest type of its kind: what a value becomes
+/// where only the kind matters (serde's dynamic values, Python's `int`, `float` and
+/// `complex`, casts).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    /// A signed integer (`i1` to `i8`).
+    Int(i64),
+    /// An unsigned integer (`u1` to `u8`) or a bool (0 or 1).
+    UInt(u64),
+    /// A float (`f2`, `f4`, `f8`), NaN payloads kept ([`widen`]).
+    Float(f64),
+    /// A complex (`c8`, `c16`), parts as in [`Number::Float`].
+    Complex(f64, f64),
 }
 
-impl Wide {
-    fn of(v: &Value<'_>) -> Option<Wide> {
-        Some(match *v {
-            Value::Bool(b) => Wide::U(b.into()),
-            Value::I8(x) => Wide::I(x.into()),
-            Value::I16(x) => Wide::I(x.into()),
-            Value::I32(x) => Wide::I(x.into()),
-            Value::I64(x) => Wide::I(x),
-            Value::U8(x) => Wide::U(x.into()),
-            Value::U16(x) => Wide::U(x.into()),
-            Value::U32(x) => Wide::U(x.into()),
-            Value::U64(x) => Wide::U(x),
-            Value::F16(h) => Wide::F(f16_to_f64(h)),
-            Value::F32(x) => Wide::F(x.into()),
-            Value::F64(x) => Wide::F(x),
-            Value::C64(re, im) => Wide::C(re.into(), im.into()),
-            Value::C128(re, im) => Wide::C(re, im),
+impl Value<'_> {
+    /// The value as a [`Number`], if it is a bool, an integer, a float or a complex
+    /// (long doubles excepted: they stay bytes).
+    pub fn number(&self) -> Option<Number> {
+        Some(match *self {
+            Value::Bool(b) => Number::UInt(b.into()),
+            Value::I8(x) => Number::Int(x.into()),
+            Value::I16(x) => Number::Int(x.into()),
+            Value::I32(x) => Number::Int(x.into()),
+            Value::I64(x) => Number::Int(x),
+            Value::U8(x) => Number::UInt(x.into()),
+            Value::U16(x) => Number::UInt(x.into()),
+            Value::U32(x) => Number::UInt(x.into()),
+            Value::U64(x) => Number::UInt(x),
+            Value::F16(h) => Number::Float(f16_to_f64(h)),
+            Value::F32(x) => Number::Float(widen(x)),
+            Value::F64(x) => Number::Float(x),
+            Value::C64(re, im) => Number::Complex(widen(re), widen(im)),
+            Value::C128(re, im) => Number::Complex(re, im),
             _ => return None,
         })
-    }
-
-    fn re(self) -> f64 {
-        match self {
-            Wide::I(i) => i as f64,
-            Wide::U(u) => u as f64,
-            Wide::F(f) | Wide::C(f, _) => f,
-        }
     }
 }
 
@@ -474,15 +474,17 @@ impl Wide {
 /// rounding floats). Meant for the casts [`can_cast_safe`] allows, which lose nothing.
 /// `None` when `v` or `to` is not numeric (bool, integer, float or complex).
 pub fn cast(v: &Value<'_>, to: ScalarType) -> Option<Value<'static>> {
-    let w = Wide::of(v)?;
+    let w = v.number()?;
     let int = || match w {
-        Wide::I(i) => i,
-        Wide::U(u) => u as i64,
-        Wide::F(f) | Wide::C(f, _) => f as i64,
+        Number::Int(i) => i,
+        Number::UInt(u) => u as i64,
+        Number::Float(f) | Number::Complex(f, _) => f as i64,
     };
     let (re, im) = match w {
-        Wide::C(re, im) => (re, im),
-        other => (other.re(), 0.0),
+        Number::Int(i) => (i as f64, 0.0),
+        Number::UInt(u) => (u as f64, 0.0),
+        Number::Float(f) => (f, 0.0),
+        Number::Complex(re, im) => (re, im),
     };
     Some(match to {
         ScalarType::Bool => Value::Bool(re != 0.0 || im != 0.0),
@@ -494,13 +496,13 @@ pub fn cast(v: &Value<'_>, to: ScalarType) -> Option<Value<'static>> {
         ScalarType::UInt(2) => Value::U16(int() as u16),
         ScalarType::UInt(4) => Value::U32(int() as u32),
         ScalarType::UInt(8) => Value::U64(match w {
-            Wide::U(u) => u,
+            Number::UInt(u) => u,
             _ => int() as u64,
         }),
         ScalarType::Float(2) => Value::F16(f64_to_f16(re)),
-        ScalarType::Float(4) => Value::F32(re as f32),
+        ScalarType::Float(4) => Value::F32(narrow(re)),
         ScalarType::Float(8) => Value::F64(re),
-        ScalarType::Complex(8) => Value::C64(re as f32, im as f32),
+        ScalarType::Complex(8) => Value::C64(narrow(re), narrow(im)),
         ScalarType::Complex(16) => Value::C128(re, im),
         _ => return None,
     })

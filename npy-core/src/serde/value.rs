@@ -5,12 +5,12 @@ use std::cell::Cell;
 
 use ::serde::ser::{Serialize, SerializeMap, Serializer};
 
-use super::error::BResult;
+use super::error::{BResult, BridgeError};
 use super::tree::{charge, check_len, node, prim, stride, Node, ZERO_SIZE_BUDGET};
 use crate::array::DynArray;
 use crate::dtype::{DType, DateUnit};
 use crate::error::{Error, Result};
-use crate::scalar::{f16_to_f32, trim_nuls, widen, Value as Prim};
+use crate::scalar::{trim_nuls, Number, Value as Prim};
 
 /// One element of any dtype, decoded: for files whose type is not known in advance.
 ///
@@ -243,19 +243,6 @@ fn decode(dtype: &DType, dims: &[usize], bytes: &[u8], budget: &Cell<usize>) -> 
         }
         Node::Scalar(s) => match prim(s, bytes)? {
             Prim::Bool(x) => Value::Bool(x),
-            Prim::I8(x) => Value::Int(x.into()),
-            Prim::I16(x) => Value::Int(x.into()),
-            Prim::I32(x) => Value::Int(x.into()),
-            Prim::I64(x) => Value::Int(x),
-            Prim::U8(x) => Value::UInt(x.into()),
-            Prim::U16(x) => Value::UInt(x.into()),
-            Prim::U32(x) => Value::UInt(x.into()),
-            Prim::U64(x) => Value::UInt(x),
-            Prim::F16(h) => Value::Float(widen(f16_to_f32(h))),
-            Prim::F32(x) => Value::Float(widen(x)),
-            Prim::F64(x) => Value::Float(x),
-            Prim::C64(re, im) => Value::Complex(widen(re), widen(im)),
-            Prim::C128(re, im) => Value::Complex(re, im),
             Prim::DateTime(value, unit) => Value::DateTime { value, unit },
             Prim::TimeDelta(value, unit) => Value::TimeDelta { value, unit },
             Prim::Bytes(b) => Value::Bytes(trim_nuls(b).to_vec()),
@@ -263,6 +250,13 @@ fn decode(dtype: &DType, dims: &[usize], bytes: &[u8], budget: &Cell<usize>) -> 
             Prim::Void(b) => Value::Void(b.to_vec()),
             Prim::LongDouble(b) => Value::LongDouble(b.to_vec()),
             Prim::LongComplex(b) => Value::LongComplex(b.to_vec()),
+            number => match number.number() {
+                Some(Number::Int(x)) => Value::Int(x),
+                Some(Number::UInt(x)) => Value::UInt(x),
+                Some(Number::Float(x)) => Value::Float(x),
+                Some(Number::Complex(re, im)) => Value::Complex(re, im),
+                None => return Err(BridgeError::mismatch(format!("unsupported scalar type {}", s.type_str()))),
+            },
         },
     })
 }

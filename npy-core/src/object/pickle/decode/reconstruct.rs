@@ -8,7 +8,7 @@ use super::{quote, Kind, Machine, Value, MAX_NAME_LINE};
 use crate::dtype::{ByteOrder, Scalar, ScalarType};
 use crate::error::{Error, Result};
 use crate::object::pickle::{BUILD, GLOBAL, REDUCE, STACK_GLOBAL};
-use crate::scalar::{self, ScalarError, Value as S};
+use crate::scalar::{self, Number, ScalarError, Value as S};
 
 /// An array's `BUILD` state: its shape and order, and its values (the first `len` items of
 /// a list, which later `APPEND`s cannot change, as in NumPy, which copies them).
@@ -411,25 +411,17 @@ fn scalar_value(scalar: Scalar, data: &[u8]) -> std::result::Result<Plain, Strin
         _ => unsupported(),
     })?;
     Ok(match decoded {
-        S::I8(x) => Plain::Value(Value::Int(x.into())),
-        S::I16(x) => Plain::Value(Value::Int(x.into())),
-        S::I32(x) => Plain::Value(Value::Int(x.into())),
-        S::I64(x) => Plain::Value(Value::Int(x)),
-        S::U8(x) => Plain::Value(Value::Int(x.into())),
-        S::U16(x) => Plain::Value(Value::Int(x.into())),
-        S::U32(x) => Plain::Value(Value::Int(x.into())),
-        S::U64(x) => match i64::try_from(x) {
-            Ok(i) => Plain::Value(Value::Int(i)),
-            Err(_) => Plain::BigInt(x.to_string()),
-        },
-        S::F16(h) => Plain::Value(Value::Float(scalar::f16_to_f64(h))),
-        S::F32(x) => Plain::Value(Value::Float(x.into())),
-        S::F64(x) => Plain::Value(Value::Float(x)),
-        S::C64(re, im) => Plain::Complex(re.into(), im.into()),
-        S::C128(re, im) => Plain::Complex(re, im),
         S::Str(text) => Plain::Str(text.into_owned()),
         S::Bytes(b) => Plain::Bytes(scalar::trim_nuls(b).to_vec()),
-        _ => return Err(unsupported()),
+        number => match number.number().ok_or_else(unsupported)? {
+            Number::Int(i) => Plain::Value(Value::Int(i)),
+            Number::UInt(u) => match i64::try_from(u) {
+                Ok(i) => Plain::Value(Value::Int(i)),
+                Err(_) => Plain::BigInt(u.to_string()),
+            },
+            Number::Float(x) => Plain::Value(Value::Float(x)),
+            Number::Complex(re, im) => Plain::Complex(re, im),
+        },
     })
 }
 
