@@ -555,20 +555,21 @@ fn swap_units_portable(buf: &mut [u8], unit: usize) {
     }
 }
 
-/// IEEE half bits to double (exact; NaN payloads kept).
+/// IEEE half bits to double (exact; NaN payloads kept). Built from bits, no float
+/// arithmetic but one multiplication by a power of two.
 pub fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let frac = (h & 0x3ff) as f64;
+    let sign = u64::from(h & 0x8000) << 48;
+    let exp = u64::from((h >> 10) & 0x1f);
+    let frac = u64::from(h & 0x3ff);
     match exp {
-        0 => sign * frac * 2f64.powi(-24),
-        0x1f if frac == 0.0 => sign * f64::INFINITY,
-        0x1f => {
-            // keep the payload: place the 10 fraction bits at the top of the f64 fraction
-            let bits = ((h as u64 & 0x8000) << 48) | (0x7ff << 52) | ((h as u64 & 0x3ff) << 42);
-            f64::from_bits(bits)
+        // zero and subnormals: frac * 2^-24, exact in f64
+        0 => {
+            let magnitude = frac as f64 * f64::from_bits((1023 - 24) << 52);
+            f64::from_bits(sign | magnitude.to_bits())
         }
-        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+        // infinities and NaNs: the 10 fraction bits at the top of the f64 fraction
+        0x1f => f64::from_bits(sign | (0x7ff << 52) | (frac << 42)),
+        e => f64::from_bits(sign | ((e + 1023 - 15) << 52) | (frac << 42)),
     }
 }
 
@@ -581,34 +582,41 @@ pub fn f16_to_f32(h: u16) -> f32 {
     f16_to_f64(h) as f32
 }
 
-/// Double to IEEE half bits, rounding to nearest even; a NaN keeps its sign and the top
-/// of its payload bits (quiet).
+/// Double to IEEE half bits, rounding to nearest even (overflow to infinity, underflow
+/// through subnormals to zero); a NaN keeps its sign and the top of its payload bits
+/// (quiet). Integer arithmetic on the bits only.
 pub fn f64_to_f16(v: f64) -> u16 {
     let bits = v.to_bits();
     let sign = ((bits >> 48) & 0x8000) as u16;
-    if v.is_nan() {
-        return sign | 0x7e00 | ((bits >> 42) & 0x3ff) as u16;
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let man = bits & ((1 << 52) - 1);
+    if exp == 0x7ff {
+        return sign | if man == 0 { 0x7c00 } else { 0x7e00 | ((man >> 42) & 0x3ff) as u16 };
     }
-    let a = v.abs();
-    if a == 0.0 {
+    // The half's biased exponent; f64 zeros and subnormals are far below the half's range.
+    let e = exp - 1023 + 15;
+    if exp == 0 || e < -11 {
         return sign;
     }
-    if a >= 65520.0 {
+    if e >= 0x1f {
         return sign | 0x7c00;
     }
-    let (mut m, e) = if a < 2f64.powi(-14) {
-        ((a / 2f64.powi(-24)).round_ties_even() as u32, 0u32)
-    } else {
-        let e = a.log2().floor() as i32;
-        let m = (a / 2f64.powi(e) - 1.0) * 1024.0;
-        (m.round_ties_even() as u32, (e + 15) as u32)
-    };
-    let mut e = e;
-    if e > 0 && m == 1024 {
-        m = 0;
-        e += 1;
+    // Keep 11 significant bits for a normal half, fewer for a subnormal one.
+    let significand = man | (1 << 52);
+    let shift = if e >= 1 { 42 } else { (43 - e) as u32 };
+    let mut q = significand >> shift;
+    let rest = significand & ((1 << shift) - 1);
+    let half = 1 << (shift - 1);
+    if rest > half || (rest == half && q & 1 == 1) {
+        q += 1;
     }
-    sign | ((e as u16) << 10) | m as u16
+    // A carry out of the significand moves into the exponent by itself.
+    let out = if e >= 1 { ((e as u64) << 10) + q - 1024 } else { q };
+    if out >= 0x7c00 {
+        sign | 0x7c00
+    } else {
+        sign | out as u16
+    }
 }
 
 /// `f64` to IEEE half bits, rounded; NaN payloads kept as far as they fit (a NaN stays a
@@ -785,5 +793,44 @@ mod tests {
         assert_eq!(conv(">u4", "<f8", &u32::MAX.to_be_bytes()), enc("<f8", Value::F64(u32::MAX.into())));
         assert!(can_cast_safe(ScalarType::UInt(4), ScalarType::Int(8)));
         assert!(!can_cast_safe(ScalarType::Int(8), ScalarType::Float(4)));
+    }
+
+    #[test]
+    #[cfg(feature = "half")]
+    fn half_conversions_agree_with_the_half_crate() {
+        let step = if cfg!(miri) { 61 } else { 1 };
+        for h in (0..=u16::MAX).step_by(step) {
+            let ours = f16_to_f64(h);
+            let theirs = half::f16::from_bits(h).to_f64();
+            assert!(ours.to_bits() == theirs.to_bits() || (ours.is_nan() && theirs.is_nan()), "{h:#06x}");
+            if !ours.is_nan() {
+                assert_eq!(f64_to_f16(ours), h, "{h:#06x} round trip");
+            }
+        }
+        // Values that are f32s (the half crate may round an f64 through f32, twice).
+        let mut x = 1e-9f32;
+        while x < 1e6 {
+            for v in [x, -x, x * 1.000_244_1, x * 0.999_755_9] {
+                assert_eq!(f64_to_f16(v.into()), half::f16::from_f32(v).to_bits(), "{v:e}");
+            }
+            x *= if cfg!(miri) { 1.9 } else { 1.01 };
+        }
+        for (v, h) in [(65504.0, 0x7bff), (65519.99, 0x7bff), (65520.0, 0x7c00), (1e300, 0x7c00), (1e-300, 0)] {
+            assert_eq!(f64_to_f16(v), h, "{v:e}");
+        }
+    }
+
+    #[test]
+    fn doubles_round_to_the_nearest_half_ties_to_even() {
+        let step = if cfg!(miri) { 97 } else { 1 };
+        for h in (0u16..0x7bff).step_by(step) {
+            let (lo, hi) = (f16_to_f64(h), f16_to_f64(h + 1));
+            let mid = (lo + hi) / 2.0;
+            let even = if h % 2 == 0 { h } else { h + 1 };
+            assert_eq!(f64_to_f16(mid), even, "tie between {h:#06x} and the next");
+            assert_eq!(f64_to_f16(f64::from_bits(mid.to_bits() - 1)), h, "just below the tie after {h:#06x}");
+            assert_eq!(f64_to_f16(f64::from_bits(mid.to_bits() + 1)), h + 1, "just above the tie after {h:#06x}");
+            assert_eq!(f64_to_f16(-mid), 0x8000 | even, "negative tie after {h:#06x}");
+        }
     }
 }
