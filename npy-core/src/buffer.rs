@@ -11,12 +11,11 @@
 //! - [`RecordBytes`] and [`bytes_of`]: the bytes of a `&[T]` of records, raw (padding and
 //!   all, readable from the thread making pieces) or, when `T` has no padding, as `&[u8]`.
 //!
-//! The proofs about records' bytes assume that a record's stored fields (the fields of its
-//! native dtype) have no interior mutability, so their bytes do not change while the
-//! records are borrowed shared. Every `NpyRecord` of this crate and of the derive satisfies
-//! it (primitives, arrays and records of them), but the trait's contract does not state it
-//! yet. Skipped fields may hold anything (an atomic counter), so their bytes are never
-//! read.
+//! The proofs about records' bytes rest on `NpyRecord`'s contract that a record's stored
+//! fields (the fields of its native dtype) have no interior mutability, so their bytes do
+//! not change while the records are borrowed shared (every `NpyRecord` of this crate and
+//! of the derive is made of primitives, arrays and records of them). Skipped fields may
+//! hold anything (an atomic counter), so their bytes are never read.
 //!
 //! `madvise` and `sysconf` are compiled out under Miri, which cannot call them.
 

@@ -21,7 +21,11 @@ use crate::error::{Error, Result};
 /// - any bytes in which every `b1` field holds 0 or 1 and which [`NpyRecord::check`]
 ///   accepts, whatever the padding bytes hold, are a valid `Self` once
 ///   [`NpyRecord::fill_skipped`] has run;
-/// - [`NpyRecord::ITEMSIZE`] is `dtype().itemsize()`.
+/// - [`NpyRecord::ITEMSIZE`] is `dtype().itemsize()`;
+/// - the stored fields (those of the native dtype) have no interior mutability, so their
+///   bytes do not change while a `&[Self]` is borrowed: writers read them from another
+///   thread. Skipped fields may hold anything (an atomic counter): their bytes are never
+///   read.
 ///
 /// Implement it with `#[derive(NpyRecord)]`, never by hand.
 #[diagnostic::on_unimplemented(
