@@ -66,6 +66,13 @@ keys (data_len and sha256_data are the pickle's), and instead of `elements`:
                   output of distinct plain values: no memo sharing, no NumPy
                   scalars)
 
+dtype_spellings.json lists how NumPy reads each spelling of a scalar descr (every
+one-letter type code and kind, with and without a byte order, a size and a datetime
+unit) as np.lib.format.descr_to_dtype does when it loads a header: one line
+[spelling, descr] per spelling, descr being repr(dtype_to_descr(dtype)) or null
+where np.dtype refuses the spelling.  It is made on the platform golden.py needs
+(64-bit Linux: 'l' and 'p' are 8 bytes, 'g' 16).
+
 object/archive.npz (written with zipfile, fixed timestamps, stored members) has
 `file`, `kind` "npz" and `members`: per member `name`, `descr`, `shape`,
 `fortran_order`, and `objects` (object members, as above) or `elements`.
@@ -704,6 +711,32 @@ def check_expectations(entries):
     assert by["object/big.npy"]["data_len"] > 3 * 65536 - 9000  # frames, a payload outside them
 
 
+SPELLING_CODES = "?bBhHiIlLqQpPnNeEfdgFDGcaSUVMmOTuxz"
+SPELLING_ORDERS = ["", "<", ">", "|", "="]
+SPELLING_TAILS = ["", "0", "1", "2", "3", "4", "8", "12", "16", "32", "[us]", "8[us]", "[D]",
+                  "8[25s]", "4[us]", "8[generic]"]
+
+
+def spellings(out_dir):
+    """dtype_spellings.json: how NumPy reads each scalar descr spelling (see the top)."""
+    lines = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 'a' is deprecated; 'T' saves as objects
+        for order in SPELLING_ORDERS:
+            for code in SPELLING_CODES:
+                for tail in SPELLING_TAILS:
+                    text = order + code + tail
+                    try:
+                        descr = repr(npformat.dtype_to_descr(npformat.descr_to_dtype(text)))
+                    except (TypeError, ValueError):
+                        descr = None
+                    lines.append(json.dumps([text, descr]))
+    text = "[\n" + ",\n".join(lines) + "\n]\n"
+    with open(os.path.join(out_dir, "dtype_spellings.json"), "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    return len(lines), len(text)
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: golden.py OUT_DIR", file=sys.stderr)
@@ -739,8 +772,10 @@ def main(argv):
     with open(os.path.join(out_dir, "manifest.json"), "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
     total += len(text.encode("utf-8"))
-    print("golden.py: numpy %s wrote %d .npy and .npz files and manifest.json (%d bytes in all)"
-          % (np.__version__, len(entries), total))
+    count, size = spellings(out_dir)
+    total += size
+    print("golden.py: numpy %s wrote %d .npy and .npz files, manifest.json and %d dtype "
+          "spellings (%d bytes in all)" % (np.__version__, len(entries), count, total))
     return 0
 
 

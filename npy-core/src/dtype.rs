@@ -287,6 +287,11 @@ impl Scalar {
     /// assert_eq!(Scalar::parse("<O8")?.ty(), ScalarType::Object);
     /// assert_eq!(Scalar::parse("O")?.type_str(), "|O");
     /// assert!(Scalar::parse("O2").is_err());
+    /// // NumPy's one-letter type codes, as `np.dtype` reads them
+    /// assert_eq!(Scalar::parse(">i")?.type_str(), ">i4");
+    /// assert_eq!(Scalar::parse("d")?.type_str(), "<f8");
+    /// // and what NumPy refuses: a datetime unit without the size
+    /// assert!(Scalar::parse(">m[us]").is_err());
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn parse(s: &str) -> Result<Scalar> {
@@ -312,11 +317,31 @@ impl Scalar {
             return Ok(Scalar::new(ScalarType::Bool, order));
         }
         if kind == 'M' || kind == 'm' {
-            let unit_part = tail.strip_prefix('8').unwrap_or(tail);
+            // `M`, `M8`, `M8[us]`; NumPy refuses a unit without the size (`M[us]`).
+            let unit_part = match tail.strip_prefix('8') {
+                Some(unit) => unit,
+                None if tail.is_empty() => tail,
+                None => return Err(bad("a datetime unit follows the size, as in 'M8[us]'")),
+            };
             let unit = parse_date_unit(unit_part).ok_or_else(|| bad("invalid datetime unit"))?;
             let ty = if kind == 'M' { ScalarType::DateTime(unit) } else { ScalarType::TimeDelta(unit) };
             return Ok(Scalar::new(ty, order));
         }
+        if tail.is_empty() {
+            // NumPy takes a bare `a` (as `S0`) but not one after a byte order.
+            let prefixed = rest.len() < s.len();
+            match char_code(kind) {
+                Some(ty) if !(kind == 'a' && prefixed) => return Ok(Scalar::new(ty, order)),
+                _ if kind == 'T' => {
+                    return Err(bad("'T' is NumPy's variable-width StringDType, whose values a .npy file holds \
+                         only as pickled objects (descr '|O')"))
+                }
+                _ if kind == 'a' => return Err(bad("NumPy reads a bare 'a' as 'S0', but not after a byte order")),
+                _ => {}
+            }
+        }
+        // `a<n>`: NumPy's deprecated alias of `S<n>`.
+        let kind = if kind == 'a' { 'S' } else { kind };
         let size = if tail.is_empty() && matches!(kind, 'S' | 'U' | 'V') {
             0
         } else if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) && tail.len() <= 10 {
@@ -347,6 +372,51 @@ impl Scalar {
         }
         Ok(Scalar::new(ty, order))
     }
+}
+
+/// Bytes of a C `long double` where NumPy runs: 16 on x86-64 (80-bit extended, padded)
+/// and on 64-bit Linux and BSDs elsewhere (IEEE quad), 8 where it is a `double` (Windows,
+/// Apple silicon); `None` where it has a size the model does not hold (12 on 32-bit x86).
+const LONG_DOUBLE: Option<u8> = if cfg!(any(windows, all(target_vendor = "apple", target_arch = "aarch64"))) {
+    Some(8)
+} else if cfg!(target_pointer_width = "64") {
+    Some(16)
+} else {
+    None
+};
+
+/// The type of a one-letter C type code without a size, as `np.dtype` reads it where this
+/// code runs (NumPy's `typecodes`): `'i'` is `i4`, `'l'` a C `long`, `'p'` an `intp`, `'g'`
+/// a `long double`, `'c'` `S1`, `'a'` `S0`. `None` for other letters (`'u'` alone is not a
+/// type, and `S`, `U`, `V`, `M`, `m`, `O`, `?` are read elsewhere).
+fn char_code(code: char) -> Option<ScalarType> {
+    use std::mem::size_of;
+    let long = size_of::<std::ffi::c_long>() as u8;
+    let intp = size_of::<isize>() as u8;
+    Some(match code {
+        'b' => ScalarType::Int(1),
+        'B' => ScalarType::UInt(1),
+        'h' => ScalarType::Int(2),
+        'H' => ScalarType::UInt(2),
+        'i' => ScalarType::Int(4),
+        'I' => ScalarType::UInt(4),
+        'l' => ScalarType::Int(long),
+        'L' => ScalarType::UInt(long),
+        'q' => ScalarType::Int(8),
+        'Q' => ScalarType::UInt(8),
+        'p' | 'n' => ScalarType::Int(intp),
+        'P' | 'N' => ScalarType::UInt(intp),
+        'e' => ScalarType::Float(2),
+        'f' => ScalarType::Float(4),
+        'd' => ScalarType::Float(8),
+        'g' => ScalarType::Float(LONG_DOUBLE?),
+        'F' => ScalarType::Complex(8),
+        'D' => ScalarType::Complex(16),
+        'G' => ScalarType::Complex(2 * LONG_DOUBLE?),
+        'c' => ScalarType::Bytes(1),
+        'a' => ScalarType::Bytes(0),
+        _ => return None,
+    })
 }
 
 fn parse_date_unit(s: &str) -> Option<DateUnit> {

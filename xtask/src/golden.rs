@@ -1,7 +1,8 @@
 //! `cargo xtask golden [--check]`: the project's own NumPy-made fixtures.
 //!
-//! `xtask/golden.py` writes small `.npy` files (object arrays and one `.npz` too)
-//! and `manifest.json` with NumPy, deterministically. `golden` runs it into
+//! `xtask/golden.py` writes small `.npy` files (object arrays and one `.npz` too),
+//! `manifest.json` and `dtype_spellings.json` (how NumPy reads each descr spelling)
+//! with NumPy, deterministically. `golden` runs it into
 //! `tests/data` (after removing the `.npy` and `.npz` files there, so renamed
 //! fixtures do not linger); `golden --check`
 //! runs it into `<target>/xtask/golden` and fails unless every file there is
@@ -90,14 +91,17 @@ fn generate(python: &Path, out: &Path) -> Result<()> {
     project::run(Command::new(python).arg(script).arg(out))
 }
 
-/// The `.npy` and `.npz` files under `dir` plus `manifest.json`; none if `dir` is missing.
+/// The `.npy` and `.npz` files under `dir` plus the JSON files golden.py writes at its
+/// top; none if `dir` is missing.
 fn fixture_files(dir: &Path) -> Result<Vec<String>> {
     if !dir.exists() {
         return Ok(Vec::new());
     }
     let mut files = project::array_files(dir)?;
-    if dir.join("manifest.json").exists() {
-        files.push("manifest.json".to_string());
+    for name in TOP_FILES {
+        if dir.join(name).exists() {
+            files.push(name.to_string());
+        }
     }
     Ok(files)
 }
@@ -106,7 +110,10 @@ fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
-/// Removes the `.npy` and `.npz` files and `manifest.json` under `dir` and the
+/// The files golden.py writes at the top of its output besides the arrays.
+const TOP_FILES: &[&str] = &["manifest.json", "dtype_spellings.json"];
+
+/// Removes the `.npy` and `.npz` files and [`TOP_FILES`] under `dir` and the
 /// directories that become empty, leaving a top-level `tmp/` alone.
 fn clear(dir: &Path, top: bool) -> std::io::Result<()> {
     for entry in fs::read_dir(dir)? {
@@ -119,7 +126,7 @@ fn clear(dir: &Path, top: bool) -> std::io::Result<()> {
                     fs::remove_dir(&path)?;
                 }
             }
-        } else if name.ends_with(".npy") || name.ends_with(".npz") || (top && name == "manifest.json") {
+        } else if name.ends_with(".npy") || name.ends_with(".npz") || (top && TOP_FILES.contains(&name.as_ref())) {
             fs::remove_file(&path)?;
         }
     }
