@@ -210,14 +210,30 @@ pub fn trim_nuls(b: &[u8]) -> &[u8] {
 /// # Errors
 /// [`ScalarError::CodePoint`] naming the first unit that is not a char.
 pub fn ucs4(b: &[u8], order: ByteOrder) -> Result<String, ScalarError> {
-    let swap = !order.is_native();
     let end = b.chunks_exact(4).rposition(|c| c != [0; 4]).map_or(0, |i| i + 1);
     let mut s = String::with_capacity(end);
-    for (position, c) in b.chunks_exact(4).take(end).enumerate() {
-        let unit = u32::from_ne_bytes(ne::<4>(c, swap));
-        s.push(char::from_u32(unit).ok_or(ScalarError::CodePoint { unit, position })?);
+    for c in ucs4_chars(&b[..4 * end], order) {
+        s.push(c?);
     }
     Ok(s)
+}
+
+/// Checks that every UCS-4 code unit of `b` (in `order`, NULs included) is a Unicode
+/// scalar value, without building the text: the check of `U` elements read in place.
+///
+/// # Errors
+/// [`ScalarError::CodePoint`] naming the first unit that is not a char.
+pub fn check_ucs4(b: &[u8], order: ByteOrder) -> Result<(), ScalarError> {
+    ucs4_chars(b, order).try_for_each(|c| c.map(drop))
+}
+
+/// The chars of UCS-4 code units in `order`, each checked.
+fn ucs4_chars(b: &[u8], order: ByteOrder) -> impl Iterator<Item = Result<char, ScalarError>> + '_ {
+    let swap = !order.is_native();
+    b.chunks_exact(4).enumerate().map(move |(position, c)| {
+        let unit = u32::from_ne_bytes(ne::<4>(c, swap));
+        char::from_u32(unit).ok_or(ScalarError::CodePoint { unit, position })
+    })
 }
 
 /// Decodes one scalar of dtype `s` from the first `s.itemsize()` bytes of `bytes`.
@@ -383,10 +399,7 @@ impl Value<'static> {
     /// # Errors
     /// [`ScalarError::Kind`] for a type that does not hold floats.
     pub fn from_f64(x: f64, s: Scalar) -> Result<Value<'static>, ScalarError> {
-        Value::from_complex(x, 0.0, s).and_then(|v| match (s.ty(), v) {
-            (ScalarType::Float(_) | ScalarType::Complex(_), v) => Ok(v),
-            _ => Err(ScalarError::Kind { ty: s.type_str(), found: "a float" }),
-        })
+        Value::from_complex(x, 0.0, s)
     }
 
     /// A complex number as a value of complex type `ty` (`c8`, `c16`), or its real part

@@ -124,3 +124,9 @@ pub use ser::to_value;
 pub use trace::trace_dtype;
 pub use value::Value;
 pub use write::{to_dyn, to_path, to_writer};
+
+/// A dtype from its descr text, for the tests of the serde modules.
+#[cfg(test)]
+fn dt(s: &str) -> crate::DType {
+    s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+}

@@ -48,8 +48,7 @@ impl<const N: usize> Bytes<N> {
 
     /// The value as NumPy shows it: trailing NUL bytes removed.
     pub fn as_bytes(&self) -> &[u8] {
-        let end = self.0.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-        &self.0[..end]
+        crate::scalar::trim_nuls(&self.0)
     }
 
     /// All `N` bytes.
@@ -158,13 +157,7 @@ unsafe impl<const N: usize> NpyRecord for Ucs4<N> {
     const NEEDS_CHECK: bool = true;
 
     fn check(element: &[u8]) -> std::result::Result<(), String> {
-        for (i, c) in element.chunks_exact(4).enumerate() {
-            let v = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
-            if char::from_u32(v).is_none() {
-                return Err(format!("code point {v:#x} at position {i} is not a valid char"));
-            }
-        }
-        Ok(())
+        crate::scalar::check_ucs4(element, crate::dtype::ByteOrder::NATIVE).map_err(|e| e.to_string())
     }
 }
 

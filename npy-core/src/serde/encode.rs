@@ -170,10 +170,7 @@ fn encode_scalar(v: &Value, s: &Scalar, out: &mut [u8]) -> BResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn dt(s: &str) -> DType {
-        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
+    use crate::serde::dt;
 
     #[test]
     fn encoding_checks_ranges_and_round_trips() {

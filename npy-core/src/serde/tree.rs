@@ -80,13 +80,9 @@ pub(super) fn check_len(dtype: &DType, bytes: &[u8]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::error::ErrorKind;
+    use crate::serde::dt;
     use crate::serde::{from_element, Value};
-
-    fn dt(s: &str) -> DType {
-        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
 
     #[test]
     fn zero_size_subarrays_have_a_budget() {

@@ -288,10 +288,7 @@ impl Serialize for Value {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
-
-    fn dt(s: &str) -> DType {
-        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
+    use crate::serde::dt;
 
     #[test]
     fn scalars_decode_in_either_byte_order() {
