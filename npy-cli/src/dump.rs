@@ -1,73 +1,227 @@
-//! `npy dump FILE --format json|csv [--member NAME]`
+//! `npy dump FILE [--format json|csv] [--member NAME] [--strict-json null|string]`
+//!
+//! Writes every row of an array to stdout: a 1-D array element by element, an N-d
+//! array's row `i` as `arr.tolist()[i]` (a `(4, 3)` array gives 4 lines of 3 values),
+//! a 0-d array as one line. The mapping of values is [`HELP`]'s (shown by
+//! `npy dump --help`); how the data is read, and the memory it takes, is in
+//! `records.rs`: C-order data streams in chunks (bounded memory), Fortran-order files
+//! are read at positions a block of rows at a time, Fortran-order npz members are held
+//! whole, object arrays are decoded whole.
 
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, StdoutLock, Write};
 use std::path::Path;
 
-use npy_core::{ReadOptions, Result};
+use npy_core::header::shape_repr;
+use npy_core::{ErrorKind, ReadOptions, Result};
 
-use crate::records::{cells, for_each, object_json, Element};
+use crate::records::{self, At, Element, Layout, Sink};
+use crate::render::{self, NonFinite};
+
+/// The long help of `npy dump`: what it writes for each kind of value.
+pub const HELP: &str = "\
+Write every row of an array to stdout as JSON lines or CSV, streaming.
+
+Rows are NumPy's arr.tolist() items: a 1-D array gives one line (JSON) or row (CSV) per
+element, an N-d array one per item of its first axis (a (4, 3) array: 4 lines of 3
+values, in C order whatever the file's order), a 0-d array one line. C-order data is
+read in chunks, so memory stays bounded whatever the file's size; a Fortran-order file
+is read at positions a block of rows at a time (4 MiB, or one row if larger), a
+Fortran-order .npz member and an object array (dtype=object) are held whole.
+
+JSON (one value per line), as tolist() gives values:
+  records         objects, fields in order: {\"id\": 1, \"pos\": {\"x\": 0.5}}
+  subarrays, rows nested lists in C order: [[1, 2], [3, 4]]
+  bool            true / false (a b1 byte other than 0 or 1 is true, as NumPy reads it)
+  integers        numbers
+  f2, f4, f8, f16 numbers in NumPy's digits (an f4 0.004 is 0.004, not 0.004000000189...)
+  NaN, inf, -inf  NaN, Infinity, -Infinity as Python's json writes and reads them;
+                  --strict-json null|string gives null, or \"NaN\", \"Infinity\", \"-Infinity\"
+  complex         [re, im]
+  S and V bytes   the text NumPy shows: \"b'LINE-001'\" (the same text as CSV)
+  U text          strings
+  datetime64      ISO strings as np.datetime_as_string: \"2020-01-01T12:00\"; NaT is null
+  timedelta64     the count of its units (m8[s] 5 is 5); NaT is null
+  objects         None null, bool, int (any size) and float numbers, complex [re, im],
+                  str strings, bytes their repr, lists and tuples arrays, dicts objects
+                  (arrays of [key, value] pairs unless every key is a str)
+
+CSV: a header row of column names, then one row per array row; each cell is NumPy's
+str() of one value (True, 0.004, b'LINE-001', 2020-01-01, 5 seconds, nan). Columns are
+named after the fields: a.b for nested fields, samples[3] for subarray items, [j] and
+[j].field for the items of an N-d array's rows, value for a plain 1-D array.
+
+Values NumPy cannot show either are errors naming the element: text with a code point
+beyond U+10FFFF, datetime64 values with generic units. JSON writes a surrogate code point
+as Python's json does (\\ud800); CSV cannot hold one.";
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// One JSON object (or value) per line.
+    /// One JSON value per line (per row of the array).
     Json,
-    /// A header row of leaf field names, then one row per record.
+    /// A header row of column names, then one row per row of the array.
     Csv,
 }
 
-/// Records read per step: memory stays bounded whatever the file's size.
-const CHUNK: usize = 4096;
+/// `--strict-json`: NaN and infinities in JSON for parsers that refuse `NaN`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Strict {
+    /// As `null`.
+    Null,
+    /// As the strings "NaN", "Infinity", "-Infinity".
+    String,
+}
 
-/// Writes every record to stdout, streaming.
-pub fn run(file: &Path, member: Option<&str>, format: Format, opts: &ReadOptions) -> Result<()> {
-    let mut out = BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let mut bar = None;
-    let mut first = true;
-    let result = for_each(
-        file,
-        member,
-        opts,
-        CHUNK,
-        |bytes| bar = crate::progress::bytes(bytes, "dump"),
-        |element| {
-            match format {
-                Format::Json => {
-                    match &element {
-                        Element::Value(value) => serde_json::to_writer(&mut out, value),
-                        Element::Object(object) => serde_json::to_writer(&mut out, &object_json(object)),
-                    }
-                    .map_err(std::io::Error::from)?;
-                    out.write_all(b"\n")?;
-                }
-                Format::Csv => {
-                    let cols = cells(&element);
-                    if first {
-                        let names: Vec<String> = cols.iter().map(|(n, _)| csv_field(n)).collect();
-                        writeln!(out, "{}", names.join(","))?;
-                    }
-                    let texts: Vec<String> = cols.iter().map(|(_, text)| csv_field(text)).collect();
-                    writeln!(out, "{}", texts.join(","))?;
-                }
-            }
-            first = false;
-            Ok(true)
-        },
-    );
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    result?;
-    out.flush()?;
+/// Output is written to stdout once this much is pending.
+const FLUSH_AT: usize = 1 << 16;
+
+/// Writes every row of `file` (or of `member` of an `.npz`) to stdout.
+///
+/// # Errors
+/// [`ErrorKind::Usage`] for `--strict-json` with CSV, and as [`records::read`].
+pub fn run(
+    file: &Path,
+    member: Option<&str>,
+    format: Format,
+    strict: Option<Strict>,
+    opts: &ReadOptions,
+) -> Result<()> {
+    let non_finite = match (format, strict) {
+        (_, None) => NonFinite::Python,
+        (Format::Json, Some(Strict::Null)) => NonFinite::Null,
+        (Format::Json, Some(Strict::String)) => NonFinite::Strings,
+        (Format::Csv, Some(_)) => {
+            let reason = "--strict-json is for --format json (CSV writes nan, inf and -inf as NumPy prints them)";
+            return Err(ErrorKind::Usage { reason: reason.into() }.into());
+        }
+    };
+    let out = BufWriter::with_capacity(FLUSH_AT, std::io::stdout().lock());
+    let mut writer = Writer { out, format, non_finite, layout: None, text: String::new(), cells: 0, empty_row: None };
+    records::read(file, member, opts, Some("dump"), &mut writer)?;
+    writer.out.flush()?;
     Ok(())
 }
 
+/// The JSON-lines or CSV writer of rows.
+struct Writer<'a> {
+    out: BufWriter<StdoutLock<'a>>,
+    format: Format,
+    non_finite: NonFinite,
+    layout: Option<Layout>,
+    /// Text of the row being written, not yet handed to `out`.
+    text: String,
+    /// CSV cells written in the current row.
+    cells: usize,
+    /// JSON of a row with no elements (a zero in its dimensions): `[]`, `[[], []]`.
+    empty_row: Option<String>,
+}
+
+impl Writer<'_> {
+    fn flush_text(&mut self) -> Result<()> {
+        self.out.write_all(self.text.as_bytes())?;
+        self.text.clear();
+        Ok(())
+    }
+
+    fn cell(&mut self, cell: &str) {
+        if self.cells > 0 {
+            self.text.push(',');
+        }
+        self.text.push_str(&csv_field(cell));
+        self.cells += 1;
+    }
+
+    /// The CSV header row: every column's name.
+    fn header(&mut self, layout: &Layout) -> Result<()> {
+        let mut flushed = Ok(());
+        render::column_names(layout, &mut |name| {
+            self.cell(&name);
+            if flushed.is_ok() && self.text.len() >= FLUSH_AT {
+                flushed = self.flush_text();
+            }
+        });
+        flushed?;
+        self.text.push('\n');
+        self.cells = 0;
+        self.flush_text()
+    }
+}
+
+impl Sink for Writer<'_> {
+    fn begin(&mut self, layout: &Layout) -> Result<()> {
+        match self.format {
+            Format::Csv => self.header(layout)?,
+            Format::Json if layout.row_len() == 0 && !layout.row_dims.is_empty() => {
+                let mut empty = String::new();
+                render::empty_lists(&layout.row_dims, &mut empty).map_err(|bad| {
+                    let shape = std::iter::once(layout.rows).chain(layout.row_dims.iter().copied()).collect::<Vec<_>>();
+                    ErrorKind::Shape { shape: shape_repr(&shape), reason: bad.to_string() }
+                })?;
+                self.empty_row = Some(empty);
+            }
+            Format::Json => {}
+        }
+        self.layout = Some(layout.clone());
+        Ok(())
+    }
+
+    fn element(&mut self, at: At, element: Element<'_>) -> Result<()> {
+        let Some(layout) = &self.layout else { return Ok(()) };
+        match self.format {
+            Format::Json => {
+                if !layout.row_dims.is_empty() {
+                    render::open_lists(&layout.row_dims, at.k, &mut self.text);
+                }
+                match (element, &layout.dtype) {
+                    (Element::Raw(bytes), Some(dtype)) => {
+                        render::json_element(dtype, bytes, self.non_finite, &mut self.text)
+                    }
+                    (Element::Object(object), _) => render::json_object(object, self.non_finite, &mut self.text),
+                    (Element::Raw(_), None) => Ok(()),
+                }
+                .map_err(|bad| bad.at(at, layout))?;
+                if !layout.row_dims.is_empty() {
+                    render::close_lists(&layout.row_dims, at.k, &mut self.text);
+                }
+            }
+            Format::Csv => {
+                let mut cells = Vec::new();
+                match (element, &layout.dtype) {
+                    (Element::Raw(bytes), Some(dtype)) => {
+                        render::leaf_texts(dtype, bytes, &mut |text| cells.push(text))
+                            .map_err(|bad| bad.at(at, layout))?
+                    }
+                    (Element::Object(object), _) => cells.push(render::object_cell(object)),
+                    (Element::Raw(_), None) => {}
+                }
+                for cell in &cells {
+                    self.cell(cell);
+                }
+            }
+        }
+        if self.text.len() >= FLUSH_AT {
+            self.flush_text()?;
+        }
+        Ok(())
+    }
+
+    fn end_row(&mut self, _row: usize) -> Result<bool> {
+        if let Some(empty) = &self.empty_row {
+            self.text.push_str(empty);
+        }
+        self.text.push('\n');
+        self.cells = 0;
+        self.flush_text()?;
+        Ok(true)
+    }
+}
+
 /// RFC 4180 quoting: fields with a comma, quote or line break are quoted, quotes doubled.
-fn csv_field(s: &str) -> String {
+fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
+        format!("\"{}\"", s.replace('"', "\"\"")).into()
     } else {
-        s.to_string()
+        s.into()
     }
 }
 
@@ -80,5 +234,6 @@ mod tests {
         assert_eq!(csv_field("plain"), "plain");
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("b'\\n'"), "b'\\n'");
     }
 }

@@ -1,31 +1,39 @@
-//! `npy head FILE [-n N]`
+//! `npy head FILE [-n N] [--member NAME]`
+//!
+//! The first rows of an array as a table, rows as `npy dump` gives them: a 1-D array's
+//! elements, an N-d array's items of the first axis (a `(4, 3)` array shows 4 rows of
+//! 3 columns), a 0-d array's one value. Each cell is NumPy's `str()` of one value, as
+//! in `npy dump --format csv`; columns are named as CSV names them.
 
 use std::io::Write;
 use std::path::Path;
 
 use npy_core::{ReadOptions, Result};
 
-use crate::records::{cells, for_each};
+use crate::records::{self, At, Element, Layout, Sink};
+use crate::render;
 
-/// Prints the first `n` records as a table: one column per leaf field (`a.b`).
+/// The long help of `npy head`.
+pub const HELP: &str = "\
+Show the first rows of an array as a table.
+
+Rows are NumPy's arr.tolist() items, as npy dump writes them: a 1-D array's elements,
+an N-d array's items of its first axis (a (4, 3) array shows 4 rows of 3 columns, in C
+order whatever the file's order), a 0-d array's one value. Each cell is NumPy's str() of
+one value (True, 0.004, b'LINE-001', 2020-01-01, 5 seconds, nan); columns are named
+a.b for nested fields, samples[3] for subarray items, [j] and [j].field for the items
+of an N-d array's rows, value for a plain 1-D array. Only the rows shown are read.";
+
+/// Prints the first `n` rows of `file` (or of `member` of an `.npz`) as a table.
+///
+/// # Errors
+/// As [`records::read`].
 pub fn run(file: &Path, member: Option<&str>, n: usize, opts: &ReadOptions) -> Result<()> {
-    let mut header: Vec<String> = Vec::new();
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    for_each(
-        file,
-        member,
-        opts,
-        n.clamp(1, 4096),
-        |_| {},
-        |element| {
-            let cols = cells(&element);
-            if header.is_empty() {
-                header = cols.iter().map(|(name, _)| name.clone()).collect();
-            }
-            rows.push(cols.into_iter().map(|(_, text)| text).collect());
-            Ok(rows.len() < n)
-        },
-    )?;
+    let mut table = Table { n, layout: None, header: Vec::new(), rows: Vec::new(), row: None };
+    if n > 0 {
+        records::read(file, member, opts, None, &mut table)?;
+    }
+    let Table { header, rows, .. } = table;
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (w, c) in widths.iter_mut().zip(row) {
@@ -33,17 +41,55 @@ pub fn run(file: &Path, member: Option<&str>, n: usize, opts: &ReadOptions) -> R
         }
     }
     let idx_width = rows.len().saturating_sub(1).to_string().len().max(1);
-    let mut out = std::io::stdout().lock();
-    let line = |out: &mut std::io::StdoutLock<'_>, first: &str, cells: &[String]| -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut line = |first: &str, cells: &[String]| -> std::io::Result<()> {
         write!(out, "{first:>idx_width$}")?;
         for (c, w) in cells.iter().zip(&widths) {
             write!(out, "  {c:>w$}")?;
         }
         writeln!(out)
     };
-    line(&mut out, "#", &header)?;
+    line("#", &header)?;
     for (i, row) in rows.iter().enumerate() {
-        line(&mut out, &i.to_string(), row)?;
+        line(&i.to_string(), row)?;
     }
+    drop(line);
+    out.flush()?;
     Ok(())
+}
+
+/// The first `n` rows' cells, and the column names.
+struct Table {
+    n: usize,
+    layout: Option<Layout>,
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    /// The cells of the row being read.
+    row: Option<Vec<String>>,
+}
+
+impl Sink for Table {
+    fn begin(&mut self, layout: &Layout) -> Result<()> {
+        render::column_names(layout, &mut |name| self.header.push(name));
+        self.layout = Some(layout.clone());
+        Ok(())
+    }
+
+    fn element(&mut self, at: At, element: Element<'_>) -> Result<()> {
+        let Some(layout) = &self.layout else { return Ok(()) };
+        let row = self.row.get_or_insert_with(Vec::new);
+        match (element, &layout.dtype) {
+            (Element::Raw(bytes), Some(dtype)) => {
+                render::leaf_texts(dtype, bytes, &mut |text| row.push(text)).map_err(|bad| bad.at(at, layout))?
+            }
+            (Element::Object(object), _) => row.push(render::object_cell(object)),
+            (Element::Raw(_), None) => {}
+        }
+        Ok(())
+    }
+
+    fn end_row(&mut self, _row: usize) -> Result<bool> {
+        self.rows.push(self.row.take().unwrap_or_default());
+        Ok(self.rows.len() < self.n)
+    }
 }

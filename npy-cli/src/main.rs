@@ -16,6 +16,7 @@ mod info;
 mod npz;
 mod progress;
 mod records;
+mod render;
 mod schema;
 
 /// Inspect and copy NumPy .npy/.npz files; generate Rust structs that read them.
@@ -36,11 +37,13 @@ enum Command {
         #[command(flatten)]
         read: ReadArgs,
     },
-    /// Show the first records as a table (nested fields as `a.b`).
+    /// Show the first rows as a table: an N-d array's rows as rows, each value as NumPy
+    /// prints it, nested fields as `a.b`.
+    #[command(long_about = head::HELP)]
     Head {
         /// The .npy or .npz file.
         file: PathBuf,
-        /// How many records.
+        /// How many rows.
         #[arg(short = 'n', default_value_t = 10)]
         n: usize,
         /// The member of an .npz to show.
@@ -49,7 +52,9 @@ enum Command {
         #[command(flatten)]
         read: ReadArgs,
     },
-    /// Write all records to stdout as JSON lines or CSV, streaming (bounded memory).
+    /// Write every row to stdout as JSON lines or CSV, values as NumPy's tolist() and
+    /// str() give them, streaming (bounded memory).
+    #[command(long_about = dump::HELP)]
     Dump {
         /// The .npy or .npz file.
         file: PathBuf,
@@ -59,6 +64,10 @@ enum Command {
         /// The member of an .npz to dump.
         #[arg(long)]
         member: Option<String>,
+        /// For strict JSON parsers: NaN, inf and -inf as null, or as the strings "NaN",
+        /// "Infinity", "-Infinity" (default: NaN, Infinity, -Infinity, as Python's json).
+        #[arg(long, value_enum, value_name = "null|string")]
+        strict_json: Option<dump::Strict>,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -121,7 +130,9 @@ fn main() -> ExitCode {
         Command::Info { file, read } => info::run(file, &read.options()),
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
         Command::Head { file, n, member, read } => head::run(file, member.as_deref(), *n, &read.options()),
-        Command::Dump { file, format, member, read } => dump::run(file, member.as_deref(), *format, &read.options()),
+        Command::Dump { file, format, member, strict_json, read } => {
+            dump::run(file, member.as_deref(), *format, *strict_json, &read.options())
+        }
         Command::Schema { file, rust, name, member, read } => {
             let opts = schema::Options { rust: *rust, name: name.clone(), member: member.clone() };
             schema::run(file, &read.options(), &opts)

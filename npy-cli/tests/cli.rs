@@ -274,7 +274,7 @@ fn object_arrays_in_info_head_dump_and_copy() {
     let out = npy(&["dump", fixture("object/nested.npy").to_str().unwrap()]);
     let s = text(&out.stdout);
     let rows: Vec<&str> = s.lines().collect();
-    assert_eq!(rows[..4], ["[1,[2,[3,\"xs\"]]]", "[]", "[\"one\"]", "{\"ka\":1,\"kb\":[null,{\"kc\":[100,100]}]}"]);
+    assert_eq!(rows[..4], ["[1,[2,[3,\"xs\"]]]", "[]", "[\"one\"]", "{\"ka\":1,\"kb\":[null,{\"kc\":\"b'dd'\"}]}"]);
     let out = npy(&["head", fixture("object/nested.npy").to_str().unwrap(), "-n", "4"]);
     let s = text(&out.stdout);
     assert!(s.contains("[1, [2, (3, 'xs')]]") && s.contains("('one',)"), "{s}");

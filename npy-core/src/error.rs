@@ -257,8 +257,9 @@ impl Error {
         self
     }
 
-    /// Says that the error happened in `.npz` member `member`, unless it names one.
-    pub(crate) fn in_member(mut self, member: &str) -> Self {
+    /// Says that the error happened in `.npz` member `member`, unless it names one. For
+    /// callers that decode members' data themselves and report errors as this crate does.
+    pub fn in_member(mut self, member: &str) -> Self {
         if self.member().is_none() {
             self.0.member = Some(member.to_string());
         }

@@ -529,10 +529,37 @@ impl<R: Read> NpyReader<R> {
     }
 
     /// Appends the next `count` elements (at most those remaining) to `out` as raw bytes,
-    /// as stored: file layout and byte order, padding included. Used by decoders that
-    /// walk the dtype themselves (the serde bridge).
-    #[cfg(feature = "serde")]
-    pub(crate) fn read_raw(&mut self, count: usize, out: &mut Vec<u8>) -> Result<usize> {
+    /// as stored: file layout and byte order, padding included, no value checked. Returns
+    /// how many elements were appended (0 at the end). For decoders that walk the dtype
+    /// themselves, one element at a time, with [`crate::scalar`] (the serde bridge,
+    /// `npy dump`); reading in chunks keeps memory bounded. Reading the last element of an
+    /// npz member reads on to its end, which checks its CRC.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Truncated`] when the data ends early;
+    /// [`ErrorKind::Io`], or [`ErrorKind::Npz`] for a member's bad CRC;
+    /// [`ErrorKind::UnsupportedDtype`] for an object array.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, NpyReader};
+    ///
+    /// let file = [1u16, 2, 3].write_npy_to(Vec::new())?;
+    /// let mut reader = NpyReader::new(&file[..])?;
+    /// let mut raw = Vec::new();
+    /// assert_eq!(reader.read_raw(2, &mut raw)?, 2);
+    /// assert_eq!(raw, [1, 0, 2, 0]); // '<u2', as stored
+    /// assert_eq!(reader.read_raw(2, &mut raw)?, 1);
+    /// assert_eq!(reader.read_raw(2, &mut raw)?, 0);
+    /// assert_eq!(raw.len(), 6);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn read_raw(&mut self, count: usize, out: &mut Vec<u8>) -> Result<usize> {
+        let read = self.read_raw_here(count, out);
+        located(self.origin.clone(), read)
+    }
+
+    fn read_raw_here(&mut self, count: usize, out: &mut Vec<u8>) -> Result<usize> {
         refuse_objects(&self.header.dtype)?;
         let count = count.min(self.remaining());
         let size = self.header.dtype.itemsize();

@@ -274,6 +274,30 @@ pub fn decode(s: Scalar, bytes: &[u8]) -> Result<Value<'_>, ScalarError> {
     })
 }
 
+/// Decodes one scalar as [`decode`] does, except that a `b1` byte other than 0 or 1 is
+/// `true`, as NumPy reads it (`tolist`, `str`, `astype`): for showing data as NumPy shows
+/// it, where [`decode`] refuses what Rust's `bool` cannot hold.
+///
+/// # Errors
+/// As [`decode`], without [`ScalarError::Bool`].
+///
+/// # Examples
+/// ```
+/// use npy_core::dtype::Scalar;
+/// use npy_core::scalar::{self, Value};
+///
+/// let b1 = Scalar::parse("|b1")?;
+/// assert_eq!(scalar::decode_lenient(b1, &[2])?, Value::Bool(true));
+/// assert!(scalar::decode(b1, &[2]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn decode_lenient(s: Scalar, bytes: &[u8]) -> Result<Value<'_>, ScalarError> {
+    match (s.ty(), bytes.first()) {
+        (ScalarType::Bool, Some(&b)) => Ok(Value::Bool(b != 0)),
+        _ => decode(s, bytes),
+    }
+}
+
 /// Encodes `v` as one scalar of dtype `s` into the first `s.itemsize()` bytes of `out`.
 /// `v` must be of the dtype's kind and size (an `i2` takes [`Value::I16`]; see
 /// [`Value::from_int`] and [`Value::from_f64`] for range-checked conversions). Text and
@@ -681,6 +705,20 @@ mod tests {
             swap_units(&mut fast, unit);
             assert_eq!(fast, data, "unit {unit}: swapping twice restores");
         }
+    }
+
+    /// NumPy reads any nonzero `b1` byte as True (`np.frombuffer(bytes([2]), '?')[0]`);
+    /// the lenient decode does, the strict one refuses, and other kinds decode alike.
+    #[test]
+    fn lenient_decode_reads_bool_bytes_as_numpy() {
+        let b1 = Scalar::native(ScalarType::Bool);
+        for byte in 0..=255u8 {
+            assert_eq!(decode_lenient(b1, &[byte]), Ok(Value::Bool(byte != 0)), "{byte}");
+            assert_eq!(decode(b1, &[byte]).is_ok(), byte < 2, "{byte}");
+        }
+        assert!(matches!(decode_lenient(b1, &[]), Err(ScalarError::Length { .. })));
+        let be = Scalar::new(ScalarType::Int(2), ByteOrder::Big);
+        assert_eq!(decode_lenient(be, &[0xfe, 0xd4]), Ok(Value::I16(-300)));
     }
 
     #[test]

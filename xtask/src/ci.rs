@@ -23,6 +23,11 @@
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
 //!     refuses pickles by design; step 8 covers object arrays), then
 //!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
+//! 12. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
+//!     json` on every `.npy` of the corpus and of `tests/data` and every member of their
+//!     `.npz` files, parses each line with Python's `json` and compares it with NumPy's
+//!     `tolist()` under the documented mapping; where NumPy cannot give the values, the
+//!     dump must fail
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -50,6 +55,7 @@ const STEPS: &[Step] = &[
     ("examples", examples),
     ("golden --check", golden_check),
     ("numpy round trip", roundtrip),
+    ("numpy reads our dumps", dump_check),
 ];
 
 /// State shared by the steps.
@@ -293,6 +299,21 @@ fn roundtrip(ci: &mut Ci) -> Result<()> {
     };
     check(&shared.join("corpus").join("public"), "corpus", None)?;
     check(&golden::data_dir(), "tests-data", Some(NOT_ROUND_TRIPPED))
+}
+
+/// `xtask/dump_check.py`: every array of the corpus and of `tests/data` dumped as JSON by
+/// the release `npy` (built by the round trip step; the build here only checks it is up to
+/// date) equals NumPy's values.
+fn dump_check(ci: &mut Ci) -> Result<()> {
+    let corpus = project::root().join("..").join("shared").join("corpus").join("public");
+    if !corpus.is_dir() {
+        return Err(format!("the NumPy corpus is needed for this step, but {} does not exist", corpus.display()));
+    }
+    let python = ci.python()?;
+    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
+    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let script = project::root().join("xtask").join("dump_check.py");
+    project::run(Command::new(&python).arg(&script).arg(&npy).arg(&corpus).arg(golden::data_dir()))
 }
 
 /// Fixtures of `tests/data` the round trip leaves out: object arrays, whose pickles

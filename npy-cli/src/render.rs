@@ -1,0 +1,634 @@
+//! Values as `npy dump` and `npy head` write them: one element's bytes walked along its
+//! dtype, each leaf decoded by the scalar codec (`npy_core::scalar`) and written as NumPy
+//! shows it (the codec's `Display`, NumPy's `str()` of the scalar).
+//!
+//! JSON follows `tolist()`: records as objects (fields in order), subarrays as nested
+//! lists (C order), bool `true`/`false`, integers as numbers, floats as numbers in NumPy's
+//! digits (`NaN`/`Infinity`/`-Infinity` as Python's `json` writes them, or per
+//! [`NonFinite`]), complex as `[re, im]`, `S` and `V` as the text CSV shows (`"b'ab'"`),
+//! `U` as a string, `datetime64` as its ISO text and NaT as `null`, `timedelta64` as its
+//! count of units and NaT as `null`. Cells (CSV, `head`) are the `Display` text of each
+//! leaf, named `a.b`, `samples[3]`, `grid[1][0]`.
+
+use std::fmt::Write as _;
+
+use npy_core::dtype::{DType, Scalar, ScalarType, TimeUnit};
+use npy_core::scalar::{self, ScalarError, Value};
+use npy_core::{Error, ErrorKind, Object};
+
+use crate::records::{c_index, At, Layout};
+
+/// How JSON shows NaN and infinities, which JSON itself cannot write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NonFinite {
+    /// `NaN`, `Infinity`, `-Infinity`: what Python's `json` writes and reads (and
+    /// JavaScript's `JSON5`, Go's and Rust's lenient parsers), not strict JSON.
+    #[default]
+    Python,
+    /// `null`.
+    Null,
+    /// The strings `"NaN"`, `"Infinity"`, `"-Infinity"`.
+    Strings,
+}
+
+/// Most empty lists written for a value with a zero-length dimension (`tolist()` of
+/// `np.zeros((10**9, 0))` is 10⁹ empty lists): beyond it, an error rather than
+/// gigabytes of `[]`.
+const MAX_EMPTY_LISTS: usize = 1 << 24;
+
+/// A leaf that cannot be shown: the field it is in (`a.b[2]`, empty for a scalar
+/// element) and why.
+#[derive(Debug)]
+pub struct Bad {
+    field: String,
+    reason: String,
+}
+
+impl Bad {
+    fn new(reason: impl Into<String>) -> Bad {
+        Bad { field: String::new(), reason: reason.into() }
+    }
+
+    /// The same problem, one level up: inside field `name` (a record field) or at `[i]`.
+    fn within(mut self, segment: &str) -> Bad {
+        let sep = if self.field.is_empty() || self.field.starts_with('[') { "" } else { "." };
+        self.field = format!("{segment}{sep}{}", self.field);
+        self
+    }
+
+    /// The error of the element `at` of an array of `layout`: its index in storage order,
+    /// and for an N-d array its NumPy index, then the field.
+    pub fn at(self, at: At, layout: &Layout) -> Error {
+        let mut reason = String::new();
+        if !layout.row_dims.is_empty() {
+            let mut rest = vec![0; layout.row_dims.len()];
+            c_index(&layout.row_dims, at.k, &mut rest);
+            let index: Vec<String> = std::iter::once(at.row).chain(rest).map(|i| i.to_string()).collect();
+            let _ = write!(reason, "index ({}), ", index.join(", "));
+        }
+        let _ = write!(reason, "{self}");
+        ErrorKind::InvalidValue { index: at.storage, reason }.into()
+    }
+}
+
+impl std::fmt::Display for Bad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.field.is_empty() {
+            write!(f, "field '{}': ", self.field)?;
+        }
+        f.write_str(&self.reason)
+    }
+}
+
+impl From<ScalarError> for Bad {
+    fn from(e: ScalarError) -> Bad {
+        let reason = match e {
+            ScalarError::CodePoint { unit, .. } if is_surrogate(unit) => {
+                format!("{e}: a surrogate, which UTF-8 text cannot hold (JSON output escapes it)")
+            }
+            ScalarError::CodePoint { .. } => format!("{e} (NumPy cannot make a str of it either)"),
+            _ => e.to_string(),
+        };
+        Bad::new(reason)
+    }
+}
+
+/// The bytes of field or subarray item at `offset`, `len` long.
+fn part(bytes: &[u8], offset: usize, len: usize) -> Result<&[u8], Bad> {
+    bytes.get(offset..offset + len).ok_or_else(|| Bad::new("the element is shorter than its dtype"))
+}
+
+/// Calls `each` with every leaf of an element of `dtype` (fields in order, subarray items
+/// in C order) and its bytes; errors say which field.
+fn leaves<'b>(
+    dtype: &DType,
+    bytes: &'b [u8],
+    each: &mut impl FnMut(Scalar, &'b [u8]) -> Result<(), Bad>,
+) -> Result<(), Bad> {
+    match dtype {
+        DType::Scalar(s) => each(*s, part(bytes, 0, s.itemsize())?),
+        DType::Record(r) => {
+            for f in r.fields() {
+                let inner = part(bytes, f.offset, f.dtype.itemsize())?;
+                leaves(&f.dtype, inner, each).map_err(|e| e.within(&f.name))?;
+            }
+            Ok(())
+        }
+        DType::SubArray(a) => {
+            let (base, shape) = (a.flat_base(), a.flat_shape());
+            let size = base.itemsize();
+            let mut index = vec![0; shape.len()];
+            for i in 0..shape.iter().product::<usize>() {
+                leaves(base, part(bytes, i * size, size)?, each).map_err(|e| {
+                    c_index(&shape, i, &mut index);
+                    e.within(&brackets(&index))
+                })?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `[1][0]` for index `(1, 0)`.
+pub fn brackets(index: &[usize]) -> String {
+    index.iter().map(|i| format!("[{i}]")).collect()
+}
+
+/// Calls `each` with the name of every leaf of `dtype` after `prefix`: `a.b`,
+/// `samples[3]`, `grid[1][0]`, or `prefix` alone for a scalar.
+pub fn leaf_names(dtype: &DType, prefix: &mut String, each: &mut impl FnMut(&str)) {
+    let len = prefix.len();
+    match dtype {
+        DType::Scalar(_) => each(prefix),
+        DType::Record(r) => {
+            for f in r.fields() {
+                if !prefix.is_empty() {
+                    prefix.push('.');
+                }
+                prefix.push_str(&f.name);
+                leaf_names(&f.dtype, prefix, each);
+                prefix.truncate(len);
+            }
+        }
+        DType::SubArray(a) => {
+            let shape = a.flat_shape();
+            let mut index = vec![0; shape.len()];
+            for i in 0..shape.iter().product::<usize>() {
+                c_index(&shape, i, &mut index);
+                prefix.push_str(&brackets(&index));
+                leaf_names(a.flat_base(), prefix, each);
+                prefix.truncate(len);
+            }
+        }
+    }
+}
+
+/// Calls `each` with the name of every column of a row of `layout` (the cells of a CSV
+/// row or a table): the leaves of each element of the row, behind the element's index
+/// (`[1].x`, `[2]`) in an N-d array's row; `value` for a row that is one plain value.
+pub fn column_names(layout: &Layout, each: &mut impl FnMut(String)) {
+    let mut rest = vec![0; layout.row_dims.len()];
+    let mut named = |name: &str| each(if name.is_empty() { "value".to_string() } else { name.to_string() });
+    for k in 0..layout.row_len() {
+        c_index(&layout.row_dims, k, &mut rest);
+        let mut prefix = brackets(&rest);
+        match &layout.dtype {
+            Some(dtype) => leaf_names(dtype, &mut prefix, &mut named),
+            None => named(&prefix),
+        }
+    }
+}
+
+/// The scalar at `bytes` as NumPy reads it (a `b1` byte other than 0/1 is True).
+fn decode(s: Scalar, bytes: &[u8]) -> Result<Value<'_>, Bad> {
+    let v = scalar::decode_lenient(s, bytes)?;
+    if let Value::DateTime(count, unit) = v {
+        if unit.unit == TimeUnit::Generic && count != i64::MIN {
+            let reason = format!("datetime64 {count} has generic units, which NumPy cannot show as a date either");
+            return Err(Bad::new(reason));
+        }
+    }
+    Ok(v)
+}
+
+/// Calls `each` with the text of every leaf of an element (the cells of a CSV row or a
+/// table): NumPy's `str()` of each scalar.
+pub fn leaf_texts(dtype: &DType, bytes: &[u8], each: &mut impl FnMut(String)) -> Result<(), Bad> {
+    leaves(dtype, bytes, &mut |s, b| {
+        each(decode(s, b)?.to_string());
+        Ok(())
+    })
+}
+
+/// The cell of an object array's element: a `str` as it is, anything else as Python's
+/// `repr`.
+pub fn object_cell(object: &Object) -> String {
+    match object {
+        Object::Str(s) => s.clone(),
+        other => other.repr(),
+    }
+}
+
+/// Writes one element of `dtype` as JSON to `out`.
+pub fn json_element(dtype: &DType, bytes: &[u8], nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+    match dtype {
+        DType::Scalar(s) => json_scalar(*s, part(bytes, 0, s.itemsize())?, nf, out),
+        DType::Record(r) => {
+            out.push('{');
+            for (i, f) in r.fields().iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(&f.name, out);
+                out.push(':');
+                let inner = part(bytes, f.offset, f.dtype.itemsize())?;
+                json_element(&f.dtype, inner, nf, out).map_err(|e| e.within(&f.name))?;
+            }
+            out.push('}');
+            Ok(())
+        }
+        DType::SubArray(a) => {
+            let (base, shape) = (a.flat_base(), a.flat_shape());
+            let size = base.itemsize();
+            let n: usize = shape.iter().product();
+            if n == 0 {
+                return empty_lists(&shape, out);
+            }
+            let mut index = vec![0; shape.len()];
+            for i in 0..n {
+                open_lists(&shape, i, out);
+                json_element(base, part(bytes, i * size, size)?, nf, out).map_err(|e| {
+                    c_index(&shape, i, &mut index);
+                    e.within(&brackets(&index))
+                })?;
+                close_lists(&shape, i, out);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Before item `i` (C order) of nested lists of `shape`: a `,` unless it is the first,
+/// and a `[` for every list that starts with it.
+pub fn open_lists(shape: &[usize], i: usize, out: &mut String) {
+    if i > 0 {
+        out.push(',');
+    }
+    let mut stride = 1;
+    let mut opens = 0;
+    for &d in shape.iter().rev() {
+        stride *= d;
+        if i % stride == 0 {
+            opens += 1;
+        }
+    }
+    out.extend(std::iter::repeat_n('[', opens));
+}
+
+/// After item `i`: a `]` for every list that ends with it.
+pub fn close_lists(shape: &[usize], i: usize, out: &mut String) {
+    let mut stride = 1;
+    let mut closes = 0;
+    for &d in shape.iter().rev() {
+        stride *= d;
+        if (i + 1) % stride == 0 {
+            closes += 1;
+        }
+    }
+    out.extend(std::iter::repeat_n(']', closes));
+}
+
+/// Nested lists of `shape` holding no items (a dimension is 0): `[]`, `[[], []]`, ...
+pub fn empty_lists(shape: &[usize], out: &mut String) -> Result<(), Bad> {
+    let outer = shape.iter().take_while(|&&d| d > 0).try_fold(1usize, |n, &d| n.checked_mul(d));
+    if outer.is_none_or(|n| n > MAX_EMPTY_LISTS) {
+        let reason = format!("shape {shape:?} makes more than {MAX_EMPTY_LISTS} empty lists");
+        return Err(Bad::new(reason));
+    }
+    fn write(shape: &[usize], out: &mut String) {
+        out.push('[');
+        if let Some((&d, rest)) = shape.split_first().filter(|(&d, rest)| d > 0 && !rest.is_empty()) {
+            for i in 0..d {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(rest, out);
+            }
+        }
+        out.push(']');
+    }
+    write(shape, out);
+    Ok(())
+}
+
+fn json_scalar(s: Scalar, bytes: &[u8], nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+    if let ScalarType::Unicode(_) = s.ty() {
+        return json_unicode(s, bytes, out);
+    }
+    let v = decode(s, bytes)?;
+    match v {
+        Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+        Value::F16(_) | Value::F32(_) | Value::F64(_) | Value::LongDouble(_) => json_float(&v, nf, out)?,
+        Value::C64(re, im) => json_pair(&Value::F32(re), &Value::F32(im), nf, out)?,
+        Value::C128(re, im) => json_pair(&Value::F64(re), &Value::F64(im), nf, out)?,
+        Value::LongComplex(b) => {
+            let (mut re, mut im) = ([0u8; 16], [0u8; 16]);
+            re.copy_from_slice(&b[..16]);
+            im.copy_from_slice(&b[16..]);
+            json_pair(&Value::LongDouble(re), &Value::LongDouble(im), nf, out)?;
+        }
+        Value::DateTime(i64::MIN, _) | Value::TimeDelta(i64::MIN, _) => out.push_str("null"),
+        Value::DateTime(..) => json_string(&v.to_string(), out),
+        Value::TimeDelta(count, _) => {
+            let _ = write!(out, "{count}");
+        }
+        Value::Bytes(_) | Value::Void(_) | Value::Str(_) => json_string(&v.to_string(), out),
+        // Integers.
+        _ => {
+            let _ = write!(out, "{v}");
+        }
+    }
+    Ok(())
+}
+
+fn json_pair(re: &Value<'_>, im: &Value<'_>, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+    out.push('[');
+    json_float(re, nf, out)?;
+    out.push(',');
+    json_float(im, nf, out)?;
+    out.push(']');
+    Ok(())
+}
+
+/// A float in NumPy's digits (its `str()`), which is a JSON number when finite.
+fn json_float(v: &Value<'_>, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+    let text = v.to_string();
+    float_text(&text, nf, out)
+}
+
+/// A float's Python or NumPy text as JSON: `nan`, `inf` and `-inf` by `nf`, numbers as
+/// they are.
+fn float_text(text: &str, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+    let special = match text {
+        "nan" | "-nan" => Some(("NaN", "\"NaN\"")),
+        "inf" | "+inf" => Some(("Infinity", "\"Infinity\"")),
+        "-inf" => Some(("-Infinity", "\"-Infinity\"")),
+        _ => None,
+    };
+    match (special, nf) {
+        (Some((python, _)), NonFinite::Python) => out.push_str(python),
+        (Some(_), NonFinite::Null) => out.push_str("null"),
+        (Some((_, string)), NonFinite::Strings) => out.push_str(string),
+        (None, _) if is_json_number(text) => out.push_str(text),
+        (None, _) => return Err(Bad::new(format!("the float text {text:?} is not a JSON number"))),
+    }
+    Ok(())
+}
+
+/// Whether `s` is a number as JSON spells them: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+fn is_json_number(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let int_start = i;
+    match digits(&mut i) {
+        0 => return false,
+        n if n > 1 && b[int_start] == b'0' => return false,
+        _ => {}
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// A `U` value as a JSON string. A surrogate code unit, which Python's `str` holds but
+/// UTF-8 cannot, is written as the `\udXXX` escape Python's `json` writes for it; units
+/// beyond U+10FFFF, which NumPy cannot make a `str` of, are an error.
+fn json_unicode(s: Scalar, bytes: &[u8], out: &mut String) -> Result<(), Bad> {
+    match scalar::decode(s, bytes) {
+        Ok(Value::Str(text)) => {
+            json_string(&text, out);
+            return Ok(());
+        }
+        Err(ScalarError::CodePoint { unit, .. }) if is_surrogate(unit) => {}
+        Err(e) => return Err(e.into()),
+        Ok(_) => return Err(Bad::new("a U scalar decoded as another kind")),
+    }
+    // Unit by unit (each through the codec, for its byte order), trailing NULs dropped.
+    let unit = Scalar::new(ScalarType::Unicode(1), s.order());
+    let mut chars: Vec<Result<char, u32>> = Vec::with_capacity(bytes.len() / 4);
+    for c in bytes.chunks_exact(4) {
+        chars.push(match scalar::decode(unit, c) {
+            Ok(Value::Str(t)) => Ok(t.chars().next().unwrap_or('\0')),
+            Err(ScalarError::CodePoint { unit, .. }) if is_surrogate(unit) => Err(unit),
+            Err(e) => return Err(e.into()),
+            Ok(_) => return Err(Bad::new("a U scalar decoded as another kind")),
+        });
+    }
+    while chars.last() == Some(&Ok('\0')) {
+        chars.pop();
+    }
+    out.push('"');
+    let mut run = String::new();
+    for c in chars {
+        match c {
+            Ok(c) => run.push(c),
+            Err(unit) => {
+                let escaped = serde_json::to_string(&run).unwrap_or_default();
+                out.push_str(&escaped[1..escaped.len() - 1]);
+                run.clear();
+                let _ = write!(out, "\\u{unit:04x}");
+            }
+        }
+    }
+    let escaped = serde_json::to_string(&run).unwrap_or_default();
+    out.push_str(&escaped[1..escaped.len() - 1]);
+    out.push('"');
+    Ok(())
+}
+
+fn is_surrogate(unit: u32) -> bool {
+    (0xd800..0xe000).contains(&unit)
+}
+
+/// `s` as a JSON string.
+pub fn json_string(s: &str, out: &mut String) {
+    // Writing a str into a String cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+}
+
+/// An object array's element as JSON: `None` as `null`, bools, ints (of any size) and
+/// floats as numbers (floats in Python's `repr` digits, NaN and infinities by `nf`),
+/// complex as `[re, im]`, `str` as a string, `bytes` as its `repr` string, lists and
+/// tuples as arrays, dicts as objects when every key is a `str` (else as arrays of
+/// `[key, value]` pairs).
+pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+    match object {
+        Object::None => out.push_str("null"),
+        Object::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Object::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Object::BigInt(digits) => out.push_str(digits),
+        Object::Float(f) => float_text(&Object::Float(*f).repr(), nf, out)?,
+        Object::Complex(re, im) => {
+            out.push('[');
+            float_text(&Object::Float(*re).repr(), nf, out)?;
+            out.push(',');
+            float_text(&Object::Float(*im).repr(), nf, out)?;
+            out.push(']');
+        }
+        Object::Str(s) => json_string(s, out),
+        Object::Bytes(_) => json_string(&object.repr(), out),
+        Object::List(items) | Object::Tuple(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_object(item, nf, out)?;
+            }
+            out.push(']');
+        }
+        Object::Dict(pairs) => {
+            let by_name = pairs.iter().all(|(k, _)| matches!(k, Object::Str(_)));
+            out.push(if by_name { '{' } else { '[' });
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if by_name {
+                    json_string(k.as_str().unwrap_or_default(), out);
+                    out.push(':');
+                } else {
+                    out.push('[');
+                    json_object(k, nf, out)?;
+                    out.push(',');
+                }
+                json_object(v, nf, out)?;
+                if !by_name {
+                    out.push(']');
+                }
+            }
+            out.push(if by_name { '}' } else { ']' });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json_of(descr: &str, bytes: &[u8]) -> String {
+        let dtype: DType = descr.parse().unwrap();
+        let mut out = String::new();
+        json_element(&dtype, bytes, NonFinite::Python, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn nested_lists() {
+        let shape = [2, 3];
+        let mut out = String::new();
+        for i in 0..6 {
+            open_lists(&shape, i, &mut out);
+            out.push_str(&i.to_string());
+            close_lists(&shape, i, &mut out);
+        }
+        assert_eq!(out, "[[0,1,2],[3,4,5]]");
+        for (shape, want) in [(vec![0], "[]"), (vec![2, 0], "[[],[]]"), (vec![2, 0, 3], "[[],[]]"), (vec![0, 2], "[]")]
+        {
+            let mut out = String::new();
+            empty_lists(&shape, &mut out).unwrap();
+            assert_eq!(out, want, "{shape:?}");
+        }
+        assert!(empty_lists(&[1 << 20, 1 << 20, 0], &mut String::new()).is_err());
+    }
+
+    #[test]
+    fn json_numbers() {
+        for ok in ["0", "-0.0", "1e-05", "5e-324", "1e+4000", "0.004", "12.5E3"] {
+            assert!(is_json_number(ok), "{ok}");
+        }
+        for bad in ["", "-", "01", "1.", ".5", "1e", "nan", "inf", "1.0j", "+1"] {
+            assert!(!is_json_number(bad), "{bad}");
+        }
+        let mut out = String::new();
+        for nf in [NonFinite::Python, NonFinite::Null, NonFinite::Strings] {
+            float_text("-inf", nf, &mut out).unwrap();
+            out.push(' ');
+        }
+        assert_eq!(out, "-Infinity null \"-Infinity\" ");
+    }
+
+    /// Values made by the codec's own encoder, shown as the JSON mapping says.
+    #[test]
+    fn the_json_mapping() {
+        assert_eq!(json_of("|b1", &[2]), "true");
+        assert_eq!(json_of(">i2", &[0xfe, 0xd4]), "-300");
+        assert_eq!(json_of("<m8[s]", &i64::MIN.to_le_bytes()), "null");
+        assert_eq!(json_of("<m8[25s]", &7i64.to_le_bytes()), "7");
+        assert_eq!(json_of("<M8[D]", &i64::MIN.to_le_bytes()), "null");
+        let mut rec = vec![1u8, 0];
+        rec.extend(b"ab\0");
+        assert_eq!(json_of("[('n', '<u2'), ('s', [('t', '|S3')])]", &rec), r#"{"n":1,"s":{"t":"b'ab'"}}"#);
+        assert_eq!(json_of("[('v', '|u1', (2, 2))]", &[1, 2, 3, 4]), r#"{"v":[[1,2],[3,4]]}"#);
+        assert_eq!(json_of("[('v', '|u1', (2, 0))]", &[]), r#"{"v":[[],[]]}"#);
+    }
+
+    #[test]
+    fn surrogates_are_escaped_and_beyond_unicode_is_an_error() {
+        let units = |us: &[u32]| us.iter().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
+        assert_eq!(json_of("<U4", &units(&[0x41, 0xd800, 0x22, 0])), r#""A\ud800\"""#);
+        let dtype: DType = "[('w', '<U2')]".parse().unwrap();
+        let e = json_element(&dtype, &units(&[0x110000, 0x41]), NonFinite::Python, &mut String::new()).unwrap_err();
+        assert_eq!(e.field, "w");
+        assert!(e.reason.contains("0x110000"), "{}", e.reason);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let dtype: DType = "[('a', [('b', '<U1', (3,))])]".parse().unwrap();
+        let mut bytes = vec![0u8; 12];
+        bytes[8..].copy_from_slice(&0x110000u32.to_le_bytes());
+        let e = leaf_texts(&dtype, &bytes, &mut |_| {}).unwrap_err();
+        assert_eq!(e.field, "a.b[2]");
+        let layout = Layout { dtype: Some(dtype), rows: 4, row_dims: vec![2] };
+        let err = e.at(At { row: 3, k: 1, storage: 7 }, &layout);
+        assert_eq!(
+            err.to_string(),
+            "invalid value at element 7: index (3, 1), field 'a.b[2]': code point 0x110000 at position 0 is not a \
+             valid char (NumPy cannot make a str of it either)"
+        );
+    }
+
+    #[test]
+    fn leaf_names_follow_the_dtype() {
+        let dtype: DType =
+            "[('id', '<u2'), ('r', [('x', '<f4'), ('y', '<f4')]), ('g', '|i1', (2, 2))]".parse().unwrap();
+        let mut names = Vec::new();
+        leaf_names(&dtype, &mut String::new(), &mut |n| names.push(n.to_string()));
+        assert_eq!(names, ["id", "r.x", "r.y", "g[0][0]", "g[0][1]", "g[1][0]", "g[1][1]"]);
+        let mut names = Vec::new();
+        leaf_names(&dtype, &mut "[1]".to_string(), &mut |n| names.push(n.to_string()));
+        assert_eq!(names[..2], ["[1].id", "[1].r.x"]);
+    }
+
+    #[test]
+    fn objects() {
+        let v = Object::List(vec![
+            Object::Float(f64::NAN),
+            Object::Float(1e-5),
+            Object::Bytes(b"a\0".to_vec()),
+            Object::BigInt("123456789012345678901234567890".into()),
+            Object::Dict(vec![(Object::Int(1), Object::None)]),
+            Object::Complex(1.0, f64::INFINITY),
+        ]);
+        let mut out = String::new();
+        json_object(&v, NonFinite::Python, &mut out).unwrap();
+        assert_eq!(out, r#"[NaN,1e-05,"b'a\\x00'",123456789012345678901234567890,[[1,null]],[1.0,Infinity]]"#);
+        let mut out = String::new();
+        json_object(&v, NonFinite::Null, &mut out).unwrap();
+        assert!(out.starts_with("[null,"), "{out}");
+    }
+}
