@@ -33,11 +33,14 @@ JSON (one value per line), as tolist() gives values:
   subarrays, rows nested lists in C order: [[1, 2], [3, 4]]
   bool            true / false (a b1 byte other than 0 or 1 is true, as NumPy reads it)
   integers        numbers
-  f2, f4, f8, f16 numbers in NumPy's digits (an f4 0.004 is 0.004, not 0.004000000189...)
-  NaN, inf, -inf  NaN, Infinity, -Infinity as Python's json writes and reads them;
-                  --strict-json null|string gives null, or \"NaN\", \"Infinity\", \"-Infinity\"
+  floats          numbers in NumPy's digits for their type, f2, f4, f8 and long double
+                  (an f4 0.004 is 0.004, not 0.004000000189989805; 5e-324 is 5e-324)
+  NaN, inf, -inf  NaN, Infinity, -Infinity as Python's json writes and reads them (in
+                  object arrays too); --strict-json null|string gives null, or \"NaN\",
+                  \"Infinity\", \"-Infinity\"
   complex         [re, im]
-  S and V bytes   the text NumPy shows: \"b'LINE-001'\" (the same text as CSV)
+  S bytes         strings of their repr as NumPy prints it, b'LINE-001' (as in CSV)
+  V bytes         strings of NumPy's str() of the void, b'\\x0C\\xFF' (as in CSV)
   U text          strings
   datetime64      ISO strings as np.datetime_as_string: \"2020-01-01T12:00\"; NaT is null
   timedelta64     the count of its units (m8[s] 5 is 5); NaT is null
@@ -51,7 +54,7 @@ named after the fields: a.b for nested fields, samples[3] for subarray items, [j
 [j].field for the items of an N-d array's rows, value for a plain 1-D array.
 
 Values NumPy cannot show either are errors naming the element: text with a code point
-beyond U+10FFFF, datetime64 values with generic units. JSON writes a surrogate code point
+beyond U+10FFFF, datetime64 values other than NaT with generic units. JSON writes a surrogate code point
 as Python's json does (\\ud800); CSV cannot hold one.";
 
 /// Output formats.

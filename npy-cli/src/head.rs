@@ -22,7 +22,7 @@ an N-d array's items of its first axis (a (4, 3) array shows 4 rows of 3 columns
 order whatever the file's order), a 0-d array's one value. Each cell is NumPy's str() of
 one value (True, 0.004, b'LINE-001', 2020-01-01, 5 seconds, nan); columns are named
 a.b for nested fields, samples[3] for subarray items, [j] and [j].field for the items
-of an N-d array's rows, value for a plain 1-D array. Only the rows shown are read.";
+of an N-d array's rows, value for a plain 1-D array. Reading stops after the rows shown.";
 
 /// Prints the first `n` rows of `file` (or of `member` of an `.npz`) as a table.
 ///
@@ -42,18 +42,17 @@ pub fn run(file: &Path, member: Option<&str>, n: usize, opts: &ReadOptions) -> R
     }
     let idx_width = rows.len().saturating_sub(1).to_string().len().max(1);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut line = |first: &str, cells: &[String]| -> std::io::Result<()> {
+    let line = |out: &mut dyn Write, first: &str, cells: &[String]| -> std::io::Result<()> {
         write!(out, "{first:>idx_width$}")?;
         for (c, w) in cells.iter().zip(&widths) {
             write!(out, "  {c:>w$}")?;
         }
         writeln!(out)
     };
-    line("#", &header)?;
+    line(&mut out, "#", &header)?;
     for (i, row) in rows.iter().enumerate() {
-        line(&i.to_string(), row)?;
+        line(&mut out, &i.to_string(), row)?;
     }
-    drop(line);
     out.flush()?;
     Ok(())
 }

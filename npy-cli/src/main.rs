@@ -1,6 +1,13 @@
 //! `npy`: inspect and copy NumPy `.npy`/`.npz` files, and generate Rust structs that read them.
 //!
 //! An error is one line on stderr, `error: ...`, and exit code 1.
+//!
+//! `dump` and `head` give an array's rows as NumPy's `tolist()` does (an N-d array by its
+//! first axis, in C order whatever the file's order) and each value as NumPy's `str()`
+//! prints it, every leaf decoded by npy-core's scalar codec (`records`, `render`);
+//! `npy dump --help` states the JSON mapping. C-order data streams in chunks (bounded
+//! memory); Fortran-order files are read at positions a block of rows at a time,
+//! Fortran-order npz members and object arrays are held whole.
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;

@@ -258,7 +258,7 @@ pub fn open_lists(shape: &[usize], i: usize, out: &mut String) {
     let mut opens = 0;
     for &d in shape.iter().rev() {
         stride *= d;
-        if i % stride == 0 {
+        if i.is_multiple_of(stride) {
             opens += 1;
         }
     }
@@ -271,7 +271,7 @@ pub fn close_lists(shape: &[usize], i: usize, out: &mut String) {
     let mut closes = 0;
     for &d in shape.iter().rev() {
         stride *= d;
-        if (i + 1) % stride == 0 {
+        if (i + 1).is_multiple_of(stride) {
             closes += 1;
         }
     }

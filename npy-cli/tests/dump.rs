@@ -142,13 +142,7 @@ fn tolist_rows(rel: &str) -> Vec<String> {
     let shape: Vec<usize> = m["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
     let fortran = m["fortran_order"].as_bool().unwrap();
     let values = elements(rel);
-    fn nest(
-        shape: &[usize],
-        fortran: bool,
-        full: &[usize],
-        index: &mut Vec<usize>,
-        values: &[serde_json::Value],
-    ) -> String {
+    fn nest(fortran: bool, full: &[usize], index: &mut Vec<usize>, values: &[serde_json::Value]) -> String {
         if index.len() == full.len() {
             let (mut pos, mut stride) = (0, 1);
             let dims: Vec<(usize, usize)> = full.iter().copied().zip(index.iter().copied()).collect();
@@ -163,14 +157,14 @@ fn tolist_rows(rel: &str) -> Vec<String> {
         let items: Vec<String> = (0..d)
             .map(|i| {
                 index.push(i);
-                let s = nest(shape, fortran, full, index, values);
+                let s = nest(fortran, full, index, values);
                 index.pop();
                 s
             })
             .collect();
         format!("[{}]", items.join(","))
     }
-    (0..shape[0]).map(|i| nest(&shape, fortran, &shape, &mut vec![i], &values)).collect()
+    (0..shape[0]).map(|i| nest(fortran, &shape, &mut vec![i], &values)).collect()
 }
 
 /// N-d arrays give `tolist()`'s rows, in C order whatever the file's order; `head`
