@@ -478,6 +478,46 @@ mod tests {
         assert_eq!(c.ended, [0, 1]);
     }
 
+    /// Fortran-order arrays larger than a block: several blocks of rows, and rows larger
+    /// than a block (one row at a time), read at positions from a file and held from a
+    /// deflated npz member, give the logical rows; a C-order copy gives the same.
+    #[test]
+    fn fortran_reads_across_blocks() {
+        use npy_core::npz::{Compression, Writer};
+        use npy_core::types::Void;
+        use npy_core::WriteNpy;
+
+        let dir = tempfile::tempdir().unwrap();
+        // Elements of 64 bytes, each filled with a byte that tells its (row, column).
+        let value = |i: usize, j: usize| Void([((i * 7 + j * 13) % 251) as u8; 64]);
+        // 3,000 rows of 25 (1,600 bytes): blocks of 2,621 rows; 2 rows of 70,000 (4.5 MB,
+        // more than a block): one row at a time.
+        for (rows, cols) in [(3000usize, 25usize), (2, 70_000)] {
+            let logical: Vec<Void<64>> = (0..rows * cols).map(|n| value(n / cols, n % cols)).collect();
+            let fortran: Vec<Void<64>> = (0..rows * cols).map(|n| value(n % rows, n / rows)).collect();
+            let f = Array::from_shape_vec_fortran(vec![rows, cols], fortran).unwrap();
+            let c = Array::from_shape_vec(vec![rows, cols], logical.clone()).unwrap();
+            let (f_path, c_path, npz) = (dir.path().join("f.npy"), dir.path().join("c.npy"), dir.path().join("f.npz"));
+            f.write_npy(&f_path).unwrap();
+            c.write_npy(&c_path).unwrap();
+            let mut w = Writer::create(&npz).unwrap();
+            w.add_array_with("f", &f, Compression::deflated()).unwrap();
+            w.finish().unwrap();
+            for (path, member) in [(&f_path, None), (&c_path, None), (&npz, Some("f"))] {
+                let mut sink = Record::default();
+                read(path, member, &ReadOptions::new(), None, &mut sink).unwrap();
+                assert_eq!(sink.ended.len(), rows, "{path:?}");
+                let got: Vec<&[u8]> = sink.elements.iter().map(|e| &e.3[..]).collect();
+                assert!(got.iter().zip(&logical).all(|(a, b)| a == &b.0), "{rows}x{cols} {path:?}: rows differ");
+                assert_eq!(got.len(), logical.len());
+                let fortran = path != &c_path;
+                let (row, k, storage, _) = &sink.elements[cols + 5];
+                assert_eq!((*row, *k), (1, 5));
+                assert_eq!(*storage, if fortran { 1 + rows * 5 } else { cols + 5 }, "{path:?}");
+            }
+        }
+    }
+
     #[test]
     fn index_helpers() {
         let mut out = [0; 3];

@@ -342,7 +342,13 @@ fn json_pair(re: &Value<'_>, im: &Value<'_>, nf: NonFinite, out: &mut String) ->
 
 /// A float in NumPy's digits (its `str()`), which is a JSON number when finite.
 fn json_float(v: &Value<'_>, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
-    let text = v.to_string();
+    // Written in place, then checked (and replaced when it is not a number).
+    let start = out.len();
+    let _ = write!(out, "{v}");
+    if is_json_number(&out[start..]) {
+        return Ok(());
+    }
+    let text = out.split_off(start);
     float_text(&text, nf, out)
 }
 
