@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use npy_core::{ErrorKind, ReadOptions};
+use npy_core::ReadOptions;
 
 mod copy;
 mod dump;
@@ -16,6 +16,7 @@ mod info;
 mod npz;
 mod progress;
 mod records;
+mod report;
 mod schema;
 
 /// Inspect and copy NumPy .npy/.npz files; generate Rust structs that read them.
@@ -94,7 +95,9 @@ enum Command {
 /// Options for reading.
 #[derive(Debug, Args)]
 struct ReadArgs {
-    /// Largest header accepted, in bytes (NumPy's max_header_size; default 10000).
+    /// Largest header accepted, in bytes (default 16 MiB, which every header NumPy writes
+    /// for a record of up to hundreds of thousands of fields fits; NumPy's np.load
+    /// defaults to 10000).
     #[arg(long, value_name = "BYTES")]
     max_header_size: Option<usize>,
 }
@@ -114,7 +117,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() { ExitCode::from(report::USAGE) } else { ExitCode::SUCCESS };
         }
     };
     let result = match &cli.command {
@@ -129,17 +132,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        // A reader that stopped early (`npy info f | head`) is not an error.
-        Err(e) if matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe) => {
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            let hint = match e.kind() {
-                ErrorKind::HeaderTooLarge { .. } => " (use --max-header-size to allow it)",
-                _ => "",
-            };
-            eprintln!("error: {e}{hint}");
-            ExitCode::from(1)
-        }
+        Err(e) => report::error(&e),
     }
 }

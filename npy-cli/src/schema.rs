@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use npy_core::dtype::{ByteOrder, DType, Record, ScalarType, TimeUnit};
-use npy_core::header::{shape_repr, Header};
+use npy_core::header::{shape_repr, Header, DEFAULT_MAX_HEADER_SIZE};
 use npy_core::literal::Literal;
 use npy_core::npz::Reader;
 use npy_core::{ErrorKind, ReadOptions, Result};
@@ -385,9 +385,9 @@ pub fn rust_source(header: &Header, name: &str, file: &str, member: Option<&str>
 /// The call that reads the file (or member) as `ty`.
 fn read_call(header: &Header, ty: &str, member: Option<&str>) -> String {
     let one_d = header.shape.len() == 1;
-    // NumPy's default limit is 10000 bytes; the dict is most of the header.
+    // The dict is most of the header; the preamble and padding are under 1000 bytes.
     let dict_len = header.dict_text().len();
-    let limit = (dict_len > 9_000).then(|| (dict_len + 1000).next_multiple_of(1000));
+    let limit = (dict_len + 1000 > DEFAULT_MAX_HEADER_SIZE).then(|| (dict_len + 1000).next_multiple_of(1000));
     match (member, limit) {
         (None, None) if one_d => format!("Vec::<{ty}>::read_npy(path)"),
         (None, None) => format!("Array::<{ty}>::read_npy(path)"),
