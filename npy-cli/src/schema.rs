@@ -53,7 +53,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
             Some(want) => {
                 let m = npy_members.iter().find(|m| &m.name == want || &m.member == want).ok_or_else(|| {
                     let names: Vec<&str> = npy_members.iter().map(|m| m.name.as_str()).collect();
-                    usage(format!("the archive has no .npy member {want:?} (it has {names:?})"))
+                    usage(format!("the archive has no .npy member {want:?} (it has {names:?})")).reading(file)
                 })?;
                 vec![m.clone()]
             }
@@ -62,7 +62,8 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
                 return Err(usage(format!(
                     "the archive has {} .npy members {names:?}: choose one with --member",
                     npy_members.len()
-                )));
+                ))
+                .reading(file));
             }
             None => npy_members,
         };
@@ -72,7 +73,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
         }
     } else {
         if let Some(member) = &schema.member {
-            return Err(usage(format!("--member {member:?} applies to .npz archives only")));
+            return Err(usage(format!("--member {member:?} applies to .npz archives only")).reading(file));
         }
         let header = opts.open_path(file)?.header().clone();
         targets.push((label, None, header));
