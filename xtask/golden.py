@@ -867,6 +867,8 @@ def datetime_text_counts(rng):
     extremes where NumPy's arithmetic wraps."""
     counts = [0, 1, -1, 2, -2, 7, -7, 59, 60, 61, 365, -365, 10957, -719162, 2932896, -2932897,
               2 ** 31, -2 ** 31, 2 ** 62, -2 ** 62, 2 ** 63 - 1, -2 ** 63 + 1, 2 ** 63 - 2, -2 ** 63 + 2, NAT]
+    # days of -0001-03-04 and 10000-01-01: years outside 0..9999
+    counts += [int(np.datetime64(d, "D").astype(np.int64)) for d in ("-0001-03-04", "10000-01-01", "-10000-12-31")]
     for digits in range(1, 19):
         for _ in range(3):
             c = int(rng.integers(10 ** (digits - 1), 10 ** digits))

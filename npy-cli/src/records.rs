@@ -22,7 +22,7 @@ use std::path::Path;
 
 use indicatif::ProgressBar;
 use npy_core::dtype::DType;
-use npy_core::header::Header;
+use npy_core::header::{shape_repr, Header};
 use npy_core::npz::Reader;
 use npy_core::{Array, Error, ErrorKind, NpyReader, Object, ReadOptions, Result};
 
@@ -189,9 +189,9 @@ fn streamed<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: 
                 filled = reader.read_raw(per_chunk, &mut buf)?;
                 next = 0;
                 if filled == 0 {
-                    return Err(
-                        ErrorKind::Usage { reason: "the data ended before the shape's last element".into() }.into()
-                    );
+                    // The reader gives every element the shape counts; this is a guard.
+                    let (expected, found) = (reader.data_len() as u64, (storage * size) as u64);
+                    return Err(ErrorKind::Truncated { expected, found }.into());
                 }
                 if let Some(bar) = bar {
                     bar.inc(buf.len() as u64);
@@ -231,6 +231,7 @@ fn held<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: &mut
     let header = reader.header().clone();
     let layout = Layout::new(Some(header.dtype.clone()), &header.shape);
     let size = header.dtype.itemsize();
+    let data_len = reader.data_len();
     let mut data = Vec::new();
     while reader.read_raw(per_chunk_of(size), &mut data)? > 0 {
         if let Some(bar) = bar {
@@ -242,7 +243,10 @@ fn held<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: &mut
     for row in 0..rows {
         for k in 0..layout.row_len() {
             let storage = row + rows * rest_index(&layout.row_dims, k);
-            let bytes = data.get(storage * size..(storage + 1) * size).ok_or_else(short)?;
+            let bytes = data.get(storage * size..(storage + 1) * size).ok_or_else(|| {
+                // read_raw read every element the shape counts; this is a guard.
+                Error::from(ErrorKind::Truncated { expected: data_len as u64, found: data.len() as u64 })
+            })?;
             sink.element(At { row, k, storage }, Element::Raw(bytes))?;
         }
         if !sink.end_row(row)? {
@@ -254,10 +258,6 @@ fn held<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: &mut
 
 fn per_chunk_of(size: usize) -> usize {
     (CHUNK_BYTES / size.max(1)).max(1)
-}
-
-fn short() -> Error {
-    ErrorKind::Usage { reason: "the data ended before the shape's last element".into() }.into()
 }
 
 /// Rows of a Fortran-order file, read at positions a block of rows at a time: for each
@@ -283,8 +283,8 @@ fn fortran_file(reader: NpyReader<BufReader<File>>, bar: Option<&ProgressBar>, s
         for f in 0..row_len {
             let run = &mut buf[f * n * size..(f + 1) * n * size];
             let pos = data_offset + ((first + rows * f) * size) as u64;
-            let delta = i64::try_from(pos as i128 - at as i128).map_err(|_| short())?;
-            file.seek_relative(delta)?;
+            // Both are within the file, whose length fits an i64.
+            file.seek_relative(pos as i64 - at as i64)?;
             file.read_exact(run).map_err(|e| match e.kind() {
                 std::io::ErrorKind::UnexpectedEof => {
                     let found = pos - data_offset;
@@ -324,7 +324,11 @@ fn objects(array: Array<Object>, sink: &mut impl Sink) -> Result<()> {
                 *first = row;
                 c_index(&layout.row_dims, k, rest);
             }
-            let object = array.get(&index).ok_or_else(short)?;
+            let object = array.get(&index).ok_or_else(|| {
+                // The decoder checked that the values fill the shape; this is a guard.
+                let reason = "an object array holds fewer values than its shape".to_string();
+                Error::from(ErrorKind::Shape { shape: shape_repr(array.shape()), reason })
+            })?;
             let storage = storage_of(array.shape(), array.fortran_order(), &index);
             sink.element(At { row, k, storage }, Element::Object(object))?;
         }

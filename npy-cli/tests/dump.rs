@@ -221,7 +221,7 @@ fn an_archive_of_several_members_needs_a_member() {
     let path = fixture("object/archive.npz");
     for cmd in ["dump", "head"] {
         let out = npy(&[cmd, path.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.status.code(), Some(2), "a usage error");
         let err = text(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.starts_with(&format!("error: reading '{}': ", path.display())), "{err}");
@@ -229,7 +229,7 @@ fn an_archive_of_several_members_needs_a_member() {
         assert!(!err.contains("i/o error"), "{err}");
     }
     let out = npy(&["dump", fixture("scalar/le_f8.npy").to_str().unwrap(), "--member", "x"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--member"), "{}", text(&out.stderr));
 }
 
@@ -253,7 +253,7 @@ fn strict_json_spells_nan_and_infinities() {
     let non_finite = elements(rel).iter().filter(|b| !f64::from_bits(b.as_u64().unwrap()).is_finite()).count();
     assert_eq!((seen, non_finite > 0), (non_finite, true), "{python:?}");
     let out = npy(&["dump", fixture(rel).to_str().unwrap(), "--format", "csv", "--strict-json", "null"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--strict-json is for --format json"), "{}", text(&out.stderr));
 }
 

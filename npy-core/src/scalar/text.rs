@@ -372,63 +372,71 @@ impl Digits {
 /// to, and the decimal exponent of the first: NumPy's Dragon4 in its unique mode (Burger
 /// and Dybvig's free-format algorithm; the margins reach half way to the neighbours,
 /// inclusive when the mantissa is even; the last digit rounded to nearest, ties to even).
+///
+/// The arithmetic is exact: in `u128` when every number it makes fits (most values of
+/// everyday magnitude), else in [`Big`]; the digits are the same either way.
 fn shortest(mantissa: u64, exponent: i32, unequal_margins: bool) -> (Digits, i32) {
-    let mut digits = Digits { buf: [0; 40], len: 0 };
     if mantissa == 0 {
+        let mut digits = Digits { buf: [0; 40], len: 0 };
         digits.push(0);
         return (digits, 0);
     }
+    // NumPy's estimate of the first digit's exponent (correct, or one too low).
+    let top_bit = 63 - mantissa.leading_zeros() as i32;
+    let k = (f64::from(top_bit + exponent) * std::f64::consts::LOG10_2 - 0.69).ceil() as i32;
+    // The scale's bits (10^k has fewer than 10k/3 + 1); the other numbers stay below
+    // 100 times the scale (7 more bits).
+    let scale_bits = 2 + exponent.min(0).unsigned_abs() + k.max(0).unsigned_abs() * 10 / 3 + 1;
+    if scale_bits + 7 <= 127 {
+        dragon4::<u128>(mantissa, exponent, unequal_margins, k)
+    } else {
+        dragon4::<Big>(mantissa, exponent, unequal_margins, k)
+    }
+}
+
+/// [`shortest`]'s digit generation for a nonzero mantissa, `k` being the estimate of the
+/// first digit's exponent plus one.
+fn dragon4<N: Nat>(mantissa: u64, exponent: i32, unequal_margins: bool, mut k: i32) -> (Digits, i32) {
+    let mut digits = Digits { buf: [0; 40], len: 0 };
     let even = mantissa.is_multiple_of(2);
     // value = mantissa * 2^exponent = scaled / scale; margin_low (margin_high) is half the
     // gap to the next value down (up), over the same scale. `shift` doubles everything
     // once more for unequal margins, so margin_high = 2 * margin_low stays whole.
     let shift = 1 + u32::from(unequal_margins);
-    let mut scaled = Big::from_u64(mantissa);
+    let mut scaled = N::from_u64(mantissa);
     let (mut scale, mut margin_low);
     if exponent > 0 {
         scaled.shl(exponent as u32 + shift);
-        scale = Big::from_u64(1 << shift);
-        margin_low = Big::pow2(exponent as u32);
+        scale = N::from_u64(1 << shift);
+        margin_low = N::pow2(exponent as u32);
     } else {
         scaled.shl(shift);
-        scale = Big::pow2(exponent.unsigned_abs() + shift);
-        margin_low = Big::from_u64(1);
+        scale = N::pow2(exponent.unsigned_abs() + shift);
+        margin_low = N::from_u64(1);
     }
-    // NumPy's estimate of the first digit's exponent (correct, or one too low).
-    let top_bit = 63 - mantissa.leading_zeros() as i32;
-    let mut k = (f64::from(top_bit + exponent) * std::f64::consts::LOG10_2 - 0.69).ceil() as i32;
     match k.cmp(&0) {
-        Ordering::Greater => scale = scale.mul(&Big::pow10(k as u32)),
+        Ordering::Greater => scale.mul_pow10(k.unsigned_abs()),
         Ordering::Less => {
-            let p = Big::pow10(k.unsigned_abs());
-            scaled = scaled.mul(&p);
-            margin_low = margin_low.mul(&p);
+            scaled.mul_pow10(k.unsigned_abs());
+            margin_low.mul_pow10(k.unsigned_abs());
         }
         Ordering::Equal => {}
     }
-    if scaled.cmp(&scale) != Ordering::Less {
+    if scaled.compare(&scale) != Ordering::Less {
         k += 1;
     } else {
         scaled.mul_small(10);
         margin_low.mul_small(10);
     }
-    // Put the top of scale's highest limb at bit 27, so that one digit's quotient is
-    // estimated from the top limbs to within one.
-    let top = *scale.limbs.last().unwrap_or(&1);
-    let s = (32 + 27 - (31 - top.leading_zeros())) % 32;
-    if s != 0 {
-        scale.shl(s);
-        scaled.shl(s);
-        margin_low.shl(s);
-    }
-    let mut high_sum = Big::default();
+    N::normalize(&mut scale, &mut scaled, &mut margin_low);
+    let mut high_sum = N::from_u64(0);
     let (mut digit, mut low, mut high);
     loop {
         digit = scaled.div_rem_digit(&scale);
         // scaled + margin_high, margin_high being margin_low or twice it
         high_sum.set_sum(&scaled, &margin_low, 1 + u32::from(unequal_margins));
-        let c_low = scaled.cmp(&margin_low);
-        let c_high = high_sum.cmp(&scale);
+        let c_low = scaled.compare(&margin_low);
+        let c_high = high_sum.compare(&scale);
         low = c_low == Ordering::Less || (even && c_low == Ordering::Equal);
         high = c_high == Ordering::Greater || (even && c_high == Ordering::Equal);
         if low || high || digits.len >= 39 {
@@ -441,7 +449,7 @@ fn shortest(mantissa: u64, exponent: i32, unequal_margins: bool) -> (Digits, i32
     let mut round_down = low;
     if low == high {
         scaled.shl(1);
-        round_down = match scaled.cmp(&scale) {
+        round_down = match scaled.compare(&scale) {
             Ordering::Less => true,
             Ordering::Greater => false,
             Ordering::Equal => digit.is_multiple_of(2),
@@ -467,13 +475,60 @@ fn shortest(mantissa: u64, exponent: i32, unequal_margins: bool) -> (Digits, i32
     (digits, k - 1)
 }
 
+/// The unsigned integers [`dragon4`] computes with.
+trait Nat {
+    fn from_u64(v: u64) -> Self;
+    fn pow2(n: u32) -> Self;
+    fn shl(&mut self, n: u32);
+    fn mul_small(&mut self, m: u32);
+    fn mul_pow10(&mut self, n: u32);
+    fn compare(&self, other: &Self) -> Ordering;
+    /// `self = a + k b`, `k` at most 2.
+    fn set_sum(&mut self, a: &Self, b: &Self, k: u32);
+    /// Scales the three numbers alike so that [`Nat::div_rem_digit`] can divide by `scale`.
+    fn normalize(scale: &mut Self, scaled: &mut Self, margin: &mut Self);
+    /// The quotient `self / d` (below 10, by the caller's scaling), leaving the remainder
+    /// in `self`.
+    fn div_rem_digit(&mut self, d: &Self) -> u32;
+}
+
+impl Nat for u128 {
+    fn from_u64(v: u64) -> Self {
+        v.into()
+    }
+    fn pow2(n: u32) -> Self {
+        1 << n
+    }
+    fn shl(&mut self, n: u32) {
+        *self <<= n;
+    }
+    fn mul_small(&mut self, m: u32) {
+        *self *= u128::from(m);
+    }
+    fn mul_pow10(&mut self, n: u32) {
+        *self *= 10u128.pow(n);
+    }
+    fn compare(&self, other: &Self) -> Ordering {
+        self.cmp(other)
+    }
+    fn set_sum(&mut self, a: &Self, b: &Self, k: u32) {
+        *self = a + b * u128::from(k);
+    }
+    fn normalize(_: &mut Self, _: &mut Self, _: &mut Self) {}
+    fn div_rem_digit(&mut self, d: &Self) -> u32 {
+        let q = *self / d;
+        *self %= d;
+        q as u32
+    }
+}
+
 /// An unsigned big integer: 32-bit limbs, least significant first, no zero limb on top.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Big {
     limbs: Vec<u32>,
 }
 
-impl Big {
+impl Nat for Big {
     fn from_u64(v: u64) -> Big {
         let mut b = Big { limbs: vec![v as u32, (v >> 32) as u32] };
         b.trim();
@@ -486,23 +541,81 @@ impl Big {
         Big { limbs }
     }
 
-    fn pow10(mut n: u32) -> Big {
-        let mut b = Big::from_u64(1);
+    fn mul_pow10(&mut self, mut n: u32) {
         while n >= 9 {
-            b.mul_small(1_000_000_000);
+            self.mul_u32(1_000_000_000);
             n -= 9;
         }
-        b.mul_small(10u32.pow(n));
-        b
+        self.mul_u32(10u32.pow(n));
     }
 
+    fn shl(&mut self, n: u32) {
+        self.shl_bits(n);
+    }
+
+    fn mul_small(&mut self, m: u32) {
+        self.mul_u32(m);
+    }
+
+    fn compare(&self, other: &Big) -> Ordering {
+        self.limbs.len().cmp(&other.limbs.len()).then_with(|| self.limbs.iter().rev().cmp(other.limbs.iter().rev()))
+    }
+
+    fn set_sum(&mut self, a: &Big, b: &Big, k: u32) {
+        let n = a.limbs.len().max(b.limbs.len());
+        self.limbs.clear();
+        let mut carry = 0u64;
+        for i in 0..n {
+            let s = u64::from(*a.limbs.get(i).unwrap_or(&0))
+                + u64::from(*b.limbs.get(i).unwrap_or(&0)) * u64::from(k)
+                + carry;
+            self.limbs.push(s as u32);
+            carry = s >> 32;
+        }
+        if carry != 0 {
+            self.limbs.push(carry as u32);
+        }
+    }
+
+    /// Puts the top of `scale`'s highest limb at bit 27: then `scaled < 10 scale` has no
+    /// more limbs than `scale`, and a digit's quotient estimated from the top limbs is low
+    /// by at most one.
+    fn normalize(scale: &mut Big, scaled: &mut Big, margin: &mut Big) {
+        let top = *scale.limbs.last().unwrap_or(&1);
+        let s = (32 + 27 - (31 - top.leading_zeros())) % 32;
+        if s != 0 {
+            scale.shl_bits(s);
+            scaled.shl_bits(s);
+            margin.shl_bits(s);
+        }
+    }
+
+    fn div_rem_digit(&mut self, d: &Big) -> u32 {
+        let n = d.limbs.len();
+        if self.limbs.len() < n {
+            return 0;
+        }
+        let top = u64::from(self.limbs[n - 1]);
+        let mut q = (top / (u64::from(d.limbs[n - 1]) + 1)) as u32;
+        if q > 0 {
+            self.sub_mul(d, q);
+        }
+        while self.compare(d) != Ordering::Less {
+            self.sub_mul(d, 1);
+            q += 1;
+        }
+        q
+    }
+}
+
+impl Big {
     fn trim(&mut self) {
         while self.limbs.last() == Some(&0) {
             self.limbs.pop();
         }
     }
 
-    fn shl(&mut self, n: u32) {
+    fn shl_bits(&mut self, n: u32) {
         if self.limbs.is_empty() {
             return;
         }
@@ -521,7 +634,7 @@ impl Big {
         self.limbs.splice(0..0, std::iter::repeat_n(0, whole));
     }
 
-    fn mul_small(&mut self, m: u32) {
+    fn mul_u32(&mut self, m: u32) {
         let mut carry = 0u64;
         for l in &mut self.limbs {
             let p = u64::from(*l) * u64::from(m) + carry;
@@ -532,43 +645,6 @@ impl Big {
             self.limbs.push(carry as u32);
         }
         self.trim();
-    }
-
-    fn mul(&self, other: &Big) -> Big {
-        let mut limbs = vec![0u32; self.limbs.len() + other.limbs.len()];
-        for (i, &a) in self.limbs.iter().enumerate() {
-            let mut carry = 0u64;
-            for (j, &b) in other.limbs.iter().enumerate() {
-                let t = u64::from(limbs[i + j]) + u64::from(a) * u64::from(b) + carry;
-                limbs[i + j] = t as u32;
-                carry = t >> 32;
-            }
-            limbs[i + other.limbs.len()] = carry as u32;
-        }
-        let mut b = Big { limbs };
-        b.trim();
-        b
-    }
-
-    /// `self = a + k b` (`k` at most 2), reusing `self`'s storage.
-    fn set_sum(&mut self, a: &Big, b: &Big, k: u32) {
-        let n = a.limbs.len().max(b.limbs.len());
-        self.limbs.clear();
-        let mut carry = 0u64;
-        for i in 0..n {
-            let s = u64::from(*a.limbs.get(i).unwrap_or(&0))
-                + u64::from(*b.limbs.get(i).unwrap_or(&0)) * u64::from(k)
-                + carry;
-            self.limbs.push(s as u32);
-            carry = s >> 32;
-        }
-        if carry != 0 {
-            self.limbs.push(carry as u32);
-        }
-    }
-
-    fn cmp(&self, other: &Big) -> Ordering {
-        self.limbs.len().cmp(&other.limbs.len()).then_with(|| self.limbs.iter().rev().cmp(other.limbs.iter().rev()))
     }
 
     /// `self -= q * d`, for `q * d <= self`.
@@ -582,26 +658,6 @@ impl Big {
             borrow = i64::from(t < 0);
         }
         self.trim();
-    }
-
-    /// The quotient `self / d` (below 10, by the caller's scaling), leaving the remainder
-    /// in `self`. `d`'s top limb is below 2^28, so `self < 10 d` has no more limbs than
-    /// `d`, and the estimate from the top limbs is low by at most one.
-    fn div_rem_digit(&mut self, d: &Big) -> u32 {
-        let n = d.limbs.len();
-        if self.limbs.len() < n {
-            return 0;
-        }
-        let top = u64::from(self.limbs[n - 1]);
-        let mut q = (top / (u64::from(d.limbs[n - 1]) + 1)) as u32;
-        if q > 0 {
-            self.sub_mul(d, q);
-        }
-        while self.cmp(d) != Ordering::Less {
-            self.sub_mul(d, 1);
-            q += 1;
-        }
-        q
     }
 }
 
@@ -859,5 +915,93 @@ fn iso(c: &Civil, unit: TimeUnit, out: &mut String) {
             return;
         }
         three(out, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digits(mantissa: u64, exponent: i32, unequal: bool) -> (String, i32) {
+        let (d, e) = shortest(mantissa, exponent, unequal);
+        (String::from_utf8(d.as_bytes().to_vec()).unwrap(), e)
+    }
+
+    #[test]
+    fn u128_and_big_give_the_same_digits() {
+        // Values where the u128 path applies, run through both.
+        let step = if cfg!(miri) { 977 } else { 7 };
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in (0..20_000i32).step_by(step) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mantissa = x >> (i % 40) | 1 << 52 >> (i % 3);
+            let exponent = i % 120 - 90;
+            let unequal = i % 11 == 0;
+            let top = 63 - mantissa.leading_zeros() as i32;
+            let k = (f64::from(top + exponent) * std::f64::consts::LOG10_2 - 0.69).ceil() as i32;
+            let small = dragon4::<u128>(mantissa, exponent, unequal, k);
+            let big = dragon4::<Big>(mantissa, exponent, unequal, k);
+            assert_eq!(small.0.as_bytes(), big.0.as_bytes(), "{mantissa:#x} * 2^{exponent}");
+            assert_eq!(small.1, big.1, "{mantissa:#x} * 2^{exponent}");
+        }
+    }
+
+    #[test]
+    fn digits_are_shortest_and_nearest() {
+        // 0.1 as a double: 0x1999999999999a * 2^-56
+        assert_eq!(digits(0x0019_9999_9999_999a, -56, false), ("1".into(), -1));
+        // 5e-324, the smallest subnormal double
+        assert_eq!(digits(1, -1074, false), ("5".into(), -324));
+        // 2^63 as a long double mantissa, 1e16's neighbourhood: exact integer digits
+        assert_eq!(digits(10_000_000_000_000_000, 0, false), ("1".into(), 16));
+        // the largest double
+        assert_eq!(digits((1 << 53) - 1, 971, false), ("17976931348623157".into(), 308));
+    }
+
+    #[test]
+    fn layout_follows_numpy() {
+        let text = |v: Value<'_>| v.to_string();
+        assert_eq!(text(Value::F16(0x7bff)), "6.55e+04");
+        assert_eq!(text(Value::F16(0x3c00)), "1.0");
+        assert_eq!(text(Value::F32(1e-4)), "1e-04");
+        assert_eq!(text(Value::F64(1e-4)), "0.0001");
+        assert_eq!(text(Value::F64(f64::NAN)), "nan");
+        assert_eq!(text(Value::F64(-f64::NAN)), "nan");
+        assert_eq!(text(Value::F64(f64::NEG_INFINITY)), "-inf");
+        assert_eq!(text(Value::C64(0.0, -0.0)), "-0j");
+        assert_eq!(text(Value::C64(-0.0, 0.0)), "(-0+0j)");
+        assert_eq!(text(Value::C128(f64::NAN, f64::NEG_INFINITY)), "(nan-infj)");
+        assert_eq!(text(Value::C128(1.0, f64::NAN)), "(1+nanj)");
+        assert_eq!(text(Value::Void(&[1, 0xab])), r"b'\x01\xAB'");
+        assert_eq!(format!("{:>6}|{:<6}|", Value::I16(-3), Value::Bool(true)), "    -3|True  |");
+        // long double 0.1 from a double, and the smallest subnormal double
+        let ld = |bits: u128| Value::LongDouble(bits.to_le_bytes());
+        assert_eq!(text(ld(0x3ffb_cccc_cccc_cccc_d000)), "0.10000000000000000555");
+        assert_eq!(text(ld(0x3bcd_8000_0000_0000_0000)), "4.940656458412465442e-324");
+        let mut c = [0u8; 32];
+        c[..16].copy_from_slice(&0x3ffb_cccc_cccc_cccc_d000u128.to_le_bytes());
+        c[16..].copy_from_slice(&0x3fff_8000_0000_0000_0000u128.to_le_bytes());
+        assert_eq!(text(Value::LongComplex(c)), "(0.10000000000000000555+1j)");
+    }
+
+    #[test]
+    fn datetimes_follow_numpy() {
+        let unit = |u, multiple| DateUnit { unit: u, multiple };
+        let dt = |count, u, m| Value::DateTime(count, unit(u, m)).to_string();
+        assert_eq!(dt(1, TimeUnit::Seconds, 10), "1970-01-01T00:00:10");
+        assert_eq!(dt(2608, TimeUnit::Weeks, 1), "2019-12-26");
+        assert_eq!(dt(-719_831, TimeUnit::Days, 1), "-001-03-04");
+        assert_eq!(dt(2_932_897, TimeUnit::Days, 1), "10000-01-01");
+        assert_eq!(dt(-1, TimeUnit::Attoseconds, 1), "1969-12-31T23:59:59.999999999999999999");
+        assert_eq!(dt(i64::MAX, TimeUnit::Years, 1), "-9223372036854773839");
+        // NumPy refuses to place a generic datetime other than NaT in time.
+        assert_eq!(Value::DateTime(5, DateUnit::GENERIC).to_string(), "5 generic time units");
+        assert_eq!(Value::DateTime(i64::MIN, DateUnit::GENERIC).to_string(), "NaT");
+        let td = |count, u, m| Value::TimeDelta(count, unit(u, m)).to_string();
+        assert_eq!(td(1, TimeUnit::Hours, 1), "1 hours");
+        assert_eq!(td(i64::MAX, TimeUnit::Seconds, 10), "-10 seconds");
+        assert_eq!(Value::TimeDelta(-1, DateUnit::GENERIC).to_string(), "-1 generic time units");
     }
 }
