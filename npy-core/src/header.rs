@@ -298,7 +298,8 @@ impl Header {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn encode(&self, version: Option<Version>) -> Result<(Version, Vec<u8>)> {
-        let text = self.dict_text();
+        let folded = self.folded()?;
+        let text = folded.as_ref().unwrap_or(self).dict_text();
         match version {
             Some(v) => Ok((v, wrap(&text, v)?)),
             None => [Version::V1_0, Version::V2_0, Version::V3_0]
@@ -306,6 +307,51 @@ impl Header {
                 .find_map(|v| wrap(&text, v).ok().map(|b| (v, b)))
                 .ok_or_else(|| Error::usage("header too long for any .npy version")),
         }
+    }
+}
+
+impl Header {
+    /// This header as NumPy keeps it, when its element type is a subarray (`[T; N]`
+    /// elements): NumPy has no subarray dtype at the top level of an array, its dims go
+    /// after the array's (`Vec<[u8; 4]>` of 2 is `'|u1'` of shape `(2, 4)`), as `np.save`
+    /// would write `np.zeros(2, dtype=('u1', (4,)))`. `None` for any other element type.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] for a Fortran-order array of more than one non-trivial
+    /// dimension: its elements' dims would vary fastest, which no NumPy order gives.
+    fn folded(&self) -> Result<Option<Header>> {
+        let DType::SubArray(sub) = &self.dtype else { return Ok(None) };
+        if self.fortran_order && self.shape.iter().filter(|&&d| d > 1).count() > 1 {
+            return Err(Error::usage(format!(
+                "a Fortran-order array of shape {} with subarray elements {} has no NumPy layout: \
+                 write it in C order",
+                shape_repr(&self.shape),
+                self.dtype.descr()
+            )));
+        }
+        let mut shape = self.shape.clone();
+        shape.extend(sub.flat_shape());
+        Ok(Some(Header { dtype: sub.flat_base().clone(), fortran_order: false, shape }))
+    }
+
+    /// The inverse of [`Header::folded`]: this header as an array of `element`s, when
+    /// `element` is a subarray type (`[T; N]`, nested) whose dims are this array's last
+    /// ones and whose elements are contiguous (C order, or no more than one dim over 1):
+    /// `'|u1'` of shape `(2, 4)` is 2 elements `[u8; 4]`. `None` otherwise, and for
+    /// subarrays of no elements.
+    pub(crate) fn grouped(&self, element: &DType) -> Option<Header> {
+        let DType::SubArray(sub) = element else { return None };
+        if matches!(self.dtype, DType::SubArray(_)) {
+            return None; // grouped already
+        }
+        let inner = sub.flat_shape();
+        let lead = self.shape.len().checked_sub(inner.len())?;
+        let contiguous = !self.fortran_order || self.shape.iter().filter(|&&d| d > 1).count() <= 1;
+        if self.shape[lead..] != inner[..] || !contiguous || inner.contains(&0) {
+            return None;
+        }
+        let dtype = DType::subarray(self.dtype.clone(), inner).ok()?;
+        Some(Header { dtype, fortran_order: self.fortran_order, shape: self.shape[..lead].to_vec() })
     }
 }
 

@@ -151,7 +151,9 @@ impl<T: NpyRecord> WriteNpy for Array<T> {
 
 impl<T: NpyRecord> ReadNpy for Vec<T> {
     /// Reads a 1-D file.
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+    fn read_npy_with<R: Read>(mut reader: NpyReader<R>) -> Result<Self> {
+        // `[U; N]` elements take the file's last dims: `'<f4'` of shape (n, 3) is n `[f32; 3]`.
+        reader.regroup::<T>()?;
         let shape = &reader.header().shape;
         if shape.len() != 1 {
             return Err(ErrorKind::WrongShape {

@@ -456,10 +456,11 @@ impl<R: Read> NpyReader<R> {
     ///
     /// # Errors
     /// As [`NpyReader::read_vec`]; [`ErrorKind::Usage`] if elements were already read.
-    pub fn read_array<T: NpyRecord>(self) -> Result<Array<T>> {
+    pub fn read_array<T: NpyRecord>(mut self) -> Result<Array<T>> {
         if self.position != 0 {
             return Err(Error::usage("read_array needs the whole array, but elements were already read"));
         }
+        self.regroup::<T>()?;
         let shape = self.header.shape.clone();
         let fortran_order = self.header.fortran_order;
         let data = self.read_vec::<T>()?;
@@ -485,7 +486,7 @@ impl<R: Read> NpyReader<R> {
     /// assert_eq!(sums, [6, 22, 17]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn records<T: NpyRecord>(self, chunk_len: usize) -> Result<Records<R, T>> {
+    pub fn records<T: NpyRecord>(mut self, chunk_len: usize) -> Result<Records<R, T>> {
         let plan = self.plan::<T>()?;
         Ok(Records {
             reader: self,
@@ -605,8 +606,9 @@ impl<R: Read> NpyReader<R> {
         }
     }
 
-    fn plan<T: NpyRecord>(&self) -> Result<Plan> {
+    fn plan<T: NpyRecord>(&mut self) -> Result<Plan> {
         refuse_objects(&self.header.dtype)?;
+        self.regroup::<T>()?;
         Plan::new(&self.header.dtype, &native_dtype_of::<T>()?)
     }
 
@@ -618,6 +620,29 @@ impl<R: Read> NpyReader<R> {
         if self.position == self.elements {
             self.finish_source()?;
         }
+        Ok(())
+    }
+
+    /// Reads the file as an array of `T`s when `T` is an array type (`[U; N]`, nested)
+    /// whose dims are the file's last ones, as writing folds them (`'|u1'` of shape
+    /// `(2, 4)` is 2 elements `[u8; 4]`): the header's shape loses those dims and its
+    /// dtype becomes `T`'s subarray of the file's. Nothing changes otherwise.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when elements already read do not make whole `T`s.
+    pub(crate) fn regroup<T: NpyRecord>(&mut self) -> Result<()> {
+        let Some(grouped) = self.header.grouped(&T::dtype()) else { return Ok(()) };
+        let per: usize = self.header.shape[grouped.shape.len()..].iter().product();
+        if self.position % per != 0 {
+            return Err(Error::usage(format!(
+                "{} elements were read, which do not make whole elements of {}",
+                self.position,
+                grouped.dtype.descr()
+            )));
+        }
+        self.elements /= per;
+        self.position /= per;
+        self.header = grouped;
         Ok(())
     }
 
