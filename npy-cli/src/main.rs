@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use npy_core::{ErrorKind, ReadOptions};
 
+mod check;
 mod copy;
 mod dump;
 mod head;
@@ -30,6 +31,9 @@ struct Cli {
 enum Command {
     /// Show a file's version, header length, data offset, dtype, shape, order and sizes;
     /// for an .npz, each member's name, compression, sizes, dtype and shape.
+    ///
+    /// Reads headers only (fast on files of any size): the data, CRCs and pickles are not
+    /// looked at. `npy check` reads everything.
     Info {
         /// The .npy or .npz file.
         file: PathBuf,
@@ -69,6 +73,26 @@ enum Command {
         input: PathBuf,
         /// Where to write (atomically: an existing file is replaced only on success).
         output: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Read every byte of every array and member and report each problem found: headers,
+    /// sizes, data shorter than the header says, bytes after the data, npz directory and
+    /// CRCs, members named .npy that are not .npy files, pickles the restricted decoder
+    /// refuses; and invalid b1/U values (warnings: NumPy writes and reads them).
+    ///
+    /// One line per finding on stdout, then a summary. Exit code 1 when any file has a
+    /// problem, else 0. Memory stays bounded whatever the file's size.
+    Check {
+        /// The .npy and .npz files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Count invalid b1 and U values as problems, not warnings.
+        #[arg(long)]
+        strict: bool,
+        /// Print nothing; the exit code says whether a problem was found.
+        #[arg(short, long)]
+        quiet: bool,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -119,6 +143,9 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Info { file, read } => info::run(file, &read.options()),
+        Command::Check { files, strict, quiet, read } => {
+            return check::run(files, &read.options(), check::Options { strict: *strict, quiet: *quiet });
+        }
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
         Command::Head { file, n, member, read } => head::run(file, member.as_deref(), *n, &read.options()),
         Command::Dump { file, format, member, read } => dump::run(file, member.as_deref(), *format, &read.options()),
