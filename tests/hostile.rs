@@ -444,9 +444,12 @@ fn header_length() -> Vec<Case> {
     let tiny = valid();
     let raised = u32::MAX as usize;
     vec![
-        case("v1_length_65535_tiny_file", tiny.clone().len_field(u16::MAX as u32), HeaderTooLarge),
+        case("v1_length_65535_tiny_file", tiny.clone().len_field(u16::MAX as u32), Format),
         case("v2_length_u32_max", tiny.clone().version(2, 0).len_field(u32::MAX), HeaderTooLarge),
-        case("v3_length_10001", tiny.clone().version(3, 0).len_field(10_001), HeaderTooLarge),
+        case("v3_length_over_default", tiny.clone().version(3, 0).len_field((16 << 20) + 1), HeaderTooLarge),
+        case("v3_length_10001_limit_numpy", tiny.clone().version(3, 0).len_field(10_001), HeaderTooLarge)
+            .max_header_size(10_000),
+        case("v3_length_10001_tiny_file", tiny.clone().version(3, 0).len_field(10_001), Format),
         case("v2_length_100mb", tiny.clone().version(2, 0).len_field(100_000_000), HeaderTooLarge),
         // With the limit raised, the length is checked against the file (paths and maps)
         // or read in growing chunks (streams), never allocated from the claim.
@@ -521,7 +524,8 @@ fn syntax() -> Vec<Case> {
         bad("negative_int_5000_digits", &dict("'<f8'", &format!("(-{digits},)"))),
         bad("int_past_i128", &dict("'<f8'", "(1701411834604692317316873037158841057280,)")),
         bad("nesting_65_tuples", &dict("'<f8'", &nested("(", "3", ",)", 65))),
-        case("nesting_10000_default_limit", npy(dict("'<f8'", &nested("(", "3", ",)", 10_000))), HeaderTooLarge),
+        case("nesting_10000_limit_numpy", npy(dict("'<f8'", &nested("(", "3", ",)", 10_000))), HeaderTooLarge)
+            .max_header_size(10_000),
         deep("nesting_10000_tuples", dict("'<f8'", &nested("(", "3", ",)", 10_000))),
         deep("nesting_10000_lists", dict(&nested("[", "", "]", 10_000), "(3,)")),
         deep("nesting_10000_dicts", dict("'<f8'", &nested("{1: ", "1", "}", 10_000))),

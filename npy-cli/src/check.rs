@@ -296,10 +296,7 @@ impl Report {
     fn problem(&mut self, member: Option<&str>, e: &Error) {
         let what = match e.kind() {
             ErrorKind::Npz { reason, member: Some(_), .. } => reason.clone(),
-            ErrorKind::HeaderTooLarge { len, limit } => {
-                format!("header is {len} bytes, over the limit of {limit} bytes (use --max-header-size to allow it)")
-            }
-            kind => kind.to_string(),
+            _ => crate::report::what(e),
         };
         self.finding(member.or(e.member()), true, &what);
     }

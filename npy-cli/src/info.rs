@@ -5,12 +5,13 @@ use std::path::Path;
 
 use npy_core::dtype::DType;
 use npy_core::header::shape_repr;
+use npy_core::npz::{Compression, Reader};
 use npy_core::{ReadOptions, Result};
 
 /// Prints what the header of `file` says.
 pub fn run(file: &Path, opts: &ReadOptions) -> Result<()> {
     if crate::npz::is_npz(file)? {
-        return crate::npz::info(file, opts);
+        return archive(file, opts);
     }
     let reader = opts.open_path(file)?;
     let h = reader.header();
@@ -56,6 +57,55 @@ fn write_fields(out: &mut impl Write, dtype: &DType, prefix: &str, base: usize) 
             }
             other => writeln!(out, "  {name:<24} @{at:<6} {}", other.descr())?,
         }
+    }
+    Ok(())
+}
+
+/// Lists the members of an archive: a table with a heading row (the descr, of any length,
+/// last).
+fn archive(path: &Path, opts: &ReadOptions) -> Result<()> {
+    let mut reader = Reader::open(path)?;
+    reader.read_options(opts.clone());
+    let members = reader.members()?;
+    let mut rows =
+        vec![["member", "compression", "stored bytes", "bytes", "order", "shape", "descr"].map(String::from)];
+    for m in &members {
+        let compression = match m.compression {
+            Some(Compression::Stored) => "stored",
+            Some(Compression::Deflated { .. }) => "deflated",
+            None => "other",
+        };
+        let (descr, shape, order) = if reader.is_npy(&m.name)? {
+            let npy = reader.npy(&m.name)?;
+            let h = npy.header();
+            (h.dtype.descr(), shape_repr(&h.shape), if h.fortran_order { "fortran" } else { "C" }.to_string())
+        } else {
+            ("(not a .npy member)".to_string(), String::new(), String::new())
+        };
+        let sizes = [m.compressed_size.to_string(), m.size.to_string()];
+        let [stored, size] = sizes;
+        rows.push([m.member.clone(), compression.to_string(), stored, size, order, shape, descr]);
+    }
+    let mut widths = [0usize; 7];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "file:          {}", path.display())?;
+    writeln!(out, "archive:       npz, {} member{}", members.len(), if members.len() == 1 { "" } else { "s" })?;
+    for row in &rows {
+        let mut line = String::from(" ");
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            // Sizes right-aligned, text left-aligned.
+            if i == 2 || i == 3 {
+                line.push_str(&format!(" {cell:>w$}"));
+            } else {
+                line.push_str(&format!(" {cell:<w$}"));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
     }
     Ok(())
 }

@@ -1,13 +1,36 @@
-//! `npy`: inspect and copy NumPy `.npy`/`.npz` files, and generate Rust structs that read them.
+//! `npy`: inspect, check and copy NumPy `.npy`/`.npz` files, and generate Rust structs that
+//! read them.
 //!
-//! An error is one line on stderr, `error: ...`, and exit code 1.
+//! # Conventions
+//!
+//! Every subcommand follows these, and the ones to come (`convert`, `sql`, `append`, `cat`,
+//! `stack`) will too:
+//!
+//! - **Streaming by default.** Data is read and written in bounded pieces, so memory stays
+//!   small whatever the file's size (a 1 GiB file is copied, checked or dumped in tens of
+//!   MB). Where a subcommand must hold an array whole (an object array's pickle is decoded
+//!   whole), its help says so.
+//! - **Outputs are atomic.** A file is written beside its target and renamed over it only
+//!   when complete ([`npy_core::atomic::AtomicFile`], `npz::Writer::create`): a failed or
+//!   interrupted run leaves the old file, and nothing beside it.
+//! - **stdout is data, stderr is for people.** Results go to stdout; errors and progress to
+//!   stderr. One progress helper ([`progress`]) draws a bar, moving by bytes, only when
+//!   stderr is a terminal and the input is large; pipes, scripts and CI see nothing there.
+//! - **One error reporter** ([`report`]): an error is one line, `error: reading 'f.npz',
+//!   member 'x.npy': ...`, naming the file as the user gave it (and the member), saying
+//!   what to do in flags (`--max-header-size N`), never in Rust APIs.
+//! - **Exit codes:** 0 success; 1 an error about the data or files (for `check`: a problem
+//!   found); 2 a usage error (a bad flag, or a request the file cannot answer as asked, such
+//!   as an archive of several members without `--member`).
+//! - **Common flags:** `--member NAME` picks an `.npz` member (not needed when it has one);
+//!   `--max-header-size BYTES` on every subcommand that reads.
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use npy_core::{ErrorKind, ReadOptions};
+use npy_core::ReadOptions;
 
 mod check;
 mod copy;
@@ -17,6 +40,7 @@ mod info;
 mod npz;
 mod progress;
 mod records;
+mod report;
 mod schema;
 
 /// Inspect and copy NumPy .npy/.npz files; generate Rust structs that read them.
@@ -118,7 +142,9 @@ enum Command {
 /// Options for reading.
 #[derive(Debug, Args)]
 struct ReadArgs {
-    /// Largest header accepted, in bytes (NumPy's max_header_size; default 10000).
+    /// Largest header accepted, in bytes (default 16 MiB, which every header NumPy writes
+    /// for a record of up to hundreds of thousands of fields fits; NumPy's np.load
+    /// defaults to 10000).
     #[arg(long, value_name = "BYTES")]
     max_header_size: Option<usize>,
 }
@@ -138,7 +164,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() { ExitCode::from(report::USAGE) } else { ExitCode::SUCCESS };
         }
     };
     let result = match &cli.command {
@@ -156,17 +182,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        // A reader that stopped early (`npy info f | head`) is not an error.
-        Err(e) if matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe) => {
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            let hint = match e.kind() {
-                ErrorKind::HeaderTooLarge { .. } => " (use --max-header-size to allow it)",
-                _ => "",
-            };
-            eprintln!("error: {e}{hint}");
-            ExitCode::from(1)
-        }
+        Err(e) => report::error(&e),
     }
 }

@@ -1,9 +1,8 @@
-//! `.npz` archives in `npy info` and `npy copy`.
+//! `.npz` archives in `npy copy` (and `is_npz`, which every subcommand uses).
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
-use npy_core::header::shape_repr;
 use npy_core::npz::{Compression, Reader, Writer};
 use npy_core::{Error, ReadOptions, Result};
 
@@ -22,37 +21,6 @@ pub fn is_npz(path: &Path) -> Result<bool> {
         Ok(got == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06"))
     };
     sniff().map_err(|e| Error::from(e).reading(path))
-}
-
-/// Lists the members of an archive.
-pub fn info(path: &Path, opts: &ReadOptions) -> Result<()> {
-    let mut reader = Reader::open(path)?;
-    reader.read_options(opts.clone());
-    let members = reader.members()?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "file:          {}", path.display())?;
-    writeln!(out, "archive:       npz, {} member{}", members.len(), if members.len() == 1 { "" } else { "s" })?;
-    for m in &members {
-        let compression = match m.compression {
-            Some(Compression::Stored) => "stored",
-            Some(Compression::Deflated { .. }) => "deflated",
-            None => "other",
-        };
-        let what = if reader.is_npy(&m.name)? {
-            let npy = reader.npy(&m.name)?;
-            let h = npy.header();
-            let order = if h.fortran_order { " fortran" } else { "" };
-            format!("{} {}{order}", h.dtype.descr(), shape_repr(&h.shape))
-        } else {
-            "(not a .npy member)".to_string()
-        };
-        writeln!(
-            out,
-            "  {:<24} {compression:<8} {:>12} bytes stored {:>12} bytes  {what}",
-            m.member, m.compressed_size, m.size
-        )?;
-    }
-    Ok(())
 }
 
 /// Bytes of deflated members staged in memory at once, over all compression threads:

@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use npy_core::dtype::{ByteOrder, DType, Record, ScalarType, TimeUnit};
-use npy_core::header::{shape_repr, Header};
+use npy_core::header::{shape_repr, Header, DEFAULT_MAX_HEADER_SIZE};
 use npy_core::literal::Literal;
 use npy_core::npz::Reader;
 use npy_core::{ErrorKind, ReadOptions, Result};
@@ -53,7 +53,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
             Some(want) => {
                 let m = npy_members.iter().find(|m| &m.name == want || &m.member == want).ok_or_else(|| {
                     let names: Vec<&str> = npy_members.iter().map(|m| m.name.as_str()).collect();
-                    usage(format!("the archive has no .npy member {want:?} (it has {names:?})"))
+                    usage(format!("the archive has no .npy member {want:?} (it has {names:?})")).reading(file)
                 })?;
                 vec![m.clone()]
             }
@@ -62,7 +62,8 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
                 return Err(usage(format!(
                     "the archive has {} .npy members {names:?}: choose one with --member",
                     npy_members.len()
-                )));
+                ))
+                .reading(file));
             }
             None => npy_members,
         };
@@ -72,7 +73,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
         }
     } else {
         if let Some(member) = &schema.member {
-            return Err(usage(format!("--member {member:?} applies to .npz archives only")));
+            return Err(usage(format!("--member {member:?} applies to .npz archives only")).reading(file));
         }
         let header = opts.open_path(file)?.header().clone();
         targets.push((label, None, header));
@@ -385,9 +386,9 @@ pub fn rust_source(header: &Header, name: &str, file: &str, member: Option<&str>
 /// The call that reads the file (or member) as `ty`.
 fn read_call(header: &Header, ty: &str, member: Option<&str>) -> String {
     let one_d = header.shape.len() == 1;
-    // NumPy's default limit is 10000 bytes; the dict is most of the header.
+    // The dict is most of the header; the preamble and padding are under 1000 bytes.
     let dict_len = header.dict_text().len();
-    let limit = (dict_len > 9_000).then(|| (dict_len + 1000).next_multiple_of(1000));
+    let limit = (dict_len + 1000 > DEFAULT_MAX_HEADER_SIZE).then(|| (dict_len + 1000).next_multiple_of(1000));
     match (member, limit) {
         (None, None) if one_d => format!("Vec::<{ty}>::read_npy(path)"),
         (None, None) => format!("Array::<{ty}>::read_npy(path)"),

@@ -520,7 +520,7 @@ fn schema_tree_and_errors() {
     assert!(code.contains("#[npy(align)]\n#[repr(C)]\npub struct Trace {"), "{code}");
     for args in [vec!["--rust", "--name", "not an ident"], vec!["--member", "x"]] {
         let out = Command::new(env!("CARGO_BIN_EXE_npy")).arg("schema").arg(&fixture).args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: a usage error");
         let err = text(&out.stderr);
         assert!(err.starts_with("error:") && err.lines().count() == 1, "{args:?}: {err}");
     }

@@ -66,7 +66,7 @@ pub enum ErrorKind {
     /// The header length field is larger than the configured limit; nothing was allocated.
     #[error(
         "header is {len} bytes, over the limit of {limit} bytes \
-         (raise it with ReadOptions::max_header_size, as numpy's max_header_size)"
+         (raise it with ReadOptions::max_header_size)"
     )]
     HeaderTooLarge {
         /// The length the file claims.

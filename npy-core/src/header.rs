@@ -14,8 +14,22 @@ pub const MAGIC: &[u8; 6] = b"\x93NUMPY";
 pub const ARRAY_ALIGN: usize = 64;
 /// Spare spaces NumPy leaves after the dict so the growth axis can grow in place.
 pub const GROWTH_AXIS_MAX_DIGITS: usize = 21;
-/// Default limit on the header length, as NumPy's `max_header_size`.
-pub const DEFAULT_MAX_HEADER_SIZE: usize = 10_000;
+/// Default limit on the header length: 16 MiB (16,777,216 bytes).
+///
+/// NumPy writes headers of any length its format allows: a v1 header up to 65,535 bytes and
+/// v2/v3 headers up to 4 GiB. Its dtypes bound only a record's itemsize and offsets (to a C
+/// `int`), not the number of fields nor the length of their names, so no finite limit
+/// accepts every header NumPy can write; `np.load`'s default of 10,000 bytes
+/// (`max_header_size`) exists because `ast.literal_eval` is unsafe on large input, and turns
+/// away files NumPy itself wrote (a 2,000-field record header is 45 KB). This crate's header
+/// parser is linear, depth-bounded ([`MAX_HEADER_DEPTH`]) and reads the header as its bytes
+/// arrive, so a length field that lies costs nothing. The limit bounds what a real header
+/// costs: parsing takes about 20 bytes of memory per header byte (measured: a
+/// 1,000,000-field header of 24.9 MB peaks at 480 MB), so 16 MiB caps it near 320 MB while
+/// accepting record dtypes of over 600,000 fields with names like `field_123456`, 300
+/// times the largest dtype seen in use. Raise it with
+/// [`ReadOptions::max_header_size`](crate::ReadOptions::max_header_size).
+pub const DEFAULT_MAX_HEADER_SIZE: usize = 16 << 20;
 /// Deepest nesting of containers accepted in a header (dict, lists and tuples of the descr).
 pub const MAX_HEADER_DEPTH: usize = 64;
 /// Length of magic plus version bytes, the part that tells how long the length field is.

@@ -33,14 +33,16 @@ impl Default for ReadOptions {
 }
 
 impl ReadOptions {
-    /// Default options: header size limit 10,000 bytes (NumPy's `max_header_size`); object
-    /// arrays decoded within 64 MiB plus 128 bytes per byte of their pickle.
+    /// Default options: header size limit 16 MiB ([`DEFAULT_MAX_HEADER_SIZE`] says why);
+    /// object arrays decoded within 64 MiB plus 128 bytes per byte of their pickle.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Largest header length accepted, checked on the length field before anything is
-    /// allocated. Default 10,000, as NumPy; files with thousands of fields need more.
+    /// allocated. Default 16 MiB ([`DEFAULT_MAX_HEADER_SIZE`]): every header NumPy writes
+    /// for a record of up to hundreds of thousands of fields. NumPy's `np.load` defaults to
+    /// 10,000 bytes; set that to refuse what NumPy refuses.
     pub fn max_header_size(&mut self, bytes: usize) -> &mut Self {
         self.max_header_size = bytes;
         self
