@@ -96,7 +96,7 @@ fn check_npy(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<(),
         report.invalid(None, &invalid, &dtype, start);
     }
     if after > 0 {
-        report.trailing(None, after, "file");
+        report.trailing(None, after);
     }
     Ok(())
 }
@@ -173,7 +173,7 @@ fn check_member(reader: &mut Reader<FileReader>, m: &MemberInfo, bar: Option<&Pr
                 report.invalid(member, &invalid, &dtype, start);
             }
             if after > 0 {
-                report.trailing(member, after, "member");
+                report.trailing(member, after);
             }
         }
         Err(e) => report.problem(member, &e),
@@ -304,21 +304,21 @@ impl Report {
     /// Invalid values of `dtype` whose data starts at byte `start` of the file or member.
     fn invalid(&mut self, member: Option<&str>, found: &Invalid, dtype: &DType, start: u64) {
         let byte = start + found.element * dtype.itemsize() as u64 + found.offset as u64;
-        let place = if member.is_some() { "of the member" } else { "of the file" };
-        let others = match found.elements {
-            1 => String::new(),
-            n => format!(" ({n} elements hold invalid values)"),
-        };
-        let what = format!("invalid value at element {} (byte {byte} {place}): {}{others}", found.element, found.error);
-        let what =
-            if self.options.strict { what } else { format!("{what}; NumPy reads it as it is (--strict: a problem)") };
+        let of = if member.is_some() { "member" } else { "file" };
+        let mut what = format!("invalid value at element {} (byte {byte} of the {of}): {}", found.element, found.error);
+        if found.elements > 1 {
+            what += &format!("; {} elements hold invalid values", found.elements);
+        }
+        if !self.options.strict {
+            what += " (NumPy reads them as they are; --strict counts them as problems)";
+        }
         self.finding(member, self.options.strict, &what);
     }
 
     /// `n` bytes after the data of a `.npy` file or member.
-    fn trailing(&mut self, member: Option<&str>, n: u64, of: &str) {
+    fn trailing(&mut self, member: Option<&str>, n: u64) {
         let s = if n == 1 { "" } else { "s" };
-        self.finding(member, true, &format!("{n} byte{s} after the data, which the header does not account for (NumPy ignores them; the {of} is longer than its array)"));
+        self.finding(member, true, &format!("{n} byte{s} after the array's data (NumPy ignores them)"));
     }
 
     fn summary(&mut self) {
