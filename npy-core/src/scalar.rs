@@ -769,6 +769,13 @@ impl ValueCheck {
     }
 }
 
+/// Whether every byte of `bytes` is a `b1` value, 0 or 1 ([`bool_from`]'s rule, over many
+/// bytes at once: an OR of bytes that are all 0 or 1 is 0 or 1, which compiles to wide
+/// vector ORs).
+fn all_bools(bytes: &[u8]) -> bool {
+    bytes.chunks(4096).all(|c| c.iter().fold(0u8, |acc, &b| acc | b) <= 1)
+}
+
 /// Bytes a run of values covers (for [`Leaf::Repeat`], from its first record to the end
 /// of its last).
 fn leaf_len(leaf: &Leaf) -> usize {
@@ -830,8 +837,12 @@ fn push_leaf(out: &mut Vec<Leaf>, leaf: Leaf) {
 fn first_invalid(leaves: &[Leaf], el: &[u8]) -> Option<(usize, ScalarError)> {
     leaves.iter().find_map(|leaf| match *leaf {
         Leaf::Bool { offset, len } => {
-            let i = el[offset..offset + len].iter().position(|&b| bool_from(b).is_err())?;
-            Some((offset + i, ScalarError::Bool(el[offset + i])))
+            let run = &el[offset..offset + len];
+            if all_bools(run) {
+                return None;
+            }
+            let i = run.iter().position(|&b| bool_from(b).is_err())?;
+            Some((offset + i, ScalarError::Bool(run[i])))
         }
         Leaf::Ucs4 { offset, chars, strings, order } => {
             match check_ucs4(&el[offset..offset + 4 * chars * strings], order) {
@@ -1047,6 +1058,11 @@ mod tests {
         assert_eq!(bools.check(&[0, 1, 1, 0], 0), None);
         let found = bools.check(&[0, 1, 7, 1, 255], 10).unwrap();
         assert_eq!(found, Invalid { element: 12, offset: 0, error: ScalarError::Bool(7), elements: 2 });
+        let mut many = vec![1u8; 10_000];
+        assert_eq!(bools.check(&many, 0), None);
+        many[9_000] = 2;
+        let found = bools.check(&many, 0).unwrap();
+        assert_eq!(found, Invalid { element: 9_000, offset: 0, error: ScalarError::Bool(2), elements: 1 });
         // Strings, big-endian: the unit's place within its string, its byte in the element.
         let be = value_check("'>U2'").unwrap();
         let mut data = Vec::new();

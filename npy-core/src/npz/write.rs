@@ -829,3 +829,109 @@ impl std::ops::DerefMut for FileWriter {
         &mut self.inner
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Cursor, Read};
+
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::npz::Reader;
+
+    /// 3 MiB of bytes that deflate (a little), and the ways a member of them is written.
+    fn payload() -> Vec<u8> {
+        (0..3u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 & 0x3f).collect()
+    }
+
+    /// Writers whose deflated members go each way: streamed on the caller's thread
+    /// (`threads(1)`, or over the parallel limit) and staged for a worker.
+    fn writers() -> Vec<(&'static str, Writer<Cursor<Vec<u8>>>)> {
+        let mut streamed = Writer::new(Cursor::new(Vec::new()));
+        streamed.threads(1);
+        let mut over_limit = Writer::new(Cursor::new(Vec::new()));
+        over_limit.threads(2).parallel_limit(1 << 20);
+        let mut staged = Writer::new(Cursor::new(Vec::new()));
+        staged.threads(2);
+        vec![("streamed", streamed), ("over the limit", over_limit), ("staged", staged)]
+    }
+
+    #[test]
+    fn members_from_readers_read_back_and_match_members_from_slices() {
+        let data = payload();
+        let mut archives = Vec::new();
+        for (how, mut w) in writers() {
+            for (name, c) in [("s.bin", Compression::Stored), ("d.bin", Compression::deflated())] {
+                w.add_raw_from(name, data.len() as u64, &data[..], c).unwrap();
+            }
+            // A source longer than the size: the rest is left there.
+            let mut long = Cursor::new([&data[..10], b"rest"].concat());
+            w.add_raw_from("ten.bin", 10, &mut long, Compression::deflated()).unwrap();
+            assert_eq!(long.position(), 10);
+            let bytes = w.finish().unwrap().into_inner();
+            let mut r = Reader::new(Cursor::new(&bytes)).unwrap();
+            for name in ["s.bin", "d.bin"] {
+                let mut back = Vec::new();
+                r.raw(name).unwrap().read_to_end(&mut back).unwrap();
+                assert!(back == data, "{how}: {name}");
+            }
+            assert_eq!(r.read_raw("ten.bin").unwrap(), data[..10]);
+            archives.push((how, bytes));
+        }
+        // The same archive whichever way the deflated members went, and as from slices.
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.threads(1);
+        w.add_raw("s.bin", &data, Compression::Stored).unwrap();
+        w.add_raw("d.bin", &data, Compression::deflated()).unwrap();
+        w.add_raw("ten.bin", &data[..10], Compression::deflated()).unwrap();
+        let from_slices = w.finish().unwrap().into_inner();
+        for (how, bytes) in &archives {
+            assert!(*bytes == from_slices, "{how}");
+        }
+    }
+
+    /// A source that gives `n` bytes, then fails (or, without an error, ends).
+    struct Fails {
+        n: usize,
+        error: Option<io::ErrorKind>,
+    }
+
+    impl Read for Fails {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.n == 0 {
+                return match self.error {
+                    Some(kind) => Err(io::Error::new(kind, "the source failed")),
+                    None => Ok(0),
+                };
+            }
+            let k = buf.len().min(self.n);
+            buf[..k].fill(7);
+            self.n -= k;
+            Ok(k)
+        }
+    }
+
+    /// A source that ends early or fails leaves no member behind: the archive goes on,
+    /// the name is free again, and the finished archive holds what was added around it.
+    #[test]
+    fn a_failed_source_leaves_no_member_and_the_archive_goes_on() {
+        let size = 2u64 << 20;
+        for way in 0..writers().len() {
+            for c in [Compression::Stored, Compression::deflated()] {
+                let (how, mut w) = writers().swap_remove(way);
+                w.add_raw_from("before.bin", 3, &b"abc"[..], c).unwrap();
+                let e = w.add_raw_from("x.npy", size, Fails { n: 1 << 20, error: None }, c).unwrap_err();
+                assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{how}: {e}");
+                assert_eq!(e.member(), Some("x.npy"), "{how}");
+                assert!(e.to_string().contains("ended after 1048576 of the member's 2097152 bytes"), "{how}: {e}");
+                let source = Fails { n: 5, error: Some(io::ErrorKind::ConnectionReset) };
+                let e = w.add_raw_from("x.npy", size, source, c).unwrap_err();
+                assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::ConnectionReset), "{how}");
+                w.add("x", &[1.5f64]).unwrap();
+                let mut r = Reader::new(w.finish().unwrap()).unwrap();
+                assert_eq!(r.names(), ["before.bin", "x"], "{how} {c:?}");
+                assert_eq!(r.read::<f64>("x").unwrap(), [1.5]);
+                assert_eq!(r.read_raw("before.bin").unwrap(), b"abc");
+            }
+        }
+    }
+}
