@@ -53,8 +53,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show a file's version, header length, data offset, dtype, shape, order and sizes;
-    /// for an .npz, each member's name, compression, sizes, dtype and shape.
+    /// Show what a file's headers say: version, header length, data offset, dtype, shape,
+    /// order and sizes; for an .npz, each member's name, compression, sizes, dtype and shape.
     ///
     /// Reads headers only (fast on files of any size): the data, CRCs and pickles are not
     /// looked at. `npy check` reads everything.
@@ -100,13 +100,17 @@ enum Command {
         #[command(flatten)]
         read: ReadArgs,
     },
-    /// Read every byte of every array and member and report each problem found: headers,
-    /// sizes, data shorter than the header says, bytes after the data, npz directory and
-    /// CRCs, members named .npy that are not .npy files, pickles the restricted decoder
-    /// refuses; and invalid b1/U values (warnings: NumPy writes and reads them).
+    /// Read every byte of every array and member and report each problem; exit 1 if any.
     ///
-    /// One line per finding on stdout, then a summary. Exit code 1 when any file has a
-    /// problem, else 0. Memory stays bounded whatever the file's size.
+    /// Problems: headers and sizes, data shorter than the header says, bytes after the data,
+    /// an npz directory that disagrees with its local headers, bad CRCs and deflate data,
+    /// members named .npy that are not .npy files, pickles the restricted decoder refuses
+    /// (anything beyond NumPy's plain arrays). Warnings: b1 bytes other than 0 and 1, U
+    /// code units that are not Unicode scalar values (NumPy writes and reads them; --strict
+    /// makes them problems).
+    ///
+    /// One line per finding on stdout (file, member, element and byte where known), then
+    /// `N files checked, M with problems`. Memory stays bounded whatever the file's size.
     Check {
         /// The .npy and .npz files.
         #[arg(required = true)]
