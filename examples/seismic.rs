@@ -3,11 +3,15 @@
 //! Writes 1,000,000 `Trace` records (trace id, a nested receiver position, t0, dt, flags
 //! and 64 samples) in NumPy's `align=True` layout, reads them back and checks them, reads
 //! the same file into a packed struct too (fields are matched by name), and prints sizes
-//! and throughput. When python3 with NumPy is present it loads the file in NumPy and
-//! prints the dtype NumPy sees.
+//! and throughput. Then NumPy loads the file and checks it: its dtype, shape, every
+//! `trace_id`, and the first and last records field by field against what Rust wrote.
+//! The Python is `$NPY_PYTHON` (`cargo xtask ci` sets it to its venv's), else `python3`;
+//! without NumPy there the check is skipped with a message, unless `NPY_CI` or
+//! `NPY_PYTHON` is set, where it is an error.
 //!
 //! Run: `cargo run --release --example seismic` (the file goes to `target/seismic/`).
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -91,30 +95,124 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let back: Vec<Trace> = Vec::read_npy(&path)?;
     let read_secs = start.elapsed().as_secs_f64();
-    assert!(back == traces, "read back differs");
+    if back != traces {
+        return Err("the records read back differ from those written".into());
+    }
 
     let start = Instant::now();
     let packed: Vec<PackedTrace> = Vec::read_npy(&path)?;
     let convert_secs = start.elapsed().as_secs_f64();
-    assert!(packed
-        .iter()
-        .zip(&traces)
-        .all(|(p, t)| p.trace_id == t.trace_id && p.receiver.x == t.receiver.x && p.samples == t.samples));
+    let same = |(p, t): (&PackedTrace, &Trace)| {
+        (p.trace_id, p.receiver.x, p.receiver.y, p.receiver.z, p.t0, p.dt, p.flags, p.samples)
+            == (t.trace_id, t.receiver.x, t.receiver.y, t.receiver.z, t.t0, t.dt, t.flags, t.samples)
+    };
+    if !packed.iter().zip(&traces).all(same) {
+        return Err("the packed records differ from those written".into());
+    }
 
     let mib = std::fs::metadata(&path)?.len() as f64 / (1 << 20) as f64;
-    println!("{TRACES} traces ({} bytes each): {mib:.1} MiB in {}", std::mem::size_of::<Trace>(), path.display());
-    println!("dtype: {}", Trace::dtype());
-    println!("write:                {write_secs:.3} s ({:.0} MiB/s)", mib / write_secs);
-    println!("read (same layout):   {read_secs:.3} s ({:.0} MiB/s), all records equal", mib / read_secs);
-    println!("read into packed:     {convert_secs:.3} s ({:.0} MiB/s), fields matched by name", mib / convert_secs);
-
-    let script = format!(
-        "import numpy as np\na = np.load(r'{}')\nprint('numpy sees dtype:', a.dtype)\nprint('numpy sees shape:', a.shape, 'first trace_id/receiver:', a[1]['trace_id'], a[1]['receiver'])\n",
-        path.display()
+    let size = std::mem::size_of::<Trace>();
+    println!("wrote {TRACES} traces of {size} bytes ({mib:.1} MiB) to {}", path.display());
+    println!("  write:                     {write_secs:.3} s ({:.0} MiB/s)", mib / write_secs);
+    println!("  read back, same layout:    {read_secs:.3} s ({:.0} MiB/s), all records equal", mib / read_secs);
+    println!(
+        "  read into a packed struct: {convert_secs:.3} s ({:.0} MiB/s), fields matched by name",
+        mib / convert_secs
     );
-    match Command::new("python3").args(["-c", &script]).output() {
-        Ok(out) if out.status.success() => print!("{}", String::from_utf8_lossy(&out.stdout)),
-        _ => println!("(python3 with numpy not found: skipped the NumPy check)"),
+    println!("dtype, as the file's header spells it (NumPy's dtype.descr; '' fields are padding):");
+    println!("  {}", Trace::dtype().descr());
+    println!("first record: {}", show(&traces[0]));
+
+    numpy_check(&path, &traces)?;
+    println!("next: `npy info {}` (README.md says how to install the npy tool)", path.display());
+    Ok(())
+}
+
+/// A record as one line, in the same words as the NumPy check prints it.
+fn show(t: &Trace) -> String {
+    let r = &t.receiver;
+    format!(
+        "trace_id {}, receiver ({:?}, {:?}, {:?}), t0 {:?}, dt {:?}, flags {}, samples[:3] [{:?}, {:?}, {:?}]",
+        t.trace_id, r.x, r.y, r.z, t.t0, t.dt, t.flags, t.samples[0], t.samples[1], t.samples[2]
+    )
+}
+
+/// A record as a Python literal of its values, floats widened to `f64` exactly (so NumPy
+/// can compare them with `==`).
+fn literal(t: &Trace) -> String {
+    let r = &t.receiver;
+    let samples: Vec<String> = t.samples.iter().map(|&s| format!("{:?}", f64::from(s))).collect();
+    format!(
+        "({}, ({:?}, {:?}, {:?}), {:?}, {:?}, {}, [{}])",
+        t.trace_id,
+        r.x,
+        r.y,
+        f64::from(r.z),
+        t.t0,
+        f64::from(t.dt),
+        t.flags,
+        samples.join(", ")
+    )
+}
+
+/// NumPy's checks of the file: `argv` is the path, the descr, the count and the first and
+/// last records as literals. Prints what it sees; an `AssertionError` says what differs.
+const NUMPY_CHECK: &str = r#"
+import ast, sys
+import numpy as np
+path, descr, n = sys.argv[1], ast.literal_eval(sys.argv[2]), int(sys.argv[3])
+first, last = ast.literal_eval(sys.argv[4]), ast.literal_eval(sys.argv[5])
+a = np.load(path, mmap_mode="r")
+print(f"NumPy {np.__version__} ({sys.executable}) loads it:")
+print(f"  shape {a.shape}; dtype as NumPy prints it, str(a.dtype): the same layout as names and offsets:")
+print(f"  {a.dtype}")
+r = a[0]
+samples = ", ".join(str(s) for s in r["samples"][:3])
+print(f"  first record a[0]: trace_id {r['trace_id']!s}, receiver {r['receiver']!s}, t0 {r['t0']!s}, "
+      f"dt {r['dt']!s}, flags {r['flags']!s}, samples[:3] [{samples}]")
+assert a.shape == (n,), a.shape
+assert a.dtype.descr == descr, a.dtype.descr
+assert (a["trace_id"] == np.arange(n, dtype=np.int32)).all(), "trace_id is not 0, 1, 2, ..."
+def values(r):
+    x, y, z = (float(v) for v in r["receiver"])
+    return (int(r["trace_id"]), (x, y, z), float(r["t0"]), float(r["dt"]), int(r["flags"]),
+            [float(s) for s in r["samples"]])
+assert values(a[0]) == first, (values(a[0]), first)
+assert values(a[-1]) == last, (values(a[-1]), last)
+print(f"  NumPy agrees: dtype.descr as written, trace_id 0..{n - 1}, first and last records field by field")
+"#;
+
+/// Has NumPy load the file and compare it with `traces`. Skipped, with a message, when no
+/// Python with NumPy is found, unless `NPY_PYTHON` or `NPY_CI` asks for it.
+fn numpy_check(path: &Path, traces: &[Trace]) -> Result<(), Box<dyn std::error::Error>> {
+    let chosen = std::env::var_os("NPY_PYTHON");
+    let required = chosen.is_some() || std::env::var_os("NPY_CI").is_some();
+    let python = chosen.unwrap_or_else(|| OsString::from("python3"));
+    let shown = python.to_string_lossy().into_owned();
+    let has_numpy = Command::new(&python).args(["-c", "import numpy"]).output();
+    match has_numpy {
+        Ok(out) if out.status.success() => {}
+        _ if required => return Err(format!("NPY_PYTHON is {shown}, which cannot import numpy").into()),
+        _ => {
+            println!(
+                "NumPy check skipped: {shown} has no NumPy (set NPY_PYTHON to a Python that has it, \
+                 e.g. target/numpy-venv/bin/python, which `cargo xtask ci` makes)"
+            );
+            return Ok(());
+        }
+    }
+    let (first, last) = (&traces[0], &traces[traces.len() - 1]);
+    let out = Command::new(&python)
+        .args(["-c", NUMPY_CHECK])
+        .arg(path)
+        .arg(Trace::dtype().descr())
+        .arg(traces.len().to_string())
+        .args([literal(first), literal(last)])
+        .output()?;
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    if !out.status.success() {
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        return Err(format!("NumPy's check of {} failed ({})", path.display(), out.status).into());
     }
     Ok(())
 }

@@ -73,6 +73,16 @@ unit) as np.lib.format.descr_to_dtype does when it loads a header: one line
 where np.dtype refuses the spelling.  It is made on the platform golden.py needs
 (64-bit Linux: 'l' and 'p' are 8 bytes, 'g' 16).
 
+scalar_text.json maps each scalar descr ('<f2', '>f8', '<M8[10s]', '|S4', ...) to a
+list of [hex, text] pairs: the raw bytes of one scalar and str() of the NumPy scalar
+those bytes make (what npy_core's `Display` for `scalar::Value` must write).  It holds
+every f2 bit pattern; thousands of f4/f8 (random bit patterns, subnormals, powers of ten
+and the positional/scientific thresholds with their neighbours, short decimals); long
+doubles (random 80-bit patterns of every encoding, values from doubles and decimal
+text); complex numbers; datetimes and timedeltas in every unit and some multiples, up to
+the counts where NumPy's arithmetic wraps; bytes with every byte value, str and void.
+Long double padding bytes are zeroed (NumPy leaves them as they were in memory).
+
 object/archive.npz (written with zipfile, fixed timestamps, stored members) has
 `file`, `kind` "npz" and `members`: per member `name`, `descr`, `shape`,
 `fortran_order`, and `objects` (object members, as above) or `elements`.
@@ -737,6 +747,216 @@ def spellings(out_dir):
     return len(lines), len(text)
 
 
+# ----------------------------------------------------------------------------
+# scalar_text.json: NumPy's str() of single scalars
+# ----------------------------------------------------------------------------
+
+TEXT_UNITS = ["Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as"]
+TEXT_MULTIPLES = ["3Y", "2M", "2W", "7D", "25h", "10s", "1000ms", "10us", "10ns", "2as"]
+
+
+def raw_items(arr):
+    """The raw bytes of each item of a 1-d array."""
+    b = arr.tobytes()
+    n = arr.dtype.itemsize
+    return [b[i:i + n] for i in range(0, len(b), n)]
+
+
+def text_cases(descr, items):
+    """[hex, str()] for each raw item read as a scalar of `descr`."""
+    a = np.frombuffer(b"".join(items), dtype=descr)
+    return [[raw.hex(), str(v)] for raw, v in zip(items, a)]
+
+
+def decimal_digits(rng, n):
+    """n random decimal digits, the first not 0."""
+    return str(int(rng.integers(1, 10))) + "".join(str(int(d)) for d in rng.integers(0, 10, size=n - 1))
+
+
+def float_text_bits(rng, n, count):
+    """Bit patterns for an IEEE float of n bytes: random ones, the edges (zeros,
+    subnormals, normal limits, infinities, NaNs), powers of ten with both neighbours,
+    NumPy's thresholds between positional and scientific with their neighbours, and
+    values of few decimal digits at every decimal exponent."""
+    ftype = {2: np.float16, 4: np.float32, 8: np.float64}[n]
+    utype = {2: np.uint16, 4: np.uint32, 8: np.uint64}[n]
+    info = np.finfo(ftype)
+    vals = []
+    def near(x):
+        x = ftype(x)
+        return [x, np.nextafter(x, ftype(np.inf)), np.nextafter(x, ftype(-np.inf))]
+    with np.errstate(over="ignore", under="ignore"):
+        for x in [0.0, info.tiny, info.max, info.smallest_subnormal, 1.0, 0.1, 1e-4, 1e3, 1e6, 1e16,
+                  0.5, 2.0 ** -14, 65504.0, 123456789.0, 0.004, 9.999e-5, 999.5]:
+            vals += near(x)
+        lo, hi = int(np.floor(np.log10(float(info.smallest_subnormal)))), int(np.ceil(np.log10(float(info.max))))
+        for e in range(lo, hi + 1):
+            vals += near(ftype("1e%d" % e))
+            for digits in (1, 2, 3, 5, 7, 9, 12, 15, 17):
+                if digits > {2: 5, 4: 9, 8: 17}[n] + 1:
+                    continue
+                vals.append(ftype("%se%d" % (decimal_digits(rng, digits), e - digits + 1)))
+    bits = [int(v.view(utype)) for v in vals]
+    bits += [int(b) for b in (rng.integers(0, 2 ** (8 * n), size=count, dtype=np.uint64) if n == 8
+                               else rng.integers(0, 2 ** (8 * n), size=count))]
+    sub = 2 ** (8 * n - 1 - {2: 5, 4: 8, 8: 11}[n])  # subnormals: below 2^fraction_bits
+    bits += [int(b) for b in rng.integers(1, sub, size=count // 20, dtype=np.uint64)]
+    bits += [0x7C01 if n == 2 else 0x7F800001 if n == 4 else 0x7FF0000000000001]
+    out = []
+    for b in bits + [b | (1 << (8 * n - 1)) for b in bits[:50]]:
+        if b not in out:
+            out.append(b)
+    return out
+
+
+def long_double_text_items(rng):
+    """Raw little-endian long doubles: random 80-bit patterns (normal, subnormal,
+    unnormal and pseudo-denormal encodings, every exponent range), values converted
+    from doubles and parsed from decimal text, powers of ten and thresholds with their
+    neighbours, infinities and NaNs."""
+    items = []
+    def ld(x):
+        # the 6 padding bytes NumPy leaves are whatever was in memory: zero them
+        return np.array([x], dtype="<f16").tobytes()[:10] + bytes(6)
+    for _ in range(1800):
+        sign = int(rng.integers(0, 2))
+        r = rng.random()
+        if r < 0.5:
+            exp = int(rng.integers(1, 0x7FFF))
+        elif r < 0.7:
+            exp = int(rng.integers(0x3FFF - 80, 0x3FFF + 80))
+        elif r < 0.8:
+            exp = int(rng.choice([0, 1, 2, 0x7FFD, 0x7FFE]))
+        else:
+            exp = 0
+        mant = int(rng.integers(0, 2 ** 63, dtype=np.uint64))
+        if exp != 0 or rng.random() < 0.1:
+            mant |= 1 << 63  # the integer bit of a normal (or of a pseudo-denormal)
+        if exp == 0 and rng.random() < 0.3:
+            mant >>= int(rng.integers(0, 63))
+        items.append(long_double_le(sign, exp, mant))
+    for bits in rng.integers(0, 2 ** 64, size=300, dtype=np.uint64):
+        items.append(ld(np.float64(np.uint64(bits).view(np.float64))))
+    for e in range(-4950, 4930, 7):
+        digits = int(rng.integers(1, 22))
+        m = decimal_digits(rng, digits)
+        items.append(ld(np.longdouble("%se%d" % (m, e - digits + 1))))
+    for x in [np.finfo(np.longdouble).max, "1e-4", "1e16", "0.1", "5e-324", "1e-4951", "3.6e-4951", "1e-5",
+              "9999999999999999", "1e15", "0.0001", "1", "-1", "2.5", "123456789012345678901234"]:
+        v = np.longdouble(x)
+        for w in (v, np.nextafter(v, np.longdouble(np.inf)), np.nextafter(v, np.longdouble(-np.inf))):
+            items.append(ld(w))
+    for e in range(-30, 30):
+        items.append(ld(np.longdouble("1e%d" % e)))
+    # unnormals (integer bit clear) print positionally at any magnitude
+    items += [long_double_le(0, 0x3FFF, 0), long_double_le(1, 0x3FFF, 5), long_double_le(0, 0x3FF0, 1 << 62),
+              long_double_le(0, 0x7FFE, 0), long_double_le(0, 1, 0), long_double_le(1, 0x4100, 12345)]
+    # pseudo-denormals, pseudo-infinities and pseudo-NaNs
+    items += [long_double_le(0, 0, 1 << 63), long_double_le(1, 0, (1 << 63) | 1), long_double_le(0, 0x7FFF, 0),
+              long_double_le(1, 0x7FFF, 1), long_double_le(0, 0x7FFF, (1 << 63) | (1 << 62))]
+    items += LD
+    out = []
+    for x in items:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+def datetime_text_counts(rng):
+    """Counts for datetime64/timedelta64: small, random at every magnitude, and the
+    extremes where NumPy's arithmetic wraps."""
+    counts = [0, 1, -1, 2, -2, 7, -7, 59, 60, 61, 365, -365, 10957, -719162, 2932896, -2932897,
+              2 ** 31, -2 ** 31, 2 ** 62, -2 ** 62, 2 ** 63 - 1, -2 ** 63 + 1, 2 ** 63 - 2, -2 ** 63 + 2, NAT]
+    # days of -0001-03-04 and 10000-01-01: years outside 0..9999
+    counts += [int(np.datetime64(d, "D").astype(np.int64)) for d in ("-0001-03-04", "10000-01-01", "-10000-12-31")]
+    for digits in range(1, 19):
+        for _ in range(3):
+            c = int(rng.integers(10 ** (digits - 1), 10 ** digits))
+            counts += [c, -c]
+    return counts
+
+
+def scalar_texts(out_dir):
+    """scalar_text.json: NumPy's str() of single scalars (see the top)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # overflowing decimal text becomes inf, as meant
+        return write_scalar_texts(out_dir)
+
+
+def write_scalar_texts(out_dir):
+    rng = np.random.default_rng(SEED)
+    cases = {}
+    def put(descr, items):
+        cases.setdefault(descr, []).extend(text_cases(descr, items))
+    put("|b1", [b"\x00", b"\x01"])
+    for t, vals in INTS.items():
+        for bo in ("<>" if t[1] != "1" else "|"):
+            put(bo + t, raw_items(np.array(vals, dtype=bo + t)))
+    put("<f2", [struct.pack("<H", b) for b in range(65536)])
+    put(">f2", [struct.pack(">H", b) for b in (0x0000, 0x3C00, 0x0001, 0x7BFF, 0xFC00, 0x7E00)])
+    for n, count in ((4, 4000), (8, 3000)):
+        bits = float_text_bits(rng, n, count)
+        fmt = {4: "I", 8: "Q"}[n]
+        put("<f%d" % n, [struct.pack("<" + fmt, b) for b in bits])
+        put(">f%d" % n, [struct.pack(">" + fmt, b) for b in bits[:40]])
+    ld = long_double_text_items(rng)
+    put("<f16", ld)
+    put(">f16", [x[::-1] for x in ld[:30]])
+    specials = {
+        4: [0.0, -0.0, 1.0, -1.0, 2.5, 0.1, 1e-5, 1e6, 1e20, 123456789.0, np.nan, -np.nan, np.inf, -np.inf],
+        8: [0.0, -0.0, 1.0, -1.0, 2.5, 0.1, 1e-5, 1e16, 1e20, 123456789.0, np.nan, -np.nan, np.inf, -np.inf],
+    }
+    for n in (4, 8):
+        ftype = {4: np.float32, 8: np.float64}[n]
+        utype = {4: np.uint32, 8: np.uint64}[n]
+        pairs = [(a, b) for a in specials[n] for b in specials[n]]
+        rand = rng.integers(0, 2 ** (8 * n), size=(400, 2), dtype=np.uint64).astype(utype).view(ftype)
+        pairs += [tuple(p) for p in rand]
+        arr = np.array([complex(ftype(a), 0) for a, _ in pairs], dtype="<c%d" % (2 * n))
+        arr.real = np.array([ftype(a) for a, _ in pairs], dtype=ftype)
+        arr.imag = np.array([ftype(b) for _, b in pairs], dtype=ftype)
+        put("<c%d" % (2 * n), raw_items(arr))
+        put(">c%d" % (2 * n), raw_items(arr[:20].astype(">c%d" % (2 * n))))
+    ldsp = [long_double_le(0, 0, 0), long_double_le(1, 0, 0)] + LD + ld[:40]
+    c32 = [a + b for a in ldsp for b in ldsp[:14]]
+    c32 += [ld[i] + ld[-i - 1] for i in range(200)]
+    odd = [long_double_le(0, 0x3FFF, 0), long_double_le(1, 0x4100, 12345), long_double_le(0, 0x7FFF, 0),
+           long_double_le(1, 0x7FFF, 1), long_double_le(0, 0, 1 << 63), long_double_le(1, 0, (1 << 63) | 5)]
+    plain = [long_double_le(0, 0, 0), long_double_le(1, 0, 0), LD[0], LD[2], LD[4]]
+    c32 += [a + b for a in odd + plain for b in odd + plain]
+    put("<c32", c32)
+    put(">c32", [x[:16][::-1] + x[16:][::-1] for x in c32[:20]])
+    counts = datetime_text_counts(rng)
+    for kind in ("M8", "m8"):
+        for unit in TEXT_UNITS + TEXT_MULTIPLES:
+            put("<%s[%s]" % (kind, unit), raw_items(np.array(counts, dtype="<i8")))
+        put(">%s[s]" % kind, raw_items(np.array(counts[:20], dtype=">i8")))
+    put("<m8", raw_items(np.array(counts, dtype="<i8")))
+    put("<M8", raw_items(np.array([NAT], dtype="<i8")))
+    put("<M8[0s]", raw_items(np.array([0, 5, NAT], dtype="<i8")))
+    put("<m8[0s]", raw_items(np.array([0, 5, NAT], dtype="<i8")))
+    put("|S1", [bytes([b]) for b in range(256)])
+    s4 = [b"abcd", b"ab\x00\x00", b"\x00\x00\x00\x00", b"a\x00b\x00", b"'\"\\x", b"'abc", b'"abc', b"\t\n\r\x7f",
+          b"\x80\xff\x00\x01", b"\x00abc"]
+    s4 += [bytes(rng.integers(0, 256, size=4, dtype=np.uint8)) for _ in range(60)]
+    put("|S4", s4)
+    put("|V1", [bytes([b]) for b in range(256)])
+    put("|V3", [b"\x00\x01\x02", b"\xab\xcd\xef", b"abc", b"\x00\x00\x00"])
+    u = ["", "a", "hello", "\xe9t\xe9", "\u20ac\U0001F600", "a\x00b", "\x00\x00x", "'\"\\", "\t\n", "\U0010FFFF",
+         "\x7f\x80\xa0", "\u2028\ufeff"]
+    put("<U3", [(s + "\x00" * 3)[:3].encode("utf-32-le") for s in u if len(s) <= 3])
+    put(">U3", [(s + "\x00" * 3)[:3].encode("utf-32-be") for s in u if len(s) <= 3])
+    put("<U5", [(s + "\x00" * 5).encode("utf-32-le")[:20] for s in u if len(s) <= 5])
+    lines = []
+    for descr, entries in cases.items():
+        body = ",\n".join(json.dumps(e, ensure_ascii=False) for e in entries)
+        lines.append("%s: [\n%s\n]" % (json.dumps(descr), body))
+    text = "{\n" + ",\n".join(lines) + "\n}\n"
+    with open(os.path.join(out_dir, "scalar_text.json"), "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    return sum(len(v) for v in cases.values()), len(text.encode("utf-8"))
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: golden.py OUT_DIR", file=sys.stderr)
@@ -774,8 +994,11 @@ def main(argv):
     total += len(text.encode("utf-8"))
     count, size = spellings(out_dir)
     total += size
-    print("golden.py: numpy %s wrote %d .npy and .npz files, manifest.json and %d dtype "
-          "spellings (%d bytes in all)" % (np.__version__, len(entries), count, total))
+    texts, size = scalar_texts(out_dir)
+    total += size
+    print("golden.py: numpy %s wrote %d .npy and .npz files, manifest.json, %d dtype "
+          "spellings and %d scalar texts (%d bytes in all)"
+          % (np.__version__, len(entries), count, texts, total))
     return 0
 
 

@@ -45,15 +45,17 @@ pub const TEMP_SUFFIX: &str = ".tmp";
 /// use std::io::Write;
 /// use npy_core::atomic::AtomicFile;
 ///
-/// let dir = tempfile::tempdir()?;
-/// let path = dir.path().join("notes.txt");
+/// let dir = std::env::temp_dir().join(format!("atomic-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("notes.txt");
 /// std::fs::write(&path, "old")?;
 /// let mut file = AtomicFile::create(&path)?;
 /// file.write_all(b"new")?;
 /// assert_eq!(std::fs::read(&path)?, b"old"); // not yet
 /// file.commit(true)?;
 /// assert_eq!(std::fs::read(&path)?, b"new");
-/// assert_eq!(std::fs::read_dir(dir.path())?.count(), 1); // nothing beside it
+/// assert_eq!(std::fs::read_dir(&dir)?.count(), 1); // nothing beside it
+/// std::fs::remove_dir_all(&dir)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]

@@ -28,11 +28,10 @@ pub trait ReadNpy: Sized {
     /// ```
     /// use npy_core::prelude::*;
     ///
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("a.npy");
+    /// let path = std::env::temp_dir().join("levels.npy");
     /// vec![1.5f64, -2.0].write_npy(&path)?;
     /// assert_eq!(Vec::<f64>::read_npy(&path)?, [1.5, -2.0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # Ok::<(), npy_core::Error>(())
     /// ```
     fn read_npy(path: impl AsRef<Path>) -> Result<Self> {
         Self::read_npy_with(ReadOptions::new().open_path(path)?)
@@ -66,8 +65,7 @@ pub trait WriteNpy {
     /// ```
     /// use npy_core::prelude::*;
     ///
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("ids.npy");
+    /// let path = std::env::temp_dir().join("ids.npy");
     /// [7u32, 8, 9].write_npy(&path)?;
     /// assert_eq!(std::fs::read(&path)?.len(), 128 + 12);
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -51,12 +51,30 @@
 //! ```
 //! use npy_core::prelude::*;
 //!
-//! let dir = tempfile::tempdir()?;
-//! let path = dir.path().join("speeds.npy");
+//! let path = std::env::temp_dir().join("speeds.npy");
 //! let speeds = vec![1.5f64, 2.5, 4.0];
-//! speeds.write_npy(&path)?;
+//! speeds.write_npy(&path)?; // np.load(path) in Python gives array([1.5, 2.5, 4. ])
 //! assert_eq!(Vec::<f64>::read_npy(&path)?, speeds);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # Ok::<(), npy_core::Error>(())
+//! ```
+//!
+//! Simon's struct is a NumPy record dtype (the default feature `derive`); files that
+//! NumPy wrote with other layouts, byte orders or extra fields read into it by field name:
+//! ```
+//! use npy_core::prelude::*;
+//!
+//! #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+//! struct Trace {
+//!     trace_id: i32,
+//!     t0: f64,
+//!     samples: [f32; 4],
+//! }
+//!
+//! let traces = vec![Trace { trace_id: 7, t0: 0.5, samples: [0.25; 4] }];
+//! let file = traces.write_npy_to(Vec::new())?; // the bytes np.save writes
+//! assert_eq!(Trace::dtype().descr(), "[('trace_id', '<i4'), ('t0', '<f8'), ('samples', '<f4', (4,))]");
+//! assert_eq!(Vec::<Trace>::read_npy_from(&file[..])?, traces);
+//! # Ok::<(), npy_core::Error>(())
 //! ```
 //!
 //! Strings saved by NumPy as `np.array(['a', None], dtype=object)`:
@@ -202,7 +220,8 @@ pub mod prelude {
     pub use npy_derive::NpyRecord;
 }
 
-/// The README's example, compiled and run as a doc-test.
+/// The README's Rust examples, compiled and run as doc-tests (`tests/readme.rs` checks
+/// that they, and the examples above, use nothing a user's crate lacks).
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;

@@ -121,8 +121,7 @@ macro_rules! map_accessors {
 /// use npy_core::prelude::*;
 /// use npy_core::ErrorKind;
 ///
-/// let dir = tempfile::tempdir()?;
-/// let path = dir.path().join("depths.npy");
+/// let path = std::env::temp_dir().join("depths.npy");
 /// vec![1.5f32, 2.5, 4.0].write_npy(&path)?;
 ///
 /// // SAFETY: nothing modifies or truncates the file while it is mapped.
@@ -361,8 +360,8 @@ impl NpyMap {
 /// use npy_core::mmap::NpyMapMut;
 /// use npy_core::prelude::*;
 ///
-/// let dir = tempfile::tempdir()?;
-/// let path = dir.path().join("grid.npy");
+/// // A name of this process's own, so no other program replaces the file while it is filled.
+/// let path = std::env::temp_dir().join(format!("grid-{}.npy", std::process::id()));
 /// // SAFETY: nothing else modifies or truncates the file while it is mapped.
 /// let mut map = unsafe { NpyMapMut::create::<f32>(&path, vec![2, 3])? };
 /// for (i, v) in map.view_mut::<f32>()?.iter_mut().enumerate() {
@@ -372,6 +371,7 @@ impl NpyMap {
 /// drop(map);
 /// let grid = Array::<f32>::read_npy(&path)?;
 /// assert_eq!((grid.shape(), grid.as_slice()), (&[2, 3][..], &[0.0, 0.5, 1.0, 1.5, 2.0, 2.5][..]));
+/// std::fs::remove_file(&path)?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]

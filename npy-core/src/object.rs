@@ -43,13 +43,11 @@
 //! use npy_core::object::Object;
 //! use npy_core::prelude::*;
 //!
-//! let dir = tempfile::tempdir()?;
-//! let path = dir.path().join("labels.npy");
 //! // np.array(['a', None, 3, [1.5, b'x']], dtype=object)
 //! let nested = Object::List(vec![1.5.into(), b"x"[..].into()]);
 //! let labels = vec![Object::from("a"), Object::None, Object::from(3), nested];
-//! labels.write_npy(&path)?;
-//! let back = Vec::<Object>::read_npy(&path)?;
+//! let file = labels.write_npy_to(Vec::new())?; // the bytes np.save writes; or write_npy(path)
+//! let back = Vec::<Object>::read_npy_from(&file[..])?;
 //! assert_eq!(back, labels);
 //! assert_eq!(back[3].to_string(), "[1.5, b'x']");
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -26,6 +26,8 @@ use std::fmt;
 
 use crate::dtype::{ByteOrder, DType, DateUnit, Scalar, ScalarType};
 
+mod text;
+
 /// One scalar's value, of exactly the kind its dtype names (no widening: an `i2` is an
 /// [`Value::I16`]).
 #[derive(Debug, Clone, PartialEq)]

@@ -1,13 +1,12 @@
 //! `cargo xtask golden [--check]`: the project's own NumPy-made fixtures.
 //!
 //! `xtask/golden.py` writes small `.npy` files (object arrays and one `.npz` too),
-//! `manifest.json` and `dtype_spellings.json` (how NumPy reads each descr spelling)
-//! with NumPy, deterministically. `golden` runs it into
-//! `tests/data` (after removing the `.npy` and `.npz` files there, so renamed
-//! fixtures do not linger); `golden --check`
-//! runs it into `<target>/xtask/golden` and fails unless every file there is
-//! byte-identical to `tests/data`, which shows the committed fixtures are
-//! exactly what NumPy makes.
+//! `manifest.json`, `dtype_spellings.json` (how NumPy reads each descr spelling) and
+//! `scalar_text.json` (NumPy's `str()` of single scalars) with NumPy, deterministically.
+//! `golden` runs it into `tests/data` (after removing the `.npy` and `.npz` files there,
+//! so renamed fixtures do not linger); `golden --check` runs it into
+//! `<target>/xtask/golden` and fails unless every file there is byte-identical to
+//! `tests/data`, which shows the committed fixtures are exactly what NumPy makes.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -111,7 +110,7 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// The files golden.py writes at the top of its output besides the arrays.
-const TOP_FILES: &[&str] = &["manifest.json", "dtype_spellings.json"];
+const TOP_FILES: &[&str] = &["manifest.json", "dtype_spellings.json", "scalar_text.json"];
 
 /// Removes the `.npy` and `.npz` files and [`TOP_FILES`] under `dir` and the
 /// directories that become empty, leaving a top-level `tmp/` alone.

@@ -1,5 +1,5 @@
 //! What every command needs: where the workspace is, how to run `cargo` and
-//! other programs, and a Python that has NumPy.
+//! other programs, and a Python with the packages pinned in `xtask/requirements.txt`.
 
 use std::env;
 use std::ffi::OsString;
@@ -106,59 +106,180 @@ pub fn join(dir: &Path, rel: &str) -> PathBuf {
     rel.split('/').fold(dir.to_path_buf(), |path, part| path.join(part))
 }
 
-/// A Python 3 that can `import numpy`.
-///
-/// Uses `python3` if it has NumPy. Otherwise creates (once) a venv at
-/// `<target>/numpy-venv`, installs NumPy into it with pip, and uses its
-/// Python. Says which one it uses.
-///
-/// # Errors
-/// If `python3` is missing, or the venv or the NumPy install fails.
-pub fn python_with_numpy() -> Result<PathBuf> {
-    let system = PathBuf::from("python3");
-    match numpy_version(&system) {
-        Err(e) => {
-            return Err(format!(
-                "python3 not found ({e}); Python 3 with NumPy (or with pip and venv, so \
-                 NumPy can be installed) is needed to make the golden fixtures and to check \
-                 files against NumPy"
-            ))
-        }
-        Ok(Some(version)) => {
-            println!("using python3 (numpy {version})");
-            return Ok(system);
-        }
-        Ok(None) => {}
-    }
-    let venv = target_dir().join("numpy-venv");
-    let python = if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") };
-    if let Ok(Some(version)) = numpy_version(&python) {
-        println!("using {} (numpy {version})", python.display());
-        return Ok(python);
-    }
-    println!("python3 has no numpy: creating a venv at {} and installing numpy into it", venv.display());
-    run(Command::new(&system).args(["-m", "venv"]).arg(&venv))
-        .map_err(|e| format!("{e}; cannot create a venv (on Debian/Ubuntu: apt install python3-venv)"))?;
-    run(Command::new(&python)
-        .args(["-m", "pip", "install", "--disable-pip-version-check", "numpy"])
-        .stdin(Stdio::null()))?;
-    match numpy_version(&python) {
-        Ok(Some(version)) => {
-            println!("using {} (numpy {version})", python.display());
-            Ok(python)
-        }
-        _ => Err(format!("{} still cannot import numpy", python.display())),
-    }
+/// The Python packages of the venv, pinned exactly (`name==version` lines).
+pub fn requirements_file() -> PathBuf {
+    root().join("xtask").join("requirements.txt")
 }
 
-/// NumPy's version as seen by `python`: `Ok(None)` if the import fails,
-/// `Err` if `python` cannot be run at all.
-fn numpy_version(python: &Path) -> io::Result<Option<String>> {
+/// A Python 3 that has the packages of `xtask/requirements.txt`, at their pinned versions.
+///
+/// `$NPY_PYTHON` when set (a Python of the user's own: used as is, but only if its
+/// packages are the pinned versions). Otherwise the venv at `<target>/numpy-venv`, made
+/// with `python3 -m venv` the first time and filled with `pip install -r
+/// xtask/requirements.txt` whenever the requirements differ from the copy the last
+/// install left in the venv (`xtask-requirements.txt`), or its packages from the pins.
+/// Says which Python it uses.
+///
+/// # Errors
+/// If the requirements are not exact pins, `python3` is missing, the venv or the install
+/// fails, or the Python's packages are not the pinned versions.
+pub fn python_with_numpy() -> Result<PathBuf> {
+    let file = requirements_file();
+    let text = fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let pins = parse_pins(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let listed = pins.iter().map(|(name, version)| format!("{name} {version}")).collect::<Vec<_>>().join(", ");
+
+    if let Some(python) = env::var_os("NPY_PYTHON") {
+        let python = PathBuf::from(python);
+        let wrong = wrong_versions(&python, &pins).map_err(|e| format!("NPY_PYTHON: {e}"))?;
+        if !wrong.is_empty() {
+            return Err(format!(
+                "NPY_PYTHON is {}, whose packages are not the versions {} pins: {}; install                  them (`{} -m pip install -r {}`), or unset NPY_PYTHON to let xtask make its venv",
+                python.display(),
+                file.display(),
+                wrong.join(", "),
+                python.display(),
+                file.display()
+            ));
+        }
+        println!("using {} from NPY_PYTHON ({listed})", python.display());
+        return Ok(python);
+    }
+
+    let venv = target_dir().join("numpy-venv");
+    let python = if cfg!(windows) { venv.join("Scripts").join("python.exe") } else { venv.join("bin").join("python") };
+    let stamp = venv.join("xtask-requirements.txt");
+    let installed = fs::read_to_string(&stamp).is_ok_and(|old| old == text);
+    if installed && wrong_versions(&python, &pins).is_ok_and(|wrong| wrong.is_empty()) {
+        println!("using {} ({listed})", python.display());
+        return Ok(python);
+    }
+    if !python.exists() {
+        println!("creating a venv at {} for {listed}", venv.display());
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv)).map_err(|e| {
+            format!(
+                "{e}; Python 3 with venv is needed to make the golden fixtures and to check files                  against NumPy (on Debian/Ubuntu: apt install python3-venv), or set NPY_PYTHON to                  a Python that has {listed}"
+            )
+        })?;
+    }
+    println!("installing {listed} into {} (from {})", venv.display(), file.display());
+    // The stamp goes first, so an install that fails half-way is redone next time.
+    if stamp.exists() {
+        fs::remove_file(&stamp).map_err(|e| format!("cannot remove {}: {e}", stamp.display()))?;
+    }
+    run(Command::new(&python)
+        .args(["-m", "pip", "install", "--disable-pip-version-check", "-r"])
+        .arg(&file)
+        .stdin(Stdio::null()))
+    .map_err(|e| format!("{e}; pip needs to reach PyPI the first time (or set NPY_PYTHON)"))?;
+    let wrong = wrong_versions(&python, &pins)?;
+    if !wrong.is_empty() {
+        return Err(format!("after pip install, {} still has {}", python.display(), wrong.join(", ")));
+    }
+    fs::write(&stamp, &text).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    println!("using {} ({listed})", python.display());
+    Ok(python)
+}
+
+/// The `(name, version)` pins of a requirements file: one `name==version` a line, `#`
+/// comments and blank lines allowed; anything looser (`numpy`, `numpy>=2`) is refused, so
+/// every run installs the same packages.
+fn parse_pins(text: &str) -> Result<Vec<(String, String)>> {
+    let mut pins = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let pin = line.split_once("==").filter(|(name, version)| {
+            let name_ok = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-[],".contains(c))
+                && name.starts_with(|c: char| c.is_ascii_alphanumeric());
+            let version_ok =
+                !version.is_empty() && version.chars().all(|c| c.is_ascii_alphanumeric() || "._+!".contains(c));
+            name_ok && version_ok
+        });
+        match pin {
+            Some((name, version)) => pins.push((name.to_string(), version.to_string())),
+            None => return Err(format!("line {}: '{line}' is not an exact pin `name==version`", i + 1)),
+        }
+    }
+    if !pins.iter().any(|(name, _)| name == "numpy") {
+        return Err("numpy is not pinned".to_string());
+    }
+    Ok(pins)
+}
+
+/// The pins `python` does not satisfy, as `name X (pinned Y)` (`-` when not installed);
+/// `Err` if `python` cannot be run or cannot `import numpy`.
+fn wrong_versions(python: &Path, pins: &[(String, String)]) -> Result<Vec<String>> {
+    const SCRIPT: &str = "\
+import sys, importlib.metadata as md
+import numpy
+for name in sys.argv[1:]:
+    try:
+        print(name, md.version(name))
+    except md.PackageNotFoundError:
+        print(name, '-')
+";
+    // A distribution's name without its extras (`dask[array]` is `dask`).
+    let names: Vec<&str> = pins.iter().map(|(name, _)| name.split('[').next().unwrap_or(name)).collect();
     let output = Command::new(python)
-        .args(["-c", "import numpy; print(numpy.__version__)"])
+        .args(["-c", SCRIPT])
+        .args(&names)
         .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()?;
-    let version = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    Ok(output.status.success().then_some(version))
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr.lines().last().unwrap_or("(no message)");
+        return Err(format!("{} cannot import numpy: {last}", python.display()));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let found: Vec<(&str, &str)> = stdout.lines().filter_map(|line| line.split_once(' ')).collect();
+    let mut wrong = Vec::new();
+    for ((_, pinned), name) in pins.iter().zip(&names) {
+        let version = found.iter().find(|(n, _)| n == name).map_or("-", |(_, v)| v);
+        if version != pinned {
+            wrong.push(format!("{name} {version} (pinned {pinned})"));
+        }
+    }
+    Ok(wrong)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pins_are_exact_lines() {
+        let text = "# comment\n\nnumpy==2.4.6\ndask[array]==2025.1.0  # with extras\n";
+        let pins = parse_pins(text).unwrap();
+        assert_eq!(
+            pins,
+            [("numpy".to_string(), "2.4.6".to_string()), ("dask[array]".to_string(), "2025.1.0".to_string())]
+        );
+    }
+
+    #[test]
+    fn loose_requirements_are_refused() {
+        for (text, want) in [
+            ("numpy\n", "line 1: 'numpy' is not an exact pin"),
+            ("numpy==2.4.6\npyarrow>=20\n", "line 2: 'pyarrow>=20' is not an exact pin"),
+            ("numpy==\n", "line 1: 'numpy==' is not an exact pin"),
+            ("numpy == 2.4.6\n", "line 1: 'numpy == 2.4.6' is not an exact pin"),
+            ("numpy==2.4.6; python_version>'3'\n", "is not an exact pin"),
+            ("pyarrow==20.0.0\n", "numpy is not pinned"),
+        ] {
+            let e = parse_pins(text).unwrap_err();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_requirements_file_pins_numpy() {
+        let text = fs::read_to_string(requirements_file()).unwrap();
+        let pins = parse_pins(&text).unwrap();
+        assert!(pins.iter().any(|(name, _)| name == "numpy"), "{pins:?}");
+    }
 }
