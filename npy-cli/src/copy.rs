@@ -1,15 +1,22 @@
 //! `npy copy IN OUT`
 
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::{BufReader, Read, Write};
 use std::path::Path;
 
 use indicatif::ProgressBar;
 use npy_core::atomic::AtomicFile;
+use npy_core::header::{Header, Version};
 use npy_core::prelude::*;
-use npy_core::{Error, ErrorKind, ReadOptions, Result};
+use npy_core::{Error, ErrorKind, NpyReader, ReadOptions, Result};
 
-/// Reads `input` through the dynamic API and writes it to `output`, keeping its version
-/// (an `.npz` member by member); object arrays through the object API. A large input copied with stderr on a terminal shows a
+/// Bytes copied per step: memory stays bounded whatever the file's size.
+const PIECE: usize = 1 << 20;
+
+/// Copies `input` to `output` as `read_dyn` + `write_npy` would (an `.npz` member by
+/// member: see [`crate::npz::copy`]), streaming in bounded memory whatever the file's size
+/// and whether or not stderr is a terminal; object arrays through the object API (their
+/// pickle is decoded whole). A large input copied with stderr on a terminal shows a
 /// progress bar; the output is the same either way.
 pub fn run(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
     if crate::npz::is_npz(input)? {
@@ -20,37 +27,35 @@ pub fn run(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
         // Decoded (never unpickled by running code) and pickled again as np.save would.
         return reader.read_objects()?.write_npy(output);
     }
-    drop(reader);
-    let len = std::fs::metadata(input).map_err(|e| Error::from(e).reading(input))?.len();
-    match crate::progress::bytes(len, "copy") {
-        None => {
-            let array = opts.open_path(input)?.read_dyn()?;
-            array.write_npy(output)
-        }
-        Some(bar) => {
-            let result = stream(input, output, opts, &bar);
-            bar.finish_and_clear();
-            result
-        }
+    let bar = crate::progress::bytes(reader.data_len() as u64, "copy");
+    let result = stream(reader, input, output, bar.as_ref());
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    result
+}
+
+/// The header as `write_npy` writes a `DynArray` read with `version`: re-encoded keeping
+/// that version, else in the first version it fits (NumPy's choice).
+pub fn header_bytes(header: &Header, version: Version) -> Result<Vec<u8>> {
+    match header.encode(Some(version)) {
+        Ok((_, bytes)) => Ok(bytes),
+        Err(_) => Ok(header.encode(None)?.1),
     }
 }
 
 /// What `read_dyn` + `write_npy` do, in pieces, advancing `bar` as the data goes: the
-/// header is re-encoded keeping the version read (else NumPy's choice), the data bytes are
-/// copied as they are, and the result replaces `output` atomically once complete.
-fn stream(input: &Path, output: &Path, opts: &ReadOptions, bar: &ProgressBar) -> Result<()> {
-    let reader = opts.open_path(input)?;
-    let header = reader.header().clone();
-    let head = match header.encode(Some(reader.version())) {
-        Ok((_, bytes)) => bytes,
-        Err(_) => header.encode(None)?.1,
-    };
+/// header is re-encoded ([`header_bytes`]), the data bytes are copied as they are (bytes
+/// after them, which NumPy ignores, are dropped as `read_dyn` drops them), and the result
+/// replaces `output` atomically once complete.
+fn stream(reader: NpyReader<BufReader<File>>, input: &Path, output: &Path, bar: Option<&ProgressBar>) -> Result<()> {
+    let head = header_bytes(reader.header(), reader.version())?;
     let data_len = reader.data_len() as u64;
-    let mut src = reader.into_inner();
+    let mut src = crate::progress::counted(bar, reader.into_inner());
     // Errors of the output name it (the atomic file's do), those of the input name it.
     let mut out = AtomicFile::create(output)?;
     out.write_all(&head)?;
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; PIECE.min(data_len as usize)];
     let mut left = data_len;
     while left > 0 {
         let want = left.min(buf.len() as u64) as usize;
@@ -61,7 +66,6 @@ fn stream(input: &Path, output: &Path, opts: &ReadOptions, bar: &ProgressBar) ->
             return Err(e.reading(input));
         }
         out.write_all(&buf[..got])?;
-        bar.inc(got as u64);
         left -= got as u64;
     }
     out.commit(true)
@@ -75,7 +79,7 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data").join(rel)
     }
 
-    /// The streaming path (taken when a bar is shown) writes what the dynamic path writes.
+    /// The streaming copy (the only one) writes what the dynamic API writes.
     #[test]
     fn streaming_copy_equals_the_dynamic_copy() {
         let dir = tempfile::tempdir().unwrap();
@@ -93,9 +97,13 @@ mod tests {
         ] {
             let input = fixture(rel);
             let (ours, theirs) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
-            stream(&input, &ours, &opts, &ProgressBar::hidden()).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let bar = ProgressBar::hidden();
+            let reader = opts.open_path(&input).unwrap();
+            stream(reader, &input, &ours, Some(&bar)).unwrap_or_else(|e| panic!("{rel}: {e}"));
             opts.open_path(&input).unwrap().read_dyn().unwrap().write_npy(&theirs).unwrap();
             assert!(std::fs::read(&ours).unwrap() == std::fs::read(&theirs).unwrap(), "{rel}");
+            let data_len = opts.open_path(&input).unwrap().data_len() as u64;
+            assert_eq!(bar.position(), data_len, "{rel}: the bar counts the data bytes");
             checked += 1;
         }
         assert_eq!(checked, 7);
@@ -103,15 +111,21 @@ mod tests {
         assert_eq!(names.len(), 2, "temporary files left: {names:?}");
     }
 
+    /// A file that shrinks after its header was read (its length was checked then).
     #[test]
-    fn streaming_copy_of_a_truncated_file_fails_and_leaves_nothing() {
+    fn streaming_copy_of_a_file_that_shrank_fails_and_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let bytes = std::fs::read(fixture("shape/3x4_F_i4.npy")).unwrap();
         let short = dir.path().join("short.npy");
-        std::fs::write(&short, &bytes[..bytes.len() - 5]).unwrap();
+        // Larger than the reader's buffer, which has read past the header.
+        let values: Vec<f64> = (0..100_000).map(f64::from).collect();
+        values.write_npy(&short).unwrap();
+        let reader = ReadOptions::new().open_path(&short).unwrap();
+        let len = std::fs::metadata(&short).unwrap().len();
+        std::fs::OpenOptions::new().write(true).open(&short).unwrap().set_len(len - 5).unwrap();
         let out = dir.path().join("out.npy");
-        let e = stream(&short, &out, &ReadOptions::new(), &ProgressBar::hidden()).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
+        let e = stream(reader, &short, &out, None).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Truncated { expected: 800_000, found: 799_995 }), "{e}");
+        assert_eq!(e.path(), Some(short.as_path()));
         assert!(!out.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }

@@ -41,6 +41,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use npy_core::ReadOptions;
 
+mod check;
 mod copy;
 mod dump;
 mod head;
@@ -62,8 +63,11 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show a file's version, header length, data offset, dtype, shape, order and sizes;
-    /// for an .npz, each member's name, compression, sizes, dtype and shape.
+    /// Show what a file's headers say: version, header length, data offset, dtype, shape,
+    /// order and sizes; for an .npz, each member's name, compression, sizes, dtype and shape.
+    ///
+    /// Reads headers only (fast on files of any size): the data, CRCs and pickles are not
+    /// looked at. `npy check` reads everything.
     Info {
         /// The .npy or .npz file.
         file: PathBuf,
@@ -111,6 +115,30 @@ enum Command {
         input: PathBuf,
         /// Where to write (atomically: an existing file is replaced only on success).
         output: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Read every byte of every array and member and report each problem; exit 1 if any.
+    ///
+    /// Problems: headers and sizes, data shorter than the header says, bytes after the data,
+    /// an npz directory that disagrees with its local headers, bad CRCs and deflate data,
+    /// members named .npy that are not .npy files, pickles the restricted decoder refuses
+    /// (anything beyond NumPy's plain arrays). Warnings: b1 bytes other than 0 and 1, U
+    /// code units that are not Unicode scalar values (NumPy writes and reads them; --strict
+    /// makes them problems).
+    ///
+    /// One line per finding on stdout (file, member, element and byte where known), then
+    /// `N files checked, M with problems`. Memory stays bounded whatever the file's size.
+    Check {
+        /// The .npy and .npz files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Count invalid b1 and U values as problems, not warnings.
+        #[arg(long)]
+        strict: bool,
+        /// Print nothing; the exit code says whether a problem was found.
+        #[arg(short, long)]
+        quiet: bool,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -163,6 +191,9 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Info { file, read } => info::run(file, &read.options()),
+        Command::Check { files, strict, quiet, read } => {
+            return check::run(files, &read.options(), check::Options { strict: *strict, quiet: *quiet });
+        }
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
         Command::Head { file, n, member, read } => head::run(file, member.as_deref(), *n, &read.options()),
         Command::Dump { file, format, member, strict_json, read } => {

@@ -1,4 +1,4 @@
-//! `.npz` archives in `npy info` and `npy copy`.
+//! `.npz` archives in `npy copy` (and `is_npz`, which every subcommand uses).
 
 use std::io::Read;
 use std::path::Path;
@@ -23,32 +23,55 @@ pub fn is_npz(path: &Path) -> Result<bool> {
     sniff().map_err(|e| Error::from(e).reading(path))
 }
 
-/// Rewrites an archive: same member names, order and compression; `.npy` members are
-/// read and written back through the dynamic API, other members copied as bytes.
+/// Bytes of deflated members staged in memory at once, over all compression threads:
+/// members up to this size divided by the threads are compressed in parallel, larger ones
+/// as they stream in (so a copy's memory stays bounded whatever the archive holds).
+const STAGED: u64 = 16 << 20;
+
+/// Rewrites an archive, streaming member by member: same member names, order and
+/// compression; `.npy` members are written as `read_dyn` + `add_dyn` write them (the
+/// header re-encoded keeping its version, the data copied as it is), object arrays through
+/// the object API (decoded whole), other members copied as bytes. Every member is read to
+/// its end, so its CRC is checked.
 pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
     let mut reader = Reader::open(input)?;
     reader.read_options(opts.clone());
     let mut writer = Writer::create(output)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    writer.parallel_limit(STAGED / threads);
     let members = reader.members()?;
-    // A bar (on a terminal, for large archives) that advances member by member.
+    // A bar (on a terminal, for large archives) that advances as members' bytes are read.
     let bar = crate::progress::bytes(members.iter().map(|m| m.size).sum(), "copy");
     let result = (|| {
+        let mut done = 0;
         for m in members {
             let compression = m.compression.unwrap_or(Compression::Stored);
             if m.member.ends_with(".npy") && reader.is_npy(&m.name)? {
-                if reader.npy(&m.name)?.header().dtype.has_object() {
+                let npy = reader.npy(&m.name)?;
+                if npy.header().dtype.has_object() {
+                    drop(npy);
                     let array = reader.read_objects(&m.name)?;
                     writer.add_object_array_with(&m.name, &array, compression)?;
                 } else {
-                    let array = reader.read_dyn(&m.name)?;
-                    writer.add_dyn_with(&m.name, &array, compression)?;
+                    let head = crate::copy::header_bytes(npy.header(), npy.version())?;
+                    let data_len = npy.data_len() as u64;
+                    let mut data = npy.into_inner();
+                    let source = crate::progress::counted(bar.as_ref(), (&head[..]).chain((&mut data).take(data_len)));
+                    writer.add_raw_from(&m.member, head.len() as u64 + data_len, source, compression)?;
+                    // The rest (bytes after the array, dropped as `read_dyn` drops them),
+                    // read for the member's CRC check at its end.
+                    std::io::copy(&mut data, &mut std::io::sink()).map_err(Error::from)?;
                 }
             } else {
-                let bytes = reader.read_raw(&m.member)?;
-                writer.add_raw(&m.member, &bytes, compression)?;
+                let mut data = reader.raw(&m.member)?;
+                let source = crate::progress::counted(bar.as_ref(), &mut data);
+                writer.add_raw_from(&m.member, m.size, source, compression)?;
+                // Reaching the end checks the CRC.
+                std::io::copy(&mut data, &mut std::io::sink()).map_err(Error::from)?;
             }
+            done += m.size;
             if let Some(bar) = &bar {
-                bar.inc(m.size);
+                bar.set_position(done);
             }
         }
         writer.finish()

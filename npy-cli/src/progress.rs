@@ -1,10 +1,21 @@
-//! A progress bar on stderr for subcommands that work through large inputs (`npy copy`).
+//! Progress on stderr: the one helper every subcommand that works through large inputs
+//! uses (`copy`, `check`, `dump`, and those to come: `convert`, `cat`, `stack`, ...).
 //!
-//! The bar is drawn only when stderr is a terminal and the input is large; otherwise there
-//! is no bar and nothing at all is written to stderr, so scripts and pipes see the same
-//! output as without it.
+//! The convention:
+//! - **a terminal only**: a bar is drawn only when stderr is a terminal and the input is
+//!   large ([`THRESHOLD`]); otherwise there is no bar and nothing at all is written to
+//!   stderr for progress, so scripts, pipes and CI see the same output as without it;
+//! - **bytes**: the bar counts bytes of input (an npz member's bytes as they inflate), and
+//!   moves as they are read ([`Counted`] around the reader, or `inc`), never by a whole
+//!   member or file at once;
+//! - **cleared**: the caller ends it with `finish_and_clear` on success and on failure
+//!   alike, before printing anything, so messages start on a clean line and no bar is left
+//!   behind.
+//!
+//! [`bytes`] makes the bar (`None` when none is to be shown); [`counted`] wraps a reader
+//! so that reading advances it.
 
-use std::io::IsTerminal;
+use std::io::{self, IsTerminal, Read};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -14,9 +25,8 @@ pub const THRESHOLD: u64 = 64 << 20;
 /// A bar counting bytes up to `total`, labelled `message`, when stderr is a terminal and
 /// `total` is at least [`THRESHOLD`]; `None` otherwise.
 ///
-/// The caller advances it (`inc`, or `wrap_read`/`wrap_write` around a stream) and ends
-/// it with `finish_and_clear` on success and failure alike, so that an error message
-/// starts on a clean line.
+/// The caller advances it (`inc`, [`counted`]) and ends it with `finish_and_clear` on
+/// success and failure alike, so that an error message starts on a clean line.
 pub fn bytes(total: u64, message: &str) -> Option<ProgressBar> {
     if total < THRESHOLD || !std::io::stderr().is_terminal() {
         return None;
@@ -32,6 +42,28 @@ pub fn bytes(total: u64, message: &str) -> Option<ProgressBar> {
     Some(bar)
 }
 
+/// `inner`, advancing `bar` (if any) by every byte read through it.
+pub fn counted<R: Read>(bar: Option<&ProgressBar>, inner: R) -> Counted<'_, R> {
+    Counted { inner, bar }
+}
+
+/// A reader that advances a bar by the bytes read through it ([`counted`]).
+#[derive(Debug)]
+pub struct Counted<'a, R> {
+    inner: R,
+    bar: Option<&'a ProgressBar>,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(bar) = self.bar {
+            bar.inc(n as u64);
+        }
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,5 +72,17 @@ mod tests {
     fn small_inputs_get_no_bar() {
         assert!(bytes(THRESHOLD - 1, "copy").is_none());
         assert!(bytes(0, "copy").is_none());
+    }
+
+    #[test]
+    fn counted_readers_advance_the_bar_by_the_bytes_read() {
+        let bar = ProgressBar::hidden();
+        bar.set_length(10);
+        let mut out = Vec::new();
+        counted(Some(&bar), &b"0123456789"[..]).read_to_end(&mut out).unwrap();
+        assert_eq!((out.len(), bar.position()), (10, 10));
+        let mut out = Vec::new();
+        counted(None, &b"abc"[..]).read_to_end(&mut out).unwrap();
+        assert_eq!(out, b"abc");
     }
 }

@@ -38,17 +38,22 @@ pub fn code(e: &Error) -> u8 {
 /// `e` in one line, in the tool's terms (without the `error: ` label).
 pub fn line(e: &Error) -> String {
     let full = e.to_string();
-    let what = e.kind().to_string();
     // The library's text says where, then what; only the "what" is rephrased.
-    let place = full.strip_suffix(what.as_str()).unwrap_or("");
+    let place = full.strip_suffix(e.kind().to_string().as_str()).unwrap_or("");
+    format!("{place}{}", what(e)).replace('\n', " ")
+}
+
+/// What happened, in the tool's terms, without saying where (for reports that say it
+/// their own way, as `npy check`'s).
+pub fn what(e: &Error) -> String {
     let what = match e.kind() {
         ErrorKind::HeaderTooLarge { len, limit } => format!(
             "header is {len} bytes, over the limit of {limit} bytes (rerun with --max-header-size {})",
             len.next_multiple_of(1024)
         ),
-        _ => what,
+        kind => kind.to_string(),
     };
-    format!("{place}{what}").replace('\n', " ")
+    what.replace('\n', " ")
 }
 
 #[cfg(test)]

@@ -633,7 +633,7 @@ impl<R: Read> NpyReader<R> {
     pub(crate) fn regroup<T: NpyRecord>(&mut self) -> Result<()> {
         let Some(grouped) = self.header.grouped(&T::dtype()) else { return Ok(()) };
         let per: usize = self.header.shape[grouped.shape.len()..].iter().product();
-        if self.position % per != 0 {
+        if !self.position.is_multiple_of(per) {
             return Err(Error::usage(format!(
                 "{} elements were read, which do not make whole elements of {}",
                 self.position,

@@ -24,7 +24,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::dtype::{ByteOrder, DateUnit, Scalar, ScalarType};
+use crate::dtype::{ByteOrder, DType, DateUnit, Scalar, ScalarType};
 
 mod text;
 
@@ -689,6 +689,203 @@ pub fn narrow(x: f64) -> f32 {
     f32::from_bits((((b >> 32) & 0x8000_0000) as u32) | 0x7f80_0000 | if m == 0 { 0x0040_0000 } else { m })
 }
 
+/// The value rules of a dtype's elements, compiled once and run over chunks of raw
+/// elements as stored: every `b1` byte is 0 or 1 ([`bool_from`]) and every `U` code unit
+/// a Unicode scalar value ([`check_ucs4`]), in every field and subarray. Other kinds
+/// (numbers, `S`, `V`, padding) have no invalid bytes.
+///
+/// NumPy writes and reads such values itself (`np.frombuffer(b'\x02', '?')` is a `b1`
+/// array holding a 2, which prints as `True`), so they are findings for a checker, not
+/// reasons to refuse a file; the typed readers refuse them where a Rust `bool` or `char`
+/// could not hold them.
+///
+/// # Examples
+/// ```
+/// use npy_core::dtype::{DType, Record, ScalarType};
+/// use npy_core::scalar::{ScalarError, ValueCheck};
+///
+/// // Records of a `b1` flag and an `i4`: 5 bytes each.
+/// let record = Record::packed([("ok", DType::native(ScalarType::Bool)), ("n", DType::native(ScalarType::Int(4)))])?;
+/// let check = ValueCheck::new(&DType::Record(record)).expect("a b1 field");
+/// let data = [1, 7, 7, 7, 7, /**/ 0, 9, 9, 9, 9, /**/ 2, 0, 0, 0, 0, /**/ 3, 0, 0, 0, 0];
+/// let found = check.check(&data, 100).expect("two bad flags");
+/// assert_eq!((found.element, found.offset, found.elements), (102, 0, 2));
+/// assert_eq!(found.error, ScalarError::Bool(2));
+/// assert_eq!(check.check(&data[..10], 100), None);
+///
+/// // Nothing to check in numbers.
+/// assert!(ValueCheck::new(&DType::native(ScalarType::Float(8))).is_none());
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ValueCheck {
+    itemsize: usize,
+    leaves: Vec<Leaf>,
+}
+
+/// Where values to check lie in an element.
+#[derive(Debug, Clone, PartialEq)]
+enum Leaf {
+    /// `len` `b1` bytes from `offset`.
+    Bool { offset: usize, len: usize },
+    /// `strings` `U` values of `chars` code units each, in `order`, one after another
+    /// from `offset`.
+    Ucs4 { offset: usize, chars: usize, strings: usize, order: ByteOrder },
+    /// `count` records `stride` bytes apart from `offset` (a subarray of records), each
+    /// holding `inner`.
+    Repeat { offset: usize, stride: usize, count: usize, inner: Vec<Leaf> },
+}
+
+/// What [`ValueCheck::check`] found in a chunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    /// Index of the first element holding an invalid value (counted from the `first`
+    /// given to [`ValueCheck::check`]).
+    pub element: u64,
+    /// Byte offset of its first invalid `b1` byte or `U` code unit within the element.
+    pub offset: usize,
+    /// What is wrong with it: [`ScalarError::Bool`], or [`ScalarError::CodePoint`] with the
+    /// unit's position in its string.
+    pub error: ScalarError,
+    /// How many elements of the chunk hold an invalid value.
+    pub elements: u64,
+}
+
+impl ValueCheck {
+    /// The checks of `dtype`'s elements; `None` when it holds no `b1` or `U` value (any
+    /// bytes are valid then).
+    pub fn new(dtype: &DType) -> Option<ValueCheck> {
+        let mut leaves = Vec::new();
+        compile_leaves(dtype, 0, &mut leaves);
+        (!leaves.is_empty()).then(|| ValueCheck { itemsize: dtype.itemsize(), leaves })
+    }
+
+    /// Bytes of one element.
+    pub fn itemsize(&self) -> usize {
+        self.itemsize
+    }
+
+    /// Checks the whole elements at the start of `bytes` (raw, as stored; a partial
+    /// element at the end is not looked at), the first being element `first` of the
+    /// array: `None` when every value is valid, else the first invalid value and how many
+    /// elements hold one.
+    pub fn check(&self, bytes: &[u8], first: u64) -> Option<Invalid> {
+        let whole = &bytes[..bytes.len() - bytes.len() % self.itemsize];
+        // One pass over the chunk when all is well (the common case): over the whole chunk
+        // at once when the element is nothing but one run of values.
+        let valid = match self.leaves.as_slice() {
+            [leaf @ Leaf::Bool { .. }] if leaf_len(leaf) == self.itemsize => {
+                whole.iter().all(|&b| bool_from(b).is_ok())
+            }
+            [leaf @ Leaf::Ucs4 { order, .. }] if leaf_len(leaf) == self.itemsize => check_ucs4(whole, *order).is_ok(),
+            leaves => whole.chunks_exact(self.itemsize).all(|el| first_invalid(leaves, el).is_none()),
+        };
+        if valid {
+            return None;
+        }
+        let mut found: Option<Invalid> = None;
+        let mut elements = 0;
+        for (i, el) in whole.chunks_exact(self.itemsize).enumerate() {
+            if let Some((offset, error)) = first_invalid(&self.leaves, el) {
+                elements += 1;
+                found.get_or_insert(Invalid { element: first + i as u64, offset, error, elements: 0 });
+            }
+        }
+        found.map(|f| Invalid { elements, ..f })
+    }
+}
+
+/// Whether every byte of `bytes` is a `b1` value, 0 or 1 ([`bool_from`]'s rule, over many
+/// bytes at once: an OR of bytes that are all 0 or 1 is 0 or 1, which compiles to wide
+/// vector ORs).
+fn all_bools(bytes: &[u8]) -> bool {
+    bytes.chunks(4096).all(|c| c.iter().fold(0u8, |acc, &b| acc | b) <= 1)
+}
+
+/// Bytes a run of values covers (for [`Leaf::Repeat`], from its first record to the end
+/// of its last).
+fn leaf_len(leaf: &Leaf) -> usize {
+    match *leaf {
+        Leaf::Bool { len, .. } => len,
+        Leaf::Ucs4 { chars, strings, .. } => 4 * chars * strings,
+        Leaf::Repeat { stride, count, .. } => stride * count,
+    }
+}
+
+/// Adds the values of `dtype`, at `offset` in the element, to `out`.
+fn compile_leaves(dtype: &DType, offset: usize, out: &mut Vec<Leaf>) {
+    match dtype {
+        DType::Scalar(s) => match s.ty() {
+            ScalarType::Bool => push_leaf(out, Leaf::Bool { offset, len: 1 }),
+            ScalarType::Unicode(chars) if chars > 0 => {
+                push_leaf(out, Leaf::Ucs4 { offset, chars, strings: 1, order: s.order() })
+            }
+            _ => {}
+        },
+        DType::Record(r) => r.fields().iter().for_each(|f| compile_leaves(&f.dtype, offset + f.offset, out)),
+        DType::SubArray(a) => {
+            let (base, count) = (a.base(), a.len());
+            let mut inner = Vec::new();
+            compile_leaves(base, 0, &mut inner);
+            let whole = inner.len() == 1 && leaf_len(&inner[0]) == base.itemsize();
+            match inner.pop() {
+                _ if count == 0 => {}
+                // A subarray of values: one run over all of them.
+                Some(Leaf::Bool { len, .. }) if whole => push_leaf(out, Leaf::Bool { offset, len: len * count }),
+                Some(Leaf::Ucs4 { chars, strings, order, .. }) if whole => {
+                    push_leaf(out, Leaf::Ucs4 { offset, chars, strings: strings * count, order })
+                }
+                Some(last) => {
+                    inner.push(last);
+                    out.push(Leaf::Repeat { offset, stride: base.itemsize(), count, inner });
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+/// Appends `leaf`, merged into the last leaf when it continues it.
+fn push_leaf(out: &mut Vec<Leaf>, leaf: Leaf) {
+    match (out.last_mut(), &leaf) {
+        (Some(Leaf::Bool { offset, len }), Leaf::Bool { offset: at, len: more }) if *offset + *len == *at => {
+            *len += more;
+        }
+        (
+            Some(Leaf::Ucs4 { offset, chars, strings, order }),
+            Leaf::Ucs4 { offset: at, chars: c, strings: more, order: o },
+        ) if *offset + 4 * *chars * *strings == *at && chars == c && order == o => *strings += more,
+        _ => out.push(leaf),
+    }
+}
+
+/// The first invalid value of one element, `el`: its offset in the element and the error.
+fn first_invalid(leaves: &[Leaf], el: &[u8]) -> Option<(usize, ScalarError)> {
+    leaves.iter().find_map(|leaf| match *leaf {
+        Leaf::Bool { offset, len } => {
+            let run = &el[offset..offset + len];
+            if all_bools(run) {
+                return None;
+            }
+            let i = run.iter().position(|&b| bool_from(b).is_err())?;
+            Some((offset + i, ScalarError::Bool(run[i])))
+        }
+        Leaf::Ucs4 { offset, chars, strings, order } => {
+            match check_ucs4(&el[offset..offset + 4 * chars * strings], order) {
+                Err(ScalarError::CodePoint { unit, position }) => {
+                    Some((offset + 4 * position, ScalarError::CodePoint { unit, position: position % chars }))
+                }
+                _ => None,
+            }
+        }
+        Leaf::Repeat { offset, stride, count, ref inner } => (0..count).find_map(|k| {
+            let start = offset + k * stride;
+            let (found, error) = first_invalid(inner, &el[start..start + stride])?;
+            Some((start + found, error))
+        }),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -885,5 +1082,74 @@ mod tests {
             assert_eq!(f64_to_f16(f64::from_bits(mid.to_bits() + 1)), h + 1, "just above the tie after {h:#06x}");
             assert_eq!(f64_to_f16(-mid), 0x8000 | even, "negative tie after {h:#06x}");
         }
+    }
+
+    fn value_check(descr: &str) -> Option<ValueCheck> {
+        ValueCheck::new(&descr.parse::<DType>().unwrap())
+    }
+
+    #[test]
+    fn value_checks_find_bad_bools_and_code_units_wherever_they_sit() {
+        for descr in ["'<f8'", "'|S3'", "'|V4'", "'<U0'", "[('a', '<i4'), ('b', '|S2')]", "[('v', '|b1', (0,))]"] {
+            assert!(value_check(descr).is_none(), "{descr}");
+        }
+        // A whole-chunk run of bools: element and count.
+        let bools = value_check("'|b1'").unwrap();
+        assert_eq!(bools.check(&[0, 1, 1, 0], 0), None);
+        let found = bools.check(&[0, 1, 7, 1, 255], 10).unwrap();
+        assert_eq!(found, Invalid { element: 12, offset: 0, error: ScalarError::Bool(7), elements: 2 });
+        let mut many = vec![1u8; 10_000];
+        assert_eq!(bools.check(&many, 0), None);
+        many[9_000] = 2;
+        let found = bools.check(&many, 0).unwrap();
+        assert_eq!(found, Invalid { element: 9_000, offset: 0, error: ScalarError::Bool(2), elements: 1 });
+        // Strings, big-endian: the unit's place within its string, its byte in the element.
+        let be = value_check("'>U2'").unwrap();
+        let mut data = Vec::new();
+        for unit in [0x41u32, 0, 0x42, 0xd800, 0x43, 0x11_0000] {
+            data.extend_from_slice(&unit.to_be_bytes());
+        }
+        let found = be.check(&data, 0).unwrap();
+        let surrogate = ScalarError::CodePoint { unit: 0xd800, position: 1 };
+        assert_eq!(found, Invalid { element: 1, offset: 4, error: surrogate, elements: 2 });
+        assert_eq!(be.check(&data[..8], 0), None);
+        // A partial element at the end is not looked at.
+        assert_eq!(be.check(&data[..12], 0), None);
+    }
+
+    #[test]
+    fn value_checks_walk_fields_subarrays_and_records_in_subarrays() {
+        // 'f' at 0 (8 bytes), 'flags' 3 bools at 8, 's' a <U1 at 11, 'pts' 2 records of
+        // (x '<i2', ok '|b1') at 15: 21 bytes.
+        let descr =
+            "[('f', '<f8'), ('flags', '|b1', (3,)), ('s', '<U1'), ('pts', [('x', '<i2'), ('ok', '|b1')], (2,))]";
+        let check = value_check(descr).unwrap();
+        assert_eq!(check.itemsize(), 21);
+        let good = |el: &mut Vec<u8>| {
+            el.extend_from_slice(&1.5f64.to_le_bytes());
+            el.extend_from_slice(&[1, 0, 1]);
+            el.extend_from_slice(&0x1f600u32.to_le_bytes());
+            el.extend_from_slice(&[9, 9, 1, 9, 9, 0]);
+        };
+        let mut data = Vec::new();
+        for _ in 0..4 {
+            good(&mut data);
+        }
+        assert_eq!(check.check(&data, 0), None);
+        // Element 1: the second point's flag; element 3: a flag and the string.
+        data[21 + 20] = 3;
+        data[63 + 9] = 2;
+        data[63 + 11..63 + 15].copy_from_slice(&0xdfffu32.to_le_bytes());
+        let found = check.check(&data, 5).unwrap();
+        assert_eq!(found, Invalid { element: 6, offset: 20, error: ScalarError::Bool(3), elements: 2 });
+        let found = check.check(&data[63..], 0).unwrap();
+        assert_eq!(found, Invalid { element: 0, offset: 9, error: ScalarError::Bool(2), elements: 1 });
+        // Adjacent bool fields and strings of one kind merge into one run.
+        let merged = value_check("[('a', '|b1'), ('b', '|b1', (2, 2))]").unwrap();
+        assert_eq!(merged.leaves, [Leaf::Bool { offset: 0, len: 5 }]);
+        let merged = value_check("[('a', '<U2'), ('b', '<U2', (3,)), ('c', '>U2')]").unwrap();
+        assert_eq!(merged.leaves.len(), 2);
+        let found = merged.check(&[&[0x41u8, 0, 0, 0][..], &[0; 28], &[0, 0, 0xdc, 0], &[0; 4]].concat(), 0).unwrap();
+        assert_eq!((found.offset, found.error), (32, ScalarError::CodePoint { unit: 0xdc00, position: 0 }));
     }
 }

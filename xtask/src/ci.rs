@@ -11,7 +11,9 @@
 //! 5. `cargo test --workspace` (after emptying `target/npz-check` and `target/object-check`;
 //!    the root package turns on every npy-core feature)
 //! 6. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
-//!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each)
+//!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each),
+//!    `npy check --strict` on each (exit 1, but on the files of [`CHECK_VALID`]: 0), and
+//!    `npy check` on the NumPy corpus (`../shared/corpus/public`: exit 0)
 //! 7. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
 //!    to `target/npz-check` and compare it with its `.expect.json` sidecar
 //! 8. NumPy loads object arrays: `xtask/object_check.py` has NumPy load (`allow_pickle=True`)
@@ -135,7 +137,9 @@ fn test(_: &mut Ci) -> Result<()> {
 /// `ulimit -v`): the `tests/hostile.rs` binary must pass; then the release `npy info` and
 /// `npy copy` must exit with 0 or 1 (never a panic or a signal), within 10 s (`timeout`),
 /// on every file in `target/hostile` (written by `tests/hostile.rs` and
-/// `tests/hostile_npz.rs`).
+/// `tests/hostile_npz.rs`); `npy check --strict` must find a problem (exit 1) in every one
+/// but those of [`CHECK_VALID`] (exit 0), within the same limits; and `npy check` none in
+/// NumPy's corpus.
 fn hostile(_: &mut Ci) -> Result<()> {
     use std::ffi::OsString;
     use std::process::Stdio;
@@ -219,8 +223,113 @@ fn hostile(_: &mut Ci) -> Result<()> {
         return Err(format!("npy exited with neither 0 nor 1 on {} runs: {}", failed.len(), failed.join(", ")));
     }
     println!("{} hostile inputs: info/copy exit codes ok", files.len());
+
+    project::step(&format!("npy check --strict on {} files in {}", files.len(), dir.display()));
+    let names: BTreeSet<&str> = files.iter().filter_map(|f| f.file_name()?.to_str()).collect();
+    let stale: Vec<&str> = CHECK_VALID.iter().map(|(name, _)| *name).filter(|name| !names.contains(name)).collect();
+    if !stale.is_empty() {
+        return Err(format!("CHECK_VALID names files the hostile tests no longer write: {}", stale.join(", ")));
+    }
+    for file in &files {
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let want = if CHECK_VALID.iter().any(|(valid, _)| *valid == name) { 0 } else { 1 };
+        let mut cmd = limited(&npy, Some(TIMEOUT_SECS));
+        cmd.args([OsString::from("check"), "--strict".into(), file.into()]);
+        let output = cmd.output().map_err(|e| format!("cannot run `{}`: {e}", project::show(&cmd)))?;
+        if output.status.code() != Some(want) {
+            println!(
+                "{}: {} (want exit {want})\n{}{}",
+                project::show(&cmd),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr).trim_end()
+            );
+            failed.push(name.to_string());
+        }
+    }
+    if !failed.is_empty() {
+        return Err(format!("npy check judged {} hostile files wrongly: {}", failed.len(), failed.join(", ")));
+    }
+    println!(
+        "{} hostile inputs: npy check finds a problem in {} and none in the {} of CHECK_VALID",
+        files.len(),
+        files.len() - CHECK_VALID.len(),
+        CHECK_VALID.len()
+    );
+
+    let corpus = project::root().join("..").join("shared").join("corpus").join("public");
+    let corpus = fs::canonicalize(&corpus).map_err(|e| {
+        format!(
+            "npy check needs the NumPy corpus at {}: {e} (check out the shared directory beside the workspace)",
+            corpus.display()
+        )
+    })?;
+    let files = project::array_files(&corpus)?;
+    project::step(&format!("npy check on {} files of {}", files.len(), corpus.display()));
+    let mut cmd = Command::new(&npy);
+    cmd.arg("check").args(files.iter().map(|rel| corpus.join(rel))).current_dir(project::root());
+    let output = cmd.output().map_err(|e| format!("cannot run npy check: {e}"))?;
+    let report = String::from_utf8_lossy(&output.stdout);
+    print!("{report}");
+    if output.status.code() != Some(0) {
+        return Err(format!(
+            "npy check exited with {} on NumPy's corpus (want 0)\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        ));
+    }
     Ok(())
 }
+
+/// The hostile inputs that hold no problem for `npy check --strict` (exit 0): each is
+/// hostile to some other reader path, and valid as a file (NumPy's `np.load` reads every
+/// one, but the two at the end). Every other file of `target/hostile` must get exit 1.
+const CHECK_VALID: &[(&str, &str)] = &[
+    // Valid files that a typed read of another type or shape must refuse.
+    ("big_endian_is_fine.npy", "a plain '>f8' array, read as f64 through a byte swap"),
+    ("datetime_as_i64.npy", "a plain '<M8[s]' array, hostile to a read as i64"),
+    ("f8_as_i32.npy", "a plain '<f8' array, hostile to a read as i32"),
+    ("f8_as_record.npy", "a plain '<f8' array, hostile to a read as a record"),
+    ("i8_as_f32.npy", "a plain '<i8' array, hostile to a read as f32"),
+    ("record_as_f64.npy", "a plain one-field record array, hostile to a read as f64"),
+    ("u1_as_bool.npy", "a plain '|u1' array of 0 and 1, hostile to a read as bool"),
+    ("two_d_as_vec.npy", "a plain (2, 2) array, hostile to a read as a Vec"),
+    ("zero_d_as_vec.npy", "a plain 0-d array, hostile to a read as a Vec"),
+    // Arrays of zero bytes whatever their shape claims (NumPy loads them).
+    ("empty_record_1e18.npy", "10^18 elements of the empty record: no data"),
+    ("empty_record_2d.npy", "10^9 x 10^9 elements of the empty record: no data"),
+    ("s0_1e17_as_bytes5.npy", "10^17 elements of '|S0': no data"),
+    ("u0_1e17_as_ucs4.npy", "10^17 elements of '<U0': no data"),
+    ("v0_0d.npy", "a 0-d '|V0' array: no data"),
+    ("v0_1e18.npy", "10^18 elements of '|V0': no data"),
+    ("v0_as_f64.npy", "10^18 elements of '|V0': no data"),
+    ("v0_isize_max.npy", "isize::MAX elements of '|V0': no data"),
+    ("v0_no_elements.npy", "no elements of '|V0'"),
+    ("view_v0_1e18.npy", "10^18 elements of '|V0': no data"),
+    ("view_zero_axis.npy", "a (0, isize::MAX) array: no elements"),
+    ("view_zero_axis_range.npy", "a (0, isize::MAX) array: no elements"),
+    ("zero_axis_isize_max.npy", "a (0, isize::MAX) array: no elements"),
+    ("zero_subarray_field_1e18.npy", "10^18 records of a (0,)-shaped field: no data"),
+    // At NumPy's limits, inside them.
+    ("dims_64.npy", "64 dimensions, NumPy's maximum"),
+    ("long_suffix_in_v1.npy", "a Python 2 long ('3L') in the shape, which NumPy reads"),
+    ("ucs4_10ffff_is_valid.npy", "U+10FFFF, the largest code point"),
+    // Pickles of NumPy's plain arrays, which the restricted decoder accepts.
+    ("pickle_memo_chain_is_fine.npy", "a chain of memo references, no expansion"),
+    ("pickle_valid_wrapper.npy", "NumPy's array pickle around None"),
+    ("pickle_valid_written.npy", "an object array as np.save pickles it"),
+    // Archives refused only under limits lower than the defaults, and names that are keys.
+    ("entries_over_limit.npz", "10 members, refused only with max_entries(5)"),
+    ("zip_bomb_100mib.npz", "100 MiB inflated, refused only with max_inflated_size(10 MiB)"),
+    ("zip_bombs_together.npz", "3 x 4 MiB inflated, refused only with max_inflated_size(10 MiB)"),
+    ("path_like_names.npz", "member names like '../../escape': keys, never paths"),
+    ("npy_file.npz", "a .npy file named .npz: read by its content, as np.load does"),
+    // NumPy refuses these dtypes ("invalid itemsize in generic type tuple": a subarray of
+    // a zero-size flexible base), which npy-core's dtype model accepts: a fidelity gap of
+    // `DType::from_descr`, not of `npy check`.
+    ("v0_subarray_field_1e18.npy", "[('a', '|V0', (3,))]: NumPy refuses the dtype, npy-core accepts it"),
+    ("zero_subarray_base_1e18.npy", "[('a', ('<f8', (0,)), (5,))]: NumPy refuses the dtype, npy-core accepts it"),
+];
 
 /// NumPy loads every archive `tests/npz.rs` wrote and finds what its sidecar says.
 fn npz_check(ci: &mut Ci) -> Result<()> {

@@ -420,6 +420,31 @@ impl<R: Read + Seek> Reader<R> {
         located(origin.as_deref(), &member, read_all(file, size))
     }
 
+    /// Streams member `name`'s bytes (decompressed), for members too large to hold or to
+    /// copy into another archive ([`super::Writer::add_raw_from`]). Reading it to its end
+    /// (until `read` gives 0) checks that the data is the member's size and its CRC-32;
+    /// [`MemberReader`] says how a failing check is reported.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an unknown name.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::{Cursor, Read};
+    /// use npy_core::npz::{Compression, Reader, Writer};
+    ///
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add_raw("notes.txt", b"hello", Compression::deflated())?;
+    /// let mut r = Reader::new(w.finish()?)?;
+    /// let mut text = String::new();
+    /// r.raw("notes.txt")?.read_to_string(&mut text)?;
+    /// assert_eq!(text, "hello");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn raw(&mut self, name: &str) -> Result<MemberReader<'_, R>> {
+        Ok(self.member(name)?.0)
+    }
+
     /// True when member `name` starts like a `.npy` file (else [`Reader::read_raw`]).
     ///
     /// # Errors
@@ -465,7 +490,12 @@ fn located<V>(origin: Option<&Path>, member: &str, result: Result<V>) -> Result<
 }
 
 /// A member being read: the zip's decompressing, CRC-checking reader, held to the
-/// member's size.
+/// member's size ([`Reader::raw`], and under [`Reader::npy`]).
+///
+/// Data that ends before the member's size or runs past it, a corrupt deflate stream, or
+/// a CRC-32 that does not match once the member is read to its end, is an `io::Error` of
+/// kind `InvalidData` carrying an [`ErrorKind::Npz`] that names the archive (when opened
+/// by path) and the member: `npy_core::Error::from` gives it back.
 pub struct MemberReader<'a, R: Read + Seek> {
     file: zip::read::ZipFile<'a, R>,
     member: String,

@@ -27,8 +27,9 @@ use crate::plan::Plan;
 use crate::record::NpyRecord;
 use crate::write::{element_plan, write_with_plan};
 
-/// Deflated members up to this size are compressed on worker threads (their bytes are
-/// staged in memory); larger ones are compressed as they stream in, on the caller's thread.
+/// Default of [`Writer::parallel_limit`]: deflated members up to this size are compressed
+/// on worker threads (their bytes are staged in memory); larger ones are compressed as they
+/// stream in, on the caller's thread.
 const PARALLEL_MEMBER_LIMIT: u64 = 256 << 20;
 /// Alignment of stored members' data in the archive (`.npy` headers keep it for the array).
 const ALIGN: u16 = 64;
@@ -70,6 +71,8 @@ pub struct Writer<W: Write + Seek> {
     zip: ZipWriter<Sink<W>>,
     pub(super) compression: Compression,
     threads: usize,
+    /// Deflated members up to this size are compressed on worker threads.
+    parallel_limit: u64,
     /// The path of an archive from [`Writer::create`], which errors name.
     origin: Option<PathBuf>,
     names: HashSet<String>,
@@ -83,6 +86,7 @@ impl<W: Write + Seek> std::fmt::Debug for Writer<W> {
         f.debug_struct("Writer")
             .field("compression", &self.compression)
             .field("threads", &self.threads)
+            .field("parallel_limit", &self.parallel_limit)
             .field("pending", &self.pending.len())
             .field("origin", &self.origin)
             .field("names", &self.names)
@@ -120,6 +124,7 @@ impl<W: Write + Seek> Writer<W> {
             sink: SinkState(state),
             compression: Compression::Stored,
             threads,
+            parallel_limit: PARALLEL_MEMBER_LIMIT,
             origin: None,
             names: HashSet::new(),
             unfinished: None,
@@ -136,6 +141,16 @@ impl<W: Write + Seek> Writer<W> {
     /// Default: the number of CPUs; 1 compresses on the caller's thread as data streams in.
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = threads.max(1);
+        self
+    }
+
+    /// Sets the size up to which deflated members are staged in memory and compressed on
+    /// worker threads (up to [`Writer::threads`] of them at once, so the writer may hold
+    /// about twice this size per thread); larger ones are compressed as they stream in, on
+    /// the caller's thread. Default: 256 MiB. Lower it to bound the memory an archive of
+    /// many large members takes; 0 compresses every member as it streams in.
+    pub fn parallel_limit(&mut self, bytes: u64) -> &mut Self {
+        self.parallel_limit = bytes;
         self
     }
 
@@ -289,6 +304,50 @@ impl<W: Write + Seek> Writer<W> {
         self.located(member_name, result)
     }
 
+    /// Adds member `member_name` (exactly that name, as [`Writer::add_raw`]) of `size`
+    /// bytes read from `source`, streaming: a member of any size (a `.npy` file, another
+    /// archive's member from [`super::Reader::raw`]) goes in without being held in memory,
+    /// its CRC-32 computed as it goes. Exactly `size` bytes are read from `source`; what
+    /// follows them is left there.
+    ///
+    /// # Errors
+    /// As [`Writer::add`]; [`ErrorKind::Usage`] when `source` ends before `size` bytes;
+    /// errors of `source` as they are (those that name no file are reported as errors of
+    /// writing the archive: this crate's readers name theirs). A failed member is not in
+    /// the archive, which can go on.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::npz::{Compression, Reader, Writer};
+    ///
+    /// let mut first = Writer::new(Cursor::new(Vec::new()));
+    /// first.add("x", &[1.5f64, 2.5])?;
+    /// let mut src = Reader::new(first.finish()?)?;
+    ///
+    /// // Copy the member into a new archive, deflated, without reading it whole.
+    /// let info = src.members()?.remove(0);
+    /// let mut second = Writer::new(Cursor::new(Vec::new()));
+    /// second.add_raw_from(&info.member, info.size, src.raw("x")?, Compression::deflated())?;
+    /// let mut back = Reader::new(second.finish()?)?;
+    /// assert_eq!(back.read::<f64>("x")?, [1.5, 2.5]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn add_raw_from(
+        &mut self,
+        member_name: &str,
+        size: u64,
+        source: impl io::Read,
+        compression: Compression,
+    ) -> Result<()> {
+        let result = (|| {
+            self.check_finished()?;
+            self.claim(member_name)?;
+            self.write_member(member_name.to_string(), compression, size, |w| copy_exact(source, w, size))
+        })();
+        self.located(member_name, result)
+    }
+
     /// Starts a member whose data is written in pieces, for arrays that are produced
     /// progressively or are larger than memory; the shape is fixed up front.
     /// [`MemberWriter::finish`] checks that exactly that many elements arrived.
@@ -423,28 +482,34 @@ impl<W: Write + Seek> Writer<W> {
     ) -> Result<()> {
         let large = needs_zip64(total, compression);
         let parallel =
-            matches!(compression, Compression::Deflated { .. }) && self.threads > 1 && total <= PARALLEL_MEMBER_LIMIT;
-        if !parallel {
+            matches!(compression, Compression::Deflated { .. }) && self.threads > 1 && total <= self.parallel_limit;
+        let written = if parallel {
+            let mut staged = Vec::with_capacity(total as usize);
+            body(&mut staged).and_then(|()| {
+                while self.pending.len() >= self.threads {
+                    self.append_oldest()?;
+                }
+                self.pending.spawn(member.clone(), compression.options(large), staged);
+                Ok(())
+            })
+        } else {
             self.drain_pending()?;
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
-            if compression != Compression::Stored {
-                return body(&mut Pieces(&mut self.zip));
-            }
-            let written = self.write_stored(&member, total, body);
+            let written = match compression {
+                Compression::Stored => self.write_stored(&member, total, body),
+                Compression::Deflated { .. } => body(&mut Pieces(&mut self.zip)),
+            };
             if written.is_err() {
-                // Drop the partial member so the archive stays whole (and its name free).
+                // Drop the partial member so the archive stays whole.
                 let _ = self.zip.abort_file();
-                self.names.remove(member.strip_suffix(NPY_SUFFIX).unwrap_or(&member));
             }
-            return written;
+            written
+        };
+        if written.is_err() {
+            // The member is not in the archive: its name is free again.
+            self.names.remove(member.strip_suffix(NPY_SUFFIX).unwrap_or(&member));
         }
-        let mut staged = Vec::with_capacity(total as usize);
-        body(&mut staged)?;
-        while self.pending.len() >= self.threads {
-            self.append_oldest()?;
-        }
-        self.pending.spawn(member, compression.options(large), staged);
-        Ok(())
+        written
     }
 
     /// Writes the data of the stored member just started, `total` bytes from `body`: see
@@ -640,6 +705,27 @@ impl<W: Write> Write for Crc32Writer<'_, W> {
     }
 }
 
+/// Copies exactly `size` bytes from `source` to `out`, in pieces of at most 1 MiB.
+fn copy_exact(mut source: impl io::Read, out: &mut dyn Write, size: u64) -> Result<()> {
+    let mut buf = vec![0u8; size.min(1 << 20) as usize];
+    let mut left = size;
+    while left > 0 {
+        let want = left.min(buf.len() as u64) as usize;
+        let got = match source.read(&mut buf[..want]) {
+            Ok(0) => {
+                let reason = format!("the source ended after {} of the member's {size} bytes", size - left);
+                return Err(Error::usage(reason));
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        out.write_all(&buf[..got])?;
+        left -= got as u64;
+    }
+    Ok(())
+}
+
 /// Whether a member of `total` uncompressed bytes needs zip64 records (deflate may grow
 /// incompressible data slightly, so its margin is wider).
 fn needs_zip64(total: u64, compression: Compression) -> bool {
@@ -741,5 +827,111 @@ impl std::ops::Deref for FileWriter {
 impl std::ops::DerefMut for FileWriter {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut self.inner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Cursor, Read};
+
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::npz::Reader;
+
+    /// 3 MiB of bytes that deflate (a little), and the ways a member of them is written.
+    fn payload() -> Vec<u8> {
+        (0..3u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 & 0x3f).collect()
+    }
+
+    /// Writers whose deflated members go each way: streamed on the caller's thread
+    /// (`threads(1)`, or over the parallel limit) and staged for a worker.
+    fn writers() -> Vec<(&'static str, Writer<Cursor<Vec<u8>>>)> {
+        let mut streamed = Writer::new(Cursor::new(Vec::new()));
+        streamed.threads(1);
+        let mut over_limit = Writer::new(Cursor::new(Vec::new()));
+        over_limit.threads(2).parallel_limit(1 << 20);
+        let mut staged = Writer::new(Cursor::new(Vec::new()));
+        staged.threads(2);
+        vec![("streamed", streamed), ("over the limit", over_limit), ("staged", staged)]
+    }
+
+    #[test]
+    fn members_from_readers_read_back_and_match_members_from_slices() {
+        let data = payload();
+        let mut archives = Vec::new();
+        for (how, mut w) in writers() {
+            for (name, c) in [("s.bin", Compression::Stored), ("d.bin", Compression::deflated())] {
+                w.add_raw_from(name, data.len() as u64, &data[..], c).unwrap();
+            }
+            // A source longer than the size: the rest is left there.
+            let mut long = Cursor::new([&data[..10], b"rest"].concat());
+            w.add_raw_from("ten.bin", 10, &mut long, Compression::deflated()).unwrap();
+            assert_eq!(long.position(), 10);
+            let bytes = w.finish().unwrap().into_inner();
+            let mut r = Reader::new(Cursor::new(&bytes)).unwrap();
+            for name in ["s.bin", "d.bin"] {
+                let mut back = Vec::new();
+                r.raw(name).unwrap().read_to_end(&mut back).unwrap();
+                assert!(back == data, "{how}: {name}");
+            }
+            assert_eq!(r.read_raw("ten.bin").unwrap(), data[..10]);
+            archives.push((how, bytes));
+        }
+        // The same archive whichever way the deflated members went, and as from slices.
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.threads(1);
+        w.add_raw("s.bin", &data, Compression::Stored).unwrap();
+        w.add_raw("d.bin", &data, Compression::deflated()).unwrap();
+        w.add_raw("ten.bin", &data[..10], Compression::deflated()).unwrap();
+        let from_slices = w.finish().unwrap().into_inner();
+        for (how, bytes) in &archives {
+            assert!(*bytes == from_slices, "{how}");
+        }
+    }
+
+    /// A source that gives `n` bytes, then fails (or, without an error, ends).
+    struct Fails {
+        n: usize,
+        error: Option<io::ErrorKind>,
+    }
+
+    impl Read for Fails {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.n == 0 {
+                return match self.error {
+                    Some(kind) => Err(io::Error::new(kind, "the source failed")),
+                    None => Ok(0),
+                };
+            }
+            let k = buf.len().min(self.n);
+            buf[..k].fill(7);
+            self.n -= k;
+            Ok(k)
+        }
+    }
+
+    /// A source that ends early or fails leaves no member behind: the archive goes on,
+    /// the name is free again, and the finished archive holds what was added around it.
+    #[test]
+    fn a_failed_source_leaves_no_member_and_the_archive_goes_on() {
+        let size = 2u64 << 20;
+        for way in 0..writers().len() {
+            for c in [Compression::Stored, Compression::deflated()] {
+                let (how, mut w) = writers().swap_remove(way);
+                w.add_raw_from("before.bin", 3, &b"abc"[..], c).unwrap();
+                let e = w.add_raw_from("x.npy", size, Fails { n: 1 << 20, error: None }, c).unwrap_err();
+                assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{how}: {e}");
+                assert_eq!(e.member(), Some("x.npy"), "{how}");
+                assert!(e.to_string().contains("ended after 1048576 of the member's 2097152 bytes"), "{how}: {e}");
+                let source = Fails { n: 5, error: Some(io::ErrorKind::ConnectionReset) };
+                let e = w.add_raw_from("x.npy", size, source, c).unwrap_err();
+                assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::ConnectionReset), "{how}");
+                w.add("x", &[1.5f64]).unwrap();
+                let mut r = Reader::new(w.finish().unwrap()).unwrap();
+                assert_eq!(r.names(), ["before.bin", "x"], "{how} {c:?}");
+                assert_eq!(r.read::<f64>("x").unwrap(), [1.5]);
+                assert_eq!(r.read_raw("before.bin").unwrap(), b"abc");
+            }
+        }
     }
 }

@@ -1,0 +1,61 @@
+//! Bounded memory: `npy copy` and `npy check` of a 1 GiB `.npy` file and of a 1 GiB
+//! single-member stored `.npz` stay under 64 MB of resident memory, with stderr
+//! redirected to a file (no terminal: no progress bar, and stderr stays empty).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+#[path = "support/rss.rs"]
+mod rss;
+
+/// The bound the issue sets for a 1 GiB file.
+const LIMIT: u64 = 64 << 20;
+const GIB: u64 = 1 << 30;
+
+/// Runs `npy ARGS` with stdout and stderr to files in `dir`; checks it succeeded within
+/// [`LIMIT`] with an empty stderr, and returns its stdout.
+fn bounded(dir: &Path, args: &[&Path]) -> String {
+    let (out, err) = (dir.join("stdout"), dir.join("stderr"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_npy"));
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let peak = rss::peak_rss(&mut cmd);
+    let (stdout, stderr) = (std::fs::read_to_string(&out).unwrap(), std::fs::read_to_string(&err).unwrap());
+    eprintln!("npy {args:?}: peak resident memory {} KiB ({} samples)", peak.bytes >> 10, peak.samples);
+    assert!(peak.status.success(), "{args:?}: {}\n{stdout}{stderr}", peak.status);
+    assert!(peak.samples > 0, "{args:?}: never sampled");
+    assert!(peak.bytes < LIMIT, "{args:?}: peak resident memory {} MB", peak.bytes >> 20);
+    assert!(stderr.is_empty(), "{args:?}: stderr without a terminal: {stderr}");
+    stdout
+}
+
+#[test]
+fn copy_and_check_of_a_gib_npy_stay_under_64_mb() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (input, output) = (dir.path().join("big.npy"), dir.path().join("copy.npy"));
+    rss::zeros_npy(&input, GIB);
+    bounded(dir.path(), &[Path::new("copy"), &input, &output]);
+    assert_eq!(std::fs::metadata(&output).unwrap().len(), std::fs::metadata(&input).unwrap().len());
+    std::fs::remove_file(&output).unwrap();
+    let report = bounded(dir.path(), &[Path::new("check"), &input]);
+    assert_eq!(report, "1 file checked, 0 with problems\n");
+}
+
+#[test]
+fn copy_and_check_of_a_gib_stored_npz_stay_under_64_mb() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (input, output) = (dir.path().join("big.npz"), dir.path().join("copy.npz"));
+    rss::zeros_npz_stored(&input, GIB);
+    bounded(dir.path(), &[Path::new("copy"), &input, &output]);
+    // The same member: name, compression, sizes and place.
+    let mut a = npy_core::npz::Reader::open(&input).unwrap();
+    let mut b = npy_core::npz::Reader::open(&output).unwrap();
+    assert_eq!(a.members().unwrap(), b.members().unwrap());
+    assert_eq!(b.members().unwrap()[0].size, GIB + 128);
+    drop((a, b));
+    std::fs::remove_file(&output).unwrap();
+    let report = bounded(dir.path(), &[Path::new("check"), &input]);
+    assert_eq!(report, "1 file checked, 0 with problems\n");
+}
