@@ -772,6 +772,7 @@ impl DType {
             Literal::Str(s) => Ok(DType::Scalar(Scalar::parse(s)?)),
             Literal::Tuple(items) if items.len() == 2 => {
                 let base = Self::from_descr_at(&items[0], depth + 1)?;
+                sized_base(&base, descr)?;
                 let shape = parse_subarray_shape(&items[1])?;
                 DType::subarray(base, shape)
             }
@@ -798,6 +799,7 @@ impl DType {
             };
             let mut dtype = Self::from_descr_at(fmt, depth + 1)?;
             if let Some(s) = shape {
+                sized_base(&dtype, entry)?;
                 dtype = DType::subarray(dtype, parse_subarray_shape(s)?)?;
             }
             let (title, name) = match name_lit {
@@ -909,6 +911,20 @@ fn object_field(name: &str, dtype: &DType) -> Error {
 
 /// Refuses dtypes whose data is not raw elements: an object array's data is a pickle, read
 /// and written only through [`crate::object`].
+/// NumPy's rule for a `(type, shape)` tuple (a subarray, or a field with a shape): a type
+/// of no size that is not a record (`'|V0'`, `'S'`, `('<f8', (0,))`) has no "generic size"
+/// to repeat, and `np.dtype` refuses it ("invalid itemsize in generic type tuple"), even
+/// with shape `()`; a record of no fields is fine.
+fn sized_base(base: &DType, tuple: &Literal) -> Result<()> {
+    if base.itemsize() == 0 && base.as_record().is_none() {
+        return Err(Error::dtype(
+            tuple.repr(),
+            "invalid itemsize in generic type tuple: a (type, shape) needs a type with a size",
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn refuse_objects(dtype: &DType) -> Result<()> {
     if !dtype.has_object() {
         return Ok(());

@@ -324,11 +324,6 @@ const CHECK_VALID: &[(&str, &str)] = &[
     ("zip_bombs_together.npz", "3 x 4 MiB inflated, refused only with max_inflated_size(10 MiB)"),
     ("path_like_names.npz", "member names like '../../escape': keys, never paths"),
     ("npy_file.npz", "a .npy file named .npz: read by its content, as np.load does"),
-    // NumPy refuses these dtypes ("invalid itemsize in generic type tuple": a subarray of
-    // a zero-size flexible base), which npy-core's dtype model accepts: a fidelity gap of
-    // `DType::from_descr`, not of `npy check`.
-    ("v0_subarray_field_1e18.npy", "[('a', '|V0', (3,))]: NumPy refuses the dtype, npy-core accepts it"),
-    ("zero_subarray_base_1e18.npy", "[('a', ('<f8', (0,)), (5,))]: NumPy refuses the dtype, npy-core accepts it"),
 ];
 
 /// NumPy loads every archive `tests/npz.rs` wrote and finds what its sidecar says.
