@@ -1,6 +1,7 @@
-//! Bounded memory: `npy copy` and `npy check` of a 1 GiB `.npy` file and of a 1 GiB
-//! single-member stored `.npz` stay under 64 MB of resident memory, with stderr
-//! redirected to a file (no terminal: no progress bar, and stderr stays empty).
+//! Bounded memory: `npy copy`, `npy check` and `npy dump` of a 1 GiB `.npy` file, and
+//! `copy` and `check` of a 1 GiB single-member stored `.npz`, stay under 64 MB of resident
+//! memory, with stderr redirected to a file (no terminal: no progress bar, and stderr stays
+//! empty).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -58,4 +59,31 @@ fn copy_and_check_of_a_gib_stored_npz_stay_under_64_mb() {
     std::fs::remove_file(&output).unwrap();
     let report = bounded(dir.path(), &[Path::new("check"), &input]);
     assert_eq!(report, "1 file checked, 0 with problems\n");
+}
+
+/// A 1 GiB C-order file (sparse: 1,024 items of 1 MiB, in rows of 512) dumps in bounded
+/// memory: its rows stream item by item, in JSON and CSV.
+#[test]
+fn dump_of_a_gib_npy_stays_under_64_mb() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    const ITEM: u64 = 1 << 20;
+    let header = npy_core::header::Header::new(format!("|S{ITEM}").parse().unwrap(), vec![2, 512]);
+    let head = header.encode(None).unwrap().1;
+    let path = dir.path().join("big.npy");
+    let file = std::fs::File::create(&path).unwrap();
+    std::io::Write::write_all(&mut &file, &head).unwrap();
+    file.set_len(head.len() as u64 + 1024 * ITEM).unwrap();
+    drop(file);
+    let row = format!("[{}]", vec!["\"b''\""; 512].join(","));
+    for format in ["json", "csv"] {
+        let got = bounded(dir.path(), &[Path::new("dump"), &path, Path::new("--format"), Path::new(format)]);
+        let got: Vec<&str> = got.lines().collect();
+        if format == "json" {
+            assert_eq!(got, [row.as_str(), row.as_str()]);
+        } else {
+            assert_eq!(got.len(), 3);
+            assert!(got[0].starts_with("[0],[1],") && got[0].ends_with(",[511]"), "{}", got[0]);
+            assert_eq!(got[1], vec!["b''"; 512].join(","));
+        }
+    }
 }
