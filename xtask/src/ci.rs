@@ -20,12 +20,13 @@
 //!    every object array `.npy` and `.npz` the tests wrote to `target/object-check` and
 //!    compare it, types included, with its `.expect.json` sidecar
 //! 9. every example, `cargo run --release --example <name>` with `NPY_CI=1`
-//! 10. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 11. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 10. the README's `npy` commands, run as written on the main job's file (see [`readme`])
+//! 11. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 12. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
 //!     refuses pickles by design; step 8 covers object arrays), then
 //!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
-//! 12. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
+//! 13. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
 //!     json` on every `.npy` of the corpus and of `tests/data` and every member of their
 //!     `.npz` files, parses each line with Python's `json` and compares it with NumPy's
 //!     `tolist()` under the documented mapping; where NumPy cannot give the values, the
@@ -55,6 +56,7 @@ const STEPS: &[Step] = &[
     ("numpy loads npz", npz_check),
     ("numpy loads object arrays", object_check),
     ("examples", examples),
+    ("readme commands", readme),
     ("golden --check", golden_check),
     ("numpy round trip", roundtrip),
     ("numpy reads our dumps", dump_check),
@@ -374,6 +376,41 @@ fn examples(ci: &mut Ci) -> Result<()> {
                 .env("NPY_PYTHON", &python),
         )?;
     }
+    Ok(())
+}
+
+/// The README's `npy` examples, run as written, in order, from the checkout's root, after
+/// the main job (the examples step) wrote `target/seismic/traces.npy`: every line of its
+/// `sh` block of `npy` commands, with the release `npy` first on `PATH` (what `cargo install
+/// --path npy-cli` gives), must succeed (pipes with `pipefail`) and print nothing on stderr.
+fn readme(_: &mut Ci) -> Result<()> {
+    let root = project::root();
+    let text = fs::read_to_string(root.join("README.md")).map_err(|e| format!("cannot read README.md: {e}"))?;
+    let block = text
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .find(|b| b.lines().any(|l| l.starts_with("npy ")))
+        .ok_or("README.md has no sh block of npy commands")?;
+    project::step("cargo build --release -p npy-cli");
+    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
+    let bin = project::target_dir().join("release");
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .map_err(|e| format!("cannot make PATH: {e}"))?;
+    let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
+    for line in &lines {
+        project::step(line);
+        let mut cmd = Command::new("bash");
+        cmd.args(["-o", "pipefail", "-c", line]).current_dir(&root).env("PATH", &path);
+        let out = cmd.output().map_err(|e| format!("cannot run `{line}`: {e}"))?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() || !stderr.is_empty() {
+            return Err(format!("README command `{line}`: {}; stderr: {}", out.status, stderr.trim_end()));
+        }
+    }
+    println!("{} README commands ran as written", lines.len());
     Ok(())
 }
 
