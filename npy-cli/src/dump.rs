@@ -54,8 +54,8 @@ named after the fields: a.b for nested fields, samples[3] for subarray items, [j
 [j].field for the items of an N-d array's rows, value for a plain 1-D array.
 
 Values NumPy cannot show either are errors naming the element: text with a code point
-beyond U+10FFFF, datetime64 values other than NaT with generic units. JSON writes a surrogate code point
-as Python's json does (\\ud800); CSV cannot hold one.";
+beyond U+10FFFF, datetime64 values other than NaT with generic units. JSON writes a
+surrogate code point as Python's json does (\\ud800); CSV cannot hold one.";
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
