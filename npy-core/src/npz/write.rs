@@ -838,9 +838,13 @@ mod tests {
     use crate::error::ErrorKind;
     use crate::npz::Reader;
 
+    /// The unit of sizes below: a MiB, or 4 KiB under Miri (deflate is slow there), the
+    /// ways of writing and their limits scaled alike.
+    const MIB: usize = if cfg!(miri) { 4 << 10 } else { 1 << 20 };
+
     /// 3 MiB of bytes that deflate (a little), and the ways a member of them is written.
     fn payload() -> Vec<u8> {
-        (0..3u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 & 0x3f).collect()
+        (0..3 * MIB as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8 & 0x3f).collect()
     }
 
     /// Writers whose deflated members go each way: streamed on the caller's thread
@@ -849,13 +853,17 @@ mod tests {
         let mut streamed = Writer::new(Cursor::new(Vec::new()));
         streamed.threads(1);
         let mut over_limit = Writer::new(Cursor::new(Vec::new()));
-        over_limit.threads(2).parallel_limit(1 << 20);
+        over_limit.threads(2).parallel_limit(MIB as u64);
         let mut staged = Writer::new(Cursor::new(Vec::new()));
         staged.threads(2);
         vec![("streamed", streamed), ("over the limit", over_limit), ("staged", staged)]
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "zlib-rs 0.6 frees its Deflate's state through a reference it protects (zlib-rs#491): UB under both of Miri's borrow models, in the dependency"
+    )]
     fn members_from_readers_read_back_and_match_members_from_slices() {
         let data = payload();
         let mut archives = Vec::new();
@@ -913,16 +921,21 @@ mod tests {
     /// A source that ends early or fails leaves no member behind: the archive goes on,
     /// the name is free again, and the finished archive holds what was added around it.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "zlib-rs 0.6 frees its Deflate's state through a reference it protects (zlib-rs#491): UB under both of Miri's borrow models, in the dependency"
+    )]
     fn a_failed_source_leaves_no_member_and_the_archive_goes_on() {
-        let size = 2u64 << 20;
+        let size = 2 * MIB as u64;
         for way in 0..writers().len() {
             for c in [Compression::Stored, Compression::deflated()] {
                 let (how, mut w) = writers().swap_remove(way);
                 w.add_raw_from("before.bin", 3, &b"abc"[..], c).unwrap();
-                let e = w.add_raw_from("x.npy", size, Fails { n: 1 << 20, error: None }, c).unwrap_err();
+                let e = w.add_raw_from("x.npy", size, Fails { n: MIB, error: None }, c).unwrap_err();
                 assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{how}: {e}");
                 assert_eq!(e.member(), Some("x.npy"), "{how}");
-                assert!(e.to_string().contains("ended after 1048576 of the member's 2097152 bytes"), "{how}: {e}");
+                let said = format!("ended after {MIB} of the member's {size} bytes");
+                assert!(e.to_string().contains(&said), "{how}: {e}");
                 let source = Fails { n: 5, error: Some(io::ErrorKind::ConnectionReset) };
                 let e = w.add_raw_from("x.npy", size, source, c).unwrap_err();
                 assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::ConnectionReset), "{how}");
