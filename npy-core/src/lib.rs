@@ -129,6 +129,8 @@ pub mod header;
 mod io;
 pub mod literal;
 pub mod mmap;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
 pub mod npz;
 pub mod object;
 mod options;

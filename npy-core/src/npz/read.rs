@@ -13,6 +13,7 @@ use super::{directory, zip_err, Compression};
 use crate::array::{Array, DynArray};
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{shape_repr, MAGIC};
+use crate::io::ReadNpy;
 use crate::object::{FromObject, Object};
 use crate::options::ReadOptions;
 use crate::read::{NpyReader, Origin};
@@ -367,6 +368,28 @@ impl<R: Read + Seek> Reader<R> {
     /// As [`Reader::read`].
     pub fn read_array<T: NpyRecord>(&mut self, name: &str) -> Result<Array<T>> {
         self.with_member(name, |r| r.read_array::<T>())
+    }
+
+    /// Reads member `name` as any type that reads a `.npy` file ([`ReadNpy`]): what
+    /// `V::read_npy` gives for a file, errors naming the member.
+    ///
+    /// # Errors
+    /// As [`Reader::read`] and `V`'s [`ReadNpy::read_npy_with`].
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::{npz::{Reader, Writer}, Array, DynArray};
+    ///
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add_array("m", &Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4])?)?;
+    /// let mut r = Reader::new(w.finish()?)?;
+    /// assert_eq!(r.read_as::<Array<u8>>("m")?.get(&[1, 0]), Some(&3));
+    /// assert_eq!(r.read_as::<DynArray>("m")?.shape(), [2, 2]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn read_as<V: ReadNpy>(&mut self, name: &str) -> Result<V> {
+        self.with_member(name, |r| V::read_npy_with(r))
     }
 
     /// Reads member `name` as a [`DynArray`] of any dtype (it remembers the member's

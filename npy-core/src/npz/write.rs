@@ -437,17 +437,34 @@ impl<W: Write + Seek> Writer<W> {
         data: &[T],
         compression: Compression,
     ) -> Result<()> {
+        let plan = element_plan::<T>();
+        self.add_encoded(name, &header, compression, |w| write_with_plan(w, &plan?, data))
+    }
+
+    /// Adds member `name.npy`: `header`, encoded as NumPy writes it, then the data that
+    /// `body` writes (exactly `header`'s data length). Errors name the member.
+    pub(crate) fn add_encoded(
+        &mut self,
+        name: &str,
+        header: &Header,
+        compression: Compression,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
         let result = (|| {
-            let plan = element_plan::<T>()?;
             let head = header.encode(None)?.1;
             let member = self.member_name(name)?;
             let total = head.len() as u64 + header.data_len()? as u64;
             self.write_member(member, compression, total, |w| {
                 w.write_all(&head)?;
-                write_with_plan(w, &plan, data)
+                body(w)
             })
         })();
         self.located(&npy_member(name), result)
+    }
+
+    /// The compression [`Writer::add`] uses (see [`Writer::compression`]).
+    pub(crate) fn default_compression(&self) -> Compression {
+        self.compression
     }
 
     pub(super) fn member_name(&mut self, name: &str) -> Result<String> {
