@@ -291,12 +291,11 @@ fn trace_ids(file: &str) -> Value {
 #[test]
 fn derived_records_round_trip_as_ndarrays() {
     let dir = data_dir();
-    for file in ["record/trace_packed.npy"] {
-        let a = Array1::<Trace8>::read_npy(dir.join(file)).unwrap();
-        assert_eq!(json!(a.iter().map(|t| t.trace_id).collect::<Vec<_>>()), trace_ids(file));
-        assert_eq!(a.to_vec(), Vec::<Trace8>::read_npy(dir.join(file)).unwrap());
-        assert!(a.write_npy_to(Vec::new()).unwrap() == std::fs::read(dir.join(file)).unwrap(), "{file}");
-    }
+    let file = "record/trace_packed.npy";
+    let a = Array1::<Trace8>::read_npy(dir.join(file)).unwrap();
+    assert_eq!(json!(a.iter().map(|t| t.trace_id).collect::<Vec<_>>()), trace_ids(file));
+    assert_eq!(a.to_vec(), Vec::<Trace8>::read_npy(dir.join(file)).unwrap());
+    assert!(a.write_npy_to(Vec::new()).unwrap() == std::fs::read(dir.join(file)).unwrap(), "{file}");
     // The aligned layout is `Trace8Aligned`'s memory: a map views it in place.
     let file = "record/trace_aligned.npy";
     let a = Array1::<Trace8Aligned>::read_npy(dir.join(file)).unwrap();

@@ -25,6 +25,7 @@
 //! | strings, datetimes, void | [`types`] |
 //! | object arrays: str, None, mixed and nested values, without running pickles | [`object`], [`Object`] |
 //! | any serde type by field name; files of unknown type as values | `npy_core::serde` (feature `serde`) |
+//! | `ndarray` arrays and views: read, write, map, npz, convert | `npy_core::ndarray` (feature `ndarray`) |
 //!
 //! # Modules
 //! | module | what it holds |
@@ -41,6 +42,7 @@
 //! | [`mmap`] | memory maps |
 //! | [`atomic`] | files that appear whole or not at all |
 //! | `serde` | the serde bridge (feature `serde`) |
+//! | `ndarray` | the ndarray bridge (feature `ndarray`) |
 //!
 //! The crate root re-exports the everyday types: arrays, readers, writers, options and
 //! errors. How the modules depend on each other, and where to look for what, is described

@@ -13,7 +13,7 @@
 //! The names are those of `ndarray-npy`: `Array2::<f64>::read_npy(path)`,
 //! `array.write_npy(path)` (and `read_npy_from`/`write_npy_to` over any reader and
 //! writer). A file of another dimensionality than `D` is an [`ErrorKind::WrongShape`]
-//! naming both; [`ndarray::IxDyn`] takes any.
+//! naming both; [`IxDyn`](type@ndarray::IxDyn) takes any.
 //!
 //! # Examples
 //! ```

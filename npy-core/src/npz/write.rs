@@ -463,6 +463,7 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// The compression [`Writer::add`] uses (see [`Writer::compression`]).
+    #[cfg(feature = "ndarray")]
     pub(crate) fn default_compression(&self) -> Compression {
         self.compression
     }
