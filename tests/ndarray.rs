@@ -3,6 +3,10 @@
 //! order and values, writes back byte for byte, and views in place from a map; records,
 //! Fortran layouts and non-contiguous views keep NumPy's meaning without copies.
 
+#[path = "support/corpus_records.rs"]
+mod corpus_records;
+#[path = "support/corpus.rs"]
+mod shared_corpus;
 #[path = "support/trace.rs"]
 mod trace;
 
@@ -10,16 +14,18 @@ use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 
 use half::f16;
-use ndarray::{s, Array0, Array1, Array2, Array3, ArrayD, Ix2, Ix3, IxDyn, ShapeBuilder};
+use ndarray::{s, Array0, Array1, Array2, Array3, ArrayD, Dimension, Ix2, Ix3, IxDyn, ShapeBuilder};
 use npy_core::mmap::{NpyMap, NpyMapMut};
 use npy_core::npz;
 use npy_core::prelude::*;
 use npy_core::types::unit::{Days, Generic, Micros, Millis, Nanos, Seconds};
 use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4, Void};
-use npy_core::{ErrorKind, ReadOptions};
+use npy_core::{DynArray, ErrorKind, ReadOptions};
 use num_complex::Complex;
 use serde_json::{json, Value};
-use trace::{Trace, Trace8, Trace8Aligned};
+use sha2::{Digest, Sha256};
+use shared_corpus::corpus;
+use trace::{Trace, Trace8, Trace8Aligned, TraceAligned};
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
@@ -57,14 +63,14 @@ fn inside<T>(ptr: *const T, bytes: &[u8]) -> bool {
 /// Reads one fixture as `ArrayD<T>` and checks it against NumPy: shape, memory order,
 /// values (`enc` encodes an element as the manifest does, in storage order), the bytes
 /// written back, and a map's zero-copy view.
-fn check_fixture<T: NpyRecord + PartialEq + Debug>(entry: &Value, enc: impl Fn(&T) -> Value) {
+fn check_fixture<T: NpyRecord + PartialEq + Debug>(entry: &Value, enc: &dyn Fn(&T) -> Value) {
     let file = entry["file"].as_str().unwrap();
     let path = data_dir().join(file);
     let original = std::fs::read(&path).unwrap();
     let fortran = entry["fortran_order"].as_bool().unwrap();
     let want = entry["elements"].as_array().unwrap();
     let values = |a: &ArrayD<T>| -> Vec<Value> {
-        a.as_slice_memory_order().unwrap_or_else(|| panic!("{file}: not contiguous")).iter().map(&enc).collect()
+        a.as_slice_memory_order().unwrap_or_else(|| panic!("{file}: not contiguous")).iter().map(enc).collect()
     };
 
     let a = ArrayD::<T>::read_npy(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -87,7 +93,7 @@ fn check_fixture<T: NpyRecord + PartialEq + Debug>(entry: &Value, enc: impl Fn(&
         let map = unsafe { NpyMap::open(&path) }.unwrap();
         let view = map.view_nd::<T, IxDyn>().unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(view.shape(), a.shape(), "{file}: map view");
-        let viewed: Vec<Value> = view.as_slice_memory_order().unwrap().iter().map(&enc).collect();
+        let viewed: Vec<Value> = view.as_slice_memory_order().unwrap().iter().map(enc).collect();
         assert_eq!(&viewed, want, "{file}: map view");
         if !view.is_empty() {
             assert!(inside(view.as_ptr(), map.data()), "{file}: the view is not in the map");
@@ -110,8 +116,75 @@ fn bits64(v: f64) -> Value {
     json!(v.to_bits())
 }
 
+/// What is done with a fixture once its element type is known.
+trait Visit {
+    fn visit<T: NpyRecord + Clone + PartialEq + Debug>(&mut self, enc: &dyn Fn(&T) -> Value);
+}
+
+/// Calls `visit` with the Rust element type of a descr's kind (`'<i4'`: `i4`) and the
+/// manifest's encoding of its values; false when no Rust type fits (long doubles,
+/// multiplied time units).
+fn dispatch(descr: &str, visit: &mut impl Visit) -> bool {
+    let kind = descr.trim_matches('\'').trim_start_matches(['<', '>', '|', '=']);
+    macro_rules! kinds {
+        ($($k:literal => $t:ty, $enc:expr;)*) => {
+            match kind {
+                $($k => visit.visit::<$t>(&$enc),)*
+                _ => return false,
+            }
+        };
+    }
+    kinds! {
+        "b1" => bool, |v: &bool| json!(*v as u8);
+        "i1" => i8, |v: &i8| json!(v);
+        "u1" => u8, |v: &u8| json!(v);
+        "i2" => i16, |v: &i16| json!(v);
+        "u2" => u16, |v: &u16| json!(v);
+        "i4" => i32, |v: &i32| json!(v);
+        "u4" => u32, |v: &u32| json!(v);
+        "i8" => i64, |v: &i64| json!(v);
+        "u8" => u64, |v: &u64| json!(v);
+        "f2" => f16, |v: &f16| json!(v.to_bits());
+        "f4" => f32, |v: &f32| bits32(*v);
+        "f8" => f64, |v: &f64| bits64(*v);
+        "c8" => Complex<f32>, |v: &Complex<f32>| json!([bits32(v.re), bits32(v.im)]);
+        "c16" => Complex<f64>, |v: &Complex<f64>| json!([bits64(v.re), bits64(v.im)]);
+        "S1" => Bytes<1>, |v: &Bytes<1>| json!(hex(v.raw()));
+        "S4" => Bytes<4>, |v: &Bytes<4>| json!(hex(v.raw()));
+        "S5" => Bytes<5>, |v: &Bytes<5>| json!(hex(v.raw()));
+        "S8" => Bytes<8>, |v: &Bytes<8>| json!(hex(v.raw()));
+        "S16" => Bytes<16>, |v: &Bytes<16>| json!(hex(v.raw()));
+        "V3" => Void<3>, |v: &Void<3>| json!(hex(&v.0));
+        "V8" => Void<8>, |v: &Void<8>| json!(hex(&v.0));
+        "U1" => Ucs4<1>, |v: &Ucs4<1>| json!(v.code_points());
+        "U3" => Ucs4<3>, |v: &Ucs4<3>| json!(v.code_points());
+        "U4" => Ucs4<4>, |v: &Ucs4<4>| json!(v.code_points());
+        "U5" => Ucs4<5>, |v: &Ucs4<5>| json!(v.code_points());
+        "U10" => Ucs4<10>, |v: &Ucs4<10>| json!(v.code_points());
+        "M8" => DateTime64<Generic>, |v: &DateTime64<Generic>| json!(v.value());
+        "M8[D]" => DateTime64<Days>, |v: &DateTime64<Days>| json!(v.value());
+        "M8[s]" => DateTime64<Seconds>, |v: &DateTime64<Seconds>| json!(v.value());
+        "M8[ms]" => DateTime64<Millis>, |v: &DateTime64<Millis>| json!(v.value());
+        "M8[us]" => DateTime64<Micros>, |v: &DateTime64<Micros>| json!(v.value());
+        "M8[ns]" => DateTime64<Nanos>, |v: &DateTime64<Nanos>| json!(v.value());
+        "m8" => TimeDelta64<Generic>, |v: &TimeDelta64<Generic>| json!(v.value());
+        "m8[D]" => TimeDelta64<Days>, |v: &TimeDelta64<Days>| json!(v.value());
+        "m8[s]" => TimeDelta64<Seconds>, |v: &TimeDelta64<Seconds>| json!(v.value());
+        "m8[ms]" => TimeDelta64<Millis>, |v: &TimeDelta64<Millis>| json!(v.value());
+        "m8[us]" => TimeDelta64<Micros>, |v: &TimeDelta64<Micros>| json!(v.value());
+        "m8[ns]" => TimeDelta64<Nanos>, |v: &TimeDelta64<Nanos>| json!(v.value());
+    }
+    true
+}
+
 #[test]
 fn every_fixed_size_fixture_reads_into_arrayd_as_numpy_says() {
+    struct Fixture<'a>(&'a Value);
+    impl Visit for Fixture<'_> {
+        fn visit<T: NpyRecord + Clone + PartialEq + Debug>(&mut self, enc: &dyn Fn(&T) -> Value) {
+            check_fixture::<T>(self.0, enc);
+        }
+    }
     let (mut checked, mut untyped, mut with_elements) = (Vec::new(), Vec::new(), 0);
     for entry in manifest() {
         if entry.get("elements").is_none() {
@@ -119,53 +192,11 @@ fn every_fixed_size_fixture_reads_into_arrayd_as_numpy_says() {
         }
         with_elements += 1;
         let descr = entry["descr"].as_str().unwrap();
-        // '<i4' -> i4: the byte order is the reader's business.
-        let kind = descr.trim_matches('\'').trim_start_matches(['<', '>', '|', '=']);
-        macro_rules! kinds {
-            ($($k:literal => $t:ty, $enc:expr;)*) => {
-                match kind {
-                    $($k => check_fixture::<$t>(&entry, $enc),)*
-                    _ => {
-                        untyped.push(kind.to_string());
-                        continue;
-                    }
-                }
-            };
+        if dispatch(descr, &mut Fixture(&entry)) {
+            checked.push(entry["file"].as_str().unwrap().to_string());
+        } else {
+            untyped.push(descr.trim_matches('\'').trim_start_matches(['<', '>', '|']).to_string());
         }
-        kinds! {
-            "b1" => bool, |v: &bool| json!(*v as u8);
-            "i1" => i8, |v: &i8| json!(v);
-            "u1" => u8, |v: &u8| json!(v);
-            "i2" => i16, |v: &i16| json!(v);
-            "u2" => u16, |v: &u16| json!(v);
-            "i4" => i32, |v: &i32| json!(v);
-            "u4" => u32, |v: &u32| json!(v);
-            "i8" => i64, |v: &i64| json!(v);
-            "u8" => u64, |v: &u64| json!(v);
-            "f2" => f16, |v: &f16| json!(v.to_bits());
-            "f4" => f32, |v: &f32| bits32(*v);
-            "f8" => f64, |v: &f64| bits64(*v);
-            "c8" => Complex<f32>, |v: &Complex<f32>| json!([bits32(v.re), bits32(v.im)]);
-            "c16" => Complex<f64>, |v: &Complex<f64>| json!([bits64(v.re), bits64(v.im)]);
-            "S1" => Bytes<1>, |v: &Bytes<1>| json!(hex(v.raw()));
-            "S5" => Bytes<5>, |v: &Bytes<5>| json!(hex(v.raw()));
-            "V3" => Void<3>, |v: &Void<3>| json!(hex(&v.0));
-            "U3" => Ucs4<3>, |v: &Ucs4<3>| json!(v.code_points());
-            "U4" => Ucs4<4>, |v: &Ucs4<4>| json!(v.code_points());
-            "M8" => DateTime64<Generic>, |v: &DateTime64<Generic>| json!(v.value());
-            "M8[D]" => DateTime64<Days>, |v: &DateTime64<Days>| json!(v.value());
-            "M8[s]" => DateTime64<Seconds>, |v: &DateTime64<Seconds>| json!(v.value());
-            "M8[ms]" => DateTime64<Millis>, |v: &DateTime64<Millis>| json!(v.value());
-            "M8[us]" => DateTime64<Micros>, |v: &DateTime64<Micros>| json!(v.value());
-            "M8[ns]" => DateTime64<Nanos>, |v: &DateTime64<Nanos>| json!(v.value());
-            "m8" => TimeDelta64<Generic>, |v: &TimeDelta64<Generic>| json!(v.value());
-            "m8[D]" => TimeDelta64<Days>, |v: &TimeDelta64<Days>| json!(v.value());
-            "m8[s]" => TimeDelta64<Seconds>, |v: &TimeDelta64<Seconds>| json!(v.value());
-            "m8[ms]" => TimeDelta64<Millis>, |v: &TimeDelta64<Millis>| json!(v.value());
-            "m8[us]" => TimeDelta64<Micros>, |v: &TimeDelta64<Micros>| json!(v.value());
-            "m8[ns]" => TimeDelta64<Nanos>, |v: &TimeDelta64<Nanos>| json!(v.value());
-        }
-        checked.push(entry["file"].as_str().unwrap().to_string());
     }
     // Only long doubles and multiplied time units have no Rust element type; DynArray
     // reads them (tests/corpus.rs).
@@ -388,4 +419,115 @@ fn maps_and_archive_members_view_in_place() {
     assert_eq!(back[[1, 3]], 13.0);
     let e = Array2::<i16>::read_npy(&path).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// NumPy's reference corpus (`../shared/corpus/public`, see `support/corpus.rs`): every
+/// `.npy` file of a fixed-size scalar dtype reads into `ArrayD<T>` with NumPy's shape and
+/// memory order; its C-order bytes are NumPy's (`sha256_c_order`), the file written back
+/// is NumPy's (`sha256_file`), and a map views it in place. Files in another byte order
+/// give the values the dynamic reader gives.
+#[test]
+fn every_corpus_file_of_a_fixed_size_dtype_round_trips_through_arrayd() {
+    let Some(dir) = corpus("the ndarray corpus round trips") else { return };
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    let entries: Vec<Value> = serde_json::from_str(&text).unwrap();
+    struct CorpusFile<'a> {
+        path: PathBuf,
+        entry: &'a Value,
+        refused: Vec<String>,
+        native: usize,
+    }
+    impl Visit for CorpusFile<'_> {
+        fn visit<T: NpyRecord + Clone + PartialEq + Debug>(&mut self, _: &dyn Fn(&T) -> Value) {
+            let (path, entry) = (&self.path, self.entry);
+            let file = entry["file"].as_str().unwrap();
+            let a = match ArrayD::<T>::read_npy(path) {
+                Err(e) if matches!(e.kind(), ErrorKind::InvalidValue { .. }) => {
+                    self.refused.push(file.to_string());
+                    return;
+                }
+                other => other.unwrap_or_else(|e| panic!("{file}: {e}")),
+            };
+            assert_eq!(a.shape(), shape_of(entry), "{file}: shape");
+            let fortran = entry["fortran_order"].as_bool().unwrap();
+            assert!(if fortran { a.t().is_standard_layout() } else { a.is_standard_layout() }, "{file}: layout");
+            let written = a.write_npy_to(Vec::new()).unwrap();
+            if T::dtype().descr() == entry["descr"].as_str().unwrap() {
+                self.native += 1;
+                let c_order = a.as_standard_layout().write_npy_to(Vec::new()).unwrap();
+                assert_eq!(sha256(data_of(&c_order)), entry["sha256_c_order"].as_str().unwrap(), "{file}: C order");
+                // An array with at most one dim over 1 is both C and Fortran: ndarray cannot
+                // tell which a file said, and it is written as C order (as `np.save` does).
+                let both = a.shape().iter().filter(|&&d| d > 1).count() <= 1;
+                if both && fortran {
+                    assert!(!ReadOptions::new().open(&written[..]).unwrap().header().fortran_order, "{file}");
+                    assert_eq!(sha256(data_of(&written)), entry["sha256_data"].as_str().unwrap(), "{file}: data");
+                } else {
+                    assert_eq!(sha256(data_of(&written)), entry["sha256_data"].as_str().unwrap(), "{file}: data");
+                    // Whole files where NumPy's header is the one `np.save` writes today (not
+                    // legacy padding or a forced version).
+                    let original = std::fs::read(path).unwrap();
+                    let r = ReadOptions::new().open(&original[..]).unwrap();
+                    if r.header().encode(None).unwrap().1 == original[..r.data_offset()] {
+                        assert_eq!(sha256(&written), entry["sha256_file"].as_str().unwrap(), "{file}: rewrite");
+                    }
+                }
+                // SAFETY: nothing modifies the corpus while it is mapped.
+                let map = unsafe { NpyMap::open(path) }.unwrap();
+                let view = map.view_nd::<T, IxDyn>().unwrap_or_else(|e| panic!("{file}: {e}"));
+                assert_eq!(view.shape(), a.shape(), "{file}");
+                if !view.is_empty() && size_of::<T>() > 0 {
+                    assert!(inside(view.as_ptr(), map.data()), "{file}: the view is not in the map");
+                }
+            } else {
+                // The dynamic reader's values in the same layout: the same bytes written.
+                let d = DynArray::read_npy(path).unwrap();
+                let (shape, values) = (d.shape().to_vec(), d.to_vec::<T>().unwrap());
+                let same = if d.fortran_order() {
+                    npy_core::Array::from_shape_vec_fortran(shape, values)
+                } else {
+                    npy_core::Array::from_shape_vec(shape, values)
+                };
+                assert!(same.unwrap().write_npy_to(Vec::new()).unwrap() == written, "{file}: values");
+            }
+        }
+    }
+    let (mut checked, mut native, mut refused) = (0, 0, Vec::new());
+    for entry in entries.iter().filter(|e| e["kind"] == "npy") {
+        let descr = entry["descr"].as_str().unwrap();
+        let path = dir.join(entry["file"].as_str().unwrap());
+        let mut visit = CorpusFile { path, entry, refused: Vec::new(), native: 0 };
+        if dispatch(descr, &mut visit) {
+            checked += 1;
+            native += visit.native;
+            refused.extend(visit.refused);
+        }
+    }
+    // NumPy writes these values, but they are no valid `bool` or `char`: typed reads
+    // refuse them (DynArray keeps them).
+    assert_eq!(refused, ["exotic/bool_noncanonical.npy", "exotic/unicode_invalid_codepoints.npy"]);
+    assert!(checked >= 85 && native >= 55, "{checked} files checked, {native} in native order");
+
+    // Record files through derived structs, in their layouts, written back byte for byte.
+    fn records<T: NpyRecord, D: Dimension>(dir: &Path, file: &str, fortran: bool) -> ndarray::Array<T, D> {
+        let a = ndarray::Array::<T, D>::read_npy(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(a.t().is_standard_layout() && !a.is_standard_layout(), fortran, "{file}: layout");
+        assert!(a.write_npy_to(Vec::new()).unwrap() == std::fs::read(dir.join(file)).unwrap(), "{file}");
+        a
+    }
+    records::<corpus_records::RG, Ix2>(&dir, "struct/struct_2d.npy", false);
+    records::<corpus_records::AB, Ix2>(&dir, "struct/struct_3x4_F.npy", true);
+    records::<corpus_records::KV, Ix3>(&dir, "struct/struct_2x3x2_aligned_F.npy", true);
+    records::<corpus_records::AbcF, Ix2>(&dir, "fortran/struct_2x3_F.npy", true);
+    records::<Trace, ndarray::Ix0>(&dir, "record/trace_0d.npy", false);
+    records::<Trace, Ix2>(&dir, "record/gather_4x12.npy", false);
+    // NumPy's C order of a Fortran record file: the same bytes from `as_standard_layout`.
+    let aligned = records::<TraceAligned, Ix2>(&dir, "record/gather_4x12_aligned_F.npy", true);
+    let c_order = aligned.as_standard_layout().write_npy_to(Vec::new()).unwrap();
+    let want = entries.iter().find(|e| e["file"] == "record/gather_4x12_aligned_F.npy").unwrap();
+    assert_eq!(sha256(data_of(&c_order)), want["sha256_c_order"].as_str().unwrap());
 }

@@ -9,6 +9,9 @@
 //! buffer as it is, with the matching `fortran_order`. Any other array or view (a slice
 //! with steps, permuted axes) writes its logical order, C order, as `np.save` writes
 //! `np.ascontiguousarray(a)`, row by row, without a copy of the array.
+//! An array with at most one dimension over 1 is both C- and Fortran-contiguous; it is
+//! written with `fortran_order: False`, as `np.save` writes such an array (so a 1-D file
+//! that says `True`, which `np.save` never writes, comes back with `False`, the same data).
 //!
 //! The names are those of `ndarray-npy`: `Array2::<f64>::read_npy(path)`,
 //! `array.write_npy(path)` (and `read_npy_from`/`write_npy_to` over any reader and
