@@ -421,6 +421,36 @@ fn maps_and_archive_members_view_in_place() {
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
 }
 
+#[test]
+fn map_views_group_array_elements_as_reads_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("xyz.npy");
+    let flat = npy_core::Array::from_shape_vec(vec![2, 2, 3], (0..12).map(|i| i as f32).collect()).unwrap();
+    flat.write_npy(&path).unwrap();
+    {
+        // SAFETY: nothing else uses the file while it is mapped.
+        let mut map = unsafe { NpyMapMut::open(&path) }.unwrap();
+        let mut view = map.view_nd_mut::<[f32; 3], Ix2>().unwrap();
+        assert_eq!(view.shape(), [2, 2]);
+        assert_eq!(view[[1, 0]], [6.0, 7.0, 8.0]);
+        view[[0, 1]] = [-1.0, -2.0, -3.0];
+        assert_eq!(map.view::<[f32; 3]>().unwrap().len(), 4);
+        assert_eq!(map.view_range::<[f32; 3]>(3..4).unwrap(), [[9.0, 10.0, 11.0]]);
+        map.write(2, &[[0.5f32, 1.5, 2.5]]).unwrap();
+        assert_eq!(map.decode::<[f64; 3]>().unwrap().get(1).unwrap(), [-1.0, -2.0, -3.0]);
+        map.flush().unwrap();
+    }
+    // SAFETY: as above.
+    let map = unsafe { NpyMap::open(&path) }.unwrap();
+    let view = map.view_nd::<[f32; 3], Ix2>().unwrap();
+    assert_eq!(view[[1, 0]], [0.5, 1.5, 2.5]);
+    assert_eq!(map.view_nd::<f32, ndarray::Ix3>().unwrap()[[0, 1, 2]], -3.0);
+    let e = map.view_nd::<[f32; 3], ndarray::Ix3>().unwrap_err();
+    assert!(e.to_string().contains("(2, 2)"), "{e}");
+    // Dims that are not the file's last ones are no grouping: the usual mismatch.
+    assert!(map.view::<[f32; 2]>().is_err());
+}
+
 fn sha256(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }

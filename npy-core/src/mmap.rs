@@ -13,10 +13,13 @@
 //! another layout, data at an offset another writer left unaligned), a view fails with
 //! [`ErrorKind::NotViewable`] saying why, and [`NpyMap::decode`] converts on the fly.
 //! `bool` and `char` data, and types with [`NpyRecord::NEEDS_CHECK`], are validated before
-//! they are viewed, never transmuted blindly.
+//! they are viewed, never transmuted blindly. Array element types take the file's last
+//! dims, as reads do: `'<f4'` data of shape `(n, 3)` views as `n` elements `[f32; 3]`, and
+//! element ranges count those.
 //!
 //! The safety contract of all maps is stated once, at [`NpyMap`](NpyMap#safety).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -309,7 +312,7 @@ impl NpyMap {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn view<T: NpyRecord>(&self) -> Result<&[T]> {
-        self.core.view_range(0..self.core.layout.len)
+        self.core.view_range(0..self.core.layout.grouped::<T>().len)
     }
 
     /// Elements `range` (in storage order) viewed in place as `&[T]`; only they are
@@ -536,7 +539,7 @@ impl NpyMapMut {
     /// # Errors
     /// As [`NpyMap::view`].
     pub fn view<T: NpyRecord>(&self) -> Result<&[T]> {
-        self.core.view_range(0..self.core.layout.len)
+        self.core.view_range(0..self.core.layout.grouped::<T>().len)
     }
 
     /// Elements `range` viewed in place as `&[T]`, as [`NpyMap::view_range`].
@@ -560,7 +563,7 @@ impl NpyMapMut {
     /// As [`NpyMap::view`]; [`ErrorKind::NotViewable`] also when `T` does not cover every
     /// byte of the file's elements.
     pub fn view_mut<T: NpyRecord>(&mut self) -> Result<&mut [T]> {
-        self.view_range_mut(0..self.core.layout.len)
+        self.view_range_mut(0..self.core.layout.grouped::<T>().len)
     }
 
     /// Elements `range` (in storage order) viewed in place as `&mut [T]`: for filling
@@ -585,8 +588,9 @@ impl NpyMapMut {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn view_range_mut<T: NpyRecord>(&mut self, range: Range<usize>) -> Result<&mut [T]> {
-        let bools = view_plan::<T>(&self.core.layout, self.core.data_ptr(), Access::Write)?;
-        let bytes = self.bytes_mut(self.core.layout.byte_range(&range)?);
+        let layout = self.core.layout.grouped::<T>();
+        let bools = view_plan::<T>(&layout, self.core.data_ptr(), Access::Write)?;
+        let bytes = self.bytes_mut(layout.byte_range(&range)?);
         validate::<T>(bytes, &bools, range.start)?;
         // SAFETY:
         // - `bytes` is data of this map, which passed `view_plan` for writing and
@@ -634,9 +638,10 @@ impl NpyMapMut {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write<T: NpyRecord>(&mut self, start: usize, values: &[T]) -> Result<()> {
-        let plan = Plan::new(&native_dtype_of::<T>()?, &self.core.layout.header.dtype)?;
+        let layout = self.core.layout.grouped::<T>();
+        let plan = Plan::new(&native_dtype_of::<T>()?, &layout.header.dtype)?;
         let end = start.checked_add(values.len()).ok_or_else(|| Error::usage("element range overflows"))?;
-        let dst = self.bytes_mut(self.core.layout.byte_range(&(start..end))?);
+        let dst = self.bytes_mut(layout.byte_range(&(start..end))?);
         // SAFETY:
         // - `values` is a live slice of `values.len()` elements of `size_of::<T>()` bytes,
         //   the plan's source element size (`native_dtype` checked it is the itemsize of
@@ -864,8 +869,9 @@ impl MapCore {
 
     /// Elements `range` viewed in place as `&[T]`: [`NpyMap::view_range`].
     fn view_range<T: NpyRecord>(&self, range: Range<usize>) -> Result<&[T]> {
-        let bools = view_plan::<T>(&self.layout, self.data_ptr(), Access::Read)?;
-        let bytes = self.bytes(self.layout.byte_range(&range)?);
+        let layout = self.layout.grouped::<T>();
+        let bools = view_plan::<T>(&layout, self.data_ptr(), Access::Read)?;
+        let bytes = self.bytes(layout.byte_range(&range)?);
         validate::<T>(bytes, &bools, range.start)?;
         // SAFETY:
         // - `bytes` is data of this map, which passed `view_plan` and `validate` for `T`.
@@ -874,7 +880,7 @@ impl MapCore {
 
     /// A decoding view of the data: [`NpyMap::decode`].
     fn decode<T: NpyRecord>(&self) -> Result<Decoded<'_, T>> {
-        Decoded::new(self.bytes(0..self.layout.data_len), &self.layout)
+        Decoded::new(self.bytes(0..self.layout.data_len), &self.layout.grouped::<T>())
     }
 }
 
@@ -919,6 +925,16 @@ impl Layout {
             data_len: reader.data_len(),
             len: reader.len(),
         })
+    }
+
+    /// This layout as an array of `T`s when `T` is an array type (`[U; N]`, nested) whose
+    /// dims are the file's last ones ([`Header::grouped`], as reads regroup); itself
+    /// otherwise.
+    fn grouped<T: NpyRecord>(&self) -> Cow<'_, Layout> {
+        let Some(header) = self.header.grouped(&T::dtype()) else { return Cow::Borrowed(self) };
+        // `grouped` refuses subarrays of no elements: `per` is not zero.
+        let per: usize = self.header.shape[header.shape.len()..].iter().product();
+        Cow::Owned(Layout { len: self.len / per.max(1), header, ..self.clone() })
     }
 
     /// Bytes to map: header and data.

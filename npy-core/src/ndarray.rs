@@ -93,6 +93,12 @@ fn from_storage<T, D: Dimension>(shape: &[usize], fortran_order: bool, data: Vec
     array.into_dimensionality::<D>().map_err(|e| Error::shape(shape, format!("ndarray refuses the shape: {e}")))
 }
 
+/// A map's header as an array of `T`s: `[U; N]` elements take the file's last dims, as
+/// the map's views do.
+fn element_header<T: NpyRecord>(header: &Header) -> Header {
+    header.grouped(&T::dtype()).unwrap_or_else(|| header.clone())
+}
+
 /// `data` viewed with `header`'s shape and order.
 fn view_of<'a, T, D: Dimension>(header: &Header, data: &'a [T]) -> Result<ArrayView<'a, T, D>> {
     check_ndim::<D>(&header.shape, "the mapped array")?;
@@ -278,7 +284,9 @@ impl<T, D: Dimension> From<ndarray::Array<T, D>> for Array<T> {
 impl NpyMap {
     /// The data viewed in place as an [`ndarray::ArrayView`] of the file's shape and
     /// order (a Fortran-order file gives a Fortran layout), as [`NpyMap::view`] views it
-    /// as a slice: zero-copy, `bool` and checked data validated first.
+    /// as a slice: zero-copy, `bool` and checked data validated first. `[U; N]` elements
+    /// take the file's last dims (`'<f4'` of shape `(2, 5, 3)` is an `Ix2` view of
+    /// `[f32; 3]`).
     ///
     /// # Errors
     /// As [`NpyMap::view`]; [`ErrorKind::WrongShape`] when the file's dimensionality is
@@ -300,8 +308,9 @@ impl NpyMap {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn view_nd<T: NpyRecord, D: Dimension>(&self) -> Result<ArrayView<'_, T, D>> {
-        check_ndim::<D>(self.shape(), "the mapped array")?;
-        view_of(self.header(), self.view::<T>()?)
+        let header = element_header::<T>(self.header());
+        check_ndim::<D>(&header.shape, "the mapped array")?;
+        view_of(&header, self.view::<T>()?)
     }
 }
 
@@ -312,8 +321,9 @@ impl NpyMapMut {
     /// # Errors
     /// As [`NpyMap::view_nd`].
     pub fn view_nd<T: NpyRecord, D: Dimension>(&self) -> Result<ArrayView<'_, T, D>> {
-        check_ndim::<D>(self.shape(), "the mapped array")?;
-        view_of(self.header(), self.view::<T>()?)
+        let header = element_header::<T>(self.header());
+        check_ndim::<D>(&header.shape, "the mapped array")?;
+        view_of(&header, self.view::<T>()?)
     }
 
     /// The data viewed in place as an [`ndarray::ArrayViewMut`] of the file's shape and
@@ -341,8 +351,8 @@ impl NpyMapMut {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn view_nd_mut<T: NpyRecord, D: Dimension>(&mut self) -> Result<ArrayViewMut<'_, T, D>> {
-        check_ndim::<D>(self.shape(), "the mapped array")?;
-        let header = self.header().clone();
+        let header = element_header::<T>(self.header());
+        check_ndim::<D>(&header.shape, "the mapped array")?;
         view_mut_of(&header, self.view_mut::<T>()?)
     }
 }
