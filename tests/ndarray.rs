@@ -248,7 +248,7 @@ fn fortran_data_moves_between_array_and_ndarray_without_copies() {
     assert!(nd.t().is_standard_layout(), "a Fortran Array gives a Fortran layout");
     assert_eq!(nd.shape(), [2, 3, 4]);
     assert_eq!(nd.as_slice_memory_order().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want);
-    let back = npy_core::Array::from(nd);
+    let back = npy_core::Array::try_from(nd).unwrap();
     assert_eq!(back.as_slice().as_ptr(), ptr, "ArrayD -> Array moved the data");
     assert!(back.fortran_order());
     assert_eq!(back.shape(), [2, 3, 4]);

@@ -240,10 +240,16 @@ impl<T> From<Array<T>> for ArrayD<T> {
     }
 }
 
-impl<T, D: Dimension> From<ndarray::Array<T, D>> for Array<T> {
+impl<T, D: Dimension> TryFrom<ndarray::Array<T, D>> for Array<T> {
+    type Error = crate::Error;
+
     /// Moves a standard or Fortran-contiguous array's data in (a Fortran layout gives a
     /// Fortran-order [`Array`]); any other layout is moved into C order, element by
     /// element.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Shape`](crate::ErrorKind::Shape) for more than 64 dimensions (NumPy's
+    /// limit; an `IxDyn` array may have more).
     ///
     /// # Examples
     /// ```
@@ -251,12 +257,13 @@ impl<T, D: Dimension> From<ndarray::Array<T, D>> for Array<T> {
     /// use npy_core::Array;
     ///
     /// let nd = array![[1u16, 2], [3, 4]].reversed_axes(); // Fortran-contiguous
-    /// let a = Array::from(nd);
+    /// let a = Array::try_from(nd)?;
     /// assert!(a.fortran_order());
     /// assert_eq!(a.as_slice(), [1, 2, 3, 4]);
     /// assert_eq!(a.get(&[0, 1]), Some(&3));
+    /// # Ok::<(), npy_core::Error>(())
     /// ```
-    fn from(a: ndarray::Array<T, D>) -> Array<T> {
+    fn try_from(a: ndarray::Array<T, D>) -> Result<Array<T>, crate::Error> {
         let shape = a.shape().to_vec();
         let n = a.len();
         let fortran = if a.is_standard_layout() {
@@ -268,8 +275,7 @@ impl<T, D: Dimension> From<ndarray::Array<T, D>> for Array<T> {
         };
         let Some(fortran) = fortran else {
             let data: Vec<T> = a.into_iter().collect();
-            return Array::from_parts(data, shape, false)
-                .unwrap_or_else(|e| unreachable!("an ndarray's shape and length agree: {e}"));
+            return Array::from_parts(data, shape, false);
         };
         // A contiguous array holds elements `offset..offset + n` of its vector.
         let (mut data, offset) = a.into_raw_vec_and_offset();
@@ -277,7 +283,6 @@ impl<T, D: Dimension> From<ndarray::Array<T, D>> for Array<T> {
         data.truncate(offset + n);
         data.drain(..offset);
         Array::from_parts(data, shape, fortran)
-            .unwrap_or_else(|e| unreachable!("an ndarray's shape and length agree: {e}"))
     }
 }
 
@@ -420,6 +425,14 @@ mod tests {
     use super::*;
     use ndarray::{array, s, Array0, Array1, Array2, Array3, Ix2};
 
+    #[test]
+    fn more_dims_than_numpy_takes_are_an_error_not_a_panic() {
+        let nd = ndarray::ArrayD::<u8>::zeros(ndarray::IxDyn(&[1; 65]));
+        let e = Array::try_from(nd).err().unwrap_or_else(|| panic!("65 dims converted"));
+        assert!(matches!(e.kind(), crate::ErrorKind::Shape { .. }), "{e}");
+        assert!(Array::try_from(ndarray::ArrayD::<u8>::zeros(ndarray::IxDyn(&[1; 64]))).is_ok());
+    }
+
     fn bytes_of<V: WriteNpy + ?Sized>(v: &V) -> Vec<u8> {
         v.write_npy_to(Vec::new()).unwrap()
     }
@@ -496,10 +509,10 @@ mod tests {
     fn offset_and_strided_owned_arrays_convert() {
         let mut a = Array2::from_shape_vec((3, 2), (0..6u64).collect()).unwrap();
         a.slice_collapse(s![1.., ..]);
-        let moved = Array::from(a);
+        let moved = Array::try_from(a).unwrap();
         assert_eq!((moved.shape(), moved.as_slice()), (&[2usize, 2][..], &[2u64, 3, 4, 5][..]));
         let b = Array2::from_shape_vec((2, 3), (0..6u64).collect()).unwrap().slice_move(s![.., ..;2]);
-        let c = Array::from(b);
+        let c = Array::try_from(b).unwrap();
         assert_eq!((c.fortran_order(), c.as_slice()), (false, &[0u64, 2, 3, 5][..]));
     }
 
