@@ -58,7 +58,8 @@ pub(crate) fn decode(node: &Node, data: &[u8], pos: &[usize], place: Place) -> R
                 child_pos.extend(pos.iter().map(|p| p + offset));
                 arrays.push(decode(child, data, &child_pos, place)?);
             }
-            let array = StructArray::try_new_with_length(fields.clone(), arrays, None, pos.len()).map_err(arrow_error)?;
+            let array =
+                StructArray::try_new_with_length(fields.clone(), arrays, None, pos.len()).map_err(arrow_error)?;
             Ok(Arc::new(array))
         }
         Node::List { len, stride, item, field } => {

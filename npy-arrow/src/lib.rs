@@ -45,11 +45,12 @@ pub use write::{BatchFileWriter, BatchWriter};
 pub struct ConvertOptions {
     batch_rows: usize,
     days_as_int64: bool,
+    residue: bool,
 }
 
 impl Default for ConvertOptions {
     fn default() -> Self {
-        ConvertOptions { batch_rows: read::DEFAULT_BATCH_ROWS, days_as_int64: false }
+        ConvertOptions { batch_rows: read::DEFAULT_BATCH_ROWS, days_as_int64: false, residue: false }
     }
 }
 
@@ -70,6 +71,18 @@ impl ConvertOptions {
     /// an array with days outside Date32 fails to convert without this. Default: `false`.
     pub fn days_as_int64(mut self, yes: bool) -> Self {
         self.days_as_int64 = yes;
+        self
+    }
+
+    /// Whether batches get one more column, [`schema::RESIDUE`] (FixedSizeBinary), holding
+    /// each row's bytes that the other columns do not carry: the padding of records and the
+    /// bytes of `b1` values. NumPy writes padding as zeros when it makes an array, but a
+    /// file's padding may hold anything, and a `b1` byte anything nonzero for True; with
+    /// this column the file comes back byte for byte whatever they hold. Added only to
+    /// dtypes with padding or `b1` values. Default: `false` (the columns alone; the file
+    /// comes back with zero padding and `b1` bytes 0 or 1).
+    pub fn residue(mut self, yes: bool) -> Self {
+        self.residue = yes;
         self
     }
 

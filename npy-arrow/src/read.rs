@@ -255,6 +255,17 @@ impl<R: Read> BatchReader<R> {
             };
             columns.push(column);
         }
+        if let Some(residue) = &self.layout.residue {
+            let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.len() * residue.len());
+            for &p in &pos {
+                for &(o, _) in residue {
+                    buf.push(data[p + o]);
+                }
+            }
+            let width = (residue.len() * self.item_offsets.len()) as i32;
+            let ty = arrow_schema::DataType::FixedSizeBinary(width);
+            columns.push(convert::primitive(ty, buf, rows, None)?);
+        }
         self.next += rows;
         Ok(Some(self.batch(columns, rows)?))
     }

@@ -42,8 +42,16 @@ pub const TENSOR_EXTENSION: &str = "arrow.fixed_shape_tensor";
 pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
 /// Field metadata key of an Arrow extension's metadata.
 pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+/// The name of the column of each row's bytes that the other columns do not carry
+/// (padding, `b1` bytes), made with [`ConvertOptions::residue`].
+pub const RESIDUE: &str = "numpy.residue";
+/// Field metadata key marking the [`RESIDUE`] column (value `true`).
+pub const RESIDUE_KEY: &str = "numpy.residue";
 /// The name of the item field of the `FixedSizeList`s this crate makes.
 pub const ITEM: &str = "item";
+
+/// A field's metadata.
+type Metadata = HashMap<String, String>;
 
 /// Where the values of one column (or of a nested part of it) sit in a record's bytes, and
 /// the Arrow type they become.
@@ -94,6 +102,9 @@ pub struct Layout {
     pub(crate) row_elements: usize,
     /// True when the rows are N-d slices (one `values` column of tensors).
     pub(crate) tensor: bool,
+    /// Offsets, in an element, of the bytes the columns do not carry (padding, and `b1`
+    /// bytes: `true`), when the [`RESIDUE`] column keeps them.
+    pub(crate) residue: Option<Vec<(usize, bool)>>,
     pub(crate) schema: SchemaRef,
 }
 
@@ -120,7 +131,7 @@ impl Layout {
         }
         let row_elements: usize = header.shape.iter().skip(1).product();
         let tensor = header.shape.len() > 1;
-        let element_columns: Vec<(usize, Node, String, Option<HashMap<String, String>>)> = match dtype {
+        let element_columns: Vec<(usize, Node, String, Option<Metadata>)> = match dtype {
             DType::Record(r) if !tensor => {
                 let mut out = Vec::with_capacity(r.fields().len());
                 for f in r.fields() {
@@ -141,7 +152,8 @@ impl Layout {
                 let mut tensor_meta = HashMap::new();
                 tensor_meta.insert(EXTENSION_NAME_KEY.to_string(), TENSOR_EXTENSION.to_string());
                 tensor_meta.insert(EXTENSION_METADATA_KEY.to_string(), tensor_metadata(&header.shape[1..]));
-                let field = Field::new(name, DataType::FixedSizeList(item.clone(), len), false).with_metadata(tensor_meta);
+                let field =
+                    Field::new(name, DataType::FixedSizeList(item.clone(), len), false).with_metadata(tensor_meta);
                 // The tensor's items are placed by the reader and writer (C or Fortran
                 // order), not by a stride: `stride` is unused for the top list.
                 (Node::List { len: row_elements, stride: 0, item: Box::new(node), field: item }, field)
@@ -152,6 +164,13 @@ impl Layout {
             columns.push((offset, node));
             fields.push(field);
         }
+        let lossy = lossy_bytes(dtype);
+        let residue = (options.residue && !lossy.is_empty()).then_some(lossy);
+        if let Some(r) = &residue {
+            let width = checked_i32(r.len() * row_elements, dtype)?;
+            let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
+            fields.push(Field::new(RESIDUE, DataType::FixedSizeBinary(width), false).with_metadata(meta));
+        }
         let mut meta = HashMap::new();
         meta.insert(DESCR_KEY.to_string(), dtype.descr());
         meta.insert(FORTRAN_ORDER_KEY.to_string(), if header.fortran_order { "True" } else { "False" }.to_string());
@@ -161,7 +180,7 @@ impl Layout {
             meta.insert(VERSION_KEY.to_string(), format!("{major}.{minor}"));
         }
         let schema = Arc::new(Schema::new_with_metadata(fields, meta));
-        Ok(Layout { header: header.clone(), columns, row_elements, tensor, schema })
+        Ok(Layout { header: header.clone(), columns, row_elements, tensor, residue, schema })
     }
 
     /// The Arrow schema of the batches.
@@ -254,6 +273,8 @@ pub fn header_of(schema: &Schema, rows: usize, widths: &[usize]) -> Result<(Head
 /// column, in order, no padding). `widths[i]` is the width (bytes for Binary, characters for
 /// Utf8) of column `i` when it is text; missing widths are 1.
 ///
+/// A [`RESIDUE`] column is left out: it means something only with the schema's metadata.
+///
 /// Arrow types map as [`schema_of`] maps them the other way: Boolean `|b1`; integers and
 /// floats little-endian; Timestamp/Duration `<M8`/`<m8` in their unit; Date32 `<M8[D]`;
 /// Date64 `<M8[ms]`; Binary `S`, Utf8 `U`; FixedSizeBinary `V`; FixedSizeList a subarray
@@ -265,6 +286,9 @@ pub fn header_of(schema: &Schema, rows: usize, widths: &[usize]) -> Result<(Head
 pub fn natural_dtype(schema: &Schema, widths: &[usize]) -> Result<DType> {
     let mut fields = Vec::with_capacity(schema.fields().len());
     for (i, f) in schema.fields().iter().enumerate() {
+        if f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY) {
+            continue;
+        }
         fields.push((f.name().clone(), dtype_of_field(f, widths.get(i).copied().unwrap_or(1))?));
     }
     Ok(DType::Record(Record::packed(fields)?))
@@ -376,7 +400,10 @@ fn node_of(dtype: &DType, days: bool) -> Result<Node> {
             let mut fields = Vec::with_capacity(r.fields().len());
             for f in r.fields() {
                 let node = node_of(&f.dtype, days)?;
-                fields.push(with_meta(Field::new(f.name.clone(), node.data_type(), true), field_metadata(&f.dtype, days)));
+                fields.push(with_meta(
+                    Field::new(f.name.clone(), node.data_type(), true),
+                    field_metadata(&f.dtype, days),
+                ));
                 children.push((f.offset, node));
             }
             Node::Struct(children, fields.into())
@@ -448,13 +475,45 @@ fn leaf_type(s: Scalar, leaf: Leaf) -> DataType {
     }
 }
 
+/// Offsets in an element of its bytes no column carries exactly: padding (gaps between and
+/// after a record's fields) and `b1` bytes (NumPy reads any nonzero byte as True).
+fn lossy_bytes(dtype: &DType) -> Vec<(usize, bool)> {
+    fn walk(dtype: &DType, at: usize, out: &mut Vec<(usize, bool)>) {
+        match dtype {
+            DType::Scalar(s) if s.ty() == ScalarType::Bool => out.push((at, true)),
+            DType::Scalar(_) => {}
+            DType::SubArray(a) => {
+                let size = a.base().itemsize();
+                for i in 0..a.len() {
+                    walk(a.base(), at + i * size, out);
+                }
+            }
+            DType::Record(r) => {
+                let mut end = 0;
+                for f in r.fields() {
+                    out.extend((at + end..at + f.offset).map(|o| (o, false)));
+                    walk(&f.dtype, at + f.offset, out);
+                    end = f.offset + f.dtype.itemsize();
+                }
+                out.extend((at + end..at + r.itemsize()).map(|o| (o, false)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dtype, 0, &mut out);
+    out.sort_unstable();
+    out
+}
+
 /// [`DTYPE_KEY`] for the dtypes whose Arrow type does not say them alone.
 fn field_metadata(dtype: &DType, days_as_int64: bool) -> Option<HashMap<String, String>> {
     let DType::Scalar(s) = dtype else { return None };
     let needs = match s.ty() {
         ScalarType::Complex(_) => true,
         ScalarType::Float(n) => n > 8,
-        ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => arrow_unit(*s).is_none() && leaf_of(*s, days_as_int64) != Leaf::Date32,
+        ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => {
+            arrow_unit(*s).is_none() && leaf_of(*s, days_as_int64) != Leaf::Date32
+        }
         _ => false,
     };
     needs.then(|| HashMap::from([(DTYPE_KEY.to_string(), s.type_str())]))
@@ -468,7 +527,8 @@ fn with_meta(field: Field, meta: Option<HashMap<String, String>>) -> Field {
 }
 
 fn checked_i32(n: usize, dtype: &DType) -> Result<i32> {
-    i32::try_from(n).map_err(|_| unsupported(dtype, &format!("{n} values in one Arrow list or binary is over i32::MAX")))
+    i32::try_from(n)
+        .map_err(|_| unsupported(dtype, &format!("{n} values in one Arrow list or binary is over i32::MAX")))
 }
 
 fn unsupported(dtype: &DType, reason: &str) -> Error {

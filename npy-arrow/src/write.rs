@@ -11,7 +11,7 @@ use npy_core::header::{Header, Version};
 use npy_core::{Error, Result};
 
 use crate::convert::{self, usage, Place};
-use crate::schema::{header_of, Layout, Node, DESCR_KEY, SHAPE_KEY};
+use crate::schema::{header_of, Layout, Node, DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY};
 use crate::ConvertOptions;
 
 /// Takes record batches and writes one `.npy` array, without holding them.
@@ -95,14 +95,16 @@ impl<W: Write + Seek> BatchWriter<W> {
 
     fn start(&mut self, widths: &[usize]) -> Result<()> {
         let (header, version) = header_of(&self.schema, 0, widths)?;
-        let expected = self.schema.metadata().contains_key(SHAPE_KEY).then(|| header.shape.first().copied().unwrap_or(1));
-        let layout = Layout::with_options(&header, None, &days_option(&self.schema))?;
+        let expected =
+            self.schema.metadata().contains_key(SHAPE_KEY).then(|| header.shape.first().copied().unwrap_or(1));
+        let layout = Layout::with_options(&header, None, &options_of(&self.schema))?;
         let start = self.writer.stream_position()?;
         let (version, head) = header.encode(version)?;
         self.writer.write_all(&head)?;
         let (item_offsets, row_step) = row_positions(&layout);
         let held = (header.fortran_order && layout.tensor).then(|| vec![0u8; header.data_len().unwrap_or(0)]);
-        self.state = Some(State { layout, version, start, header_len: head.len(), expected, held, item_offsets, row_step });
+        self.state =
+            Some(State { layout, version, start, header_len: head.len(), expected, held, item_offsets, row_step });
         Ok(())
     }
 
@@ -161,6 +163,24 @@ impl<W: Write + Seek> BatchWriter<W> {
                 _ => convert::encode(node, column.as_ref(), out, &at, place)?,
             }
         }
+        if let Some(residue) = &state.layout.residue {
+            // The bytes the columns do not carry; a `b1` byte only where it says what the
+            // column says (a changed value wins over its old byte).
+            let column = batch.column(state.layout.columns.len()).as_fixed_size_binary();
+            let per_row = residue.len() * state.item_offsets.len();
+            let mut items = pos.chunks(state.item_offsets.len().max(1));
+            for row in 0..n {
+                let raw = column.value(row);
+                let Some(row_pos) = items.next() else { break };
+                debug_assert_eq!(raw.len(), per_row);
+                let bytes = row_pos.iter().flat_map(|&p| residue.iter().map(move |&(o, b)| (p + o, b)));
+                for ((at, is_bool), &byte) in bytes.zip(raw) {
+                    if !is_bool || (byte != 0) == (out[at] != 0) {
+                        out[at] = byte;
+                    }
+                }
+            }
+        }
         if state.held.is_none() {
             self.writer.write_all(&self.buf)?;
         }
@@ -212,8 +232,10 @@ impl<W: Write + Seek> BatchWriter<W> {
 
 /// The options a schema's columns were made with: Int64 days when its `M8[D]` columns are
 /// Int64.
-fn days_option(schema: &arrow_schema::Schema) -> ConvertOptions {
-    ConvertOptions::new().days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone())))
+fn options_of(schema: &arrow_schema::Schema) -> ConvertOptions {
+    let residue = schema.metadata().contains_key(DESCR_KEY)
+        && schema.fields().last().is_some_and(|f| f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY));
+    ConvertOptions::new().days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone()))).residue(residue)
 }
 
 /// True when a field in `ty` is an Int64 of days (its `numpy.dtype` says `M8[D]`).
