@@ -39,19 +39,14 @@ pub use read::{mapped_array, BatchReader};
 pub use schema::{header_of, natural_dtype, schema_of, Layout};
 pub use write::{BatchFileWriter, BatchWriter};
 
-/// Settings of a conversion. Defaults: batches of [`read::DEFAULT_BATCH_ROWS`] rows,
-/// `M8[D]` as Date32.
-#[derive(Debug, Clone)]
+/// Settings of a conversion. Defaults: batches of [`read::DEFAULT_BATCH_ROWS`] rows (fewer
+/// when those would be over [`read::DEFAULT_BATCH_BYTES`] of data), `M8[D]` as Date32, no
+/// residue column.
+#[derive(Debug, Clone, Default)]
 pub struct ConvertOptions {
-    batch_rows: usize,
+    batch_rows: Option<usize>,
     days_as_int64: bool,
     residue: bool,
-}
-
-impl Default for ConvertOptions {
-    fn default() -> Self {
-        ConvertOptions { batch_rows: read::DEFAULT_BATCH_ROWS, days_as_int64: false, residue: false }
-    }
 }
 
 impl ConvertOptions {
@@ -60,9 +55,10 @@ impl ConvertOptions {
         ConvertOptions::default()
     }
 
-    /// Rows per batch (at least 1). Default: [`read::DEFAULT_BATCH_ROWS`].
+    /// Rows per batch (at least 1). Default: [`read::DEFAULT_BATCH_ROWS`], or as many rows
+    /// as fit in [`read::DEFAULT_BATCH_BYTES`] of data when that is fewer (wide rows).
     pub fn batch_rows(mut self, rows: usize) -> Self {
-        self.batch_rows = rows;
+        self.batch_rows = Some(rows);
         self
     }
 
@@ -86,7 +82,9 @@ impl ConvertOptions {
         self
     }
 
-    fn rows(&self) -> usize {
-        self.batch_rows.max(1)
+    /// Rows per batch for rows of `row_bytes` bytes.
+    fn rows(&self, row_bytes: usize) -> usize {
+        let default = || read::DEFAULT_BATCH_ROWS.min(read::DEFAULT_BATCH_BYTES / row_bytes.max(1));
+        self.batch_rows.unwrap_or_else(default).max(1)
     }
 }

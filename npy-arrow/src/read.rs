@@ -17,6 +17,8 @@ use crate::ConvertOptions;
 
 /// Rows per batch by default: 65,536.
 pub const DEFAULT_BATCH_ROWS: usize = 1 << 16;
+/// Bytes of data per batch at most by default (fewer rows when rows are wide): 64 MiB.
+pub const DEFAULT_BATCH_BYTES: usize = 64 << 20;
 
 /// Where the reader's bytes come from.
 enum Source<R> {
@@ -105,7 +107,8 @@ impl<R: Read> BatchReader<R> {
         } else {
             Source::Stream { reader, buf: Vec::new() }
         };
-        Ok(BatchReader::from_parts(source, layout, options.rows()))
+        let rows = options.rows(row_bytes(&layout));
+        Ok(BatchReader::from_parts(source, layout, rows))
     }
 }
 
@@ -116,7 +119,8 @@ impl BatchReader<std::io::Empty> {
     /// As [`BatchReader::new`].
     pub fn from_dyn(array: DynArray, options: &ConvertOptions) -> Result<Self> {
         let layout = Layout::with_options(array.header(), array.version(), options)?;
-        Ok(BatchReader::from_parts(Source::Held(array.into_data()), layout, options.rows()))
+        let rows = options.rows(row_bytes(&layout));
+        Ok(BatchReader::from_parts(Source::Held(array.into_data()), layout, rows))
     }
 
     /// Batches of a mapped array, read in place. A 1-D array of native-order integers,
@@ -147,7 +151,8 @@ impl BatchReader<std::io::Empty> {
     pub fn from_map(map: Arc<NpyMap>, options: &ConvertOptions) -> Result<Self> {
         let layout = Layout::with_options(map.header(), Some(map.version()), options)?;
         let zero_copy = zero_copy_buffer(&map, &layout);
-        Ok(BatchReader::from_parts(Source::Map { map, zero_copy }, layout, options.rows()))
+        let rows = options.rows(row_bytes(&layout));
+        Ok(BatchReader::from_parts(Source::Map { map, zero_copy }, layout, rows))
     }
 }
 
@@ -291,6 +296,11 @@ impl<R: Read> BatchReader<R> {
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
         RecordBatch::try_new_with_options(self.layout.schema(), columns, &options).map_err(arrow_error)
     }
+}
+
+/// Bytes of one row.
+fn row_bytes(layout: &Layout) -> usize {
+    layout.row_elements.saturating_mul(layout.header.dtype.itemsize())
 }
 
 /// The held data from row `first` on (C order, at most one dim: rows are contiguous), or

@@ -102,7 +102,7 @@ impl<W: Write + Seek> BatchWriter<W> {
         let (version, head) = header.encode(version)?;
         self.writer.write_all(&head)?;
         let (item_offsets, row_step) = row_positions(&layout);
-        let held = (header.fortran_order && layout.tensor).then(|| vec![0u8; header.data_len().unwrap_or(0)]);
+        let held = if header.fortran_order && layout.tensor { Some(zeroed(header.data_len()?)?) } else { None };
         self.state =
             Some(State { layout, version, start, header_len: head.len(), expected, held, item_offsets, row_step });
         Ok(())
@@ -230,6 +230,30 @@ impl<W: Write + Seek> BatchWriter<W> {
     }
 }
 
+/// `len` zero bytes, or an error when memory is short (the length comes from metadata).
+fn zeroed(len: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| usage(format!("cannot hold the {len} bytes of a Fortran-order array in memory")))?;
+    v.resize(len, 0);
+    Ok(v)
+}
+
+/// Whether two Arrow types hold values the same way: names of nested fields,
+/// nullability and time zones aside.
+fn same_layout(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_layout(x.data_type(), y.data_type()))
+        }
+        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
+            n == m && same_layout(x.data_type(), y.data_type())
+        }
+        (DataType::Timestamp(x, _), DataType::Timestamp(y, _)) => x == y,
+        _ => a == b,
+    }
+}
+
 /// The options a schema's columns were made with: Int64 days when its `M8[D]` columns are
 /// Int64.
 fn options_of(schema: &arrow_schema::Schema) -> ConvertOptions {
@@ -288,7 +312,7 @@ fn check_columns(layout: &Layout, batch: &RecordBatch) -> Result<()> {
         )));
     }
     for (f, got) in want.fields().iter().zip(batch.schema().fields()) {
-        if !f.data_type().equals_datatype(got.data_type()) {
+        if !same_layout(f.data_type(), got.data_type()) {
             return Err(usage(format!(
                 "column '{}' is {}, the array's dtype {} needs {}",
                 got.name(),

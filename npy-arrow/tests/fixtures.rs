@@ -593,3 +593,33 @@ fn a_truncated_stream_is_an_error_not_short_batches() {
     assert!(results.last().unwrap().is_err(), "the last batch fails");
     assert_eq!(results.iter().filter(|r| r.is_err()).count(), 1, "and ends the stream");
 }
+
+#[test]
+fn tensors_made_elsewhere_write_as_n_d_arrays_whatever_their_item_is_called() {
+    let file = "shape/3x4_C_i4.npy";
+    let bytes = std::fs::read(data_dir().join(file)).unwrap();
+    let b = one_batch(file);
+    let field = b.schema().field(0).clone();
+    let rows = b.column(0).as_fixed_size_list();
+    // pyarrow names a list's item 'element', and may make it non-nullable
+    let item = Arc::new(arrow_schema::Field::new("element", DataType::Int32, false));
+    let list = arrow_array::FixedSizeListArray::new(item.clone(), 4, rows.values().clone(), None);
+    let field = arrow_schema::Field::new("values", DataType::FixedSizeList(item, 4), true)
+        .with_metadata(field.metadata().clone());
+    let schema = Arc::new(Schema::new(vec![field]));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(list)]).unwrap();
+    assert!(write(schema, &[batch.slice(0, 1), batch.slice(1, 2)]).unwrap() == bytes);
+}
+
+#[test]
+fn wide_rows_make_smaller_batches_by_default() {
+    // 10 rows of 2 MiB: 64 MiB / 2 MiB = 32 rows a batch by default, so one batch; 3 when asked
+    let header = npy_core::header::Header::new("<f8".parse().unwrap(), vec![10, 1 << 18]);
+    let array = DynArray::new(header, vec![0u8; 10 << 21]).unwrap();
+    let reader = BatchReader::from_dyn(array.clone(), &ConvertOptions::new()).unwrap();
+    assert_eq!(reader.map(|b| b.unwrap().num_rows()).collect::<Vec<_>>(), [10]);
+    let header = npy_core::header::Header::new("<f8".parse().unwrap(), vec![40, 1 << 18]);
+    let array = DynArray::new(header, vec![0u8; 40 << 21]).unwrap();
+    let reader = BatchReader::from_dyn(array, &ConvertOptions::new()).unwrap();
+    assert_eq!(reader.map(|b| b.unwrap().num_rows()).collect::<Vec<_>>(), [32, 8]);
+}
