@@ -81,19 +81,43 @@ fn gather(s: Scalar, data: &[u8], pos: &[usize]) -> MutableBuffer {
     let size = s.itemsize();
     let mut buf = MutableBuffer::from_len_zeroed(pos.len() * size);
     let out = buf.as_slice_mut();
-    let contiguous = pos.windows(2).all(|w| w[1] == w[0] + size);
     match pos.first() {
-        Some(&p) if contiguous => out.copy_from_slice(&data[p..p + out.len()]),
-        _ => {
-            for (dst, &p) in out.chunks_exact_mut(size.max(1)).zip(pos) {
-                dst.copy_from_slice(&data[p..p + size]);
+        Some(&p) if contiguous(pos, size) => out.copy_from_slice(&data[p..p + out.len()]),
+        _ => match size {
+            1 => gather_fixed::<1>(out, data, pos),
+            2 => gather_fixed::<2>(out, data, pos),
+            4 => gather_fixed::<4>(out, data, pos),
+            8 => gather_fixed::<8>(out, data, pos),
+            _ => {
+                for (dst, &p) in out.chunks_exact_mut(size.max(1)).zip(pos) {
+                    dst.copy_from_slice(&data[p..p + size]);
+                }
             }
-        }
+        },
     }
     if !s.is_native() {
         scalar::swap_units(out, s.ty().swap_unit());
     }
     buf
+}
+
+/// Whether values of `size` bytes at `pos` lie side by side.
+fn contiguous(pos: &[usize], size: usize) -> bool {
+    pos.windows(2).all(|w| w[1] == w[0] + size)
+}
+
+/// [`gather`]'s strided copy for values of `N` bytes: a fixed-size move per value.
+fn gather_fixed<const N: usize>(out: &mut [u8], data: &[u8], pos: &[usize]) {
+    for (dst, &p) in out.chunks_exact_mut(N).zip(pos) {
+        dst.copy_from_slice(&data[p..p + N]);
+    }
+}
+
+/// Writes values of `N` bytes, side by side in `src`, at `pos` in `out`.
+fn scatter_fixed<const N: usize>(src: &[u8], out: &mut [u8], pos: &[usize]) {
+    for (v, &p) in src.chunks_exact(N).zip(pos) {
+        out[p..p + N].copy_from_slice(v);
+    }
 }
 
 fn decode_leaf(s: Scalar, leaf: Leaf, ty: DataType, data: &[u8], pos: &[usize], place: Place) -> Result<ArrayRef> {
@@ -246,14 +270,31 @@ fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &[
         Leaf::Primitive | Leaf::Raw | Leaf::Time => {
             let data = array.to_data();
             let bytes = &data.buffers()[0].as_slice()[data.offset() * size..];
-            for (i, &p) in pos.iter().enumerate() {
-                let dst = &mut out[p..p + size];
-                if is_null(i) {
-                    dst.copy_from_slice(&null_bytes(p)?);
-                } else {
-                    dst.copy_from_slice(&bytes[i * size..(i + 1) * size]);
+            match size {
+                _ if contiguous(pos, size) => {
+                    if let Some(&p) = pos.first() {
+                        out[p..p + pos.len() * size].copy_from_slice(&bytes[..pos.len() * size]);
+                    }
                 }
-                swap(dst);
+                1 => scatter_fixed::<1>(bytes, out, pos),
+                2 => scatter_fixed::<2>(bytes, out, pos),
+                4 => scatter_fixed::<4>(bytes, out, pos),
+                8 => scatter_fixed::<8>(bytes, out, pos),
+                _ => {
+                    for (src, &p) in bytes.chunks_exact(size.max(1)).zip(pos) {
+                        out[p..p + size].copy_from_slice(src);
+                    }
+                }
+            }
+            if let Some(nulls) = array.logical_nulls() {
+                for i in nulls.iter().enumerate().filter_map(|(i, valid)| (!valid).then_some(i)) {
+                    out[pos[i]..pos[i] + size].copy_from_slice(&null_bytes(pos[i])?);
+                }
+            }
+            if !s.is_native() {
+                for &p in pos {
+                    swap(&mut out[p..p + size]);
+                }
             }
         }
         Leaf::Date32 => {
