@@ -20,6 +20,7 @@ use npy_core::dtype::{Scalar, ScalarType};
 use npy_core::scalar::{self, Value};
 use npy_core::{Error, ErrorKind, Result};
 
+use crate::pos::Pos;
 use crate::schema::{Leaf, Node};
 
 /// Where values sit: the byte positions of one node's values in the chunk, and how to name
@@ -37,34 +38,22 @@ impl Place {
     }
 }
 
-/// Positions of the items of a list node: `len` values `stride` apart from each position.
-pub(crate) fn item_positions(pos: &[usize], len: usize, stride: usize) -> Vec<usize> {
-    let mut out = Vec::with_capacity(pos.len() * len);
-    for &p in pos {
-        out.extend((0..len).map(|i| p + i * stride));
-    }
-    out
-}
-
 /// The Arrow array of `node`'s values at `pos` in `data`.
-pub(crate) fn decode(node: &Node, data: &[u8], pos: &[usize], place: Place) -> Result<ArrayRef> {
+pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place) -> Result<ArrayRef> {
     match node {
         Node::Leaf(s, leaf) => decode_leaf(*s, *leaf, node.data_type(), data, pos, place),
         Node::Struct(children, fields) => {
             let mut arrays = Vec::with_capacity(children.len());
-            let mut child_pos = Vec::with_capacity(pos.len());
             for (offset, child) in children {
-                child_pos.clear();
-                child_pos.extend(pos.iter().map(|p| p + offset));
-                arrays.push(decode(child, data, &child_pos, place)?);
+                arrays.push(decode(child, data, &pos.shifted(*offset), place)?);
             }
             let array =
-                StructArray::try_new_with_length(fields.clone(), arrays, None, pos.len()).map_err(arrow_error)?;
+                StructArray::try_new_with_length(fields.clone(), arrays, None, pos.count()).map_err(arrow_error)?;
             Ok(Arc::new(array))
         }
         Node::List { len, stride, item, field } => {
-            let items = decode(item, data, &item_positions(pos, *len, *stride), place)?;
-            list(field, *len, items, pos.len())
+            let items = decode(item, data, &pos.items(*len, *stride), place)?;
+            list(field, *len, items, pos.count())
         }
     }
 }
@@ -77,22 +66,22 @@ pub(crate) fn list(field: &arrow_schema::FieldRef, len: usize, items: ArrayRef, 
 }
 
 /// The values' bytes side by side, in native order: one bulk copy when they are contiguous.
-fn gather(s: Scalar, data: &[u8], pos: &[usize]) -> MutableBuffer {
+fn gather(s: Scalar, data: &[u8], pos: &Pos) -> MutableBuffer {
     let size = s.itemsize();
-    let mut buf = MutableBuffer::from_len_zeroed(pos.len() * size);
+    let mut buf = MutableBuffer::from_len_zeroed(pos.count() * size);
     let out = buf.as_slice_mut();
-    match pos.first() {
-        Some(&p) if contiguous(pos, size) => out.copy_from_slice(&data[p..p + out.len()]),
+    match pos.count() {
+        0 => {}
+        _ if pos.contiguous(size) => {
+            let p = pos.get(0);
+            out.copy_from_slice(&data[p..p + out.len()]);
+        }
         _ => match size {
             1 => gather_fixed::<1>(out, data, pos),
             2 => gather_fixed::<2>(out, data, pos),
             4 => gather_fixed::<4>(out, data, pos),
             8 => gather_fixed::<8>(out, data, pos),
-            _ => {
-                for (dst, &p) in out.chunks_exact_mut(size.max(1)).zip(pos) {
-                    dst.copy_from_slice(&data[p..p + size]);
-                }
-            }
+            _ => pos.for_each(|k, p| out[k * size..(k + 1) * size].copy_from_slice(&data[p..p + size])),
         },
     }
     if !s.is_native() {
@@ -101,33 +90,30 @@ fn gather(s: Scalar, data: &[u8], pos: &[usize]) -> MutableBuffer {
     buf
 }
 
-/// Whether values of `size` bytes at `pos` lie side by side.
-fn contiguous(pos: &[usize], size: usize) -> bool {
-    pos.windows(2).all(|w| w[1] == w[0] + size)
-}
-
 /// [`gather`]'s strided copy for values of `N` bytes: a fixed-size move per value.
-fn gather_fixed<const N: usize>(out: &mut [u8], data: &[u8], pos: &[usize]) {
-    for (dst, &p) in out.chunks_exact_mut(N).zip(pos) {
-        dst.copy_from_slice(&data[p..p + N]);
-    }
+fn gather_fixed<const N: usize>(out: &mut [u8], data: &[u8], pos: &Pos) {
+    pos.for_each(|k, p| {
+        let v: &[u8; N] = data[p..p + N].try_into().expect("N bytes");
+        out[k * N..(k + 1) * N].copy_from_slice(v);
+    });
 }
 
 /// Writes values of `N` bytes, side by side in `src`, at `pos` in `out`.
-fn scatter_fixed<const N: usize>(src: &[u8], out: &mut [u8], pos: &[usize]) {
-    for (v, &p) in src.chunks_exact(N).zip(pos) {
+fn scatter_fixed<const N: usize>(src: &[u8], out: &mut [u8], pos: &Pos) {
+    pos.for_each(|k, p| {
+        let v: &[u8; N] = src[k * N..(k + 1) * N].try_into().expect("N bytes");
         out[p..p + N].copy_from_slice(v);
-    }
+    });
 }
 
-fn decode_leaf(s: Scalar, leaf: Leaf, ty: DataType, data: &[u8], pos: &[usize], place: Place) -> Result<ArrayRef> {
-    let n = pos.len();
+fn decode_leaf(s: Scalar, leaf: Leaf, ty: DataType, data: &[u8], pos: &Pos, place: Place) -> Result<ArrayRef> {
+    let n = pos.count();
     let size = s.itemsize();
     match leaf {
         Leaf::Primitive if s.ty() == ScalarType::Bool => {
             // NumPy reads any nonzero byte as True.
             let bits = BooleanBuffer::collect_bool(n, |i| {
-                matches!(scalar::decode_lenient(s, &data[pos[i]..]), Ok(Value::Bool(true)))
+                matches!(scalar::decode_lenient(s, &data[pos.get(i)..]), Ok(Value::Bool(true)))
             });
             Ok(Arc::new(BooleanArray::new(bits, None)))
         }
@@ -148,7 +134,7 @@ fn decode_leaf(s: Scalar, leaf: Leaf, ty: DataType, data: &[u8], pos: &[usize], 
                     Err(_) if d == i64::MIN => 0,
                     Err(_) => {
                         return Err(place.invalid(
-                            pos[k],
+                            pos.get(k),
                             format!(
                                 "datetime64[D] value {d} is outside Arrow's Date32 range \
                                  (convert with ConvertOptions::days_as_int64)"
@@ -162,14 +148,14 @@ fn decode_leaf(s: Scalar, leaf: Leaf, ty: DataType, data: &[u8], pos: &[usize], 
         }
         Leaf::Bytes => {
             let mut b = BinaryBuilder::with_capacity(n, n * size);
-            for &p in pos {
+            for p in pos.iter() {
                 b.append_value(scalar::trim_nuls(&data[p..p + size]));
             }
             Ok(Arc::new(b.finish()))
         }
         Leaf::Text => {
             let mut b = StringBuilder::with_capacity(n, n * size / 4);
-            for &p in pos {
+            for p in pos.iter() {
                 let text = scalar::ucs4(&data[p..p + size], s.order()).map_err(|e| place.invalid(p, e.to_string()))?;
                 b.append_value(text);
             }
@@ -198,27 +184,24 @@ pub(crate) fn primitive(
 }
 
 /// Writes `array`'s values at `pos` in `out` (zeroed: padding and text tails stay zero).
-pub(crate) fn encode(node: &Node, array: &dyn Array, out: &mut [u8], pos: &[usize], place: Place) -> Result<()> {
-    if array.len() != pos.len() {
-        return Err(usage(format!("an array of {} values where {} are expected", array.len(), pos.len())));
+pub(crate) fn encode(node: &Node, array: &dyn Array, out: &mut [u8], pos: &Pos, place: Place) -> Result<()> {
+    if array.len() != pos.count() {
+        return Err(usage(format!("an array of {} values where {} are expected", array.len(), pos.count())));
     }
     match node {
         Node::Leaf(s, leaf) => encode_leaf(*s, *leaf, array, out, pos, place),
         Node::Struct(children, _) => {
             refuse_nulls(array, "a struct")?;
             let array = array.as_struct();
-            let mut child_pos = Vec::with_capacity(pos.len());
             for ((offset, child), column) in children.iter().zip(array.columns()) {
-                child_pos.clear();
-                child_pos.extend(pos.iter().map(|p| p + offset));
-                encode(child, column.as_ref(), out, &child_pos, place)?;
+                encode(child, column.as_ref(), out, &pos.shifted(*offset), place)?;
             }
             Ok(())
         }
         Node::List { len, stride, item, .. } => {
             refuse_nulls(array, "a fixed-size list")?;
             let values = array.as_fixed_size_list().values();
-            encode(item, values.as_ref(), out, &item_positions(pos, *len, *stride), place)
+            encode(item, values.as_ref(), out, &pos.items(*len, *stride), place)
         }
     }
 }
@@ -230,7 +213,7 @@ fn refuse_nulls(array: &dyn Array, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &[usize], place: Place) -> Result<()> {
+fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &Pos, place: Place) -> Result<()> {
     let size = s.itemsize();
     let unit = s.ty().swap_unit();
     let swap = |dst: &mut [u8]| {
@@ -260,7 +243,7 @@ fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &[
     match leaf {
         Leaf::Primitive if s.ty() == ScalarType::Bool => {
             let values = array.as_boolean();
-            for (i, &p) in pos.iter().enumerate() {
+            for (i, p) in pos.iter().enumerate() {
                 if is_null(i) {
                     return Err(place.invalid(p, "null in a bool column, which has no NaN to stand for it"));
                 }
@@ -271,35 +254,32 @@ fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &[
             let data = array.to_data();
             let bytes = &data.buffers()[0].as_slice()[data.offset() * size..];
             match size {
-                _ if contiguous(pos, size) => {
-                    if let Some(&p) = pos.first() {
-                        out[p..p + pos.len() * size].copy_from_slice(&bytes[..pos.len() * size]);
-                    }
+                _ if pos.count() == 0 => {}
+                _ if pos.contiguous(size) => {
+                    let (p, len) = (pos.get(0), pos.count() * size);
+                    out[p..p + len].copy_from_slice(&bytes[..len]);
                 }
                 1 => scatter_fixed::<1>(bytes, out, pos),
                 2 => scatter_fixed::<2>(bytes, out, pos),
                 4 => scatter_fixed::<4>(bytes, out, pos),
                 8 => scatter_fixed::<8>(bytes, out, pos),
-                _ => {
-                    for (src, &p) in bytes.chunks_exact(size.max(1)).zip(pos) {
-                        out[p..p + size].copy_from_slice(src);
-                    }
-                }
+                _ => pos.for_each(|k, p| out[p..p + size].copy_from_slice(&bytes[k * size..(k + 1) * size])),
             }
             if let Some(nulls) = array.logical_nulls() {
                 for i in nulls.iter().enumerate().filter_map(|(i, valid)| (!valid).then_some(i)) {
-                    out[pos[i]..pos[i] + size].copy_from_slice(&null_bytes(pos[i])?);
+                    let p = pos.get(i);
+                    out[p..p + size].copy_from_slice(&null_bytes(p)?);
                 }
             }
             if !s.is_native() {
-                for &p in pos {
+                for p in pos.iter() {
                     swap(&mut out[p..p + size]);
                 }
             }
         }
         Leaf::Date32 => {
             let values = array.as_primitive::<Date32Type>();
-            for (i, &p) in pos.iter().enumerate() {
+            for (i, p) in pos.iter().enumerate() {
                 let day = if is_null(i) { i64::MIN } else { i64::from(values.value(i)) };
                 let dst = &mut out[p..p + size];
                 dst.copy_from_slice(&day.to_ne_bytes());
@@ -308,7 +288,7 @@ fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &[
         }
         Leaf::Bytes => {
             let values = array.as_binary::<i32>();
-            for (i, &p) in pos.iter().enumerate() {
+            for (i, p) in pos.iter().enumerate() {
                 if is_null(i) {
                     return Err(place.invalid(p, "null in a bytes column"));
                 }
@@ -317,7 +297,7 @@ fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &[
         }
         Leaf::Text => {
             let values = array.as_string::<i32>();
-            for (i, &p) in pos.iter().enumerate() {
+            for (i, p) in pos.iter().enumerate() {
                 if is_null(i) {
                     return Err(place.invalid(p, "null in a text column"));
                 }

@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 
 mod convert;
+mod pos;
 pub mod read;
 pub mod schema;
 pub mod write;

@@ -54,10 +54,9 @@ pub struct BatchReader<R> {
     layout: Layout,
     batch_rows: usize,
     next: usize,
-    /// Element offsets of a row's items from the row's first (tensors), and the element
-    /// step from one row to the next.
-    item_offsets: Vec<usize>,
-    row_step: usize,
+    /// Of a Fortran-order N-d array: the element offsets of a row's items from the row's
+    /// first, in C order.
+    fortran: Option<Vec<usize>>,
 }
 
 impl<R> std::fmt::Debug for BatchReader<R> {
@@ -181,15 +180,8 @@ impl AsRef<[u8]> for MapData {
 
 impl<R> BatchReader<R> {
     fn from_parts(source: Source<R>, layout: Layout, batch_rows: usize) -> Self {
-        let h = &layout.header;
-        let (item_offsets, row_step) = if !layout.tensor {
-            (vec![0], 1)
-        } else if h.fortran_order {
-            (fortran_offsets(&h.shape), 1)
-        } else {
-            ((0..layout.row_elements).collect(), layout.row_elements)
-        };
-        BatchReader { source, layout, batch_rows: batch_rows.max(1), next: 0, item_offsets, row_step }
+        let fortran = fortran_rows(&layout);
+        BatchReader { source, layout, batch_rows: batch_rows.max(1), next: 0, fortran }
     }
 
     /// The header of the array.
@@ -240,34 +232,25 @@ impl<R: Read> BatchReader<R> {
         };
         let place = Place { first: first * row_elements, itemsize };
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.layout.columns.len());
-        let mut pos = Vec::with_capacity(rows * self.item_offsets.len());
-        for r in first - base..first - base + rows {
-            pos.extend(self.item_offsets.iter().map(|o| (r * self.row_step + o) * itemsize));
-        }
+        let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, self.fortran.as_deref());
         for (offset, node) in &self.layout.columns {
-            let shifted: Vec<usize>;
-            let at = if *offset == 0 {
-                &pos
-            } else {
-                shifted = pos.iter().map(|p| p + offset).collect();
-                &shifted
-            };
+            let at = pos.shifted(*offset);
             let column = match node {
                 Node::List { len, item, field, .. } if self.layout.tensor => {
-                    convert::list(field, *len, convert::decode(item, data, at, place)?, rows)?
+                    convert::list(field, *len, convert::decode(item, data, &at, place)?, rows)?
                 }
-                _ => convert::decode(node, data, at, place)?,
+                _ => convert::decode(node, data, &at, place)?,
             };
             columns.push(column);
         }
         if let Some(residue) = &self.layout.residue {
-            let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.len() * residue.len());
-            for &p in &pos {
+            let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.len());
+            for p in pos.iter() {
                 for &(o, _) in residue {
                     buf.push(data[p + o]);
                 }
             }
-            let width = (residue.len() * self.item_offsets.len()) as i32;
+            let width = (residue.len() * row_elements) as i32;
             let ty = arrow_schema::DataType::FixedSizeBinary(width);
             columns.push(convert::primitive(ty, buf, rows, None)?);
         }
@@ -296,6 +279,11 @@ impl<R: Read> BatchReader<R> {
         let options = RecordBatchOptions::new().with_row_count(Some(rows));
         RecordBatch::try_new_with_options(self.layout.schema(), columns, &options).map_err(arrow_error)
     }
+}
+
+/// Of a Fortran-order N-d array, the element offsets of a row's items from its first.
+pub(crate) fn fortran_rows(layout: &Layout) -> Option<Vec<usize>> {
+    (layout.tensor && layout.header.fortran_order).then(|| fortran_offsets(&layout.header.shape))
 }
 
 /// Bytes of one row.

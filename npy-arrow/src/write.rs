@@ -75,8 +75,8 @@ struct State {
     expected: Option<usize>,
     /// The whole data of a Fortran-order N-d array, written at the end.
     held: Option<Vec<u8>>,
-    item_offsets: Vec<usize>,
-    row_step: usize,
+    /// Of a Fortran-order N-d array: the element offsets of a row's items from its first.
+    fortran: Option<Vec<usize>>,
 }
 
 impl<W: Write + Seek> BatchWriter<W> {
@@ -101,10 +101,9 @@ impl<W: Write + Seek> BatchWriter<W> {
         let start = self.writer.stream_position()?;
         let (version, head) = header.encode(version)?;
         self.writer.write_all(&head)?;
-        let (item_offsets, row_step) = row_positions(&layout);
+        let fortran = crate::read::fortran_rows(&layout);
         let held = if header.fortran_order && layout.tensor { Some(zeroed(header.data_len()?)?) } else { None };
-        self.state =
-            Some(State { layout, version, start, header_len: head.len(), expected, held, item_offsets, row_step });
+        self.state = Some(State { layout, version, start, header_len: head.len(), expected, held, fortran });
         Ok(())
     }
 
@@ -138,10 +137,7 @@ impl<W: Write + Seek> BatchWriter<W> {
         let itemsize = state.layout.header.dtype.itemsize();
         let row_elements = state.layout.row_elements;
         let first_row = if state.held.is_some() { self.rows } else { 0 };
-        let mut pos = Vec::with_capacity(n * state.item_offsets.len());
-        for r in first_row..first_row + n {
-            pos.extend(state.item_offsets.iter().map(|o| (r * state.row_step + o) * itemsize));
-        }
+        let pos = crate::pos::rows(first_row, n, row_elements, itemsize, state.fortran.as_deref());
         let out = match &mut state.held {
             Some(data) => data,
             None => {
@@ -152,7 +148,7 @@ impl<W: Write + Seek> BatchWriter<W> {
         };
         let place = Place { first: self.rows * row_elements, itemsize };
         for ((offset, node), column) in state.layout.columns.iter().zip(batch.columns()) {
-            let at: Vec<usize> = pos.iter().map(|p| p + offset).collect();
+            let at = pos.shifted(*offset);
             match node {
                 Node::List { item, .. } if state.layout.tensor => {
                     if column.null_count() > 0 {
@@ -167,16 +163,12 @@ impl<W: Write + Seek> BatchWriter<W> {
             // The bytes the columns do not carry; a `b1` byte only where it says what the
             // column says (a changed value wins over its old byte).
             let column = batch.column(state.layout.columns.len()).as_fixed_size_binary();
-            let per_row = residue.len() * state.item_offsets.len();
-            let mut items = pos.chunks(state.item_offsets.len().max(1));
-            for row in 0..n {
-                let raw = column.value(row);
-                let Some(row_pos) = items.next() else { break };
-                debug_assert_eq!(raw.len(), per_row);
-                let bytes = row_pos.iter().flat_map(|&p| residue.iter().map(move |&(o, b)| (p + o, b)));
-                for ((at, is_bool), &byte) in bytes.zip(raw) {
-                    if !is_bool || (byte != 0) == (out[at] != 0) {
-                        out[at] = byte;
+            for (k, p) in pos.iter().enumerate() {
+                let (row, item) = (k / row_elements, k % row_elements);
+                let raw = &column.value(row)[item * residue.len()..];
+                for (&(o, is_bool), &byte) in residue.iter().zip(raw) {
+                    if !is_bool || (byte != 0) == (out[p + o] != 0) {
+                        out[p + o] = byte;
                     }
                 }
             }
@@ -274,18 +266,6 @@ fn has_int_days(ty: &DataType) -> bool {
                 || has_int_days(item.data_type())
         }
         _ => false,
-    }
-}
-
-/// Element offsets of a row's items, and the element step between rows (as the reader).
-fn row_positions(layout: &Layout) -> (Vec<usize>, usize) {
-    let h = &layout.header;
-    if !layout.tensor {
-        (vec![0], 1)
-    } else if h.fortran_order {
-        (crate::read::fortran_offsets(&h.shape), 1)
-    } else {
-        ((0..layout.row_elements).collect(), layout.row_elements)
     }
 }
 
