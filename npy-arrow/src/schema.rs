@@ -50,6 +50,9 @@ pub const RESIDUE_KEY: &str = "numpy.residue";
 /// The name of the item field of the `FixedSizeList`s this crate makes.
 pub const ITEM: &str = "item";
 
+/// NumPy's most dimensions (`NPY_MAXDIMS`), as npy-core's header parser allows.
+const MAX_DIMS: usize = 64;
+
 /// A field's metadata.
 type Metadata = HashMap<String, String>;
 
@@ -227,9 +230,23 @@ pub fn schema_of(header: &Header) -> Result<SchemaRef> {
 /// `values` tensor column). Also returns the version the metadata asks for, if any.
 ///
 /// # Errors
-/// [`ErrorKind::Dtype`] for metadata that does not parse; [`ErrorKind::UnsupportedDtype`]
-/// for columns of types with no NumPy dtype.
+/// [`ErrorKind::Dtype`] for metadata that does not parse; [`ErrorKind::Shape`] for a shape
+/// whose sizes overflow; [`ErrorKind::UnsupportedDtype`] for columns of types with no NumPy
+/// dtype, and for the object dtype.
 pub fn header_of(schema: &Schema, rows: usize, widths: &[usize]) -> Result<(Header, Option<Version>)> {
+    let (header, version) = header_of_unchecked(schema, rows, widths)?;
+    if header.shape.len() > MAX_DIMS {
+        return Err(bad_meta(SHAPE_KEY, &format!("{} dims", header.shape.len())));
+    }
+    // Sizes that overflow are refused as in a file's header.
+    header.data_len()?;
+    if header.dtype.has_object() {
+        return Err(unsupported(&header.dtype, "object arrays hold Python objects, not Arrow values"));
+    }
+    Ok((header, version))
+}
+
+fn header_of_unchecked(schema: &Schema, rows: usize, widths: &[usize]) -> Result<(Header, Option<Version>)> {
     let meta = schema.metadata();
     let version = match meta.get(VERSION_KEY).map(String::as_str) {
         None => None,
@@ -599,6 +616,14 @@ mod tests {
         assert_eq!((h.dtype.descr(), h.shape), ("'<f4'".to_string(), vec![5, 3]));
         let text = Schema::new(vec![Field::new("s", DataType::Utf8, true), Field::new("b", DataType::Binary, true)]);
         assert_eq!(natural_dtype(&text, &[3, 2]).unwrap().descr(), "[('s', '<U3'), ('b', '|S2')]");
+        let huge = Schema::new_with_metadata(
+            vec![Field::new("values", DataType::Int8, true)],
+            HashMap::from([
+                (DESCR_KEY.to_string(), "'|i1'".to_string()),
+                (SHAPE_KEY.to_string(), format!("[{}, {}, 4]", usize::MAX / 2, usize::MAX / 2)),
+            ]),
+        );
+        assert!(matches!(header_of(&huge, 0, &[]).unwrap_err().kind(), ErrorKind::Shape { .. }));
         let union = Schema::new(vec![Field::new("l", DataType::Utf8View, true)]);
         assert!(matches!(natural_dtype(&union, &[]).unwrap_err().kind(), ErrorKind::UnsupportedDtype { .. }));
     }
