@@ -12,6 +12,9 @@
 //!   [`NpyReader`](npy_core::NpyReader), a [`DynArray`](npy_core::DynArray) or a map (with
 //!   no copy for 1-D native primitive arrays: [`mapped_array`]).
 //! - [`BatchWriter`], [`BatchFileWriter`]: batches in, a `.npy` out, streamed.
+//! - [`ConvertOptions`]: rows per batch, `datetime64[D]` as Int64 days, and the residue
+//!   column that carries padding and `b1` bytes for files that must come back byte for
+//!   byte whatever those hold.
 //!
 //! # Examples
 //! ```

@@ -623,3 +623,19 @@ fn wide_rows_make_smaller_batches_by_default() {
     let reader = BatchReader::from_dyn(array, &ConvertOptions::new()).unwrap();
     assert_eq!(reader.map(|b| b.unwrap().num_rows()).collect::<Vec<_>>(), [32, 8]);
 }
+
+#[test]
+fn b1_bytes_other_than_0_and_1_are_true_and_come_back_with_the_residue() {
+    let header = npy_core::header::Header::new("|b1".parse().unwrap(), vec![4]);
+    let (_, head) = header.encode(None).unwrap();
+    let file = [head, vec![0, 2, 255, 1]].concat();
+    for (residue, data) in [(false, [0, 1, 1, 1]), (true, [0, 2, 255, 1])] {
+        let options = ConvertOptions::new().residue(residue);
+        let (schema, b) = batches(&file, &options).unwrap();
+        let values: Vec<bool> = b[0].column(0).as_boolean().iter().map(Option::unwrap).collect();
+        assert_eq!(values, [false, true, true, true]);
+        assert_eq!(b[0].num_columns(), 1 + usize::from(residue));
+        let back = write(schema, &b).unwrap();
+        assert_eq!(back[back.len() - 4..], data, "residue {residue}");
+    }
+}
