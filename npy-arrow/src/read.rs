@@ -1,0 +1,384 @@
+//! `.npy` arrays → Arrow record batches, streamed.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow_buffer::Buffer;
+use arrow_schema::{ArrowError, SchemaRef};
+use npy_core::mmap::NpyMap;
+use npy_core::{DynArray, ErrorKind, NpyReader, Result};
+
+use crate::convert::{self, arrow_error, Place};
+use crate::schema::{Layout, Leaf, Node};
+use crate::ConvertOptions;
+
+/// Rows per batch by default: 65,536.
+pub const DEFAULT_BATCH_ROWS: usize = 1 << 16;
+/// Bytes of data per batch at most by default (fewer rows when rows are wide): 64 MiB.
+pub const DEFAULT_BATCH_BYTES: usize = 64 << 20;
+
+/// Where the reader's bytes come from.
+enum Source<R> {
+    /// Chunks of rows read as they are needed (C order, or at most one dim).
+    Stream { reader: NpyReader<R>, buf: Vec<u8> },
+    /// The whole data, held (Fortran-order N-d files read from a stream, dynamic arrays).
+    Held(Vec<u8>),
+    /// A map: chunks are read in place; `zero_copy` is the data as one Arrow buffer when
+    /// its values need no conversion (1-D native primitives).
+    Map { map: Arc<NpyMap>, zero_copy: Option<Buffer> },
+}
+
+/// A [`RecordBatchReader`] over a `.npy` array: batches of a chosen number of rows along
+/// the first axis (the last one shorter), made as they are asked for.
+///
+/// Memory: one batch and one chunk of raw rows, whatever the file's size, except for
+/// Fortran-order arrays of two dims or more read from a stream, whose data is held (a row
+/// is spread over the whole file); from a map they are read in place.
+///
+/// # Examples
+/// ```
+/// use arrow_array::{cast::AsArray, types::Int64Type};
+/// use npy_core::prelude::*;
+///
+/// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+/// let reader = npy_arrow::BatchReader::new(npy_core::NpyReader::new(&file[..])?, 4)?;
+/// let lens: Vec<usize> = reader.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
+/// assert_eq!(lens, [4, 4, 2]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BatchReader<R> {
+    source: Source<R>,
+    layout: Layout,
+    batch_rows: usize,
+    next: usize,
+    /// Of a Fortran-order N-d array: the element offsets of a row's items from the row's
+    /// first, in C order.
+    fortran: Option<Vec<usize>>,
+}
+
+impl<R> std::fmt::Debug for BatchReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchReader")
+            .field("header", &self.layout.header)
+            .field("batch_rows", &self.batch_rows)
+            .field("next", &self.next)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BatchReader<BufReader<File>> {
+    /// Opens a `.npy` file. Errors name the path.
+    ///
+    /// # Errors
+    /// As [`NpyReader::new`] and [`BatchReader::new`].
+    pub fn open(path: impl AsRef<Path>, options: &ConvertOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let open = || BatchReader::with_options(npy_core::ReadOptions::new().open_path(path)?, options);
+        open().map_err(|e| e.reading(path))
+    }
+}
+
+impl<R: Read> BatchReader<R> {
+    /// Batches of `batch_rows` rows (at least 1) from a reader whose header was read; the
+    /// schema keeps the header (see [`crate::schema`]).
+    ///
+    /// # Errors
+    /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold); for
+    /// Fortran-order N-d arrays, errors of reading the data.
+    pub fn new(reader: NpyReader<R>, batch_rows: usize) -> Result<Self> {
+        BatchReader::with_options(reader, &ConvertOptions::new().batch_rows(batch_rows))
+    }
+
+    /// As [`BatchReader::new`], with options.
+    ///
+    /// # Errors
+    /// As [`BatchReader::new`].
+    pub fn with_options(mut reader: NpyReader<R>, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::with_options(reader.header(), Some(reader.version()), options)?;
+        let source = if layout.header.fortran_order && layout.header.shape.len() > 1 {
+            let mut data = Vec::new();
+            let n = reader.len();
+            reader.read_raw(n, &mut data)?;
+            Source::Held(data)
+        } else {
+            Source::Stream { reader, buf: Vec::new() }
+        };
+        let rows = options.rows(row_bytes(&layout));
+        Ok(BatchReader::from_parts(source, layout, rows))
+    }
+}
+
+impl BatchReader<std::io::Empty> {
+    /// Batches of a dynamic array (its data is held).
+    ///
+    /// # Errors
+    /// As [`BatchReader::new`].
+    pub fn from_dyn(array: DynArray, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::with_options(array.header(), array.version(), options)?;
+        let rows = options.rows(row_bytes(&layout));
+        Ok(BatchReader::from_parts(Source::Held(array.into_data()), layout, rows))
+    }
+
+    /// Batches of a mapped array, read in place. A 1-D array of native-order integers,
+    /// floats or datetimes is not copied at all: its column's buffer is the map's data
+    /// (each batch a slice of it), and the buffer keeps the map alive.
+    ///
+    /// # Errors
+    /// As [`BatchReader::new`].
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_array::{cast::AsArray, types::Float64Type};
+    /// use npy_core::{mmap::NpyMap, prelude::*};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("x.npy");
+    /// vec![1.5f64, 2.5, 3.5].write_npy(&path)?;
+    /// // SAFETY: nothing else writes the file while it is mapped.
+    /// let map = Arc::new(unsafe { NpyMap::open(&path)? });
+    /// let mut reader = npy_arrow::BatchReader::from_map(map.clone(), &Default::default())?;
+    /// let batch = reader.next().unwrap()?;
+    /// let column = batch.column(0).as_primitive::<Float64Type>();
+    /// assert_eq!(column.values().as_ref(), [1.5, 2.5, 3.5]);
+    /// assert_eq!(column.values().as_ptr().cast::<u8>(), map.data().as_ptr()); // no copy
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_map(map: Arc<NpyMap>, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::with_options(map.header(), Some(map.version()), options)?;
+        let zero_copy = zero_copy_buffer(&map, &layout);
+        let rows = options.rows(row_bytes(&layout));
+        Ok(BatchReader::from_parts(Source::Map { map, zero_copy }, layout, rows))
+    }
+}
+
+/// The map's data as one Arrow buffer, when the array is 1-D (or 0-d) of a native-order
+/// type whose values Arrow takes as they are, and suitably aligned.
+fn zero_copy_buffer(map: &Arc<NpyMap>, layout: &Layout) -> Option<Buffer> {
+    let [(0, Node::Leaf(s, leaf))] = &layout.columns[..] else { return None };
+    if !matches!(layout.header.dtype, npy_core::DType::Scalar(_)) {
+        return None;
+    }
+    let plain = matches!(leaf, Leaf::Primitive | Leaf::Time) && s.ty() != npy_core::dtype::ScalarType::Bool;
+    if layout.tensor || !plain || !s.is_native() || map.data().as_ptr().align_offset(s.itemsize()) != 0 {
+        return None;
+    }
+    Some(Buffer::from(bytes::Bytes::from_owner(MapData(map.clone()))))
+}
+
+/// A map as the owner of an Arrow buffer over its data.
+struct MapData(Arc<NpyMap>);
+
+impl AsRef<[u8]> for MapData {
+    fn as_ref(&self) -> &[u8] {
+        self.0.data()
+    }
+}
+
+impl<R> BatchReader<R> {
+    fn from_parts(source: Source<R>, layout: Layout, batch_rows: usize) -> Self {
+        let fortran = fortran_rows(&layout);
+        BatchReader { source, layout, batch_rows: batch_rows.max(1), next: 0, fortran }
+    }
+
+    /// The header of the array.
+    pub fn header(&self) -> &npy_core::header::Header {
+        &self.layout.header
+    }
+
+    /// The layout (header ↔ schema mapping) the batches follow.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Rows not yet returned.
+    pub fn remaining_rows(&self) -> usize {
+        self.layout.rows() - self.next
+    }
+}
+
+impl<R: Read> BatchReader<R> {
+    /// The next batch, or `None` after the last, with npy's error type.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Truncated`] and I/O errors of the source; [`ErrorKind::InvalidValue`]
+    /// for text that is not UCS-4 and `M8[D]` days outside Date32 (naming the element).
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        let rows_total = self.layout.rows();
+        if self.next >= rows_total {
+            return Ok(None);
+        }
+        let first = self.next;
+        let rows = self.batch_rows.min(rows_total - first);
+        let itemsize = self.layout.header.dtype.itemsize();
+        let row_elements = self.layout.row_elements;
+        // The data, and the row index its first byte belongs to.
+        if let Source::Map { zero_copy: Some(buffer), .. } = &self.source {
+            let batch = self.zero_copy_batch(buffer.clone(), first, rows)?;
+            self.next += rows;
+            return Ok(Some(batch));
+        }
+        let (data, base): (&[u8], usize) = match &mut self.source {
+            Source::Stream { reader, buf } => {
+                buf.clear();
+                reader.read_raw(rows * row_elements, buf)?;
+                (&buf[..], first)
+            }
+            Source::Held(data) => held_rows(data, &self.layout, first),
+            Source::Map { map, .. } => held_rows(map.data(), &self.layout, first),
+        };
+        let place = Place { first: first * row_elements, itemsize };
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.layout.columns.len());
+        let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, self.fortran.as_deref());
+        for (offset, node) in &self.layout.columns {
+            let at = pos.shifted(*offset);
+            let column = match node {
+                Node::List { len, item, field, .. } if self.layout.tensor => {
+                    convert::list(field, *len, convert::decode(item, data, &at, place)?, rows)?
+                }
+                _ => convert::decode(node, data, &at, place)?,
+            };
+            columns.push(column);
+        }
+        if let Some(residue) = &self.layout.residue {
+            let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.len());
+            for p in pos.iter() {
+                for &(o, _) in residue {
+                    buf.push(data[p + o]);
+                }
+            }
+            let width = (residue.len() * row_elements) as i32;
+            let ty = arrow_schema::DataType::FixedSizeBinary(width);
+            columns.push(convert::primitive(ty, buf, rows, None)?);
+        }
+        self.next += rows;
+        Ok(Some(self.batch(columns, rows)?))
+    }
+
+    fn zero_copy_batch(&self, buffer: Buffer, first: usize, rows: usize) -> Result<RecordBatch> {
+        let (_, node) = &self.layout.columns[0];
+        let Node::Leaf(s, _) = node else { unreachable!("zero copy is for leaves only") };
+        let size = s.itemsize();
+        let values = buffer.slice_with_length(first * size, rows * size);
+        let nulls = if matches!(node, Node::Leaf(_, Leaf::Time)) {
+            let v: &[i64] = values.typed_data();
+            v.contains(&i64::MIN).then(|| {
+                arrow_buffer::NullBuffer::new(arrow_buffer::BooleanBuffer::collect_bool(rows, |i| v[i] != i64::MIN))
+            })
+        } else {
+            None
+        };
+        let column = convert::primitive(node.data_type(), values, rows, nulls)?;
+        self.batch(vec![column], rows)
+    }
+
+    fn batch(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+        RecordBatch::try_new_with_options(self.layout.schema(), columns, &options).map_err(arrow_error)
+    }
+}
+
+/// Of a Fortran-order N-d array, the element offsets of a row's items from its first.
+pub(crate) fn fortran_rows(layout: &Layout) -> Option<Vec<usize>> {
+    (layout.tensor && layout.header.fortran_order).then(|| fortran_offsets(&layout.header.shape))
+}
+
+/// Bytes of one row.
+fn row_bytes(layout: &Layout) -> usize {
+    layout.row_elements.saturating_mul(layout.header.dtype.itemsize())
+}
+
+/// The held data from row `first` on (C order, at most one dim: rows are contiguous), or
+/// all of it (Fortran N-d), with the row index its first byte belongs to.
+fn held_rows<'d>(data: &'d [u8], layout: &Layout, first: usize) -> (&'d [u8], usize) {
+    if layout.header.fortran_order && layout.tensor {
+        return (data, 0);
+    }
+    let row_bytes = layout.row_elements * layout.header.dtype.itemsize();
+    (&data[first * row_bytes..], first)
+}
+
+/// Element offsets, from the row's first element, of the items of a row of a Fortran-order
+/// array, in C order of the row's dims.
+pub(crate) fn fortran_offsets(shape: &[usize]) -> Vec<usize> {
+    let (first, rest) = shape.split_first().expect("N-d");
+    // Fortran strides (in elements) of the dims after the first.
+    let mut strides = Vec::with_capacity(rest.len());
+    let mut step = *first;
+    for &d in rest {
+        strides.push(step);
+        step *= d;
+    }
+    let count: usize = rest.iter().product();
+    let mut out = Vec::with_capacity(count);
+    let mut index = vec![0usize; rest.len()];
+    for _ in 0..count {
+        out.push(index.iter().zip(&strides).map(|(i, s)| i * s).sum());
+        for k in (0..rest.len()).rev() {
+            index[k] += 1;
+            if index[k] < rest[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+    out
+}
+
+impl<R: Read> Iterator for BatchReader<R> {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_batch() {
+            Ok(batch) => batch.map(Ok),
+            Err(e) => {
+                // A failed batch ends the stream.
+                self.next = self.layout.rows();
+                Some(Err(ArrowError::ExternalError(Box::new(e))))
+            }
+        }
+    }
+}
+
+impl<R: Read> RecordBatchReader for BatchReader<R> {
+    fn schema(&self) -> SchemaRef {
+        self.layout.schema()
+    }
+}
+
+/// The array of a mapped 1-D file of native-order integers, floats or datetimes, with no
+/// copy: its buffer is the map's data and keeps the map alive.
+///
+/// # Errors
+/// [`ErrorKind::NotViewable`] for other arrays (read them with [`BatchReader::from_map`]).
+pub fn mapped_array(map: Arc<NpyMap>) -> Result<ArrayRef> {
+    let rows = map.len();
+    let reader = BatchReader::from_map(map, &ConvertOptions::new().batch_rows(rows.max(1)))?;
+    let Source::Map { zero_copy: Some(buffer), .. } = &reader.source else {
+        return Err(ErrorKind::NotViewable {
+            reason: format!(
+                "{} of shape {:?} is not a 1-D native-order primitive array (use BatchReader::from_map)",
+                reader.layout.header.dtype.descr(),
+                reader.layout.header.shape
+            ),
+        }
+        .into());
+    };
+    Ok(reader.zero_copy_batch(buffer.clone(), 0, reader.layout.rows())?.column(0).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fortran_offsets_walk_the_row_in_c_order() {
+        // shape (2, 3, 4): item (i, j) of a row is at 2 * i + 6 * j.
+        let off = fortran_offsets(&[2, 3, 4]);
+        assert_eq!(off.len(), 12);
+        assert_eq!(&off[..5], [0, 6, 12, 18, 2]);
+    }
+}

@@ -1,0 +1,630 @@
+//! The dtype model ↔ Arrow schemas.
+//!
+//! [`schema_of`] maps a `.npy` header (dtype, order, shape) to the Arrow schema its record
+//! batches have, and keeps the header in the schema's metadata ([`DESCR_KEY`],
+//! [`FORTRAN_ORDER_KEY`], [`SHAPE_KEY`], [`VERSION_KEY`]) so that writing the batches back
+//! gives the original file. [`header_of`] goes back: from that metadata when present, else
+//! from the columns' types (the natural packed NumPy dtype, see [`natural_dtype`]).
+//!
+//! The mapping is compiled once into a [`Layout`]: for each column, a tree that says where
+//! each value sits in a record's bytes. `read` and `write` walk it, one pass per column over
+//! a chunk of records.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit as ArrowUnit};
+use npy_core::dtype::{ByteOrder, DType, Record, Scalar, ScalarType, TimeUnit};
+use npy_core::header::{Header, Version};
+use npy_core::{Error, ErrorKind, Result};
+
+use crate::ConvertOptions;
+
+/// Schema metadata key: the original `descr`, as the header's Python literal (`'<f8'`,
+/// `[('a', '<i4'), ('', '|V4')]`).
+pub const DESCR_KEY: &str = "numpy.descr";
+/// Schema metadata key: the original `fortran_order`, `True` or `False`.
+pub const FORTRAN_ORDER_KEY: &str = "numpy.fortran_order";
+/// Schema metadata key: the original shape, a JSON list (`[3, 4]`; `[]` for 0-d).
+pub const SHAPE_KEY: &str = "numpy.shape";
+/// Schema metadata key: the `.npy` format version of the original file (`1.0`, `2.0`,
+/// `3.0`).
+pub const VERSION_KEY: &str = "numpy.version";
+/// Field metadata key: the NumPy type string of a column whose Arrow type does not say it
+/// alone: complex (`<c16`), long double (`<f16`), datetimes in units Arrow lacks
+/// (`<M8[25s]`, `<m8[D]`, `<M8`).
+pub const DTYPE_KEY: &str = "numpy.dtype";
+/// The name of the one column of an array of scalars (and of an N-d array's rows).
+pub const VALUES: &str = "values";
+/// Arrow's canonical extension name for fixed-shape tensors.
+pub const TENSOR_EXTENSION: &str = "arrow.fixed_shape_tensor";
+/// Field metadata key of an Arrow extension's name.
+pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+/// Field metadata key of an Arrow extension's metadata.
+pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+/// The name of the column of each row's bytes that the other columns do not carry
+/// (padding, `b1` bytes), made with [`ConvertOptions::residue`].
+pub const RESIDUE: &str = "numpy.residue";
+/// Field metadata key marking the [`RESIDUE`] column (value `true`).
+pub const RESIDUE_KEY: &str = "numpy.residue";
+/// The name of the item field of the `FixedSizeList`s this crate makes.
+pub const ITEM: &str = "item";
+
+/// NumPy's most dimensions (`NPY_MAXDIMS`), as npy-core's header parser allows.
+const MAX_DIMS: usize = 64;
+
+/// A field's metadata.
+type Metadata = HashMap<String, String>;
+
+/// Where the values of one column (or of a nested part of it) sit in a record's bytes, and
+/// the Arrow type they become.
+#[derive(Debug, Clone)]
+pub(crate) enum Node {
+    /// One scalar at the element's position.
+    Leaf(Scalar, Leaf),
+    /// A record: each field at its offset from the element's position.
+    Struct(Vec<(usize, Node)>, Fields),
+    /// `len` values `stride` bytes apart from the element's position (a subarray's first
+    /// dim, or a complex number's two parts).
+    List { len: usize, stride: usize, item: Box<Node>, field: FieldRef },
+}
+
+/// The Arrow form of one scalar.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Leaf {
+    /// Bool, integers, `f2`/`f4`/`f8`: the value's bytes in native order.
+    Primitive,
+    /// A datetime or timedelta as an `i64` Timestamp, Duration or Int64, NaT as null.
+    Time,
+    /// `M8[D]` as Date32 (days as `i32`), NaT as null.
+    Date32,
+    /// `S n`: Binary, trailing NULs stripped.
+    Bytes,
+    /// `U n`: Utf8, trailing NULs stripped.
+    Text,
+    /// `V n`, long doubles: FixedSizeBinary, the bytes as stored.
+    Raw,
+}
+
+impl Node {
+    pub(crate) fn data_type(&self) -> DataType {
+        match self {
+            Node::Leaf(s, leaf) => leaf_type(*s, *leaf),
+            Node::Struct(_, fields) => DataType::Struct(fields.clone()),
+            Node::List { len, field, .. } => DataType::FixedSizeList(field.clone(), *len as i32),
+        }
+    }
+}
+
+/// The whole mapping of one array: its columns, and how rows lie in the data.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub(crate) header: Header,
+    pub(crate) columns: Vec<(usize, Node)>,
+    /// Elements per row: 1, or the product of the dims after the first (N-d arrays).
+    pub(crate) row_elements: usize,
+    /// True when the rows are N-d slices (one `values` column of tensors).
+    pub(crate) tensor: bool,
+    /// Offsets, in an element, of the bytes the columns do not carry (padding, and `b1`
+    /// bytes: `true`), when the [`RESIDUE`] column keeps them.
+    pub(crate) residue: Option<Vec<(usize, bool)>>,
+    pub(crate) schema: SchemaRef,
+}
+
+impl Layout {
+    /// The layout of an array with this header. The schema keeps the header in its metadata
+    /// (with `version`, when given, so that a forced version comes back too).
+    ///
+    /// # Errors
+    /// [`ErrorKind::UnsupportedDtype`] for object dtypes, and for sizes Arrow cannot hold
+    /// (a `FixedSizeList` or `FixedSizeBinary` over `i32::MAX`).
+    pub fn new(header: &Header, version: Option<Version>) -> Result<Layout> {
+        Layout::with_options(header, version, &ConvertOptions::default())
+    }
+
+    /// As [`Layout::new`], with options (see [`ConvertOptions::days_as_int64`]).
+    ///
+    /// # Errors
+    /// As [`Layout::new`].
+    pub fn with_options(header: &Header, version: Option<Version>, options: &ConvertOptions) -> Result<Layout> {
+        let days = options.days_as_int64;
+        let dtype = &header.dtype;
+        if dtype.has_object() {
+            return Err(unsupported(dtype, "object arrays hold Python objects, not Arrow values"));
+        }
+        let row_elements: usize = header.shape.iter().skip(1).product();
+        let tensor = header.shape.len() > 1;
+        let element_columns: Vec<(usize, Node, String, Option<Metadata>)> = match dtype {
+            DType::Record(r) if !tensor => {
+                let mut out = Vec::with_capacity(r.fields().len());
+                for f in r.fields() {
+                    let node = node_of(&f.dtype, days)?;
+                    let meta = field_metadata(&f.dtype, days);
+                    out.push((f.offset, node, f.name.clone(), meta));
+                }
+                out
+            }
+            _ => vec![(0, node_of(dtype, days)?, VALUES.to_string(), field_metadata(dtype, days))],
+        };
+        let mut columns = Vec::with_capacity(element_columns.len());
+        let mut fields = Vec::with_capacity(element_columns.len());
+        for (offset, node, name, meta) in element_columns {
+            let (node, field) = if tensor {
+                let item = Arc::new(with_meta(Field::new(ITEM, node.data_type(), true), meta));
+                let len = checked_i32(row_elements, dtype)?;
+                let mut tensor_meta = HashMap::new();
+                tensor_meta.insert(EXTENSION_NAME_KEY.to_string(), TENSOR_EXTENSION.to_string());
+                tensor_meta.insert(EXTENSION_METADATA_KEY.to_string(), tensor_metadata(&header.shape[1..]));
+                let field =
+                    Field::new(name, DataType::FixedSizeList(item.clone(), len), false).with_metadata(tensor_meta);
+                // The tensor's items are placed by the reader and writer (C or Fortran
+                // order), not by a stride: `stride` is unused for the top list.
+                (Node::List { len: row_elements, stride: 0, item: Box::new(node), field: item }, field)
+            } else {
+                let field = with_meta(Field::new(name, node.data_type(), true), meta);
+                (node, field)
+            };
+            columns.push((offset, node));
+            fields.push(field);
+        }
+        let lossy = lossy_bytes(dtype);
+        let residue = (options.residue && !lossy.is_empty()).then_some(lossy);
+        if let Some(r) = &residue {
+            let width = checked_i32(r.len() * row_elements, dtype)?;
+            let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
+            fields.push(Field::new(RESIDUE, DataType::FixedSizeBinary(width), false).with_metadata(meta));
+        }
+        let mut meta = HashMap::new();
+        meta.insert(DESCR_KEY.to_string(), dtype.descr());
+        meta.insert(FORTRAN_ORDER_KEY.to_string(), if header.fortran_order { "True" } else { "False" }.to_string());
+        meta.insert(SHAPE_KEY.to_string(), serde_json::to_string(&header.shape).unwrap_or_default());
+        if let Some(v) = version {
+            let (major, minor) = v.number();
+            meta.insert(VERSION_KEY.to_string(), format!("{major}.{minor}"));
+        }
+        let schema = Arc::new(Schema::new_with_metadata(fields, meta));
+        Ok(Layout { header: header.clone(), columns, row_elements, tensor, residue, schema })
+    }
+
+    /// The Arrow schema of the batches.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// The header the layout maps.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Rows of the whole array: the first dim, or 1 for a 0-d array.
+    pub fn rows(&self) -> usize {
+        self.header.shape.first().copied().unwrap_or(1)
+    }
+}
+
+/// The Arrow schema of an array with this header, its metadata holding the header (see the
+/// module docs).
+///
+/// # Errors
+/// As [`Layout::new`].
+///
+/// # Examples
+/// ```
+/// use arrow_schema::DataType;
+/// use npy_core::header::Header;
+///
+/// let header = Header::new("[('x', '<f4'), ('t', '>M8[us]')]".parse()?, vec![10]);
+/// let schema = npy_arrow::schema_of(&header)?;
+/// assert_eq!(schema.field(0).data_type(), &DataType::Float32);
+/// assert_eq!(schema.field(1).name(), "t");
+/// assert_eq!(schema.metadata()["numpy.descr"], "[('x', '<f4'), ('t', '>M8[us]')]");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn schema_of(header: &Header) -> Result<SchemaRef> {
+    Ok(Layout::new(header, None)?.schema)
+}
+
+/// The header a schema stands for: the one in its metadata when it has [`DESCR_KEY`], with
+/// `rows` as the first dim when it has no [`SHAPE_KEY`]; else the natural packed dtype of
+/// its columns (see [`natural_dtype`]) and a shape of `rows` (times the tensor shape of a
+/// `values` tensor column). Also returns the version the metadata asks for, if any.
+///
+/// # Errors
+/// [`ErrorKind::Dtype`] for metadata that does not parse; [`ErrorKind::Shape`] for a shape
+/// whose sizes overflow; [`ErrorKind::UnsupportedDtype`] for columns of types with no NumPy
+/// dtype, and for the object dtype.
+pub fn header_of(schema: &Schema, rows: usize, widths: &[usize]) -> Result<(Header, Option<Version>)> {
+    let (header, version) = header_of_unchecked(schema, rows, widths)?;
+    if header.shape.len() > MAX_DIMS {
+        return Err(bad_meta(SHAPE_KEY, &format!("{} dims", header.shape.len())));
+    }
+    // Sizes that overflow are refused as in a file's header.
+    header.data_len()?;
+    if header.dtype.has_object() {
+        return Err(unsupported(&header.dtype, "object arrays hold Python objects, not Arrow values"));
+    }
+    Ok((header, version))
+}
+
+fn header_of_unchecked(schema: &Schema, rows: usize, widths: &[usize]) -> Result<(Header, Option<Version>)> {
+    let meta = schema.metadata();
+    let version = match meta.get(VERSION_KEY).map(String::as_str) {
+        None => None,
+        Some("1.0") => Some(Version::V1_0),
+        Some("2.0") => Some(Version::V2_0),
+        Some("3.0") => Some(Version::V3_0),
+        Some(other) => return Err(bad_meta(VERSION_KEY, other)),
+    };
+    if let Some(descr) = meta.get(DESCR_KEY) {
+        let dtype: DType = descr.parse()?;
+        let fortran_order = match meta.get(FORTRAN_ORDER_KEY).map(String::as_str) {
+            None | Some("False") => false,
+            Some("True") => true,
+            Some(other) => return Err(bad_meta(FORTRAN_ORDER_KEY, other)),
+        };
+        let shape = match meta.get(SHAPE_KEY) {
+            Some(s) => serde_json::from_str::<Vec<usize>>(s).map_err(|_| bad_meta(SHAPE_KEY, s))?,
+            None => vec![rows],
+        };
+        return Ok((Header { dtype, fortran_order, shape }, version));
+    }
+    let fields = schema.fields();
+    if let [only] = &fields[..] {
+        if only.name() == VALUES {
+            if let Some(dims) = tensor_shape(only)? {
+                let DataType::FixedSizeList(item, _) = only.data_type() else {
+                    return Err(bad_meta(EXTENSION_NAME_KEY, TENSOR_EXTENSION));
+                };
+                let dtype = dtype_of_field(item, widths.first().copied().unwrap_or(1))?;
+                let shape = std::iter::once(rows).chain(dims).collect();
+                return Ok((Header::new(dtype, shape), version));
+            }
+            let dtype = dtype_of_field(only, widths.first().copied().unwrap_or(1))?;
+            return Ok((Header::new(dtype, vec![rows]), version));
+        }
+    }
+    Ok((Header::new(natural_dtype(schema, widths)?, vec![rows]), version))
+}
+
+/// The natural packed NumPy dtype of a schema's columns, as a record (one field per
+/// column, in order, no padding). `widths[i]` is the width (bytes for Binary, characters for
+/// Utf8) of column `i` when it is text; missing widths are 1.
+///
+/// A [`RESIDUE`] column is left out: it means something only with the schema's metadata.
+///
+/// Arrow types map as [`schema_of`] maps them the other way: Boolean `|b1`; integers and
+/// floats little-endian; Timestamp/Duration `<M8`/`<m8` in their unit; Date32 `<M8[D]`;
+/// Date64 `<M8[ms]`; Binary `S`, Utf8 `U`; FixedSizeBinary `V`; FixedSizeList a subarray
+/// (a complex number when its field says so with [`DTYPE_KEY`]); Struct a packed record.
+///
+/// # Errors
+/// [`ErrorKind::UnsupportedDtype`] for a column of another type (lists of variable length,
+/// unions, maps, ...).
+pub fn natural_dtype(schema: &Schema, widths: &[usize]) -> Result<DType> {
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    for (i, f) in schema.fields().iter().enumerate() {
+        if f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY) {
+            continue;
+        }
+        fields.push((f.name().clone(), dtype_of_field(f, widths.get(i).copied().unwrap_or(1))?));
+    }
+    Ok(DType::Record(Record::packed(fields)?))
+}
+
+/// The dtype of one Arrow field: its [`DTYPE_KEY`] when present, else from its type.
+fn dtype_of_field(field: &Field, width: usize) -> Result<DType> {
+    if let Some(s) = field.metadata().get(DTYPE_KEY) {
+        return s.parse();
+    }
+    let le = ByteOrder::Little;
+    let scalar = |ty| Ok(DType::Scalar(Scalar::new(ty, le)));
+    let time = |u: &ArrowUnit| {
+        npy_core::dtype::DateUnit::new(match u {
+            ArrowUnit::Second => TimeUnit::Seconds,
+            ArrowUnit::Millisecond => TimeUnit::Milliseconds,
+            ArrowUnit::Microsecond => TimeUnit::Microseconds,
+            ArrowUnit::Nanosecond => TimeUnit::Nanoseconds,
+        })
+    };
+    match field.data_type() {
+        DataType::Boolean => scalar(ScalarType::Bool),
+        DataType::Int8 => scalar(ScalarType::Int(1)),
+        DataType::Int16 => scalar(ScalarType::Int(2)),
+        DataType::Int32 => scalar(ScalarType::Int(4)),
+        DataType::Int64 => scalar(ScalarType::Int(8)),
+        DataType::UInt8 => scalar(ScalarType::UInt(1)),
+        DataType::UInt16 => scalar(ScalarType::UInt(2)),
+        DataType::UInt32 => scalar(ScalarType::UInt(4)),
+        DataType::UInt64 => scalar(ScalarType::UInt(8)),
+        DataType::Float16 => scalar(ScalarType::Float(2)),
+        DataType::Float32 => scalar(ScalarType::Float(4)),
+        DataType::Float64 => scalar(ScalarType::Float(8)),
+        DataType::Timestamp(u, _) => scalar(ScalarType::DateTime(time(u))),
+        DataType::Duration(u) => scalar(ScalarType::TimeDelta(time(u))),
+        DataType::Date32 => scalar(ScalarType::DateTime(npy_core::dtype::DateUnit::new(TimeUnit::Days))),
+        DataType::Date64 => scalar(ScalarType::DateTime(npy_core::dtype::DateUnit::new(TimeUnit::Milliseconds))),
+        DataType::Binary => scalar(ScalarType::Bytes(width)),
+        DataType::Utf8 => scalar(ScalarType::Unicode(width)),
+        DataType::FixedSizeBinary(n) => scalar(ScalarType::Void(*n as usize)),
+        DataType::FixedSizeList(item, n) => {
+            let base = dtype_of_field(item, width)?;
+            // Nested lists are one subarray of several dims, as NumPy folds them.
+            let (base, mut shape) = match base {
+                DType::SubArray(a) => (a.base().clone(), a.shape().to_vec()),
+                other => (other, Vec::new()),
+            };
+            shape.insert(0, *n as usize);
+            DType::subarray(base, shape)
+        }
+        DataType::Struct(fields) => {
+            let mut out = Vec::with_capacity(fields.len());
+            for f in fields {
+                out.push((f.name().clone(), dtype_of_field(f, 1)?));
+            }
+            Ok(DType::Record(Record::packed(out)?))
+        }
+        other => Err(ErrorKind::UnsupportedDtype {
+            descr: format!("Arrow {other} (column '{}')", field.name()),
+            reason: "no NumPy dtype holds it".into(),
+        }
+        .into()),
+    }
+}
+
+/// The tensor shape of a field with the `arrow.fixed_shape_tensor` extension, if it has it.
+fn tensor_shape(field: &Field) -> Result<Option<Vec<usize>>> {
+    if field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str) != Some(TENSOR_EXTENSION) {
+        return Ok(None);
+    }
+    let text = field.metadata().get(EXTENSION_METADATA_KEY).map_or("", String::as_str);
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|_| bad_meta(EXTENSION_METADATA_KEY, text))?;
+    let shape = value
+        .get("shape")
+        .and_then(|s| serde_json::from_value::<Vec<usize>>(s.clone()).ok())
+        .ok_or_else(|| bad_meta(EXTENSION_METADATA_KEY, text))?;
+    if value.get("permutation").is_some() {
+        return Err(bad_meta(EXTENSION_METADATA_KEY, "a permutation (only C-order tensors are read)"));
+    }
+    Ok(Some(shape))
+}
+
+/// `{"shape":[3,4]}`: the canonical extension's metadata for rows of this shape.
+fn tensor_metadata(shape: &[usize]) -> String {
+    serde_json::json!({ "shape": shape }).to_string()
+}
+
+/// The tree of one column of this dtype.
+fn node_of(dtype: &DType, days: bool) -> Result<Node> {
+    Ok(match dtype {
+        DType::Scalar(s) => match s.ty() {
+            ScalarType::Complex(n @ (8 | 16)) => {
+                let half = n as usize / 2;
+                let part = Scalar::new(ScalarType::Float(half as u8), s.order());
+                let item = Arc::new(Field::new(ITEM, leaf_type(part, Leaf::Primitive), false));
+                Node::List { len: 2, stride: half, item: Box::new(Node::Leaf(part, Leaf::Primitive)), field: item }
+            }
+            ScalarType::Object => return Err(unsupported(dtype, "object fields hold Python objects")),
+            _ => {
+                let leaf = leaf_of(*s, days);
+                if leaf == Leaf::Raw {
+                    checked_i32(s.itemsize(), dtype)?;
+                }
+                Node::Leaf(*s, leaf)
+            }
+        },
+        DType::Record(r) => {
+            let mut children = Vec::with_capacity(r.fields().len());
+            let mut fields = Vec::with_capacity(r.fields().len());
+            for f in r.fields() {
+                let node = node_of(&f.dtype, days)?;
+                fields.push(with_meta(
+                    Field::new(f.name.clone(), node.data_type(), true),
+                    field_metadata(&f.dtype, days),
+                ));
+                children.push((f.offset, node));
+            }
+            Node::Struct(children, fields.into())
+        }
+        DType::SubArray(a) => {
+            let (first, rest) = a.shape().split_first().expect("a subarray has dims");
+            let inner = DType::subarray(a.base().clone(), rest.to_vec())?;
+            let item_node = node_of(&inner, days)?;
+            checked_i32(*first, dtype)?;
+            let item = Arc::new(with_meta(Field::new(ITEM, item_node.data_type(), true), field_metadata(&inner, days)));
+            Node::List { len: *first, stride: inner.itemsize(), item: Box::new(item_node), field: item }
+        }
+    })
+}
+
+fn leaf_of(s: Scalar, days_as_int64: bool) -> Leaf {
+    match s.ty() {
+        ScalarType::Bool | ScalarType::Int(_) | ScalarType::UInt(_) => Leaf::Primitive,
+        ScalarType::Float(2 | 4 | 8) => Leaf::Primitive,
+        ScalarType::DateTime(u) if u.unit == TimeUnit::Days && u.multiple == 1 && !days_as_int64 => Leaf::Date32,
+        ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => Leaf::Time,
+        ScalarType::Bytes(_) => Leaf::Bytes,
+        ScalarType::Unicode(_) => Leaf::Text,
+        _ => Leaf::Raw,
+    }
+}
+
+/// The Arrow unit of a datetime unit Arrow has (`s`, `ms`, `us`, `ns`, multiple 1).
+pub(crate) fn arrow_unit(s: Scalar) -> Option<ArrowUnit> {
+    let (ScalarType::DateTime(u) | ScalarType::TimeDelta(u)) = s.ty() else { return None };
+    if u.multiple != 1 {
+        return None;
+    }
+    Some(match u.unit {
+        TimeUnit::Seconds => ArrowUnit::Second,
+        TimeUnit::Milliseconds => ArrowUnit::Millisecond,
+        TimeUnit::Microseconds => ArrowUnit::Microsecond,
+        TimeUnit::Nanoseconds => ArrowUnit::Nanosecond,
+        _ => return None,
+    })
+}
+
+fn leaf_type(s: Scalar, leaf: Leaf) -> DataType {
+    match (leaf, s.ty()) {
+        (Leaf::Primitive, ScalarType::Bool) => DataType::Boolean,
+        (Leaf::Primitive, ScalarType::Int(1)) => DataType::Int8,
+        (Leaf::Primitive, ScalarType::Int(2)) => DataType::Int16,
+        (Leaf::Primitive, ScalarType::Int(4)) => DataType::Int32,
+        (Leaf::Primitive, ScalarType::Int(_)) => DataType::Int64,
+        (Leaf::Primitive, ScalarType::UInt(1)) => DataType::UInt8,
+        (Leaf::Primitive, ScalarType::UInt(2)) => DataType::UInt16,
+        (Leaf::Primitive, ScalarType::UInt(4)) => DataType::UInt32,
+        (Leaf::Primitive, ScalarType::UInt(_)) => DataType::UInt64,
+        (Leaf::Primitive, ScalarType::Float(2)) => DataType::Float16,
+        (Leaf::Primitive, ScalarType::Float(4)) => DataType::Float32,
+        (Leaf::Primitive, _) => DataType::Float64,
+        (Leaf::Time, ScalarType::DateTime(_)) => match arrow_unit(s) {
+            Some(u) => DataType::Timestamp(u, None),
+            None => DataType::Int64,
+        },
+        (Leaf::Time, _) => match arrow_unit(s) {
+            Some(u) => DataType::Duration(u),
+            None => DataType::Int64,
+        },
+        (Leaf::Date32, _) => DataType::Date32,
+        (Leaf::Bytes, _) => DataType::Binary,
+        (Leaf::Text, _) => DataType::Utf8,
+        (Leaf::Raw, _) => DataType::FixedSizeBinary(s.itemsize() as i32),
+    }
+}
+
+/// Offsets in an element of its bytes no column carries exactly: padding (gaps between and
+/// after a record's fields) and `b1` bytes (NumPy reads any nonzero byte as True).
+fn lossy_bytes(dtype: &DType) -> Vec<(usize, bool)> {
+    fn walk(dtype: &DType, at: usize, out: &mut Vec<(usize, bool)>) {
+        match dtype {
+            DType::Scalar(s) if s.ty() == ScalarType::Bool => out.push((at, true)),
+            DType::Scalar(_) => {}
+            DType::SubArray(a) => {
+                let size = a.base().itemsize();
+                for i in 0..a.len() {
+                    walk(a.base(), at + i * size, out);
+                }
+            }
+            DType::Record(r) => {
+                let mut end = 0;
+                for f in r.fields() {
+                    out.extend((at + end..at + f.offset).map(|o| (o, false)));
+                    walk(&f.dtype, at + f.offset, out);
+                    end = f.offset + f.dtype.itemsize();
+                }
+                out.extend((at + end..at + r.itemsize()).map(|o| (o, false)));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dtype, 0, &mut out);
+    out.sort_unstable();
+    out
+}
+
+/// [`DTYPE_KEY`] for the dtypes whose Arrow type does not say them alone.
+fn field_metadata(dtype: &DType, days_as_int64: bool) -> Option<HashMap<String, String>> {
+    let DType::Scalar(s) = dtype else { return None };
+    let needs = match s.ty() {
+        ScalarType::Complex(_) => true,
+        ScalarType::Float(n) => n > 8,
+        ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => {
+            arrow_unit(*s).is_none() && leaf_of(*s, days_as_int64) != Leaf::Date32
+        }
+        _ => false,
+    };
+    needs.then(|| HashMap::from([(DTYPE_KEY.to_string(), s.type_str())]))
+}
+
+fn with_meta(field: Field, meta: Option<HashMap<String, String>>) -> Field {
+    match meta {
+        Some(m) => field.with_metadata(m),
+        None => field,
+    }
+}
+
+fn checked_i32(n: usize, dtype: &DType) -> Result<i32> {
+    i32::try_from(n)
+        .map_err(|_| unsupported(dtype, &format!("{n} values in one Arrow list or binary is over i32::MAX")))
+}
+
+fn unsupported(dtype: &DType, reason: &str) -> Error {
+    ErrorKind::UnsupportedDtype { descr: dtype.descr(), reason: reason.to_string() }.into()
+}
+
+fn bad_meta(key: &str, value: &str) -> Error {
+    ErrorKind::Usage { reason: format!("schema metadata '{key}': cannot use {value:?}") }.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(descr: &str, shape: Vec<usize>) -> Layout {
+        Layout::new(&Header::new(descr.parse().unwrap(), shape), None).unwrap()
+    }
+
+    #[test]
+    fn records_map_to_one_column_per_field_without_padding() {
+        let l = layout("[('a', '<i4'), ('', '|V4'), ('b', [('c', '>f8'), ('d', ('<u2', (2, 3)))])]", vec![5]);
+        let s = l.schema();
+        assert_eq!(s.fields().len(), 2);
+        assert_eq!(s.field(0).data_type(), &DataType::Int32);
+        let DataType::Struct(inner) = s.field(1).data_type() else { panic!("{s:?}") };
+        assert_eq!(inner[0].data_type(), &DataType::Float64);
+        let DataType::FixedSizeList(outer, 2) = inner[1].data_type() else { panic!("{inner:?}") };
+        let DataType::FixedSizeList(leaf, 3) = outer.data_type() else { panic!("{outer:?}") };
+        assert_eq!(leaf.data_type(), &DataType::UInt16);
+    }
+
+    #[test]
+    fn scalars_and_tensors() {
+        let s = layout("<c8", vec![4]).schema();
+        assert_eq!(s.field(0).name(), VALUES);
+        assert_eq!(s.field(0).metadata()[DTYPE_KEY], "<c8");
+        let s = layout(">u2", vec![2, 3, 4]).schema();
+        let f = s.field(0);
+        assert_eq!(f.metadata()[EXTENSION_NAME_KEY], TENSOR_EXTENSION);
+        assert_eq!(f.metadata()[EXTENSION_METADATA_KEY], r#"{"shape":[3,4]}"#);
+        let DataType::FixedSizeList(item, 12) = f.data_type() else { panic!("{f:?}") };
+        assert_eq!(item.data_type(), &DataType::UInt16);
+        assert_eq!(s.metadata()[SHAPE_KEY], "[2,3,4]");
+        assert_eq!(layout("<f8", vec![]).rows(), 1);
+    }
+
+    #[test]
+    fn time_units() {
+        let t = |d: &str| layout(d, vec![1]).schema().field(0).data_type().clone();
+        assert_eq!(t("<M8[us]"), DataType::Timestamp(ArrowUnit::Microsecond, None));
+        assert_eq!(t(">m8[s]"), DataType::Duration(ArrowUnit::Second));
+        assert_eq!(t("<M8[D]"), DataType::Date32);
+        assert_eq!(t("<M8[25s]"), DataType::Int64);
+        assert_eq!(t("<m8[D]"), DataType::Int64);
+        assert_eq!(layout("<M8", vec![1]).schema().field(0).metadata()[DTYPE_KEY], "<M8");
+    }
+
+    #[test]
+    fn headers_come_back_from_metadata_or_from_the_columns() {
+        let h = Header { dtype: "[('a', '>i2'), ('', '|V2')]".parse().unwrap(), fortran_order: false, shape: vec![7] };
+        let l = Layout::new(&h, Some(Version::V2_0)).unwrap();
+        assert_eq!(header_of(&l.schema(), 0, &[]).unwrap(), (h, Some(Version::V2_0)));
+        let bare = Schema::new(l.schema().fields().clone());
+        let (natural, v) = header_of(&bare, 3, &[]).unwrap();
+        assert_eq!((natural.dtype.descr(), natural.shape, v), ("[('a', '<i2')]".to_string(), vec![3], None));
+        let tensor = Schema::new(layout("<f4", vec![2, 3]).schema().fields().clone());
+        let (h, _) = header_of(&tensor, 5, &[]).unwrap();
+        assert_eq!((h.dtype.descr(), h.shape), ("'<f4'".to_string(), vec![5, 3]));
+        let text = Schema::new(vec![Field::new("s", DataType::Utf8, true), Field::new("b", DataType::Binary, true)]);
+        assert_eq!(natural_dtype(&text, &[3, 2]).unwrap().descr(), "[('s', '<U3'), ('b', '|S2')]");
+        let huge = Schema::new_with_metadata(
+            vec![Field::new("values", DataType::Int8, true)],
+            HashMap::from([
+                (DESCR_KEY.to_string(), "'|i1'".to_string()),
+                (SHAPE_KEY.to_string(), format!("[{}, {}, 4]", usize::MAX / 2, usize::MAX / 2)),
+            ]),
+        );
+        assert!(matches!(header_of(&huge, 0, &[]).unwrap_err().kind(), ErrorKind::Shape { .. }));
+        let union = Schema::new(vec![Field::new("l", DataType::Utf8View, true)]);
+        assert!(matches!(natural_dtype(&union, &[]).unwrap_err().kind(), ErrorKind::UnsupportedDtype { .. }));
+    }
+}

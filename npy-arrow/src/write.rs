@@ -1,0 +1,351 @@
+//! Arrow record batches → `.npy`, streamed.
+
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::{DataType, SchemaRef};
+use npy_core::atomic::AtomicFile;
+use npy_core::header::{Header, Version};
+use npy_core::{Error, Result};
+
+use crate::convert::{self, usage, Place};
+use crate::schema::{header_of, Layout, Node, DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY};
+use crate::ConvertOptions;
+
+/// Takes record batches and writes one `.npy` array, without holding them.
+///
+/// The dtype, order and shape come from the schema's metadata when it has them (a schema
+/// made by [`crate::schema_of`] or a [`crate::BatchReader`]): the file written is then the
+/// original one, byte for byte (padding bytes are written as zeros, as `np.save` of an
+/// array made by NumPy has them; `b1` bytes as 0 or 1). Without that metadata the dtype is
+/// the columns' natural packed one ([`crate::natural_dtype`]), the width of text columns
+/// the longest value of the first batch (a longer value later is an error), and the first
+/// dim the number of rows written, fixed in the header by [`BatchWriter::finish`] (as
+/// `np.save` would write it: the header is written first with room for any length).
+///
+/// Nulls become NaN in float columns and NaT in datetime columns; elsewhere they are an
+/// error. Fortran-order arrays of two dims or more (from metadata) are held until
+/// `finish`: their rows are spread over the whole data.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{Float64Array, RecordBatch, StringArray};
+/// use npy_core::{prelude::*, DynArray};
+///
+/// let batch = RecordBatch::try_from_iter([
+///     ("x", Arc::new(Float64Array::from(vec![Some(1.0), None])) as _),
+///     ("name", Arc::new(StringArray::from(vec!["ab", "c"])) as _),
+/// ])?;
+/// let mut w = npy_arrow::BatchWriter::new(std::io::Cursor::new(Vec::new()), batch.schema())?;
+/// w.write(&batch)?;
+/// let file = w.finish()?.into_inner();
+/// let array = DynArray::read_npy_from(&file[..])?;
+/// assert_eq!(array.dtype().descr(), "[('x', '<f8'), ('name', '<U2')]");
+/// assert_eq!(array.shape(), [2]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BatchWriter<W: Write + Seek> {
+    writer: W,
+    schema: SchemaRef,
+    state: Option<State>,
+    rows: usize,
+    buf: Vec<u8>,
+}
+
+impl<W: Write + Seek> std::fmt::Debug for BatchWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchWriter")
+            .field("header", &self.state.as_ref().map(|s| &s.layout.header))
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A writer whose header is decided.
+struct State {
+    layout: Layout,
+    version: Version,
+    /// Where the header starts, and its length (the same after the final shape is in).
+    start: u64,
+    header_len: usize,
+    /// Rows the metadata's shape asks for; `None` when the rows written make the shape.
+    expected: Option<usize>,
+    /// The whole data of a Fortran-order N-d array, written at the end.
+    held: Option<Vec<u8>>,
+    /// Of a Fortran-order N-d array: the element offsets of a row's items from its first.
+    fortran: Option<Vec<usize>>,
+}
+
+impl<W: Write + Seek> BatchWriter<W> {
+    /// Starts an array at the writer's position, for batches of `schema`. With the header in
+    /// the schema's metadata it is written now; without, at the first batch.
+    ///
+    /// # Errors
+    /// Metadata that does not parse, columns of types with no NumPy dtype, and I/O errors.
+    pub fn new(writer: W, schema: SchemaRef) -> Result<Self> {
+        let mut w = BatchWriter { writer, schema, state: None, rows: 0, buf: Vec::new() };
+        if w.schema.metadata().contains_key(DESCR_KEY) {
+            w.start(&[])?;
+        }
+        Ok(w)
+    }
+
+    fn start(&mut self, widths: &[usize]) -> Result<()> {
+        let (header, version) = header_of(&self.schema, 0, widths)?;
+        let expected =
+            self.schema.metadata().contains_key(SHAPE_KEY).then(|| header.shape.first().copied().unwrap_or(1));
+        let layout = Layout::with_options(&header, None, &options_of(&self.schema))?;
+        let start = self.writer.stream_position()?;
+        let (version, head) = header.encode(version)?;
+        self.writer.write_all(&head)?;
+        let fortran = crate::read::fortran_rows(&layout);
+        let held = if header.fortran_order && layout.tensor { Some(zeroed(header.data_len()?)?) } else { None };
+        self.state = Some(State { layout, version, start, header_len: head.len(), expected, held, fortran });
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Writes a batch's rows.
+    ///
+    /// # Errors
+    /// A batch whose columns do not match the schema's types; more rows than the
+    /// metadata's shape has; values the dtype cannot hold (text too long, nulls without a
+    /// NaN or NaT, naming the element); I/O errors.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if self.state.is_none() {
+            let widths: Vec<usize> = batch.columns().iter().map(|c| text_width(c.as_ref())).collect();
+            self.start(&widths)?;
+        }
+        let Some(state) = &mut self.state else { unreachable!("started above") };
+        let n = batch.num_rows();
+        check_columns(&state.layout, batch)?;
+        if let Some(expected) = state.expected {
+            if self.rows + n > expected {
+                return Err(usage(format!(
+                    "{} rows written, more than the {expected} of the shape in the schema's metadata",
+                    self.rows + n
+                )));
+            }
+        }
+        let itemsize = state.layout.header.dtype.itemsize();
+        let row_elements = state.layout.row_elements;
+        let first_row = if state.held.is_some() { self.rows } else { 0 };
+        let pos = crate::pos::rows(first_row, n, row_elements, itemsize, state.fortran.as_deref());
+        let out = match &mut state.held {
+            Some(data) => data,
+            None => {
+                self.buf.clear();
+                self.buf.resize(n * row_elements * itemsize, 0);
+                &mut self.buf
+            }
+        };
+        let place = Place { first: self.rows * row_elements, itemsize };
+        for ((offset, node), column) in state.layout.columns.iter().zip(batch.columns()) {
+            let at = pos.shifted(*offset);
+            match node {
+                Node::List { item, .. } if state.layout.tensor => {
+                    if column.null_count() > 0 {
+                        return Err(usage("a tensor column has null rows, which a NumPy array cannot hold".into()));
+                    }
+                    convert::encode(item, column.as_fixed_size_list().values().as_ref(), out, &at, place)?;
+                }
+                _ => convert::encode(node, column.as_ref(), out, &at, place)?,
+            }
+        }
+        if let Some(residue) = &state.layout.residue {
+            // The bytes the columns do not carry; a `b1` byte only where it says what the
+            // column says (a changed value wins over its old byte).
+            let column = batch.column(state.layout.columns.len()).as_fixed_size_binary();
+            for (k, p) in pos.iter().enumerate() {
+                let (row, item) = (k / row_elements, k % row_elements);
+                let raw = &column.value(row)[item * residue.len()..];
+                for (&(o, is_bool), &byte) in residue.iter().zip(raw) {
+                    if !is_bool || (byte != 0) == (out[p + o] != 0) {
+                        out[p + o] = byte;
+                    }
+                }
+            }
+        }
+        if state.held.is_none() {
+            self.writer.write_all(&self.buf)?;
+        }
+        self.rows += n;
+        Ok(())
+    }
+
+    /// Ends the array: writes held data, fixes the first dim in the header (or checks that
+    /// the metadata's shape got all its rows), and returns the writer, positioned after the
+    /// data.
+    ///
+    /// # Errors
+    /// Fewer rows than the metadata's shape has; I/O errors.
+    pub fn finish(mut self) -> Result<W> {
+        if self.state.is_none() {
+            self.start(&[])?;
+        }
+        let Some(state) = self.state.take() else { unreachable!("started above") };
+        if let Some(data) = &state.held {
+            self.writer.write_all(data)?;
+        }
+        match state.expected {
+            Some(expected) if expected != self.rows => {
+                return Err(usage(format!(
+                    "{} rows written, the shape in the schema's metadata has {expected}",
+                    self.rows
+                )));
+            }
+            Some(_) => {}
+            None => {
+                let mut header: Header = state.layout.header.clone();
+                if let Some(first) = header.shape.first_mut() {
+                    *first = self.rows;
+                }
+                let (_, head) = header.encode(Some(state.version))?;
+                if head.len() != state.header_len {
+                    return Err(usage("the header grew while writing".into()));
+                }
+                let end = self.writer.stream_position()?;
+                self.writer.seek(SeekFrom::Start(state.start))?;
+                self.writer.write_all(&head)?;
+                self.writer.seek(SeekFrom::Start(end))?;
+            }
+        }
+        self.writer.flush()?;
+        Ok(self.writer)
+    }
+}
+
+/// `len` zero bytes, or an error when memory is short (the length comes from metadata).
+fn zeroed(len: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| usage(format!("cannot hold the {len} bytes of a Fortran-order array in memory")))?;
+    v.resize(len, 0);
+    Ok(v)
+}
+
+/// Whether two Arrow types hold values the same way: names of nested fields,
+/// nullability and time zones aside.
+fn same_layout(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_layout(x.data_type(), y.data_type()))
+        }
+        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
+            n == m && same_layout(x.data_type(), y.data_type())
+        }
+        (DataType::Timestamp(x, _), DataType::Timestamp(y, _)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// The options a schema's columns were made with: Int64 days when its `M8[D]` columns are
+/// Int64.
+fn options_of(schema: &arrow_schema::Schema) -> ConvertOptions {
+    let residue = schema.metadata().contains_key(DESCR_KEY)
+        && schema.fields().last().is_some_and(|f| f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY));
+    ConvertOptions::new().days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone()))).residue(residue)
+}
+
+/// True when a field in `ty` is an Int64 of days (its `numpy.dtype` says `M8[D]`).
+fn has_int_days(ty: &DataType) -> bool {
+    match ty {
+        DataType::Struct(fields) => fields.iter().any(|f| {
+            f.metadata().get(crate::schema::DTYPE_KEY).is_some_and(|d| d.ends_with("M8[D]"))
+                || has_int_days(f.data_type())
+        }),
+        DataType::FixedSizeList(item, _) => {
+            item.metadata().get(crate::schema::DTYPE_KEY).is_some_and(|d| d.ends_with("M8[D]"))
+                || has_int_days(item.data_type())
+        }
+        _ => false,
+    }
+}
+
+/// The longest text in a column (characters of Utf8, bytes of Binary), at least 1.
+fn text_width(array: &dyn Array) -> usize {
+    let w = match array.data_type() {
+        DataType::Utf8 => array.as_string::<i32>().iter().flatten().map(|s| s.chars().count()).max().unwrap_or(0),
+        DataType::Binary => array.as_binary::<i32>().iter().flatten().map(<[u8]>::len).max().unwrap_or(0),
+        DataType::Struct(_) => array.as_struct().columns().iter().map(|c| text_width(c.as_ref())).max().unwrap_or(0),
+        DataType::FixedSizeList(..) => text_width(array.as_fixed_size_list().values().as_ref()),
+        _ => 0,
+    };
+    w.max(1)
+}
+
+fn check_columns(layout: &Layout, batch: &RecordBatch) -> Result<()> {
+    let want = layout.schema();
+    if batch.num_columns() != want.fields().len() {
+        return Err(usage(format!(
+            "a batch of {} columns for an array of {} ({})",
+            batch.num_columns(),
+            want.fields().len(),
+            layout.header.dtype.descr()
+        )));
+    }
+    for (f, got) in want.fields().iter().zip(batch.schema().fields()) {
+        if !same_layout(f.data_type(), got.data_type()) {
+            return Err(usage(format!(
+                "column '{}' is {}, the array's dtype {} needs {}",
+                got.name(),
+                got.data_type(),
+                layout.header.dtype.descr(),
+                f.data_type()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A [`BatchWriter`] to a path, atomic: the file replaces `path` only when
+/// [`BatchFileWriter::finish`] succeeds; dropped before, it leaves nothing behind and any old
+/// file untouched. Errors name the path.
+#[derive(Debug)]
+pub struct BatchFileWriter {
+    inner: BatchWriter<io::BufWriter<AtomicFile>>,
+    path: PathBuf,
+}
+
+impl BatchFileWriter {
+    /// Starts writing to `path`.
+    ///
+    /// # Errors
+    /// As [`BatchWriter::new`], and when the file cannot be created.
+    pub fn create(path: impl AsRef<Path>, schema: SchemaRef) -> Result<Self> {
+        let path = path.as_ref();
+        let start = || BatchWriter::new(io::BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?), schema);
+        let inner = start().map_err(|e| e.writing(path))?;
+        Ok(BatchFileWriter { inner, path: path.to_path_buf() })
+    }
+
+    /// Writes a batch's rows.
+    ///
+    /// # Errors
+    /// As [`BatchWriter::write`], naming the path.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.inner.write(batch).map_err(|e| e.writing(&self.path))
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.inner.rows()
+    }
+
+    /// Ends the array and moves the file into place (synced).
+    ///
+    /// # Errors
+    /// As [`BatchWriter::finish`]; the target is untouched then.
+    pub fn finish(self) -> Result<()> {
+        let path = self.path;
+        let finish = || self.inner.finish()?.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(true);
+        finish().map_err(|e| e.writing(&path))
+    }
+}
