@@ -531,7 +531,10 @@ mod tests {
         let a = array![[1.5f64, 2.5], [3.5, 4.5]];
         let mut w = npz::Writer::new(std::io::Cursor::new(Vec::new()));
         w.add_ndarray("a", &a).unwrap();
-        w.add_ndarray_with("t", &a.t(), Compression::Deflated { level: 6 }).unwrap();
+        // Stored under Miri: zlib-rs 0.6 frees a Deflate's state through a reference it
+        // protects (zlib-rs#491), UB in the dependency that Miri stops at.
+        let deflated = if cfg!(miri) { Compression::Stored } else { Compression::Deflated { level: 6 } };
+        w.add_ndarray_with("t", &a.t(), deflated).unwrap();
         let mut r = npz::Reader::new(w.finish().unwrap()).unwrap();
         assert_eq!(r.read_ndarray::<f64, Ix2>("a").unwrap(), a);
         let t = r.read_ndarray::<f64, Ix2>("t").unwrap();
