@@ -79,3 +79,16 @@ fn dims_that_are_not_the_last_or_not_contiguous_are_refused() {
     let back = Array::<[u16; 2]>::read_npy_from(&file[..]).unwrap();
     assert_eq!((back.shape(), back.as_slice()), (a.shape(), a.as_slice()));
 }
+
+/// Archive members read as files do: `[U; N]` elements take a member's last dims.
+#[test]
+fn npz_members_of_arrays_read_back_as_arrays() {
+    let points: Vec<[f32; 3]> = (0..4).map(|i| [i as f32, 0.5, -1.0]).collect();
+    let mut w = npy_core::npz::Writer::new(std::io::Cursor::new(Vec::new()));
+    w.add("points", &points).unwrap();
+    let mut r = npy_core::npz::Reader::new(w.finish().unwrap()).unwrap();
+    assert_eq!(r.npy("points").unwrap().header().shape, [4, 3]);
+    assert_eq!(r.read::<[f32; 3]>("points").unwrap(), points);
+    let e = r.read::<f32>("points").err().unwrap_or_else(|| panic!("a (4, 3) member read as Vec<f32>"));
+    assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
+}

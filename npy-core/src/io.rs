@@ -151,22 +151,28 @@ impl<T: NpyRecord> WriteNpy for Array<T> {
 
 impl<T: NpyRecord> ReadNpy for Vec<T> {
     /// Reads a 1-D file.
-    fn read_npy_with<R: Read>(mut reader: NpyReader<R>) -> Result<Self> {
-        // `[U; N]` elements take the file's last dims: `'<f4'` of shape (n, 3) is n `[f32; 3]`.
-        reader.regroup::<T>()?;
-        let shape = &reader.header().shape;
-        if shape.len() != 1 {
-            return Err(ErrorKind::WrongShape {
-                reason: format!(
-                    "the file holds an array of shape {}; Vec<T>::read_npy reads 1-D arrays: use Array::<T>::read_npy for {}",
-                    shape_repr(shape),
-                    if shape.is_empty() { "0-d arrays" } else { "N-d arrays" }
-                ),
-            }
-            .into());
-        }
-        reader.read_vec()
+    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        read_1d(reader, "Vec<T>::read_npy", "Array::<T>::read_npy")
     }
+}
+
+/// Reads a 1-D array as `Vec<T>`, `[U; N]` elements taking the file's last dims first
+/// (`'<f4'` of shape (n, 3) is n `[f32; 3]`); for the error on other shapes, `what` names
+/// the call and `instead` what reads them.
+pub(crate) fn read_1d<T: NpyRecord, R: Read>(mut reader: NpyReader<R>, what: &str, instead: &str) -> Result<Vec<T>> {
+    reader.regroup::<T>()?;
+    let shape = &reader.header().shape;
+    if shape.len() != 1 {
+        return Err(ErrorKind::WrongShape {
+            reason: format!(
+                "the file holds an array of shape {}; {what} reads 1-D arrays: use {instead} for {}",
+                shape_repr(shape),
+                if shape.is_empty() { "0-d arrays" } else { "N-d arrays" }
+            ),
+        }
+        .into());
+    }
+    reader.read_vec()
 }
 
 impl<T: NpyRecord> WriteNpy for [T] {

@@ -350,16 +350,7 @@ impl<R: Read + Seek> Reader<R> {
     /// # Errors
     /// As [`Reader::npy`] and [`crate::ReadNpy::read_npy`]; [`ErrorKind::Npz`] for a bad CRC.
     pub fn read<T: NpyRecord>(&mut self, name: &str) -> Result<Vec<T>> {
-        self.with_member(name, |r| {
-            let shape = &r.header().shape;
-            if shape.len() != 1 {
-                return Err(ErrorKind::WrongShape {
-                    reason: format!("array '{name}' has shape {}; use read_array for N-d arrays", shape_repr(shape)),
-                }
-                .into());
-            }
-            r.read_vec::<T>()
-        })
+        self.with_member(name, |r| crate::io::read_1d(r, "npz::Reader::read", "read_array"))
     }
 
     /// Reads member `name` as a typed N-d [`Array`].
