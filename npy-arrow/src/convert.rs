@@ -29,6 +29,9 @@ use crate::schema::{Leaf, Node};
 pub(crate) struct Place {
     pub(crate) first: usize,
     pub(crate) itemsize: usize,
+    /// Whether `U` values that are not valid text are read with U+FFFD for each code unit
+    /// that is not a char (the residue column keeps their bytes) instead of refused.
+    pub(crate) lossy_text: bool,
 }
 
 impl Place {
@@ -156,8 +159,15 @@ fn decode_leaf(s: Scalar, leaf: Leaf, ty: DataType, data: &[u8], pos: &Pos, plac
         Leaf::Text => {
             let mut b = StringBuilder::with_capacity(n, n * size / 4);
             for p in pos.iter() {
-                let text = scalar::ucs4(&data[p..p + size], s.order()).map_err(|e| place.invalid(p, e.to_string()))?;
-                b.append_value(text);
+                let bytes = &data[p..p + size];
+                match scalar::ucs4(bytes, s.order()) {
+                    Ok(text) => b.append_value(text),
+                    Err(_) if place.lossy_text => b.append_value(scalar::ucs4_lossy(bytes, s.order())),
+                    Err(e) => {
+                        let hint = "Utf8 cannot hold it; ConvertOptions::residue keeps such text";
+                        return Err(place.invalid(p, format!("{e} ({hint})")));
+                    }
+                }
             }
             Ok(Arc::new(b.finish()))
         }

@@ -13,7 +13,7 @@
 //!   no copy for 1-D native primitive arrays: [`mapped_array`]).
 //! - [`BatchWriter`], [`BatchFileWriter`]: batches in, a `.npy` out, streamed.
 //! - [`ConvertOptions`]: rows per batch, `datetime64[D]` as Int64 days, and the residue
-//!   column that carries padding and `b1` bytes for files that must come back byte for
+//!   column that carries padding, `b1` bytes and invalid `U` text for files that must come back byte for
 //!   byte whatever those hold.
 //!
 //! # Examples
@@ -75,12 +75,16 @@ impl ConvertOptions {
     }
 
     /// Whether batches get one more column, [`schema::RESIDUE`] (FixedSizeBinary), holding
-    /// each row's bytes that the other columns do not carry: the padding of records and the
-    /// bytes of `b1` values. NumPy writes padding as zeros when it makes an array, but a
-    /// file's padding may hold anything, and a `b1` byte anything nonzero for True; with
-    /// this column the file comes back byte for byte whatever they hold. Added only to
-    /// dtypes with padding or `b1` values. Default: `false` (the columns alone; the file
-    /// comes back with zero padding and `b1` bytes 0 or 1).
+    /// each row's bytes that the other columns may not carry: the padding of records, the
+    /// bytes of `b1` values, and `U` elements that are not valid text. NumPy writes padding
+    /// as zeros when it makes an array, but a file's padding may hold anything, a `b1` byte
+    /// anything nonzero for True, and a `U` element lone surrogates or code units past
+    /// U+10FFFF (which Utf8 cannot hold: the column then has U+FFFD for each, and the
+    /// residue the element's bytes; valid text is zeros there). With this column the file
+    /// comes back byte for byte whatever they hold. Added only to dtypes with padding, `b1`
+    /// or `U` values. Default: `false` (the columns alone; the file comes back with zero
+    /// padding and `b1` bytes 0 or 1, and `U` text that is not valid is an error naming
+    /// the element).
     pub fn residue(mut self, yes: bool) -> Self {
         self.residue = yes;
         self

@@ -9,10 +9,10 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
 use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_core::mmap::NpyMap;
-use npy_core::{DynArray, ErrorKind, NpyReader, Result};
+use npy_core::{scalar, DynArray, ErrorKind, NpyReader, Result};
 
 use crate::convert::{self, arrow_error, Place};
-use crate::schema::{Layout, Leaf, Node};
+use crate::schema::{Layout, Leaf, Node, SlotKind};
 use crate::ConvertOptions;
 
 /// Rows per batch by default: 65,536.
@@ -230,7 +230,7 @@ impl<R: Read> BatchReader<R> {
             Source::Held(data) => held_rows(data, &self.layout, first),
             Source::Map { map, .. } => held_rows(map.data(), &self.layout, first),
         };
-        let place = Place { first: first * row_elements, itemsize };
+        let place = Place { first: first * row_elements, itemsize, lossy_text: self.layout.residue.is_some() };
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.layout.columns.len());
         let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, self.fortran.as_deref());
         for (offset, node) in &self.layout.columns {
@@ -244,13 +244,17 @@ impl<R: Read> BatchReader<R> {
             columns.push(column);
         }
         if let Some(residue) = &self.layout.residue {
-            let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.len());
+            let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.width);
             for p in pos.iter() {
-                for &(o, _) in residue {
-                    buf.push(data[p + o]);
+                for slot in &residue.slots {
+                    let bytes = &data[p + slot.at..p + slot.at + slot.len];
+                    match slot.kind {
+                        SlotKind::Text(order) if scalar::check_ucs4(bytes, order).is_ok() => buf.extend_zeros(slot.len),
+                        _ => buf.extend_from_slice(bytes),
+                    }
                 }
             }
-            let width = (residue.len() * row_elements) as i32;
+            let width = (residue.width * row_elements) as i32;
             let ty = arrow_schema::DataType::FixedSizeBinary(width);
             columns.push(convert::primitive(ty, buf, rows, None)?);
         }

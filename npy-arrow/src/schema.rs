@@ -42,8 +42,8 @@ pub const TENSOR_EXTENSION: &str = "arrow.fixed_shape_tensor";
 pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
 /// Field metadata key of an Arrow extension's metadata.
 pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
-/// The name of the column of each row's bytes that the other columns do not carry
-/// (padding, `b1` bytes), made with [`ConvertOptions::residue`].
+/// The name of the column of each row's bytes that the other columns may not carry
+/// (padding, `b1` bytes, `U` text that is not valid), made with [`ConvertOptions::residue`].
 pub const RESIDUE: &str = "numpy.residue";
 /// Field metadata key marking the [`RESIDUE`] column (value `true`).
 pub const RESIDUE_KEY: &str = "numpy.residue";
@@ -96,6 +96,41 @@ impl Node {
     }
 }
 
+/// The runs of an element's bytes that the [`RESIDUE`] column keeps, in order, and their
+/// total size (the column's width per element).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Residue {
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) width: usize,
+}
+
+impl Residue {
+    fn new(slots: Vec<Slot>) -> Residue {
+        let width = slots.iter().map(|s| s.len).sum();
+        Residue { slots, width }
+    }
+}
+
+/// One run of an element's bytes in the [`RESIDUE`] column: `len` bytes at offset `at`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Slot {
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+    pub(crate) kind: SlotKind,
+}
+
+/// What a [`Slot`] holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum SlotKind {
+    /// Padding between and after a record's fields: kept as it is.
+    Padding,
+    /// A `b1` byte: kept as it is (NumPy reads any nonzero byte as True).
+    Bool,
+    /// A `U` element: its code units when some are not chars (the column then holds the
+    /// text with U+FFFD for each of them), zeros when the column holds it exactly.
+    Text(ByteOrder),
+}
+
 /// The whole mapping of one array: its columns, and how rows lie in the data.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -105,9 +140,9 @@ pub struct Layout {
     pub(crate) row_elements: usize,
     /// True when the rows are N-d slices (one `values` column of tensors).
     pub(crate) tensor: bool,
-    /// Offsets, in an element, of the bytes the columns do not carry (padding, and `b1`
-    /// bytes: `true`), when the [`RESIDUE`] column keeps them.
-    pub(crate) residue: Option<Vec<(usize, bool)>>,
+    /// The runs of an element's bytes the columns may not carry, when the [`RESIDUE`]
+    /// column keeps them.
+    pub(crate) residue: Option<Residue>,
     pub(crate) schema: SchemaRef,
 }
 
@@ -167,10 +202,10 @@ impl Layout {
             columns.push((offset, node));
             fields.push(field);
         }
-        let lossy = lossy_bytes(dtype);
-        let residue = (options.residue && !lossy.is_empty()).then_some(lossy);
+        let slots = residue_slots(dtype);
+        let residue = (options.residue && !slots.is_empty()).then(|| Residue::new(slots));
         if let Some(r) = &residue {
-            let width = checked_i32(r.len() * row_elements, dtype)?;
+            let width = checked_i32(r.width.saturating_mul(row_elements), dtype)?;
             let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
             fields.push(Field::new(RESIDUE, DataType::FixedSizeBinary(width), false).with_metadata(meta));
         }
@@ -492,13 +527,24 @@ fn leaf_type(s: Scalar, leaf: Leaf) -> DataType {
     }
 }
 
-/// Offsets in an element of its bytes no column carries exactly: padding (gaps between and
-/// after a record's fields) and `b1` bytes (NumPy reads any nonzero byte as True).
-fn lossy_bytes(dtype: &DType) -> Vec<(usize, bool)> {
-    fn walk(dtype: &DType, at: usize, out: &mut Vec<(usize, bool)>) {
+/// The runs of an element's bytes no column may carry exactly, in order: padding (gaps
+/// between and after a record's fields), `b1` bytes (NumPy reads any nonzero byte as True)
+/// and `U` elements (NumPy keeps code units that are not chars; Utf8 cannot).
+fn residue_slots(dtype: &DType) -> Vec<Slot> {
+    fn padding(from: usize, to: usize, out: &mut Vec<Slot>) {
+        if to > from {
+            out.push(Slot { at: from, len: to - from, kind: SlotKind::Padding });
+        }
+    }
+    fn walk(dtype: &DType, at: usize, out: &mut Vec<Slot>) {
         match dtype {
-            DType::Scalar(s) if s.ty() == ScalarType::Bool => out.push((at, true)),
-            DType::Scalar(_) => {}
+            DType::Scalar(s) => match s.ty() {
+                ScalarType::Bool => out.push(Slot { at, len: 1, kind: SlotKind::Bool }),
+                ScalarType::Unicode(_) if s.itemsize() > 0 => {
+                    out.push(Slot { at, len: s.itemsize(), kind: SlotKind::Text(s.order()) })
+                }
+                _ => {}
+            },
             DType::SubArray(a) => {
                 let size = a.base().itemsize();
                 for i in 0..a.len() {
@@ -506,19 +552,25 @@ fn lossy_bytes(dtype: &DType) -> Vec<(usize, bool)> {
                 }
             }
             DType::Record(r) => {
+                // Padding is what no field covers (fields may come in any offset order).
+                let mut spans: Vec<(usize, usize)> =
+                    r.fields().iter().map(|f| (f.offset, f.offset + f.dtype.itemsize())).collect();
+                spans.sort_unstable();
                 let mut end = 0;
-                for f in r.fields() {
-                    out.extend((at + end..at + f.offset).map(|o| (o, false)));
-                    walk(&f.dtype, at + f.offset, out);
-                    end = f.offset + f.dtype.itemsize();
+                for (from, to) in spans {
+                    padding(at + end, at + from, out);
+                    end = end.max(to);
                 }
-                out.extend((at + end..at + r.itemsize()).map(|o| (o, false)));
+                padding(at + end, at + r.itemsize(), out);
+                for f in r.fields() {
+                    walk(&f.dtype, at + f.offset, out);
+                }
             }
         }
     }
     let mut out = Vec::new();
     walk(dtype, 0, &mut out);
-    out.sort_unstable();
+    out.sort_unstable_by_key(|s| s.at);
     out
 }
 

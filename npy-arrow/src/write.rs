@@ -8,10 +8,10 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef};
 use npy_core::atomic::AtomicFile;
 use npy_core::header::{Header, Version};
-use npy_core::{Error, Result};
+use npy_core::{scalar, Error, Result};
 
 use crate::convert::{self, usage, Place};
-use crate::schema::{header_of, Layout, Node, DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY};
+use crate::schema::{header_of, Layout, Node, SlotKind, DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY};
 use crate::ConvertOptions;
 
 /// Takes record batches and writes one `.npy` array, without holding them.
@@ -146,7 +146,7 @@ impl<W: Write + Seek> BatchWriter<W> {
                 &mut self.buf
             }
         };
-        let place = Place { first: self.rows * row_elements, itemsize };
+        let place = Place { first: self.rows * row_elements, itemsize, lossy_text: false };
         for ((offset, node), column) in state.layout.columns.iter().zip(batch.columns()) {
             let at = pos.shifted(*offset);
             match node {
@@ -160,15 +160,27 @@ impl<W: Write + Seek> BatchWriter<W> {
             }
         }
         if let Some(residue) = &state.layout.residue {
-            // The bytes the columns do not carry; a `b1` byte only where it says what the
-            // column says (a changed value wins over its old byte).
+            // The bytes the columns do not carry, where they say what the column says (a
+            // changed value wins over its old bytes).
             let column = batch.column(state.layout.columns.len()).as_fixed_size_binary();
             for (k, p) in pos.iter().enumerate() {
                 let (row, item) = (k / row_elements, k % row_elements);
-                let raw = &column.value(row)[item * residue.len()..];
-                for (&(o, is_bool), &byte) in residue.iter().zip(raw) {
-                    if !is_bool || (byte != 0) == (out[p + o] != 0) {
-                        out[p + o] = byte;
+                let mut kept = &column.value(row)[item * residue.width..];
+                for slot in &residue.slots {
+                    let (bytes, rest) = kept.split_at(slot.len);
+                    kept = rest;
+                    let dst = &mut out[p + slot.at..p + slot.at + slot.len];
+                    match slot.kind {
+                        SlotKind::Padding => dst.copy_from_slice(bytes),
+                        SlotKind::Bool if (bytes[0] != 0) == (dst[0] != 0) => dst[0] = bytes[0],
+                        SlotKind::Bool => {}
+                        SlotKind::Text(order) => {
+                            let invalid = bytes.iter().any(|&b| b != 0);
+                            if invalid && scalar::ucs4(dst, order).is_ok_and(|t| t == scalar::ucs4_lossy(bytes, order))
+                            {
+                                dst.copy_from_slice(bytes);
+                            }
+                        }
                     }
                 }
             }

@@ -99,7 +99,7 @@ fn every_fixture_converts_to_batches_and_back_byte_for_byte() {
             assert!(round_trip(file, &bytes, options) == bytes, "{file} in batches of {rows}: not byte-identical");
         }
         // Without the residue column: the same file when every byte is a column's, else
-        // the same values (padding zeroed, `b1` bytes 0 or 1).
+        // the same values (padding zeroed, `b1` bytes 0 or 1; `U` fixtures hold valid text).
         let options = ConvertOptions::new().days_as_int64(file.contains("M8_D"));
         let back = round_trip(file, &bytes, options.clone());
         let (schema, _) = batches(&bytes, &options.clone().residue(true)).unwrap();
@@ -113,7 +113,7 @@ fn every_fixture_converts_to_batches_and_back_byte_for_byte() {
         done += 1;
     }
     assert!(done >= 90, "only {done} fixtures");
-    assert_eq!(lossy, 6, "fixtures with padding or b1 values");
+    assert_eq!(lossy, 11, "fixtures with padding, b1 or U values");
 }
 
 #[test]
@@ -547,13 +547,16 @@ fn the_public_corpus_converts_to_batches_and_back_byte_for_byte() {
         let options = ConvertOptions::new().batch_rows(1000).residue(true);
         if name.ends_with("unicode_invalid_codepoints.npy") {
             // Lone surrogates and code points past U+10FFFF, which NumPy keeps and Utf8
-            // cannot hold: refused, naming the element.
-            let err = batches(&bytes, &options).unwrap_err();
+            // cannot hold: refused without the residue, naming the element; with it, the
+            // column holds U+FFFD for them and the residue their bytes.
+            let err = batches(&bytes, &ConvertOptions::new()).unwrap_err();
             assert!(
-                matches!(err.kind(), ErrorKind::InvalidValue { reason, .. } if reason.contains("not a valid char")),
+                matches!(err.kind(), ErrorKind::InvalidValue { index: 1, reason } if reason.contains("not a valid char")),
                 "{err}"
             );
-            continue;
+            let (_, b) = batches(&bytes, &options).unwrap();
+            let texts: Vec<&str> = b[0].column(0).as_string::<i32>().iter().map(Option::unwrap).collect();
+            assert_eq!(texts, ["A", "\u{FFFD}", "\u{FFFD}", "\u{FFFD}", "\u{FFFD}", ""]);
         }
         let back = round_trip(&name, &bytes, options);
         if back == bytes {
@@ -638,4 +641,28 @@ fn b1_bytes_other_than_0_and_1_are_true_and_come_back_with_the_residue() {
         let back = write(schema, &b).unwrap();
         assert_eq!(back[back.len() - 4..], data, "residue {residue}");
     }
+}
+
+#[test]
+fn u_text_that_is_not_valid_comes_back_from_the_residue_unless_the_column_changed() {
+    // '<U2' elements: 'A', then a lone surrogate after 'x', then a unit past U+10FFFF
+    let header = npy_core::header::Header::new("<U2".parse().unwrap(), vec![3]);
+    let (_, head) = header.encode(None).unwrap();
+    let units: [u32; 6] = [0x41, 0, 0x78, 0xDC00, 0x11_0000, 0];
+    let file = [head, units.iter().flat_map(|u| u.to_le_bytes()).collect()].concat();
+    let options = ConvertOptions::new().residue(true);
+    let (schema, b) = batches(&file, &options).unwrap();
+    let texts: Vec<&str> = b[0].column(0).as_string::<i32>().iter().map(Option::unwrap).collect();
+    assert_eq!(texts, ["A", "x\u{FFFD}", "\u{FFFD}"]);
+    let residue = b[0].column(1).as_fixed_size_binary();
+    assert_eq!(residue.value(0), [0; 8], "valid text needs no residue");
+    assert_eq!(residue.value(1), &file[file.len() - 16..file.len() - 8]);
+    assert!(write(schema.clone(), &b).unwrap() == file);
+    // a changed value wins over the bytes kept for the old one
+    let changed = arrow_array::StringArray::from(vec!["A", "y\u{FFFD}", "\u{FFFD}"]);
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(changed), b[0].column(1).clone()]).unwrap();
+    let back = write(schema, &[batch]).unwrap();
+    let back_units: Vec<u32> =
+        back[back.len() - 24..].chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    assert_eq!(back_units, [0x41, 0, 0x79, 0xFFFD, 0x11_0000, 0]);
 }

@@ -220,6 +220,24 @@ pub fn ucs4(b: &[u8], order: ByteOrder) -> Result<String, ScalarError> {
     Ok(s)
 }
 
+/// A `U` value's text as [`ucs4`] gives it, except that each code unit that is not a char
+/// (a lone surrogate, a unit past U+10FFFF) becomes U+FFFD, as Python's
+/// `errors='replace'` decodes it: for carrying text that NumPy holds but cannot give as a
+/// `str`, where [`ucs4`] refuses it.
+///
+/// # Examples
+/// ```
+/// use npy_core::dtype::ByteOrder;
+///
+/// let units: Vec<u8> = [0x41u32, 0xD800, 0x11_0000, 0].iter().flat_map(|u| u.to_le_bytes()).collect();
+/// assert_eq!(npy_core::scalar::ucs4_lossy(&units, ByteOrder::Little), "A\u{FFFD}\u{FFFD}");
+/// assert!(npy_core::scalar::ucs4(&units, ByteOrder::Little).is_err());
+/// ```
+pub fn ucs4_lossy(b: &[u8], order: ByteOrder) -> String {
+    let end = b.chunks_exact(4).rposition(|c| c != [0; 4]).map_or(0, |i| i + 1);
+    ucs4_chars(&b[..4 * end], order).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+}
+
 /// Checks that every UCS-4 code unit of `b` (in `order`, NULs included) is a Unicode
 /// scalar value, without building the text: the check of `U` elements read in place.
 ///
