@@ -34,6 +34,10 @@
 //! - `read_aligned`, `read_packed`: `npy_arrow::BatchReader::open(file, &ConvertOptions::new())`
 //!   (default options: batches of 65,536 rows), every batch collected into a `Vec` (all in
 //!   memory, as pyarrow's table is);
+//! - `convert_aligned`, `convert_packed`: the conversion alone, like for like with pyarrow's
+//!   `pa.Table.from_arrays` over an array in memory: the file read into a `DynArray` before
+//!   the clock starts, then `BatchReader::from_dyn(array, &ConvertOptions::new())`, every
+//!   batch collected;
 //! - `map_aligned`, `map_packed`: the same through a map: `NpyMap::open` +
 //!   `BatchReader::from_map` (records are converted in place from the page cache, with no
 //!   `read()` copy), for context;
@@ -71,6 +75,8 @@ use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Result};
 use npy_arrow::{BatchReader, BatchWriter, ConvertOptions};
 use npy_core::atomic::AtomicFile;
 use npy_core::mmap::NpyMap;
+use npy_core::prelude::*;
+use npy_core::DynArray;
 
 /// What the measurements share.
 #[derive(Debug)]
@@ -103,6 +109,8 @@ fn main() -> Result<()> {
     let mut reads: Vec<Measure<Ctx>> = vec![
         Measure::new("read_aligned", aligned, read_aligned),
         Measure::new("read_packed", packed, read_packed),
+        Measure::new("convert_aligned", aligned, convert_aligned),
+        Measure::new("convert_packed", packed, convert_packed),
         Measure::new("map_aligned", aligned, map_aligned),
         Measure::new("map_packed", packed, map_packed),
     ];
@@ -119,8 +127,8 @@ fn main() -> Result<()> {
     for path in [&ctx.files.aligned_path, &ctx.files.packed_path] {
         warm(path)?;
     }
-    // No run allocates more than one file's worth (a read's batches, 293 bytes a row).
-    let hot = aligned + aligned / 2;
+    // No run allocates more than two files' worth (an array in memory and its batches).
+    let hot = 2 * aligned + aligned / 2;
     run_rounds(&ctx, &reads, args.repeat, hot)?;
     run_rounds(&ctx, &writes, args.repeat, hot)?;
 
@@ -245,8 +253,13 @@ fn record(batch: &RecordBatch, r: usize) -> Option<TraceAligned> {
 
 /// Times one read (the clock stops before the batches are checked and freed).
 fn timed_read(n: usize, read: impl FnOnce() -> Result<Vec<RecordBatch>>) -> Result<Duration> {
+    timed_conversion(n, (), |()| read())
+}
+
+/// Times `convert(input)` (the clock stops before the batches are checked and freed).
+fn timed_conversion<I>(n: usize, input: I, convert: impl FnOnce(I) -> Result<Vec<RecordBatch>>) -> Result<Duration> {
     let started = Instant::now();
-    let batches = black_box(read()?);
+    let batches = black_box(convert(black_box(input))?);
     let elapsed = started.elapsed();
     check_batches(&batches, n)?;
     drop(batches);
@@ -259,6 +272,20 @@ fn read_aligned(c: &Ctx) -> Result<Duration> {
 
 fn read_packed(c: &Ctx) -> Result<Duration> {
     timed_read(c.n, || read_all(&c.files.packed_path))
+}
+
+/// Times converting the array of `path`, read into memory first (untimed), to batches.
+fn timed_from_dyn(n: usize, path: &Path) -> Result<Duration> {
+    let array = DynArray::read_npy(path)?;
+    timed_conversion(n, array, |array| collect(BatchReader::from_dyn(array, &ConvertOptions::new())?))
+}
+
+fn convert_aligned(c: &Ctx) -> Result<Duration> {
+    timed_from_dyn(c.n, &c.files.aligned_path)
+}
+
+fn convert_packed(c: &Ctx) -> Result<Duration> {
+    timed_from_dyn(c.n, &c.files.packed_path)
 }
 
 /// `path` mapped, as batches.
