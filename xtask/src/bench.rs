@@ -601,3 +601,30 @@ fn remove_big_files(dir: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrow_part_is_chosen_by_only_and_in_the_default_run() {
+        let settings = parse_args(&["--only", "arrow", "--records", "200000"]).unwrap();
+        let parts = settings.parts();
+        assert_eq!(parts.iter().map(|p| p.name).collect::<Vec<_>>(), ["arrow"]);
+        assert_eq!(settings.size_args(parts[0]), ["--records".to_string(), "200000".to_string()]);
+        let all = parse_args(&[]).unwrap().parts();
+        assert_eq!(all.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "records", "npz", "mmap", "arrow"]);
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("mmap or arrow"));
+    }
+
+    #[test]
+    fn every_goal_names_rows_of_its_part() {
+        for part in [&F8, &RECORDS, &NPZ, &MMAP, &ARROW] {
+            for &(what, num, den, _) in part.goals {
+                for name in [num, den] {
+                    assert!(part.rows.iter().any(|(row, _)| *row == name), "{}: goal {what:?} names {name}", part.name);
+                }
+            }
+        }
+    }
+}
