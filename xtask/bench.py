@@ -380,7 +380,7 @@ def arrow(directory, n, repeat, npy):
         same_values(pq.read_table(npy_out), tables["packed"], f"{npy_out} (npy convert) read by pyarrow",
                     exact_types=False)
         remove(npy_out)
-        print(f"  npy convert's Parquet file, read by pyarrow, holds pyarrow's table", file=sys.stderr, flush=True)
+        print("  npy convert's Parquet file, read by pyarrow, holds pyarrow's table", file=sys.stderr, flush=True)
     else:
         print(f"  warning: {npy} has no `convert` command: npy_convert_parquet is not measured",
               file=sys.stderr, flush=True)
