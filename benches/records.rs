@@ -66,60 +66,13 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::trace::{
+    check_count, check_file, checkpoints, packed, trace, write_files, Files, TraceAligned, TracePacked, ALIGNED_SIZE,
+    PACKED_SIZE, SAMPLES, TAIL,
+};
 use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Result};
 use npy_core::prelude::*;
 use npy_core::WriteOptions;
-
-const SAMPLES: usize = 64;
-/// Bytes of one record in NumPy's packed layout: 4 + (8 + 8 + 4) + 8 + 4 + 1 + 64 * 4.
-const PACKED_SIZE: usize = 293;
-/// Bytes of one record in NumPy's `align=True` layout.
-const ALIGNED_SIZE: usize = 304;
-/// Bytes of the samples of a record: every file written ends with the last record's.
-const TAIL: usize = SAMPLES * 4;
-
-/// Where a receiver stood, in metres; laid out as NumPy's `align=True`.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct ReceiverAligned {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-/// One trace in NumPy's `align=True` layout, which is also its memory layout: reading and
-/// writing it are bulk copies.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct TraceAligned {
-    trace_id: i32,
-    receiver: ReceiverAligned,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; SAMPLES],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct ReceiverPacked {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-/// The same record in NumPy's default packed layout (as `np.dtype([...])`); its memory
-/// layout is Rust's choice, so reads and writes convert.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct TracePacked {
-    trace_id: i32,
-    receiver: ReceiverPacked,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; SAMPLES],
-}
 
 #[derive(npyz::Deserialize, npyz::Serialize, npyz::AutoSerialize, Debug, Clone, Copy, PartialEq)]
 struct NpyzReceiver {
@@ -137,40 +90,6 @@ struct NpyzTrace {
     dt: f32,
     flags: u8,
     samples: [f32; SAMPLES],
-}
-
-/// Record `i`. Every value is exact or one IEEE operation, so `xtask/bench.py` can check
-/// what NumPy loads: samples are `(i % 4096) + k / 64`, exact in `f32`.
-fn trace(i: usize) -> TraceAligned {
-    let mut samples = [0f32; SAMPLES];
-    for (k, s) in samples.iter_mut().enumerate() {
-        *s = (i % 4096) as f32 + k as f32 / 64.0;
-    }
-    TraceAligned {
-        // `--records` is at most `i32::MAX`, so the id fits.
-        trace_id: i as i32,
-        receiver: ReceiverAligned {
-            x: 500_000.0 + (i % 1000) as f64 * 12.5,
-            y: 6_200_000.0 + (i / 1000) as f64 * 25.0,
-            z: -2.5,
-        },
-        t0: (i % 1000) as f64 * 0.001,
-        dt: 0.004,
-        flags: (i % 3) as u8,
-        samples,
-    }
-}
-
-fn packed(t: &TraceAligned) -> TracePacked {
-    let r = t.receiver;
-    TracePacked {
-        trace_id: t.trace_id,
-        receiver: ReceiverPacked { x: r.x, y: r.y, z: r.z },
-        t0: t.t0,
-        dt: t.dt,
-        flags: t.flags,
-        samples: t.samples,
-    }
 }
 
 fn npyz_trace(t: &TraceAligned) -> NpyzTrace {
@@ -194,14 +113,8 @@ struct Ctx {
     aligned: Vec<TraceAligned>,
     packed: Vec<TracePacked>,
     npyz: Vec<NpyzTrace>,
-    /// The bytes of `traces_aligned.npy` and `traces_packed.npy`: what the limit writes write.
-    aligned_file: Vec<u8>,
-    packed_file: Vec<u8>,
-    /// The samples of the last record as little-endian bytes: the last 256 bytes of every
-    /// file written, whatever its layout.
-    tail: Vec<u8>,
-    aligned_path: PathBuf,
-    packed_path: PathBuf,
+    /// `traces_aligned.npy` and `traces_packed.npy`, and their bytes.
+    files: Files,
     out: PathBuf,
     limit_out: PathBuf,
 }
@@ -209,9 +122,7 @@ struct Ctx {
 fn main() -> Result<()> {
     let args = Args::parse("records", &[("--records", 4_000_000)])?;
     let records = args.number("--records");
-    if records == 0 || records > i32::MAX as usize {
-        return Err(format!("--records must be between 1 and {} (got {records})", i32::MAX).into());
-    }
+    check_count(records)?;
     fs::create_dir_all(&args.dir)?;
     let ctx = setup(&args.dir, records)?;
     let (aligned, packed) = (ctx.n * ALIGNED_SIZE, ctx.n * PACKED_SIZE);
@@ -246,7 +157,7 @@ fn main() -> Result<()> {
         synced.insert(0, Measure::new("limit_write_aligned_synced", aligned, limit_write_aligned_synced));
     }
 
-    for path in [&ctx.aligned_path, &ctx.packed_path] {
+    for path in [&ctx.files.aligned_path, &ctx.files.packed_path] {
         warm(path)?;
     }
     // No run allocates more than 1.25 files' worth (npyz's read grows its `Vec` by doubling).
@@ -257,63 +168,20 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &synced, args.repeat, hot)?;
 
     if !args.keep {
-        fs::remove_file(&ctx.aligned_path)?;
-        fs::remove_file(&ctx.packed_path)?;
+        fs::remove_file(&ctx.files.aligned_path)?;
+        fs::remove_file(&ctx.files.packed_path)?;
     }
     Ok(())
 }
 
-/// Makes the records, writes `traces_aligned.npy` and `traces_packed.npy` with npy, reads
-/// their bytes back (for the limit writes), and flushes them to disk so their writeback
-/// does not run during the measurements.
+/// Makes the records and writes `traces_aligned.npy` and `traces_packed.npy` with npy
+/// ([`common::trace::write_files`]).
 fn setup(dir: &Path, n: usize) -> Result<Ctx> {
-    let started = Instant::now();
     let aligned: Vec<TraceAligned> = (0..n).map(trace).collect();
     let packed: Vec<TracePacked> = aligned.iter().map(packed).collect();
     let npyz: Vec<NpyzTrace> = aligned.iter().map(npyz_trace).collect();
-    let tail: Vec<u8> = aligned[n - 1].samples.iter().flat_map(|s| s.to_le_bytes()).collect();
-    let aligned_path = dir.join("traces_aligned.npy");
-    let packed_path = dir.join("traces_packed.npy");
-    aligned.write_npy(&aligned_path)?;
-    packed.write_npy(&packed_path)?;
-    let aligned_file = fs::read(&aligned_path)?;
-    let packed_file = fs::read(&packed_path)?;
-    for (file, size, path) in [(&aligned_file, ALIGNED_SIZE, &aligned_path), (&packed_file, PACKED_SIZE, &packed_path)]
-    {
-        check_file(file.len() as u64, &file[file.len().saturating_sub(TAIL)..], n * size, &tail, path)?;
-    }
-    let ctx = Ctx {
-        n,
-        aligned,
-        packed,
-        npyz,
-        aligned_file,
-        packed_file,
-        tail,
-        aligned_path,
-        packed_path,
-        out: dir.join("out.npy"),
-        limit_out: dir.join("limit-out.bin"),
-    };
-    sync();
-    eprintln!(
-        "records bench: wrote {} and {} in {:.2} s",
-        ctx.aligned_path.display(),
-        ctx.packed_path.display(),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(ctx)
-}
-
-/// Fails unless a file of `len` bytes ending in `end` holds at least `data` bytes and ends
-/// with the last record's samples (`tail`).
-fn check_file(len: u64, end: &[u8], data: usize, tail: &[u8], path: &Path) -> Result<()> {
-    if len < data as u64 || end != tail {
-        return Err(
-            format!("{}: {len} bytes, expected {data} data bytes ending in the last samples", path.display()).into()
-        );
-    }
-    Ok(())
+    let files = write_files(dir, &aligned, &packed, "records")?;
+    Ok(Ctx { n, aligned, packed, npyz, files, out: dir.join("out.npy"), limit_out: dir.join("limit-out.bin") })
 }
 
 /// Fails unless `v` holds the `n` records of [`trace`] (as `expect` converts them),
@@ -322,7 +190,7 @@ fn check_records<T: PartialEq + std::fmt::Debug>(v: &[T], n: usize, expect: impl
     if v.len() != n {
         return Err(format!("got {} records, expected {n}", v.len()).into());
     }
-    for i in (0..64).map(|k| k * (n / 64)).chain([n - 1]) {
+    for i in checkpoints(n) {
         let want = expect(&trace(i));
         if v[i] != want {
             return Err(format!("record {i} is {:?}, expected {want:?}", v[i]).into());
@@ -342,21 +210,21 @@ fn timed<T>(read: impl FnOnce() -> Result<T>, check: impl FnOnce(&T) -> Result<(
 }
 
 fn read_aligned(c: &Ctx) -> Result<Duration> {
-    timed(|| Ok(Vec::<TraceAligned>::read_npy(&c.aligned_path)?), |v| check_records(v, c.n, |t| *t))
+    timed(|| Ok(Vec::<TraceAligned>::read_npy(&c.files.aligned_path)?), |v| check_records(v, c.n, |t| *t))
 }
 
 fn read_packed_to_aligned(c: &Ctx) -> Result<Duration> {
-    timed(|| Ok(Vec::<TraceAligned>::read_npy(&c.packed_path)?), |v| check_records(v, c.n, |t| *t))
+    timed(|| Ok(Vec::<TraceAligned>::read_npy(&c.files.packed_path)?), |v| check_records(v, c.n, |t| *t))
 }
 
 fn read_packed(c: &Ctx) -> Result<Duration> {
-    timed(|| Ok(Vec::<TracePacked>::read_npy(&c.packed_path)?), |v| check_records(v, c.n, packed))
+    timed(|| Ok(Vec::<TracePacked>::read_npy(&c.files.packed_path)?), |v| check_records(v, c.n, packed))
 }
 
 fn npyz_read(c: &Ctx) -> Result<Duration> {
     timed(
         || {
-            let file = npyz::NpyFile::new(BufReader::new(File::open(&c.packed_path)?))?;
+            let file = npyz::NpyFile::new(BufReader::new(File::open(&c.files.packed_path)?))?;
             let records = file.data::<NpyzTrace>().map_err(|e| format!("npyz: {e}"))?;
             Ok(records.collect::<std::io::Result<Vec<NpyzTrace>>>()?)
         },
@@ -378,7 +246,7 @@ fn timed_write(c: &Ctx, data: usize, write: impl FnOnce(&Path) -> Result<()>) ->
     let mut end = vec![0u8; TAIL];
     file.seek(SeekFrom::End(-(TAIL as i64)))?;
     file.read_exact(&mut end)?;
-    check_file(len, &end, data, &c.tail, &c.out)?;
+    check_file(len, &end, data, &c.files.tail, &c.out)?;
     fs::remove_file(&c.out)?;
     Ok(elapsed)
 }
@@ -418,59 +286,42 @@ fn npyz_write(c: &Ctx) -> Result<Duration> {
 /// The machine limit read ([`common::limit::read`]) of `traces_aligned.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_aligned(c: &Ctx) -> Result<Duration> {
-    checked_limit_read(common::limit::read, &c.aligned_path, &c.aligned_file)
+    common::limit::checked_read(common::limit::read, &c.files.aligned_path, &c.files.aligned_file)
 }
 
 /// The machine limit read of `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_packed(c: &Ctx) -> Result<Duration> {
-    checked_limit_read(common::limit::read, &c.packed_path, &c.packed_file)
+    common::limit::checked_read(common::limit::read, &c.files.packed_path, &c.files.packed_file)
 }
 
 /// The two-CPU limit read ([`common::limit::read_two_cpus`]) of `traces_aligned.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_aligned_2cpu(c: &Ctx) -> Result<Duration> {
-    checked_limit_read(common::limit::read_two_cpus, &c.aligned_path, &c.aligned_file)
+    common::limit::checked_read(common::limit::read_two_cpus, &c.files.aligned_path, &c.files.aligned_file)
 }
 
 /// The two-CPU limit read of `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_packed_2cpu(c: &Ctx) -> Result<Duration> {
-    checked_limit_read(common::limit::read_two_cpus, &c.packed_path, &c.packed_file)
-}
-
-/// Runs a limit read of `path` and returns its time; fails unless it gave the bytes of
-/// `file` (the path's contents, compared at the start and the end).
-#[cfg(target_os = "linux")]
-fn checked_limit_read(
-    read: fn(&Path) -> Result<(Duration, common::limit::HugeBuffer)>,
-    path: &Path,
-    file: &[u8],
-) -> Result<Duration> {
-    let (elapsed, buffer) = read(path)?;
-    let got = buffer.as_slice();
-    let k = file.len().min(4096);
-    if got.len() != file.len() || got[..k] != file[..k] || got[got.len() - k..] != file[file.len() - k..] {
-        return Err(format!("limit read gave {} bytes unlike the file's {}", got.len(), file.len()).into());
-    }
-    Ok(elapsed)
+    common::limit::checked_read(common::limit::read_two_cpus, &c.files.packed_path, &c.files.packed_file)
 }
 
 /// The machine limit write ([`common::limit::write`]) of as many bytes as
 /// `traces_aligned.npy` (its bytes).
 #[cfg(target_os = "linux")]
 fn limit_write_aligned(c: &Ctx) -> Result<Duration> {
-    common::limit::write(&c.limit_out, &c.aligned_file, false)
+    common::limit::write(&c.limit_out, &c.files.aligned_file, false)
 }
 
 /// The machine limit write of the aligned file's bytes, synced to disk before the close.
 #[cfg(target_os = "linux")]
 fn limit_write_aligned_synced(c: &Ctx) -> Result<Duration> {
-    common::limit::write(&c.limit_out, &c.aligned_file, true)
+    common::limit::write(&c.limit_out, &c.files.aligned_file, true)
 }
 
 /// The machine limit write of as many bytes as `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_write_packed(c: &Ctx) -> Result<Duration> {
-    common::limit::write(&c.limit_out, &c.packed_file, false)
+    common::limit::write(&c.limit_out, &c.files.packed_file, false)
 }

@@ -5,6 +5,7 @@ Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py records DIR RECORDS REPEAT
        python3 bench.py npz DIR ELEMENTS REPEAT
        python3 bench.py mmap DIR BYTES REPEAT
+       python3 bench.py arrow DIR RECORDS REPEAT NPY
 
 Each measurement runs once untimed, then REPEAT times in interleaved rounds (each starting
 one measurement later), keeping the best and the median.  The page cache is warmed before
@@ -52,6 +53,28 @@ element i of both being i + 0.25, and picks.npy (<i8 indices into big.npy).
   np_open_small       np.load(small.npy, mmap_mode='r'), 1000 times; the time of one
   np_open_big         the same of big.npy
   np_random_sum       np.load(big.npy, mmap_mode='r')[picks].sum(), the mapping closed
+
+arrow (benches/arrow.rs): DIR holds traces_aligned.npy and traces_packed.npy as for records,
+and npy_batches.arrow, the batches npy-arrow made of traces_packed.npy as an Arrow IPC file.
+NPY is the release build of the npy command.  Checked once: np.load's arrays (as in records),
+the tables pyarrow makes of both equal to npy's batches (value for value, types alike but
+for nullability and the list item's name), and the Parquet file `npy convert` writes read
+back by pyarrow equal to pyarrow's table.  pyarrow's conversion (`to_arrow`) is
+pa.Table.from_arrays over the structured array's fields, nested records through
+pa.StructArray.from_arrays, subarray fields through pa.FixedSizeListArray.from_arrays over
+the flattened values.
+
+  pa_convert_aligned   to_arrow(arr) of the loaded aligned array (the conversion alone)
+  pa_convert_packed    the same of the packed array
+  np_load_pa_aligned   to_arrow(np.load(traces_aligned.npy))
+  np_load_pa_packed    to_arrow(np.load(traces_packed.npy))
+  pa_parquet           pq.write_table(table, out.parquet) of the packed array's table
+                       (pyarrow's defaults: snappy)
+  np_load_pa_parquet   np.load(traces_packed.npy), to_arrow, pq.write_table: end to end
+  npy_convert_parquet  `NPY convert traces_packed.npy out.parquet` as a process, end to end
+
+When NPY has no `convert` command (`NPY convert --help` fails), npy_convert_parquet is not
+measured (said on stderr; the report shows n/a); when it has one, any failure is an error.
 """
 
 import os
@@ -65,11 +88,11 @@ USAGE = __doc__
 
 
 def main():
-    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap}
-    if len(sys.argv) != 5 or sys.argv[1] not in parts:
+    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow}
+    if len(sys.argv) < 2 or sys.argv[1] not in parts or len(sys.argv) != (6 if sys.argv[1] == "arrow" else 5):
         sys.exit(USAGE)
     part, directory, size, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    parts[part](directory, size, repeat)
+    parts[part](directory, size, repeat, *sys.argv[5:])
 
 
 def f8(directory, nbytes, repeat):
@@ -177,6 +200,18 @@ def check_record(arr, i, name):
             raise SystemExit(f"{name}: record {i} field {field} is {got[field]}, expected {value}")
 
 
+def check_traces(arr, n, path, dtype, full=False):
+    """Fails unless `arr` (loaded from `path`) is `n` traces of `dtype`; checks the ids at both
+    ends, and with `full` every field of a few records."""
+    if arr.dtype != dtype or arr.dtype.itemsize != dtype.itemsize or arr.shape != (n,):
+        raise SystemExit(f"{path}: got {arr.dtype} {arr.shape}, expected {dtype} ({n},)")
+    if arr[0]["trace_id"] != 0 or arr[n - 1]["trace_id"] != n - 1:
+        raise SystemExit(f"{path}: trace_id of the first/last record is {arr[0]['trace_id']}/{arr[-1]['trace_id']}")
+    if full:
+        for i in sorted({i for i in (0, 1, n // 3, n // 2, n - 2, n - 1) if 0 <= i < n}):
+            check_record(arr, i, path)
+
+
 def records(directory, n, repeat):
     paths = {
         "aligned": (os.path.join(directory, "traces_aligned.npy"), ALIGNED),
@@ -188,13 +223,7 @@ def records(directory, n, repeat):
 
     def check(arr, kind, full=False):
         path, dtype = paths[kind]
-        if arr.dtype != dtype or arr.dtype.itemsize != dtype.itemsize or arr.shape != (n,):
-            raise SystemExit(f"{path}: got {arr.dtype} {arr.shape}, expected {dtype} ({n},)")
-        if arr[0]["trace_id"] != 0 or arr[n - 1]["trace_id"] != n - 1:
-            raise SystemExit(f"{path}: trace_id of the first/last record is {arr[0]['trace_id']}/{arr[-1]['trace_id']}")
-        if full:
-            for i in sorted({i for i in (0, 1, n // 3, n // 2, n - 2, n - 1) if 0 <= i < n}):
-                check_record(arr, i, path)
+        check_traces(arr, n, path, dtype, full)
 
     # The one sanity check: what NumPy sees in the files npy wrote.
     data = {}
@@ -239,6 +268,173 @@ def records(directory, n, repeat):
     hot = aligned + aligned // 2
     rounds([("np_load_aligned", aligned, load("aligned")), ("np_load_packed", packed, load("packed"))], repeat, hot)
     rounds([("np_save_aligned", aligned, save("aligned")), ("np_save_packed", packed, save("packed"))], repeat, hot)
+
+
+def to_arrow(arr):
+    """pyarrow's own conversion of a 1-D structured array: a pa.Table, one column per field."""
+    import pyarrow as pa
+    names = list(arr.dtype.names)
+    return pa.Table.from_arrays([arrow_column(arr[name]) for name in names], names=names)
+
+
+def arrow_column(values):
+    """A field of a structured array as a pyarrow array: nested records through
+    pa.StructArray.from_arrays, subarrays through pa.FixedSizeListArray.from_arrays (one per
+    dim after the first, innermost first) over the flattened values."""
+    import pyarrow as pa
+    if values.dtype.names is not None:
+        names = list(values.dtype.names)
+        return pa.StructArray.from_arrays([arrow_column(values[name]) for name in names], names=names)
+    if values.ndim > 1:
+        # A field of records is strided: reshape copies it into one contiguous run.
+        flat = pa.array(values.reshape(-1))
+        for size in reversed(values.shape[1:]):
+            flat = pa.FixedSizeListArray.from_arrays(flat, size)
+        return flat
+    return pa.array(values)
+
+
+def plain_type(t):
+    """An Arrow type with every nested field nullable and list items named "item": two
+    tables of the same values whose types differ only there are alike."""
+    import pyarrow as pa
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(t.field(k).name, plain_type(t.field(k).type)) for k in range(t.num_fields)])
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(plain_type(t.value_type), t.list_size)
+    return t
+
+
+def same_values(got, want, what, exact_types=True):
+    """Fails unless table `got` holds the values of table `want`: the same column names, and
+    the same values once cast to `want`'s schema.  With `exact_types` the types must also be
+    alike (`plain_type`); without (a Parquet file read back), any cast pyarrow makes
+    losslessly is allowed (a Parquet list becomes the fixed-size list again)."""
+    if got.column_names != want.column_names or got.num_rows != want.num_rows:
+        raise SystemExit(f"{what}: columns {got.column_names} and {got.num_rows} rows, "
+                         f"expected {want.column_names} and {want.num_rows} rows")
+    for name in want.column_names:
+        g, w = got.schema.field(name).type, want.schema.field(name).type
+        if exact_types and plain_type(g) != plain_type(w):
+            raise SystemExit(f"{what}: column {name} is {g}, pyarrow's is {w}")
+    try:
+        cast = got.cast(want.schema, safe=True)
+    except Exception as e:  # pyarrow's cast errors have several types
+        raise SystemExit(f"{what}: cannot cast to pyarrow's schema: {e}")
+    for name in want.column_names:
+        if not cast.column(name).equals(want.column(name)):
+            raise SystemExit(f"{what}: column {name} holds other values than pyarrow's")
+
+
+def arrow(directory, n, repeat, npy):
+    import subprocess
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = {
+        "aligned": (os.path.join(directory, "traces_aligned.npy"), ALIGNED),
+        "packed": (os.path.join(directory, "traces_packed.npy"), PACKED),
+    }
+    ipc = os.path.join(directory, "npy_batches.arrow")
+    pa_out = os.path.join(directory, "pa-out.parquet")
+    npy_out = os.path.join(directory, "npy-out.parquet")
+
+    def check_table(table):
+        last = table.column("trace_id")[-1].as_py() if table.num_rows else None
+        if table.num_rows != n or last != n - 1:
+            raise SystemExit(f"pyarrow's table: {table.num_rows} rows, last trace_id {last}, expected {n} and {n - 1}")
+
+    def check_parquet(path):
+        rows = pq.read_metadata(path).num_rows
+        if rows != n:
+            raise SystemExit(f"{path}: {rows} rows, expected {n}")
+
+    # The one sanity check: NumPy's arrays, pyarrow's tables of them and npy's batches.
+    with pa.memory_map(ipc) as source:
+        npy_table = pa.ipc.open_file(source).read_all()
+    data, tables = {}, {}
+    for kind, (path, dtype) in paths.items():
+        data[kind] = np.load(path)
+        check_traces(data[kind], n, path, dtype, full=True)
+        tables[kind] = to_arrow(data[kind])
+        check_table(tables[kind])
+        same_values(npy_table, tables[kind], f"npy's batches of traces_packed.npy against pyarrow's table of {path}")
+    del npy_table
+    print(f"  pyarrow's tables of both files hold the values of npy's batches ({n} rows)", file=sys.stderr, flush=True)
+
+    # `npy convert`: checked fully once, untimed; when the command is missing, not measured.
+    has_convert = subprocess.run([npy, "convert", "--help"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL).returncode == 0
+
+    def convert():
+        done = subprocess.run([npy, "convert", paths["packed"][0], npy_out], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"`{npy} convert {paths['packed'][0]} {npy_out}` failed "
+                             f"(exit {done.returncode}): {done.stderr.strip()}")
+
+    if has_convert:
+        remove(npy_out)
+        convert()
+        same_values(pq.read_table(npy_out), tables["packed"], f"{npy_out} (npy convert) read by pyarrow",
+                    exact_types=False)
+        remove(npy_out)
+        print("  npy convert's Parquet file, read by pyarrow, holds pyarrow's table", file=sys.stderr, flush=True)
+    else:
+        print(f"  warning: {npy} has no `convert` command: npy_convert_parquet is not measured",
+              file=sys.stderr, flush=True)
+    table = tables["packed"]
+    del tables
+
+    def conversion(kind):
+        arr = data[kind]
+
+        def measure():
+            t = time.perf_counter()
+            result = to_arrow(arr)
+            elapsed = time.perf_counter() - t
+            check_table(result)
+            return elapsed
+        return measure
+
+    def load_conversion(kind):
+        def measure():
+            t = time.perf_counter()
+            result = to_arrow(np.load(paths[kind][0]))
+            elapsed = time.perf_counter() - t
+            check_table(result)
+            return elapsed
+        return measure
+
+    def to_parquet(write, out):
+        def measure():
+            remove(out)
+            os.sync()
+            t = time.perf_counter()
+            write()
+            elapsed = time.perf_counter() - t
+            check_parquet(out)
+            remove(out)
+            return elapsed
+        return measure
+
+    for path, _ in paths.values():
+        warm(path)
+    aligned, packed = n * ALIGNED.itemsize, n * PACKED.itemsize
+    # A run holds up to three copies: the loaded array, the copied samples and the table.
+    hot = 3 * aligned
+    rounds([("pa_convert_aligned", aligned, conversion("aligned")),
+            ("pa_convert_packed", packed, conversion("packed")),
+            ("np_load_pa_aligned", aligned, load_conversion("aligned")),
+            ("np_load_pa_packed", packed, load_conversion("packed"))], repeat, hot)
+    del data
+    parquet = [("pa_parquet", packed, to_parquet(lambda: pq.write_table(table, pa_out), pa_out)),
+               ("np_load_pa_parquet", packed,
+                to_parquet(lambda: pq.write_table(to_arrow(np.load(paths["packed"][0])), pa_out), pa_out))]
+    if has_convert:
+        parquet.append(("npy_convert_parquet", packed, to_parquet(convert, npy_out)))
+    rounds(parquet, repeat, hot)
 
 
 NPZ_ARRAYS = 8

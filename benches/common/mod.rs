@@ -1,5 +1,6 @@
-//! What the bench targets (`io`, `records`, `npz`, `mmap`) share: interleaved measurement rounds, the
-//! page-cache and disk helpers, and the machine limits.
+//! What the bench targets (`io`, `records`, `npz`, `mmap`, `arrow`) share: interleaved
+//! measurement rounds, the page-cache and disk helpers, the machine limits, and the seismic
+//! `Trace` records of `records` and `arrow` ([`trace`]).
 //!
 //! Each target compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
@@ -10,6 +11,8 @@ use std::hint::black_box;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+pub mod trace;
 
 pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -326,6 +329,23 @@ pub mod limit {
             Ok(read?)
         })?;
         Ok((started.elapsed(), buffer))
+    }
+
+    /// Runs a limit read (`read` or `read_two_cpus`) of `path` and returns its time; fails
+    /// unless it gave the bytes of `file` (the path's contents, compared at the start and
+    /// the end).
+    pub fn checked_read(
+        read: fn(&Path) -> Result<(Duration, HugeBuffer)>,
+        path: &Path,
+        file: &[u8],
+    ) -> Result<Duration> {
+        let (elapsed, buffer) = read(path)?;
+        let got = buffer.as_slice();
+        let k = file.len().min(4096);
+        if got.len() != file.len() || got[..k] != file[..k] || got[got.len() - k..] != file[file.len() - k..] {
+            return Err(format!("limit read gave {} bytes unlike the file's {}", got.len(), file.len()).into());
+        }
+        Ok(elapsed)
     }
 
     /// A preallocated file: create `path`, `fallocate`, one `write()` of `buf`, `fsync`

@@ -1,7 +1,7 @@
-//! `cargo xtask bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
-//! [--map-bytes N] [--repeat K]`: npy's speed next to the machine limit, NumPy and npyz, in
-//! one run, with the ratios the speed goals name. Four parts, all by default (`--only` picks
-//! one):
+//! `cargo xtask bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N]
+//! [--elements N] [--map-bytes N] [--repeat K]`: npy's speed next to the machine limit, NumPy,
+//! npyz and pyarrow, in one run, with the ratios the speed goals name. Five parts, all by
+//! default (`--only` picks one):
 //!
 //! - `f8`: a big `<f8` array.
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
@@ -32,6 +32,34 @@
 //!      big one.
 //!   2. `xtask/bench.py mmap` times `np.load(..., mmap_mode='r')` the same ways, with the
 //!      same random indices.
+//! - `arrow`: the `Trace` records (`--records`, default 4,000,000) as Arrow record batches
+//!   and Parquet, npy-arrow next to pyarrow (issue 16).
+//!   1. `cargo build --release -p npy-cli` builds the `npy` command (`target/release/npy`).
+//!   2. `cargo bench --bench arrow` (`benches/arrow.rs`) writes the `records` part's two
+//!      files and times npy-arrow: `BatchReader::open` of each file with the default
+//!      options, every batch collected in memory; the conversion alone
+//!      (`BatchReader::from_dyn` of the array already in memory); the same read through a
+//!      map (`from_map`, context); the batches back to each `.npy` (`BatchWriter`, not
+//!      synced, byte-identical to the original); the machine limit read and write of each
+//!      file. It checks its batches against the records and leaves them as an Arrow IPC
+//!      file for the next step.
+//!   3. `xtask/bench.py arrow` checks once that pyarrow's tables of both arrays hold the
+//!      values of npy's batches, then times pyarrow's own conversion
+//!      (`pa.Table.from_arrays` over the `np.load`ed array's fields: nested records as
+//!      `StructArray`s, the samples as a `FixedSizeListArray`) alone and with the `np.load`,
+//!      `pyarrow.parquet.write_table` (snappy) of the table alone and after `np.load` and the
+//!      conversion (end to end), and `npy convert traces_packed.npy out.parquet` run as a
+//!      process (end to end), whose Parquet file pyarrow must read back as its own table
+//!      (checked once). A `npy` built without the `convert` command leaves that row
+//!      unmeasured (said on stderr, n/a in the report); a failing one is an error.
+//!
+//!   The goals: npy's conversion alone at least as fast as pyarrow's (the issue's words,
+//!   like for like: an array in memory to Arrow data in memory); npy's file → batches at
+//!   least as fast as `np.load` + pyarrow's conversion (also like for like: from the same
+//!   file to the same data); `npy convert` → Parquet at least as fast as `np.load` +
+//!   pyarrow → Parquet. Measured on the packed file (NumPy's default layout); the aligned
+//!   file's ratios, npy's file → batches against pyarrow's conversion alone (the strictest
+//!   reading), and the ratios to the machine limits are context.
 //!
 //! npy's writes in the goals use `WriteOptions::sync(false)` (`FileWriter::sync(false)`
 //! for archives), as `np.save`, npyz and the limit write do not sync either; the default
@@ -40,7 +68,8 @@
 //! Every measurement runs K times (default 3) after one untimed warm-up round. A table of
 //! best and median times, GiB/s and the goal ratios (PASS/MISS on best times) is printed
 //! and written to `<target>/bench/report.txt`; each part's big files are deleted when it
-//! ends (at most about 4.3 GiB at a time for the default sizes).
+//! ends (at most about 4.5 GiB at a time for the default sizes: the `arrow` part's two
+//! `.npy` files, its IPC file and one output).
 //!
 //! Benchmarks report, they do not gate: a missed goal still exits 0. A measurement that
 //! cannot run or gives a wrong result is an error.
@@ -54,8 +83,8 @@ use std::process::{Command, Stdio};
 
 use crate::project::{self, Result};
 
-const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N] \
-                     [--map-bytes N] [--repeat K]";
+const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N] \
+                     [--elements N] [--map-bytes N] [--repeat K]";
 
 /// A speed goal on the ratio numerator / denominator.
 #[derive(Debug, Clone, Copy)]
@@ -224,6 +253,47 @@ const MMAP: Part = Part {
     ],
 };
 
+const ARROW: Part = Part {
+    name: "arrow",
+    bench: "arrow",
+    title: "arrow: seismic Trace records as Arrow record batches and Parquet, npy-arrow and pyarrow",
+    rows: &[
+        ("limit_read_aligned", "machine limit read: aligned file -> huge-page buffer"),
+        ("limit_read_packed", "machine limit read: packed file -> huge-page buffer"),
+        ("read_aligned", "npy BatchReader::open aligned -> batches"),
+        ("read_packed", "npy BatchReader::open packed -> batches"),
+        ("np_load_pa_aligned", "np.load aligned + pyarrow from_arrays"),
+        ("np_load_pa_packed", "np.load packed + pyarrow from_arrays"),
+        ("convert_aligned", "npy from_dyn: aligned array in memory -> batches"),
+        ("convert_packed", "npy from_dyn: packed array in memory -> batches"),
+        ("pa_convert_aligned", "pyarrow from_arrays: aligned array in memory"),
+        ("pa_convert_packed", "pyarrow from_arrays: packed array in memory"),
+        ("map_aligned", "npy NpyMap + from_map aligned -> batches (context)"),
+        ("map_packed", "npy NpyMap + from_map packed -> batches (context)"),
+        ("limit_write_aligned", "machine limit write: aligned file's size"),
+        ("limit_write_packed", "machine limit write: packed file's size"),
+        ("write_aligned", "npy BatchWriter batches -> aligned (not synced)"),
+        ("write_packed", "npy BatchWriter batches -> packed (not synced)"),
+        ("npy_convert_parquet", "npy convert packed.npy out.parquet (a process)"),
+        ("np_load_pa_parquet", "np.load packed + pyarrow + pq.write_table (snappy)"),
+        ("pa_parquet", "pq.write_table of the table alone (context)"),
+    ],
+    goals: &[
+        ("conversion / pyarrow's", "convert_packed", "pa_convert_packed", Goal::AtMost(1.0)),
+        (".npy -> Arrow / np.load + pyarrow", "read_packed", "np_load_pa_packed", Goal::AtMost(1.0)),
+        ("convert -> Parquet / np.load + pa", "npy_convert_parquet", "np_load_pa_parquet", Goal::AtMost(1.0)),
+        ("aligned: conversion / pyarrow's", "convert_aligned", "pa_convert_aligned", Goal::Context),
+        ("aligned: .npy->Arrow / np.load+pa", "read_aligned", "np_load_pa_aligned", Goal::Context),
+        (".npy -> Arrow / pyarrow conversion", "read_packed", "pa_convert_packed", Goal::Context),
+        ("map read / stream read, packed", "map_packed", "read_packed", Goal::Context),
+        (".npy -> Arrow / limit read", "read_packed", "limit_read_packed", Goal::Context),
+        ("aligned: .npy -> Arrow / limit", "read_aligned", "limit_read_aligned", Goal::Context),
+        ("Arrow -> .npy / limit write", "write_packed", "limit_write_packed", Goal::Context),
+        ("aligned: Arrow -> .npy / limit", "write_aligned", "limit_write_aligned", Goal::Context),
+        ("convert->Parquet / pq.write alone", "npy_convert_parquet", "pa_parquet", Goal::Context),
+    ],
+};
+
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
 struct Settings {
@@ -231,7 +301,7 @@ struct Settings {
     only: Option<&'static Part>,
     /// Data bytes per file of the `f8` part.
     bytes: u64,
-    /// Records per file of the `records` part.
+    /// Records per file of the `records` and `arrow` parts.
     records: u64,
     /// Elements per array of the `npz` part.
     elements: u64,
@@ -244,7 +314,7 @@ impl Settings {
     fn parts(&self) -> Vec<&'static Part> {
         match self.only {
             Some(part) => vec![part],
-            None => vec![&F8, &RECORDS, &NPZ, &MMAP],
+            None => vec![&F8, &RECORDS, &NPZ, &MMAP, &ARROW],
         }
     }
 
@@ -252,7 +322,7 @@ impl Settings {
     fn size_args(&self, part: &Part) -> [String; 2] {
         let (flag, size) = match part.name {
             "f8" => ("--bytes", self.bytes),
-            "records" => ("--records", self.records),
+            "records" | "arrow" => ("--records", self.records),
             "npz" => ("--elements", self.elements),
             _ => ("--bytes", self.map_bytes),
         };
@@ -286,15 +356,24 @@ pub fn run(args: &[&str]) -> Result<()> {
             "{}: cargo bench --bench {} ({size_flag} {size}, {repeat} runs each)",
             part.name, part.bench
         ));
+        // The `arrow` part times the `npy` command too: its release build.
+        let npy = if part.name == "arrow" {
+            project::step("arrow: cargo build --release -p npy-cli");
+            project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
+            Some(project::target_dir().join("release").join(format!("npy{}", std::env::consts::EXE_SUFFIX)))
+        } else {
+            None
+        };
         let mut cargo = project::cargo();
         cargo.args(["bench", "--bench", part.bench, "--", "--dir"]).arg(&dir);
         cargo.args([size_flag.as_str(), size.as_str(), "--repeat", repeat.as_str(), "--keep"]);
         let mut timings = run_bench_lines(&mut cargo)?;
 
-        project::step(&format!("{}: numpy: xtask/bench.py {}", part.name, part.name));
+        project::step(&format!("{}: python: xtask/bench.py {}", part.name, part.name));
         let mut numpy = Command::new(&python);
         numpy.arg(project::root().join("xtask").join("bench.py")).arg(part.name).arg(&dir);
         numpy.args([size.as_str(), repeat.as_str()]);
+        numpy.args(npy);
         timings.extend(run_bench_lines(&mut numpy)?);
 
         // Free the disk before the next part; keep what is measured so far.
@@ -327,7 +406,8 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                     "records" => &RECORDS,
                     "npz" => &NPZ,
                     "mmap" => &MMAP,
-                    _ => return Err(format!("--only takes f8, records, npz or mmap, not {value:?}; {USAGE}")),
+                    "arrow" => &ARROW,
+                    _ => return Err(format!("--only takes f8, records, npz, mmap or arrow, not {value:?}; {USAGE}")),
                 })
             }
             "--bytes" => settings.bytes = number()?,
@@ -405,7 +485,7 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
             "f8" => {
                 let _ = writeln!(out, "{} data bytes per file ({:.3} GiB)", settings.bytes, gib(settings.bytes));
             }
-            "records" => {
+            "records" | "arrow" => {
                 let n = settings.records;
                 let _ = writeln!(
                     out,
@@ -517,6 +597,33 @@ fn remove_big_files(dir: &Path) {
             let removed = if path.is_dir() { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
             if let Err(e) = removed {
                 eprintln!("warning: cannot remove {}: {e}", path.display());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrow_part_is_chosen_by_only_and_in_the_default_run() {
+        let settings = parse_args(&["--only", "arrow", "--records", "200000"]).unwrap();
+        let parts = settings.parts();
+        assert_eq!(parts.iter().map(|p| p.name).collect::<Vec<_>>(), ["arrow"]);
+        assert_eq!(settings.size_args(parts[0]), ["--records".to_string(), "200000".to_string()]);
+        let all = parse_args(&[]).unwrap().parts();
+        assert_eq!(all.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "records", "npz", "mmap", "arrow"]);
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("mmap or arrow"));
+    }
+
+    #[test]
+    fn every_goal_names_rows_of_its_part() {
+        for part in [&F8, &RECORDS, &NPZ, &MMAP, &ARROW] {
+            for &(what, num, den, _) in part.goals {
+                for name in [num, den] {
+                    assert!(part.rows.iter().any(|(row, _)| *row == name), "{}: goal {what:?} names {name}", part.name);
+                }
             }
         }
     }

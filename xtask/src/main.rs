@@ -13,9 +13,10 @@
 //!   unsafe code (see [`tidy`]).
 //! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
-//! - `bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
-//!   [--map-bytes N] [--repeat K]`: npy's speed (plain files, records, archives, maps) next
-//!   to the machine limit, NumPy and npyz, with the goal ratios (see [`bench`](mod@bench)).
+//! - `bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N] [--elements N]
+//!   [--map-bytes N] [--repeat K]`: npy's speed (plain files, records, archives, maps, Arrow
+//!   and Parquet) next to the machine limit, NumPy, npyz and pyarrow, with the goal ratios
+//!   (see [`bench`](mod@bench)).
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
 //! - `miri`: npy-core's unit tests under Miri (see [`miri`]).
@@ -47,13 +48,14 @@ commands:
                     npy-derive, npy-cli and xtask forbid unsafe code
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
-  bench [--only f8|records|npz|mmap] [--bytes N] [--records N] [--elements N]
+  bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N] [--elements N]
         [--map-bytes N] [--repeat K]
                     time npy reading and writing a 1 GiB <f8 file (--bytes), 4,000,000
                     Trace records (--records), 8 arrays of 4,000,000 f64 as npz and .npy
-                    (--elements), and maps of a 4 GiB <f8 file (--map-bytes), best of K
-                    (default 3), next to the machine limit, NumPy and npyz, and print
-                    the goal ratios (report in target/bench/report.txt)
+                    (--elements), maps of a 4 GiB <f8 file (--map-bytes), and the Trace
+                    records as Arrow batches and Parquet, best of K (default 3), next to
+                    the machine limit, NumPy, npyz and pyarrow, and print the goal
+                    ratios (report in target/bench/report.txt)
   fuzz [--seconds N] [--target NAME] [--sanitizer address|none]
                     run each cargo-fuzz target (header, npy_dynamic, npz, record; or NAME)
                     for N seconds (default 60), seeded from the fixtures; fails on a crash

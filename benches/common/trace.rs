@@ -1,0 +1,166 @@
+//! Simon's seismic `Trace` records (`examples/seismic.rs`) as the `records` and `arrow`
+//! benches write them: the record in NumPy's aligned and packed layouts, the values of
+//! record `i`, and the two files.
+//!
+//! The record: `trace_id: i32`, a nested `receiver {x: f64, y: f64, z: f32}`, `t0: f64`,
+//! `dt: f32`, `flags: u8`, `samples: [f32; 64]`. `xtask/bench.py` knows the same record
+//! (`TRACE`, `trace(i)`) and checks what NumPy loads against it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use npy_core::prelude::*;
+
+use super::{sync, Result};
+
+/// Samples per trace.
+pub const SAMPLES: usize = 64;
+/// Bytes of one record in NumPy's packed layout: 4 + (8 + 8 + 4) + 8 + 4 + 1 + 64 * 4.
+pub const PACKED_SIZE: usize = 293;
+/// Bytes of one record in NumPy's `align=True` layout.
+pub const ALIGNED_SIZE: usize = 304;
+/// Bytes of the samples of a record: both files end with the last record's.
+pub const TAIL: usize = SAMPLES * 4;
+
+/// Where a receiver stood, in metres; laid out as NumPy's `align=True`.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+pub struct ReceiverAligned {
+    pub x: f64,
+    pub y: f64,
+    pub z: f32,
+}
+
+/// One trace in NumPy's `align=True` layout, which is also its memory layout: reading and
+/// writing it are bulk copies.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+pub struct TraceAligned {
+    pub trace_id: i32,
+    pub receiver: ReceiverAligned,
+    pub t0: f64,
+    pub dt: f32,
+    pub flags: u8,
+    pub samples: [f32; SAMPLES],
+}
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+pub struct ReceiverPacked {
+    pub x: f64,
+    pub y: f64,
+    pub z: f32,
+}
+
+/// The same record in NumPy's default packed layout (as `np.dtype([...])`); its memory
+/// layout is Rust's choice, so reads and writes convert.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+pub struct TracePacked {
+    pub trace_id: i32,
+    pub receiver: ReceiverPacked,
+    pub t0: f64,
+    pub dt: f32,
+    pub flags: u8,
+    pub samples: [f32; SAMPLES],
+}
+
+/// Record `i`. Every value is exact or one IEEE operation, so `xtask/bench.py` can check
+/// what NumPy loads: samples are `(i % 4096) + k / 64`, exact in `f32`.
+pub fn trace(i: usize) -> TraceAligned {
+    let mut samples = [0f32; SAMPLES];
+    for (k, s) in samples.iter_mut().enumerate() {
+        *s = (i % 4096) as f32 + k as f32 / 64.0;
+    }
+    TraceAligned {
+        // `--records` is at most `i32::MAX`, so the id fits.
+        trace_id: i as i32,
+        receiver: ReceiverAligned {
+            x: 500_000.0 + (i % 1000) as f64 * 12.5,
+            y: 6_200_000.0 + (i / 1000) as f64 * 25.0,
+            z: -2.5,
+        },
+        t0: (i % 1000) as f64 * 0.001,
+        dt: 0.004,
+        flags: (i % 3) as u8,
+        samples,
+    }
+}
+
+pub fn packed(t: &TraceAligned) -> TracePacked {
+    let r = t.receiver;
+    TracePacked {
+        trace_id: t.trace_id,
+        receiver: ReceiverPacked { x: r.x, y: r.y, z: r.z },
+        t0: t.t0,
+        dt: t.dt,
+        flags: t.flags,
+        samples: t.samples,
+    }
+}
+
+/// Fails unless `n` (the `--records` option) is between 1 and `i32::MAX`.
+pub fn check_count(n: usize) -> Result<()> {
+    if n == 0 || n > i32::MAX as usize {
+        return Err(format!("--records must be between 1 and {} (got {n})", i32::MAX).into());
+    }
+    Ok(())
+}
+
+/// The records checked in results of `n` records: both ends and 63 points between.
+pub fn checkpoints(n: usize) -> impl Iterator<Item = usize> {
+    (0..64).map(move |k| k * (n / 64)).chain([n - 1])
+}
+
+/// `traces_aligned.npy` and `traces_packed.npy`, as written by [`write_files`].
+#[derive(Debug)]
+pub struct Files {
+    pub aligned_path: PathBuf,
+    pub packed_path: PathBuf,
+    /// The files' bytes (what the limit writes write, and what writes are checked against).
+    pub aligned_file: Vec<u8>,
+    pub packed_file: Vec<u8>,
+    /// The samples of the last record as little-endian bytes: the last 256 bytes of every
+    /// file of these records, whatever its layout.
+    pub tail: Vec<u8>,
+}
+
+/// Writes `aligned` and `packed` (the same records) with npy to `traces_aligned.npy` and
+/// `traces_packed.npy` in `dir`, reads their bytes back, checks their sizes and ends, and
+/// flushes them to disk so their writeback does not run during the measurements. `bench`
+/// names the bench in the message.
+pub fn write_files(dir: &Path, aligned: &[TraceAligned], packed: &[TracePacked], bench: &str) -> Result<Files> {
+    let started = Instant::now();
+    let n = aligned.len();
+    let tail: Vec<u8> = aligned[n - 1].samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let aligned_path = dir.join("traces_aligned.npy");
+    let packed_path = dir.join("traces_packed.npy");
+    aligned.write_npy(&aligned_path)?;
+    packed.write_npy(&packed_path)?;
+    let aligned_file = fs::read(&aligned_path)?;
+    let packed_file = fs::read(&packed_path)?;
+    for (file, size, path) in [(&aligned_file, ALIGNED_SIZE, &aligned_path), (&packed_file, PACKED_SIZE, &packed_path)]
+    {
+        check_file(file.len() as u64, &file[file.len().saturating_sub(TAIL)..], n * size, &tail, path)?;
+    }
+    sync();
+    eprintln!(
+        "{bench} bench: wrote {} and {} in {:.2} s",
+        aligned_path.display(),
+        packed_path.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(Files { aligned_path, packed_path, aligned_file, packed_file, tail })
+}
+
+/// Fails unless a file of `len` bytes ending in `end` holds at least `data` bytes and ends
+/// with the last record's samples (`tail`).
+pub fn check_file(len: u64, end: &[u8], data: usize, tail: &[u8], path: &Path) -> Result<()> {
+    if len < data as u64 || end != tail {
+        return Err(
+            format!("{}: {len} bytes, expected {data} data bytes ending in the last samples", path.display()).into()
+        );
+    }
+    Ok(())
+}
