@@ -81,8 +81,12 @@ pub const RESIDUE_PREFIX: &str = "numpy.residue.";
 /// The keys of a member's header in its column's field metadata.
 const HEADER_KEYS: [&str; 4] = [DESCR_KEY, FORTRAN_ORDER_KEY, SHAPE_KEY, VERSION_KEY];
 
-/// Buffer of each member's reader and spool.
-const MEMBER_BUFFER: usize = 64 << 10;
+/// Buffer of each member's reader and spool (large reads and writes bypass it).
+const MEMBER_BUFFER: usize = 16 << 10;
+
+/// Deflated members up to this size are compressed on the archive writer's worker threads
+/// (staged in memory); larger ones stream in on the caller's thread.
+const PARALLEL_LIMIT: u64 = 16 << 20;
 
 /// The archive, read at a position of this reader's own: every member reads the one open
 /// file, each where it stands.
@@ -288,9 +292,17 @@ impl NpzBatchReader {
             fields.push(field);
             if let Some(r) = schema.fields().last().filter(|_| residue) {
                 let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
-                fields.push(Field::new(format!("{RESIDUE_PREFIX}{}", info.name), r.data_type().clone(), false).with_metadata(meta));
+                fields.push(
+                    Field::new(format!("{RESIDUE_PREFIX}{}", info.name), r.data_type().clone(), false)
+                        .with_metadata(meta),
+                );
             }
-            members.push(Member { member: info.member.clone(), reader, record: record.then(|| columns.into()), residue });
+            members.push(Member {
+                member: info.member.clone(),
+                reader,
+                record: record.then(|| columns.into()),
+                residue,
+            });
         }
         let schema = Arc::new(Schema::new(fields));
         Ok(NpzBatchReader { path: path.to_path_buf(), members, schema, rows, next: 0 })
@@ -436,6 +448,8 @@ pub struct NpzBatchWriter {
     spools: Vec<Spool>,
     compression: Option<Compression>,
     rows: usize,
+    /// Set when a batch failed: the members may differ in length since.
+    failed: bool,
 }
 
 impl std::fmt::Debug for NpzBatchWriter {
@@ -466,7 +480,8 @@ impl NpzBatchWriter {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let archive = npz::Writer::create(path)?;
+        let mut archive = npz::Writer::create(path)?;
+        archive.parallel_limit(PARALLEL_LIMIT);
         let is_residue = |f: &Field| f.metadata().contains_key(RESIDUE_KEY);
         let mut residues = HashMap::new();
         for (i, f) in schema.fields().iter().enumerate() {
@@ -493,7 +508,15 @@ impl NpzBatchWriter {
             return Err(usage(format!("column '{RESIDUE_PREFIX}{name}' has no column '{name}' to go with")));
         }
         let columns = schema.fields().len();
-        Ok(NpzBatchWriter { archive, path: path.to_path_buf(), columns, spools, compression: None, rows: 0 })
+        Ok(NpzBatchWriter {
+            archive,
+            path: path.to_path_buf(),
+            columns,
+            spools,
+            compression: None,
+            rows: 0,
+            failed: false,
+        })
     }
 
     /// Compresses every member so, whatever the columns' [`COMPRESSION_KEY`] says.
@@ -512,9 +535,14 @@ impl NpzBatchWriter {
     ///
     /// # Errors
     /// As [`BatchWriter::write`], naming the path and the member; [`ErrorKind::Usage`] for
-    /// a batch of another number of columns, and for null rows of a record column.
+    /// a batch of another number of columns, for null rows of a record column, and after
+    /// a batch failed (some members may have its rows, others not: the archive cannot be
+    /// completed).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let path = &self.path;
+        if self.failed {
+            return Err(usage(FAILED.into()).writing(path));
+        }
         if batch.num_columns() != self.columns {
             let reason = format!("a batch of {} columns for an archive of {}", batch.num_columns(), self.columns);
             return Err(usage(reason).writing(path));
@@ -522,7 +550,12 @@ impl NpzBatchWriter {
         let rows = batch.num_rows();
         for s in &mut self.spools {
             let one = member_batch(s, batch).and_then(|b| s.writer.write(&b));
-            one.map_err(|e| e.in_member(&s.member).writing(path))?;
+            if let Err(e) = one {
+                // The members before this one have the batch's rows (and this one may have
+                // part of them, after an I/O error).
+                self.failed = true;
+                return Err(e.in_member(&s.member).writing(path));
+            }
         }
         self.rows += rows;
         Ok(())
@@ -534,8 +567,11 @@ impl NpzBatchWriter {
     /// As [`BatchWriter::finish`] for each member (fewer rows than its header's shape);
     /// I/O errors. The target is untouched then, and no temporary file is left.
     pub fn finish(self) -> Result<()> {
-        let NpzBatchWriter { mut archive, path, spools, compression, .. } = self;
+        let NpzBatchWriter { mut archive, path, spools, compression, failed, .. } = self;
         let assemble = || -> Result<()> {
+            if failed {
+                return Err(usage(FAILED.into()));
+            }
             for s in spools {
                 let member = s.member;
                 let add = |archive: &mut npz::FileWriter| -> Result<()> {
@@ -553,6 +589,9 @@ impl NpzBatchWriter {
         assemble().map_err(|e| e.writing(&path))
     }
 }
+
+/// Why a writer refuses to go on after a batch failed.
+const FAILED: &str = "an earlier batch failed, leaving members of different lengths; the archive cannot be completed";
 
 /// The spool of the member of `field` (column `column`, with residue column `residue`):
 /// its `.npy` schema, writer and compression.
@@ -574,7 +613,9 @@ fn spool(dir: &Path, field: &Field, column: usize, residue: Option<(usize, &Fiel
     if let Some((_, r)) = residue {
         if !header.contains_key(DESCR_KEY) {
             let name = field.name();
-            return Err(usage(format!("column '{RESIDUE_PREFIX}{name}' goes with a member's header, which '{name}' lacks")));
+            return Err(usage(format!(
+                "column '{RESIDUE_PREFIX}{name}' goes with a member's header, which '{name}' lacks"
+            )));
         }
         let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
         fields.push(Field::new(RESIDUE, r.data_type().clone(), false).with_metadata(meta));

@@ -213,7 +213,8 @@ fn the_fixture_archive_of_objects_is_refused_and_its_other_member_reads() {
     let entry = manifest.iter().find(|e| e["file"] == "object/archive.npz").unwrap();
     let values = entry["members"].as_array().unwrap().iter().find(|m| m["name"] == "values").unwrap();
     let want: Vec<u64> = values["elements"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
-    let (_, b) = all_batches(NpzBatchReader::open_members(&path, &["values"], &ConvertOptions::new()).unwrap()).unwrap();
+    let (_, b) =
+        all_batches(NpzBatchReader::open_members(&path, &["values"], &ConvertOptions::new()).unwrap()).unwrap();
     let got: Vec<u64> = b[0].column(0).as_primitive::<Float64Type>().values().iter().map(|v| v.to_bits()).collect();
     assert_eq!(got, want);
 }
@@ -226,7 +227,8 @@ fn the_public_corpus_archives_read_as_tables_or_member_by_member() {
         eprintln!("note: {} is absent; corpus archives skipped", dir.display());
         return;
     }
-    let manifest: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let manifest: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     let mut files = Vec::new();
     let mut stack = vec![dir.clone()];
     while let Some(d) = stack.pop() {
@@ -336,10 +338,7 @@ fn members_of_every_kind_stored_or_deflated_in_batches_of_any_size() {
 fn members_of_different_lengths_are_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ragged.npz");
-    archive(
-        &path,
-        &[("f", "scalar/le_f8.npy", Compression::Stored), ("i", "scalar/le_i4.npy", deflated())],
-    );
+    archive(&path, &[("f", "scalar/le_f8.npy", Compression::Stored), ("i", "scalar/le_i4.npy", deflated())]);
     let e = NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap_err();
     assert_eq!(e.path(), Some(path.as_path()));
     assert_eq!(e.member(), Some("i.npy"));
@@ -446,6 +445,9 @@ fn a_failed_write_leaves_no_archive_and_no_temporary_file() {
     w.write(&batches[0]).unwrap();
     let e = w.write(&batches[0]).unwrap_err();
     assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("a.npy")), "{e}");
+    // the members may differ in length now: the writer goes no further
+    let e = w.write(&batches[0].slice(0, 0)).unwrap_err();
+    assert!(e.to_string().contains("an earlier batch failed"), "{e}");
     drop(w);
     assert!(listing().is_empty(), "{:?}", listing());
     // fewer rows: refused at finish, an old archive untouched
@@ -459,7 +461,14 @@ fn a_failed_write_leaves_no_archive_and_no_temporary_file() {
     assert_eq!(std::fs::read(&path).unwrap(), b"old");
     // a batch of another shape
     let mut w = NpzBatchWriter::create(&path, schema.clone()).unwrap();
-    let e = w.write(&RecordBatch::try_new(Arc::new(Schema::new(vec![schema.field(0).clone()])), vec![batches[0].column(0).clone()]).unwrap())
+    let e = w
+        .write(
+            &RecordBatch::try_new(
+                Arc::new(Schema::new(vec![schema.field(0).clone()])),
+                vec![batches[0].column(0).clone()],
+            )
+            .unwrap(),
+        )
         .unwrap_err();
     assert!(e.to_string().contains("a batch of 1 columns for an archive of 2"), "{e}");
     drop(w);
@@ -508,8 +517,14 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
         .into(),
     );
     let point = StructArray::from(vec![
-        (Arc::new(Field::new("x", DataType::Float64, true)), Arc::new(arrow_array::Float64Array::from(vec![0.5, -1.0])) as ArrayRef),
-        (Arc::new(Field::new("id", DataType::UInt8, true)), Arc::new(arrow_array::UInt8Array::from(vec![7, 9])) as ArrayRef),
+        (
+            Arc::new(Field::new("x", DataType::Float64, true)),
+            Arc::new(arrow_array::Float64Array::from(vec![0.5, -1.0])) as ArrayRef,
+        ),
+        (
+            Arc::new(Field::new("id", DataType::UInt8, true)),
+            Arc::new(arrow_array::UInt8Array::from(vec![7, 9])) as ArrayRef,
+        ),
     ]);
     let columns: Vec<(Field, ArrayRef)> = vec![
         (Field::new("x", DataType::Float64, true), Arc::new(arrow_array::Float64Array::from(vec![Some(1.5), None]))),
@@ -526,7 +541,7 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
     assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1, .. }), "{e}");
     assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("name.npy")));
     assert!(!path.exists());
-    write(&path, schema, &[batch.clone()]).unwrap();
+    write(&path, schema, std::slice::from_ref(&batch)).unwrap();
     let mut r = Reader::open(&path).unwrap();
     assert_eq!(r.names(), ["x", "name", "grid", "point"]);
     let descr = |r: &mut Reader<_>, n: &str| {
@@ -550,15 +565,21 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
     // and it reads back as the same table
     let (_, back) = all_batches(NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap()).unwrap();
     assert_eq!(back[0].column(1).as_ref(), batch.column(1).as_ref());
-    assert_eq!(back[0].column(2).as_fixed_size_list().values().as_ref(), batch.column(2).as_fixed_size_list().values().as_ref());
+    assert_eq!(
+        back[0].column(2).as_fixed_size_list().values().as_ref(),
+        batch.column(2).as_fixed_size_list().values().as_ref()
+    );
     assert_eq!(back[0].column(3).as_struct().column(1).as_ref(), batch.column(3).as_struct().column(1).as_ref());
 }
 
 #[test]
 fn the_columns_of_one_npy_file_write_as_one_member_each() {
     let bytes = fixture("record/aligned.npy");
-    let reader = BatchReader::with_options(npy_core::NpyReader::new(Cursor::new(&bytes)).unwrap(), &ConvertOptions::new().residue(true))
-        .unwrap();
+    let reader = BatchReader::with_options(
+        npy_core::NpyReader::new(Cursor::new(&bytes)).unwrap(),
+        &ConvertOptions::new().residue(true),
+    )
+    .unwrap();
     let schema = arrow_array::RecordBatchReader::schema(&reader);
     let batches: Vec<RecordBatch> = reader.collect::<Result<_, _>>().unwrap();
     assert_eq!(schema.fields().last().unwrap().name(), RESIDUE);

@@ -714,7 +714,8 @@ impl<S: Read> Read for OwnedMemberReader<S> {
             Inflate::Deflated(data) => match data.read(&mut buf[..want]) {
                 Ok(n) => n,
                 Err(e) if matches!(e.kind(), InvalidData | InvalidInput | UnexpectedEof) => {
-                    let reason = format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size);
+                    let reason =
+                        format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size);
                     return Err(self.error(reason, Some(e)));
                 }
                 Err(e) => return Err(e),
