@@ -735,3 +735,66 @@ impl<S: Read> Read for OwnedMemberReader<S> {
         Ok(n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::npz::Writer;
+
+    /// An archive of two members, `a` stored and `b` as given (deflate is slow under Miri,
+    /// and its drop there is UB in the dependency, zlib-rs#491: stored there).
+    fn archive() -> Vec<u8> {
+        let b = if cfg!(miri) { Compression::Stored } else { Compression::deflated() };
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add("a", &(0..100u32).collect::<Vec<_>>()).unwrap();
+        w.add_with("b", &(0..100u64).map(|i| i * i).collect::<Vec<_>>(), b).unwrap();
+        w.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn members_read_side_by_side_from_handles_of_their_own() {
+        let bytes = archive();
+        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let mut a = r.npy_from("a", Cursor::new(&bytes)).unwrap();
+        let mut b = r.npy_from("b.npy", Cursor::new(&bytes)).unwrap();
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for _ in 0..10 {
+            a.read_raw(10, &mut xs).unwrap();
+            b.read_raw(10, &mut ys).unwrap();
+        }
+        let xs: Vec<u32> = xs.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let ys: Vec<u64> = ys.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(xs, (0..100).collect::<Vec<_>>());
+        assert_eq!(ys[99], 99 * 99);
+        let e = r.npy_from("c", Cursor::new(&bytes)).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_corrupt_member_read_from_its_own_handle_is_an_npz_error() {
+        let bytes = archive();
+        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        for name in ["a", "b"] {
+            let i = r.index(name).unwrap();
+            let e = &r.entries[i];
+            let mut bad = bytes.clone();
+            bad[(e.data_start + e.compressed_size - 2) as usize] ^= 0x21;
+            let read = |source: &[u8]| -> Result<()> {
+                let mut m = r.npy_from(name, Cursor::new(source))?;
+                m.read_raw(100, &mut Vec::new())?;
+                io::copy(&mut m.into_inner(), &mut io::sink())?;
+                Ok(())
+            };
+            read(&bytes).unwrap();
+            let err = read(&bad).unwrap_err();
+            assert!(matches!(err.kind(), ErrorKind::Npz { .. }), "{name}: {err}");
+            assert_eq!(err.member(), Some(format!("{name}.npy").as_str()), "{err}");
+            // a source that ends early
+            let err = read(&bytes[..(e.data_start + e.compressed_size / 2) as usize]).unwrap_err();
+            assert!(matches!(err.kind(), ErrorKind::Npz { .. }), "{name}: {err}");
+            assert_eq!(err.member(), Some(format!("{name}.npy").as_str()), "{err}");
+        }
+    }
+}
