@@ -19,8 +19,12 @@
 //! open archive (deflated ones inflated as they go, every member's CRC-32 checked at its
 //! end); written, each column goes through a [`BatchWriter`] into a temporary file of its
 //! own (the zip format needs a member's bytes in one piece), and `finish` copies them into
-//! the archive. Memory: one batch and each member's buffers, whatever the archive's size
-//! (Fortran-order N-d members are held whole, as [`crate::BatchReader`] holds them).
+//! the archive. Memory: one batch and each member's buffers (16 KiB, and a deflated
+//! member's inflate window of 32 KiB), whatever the archive's size (Fortran-order N-d
+//! members are held whole, as [`crate::BatchReader`] holds them). Files: the reader opens
+//! the archive once for all members; the writer keeps one temporary file open per member
+//! until `finish` (an archive of more columns than the process may open files fails with
+//! an I/O error).
 //!
 //! # Examples
 //! ```
