@@ -401,8 +401,63 @@ struct Spool {
     record: bool,
     /// The names of the member's columns (`values`, or a record's fields).
     names: Vec<String>,
-    writer: BatchWriter<BufWriter<File>>,
+    writer: SpoolWriter,
     compression: Compression,
+}
+
+/// A member's `.npy` writer, or what it needs to start at the first batch.
+enum SpoolWriter {
+    Started(BatchWriter<BufWriter<File>>),
+    /// A `Struct` column of one field named `values`, without a member's header: a schema
+    /// of that one field would stand for an array of scalars, so the writer starts with the
+    /// record's descr, made when the first batch gives the field's text width.
+    OneValuesField {
+        file: File,
+        field: Field,
+    },
+}
+
+impl SpoolWriter {
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if let SpoolWriter::OneValuesField { .. } = self {
+            self.start(text_width(batch.column(0).as_ref()))?;
+        }
+        match self {
+            SpoolWriter::Started(w) => w.write(batch),
+            SpoolWriter::OneValuesField { .. } => unreachable!("started above"),
+        }
+    }
+
+    fn finish(mut self) -> Result<File> {
+        if let SpoolWriter::OneValuesField { .. } = self {
+            self.start(1)?;
+        }
+        let SpoolWriter::Started(w) = self else { unreachable!("started above") };
+        w.finish()?.into_inner().map_err(|e| Error::from(e.into_error()))
+    }
+
+    /// Starts the writer of a one-field record whose text is `width` wide.
+    fn start(&mut self, width: usize) -> Result<()> {
+        let SpoolWriter::OneValuesField { file, field } = self else { return Ok(()) };
+        let dtype = crate::natural_dtype(&Schema::new(vec![field.clone()]), &[width])?;
+        let meta = HashMap::from([(DESCR_KEY.to_string(), dtype.descr())]);
+        let schema = Arc::new(Schema::new_with_metadata(vec![field.clone()], meta));
+        let file = file.try_clone()?;
+        *self = SpoolWriter::Started(BatchWriter::new(BufWriter::with_capacity(MEMBER_BUFFER, file), schema)?);
+        Ok(())
+    }
+}
+
+/// The longest text in a column (characters of Utf8, bytes of Binary, in lists too), at
+/// least 1: the width of its NumPy `U` or `S` type.
+fn text_width(array: &dyn Array) -> usize {
+    let w = match array.data_type() {
+        DataType::Utf8 => array.as_string::<i32>().iter().flatten().map(|s| s.chars().count()).max().unwrap_or(0),
+        DataType::Binary => array.as_binary::<i32>().iter().flatten().map(<[u8]>::len).max().unwrap_or(0),
+        DataType::FixedSizeList(..) => text_width(array.as_fixed_size_list().values().as_ref()),
+        _ => 0,
+    };
+    w.max(1)
 }
 
 /// Takes record batches and writes an `.npz` archive, one member per column (see the
@@ -579,8 +634,7 @@ impl NpzBatchWriter {
             for s in spools {
                 let member = s.member;
                 let add = |archive: &mut npz::FileWriter| -> Result<()> {
-                    let buffered = s.writer.finish()?;
-                    let mut file = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;
+                    let mut file = s.writer.finish()?;
                     let size = file.stream_position()?;
                     file.seek(SeekFrom::Start(0))?;
                     let source = BufReader::with_capacity(1 << 20, file);
@@ -625,9 +679,16 @@ fn spool(dir: &Path, field: &Field, column: usize, residue: Option<(usize, &Fiel
         fields.push(Field::new(RESIDUE, r.data_type().clone(), false).with_metadata(meta));
     }
     let names = fields.iter().map(|f| f.name().clone()).collect();
-    let schema = Arc::new(Schema::new_with_metadata(fields, header));
     let file = tempfile::tempfile_in(dir)?;
-    let writer = BatchWriter::new(BufWriter::with_capacity(MEMBER_BUFFER, file), schema)?;
+    let writer = match &fields[..] {
+        [only] if record && only.name() == VALUES && !header.contains_key(DESCR_KEY) => {
+            SpoolWriter::OneValuesField { file, field: only.clone() }
+        }
+        _ => {
+            let schema = Arc::new(Schema::new_with_metadata(fields, header));
+            SpoolWriter::Started(BatchWriter::new(BufWriter::with_capacity(MEMBER_BUFFER, file), schema)?)
+        }
+    };
     Ok(Spool { member: String::new(), column, residue: residue.map(|(i, _)| i), record, names, writer, compression })
 }
 

@@ -526,11 +526,17 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
             Arc::new(arrow_array::UInt8Array::from(vec![7, 9])) as ArrayRef,
         ),
     ]);
+    // a record of one field named `values` (which alone would be an array of scalars)
+    let one = StructArray::from(vec![(
+        Arc::new(Field::new("values", DataType::Utf8, true)),
+        Arc::new(StringArray::from(vec!["x", "yzw"])) as ArrayRef,
+    )]);
     let columns: Vec<(Field, ArrayRef)> = vec![
         (Field::new("x", DataType::Float64, true), Arc::new(arrow_array::Float64Array::from(vec![Some(1.5), None]))),
         (Field::new("name", DataType::Utf8, true), Arc::new(StringArray::from(vec!["ab", "çde"]))),
         (tensor_field, Arc::new(tensors)),
         (Field::new("point", point.data_type().clone(), true), Arc::new(point)),
+        (Field::new("one", one.data_type().clone(), true), Arc::new(one)),
     ];
     let schema = Arc::new(Schema::new(columns.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>()));
     let batch = RecordBatch::try_new(schema.clone(), columns.into_iter().map(|(_, a)| a).collect()).unwrap();
@@ -541,9 +547,14 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
     assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1, .. }), "{e}");
     assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("name.npy")));
     assert!(!path.exists());
+    // no batches: members of no rows
+    write(&path, schema.clone(), &[]).unwrap();
+    let mut r = Reader::open(&path).unwrap();
+    assert_eq!(r.read_dyn("one").unwrap().dtype().descr(), "[('values', '<U1')]");
+    assert_eq!(r.read_dyn("grid").unwrap().shape(), [0, 2, 3]);
     write(&path, schema, std::slice::from_ref(&batch)).unwrap();
     let mut r = Reader::open(&path).unwrap();
-    assert_eq!(r.names(), ["x", "name", "grid", "point"]);
+    assert_eq!(r.names(), ["x", "name", "grid", "point", "one"]);
     let descr = |r: &mut Reader<_>, n: &str| {
         let a = r.read_dyn(n).unwrap();
         (a.dtype().descr(), a.shape().to_vec())
@@ -552,11 +563,12 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
     assert_eq!(descr(&mut r, "name"), ("'<U3'".to_string(), vec![2]));
     assert_eq!(descr(&mut r, "grid"), ("'<i2'".to_string(), vec![2, 2, 3]));
     assert_eq!(descr(&mut r, "point"), ("[('x', '<f8'), ('id', '|u1')]".to_string(), vec![2]));
+    assert_eq!(descr(&mut r, "one"), ("[('values', '<U3')]".to_string(), vec![2]));
     let x = r.read::<f64>("x").unwrap();
     assert!(x[0] == 1.5 && x[1].is_nan(), "a null float is NaN");
     assert_eq!(r.read_array::<i16>("grid").unwrap().get(&[1, 1, 2]), Some(&11));
     // each member as np.save writes it: its header is the one NumPy would write
-    for name in ["x", "name", "grid", "point"] {
+    for name in ["x", "name", "grid", "point", "one"] {
         let bytes = r.read_raw(name).unwrap();
         let npy = npy_core::NpyReader::new(&bytes[..]).unwrap();
         let (_, head) = npy.header().encode(None).unwrap();
@@ -570,6 +582,7 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
         batch.column(2).as_fixed_size_list().values().as_ref()
     );
     assert_eq!(back[0].column(3).as_struct().column(1).as_ref(), batch.column(3).as_struct().column(1).as_ref());
+    assert_eq!(back[0].column(4).as_struct().column(0).as_ref(), batch.column(4).as_struct().column(0).as_ref());
 }
 
 #[test]
