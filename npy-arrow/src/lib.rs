@@ -12,6 +12,9 @@
 //!   [`NpyReader`](npy_core::NpyReader), a [`DynArray`](npy_core::DynArray) or a map (with
 //!   no copy for 1-D native primitive arrays: [`mapped_array`]).
 //! - [`BatchWriter`], [`BatchFileWriter`]: batches in, a `.npy` out, streamed.
+//! - [`npz`]: an `.npz` archive whose members share a length as one table, one column per
+//!   member ([`NpzBatchReader`]), and batches back to such an archive ([`NpzBatchWriter`]),
+//!   each member byte for byte.
 //! - [`ConvertOptions`]: rows per batch, `datetime64[D]` as Int64 days, and the residue
 //!   column that carries padding, `b1` bytes and invalid `U` text for files that must come back byte for
 //!   byte whatever those hold.
@@ -34,11 +37,13 @@
 #![warn(missing_docs)]
 
 mod convert;
+pub mod npz;
 mod pos;
 pub mod read;
 pub mod schema;
 pub mod write;
 
+pub use npz::{NpzBatchReader, NpzBatchWriter};
 pub use read::{mapped_array, BatchReader};
 pub use schema::{header_of, natural_dtype, schema_of, Layout};
 pub use write::{BatchFileWriter, BatchWriter};

@@ -51,7 +51,7 @@ mod read;
 mod workers;
 mod write;
 
-pub use read::{MemberInfo, MemberReader, Reader, ReaderOptions};
+pub use read::{MemberInfo, MemberReader, OwnedMemberReader, Reader, ReaderOptions};
 pub use write::{FileWriter, MemberWriter, Writer};
 
 /// NumPy's member suffix.

@@ -1,12 +1,14 @@
 //! Reading an archive: [`ReaderOptions`] opens it once its directory passes the checks of
 //! `directory`, [`Reader`] reads members by name, lazily, and [`MemberReader`] streams one
-//! member's bytes, held to the size it claims, its CRC-32 checked at its end.
+//! member's bytes, held to the size it claims, its CRC-32 checked at its end;
+//! [`OwnedMemberReader`] does the same from a handle of its own (members side by side).
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use flate2::read::DeflateDecoder;
 use zip::{CompressionMethod, ZipArchive};
 
 use super::{directory, zip_err, Compression};
@@ -307,6 +309,60 @@ impl<R: Read + Seek> Reader<R> {
         options.open_member(file, size, present, origin)
     }
 
+    /// Opens member `name` as a `.npy` stream read from `source`, another handle on this
+    /// same archive (the file opened again, or a reader of it at a position of its own),
+    /// which the stream owns. Unlike [`Reader::npy`], the stream does not borrow this
+    /// reader: several members can be read side by side, each from its own handle. The
+    /// member is read where this reader's checked directory places it, inflated as its
+    /// method says, and held to its size and CRC-32 as [`MemberReader`] holds it (a
+    /// `source` that is not this archive fails those checks).
+    ///
+    /// # Errors
+    /// As [`Reader::npy`]; errors of seeking `source`.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::npz::{Compression, Reader, Writer};
+    ///
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add("a", &[1u16, 2, 3])?;
+    /// w.add_with("b", &[4.5f32, 5.5, 6.5], Compression::deflated())?;
+    /// let bytes = w.finish()?.into_inner();
+    /// let r = Reader::new(Cursor::new(&bytes))?;
+    /// let mut a = r.npy_from("a", Cursor::new(&bytes))?;
+    /// let mut b = r.npy_from("b", Cursor::new(&bytes))?;
+    /// let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    /// for _ in 0..3 {
+    ///     a.read_raw(1, &mut xs)?;
+    ///     b.read_raw(1, &mut ys)?;
+    /// }
+    /// assert_eq!((xs.len(), ys.len()), (6, 12));
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn npy_from<S: Read + Seek>(&self, name: &str, mut source: S) -> Result<NpyReader<OwnedMemberReader<S>>> {
+        let i = located(self.origin.as_deref(), "", self.index(name))?;
+        let e = &self.entries[i];
+        let origin = Origin { path: self.origin.clone(), member: Some(e.member.clone()) };
+        let stored = e.method == directory::STORED;
+        let open = || {
+            source.seek(SeekFrom::Start(e.data_start))?;
+            let data = source.take(e.compressed_size);
+            let data = if stored { Inflate::Stored(data) } else { Inflate::Deflated(DeflateDecoder::new(data)) };
+            let reader = OwnedMemberReader {
+                data,
+                member: e.member.clone(),
+                origin: self.origin.clone(),
+                size: e.size,
+                remaining: e.size,
+                crc: crc32fast::Hasher::new(),
+                want_crc: e.crc32,
+            };
+            self.options.open_member(reader, e.size, stored, origin)
+        };
+        located(self.origin.as_deref(), &e.member, open())
+    }
+
     /// The reader of member `name`, its size, and whether that many bytes are known to
     /// be in the file (a stored member, whose range the directory checks placed there).
     fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64, bool)> {
@@ -601,4 +657,144 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
 fn is_zip_data_error(e: &io::Error) -> bool {
     use io::ErrorKind::{InvalidData, InvalidInput, Other, UnexpectedEof};
     matches!(e.kind(), InvalidData | InvalidInput | Other | UnexpectedEof)
+}
+
+/// A member's bytes as stored in the archive: as they are, or inflated.
+enum Inflate<S> {
+    Stored(io::Take<S>),
+    Deflated(DeflateDecoder<io::Take<S>>),
+}
+
+/// A member being read from a handle of its own ([`Reader::npy_from`]): its bytes, held to
+/// the member's size, its CRC-32 checked when it is read to its end.
+///
+/// Data that ends before the member's size or runs past it, a corrupt deflate stream, or
+/// a CRC-32 that does not match is an `io::Error` of kind `InvalidData` carrying an
+/// [`ErrorKind::Npz`] that names the archive (when opened by path) and the member, as for
+/// [`MemberReader`].
+pub struct OwnedMemberReader<S> {
+    data: Inflate<S>,
+    member: String,
+    /// The archive's path, if opened by path, which errors name.
+    origin: Option<PathBuf>,
+    /// The member's size, and the bytes of it not read yet.
+    size: u64,
+    remaining: u64,
+    /// The CRC-32 of the bytes read so far, and the one the directory gives.
+    crc: crc32fast::Hasher,
+    want_crc: u32,
+}
+
+impl<S> std::fmt::Debug for OwnedMemberReader<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnedMemberReader").field("member", &self.member).field("remaining", &self.remaining).finish()
+    }
+}
+
+impl<S: Read> OwnedMemberReader<S> {
+    fn error(&self, reason: String, source: Option<io::Error>) -> io::Error {
+        let e = match source {
+            Some(source) => Error::npz_from(Some(&self.member), reason, source),
+            None => Error::npz(Some(&self.member), reason),
+        };
+        io::Error::new(io::ErrorKind::InvalidData, e.locate(self.origin.as_deref(), Access::Read, None))
+    }
+}
+
+impl<S: Read> Read for OwnedMemberReader<S> {
+    /// Reads the member's bytes (inflated). Errors as [`OwnedMemberReader`] says; errors of
+    /// the source's own I/O as they are.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use io::ErrorKind::{InvalidData, InvalidInput, UnexpectedEof};
+        // Never more than the member has left (then one byte, to find its end).
+        let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
+        let done = self.size - self.remaining;
+        let n = match &mut self.data {
+            Inflate::Stored(data) => data.read(&mut buf[..want])?,
+            Inflate::Deflated(data) => match data.read(&mut buf[..want]) {
+                Ok(n) => n,
+                Err(e) if matches!(e.kind(), InvalidData | InvalidInput | UnexpectedEof) => {
+                    let reason =
+                        format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size);
+                    return Err(self.error(reason, Some(e)));
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        if n as u64 > self.remaining {
+            return Err(self.error(format!("the data inflates past the member's size of {} bytes", self.size), None));
+        }
+        if n == 0 && want > 0 && self.remaining > 0 {
+            return Err(self.error(format!("the data ends after {done} of the member's {} bytes", self.size), None));
+        }
+        self.crc.update(&buf[..n]);
+        self.remaining -= n as u64;
+        if n == 0 && want > 0 && self.crc.clone().finalize() != self.want_crc {
+            return Err(self.error("bad crc-32: the member's data is corrupt".to_string(), None));
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::npz::Writer;
+
+    /// An archive of two members, `a` stored and `b` as given (deflate is slow under Miri,
+    /// and its drop there is UB in the dependency, zlib-rs#491: stored there).
+    fn archive() -> Vec<u8> {
+        let b = if cfg!(miri) { Compression::Stored } else { Compression::deflated() };
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add("a", &(0..100u32).collect::<Vec<_>>()).unwrap();
+        w.add_with("b", &(0..100u64).map(|i| i * i).collect::<Vec<_>>(), b).unwrap();
+        w.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn members_read_side_by_side_from_handles_of_their_own() {
+        let bytes = archive();
+        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let mut a = r.npy_from("a", Cursor::new(&bytes)).unwrap();
+        let mut b = r.npy_from("b.npy", Cursor::new(&bytes)).unwrap();
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for _ in 0..10 {
+            a.read_raw(10, &mut xs).unwrap();
+            b.read_raw(10, &mut ys).unwrap();
+        }
+        let xs: Vec<u32> = xs.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let ys: Vec<u64> = ys.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(xs, (0..100).collect::<Vec<_>>());
+        assert_eq!(ys[99], 99 * 99);
+        let e = r.npy_from("c", Cursor::new(&bytes)).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_corrupt_member_read_from_its_own_handle_is_an_npz_error() {
+        let bytes = archive();
+        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        for name in ["a", "b"] {
+            let i = r.index(name).unwrap();
+            let e = &r.entries[i];
+            let mut bad = bytes.clone();
+            bad[(e.data_start + e.compressed_size - 2) as usize] ^= 0x21;
+            let read = |source: &[u8]| -> Result<()> {
+                let mut m = r.npy_from(name, Cursor::new(source))?;
+                m.read_raw(100, &mut Vec::new())?;
+                io::copy(&mut m.into_inner(), &mut io::sink())?;
+                Ok(())
+            };
+            read(&bytes).unwrap();
+            let err = read(&bad).unwrap_err();
+            assert!(matches!(err.kind(), ErrorKind::Npz { .. }), "{name}: {err}");
+            assert_eq!(err.member(), Some(format!("{name}.npy").as_str()), "{err}");
+            // a source that ends early
+            let err = read(&bytes[..(e.data_start + e.compressed_size / 2) as usize]).unwrap_err();
+            assert!(matches!(err.kind(), ErrorKind::Npz { .. }), "{name}: {err}");
+            assert_eq!(err.member(), Some(format!("{name}.npy").as_str()), "{err}");
+        }
+    }
 }
