@@ -13,12 +13,12 @@ use arrow_array::builder::{BinaryBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Date32Type;
 use arrow_array::{make_array, Array, ArrayRef, BooleanArray, Date32Array, FixedSizeListArray, StructArray};
-use arrow_buffer::{BooleanBuffer, MutableBuffer, NullBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use arrow_data::ArrayData;
 use arrow_schema::DataType;
 use npy_core::dtype::{Scalar, ScalarType};
 use npy_core::scalar::{self, Value};
-use npy_core::{Error, ErrorKind, Result};
+use npy_core::{Error, ErrorKind, Result, ZeroedBytes};
 
 use crate::pos::Pos;
 use crate::schema::{Leaf, Node};
@@ -41,23 +41,95 @@ impl Place {
     }
 }
 
-/// The Arrow array of `node`'s values at `pos` in `data`.
-pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place) -> Result<ArrayRef> {
+/// The Arrow array of `node`'s values at `pos` in `data`; its fixed-width values come from
+/// `gathered`, in the order [`Gathered::new`] took them.
+pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place, gathered: &mut Gathered) -> Result<ArrayRef> {
     match node {
-        Node::Leaf(s, leaf) => decode_leaf(*s, *leaf, node.data_type(), data, pos, place),
+        Node::Leaf(s, leaf) => decode_leaf(*s, *leaf, node.data_type(), data, pos, place, gathered),
         Node::Struct(children, fields) => {
             let mut arrays = Vec::with_capacity(children.len());
             for (offset, child) in children {
-                arrays.push(decode(child, data, &pos.shifted(*offset), place)?);
+                arrays.push(decode(child, data, &pos.shifted(*offset), place, gathered)?);
             }
             let array =
                 StructArray::try_new_with_length(fields.clone(), arrays, None, pos.count()).map_err(arrow_error)?;
             Ok(Arc::new(array))
         }
         Node::List { len, stride, item, field } => {
-            let items = decode(item, data, &pos.items(*len, *stride), place)?;
+            let items = decode(item, data, &pos.items(*len, *stride), place, gathered)?;
             list(field, *len, items, pos.count())
         }
+    }
+}
+
+/// The fixed-width values of a chunk's columns (bools and dates aside), gathered column by
+/// column into one allocation before any array is made: one set of huge pages, faulted in
+/// on a second CPU as it fills ([`ZeroedBytes::fill_with`]), where a buffer per column
+/// would fault in small pages. The arrays are slices of it (so a column kept alone keeps
+/// its batch's allocation alive), taken by [`decode`] in the order they were gathered.
+#[derive(Debug)]
+pub(crate) struct Gathered {
+    buffer: Buffer,
+    /// Offset and length of each leaf's bytes, in the order `decode` takes them.
+    spans: std::vec::IntoIter<(usize, usize)>,
+}
+
+impl Gathered {
+    /// Gathers the fixed-width values of each column (`node` at `pos`), in order.
+    ///
+    /// # Errors
+    /// Out of memory.
+    pub(crate) fn new<'a>(data: &[u8], columns: impl IntoIterator<Item = (&'a Node, &'a Pos)>) -> Result<Gathered> {
+        let mut jobs = Vec::new();
+        for (node, pos) in columns {
+            leaves(node, pos.clone(), &mut jobs);
+        }
+        let mut spans = Vec::with_capacity(jobs.len());
+        let mut total = 0;
+        for (s, pos) in &jobs {
+            let len = pos.count() * s.itemsize();
+            spans.push((total, len));
+            total += len.next_multiple_of(64);
+        }
+        let mut bytes = ZeroedBytes::new(total)?;
+        bytes.fill_with(|out| {
+            for ((s, pos), &(at, len)) in jobs.iter().zip(&spans) {
+                gather_into(*s, data, pos, &mut out[at..at + len]);
+            }
+        });
+        Ok(Gathered { buffer: Buffer::from_vec(bytes.into_words()), spans: spans.into_iter() })
+    }
+
+    /// The next leaf's bytes, `len` of them.
+    fn take(&mut self, len: usize) -> Result<Buffer> {
+        match self.spans.next() {
+            Some((at, n)) if n == len => Ok(self.buffer.slice_with_length(at, len)),
+            _ => Err(usage("internal error: gathered values taken out of order".to_string())),
+        }
+    }
+}
+
+/// Whether a leaf's values are gathered ([`Gathered`]): the fixed-width ones that Arrow
+/// holds as stored (bools are bits, `M8[D]` days narrow to Date32, text varies).
+fn is_gathered(s: Scalar, leaf: Leaf) -> bool {
+    match leaf {
+        Leaf::Primitive => s.ty() != ScalarType::Bool,
+        Leaf::Raw | Leaf::Time => true,
+        Leaf::Date32 | Leaf::Bytes | Leaf::Text => false,
+    }
+}
+
+/// Adds the gathered leaves of `node` at `pos` to `jobs`, in [`decode`]'s order.
+fn leaves(node: &Node, pos: Pos, jobs: &mut Vec<(Scalar, Pos)>) {
+    match node {
+        Node::Leaf(s, leaf) if is_gathered(*s, *leaf) => jobs.push((*s, pos)),
+        Node::Leaf(..) => {}
+        Node::Struct(children, _) => {
+            for (offset, child) in children {
+                leaves(child, pos.shifted(*offset), jobs);
+            }
+        }
+        Node::List { len, stride, item, .. } => leaves(item, pos.items(*len, *stride), jobs),
     }
 }
 
@@ -68,36 +140,63 @@ pub(crate) fn list(field: &arrow_schema::FieldRef, len: usize, items: ArrayRef, 
     Ok(Arc::new(array))
 }
 
-/// The values' bytes side by side, in native order: one bulk copy when they are contiguous.
-fn gather(s: Scalar, data: &[u8], pos: &Pos) -> MutableBuffer {
+/// The values' bytes side by side, in native order, in memory allocated as npy's reads
+/// allocate theirs ([`ZeroedBytes`]: huge pages when large): one bulk copy when the values
+/// are contiguous, one copy per group when each group's values are (a subarray's items
+/// in each record), else one per value.
+fn gather(s: Scalar, data: &[u8], pos: &Pos) -> Result<Buffer> {
     let size = s.itemsize();
-    let mut buf = MutableBuffer::from_len_zeroed(pos.count() * size);
-    let out = buf.as_slice_mut();
-    match pos.count() {
-        0 => {}
+    let len = pos.count() * size;
+    let mut bytes = ZeroedBytes::new(len)?;
+    bytes.fill_with(|out| gather_into(s, data, pos, out));
+    Ok(Buffer::from_vec(bytes.into_words()).slice_with_length(0, len))
+}
+
+/// [`gather`] into `out`, which holds exactly the values' bytes.
+fn gather_into(s: Scalar, data: &[u8], pos: &Pos, out: &mut [u8]) {
+    let size = s.itemsize();
+    let len = out.len();
+    match *pos {
+        _ if len == 0 => {}
         _ if pos.contiguous(size) => {
             let p = pos.get(0);
-            out.copy_from_slice(&data[p..p + out.len()]);
+            out.copy_from_slice(&data[p..p + len]);
+        }
+        Pos::Grid { start, outer, inner, len: group, .. } if group > 1 && inner == size => {
+            let run = group * size;
+            for (i, dst) in out.chunks_exact_mut(run).enumerate() {
+                let p = start + i * outer;
+                dst.copy_from_slice(&data[p..p + run]);
+            }
         }
         _ => match size {
             1 => gather_fixed::<1>(out, data, pos),
             2 => gather_fixed::<2>(out, data, pos),
             4 => gather_fixed::<4>(out, data, pos),
             8 => gather_fixed::<8>(out, data, pos),
-            _ => pos.for_each(|k, p| out[k * size..(k + 1) * size].copy_from_slice(&data[p..p + size])),
+            _ => {
+                let mut dst = out.chunks_exact_mut(size);
+                pos.for_each(|_, p| {
+                    if let Some(d) = dst.next() {
+                        d.copy_from_slice(&data[p..p + size]);
+                    }
+                });
+            }
         },
     }
     if !s.is_native() {
         scalar::swap_units(out, s.ty().swap_unit());
     }
-    buf
 }
 
 /// [`gather`]'s strided copy for values of `N` bytes: a fixed-size move per value.
 fn gather_fixed<const N: usize>(out: &mut [u8], data: &[u8], pos: &Pos) {
-    pos.for_each(|k, p| {
+    let mut dst = out.chunks_exact_mut(N);
+    pos.for_each(|_, p| {
         let v: &[u8; N] = data[p..p + N].try_into().expect("N bytes");
-        out[k * N..(k + 1) * N].copy_from_slice(v);
+        if let Some(d) = dst.next() {
+            d.copy_from_slice(v);
+        }
     });
 }
 
@@ -109,7 +208,15 @@ fn scatter_fixed<const N: usize>(src: &[u8], out: &mut [u8], pos: &Pos) {
     });
 }
 
-fn decode_leaf(s: Scalar, leaf: Leaf, ty: DataType, data: &[u8], pos: &Pos, place: Place) -> Result<ArrayRef> {
+fn decode_leaf(
+    s: Scalar,
+    leaf: Leaf,
+    ty: DataType,
+    data: &[u8],
+    pos: &Pos,
+    place: Place,
+    gathered: &mut Gathered,
+) -> Result<ArrayRef> {
     let n = pos.count();
     let size = s.itemsize();
     match leaf {
@@ -120,14 +227,14 @@ fn decode_leaf(s: Scalar, leaf: Leaf, ty: DataType, data: &[u8], pos: &Pos, plac
             });
             Ok(Arc::new(BooleanArray::new(bits, None)))
         }
-        Leaf::Primitive | Leaf::Raw => primitive(ty, gather(s, data, pos), n, None),
+        Leaf::Primitive | Leaf::Raw => primitive(ty, gathered.take(n * size)?, n, None),
         Leaf::Time => {
-            let buf = gather(s, data, pos);
+            let buf = gathered.take(n * size)?;
             let nulls = nat_nulls(buf.typed_data::<i64>());
             primitive(ty, buf, n, nulls)
         }
         Leaf::Date32 => {
-            let buf = gather(s, data, pos);
+            let buf = gather(s, data, pos)?;
             let days = buf.typed_data::<i64>();
             let nulls = nat_nulls(days);
             let mut out = Vec::with_capacity(n);

@@ -12,6 +12,7 @@ use npy_core::mmap::NpyMap;
 use npy_core::{scalar, DynArray, ErrorKind, NpyReader, Result};
 
 use crate::convert::{self, arrow_error, Place};
+use crate::pos::Pos;
 use crate::schema::{Layout, Leaf, Node, SlotKind};
 use crate::ConvertOptions;
 
@@ -233,15 +234,20 @@ impl<R: Read> BatchReader<R> {
         let place = Place { first: first * row_elements, itemsize, lossy_text: self.layout.residue.is_some() };
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.layout.columns.len());
         let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, self.fortran.as_deref());
-        for (offset, node) in &self.layout.columns {
-            let at = pos.shifted(*offset);
-            let column = match node {
-                Node::List { len, item, field, .. } if self.layout.tensor => {
-                    convert::list(field, *len, convert::decode(item, data, &at, place)?, rows)?
-                }
-                _ => convert::decode(node, data, &at, place)?,
-            };
-            columns.push(column);
+        // Each column's node and positions (a tensor column's items: the rows' elements).
+        let parts: Vec<(&Node, Pos)> = (self.layout.columns.iter())
+            .map(|(offset, node)| match node {
+                Node::List { item, .. } if self.layout.tensor => (&**item, pos.shifted(*offset)),
+                _ => (node, pos.shifted(*offset)),
+            })
+            .collect();
+        let mut gathered = convert::Gathered::new(data, parts.iter().map(|(node, at)| (*node, at)))?;
+        for ((_, column), (node, at)) in self.layout.columns.iter().zip(&parts) {
+            let array = convert::decode(node, data, at, place, &mut gathered)?;
+            columns.push(match column {
+                Node::List { len, field, .. } if self.layout.tensor => convert::list(field, *len, array, rows)?,
+                _ => array,
+            });
         }
         if let Some(residue) = &self.layout.residue {
             let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.width);

@@ -35,6 +35,10 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// Spare capacity at least this large is faulted in by [`prefaulting`]'s second thread.
 const PREFAULT_THRESHOLD: usize = 64 << 20;
+/// [`ZeroedBytes`] at least this large are faulted in by a second thread as they fill:
+/// smaller than reads' threshold, as bridges fill them in batches (an Arrow batch's
+/// column is 16 MiB of 64 Ki rows of 64 `f4`s).
+const ZEROED_PREFAULT_THRESHOLD: usize = 8 << 20;
 /// Bytes faulted in per `madvise` call: the most [`prefaulting`] waits for its thread once
 /// the fill is done.
 #[cfg(all(target_os = "linux", not(miri)))]
@@ -192,6 +196,86 @@ fn zeroed_vec<T>(n: usize) -> Result<Vec<T>> {
     Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), 0, n) })
 }
 
+/// Zeroed bytes to fill in place, allocated as npy's reads allocate their buffers: by
+/// `calloc` (fresh pages for large sizes, zeroed by the kernel on first touch, never
+/// twice) and advised to use transparent huge pages when large, so filling them costs a
+/// fraction of the page faults; 8-byte aligned, and given back as `u64` words, which
+/// Arrow's buffers take without a copy (`arrow_buffer::Buffer::from_vec`). For bridges
+/// that make large arrays of their own (npy-arrow's columns).
+///
+/// # Examples
+/// ```
+/// let mut buf = npy_core::ZeroedBytes::new(12)?;
+/// buf.as_mut_slice()[..4].copy_from_slice(&7u32.to_le_bytes());
+/// assert_eq!(buf.len(), 12);
+/// let words = buf.into_words(); // 2 words: the 12 bytes, then zeros
+/// assert_eq!(words, [7u64.to_le(), 0]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct ZeroedBytes {
+    /// Invariant: `len <= 8 * words.len()`.
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl ZeroedBytes {
+    /// `len` zero bytes.
+    ///
+    /// # Errors
+    /// An `OutOfMemory` I/O error when the memory cannot be had (never an abort).
+    pub fn new(len: usize) -> Result<Self> {
+        let n = len.div_ceil(8);
+        let mut words = zeroed_vec::<u64>(n)?;
+        // SAFETY:
+        // - `n` is the capacity of `words` (`zeroed_vec` allocates exactly `n`);
+        // - those `n` words are zeroed (by `alloc_zeroed`), and 0 is a valid `u64`.
+        unsafe { words.set_len(n) };
+        Ok(ZeroedBytes { words, len })
+    }
+
+    /// The number of bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        let ptr = self.words.as_mut_ptr().cast::<u8>();
+        // SAFETY:
+        // - `ptr..ptr + len` lies in the initialized words (`len <= 8 * words.len()`, the
+        //   invariant), borrowed mutably through `&mut self` for the slice's lifetime;
+        // - `u8` has alignment 1 and no invalid values, and any bytes are valid `u64`s, so
+        //   what is written through the slice keeps the words valid.
+        unsafe { std::slice::from_raw_parts_mut(ptr, self.len) }
+    }
+
+    /// Runs `fill` over the bytes while, for buffers of at least 8 MiB, a second thread
+    /// faults in their pages from the end backwards, so the kernel zeroes fresh pages on
+    /// two CPUs as `fill` writes them (as npy's large reads do); on Linux, with a CPU to
+    /// spare. The thread stops when `fill` returns (or panics) and is joined before this
+    /// returns.
+    pub fn fill_with<R>(&mut self, fill: impl FnOnce(&mut [u8]) -> R) -> R {
+        let bytes = self.as_mut_slice();
+        let (start, len) = (bytes.as_mut_ptr() as usize, bytes.len());
+        if len < ZEROED_PREFAULT_THRESHOLD {
+            return fill(bytes);
+        }
+        // The words stay allocated while `fill` runs: they are borrowed by it.
+        prefaulting_region(start, len, || fill(bytes))
+    }
+
+    /// The bytes as native-endian words: the bytes, then zeros up to a multiple of 8.
+    pub fn into_words(self) -> Vec<u64> {
+        self.words
+    }
+}
+
 /// Grows `v`'s capacity by `additional` elements, or says it cannot.
 ///
 /// # Errors
@@ -215,8 +299,20 @@ pub(crate) fn out_of_memory(n: usize, size: usize) -> Error {
 pub(crate) fn prefaulting<T, R>(buf: &mut Buffer<T>, fresh: bool, fill: impl FnOnce(&mut Buffer<T>) -> R) -> R {
     let spare = buf.vec.spare_capacity_mut();
     let (start, len) = (spare.as_mut_ptr() as usize, std::mem::size_of_val(spare));
-    if !cfg!(all(target_os = "linux", not(miri))) || !fresh || len < PREFAULT_THRESHOLD || !crate::two_cpus() {
+    if !fresh || len < PREFAULT_THRESHOLD {
         return fill(buf);
+    }
+    // The capacity stays allocated while `fill` runs: it fills within it, never grows it.
+    prefaulting_region(start, len, || fill(buf))
+}
+
+/// Runs `fill` while a second thread faults in the pages of `start..start + len` (memory
+/// that `fill` writes and that stays allocated until it returns) from the end backwards,
+/// on Linux (not under Miri) with a CPU to spare. The thread stops when the fill returns,
+/// fails or panics (or the two meet), and is joined before this returns.
+fn prefaulting_region<R>(start: usize, len: usize, fill: impl FnOnce() -> R) -> R {
+    if !cfg!(all(target_os = "linux", not(miri))) || !crate::two_cpus() {
+        return fill();
     }
     /// Tells the thread to stop when the fill ends, by returning, failing or panicking,
     /// so the scope's join never waits for more than one step.
@@ -230,7 +326,7 @@ pub(crate) fn prefaulting<T, R>(buf: &mut Buffer<T>, fresh: bool, fill: impl FnO
     std::thread::scope(|scope| {
         scope.spawn(|| populate_backwards(start, len, &stop));
         let _stop = StopOnDrop(&stop);
-        fill(buf)
+        fill()
     })
 }
 
@@ -251,9 +347,9 @@ fn populate_backwards(start: usize, len: usize, stop: &AtomicBool) {
     while end > first && !stop.load(Ordering::Relaxed) {
         let from = end.saturating_sub(PREFAULT_STEP).max(first) / page * page;
         // SAFETY:
-        // - `from..end` is whole pages of the spare capacity of the buffer being filled
-        //   (`first` and `end` are its first and last page boundaries, `from` a page
-        //   boundary between them);
+        // - `from..end` is whole pages of the memory being filled (`first` and `end` are
+        //   its first and last page boundaries, `from` a page boundary between them),
+        //   which stays allocated until this thread is joined (`prefaulting_region`);
         // - MADV_POPULATE_WRITE only makes the kernel back those pages (fresh ones zeroed,
         //   as a first write would): it never changes the contents of a present page, so
         //   the fill writing them meanwhile is unaffected. Had the fill grown the buffer
@@ -456,6 +552,37 @@ mod tests {
             Vec::<f64>::read_npy_from(&out[..]).unwrap()
         };
         assert_eq!(v, [1.0, 2.0]);
+    }
+
+    /// `ZeroedBytes` are zero, filled in place (with the second thread faulting pages in
+    /// when large), and come back as words with zeros after the bytes; a fill that panics
+    /// stops and joins that thread.
+    #[test]
+    fn zeroed_bytes_fill_in_place_and_stop_their_helper() {
+        let len = if cfg!(miri) { 1 << 10 } else { (ZEROED_PREFAULT_THRESHOLD << 1) + 3 };
+        let mut b = ZeroedBytes::new(len).unwrap();
+        assert_eq!(b.len(), len);
+        let sum = b.fill_with(|out| {
+            assert!(out.iter().all(|&x| x == 0));
+            out.iter_mut().enumerate().for_each(|(i, x)| *x = i as u8 | 1);
+            out.len()
+        });
+        assert_eq!(sum, len);
+        let words = b.into_words();
+        assert_eq!(words.len(), len.div_ceil(8));
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        assert!(bytes[..len].iter().enumerate().all(|(i, &x)| x == i as u8 | 1));
+        assert!(bytes[len..].iter().all(|&x| x == 0));
+        assert!(ZeroedBytes::new(0).unwrap().is_empty());
+
+        let mut b = ZeroedBytes::new(len).unwrap();
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            b.fill_with(|out| {
+                out[0] = 1;
+                panic!("the fill fails")
+            })
+        }));
+        assert!(failed.is_err(), "the panic comes through, after the helper was joined");
     }
 
     /// Bytes are zeroed once, as first lent, whatever the buffer's history: grown from

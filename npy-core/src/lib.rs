@@ -149,6 +149,7 @@ pub mod types;
 mod write;
 
 pub use array::{Array, DynArray};
+pub use buffer::ZeroedBytes;
 pub use dtype::DType;
 pub use error::{Access, Error, ErrorKind, Result};
 pub use io::{ReadNpy, WriteNpy};
