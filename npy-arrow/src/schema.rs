@@ -323,7 +323,8 @@ fn header_of_unchecked(schema: &Schema, rows: usize, widths: &[usize]) -> Result
 
 /// The natural packed NumPy dtype of a schema's columns, as a record (one field per
 /// column, in order, no padding). `widths[i]` is the width (bytes for Binary, characters for
-/// Utf8) of column `i` when it is text; missing widths are 1.
+/// Utf8) of column `i`'s text: of its values, or of every text field nested in it (a
+/// Struct's, a list's items); missing widths are 1.
 ///
 /// A [`RESIDUE`] column is left out: it means something only with the schema's metadata.
 ///
@@ -394,7 +395,7 @@ fn dtype_of_field(field: &Field, width: usize) -> Result<DType> {
         DataType::Struct(fields) => {
             let mut out = Vec::with_capacity(fields.len());
             for f in fields {
-                out.push((f.name().clone(), dtype_of_field(f, 1)?));
+                out.push((f.name().clone(), dtype_of_field(f, width)?));
             }
             Ok(DType::Record(Record::packed(out)?))
         }

@@ -666,3 +666,22 @@ fn u_text_that_is_not_valid_comes_back_from_the_residue_unless_the_column_change
         back[back.len() - 24..].chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(back_units, [0x41, 0, 0x79, 0xFFFD, 0x11_0000, 0]);
 }
+
+#[test]
+fn text_nested_in_a_struct_made_elsewhere_gets_the_width_of_its_column() {
+    let names = arrow_array::StringArray::from(vec!["Ann", "Benedikt"]);
+    let codes = arrow_array::BinaryArray::from(vec![&b"ab"[..], b"xyz"]);
+    let station = arrow_array::StructArray::from(vec![
+        (Arc::new(arrow_schema::Field::new("name", DataType::Utf8, true)), Arc::new(names) as ArrayRef),
+        (Arc::new(arrow_schema::Field::new("code", DataType::Binary, true)), Arc::new(codes) as ArrayRef),
+    ]);
+    let batch = RecordBatch::try_from_iter([("station", Arc::new(station) as ArrayRef)]).unwrap();
+    let file = write(batch.schema(), &[batch]).unwrap();
+    let r = read_opts().open(&file[..]).unwrap();
+    assert_eq!(r.header().dtype.descr(), "[('station', [('name', '<U8'), ('code', '|S8')])]");
+    let (_, back) = batches(&file, &ConvertOptions::new()).unwrap();
+    let station = back[0].column(0).as_struct();
+    let names: Vec<&str> = station.column(0).as_string::<i32>().iter().map(Option::unwrap).collect();
+    assert_eq!(names, ["Ann", "Benedikt"]);
+    assert_eq!(station.column(1).as_binary::<i32>().value(1), b"xyz");
+}
