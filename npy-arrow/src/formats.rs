@@ -87,8 +87,8 @@ impl Format {
     /// The format of a path, by its extension (case aside).
     ///
     /// # Errors
-    /// [`ErrorKind::Usage`] naming the path and the known extensions when the extension is
-    /// none of them.
+    /// [`ErrorKind::Usage`] naming the known extensions when the extension is none of
+    /// them ([`open`] and [`Sink::create`] add the path, read or written).
     ///
     /// # Examples
     /// ```
@@ -108,7 +108,6 @@ impl Format {
             Error::from(ErrorKind::Usage {
                 reason: format!("unknown file format ({what}); the formats are {}", known.join(", ")),
             })
-            .reading(path)
         })
     }
 }
@@ -757,8 +756,9 @@ pub fn convert(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Progress> {
     let (input, output) = (input.as_ref(), output.as_ref());
-    let npz = [input, output].into_iter().any(|p| Format::of(p).is_ok_and(|f| f == Format::Npz));
-    if options.member.is_some() && !npz {
+    let formats =
+        (Format::of(input).map_err(|e| e.reading(input))?, Format::of(output).map_err(|e| e.writing(output))?);
+    if options.member.is_some() && formats.0 != Format::Npz && formats.1 != Format::Npz {
         return Err(usage("a member is named, but neither file is an .npz archive".into()));
     }
     let Input { reader, bytes, rows, batches } = open(input, options)?;

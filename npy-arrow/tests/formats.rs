@@ -88,8 +88,12 @@ fn formats_come_from_extensions_whatever_their_case() {
     for bad in ["a.csv", "noext", "a.parquet.tmp"] {
         let e = Format::of(bad).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
-        assert_eq!(e.path(), Some(Path::new(bad)));
         assert!(e.to_string().contains(".npy, .npz, .arrow, .feather, .parquet"), "{e}");
+        let e = open(bad, &FileOptions::new()).unwrap_err();
+        assert_eq!((e.path(), e.access()), (Some(Path::new(bad)), Some(npy_core::Access::Read)), "{e}");
+        let schema = std::sync::Arc::new(arrow_schema::Schema::empty());
+        let e = Sink::create(bad, schema, &FileOptions::new()).unwrap_err();
+        assert_eq!((e.path(), e.access()), (Some(Path::new(bad)), Some(npy_core::Access::Write)), "{e}");
     }
 }
 
