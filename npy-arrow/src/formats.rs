@@ -1,8 +1,7 @@
 //! Files of record batches (feature `formats`): `.npy`, one `.npz` member, Arrow IPC files
-//! (`.arrow`, `.feather`) and Parquet (`.parquet`), opened as a
-//! [`RecordBatchReader`](arrow_array::RecordBatchReader) ([`open`]), written from batches
-//! atomically ([`Sink`]), and converted one into another ([`convert`]), streaming in bounded
-//! memory.
+//! (`.arrow`, `.feather`) and Parquet (`.parquet`), opened as a [`RecordBatchReader`]
+//! ([`open`]), written from batches atomically ([`Sink`]), and converted one into another
+//! ([`convert`]), streaming in bounded memory.
 //!
 //! The format is chosen by the path's extension ([`Format::of`]). What a `.npy` becomes
 //! (its schema, with the header in the metadata) is [`crate::schema`]'s mapping; IPC and
@@ -255,7 +254,7 @@ impl fmt::Debug for Input {
 /// ```
 pub fn open(path: impl AsRef<Path>, options: &FileOptions) -> Result<Input> {
     let path = path.as_ref();
-    let format = Format::of(path)?;
+    let format = Format::of(path).map_err(|e| e.reading(path))?;
     let opened = match (format, &options.member) {
         (Format::Npz, Some(member)) => open_member(path, member, options),
         (Format::Npz, None) => open_archive(path, options),

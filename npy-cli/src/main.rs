@@ -139,8 +139,8 @@ enum Command {
         /// of data per batch).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         batch_rows: Option<u64>,
-        /// datetime64[D] as Int64 days instead of Date32 (which holds ±2^31 days; NumPy's
-        /// go further).
+        /// Days (datetime64 of unit D) as Int64 instead of Date32 (which holds ±2^31 days;
+        /// NumPy's go further).
         #[arg(long)]
         days_as_int64: bool,
         /// Compression of Parquet output (default: snappy, as pyarrow).
