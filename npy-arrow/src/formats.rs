@@ -312,7 +312,7 @@ fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<Input
     let mut archive = npz_reader(path, options)?;
     let name = member.strip_suffix(".npy").unwrap_or(member);
     let mut raw = archive.raw(name)?;
-    let mut spool = tempfile::tempfile().map_err(|e| usage(format!("cannot make a temporary file: {e}")))?;
+    let mut spool = spool_file()?;
     let mut out = BufWriter::with_capacity(1 << 20, &mut spool);
     io::copy(&mut raw, &mut out).map_err(Error::from)?;
     out.flush()?;
@@ -323,6 +323,15 @@ fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<Input
     let mut input = batches_of_npy(reader, path, options).map_err(located)?;
     input.reader = Box::new(Located { inner: input.reader, member: format!("{name}.npy") });
     Ok(input)
+}
+
+/// A file with no name in the system's temporary directory (gone when closed, whatever
+/// ends the process), for a member on its way in or out of an archive.
+fn spool_file() -> Result<File> {
+    tempfile::tempfile().map_err(|e| {
+        let what = format!("cannot make a temporary file in {}: {e}", std::env::temp_dir().display());
+        io::Error::new(e.kind(), what).into()
+    })
 }
 
 /// A reader whose errors name an archive member.
@@ -633,8 +642,7 @@ impl Sink {
                 (Format::Npz, Some(member)) => {
                     let archive = Box::new(npy_core::npz::Writer::create(path)?);
                     let name = member.strip_suffix(".npy").unwrap_or(member);
-                    let spool =
-                        tempfile::tempfile().map_err(|e| usage(format!("cannot make a temporary file: {e}")))?;
+                    let spool = spool_file()?;
                     let spool = BatchWriter::new(BufWriter::with_capacity(1 << 20, spool), schema)?;
                     To::Member { archive, member: format!("{name}.npy"), spool }
                 }

@@ -188,8 +188,16 @@ fn inputs_that_are_not_what_their_extension_says_are_errors_naming_them() {
     assert_eq!(e.path(), Some(npz.as_path()), "{e}");
     let e = convert(&src, dir.path().join("o.npz"), &FileOptions::new(), &mut |_| {}).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
+    // A member that is not a .npy file: the error names the archive and the member.
+    let junk = dir.path().join("junk.npz");
+    let mut w = npy_core::npz::Writer::create(&junk).unwrap();
+    w.add_raw("bad.npy", b"not an array", npy_core::npz::Compression::Stored).unwrap();
+    w.finish().unwrap();
+    let e = convert(&junk, dir.path().join("o.arrow"), &FileOptions::new().member("bad"), &mut |_| {}).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");
+    assert_eq!((e.path(), e.member()), (Some(junk.as_path()), Some("bad.npy")), "{e}");
     let left = names(dir.path());
-    assert_eq!(left.len(), 5, "{left:?}");
+    assert_eq!(left.len(), 6, "{left:?}");
 }
 
 #[test]

@@ -135,8 +135,9 @@ enum Command {
         /// the file comes back with zero padding and b1 bytes 0 or 1).
         #[arg(long)]
         residue: bool,
-        /// Rows per batch (default: 65536, fewer for rows wider than 1 KiB: at most 64 MiB
-        /// of data per batch).
+        /// Rows per batch read from .npy, .npz and Parquet (default: 65536, fewer for rows
+        /// wider than 1 KiB: at most 64 MiB of data per batch); Arrow IPC files keep their
+        /// batches.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         batch_rows: Option<u64>,
         /// Days (datetime64 of unit D) as Int64 instead of Date32 (which holds ±2^31 days;
