@@ -12,7 +12,8 @@
 //!
 //! - `.npy`: [`BatchReader::open`] and [`BatchFileWriter`].
 //! - `.npz` with a member name ([`FileOptions::member`]): that member, spooled through a
-//!   temporary file with no name (the member is inflated once, never held in memory); an
+//!   temporary file with no name beside the archive (the member is inflated once, never
+//!   held in memory); an
 //!   archive of one member needs no name. Written, an archive of that one member (stored,
 //!   as `np.savez`). A whole archive as one table, one column per member, is not here yet:
 //!   an archive of several members needs a member name.
@@ -232,9 +233,9 @@ impl fmt::Debug for Input {
 ///
 /// # Errors
 /// [`ErrorKind::Usage`] for an unknown extension, an archive of several members without
-/// [`FileOptions::member`] (which only `.npz` files heed), and for object arrays; errors of opening and reading the file
-/// (an IPC or Parquet file that does not parse is an [`ErrorKind::Io`] of kind
-/// `InvalidData`).
+/// [`FileOptions::member`] (which only `.npz` files heed), and for object arrays; errors of
+/// opening and reading the file (an IPC or Parquet file that does not parse is an
+/// [`ErrorKind::Io`] of kind `InvalidData`).
 ///
 /// # Examples
 /// ```
@@ -305,14 +306,14 @@ fn npz_reader(path: &Path, options: &FileOptions) -> Result<npy_core::npz::Reade
     o.open_path(path)
 }
 
-/// One member of an archive: inflated once into a temporary file that has no name (the
-/// system's temporary directory), and read from there, so that the batches own their
+/// One member of an archive: inflated once into a temporary file that has no name (see
+/// [`spool_file`]), and read from there, so that the batches own their
 /// source and memory stays bounded.
 fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<Input> {
     let mut archive = npz_reader(path, options)?;
     let name = member.strip_suffix(".npy").unwrap_or(member);
     let mut raw = archive.raw(name)?;
-    let mut spool = spool_file()?;
+    let mut spool = spool_file(path)?;
     let mut out = BufWriter::with_capacity(1 << 20, &mut spool);
     io::copy(&mut raw, &mut out).map_err(Error::from)?;
     out.flush()?;
@@ -325,10 +326,17 @@ fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<Input
     Ok(input)
 }
 
-/// A file with no name in the system's temporary directory (gone when closed, whatever
-/// ends the process), for a member on its way in or out of an archive.
-fn spool_file() -> Result<File> {
-    tempfile::tempfile().map_err(|e| {
+/// A file with no name (gone when closed, whatever ends the process), for a member on its
+/// way in or out of an archive at `near`.
+///
+/// In `near`'s directory when it can be (so a large member does not fill a small `/tmp`,
+/// or memory where `/tmp` is a tmpfs), else in the system's.
+fn spool_file(near: &Path) -> Result<File> {
+    let dir = match near.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    tempfile::tempfile_in(dir).or_else(|_| tempfile::tempfile()).map_err(|e| {
         let what = format!("cannot make a temporary file in {}: {e}", std::env::temp_dir().display());
         io::Error::new(e.kind(), what).into()
     })
@@ -360,7 +368,7 @@ fn open_ipc(path: &Path) -> Result<Input> {
     let file = File::open(path)?;
     let bytes = file.metadata()?.len();
     let reader = arrow_ipc::reader::FileReader::try_new(BufReader::with_capacity(1 << 20, file), None)
-        .map_err(|e| from_arrow(e, "an Arrow IPC file"))?;
+        .map_err(|e| from_arrow(e, "not an Arrow IPC file"))?;
     let batches = Some(reader.num_batches() as u64);
     Ok(Input { reader: Box::new(reader), bytes, rows: None, batches })
 }
@@ -642,7 +650,7 @@ impl Sink {
                 (Format::Npz, Some(member)) => {
                     let archive = Box::new(npy_core::npz::Writer::create(path)?);
                     let name = member.strip_suffix(".npy").unwrap_or(member);
-                    let spool = spool_file()?;
+                    let spool = spool_file(path)?;
                     let spool = BatchWriter::new(BufWriter::with_capacity(1 << 20, spool), schema)?;
                     To::Member { archive, member: format!("{name}.npy"), spool }
                 }
@@ -810,14 +818,15 @@ fn from_arrow(e: ArrowError, what: &str) -> Error {
     }
 }
 
+/// A Parquet error as npy's: the npy error inside, if it carries one, else an invalid-data
+/// I/O error (its text says "Parquet error: ...").
 fn from_parquet(e: ParquetError) -> Error {
     match e {
         ParquetError::External(inner) => match inner.downcast::<Error>() {
             Ok(e) => *e,
-            Err(inner) => invalid(format!("Parquet: {inner}")),
+            Err(inner) => invalid(format!("Parquet error: {inner}")),
         },
-        ParquetError::ArrowError(text) => invalid(format!("Parquet: {text}")),
-        e => invalid(format!("Parquet: {e}")),
+        e => invalid(e.to_string()),
     }
 }
 

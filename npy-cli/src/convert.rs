@@ -56,6 +56,10 @@ pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> R
     if let Some(rows) = opts.batch_rows {
         convert = convert.batch_rows(rows);
     }
+    if opts.member.is_none() && formats::Format::of(output).is_ok_and(|f| f == formats::Format::Npz) {
+        let reason = "an .npz is written with one member: name it with --member NAME".to_string();
+        return Err(npy_core::Error::from(npy_core::ErrorKind::Usage { reason }).writing(output));
+    }
     let mut options = FileOptions::new().read(read.clone()).convert(convert);
     if let Some(m) = &opts.member {
         options = options.member(m.clone());

@@ -183,6 +183,12 @@ fn errors_name_the_file_and_leave_nothing_behind() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let out = npy(&[&days, &dir.path().join("x.arrow"), Path::new("--member"), Path::new("m")]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let npz = dir.path().join("x.npz");
+    let out = npy(&[&days, &npz]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("writing '{}'", npz.display())) && text(&out.stderr).contains("--member")
+    );
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["bad.parquet"]);
 }
