@@ -12,7 +12,7 @@
 //!   [`NpyReader`](npy_core::NpyReader), a [`DynArray`](npy_core::DynArray) or a map (with
 //!   no copy for 1-D native primitive arrays: [`mapped_array`]).
 //! - [`BatchWriter`], [`BatchFileWriter`]: batches in, a `.npy` out, streamed.
-//! - [`formats`] (feature `formats`): `.npy`, `.npz` members, Arrow IPC and Parquet files
+//! - `formats` (feature `formats`): `.npy`, `.npz` members, Arrow IPC and Parquet files
 //!   opened as batches, written from batches atomically, converted one into another.
 //! - [`ConvertOptions`]: rows per batch, `datetime64[D]` as Int64 days, and the residue
 //!   column that carries padding and `b1` bytes for files that must come back byte for
