@@ -15,6 +15,8 @@
 //! - [`npz`]: an `.npz` archive whose members share a length as one table, one column per
 //!   member ([`NpzBatchReader`]), and batches back to such an archive ([`NpzBatchWriter`]),
 //!   each member byte for byte.
+//! - `formats` (feature `formats`): `.npy`, `.npz` members, Arrow IPC and Parquet files
+//!   opened as batches, written from batches atomically, converted one into another.
 //! - [`ConvertOptions`]: rows per batch, `datetime64[D]` as Int64 days, and the residue
 //!   column that carries padding, `b1` bytes and invalid `U` text for files that must come back byte for
 //!   byte whatever those hold.
@@ -38,6 +40,8 @@
 
 mod convert;
 pub mod npz;
+#[cfg(feature = "formats")]
+pub mod formats;
 mod pos;
 pub mod read;
 pub mod schema;

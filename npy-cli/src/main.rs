@@ -1,9 +1,9 @@
-//! `npy`: inspect, check and copy NumPy `.npy`/`.npz` files, and generate Rust structs that
-//! read them.
+//! `npy`: inspect, check, copy and convert NumPy `.npy`/`.npz` files (to and from Arrow IPC
+//! and Parquet), and generate Rust structs that read them.
 //!
 //! # Conventions
 //!
-//! Every subcommand follows these, and the ones to come (`convert`, `sql`, `append`, `cat`,
+//! Every subcommand follows these, and the ones to come (`sql`, `append`, `cat`,
 //! `stack`) will too:
 //!
 //! - **Streaming by default.** Data is read and written in bounded pieces, so memory stays
@@ -42,6 +42,7 @@ use clap::{Args, Parser, Subcommand};
 use npy_core::ReadOptions;
 
 mod check;
+mod convert;
 mod copy;
 mod dump;
 mod head;
@@ -53,7 +54,7 @@ mod render;
 mod report;
 mod schema;
 
-/// Inspect and copy NumPy .npy/.npz files; generate Rust structs that read them.
+/// Inspect, copy and convert NumPy .npy/.npz files (Arrow IPC, Parquet); generate Rust structs that read them.
 #[derive(Debug, Parser)]
 #[command(name = "npy", version, about)]
 struct Cli {
@@ -115,6 +116,37 @@ enum Command {
         input: PathBuf,
         /// Where to write (atomically: an existing file is replaced only on success).
         output: PathBuf,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Convert between .npy, .npz members, Arrow IPC (.arrow, .feather) and Parquet files,
+    /// formats by extension, streaming (bounded memory).
+    #[command(long_about = convert::HELP)]
+    Convert {
+        /// The file to read (.npy, .npz, .arrow, .feather, .parquet).
+        input: PathBuf,
+        /// Where to write (atomically: an existing file is replaced only on success).
+        output: PathBuf,
+        /// The .npz member to read or write (an input archive of one member needs none).
+        #[arg(long, value_name = "NAME")]
+        member: Option<String>,
+        /// Keep each row's padding and b1 bytes in a `numpy.residue` column, so that the
+        /// file comes back byte for byte whatever they hold (default: tables without it;
+        /// the file comes back with zero padding and b1 bytes 0 or 1).
+        #[arg(long)]
+        residue: bool,
+        /// Rows per batch read from .npy, .npz and Parquet (default: 65536, fewer for rows
+        /// wider than 1 KiB: at most 64 MiB of data per batch); Arrow IPC files keep their
+        /// batches.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        batch_rows: Option<u64>,
+        /// Days (datetime64 of unit D) as Int64 instead of Date32 (which holds ±2^31 days;
+        /// NumPy's go further).
+        #[arg(long)]
+        days_as_int64: bool,
+        /// Compression of Parquet output (default: snappy, as pyarrow).
+        #[arg(long, value_enum)]
+        compression: Option<convert::Compression>,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -195,6 +227,16 @@ fn main() -> ExitCode {
             return check::run(files, &read.options(), check::Options { strict: *strict, quiet: *quiet });
         }
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
+        Command::Convert { input, output, member, residue, batch_rows, days_as_int64, compression, read } => {
+            let opts = convert::Options {
+                member: member.clone(),
+                residue: *residue,
+                batch_rows: batch_rows.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                days_as_int64: *days_as_int64,
+                compression: *compression,
+            };
+            convert::run(input, output, &read.options(), &opts)
+        }
         Command::Head { file, n, member, read } => head::run(file, member.as_deref(), *n, &read.options()),
         Command::Dump { file, format, member, strict_json, read } => {
             dump::run(file, member.as_deref(), *format, *strict_json, &read.options())

@@ -31,6 +31,12 @@
 //!     `.npz` files, parses each line with Python's `json` and compares it with NumPy's
 //!     `tolist()` under the documented mapping; where NumPy cannot give the values, the
 //!     dump must fail
+//! 14. pyarrow reads our conversions: `xtask/arrow_check.py` runs the release `npy convert
+//!     --residue` on every non-object `.npy` of the corpus and of `tests/data` to `.arrow`
+//!     and `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
+//!     `pyarrow.parquet.read_table`) and compares every column with `np.load`'s values, then
+//!     converts each back and compares the bytes (legacy headers come back as `np.save`
+//!     writes them, with the same data)
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -60,6 +66,7 @@ const STEPS: &[Step] = &[
     ("golden --check", golden_check),
     ("numpy round trip", roundtrip),
     ("numpy reads our dumps", dump_check),
+    ("pyarrow reads our conversions", arrow_check),
 ];
 
 /// State shared by the steps.
@@ -455,6 +462,24 @@ fn dump_check(ci: &mut Ci) -> Result<()> {
     let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
     let script = project::root().join("xtask").join("dump_check.py");
     project::run(Command::new(&python).arg(&script).arg(&npy).arg(&corpus).arg(golden::data_dir()))
+}
+
+/// `xtask/arrow_check.py`: every non-object `.npy` of the corpus and of `tests/data`,
+/// converted by the release `npy` to an Arrow IPC file and to Parquet, holds NumPy's values
+/// as pyarrow reads them, and converts back to the same file. Its files go to
+/// `target/xtask/arrow-check`.
+fn arrow_check(ci: &mut Ci) -> Result<()> {
+    let corpus = project::root().join("..").join("shared").join("corpus").join("public");
+    if !corpus.is_dir() {
+        return Err(format!("the NumPy corpus is needed for this step, but {} does not exist", corpus.display()));
+    }
+    let python = ci.python()?;
+    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
+    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let work = project::target_dir().join("xtask").join("arrow-check");
+    project::fresh_dir(&work)?;
+    let script = project::root().join("xtask").join("arrow_check.py");
+    project::run(Command::new(&python).arg(&script).arg(&npy).arg(&work).arg(&corpus).arg(golden::data_dir()))
 }
 
 /// Fixtures of `tests/data` the round trip leaves out: object arrays, whose pickles

@@ -1,0 +1,835 @@
+//! Files of record batches (feature `formats`): `.npy`, one `.npz` member, Arrow IPC files
+//! (`.arrow`, `.feather`) and Parquet (`.parquet`), opened as a [`RecordBatchReader`]
+//! ([`open`]), written from batches atomically ([`Sink`]), and converted one into another
+//! ([`convert`]), streaming in bounded memory.
+//!
+//! The format is chosen by the path's extension ([`Format::of`]). What a `.npy` becomes
+//! (its schema, with the header in the metadata) is [`crate::schema`]'s mapping; IPC and
+//! Parquet files keep that schema and its metadata (Parquet through the `ARROW:schema`
+//! key arrow-rs embeds, which pyarrow reads too), so a `.npy` converted to either and back
+//! is the original file, byte for byte (with [`ConvertOptions::residue`] when its padding
+//! or `b1` bytes may hold anything).
+//!
+//! - `.npy`: [`BatchReader::open`] and [`BatchFileWriter`].
+//! - `.npz` with a member name ([`FileOptions::member`]): that member, spooled through a
+//!   temporary file with no name beside the archive (the member is inflated once, never
+//!   held in memory); an
+//!   archive of one member needs no name. Written, an archive of that one member (stored,
+//!   as `np.savez`). A whole archive as one table, one column per member, is not here yet:
+//!   an archive of several members needs a member name.
+//! - `.arrow`, `.feather`: the Arrow IPC *file* format (not the stream format), batch by
+//!   batch, as written.
+//! - `.parquet`: batches of the options' row count; written with Snappy by default (as
+//!   pyarrow), row groups of about [`DEFAULT_ROW_GROUP_BYTES`] of data (so memory stays
+//!   bounded whatever the rows' width).
+//!
+//! # Examples
+//! ```
+//! use npy_arrow::formats::{convert, FileOptions};
+//! use npy_core::prelude::*;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let (npy, parquet, back) = (dir.path().join("a.npy"), dir.path().join("a.parquet"), dir.path().join("b.npy"));
+//! vec![1.5f64, 2.5, 3.5].write_npy(&npy)?;
+//! let done = convert(&npy, &parquet, &FileOptions::new(), &mut |_| {})?;
+//! assert_eq!(done.rows, 3);
+//! convert(&parquet, &back, &FileOptions::new(), &mut |_| {})?;
+//! assert_eq!(std::fs::read(&back)?, std::fs::read(&npy)?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
+use npy_core::atomic::AtomicFile;
+use npy_core::{Error, ErrorKind, ReadOptions, Result};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::errors::ParquetError;
+use parquet::file::properties::WriterProperties;
+
+use crate::schema::DESCR_KEY;
+use crate::{BatchFileWriter, BatchReader, BatchWriter, ConvertOptions};
+
+/// Data per Parquet row group by default: 128 MiB (as Parquet's usual block size), however
+/// many rows that is.
+pub const DEFAULT_ROW_GROUP_BYTES: usize = 128 << 20;
+
+/// The file formats, by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// `.npy`: one NumPy array.
+    Npy,
+    /// `.npz`: a NumPy archive (one member of it: [`FileOptions::member`]).
+    Npz,
+    /// `.arrow`, `.feather`: an Arrow IPC file (Feather V2 is the same format).
+    Ipc,
+    /// `.parquet`: a Parquet file.
+    Parquet,
+}
+
+/// Every extension known, with its format.
+const EXTENSIONS: [(&str, Format); 5] = [
+    ("npy", Format::Npy),
+    ("npz", Format::Npz),
+    ("arrow", Format::Ipc),
+    ("feather", Format::Ipc),
+    ("parquet", Format::Parquet),
+];
+
+impl Format {
+    /// The format of a path, by its extension (case aside).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] naming the known extensions when the extension is none of
+    /// them ([`open`] and [`Sink::create`] add the path, read or written).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_arrow::formats::Format;
+    ///
+    /// assert_eq!(Format::of("runs/a.Feather")?, Format::Ipc);
+    /// assert_eq!(Format::of("a.parquet")?, Format::Parquet);
+    /// assert!(Format::of("a.csv").unwrap_err().to_string().contains(".npy, .npz, .arrow, .feather, .parquet"));
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn of(path: impl AsRef<Path>) -> Result<Format> {
+        let path = path.as_ref();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+        EXTENSIONS.iter().find(|(e, _)| *e == ext).map(|&(_, f)| f).ok_or_else(|| {
+            let known: Vec<String> = EXTENSIONS.iter().map(|(e, _)| format!(".{e}")).collect();
+            let what = if ext.is_empty() { "no extension".to_string() } else { format!("extension '.{ext}'") };
+            Error::from(ErrorKind::Usage {
+                reason: format!("unknown file format ({what}); the formats are {}", known.join(", ")),
+            })
+        })
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Npy => "npy",
+            Format::Npz => "npz",
+            Format::Ipc => "Arrow IPC",
+            Format::Parquet => "Parquet",
+        })
+    }
+}
+
+/// The compression of a Parquet file's pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ParquetCompression {
+    /// Snappy (pyarrow's default, and ours).
+    #[default]
+    Snappy,
+    /// Zstandard, at its default level.
+    Zstd,
+    /// LZ4 (the raw LZ4 that Parquet's `LZ4_RAW` names).
+    Lz4,
+    /// Gzip, at its default level.
+    Gzip,
+    /// None.
+    None,
+}
+
+impl ParquetCompression {
+    fn codec(self) -> parquet::basic::Compression {
+        use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+        match self {
+            ParquetCompression::Snappy => Compression::SNAPPY,
+            ParquetCompression::Zstd => Compression::ZSTD(ZstdLevel::default()),
+            ParquetCompression::Lz4 => Compression::LZ4_RAW,
+            ParquetCompression::Gzip => Compression::GZIP(GzipLevel::default()),
+            ParquetCompression::None => Compression::UNCOMPRESSED,
+        }
+    }
+}
+
+/// Settings of [`open`], [`Sink::create`] and [`convert`]. Defaults: those of
+/// [`ConvertOptions`] and [`ReadOptions`], no member, Snappy, row groups of
+/// [`DEFAULT_ROW_GROUP_BYTES`].
+#[derive(Debug, Clone, Default)]
+pub struct FileOptions {
+    convert: ConvertOptions,
+    read: ReadOptions,
+    member: Option<String>,
+    compression: ParquetCompression,
+    row_group_bytes: Option<usize>,
+}
+
+impl FileOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        FileOptions::default()
+    }
+
+    /// How `.npy` data becomes batches (rows per batch, Int64 days, the residue column);
+    /// the rows per batch apply to Parquet input too.
+    pub fn convert(mut self, options: ConvertOptions) -> Self {
+        self.convert = options;
+        self
+    }
+
+    /// How `.npy` files and members are read (the header size limit).
+    pub fn read(mut self, options: ReadOptions) -> Self {
+        self.read = options;
+        self
+    }
+
+    /// The `.npz` member to read or write (`x` or `x.npy`). Default: none (an input archive
+    /// of one member gives that member).
+    pub fn member(mut self, name: impl Into<String>) -> Self {
+        self.member = Some(name.into());
+        self
+    }
+
+    /// The compression of Parquet output. Default: [`ParquetCompression::Snappy`].
+    pub fn compression(mut self, compression: ParquetCompression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// The data per Parquet row group, in bytes (at least 1). Default:
+    /// [`DEFAULT_ROW_GROUP_BYTES`].
+    pub fn row_group_bytes(mut self, bytes: usize) -> Self {
+        self.row_group_bytes = Some(bytes.max(1));
+        self
+    }
+}
+
+/// An opened input: its batches, and what is known of its size for progress.
+pub struct Input {
+    /// The batches.
+    pub reader: Box<dyn RecordBatchReader + Send>,
+    /// The input's size on disk, in bytes.
+    pub bytes: u64,
+    /// Rows in all, when the format says so up front (`.npy`, `.npz`, Parquet).
+    pub rows: Option<u64>,
+    /// Batches in all, when the format says so up front (Arrow IPC files).
+    pub batches: Option<u64>,
+}
+
+impl fmt::Debug for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Input")
+            .field("schema", &self.reader.schema())
+            .field("bytes", &self.bytes)
+            .field("rows", &self.rows)
+            .field("batches", &self.batches)
+            .finish()
+    }
+}
+
+/// Opens `path` as record batches, by its extension (see the module docs). Errors name the
+/// path (and the member).
+///
+/// # Errors
+/// [`ErrorKind::Usage`] for an unknown extension, an archive of several members without
+/// [`FileOptions::member`] (which only `.npz` files heed), and for object arrays; errors of
+/// opening and reading the file (an IPC or Parquet file that does not parse is an
+/// [`ErrorKind::Io`] of kind `InvalidData`).
+///
+/// # Examples
+/// ```
+/// use npy_arrow::formats::{open, FileOptions};
+/// use npy_core::npz::Writer;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("a.npz");
+/// let mut w = Writer::create(&path)?;
+/// w.add("x", &[1u16, 2, 3])?;
+/// w.add("y", &[4u16, 5])?;
+/// w.finish()?;
+/// let input = open(&path, &FileOptions::new().member("y"))?;
+/// let rows: usize = input.reader.map(|b| b.map(|b| b.num_rows())).sum::<Result<_, _>>()?;
+/// assert_eq!(rows, 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn open(path: impl AsRef<Path>, options: &FileOptions) -> Result<Input> {
+    let path = path.as_ref();
+    let format = Format::of(path).map_err(|e| e.reading(path))?;
+    let opened = match (format, &options.member) {
+        (Format::Npz, Some(member)) => open_member(path, member, options),
+        (Format::Npz, None) => open_archive(path, options),
+        (Format::Npy, _) => open_npy(path, options),
+        (Format::Ipc, _) => open_ipc(path),
+        (Format::Parquet, _) => open_parquet(path, options),
+    };
+    opened.map_err(|e| e.reading(path))
+}
+
+fn open_npy(path: &Path, options: &FileOptions) -> Result<Input> {
+    let reader = options.read.open_path(path)?;
+    batches_of_npy(reader, path, options)
+}
+
+/// An `.npy` stream as an [`Input`] of `path`'s size.
+fn batches_of_npy<R: io::Read + Send + 'static>(
+    reader: npy_core::NpyReader<R>,
+    path: &Path,
+    options: &FileOptions,
+) -> Result<Input> {
+    let rows = reader.header().shape.first().copied().unwrap_or(1) as u64;
+    let reader = BatchReader::with_options(reader, &options.convert)?;
+    Ok(Input { reader: Box::new(reader), bytes: file_len(path)?, rows: Some(rows), batches: None })
+}
+
+/// A whole archive: one member when it has one; a table of its members is not supported
+/// yet.
+fn open_archive(path: &Path, options: &FileOptions) -> Result<Input> {
+    let archive = npz_reader(path, options)?;
+    match archive.names() {
+        [only] => {
+            let only = only.clone();
+            drop(archive);
+            open_member(path, &only, options)
+        }
+        names => Err(usage(format!(
+            "an archive of {} members converts one at a time: name the member ({})",
+            names.len(),
+            names.join(", ")
+        ))),
+    }
+}
+
+fn npz_reader(path: &Path, options: &FileOptions) -> Result<npy_core::npz::Reader<BufReader<File>>> {
+    let mut o = npy_core::npz::ReaderOptions::new();
+    o.read_options(options.read.clone());
+    o.open_path(path)
+}
+
+/// One member of an archive: inflated once into a temporary file that has no name (see
+/// [`spool_file`]), and read from there, so that the batches own their
+/// source and memory stays bounded.
+fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<Input> {
+    let mut archive = npz_reader(path, options)?;
+    let name = member.strip_suffix(".npy").unwrap_or(member);
+    let mut raw = archive.raw(name)?;
+    let mut spool = spool_file(path)?;
+    let mut out = BufWriter::with_capacity(1 << 20, &mut spool);
+    io::copy(&mut raw, &mut out).map_err(Error::from)?;
+    out.flush()?;
+    drop(out);
+    spool.seek(SeekFrom::Start(0))?;
+    let located = |e: Error| e.in_member(&format!("{name}.npy"));
+    let reader = options.read.open(BufReader::with_capacity(1 << 20, spool)).map_err(located)?;
+    let mut input = batches_of_npy(reader, path, options).map_err(located)?;
+    input.reader = Box::new(Located { inner: input.reader, member: format!("{name}.npy") });
+    Ok(input)
+}
+
+/// A file with no name (gone when closed, whatever ends the process), for a member on its
+/// way in or out of an archive at `near`.
+///
+/// In `near`'s directory when it can be (so a large member does not fill a small `/tmp`,
+/// or memory where `/tmp` is a tmpfs), else in the system's.
+fn spool_file(near: &Path) -> Result<File> {
+    let dir = match near.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    tempfile::tempfile_in(dir).or_else(|_| tempfile::tempfile()).map_err(|e| {
+        let what = format!("cannot make a temporary file in {}: {e}", std::env::temp_dir().display());
+        io::Error::new(e.kind(), what).into()
+    })
+}
+
+/// A reader whose errors name an archive member.
+struct Located {
+    inner: Box<dyn RecordBatchReader + Send>,
+    member: String,
+}
+
+impl Iterator for Located {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inner.next().map(|r| {
+            r.map_err(|e| ArrowError::ExternalError(Box::new(from_arrow(e, "reading").in_member(&self.member))))
+        })
+    }
+}
+
+impl RecordBatchReader for Located {
+    fn schema(&self) -> SchemaRef {
+        self.inner.schema()
+    }
+}
+
+fn open_ipc(path: &Path) -> Result<Input> {
+    let file = File::open(path)?;
+    let bytes = file.metadata()?.len();
+    let reader = arrow_ipc::reader::FileReader::try_new(BufReader::with_capacity(1 << 20, file), None)
+        .map_err(|e| from_arrow(e, "not an Arrow IPC file"))?;
+    let batches = Some(reader.num_batches() as u64);
+    Ok(Input { reader: Box::new(reader), bytes, rows: None, batches })
+}
+
+fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
+    let file = File::open(path)?;
+    let bytes = file.metadata()?.len();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(from_parquet)?;
+    let meta = builder.metadata().file_metadata();
+    let schema = builder.schema().clone();
+    let mut rows = meta.num_rows().max(0) as u64;
+    if schema.fields().is_empty() {
+        let kv = meta.key_value_metadata().into_iter().flatten().find(|kv| kv.key == ROWS_KEY);
+        rows = kv.and_then(|kv| kv.value.as_deref()?.parse().ok()).unwrap_or(rows);
+        let batch_rows = options.convert.rows(0);
+        let reader = NoColumns { schema, left: rows, batch_rows: batch_rows as u64 };
+        return Ok(Input { reader: Box::new(reader), bytes, rows: Some(rows), batches: None });
+    }
+    let batch_rows = options.convert.rows(row_bytes(&schema));
+    let reader = builder.with_batch_size(batch_rows).build().map_err(from_parquet)?;
+    // The reader's batches have the columns' fields but not the schema's metadata (the
+    // header): they get the file's schema back.
+    let restored = restored_schema(&schema);
+    let reader: Box<dyn RecordBatchReader + Send> = if reader.schema() == restored {
+        Box::new(reader)
+    } else {
+        Box::new(Restore { inner: Box::new(reader), schema: restored })
+    };
+    Ok(Input { reader, bytes, rows: Some(rows), batches: None })
+}
+
+/// The rows of a table of no columns, in batches.
+struct NoColumns {
+    schema: SchemaRef,
+    left: u64,
+    batch_rows: u64,
+}
+
+impl Iterator for NoColumns {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        let n = self.left.min(self.batch_rows.max(1));
+        self.left -= n;
+        let options = RecordBatchOptions::new().with_row_count(Some(n as usize));
+        Some(RecordBatch::try_new_with_options(self.schema.clone(), vec![], &options))
+    }
+}
+
+impl RecordBatchReader for NoColumns {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+/// The bytes of a row of a schema that keeps a `.npy` header, else 0 (unknown).
+fn row_bytes(schema: &Schema) -> usize {
+    if !schema.metadata().contains_key(DESCR_KEY) {
+        return 0;
+    }
+    match crate::header_of(schema, 0, &[]) {
+        Ok((h, _)) => h.shape.iter().skip(1).product::<usize>().saturating_mul(h.dtype.itemsize()),
+        Err(_) => 0,
+    }
+}
+
+/// Field metadata key marking a Binary column of Parquet that stands for a type Parquet
+/// lacks, the value saying which: `fixed_size_binary` for `FixedSizeBinary(0)` (a `V0`
+/// dtype; arrow-rs refuses to write one), `struct` for a `Struct` of no fields (a record
+/// of no fields). Such columns are written as empty Binary values and read back as they
+/// were.
+pub const ZERO_WIDTH_KEY: &str = "numpy.zero_width";
+
+/// File metadata key of Parquet files with no columns (a record of no fields): the number
+/// of rows, which Parquet only counts in columns.
+pub const ROWS_KEY: &str = "numpy.rows";
+
+/// The schema of batches as Parquet stores them: `FixedSizeBinary(0)` fields (at any depth)
+/// become Binary, marked with [`ZERO_WIDTH_KEY`]. `None` when nothing changes.
+fn parquet_schema(schema: &Schema) -> Option<SchemaRef> {
+    let fields: Vec<FieldRef> = schema.fields().iter().map(|f| map_field(f, true)).collect();
+    let changed = fields.iter().zip(schema.fields()).any(|(a, b)| a != b);
+    changed.then(|| Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
+}
+
+/// The schema of batches read from Parquet: the file's own (with the header in its
+/// metadata, which the reader's batches lack), fields marked [`ZERO_WIDTH_KEY`] back to
+/// `FixedSizeBinary(0)`.
+fn restored_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<FieldRef> = schema.fields().iter().map(|f| map_field(f, false)).collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// `field` with zero-width binaries and empty structs as Parquet stores them
+/// (`to_parquet`) or back.
+fn map_field(field: &FieldRef, to_parquet: bool) -> FieldRef {
+    let mut meta = field.metadata().clone();
+    let mut mark = |what: &str| {
+        meta.insert(ZERO_WIDTH_KEY.to_string(), what.to_string());
+        DataType::Binary
+    };
+    let ty = match field.data_type() {
+        DataType::FixedSizeBinary(0) if to_parquet => mark("fixed_size_binary"),
+        DataType::Struct(fields) if to_parquet && fields.is_empty() => mark("struct"),
+        DataType::Binary if !to_parquet && meta.contains_key(ZERO_WIDTH_KEY) => {
+            match meta.remove(ZERO_WIDTH_KEY).as_deref() {
+                Some("struct") => DataType::Struct(Default::default()),
+                _ => DataType::FixedSizeBinary(0),
+            }
+        }
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(|f| map_field(f, to_parquet)).collect()),
+        DataType::FixedSizeList(item, n) => DataType::FixedSizeList(map_field(item, to_parquet), *n),
+        other => other.clone(),
+    };
+    if &ty == field.data_type() && meta == *field.metadata() {
+        return field.clone();
+    }
+    Arc::new(Field::new(field.name(), ty, field.is_nullable()).with_metadata(meta))
+}
+
+/// `batch` with the columns of `schema` (the same but for zero-width binaries, see
+/// [`ZERO_WIDTH_KEY`]).
+fn with_schema(batch: &RecordBatch, schema: &SchemaRef) -> std::result::Result<RecordBatch, ArrowError> {
+    let columns: Vec<ArrayRef> =
+        batch.columns().iter().zip(schema.fields()).map(|(c, f)| retype(c, f.data_type())).collect::<Result<_, _>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(schema.clone(), columns, &options)
+}
+
+/// `array` as type `to`: the same, but for `FixedSizeBinary(0)` ↔ Binary of empty values
+/// (at any depth).
+fn retype(array: &ArrayRef, to: &DataType) -> std::result::Result<ArrayRef, ArrowError> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::{BinaryArray, FixedSizeListArray, StructArray};
+    if array.data_type() == to {
+        return Ok(array.clone());
+    }
+    let nulls = array.logical_nulls();
+    Ok(match (array.data_type(), to) {
+        (DataType::FixedSizeBinary(0), DataType::Binary) | (DataType::Struct(_), DataType::Binary) => {
+            let offsets = arrow_buffer::OffsetBuffer::new_zeroed(array.len());
+            Arc::new(BinaryArray::try_new(offsets, arrow_buffer::Buffer::from(Vec::<u8>::new()), nulls)?)
+        }
+        (DataType::Binary, DataType::Struct(fields)) if fields.is_empty() => {
+            empty_values(array)?;
+            Arc::new(StructArray::try_new_with_length(fields.clone(), vec![], nulls, array.len())?)
+        }
+        (DataType::Binary, DataType::FixedSizeBinary(0)) => {
+            empty_values(array)?;
+            let data = arrow_data::ArrayData::builder(to.clone())
+                .len(array.len())
+                .add_buffer(arrow_buffer::Buffer::from(Vec::<u8>::new()))
+                .nulls(nulls);
+            arrow_array::make_array(data.build()?)
+        }
+        (DataType::Struct(_), DataType::Struct(fields)) => {
+            let s = array.as_struct();
+            let children =
+                s.columns().iter().zip(fields).map(|(c, f)| retype(c, f.data_type())).collect::<Result<_, _>>()?;
+            Arc::new(StructArray::try_new_with_length(fields.clone(), children, s.nulls().cloned(), s.len())?)
+        }
+        (DataType::FixedSizeList(..), DataType::FixedSizeList(item, n)) => {
+            let l = array.as_fixed_size_list();
+            let values = retype(l.values(), item.data_type())?;
+            Arc::new(FixedSizeListArray::try_new(item.clone(), *n, values, l.nulls().cloned())?)
+        }
+        (from, to) => {
+            return Err(ArrowError::SchemaError(format!("a column of {from} where {to} was expected")));
+        }
+    })
+}
+
+/// Checks that a Binary column standing for a zero-width type holds no bytes.
+fn empty_values(array: &ArrayRef) -> std::result::Result<(), ArrowError> {
+    use arrow_array::cast::AsArray;
+    if array.as_binary::<i32>().iter().flatten().any(|v| !v.is_empty()) {
+        return Err(ArrowError::InvalidArgumentError(format!("a column marked {ZERO_WIDTH_KEY} holds bytes")));
+    }
+    Ok(())
+}
+
+/// A reader whose batches get another schema of the same values ([`with_schema`]).
+struct Restore {
+    inner: Box<dyn RecordBatchReader + Send>,
+    schema: SchemaRef,
+}
+
+impl Iterator for Restore {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(self.inner.next()?.and_then(|b| with_schema(&b, &self.schema)))
+    }
+}
+
+impl RecordBatchReader for Restore {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+/// The size of `path` on disk.
+fn file_len(path: &Path) -> Result<u64> {
+    Ok(std::fs::metadata(path)?.len())
+}
+
+/// Where batches go: a file of one of the formats, written beside its path and moved into
+/// place only by [`Sink::finish`]; dropped before, it leaves nothing behind and any old
+/// file untouched. Errors name the path (and the member).
+///
+/// # Examples
+/// ```
+/// use npy_arrow::formats::{open, FileOptions, Sink};
+/// use npy_core::prelude::*;
+///
+/// let dir = tempfile::tempdir()?;
+/// let (npy, arrow) = (dir.path().join("a.npy"), dir.path().join("a.arrow"));
+/// vec![7i32, 8, 9].write_npy(&npy)?;
+/// let input = open(&npy, &FileOptions::new())?;
+/// let mut sink = Sink::create(&arrow, input.reader.schema(), &FileOptions::new())?;
+/// for batch in input.reader {
+///     sink.write(&batch?)?;
+/// }
+/// assert!(!arrow.exists());
+/// sink.finish()?;
+/// assert!(arrow.exists());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Sink {
+    to: To,
+    path: PathBuf,
+    rows: u64,
+}
+
+enum To {
+    Npy(BatchFileWriter),
+    Member {
+        archive: Box<npy_core::npz::FileWriter>,
+        member: String,
+        spool: BatchWriter<BufWriter<File>>,
+    },
+    Ipc(arrow_ipc::writer::FileWriter<BufWriter<AtomicFile>>),
+    Parquet {
+        writer: Box<ArrowWriter<BufWriter<AtomicFile>>>,
+        /// The schema as stored, when Parquet needs another ([`parquet_schema`]).
+        stored: Option<SchemaRef>,
+        /// Whether the schema has no columns (the rows are then counted in [`ROWS_KEY`]).
+        no_columns: bool,
+    },
+}
+
+impl fmt::Debug for To {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            To::Npy(_) => "Npy",
+            To::Member { .. } => "NpzMember",
+            To::Ipc(_) => "Ipc",
+            To::Parquet { .. } => "Parquet",
+        })
+    }
+}
+
+impl Sink {
+    /// Starts a file at `path` for batches of `schema`, its format by the extension.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] for an unknown extension, and for `.npz` without
+    /// [`FileOptions::member`] (which only `.npz` files heed); as
+    /// [`BatchWriter::new`] for `.npy` and `.npz`; when the file cannot be created.
+    pub fn create(path: impl AsRef<Path>, schema: SchemaRef, options: &FileOptions) -> Result<Sink> {
+        let path = path.as_ref();
+        let start = || -> Result<To> {
+            let format = Format::of(path)?;
+            Ok(match (format, &options.member) {
+                (Format::Npz, Some(member)) => {
+                    let archive = Box::new(npy_core::npz::Writer::create(path)?);
+                    let name = member.strip_suffix(".npy").unwrap_or(member);
+                    let spool = spool_file(path)?;
+                    let spool = BatchWriter::new(BufWriter::with_capacity(1 << 20, spool), schema)?;
+                    To::Member { archive, member: format!("{name}.npy"), spool }
+                }
+                (Format::Npz, None) => {
+                    return Err(usage("name the member to write into the archive".into()));
+                }
+                (Format::Npy, _) => To::Npy(BatchFileWriter::create(path, schema)?),
+                (Format::Ipc, _) => {
+                    let out = BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?);
+                    To::Ipc(arrow_ipc::writer::FileWriter::try_new(out, &schema).map_err(|e| from_arrow(e, "writing"))?)
+                }
+                (Format::Parquet, _) => {
+                    let props = WriterProperties::builder()
+                        .set_compression(options.compression.codec())
+                        .set_max_row_group_row_count(None)
+                        .set_max_row_group_bytes(Some(options.row_group_bytes.unwrap_or(DEFAULT_ROW_GROUP_BYTES)))
+                        .build();
+                    let stored = parquet_schema(&schema);
+                    let no_columns = schema.fields().is_empty();
+                    let out = BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?);
+                    let writer = ArrowWriter::try_new(out, stored.clone().unwrap_or(schema), Some(props))
+                        .map_err(from_parquet)?;
+                    To::Parquet { writer: Box::new(writer), stored, no_columns }
+                }
+            })
+        };
+        let to = start().map_err(|e| e.writing(path))?;
+        Ok(Sink { to, path: path.to_path_buf(), rows: 0 })
+    }
+
+    /// Writes a batch.
+    ///
+    /// # Errors
+    /// Batches that do not fit the file (see [`BatchWriter::write`]); I/O errors.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let written = match &mut self.to {
+            To::Npy(w) => w.write(batch),
+            To::Member { spool, member, .. } => spool.write(batch).map_err(|e| e.in_member(member)),
+            To::Ipc(w) => w.write(batch).map_err(|e| from_arrow(e, "writing")),
+            To::Parquet { writer, stored: None, .. } => writer.write(batch).map_err(from_parquet),
+            To::Parquet { writer, stored: Some(stored), .. } => match with_schema(batch, stored) {
+                Ok(b) => writer.write(&b).map_err(from_parquet),
+                Err(e) => Err(from_arrow(e, "writing")),
+            },
+        };
+        written.map_err(|e| e.writing(&self.path))?;
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Ends the file and moves it into place.
+    ///
+    /// # Errors
+    /// As [`BatchWriter::finish`] (a `.npy` whose metadata's shape did not get all its
+    /// rows); I/O errors. The target is untouched then, and nothing is left beside it.
+    pub fn finish(self) -> Result<()> {
+        let (path, rows) = (self.path, self.rows);
+        let finish = || -> Result<()> {
+            match self.to {
+                To::Npy(w) => w.finish(),
+                To::Member { mut archive, member, spool } => {
+                    let buffered = spool.finish().map_err(|e| e.in_member(&member))?;
+                    let mut file = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;
+                    let size = file.stream_position()?;
+                    file.seek(SeekFrom::Start(0))?;
+                    let source = BufReader::with_capacity(1 << 20, file);
+                    archive.add_raw_from(&member, size, source, npy_core::npz::Compression::Stored)?;
+                    archive.finish()
+                }
+                To::Ipc(mut w) => {
+                    w.finish().map_err(|e| from_arrow(e, "writing"))?;
+                    let out = w.into_inner().map_err(|e| from_arrow(e, "writing"))?;
+                    out.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(true)
+                }
+                To::Parquet { writer: mut w, no_columns, .. } => {
+                    if no_columns {
+                        let kv = parquet::file::metadata::KeyValue::new(ROWS_KEY.to_string(), rows.to_string());
+                        w.append_key_value_metadata(kv);
+                    }
+                    let out = w.into_inner().map_err(from_parquet)?;
+                    out.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(true)
+                }
+            }
+        };
+        finish().map_err(|e| e.writing(&path))
+    }
+}
+
+/// How far a conversion has got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Rows written.
+    pub rows: u64,
+    /// Batches written.
+    pub batches: u64,
+    /// The input's bytes done, estimated from the rows (or batches) done out of all.
+    pub bytes: u64,
+    /// The input's size on disk.
+    pub total_bytes: u64,
+}
+
+/// Converts `input` to `output`, each in the format its extension says, batch by batch,
+/// calling `progress` after each batch. The output appears only when complete.
+///
+/// # Errors
+/// As [`open`] and [`Sink`]: errors name the file (and member) at fault;
+/// [`ErrorKind::Usage`] for a member named when neither file is an `.npz`.
+pub fn convert(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    options: &FileOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Progress> {
+    let (input, output) = (input.as_ref(), output.as_ref());
+    let formats =
+        (Format::of(input).map_err(|e| e.reading(input))?, Format::of(output).map_err(|e| e.writing(output))?);
+    if options.member.is_some() && formats.0 != Format::Npz && formats.1 != Format::Npz {
+        return Err(usage("a member is named, but neither file is an .npz archive".into()));
+    }
+    let Input { reader, bytes, rows, batches } = open(input, options)?;
+    let mut sink = Sink::create(output, reader.schema(), options)?;
+    let mut done = Progress { total_bytes: bytes, ..Progress::default() };
+    for batch in reader {
+        let batch = batch.map_err(|e| from_arrow(e, "reading").reading(input))?;
+        sink.write(&batch)?;
+        done.rows += batch.num_rows() as u64;
+        done.batches += 1;
+        done.bytes = match (rows, batches) {
+            (Some(all), _) if all > 0 => scale(bytes, done.rows, all),
+            (_, Some(all)) if all > 0 => scale(bytes, done.batches, all),
+            _ => 0,
+        };
+        progress(done);
+    }
+    sink.finish()?;
+    done.bytes = bytes;
+    Ok(done)
+}
+
+/// `total * part / all`, at most `total`.
+fn scale(total: u64, part: u64, all: u64) -> u64 {
+    ((total as u128 * part.min(all) as u128) / all as u128) as u64
+}
+
+fn usage(reason: String) -> Error {
+    ErrorKind::Usage { reason }.into()
+}
+
+/// An Arrow error as npy's: the npy error inside, if it carries one, else an invalid-data
+/// I/O error (a file that does not parse, a batch that does not fit).
+fn from_arrow(e: ArrowError, what: &str) -> Error {
+    match e {
+        ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
+            Ok(e) => *e,
+            Err(inner) => invalid(format!("{what}: {inner}")),
+        },
+        ArrowError::IoError(_, io) => io.into(),
+        e => invalid(format!("{what}: {e}")),
+    }
+}
+
+/// A Parquet error as npy's: the npy error inside, if it carries one, else an invalid-data
+/// I/O error (its text says "Parquet error: ...").
+fn from_parquet(e: ParquetError) -> Error {
+    match e {
+        ParquetError::External(inner) => match inner.downcast::<Error>() {
+            Ok(e) => *e,
+            Err(inner) => invalid(format!("Parquet error: {inner}")),
+        },
+        e => invalid(e.to_string()),
+    }
+}
+
+fn invalid(reason: String) -> Error {
+    io::Error::new(io::ErrorKind::InvalidData, reason).into()
+}

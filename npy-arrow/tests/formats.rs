@@ -1,0 +1,219 @@
+//! `.npy` files through Arrow IPC files, Parquet files and `.npz` members, and back, byte
+//! for byte (feature `formats`); failed writes leave nothing behind.
+#![cfg(feature = "formats")]
+
+use std::path::{Path, PathBuf};
+
+use npy_arrow::formats::{convert, open, FileOptions, Format, ParquetCompression, Sink};
+use npy_arrow::ConvertOptions;
+use npy_core::ErrorKind;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root")
+}
+
+/// Every non-object `.npy` under `dir`.
+fn npy_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "npy") && !p.to_string_lossy().contains("/object/") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn options(file: &Path) -> FileOptions {
+    let mut read = npy_core::ReadOptions::new();
+    read.max_header_size(1 << 20);
+    let days = file.to_string_lossy().contains("M8_D");
+    FileOptions::new().read(read).convert(ConvertOptions::new().residue(true).days_as_int64(days).batch_rows(7))
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_fixture_goes_through_ipc_parquet_and_npz_and_back_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = npy_files(&root().join("tests/data"));
+    assert!(files.len() >= 90, "{} fixtures", files.len());
+    for file in &files {
+        let o = options(file);
+        for (ext, member) in [("arrow", None), ("feather", None), ("parquet", None), ("npz", Some("x"))] {
+            let o = match member {
+                Some(m) => o.clone().member(m),
+                None => o.clone(),
+            };
+            let (mid, back) = (dir.path().join(format!("mid.{ext}")), dir.path().join("back.npy"));
+            let there = convert(file, &mid, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            let o = o.clone();
+            convert(&mid, &back, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{} via {ext}: {e}", file.display()));
+            assert!(std::fs::read(&back).unwrap() == std::fs::read(file).unwrap(), "{} via {ext}", file.display());
+            let rows = npy_core::ReadOptions::new()
+                .max_header_size(1 << 20)
+                .open_path(file)
+                .unwrap()
+                .header()
+                .shape
+                .first()
+                .copied()
+                .unwrap_or(1);
+            assert_eq!(there.rows, rows as u64, "{}", file.display());
+        }
+    }
+    let mut left = names(dir.path());
+    left.retain(|n| !n.starts_with("mid.") && n != "back.npy");
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn formats_come_from_extensions_whatever_their_case() {
+    assert_eq!(Format::of("a.NPY").unwrap(), Format::Npy);
+    assert_eq!(Format::of("dir.d/a.npz").unwrap(), Format::Npz);
+    assert_eq!(Format::of("a.Arrow").unwrap(), Format::Ipc);
+    assert_eq!(Format::of("a.feather").unwrap(), Format::Ipc);
+    assert_eq!(Format::of("a.PARQUET").unwrap(), Format::Parquet);
+    for bad in ["a.csv", "noext", "a.parquet.tmp"] {
+        let e = Format::of(bad).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
+        assert!(e.to_string().contains(".npy, .npz, .arrow, .feather, .parquet"), "{e}");
+        let e = open(bad, &FileOptions::new()).unwrap_err();
+        assert_eq!((e.path(), e.access()), (Some(Path::new(bad)), Some(npy_core::Access::Read)), "{e}");
+        let schema = std::sync::Arc::new(arrow_schema::Schema::empty());
+        let e = Sink::create(bad, schema, &FileOptions::new()).unwrap_err();
+        assert_eq!((e.path(), e.access()), (Some(Path::new(bad)), Some(npy_core::Access::Write)), "{e}");
+    }
+}
+
+#[test]
+fn parquet_compressions_and_row_groups_by_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = root().join("tests/data/record/trace_aligned.npy");
+    let o = options(&file);
+    for c in [
+        ParquetCompression::Snappy,
+        ParquetCompression::Zstd,
+        ParquetCompression::Lz4,
+        ParquetCompression::Gzip,
+        ParquetCompression::None,
+    ] {
+        let (mid, back) = (dir.path().join("t.parquet"), dir.path().join("t.npy"));
+        // Row groups of 200 bytes of data: several for this file's rows of 64 bytes.
+        let o =
+            o.clone().compression(c).row_group_bytes(200).convert(ConvertOptions::new().residue(true).batch_rows(1));
+        convert(&file, &mid, &o, &mut |_| {}).unwrap();
+        let reader = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&mid).unwrap()).unwrap();
+        let meta = parquet::file::reader::FileReader::metadata(&reader);
+        let rows = npy_core::ReadOptions::new().open_path(&file).unwrap().header().shape[0];
+        assert!(
+            meta.num_row_groups() > 1 && meta.num_row_groups() < rows,
+            "{c:?}: {} row groups",
+            meta.num_row_groups()
+        );
+        let codec = meta.row_group(0).column(0).compression();
+        let want = match c {
+            ParquetCompression::Snappy => "SNAPPY",
+            ParquetCompression::Zstd => "ZSTD",
+            ParquetCompression::Lz4 => "LZ4_RAW",
+            ParquetCompression::Gzip => "GZIP",
+            _ => "UNCOMPRESSED",
+        };
+        assert!(format!("{codec:?}").starts_with(want), "{c:?}: {codec:?}");
+        convert(&mid, &back, &o, &mut |_| {}).unwrap();
+        assert!(std::fs::read(&back).unwrap() == std::fs::read(&file).unwrap(), "{c:?}");
+    }
+}
+
+#[test]
+fn a_failed_conversion_leaves_no_output_and_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    // Days past Date32's range fail at the batch that holds them, after others were written.
+    let file = root().join("tests/data/datetime/le_M8_D.npy");
+    let plain = FileOptions::new().convert(ConvertOptions::new().batch_rows(1));
+    for ext in ["npy", "arrow", "parquet", "npz"] {
+        let out = dir.path().join(format!("out.{ext}"));
+        let o = if ext == "npz" { plain.clone().member("m") } else { plain.clone() };
+        let e = convert(&file, &out, &o, &mut |_| {}).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidValue { reason, .. } if reason.contains("Date32")), "{ext}: {e}");
+        assert_eq!(e.path(), Some(file.as_path()), "{ext}: {e}");
+        assert!(names(dir.path()).is_empty(), "{ext}: {:?}", names(dir.path()));
+    }
+    // A sink dropped unfinished leaves nothing, and an old file as it was.
+    let old = dir.path().join("old.parquet");
+    std::fs::write(&old, b"old").unwrap();
+    let input = open(root().join("tests/data/scalar/le_f8.npy"), &FileOptions::new()).unwrap();
+    let mut sink = Sink::create(&old, input.reader.schema(), &FileOptions::new()).unwrap();
+    for b in input.reader {
+        sink.write(&b.unwrap()).unwrap();
+    }
+    drop(sink);
+    assert_eq!(std::fs::read(&old).unwrap(), b"old");
+    assert_eq!(names(dir.path()), ["old.parquet"]);
+}
+
+#[test]
+fn inputs_that_are_not_what_their_extension_says_are_errors_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("tests/data/scalar/le_f8.npy");
+    for ext in ["arrow", "parquet", "npz", "npy"] {
+        let fake = dir.path().join(format!("fake.{ext}"));
+        std::fs::write(&fake, b"not this format at all").unwrap();
+        let e = convert(&fake, dir.path().join("out.npy"), &FileOptions::new(), &mut |_| {}).unwrap_err();
+        assert_eq!(e.path(), Some(fake.as_path()), "{ext}: {e}");
+        assert!(!dir.path().join("out.npy").exists());
+    }
+    // A member named where no file has members; an archive of several without one.
+    let e = convert(&src, dir.path().join("o.parquet"), &FileOptions::new().member("x"), &mut |_| {}).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
+    let npz = dir.path().join("two.npz");
+    let mut w = npy_core::npz::Writer::create(&npz).unwrap();
+    w.add("a", &[1u8]).unwrap();
+    w.add("b", &[2u8]).unwrap();
+    w.finish().unwrap();
+    let e = convert(&npz, dir.path().join("o.parquet"), &FileOptions::new(), &mut |_| {}).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Usage { reason } if reason.contains("a, b")), "{e}");
+    let e = convert(&npz, dir.path().join("o.parquet"), &FileOptions::new().member("c"), &mut |_| {}).unwrap_err();
+    assert_eq!(e.path(), Some(npz.as_path()), "{e}");
+    let e = convert(&src, dir.path().join("o.npz"), &FileOptions::new(), &mut |_| {}).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
+    // A member that is not a .npy file: the error names the archive and the member.
+    let junk = dir.path().join("junk.npz");
+    let mut w = npy_core::npz::Writer::create(&junk).unwrap();
+    w.add_raw("bad.npy", b"not an array", npy_core::npz::Compression::Stored).unwrap();
+    w.finish().unwrap();
+    let e = convert(&junk, dir.path().join("o.arrow"), &FileOptions::new().member("bad"), &mut |_| {}).unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");
+    assert_eq!((e.path(), e.member()), (Some(junk.as_path()), Some("bad.npy")), "{e}");
+    let left = names(dir.path());
+    assert_eq!(left.len(), 6, "{left:?}");
+}
+
+#[test]
+fn progress_counts_rows_and_ends_at_the_input_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = root().join("tests/data/record/trace_aligned.npy");
+    let o = FileOptions::new().convert(ConvertOptions::new().batch_rows(2));
+    let mut seen = Vec::new();
+    let done = convert(&file, dir.path().join("t.arrow"), &o, &mut |p| seen.push((p.rows, p.bytes))).unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert_eq!(done.total_bytes, size);
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{seen:?}");
+    assert_eq!(seen.last().copied(), Some((done.rows, size)));
+    // From an IPC file, by batches.
+    let mut seen = Vec::new();
+    convert(dir.path().join("t.arrow"), dir.path().join("t.npy"), &o, &mut |p| seen.push(p.bytes)).unwrap();
+    assert_eq!(seen.len() as u64, done.batches);
+    assert_eq!(seen.last().copied(), Some(std::fs::metadata(dir.path().join("t.arrow")).unwrap().len()));
+}

@@ -1,0 +1,96 @@
+//! `npy convert IN OUT`
+
+use std::path::Path;
+
+use clap::ValueEnum;
+use npy_arrow::formats::{self, FileOptions, ParquetCompression};
+use npy_arrow::ConvertOptions;
+use npy_core::{ReadOptions, Result};
+
+/// The long help of `npy convert`.
+pub const HELP: &str = "\
+Convert between .npy, .npz members, Arrow IPC files (.arrow, .feather) and Parquet
+(.parquet), each format chosen by its file's extension, streaming in batches (bounded
+memory whatever the file's size). The output appears only when complete.
+
+An array becomes a table as npy-arrow maps it: a 1-D array of records has one column per
+field (nested records as structs, subarrays as fixed-size lists); an array of scalars one
+column, `values`; an N-d array one row per index of its first axis (a fixed-size list
+with the arrow.fixed_shape_tensor extension). The .npy header is kept in the schema's
+metadata, so that a file converted to Arrow or Parquet and back is the same file; with
+--residue, byte for byte whatever its padding and b1 bytes hold. A table made elsewhere
+becomes the natural packed NumPy dtype of its columns.
+
+An .npz in or out is one member (--member; an input archive of one member needs none).
+Object arrays cannot be converted.";
+
+/// Parquet compression, as `--compression` spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Compression {
+    /// Snappy (as pyarrow).
+    Snappy,
+    /// Zstandard.
+    Zstd,
+    /// LZ4 (LZ4_RAW).
+    Lz4,
+    /// Gzip.
+    Gzip,
+    /// No compression.
+    None,
+}
+
+/// What `npy convert` was asked for, beside the two paths.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub member: Option<String>,
+    pub residue: bool,
+    pub batch_rows: Option<usize>,
+    pub days_as_int64: bool,
+    pub compression: Option<Compression>,
+}
+
+/// Converts `input` to `output` (formats by extension), with a bar on a terminal for large
+/// inputs.
+pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> Result<()> {
+    let mut convert = ConvertOptions::new().residue(opts.residue).days_as_int64(opts.days_as_int64);
+    if let Some(rows) = opts.batch_rows {
+        convert = convert.batch_rows(rows);
+    }
+    if opts.member.is_none() && formats::Format::of(output).is_ok_and(|f| f == formats::Format::Npz) {
+        let reason = "an .npz is written with one member: name it with --member NAME".to_string();
+        return Err(npy_core::Error::from(npy_core::ErrorKind::Usage { reason }).writing(output));
+    }
+    let mut options = FileOptions::new().read(read.clone()).convert(convert);
+    if let Some(m) = &opts.member {
+        options = options.member(m.clone());
+    }
+    if let Some(c) = opts.compression {
+        if formats::Format::of(output)? != formats::Format::Parquet {
+            return Err(npy_core::ErrorKind::Usage {
+                reason: format!(
+                    "--compression is for Parquet output, and '{}' is not a .parquet file",
+                    output.display()
+                ),
+            }
+            .into());
+        }
+        options = options.compression(match c {
+            Compression::Snappy => ParquetCompression::Snappy,
+            Compression::Zstd => ParquetCompression::Zstd,
+            Compression::Lz4 => ParquetCompression::Lz4,
+            Compression::Gzip => ParquetCompression::Gzip,
+            Compression::None => ParquetCompression::None,
+        });
+    }
+    let size = std::fs::metadata(input).map(|m| m.len()).unwrap_or(0);
+    let bar = crate::progress::bytes(size, "convert");
+    let result = formats::convert(input, output, &options, &mut |p| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.bytes);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    result.map(|_| ())
+}

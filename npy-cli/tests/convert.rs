@@ -1,0 +1,221 @@
+//! `npy convert`: every fixture and corpus `.npy` to Arrow IPC and Parquet and back, byte
+//! for byte; `.npz` members in and out; errors name the file; failures leave nothing;
+//! memory stays bounded (a 128 MiB file through each format under 64 MB of resident
+//! memory, stderr not a terminal).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+#[path = "support/rss.rs"]
+mod rss;
+
+fn npy(args: &[&Path]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_npy")).arg("convert").args(args).output().expect("run npy")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every `.npy` under `dir`, sorted.
+fn npy_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "npy") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn is_object(path: &Path) -> bool {
+    let mut o = npy_core::ReadOptions::new();
+    o.max_header_size(1 << 20);
+    o.open_path(path).is_ok_and(|r| r.header().dtype.has_object())
+}
+
+/// Whether a file's header is the one `np.save` writes for it (see npy-arrow's
+/// `tests/fixtures.rs`): legacy headers come back as `np.save` writes them.
+fn canonical_header(bytes: &[u8]) -> bool {
+    let r = npy_core::ReadOptions::new().max_header_size(1 << 20).open(bytes).unwrap();
+    let (_, head) = r.header().encode(Some(r.version())).unwrap();
+    bytes.starts_with(&head)
+}
+
+/// Whether two files hold the same header values and data.
+fn same_data(a: &[u8], b: &[u8]) -> bool {
+    let mut o = npy_core::ReadOptions::new();
+    o.max_header_size(1 << 20);
+    let (ra, rb) = (o.open(a).unwrap(), o.open(b).unwrap());
+    ra.header() == rb.header() && a[ra.data_offset()..] == b[rb.data_offset()..]
+}
+
+/// Converts `file` to `.arrow` and `.parquet` (`--residue`) in `dir` and back; returns
+/// whether it came back byte for byte (`Ok(true)`), as np.save would write its header
+/// (`Ok(false)`), or the error.
+fn round_trip(file: &Path, dir: &Path) -> Result<bool, String> {
+    let original = std::fs::read(file).unwrap();
+    let mut exact = true;
+    for ext in ["arrow", "parquet"] {
+        let (mid, back) = (dir.join(format!("mid.{ext}")), dir.join("back.npy"));
+        let mut args: Vec<&Path> = vec![file, &mid, Path::new("--residue"), Path::new("--max-header-size=1048576")];
+        let mut out = npy(&args);
+        if !out.status.success() && text(&out.stderr).contains("Date32") {
+            args.push(Path::new("--days-as-int64"));
+            out = npy(&args);
+        }
+        if !out.status.success() {
+            return Err(format!("to {ext}: {}", text(&out.stderr)));
+        }
+        let out = npy(&[&mid, &back, Path::new("--max-header-size=1048576")]);
+        if !out.status.success() {
+            return Err(format!("from {ext}: {}", text(&out.stderr)));
+        }
+        let got = std::fs::read(&back).unwrap();
+        if got != original {
+            if canonical_header(&original) || !same_data(&got, &original) {
+                return Err(format!("via {ext}: not the same file"));
+            }
+            exact = false;
+        }
+    }
+    Ok(exact)
+}
+
+#[test]
+fn every_fixture_converts_to_arrow_and_parquet_and_back_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut done = 0;
+    for file in npy_files(&root().join("tests/data")) {
+        if is_object(&file) {
+            continue;
+        }
+        assert_eq!(round_trip(&file, dir.path()), Ok(true), "{}", file.display());
+        done += 1;
+    }
+    assert!(done >= 90, "only {done} fixtures");
+}
+
+#[test]
+fn the_public_corpus_converts_to_arrow_and_parquet_and_back() {
+    let corpus = root().join("../shared/corpus/public");
+    if !corpus.is_dir() {
+        assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", corpus.display());
+        eprintln!("note: {} is absent; corpus conversions skipped", corpus.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut exact, mut legacy, mut failed) = (0, 0, Vec::new());
+    for file in npy_files(&corpus) {
+        if is_object(&file) {
+            continue;
+        }
+        match round_trip(&file, dir.path()) {
+            Ok(true) => exact += 1,
+            Ok(false) => legacy += 1,
+            // Lone surrogates and code points past U+10FFFF: refused until the residue
+            // column carries them.
+            Err(e) if file.ends_with("exotic/unicode_invalid_codepoints.npy") => {
+                assert!(e.contains("not a valid char") && e.contains("unicode_invalid_codepoints.npy"), "{e}");
+            }
+            Err(e) => failed.push(format!("{}: {e}", file.display())),
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert_eq!(legacy, 3, "legacy headers");
+    assert!(exact >= 100, "only {exact} corpus files");
+}
+
+#[test]
+fn npz_members_go_in_and_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("tests/data/record/trace_aligned.npy");
+    let npz = dir.path().join("a.npz");
+    let out = npy(&[&src, &npz, Path::new("--member"), Path::new("trace")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut r = npy_core::npz::Reader::open(&npz).unwrap();
+    assert_eq!(r.names(), ["trace"]);
+    let mut member = Vec::new();
+    std::io::Read::read_to_end(&mut r.raw("trace").unwrap(), &mut member).unwrap();
+    assert!(member == std::fs::read(&src).unwrap());
+    // Back, naming the member and not (an archive of one).
+    for args in [vec![Path::new("--member"), Path::new("trace.npy")], vec![]] {
+        let pq = dir.path().join("a.parquet");
+        let mut all: Vec<&Path> = vec![&npz, &pq];
+        all.extend(&args);
+        let out = npy(&all);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let back = dir.path().join("back.npy");
+        assert!(npy(&[&pq, &back]).status.success());
+        assert!(std::fs::read(&back).unwrap() == std::fs::read(&src).unwrap());
+    }
+}
+
+#[test]
+fn errors_name_the_file_and_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let days = root().join("tests/data/datetime/le_M8_D.npy");
+    for ext in ["arrow", "parquet", "npy"] {
+        let out_path = dir.path().join(format!("out.{ext}"));
+        let out = npy(&[&days, &out_path, Path::new("--batch-rows"), Path::new("1")]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = text(&out.stderr);
+        assert!(err.starts_with(&format!("error: reading '{}'", days.display())) && err.contains("Date32"), "{err}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{ext}");
+    }
+    let bad = dir.path().join("bad.parquet");
+    std::fs::write(&bad, b"PAR1 but not really").unwrap();
+    let out = npy(&[&bad, &dir.path().join("x.npy")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with(&format!("error: reading '{}': ", bad.display())), "{}", text(&out.stderr));
+    let out = npy(&[&bad, &dir.path().join("x.csv")]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = npy(&[&days, &dir.path().join("x.arrow"), Path::new("--compression"), Path::new("zstd")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let out = npy(&[&days, &dir.path().join("x.arrow"), Path::new("--member"), Path::new("m")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let npz = dir.path().join("x.npz");
+    let out = npy(&[&days, &npz]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("writing '{}'", npz.display())) && text(&out.stderr).contains("--member")
+    );
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["bad.parquet"]);
+}
+
+#[test]
+fn a_large_file_converts_in_bounded_memory() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let input = dir.path().join("big.npy");
+    rss::zeros_npy(&input, 128 << 20);
+    // An .npz member is spooled through a temporary file both ways, never held.
+    for ext in ["arrow", "parquet", "npz"] {
+        let mid = dir.path().join(format!("big.{ext}"));
+        let back = dir.path().join("back.npy");
+        for (from, to) in [(&input, &mid), (&mid, &back)] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_npy"));
+            cmd.arg("convert").arg(from).arg(to).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+            if ext == "npz" {
+                cmd.args(["--member", "big"]);
+            }
+            let peak = rss::peak_rss(&mut cmd);
+            eprintln!("npy convert to {}: peak resident memory {} KiB", to.display(), peak.bytes >> 10);
+            assert!(peak.status.success() && peak.samples > 0, "{}", to.display());
+            assert!(peak.bytes < 64 << 20, "{}: {} MB", to.display(), peak.bytes >> 20);
+        }
+        assert!(std::fs::read(&back).unwrap() == std::fs::read(&input).unwrap(), "via {ext}");
+        std::fs::remove_file(&back).unwrap();
+    }
+}
