@@ -32,14 +32,22 @@ The `numpy.residue` column (padding and b1 bytes) is not compared. Then converts
 file whose header is not the one np.save writes (legacy spellings) must come back with
 np.save's header and the same data.
 
-Prints each failure (file, format, column), then `N files checked (M with legacy headers)`
-(`, K failed` if any did); exits 1 on any failure, or when no file was found.
+Every .npz without object members is converted whole (`NPY convert A.npz WORK/t.arrow
+--residue`, and to Parquet): a table of one column per member, each holding NumPy's
+values of that member as above (a record member a struct of its fields); converted back,
+an archive of the same members byte for byte. An archive whose members differ in length
+must be refused, and NumPy must agree that they do.
+
+Prints each failure (file, format, column), then `N files checked (M with legacy headers),
+A archives (R refused: ...)` (`, K failed` if any did); exits 1 on any failure, or when no
+file was found.
 """
 
 import io
 import subprocess
 import sys
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -312,6 +320,60 @@ def check_file(npy, path, work):
     return exact
 
 
+def member_table(col, arr):
+    """A member's column as the table its array alone would make (see check_table): a
+    record member's struct as one column per field, else one column, `values`."""
+    if arr.dtype.names is not None and arr.ndim <= 1:
+        return pa.Table.from_batches([pa.RecordBatch.from_struct_array(col)])
+    return pa.table({"values": col})
+
+
+def archive_members(path):
+    """The raw bytes of each member of an archive, by name (without `.npy`)."""
+    with zipfile.ZipFile(path) as zf:
+        return {n[:-4] if n.endswith(".npy") else n: zf.read(n) for n in zf.namelist()}
+
+
+def check_archive(npy, path, work):
+    """An archive as one table (a column per member): pyarrow reads each member's values
+    in its column, and the table converts back to an archive of the same members, byte
+    for byte. Returns False when npy refuses it because its members differ in length,
+    which NumPy confirms."""
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    for ext, read in (("arrow", lambda p: pa.ipc.open_file(p).read_all()), ("parquet", pq.read_table)):
+        mid, back = work / ("t." + ext), work / "back.npz"
+        for p in (mid, back):
+            p.unlink(missing_ok=True)
+        out = run(npy, path, mid, "--residue")
+        if out.returncode != 0:
+            lengths = {a.shape[0] if a.ndim else 1 for a in arrays.values()}
+            if b"rows, where member" in out.stderr and len(lengths) > 1:
+                return False
+            raise Bad("npy convert to %s: exit %d: %s" % (ext, out.returncode, out.stderr.decode(errors="replace").strip()))
+        table = read(str(mid))
+        names = [n for n in table.column_names if not n.startswith(RESIDUE)]
+        if names != list(arrays):
+            raise Bad("%s: columns %s, NumPy's members %s" % (ext, names, list(arrays)))
+        for name, arr in arrays.items():
+            check_table(member_table(table.column(name).combine_chunks(), arr), arr, "%s member %r" % (ext, name))
+        convert(npy, mid, back)
+        if archive_members(back) != archive_members(path):
+            raise Bad("%s: converted back, the members are not the same" % ext)
+    return True
+
+
+def npz_files(root):
+    for p in sorted(Path(root).rglob("*.npz")):
+        with np.load(p, allow_pickle=False) as npz:
+            try:
+                if any(npz[name].dtype.hasobject for name in npz.files):
+                    continue
+            except ValueError:  # object members: no Arrow form
+                continue
+        yield p
+
+
 def npy_files(root):
     for p in sorted(Path(root).rglob("*.npy")):
         try:
@@ -333,7 +395,7 @@ def main(argv):
         return 2
     npy, work, roots = Path(argv[1]), Path(argv[2]), argv[3:]
     work.mkdir(parents=True, exist_ok=True)
-    checked = legacy = 0
+    checked = legacy = archives = ragged = 0
     failed = []
     for root in roots:
         for path in npy_files(root):
@@ -347,7 +409,23 @@ def main(argv):
             except Exception as e:  # pyarrow or NumPy refusing: a failure of this file
                 failed.append(path)
                 print("FAIL %s: %s: %s" % (path, type(e).__name__, e))
-    summary = "%d files checked (%d with legacy headers)" % (checked, legacy)
+        for path in npz_files(root):
+            archives += 1
+            try:
+                if not check_archive(npy, path, work):
+                    ragged += 1
+            except Bad as e:
+                failed.append(path)
+                print("FAIL %s: %s" % (path, e))
+            except Exception as e:
+                failed.append(path)
+                print("FAIL %s: %s: %s" % (path, type(e).__name__, e))
+    summary = "%d files checked (%d with legacy headers), %d archives (%d refused: members of different lengths)" % (
+        checked,
+        legacy,
+        archives,
+        ragged,
+    )
     if failed:
         summary += ", %d failed" % len(failed)
     print(summary)

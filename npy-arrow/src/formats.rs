@@ -11,12 +11,12 @@
 //! or `b1` bytes may hold anything).
 //!
 //! - `.npy`: [`BatchReader::open`] and [`BatchFileWriter`].
-//! - `.npz` with a member name ([`FileOptions::member`]): that member, spooled through a
-//!   temporary file with no name beside the archive (the member is inflated once, never
-//!   held in memory); an
-//!   archive of one member needs no name. Written, an archive of that one member (stored,
-//!   as `np.savez`). A whole archive as one table, one column per member, is not here yet:
-//!   an archive of several members needs a member name.
+//! - `.npz`: the whole archive as one table, one column per member
+//!   ([`NpzBatchReader`], [`NpzBatchWriter`]: members must share their first dim; each
+//!   member's header in its field's metadata, so members come back byte for byte). With a
+//!   member name ([`FileOptions::member`]): that member as a `.npy` file, streamed from a
+//!   handle of its own (inflated as it goes); written, an archive of that one member
+//!   (stored, as `np.savez`), spooled through a temporary file with no name beside it.
 //! - `.arrow`, `.feather`: the Arrow IPC *file* format (not the stream format), batch by
 //!   batch, as written.
 //! - `.parquet`: batches of the options' row count; written with Snappy by default (as
@@ -40,7 +40,7 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, BufWriter, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -54,7 +54,7 @@ use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
 use crate::schema::DESCR_KEY;
-use crate::{BatchFileWriter, BatchReader, BatchWriter, ConvertOptions};
+use crate::{BatchFileWriter, BatchReader, BatchWriter, ConvertOptions, NpzBatchReader, NpzBatchWriter};
 
 /// Data per Parquet row group by default: 128 MiB (as Parquet's usual block size), however
 /// many rows that is.
@@ -184,8 +184,8 @@ impl FileOptions {
         self
     }
 
-    /// The `.npz` member to read or write (`x` or `x.npy`). Default: none (an input archive
-    /// of one member gives that member).
+    /// The `.npz` member to read or write (`x` or `x.npy`), as a `.npy` file. Default: none
+    /// (the whole archive, a column per member).
     pub fn member(mut self, name: impl Into<String>) -> Self {
         self.member = Some(name.into());
         self
@@ -232,8 +232,9 @@ impl fmt::Debug for Input {
 /// path (and the member).
 ///
 /// # Errors
-/// [`ErrorKind::Usage`] for an unknown extension, an archive of several members without
-/// [`FileOptions::member`] (which only `.npz` files heed), and for object arrays; errors of
+/// [`ErrorKind::Usage`] for an unknown extension and for [`FileOptions::member`] on a file
+/// that is not an `.npz`; [`ErrorKind::Npz`] for an archive whose members differ in length
+/// (read them one at a time); [`ErrorKind::UnsupportedDtype`] for object arrays; errors of
 /// opening and reading the file (an IPC or Parquet file that does not parse is an
 /// [`ErrorKind::Io`] of kind `InvalidData`).
 ///
@@ -282,22 +283,13 @@ fn batches_of_npy<R: io::Read + Send + 'static>(
     Ok(Input { reader: Box::new(reader), bytes: file_len(path)?, rows: Some(rows), batches: None })
 }
 
-/// A whole archive: one member when it has one; a table of its members is not supported
-/// yet.
+/// A whole archive as one table, a column per member ([`NpzBatchReader`]).
 fn open_archive(path: &Path, options: &FileOptions) -> Result<Input> {
-    let archive = npz_reader(path, options)?;
-    match archive.names() {
-        [only] => {
-            let only = only.clone();
-            drop(archive);
-            open_member(path, &only, options)
-        }
-        names => Err(usage(format!(
-            "an archive of {} members converts one at a time: name the member ({})",
-            names.len(),
-            names.join(", ")
-        ))),
-    }
+    let mut archive = npy_core::npz::ReaderOptions::new();
+    archive.read_options(options.read.clone());
+    let reader = NpzBatchReader::open_with(path, None, &archive, &options.convert)?;
+    let rows = reader.remaining_rows() as u64;
+    Ok(Input { reader: Box::new(reader), bytes: file_len(path)?, rows: Some(rows), batches: None })
 }
 
 fn npz_reader(path: &Path, options: &FileOptions) -> Result<npy_core::npz::Reader<BufReader<File>>> {
@@ -306,23 +298,16 @@ fn npz_reader(path: &Path, options: &FileOptions) -> Result<npy_core::npz::Reade
     o.open_path(path)
 }
 
-/// One member of an archive: inflated once into a temporary file that has no name (see
-/// [`spool_file`]), and read from there, so that the batches own their
-/// source and memory stays bounded.
+/// One member of an archive, streamed (inflated as it goes) from a handle of its own
+/// ([`npy_core::npz::Reader::npy_from`]), so that the batches own their source.
 fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<Input> {
-    let mut archive = npz_reader(path, options)?;
+    let archive = npz_reader(path, options)?;
     let name = member.strip_suffix(".npy").unwrap_or(member);
-    let mut raw = archive.raw(name)?;
-    let mut spool = spool_file(path)?;
-    let mut out = BufWriter::with_capacity(1 << 20, &mut spool);
-    io::copy(&mut raw, &mut out).map_err(Error::from)?;
-    out.flush()?;
-    drop(out);
-    spool.seek(SeekFrom::Start(0))?;
-    let located = |e: Error| e.in_member(&format!("{name}.npy"));
-    let reader = options.read.open(BufReader::with_capacity(1 << 20, spool)).map_err(located)?;
-    let mut input = batches_of_npy(reader, path, options).map_err(located)?;
-    input.reader = Box::new(Located { inner: input.reader, member: format!("{name}.npy") });
+    let source = BufReader::with_capacity(1 << 20, File::open(path)?);
+    let reader = archive.npy_from(name, source)?;
+    let member = format!("{name}.npy");
+    let mut input = batches_of_npy(reader, path, options).map_err(|e| e.in_member(&member))?;
+    input.reader = Box::new(Located { inner: input.reader, member });
     Ok(input)
 }
 
@@ -609,6 +594,8 @@ pub struct Sink {
 
 enum To {
     Npy(BatchFileWriter),
+    /// A whole archive, a member per column.
+    Archive(Box<NpzBatchWriter>),
     Member {
         archive: Box<npy_core::npz::FileWriter>,
         member: String,
@@ -628,6 +615,7 @@ impl fmt::Debug for To {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             To::Npy(_) => "Npy",
+            To::Archive(_) => "Npz",
             To::Member { .. } => "NpzMember",
             To::Ipc(_) => "Ipc",
             To::Parquet { .. } => "Parquet",
@@ -639,9 +627,9 @@ impl Sink {
     /// Starts a file at `path` for batches of `schema`, its format by the extension.
     ///
     /// # Errors
-    /// [`ErrorKind::Usage`] for an unknown extension, and for `.npz` without
-    /// [`FileOptions::member`] (which only `.npz` files heed); as
-    /// [`BatchWriter::new`] for `.npy` and `.npz`; when the file cannot be created.
+    /// [`ErrorKind::Usage`] for an unknown extension; as [`BatchWriter::new`] for `.npy`
+    /// and `.npz` members, [`NpzBatchWriter::create`] for whole archives; when the file
+    /// cannot be created.
     pub fn create(path: impl AsRef<Path>, schema: SchemaRef, options: &FileOptions) -> Result<Sink> {
         let path = path.as_ref();
         let start = || -> Result<To> {
@@ -654,9 +642,7 @@ impl Sink {
                     let spool = BatchWriter::new(BufWriter::with_capacity(1 << 20, spool), schema)?;
                     To::Member { archive, member: format!("{name}.npy"), spool }
                 }
-                (Format::Npz, None) => {
-                    return Err(usage("name the member to write into the archive".into()));
-                }
+                (Format::Npz, None) => To::Archive(Box::new(NpzBatchWriter::create(path, schema)?)),
                 (Format::Npy, _) => To::Npy(BatchFileWriter::create(path, schema)?),
                 (Format::Ipc, _) => {
                     let out = BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?);
@@ -688,6 +674,7 @@ impl Sink {
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let written = match &mut self.to {
             To::Npy(w) => w.write(batch),
+            To::Archive(w) => w.write(batch),
             To::Member { spool, member, .. } => spool.write(batch).map_err(|e| e.in_member(member)),
             To::Ipc(w) => w.write(batch).map_err(|e| from_arrow(e, "writing")),
             To::Parquet { writer, stored: None, .. } => writer.write(batch).map_err(from_parquet),
@@ -716,6 +703,7 @@ impl Sink {
         let finish = || -> Result<()> {
             match self.to {
                 To::Npy(w) => w.finish(),
+                To::Archive(w) => w.finish(),
                 To::Member { mut archive, member, spool } => {
                     let buffered = spool.finish().map_err(|e| e.in_member(&member))?;
                     let mut file = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;

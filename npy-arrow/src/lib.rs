@@ -39,9 +39,9 @@
 #![warn(missing_docs)]
 
 mod convert;
-pub mod npz;
 #[cfg(feature = "formats")]
 pub mod formats;
+pub mod npz;
 mod pos;
 pub mod read;
 pub mod schema;

@@ -21,8 +21,11 @@ metadata, so that a file converted to Arrow or Parquet and back is the same file
 --residue, byte for byte whatever its padding and b1 bytes hold. A table made elsewhere
 becomes the natural packed NumPy dtype of its columns.
 
-An .npz in or out is one member (--member; an input archive of one member needs none).
-Object arrays cannot be converted.";
+A whole .npz is a table of one column per member, as np.savez(path, **columns) makes
+(members must share their first dim; each member's header kept in its field's metadata, so
+an archive converted to Arrow or Parquet and back has the same members); a table written
+to an .npz has a member per column. --member NAME reads or writes one member instead, as a
+.npy file. Object arrays cannot be converted.";
 
 /// Parquet compression, as `--compression` spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -55,10 +58,6 @@ pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> R
     let mut convert = ConvertOptions::new().residue(opts.residue).days_as_int64(opts.days_as_int64);
     if let Some(rows) = opts.batch_rows {
         convert = convert.batch_rows(rows);
-    }
-    if opts.member.is_none() && formats::Format::of(output).is_ok_and(|f| f == formats::Format::Npz) {
-        let reason = "an .npz is written with one member: name it with --member NAME".to_string();
-        return Err(npy_core::Error::from(npy_core::ErrorKind::Usage { reason }).writing(output));
     }
     let mut options = FileOptions::new().read(read.clone()).convert(convert);
     if let Some(m) = &opts.member {

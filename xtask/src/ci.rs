@@ -36,7 +36,9 @@
 //!     and `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
 //!     `pyarrow.parquet.read_table`) and compares every column with `np.load`'s values, then
 //!     converts each back and compares the bytes (legacy headers come back as `np.save`
-//!     writes them, with the same data)
+//!     writes them, with the same data); and every non-object `.npz` as one table (a column
+//!     per member: NumPy's values of each member, the same members back), or refused when
+//!     NumPy agrees its members differ in length
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -466,7 +468,8 @@ fn dump_check(ci: &mut Ci) -> Result<()> {
 
 /// `xtask/arrow_check.py`: every non-object `.npy` of the corpus and of `tests/data`,
 /// converted by the release `npy` to an Arrow IPC file and to Parquet, holds NumPy's values
-/// as pyarrow reads them, and converts back to the same file. Its files go to
+/// as pyarrow reads them, and converts back to the same file; every non-object `.npz`
+/// likewise as a table of its members. Its files go to
 /// `target/xtask/arrow-check`.
 fn arrow_check(ci: &mut Ci) -> Result<()> {
     let corpus = project::root().join("..").join("shared").join("corpus").join("public");
