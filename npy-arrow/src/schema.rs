@@ -82,7 +82,8 @@ pub(crate) enum Leaf {
     Bytes,
     /// `U n`: Utf8, trailing NULs stripped.
     Text,
-    /// `V n`, long doubles: FixedSizeBinary, the bytes as stored.
+    /// `V n`: FixedSizeBinary, the bytes as stored; long doubles: FixedSizeBinary of their
+    /// bytes in native byte order (a big-endian file's swapped), each part's for complex.
     Raw,
 }
 

@@ -685,3 +685,27 @@ fn text_nested_in_a_struct_made_elsewhere_gets_the_width_of_its_column() {
     assert_eq!(names, ["Ann", "Benedikt"]);
     assert_eq!(station.column(1).as_binary::<i32>().value(1), b"xyz");
 }
+
+#[test]
+fn int64_columns_stand_for_datetimes_when_the_metadata_has_their_unit() {
+    // What pyarrow gives for a Parquet datetime64[s] column: the counts as int64.
+    let file = "datetime/le_M8_s.npy";
+    let bytes = std::fs::read(data_dir().join(file)).unwrap();
+    let (schema, b) = batches(&bytes, &ConvertOptions::new()).unwrap();
+    let field = schema.field(0).clone().with_data_type(DataType::Int64);
+    let ints = Arc::new(Schema::new_with_metadata(vec![field], schema.metadata().clone()));
+    let b: Vec<RecordBatch> = b
+        .iter()
+        .map(|b| {
+            let counts = arrow_cast_free_int64(b.column(0));
+            RecordBatch::try_new(ints.clone(), vec![counts]).unwrap()
+        })
+        .collect();
+    assert!(write(ints, &b).unwrap() == bytes);
+}
+
+/// An Int64 array of a time array's counts, nulls kept.
+fn arrow_cast_free_int64(a: &ArrayRef) -> ArrayRef {
+    let data = a.to_data().into_builder().data_type(DataType::Int64).build().unwrap();
+    arrow_array::make_array(data)
+}
