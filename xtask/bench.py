@@ -73,8 +73,7 @@ the flattened values.
   np_load_pa_parquet   np.load(traces_packed.npy), to_arrow, pq.write_table: end to end
   npy_convert_parquet  `NPY convert traces_packed.npy out.parquet` as a process, end to end
 
-When NPY has no `convert` command (`NPY convert --help` fails), npy_convert_parquet is not
-measured (said on stderr; the report shows n/a); when it has one, any failure is an error.
+Any failure of `NPY convert` is an error.
 """
 
 import os
@@ -363,10 +362,7 @@ def arrow(directory, n, repeat, npy):
     del npy_table
     print(f"  pyarrow's tables of both files hold the values of npy's batches ({n} rows)", file=sys.stderr, flush=True)
 
-    # `npy convert`: checked fully once, untimed; when the command is missing, not measured.
-    has_convert = subprocess.run([npy, "convert", "--help"], stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL).returncode == 0
-
+    # `npy convert`: checked fully once, untimed.
     def convert():
         done = subprocess.run([npy, "convert", paths["packed"][0], npy_out], stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
@@ -374,16 +370,12 @@ def arrow(directory, n, repeat, npy):
             raise SystemExit(f"`{npy} convert {paths['packed'][0]} {npy_out}` failed "
                              f"(exit {done.returncode}): {done.stderr.strip()}")
 
-    if has_convert:
-        remove(npy_out)
-        convert()
-        same_values(pq.read_table(npy_out), tables["packed"], f"{npy_out} (npy convert) read by pyarrow",
-                    exact_types=False)
-        remove(npy_out)
-        print("  npy convert's Parquet file, read by pyarrow, holds pyarrow's table", file=sys.stderr, flush=True)
-    else:
-        print(f"  warning: {npy} has no `convert` command: npy_convert_parquet is not measured",
-              file=sys.stderr, flush=True)
+    remove(npy_out)
+    convert()
+    same_values(pq.read_table(npy_out), tables["packed"], f"{npy_out} (npy convert) read by pyarrow",
+                exact_types=False)
+    remove(npy_out)
+    print("  npy convert's Parquet file, read by pyarrow, holds pyarrow's table", file=sys.stderr, flush=True)
     table = tables["packed"]
     del tables
 
@@ -431,9 +423,8 @@ def arrow(directory, n, repeat, npy):
     del data
     parquet = [("pa_parquet", packed, to_parquet(lambda: pq.write_table(table, pa_out), pa_out)),
                ("np_load_pa_parquet", packed,
-                to_parquet(lambda: pq.write_table(to_arrow(np.load(paths["packed"][0])), pa_out), pa_out))]
-    if has_convert:
-        parquet.append(("npy_convert_parquet", packed, to_parquet(convert, npy_out)))
+                to_parquet(lambda: pq.write_table(to_arrow(np.load(paths["packed"][0])), pa_out), pa_out)),
+               ("npy_convert_parquet", packed, to_parquet(convert, npy_out))]
     rounds(parquet, repeat, hot)
 
 

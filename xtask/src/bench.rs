@@ -50,8 +50,7 @@
 //!      `pyarrow.parquet.write_table` (snappy) of the table alone and after `np.load` and the
 //!      conversion (end to end), and `npy convert traces_packed.npy out.parquet` run as a
 //!      process (end to end), whose Parquet file pyarrow must read back as its own table
-//!      (checked once). A `npy` built without the `convert` command leaves that row
-//!      unmeasured (said on stderr, n/a in the report); a failing one is an error.
+//!      (checked once); a failing one is an error.
 //!
 //!   The goals: npy's conversion alone at least as fast as pyarrow's (the words,
 //!   like for like: an array in memory to Arrow data in memory); npy's file → batches at
