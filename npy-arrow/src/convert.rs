@@ -65,8 +65,10 @@ pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place, gathered
 /// The fixed-width values of a chunk's columns (bools and dates aside), gathered column by
 /// column into one allocation before any array is made: one set of huge pages, faulted in
 /// on a second CPU as it fills ([`ZeroedBytes::fill_with`]), where a buffer per column
-/// would fault in small pages. The arrays are slices of it (so a column kept alone keeps
-/// its batch's allocation alive), taken by [`decode`] in the order they were gathered.
+/// would fault in small pages (12% faster for Simon's traces). The arrays are slices of
+/// it, as Arrow IPC readers slice a batch's body: a column kept alone keeps its batch's
+/// allocation alive, and `get_array_memory_size` counts that allocation for each column
+/// (`get_slice_memory_size` gives each column's own bytes).
 #[derive(Debug)]
 pub(crate) struct Gathered {
     buffer: Buffer,

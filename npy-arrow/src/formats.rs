@@ -20,8 +20,10 @@
 //! - `.arrow`, `.feather`: the Arrow IPC *file* format (not the stream format), batch by
 //!   batch, as written.
 //! - `.parquet`: batches of the options' row count; written with Snappy by default (as
-//!   pyarrow), row groups of about [`DEFAULT_ROW_GROUP_BYTES`] of data (so memory stays
-//!   bounded whatever the rows' width).
+//!   pyarrow), row groups of about [`DEFAULT_ROW_GROUP_BYTES`] of data, each encoded on a
+//!   worker thread, up to one per CPU (at most 4) at once while the next is gathered:
+//!   memory stays bounded whatever the file's size or the rows' width (about
+//!   `(1 + 2 × workers) ×` the row group size).
 //!
 //! # Examples
 //! ```
@@ -49,16 +51,17 @@ use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
 use npy_core::atomic::AtomicFile;
 use npy_core::{Error, ErrorKind, ReadOptions, Result};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ArrowWriter;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
+use crate::parquet_write::ParquetWriter;
 use crate::schema::DESCR_KEY;
 use crate::{BatchFileWriter, BatchReader, BatchWriter, ConvertOptions, NpzBatchReader, NpzBatchWriter};
 
-/// Data per Parquet row group by default: 128 MiB (as Parquet's usual block size), however
-/// many rows that is.
-pub const DEFAULT_ROW_GROUP_BYTES: usize = 128 << 20;
+/// Arrow data per Parquet row group by default: 64 MiB, however many rows that is. Row
+/// groups are encoded on worker threads, several at once, so a write holds a few of them
+/// (see [`Sink`]).
+pub const DEFAULT_ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// The file formats, by extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -603,7 +606,7 @@ enum To {
     },
     Ipc(arrow_ipc::writer::FileWriter<BufWriter<AtomicFile>>),
     Parquet {
-        writer: Box<ArrowWriter<BufWriter<AtomicFile>>>,
+        writer: Box<ParquetWriter<BufWriter<AtomicFile>>>,
         /// The schema as stored, when Parquet needs another ([`parquet_schema`]).
         stored: Option<SchemaRef>,
         /// Whether the schema has no columns (the rows are then counted in [`ROWS_KEY`]).
@@ -649,16 +652,12 @@ impl Sink {
                     To::Ipc(arrow_ipc::writer::FileWriter::try_new(out, &schema).map_err(|e| from_arrow(e, "writing"))?)
                 }
                 (Format::Parquet, _) => {
-                    let props = WriterProperties::builder()
-                        .set_compression(options.compression.codec())
-                        .set_max_row_group_row_count(None)
-                        .set_max_row_group_bytes(Some(options.row_group_bytes.unwrap_or(DEFAULT_ROW_GROUP_BYTES)))
-                        .build();
+                    let props = WriterProperties::builder().set_compression(options.compression.codec()).build();
                     let stored = parquet_schema(&schema);
                     let no_columns = schema.fields().is_empty();
                     let out = BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?);
-                    let writer = ArrowWriter::try_new(out, stored.clone().unwrap_or(schema), Some(props))
-                        .map_err(from_parquet)?;
+                    let row_group = options.row_group_bytes.unwrap_or(DEFAULT_ROW_GROUP_BYTES);
+                    let writer = ParquetWriter::new(out, stored.clone().unwrap_or(schema), props, row_group)?;
                     To::Parquet { writer: Box::new(writer), stored, no_columns }
                 }
             })
@@ -677,9 +676,11 @@ impl Sink {
             To::Archive(w) => w.write(batch),
             To::Member { spool, member, .. } => spool.write(batch).map_err(|e| e.in_member(member)),
             To::Ipc(w) => w.write(batch).map_err(|e| from_arrow(e, "writing")),
-            To::Parquet { writer, stored: None, .. } => writer.write(batch).map_err(from_parquet),
+            // A table of no columns: only its rows are counted (see `finish`).
+            To::Parquet { no_columns: true, .. } => Ok(()),
+            To::Parquet { writer, stored: None, .. } => writer.write(batch.clone()),
             To::Parquet { writer, stored: Some(stored), .. } => match with_schema(batch, stored) {
-                Ok(b) => writer.write(&b).map_err(from_parquet),
+                Ok(b) => writer.write(b),
                 Err(e) => Err(from_arrow(e, "writing")),
             },
         };
@@ -723,7 +724,7 @@ impl Sink {
                         let kv = parquet::file::metadata::KeyValue::new(ROWS_KEY.to_string(), rows.to_string());
                         w.append_key_value_metadata(kv);
                     }
-                    let out = w.into_inner().map_err(from_parquet)?;
+                    let out = w.finish()?;
                     out.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(true)
                 }
             }
@@ -808,7 +809,7 @@ fn from_arrow(e: ArrowError, what: &str) -> Error {
 
 /// A Parquet error as npy's: the npy error inside, if it carries one, else an invalid-data
 /// I/O error (its text says "Parquet error: ...").
-fn from_parquet(e: ParquetError) -> Error {
+pub(crate) fn from_parquet(e: ParquetError) -> Error {
     match e {
         ParquetError::External(inner) => match inner.downcast::<Error>() {
             Ok(e) => *e,

@@ -42,6 +42,8 @@ mod convert;
 #[cfg(feature = "formats")]
 pub mod formats;
 pub mod npz;
+#[cfg(feature = "formats")]
+mod parquet_write;
 mod pos;
 pub mod read;
 pub mod schema;

@@ -50,6 +50,7 @@ pub struct Options {
     pub batch_rows: Option<usize>,
     pub days_as_int64: bool,
     pub compression: Option<Compression>,
+    pub row_group_bytes: Option<u64>,
 }
 
 /// Converts `input` to `output` (formats by extension), with a bar on a terminal for large
@@ -63,16 +64,19 @@ pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> R
     if let Some(m) = &opts.member {
         options = options.member(m.clone());
     }
-    if let Some(c) = opts.compression {
+    let parquet_only = |flag: &str| -> Result<()> {
         if formats::Format::of(output)? != formats::Format::Parquet {
-            return Err(npy_core::ErrorKind::Usage {
-                reason: format!(
-                    "--compression is for Parquet output, and '{}' is not a .parquet file",
-                    output.display()
-                ),
-            }
-            .into());
+            let reason = format!("{flag} is for Parquet output, and '{}' is not a .parquet file", output.display());
+            return Err(npy_core::ErrorKind::Usage { reason }.into());
         }
+        Ok(())
+    };
+    if let Some(bytes) = opts.row_group_bytes {
+        parquet_only("--row-group-bytes")?;
+        options = options.row_group_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
+    }
+    if let Some(c) = opts.compression {
+        parquet_only("--compression")?;
         options = options.compression(match c {
             Compression::Snappy => ParquetCompression::Snappy,
             Compression::Zstd => ParquetCompression::Zstd,

@@ -127,12 +127,14 @@ enum Command {
         input: PathBuf,
         /// Where to write (atomically: an existing file is replaced only on success).
         output: PathBuf,
-        /// The .npz member to read or write (an input archive of one member needs none).
+        /// The .npz member to read or write, as a .npy file (default: the whole archive, a
+        /// column per member).
         #[arg(long, value_name = "NAME")]
         member: Option<String>,
-        /// Keep each row's padding and b1 bytes in a `numpy.residue` column, so that the
-        /// file comes back byte for byte whatever they hold (default: tables without it;
-        /// the file comes back with zero padding and b1 bytes 0 or 1).
+        /// Keep each row's padding, b1 bytes and U text that is not valid in a
+        /// `numpy.residue` column, so that the file comes back byte for byte whatever they
+        /// hold (default: tables without it; the file comes back with zero padding and b1
+        /// bytes 0 or 1, and invalid U text is an error).
         #[arg(long)]
         residue: bool,
         /// Rows per batch read from .npy, .npz and Parquet (default: 65536, fewer for rows
@@ -147,6 +149,10 @@ enum Command {
         /// Compression of Parquet output (default: snappy, as pyarrow).
         #[arg(long, value_enum)]
         compression: Option<convert::Compression>,
+        /// Arrow data per row group of Parquet output, in bytes (default: 64 MiB). Row
+        /// groups encode on worker threads, a few at once: memory is a few row groups.
+        #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+        row_group_bytes: Option<u64>,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -227,13 +233,24 @@ fn main() -> ExitCode {
             return check::run(files, &read.options(), check::Options { strict: *strict, quiet: *quiet });
         }
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
-        Command::Convert { input, output, member, residue, batch_rows, days_as_int64, compression, read } => {
+        Command::Convert {
+            input,
+            output,
+            member,
+            residue,
+            batch_rows,
+            days_as_int64,
+            compression,
+            row_group_bytes,
+            read,
+        } => {
             let opts = convert::Options {
                 member: member.clone(),
                 residue: *residue,
                 batch_rows: batch_rows.map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
                 days_as_int64: *days_as_int64,
                 compression: *compression,
+                row_group_bytes: *row_group_bytes,
             };
             convert::run(input, output, &read.options(), &opts)
         }

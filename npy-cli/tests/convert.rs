@@ -220,6 +220,9 @@ fn errors_name_the_file_and_leave_nothing_behind() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let out = npy(&[&days, &dir.path().join("x.arrow"), Path::new("--member"), Path::new("m")]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let out = npy(&[&days, &dir.path().join("x.arrow"), Path::new("--row-group-bytes"), Path::new("1000")]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--row-group-bytes is for Parquet output"), "{}", text(&out.stderr));
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["bad.parquet"]);
 }
@@ -238,6 +241,11 @@ fn a_large_file_converts_in_bounded_memory() {
             cmd.arg("convert").arg(from).arg(to).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
             if ext == "npz" {
                 cmd.args(["--member", "big"]);
+            }
+            if to.extension().is_some_and(|e| e == "parquet") {
+                // Row groups encode a few at once: memory is a few row groups, whatever
+                // the file's size (here 16 of them).
+                cmd.args(["--row-group-bytes", "8388608"]);
             }
             let peak = rss::peak_rss(&mut cmd);
             eprintln!("npy convert to {}: peak resident memory {} KiB", to.display(), peak.bytes >> 10);
