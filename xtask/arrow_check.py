@@ -395,31 +395,27 @@ def main(argv):
         return 2
     npy, work, roots = Path(argv[1]), Path(argv[2]), argv[3:]
     work.mkdir(parents=True, exist_ok=True)
-    checked = legacy = archives = ragged = 0
     failed = []
+
+    def attempt(check, path):
+        """check(npy, path, work), or None (the failure printed and counted)."""
+        try:
+            return check(npy, path, work)
+        except Bad as e:
+            print("FAIL %s: %s" % (path, e))
+        except Exception as e:  # pyarrow or NumPy refusing: a failure of this file
+            print("FAIL %s: %s: %s" % (path, type(e).__name__, e))
+        failed.append(path)
+        return None
+
+    checked = legacy = archives = ragged = 0
     for root in roots:
         for path in npy_files(root):
             checked += 1
-            try:
-                if not check_file(npy, path, work):
-                    legacy += 1
-            except Bad as e:
-                failed.append(path)
-                print("FAIL %s: %s" % (path, e))
-            except Exception as e:  # pyarrow or NumPy refusing: a failure of this file
-                failed.append(path)
-                print("FAIL %s: %s: %s" % (path, type(e).__name__, e))
+            legacy += attempt(check_file, path) is False
         for path in npz_files(root):
             archives += 1
-            try:
-                if not check_archive(npy, path, work):
-                    ragged += 1
-            except Bad as e:
-                failed.append(path)
-                print("FAIL %s: %s" % (path, e))
-            except Exception as e:
-                failed.append(path)
-                print("FAIL %s: %s: %s" % (path, type(e).__name__, e))
+            ragged += attempt(check_archive, path) is False
     summary = "%d files checked (%d with legacy headers), %d archives (%d refused: members of different lengths)" % (
         checked,
         legacy,

@@ -455,13 +455,7 @@ fn roundtrip(ci: &mut Ci) -> Result<()> {
 /// the release `npy` (built by the round trip step; the build here only checks it is up to
 /// date) equals NumPy's values.
 fn dump_check(ci: &mut Ci) -> Result<()> {
-    let corpus = project::root().join("..").join("shared").join("corpus").join("public");
-    if !corpus.is_dir() {
-        return Err(format!("the NumPy corpus is needed for this step, but {} does not exist", corpus.display()));
-    }
-    let python = ci.python()?;
-    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let (corpus, python, npy) = corpus_python_npy(ci)?;
     let script = project::root().join("xtask").join("dump_check.py");
     project::run(Command::new(&python).arg(&script).arg(&npy).arg(&corpus).arg(golden::data_dir()))
 }
@@ -472,6 +466,17 @@ fn dump_check(ci: &mut Ci) -> Result<()> {
 /// likewise as a table of its members. Its files go to
 /// `target/xtask/arrow-check`.
 fn arrow_check(ci: &mut Ci) -> Result<()> {
+    let (corpus, python, npy) = corpus_python_npy(ci)?;
+    let work = project::target_dir().join("xtask").join("arrow-check");
+    project::fresh_dir(&work)?;
+    let script = project::root().join("xtask").join("arrow_check.py");
+    project::run(Command::new(&python).arg(&script).arg(&npy).arg(&work).arg(&corpus).arg(golden::data_dir()))
+}
+
+/// What the Python checks of our files need: the public corpus (an error when it is
+/// missing), the venv's Python, and the release `npy` (built by the round trip step; the
+/// build here only checks it is up to date).
+fn corpus_python_npy(ci: &mut Ci) -> Result<(PathBuf, PathBuf, PathBuf)> {
     let corpus = project::root().join("..").join("shared").join("corpus").join("public");
     if !corpus.is_dir() {
         return Err(format!("the NumPy corpus is needed for this step, but {} does not exist", corpus.display()));
@@ -479,10 +484,7 @@ fn arrow_check(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
     project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
     let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
-    let work = project::target_dir().join("xtask").join("arrow-check");
-    project::fresh_dir(&work)?;
-    let script = project::root().join("xtask").join("arrow_check.py");
-    project::run(Command::new(&python).arg(&script).arg(&npy).arg(&work).arg(&corpus).arg(golden::data_dir()))
+    Ok((corpus, python, npy))
 }
 
 /// Fixtures of `tests/data` the round trip leaves out: object arrays, whose pickles
