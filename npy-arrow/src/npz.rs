@@ -11,7 +11,7 @@
 //! byte.
 //!
 //! With [`ConvertOptions::residue`], a member whose dtype has bytes no column carries
-//! (padding, `b1` bytes) gets a sibling column right after its own, named
+//! (padding, `b1` bytes, `U` text that is not valid) gets a sibling column right after its own, named
 //! [`RESIDUE_PREFIX`] + the member's name (`numpy.residue.x`) and marked with
 //! [`RESIDUE_KEY`], as the [`RESIDUE`] column of a `.npy` file is.
 //!
