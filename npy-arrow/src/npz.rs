@@ -10,9 +10,9 @@
 //! stored ([`COMPRESSION_KEY`]), so that [`NpzBatchWriter`] gives each member back byte for
 //! byte.
 //!
-//! With [`ConvertOptions::residue`], a member whose dtype has bytes no column carries
-//! (padding, `b1` bytes, `U` text that is not valid) gets a sibling column right after its own, named
-//! [`RESIDUE_PREFIX`] + the member's name (`numpy.residue.x`) and marked with
+//! With [`ConvertOptions::residue`], a member whose dtype has bytes no column may carry
+//! (padding, `b1` bytes, `U` text that is not valid) gets a sibling column right after its
+//! own, named [`RESIDUE_PREFIX`] + the member's name (`numpy.residue.x`) and marked with
 //! [`RESIDUE_KEY`], as the [`RESIDUE`] column of a `.npy` file is.
 //!
 //! Both ways stream: members are read side by side, each from its own position in the one
