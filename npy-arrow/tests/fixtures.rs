@@ -709,3 +709,41 @@ fn arrow_cast_free_int64(a: &ArrayRef) -> ArrayRef {
     let data = a.to_data().into_builder().data_type(DataType::Int64).build().unwrap();
     arrow_array::make_array(data)
 }
+
+#[test]
+fn many_rows_convert_block_by_block_to_the_same_values() {
+    // 50,000 packed records of 24 bytes (1.2 MB: several blocks of the gather), a field
+    // big-endian, a subarray, and rows that say which row they are.
+    let n = 50_000usize;
+    let header =
+        npy_core::header::Header::new("[('a', '<i4'), ('b', '>f8'), ('c', '<f4', (3,))]".parse().unwrap(), vec![n]);
+    let (_, head) = header.encode(None).unwrap();
+    let mut file = head;
+    for i in 0..n {
+        file.extend((i as i32).to_le_bytes());
+        file.extend((i as f64 * 0.5).to_be_bytes());
+        for k in 0..3 {
+            file.extend((i as f32 + k as f32 / 4.0).to_le_bytes());
+        }
+    }
+    for rows in [n, 7_777] {
+        let (schema, b) = batches(&file, &ConvertOptions::new().batch_rows(rows)).unwrap();
+        let mut i = 0usize;
+        for batch in &b {
+            let a = batch.column(0).as_primitive::<Int32Type>();
+            let bb = batch.column(1).as_primitive::<Float64Type>();
+            let c = batch.column(2).as_fixed_size_list();
+            let items = c.values().as_primitive::<Float32Type>();
+            for r in 0..batch.num_rows() {
+                assert_eq!(a.value(r), i as i32);
+                assert_eq!(bb.value(r), i as f64 * 0.5);
+                for k in 0..3 {
+                    assert_eq!(items.value((c.offset() + r) * 3 + k), i as f32 + k as f32 / 4.0, "row {i}");
+                }
+                i += 1;
+            }
+        }
+        assert_eq!(i, n);
+        assert!(write(schema, &b).unwrap() == file, "batches of {rows} back");
+    }
+}
