@@ -747,3 +747,15 @@ fn many_rows_convert_block_by_block_to_the_same_values() {
         assert!(write(schema, &b).unwrap() == file, "batches of {rows} back");
     }
 }
+
+#[test]
+fn a_value_that_does_not_fit_is_named_by_its_index_whatever_the_block() {
+    let n = 100_000;
+    let header = npy_core::header::Header::new("<U1".parse().unwrap(), vec![n]);
+    let schema = npy_arrow::schema_of(&header).unwrap();
+    let mut texts = vec!["a"; n];
+    texts[70_001] = "bb";
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(arrow_array::StringArray::from(texts))]).unwrap();
+    let err = write(schema, &[batch.slice(0, 50_000), batch.slice(50_000, 50_000)]).unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::InvalidValue { index: 70_001, .. }), "{err}");
+}
