@@ -147,30 +147,16 @@ impl<W: Write + Seek> BatchWriter<W> {
             }
         };
         let place = Place { first: self.rows * row_elements, itemsize, lossy_text: false };
-        // C-order rows a block of 256 KiB at a time, every column's values of a block before
-        // the next, so that the records written stay in the CPU's cache across the columns.
-        let row_bytes = (row_elements * itemsize).max(1);
-        let block = if state.fortran.is_none() { ((256 << 10) / row_bytes).clamp(1, n.max(1)) } else { n.max(1) };
-        for first in (0..n).step_by(block) {
-            let rows = block.min(n - first);
-            let (pos, sliced) = if rows == n {
-                (pos.clone(), None)
-            } else {
-                let sub = crate::pos::rows(first_row + first, rows, row_elements, itemsize, None);
-                (sub, Some(batch.slice(first, rows)))
-            };
-            let columns = sliced.as_ref().unwrap_or(batch).columns();
-            for ((offset, node), column) in state.layout.columns.iter().zip(columns) {
-                let at = pos.shifted(*offset);
-                match node {
-                    Node::List { item, .. } if state.layout.tensor => {
-                        if column.null_count() > 0 {
-                            return Err(usage("a tensor column has null rows, which a NumPy array cannot hold".into()));
-                        }
-                        convert::encode(item, column.as_fixed_size_list().values().as_ref(), out, &at, place)?;
+        for ((offset, node), column) in state.layout.columns.iter().zip(batch.columns()) {
+            let at = pos.shifted(*offset);
+            match node {
+                Node::List { item, .. } if state.layout.tensor => {
+                    if column.null_count() > 0 {
+                        return Err(usage("a tensor column has null rows, which a NumPy array cannot hold".into()));
                     }
-                    _ => convert::encode(node, column.as_ref(), out, &at, place)?,
+                    convert::encode(item, column.as_fixed_size_list().values().as_ref(), out, &at, place)?;
                 }
+                _ => convert::encode(node, column.as_ref(), out, &at, place)?,
             }
         }
         if let Some(residue) = &state.layout.residue {
