@@ -36,9 +36,10 @@
 //!     and `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
 //!     `pyarrow.parquet.read_table`) and compares every column with `np.load`'s values, then
 //!     converts each back and compares the bytes (legacy headers come back as `np.save`
-//!     writes them, with the same data); and every non-object `.npz` as one table (a column
-//!     per member: NumPy's values of each member, the same members back), or refused when
-//!     NumPy agrees its members differ in length
+//!     writes them, with the same data), also after pyarrow rewrote each file (read and
+//!     written again, as its users save tables); and every non-object `.npz` as one table
+//!     (a column per member: NumPy's values of each member, the same members back), or
+//!     refused when NumPy agrees its members differ in length
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
