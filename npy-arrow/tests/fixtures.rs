@@ -19,6 +19,9 @@ use npy_core::mmap::NpyMap;
 use npy_core::{DynArray, ErrorKind, NpyReader, ReadOptions};
 use serde_json::Value;
 
+#[path = "../../tests/support/corpus.rs"]
+mod corpus;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root")
 }
@@ -517,25 +520,8 @@ fn a_writer_refuses_batches_that_do_not_fit_and_leaves_no_file() {
 
 #[test]
 fn the_public_corpus_converts_to_batches_and_back_byte_for_byte() {
-    let dir = root().join("../shared/corpus/public");
-    if !dir.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
-        eprintln!("note: {} is absent; corpus round trips skipped", dir.display());
-        return;
-    }
-    let mut files = Vec::new();
-    let mut stack = vec![dir];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "npy") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let Some(dir) = corpus::corpus("corpus round trips") else { return };
+    let files = corpus::files_with_extensions(&dir, &["npy"]);
     let (mut done, mut legacy) = (0, 0);
     let mut failed = Vec::new();
     for path in &files {

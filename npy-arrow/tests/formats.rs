@@ -8,25 +8,17 @@ use npy_arrow::formats::{convert, open, FileOptions, Format, ParquetCompression,
 use npy_arrow::ConvertOptions;
 use npy_core::ErrorKind;
 
+#[path = "../../tests/support/corpus.rs"]
+mod corpus;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root")
 }
 
 /// Every non-object `.npy` under `dir`.
 fn npy_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "npy") && !p.to_string_lossy().contains("/object/") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let mut files = corpus::files_with_extensions(dir, &["npy"]);
+    files.retain(|p| !p.to_string_lossy().contains("/object/"));
     files
 }
 

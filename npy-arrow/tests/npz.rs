@@ -21,6 +21,9 @@ use npy_core::{DynArray, ErrorKind};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+#[path = "../../tests/support/corpus.rs"]
+mod corpus;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace root")
 }
@@ -221,27 +224,10 @@ fn the_fixture_archive_of_objects_is_refused_and_its_other_member_reads() {
 
 #[test]
 fn the_public_corpus_archives_read_as_tables_or_member_by_member() {
-    let dir = root().join("../shared/corpus/public");
-    if !dir.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", dir.display());
-        eprintln!("note: {} is absent; corpus archives skipped", dir.display());
-        return;
-    }
+    let Some(dir) = corpus::corpus("corpus archives") else { return };
     let manifest: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
-    let mut files = Vec::new();
-    let mut stack = vec![dir.clone()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "npz") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = corpus::files_with_extensions(&dir, &["npz"]);
     let (mut whole, mut refused, mut members) = (0, 0, 0);
     for path in &files {
         let (w, r, m) = check_numpy_archive(path);
@@ -263,17 +249,14 @@ fn the_public_corpus_archives_read_as_tables_or_member_by_member() {
 
 #[test]
 fn numpys_values_in_a_corpus_table() {
-    let path = root().join("../shared/corpus/public/npz/mixed_positional_keyword.npz");
-    if !path.is_file() {
-        assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus");
-        return;
-    }
+    let Some(dir) = corpus::corpus("corpus tables") else { return };
+    let path = dir.join("npz/mixed_positional_keyword.npz");
     let (schema, b) = all_batches(NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap()).unwrap();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     assert_eq!(names, ["name", "arr_0", "arr_1"], "the archive's order: keywords first");
     assert_eq!(b[0].column(0).as_string::<i32>().iter().flatten().collect::<Vec<_>>(), ["xxxx", "_"]);
     assert_eq!(b[0].column(1).as_primitive::<Int32Type>().values(), &[i32::MIN, i32::MAX]);
-    let one = root().join("../shared/corpus/public/npz/single_0d_stored.npz");
+    let one = dir.join("npz/single_0d_stored.npz");
     let (_, b) = all_batches(NpzBatchReader::open(&one, &ConvertOptions::new()).unwrap()).unwrap();
     assert_eq!((b.len(), b[0].num_rows()), (1, 1), "a 0-d member is one row");
     assert_eq!(b[0].column(0).as_primitive::<Float64Type>().value(0), 3.25);

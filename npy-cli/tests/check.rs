@@ -23,21 +23,6 @@ fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data").join(rel)
 }
 
-/// Every `.npy` and `.npz` file under `dir`, sorted.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(files_under(&path));
-        } else if path.extension().is_some_and(|e| e == "npy" || e == "npz") {
-            out.push(path);
-        }
-    }
-    out.sort();
-    out
-}
-
 /// A copy of fixture `rel` in `dir`, changed by `edit`.
 fn corrupt(dir: &Path, rel: &str, name: &str, edit: impl FnOnce(&mut Vec<u8>)) -> PathBuf {
     let mut bytes = std::fs::read(fixture(rel)).unwrap();
@@ -55,7 +40,7 @@ fn findings(report: &str) -> Vec<&str> {
 
 #[test]
 fn numpy_written_fixtures_pass() {
-    let files = files_under(&fixture(""));
+    let files = corpus::files_with_extensions(&fixture(""), &["npy", "npz"]);
     assert!(files.len() > 100, "{}", files.len());
     let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let (code, report) = check(&refs);
@@ -68,7 +53,7 @@ fn numpy_written_fixtures_pass() {
 #[test]
 fn the_public_corpus_passes_with_two_warnings() {
     let Some(corpus) = corpus::corpus("npy check of the public corpus") else { return };
-    let files = files_under(&corpus);
+    let files = corpus::files_with_extensions(&corpus, &["npy", "npz"]);
     let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let (code, report) = check(&refs);
     let warned: Vec<&str> = findings(&report);

@@ -9,6 +9,9 @@ use std::process::{Command, Output, Stdio};
 #[path = "support/rss.rs"]
 mod rss;
 
+#[path = "../../tests/support/corpus.rs"]
+mod corpus;
+
 fn npy(args: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_npy")).arg("convert").args(args).output().expect("run npy")
 }
@@ -19,24 +22,6 @@ fn text(bytes: &[u8]) -> String {
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// Every `.npy` under `dir`, sorted.
-fn npy_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "npy") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    files
 }
 
 fn is_object(path: &Path) -> bool {
@@ -97,7 +82,7 @@ fn round_trip(file: &Path, dir: &Path) -> Result<bool, String> {
 fn every_fixture_converts_to_arrow_and_parquet_and_back_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let mut done = 0;
-    for file in npy_files(&root().join("tests/data")) {
+    for file in corpus::files_with_extensions(&root().join("tests/data"), &["npy"]) {
         if is_object(&file) {
             continue;
         }
@@ -109,15 +94,10 @@ fn every_fixture_converts_to_arrow_and_parquet_and_back_byte_for_byte() {
 
 #[test]
 fn the_public_corpus_converts_to_arrow_and_parquet_and_back() {
-    let corpus = root().join("../shared/corpus/public");
-    if !corpus.is_dir() {
-        assert!(std::env::var_os("CI").is_none(), "CI needs NumPy's corpus at {}", corpus.display());
-        eprintln!("note: {} is absent; corpus conversions skipped", corpus.display());
-        return;
-    }
+    let Some(corpus) = corpus::corpus("corpus conversions") else { return };
     let dir = tempfile::tempdir().unwrap();
     let (mut exact, mut legacy, mut failed) = (0, 0, Vec::new());
-    for file in npy_files(&corpus) {
+    for file in corpus::files_with_extensions(&corpus, &["npy"]) {
         if is_object(&file) {
             continue;
         }

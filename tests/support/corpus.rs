@@ -12,6 +12,7 @@ use std::sync::Once;
 ///
 /// # Panics
 /// Under `CI` when the corpus is absent.
+#[allow(dead_code)] // not every test binary that includes this file reads the corpus
 pub fn corpus(tests: &str) -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     // The workspace root (the directory with Cargo.lock), from this package or a member.
@@ -28,4 +29,23 @@ pub fn corpus(tests: &str) -> Option<PathBuf> {
         let _ = writeln!(std::io::stderr(), "note: {} is absent; {tests} skipped", dir.display());
     });
     None
+}
+
+/// Every file under `dir` (its subdirectories too) with one of these extensions, sorted.
+#[allow(dead_code)] // not every test binary that includes this file walks a directory
+pub fn files_with_extensions(dir: &Path, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| extensions.iter().any(|e| x == *e)) {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
 }
