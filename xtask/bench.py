@@ -381,23 +381,10 @@ def arrow(directory, n, repeat, npy):
 
     def conversion(kind):
         arr = data[kind]
-
-        def measure():
-            t = time.perf_counter()
-            result = to_arrow(arr)
-            elapsed = time.perf_counter() - t
-            check_table(result)
-            return elapsed
-        return measure
+        return timed(lambda: to_arrow(arr), check_table)
 
     def load_conversion(kind):
-        def measure():
-            t = time.perf_counter()
-            result = to_arrow(np.load(paths[kind][0]))
-            elapsed = time.perf_counter() - t
-            check_table(result)
-            return elapsed
-        return measure
+        return timed(lambda: to_arrow(np.load(paths[kind][0])), check_table)
 
     def to_parquet(write, out):
         def measure():
@@ -426,6 +413,17 @@ def arrow(directory, n, repeat, npy):
                 to_parquet(lambda: pq.write_table(to_arrow(np.load(paths["packed"][0])), pa_out), pa_out)),
                ("npy_convert_parquet", packed, to_parquet(convert, npy_out))]
     rounds(parquet, repeat, hot)
+
+
+def timed(run, check):
+    """A measurement: the time of run() alone; its result checked after the clock stops."""
+    def measure():
+        t = time.perf_counter()
+        result = run()
+        elapsed = time.perf_counter() - t
+        check(result)
+        return elapsed
+    return measure
 
 
 NPZ_ARRAYS = 8
@@ -467,13 +465,7 @@ def npz(directory, n, repeat):
           file=sys.stderr, flush=True)
 
     def timed_read(read):
-        def measure():
-            t = time.perf_counter()
-            arrays = read()
-            elapsed = time.perf_counter() - t
-            check(arrays)
-            return elapsed
-        return measure
+        return timed(read, check)
 
     def timed_write(write, read):
         def measure():
