@@ -212,9 +212,9 @@ pub fn trim_nuls(b: &[u8]) -> &[u8] {
 /// # Errors
 /// [`ScalarError::CodePoint`] naming the first unit that is not a char.
 pub fn ucs4(b: &[u8], order: ByteOrder) -> Result<String, ScalarError> {
-    let end = b.chunks_exact(4).rposition(|c| c != [0; 4]).map_or(0, |i| i + 1);
-    let mut s = String::with_capacity(end);
-    for c in ucs4_chars(&b[..4 * end], order) {
+    let b = trim_nul_units(b);
+    let mut s = String::with_capacity(b.len() / 4);
+    for c in ucs4_chars(b, order) {
         s.push(c?);
     }
     Ok(s)
@@ -234,8 +234,13 @@ pub fn ucs4(b: &[u8], order: ByteOrder) -> Result<String, ScalarError> {
 /// assert!(npy_core::scalar::ucs4(&units, ByteOrder::Little).is_err());
 /// ```
 pub fn ucs4_lossy(b: &[u8], order: ByteOrder) -> String {
+    ucs4_chars(trim_nul_units(b), order).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+}
+
+/// `b`'s UCS-4 code units without the trailing NUL ones.
+fn trim_nul_units(b: &[u8]) -> &[u8] {
     let end = b.chunks_exact(4).rposition(|c| c != [0; 4]).map_or(0, |i| i + 1);
-    ucs4_chars(&b[..4 * end], order).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+    &b[..4 * end]
 }
 
 /// Checks that every UCS-4 code unit of `b` (in `order`, NULs included) is a Unicode
