@@ -288,17 +288,20 @@ fn batches_of_npy<R: io::Read + Send + 'static>(
 
 /// A whole archive as one table, a column per member ([`NpzBatchReader`]).
 fn open_archive(path: &Path, options: &FileOptions) -> Result<Input> {
-    let mut archive = npy_core::npz::ReaderOptions::new();
-    archive.read_options(options.read.clone());
-    let reader = NpzBatchReader::open_with(path, None, &archive, &options.convert)?;
+    let reader = NpzBatchReader::open_with(path, None, &archive_options(options), &options.convert)?;
     let rows = reader.remaining_rows() as u64;
     Ok(Input { reader: Box::new(reader), bytes: file_len(path)?, rows: Some(rows), batches: None })
 }
 
 fn npz_reader(path: &Path, options: &FileOptions) -> Result<npy_core::npz::Reader<BufReader<File>>> {
+    archive_options(options).open_path(path)
+}
+
+/// How archives are opened: members read with the options' [`ReadOptions`].
+fn archive_options(options: &FileOptions) -> npy_core::npz::ReaderOptions {
     let mut o = npy_core::npz::ReaderOptions::new();
     o.read_options(options.read.clone());
-    o.open_path(path)
+    o
 }
 
 /// One member of an archive, streamed (inflated as it goes) from a handle of its own
