@@ -214,7 +214,6 @@ impl<R: Read> BatchReader<R> {
         }
         let first = self.next;
         let rows = self.batch_rows.min(rows_total - first);
-        let itemsize = self.layout.header.dtype.itemsize();
         let row_elements = self.layout.row_elements;
         // The data, and the row index its first byte belongs to.
         if let Source::Map { zero_copy: Some(buffer), .. } = &self.source {
@@ -231,41 +230,9 @@ impl<R: Read> BatchReader<R> {
             Source::Held(data) => held_rows(data, &self.layout, first),
             Source::Map { map, .. } => held_rows(map.data(), &self.layout, first),
         };
-        let place = Place { first: first * row_elements, itemsize, lossy_text: self.layout.residue.is_some() };
-        let mut columns: Vec<ArrayRef> = Vec::with_capacity(self.layout.columns.len());
-        let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, self.fortran.as_deref());
-        // Each column's node and positions (a tensor column's items: the rows' elements).
-        let parts: Vec<(&Node, Pos)> = (self.layout.columns.iter())
-            .map(|(offset, node)| match node {
-                Node::List { item, .. } if self.layout.tensor => (&**item, pos.shifted(*offset)),
-                _ => (node, pos.shifted(*offset)),
-            })
-            .collect();
-        let mut gathered = convert::Gathered::new(data, parts.iter().map(|(node, at)| (*node, at)))?;
-        for ((_, column), (node, at)) in self.layout.columns.iter().zip(&parts) {
-            let array = convert::decode(node, data, at, place, &mut gathered)?;
-            columns.push(match column {
-                Node::List { len, field, .. } if self.layout.tensor => convert::list(field, *len, array, rows)?,
-                _ => array,
-            });
-        }
-        if let Some(residue) = &self.layout.residue {
-            let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.width);
-            for p in pos.iter() {
-                for slot in &residue.slots {
-                    let bytes = &data[p + slot.at..p + slot.at + slot.len];
-                    match slot.kind {
-                        SlotKind::Text(order) if scalar::check_ucs4(bytes, order).is_ok() => buf.extend_zeros(slot.len),
-                        _ => buf.extend_from_slice(bytes),
-                    }
-                }
-            }
-            let width = (residue.width * row_elements) as i32;
-            let ty = arrow_schema::DataType::FixedSizeBinary(width);
-            columns.push(convert::primitive(ty, buf, rows, None)?);
-        }
+        let batch = decode_rows(&self.layout, data, first, base, rows, self.fortran.as_deref())?;
         self.next += rows;
-        Ok(Some(self.batch(columns, rows)?))
+        Ok(Some(batch))
     }
 
     fn zero_copy_batch(&self, buffer: Buffer, first: usize, rows: usize) -> Result<RecordBatch> {
@@ -286,9 +253,106 @@ impl<R: Read> BatchReader<R> {
     }
 
     fn batch(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
-        let options = RecordBatchOptions::new().with_row_count(Some(rows));
-        RecordBatch::try_new_with_options(self.layout.schema(), columns, &options).map_err(arrow_error)
+        batch(&self.layout, columns, rows)
     }
+}
+
+impl Layout {
+    /// Decodes `rows` rows starting at row `first` into a batch: `data` is the array's data
+    /// from row `first` on (rows are contiguous in C order and in arrays of at most one
+    /// dim), or, for a Fortran-order array of two dims or more, all of it. This is what a
+    /// scan of a row range does with the range's bytes (see [`Layout::project`] for fewer
+    /// columns).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Truncated`] when `data` holds fewer bytes than the rows need;
+    /// [`ErrorKind::WrongShape`] for rows past the array's end; [`ErrorKind::InvalidValue`]
+    /// for text that is not UCS-4
+    /// and `M8[D]` days outside Date32.
+    ///
+    /// # Examples
+    /// ```
+    /// use arrow_array::{cast::AsArray, types::Float64Type};
+    /// use npy_core::prelude::*;
+    ///
+    /// let file = (0..10).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+    /// let reader = npy_core::NpyReader::new(&file[..])?;
+    /// let layout = npy_arrow::Layout::new(reader.header(), Some(reader.version()))?;
+    /// let data = &file[reader.data_offset()..];
+    /// // Rows 6..9, from the bytes of rows 6 on.
+    /// let batch = layout.decode(&data[6 * layout.row_bytes()..], 6, 3)?;
+    /// assert_eq!(batch.column(0).as_primitive::<Float64Type>().values().as_ref(), [6.0, 7.0, 8.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn decode(&self, data: &[u8], first: usize, rows: usize) -> Result<RecordBatch> {
+        if first.checked_add(rows).is_none_or(|end| end > self.rows()) {
+            let reason = format!("rows {first}..{} asked of an array of {} rows", first.saturating_add(rows), self.rows());
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
+        let fortran = fortran_rows(self);
+        let (base, needed) = match fortran {
+            Some(_) => (0, self.rows() * row_bytes(self)),
+            None => (first, rows * row_bytes(self)),
+        };
+        if data.len() < needed {
+            return Err(ErrorKind::Truncated { expected: needed as u64, found: data.len() as u64 }.into());
+        }
+        decode_rows(self, data, first, base, rows, fortran.as_deref())
+    }
+}
+
+/// `rows` rows from row `first` on: `data` holds the array's data from row `base` on
+/// (rows are contiguous), or all of it (`base` 0) for a Fortran-order N-d array, whose
+/// rows' items sit at `fortran`'s offsets.
+pub(crate) fn decode_rows(
+    layout: &Layout,
+    data: &[u8],
+    first: usize,
+    base: usize,
+    rows: usize,
+    fortran: Option<&[usize]>,
+) -> Result<RecordBatch> {
+    let itemsize = layout.header.dtype.itemsize();
+    let row_elements = layout.row_elements;
+    let place = Place { first: first * row_elements, itemsize, lossy_text: layout.residue.is_some() };
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.columns.len() + 1);
+    let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, fortran);
+    // Each column's node and positions (a tensor column's items: the rows' elements).
+    let parts: Vec<(&Node, Pos)> = (layout.columns.iter())
+        .map(|(offset, node)| match node {
+            Node::List { item, .. } if layout.tensor => (&**item, pos.shifted(*offset)),
+            _ => (node, pos.shifted(*offset)),
+        })
+        .collect();
+    let mut gathered = convert::Gathered::new(data, parts.iter().map(|(node, at)| (*node, at)))?;
+    for ((_, column), (node, at)) in layout.columns.iter().zip(&parts) {
+        let array = convert::decode(node, data, at, place, &mut gathered)?;
+        columns.push(match column {
+            Node::List { len, field, .. } if layout.tensor => convert::list(field, *len, array, rows)?,
+            _ => array,
+        });
+    }
+    if let Some(residue) = &layout.residue {
+        let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.width);
+        for p in pos.iter() {
+            for slot in &residue.slots {
+                let bytes = &data[p + slot.at..p + slot.at + slot.len];
+                match slot.kind {
+                    SlotKind::Text(order) if scalar::check_ucs4(bytes, order).is_ok() => buf.extend_zeros(slot.len),
+                    _ => buf.extend_from_slice(bytes),
+                }
+            }
+        }
+        let width = (residue.width * row_elements) as i32;
+        let ty = arrow_schema::DataType::FixedSizeBinary(width);
+        columns.push(convert::primitive(ty, buf, rows, None)?);
+    }
+    batch(layout, columns, rows)
+}
+
+fn batch(layout: &Layout, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(layout.schema(), columns, &options).map_err(arrow_error)
 }
 
 /// Of a Fortran-order N-d array, the element offsets of a row's items from its first.
@@ -297,7 +361,7 @@ pub(crate) fn fortran_rows(layout: &Layout) -> Option<Vec<usize>> {
 }
 
 /// Bytes of one row.
-fn row_bytes(layout: &Layout) -> usize {
+pub(crate) fn row_bytes(layout: &Layout) -> usize {
     layout.row_elements.saturating_mul(layout.header.dtype.itemsize())
 }
 

@@ -236,6 +236,45 @@ impl Layout {
     pub fn rows(&self) -> usize {
         self.header.shape.first().copied().unwrap_or(1)
     }
+
+    /// Bytes of one row in the file: an element, or an N-d array's slice along the first
+    /// axis.
+    pub fn row_bytes(&self) -> usize {
+        crate::read::row_bytes(self)
+    }
+
+    /// This layout with only some of its columns, `indices` into the schema's fields in the
+    /// order wanted (the [`RESIDUE`] column, when kept, is the last field). Only those
+    /// columns are decoded: a scan that needs one field of a wide record touches only that
+    /// field's bytes. The schema keeps the metadata.
+    ///
+    /// # Errors
+    /// [`ErrorKind::WrongShape`] for an index past the last field or given twice.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::header::Header;
+    ///
+    /// let header = Header::new("[('a', '<i4'), ('b', '<f8'), ('c', 'u1')]".parse()?, vec![2]);
+    /// let layout = npy_arrow::Layout::new(&header, None)?.project(&[2, 0])?;
+    /// let names: Vec<_> = layout.schema().fields().iter().map(|f| f.name().clone()).collect();
+    /// assert_eq!(names, ["c", "a"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn project(&self, indices: &[usize]) -> Result<Layout> {
+        let all = self.schema.fields().len();
+        let mut seen = vec![false; all];
+        for &i in indices {
+            if i >= all || std::mem::replace(&mut seen[i], true) {
+                let why = if i >= all { format!("the schema has {all} fields") } else { "given twice".to_string() };
+                return Err(ErrorKind::WrongShape { reason: format!("projection of field {i}: {why}") }.into());
+            }
+        }
+        let columns = indices.iter().filter_map(|&i| self.columns.get(i).cloned()).collect();
+        let residue = self.residue.clone().filter(|_| indices.contains(&self.columns.len()));
+        let schema = Arc::new(self.schema.project(indices).map_err(crate::convert::arrow_error)?);
+        Ok(Layout { columns, residue, schema, ..self.clone() })
+    }
 }
 
 /// The Arrow schema of an array with this header, its metadata holding the header (see the

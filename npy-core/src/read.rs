@@ -26,6 +26,22 @@ const SPLIT_THRESHOLD: usize = 64 << 20;
 /// fix-up runs on data still in cache.
 const FIX_CHUNK: usize = 256 << 10;
 
+/// What the first bytes of a file say ([`ReadOptions::header_from_prefix`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum HeaderPrefix {
+    /// The header is in the prefix.
+    Complete {
+        /// The parsed header.
+        header: Header,
+        /// The file's format version.
+        version: Version,
+        /// Where the data starts, from the start of the file.
+        data_offset: usize,
+    },
+    /// The header needs the first `n` bytes of the file (more than the prefix holds).
+    NeedBytes(usize),
+}
+
 /// Opening readers: the options' `open` methods (the settings themselves are in
 /// `options.rs`).
 impl ReadOptions {
@@ -60,6 +76,55 @@ impl ReadOptions {
         let mut r = r.sized_as(|available| Source::Member { available, present, drained: false });
         r.origin = Some(origin);
         Ok(r)
+    }
+
+    /// Reads the header from the first bytes of a file (or object) of `file_len` bytes, as
+    /// a reader over remote storage does: fetch a prefix (4 KiB holds any header NumPy
+    /// writes for arrays of fewer than a few hundred fields), and fetch more only when
+    /// this says so. The same checks as [`ReadOptions::open_path`] apply: the header size
+    /// limit, and a header that claims more data than `file_len` holds.
+    ///
+    /// # Errors
+    /// As [`ReadOptions::open_path`], without the I/O.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, HeaderPrefix, ReadOptions};
+    ///
+    /// let file = vec![1.5f64; 100].write_npy_to(Vec::new())?;
+    /// let options = ReadOptions::new();
+    /// // Start with too few bytes: each answer says how many are needed next.
+    /// let mut have = 8;
+    /// let (header, data_offset) = loop {
+    ///     match options.header_from_prefix(&file[..have], file.len() as u64)? {
+    ///         HeaderPrefix::NeedBytes(n) => have = n,
+    ///         HeaderPrefix::Complete { header, data_offset, .. } => break (header, data_offset),
+    ///     }
+    /// };
+    /// assert_eq!((header.shape.as_slice(), data_offset, have), (&[100][..], 128, 128));
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn header_from_prefix(&self, prefix: &[u8], file_len: u64) -> Result<HeaderPrefix> {
+        let have = prefix.len() as u64;
+        let need = |n: usize| if have < file_len.min(n as u64) { Some(HeaderPrefix::NeedBytes(n)) } else { None };
+        if let Some(more) = need(MAGIC_VERSION_LEN) {
+            return Ok(more);
+        }
+        let version = Version::from_magic(prefix)?;
+        if let Some(more) = need(version.preamble_len()) {
+            return Ok(more);
+        }
+        if let Some(field) = prefix.get(MAGIC_VERSION_LEN..version.preamble_len()) {
+            let header_len = version.decode_header_len(field)?;
+            if header_len > self.header_limit() {
+                return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: self.header_limit() }.into());
+            }
+            if let Some(more) = need(version.preamble_len() + header_len) {
+                return Ok(more);
+            }
+        }
+        let reader = NpyReader::with_options(prefix, self, Some(file_len))?;
+        Ok(HeaderPrefix::Complete { data_offset: reader.data_offset(), version: reader.version, header: reader.header })
     }
 
     /// Opens a file and reads its header. The file's length is known, so a header that
@@ -244,8 +309,27 @@ impl<R: Read> NpyReader<R> {
         self
     }
 
-    /// A reader over data already in memory, with its header (no preamble to parse).
-    pub(crate) fn over_data(data: R, header: Header) -> Result<Self>
+    /// A reader over data already in memory, with its header (no preamble to parse): the
+    /// data of the array, or of rows `a..b` of it read from elsewhere (with the header's
+    /// first dim set to `b - a`; rows are contiguous in C order). Reads check that the
+    /// data holds what the header says.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Shape`] when the header's sizes overflow.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{header::Header, prelude::*, NpyReader};
+    ///
+    /// let file = (0..10i32).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+    /// let reader = NpyReader::new(&file[..])?;
+    /// let (offset, mut header) = (reader.data_offset(), reader.header().clone());
+    /// header.shape = vec![3]; // rows 4..7
+    /// let rows = NpyReader::over_data(&file[offset + 4 * 4..offset + 7 * 4], header)?.read_vec::<i32>()?;
+    /// assert_eq!(rows, [4, 5, 6]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn over_data(data: R, header: Header) -> Result<Self>
     where
         R: AsRef<[u8]>,
     {
