@@ -286,7 +286,8 @@ impl Layout {
     /// ```
     pub fn decode(&self, data: &[u8], first: usize, rows: usize) -> Result<RecordBatch> {
         if first.checked_add(rows).is_none_or(|end| end > self.rows()) {
-            let reason = format!("rows {first}..{} asked of an array of {} rows", first.saturating_add(rows), self.rows());
+            let reason =
+                format!("rows {first}..{} asked of an array of {} rows", first.saturating_add(rows), self.rows());
             return Err(ErrorKind::WrongShape { reason }.into());
         }
         let fortran = fortran_rows(self);

@@ -8,8 +8,9 @@
 //! 3. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
 //! 4. `cargo doc --workspace --no-deps --all-features` with `RUSTDOCFLAGS=-D warnings`:
 //!    every doc link resolves
-//! 5. `cargo test --workspace` (after emptying `target/npz-check` and `target/object-check`;
-//!    the root package turns on every npy-core feature)
+//! 5. `cargo test --workspace --all-features` (after emptying `target/npz-check` and
+//!    `target/object-check`), the feature set of steps 3 and 4, so their dependency builds
+//!    serve it too
 //! 6. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
 //!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each),
 //!    `npy check --strict` on each (exit 1, but on the files of [`CHECK_VALID`]: 0), and
@@ -142,7 +143,9 @@ fn test(_: &mut Ci) -> Result<()> {
     // Emptied first, so the NumPy checks see exactly the files this run wrote.
     project::fresh_dir(&npz_check_dir())?;
     project::fresh_dir(&object_check_dir())?;
-    project::run(project::cargo().args(["test", "--workspace"]))
+    // The feature set of clippy and doc: one dependency build serves all three (another
+    // set would build DataFusion again), and the engine features of npy-cli are tested.
+    project::run(project::cargo().args(["test", "--workspace", "--all-features"]))
 }
 
 /// Hostile inputs, under a 2 GiB address-space limit (util-linux `prlimit`, else bash's

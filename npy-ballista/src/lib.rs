@@ -1,0 +1,2 @@
+//! npy-ballista (issue 17, being built).
+#![forbid(unsafe_code)]

@@ -1,0 +1,2 @@
+//! npy-datafusion (issue 17, being built).
+#![forbid(unsafe_code)]

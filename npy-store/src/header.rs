@@ -1,0 +1,68 @@
+//! A `.npy` object's header, from one ranged read of its first bytes.
+
+use bytes::Bytes;
+use npy_core::header::{Header, Version};
+use npy_core::{HeaderPrefix, ReadOptions, Result};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
+
+use crate::store_error;
+
+/// Bytes asked for by the first read of an object: 4 KiB, more than the header NumPy
+/// writes for an array of up to a few hundred fields. A longer header costs one more read.
+pub const HEADER_PREFIX: usize = 4096;
+
+/// A `.npy` object whose header was read: where it is, how large it is, its header, and
+/// the first bytes that were fetched with the header (they may hold the first rows).
+#[derive(Debug, Clone)]
+pub struct NpyObject {
+    /// Where the object is in its store.
+    pub location: Path,
+    /// The object's size in bytes.
+    pub size: u64,
+    /// The parsed header.
+    pub header: Header,
+    /// The format version of the file.
+    pub version: Version,
+    /// Where the data starts, from the start of the object.
+    pub data_offset: u64,
+    /// The object's first bytes, as fetched with the header (header and maybe data).
+    pub prefix: Bytes,
+}
+
+/// Reads the header of the `.npy` object at `location`: one ranged GET of its first
+/// [`HEADER_PREFIX`] bytes (whose answer also gives the object's size, so no HEAD is
+/// needed), and one more only when the header is longer.
+///
+/// # Errors
+/// The header errors of [`ReadOptions::header_from_prefix`], and store errors (a missing
+/// object is [`npy_core::ErrorKind::Io`] of kind `NotFound`), naming the object.
+pub async fn fetch_header(store: &dyn ObjectStore, location: &Path, options: &ReadOptions) -> Result<NpyObject> {
+    let name = location.to_string();
+    let fail = |e| store_error(e, &name);
+    let first = GetOptions { range: Some(GetRange::Bounded(0..HEADER_PREFIX as u64)), ..Default::default() };
+    let got = store.get_opts(location, first).await.map_err(fail)?;
+    let size = got.meta.size;
+    let mut prefix = got.bytes().await.map_err(fail)?;
+    loop {
+        match options.header_from_prefix(&prefix, size).map_err(|e| e.reading(&name))? {
+            HeaderPrefix::Complete { header, version, data_offset } => {
+                let data_offset = data_offset as u64;
+                return Ok(NpyObject { location: location.clone(), size, header, version, data_offset, prefix });
+            }
+            HeaderPrefix::NeedBytes(n) => {
+                // `header_from_prefix` asks for more only when the object has it (and the
+                // header is under the size limit), so this ends.
+                let range = GetRange::Bounded(0..n as u64);
+                let more = store.get_opts(location, GetOptions { range: Some(range), ..Default::default() });
+                prefix = more.await.map_err(fail)?.bytes().await.map_err(fail)?;
+                if (prefix.len() as u64) < (n as u64).min(size) {
+                    let found = prefix.len();
+                    let why = format!("object returned {found} of the first {n} bytes asked for");
+                    return Err(npy_core::Error::from(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why))
+                        .reading(&name));
+                }
+            }
+        }
+    }
+}
