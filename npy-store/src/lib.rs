@@ -11,8 +11,10 @@
 #![forbid(unsafe_code)]
 
 pub mod header;
+pub mod rows;
 
 pub use header::{fetch_header, NpyObject, HEADER_PREFIX};
+pub use rows::row_batches;
 
 /// An object store error as npy's error, naming the object (`location`, as the store
 /// shows it: `s3://bucket/key` or a path).
