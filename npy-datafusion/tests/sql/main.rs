@@ -2,5 +2,8 @@
 //! files. One test binary (each binary linking DataFusion costs a long link).
 
 mod aggregate;
+mod errors;
+mod plans;
+mod queries;
 mod support;
 mod tables;
