@@ -130,10 +130,95 @@ struct Member {
     /// The member's name in the zip (`x.npy`), which errors name.
     member: String,
     reader: BatchReader<MemberStream>,
+    columns: MemberColumns,
+}
+
+/// How one member of an archive becomes columns of the archive's table (see the [module
+/// docs](self)): a record member is one `Struct` column, any other member one column, named
+/// as `np.load(..).files` names the member, its header and compression in the field's
+/// metadata; with [`ConvertOptions::residue`], the member's residue column follows it.
+/// [`NpzBatchReader`] reads local archives with it; readers of archives elsewhere (object
+/// storage) use it to give the same table.
+///
+/// # Examples
+/// ```
+/// use arrow_schema::DataType;
+/// use npy_core::header::Header;
+///
+/// let header = Header::new("[('x', '<f8'), ('n', '<i2')]".parse()?, vec![3]);
+/// let layout = npy_arrow::Layout::new(&header, None)?;
+/// let member = npy_arrow::npz::MemberColumns::new("shots", &layout, None);
+/// let [field] = member.fields() else { panic!() };
+/// assert_eq!(field.name(), "shots");
+/// assert!(matches!(field.data_type(), DataType::Struct(f) if f.len() == 2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct MemberColumns {
     /// Of a record member, the fields its columns are gathered under (one `Struct`).
     record: Option<Fields>,
-    /// Whether its batches end with a residue column.
+    /// Whether the member's batches end with a residue column.
     residue: bool,
+    fields: Vec<Field>,
+}
+
+impl MemberColumns {
+    /// The columns of member `name` (as `np.load(..).files` names it) whose batches
+    /// `layout` makes, stored with `compression` (`None`: unknown, said as stored).
+    pub fn new(name: &str, layout: &Layout, compression: Option<Compression>) -> MemberColumns {
+        let schema = layout.schema();
+        let residue = layout.residue.is_some();
+        let columns = &schema.fields()[..schema.fields().len() - usize::from(residue)];
+        let mut meta: HashMap<String, String> = schema.metadata().clone();
+        let compression = match compression {
+            Some(Compression::Deflated { .. }) => "deflated",
+            _ => "stored",
+        };
+        meta.insert(COMPRESSION_KEY.to_string(), compression.to_string());
+        let record = matches!(layout.header.dtype, DType::Record(_)) && !layout.tensor;
+        let mut fields = Vec::with_capacity(2);
+        fields.push(if record {
+            Field::new(name, DataType::Struct(columns.into()), true).with_metadata(meta)
+        } else {
+            let [only] = columns else { unreachable!("a member of scalars or tensors is one column") };
+            meta.extend(only.metadata().clone());
+            Field::new(name, only.data_type().clone(), only.is_nullable()).with_metadata(meta)
+        });
+        if let Some(r) = schema.fields().last().filter(|_| residue) {
+            let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
+            fields
+                .push(Field::new(format!("{RESIDUE_PREFIX}{name}"), r.data_type().clone(), false).with_metadata(meta));
+        }
+        MemberColumns { record: record.then(|| columns.into()), residue, fields }
+    }
+
+    /// The table's fields for the member: its column, and its residue column when kept.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The table's columns of a batch of the member (as its layout makes them).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] for a batch of another layout.
+    pub fn columns(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        let rows = batch.num_rows();
+        let (data, residue) = batch.columns().split_at(batch.num_columns().saturating_sub(usize::from(self.residue)));
+        let mut out = Vec::with_capacity(self.fields.len());
+        match &self.record {
+            Some(fields) => {
+                let s =
+                    StructArray::try_new_with_length(fields.clone(), data.to_vec(), None, rows).map_err(arrow_error)?;
+                out.push(Arc::new(s) as ArrayRef);
+            }
+            None => {
+                let [only] = data else { return Err(usage(format!("{} columns for a member of one", data.len()))) };
+                out.push(only.clone());
+            }
+        }
+        out.extend(residue.iter().cloned());
+        Ok(out)
+    }
 }
 
 /// A [`RecordBatchReader`] over an `.npz` archive whose members share a length: one column
@@ -276,37 +361,9 @@ impl NpzBatchReader {
         let mut members = Vec::with_capacity(opened.len());
         for (info, npy, layout) in opened {
             let reader = BatchReader::with_options(npy, &options).map_err(|e| e.in_member(&info.member))?;
-            let schema = layout.schema();
-            let residue = layout.residue.is_some();
-            let columns = &schema.fields()[..schema.fields().len() - usize::from(residue)];
-            let mut meta: HashMap<String, String> = schema.metadata().clone();
-            let compression = match info.compression {
-                Some(Compression::Deflated { .. }) => "deflated",
-                _ => "stored",
-            };
-            meta.insert(COMPRESSION_KEY.to_string(), compression.to_string());
-            let record = matches!(layout.header.dtype, DType::Record(_)) && !layout.tensor;
-            let field = if record {
-                Field::new(info.name.clone(), DataType::Struct(columns.into()), true).with_metadata(meta)
-            } else {
-                let [only] = columns else { unreachable!("a member of scalars or tensors is one column") };
-                meta.extend(only.metadata().clone());
-                Field::new(info.name.clone(), only.data_type().clone(), only.is_nullable()).with_metadata(meta)
-            };
-            fields.push(field);
-            if let Some(r) = schema.fields().last().filter(|_| residue) {
-                let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
-                fields.push(
-                    Field::new(format!("{RESIDUE_PREFIX}{}", info.name), r.data_type().clone(), false)
-                        .with_metadata(meta),
-                );
-            }
-            members.push(Member {
-                member: info.member.clone(),
-                reader,
-                record: record.then(|| columns.into()),
-                residue,
-            });
+            let columns = MemberColumns::new(&info.name, &layout, info.compression);
+            fields.extend(columns.fields().iter().cloned());
+            members.push(Member { member: info.member.clone(), reader, columns });
         }
         let schema = Arc::new(Schema::new(fields));
         Ok(NpzBatchReader { path: path.to_path_buf(), members, schema, rows, next: 0 })
@@ -340,16 +397,7 @@ impl NpzBatchReader {
             let batch = m.reader.next_batch().map_err(located)?;
             let batch = batch.ok_or_else(|| located(usage("the member ended before its rows".into())))?;
             rows = batch.num_rows();
-            let (data, residue) = batch.columns().split_at(batch.num_columns() - usize::from(m.residue));
-            match &m.record {
-                Some(fields) => {
-                    let s = StructArray::try_new_with_length(fields.clone(), data.to_vec(), None, rows)
-                        .map_err(|e| located(arrow_error(e)))?;
-                    columns.push(Arc::new(s));
-                }
-                None => columns.push(data[0].clone()),
-            }
-            columns.extend(residue.iter().cloned());
+            columns.extend(m.columns.columns(&batch).map_err(located)?);
         }
         self.next += rows;
         let options = RecordBatchOptions::new().with_row_count(Some(rows));

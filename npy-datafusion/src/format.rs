@@ -19,7 +19,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
-use crate::schema::{file_layout, table_schema_of};
+use crate::schema::{file_shape, table_schema_of};
 use crate::{npy_error, NpyReadOptions, NpySource};
 
 /// How many headers [`NpyFormat::infer_schema`] reads at once.
@@ -103,11 +103,10 @@ impl FileFormat for NpyFormat {
         store: &Arc<dyn ObjectStore>,
         objects: &[ObjectMeta],
     ) -> Result<SchemaRef> {
-        let store = store.as_ref();
         let reads: Vec<_> = (objects.iter())
             .map(|object| async move {
-                let layout = file_layout(self.kind, store, &object.location, &self.options).await?;
-                Ok::<_, DataFusionError>((object.location.to_string(), layout.schema()))
+                let shape = file_shape(self.kind, store, &object.location, &self.options).await?;
+                Ok::<_, DataFusionError>((object.location.to_string(), shape.schema))
             })
             .collect();
         let schemas: Vec<(String, SchemaRef)> =
@@ -127,11 +126,11 @@ impl FileFormat for NpyFormat {
         table_schema: SchemaRef,
         object: &ObjectMeta,
     ) -> Result<Statistics> {
-        let layout = file_layout(self.kind, store.as_ref(), &object.location, &self.options).await?;
-        let rows = layout.rows();
+        let shape = file_shape(self.kind, store, &object.location, &self.options).await?;
+        let rows = shape.rows;
         Ok(Statistics {
             num_rows: Precision::Exact(rows),
-            total_byte_size: Precision::Inexact(rows.saturating_mul(layout.row_bytes())),
+            total_byte_size: Precision::Inexact(rows.saturating_mul(shape.row_bytes)),
             column_statistics: Statistics::unknown_column(&table_schema),
         })
     }

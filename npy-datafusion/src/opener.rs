@@ -13,7 +13,7 @@ use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
 use object_store::ObjectStore;
 
-use crate::schema::difference;
+use crate::schema::{difference, member_schema};
 use crate::{npy_error, Kind, NpyReadOptions};
 
 /// What a scan partition counts: rows decoded (the limit test reads it).
@@ -49,8 +49,7 @@ pub(crate) struct NpyOpener {
 impl FileOpener for NpyOpener {
     fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
         if self.kind == Kind::Npz {
-            let reason = format!("'{}': npz tables are not supported yet", file.object_meta.location);
-            return Err(npy_error(ErrorKind::Usage { reason }.into()));
+            return self.open_npz(file);
         }
         let store = Arc::clone(&self.store);
         let convert = self.options.convert_options(self.batch_rows);
@@ -85,6 +84,87 @@ impl FileOpener for NpyOpener {
             Ok(batches.boxed())
         }))
     }
+}
+
+impl NpyOpener {
+    /// An archive: its members as columns ([`npy_store::RemoteNpz::table_batches`]), only
+    /// the members whose columns are projected read, side by side. Archives are not split
+    /// into ranges (a range not at the archive's start scans nothing).
+    fn open_npz(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
+        let store = Arc::clone(&self.store);
+        let convert = self.options.convert_options(self.batch_rows);
+        let file_schema = Arc::clone(&self.file_schema);
+        let file_indices = self.file_indices.clone();
+        let projected = Arc::clone(&self.projected);
+        let (batch_rows, limit, metrics) = (self.batch_rows, self.limit, self.metrics.clone());
+        Ok(Box::pin(async move {
+            let location = file.object_meta.location.clone();
+            let name = location.to_string();
+            let npz = npy_store::RemoteNpz::open(store, &location).await.map_err(npy_error)?;
+            let (schema, total) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
+            if let Some(how) = difference(&file_schema, &member_schema(&schema)) {
+                let reason = format!("'{name}' no longer matches its table: it {how}");
+                return Err(npy_error(ErrorKind::Usage { reason }.into()));
+            }
+            // The members of the projected columns (a residue column's is its member's).
+            let wanted: Vec<&str> = file_indices.iter().map(|&i| file_schema.field(i).name().as_str()).collect();
+            let mut members: Vec<&str> = Vec::new();
+            for field in file_schema.fields() {
+                let column = field.name().as_str();
+                let member = column.strip_prefix(npy_arrow::npz::RESIDUE_PREFIX).filter(|_| is_residue(field));
+                let member = member.unwrap_or(column);
+                if wanted.contains(&column) && !members.contains(&member) {
+                    members.push(member);
+                }
+            }
+            let whole = file.range.as_ref().is_none_or(|r| r.start <= 0);
+            let mut left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
+            let batches = if left == 0 || members.is_empty() {
+                // No member to read: the rows of the archive, with no columns.
+                let rows = total.min(left);
+                let batch = RecordBatch::try_new_with_options(
+                    Arc::clone(&projected),
+                    Vec::new(),
+                    &RecordBatchOptions::new().with_row_count(Some(rows)),
+                )
+                .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))?;
+                futures::stream::iter((rows > 0).then_some(Ok(batch))).boxed()
+            } else {
+                let stream = npz.table_batches(Some(&members), batch_rows, &convert).await.map_err(npy_error)?;
+                let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
+                stream
+                    .map(move |batch| {
+                        let batch = batch.map_err(npy_error)?;
+                        let columns = (wanted.iter())
+                            .map(|w| batch.column_by_name(w).cloned())
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| {
+                                npy_error(ErrorKind::Usage { reason: "a member column is missing".into() }.into())
+                            })?;
+                        let rows = batch.num_rows().min(left);
+                        left -= rows;
+                        let columns = columns.iter().map(|c| c.slice(0, rows)).collect();
+                        let options = RecordBatchOptions::new().with_row_count(Some(rows));
+                        RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
+                            .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
+                    })
+                    .take_while(|batch| futures::future::ready(!matches!(batch, Ok(b) if b.num_rows() == 0)))
+                    .boxed()
+            };
+            Ok(batches
+                .inspect(move |batch| {
+                    if let Ok(batch) = batch {
+                        metrics.rows.add(batch.num_rows());
+                    }
+                })
+                .boxed())
+        }))
+    }
+}
+
+/// Whether `field` is a member's residue column.
+fn is_residue(field: &datafusion::arrow::datatypes::Field) -> bool {
+    field.metadata().contains_key(npy_arrow::schema::RESIDUE_KEY)
 }
 
 /// The rows of a file scanned for a byte range `[start, end)` of it: those whose first

@@ -14,26 +14,59 @@ use crate::{npy_error, Kind, NpyReadOptions};
 
 /// Schema metadata that differs from file to file: never part of a table's schema.
 const PER_FILE: [&str; 1] = [npy_arrow::schema::SHAPE_KEY];
+/// Field metadata of an archive's member that differs from archive to archive.
+const PER_MEMBER: [&str; 2] = [npy_arrow::schema::SHAPE_KEY, npy_arrow::npz::COMPRESSION_KEY];
 
-/// The layout of the file at `location` (one ranged read of its header).
-pub(crate) async fn file_layout(
+/// What a file's header (or an archive's members' headers) says: its table's schema (a
+/// file's own, with per-file metadata still in it), its rows, and bytes of data per row.
+pub(crate) struct FileShape {
+    pub(crate) schema: SchemaRef,
+    pub(crate) rows: usize,
+    pub(crate) row_bytes: usize,
+}
+
+/// The shape of the file at `location`: a `.npy` file's from one ranged read of its
+/// header; an archive's from its directory and its members' headers (members as columns,
+/// as [`npy_arrow::NpzBatchReader`] reads them).
+pub(crate) async fn file_shape(
     kind: Kind,
-    store: &dyn ObjectStore,
+    store: &Arc<dyn ObjectStore>,
     location: &Path,
     options: &NpyReadOptions,
-) -> Result<Layout> {
+) -> Result<FileShape> {
+    let convert = options.convert_options(1);
     match kind {
         Kind::Npy => {
-            let object = npy_store::fetch_header(store, location, &ReadOptions::default()).await.map_err(npy_error)?;
-            let convert = options.convert_options(1);
+            let object =
+                npy_store::fetch_header(store.as_ref(), location, &ReadOptions::default()).await.map_err(npy_error)?;
             let layout = Layout::with_options(&object.header, None, &convert);
-            layout.map_err(|e| npy_error(e.reading(location.as_ref())))
+            let layout = layout.map_err(|e| npy_error(e.reading(location.as_ref())))?;
+            Ok(FileShape { schema: layout.schema(), rows: layout.rows(), row_bytes: layout.row_bytes() })
         }
         Kind::Npz => {
-            let reason = format!("'{location}': npz tables are not supported yet");
-            Err(npy_error(ErrorKind::Usage { reason }.into()))
+            let npz = npy_store::RemoteNpz::open(Arc::clone(store), location).await.map_err(npy_error)?;
+            let (schema, rows) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
+            let row_bytes = schema.fields().len();
+            let bytes: u64 = npz.members().iter().map(|m| m.size).sum();
+            let row_bytes = if rows == 0 { row_bytes } else { usize::try_from(bytes).unwrap_or(usize::MAX) / rows };
+            Ok(FileShape { schema: member_schema(&schema), rows, row_bytes })
         }
     }
+}
+
+/// An archive's table schema without what differs from archive to archive: each member's
+/// shape (its rows) and how it was stored.
+pub(crate) fn member_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<Field> = (schema.fields().iter())
+        .map(|f| {
+            let mut meta = f.metadata().clone();
+            for key in PER_MEMBER {
+                meta.remove(key);
+            }
+            f.as_ref().clone().with_metadata(meta)
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
 /// The schema of a table of files with these `(name, schema)`s: their fields, which must

@@ -5,10 +5,13 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_schema::{Schema, SchemaRef};
 use bytes::{Bytes, BytesMut};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use npy_arrow::npz::MemberColumns;
 use npy_arrow::{ConvertOptions, Layout};
+use npy_core::header::{Header, Version};
 use npy_core::npz::{Compression, MemberInfo, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, NpyRecord, ReadOptions, Result};
 use object_store::path::Path;
@@ -206,14 +209,55 @@ impl RemoteNpz {
         options: &ConvertOptions,
         projection: Option<&[usize]>,
     ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+        Ok(self.member_scan(name, batch_rows, options, projection).await?.1)
+    }
+
+    /// The layout of member `name` (its header's mapping to Arrow, unprojected) and its
+    /// batches, as [`RemoteNpz::member_batches`] gives them.
+    async fn member_scan(
+        &self,
+        name: &str,
+        batch_rows: usize,
+        options: &ConvertOptions,
+        projection: Option<&[usize]>,
+    ) -> Result<(Layout, BoxStream<'static, Result<RecordBatch>>)> {
         let info = self.info(name)?;
         if info.compression == Some(Compression::Stored) {
             let npy = self.member(name).await?;
-            return npy.batches(0..npy.rows(), batch_rows, options, projection);
+            let layout = npy.layout(options)?;
+            return Ok((layout, npy.batches(0..npy.rows(), batch_rows, options, projection)?));
         }
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
+        let (header, version, mut chunks, pending) = self.inflated_head(info).await?;
+        let full = Layout::with_options(&header, Some(version), options).map_err(located)?;
+        let layout = Arc::new(match projection {
+            Some(columns) => full.project(columns).map_err(located)?,
+            None => full.clone(),
+        });
+        let rows = 0..layout.rows();
+        let name = self.location.to_string();
+        let member = info.member.clone();
+        let source = if header.fortran_order && header.shape.len() > 1 {
+            let mut pending = pending;
+            while let Some(chunk) = chunks.next().await {
+                pending.extend_from_slice(&chunk?);
+            }
+            Source::Whole(pending.freeze())
+        } else {
+            Source::Stream(chunks, pending)
+        };
+        let batches = batches_from(name, layout, rows, batch_rows, source);
+        Ok((full, batches.map_err(move |e| e.in_member(&member)).boxed()))
+    }
+
+    /// A deflated member's header, inflated from its first bytes, and the rest of its
+    /// bytes: those inflated past the header, and the stream of the others.
+    async fn inflated_head(
+        &self,
+        info: &MemberInfo,
+    ) -> Result<(Header, Version, BoxStream<'static, Result<Bytes>>, BytesMut)> {
+        let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         let mut chunks = self.member_stream(info).await?;
-        // The header, from the first inflated bytes.
         let mut pending = BytesMut::new();
         let (header, version, data_offset) = loop {
             match self.options.header_from_prefix(&pending, info.size).map_err(located)? {
@@ -225,24 +269,128 @@ impl RemoteNpz {
             }
         };
         let _ = pending.split_to(data_offset);
-        let layout = Layout::with_options(&header, Some(version), options).map_err(located)?;
-        let layout = Arc::new(match projection {
-            Some(columns) => layout.project(columns).map_err(located)?,
-            None => layout,
-        });
-        let rows = 0..layout.rows();
-        let name = self.location.to_string();
-        let member = info.member.clone();
-        let source = if header.fortran_order && header.shape.len() > 1 {
-            while let Some(chunk) = chunks.next().await {
-                pending.extend_from_slice(&chunk?);
+        Ok((header, version, chunks, pending))
+    }
+
+    /// The layout of member `name`: a stored member's header from one ranged GET, a
+    /// deflated one's inflated from the member's first bytes (its first GET, dropped once
+    /// the header is read).
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::member`] (but for deflated members, which are read); [`Layout`]'s.
+    pub async fn member_layout(&self, name: &str, options: &ConvertOptions) -> Result<Layout> {
+        let info = self.info(name)?;
+        if info.compression == Some(Compression::Stored) {
+            return self.member(name).await?.layout(options);
+        }
+        let (header, version, _, _) = self.inflated_head(info).await?;
+        let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
+        Layout::with_options(&header, Some(version), options).map_err(located)
+    }
+
+    /// Members `names` (all, in archive order, when `None`) as one table, as
+    /// [`npy_arrow::NpzBatchReader`] reads a local archive: a column per member
+    /// ([`MemberColumns`]), the members of one length. Gives the table's schema and rows.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::member_layout`]; [`npy_core::ErrorKind::Npz`] for members of
+    /// different lengths, naming both.
+    pub async fn table_schema(&self, names: Option<&[&str]>, options: &ConvertOptions) -> Result<(SchemaRef, usize)> {
+        let mut fields = Vec::new();
+        let mut rows: Option<(usize, String)> = None;
+        for name in self.table_names(names) {
+            let layout = self.member_layout(&name, options).await?;
+            let info = self.info(&name)?;
+            self.check_rows(&mut rows, &info.member, layout.rows())?;
+            fields.extend(MemberColumns::new(&info.name, &layout, info.compression).fields().iter().cloned());
+        }
+        Ok((Arc::new(Schema::new(fields)), rows.map_or(0, |(n, _)| n)))
+    }
+
+    /// The batches of [`RemoteNpz::table_schema`]'s table: every member's batches of at
+    /// most `batch_rows` rows, read side by side (stored members by one ranged GET each,
+    /// deflated ones inflated as they arrive), their columns put together.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::table_schema`]; the stream's as [`RemoteNpz::member_batches`].
+    pub async fn table_batches(
+        &self,
+        names: Option<&[&str]>,
+        batch_rows: usize,
+        options: &ConvertOptions,
+    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+        let mut members = Vec::new();
+        let mut fields = Vec::new();
+        let mut rows: Option<(usize, String)> = None;
+        for name in self.table_names(names) {
+            let (layout, batches) = self.member_scan(&name, batch_rows, options, None).await?;
+            let info = self.info(&name)?;
+            self.check_rows(&mut rows, &info.member, layout.rows())?;
+            let columns = MemberColumns::new(&info.name, &layout, info.compression);
+            fields.extend(columns.fields().iter().cloned());
+            members.push((info.member.clone(), columns, batches));
+        }
+        let schema = Arc::new(Schema::new(fields));
+        let total = rows.map_or(0, |(n, _)| n);
+        let location = self.location.to_string();
+        let state = (members, 0usize);
+        let batches = stream::unfold(state, move |(mut members, done)| {
+            let (schema, location) = (schema.clone(), location.clone());
+            async move {
+                if done >= total && !members.is_empty() {
+                    return None;
+                }
+                let mut columns = Vec::with_capacity(schema.fields().len());
+                let mut got = None;
+                for (member, columns_of, batches) in &mut members {
+                    let located = |e: Error| e.in_member(member).reading(&location);
+                    let batch = match batches.next().await {
+                        Some(Ok(batch)) => batch,
+                        Some(Err(e)) => return Some((Err(e), (Vec::new(), total))),
+                        None => {
+                            let e = located(npz_error(member, "the member ended before its rows"));
+                            return Some((Err(e), (Vec::new(), total)));
+                        }
+                    };
+                    got = Some(batch.num_rows());
+                    match columns_of.columns(&batch) {
+                        Ok(c) => columns.extend(c),
+                        Err(e) => return Some((Err(located(e)), (Vec::new(), total))),
+                    }
+                }
+                // A table of no members has no rows.
+                let rows = got?;
+                let options = RecordBatchOptions::new().with_row_count(Some(rows));
+                let batch = RecordBatch::try_new_with_options(schema, columns, &options)
+                    .map_err(|e| Error::from(io::Error::other(e)).reading(&location));
+                Some((batch, (members, done + rows)))
             }
-            Source::Whole(pending.freeze())
-        } else {
-            Source::Stream(chunks, pending)
-        };
-        let batches = batches_from(name, layout, rows, batch_rows, source);
-        Ok(batches.map_err(move |e| e.in_member(&member)).boxed())
+        });
+        Ok(batches.boxed())
+    }
+
+    fn table_names(&self, names: Option<&[&str]>) -> Vec<String> {
+        match names {
+            Some(names) => names.iter().map(|n| n.to_string()).collect(),
+            None => self.members.iter().map(|m| m.name.clone()).collect(),
+        }
+    }
+
+    /// Checks that member `name`'s `rows` (its name in the zip) are those of the first
+    /// member, kept in `first`.
+    fn check_rows(&self, first: &mut Option<(usize, String)>, name: &str, rows: usize) -> Result<()> {
+        match first {
+            None => *first = Some((rows, name.to_string())),
+            Some((n, first)) if *n != rows => {
+                let reason = format!(
+                    "{rows} rows, where member '{first}' has {n}: an archive reads as one table only when its \
+                     members share a length"
+                );
+                return Err(npz_error(name, &reason).reading(self.location.as_ref()));
+            }
+            Some(_) => {}
+        }
+        Ok(())
     }
 
     /// The member's bytes as they arrive (stored) or inflate (deflated), ending with an
