@@ -221,16 +221,10 @@ struct Spool {
 }
 
 fn ext(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Npy => "npy",
-        Kind::Npz => "npz",
-    }
+    kind.ext()
 }
 
-/// npy's error as DataFusion's.
-fn external(e: npy_core::Error) -> DataFusionError {
-    DataFusionError::External(Box::new(e))
-}
+use crate::npy_error as external;
 
 /// An I/O error while writing the object `location`.
 fn io_error(e: std::io::Error, location: &Path) -> DataFusionError {

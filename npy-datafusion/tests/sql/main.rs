@@ -4,3 +4,4 @@
 mod aggregate;
 mod support;
 mod tables;
+mod write;
