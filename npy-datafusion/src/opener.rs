@@ -2,18 +2,16 @@
 
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::datasource::listing::{FileRange, PartitionedFile};
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
-use futures::stream::BoxStream;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::ObjectStore;
 
 use crate::schema::difference;
 use crate::{npy_error, Kind, NpyReadOptions};
@@ -77,8 +75,14 @@ impl FileOpener for NpyOpener {
             if let Some(limit) = limit {
                 end = end.min(first.saturating_add(limit));
             }
-            let rows = Rows { layout, first, end, batch_rows, schema: projected, name, metrics };
-            rows.stream(store, object).await
+            let (layout, range) = (Arc::new(layout), first..end);
+            let batches = npy_store::row_batches(store, location, object.data_offset, layout, range, batch_rows);
+            let batches = batches.map(move |batch| {
+                let batch = batch.map_err(npy_error)?;
+                metrics.rows.add(batch.num_rows());
+                with_schema(batch, &projected)
+            });
+            Ok(batches.boxed())
         }))
     }
 }
@@ -99,83 +103,6 @@ pub(crate) fn row_range(range: Option<&FileRange>, data_offset: u64, row_bytes: 
     };
     let first = row_at(range.start);
     (first, row_at(range.end).max(first))
-}
-
-/// Rows `first..end` of one file, to be decoded in batches of `batch_rows`.
-struct Rows {
-    layout: Layout,
-    first: usize,
-    end: usize,
-    batch_rows: usize,
-    schema: SchemaRef,
-    name: String,
-    metrics: ScanMetrics,
-}
-
-impl Rows {
-    /// One ranged read of the rows' bytes, cut into batches as the bytes arrive.
-    async fn stream(
-        self,
-        store: Arc<dyn ObjectStore>,
-        object: npy_store::NpyObject,
-    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-        let row_bytes = self.layout.row_bytes() as u64;
-        let total = row_bytes.saturating_mul(self.layout.rows() as u64);
-        let expected = object.data_offset.saturating_add(total);
-        if object.size < expected {
-            let found = object.size.saturating_sub(object.data_offset);
-            let error = npy_core::Error::from(ErrorKind::Truncated { expected: total, found }).reading(&self.name);
-            return Err(npy_error(error));
-        }
-        if self.first >= self.end {
-            return Ok(futures::stream::empty().boxed());
-        }
-        // A Fortran-order array of 2 dims or more keeps a row's items apart: read it whole.
-        let whole = object.header.fortran_order && object.header.shape.len() > 1;
-        let (from, to) = if whole { (0, self.layout.rows()) } else { (self.first, self.end) };
-        let start = object.data_offset + from as u64 * row_bytes;
-        let stop = object.data_offset + to as u64 * row_bytes;
-        let body: BoxStream<'static, Result<Bytes>> = if start == stop {
-            futures::stream::empty().boxed()
-        } else {
-            let name = self.name.clone();
-            let options = GetOptions { range: Some(GetRange::Bounded(start..stop)), ..Default::default() };
-            let got = store.get_opts(&object.location, options).await;
-            let got = got.map_err(|e| npy_error(npy_store::store_error(e, &name)))?;
-            got.into_stream().map_err(move |e| npy_error(npy_store::store_error(e, &name))).boxed()
-        };
-        let state = (self, body, BytesMut::new(), None::<Bytes>);
-        let batches = futures::stream::try_unfold(state, move |(rows, mut body, mut buf, mut all)| async move {
-            if rows.first >= rows.end {
-                return Ok(None);
-            }
-            let n = rows.batch_rows.min(rows.end - rows.first);
-            let need = if whole { (stop - start) as usize } else { n * row_bytes as usize };
-            if all.is_none() {
-                while buf.len() < need {
-                    match body.next().await {
-                        Some(chunk) => buf.extend_from_slice(&chunk?),
-                        None => {
-                            let kind = ErrorKind::Truncated { expected: need as u64, found: buf.len() as u64 };
-                            return Err(npy_error(npy_core::Error::from(kind).reading(&rows.name)));
-                        }
-                    }
-                }
-            }
-            let batch = if whole {
-                let data = all.get_or_insert_with(|| std::mem::take(&mut buf).freeze());
-                rows.layout.decode(data, rows.first, n)
-            } else {
-                rows.layout.decode(&buf.split_to(need), rows.first, n)
-            };
-            let batch = batch.map_err(|e| npy_error(e.reading(&rows.name)))?;
-            rows.metrics.rows.add(n);
-            let batch = with_schema(batch, &rows.schema)?;
-            let next = Rows { first: rows.first + n, ..rows };
-            Ok(Some((batch, (next, body, buf, all))))
-        });
-        Ok(batches.boxed())
-    }
 }
 
 /// `batch` with the schema the scan promised (the table's: no per-file metadata).

@@ -2,6 +2,9 @@
 //! files. One test binary (each binary linking DataFusion costs a long link).
 
 mod aggregate;
+mod errors;
+mod plans;
+mod queries;
 mod support;
 mod tables;
 mod write;

@@ -194,3 +194,51 @@ pub fn scalar_f64(batches: &[RecordBatch]) -> f64 {
 pub fn assert_close(a: f64, b: f64) {
     assert!((a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0), "{a} != {b}");
 }
+
+/// Column `i` of a result, as f64s (cast by Arrow).
+pub fn column_f64(batches: &[RecordBatch], i: usize) -> Vec<f64> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::{DataType, Float64Type};
+    let mut out = Vec::new();
+    for batch in batches {
+        let column = cast(batch.column(i), &DataType::Float64).unwrap();
+        out.extend(column.as_primitive::<Float64Type>().iter().map(|v| v.expect("a null")));
+    }
+    out
+}
+
+/// Column `i` of a result, as strings (cast by Arrow).
+pub fn column_str(batches: &[RecordBatch], i: usize) -> Vec<String> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::DataType;
+    let mut out = Vec::new();
+    for batch in batches {
+        let column = cast(batch.column(i), &DataType::Utf8).unwrap();
+        out.extend(column.as_string::<i32>().iter().map(|v| v.expect("a null").to_string()));
+    }
+    out
+}
+
+/// The plan's `DataSourceExec`s, depth first.
+pub fn data_sources(
+    plan: &std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Vec<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+    let mut out = Vec::new();
+    if plan.name() == "DataSourceExec" {
+        out.push(plan.clone());
+    }
+    for child in plan.children() {
+        out.extend(data_sources(child));
+    }
+    out
+}
+
+/// Writes `rows` picks (one every third shot id, from 0) into `dir/picks.npy`.
+pub fn write_picks(dir: &Path, rows: usize) -> Vec<Pick> {
+    std::fs::create_dir_all(dir).unwrap();
+    let picks: Vec<Pick> = (0..rows).map(|i| Pick { trace_id: (i * 3) as i32, pick: (i % 41) as f32 * 0.5 }).collect();
+    picks.write_npy(dir.join("picks.npy")).unwrap();
+    Vec::<Pick>::read_npy(dir.join("picks.npy")).unwrap()
+}
