@@ -34,7 +34,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
 use tokio::sync::mpsc::Receiver;
 
-use crate::{Kind, NpyReadOptions};
+use crate::{npy_error as external, Kind, NpyReadOptions};
 
 /// Files up to this size are uploaded with one `put`; larger ones in parts of this size
 /// (S3 needs parts of at least 5 MiB).
@@ -223,8 +223,6 @@ struct Spool {
 fn ext(kind: Kind) -> &'static str {
     kind.ext()
 }
-
-use crate::npy_error as external;
 
 /// An I/O error while writing the object `location`.
 fn io_error(e: std::io::Error, location: &Path) -> DataFusionError {
