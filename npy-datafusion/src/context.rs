@@ -63,8 +63,11 @@ pub trait SessionContextNpyExt {
 
     /// Registers the `.npz` archives at `path` as table `name`, each member a column.
     ///
+    /// Not readable yet: a table of archives is an error naming the first archive (the
+    /// member-column mapping of `npy_arrow::NpzBatchReader` is not public yet).
+    ///
     /// # Errors
-    /// As [`SessionContextNpyExt::register_npy`].
+    /// As [`SessionContextNpyExt::register_npy`]; any `.npz` archive at `path`.
     async fn register_npz(
         &self,
         name: impl Into<TableReference> + Send,

@@ -31,7 +31,9 @@ const HEADER_CONCURRENCY: usize = 32;
 pub enum Kind {
     /// `.npy` files: one array each, a row per element (a record's fields are columns).
     Npy,
-    /// `.npz` archives: each member is a column, a row per member element.
+    /// `.npz` archives: each member is a column, a row per member element. Reading them
+    /// is not supported yet (a clear error naming the archive); the kind exists for the
+    /// format's registration and for writing.
     Npz,
 }
 

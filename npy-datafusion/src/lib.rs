@@ -17,6 +17,39 @@
 //! - Writing: `COPY (SELECT ...) TO 'out.npy'` (or `'out.npz'`, a member per column),
 //!   `COPY ... TO 'dir/' STORED AS NPY` (a directory of files) and `INSERT INTO t SELECT
 //!   ...` (a new file in the table's directory), through [`NpySink`].
+//!
+//! Tables are the files' values, never converted in place: byte order, padding and text
+//! are decoded by npy-arrow (the one scalar codec), each file's header is checked against
+//! the table's when it is scanned, and a file that no longer matches is an error naming
+//! it. SQL arrays are 1-based: `samples[1]` is NumPy's `samples[:, 0]`.
+//!
+//! # Examples
+//! ```
+//! use datafusion::arrow::array::AsArray;
+//! use datafusion::arrow::datatypes::Float64Type;
+//! use datafusion::prelude::SessionContext;
+//! use npy_core::prelude::*;
+//! use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
+//!
+//! #[derive(NpyRecord, Clone, Copy)]
+//! struct Pick {
+//!     trace: i32,
+//!     t: f64,
+//! }
+//!
+//! let dir = tempfile::tempdir()?;
+//! vec![Pick { trace: 1, t: 0.5 }, Pick { trace: 2, t: 1.5 }].write_npy(dir.path().join("a.npy"))?;
+//! vec![Pick { trace: 3, t: 4.0 }].write_npy(dir.path().join("b.npy"))?;
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let ctx = SessionContext::new();
+//! ctx.register_npy("picks", dir.path().to_str().unwrap(), NpyReadOptions::default()).await?;
+//! let batches = ctx.sql("SELECT avg(t) FROM picks WHERE trace > 1").await?.collect().await?;
+//! assert_eq!(batches[0].column(0).as_primitive::<Float64Type>().value(0), 2.75);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
 
 mod context;

@@ -6,9 +6,41 @@
 //! same request also says how large the object is), and any rows `a..b` from one more
 //! ranged read, since rows have a fixed size.
 //!
+//! - [`RemoteNpy`]: a `.npy` object; rows `a..b` as `Vec<T>` ([`RemoteNpy::read_rows`])
+//!   or Arrow batches ([`RemoteNpy::read_batch`], [`RemoteNpy::batches`]).
+//! - [`RemoteNpz`]: an `.npz` archive, its directory from its tail; stored members as
+//!   [`RemoteNpy`], deflated ones inflated as their bytes arrive.
+//! - [`row_batches`]: the one engine of rows as record batches, which DataFusion's scan
+//!   uses too.
+//! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
+//!   under the features `aws`, `gcp`, `azure`, `http`).
+//!
 //! The decoding is npy-core's and npy-arrow's (one header codec, one scalar codec); this
-//! crate only moves bytes.
+//! crate only moves bytes. Its functions are async, on tokio.
+//!
+//! # Examples
+//! ```
+//! use std::sync::Arc;
+//! use npy_core::prelude::*;
+//! use npy_store::RemoteNpy;
+//! use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
+//!
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+//! let location = Path::from("runs/x.npy");
+//! let file = (0..10).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+//! store.put(&location, file.into()).await?;
+//!
+//! let npy = RemoteNpy::open(store, &location).await?;
+//! assert_eq!(npy.read_rows::<f64>(2..5).await?, [2.0, 3.0, 4.0]);
+//! let batch = npy.read_batch(2..5, &Default::default(), None).await?;
+//! assert_eq!(batch.num_rows(), 3);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod header;
 pub mod npz;

@@ -88,12 +88,11 @@ pub fn store_for(url_or_path: &str) -> Result<StoreLocation> {
     Ok(StoreLocation { store, base, path })
 }
 
+/// A store builder for one scheme: `None` when its feature is off.
+type Build = fn(&str) -> Option<object_store::Result<Arc<dyn ObjectStore>>>;
+
 /// The store `build` makes for `url` (`None` when `feature` is off).
-fn cloud(
-    url: &str,
-    feature: &str,
-    build: fn(&str) -> Option<object_store::Result<Arc<dyn ObjectStore>>>,
-) -> Result<Arc<dyn ObjectStore>> {
+fn cloud(url: &str, feature: &str, build: Build) -> Result<Arc<dyn ObjectStore>> {
     match build(url) {
         Some(store) => store.map_err(|e| store_error(e, url)),
         None => {

@@ -23,7 +23,7 @@ async fn a_file_changed_under_its_table_is_named() {
     write_one(&dir.path().join("a.npy"), 3, 0);
     let ctx = context();
     ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
-    vec![1.5f64, 2.5].write_npy(dir.path().join("a.npy")).unwrap();
+    [1.5f64, 2.5][..].write_npy(dir.path().join("a.npy")).unwrap();
     let err = ctx.sql("SELECT t0 FROM t").await.unwrap().collect().await.unwrap_err().to_string();
     assert!(err.contains("a.npy' no longer matches its table"), "{err}");
 }

@@ -41,6 +41,8 @@ async fn one_file_splits_into_row_ranges() {
         assert_eq!(column_f64(&got, 0), [rows as f64]);
         assert_eq!(column_f64(&got, 1), [shots.iter().map(|s| f64::from(s.trace_id)).sum::<f64>()]);
         assert_eq!(column_f64(&got, 2), [shots.iter().map(|s| f64::from(s.samples[2])).sum::<f64>()]);
+        // No statistics here: count(*) scans rows of no columns.
+        assert_eq!(scalar_f64(&query(&ctx, "SELECT count(*) FROM one").await), rows as f64);
     }
 }
 
