@@ -96,7 +96,7 @@ impl FileFormat for NpyFormat {
         None
     }
 
-    /// The table schema: every file's header read (at most [`HEADER_CONCURRENCY`] at once),
+    /// The table schema: every file's header read (at most 32 at once),
     /// per-file metadata dropped, and all files required to agree.
     async fn infer_schema(
         &self,
