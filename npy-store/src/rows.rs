@@ -371,6 +371,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn ranges_from_streams_in_small_chunks() {
+        // Chunks of 5 and 13 bytes: rows and batches straddle every chunk boundary.
+        for chunk in [5, 13] {
+            let inner: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+            let store: Arc<dyn ObjectStore> = Arc::new(object_store::chunked::ChunkedStore::new(inner, chunk));
+            let mut files: Vec<(String, Vec<u8>)> = FILES.iter().map(|f| (f.to_string(), data(f))).collect();
+            files.push(("gen/records.npy".into(), records()));
+            for (name, file) in files {
+                let location = Path::from(name);
+                store.put(&location, file.clone().into()).await.unwrap();
+                check_ranges(store.clone(), &location, &file).await;
+            }
+        }
+    }
+
+    #[tokio::test]
     async fn ranges_local_files() {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
