@@ -11,8 +11,14 @@
 #![forbid(unsafe_code)]
 
 pub mod header;
+pub mod remote;
+pub mod rows;
+pub mod url;
 
 pub use header::{fetch_header, NpyObject, HEADER_PREFIX};
+pub use remote::RemoteNpy;
+pub use rows::row_batches;
+pub use url::{store_for, StoreLocation};
 
 /// An object store error as npy's error, naming the object (`location`, as the store
 /// shows it: `s3://bucket/key` or a path).

@@ -1,0 +1,134 @@
+//! Registration: [`register`] (formats and `CREATE EXTERNAL TABLE` factories on a
+//! session) and [`SessionContextNpyExt`] (`register_npy`, `register_npz`, `read_npy`).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::common::TableReference;
+use datafusion::dataframe::DataFrame;
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::error::Result;
+use datafusion::execution::context::SessionContext;
+use datafusion::execution::SessionState;
+
+use crate::{Kind, NpyFormat, NpyFormatFactory, NpyReadOptions, NpyTable, NpyTableFactory};
+
+/// Teaches a session the `npy` and `npz` formats: file formats `npy` / `npz` (for `COPY
+/// ... TO 'x.npy'` and `STORED AS`) and table factories `NPY` / `NPZ` (for `CREATE
+/// EXTERNAL TABLE ... STORED AS NPY`, which then makes an [`NpyTable`]). Formats already
+/// registered under those names are replaced.
+///
+/// # Errors
+/// None in practice (DataFusion's registration is fallible).
+///
+/// # Examples
+/// ```
+/// use datafusion::execution::session_state::SessionStateBuilder;
+/// use datafusion::prelude::SessionContext;
+///
+/// let mut state = SessionStateBuilder::new().with_default_features().build();
+/// npy_datafusion::register(&mut state)?;
+/// let ctx = SessionContext::new_with_state(state);
+/// assert!(ctx.state().get_file_format_factory("npy").is_some());
+/// # Ok::<(), datafusion::error::DataFusionError>(())
+/// ```
+pub fn register(state: &mut SessionState) -> Result<()> {
+    for kind in [Kind::Npy, Kind::Npz] {
+        state.register_file_format(Arc::new(NpyFormatFactory::new(kind, NpyReadOptions::default())), true)?;
+        let factory = Arc::new(NpyTableFactory::new());
+        state.table_factories_mut().insert(kind.ext().to_uppercase(), factory);
+    }
+    Ok(())
+}
+
+/// `.npy` / `.npz` tables on a [`SessionContext`], as `register_parquet` and friends.
+///
+/// A path is a file, a directory (every `.npy` / `.npz` file under it), or a URL of a
+/// registered object store (`s3://bucket/dir/`, after
+/// [`SessionContext::register_object_store`]); a relative path is from the current
+/// directory.
+#[async_trait]
+pub trait SessionContextNpyExt {
+    /// Registers the `.npy` files at `path` as table `name` (an [`NpyTable`]).
+    ///
+    /// # Errors
+    /// An unreadable header, files whose columns differ (naming two of them), a store
+    /// error.
+    async fn register_npy(
+        &self,
+        name: impl Into<TableReference> + Send,
+        path: impl AsRef<str> + Send,
+        options: NpyReadOptions,
+    ) -> Result<()>;
+
+    /// Registers the `.npz` archives at `path` as table `name`, each member a column.
+    ///
+    /// # Errors
+    /// As [`SessionContextNpyExt::register_npy`].
+    async fn register_npz(
+        &self,
+        name: impl Into<TableReference> + Send,
+        path: impl AsRef<str> + Send,
+        options: NpyReadOptions,
+    ) -> Result<()>;
+
+    /// A [`DataFrame`] over the `.npy` files at `path`.
+    ///
+    /// # Errors
+    /// As [`SessionContextNpyExt::register_npy`].
+    async fn read_npy(&self, path: impl AsRef<str> + Send, options: NpyReadOptions) -> Result<DataFrame>;
+}
+
+#[async_trait]
+impl SessionContextNpyExt for SessionContext {
+    async fn register_npy(
+        &self,
+        name: impl Into<TableReference> + Send,
+        path: impl AsRef<str> + Send,
+        options: NpyReadOptions,
+    ) -> Result<()> {
+        let name = name.into();
+        let table = npy_table(self, Some(name.clone()), path.as_ref(), Kind::Npy, options).await?;
+        self.register_table(name, Arc::new(table))?;
+        Ok(())
+    }
+
+    async fn register_npz(
+        &self,
+        name: impl Into<TableReference> + Send,
+        path: impl AsRef<str> + Send,
+        options: NpyReadOptions,
+    ) -> Result<()> {
+        let name = name.into();
+        let table = npy_table(self, Some(name.clone()), path.as_ref(), Kind::Npz, options).await?;
+        self.register_table(name, Arc::new(table))?;
+        Ok(())
+    }
+
+    async fn read_npy(&self, path: impl AsRef<str> + Send, options: NpyReadOptions) -> Result<DataFrame> {
+        let table = npy_table(self, None, path.as_ref(), Kind::Npy, options).await?;
+        self.read_table(Arc::new(table))
+    }
+}
+
+/// The table of the `kind` files at `path`: listed, schema read from their headers, file
+/// statistics cached in the session's cache.
+async fn npy_table(
+    ctx: &SessionContext,
+    name: Option<TableReference>,
+    path: &str,
+    kind: Kind,
+    options: NpyReadOptions,
+) -> Result<NpyTable> {
+    let mut url = ListingTableUrl::parse(path)?;
+    if let Some(name) = name {
+        url = url.with_table_ref(name);
+    }
+    let format = Arc::new(NpyFormat::new(kind, options.clone()));
+    let listing_options = ListingOptions::new(format).with_file_extension(format!(".{}", kind.ext()));
+    let schema = listing_options.infer_schema(&ctx.state(), &url).await?;
+    let config = ListingTableConfig::new(url).with_listing_options(listing_options).with_schema(schema);
+    let cache = ctx.runtime_env().cache_manager.get_file_statistic_cache();
+    let listing = ListingTable::try_new(config)?.with_cache(cache);
+    Ok(NpyTable::new(listing, kind, options))
+}

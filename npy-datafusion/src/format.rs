@@ -1,0 +1,194 @@
+//! The `.npy` / `.npz` file formats: [`NpyFormat`] and [`NpyFormatFactory`].
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::common::parsers::CompressionTypeVariant;
+use datafusion::common::stats::Precision;
+use datafusion::common::{GetExt, Statistics};
+use datafusion::datasource::file_format::file_compression_type::FileCompressionType;
+use datafusion::datasource::file_format::{FileFormat, FileFormatFactory};
+use datafusion::datasource::physical_plan::{FileScanConfig, FileScanConfigBuilder, FileSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_plan::ExecutionPlan;
+use futures::{StreamExt, TryStreamExt};
+use object_store::{ObjectMeta, ObjectStore};
+
+use crate::schema::{file_layout, table_schema_of};
+use crate::{npy_error, NpyReadOptions, NpySource};
+
+/// How many headers [`NpyFormat::infer_schema`] reads at once.
+const HEADER_CONCURRENCY: usize = 32;
+
+/// Which files a table holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `.npy` files: one array each, a row per element (a record's fields are columns).
+    Npy,
+    /// `.npz` archives: each member is a column, a row per member element.
+    Npz,
+}
+
+impl Kind {
+    /// The file extension, without the dot: `npy` or `npz`.
+    pub fn ext(self) -> &'static str {
+        match self {
+            Kind::Npy => "npy",
+            Kind::Npz => "npz",
+        }
+    }
+}
+
+/// The `.npy` / `.npz` [`FileFormat`]: schemas from the files' headers, exact row counts,
+/// scans through [`NpySource`].
+#[derive(Debug, Clone)]
+pub struct NpyFormat {
+    kind: Kind,
+    options: NpyReadOptions,
+}
+
+impl NpyFormat {
+    /// A format reading files of `kind` with `options`.
+    pub fn new(kind: Kind, options: NpyReadOptions) -> Self {
+        NpyFormat { kind, options }
+    }
+
+    /// Which files this format reads.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The read settings.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+}
+
+#[async_trait]
+impl FileFormat for NpyFormat {
+    fn get_ext(&self) -> String {
+        self.kind.ext().to_string()
+    }
+
+    fn get_ext_with_compression(&self, compression: &FileCompressionType) -> Result<String> {
+        match compression.get_variant() {
+            CompressionTypeVariant::UNCOMPRESSED => Ok(self.get_ext()),
+            other => {
+                let reason = format!(
+                    "{} files cannot be read or written with {other:?} compression (npz members are \
+                     compressed inside the archive)",
+                    self.kind.ext()
+                );
+                Err(npy_error(npy_core::ErrorKind::Usage { reason }.into()))
+            }
+        }
+    }
+
+    fn compression_type(&self) -> Option<FileCompressionType> {
+        None
+    }
+
+    /// The table schema: every file's header read (at most [`HEADER_CONCURRENCY`] at once),
+    /// per-file metadata dropped, and all files required to agree.
+    async fn infer_schema(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        objects: &[ObjectMeta],
+    ) -> Result<SchemaRef> {
+        let store = store.as_ref();
+        let reads: Vec<_> = (objects.iter())
+            .map(|object| async move {
+                let layout = file_layout(self.kind, store, &object.location, &self.options).await?;
+                Ok::<_, DataFusionError>((object.location.to_string(), layout.schema()))
+            })
+            .collect();
+        let schemas: Vec<(String, SchemaRef)> =
+            futures::stream::iter(reads).buffered(HEADER_CONCURRENCY).try_collect().await?;
+        match table_schema_of(&schemas) {
+            Ok(Some(schema)) => Ok(schema),
+            Ok(None) => Ok(Arc::new(Schema::empty())),
+            Err(e) => Err(npy_error(e)),
+        }
+    }
+
+    /// Exact `num_rows` from the file's header; `total_byte_size` inexact (the data's size).
+    async fn infer_stats(
+        &self,
+        _state: &dyn Session,
+        store: &Arc<dyn ObjectStore>,
+        table_schema: SchemaRef,
+        object: &ObjectMeta,
+    ) -> Result<Statistics> {
+        let layout = file_layout(self.kind, store.as_ref(), &object.location, &self.options).await?;
+        let rows = layout.rows();
+        Ok(Statistics {
+            num_rows: Precision::Exact(rows),
+            total_byte_size: Precision::Inexact(rows.saturating_mul(layout.row_bytes())),
+            column_statistics: Statistics::unknown_column(&table_schema),
+        })
+    }
+
+    async fn create_physical_plan(&self, _state: &dyn Session, conf: FileScanConfig) -> Result<Arc<dyn ExecutionPlan>> {
+        let mut source: Arc<dyn FileSource> = self.file_source(conf.file_source().table_schema().clone());
+        // Keep the projection the scan was planned with.
+        if let Some(projection) = conf.file_source().projection() {
+            if let Some(projected) = source.try_pushdown_projection(projection)? {
+                source = projected;
+            }
+        }
+        let config = FileScanConfigBuilder::from(conf).with_source(source).build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+
+    fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
+        Arc::new(NpySource::new(table_schema, self.kind, self.options.clone()))
+    }
+}
+
+/// Makes [`NpyFormat`]s for `STORED AS NPY|NPZ`, `COPY ... TO 'x.npy'` and
+/// [`crate::register`]: its `OPTIONS` are [`NpyReadOptions`]' keys.
+#[derive(Debug, Clone)]
+pub struct NpyFormatFactory {
+    kind: Kind,
+    options: NpyReadOptions,
+}
+
+impl NpyFormatFactory {
+    /// A factory of formats of `kind`, with `options` as the defaults `OPTIONS` change.
+    pub fn new(kind: Kind, options: NpyReadOptions) -> Self {
+        NpyFormatFactory { kind, options }
+    }
+
+    /// Which files the formats read.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The default read settings.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+}
+
+impl FileFormatFactory for NpyFormatFactory {
+    fn create(&self, _state: &dyn Session, format_options: &HashMap<String, String>) -> Result<Arc<dyn FileFormat>> {
+        let options = self.options.clone().with_map(format_options)?;
+        Ok(Arc::new(NpyFormat::new(self.kind, options)))
+    }
+
+    fn default(&self) -> Arc<dyn FileFormat> {
+        Arc::new(NpyFormat::new(self.kind, self.options.clone()))
+    }
+}
+
+impl GetExt for NpyFormatFactory {
+    fn get_ext(&self) -> String {
+        self.kind.ext().to_string()
+    }
+}

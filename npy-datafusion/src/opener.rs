@@ -1,0 +1,135 @@
+//! Opening one file (or one row range of it) of a scan: [`NpyOpener`].
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::datasource::listing::{FileRange, PartitionedFile};
+use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
+use futures::StreamExt;
+use npy_arrow::Layout;
+use npy_core::{ErrorKind, ReadOptions};
+use object_store::ObjectStore;
+
+use crate::schema::difference;
+use crate::{npy_error, Kind, NpyReadOptions};
+
+/// What a scan partition counts: rows decoded (the limit test reads it).
+#[derive(Debug, Clone)]
+pub(crate) struct ScanMetrics {
+    rows: Count,
+}
+
+impl ScanMetrics {
+    pub(crate) fn new(metrics: &ExecutionPlanMetricsSet, partition: usize) -> Self {
+        ScanMetrics { rows: MetricBuilder::new(metrics).counter("npy_rows_decoded", partition) }
+    }
+}
+
+/// Opens the files of one scan partition: reads each header, checks it against the table,
+/// and streams the rows of the file (or of its range) as batches of the projected columns.
+pub(crate) struct NpyOpener {
+    pub(crate) store: Arc<dyn ObjectStore>,
+    pub(crate) kind: Kind,
+    pub(crate) options: NpyReadOptions,
+    pub(crate) batch_rows: usize,
+    /// The table's file columns (all of them).
+    pub(crate) file_schema: SchemaRef,
+    /// The file columns decoded, indices into `file_schema`.
+    pub(crate) file_indices: Vec<usize>,
+    /// `file_schema` projected to `file_indices`: the schema of every batch.
+    pub(crate) projected: SchemaRef,
+    /// At most this many rows are needed from each file.
+    pub(crate) limit: Option<usize>,
+    pub(crate) metrics: ScanMetrics,
+}
+
+impl FileOpener for NpyOpener {
+    fn open(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
+        if self.kind == Kind::Npz {
+            let reason = format!("'{}': npz tables are not supported yet", file.object_meta.location);
+            return Err(npy_error(ErrorKind::Usage { reason }.into()));
+        }
+        let store = Arc::clone(&self.store);
+        let convert = self.options.convert_options(self.batch_rows);
+        let file_schema = Arc::clone(&self.file_schema);
+        let file_indices = self.file_indices.clone();
+        let projected = Arc::clone(&self.projected);
+        let (batch_rows, limit, metrics) = (self.batch_rows, self.limit, self.metrics.clone());
+        Ok(Box::pin(async move {
+            let location = file.object_meta.location.clone();
+            let name = location.to_string();
+            let object =
+                npy_store::fetch_header(store.as_ref(), &location, &ReadOptions::default()).await.map_err(npy_error)?;
+            let layout =
+                Layout::with_options(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
+            if let Some(how) = difference(&file_schema, &layout.schema()) {
+                let reason = format!("'{name}' no longer matches its table: it {how}");
+                return Err(npy_error(ErrorKind::Usage { reason }.into()));
+            }
+            let layout = layout.project(&file_indices).map_err(|e| npy_error(e.reading(&name)))?;
+            let (first, mut end) =
+                row_range(file.range.as_ref(), object.data_offset, layout.row_bytes(), layout.rows());
+            if let Some(limit) = limit {
+                end = end.min(first.saturating_add(limit));
+            }
+            let (layout, range) = (Arc::new(layout), first..end);
+            let batches = npy_store::row_batches(store, location, object.data_offset, layout, range, batch_rows);
+            let batches = batches.map(move |batch| {
+                let batch = batch.map_err(npy_error)?;
+                metrics.rows.add(batch.num_rows());
+                with_schema(batch, &projected)
+            });
+            Ok(batches.boxed())
+        }))
+    }
+}
+
+/// The rows of a file scanned for a byte range `[start, end)` of it: those whose first
+/// byte lies in the range, so that ranges covering a file scan each row once. No range:
+/// all rows.
+pub(crate) fn row_range(range: Option<&FileRange>, data_offset: u64, row_bytes: usize, rows: usize) -> (usize, usize) {
+    let Some(range) = range else { return (0, rows) };
+    if row_bytes == 0 {
+        // No data: the range holding the file's first byte scans the rows.
+        return if range.start <= 0 { (0, rows) } else { (0, 0) };
+    }
+    let row_at = |byte: i64| -> usize {
+        let from_data = (byte.max(0) as u64).saturating_sub(data_offset);
+        let row = from_data.div_ceil(row_bytes as u64);
+        usize::try_from(row).unwrap_or(usize::MAX).min(rows)
+    };
+    let first = row_at(range.start);
+    (first, row_at(range.end).max(first))
+}
+
+/// `batch` with the schema the scan promised (the table's: no per-file metadata).
+pub(crate) fn with_schema(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    let batch = RecordBatch::try_new_with_options(Arc::clone(schema), batch.columns().to_vec(), &options);
+    batch.map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_cover_each_row_once() {
+        // 10 rows of 12 bytes after a 128-byte header: a file of 248 bytes.
+        let (offset, row_bytes, rows, size) = (128, 12, 10, 248i64);
+        for cuts in [vec![0, size], vec![0, 100, size], vec![0, 129, 140, 141, 200, size], vec![0, 130, 131, size]] {
+            let mut covered = Vec::new();
+            for pair in cuts.windows(2) {
+                let (a, b) = row_range(Some(&FileRange { start: pair[0], end: pair[1] }), offset, row_bytes, rows);
+                covered.extend(a..b);
+            }
+            assert_eq!(covered, (0..rows).collect::<Vec<_>>(), "{cuts:?}");
+        }
+        assert_eq!(row_range(None, offset, row_bytes, rows), (0, 10));
+        assert_eq!(row_range(Some(&FileRange { start: 0, end: 64 }), offset, 0, 5), (0, 5));
+        assert_eq!(row_range(Some(&FileRange { start: 64, end: 128 }), offset, 0, 5), (0, 0));
+    }
+}

@@ -1,0 +1,142 @@
+//! The scan of `.npy` / `.npz` files: [`NpySource`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::physical_plan::{FileOpener, FileScanConfig, FileSource};
+use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::Result;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
+use datafusion::physical_plan::projection::ProjectionExprs;
+use datafusion::physical_plan::DisplayFormatType;
+use object_store::ObjectStore;
+
+use crate::opener::{NpyOpener, ScanMetrics};
+use crate::{Kind, NpyReadOptions};
+
+/// The [`FileSource`] of `.npy` / `.npz` scans: decodes only the projected columns of each
+/// file, and splits `.npy` files into row ranges for parallel scans (a byte range
+/// `[start, end)` of a file scans the rows whose first byte lies in it). An `.npz`
+/// archive is scanned whole by one partition.
+#[derive(Clone)]
+pub struct NpySource {
+    kind: Kind,
+    options: NpyReadOptions,
+    table_schema: TableSchema,
+    projection: SplitProjection,
+    batch_size: Option<usize>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl fmt::Debug for NpySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (f.debug_struct("NpySource"))
+            .field("kind", &self.kind)
+            .field("options", &self.options)
+            .field("file_indices", &self.projection.file_indices)
+            .field("batch_size", &self.batch_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NpySource {
+    /// A scan of files of `kind` whose table has `table_schema`, all columns projected.
+    pub fn new(table_schema: TableSchema, kind: Kind, options: NpyReadOptions) -> Self {
+        NpySource {
+            kind,
+            options,
+            projection: SplitProjection::unprojected(&table_schema),
+            table_schema,
+            batch_size: None,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
+    /// Which files the scan reads.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The read settings.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+
+    /// Rows per batch: the table's `batch_rows`, else the session's batch size.
+    fn batch_rows(&self) -> usize {
+        let session = self.batch_size.unwrap_or(DEFAULT_BATCH_ROWS);
+        self.options.batch_rows.unwrap_or(session).max(1)
+    }
+}
+
+/// Rows per batch when neither the table nor the session says: DataFusion's default.
+const DEFAULT_BATCH_ROWS: usize = 8192;
+
+impl FileSource for NpySource {
+    fn create_file_opener(
+        &self,
+        object_store: Arc<dyn ObjectStore>,
+        base_config: &FileScanConfig,
+        partition: usize,
+    ) -> Result<Arc<dyn FileOpener>> {
+        let file_schema = self.table_schema.file_schema().clone();
+        let file_indices = self.projection.file_indices.clone();
+        let opener = NpyOpener {
+            store: object_store,
+            kind: self.kind,
+            options: self.options.clone(),
+            batch_rows: self.batch_rows(),
+            projected: Arc::new(file_schema.project(&file_indices)?),
+            file_schema,
+            file_indices,
+            limit: base_config.limit,
+            metrics: ScanMetrics::new(&self.metrics, partition),
+        };
+        ProjectionOpener::try_new(self.projection.clone(), Arc::new(opener), self.table_schema.file_schema())
+    }
+
+    fn table_schema(&self) -> &TableSchema {
+        &self.table_schema
+    }
+
+    fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
+        Arc::new(NpySource { batch_size: Some(batch_size), ..self.clone() })
+    }
+
+    fn projection(&self) -> Option<&ProjectionExprs> {
+        Some(&self.projection.source)
+    }
+
+    fn metrics(&self) -> &ExecutionPlanMetricsSet {
+        &self.metrics
+    }
+
+    fn file_type(&self) -> &str {
+        self.kind.ext()
+    }
+
+    fn fmt_extra(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, ", batch_rows={}", self.batch_rows())
+    }
+
+    /// `.npy` files split into row ranges; `.npz` archives are scanned whole.
+    fn supports_repartitioning(&self) -> bool {
+        self.kind == Kind::Npy
+    }
+
+    fn try_pushdown_projection(&self, projection: &ProjectionExprs) -> Result<Option<Arc<dyn FileSource>>> {
+        let merged = self.projection.source.try_merge(projection)?;
+        let projection = SplitProjection::new(self.table_schema.file_schema(), &merged);
+        Ok(Some(Arc::new(NpySource { projection, ..self.clone() })))
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
+    ) -> Result<TreeNodeRecursion> {
+        datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)
+    }
+}

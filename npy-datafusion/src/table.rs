@@ -1,0 +1,154 @@
+//! Tables of `.npy` / `.npz` files: [`NpyTable`] and [`NpyTableFactory`].
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{ScanArgs, ScanResult, Session, TableProvider, TableProviderFactory};
+use datafusion::common::{Constraints, Statistics};
+use datafusion::datasource::listing::ListingTable;
+use datafusion::datasource::listing_table_factory::ListingTableFactory;
+use datafusion::error::Result;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{CreateExternalTable, Expr, LogicalPlan, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::{npy_error, Kind, NpyFormat, NpyReadOptions};
+
+/// A table of `.npy` or `.npz` files: a [`ListingTable`] (which lists the files, keeps
+/// their statistics and plans the scans) that also says which kind of files it holds and
+/// how they are read, so that it can be shipped to other processes (Ballista's codecs look
+/// for this type: they cannot ship a `ListingTable` of a format they do not know).
+///
+/// [`crate::SessionContextNpyExt::register_npy`] and `CREATE EXTERNAL TABLE ... STORED AS
+/// NPY|NPZ` (through [`NpyTableFactory`]) both make one. Every [`TableProvider`] method is
+/// the listing table's.
+#[derive(Debug, Clone)]
+pub struct NpyTable {
+    listing: ListingTable,
+    kind: Kind,
+    options: NpyReadOptions,
+}
+
+impl NpyTable {
+    /// The table over `listing`, whose format should be an [`NpyFormat`] of `kind` and
+    /// `options`.
+    pub fn new(listing: ListingTable, kind: Kind, options: NpyReadOptions) -> Self {
+        NpyTable { listing, kind, options }
+    }
+
+    /// The table over `listing`, its kind and options taken from its format.
+    ///
+    /// # Errors
+    /// When the listing table's format is not an [`NpyFormat`].
+    pub fn try_from_listing(listing: ListingTable) -> Result<Self> {
+        let format = listing.options().format.clone();
+        let Some(format) = format.downcast_ref::<NpyFormat>() else {
+            let reason = format!("a listing table of {:?} files is not an npy table", listing.options().format);
+            return Err(npy_error(npy_core::ErrorKind::Usage { reason }.into()));
+        };
+        Ok(NpyTable::new(listing, format.kind(), format.options().clone()))
+    }
+
+    /// The listing table: paths, listing options (the format), schema.
+    pub fn listing(&self) -> &ListingTable {
+        &self.listing
+    }
+
+    /// Which files the table holds.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// How the files are read.
+    pub fn options(&self) -> &NpyReadOptions {
+        &self.options
+    }
+}
+
+#[async_trait]
+impl TableProvider for NpyTable {
+    fn schema(&self) -> SchemaRef {
+        self.listing.schema()
+    }
+
+    fn constraints(&self) -> Option<&Constraints> {
+        self.listing.constraints()
+    }
+
+    fn table_type(&self) -> TableType {
+        self.listing.table_type()
+    }
+
+    fn get_table_definition(&self) -> Option<&str> {
+        self.listing.get_table_definition()
+    }
+
+    fn get_logical_plan(&'_ self) -> Option<Cow<'_, LogicalPlan>> {
+        self.listing.get_logical_plan()
+    }
+
+    fn get_column_default(&self, column: &str) -> Option<&Expr> {
+        self.listing.get_column_default(column)
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.listing.scan(state, projection, filters, limit).await
+    }
+
+    async fn scan_with_args<'a>(&self, state: &dyn Session, args: ScanArgs<'a>) -> Result<ScanResult> {
+        self.listing.scan_with_args(state, args).await
+    }
+
+    fn supports_filters_pushdown(&self, filters: &[&Expr]) -> Result<Vec<TableProviderFilterPushDown>> {
+        self.listing.supports_filters_pushdown(filters)
+    }
+
+    fn statistics(&self) -> Option<Statistics> {
+        self.listing.statistics()
+    }
+
+    async fn insert_into(
+        &self,
+        state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        self.listing.insert_into(state, input, insert_op).await
+    }
+}
+
+/// Makes an [`NpyTable`] for `CREATE EXTERNAL TABLE t STORED AS NPY|NPZ LOCATION '...'`:
+/// DataFusion's [`ListingTableFactory`] does the work (locations, `OPTIONS` through
+/// [`crate::NpyFormatFactory`], schema), and its table is wrapped. [`crate::register`]
+/// installs it for `NPY` and `NPZ`.
+#[derive(Debug, Default)]
+pub struct NpyTableFactory {
+    listing: ListingTableFactory,
+}
+
+impl NpyTableFactory {
+    /// The factory.
+    pub fn new() -> Self {
+        NpyTableFactory::default()
+    }
+}
+
+#[async_trait]
+impl TableProviderFactory for NpyTableFactory {
+    async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
+        let provider = self.listing.create(state, cmd).await?;
+        let Some(listing) = provider.downcast_ref::<ListingTable>() else {
+            let reason = format!("table '{}': the listing table factory made no listing table", cmd.name);
+            return Err(npy_error(npy_core::ErrorKind::Usage { reason }.into()));
+        };
+        Ok(Arc::new(NpyTable::try_from_listing(listing.clone())?))
+    }
+}

@@ -1,0 +1,9 @@
+//! SQL over generated `.npy` / `.npz` tables, checked against npy-core's reads of the same
+//! files. One test binary (each binary linking DataFusion costs a long link).
+
+mod aggregate;
+mod errors;
+mod plans;
+mod queries;
+mod support;
+mod tables;

@@ -1,0 +1,244 @@
+//! Generated tables: directories of `.npy` files written with npy-core, in three layouts
+//! of one record (packed, `align=True`, big-endian), and the same records read back with
+//! npy-core for the expected answers.
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::execution::session_state::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use npy_core::prelude::*;
+use npy_core::types::Ucs4;
+
+/// Where a receiver stood (packed).
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+pub struct Receiver {
+    pub x: f64,
+    pub y: f64,
+    pub z: f32,
+}
+
+/// [`Receiver`], `align=True`.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+pub struct ReceiverAligned {
+    pub x: f64,
+    pub y: f64,
+    pub z: f32,
+}
+
+/// [`Receiver`], big-endian.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(endian = "big")]
+pub struct ReceiverBe {
+    pub x: f64,
+    pub y: f64,
+    pub z: f32,
+}
+
+/// One shot record: a nested record, a time, 8 samples and a station name (packed).
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+pub struct Shot {
+    pub trace_id: i32,
+    pub receiver: Receiver,
+    pub t0: f64,
+    pub samples: [f32; 8],
+    pub station: Ucs4<4>,
+}
+
+/// [`Shot`], `align=True` (padding after `trace_id` and `receiver.z`).
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+pub struct ShotAligned {
+    pub trace_id: i32,
+    pub receiver: ReceiverAligned,
+    pub t0: f64,
+    pub samples: [f32; 8],
+    pub station: Ucs4<4>,
+}
+
+/// [`Shot`], big-endian.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(endian = "big")]
+pub struct ShotBe {
+    pub trace_id: i32,
+    pub receiver: ReceiverBe,
+    pub t0: f64,
+    pub samples: [f32; 8],
+    pub station: Ucs4<4>,
+}
+
+/// A pick on a trace: the second table of the join.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+pub struct Pick {
+    pub trace_id: i32,
+    pub pick: f32,
+}
+
+pub const STATIONS: [&str; 5] = ["A", "BB", "CCC", "DDDD", "é"];
+
+/// Shot number `i` (deterministic values, all distinct ids).
+pub fn shot(i: usize) -> Shot {
+    let f = i as f64;
+    let samples = std::array::from_fn(|k| ((i * 7 + k * 13) % 101) as f32 - 50.0);
+    Shot {
+        trace_id: i as i32,
+        receiver: Receiver { x: f * 0.5, y: -f, z: (i % 17) as f32 },
+        t0: (i % 997) as f64 * 0.25 + 0.125,
+        samples,
+        station: Ucs4::new(STATIONS[i % STATIONS.len()]).unwrap(),
+    }
+}
+
+fn aligned(s: &Shot) -> ShotAligned {
+    let r = s.receiver;
+    ShotAligned {
+        trace_id: s.trace_id,
+        receiver: ReceiverAligned { x: r.x, y: r.y, z: r.z },
+        t0: s.t0,
+        samples: s.samples,
+        station: s.station,
+    }
+}
+
+fn big_endian(s: &Shot) -> ShotBe {
+    let r = s.receiver;
+    ShotBe {
+        trace_id: s.trace_id,
+        receiver: ReceiverBe { x: r.x, y: r.y, z: r.z },
+        t0: s.t0,
+        samples: s.samples,
+        station: s.station,
+    }
+}
+
+/// Writes `files` files of shots into `dir` (file `k` has `k % 23` rows, so some are
+/// empty), cycling through the packed, aligned and big-endian layouts. Returns the rows
+/// written.
+pub fn write_shots(dir: &Path, files: usize) -> usize {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut next = 0;
+    for k in 0..files {
+        let rows: Vec<Shot> = (next..next + k % 23).map(shot).collect();
+        next += rows.len();
+        let path = dir.join(format!("shots_{k:04}.npy"));
+        match k % 3 {
+            0 => rows.write_npy(&path).unwrap(),
+            1 => rows.iter().map(aligned).collect::<Vec<_>>().write_npy(&path).unwrap(),
+            _ => rows.iter().map(big_endian).collect::<Vec<_>>().write_npy(&path).unwrap(),
+        }
+    }
+    next
+}
+
+/// One file of `rows` shots in `layout` 0 (packed), 1 (aligned) or 2 (big-endian).
+pub fn write_one(path: &Path, rows: usize, layout: usize) {
+    let shots: Vec<Shot> = (0..rows).map(shot).collect();
+    match layout {
+        0 => shots.write_npy(path).unwrap(),
+        1 => shots.iter().map(aligned).collect::<Vec<_>>().write_npy(path).unwrap(),
+        _ => shots.iter().map(big_endian).collect::<Vec<_>>().write_npy(path).unwrap(),
+    }
+}
+
+/// Every shot of the `.npy` files in `dir`, read with npy-core (fields by name, so each
+/// layout reads as [`Shot`]).
+pub fn read_shots(dir: &Path) -> Vec<Shot> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    paths
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "npy"))
+        .flat_map(|p| Vec::<Shot>::read_npy(p).unwrap())
+        .collect()
+}
+
+/// A session that knows npy (formats and table factories), with `config`.
+pub fn context_with(config: SessionConfig) -> SessionContext {
+    let mut state = SessionStateBuilder::new().with_config(config).with_default_features().build();
+    npy_datafusion::register(&mut state).unwrap();
+    SessionContext::new_with_state(state)
+}
+
+/// A session that knows npy, default settings.
+pub fn context() -> SessionContext {
+    context_with(SessionConfig::new())
+}
+
+/// The result of `sql`.
+pub async fn query(ctx: &SessionContext, sql: &str) -> Vec<RecordBatch> {
+    match ctx.sql(sql).await {
+        Ok(df) => df.collect().await.unwrap_or_else(|e| panic!("{sql}: {e}")),
+        Err(e) => panic!("{sql}: {e}"),
+    }
+}
+
+/// The one value of a one-row, one-column result, as f64.
+pub fn scalar_f64(batches: &[RecordBatch]) -> f64 {
+    use datafusion::arrow::array::{Array, AsArray};
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::{DataType, Float64Type};
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    assert_eq!(rows, 1, "{batches:?}");
+    let batch = batches.iter().find(|b| b.num_rows() == 1).unwrap();
+    let column = cast(batch.column(0), &DataType::Float64).unwrap();
+    let column = column.as_primitive::<Float64Type>();
+    assert!(column.is_valid(0));
+    column.value(0)
+}
+
+/// Asserts `a` and `b` agree to a relative 1e-12 (sums in different orders).
+pub fn assert_close(a: f64, b: f64) {
+    assert!((a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0), "{a} != {b}");
+}
+
+/// Column `i` of a result, as f64s (cast by Arrow).
+pub fn column_f64(batches: &[RecordBatch], i: usize) -> Vec<f64> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::{DataType, Float64Type};
+    let mut out = Vec::new();
+    for batch in batches {
+        let column = cast(batch.column(i), &DataType::Float64).unwrap();
+        out.extend(column.as_primitive::<Float64Type>().iter().map(|v| v.expect("a null")));
+    }
+    out
+}
+
+/// Column `i` of a result, as strings (cast by Arrow).
+pub fn column_str(batches: &[RecordBatch], i: usize) -> Vec<String> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::compute::cast;
+    use datafusion::arrow::datatypes::DataType;
+    let mut out = Vec::new();
+    for batch in batches {
+        let column = cast(batch.column(i), &DataType::Utf8).unwrap();
+        out.extend(column.as_string::<i32>().iter().map(|v| v.expect("a null").to_string()));
+    }
+    out
+}
+
+/// The plan's `DataSourceExec`s, depth first.
+pub fn data_sources(
+    plan: &std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Vec<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+    let mut out = Vec::new();
+    if plan.name() == "DataSourceExec" {
+        out.push(plan.clone());
+    }
+    for child in plan.children() {
+        out.extend(data_sources(child));
+    }
+    out
+}
+
+/// Writes `rows` picks (one every third shot id, from 0) into `dir/picks.npy`.
+pub fn write_picks(dir: &Path, rows: usize) -> Vec<Pick> {
+    std::fs::create_dir_all(dir).unwrap();
+    let picks: Vec<Pick> = (0..rows).map(|i| Pick { trace_id: (i * 3) as i32, pick: (i % 41) as f32 * 0.5 }).collect();
+    picks.write_npy(dir.join("picks.npy")).unwrap();
+    Vec::<Pick>::read_npy(dir.join("picks.npy")).unwrap()
+}

@@ -1,0 +1,237 @@
+//! A `.npy` object read remotely: its header from one ranged GET, then any rows.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use bytes::Bytes;
+use futures::stream::{BoxStream, TryStreamExt};
+use npy_arrow::{ConvertOptions, Layout};
+use npy_core::header::Header;
+use npy_core::{Error, ErrorKind, NpyReader, NpyRecord, ReadOptions, Result};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
+
+use crate::{fetch_header, row_batches, store_error, NpyObject};
+
+/// A `.npy` object in a store, opened by reading its header (see [`fetch_header`]): rows
+/// `a..b` are then one ranged GET each, or none when they were fetched with the header.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use npy_core::prelude::*;
+/// use npy_store::RemoteNpy;
+/// use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
+///
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+/// let location = Path::from("data/x.npy");
+/// store.put(&location, (0..10u16).collect::<Vec<_>>().write_npy_to(Vec::new())?.into()).await?;
+///
+/// let npy = RemoteNpy::open(store, &location).await?;
+/// assert_eq!(npy.rows(), 10);
+/// assert_eq!(npy.read_rows::<u16>(2..5).await?, [2, 3, 4]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RemoteNpy {
+    store: Arc<dyn ObjectStore>,
+    object: NpyObject,
+    /// Where the data starts in the object (an npz member's data is inside its archive).
+    data_start: u64,
+    /// The prefix's bytes of data, from the data start (an npz member's first bytes).
+    cached: Bytes,
+    /// Where the data (the object, or the member in its archive) ends in the object.
+    end: u64,
+    /// The npz member this is, if one: errors name it.
+    member: Option<String>,
+}
+
+impl RemoteNpy {
+    /// Opens the `.npy` object at `location` with default [`ReadOptions`]: one ranged GET
+    /// (two for headers over [`crate::HEADER_PREFIX`] bytes).
+    ///
+    /// # Errors
+    /// As [`fetch_header`]: a missing object, a bad magic or header, naming the object.
+    pub async fn open(store: Arc<dyn ObjectStore>, location: &Path) -> Result<RemoteNpy> {
+        RemoteNpy::open_with(store, location, &ReadOptions::default()).await
+    }
+
+    /// As [`RemoteNpy::open`], with options (the header size limit).
+    ///
+    /// # Errors
+    /// As [`RemoteNpy::open`].
+    pub async fn open_with(store: Arc<dyn ObjectStore>, location: &Path, options: &ReadOptions) -> Result<RemoteNpy> {
+        let object = fetch_header(&*store, location, options).await?;
+        Ok(RemoteNpy::from_object(store, object))
+    }
+
+    /// A `.npy` object whose header was already read.
+    pub fn from_object(store: Arc<dyn ObjectStore>, object: NpyObject) -> RemoteNpy {
+        let data_start = object.data_offset;
+        let cached = object.prefix.slice((data_start as usize).min(object.prefix.len())..);
+        let end = object.size;
+        RemoteNpy { store, object, data_start, cached, end, member: None }
+    }
+
+    /// `e`, naming the object (and the member).
+    fn locate(&self, e: Error) -> Error {
+        let e = e.reading(self.object.location.as_ref());
+        match &self.member {
+            Some(m) => e.in_member(m),
+            None => e,
+        }
+    }
+
+    /// The object's header.
+    pub fn header(&self) -> &Header {
+        &self.object.header
+    }
+
+    /// The object as read: location, size, header, version, first bytes.
+    pub fn object(&self) -> &NpyObject {
+        &self.object
+    }
+
+    /// Where the array's data starts in the object.
+    pub fn data_start(&self) -> u64 {
+        self.data_start
+    }
+
+    /// Rows of the array: the first dim, or 1 for a 0-d array.
+    pub fn rows(&self) -> usize {
+        self.object.header.shape.first().copied().unwrap_or(1)
+    }
+
+    /// The Arrow layout of the rows (see [`Layout::with_options`]).
+    ///
+    /// # Errors
+    /// As [`Layout::with_options`], naming the object.
+    pub fn layout(&self, options: &ConvertOptions) -> Result<Layout> {
+        Layout::with_options(&self.object.header, Some(self.object.version), options).map_err(|e| self.locate(e))
+    }
+
+    /// Rows `rows` as `T`s: one ranged GET, or none when the rows came with the header.
+    /// A Fortran-order array of two dims or more is read whole only (its rows are not
+    /// contiguous).
+    ///
+    /// # Errors
+    /// [`ErrorKind::WrongShape`] for rows past the end, or part of a Fortran-order N-d
+    /// array; [`ErrorKind::Truncated`] when the object ends first; the errors of
+    /// [`NpyReader::read_vec`] (a dtype `T` cannot read); store errors. All name the object.
+    pub async fn read_rows<T: NpyRecord>(&self, rows: Range<usize>) -> Result<Vec<T>> {
+        self.read_rows_inner(rows).await.map_err(|e| self.locate(e))
+    }
+
+    async fn read_rows_inner<T: NpyRecord>(&self, rows: Range<usize>) -> Result<Vec<T>> {
+        let header = &self.object.header;
+        let total = self.rows();
+        if rows.start > rows.end || rows.end > total {
+            let reason = format!("rows {}..{} asked of an array of {total} rows", rows.start, rows.end);
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
+        let fortran = header.fortran_order && header.shape.len() > 1;
+        if fortran && rows != (0..total) {
+            let reason = format!(
+                "rows {}..{} of a Fortran-order array of {} dims are not contiguous: read all rows",
+                rows.start,
+                rows.end,
+                header.shape.len()
+            );
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
+        let row_bytes = (header.data_len()? / total.max(1)) as u64;
+        let range = rows.start as u64 * row_bytes..rows.end as u64 * row_bytes;
+        let data = self.data(range).await?;
+        let mut part = header.clone();
+        if let Some(first) = part.shape.first_mut() {
+            *first = rows.len();
+        }
+        NpyReader::over_data(&data[..], part)?.read_vec()
+    }
+
+    /// The data bytes `range` (counted from the data start): from the prefix when it holds
+    /// them, else one ranged GET. Exactly those bytes, or [`ErrorKind::Truncated`].
+    async fn data(&self, range: Range<u64>) -> Result<Bytes> {
+        if range.is_empty() {
+            return Ok(Bytes::new());
+        }
+        if range.end <= self.cached.len() as u64 {
+            return Ok(self.cached.slice(range.start as usize..range.end as usize));
+        }
+        let truncated = |found: u64| ErrorKind::Truncated { expected: range.end, found }.into();
+        let end = self.data_start + range.end;
+        if end > self.end {
+            return Err(truncated(self.end.saturating_sub(self.data_start)));
+        }
+        let get = GetRange::Bounded(self.data_start + range.start..end);
+        let options = GetOptions { range: Some(get), ..Default::default() };
+        let fail = |e| store_error(e, self.object.location.as_ref());
+        let got = self.store.get_opts(&self.object.location, options).await.map_err(fail)?;
+        let bytes = got.bytes().await.map_err(fail)?;
+        if (bytes.len() as u64) < range.end - range.start {
+            return Err(truncated(range.start + bytes.len() as u64));
+        }
+        Ok(bytes)
+    }
+
+    /// Rows `rows` as one record batch, of the columns `projection` (indices into the
+    /// schema of [`RemoteNpy::layout`]; `None` for all): one ranged GET.
+    ///
+    /// # Errors
+    /// As [`row_batches`], and [`Layout::project`]'s for a bad projection, naming the
+    /// object.
+    pub async fn read_batch(
+        &self,
+        rows: Range<usize>,
+        options: &ConvertOptions,
+        projection: Option<&[usize]>,
+    ) -> Result<RecordBatch> {
+        let layout = Arc::new(self.projected(options, projection)?);
+        let schema = layout.schema();
+        let batch_rows = rows.len().max(1);
+        let batches: Vec<RecordBatch> = self.stream(layout, rows, batch_rows).try_collect().await?;
+        Ok(batches.into_iter().next().unwrap_or_else(|| RecordBatch::new_empty(schema)))
+    }
+
+    /// Rows `rows` as a stream of batches of at most `batch_rows` rows, of the columns
+    /// `projection` (see [`row_batches`]: one ranged GET, cut as bytes arrive).
+    ///
+    /// # Errors
+    /// [`Layout`]'s errors for the dtype or projection now; the stream's as [`row_batches`].
+    pub fn batches(
+        &self,
+        rows: Range<usize>,
+        batch_rows: usize,
+        options: &ConvertOptions,
+        projection: Option<&[usize]>,
+    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+        let layout = Arc::new(self.projected(options, projection)?);
+        Ok(self.stream(layout, rows, batch_rows))
+    }
+
+    fn projected(&self, options: &ConvertOptions, projection: Option<&[usize]>) -> Result<Layout> {
+        let layout = self.layout(options)?;
+        match projection {
+            Some(columns) => layout.project(columns).map_err(|e| self.locate(e)),
+            None => Ok(layout),
+        }
+    }
+
+    fn stream(
+        &self,
+        layout: Arc<Layout>,
+        rows: Range<usize>,
+        batch_rows: usize,
+    ) -> BoxStream<'static, Result<RecordBatch>> {
+        let location = self.object.location.clone();
+        let batches = row_batches(self.store.clone(), location, self.data_start, layout, rows, batch_rows);
+        match self.member.clone() {
+            Some(member) => Box::pin(batches.map_err(move |e| e.in_member(&member))),
+            None => batches,
+        }
+    }
+}

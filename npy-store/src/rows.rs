@@ -1,0 +1,388 @@
+//! Rows of a `.npy` object as record batches: one ranged GET for a row range, cut into
+//! batches as its bytes arrive.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use bytes::{Bytes, BytesMut};
+use futures::stream::{self, BoxStream, StreamExt};
+use npy_arrow::Layout;
+use npy_core::{Error, ErrorKind, Result};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt};
+
+use crate::store_error;
+
+/// Rows `rows` of the `.npy` data found at byte `data_start` of `location` (an npz's
+/// stored member is the same with its data start), as batches of at most `batch_rows`
+/// rows (at least 1) decoded by `layout` (already projected by the caller with
+/// [`Layout::project`]).
+///
+/// One ranged GET for the whole row range, made when the stream is first polled (none for
+/// an empty range or rows of no bytes). A local file (`GetResultPayload::File`) is read with
+/// blocking reads of `batch_rows` rows each on tokio's blocking pool; a remote object's
+/// stream is cut into blocks of `batch_rows` rows as its bytes arrive, so the memory held
+/// is one block and one network chunk. Rows of a Fortran-order array of two dims or more
+/// are not contiguous: the whole data is fetched (one GET) and the range decoded from it.
+/// Must be polled inside a tokio runtime.
+///
+/// # Errors
+/// Each an item of the stream, which then ends, naming the object:
+/// [`ErrorKind::WrongShape`] for rows past the array's end; [`ErrorKind::Truncated`] when
+/// the object ends before the rows do (never a short batch); store errors (a missing
+/// object is [`ErrorKind::Io`] of kind `NotFound`); the decoding errors of
+/// [`Layout::decode`].
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use futures::TryStreamExt;
+/// use npy_core::prelude::*;
+/// use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
+///
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+/// let location = Path::from("x.npy");
+/// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+/// store.put(&location, file.into()).await?;
+/// let object = npy_store::fetch_header(&*store, &location, &Default::default()).await?;
+/// let layout = Arc::new(npy_arrow::Layout::new(&object.header, None)?);
+/// let batches: Vec<_> =
+///     npy_store::row_batches(store, location, object.data_offset, layout, 2..7, 2).try_collect().await?;
+/// assert_eq!(batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), [2, 2, 1]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn row_batches(
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    data_start: u64,
+    layout: Arc<Layout>,
+    rows: Range<usize>,
+    batch_rows: usize,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let start = State::Start { store, location, data_start, layout, rows, batch_rows: batch_rows.max(1) };
+    stream::unfold(start, |state| async move {
+        let mut scan = match state {
+            State::Done => return None,
+            State::Scan(scan) => scan,
+            State::Start { store, location, data_start, layout, rows, batch_rows } => {
+                let name = location.to_string();
+                match Scan::open(&*store, &location, data_start, layout, rows, batch_rows).await {
+                    Ok(scan) => scan,
+                    Err(e) => return Some((Err(e.reading(&name)), State::Done)),
+                }
+            }
+        };
+        match scan.next_batch().await {
+            Ok(Some(batch)) => Some((Ok(batch), State::Scan(scan))),
+            Ok(None) => None,
+            Err(e) => Some((Err(e.reading(&scan.name)), State::Done)),
+        }
+    })
+    .boxed()
+}
+
+/// Where [`row_batches`] is.
+enum State {
+    /// Not polled yet: nothing fetched.
+    Start {
+        store: Arc<dyn ObjectStore>,
+        location: Path,
+        data_start: u64,
+        layout: Arc<Layout>,
+        rows: Range<usize>,
+        batch_rows: usize,
+    },
+    Scan(Scan),
+    /// After the last batch or an error.
+    Done,
+}
+
+/// The rows left to decode and where their bytes come from.
+struct Scan {
+    name: String,
+    layout: Arc<Layout>,
+    next: usize,
+    end: usize,
+    batch_rows: usize,
+    row_bytes: usize,
+    source: Source,
+}
+
+enum Source {
+    /// A local file at the first row's bytes (`None` while a read has it), and the block
+    /// buffer, reused.
+    File(Option<(std::fs::File, Vec<u8>)>),
+    /// A remote object's bytes as they arrive, and the bytes received but not decoded.
+    Stream(BoxStream<'static, object_store::Result<Bytes>>, BytesMut),
+    /// All the bytes at once: the whole data of a Fortran-order array (rows are decoded
+    /// from all of it), or nothing for rows of no bytes.
+    Whole(Bytes),
+}
+
+impl Scan {
+    async fn open(
+        store: &dyn ObjectStore,
+        location: &Path,
+        data_start: u64,
+        layout: Arc<Layout>,
+        rows: Range<usize>,
+        batch_rows: usize,
+    ) -> Result<Scan> {
+        let total = layout.rows();
+        if rows.start > rows.end || rows.end > total {
+            let reason = format!("rows {}..{} asked of an array of {total} rows", rows.start, rows.end);
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
+        let name = location.to_string();
+        let row_bytes = layout.row_bytes();
+        let header = layout.header();
+        let fortran = header.fortran_order && header.shape.len() > 1;
+        // The bytes fetched, counted from the data start: all of them for a Fortran-order
+        // array, else the rows'. Header sizes are checked not to overflow when parsed.
+        let (from, to) = if fortran { (0, total) } else { (rows.start, rows.end) };
+        let (from, to) = (from as u64 * row_bytes as u64, to as u64 * row_bytes as u64);
+        let mut scan = Scan {
+            name,
+            layout,
+            next: rows.start,
+            end: rows.end,
+            batch_rows,
+            row_bytes,
+            source: Source::Whole(Bytes::new()),
+        };
+        if rows.is_empty() || from == to {
+            return Ok(scan);
+        }
+        let range = data_start + from..data_start + to;
+        let options = GetOptions { range: Some(GetRange::Bounded(range.clone())), ..Default::default() };
+        let got = match store.get_opts(location, options).await {
+            Ok(got) => got,
+            // A range starting past the end is refused by the store: say it is truncated
+            // when the object is (one HEAD, on this error path only).
+            Err(e) => match store.head(location).await {
+                Ok(meta) if meta.size < range.end => return Err(truncated(to, meta.size.saturating_sub(data_start))),
+                _ => return Err(store_error(e, &scan.name)),
+            },
+        };
+        if got.range.end < range.end {
+            return Err(truncated(to, got.range.end.saturating_sub(data_start)));
+        }
+        scan.source = if fortran {
+            let all = got.bytes().await.map_err(|e| store_error(e, &scan.name))?;
+            if (all.len() as u64) < to {
+                return Err(truncated(to, all.len() as u64));
+            }
+            Source::Whole(all)
+        } else {
+            match got.payload {
+                GetResultPayload::File(mut file, _) => {
+                    file.seek(SeekFrom::Start(got.range.start))?;
+                    Source::File(Some((file, Vec::new())))
+                }
+                GetResultPayload::Stream(s) => Source::Stream(s, BytesMut::new()),
+            }
+        };
+        Ok(scan)
+    }
+
+    /// The next block of rows, `None` after the last.
+    async fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        let n = self.batch_rows.min(self.end - self.next);
+        if n == 0 {
+            return Ok(None);
+        }
+        let need = n * self.row_bytes;
+        let first = self.next;
+        let batch = match &mut self.source {
+            Source::Whole(all) => self.layout.decode(all, first, n)?,
+            Source::File(slot) => {
+                let (mut file, mut buf) =
+                    slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
+                let read = tokio::task::spawn_blocking(move || {
+                    buf.resize(need, 0);
+                    let done = file.read_exact(&mut buf);
+                    (file, buf, done)
+                });
+                let (file, buf, done) =
+                    read.await.map_err(|e| io_error(format!("the read of rows {first}..{} failed: {e}", first + n)))?;
+                if let Err(e) = done {
+                    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                        // The file shrank since it was opened.
+                        let (first, n, row) = (first as u64, n as u64, self.row_bytes as u64);
+                        return Err(truncated((first + n) * row, first * row));
+                    }
+                    return Err(e.into());
+                }
+                let batch = self.layout.decode(&buf, first, n)?;
+                *slot = Some((file, buf));
+                batch
+            }
+            Source::Stream(chunks, pending) => {
+                while pending.len() < need {
+                    match chunks.next().await {
+                        Some(Ok(chunk)) => pending.extend_from_slice(&chunk),
+                        Some(Err(e)) => return Err(store_error(e, &self.name)),
+                        None => {
+                            let (first, n, row) = (first as u64, n as u64, self.row_bytes as u64);
+                            return Err(truncated((first + n) * row, first * row + pending.len() as u64));
+                        }
+                    }
+                }
+                let block = pending.split_to(need);
+                self.layout.decode(&block, first, n)?
+            }
+        };
+        self.next += n;
+        Ok(Some(batch))
+    }
+}
+
+/// The object ends before the rows asked for: `expected` bytes of data needed, `found`
+/// present, both counted from the data start.
+fn truncated(expected: u64, found: u64) -> Error {
+    ErrorKind::Truncated { expected, found }.into()
+}
+
+fn io_error(reason: String) -> Error {
+    std::io::Error::other(reason).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, RecordBatchReader};
+    use futures::TryStreamExt;
+    use npy_core::prelude::*;
+    use object_store::local::LocalFileSystem;
+    use object_store::memory::InMemory;
+
+    fn data(name: &str) -> Vec<u8> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data").join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// All rows of `file` as one batch, decoded by npy-arrow's `BatchReader` from the bytes.
+    fn expected(file: &[u8]) -> RecordBatch {
+        let reader = npy_core::NpyReader::new(file).unwrap();
+        let rows = reader.header().shape.first().copied().unwrap_or(1).max(1);
+        let mut batches = npy_arrow::BatchReader::new(reader, rows).unwrap();
+        batches.next().map(|b| b.unwrap()).unwrap_or_else(|| RecordBatch::new_empty(batches.schema()))
+    }
+
+    async fn batches(
+        store: &Arc<dyn ObjectStore>,
+        location: &Path,
+        rows: Range<usize>,
+        batch_rows: usize,
+    ) -> Result<Vec<RecordBatch>> {
+        let object = crate::fetch_header(&**store, location, &Default::default()).await?;
+        let layout = Arc::new(Layout::new(&object.header, None)?);
+        row_batches(store.clone(), location.clone(), object.data_offset, layout, rows, batch_rows).try_collect().await
+    }
+
+    /// Every row range of `file` (put at `location`), in batches of 1, 2 and 5 rows, is the
+    /// same as the rows of the whole file read from its bytes.
+    async fn check_ranges(store: Arc<dyn ObjectStore>, location: &Path, file: &[u8]) {
+        let all = expected(file);
+        let rows = npy_core::NpyReader::new(file).unwrap().header().shape.first().copied().unwrap_or(1);
+        for a in 0..=rows {
+            for b in a..=rows {
+                for batch_rows in [1, 2, 5] {
+                    let got = batches(&store, location, a..b, batch_rows).await.unwrap();
+                    let sizes: Vec<usize> = got.iter().map(RecordBatch::num_rows).collect();
+                    assert!(sizes.iter().all(|&n| n == batch_rows.min(b - a) || n == (b - a) % batch_rows));
+                    assert_eq!(sizes.iter().sum::<usize>(), b - a, "{location} {a}..{b}");
+                    let mut first = a;
+                    for batch in got {
+                        let want: Vec<ArrayRef> = all.slice(first, batch.num_rows()).columns().to_vec();
+                        assert_eq!(batch.columns(), &want[..], "{location} rows {a}..{b} by {batch_rows}");
+                        first += batch.num_rows();
+                    }
+                }
+            }
+        }
+    }
+
+    fn records() -> Vec<u8> {
+        (0..23).map(|i| i64::from(i) * 1_000_003 - 5).collect::<Vec<i64>>().write_npy_to(Vec::new()).unwrap()
+    }
+
+    const FILES: [&str; 9] = [
+        "shape/3x4_F_i4.npy",
+        "shape/2x3x4_F_f8.npy",
+        "shape/3x4_C_i4.npy",
+        "shape/0d_f8.npy",
+        "shape/5x0x3_f4.npy",
+        "string/be_U4.npy",
+        "record/trace_aligned.npy",
+        "record/nested_3_levels.npy",
+        "record/3x2_F.npy",
+    ];
+
+    #[tokio::test]
+    async fn ranges_in_memory() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let mut files: Vec<(String, Vec<u8>)> = FILES.iter().map(|f| (f.to_string(), data(f))).collect();
+        files.push(("gen/records.npy".into(), records()));
+        for (name, file) in files {
+            let location = Path::from(name);
+            store.put(&location, file.clone().into()).await.unwrap();
+            check_ranges(store.clone(), &location, &file).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn ranges_local_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+        let mut files: Vec<(String, Vec<u8>)> = FILES.iter().map(|f| (f.to_string(), data(f))).collect();
+        files.push(("gen/records.npy".into(), records()));
+        for (name, file) in files {
+            let location = Path::from(name);
+            store.put(&location, file.clone().into()).await.unwrap();
+            check_ranges(store.clone(), &location, &file).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn errors_name_the_object() {
+        let file = records();
+        let dir = tempfile::tempdir().unwrap();
+        let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+        let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        for store in [local, memory] {
+            let whole = Path::from("whole.npy");
+            store.put(&whole, file.clone().into()).await.unwrap();
+            let object = crate::fetch_header(&*store, &whole, &Default::default()).await.unwrap();
+            let layout = Arc::new(Layout::new(&object.header, None).unwrap());
+            // Cut inside row 20, and cut before the data of row 10 starts.
+            for (cut, rows) in
+                [(object.data_offset as usize + 20 * 8 + 3, 15..23), (object.data_offset as usize, 10..12)]
+            {
+                let short = Path::from(format!("short{cut}.npy"));
+                store.put(&short, file[..cut].to_vec().into()).await.unwrap();
+                let stream = row_batches(store.clone(), short.clone(), object.data_offset, layout.clone(), rows, 2);
+                let got: Vec<Result<RecordBatch>> = stream.collect().await;
+                let last = got.last().unwrap().as_ref().unwrap_err();
+                assert!(matches!(last.kind(), ErrorKind::Truncated { .. }), "{last}");
+                assert_eq!(last.path(), Some(std::path::Path::new(short.as_ref())), "{last}");
+                // Whole batches before the error only, never a short one.
+                assert!(got[..got.len() - 1].iter().all(|b| b.as_ref().unwrap().num_rows() == 2));
+            }
+            let past = row_batches(store.clone(), whole.clone(), object.data_offset, layout.clone(), 20..24, 2);
+            let e = past.try_collect::<Vec<_>>().await.unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
+            assert!(e.to_string().starts_with("reading 'whole.npy': rows 20..24"), "{e}");
+            let missing = Path::from("missing.npy");
+            let gone = row_batches(store.clone(), missing, object.data_offset, layout.clone(), 0..3, 2);
+            let e = gone.try_collect::<Vec<_>>().await.unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound), "{e}");
+            assert!(e.to_string().starts_with("reading 'missing.npy'"), "{e}");
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Test support shared by npy-store's tests.
+
+pub mod counting;
