@@ -15,13 +15,14 @@ const VERSION: u8 = 1;
 
 /// What a blob holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum Tag {
     /// An `NpyTable` (logical plan, client → scheduler).
-    Table = b't' as isize,
+    Table = b't',
     /// An `NpyFormatFactory` (logical plan, `COPY ... STORED AS NPY`).
-    Format = b'f' as isize,
+    Format = b'f',
     /// A `DataSourceExec` over an `NpySource` (physical plan, scheduler → executors).
-    Scan = b's' as isize,
+    Scan = b's',
 }
 
 impl Tag {
@@ -31,6 +32,10 @@ impl Tag {
             Tag::Format => "file format",
             Tag::Scan => "scan",
         }
+    }
+
+    fn from_byte(b: u8) -> Option<Tag> {
+        [Tag::Table, Tag::Format, Tag::Scan].into_iter().find(|t| *t as u8 == b)
     }
 }
 
@@ -59,17 +64,13 @@ pub(crate) fn read<M: Message + Default>(buf: &[u8], tag: Tag) -> Result<Option<
             "npy-ballista {what}: the plan blob holds a {}, not a {what}",
             Tag::from_byte(*t).map_or("blob of unknown kind", Tag::name)
         ))),
+        [] | [VERSION] => {
+            Err(DataFusionError::Internal(format!("npy-ballista {what}: the plan blob ends after its magic bytes")))
+        }
         [version, ..] => Err(DataFusionError::NotImplemented(format!(
             "npy-ballista {what}: the plan blob has wire version {version}, this build reads \
              version {VERSION} (scheduler, executors and client need the same npy-ballista)"
         ))),
-        [] => Err(DataFusionError::Internal(format!("npy-ballista {what}: the plan blob ends after its magic bytes"))),
-    }
-}
-
-impl Tag {
-    fn from_byte(b: u8) -> Option<Tag> {
-        [Tag::Table, Tag::Format, Tag::Scan].into_iter().find(|t| *t as u8 == b)
     }
 }
 

@@ -340,9 +340,14 @@ async fn corrupt_files_fail_naming_them() -> TestResult {
 }
 
 #[test]
-fn file_format_blobs_round_trip_and_other_versions_are_refused() -> TestResult {
+fn file_format_blobs_round_trip_and_foreign_blobs_are_refused() -> TestResult {
     let codec = NpyLogicalCodec::default();
     let ctx = SessionContext::new();
+    let task = ctx.task_ctx();
+    let decode_table = |buf: &[u8]| {
+        let schema = Arc::new(datafusion::arrow::datatypes::Schema::empty());
+        codec.try_decode_table_provider(buf, &"t".into(), schema, &task).map(|_| ()).expect_err("not a table blob")
+    };
     let options = NpyReadOptions { batch_rows: Some(77), days_as_int64: true, residue: false };
     for kind in [Kind::Npy, Kind::Npz] {
         let mut buf = Vec::new();
@@ -351,10 +356,14 @@ fn file_format_blobs_round_trip_and_other_versions_are_refused() -> TestResult {
         let back = back.downcast_ref::<NpyFormatFactory>().expect("an npy format factory");
         assert_eq!((back.kind(), back.options()), (kind, &options));
 
+        let err = decode_table(&buf).to_string();
+        assert!(err.contains("holds a file format, not a table"), "{err}");
         // The byte after the magic prefix is the wire version.
         let magic = b"\x93npy-ballista".len();
+        let err = decode_table(&buf[..magic]).to_string();
+        assert!(err.contains("ends after its magic bytes"), "{err}");
         buf[magic] += 1;
-        let err = codec.try_decode_file_format(&buf, &ctx.task_ctx()).expect_err("a newer wire version").to_string();
+        let err = codec.try_decode_file_format(&buf, &task).expect_err("a newer wire version").to_string();
         assert!(err.contains("wire version 2"), "{err}");
     }
     Ok(())
