@@ -250,6 +250,25 @@ impl Error {
         self.in_file(path.as_ref(), Access::Write)
     }
 
+    /// Names `path` in place of the file the error names, if it names one: for callers
+    /// that write through a temporary file and report the file the user asked for.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{Error, ErrorKind};
+    ///
+    /// let e = Error::from(std::io::Error::other("disk full")).writing("/tmp/spool/out.npz");
+    /// let e = e.renamed("s3://bucket/out.npz");
+    /// assert_eq!(e.path().unwrap().to_str(), Some("s3://bucket/out.npz"));
+    /// assert!(matches!(e.kind(), ErrorKind::Io(_)));
+    /// ```
+    pub fn renamed(mut self, path: impl AsRef<Path>) -> Self {
+        if let Some((file, _)) = &mut self.0.file {
+            *file = path.as_ref().to_path_buf();
+        }
+        self
+    }
+
     fn in_file(mut self, path: &Path, access: Access) -> Self {
         if self.0.file.is_none() {
             self.0.file = Some((path.to_path_buf(), access));

@@ -14,6 +14,9 @@
 //!   `OPTIONS` as in [`NpyReadOptions`].
 //! - [`NpyTable`], [`NpyFormat`], [`NpySource`]: the table provider, file format and scan,
 //!   for engines that ship plans (Ballista).
+//! - Writing: `COPY (SELECT ...) TO 'out.npy'` (or `'out.npz'`, a member per column),
+//!   `COPY ... TO 'dir/' STORED AS NPY` (a directory of files) and `INSERT INTO t SELECT
+//!   ...` (a new file in the table's directory), through [`NpySink`].
 #![forbid(unsafe_code)]
 
 mod context;
@@ -21,12 +24,14 @@ mod format;
 mod opener;
 mod options;
 mod schema;
+pub mod sink;
 mod source;
 mod table;
 
 pub use context::{register, SessionContextNpyExt};
 pub use format::{Kind, NpyFormat, NpyFormatFactory};
 pub use options::NpyReadOptions;
+pub use sink::NpySink;
 pub use source::NpySource;
 pub use table::{NpyTable, NpyTableFactory};
 

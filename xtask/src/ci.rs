@@ -8,31 +8,39 @@
 //! 3. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
 //! 4. `cargo doc --workspace --no-deps --all-features` with `RUSTDOCFLAGS=-D warnings`:
 //!    every doc link resolves
-//! 5. `cargo test --workspace --all-features` (after emptying `target/npz-check` and
-//!    `target/object-check`), the feature set of steps 3 and 4, so their dependency builds
-//!    serve it too
-//! 6. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
+//! 5. `cargo test --workspace --all-features` (after emptying `target/npz-check`,
+//!    `target/object-check` and `target/sql-check`), the feature set of steps 3 and 4, so
+//!    their dependency builds serve it too
+//! 6. S3 with moto: `moto_server` (from the venv of `xtask/requirements.txt`) on a free
+//!    port of 127.0.0.1, a bucket, the `AWS_*` variables, then `cargo test --workspace
+//!    --all-features -- --ignored s3`: the same SQL over the bucket as over local files,
+//!    same answers, and a header plus 10 rows in at most 2 requests; the server is killed
+//!    when the step ends, on every path
+//! 7. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
 //!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each),
 //!    `npy check --strict` on each (exit 1, but on the files of [`CHECK_VALID`]: 0), and
 //!    `npy check` on the NumPy corpus (`../shared/corpus/public`: exit 0)
-//! 7. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
+//! 8. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
 //!    to `target/npz-check` and compare it with its `.expect.json` sidecar
-//! 8. NumPy loads object arrays: `xtask/object_check.py` has NumPy load (`allow_pickle=True`)
-//!    every object array `.npy` and `.npz` the tests wrote to `target/object-check` and
-//!    compare it, types included, with its `.expect.json` sidecar
-//! 9. every example, `cargo run --release --example <name>` with `NPY_CI=1`
-//! 10. the README's `npy` commands, run as written on the main job's file (see [`readme`])
-//! 11. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 12. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 9. NumPy loads SQL writes: `xtask/sql_check.py` has NumPy load every file the tests
+//!    wrote with `COPY TO` / `INSERT INTO` to `target/sql-check` (a file, or a directory of
+//!    files) and compare its rows with its `.expect.json` sidecar
+//! 10. NumPy loads object arrays: `xtask/object_check.py` has NumPy load
+//!     (`allow_pickle=True`) every object array `.npy` and `.npz` the tests wrote to
+//!     `target/object-check` and compare it, types included, with its `.expect.json` sidecar
+//! 11. every example, `cargo run --release --example <name>` with `NPY_CI=1`
+//! 12. the README's `npy` commands, run as written on the main job's file (see [`readme`])
+//! 13. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 14. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
-//!     refuses pickles by design; step 8 covers object arrays), then
+//!     refuses pickles by design; step 10 covers object arrays), then
 //!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
-//! 13. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
+//! 15. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
 //!     json` on every `.npy` of the corpus and of `tests/data` and every member of their
 //!     `.npz` files, parses each line with Python's `json` and compares it with NumPy's
 //!     `tolist()` under the documented mapping; where NumPy cannot give the values, the
 //!     dump must fail
-//! 14. pyarrow reads our conversions: `xtask/arrow_check.py` runs the release `npy convert
+//! 16. pyarrow reads our conversions: `xtask/arrow_check.py` runs the release `npy convert
 //!     --residue` on every non-object `.npy` of the corpus and of `tests/data` to `.arrow`
 //!     and `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
 //!     `pyarrow.parquet.read_table`) and compares every column with `np.load`'s values, then
@@ -49,6 +57,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::golden;
+use crate::moto::Moto;
 use crate::project::{self, Result};
 use crate::tidy;
 
@@ -62,8 +71,10 @@ const STEPS: &[Step] = &[
     ("cargo clippy", clippy),
     ("cargo doc", doc),
     ("cargo test", test),
+    ("s3 with moto", s3),
     ("hostile inputs", hostile),
     ("numpy loads npz", npz_check),
+    ("numpy loads sql writes", sql_check),
     ("numpy loads object arrays", object_check),
     ("examples", examples),
     ("readme commands", readme),
@@ -139,13 +150,54 @@ fn object_check_dir() -> PathBuf {
     project::root().join("target").join("object-check")
 }
 
+/// Where `npy-datafusion/tests/sql/write.rs` writes the files of `COPY TO` and `INSERT
+/// INTO` that NumPy checks (with their sidecars).
+fn sql_check_dir() -> PathBuf {
+    project::root().join("target").join("sql-check")
+}
+
 fn test(_: &mut Ci) -> Result<()> {
     // Emptied first, so the NumPy checks see exactly the files this run wrote.
     project::fresh_dir(&npz_check_dir())?;
     project::fresh_dir(&object_check_dir())?;
+    project::fresh_dir(&sql_check_dir())?;
     // The feature set of clippy and doc: one dependency build serves all three (another
     // set would build DataFusion again), and the engine features of npy-cli are tested.
     project::run(project::cargo().args(["test", "--workspace", "--all-features"]))
+}
+
+/// The bucket the S3 tests use on the local server.
+const S3_BUCKET: &str = "npy-ci";
+
+/// The object-store tests against a local S3 server: `moto_server` from the venv on a free
+/// port of 127.0.0.1 (waited for, bounded; killed when the step ends, whatever happens),
+/// a bucket, the `AWS_*` variables object_store reads, then the ignored tests named `s3`
+/// (`npy-datafusion/tests/s3.rs`, the S3 case of `npy-cli/tests/sql.rs`) with the feature
+/// set of step 5, so nothing is built again.
+fn s3(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    let log = project::target_dir().join("moto.log");
+    project::step(&format!("moto_server on 127.0.0.1 (log: {})", log.display()));
+    let moto = Moto::start(&python, &log)?;
+    moto.create_bucket(S3_BUCKET)?;
+    let mut cargo = project::cargo();
+    cargo
+        .args(["test", "--workspace", "--all-features", "--", "--ignored", "s3"])
+        .env("AWS_ENDPOINT_URL", moto.endpoint())
+        .env("AWS_ALLOW_HTTP", "true")
+        .env("AWS_ACCESS_KEY_ID", "test")
+        .env("AWS_SECRET_ACCESS_KEY", "test")
+        .env("AWS_DEFAULT_REGION", "us-east-1")
+        .env("NPY_S3_BUCKET", S3_BUCKET);
+    project::run(&mut cargo)
+}
+
+/// NumPy loads every file `npy-datafusion/tests/sql/write.rs` wrote with `COPY TO` and
+/// `INSERT INTO` and finds the rows its sidecar says.
+fn sql_check(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    let script = project::root().join("xtask").join("sql_check.py");
+    project::run(Command::new(&python).arg(&script).arg(sql_check_dir()))
 }
 
 /// Hostile inputs, under a 2 GiB address-space limit (util-linux `prlimit`, else bash's

@@ -31,6 +31,7 @@ mod fuzz;
 mod golden;
 mod layers;
 mod miri;
+mod moto;
 mod project;
 mod tidy;
 

@@ -7,3 +7,4 @@ mod plans;
 mod queries;
 mod support;
 mod tables;
+mod write;

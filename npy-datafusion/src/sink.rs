@@ -1,0 +1,471 @@
+//! Writing tables: `COPY (...) TO 'out.npy'`, `COPY ... TO 'dir/' STORED AS NPY` and
+//! `INSERT INTO npy_table SELECT ...`.
+//!
+//! DataFusion's demuxer splits the rows into output files; each file is written through
+//! npy-arrow (the project's one Arrow → NumPy path: [`npy_arrow::BatchWriter`] for `.npy`,
+//! [`npy_arrow::NpzBatchWriter`] for `.npz`, a member per column) into a spool in the
+//! temporary directory, since a `.npy` header (its row count) is only known at the end.
+//! When every file is spooled and the input has ended without error, the spools are
+//! uploaded: one `put` for a small file, a multipart upload in parts otherwise (aborted on
+//! error). Local files are staged and renamed by object_store's `LocalFileSystem`, so a
+//! failed write leaves neither a half file nor a temporary; files of the same statement
+//! already uploaded when another one fails are deleted.
+
+use std::fmt;
+use std::io::{BufWriter, Read, Seek, SeekFrom};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::runtime::{JoinSet, SpawnedTask};
+use datafusion::common::{not_impl_err, DataFusionError, Result};
+use datafusion::datasource::file_format::write::demux::DemuxedStreamReceiver;
+use datafusion::datasource::file_format::write::get_writer_schema;
+use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
+use datafusion::datasource::sink::{DataSink, DataSinkExec};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::physical_expr_common::sort_expr::LexRequirement;
+use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
+use futures::StreamExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
+use tokio::sync::mpsc::Receiver;
+
+use crate::{Kind, NpyReadOptions};
+
+/// Files up to this size are uploaded with one `put`; larger ones in parts of this size
+/// (S3 needs parts of at least 5 MiB).
+const PART_BYTES: usize = 16 << 20;
+
+/// Parts of one file in flight at once.
+const PARTS_IN_FLIGHT: usize = 4;
+
+/// Files uploaded at once.
+const FILES_IN_FLIGHT: usize = 4;
+
+/// The [`DataSink`] of npy tables and of `COPY ... TO` a `.npy`/`.npz` location: every
+/// output file is written by npy-arrow into a spool, then uploaded to the object store
+/// (see the [module docs](self)).
+///
+/// Only appending is supported (`INSERT INTO` adds a new file to the table's directory;
+/// `INSERT OVERWRITE` is refused, as DataFusion's own formats do).
+///
+/// # Examples
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> datafusion::error::Result<()> {
+/// use datafusion::prelude::SessionContext;
+/// use npy_core::prelude::*;
+///
+/// let dir = tempfile::tempdir()?;
+/// let ctx = SessionContext::new();
+/// npy_datafusion::register(&mut ctx.state_ref().write())?;
+/// let out = dir.path().join("out.npy");
+/// let sql = format!("COPY (SELECT CAST(x AS DOUBLE) AS x FROM (VALUES (1), (2), (3)) t(x)) TO '{}'", out.display());
+/// ctx.sql(&sql).await?.collect().await?;
+/// assert_eq!(Vec::<f64>::read_npy(&out)?, [1.0, 2.0, 3.0]);
+/// # Ok(())
+/// # }
+/// ```
+pub struct NpySink {
+    config: FileSinkConfig,
+    kind: Kind,
+}
+
+impl NpySink {
+    /// A sink writing the files `config` describes, `.npy` or `.npz` by `kind`.
+    pub fn new(config: FileSinkConfig, kind: Kind) -> Self {
+        NpySink { config, kind }
+    }
+
+    /// Whether it writes `.npy` or `.npz` files.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+}
+
+/// The plan writing `input` as `conf` says (`NpyFormat::create_writer_physical_plan`).
+/// Reading options do not change what is written.
+pub(crate) fn writer_plan(
+    input: Arc<dyn ExecutionPlan>,
+    conf: FileSinkConfig,
+    order: Option<LexRequirement>,
+    kind: Kind,
+    _options: &NpyReadOptions,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    if conf.insert_op != InsertOp::Append {
+        return not_impl_err!("{:?} into npy tables: only appending (INSERT INTO) is supported", conf.insert_op);
+    }
+    let sink = Arc::new(NpySink::new(conf, kind));
+    Ok(Arc::new(DataSinkExec::new(input, sink, order)))
+}
+
+impl fmt::Debug for NpySink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NpySink").field("kind", &self.kind).field("url", &self.config.original_url).finish()
+    }
+}
+
+impl DisplayAs for NpySink {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => {
+                write!(f, "NpySink(format={}, url={})", ext(self.kind), self.config.original_url)
+            }
+            DisplayFormatType::TreeRender => {
+                writeln!(f, "format: {}", ext(self.kind))?;
+                write!(f, "file={}", self.config.original_url)
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl DataSink for NpySink {
+    fn schema(&self) -> &SchemaRef {
+        self.config.output_schema()
+    }
+
+    async fn write_all(&self, data: SendableRecordBatchStream, context: &Arc<TaskContext>) -> Result<u64> {
+        FileSink::write_all(self, data, context).await
+    }
+}
+
+#[async_trait]
+impl FileSink for NpySink {
+    fn config(&self) -> &FileSinkConfig {
+        &self.config
+    }
+
+    async fn spawn_writer_tasks_and_join(
+        &self,
+        _context: &Arc<TaskContext>,
+        demux_task: SpawnedTask<Result<()>>,
+        mut file_stream_rx: DemuxedStreamReceiver,
+        object_store: Arc<dyn ObjectStore>,
+    ) -> Result<u64> {
+        let schema = get_writer_schema(&self.config);
+        // A blocking task per file: npy-arrow's writers do file I/O.
+        let mut writers: JoinSet<Result<(Path, Spool)>> = JoinSet::new();
+        while let Some((location, rx)) = file_stream_rx.recv().await {
+            let (schema, kind) = (Arc::clone(&schema), self.kind);
+            writers.spawn_blocking(move || {
+                let spool = spool(kind, &location, schema, rx)?;
+                Ok((location, spool))
+            });
+        }
+        let mut spools = Vec::new();
+        let mut failed = None;
+        while let Some(joined) = writers.join_next().await {
+            match joined {
+                Ok(Ok(spool)) => spools.push(spool),
+                Ok(Err(e)) => {
+                    failed.get_or_insert(e);
+                }
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => {
+                    failed.get_or_insert(DataFusionError::ExecutionJoin(Box::new(e)));
+                }
+            }
+        }
+        // An input error ends the files' streams as their end does: nothing is uploaded
+        // before the demuxer says the input ended well. A writer's error comes first (the
+        // demuxer then fails only because that writer stopped listening).
+        let demuxed = demux_task.join_unwind().await.map_err(|e| DataFusionError::ExecutionJoin(Box::new(e)));
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        demuxed??;
+        let rows = spools.iter().map(|(_, s)| s.rows).sum();
+        let uploads = futures::stream::iter(spools)
+            .map(|(location, spool)| {
+                let store = Arc::clone(&object_store);
+                async move {
+                    let done = upload(&store, &location, spool).await;
+                    (location, done)
+                }
+            })
+            .buffer_unordered(FILES_IN_FLIGHT)
+            .collect::<Vec<_>>()
+            .await;
+        let mut first_error = None;
+        let mut uploaded = Vec::new();
+        for (location, done) in uploads {
+            match done {
+                Ok(()) => uploaded.push(location),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            // The statement failed: its other files go too (best effort; the error that
+            // matters is the first one).
+            for location in uploaded {
+                let _ = object_store.delete(&location).await;
+            }
+            return Err(e);
+        }
+        Ok(rows)
+    }
+}
+
+/// A written file waiting for its upload: an unnamed temporary file, rewound.
+struct Spool {
+    file: std::fs::File,
+    size: u64,
+    rows: u64,
+}
+
+fn ext(kind: Kind) -> &'static str {
+    kind.ext()
+}
+
+use crate::npy_error as external;
+
+/// An I/O error while writing the object `location`.
+fn io_error(e: std::io::Error, location: &Path) -> DataFusionError {
+    external(npy_core::Error::from(e).writing(location.as_ref()))
+}
+
+/// Writes the batches `rx` brings into a spool, through npy-arrow. Runs on a blocking
+/// thread (it waits for batches with `blocking_recv`).
+fn spool(kind: Kind, location: &Path, schema: SchemaRef, mut rx: Receiver<RecordBatch>) -> Result<Spool> {
+    let named = |e: npy_core::Error| external(e.writing(location.as_ref()));
+    let mut rows = 0u64;
+    let (mut file, size) = match kind {
+        Kind::Npy => {
+            let spool = tempfile::tempfile().map_err(|e| io_error(e, location))?;
+            let mut writer =
+                npy_arrow::BatchWriter::new(BufWriter::with_capacity(1 << 20, spool), schema).map_err(named)?;
+            while let Some(batch) = rx.blocking_recv() {
+                writer.write(&batch).map_err(named)?;
+                rows += batch.num_rows() as u64;
+            }
+            let mut file =
+                writer.finish().map_err(named)?.into_inner().map_err(|e| io_error(e.into_error(), location))?;
+            let size = file.stream_position().map_err(|e| io_error(e, location))?;
+            (file, size)
+        }
+        Kind::Npz => {
+            // NpzBatchWriter writes a named archive (and its members' spools) in a
+            // directory: a temporary one, removed when this returns; the open archive
+            // stays readable.
+            // Its errors name the temporary archive: they name the object instead.
+            let named = |e: npy_core::Error| named(e.renamed(location.as_ref()));
+            let dir = tempfile::tempdir().map_err(|e| io_error(e, location))?;
+            let path = dir.path().join("out.npz");
+            let mut writer = npy_arrow::NpzBatchWriter::create(&path, schema).map_err(named)?;
+            while let Some(batch) = rx.blocking_recv() {
+                writer.write(&batch).map_err(named)?;
+                rows += batch.num_rows() as u64;
+            }
+            writer.finish().map_err(named)?;
+            let file = std::fs::File::open(&path).map_err(|e| io_error(e, location))?;
+            let size = file.metadata().map_err(|e| io_error(e, location))?.len();
+            (file, size)
+        }
+    };
+    file.seek(SeekFrom::Start(0)).map_err(|e| io_error(e, location))?;
+    Ok(Spool { file, size, rows })
+}
+
+/// Reads the next `len` bytes of a spool on a blocking thread.
+async fn read_part(mut file: std::fs::File, len: usize, location: &Path) -> Result<(std::fs::File, Bytes)> {
+    let read = SpawnedTask::spawn_blocking(move || {
+        let mut buf = vec![0u8; len];
+        file.read_exact(&mut buf).map(|()| (file, Bytes::from(buf)))
+    });
+    match read.join_unwind().await {
+        Ok(Ok(part)) => Ok(part),
+        Ok(Err(e)) => Err(io_error(e, location)),
+        Err(e) => Err(DataFusionError::ExecutionJoin(Box::new(e))),
+    }
+}
+
+/// Uploads a spool to `location`: one `put` when small, else a multipart upload, aborted
+/// when a part fails.
+async fn upload(store: &Arc<dyn ObjectStore>, location: &Path, spool: Spool) -> Result<()> {
+    let store_error = |e: object_store::Error| {
+        let io = std::io::Error::other(e);
+        io_error(io, location)
+    };
+    let Spool { mut file, size, .. } = spool;
+    let size = usize::try_from(size).map_err(|_| io_error(std::io::Error::other("spool too large"), location))?;
+    if size <= PART_BYTES {
+        let (_, bytes) = read_part(file, size, location).await?;
+        store.put(location, bytes.into()).await.map_err(store_error)?;
+        return Ok(());
+    }
+    let upload = store.put_multipart(location).await.map_err(store_error)?;
+    let mut parts = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+    let mut left = size;
+    let sent = async {
+        while left > 0 {
+            let len = left.min(PART_BYTES);
+            let (rest, bytes) = read_part(file, len, location).await?;
+            file = rest;
+            left -= len;
+            parts.wait_for_capacity(PARTS_IN_FLIGHT).await.map_err(store_error)?;
+            parts.put(bytes);
+        }
+        Ok::<(), DataFusionError>(())
+    }
+    .await;
+    match sent {
+        Ok(()) => parts.finish().await.map(drop).map_err(store_error),
+        Err(e) => {
+            // Best effort: the part's error is the one to report.
+            let _ = parts.abort().await;
+            Err(e)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{ArrayRef, Float64Array, Int64Array, StringArray};
+    use datafusion::datasource::listing::ListingTableUrl;
+    use datafusion::datasource::physical_plan::{FileGroup, FileOutputMode};
+    use datafusion::execution::object_store::ObjectStoreUrl;
+    use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+    use datafusion::prelude::SessionContext;
+    use npy_core::prelude::*;
+
+    fn batch(ids: std::ops::Range<i64>, text: &str) -> RecordBatch {
+        let x: Vec<f64> = ids.clone().map(|i| i as f64 / 4.0).collect();
+        let names: Vec<String> = ids.clone().map(|i| format!("{text}{i}")).collect();
+        RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from_iter_values(ids)) as ArrayRef),
+            ("x", Arc::new(Float64Array::from(x)) as ArrayRef),
+            ("name", Arc::new(StringArray::from(names)) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    fn config(target: &std::path::Path, kind: Kind, schema: SchemaRef) -> FileSinkConfig {
+        let url = target.to_str().unwrap().to_string();
+        FileSinkConfig {
+            original_url: url.clone(),
+            object_store_url: ObjectStoreUrl::local_filesystem(),
+            file_group: FileGroup::default(),
+            table_paths: vec![ListingTableUrl::parse(&url).unwrap()],
+            output_schema: schema,
+            table_partition_cols: vec![],
+            insert_op: InsertOp::Append,
+            keep_partition_by_columns: false,
+            file_extension: ext(kind).to_string(),
+            file_output_mode: FileOutputMode::SingleFile,
+        }
+    }
+
+    /// Writes `batches` (then `Err(error)` if given) through an `NpySink` to `target`.
+    async fn write(
+        target: &std::path::Path,
+        kind: Kind,
+        batches: Vec<RecordBatch>,
+        error: Option<&str>,
+    ) -> Result<u64> {
+        let schema = batches[0].schema();
+        let mut items: Vec<Result<RecordBatch>> = batches.into_iter().map(Ok).collect();
+        if let Some(e) = error {
+            items.push(Err(DataFusionError::Execution(e.to_string())));
+        }
+        let stream = RecordBatchStreamAdapter::new(Arc::clone(&schema), futures::stream::iter(items));
+        let sink = NpySink::new(config(target, kind, schema), kind);
+        let ctx = SessionContext::new();
+        DataSink::write_all(&sink, Box::pin(stream), &ctx.task_ctx()).await
+    }
+
+    fn listing(dir: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    #[derive(Debug, PartialEq, NpyRecord)]
+    struct Row {
+        id: i64,
+        x: f64,
+    }
+
+    #[tokio::test]
+    async fn a_npy_file_holds_every_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.npy");
+        let rows = write(&out, Kind::Npy, vec![batch(0..3, "ab"), batch(3..5, "cd")], None).await.unwrap();
+        assert_eq!(rows, 5);
+        let array = npy_core::DynArray::read_npy(&out).unwrap();
+        assert_eq!(array.dtype().descr(), "[('id', '<i8'), ('x', '<f8'), ('name', '<U3')]");
+        assert_eq!(array.shape(), [5]);
+        assert_eq!(listing(dir.path()), ["out.npy"]);
+    }
+
+    #[tokio::test]
+    async fn a_npz_file_has_a_member_per_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.npz");
+        write(&out, Kind::Npz, vec![batch(0..3, "ab"), batch(3..4, "cd")], None).await.unwrap();
+        let mut archive = npy_core::npz::Reader::open(&out).unwrap();
+        assert_eq!(archive.names(), ["id", "x", "name"]);
+        assert_eq!(archive.read::<i64>("id").unwrap(), [0, 1, 2, 3]);
+        assert_eq!(archive.read::<f64>("x").unwrap(), [0.0, 0.25, 0.5, 0.75]);
+        assert_eq!(listing(dir.path()), ["out.npz"]);
+    }
+
+    #[tokio::test]
+    async fn an_input_error_leaves_no_file() {
+        for kind in [Kind::Npy, Kind::Npz] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join(format!("out.{}", ext(kind)));
+            let e = write(&out, kind, vec![batch(0..3, "ab")], Some("the input broke")).await.unwrap_err();
+            assert!(e.to_string().contains("the input broke"), "{e}");
+            assert!(listing(dir.path()).is_empty(), "{kind:?}: {:?}", listing(dir.path()));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_value_the_dtype_cannot_hold_leaves_no_file_and_names_it() {
+        // The text width comes from the first batch: a longer one later cannot be written.
+        for kind in [Kind::Npy, Kind::Npz] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join(format!("out.{}", ext(kind)));
+            let e = write(&out, kind, vec![batch(0..3, "ab"), batch(3..5, "longer")], None).await.unwrap_err();
+            let message = e.to_string();
+            let object = out.to_str().unwrap().trim_start_matches('/');
+            assert!(message.contains(&format!("writing '{object}'")), "{message}");
+            assert!(message.contains("do not fit in <U3"), "{message}");
+            assert!(listing(dir.path()).is_empty(), "{kind:?}: {:?}", listing(dir.path()));
+        }
+    }
+
+    #[tokio::test]
+    async fn the_rows_read_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("rows.npy");
+        let batches = [batch(0..4, "a"), batch(4..9, "b")];
+        let projected: Vec<RecordBatch> = batches.iter().map(|b| b.project(&[0, 1]).unwrap()).collect();
+        write(&out, Kind::Npy, projected, None).await.unwrap();
+        let rows: Vec<Row> = Vec::read_npy(&out).unwrap();
+        let want: Vec<Row> = (0..9).map(|i| Row { id: i, x: i as f64 / 4.0 }).collect();
+        assert_eq!(rows, want);
+    }
+
+    #[tokio::test]
+    async fn overwrites_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = batch(0..1, "a");
+        let input =
+            datafusion::datasource::memory::MemorySourceConfig::try_new_exec(&[vec![b.clone()]], b.schema(), None)
+                .unwrap();
+        let mut conf = config(&dir.path().join("o.npy"), Kind::Npy, b.schema());
+        conf.insert_op = InsertOp::Overwrite;
+        let e = writer_plan(input, conf, None, Kind::Npy, &NpyReadOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("only appending"), "{e}");
+    }
+}

@@ -1,0 +1,195 @@
+//! Writes: `COPY (...) TO 'x.npy'`, `TO 'dir/' STORED AS NPY`, `TO 'x.npz'` and `INSERT
+//! INTO`: the files read back with npy-core equal the query's rows (computed from npy-core's
+//! reads of the source files). Each written file or directory is also left in
+//! `target/sql-check` with a `.expect.json` sidecar, for `cargo xtask ci` to have NumPy
+//! load it (`xtask/sql_check.py`).
+
+use std::path::{Path, PathBuf};
+
+use npy_core::npz;
+use npy_core::prelude::*;
+use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
+
+use crate::support::*;
+
+/// A row of the written tables.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct Out {
+    trace_id: i32,
+    t0: f64,
+    t2: f64,
+}
+
+/// The shots table of `files` files, registered as `shots`; its rows read by npy-core.
+async fn shots(dir: &Path, files: usize) -> (datafusion::prelude::SessionContext, Vec<Shot>) {
+    write_shots(dir, files);
+    let ctx = context();
+    ctx.register_npy("shots", format!("{}/", dir.display()), NpyReadOptions::default()).await.unwrap();
+    (ctx, read_shots(dir))
+}
+
+/// What `SELECT trace_id, t0, t0 * 2 AS t2 FROM shots WHERE keep` gives, sorted by id.
+fn expected(shots: &[Shot], keep: impl Fn(&Shot) -> bool) -> Vec<Out> {
+    let mut rows: Vec<Out> =
+        shots.iter().filter(|s| keep(s)).map(|s| Out { trace_id: s.trace_id, t0: s.t0, t2: s.t0 * 2.0 }).collect();
+    rows.sort_by_key(|r| r.trace_id);
+    rows
+}
+
+fn sorted(mut rows: Vec<Out>) -> Vec<Out> {
+    rows.sort_by_key(|r| r.trace_id);
+    rows
+}
+
+/// The rows of every `.npy` file in `dir`.
+fn read_dir(dir: &Path) -> Vec<Out> {
+    let mut rows = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(path.extension().and_then(|e| e.to_str()), Some("npy"), "{}", path.display());
+        rows.extend(Vec::<Out>::read_npy(&path).unwrap());
+    }
+    rows
+}
+
+/// The number of rows a `COPY` or `INSERT` says it wrote.
+fn count(batches: &[datafusion::arrow::record_batch::RecordBatch]) -> usize {
+    scalar_f64(batches) as usize
+}
+
+/// `target/sql-check`, where the files NumPy checks go.
+fn check_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/sql-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Moves `written` (a file or directory) to `target/sql-check/<case>.<ext>` (or `<case>/`)
+/// with its sidecar: NumPy must find `rows`.
+fn leave_for_numpy(case: &str, written: &Path, kind: &str, rows: &[Out]) {
+    let dir = check_dir();
+    let output = if written.is_dir() { format!("{case}/") } else { format!("{case}.{kind}") };
+    let target = dir.join(output.trim_end_matches('/'));
+    if target.is_dir() {
+        std::fs::remove_dir_all(&target).unwrap();
+    }
+    copy_all(written, &target);
+    let rows: Vec<serde_json::Value> = rows.iter().map(|r| serde_json::json!([r.trace_id, r.t0, r.t2])).collect();
+    let sidecar = serde_json::json!({
+        "output": output,
+        "kind": kind,
+        "columns": ["trace_id", "t0", "t2"],
+        "rows": rows,
+    });
+    std::fs::write(dir.join(format!("{case}.expect.json")), sidecar.to_string()).unwrap();
+}
+
+fn copy_all(from: &Path, to: &Path) {
+    if from.is_dir() {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            copy_all(&entry.path(), &to.join(entry.file_name()));
+        }
+    } else {
+        std::fs::copy(from, to).unwrap();
+    }
+}
+
+const SELECT: &str = "SELECT trace_id, t0, t0 * 2 AS t2 FROM shots";
+
+#[tokio::test]
+async fn copy_to_a_npy_file_writes_the_query_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, all) = shots(&dir.path().join("shots"), 40).await;
+    let out = dir.path().join("out.npy");
+    let sql = format!("COPY ({SELECT} WHERE t0 > 50) TO '{}'", out.display());
+    let want = expected(&all, |s| s.t0 > 50.0);
+    assert_eq!(count(&query(&ctx, &sql).await), want.len());
+    let array = DynArray::read_npy(&out).unwrap();
+    assert_eq!(array.dtype().descr(), "[('trace_id', '<i4'), ('t0', '<f8'), ('t2', '<f8')]");
+    assert_eq!(sorted(Vec::<Out>::read_npy(&out).unwrap()), want);
+    leave_for_numpy("copy_npy", &out, "npy", &want);
+}
+
+#[tokio::test]
+async fn copy_to_a_directory_writes_npy_files_of_all_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, all) = shots(&dir.path().join("shots"), 60).await;
+    let out = dir.path().join("out");
+    let sql = format!("COPY ({SELECT}) TO '{}/' STORED AS NPY", out.display());
+    let want = expected(&all, |_| true);
+    assert_eq!(count(&query(&ctx, &sql).await), want.len());
+    assert_eq!(sorted(read_dir(&out)), want);
+    leave_for_numpy("copy_dir", &out, "npy", &want);
+}
+
+#[tokio::test]
+async fn copy_to_a_npz_file_writes_a_member_per_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, all) = shots(&dir.path().join("shots"), 30).await;
+    let out = dir.path().join("out.npz");
+    let sql = format!("COPY ({SELECT} WHERE trace_id % 3 = 0 ORDER BY trace_id) TO '{}'", out.display());
+    let want = expected(&all, |s| s.trace_id % 3 == 0);
+    assert_eq!(count(&query(&ctx, &sql).await), want.len());
+    let mut archive = npz::Reader::open(&out).unwrap();
+    assert_eq!(archive.names(), ["trace_id", "t0", "t2"]);
+    assert_eq!(archive.read::<i32>("trace_id").unwrap(), want.iter().map(|r| r.trace_id).collect::<Vec<_>>());
+    assert_eq!(archive.read::<f64>("t0").unwrap(), want.iter().map(|r| r.t0).collect::<Vec<_>>());
+    assert_eq!(archive.read::<f64>("t2").unwrap(), want.iter().map(|r| r.t2).collect::<Vec<_>>());
+    leave_for_numpy("copy_npz", &out, "npz", &want);
+}
+
+#[tokio::test]
+async fn insert_into_adds_files_to_the_table_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, all) = shots(&dir.path().join("shots"), 30).await;
+    let table = dir.path().join("table");
+    std::fs::create_dir_all(&table).unwrap();
+    let first = expected(&all, |s| s.trace_id < 10);
+    first.write_npy(table.join("first.npy")).unwrap();
+    ctx.register_npy("t", format!("{}/", table.display()), NpyReadOptions::default()).await.unwrap();
+
+    let sql = format!("INSERT INTO t {SELECT} WHERE trace_id >= 10");
+    let added = expected(&all, |s| s.trace_id >= 10);
+    assert_eq!(count(&query(&ctx, &sql).await), added.len());
+    // New files beside the old one (as many as DataFusion's demuxer makes), which is kept.
+    assert!(std::fs::read_dir(&table).unwrap().count() >= 2);
+    assert_eq!(Vec::<Out>::read_npy(table.join("first.npy")).unwrap(), first);
+    let want = expected(&all, |_| true);
+    assert_eq!(sorted(read_dir(&table)), want);
+    // The table sees its new file.
+    assert_eq!(count(&query(&ctx, "SELECT count(*) FROM t").await), want.len());
+    leave_for_numpy("insert_into", &table, "npy", &want);
+}
+
+#[tokio::test]
+async fn a_failed_copy_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, _) = shots(&dir.path().join("shots"), 10).await;
+    // NumPy's integers have no null: the NULL row cannot be written.
+    let out = dir.path().join("bad.npy");
+    let sql = format!(
+        "COPY (SELECT CASE WHEN trace_id = 3 THEN NULL ELSE trace_id END AS id FROM shots) TO '{}'",
+        out.display()
+    );
+    let e = ctx.sql(&sql).await.unwrap().collect().await.unwrap_err();
+    let message = e.to_string();
+    assert!(message.contains("bad.npy"), "{message}");
+    assert!(!out.exists());
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["shots"]);
+}
+
+#[tokio::test]
+async fn insert_overwrite_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ctx, all) = shots(&dir.path().join("shots"), 5).await;
+    let e = match ctx.sql("INSERT OVERWRITE shots SELECT * FROM shots").await {
+        Ok(df) => df.collect().await.unwrap_err(),
+        Err(e) => e,
+    };
+    assert!(e.to_string().contains("only appending"), "{e}");
+    assert_eq!(read_shots(&dir.path().join("shots")), all);
+    assert_eq!(std::fs::read_dir(dir.path().join("shots")).unwrap().count(), 5);
+}
