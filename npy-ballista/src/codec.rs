@@ -4,15 +4,19 @@
 use std::sync::Arc;
 
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
+use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::{Schema, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::common::{not_impl_err, TableReference};
 use datafusion::datasource::file_format::FileFormatFactory;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::datasource::physical_plan::{FileSink, FileSinkConfig};
+use datafusion::datasource::sink::DataSinkExec;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{Extension, LogicalPlan};
+use datafusion::physical_expr::{LexRequirement, PhysicalSortExpr, PhysicalSortRequirement};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::from_proto::{parse_protobuf_file_scan_config, parse_table_schema_from_proto};
@@ -20,9 +24,10 @@ use datafusion_proto::physical_plan::to_proto::serialize_file_scan_config;
 use datafusion_proto::physical_plan::{
     ComposedPhysicalExtensionCodec, PhysicalExtensionCodec, PhysicalPlanDecodeContext, PhysicalProtoConverterExtension,
 };
-use npy_datafusion::{NpyFormat, NpyFormatFactory, NpySource, NpyTable};
+use datafusion_proto::protobuf;
+use npy_datafusion::{NpyFormat, NpyFormatFactory, NpyReadOptions, NpySink, NpySource, NpyTable};
 
-use crate::wire::{self, FormatProto, ScanProto, TableProto, Tag};
+use crate::wire::{self, FormatProto, ScanProto, SinkProto, TableProto, Tag};
 
 /// The logical extension codec for npy tables: an [`NpyTable`] or an [`NpyFormatFactory`]
 /// as a blob of ours, everything else through Ballista's codec
@@ -183,7 +188,9 @@ fn decode_table(table: &TableProto, table_ref: &TableReference, schema: SchemaRe
 
 /// The physical extension codec for scans of npy tables: a `DataSourceExec` over an
 /// [`NpySource`], as the source's kind and options around DataFusion's own file scan
-/// message (files and their row ranges, projection, limit, statistics, batch size).
+/// message (files and their row ranges, projection, limit, statistics, batch size); and a
+/// `DataSinkExec` into an [`NpySink`], as its kind, DataFusion's `FileSinkConfig` message
+/// and the sink's required input order.
 ///
 /// It declines every other plan, so it goes before Ballista's codec in a
 /// [`ComposedPhysicalExtensionCodec`]: [`physical_codec`].
@@ -194,12 +201,22 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
     fn try_decode(
         &self,
         buf: &[u8],
-        _inputs: &[Arc<dyn ExecutionPlan>],
+        inputs: &[Arc<dyn ExecutionPlan>],
         ctx: &TaskContext,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let Some(scan) = wire::read::<ScanProto>(buf, Tag::Scan)? else {
-            return not_impl_err!("npy-ballista: not an npy scan");
+        let scan = match wire::open(buf)? {
+            Some((Tag::Scan, body)) => wire::decode::<ScanProto>(Tag::Scan, body)?,
+            Some((Tag::Sink, body)) => {
+                return self.decode_sink(&wire::decode(Tag::Sink, body)?, inputs, ctx, proto_converter);
+            }
+            Some((tag, _)) => {
+                return Err(DataFusionError::Internal(format!(
+                    "npy-ballista: a physical plan blob holds a {}",
+                    tag.name()
+                )))
+            }
+            None => return not_impl_err!("npy-ballista: not an npy scan or sink"),
         };
         let (format, conf) = scan.format.as_ref().zip(scan.conf.as_ref()).ok_or_else(|| {
             DataFusionError::Internal("npy scan: the plan blob lacks its format or its file scan".into())
@@ -220,10 +237,17 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         buf: &mut Vec<u8>,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<()> {
+        if let Some(exec) = node.downcast_ref::<DataSinkExec>() {
+            if let Some(sink) = exec.sink().downcast_ref::<NpySink>() {
+                let sink = self.encode_sink(exec, sink, proto_converter)?;
+                wire::write(buf, Tag::Sink, &sink);
+                return Ok(());
+            }
+        }
         let Some((conf, source)) =
             node.downcast_ref::<DataSourceExec>().and_then(|exec| exec.downcast_to_file_source::<NpySource>())
         else {
-            return not_impl_err!("npy-ballista: not an npy scan: {}", node.name());
+            return not_impl_err!("npy-ballista: not an npy scan or sink: {}", node.name());
         };
         let scan = ScanProto {
             format: Some(FormatProto::new(source.kind(), source.options())),
@@ -231,6 +255,73 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         };
         wire::write(buf, Tag::Scan, &scan);
         Ok(())
+    }
+}
+
+impl NpyPhysicalCodec {
+    fn encode_sink(
+        &self,
+        exec: &DataSinkExec,
+        sink: &NpySink,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<SinkProto> {
+        let sort_order = match exec.sort_order() {
+            None => None,
+            Some(order) => {
+                let mut nodes = Vec::with_capacity(order.len());
+                for requirement in order.iter() {
+                    let expr: PhysicalSortExpr = requirement.clone().into();
+                    nodes.push(protobuf::PhysicalSortExprNode {
+                        expr: Some(Box::new(proto_converter.physical_expr_to_proto(&expr.expr, self)?)),
+                        asc: !expr.options.descending,
+                        nulls_first: expr.options.nulls_first,
+                    });
+                }
+                Some(protobuf::PhysicalSortExprNodeCollection { physical_sort_expr_nodes: nodes })
+            }
+        };
+        Ok(SinkProto {
+            format: Some(FormatProto::new(sink.kind(), &NpyReadOptions::default())),
+            conf: Some(protobuf::FileSinkConfig::try_from(sink.config())?),
+            sort_order,
+        })
+    }
+
+    fn decode_sink(
+        &self,
+        sink: &SinkProto,
+        inputs: &[Arc<dyn ExecutionPlan>],
+        ctx: &TaskContext,
+        proto_converter: &dyn PhysicalProtoConverterExtension,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let (format, conf) = sink.format.as_ref().zip(sink.conf.as_ref()).ok_or_else(|| {
+            DataFusionError::Internal("npy sink: the plan blob lacks its format or its file sink".into())
+        })?;
+        let [input] = inputs else {
+            return Err(DataFusionError::Internal(format!("npy sink: {} inputs, not one", inputs.len())));
+        };
+        let decode = PhysicalPlanDecodeContext::new(ctx, self);
+        let schema = input.schema();
+        let sort_order = match &sink.sort_order {
+            None => None,
+            Some(nodes) => {
+                let mut exprs = Vec::with_capacity(nodes.physical_sort_expr_nodes.len());
+                for node in &nodes.physical_sort_expr_nodes {
+                    let expr = node
+                        .expr
+                        .as_ref()
+                        .ok_or_else(|| DataFusionError::Internal("npy sink: a sort key without expression".into()))?;
+                    exprs.push(PhysicalSortRequirement::from(PhysicalSortExpr {
+                        expr: proto_converter.proto_to_physical_expr(expr, &schema, &decode)?,
+                        options: SortOptions { descending: !node.asc, nulls_first: node.nulls_first },
+                    }));
+                }
+                LexRequirement::new(exprs)
+            }
+        };
+        let conf = FileSinkConfig::try_from(conf)?;
+        let sink = Arc::new(NpySink::new(conf, format.kind()?));
+        Ok(Arc::new(DataSinkExec::new(Arc::clone(input), sink, sort_order)))
     }
 }
 

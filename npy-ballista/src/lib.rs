@@ -13,7 +13,9 @@
 //!   everything else goes to Ballista's own codec.
 //! - [`NpyPhysicalCodec`]: a `DataSourceExec` over an [`npy_datafusion::NpySource`] (its
 //!   kind and options around DataFusion's own file scan message: files, row ranges,
-//!   projection, limit, statistics). [`physical_codec`] puts it before Ballista's.
+//!   projection, limit, statistics), and a `DataSinkExec` into an [`npy_datafusion::NpySink`]
+//!   (`COPY ... TO 'x.npy'` / `INSERT INTO` run on the executors).
+//!   [`physical_codec`] puts it before Ballista's.
 //!
 //! Client, scheduler and every executor need the same codecs, and the npy formats
 //! registered: [`ballista_state`] builds such a session state. [`standalone`] starts a
@@ -41,7 +43,7 @@
 //! # Wire format
 //!
 //! Every blob starts with the bytes `\x93npy-ballista`, a wire version (1) and a tag
-//! (table, format or scan), then a protobuf message. A blob of another version is refused
+//! (table, format, scan or sink), then a protobuf message. A blob of another version is refused
 //! with an error that says so, never misread.
 #![forbid(unsafe_code)]
 

@@ -23,19 +23,22 @@ pub(crate) enum Tag {
     Format = b'f',
     /// A `DataSourceExec` over an `NpySource` (physical plan, scheduler → executors).
     Scan = b's',
+    /// A `DataSinkExec` into an `NpySink` (physical plan of `COPY TO` / `INSERT INTO`).
+    Sink = b'w',
 }
 
 impl Tag {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Tag::Table => "table",
             Tag::Format => "file format",
             Tag::Scan => "scan",
+            Tag::Sink => "sink",
         }
     }
 
     fn from_byte(b: u8) -> Option<Tag> {
-        [Tag::Table, Tag::Format, Tag::Scan].into_iter().find(|t| *t as u8 == b)
+        [Tag::Table, Tag::Format, Tag::Scan, Tag::Sink].into_iter().find(|t| *t as u8 == b)
     }
 }
 
@@ -49,27 +52,43 @@ pub(crate) fn write(buf: &mut Vec<u8>, tag: Tag, message: &impl Message) {
     message.encode_raw(buf);
 }
 
-/// Reads a blob of kind `tag`: `Ok(None)` when `buf` is not ours (hand it to the next
-/// codec), an error when it is ours but of another version or kind, or does not decode.
-pub(crate) fn read<M: Message + Default>(buf: &[u8], tag: Tag) -> Result<Option<M>> {
+/// Opens a blob: `Ok(None)` when `buf` is not ours (hand it to the next codec), its tag
+/// and message bytes when it is, an error when it is ours but of another wire version, of
+/// an unknown kind, or cut short.
+pub(crate) fn open(buf: &[u8]) -> Result<Option<(Tag, &[u8])>> {
     let Some(rest) = buf.strip_prefix(MAGIC) else {
         return Ok(None);
     };
-    let what = tag.name();
     match rest {
-        [VERSION, t, body @ ..] if *t == tag as u8 => M::decode(body)
-            .map(Some)
-            .map_err(|e| DataFusionError::Internal(format!("npy-ballista {what}: cannot decode the plan blob: {e}"))),
-        [VERSION, t, ..] => Err(DataFusionError::Internal(format!(
-            "npy-ballista {what}: the plan blob holds a {}, not a {what}",
-            Tag::from_byte(*t).map_or("blob of unknown kind", Tag::name)
-        ))),
-        [] | [VERSION] => {
-            Err(DataFusionError::Internal(format!("npy-ballista {what}: the plan blob ends after its magic bytes")))
-        }
+        [VERSION, t, body @ ..] => match Tag::from_byte(*t) {
+            Some(tag) => Ok(Some((tag, body))),
+            None => Err(DataFusionError::Internal(format!("npy-ballista: a plan blob of unknown kind {t:#04x}"))),
+        },
+        [] | [VERSION] => Err(DataFusionError::Internal("npy-ballista: a plan blob ends after its magic bytes".into())),
         [version, ..] => Err(DataFusionError::NotImplemented(format!(
-            "npy-ballista {what}: the plan blob has wire version {version}, this build reads \
-             version {VERSION} (scheduler, executors and client need the same npy-ballista)"
+            "npy-ballista: a plan blob has wire version {version}, this build reads version {VERSION} \
+             (scheduler, executors and client need the same npy-ballista)"
+        ))),
+    }
+}
+
+/// Decodes the message of an opened blob of kind `tag`.
+pub(crate) fn decode<M: Message + Default>(tag: Tag, body: &[u8]) -> Result<M> {
+    M::decode(body).map_err(|e| {
+        DataFusionError::Internal(format!("npy-ballista {}: cannot decode the plan blob: {e}", tag.name()))
+    })
+}
+
+/// Reads a blob that can only be of kind `tag`: as [`open`], and an error when it holds
+/// another kind.
+pub(crate) fn read<M: Message + Default>(buf: &[u8], tag: Tag) -> Result<Option<M>> {
+    match open(buf)? {
+        None => Ok(None),
+        Some((found, body)) if found == tag => decode(tag, body).map(Some),
+        Some((found, _)) => Err(DataFusionError::Internal(format!(
+            "npy-ballista: the plan blob holds a {}, not a {}",
+            found.name(),
+            tag.name()
         ))),
     }
 }
@@ -138,4 +157,16 @@ pub(crate) struct ScanProto {
     pub format: Option<FormatProto>,
     #[prost(message, optional, tag = "2")]
     pub conf: Option<datafusion_proto::protobuf::FileScanExecConf>,
+}
+
+/// A write: the kind of files and DataFusion's own `FileSinkConfig`, and the order the sink
+/// requires of its input (the input plan travels as the node's child).
+#[derive(Clone, PartialEq, Message)]
+pub(crate) struct SinkProto {
+    #[prost(message, optional, tag = "1")]
+    pub format: Option<FormatProto>,
+    #[prost(message, optional, tag = "2")]
+    pub conf: Option<datafusion_proto::protobuf::FileSinkConfig>,
+    #[prost(message, optional, tag = "3")]
+    pub sort_order: Option<datafusion_proto::protobuf::PhysicalSortExprNodeCollection>,
 }

@@ -368,3 +368,20 @@ fn file_format_blobs_round_trip_and_foreign_blobs_are_refused() -> TestResult {
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copy_to_writes_on_the_cluster() -> TestResult {
+    let data = generate()?;
+    let truth = read(&data)?;
+    let cluster = cluster_context().await?;
+    register(&cluster, &data).await?;
+    let out = data.traces.parent().expect("a temporary directory").join("station-1.npy");
+    // Every column: the file gets the table's dtype (big-endian, nested, padded) back.
+    let sql = format!("COPY (SELECT * FROM big WHERE station = 1 ORDER BY trace_id) TO '{}'", out.display());
+    let plan = cluster.sql(&sql).await?.create_physical_plan().await?;
+    assert!(displayable(plan.as_ref()).indent(true).to_string().contains("DistributedQueryExec"));
+    let expected: Vec<Trace> = truth.big.iter().filter(|t| t.station == 1).copied().collect();
+    assert_eq!(answer(&cluster, &sql).await?, [[Cell::Int(expected.len() as i128)]]);
+    assert_eq!(Vec::<Trace>::read_npy(&out)?, expected);
+    Ok(())
+}
