@@ -53,6 +53,8 @@ mod records;
 mod render;
 mod report;
 mod schema;
+#[cfg(feature = "sql")]
+mod sql;
 
 /// Inspect, copy and convert NumPy .npy/.npz files (Arrow IPC, Parquet); generate Rust structs that read them.
 #[derive(Debug, Parser)]
@@ -197,6 +199,25 @@ enum Command {
         #[command(flatten)]
         read: ReadArgs,
     },
+    /// Run SQL over .npy/.npz files, directories and buckets (Apache DataFusion); print
+    /// the result as a table, CSV or JSON lines, or write it to a file.
+    #[cfg(feature = "sql")]
+    #[command(long_about = sql::HELP)]
+    Sql {
+        /// The query, e.g. "SELECT count(*) FROM t".
+        query: String,
+        /// A table: NAME=LOCATION, a .npy or .npz file, a directory, or a URL (s3://...).
+        /// Repeat for more tables.
+        #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = sql::table_arg)]
+        tables: Vec<(String, String)>,
+        /// How to print the result.
+        #[arg(long, value_enum, default_value_t = sql::Format::Table)]
+        format: sql::Format,
+        /// Write the result to this file instead (atomically; format by extension: .npy,
+        /// .npz, .parquet, .arrow).
+        #[arg(long, value_name = "FILE", conflicts_with = "format")]
+        out: Option<PathBuf>,
+    },
 }
 
 /// Options for reading.
@@ -228,6 +249,11 @@ fn main() -> ExitCode {
         }
     };
     let result = match &cli.command {
+        #[cfg(feature = "sql")]
+        Command::Sql { query, tables, format, out } => {
+            let opts = sql::Options { query: query.clone(), tables: tables.clone(), format: *format, out: out.clone() };
+            return sql::run(&opts);
+        }
         Command::Info { file, read } => info::run(file, &read.options()),
         Command::Check { files, strict, quiet, read } => {
             return check::run(files, &read.options(), check::Options { strict: *strict, quiet: *quiet });

@@ -38,12 +38,37 @@ pub struct NpyObject {
 /// The header errors of [`ReadOptions::header_from_prefix`], and store errors (a missing
 /// object is [`npy_core::ErrorKind::Io`] of kind `NotFound`), naming the object.
 pub async fn fetch_header(store: &dyn ObjectStore, location: &Path, options: &ReadOptions) -> Result<NpyObject> {
+    fetch_header_at(store, location, 0, None, options).await
+}
+
+/// Reads the header of the `.npy` stored at byte `start` of the object at `location` (an
+/// `.npz` archive's stored member), `len` bytes long when known (else to the object's
+/// end), as [`fetch_header`] does: the [`NpyObject`]'s size, data offset and prefix are
+/// counted from `start`.
+///
+/// # Errors
+/// As [`fetch_header`].
+pub async fn fetch_header_at(
+    store: &dyn ObjectStore,
+    location: &Path,
+    start: u64,
+    len: Option<u64>,
+    options: &ReadOptions,
+) -> Result<NpyObject> {
     let name = location.to_string();
     let fail = |e| store_error(e, &name);
-    let first = GetOptions { range: Some(GetRange::Bounded(0..HEADER_PREFIX as u64)), ..Default::default() };
-    let got = store.get_opts(location, first).await.map_err(fail)?;
-    let size = got.meta.size;
-    let mut prefix = got.bytes().await.map_err(fail)?;
+    let get = |n: u64| {
+        let range = GetRange::Bounded(start..start + n);
+        store.get_opts(location, GetOptions { range: Some(range), ..Default::default() })
+    };
+    let first = len.map_or(HEADER_PREFIX as u64, |l| l.min(HEADER_PREFIX as u64));
+    let (size, mut prefix) = if first == 0 {
+        (0, Bytes::new())
+    } else {
+        let got = get(first).await.map_err(fail)?;
+        let size = len.unwrap_or(got.meta.size.saturating_sub(start));
+        (size, got.bytes().await.map_err(fail)?)
+    };
     loop {
         match options.header_from_prefix(&prefix, size).map_err(|e| e.reading(&name))? {
             HeaderPrefix::Complete { header, version, data_offset } => {
@@ -53,9 +78,7 @@ pub async fn fetch_header(store: &dyn ObjectStore, location: &Path, options: &Re
             HeaderPrefix::NeedBytes(n) => {
                 // `header_from_prefix` asks for more only when the object has it (and the
                 // header is under the size limit), so this ends.
-                let range = GetRange::Bounded(0..n as u64);
-                let more = store.get_opts(location, GetOptions { range: Some(range), ..Default::default() });
-                prefix = more.await.map_err(fail)?.bytes().await.map_err(fail)?;
+                prefix = get(n as u64).await.map_err(fail)?.bytes().await.map_err(fail)?;
                 if (prefix.len() as u64) < (n as u64).min(size) {
                     let found = prefix.len();
                     let why = format!("object returned {found} of the first {n} bytes asked for");

@@ -11,11 +11,13 @@
 #![forbid(unsafe_code)]
 
 pub mod header;
+pub mod npz;
 pub mod remote;
 pub mod rows;
 pub mod url;
 
-pub use header::{fetch_header, NpyObject, HEADER_PREFIX};
+pub use header::{fetch_header, fetch_header_at, NpyObject, HEADER_PREFIX};
+pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;
 pub use rows::row_batches;
 pub use url::{store_for, StoreLocation};

@@ -77,6 +77,16 @@ impl RemoteNpy {
         RemoteNpy { store, object, data_start, cached, end, member: None }
     }
 
+    /// A `.npy` stored at byte `start` of `object`'s location (an npz's stored member
+    /// `member`), with `object` read from there: its size, offsets and prefix counted from
+    /// `start`.
+    pub(crate) fn member(store: Arc<dyn ObjectStore>, object: NpyObject, start: u64, member: &str) -> RemoteNpy {
+        let data_start = start + object.data_offset;
+        let cached = object.prefix.slice((object.data_offset as usize).min(object.prefix.len())..);
+        let end = start + object.size;
+        RemoteNpy { store, object, data_start, cached, end, member: Some(member.to_string()) }
+    }
+
     /// `e`, naming the object (and the member).
     fn locate(&self, e: Error) -> Error {
         let e = e.reading(self.object.location.as_ref());

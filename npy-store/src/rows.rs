@@ -86,6 +86,29 @@ pub fn row_batches(
     .boxed()
 }
 
+/// Rows `rows` decoded by `layout` from `source`, whose bytes start at row `rows.start`
+/// (all the data for `Source::Whole`), in batches of at most `batch_rows` rows; errors
+/// name `name`.
+pub(crate) fn batches_from(
+    name: String,
+    layout: Arc<Layout>,
+    rows: Range<usize>,
+    batch_rows: usize,
+    source: Source,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let row_bytes = layout.row_bytes();
+    let scan = Scan { name, layout, next: rows.start, end: rows.end, batch_rows: batch_rows.max(1), row_bytes, source };
+    stream::unfold(State::Scan(scan), |state| async move {
+        let State::Scan(mut scan) = state else { return None };
+        match scan.next_batch().await {
+            Ok(Some(batch)) => Some((Ok(batch), State::Scan(scan))),
+            Ok(None) => None,
+            Err(e) => Some((Err(e.reading(&scan.name)), State::Done)),
+        }
+    })
+    .boxed()
+}
+
 /// Where [`row_batches`] is.
 enum State {
     /// Not polled yet: nothing fetched.
@@ -113,12 +136,13 @@ struct Scan {
     source: Source,
 }
 
-enum Source {
+pub(crate) enum Source {
     /// A local file at the first row's bytes (`None` while a read has it), and the block
     /// buffer, reused.
     File(Option<(std::fs::File, Vec<u8>)>),
-    /// A remote object's bytes as they arrive, and the bytes received but not decoded.
-    Stream(BoxStream<'static, object_store::Result<Bytes>>, BytesMut),
+    /// A remote object's bytes as they arrive (or an npz member's as they inflate), and
+    /// the bytes received but not decoded.
+    Stream(BoxStream<'static, Result<Bytes>>, BytesMut),
     /// All the bytes at once: the whole data of a Fortran-order array (rows are decoded
     /// from all of it), or nothing for rows of no bytes.
     Whole(Bytes),
@@ -184,7 +208,10 @@ impl Scan {
                     file.seek(SeekFrom::Start(got.range.start))?;
                     Source::File(Some((file, Vec::new())))
                 }
-                GetResultPayload::Stream(s) => Source::Stream(s, BytesMut::new()),
+                GetResultPayload::Stream(s) => {
+                    let name = scan.name.clone();
+                    Source::Stream(s.map(move |r| r.map_err(|e| store_error(e, &name))).boxed(), BytesMut::new())
+                }
             }
         };
         Ok(scan)
@@ -194,6 +221,13 @@ impl Scan {
     async fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
         let n = self.batch_rows.min(self.end - self.next);
         if n == 0 {
+            // The stream to its end, so that the checks it makes there (an npz member's
+            // size and CRC) are made.
+            if let Source::Stream(chunks, _) = &mut self.source {
+                while let Some(chunk) = chunks.next().await {
+                    chunk?;
+                }
+            }
             return Ok(None);
         }
         let need = n * self.row_bytes;
@@ -226,7 +260,7 @@ impl Scan {
                 while pending.len() < need {
                     match chunks.next().await {
                         Some(Ok(chunk)) => pending.extend_from_slice(&chunk),
-                        Some(Err(e)) => return Err(store_error(e, &self.name)),
+                        Some(Err(e)) => return Err(e),
                         None => {
                             let (first, n, row) = (first as u64, n as u64, self.row_bytes as u64);
                             return Err(truncated((first + n) * row, first * row + pending.len() as u64));

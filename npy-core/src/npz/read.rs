@@ -42,6 +42,9 @@ pub struct MemberInfo {
     /// Offset of the member's data in the archive (checked against its local header and
     /// to lie, with the data, before the central directory), if known.
     pub data_start: Option<u64>,
+    /// The CRC-32 of the member's bytes when read, as the directory says, if known (a
+    /// reader of the member from elsewhere, e.g. a remote store, checks it).
+    pub crc32: Option<u32>,
 }
 
 /// How to open an `.npz` archive: limits on what its directory may claim, and the options
@@ -282,6 +285,7 @@ impl<R: Read + Seek> Reader<R> {
                 compressed_size: e.compressed_size,
                 size: e.size,
                 data_start: Some(e.data_start),
+                crc32: Some(e.crc32),
             })
             .collect())
     }

@@ -1,0 +1,200 @@
+//! `npy sql "SELECT ..." --table NAME=LOCATION`: SQL over `.npy`/`.npz` files, directories
+//! and buckets, through Apache DataFusion (npy-datafusion). Built with feature `sql`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use datafusion::arrow::error::ArrowError;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::error::DataFusionError;
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+use npy_arrow::formats::{FileOptions, Sink};
+use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
+
+use crate::report;
+
+/// The long help of `npy sql`.
+pub const HELP: &str = "\
+Run one SQL query (Apache DataFusion's dialect) over tables of .npy or .npz files, each
+given as --table NAME=LOCATION: a .npy file, a .npz file (a column per member), a
+directory of .npy files (or of .npz files, when its name ends in .npz/), or a URL
+(s3://bucket/dir/, gs://, az://, http(s)://; credentials and endpoints from the
+environment, as AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, GOOGLE_APPLICATION_CREDENTIALS,
+AZURE_STORAGE_ACCOUNT_NAME). A table's columns are its records' fields (nested records as
+structs, subarrays as lists), or `values` for an array of scalars.
+
+The result goes to stdout as a table (held whole to size the columns), CSV or JSON lines
+(streamed), or with --out to a file written atomically, its format by extension: .npy,
+.npz (a member per column), .parquet, .arrow. `COPY (...) TO 'out.npy'` and `INSERT INTO`
+also work in the query.
+
+Example:
+  npy sql \"SELECT sensor, avg(value) FROM r GROUP BY sensor ORDER BY sensor\" --table r=readings/";
+
+/// How the result is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A table, as DataFusion's CLI prints it.
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON object per row.
+    Json,
+}
+
+/// What `npy sql` was asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub query: String,
+    pub tables: Vec<(String, String)>,
+    pub format: Format,
+    pub out: Option<PathBuf>,
+}
+
+/// Parses `NAME=LOCATION`.
+pub fn table_arg(arg: &str) -> Result<(String, String), String> {
+    match arg.split_once('=') {
+        Some((name, location)) if !name.is_empty() && !location.is_empty() => {
+            Ok((name.to_string(), location.to_string()))
+        }
+        _ => Err(format!("'{arg}' is not NAME=LOCATION (a file, a directory or a URL)")),
+    }
+}
+
+/// Runs the query and reports its error as the tool does; the exit code.
+pub fn run(opts: &Options) -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
+    let result = match runtime {
+        Ok(runtime) => runtime.block_on(query(opts)),
+        Err(e) => Err(DataFusionError::IoError(e)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => error(e),
+    }
+}
+
+/// Prints a query's error in the tool's style: npy's own errors as [`report`] does (where,
+/// then what), the others with DataFusion's message; exit code 1. A reader that stopped
+/// early (`npy sql ... | head`) is not an error.
+fn error(e: DataFusionError) -> ExitCode {
+    match e.find_root() {
+        DataFusionError::External(inner) => {
+            if let Some(npy) = inner.downcast_ref::<npy_core::Error>() {
+                return report::error(npy);
+            }
+        }
+        DataFusionError::IoError(io) if io.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        DataFusionError::ArrowError(a, _) if matches!(&**a, ArrowError::IoError(_, io) if io.kind() == std::io::ErrorKind::BrokenPipe) => {
+            return ExitCode::SUCCESS
+        }
+        _ => {}
+    }
+    eprintln!("error: {}", e.to_string().replace('\n', " "));
+    ExitCode::from(report::FAILURE)
+}
+
+/// Where a table's files are, as DataFusion takes it (a URL, or a local path with a
+/// trailing `/` for a directory), and whether they are `.npz` archives.
+fn location(raw: &str) -> (String, bool) {
+    let npz = raw.trim_end_matches('/').ends_with(".npz");
+    let mut url = raw.to_string();
+    if !raw.contains("://") && Path::new(raw).is_dir() && !raw.ends_with('/') {
+        url.push('/');
+    }
+    (url, npz)
+}
+
+async fn query(opts: &Options) -> Result<(), DataFusionError> {
+    let ctx = context(opts)?;
+    let read = NpyReadOptions::default();
+    for (name, raw) in &opts.tables {
+        let (url, npz) = location(raw);
+        if raw.contains("://") {
+            // The bucket's (or host's) store, as npy-store makes it from the URL and the
+            // environment; local files are DataFusion's own.
+            let at = npy_store::store_for(raw).map_err(npy_error)?;
+            ctx.register_object_store(&at.base, at.store);
+        }
+        if npz {
+            ctx.register_npz(name.as_str(), &url, read.clone()).await?;
+        } else {
+            ctx.register_npy(name.as_str(), &url, read.clone()).await?;
+        }
+    }
+    let frame = ctx.sql(&opts.query).await?;
+    let stream = frame.execute_stream().await?;
+    match &opts.out {
+        Some(path) => write_file(stream, path).await,
+        None => print(stream, opts.format).await,
+    }
+}
+
+/// The session the query runs in. (`--ballista`, with feature `ballista`, makes a
+/// standalone cluster's session here instead.)
+fn context(_opts: &Options) -> Result<SessionContext, DataFusionError> {
+    Ok(SessionContext::new())
+}
+
+fn npy_error(e: npy_core::Error) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// Writes the result to `path` through npy-arrow's one writer of every format (atomic).
+async fn write_file(mut stream: SendableRecordBatchStream, path: &Path) -> Result<(), DataFusionError> {
+    let mut sink = Sink::create(path, stream.schema(), &FileOptions::new()).map_err(npy_error)?;
+    while let Some(batch) = stream.next().await {
+        sink.write(&batch?).map_err(npy_error)?;
+    }
+    sink.finish().map_err(npy_error)
+}
+
+async fn print(mut stream: SendableRecordBatchStream, format: Format) -> Result<(), DataFusionError> {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match format {
+        Format::Table => {
+            let schema = stream.schema();
+            let mut batches: Vec<RecordBatch> = Vec::new();
+            while let Some(batch) = stream.next().await {
+                batches.push(batch?);
+            }
+            // With the schema, an empty result still shows its columns.
+            let table = datafusion::arrow::util::pretty::pretty_format_batches_with_schema(schema, &batches)?;
+            writeln!(out, "{table}")?;
+        }
+        Format::Csv => {
+            let mut writer = datafusion::arrow::csv::Writer::new(&mut out);
+            while let Some(batch) = stream.next().await {
+                writer.write(&batch?)?;
+            }
+        }
+        Format::Json => {
+            let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
+            while let Some(batch) = stream.next().await {
+                writer.write(&batch?)?;
+            }
+            writer.finish()?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_args_need_a_name_and_a_location() {
+        assert_eq!(table_arg("t=data/").unwrap(), ("t".to_string(), "data/".to_string()));
+        assert_eq!(table_arg("t=s3://b/k=v/").unwrap(), ("t".to_string(), "s3://b/k=v/".to_string()));
+        assert!(table_arg("t").unwrap_err().contains("'t' is not NAME=LOCATION"));
+        assert!(table_arg("=x").is_err());
+        assert!(table_arg("t=").is_err());
+    }
+}

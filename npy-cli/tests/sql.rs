@@ -1,0 +1,209 @@
+//! `npy sql`: a directory of record files and an `.npz` as tables, results equal to what
+//! npy-core reads from the same files; CSV, JSON and table output; `--out` files read
+//! back; SQL errors exit 1 in the tool's style. The S3 case runs against the local server
+//! `cargo xtask ci` starts (ignored otherwise).
+#![cfg(feature = "sql")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use npy_core::npz;
+use npy_core::prelude::*;
+
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct Reading {
+    sensor: i32,
+    value: f64,
+}
+
+/// Reading `i` (deterministic; sensors 0..7).
+fn reading(i: usize) -> Reading {
+    Reading { sensor: (i % 7) as i32, value: (i as f64) * 0.5 - 20.0 }
+}
+
+/// `files` files of readings in `dir` (file `k` has `k % 11 + 1` rows); every reading,
+/// read back with npy-core.
+fn write_readings(dir: &Path, files: usize) -> Vec<Reading> {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut next = 0;
+    for k in 0..files {
+        let rows: Vec<Reading> = (next..next + k % 11 + 1).map(reading).collect();
+        next += rows.len();
+        rows.write_npy(dir.join(format!("r{k:03}.npy"))).unwrap();
+    }
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        all.extend(Vec::<Reading>::read_npy(entry.unwrap().path()).unwrap());
+    }
+    all
+}
+
+/// Per sensor: (sensor, count, sum of values), sorted by sensor.
+fn per_sensor(rows: &[Reading]) -> Vec<(i32, usize, f64)> {
+    let mut out: Vec<(i32, usize, f64)> = Vec::new();
+    for s in 0..7 {
+        let of: Vec<f64> = rows.iter().filter(|r| r.sensor == s).map(|r| r.value).collect();
+        if !of.is_empty() {
+            out.push((s, of.len(), of.iter().sum()));
+        }
+    }
+    out
+}
+
+const PER_SENSOR: &str = "SELECT sensor, count(*) AS n, sum(value) AS total FROM r GROUP BY sensor ORDER BY sensor";
+
+fn npy_sql(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_npy")).arg("sql").args(args).output().expect("run npy")
+}
+
+fn ok(output: &Output) -> String {
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+/// CSV of `sensor,n,total` as numbers.
+fn parse_csv(text: &str) -> Vec<(i32, usize, f64)> {
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("sensor,n,total"));
+    lines
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            (f[0].parse().unwrap(), f[1].parse().unwrap(), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+fn assert_same(got: &[(i32, usize, f64)], want: &[(i32, usize, f64)]) {
+    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!((g.0, g.1), (w.0, w.1));
+        assert!((g.2 - w.2).abs() <= 1e-9 * w.2.abs().max(1.0), "{g:?} vs {w:?}");
+    }
+}
+
+#[test]
+fn a_directory_of_record_files_as_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 25);
+    let table = format!("r={}", dir.path().join("r").display());
+    let out = ok(&npy_sql(&[PER_SENSOR, "--table", &table, "--format", "csv"]));
+    assert_same(&parse_csv(&out), &per_sensor(&all));
+}
+
+#[test]
+fn an_npz_as_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.npz");
+    let ids: Vec<i64> = (0..40).map(|i| i * 3 - 7).collect();
+    let xs: Vec<f64> = (0..40).map(|i| i as f64 / 8.0).collect();
+    let mut w = npz::Writer::create(&path).unwrap();
+    w.add("id", &ids).unwrap();
+    w.add("x", &xs).unwrap();
+    w.finish().unwrap();
+    let table = format!("z={}", path.display());
+    let out = ok(&npy_sql(&["SELECT id, x FROM z WHERE id > 0 ORDER BY id", "--table", &table, "--format", "json"]));
+    let got: Vec<(i64, f64)> = out
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            (v["id"].as_i64().unwrap(), v["x"].as_f64().unwrap())
+        })
+        .collect();
+    let mut a = npz::Reader::open(&path).unwrap();
+    let (ids, xs) = (a.read::<i64>("id").unwrap(), a.read::<f64>("x").unwrap());
+    let want: Vec<(i64, f64)> = ids.into_iter().zip(xs).filter(|(id, _)| *id > 0).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn the_table_format_shows_columns_and_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 5);
+    let table = format!("r={}/", dir.path().join("r").display());
+    let out = ok(&npy_sql(&["SELECT count(*) AS n FROM r", "--table", &table]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[1].contains("| n "), "{out}");
+    assert!(lines[3].contains(&format!("| {} ", all.len())), "{out}");
+}
+
+#[test]
+fn out_files_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 12);
+    let table = format!("r={}", dir.path().join("r").display());
+    let sql = "SELECT sensor, value FROM r WHERE value > 0 ORDER BY value";
+    let mut want: Vec<Reading> = all.iter().copied().filter(|r| r.value > 0.0).collect();
+    want.sort_by(|a, b| a.value.total_cmp(&b.value));
+
+    let npy = dir.path().join("out.npy");
+    ok(&npy_sql(&[sql, "--table", &table, "--out", npy.to_str().unwrap()]));
+    assert_eq!(Vec::<Reading>::read_npy(&npy).unwrap(), want);
+
+    let npz_out = dir.path().join("out.npz");
+    ok(&npy_sql(&[sql, "--table", &table, "--out", npz_out.to_str().unwrap()]));
+    let mut a = npz::Reader::open(&npz_out).unwrap();
+    assert_eq!(a.read::<i32>("sensor").unwrap(), want.iter().map(|r| r.sensor).collect::<Vec<_>>());
+    assert_eq!(a.read::<f64>("value").unwrap(), want.iter().map(|r| r.value).collect::<Vec<_>>());
+
+    // Arrow IPC, converted back to .npy by npy-arrow's one converter.
+    let arrow = dir.path().join("out.arrow");
+    ok(&npy_sql(&[sql, "--table", &table, "--out", arrow.to_str().unwrap()]));
+    let back = dir.path().join("back.npy");
+    npy_arrow::formats::convert(&arrow, &back, &npy_arrow::formats::FileOptions::new(), &mut |_| {}).unwrap();
+    assert_eq!(Vec::<Reading>::read_npy(&back).unwrap(), want);
+}
+
+#[test]
+fn sql_errors_exit_1_with_datafusions_message() {
+    let dir = tempfile::tempdir().unwrap();
+    write_readings(&dir.path().join("r"), 3);
+    let table = format!("r={}", dir.path().join("r").display());
+    let output = npy_sql(&["SELECT nope FROM r", "--table", &table]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains("nope"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(output.stdout.is_empty());
+
+    // A bad --table is a usage error (clap's).
+    let output = npy_sql(&["SELECT 1", "--table", "r"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.npy");
+    let table = format!("r={}", missing.display());
+    let output = npy_sql(&["SELECT * FROM r", "--table", &table]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("error: ") && stderr.contains("missing.npy"), "{stderr}");
+}
+
+/// The S3 bucket of the local server `cargo xtask ci` starts (`NPY_S3_BUCKET`, with the
+/// `AWS_*` variables set).
+fn bucket() -> String {
+    std::env::var("NPY_S3_BUCKET").expect("NPY_S3_BUCKET: run by `cargo xtask ci`, which starts a local S3 server")
+}
+
+#[test]
+#[ignore = "needs a local S3 server: cargo xtask ci starts moto"]
+fn s3_tables_answer_as_local_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 9);
+    let prefix = format!("s3://{}/npy-cli-sql/r/", bucket());
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let at = npy_store::store_for(&prefix).unwrap();
+    for entry in std::fs::read_dir(dir.path().join("r")).unwrap() {
+        let entry = entry.unwrap();
+        let key = datafusion::object_store::path::Path::from(format!("{}/{}", at.path, entry.file_name().to_string_lossy()));
+        let bytes = std::fs::read(entry.path()).unwrap();
+        runtime.block_on(datafusion::object_store::ObjectStoreExt::put(&*at.store, &key, bytes.into())).unwrap();
+    }
+    let local = ok(&npy_sql(&[PER_SENSOR, "--table", &format!("r={}", dir.path().join("r").display()), "--format", "csv"]));
+    let remote = ok(&npy_sql(&[PER_SENSOR, "--table", &format!("r={prefix}"), "--format", "csv"]));
+    assert_eq!(remote, local);
+    assert_same(&parse_csv(&remote), &per_sensor(&all));
+}

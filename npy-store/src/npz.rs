@@ -1,0 +1,457 @@
+//! An `.npz` archive read remotely: its directory from the archive's tail, stored members
+//! by ranged reads, deflated members inflated as their bytes arrive.
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use bytes::{Bytes, BytesMut};
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
+use npy_arrow::{ConvertOptions, Layout};
+use npy_core::npz::{Compression, MemberInfo, ReaderOptions};
+use npy_core::{Error, HeaderPrefix, NpyRecord, ReadOptions, Result};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+
+use crate::rows::{batches_from, Source};
+use crate::{fetch_header_at, store_error, RemoteNpy};
+
+/// Bytes fetched from the end of an archive first: the end record with the longest
+/// comment, and the central directory of up to about a thousand members.
+pub const NPZ_TAIL: u64 = (64 << 10) + 22;
+
+/// Bytes fetched per read of the directory's blocks past the tail (big directories).
+const BLOCK: u64 = 256 << 10;
+
+/// An `.npz` archive in a store, opened by reading and checking its zip directory.
+///
+/// The directory is read from one ranged GET of the archive's last [`NPZ_TAIL`] bytes,
+/// and more only for bigger directories (and for local headers outside the tail, one
+/// GET per 256 KiB block), with every check of npy-core's [`npy_core::npz::Reader`]
+/// (end records, zip64, names, sizes, local headers, overlaps). Stored members are then
+/// [`RemoteNpy`] views whose rows are ranged reads; deflated members are inflated as
+/// their bytes arrive, their size and CRC-32 checked at their end.
+///
+/// # Examples
+/// ```
+/// use std::{io::Cursor, sync::Arc};
+/// use npy_core::npz::{Compression, Writer};
+/// use npy_store::RemoteNpz;
+/// use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
+///
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let mut w = Writer::new(Cursor::new(Vec::new()));
+/// w.add("t", &[0.0f64, 0.5, 1.0, 1.5])?;
+/// w.add_with("n", &[3u32, 1, 4, 1], Compression::deflated())?;
+/// let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+/// let location = Path::from("run.npz");
+/// store.put(&location, w.finish()?.into_inner().into()).await?;
+///
+/// let npz = RemoteNpz::open(store, &location).await?;
+/// assert_eq!(npz.names(), ["t", "n"]);
+/// assert_eq!(npz.member("t").await?.read_rows::<f64>(1..3).await?, [0.5, 1.0]);
+/// assert_eq!(npz.read_member::<u32>("n").await?, [3, 1, 4, 1]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct RemoteNpz {
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    members: Vec<MemberInfo>,
+    options: ReadOptions,
+}
+
+impl RemoteNpz {
+    /// Opens the archive at `location` with default [`ReaderOptions`].
+    ///
+    /// # Errors
+    /// Store errors (a missing object is [`npy_core::ErrorKind::Io`] of kind `NotFound`);
+    /// [`npy_core::ErrorKind::Npz`] for an archive that is not a zip archive or fails a
+    /// check; all naming the archive.
+    pub async fn open(store: Arc<dyn ObjectStore>, location: &Path) -> Result<RemoteNpz> {
+        RemoteNpz::open_with(store, location, &ReaderOptions::new(), &ReadOptions::new()).await
+    }
+
+    /// As [`RemoteNpz::open`], with the archive's limits and the options for its members'
+    /// headers.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::open`].
+    pub async fn open_with(
+        store: Arc<dyn ObjectStore>,
+        location: &Path,
+        limits: &ReaderOptions,
+        options: &ReadOptions,
+    ) -> Result<RemoteNpz> {
+        let name = location.to_string();
+        let fail = |e| store_error(e, &name);
+        let tail = GetOptions { range: Some(GetRange::Suffix(NPZ_TAIL)), ..Default::default() };
+        let got = store.get_opts(location, tail).await.map_err(fail)?;
+        let size = got.meta.size;
+        let tail_start = got.range.start;
+        let tail = got.bytes().await.map_err(fail)?;
+        let mut ranged = Ranged {
+            handle: tokio::runtime::Handle::current(),
+            store: store.clone(),
+            location: location.clone(),
+            size,
+            pos: 0,
+            tail: (tail_start, tail),
+            block: None,
+        };
+        let limits = limits.clone();
+        // npy-core's reader checks the directory through blocking reads; those past the
+        // tail wait on the store from the blocking pool.
+        let read = tokio::task::spawn_blocking(move || {
+            ranged.pos = 0;
+            limits.open(ranged)?.members()
+        });
+        let members = match read.await {
+            Ok(members) => members.map_err(|e| e.reading(&name))?,
+            Err(e) => {
+                return Err(Error::from(io::Error::other(format!("reading the directory failed: {e}"))).reading(&name))
+            }
+        };
+        Ok(RemoteNpz { store, location: location.clone(), members, options: options.clone() })
+    }
+
+    /// The arrays' names, as NumPy's `NpzFile.files`, in archive order.
+    pub fn names(&self) -> Vec<&str> {
+        self.members.iter().map(|m| m.name.as_str()).collect()
+    }
+
+    /// Every member, in archive order.
+    pub fn members(&self) -> &[MemberInfo] {
+        &self.members
+    }
+
+    fn info(&self, name: &str) -> Result<&MemberInfo> {
+        self.members.iter().find(|m| m.name == name || m.member == name).ok_or_else(|| {
+            let names = self.names();
+            Error::from(npy_core::ErrorKind::Npz {
+                member: Some(name.to_string()),
+                reason: format!("no such array; the archive has {names:?}"),
+                source: None,
+            })
+            .reading(self.location.as_ref())
+        })
+    }
+
+    /// Stored member `name` as a [`RemoteNpy`]: its header from one ranged GET, its rows
+    /// ranged reads. Its CRC is not checked (no read covers all its bytes).
+    ///
+    /// # Errors
+    /// [`npy_core::ErrorKind::Npz`] for an unknown or deflated member (read those with
+    /// [`RemoteNpz::read_member`] or [`RemoteNpz::member_batches`]); header errors, naming
+    /// the archive and member.
+    pub async fn member(&self, name: &str) -> Result<RemoteNpy> {
+        let info = self.info(name)?;
+        let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
+        let Some(start) = info.data_start.filter(|_| info.compression == Some(Compression::Stored)) else {
+            let why = "a deflated member has no rows to read in place: read it with read_member or member_batches";
+            return Err(located(npz_error(&info.member, why)));
+        };
+        let object = fetch_header_at(&*self.store, &self.location, start, Some(info.size), &self.options)
+            .await
+            .map_err(located)?;
+        Ok(RemoteNpy::member(self.store.clone(), object, start, &info.member))
+    }
+
+    /// Member `name`'s bytes (a whole `.npy`): a stored member's from one ranged GET, a
+    /// deflated one's inflated as they arrive, its size and CRC-32 checked.
+    ///
+    /// # Errors
+    /// [`npy_core::ErrorKind::Npz`] for an unknown member, a deflate stream that is bad,
+    /// ends early or runs past the claimed size, and a bad CRC; store errors; naming the
+    /// archive and member.
+    pub async fn member_bytes(&self, name: &str) -> Result<Bytes> {
+        let info = self.info(name)?;
+        let mut all = BytesMut::new();
+        let mut chunks = self.member_stream(info).await?;
+        while let Some(chunk) = chunks.next().await {
+            all.extend_from_slice(&chunk?);
+        }
+        Ok(all.freeze())
+    }
+
+    /// Member `name` read as `Vec<T>` (as [`npy_core::npz::Reader::read`] reads it).
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::member_bytes`]; as [`npy_core::NpyReader::read_vec`] for the member's `.npy`.
+    pub async fn read_member<T: NpyRecord>(&self, name: &str) -> Result<Vec<T>> {
+        let info = self.info(name)?;
+        let bytes = self.member_bytes(name).await?;
+        let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
+        // The member's bytes are in memory: a header claiming more data than they hold is
+        // a truncation error, never an allocation.
+        self.options.open(&bytes[..]).and_then(|r| r.read_vec()).map_err(located)
+    }
+
+    /// Member `name`'s rows as record batches of at most `batch_rows` rows, of the
+    /// columns `projection` (`None`: all): a stored member's by one ranged GET (see
+    /// [`crate::row_batches`]), a deflated one's inflated and cut into batches as its bytes
+    /// arrive (memory: one batch's bytes and one chunk; a Fortran-order N-d member is
+    /// inflated whole first), its CRC-32 checked at its end.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::member`] and [`Layout`]'s now; the stream's as
+    /// [`RemoteNpz::member_bytes`] and [`crate::row_batches`].
+    pub async fn member_batches(
+        &self,
+        name: &str,
+        batch_rows: usize,
+        options: &ConvertOptions,
+        projection: Option<&[usize]>,
+    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+        let info = self.info(name)?;
+        if info.compression == Some(Compression::Stored) {
+            let npy = self.member(name).await?;
+            return npy.batches(0..npy.rows(), batch_rows, options, projection);
+        }
+        let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
+        let mut chunks = self.member_stream(info).await?;
+        // The header, from the first inflated bytes.
+        let mut pending = BytesMut::new();
+        let (header, version, data_offset) = loop {
+            match self.options.header_from_prefix(&pending, info.size).map_err(located)? {
+                HeaderPrefix::Complete { header, version, data_offset } => break (header, version, data_offset),
+                HeaderPrefix::NeedBytes(_) => match chunks.next().await {
+                    Some(chunk) => pending.extend_from_slice(&chunk?),
+                    None => return Err(located(npz_error(&info.member, "the member ends inside its .npy header"))),
+                },
+            }
+        };
+        let _ = pending.split_to(data_offset);
+        let layout = Layout::with_options(&header, Some(version), options).map_err(located)?;
+        let layout = Arc::new(match projection {
+            Some(columns) => layout.project(columns).map_err(located)?,
+            None => layout,
+        });
+        let rows = 0..layout.rows();
+        let name = self.location.to_string();
+        let member = info.member.clone();
+        let source = if header.fortran_order && header.shape.len() > 1 {
+            while let Some(chunk) = chunks.next().await {
+                pending.extend_from_slice(&chunk?);
+            }
+            Source::Whole(pending.freeze())
+        } else {
+            Source::Stream(chunks, pending)
+        };
+        let batches = batches_from(name, layout, rows, batch_rows, source);
+        Ok(batches.map_err(move |e| e.in_member(&member)).boxed())
+    }
+
+    /// The member's bytes as they arrive (stored) or inflate (deflated), ending with an
+    /// error if they are short, long, or fail the CRC.
+    async fn member_stream(&self, info: &MemberInfo) -> Result<BoxStream<'static, Result<Bytes>>> {
+        let name = self.location.to_string();
+        let member = info.member.clone();
+        let located = move |e: Error| e.in_member(&member).reading(&name);
+        let start = info.data_start.ok_or_else(|| located(npz_error(&info.member, "the member's place is unknown")))?;
+        let stored = info.compression == Some(Compression::Stored);
+        let want = Check { size: info.size, crc32: info.crc32, member: info.member.clone() };
+        if info.compressed_size == 0 {
+            let empty = stream::once(async move { want.finish(0, &crc32fast::Hasher::new()).map(|()| Bytes::new()) });
+            return Ok(empty.map_err(located).boxed());
+        }
+        let range = GetRange::Bounded(start..start + info.compressed_size);
+        let got = self.store.get_opts(&self.location, GetOptions { range: Some(range), ..Default::default() });
+        let store_name = self.location.to_string();
+        let got = got.await.map_err(|e| located(store_error(e, &store_name)))?;
+        let raw = got.into_stream().map_err(move |e| store_error(e, &store_name)).boxed();
+        let state = Inflating {
+            raw,
+            inflate: (!stored).then(|| flate2::Decompress::new(false)),
+            ended: false,
+            crc: crc32fast::Hasher::new(),
+            out: 0,
+            want,
+            done: false,
+        };
+        Ok(stream::unfold(state, Inflating::next).map_err(located).boxed())
+    }
+}
+
+fn npz_error(member: &str, reason: &str) -> Error {
+    npy_core::ErrorKind::Npz { member: Some(member.to_string()), reason: reason.to_string(), source: None }.into()
+}
+
+/// What a member's bytes must come to.
+struct Check {
+    size: u64,
+    crc32: Option<u32>,
+    member: String,
+}
+
+impl Check {
+    fn finish(&self, out: u64, crc: &crc32fast::Hasher) -> Result<()> {
+        if out != self.size {
+            let why = format!("the member holds {out} bytes, not the {} its directory entry claims", self.size);
+            return Err(npz_error(&self.member, &why));
+        }
+        match self.crc32 {
+            Some(want) if crc.clone().finalize() != want => {
+                let got = crc.clone().finalize();
+                Err(npz_error(&self.member, &format!("bad CRC-32: {got:#010x}, the directory says {want:#010x}")))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A member's raw bytes, inflated (deflated members) and checked as they pass.
+struct Inflating {
+    raw: BoxStream<'static, Result<Bytes>>,
+    inflate: Option<flate2::Decompress>,
+    /// Whether the deflate stream has ended.
+    ended: bool,
+    crc: crc32fast::Hasher,
+    out: u64,
+    want: Check,
+    done: bool,
+}
+
+/// Bytes inflated per output chunk at most.
+const INFLATE_CHUNK: u64 = 256 << 10;
+
+impl Inflating {
+    async fn next(mut self) -> Option<(Result<Bytes>, Inflating)> {
+        while !self.done {
+            let step = match self.raw.next().await {
+                None => {
+                    self.done = true;
+                    let end = if self.inflate.is_some() && !self.ended {
+                        Err(npz_error(&self.want.member, "the deflate stream ends early"))
+                    } else {
+                        self.want.finish(self.out, &self.crc)
+                    };
+                    end.map(|()| Bytes::new())
+                }
+                Some(chunk) => chunk.and_then(|c| self.pass(&c)),
+            };
+            match step {
+                Ok(out) if out.is_empty() => continue,
+                Ok(out) => return Some((Ok(out), self)),
+                Err(e) => {
+                    self.done = true;
+                    return Some((Err(e), self));
+                }
+            }
+        }
+        None
+    }
+
+    /// The bytes `chunk` comes to, checked against the claimed size.
+    fn pass(&mut self, chunk: &Bytes) -> Result<Bytes> {
+        let out = match &mut self.inflate {
+            None => chunk.clone(),
+            Some(z) => {
+                let mut out = Vec::new();
+                let mut input = &chunk[..];
+                loop {
+                    if self.ended {
+                        if !input.is_empty() {
+                            return Err(npz_error(&self.want.member, "bytes follow the end of the deflate stream"));
+                        }
+                        break;
+                    }
+                    // Never more than the claimed size, plus one byte to see a stream that
+                    // runs past it.
+                    let left = self.want.size.saturating_sub(self.out + out.len() as u64);
+                    let mut buf = vec![0u8; (left + 1).min(INFLATE_CHUNK) as usize];
+                    let (before_in, before_out) = (z.total_in(), z.total_out());
+                    let status = z.decompress(input, &mut buf, flate2::FlushDecompress::None).map_err(|e| {
+                        Error::from(npy_core::ErrorKind::Npz {
+                            member: Some(self.want.member.clone()),
+                            reason: "bad deflate data".to_string(),
+                            source: Some(Box::new(e)),
+                        })
+                    })?;
+                    let consumed = (z.total_in() - before_in) as usize;
+                    let produced = (z.total_out() - before_out) as usize;
+                    input = &input[consumed..];
+                    out.extend_from_slice(&buf[..produced]);
+                    if self.out + out.len() as u64 > self.want.size {
+                        break;
+                    }
+                    if status == flate2::Status::StreamEnd {
+                        self.ended = true;
+                        continue;
+                    }
+                    if (input.is_empty() && produced < buf.len()) || (consumed == 0 && produced == 0) {
+                        break;
+                    }
+                }
+                Bytes::from(out)
+            }
+        };
+        self.out += out.len() as u64;
+        if self.out > self.want.size {
+            let why = format!("the member inflates past the {} bytes its directory entry claims", self.want.size);
+            return Err(npz_error(&self.want.member, &why));
+        }
+        self.crc.update(&out);
+        Ok(out)
+    }
+}
+
+/// A blocking `Read + Seek` over an object: the archive's tail as fetched, and one more
+/// block fetched at a time (ranged GETs on the store, waited for on this blocking thread).
+struct Ranged {
+    handle: tokio::runtime::Handle,
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    size: u64,
+    pos: u64,
+    tail: (u64, Bytes),
+    block: Option<(u64, Bytes)>,
+}
+
+impl Ranged {
+    fn cached(&self, pos: u64) -> Option<&[u8]> {
+        [Some(&self.tail), self.block.as_ref()].into_iter().flatten().find_map(|(start, bytes)| {
+            let end = start + bytes.len() as u64;
+            (pos >= *start && pos < end).then(|| &bytes[(pos - start) as usize..])
+        })
+    }
+}
+
+impl Read for Ranged {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos >= self.size || buf.is_empty() {
+            return Ok(0);
+        }
+        if self.cached(self.pos).is_none() {
+            let range: Range<u64> = self.pos..(self.pos + BLOCK).min(self.size);
+            let (store, location) = (self.store.clone(), self.location.clone());
+            let got = self.handle.block_on(async move { store.get_range(&location, range).await });
+            let bytes = got.map_err(|e| io::Error::other(e.to_string()))?;
+            if bytes.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the object is shorter than it was"));
+            }
+            self.block = Some((self.pos, bytes));
+        }
+        let pos = self.pos;
+        let have = self.cached(pos).unwrap_or_default();
+        let n = have.len().min(buf.len());
+        buf[..n].copy_from_slice(&have[..n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Ranged {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.size.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = pos.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        Ok(self.pos)
+    }
+}

@@ -1,0 +1,222 @@
+//! Remote `.npz` archives over InMemory and LocalFileSystem stores, checked against
+//! npy-core's `npz::Reader` of the same bytes.
+
+#[path = "../../tests/support/corpus.rs"]
+mod corpus;
+mod support;
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use futures::TryStreamExt;
+use npy_arrow::ConvertOptions;
+use npy_core::npz::{Compression, Reader, Writer};
+use npy_core::{ErrorKind, NpyReader};
+use npy_store::RemoteNpz;
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use support::counting::Counting;
+
+async fn put(store: &Arc<dyn ObjectStore>, name: &str, bytes: Vec<u8>) -> Path {
+    let location = Path::from(name);
+    store.put(&location, bytes.into()).await.unwrap();
+    location
+}
+
+fn archive() -> Vec<u8> {
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    let t: Vec<f64> = (0..3000).map(|i| f64::from(i) * 0.5).collect();
+    let n: Vec<i32> = (0..3000).map(|i| i * 13 % 101 - 50).collect();
+    let z = vec![7u16; 200_000];
+    w.add("t", &t).unwrap();
+    w.add_with("n", &n, Compression::deflated()).unwrap();
+    w.add_with("z", &z, Compression::deflated()).unwrap();
+    w.add("empty", &Vec::<u8>::new()).unwrap();
+    w.add_with("empty_deflated", &Vec::<u8>::new(), Compression::deflated()).unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+fn columns(batch: &RecordBatch) -> Vec<ArrayRef> {
+    batch.columns().to_vec()
+}
+
+/// Every member of `bytes` (put at `location`) read remotely is what `npz::Reader` reads:
+/// the same members, and the same batches. Returns the members compared.
+async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) -> usize {
+    let local = Reader::new(Cursor::new(bytes));
+    let remote = RemoteNpz::open(store.clone(), location).await;
+    let (mut local, remote) = match (local, remote) {
+        (Ok(l), Ok(r)) => (l, r),
+        (Err(_), Err(e)) => {
+            assert_eq!(e.path(), Some(std::path::Path::new(location.as_ref())), "{e}");
+            return 0;
+        }
+        (l, r) => panic!("{location}: local {:?}, remote {:?}", l.err(), r.err()),
+    };
+    assert_eq!(remote.members(), &local.members().unwrap()[..], "{location}");
+    let options = ConvertOptions::new().residue(true);
+    let mut compared = 0;
+    for name in local.names().to_vec() {
+        let want = NpyReader::new(&remote.member_bytes(&name).await.unwrap()[..]).map(|r| r.header().clone());
+        let local_batches = local.npy(&name).and_then(|r| {
+            let rows = r.header().shape.first().copied().unwrap_or(1).max(1);
+            let mut b = npy_arrow::BatchReader::with_options(r, &options.clone().batch_rows(rows))?;
+            b.next_batch()
+        });
+        let remote_batches = match remote.member_batches(&name, 7, &options, None).await {
+            Ok(s) => s.try_collect::<Vec<_>>().await,
+            Err(e) => Err(e),
+        };
+        match (local_batches, remote_batches) {
+            (Ok(Some(all)), Ok(parts)) => {
+                let mut first = 0;
+                for part in parts {
+                    assert_eq!(columns(&part), columns(&all.slice(first, part.num_rows())), "{location} {name}");
+                    first += part.num_rows();
+                }
+                assert_eq!(first, all.num_rows(), "{location} {name}");
+                compared += 1;
+            }
+            (Ok(None), Ok(parts)) => assert!(parts.iter().all(|p| p.num_rows() == 0), "{location} {name}"),
+            (Err(_), Err(e)) => {
+                assert!(want.is_err() || e.member().is_some(), "{location} {name}: {e}");
+                assert_eq!(e.path(), Some(std::path::Path::new(location.as_ref())), "{e}");
+            }
+            (l, r) => panic!("{location} {name}: local {:?}, remote {:?}", l.err(), r.err()),
+        }
+    }
+    compared
+}
+
+#[tokio::test]
+async fn stored_and_deflated_members_read_as_npz_reader_reads_them() {
+    let bytes = archive();
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    for store in [local, memory] {
+        let location = put(&store, "a.npz", bytes.clone()).await;
+        assert_eq!(compare(&store, &location, &bytes).await, 3);
+        let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+        let mut reader = Reader::new(Cursor::new(&bytes)).unwrap();
+        assert_eq!(npz.read_member::<f64>("t").await.unwrap(), reader.read::<f64>("t").unwrap());
+        assert_eq!(npz.read_member::<i32>("n").await.unwrap(), reader.read::<i32>("n").unwrap());
+        assert_eq!(npz.read_member::<u16>("z.npy").await.unwrap(), reader.read::<u16>("z").unwrap());
+        assert!(npz.read_member::<u8>("empty_deflated").await.unwrap().is_empty());
+        let t = npz.member("t").await.unwrap();
+        assert_eq!(t.read_rows::<f64>(100..110).await.unwrap(), reader.read::<f64>("t").unwrap()[100..110]);
+        let e = npz.member("n").await.unwrap_err();
+        assert_eq!((e.member(), e.path()), (Some("n.npy"), Some(std::path::Path::new("a.npz"))), "{e}");
+        let e = npz.member("nope").await.unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn the_corpus_archives_read_as_npz_reader_reads_them() {
+    let Some(dir) = corpus::corpus("remote npz reads of the corpus") else { return };
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let mut compared = 0;
+    for path in corpus::files_with_extensions(&dir, &["npz"]) {
+        let bytes = std::fs::read(&path).unwrap();
+        let name = path.strip_prefix(&dir).unwrap().to_str().unwrap().to_string();
+        let location = put(&store, &name, bytes.clone()).await;
+        compared += compare(&store, &location, &bytes).await;
+    }
+    assert!(compared >= 10, "only {compared} members compared");
+}
+
+#[tokio::test]
+async fn a_small_archive_opens_in_one_request_and_a_member_header_and_rows_in_two_more() {
+    let counting = Counting::new(Arc::new(InMemory::new()));
+    let store: Arc<dyn ObjectStore> = counting.clone();
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    let t: Vec<f64> = (0..3000).map(f64::from).collect();
+    w.add("t", &t).unwrap();
+    let location = put(&store, "s.npz", w.finish().unwrap().into_inner()).await;
+    counting.reset();
+    let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+    assert_eq!(counting.requests(), 1);
+    let member = npz.member("t").await.unwrap();
+    assert_eq!(counting.requests(), 2);
+    assert_eq!(member.read_rows::<f64>(0..10).await.unwrap(), t[..10]);
+    assert_eq!(counting.requests(), 2, "the first rows came with the member's header");
+    assert_eq!(member.read_rows::<f64>(2000..2010).await.unwrap(), t[2000..2010]);
+    assert_eq!(counting.requests(), 3);
+    assert_eq!(counting.gets(), 3);
+}
+
+#[tokio::test]
+async fn hostile_archives_are_errors_naming_archive_and_member() {
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let bytes = archive();
+    let reader = Reader::new(Cursor::new(&bytes)).unwrap();
+    let mut members = Reader::new(Cursor::new(&bytes)).unwrap().members().unwrap();
+    drop(reader);
+    let t = members.remove(0);
+    let n = members.remove(0);
+
+    // A stored member's byte changed: its CRC fails when read whole.
+    let mut bad = bytes.clone();
+    bad[(t.data_start.unwrap() + t.size - 1) as usize] ^= 0x55;
+    let location = put(&store, "crc.npz", bad).await;
+    let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+    let e = npz.read_member::<f64>("t").await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Npz { .. }) && e.to_string().contains("CRC"), "{e}");
+    assert_eq!((e.member(), e.path()), (Some("t.npy"), Some(std::path::Path::new("crc.npz"))), "{e}");
+    let e = npz.member_batches("t", 100, &ConvertOptions::new(), None).await.unwrap().try_collect::<Vec<_>>();
+    assert!(e.await.is_ok(), "stored member batches are ranged reads, not CRC-checked");
+
+    // A deflated member's data damaged: bad deflate data, a bad size or a bad CRC.
+    for at in [n.compressed_size / 2, n.compressed_size - 3] {
+        let mut bad = bytes.clone();
+        bad[(n.data_start.unwrap() + at) as usize] ^= 0xFF;
+        let location = put(&store, &format!("deflate{at}.npz"), bad).await;
+        let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+        for e in [
+            npz.read_member::<i32>("n").await.unwrap_err(),
+            match npz.member_batches("n", 100, &ConvertOptions::new(), None).await {
+                Ok(s) => s.try_collect::<Vec<_>>().await.unwrap_err(),
+                Err(e) => e,
+            },
+        ] {
+            assert_eq!(e.member(), Some("n.npy"), "{e}");
+            assert_eq!(e.path().unwrap().to_str().unwrap(), location.as_ref(), "{e}");
+        }
+    }
+
+    // Cut short, not a zip, empty.
+    for (name, data) in [
+        ("cut.npz", bytes[..bytes.len() - 30].to_vec()),
+        ("text.npz", b"hello, not a zip".to_vec()),
+        ("empty.npz", Vec::new()),
+    ] {
+        let location = put(&store, name, data).await;
+        let e = RemoteNpz::open(store.clone(), &location).await.unwrap_err();
+        assert_eq!(e.path(), Some(std::path::Path::new(name)), "{e}");
+    }
+    let e = RemoteNpz::open(store.clone(), &Path::from("nowhere.npz")).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound), "{e}");
+}
+
+#[tokio::test]
+async fn a_directory_past_the_tail_is_read_in_more_requests() {
+    // Enough members that the central directory is longer than the tail fetched first.
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    for i in 0..1500 {
+        w.add(&format!("member_with_a_longish_name_{i:05}"), &[i as u32, 1, 2]).unwrap();
+    }
+    let bytes = w.finish().unwrap().into_inner();
+    let counting = Counting::new(Arc::new(InMemory::new()));
+    let store: Arc<dyn ObjectStore> = counting.clone();
+    let location = put(&store, "many.npz", bytes.clone()).await;
+    counting.reset();
+    let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+    assert!(counting.requests() > 1);
+    assert_eq!(npz.members(), &Reader::new(Cursor::new(&bytes)).unwrap().members().unwrap()[..]);
+    let last = npz.member("member_with_a_longish_name_01499").await.unwrap();
+    assert_eq!(last.read_rows::<u32>(0..3).await.unwrap(), [1499, 1, 2]);
+}
