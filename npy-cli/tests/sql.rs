@@ -198,12 +198,24 @@ fn s3_tables_answer_as_local_ones() {
     let at = npy_store::store_for(&prefix).unwrap();
     for entry in std::fs::read_dir(dir.path().join("r")).unwrap() {
         let entry = entry.unwrap();
-        let key = datafusion::object_store::path::Path::from(format!("{}/{}", at.path, entry.file_name().to_string_lossy()));
+        let key =
+            datafusion::object_store::path::Path::from(format!("{}/{}", at.path, entry.file_name().to_string_lossy()));
         let bytes = std::fs::read(entry.path()).unwrap();
         runtime.block_on(datafusion::object_store::ObjectStoreExt::put(&*at.store, &key, bytes.into())).unwrap();
     }
-    let local = ok(&npy_sql(&[PER_SENSOR, "--table", &format!("r={}", dir.path().join("r").display()), "--format", "csv"]));
+    let local =
+        ok(&npy_sql(&[PER_SENSOR, "--table", &format!("r={}", dir.path().join("r").display()), "--format", "csv"]));
     let remote = ok(&npy_sql(&[PER_SENSOR, "--table", &format!("r={prefix}"), "--format", "csv"]));
     assert_eq!(remote, local);
     assert_same(&parse_csv(&remote), &per_sensor(&all));
+}
+
+#[cfg(feature = "ballista")]
+#[test]
+fn ballista_answers_as_npy_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 25);
+    let table = format!("r={}", dir.path().join("r").display());
+    let out = ok(&npy_sql(&[PER_SENSOR, "--table", &table, "--format", "csv", "--ballista"]));
+    assert_same(&parse_csv(&out), &per_sensor(&all));
 }
