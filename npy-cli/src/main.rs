@@ -217,6 +217,11 @@ enum Command {
         /// .npz, .parquet, .arrow).
         #[arg(long, value_name = "FILE", conflicts_with = "format")]
         out: Option<PathBuf>,
+        /// Run the query on a Ballista cluster started in this process (a scheduler and an
+        /// executor on loopback) instead of in plain DataFusion.
+        #[cfg(feature = "ballista")]
+        #[arg(long)]
+        ballista: bool,
     },
 }
 
@@ -250,8 +255,22 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         #[cfg(feature = "sql")]
-        Command::Sql { query, tables, format, out } => {
-            let opts = sql::Options { query: query.clone(), tables: tables.clone(), format: *format, out: out.clone() };
+        Command::Sql {
+            query,
+            tables,
+            format,
+            out,
+            #[cfg(feature = "ballista")]
+            ballista,
+        } => {
+            let opts = sql::Options {
+                query: query.clone(),
+                tables: tables.clone(),
+                format: *format,
+                out: out.clone(),
+                #[cfg(feature = "ballista")]
+                ballista: *ballista,
+            };
             return sql::run(&opts);
         }
         Command::Info { file, read } => info::run(file, &read.options()),

@@ -53,6 +53,9 @@ pub struct Options {
     pub tables: Vec<(String, String)>,
     pub format: Format,
     pub out: Option<PathBuf>,
+    /// Run on an in-process Ballista cluster.
+    #[cfg(feature = "ballista")]
+    pub ballista: bool,
 }
 
 /// Parses `NAME=LOCATION`.
@@ -110,7 +113,7 @@ fn location(raw: &str) -> (String, bool) {
 }
 
 async fn query(opts: &Options) -> Result<(), DataFusionError> {
-    let ctx = context(opts)?;
+    let ctx = context(opts).await?;
     let read = NpyReadOptions::default();
     for (name, raw) in &opts.tables {
         let (url, npz) = location(raw);
@@ -134,11 +137,20 @@ async fn query(opts: &Options) -> Result<(), DataFusionError> {
     }
 }
 
-/// The session the query runs in. (`--ballista`, with feature `ballista`, makes a
-/// standalone cluster's session here instead.)
-fn context(_opts: &Options) -> Result<SessionContext, DataFusionError> {
+/// The session the query runs in: plain DataFusion, or with `--ballista` (feature
+/// `ballista`) a session on a standalone cluster started here, which ends with the tool.
+async fn context(_opts: &Options) -> Result<SessionContext, DataFusionError> {
+    #[cfg(feature = "ballista")]
+    if _opts.ballista {
+        let state = npy_ballista::ballista_state(datafusion::prelude::SessionConfig::new())?;
+        return npy_ballista::standalone(state, CLUSTER_START).await;
+    }
     Ok(SessionContext::new())
 }
+
+/// How long `--ballista` waits for its cluster to start (it takes well under a second).
+#[cfg(feature = "ballista")]
+const CLUSTER_START: std::time::Duration = std::time::Duration::from_secs(60);
 
 fn npy_error(e: npy_core::Error) -> DataFusionError {
     DataFusionError::External(Box::new(e))

@@ -226,3 +226,13 @@ fn s3_tables_answer_as_local_ones() {
     assert_eq!(remote, local);
     assert_same(&parse_csv(&remote), &per_sensor(&all));
 }
+
+#[cfg(feature = "ballista")]
+#[test]
+fn ballista_answers_as_npy_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 25);
+    let table = format!("r={}", dir.path().join("r").display());
+    let out = ok(&npy_sql(&[PER_SENSOR, "--table", &table, "--format", "csv", "--ballista"]));
+    assert_same(&parse_csv(&out), &per_sensor(&all));
+}
