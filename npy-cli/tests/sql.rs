@@ -116,20 +116,32 @@ fn json_lines_hold_the_rows() {
 
 #[test]
 fn an_npz_location_is_an_npz_table() {
-    // npy-datafusion does not read npz tables yet: the error says so and names the file,
-    // which shows the archive was registered as an npz table (not read as a .npy file).
-    // When npz tables land, this test is to compare the members with npy-core's reads.
+    // An archive of a record member, a plain member and a deflated 2-D member: its
+    // members are the table's columns, and the answers are npy-core's reads of them.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("z.npz");
+    let readings: Vec<Reading> = (0..50).map(|i| Reading { sensor: i % 4, value: f64::from(i) * 0.5 }).collect();
+    let ids: Vec<i64> = (0..50).map(|i| i * 10).collect();
+    let grid: Vec<f32> = (0..150).map(|i| i as f32).collect();
     let mut w = npz::Writer::create(&path).unwrap();
-    w.add("id", &[1i64, 2, 3]).unwrap();
+    w.add("r", &readings).unwrap();
+    w.add("id", &ids).unwrap();
+    w.compression(npz::Compression::Deflated { level: 6 });
+    w.add_array("grid", &npy_core::Array::from_shape_vec(vec![50, 3], grid).unwrap()).unwrap();
     w.finish().unwrap();
-    let output = npy_sql(&["SELECT id FROM z", "--table", &format!("z={}", path.display())]);
-    // npy's own error, reported as the tool reports it: a usage error (exit 2), the
-    // request being one the file cannot answer as asked.
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.starts_with("error: ") && stderr.contains("z.npz") && stderr.contains("npz tables"), "{stderr}");
+    let mut archive = npz::Reader::open(&path).unwrap();
+    let (r, id, grid): (Vec<Reading>, Vec<i64>, Vec<f32>) =
+        (archive.read("r").unwrap(), archive.read("id").unwrap(), archive.read_array("grid").unwrap().into_vec());
+    let sql = "SELECT r.sensor AS sensor, count(*) AS n, sum(r.value + id + grid[2]) AS total FROM z \
+               GROUP BY r.sensor ORDER BY sensor";
+    let out = ok(&npy_sql(&[sql, "--table", &format!("z={}", path.display()), "--format", "csv"]));
+    let mut want: Vec<(i32, usize, f64)> = (0..4).map(|s| (s, 0, 0.0)).collect();
+    for ((r, id), row) in r.iter().zip(&id).zip(grid.chunks(3)) {
+        let w = &mut want[r.sensor as usize];
+        w.1 += 1;
+        w.2 += r.value + *id as f64 + f64::from(row[1]);
+    }
+    assert_same(&parse_csv(&out), &want);
 }
 
 #[test]

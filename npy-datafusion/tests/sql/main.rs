@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod errors;
+mod npz;
 mod plans;
 mod queries;
 mod support;

@@ -112,6 +112,39 @@ async fn copy_to_a_npy_file_writes_the_query_rows() {
     leave_for_numpy("copy_npy", &out, "npy", &want);
 }
 
+/// Two fields of the table.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+struct IdT0 {
+    trace_id: i32,
+    t0: f64,
+}
+
+#[tokio::test]
+async fn copy_of_columns_of_a_table_writes_those_columns() {
+    // A plain projection keeps the table's schema metadata (its files' shared dtype): the
+    // file must have the columns selected, not the table's dtype.
+    let dir = tempfile::tempdir().unwrap();
+    let shots_dir = dir.path().join("shots");
+    std::fs::create_dir_all(&shots_dir).unwrap();
+    write_one(&shots_dir.join("a.npy"), 30, 2);
+    write_one(&shots_dir.join("b.npy"), 20, 2);
+    let ctx = context();
+    ctx.register_npy("shots", format!("{}/", shots_dir.display()), NpyReadOptions::default()).await.unwrap();
+    let out = dir.path().join("ids.npy");
+    let sql = format!("COPY (SELECT trace_id, t0 FROM shots) TO '{}'", out.display());
+    assert_eq!(count(&query(&ctx, &sql).await), 50);
+    let mut got = Vec::<IdT0>::read_npy(&out).unwrap();
+    got.sort_by_key(|r| r.trace_id);
+    let mut want: Vec<IdT0> = read_shots(&shots_dir).iter().map(|s| IdT0 { trace_id: s.trace_id, t0: s.t0 }).collect();
+    want.sort_by_key(|r| r.trace_id);
+    assert_eq!(got, want);
+    // All the columns: the table's own dtype (big-endian here) is kept.
+    let all = dir.path().join("all.npy");
+    query(&ctx, &format!("COPY (SELECT * FROM shots) TO '{}'", all.display())).await;
+    let array = DynArray::read_npy(&all).unwrap();
+    assert_eq!(array.dtype().descr(), DynArray::read_npy(shots_dir.join("a.npy")).unwrap().dtype().descr());
+}
+
 #[tokio::test]
 async fn copy_to_a_directory_writes_npy_files_of_all_the_rows() {
     let dir = tempfile::tempdir().unwrap();
