@@ -6,6 +6,7 @@ Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py npz DIR ELEMENTS REPEAT
        python3 bench.py mmap DIR BYTES REPEAT
        python3 bench.py arrow DIR RECORDS REPEAT NPY
+       python3 bench.py sql DIR RECORDS REPEAT
 
 Each measurement runs once untimed, then REPEAT times in interleaved rounds (each starting
 one measurement later), keeping the best and the median.  The page cache is warmed before
@@ -74,6 +75,16 @@ the flattened values.
   npy_convert_parquet  `NPY convert traces_packed.npy out.parquet` as a process, end to end
 
 Any failure of `NPY convert` is an error.
+
+sql (npy-datafusion/benches/sql.rs): DIR/traces holds part-00.npy ... part-15.npy, RECORDS
+seismic traces in all in the packed layout (record i as in `trace`), and DIR/sql_answer.json
+the answer npy-datafusion gave to `SELECT avg(t0), max(samples[1]) FROM traces` (SQL arrays
+count from 1: NumPy's samples[:, 0]).  NumPy answers the same question the way a NumPy user
+would, one file at a time, and must give the same answer (the average within 1e-12 relative:
+the sums run in another order; the maximum exactly).
+
+  np_query     for each file: np.load, then t0's sum and count and samples[:, 0].max()
+  np_load_all  np.load of each file alone (context)
 """
 
 import os
@@ -87,7 +98,7 @@ USAGE = __doc__
 
 
 def main():
-    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow}
+    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow, "sql": sql}
     if len(sys.argv) < 2 or sys.argv[1] not in parts or len(sys.argv) != (6 if sys.argv[1] == "arrow" else 5):
         sys.exit(USAGE)
     part, directory, size, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -181,9 +192,10 @@ def trace(i):
     }
 
 
-def check_record(arr, i, name):
+def check_record(arr, i, name, at=None):
+    """Fails unless arr[at] (arr[i] when not given) is record i."""
     want = trace(i)
-    rec = arr[i]
+    rec = arr[i if at is None else at]
     got = {
         "trace_id": rec["trace_id"],
         "x": rec["receiver"]["x"],
@@ -536,6 +548,50 @@ def mmap(directory, nbytes, repeat):
         warm(path)
     rounds([("np_open_small", 0, opens(small, n_small)), ("np_open_big", 0, opens(big, n)),
             ("np_random_sum", len(picks) * 8, random_sum)], repeat, 0)
+
+
+SQL_FILES = 16
+
+
+def sql(directory, n, repeat):
+    import json
+
+    files = [os.path.join(directory, "traces", f"part-{k:02}.npy") for k in range(SQL_FILES)]
+    with open(os.path.join(directory, "sql_answer.json")) as f:
+        answer = json.load(f)
+
+    def query():
+        total, count, peak = 0.0, 0, -np.inf
+        for path in files:
+            arr = np.load(path)
+            total += arr["t0"].sum()
+            count += len(arr)
+            peak = max(peak, arr["samples"][:, 0].max())
+        return total / count, float(peak)
+
+    def check_query(result):
+        avg, peak = result
+        if abs(avg - answer["avg_t0"]) > 1e-12 * abs(avg) or peak != answer["max_samples_1"]:
+            raise SystemExit(f"NumPy's answer {result} is not npy-datafusion's {answer}")
+
+    def load_all():
+        return [np.load(path) for path in files]
+
+    def check_load(arrays):
+        if sum(len(a) for a in arrays) != n or any(a.dtype != PACKED for a in arrays):
+            raise SystemExit(f"np.load gave {[a.dtype for a in arrays[:1]]}, {sum(len(a) for a in arrays)} rows")
+        start = 0
+        for path, arr in zip(files, arrays):
+            check_record(arr, start, path, 0)
+            check_record(arr, start + len(arr) - 1, path, len(arr) - 1)
+            start += len(arr)
+
+    for path in files:
+        warm(path)
+    nbytes = sum(os.path.getsize(path) for path in files)
+    hot = nbytes + nbytes // 2
+    rounds([("np_query", nbytes, timed(query, check_query)),
+            ("np_load_all", nbytes, timed(load_all, check_load))], repeat, hot)
 
 
 def rounds(measures, repeat, hot):

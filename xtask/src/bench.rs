@@ -1,6 +1,6 @@
-//! `cargo xtask bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N]
+//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql] [--bytes N] [--records N]
 //! [--elements N] [--map-bytes N] [--repeat K]`: npy's speed next to the machine limit, NumPy,
-//! npyz and pyarrow, in one run, with the ratios the speed goals name. Five parts, all by
+//! npyz and pyarrow, in one run, with the ratios the speed goals name. Six parts, all by
 //! default (`--only` picks one):
 //!
 //! - `f8`: a big `<f8` array.
@@ -60,6 +60,20 @@
 //!   file's ratios, npy's file → batches against pyarrow's conversion alone (the strictest
 //!   reading), and the ratios to the machine limits are context.
 //!
+//! - `sql`: the `Trace` records (`--records` in all, default 4,000,000) in 16 `.npy` files
+//!   of the packed layout, as one SQL table (issue 17).
+//!   1. `cargo bench -p npy-datafusion --bench sql` (`npy-datafusion/benches/sql.rs`)
+//!      writes the files, registers them as a table with `register_npy`, and times
+//!      `SELECT avg(t0), max(samples[1]) FROM traces`, a scan of `t0` alone and a scan of
+//!      every field, and the machine limit read of the files; it checks the answer against
+//!      the records and leaves it in `sql_answer.json`.
+//!   2. `xtask/bench.py sql` has NumPy answer the same question over the same files
+//!      (`np.load` of each, `t0`'s sum and count, `samples[:, 0].max()`) and checks that
+//!      the answers agree, and times `np.load` of the files alone.
+//!
+//!   The goals: the SQL query at least as fast as NumPy's `np.load` + reduction; the scan
+//!   of one field at least 3 times as fast as the scan of every field.
+//!
 //! npy's writes in the goals use `WriteOptions::sync(false)` (`FileWriter::sync(false)`
 //! for archives), as `np.save`, npyz and the limit write do not sync either; the default
 //! (synced) `write_npy` is timed too, next to a limit write with `fsync`, for context.
@@ -82,7 +96,7 @@ use std::process::{Command, Stdio};
 
 use crate::project::{self, Result};
 
-const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N] \
+const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql] [--bytes N] [--records N] \
                      [--elements N] [--map-bytes N] [--repeat K]";
 
 /// A speed goal on the ratio numerator / denominator.
@@ -119,6 +133,8 @@ impl Goal {
 struct Part {
     /// The `--only` name, and the first argument of `bench.py`.
     name: &'static str,
+    /// The package of the bench target.
+    package: &'static str,
     /// The `cargo bench --bench` target.
     bench: &'static str,
     title: &'static str,
@@ -130,6 +146,7 @@ struct Part {
 
 const F8: Part = Part {
     name: "f8",
+    package: "npy",
     bench: "io",
     title: "f8: a big <f8 array",
     rows: &[
@@ -161,6 +178,7 @@ const F8: Part = Part {
 
 const RECORDS: Part = Part {
     name: "records",
+    package: "npy",
     bench: "records",
     title: "records: seismic Trace records (aligned file 304 B/record, packed file 293 B/record)",
     rows: &[
@@ -206,6 +224,7 @@ const RECORDS: Part = Part {
 
 const NPZ: Part = Part {
     name: "npz",
+    package: "npy",
     bench: "npz",
     title: "npz: 8 arrays of f64 as an archive and as plain .npy files",
     rows: &[
@@ -234,6 +253,7 @@ const NPZ: Part = Part {
 
 const MMAP: Part = Part {
     name: "mmap",
+    package: "npy",
     bench: "mmap",
     title: "mmap: open a big and a small <f8 file as maps; sum random elements",
     rows: &[
@@ -254,6 +274,7 @@ const MMAP: Part = Part {
 
 const ARROW: Part = Part {
     name: "arrow",
+    package: "npy",
     bench: "arrow",
     title: "arrow: seismic Trace records as Arrow record batches and Parquet, npy-arrow and pyarrow",
     rows: &[
@@ -293,6 +314,28 @@ const ARROW: Part = Part {
     ],
 };
 
+const SQL: Part = Part {
+    name: "sql",
+    package: "npy-datafusion",
+    bench: "sql",
+    title: "sql: SELECT avg(t0), max(samples[1]) over Trace records in 16 .npy files, npy-datafusion and NumPy",
+    rows: &[
+        ("limit_read", "machine limit read: the 16 files -> huge-page buffers"),
+        ("sql_query", "npy-datafusion: SELECT avg(t0), max(samples[1]) FROM traces"),
+        ("np_query", "NumPy: np.load each file + t0.sum(), samples[:, 0].max()"),
+        ("np_load_all", "NumPy: np.load each file alone (context)"),
+        ("scan_t0", "npy-datafusion: SELECT t0 FROM traces (one field)"),
+        ("scan_all", "npy-datafusion: SELECT * FROM traces (every field)"),
+    ],
+    goals: &[
+        ("SQL query / NumPy's", "sql_query", "np_query", Goal::AtMost(1.0)),
+        ("all fields / one field", "scan_all", "scan_t0", Goal::AtLeast(3.0)),
+        ("SQL query / limit read", "sql_query", "limit_read", Goal::Context),
+        ("one field / limit read", "scan_t0", "limit_read", Goal::Context),
+        ("SQL query / np.load alone", "sql_query", "np_load_all", Goal::Context),
+    ],
+};
+
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
 struct Settings {
@@ -313,7 +356,7 @@ impl Settings {
     fn parts(&self) -> Vec<&'static Part> {
         match self.only {
             Some(part) => vec![part],
-            None => vec![&F8, &RECORDS, &NPZ, &MMAP, &ARROW],
+            None => vec![&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL],
         }
     }
 
@@ -321,7 +364,7 @@ impl Settings {
     fn size_args(&self, part: &Part) -> [String; 2] {
         let (flag, size) = match part.name {
             "f8" => ("--bytes", self.bytes),
-            "records" | "arrow" => ("--records", self.records),
+            "records" | "arrow" | "sql" => ("--records", self.records),
             "npz" => ("--elements", self.elements),
             _ => ("--bytes", self.map_bytes),
         };
@@ -364,7 +407,7 @@ pub fn run(args: &[&str]) -> Result<()> {
             None
         };
         let mut cargo = project::cargo();
-        cargo.args(["bench", "--bench", part.bench, "--", "--dir"]).arg(&dir);
+        cargo.args(["bench", "-p", part.package, "--bench", part.bench, "--", "--dir"]).arg(&dir);
         cargo.args([size_flag.as_str(), size.as_str(), "--repeat", repeat.as_str(), "--keep"]);
         let mut timings = run_bench_lines(&mut cargo)?;
 
@@ -406,7 +449,12 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                     "npz" => &NPZ,
                     "mmap" => &MMAP,
                     "arrow" => &ARROW,
-                    _ => return Err(format!("--only takes f8, records, npz, mmap or arrow, not {value:?}; {USAGE}")),
+                    "sql" => &SQL,
+                    _ => {
+                        return Err(format!(
+                            "--only takes f8, records, npz, mmap, arrow or sql, not {value:?}; {USAGE}"
+                        ))
+                    }
                 })
             }
             "--bytes" => settings.bytes = number()?,
@@ -492,6 +540,10 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
                     gib(n * 304),
                     gib(n * 293)
                 );
+            }
+            "sql" => {
+                let n = settings.records;
+                let _ = writeln!(out, "{n} records in 16 files: packed {:.3} GiB of data", gib(n * 293));
             }
             "npz" => {
                 let n = settings.elements;
@@ -612,13 +664,13 @@ mod tests {
         assert_eq!(parts.iter().map(|p| p.name).collect::<Vec<_>>(), ["arrow"]);
         assert_eq!(settings.size_args(parts[0]), ["--records".to_string(), "200000".to_string()]);
         let all = parse_args(&[]).unwrap().parts();
-        assert_eq!(all.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "records", "npz", "mmap", "arrow"]);
-        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("mmap or arrow"));
+        assert_eq!(all.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "records", "npz", "mmap", "arrow", "sql"]);
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("arrow or sql"));
     }
 
     #[test]
     fn every_goal_names_rows_of_its_part() {
-        for part in [&F8, &RECORDS, &NPZ, &MMAP, &ARROW] {
+        for part in [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL] {
             for &(what, num, den, _) in part.goals {
                 for name in [num, den] {
                     assert!(part.rows.iter().any(|(row, _)| *row == name), "{}: goal {what:?} names {name}", part.name);
