@@ -63,8 +63,9 @@ pub trait SessionContextNpyExt {
 
     /// Registers the `.npz` archives at `path` as table `name`, each member a column.
     ///
-    /// Not readable yet: a table of archives is an error naming the first archive (the
-    /// member-column mapping of `npy_arrow::NpzBatchReader` is not public yet).
+    /// The columns are those `npy_arrow::NpzBatchReader` gives an archive
+    /// (`npy_arrow::npz::MemberColumns`); archives whose members differ in length are an
+    /// error naming them.
     ///
     /// # Errors
     /// As [`SessionContextNpyExt::register_npy`]; any `.npz` archive at `path`.

@@ -31,9 +31,11 @@ const HEADER_CONCURRENCY: usize = 32;
 pub enum Kind {
     /// `.npy` files: one array each, a row per element (a record's fields are columns).
     Npy,
-    /// `.npz` archives: each member is a column, a row per member element. Reading them
-    /// is not supported yet (a clear error naming the archive); the kind exists for the
-    /// format's registration and for writing.
+    /// `.npz` archives: each member is a column (a record member a struct), a row per
+    /// member element, the members of an archive of one length; as
+    /// `npy_arrow::NpzBatchReader` reads them. An archive is scanned whole by one
+    /// partition, only the members a query uses read (deflated ones inflated as they
+    /// arrive).
     Npz,
 }
 
