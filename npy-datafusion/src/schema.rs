@@ -46,9 +46,9 @@ pub(crate) async fn file_shape(
         Kind::Npz => {
             let npz = npy_store::RemoteNpz::open(Arc::clone(store), location).await.map_err(npy_error)?;
             let (schema, rows) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
-            let row_bytes = schema.fields().len();
+            // Bytes per row: the members' sizes (headers and all) over the rows; inexact.
             let bytes: u64 = npz.members().iter().map(|m| m.size).sum();
-            let row_bytes = if rows == 0 { row_bytes } else { usize::try_from(bytes).unwrap_or(usize::MAX) / rows };
+            let row_bytes = usize::try_from(bytes).unwrap_or(usize::MAX).checked_div(rows).unwrap_or(0);
             Ok(FileShape { schema: member_schema(&schema), rows, row_bytes })
         }
     }
