@@ -1,7 +1,8 @@
 //! npy tables on a standalone Ballista cluster (scheduler + executor in this process, on
 //! loopback): the same SQL as a plain DataFusion context over the same files, with the same
 //! answers, both equal to what npy-core reads from the files; the codecs' round trips; a
-//! scan of a corrupt file failing with an error that names it.
+//! scan of a corrupt file failing with an error that names it. Tables of `.npy` files and
+//! of `.npz` archives (stored and deflated members).
 //!
 //! Each `#[tokio::test]` has its own runtime, and a cluster's tasks end with it: one cluster
 //! per test.
@@ -86,6 +87,9 @@ struct Data {
     /// The large file of `traces`, also a table of its own.
     big: PathBuf,
     stations: PathBuf,
+    /// A directory of `.npz` archives (even ones stored, odd ones deflated), each with a
+    /// record member `trace` and a plain member `w`: the `shots` table.
+    archives: PathBuf,
 }
 
 fn generate() -> npy_core::Result<Data> {
@@ -106,7 +110,19 @@ fn generate() -> npy_core::Result<Data> {
         .collect::<npy_core::Result<_>>()?;
     list.write_npy(&stations)?;
     let big = traces.join("part-000.npy");
-    Ok(Data { _dir: dir, traces, big, stations })
+    let archives = dir.path().join("archives");
+    std::fs::create_dir(&archives)?;
+    for a in 0..12usize {
+        let rows = a * 5 + 1;
+        let mut w = npy_core::npz::Writer::create(archives.join(format!("a-{a:02}.npz")))?;
+        if a % 2 == 1 {
+            w.compression(npy_core::npz::Compression::Deflated { level: 6 });
+        }
+        w.add("trace", &(a * 100..a * 100 + rows).map(trace).collect::<Vec<_>>())?;
+        w.add("w", &(0..rows).map(|i| (a * rows + i) as f64 * 0.25).collect::<Vec<f64>>())?;
+        w.finish()?;
+    }
+    Ok(Data { _dir: dir, traces, big, stations, archives })
 }
 
 /// The tables as npy-core reads the files.
@@ -114,6 +130,8 @@ struct Truth {
     traces: Vec<Trace>,
     big: Vec<Trace>,
     stations: Vec<Station>,
+    /// The archives' members, archive after archive.
+    shots: Vec<(Trace, f64)>,
 }
 
 fn read(data: &Data) -> npy_core::Result<Truth> {
@@ -123,7 +141,16 @@ fn read(data: &Data) -> npy_core::Result<Truth> {
     for file in files {
         traces.extend(Vec::<Trace>::read_npy(&file)?);
     }
-    Ok(Truth { traces, big: Vec::read_npy(&data.big)?, stations: Vec::read_npy(&data.stations)? })
+    let mut archives: Vec<_> =
+        std::fs::read_dir(&data.archives)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+    archives.sort();
+    let mut shots = Vec::new();
+    for archive in archives {
+        let mut reader = npy_core::npz::Reader::open(&archive)?;
+        let (trace, w) = (reader.read::<Trace>("trace")?, reader.read::<f64>("w")?);
+        shots.extend(trace.into_iter().zip(w));
+    }
+    Ok(Truth { traces, big: Vec::read_npy(&data.big)?, stations: Vec::read_npy(&data.stations)?, shots })
 }
 
 // ---- answers ------------------------------------------------------------------------------
@@ -174,7 +201,7 @@ async fn answer(ctx: &SessionContext, sql: &str) -> Result<Vec<Vec<Cell>>> {
 /// The queries, each with its answer computed from npy-core's reads.
 fn queries(truth: &Truth) -> Vec<(&'static str, Vec<Vec<Cell>>)> {
     use Cell::{Float, Int, Text};
-    let Truth { traces, big, stations } = truth;
+    let Truth { traces, big, stations, shots } = truth;
     let n = traces.len();
     let sum_t0: f64 = traces.iter().map(|t| t.t0).sum();
     let max = |f: fn(&Trace) -> f64| traces.iter().map(f).fold(f64::MIN, f64::max);
@@ -218,6 +245,13 @@ fn queries(truth: &Truth) -> Vec<(&'static str, Vec<Vec<Cell>>)> {
         .filter(|row| row[2] != Int(0))
         .collect();
 
+    let archive = vec![vec![
+        Int(shots.len() as i128),
+        Float(shots.iter().map(|(_, w)| w).sum()),
+        Float(shots.iter().map(|(t, _)| t.t0).sum()),
+        Float(shots.iter().map(|(t, _)| t.receiver.x).fold(f64::MIN, f64::max)),
+    ]];
+
     vec![
         ("SELECT count(*), sum(trace_id), min(t0), max(t0), avg(t0), max(receiver['x']) FROM traces", aggregates),
         ("SELECT trace_id, t0, receiver['y'] FROM traces WHERE station = 2 AND t0 >= 10 ORDER BY trace_id", filtered),
@@ -228,6 +262,7 @@ fn queries(truth: &Truth) -> Vec<(&'static str, Vec<Vec<Cell>>)> {
             joined,
         ),
         ("SELECT station, sum(t0), count(*) FROM big WHERE trace_id % 2 = 0 GROUP BY station ORDER BY station", even),
+        ("SELECT count(*), sum(w), sum(trace['t0']), max(trace['receiver']['x']) FROM shots", archive),
     ]
 }
 
@@ -235,7 +270,8 @@ async fn register(ctx: &SessionContext, data: &Data) -> Result<()> {
     let options = NpyReadOptions::default;
     ctx.register_npy("traces", format!("{}/", data.traces.display()), options()).await?;
     ctx.register_npy("big", data.big.display().to_string(), options()).await?;
-    ctx.register_npy("stations", data.stations.display().to_string(), options()).await
+    ctx.register_npy("stations", data.stations.display().to_string(), options()).await?;
+    ctx.register_npz("shots", format!("{}/", data.archives.display()), options()).await
 }
 
 /// Both engines' settings: three partitions, and files split into row ranges however small
