@@ -83,6 +83,43 @@ async fn s3_tables_answer_as_local_ones() {
 
 #[tokio::test]
 #[ignore = "needs a local S3 server: cargo xtask ci starts moto"]
+async fn s3_npz_tables_answer_as_local_ones() {
+    // Archives of a record member and a plain one, stored and deflated: the members are
+    // read from the bucket by ranged GETs (stored) and inflated as they arrive (deflated).
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = Vec::new();
+    for a in 0..6usize {
+        let shots: Vec<Shot> = (a * 50..a * 50 + 7 * a + 1).map(shot).collect();
+        let ids: Vec<i64> = shots.iter().map(|s| i64::from(s.trace_id) * 2).collect();
+        let mut w = npy_core::npz::Writer::create(dir.path().join(format!("z{a}.npz"))).unwrap();
+        if a % 2 == 1 {
+            w.compression(npy_core::npz::Compression::Deflated { level: 6 });
+        }
+        w.add("shots", &shots).unwrap();
+        w.add("id", &ids).unwrap();
+        w.finish().unwrap();
+        all.extend(shots.into_iter().zip(ids));
+    }
+    let ctx = context();
+    let url = format!("{}archives/", prefix("npz"));
+    let (store, path) = s3_store(&ctx, &url);
+    upload_dir(&store, dir.path(), &path).await;
+    ctx.register_npz("local", format!("{}/", dir.path().display()), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npz("remote", &url, NpyReadOptions::default()).await.unwrap();
+    let sum = scalar_f64(&query(&ctx, "SELECT sum(shots['t0'] + id) FROM remote").await);
+    assert_close(sum, all.iter().map(|(s, id)| s.t0 + *id as f64).sum());
+    for sql in [
+        "SELECT shots['station'] AS station, count(*) AS n, max(id) AS hi FROM {t} GROUP BY 1 ORDER BY 1",
+        "SELECT id, shots['samples'] AS samples FROM {t} WHERE id % 7 = 2 ORDER BY id",
+    ] {
+        let local = table_text(&ctx, &sql.replace("{t}", "local")).await;
+        let remote = table_text(&ctx, &sql.replace("{t}", "remote")).await;
+        assert_eq!(remote, local, "{sql}");
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs a local S3 server: cargo xtask ci starts moto"]
 async fn s3_copy_to_writes_objects_that_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = context();
