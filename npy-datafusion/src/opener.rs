@@ -30,6 +30,7 @@ impl ScanMetrics {
 
 /// Opens the files of one scan partition: reads each header, checks it against the table,
 /// and streams the rows of the file (or of its range) as batches of the projected columns.
+#[derive(Clone)]
 pub(crate) struct NpyOpener {
     pub(crate) store: Arc<dyn ObjectStore>,
     pub(crate) kind: Kind,
@@ -51,12 +52,9 @@ impl FileOpener for NpyOpener {
         if self.kind == Kind::Npz {
             return self.open_npz(file);
         }
-        let store = Arc::clone(&self.store);
-        let convert = self.options.convert_options(self.batch_rows);
-        let file_schema = Arc::clone(&self.file_schema);
-        let file_indices = self.file_indices.clone();
-        let projected = Arc::clone(&self.projected);
-        let (batch_rows, limit, metrics) = (self.batch_rows, self.limit, self.metrics.clone());
+        let NpyOpener { store, options, batch_rows, file_schema, file_indices, projected, limit, metrics, .. } =
+            self.clone();
+        let convert = options.convert_options(batch_rows);
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
             let name = location.to_string();
@@ -64,10 +62,7 @@ impl FileOpener for NpyOpener {
                 npy_store::fetch_header(store.as_ref(), &location, &ReadOptions::default()).await.map_err(npy_error)?;
             let layout =
                 Layout::with_options(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
-            if let Some(how) = difference(&file_schema, &layout.schema()) {
-                let reason = format!("'{name}' no longer matches its table: it {how}");
-                return Err(npy_error(ErrorKind::Usage { reason }.into()));
-            }
+            still_matches(&file_schema, &layout.schema(), &name)?;
             let layout = layout.project(&file_indices).map_err(|e| npy_error(e.reading(&name)))?;
             let (first, mut end) =
                 row_range(file.range.as_ref(), object.data_offset, layout.row_bytes(), layout.rows());
@@ -91,21 +86,15 @@ impl NpyOpener {
     /// the members whose columns are projected read, side by side. Archives are not split
     /// into ranges (a range not at the archive's start scans nothing).
     fn open_npz(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
-        let store = Arc::clone(&self.store);
-        let convert = self.options.convert_options(self.batch_rows);
-        let file_schema = Arc::clone(&self.file_schema);
-        let file_indices = self.file_indices.clone();
-        let projected = Arc::clone(&self.projected);
-        let (batch_rows, limit, metrics) = (self.batch_rows, self.limit, self.metrics.clone());
+        let NpyOpener { store, options, batch_rows, file_schema, file_indices, projected, limit, metrics, .. } =
+            self.clone();
+        let convert = options.convert_options(batch_rows);
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
             let name = location.to_string();
             let npz = npy_store::RemoteNpz::open(store, &location).await.map_err(npy_error)?;
             let (schema, total) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
-            if let Some(how) = difference(&file_schema, &member_schema(&schema)) {
-                let reason = format!("'{name}' no longer matches its table: it {how}");
-                return Err(npy_error(ErrorKind::Usage { reason }.into()));
-            }
+            still_matches(&file_schema, &member_schema(&schema), &name)?;
             // The members of the projected columns (a residue column's is its member's).
             let wanted: Vec<&str> = file_indices.iter().map(|&i| file_schema.field(i).name().as_str()).collect();
             let mut members: Vec<&str> = Vec::new();
@@ -159,6 +148,17 @@ impl NpyOpener {
                 })
                 .boxed())
         }))
+    }
+}
+
+/// Fails unless file `name`'s schema now is still its table's `file_schema`.
+fn still_matches(file_schema: &SchemaRef, now: &SchemaRef, name: &str) -> Result<()> {
+    match difference(file_schema, now) {
+        Some(how) => {
+            let reason = format!("'{name}' no longer matches its table: it {how}");
+            Err(npy_error(ErrorKind::Usage { reason }.into()))
+        }
+        None => Ok(()),
     }
 }
 
