@@ -223,6 +223,13 @@ enum Command {
         #[arg(long)]
         ballista: bool,
     },
+    /// `npy sql` in a build without the `sql` feature: says how to get it.
+    #[cfg(not(feature = "sql"))]
+    #[command(hide = true, disable_help_flag = true)]
+    Sql {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Options for reading.
@@ -254,6 +261,14 @@ fn main() -> ExitCode {
         }
     };
     let result = match &cli.command {
+        #[cfg(not(feature = "sql"))]
+        Command::Sql { .. } => {
+            eprintln!(
+                "error: this npy was built without SQL (the `sql` feature, off by default): \
+                 cargo install --path npy-cli --features sql"
+            );
+            return ExitCode::from(report::USAGE);
+        }
         #[cfg(feature = "sql")]
         Command::Sql {
             query,
