@@ -56,7 +56,7 @@ const FILES_IN_FLIGHT: usize = 4;
 /// # Examples
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> datafusion::error::Result<()> {
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use datafusion::prelude::SessionContext;
 /// use npy_core::prelude::*;
 ///
@@ -64,7 +64,11 @@ const FILES_IN_FLIGHT: usize = 4;
 /// let ctx = SessionContext::new();
 /// npy_datafusion::register(&mut ctx.state_ref().write())?;
 /// let out = dir.path().join("out.npy");
-/// let sql = format!("COPY (SELECT CAST(x AS DOUBLE) AS x FROM (VALUES (1), (2), (3)) t(x)) TO '{}'", out.display());
+/// // One column named `values` is an array of scalars; other columns are record fields.
+/// let sql = format!(
+///     "COPY (SELECT CAST(x AS DOUBLE) AS \"values\" FROM (VALUES (1), (2), (3)) t(x)) TO '{}'",
+///     out.display()
+/// );
 /// ctx.sql(&sql).await?.collect().await?;
 /// assert_eq!(Vec::<f64>::read_npy(&out)?, [1.0, 2.0, 3.0]);
 /// # Ok(())
