@@ -17,6 +17,10 @@
 //! dims, as reads do: `'<f4'` data of shape `(n, 3)` views as `n` elements `[f32; 3]`, and
 //! element ranges count those.
 //!
+//! [`MappedRange`] maps a byte range of an open file for engines that decode rows from it
+//! (npy-store's scans of local files), made in safe code with a [`MapContract`], the
+//! caller's `unsafe` acceptance of the contract.
+//!
 //! The safety contract of all maps is stated once, at [`NpyMap`](NpyMap#safety).
 
 use std::borrow::Cow;
@@ -38,6 +42,9 @@ use crate::options::ReadOptions;
 use crate::plan::{Op, Plan};
 use crate::read::{build_vec, check_elements};
 use crate::record::{native_dtype_of, NpyRecord};
+
+mod range;
+pub use range::{MapContract, MappedRange};
 
 /// Bytes of elements decoded per step by [`Decoded::iter`].
 const ITER_CHUNK: usize = 64 << 10;
