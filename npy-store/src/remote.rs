@@ -238,7 +238,7 @@ impl RemoteNpy {
         batch_rows: usize,
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let location = self.object.location.clone();
-        let batches = row_batches(self.store.clone(), location, self.data_start, layout, rows, batch_rows);
+        let batches = row_batches(self.store.clone(), location, self.data_start, layout, rows, batch_rows, None);
         match self.member.clone() {
             Some(member) => Box::pin(batches.map_err(move |e| e.in_member(&member))),
             None => batches,

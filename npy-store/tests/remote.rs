@@ -217,3 +217,94 @@ async fn projections_decode_chosen_columns() {
     let e = npy.read_batch(0..1, &options, Some(&[width])).await.unwrap_err();
     assert!(e.to_string().starts_with("reading 'trace.npy'"), "{e}");
 }
+
+/// Local files scanned through maps (`row_batches` with a `MapContract`) decode what the
+/// reads decode: every test file and the corpus, row ranges in small batches, all columns
+/// and the first or the last alone; an in-memory object ignores the contract and streams.
+#[tokio::test]
+async fn mapped_scans_of_local_files_equal_reads() {
+    use npy_core::mmap::MapContract;
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    // SAFETY: the files of this test's temporary directory are not changed once written.
+    let contract = unsafe { MapContract::accept() };
+    let options = ConvertOptions::new().residue(true);
+    let mut compared = 0;
+    for (i, path) in test_files().iter().enumerate() {
+        let file = std::fs::read(path).unwrap();
+        let Ok(want) = local_batch(&file, &options) else { continue };
+        let name = format!("f{i}/{}", path.file_name().unwrap().to_str().unwrap());
+        for store in [&local, &memory] {
+            let location = put(store, &name, file.clone()).await;
+            let object = npy_store::fetch_header(&**store, &location, &Default::default()).await.unwrap();
+            let layout = npy_arrow::Layout::with_options(&object.header, Some(object.version), &options).unwrap();
+            let columns_of = layout.schema().fields().len();
+            // All columns, the first alone and the last alone.
+            let mut projections: Vec<Vec<usize>> = vec![(0..columns_of).collect()];
+            projections.extend([0, columns_of.saturating_sub(1)].iter().filter(|&&c| c < columns_of).map(|&c| vec![c]));
+            for projection in projections {
+                let layout = Arc::new(layout.project(&projection).unwrap());
+                let want = want.project(&projection).unwrap();
+                // Batches of 3 rows, or of a fiftieth of a long file's.
+                let batch = (layout.rows() / 50).max(3);
+                for rows in ranges(layout.rows(), i as u64) {
+                    let scan = |map| {
+                        let (store, location) = (store.clone(), location.clone());
+                        npy_store::row_batches(
+                            store,
+                            location,
+                            object.data_offset,
+                            layout.clone(),
+                            rows.clone(),
+                            batch,
+                            map,
+                        )
+                        .try_collect::<Vec<RecordBatch>>()
+                    };
+                    let (mapped, read) = (scan(Some(contract)).await, scan(None).await);
+                    let got = match (mapped, read) {
+                        (Ok(mapped), Ok(_)) => mapped,
+                        // Text that a column cannot hold without the residue: the same error.
+                        (Err(m), Err(r)) => {
+                            assert_eq!(m.to_string(), r.to_string(), "{}", path.display());
+                            continue;
+                        }
+                        (m, r) => panic!("{} rows {rows:?}: mapped {:?}, read {:?}", path.display(), m.err(), r.err()),
+                    };
+                    let mut first = rows.start;
+                    for part in got {
+                        let expected = want.slice(first, part.num_rows());
+                        assert_eq!(columns(&part), columns(&expected), "{} rows {rows:?}", path.display());
+                        first += part.num_rows();
+                    }
+                    assert_eq!(first, rows.end, "{} rows {rows:?}", path.display());
+                }
+            }
+        }
+        compared += 1;
+    }
+    assert!(compared >= 50, "only {compared} files compared");
+}
+
+/// A mapped scan of a file cut short is an error naming it, never a `SIGBUS`: the map
+/// covers only bytes the file has.
+#[tokio::test]
+async fn mapped_scans_of_short_files_are_errors() {
+    use npy_core::mmap::MapContract;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    // SAFETY: the files of this test's temporary directory are not changed once written.
+    let contract = unsafe { MapContract::accept() };
+    let file = (0..5000).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
+    let whole = put(&store, "whole.npy", file.clone()).await;
+    let object = npy_store::fetch_header(&*store, &whole, &Default::default()).await.unwrap();
+    let layout = Arc::new(npy_arrow::Layout::new(&object.header, None).unwrap());
+    let cut = object.data_offset as usize + 4000 * 8 + 5;
+    let short = put(&store, "short.npy", file[..cut].to_vec()).await;
+    let stream =
+        npy_store::row_batches(store.clone(), short, object.data_offset, layout, 3000..5000, 500, Some(contract));
+    let e = stream.try_collect::<Vec<_>>().await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
+    assert_eq!(e.path(), Some(std::path::Path::new("short.npy")), "{e}");
+}
