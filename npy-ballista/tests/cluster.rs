@@ -384,7 +384,7 @@ fn file_format_blobs_round_trip_and_foreign_blobs_are_refused() -> TestResult {
         let schema = Arc::new(datafusion::arrow::datatypes::Schema::empty());
         codec.try_decode_table_provider(buf, &"t".into(), schema, &task).map(|_| ()).expect_err("not a table blob")
     };
-    let options = NpyReadOptions { batch_rows: Some(77), days_as_int64: true, residue: false };
+    let options = NpyReadOptions { batch_rows: Some(77), days_as_int64: true, residue: false, map_local_files: None };
     for kind in [Kind::Npy, Kind::Npz] {
         let mut buf = Vec::new();
         codec.try_encode_file_format(&mut buf, Arc::new(NpyFormatFactory::new(kind, options.clone())))?;

@@ -70,7 +70,15 @@ impl FileOpener for NpyOpener {
                 end = end.min(first.saturating_add(limit));
             }
             let (layout, range) = (Arc::new(layout), first..end);
-            let batches = npy_store::row_batches(store, location, object.data_offset, layout, range, batch_rows);
+            let batches = npy_store::row_batches(
+                store,
+                location,
+                object.data_offset,
+                layout,
+                range,
+                batch_rows,
+                options.map_local_files,
+            );
             let batches = batches.map(move |batch| {
                 let batch = batch.map_err(npy_error)?;
                 metrics.rows.add(batch.num_rows());

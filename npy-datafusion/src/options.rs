@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use datafusion::error::Result;
+use npy_core::mmap::MapContract;
 use npy_core::ErrorKind;
 
 use crate::npy_error;
@@ -13,12 +14,15 @@ const BATCH_ROWS: &str = "format.batch_rows";
 const DAYS_AS_INT64: &str = "format.days_as_int64";
 const RESIDUE: &str = "format.residue";
 const KEYS: [&str; 3] = [BATCH_ROWS, DAYS_AS_INT64, RESIDUE];
+/// [`NpyReadOptions::map_local_files`], asked for as a key: set from Rust only.
+const MAP_LOCAL_FILES: &str = "format.map_local_files";
 
 /// Settings of a `.npy` / `.npz` table, the same as `CREATE EXTERNAL TABLE` `OPTIONS`
 /// (`'batch_rows' '65536'`, `'days_as_int64' 'true'`, `'residue' 'true'`).
 ///
 /// Defaults: batches of the session's `datafusion.execution.batch_size` rows, `M8[D]` as
-/// Date32, no residue column (see [`npy_arrow::ConvertOptions`] for the last two).
+/// Date32, no residue column (see [`npy_arrow::ConvertOptions`] for the last two), local
+/// files read rather than mapped.
 ///
 /// # Examples
 /// ```
@@ -40,6 +44,24 @@ pub struct NpyReadOptions {
     /// Whether the table has the residue column
     /// ([`npy_arrow::ConvertOptions::residue`]).
     pub residue: bool,
+    /// Scan local `.npy` files through memory maps ([`npy_store::row_batches`]' `map`)
+    /// instead of reads: a query that uses a few fields of wide records then touches their
+    /// pages without copying whole rows (in the bench, one field of 293-byte records scans
+    /// several times faster than all of them). The value is the caller's `unsafe`
+    /// [`MapContract::accept`]: nothing modifies or truncates the table's files while a
+    /// query scans them. Not an `OPTIONS` key (SQL cannot make that promise), not sent to
+    /// Ballista executors (they read), and without effect on object stores and npz members.
+    ///
+    /// ```
+    /// use npy_core::mmap::MapContract;
+    /// use npy_datafusion::NpyReadOptions;
+    ///
+    /// // SAFETY: the table's files are written once and never changed while queried.
+    /// let contract = unsafe { MapContract::accept() };
+    /// let options = NpyReadOptions { map_local_files: Some(contract), ..Default::default() };
+    /// assert!(options.to_map().is_empty());
+    /// ```
+    pub map_local_files: Option<MapContract>,
 }
 
 impl NpyReadOptions {
@@ -94,6 +116,14 @@ impl NpyReadOptions {
                 }
                 DAYS_AS_INT64 => options.days_as_int64 = flag(key, value)?,
                 RESIDUE => options.residue = flag(key, value)?,
+                MAP_LOCAL_FILES => {
+                    let reason = format!(
+                        "option '{key}' is set from Rust only: NpyReadOptions::map_local_files holds the \
+                         unsafe promise (npy_core::mmap::MapContract::accept) that nothing changes the files \
+                         while they are scanned"
+                    );
+                    return Err(usage(reason));
+                }
                 _ => {
                     let known = KEYS.join(", ");
                     return Err(usage(format!("unknown option '{key}' for npy tables (known: {known})")));
@@ -136,8 +166,8 @@ mod tests {
     #[test]
     fn keys_with_and_without_prefix() {
         let got = NpyReadOptions::from_map(&map(&[("batch_rows", "10"), ("format.RESIDUE", "TRUE")])).unwrap();
-        assert_eq!(got, NpyReadOptions { batch_rows: Some(10), days_as_int64: false, residue: true });
-        let all = NpyReadOptions { batch_rows: Some(3), days_as_int64: true, residue: true };
+        assert_eq!(got, NpyReadOptions { batch_rows: Some(10), residue: true, ..Default::default() });
+        let all = NpyReadOptions { batch_rows: Some(3), days_as_int64: true, residue: true, map_local_files: None };
         assert_eq!(NpyReadOptions::from_map(&all.to_map()).unwrap(), all);
         assert!(NpyReadOptions::default().to_map().is_empty());
     }
@@ -150,5 +180,7 @@ mod tests {
         assert!(err.contains("'batch_rows': '0' is not a positive integer"), "{err}");
         let err = NpyReadOptions::from_map(&map(&[("residue", "yes")])).unwrap_err().to_string();
         assert!(err.contains("'residue': 'yes' is not true or false"), "{err}");
+        let err = NpyReadOptions::from_map(&map(&[("map_local_files", "true")])).unwrap_err().to_string();
+        assert!(err.contains("'map_local_files' is set from Rust only"), "{err}");
     }
 }

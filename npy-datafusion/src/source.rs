@@ -119,7 +119,11 @@ impl FileSource for NpySource {
     }
 
     fn fmt_extra(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, ", batch_rows={}", self.batch_rows())
+        write!(f, ", batch_rows={}", self.batch_rows())?;
+        if self.options.map_local_files.is_some() {
+            write!(f, ", local files mapped")?;
+        }
+        Ok(())
     }
 
     /// `.npy` files split into row ranges; `.npz` archives are scanned whole.

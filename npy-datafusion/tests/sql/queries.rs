@@ -76,3 +76,45 @@ async fn read_npy_gives_a_data_frame() {
     let df = ctx.read_npy(dir.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
     assert_eq!(df.count().await.unwrap(), rows);
 }
+
+/// A table whose local files are mapped answers as the same table read: filters, nested
+/// projections, GROUP BY, over files split into row ranges; its plan says it maps.
+#[tokio::test]
+async fn mapped_tables_answer_as_read_tables() {
+    use npy_core::mmap::MapContract;
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("shots");
+    write_shots(&table, 40);
+    let shots = read_shots(&table);
+    let config = datafusion::prelude::SessionConfig::new().with_target_partitions(3).with_repartition_file_min_size(1);
+    let ctx = context_with(config);
+    let read = NpyReadOptions { batch_rows: Some(6), ..Default::default() };
+    // SAFETY: the files of this test's temporary directory are not changed once written.
+    let contract = unsafe { MapContract::accept() };
+    let mapped = NpyReadOptions { map_local_files: Some(contract), ..read.clone() };
+    ctx.register_npy("shots", table.to_str().unwrap(), read).await.unwrap();
+    ctx.register_npy("mapped", table.to_str().unwrap(), mapped).await.unwrap();
+    for sql in [
+        "SELECT trace_id, receiver.x, samples[8], station FROM {} WHERE t0 > 40 ORDER BY trace_id",
+        "SELECT station, count(*), sum(t0), max(receiver.y) FROM {} GROUP BY station ORDER BY station",
+        "SELECT * FROM {} ORDER BY trace_id",
+    ] {
+        let got = query(&ctx, &sql.replace("{}", "mapped")).await;
+        let want = query(&ctx, &sql.replace("{}", "shots")).await;
+        let (got, want) = (concat(&got), concat(&want));
+        // The same values; column names differ by the table's name.
+        assert_eq!(got.columns(), want.columns(), "{sql}");
+        assert!(got.num_rows() > 0, "{sql}");
+    }
+    let ids = column_f64(&query(&ctx, "SELECT trace_id FROM mapped ORDER BY trace_id").await, 0);
+    let mut want: Vec<f64> = shots.iter().map(|s| f64::from(s.trace_id)).collect();
+    want.sort_by(f64::total_cmp);
+    assert_eq!(ids, want);
+    let plan = query(&ctx, "EXPLAIN SELECT t0 FROM mapped").await;
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&plan).unwrap().to_string();
+    assert!(text.contains("local files mapped"), "{text}");
+}
+
+fn concat(batches: &[datafusion::arrow::record_batch::RecordBatch]) -> datafusion::arrow::record_batch::RecordBatch {
+    datafusion::arrow::compute::concat_batches(&batches[0].schema(), batches).unwrap()
+}
