@@ -14,7 +14,7 @@
 //! - `--keep`: leave the files (for NumPy) instead of deleting them.
 //!
 //! The table is registered once (`register_npy`, default options; a `SessionContext` with
-//! DataFusion's defaults: as many partitions as CPUs). Measurements, each run once untimed
+//! DataFusion's defaults: as many partitions as CPUs), and once more as `traces_mapped`. Measurements, each run once untimed
 //! and then `K` times in interleaved rounds, the page cache warm:
 //!
 //! - `sql_query`: `SELECT avg(t0), max(samples[1]) FROM traces`, collected; the answer is
@@ -23,6 +23,9 @@
 //! - `scan_t0`: `SELECT t0 FROM traces`, every batch taken and dropped (the rows counted):
 //!   the projection of one field;
 //! - `scan_all`: `SELECT * FROM traces` likewise: every field decoded;
+//! - `scan_t0_mapped`, `scan_all_mapped`, `sql_query_mapped`: the same over the table
+//!   `traces_mapped`, the same files with `NpyReadOptions::map_local_files` (scanned through
+//!   memory maps instead of reads);
 //! - `limit_read`: the machine limit: each file's bytes copied by `read()` into a fresh
 //!   huge-page buffer, one file after the other (`common::limit::read`).
 //!
@@ -42,6 +45,7 @@ use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Float64Type;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
+use npy_core::mmap::MapContract;
 use npy_core::prelude::*;
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 
@@ -78,6 +82,9 @@ fn main() -> Result<()> {
         Measure::new("sql_query", bytes, sql_query),
         Measure::new("scan_t0", bytes, scan_t0),
         Measure::new("scan_all", bytes, scan_all),
+        Measure::new("sql_query_mapped", bytes, sql_query_mapped),
+        Measure::new("scan_t0_mapped", bytes, scan_t0_mapped),
+        Measure::new("scan_all_mapped", bytes, scan_all_mapped),
     ];
     #[cfg(target_os = "linux")]
     measures.insert(0, Measure::new("limit_read", bytes, limit_read));
@@ -88,7 +95,7 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &measures, args.repeat, bytes / FILES * 2)?;
 
     // The answer, for NumPy to match.
-    let (avg, max) = ctx.runtime.block_on(answer(&ctx.sql))?;
+    let (avg, max) = ctx.runtime.block_on(answer(&ctx.sql, "traces"))?;
     let json = format!("{{\"avg_t0\": {avg:?}, \"max_samples_1\": {max:?}}}\n");
     fs::write(args.dir.join("sql_answer.json"), json)?;
     if !args.keep {
@@ -122,21 +129,26 @@ fn setup(dir: &std::path::Path, n: usize) -> Result<Ctx> {
     sync();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let sql = SessionContext::new();
-    runtime.block_on(sql.register_npy(
-        "traces",
-        table.to_str().ok_or("a non-UTF-8 path")?,
-        NpyReadOptions::default(),
-    ))?;
+    let location = table.to_str().ok_or("a non-UTF-8 path")?;
+    runtime.block_on(sql.register_npy("traces", location, NpyReadOptions::default()))?;
+    // SAFETY: the bench's files are written above and not changed until they are deleted
+    // at the end, after the last query.
+    let contract = unsafe { MapContract::accept() };
+    let mapped = NpyReadOptions { map_local_files: Some(contract), ..Default::default() };
+    runtime.block_on(sql.register_npy("traces_mapped", location, mapped))?;
     let ctx = Ctx { n, files, runtime, sql, expected: (sum / n as f64, max) };
-    let got = ctx.runtime.block_on(answer(&ctx.sql))?;
-    check_answer(&ctx, got)?;
+    for table in ["traces", "traces_mapped"] {
+        let got = ctx.runtime.block_on(answer(&ctx.sql, table))?;
+        check_answer(&ctx, got)?;
+    }
     eprintln!("sql bench: {FILES} files written and the answer checked in {:.2} s", started.elapsed().as_secs_f64());
     let _ = SAMPLES;
     Ok(ctx)
 }
 
-async fn answer(sql: &SessionContext) -> Result<(f64, f32)> {
-    let batches = sql.sql(QUERY).await?.collect().await?;
+/// [`QUERY`] over `table`.
+async fn answer(sql: &SessionContext, table: &str) -> Result<(f64, f32)> {
+    let batches = sql.sql(&QUERY.replace("traces", table)).await?.collect().await?;
     let [batch] = &batches[..] else { return Err(format!("{} batches, expected 1", batches.len()).into()) };
     let avg = batch.column(0).as_primitive::<Float64Type>();
     let max = batch.column(1).as_primitive::<datafusion::arrow::datatypes::Float32Type>();
@@ -155,8 +167,17 @@ fn check_answer(ctx: &Ctx, (avg, max): (f64, f32)) -> Result<()> {
 }
 
 fn sql_query(ctx: &Ctx) -> Result<Duration> {
+    query_of(ctx, "traces")
+}
+
+fn sql_query_mapped(ctx: &Ctx) -> Result<Duration> {
+    query_of(ctx, "traces_mapped")
+}
+
+/// [`QUERY`] over `table`, timed; the answer checked.
+fn query_of(ctx: &Ctx, table: &str) -> Result<Duration> {
     let t = Instant::now();
-    let got = ctx.runtime.block_on(answer(&ctx.sql))?;
+    let got = ctx.runtime.block_on(answer(&ctx.sql, table))?;
     let elapsed = t.elapsed();
     check_answer(ctx, got)?;
     Ok(elapsed)
@@ -190,6 +211,14 @@ fn scan_t0(ctx: &Ctx) -> Result<Duration> {
 
 fn scan_all(ctx: &Ctx) -> Result<Duration> {
     scan(ctx, "SELECT * FROM traces", 6)
+}
+
+fn scan_t0_mapped(ctx: &Ctx) -> Result<Duration> {
+    scan(ctx, "SELECT t0 FROM traces_mapped", 1)
+}
+
+fn scan_all_mapped(ctx: &Ctx) -> Result<Duration> {
+    scan(ctx, "SELECT * FROM traces_mapped", 6)
 }
 
 #[cfg(target_os = "linux")]
