@@ -56,6 +56,7 @@ use parquet::file::properties::WriterProperties;
 
 use crate::parquet_write::ParquetWriter;
 use crate::schema::DESCR_KEY;
+pub use crate::text_spool::{SpooledBatches, TextSpool};
 use crate::{BatchFileWriter, BatchReader, BatchWriter, ConvertOptions, NpzBatchReader, NpzBatchWriter};
 
 /// Arrow data per Parquet row group by default: 64 MiB, however many rows that is. Row
@@ -599,6 +600,12 @@ pub struct Sink {
 }
 
 enum To {
+    /// An `.npy`-family target whose text widths come from the data: the batches are
+    /// spooled while their text is measured, and written by `finish`.
+    Measured {
+        spool: TextSpool,
+        to: Box<To>,
+    },
     Npy(BatchFileWriter),
     /// A whole archive, a member per column.
     Archive(Box<NpzBatchWriter>),
@@ -620,6 +627,7 @@ enum To {
 impl fmt::Debug for To {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            To::Measured { .. } => "Measured",
             To::Npy(_) => "Npy",
             To::Archive(_) => "Npz",
             To::Member { .. } => "NpzMember",
@@ -638,6 +646,7 @@ impl Sink {
     /// cannot be created.
     pub fn create(path: impl AsRef<Path>, schema: SchemaRef, options: &FileOptions) -> Result<Sink> {
         let path = path.as_ref();
+        let text_schema = Arc::clone(&schema);
         let start = || -> Result<To> {
             let format = Format::of(path)?;
             Ok(match (format, &options.member) {
@@ -665,6 +674,16 @@ impl Sink {
                 }
             })
         };
+        // Text columns as wide as their longest value in any batch: measured first.
+        let start = || -> Result<To> {
+            let to = start()?;
+            match to {
+                To::Npy(_) | To::Archive(_) | To::Member { .. } if crate::write::needs_text_widths(&text_schema) => {
+                    Ok(To::Measured { spool: TextSpool::new(&text_schema)?, to: Box::new(to) })
+                }
+                to => Ok(to),
+            }
+        };
         let to = start().map_err(|e| e.writing(path))?;
         Ok(Sink { to, path: path.to_path_buf(), rows: 0 })
     }
@@ -674,20 +693,7 @@ impl Sink {
     /// # Errors
     /// Batches that do not fit the file (see [`BatchWriter::write`]); I/O errors.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let written = match &mut self.to {
-            To::Npy(w) => w.write(batch),
-            To::Archive(w) => w.write(batch),
-            To::Member { spool, member, .. } => spool.write(batch).map_err(|e| e.in_member(member)),
-            To::Ipc(w) => w.write(batch).map_err(|e| from_arrow(e, "writing")),
-            // A table of no columns: only its rows are counted (see `finish`).
-            To::Parquet { no_columns: true, .. } => Ok(()),
-            To::Parquet { writer, stored: None, .. } => writer.write(batch.clone()),
-            To::Parquet { writer, stored: Some(stored), .. } => match with_schema(batch, stored) {
-                Ok(b) => writer.write(b),
-                Err(e) => Err(from_arrow(e, "writing")),
-            },
-        };
-        written.map_err(|e| e.writing(&self.path))?;
+        self.to.write(batch).map_err(|e| e.writing(&self.path))?;
         self.rows += batch.num_rows() as u64;
         Ok(())
     }
@@ -704,35 +710,70 @@ impl Sink {
     /// rows); I/O errors. The target is untouched then, and nothing is left beside it.
     pub fn finish(self) -> Result<()> {
         let (path, rows) = (self.path, self.rows);
-        let finish = || -> Result<()> {
-            match self.to {
-                To::Npy(w) => w.finish(),
-                To::Archive(w) => w.finish(),
-                To::Member { mut archive, member, spool } => {
-                    let buffered = spool.finish().map_err(|e| e.in_member(&member))?;
-                    let mut file = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;
-                    let size = file.stream_position()?;
-                    file.seek(SeekFrom::Start(0))?;
-                    let source = BufReader::with_capacity(1 << 20, file);
-                    archive.add_raw_from(&member, size, source, npy_core::npz::Compression::Stored)?;
-                    archive.finish()
+        self.to.finish(rows).map_err(|e| e.writing(&path))
+    }
+}
+
+impl To {
+    fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        match self {
+            To::Measured { spool, .. } => spool.write(batch),
+            To::Npy(w) => w.write(batch),
+            To::Archive(w) => w.write(batch),
+            To::Member { spool, member, .. } => spool.write(batch).map_err(|e| e.in_member(member)),
+            To::Ipc(w) => w.write(batch).map_err(|e| from_arrow(e, "writing")),
+            // A table of no columns: only its rows are counted (see `finish`).
+            To::Parquet { no_columns: true, .. } => Ok(()),
+            To::Parquet { writer, stored: None, .. } => writer.write(batch.clone()),
+            To::Parquet { writer, stored: Some(stored), .. } => match with_schema(batch, stored) {
+                Ok(b) => writer.write(b),
+                Err(e) => Err(from_arrow(e, "writing")),
+            },
+        }
+    }
+
+    /// Ends the file (of `rows` rows) and moves it into place.
+    fn finish(self, rows: u64) -> Result<()> {
+        match self {
+            To::Measured { spool, to } => {
+                let (widths, batches) = spool.finish()?;
+                let mut to = *to;
+                match &mut to {
+                    To::Npy(w) => w.text_widths(&widths)?,
+                    To::Archive(w) => w.text_widths(&widths)?,
+                    To::Member { spool, member, .. } => spool.text_widths(&widths).map_err(|e| e.in_member(member))?,
+                    _ => {}
                 }
-                To::Ipc(mut w) => {
-                    w.finish().map_err(|e| from_arrow(e, "writing"))?;
-                    let out = w.into_inner().map_err(|e| from_arrow(e, "writing"))?;
-                    out.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(true)
+                for batch in batches {
+                    to.write(&batch?)?;
                 }
-                To::Parquet { writer: mut w, no_columns, .. } => {
-                    if no_columns {
-                        let kv = parquet::file::metadata::KeyValue::new(ROWS_KEY.to_string(), rows.to_string());
-                        w.append_key_value_metadata(kv);
-                    }
-                    let out = w.finish()?;
-                    out.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(true)
-                }
+                to.finish(rows)
             }
-        };
-        finish().map_err(|e| e.writing(&path))
+            To::Npy(w) => w.finish(),
+            To::Archive(w) => w.finish(),
+            To::Member { mut archive, member, spool } => {
+                let buffered = spool.finish().map_err(|e| e.in_member(&member))?;
+                let mut file = buffered.into_inner().map_err(|e| Error::from(e.into_error()))?;
+                let size = file.stream_position()?;
+                file.seek(SeekFrom::Start(0))?;
+                let source = BufReader::with_capacity(1 << 20, file);
+                archive.add_raw_from(&member, size, source, npy_core::npz::Compression::Stored)?;
+                archive.finish()
+            }
+            To::Ipc(mut w) => {
+                w.finish().map_err(|e| from_arrow(e, "writing"))?;
+                let out = w.into_inner().map_err(|e| from_arrow(e, "writing"))?;
+                out.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(true)
+            }
+            To::Parquet { writer: mut w, no_columns, .. } => {
+                if no_columns {
+                    let kv = parquet::file::metadata::KeyValue::new(ROWS_KEY.to_string(), rows.to_string());
+                    w.append_key_value_metadata(kv);
+                }
+                let out = w.finish()?;
+                out.into_inner().map_err(|e| Error::from(e.into_error()))?.commit(true)
+            }
+        }
     }
 }
 

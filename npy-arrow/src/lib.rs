@@ -47,6 +47,8 @@ mod parquet_write;
 mod pos;
 pub mod read;
 pub mod schema;
+#[cfg(feature = "formats")]
+mod text_spool;
 pub mod write;
 
 pub use npz::{NpzBatchReader, NpzBatchWriter};

@@ -468,7 +468,7 @@ enum SpoolWriter {
 impl SpoolWriter {
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if let SpoolWriter::OneValuesField { .. } = self {
-            self.start(text_width(batch.column(0).as_ref()))?;
+            self.start(crate::write::text_width(batch.column(0).as_ref()))?;
         }
         match self {
             SpoolWriter::Started(w) => w.write(batch),
@@ -494,18 +494,6 @@ impl SpoolWriter {
         *self = SpoolWriter::Started(BatchWriter::new(BufWriter::with_capacity(MEMBER_BUFFER, file), schema)?);
         Ok(())
     }
-}
-
-/// The longest text in a column (characters of Utf8, bytes of Binary, in lists too), at
-/// least 1: the width of its NumPy `U` or `S` type.
-fn text_width(array: &dyn Array) -> usize {
-    let w = match array.data_type() {
-        DataType::Utf8 => array.as_string::<i32>().iter().flatten().map(|s| s.chars().count()).max().unwrap_or(0),
-        DataType::Binary => array.as_binary::<i32>().iter().flatten().map(<[u8]>::len).max().unwrap_or(0),
-        DataType::FixedSizeList(..) => text_width(array.as_fixed_size_list().values().as_ref()),
-        _ => 0,
-    };
-    w.max(1)
 }
 
 /// Takes record batches and writes an `.npz` archive, one member per column (see the
@@ -636,6 +624,35 @@ impl NpzBatchWriter {
     /// Rows written so far.
     pub fn rows(&self) -> usize {
         self.rows
+    }
+
+    /// Sets the width of each column's text instead of taking the first batch's longest
+    /// value, as [`BatchWriter::text_widths`] does (one width a column, from
+    /// [`crate::write::text_widths`] over all the batches): a record column's text fields
+    /// share it. Members whose header comes from their field's metadata keep it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] after the first batch, or for
+    /// another number of widths than the batches have columns; I/O errors writing a
+    /// member's header. They name the path and the member.
+    pub fn text_widths(&mut self, widths: &[usize]) -> Result<()> {
+        let path = &self.path;
+        if self.rows > 0 || self.failed {
+            return Err(usage("text widths are set before the first batch".into()).writing(path));
+        }
+        if widths.len() != self.columns {
+            let reason = format!("{} text widths for {} columns", widths.len(), self.columns);
+            return Err(usage(reason).writing(path));
+        }
+        for s in &mut self.spools {
+            let width = widths[s.column].max(1);
+            let set = match &mut s.writer {
+                SpoolWriter::Started(w) => w.text_widths(&vec![width; s.names.len()]),
+                SpoolWriter::OneValuesField { .. } => s.writer.start(width),
+            };
+            set.map_err(|e| e.in_member(&s.member).writing(path))?;
+        }
+        Ok(())
     }
 
     /// Writes a batch's rows, each column to its member.

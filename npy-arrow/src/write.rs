@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, Schema, SchemaRef};
 use npy_core::atomic::AtomicFile;
 use npy_core::header::{Header, Version};
 use npy_core::{scalar, Error, Result};
@@ -21,7 +21,8 @@ use crate::ConvertOptions;
 /// original one, byte for byte (padding bytes are written as zeros, as `np.save` of an
 /// array made by NumPy has them; `b1` bytes as 0 or 1). Without that metadata the dtype is
 /// the columns' natural packed one ([`crate::natural_dtype`]), the width of text columns
-/// the longest value of the first batch (a longer value later is an error), and the first
+/// the longest value of the first batch (a longer value later is an error; for input whose
+/// longest text comes later, [`BatchWriter::text_widths`] sets the widths), and the first
 /// dim the number of rows written, fixed in the header by [`BatchWriter::finish`] (as
 /// `np.save` would write it: the header is written first with room for any length).
 ///
@@ -112,6 +113,54 @@ impl<W: Write + Seek> BatchWriter<W> {
         self.rows
     }
 
+    /// Sets the width of each column's text instead of taking the first batch's longest
+    /// value (see [`text_widths`]: one width a column, shared by a record column's text
+    /// fields; 0 counts as 1): for a writer whose input was scanned or spooled first, so
+    /// that no later value is too long. A schema whose metadata has the dtype keeps it,
+    /// widths and all: then this does nothing.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`](npy_core::ErrorKind::Usage) after the first batch, or for
+    /// another number of widths than the schema has columns; as [`BatchWriter::new`] for
+    /// the header (I/O errors).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::sync::Arc;
+    /// use arrow_array::{RecordBatch, StringArray};
+    /// use npy_core::DynArray;
+    /// use npy_core::prelude::*;
+    ///
+    /// let batches = [["a", "bc"], ["defgh", "i"]].map(|names| {
+    ///     RecordBatch::try_from_iter([("name", Arc::new(StringArray::from(names.to_vec())) as _)]).unwrap()
+    /// });
+    /// let widths = batches.iter().map(npy_arrow::write::text_widths).reduce(|a, b| {
+    ///     a.iter().zip(&b).map(|(x, y)| *x.max(y)).collect()
+    /// });
+    /// let mut w = npy_arrow::BatchWriter::new(std::io::Cursor::new(Vec::new()), batches[0].schema())?;
+    /// w.text_widths(&widths.unwrap())?;
+    /// for batch in &batches {
+    ///     w.write(batch)?;
+    /// }
+    /// let array = DynArray::read_npy_from(&w.finish()?.into_inner()[..])?;
+    /// assert_eq!((array.dtype().descr(), array.shape()), ("[('name', '<U5')]".to_string(), &[4][..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn text_widths(&mut self, widths: &[usize]) -> Result<()> {
+        if self.schema.metadata().contains_key(DESCR_KEY) {
+            return Ok(());
+        }
+        if self.state.is_some() {
+            return Err(usage("text widths are set before the first batch".into()));
+        }
+        if widths.len() != self.schema.fields().len() {
+            let reason = format!("{} text widths for {} columns", widths.len(), self.schema.fields().len());
+            return Err(usage(reason));
+        }
+        let widths: Vec<usize> = widths.iter().map(|&w| w.max(1)).collect();
+        self.start(&widths)
+    }
+
     /// Writes a batch's rows.
     ///
     /// # Errors
@@ -120,8 +169,7 @@ impl<W: Write + Seek> BatchWriter<W> {
     /// NaN or NaT, naming the element); I/O errors.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if self.state.is_none() {
-            let widths: Vec<usize> = batch.columns().iter().map(|c| text_width(c.as_ref())).collect();
-            self.start(&widths)?;
+            self.start(&text_widths(batch))?;
         }
         let Some(state) = &mut self.state else { unreachable!("started above") };
         let n = batch.num_rows();
@@ -284,8 +332,38 @@ fn has_int_days(ty: &DataType) -> bool {
     }
 }
 
-/// The longest text in a column (characters of Utf8, bytes of Binary), at least 1.
-fn text_width(array: &dyn Array) -> usize {
+/// The width a text column of `batch` needs, one a column: its longest text (characters of
+/// Utf8, bytes of Binary, in lists and in a record's fields, which share it), at least 1.
+/// What [`BatchWriter`] takes from its first batch; the largest over all the batches is
+/// what [`BatchWriter::text_widths`] (and [`NpzBatchWriter::text_widths`]) take to write
+/// batches whose longest text comes later.
+///
+/// [`NpzBatchWriter::text_widths`]: crate::NpzBatchWriter::text_widths
+pub fn text_widths(batch: &RecordBatch) -> Vec<usize> {
+    batch.columns().iter().map(|c| text_width(c.as_ref())).collect()
+}
+
+/// Whether writing batches of `schema` takes text widths from the data: it has no dtype in
+/// its metadata and a column holds Utf8 or Binary values (in lists and records too) whose
+/// field does not give their NumPy type.
+pub fn needs_text_widths(schema: &Schema) -> bool {
+    fn text(field: &arrow_schema::Field) -> bool {
+        if field.metadata().contains_key(crate::schema::DTYPE_KEY) {
+            return false;
+        }
+        match field.data_type() {
+            DataType::Utf8 | DataType::Binary => true,
+            DataType::Struct(fields) => fields.iter().any(|f| text(f)),
+            DataType::FixedSizeList(item, _) => text(item),
+            _ => false,
+        }
+    }
+    !schema.metadata().contains_key(DESCR_KEY) && schema.fields().iter().any(|f| text(f))
+}
+
+/// The longest text in a column (characters of Utf8, bytes of Binary, in lists and in a
+/// record's fields), at least 1: the width of its NumPy `U` or `S` type.
+pub(crate) fn text_width(array: &dyn Array) -> usize {
     let w = match array.data_type() {
         DataType::Utf8 => array.as_string::<i32>().iter().flatten().map(|s| s.chars().count()).max().unwrap_or(0),
         DataType::Binary => array.as_binary::<i32>().iter().flatten().map(<[u8]>::len).max().unwrap_or(0),
@@ -352,6 +430,14 @@ impl BatchFileWriter {
     /// Rows written so far.
     pub fn rows(&self) -> usize {
         self.inner.rows()
+    }
+
+    /// Sets the text widths before the first batch: [`BatchWriter::text_widths`].
+    ///
+    /// # Errors
+    /// As [`BatchWriter::text_widths`], naming the path.
+    pub fn text_widths(&mut self, widths: &[usize]) -> Result<()> {
+        self.inner.text_widths(widths).map_err(|e| e.writing(&self.path))
     }
 
     /// Ends the array and moves the file into place (synced).

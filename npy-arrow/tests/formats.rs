@@ -209,3 +209,61 @@ fn progress_counts_rows_and_ends_at_the_input_size() {
     assert_eq!(seen.len() as u64, done.batches);
     assert_eq!(seen.last().copied(), Some(std::fs::metadata(dir.path().join("t.arrow")).unwrap().len()));
 }
+
+/// Text whose longest value comes after the first batch: `.npy`, a whole `.npz` and one
+/// member of an `.npz` are written as wide as that value (the first batch alone would give
+/// `<U2`), with every value intact, and nothing is left beside the output.
+#[test]
+fn text_longer_in_later_batches_sets_the_width_of_npy_targets() {
+    use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray};
+    use std::sync::Arc;
+    let batch = |ids: &[i32], names: &[&str]| {
+        RecordBatch::try_from_iter([
+            ("id", Arc::new(Int32Array::from(ids.to_vec())) as ArrayRef),
+            ("name", Arc::new(StringArray::from(names.to_vec())) as ArrayRef),
+        ])
+        .unwrap()
+    };
+    let batches = [batch(&[0, 1], &["ab", "c"]), batch(&[2], &["a longer one"]), batch(&[3], &["é"])];
+    let values = ["ab", "c", "a longer one", "é"];
+    let dir = tempfile::tempdir().unwrap();
+    for (file, member) in [("t.npy", None), ("t.npz", None), ("m.npz", Some("rows"))] {
+        let path = dir.path().join(file);
+        let mut options = FileOptions::new();
+        if let Some(m) = member {
+            options = options.member(m);
+        }
+        let mut sink = Sink::create(&path, batches[0].schema(), &options).unwrap();
+        for b in &batches {
+            sink.write(b).unwrap();
+        }
+        sink.finish().unwrap();
+        let descrs: Vec<String> = match (file, member) {
+            ("t.npy", _) => {
+                use npy_core::ReadNpy;
+                vec![npy_core::DynArray::read_npy(&path).unwrap().dtype().descr()]
+            }
+            (_, None) => {
+                let mut r = npy_core::npz::Reader::open(&path).unwrap();
+                vec![r.read_dyn("id").unwrap().dtype().descr(), r.read_dyn("name").unwrap().dtype().descr()]
+            }
+            (_, Some(m)) => vec![npy_core::npz::Reader::open(&path).unwrap().read_dyn(m).unwrap().dtype().descr()],
+        };
+        let want: Vec<&str> = match (file, member) {
+            ("t.npz", None) => vec!["'<i4'", "'<U12'"],
+            _ => vec!["[('id', '<i4'), ('name', '<U12')]"],
+        };
+        assert_eq!(descrs, want, "{file}");
+        // The values, read back through the same module.
+        let input = open(&path, &options).unwrap();
+        let mut got = Vec::new();
+        for b in input.reader {
+            let b = b.unwrap();
+            let column = b.column_by_name("name").unwrap();
+            let strings = arrow_array::cast::AsArray::as_string::<i32>(column.as_ref());
+            got.extend(strings.iter().map(|s| s.unwrap().to_string()));
+        }
+        assert_eq!(got, values, "{file}");
+    }
+    assert_eq!(names(dir.path()), ["m.npz", "t.npy", "t.npz"]);
+}

@@ -596,3 +596,69 @@ fn the_columns_of_one_npy_file_write_as_one_member_each() {
         assert_eq!(back.column(0).as_ref(), batches[0].column(i).as_ref(), "{name}: the field's values");
     }
 }
+
+/// `text_widths` from every batch: a plain text column, a record column with text fields
+/// (which share the column's width) and a binary column get the longest value of all the
+/// batches, where the first batch alone would be too narrow for the second; set after a
+/// batch, or with a wrong count, it is an error naming the archive.
+#[test]
+fn text_widths_from_all_batches_fit_later_longer_values() {
+    use arrow_array::BinaryArray;
+    let batch = |names: &[&str], codes: &[&str], blobs: &[&[u8]]| {
+        let station = Arc::new(StringArray::from(codes.to_vec())) as ArrayRef;
+        let gain = Arc::new(arrow_array::Float64Array::from(vec![0.5; codes.len()])) as ArrayRef;
+        let record = StructArray::from(vec![
+            (Arc::new(Field::new("station", DataType::Utf8, true)), station),
+            (Arc::new(Field::new("gain", DataType::Float64, true)), gain),
+        ]);
+        RecordBatch::try_from_iter([
+            ("name", Arc::new(StringArray::from(names.to_vec())) as ArrayRef),
+            ("site", Arc::new(record) as ArrayRef),
+            ("blob", Arc::new(BinaryArray::from(blobs.to_vec())) as ArrayRef),
+        ])
+        .unwrap()
+    };
+    let batches =
+        [batch(&["a", "bb"], &["X1", "Y"], &[b"\x01", b""]), batch(&["cccccc"], &["LONGER1"], &[b"\x02\x03\x04"])];
+    let widths = batches
+        .iter()
+        .map(npy_arrow::write::text_widths)
+        .reduce(|a, b| a.iter().zip(&b).map(|(x, y)| *x.max(y)).collect())
+        .unwrap();
+    assert_eq!(widths, [6, 7, 3]);
+    assert!(npy_arrow::write::needs_text_widths(&batches[0].schema()));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.npz");
+    let mut w = NpzBatchWriter::create(&path, batches[0].schema()).unwrap();
+    let e = w.text_widths(&[1, 2]).unwrap_err();
+    assert!(
+        matches!(e.kind(), ErrorKind::Usage { .. }) && e.to_string().contains("2 text widths for 3 columns"),
+        "{e}"
+    );
+    w.text_widths(&widths).unwrap();
+    for b in &batches {
+        w.write(b).unwrap();
+    }
+    let e = w.text_widths(&widths).unwrap_err();
+    assert!(e.to_string().contains("before the first batch") && e.path() == Some(path.as_path()), "{e}");
+    w.finish().unwrap();
+    let mut r = Reader::open(&path).unwrap();
+    assert_eq!(r.read_dyn("name").unwrap().dtype().descr(), "'<U6'");
+    assert_eq!(r.read_dyn("site").unwrap().dtype().descr(), "[('station', '<U7'), ('gain', '<f8')]");
+    assert_eq!(r.read_dyn("blob").unwrap().dtype().descr(), "'|S3'");
+    // The values, back through the table reader.
+    let (_, got) = all_batches(NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap()).unwrap();
+    let strings = |column: &dyn Array| -> Vec<String> {
+        column.as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect()
+    };
+    let names: Vec<String> = got.iter().flat_map(|b| strings(b.column(0))).collect();
+    assert_eq!(names, ["a", "bb", "cccccc"]);
+    let stations: Vec<String> = got.iter().flat_map(|b| strings(b.column(1).as_struct().column(0))).collect();
+    assert_eq!(stations, ["X1", "Y", "LONGER1"]);
+    let blobs: Vec<Vec<u8>> = got
+        .iter()
+        .flat_map(|b| b.column(2).as_binary::<i32>().iter().map(|v| v.unwrap().to_vec()).collect::<Vec<_>>())
+        .collect();
+    // `S` items lose trailing NUL bytes, as NumPy reads them.
+    assert_eq!(blobs, [vec![1u8], vec![], vec![2, 3, 4]]);
+}

@@ -1,0 +1,114 @@
+//! Batches held aside while the width their text needs is measured: [`TextSpool`].
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Seek, SeekFrom};
+
+use arrow_array::RecordBatch;
+use arrow_ipc::reader::StreamReader;
+use arrow_ipc::writer::StreamWriter;
+use arrow_schema::SchemaRef;
+use npy_core::{Error, Result};
+
+use crate::write::text_widths;
+
+/// Batches spooled to an unnamed temporary file (an Arrow IPC stream) while the widths of
+/// their text columns are measured: for writers of `.npy` data whose text widths are not
+/// fixed by a header ([`crate::write::needs_text_widths`]), so that the `U`/`S` items are as
+/// wide as the longest value of all the batches, not of the first one. [`TextSpool::finish`]
+/// gives the widths ([`crate::write::text_widths`]' maxima, for
+/// [`crate::BatchWriter::text_widths`]) and the batches again, in order.
+///
+/// The file is gone when the spool or its replay is dropped; it holds the data once more
+/// on disk, never in memory.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{RecordBatch, StringArray};
+/// use npy_arrow::formats::TextSpool;
+///
+/// let batch = |names: Vec<&str>| {
+///     RecordBatch::try_from_iter([("name", Arc::new(StringArray::from(names)) as _)]).unwrap()
+/// };
+/// let mut spool = TextSpool::new(&batch(vec![]).schema())?;
+/// spool.write(&batch(vec!["a", "bc"]))?;
+/// spool.write(&batch(vec!["defgh"]))?;
+/// let (widths, batches) = spool.finish()?;
+/// assert_eq!(widths, [5]);
+/// assert_eq!(batches.map(|b| b.map(|b| b.num_rows())).collect::<Result<Vec<_>, _>>()?, [2, 1]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct TextSpool {
+    writer: StreamWriter<BufWriter<File>>,
+    widths: Vec<usize>,
+}
+
+impl std::fmt::Debug for TextSpool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextSpool").field("widths", &self.widths).finish_non_exhaustive()
+    }
+}
+
+impl TextSpool {
+    /// An empty spool for batches of `schema`.
+    ///
+    /// # Errors
+    /// [`npy_core::ErrorKind::Io`] when the temporary file cannot be made.
+    pub fn new(schema: &SchemaRef) -> Result<TextSpool> {
+        let file = BufWriter::with_capacity(1 << 20, tempfile::tempfile()?);
+        let writer = StreamWriter::try_new(file, schema).map_err(|e| spool_error("spooling the rows", e))?;
+        Ok(TextSpool { writer, widths: vec![1; schema.fields().len()] })
+    }
+
+    /// Spools a batch and measures its text.
+    ///
+    /// # Errors
+    /// I/O errors writing the spool.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        for (w, n) in self.widths.iter_mut().zip(text_widths(batch)) {
+            *w = n.max(*w);
+        }
+        self.writer.write(batch).map_err(|e| spool_error("spooling the rows", e))
+    }
+
+    /// The widths of the text columns (at least 1 each), and the batches, read back.
+    ///
+    /// # Errors
+    /// I/O errors ending or rewinding the spool.
+    pub fn finish(mut self) -> Result<(Vec<usize>, SpooledBatches)> {
+        let failed = |e| spool_error("spooling the rows", e);
+        self.writer.finish().map_err(failed)?;
+        let mut file =
+            self.writer.into_inner().map_err(failed)?.into_inner().map_err(|e| Error::from(e.into_error()))?;
+        file.seek(SeekFrom::Start(0))?;
+        let reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None)
+            .map_err(|e| spool_error("reading the spooled rows back", e))?;
+        Ok((self.widths, SpooledBatches { reader }))
+    }
+}
+
+/// The batches of a [`TextSpool`], in the order they were written.
+pub struct SpooledBatches {
+    reader: StreamReader<BufReader<File>>,
+}
+
+impl std::fmt::Debug for SpooledBatches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpooledBatches").finish_non_exhaustive()
+    }
+}
+
+impl Iterator for SpooledBatches {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        self.reader.next().map(|b| b.map_err(|e| spool_error("reading the spooled rows back", e)))
+    }
+}
+
+fn spool_error(what: &str, e: arrow_schema::ArrowError) -> Error {
+    match e {
+        arrow_schema::ArrowError::IoError(_, io) => io.into(),
+        e => std::io::Error::other(format!("{what}: {e}")).into(),
+    }
+}
