@@ -10,6 +10,13 @@
 //! error). Local files are staged and renamed by object_store's `LocalFileSystem`, so a
 //! failed write leaves neither a half file nor a temporary; files of the same statement
 //! already uploaded when another one fails are deleted.
+//!
+//! Text columns (Utf8, Binary) become NumPy `U`/`S` items as wide as their longest value.
+//! Unless the schema carries a table's dtype, that width is only known at the end: such a
+//! file's batches are first spooled as an Arrow IPC stream (an unnamed temporary file) while
+//! the widths are measured ([`npy_arrow::formats::TextSpool`]), then written with them
+//! ([`npy_arrow::BatchWriter::text_widths`]). Tables without text are written as they
+//! come.
 
 use std::fmt;
 use std::io::{BufWriter, Read, Seek, SeekFrom};
@@ -30,6 +37,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::StreamExt;
+use npy_arrow::formats::{SpooledBatches, TextSpool};
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
 use tokio::sync::mpsc::Receiver;
@@ -258,18 +266,54 @@ fn io_error(e: std::io::Error, location: &Path) -> DataFusionError {
     external(npy_core::Error::from(e).writing(location.as_ref()))
 }
 
+/// The batches of one output file: as they come, or replayed from a
+/// [`TextSpool`] after a first pass measured their text.
+enum Input {
+    Live(Receiver<RecordBatch>),
+    Spooled(Box<SpooledBatches>),
+}
+
+impl Input {
+    /// The batches of `rx`, and the text widths they need when `schema` leaves them to the
+    /// data ([`npy_arrow::write::needs_text_widths`]): then every batch is spooled first,
+    /// and the widths are the longest values of all of them. Blocks on `rx`.
+    fn new(schema: &SchemaRef, mut rx: Receiver<RecordBatch>) -> npy_core::Result<(Input, Option<Vec<usize>>)> {
+        if !npy_arrow::write::needs_text_widths(schema) {
+            return Ok((Input::Live(rx), None));
+        }
+        let mut spool = TextSpool::new(schema)?;
+        while let Some(batch) = rx.blocking_recv() {
+            spool.write(&batch)?;
+        }
+        let (widths, batches) = spool.finish()?;
+        Ok((Input::Spooled(Box::new(batches)), Some(widths)))
+    }
+
+    /// The next batch, `None` after the last. Blocks.
+    fn next(&mut self) -> npy_core::Result<Option<RecordBatch>> {
+        match self {
+            Input::Live(rx) => Ok(rx.blocking_recv()),
+            Input::Spooled(batches) => batches.next().transpose(),
+        }
+    }
+}
+
 /// Writes the batches `rx` brings into a spool, through npy-arrow. Runs on a blocking
 /// thread (it waits for batches with `blocking_recv`).
-fn spool(kind: Kind, location: &Path, schema: SchemaRef, mut rx: Receiver<RecordBatch>) -> Result<Spool> {
+fn spool(kind: Kind, location: &Path, schema: SchemaRef, rx: Receiver<RecordBatch>) -> Result<Spool> {
     let named = |e: npy_core::Error| external(e.writing(location.as_ref()));
     let schema = writer_schema(schema);
+    let (mut input, widths) = Input::new(&schema, rx).map_err(named)?;
     let mut rows = 0u64;
     let (mut file, size) = match kind {
         Kind::Npy => {
             let spool = tempfile::tempfile().map_err(|e| io_error(e, location))?;
             let mut writer =
                 npy_arrow::BatchWriter::new(BufWriter::with_capacity(1 << 20, spool), schema).map_err(named)?;
-            while let Some(batch) = rx.blocking_recv() {
+            if let Some(widths) = &widths {
+                writer.text_widths(widths).map_err(named)?;
+            }
+            while let Some(batch) = input.next().map_err(named)? {
                 writer.write(&batch).map_err(named)?;
                 rows += batch.num_rows() as u64;
             }
@@ -287,7 +331,10 @@ fn spool(kind: Kind, location: &Path, schema: SchemaRef, mut rx: Receiver<Record
             let dir = tempfile::tempdir().map_err(|e| io_error(e, location))?;
             let path = dir.path().join("out.npz");
             let mut writer = npy_arrow::NpzBatchWriter::create(&path, schema).map_err(named)?;
-            while let Some(batch) = rx.blocking_recv() {
+            if let Some(widths) = &widths {
+                writer.text_widths(widths).map_err(named)?;
+            }
+            while let Some(batch) = input.next().map_err(named)? {
                 writer.write(&batch).map_err(named)?;
                 rows += batch.num_rows() as u64;
             }
@@ -363,6 +410,7 @@ mod tests {
     use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
     use datafusion::prelude::SessionContext;
     use npy_core::prelude::*;
+    use npy_core::types::Ucs4;
 
     fn batch(ids: std::ops::Range<i64>, text: &str) -> RecordBatch {
         let x: Vec<f64> = ids.clone().map(|i| i as f64 / 4.0).collect();
@@ -422,6 +470,13 @@ mod tests {
         x: f64,
     }
 
+    #[derive(Debug, PartialEq, NpyRecord)]
+    struct Named {
+        id: i64,
+        x: f64,
+        name: Ucs4<7>,
+    }
+
     #[tokio::test]
     async fn a_npy_file_holds_every_batch() {
         let dir = tempfile::tempdir().unwrap();
@@ -458,16 +513,50 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_value_the_dtype_cannot_hold_leaves_no_file_and_names_it() {
-        // The text width comes from the first batch: a longer one later cannot be written.
+    async fn the_longest_text_of_any_batch_sets_the_width() {
+        // "ab0".."ab2", then "longer3", "longer4": U7, though the first batch needs U3.
+        let names: Vec<String> = (0..5).map(|i| format!("{}{i}", if i < 3 { "ab" } else { "longer" })).collect();
         for kind in [Kind::Npy, Kind::Npz] {
             let dir = tempfile::tempdir().unwrap();
             let out = dir.path().join(format!("out.{}", ext(kind)));
-            let e = write(&out, kind, vec![batch(0..3, "ab"), batch(3..5, "longer")], None).await.unwrap_err();
+            write(&out, kind, vec![batch(0..3, "ab"), batch(3..5, "longer")], None).await.unwrap();
+            let got: Vec<String> = match kind {
+                Kind::Npy => {
+                    let array = npy_core::DynArray::read_npy(&out).unwrap();
+                    assert_eq!(array.dtype().descr(), "[('id', '<i8'), ('x', '<f8'), ('name', '<U7')]");
+                    let rows: Vec<Named> = Vec::read_npy(&out).unwrap();
+                    assert!(rows.iter().enumerate().all(|(i, r)| r.id == i as i64 && r.x == i as f64 / 4.0));
+                    rows.iter().map(|r| r.name.to_string()).collect()
+                }
+                Kind::Npz => {
+                    let mut archive = npy_core::npz::Reader::open(&out).unwrap();
+                    assert_eq!(archive.read_dyn("name").unwrap().dtype().descr(), "'<U7'");
+                    archive.read::<Ucs4<7>>("name").unwrap().iter().map(ToString::to_string).collect()
+                }
+            };
+            assert_eq!(got, names, "{kind:?}");
+            // The IPC spool and the npy spools are unnamed: only the output is left.
+            assert_eq!(listing(dir.path()), [format!("out.{}", ext(kind))]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_value_the_dtype_cannot_hold_leaves_no_file_and_names_it() {
+        // A null id: an integer column has no null.
+        let with_null = RecordBatch::try_from_iter([
+            ("id", Arc::new(Int64Array::from(vec![Some(7), None])) as ArrayRef),
+            ("x", Arc::new(Float64Array::from(vec![0.5, 1.5])) as ArrayRef),
+            ("name", Arc::new(StringArray::from(vec!["a", "b"])) as ArrayRef),
+        ])
+        .unwrap();
+        for kind in [Kind::Npy, Kind::Npz] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join(format!("out.{}", ext(kind)));
+            let e = write(&out, kind, vec![batch(0..3, "ab"), with_null.clone()], None).await.unwrap_err();
             let message = e.to_string();
             let object = out.to_str().unwrap().trim_start_matches('/');
             assert!(message.contains(&format!("writing '{object}'")), "{message}");
-            assert!(message.contains("do not fit in <U3"), "{message}");
+            assert!(message.contains("null"), "{message}");
             assert!(listing(dir.path()).is_empty(), "{kind:?}: {:?}", listing(dir.path()));
         }
     }
