@@ -210,6 +210,10 @@ enum Command {
         /// Repeat for more tables.
         #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = sql::table_arg)]
         tables: Vec<(String, String)>,
+        /// A read setting for every table, as the OPTIONS of CREATE EXTERNAL TABLE ...
+        /// STORED AS NPY: batch_rows=N, days_as_int64=true, residue=true. Repeat for more.
+        #[arg(long = "option", value_name = "KEY=VALUE", value_parser = sql::option_arg)]
+        options: Vec<(String, String)>,
         /// How to print the result.
         #[arg(long, value_enum, default_value_t = sql::Format::Table)]
         format: sql::Format,
@@ -273,6 +277,7 @@ fn main() -> ExitCode {
         Command::Sql {
             query,
             tables,
+            options,
             format,
             out,
             #[cfg(feature = "ballista")]
@@ -281,6 +286,7 @@ fn main() -> ExitCode {
             let opts = sql::Options {
                 query: query.clone(),
                 tables: tables.clone(),
+                options: options.clone(),
                 format: *format,
                 out: out.clone(),
                 #[cfg(feature = "ballista")]

@@ -30,7 +30,9 @@ structs, subarrays as lists), or `values` for an array of scalars.
 The result goes to stdout as a table (held whole to size the columns), CSV or JSON lines
 (streamed), or with --out to a file written atomically, its format by extension: .npy,
 .npz (a member per column), .parquet, .arrow. `COPY (...) TO 'out.npy'` and `INSERT INTO`
-also work in the query.
+also work in the query. --option KEY=VALUE sets a read setting for every table, as the
+OPTIONS of CREATE EXTERNAL TABLE ... STORED AS NPY do (batch_rows=N, days_as_int64=true,
+residue=true).
 
 Example:
   npy sql \"SELECT sensor, avg(value) FROM r GROUP BY sensor ORDER BY sensor\" --table r=readings/";
@@ -51,6 +53,8 @@ pub enum Format {
 pub struct Options {
     pub query: String,
     pub tables: Vec<(String, String)>,
+    /// `--option KEY=VALUE`s: read settings for every table.
+    pub options: Vec<(String, String)>,
     pub format: Format,
     pub out: Option<PathBuf>,
     /// Run on an in-process Ballista cluster.
@@ -65,6 +69,14 @@ pub fn table_arg(arg: &str) -> Result<(String, String), String> {
             Ok((name.to_string(), location.to_string()))
         }
         _ => Err(format!("'{arg}' is not NAME=LOCATION (a file, a directory or a URL)")),
+    }
+}
+
+/// Parses `KEY=VALUE` (the value may be empty; the key may not).
+pub fn option_arg(arg: &str) -> Result<(String, String), String> {
+    match arg.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.to_string())),
+        _ => Err(format!("'{arg}' is not KEY=VALUE (batch_rows=N, days_as_int64=true, residue=true)")),
     }
 }
 
@@ -114,7 +126,7 @@ fn location(raw: &str) -> (String, bool) {
 
 async fn query(opts: &Options) -> Result<(), DataFusionError> {
     let ctx = context(opts).await?;
-    let read = NpyReadOptions::default();
+    let read = NpyReadOptions::from_map(&opts.options.iter().cloned().collect())?;
     for (name, raw) in &opts.tables {
         let (url, npz) = location(raw);
         if raw.contains("://") {
@@ -137,15 +149,18 @@ async fn query(opts: &Options) -> Result<(), DataFusionError> {
     }
 }
 
-/// The session the query runs in: plain DataFusion, or with `--ballista` (feature
-/// `ballista`) a session on a standalone cluster started here, which ends with the tool.
+/// The session the query runs in, knowing npy's formats (so that `COPY ... TO 'x.npy'`
+/// and `STORED AS NPY` work): plain DataFusion, or with `--ballista` (feature `ballista`) a
+/// session on a standalone cluster started here, which ends with the tool.
 async fn context(_opts: &Options) -> Result<SessionContext, DataFusionError> {
     #[cfg(feature = "ballista")]
     if _opts.ballista {
         let state = npy_ballista::ballista_state(datafusion::prelude::SessionConfig::new())?;
         return npy_ballista::standalone(state, CLUSTER_START).await;
     }
-    Ok(SessionContext::new())
+    let mut state = datafusion::execution::session_state::SessionStateBuilder::new().with_default_features().build();
+    npy_datafusion::register(&mut state)?;
+    Ok(SessionContext::new_with_state(state))
 }
 
 /// How long `--ballista` waits for its cluster to start (it takes well under a second).

@@ -248,3 +248,82 @@ fn ballista_answers_as_npy_core() {
     let out = ok(&npy_sql(&[PER_SENSOR, "--table", &table, "--format", "csv", "--ballista"]));
     assert_same(&parse_csv(&out), &per_sensor(&all));
 }
+
+/// `COPY ... TO 'x.npy'` works in `npy sql` (the session knows npy's formats), and text
+/// whose longest value comes in a later batch (20,000 rows: batches of 8,192) is written
+/// as wide as that value, by COPY and by `--out`.
+#[test]
+fn copy_to_and_text_longer_in_later_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 12);
+    let table = format!("r={}", dir.path().join("r").display());
+    let copied = dir.path().join("copied.npy");
+    let sql = format!("COPY (SELECT sensor, value FROM r WHERE value > 0 ORDER BY value) TO '{}'", copied.display());
+    ok(&npy_sql(&[&sql, "--table", &table]));
+    let mut want: Vec<Reading> = all.iter().copied().filter(|r| r.value > 0.0).collect();
+    want.sort_by(|a, b| a.value.total_cmp(&b.value));
+    assert_eq!(Vec::<Reading>::read_npy(&copied).unwrap(), want);
+
+    let growing = "SELECT v, repeat('x', CAST(v / 1000 AS INT)) AS s FROM unnest(range(0, 20000)) AS t(v) ORDER BY v";
+    let out = dir.path().join("out.npy");
+    ok(&npy_sql(&[growing, "--out", out.to_str().unwrap()]));
+    let npz_out = dir.path().join("copied.npz");
+    ok(&npy_sql(&[&format!("COPY ({growing}) TO '{}'", npz_out.display())]));
+    let check = |descr: &str, s: Vec<String>| {
+        assert_eq!(descr, "'<U19'");
+        assert_eq!(s.len(), 20_000);
+        for (v, text) in s.iter().enumerate() {
+            assert_eq!(text.len(), v / 1000, "row {v}");
+        }
+    };
+    let array = npy_core::DynArray::read_npy(&out).unwrap();
+    assert_eq!(array.dtype().descr(), "[('v', '<i8'), ('s', '<U19')]");
+    #[derive(NpyRecord)]
+    struct Row {
+        v: i64,
+        s: npy_core::types::Ucs4<19>,
+    }
+    let rows: Vec<Row> = Vec::read_npy(&out).unwrap();
+    assert!(rows.iter().enumerate().all(|(i, r)| r.v == i as i64));
+    check("'<U19'", rows.iter().map(|r| r.s.to_string()).collect());
+    let mut archive = npz::Reader::open(&npz_out).unwrap();
+    let s = archive.read_dyn("s").unwrap().dtype().descr();
+    let texts = archive.read::<npy_core::types::Ucs4<19>>("s").unwrap();
+    check(&s, texts.iter().map(ToString::to_string).collect());
+}
+
+/// `--option` sets the read settings of every table: small batches give the same answer,
+/// `residue=true` adds the residue column (padding bytes of an aligned record), an unknown
+/// key is a usage error naming it.
+#[test]
+fn options_apply_to_every_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 9);
+    let table = format!("r={}", dir.path().join("r").display());
+    let small = ok(&npy_sql(&[PER_SENSOR, "--table", &table, "--option", "batch_rows=2", "--format", "csv"]));
+    assert_same(&parse_csv(&small), &per_sensor(&all));
+
+    #[derive(NpyRecord)]
+    #[npy(align)]
+    #[repr(C)]
+    struct Padded {
+        flag: u8,
+        value: f64,
+    }
+    let padded = dir.path().join("padded.npy");
+    [Padded { flag: 1, value: 2.5 }, Padded { flag: 0, value: -1.0 }].write_npy(&padded).unwrap();
+    let p = format!("p={}", padded.display());
+    let sql = "SELECT * FROM p";
+    let plain = ok(&npy_sql(&[sql, "--table", &p, "--format", "csv"]));
+    assert_eq!(plain.lines().next(), Some("flag,value"));
+    let with = ok(&npy_sql(&[sql, "--table", &p, "--option", "residue=true", "--format", "csv"]));
+    assert_eq!(with.lines().next(), Some("flag,value,numpy.residue"), "{with}");
+    assert_eq!(with.lines().count(), 3, "{with}");
+
+    let output = npy_sql(&[sql, "--table", &p, "--option", "bogus=1"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unknown option 'bogus'"), "{stderr}");
+    let output = npy_sql(&[sql, "--table", &p, "--option", "=1"]);
+    assert_eq!(output.status.code(), Some(2));
+}
