@@ -67,6 +67,12 @@ fn check_dir() -> PathBuf {
 /// Moves `written` (a file or directory) to `target/sql-check/<case>.<ext>` (or `<case>/`)
 /// with its sidecar: NumPy must find `rows`.
 fn leave_for_numpy(case: &str, written: &Path, kind: &str, rows: &[Out]) {
+    let rows: Vec<serde_json::Value> = rows.iter().map(|r| serde_json::json!([r.trace_id, r.t0, r.t2])).collect();
+    leave_rows_for_numpy(case, written, kind, &["trace_id", "t0", "t2"], rows);
+}
+
+/// [`leave_for_numpy`] for rows of any `columns` (each row a JSON array).
+fn leave_rows_for_numpy(case: &str, written: &Path, kind: &str, columns: &[&str], rows: Vec<serde_json::Value>) {
     let dir = check_dir();
     let output = if written.is_dir() { format!("{case}/") } else { format!("{case}.{kind}") };
     let target = dir.join(output.trim_end_matches('/'));
@@ -74,11 +80,10 @@ fn leave_for_numpy(case: &str, written: &Path, kind: &str, rows: &[Out]) {
         std::fs::remove_dir_all(&target).unwrap();
     }
     copy_all(written, &target);
-    let rows: Vec<serde_json::Value> = rows.iter().map(|r| serde_json::json!([r.trace_id, r.t0, r.t2])).collect();
     let sidecar = serde_json::json!({
         "output": output,
         "kind": kind,
-        "columns": ["trace_id", "t0", "t2"],
+        "columns": columns,
         "rows": rows,
     });
     std::fs::write(dir.join(format!("{case}.expect.json")), sidecar.to_string()).unwrap();
@@ -225,4 +230,39 @@ async fn insert_overwrite_is_refused() {
     assert!(e.to_string().contains("only appending"), "{e}");
     assert_eq!(read_shots(&dir.path().join("shots")), all);
     assert_eq!(std::fs::read_dir(dir.path().join("shots")).unwrap().count(), 5);
+}
+
+/// Text whose longest value comes in a later batch (10,000 rows: batches of 8,192 and
+/// 1,808): COPY writes it `<U19`, as wide as that value, to `.npy` and `.npz`; NumPy loads
+/// both (CI).
+#[tokio::test]
+async fn copy_of_text_longer_in_later_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = context();
+    let growing = "SELECT v, repeat('x', CAST(v / 500 AS INT)) AS s FROM unnest(range(0, 10000)) AS t(v)";
+    let rows: Vec<serde_json::Value> =
+        (0..10_000i64).map(|v| serde_json::json!([v, "x".repeat((v / 500) as usize)])).collect();
+    for kind in ["npy", "npz"] {
+        let out = dir.path().join(format!("text.{kind}"));
+        let sql = format!("COPY ({growing} ORDER BY v) TO '{}'", out.display());
+        assert_eq!(count(&query(&ctx, &sql).await), 10_000);
+        let (v, s): (Vec<i64>, Vec<String>) = if kind == "npy" {
+            let array = DynArray::read_npy(&out).unwrap();
+            assert_eq!(array.dtype().descr(), "[('v', '<i8'), ('s', '<U19')]");
+            #[derive(NpyRecord)]
+            struct Row {
+                v: i64,
+                s: npy_core::types::Ucs4<19>,
+            }
+            Vec::<Row>::read_npy(&out).unwrap().iter().map(|r| (r.v, r.s.to_string())).unzip()
+        } else {
+            let mut archive = npz::Reader::open(&out).unwrap();
+            assert_eq!(archive.read_dyn("s").unwrap().dtype().descr(), "'<U19'");
+            let s = archive.read::<npy_core::types::Ucs4<19>>("s").unwrap();
+            (archive.read::<i64>("v").unwrap(), s.iter().map(ToString::to_string).collect())
+        };
+        assert_eq!(v, (0..10_000).collect::<Vec<i64>>());
+        assert!(s.iter().enumerate().all(|(i, t)| *t == "x".repeat(i / 500)), "{kind}");
+        leave_rows_for_numpy(&format!("copy_text_{kind}"), &out, kind, &["v", "s"], rows.clone());
+    }
 }
