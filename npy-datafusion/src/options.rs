@@ -51,6 +51,8 @@ pub struct NpyReadOptions {
     /// [`MapContract::accept`]: nothing modifies or truncates the table's files while a
     /// query scans them. Not an `OPTIONS` key (SQL cannot make that promise), not sent to
     /// Ballista executors (they read), and without effect on object stores and npz members.
+    /// Pages are faulted in by the threads that decode them (the session's runtime, where
+    /// reads go to the blocking pool): meant for files in the page cache or on local SSDs.
     ///
     /// ```
     /// use npy_core::mmap::MapContract;
