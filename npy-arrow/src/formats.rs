@@ -574,6 +574,10 @@ fn file_len(path: &Path) -> Result<u64> {
 /// place only by [`Sink::finish`]; dropped before, it leaves nothing behind and any old
 /// file untouched. Errors name the path (and the member).
 ///
+/// Text columns of `.npy` and `.npz` files are as wide as their longest value in any
+/// batch: when the schema's metadata does not fix the dtype, the batches are spooled
+/// ([`TextSpool`]) and written by `finish`, whose errors then include theirs.
+///
 /// # Examples
 /// ```
 /// use npy_arrow::formats::{open, FileOptions, Sink};
