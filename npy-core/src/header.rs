@@ -311,6 +311,28 @@ impl Header {
 }
 
 impl Header {
+    /// This header encoded as `version` at exactly `total_len` bytes (magic to `\n`), the
+    /// dict padded with spaces: what an in-place update of the shape writes over a header
+    /// of that length (the room `np.save` leaves after the dict). `None` when it does not
+    /// fit, or cannot be written as `version`.
+    pub(crate) fn in_place(&self, version: Version, total_len: usize) -> Option<Vec<u8>> {
+        let folded = self.folded().ok()?;
+        let text = folded.as_ref().unwrap_or(self).dict_text();
+        let mut out = wrap(text.trim_end(), version).ok()?;
+        if out.len() > total_len {
+            return None;
+        }
+        out.pop();
+        out.resize(total_len - 1, b' ');
+        out.push(b'\n');
+        let hlen = total_len - version.preamble_len();
+        match version {
+            Version::V1_0 => out[8..10].copy_from_slice(&u16::try_from(hlen).ok()?.to_le_bytes()),
+            _ => out[8..12].copy_from_slice(&u32::try_from(hlen).ok()?.to_le_bytes()),
+        }
+        Some(out)
+    }
+
     /// This header as NumPy keeps it, when its element type is a subarray (`[T; N]`
     /// elements): NumPy has no subarray dtype at the top level of an array, its dims go
     /// after the array's (`Vec<[u8; 4]>` of 2 is `'|u1'` of shape `(2, 4)`), as `np.save`

@@ -22,6 +22,7 @@
 //! | a struct's fields as named arrays | [`npz::Writer::add_columns`] |
 //! | zero-copy views, many writers | [`mmap::NpyMap`], [`mmap::NpyMapMut`] |
 //! | files that appear whole or not at all | [`atomic::AtomicFile`] (every path write uses it) |
+//! | grow a file in place, crash-safe | [`append::Appender`] |
 //! | strings, datetimes, void | [`types`] |
 //! | object arrays: str, None, mixed and nested values, without running pickles | [`object`], [`Object`] |
 //! | any serde type by field name; files of unknown type as values | `npy_core::serde` (feature `serde`) |
@@ -122,6 +123,7 @@
 //!   written (4 MiB or more at a time); deflated members are compressed on worker threads ([`npz::Writer::threads`]).
 #![warn(missing_docs)]
 
+pub mod append;
 mod array;
 pub mod atomic;
 mod buffer;

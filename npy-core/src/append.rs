@@ -1,0 +1,571 @@
+//! Growing a `.npy` file in place: [`Appender`] adds rows along the growth axis (the first;
+//! the last of a Fortran-order array) and rewrites the shape in the header's spare bytes,
+//! which `np.save` (and this crate) leave for exactly this (NumPy PR #20321, the room the
+//! `npy-append-array` package uses).
+//!
+//! # Crash safety
+//! The rows are written after the data and synced first; only then is the header
+//! rewritten, in place and at the same length, and synced. A crash in between leaves the
+//! old array, whole, followed by a tail that readers (NumPy's and this crate's) ignore;
+//! [`Appender::recover`] adopts or trims such a tail. A header without room for the new
+//! shape is rewritten through an [`AtomicFile`] (the whole file copied), unless
+//! [`Appender::in_place_only`] asks for an error instead.
+//!
+//! # Archives
+//! `.npz` members are not appendable in place: a zip member's size and CRC-32 sit in its
+//! local header before the data and in the central directory after the last member, so
+//! growing one member moves everything after it (and a deflated member would be
+//! recompressed). Keep a growing array as its own `.npy` file, append to that, and build the
+//! archive when the arrays are complete: [`crate::npz::Writer::add_raw_from`] copies a
+//! `.npy` file in as a member without decoding it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::atomic::AtomicFile;
+use crate::error::{Error, ErrorKind, Result};
+use crate::header::{shape_repr, Header, Version};
+use crate::options::ReadOptions;
+use crate::plan::Plan;
+use crate::record::{native_dtype_of, NpyRecord};
+use crate::write::write_with_plan;
+
+/// What [`Appender::recover`] does with bytes past an array's data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// The tail's whole rows join the array (an append whose header rewrite was lost);
+    /// a partial last row is cut off.
+    Adopt,
+    /// The tail is cut off: the array is as its header says.
+    Trim,
+}
+
+/// An open `.npy` file that rows are appended to. See the [module docs](self).
+///
+/// # Examples
+/// ```
+/// use npy_core::append::Appender;
+/// use npy_core::prelude::*;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t0.npy");
+/// vec![0.5f64, 1.5].write_npy(&path)?;
+/// let mut a = Appender::open(&path)?;
+/// a.append(&[2.5f64, 3.5, 4.5])?;
+/// assert_eq!(a.rows(), 5);
+/// assert_eq!(Vec::<f64>::read_npy(&path)?, [0.5, 1.5, 2.5, 3.5, 4.5]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Appender {
+    file: File,
+    path: PathBuf,
+    header: Header,
+    version: Version,
+    /// Bytes before the data.
+    data_offset: u64,
+    /// Bytes of one step along the growth axis.
+    row_bytes: u64,
+    /// Bytes past the data when opened (an interrupted append's).
+    tail: u64,
+    in_place_only: bool,
+}
+
+impl Appender {
+    /// Opens `path` for appending, with default [`ReadOptions`].
+    ///
+    /// # Errors
+    /// As [`ReadOptions::open_path`]; [`ErrorKind::Usage`] for a 0-d array (it has no axis
+    /// to grow) or an object array (its data is a pickle).
+    pub fn open(path: impl AsRef<Path>) -> Result<Appender> {
+        Appender::open_with(path, &ReadOptions::default())
+    }
+
+    /// Opens `path` for appending, reading its header with `options`.
+    ///
+    /// # Errors
+    /// As [`Appender::open`].
+    pub fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Appender> {
+        let path = path.as_ref();
+        Appender::open_inner(path, options).map_err(|e| e.writing(path))
+    }
+
+    fn open_inner(path: &Path, options: &ReadOptions) -> Result<Appender> {
+        let reader = options.open_path(path)?;
+        let (header, version) = (reader.header().clone(), reader.version());
+        let data_offset = reader.data_offset() as u64;
+        let data_len = reader.data_len() as u64;
+        drop(reader);
+        if header.shape.is_empty() {
+            return Err(Error::usage("a 0-d array has no axis to append along"));
+        }
+        if header.dtype.has_object() {
+            return Err(Error::usage("an object array's data is a pickle: rows cannot be appended to it"));
+        }
+        let growth = growth_axis(&header);
+        let others: usize = header.shape.iter().enumerate().filter(|&(i, _)| i != growth).map(|(_, &d)| d).product();
+        let row_bytes = (others as u64).saturating_mul(header.dtype.itemsize() as u64);
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        let len = file.metadata()?.len();
+        let tail = len.saturating_sub(data_offset + data_len);
+        Ok(Appender {
+            file,
+            path: path.to_path_buf(),
+            header,
+            version,
+            data_offset,
+            row_bytes,
+            tail,
+            in_place_only: false,
+        })
+    }
+
+    /// Refuse to rewrite the whole file when the header has no room for a new shape
+    /// (files from writers that leave none): appends then fail with
+    /// [`ErrorKind::Usage`] instead. Default: rewrite atomically.
+    pub fn in_place_only(&mut self, yes: bool) -> &mut Self {
+        self.in_place_only = yes;
+        self
+    }
+
+    /// The header as it is now.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The length of the growth axis.
+    pub fn rows(&self) -> usize {
+        self.header.shape[growth_axis(&self.header)]
+    }
+
+    /// Bytes past the data when the file was opened: what an interrupted append left
+    /// ([`Appender::recover`]).
+    pub fn tail_bytes(&self) -> u64 {
+        self.tail
+    }
+
+    /// Appends `values`, in storage order: whole rows of the array (a row is one step
+    /// along the growth axis: `n` elements for shape `(rows, n)` in C order), converted to
+    /// the file's dtype as writes convert (the same plan as `write_npy`). `T` may also be
+    /// the array's trailing dims as one element (`[f32; 3]` for `'<f4'` of shape
+    /// `(rows, 3)`), as reads take them.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DtypeMismatch`] and the like when `T` cannot be written as the file's
+    /// dtype (saying why); [`ErrorKind::Usage`] for a number of values that is not whole
+    /// rows, for a file with a tail (recover it first), and for a header without room
+    /// under [`Appender::in_place_only`]; I/O errors. Errors name the file; after one, the
+    /// file holds the old array (and perhaps a tail).
+    pub fn append<T: NpyRecord>(&mut self, values: &[T]) -> Result<()> {
+        let plan = self.plan_for::<T>().map_err(|e| e.writing(&self.path))?;
+        let per_row = (self.row_bytes as usize).checked_div(plan.dst_size()).unwrap_or(0);
+        if per_row == 0 {
+            let reason = format!("{} rows of no data cannot be appended to", shape_repr(&self.header.shape));
+            return Err(Error::usage(reason).writing(&self.path));
+        }
+        if !values.len().is_multiple_of(per_row) {
+            let reason = format!(
+                "{} values are not whole rows of {per_row} (the array is {} {})",
+                values.len(),
+                self.header.dtype.descr(),
+                shape_repr(&self.header.shape)
+            );
+            return Err(Error::usage(reason).writing(&self.path));
+        }
+        let rows = values.len() / per_row;
+        self.grow(rows, |file| write_with_plan(file, &plan, values))
+    }
+
+    /// Appends the data of the `.npy` file at `other`, streamed: its dtype, order and
+    /// dims other than the growth axis must be this array's.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] naming both files when they differ (saying how); as
+    /// [`Appender::append`] otherwise; errors reading `other` name it.
+    pub fn append_file(&mut self, other: impl AsRef<Path>) -> Result<()> {
+        let other = other.as_ref();
+        let reader = ReadOptions::default().open_path(other)?;
+        let (theirs, start) = (reader.header().clone(), reader.data_offset() as u64);
+        drop(reader);
+        if let Some(how) = differs(&self.header, &theirs) {
+            let reason = format!("'{}' cannot be appended: {how}", other.display());
+            return Err(Error::usage(reason).writing(&self.path));
+        }
+        let rows = theirs.shape[growth_axis(&theirs)];
+        let bytes = (rows as u64).saturating_mul(self.row_bytes);
+        self.grow(rows, |file| {
+            let mut source = File::open(other).map_err(|e| Error::from(e).reading(other))?;
+            source.seek(SeekFrom::Start(start)).map_err(|e| Error::from(e).reading(other))?;
+            let mut source = io::BufReader::with_capacity(1 << 20, source).take(bytes);
+            let copied = io::copy(&mut source, file).map_err(|e| Error::from(e).reading(other))?;
+            if copied != bytes {
+                let e: Error = ErrorKind::Truncated { expected: bytes, found: copied }.into();
+                return Err(e.reading(other));
+            }
+            Ok(())
+        })
+    }
+
+    /// Writes `rows` rows with `write` (given the file at the end of the data) and makes
+    /// them part of the array: synced data, then the header.
+    fn grow(&mut self, rows: usize, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+        let path = self.path.clone();
+        let grow = || -> Result<()> {
+            if self.tail > 0 {
+                return Err(Error::usage(format!(
+                    "{} bytes follow the data (an interrupted append?): Appender::recover adopts or trims them",
+                    self.tail
+                )));
+            }
+            let mut header = self.header.clone();
+            let axis = growth_axis(&header);
+            header.shape[axis] = header.shape[axis]
+                .checked_add(rows)
+                .ok_or_else(|| Error::usage("the new length overflows".to_string()))?;
+            let data_len = header.data_len()? as u64;
+            let head = header.in_place(self.version, self.data_offset as usize);
+            if head.is_none() && self.in_place_only {
+                return Err(Error::usage(format!(
+                    "the header has no room for shape {} (its writer left none) and in-place appends were asked for",
+                    shape_repr(&header.shape)
+                )));
+            }
+            let end = self.data_offset + self.header.data_len()? as u64;
+            self.file.seek(SeekFrom::Start(end))?;
+            write(&mut self.file)?;
+            let written = self.file.stream_position()? - end;
+            if written != data_len - (end - self.data_offset) {
+                return Err(Error::usage("the rows written are not the rows counted".to_string()));
+            }
+            match head {
+                Some(head) => {
+                    // The rows are on disk before the shape that counts them.
+                    self.file.sync_data()?;
+                    self.file.seek(SeekFrom::Start(0))?;
+                    self.file.write_all(&head)?;
+                    self.file.sync_data()?;
+                    self.header = header;
+                }
+                None => self.rewrite(header)?,
+            }
+            Ok(())
+        };
+        grow().map_err(|e| e.writing(&path))
+    }
+
+    /// Rewrites the whole file with `header` (a longer one) through an [`AtomicFile`]: the
+    /// old file's data (now with the new rows after it) copied after the new header.
+    fn rewrite(&mut self, header: Header) -> Result<()> {
+        let (version, head) = header.encode(None)?;
+        let data_len = header.data_len()? as u64;
+        let mut out = AtomicFile::create(&self.path)?;
+        out.write_all(&head)?;
+        self.file.seek(SeekFrom::Start(self.data_offset))?;
+        let copied = io::copy(&mut (&mut self.file).take(data_len), &mut out)?;
+        if copied != data_len {
+            return Err(ErrorKind::Truncated { expected: data_len, found: copied }.into());
+        }
+        out.commit(true)?;
+        self.file = OpenOptions::new().read(true).write(true).open(&self.path)?;
+        self.data_offset = head.len() as u64;
+        (self.header, self.version) = (header, version);
+        Ok(())
+    }
+
+    /// Makes a file whose last append was interrupted whole again: the bytes past its data
+    /// are adopted as rows or trimmed ([`Recovery`]), and synced. Returns the number of
+    /// rows after recovery. A file without a tail is left as it is.
+    ///
+    /// # Errors
+    /// As [`Appender::open`]; I/O errors; [`ErrorKind::Usage`] when adopting needs more
+    /// room than the header has (trim instead, or append the rows again).
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Write;
+    /// use npy_core::append::{Appender, Recovery};
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("n.npy");
+    /// vec![1i32, 2].write_npy(&path)?;
+    /// // An append that wrote rows 3, 4 and half a row, then died before the header.
+    /// let mut f = std::fs::OpenOptions::new().append(true).open(&path)?;
+    /// f.write_all(&[3, 0, 0, 0, 4, 0, 0, 0, 5, 0])?;
+    /// assert_eq!(Vec::<i32>::read_npy(&path)?, [1, 2]);
+    /// assert_eq!(Appender::recover(&path, Recovery::Adopt)?, 4);
+    /// assert_eq!(Vec::<i32>::read_npy(&path)?, [1, 2, 3, 4]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn recover(path: impl AsRef<Path>, recovery: Recovery) -> Result<usize> {
+        let path = path.as_ref();
+        let mut a = Appender::open(path)?;
+        let mut recover = || -> Result<usize> {
+            let end = a.data_offset + a.header.data_len()? as u64;
+            let whole = a.tail.checked_div(a.row_bytes).unwrap_or(0);
+            if recovery == Recovery::Adopt && whole > 0 {
+                let mut header = a.header.clone();
+                let axis = growth_axis(&header);
+                header.shape[axis] += usize::try_from(whole).map_err(|_| Error::usage("too many rows".to_string()))?;
+                let head = header.in_place(a.version, a.data_offset as usize).ok_or_else(|| {
+                    Error::usage(format!(
+                        "the header has no room for shape {}: recover with Recovery::Trim",
+                        shape_repr(&header.shape)
+                    ))
+                })?;
+                a.file.set_len(end + whole * a.row_bytes)?;
+                a.file.sync_data()?;
+                a.file.seek(SeekFrom::Start(0))?;
+                a.file.write_all(&head)?;
+                a.header = header;
+            } else if a.tail > 0 {
+                a.file.set_len(end)?;
+            }
+            a.file.sync_data()?;
+            Ok(a.rows())
+        };
+        recover().map_err(|e| e.writing(path))
+    }
+
+    /// The plan from `T`'s memory to the file's element (its trailing dims as one element
+    /// when `T` is a subarray of them).
+    fn plan_for<T: NpyRecord>(&self) -> Result<Plan> {
+        let element = self.header.grouped(&T::dtype()).map_or(self.header.dtype.clone(), |g| g.dtype);
+        Plan::new(&native_dtype_of::<T>()?, &element)
+    }
+}
+
+/// The growth axis: the first, or the last in Fortran order.
+fn growth_axis(header: &Header) -> usize {
+    if header.fortran_order {
+        header.shape.len() - 1
+    } else {
+        0
+    }
+}
+
+/// How an array of `theirs` differs from `ours` for appending, if it does.
+fn differs(ours: &Header, theirs: &Header) -> Option<String> {
+    if theirs.dtype != ours.dtype {
+        return Some(format!("its dtype is {}, not {}", theirs.dtype.descr(), ours.dtype.descr()));
+    }
+    let order = |h: &Header| h.shape.len() > 1 && h.fortran_order;
+    if order(theirs) != order(ours) {
+        return Some("its order (C or Fortran) differs".to_string());
+    }
+    let rest = |h: &Header| {
+        let axis = if h.shape.is_empty() { None } else { Some(growth_axis(h)) };
+        h.shape.iter().enumerate().filter(|&(i, _)| Some(i) != axis).map(|(_, &d)| d).collect::<Vec<_>>()
+    };
+    if theirs.shape.is_empty() || rest(theirs) != rest(ours) {
+        return Some(format!(
+            "its shape is {}, where {} needs the same dims but the growth axis",
+            shape_repr(&theirs.shape),
+            shape_repr(&ours.shape)
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prelude::*;
+    use crate::{Array, DynArray};
+
+    fn header_bytes(path: &Path) -> Vec<u8> {
+        let reader = ReadOptions::default().open_path(path).unwrap();
+        let n = reader.data_offset();
+        std::fs::read(path).unwrap()[..n].to_vec()
+    }
+
+    #[test]
+    fn typed_appends_grow_the_array_and_write_nps_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.npy");
+        let values: Vec<u64> = (0..7).map(|i| i * 1_000_003).collect();
+        values[..3].to_vec().write_npy(&path).unwrap();
+        let mut a = Appender::open(&path).unwrap();
+        a.append(&values[3..5]).unwrap();
+        a.append::<u64>(&[]).unwrap();
+        a.append(&values[5..]).unwrap();
+        assert_eq!(a.rows(), 7);
+        assert_eq!(Vec::<u64>::read_npy(&path).unwrap(), values);
+        // The header is the one np.save writes for the whole array.
+        let (_, want) = Header::new("<u8".parse().unwrap(), vec![7]).encode(None).unwrap();
+        assert_eq!(header_bytes(&path), want);
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, want.len() + 7 * 8);
+    }
+
+    #[test]
+    fn rows_of_2d_arrays_in_c_and_fortran_order() {
+        let dir = tempfile::tempdir().unwrap();
+        // C order (2, 3): rows of 3, as scalars or as [f32; 3] elements.
+        let path = dir.path().join("c.npy");
+        Array::from_shape_vec(vec![2, 3], (0..6).map(|i| i as f32).collect()).unwrap().write_npy(&path).unwrap();
+        let mut a = Appender::open(&path).unwrap();
+        a.append(&[6f32, 7.0, 8.0]).unwrap();
+        a.append(&[[9f32, 10.0, 11.0]]).unwrap();
+        let e = a.append(&[1f32, 2.0]).unwrap_err();
+        assert!(e.to_string().contains("2 values are not whole rows of 3"), "{e}");
+        let back = Array::<f32>::read_npy(&path).unwrap();
+        assert_eq!((back.shape(), back.as_slice()), (&[4, 3][..], &(0..12).map(|i| i as f32).collect::<Vec<_>>()[..]));
+        // Fortran order (3, 2): the last axis grows; a step is a column of 3.
+        let path = dir.path().join("f.npy");
+        let f = Array::from_shape_vec_fortran(vec![3, 2], vec![1i64, 2, 3, 4, 5, 6]).unwrap();
+        f.write_npy(&path).unwrap();
+        Appender::open(&path).unwrap().append(&[7i64, 8, 9]).unwrap();
+        let back = Array::<i64>::read_npy(&path).unwrap();
+        assert!(back.fortran_order());
+        assert_eq!((back.shape(), back.as_slice()), (&[3, 3][..], &[1i64, 2, 3, 4, 5, 6, 7, 8, 9][..]));
+    }
+
+    #[test]
+    fn big_endian_files_get_converted_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("be.npy");
+        // A '>f8' file written by the dynamic writer.
+        let bytes: Vec<u8> = [1.5f64, -2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+        DynArray::new(Header::new(">f8".parse().unwrap(), vec![2]), bytes).unwrap().write_npy(&path).unwrap();
+        Appender::open(&path).unwrap().append(&[3.25f64]).unwrap();
+        let back = DynArray::read_npy(&path).unwrap();
+        assert_eq!(back.dtype().descr(), "'>f8'");
+        assert_eq!(Vec::<f64>::read_npy(&path).unwrap(), [1.5, -2.0, 3.25]);
+    }
+
+    #[test]
+    fn files_append_when_dtype_and_dims_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a_path, b_path) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
+        Array::from_shape_vec(vec![1, 2], vec![1u16, 2]).unwrap().write_npy(&a_path).unwrap();
+        Array::from_shape_vec(vec![2, 2], vec![3u16, 4, 5, 6]).unwrap().write_npy(&b_path).unwrap();
+        Appender::open(&a_path).unwrap().append_file(&b_path).unwrap();
+        assert_eq!(Array::<u16>::read_npy(&a_path).unwrap().as_slice(), [1, 2, 3, 4, 5, 6]);
+        let wide = dir.path().join("wide.npy");
+        Array::from_shape_vec(vec![1, 3], vec![7u16, 8, 9]).unwrap().write_npy(&wide).unwrap();
+        let e = Appender::open(&a_path).unwrap().append_file(&wide).unwrap_err();
+        assert!(e.to_string().contains("its shape is (1, 3), where (3, 2) needs"), "{e}");
+        assert_eq!(e.path(), Some(a_path.as_path()));
+        let floats = dir.path().join("floats.npy");
+        [1.0f32, 2.0].write_npy(&floats).unwrap();
+        let e = Appender::open(&a_path).unwrap().append_file(&floats).unwrap_err();
+        assert!(e.to_string().contains("its dtype is '<f4', not '<u2'"), "{e}");
+        // Nothing was appended by the refusals.
+        assert_eq!(Array::<u16>::read_npy(&a_path).unwrap().shape(), [3, 2]);
+    }
+
+    #[test]
+    fn wrong_types_and_0d_arrays_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("i.npy");
+        [1i32, 2].write_npy(&path).unwrap();
+        let e = Appender::open(&path).unwrap().append(&[1.5f64]).unwrap_err();
+        assert_eq!(e.path(), Some(path.as_path()), "{e}");
+        assert_eq!(Vec::<i32>::read_npy(&path).unwrap(), [1, 2]);
+        let scalar = dir.path().join("s.npy");
+        Array::from_shape_vec(vec![], vec![1i32]).unwrap().write_npy(&scalar).unwrap();
+        let e = Appender::open(&scalar).unwrap_err();
+        assert!(e.to_string().contains("0-d array"), "{e}");
+    }
+
+    /// A `.npy` of `n` `|i1` values whose header has no spare byte (a writer that pads only
+    /// to the alignment): its field name is chosen so that the dict ends the 64-byte block.
+    fn tight_file(path: &Path, n: usize) {
+        let (text, total) = (1..64)
+            .map(|k| {
+                let text =
+                    format!("{{'descr': [('{}', '|i1')], 'fortran_order': False, 'shape': ({n},), }}", "x".repeat(k));
+                let total = 10 + text.len() + 1;
+                (text, total)
+            })
+            .find(|(_, total)| total % 64 == 0)
+            .unwrap();
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&((total - 10) as u16).to_le_bytes());
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.push(b'\n');
+        bytes.extend((0..n).map(|i| i as u8));
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    #[test]
+    fn a_header_without_room_is_rewritten_atomically_or_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tight.npy");
+        tight_file(&path, 9);
+        let before = std::fs::read(&path).unwrap();
+        // Rows of the same record dtype, from another file.
+        let dtype = DynArray::read_npy(&path).unwrap().dtype().clone();
+        let more = |n: usize, first: u8| {
+            let more = dir.path().join(format!("more{first}.npy"));
+            DynArray::new(Header::new(dtype.clone(), vec![n]), (first..first + n as u8).collect())
+                .unwrap()
+                .write_npy(&more)
+                .unwrap();
+            more
+        };
+        let (two, one) = (more(2, 9), more(1, 11));
+        let mut a = Appender::open(&path).unwrap();
+        a.in_place_only(true);
+        let e = a.append_file(&two).unwrap_err();
+        assert!(e.to_string().contains("no room for shape (11,)"), "{e}");
+        // Refused before anything is written: the file is as it was.
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let mut a = Appender::open(&path).unwrap();
+        a.append_file(&two).unwrap();
+        let array = DynArray::read_npy(&path).unwrap();
+        assert_eq!(array.shape(), [11]);
+        assert_eq!(array.data(), (0..11).collect::<Vec<u8>>());
+        // Rewritten with np.save's header, which has room: the next append is in place.
+        assert_eq!(header_bytes(&path), array.header().encode(None).unwrap().1);
+        a.in_place_only(true).append_file(&one).unwrap();
+        assert_eq!(DynArray::read_npy(&path).unwrap().data(), (0..12).collect::<Vec<u8>>());
+        std::fs::remove_file(two).unwrap();
+        std::fs::remove_file(one).unwrap();
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["tight.npy"], "no temporary file is left");
+    }
+
+    #[test]
+    fn tails_are_refused_then_adopted_or_trimmed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.npy");
+        [1u32, 2].write_npy(&path).unwrap();
+        let clean = std::fs::read(&path).unwrap();
+        // Rows 3 and 4 and half of a fifth, as an append killed before its header.
+        let mut torn = clean.clone();
+        torn.extend([3u32, 4].iter().flat_map(|v| v.to_le_bytes()));
+        torn.extend([5, 0]);
+        std::fs::write(&path, &torn).unwrap();
+        assert_eq!(Vec::<u32>::read_npy(&path).unwrap(), [1, 2], "readers ignore the tail");
+        let mut a = Appender::open(&path).unwrap();
+        assert_eq!(a.tail_bytes(), 10);
+        let e = a.append(&[9u32]).unwrap_err();
+        assert!(e.to_string().contains("10 bytes follow the data"), "{e}");
+        assert_eq!(Appender::recover(&path, Recovery::Adopt).unwrap(), 4);
+        assert_eq!(Vec::<u32>::read_npy(&path).unwrap(), [1, 2, 3, 4]);
+        assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, clean.len() + 8);
+        std::fs::write(&path, &torn).unwrap();
+        assert_eq!(Appender::recover(&path, Recovery::Trim).unwrap(), 2);
+        assert_eq!(std::fs::read(&path).unwrap(), clean);
+        // Nothing to do on a clean file.
+        assert_eq!(Appender::recover(&path, Recovery::Adopt).unwrap(), 2);
+        assert_eq!(std::fs::read(&path).unwrap(), clean);
+    }
+
+    #[test]
+    fn version_2_headers_update_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v2.npy");
+        let header = Header::new("<i2".parse().unwrap(), vec![2]);
+        let (_, head) = header.encode(Some(Version::V2_0)).unwrap();
+        let mut bytes = head.clone();
+        bytes.extend([1i16, 2].iter().flat_map(|v| v.to_le_bytes()));
+        std::fs::write(&path, bytes).unwrap();
+        Appender::open(&path).unwrap().append(&[3i16]).unwrap();
+        let reader = ReadOptions::default().open_path(&path).unwrap();
+        assert_eq!((reader.version(), reader.data_offset()), (Version::V2_0, head.len()));
+        assert_eq!(Vec::<i16>::read_npy(&path).unwrap(), [1, 2, 3]);
+    }
+}
