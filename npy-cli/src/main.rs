@@ -41,6 +41,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use npy_core::ReadOptions;
 
+mod append;
 mod check;
 mod convert;
 mod copy;
@@ -110,6 +111,35 @@ enum Command {
         strict_json: Option<dump::Strict>,
         #[command(flatten)]
         read: ReadArgs,
+    },
+    /// Append the rows of .npy files to a .npy file in place (along its first axis, the
+    /// last in Fortran order): each file's rows are written and synced, then the shape in
+    /// the header's spare bytes counts them, so a crash leaves the old or the new array.
+    Append {
+        /// The .npy file to grow.
+        target: PathBuf,
+        /// Files of the same dtype and other dims whose rows are appended, in order.
+        more: Vec<PathBuf>,
+        /// First make a file whose last append was interrupted whole: adopt the tail's
+        /// whole rows, or trim the tail.
+        #[arg(long, value_enum)]
+        recover: Option<append::Recover>,
+        /// Fail instead of rewriting the whole file when its header has no room for the
+        /// new shape (headers from writers that leave none).
+        #[arg(long)]
+        in_place: bool,
+        #[command(flatten)]
+        read: ReadArgs,
+    },
+    /// Concatenate .npy files along their first axis (the last in Fortran order) into a
+    /// new file, streaming, written atomically.
+    Cat {
+        /// The files, in order: the same dtype and other dims.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The file to write.
+        #[arg(short, long, value_name = "OUT.npy")]
+        output: PathBuf,
     },
     /// Read a file through the dynamic API and write it back (bit-exact for NumPy files);
     /// an .npz keeps its member names, order and compression.
@@ -298,6 +328,10 @@ fn main() -> ExitCode {
         Command::Check { files, strict, quiet, read } => {
             return check::run(files, &read.options(), check::Options { strict: *strict, quiet: *quiet });
         }
+        Command::Append { target, more, recover, in_place, read } => {
+            append::append(target, more, *recover, *in_place, &read.options())
+        }
+        Command::Cat { inputs, output } => append::cat(inputs, output),
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
         Command::Convert {
             input,

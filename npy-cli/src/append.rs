@@ -1,0 +1,61 @@
+//! `npy append TARGET MORE...` and `npy cat A B... -o OUT`: growing `.npy` files along their
+//! growth axis, through `npy_core::append`.
+
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use npy_core::append::{concatenate, Appender, Recovery};
+use npy_core::{ReadOptions, Result};
+
+/// What `--recover` does with the tail of an interrupted append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Recover {
+    /// Its whole rows join the array.
+    Adopt,
+    /// It is cut off.
+    Trim,
+}
+
+/// Appends the data of `more` to `target` in place, in order, each synced before the
+/// header counts it; first recovers an interrupted append's tail when asked. Prints
+/// nothing; the error names the file at fault.
+pub fn append(
+    target: &Path,
+    more: &[PathBuf],
+    recover: Option<Recover>,
+    in_place: bool,
+    read: &ReadOptions,
+) -> Result<()> {
+    if let Some(r) = recover {
+        let how = match r {
+            Recover::Adopt => Recovery::Adopt,
+            Recover::Trim => Recovery::Trim,
+        };
+        Appender::recover(target, how)?;
+    }
+    if more.is_empty() {
+        return Ok(());
+    }
+    let mut appender = Appender::open_with(target, read)?;
+    appender.in_place_only(in_place);
+    for file in more {
+        appender.append_file(file)?;
+    }
+    Ok(())
+}
+
+/// Concatenates `inputs` into `output` (atomically, streamed), with a progress bar on a
+/// terminal for large inputs.
+pub fn cat(inputs: &[PathBuf], output: &Path) -> Result<()> {
+    let total: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+    let bar = crate::progress::bytes(total, "cat");
+    let result = concatenate(inputs, output, &mut |done| {
+        if let Some(bar) = &bar {
+            bar.set_position(done);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    result.map(|_| ())
+}
