@@ -104,6 +104,10 @@ fn appends_killed_at_random_moments_never_tear_the_file() {
         }
         let tail = Appender::open(&target).unwrap().tail_bytes();
         if tail > 0 {
+            if torn == 0 {
+                // One torn file for NumPy in CI: it must load the old length.
+                leave_for_numpy("torn", &target, |expect| values.write_npy(expect).unwrap());
+            }
             torn += 1;
             // What the killed append wrote past the data: cut off for the next append.
             assert_eq!(Appender::recover(&target, Recovery::Trim).unwrap(), values.len(), "kill {kill}");
@@ -115,5 +119,53 @@ fn appends_killed_at_random_moments_never_tear_the_file() {
     // Kills came before, during and after the writes.
     assert!(complete > 0, "no append completed before its kill: the delays are too short");
     assert!(complete < 50, "every append completed before its kill: the delays are too long");
+    assert!(torn > 0, "no kill landed between an append's rows and its header");
     eprintln!("{complete} appends completed, {torn} left a tail that was trimmed");
+}
+
+/// `target/append-check`, where files go for NumPy and npy-append-array to read in CI
+/// (`xtask/append_check.py`): `<case>.npy` beside `<case>.expect.npy`, the array it must
+/// hold, written whole by `write_npy`.
+fn check_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/append-check");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn leave_for_numpy(case: &str, file: &Path, expected: impl FnOnce(&Path)) {
+    let dir = check_dir();
+    std::fs::copy(file, dir.join(format!("{case}.npy"))).unwrap();
+    expected(&dir.join(format!("{case}.expect.npy")));
+}
+
+/// A record with padding (`align=True`) and a big-endian field.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(align)]
+#[repr(C)]
+struct Shot {
+    flag: u8,
+    t0: f64,
+    #[npy(endian = "big")]
+    gain: f32,
+}
+
+fn shot(i: usize) -> Shot {
+    Shot { flag: (i % 3) as u8, t0: i as f64 * 0.25, gain: i as f32 - 7.5 }
+}
+
+/// Records appended in place by `Appender` and by `npy append`, left for NumPy (which must
+/// load them as the whole array written at once) and for npy-append-array (which appends
+/// to them) in CI.
+#[test]
+fn appended_records_are_left_for_numpy() {
+    let dir = tempfile::tempdir().unwrap();
+    let all: Vec<Shot> = (0..40).map(shot).collect();
+    let path = dir.path().join("shots.npy");
+    all[..10].to_vec().write_npy(&path).unwrap();
+    Appender::open(&path).unwrap().append(&all[10..25]).unwrap();
+    let more = dir.path().join("more.npy");
+    all[25..].to_vec().write_npy(&more).unwrap();
+    ok(&npy(&["append", s(&path), s(&more)]));
+    assert_eq!(Vec::<Shot>::read_npy(&path).unwrap(), all);
+    leave_for_numpy("records", &path, |expect| all.write_npy(expect).unwrap());
 }

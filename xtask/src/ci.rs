@@ -49,6 +49,12 @@
 //!     written again, as its users save tables); and every non-object `.npz` as one table
 //!     (a column per member: NumPy's values of each member, the same members back), or
 //!     refused when NumPy agrees its members differ in length
+//! 17. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
+//!     every file `npy-cli/tests/append.rs` grew in place (records, and a file whose
+//!     killed append left a tail) into `target/append-check` and compare it with the array
+//!     written whole, header bytes included; npy-append-array (pinned in
+//!     `xtask/requirements.txt`) appends to them, and the release `npy append` to a file
+//!     npy-append-array made
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -82,6 +88,7 @@ const STEPS: &[Step] = &[
     ("numpy round trip", roundtrip),
     ("numpy reads our dumps", dump_check),
     ("pyarrow reads our conversions", arrow_check),
+    ("numpy and npy-append-array read our appends", append_check),
 ];
 
 /// State shared by the steps.
@@ -156,8 +163,15 @@ fn sql_check_dir() -> PathBuf {
     project::root().join("target").join("sql-check")
 }
 
+/// Where `npy-cli/tests/append.rs` leaves the files it grew in place, beside the arrays
+/// they must hold (`<case>.expect.npy`).
+fn append_check_dir() -> PathBuf {
+    project::root().join("target").join("append-check")
+}
+
 fn test(_: &mut Ci) -> Result<()> {
     // Emptied first, so the NumPy checks see exactly the files this run wrote.
+    project::fresh_dir(&append_check_dir())?;
     project::fresh_dir(&npz_check_dir())?;
     project::fresh_dir(&object_check_dir())?;
     project::fresh_dir(&sql_check_dir())?;
@@ -198,6 +212,18 @@ fn sql_check(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
     let script = project::root().join("xtask").join("sql_check.py");
     project::run(Command::new(&python).arg(&script).arg(sql_check_dir()))
+}
+
+/// NumPy loads the files `npy-cli/tests/append.rs` grew in place as the arrays written
+/// whole, npy-append-array appends to them, and the release `npy append` appends to a file
+/// npy-append-array made (`xtask/append_check.py`).
+fn append_check(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    project::step("cargo build --release -p npy-cli");
+    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
+    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let script = project::root().join("xtask").join("append_check.py");
+    project::run(Command::new(&python).arg(&script).arg(append_check_dir()).arg(&npy))
 }
 
 /// Hostile inputs, under a 2 GiB address-space limit (util-linux `prlimit`, else bash's
