@@ -7,6 +7,7 @@ Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py mmap DIR BYTES REPEAT
        python3 bench.py arrow DIR RECORDS REPEAT NPY
        python3 bench.py sql DIR RECORDS REPEAT
+       python3 bench.py append DIR BATCHES REPEAT
 
 Each measurement runs once untimed, then REPEAT times in interleaved rounds (each starting
 one measurement later), keeping the best and the median.  The page cache is warmed before
@@ -85,6 +86,14 @@ the sums run in another order; the maximum exactly).
 
   np_query     for each file: np.load, then t0's sum and count and samples[:, 0].max()
   np_load_all  np.load of each file alone (context)
+
+append (benches/append.rs): DIR holds traces_whole.npy, BATCHES * 10,000 seismic traces in
+the aligned layout (record i as in `trace`).  Loaded once and checked; then the same
+records written in batches of 10,000, as npy's append_batches writes them (neither syncs:
+np.save does not, npy-append-array does not).
+
+  np_save_whole  np.save(out.npy, arr)
+  npaa_append    npy_append_array.NpyAppendArray(out.npy).append(batch) for each batch
 """
 
 import os
@@ -98,7 +107,7 @@ USAGE = __doc__
 
 
 def main():
-    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow, "sql": sql}
+    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow, "sql": sql, "append": append}
     if len(sys.argv) < 2 or sys.argv[1] not in parts or len(sys.argv) != (6 if sys.argv[1] == "arrow" else 5):
         sys.exit(USAGE)
     part, directory, size, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -592,6 +601,41 @@ def sql(directory, n, repeat):
     hot = nbytes + nbytes // 2
     rounds([("np_query", nbytes, timed(query, check_query)),
             ("np_load_all", nbytes, timed(load_all, check_load))], repeat, hot)
+
+
+def append(directory, batches, repeat):
+    from npy_append_array import NpyAppendArray
+
+    batch = 10_000
+    n = batches * batch
+    arr = np.load(os.path.join(directory, "traces_whole.npy"))
+    check_traces(arr, n, os.path.join(directory, "traces_whole.npy"), ALIGNED, full=True)
+    out = os.path.join(directory, "np-append-out.npy")
+
+    def check_out(_):
+        got = np.load(out, mmap_mode="r")
+        if got.dtype != ALIGNED or got.shape != (n,):
+            raise SystemExit(f"{out}: {got.dtype} {got.shape}, expected {ALIGNED} ({n},)")
+        for i in (0, n // 2, n - 1):
+            check_record(got, i, out)
+        del got
+        # The next run starts with no output and no dirty pages.
+        remove(out)
+        os.sync()
+
+    def save_whole():
+        np.save(out, arr)
+
+    def append_batches():
+        with NpyAppendArray(out) as f:
+            for start in range(0, n, batch):
+                f.append(arr[start : start + batch])
+
+    remove(out)
+    os.sync()
+    nbytes = n * ALIGNED.itemsize
+    rounds([("np_save_whole", nbytes, timed(save_whole, check_out)),
+            ("npaa_append", nbytes, timed(append_batches, check_out))], repeat, nbytes + nbytes // 2)
 
 
 def rounds(measures, repeat, hot):

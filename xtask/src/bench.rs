@@ -1,7 +1,7 @@
-//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql] [--bytes N] [--records N]
-//! [--elements N] [--map-bytes N] [--repeat K]`: npy's speed next to the machine limit, NumPy,
-//! npyz and pyarrow, in one run, with the ratios the speed goals name. Six parts, all by
-//! default (`--only` picks one):
+//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append] [--bytes N] [--records N]
+//! [--elements N] [--map-bytes N] [--batches N] [--repeat K]`: npy's speed next to the
+//! machine limit, NumPy, npyz, pyarrow and npy-append-array, in one run, with the ratios the
+//! speed goals name. Seven parts, all by default (`--only` picks one):
 //!
 //! - `f8`: a big `<f8` array.
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
@@ -78,6 +78,18 @@
 //!   field, with the files mapped (a read copies every byte of a row whatever the query
 //!   uses, so there the ratio is bounded by the copy; it is shown for context).
 //!
+//! - `append`: Simon's data growing by appends (issue 18): `--batches N` (default 1,000)
+//!   batches of 10,000 aligned `Trace` records (3.04 GB).
+//!   1. `cargo bench --bench append` (`benches/append.rs`) times one synced `write_npy` of
+//!      all the records, the same records written as a first batch plus `N - 1` in-place
+//!      appends (`npy_core::append::Appender`, two syncs each), and the write plus what the
+//!      appends add by design (per batch two small synced writes).
+//!   2. `xtask/bench.py append` times `np.save` of the records and npy-append-array
+//!      appending them in the same batches (neither syncs).
+//!
+//!   The goal: the appends cost no more than writing the records once plus a constant per
+//!   batch (the two syncs that keep the file whole through a crash).
+//!
 //! npy's writes in the goals use `WriteOptions::sync(false)` (`FileWriter::sync(false)`
 //! for archives), as `np.save`, npyz and the limit write do not sync either; the default
 //! (synced) `write_npy` is timed too, next to a limit write with `fsync`, for context.
@@ -100,8 +112,8 @@ use std::process::{Command, Stdio};
 
 use crate::project::{self, Result};
 
-const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql] [--bytes N] [--records N] \
-                     [--elements N] [--map-bytes N] [--repeat K]";
+const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append] [--bytes N] \
+                     [--records N] [--elements N] [--map-bytes N] [--batches N] [--repeat K]";
 
 /// A speed goal on the ratio numerator / denominator.
 #[derive(Debug, Clone, Copy)]
@@ -345,6 +357,26 @@ const SQL: Part = Part {
     ],
 };
 
+const APPEND: Part = Part {
+    name: "append",
+    package: "npy",
+    bench: "append",
+    title: "append: Trace records (aligned, 304 B) written in batches of 10,000 by in-place appends",
+    rows: &[
+        ("write_whole", "npy: write_npy of all the records (synced)"),
+        ("append_batches", "npy: the first batch written, each further one appended (synced twice each)"),
+        ("write_then_syncs", "npy: write_whole + per batch the appends' two small synced writes"),
+        ("np_save_whole", "NumPy: np.save of all the records (not synced)"),
+        ("npaa_append", "npy-append-array: NpyAppendArray.append of each batch (not synced)"),
+    ],
+    goals: &[
+        ("appends / write once + syncs a batch", "append_batches", "write_then_syncs", Goal::AtMost(1.0)),
+        ("appends / one write_npy", "append_batches", "write_whole", Goal::Context),
+        ("npy appends (synced) / npy-append-array", "append_batches", "npaa_append", Goal::Context),
+        ("write_npy (synced) / np.save", "write_whole", "np_save_whole", Goal::Context),
+    ],
+};
+
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
 struct Settings {
@@ -358,6 +390,8 @@ struct Settings {
     elements: u64,
     /// Data bytes of the `mmap` part's big file.
     map_bytes: u64,
+    /// Batches of 10,000 records of the `append` part.
+    batches: u64,
     repeat: u32,
 }
 
@@ -365,7 +399,7 @@ impl Settings {
     fn parts(&self) -> Vec<&'static Part> {
         match self.only {
             Some(part) => vec![part],
-            None => vec![&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL],
+            None => vec![&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &APPEND],
         }
     }
 
@@ -375,6 +409,7 @@ impl Settings {
             "f8" => ("--bytes", self.bytes),
             "records" | "arrow" | "sql" => ("--records", self.records),
             "npz" => ("--elements", self.elements),
+            "append" => ("--batches", self.batches),
             _ => ("--bytes", self.map_bytes),
         };
         [flag.to_string(), size.to_string()]
@@ -441,11 +476,19 @@ pub fn run(args: &[&str]) -> Result<()> {
 }
 
 fn parse_args(args: &[&str]) -> Result<Settings> {
-    let mut settings =
-        Settings { only: None, bytes: 1 << 30, records: 4_000_000, elements: 4_000_000, map_bytes: 4 << 30, repeat: 3 };
+    let mut settings = Settings {
+        only: None,
+        bytes: 1 << 30,
+        records: 4_000_000,
+        elements: 4_000_000,
+        map_bytes: 4 << 30,
+        batches: 1_000,
+        repeat: 3,
+    };
     let mut it = args.iter();
     while let Some(&arg) = it.next() {
-        if !matches!(arg, "--only" | "--bytes" | "--records" | "--elements" | "--map-bytes" | "--repeat") {
+        if !matches!(arg, "--only" | "--bytes" | "--records" | "--elements" | "--map-bytes" | "--batches" | "--repeat")
+        {
             return Err(format!("unknown argument {arg:?}; {USAGE}"));
         }
         let value = *it.next().ok_or_else(|| format!("{arg} needs a value; {USAGE}"))?;
@@ -459,9 +502,10 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                     "mmap" => &MMAP,
                     "arrow" => &ARROW,
                     "sql" => &SQL,
+                    "append" => &APPEND,
                     _ => {
                         return Err(format!(
-                            "--only takes f8, records, npz, mmap, arrow or sql, not {value:?}; {USAGE}"
+                            "--only takes f8, records, npz, mmap, arrow, sql or append, not {value:?}; {USAGE}"
                         ))
                     }
                 })
@@ -470,6 +514,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
             "--records" => settings.records = number()?,
             "--elements" => settings.elements = number()?,
             "--map-bytes" => settings.map_bytes = number()?,
+            "--batches" => settings.batches = number()?,
             _ => settings.repeat = value.parse().map_err(|e| format!("--repeat {value}: {e}; {USAGE}"))?,
         }
     }
@@ -673,8 +718,13 @@ mod tests {
         assert_eq!(parts.iter().map(|p| p.name).collect::<Vec<_>>(), ["arrow"]);
         assert_eq!(settings.size_args(parts[0]), ["--records".to_string(), "200000".to_string()]);
         let all = parse_args(&[]).unwrap().parts();
-        assert_eq!(all.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "records", "npz", "mmap", "arrow", "sql"]);
-        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("arrow or sql"));
+        assert_eq!(
+            all.iter().map(|p| p.name).collect::<Vec<_>>(),
+            ["f8", "records", "npz", "mmap", "arrow", "sql", "append"]
+        );
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("sql or append"));
+        let append = parse_args(&["--only", "append", "--batches", "20"]).unwrap();
+        assert_eq!(append.size_args(append.parts()[0]), ["--batches".to_string(), "20".to_string()]);
     }
 
     #[test]

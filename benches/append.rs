@@ -1,0 +1,151 @@
+//! `cargo bench --bench append`: Simon's intermediate data growing by appends. A file of
+//! `Trace` records (`align=True`, 304 bytes a record, `TraceAligned`'s memory) is written
+//! in `--batches` batches of 10,000 records (default 1,000: 10,000,000 records, 3.04 GB),
+//! next to one `write_npy` of the whole.
+//!
+//! `cargo xtask bench --only append` runs this, then `xtask/bench.py append` times NumPy and
+//! npy-append-array on the same records, and prints the ratios. Arguments (after `--`):
+//! `--dir DIR` (default `target/bench`), `--batches N`, `--repeat K` (default 3), `--keep`
+//! (leave `traces_whole.npy` for NumPy).
+//!
+//! Measurements (synced writes wait for the disk: each run starts with dirty pages
+//! flushed), each run once untimed and then `K` times in interleaved rounds:
+//!
+//! - `write_whole`: `records.write_npy(out.npy)`, default options (atomic, synced);
+//! - `append_batches`: the first batch written so, then each further batch appended with
+//!   `npy_core::append::Appender::append` (its rows written and synced, then the header
+//!   rewritten and synced: two syncs a batch, the price of a file that a crash never
+//!   tears);
+//! - `write_then_syncs`: `write_whole`, then what the appends add by design, on a small
+//!   file: per batch after the first, 8 bytes written and synced, a 128-byte header
+//!   rewritten and synced. "Writing the same records once plus a constant per batch".
+//!
+//! Each result is checked after the clock stops: its size and its last record's samples.
+
+mod common;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::trace::{trace, TraceAligned, ALIGNED_SIZE, TAIL};
+use common::{remove_if_present, run_rounds, sync, Args, Measure, Result};
+use npy_core::append::Appender;
+use npy_core::prelude::*;
+
+/// Records per batch.
+const BATCH: usize = 10_000;
+
+struct Ctx {
+    records: Vec<TraceAligned>,
+    out: PathBuf,
+    small: PathBuf,
+    /// The last record's samples, little-endian: the last bytes of every result.
+    tail: Vec<u8>,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse("append", &[("--batches", 1_000)])?;
+    let batches = args.number("--batches");
+    if batches == 0 || batches.saturating_mul(BATCH) > i32::MAX as usize {
+        return Err(format!("--batches must be between 1 and {}", i32::MAX as usize / BATCH).into());
+    }
+    fs::create_dir_all(&args.dir)?;
+    let n = batches * BATCH;
+    let records: Vec<TraceAligned> = (0..n).map(trace).collect();
+    let tail: Vec<u8> = records[n - 1].samples.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let ctx = Ctx { records, out: args.dir.join("append-out.npy"), small: args.dir.join("append-small.npy"), tail };
+    let bytes = n * ALIGNED_SIZE;
+    eprintln!("append bench: {batches} batches of {BATCH} records ({bytes} bytes), {} runs each", args.repeat);
+    let measures: Vec<Measure<Ctx>> = vec![
+        Measure::new("write_whole", bytes, write_whole),
+        Measure::new("append_batches", bytes, append_batches),
+        Measure::new("write_then_syncs", bytes, write_then_syncs),
+    ];
+    run_rounds(&ctx, &measures, args.repeat, bytes + bytes / 2)?;
+    remove_if_present(&ctx.small)?;
+    if args.keep {
+        ctx.records.write_npy(args.dir.join("traces_whole.npy"))?;
+    }
+    remove_if_present(&ctx.out)?;
+    Ok(())
+}
+
+/// Removes the output and flushes dirty pages, so a run writes back only its own data.
+fn fresh(ctx: &Ctx) -> Result<()> {
+    remove_if_present(&ctx.out)?;
+    sync();
+    Ok(())
+}
+
+/// Fails unless the output holds the records: its size and last bytes.
+fn check(ctx: &Ctx) -> Result<()> {
+    let mut file = File::open(&ctx.out)?;
+    let len = file.metadata()?.len();
+    let data = (ctx.records.len() * ALIGNED_SIZE) as u64;
+    let mut end = vec![0u8; TAIL];
+    file.seek(SeekFrom::End(-(TAIL as i64)))?;
+    file.read_exact(&mut end)?;
+    if len < data || len > data + 4096 || end != ctx.tail {
+        return Err(
+            format!("{}: {len} bytes, expected {data} of data ending in the last samples", ctx.out.display()).into()
+        );
+    }
+    let rows = npy_core::ReadOptions::default().open_path(&ctx.out)?.header().shape[0];
+    if rows != ctx.records.len() {
+        return Err(format!("{}: {rows} rows, expected {}", ctx.out.display(), ctx.records.len()).into());
+    }
+    Ok(())
+}
+
+fn write_whole(ctx: &Ctx) -> Result<Duration> {
+    fresh(ctx)?;
+    let t = Instant::now();
+    ctx.records.write_npy(&ctx.out)?;
+    let elapsed = t.elapsed();
+    check(ctx)?;
+    Ok(elapsed)
+}
+
+fn append_batches(ctx: &Ctx) -> Result<Duration> {
+    fresh(ctx)?;
+    let t = Instant::now();
+    let mut batches = ctx.records.chunks(BATCH);
+    batches.next().ok_or("no records")?.write_npy(&ctx.out)?;
+    let mut appender = Appender::open(&ctx.out)?;
+    for batch in batches {
+        appender.append(batch)?;
+    }
+    drop(appender);
+    let elapsed = t.elapsed();
+    check(ctx)?;
+    Ok(elapsed)
+}
+
+fn write_then_syncs(ctx: &Ctx) -> Result<Duration> {
+    fresh(ctx)?;
+    remove_if_present(&ctx.small)?;
+    let t = Instant::now();
+    ctx.records.write_npy(&ctx.out)?;
+    syncs(&ctx.small, ctx.records.len() / BATCH - 1)?;
+    let elapsed = t.elapsed();
+    check(ctx)?;
+    Ok(elapsed)
+}
+
+/// What an append does beyond writing its rows, `times` times, on a small file: 8 bytes
+/// written at the end and synced, 128 bytes rewritten at the start and synced.
+fn syncs(path: &Path, times: usize) -> Result<()> {
+    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+    file.write_all(&[0u8; 128])?;
+    for k in 0..times {
+        file.seek(SeekFrom::End(0))?;
+        file.write_all(&(k as u64).to_le_bytes())?;
+        file.sync_data()?;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&[b' '; 128])?;
+        file.sync_data()?;
+    }
+    Ok(())
+}
