@@ -8,17 +8,20 @@
 //! `--dir DIR` (default `target/bench`), `--batches N`, `--repeat K` (default 3), `--keep`
 //! (leave `traces_whole.npy` for NumPy).
 //!
-//! Measurements (synced writes wait for the disk: each run starts with dirty pages
-//! flushed), each run once untimed and then `K` times in interleaved rounds:
+//! Measurements (each run starts with dirty pages flushed), each run once untimed and then
+//! `K` times in interleaved rounds:
 //!
 //! - `write_whole`: `records.write_npy(out.npy)`, default options (atomic, synced);
 //! - `append_batches`: the first batch written so, then each further batch appended with
 //!   `npy_core::append::Appender::append` (its rows written and synced, then the header
-//!   rewritten and synced: two syncs a batch, the price of a file that a crash never
-//!   tears);
-//! - `write_then_syncs`: `write_whole`, then what the appends add by design, on a small
-//!   file: per batch after the first, 8 bytes written and synced, a 128-byte header
-//!   rewritten and synced. "Writing the same records once plus a constant per batch".
+//!   rewritten and synced: two syncs a batch, so that no crash, power cuts included, tears
+//!   the file);
+//! - `synced_pieces`: what durable batches cost whoever writes them, with plain file
+//!   calls: the whole's header, then per batch its bytes written and synced and the header
+//!   rewritten and synced (the records encoded as an append encodes them);
+//! - `write_whole_unsynced`, `append_batches_unsynced`: the same two without syncs
+//!   (`WriteOptions::sync(false)`, `Appender::sync(false)`), as `np.save` and
+//!   npy-append-array write: a killed process still leaves the old or the new array.
 //!
 //! Each result is checked after the clock stops: its size and its last record's samples.
 
@@ -26,7 +29,7 @@ mod common;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::trace::{trace, TraceAligned, ALIGNED_SIZE, TAIL};
@@ -40,7 +43,6 @@ const BATCH: usize = 10_000;
 struct Ctx {
     records: Vec<TraceAligned>,
     out: PathBuf,
-    small: PathBuf,
     /// The last record's samples, little-endian: the last bytes of every result.
     tail: Vec<u8>,
 }
@@ -55,16 +57,17 @@ fn main() -> Result<()> {
     let n = batches * BATCH;
     let records: Vec<TraceAligned> = (0..n).map(trace).collect();
     let tail: Vec<u8> = records[n - 1].samples.iter().flat_map(|s| s.to_le_bytes()).collect();
-    let ctx = Ctx { records, out: args.dir.join("append-out.npy"), small: args.dir.join("append-small.npy"), tail };
+    let ctx = Ctx { records, out: args.dir.join("append-out.npy"), tail };
     let bytes = n * ALIGNED_SIZE;
     eprintln!("append bench: {batches} batches of {BATCH} records ({bytes} bytes), {} runs each", args.repeat);
     let measures: Vec<Measure<Ctx>> = vec![
         Measure::new("write_whole", bytes, write_whole),
         Measure::new("append_batches", bytes, append_batches),
-        Measure::new("write_then_syncs", bytes, write_then_syncs),
+        Measure::new("synced_pieces", bytes, synced_pieces),
+        Measure::new("write_whole_unsynced", bytes, write_whole_unsynced),
+        Measure::new("append_batches_unsynced", bytes, append_batches_unsynced),
     ];
     run_rounds(&ctx, &measures, args.repeat, bytes + bytes / 2)?;
-    remove_if_present(&ctx.small)?;
     if args.keep {
         ctx.records.write_npy(args.dir.join("traces_whole.npy"))?;
     }
@@ -108,12 +111,32 @@ fn write_whole(ctx: &Ctx) -> Result<Duration> {
     Ok(elapsed)
 }
 
+fn write_whole_unsynced(ctx: &Ctx) -> Result<Duration> {
+    fresh(ctx)?;
+    let t = Instant::now();
+    ctx.records.write_npy_with(&ctx.out, npy_core::WriteOptions::new().sync(false))?;
+    let elapsed = t.elapsed();
+    check(ctx)?;
+    Ok(elapsed)
+}
+
 fn append_batches(ctx: &Ctx) -> Result<Duration> {
+    appends(ctx, true)
+}
+
+fn append_batches_unsynced(ctx: &Ctx) -> Result<Duration> {
+    appends(ctx, false)
+}
+
+/// The first batch written, each further one appended; synced or not.
+fn appends(ctx: &Ctx, sync: bool) -> Result<Duration> {
     fresh(ctx)?;
     let t = Instant::now();
     let mut batches = ctx.records.chunks(BATCH);
-    batches.next().ok_or("no records")?.write_npy(&ctx.out)?;
+    let first = batches.next().ok_or("no records")?;
+    first.write_npy_with(&ctx.out, npy_core::WriteOptions::new().sync(sync))?;
     let mut appender = Appender::open(&ctx.out)?;
+    appender.sync(sync);
     for batch in batches {
         appender.append(batch)?;
     }
@@ -123,29 +146,31 @@ fn append_batches(ctx: &Ctx) -> Result<Duration> {
     Ok(elapsed)
 }
 
-fn write_then_syncs(ctx: &Ctx) -> Result<Duration> {
+/// What durable batches cost whoever writes them, with plain file calls: the header of
+/// the whole, then per batch its bytes (encoded by `write_npy_to` into a reused buffer, as
+/// an append encodes them) written and synced, and the header rewritten and synced.
+fn synced_pieces(ctx: &Ctx) -> Result<Duration> {
     fresh(ctx)?;
-    remove_if_present(&ctx.small)?;
+    let header = npy_core::header::Header::new(TraceAligned::dtype(), vec![ctx.records.len()]);
+    let (_, head) = header.encode(None)?;
     let t = Instant::now();
-    ctx.records.write_npy(&ctx.out)?;
-    syncs(&ctx.small, ctx.records.len() / BATCH - 1)?;
+    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&ctx.out)?;
+    file.write_all(&head)?;
+    file.sync_data()?;
+    let mut buf = Vec::new();
+    for batch in ctx.records.chunks(BATCH) {
+        buf.clear();
+        buf = batch.write_npy_to(buf)?;
+        let data = &buf[buf.len() - batch.len() * ALIGNED_SIZE..];
+        file.seek(SeekFrom::End(0))?;
+        file.write_all(data)?;
+        file.sync_data()?;
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&head)?;
+        file.sync_data()?;
+    }
+    drop(file);
     let elapsed = t.elapsed();
     check(ctx)?;
     Ok(elapsed)
-}
-
-/// What an append does beyond writing its rows, `times` times, on a small file: 8 bytes
-/// written at the end and synced, 128 bytes rewritten at the start and synced.
-fn syncs(path: &Path, times: usize) -> Result<()> {
-    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
-    file.write_all(&[0u8; 128])?;
-    for k in 0..times {
-        file.seek(SeekFrom::End(0))?;
-        file.write_all(&(k as u64).to_le_bytes())?;
-        file.sync_data()?;
-        file.seek(SeekFrom::Start(0))?;
-        file.write_all(&[b' '; 128])?;
-        file.sync_data()?;
-    }
-    Ok(())
 }

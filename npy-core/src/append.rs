@@ -76,6 +76,7 @@ pub struct Appender {
     /// Bytes past the data when opened (an interrupted append's).
     tail: u64,
     in_place_only: bool,
+    sync: bool,
 }
 
 impl Appender {
@@ -124,6 +125,7 @@ impl Appender {
             row_bytes,
             tail,
             in_place_only: false,
+            sync: true,
         })
     }
 
@@ -132,6 +134,17 @@ impl Appender {
     /// [`ErrorKind::Usage`] instead. Default: rewrite atomically.
     pub fn in_place_only(&mut self, yes: bool) -> &mut Self {
         self.in_place_only = yes;
+        self
+    }
+
+    /// Whether each append syncs its rows to disk before the header counts them, and the
+    /// header after. Default: `true`, so that a power cut too leaves the old array or the
+    /// new one. `false` skips both syncs (as `WriteOptions::sync(false)` does for writes,
+    /// and as npy-append-array and `np.save` never sync): a killed process still leaves
+    /// the old or the new array (the kernel has both writes, in order), but after a power
+    /// cut the header may count rows that never reached the disk.
+    pub fn sync(&mut self, sync: bool) -> &mut Self {
+        self.sync = sync;
         self
     }
 
@@ -247,10 +260,14 @@ impl Appender {
             match head {
                 Some(head) => {
                     // The rows are on disk before the shape that counts them.
-                    self.file.sync_data()?;
+                    if self.sync {
+                        self.file.sync_data()?;
+                    }
                     self.file.seek(SeekFrom::Start(0))?;
                     self.file.write_all(&head)?;
-                    self.file.sync_data()?;
+                    if self.sync {
+                        self.file.sync_data()?;
+                    }
                     self.header = header;
                 }
                 None => self.rewrite(header)?,
@@ -272,7 +289,7 @@ impl Appender {
         if copied != data_len {
             return Err(ErrorKind::Truncated { expected: data_len, found: copied }.into());
         }
-        out.commit(true)?;
+        out.commit(self.sync)?;
         self.file = OpenOptions::new().read(true).write(true).open(&self.path)?;
         self.data_offset = head.len() as u64;
         (self.header, self.version) = (header, version);
@@ -478,7 +495,8 @@ mod tests {
         let mut a = Appender::open(&path).unwrap();
         a.append(&values[3..5]).unwrap();
         a.append::<u64>(&[]).unwrap();
-        a.append(&values[5..]).unwrap();
+        // Not synced: the same file (only the syncs are skipped).
+        a.sync(false).append(&values[5..]).unwrap();
         assert_eq!(a.rows(), 7);
         assert_eq!(Vec::<u64>::read_npy(&path).unwrap(), values);
         // The header is the one np.save writes for the whole array.

@@ -80,15 +80,16 @@
 //!
 //! - `append`: Simon's data growing by appends (issue 18): `--batches N` (default 1,000)
 //!   batches of 10,000 aligned `Trace` records (3.04 GB).
-//!   1. `cargo bench --bench append` (`benches/append.rs`) times one synced `write_npy` of
-//!      all the records, the same records written as a first batch plus `N - 1` in-place
-//!      appends (`npy_core::append::Appender`, two syncs each), and the write plus what the
-//!      appends add by design (per batch two small synced writes).
+//!   1. `cargo bench --bench append` (`benches/append.rs`) times one `write_npy` of all
+//!      the records, the same records written as a first batch plus `N - 1` in-place
+//!      appends (`npy_core::append::Appender`), both synced and not, and durable batches
+//!      written with plain file calls (each batch synced, then the header).
 //!   2. `xtask/bench.py append` times `np.save` of the records and npy-append-array
 //!      appending them in the same batches (neither syncs).
 //!
-//!   The goal: the appends cost no more than writing the records once plus a constant per
-//!   batch (the two syncs that keep the file whole through a crash).
+//!   The goals ("no more than writing the records once plus a constant per batch"): not
+//!   synced, the appends within 10% of one `write_npy` (1,000 batches: 0.1% each); synced,
+//!   no slower than the plain durable batches, whose two syncs a batch are that constant.
 //!
 //! npy's writes in the goals use `WriteOptions::sync(false)` (`FileWriter::sync(false)`
 //! for archives), as `np.save`, npyz and the limit write do not sync either; the default
@@ -364,16 +365,19 @@ const APPEND: Part = Part {
     title: "append: Trace records (aligned, 304 B) written in batches of 10,000 by in-place appends",
     rows: &[
         ("write_whole", "npy: write_npy of all the records (synced)"),
-        ("append_batches", "npy: the first batch written, each further one appended (synced twice each)"),
-        ("write_then_syncs", "npy: write_whole + per batch the appends' two small synced writes"),
+        ("append_batches", "npy: a first batch, then each further one appended (2 syncs each)"),
+        ("synced_pieces", "plain file calls: each batch written + synced, header + synced"),
+        ("write_whole_unsynced", "npy: write_npy of all the records, not synced"),
+        ("append_batches_unsynced", "npy: the appends, not synced"),
         ("np_save_whole", "NumPy: np.save of all the records (not synced)"),
         ("npaa_append", "npy-append-array: NpyAppendArray.append of each batch (not synced)"),
     ],
     goals: &[
-        ("appends / write once + syncs a batch", "append_batches", "write_then_syncs", Goal::AtMost(1.0)),
-        ("appends / one write_npy", "append_batches", "write_whole", Goal::Context),
-        ("npy appends (synced) / npy-append-array", "append_batches", "npaa_append", Goal::Context),
-        ("write_npy (synced) / np.save", "write_whole", "np_save_whole", Goal::Context),
+        ("appends / one write_npy, not synced", "append_batches_unsynced", "write_whole_unsynced", Goal::AtMost(1.1)),
+        ("appends / plain synced batches", "append_batches", "synced_pieces", Goal::AtMost(1.0)),
+        ("appends / one write_npy, synced", "append_batches", "write_whole", Goal::Context),
+        ("npy appends / npy-append-array, not synced", "append_batches_unsynced", "npaa_append", Goal::Context),
+        ("write_npy / np.save, not synced", "write_whole_unsynced", "np_save_whole", Goal::Context),
     ],
 };
 
@@ -602,6 +606,15 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
             "npz" => {
                 let n = settings.elements;
                 let _ = writeln!(out, "8 arrays of {n} f64: {:.3} GiB of data in all", gib(8 * n * 8));
+            }
+            "append" => {
+                let n = settings.batches * 10_000;
+                let _ = writeln!(
+                    out,
+                    "{} batches of 10,000 records: {n} records, {:.3} GiB of data",
+                    settings.batches,
+                    gib(n * 304)
+                );
             }
             _ => {
                 let _ = writeln!(
