@@ -49,6 +49,9 @@ pub enum Recovery {
 
 /// An open `.npy` file that rows are appended to. See the [module docs](self).
 ///
+/// One appender per file at a time: nothing locks the file, and two appenders (or an
+/// appender and a map writing the file) would write over each other's rows.
+///
 /// # Examples
 /// ```
 /// use npy_core::append::Appender;
@@ -175,7 +178,7 @@ impl Appender {
     /// dtype (saying why); [`ErrorKind::Usage`] for a number of values that is not whole
     /// rows, for a file with a tail (recover it first), and for a header without room
     /// under [`Appender::in_place_only`]; I/O errors. Errors name the file; after one, the
-    /// file holds the old array (and perhaps a tail).
+    /// file holds the old array, the rows written before the error cut off.
     pub fn append<T: NpyRecord>(&mut self, values: &[T]) -> Result<()> {
         let plan = self.plan_for::<T>().map_err(|e| e.writing(&self.path))?;
         let per_row = (self.row_bytes as usize).checked_div(plan.dst_size()).unwrap_or(0);
@@ -252,10 +255,18 @@ impl Appender {
             }
             let end = self.data_offset + self.header.data_len()? as u64;
             self.file.seek(SeekFrom::Start(end))?;
-            write(&mut self.file)?;
-            let written = self.file.stream_position()? - end;
-            if written != data_len - (end - self.data_offset) {
-                return Err(Error::usage("the rows written are not the rows counted".to_string()));
+            let wrote = write(&mut self.file).and_then(|()| {
+                let written = self.file.stream_position()? - end;
+                if written != data_len - (end - self.data_offset) {
+                    return Err(Error::usage("the rows written are not the rows counted".to_string()));
+                }
+                Ok(())
+            });
+            if let Err(e) = wrote {
+                // The old array is whole; the rows written before the error are cut off
+                // (best effort: if this fails too, they stay as a tail readers ignore).
+                let _ = self.file.set_len(end);
+                return Err(e);
             }
             match head {
                 Some(head) => {
