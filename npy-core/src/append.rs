@@ -281,7 +281,13 @@ impl Appender {
                     }
                     self.header = header;
                 }
-                None => self.rewrite(header)?,
+                None => {
+                    if let Err(e) = self.rewrite(header) {
+                        // The file is untouched but for the new rows after its data: cut.
+                        let _ = self.file.set_len(end);
+                        return Err(e);
+                    }
+                }
             }
             Ok(())
         };
