@@ -561,6 +561,59 @@ mod tests {
         }
     }
 
+    /// Batches of ids (nullable) and x, no text: written as they come.
+    fn numbers(ids: std::ops::Range<i64>, null_at: Option<i64>) -> RecordBatch {
+        let id: Int64Array = ids.clone().map(|i| (Some(i) != null_at).then_some(i)).collect();
+        let x: Vec<f64> = ids.map(|i| i as f64).collect();
+        RecordBatch::try_from_iter([
+            ("id", Arc::new(id) as ArrayRef),
+            ("x", Arc::new(Float64Array::from(x)) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    /// Many more batches than the channels between the demuxer and the writer hold, with
+    /// the writer failing on the second (a null id), or the input failing after the last:
+    /// the statement ends with the error, whether the batches are written as they come or
+    /// spooled for their text first, and leaves no file. A side left waiting on the other
+    /// would hang: the timeout turns that into a failure.
+    #[tokio::test]
+    async fn a_failing_writer_or_input_amid_many_batches_ends_the_statement() {
+        let limit = std::time::Duration::from_secs(60);
+        for (kind, text) in [(Kind::Npy, false), (Kind::Npz, false), (Kind::Npy, true), (Kind::Npz, true)] {
+            let make = |k: i64, null_at| {
+                let ids = k * 10..k * 10 + 10;
+                if text {
+                    let names: Vec<String> = ids.clone().map(|i| format!("t{i}")).collect();
+                    let plain = numbers(ids, null_at);
+                    RecordBatch::try_from_iter([
+                        ("id", plain.column(0).clone()),
+                        ("x", plain.column(1).clone()),
+                        ("name", Arc::new(StringArray::from(names)) as ArrayRef),
+                    ])
+                    .unwrap()
+                } else {
+                    numbers(ids, null_at)
+                }
+            };
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join(format!("out.{}", ext(kind)));
+            // The writer fails on batch 1 of 300.
+            let batches: Vec<RecordBatch> = (0..300).map(|k| make(k, Some(15))).collect();
+            let e = tokio::time::timeout(limit, write(&out, kind, batches, None)).await.expect("hung").unwrap_err();
+            assert!(e.to_string().contains("null"), "{kind:?} text {text}: {e}");
+            assert!(listing(dir.path()).is_empty(), "{kind:?}: {:?}", listing(dir.path()));
+            // The input fails after 300 good batches.
+            let batches: Vec<RecordBatch> = (0..300).map(|k| make(k, None)).collect();
+            let e = tokio::time::timeout(limit, write(&out, kind, batches, Some("the input broke late")))
+                .await
+                .expect("hung")
+                .unwrap_err();
+            assert!(e.to_string().contains("the input broke late"), "{kind:?} text {text}: {e}");
+            assert!(listing(dir.path()).is_empty(), "{kind:?}: {:?}", listing(dir.path()));
+        }
+    }
+
     #[tokio::test]
     async fn the_rows_read_back_as_written() {
         let dir = tempfile::tempdir().unwrap();
