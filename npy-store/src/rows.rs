@@ -381,11 +381,17 @@ mod tests {
         "record/3x2_F.npy",
     ];
 
+    /// [`FILES`] and a generated file, by name.
+    fn test_files() -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = FILES.iter().map(|f| (f.to_string(), data(f))).collect();
+        files.push(("gen/records.npy".into(), records()));
+        files
+    }
+
     #[tokio::test]
     async fn ranges_in_memory() {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let mut files: Vec<(String, Vec<u8>)> = FILES.iter().map(|f| (f.to_string(), data(f))).collect();
-        files.push(("gen/records.npy".into(), records()));
+        let files = test_files();
         for (name, file) in files {
             let location = Path::from(name);
             store.put(&location, file.clone().into()).await.unwrap();
@@ -399,8 +405,7 @@ mod tests {
         for chunk in [5, 13] {
             let inner: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
             let store: Arc<dyn ObjectStore> = Arc::new(object_store::chunked::ChunkedStore::new(inner, chunk));
-            let mut files: Vec<(String, Vec<u8>)> = FILES.iter().map(|f| (f.to_string(), data(f))).collect();
-            files.push(("gen/records.npy".into(), records()));
+            let files = test_files();
             for (name, file) in files {
                 let location = Path::from(name);
                 store.put(&location, file.clone().into()).await.unwrap();
@@ -413,8 +418,7 @@ mod tests {
     async fn ranges_local_files() {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
-        let mut files: Vec<(String, Vec<u8>)> = FILES.iter().map(|f| (f.to_string(), data(f))).collect();
-        files.push(("gen/records.npy".into(), records()));
+        let files = test_files();
         for (name, file) in files {
             let location = Path::from(name);
             store.put(&location, file.clone().into()).await.unwrap();
