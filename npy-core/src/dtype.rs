@@ -631,7 +631,7 @@ impl From<Record> for DType {
 }
 
 /// Deepest nesting of records and subarrays in a dtype.
-const MAX_DTYPE_DEPTH: usize = 32;
+pub(crate) const MAX_DTYPE_DEPTH: usize = 32;
 
 impl DType {
     /// A native-order scalar dtype.

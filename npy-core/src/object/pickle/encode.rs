@@ -1,5 +1,7 @@
 //! Encoding: what CPython's C pickler writes for an object array under protocol 4.
 
+mod dtype;
+
 use std::collections::HashMap;
 
 use super::{
@@ -71,7 +73,13 @@ pub(crate) struct Encoder {
     /// Memo indices of interned names (module and attribute names of globals).
     names: HashMap<&'static str, u32>,
     globals: HashMap<(&'static str, &'static str), u32>,
+    /// Memo indices of NumPy's builtin dtypes, one object each (by type string).
+    dtypes: HashMap<String, u32>,
+    /// Memo indices of one-character strs, one object each in CPython.
+    chars: HashMap<char, u32>,
 }
+
+pub(crate) use self::dtype::encode_dict;
 
 impl Encoder {
     fn write(&mut self, data: &[u8]) {
@@ -432,29 +440,10 @@ pub(crate) fn encode_array<T: Encode>(shape: &[usize], fortran: bool, elements: 
             }
             Ok(())
         })?;
-        // save(dtype('O')) -> save_reduce(dtype, ('O8', False, True), state)
-        e.boundary();
-        e.save_global("numpy", "dtype");
-        e.save_tuple(3, |e| {
-            e.save_str("O8");
-            e.save_op(NEWFALSE);
-            e.save_op(NEWTRUE);
-            Ok(())
-        })?;
-        e.op(REDUCE);
-        e.memoize();
-        e.save_tuple(8, |e| {
-            e.save_int(3);
-            e.save_str("|");
-            for _ in 0..3 {
-                e.save_op(NONE);
-            }
-            e.save_int(-1);
-            e.save_int(-1);
-            e.save_int(63);
-            Ok(())
-        })?;
-        e.op(BUILD);
+        e.save_dtype(&crate::dtype::DType::Scalar(crate::dtype::Scalar::new(
+            crate::dtype::ScalarType::Object,
+            crate::dtype::ByteOrder::NotApplicable,
+        )))?;
         e.save_op(if fortran { NEWTRUE } else { NEWFALSE });
         // The values, in C order.
         e.boundary();

@@ -27,8 +27,8 @@
 mod decode;
 mod encode;
 
-pub(crate) use decode::{decode, Decoded};
-pub(crate) use encode::{c_order, encode_array, Encode};
+pub(crate) use decode::{decode, decode_dict, Decoded, Item};
+pub(crate) use encode::{c_order, encode_array, encode_dict, Encode};
 
 // ---------------------------------------------------------------------------------------
 // Opcodes (Python's `pickle` module names).

@@ -5,7 +5,7 @@
 use std::io::Read;
 
 use super::{quote, Kind, Machine, Value, MAX_NAME_LINE};
-use crate::dtype::{ByteOrder, Scalar, ScalarType};
+use crate::dtype::{Scalar, ScalarType};
 use crate::error::{Error, Result};
 use crate::object::pickle::{BUILD, GLOBAL, REDUCE, STACK_GLOBAL};
 use crate::scalar::{self, Number, ScalarError, Value as S};
@@ -161,23 +161,22 @@ impl<R: Read> Machine<R> {
                     return Err(bad(self));
                 }
                 let descr = descr.clone();
-                let scalar = Scalar::parse(&descr).ok().filter(|s| plain_scalar(s.ty())).ok_or_else(|| {
-                    self.err(
-                        at,
-                        format!(
-                            "numpy.dtype({}) is not supported: only object arrays, and scalars of bool, int, uint, \
-                             float (2, 4, 8 bytes), complex (8, 16 bytes), str and bytes dtypes inside them",
-                            quote(&descr)
-                        ),
-                    )
-                })?;
-                self.node(Kind::Dtype { scalar, built: false }, 0, at)
+                self.reduce_dtype(&descr, at)
             }
             Global::Scalar => {
                 let [dtype, data] = args[..] else { return Err(bad(self)) };
-                let (Some(&Kind::Dtype { scalar, .. }), Some(Kind::Bytes(data))) = (self.kind(dtype), self.kind(data))
-                else {
+                let (Some(Kind::Dtype(node)), Some(Kind::Bytes(data))) = (self.kind(dtype), self.kind(data)) else {
                     return Err(bad(self));
+                };
+                let Some(scalar) = node.scalar().filter(|s| plain_scalar(s.ty())) else {
+                    return Err(self.err(
+                        at,
+                        format!(
+                            "numpy scalars of dtype {} are not supported: only scalars of bool, int, uint, float \
+                             (2, 4, 8 bytes), complex (8, 16 bytes), str and bytes dtypes",
+                            node.dtype.descr()
+                        ),
+                    ));
                 };
                 let decoded = scalar_value(scalar, data).map_err(|e| self.err(at, e))?;
                 match decoded {
@@ -246,19 +245,13 @@ impl<R: Read> Machine<R> {
             ));
         };
         match self.kind(target) {
-            Some(&Kind::Dtype { scalar, built: false }) => {
-                let scalar = self.dtype_state(scalar, state, at)?;
-                self.nodes[index as usize].kind = Kind::Dtype { scalar, built: true };
-                Ok(())
-            }
+            Some(Kind::Dtype(node)) if !node.built => self.build_dtype(index, state, at),
             Some(Kind::Array(None)) => {
                 let state = self.array_state(state, at)?;
                 self.nodes[index as usize].kind = Kind::Array(Some(state));
                 Ok(())
             }
-            Some(Kind::Dtype { .. } | Kind::Array(Some(_))) => {
-                Err(self.err(at, "BUILD applied twice to the same object"))
-            }
+            Some(Kind::Dtype(_) | Kind::Array(Some(_))) => Err(self.err(at, "BUILD applied twice to the same object")),
             _ => Err(self.err(
                 at,
                 format!(
@@ -267,34 +260,6 @@ impl<R: Read> Machine<R> {
                 ),
             )),
         }
-    }
-
-    /// A dtype's state as NumPy pickles plain dtypes: `(3, endian, None, None, None, elsize,
-    /// alignment, flags)`.
-    fn dtype_state(&self, scalar: Scalar, state: Value, at: u64) -> Result<Scalar> {
-        let bad =
-            || self.err(at, "a numpy.dtype state other than (3, endian, None, None, None, elsize, alignment, flags)");
-        let Some(Kind::Tuple { items, .. }) = self.kind(state) else { return Err(bad()) };
-        let (endian, elsize) = match items[..] {
-            [Value::Int(3), endian, Value::None, Value::None, Value::None, Value::Int(elsize), Value::Int(_), Value::Int(_)] => {
-                (endian, elsize)
-            }
-            _ => return Err(bad()),
-        };
-        let order = match self.kind(endian) {
-            Some(Kind::Str(e)) => match e.as_str() {
-                "<" => ByteOrder::Little,
-                ">" => ByteOrder::Big,
-                "|" => ByteOrder::NotApplicable,
-                "=" => ByteOrder::NATIVE,
-                _ => return Err(bad()),
-            },
-            _ => return Err(bad()),
-        };
-        if elsize != -1 && usize::try_from(elsize).ok() != Some(scalar.itemsize()) {
-            return Err(self.err(at, format!("a numpy.dtype of {} bytes whose state says {elsize}", scalar.itemsize())));
-        }
-        Ok(Scalar::new(scalar.ty(), order))
     }
 
     /// An array's state: `(1, shape, dtype, is_fortran, values)` (or without the leading
@@ -322,9 +287,9 @@ impl<R: Read> Machine<R> {
             .ok_or_else(|| self.err(at, "an ndarray shape that is not a tuple of non-negative ints"))?;
         let count = crate::header::element_count(&shape).map_err(|e| self.err(at, e.to_string()))?;
         match self.kind(dtype) {
-            Some(Kind::Dtype { scalar, .. }) if scalar.ty() == ScalarType::Object => {}
-            Some(Kind::Dtype { scalar, .. }) => {
-                let dtype = scalar.type_str();
+            Some(Kind::Dtype(node)) if node.scalar().is_some_and(|s| s.ty() == ScalarType::Object) => {}
+            Some(Kind::Dtype(node)) => {
+                let dtype = node.dtype.descr();
                 let reason =
                     format!("an ndarray of dtype {dtype}: only object arrays are decoded, not arrays inside them");
                 return Err(self.err(at, reason));

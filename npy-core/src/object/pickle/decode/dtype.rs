@@ -1,0 +1,290 @@
+//! `numpy.dtype` in a pickle: `REDUCE` of `numpy.dtype(descr, align, copy)` and `BUILD`
+//! with its state, interpreted into the one dtype model ([`DType`]) and never called.
+//!
+//! NumPy pickles every dtype as `numpy.dtype(str, False, True)` (`'f8'`, `'U5'`, `'M8'`,
+//! `'V52'` for a record or a subarray), then sets its state:
+//!
+//! ```text
+//! (3, endian, subdtype, names, fields, elsize, alignment, flags)
+//! (4, endian, subdtype, names, fields, elsize, alignment, flags, metadata)
+//! ```
+//!
+//! `subdtype` is `(base, shape)` for a subarray; `names` a tuple and `fields` a dict
+//! `{name: (dtype, offset[, title])}` (titles are keys too) for a record; `metadata` a
+//! datetime's `(None, (unit, multiple, 1, 1))`. `alignment` and `flags` say whether
+//! NumPy built the record with `align=True`: the model has no such flag (nor does a
+//! `.npy` header), so they are checked for type only. The dtypes a record's fields refer
+//! to are built first (a pickle is a post-order walk), so a dtype is whole when its
+//! `BUILD` comes; memoised parts are copied into each dtype that uses them, and that
+//! copying is charged against the machine's budget, node by node, and nesting is bounded
+//! as in a header's descr.
+
+use std::io::Read;
+
+use super::{quote, Kind, Machine, Value};
+use crate::dtype::{ByteOrder, DType, Field, Record, Scalar, ScalarType, MAX_DTYPE_DEPTH};
+use crate::error::Result;
+use crate::literal::Literal;
+
+/// A `numpy.dtype` on the machine's stack or in its memo.
+#[derive(Debug)]
+pub(in crate::object::pickle) struct DtypeNode {
+    /// The dtype so far: before its `BUILD`, the scalar its descr names (`V52` for a record).
+    pub(in crate::object::pickle) dtype: DType,
+    /// Whether its `BUILD` came.
+    pub(in crate::object::pickle) built: bool,
+    /// Nodes in the dtype's tree (fields, subarrays, scalars), charged when it is copied.
+    weight: usize,
+    /// Levels of records and subarrays in it.
+    depth: usize,
+}
+
+impl DtypeNode {
+    /// The dtype of `numpy.dtype(descr, align, copy)`, before its state.
+    pub(in crate::object::pickle) fn reduced(scalar: Scalar) -> DtypeNode {
+        DtypeNode { dtype: DType::Scalar(scalar), built: false, weight: 1, depth: 0 }
+    }
+
+    /// The scalar, if the dtype is one.
+    pub(in crate::object::pickle) fn scalar(&self) -> Option<Scalar> {
+        self.dtype.as_scalar().copied()
+    }
+}
+
+/// The parts of a dtype's state.
+struct State {
+    endian: ByteOrder,
+    subdtype: Value,
+    names: Value,
+    fields: Value,
+    elsize: i64,
+    metadata: Option<Value>,
+}
+
+impl<R: Read> Machine<R> {
+    /// `numpy.dtype(descr, align, copy)`: the scalar `descr` names (its byte order comes
+    /// with the state).
+    pub(super) fn reduce_dtype(&mut self, descr: &str, at: u64) -> Result<Value> {
+        let scalar = Scalar::parse(descr)
+            .map_err(|e| self.err(at, format!("numpy.dtype({}): {}", quote(descr), e.into_kind())))?;
+        self.node(Kind::Dtype(Box::new(DtypeNode::reduced(scalar))), std::mem::size_of::<DtypeNode>(), at)
+    }
+
+    /// `BUILD` of a dtype with its state: the dtype it describes, replacing the node's.
+    pub(super) fn build_dtype(&mut self, index: u32, state: Value, at: u64) -> Result<()> {
+        let Some(Kind::Dtype(node)) = self.kind(Value::Node(index)) else {
+            return Err(self.err(at, "BUILD of a dtype on something else"));
+        };
+        let Some(reduced) = node.scalar() else { return Err(self.err(at, "BUILD applied twice to the same object")) };
+        let state = self.dtype_state(state, at)?;
+        let (dtype, weight, depth) = self.dtype_of(reduced, &state, at)?;
+        if depth > MAX_DTYPE_DEPTH {
+            return Err(self.err(at, format!("a numpy.dtype nested deeper than {MAX_DTYPE_DEPTH} levels")));
+        }
+        // The copies of memoised parts: a dtype of two fields of one memoised dtype of two
+        // fields of ... is charged for every node it holds.
+        self.charge(weight.saturating_mul(std::mem::size_of::<Field>()), at)?;
+        self.nodes[index as usize].kind = Kind::Dtype(Box::new(DtypeNode { dtype, built: true, weight, depth }));
+        Ok(())
+    }
+
+    fn dtype_state(&self, state: Value, at: u64) -> Result<State> {
+        let bad = || {
+            self.err(
+                at,
+                "a numpy.dtype state other than (3, endian, subdtype, names, fields, elsize, alignment, flags) \
+                 or (4, ..., metadata)",
+            )
+        };
+        let Some(Kind::Tuple { items, .. }) = self.kind(state) else { return Err(bad()) };
+        let (endian, subdtype, names, fields, elsize, metadata) = match items[..] {
+            [Value::Int(3), e, s, n, f, Value::Int(size), Value::Int(_), Value::Int(_)] => (e, s, n, f, size, None),
+            [Value::Int(4), e, s, n, f, Value::Int(size), Value::Int(_), Value::Int(_), m] => {
+                (e, s, n, f, size, Some(m))
+            }
+            _ => return Err(bad()),
+        };
+        let endian = match self.kind(endian) {
+            Some(Kind::Str(e)) => match e.as_str() {
+                "<" => ByteOrder::Little,
+                ">" => ByteOrder::Big,
+                "|" => ByteOrder::NotApplicable,
+                "=" => ByteOrder::NATIVE,
+                _ => return Err(bad()),
+            },
+            _ => return Err(bad()),
+        };
+        Ok(State { endian, subdtype, names, fields, elsize, metadata })
+    }
+
+    /// The dtype a state describes for a dtype reduced from `reduced`, with its weight and
+    /// depth.
+    fn dtype_of(&self, reduced: Scalar, state: &State, at: u64) -> Result<(DType, usize, usize)> {
+        let elsize = |expected: usize| {
+            if state.elsize != -1 && usize::try_from(state.elsize).ok() != Some(expected) {
+                return Err(
+                    self.err(at, format!("a numpy.dtype of {expected} bytes whose state says {}", state.elsize))
+                );
+            }
+            Ok(())
+        };
+        let is_none = |v: Value| matches!(v, Value::None);
+        let void = matches!(reduced.ty(), ScalarType::Void(_));
+        if !is_none(state.subdtype) {
+            if !(void && is_none(state.names) && is_none(state.fields)) {
+                return Err(self.err(at, "a numpy.dtype state with a subdtype must be a void dtype without fields"));
+            }
+            let (base, shape) = self.subdtype(state.subdtype, at)?;
+            let (weight, depth) = self.weight(base, at)?;
+            let base = self.built(base, at)?.clone();
+            let dtype = DType::subarray(base, shape).map_err(|e| self.err(at, e.into_kind().to_string()))?;
+            elsize(dtype.itemsize())?;
+            return Ok((dtype, weight + 1, depth + 1));
+        }
+        match (is_none(state.names), is_none(state.fields)) {
+            (true, true) => {}
+            (false, false) if void => return self.record(state, at),
+            _ => return Err(self.err(at, "a numpy.dtype state with names and fields needs both, on a void dtype")),
+        }
+        let ty = match (reduced.ty(), state.metadata) {
+            (ScalarType::DateTime(_) | ScalarType::TimeDelta(_), Some(meta)) => {
+                self.date_type(reduced.ty(), meta, at)?
+            }
+            (ty, None) => ty,
+            (ty, Some(meta)) if is_none(meta) => ty,
+            (_, Some(meta)) => match self.kind(meta) {
+                Some(Kind::Dict(entries)) if entries.is_empty() => reduced.ty(),
+                _ => return Err(self.err(at, "a numpy.dtype with metadata: only datetime units are decoded")),
+            },
+        };
+        let scalar = Scalar::new(ty, state.endian);
+        elsize(scalar.itemsize())?;
+        Ok((DType::Scalar(scalar), 1, 0))
+    }
+
+    /// A datetime's unit from its metadata `(None, (b'ms', 1, 1, 1))`.
+    fn date_type(&self, ty: ScalarType, meta: Value, at: u64) -> Result<ScalarType> {
+        let bad = || self.err(at, "a datetime numpy.dtype's metadata other than (None, (unit, multiple, 1, 1))");
+        let Some(Kind::Tuple { items, .. }) = self.kind(meta) else { return Err(bad()) };
+        let [extra, unit] = items[..] else { return Err(bad()) };
+        let extra_ok = match self.kind(extra) {
+            Some(Kind::Dict(entries)) => entries.is_empty(),
+            _ => matches!(extra, Value::None),
+        };
+        let Some(Kind::Tuple { items: unit, .. }) = self.kind(unit) else { return Err(bad()) };
+        let (Some(Kind::Bytes(code)), [_, Value::Int(multiple), Value::Int(1), Value::Int(1)]) =
+            (unit.first().and_then(|&u| self.kind(u)), &unit[..])
+        else {
+            return Err(bad());
+        };
+        if !extra_ok {
+            return Err(bad());
+        }
+        // The one datetime spelling: the descr NumPy writes, parsed by the dtype model.
+        let kind = if matches!(ty, ScalarType::DateTime(_)) { 'M' } else { 'm' };
+        let code = String::from_utf8_lossy(code);
+        let descr = match (code.as_ref(), multiple) {
+            ("generic", 1) => format!("{kind}8"),
+            (c, 1) => format!("{kind}8[{c}]"),
+            (c, n) => format!("{kind}8[{n}{c}]"),
+        };
+        let scalar = Scalar::parse(&descr).map_err(|_| self.err(at, format!("a datetime unit {}", quote(&descr))))?;
+        Ok(scalar.ty())
+    }
+
+    /// A subarray's `(base, shape)`.
+    fn subdtype(&self, v: Value, at: u64) -> Result<(Value, Vec<usize>)> {
+        let bad = || self.err(at, "a numpy.dtype subdtype other than (dtype, shape)");
+        let Some(Kind::Tuple { items, .. }) = self.kind(v) else { return Err(bad()) };
+        let [base, shape] = items[..] else { return Err(bad()) };
+        let Some(Kind::Tuple { items: dims, .. }) = self.kind(shape) else { return Err(bad()) };
+        if dims.len() > crate::header::MAX_DIMS {
+            return Err(self.err(at, format!("a subarray of {} dimensions (at most 64)", dims.len())));
+        }
+        let shape = dims
+            .iter()
+            .map(|d| match d {
+                Value::Int(n) => usize::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(bad)?;
+        Ok((base, shape))
+    }
+
+    /// A record from the state's names and fields.
+    fn record(&self, state: &State, at: u64) -> Result<(DType, usize, usize)> {
+        let bad = |what: &str| self.err(at, format!("a numpy.dtype's fields: {what}"));
+        let (Some(Kind::Tuple { items: names, .. }), Some(Kind::Dict(entries))) =
+            (self.kind(state.names), self.kind(state.fields))
+        else {
+            return Err(bad("names must be a tuple and fields a dict"));
+        };
+        let text = |v: Value| match self.kind(v) {
+            Some(Kind::Str(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        let mut fields = Vec::with_capacity(names.len());
+        let (mut weight, mut depth) = (1usize, 0usize);
+        for &name in names {
+            let name = text(name).ok_or_else(|| bad("a name that is not a str"))?;
+            let entry = entries
+                .iter()
+                .find(|&&(k, _)| text(k) == Some(name))
+                .ok_or_else(|| bad(&format!("no entry for the name {}", quote(name))))?;
+            let Some(Kind::Tuple { items: parts, .. }) = self.kind(entry.1) else {
+                return Err(bad("an entry other than (dtype, offset[, title])"));
+            };
+            let (dtype, offset, title) = match parts[..] {
+                [d, Value::Int(o)] => (d, o, None),
+                [d, Value::Int(o), t] => (d, o, Some(t)),
+                _ => return Err(bad("an entry other than (dtype, offset[, title])")),
+            };
+            let offset = usize::try_from(offset).map_err(|_| bad("a negative offset"))?;
+            let title = match title.map(|t| (t, self.kind(t))) {
+                None | Some((Value::None, _)) => None,
+                Some((_, Some(Kind::Str(t)))) => Some(Literal::Str(t.clone())),
+                Some((_, Some(Kind::Bytes(t)))) => Some(Literal::Bytes(t.clone())),
+                Some((Value::Int(t), _)) => Some(Literal::Int(i128::from(t))),
+                _ => return Err(bad("a title that is not a str, bytes or int")),
+            };
+            let (w, d) = self.weight(dtype, at)?;
+            weight = weight.saturating_add(w);
+            depth = depth.max(d + 1);
+            let mut field = Field::new(name, self.built(dtype, at)?.clone(), offset);
+            field.title = title;
+            fields.push(field);
+        }
+        // Every other key must be a title of one of the fields (NumPy lists both).
+        for &(k, _) in entries {
+            let key = text(k).ok_or_else(|| bad("a key that is not a str"))?;
+            let known = fields
+                .iter()
+                .any(|f| f.name == key || f.title.as_ref().is_some_and(|t| *t == Literal::Str(key.into())));
+            if !known {
+                return Err(bad(&format!("{} is neither a name nor a title", quote(key))));
+            }
+        }
+        let itemsize = usize::try_from(state.elsize).map_err(|_| bad("a record's elsize must be its size"))?;
+        let record = Record::new(fields, itemsize).map_err(|e| self.err(at, e.into_kind().to_string()))?;
+        Ok((DType::Record(record), weight, depth))
+    }
+
+    /// A built dtype's weight and depth; an error for anything else.
+    fn weight(&self, v: Value, at: u64) -> Result<(usize, usize)> {
+        match self.kind(v) {
+            Some(Kind::Dtype(node)) if node.built => Ok((node.weight, node.depth)),
+            Some(Kind::Dtype(_)) => Err(self.err(at, "a numpy.dtype used before its BUILD")),
+            _ => Err(self.err(at, format!("a {} where a numpy.dtype belongs", self.type_name(v)))),
+        }
+    }
+
+    /// A built dtype.
+    pub(super) fn built(&self, v: Value, at: u64) -> Result<&DType> {
+        self.weight(v, at)?;
+        match self.kind(v) {
+            Some(Kind::Dtype(node)) => Ok(&node.dtype),
+            _ => Err(self.err(at, "a numpy.dtype expected")),
+        }
+    }
+}
