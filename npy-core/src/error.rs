@@ -186,6 +186,15 @@ pub enum ErrorKind {
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
 
+    /// A Dask npy stack problem ([`crate::stack`]): an `info` that is not a stack's, a
+    /// block that is missing or does not match it, blocks that do not line up, a target
+    /// directory that is not empty.
+    #[error("npy stack: {reason}")]
+    Stack {
+        /// What is wrong.
+        reason: String,
+    },
+
     /// A serde bridge problem (feature `serde`): a Rust type or value that does not fit the
     /// array's dtype, e.g. a missing or extra field, a type serde cannot map, a value out
     /// of range. The reason names the element and the field.
@@ -333,6 +342,10 @@ impl Error {
 
     pub(crate) fn usage(reason: impl Into<String>) -> Self {
         ErrorKind::Usage { reason: reason.into() }.into()
+    }
+
+    pub(crate) fn stack(reason: impl Into<String>) -> Self {
+        ErrorKind::Stack { reason: reason.into() }.into()
     }
 }
 

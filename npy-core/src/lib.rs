@@ -146,6 +146,7 @@ pub mod scalar;
 #[cfg(feature = "serde")]
 pub mod serde;
 mod shape;
+pub mod stack;
 mod stream;
 pub mod types;
 mod write;
