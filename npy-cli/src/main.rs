@@ -56,6 +56,7 @@ mod report;
 mod schema;
 #[cfg(feature = "sql")]
 mod sql;
+mod stack;
 
 /// Inspect, copy and convert NumPy .npy/.npz files (Arrow IPC, Parquet); generate Rust structs that read them.
 #[derive(Debug, Parser)]
@@ -141,6 +142,10 @@ enum Command {
         #[arg(short, long, value_name = "OUT.npy")]
         output: PathBuf,
     },
+    /// Dask npy stacks (directories of 0.npy, 1.npy, ... and an `info` pickle, as
+    /// `dask.array.to_npy_stack` writes them and `from_npy_stack` reads them).
+    #[command(subcommand)]
+    Stack(StackCommand),
     /// Read a file through the dynamic API and write it back (bit-exact for NumPy files);
     /// an .npz keeps its member names, order and compression.
     Copy {
@@ -286,6 +291,38 @@ impl ReadArgs {
     }
 }
 
+/// `npy stack` subcommands.
+#[derive(Debug, Subcommand)]
+enum StackCommand {
+    /// Split a .npy file into a Dask npy stack: blocks of N along an axis (the last one
+    /// shorter) and the `info` pickle, streamed; the directory appears whole or not at all.
+    Split {
+        /// The .npy file.
+        file: PathBuf,
+        /// The stack's directory (new, or empty).
+        dir: PathBuf,
+        /// Length of each block along the axis.
+        #[arg(long, value_name = "N")]
+        rows: usize,
+        /// The axis the blocks follow one another on.
+        #[arg(long, default_value_t = 0, value_name = "K")]
+        axis: usize,
+    },
+    /// Join a Dask npy stack into one .npy file, streamed, written atomically. The `info`
+    /// pickle is decoded without running anything in it; a stack without `info` is read
+    /// from its blocks' headers.
+    Join {
+        /// The stack's directory.
+        dir: PathBuf,
+        /// The file to write.
+        output: PathBuf,
+        /// The stacking axis of a stack without `info` whose blocks all have one shape (by
+        /// default the one axis their lengths differ on, else the first).
+        #[arg(long, value_name = "K")]
+        axis: Option<usize>,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -332,6 +369,8 @@ fn main() -> ExitCode {
             append::append(target, more, *recover, *in_place, &read.options())
         }
         Command::Cat { inputs, output } => append::cat(inputs, output),
+        Command::Stack(StackCommand::Split { file, dir, rows, axis }) => stack::split_file(file, dir, *rows, *axis),
+        Command::Stack(StackCommand::Join { dir, output, axis }) => stack::join(dir, output, *axis),
         Command::Copy { input, output, read } => copy::run(input, output, &read.options()),
         Command::Convert {
             input,
