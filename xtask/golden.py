@@ -86,6 +86,15 @@ Long double padding bytes are zeroed (NumPy leaves them as they were in memory).
 object/archive.npz (written with zipfile, fixed timestamps, stored members) has
 `file`, `kind` "npz" and `members`: per member `name`, `descr`, `shape`,
 `fortran_order`, and `objects` (object members, as above) or `elements`.
+
+stack/<case>/ are Dask npy stacks (issue 18): `dask.array.to_npy_stack(dir, x, axis)`
+of `da.from_array(original, chunks)` on Dask's default (threaded) scheduler, that is
+blocks 0.npy, 1.npy, ... along `axis` and `info`, `pickle.dump({'chunks', 'dtype',
+'axis'})` (see stack_cases).  stack/<case>.npy is the original (np.save), and
+stack/<case>.json its sidecar, one line: {"axis": k, "chunks": [[...], ...] (what
+`info` holds), "dtype": repr() of the descr (as manifest.json's `descr`), "info": false
+for the `_noinfo` copies whose `info` was removed, "shape": [...]}.  The stacks are not
+in manifest.json; their blocks are ordinary .npy files that NumPy wrote.
 """
 
 import ast
@@ -94,11 +103,14 @@ import io
 import json
 import os
 import pickle
+import shutil
 import struct
 import sys
 import warnings
 import zipfile
 
+import dask
+import dask.array as da
 import numpy as np
 from numpy.lib import format as npformat
 
@@ -957,6 +969,161 @@ def write_scalar_texts(out_dir):
     return sum(len(v) for v in cases.values()), len(text.encode("utf-8"))
 
 
+# ----------------------------------------------------------------------------
+# Dask npy stacks
+# ----------------------------------------------------------------------------
+
+NESTED = np.dtype([("id", "<i4"), ("amp", ">f8"), ("pos", [("x", "<f4"), ("z", ">i2")]),
+                   ("samples", "<i2", (3,)), ("ok", "|b1")], align=True)
+PACKED = [("id", "<i8"), ("name", "<U3"), ("code", "|S2"), ("v", ">f4"), ("flag", "|b1")]
+
+
+def stack_cases():
+    """(case, original, chunks given to da.from_array, axis, how: None, NoCopy (the
+    source) or np.asfortranarray (applied to each block)), in the order written."""
+    rng = np.random.default_rng(SEED + 18)
+    nested = np.zeros(7, dtype=NESTED)
+    nested["id"] = np.arange(7) * 11 - 30
+    nested["amp"] = rng.integers(-2**20, 2**20, 7) / 64.0
+    nested["pos"]["x"] = rng.integers(-2**10, 2**10, 7) / 8.0
+    nested["pos"]["z"] = rng.integers(-2**15, 2**15, 7)
+    nested["samples"] = rng.integers(-2**15, 2**15, (7, 3))
+    nested["ok"] = np.arange(7) % 3 == 0
+    packed = np.zeros((5, 2), dtype=PACKED)
+    packed["id"] = rng.integers(-2**62, 2**62, (5, 2))
+    packed["name"] = [["ab", ""], ["\xe9t\xe9", "x"], ["\U0001F600", "end"], ["a\x00b", "q"], ["z", "zz"]]
+    packed["code"] = [[b"ok", b""], [b"\x00\xff", b"x"], [b"ab", b"c"], [b"\x01", b"d\x00"], [b"e", b"ff"]]
+    packed["v"] = rng.integers(-2**10, 2**10, (5, 2)) / 4.0
+    packed["flag"] = rng.integers(0, 2, (5, 2)).astype(bool)
+    words = ["alpha", "", "\xe9t\xe9", "\u20ac\U0001F600", "a\x00b", "omega", "x", "yz", "\U0010FFFF",
+             "tail", "12345", "-"]
+    f8 = from_bits(F8[2:12], "<f8")  # 1, -2.5, max, tiny, subnormals, +-inf, NaNs
+    c16 = complex_from_bits([[F8[i], F8[(i * 5 + 3) % len(F8)]] for i in range(12)], "<c16").reshape(4, 3)
+    i4 = rng.integers(-2**31, 2**31, (5, 11), dtype=np.int64).astype("<i4")
+    f4 = np.asfortranarray((rng.integers(-2**12, 2**12, (6, 5)) / 16.0).astype("<f4"))
+    return [
+        ("f8_1d_uneven", f8, ((4, 4, 2),), 0, None),
+        ("i4_2d_axis1", i4, ((2, 3), (4, 4, 3)), 1, None),
+        # several chunks on axes 0 and 1: to_npy_stack rechunks them to one each
+        ("u2_3d_axis2", rng.integers(0, 2**16, (3, 4, 10)).astype("<u2"), ((1, 2), (3, 1), (3, 3, 4)), 2, None),
+        # Read through a source without .copy(), as Dask reads h5py's and zarr's datasets:
+        # from_array starts with x.copy() of a NumPy array, and NumPy copies records field
+        # by field, leaving whatever np.empty gave in the padding: bytes golden.py could
+        # not make again.
+        ("record_aligned", nested, ((3, 3, 1),), 0, NoCopy),
+        ("record_packed", packed, ((2, 2, 1), (1, 1)), 0, None),
+        ("M8_ms", np.array(DATETIMES, dtype="<i8").view("<M8[ms]"), ((5, 3),), 0, None),
+        ("U5", np.array(words, dtype="<U5").reshape(2, 6), ((2,), (2, 2, 2)), 1, None),
+        ("b1", rng.integers(0, 2, 13).astype("|b1"), ((5, 5, 3),), 0, None),
+        ("c16", c16, ((1, 3), (3,)), 0, None),
+        ("be_f8", from_bits(F8[:9], ">f8"), ((4, 4, 1),), 0, None),
+        # A Fortran-order original: Dask's blocks are C order all the same, fortran_order
+        # False in every header (checked in write_stack), whichever axis and chunks:
+        # from_array starts with x.copy(), which is C order (dask 2026.8.0).
+        ("fortran_axis0", f4, ((2, 2, 2), (5,)), 0, None),
+        ("fortran_axis1", f4, ((6,), (2, 3)), 1, None),
+        # Fortran-order blocks (np.save writes fortran_order True), as a stack whose blocks
+        # come from elsewhere has them: no rechunk, each block saved as it is.
+        ("fortran_blocks", np.arange(24, dtype="<i8").reshape(6, 4) * 7 - 50, ((3, 3), (4,)), 0,
+         np.asfortranarray),
+        # Dask allows a chunk of length 0: 1.npy holds shape (0,).
+        ("zero_chunk", np.arange(6, dtype="<i8") - 2, ((3, 0, 3),), 0, None),
+    ]
+
+
+class NoCopy:
+    """An array source without .copy() (see stack_cases), giving NumPy's slices."""
+
+    def __init__(self, arr):
+        self.arr, self.shape, self.dtype, self.ndim = arr, arr.shape, arr.dtype, arr.ndim
+
+    def __getitem__(self, key):
+        return self.arr[key]
+
+
+# Copies of stacks with `info` removed (dask#11241: stacks no Dask wrote have none).
+NOINFO = ["f8_1d_uneven", "i4_2d_axis1"]
+
+
+def leaf_fields(dtype, prefix=()):
+    """Index paths of the leaf fields of a record dtype (the dtype itself if plain)."""
+    if dtype.names is None:
+        return [prefix] if prefix else [()]
+    return [p for name in dtype.names for p in leaf_fields(dtype.fields[name][0], prefix + (name,))]
+
+
+def field_bytes(arr, path):
+    """The bytes of one leaf field (a path from leaf_fields) of every element, in C order."""
+    for name in path:
+        arr = arr[name]
+    return np.ascontiguousarray(arr).tobytes()
+
+
+def npy_header(path):
+    """(shape, fortran_order, dtype) from a version 1.0 .npy header."""
+    with open(path, "rb") as f:
+        assert npformat.read_magic(f) == (1, 0), path
+        return npformat.read_array_header_1_0(f)
+
+
+def write_stack(stack_dir, case, arr, chunks, axis, how):
+    """Has Dask write one stack, checks what it wrote, and returns its sidecar."""
+    directory = os.path.join(stack_dir, case)
+    x = da.from_array(NoCopy(arr) if how is NoCopy else arr, chunks=chunks)
+    if how is np.asfortranarray:
+        x = x.map_blocks(how)
+    da.to_npy_stack(directory, x, axis=axis)
+    np.save(os.path.join(stack_dir, case + ".npy"), arr, allow_pickle=False)
+    with open(os.path.join(directory, "info"), "rb") as f:
+        raw = f.read()
+    meta = pickle.loads(raw)  # Dask's own file, just written
+    want = tuple(c if i == axis else (n,) for i, (c, n) in enumerate(zip(chunks, arr.shape)))
+    assert meta == {"chunks": want, "dtype": arr.dtype, "axis": axis}, (case, meta)
+    assert raw == pickle.dumps({"chunks": meta["chunks"], "dtype": meta["dtype"], "axis": axis}), case
+    names = sorted(os.listdir(directory))
+    assert names == sorted(["info"] + ["%d.npy" % i for i in range(len(want[axis]))]), (case, names)
+    start = 0
+    for i, n in enumerate(want[axis]):
+        path = os.path.join(directory, "%d.npy" % i)
+        shape, fortran, dtype = npy_header(path)
+        assert shape == tuple(n if j == axis else m for j, m in enumerate(arr.shape)), (case, i, shape)
+        assert dtype == arr.dtype and fortran == (how is np.asfortranarray and min(shape) > 1), (case, i)
+        # padding bytes included: a block Dask assembled (rechunked) would have whatever
+        # np.empty gave in a record's gaps, and golden.py's bytes must not vary
+        part = arr[(slice(None),) * axis + (slice(start, start + n),)]
+        order = "F" if fortran else "C"
+        assert np.load(path).tobytes(order=order) == part.tobytes(order=order), (case, i)
+        start += n
+    back = da.from_npy_stack(directory).compute()
+    assert back.dtype == arr.dtype and back.shape == arr.shape, case
+    assert all(field_bytes(back, path) == field_bytes(arr, path) for path in leaf_fields(arr.dtype)), case
+    return {"axis": axis, "chunks": [list(c) for c in want], "dtype": repr(npformat.dtype_to_descr(arr.dtype)),
+            "info": True, "shape": list(arr.shape)}
+
+
+def stacks(out_dir):
+    """stack/: Dask's npy stacks of stack_cases(), the originals and sidecars (see the top)."""
+    stack_dir = os.path.join(out_dir, "stack")
+    os.makedirs(stack_dir, exist_ok=True)
+    sidecars = {}
+    with dask.config.set(scheduler="threads"):
+        for case, arr, chunks, axis, how in stack_cases():
+            sidecars[case] = write_stack(stack_dir, case, arr, chunks, axis, how)
+    for case in NOINFO:
+        copy = case + "_noinfo"
+        shutil.copytree(os.path.join(stack_dir, case), os.path.join(stack_dir, copy))
+        os.remove(os.path.join(stack_dir, copy, "info"))
+        shutil.copyfile(os.path.join(stack_dir, case + ".npy"), os.path.join(stack_dir, copy + ".npy"))
+        sidecars[copy] = dict(sidecars[case], info=False)
+    for case, sidecar in sidecars.items():
+        with open(os.path.join(stack_dir, case + ".json"), "w", encoding="utf-8", newline="\n") as f:
+            f.write(json.dumps(sidecar, sort_keys=True) + "\n")
+    total = 0
+    for root, _, files in os.walk(stack_dir):
+        total += sum(os.path.getsize(os.path.join(root, name)) for name in files)
+    return len(sidecars), total
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: golden.py OUT_DIR", file=sys.stderr)
@@ -996,9 +1163,11 @@ def main(argv):
     total += size
     texts, size = scalar_texts(out_dir)
     total += size
+    stack_count, size = stacks(out_dir)
+    total += size
     print("golden.py: numpy %s wrote %d .npy and .npz files, manifest.json, %d dtype "
-          "spellings and %d scalar texts (%d bytes in all)"
-          % (np.__version__, len(entries), count, texts, total))
+          "spellings, %d scalar texts and %d npy stacks with dask %s (%d bytes in all)"
+          % (np.__version__, len(entries), count, texts, stack_count, dask.__version__, total))
     return 0
 
 
