@@ -55,6 +55,12 @@
 //!     written whole, header bytes included; npy-append-array (pinned in
 //!     `xtask/requirements.txt`) appends to them, and the release `npy append` to a file
 //!     npy-append-array made
+//! 18. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
+//!     (`dask` and `distributed`, pinned in `xtask/requirements.txt`) compute every stack
+//!     the tests left in `target/stack-check` on a `LocalCluster` and compare it with the
+//!     array written whole, `info` byte for byte as Dask writes it; the release `npy stack
+//!     join` reads stacks Dask writes (with and without `info`), Dask reads what `npy stack
+//!     split` writes, and `npy stack join` refuses `info` pickles that would run code
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -89,6 +95,7 @@ const STEPS: &[Step] = &[
     ("numpy reads our dumps", dump_check),
     ("pyarrow reads our conversions", arrow_check),
     ("numpy and npy-append-array read our appends", append_check),
+    ("dask reads our npy stacks and we read dask's", stack_check),
 ];
 
 /// State shared by the steps.
@@ -169,12 +176,19 @@ fn append_check_dir() -> PathBuf {
     project::root().join("target").join("append-check")
 }
 
+/// Where the stack tests leave the npy stacks `npy stack split` wrote (`<case>/`), beside
+/// the arrays written whole (`<case>.npy`).
+fn stack_check_dir() -> PathBuf {
+    project::root().join("target").join("stack-check")
+}
+
 fn test(_: &mut Ci) -> Result<()> {
     // Emptied first, so the NumPy checks see exactly the files this run wrote.
     project::fresh_dir(&append_check_dir())?;
     project::fresh_dir(&npz_check_dir())?;
     project::fresh_dir(&object_check_dir())?;
     project::fresh_dir(&sql_check_dir())?;
+    project::fresh_dir(&stack_check_dir())?;
     // The feature set of clippy and doc: one dependency build serves all three (another
     // set would build DataFusion again), and the engine features of npy-cli are tested.
     project::run(project::cargo().args(["test", "--workspace", "--all-features"]))
@@ -224,6 +238,19 @@ fn append_check(ci: &mut Ci) -> Result<()> {
     let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
     let script = project::root().join("xtask").join("append_check.py");
     project::run(Command::new(&python).arg(&script).arg(append_check_dir()).arg(&npy))
+}
+
+/// Dask computes the stacks the tests left in `target/stack-check` on a `LocalCluster` as
+/// the arrays written whole, the release `npy stack join` reads the stacks Dask writes and
+/// refuses hostile `info` pickles, and Dask reads what `npy stack split` writes
+/// (`xtask/stack_check.py`).
+fn stack_check(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    project::step("cargo build --release -p npy-cli");
+    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
+    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let script = project::root().join("xtask").join("stack_check.py");
+    project::run(Command::new(&python).arg(&script).arg(stack_check_dir()).arg(&npy))
 }
 
 /// Hostile inputs, under a 2 GiB address-space limit (util-linux `prlimit`, else bash's
