@@ -29,6 +29,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use crate::array::DynArray;
 use crate::atomic::AtomicFile;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, Version};
@@ -195,8 +196,74 @@ impl Appender {
             );
             return Err(Error::usage(reason).writing(&self.path));
         }
-        let rows = values.len() / per_row;
-        self.grow(rows, |file| write_with_plan(file, &plan, values))
+        self.grow(|file| write_with_plan(file, &plan, values).map(|()| values.len() / per_row))
+    }
+
+    /// Appends the elements an iterator gives, in storage order, as [`Appender::append`]
+    /// takes them: written in pieces of about 1 MiB as they come, then counted by one
+    /// header rewrite after the last (so a crash or an error leaves the old array).
+    /// Returns the number of rows appended.
+    ///
+    /// # Errors
+    /// As [`Appender::append`]; the iterator ending inside a row is an
+    /// [`ErrorKind::Usage`] error (nothing is appended).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::append::Appender;
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("squares.npy");
+    /// vec![0u64, 1, 4].write_npy(&path)?;
+    /// let rows = Appender::open(&path)?.append_iter((3..1000u64).map(|i| i * i))?;
+    /// assert_eq!(rows, 997);
+    /// assert_eq!(Vec::<u64>::read_npy(&path)?[999], 998_001);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn append_iter<T: NpyRecord, I: IntoIterator<Item = T>>(&mut self, items: I) -> Result<usize> {
+        let plan = self.plan_for::<T>().map_err(|e| e.writing(&self.path))?;
+        let per_row = (self.row_bytes as usize).checked_div(plan.dst_size()).unwrap_or(0);
+        if per_row == 0 {
+            let reason = format!("{} rows of no data cannot be appended to", shape_repr(&self.header.shape));
+            return Err(Error::usage(reason).writing(&self.path));
+        }
+        let piece = ((1 << 20) / plan.dst_size().max(1)).max(per_row);
+        let mut items = items.into_iter();
+        let mut rows = 0;
+        self.grow(|file| {
+            let mut buf: Vec<T> = Vec::with_capacity(piece);
+            loop {
+                buf.clear();
+                buf.extend(items.by_ref().take(piece));
+                if !buf.len().is_multiple_of(per_row) {
+                    return Err(Error::usage(format!(
+                        "the iterator ended inside a row: {} values after {} whole rows of {per_row}",
+                        buf.len() % per_row,
+                        rows + buf.len() / per_row
+                    )));
+                }
+                write_with_plan(file, &plan, &buf)?;
+                rows += buf.len() / per_row;
+                if buf.len() < piece {
+                    return Ok(rows);
+                }
+            }
+        })?;
+        Ok(rows)
+    }
+
+    /// Appends the rows of `array`, an array as it is stored: its dtype, order and dims
+    /// other than the growth axis must be this array's.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when they differ (saying how); as [`Appender::append`].
+    pub fn append_dyn(&mut self, array: &DynArray) -> Result<()> {
+        if let Some(how) = differs(&self.header, array.header()) {
+            return Err(Error::usage(format!("the array cannot be appended: {how}")).writing(&self.path));
+        }
+        let rows = array.shape()[growth_axis(array.header())];
+        self.grow(|file| file.write_all(array.data()).map(|()| rows).map_err(Error::from))
     }
 
     /// Appends the data of the `.npy` file at `other`, streamed: its dtype, order and
@@ -216,7 +283,7 @@ impl Appender {
         }
         let rows = theirs.shape[growth_axis(&theirs)];
         let bytes = (rows as u64).saturating_mul(self.row_bytes);
-        self.grow(rows, |file| {
+        self.grow(|file| {
             let mut source = File::open(other).map_err(|e| Error::from(e).reading(other))?;
             source.seek(SeekFrom::Start(start)).map_err(|e| Error::from(e).reading(other))?;
             let mut source = io::BufReader::with_capacity(1 << 20, source).take(bytes);
@@ -225,13 +292,13 @@ impl Appender {
                 let e: Error = ErrorKind::Truncated { expected: bytes, found: copied }.into();
                 return Err(e.reading(other));
             }
-            Ok(())
+            Ok(rows)
         })
     }
 
-    /// Writes `rows` rows with `write` (given the file at the end of the data) and makes
-    /// them part of the array: synced data, then the header.
-    fn grow(&mut self, rows: usize, write: impl FnOnce(&mut File) -> Result<()>) -> Result<()> {
+    /// Writes rows with `write` (given the file at the end of the data; it says how many
+    /// it wrote) and makes them part of the array: synced data, then the header.
+    fn grow(&mut self, write: impl FnOnce(&mut File) -> Result<usize>) -> Result<()> {
         let path = self.path.clone();
         let grow = || -> Result<()> {
             if self.tail > 0 {
@@ -240,34 +307,36 @@ impl Appender {
                     self.tail
                 )));
             }
-            let mut header = self.header.clone();
-            let axis = growth_axis(&header);
-            header.shape[axis] = header.shape[axis]
-                .checked_add(rows)
-                .ok_or_else(|| Error::usage("the new length overflows".to_string()))?;
-            let data_len = header.data_len()? as u64;
-            let head = header.in_place(self.version, self.data_offset as usize);
-            if head.is_none() && self.in_place_only {
-                return Err(Error::usage(format!(
-                    "the header has no room for shape {} (its writer left none) and in-place appends were asked for",
-                    shape_repr(&header.shape)
-                )));
-            }
             let end = self.data_offset + self.header.data_len()? as u64;
             self.file.seek(SeekFrom::Start(end))?;
-            let wrote = write(&mut self.file).and_then(|()| {
+            let mut header = self.header.clone();
+            let axis = growth_axis(&header);
+            let counted = write(&mut self.file).and_then(|rows| {
+                header.shape[axis] = header.shape[axis]
+                    .checked_add(rows)
+                    .ok_or_else(|| Error::usage("the new length overflows".to_string()))?;
                 let written = self.file.stream_position()? - end;
-                if written != data_len - (end - self.data_offset) {
+                if written != (rows as u64).saturating_mul(self.row_bytes) {
                     return Err(Error::usage("the rows written are not the rows counted".to_string()));
                 }
-                Ok(())
+                let head = header.in_place(self.version, self.data_offset as usize);
+                if head.is_none() && self.in_place_only {
+                    return Err(Error::usage(format!(
+                        "the header has no room for shape {} (its writer left none) and in-place appends were asked for",
+                        shape_repr(&header.shape)
+                    )));
+                }
+                Ok(head)
             });
-            if let Err(e) = wrote {
-                // The old array is whole; the rows written before the error are cut off
-                // (best effort: if this fails too, they stay as a tail readers ignore).
-                let _ = self.file.set_len(end);
-                return Err(e);
-            }
+            let head = match counted {
+                Ok(head) => head,
+                Err(e) => {
+                    // The old array is whole; the rows written before the error are cut off
+                    // (best effort: if this fails too, they stay as a tail readers ignore).
+                    let _ = self.file.set_len(end);
+                    return Err(e);
+                }
+            };
             match head {
                 Some(head) => {
                     // The rows are on disk before the shape that counts them.
@@ -520,6 +589,37 @@ mod tests {
         let (_, want) = Header::new("<u8".parse().unwrap(), vec![7]).encode(None).unwrap();
         assert_eq!(header_bytes(&path), want);
         assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, want.len() + 7 * 8);
+    }
+
+    #[test]
+    fn iterators_and_dynamic_arrays_append_whole_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.npy");
+        [7u64, 8].write_npy(&path).unwrap();
+        let mut a = Appender::open(&path).unwrap();
+        // More than one piece of 1 MiB, then nothing.
+        assert_eq!(a.append_iter(0..300_001u64).unwrap(), 300_001);
+        assert_eq!(a.append_iter(std::iter::empty::<u64>()).unwrap(), 0);
+        let back = Vec::<u64>::read_npy(&path).unwrap();
+        assert_eq!((back.len(), back[..3].to_vec(), back[300_002]), (300_003, vec![7, 8, 0], 300_000));
+        // Rows of 3: an iterator ending inside a row appends nothing.
+        let rows = dir.path().join("r.npy");
+        Array::from_shape_vec(vec![1, 3], vec![1.5f32, 2.5, 3.5]).unwrap().write_npy(&rows).unwrap();
+        let before = std::fs::read(&rows).unwrap();
+        let mut r = Appender::open(&rows).unwrap();
+        let e = r.append_iter((0..7).map(|i| i as f32)).unwrap_err().to_string();
+        assert!(e.contains("the iterator ended inside a row: 1 values after 2 whole rows of 3"), "{e}");
+        assert_eq!(std::fs::read(&rows).unwrap(), before);
+        assert_eq!(r.append_iter((0..6).map(|i| i as f32)).unwrap(), 2);
+        // A dynamic array of the same dtype and row shape; another one is refused.
+        let more = DynArray::read_npy(&rows).unwrap();
+        r.append_dyn(&more).unwrap();
+        let back = Array::<f32>::read_npy(&rows).unwrap();
+        assert_eq!(back.shape(), [6, 3]);
+        assert_eq!(&back.as_slice()[9..12], [1.5, 2.5, 3.5]);
+        let other = DynArray::read_npy(&path).unwrap();
+        let e = r.append_dyn(&other).unwrap_err().to_string();
+        assert!(e.contains("the array cannot be appended: its dtype is '<u8', not '<f4'"), "{e}");
     }
 
     #[test]
