@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use npy_core::header::shape_repr;
 use npy_core::stack::{split, Stack};
 use npy_core::Result;
 
@@ -21,14 +22,13 @@ pub fn split_file(input: &Path, dir: &Path, rows: usize, axis: usize) -> Result<
     }
     let info = result?;
     let lens = &info.chunks[info.axis];
-    let shape: Vec<String> = info.shape().iter().map(|d| d.to_string()).collect();
     println!(
-        "{}: {} block{} of up to {rows} along axis {} of ({})",
+        "{}: {} block{} of up to {rows} along axis {} of {}",
         dir.display(),
         lens.len(),
         if lens.len() == 1 { "" } else { "s" },
         info.axis,
-        shape.join(", ")
+        shape_repr(&info.shape())
     );
     Ok(())
 }
