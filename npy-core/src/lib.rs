@@ -23,6 +23,7 @@
 //! | zero-copy views, many writers | [`mmap::NpyMap`], [`mmap::NpyMapMut`] |
 //! | files that appear whole or not at all | [`atomic::AtomicFile`] (every path write uses it) |
 //! | grow a file in place, crash-safe | [`append::Appender`] |
+//! | Dask npy stacks: a directory of blocks, read and written | [`stack::Stack`], [`stack::write_stack`], [`stack::StackWriter`] |
 //! | strings, datetimes, void | [`types`] |
 //! | object arrays: str, None, mixed and nested values, without running pickles | [`object`], [`Object`] |
 //! | any serde type by field name; files of unknown type as values | `npy_core::serde` (feature `serde`) |
@@ -42,6 +43,8 @@
 //! | [`npz`] | archives |
 //! | [`mmap`] | memory maps |
 //! | [`atomic`] | files that appear whole or not at all |
+//! | [`append`] | growing a file in place, crash-safe; concatenating files |
+//! | [`stack`] | Dask npy stacks (directories of blocks and their `info`) |
 //! | `serde` | the serde bridge (feature `serde`) |
 //! | `ndarray` | the ndarray bridge (feature `ndarray`) |
 //!

@@ -1,4 +1,4 @@
-//! The restricted pickle codec of object arrays.
+//! The restricted pickle codec of object arrays and of Dask stacks' `info`.
 //!
 //! [`decode()`] runs a pickle machine that knows only what NumPy writes for an object array
 //! of plain values: the opcodes of values, containers and the memo, the globals of NumPy's
@@ -9,18 +9,24 @@
 //! memo shares them at no cost while decoding; the arena, the stack and the memo are
 //! charged against a memory budget as they grow, and so is the final tree of [`Object`]s,
 //! built last (a memoised list put into a list twice, repeatedly, cannot explode).
+//! [`decode_dict`] runs the same machine to a dict of plain values and dtypes (any
+//! `numpy.dtype`, rebuilt into the one dtype model), as a Dask stack's `info` is.
 //!
 //! [`Encoder`](encode::Encoder) writes what CPython's C pickler writes for an object
 //! array under protocol 4 (what `np.save` uses): the same opcodes, memo and framing, so an
 //! array in which no Python object appears twice comes out byte for byte as `np.save`
-//! writes it.
+//! writes it; [`encode_dict`] likewise for such a dict, with NumPy's dtypes as `np.load`
+//! makes them (`pickle.dumps` of Dask's `info`, byte for byte).
 //!
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | the opcodes and their names, shared by both directions |
 //! | `decode.rs` | input, memory budget, the machine's values, its opcode steps, the final [`Object`] tree |
 //! | `decode/reconstruct.rs` | the globals, and `REDUCE`/`BUILD` of NumPy's array reconstruction and its scalars |
+//! | `decode/dtype.rs` | `numpy.dtype` and its state (records, subarrays, datetime units, titles) into a `DType` |
+//! | `decode/dict.rs` | a dict of plain values and dtypes ([`decode_dict`]) |
 //! | `encode.rs` | the [`Encode`] trait, the pickler, [`encode_array`], [`c_order`] |
+//! | `encode/dtype.rs` | a `DType` as NumPy's `__reduce__` gives it, and [`encode_dict`] |
 //!
 //! [`Object`]: super::Object
 
