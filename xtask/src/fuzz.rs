@@ -18,7 +18,8 @@
 //!   `tests/data` and, if present, NumPy's corpus in `../shared/corpus/public`: whole
 //!   `.npy` files for `npy_dynamic` and `record` (plus a file of the `record` target's
 //!   own type), the header text after a version byte for `header`, `.npz` archives and
-//!   stored zips of the fixtures for `npz`, the pickled data of object arrays for `pickle`;
+//!   stored zips of the fixtures for `npz`, the pickled data of object arrays for
+//!   `pickle`, the `info` of every stack in `tests/data/stack` for `stack_info`;
 //! - `fuzz-corpus/<target>/`: the corpus libFuzzer grows, kept between runs;
 //! - `fuzz-artifacts/<target>/`: crash, timeout and out-of-memory inputs;
 //! - `fuzz-logs/<target>.log`: libFuzzer's whole output.
@@ -55,6 +56,8 @@ enum Seeds {
     Npz,
     /// The data (a pickle) of each object-array `.npy`.
     Pickle,
+    /// The `info` pickle of each Dask npy stack in `tests/data/stack`.
+    StackInfo,
 }
 
 const MIB: usize = 1 << 20;
@@ -67,6 +70,7 @@ const TARGETS: &[Target] = &[
     Target { name: "npz", seeds: Seeds::Npz, max_len: MIB },
     Target { name: "record", seeds: Seeds::Npy, max_len: MIB },
     Target { name: "pickle", seeds: Seeds::Pickle, max_len: 256 << 10 },
+    Target { name: "stack_info", seeds: Seeds::StackInfo, max_len: 64 << 10 },
 ];
 
 /// Memory limit of a fuzz process; more is reported as a crash (out of memory).
@@ -313,6 +317,7 @@ fn write_seeds(target: &Target, dir: &Path) -> Result<usize> {
         Seeds::HeaderText => seeds.extend(header_seed(&record_seed()).map(|seed| ("record-trace".to_string(), seed))),
         Seeds::Npz => seeds.extend(zip_seeds(&npy_files, target.max_len)),
         Seeds::Pickle => {}
+        Seeds::StackInfo => seeds.extend(stack_info_seeds()?),
     }
     // libFuzzer would cut longer inputs to -max_len: a cut `.npy` file keeps its header,
     // but a cut header text is only a syntax error.
@@ -325,6 +330,21 @@ fn write_seeds(target: &Target, dir: &Path) -> Result<usize> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(seeds.len())
+}
+
+/// The `stack_info` target's seeds: the `info` file of every stack Dask wrote into
+/// `tests/data/stack`.
+fn stack_info_seeds() -> Result<Vec<(String, Vec<u8>)>> {
+    let dir = project::root().join("tests").join("data").join("stack");
+    let mut seeds = Vec::new();
+    for entry in fs::read_dir(&dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| format!("cannot read {}: {e}", dir.display()))?.path().join("info");
+        if let Ok(bytes) = fs::read(&path) {
+            let case = path.parent().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+            seeds.push((format!("stack-{}", case.unwrap_or_default()), bytes));
+        }
+    }
+    Ok(seeds)
 }
 
 /// The `pickle` target's input for a `.npy` file: its data, if it is an object array.
