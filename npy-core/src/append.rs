@@ -196,7 +196,8 @@ impl Appender {
             );
             return Err(Error::usage(reason).writing(&self.path));
         }
-        self.grow(|file| write_with_plan(file, &plan, values).map(|()| values.len() / per_row))
+        let bytes = (values.len() / per_row) as u64 * self.row_bytes;
+        self.grow(Some(bytes), |file| write_with_plan(file, &plan, values).map(|()| values.len() / per_row))
     }
 
     /// Appends the elements an iterator gives, in storage order, as [`Appender::append`]
@@ -231,7 +232,7 @@ impl Appender {
         let piece = ((1 << 20) / plan.dst_size().max(1)).max(per_row);
         let mut items = items.into_iter();
         let mut rows = 0;
-        self.grow(|file| {
+        self.grow(None, |file| {
             let mut buf: Vec<T> = Vec::with_capacity(piece);
             loop {
                 buf.clear();
@@ -263,7 +264,8 @@ impl Appender {
             return Err(Error::usage(format!("the array cannot be appended: {how}")).writing(&self.path));
         }
         let rows = array.shape()[growth_axis(array.header())];
-        self.grow(|file| file.write_all(array.data()).map(|()| rows).map_err(Error::from))
+        let bytes = array.data().len() as u64;
+        self.grow(Some(bytes), |file| file.write_all(array.data()).map(|()| rows).map_err(Error::from))
     }
 
     /// Appends the data of the `.npy` file at `other`, streamed: its dtype, order and
@@ -283,7 +285,7 @@ impl Appender {
         }
         let rows = theirs.shape[growth_axis(&theirs)];
         let bytes = (rows as u64).saturating_mul(self.row_bytes);
-        self.grow(|file| {
+        self.grow(Some(bytes), |file| {
             let mut source = File::open(other).map_err(|e| Error::from(e).reading(other))?;
             source.seek(SeekFrom::Start(start)).map_err(|e| Error::from(e).reading(other))?;
             let mut source = io::BufReader::with_capacity(1 << 20, source).take(bytes);
@@ -298,7 +300,10 @@ impl Appender {
 
     /// Writes rows with `write` (given the file at the end of the data; it says how many
     /// it wrote) and makes them part of the array: synced data, then the header.
-    fn grow(&mut self, write: impl FnOnce(&mut File) -> Result<usize>) -> Result<()> {
+    ///
+    /// `bytes`, when known, are reserved past the end first (the file's size unchanged),
+    /// so the file system allocates their blocks at once, as for a whole write.
+    fn grow(&mut self, bytes: Option<u64>, write: impl FnOnce(&mut File) -> Result<usize>) -> Result<()> {
         let path = self.path.clone();
         let grow = || -> Result<()> {
             if self.tail > 0 {
@@ -308,6 +313,9 @@ impl Appender {
                 )));
             }
             let end = self.data_offset + self.header.data_len()? as u64;
+            if let Some(bytes) = bytes {
+                crate::atomic::preallocate_beyond_end(&self.file, end, bytes);
+            }
             self.file.seek(SeekFrom::Start(end))?;
             let mut header = self.header.clone();
             let axis = growth_axis(&header);

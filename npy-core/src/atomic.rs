@@ -347,6 +347,25 @@ fn preallocate_range(file: &File, offset: u64, len: u64) {
     let _ = (file, offset, len);
 }
 
+/// Reserves disk blocks for `len` bytes at `offset` past the end of `file` without
+/// changing its size (`FALLOC_FL_KEEP_SIZE`), so that appending them finds the blocks
+/// allocated at once, while a reader (or [`crate::append::Appender::recover`]) still sees
+/// only what was written. Best effort, as [`preallocate_range`]; `set_len` frees them.
+pub(crate) fn preallocate_beyond_end(file: &File, offset: u64, len: u64) {
+    #[cfg(all(target_os = "linux", not(miri)))]
+    {
+        use std::os::fd::AsRawFd;
+        let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else { return };
+        if len > 0 {
+            // SAFETY: `fallocate` on a file descriptor we own, keeping its size; it
+            // touches no memory of ours. Errors are ignored on purpose.
+            unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, offset, len) };
+        }
+    }
+    #[cfg(not(all(target_os = "linux", not(miri))))]
+    let _ = (file, offset, len);
+}
+
 /// Reserves `len` bytes for a file about to be written, so the file system allocates its
 /// blocks at once (what makes `np.save` fast). Best effort, as [`preallocate_range`].
 pub(crate) fn preallocate(file: &File, len: u64) {

@@ -1,5 +1,6 @@
 //! Writing `.npy` data to paths (atomically) and to any [`io::Write`].
 
+use std::cell::RefCell;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
 use std::path::Path;
@@ -16,6 +17,15 @@ use crate::record::{native_dtype_of, NpyRecord};
 /// large enough that handing pieces between threads costs little (each hand-off may wake a
 /// thread).
 const WRITE_PIECE: usize = 1 << 20;
+/// The smallest piece: writes of a few MiB (an append's batch) are cut into 8 pieces of
+/// at least this, so that they too are made on the second thread while this one writes.
+const MIN_WRITE_PIECE: usize = 128 << 10;
+
+/// The piece size for writing `total` bytes: [`WRITE_PIECE`], or for smaller writes an
+/// eighth of them (at least [`MIN_WRITE_PIECE`]).
+fn piece_bytes(total: usize) -> usize {
+    (total / 8).clamp(MIN_WRITE_PIECE, WRITE_PIECE)
+}
 /// Buffers of [`write_pieces`]'s thread: up to this many pieces are in flight.
 const WRITE_BUFFERS: usize = 4;
 
@@ -83,9 +93,9 @@ pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, p
     // an atomic another thread updates meanwhile included, so only the stored fields are
     // read (converted: the same bytes).
     if plan.is_identity() && !T::HAS_SKIPPED {
-        return write_padded(writer, plan, data, WRITE_PIECE);
+        return write_padded(writer, plan, data, piece_bytes(std::mem::size_of_val(data)));
     }
-    write_converted(writer, plan, data, WRITE_PIECE)
+    write_converted(writer, plan, data, piece_bytes(data.len().saturating_mul(plan.dst_size())))
 }
 
 /// Writes elements whose memory is not their written layout: records are converted by
@@ -103,7 +113,7 @@ fn write_converted<W: Write + ?Sized, T: NpyRecord>(
     }
     let per_piece = (piece_bytes / ds).max(1);
     let (src, total) = (RecordBytes::of(data), data.len());
-    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * ds, move |k, buf| {
+    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * ds, false, move |k, buf| {
         let count = per_piece.min(total - k * per_piece);
         let len = count * ds;
         let records = src.at(k * per_piece * ss, count * ss);
@@ -136,7 +146,7 @@ fn write_padded<W: Write + ?Sized, T: NpyRecord>(
     let size = std::mem::size_of::<T>();
     let per_piece = (piece_bytes / size.max(1)).max(1);
     let (src, total) = (RecordBytes::of(data), data.len());
-    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * size, move |k, buf| {
+    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * size, true, move |k, buf| {
         let len = per_piece.min(total - k * per_piece) * size;
         let records = src.at(k * per_piece * size, len);
         // SAFETY:
@@ -151,38 +161,69 @@ fn write_padded<W: Write + ?Sized, T: NpyRecord>(
     })
 }
 
+thread_local! {
+    /// The piece buffers of this thread's last [`write_pieces`], kept for its next one
+    /// (an append's next batch): fresh buffers cost a page fault every 4 KiB. At most
+    /// [`WRITE_BUFFERS`] of at most [`WRITE_PIECE`] bytes.
+    static SPARE_PIECES: RefCell<Vec<PieceBuf>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `n` buffers of `len` bytes, this thread's spares first: zeroed, or, when `rewritten`
+/// (each fill writes every byte it returns, padding included), as the last write left them.
+fn take_pieces(n: usize, len: usize, rewritten: bool) -> Vec<PieceBuf> {
+    let mut spare = SPARE_PIECES.with(|s| std::mem::take(&mut *s.borrow_mut()));
+    spare.retain(|b| b.bytes().len() == len);
+    spare.truncate(n);
+    if !rewritten {
+        spare.iter_mut().for_each(|b| b.bytes_mut().fill(0));
+    }
+    while spare.len() < n {
+        spare.push(PieceBuf::zeroed(len));
+    }
+    spare
+}
+
+/// Keeps `buffers` as this thread's spares.
+fn keep_pieces(mut buffers: Vec<PieceBuf>) {
+    buffers.truncate(WRITE_BUFFERS);
+    SPARE_PIECES.with(|s| *s.borrow_mut() = buffers);
+}
+
 /// Writes `pieces` pieces of at most `piece_len` bytes, piece `k` made by `fill(k, buf)`
 /// in a buffer of `piece_len` bytes (it returns the piece's length). With 8 pieces or more
 /// and a second CPU, pieces are made on a second thread while this one writes (up to
 /// [`WRITE_BUFFERS`] in flight), so making them costs no time.
 ///
-/// Buffers start zeroed; the first `len` bytes of a filled buffer are written.
+/// Buffers start zeroed, unless `rewritten` says `fill` writes every byte of its piece
+/// (then they may be this thread's spares as the last write left them); the first `len`
+/// bytes of a filled buffer are written.
 fn write_pieces<W: Write + ?Sized>(
     writer: &mut W,
     pieces: usize,
     piece_len: usize,
+    rewritten: bool,
     fill: impl Fn(usize, &mut PieceBuf) -> Result<usize> + Sync,
 ) -> Result<()> {
-    let new_buf = || PieceBuf::zeroed(piece_len);
     if pieces < 8 || !crate::two_cpus() {
-        let mut buf = new_buf();
+        let mut buffers = take_pieces(1, piece_len, rewritten);
         for k in 0..pieces {
-            let len = fill(k, &mut buf)?;
-            writer.write_all(&buf.bytes()[..len])?;
+            let len = fill(k, &mut buffers[0])?;
+            writer.write_all(&buffers[0].bytes()[..len])?;
         }
+        keep_pieces(buffers);
         return Ok(());
     }
     type Piece = (PieceBuf, Result<usize>);
     let fill = &fill;
-    std::thread::scope(|scope| {
+    let spare = std::thread::scope(|scope| {
         // Every channel end lives inside this closure, so returning from it, by an early
         // `?` too, drops this thread's ends before the scope joins the other thread: its
         // `recv` and `send` then fail and it returns. Its own ends go with it when it
         // returns (or panics), which wakes this thread's `recv` in turn.
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(WRITE_BUFFERS);
         let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<PieceBuf>(WRITE_BUFFERS);
-        for _ in 0..WRITE_BUFFERS {
-            empty_tx.send(new_buf()).map_err(|_| Error::usage("the buffer channel closed"))?;
+        for buf in take_pieces(WRITE_BUFFERS, piece_len, rewritten) {
+            empty_tx.send(buf).map_err(|_| Error::usage("the buffer channel closed"))?;
         }
         scope.spawn(move || {
             for k in 0..pieces {
@@ -194,14 +235,23 @@ fn write_pieces<W: Write + ?Sized>(
                 }
             }
         });
-        for _ in 0..pieces {
+        // The other thread takes `pieces` buffers: the first ones, then one back for
+        // each piece written but the last few, which stay here as spares.
+        let mut spare = Vec::with_capacity(WRITE_BUFFERS);
+        for k in 0..pieces {
             let (buf, made) = full_rx.recv().map_err(|_| Error::usage("the thread making pieces stopped"))?;
             writer.write_all(&buf.bytes()[..made?])?;
-            // Fails only once the other thread has returned, which needs no more buffers.
-            let _ = empty_tx.send(buf);
+            if k + WRITE_BUFFERS < pieces {
+                // Fails only once the other thread has returned, which needs no more buffers.
+                let _ = empty_tx.send(buf);
+            } else {
+                spare.push(buf);
+            }
         }
-        Ok(())
-    })
+        Ok::<_, Error>(spare)
+    })?;
+    keep_pieces(spare);
+    Ok(())
 }
 
 /// Writes records one by one or in batches when their number is not known in advance, and
@@ -390,7 +440,7 @@ mod tests {
         for pieces in [8, 14] {
             for bad in [0, pieces / 2, pieces - 1] {
                 let mut out = Vec::new();
-                let e = write_pieces(&mut out, pieces, 4, |k, buf| {
+                let e = write_pieces(&mut out, pieces, 4, false, |k, buf| {
                     if k == bad {
                         return Err(Error::usage(format!("piece {k} cannot be made")));
                     }
@@ -402,6 +452,43 @@ mod tests {
                 let want: Vec<u8> = (0..bad).flat_map(|k| [k as u8; 4]).collect();
                 assert_eq!(out, want, "{pieces} pieces, failing at {bad}");
             }
+        }
+    }
+
+    /// Spare buffers are reused on this thread: as the last write left them when the
+    /// fill rewrites every byte, zeroed again when it does not; and the spares a write
+    /// keeps are its last buffers, whichever path wrote (one thread or two).
+    #[test]
+    fn spare_pieces_are_zeroed_for_fills_that_leave_bytes() {
+        for pieces in [3, 8, 14] {
+            let mut out = Vec::new();
+            write_pieces(&mut out, pieces, 64, false, |_, buf| {
+                buf.bytes_mut().fill(0xff);
+                Ok(64)
+            })
+            .unwrap();
+            assert_eq!(out, vec![0xff; 64 * pieces]);
+            let mut out = Vec::new();
+            write_pieces(&mut out, pieces, 64, false, |k, buf| {
+                buf.bytes_mut()[..32].fill(k as u8);
+                Ok(64)
+            })
+            .unwrap();
+            let want: Vec<u8> = (0..pieces).flat_map(|k| [vec![k as u8; 32], vec![0; 32]].concat()).collect();
+            assert_eq!(out, want, "{pieces} pieces");
+            // Rewritten fills see the spares as they were (never read here: written over).
+            let kept = SPARE_PIECES.with(|s| s.borrow().len());
+            assert_eq!(kept, if pieces < 8 { 1 } else { WRITE_BUFFERS });
+            let seen = std::sync::Mutex::new(Vec::new());
+            let mut out = Vec::new();
+            write_pieces(&mut out, 1, 64, true, |_, buf| {
+                *seen.lock().unwrap() = buf.bytes().to_vec();
+                Ok(0)
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+            let seen = seen.into_inner().unwrap();
+            assert_eq!(seen.len(), 64);
+            assert!(seen[..32].iter().all(|&b| b != 0xff) && seen[32..].iter().all(|&b| b == 0));
         }
     }
 
