@@ -393,7 +393,9 @@ impl Stack {
     }
 
     /// The whole array as the bytes of one `.npy` file ([`Stack::header`], then the data
-    /// streamed from the blocks).
+    /// streamed from the blocks). Blocks that follow one another in the data (along the
+    /// first axis of a C-order array) are opened one after the other; otherwise every row
+    /// takes a piece of every block, and all are open at once (a file each).
     ///
     /// # Errors
     /// [`ErrorKind::Io`] opening a block (naming it).
@@ -543,10 +545,8 @@ fn infer(dir: &Path, axis: Option<usize>) -> Result<(StackInfo, Vec<Block>)> {
             return Err(Error::stack(reason).reading(dir));
         }
     };
-    let lens = blocks.iter().map(|b| b.header.shape[axis]).collect();
-    let chunks = (0..n).map(|d| if d == axis { std::mem::take(&mut Vec::new()) } else { vec![first.shape[d]] });
-    let mut chunks: Vec<Vec<usize>> = chunks.collect();
-    chunks[axis] = lens;
+    let mut chunks: Vec<Vec<usize>> = first.shape.iter().map(|&d| vec![d]).collect();
+    chunks[axis] = blocks.iter().map(|b| b.header.shape[axis]).collect();
     if chunks[axis].iter().try_fold(0usize, |a, &b| a.checked_add(b)).is_none() {
         return Err(Error::stack("the blocks' lengths overflow").reading(dir));
     }
