@@ -5,7 +5,7 @@
 
 #[path = "support/trace.rs"]
 mod trace;
-use trace::{Receiver, ReceiverAligned, Trace8, Trace8Aligned};
+use trace::{Trace8, Trace8Aligned};
 
 use std::path::{Path, PathBuf};
 
@@ -18,29 +18,6 @@ fn fixture(name: &str, dir: &Path) -> PathBuf {
     let to = dir.join(name);
     std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
     to
-}
-
-fn trace(i: i32) -> Trace8 {
-    Trace8 {
-        trace_id: 1000 + i,
-        receiver: Receiver { x: f64::from(i) * 12.5, y: -f64::from(i), z: i as f32 / 8.0 },
-        t0: f64::from(i) * 0.001,
-        dt: 0.002,
-        flags: (i % 3) as u8,
-        samples: std::array::from_fn(|k| (i * 8 + k as i32) as f32 / 16.0),
-    }
-}
-
-fn aligned(t: &Trace8) -> Trace8Aligned {
-    let r = t.receiver;
-    Trace8Aligned {
-        trace_id: t.trace_id,
-        receiver: ReceiverAligned { x: r.x, y: r.y, z: r.z },
-        t0: t.t0,
-        dt: t.dt,
-        flags: t.flags,
-        samples: t.samples,
-    }
 }
 
 /// The header `np.save` writes for `array`'s dtype and shape, and the file's own.
@@ -57,10 +34,10 @@ fn numpys_record_files_grow_by_records_of_either_layout() {
     for name in ["trace_packed.npy", "trace_aligned.npy"] {
         let path = fixture(name, dir.path());
         let before: Vec<Trace8> = Vec::read_npy(&path).unwrap();
-        let more: Vec<Trace8> = (0..25).map(trace).collect();
+        let more: Vec<Trace8> = (0..25).map(Trace8::sample).collect();
         let mut a = Appender::open(&path).unwrap();
         a.append(&more[..10]).unwrap();
-        let as_aligned: Vec<Trace8Aligned> = more[10..].iter().map(aligned).collect();
+        let as_aligned: Vec<Trace8Aligned> = more[10..].iter().map(Trace8::aligned).collect();
         a.append(&as_aligned).unwrap();
         assert_eq!(a.rows(), before.len() + 25);
         let after: Vec<Trace8> = Vec::read_npy(&path).unwrap();

@@ -7,7 +7,7 @@
 
 #[path = "support/trace.rs"]
 mod trace;
-use trace::{Receiver, Trace8, Trace8Aligned};
+use trace::{Trace8, Trace8Aligned};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -136,17 +136,6 @@ fn dask_info_files_are_written_again_byte_for_byte() {
     assert!(equal.len() >= 10, "{equal:?}");
 }
 
-fn trace(i: i32) -> Trace8 {
-    Trace8 {
-        trace_id: 1000 + i,
-        receiver: Receiver { x: f64::from(i) * 12.5, y: -f64::from(i), z: i as f32 / 8.0 },
-        t0: f64::from(i) * 0.001,
-        dt: 0.002,
-        flags: (i % 3) as u8,
-        samples: std::array::from_fn(|k| (i * 8 + k as i32) as f32 / 16.0),
-    }
-}
-
 /// A stack left for CI beside the array it holds.
 fn leave(name: &str, dir_of: impl FnOnce(&Path) -> StackInfo, whole: &dyn Fn(&Path)) {
     let check = check_dir();
@@ -158,7 +147,7 @@ fn leave(name: &str, dir_of: impl FnOnce(&Path) -> StackInfo, whole: &dyn Fn(&Pa
 
 #[test]
 fn records_written_as_stacks_read_back_and_are_left_for_dask() {
-    let traces: Vec<Trace8> = (0..1000).map(trace).collect();
+    let traces: Vec<Trace8> = (0..1000).map(Trace8::sample).collect();
     // Streamed, in uneven batches: blocks of 128 records.
     leave(
         "api_trace_packed",
@@ -177,17 +166,7 @@ fn records_written_as_stacks_read_back_and_are_left_for_dask() {
         &|path| traces.write_npy(path).unwrap(),
     );
     // Aligned records (padding in the dtype), read back as the packed layout.
-    let aligned: Vec<Trace8Aligned> = traces
-        .iter()
-        .map(|t| Trace8Aligned {
-            trace_id: t.trace_id,
-            receiver: trace::ReceiverAligned { x: t.receiver.x, y: t.receiver.y, z: t.receiver.z },
-            t0: t.t0,
-            dt: t.dt,
-            flags: t.flags,
-            samples: t.samples,
-        })
-        .collect();
+    let aligned: Vec<Trace8Aligned> = traces.iter().map(Trace8::aligned).collect();
     leave(
         "api_trace_aligned",
         |dir| {

@@ -125,3 +125,31 @@ pub struct Trace8Aligned {
     pub flags: u8,
     pub samples: [f32; 8],
 }
+
+impl Trace8 {
+    /// The `i`-th trace of the tests that make their own (appends, stacks): every field
+    /// different from record to record.
+    pub fn sample(i: i32) -> Trace8 {
+        Trace8 {
+            trace_id: 1000 + i,
+            receiver: Receiver { x: f64::from(i) * 12.5, y: -f64::from(i), z: i as f32 / 8.0 },
+            t0: f64::from(i) * 0.001,
+            dt: 0.002,
+            flags: (i % 3) as u8,
+            samples: std::array::from_fn(|k| (i * 8 + k as i32) as f32 / 16.0),
+        }
+    }
+
+    /// The same trace in the `align=True` layout.
+    pub fn aligned(&self) -> Trace8Aligned {
+        let r = self.receiver;
+        Trace8Aligned {
+            trace_id: self.trace_id,
+            receiver: ReceiverAligned { x: r.x, y: r.y, z: r.z },
+            t0: self.t0,
+            dt: self.dt,
+            flags: self.flags,
+            samples: self.samples,
+        }
+    }
+}

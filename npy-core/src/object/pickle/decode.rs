@@ -818,6 +818,22 @@ impl<R: Read> Machine<R> {
         }
     }
 
+    /// The budget of the final tree of [`Object`]s, what the machine used so far counted
+    /// in, and the charge that reports going over it at a node's offset.
+    fn final_budget(&self) -> (Budget, impl Fn(&mut Budget, usize, u64) -> Result<()>) {
+        let budget = Budget { used: self.budget.used, fixed: self.budget.fixed };
+        let (consumed, base) = (self.input.pos, self.input.base);
+        let limit = budget.limit(consumed);
+        let charge = move |budget: &mut Budget, bytes: usize, node_at: u64| -> Result<()> {
+            budget.used = budget.used.saturating_add(bytes);
+            if budget.used > limit {
+                return Err(Error::pickle(base + node_at, budget.exceeded(consumed)));
+            }
+            Ok(())
+        };
+        (budget, charge)
+    }
+
     /// At `STOP`: the stack must hold exactly the built array; its values become
     /// [`Object`]s within the budget.
     fn finish(&mut self, at: u64) -> Result<Decoded> {
@@ -839,16 +855,7 @@ impl<R: Read> Machine<R> {
             _ => return Err(self.err(at, format!("the pickle holds a {}, not a numpy.ndarray", self.type_name(array)))),
         };
         let (shape, fortran, list, len) = (state.shape.clone(), state.fortran, state.list, state.len);
-        let mut budget = Budget { used: self.budget.used, fixed: self.budget.fixed };
-        let consumed = self.input.pos;
-        let limit = budget.limit(consumed);
-        let charge = |budget: &mut Budget, bytes: usize, node_at: u64| -> Result<()> {
-            budget.used = budget.used.saturating_add(bytes);
-            if budget.used > limit {
-                return Err(Error::pickle(self.input.base + node_at, budget.exceeded(consumed)));
-            }
-            Ok(())
-        };
+        let (mut budget, charge) = self.final_budget();
         let Some(Kind::List(values)) = self.kind(Value::Node(list)) else {
             return Err(self.err(at, "the ndarray's values are not a list"));
         };

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use super::{Budget, Kind, Machine};
+use super::{Kind, Machine};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::object::Object;
@@ -55,16 +55,7 @@ impl<R: Read> Machine<R> {
         let Some(Kind::Dict(entries)) = self.kind(dict) else {
             return Err(self.err(at, format!("the pickle holds a {}, not a dict", self.type_name(dict))));
         };
-        let mut budget = Budget { used: self.budget.used, fixed: self.budget.fixed };
-        let consumed = self.input.pos;
-        let limit = budget.limit(consumed);
-        let charge = |budget: &mut Budget, bytes: usize, node_at: u64| -> Result<()> {
-            budget.used = budget.used.saturating_add(bytes);
-            if budget.used > limit {
-                return Err(Error::pickle(self.input.base + node_at, budget.exceeded(consumed)));
-            }
-            Ok(())
-        };
+        let (mut budget, charge) = self.final_budget();
         let mut out = Vec::with_capacity(entries.len());
         for &(key, value) in entries {
             let Some(Kind::Str(key)) = self.kind(key) else {
@@ -250,26 +241,23 @@ mod tests {
         refused(b"\x80\x02}K\x01K\x02s.", "a dict key that is a int, not a str");
         refused(b"\x80\x02}.x", "bytes follow the pickle's STOP");
         refused(&unhex(INFOS[0].1)[..60], "ends before its STOP");
-        // A dtype whose fields are a memoised dtype twice, 40 times over (`V0` keeps the
-        // sizes at 0): 2^40 fields if copied; refused by depth or memory, in little time.
-        let mut p = b"\x80\x02}U\x05dtype".to_vec();
-        p.extend_from_slice(&plain("V0", 0));
-        p.extend_from_slice(b"q\x01");
-        for _ in 0..40 {
-            p.extend_from_slice(b"h\x00U\x02V0\x89\x88\x87R(K\x03U\x01|N(U\x01aU\x01bt}(U\x01ah\x01K\x00\x86U\x01bh\x01K\x00\x86uK\x00K\x01K\x10tbq\x01");
-        }
-        p.extend_from_slice(b"s.");
-        let e = dict(&p).unwrap_err().to_string();
+        // A dtype whose fields are a memoised dtype twice, `levels` times over (`V0` keeps
+        // the sizes at 0): 2^levels fields if copied.
+        let doubling = |levels: usize| {
+            let mut p = b"\x80\x02}U\x05dtype".to_vec();
+            p.extend_from_slice(&plain("V0", 0));
+            p.extend_from_slice(b"q\x01");
+            for _ in 0..levels {
+                p.extend_from_slice(b"h\x00U\x02V0\x89\x88\x87R(K\x03U\x01|N(U\x01aU\x01bt}(U\x01ah\x01K\x00\x86U\x01bh\x01K\x00\x86uK\x00K\x01K\x10tbq\x01");
+            }
+            p.extend_from_slice(b"s.");
+            p
+        };
+        // 40 levels: refused by depth or memory, in little time.
+        let e = dict(&doubling(40)).unwrap_err().to_string();
         assert!(e.contains("memory") || e.contains("nested deeper than 32"), "{e}");
-        // The same, 30 levels of 2 fields each with a fixed budget: memory, not depth.
-        let mut p = b"\x80\x02}U\x05dtype".to_vec();
-        p.extend_from_slice(&plain("V0", 0));
-        p.extend_from_slice(b"q\x01");
-        for _ in 0..30 {
-            p.extend_from_slice(b"h\x00U\x02V0\x89\x88\x87R(K\x03U\x01|N(U\x01aU\x01bt}(U\x01ah\x01K\x00\x86U\x01bh\x01K\x00\x86uK\x00K\x01K\x10tbq\x01");
-        }
-        p.extend_from_slice(b"s.");
-        let e = decode_dict(&p[..], 0, None, Some(1 << 20)).unwrap_err().to_string();
+        // 30 levels with a fixed budget: memory, not depth.
+        let e = decode_dict(&doubling(30)[..], 0, None, Some(1 << 20)).unwrap_err().to_string();
         assert!(e.contains("memory allowed"), "{e}");
         // A dtype used in its own fields before its BUILD.
         let mut p = b"\x80\x02}U\x05dtype".to_vec();
