@@ -403,7 +403,9 @@ impl Stack {
         let (_, head) = self.header().encode(None)?;
         let itemsize = self.info.dtype.itemsize();
         let (outer, _, inner) = runs(&self.shape(), self.fortran, self.info.axis, itemsize);
-        let segments = self.blocks.iter().map(|b| self.segment(b, inner)).collect();
+        let segments: Vec<u64> = self.blocks.iter().map(|b| self.segment(b, inner)).collect();
+        // No data: no rows to walk (a shape like (10**9, 0) has many, all empty).
+        let outer = if segments.iter().all(|&s| s == 0) { 0 } else { outer };
         let mut reader = StackReader {
             head: io::Cursor::new(head),
             dtype: self.info.dtype.clone(),
@@ -803,6 +805,8 @@ fn split_source<R: Read + Seek>(
     let info = StackInfo::split(header.dtype.clone(), &header.shape, axis, block_len)?;
     let new = NewDir::create(dir)?;
     let (outer, _, inner) = runs(&header.shape, header.fortran_order, axis, header.dtype.itemsize());
+    // No data: no rows to walk (a shape like (10**9, 0) has many, all empty).
+    let outer = if header.data_len()? == 0 { 0 } else { outer };
     let lens = &info.chunks[axis];
     let group = if outer > 1 { OPEN_BLOCKS } else { 1 };
     let writing = |e: io::Error| Error::from(e).writing(dir);
@@ -1287,6 +1291,12 @@ mod tests {
             write_stack(Vec::<f64>::new().as_slice(), &whole, 0, 10).unwrap();
             files(&whole)
         });
+        // Many rows of nothing: no row is walked, written or read.
+        let empty = Array::<u8>::from_shape_vec(vec![1 << 40, 0], Vec::new()).unwrap();
+        let dir = tmp.path().join("empty");
+        let info = write_stack(&empty, &dir, 1, 5).unwrap();
+        assert_eq!(info.chunks, [vec![1 << 40], vec![0]]);
+        assert_eq!(Stack::open(&dir).unwrap().read::<u8>().unwrap().shape(), [1 << 40, 0]);
         let mut w = StackWriter::<u32>::create(tmp.path().join("bad"), &[3], 2).unwrap();
         assert!(w.extend(&[1, 2]).unwrap_err().to_string().contains("2 values are not whole rows of 3 values"));
         assert!(StackWriter::<u32>::create(tmp.path().join("bad2"), &[3], 0).is_err());
