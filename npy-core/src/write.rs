@@ -455,6 +455,25 @@ mod tests {
         }
     }
 
+    /// The writer failing (at the first, a middle or the last piece) ends the write with
+    /// its error, just below the threshold of the second thread (7 pieces), at it (8) and
+    /// above (14): the thread making pieces, waiting on a full channel, stops.
+    #[test]
+    fn a_failing_writer_ends_the_write_with_its_error() {
+        for pieces in [7, 8, 14] {
+            for bad in [0, pieces / 2, pieces - 1] {
+                let mut out = FailAfter { limit: bad * 4, written: 0 };
+                let e = write_pieces(&mut out, pieces, 4, false, |k, buf| {
+                    buf.bytes_mut().fill(k as u8);
+                    Ok(4)
+                })
+                .unwrap_err();
+                assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{pieces} pieces, failing at {bad}: {e}");
+                assert_eq!(out.written, bad * 4);
+            }
+        }
+    }
+
     /// Spare buffers are reused on this thread: as the last write left them when the
     /// fill rewrites every byte, zeroed again when it does not; and the spares a write
     /// keeps are its last buffers, whichever path wrote (one thread or two).
