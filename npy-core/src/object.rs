@@ -506,7 +506,7 @@ pub(crate) fn into_array(
     let shape = decoded.shape;
     let mut items = decoded.items;
     if fortran_order && shape.len() > 1 {
-        let storage = pickle::c_order(&shape, true);
+        let storage = crate::shape::c_order(&shape, true);
         let mut out: Vec<Object> = std::iter::repeat_with(Object::default).take(items.len()).collect();
         for (c, item) in items.iter_mut().enumerate() {
             out[storage(c)] = std::mem::take(item);

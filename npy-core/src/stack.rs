@@ -59,6 +59,7 @@ use crate::object::Object;
 use crate::options::ReadOptions;
 use crate::plan::Plan;
 use crate::record::NpyRecord;
+use crate::shape::c_order;
 use crate::write::{element_plan, write_with_plan};
 
 /// The name of a stack's metadata file.
@@ -662,33 +663,16 @@ impl Read for StackReader {
 }
 
 /// The C-order bytes of the array whose axes are those of the C-order array `data` of
-/// `shape`, reversed (Fortran order of `shape` reversed, and back).
+/// `shape`, reversed (Fortran order of `shape` reversed, and back): `data` is the
+/// Fortran-order storage of the reversed shape, walked in C order.
 fn reverse_axes(data: &[u8], shape: &[usize], itemsize: usize) -> Vec<u8> {
-    let count: usize = shape.iter().product();
-    let mut out = vec![0u8; count * itemsize];
-    if count == 0 {
-        return out;
-    }
-    // Strides of `data` in elements, walked in the reversed shape's C order.
-    let n = shape.len();
-    let mut strides = vec![1usize; n];
-    for d in (0..n.saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * shape[d + 1];
-    }
-    let rev_shape: Vec<usize> = shape.iter().rev().copied().collect();
-    let rev_strides: Vec<usize> = strides.iter().rev().copied().collect();
-    let mut index = vec![0usize; n];
-    let mut from = 0usize;
-    for chunk in out.chunks_exact_mut(itemsize) {
-        chunk.copy_from_slice(&data[from * itemsize..(from + 1) * itemsize]);
-        for d in (0..n).rev() {
-            index[d] += 1;
-            from += rev_strides[d];
-            if index[d] < rev_shape[d] {
-                break;
-            }
-            from -= rev_strides[d] * rev_shape[d];
-            index[d] = 0;
+    let reversed: Vec<usize> = shape.iter().rev().copied().collect();
+    let storage = c_order(&reversed, true);
+    let mut out = vec![0u8; data.len()];
+    if itemsize > 0 {
+        for (c, element) in out.chunks_exact_mut(itemsize).enumerate() {
+            let s = storage(c) * itemsize;
+            element.copy_from_slice(&data[s..s + itemsize]);
         }
     }
     out
@@ -1147,6 +1131,15 @@ mod tests {
         // Another kind is refused.
         [1.0f32; 6].write_npy(dir.join("0.npy")).unwrap();
         assert!(Stack::open(&dir).unwrap_err().to_string().contains("its dtype is '<f4'"));
+    }
+
+    #[test]
+    fn reversing_axes_moves_whole_elements() {
+        // (2, 3) in C order, 2-byte elements, read as the (3, 2) array of reversed axes.
+        let data: Vec<u8> = (0..12).collect();
+        assert_eq!(reverse_axes(&data, &[2, 3], 2), [0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11]);
+        // Elements of no bytes (an empty record): nothing to move, and no panic.
+        assert!(reverse_axes(&[], &[2, 3], 0).is_empty());
     }
 
     #[test]

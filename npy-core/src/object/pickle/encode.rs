@@ -449,7 +449,7 @@ pub(crate) fn encode_array<T: Encode>(shape: &[usize], fortran: bool, elements: 
         e.boundary();
         e.op(EMPTY_LIST);
         e.memoize();
-        let order = c_order(shape, fortran);
+        let order = crate::shape::c_order(shape, fortran);
         let mut one = |e: &mut Encoder, c: usize| -> std::result::Result<(), String> {
             let s = order(c);
             elements[s].save(e, 1).map_err(|reason| {
@@ -487,41 +487,9 @@ pub(crate) fn encode_array<T: Encode>(shape: &[usize], fortran: bool, elements: 
     Ok(e.out)
 }
 
-/// The storage index of the element at C-order position `c`, for an array of `shape` in
-/// Fortran order or not.
-pub(crate) fn c_order(shape: &[usize], fortran: bool) -> impl Fn(usize) -> usize + '_ {
-    move |c| {
-        if !fortran || shape.len() < 2 {
-            return c;
-        }
-        // Digits of `c` in C order (last axis fastest), weighed by Fortran strides.
-        let mut rest = c;
-        let mut index = [0usize; crate::header::MAX_DIMS];
-        for (k, &d) in shape.iter().enumerate().rev() {
-            index[k] = rest % d;
-            rest /= d;
-        }
-        let mut pos = 0;
-        for (k, &d) in shape.iter().enumerate().rev() {
-            pos = pos * d + index[k];
-        }
-        pos
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn c_order_maps_to_fortran_storage() {
-        let f = c_order(&[2, 3], true);
-        assert_eq!((0..6).map(&f).collect::<Vec<_>>(), [0, 2, 4, 1, 3, 5]);
-        let f = c_order(&[2, 3, 4], true);
-        assert_eq!(f(23), 23); // the last element stays last
-        assert_eq!(f(1), 6); // (0, 0, 1): index 0 + 2 * (0 + 3 * 1)
-        assert_eq!(c_order(&[2, 3], false)(4), 4);
-    }
 
     #[test]
     fn integers_encode_as_python_does() {

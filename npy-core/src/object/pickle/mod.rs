@@ -25,7 +25,7 @@
 //! | `decode/reconstruct.rs` | the globals, and `REDUCE`/`BUILD` of NumPy's array reconstruction and its scalars |
 //! | `decode/dtype.rs` | `numpy.dtype` and its state (records, subarrays, datetime units, titles) into a `DType` |
 //! | `decode/dict.rs` | a dict of plain values and dtypes ([`decode_dict`]) |
-//! | `encode.rs` | the [`Encode`] trait, the pickler, [`encode_array`], [`c_order`] |
+//! | `encode.rs` | the [`Encode`] trait, the pickler, [`encode_array`] |
 //! | `encode/dtype.rs` | a `DType` as NumPy's `__reduce__` gives it, and [`encode_dict`] |
 //!
 //! [`Object`]: super::Object
@@ -34,7 +34,7 @@ mod decode;
 mod encode;
 
 pub(crate) use decode::{decode, decode_dict, Decoded, Item};
-pub(crate) use encode::{c_order, encode_array, encode_dict, Encode};
+pub(crate) use encode::{encode_array, encode_dict, Encode};
 
 // ---------------------------------------------------------------------------------------
 // Opcodes (Python's `pickle` module names).
