@@ -19,6 +19,7 @@
 //! copying is charged against the machine's budget, node by node, and nesting is bounded
 //! as in a header's descr.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
 use super::{quote, Kind, Machine, Value};
@@ -224,15 +225,18 @@ impl<R: Read> Machine<R> {
             Some(Kind::Str(s)) => Some(s.as_str()),
             _ => None,
         };
+        // Keys looked up once each: a record of thousands of fields stays linear.
+        let mut by_key: HashMap<&str, Value> = HashMap::with_capacity(entries.len());
+        for &(k, v) in entries {
+            by_key.insert(text(k).ok_or_else(|| bad("a key that is not a str"))?, v);
+        }
         let mut fields = Vec::with_capacity(names.len());
+        let mut keys: HashSet<&str> = HashSet::with_capacity(entries.len());
         let (mut weight, mut depth) = (1usize, 0usize);
         for &name in names {
             let name = text(name).ok_or_else(|| bad("a name that is not a str"))?;
-            let entry = entries
-                .iter()
-                .find(|&&(k, _)| text(k) == Some(name))
-                .ok_or_else(|| bad(&format!("no entry for the name {}", quote(name))))?;
-            let Some(Kind::Tuple { items: parts, .. }) = self.kind(entry.1) else {
+            let entry = *by_key.get(name).ok_or_else(|| bad(&format!("no entry for the name {}", quote(name))))?;
+            let Some(Kind::Tuple { items: parts, .. }) = self.kind(entry) else {
                 return Err(bad("an entry other than (dtype, offset[, title])"));
             };
             let (dtype, offset, title) = match parts[..] {
@@ -241,9 +245,13 @@ impl<R: Read> Machine<R> {
                 _ => return Err(bad("an entry other than (dtype, offset[, title])")),
             };
             let offset = usize::try_from(offset).map_err(|_| bad("a negative offset"))?;
+            keys.insert(name);
             let title = match title.map(|t| (t, self.kind(t))) {
                 None | Some((Value::None, _)) => None,
-                Some((_, Some(Kind::Str(t)))) => Some(Literal::Str(t.clone())),
+                Some((_, Some(Kind::Str(t)))) => {
+                    keys.insert(t);
+                    Some(Literal::Str(t.clone()))
+                }
                 Some((_, Some(Kind::Bytes(t)))) => Some(Literal::Bytes(t.clone())),
                 Some((Value::Int(t), _)) => Some(Literal::Int(i128::from(t))),
                 _ => return Err(bad("a title that is not a str, bytes or int")),
@@ -256,14 +264,8 @@ impl<R: Read> Machine<R> {
             fields.push(field);
         }
         // Every other key must be a title of one of the fields (NumPy lists both).
-        for &(k, _) in entries {
-            let key = text(k).ok_or_else(|| bad("a key that is not a str"))?;
-            let known = fields
-                .iter()
-                .any(|f| f.name == key || f.title.as_ref().is_some_and(|t| *t == Literal::Str(key.into())));
-            if !known {
-                return Err(bad(&format!("{} is neither a name nor a title", quote(key))));
-            }
+        if let Some(key) = by_key.keys().find(|k| !keys.contains(*k)) {
+            return Err(bad(&format!("{} is neither a name nor a title", quote(key))));
         }
         let itemsize = usize::try_from(state.elsize).map_err(|_| bad("a record's elsize must be its size"))?;
         let record = Record::new(fields, itemsize).map_err(|e| self.err(at, e.into_kind().to_string()))?;
