@@ -48,14 +48,5 @@ pub fn append(
 /// terminal for large inputs.
 pub fn cat(inputs: &[PathBuf], output: &Path) -> Result<()> {
     let total: u64 = inputs.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
-    let bar = crate::progress::bytes(total, "cat");
-    let result = concatenate(inputs, output, &mut |done| {
-        if let Some(bar) = &bar {
-            bar.set_position(done);
-        }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    result.map(|_| ())
+    crate::progress::tracked(total, "cat", |progress| concatenate(inputs, output, progress)).map(|_| ())
 }

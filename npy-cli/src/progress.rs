@@ -13,7 +13,7 @@
 //!   behind.
 //!
 //! [`bytes`] makes the bar (`None` when none is to be shown); [`counted`] wraps a reader
-//! so that reading advances it.
+//! so that reading advances it; [`tracked`] runs a call that reports progress to a callback.
 
 use std::io::{self, IsTerminal, Read};
 
@@ -42,6 +42,22 @@ pub fn bytes(total: u64, message: &str) -> Option<ProgressBar> {
     Some(bar)
 }
 
+/// Runs `work` with a bar of [`bytes`]`(total, message)` that `work` moves by calling its
+/// argument with the bytes done so far, and clears the bar when `work` returns, on success
+/// and failure alike: for library calls that report progress through a callback.
+pub fn tracked<T>(total: u64, message: &str, work: impl FnOnce(&mut dyn FnMut(u64)) -> T) -> T {
+    let bar = bytes(total, message);
+    let result = work(&mut |done| {
+        if let Some(bar) = &bar {
+            bar.set_position(done);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    result
+}
+
 /// `inner`, advancing `bar` (if any) by every byte read through it.
 pub fn counted<R: Read>(bar: Option<&ProgressBar>, inner: R) -> Counted<'_, R> {
     Counted { inner, bar }
@@ -67,6 +83,16 @@ impl<R: Read> Read for Counted<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tracked_work_gives_its_result_and_may_report() {
+        let got = tracked(10, "cat", |progress| {
+            progress(4);
+            progress(10);
+            Err::<(), _>("failed")
+        });
+        assert_eq!(got, Err("failed"));
+    }
 
     #[test]
     fn small_inputs_get_no_bar() {

@@ -11,16 +11,7 @@ use npy_core::Result;
 /// terminal for large inputs; prints the blocks written.
 pub fn split_file(input: &Path, dir: &Path, rows: usize, axis: usize) -> Result<()> {
     let total = std::fs::metadata(input).map(|m| m.len()).unwrap_or(0);
-    let bar = crate::progress::bytes(total, "split");
-    let result = split(input, dir, axis, rows, &mut |done| {
-        if let Some(bar) = &bar {
-            bar.set_position(done);
-        }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let info = result?;
+    let info = crate::progress::tracked(total, "split", |progress| split(input, dir, axis, rows, progress))?;
     let lens = &info.chunks[info.axis];
     println!(
         "{}: {} block{} of up to {rows} along axis {} of {}",
@@ -42,14 +33,5 @@ pub fn join(dir: &Path, output: &Path, axis: Option<usize>) -> Result<()> {
     };
     let total: u64 =
         (0..stack.len()).filter_map(|i| std::fs::metadata(stack.block_path(i)).ok()).map(|m| m.len()).sum();
-    let bar = crate::progress::bytes(total, "join");
-    let result = stack.join(output, &mut |done| {
-        if let Some(bar) = &bar {
-            bar.set_position(done);
-        }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    result.map(|_| ())
+    crate::progress::tracked(total, "join", |progress| stack.join(output, progress)).map(|_| ())
 }
