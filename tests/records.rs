@@ -392,6 +392,40 @@ fn traces_packed_and_aligned() {
     });
 }
 
+/// A `#[repr(C, packed)]` struct is NumPy's packed file in memory: its plan is one bulk
+/// copy, it reads NumPy's values and writes NumPy's bytes back, and a map views the file
+/// in place.
+#[test]
+fn repr_packed_structs_are_numpys_packed_layout_in_memory() {
+    let file = "record/trace_packed.npy";
+    const { assert!(Trace8Packed::BULK && ReceiverPacked::BULK && !Trace8::BULK && !Trace8Aligned::BULK) };
+    assert_eq!(std::mem::size_of::<Trace8Packed>(), Trace8Packed::ITEMSIZE);
+    assert_eq!(Trace8Packed::dtype(), Trace8::dtype());
+    let header = npy_core::ReadOptions::new().open_path(data_dir().join(file)).unwrap().header().clone();
+    let plan = npy_core::plan::Plan::new(&header.dtype, &Trace8Packed::native_dtype()).unwrap();
+    assert!(plan.is_identity() && plan.covers_all_src());
+    // Fields of a packed struct are copied out (`{ r.t0 }`), never borrowed.
+    let records = fixture_round_trip::<Trace8Packed>(file, |r| {
+        let receiver = { r.receiver };
+        fields!("trace_id" => { r.trace_id }, "receiver.x" => { receiver.x }, "receiver.y" => { receiver.y },
+                "receiver.z" => { receiver.z }, "t0" => { r.t0 }, "dt" => { r.dt }, "flags" => { r.flags },
+                "samples" => { r.samples })
+    });
+    let converted: Vec<Trace8> = Vec::read_npy(data_dir().join(file)).unwrap();
+    assert_eq!(records.len(), converted.len());
+    for (p, c) in records.iter().zip(&converted) {
+        let (receiver, samples) = ({ p.receiver }, { p.samples });
+        assert_eq!(
+            ({ p.trace_id }, { p.t0 }, { p.dt }, { p.flags }, samples),
+            (c.trace_id, c.t0, c.dt, c.flags, c.samples)
+        );
+        assert_eq!(({ receiver.x }, { receiver.y }, { receiver.z }), (c.receiver.x, c.receiver.y, c.receiver.z));
+    }
+    // SAFETY: the fixture is not modified while mapped.
+    let map = unsafe { npy_core::mmap::NpyMap::open(data_dir().join(file)) }.unwrap();
+    assert_eq!(map.view::<Trace8Packed>().unwrap(), &records[..]);
+}
+
 #[derive(NpyRecord, Debug)]
 struct MissingField {
     trace_id: i32,

@@ -59,6 +59,17 @@ pub unsafe trait NpyRecord: Sized + 'static {
         Ok(())
     }
 
+    /// Whether an element's memory is exactly its written bytes: [`NpyRecord::native_dtype`]
+    /// is [`NpyRecord::dtype`] and its fields cover every byte (no padding, no skipped
+    /// field, no byte order but the machine's). Slices of such a type are read from and
+    /// written to files of that dtype as one bulk copy.
+    ///
+    /// True for primitives, arrays of such types, and derived structs whose fields are all
+    /// such and sit where they are written (`#[repr(C, packed)]` structs, `#[npy(align)]`
+    /// structs without padding). `#[npy(packed)]` asserts it at compile time. Nothing relies
+    /// on it for safety: reads and writes compare the layouts themselves. Default: `false`.
+    const BULK: bool = false;
+
     /// Whether the type has fields that are not stored (`#[npy(skip)]`), which
     /// [`NpyRecord::fill_skipped`] must initialize after a read.
     const HAS_SKIPPED: bool = false;
@@ -97,6 +108,8 @@ macro_rules! primitive {
         // every bit pattern is valid (bool is validated as `b1` by the plans).
         unsafe impl NpyRecord for $t {
             const ITEMSIZE: usize = std::mem::size_of::<$t>();
+
+            const BULK: bool = true;
 
             fn dtype() -> DType {
                 DType::native($ty)
@@ -145,6 +158,8 @@ unsafe impl NpyRecord for char {
     }
 
     const NEEDS_CHECK: bool = true;
+
+    const BULK: bool = true;
 }
 
 // SAFETY: `[T; N]` is `N` values of `T` back to back, `size_of::<T>()` apart: exactly the
@@ -164,6 +179,8 @@ unsafe impl<T: NpyRecord, const N: usize> NpyRecord for [T; N] {
     }
 
     const NEEDS_CHECK: bool = T::NEEDS_CHECK;
+
+    const BULK: bool = T::BULK;
 
     fn check(element: &[u8]) -> std::result::Result<(), String> {
         let size = std::mem::size_of::<T>();

@@ -76,6 +76,8 @@ impl<const N: usize> fmt::Debug for Bytes<N> {
 unsafe impl<const N: usize> NpyRecord for Bytes<N> {
     const ITEMSIZE: usize = N;
 
+    const BULK: bool = true;
+
     fn dtype() -> DType {
         DType::native(ScalarType::Bytes(N))
     }
@@ -150,6 +152,8 @@ impl<const N: usize> fmt::Debug for Ucs4<N> {
 unsafe impl<const N: usize> NpyRecord for Ucs4<N> {
     const ITEMSIZE: usize = 4 * N;
 
+    const BULK: bool = true;
+
     fn dtype() -> DType {
         DType::native(ScalarType::Unicode(N))
     }
@@ -175,6 +179,8 @@ impl<const N: usize> Default for Void<N> {
 // SAFETY: `Void<N>` is `#[repr(transparent)]` over `[u8; N]`, described by `|V{N}`.
 unsafe impl<const N: usize> NpyRecord for Void<N> {
     const ITEMSIZE: usize = N;
+
+    const BULK: bool = true;
 
     fn dtype() -> DType {
         DType::native(ScalarType::Void(N))
@@ -286,6 +292,8 @@ macro_rules! time_type {
         // every bit pattern is a valid count; the dtype is an 8-byte native datetime.
         unsafe impl<U: unit::Unit> NpyRecord for $name<U> {
             const ITEMSIZE: usize = 8;
+
+            const BULK: bool = true;
 
             fn dtype() -> DType {
                 DType::native(ScalarType::$kind(U::UNIT))

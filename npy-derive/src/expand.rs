@@ -18,7 +18,12 @@
 //!   the field's bytes by `check`, and `F::NEEDS_CHECK` is or-ed into ours) are a valid
 //!   `Self` once every skipped field has been written, which `fill_skipped` does with
 //!   `Default::default()` (recursing into stored fields that have skipped fields of their
-//!   own). `#[repr(packed)]` is refused, so every field is aligned, as `fill_skipped` needs.
+//!   own). In a `#[repr(packed)]` struct, whose fields may be unaligned, skipped fields are
+//!   written with `write_unaligned`, and a stored field whose type has skipped fields is a
+//!   const-evaluation error, so no unaligned place reaches another `fill_skipped`.
+//! - `BULK` is a hint (npy-core checks layouts itself); it is true only when every stored
+//!   field is `BULK`, in native order and at its written offset, and the fields' sizes sum
+//!   to `size_of::<Self>()`.
 //! - `ITEMSIZE` is the itemsize passed to `record(..)` by `dtype()`, so it is
 //!   `dtype().itemsize()`; `record` panics rather than build an invalid dtype, and the
 //!   explicit `offset`/`itemsize` attributes are checked at compile time by const asserts.
@@ -28,8 +33,9 @@
 //! exactly the discriminants, so checked bytes are a valid enum value.
 //!
 //! The unsafe blocks in `fill_skipped` rely on its own contract: `element` is valid for
-//! writes and aligned, so `addr_of_mut!((*element).field)` is a valid, aligned place of the
-//! field's type, written without reading or dropping the uninitialized old value.
+//! writes and aligned, so `addr_of_mut!((*element).field)` is a valid place of the field's
+//! type (aligned, but in a packed struct, where it is written unaligned), written without
+//! reading or dropping the uninitialized old value.
 //!
 //! These paragraphs are the `// SAFETY:` comments of the emitted `unsafe` (`quote!` drops
 //! comments). Clippy does not lint code expanded from another crate's macro, so the output
@@ -73,6 +79,16 @@ fn byte_order(p: &TokenStream, endian: Endian) -> TokenStream {
         Endian::Big => quote!(#p::ByteOrder::Big),
         Endian::Little => quote!(#p::ByteOrder::Little),
         Endian::Native => quote!(#p::ByteOrder::NATIVE),
+    }
+}
+
+/// A const expression: whether scalars in `endian` order are stored as the machine holds
+/// them.
+fn is_native(endian: Endian) -> TokenStream {
+    match endian {
+        Endian::Big => quote!(::core::cfg!(target_endian = "big")),
+        Endian::Little => quote!(::core::cfg!(target_endian = "little")),
+        Endian::Native => quote!(true),
     }
 }
 
@@ -206,6 +222,87 @@ fn expand_struct(cont: &Container<'_>, fields: &[Field<'_>], p: &TokenStream) ->
         };
         (offsets, itemsize)
     };
+    // Whether each stored field is stored as the machine holds it (its byte order).
+    // One-byte fields have no byte order (`flags: u8` under `endian = "big"`).
+    let natives: Vec<TokenStream> = stored
+        .iter()
+        .map(|f| match (&f.attrs.endian, &cont.attrs.endian) {
+            (Some(e), _) | (None, Some(e)) => {
+                let (native, record) = (is_native(e.value), g.record(f));
+                quote!((#native || #record::ITEMSIZE <= 1))
+            }
+            (None, None) => quote!(true),
+        })
+        .collect();
+    // The written offsets as const expressions (the `let`s of `dtype()`, which name no
+    // parameter but field types), for `BULK` and the `packed` assertions.
+    let written_offset = |i: usize| -> TokenStream {
+        let offset = &offsets[i];
+        // The fields before this one (an explicit `offset` leaves its predecessor unused).
+        let lets = offset_lets.iter().take(i + 1).map(|l| quote!(#[allow(unused_variables)] #l));
+        quote!({ #(#lets)* #offset })
+    };
+    let packed_repr = cont.attrs.repr.packed.is_some();
+    // Free consts cannot name `Self`: the container's own name is its type when it has no
+    // parameters (generic containers check in the impl, where `Self` is).
+    let self_ty = if is_generic_container { quote!(Self) } else { quote!(#ident) };
+    for field in stored.iter().filter(|_| packed_repr) {
+        // Unaligned places cannot be handed to the field type's `fill_skipped`.
+        let record = g.record(field);
+        let msg = format!(
+            "npy: field `{}` of the #[repr(packed)] struct {type_name} has skipped fields of its own, which \
+             cannot be filled in place in a packed struct: store them, or do not pack {type_name}",
+            field.member.to_token_stream()
+        );
+        layout_asserts.push((field.ty.span(), quote!(!#record::HAS_SKIPPED), msg));
+    }
+    if let Some(packed) = &cont.attrs.packed {
+        let span = first_span(&packed.tokens);
+        for (i, field) in stored.iter().enumerate() {
+            let (member, record) = (&field.member, g.record(field));
+            let name = member.to_token_stream().to_string();
+            let msg = format!(
+                "npy: #[npy(packed)]: the memory of field `{name}` of {type_name} is not its written layout: \
+                 declare its type #[repr(C, packed)] too (and #[npy(packed)] checks it)"
+            );
+            layout_asserts.push((field.ty.span(), quote!(#record::BULK), msg));
+            let native = &natives[i];
+            let msg = format!(
+                "npy: #[npy(packed)]: field `{name}` of {type_name} is written in the other byte order than \
+                 the machine's, so its memory is not its written bytes"
+            );
+            layout_asserts.push((span, native.clone(), msg));
+            let written = written_offset(i);
+            let msg = format!(
+                "npy: #[npy(packed)]: field `{name}` of {type_name} is not where NumPy's packed layout puts it \
+                 (an `offset` leaves a gap)"
+            );
+            layout_asserts.push((span, quote!(#p::offset_of!(#self_ty, #member) == #written), msg));
+        }
+        let sizes = stored.iter().map(|f| {
+            let record = g.record(f);
+            quote!(+ #record::ITEMSIZE)
+        });
+        let msg = format!(
+            "npy: #[npy(packed)]: the memory of {type_name} holds bytes its dtype does not (padding inside a \
+             field's type, skipped fields, or a gap that `itemsize` leaves after the last field)"
+        );
+        layout_asserts.push((span, quote!((0 #(#sizes)*) == #p::size_of::<#self_ty>()), msg));
+    }
+    // BULK: every stored field bulk, where it is written, in native order, and together
+    // every byte of `Self`.
+    let bulk = {
+        let sizes = stored.iter().map(|f| {
+            let record = g.record(f);
+            quote!(+ #record::ITEMSIZE)
+        });
+        let fields = stored.iter().enumerate().map(|(i, f)| {
+            let (member, record, native, written) = (&f.member, g.record(f), &natives[i], written_offset(i));
+            quote!(&& #record::BULK && #native && #p::offset_of!(Self, #member) == #written)
+        });
+        quote!((0 #(#sizes)*) == #p::size_of::<Self>() #(#fields)*)
+    };
+
     // Free consts cannot name the container's parameters: a generic container checks its
     // layout where ITEMSIZE is evaluated instead (every use of the impl evaluates it).
     let asserts = layout_asserts.iter().map(|(span, cond, msg)| quote_spanned!(*span=> ::core::assert!(#cond, #msg);));
@@ -298,6 +395,15 @@ fn expand_struct(cont: &Container<'_>, fields: &[Field<'_>], p: &TokenStream) ->
     let fills = fields.iter().map(|field| {
         let (member, ty) = (&field.member, field.ty);
         let place = quote!(#p::addr_of_mut!((*__element).#member));
+        if packed_repr {
+            // A packed struct's fields may be unaligned: skipped ones are written
+            // unaligned; stored ones have no skipped fields (asserted above).
+            if field.is_stored() {
+                return TokenStream::new();
+            }
+            let default = quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default());
+            return quote!(unsafe { #place.write_unaligned(#default) };);
+        }
         if field.is_stored() {
             let record = g.record(field);
             quote! {
@@ -344,6 +450,8 @@ fn expand_struct(cont: &Container<'_>, fields: &[Field<'_>], p: &TokenStream) ->
 
             const HAS_SKIPPED: ::core::primitive::bool = #has_skipped;
 
+            const BULK: ::core::primitive::bool = #bulk;
+
             unsafe fn fill_skipped(__element: *mut Self) {
                 #(#fills)*
             }
@@ -364,6 +472,7 @@ fn expand_enum(cont: &Container<'_>, variants: &[Variant<'_>], p: &TokenStream) 
         }
         None => quote!(<#int as #p::NpyRecord>::dtype()),
     };
+    let enum_bulk = cont.attrs.endian.as_ref().map_or_else(|| quote!(true), |e| is_native(e.value));
     let n = lit(variants.len());
     let discriminants = variants.iter().map(|v| {
         let variant = v.ident;
@@ -386,6 +495,8 @@ fn expand_enum(cont: &Container<'_>, variants: &[Variant<'_>], p: &TokenStream) 
             }
 
             const NEEDS_CHECK: ::core::primitive::bool = true;
+
+            const BULK: ::core::primitive::bool = #enum_bulk;
 
             fn check(__element: &[::core::primitive::u8]) -> ::core::result::Result<(), #p::String> {
                 const __DISCRIMINANTS: [#int; #n] = [#(#discriminants),*];

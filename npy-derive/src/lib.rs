@@ -34,8 +34,8 @@
 //!   `i8`, `i16`, `i32`, `i64`, `isize`): stored as that integer; a read refuses values that
 //!   are not a discriminant (`value 9 is not a discriminant of Kind`).
 //!
-//! Unions, enums with data or without an integer repr, `#[repr(packed)]` structs and
-//! lifetime parameters are compile errors.
+//! Unions, enums with data or without an integer repr, and lifetime parameters are compile
+//! errors.
 //!
 //! # Layout
 //! By default the written dtype is **packed**, as NumPy's `np.dtype([...])`: fields back to
@@ -47,6 +47,20 @@
 //! shows in the descr as NumPy writes it (`('', '|V4')`). Nested records match NumPy's
 //! `align=True` exactly when they are `#[npy(align)]` too (NumPy aligns a packed nested
 //! dtype to 1 byte, Rust to its fields' alignment).
+//!
+//! `#[repr(C, packed)]` makes the memory of a struct NumPy's packed layout itself: declare
+//! nested records `#[repr(C, packed)]` too, and add `#[npy(packed)]` to have the compiler
+//! check that every field sits where it is written, in the machine's byte order, and that
+//! nothing else takes memory. Reads and writes of such structs are one bulk copy, as for
+//! `#[npy(align)]` structs, and maps give `&[T]` views of any packed file (alignment 1).
+//! Their fields may be unaligned, so Rust lets you copy them (`let t0 = trace.t0;`) but not
+//! borrow them (`&trace.t0` is error E0793); `#[derive(Debug, PartialEq)]` need `Clone +
+//! Copy` on them. A field type with skipped fields of its own cannot be nested in one.
+//!
+//! Which to pick for speed: the layout of the files. NumPy writes packed records unless
+//! asked for `align=True`: `#[repr(C, packed)]` + `#[npy(packed)]` reads and writes those
+//! at the speed of plain arrays; a default (Rust layout) struct converts field by field;
+//! `#[npy(align)]` matches `align=True` files.
 //!
 //! Reading matches fields by name, so a file written with one layout (or by NumPy, with
 //! fields in another order, other byte orders, extra fields, or safely widened types) reads
@@ -61,6 +75,7 @@
 //! | `align` | NumPy's `align=True` layout; needs `#[repr(C)]`; not with `offset`/`itemsize` (structs only) |
 //! | `endian = "big"` / `"little"` / `"native"` | byte order of every field's scalars that sets none itself; nested records keep their own (on an enum: its integer) |
 //! | `itemsize = N` | total bytes of a packed record; the gap after the last field is padding (structs only) |
+//! | `packed` | asserts at compile time that the struct's memory is its written packed layout (one bulk copy); needs `#[repr(C, packed)]` (structs only) |
 //! | `crate = "path"` | where `npy_core` is, default `::npy_core` (for re-exports and renames) |
 //!
 //! ```text
@@ -112,10 +127,14 @@
 //! All mistakes in one input are reported together, each at its attribute or field: unknown
 //! and duplicate attributes, bad `endian` values, two fields with one NumPy name (or a title
 //! equal to a name or title, which NumPy refuses), `skip` with another field attribute,
-//! `align` without `#[repr(C)]` or with `offset`/`itemsize`, and unsupported inputs. An
+//! `align` without `#[repr(C)]`, with `offset`/`itemsize` or with `#[repr(packed)]`,
+//! `packed` without `#[repr(C, packed)]`, and unsupported inputs. An
 //! `offset` that overlaps the field before it, or an `itemsize` smaller than the fields, is
-//! a const-evaluation error at the attribute; for generic structs it is raised when the type
-//! is used with concrete parameters, by `cargo build` (`cargo check` does not evaluate it).
+//! a const-evaluation error at the attribute, as are `packed`'s findings (a field whose
+//! type is not laid out as written, another byte order, a gap) and a field of a
+//! `#[repr(packed)]` struct whose type has skipped fields; for generic structs it is raised
+//! when the type is used with concrete parameters, by `cargo build` (`cargo check` does not
+//! evaluate it).
 #![forbid(unsafe_code)]
 
 mod expand;

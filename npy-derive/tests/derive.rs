@@ -503,3 +503,91 @@ fn checks_are_prefixed_with_the_field() {
     assert_eq!(Outer::check(&bad), Err("field 'inner': field 'c': code point 0xd800 is not a valid char".to_string()));
     assert_eq!(Outer::check(&bad[1..]), Err(format!("a Outer element is {} bytes, not {}", bad.len(), bad.len() - 1)));
 }
+
+/// `BULK`: memory that is the written bytes, field for field. Packed structs are, aligned
+/// ones without padding are, padding, Rust's field order, another byte order or a
+/// skipped field with memory are not.
+#[test]
+fn bulk_is_memory_equal_to_the_written_bytes() {
+    #[derive(NpyRecord, Clone, Copy)]
+    #[npy(packed)]
+    #[repr(C, packed)]
+    struct PackedReceiver {
+        x: f64,
+        z: f32,
+    }
+    #[derive(NpyRecord, Clone, Copy)]
+    #[npy(packed)]
+    #[repr(C, packed)]
+    struct PackedTrace {
+        id: i32,
+        receiver: PackedReceiver,
+        flags: u8,
+        samples: [f32; 3],
+    }
+    #[derive(NpyRecord, Clone, Copy)]
+    #[npy(align)]
+    #[repr(C)]
+    struct NoPadding {
+        a: f64,
+        b: [u32; 2],
+    }
+    #[derive(NpyRecord, Clone, Copy)]
+    #[repr(C, packed)]
+    #[npy(endian = "big")]
+    struct BigPacked {
+        a: u32,
+    }
+    #[derive(NpyRecord, Clone, Copy)]
+    #[repr(C, packed(2))]
+    struct PackedTwo {
+        a: u8,
+        b: u32,
+    }
+    #[derive(NpyRecord)]
+    #[repr(C, packed)]
+    struct SkipPacked {
+        a: u8,
+        #[npy(skip)]
+        hits: u32,
+    }
+    const {
+        assert!(PackedTrace::BULK && PackedReceiver::BULK && NoPadding::BULK);
+        assert!(!Receiver::BULK && !ReceiverC::BULK && !Trace::BULK && !BigPacked::BULK && !PackedTwo::BULK);
+        assert!(!SkipPacked::BULK && <[PackedTrace; 2]>::BULK && f64::BULK && Bytes::<3>::BULK);
+    }
+    assert_eq!(PackedTrace::dtype().descr(), PackedTrace::native_dtype().descr());
+    assert_eq!(
+        PackedTrace::dtype().descr(),
+        "[('id', '<i4'), ('receiver', [('x', '<f8'), ('z', '<f4')]), ('flags', '|u1'), ('samples', '<f4', (3,))]"
+    );
+    assert_eq!(std::mem::size_of::<PackedTrace>(), PackedTrace::ITEMSIZE);
+    // A packed(2) struct: written packed, its memory with a gap, so reads convert.
+    assert_eq!(PackedTwo::dtype().descr(), "[('a', '|u1'), ('b', '<u4')]");
+    assert_eq!(std::mem::size_of::<PackedTwo>(), 6);
+    let two = [PackedTwo { a: 7, b: 0x0102_0304 }, PackedTwo { a: 9, b: 5 }];
+    let back = Vec::<PackedTwo>::read_npy_from(&two.write_npy_to(Vec::new()).unwrap()[..]).unwrap();
+    assert_eq!(back.iter().map(|r| ({ r.a }, { r.b })).collect::<Vec<_>>(), [(7, 0x0102_0304), (9, 5)]);
+}
+
+/// Records of a packed struct round-trip, values copied out of their unaligned fields; a
+/// skipped field of a packed struct is its default after a read.
+#[test]
+fn packed_structs_round_trip_and_fill_skipped_fields() {
+    #[derive(NpyRecord)]
+    #[repr(C, packed)]
+    struct Tagged {
+        flag: u8,
+        value: f64,
+        #[npy(skip)]
+        label: String,
+    }
+    let records: Vec<Tagged> =
+        (0..5).map(|i| Tagged { flag: i as u8, value: f64::from(i) / 4.0, label: format!("r{i}") }).collect();
+    assert_eq!(Tagged::dtype().descr(), "[('flag', '|u1'), ('value', '<f8')]");
+    let file = records.write_npy_to(Vec::new()).unwrap();
+    assert_eq!(file.len(), 128 + 5 * 9);
+    let back = Vec::<Tagged>::read_npy_from(&file[..]).unwrap();
+    let values: Vec<(u8, f64, String)> = back.into_iter().map(|r| ({ r.flag }, { r.value }, r.label)).collect();
+    assert_eq!(values, (0..5).map(|i| (i as u8, f64::from(i) / 4.0, String::new())).collect::<Vec<_>>());
+}

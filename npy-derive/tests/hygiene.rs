@@ -67,6 +67,22 @@ enum Kind {
 #[derive(NpyRecord)]
 struct Unit;
 
+#[derive(NpyRecord, Clone, Copy)]
+#[npy(packed)]
+#[repr(C, packed)]
+struct Packed<const N: ::core::primitive::usize> {
+    flag: ::core::primitive::u8,
+    samples: [::core::primitive::f32; N],
+}
+
+#[derive(NpyRecord)]
+#[repr(C, packed)]
+struct PackedSkip {
+    flag: ::core::primitive::u8,
+    #[npy(skip)]
+    label: ::std::string::String,
+}
+
 #[::core::prelude::v1::test]
 fn every_form_expands_without_the_prelude() {
     ::core::assert_eq!(
@@ -87,5 +103,8 @@ fn every_form_expands_without_the_prelude() {
     );
     ::core::assert_eq!(<Kind as NpyRecord>::dtype().descr(), "'>u2'");
     ::core::assert_eq!(<Unit as NpyRecord>::dtype().descr(), "[]");
+    ::core::assert_eq!(<Packed<3> as NpyRecord>::dtype().descr(), "[('flag', '|u1'), ('samples', '<f4', (3,))]");
+    ::core::assert_eq!(<PackedSkip as NpyRecord>::dtype().descr(), "[('flag', '|u1')]");
     const _: () = ::core::assert!(<Named as NpyRecord>::NEEDS_CHECK && <Named as NpyRecord>::HAS_SKIPPED);
+    const _: () = ::core::assert!(<Packed<3> as NpyRecord>::BULK && !<PackedSkip as NpyRecord>::BULK);
 }

@@ -7,7 +7,8 @@
 //!   too (maps view it in place, as `examples/seismic.rs` writes it);
 //! - [`TraceBe`], [`TraceBeAligned`]: the same two, big-endian;
 //! - [`Trace8`], [`Trace8Aligned`]: 8 samples instead of 64, the project's fixtures
-//!   (`tests/data/record/trace_{packed,aligned}.npy`).
+//!   (`tests/data/record/trace_{packed,aligned}.npy`); [`Trace8Packed`]: the packed one
+//!   whose memory is the packed layout (`#[repr(C, packed)]`).
 //!
 //! Included with `#[path = "support/trace.rs"] mod trace;`; each test binary uses some of
 //! them. (`tests/serde.rs` keeps its serde mirror, benches and examples their own copies:
@@ -120,6 +121,30 @@ pub struct Trace8 {
 pub struct Trace8Aligned {
     pub trace_id: i32,
     pub receiver: ReceiverAligned,
+    pub t0: f64,
+    pub dt: f32,
+    pub flags: u8,
+    pub samples: [f32; 8],
+}
+
+/// [`Receiver`] whose memory is NumPy's packed layout.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(packed)]
+#[repr(C, packed)]
+pub struct ReceiverPacked {
+    pub x: f64,
+    pub y: f64,
+    pub z: f32,
+}
+
+/// [`Trace8`] whose memory is NumPy's packed layout (`#[repr(C, packed)]`): reads and
+/// writes of `tests/data/record/trace_packed.npy` are bulk copies.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(packed)]
+#[repr(C, packed)]
+pub struct Trace8Packed {
+    pub trace_id: i32,
+    pub receiver: ReceiverPacked,
     pub t0: f64,
     pub dt: f32,
     pub flags: u8,

@@ -16,7 +16,7 @@ use super::Ctxt;
 const NPY: &str = "npy";
 
 /// Container keys, for the "unknown attribute" message.
-const CONTAINER_KEYS: &str = "`align`, `crate`, `endian` or `itemsize`";
+const CONTAINER_KEYS: &str = "`align`, `crate`, `endian`, `itemsize` or `packed`";
 /// Field keys, for the "unknown attribute" message.
 const FIELD_KEYS: &str = "`endian`, `offset`, `rename`, `skip` or `title`";
 
@@ -77,6 +77,8 @@ pub(crate) struct Repr {
     pub(crate) c: bool,
     /// The tokens of `packed` or `packed(N)`, if present.
     pub(crate) packed: Option<TokenStream>,
+    /// `N` of `packed(N)`; 1 for a plain `packed`.
+    pub(crate) packed_to: Option<u64>,
     /// An integer representation (`u8`, `i32`, ...), for enums.
     pub(crate) int: Option<Ident>,
 }
@@ -94,6 +96,9 @@ pub(crate) struct Container {
     pub(crate) krate: Option<Spanned<syn::Path>>,
     /// `#[npy(itemsize = N)]`: total bytes of a packed record.
     pub(crate) itemsize: Option<Spanned<usize>>,
+    /// `#[npy(packed)]`: the struct's memory must be NumPy's packed layout (checked at
+    /// compile time).
+    pub(crate) packed: Option<Spanned<()>>,
     /// `#[repr(..)]`.
     pub(crate) repr: Repr,
 }
@@ -105,6 +110,7 @@ impl Container {
         let mut endian = Attr::none(cx, "endian");
         let mut krate = Attr::none(cx, "crate");
         let mut itemsize = Attr::none(cx, "itemsize");
+        let mut packed = Attr::none(cx, "packed");
         let mut repr = Repr::default();
 
         for attr in &input.attrs {
@@ -119,6 +125,8 @@ impl Container {
                 let path = &meta.path;
                 if path.is_ident("align") {
                     align.set(path.to_token_stream(), ());
+                } else if path.is_ident("packed") {
+                    packed.set(path.to_token_stream(), ());
                 } else if path.is_ident("endian") {
                     if let Some((tokens, value)) = parse_endian(cx, &meta)? {
                         endian.set(tokens, value);
@@ -148,7 +156,14 @@ impl Container {
             }
         }
 
-        Container { align: align.get(), endian: endian.get(), krate: krate.get(), itemsize: itemsize.get(), repr }
+        Container {
+            align: align.get(),
+            endian: endian.get(),
+            krate: krate.get(),
+            itemsize: itemsize.get(),
+            packed: packed.get(),
+            repr,
+        }
     }
 }
 
@@ -268,6 +283,13 @@ fn parse_repr(attr: &syn::Attribute, repr: &mut Repr) {
             repr.c = true;
         } else if path.is_ident("packed") {
             repr.packed = Some(attr.to_token_stream());
+            repr.packed_to = Some(1);
+            if meta.input.peek(syn::token::Paren) {
+                let content;
+                syn::parenthesized!(content in meta.input);
+                repr.packed_to = content.parse::<LitInt>().ok().and_then(|n| n.base10_parse().ok());
+                return Ok(());
+            }
         } else if let Some(ident) = path.get_ident().filter(|i| INT_REPRS.contains(&i.to_string().as_str())) {
             repr.int = Some(ident.clone());
         }

@@ -12,7 +12,7 @@ use super::Ctxt;
 
 /// Checks the whole container.
 pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
-    check_repr_packed(cx, cont);
+    check_packed(cx, cont);
     match &cont.data {
         Data::Struct(fields) => {
             check_lifetimes(cx, cont);
@@ -24,13 +24,25 @@ pub(crate) fn check(cx: &Ctxt, cont: &Container<'_>) {
     }
 }
 
-/// `#[repr(packed)]` fields may be unaligned, and reads hand out references to fields.
-fn check_repr_packed(cx: &Ctxt, cont: &Container<'_>) {
-    if let Some(packed) = &cont.attrs.repr.packed {
+/// `#[repr(packed)]` is NumPy's default layout in memory, so it cannot be `align`ed;
+/// `#[npy(packed)]` promises that layout, which only `#[repr(C, packed)]` gives.
+fn check_packed(cx: &Ctxt, cont: &Container<'_>) {
+    let attrs = &cont.attrs;
+    if let (Some(_), Some(align)) = (&attrs.repr.packed, &attrs.align) {
+        cx.error_spanned_by(
+            align,
+            "`align` cannot be combined with #[repr(packed)]: NumPy's align=True layout is the C layout; \
+             #[repr(C, packed)] is its default (packed) layout, written without `align`",
+        );
+    }
+    let Some(packed) = &attrs.packed else { return };
+    if matches!(cont.data, Data::Enum(_)) {
+        cx.error_spanned_by(packed, "`packed` applies to structs only; an enum is stored as its integer repr");
+    } else if !attrs.repr.c || attrs.repr.packed_to != Some(1) {
         cx.error_spanned_by(
             packed,
-            "#[repr(packed)] is not supported: remove it; the NumPy dtype is packed without it \
-             (fields back to back), whatever the Rust layout",
+            "#[npy(packed)] needs #[repr(C, packed)] on the struct: NumPy's packed layout (fields back to back \
+             in declaration order) is the memory of #[repr(C, packed)] structs only",
         );
     }
 }

@@ -1,7 +1,8 @@
 #[derive(npy_core::NpyRecord)]
+#[npy(packed, endian = "big")]
 #[repr(C, packed)]
 struct Point {
-    n: u8,
+    flags: u8,
     x: f64,
 }
 
