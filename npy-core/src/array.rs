@@ -114,18 +114,19 @@ impl DynArray {
 }
 
 impl DynArray {
-    /// Header bytes: a forced version if given, else the version read (if the header still
-    /// fits it), else NumPy's choice.
+    /// Header bytes (the dtype in the byte order `opts` ask for): a forced version if
+    /// given, else the version read (if the header still fits it), else NumPy's choice.
     pub(crate) fn encode_header(&self, opts: &WriteOptions) -> Result<Vec<u8>> {
+        let header = Header { dtype: opts.written_dtype(&self.header.dtype), ..self.header.clone() };
         if let Some(v) = opts.forced_version() {
-            return Ok(self.header.encode(Some(v))?.1);
+            return Ok(header.encode(Some(v))?.1);
         }
         if let Some(v) = self.version {
-            if let Ok((_, bytes)) = self.header.encode(Some(v)) {
+            if let Ok((_, bytes)) = header.encode(Some(v)) {
                 return Ok(bytes);
             }
         }
-        Ok(self.header.encode(None)?.1)
+        Ok(header.encode(None)?.1)
     }
 }
 

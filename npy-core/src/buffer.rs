@@ -505,6 +505,25 @@ impl<'a> RecordBytes<'a> {
         assert!(offset.checked_add(len).is_some_and(|end| end <= self.len), "bytes outside the records");
         self.ptr.wrapping_add(offset)
     }
+
+    /// The `len` bytes at `offset` as a slice, for records that have no padding.
+    ///
+    /// # Safety
+    /// Every byte of the range must be a byte of a stored field (the records' type has no
+    /// padding and no skipped fields there), so all are initialized and none changes while
+    /// the records are borrowed (stored fields have no interior mutability).
+    ///
+    /// # Panics
+    /// When those bytes are not all inside the records.
+    pub(crate) unsafe fn bytes(self, offset: usize, len: usize) -> &'a [u8] {
+        let start = self.at(offset, len);
+        // SAFETY:
+        // - `at` checked that the range lies inside the records, which stay borrowed
+        //   shared for `'a`, so it is readable for `'a`;
+        // - its bytes are initialized and unchanged meanwhile (this function's contract);
+        //   `u8` has alignment 1 and no invalid values.
+        unsafe { std::slice::from_raw_parts(start, len) }
+    }
 }
 
 // SAFETY:

@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
 use crate::object::{encode_npy, Encode, Object};
 use crate::options::{ReadOptions, WriteOptions};
+use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
 use crate::write;
@@ -85,7 +86,28 @@ pub trait WriteNpy {
     ///
     /// # Errors
     /// [`ErrorKind::Io`] from the writer.
-    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W>;
+    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
+        self.write_npy_to_with(writer, &WriteOptions::default())
+    }
+
+    /// Writes `.npy` data to any writer with the given options (a forced version, a byte
+    /// order; `sync` is for paths) and returns it.
+    ///
+    /// # Errors
+    /// As [`WriteNpy::write_npy_to`]; [`ErrorKind::Usage`] when the header does not fit a
+    /// forced version.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::dtype::ByteOrder;
+    /// use npy_core::{prelude::*, WriteOptions};
+    ///
+    /// let file = [1i16, -2].write_npy_to_with(Vec::new(), WriteOptions::new().byte_order(ByteOrder::Big))?;
+    /// assert_eq!(&file[file.len() - 4..], &[0, 1, 0xff, 0xfe]);
+    /// assert_eq!(Vec::<i16>::read_npy_from(&file[..])?, [1, -2]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W>;
 }
 
 impl DynArray {
@@ -119,16 +141,39 @@ impl ReadNpy for DynArray {
     }
 }
 
-impl WriteNpy for DynArray {
-    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
-        let header = self.encode_header(opts)?;
-        write::to_path(path.as_ref(), &header, opts.syncs(), |w| w.write_all(self.data()).map_err(Into::into))
+impl DynArray {
+    /// The plan that converts the data to the dtype `opts` write, if it differs.
+    fn write_plan(&self, opts: &WriteOptions) -> Result<Option<Plan>> {
+        let dtype = &self.header().dtype;
+        let written = opts.written_dtype(dtype);
+        if written == *dtype {
+            return Ok(None);
+        }
+        Plan::new(dtype, &written).map(Some)
     }
 
-    fn write_npy_to<W: Write>(&self, mut writer: W) -> Result<W> {
-        let header = self.encode_header(&WriteOptions::default())?;
+    /// Writes the data as `plan` converts it, or as it is.
+    fn write_data<W: Write + ?Sized>(&self, writer: &mut W, plan: Option<&Plan>) -> Result<()> {
+        match plan {
+            Some(plan) => write::write_bytes_with_plan(writer, plan, self.data()),
+            None => Ok(writer.write_all(self.data())?),
+        }
+    }
+}
+
+impl WriteNpy for DynArray {
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        let path = path.as_ref();
+        let prepare = || Ok::<_, Error>((self.encode_header(opts)?, self.write_plan(opts)?));
+        let (header, plan) = prepare().map_err(|e| e.writing(path))?;
+        write::to_path(path, &header, opts.syncs(), |w| self.write_data(w, plan.as_ref()))
+    }
+
+    fn write_npy_to_with<W: Write>(&self, mut writer: W, opts: &WriteOptions) -> Result<W> {
+        let header = self.encode_header(opts)?;
+        let plan = self.write_plan(opts)?;
         writer.write_all(&header)?;
-        writer.write_all(self.data())?;
+        self.write_data(&mut writer, plan.as_ref())?;
         Ok(writer)
     }
 }
@@ -144,8 +189,8 @@ impl<T: NpyRecord> WriteNpy for Array<T> {
         write::typed_to_path(path.as_ref(), self.header(), self.as_slice(), opts)
     }
 
-    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
-        write::typed_to_writer(writer, self.header(), self.as_slice())
+    fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
+        write::typed_to_writer(writer, self.header(), self.as_slice(), opts)
     }
 }
 
@@ -180,8 +225,8 @@ impl<T: NpyRecord> WriteNpy for [T] {
         write::typed_to_path(path.as_ref(), Header::new(T::dtype(), vec![self.len()]), self, opts)
     }
 
-    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
-        write::typed_to_writer(writer, Header::new(T::dtype(), vec![self.len()]), self)
+    fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
+        write::typed_to_writer(writer, Header::new(T::dtype(), vec![self.len()]), self, opts)
     }
 }
 
@@ -199,9 +244,15 @@ fn write_to_path<T: Encode>(
     crate::write::to_path(path, &head, opts.syncs(), |file| Ok(file.write_all(&pickle)?))
 }
 
-fn write_to<W: Write, T: Encode>(mut writer: W, shape: &[usize], fortran_order: bool, data: &[T]) -> Result<W> {
+fn write_to<W: Write, T: Encode>(
+    mut writer: W,
+    shape: &[usize],
+    fortran_order: bool,
+    data: &[T],
+    opts: &WriteOptions,
+) -> Result<W> {
     let (header, pickle) = encode_npy(shape, fortran_order, data)?;
-    let (_, head) = header.encode(None)?;
+    let (_, head) = header.encode(opts.forced_version())?;
     writer.write_all(&head)?;
     writer.write_all(&pickle)?;
     Ok(writer)
@@ -216,8 +267,8 @@ macro_rules! write_objects {
                 write_to_path(path.as_ref(), &[self.len()], false, self, opts)
             }
 
-            fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
-                write_to(writer, &[self.len()], false, self)
+            fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
+                write_to(writer, &[self.len()], false, self, opts)
             }
         }
     )*};
@@ -231,8 +282,8 @@ impl WriteNpy for Array<Object> {
         write_to_path(path.as_ref(), self.shape(), self.fortran_order(), self.as_slice(), opts)
     }
 
-    fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
-        write_to(writer, self.shape(), self.fortran_order(), self.as_slice())
+    fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
+        write_to(writer, self.shape(), self.fortran_order(), self.as_slice(), opts)
     }
 }
 

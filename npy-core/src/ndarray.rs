@@ -54,9 +54,10 @@ use crate::io::{ReadNpy, WriteNpy};
 use crate::mmap::{NpyMap, NpyMapMut};
 use crate::npz::{self, Compression};
 use crate::options::{ReadOptions, WriteOptions};
+use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
-use crate::write::{element_plan, to_path, typed_to_path, typed_to_writer, write_with_plan};
+use crate::write::{element_plan, to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan};
 
 /// Bytes buffered when an array that is not contiguous is written element by element.
 const STRIDED_BUFFER: usize = 64 << 10;
@@ -144,18 +145,18 @@ fn write_data<W: Write + ?Sized, T: NpyRecord, S: Data<Elem = T>, D: Dimension>(
     writer: &mut W,
     a: &ArrayBase<S, D>,
     buffer: Option<&[T]>,
+    plan: &Plan,
 ) -> Result<()> {
-    let plan = element_plan::<T>()?;
     if let Some(slice) = buffer {
-        return write_with_plan(writer, &plan, slice);
+        return write_with_plan(writer, plan, slice);
     }
     let mut out = BufWriter::with_capacity(STRIDED_BUFFER, writer);
     for row in a.rows() {
         match row.to_slice() {
-            Some(slice) => write_with_plan(&mut out, &plan, slice)?,
+            Some(slice) => write_with_plan(&mut out, plan, slice)?,
             None => {
                 for x in row.iter() {
-                    write_with_plan(&mut out, &plan, std::slice::from_ref(x))?;
+                    write_with_plan(&mut out, plan, std::slice::from_ref(x))?;
                 }
             }
         }
@@ -190,23 +191,29 @@ impl<T: NpyRecord, S: Data<Elem = T>, D: Dimension> WriteNpy for ArrayBase<S, D>
     /// when it is standard or Fortran-contiguous (with the matching `fortran_order`), else
     /// its logical (C) order.
     fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        let path = path.as_ref();
         let (header, buffer) = storage(self);
         match buffer {
-            Some(slice) => typed_to_path(path.as_ref(), header, slice, opts),
+            Some(slice) => typed_to_path(path, header, slice, opts),
             None => {
-                let (_, head) = header.encode(opts.forced_version())?;
-                to_path(path.as_ref(), &head, opts.syncs(), |file| write_data(file, self, None))
+                let prepare = || -> Result<_> {
+                    let (header, plan) = typed_plan::<T>(header, opts)?;
+                    Ok((header.encode(opts.forced_version())?.1, plan))
+                };
+                let (head, plan) = prepare().map_err(|e| e.writing(path))?;
+                to_path(path, &head, opts.syncs(), |file| write_data(file, self, None, &plan))
             }
         }
     }
 
-    fn write_npy_to<W: Write>(&self, mut writer: W) -> Result<W> {
+    fn write_npy_to_with<W: Write>(&self, mut writer: W, opts: &WriteOptions) -> Result<W> {
         let (header, buffer) = storage(self);
         match buffer {
-            Some(slice) => typed_to_writer(writer, header, slice),
+            Some(slice) => typed_to_writer(writer, header, slice, opts),
             None => {
-                writer.write_all(&header.encode(None)?.1)?;
-                write_data(&mut writer, self, None)?;
+                let (header, plan) = typed_plan::<T>(header, opts)?;
+                writer.write_all(&header.encode(opts.forced_version())?.1)?;
+                write_data(&mut writer, self, None, &plan)?;
                 Ok(writer)
             }
         }
@@ -404,7 +411,8 @@ impl<W: Write + std::io::Seek> npz::Writer<W> {
         compression: Compression,
     ) -> Result<()> {
         let (header, buffer) = storage(array);
-        self.add_encoded(name, &header, compression, |w| write_data(w, array, buffer))
+        let plan = element_plan::<T>()?;
+        self.add_encoded(name, &header, compression, |w| write_data(w, array, buffer, &plan))
     }
 }
 

@@ -163,6 +163,20 @@ impl Plan {
         Ok(())
     }
 
+    /// The unit when the plan is one byte swap of whole elements, every byte (`f64` to
+    /// `>f8`, `[u32; 4]` to `('>u4', (4,))`): then a copy and the swap are one pass
+    /// ([`crate::scalar::swap_units_into`]).
+    pub(crate) fn whole_swap_unit(&self) -> Option<usize> {
+        match self.ops.as_slice() {
+            [Op::Swap { src: 0, dst: 0, unit, count }]
+                if unit * count == self.src_size && self.src_size == self.dst_size =>
+            {
+                Some(*unit)
+            }
+            _ => None,
+        }
+    }
+
     /// True when the plan reads every byte of the source element (the source type has
     /// no padding and no field is dropped).
     pub fn covers_all_src(&self) -> bool {

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::atomic::AtomicFile;
 use crate::buffer::{self, PieceBuf, RecordBytes};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::header::{Header, Version};
 use crate::options::WriteOptions;
@@ -48,19 +49,57 @@ pub(crate) fn to_path(
 }
 
 pub(crate) fn typed_to_path<T: NpyRecord>(path: &Path, header: Header, data: &[T], opts: &WriteOptions) -> Result<()> {
-    let (_, head) = header.encode(opts.forced_version())?;
-    let total = head.len() as u64 + header.data_len()? as u64;
+    let prepare = || -> Result<_> {
+        let (header, plan) = typed_plan::<T>(header, opts)?;
+        let (_, head) = header.encode(opts.forced_version())?;
+        Ok((head.len() as u64 + header.data_len()? as u64, head, plan))
+    };
+    let (total, head, plan) = prepare().map_err(|e| e.writing(path))?;
     to_path(path, &head, opts.syncs(), |file| {
         crate::atomic::preallocate(file.as_file(), total);
-        write_elements(file, data)
+        write_with_plan(file, &plan, data)
     })
 }
 
-pub(crate) fn typed_to_writer<W: Write, T: NpyRecord>(mut writer: W, header: Header, data: &[T]) -> Result<W> {
-    let (_, head) = header.encode(None)?;
+pub(crate) fn typed_to_writer<W: Write, T: NpyRecord>(
+    mut writer: W,
+    header: Header,
+    data: &[T],
+    opts: &WriteOptions,
+) -> Result<W> {
+    let (header, plan) = typed_plan::<T>(header, opts)?;
+    let (_, head) = header.encode(opts.forced_version())?;
     writer.write_all(&head)?;
-    write_elements(&mut writer, data)?;
+    write_with_plan(&mut writer, &plan, data)?;
     Ok(writer)
+}
+
+/// The header written for typed data of `header` under `opts` (its dtype in the byte
+/// order asked for), and the plan from `T`'s memory to it.
+pub(crate) fn typed_plan<T: NpyRecord>(header: Header, opts: &WriteOptions) -> Result<(Header, Plan)> {
+    let header = Header { dtype: opts.written_dtype(&header.dtype), ..header };
+    let plan = Plan::new(&native_dtype_of::<T>()?, &header.dtype)?;
+    Ok((header, plan))
+}
+
+/// Writes `data`, whole elements of `plan`'s source dtype, converted by `plan`: in pieces,
+/// made on a second thread for large data (a [`crate::DynArray`] written in another byte
+/// order). Destination bytes no field covers (padding) are written as zeros.
+pub(crate) fn write_bytes_with_plan<W: Write + ?Sized>(writer: &mut W, plan: &Plan, data: &[u8]) -> Result<()> {
+    let (ss, ds) = (plan.src_size(), plan.dst_size());
+    if ds == 0 || ss == 0 {
+        return Ok(());
+    }
+    let total = data.len() / ss;
+    let per_piece = (piece_bytes(total.saturating_mul(ds)) / ds).max(1);
+    // Zeroed buffers (`rewritten: false`), reused at the same record boundaries: the plan
+    // never writes padding, which stays zero.
+    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * ds, false, |k, buf| {
+        let count = per_piece.min(total - k * per_piece);
+        let src = &data[k * per_piece * ss..(k * per_piece + count) * ss];
+        plan.run(src, &mut buf.bytes_mut()[..count * ds], k * per_piece)?;
+        Ok(count * ds)
+    })
 }
 
 /// The plan from `T`'s memory to its written layout.
@@ -68,16 +107,11 @@ pub(crate) fn element_plan<T: NpyRecord>() -> Result<Plan> {
     Plan::new(&native_dtype_of::<T>()?, &T::dtype())
 }
 
-/// Writes the elements in `T::dtype()` layout.
-fn write_elements<W: Write, T: NpyRecord>(writer: &mut W, data: &[T]) -> Result<()> {
-    write_with_plan(writer, &element_plan::<T>()?, data)
-}
-
 /// One bulk write when `T`'s memory is its written layout; records with padding copied
 /// whole with their padding zeroed; else converted field by field in chunks.
 ///
-/// `plan` must be [`element_plan::<T>`](element_plan)'s: the proofs of the byte reads rest
-/// on its source being `T::native_dtype()` (a typed plan would let the compiler check it).
+/// `plan`'s source must be `T::native_dtype()` ([`element_plan`], [`typed_plan`]): the
+/// proofs of the byte reads rest on it (a typed plan would let the compiler check it).
 pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
     debug_assert_eq!(plan.src_size(), std::mem::size_of::<T>(), "a plan for another type");
     if plan.is_identity() && plan.covers_all_src() {
@@ -92,8 +126,8 @@ pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, p
     // Records with skipped fields are never copied whole: those fields may hold anything,
     // an atomic another thread updates meanwhile included, so only the stored fields are
     // read (converted: the same bytes).
-    if plan.is_identity() && !T::HAS_SKIPPED {
-        return write_padded(writer, plan, data, piece_bytes(std::mem::size_of_val(data)));
+    if plan.in_place() && !T::HAS_SKIPPED {
+        return write_in_place(writer, plan, data, piece_bytes(std::mem::size_of_val(data)));
     }
     write_converted(writer, plan, data, piece_bytes(data.len().saturating_mul(plan.dst_size())))
 }
@@ -129,14 +163,16 @@ fn write_converted<W: Write + ?Sized, T: NpyRecord>(
     })
 }
 
-/// Writes elements whose memory is their written layout except for padding (e.g. an
-/// `#[npy(align)]` struct without skipped fields; `plan` is [`element_plan`]'s, identity):
-/// whole records are
-/// copied into cache-sized buffers (of about `piece_bytes`), the padding bytes (the plan's
-/// source gaps, which Rust leaves uninitialized) are zeroed there, and the buffers are
-/// written. Padding is never read. Large inputs copy on a second thread while this one
-/// writes, so the copy costs no time when a core is free.
-fn write_padded<W: Write + ?Sized, T: NpyRecord>(
+/// Writes elements whose memory is their written layout but for padding and byte order
+/// (`plan` is in place: every field where it is written, e.g. an `#[npy(align)]` struct
+/// without skipped fields, or any type written in the other byte order): whole records
+/// are copied into cache-sized buffers (of about `piece_bytes`), the padding bytes (the
+/// plan's source gaps, which Rust leaves uninitialized) are zeroed there, byte orders are
+/// swapped in place, and the buffers are written. A plan that swaps every byte of an
+/// element (`f64` as `>f8`) swaps while it copies. Padding is never read. Large inputs
+/// are made on a second thread while this one writes, so the copy costs no time when a
+/// core is free.
+fn write_in_place<W: Write + ?Sized, T: NpyRecord>(
     writer: &mut W,
     plan: &Plan,
     data: &[T],
@@ -145,9 +181,23 @@ fn write_padded<W: Write + ?Sized, T: NpyRecord>(
     let gaps = plan.src_gaps();
     let size = std::mem::size_of::<T>();
     let per_piece = (piece_bytes / size.max(1)).max(1);
+    let swap_unit = plan.whole_swap_unit().filter(|_| gaps.is_empty());
+    let identity = plan.is_identity();
     let (src, total) = (RecordBytes::of(data), data.len());
     write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * size, true, move |k, buf| {
         let len = per_piece.min(total - k * per_piece) * size;
+        let dst = &mut buf.bytes_mut()[..len];
+        if let Some(unit) = swap_unit {
+            // SAFETY:
+            // - the plan swaps every byte of the element and its source, `T`'s native
+            //   dtype, has no gaps: every byte of a `T` is a byte of a stored field,
+            //   initialized in a valid `T` and unchanged while `data` is borrowed (no
+            //   skipped fields: checked by the caller);
+            // - the range is whole elements inside `data` (checked by `bytes`).
+            let records = unsafe { src.bytes(k * per_piece * size, len) };
+            crate::scalar::swap_units_into(records, dst, unit);
+            return Ok(len);
+        }
         let records = src.at(k * per_piece * size, len);
         // SAFETY:
         // - `records` is valid for reads of `len` bytes, whole elements inside `data`
@@ -157,6 +207,9 @@ fn write_padded<W: Write + ?Sized, T: NpyRecord>(
         //   `T::native_dtype()` (the plan's source, whose gaps these are), initialized in
         //   a valid `T`.
         unsafe { buf.copy_records(records, len, size, &gaps) };
+        if !identity {
+            plan.run_in_place(&mut buf.bytes_mut()[..len], k * per_piece)?;
+        }
         Ok(len)
     })
 }
@@ -282,6 +335,8 @@ pub struct NpyWriter<T, W: Write + Seek> {
     header_len: usize,
     version: Version,
     count: usize,
+    /// The dtype written: `T::dtype()`, in the byte order the options asked for.
+    dtype: DType,
     plan: Plan,
     _marker: PhantomData<fn(&T)>,
 }
@@ -291,12 +346,47 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     ///
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
-    pub fn new(mut writer: W) -> Result<Self> {
+    pub fn new(writer: W) -> Result<Self> {
+        NpyWriter::with_options(writer, &WriteOptions::default())
+    }
+
+    /// Starts an array of `T` at the writer's current position, written as `options` say
+    /// (a forced version, a byte order; `sync` is for paths: see [`NpyFileWriter`]).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer;
+    /// [`ErrorKind::Usage`](crate::ErrorKind::Usage) when the header does not fit a forced
+    /// version.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::dtype::ByteOrder;
+    /// use npy_core::{prelude::*, NpyWriter, WriteOptions};
+    ///
+    /// let mut w = NpyWriter::<u32, _>::with_options(Cursor::new(Vec::new()), WriteOptions::new().byte_order(ByteOrder::Big))?;
+    /// w.extend(&[1, 2])?;
+    /// let file = w.finish()?.into_inner();
+    /// let array = DynArray::read_npy_from(&file[..])?;
+    /// assert_eq!(array.header().dtype.descr(), "'>u4'");
+    /// assert_eq!(array.to_vec::<u32>()?, [1, 2]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn with_options(mut writer: W, options: &WriteOptions) -> Result<Self> {
         let start = writer.stream_position()?;
-        let (version, head) = Header::new(T::dtype(), vec![0]).encode(None)?;
+        let (header, plan) = typed_plan::<T>(Header::new(T::dtype(), vec![0]), options)?;
+        let (version, head) = header.encode(options.forced_version())?;
         writer.write_all(&head)?;
-        let plan = element_plan::<T>()?;
-        Ok(NpyWriter { writer, start, header_len: head.len(), version, count: 0, plan, _marker: PhantomData })
+        Ok(NpyWriter {
+            writer,
+            start,
+            header_len: head.len(),
+            version,
+            count: 0,
+            dtype: header.dtype,
+            plan,
+            _marker: PhantomData,
+        })
     }
 
     /// Appends one record.
@@ -333,7 +423,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
     pub fn finish(mut self) -> Result<W> {
-        let (_, head) = Header::new(T::dtype(), vec![self.count]).encode(Some(self.version))?;
+        let (_, head) = Header::new(self.dtype.clone(), vec![self.count]).encode(Some(self.version))?;
         if head.len() != self.header_len {
             return Err(Error::usage("the header grew while writing (more than 10^21 records?)"));
         }
@@ -377,10 +467,23 @@ impl<T: NpyRecord> NpyFileWriter<T> {
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the file cannot be created (the
     /// directory does not exist or is not writable).
     pub fn create(path: impl AsRef<Path>) -> Result<Self> {
+        NpyFileWriter::create_with(path, &WriteOptions::default())
+    }
+
+    /// Starts writing an array of `T` to `path` as `options` say: a forced version, a
+    /// byte order, whether [`NpyFileWriter::finish`] syncs.
+    ///
+    /// # Errors
+    /// As [`NpyFileWriter::create`]; [`ErrorKind::Usage`](crate::ErrorKind::Usage) when the
+    /// header does not fit a forced version.
+    pub fn create_with(path: impl AsRef<Path>, options: &WriteOptions) -> Result<Self> {
         let path = path.as_ref();
-        let start = || NpyWriter::new(io::BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?));
+        let start = || {
+            let file = io::BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?);
+            NpyWriter::with_options(file, options)
+        };
         let inner = start().map_err(|e| e.writing(path))?;
-        Ok(NpyFileWriter { inner, path: path.to_path_buf(), sync: true })
+        Ok(NpyFileWriter { inner, path: path.to_path_buf(), sync: options.syncs() })
     }
 
     /// Appends one record.
@@ -547,7 +650,7 @@ mod tests {
         assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
     }
 
-    /// Padded (`write_padded`) and converted (`write_converted`) records written a few at a
+    /// Padded (`write_in_place`) and converted (`write_converted`) records written a few at a
     /// time: 14 pieces, which `write_pieces` makes on its thread when there is a second CPU
     /// (under Miri: `-Zmiri-num-cpus=2`, as `cargo xtask miri` runs it). The bytes are those
     /// of one piece, and a writer failing midway ends the write with its error.
@@ -577,7 +680,7 @@ mod tests {
         let size = std::mem::size_of::<Padded>();
         let (mut one, mut pieces) = (Vec::new(), Vec::new());
         write_with_plan(&mut one, &plan, &padded).unwrap();
-        write_padded(&mut pieces, &plan, &padded, 3 * size).unwrap();
+        write_in_place(&mut pieces, &plan, &padded, 3 * size).unwrap();
         let want: Vec<u8> = (0..n)
             .flat_map(|i| {
                 let mut r = vec![i as u8, 0, 0, 0];
@@ -589,7 +692,7 @@ mod tests {
             .collect();
         assert_eq!(one, want);
         assert_eq!(pieces, want);
-        let e = write_padded(&mut FailAfter { limit: 10 * size, written: 0 }, &plan, &padded, 3 * size);
+        let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, &plan, &padded, 3 * size);
         assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
 
         let swapped: Vec<Swapped> = (0..n).map(|i| Swapped { a: i, b: f64::from(i) / 4.0, flag: i % 3 == 0 }).collect();
