@@ -25,6 +25,8 @@
 //!   them when a CPU is free;
 //! - `write`: `data.write_npy_with(out.npy, WriteOptions::new().sync(false))`, atomic
 //!   rename included: not synced to disk, like `np.save` and `limit_write`;
+//! - `write_be`: the same `Vec<f64>` saved as `>f8` (`WriteOptions::byte_order(Big)`), the
+//!   swap fused with the write (`np.save` of a `>f8` array is its peer);
 //! - `limit_write`: the machine limit: create a file, `fallocate` it, `write()` an in-memory
 //!   buffer of the same size, close;
 //! - `write_synced`: `data.write_npy(out.npy)` with the default options, which sync the file
@@ -45,6 +47,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{remove_if_present, run_rounds, secs, sync, warm, Args, Measure, Result};
+use npy_core::dtype::ByteOrder;
 use npy_core::header::Header;
 use npy_core::prelude::*;
 use npy_core::{DynArray, WriteOptions};
@@ -93,7 +96,8 @@ fn main() -> Result<()> {
         Measure::new("read_be", bytes, read_be),
         Measure::new("fs_read", bytes, fs_read),
     ];
-    let mut writes: Vec<Measure<Ctx>> = vec![Measure::new("write", bytes, write)];
+    let mut writes: Vec<Measure<Ctx>> =
+        vec![Measure::new("write", bytes, write), Measure::new("write_be", bytes, write_be)];
     // Synced writes wait for the disk (seconds per GiB here): a group of their own.
     let mut synced: Vec<Measure<Ctx>> = vec![Measure::new("write_synced", bytes, write_synced)];
     #[cfg(target_os = "linux")]
@@ -197,6 +201,12 @@ fn write(c: &Ctx) -> Result<Duration> {
     timed_write(c, |path| black_box(&c.data).write_npy_with(path, WriteOptions::new().sync(false)))
 }
 
+fn write_be(c: &Ctx) -> Result<Duration> {
+    let mut options = WriteOptions::new();
+    options.sync(false).byte_order(ByteOrder::Big);
+    timed_write_as(c, value(c.n - 1).to_be_bytes(), |path| black_box(&c.data).write_npy_with(path, &options))
+}
+
 fn write_synced(c: &Ctx) -> Result<Duration> {
     timed_write(c, |path| black_box(&c.data).write_npy(path))
 }
@@ -204,6 +214,11 @@ fn write_synced(c: &Ctx) -> Result<Duration> {
 /// Times `write` of `c.out` (after removing any old file and flushing dirty pages), then
 /// checks the file's size and last value, and removes it.
 fn timed_write(c: &Ctx, write: impl FnOnce(&Path) -> npy_core::Result<()>) -> Result<Duration> {
+    timed_write_as(c, value(c.n - 1).to_le_bytes(), write)
+}
+
+/// [`timed_write`] of a file whose last 8 bytes must be `last`.
+fn timed_write_as(c: &Ctx, last: [u8; 8], write: impl FnOnce(&Path) -> npy_core::Result<()>) -> Result<Duration> {
     remove_if_present(&c.out)?;
     sync();
     let started = Instant::now();
@@ -214,7 +229,7 @@ fn timed_write(c: &Ctx, write: impl FnOnce(&Path) -> npy_core::Result<()>) -> Re
     let mut tail = [0u8; 8];
     file.seek(SeekFrom::End(-8))?;
     file.read_exact(&mut tail)?;
-    if len < c.data_bytes() as u64 || tail != value(c.n - 1).to_le_bytes() {
+    if len < c.data_bytes() as u64 || tail != last {
         return Err(format!("{}: {len} bytes, last value wrong", c.out.display()).into());
     }
     fs::remove_file(&c.out)?;

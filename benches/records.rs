@@ -35,6 +35,8 @@
 //! - `read_packed_to_aligned`: `Vec::<TraceAligned>::read_npy(traces_packed.npy)` (the
 //!   conversion path: packed file into the aligned struct);
 //! - `read_packed`: `Vec::<TracePacked>::read_npy(traces_packed.npy)` (context);
+//! - `read_packed_mem`: `Vec::<TracePackedMem>::read_npy(traces_packed.npy)`, the struct
+//!   whose memory is the packed layout (`#[repr(C, packed)]`): a bulk copy;
 //! - `npyz_read`: npyz 0.8's derive read of `traces_packed.npy`
 //!   (`NpyFile::new(BufReader<File>)?.data::<NpyzTrace>()?` collected into a `Vec`; npyz
 //!   cannot read padded records, so only the packed file);
@@ -45,6 +47,7 @@
 //!   `np.save`, npyz and the limit;
 //! - `write_packed`: the same of `TracePacked`s (the conversion path: Rust's layout to the
 //!   packed file layout);
+//! - `write_packed_mem`: the same of `TracePackedMem`s (a bulk copy);
 //! - `npyz_write`: npyz's derive write of the packed records
 //!   (`WriteOptions::new().default_dtype().shape(&[n]).writer(BufWriter<File>).begin_nd()?`,
 //!   `push` each, `finish`);
@@ -67,8 +70,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::trace::{
-    check_count, check_file, checkpoints, packed, trace, write_files, Files, TraceAligned, TracePacked, ALIGNED_SIZE,
-    PACKED_SIZE, SAMPLES, TAIL,
+    check_count, check_file, checkpoints, packed, packed_mem, trace, write_files, Files, TraceAligned, TracePacked,
+    TracePackedMem, ALIGNED_SIZE, PACKED_SIZE, SAMPLES, TAIL,
 };
 use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Result};
 use npy_core::prelude::*;
@@ -112,6 +115,7 @@ struct Ctx {
     /// The records, in memory, in each form the writes write.
     aligned: Vec<TraceAligned>,
     packed: Vec<TracePacked>,
+    packed_mem: Vec<TracePackedMem>,
     npyz: Vec<NpyzTrace>,
     /// `traces_aligned.npy` and `traces_packed.npy`, and their bytes.
     files: Files,
@@ -137,9 +141,13 @@ fn main() -> Result<()> {
         Measure::new("read_aligned", aligned, read_aligned),
         Measure::new("read_packed_to_aligned", packed, read_packed_to_aligned),
         Measure::new("read_packed", packed, read_packed),
+        Measure::new("read_packed_mem", packed, read_packed_mem),
     ];
-    let mut writes: Vec<Measure<Ctx>> =
-        vec![Measure::new("write_aligned", aligned, write_aligned), Measure::new("write_packed", packed, write_packed)];
+    let mut writes: Vec<Measure<Ctx>> = vec![
+        Measure::new("write_aligned", aligned, write_aligned),
+        Measure::new("write_packed", packed, write_packed),
+        Measure::new("write_packed_mem", packed, write_packed_mem),
+    ];
     // npyz takes seconds: a group of its own, so no fast measurement always runs right
     // after it (the one that did, the aligned limit read, was 25-35% slower for it).
     let npyz: Vec<Measure<Ctx>> =
@@ -179,9 +187,11 @@ fn main() -> Result<()> {
 fn setup(dir: &Path, n: usize) -> Result<Ctx> {
     let aligned: Vec<TraceAligned> = (0..n).map(trace).collect();
     let packed: Vec<TracePacked> = aligned.iter().map(packed).collect();
+    let packed_mem: Vec<TracePackedMem> = aligned.iter().map(packed_mem).collect();
     let npyz: Vec<NpyzTrace> = aligned.iter().map(npyz_trace).collect();
     let files = write_files(dir, &aligned, &packed, "records")?;
-    Ok(Ctx { n, aligned, packed, npyz, files, out: dir.join("out.npy"), limit_out: dir.join("limit-out.bin") })
+    let (out, limit_out) = (dir.join("out.npy"), dir.join("limit-out.bin"));
+    Ok(Ctx { n, aligned, packed, packed_mem, npyz, files, out, limit_out })
 }
 
 /// Fails unless `v` holds the `n` records of [`trace`] (as `expect` converts them),
@@ -219,6 +229,10 @@ fn read_packed_to_aligned(c: &Ctx) -> Result<Duration> {
 
 fn read_packed(c: &Ctx) -> Result<Duration> {
     timed(|| Ok(Vec::<TracePacked>::read_npy(&c.files.packed_path)?), |v| check_records(v, c.n, packed))
+}
+
+fn read_packed_mem(c: &Ctx) -> Result<Duration> {
+    timed(|| Ok(Vec::<TracePackedMem>::read_npy(&c.files.packed_path)?), |v| check_records(v, c.n, packed_mem))
 }
 
 fn npyz_read(c: &Ctx) -> Result<Duration> {
@@ -260,6 +274,12 @@ fn write_aligned(c: &Ctx) -> Result<Duration> {
 fn write_packed(c: &Ctx) -> Result<Duration> {
     timed_write(c, c.n * PACKED_SIZE, |path| {
         Ok(black_box(&c.packed).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
+}
+
+fn write_packed_mem(c: &Ctx) -> Result<Duration> {
+    timed_write(c, c.n * PACKED_SIZE, |path| {
+        Ok(black_box(&c.packed_mem).write_npy_with(path, WriteOptions::new().sync(false))?)
     })
 }
 

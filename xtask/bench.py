@@ -27,6 +27,7 @@ i + 0.25 for i in range(BYTES // 8).
   np_load_be         np.load(be.npy): NumPy does not byte-swap, the array stays >f8
   np_load_be_astype  np.load(be.npy).astype('<f8'): native values, what npy's >f8 read gives
   np_save            np.save(out.npy, arr) of an in-memory <f8 array
+  np_save_be         np.save(out.npy, arr) of an in-memory >f8 array (loaded from be.npy)
 
 records (benches/records.rs): DIR holds traces_aligned.npy (NumPy's align=True layout,
 304 bytes a record) and traces_packed.npy (the default packed layout, 293 bytes), each of
@@ -150,28 +151,32 @@ def f8(directory, nbytes, repeat):
 
     data = np.load(le)
     check(data, "<f8")
+    data_be = np.load(be)
+    check(data_be, ">f8")
 
-    def save():
-        remove(out)
-        os.sync()
-        t = time.perf_counter()
-        np.save(out, data)
-        elapsed = time.perf_counter() - t
-        size = os.path.getsize(out)
-        with open(out, "rb") as f:
-            f.seek(-8, os.SEEK_END)
-            last = np.frombuffer(f.read(8), "<f8")[0]
-        if size < nbytes or last != n - 1 + 0.25:
-            raise SystemExit(f"{out}: {size} bytes, last value {last}")
-        remove(out)
-        return elapsed
+    def save(arr, dtype):
+        def measure():
+            remove(out)
+            os.sync()
+            t = time.perf_counter()
+            np.save(out, arr)
+            elapsed = time.perf_counter() - t
+            size = os.path.getsize(out)
+            with open(out, "rb") as f:
+                f.seek(-8, os.SEEK_END)
+                last = np.frombuffer(f.read(8), dtype)[0]
+            if size < nbytes or last != n - 1 + 0.25:
+                raise SystemExit(f"{out}: {size} bytes, last value {last}")
+            remove(out)
+            return elapsed
+        return measure
 
     for path in (le, be):
         warm(path)
     hot = nbytes + nbytes // 2
     rounds([("np_load_le", nbytes, load_le), ("np_load_be", nbytes, load_be),
             ("np_load_be_astype", nbytes, load_be_astype)], repeat, hot)
-    rounds([("np_save", nbytes, save)], repeat, hot)
+    rounds([("np_save", nbytes, save(data, "<f8")), ("np_save_be", nbytes, save(data_be, ">f8"))], repeat, hot)
 
 
 # The record of benches/records.rs, as np.dtype([...]) (packed) and with align=True.

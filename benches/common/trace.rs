@@ -66,6 +66,30 @@ pub struct TracePacked {
     pub samples: [f32; SAMPLES],
 }
 
+/// [`ReceiverPacked`] whose memory is NumPy's packed layout.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(packed)]
+#[repr(C, packed)]
+pub struct ReceiverPackedMem {
+    pub x: f64,
+    pub y: f64,
+    pub z: f32,
+}
+
+/// The packed record whose memory is NumPy's packed layout (`#[repr(C, packed)]`,
+/// checked by `#[npy(packed)]`): reads and writes of `traces_packed.npy` are bulk copies.
+#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
+#[npy(packed)]
+#[repr(C, packed)]
+pub struct TracePackedMem {
+    pub trace_id: i32,
+    pub receiver: ReceiverPackedMem,
+    pub t0: f64,
+    pub dt: f32,
+    pub flags: u8,
+    pub samples: [f32; SAMPLES],
+}
+
 /// Record `i`. Every value is exact or one IEEE operation, so `xtask/bench.py` can check
 /// what NumPy loads: samples are `(i % 4096) + k / 64`, exact in `f32`.
 pub fn trace(i: usize) -> TraceAligned {
@@ -93,6 +117,18 @@ pub fn packed(t: &TraceAligned) -> TracePacked {
     TracePacked {
         trace_id: t.trace_id,
         receiver: ReceiverPacked { x: r.x, y: r.y, z: r.z },
+        t0: t.t0,
+        dt: t.dt,
+        flags: t.flags,
+        samples: t.samples,
+    }
+}
+
+pub fn packed_mem(t: &TraceAligned) -> TracePackedMem {
+    let r = t.receiver;
+    TracePackedMem {
+        trace_id: t.trace_id,
+        receiver: ReceiverPackedMem { x: r.x, y: r.y, z: r.z },
         t0: t.t0,
         dt: t.dt,
         flags: t.flags,

@@ -6,18 +6,22 @@
 //! - `f8`: a big `<f8` array.
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
 //!      (`benches/io.rs`) writes `le.npy` (`<f8`) and `be.npy` (`>f8`) of N data bytes
-//!      (default 1 GiB) and times npy's reads and write, the machine limits (page cache into
-//!      a huge-page buffer, also with a second CPU faulting its pages in, as npy's large
-//!      reads do; a `fallocate`d file) and a plain `std::fs::read`.
-//!   2. `xtask/bench.py f8` times `np.load` and `np.save` on the same files.
+//!      (default 1 GiB) and times npy's reads and writes (the `Vec<f64>` as `<f8`, and as
+//!      `>f8` through `WriteOptions::byte_order`: issue 19's W2), the machine limits (page
+//!      cache into a huge-page buffer, also with a second CPU faulting its pages in, as
+//!      npy's large reads do; a `fallocate`d file) and a plain `std::fs::read`.
+//!   2. `xtask/bench.py f8` times `np.load` and `np.save` on the same files (`np.save` of
+//!      the `>f8` array too).
 //! - `records`: Simon's seismic `Trace` records (`examples/seismic.rs`).
 //!   1. `cargo bench --bench records -- --dir <target>/bench --records N --repeat K --keep`
 //!      (`benches/records.rs`) writes N records (default 4,000,000) in NumPy's `align=True`
 //!      layout (`traces_aligned.npy`, 304 bytes a record, 1.13 GiB) and its packed layout
 //!      (`traces_packed.npy`, 293 bytes, 1.09 GiB), and times npy's reads (matched layout;
-//!      packed file into the aligned struct, the conversion path; packed into packed) and
-//!      writes (aligned; packed), the machine limits for each file, and npyz's derive read
-//!      and write of the packed file.
+//!      packed file into the aligned struct, the conversion path; packed into a Rust-layout
+//!      struct; packed into a `#[repr(C, packed)]` struct, a bulk copy) and writes
+//!      (aligned; packed from both structs), the machine limits for each file, and npyz's
+//!      derive read and write of the packed file. Issue 19's W3 and W4 goals: the packed
+//!      struct's read and write, and the aligned write, at or below NumPy's time.
 //!   2. `xtask/bench.py records` checks once that `np.load` sees the dtypes and values npy
 //!      wrote, then times `np.load` of both files and `np.save` of both arrays.
 //! - `npz`: 8 arrays of N `f64`s (`--elements`, default 4,000,000: 256 MB in all).
@@ -177,7 +181,9 @@ const F8: Part = Part {
         ("np_load_be_astype", "np.load >f8 .astype('<f8')"),
         ("limit_write", "machine limit write: fallocate + write"),
         ("write", "npy write Vec<f64> -> <f8 (sync(false))"),
+        ("write_be", "npy write Vec<f64> -> >f8 (byte_order(Big), sync(false))"),
         ("np_save", "np.save <f8"),
+        ("np_save_be", "np.save of a >f8 array"),
         ("limit_write_synced", "machine limit write + fsync"),
         ("write_synced", "npy write, default options (synced)"),
     ],
@@ -187,6 +193,8 @@ const F8: Part = Part {
         ("BE read / native read", "read_be", "read_le", Goal::AtMost(1.5)),
         ("write / limit write", "write", "limit_write", Goal::AtMost(1.1)),
         ("write / np.save", "write", "np_save", Goal::AtMost(1.0)),
+        ("W2: >f8 write / np.save >f8", "write_be", "np_save_be", Goal::AtMost(1.0)),
+        (">f8 write / <f8 write", "write_be", "write", Goal::Context),
         ("native read / 2-CPU limit read", "read_le", "limit_read_2cpu", Goal::Context),
         ("BE read / np.load(>f8).astype", "read_be", "np_load_be_astype", Goal::Context),
         ("synced write / limit + fsync", "write_synced", "limit_write_synced", Goal::Context),
@@ -206,6 +214,7 @@ const RECORDS: Part = Part {
         ("read_aligned", "npy read aligned -> Vec<TraceAligned> (matched)"),
         ("read_packed_to_aligned", "npy read packed -> Vec<TraceAligned> (conversion)"),
         ("read_packed", "npy read packed -> Vec<TracePacked> (context)"),
+        ("read_packed_mem", "npy read packed -> Vec<TracePackedMem> (#[repr(C, packed)])"),
         ("npyz_read", "npyz derive read packed -> Vec<NpyzTrace>"),
         ("np_load_aligned", "np.load aligned"),
         ("np_load_packed", "np.load packed"),
@@ -213,6 +222,7 @@ const RECORDS: Part = Part {
         ("limit_write_packed", "machine limit write: packed file's size"),
         ("write_aligned", "npy write [TraceAligned] -> aligned (matched)"),
         ("write_packed", "npy write [TracePacked] -> packed (conversion)"),
+        ("write_packed_mem", "npy write [TracePackedMem] -> packed (#[repr(C, packed)])"),
         ("npyz_write", "npyz derive write [NpyzTrace] -> packed"),
         ("np_save_aligned", "np.save aligned"),
         ("np_save_packed", "np.save packed"),
@@ -226,7 +236,9 @@ const RECORDS: Part = Part {
         ("npyz read / matched read", "npyz_read", "read_aligned", Goal::AtLeast(5.0)),
         ("npyz read / conversion read", "npyz_read", "read_packed_to_aligned", Goal::AtLeast(5.0)),
         ("matched write / limit write", "write_aligned", "limit_write_aligned", Goal::AtMost(1.1)),
-        ("matched write / np.save", "write_aligned", "np_save_aligned", Goal::AtMost(1.0)),
+        ("W4: matched write / np.save", "write_aligned", "np_save_aligned", Goal::AtMost(1.0)),
+        ("W3: packed-memory read / np.load packed", "read_packed_mem", "np_load_packed", Goal::AtMost(1.0)),
+        ("W3: packed-memory write / np.save packed", "write_packed_mem", "np_save_packed", Goal::AtMost(1.0)),
         ("conversion write / limit write", "write_packed", "limit_write_packed", Goal::AtMost(3.0)),
         ("npyz write / matched write", "npyz_write", "write_aligned", Goal::AtLeast(5.0)),
         ("npyz write / conversion write", "npyz_write", "write_packed", Goal::AtLeast(5.0)),
