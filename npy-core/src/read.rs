@@ -1199,4 +1199,30 @@ mod tests {
             NpyReader::new(&bytes[..]).unwrap().records::<Noted>(4).unwrap().map(Result::unwrap).collect();
         assert_eq!(chunks.concat(), want);
     }
+
+    /// A `#[repr(C, packed)]` record: its stored fields read in one copy (the file's
+    /// layout is its memory), its skipped field, unaligned, filled in place.
+    #[cfg(feature = "derive")]
+    #[test]
+    fn packed_records_read_in_place_and_fill_skipped_fields_unaligned() {
+        #[derive(crate::NpyRecord)]
+        #[npy(crate = "crate")]
+        #[repr(C, packed)]
+        struct Tagged {
+            flag: u8,
+            value: f64,
+            #[npy(skip)]
+            note: String,
+        }
+        let v: Vec<Tagged> =
+            (0..9).map(|i| Tagged { flag: i as u8, value: f64::from(i) / 4.0, note: "x".into() }).collect();
+        let bytes = v.write_npy_to(Vec::new()).unwrap();
+        assert_eq!(bytes.len(), 128 + 9 * 9);
+        for back in
+            [Vec::<Tagged>::read_npy_from(&bytes[..]).unwrap(), Vec::<Tagged>::read_npy_from(Trickle(&bytes)).unwrap()]
+        {
+            let got: Vec<(u8, f64, String)> = back.into_iter().map(|r| ({ r.flag }, { r.value }, r.note)).collect();
+            assert_eq!(got, (0..9).map(|i| (i as u8, f64::from(i) / 4.0, String::new())).collect::<Vec<_>>());
+        }
+    }
 }

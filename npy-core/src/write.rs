@@ -715,6 +715,53 @@ mod tests {
         assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
     }
 
+    /// Records written in the other byte order, a few at a time (14 pieces: on the second
+    /// thread when there is a second CPU): `f64`s swapped while copied, padded records
+    /// copied with zeroed padding and swapped in place; the bytes are those of one piece.
+    #[cfg(feature = "derive")]
+    #[test]
+    fn other_byte_order_written_in_small_pieces() {
+        #[derive(crate::NpyRecord)]
+        #[npy(crate = "crate", align)]
+        #[repr(C)]
+        struct Padded {
+            a: u8,
+            b: u32,
+            c: u16,
+        }
+        let be = |dtype: &DType| dtype.with_byte_order(crate::dtype::ByteOrder::Big);
+        let values: Vec<f64> = (0..40).map(|i| f64::from(i) * 1.25 - 3.0).collect();
+        let plan = Plan::new(&f64::dtype(), &be(&f64::dtype())).unwrap();
+        assert_eq!(plan.whole_swap_unit(), Some(8));
+        let (mut one, mut pieces) = (Vec::new(), Vec::new());
+        write_with_plan(&mut one, &plan, &values).unwrap();
+        write_in_place(&mut pieces, &plan, &values, 3 * 8).unwrap();
+        let want: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
+        assert_eq!((one, pieces), (want.clone(), want));
+
+        let padded: Vec<Padded> = (0..40u16).map(|i| Padded { a: i as u8, b: u32::from(i) << 20, c: i + 7 }).collect();
+        let plan = Plan::new(&Padded::native_dtype(), &be(&Padded::dtype())).unwrap();
+        assert!(plan.in_place() && !plan.is_identity() && plan.whole_swap_unit().is_none());
+        let size = std::mem::size_of::<Padded>();
+        let (mut one, mut pieces) = (Vec::new(), Vec::new());
+        write_with_plan(&mut one, &plan, &padded).unwrap();
+        write_in_place(&mut pieces, &plan, &padded, 3 * size).unwrap();
+        let want: Vec<u8> = (0..40u16)
+            .flat_map(|i| {
+                [
+                    vec![i as u8, 0, 0, 0],
+                    (u32::from(i) << 20).to_be_bytes().to_vec(),
+                    (i + 7).to_be_bytes().to_vec(),
+                    vec![0, 0],
+                ]
+                .concat()
+            })
+            .collect();
+        assert_eq!((one, pieces), (want.clone(), want));
+        let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, &plan, &padded, 3 * size);
+        assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+    }
+
     /// A skipped field may change while its record is written (an atomic counter another
     /// thread updates): its bytes are never read, only the stored fields' (under Miri, a
     /// read of the counter would be reported as a data race). The written bytes are those
