@@ -650,6 +650,17 @@ mod tests {
         assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
     }
 
+    /// A record with padding after `a` and after `c` (NumPy's `align=True` layout).
+    #[cfg(feature = "derive")]
+    #[derive(crate::NpyRecord)]
+    #[npy(crate = "crate", align)]
+    #[repr(C)]
+    struct Padded {
+        a: u8,
+        b: u32,
+        c: u16,
+    }
+
     /// Padded (`write_in_place`) and converted (`write_converted`) records written a few at a
     /// time: 14 pieces, which `write_pieces` makes on its thread when there is a second CPU
     /// (under Miri: `-Zmiri-num-cpus=2`, as `cargo xtask miri` runs it). The bytes are those
@@ -657,14 +668,6 @@ mod tests {
     #[cfg(feature = "derive")]
     #[test]
     fn records_written_in_small_pieces_are_those_of_one_piece() {
-        #[derive(crate::NpyRecord)]
-        #[npy(crate = "crate", align)]
-        #[repr(C)]
-        struct Padded {
-            a: u8,
-            b: u32,
-            c: u16,
-        }
         #[derive(crate::NpyRecord)]
         #[npy(crate = "crate", endian = "big")]
         struct Swapped {
@@ -721,14 +724,6 @@ mod tests {
     #[cfg(feature = "derive")]
     #[test]
     fn other_byte_order_written_in_small_pieces() {
-        #[derive(crate::NpyRecord)]
-        #[npy(crate = "crate", align)]
-        #[repr(C)]
-        struct Padded {
-            a: u8,
-            b: u32,
-            c: u16,
-        }
         let be = |dtype: &DType| dtype.with_byte_order(crate::dtype::ByteOrder::Big);
         let values: Vec<f64> = (0..40).map(|i| f64::from(i) * 1.25 - 3.0).collect();
         let plan = Plan::new(&f64::dtype(), &be(&f64::dtype())).unwrap();
