@@ -8,6 +8,7 @@ Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py arrow DIR RECORDS REPEAT NPY
        python3 bench.py sql DIR RECORDS REPEAT
        python3 bench.py append DIR BATCHES REPEAT
+       python3 bench.py header DIR FIELDS REPEAT
 
 Each measurement runs once untimed, then REPEAT times in interleaved rounds (each starting
 one measurement later), keeping the best and the median.  The page cache is warmed before
@@ -95,6 +96,24 @@ np.save does not, npy-append-array does not).
 
   np_save_whole  np.save(out.npy, arr)
   npaa_append    npy_append_array.NpyAppendArray(out.npy).append(batch) for each batch
+
+header (benches/header.rs): DIR holds header_f8.npy, 2 zeroed records of
+np.dtype([(f'f{i}', '<f8') for i in range(FIELDS)]), and header_mixed.npy, 2 zeroed records
+of FIELDS fields of a mixed dtype (titles, nested records with padding, subarrays, text),
+written by npy.  Checked once: NumPy's header read gives shape (2,), C order and, for the
+first file, that dtype; np.save of a zeroed array of the dtype NumPy read writes the same
+header bytes as npy did.  Each measurement is the median of 100 reads (NumPy's header read
+takes 10 to 50 ms here; benches/header.rs takes the median of 300 of npy's, which are much
+shorter); the header bytes are the file's up to its data.  max_header_size is
+raised past the header's length, as np.load(..., max_header_size=...) would need (NumPy's
+default of 10,000 refuses both).
+
+  np_parse_f8     read_magic + read_array_header_1_0/_2_0 of header_f8.npy's header bytes
+                  in memory (io.BytesIO)
+  np_parse_mixed  the same of header_mixed.npy's
+  np_open_f8      open(header_f8.npy) + read_magic + read_array_header: np.load's work
+                  before the data
+  np_open_mixed   the same of header_mixed.npy
 """
 
 import os
@@ -108,7 +127,8 @@ USAGE = __doc__
 
 
 def main():
-    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow, "sql": sql, "append": append}
+    parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow, "sql": sql, "append": append,
+             "header": header}
     if len(sys.argv) < 2 or sys.argv[1] not in parts or len(sys.argv) != (6 if sys.argv[1] == "arrow" else 5):
         sys.exit(USAGE)
     part, directory, size, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -641,6 +661,78 @@ def append(directory, batches, repeat):
     nbytes = n * ALIGNED.itemsize
     rounds([("np_save_whole", nbytes, timed(save_whole, check_out)),
             ("npaa_append", nbytes, timed(append_batches, check_out))], repeat, nbytes + nbytes // 2)
+
+
+HEADER_READS = 100
+
+
+def header(directory, fields, repeat):
+    import io
+    import warnings
+
+    from numpy.lib import format as fmt
+
+    paths = {kind: os.path.join(directory, f"header_{kind}.npy") for kind in ("f8", "mixed")}
+    f8_dtype = np.dtype([(f"f{i}", "<f8") for i in range(fields)])
+
+    def read_header(f):
+        """NumPy's header read, as np.load does it: the version, then that version's reader."""
+        version = fmt.read_magic(f)
+        read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        return read(f, max_header_size=1 << 30)
+
+    # The bytes before the data, as np.load reads them.
+    heads = {}
+    for kind, path in paths.items():
+        with open(path, "rb") as f:
+            shape, fortran, dtype = read_header(f)
+            length = f.tell()
+            f.seek(0)
+            heads[kind] = f.read(length)
+        if shape != (2,) or fortran or (kind == "f8" and dtype != f8_dtype):
+            raise SystemExit(f"{path}: NumPy reads shape {shape}, fortran_order {fortran}, dtype {dtype}")
+        again = io.BytesIO()
+        with warnings.catch_warnings():
+            # np.save says when it writes version 2.0, as it must for the mixed header.
+            warnings.simplefilter("ignore", UserWarning)
+            np.save(again, np.zeros(2, dtype))
+        if again.getvalue()[:length] != heads[kind]:
+            raise SystemExit(f"{path}: np.save of the dtype NumPy read writes another header than npy's")
+        print(f"  {os.path.basename(path)}: NumPy reads {len(dtype.names)} fields, {length} header bytes; "
+              f"np.save writes the same header", file=sys.stderr, flush=True)
+
+    def check(result):
+        shape, fortran, dtype = result
+        if shape != (2,) or fortran or len(dtype.names) != fields:
+            raise SystemExit(f"NumPy's header read gave {shape} {fortran} {len(dtype.names)} fields")
+
+    def median_of(read):
+        def measure():
+            times = []
+            for _ in range(HEADER_READS):
+                t = time.perf_counter()
+                result = read()
+                times.append(time.perf_counter() - t)
+            check(result)
+            return statistics.median(times)
+        return measure
+
+    def parse(kind):
+        data = heads[kind]
+        return median_of(lambda: read_header(io.BytesIO(data)))
+
+    def opened(kind):
+        def read():
+            with open(paths[kind], "rb") as f:
+                return read_header(f)
+        return read
+
+    for path in paths.values():
+        warm(path)
+    rounds([("np_parse_f8", len(heads["f8"]), parse("f8")),
+            ("np_parse_mixed", len(heads["mixed"]), parse("mixed")),
+            ("np_open_f8", len(heads["f8"]), median_of(opened("f8"))),
+            ("np_open_mixed", len(heads["mixed"]), median_of(opened("mixed")))], repeat, 0)
 
 
 def rounds(measures, repeat, hot):

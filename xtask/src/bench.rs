@@ -1,7 +1,8 @@
-//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append] [--bytes N] [--records N]
-//! [--elements N] [--map-bytes N] [--batches N] [--repeat K]`: npy's speed next to the
-//! machine limit, NumPy, npyz, pyarrow and npy-append-array, in one run, with the ratios the
-//! speed goals name. Seven parts, all by default (`--only` picks one):
+//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append|header] [--bytes N]
+//! [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] [--repeat K]`:
+//! npy's speed next to the machine limit, NumPy, npyz, pyarrow and npy-append-array, in one
+//! run, with the ratios the speed goals name. Eight parts, all by default (`--only` picks
+//! one):
 //!
 //! - `f8`: a big `<f8` array.
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
@@ -95,6 +96,25 @@
 //!   synced, the appends within 10% of one `write_npy` (1,000 batches: 0.1% each); synced,
 //!   no slower than the plain durable batches, whose two syncs a batch are that constant.
 //!
+//! - `header`: big record headers (issue 19): `--fields N` (default 2,000) fields of `<f8`
+//!   (`np.dtype([(f'f{i}', '<f8') for i in range(N)])`, 35 KB of header text), and N
+//!   fields of a mixed dtype (titles, nested records with padding, subarrays, text: 79 KB,
+//!   a version 2.0 header).
+//!   1. `cargo bench --bench header` (`benches/header.rs`) writes both files and times
+//!      `Header::parse` of each header's text and `ReadOptions::new().open_path` of each
+//!      file (default options: the file opened, its header read and parsed), each the
+//!      median of 300 in a run; it also prints the goals' budgets as times (0.25 ms; each
+//!      header at 400 MB/s).
+//!   2. `xtask/bench.py header` checks that NumPy reads both headers to the dtypes npy
+//!      wrote (its own `np.save` of them gives the same header bytes), then times NumPy's
+//!      header read: `read_magic` and `read_array_header_1_0`/`_2_0` (`max_header_size`
+//!      raised so it accepts them, as `np.load` would need) over the header's bytes in
+//!      memory, and the same from the opened file (what `np.load` does before the data).
+//!
+//!   The goals: the 2,000-field `<f8` header parsed, and read from its file with the
+//!   default options, in 0.25 ms, and parsed at 400 MB/s (both as ratios to those budgets);
+//!   the mixed header at 400 MB/s. npy's times next to NumPy's are context.
+//!
 //! npy's writes in the goals use `WriteOptions::sync(false)` (`FileWriter::sync(false)`
 //! for archives), as `np.save`, npyz and the limit write do not sync either; the default
 //! (synced) `write_npy` is timed too, next to a limit write with `fsync`, for context.
@@ -117,8 +137,9 @@ use std::process::{Command, Stdio};
 
 use crate::project::{self, Result};
 
-const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append] [--bytes N] \
-                     [--records N] [--elements N] [--map-bytes N] [--batches N] [--repeat K]";
+const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append|header] \
+                     [--bytes N] [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] \
+                     [--repeat K]";
 
 /// A speed goal on the ratio numerator / denominator.
 #[derive(Debug, Clone, Copy)]
@@ -393,6 +414,36 @@ const APPEND: Part = Part {
     ],
 };
 
+const HEADER: Part = Part {
+    name: "header",
+    package: "npy",
+    bench: "header",
+    title: "header: big record headers parsed (one parse, median of 300), npy and NumPy",
+    rows: &[
+        ("parse_f8", "npy Header::parse, <f8 fields"),
+        ("np_parse_f8", "NumPy read_magic + read_array_header, <f8 fields"),
+        ("open_f8", "npy ReadOptions::new().open_path, <f8 fields"),
+        ("np_open_f8", "NumPy open + read_magic + read_array_header, <f8"),
+        ("parse_mixed", "npy Header::parse, mixed fields"),
+        ("np_parse_mixed", "NumPy read_magic + read_array_header, mixed"),
+        ("open_mixed", "npy ReadOptions::new().open_path, mixed fields"),
+        ("np_open_mixed", "NumPy open + read_magic + read_array_header, mixed"),
+        ("budget_quarter_ms", "budget: 0.25 ms (the goal, not a measurement)"),
+        ("budget_f8_400mbs", "budget: the <f8 header at 400 MB/s (the goal)"),
+        ("budget_mixed_400mbs", "budget: the mixed header at 400 MB/s (the goal)"),
+    ],
+    goals: &[
+        ("<f8 parse / 0.25 ms", "parse_f8", "budget_quarter_ms", Goal::AtMost(1.0)),
+        ("<f8 open_path / 0.25 ms", "open_f8", "budget_quarter_ms", Goal::AtMost(1.0)),
+        ("<f8 parse / 400 MB/s", "parse_f8", "budget_f8_400mbs", Goal::AtMost(1.0)),
+        ("mixed parse / 400 MB/s", "parse_mixed", "budget_mixed_400mbs", Goal::AtMost(1.0)),
+        ("<f8 parse / NumPy's", "parse_f8", "np_parse_f8", Goal::Context),
+        ("mixed parse / NumPy's", "parse_mixed", "np_parse_mixed", Goal::Context),
+        ("<f8 open_path / NumPy's open", "open_f8", "np_open_f8", Goal::Context),
+        ("mixed open_path / NumPy's open", "open_mixed", "np_open_mixed", Goal::Context),
+    ],
+};
+
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
 struct Settings {
@@ -408,6 +459,8 @@ struct Settings {
     map_bytes: u64,
     /// Batches of 10,000 records of the `append` part.
     batches: u64,
+    /// Fields of each record dtype of the `header` part.
+    fields: u64,
     repeat: u32,
 }
 
@@ -415,7 +468,7 @@ impl Settings {
     fn parts(&self) -> Vec<&'static Part> {
         match self.only {
             Some(part) => vec![part],
-            None => vec![&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &APPEND],
+            None => vec![&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &APPEND, &HEADER],
         }
     }
 
@@ -426,6 +479,7 @@ impl Settings {
             "records" | "arrow" | "sql" => ("--records", self.records),
             "npz" => ("--elements", self.elements),
             "append" => ("--batches", self.batches),
+            "header" => ("--fields", self.fields),
             _ => ("--bytes", self.map_bytes),
         };
         [flag.to_string(), size.to_string()]
@@ -499,12 +553,15 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
         elements: 4_000_000,
         map_bytes: 4 << 30,
         batches: 1_000,
+        fields: 2_000,
         repeat: 3,
     };
     let mut it = args.iter();
     while let Some(&arg) = it.next() {
-        if !matches!(arg, "--only" | "--bytes" | "--records" | "--elements" | "--map-bytes" | "--batches" | "--repeat")
-        {
+        if !matches!(
+            arg,
+            "--only" | "--bytes" | "--records" | "--elements" | "--map-bytes" | "--batches" | "--fields" | "--repeat"
+        ) {
             return Err(format!("unknown argument {arg:?}; {USAGE}"));
         }
         let value = *it.next().ok_or_else(|| format!("{arg} needs a value; {USAGE}"))?;
@@ -519,9 +576,10 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                     "arrow" => &ARROW,
                     "sql" => &SQL,
                     "append" => &APPEND,
+                    "header" => &HEADER,
                     _ => {
                         return Err(format!(
-                            "--only takes f8, records, npz, mmap, arrow, sql or append, not {value:?}; {USAGE}"
+                            "--only takes f8, records, npz, mmap, arrow, sql, append or header, not {value:?}; {USAGE}"
                         ))
                     }
                 })
@@ -531,6 +589,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
             "--elements" => settings.elements = number()?,
             "--map-bytes" => settings.map_bytes = number()?,
             "--batches" => settings.batches = number()?,
+            "--fields" => settings.fields = number()?,
             _ => settings.repeat = value.parse().map_err(|e| format!("--repeat {value}: {e}; {USAGE}"))?,
         }
     }
@@ -545,6 +604,9 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
     }
     if settings.records == 0 || settings.records > i32::MAX as u64 {
         return Err(format!("--records must be between 1 and {} (got {})", i32::MAX, settings.records));
+    }
+    if settings.fields == 0 || settings.fields > 1_000_000 {
+        return Err(format!("--fields must be between 1 and 1000000 (got {})", settings.fields));
     }
     if settings.repeat == 0 {
         return Err("--repeat must be at least 1".to_string());
@@ -618,6 +680,16 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
             "npz" => {
                 let n = settings.elements;
                 let _ = writeln!(out, "8 arrays of {n} f64: {:.3} GiB of data in all", gib(8 * n * 8));
+            }
+            "header" => {
+                let size = |name: &str| timings.get(name).map_or("n/a".to_string(), |t| format!("{} bytes", t.bytes));
+                let _ = writeln!(
+                    out,
+                    "{} fields a record: <f8 header {}, mixed header {} (preamble included)",
+                    settings.fields,
+                    size("parse_f8"),
+                    size("parse_mixed")
+                );
             }
             "append" => {
                 let n = settings.batches * 10_000;
@@ -745,16 +817,20 @@ mod tests {
         let all = parse_args(&[]).unwrap().parts();
         assert_eq!(
             all.iter().map(|p| p.name).collect::<Vec<_>>(),
-            ["f8", "records", "npz", "mmap", "arrow", "sql", "append"]
+            ["f8", "records", "npz", "mmap", "arrow", "sql", "append", "header"]
         );
-        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("sql or append"));
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("append or header"));
         let append = parse_args(&["--only", "append", "--batches", "20"]).unwrap();
         assert_eq!(append.size_args(append.parts()[0]), ["--batches".to_string(), "20".to_string()]);
+        let header = parse_args(&["--only", "header", "--fields", "500"]).unwrap();
+        assert_eq!(header.size_args(header.parts()[0]), ["--fields".to_string(), "500".to_string()]);
+        assert_eq!(parse_args(&["--only", "header"]).unwrap().fields, 2_000);
+        assert!(parse_args(&["--fields", "0"]).unwrap_err().contains("--fields"));
     }
 
     #[test]
     fn every_goal_names_rows_of_its_part() {
-        for part in [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL] {
+        for part in [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &APPEND, &HEADER] {
             for &(what, num, den, _) in part.goals {
                 for name in [num, den] {
                     assert!(part.rows.iter().any(|(row, _)| *row == name), "{}: goal {what:?} names {name}", part.name);
