@@ -11,7 +11,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::literal::{self, Literal, ParseOptions};
+use crate::literal::{self, Literal, Node, ParseOptions, Tape, Value};
 
 /// Largest itemsize NumPy accepts for any dtype (its sizes are C `int`s).
 pub const MAX_ITEMSIZE: usize = i32::MAX as usize;
@@ -342,7 +342,9 @@ impl Scalar {
         }
         // `a<n>`: NumPy's deprecated alias of `S<n>`.
         let kind = if kind == 'a' { 'S' } else { kind };
-        let size = if tail.is_empty() && matches!(kind, 'S' | 'U' | 'V') {
+        let size = if let [digit @ b'0'..=b'9'] = tail.as_bytes() {
+            usize::from(digit - b'0')
+        } else if tail.is_empty() && matches!(kind, 'S' | 'U' | 'V') {
             0
         } else if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) && tail.len() <= 10 {
             tail.parse::<usize>().map_err(|_| bad("invalid size"))?
@@ -482,7 +484,7 @@ impl Record {
             return Err(object_field(&f.name, &f.dtype));
         }
         let mut end = 0usize;
-        let mut used: HashSet<&str> = HashSet::new();
+        let mut used: HashSet<&str> = HashSet::with_capacity(fields.len());
         for f in &fields {
             let bad = |reason: &str| Error::dtype(f.name.clone(), reason.to_string());
             if f.offset < end {
@@ -761,70 +763,79 @@ impl DType {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn from_descr(descr: &Literal) -> Result<DType> {
+        Self::from_value(Tape::of(descr).root())
+    }
+
+    /// [`DType::from_descr`] of a descr read from a tape (by the header codec and
+    /// [`FromStr`]): the one interpreter of descrs, which reads the parsed text in place.
+    pub(crate) fn from_value(descr: Value<'_, '_>) -> Result<DType> {
         Self::from_descr_at(descr, 0)
     }
 
-    fn from_descr_at(descr: &Literal, depth: usize) -> Result<DType> {
+    fn from_descr_at(descr: Value<'_, '_>, depth: usize) -> Result<DType> {
         if depth > MAX_DTYPE_DEPTH {
             return Err(Error::dtype("descr", format!("nested deeper than {MAX_DTYPE_DEPTH} levels")));
         }
-        match descr {
-            Literal::Str(s) => Ok(DType::Scalar(Scalar::parse(s)?)),
-            Literal::Tuple(items) if items.len() == 2 => {
-                let base = Self::from_descr_at(&items[0], depth + 1)?;
+        match descr.node() {
+            Node::Str(s) => Ok(DType::Scalar(Scalar::parse(s)?)),
+            Node::Tuple(_) if descr.len() == 2 => {
+                let mut items = descr.items();
+                let (Some(base), Some(shape)) = (items.next(), items.next()) else {
+                    return Err(Error::dtype(descr.repr(), "expected a (type, shape) tuple"));
+                };
+                let base = Self::from_descr_at(base, depth + 1)?;
                 sized_base(&base, descr)?;
-                let shape = parse_subarray_shape(&items[1])?;
+                let shape = parse_subarray_shape(shape)?;
                 DType::subarray(base, shape)
             }
-            Literal::List(entries) => Self::record_from_descr(entries, depth),
-            other => {
-                Err(Error::dtype(other.repr(), "expected a type string, a list of fields or a (type, shape) tuple"))
-            }
+            Node::List(_) => Self::record_from_descr(descr, depth),
+            _ => Err(Error::dtype(descr.repr(), "expected a type string, a list of fields or a (type, shape) tuple")),
         }
     }
 
-    fn record_from_descr(entries: &[Literal], depth: usize) -> Result<DType> {
-        let mut fields = Vec::with_capacity(entries.len());
+    fn record_from_descr(descr: Value<'_, '_>, depth: usize) -> Result<DType> {
+        let mut fields = Vec::with_capacity(descr.len());
         let mut offset = 0usize;
-        for entry in entries {
+        for entry in descr.items() {
             let bad = |reason: &str| Error::dtype(entry.repr(), reason.to_string());
-            let parts = match entry {
-                Literal::Tuple(p) | Literal::List(p) => p,
-                _ => return Err(bad("a field must be a (name, type) or (name, type, shape) tuple")),
-            };
-            let (name_lit, fmt, shape) = match parts.as_slice() {
-                [n, f] => (n, f, None),
-                [n, f, s] => (n, f, Some(s)),
-                _ => return Err(bad("a field must be a (name, type) or (name, type, shape) tuple")),
+            if !matches!(entry.node(), Node::Tuple(_) | Node::List(_)) || !matches!(entry.len(), 2 | 3) {
+                return Err(bad("a field must be a (name, type) or (name, type, shape) tuple"));
+            }
+            let mut parts = entry.items();
+            let (Some(name_lit), Some(fmt)) = (parts.next(), parts.next()) else {
+                return Err(bad("a field must be a (name, type) or (name, type, shape) tuple"));
             };
             let mut dtype = Self::from_descr_at(fmt, depth + 1)?;
-            if let Some(s) = shape {
+            if let Some(s) = parts.next() {
                 sized_base(&dtype, entry)?;
                 dtype = DType::subarray(dtype, parse_subarray_shape(s)?)?;
             }
-            let (title, name) = match name_lit {
-                Literal::Str(n) => (None, n.clone()),
-                Literal::Tuple(tn) if tn.len() == 2 => match &tn[1] {
-                    Literal::Str(n) => {
-                        let title = match &tn[0] {
-                            Literal::None => None,
-                            t => Some(t.clone()),
-                        };
-                        (title, n.clone())
+            let (title, name) = match name_lit.node() {
+                Node::Str(n) => (None, n),
+                Node::Tuple(_) if name_lit.len() == 2 => {
+                    let mut pair = name_lit.items();
+                    match (pair.next(), pair.next().map(Value::node)) {
+                        (Some(t), Some(Node::Str(n))) => {
+                            let title = match t.node() {
+                                Node::None => None,
+                                _ => Some(t.to_literal()),
+                            };
+                            (title, n)
+                        }
+                        _ => return Err(bad("field names must be strings")),
                     }
-                    _ => return Err(bad("field names must be strings")),
-                },
+                }
                 _ => return Err(bad("field names must be strings (or a (title, name) pair)")),
             };
             let size = dtype.itemsize();
-            let is_pad = matches!(name_lit, Literal::Str(n) if n.is_empty())
+            let is_pad = matches!(name_lit.node(), Node::Str(n) if n.is_empty())
                 && match &dtype {
                     DType::Scalar(s) => matches!(s.ty(), ScalarType::Void(_)),
                     DType::SubArray(_) => true,
                     DType::Record(_) => false,
                 };
             if !is_pad {
-                fields.push(Field { name, title, dtype, offset });
+                fields.push(Field { name: name.to_string(), title, dtype, offset });
             }
             offset = offset
                 .checked_add(size)
@@ -890,9 +901,9 @@ impl FromStr for DType {
         if !t.starts_with(['\'', '"', '[', '(']) {
             return Ok(DType::Scalar(Scalar::parse(t)?));
         }
-        let lit = literal::parse(t, ParseOptions::default())
+        let tape = literal::parse_tape(t, ParseOptions::default())
             .map_err(|e| Error::dtype(s.to_string(), format!("at byte {}: {}", e.offset, e.reason)))?;
-        DType::from_descr(&lit)
+        DType::from_value(tape.root())
     }
 }
 
@@ -915,7 +926,7 @@ fn object_field(name: &str, dtype: &DType) -> Error {
 /// of no size that is not a record (`'|V0'`, `'S'`, `('<f8', (0,))`) has no "generic size"
 /// to repeat, and `np.dtype` refuses it ("invalid itemsize in generic type tuple"), even
 /// with shape `()`; a record of no fields is fine.
-fn sized_base(base: &DType, tuple: &Literal) -> Result<()> {
+fn sized_base(base: &DType, tuple: Value<'_, '_>) -> Result<()> {
     if base.itemsize() == 0 && base.as_record().is_none() {
         return Err(Error::dtype(
             tuple.repr(),
@@ -942,17 +953,15 @@ fn shape_literal(shape: &[usize]) -> Literal {
     Literal::Tuple(shape.iter().map(|&d| Literal::Int(d as i128)).collect())
 }
 
-fn parse_subarray_shape(lit: &Literal) -> Result<Vec<usize>> {
+fn parse_subarray_shape(lit: Value<'_, '_>) -> Result<Vec<usize>> {
     let bad = || Error::dtype(lit.repr(), "invalid shape in fixed-type tuple");
-    let dim = |l: &Literal| match l {
-        Literal::Int(n) if *n >= 0 && *n <= MAX_ITEMSIZE as i128 => Ok(*n as usize),
+    let dim = |l: Value<'_, '_>| match l.node() {
+        Node::Int(n) if *n >= 0 && *n <= MAX_ITEMSIZE as i128 => Ok(*n as usize),
         _ => Err(bad()),
     };
-    match lit {
-        Literal::Int(_) => Ok(vec![dim(lit)?]),
-        Literal::Tuple(items) | Literal::List(items) if items.len() <= crate::shape::MAX_DIMS => {
-            items.iter().map(dim).collect()
-        }
+    match lit.node() {
+        Node::Int(_) => Ok(vec![dim(lit)?]),
+        Node::Tuple(_) | Node::List(_) if lit.len() <= crate::shape::MAX_DIMS => lit.items().map(dim).collect(),
         _ => Err(bad()),
     }
 }
@@ -1130,6 +1139,53 @@ mod tests {
         }
         let lit = literal::parse(&s, ParseOptions { allow_long_suffix: false, max_depth: 1000 }).unwrap();
         assert!(matches!(DType::from_descr(&lit).unwrap_err().kind(), ErrorKind::Dtype { .. }));
+    }
+
+    #[test]
+    fn many_fields_and_late_repeats() {
+        let fields: Vec<String> = (0..3000).map(|i| format!("('f{i}', '<f8')")).collect();
+        let d = dt(&format!("[{}]", fields.join(", ")));
+        let r = d.as_record().unwrap();
+        assert_eq!(r.fields().len(), 3000);
+        assert_eq!((r.fields()[2999].name.as_str(), r.fields()[2999].offset), ("f2999", 2999 * 8));
+        assert_eq!(d.itemsize(), 24_000);
+        for (extra, want) in [
+            ("('f17', '<i4')", "'f17': field name already used as a name or title"),
+            ("(('f3', 'g'), '<i4')", "'f3': field title already used as a name or title"),
+            ("(('t', 'f2999'), '<i4')", "'f2999': field name already used as a name or title"),
+        ] {
+            let e = format!("[{}, {extra}]", fields.join(", ")).parse::<DType>().unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Dtype { .. }) && e.to_string().contains(want), "{extra}: {e}");
+        }
+    }
+
+    #[test]
+    fn literals_and_text_read_alike() {
+        // A descr given as a Literal (the public from_descr) and as text: the same dtype, or
+        // the same error.
+        for s in [
+            "'<f8'",
+            "[('a', '|u1'), ('', '|V7'), ('b', [('c', '>i2', (2, 3))])]",
+            "[((1.5, 'a'), '<i4'), ((b'x', 'b'), '<U3')]",
+            "('<f8', (2,))",
+            "[('a', '<i4'), ('a', '<f8')]",
+            "[('a', '<f8', (-1,))]",
+            "[(1, '<i4')]",
+            "('<f8', (2,), 3)",
+        ] {
+            let lit = literal::parse(s, ParseOptions::default()).unwrap();
+            match (DType::from_descr(&lit), s.parse::<DType>()) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{s}"),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{s}"),
+                (a, b) => panic!("{s}: {a:?} but {b:?}"),
+            }
+        }
+        // A literal nested however deep is refused, not a stack overflow.
+        let mut deep = Literal::Str("<i4".into());
+        for _ in 0..2_000 {
+            deep = Literal::List(vec![Literal::Tuple(vec![Literal::Str("a".into()), deep])]);
+        }
+        assert!(matches!(DType::from_descr(&deep).unwrap_err().kind(), ErrorKind::Dtype { .. }));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::literal::{self, Literal, ParseOptions};
+use crate::literal::{self, Literal, Node, ParseOptions, Value};
 pub use crate::shape::{shape_repr, MAX_DIMS};
 
 /// The six bytes every `.npy` file starts with.
@@ -193,7 +193,12 @@ impl Header {
             Version::V3_0 => std::str::from_utf8(text)
                 .map_err(|e| Error::header(base + e.valid_up_to(), "header text is not valid UTF-8"))?
                 .into(),
-            _ => text.iter().map(|&b| b as char).collect::<String>().into(),
+            // ASCII (what NumPy writes unless a name is not) is latin-1 and UTF-8 alike:
+            // read in place. Other latin-1 text is decoded, one char per byte.
+            _ => match (text.is_ascii(), std::str::from_utf8(text)) {
+                (true, Ok(ascii)) => ascii.into(),
+                _ => text.iter().map(|&b| b as char).collect::<String>().into(),
+            },
         };
         // Error offsets in bytes of the file: for latin-1, one byte per char.
         let file_offset = |at: usize| match version {
@@ -201,21 +206,22 @@ impl Header {
             _ => base + decoded.get(..at).map_or(at, |s| s.chars().count()),
         };
         let opts = ParseOptions { allow_long_suffix: version != Version::V3_0, max_depth: MAX_HEADER_DEPTH };
-        let lit = literal::parse(&decoded, opts).map_err(|e| Error::header(file_offset(e.offset), e.reason))?;
+        let tape = literal::parse_tape(&decoded, opts).map_err(|e| Error::header(file_offset(e.offset), e.reason))?;
+        let lit = tape.root();
         let bad = |reason: String| Error::header(base, reason);
-        let Literal::Dict(items) = lit else {
+        let Node::Dict(_) = lit.node() else {
             return Err(bad(format!("header is not a dict: {}", truncate(&lit.repr()))));
         };
         let (mut descr, mut fortran, mut shape) = (None, None, None);
-        for (key, value) in items {
-            let slot = match &key {
-                Literal::Str(k) if k == "descr" => &mut descr,
-                Literal::Str(k) if k == "fortran_order" => &mut fortran,
-                Literal::Str(k) if k == "shape" => &mut shape,
-                other => {
+        for (key, value) in lit.entries() {
+            let slot = match key.as_str() {
+                Some("descr") => &mut descr,
+                Some("fortran_order") => &mut fortran,
+                Some("shape") => &mut shape,
+                _ => {
                     return Err(bad(format!(
                         "unexpected key {} (only 'descr', 'fortran_order' and 'shape' are allowed)",
-                        truncate(&other.repr())
+                        truncate(&key.repr())
                     )))
                 }
             };
@@ -226,19 +232,23 @@ impl Header {
         }
         let missing = |k: &str| bad(format!("missing key '{k}'"));
         let descr = descr.ok_or_else(|| missing("descr"))?;
-        let fortran_order = match fortran.ok_or_else(|| missing("fortran_order"))? {
-            Literal::Bool(b) => b,
-            other => {
-                return Err(bad(format!("'fortran_order' must be True or False, found {}", truncate(&other.repr()))))
+        let fortran_lit = fortran.ok_or_else(|| missing("fortran_order"))?;
+        let fortran_order = match fortran_lit.node() {
+            Node::Bool(b) => *b,
+            _ => {
+                return Err(bad(format!(
+                    "'fortran_order' must be True or False, found {}",
+                    truncate(&fortran_lit.repr())
+                )))
             }
         };
         let shape_lit = shape.ok_or_else(|| missing("shape"))?;
-        let shape = parse_shape(&shape_lit).map_err(bad)?;
+        let shape = parse_shape(shape_lit).map_err(bad)?;
         if shape.len() > MAX_DIMS {
             let reason = format!("{} dimensions, more than {MAX_DIMS}", shape.len());
             return Err(ErrorKind::Shape { shape: truncate(&shape_repr(&shape)), reason }.into());
         }
-        let dtype = DType::from_descr(&descr)?;
+        let dtype = DType::from_value(descr)?;
         if matches!(dtype, DType::SubArray(_)) {
             return Err(ErrorKind::UnsupportedDtype {
                 descr: descr.repr(),
@@ -424,16 +434,15 @@ fn nonzero_product(shape: &[usize], factor: usize, what: &str) -> Result<usize> 
     )
 }
 
-fn parse_shape(lit: &Literal) -> std::result::Result<Vec<usize>, String> {
-    let Literal::Tuple(items) = lit else {
+fn parse_shape(lit: Value<'_, '_>) -> std::result::Result<Vec<usize>, String> {
+    let Node::Tuple(_) = lit.node() else {
         return Err(format!("'shape' must be a tuple of ints, found {}", truncate(&lit.repr())));
     };
-    items
-        .iter()
-        .map(|d| match d {
-            Literal::Int(n) if *n >= 0 => usize::try_from(*n).map_err(|_| format!("dimension {n} is too large")),
-            Literal::Int(n) => Err(format!("negative dimension {n} in 'shape'")),
-            other => Err(format!("'shape' must be a tuple of ints, found {}", truncate(&other.repr()))),
+    lit.items()
+        .map(|d| match d.node() {
+            Node::Int(n) if *n >= 0 => usize::try_from(*n).map_err(|_| format!("dimension {n} is too large")),
+            Node::Int(n) => Err(format!("negative dimension {n} in 'shape'")),
+            _ => Err(format!("'shape' must be a tuple of ints, found {}", truncate(&d.repr()))),
         })
         .collect()
 }
@@ -539,6 +548,23 @@ mod tests {
             Header::parse(Version::V1_0, b"{'descr': [('caf\xe9', '<i4')], 'fortran_order': False, 'shape': (3,), }\n")
                 .unwrap();
         assert_eq!(h.dtype.as_record().unwrap().fields()[0].name, "café");
+    }
+
+    #[test]
+    fn ascii_is_read_in_place_and_latin1_decoded_alike() {
+        // ASCII text is read in place, other latin-1 text decoded: the same headers, and
+        // error offsets in bytes of the file either way.
+        for name in [&b"cafe"[..], b"caf\xe9", b"\xff\xfe"] {
+            let text =
+                [&b"{'descr': [('"[..], name, b"', '<i4')], 'fortran_order': False, 'shape': (3,), 'x' 1}"].concat();
+            let e = Header::parse(Version::V1_0, &text).unwrap_err();
+            let at = text.windows(3).position(|w| w == b" 1}").unwrap() + 1;
+            assert!(matches!(e.kind(), ErrorKind::Header { offset, .. } if *offset == 10 + at), "{e}");
+            let good = [&b"{'descr': [('"[..], name, b"', '<i4')], 'fortran_order': False, 'shape': (3,), }"].concat();
+            let h = Header::parse(Version::V2_0, &good).unwrap();
+            let want: String = name.iter().map(|&b| char::from(b)).collect();
+            assert_eq!(h.dtype.as_record().unwrap().fields()[0].name, want);
+        }
     }
 
     #[test]

@@ -2,10 +2,23 @@
 //! exactly as Python's `ast.literal_eval` and `repr` do.
 //!
 //! Pure functions over `&str`, no I/O.
+//!
+//! The parser writes a tape (`Tape`, in `literal/tape.rs`): the literal's nodes in
+//! source order, a container before its items, each container counting the nodes inside
+//! it, and each string without escapes borrowed from the text. A parse allocates that one
+//! growing buffer, not a `String` per token nor a `Vec` per tuple; [`parse`] turns the
+//! tape into a [`Literal`] tree, while the header codec and the descr interpreter
+//! (`dtype`) read the tape itself (`Value`) and keep only what their model keeps.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::repr;
+
+mod tape;
+
+use tape::{value, Span};
+pub(crate) use tape::{Node, Tape, Value};
 
 /// A Python literal value, as found in `.npy` headers.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,14 +127,22 @@ impl std::error::Error for LiteralError {}
 /// assert_eq!(parse("(2L,)", long).unwrap(), Literal::Tuple(vec![Literal::Int(2)]));
 /// ```
 pub fn parse(text: &str, opts: ParseOptions) -> Result<Literal, LiteralError> {
+    Ok(parse_tape(text, opts)?.root().to_literal())
+}
+
+/// Parses exactly one Python literal into a [`Tape`]: what [`parse`] accepts and refuses,
+/// with the same errors, without building a [`Literal`] tree.
+pub(crate) fn parse_tape(text: &str, opts: ParseOptions) -> Result<Tape<'_>, LiteralError> {
     if let Some(i) = text.find('\0') {
         return Err(LiteralError { offset: i, reason: "null byte in text".to_string() });
     }
-    let mut p = Parser { text, pos: 0, opts, brackets: 0 };
+    let mut p = Parser { text, pos: 0, opts, brackets: 0, nodes: Vec::with_capacity(text.len() / 8) };
     p.skip_ws(true);
-    let first = p.parse_value(0)?;
+    p.parse_value(0)?;
     p.skip_ws(false);
-    let value = if p.peek() == Some(b',') { p.parse_bare_tuple(first)? } else { first };
+    if p.peek() == Some(b',') {
+        p.parse_bare_tuple()?;
+    }
     p.skip_ws(true);
     if p.pos < text.len() {
         let reason = if p.peek() == Some(b'#') {
@@ -131,7 +152,7 @@ pub fn parse(text: &str, opts: ParseOptions) -> Result<Literal, LiteralError> {
         };
         return Err(p.err(p.pos, reason));
     }
-    Ok(value)
+    Ok(Tape { nodes: p.nodes })
 }
 
 impl Literal {
@@ -240,10 +261,10 @@ impl Buf {
         }
     }
 
-    fn into_literal(self) -> Literal {
+    fn into_node<'a>(self) -> Node<'a> {
         match self {
-            Buf::Str(s) => Literal::Str(s),
-            Buf::Bytes(b) => Literal::Bytes(b),
+            Buf::Str(s) => Node::Str(Cow::Owned(s)),
+            Buf::Bytes(b) => Node::Bytes(Cow::Owned(b)),
         }
     }
 }
@@ -257,9 +278,11 @@ struct Parser<'a> {
     opts: ParseOptions,
     /// Brackets open at `pos`; newlines between tokens are allowed only inside them.
     brackets: usize,
+    /// The tape written so far.
+    nodes: Vec<Node<'a>>,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn err(&self, offset: usize, reason: impl Into<String>) -> LiteralError {
         LiteralError { offset, reason: reason.into() }
     }
@@ -332,38 +355,63 @@ impl Parser<'_> {
         }
     }
 
-    /// Parses one value at `self.pos` (no leading whitespace); `depth` containers are open.
-    fn parse_value(&mut self, depth: usize) -> Result<Literal, LiteralError> {
+    /// Parses one value at `self.pos` (no leading whitespace) onto the tape; `depth`
+    /// containers are open.
+    fn parse_value(&mut self, depth: usize) -> Result<(), LiteralError> {
         let start = self.pos;
-        match self.peek() {
-            None => Err(self.err(start, "expected a value, found end of text")),
-            Some(b'{') => self.parse_dict(depth),
-            Some(b'[') => self.parse_list(depth),
-            Some(b'(') => self.parse_paren(depth),
-            Some(b'\'' | b'"') => self.parse_strings(),
-            Some(b'-' | b'+') => self.parse_signed(depth),
-            Some(b'0'..=b'9') => self.parse_number(false),
-            Some(b'.') if self.byte_at(start + 1).is_some_and(|b| b.is_ascii_digit()) => self.parse_number(false),
-            Some(b'#') => Err(self.err(start, "comments are not supported")),
+        let node = match self.peek() {
+            None => return Err(self.err(start, "expected a value, found end of text")),
+            Some(b'{') => return self.parse_dict(depth),
+            Some(b'[') => return self.parse_list(depth),
+            Some(b'(') => return self.parse_paren(depth),
+            Some(q @ (b'\'' | b'"')) => match self.plain_string(start + 1, q, false) {
+                // The common case, read here: a string without escapes that a delimiter
+                // follows, so no other string is concatenated to it.
+                Some(node) if matches!(self.peek(), None | Some(b',' | b')' | b']' | b'}' | b':')) => node,
+                _ => {
+                    self.pos = start;
+                    self.parse_strings()?
+                }
+            },
+            Some(b'-' | b'+') => self.parse_signed(depth)?,
+            Some(b'0'..=b'9') => self.parse_number(false)?,
+            Some(b'.') if self.byte_at(start + 1).is_some_and(|b| b.is_ascii_digit()) => self.parse_number(false)?,
+            Some(b'#') => return Err(self.err(start, "comments are not supported")),
             Some(b',' | b':' | b')' | b']' | b'}') => {
-                Err(self.err(start, format!("expected a value, found {}", self.found(start))))
+                return Err(self.err(start, format!("expected a value, found {}", self.found(start))))
             }
             Some(_) => match self.char_at(start) {
-                Some(c) if is_ident_start(c) => self.parse_name(),
-                Some(c) => Err(self.err(start, format!("unexpected character {}", quote(&c.to_string())))),
-                None => Err(self.err(start, "expected a value, found end of text")),
+                Some(c) if is_ident_start(c) => self.parse_name()?,
+                Some(c) => return Err(self.err(start, format!("unexpected character {}", quote(&c.to_string())))),
+                None => return Err(self.err(start, "expected a value, found end of text")),
             },
+        };
+        self.nodes.push(node);
+        Ok(())
+    }
+
+    /// Sets the span of the container whose head is at `at`, once its `items` are written.
+    fn close(&mut self, at: usize, items: usize) {
+        let nodes = self.nodes.len() - at - 1;
+        if let Some(Node::Tuple(span) | Node::List(span) | Node::Dict(span)) = self.nodes.get_mut(at) {
+            *span = Span { items, nodes };
         }
     }
 
     /// End of the identifier starting at `pos`.
     fn ident_end(&self, pos: usize) -> usize {
-        let rest = self.rest_at(pos);
-        let len = rest.find(|c: char| !is_ident_continue(c)).unwrap_or(rest.len());
-        pos + len
+        // ASCII a byte at a time; from the first other character on, char by char.
+        let ascii = self.text.as_bytes().get(pos..).unwrap_or(&[]);
+        let len = ascii.iter().position(|&b| !(b.is_ascii_alphanumeric() || b == b'_')).unwrap_or(ascii.len());
+        let end = pos + len;
+        if self.byte_at(end).is_some_and(|b| !b.is_ascii()) {
+            let rest = self.rest_at(end);
+            return end + rest.find(|c: char| !is_ident_continue(c)).unwrap_or(rest.len());
+        }
+        end
     }
 
-    fn parse_name(&mut self) -> Result<Literal, LiteralError> {
+    fn parse_name(&mut self) -> Result<Node<'a>, LiteralError> {
         let start = self.pos;
         let end = self.ident_end(start);
         if matches!(self.byte_at(end), Some(b'\'' | b'"')) {
@@ -371,9 +419,9 @@ impl Parser<'_> {
         }
         let name = self.text.get(start..end).unwrap_or("");
         let value = match name {
-            "True" => Literal::Bool(true),
-            "False" => Literal::Bool(false),
-            "None" => Literal::None,
+            "True" => Node::Bool(true),
+            "False" => Node::Bool(false),
+            "None" => Node::None,
             _ => return Err(self.err(start, format!("name {} is not a literal", quote(name)))),
         };
         self.pos = end;
@@ -392,41 +440,54 @@ impl Parser<'_> {
     }
 
     /// Parses one or more adjacent string literals and concatenates them.
-    fn parse_strings(&mut self) -> Result<Literal, LiteralError> {
+    fn parse_strings(&mut self) -> Result<Node<'a>, LiteralError> {
         let mut acc = self.parse_one_string()?;
         loop {
+            // A delimiter right after the string (the common case) starts no other string.
+            if matches!(self.peek(), None | Some(b',' | b')' | b']' | b'}' | b':')) {
+                return Ok(acc);
+            }
             self.skip_ws(self.brackets > 0);
             if !self.at_string_start() {
                 return Ok(acc);
             }
             let start = self.pos;
             let next = self.parse_one_string()?;
-            acc = match (acc, next) {
-                (Literal::Str(mut a), Literal::Str(b)) => {
-                    a.push_str(&b);
-                    Literal::Str(a)
-                }
-                (Literal::Bytes(mut a), Literal::Bytes(b)) => {
-                    a.extend_from_slice(&b);
-                    Literal::Bytes(a)
-                }
+            match (&mut acc, next) {
+                (Node::Str(a), Node::Str(b)) => a.to_mut().push_str(&b),
+                (Node::Bytes(a), Node::Bytes(b)) => a.to_mut().extend_from_slice(&b),
                 _ => return Err(self.err(start, "cannot mix bytes and str literals")),
-            };
+            }
         }
     }
 
     /// Parses one string literal, prefix included, at `self.pos`.
-    fn parse_one_string(&mut self) -> Result<Literal, LiteralError> {
+    fn parse_one_string(&mut self) -> Result<Node<'a>, LiteralError> {
         let start = self.pos;
+        if let Some(q @ (b'\'' | b'"')) = self.peek() {
+            if let Some(node) = self.plain_string(start + 1, q, false) {
+                return Ok(node);
+            }
+        }
         let prefix_end = self.ident_end(start);
         let prefix = self.text.get(start..prefix_end).unwrap_or("");
-        let (raw, bytes) = match prefix.to_ascii_lowercase().as_str() {
-            "" | "u" => (false, false),
-            "r" => (true, false),
-            "b" => (false, true),
-            "br" | "rb" => (true, true),
-            "f" | "fr" | "rf" => return Err(self.err(start, "f-strings are not supported")),
-            _ => return Err(self.err(start, format!("invalid string prefix {}", quote(prefix)))),
+        let fstring = || self.err(start, "f-strings are not supported");
+        let invalid = || self.err(start, format!("invalid string prefix {}", quote(prefix)));
+        let (raw, bytes) = match prefix.as_bytes() {
+            [] => (false, false),
+            [p] => match p.to_ascii_lowercase() {
+                b'u' => (false, false),
+                b'r' => (true, false),
+                b'b' => (false, true),
+                b'f' => return Err(fstring()),
+                _ => return Err(invalid()),
+            },
+            [p, q] => match (p.to_ascii_lowercase(), q.to_ascii_lowercase()) {
+                (b'b', b'r') | (b'r', b'b') => (true, true),
+                (b'f', b'r') | (b'r', b'f') => return Err(fstring()),
+                _ => return Err(invalid()),
+            },
+            _ => return Err(invalid()),
         };
         let open = prefix_end;
         let q = match self.byte_at(open) {
@@ -435,6 +496,9 @@ impl Parser<'_> {
         };
         if self.byte_at(open + 1) == Some(q) && self.byte_at(open + 2) == Some(q) {
             return Err(self.err(start, "triple-quoted strings are not supported"));
+        }
+        if let Some(node) = self.plain_string(open + 1, q, bytes) {
+            return Ok(node);
         }
         let q = char::from(q);
         self.pos = open + 1;
@@ -448,7 +512,7 @@ impl Parser<'_> {
             self.pos += c.len_utf8();
             match c {
                 '\n' | '\r' => return Err(unterminated(self)),
-                _ if c == q => return Ok(buf.into_literal()),
+                _ if c == q => return Ok(buf.into_node()),
                 '\\' => self.parse_escape(start, cpos, raw, &mut buf)?,
                 _ => {
                     self.check_bytes_char(bytes, cpos, c)?;
@@ -456,6 +520,28 @@ impl Parser<'_> {
                 }
             }
         }
+    }
+
+    /// The string whose text starts at `body` and ends at the next quote `q`, borrowed
+    /// from the text, when it has no backslash and no line break (and, for `bytes`, only
+    /// ASCII): the common case, which needs no decoding. `None` otherwise, when the string
+    /// is decoded character by character (and its errors found).
+    #[inline]
+    fn plain_string(&mut self, body: usize, q: u8, bytes: bool) -> Option<Node<'a>> {
+        let rest = self.text.as_bytes().get(body..)?;
+        let len = rest.iter().position(|&b| matches!(b, b'\\' | b'\n' | b'\r') || b == q)?;
+        // Not a backslash nor a line break, nor a third quote (`'''` starts a triple-quoted
+        // string, an error).
+        if rest.get(len) != Some(&q) || (len == 0 && rest.get(1) == Some(&q)) {
+            return None;
+        }
+        // `q` is ASCII, so `body + len` is a character boundary.
+        let text: &'a str = self.text.get(body..body + len)?;
+        if bytes && !text.is_ascii() {
+            return None;
+        }
+        self.pos = body + len + 1;
+        Some(if bytes { Node::Bytes(Cow::Borrowed(text.as_bytes())) } else { Node::Str(Cow::Borrowed(text)) })
     }
 
     fn check_bytes_char(&self, bytes: bool, pos: usize, c: char) -> Result<(), LiteralError> {
@@ -561,14 +647,14 @@ impl Parser<'_> {
     }
 
     /// Parses `-x` / `+x` where `x` is a number, possibly parenthesized.
-    fn parse_signed(&mut self, depth: usize) -> Result<Literal, LiteralError> {
+    fn parse_signed(&mut self, depth: usize) -> Result<Node<'a>, LiteralError> {
         let negative = self.peek() == Some(b'-');
         self.pos += 1;
         self.skip_ws(self.brackets > 0);
         self.parse_signed_operand(depth, negative)
     }
 
-    fn parse_signed_operand(&mut self, depth: usize, negative: bool) -> Result<Literal, LiteralError> {
+    fn parse_signed_operand(&mut self, depth: usize, negative: bool) -> Result<Node<'a>, LiteralError> {
         let start = self.pos;
         match self.peek() {
             Some(b'0'..=b'9') => self.parse_number(negative),
@@ -597,7 +683,7 @@ impl Parser<'_> {
     }
 
     /// Parses a decimal int or float token at `self.pos`, negated if `negative`.
-    fn parse_number(&mut self, negative: bool) -> Result<Literal, LiteralError> {
+    fn parse_number(&mut self, negative: bool) -> Result<Node<'a>, LiteralError> {
         let start = self.pos;
         let at = |i: usize| self.byte_at(i);
         let digit_run = |mut i: usize, underscore: &mut bool| {
@@ -661,7 +747,7 @@ impl Parser<'_> {
             if !v.is_finite() {
                 return Err(self.err(start, format!("float literal out of range: {}", quote(token))));
             }
-            return Ok(Literal::Float(if negative { -v } else { v }));
+            return Ok(Node::Float(if negative { -v } else { v }));
         }
         let digits = self.text.get(start..int_end).unwrap_or("");
         if digits.len() > 1 && digits.starts_with('0') && digits.bytes().any(|b| b != b'0') {
@@ -679,53 +765,62 @@ impl Parser<'_> {
                 .ok_or_else(|| too_large(self))?;
         }
         let value = if negative { 0i128.checked_sub_unsigned(magnitude) } else { i128::try_from(magnitude).ok() };
-        value.map(Literal::Int).ok_or_else(|| too_large(self))
+        value.map(Node::Int).ok_or_else(|| too_large(self))
     }
 
     /// Parses the rest of a top-level tuple without parentheses, `1, 2` (`self.pos` is at
-    /// the first comma); as in Python, it ends at a newline.
-    fn parse_bare_tuple(&mut self, first: Literal) -> Result<Literal, LiteralError> {
+    /// the first comma, the first item is the tape so far); as in Python, it ends at a
+    /// newline.
+    fn parse_bare_tuple(&mut self) -> Result<(), LiteralError> {
         let comma = self.pos;
-        if nesting(&first) >= self.opts.max_depth {
+        if value(&self.nodes).map_or(0, Value::nesting) >= self.opts.max_depth {
             return Err(self.err(comma, format!("nesting deeper than {}", self.opts.max_depth)));
         }
-        let mut items = vec![first];
+        self.nodes.insert(0, Node::Tuple(Span::default()));
+        let mut items = 1;
         while self.peek() == Some(b',') {
             self.pos += 1;
             self.skip_ws(false);
             if matches!(self.peek(), None | Some(b'\n' | b'\r')) {
                 break;
             }
-            items.push(self.parse_value(1)?);
+            self.parse_value(1)?;
+            items += 1;
             self.skip_ws(false);
         }
-        Ok(Literal::Tuple(items))
+        self.close(0, items);
+        Ok(())
     }
 
-    fn parse_list(&mut self, depth: usize) -> Result<Literal, LiteralError> {
+    fn parse_list(&mut self, depth: usize) -> Result<(), LiteralError> {
         self.check_depth(depth)?;
         self.pos += 1;
         self.brackets += 1;
-        let result = self.parse_list_inner(depth);
+        let at = self.nodes.len();
+        self.nodes.push(Node::List(Span::default()));
+        let result = self.parse_list_inner(depth, at);
         self.brackets -= 1;
         result
     }
 
-    fn parse_list_inner(&mut self, depth: usize) -> Result<Literal, LiteralError> {
-        let mut items = Vec::new();
+    fn parse_list_inner(&mut self, depth: usize, at: usize) -> Result<(), LiteralError> {
+        let mut items = 0;
         loop {
             self.skip_ws(true);
             if self.peek() == Some(b']') {
                 self.pos += 1;
-                return Ok(Literal::List(items));
+                self.close(at, items);
+                return Ok(());
             }
-            items.push(self.parse_value(depth + 1)?);
+            self.parse_value(depth + 1)?;
+            items += 1;
             self.skip_ws(true);
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b']') => {
                     self.pos += 1;
-                    return Ok(Literal::List(items));
+                    self.close(at, items);
+                    return Ok(());
                 }
                 _ => {
                     return Err(self
@@ -736,23 +831,26 @@ impl Parser<'_> {
     }
 
     /// Parses `()`, `(x)` (just `x`), `(x,)` and `(x, y, ...)`.
-    fn parse_paren(&mut self, depth: usize) -> Result<Literal, LiteralError> {
+    fn parse_paren(&mut self, depth: usize) -> Result<(), LiteralError> {
         self.check_depth(depth)?;
         self.pos += 1;
         self.brackets += 1;
-        let result = self.parse_paren_inner(depth);
+        let at = self.nodes.len();
+        self.nodes.push(Node::Tuple(Span::default()));
+        let result = self.parse_paren_inner(depth, at);
         self.brackets -= 1;
         result
     }
 
-    fn parse_paren_inner(&mut self, depth: usize) -> Result<Literal, LiteralError> {
+    fn parse_paren_inner(&mut self, depth: usize, at: usize) -> Result<(), LiteralError> {
         self.skip_ws(true);
         if self.peek() == Some(b')') {
             self.pos += 1;
-            return Ok(Literal::Tuple(Vec::new()));
+            self.close(at, 0);
+            return Ok(());
         }
-        let first = self.parse_value(depth + 1)?;
-        let mut items = vec![first];
+        self.parse_value(depth + 1)?;
+        let mut items = 1;
         let mut seen_comma = false;
         loop {
             self.skip_ws(true);
@@ -763,7 +861,14 @@ impl Parser<'_> {
                 }
                 Some(b')') => {
                     self.pos += 1;
-                    return Ok(if seen_comma { Literal::Tuple(items) } else { items.pop().unwrap_or(Literal::None) });
+                    if seen_comma {
+                        self.close(at, items);
+                    } else {
+                        // `(x)` is `x`: the head goes, `x`'s nodes move up by one (spans
+                        // count nodes, so they stay true).
+                        self.nodes.remove(at);
+                    }
+                    return Ok(());
                 }
                 _ => {
                     return Err(self.err(
@@ -775,32 +880,38 @@ impl Parser<'_> {
             self.skip_ws(true);
             if self.peek() == Some(b')') {
                 self.pos += 1;
-                return Ok(Literal::Tuple(items));
+                self.close(at, items);
+                return Ok(());
             }
-            items.push(self.parse_value(depth + 1)?);
+            self.parse_value(depth + 1)?;
+            items += 1;
         }
     }
 
-    fn parse_dict(&mut self, depth: usize) -> Result<Literal, LiteralError> {
+    fn parse_dict(&mut self, depth: usize) -> Result<(), LiteralError> {
         self.check_depth(depth)?;
         self.pos += 1;
         self.brackets += 1;
-        let result = self.parse_dict_inner(depth);
+        let at = self.nodes.len();
+        self.nodes.push(Node::Dict(Span::default()));
+        let result = self.parse_dict_inner(depth, at);
         self.brackets -= 1;
         result
     }
 
-    fn parse_dict_inner(&mut self, depth: usize) -> Result<Literal, LiteralError> {
-        let mut entries = Vec::new();
+    fn parse_dict_inner(&mut self, depth: usize, at: usize) -> Result<(), LiteralError> {
+        let mut entries = 0;
         loop {
             self.skip_ws(true);
             if self.peek() == Some(b'}') {
                 self.pos += 1;
-                return Ok(Literal::Dict(entries));
+                self.close(at, entries);
+                return Ok(());
             }
             let key_pos = self.pos;
-            let key = self.parse_value(depth + 1)?;
-            if let Some(kind) = unhashable(&key) {
+            let key_at = self.nodes.len();
+            self.parse_value(depth + 1)?;
+            if let Some(kind) = self.nodes.get(key_at..).and_then(value).and_then(Value::unhashable) {
                 return Err(self.err(key_pos, format!("unhashable dict key ({kind})")));
             }
             self.skip_ws(true);
@@ -809,14 +920,15 @@ impl Parser<'_> {
             }
             self.pos += 1;
             self.skip_ws(true);
-            let value = self.parse_value(depth + 1)?;
-            entries.push((key, value));
+            self.parse_value(depth + 1)?;
+            entries += 1;
             self.skip_ws(true);
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
                     self.pos += 1;
-                    return Ok(Literal::Dict(entries));
+                    self.close(at, entries);
+                    return Ok(());
                 }
                 _ => {
                     return Err(self.err(
@@ -826,26 +938,6 @@ impl Parser<'_> {
                 }
             }
         }
-    }
-}
-
-/// How many containers are nested in `value` (0 for a scalar).
-fn nesting(value: &Literal) -> usize {
-    let inner = match value {
-        Literal::Tuple(items) | Literal::List(items) => items.iter().map(nesting).max(),
-        Literal::Dict(entries) => entries.iter().map(|(k, v)| nesting(k).max(nesting(v))).max(),
-        _ => return 0,
-    };
-    inner.unwrap_or(0) + 1
-}
-
-/// The unhashable type inside a would-be dict key, if any (Python raises `TypeError`).
-fn unhashable(key: &Literal) -> Option<&'static str> {
-    match key {
-        Literal::List(_) => Some("list"),
-        Literal::Dict(_) => Some("dict"),
-        Literal::Tuple(items) => items.iter().find_map(unhashable),
-        _ => None,
     }
 }
 
