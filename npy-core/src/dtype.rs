@@ -11,7 +11,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::literal::{self, Literal, Node, ParseOptions, Tape, Value};
+use crate::literal::{self, Kind, Literal, ParseOptions, Tape, Value};
 
 /// Largest itemsize NumPy accepts for any dtype (its sizes are C `int`s).
 pub const MAX_ITEMSIZE: usize = i32::MAX as usize;
@@ -484,7 +484,8 @@ impl Record {
             return Err(object_field(&f.name, &f.dtype));
         }
         let mut end = 0usize;
-        let mut used: HashSet<&str> = HashSet::with_capacity(fields.len());
+        let titles = fields.iter().filter(|f| matches!(f.title, Some(Literal::Str(_)))).count();
+        let mut used = NameSet::with_capacity(fields.len() + titles);
         for f in &fields {
             let bad = |reason: &str| Error::dtype(f.name.clone(), reason.to_string());
             if f.offset < end {
@@ -555,6 +556,75 @@ impl Record {
     pub fn itemsize(&self) -> usize {
         self.itemsize
     }
+}
+
+/// The names and `str` titles of a record's fields, for [`Record::new`]'s repeat checks:
+/// open addressing over a quick hash (a multiply per 8 bytes), so that checking a record
+/// of many fields costs little next to reading it. Should the names collide much more
+/// than chance has them (text made to collide), the set moves to std's `HashSet`,
+/// whose SipHash is keyed anew in each process, so no record makes the check quadratic.
+#[derive(Debug)]
+struct NameSet<'s> {
+    /// A power of two at least twice the names to hold.
+    slots: Vec<Option<&'s str>>,
+    /// Probes past a name's first slot left before the set moves to `safe`.
+    budget: usize,
+    safe: Option<HashSet<&'s str>>,
+}
+
+impl<'s> NameSet<'s> {
+    fn with_capacity(names: usize) -> NameSet<'s> {
+        let len = names.saturating_mul(2).max(16).next_power_of_two();
+        // Linear probing at most half full takes about one probe past the first slot per
+        // name on average; eight each and a few hundred over are never used up by chance.
+        NameSet { slots: vec![None; len], budget: names.saturating_mul(8).saturating_add(256), safe: None }
+    }
+
+    /// Adds `name`; `false` if it was there already.
+    fn insert(&mut self, name: &'s str) -> bool {
+        if let Some(safe) = &mut self.safe {
+            return safe.insert(name);
+        }
+        let mask = self.slots.len() - 1;
+        // The top bits of the product depend on every bit of the name.
+        let mut at = (quick_hash(name) >> (u64::BITS - mask.count_ones())) as usize;
+        loop {
+            match self.slots[at] {
+                None => {
+                    self.slots[at] = Some(name);
+                    return true;
+                }
+                Some(other) if other == name => return false,
+                Some(_) if self.budget == 0 => {
+                    let mut safe: HashSet<&'s str> = self.slots.iter().flatten().copied().collect();
+                    let added = safe.insert(name);
+                    self.safe = Some(safe);
+                    self.slots = Vec::new();
+                    return added;
+                }
+                Some(_) => {
+                    self.budget -= 1;
+                    at = (at + 1) & mask;
+                }
+            }
+        }
+    }
+}
+
+/// FxHash's step over the name, 8 bytes at a time, its length first.
+fn quick_hash(name: &str) -> u64 {
+    const K: u64 = 0xf135_7aea_2e62_a9c5;
+    let step = |h: u64, word: u64| (h.rotate_left(26) ^ word).wrapping_mul(K);
+    let mut chunks = name.as_bytes().chunks_exact(8);
+    let mut h = step(0, name.len() as u64);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        h = step(h, u64::from_le_bytes(word));
+    }
+    // The last bytes a byte at a time: a copy of a length not known here is a call.
+    let last = chunks.remainder().iter().rev().fold(0u64, |word, &b| word << 8 | u64::from(b));
+    step(h, last)
 }
 
 /// A fixed-shape array of another dtype, as a record field's type (`('v', '<f4', (3,))`).
@@ -776,9 +846,9 @@ impl DType {
         if depth > MAX_DTYPE_DEPTH {
             return Err(Error::dtype("descr", format!("nested deeper than {MAX_DTYPE_DEPTH} levels")));
         }
-        match descr.node() {
-            Node::Str(s) => Ok(DType::Scalar(Scalar::parse(s)?)),
-            Node::Tuple(_) if descr.len() == 2 => {
+        match descr.kind() {
+            Kind::Str(s) => Ok(DType::Scalar(Scalar::parse(s)?)),
+            Kind::Tuple if descr.len() == 2 => {
                 let mut items = descr.items();
                 let (Some(base), Some(shape)) = (items.next(), items.next()) else {
                     return Err(Error::dtype(descr.repr(), "expected a (type, shape) tuple"));
@@ -788,7 +858,7 @@ impl DType {
                 let shape = parse_subarray_shape(shape)?;
                 DType::subarray(base, shape)
             }
-            Node::List(_) => Self::record_from_descr(descr, depth),
+            Kind::List => Self::record_from_descr(descr, depth),
             _ => Err(Error::dtype(descr.repr(), "expected a type string, a list of fields or a (type, shape) tuple")),
         }
     }
@@ -798,26 +868,31 @@ impl DType {
         let mut offset = 0usize;
         for entry in descr.items() {
             let bad = |reason: &str| Error::dtype(entry.repr(), reason.to_string());
-            if !matches!(entry.node(), Node::Tuple(_) | Node::List(_)) || !matches!(entry.len(), 2 | 3) {
+            if !matches!(entry.kind(), Kind::Tuple | Kind::List) || !matches!(entry.len(), 2 | 3) {
                 return Err(bad("a field must be a (name, type) or (name, type, shape) tuple"));
             }
             let mut parts = entry.items();
             let (Some(name_lit), Some(fmt)) = (parts.next(), parts.next()) else {
                 return Err(bad("a field must be a (name, type) or (name, type, shape) tuple"));
             };
-            let mut dtype = Self::from_descr_at(fmt, depth + 1)?;
+            let mut dtype = match fmt.kind() {
+                // A type string, as almost every field has: what `from_descr_at` does with
+                // it, without the call and its result moved through memory.
+                Kind::Str(s) if depth < MAX_DTYPE_DEPTH => DType::Scalar(Scalar::parse(s)?),
+                _ => Self::from_descr_at(fmt, depth + 1)?,
+            };
             if let Some(s) = parts.next() {
                 sized_base(&dtype, entry)?;
                 dtype = DType::subarray(dtype, parse_subarray_shape(s)?)?;
             }
-            let (title, name) = match name_lit.node() {
-                Node::Str(n) => (None, n),
-                Node::Tuple(_) if name_lit.len() == 2 => {
+            let (title, name) = match name_lit.kind() {
+                Kind::Str(n) => (None, n),
+                Kind::Tuple if name_lit.len() == 2 => {
                     let mut pair = name_lit.items();
-                    match (pair.next(), pair.next().map(Value::node)) {
-                        (Some(t), Some(Node::Str(n))) => {
-                            let title = match t.node() {
-                                Node::None => None,
+                    match (pair.next(), pair.next().map(Value::kind)) {
+                        (Some(t), Some(Kind::Str(n))) => {
+                            let title = match t.kind() {
+                                Kind::None => None,
                                 _ => Some(t.to_literal()),
                             };
                             (title, n)
@@ -828,7 +903,7 @@ impl DType {
                 _ => return Err(bad("field names must be strings (or a (title, name) pair)")),
             };
             let size = dtype.itemsize();
-            let is_pad = matches!(name_lit.node(), Node::Str(n) if n.is_empty())
+            let is_pad = matches!(name_lit.kind(), Kind::Str(n) if n.is_empty())
                 && match &dtype {
                     DType::Scalar(s) => matches!(s.ty(), ScalarType::Void(_)),
                     DType::SubArray(_) => true,
@@ -955,13 +1030,13 @@ fn shape_literal(shape: &[usize]) -> Literal {
 
 fn parse_subarray_shape(lit: Value<'_, '_>) -> Result<Vec<usize>> {
     let bad = || Error::dtype(lit.repr(), "invalid shape in fixed-type tuple");
-    let dim = |l: Value<'_, '_>| match l.node() {
-        Node::Int(n) if *n >= 0 && *n <= MAX_ITEMSIZE as i128 => Ok(*n as usize),
+    let dim = |l: Value<'_, '_>| match l.kind() {
+        Kind::Int(n) if n >= 0 && n <= MAX_ITEMSIZE as i128 => Ok(n as usize),
         _ => Err(bad()),
     };
-    match lit.node() {
-        Node::Int(_) => Ok(vec![dim(lit)?]),
-        Node::Tuple(_) | Node::List(_) if lit.len() <= crate::shape::MAX_DIMS => lit.items().map(dim).collect(),
+    match lit.kind() {
+        Kind::Int(_) => Ok(vec![dim(lit)?]),
+        Kind::Tuple | Kind::List if lit.len() <= crate::shape::MAX_DIMS => lit.items().map(dim).collect(),
         _ => Err(bad()),
     }
 }
@@ -1157,6 +1232,30 @@ mod tests {
             let e = format!("[{}, {extra}]", fields.join(", ")).parse::<DType>().unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::Dtype { .. }) && e.to_string().contains(want), "{extra}: {e}");
         }
+    }
+
+    #[test]
+    fn name_set_finds_repeats_and_survives_collisions() {
+        let names: Vec<String> = (0..1000).map(|i| format!("name_{i}")).collect();
+        let mut set = NameSet::with_capacity(names.len());
+        assert!(names.iter().all(|n| set.insert(n)));
+        assert!(names.iter().all(|n| !set.insert(n)));
+        assert!(set.safe.is_none(), "1,000 plain names used up the probe budget");
+        // Names that all start in the same slot of a table for 300 (1,024 slots: the top
+        // 10 bits of the hash), as text built to collide would: linear probing would take
+        // 45,000 probes; the budget (2,656) runs out and the set moves to HashSet.
+        let colliding: Vec<String> =
+            (0..).map(|i| format!("c{i}")).filter(|n| quick_hash(n) >> 54 == 7).take(300).collect();
+        let mut set = NameSet::with_capacity(colliding.len());
+        assert!(colliding.iter().all(|n| set.insert(n)));
+        assert!(set.safe.is_some());
+        assert!(colliding.iter().all(|n| !set.insert(n)));
+        assert!(set.insert("another"));
+        // The same names as a record: accepted, and a repeat among them still found.
+        let fields: Vec<String> = colliding.iter().map(|n| format!("('{n}', '|u1')")).collect();
+        assert_eq!(dt(&format!("[{}]", fields.join(", "))).itemsize(), 300);
+        let e = format!("[{}, ('{}', '<i4')]", fields.join(", "), colliding[123]).parse::<DType>().unwrap_err();
+        assert!(e.to_string().contains("field name already used"), "{e}");
     }
 
     #[test]

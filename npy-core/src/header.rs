@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
-use crate::literal::{self, Literal, Node, ParseOptions, Value};
+use crate::literal::{self, Kind, Literal, ParseOptions, Value};
 pub use crate::shape::{shape_repr, MAX_DIMS};
 
 /// The six bytes every `.npy` file starts with.
@@ -209,7 +209,7 @@ impl Header {
         let tape = literal::parse_tape(&decoded, opts).map_err(|e| Error::header(file_offset(e.offset), e.reason))?;
         let lit = tape.root();
         let bad = |reason: String| Error::header(base, reason);
-        let Node::Dict(_) = lit.node() else {
+        let Kind::Dict = lit.kind() else {
             return Err(bad(format!("header is not a dict: {}", truncate(&lit.repr()))));
         };
         let (mut descr, mut fortran, mut shape) = (None, None, None);
@@ -233,8 +233,8 @@ impl Header {
         let missing = |k: &str| bad(format!("missing key '{k}'"));
         let descr = descr.ok_or_else(|| missing("descr"))?;
         let fortran_lit = fortran.ok_or_else(|| missing("fortran_order"))?;
-        let fortran_order = match fortran_lit.node() {
-            Node::Bool(b) => *b,
+        let fortran_order = match fortran_lit.kind() {
+            Kind::Bool(b) => b,
             _ => {
                 return Err(bad(format!(
                     "'fortran_order' must be True or False, found {}",
@@ -435,13 +435,13 @@ fn nonzero_product(shape: &[usize], factor: usize, what: &str) -> Result<usize> 
 }
 
 fn parse_shape(lit: Value<'_, '_>) -> std::result::Result<Vec<usize>, String> {
-    let Node::Tuple(_) = lit.node() else {
+    let Kind::Tuple = lit.kind() else {
         return Err(format!("'shape' must be a tuple of ints, found {}", truncate(&lit.repr())));
     };
     lit.items()
-        .map(|d| match d.node() {
-            Node::Int(n) if *n >= 0 => usize::try_from(*n).map_err(|_| format!("dimension {n} is too large")),
-            Node::Int(n) => Err(format!("negative dimension {n} in 'shape'")),
+        .map(|d| match d.kind() {
+            Kind::Int(n) if n >= 0 => usize::try_from(n).map_err(|_| format!("dimension {n} is too large")),
+            Kind::Int(n) => Err(format!("negative dimension {n} in 'shape'")),
             _ => Err(format!("'shape' must be a tuple of ints, found {}", truncate(&d.repr()))),
         })
         .collect()

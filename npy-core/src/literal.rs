@@ -17,8 +17,8 @@ use crate::repr;
 
 mod tape;
 
-use tape::{value, Span};
-pub(crate) use tape::{Node, Tape, Value};
+use tape::{value, Node, Owned, Span};
+pub(crate) use tape::{Kind, Tape, Value};
 
 /// A Python literal value, as found in `.npy` headers.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,7 +136,8 @@ pub(crate) fn parse_tape(text: &str, opts: ParseOptions) -> Result<Tape<'_>, Lit
     if let Some(i) = text.find('\0') {
         return Err(LiteralError { offset: i, reason: "null byte in text".to_string() });
     }
-    let mut p = Parser { text, pos: 0, opts, brackets: 0, nodes: Vec::with_capacity(text.len() / 8) };
+    let mut p =
+        Parser { text, pos: 0, opts, brackets: 0, nodes: Vec::with_capacity(text.len() / 8), owned: Owned::default() };
     p.skip_ws(true);
     p.parse_value(0)?;
     p.skip_ws(false);
@@ -152,7 +153,7 @@ pub(crate) fn parse_tape(text: &str, opts: ParseOptions) -> Result<Tape<'_>, Lit
         };
         return Err(p.err(p.pos, reason));
     }
-    Ok(Tape { nodes: p.nodes })
+    Ok(Tape { nodes: p.nodes, owned: p.owned })
 }
 
 impl Literal {
@@ -261,12 +262,18 @@ impl Buf {
         }
     }
 
-    fn into_node<'a>(self) -> Node<'a> {
+    fn into_piece<'a>(self) -> Piece<'a> {
         match self {
-            Buf::Str(s) => Node::Str(Cow::Owned(s)),
-            Buf::Bytes(b) => Node::Bytes(Cow::Owned(b)),
+            Buf::Str(s) => Piece::Str(Cow::Owned(s)),
+            Buf::Bytes(b) => Piece::Bytes(Cow::Owned(b)),
         }
     }
+}
+
+/// A string literal's value once read: borrowed from the text when it had no escapes.
+enum Piece<'a> {
+    Str(Cow<'a, str>),
+    Bytes(Cow<'a, [u8]>),
 }
 
 /// Longest snippet quoted in an error message, in characters.
@@ -280,6 +287,8 @@ struct Parser<'a> {
     brackets: usize,
     /// The tape written so far.
     nodes: Vec<Node<'a>>,
+    /// Its decoded strings.
+    owned: Owned,
 }
 
 impl<'a> Parser<'a> {
@@ -366,11 +375,16 @@ impl<'a> Parser<'a> {
             Some(b'(') => return self.parse_paren(depth),
             Some(q @ (b'\'' | b'"')) => match self.plain_string(start + 1, q, false) {
                 // The common case, read here: a string without escapes that a delimiter
-                // follows, so no other string is concatenated to it.
-                Some(node) if matches!(self.peek(), None | Some(b',' | b')' | b']' | b'}' | b':')) => node,
+                // follows, so no other string is concatenated to it. Its node is made in
+                // place (a node returned through the stack costs more than the string).
+                Some(text) if matches!(self.peek(), None | Some(b',' | b')' | b']' | b'}' | b':')) => {
+                    self.nodes.push(Node::Str(text));
+                    return Ok(());
+                }
                 _ => {
                     self.pos = start;
-                    self.parse_strings()?
+                    let piece = self.parse_strings()?;
+                    self.piece_node(piece)
                 }
             },
             Some(b'-' | b'+') => self.parse_signed(depth)?,
@@ -388,6 +402,22 @@ impl<'a> Parser<'a> {
         };
         self.nodes.push(node);
         Ok(())
+    }
+
+    /// The node of a string: itself when borrowed, else its index among the decoded ones.
+    fn piece_node(&mut self, piece: Piece<'a>) -> Node<'a> {
+        match piece {
+            Piece::Str(Cow::Borrowed(s)) => Node::Str(s),
+            Piece::Bytes(Cow::Borrowed(b)) => Node::Bytes(b),
+            Piece::Str(Cow::Owned(s)) => {
+                self.owned.strs.push(s);
+                Node::OwnedStr(self.owned.strs.len() - 1)
+            }
+            Piece::Bytes(Cow::Owned(b)) => {
+                self.owned.bytes.push(b);
+                Node::OwnedBytes(self.owned.bytes.len() - 1)
+            }
+        }
     }
 
     /// Sets the span of the container whose head is at `at`, once its `items` are written.
@@ -415,7 +445,8 @@ impl<'a> Parser<'a> {
         let start = self.pos;
         let end = self.ident_end(start);
         if matches!(self.byte_at(end), Some(b'\'' | b'"')) {
-            return self.parse_strings();
+            let piece = self.parse_strings()?;
+            return Ok(self.piece_node(piece));
         }
         let name = self.text.get(start..end).unwrap_or("");
         let value = match name {
@@ -440,7 +471,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Parses one or more adjacent string literals and concatenates them.
-    fn parse_strings(&mut self) -> Result<Node<'a>, LiteralError> {
+    fn parse_strings(&mut self) -> Result<Piece<'a>, LiteralError> {
         let mut acc = self.parse_one_string()?;
         loop {
             // A delimiter right after the string (the common case) starts no other string.
@@ -454,19 +485,19 @@ impl<'a> Parser<'a> {
             let start = self.pos;
             let next = self.parse_one_string()?;
             match (&mut acc, next) {
-                (Node::Str(a), Node::Str(b)) => a.to_mut().push_str(&b),
-                (Node::Bytes(a), Node::Bytes(b)) => a.to_mut().extend_from_slice(&b),
+                (Piece::Str(a), Piece::Str(b)) => a.to_mut().push_str(&b),
+                (Piece::Bytes(a), Piece::Bytes(b)) => a.to_mut().extend_from_slice(&b),
                 _ => return Err(self.err(start, "cannot mix bytes and str literals")),
             }
         }
     }
 
     /// Parses one string literal, prefix included, at `self.pos`.
-    fn parse_one_string(&mut self) -> Result<Node<'a>, LiteralError> {
+    fn parse_one_string(&mut self) -> Result<Piece<'a>, LiteralError> {
         let start = self.pos;
         if let Some(q @ (b'\'' | b'"')) = self.peek() {
-            if let Some(node) = self.plain_string(start + 1, q, false) {
-                return Ok(node);
+            if let Some(text) = self.plain_string(start + 1, q, false) {
+                return Ok(Piece::Str(Cow::Borrowed(text)));
             }
         }
         let prefix_end = self.ident_end(start);
@@ -497,8 +528,12 @@ impl<'a> Parser<'a> {
         if self.byte_at(open + 1) == Some(q) && self.byte_at(open + 2) == Some(q) {
             return Err(self.err(start, "triple-quoted strings are not supported"));
         }
-        if let Some(node) = self.plain_string(open + 1, q, bytes) {
-            return Ok(node);
+        if let Some(text) = self.plain_string(open + 1, q, bytes) {
+            return Ok(if bytes {
+                Piece::Bytes(Cow::Borrowed(text.as_bytes()))
+            } else {
+                Piece::Str(Cow::Borrowed(text))
+            });
         }
         let q = char::from(q);
         self.pos = open + 1;
@@ -512,7 +547,7 @@ impl<'a> Parser<'a> {
             self.pos += c.len_utf8();
             match c {
                 '\n' | '\r' => return Err(unterminated(self)),
-                _ if c == q => return Ok(buf.into_node()),
+                _ if c == q => return Ok(buf.into_piece()),
                 '\\' => self.parse_escape(start, cpos, raw, &mut buf)?,
                 _ => {
                     self.check_bytes_char(bytes, cpos, c)?;
@@ -522,12 +557,12 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The string whose text starts at `body` and ends at the next quote `q`, borrowed
-    /// from the text, when it has no backslash and no line break (and, for `bytes`, only
-    /// ASCII): the common case, which needs no decoding. `None` otherwise, when the string
-    /// is decoded character by character (and its errors found).
+    /// The text of the string that starts at `body` and ends at the next quote `q`, when
+    /// it has no backslash and no line break (and, for `bytes`, only ASCII): the common
+    /// case, which needs no decoding. `None` otherwise, when the string is decoded
+    /// character by character (and its errors found).
     #[inline]
-    fn plain_string(&mut self, body: usize, q: u8, bytes: bool) -> Option<Node<'a>> {
+    fn plain_string(&mut self, body: usize, q: u8, bytes: bool) -> Option<&'a str> {
         let rest = self.text.as_bytes().get(body..)?;
         let len = rest.iter().position(|&b| matches!(b, b'\\' | b'\n' | b'\r') || b == q)?;
         // Not a backslash nor a line break, nor a third quote (`'''` starts a triple-quoted
@@ -541,7 +576,7 @@ impl<'a> Parser<'a> {
             return None;
         }
         self.pos = body + len + 1;
-        Some(if bytes { Node::Bytes(Cow::Borrowed(text.as_bytes())) } else { Node::Str(Cow::Borrowed(text)) })
+        Some(text)
     }
 
     fn check_bytes_char(&self, bytes: bool, pos: usize, c: char) -> Result<(), LiteralError> {
@@ -773,7 +808,7 @@ impl<'a> Parser<'a> {
     /// newline.
     fn parse_bare_tuple(&mut self) -> Result<(), LiteralError> {
         let comma = self.pos;
-        if value(&self.nodes).map_or(0, Value::nesting) >= self.opts.max_depth {
+        if value(&self.nodes, &self.owned).map_or(0, Value::nesting) >= self.opts.max_depth {
             return Err(self.err(comma, format!("nesting deeper than {}", self.opts.max_depth)));
         }
         self.nodes.insert(0, Node::Tuple(Span::default()));
@@ -911,7 +946,8 @@ impl<'a> Parser<'a> {
             let key_pos = self.pos;
             let key_at = self.nodes.len();
             self.parse_value(depth + 1)?;
-            if let Some(kind) = self.nodes.get(key_at..).and_then(value).and_then(Value::unhashable) {
+            let key = self.nodes.get(key_at..).and_then(|nodes| value(nodes, &self.owned));
+            if let Some(kind) = key.and_then(Value::unhashable) {
                 return Err(self.err(key_pos, format!("unhashable dict key ({kind})")));
             }
             self.skip_ws(true);

@@ -5,29 +5,43 @@
 //! [`Literal`] tree is made of a value only when asked (`Value::to_literal`: what
 //! `literal::parse` returns, and the text of error messages).
 
-use std::borrow::Cow;
-
 use super::Literal;
 
 /// A parsed literal as a flat list of [`Node`]s in source order: a container comes before
 /// its items and counts the nodes inside it, so a value and its items are slices of the
 /// list (read them through [`Tape::root`] and [`Value`]).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Tape<'a> {
     pub(super) nodes: Vec<Node<'a>>,
+    /// The strings that had escapes or were concatenated, which nodes name by index.
+    pub(super) owned: Owned,
+}
+
+/// The decoded strings and bytes of a [`Tape`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Owned {
+    pub(super) strs: Vec<String>,
+    pub(super) bytes: Vec<Vec<u8>>,
 }
 
 /// One node of a [`Tape`]: a scalar value, or the head of a container, whose items follow.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Node<'a> {
+/// Plain data (`Copy`, nothing to drop), so that the parser writes it straight into the
+/// tape: a node holding a `Cow` went through a copy on the stack whose reload stalled
+/// (two 8-byte stores read back as one 16-byte load), the largest cost of a parse.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Node<'a> {
     None,
     Bool(bool),
     Int(i128),
     Float(f64),
-    /// A `str`, borrowed from the text unless it had escapes or was concatenated.
-    Str(Cow<'a, str>),
+    /// A `str` without escapes, borrowed from the text.
+    Str(&'a str),
+    /// A `str` that had escapes or was concatenated: `Owned::strs[i]`.
+    OwnedStr(usize),
     /// A `bytes`, borrowed as `Str` is.
-    Bytes(Cow<'a, [u8]>),
+    Bytes(&'a [u8]),
+    /// `Owned::bytes[i]`.
+    OwnedBytes(usize),
     Tuple(Span),
     List(Span),
     /// A dict: its items are its keys and values, alternating.
@@ -36,7 +50,7 @@ pub(crate) enum Node<'a> {
 
 /// How much of the tape a container holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Span {
+pub(super) struct Span {
     /// Items (a dict's entries: key and value count as one).
     pub(super) items: usize,
     /// Nodes after the head that belong to it: its items and theirs.
@@ -53,13 +67,30 @@ impl Node<'_> {
     }
 }
 
+/// What a [`Value`] is: a scalar with its text, or the kind of a container (whose items
+/// are [`Value::items`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Kind<'t> {
+    None,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    Str(&'t str),
+    Bytes(&'t [u8]),
+    Tuple,
+    List,
+    Dict,
+}
+
 /// The value of an empty tape (none is ever returned by the parser).
 static NONE: Node<'static> = Node::None;
+/// The decoded strings of a tape that has none.
+static NOTHING_OWNED: Owned = Owned { strs: Vec::new(), bytes: Vec::new() };
 
 impl<'a> Tape<'a> {
     /// The literal.
     pub(crate) fn root(&self) -> Value<'_, 'a> {
-        value(&self.nodes).unwrap_or(Value { node: &NONE, inner: &[] })
+        value(&self.nodes, &self.owned).unwrap_or(Value { node: &NONE, inner: &[], owned: &NOTHING_OWNED })
     }
 
     /// The tape of a [`Literal`] tree, strings borrowed from it. Built without recursion,
@@ -83,8 +114,8 @@ impl<'a> Tape<'a> {
                     Literal::Bool(b) => (Node::Bool(*b), None),
                     Literal::Int(i) => (Node::Int(*i), None),
                     Literal::Float(x) => (Node::Float(*x), None),
-                    Literal::Str(s) => (Node::Str(Cow::Borrowed(s.as_str())), None),
-                    Literal::Bytes(b) => (Node::Bytes(Cow::Borrowed(b.as_slice())), None),
+                    Literal::Str(s) => (Node::Str(s), None),
+                    Literal::Bytes(b) => (Node::Bytes(b), None),
                     Literal::Tuple(items) => (Node::Tuple(span(items.len())), Some(Open::Items(items.iter()))),
                     Literal::List(items) => (Node::List(span(items.len())), Some(Open::Items(items.iter()))),
                     Literal::Dict(entries) => {
@@ -113,15 +144,15 @@ impl<'a> Tape<'a> {
                 }
             }
         }
-        Tape { nodes }
+        Tape { nodes, owned: Owned::default() }
     }
 }
 
 /// The first value of `nodes` (its head and the nodes inside it), if they hold it.
-pub(super) fn value<'t, 'a>(nodes: &'t [Node<'a>]) -> Option<Value<'t, 'a>> {
+pub(super) fn value<'t, 'a>(nodes: &'t [Node<'a>], owned: &'t Owned) -> Option<Value<'t, 'a>> {
     let (node, rest) = nodes.split_first()?;
     let inner = rest.get(..node.inner_len())?;
-    Some(Value { node, inner })
+    Some(Value { node, inner, owned })
 }
 
 /// One value of a [`Tape`]: its node and, for a container, the nodes of its items.
@@ -129,18 +160,31 @@ pub(super) fn value<'t, 'a>(nodes: &'t [Node<'a>]) -> Option<Value<'t, 'a>> {
 pub(crate) struct Value<'t, 'a> {
     node: &'t Node<'a>,
     inner: &'t [Node<'a>],
+    owned: &'t Owned,
 }
 
-impl<'t, 'a> Value<'t, 'a> {
-    /// The value's node: a scalar, or a container's head (see [`Value::items`]).
-    pub(crate) fn node(self) -> &'t Node<'a> {
-        self.node
+impl<'t, 'a: 't> Value<'t, 'a> {
+    /// What the value is (see [`Value::items`] for a container's items).
+    pub(crate) fn kind(self) -> Kind<'t> {
+        match *self.node {
+            Node::None => Kind::None,
+            Node::Bool(b) => Kind::Bool(b),
+            Node::Int(i) => Kind::Int(i),
+            Node::Float(x) => Kind::Float(x),
+            Node::Str(s) => Kind::Str(s),
+            Node::OwnedStr(i) => Kind::Str(self.owned.strs.get(i).map_or("", String::as_str)),
+            Node::Bytes(b) => Kind::Bytes(b),
+            Node::OwnedBytes(i) => Kind::Bytes(self.owned.bytes.get(i).map_or(&[], Vec::as_slice)),
+            Node::Tuple(_) => Kind::Tuple,
+            Node::List(_) => Kind::List,
+            Node::Dict(_) => Kind::Dict,
+        }
     }
 
     /// A container's items in order (a dict's keys and values alternating); none for a
     /// scalar.
     pub(crate) fn items(self) -> Items<'t, 'a> {
-        Items { rest: self.inner }
+        Items { rest: self.inner, owned: self.owned }
     }
 
     /// A dict's entries; none for anything else.
@@ -160,24 +204,24 @@ impl<'t, 'a> Value<'t, 'a> {
 
     /// The text of a `str`.
     pub(crate) fn as_str(self) -> Option<&'t str> {
-        match self.node {
-            Node::Str(s) => Some(s),
+        match self.kind() {
+            Kind::Str(s) => Some(s),
             _ => None,
         }
     }
 
     /// The value as a [`Literal`] tree.
     pub(crate) fn to_literal(self) -> Literal {
-        match self.node {
-            Node::None => Literal::None,
-            Node::Bool(b) => Literal::Bool(*b),
-            Node::Int(i) => Literal::Int(*i),
-            Node::Float(x) => Literal::Float(*x),
-            Node::Str(s) => Literal::Str(s.to_string()),
-            Node::Bytes(b) => Literal::Bytes(b.to_vec()),
-            Node::Tuple(_) => Literal::Tuple(self.items().map(Value::to_literal).collect()),
-            Node::List(_) => Literal::List(self.items().map(Value::to_literal).collect()),
-            Node::Dict(_) => Literal::Dict(self.entries().map(|(k, v)| (k.to_literal(), v.to_literal())).collect()),
+        match self.kind() {
+            Kind::None => Literal::None,
+            Kind::Bool(b) => Literal::Bool(b),
+            Kind::Int(i) => Literal::Int(i),
+            Kind::Float(x) => Literal::Float(x),
+            Kind::Str(s) => Literal::Str(s.to_string()),
+            Kind::Bytes(b) => Literal::Bytes(b.to_vec()),
+            Kind::Tuple => Literal::Tuple(self.items().map(Value::to_literal).collect()),
+            Kind::List => Literal::List(self.items().map(Value::to_literal).collect()),
+            Kind::Dict => Literal::Dict(self.entries().map(|(k, v)| (k.to_literal(), v.to_literal())).collect()),
         }
     }
 
@@ -209,13 +253,14 @@ impl<'t, 'a> Value<'t, 'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct Items<'t, 'a> {
     rest: &'t [Node<'a>],
+    owned: &'t Owned,
 }
 
 impl<'t, 'a> Iterator for Items<'t, 'a> {
     type Item = Value<'t, 'a>;
 
     fn next(&mut self) -> Option<Value<'t, 'a>> {
-        let item = value(self.rest);
+        let item = value(self.rest, self.owned);
         self.rest = match item {
             Some(v) => self.rest.get(1 + v.inner.len()..).unwrap_or(&[]),
             None => &[],
@@ -244,18 +289,19 @@ mod tests {
         assert_eq!(root.to_literal(), p(text));
         // Strings without escapes point into the text; escaped and concatenated ones are owned.
         let range = text.as_bytes().as_ptr_range();
-        let (mut borrowed, mut owned) = (Vec::new(), Vec::new());
-        for node in &tape.nodes {
-            match node {
-                Node::Str(Cow::Borrowed(v)) => borrowed.push(v.as_bytes()),
-                Node::Bytes(Cow::Borrowed(v)) => borrowed.push(v),
-                Node::Str(Cow::Owned(v)) => owned.push(v.as_str()),
-                _ => {}
-            }
-        }
+        let borrowed: Vec<&[u8]> = tape
+            .nodes
+            .iter()
+            .filter_map(|node| match node {
+                Node::Str(v) => Some(v.as_bytes()),
+                Node::Bytes(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
         assert!(borrowed.iter().all(|v| range.contains(&v.as_ptr())));
         assert_eq!(borrowed, [&b"a"[..], b"<f8", b"t", b"b", b">i4", b"x"]);
-        assert_eq!(owned, ["c\n", "de"]);
+        assert_eq!(tape.owned.strs, ["c\n", "de"]);
+        assert!(tape.nodes.contains(&Node::OwnedStr(1)));
         // Each item skips the nodes of the one before it.
         let reprs: Vec<String> = root.items().map(Value::repr).collect();
         assert_eq!(reprs, ["('a', '<f8')", "(('t', 'b'), '>i4', (2, 3))", "('c\\n', b'x', [5, 'de'])"]);
