@@ -1217,6 +1217,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn many_fields_and_late_repeats() {
         let fields: Vec<String> = (0..3000).map(|i| format!("('f{i}', '<f8')")).collect();
         let d = dt(&format!("[{}]", fields.join(", ")));
@@ -1235,6 +1236,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn name_set_finds_repeats_and_survives_collisions() {
         let names: Vec<String> = (0..1000).map(|i| format!("name_{i}")).collect();
         let mut set = NameSet::with_capacity(names.len());
