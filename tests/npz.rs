@@ -826,6 +826,60 @@ fn n_d_and_fortran_arrays_keep_shape_and_order() {
     e.publish("n_d_arrays", Some(&bytes));
 }
 
+/// An archive written big-endian (`Writer::byte_order`): typed slices, N-d and Fortran
+/// arrays, records (padding zeroed), streamed members and native dynamic arrays all come
+/// out `>`, read back as the values written, and NumPy sees them so (CI step 8).
+#[test]
+fn members_written_in_another_byte_order() {
+    let depth: Vec<f64> = (0..300_000).map(|i| f64::from(i) * 0.5 - 1.0).collect();
+    let f2 = Array::from_shape_vec_fortran(vec![3, 2], vec![1i32, -2, 3, -4, 5, -6]).unwrap();
+    let pts = vec![Pt { x: 1.0, y: -2.0 }, Pt { x: 3.5, y: 4.0 }];
+    let native = DynArray::read_npy_from(&[7u16, 8, 9].write_npy_to(Vec::new()).unwrap()[..]).unwrap();
+    let deflated = Compression::deflated();
+    let mut w = writer();
+    w.byte_order(npy_core::dtype::ByteOrder::Big);
+    w.add("depth", &depth).unwrap();
+    w.add_array_with("fortran_2d", &f2, deflated).unwrap();
+    w.add("points", &pts).unwrap();
+    w.add_dyn("native", &native).unwrap();
+    let mut m = w.start_array::<i16>("streamed", vec![4], Compression::Stored).unwrap();
+    m.write(&[1, -1]).unwrap();
+    m.write(&[256, -256]).unwrap();
+    m.finish().unwrap();
+    w.add_raw("notes.txt", b"raw bytes stay raw", Compression::Stored).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+
+    let mut r = reader(bytes.clone());
+    let descrs: Vec<String> = ["depth", "fortran_2d", "points", "native", "streamed"]
+        .iter()
+        .map(|n| r.read_dyn(n).unwrap().dtype().descr())
+        .collect();
+    assert_eq!(descrs, ["'>f8'", "'>i4'", "[('x', '>f4'), ('y', '>f4')]", "'>u2'", "'>i2'"]);
+    assert_eq!(r.read::<f64>("depth").unwrap(), depth);
+    assert_eq!(r.read_dyn("depth").unwrap().data()[8..16], (-0.5f64).to_be_bytes());
+    assert_eq!(r.read_array::<i32>("fortran_2d").unwrap(), f2);
+    assert_eq!(r.read::<Pt>("points").unwrap(), pts);
+    assert_eq!(r.read::<u16>("native").unwrap(), [7, 8, 9]);
+    assert_eq!(r.read::<i16>("streamed").unwrap(), [1, -1, 256, -256]);
+
+    let mut e = Expect::default();
+    let st = Compression::Stored;
+    e.array("depth", ">f8", &[depth.len()], false, st, vals(&depth));
+    e.array("fortran_2d", ">i4", &[3, 2], true, deflated, vals(f2.as_slice()));
+    e.records(
+        "points",
+        "[('x', '>f4'), ('y', '>f4')]",
+        &[2],
+        false,
+        st,
+        vec![("x", field(&pts, |p| p.x)), ("y", field(&pts, |p| p.y))],
+    );
+    e.array("native", ">u2", &[3], false, st, vals(&[7u16, 8, 9]));
+    e.array("streamed", ">i2", &[4], false, st, vals(&[1i16, -1, 256, -256]));
+    e.raw("notes.txt", st, b"raw bytes stay raw");
+    e.publish("big_endian_members", Some(&bytes));
+}
+
 /// NumPy-made fixtures as dynamic arrays: each member is the fixture file byte for byte
 /// (header version included), and reads back equal.
 #[test]

@@ -13,7 +13,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
 use crate::object::{encode_npy, Encode, Object};
 use crate::options::{ReadOptions, WriteOptions};
-use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
 use crate::write;
@@ -141,39 +140,19 @@ impl ReadNpy for DynArray {
     }
 }
 
-impl DynArray {
-    /// The plan that converts the data to the dtype `opts` write, if it differs.
-    fn write_plan(&self, opts: &WriteOptions) -> Result<Option<Plan>> {
-        let dtype = &self.header().dtype;
-        let written = opts.written_dtype(dtype);
-        if written == *dtype {
-            return Ok(None);
-        }
-        Plan::new(dtype, &written).map(Some)
-    }
-
-    /// Writes the data as `plan` converts it, or as it is.
-    fn write_data<W: Write + ?Sized>(&self, writer: &mut W, plan: Option<&Plan>) -> Result<()> {
-        match plan {
-            Some(plan) => write::write_bytes_with_plan(writer, plan, self.data()),
-            None => Ok(writer.write_all(self.data())?),
-        }
-    }
-}
-
 impl WriteNpy for DynArray {
     fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
         let path = path.as_ref();
-        let prepare = || Ok::<_, Error>((self.encode_header(opts)?, self.write_plan(opts)?));
+        let prepare = || Ok::<_, Error>((self.encode_header(opts)?, write::dyn_plan(&self.header().dtype, opts)?));
         let (header, plan) = prepare().map_err(|e| e.writing(path))?;
-        write::to_path(path, &header, opts.syncs(), |w| self.write_data(w, plan.as_ref()))
+        write::to_path(path, &header, opts.syncs(), |w| write::write_dyn_data(w, plan.as_ref(), self.data()))
     }
 
     fn write_npy_to_with<W: Write>(&self, mut writer: W, opts: &WriteOptions) -> Result<W> {
         let header = self.encode_header(opts)?;
-        let plan = self.write_plan(opts)?;
+        let plan = write::dyn_plan(&self.header().dtype, opts)?;
         writer.write_all(&header)?;
-        self.write_data(&mut writer, plan.as_ref())?;
+        write::write_dyn_data(&mut writer, plan.as_ref(), self.data())?;
         Ok(writer)
     }
 }

@@ -57,7 +57,7 @@ use crate::options::{ReadOptions, WriteOptions};
 use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
-use crate::write::{element_plan, to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan};
+use crate::write::{to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan};
 
 /// Bytes buffered when an array that is not contiguous is written element by element.
 const STRIDED_BUFFER: usize = 64 << 10;
@@ -411,8 +411,7 @@ impl<W: Write + std::io::Seek> npz::Writer<W> {
         compression: Compression,
     ) -> Result<()> {
         let (header, buffer) = storage(array);
-        let plan = element_plan::<T>()?;
-        self.add_encoded(name, &header, compression, |w| write_data(w, array, buffer, &plan))
+        self.add_planned::<T>(name, header, compression, |w, plan| write_data(w, array, buffer, plan))
     }
 }
 

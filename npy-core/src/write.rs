@@ -82,10 +82,31 @@ pub(crate) fn typed_plan<T: NpyRecord>(header: Header, opts: &WriteOptions) -> R
     Ok((header, plan))
 }
 
+/// The plan that converts data of `dtype` (a [`crate::DynArray`]'s) to the dtype `opts`
+/// write, when they differ (another byte order).
+///
+/// # Errors
+/// As [`Plan::new`].
+pub(crate) fn dyn_plan(dtype: &DType, opts: &WriteOptions) -> Result<Option<Plan>> {
+    let written = opts.written_dtype(dtype);
+    if written == *dtype {
+        return Ok(None);
+    }
+    Plan::new(dtype, &written).map(Some)
+}
+
+/// Writes `data`, the data of a [`crate::DynArray`], as `plan` converts it, or as it is.
+pub(crate) fn write_dyn_data<W: Write + ?Sized>(writer: &mut W, plan: Option<&Plan>, data: &[u8]) -> Result<()> {
+    match plan {
+        Some(plan) => write_bytes_with_plan(writer, plan, data),
+        None => Ok(writer.write_all(data)?),
+    }
+}
+
 /// Writes `data`, whole elements of `plan`'s source dtype, converted by `plan`: in pieces,
 /// made on a second thread for large data (a [`crate::DynArray`] written in another byte
 /// order). Destination bytes no field covers (padding) are written as zeros.
-pub(crate) fn write_bytes_with_plan<W: Write + ?Sized>(writer: &mut W, plan: &Plan, data: &[u8]) -> Result<()> {
+fn write_bytes_with_plan<W: Write + ?Sized>(writer: &mut W, plan: &Plan, data: &[u8]) -> Result<()> {
     let (ss, ds) = (plan.src_size(), plan.dst_size());
     if ds == 0 || ss == 0 {
         return Ok(());

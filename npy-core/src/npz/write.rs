@@ -18,14 +18,16 @@ use zip::{CompressionMethod, ZipWriter};
 use super::workers::Workers;
 use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
 use crate::array::{Array, DynArray};
+use crate::dtype::ByteOrder;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::{Access, Error, Result};
 use crate::header::Header;
 use crate::object::Object;
+use crate::options::WriteOptions;
 use crate::plan::Plan;
 use crate::record::NpyRecord;
-use crate::write::{element_plan, write_with_plan};
+use crate::write::{dyn_plan, typed_plan, write_dyn_data, write_with_plan};
 
 /// Default of [`Writer::parallel_limit`]: deflated members up to this size are compressed
 /// on worker threads (their bytes are staged in memory); larger ones are compressed as they
@@ -73,6 +75,8 @@ pub struct Writer<W: Write + Seek> {
     threads: usize,
     /// Deflated members up to this size are compressed on worker threads.
     parallel_limit: u64,
+    /// The byte order of the members' scalars, if asked for ([`Writer::byte_order`]).
+    byte_order: Option<ByteOrder>,
     /// The path of an archive from [`Writer::create`], which errors name.
     origin: Option<PathBuf>,
     names: HashSet<String>,
@@ -87,6 +91,7 @@ impl<W: Write + Seek> std::fmt::Debug for Writer<W> {
             .field("compression", &self.compression)
             .field("threads", &self.threads)
             .field("parallel_limit", &self.parallel_limit)
+            .field("byte_order", &self.byte_order)
             .field("pending", &self.pending.len())
             .field("origin", &self.origin)
             .field("names", &self.names)
@@ -125,6 +130,7 @@ impl<W: Write + Seek> Writer<W> {
             compression: Compression::Stored,
             threads,
             parallel_limit: PARALLEL_MEMBER_LIMIT,
+            byte_order: None,
             origin: None,
             names: HashSet::new(),
             unfinished: None,
@@ -152,6 +158,40 @@ impl<W: Write + Seek> Writer<W> {
     pub fn parallel_limit(&mut self, bytes: u64) -> &mut Self {
         self.parallel_limit = bytes;
         self
+    }
+
+    /// Writes every multi-byte scalar of the arrays added from now on in `order`, as
+    /// [`WriteOptions::byte_order`] does for files (`ByteOrder::Big` adds a `Vec<f64>` as
+    /// `'>f8'`). Default: the order the data has. Object arrays and raw members are not
+    /// affected.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::dtype::ByteOrder;
+    /// use npy_core::npz::{Reader, Writer};
+    ///
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.byte_order(ByteOrder::Big);
+    /// w.add("depth", &[10.0f64, 12.5])?;
+    /// let mut r = Reader::new(w.finish()?)?;
+    /// let depth = r.read_dyn("depth")?;
+    /// assert_eq!(depth.dtype().descr(), "'>f8'");
+    /// assert_eq!(depth.to_vec::<f64>()?, [10.0, 12.5]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn byte_order(&mut self, order: ByteOrder) -> &mut Self {
+        self.byte_order = Some(order);
+        self
+    }
+
+    /// The options members are written with (their byte order).
+    fn write_options(&self) -> WriteOptions {
+        let mut options = WriteOptions::new();
+        if let Some(order) = self.byte_order {
+            options.byte_order(order);
+        }
+        options
     }
 
     /// Adds a 1-D array `name` (member `name.npy`) with the archive's compression.
@@ -207,13 +247,14 @@ impl<W: Write + Seek> Writer<W> {
     /// As [`Writer::add`].
     pub fn add_dyn_with(&mut self, name: &str, array: &DynArray, compression: Compression) -> Result<()> {
         let result = (|| {
-            let head = array.encode_header(&crate::WriteOptions::default())?;
+            let options = self.write_options();
+            let head = array.encode_header(&options)?;
+            let plan = dyn_plan(&array.header().dtype, &options)?;
             let member = self.member_name(name)?;
             let total = (head.len() + array.data().len()) as u64;
             self.write_member(member, compression, total, |w| {
                 w.write_all(&head)?;
-                w.write_all(array.data())?;
-                Ok(())
+                write_dyn_data(w, plan.as_ref(), array.data())
             })
         })();
         self.located(&npy_member(name), result)
@@ -361,14 +402,13 @@ impl<W: Write + Seek> Writer<W> {
         compression: Compression,
     ) -> Result<MemberWriter<'_, W, T>> {
         let started = (|| {
-            let header = Header::new(T::dtype(), shape);
+            let (header, plan) = typed_plan::<T>(Header::new(T::dtype(), shape), &self.write_options())?;
             let total_elements = header.element_count()?;
             let head = header.encode(None)?.1;
             let member = self.member_name(name)?;
             let total = head.len() as u64 + header.data_len()? as u64;
             self.drain_pending()?;
             let large = needs_zip64(total, compression);
-            let plan = element_plan::<T>()?;
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
             self.unfinished = Some(member.clone());
             let crc = match compression {
@@ -437,8 +477,22 @@ impl<W: Write + Seek> Writer<W> {
         data: &[T],
         compression: Compression,
     ) -> Result<()> {
-        let plan = element_plan::<T>();
-        self.add_encoded(name, &header, compression, |w| write_with_plan(w, &plan?, data))
+        self.add_planned::<T>(name, header, compression, |w, plan| write_with_plan(w, plan, data))
+    }
+
+    /// Adds member `name.npy` of typed data: `header` in the archive's byte order, then
+    /// what `body` writes through the plan from `T`'s memory to it. Errors name the member.
+    pub(crate) fn add_planned<T: NpyRecord>(
+        &mut self,
+        name: &str,
+        header: Header,
+        compression: Compression,
+        body: impl FnOnce(&mut dyn Write, &Plan) -> Result<()>,
+    ) -> Result<()> {
+        match typed_plan::<T>(header, &self.write_options()) {
+            Ok((header, plan)) => self.add_encoded(name, &header, compression, |w| body(w, &plan)),
+            Err(e) => self.located(&npy_member(name), Err(e)),
+        }
     }
 
     /// Adds member `name.npy`: `header`, encoded as NumPy writes it, then the data that
