@@ -123,7 +123,11 @@
 //! - writes of padded or converted records (8 MiB or more): pieces are made on a second
 //!   thread while this one writes them;
 //! - [`npz`]: stored members' CRC-32 is computed on a second thread while their data is
-//!   written (4 MiB or more at a time); deflated members are compressed on worker threads ([`npz::Writer::threads`]).
+//!   written (4 MiB or more at a time); deflated members are compressed on worker threads ([`npz::Writer::threads`]);
+//!   reads of several members (1 MiB or more) of an archive opened by path run on worker
+//!   threads, one per CPU ([`npz::Reader::read_all`], [`npz::ReaderOptions::threads`]), and
+//!   a deflated member of 4 MiB or more read alone is inflated on a second thread, a few
+//!   pieces ahead of its CRC check and conversion.
 #![warn(missing_docs)]
 
 pub mod append;
@@ -166,11 +170,16 @@ pub use record::NpyRecord;
 pub use write::{NpyFileWriter, NpyWriter};
 
 /// Whether a second thread would have a CPU of its own: large reads, writes and archives
-/// then use one (see "Speed" above). Asked once: `available_parallelism` reads cgroup
-/// files on Linux, too slow for every small write.
+/// then use one (see "Speed" above).
 pub(crate) fn two_cpus() -> bool {
-    static TWO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TWO.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+    cpus() > 1
+}
+
+/// How many CPUs this process may use (at least 1). Asked once: `available_parallelism`
+/// reads cgroup files on Linux, too slow for every small write.
+pub(crate) fn cpus() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
 }
 
 /// `#[derive(NpyRecord)]`: see the `npy-derive` crate. Enabled by the default feature

@@ -69,19 +69,21 @@ pub(crate) fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> Result<u
     Ok(filled)
 }
 
+/// One read of `file` at `offset` (it may read fewer bytes than `buf` holds); 0 at the
+/// file's end. Does not use or move the file's cursor on Unix.
 #[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buf, offset)
 }
 
 #[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     // Reads at `offset`; it also moves the handle's cursor, which this handle's users
     // never rely on.
     std::os::windows::fs::FileExt::seek_read(file, buf, offset)
 }
 
 #[cfg(not(any(unix, windows)))]
-fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<usize> {
+pub(crate) fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> io::Result<usize> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "positional reads"))
 }

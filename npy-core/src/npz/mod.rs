@@ -11,6 +11,15 @@
 //! in order. Zip64 is used whenever a member or the archive needs it. CRCs are checked on
 //! every read.
 //!
+//! [`Reader::read_all`] and [`Reader::read_many`] give several members at once (what
+//! `{k: f[k] for k in np.load(path).files}` gives), read on worker threads (one per CPU)
+//! when the archive was opened by path. One deflated member is inflated by one thread,
+//! from its start (a deflate stream as `np.savez_compressed` writes it cannot be split);
+//! read alone, a large one is inflated on a second thread a few pieces ahead of its CRC
+//! check and conversion. So deflated archives of several members read fastest, as many
+//! members at a time as there are CPUs; stored members read faster still, or are mapped
+//! ([`crate::mmap::NpyMap::open_npz_member`]).
+//!
 //! Archives are checked when opened: the central directory against the end records and
 //! every local header, members' places, names, methods and claimed sizes, within limits
 //! set by [`ReaderOptions`] (see [`Reader`]). A hostile archive is an [`ErrorKind::Npz`]
@@ -43,8 +52,10 @@ use crate::error::ErrorKind;
 
 // Where to look: `write` (Writer, MemberWriter, FileWriter and the sink under them),
 // `workers` (deflated members compressed on threads), `read` (ReaderOptions, Reader and
-// member streaming), `directory` (the archive's structure, checked when it is opened),
-// `columns` (records as one array per field, both ways). This file: what they share.
+// member streaming; `read/parallel` several members read at once on worker threads,
+// `read/piped` a member inflated on a second thread), `directory` (the archive's
+// structure, checked when it is opened), `columns` (records as one array per field, both
+// ways). This file: what they share.
 mod columns;
 mod directory;
 mod read;

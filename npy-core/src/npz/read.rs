@@ -21,6 +21,9 @@ use crate::options::ReadOptions;
 use crate::read::{NpyReader, Origin};
 use crate::record::NpyRecord;
 
+mod parallel;
+mod piped;
+
 /// Most bytes reserved up front for a deflated member's [`Reader::read_raw`] beyond its
 /// compressed size: more grows as the data actually inflates.
 const RAW_PREALLOC: u64 = 16 << 20;
@@ -77,6 +80,7 @@ pub struct ReaderOptions {
     max_entries: usize,
     max_inflated_size: u64,
     read_options: ReadOptions,
+    threads: Option<usize>,
 }
 
 impl Default for ReaderOptions {
@@ -85,6 +89,7 @@ impl Default for ReaderOptions {
             max_entries: ReaderOptions::DEFAULT_MAX_ENTRIES,
             max_inflated_size: ReaderOptions::DEFAULT_MAX_INFLATED_SIZE,
             read_options: ReadOptions::new(),
+            threads: None,
         }
     }
 }
@@ -129,14 +134,33 @@ impl ReaderOptions {
         self
     }
 
+    /// Most members read at once, each on a thread of its own, by the reads of several
+    /// members ([`Reader::read_all`], [`Reader::read_many`]); never more than one per CPU.
+    /// Default: the number of CPUs. 1 reads every member on the caller's thread alone (0 is
+    /// taken as 1); above 1, a large deflated member read alone is also inflated on a
+    /// second thread (see [`Reader`]).
+    pub fn threads(&mut self, threads: usize) -> &mut Self {
+        self.threads = Some(threads.max(1));
+        self
+    }
+
     /// Opens the archive at `path`.
     ///
     /// # Errors
     /// [`ErrorKind::Io`] when the file cannot be opened; as [`ReaderOptions::open`].
     pub fn open_path(&self, path: impl AsRef<Path>) -> Result<Reader<BufReader<File>>> {
         let path = path.as_ref();
-        let open = || self.open(BufReader::with_capacity(64 << 10, File::open(path)?));
-        let mut reader = open().map_err(|e| e.reading(path))?;
+        let open = || {
+            let file = File::open(path)?;
+            // A second handle on the same open file, for reads at positions (workers). On
+            // Windows those move the handles' shared cursor, which the zip reader never
+            // relies on: it seeks to each member before reading it.
+            let positional = file.try_clone().ok().filter(|_| cfg!(any(unix, windows)));
+            let mut reader = self.open(BufReader::with_capacity(64 << 10, file))?;
+            reader.file = positional;
+            Ok(reader)
+        };
+        let mut reader = open().map_err(|e: Error| e.reading(path))?;
         reader.origin = Some(path.to_path_buf());
         Ok(reader)
     }
@@ -154,7 +178,17 @@ impl ReaderOptions {
         agree(&zip, &entries)?;
         let names = entries.iter().map(|e| e.key.clone()).collect();
         let by_name = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
-        Ok(Reader { zip, entries, names, by_name, options: self.read_options.clone(), origin: None })
+        Ok(Reader {
+            zip,
+            entries,
+            names,
+            by_name,
+            options: self.read_options.clone(),
+            origin: None,
+            file: None,
+            threads: self.threads.unwrap_or_else(crate::cpus).min(crate::cpus()),
+            max_inflated: self.max_inflated_size,
+        })
     }
 }
 
@@ -221,6 +255,17 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
 /// Reading a member inflates exactly its claimed size: a stream that ends early or runs
 /// past it is an [`ErrorKind::Npz`] error, as is a bad CRC once the member is read to its
 /// end.
+///
+/// # Threads
+/// An archive opened by path ([`Reader::open`], [`ReaderOptions::open_path`]) keeps a
+/// second handle on its file, for reads at positions of their own. With it,
+/// [`Reader::read_all`], [`Reader::read_all_dyn`] and [`Reader::read_many`] read several
+/// members at once on worker threads (one per CPU, [`ReaderOptions::threads`]), and a
+/// deflated member of 4 MiB or more that is read alone ([`Reader::read`] and the other
+/// reads of one member, or a read of several that names one) is inflated on a second
+/// thread, a few pieces ahead of its CRC check and conversion. Threads are scoped to the
+/// call. An archive read from any other `Read + Seek` is read on the caller's thread,
+/// unless handles of its own are given ([`Reader::read_many_from`]).
 #[derive(Debug)]
 pub struct Reader<R: Read + Seek> {
     zip: ZipArchive<R>,
@@ -230,6 +275,14 @@ pub struct Reader<R: Read + Seek> {
     options: ReadOptions,
     /// The path of an archive opened by path, which errors name.
     origin: Option<PathBuf>,
+    /// A second handle on an archive opened by path, read at positions: members read on
+    /// worker threads (`parallel`), or from a handle of their own.
+    file: Option<File>,
+    /// Most members read at once ([`ReaderOptions::threads`], at most one per CPU).
+    threads: usize,
+    /// [`ReaderOptions::max_inflated_size`]: also the most a read of several members
+    /// inflates.
+    max_inflated: u64,
 }
 
 impl Reader<BufReader<File>> {
@@ -344,33 +397,26 @@ impl<R: Read + Seek> Reader<R> {
     /// assert_eq!((xs.len(), ys.len()), (6, 12));
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn npy_from<S: Read + Seek>(&self, name: &str, mut source: S) -> Result<NpyReader<OwnedMemberReader<S>>> {
+    pub fn npy_from<S: Read + Seek>(&self, name: &str, source: S) -> Result<NpyReader<OwnedMemberReader<S>>> {
         let i = located(self.origin.as_deref(), "", self.index(name))?;
-        let e = &self.entries[i];
-        let origin = Origin { path: self.origin.clone(), member: Some(e.member.clone()) };
-        let stored = e.method == directory::STORED;
-        let open = || {
-            source.seek(SeekFrom::Start(e.data_start))?;
-            let data = source.take(e.compressed_size);
-            let data = if stored { Inflate::Stored(data) } else { Inflate::Deflated(DeflateDecoder::new(data)) };
-            let reader = OwnedMemberReader {
-                data,
-                member: e.member.clone(),
-                origin: self.origin.clone(),
-                size: e.size,
-                remaining: e.size,
-                crc: crc32fast::Hasher::new(),
-                want_crc: e.crc32,
-            };
-            self.options.open_member(reader, e.size, stored, origin)
-        };
-        located(self.origin.as_deref(), &e.member, open())
+        self.members_at().npy_at(i, source)
+    }
+
+    /// The members as the checked directory places them, for reads from handles of their
+    /// own: unlike the reader, which moves the zip reader's cursor, shared by threads.
+    fn members_at(&self) -> Members<'_> {
+        Members { entries: &self.entries, options: &self.options, origin: self.origin.as_deref() }
     }
 
     /// The reader of member `name`, its size, and whether that many bytes are known to
     /// be in the file (a stored member, whose range the directory checks placed there).
     fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64, bool)> {
         let i = located(self.origin.as_deref(), "", self.index(name))?;
+        self.member_at(i)
+    }
+
+    /// As [`Reader::member`], for member `i` of the directory.
+    fn member_at(&mut self, i: usize) -> Result<(MemberReader<'_, R>, u64, bool)> {
         let e = &self.entries[i];
         let file = self.zip.by_index(i).map_err(|err| zip_err(Some(&e.member), err));
         let file = located(self.origin.as_deref(), &e.member, file)?;
@@ -391,17 +437,26 @@ impl<R: Read + Seek> Reader<R> {
     }
 
     /// Reads member `name` with `read` (reading its last element checks the CRC).
-    fn with_member<V>(
-        &mut self,
-        name: &str,
-        read: impl FnOnce(NpyReader<&mut MemberReader<'_, R>>) -> Result<V>,
-    ) -> Result<V> {
+    fn with_member<V>(&mut self, name: &str, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
+        let i = located(self.origin.as_deref(), "", self.index(name))?;
+        self.with_member_at(i, read)
+    }
+
+    /// As [`Reader::with_member`], for member `i` of the directory: a large deflated member
+    /// of an archive opened by path inflated on a second thread when there is a CPU for it
+    /// (`piped`), any other through the zip reader.
+    fn with_member_at<V>(&mut self, i: usize, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
+        if let Some(file) = &self.file {
+            if self.threads > 1 && piped::worth_piping(&self.entries[i]) {
+                return self.members_at().read_piped(i, FileAt { file, pos: 0 }, read);
+            }
+        }
         let options = self.options.clone();
         let path = self.origin.clone();
-        let (mut file, size, present) = self.member(name)?;
+        let (mut file, size, present) = self.member_at(i)?;
         let member = file.member.clone();
         let origin = Origin { path: path.clone(), member: Some(member.clone()) };
-        let reader = options.open_member(&mut file, size, present, origin)?;
+        let reader = options.open_member(&mut file as &mut dyn Read, size, present, origin)?;
         located(path.as_deref(), &member, read(reader))
     }
 
@@ -531,6 +586,95 @@ impl<R: Read + Seek> Reader<R> {
         let member = file.member.clone();
         Ok(located(origin.as_deref(), &member, got)? == 6 && &magic == MAGIC)
     }
+}
+
+/// What reading members from handles of their own needs of a [`Reader`]: where the checked
+/// directory places them, the options for their headers and the archive's path (which
+/// errors name). Shared by the threads of `parallel`.
+#[derive(Debug, Clone, Copy)]
+struct Members<'a> {
+    entries: &'a [directory::Entry],
+    options: &'a ReadOptions,
+    origin: Option<&'a Path>,
+}
+
+impl Members<'_> {
+    /// Member `i` (of the directory) as a `.npy` stream read from `source`, a handle on the
+    /// archive ([`Reader::npy_from`]).
+    fn npy_at<S: Read + Seek>(&self, i: usize, source: S) -> Result<NpyReader<OwnedMemberReader<S>>> {
+        let e = &self.entries[i];
+        let data = |source| {
+            let data = member_data(e, source)?;
+            Ok(if e.method == directory::STORED {
+                Inflate::Stored(data)
+            } else {
+                Inflate::Deflated(DeflateDecoder::new(data))
+            })
+        };
+        let data = located(self.origin, &e.member, data(source))?;
+        self.npy_over(i, data)
+    }
+
+    /// Member `i` as a `.npy` stream over `data`, its bytes as stored or inflating.
+    fn npy_over<S: Read>(&self, i: usize, data: Inflate<S>) -> Result<NpyReader<OwnedMemberReader<S>>> {
+        self.open_npy(i, self.owned(i, data))
+    }
+
+    /// Member `i`'s bytes from `data`, held to its size and CRC-32.
+    fn owned<S>(&self, i: usize, data: Inflate<S>) -> OwnedMemberReader<S> {
+        let e = &self.entries[i];
+        OwnedMemberReader {
+            data,
+            member: e.member.clone(),
+            origin: self.origin.map(Path::to_path_buf),
+            size: e.size,
+            remaining: e.size,
+            crc: crc32fast::Hasher::new(),
+            want_crc: e.crc32,
+        }
+    }
+
+    /// Member `i` as a `.npy` stream over `reader`, which gives its bytes.
+    fn open_npy<M: Read>(&self, i: usize, reader: M) -> Result<NpyReader<M>> {
+        let e = &self.entries[i];
+        let origin = Origin { path: self.origin.map(Path::to_path_buf), member: Some(e.member.clone()) };
+        let open = self.options.open_member(reader, e.size, e.method == directory::STORED, origin);
+        located(self.origin, &e.member, open)
+    }
+}
+
+/// A handle on an archive opened by path that reads at a position of its own, on the
+/// reader's second handle on the file: one per worker or member read, none moving
+/// another's position.
+struct FileAt<'a> {
+    file: &'a File,
+    pos: u64,
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = crate::stream::read_at(self.file, buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for FileAt<'_> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            SeekFrom::Start(pos) => Some(pos),
+            SeekFrom::Current(by) => self.pos.checked_add_signed(by),
+            SeekFrom::End(by) => self.file.metadata()?.len().checked_add_signed(by),
+        };
+        self.pos = pos.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the file's start"))?;
+        Ok(self.pos)
+    }
+}
+
+/// The bytes of member `e` as the archive stores them, from `source`, a handle on it.
+fn member_data<S: Read + Seek>(e: &directory::Entry, mut source: S) -> Result<io::Take<S>> {
+    source.seek(SeekFrom::Start(e.data_start))?;
+    Ok(source.take(e.compressed_size))
 }
 
 /// Reads a member's bytes (`size` of them, as it claims) to its end.
@@ -663,10 +807,12 @@ fn is_zip_data_error(e: &io::Error) -> bool {
     matches!(e.kind(), InvalidData | InvalidInput | Other | UnexpectedEof)
 }
 
-/// A member's bytes as stored in the archive: as they are, or inflated.
+/// A member's bytes as stored in the archive: as they are, or inflated, here or on a
+/// second thread (`piped`).
 enum Inflate<S> {
     Stored(io::Take<S>),
     Deflated(DeflateDecoder<io::Take<S>>),
+    Piped(piped::Piped),
 }
 
 /// A member being read from a handle of its own ([`Reader::npy_from`]): its bytes, held to
@@ -713,17 +859,18 @@ impl<S: Read> Read for OwnedMemberReader<S> {
         // Never more than the member has left (then one byte, to find its end).
         let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
         let done = self.size - self.remaining;
-        let n = match &mut self.data {
-            Inflate::Stored(data) => data.read(&mut buf[..want])?,
-            Inflate::Deflated(data) => match data.read(&mut buf[..want]) {
-                Ok(n) => n,
-                Err(e) if matches!(e.kind(), InvalidData | InvalidInput | UnexpectedEof) => {
-                    let reason =
-                        format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size);
-                    return Err(self.error(reason, Some(e)));
-                }
-                Err(e) => return Err(e),
-            },
+        let (got, inflated) = match &mut self.data {
+            Inflate::Stored(data) => (data.read(&mut buf[..want]), false),
+            Inflate::Deflated(data) => (data.read(&mut buf[..want]), true),
+            Inflate::Piped(data) => (data.read(&mut buf[..want]), true),
+        };
+        let n = match got {
+            Ok(n) => n,
+            Err(e) if inflated && matches!(e.kind(), InvalidData | InvalidInput | UnexpectedEof) => {
+                let reason = format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size);
+                return Err(self.error(reason, Some(e)));
+            }
+            Err(e) => return Err(e),
         };
         if n as u64 > self.remaining {
             return Err(self.error(format!("the data inflates past the member's size of {} bytes", self.size), None));
@@ -741,8 +888,8 @@ impl<S: Read> Read for OwnedMemberReader<S> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::Cursor;
+pub(super) mod tests {
+    use std::io::{Cursor, Write};
 
     use super::*;
     use crate::npz::Writer;
@@ -800,5 +947,35 @@ mod tests {
             assert!(matches!(err.kind(), ErrorKind::Npz { .. }), "{name}: {err}");
             assert_eq!(err.member(), Some(format!("{name}.npy").as_str()), "{err}");
         }
+    }
+
+    #[test]
+    fn file_handles_read_and_seek_at_their_own_positions() {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(b"0123456789").unwrap();
+        let (mut a, mut b) = (FileAt { file: &file, pos: 0 }, FileAt { file: &file, pos: 0 });
+        let mut buf = [0; 3];
+        assert_eq!(b.seek(SeekFrom::End(-4)).unwrap(), 6);
+        a.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"012");
+        b.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"678");
+        assert_eq!(a.seek(SeekFrom::Current(2)).unwrap(), 5);
+        a.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"567");
+        assert_eq!(b.read(&mut buf).unwrap(), 1);
+        assert_eq!(b.read(&mut buf).unwrap(), 0);
+        assert!(a.seek(SeekFrom::Current(-9)).is_err());
+    }
+
+    /// The local header and central directory entry of member `i` get CRC-32 `crc`.
+    pub(super) fn set_crc(bytes: &mut [u8], reader: &Reader<impl Read + Seek>, i: usize, crc: u32) {
+        let e = &reader.entries[i];
+        let local = e.header_start as usize + 14;
+        bytes[local..local + 4].copy_from_slice(&crc.to_le_bytes());
+        let central = (0..bytes.len() - 46)
+            .find(|&at| bytes[at..].starts_with(b"PK\x01\x02") && bytes[at + 46..].starts_with(e.member.as_bytes()))
+            .unwrap();
+        bytes[central + 16..central + 20].copy_from_slice(&crc.to_le_bytes());
     }
 }

@@ -1,0 +1,330 @@
+//! A deflated member inflated on a second thread, a few pieces ahead of its reader
+//! ([`with_inflater`]): while one thread inflates, the other checks the CRC-32 of the
+//! pieces before and converts them into the array (and faults in its pages), so a large
+//! member reads at the speed of inflating alone.
+//!
+//! The stream itself is inflated by one thread, from its start: it cannot be split (see
+//! `parallel`).
+
+use std::io::{self, Read, Seek};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use flate2::read::DeflateDecoder;
+
+use super::{directory, located, member_data, Inflate, Members};
+use crate::error::Result;
+use crate::read::NpyReader;
+
+/// Deflated members of at least this size are inflated on a second thread, when there is a
+/// CPU for it: below it, starting the thread and copying the pieces is not won back.
+pub(super) const PIPED_MIN_BYTES: u64 = 4 << 20;
+
+/// Whether member `e` is a deflated one large enough to inflate on a second thread.
+pub(super) fn worth_piping(e: &directory::Entry) -> bool {
+    e.method != directory::STORED && e.size >= PIPED_MIN_BYTES
+}
+
+impl Members<'_> {
+    /// Reads deflated member `i` with `read` from `source`, a handle on the archive, while a
+    /// second thread inflates it (see [`with_inflater`]).
+    pub(super) fn read_piped<S: Read + Seek + Send, V>(
+        &self,
+        i: usize,
+        source: S,
+        read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>,
+    ) -> Result<V> {
+        let e = &self.entries[i];
+        let data = located(self.origin, &e.member, member_data(e, source))?;
+        // One byte more than the member's size, to see a stream that runs past it.
+        with_inflater(data, e.size.saturating_add(1), |piped| {
+            let mut reader = self.owned(i, Inflate::<io::Empty>::Piped(piped));
+            let npy = self.open_npy(i, &mut reader as &mut dyn Read)?;
+            located(self.origin, &e.member, read(npy))
+        })
+    }
+}
+
+/// Bytes inflated into one piece (fewer under Miri, whose tests would take minutes).
+const PIECE: usize = if cfg!(miri) { 4 << 10 } else { 1 << 20 };
+/// Pieces inflated ahead of the reader, at most.
+const AHEAD: usize = 3;
+
+/// Runs `read` over the bytes that inflating the raw deflate stream `data` gives, while a
+/// scoped thread inflates them (at most `limit` bytes: a member's size and one more, to
+/// see a stream that runs past it). The thread stops when the stream ends or fails (its
+/// error is the reader's next), or once `read` returns and drops the reader, and is joined
+/// before this returns.
+pub(super) fn with_inflater<S: Read + Send, V>(data: S, limit: u64, read: impl FnOnce(Piped) -> V) -> V {
+    let (pieces, inflated) = sync_channel(AHEAD);
+    let (spent, reuse) = sync_channel(AHEAD + 2);
+    std::thread::scope(|scope| {
+        // Each channel end lives in the scope: when either side ends, the other's next
+        // send or receive fails and it stops.
+        scope.spawn(move || inflate(data, limit, &pieces, &reuse));
+        read(Piped { inflated, spent, piece: Vec::new(), at: 0 })
+    })
+}
+
+/// Inflates `data` (at most `limit` bytes) into pieces sent to `pieces`, in order, then its
+/// error if it fails; reuses the pieces that come back on `reuse`. Returns at the end of
+/// the stream, at an error, or when the reader is gone.
+fn inflate<S: Read>(data: S, limit: u64, pieces: &SyncSender<io::Result<Vec<u8>>>, reuse: &Receiver<Vec<u8>>) {
+    let mut stream = DeflateDecoder::new(data).take(limit);
+    loop {
+        let mut piece = reuse.try_recv().unwrap_or_default();
+        piece.resize(PIECE, 0);
+        let mut filled = 0;
+        let mut failed = None;
+        while filled < PIECE {
+            match stream.read(&mut piece[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        piece.truncate(filled);
+        // The bytes before an error are the reader's, so it says where the data failed.
+        if filled > 0 && pieces.send(Ok(piece)).is_err() {
+            return;
+        }
+        if let Some(e) = failed {
+            let _ = pieces.send(Err(e));
+            return;
+        }
+        if filled < PIECE {
+            return;
+        }
+    }
+}
+
+/// The reading end of [`with_inflater`]: the inflated bytes in order, then the end (0), or
+/// the error that stopped the inflating once the bytes before it are read.
+#[derive(Debug)]
+pub(super) struct Piped {
+    inflated: Receiver<io::Result<Vec<u8>>>,
+    spent: SyncSender<Vec<u8>>,
+    /// The piece being read, and how far.
+    piece: Vec<u8>,
+    at: usize,
+}
+
+impl Read for Piped {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at == self.piece.len() {
+            let spent = std::mem::take(&mut self.piece);
+            if spent.capacity() > 0 {
+                // Back for reuse, unless enough are waiting there.
+                let _ = self.spent.try_send(spent);
+            }
+            match self.inflated.recv() {
+                Ok(Ok(piece)) => (self.piece, self.at) = (piece, 0),
+                Ok(Err(e)) => return Err(e),
+                // The inflater is done: the stream ended.
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.piece.len() - self.at);
+        buf[..n].copy_from_slice(&self.piece[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Cursor, Write};
+
+    use super::*;
+    use crate::npz::read::tests::set_crc;
+    use crate::npz::{Compression, Reader, ReaderOptions, Writer};
+    use crate::{ErrorKind, WriteNpy};
+
+    /// `data` as a raw deflate stream of stored blocks (which Miri runs through zlib-rs's
+    /// inflate, unlike its deflate).
+    fn deflate(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut blocks = data.chunks(65_535).peekable();
+        if blocks.peek().is_none() {
+            out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+        }
+        while let Some(block) = blocks.next() {
+            out.push(u8::from(blocks.peek().is_none())); // BFINAL, BTYPE 00
+            let len = block.len() as u16;
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&(!len).to_le_bytes());
+            out.extend_from_slice(block);
+        }
+        out
+    }
+
+    /// Bytes that deflate to something (a repeating ramp), `n` of them.
+    fn ramp(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i % 251) as u8 ^ (i / 4093) as u8).collect()
+    }
+
+    #[test]
+    fn pieces_arrive_in_order_up_to_the_limit() {
+        for n in [0, 1, PIECE - 1, PIECE, PIECE + 1, 3 * PIECE + 17] {
+            let data = ramp(n);
+            let stream = deflate(&data);
+            let got = with_inflater(&stream[..], n as u64 + 1, |mut r| {
+                let mut out = Vec::new();
+                // Odd-sized reads, across pieces.
+                let mut buf = vec![0; 77_777];
+                loop {
+                    let k = r.read(&mut buf).unwrap();
+                    if k == 0 {
+                        break out;
+                    }
+                    out.extend_from_slice(&buf[..k]);
+                }
+            });
+            assert!(got == data, "{n} bytes");
+            // A limit cuts the stream there.
+            let got = with_inflater(&stream[..], n as u64 / 2, |mut r| {
+                let mut out = Vec::new();
+                r.read_to_end(&mut out).unwrap();
+                out
+            });
+            assert!(got == data[..n / 2], "{n} bytes, cut");
+        }
+    }
+
+    #[test]
+    fn an_error_comes_after_the_bytes_before_it() {
+        let data = ramp(3 * PIECE);
+        let mut stream = deflate(&data);
+        stream.truncate(stream.len() / 2);
+        let (got, e) = with_inflater(&stream[..], u64::MAX, |mut r| {
+            let mut out = Vec::new();
+            let e = r.read_to_end(&mut out).unwrap_err();
+            (out, e)
+        });
+        assert!(!got.is_empty() && data.starts_with(&got), "{} bytes", got.len());
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
+        // A corrupt stream: a reserved block type.
+        let e = with_inflater(&[0x07u8; 40][..], u64::MAX, |mut r| r.read(&mut [0; 8]).unwrap_err());
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+    }
+
+    #[test]
+    fn a_reader_that_stops_early_stops_the_inflater() {
+        let data = ramp(16 * PIECE);
+        let stream = deflate(&data);
+        // The reader takes one byte and leaves: the inflater, blocked with its pieces
+        // ahead, sees the reader gone and ends, so the scope returns.
+        let first = with_inflater(&stream[..], u64::MAX, |mut r| {
+            let mut one = [0];
+            r.read_exact(&mut one).unwrap();
+            one[0]
+        });
+        assert_eq!(first, data[0]);
+    }
+
+    /// A `.npy` file of `n` `u8`s (values from [`ramp`]).
+    fn npy(n: usize) -> Vec<u8> {
+        ramp(n).write_npy_to(Vec::new()).unwrap()
+    }
+
+    /// Reads member `x` of `bytes` through [`Members::read_piped`], the directory's entry
+    /// for it changed by `entry` (its size or CRC-32 claimed otherwise).
+    fn read_piped(bytes: &[u8], entry: impl FnOnce(&mut directory::Entry)) -> Result<Vec<u8>> {
+        let r = Reader::new(Cursor::new(bytes)).unwrap();
+        let mut entries = r.entries.clone();
+        entry(&mut entries[0]);
+        let members = Members { entries: &entries, options: &r.options, origin: None };
+        members.read_piped(0, Cursor::new(bytes), |npy| npy.read_vec::<u8>())
+    }
+
+    /// Asserts an [`ErrorKind::Npz`] about member `x.npy` that says `says`.
+    #[track_caller]
+    fn npz_error<V: std::fmt::Debug>(result: Result<V>, says: &str) {
+        let e = result.unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e:?}");
+        assert_eq!(e.member(), Some("x.npy"), "{e}");
+        assert!(e.to_string().contains(says), "'{e}' does not say '{says}'");
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "deflates megabytes through zlib-rs: minutes under Miri, which reports its Deflate's drop (zlib-rs#491)"
+    )]
+    fn a_piped_member_is_held_to_its_size_and_crc() {
+        let n = 5 * PIECE / 2;
+        let content = npy(n);
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add_raw("x.npy", &content, Compression::Deflated { level: 1 }).unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        assert_eq!(read_piped(&bytes, |_| {}).unwrap(), ramp(n));
+        npz_error(read_piped(&bytes, |e| e.crc32 ^= 1), "bad crc-32");
+        // The stream ends 10 bytes before the size claimed.
+        npz_error(read_piped(&bytes, |e| e.size += 10), &format!("the data ends after {} of", content.len()));
+        // A source that ends in the middle of the stream.
+        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let e = &r.entries[0];
+        let cut = &bytes[..(e.data_start + e.compressed_size / 2) as usize];
+        let members = r.members_at();
+        npz_error(
+            members.read_piped(0, Cursor::new(cut), |npy| npy.read_vec::<u8>()),
+            "the deflate data is corrupt after",
+        );
+        // A corrupt stream: a reserved block type after the first byte.
+        let mut corrupt = bytes.clone();
+        corrupt[e.data_start as usize] = 0x07;
+        npz_error(read_piped(&corrupt, |_| {}), "the deflate data is corrupt after 0 of");
+
+        // A stream with 100 bytes more than the member claims (CRC and size of the rest).
+        let mut longer = content.clone();
+        longer.extend_from_slice(&[0xaa; 100]);
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add_raw("x.npy", &longer, Compression::Deflated { level: 1 }).unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        let claim = |e: &mut directory::Entry| {
+            e.size = content.len() as u64;
+            e.crc32 = crc32fast::hash(&content);
+        };
+        npz_error(read_piped(&bytes, claim), "inflates past the member's size");
+    }
+
+    #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "deflates megabytes through zlib-rs: minutes under Miri, which reports its Deflate's drop (zlib-rs#491)"
+    )]
+    fn large_deflated_members_of_a_path_read_piped_from_the_threshold() {
+        // `x` is just large enough to be piped, `y` one byte short of it.
+        let header = npy(0).len() as u64;
+        let big = (PIPED_MIN_BYTES - header) as usize;
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add_with("x", &ramp(big), Compression::Deflated { level: 1 }).unwrap();
+        w.add_with("y", &ramp(big - 1), Compression::Deflated { level: 1 }).unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&bytes).unwrap();
+        let mut r = Reader::open(file.path()).unwrap();
+        assert_eq!(r.entries.iter().map(worth_piping).collect::<Vec<_>>(), [true, false]);
+        assert_eq!(r.entries[0].size, PIPED_MIN_BYTES);
+        assert_eq!(r.read::<u8>("x").unwrap(), ramp(big));
+        assert_eq!(r.read::<u8>("y").unwrap(), ramp(big - 1));
+        assert_eq!(r.read_dyn("x").unwrap().data(), ramp(big));
+        assert_eq!(r.read_many::<Vec<u8>>(&["x"]).unwrap(), [ramp(big)]);
+        assert_eq!(r.read_all::<u8>().unwrap(), [ramp(big), ramp(big - 1)]);
+        // A bad CRC read through the pipe, through the zip reader, and without a second CPU.
+        let mut bad = bytes.clone();
+        set_crc(&mut bad, &r, 0, r.entries[0].crc32 ^ 1);
+        std::fs::write(file.path(), &bad).unwrap();
+        for options in [ReaderOptions::new(), ReaderOptions::new().threads(1).clone()] {
+            let mut r = options.open_path(file.path()).unwrap();
+            npz_error(r.read::<u8>("x"), "bad crc-32");
+            npz_error(r.read_many::<Vec<u8>>(&["x"]), "bad crc-32");
+            npz_error(r.read_all::<u8>(), "bad crc-32");
+            assert_eq!(r.read::<u8>("y").unwrap(), ramp(big - 1));
+        }
+        npz_error(Reader::new(Cursor::new(&bad)).unwrap().read::<u8>("x"), "bad crc-32");
+    }
+}
