@@ -18,8 +18,9 @@
 //! `NpyMap::open_npz_member`), and each must fail with `ErrorKind::Npz` saying what the
 //! case is about. A case that opens but whose member `x` is bad (bad CRC, a deflate stream
 //! that is corrupt, ends early or runs past the member's size) must fail the same way on
-//! `read`, `read_array`, `read_dyn`, `read_raw`, `npy(..)?.records(..)` and
-//! `read_columns`; mapping refuses its deflated members, while a stored member with a bad
+//! `read`, `read_array`, `read_dyn`, `read_raw`, `npy(..)?.records(..)`, `read_columns`
+//! and the reads of several members (`read_all`, `read_all_dyn`, `read_many`,
+//! `read_many_from`); mapping refuses its deflated members, while a stored member with a bad
 //! CRC maps (a map reads no data, so it checks no CRC). Under every call the largest single
 //! allocation is measured (a counting global allocator, per thread) and must stay within
 //! twice the archive's size plus 1 MiB.
@@ -408,8 +409,14 @@ fn unreadable(case: &str, bytes: &[u8], says: &str, map: Map) {
     bounded(case, n, || npz_error(&format!("{case}: read_columns"), r.read_columns::<X>(), says));
     let chunks = bounded(case, n, || r.npy("x").and_then(|m| m.records::<u8>(2)?.collect::<Result<Vec<_>>>()));
     npz_error(&format!("{case}: records"), chunks, says);
+    bounded(case, n, || npz_error(&format!("{case}: read_all"), r.read_all::<u8>(), says));
+    bounded(case, n, || npz_error(&format!("{case}: read_many"), r.read_many::<Vec<u8>>(&["x"]), says));
+    let from = r.read_many_from::<Vec<u8>, _>(&["x"], || Ok(Cursor::new(bytes)));
+    npz_error(&format!("{case}: read_many_from"), from, says);
     let mut r = Reader::open(&path).unwrap();
     bounded(case, n, || npz_error(&format!("{case}: read from the path"), r.read::<u8>("x"), says));
+    bounded(case, n, || npz_error(&format!("{case}: read_all from the path"), r.read_all::<u8>(), says));
+    bounded(case, n, || npz_error(&format!("{case}: read_all_dyn from the path"), r.read_all_dyn(), says));
     // SAFETY: the file is not modified while mapped.
     let mapped = unsafe { NpyMap::open_npz_member(&path, "x") };
     match map {

@@ -22,7 +22,7 @@ use std::io::{Cursor, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use half::f16;
-use npy_core::npz::{Compression, MemberInfo, Reader, Writer};
+use npy_core::npz::{Compression, MemberInfo, Reader, ReaderOptions, Writer};
 use npy_core::prelude::*;
 use npy_core::types::unit::{Days, Millis, Nanos, Seconds};
 use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4};
@@ -382,6 +382,96 @@ fn corpus_zip64_local_headers_and_the_empty_archive() {
     assert!(msg.contains("no such array"), "{msg}");
     // An empty archive of ours is NumPy's, byte for byte.
     assert_eq!(writer().finish().unwrap().into_inner(), bytes);
+}
+
+/// Every member of NumPy's archives read at once (`read_all_dyn`: members of an archive
+/// opened by path on worker threads; from memory one after another; from handles of their
+/// own with `read_many_from`) is what the manifest records, in archive order.
+#[test]
+fn corpus_archives_read_all_at_once_as_numpy_wrote_them() {
+    let Some(dir) = corpus() else { return };
+    let mut options = ReaderOptions::new();
+    options.read_options(big_headers());
+    let mut checked = 0;
+    for (file, names) in CORPUS {
+        let want = manifest_entry(&dir, file)["members"].as_array().unwrap().clone();
+        let path = dir.join(file);
+        let bytes = std::fs::read(&path).unwrap();
+        let r = options.open(Cursor::new(&bytes)).unwrap();
+        let reads = [
+            options.open_path(&path).unwrap().read_all_dyn().unwrap(),
+            options.open(Cursor::new(&bytes)).unwrap().read_all_dyn().unwrap(),
+            r.read_many_from::<DynArray, _>(r.names(), || Ok(Cursor::new(&bytes))).unwrap(),
+        ];
+        for arrays in reads {
+            assert_eq!(arrays.len(), names.len(), "{file}");
+            for (a, w) in arrays.iter().zip(&want) {
+                let at = format!("{file}: {}", w["name"]);
+                assert_eq!(a.dtype().descr(), w["descr"].as_str().unwrap(), "{at}");
+                assert_eq!(sha256(a.data()), w["sha256_data"].as_str().unwrap(), "{at}: data sha256");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 3 * 49);
+
+    // Typed, a member at a time as `np.load(f)[k]` gives it.
+    let mut r = Reader::open(dir.join("npz/large_compressible_compressed.npz")).unwrap();
+    let all = r.read_all::<i32>().unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].len(), 1_000_003);
+    assert!(all[0].iter().enumerate().all(|(i, &v)| v == (i % 1000) as i32));
+    let mut r = Reader::open(dir.join("npz/positional_12_compressed.npz")).unwrap();
+    let Err(e) = r.read_many::<Vec<i64>>(&["arr_2", "arr_0", "arr_3"]) else { panic!("'<u8' read as i64") };
+    assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
+    assert_eq!(e.member(), Some("arr_3.npy"), "{e}");
+    let picked = r.read_many::<Vec<i64>>(&["arr_2", "arr_0"]).unwrap();
+    assert_eq!(picked, [vec![i32::MIN as i64, i32::MAX as i64, 0], vec![-128]]);
+}
+
+/// `read_all` of a deflated archive from its path, members inflating on worker threads,
+/// gives every member's values in archive order; a corrupt member is the error, naming it
+/// and the archive.
+#[test]
+fn deflated_archives_read_all_at_once_from_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.npz");
+    let runs: Vec<Vec<f64>> =
+        (0..5).map(|k| (0..300_000).map(|i| (i % 977) as f64 * 0.25 + k as f64).collect()).collect();
+    let mut w = Writer::create(&path).unwrap();
+    w.compression(Compression::Deflated { level: 1 });
+    for (k, run) in runs.iter().enumerate() {
+        w.add(&format!("run{k}"), run).unwrap();
+    }
+    w.add_with("stored", &[7u8; 3], Compression::Stored).unwrap();
+    w.finish().unwrap();
+
+    let mut r = Reader::open(&path).unwrap();
+    let names: Vec<String> = (0..5).map(|k| format!("run{k}")).collect();
+    assert!(r.read_many::<Vec<f64>>(&names).unwrap() == runs);
+    let arrays = r.read_all_dyn().unwrap();
+    assert_eq!(arrays.len(), 6);
+    assert!(arrays[3].to_vec::<f64>().unwrap() == runs[3]);
+    assert_eq!(arrays[5].data(), [7, 7, 7]);
+    // `stored` ('|u1') widens to f64; no '<f8' member narrows to u8, the first failing.
+    let all = r.read_all::<f64>().unwrap();
+    assert!(all[..5] == runs[..] && all[5] == [7.0; 3]);
+    let Err(e) = r.read_all::<u8>() else { panic!("'<f8' read as u8") };
+    assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
+    assert_eq!(e.member(), Some("run0.npy"), "{e}");
+
+    // Member run2's deflate stream corrupted in its middle: the error names it and the file.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let m = r.members().unwrap()[2].clone();
+    let mid = (m.data_start.unwrap() + m.compressed_size / 2) as usize;
+    bytes[mid..mid + 64].fill(0xff);
+    std::fs::write(&path, &bytes).unwrap();
+    let mut r = Reader::open(&path).unwrap();
+    let Err(e) = r.read_many::<Vec<f64>>(&names) else { panic!("a corrupt member read") };
+    assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
+    assert_eq!(e.member(), Some("run2.npy"), "{e}");
+    assert!(e.to_string().contains("runs.npz"), "{e}");
+    assert!(r.read_many::<Vec<f64>>(&names[..2]).unwrap() == runs[..2]);
 }
 
 #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
