@@ -47,8 +47,9 @@ range(ELEMENTS).
   np_savez               np.savez(out.npz, a0=..., ...) of the arrays in memory
   np_savez_compressed    np.savez_compressed(out.npz, ...) of the same
   np_save_files          np.save of each array to its own .npy file
-  np_load_npz            every member of stored.npz through np.load(...)[name]
-  np_load_npz_compressed every member of deflated.npz likewise
+  np_load_npz            every member of stored.npz through np.load(...)[name], all held
+                         at the end (as {k: f[k] for k in f.files}, in archive order)
+  np_load_npz_compressed every member of deflated.npz likewise (against npy's read_all)
   np_load_files          np.load of each a<k>.npy
 
 mmap (benches/mmap.rs): DIR holds big.npy (BYTES of <f8 data), small.npy (1 MiB of <f8 data),
