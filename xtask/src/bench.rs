@@ -121,7 +121,7 @@
 //! (synced) `write_npy` is timed too, next to a limit write with `fsync`, for context.
 //!
 //! Every measurement runs K times (default 3) after one untimed warm-up round. A table of
-//! best and median times, GiB/s and the goal ratios (PASS/MISS on best times) is printed
+//! best and median times, GiB/s and the goal ratios (PASS/MISS on best times, or on medians for the goals an issue states on medians) is printed
 //! and written to `<target>/bench/report.txt`; each part's big files are deleted when it
 //! ends (at most about 4.5 GiB at a time for the default sizes: the `arrow` part's two
 //! `.npy` files, its IPC file and one output).
@@ -145,8 +145,11 @@ const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|
 /// A speed goal on the ratio numerator / denominator.
 #[derive(Debug, Clone, Copy)]
 enum Goal {
-    /// Passes when the ratio is at most this.
+    /// Passes when the ratio of the best times is at most this.
     AtMost(f64),
+    /// Passes when the ratio of the median times is at most this: the goals an issue
+    /// states on medians (issue 19: "at or below NumPy's time (median of >= 3)").
+    MedianAtMost(f64),
     /// Passes when the ratio is at least this (the other side is that many times slower).
     AtLeast(f64),
     /// No goal: shown for context.
@@ -154,9 +157,12 @@ enum Goal {
 }
 
 impl Goal {
-    fn passes(self, ratio: f64) -> Option<bool> {
+    /// Whether the goal is met, given the ratios of the best and of the median times.
+    fn passes(self, best: f64, median: f64) -> Option<bool> {
+        let ratio = best;
         match self {
             Goal::AtMost(g) => Some(ratio <= g),
+            Goal::MedianAtMost(g) => Some(median <= g),
             Goal::AtLeast(g) => Some(ratio >= g),
             Goal::Context => None,
         }
@@ -165,6 +171,7 @@ impl Goal {
     fn text(self) -> String {
         match self {
             Goal::AtMost(g) => format!("<= {}", goal_number(g)),
+            Goal::MedianAtMost(g) => format!("<= {} med", goal_number(g)),
             Goal::AtLeast(g) => format!(">= {}", goal_number(g)),
             Goal::Context => "-".to_string(),
         }
@@ -225,7 +232,7 @@ const F8: Part = Part {
         ("BE read / native read", "read_be", "read_le", Goal::AtMost(1.5)),
         ("write / limit write", "write", "limit_write", Goal::AtMost(1.1)),
         ("write / np.save", "write", "np_save", Goal::AtMost(1.0)),
-        ("W2: >f8 write / np.save >f8", "write_be", "np_save_be", Goal::AtMost(1.0)),
+        ("W2: >f8 write / np.save >f8", "write_be", "np_save_be", Goal::MedianAtMost(1.0)),
         (">f8 write / <f8 write", "write_be", "write", Goal::Context),
         ("native read / 2-CPU limit read", "read_le", "limit_read_2cpu", Goal::Context),
         ("BE read / np.load(>f8).astype", "read_be", "np_load_be_astype", Goal::Context),
@@ -268,9 +275,9 @@ const RECORDS: Part = Part {
         ("npyz read / matched read", "npyz_read", "read_aligned", Goal::AtLeast(5.0)),
         ("npyz read / conversion read", "npyz_read", "read_packed_to_aligned", Goal::AtLeast(5.0)),
         ("matched write / limit write", "write_aligned", "limit_write_aligned", Goal::AtMost(1.1)),
-        ("W4: matched write / np.save", "write_aligned", "np_save_aligned", Goal::AtMost(1.0)),
-        ("W3: packed-memory read / np.load packed", "read_packed_mem", "np_load_packed", Goal::AtMost(1.0)),
-        ("W3: packed-memory write / np.save packed", "write_packed_mem", "np_save_packed", Goal::AtMost(1.0)),
+        ("W4: matched write / np.save", "write_aligned", "np_save_aligned", Goal::MedianAtMost(1.0)),
+        ("W3: packed-memory read / np.load packed", "read_packed_mem", "np_load_packed", Goal::MedianAtMost(1.0)),
+        ("W3: packed-memory write / np.save packed", "write_packed_mem", "np_save_packed", Goal::MedianAtMost(1.0)),
         ("conversion write / limit write", "write_packed", "limit_write_packed", Goal::AtMost(3.0)),
         ("npyz write / matched write", "npyz_write", "write_aligned", Goal::AtLeast(5.0)),
         ("npyz write / conversion write", "npyz_write", "write_packed", Goal::AtLeast(5.0)),
@@ -756,17 +763,17 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "{:<34} {:>11} {:>13} {:>8}  result (on best times)",
+        "{:<34} {:>11} {:>13} {:>11}  result (on best times; `med` goals on medians)",
         "goal ratio", "best ratio", "median ratio", "goal"
     );
     let mut missed = 0;
     for &(what, num, den, goal) in part.goals {
         let (Some(n), Some(d)) = (timings.get(num), timings.get(den)) else {
-            let _ = writeln!(out, "{what:<34} {:>11} {:>13} {:>8}  n/a (not measured)", "n/a", "n/a", goal.text());
+            let _ = writeln!(out, "{what:<34} {:>11} {:>13} {:>11}  n/a (not measured)", "n/a", "n/a", goal.text());
             continue;
         };
         let (ratio, median_ratio) = (n.best / d.best, n.median / d.median);
-        let result = match goal.passes(ratio) {
+        let result = match goal.passes(ratio, median_ratio) {
             Some(true) => "PASS",
             Some(false) => {
                 missed += 1;
@@ -774,7 +781,7 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
             }
             None => "context",
         };
-        let _ = writeln!(out, "{what:<34} {ratio:>11.3} {median_ratio:>13.3} {:>8}  {result}", goal.text());
+        let _ = writeln!(out, "{what:<34} {ratio:>11.3} {median_ratio:>13.3} {:>11}  {result}", goal.text());
     }
     let goals = part.goals.iter().filter(|g| !matches!(g.3, Goal::Context)).count();
     (missed, goals)
