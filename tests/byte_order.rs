@@ -124,12 +124,12 @@ struct Trace64Packed {
     samples: [f32; 64],
 }
 
-/// Large writes (pieces made on a second thread) swap every element: a `Vec<f64>` saved
+/// Large writes (more than 8 MiB: pieces made on a second thread) swap every element: a `Vec<f64>` saved
 /// as `>f8` through the atomic path, streamed writers, records with padding, ndarray.
 #[test]
 fn large_big_endian_writes_hold_the_values_written() {
     let dir = tempfile::tempdir().unwrap();
-    let values: Vec<f64> = (0..300_001).map(|i| f64::from(i) * 0.25 - 7.0).collect();
+    let values: Vec<f64> = (0..1_100_001).map(|i| f64::from(i) * 0.25 - 7.0).collect();
     let want: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
     let path = dir.path().join("be.npy");
     values.write_npy_with(&path, &big()).unwrap();
@@ -139,10 +139,10 @@ fn large_big_endian_writes_hold_the_values_written() {
     assert_eq!(Vec::<f64>::read_npy(&path).unwrap(), values);
     // np.save's header for the same array.
     let bytes = std::fs::read(&path).unwrap();
-    assert!(bytes[10..128].starts_with(b"{'descr': '>f8', 'fortran_order': False, 'shape': (300001,), }"));
+    assert!(bytes[10..128].starts_with(b"{'descr': '>f8', 'fortran_order': False, 'shape': (1100001,), }"));
 
     let mut w = NpyFileWriter::<f64>::create_with(dir.path().join("stream.npy"), &big()).unwrap();
-    for chunk in values.chunks(70_000) {
+    for chunk in values.chunks(270_000) {
         w.extend(chunk).unwrap();
     }
     w.finish().unwrap();
@@ -152,7 +152,7 @@ fn large_big_endian_writes_hold_the_values_written() {
     let native = DynArray::read_npy_from(&values.write_npy_to(Vec::new()).unwrap()[..]).unwrap();
     assert_eq!(native.write_npy_to_with(Vec::new(), &big()).unwrap(), bytes);
 
-    let traces: Vec<Trace8Aligned> = (0..40_000).map(|i| Trace8::sample(i).aligned()).collect();
+    let traces: Vec<Trace8Aligned> = (0..130_000).map(|i| Trace8::sample(i).aligned()).collect();
     let file = traces.write_npy_to_with(Vec::new(), &big()).unwrap();
     let array = DynArray::read_npy_from(&file[..]).unwrap();
     assert!(array.header().dtype.descr().starts_with("[('trace_id', '>i4'), ('', '|V4'), ('receiver', [('x', '>f8')"));
@@ -161,7 +161,7 @@ fn large_big_endian_writes_hold_the_values_written() {
     let size = std::mem::size_of::<Trace8Aligned>();
     assert!(array.data().chunks_exact(size).all(|r| r[4..8] == [0; 4]));
 
-    let nd = ndarray::Array2::from_shape_fn((600, 500), |(i, j)| (i * 500 + j) as u32);
+    let nd = ndarray::Array2::from_shape_fn((1600, 1500), |(i, j)| (i * 1500 + j) as u32);
     let file = nd.t().write_npy_to_with(Vec::new(), &big()).unwrap();
     let back = DynArray::read_npy_from(&file[..]).unwrap();
     assert_eq!(back.header().dtype.descr(), "'>u4'");
@@ -170,8 +170,8 @@ fn large_big_endian_writes_hold_the_values_written() {
     let strided = nd.slice(ndarray::s![.., ..;2]);
     let file = strided.write_npy_to_with(Vec::new(), &big()).unwrap();
     let back = DynArray::read_npy_from(&file[..]).unwrap();
-    assert_eq!(back.header().shape, [600, 250]);
-    assert_eq!(back.get::<u32>(&[599, 249]).unwrap(), strided[[599, 249]]);
+    assert_eq!(back.header().shape, [1600, 750]);
+    assert_eq!(back.get::<u32>(&[1599, 749]).unwrap(), strided[[1599, 749]]);
 }
 
 /// The machine's order asked for explicitly writes what the type declares, one-byte
