@@ -325,7 +325,7 @@ impl Plan {
                         .map_err(|e| ErrorKind::InvalidValue { index: first_index + i, reason: e.to_string() })?;
                 }
             }
-            Op::Zero { dst: to, len } => records.for_each(|(_, d)| d[to..to + len].fill(0)),
+            Op::Zero { dst: to, len } => dst.chunks_exact_mut(ds).take(n).for_each(|d| d[to..to + len].fill(0)),
         }
         Ok(())
     }
