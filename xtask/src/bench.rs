@@ -1,8 +1,8 @@
-//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append|header] [--bytes N]
+//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append|header[,...]] [--bytes N]
 //! [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] [--repeat K]`:
 //! npy's speed next to the machine limit, NumPy, npyz, pyarrow and npy-append-array, in one
 //! run, with the ratios the speed goals name. Eight parts, all by default (`--only` picks
-//! one):
+//! some, comma-separated, run in the order below):
 //!
 //! - `f8`: a big `<f8` array.
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
@@ -138,7 +138,7 @@ use std::process::{Command, Stdio};
 
 use crate::project::{self, Result};
 
-const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append|header] \
+const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append|header[,...]] \
                      [--bytes N] [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] \
                      [--repeat K]";
 
@@ -466,11 +466,14 @@ const HEADER: Part = Part {
     ],
 };
 
+/// Every part, in the order a run takes them.
+const PARTS: [&Part; 8] = [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &APPEND, &HEADER];
+
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
 struct Settings {
-    /// `None`: every part.
-    only: Option<&'static Part>,
+    /// The parts to run, as bits of their place in [`PARTS`]; 0: every part.
+    only: u16,
     /// Data bytes per file of the `f8` part.
     bytes: u64,
     /// Records per file of the `records` and `arrow` parts.
@@ -488,10 +491,12 @@ struct Settings {
 
 impl Settings {
     fn parts(&self) -> Vec<&'static Part> {
-        match self.only {
-            Some(part) => vec![part],
-            None => vec![&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &APPEND, &HEADER],
-        }
+        PARTS
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| self.only == 0 || self.only & (1 << i) != 0)
+            .map(|(_, p)| *p)
+            .collect()
     }
 
     /// The size argument of `part`'s bench and of `bench.py`.
@@ -569,7 +574,7 @@ pub fn run(args: &[&str]) -> Result<()> {
 
 fn parse_args(args: &[&str]) -> Result<Settings> {
     let mut settings = Settings {
-        only: None,
+        only: 0,
         bytes: 1 << 30,
         records: 4_000_000,
         elements: 4_000_000,
@@ -590,21 +595,15 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
         let number = || value.parse::<u64>().map_err(|e| format!("{arg} {value}: {e}; {USAGE}"));
         match arg {
             "--only" => {
-                settings.only = Some(match value {
-                    "f8" => &F8,
-                    "records" => &RECORDS,
-                    "npz" => &NPZ,
-                    "mmap" => &MMAP,
-                    "arrow" => &ARROW,
-                    "sql" => &SQL,
-                    "append" => &APPEND,
-                    "header" => &HEADER,
-                    _ => {
+                for name in value.split(',') {
+                    let Some(i) = PARTS.iter().position(|p| p.name == name) else {
                         return Err(format!(
-                            "--only takes f8, records, npz, mmap, arrow, sql, append or header, not {value:?}; {USAGE}"
-                        ))
-                    }
-                })
+                            "--only takes f8, records, npz, mmap, arrow, sql, append or header (or several, \
+                             comma-separated), not {name:?}; {USAGE}"
+                        ));
+                    };
+                    settings.only |= 1 << i;
+                }
             }
             "--bytes" => settings.bytes = number()?,
             "--records" => settings.records = number()?,
@@ -844,6 +843,9 @@ mod tests {
         assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("append or header"));
         let append = parse_args(&["--only", "append", "--batches", "20"]).unwrap();
         assert_eq!(append.size_args(append.parts()[0]), ["--batches".to_string(), "20".to_string()]);
+        let several = parse_args(&["--only", "header,f8,records"]).unwrap().parts();
+        assert_eq!(several.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "records", "header"]);
+        assert!(parse_args(&["--only", "f8,nope"]).unwrap_err().contains("\"nope\""));
         let header = parse_args(&["--only", "header", "--fields", "500"]).unwrap();
         assert_eq!(header.size_args(header.parts()[0]), ["--fields".to_string(), "500".to_string()]);
         assert_eq!(parse_args(&["--only", "header"]).unwrap().fields, 2_000);
