@@ -98,22 +98,25 @@ np.save does not, npy-append-array does not).
   np_save_whole  np.save(out.npy, arr)
   npaa_append    npy_append_array.NpyAppendArray(out.npy).append(batch) for each batch
 
-header (benches/header.rs): DIR holds header_f8.npy, 2 zeroed records of
-np.dtype([(f'f{i}', '<f8') for i in range(FIELDS)]), and header_mixed.npy, 2 zeroed records
-of FIELDS fields of a mixed dtype (titles, nested records with padding, subarrays, text),
-written by npy.  Checked once: NumPy's header read gives shape (2,), C order and, for the
-first file, that dtype; np.save of a zeroed array of the dtype NumPy read writes the same
-header bytes as npy did.  Each measurement is the median of 100 reads (NumPy's header read
-takes 10 to 50 ms here; benches/header.rs takes the median of 300 of npy's, which are much
-shorter); the header bytes are the file's up to its data.  max_header_size is
-raised past the header's length, as np.load(..., max_header_size=...) would need (NumPy's
-default of 10,000 refuses both).
+header (benches/header.rs): DIR holds header_long.npy, 2 zeroed records of
+np.dtype([(f'receiver_channel_amplitude_{i:04d}', '<f8') for i in range(FIELDS)]) (a header
+like issue 19's, the one its goals are measured on), header_f8.npy, the same with names
+f'f{i}', and header_mixed.npy, FIELDS fields of a mixed dtype (titles, nested records with
+padding, subarrays, text), written by npy.  Checked once: NumPy's header read gives shape
+(2,), C order and, for the first two files, those dtypes; np.save of a zeroed array of the
+dtype NumPy read writes the same header bytes as npy did.  Each measurement is the median
+of 100 reads (NumPy's header read takes 10 to 50 ms here; benches/header.rs takes the
+median of 300 of npy's, which are much shorter); the header bytes are the file's up to its
+data.  max_header_size is raised past the header's length, as np.load(...,
+max_header_size=...) would need (NumPy's default of 10,000 refuses them all).
 
-  np_parse_f8     read_magic + read_array_header_1_0/_2_0 of header_f8.npy's header bytes
-                  in memory (io.BytesIO)
+  np_parse_long   read_magic + read_array_header_1_0/_2_0 of header_long.npy's header
+                  bytes in memory (io.BytesIO)
+  np_parse_f8     the same of header_f8.npy's
   np_parse_mixed  the same of header_mixed.npy's
-  np_open_f8      open(header_f8.npy) + read_magic + read_array_header: np.load's work
+  np_open_long    open(header_long.npy) + read_magic + read_array_header: np.load's work
                   before the data
+  np_open_f8      the same of header_f8.npy
   np_open_mixed   the same of header_mixed.npy
 """
 
@@ -673,8 +676,9 @@ def header(directory, fields, repeat):
 
     from numpy.lib import format as fmt
 
-    paths = {kind: os.path.join(directory, f"header_{kind}.npy") for kind in ("f8", "mixed")}
-    f8_dtype = np.dtype([(f"f{i}", "<f8") for i in range(fields)])
+    paths = {kind: os.path.join(directory, f"header_{kind}.npy") for kind in ("long", "f8", "mixed")}
+    dtypes = {"long": np.dtype([(f"receiver_channel_amplitude_{i:04d}", "<f8") for i in range(fields)]),
+              "f8": np.dtype([(f"f{i}", "<f8") for i in range(fields)])}
 
     def read_header(f):
         """NumPy's header read, as np.load does it: the version, then that version's reader."""
@@ -690,11 +694,11 @@ def header(directory, fields, repeat):
             length = f.tell()
             f.seek(0)
             heads[kind] = f.read(length)
-        if shape != (2,) or fortran or (kind == "f8" and dtype != f8_dtype):
+        if shape != (2,) or fortran or (kind in dtypes and dtype != dtypes[kind]):
             raise SystemExit(f"{path}: NumPy reads shape {shape}, fortran_order {fortran}, dtype {dtype}")
         again = io.BytesIO()
         with warnings.catch_warnings():
-            # np.save says when it writes version 2.0, as it must for the mixed header.
+            # np.save says when it writes version 2.0, as it must for the long and mixed headers.
             warnings.simplefilter("ignore", UserWarning)
             np.save(again, np.zeros(2, dtype))
         if again.getvalue()[:length] != heads[kind]:
@@ -730,7 +734,9 @@ def header(directory, fields, repeat):
 
     for path in paths.values():
         warm(path)
-    rounds([("np_parse_f8", len(heads["f8"]), parse("f8")),
+    rounds([("np_parse_long", len(heads["long"]), parse("long")),
+            ("np_open_long", len(heads["long"]), median_of(opened("long"))),
+            ("np_parse_f8", len(heads["f8"]), parse("f8")),
             ("np_parse_mixed", len(heads["mixed"]), parse("mixed")),
             ("np_open_f8", len(heads["f8"]), median_of(opened("f8"))),
             ("np_open_mixed", len(heads["mixed"]), median_of(opened("mixed")))], repeat, 0)
