@@ -8,7 +8,10 @@
 //! it, and each string without escapes borrowed from the text. A parse allocates that one
 //! growing buffer, not a `String` per token nor a `Vec` per tuple; [`parse`] turns the
 //! tape into a [`Literal`] tree, while the header codec and the descr interpreter
-//! (`dtype`) read the tape itself (`Value`) and keep only what their model keeps.
+//! (`dtype`) read the tape itself (`Value`) and keep only what their model keeps. Strings
+//! are scanned a word (8 bytes) at a time, and a record field as NumPy writes it,
+//! `('name', 'type')`, is read in one go; any other text takes the general path, so the
+//! values and errors are the same.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -214,6 +217,30 @@ fn quote(s: &str) -> String {
     out
 }
 
+/// Index of the first backslash, line break or quote `q` in `bytes`: where a string's plain
+/// run stops. Eight bytes at a time (a string's bytes are most of a header's), each word
+/// tested for the four bytes at once: a byte of `word ^ splat(b)` is zero where `word` holds
+/// `b`, and `(x - 0x01..) & !x & 0x80..` flags a word's zero bytes, exactly up to the first
+/// (a borrow can flag a byte only past a zero one), so the lowest flag is the first stop.
+fn string_stop(bytes: &[u8], q: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zeros = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let (words, tail) = bytes.as_chunks::<8>();
+    for (i, word) in words.iter().enumerate() {
+        let w = u64::from_le_bytes(*word);
+        let stops = zeros(w ^ (ONES * u64::from(b'\\')))
+            | zeros(w ^ (ONES * u64::from(b'\n')))
+            | zeros(w ^ (ONES * u64::from(b'\r')))
+            | zeros(w ^ (ONES * u64::from(q)));
+        if stops != 0 {
+            return Some(i * 8 + (stops.trailing_zeros() / 8) as usize);
+        }
+    }
+    let at = words.len() * 8;
+    tail.iter().position(|&b| matches!(b, b'\\' | b'\n' | b'\r') || b == q).map(|i| at + i)
+}
+
 fn is_ident_start(c: char) -> bool {
     c == '_' || c.is_alphabetic()
 }
@@ -372,6 +399,7 @@ impl<'a> Parser<'a> {
             None => return Err(self.err(start, "expected a value, found end of text")),
             Some(b'{') => return self.parse_dict(depth),
             Some(b'[') => return self.parse_list(depth),
+            Some(b'(') if self.string_pair(depth) => return Ok(()),
             Some(b'(') => return self.parse_paren(depth),
             Some(q @ (b'\'' | b'"')) => match self.plain_string(start + 1, q, false) {
                 // The common case, read here: a string without escapes that a delimiter
@@ -402,6 +430,36 @@ impl<'a> Parser<'a> {
         };
         self.nodes.push(node);
         Ok(())
+    }
+
+    /// Reads the tuple at `self.pos` in one go when it is a record field as NumPy writes
+    /// it, `('name', 'type')`: two strings without escapes, a quote right after the
+    /// parenthesis, `, ` between them and `)` right after. Its three nodes are what
+    /// [`Parser::parse_paren`] writes for it. `false`, with nothing read, for any other
+    /// text (or at the depth limit), which `parse_paren` then reads, errors and all.
+    #[inline]
+    fn string_pair(&mut self, depth: usize) -> bool {
+        let start = self.pos;
+        let bytes = self.text.as_bytes();
+        let pair = || {
+            if depth >= self.opts.max_depth {
+                return None;
+            }
+            let q = *bytes.get(start + 1).filter(|&&q| q == b'\'' || q == b'"')?;
+            let first = self.plain_string_at(start + 2, q, false)?;
+            let comma = start + 2 + first.len() + 1;
+            if bytes.get(comma..comma + 2) != Some(b", ") {
+                return None;
+            }
+            let q = *bytes.get(comma + 2).filter(|&&q| q == b'\'' || q == b'"')?;
+            let second = self.plain_string_at(comma + 3, q, false)?;
+            let close = comma + 3 + second.len() + 1;
+            (bytes.get(close) == Some(&b')')).then_some((first, second, close + 1))
+        };
+        let Some((first, second, end)) = pair() else { return false };
+        self.pos = end;
+        self.nodes.extend_from_slice(&[Node::Tuple(Span { items: 2, nodes: 2 }), Node::Str(first), Node::Str(second)]);
+        true
     }
 
     /// The node of a string: itself when borrowed, else its index among the decoded ones.
@@ -563,8 +621,16 @@ impl<'a> Parser<'a> {
     /// character by character (and its errors found).
     #[inline]
     fn plain_string(&mut self, body: usize, q: u8, bytes: bool) -> Option<&'a str> {
+        let text = self.plain_string_at(body, q, bytes)?;
+        self.pos = body + text.len() + 1;
+        Some(text)
+    }
+
+    /// [`Parser::plain_string`] without moving `self.pos`.
+    #[inline]
+    fn plain_string_at(&self, body: usize, q: u8, bytes: bool) -> Option<&'a str> {
         let rest = self.text.as_bytes().get(body..)?;
-        let len = rest.iter().position(|&b| matches!(b, b'\\' | b'\n' | b'\r') || b == q)?;
+        let len = string_stop(rest, q)?;
         // Not a backslash nor a line break, nor a third quote (`'''` starts a triple-quoted
         // string, an error).
         if rest.get(len) != Some(&q) || (len == 0 && rest.get(1) == Some(&q)) {
@@ -575,7 +641,6 @@ impl<'a> Parser<'a> {
         if bytes && !text.is_ascii() {
             return None;
         }
-        self.pos = body + len + 1;
         Some(text)
     }
 
@@ -1512,6 +1577,65 @@ mod tests {
     fn error_display() {
         let err = e("{'a' 1}");
         assert_eq!(err.to_string(), "expected ':' after dict key, found '1' (at byte 5)");
+    }
+
+    #[test]
+    fn string_stop_finds_the_first_stop_in_any_word() {
+        // Every stop byte at every place of texts longer than a word, other bytes around it
+        // (a `0x01` right after a stop, the byte a borrow can flag, and non-ASCII).
+        let naive = |b: &[u8], q: u8| b.iter().position(|&c| matches!(c, b'\\' | b'\n' | b'\r') || c == q);
+        for q in [b'\'', b'"'] {
+            for len in 0..20 {
+                for at in 0..=len {
+                    for stop in [b'\\', b'\n', b'\r', b'\'', b'"'] {
+                        let mut text: Vec<u8> = (0..len).map(|i| [b'a', 0x01, 0xc3, 0x7f, b' '][i % 5]).collect();
+                        if at < len {
+                            text[at] = stop;
+                            if at + 1 < len {
+                                text[at + 1] = 0x01;
+                            }
+                        }
+                        assert_eq!(string_stop(&text, q), naive(&text, q), "{text:?} {q}");
+                        if at + 2 < len {
+                            text[at + 2] = q;
+                            assert_eq!(string_stop(&text, q), naive(&text, q), "{text:?} {q}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn string_pairs_read_in_one_go_give_the_general_tape() {
+        // Read whole: the same tape as the general path gives the spaced spelling.
+        let spaced =
+            |t: &str| t.replace("('", "( '").replace("(\"", "( \"").replace("')", "' )").replace("\")", "\" )");
+        for text in [
+            "('a', '<f8')",
+            "[('a', '<f8'), (\"it's\", \"b\"), ('', '|V4'), ('x y', 'é')]",
+            "{'descr': [('a', '<f8')], 'fortran_order': False, 'shape': (2,), }",
+        ] {
+            let fast = parse_tape(text, ParseOptions::default()).unwrap();
+            let general = spaced(text);
+            assert_ne!(general, text);
+            assert_eq!(fast, parse_tape(&general, ParseOptions::default()).unwrap(), "{text}");
+        }
+        // Not a plain pair: read by the general path, its values and errors as ever.
+        assert_eq!(p("('a', 'b', 'c')"), Literal::Tuple(vec![s("a"), s("b"), s("c")]));
+        assert_eq!(p("('a', 'b' 'c')"), Literal::Tuple(vec![s("a"), s("bc")]));
+        assert_eq!(p("('a\\n', 'b')"), Literal::Tuple(vec![s("a\n"), s("b")]));
+        assert_eq!(p("('a', 'b',)"), Literal::Tuple(vec![s("a"), s("b")]));
+        assert_eq!(p("('a', b'b')"), Literal::Tuple(vec![s("a"), b(b"b")]));
+        fails_at("('''a', 'b')", 1, "triple-quoted strings are not supported");
+        fails_at("('a', 'b'", 9, "expected ',' or ')' after tuple item");
+        fails_at("('a', 'b']", 9, "expected ',' or ')' after tuple item");
+        fails_at("('a', 'b", 6, "unterminated string");
+        // The depth limit holds for pairs too.
+        let one = ParseOptions { allow_long_suffix: false, max_depth: 1 };
+        let err = parse("[('a', 'b')]", one).unwrap_err();
+        assert_eq!((err.offset, err.reason.as_str()), (1, "nesting deeper than 1"));
+        assert_eq!(parse("('a', 'b')", one).unwrap(), Literal::Tuple(vec![s("a"), s("b")]));
     }
 
     #[test]
