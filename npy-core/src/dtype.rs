@@ -6,12 +6,16 @@
 //! field offsets), and [`DType::to_descr`] turns it back exactly as NumPy's `dtype.descr`
 //! does (gaps become `('', '|Vn')` entries again). Pure functions, no I/O.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::literal::{self, Kind, Literal, ParseOptions, Tape, Value};
+
+mod descr;
+mod names;
+
+use names::NameSet;
 
 /// Largest itemsize NumPy accepts for any dtype (its sizes are C `int`s).
 pub const MAX_ITEMSIZE: usize = i32::MAX as usize;
@@ -294,7 +298,46 @@ impl Scalar {
     /// assert!(Scalar::parse(">m[us]").is_err());
     /// # Ok::<(), npy_core::Error>(())
     /// ```
+    #[inline]
     pub fn parse(s: &str) -> Result<Scalar> {
+        match Scalar::parse_common(s) {
+            Some(scalar) => Ok(scalar),
+            None => Scalar::parse_any(s),
+        }
+    }
+
+    /// What [`Scalar::parse`] gives the type strings almost every field has: a byte order
+    /// (`<`, `>`, `|`, `=`), a kind of number, text or bytes, and a one-digit size (`<f8`,
+    /// `|u1`, `>i4`, `|S8`). Read in place by the caller (no call, no `Result` through
+    /// memory); `None` for every other string, which [`Scalar::parse_any`] reads.
+    #[inline(always)]
+    fn parse_common(s: &str) -> Option<Scalar> {
+        let &[order, kind, digit] = s.as_bytes() else { return None };
+        let order = match order {
+            b'<' => ByteOrder::Little,
+            b'>' => ByteOrder::Big,
+            b'|' => ByteOrder::NotApplicable,
+            b'=' => ByteOrder::NATIVE,
+            _ => return None,
+        };
+        let n = digit.wrapping_sub(b'0');
+        let ty = match (kind, n) {
+            (b'f', 2 | 4 | 8) => ScalarType::Float(n),
+            (b'i', 1 | 2 | 4 | 8) => ScalarType::Int(n),
+            (b'u', 1 | 2 | 4 | 8) => ScalarType::UInt(n),
+            (b'c', 8) => ScalarType::Complex(8),
+            (b'b', 1) => ScalarType::Bool,
+            (b'S', 0..=9) => ScalarType::Bytes(usize::from(n)),
+            (b'U', 0..=9) => ScalarType::Unicode(usize::from(n)),
+            (b'V', 0..=9) => ScalarType::Void(usize::from(n)),
+            _ => return None,
+        };
+        Some(Scalar::new(ty, order))
+    }
+
+    /// [`Scalar::parse`] of any string: the common ones and the rest, with their errors.
+    #[inline(never)]
+    fn parse_any(s: &str) -> Result<Scalar> {
         let bad = |reason: &str| Error::dtype(Literal::Str(s.to_string()).repr(), reason);
         let (order, rest) = match s.chars().next() {
             Some('<') => (ByteOrder::Little, &s[1..]),
@@ -558,75 +601,6 @@ impl Record {
     }
 }
 
-/// The names and `str` titles of a record's fields, for [`Record::new`]'s repeat checks:
-/// open addressing over a quick hash (a multiply per 8 bytes), so that checking a record
-/// of many fields costs little next to reading it. Should the names collide much more
-/// than chance has them (text made to collide), the set moves to std's `HashSet`,
-/// whose SipHash is keyed anew in each process, so no record makes the check quadratic.
-#[derive(Debug)]
-struct NameSet<'s> {
-    /// A power of two at least twice the names to hold.
-    slots: Vec<Option<&'s str>>,
-    /// Probes past a name's first slot left before the set moves to `safe`.
-    budget: usize,
-    safe: Option<HashSet<&'s str>>,
-}
-
-impl<'s> NameSet<'s> {
-    fn with_capacity(names: usize) -> NameSet<'s> {
-        let len = names.saturating_mul(2).max(16).next_power_of_two();
-        // Linear probing at most half full takes about one probe past the first slot per
-        // name on average; eight each and a few hundred over are never used up by chance.
-        NameSet { slots: vec![None; len], budget: names.saturating_mul(8).saturating_add(256), safe: None }
-    }
-
-    /// Adds `name`; `false` if it was there already.
-    fn insert(&mut self, name: &'s str) -> bool {
-        if let Some(safe) = &mut self.safe {
-            return safe.insert(name);
-        }
-        let mask = self.slots.len() - 1;
-        // The top bits of the product depend on every bit of the name.
-        let mut at = (quick_hash(name) >> (u64::BITS - mask.count_ones())) as usize;
-        loop {
-            match self.slots[at] {
-                None => {
-                    self.slots[at] = Some(name);
-                    return true;
-                }
-                Some(other) if other == name => return false,
-                Some(_) if self.budget == 0 => {
-                    let mut safe: HashSet<&'s str> = self.slots.iter().flatten().copied().collect();
-                    let added = safe.insert(name);
-                    self.safe = Some(safe);
-                    self.slots = Vec::new();
-                    return added;
-                }
-                Some(_) => {
-                    self.budget -= 1;
-                    at = (at + 1) & mask;
-                }
-            }
-        }
-    }
-}
-
-/// FxHash's step over the name, 8 bytes at a time, its length first.
-fn quick_hash(name: &str) -> u64 {
-    const K: u64 = 0xf135_7aea_2e62_a9c5;
-    let step = |h: u64, word: u64| (h.rotate_left(26) ^ word).wrapping_mul(K);
-    let mut chunks = name.as_bytes().chunks_exact(8);
-    let mut h = step(0, name.len() as u64);
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        h = step(h, u64::from_le_bytes(word));
-    }
-    // The last bytes a byte at a time: a copy of a length not known here is a call.
-    let last = chunks.remainder().iter().rev().fold(0u64, |word, &b| word << 8 | u64::from(b));
-    step(h, last)
-}
-
 /// A fixed-shape array of another dtype, as a record field's type (`('v', '<f4', (3,))`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubArray {
@@ -807,157 +781,6 @@ impl DType {
             DType::SubArray(a) => a.base.has_non_native(),
         }
     }
-
-    /// The dtype from a header's `descr` value, exactly as NumPy's `descr_to_dtype`:
-    /// `('', '|Vn')` entries (and any unnamed void or subarray entry) are padding and
-    /// become gaps between field offsets.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Dtype`] for anything NumPy would refuse (bad type strings, duplicate
-    /// names, bad shapes, sizes over NumPy's limits, nesting deeper than 32);
-    /// [`ErrorKind::UnsupportedDtype`] for object fields in records and object subarrays
-    /// (a whole object array, `'|O'`, is understood).
-    ///
-    /// # Examples
-    /// ```
-    /// use npy_core::dtype::DType;
-    /// use npy_core::literal::{parse, ParseOptions};
-    ///
-    /// let descr = parse("[('a', '|u1'), ('', '|V7'), ('b', '<f8')]", ParseOptions::default()).unwrap();
-    /// let dt = DType::from_descr(&descr)?;
-    /// let rec = dt.as_record().unwrap();
-    /// assert_eq!(rec.fields().len(), 2);
-    /// assert_eq!(rec.field("b").unwrap().offset, 8);
-    /// assert_eq!(dt.itemsize(), 16);
-    /// assert_eq!(dt.descr(), "[('a', '|u1'), ('', '|V7'), ('b', '<f8')]");
-    /// # Ok::<(), npy_core::Error>(())
-    /// ```
-    pub fn from_descr(descr: &Literal) -> Result<DType> {
-        Self::from_value(Tape::of(descr).root())
-    }
-
-    /// [`DType::from_descr`] of a descr read from a tape (by the header codec and
-    /// [`FromStr`]): the one interpreter of descrs, which reads the parsed text in place.
-    pub(crate) fn from_value(descr: Value<'_, '_>) -> Result<DType> {
-        Self::from_descr_at(descr, 0)
-    }
-
-    fn from_descr_at(descr: Value<'_, '_>, depth: usize) -> Result<DType> {
-        if depth > MAX_DTYPE_DEPTH {
-            return Err(Error::dtype("descr", format!("nested deeper than {MAX_DTYPE_DEPTH} levels")));
-        }
-        match descr.kind() {
-            Kind::Str(s) => Ok(DType::Scalar(Scalar::parse(s)?)),
-            Kind::Tuple if descr.len() == 2 => {
-                let mut items = descr.items();
-                let (Some(base), Some(shape)) = (items.next(), items.next()) else {
-                    return Err(Error::dtype(descr.repr(), "expected a (type, shape) tuple"));
-                };
-                let base = Self::from_descr_at(base, depth + 1)?;
-                sized_base(&base, descr)?;
-                let shape = parse_subarray_shape(shape)?;
-                DType::subarray(base, shape)
-            }
-            Kind::List => Self::record_from_descr(descr, depth),
-            _ => Err(Error::dtype(descr.repr(), "expected a type string, a list of fields or a (type, shape) tuple")),
-        }
-    }
-
-    fn record_from_descr(descr: Value<'_, '_>, depth: usize) -> Result<DType> {
-        let mut fields = Vec::with_capacity(descr.len());
-        let mut offset = 0usize;
-        for entry in descr.items() {
-            let bad = |reason: &str| Error::dtype(entry.repr(), reason.to_string());
-            if !matches!(entry.kind(), Kind::Tuple | Kind::List) || !matches!(entry.len(), 2 | 3) {
-                return Err(bad("a field must be a (name, type) or (name, type, shape) tuple"));
-            }
-            let mut parts = entry.items();
-            let (Some(name_lit), Some(fmt)) = (parts.next(), parts.next()) else {
-                return Err(bad("a field must be a (name, type) or (name, type, shape) tuple"));
-            };
-            let mut dtype = match fmt.kind() {
-                // A type string, as almost every field has: what `from_descr_at` does with
-                // it, without the call and its result moved through memory.
-                Kind::Str(s) if depth < MAX_DTYPE_DEPTH => DType::Scalar(Scalar::parse(s)?),
-                _ => Self::from_descr_at(fmt, depth + 1)?,
-            };
-            if let Some(s) = parts.next() {
-                sized_base(&dtype, entry)?;
-                dtype = DType::subarray(dtype, parse_subarray_shape(s)?)?;
-            }
-            let (title, name) = match name_lit.kind() {
-                Kind::Str(n) => (None, n),
-                Kind::Tuple if name_lit.len() == 2 => {
-                    let mut pair = name_lit.items();
-                    match (pair.next(), pair.next().map(Value::kind)) {
-                        (Some(t), Some(Kind::Str(n))) => {
-                            let title = match t.kind() {
-                                Kind::None => None,
-                                _ => Some(t.to_literal()),
-                            };
-                            (title, n)
-                        }
-                        _ => return Err(bad("field names must be strings")),
-                    }
-                }
-                _ => return Err(bad("field names must be strings (or a (title, name) pair)")),
-            };
-            let size = dtype.itemsize();
-            let is_pad = matches!(name_lit.kind(), Kind::Str(n) if n.is_empty())
-                && match &dtype {
-                    DType::Scalar(s) => matches!(s.ty(), ScalarType::Void(_)),
-                    DType::SubArray(_) => true,
-                    DType::Record(_) => false,
-                };
-            if !is_pad {
-                fields.push(Field { name: name.to_string(), title, dtype, offset });
-            }
-            offset = offset
-                .checked_add(size)
-                .filter(|&o| o <= MAX_ITEMSIZE)
-                .ok_or_else(|| bad("record size in bytes must fit into a C int"))?;
-        }
-        Ok(DType::Record(Record::new(fields, offset)?))
-    }
-
-    /// The `descr` value NumPy writes for this dtype (`dtype.descr` for records,
-    /// `dtype.str` otherwise): gaps between fields become `('', '|Vn')` entries.
-    pub fn to_descr(&self) -> Literal {
-        match self {
-            DType::Scalar(s) => Literal::Str(s.type_str()),
-            DType::SubArray(a) => Literal::Tuple(vec![a.base.to_descr(), shape_literal(&a.shape)]),
-            DType::Record(r) => {
-                let mut out = Vec::with_capacity(r.fields.len());
-                let mut offset = 0;
-                let pad = |n: usize| Literal::Tuple(vec![Literal::Str(String::new()), Literal::Str(format!("|V{n}"))]);
-                for f in &r.fields {
-                    if f.offset > offset {
-                        out.push(pad(f.offset - offset));
-                        offset = f.offset;
-                    }
-                    let name = match &f.title {
-                        Some(t) => Literal::Tuple(vec![t.clone(), Literal::Str(f.name.clone())]),
-                        None => Literal::Str(f.name.clone()),
-                    };
-                    let entry = match &f.dtype {
-                        DType::SubArray(a) => vec![name, a.base.to_descr(), shape_literal(&a.shape)],
-                        other => vec![name, other.to_descr()],
-                    };
-                    out.push(Literal::Tuple(entry));
-                    offset += f.dtype.itemsize();
-                }
-                if r.itemsize > offset {
-                    out.push(pad(r.itemsize - offset));
-                }
-                Literal::List(out)
-            }
-        }
-    }
-
-    /// The descr as NumPy prints it in a header, e.g. `'<f8'` or `[('a', '<i4')]`.
-    pub fn descr(&self) -> String {
-        self.to_descr().repr()
-    }
 }
 
 impl fmt::Display for DType {
@@ -997,20 +820,6 @@ fn object_field(name: &str, dtype: &DType) -> Error {
 
 /// Refuses dtypes whose data is not raw elements: an object array's data is a pickle, read
 /// and written only through [`crate::object`].
-/// NumPy's rule for a `(type, shape)` tuple (a subarray, or a field with a shape): a type
-/// of no size that is not a record (`'|V0'`, `'S'`, `('<f8', (0,))`) has no "generic size"
-/// to repeat, and `np.dtype` refuses it ("invalid itemsize in generic type tuple"), even
-/// with shape `()`; a record of no fields is fine.
-fn sized_base(base: &DType, tuple: Value<'_, '_>) -> Result<()> {
-    if base.itemsize() == 0 && base.as_record().is_none() {
-        return Err(Error::dtype(
-            tuple.repr(),
-            "invalid itemsize in generic type tuple: a (type, shape) needs a type with a size",
-        ));
-    }
-    Ok(())
-}
-
 pub(crate) fn refuse_objects(dtype: &DType) -> Result<()> {
     if !dtype.has_object() {
         return Ok(());
@@ -1022,23 +831,6 @@ pub(crate) fn refuse_objects(dtype: &DType) -> Result<()> {
             .into(),
     }
     .into())
-}
-
-fn shape_literal(shape: &[usize]) -> Literal {
-    Literal::Tuple(shape.iter().map(|&d| Literal::Int(d as i128)).collect())
-}
-
-fn parse_subarray_shape(lit: Value<'_, '_>) -> Result<Vec<usize>> {
-    let bad = || Error::dtype(lit.repr(), "invalid shape in fixed-type tuple");
-    let dim = |l: Value<'_, '_>| match l.kind() {
-        Kind::Int(n) if n >= 0 && n <= MAX_ITEMSIZE as i128 => Ok(n as usize),
-        _ => Err(bad()),
-    };
-    match lit.kind() {
-        Kind::Int(_) => Ok(vec![dim(lit)?]),
-        Kind::Tuple | Kind::List if lit.len() <= crate::shape::MAX_DIMS => lit.items().map(dim).collect(),
-        _ => Err(bad()),
-    }
 }
 
 #[cfg(test)]
@@ -1233,31 +1025,6 @@ mod tests {
             let e = format!("[{}, {extra}]", fields.join(", ")).parse::<DType>().unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::Dtype { .. }) && e.to_string().contains(want), "{extra}: {e}");
         }
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
-    fn name_set_finds_repeats_and_survives_collisions() {
-        let names: Vec<String> = (0..1000).map(|i| format!("name_{i}")).collect();
-        let mut set = NameSet::with_capacity(names.len());
-        assert!(names.iter().all(|n| set.insert(n)));
-        assert!(names.iter().all(|n| !set.insert(n)));
-        assert!(set.safe.is_none(), "1,000 plain names used up the probe budget");
-        // Names that all start in the same slot of a table for 300 (1,024 slots: the top
-        // 10 bits of the hash), as text built to collide would: linear probing would take
-        // 45,000 probes; the budget (2,656) runs out and the set moves to HashSet.
-        let colliding: Vec<String> =
-            (0..).map(|i| format!("c{i}")).filter(|n| quick_hash(n) >> 54 == 7).take(300).collect();
-        let mut set = NameSet::with_capacity(colliding.len());
-        assert!(colliding.iter().all(|n| set.insert(n)));
-        assert!(set.safe.is_some());
-        assert!(colliding.iter().all(|n| !set.insert(n)));
-        assert!(set.insert("another"));
-        // The same names as a record: accepted, and a repeat among them still found.
-        let fields: Vec<String> = colliding.iter().map(|n| format!("('{n}', '|u1')")).collect();
-        assert_eq!(dt(&format!("[{}]", fields.join(", "))).itemsize(), 300);
-        let e = format!("[{}, ('{}', '<i4')]", fields.join(", "), colliding[123]).parse::<DType>().unwrap_err();
-        assert!(e.to_string().contains("field name already used"), "{e}");
     }
 
     #[test]
