@@ -11,6 +11,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::literal::{self, Kind, Literal, ParseOptions, Tape, Value};
+use crate::repr;
 
 mod descr;
 mod names;
@@ -133,12 +134,17 @@ impl DateUnit {
     /// NumPy's generic unit (`M8` with no brackets).
     pub const GENERIC: DateUnit = DateUnit { unit: TimeUnit::Generic, multiple: 1 };
 
-    fn suffix(self) -> String {
-        match (self.unit, self.multiple) {
-            (TimeUnit::Generic, _) => String::new(),
-            (u, 1) => format!("[{}]", u.code()),
-            (u, n) => format!("[{n}{}]", u.code()),
+    /// Writes the unit as a type string ends: `[s]`, `[25s]`, nothing for the generic unit.
+    fn write_suffix(self, out: &mut String) {
+        if self.unit == TimeUnit::Generic {
+            return;
         }
+        out.push('[');
+        if self.multiple != 1 {
+            push_decimal(u64::from(self.multiple), out);
+        }
+        out.push_str(self.unit.code());
+        out.push(']');
     }
 }
 
@@ -257,20 +263,37 @@ impl Scalar {
 
     /// NumPy's type string (`dtype.str`), e.g. `<f8`, `|S5`, `>M8[25s]`.
     pub fn type_str(&self) -> String {
+        let mut out = String::with_capacity(8);
+        self.write_type_str(&mut out);
+        out
+    }
+
+    /// Writes [`Scalar::type_str`] to `out`.
+    fn write_type_str(&self, out: &mut String) {
         let o = self.order.as_char();
-        match self.ty {
-            ScalarType::Bool => "|b1".to_string(),
-            ScalarType::Int(n) => format!("{o}i{n}"),
-            ScalarType::UInt(n) => format!("{o}u{n}"),
-            ScalarType::Float(n) => format!("{o}f{n}"),
-            ScalarType::Complex(n) => format!("{o}c{n}"),
-            ScalarType::DateTime(u) => format!("{o}M8{}", u.suffix()),
-            ScalarType::TimeDelta(u) => format!("{o}m8{}", u.suffix()),
-            ScalarType::Bytes(n) => format!("|S{n}"),
-            ScalarType::Unicode(n) => format!("{o}U{n}"),
-            ScalarType::Void(n) => format!("|V{n}"),
-            ScalarType::Object => "|O".to_string(),
-        }
+        let (order, kind, size) = match self.ty {
+            ScalarType::Bool => ('|', "b", 1),
+            ScalarType::Int(n) => (o, "i", usize::from(n)),
+            ScalarType::UInt(n) => (o, "u", usize::from(n)),
+            ScalarType::Float(n) => (o, "f", usize::from(n)),
+            ScalarType::Complex(n) => (o, "c", usize::from(n)),
+            ScalarType::DateTime(u) | ScalarType::TimeDelta(u) => {
+                out.push(o);
+                out.push_str(if matches!(self.ty, ScalarType::DateTime(_)) { "M8" } else { "m8" });
+                u.write_suffix(out);
+                return;
+            }
+            ScalarType::Bytes(n) => ('|', "S", n),
+            ScalarType::Unicode(n) => (o, "U", n),
+            ScalarType::Void(n) => ('|', "V", n),
+            ScalarType::Object => {
+                out.push_str("|O");
+                return;
+            }
+        };
+        out.push(order);
+        out.push_str(kind);
+        push_decimal(size as u64, out);
     }
 
     /// Parses a NumPy type string such as `<f8`, `|b1`, `>U5`, `<M8[25s]`.
@@ -831,6 +854,22 @@ pub(crate) fn refuse_objects(dtype: &DType) -> Result<()> {
             .into(),
     }
     .into())
+}
+
+/// Writes `n` in decimal digits, without the formatting machinery.
+fn push_decimal(n: u64, out: &mut String) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 #[cfg(test)]

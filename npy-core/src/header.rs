@@ -267,15 +267,12 @@ impl Header {
     /// The dict text `np.save` writes, growth-axis spaces included, before padding:
     /// `{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }` followed by spaces.
     pub fn dict_text(&self) -> String {
-        let mut s = String::with_capacity(128);
+        let fields = self.dtype.as_record().map_or(0, |r| r.fields().len());
+        let mut s = String::with_capacity(128 + fields.saturating_mul(32));
+        s.push_str("{'descr': ");
+        self.dtype.write_descr(&mut s);
         let order = if self.fortran_order { "True" } else { "False" };
-        let _ = write!(
-            s,
-            "{{'descr': {}, 'fortran_order': {}, 'shape': {}, }}",
-            self.dtype.descr(),
-            order,
-            shape_repr(&self.shape)
-        );
+        let _ = write!(s, ", 'fortran_order': {order}, 'shape': {}, }}", shape_repr(&self.shape));
         // NumPy: header += " " * (GROWTH_AXIS_MAX_DIGITS - len(repr(shape[-1 if fortran else 0])))
         let growth = if self.fortran_order { self.shape.last() } else { self.shape.first() };
         if let Some(d) = growth {

@@ -186,7 +186,8 @@ impl Literal {
         out
     }
 
-    fn write_repr(&self, out: &mut String) {
+    /// Writes [`Literal::repr`] to `out`.
+    pub(crate) fn write_repr(&self, out: &mut String) {
         match self {
             Literal::None => out.push_str("None"),
             Literal::Bool(true) => out.push_str("True"),

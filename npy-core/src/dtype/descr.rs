@@ -1,10 +1,11 @@
 //! The descr interpreter and writer: a header's `descr` value (read in place from the
 //! literal parser's tape) to a [`DType`] exactly as NumPy's `descr_to_dtype`, and a
-//! [`DType`] back to its descr (`to_descr`), exactly as NumPy's `dtype_to_descr`.
+//! [`DType`] back to its descr, as a [`Literal`] (`to_descr`) or written straight as text
+//! (`descr`, `write_descr`), exactly as NumPy's `dtype_to_descr` and `repr`.
 
 use super::{
-    object_field, DType, Error, Field, Kind, Literal, NameSet, Record, Result, Scalar, ScalarType, Tape, Value,
-    MAX_DTYPE_DEPTH, MAX_ITEMSIZE,
+    object_field, push_decimal, repr, DType, Error, Field, Kind, Literal, NameSet, Record, Result, Scalar, ScalarType,
+    SubArray, Tape, Value, MAX_DTYPE_DEPTH, MAX_ITEMSIZE,
 };
 
 impl DType {
@@ -173,37 +174,160 @@ impl DType {
         match self {
             DType::Scalar(s) => Literal::Str(s.type_str()),
             DType::SubArray(a) => Literal::Tuple(vec![a.base.to_descr(), shape_literal(&a.shape)]),
-            DType::Record(r) => {
-                let mut out = Vec::with_capacity(r.fields.len());
-                let mut offset = 0;
-                let pad = |n: usize| Literal::Tuple(vec![Literal::Str(String::new()), Literal::Str(format!("|V{n}"))]);
-                for f in &r.fields {
-                    if f.offset > offset {
-                        out.push(pad(f.offset - offset));
-                        offset = f.offset;
-                    }
-                    let name = match &f.title {
-                        Some(t) => Literal::Tuple(vec![t.clone(), Literal::Str(f.name.clone())]),
-                        None => Literal::Str(f.name.clone()),
-                    };
-                    let entry = match &f.dtype {
-                        DType::SubArray(a) => vec![name, a.base.to_descr(), shape_literal(&a.shape)],
-                        other => vec![name, other.to_descr()],
-                    };
-                    out.push(Literal::Tuple(entry));
-                    offset += f.dtype.itemsize();
-                }
-                if r.itemsize > offset {
-                    out.push(pad(r.itemsize - offset));
-                }
-                Literal::List(out)
-            }
+            DType::Record(r) => Literal::List(
+                Entries::of(r)
+                    .map(|entry| match entry {
+                        Entry::Padding(n) => {
+                            Literal::Tuple(vec![Literal::Str(String::new()), Literal::Str(format!("|V{n}"))])
+                        }
+                        Entry::Field(f) => {
+                            let name = match &f.title {
+                                Some(t) => Literal::Tuple(vec![t.clone(), Literal::Str(f.name.clone())]),
+                                None => Literal::Str(f.name.clone()),
+                            };
+                            Literal::Tuple(match &f.dtype {
+                                DType::SubArray(a) => vec![name, a.base.to_descr(), shape_literal(&a.shape)],
+                                other => vec![name, other.to_descr()],
+                            })
+                        }
+                    })
+                    .collect(),
+            ),
         }
     }
 
-    /// The descr as NumPy prints it in a header, e.g. `'<f8'` or `[('a', '<i4')]`.
+    /// The descr as NumPy prints it in a header, e.g. `'<f8'` or `[('a', '<i4')]`: the
+    /// `repr` of [`DType::to_descr`], written in one pass.
     pub fn descr(&self) -> String {
-        self.to_descr().repr()
+        let fields = self.as_record().map_or(0, |r| r.fields.len());
+        let mut out = String::with_capacity(16 + fields.saturating_mul(32));
+        self.write_descr(&mut out);
+        out
+    }
+
+    /// Writes [`DType::descr`] to `out`: the text of [`DType::to_descr`]'s `repr`, without
+    /// making the literal.
+    pub(crate) fn write_descr(&self, out: &mut String) {
+        match self {
+            DType::Scalar(s) => {
+                // A type string has no quote, backslash nor other character to escape.
+                out.push('\'');
+                s.write_type_str(out);
+                out.push('\'');
+            }
+            DType::SubArray(a) => {
+                out.push('(');
+                a.write_descr_items(out);
+                out.push(')');
+            }
+            DType::Record(r) => {
+                out.push('[');
+                for (i, entry) in Entries::of(r).enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    match entry {
+                        Entry::Padding(n) => {
+                            out.push_str("('', '|V");
+                            push_decimal(n as u64, out);
+                            out.push_str("')");
+                        }
+                        Entry::Field(f) => {
+                            out.push('(');
+                            match &f.title {
+                                Some(title) => {
+                                    out.push('(');
+                                    title.write_repr(out);
+                                    out.push_str(", ");
+                                    repr::write_str(&f.name, out);
+                                    out.push(')');
+                                }
+                                None => repr::write_str(&f.name, out),
+                            }
+                            out.push_str(", ");
+                            match &f.dtype {
+                                DType::SubArray(a) => a.write_descr_items(out),
+                                other => other.write_descr(out),
+                            }
+                            out.push(')');
+                        }
+                    }
+                }
+                out.push(']');
+            }
+        }
+    }
+}
+
+/// One entry of a record's descr: a field, or padding (`('', '|Vn')`) for bytes no field
+/// covers.
+enum Entry<'r> {
+    Padding(usize),
+    Field(&'r Field),
+}
+
+/// A record's descr entries in order, as NumPy's `dtype.descr` lists them: the fields, a
+/// padding entry before each that starts past the end of the one before it, and one after
+/// the last for the rest of the itemsize. What both [`DType::to_descr`] and
+/// [`DType::write_descr`] write, each in its form.
+struct Entries<'r> {
+    fields: std::slice::Iter<'r, Field>,
+    itemsize: usize,
+    /// The end of the entries so far.
+    end: usize,
+    /// A field whose padding came first.
+    after_padding: Option<&'r Field>,
+}
+
+impl<'r> Entries<'r> {
+    fn of(record: &'r Record) -> Entries<'r> {
+        Entries { fields: record.fields.iter(), itemsize: record.itemsize, end: 0, after_padding: None }
+    }
+}
+
+impl<'r> Iterator for Entries<'r> {
+    type Item = Entry<'r>;
+
+    fn next(&mut self) -> Option<Entry<'r>> {
+        let field = match self.after_padding.take() {
+            Some(f) => f,
+            None => match self.fields.next() {
+                Some(f) if f.offset > self.end => {
+                    let gap = f.offset - self.end;
+                    self.end = f.offset;
+                    self.after_padding = Some(f);
+                    return Some(Entry::Padding(gap));
+                }
+                Some(f) => f,
+                None if self.itemsize > self.end => {
+                    let gap = self.itemsize - self.end;
+                    self.end = self.itemsize;
+                    return Some(Entry::Padding(gap));
+                }
+                None => return None,
+            },
+        };
+        self.end += field.dtype.itemsize();
+        Some(Entry::Field(field))
+    }
+}
+
+impl SubArray {
+    /// Writes the base's descr and the shape, `'<f8', (2, 3)`: what a subarray's descr
+    /// tuple, and a field of this type after its name, hold.
+    fn write_descr_items(&self, out: &mut String) {
+        self.base.write_descr(out);
+        out.push_str(", (");
+        for (i, &d) in self.shape.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            push_decimal(d as u64, out);
+        }
+        if self.shape.len() == 1 {
+            out.push(',');
+        }
+        out.push(')');
     }
 }
 
@@ -261,7 +385,7 @@ fn parse_subarray_shape(lit: Value<'_, '_>) -> Result<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::ByteOrder;
+    use crate::dtype::{ByteOrder, DateUnit, TimeUnit};
     use crate::error::ErrorKind;
 
     fn dt(s: &str) -> DType {
@@ -343,5 +467,47 @@ mod tests {
         late.push("(('f1234', 'h'), '<i4')".into());
         let e = format!("[{}]", late.join(", ")).parse::<DType>().unwrap_err();
         assert!(e.to_string().contains("'f1234': field title already used"), "{e}");
+    }
+
+    #[test]
+    fn descr_is_the_repr_of_to_descr() {
+        let mut dtypes: Vec<DType> = [
+            "'<f8'",
+            "'|b1'",
+            "'<M8[25s]'",
+            "'>m8'",
+            "'<M8[D]'",
+            "'|O'",
+            "'|S0'",
+            "'<U0'",
+            "'|V12'",
+            "'<c32'",
+            "'>u8'",
+            "('<f8', (2, 3))",
+            "(('<f8', (2,)), (3,))",
+            "('<i2', (0,))",
+            "[('a', '|i1'), ('', '|V7'), ('b', [('c', '<i8'), ('', '|V7')]), ('e', '<i2', (3,)), ('', '|V2')]",
+            "[('', '|V2'), ('a', '<i2'), ('', '|V4')]",
+            "[((1.5, 'a'), '<i4'), ((b'x\\x00', 'b'), '<U3'), ((7, 'c'), '|u1'), (((1, 'x'), 'd'), '<f4')]",
+            "[(('Title \\'q\\'', 'e'), '<f8'), (('t', 'v'), ('>f4', (2, 2)), (3,))]",
+            "[(\"it's\", '<f8'), ('a\\\\b', '<f8'), ('é', '<f8'), ('\\n\\x7f', '<f8'), ('\\u200b\\U0001f600', '<f8')]",
+            "[('nested', [('x', '<f8'), ('y', [('z', '>i2'), ('w', '<U2')], (2,))], (2, 1)), ('when', '>M8[7ms]')]",
+            "[]",
+        ]
+        .iter()
+        .map(|s| dt(s))
+        .collect();
+        dtypes.push(DType::Scalar(Scalar::new(
+            ScalarType::TimeDelta(DateUnit { unit: TimeUnit::Years, multiple: 0 }),
+            ByteOrder::Big,
+        )));
+        dtypes.push(DType::Record(Record::new(vec![Field::new("a", dt("'<f8'"), 3)], 16).unwrap()));
+        for d in &dtypes {
+            assert_eq!(d.descr(), d.to_descr().repr(), "{d:?}");
+            assert_eq!(d.descr().parse::<DType>().ok().as_ref(), Some(d), "{d:?}");
+        }
+        assert_eq!(dtypes[2].descr(), "'<M8[25s]'");
+        assert_eq!(dtypes[17].descr(), r#"[(("Title 'q'", 'e'), '<f8'), (('t', 'v'), ('>f4', (2, 2)), (3,))]"#);
+        assert_eq!(dtypes[dtypes.len() - 1].descr(), "[('', '|V3'), ('a', '<f8'), ('', '|V5')]");
     }
 }
