@@ -74,8 +74,9 @@ impl DType {
     /// then overlap, where between the other work of each field they stalled it.
     fn record_from_descr<'t>(descr: Value<'t, '_>, depth: usize) -> Result<DType> {
         let mut fields = Vec::with_capacity(descr.len());
-        // Each name, and whether it is a title.
-        let mut names: Vec<(&'t str, bool)> = Vec::with_capacity(descr.len());
+        let mut names: Vec<&'t str> = Vec::with_capacity(descr.len());
+        // Where the titles are among the names.
+        let mut titles: Vec<usize> = Vec::new();
         let mut object: Option<usize> = None;
         let mut offset = 0usize;
         for entry in descr.items() {
@@ -122,9 +123,10 @@ impl DType {
                 if object.is_none() && dtype.has_object() {
                     object = Some(fields.len());
                 }
-                names.push((name, false));
+                names.push(name);
                 if let Some(Kind::Str(t)) = title.map(Value::kind) {
-                    names.push((t, true));
+                    titles.push(names.len());
+                    names.push(t);
                 }
                 // A field of no title and a scalar type, as most are, is written from its
                 // parts, not moved over as values made before: those were stored a part at
@@ -157,9 +159,8 @@ impl DType {
         if let Some(f) = object.and_then(|i| fields.get(i)) {
             return Err(object_field(&f.name, &f.dtype));
         }
-        let mut set = NameSet::with_capacity(names.len());
-        if let Some(&(text, title)) = names.iter().find(|&&(name, _)| !set.insert(name)) {
-            let what = if title { "title" } else { "name" };
+        if let Some((i, text)) = NameSet::first_repeat(names) {
+            let what = if titles.binary_search(&i).is_ok() { "title" } else { "name" };
             return Err(Error::dtype(
                 Literal::Str(text.to_string()).repr(),
                 format!("field {what} already used as a name or title"),

@@ -16,7 +16,8 @@ pub(super) struct NameSet<'s> {
     /// 0 for none, else the bits [`tag`] keeps of a name's hash, and 1 + its index in
     /// `names`.
     slots: Vec<u64>,
-    /// The names held, in the order they came.
+    /// The names, in the order they came: those held, and those still to add of a list
+    /// given whole ([`NameSet::first_repeat`]).
     names: Vec<&'s str>,
     /// Probes past a name's first slot left before the set moves to `safe`.
     budget: usize,
@@ -31,15 +32,24 @@ fn tag(hash: u64) -> u64 {
 
 impl<'s> NameSet<'s> {
     pub(super) fn with_capacity(names: usize) -> NameSet<'s> {
-        let len = names.saturating_mul(2).max(16).next_power_of_two();
+        NameSet::over(Vec::with_capacity(names), names)
+    }
+
+    /// A set of none of `names` yet, with slots for `capacity` names.
+    fn over(names: Vec<&'s str>, capacity: usize) -> NameSet<'s> {
+        let len = capacity.saturating_mul(2).max(16).next_power_of_two();
         // Linear probing at most half full takes about one probe past the first slot per
         // name on average; eight each and a few hundred over are never used up by chance.
-        NameSet {
-            slots: vec![0; len],
-            names: Vec::with_capacity(names),
-            budget: names.saturating_mul(8).saturating_add(256),
-            safe: None,
-        }
+        NameSet { slots: vec![0; len], names, budget: capacity.saturating_mul(8).saturating_add(256), safe: None }
+    }
+
+    /// The first of `names` that equals one before it, if any, and where it is: the names
+    /// added to a set one after the other, the set keeping the list it is given.
+    pub(super) fn first_repeat(names: Vec<&'s str>) -> Option<(usize, &'s str)> {
+        let len = names.len();
+        let mut set = NameSet::over(names, len);
+        let i = (0..len).find(|&i| !set.add(i))?;
+        set.names.get(i).map(|&name| (i, name))
     }
 
     /// Adds `name`; `false` if it was there already.
@@ -47,6 +57,17 @@ impl<'s> NameSet<'s> {
         if self.safe.is_none() && (self.names.len() + 1) * 2 > self.slots.len() {
             self.reserve((self.names.len() + 1) * 2);
         }
+        self.names.push(name);
+        let added = self.add(self.names.len() - 1);
+        if !added {
+            self.names.pop();
+        }
+        added
+    }
+
+    /// Adds `names[i]`, those before it held already; `false` if it was there.
+    fn add(&mut self, i: usize) -> bool {
+        let Some(&name) = self.names.get(i) else { return true };
         if let Some(safe) = &mut self.safe {
             return safe.insert(name);
         }
@@ -56,40 +77,39 @@ impl<'s> NameSet<'s> {
         let mut at = (hash >> (u64::BITS - mask.count_ones())) as usize;
         let tag = tag(hash);
         loop {
+            if self.budget == 0 || i >= u32::MAX as usize {
+                let mut safe: HashSet<&'s str> = self.names.iter().take(i).copied().collect();
+                let added = safe.insert(name);
+                (self.safe, self.slots) = (Some(safe), Vec::new());
+                return added;
+            }
             let slot = self.slots[at];
             if slot == 0 {
-                self.names.push(name);
-                self.slots[at] = tag | self.names.len() as u64;
+                self.slots[at] = tag | (i as u64 + 1);
                 return true;
             }
-            let held = (slot as u32 as usize).checked_sub(1).and_then(|i| self.names.get(i));
+            let held = (slot as u32 as usize).checked_sub(1).and_then(|j| self.names.get(j));
             if slot & !u64::from(u32::MAX) == tag && held == Some(&name) {
                 return false;
-            }
-            if self.budget == 0 || self.names.len() >= u32::MAX as usize {
-                let mut safe: HashSet<&'s str> = self.names.iter().copied().collect();
-                let added = safe.insert(name);
-                self.safe = Some(safe);
-                (self.slots, self.names) = (Vec::new(), Vec::new());
-                return added;
             }
             self.budget -= 1;
             at = (at + 1) & mask;
         }
     }
 
-    /// Makes room for `names` in all, the names held moved to larger slots if need be (a
-    /// record's `str` titles are more names than it has fields); the budget grows by what
-    /// the new names may use.
+    /// Makes room for `names` in all, the names held moved to larger slots if need be; the
+    /// budget grows by what the new names may use.
     #[cold]
     fn reserve(&mut self, names: usize) {
         if self.safe.is_some() || self.slots.len() >= names.saturating_mul(2) {
             return;
         }
-        let mut bigger = NameSet::with_capacity(names);
-        bigger.budget = self.budget.saturating_add(names.saturating_sub(self.names.len()).saturating_mul(8));
-        for name in std::mem::take(&mut self.names) {
-            bigger.insert(name);
+        let held = std::mem::take(&mut self.names);
+        let budget = self.budget.saturating_add(names.saturating_sub(held.len()).saturating_mul(8));
+        let mut bigger = NameSet::over(held, names);
+        bigger.budget = budget;
+        for i in 0..bigger.names.len() {
+            bigger.add(i);
         }
         *self = bigger;
     }
@@ -125,6 +145,23 @@ mod tests {
 
     fn dt(s: &str) -> DType {
         s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn first_repeat_of_a_list() {
+        assert_eq!(NameSet::first_repeat(vec!["a", "b", "", "c"]), None);
+        assert_eq!(NameSet::first_repeat(vec!["a", "b", "b", "a"]), Some((2, "b")));
+        assert_eq!(NameSet::first_repeat(vec!["", "x", ""]), Some((2, "")));
+        assert_eq!(NameSet::first_repeat(Vec::new()), None);
+        // Names built to start in one slot use up the budget: the rest goes through the
+        // HashSet, the names already added with it.
+        let colliding: Vec<String> =
+            (0..).map(|i| format!("c{i}")).filter(|n| quick_hash(n) >> 54 == 7).take(300).collect();
+        let mut list: Vec<&str> = colliding.iter().map(String::as_str).collect();
+        assert_eq!(NameSet::first_repeat(list.clone()), None);
+        list.push(&colliding[5]);
+        list.push(&colliding[3]);
+        assert_eq!(NameSet::first_repeat(list), Some((300, colliding[5].as_str())));
     }
 
     #[test]
