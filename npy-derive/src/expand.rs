@@ -234,13 +234,47 @@ fn expand_struct(cont: &Container<'_>, fields: &[Field<'_>], p: &TokenStream) ->
             (None, None) => quote!(true),
         })
         .collect();
-    // The written offsets as const expressions (the `let`s of `dtype()`, which name no
-    // parameter but field types), for `BULK` and the `packed` assertions.
-    let written_offset = |i: usize| -> TokenStream {
-        let offset = &offsets[i];
-        // The fields before this one (an explicit `offset` leaves its predecessor unused).
-        let lets = offset_lets.iter().take(i + 1).map(|l| quote!(#[allow(unused_variables)] #l));
-        quote!({ #(#lets)* #offset })
+    // The written offsets as const expressions: the `let`s of `dtype()` (which name no
+    // parameter but field types), each offset a local of them, for `BULK` and the `packed`
+    // assertions. One block holds them all, so the code stays linear in the fields.
+    let offsets_block = |body: TokenStream| -> TokenStream {
+        let lets = offset_lets.iter().map(|l| quote!(#[allow(unused_variables)] #l));
+        quote!({ #(#lets)* #body })
+    };
+    // `all(conds)`: whether every one of the const `bool`s holds, as a loop over an array
+    // (a chain of `&&` as deep as the fields overflows rustc's stack for big records).
+    let all = |conds: Vec<TokenStream>| -> TokenStream {
+        if conds.is_empty() {
+            return quote!(true);
+        }
+        let n = lit(conds.len());
+        quote!({
+            let __npy_conds: [::core::primitive::bool; #n] = [#(#conds),*];
+            let mut __npy_i = 0;
+            while __npy_i < #n && __npy_conds[__npy_i] {
+                __npy_i += 1;
+            }
+            __npy_i == #n
+        })
+    };
+    // The sum of the stored fields' ITEMSIZEs, as a loop over an array.
+    let sum_of_sizes = if stored.is_empty() {
+        quote!(0)
+    } else {
+        let sizes = stored.iter().map(|f| {
+            let record = g.record(f);
+            quote!(#record::ITEMSIZE)
+        });
+        let n = lit(stored.len());
+        quote!({
+            let __npy_sizes: [::core::primitive::usize; #n] = [#(#sizes),*];
+            let (mut __npy_i, mut __npy_sum) = (0, 0);
+            while __npy_i < #n {
+                __npy_sum += __npy_sizes[__npy_i];
+                __npy_i += 1;
+            }
+            __npy_sum
+        })
     };
     let packed_repr = cont.attrs.repr.packed.is_some();
     // Free consts cannot name `Self`: the container's own name is its type when it has no
@@ -256,6 +290,9 @@ fn expand_struct(cont: &Container<'_>, fields: &[Field<'_>], p: &TokenStream) ->
         );
         layout_asserts.push((field.ty.span(), quote!(!#record::HAS_SKIPPED), msg));
     }
+    // Assertions that name the written offsets: one block of statements after the offsets'
+    // `let`s.
+    let mut offset_asserts = Vec::new();
     if let Some(packed) = &cont.attrs.packed {
         let span = first_span(&packed.tokens);
         for (i, field) in stored.iter().enumerate() {
@@ -272,40 +309,40 @@ fn expand_struct(cont: &Container<'_>, fields: &[Field<'_>], p: &TokenStream) ->
                  the machine's, so its memory is not its written bytes"
             );
             layout_asserts.push((span, native.clone(), msg));
-            let written = written_offset(i);
+            let written = &offsets[i];
             let msg = format!(
                 "npy: #[npy(packed)]: field `{name}` of {type_name} is not where NumPy's packed layout puts it \
                  (an `offset` leaves a gap)"
             );
-            layout_asserts.push((span, quote!(#p::offset_of!(#self_ty, #member) == #written), msg));
+            let cond = quote!(#p::offset_of!(#self_ty, #member) == #written);
+            offset_asserts.push(quote_spanned!(span=> ::core::assert!(#cond, #msg);));
         }
-        let sizes = stored.iter().map(|f| {
-            let record = g.record(f);
-            quote!(+ #record::ITEMSIZE)
-        });
         let msg = format!(
             "npy: #[npy(packed)]: the memory of {type_name} holds bytes its dtype does not (padding inside a \
              field's type, skipped fields, or a gap that `itemsize` leaves after the last field)"
         );
-        layout_asserts.push((span, quote!((0 #(#sizes)*) == #p::size_of::<#self_ty>()), msg));
+        layout_asserts.push((span, quote!((#sum_of_sizes) == #p::size_of::<#self_ty>()), msg));
     }
     // BULK: every stored field bulk, where it is written, in native order, and together
     // every byte of `Self`.
     let bulk = {
-        let sizes = stored.iter().map(|f| {
-            let record = g.record(f);
-            quote!(+ #record::ITEMSIZE)
-        });
         let fields = stored.iter().enumerate().map(|(i, f)| {
-            let (member, record, native, written) = (&f.member, g.record(f), &natives[i], written_offset(i));
-            quote!(&& #record::BULK && #native && #p::offset_of!(Self, #member) == #written)
+            let (member, record, native, written) = (&f.member, g.record(f), &natives[i], &offsets[i]);
+            quote!(#record::BULK && #native && #p::offset_of!(Self, #member) == #written)
         });
-        quote!((0 #(#sizes)*) == #p::size_of::<Self>() #(#fields)*)
+        let all_fields = all(fields.collect());
+        offsets_block(quote!((#sum_of_sizes) == #p::size_of::<Self>() && #all_fields))
     };
 
     // Free consts cannot name the container's parameters: a generic container checks its
     // layout where ITEMSIZE is evaluated instead (every use of the impl evaluates it).
-    let asserts = layout_asserts.iter().map(|(span, cond, msg)| quote_spanned!(*span=> ::core::assert!(#cond, #msg);));
+    let mut asserts: Vec<TokenStream> =
+        layout_asserts.iter().map(|(span, cond, msg)| quote_spanned!(*span=> ::core::assert!(#cond, #msg);)).collect();
+    if !offset_asserts.is_empty() {
+        let block = offsets_block(quote!(#(#offset_asserts)*));
+        asserts.push(quote!(#block;));
+    }
+    let asserts = asserts.into_iter();
     let (free_asserts, itemsize) = if is_generic_container {
         (Vec::new(), quote!({ #(#asserts)* #itemsize }))
     } else {

@@ -591,3 +591,49 @@ fn packed_structs_round_trip_and_fill_skipped_fields() {
     let values: Vec<(u8, f64, String)> = back.into_iter().map(|r| ({ r.flag }, { r.value }, r.label)).collect();
     assert_eq!(values, (0..5).map(|i| (i as u8, f64::from(i) / 4.0, String::new())).collect::<Vec<_>>());
 }
+
+/// Tuple structs of 2^k fields of the given types, made by doubling the list `k` times.
+macro_rules! wide_struct {
+    ($(#[$attr:meta])* $name:ident [] $($t:ty),*) => {
+        #[derive(NpyRecord, Clone, Copy)]
+        $(#[$attr])*
+        struct $name($($t),*);
+    };
+    ($(#[$attr:meta])* $name:ident [x $($k:tt)*] $($t:ty),*) => {
+        wide_struct!($(#[$attr])* $name [$($k)*] $($t,)* $($t),*);
+    };
+}
+
+/// Records of a thousand fields (NumPy writes such headers; the corpus has 2,000): the derive's layout
+/// code stays linear in the fields, so rustc compiles it (a chain of `&&` or of offsets as
+/// deep as the fields overflowed rustc's stack), and the consts still say the layout.
+#[test]
+fn records_of_thousands_of_fields_derive_and_round_trip() {
+    wide_struct!(#[npy(packed)] #[repr(C, packed)] WidePacked [x x x x x x x x x] u8, f64);
+    wide_struct!(WideAligned [x x x x x x x x x] u8, f64);
+    wide_struct!(#[npy(align)] #[repr(C)] WideNoPadding [x x x x x x x x x x] f64);
+    const {
+        assert!(WidePacked::BULK && WideNoPadding::BULK && !WideAligned::BULK);
+        assert!(WidePacked::ITEMSIZE == 512 * 9 && WideAligned::ITEMSIZE == 512 * 9);
+        assert!(WideNoPadding::ITEMSIZE == 1024 * 8);
+    }
+    let npy_core::DType::Record(record) = WideAligned::dtype() else { panic!("not a record") };
+    assert_eq!(record.fields().len(), 1024);
+    assert_eq!(record.fields()[1023].offset, 511 * 9 + 1);
+    assert_eq!(WideAligned::dtype().descr(), WidePacked::dtype().descr());
+    // One file of two records, read into the packed struct (a bulk copy) and the aligned
+    // one (converted field by field), written back byte for byte from both.
+    let mut data: Vec<u8> = (0..2 * WidePacked::ITEMSIZE).map(|i| (i % 251) as u8).collect();
+    data[2 * 4608 - 8..].copy_from_slice(&(-2.5f64).to_le_bytes());
+    let header = npy_core::header::Header::new(WidePacked::dtype(), vec![2]);
+    let file = npy_core::DynArray::new(header, data.clone()).unwrap().write_npy_to(Vec::new()).unwrap();
+    let packed = Vec::<WidePacked>::read_npy_from(&file[..]).unwrap();
+    let aligned = Vec::<WideAligned>::read_npy_from(&file[..]).unwrap();
+    assert_eq!(
+        ({ packed[1].0 }, { packed[1].1023 }, { packed[0].1 }),
+        (data[4608], -2.5, f64::from_le_bytes(data[1..9].try_into().unwrap()))
+    );
+    assert_eq!((aligned[1].0, aligned[1].1023, aligned[0].1), ({ packed[1].0 }, -2.5, { packed[0].1 }));
+    assert_eq!(packed.write_npy_to(Vec::new()).unwrap(), file);
+    assert_eq!(aligned.write_npy_to(Vec::new()).unwrap(), file);
+}
