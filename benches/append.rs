@@ -12,16 +12,18 @@
 //! `K` times in interleaved rounds:
 //!
 //! - `write_whole`: `records.write_npy(out.npy)`, default options (atomic, synced);
-//! - `append_batches`: the first batch written so, then each further batch appended with
-//!   `npy_core::append::Appender::append` (its rows written and synced, then the header
-//!   rewritten and synced: two syncs a batch, so that no crash, power cuts included, tears
-//!   the file);
+//! - `append_batches`: the first batch written so, then the further batches appended by
+//!   `npy_core::append::Appender::append_batches` (each batch's rows written and synced,
+//!   then the header rewritten and synced: two syncs a batch, so that no crash, power cuts
+//!   included, tears the file; the next batch made ready meanwhile);
 //! - `synced_pieces`: what durable batches cost whoever writes them, with plain file
 //!   calls: the whole's header, then per batch its bytes written and synced and the header
 //!   rewritten and synced (the records encoded as an append encodes them);
 //! - `write_whole_unsynced`, `append_batches_unsynced`: the same two without syncs
 //!   (`WriteOptions::sync(false)`, `Appender::sync(false)`), as `np.save` and
-//!   npy-append-array write: a killed process still leaves the old or the new array.
+//!   npy-append-array write: a killed process still leaves the old or the new array;
+//! - `append_each_unsynced`: the unsynced appends made by one `Appender::append` call a
+//!   batch (each made ready, then written, on the calling thread), for context.
 //!
 //! Each result is checked after the clock stops: its size and its last record's samples.
 
@@ -66,6 +68,7 @@ fn main() -> Result<()> {
         Measure::new("synced_pieces", bytes, synced_pieces),
         Measure::new("write_whole_unsynced", bytes, write_whole_unsynced),
         Measure::new("append_batches_unsynced", bytes, append_batches_unsynced),
+        Measure::new("append_each_unsynced", bytes, append_each_unsynced),
     ];
     run_rounds(&ctx, &measures, args.repeat, bytes + bytes / 2)?;
     if args.keep {
@@ -128,7 +131,8 @@ fn append_batches_unsynced(ctx: &Ctx) -> Result<Duration> {
     appends(ctx, false)
 }
 
-/// The first batch written, each further one appended; synced or not.
+/// The first batch written, the further ones appended by `Appender::append_batches`
+/// (each made ready while the last is written); synced or not.
 fn appends(ctx: &Ctx, sync: bool) -> Result<Duration> {
     fresh(ctx)?;
     let t = Instant::now();
@@ -137,6 +141,23 @@ fn appends(ctx: &Ctx, sync: bool) -> Result<Duration> {
     first.write_npy_with(&ctx.out, npy_core::WriteOptions::new().sync(sync))?;
     let mut appender = Appender::open(&ctx.out)?;
     appender.sync(sync);
+    appender.append_batches(batches)?;
+    drop(appender);
+    let elapsed = t.elapsed();
+    check(ctx)?;
+    Ok(elapsed)
+}
+
+/// The same, not synced, each further batch appended by its own `Appender::append` call
+/// (made ready, then written, on this thread).
+fn append_each_unsynced(ctx: &Ctx) -> Result<Duration> {
+    fresh(ctx)?;
+    let t = Instant::now();
+    let mut batches = ctx.records.chunks(BATCH);
+    let first = batches.next().ok_or("no records")?;
+    first.write_npy_with(&ctx.out, npy_core::WriteOptions::new().sync(false))?;
+    let mut appender = Appender::open(&ctx.out)?;
+    appender.sync(false);
     for batch in batches {
         appender.append(batch)?;
     }

@@ -519,6 +519,41 @@ fn a_full_disk_is_an_error_naming_the_target_and_the_old_file_survives() {
     assert_eq!(Vec::<Packed>::read_npy(&target).unwrap(), old);
 }
 
+/// `Appender::append_batches` on a full disk: the writing thread's error is the error
+/// (naming the file), the batches written before it stay appended, whole and counted, the
+/// failed batch is cut off, and the batches after it are never taken from the iterator.
+#[test]
+fn batches_appended_to_a_full_disk_stop_at_the_failed_one() {
+    let Some(fs) = Tmpfs::mount("16m") else { return };
+    let target = fs.path().join("grows.npy");
+    padded(10).write_npy(&target).unwrap();
+    // Batches of 2 MB (24-byte records): the disk fills during the 8th or so.
+    let batch = 2_000_000 / 24;
+    let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (path, count) = (target.clone(), taken.clone());
+    let (e, rows) = bounded("append_batches", move || {
+        let mut a = npy_core::append::Appender::open(&path).unwrap();
+        let batches = (0..100).map(|b| {
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            padded(batch).into_iter().map(|r| Padded { id: b, ..r }).collect::<Vec<Padded>>()
+        });
+        (a.append_batches(batches).unwrap_err(), a.rows())
+    });
+    assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{e:?}");
+    assert_eq!((e.path(), e.access()), (Some(target.as_path()), Some(Access::Write)), "{e}");
+    let taken = taken.load(std::sync::atomic::Ordering::Relaxed);
+    assert!((5..=12).contains(&taken), "{taken} batches taken from the iterator");
+    // Whole batches only, the last one counted by the header, nothing after the data.
+    let back = Vec::<Padded>::read_npy(&target).unwrap();
+    assert_eq!(back.len(), rows);
+    assert!(rows > 10 && (rows - 10) % batch == 0, "{rows} rows");
+    let batches = (rows - 10) / batch;
+    assert!(batches < taken && batches >= 4, "{batches} of {taken} batches appended");
+    assert_eq!(back[back.len() - 1].id as usize, batches - 1);
+    let appender = npy_core::append::Appender::open(&target).unwrap();
+    assert_eq!(appender.tail_bytes(), 0);
+}
+
 /// The child side of the kill tests: writes to `NPY_KILL_TARGET` in a loop until killed,
 /// with the API `NPY_KILL_API`, alternating two contents. Not run on its own (it returns
 /// at once without those variables).

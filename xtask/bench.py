@@ -179,21 +179,7 @@ def f8(directory, nbytes, repeat):
     check(data_be, ">f8")
 
     def save(arr, dtype):
-        def measure():
-            remove(out)
-            os.sync()
-            t = time.perf_counter()
-            np.save(out, arr)
-            elapsed = time.perf_counter() - t
-            size = os.path.getsize(out)
-            with open(out, "rb") as f:
-                f.seek(-8, os.SEEK_END)
-                last = np.frombuffer(f.read(8), dtype)[0]
-            if size < nbytes or last != n - 1 + 0.25:
-                raise SystemExit(f"{out}: {size} bytes, last value {last}")
-            remove(out)
-            return elapsed
-        return measure
+        return timed_save(arr, out, nbytes, np.array([n - 1 + 0.25], dtype).tobytes())
 
     for path in (le, be):
         warm(path)
@@ -293,23 +279,7 @@ def records(directory, n, repeat):
 
     def save(kind):
         arr = data[kind]
-        nbytes = n * arr.dtype.itemsize
-
-        def measure():
-            remove(out)
-            os.sync()
-            t = time.perf_counter()
-            np.save(out, arr)
-            elapsed = time.perf_counter() - t
-            size = os.path.getsize(out)
-            with open(out, "rb") as f:
-                f.seek(-len(tail), os.SEEK_END)
-                end = f.read(len(tail))
-            if size < nbytes or end != tail:
-                raise SystemExit(f"{out}: {size} bytes, expected {nbytes} data bytes ending in the last samples")
-            remove(out)
-            return elapsed
-        return measure
+        return timed_save(arr, out, n * arr.dtype.itemsize, tail)
 
     for path, _ in paths.values():
         warm(path)
@@ -779,6 +749,27 @@ def warm(path):
     with open(path, "rb", buffering=0) as f:
         while f.read(16 << 20):
             pass
+
+
+def timed_save(arr, out, nbytes, tail):
+    """A measure of np.save(out, arr) from no file and no dirty pages; the file must hold
+    nbytes of data ending in the bytes tail, and is removed."""
+
+    def measure():
+        remove(out)
+        os.sync()
+        t = time.perf_counter()
+        np.save(out, arr)
+        elapsed = time.perf_counter() - t
+        size = os.path.getsize(out)
+        with open(out, "rb") as f:
+            f.seek(-len(tail), os.SEEK_END)
+            end = f.read(len(tail))
+        if size < nbytes or end != tail:
+            raise SystemExit(f"{out}: {size} bytes, expected {nbytes} data bytes ending in {tail.hex()}")
+        remove(out)
+        return elapsed
+    return measure
 
 
 def remove(path):

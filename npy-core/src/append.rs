@@ -38,6 +38,15 @@ use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
 use crate::write::write_with_plan;
 
+/// Buffers of [`Appender::append_batches`]: one being written, one being made.
+const BATCH_BUFFERS: usize = 2;
+
+/// One batch of [`Appender::append_batches`], as written.
+struct Batch {
+    bytes: Vec<u8>,
+    rows: usize,
+}
+
 /// What [`Appender::recover`] does with bytes past an array's data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recovery {
@@ -252,6 +261,115 @@ impl Appender {
             }
         })?;
         Ok(rows)
+    }
+
+    /// Appends batches as they come, each one made part of the array once written, as
+    /// [`Appender::append`] makes each of its slices (so a crash or an error leaves the
+    /// array as of a whole batch). Meanwhile the next batch is made ready here (copied with
+    /// its padding zeroed, swapped or converted) while a second thread writes the last one,
+    /// so many batches cost about what one write of their records costs. Returns the number
+    /// of rows appended.
+    ///
+    /// The batches are taken from `batches` on this thread (the iterator need not be
+    /// `Send`): a producer's loop can be the iterator.
+    ///
+    /// # Errors
+    /// As [`Appender::append`], for the first batch that fails; the batches before it stay
+    /// appended.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::append::Appender;
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("log.npy");
+    /// Vec::<u32>::new().write_npy(&path)?;
+    /// let batches = (0..4u32).map(|b| (b * 1000..(b + 1) * 1000).collect::<Vec<u32>>());
+    /// assert_eq!(Appender::open(&path)?.append_batches(batches)?, 4000);
+    /// assert_eq!(Vec::<u32>::read_npy(&path)?, (0..4000).collect::<Vec<u32>>());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn append_batches<T, B, I>(&mut self, batches: I) -> Result<usize>
+    where
+        T: NpyRecord,
+        B: AsRef<[T]>,
+        I: IntoIterator<Item = B>,
+    {
+        let plan = self.plan_for::<T>().map_err(|e| e.writing(&self.path))?;
+        let per_row = (self.row_bytes as usize).checked_div(plan.dst_size()).unwrap_or(0);
+        if !crate::two_cpus() || per_row == 0 {
+            let mut rows = 0;
+            for batch in batches {
+                let before = self.rows();
+                self.append(batch.as_ref())?;
+                rows += self.rows() - before;
+            }
+            return Ok(rows);
+        }
+        let path = self.path.clone();
+        let row_bytes = self.row_bytes;
+        std::thread::scope(|scope| {
+            // Every channel end lives inside this closure. This thread's batch sender is
+            // dropped before the join, after an error too, so the writer's `recv` fails
+            // once the batches sent are appended and it returns; it never waits to send a
+            // spare buffer back (`try_send` into room for every buffer). Its ends go with it
+            // when it returns or panics, so this thread's `send` and `recv` fail in turn.
+            let (batch_tx, batch_rx) = std::sync::mpsc::sync_channel::<Batch>(1);
+            let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(BATCH_BUFFERS);
+            let writer = scope.spawn(move || self.write_batches(&batch_rx, &spare_tx));
+            let mut made = 0;
+            let mut rows = 0;
+            let sent = (|| -> Result<()> {
+                for batch in batches {
+                    let values = batch.as_ref();
+                    if !values.len().is_multiple_of(per_row) {
+                        return Err(Error::usage(format!(
+                            "a batch of {} values is not whole rows of {per_row}",
+                            values.len()
+                        ))
+                        .writing(&path));
+                    }
+                    let mut buf = if made < BATCH_BUFFERS {
+                        made += 1;
+                        Vec::new()
+                    } else {
+                        // Fails only when the writer has returned: its error is reported.
+                        let Ok(buf) = spare_rx.recv() else { return Ok(()) };
+                        buf
+                    };
+                    buf.clear();
+                    let count = values.len() / per_row;
+                    crate::buffer::try_grow(&mut buf, count * row_bytes as usize).map_err(|e| e.writing(&path))?;
+                    write_with_plan(&mut buf, &plan, values).map_err(|e| e.writing(&path))?;
+                    if batch_tx.send(Batch { bytes: buf, rows: count }).is_err() {
+                        return Ok(());
+                    }
+                    rows += count;
+                }
+                Ok(())
+            })();
+            drop(batch_tx);
+            let written = writer.join().unwrap_or_else(|payload| std::panic::resume_unwind(payload));
+            // The writer's error first: it stopped the batches.
+            written?;
+            sent.map(|()| rows)
+        })
+    }
+
+    /// The writing side of [`Appender::append_batches`]: each batch received is appended
+    /// (data, then header), its buffer sent back for the next one.
+    fn write_batches(
+        &mut self,
+        batches: &std::sync::mpsc::Receiver<Batch>,
+        spare: &std::sync::mpsc::SyncSender<Vec<u8>>,
+    ) -> Result<()> {
+        while let Ok(Batch { bytes, rows }) = batches.recv() {
+            self.grow(Some(bytes.len() as u64), |file| file.write_all(&bytes).map(|()| rows).map_err(Error::from))?;
+            // Fails once the other side has stopped sending; the buffer is dropped.
+            let _ = spare.try_send(bytes);
+        }
+        Ok(())
     }
 
     /// Appends the rows of `array`, an array as it is stored: its dtype, order and dims
@@ -597,6 +715,93 @@ mod tests {
         let (_, want) = Header::new("<u8".parse().unwrap(), vec![7]).encode(None).unwrap();
         assert_eq!(header_bytes(&path), want);
         assert_eq!(std::fs::metadata(&path).unwrap().len() as usize, want.len() + 7 * 8);
+    }
+
+    /// `append_batches` writes what one `append` a batch writes, for records with padding
+    /// (copied, gaps zeroed), converted rows (a big-endian file) and rows of a 2-d array;
+    /// batches of any size, empty ones included, each counted once written.
+    #[cfg(feature = "derive")]
+    #[test]
+    fn batches_append_what_appends_of_each_batch_append() {
+        #[derive(crate::NpyRecord, Debug, Clone, Copy, PartialEq)]
+        #[npy(crate = "crate", align)]
+        #[repr(C)]
+        struct Padded {
+            flag: u8,
+            value: f64,
+            id: u16,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let records: Vec<Padded> =
+            (0..50_000u32).map(|i| Padded { flag: i as u8, value: f64::from(i) * 0.5, id: (i * 7) as u16 }).collect();
+        let sizes = [3, 0, 20_000, 1, 4_096, 0, 25_000];
+        let (one, each) = (dir.path().join("one.npy"), dir.path().join("each.npy"));
+        for path in [&one, &each] {
+            records[..900].write_npy(path).unwrap();
+        }
+        let batches: Vec<&[Padded]> = sizes
+            .iter()
+            .scan(900, |at, &n| {
+                *at += n;
+                Some(&records[*at - n..*at])
+            })
+            .collect();
+        let mut a = Appender::open(&one).unwrap();
+        assert_eq!(a.append_batches(batches.iter().copied()).unwrap(), 49_100);
+        assert_eq!(a.rows(), 50_000);
+        let mut e = Appender::open(&each).unwrap();
+        batches.iter().for_each(|b| e.append(b).unwrap());
+        assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&each).unwrap());
+        assert_eq!(Vec::<Padded>::read_npy(&one).unwrap(), records);
+
+        // A big-endian file: the rows converted; not synced.
+        let path = dir.path().join("be.npy");
+        let bytes: Vec<u8> = [1.5f64, -2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+        DynArray::new(Header::new(">f8".parse().unwrap(), vec![2]), bytes).unwrap().write_npy(&path).unwrap();
+        let more: Vec<Vec<f64>> = (0..5).map(|b| (0..300_000).map(|i| f64::from(b * 300_000 + i)).collect()).collect();
+        assert_eq!(Appender::open(&path).unwrap().sync(false).append_batches(&more).unwrap(), 1_500_000);
+        let back = DynArray::read_npy(&path).unwrap();
+        assert_eq!((back.dtype().descr(), back.shape()), ("'>f8'".to_string(), &[1_500_002][..]));
+        let want: Vec<f64> = [1.5, -2.0].into_iter().chain(more.concat()).collect();
+        assert_eq!(Vec::<f64>::read_npy(&path).unwrap(), want);
+
+        // Rows of a (2, 3) array, as scalars or as [f32; 3] elements.
+        let path = dir.path().join("c.npy");
+        Array::from_shape_vec(vec![2, 3], (0..6).map(|i| i as f32).collect()).unwrap().write_npy(&path).unwrap();
+        let rows = Appender::open(&path).unwrap().append_batches([[[6f32, 7.0, 8.0]], [[9.0, 10.0, 11.0]]]).unwrap();
+        assert_eq!(rows, 2);
+        let back = Array::<f32>::read_npy(&path).unwrap();
+        assert_eq!((back.shape(), back.as_slice()), (&[4, 3][..], &(0..12).map(|i| i as f32).collect::<Vec<_>>()[..]));
+    }
+
+    /// A batch that is not whole rows stops `append_batches` with an error naming the
+    /// file; the batches before it stay appended (whole, counted, no tail), the ones after
+    /// it are never taken from the iterator.
+    #[test]
+    fn a_bad_batch_stops_the_batches_and_the_ones_before_it_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.npy");
+        Array::from_shape_vec(vec![1, 3], vec![0u32, 1, 2]).unwrap().write_npy(&path).unwrap();
+        let taken = std::cell::Cell::new(0);
+        let batches = (1..10u32).map(|b| {
+            taken.set(b);
+            let n = if b == 4 { 4 } else { 3 * 10_000 };
+            (0..n).map(|i| b * 1_000_000 + i).collect::<Vec<u32>>()
+        });
+        let mut a = Appender::open(&path).unwrap();
+        let e = a.append_batches(batches).unwrap_err();
+        assert!(e.to_string().contains("a batch of 4 values is not whole rows of 3"), "{e}");
+        assert!(e.to_string().contains("rows.npy"), "{e}");
+        assert_eq!(taken.get(), 4);
+        let back = Array::<u32>::read_npy(&path).unwrap();
+        assert_eq!(back.shape(), [1 + 3 * 10_000, 3]);
+        assert_eq!(back.as_slice()[3..6], [1_000_000, 1_000_001, 1_000_002]);
+        assert_eq!(*back.as_slice().last().unwrap(), 3_000_000 + 29_999);
+        assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
+        // The appender goes on from there.
+        assert_eq!(a.rows(), 30_001);
+        a.append_batches([[7u32, 8, 9]]).unwrap();
+        assert_eq!(Array::<u32>::read_npy(&path).unwrap().shape(), [30_002, 3]);
     }
 
     #[test]

@@ -88,7 +88,8 @@
 //!   batches of 10,000 aligned `Trace` records (3.04 GB).
 //!   1. `cargo bench --bench append` (`benches/append.rs`) times one `write_npy` of all
 //!      the records, the same records written as a first batch plus `N - 1` in-place
-//!      appends (`npy_core::append::Appender`), both synced and not, and durable batches
+//!      appends (`npy_core::append::Appender::append_batches`; one `append` call a batch
+//!      for context), both synced and not, and durable batches
 //!      written with plain file calls (each batch synced, then the header).
 //!   2. `xtask/bench.py append` times `np.save` of the records and npy-append-array
 //!      appending them in the same batches (neither syncs).
@@ -421,10 +422,11 @@ const APPEND: Part = Part {
     title: "append: Trace records (aligned, 304 B) written in batches of 10,000 by in-place appends",
     rows: &[
         ("write_whole", "npy: write_npy of all the records (synced)"),
-        ("append_batches", "npy: a first batch, then each further one appended (2 syncs each)"),
+        ("append_batches", "npy: a first batch, then append_batches of the rest (2 syncs each)"),
         ("synced_pieces", "plain file calls: each batch written + synced, header + synced"),
         ("write_whole_unsynced", "npy: write_npy of all the records, not synced"),
-        ("append_batches_unsynced", "npy: the appends, not synced"),
+        ("append_batches_unsynced", "npy: append_batches, not synced"),
+        ("append_each_unsynced", "npy: the appends, not synced, by one append call a batch"),
         ("np_save_whole", "NumPy: np.save of all the records (not synced)"),
         ("npaa_append", "npy-append-array: NpyAppendArray.append of each batch (not synced)"),
     ],
@@ -433,6 +435,7 @@ const APPEND: Part = Part {
         ("appends / plain synced batches", "append_batches", "synced_pieces", Goal::AtMost(1.0)),
         ("appends / one write_npy, synced", "append_batches", "write_whole", Goal::Context),
         ("npy appends / npy-append-array, not synced", "append_batches_unsynced", "npaa_append", Goal::Context),
+        ("append calls / append_batches, not synced", "append_each_unsynced", "append_batches_unsynced", Goal::Context),
         ("write_npy / np.save, not synced", "write_whole_unsynced", "np_save_whole", Goal::Context),
     ],
 };
