@@ -31,19 +31,22 @@ use std::path::{Path, PathBuf};
 
 use crate::array::DynArray;
 use crate::atomic::AtomicFile;
+use crate::buffer::PieceBuf;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, Version};
 use crate::options::ReadOptions;
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
-use crate::write::write_with_plan;
+use crate::write::{encode_with_plan, write_with_plan};
 
 /// Buffers of [`Appender::append_batches`]: one being written, one being made.
 const BATCH_BUFFERS: usize = 2;
 
 /// One batch of [`Appender::append_batches`], as written.
 struct Batch {
-    bytes: Vec<u8>,
+    /// Its written bytes: the first `len`.
+    bytes: PieceBuf,
+    len: usize,
     rows: usize,
 }
 
@@ -271,7 +274,9 @@ impl Appender {
     /// of rows appended.
     ///
     /// The batches are taken from `batches` on this thread (the iterator need not be
-    /// `Send`): a producer's loop can be the iterator.
+    /// `Send`): a producer's loop can be the iterator. Two batches' written bytes are held
+    /// in memory (reused from batch to batch): for batches of any size, [`Appender::append`]
+    /// writes in pieces of about 1 MiB instead.
     ///
     /// # Errors
     /// As [`Appender::append`], for the first batch that fails; the batches before it stay
@@ -308,7 +313,6 @@ impl Appender {
             return Ok(rows);
         }
         let path = self.path.clone();
-        let row_bytes = self.row_bytes;
         std::thread::scope(|scope| {
             // Every channel end lives inside this closure. This thread's batch sender is
             // dropped before the join, after an error too, so the writer's `recv` fails
@@ -316,7 +320,7 @@ impl Appender {
             // spare buffer back (`try_send` into room for every buffer). Its ends go with it
             // when it returns or panics, so this thread's `send` and `recv` fail in turn.
             let (batch_tx, batch_rx) = std::sync::mpsc::sync_channel::<Batch>(1);
-            let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(BATCH_BUFFERS);
+            let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<PieceBuf>(BATCH_BUFFERS);
             let writer = scope.spawn(move || self.write_batches(&batch_rx, &spare_tx));
             let mut made = 0;
             let mut rows = 0;
@@ -332,20 +336,18 @@ impl Appender {
                     }
                     let mut buf = if made < BATCH_BUFFERS {
                         made += 1;
-                        Vec::new()
+                        None
                     } else {
                         // Fails only when the writer has returned: its error is reported.
                         let Ok(buf) = spare_rx.recv() else { return Ok(()) };
-                        buf
+                        Some(buf)
                     };
-                    buf.clear();
-                    let count = values.len() / per_row;
-                    crate::buffer::try_grow(&mut buf, count * row_bytes as usize).map_err(|e| e.writing(&path))?;
-                    write_with_plan(&mut buf, &plan, values).map_err(|e| e.writing(&path))?;
-                    if batch_tx.send(Batch { bytes: buf, rows: count }).is_err() {
+                    let len = encode_with_plan(&plan, values, &mut buf).map_err(|e| e.writing(&path))?;
+                    let Some(bytes) = buf else { unreachable!("encode_with_plan leaves a buffer") };
+                    if batch_tx.send(Batch { bytes, len, rows: values.len() / per_row }).is_err() {
                         return Ok(());
                     }
-                    rows += count;
+                    rows += values.len() / per_row;
                 }
                 Ok(())
             })();
@@ -362,10 +364,11 @@ impl Appender {
     fn write_batches(
         &mut self,
         batches: &std::sync::mpsc::Receiver<Batch>,
-        spare: &std::sync::mpsc::SyncSender<Vec<u8>>,
+        spare: &std::sync::mpsc::SyncSender<PieceBuf>,
     ) -> Result<()> {
-        while let Ok(Batch { bytes, rows }) = batches.recv() {
-            self.grow(Some(bytes.len() as u64), |file| file.write_all(&bytes).map(|()| rows).map_err(Error::from))?;
+        while let Ok(Batch { bytes, len, rows }) = batches.recv() {
+            let data = &bytes.bytes()[..len];
+            self.grow(Some(len as u64), |file| file.write_all(data).map(|()| rows).map_err(Error::from))?;
             // Fails once the other side has stopped sending; the buffer is dropped.
             let _ = spare.try_send(bytes);
         }
@@ -753,6 +756,29 @@ mod tests {
         batches.iter().for_each(|b| e.append(b).unwrap());
         assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&each).unwrap());
         assert_eq!(Vec::<Padded>::read_npy(&one).unwrap(), records);
+
+        // Records with a skipped field, converted field by field into padded rows (the
+        // buffers reused, their padding zero).
+        #[derive(crate::NpyRecord, Debug, Clone, PartialEq)]
+        #[npy(crate = "crate", align)]
+        #[repr(C)]
+        struct Noted {
+            flag: u8,
+            #[npy(skip)]
+            note: u32,
+            value: f64,
+        }
+        let noted: Vec<Noted> = (0..10_000u32).map(|i| Noted { flag: i as u8, note: i, value: f64::from(i) }).collect();
+        let (one, each) = (dir.path().join("noted1.npy"), dir.path().join("noted2.npy"));
+        for path in [&one, &each] {
+            noted[..10].write_npy(path).unwrap();
+        }
+        Appender::open(&one).unwrap().append_batches(noted[10..].chunks(999)).unwrap();
+        let mut e = Appender::open(&each).unwrap();
+        noted[10..].chunks(999).for_each(|b| e.append(b).unwrap());
+        assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&each).unwrap());
+        let back = Vec::<Noted>::read_npy(&one).unwrap();
+        assert_eq!(back.iter().map(|r| (r.flag, r.note, r.value)).collect::<Vec<_>>()[9_999], (15, 0, 9_999.0));
 
         // A big-endian file: the rows converted; not synced.
         let path = dir.path().join("be.npy");

@@ -128,105 +128,187 @@ pub(crate) fn element_plan<T: NpyRecord>() -> Result<Plan> {
 /// `plan`'s source must be `T::native_dtype()` ([`element_plan`], [`typed_plan`]): the
 /// proofs of the byte reads rest on it (a typed plan would let the compiler check it).
 pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, plan: &Plan, data: &[T]) -> Result<()> {
-    debug_assert_eq!(plan.src_size(), std::mem::size_of::<T>(), "a plan for another type");
-    if plan.is_identity() && plan.covers_all_src() {
-        // SAFETY:
-        // - the plan's source is `T::native_dtype()` and it covers every source byte, so
-        //   every byte of a `T` is a byte of one of its fields (NpyRecord's contract: the
-        //   native dtype describes `T`'s memory exactly).
-        let bytes = unsafe { buffer::bytes_of(data) };
-        writer.write_all(bytes)?;
-        return Ok(());
+    match Pieces::of(plan, data, WRITE_PIECE) {
+        None => Ok(writer.write_all(as_written(plan, data))?),
+        Some(p) => write_pieces(writer, p.count, p.len, p.rewritten, p.fill),
     }
-    // Records with skipped fields are never copied whole: those fields may hold anything,
-    // an atomic another thread updates meanwhile included, so only the stored fields are
-    // read (converted: the same bytes).
-    if plan.in_place() && !T::HAS_SKIPPED {
-        return write_in_place(writer, plan, data, WRITE_PIECE);
-    }
-    write_converted(writer, plan, data, WRITE_PIECE)
 }
 
-/// Writes elements whose memory is not their written layout: records are converted by
-/// `plan` into cache-sized buffers (of about `piece_bytes`), which are written. Large
-/// inputs convert on a second thread while this one writes.
-fn write_converted<W: Write + ?Sized, T: NpyRecord>(
-    writer: &mut W,
-    plan: &Plan,
-    data: &[T],
-    piece_bytes: usize,
-) -> Result<()> {
-    let (ss, ds) = (plan.src_size(), plan.dst_size());
-    if ds == 0 {
-        return Ok(());
+/// `data`'s written bytes (as [`write_with_plan`] writes them) made into `buf`, which is
+/// reused when it is large enough (else replaced); returns their length. For a batch that
+/// another thread writes ([`crate::append::Appender::append_batches`]).
+pub(crate) fn encode_with_plan<T: NpyRecord>(plan: &Plan, data: &[T], buf: &mut Option<PieceBuf>) -> Result<usize> {
+    let len = data.len() * plan.dst_size();
+    let pieces = Pieces::of(plan, data, len.max(1));
+    let buf = match buf {
+        Some(b) if b.bytes().len() >= len => {
+            if pieces.as_ref().is_some_and(|p| !p.rewritten) {
+                // The plan writes no byte of the destination's padding: zeros, as made.
+                b.bytes_mut()[..len].fill(0);
+            }
+            b
+        }
+        _ => buf.insert(PieceBuf::zeroed(len)),
+    };
+    match pieces {
+        None => buf.bytes_mut()[..len].copy_from_slice(as_written(plan, data)),
+        Some(p) => {
+            debug_assert!(p.count <= 1, "every record in one piece");
+            if p.count == 1 {
+                (p.fill)(0, buf)?;
+            }
+        }
     }
-    let per_piece = (piece_bytes / ds).max(1);
-    let (src, total) = (RecordBytes::of(data), data.len());
-    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * ds, false, move |k, buf| {
-        let count = per_piece.min(total - k * per_piece);
-        let len = count * ds;
-        let records = src.at(k * per_piece * ss, count * ss);
-        let dst = &mut buf.bytes_mut()[..len];
-        // SAFETY:
-        // - `records` is valid for reads of `count` source elements: `count * ss` bytes
-        //   inside `data` (checked by `at`), borrowed for the whole write;
-        // - the plan's source is `T::native_dtype()`, so it reads only the bytes of `T`'s
-        //   stored fields, which are initialized (NpyRecord's contract), never padding or
-        //   skipped fields.
-        unsafe { plan.run_raw(records, count, dst, k * per_piece) }?;
-        Ok(len)
-    })
+    Ok(len)
+}
+
+/// The bytes of `data`, whose memory is its written layout ([`Pieces::of`] gave `None`).
+fn as_written<'a, T: NpyRecord>(plan: &Plan, data: &'a [T]) -> &'a [u8] {
+    assert!(plan.is_identity() && plan.covers_all_src(), "records whose memory is not their written bytes");
+    // SAFETY:
+    // - the plan's source is `T::native_dtype()` and it covers every source byte, so
+    //   every byte of a `T` is a byte of one of its fields (NpyRecord's contract: the
+    //   native dtype describes `T`'s memory exactly).
+    unsafe { buffer::bytes_of(data) }
+}
+
+/// How the written bytes of records whose memory is not their written layout are made:
+/// `count` pieces of at most `len` bytes, piece `k` made into a buffer by `fill` (which
+/// returns its length); `rewritten` when `fill` writes every byte of its piece (else the
+/// buffer must hold zeros where the plan writes nothing).
+struct Pieces<'a> {
+    count: usize,
+    len: usize,
+    rewritten: bool,
+    fill: Box<Fill<'a>>,
+}
+
+/// What makes piece `k` into a buffer, returning its length.
+type Fill<'a> = dyn Fn(usize, &mut PieceBuf) -> Result<usize> + Sync + 'a;
+
+impl<'a> Pieces<'a> {
+    /// The pieces of about `piece_bytes` of `data` written by `plan`; `None` when `data`'s
+    /// memory is its written bytes ([`as_written`]).
+    fn of<T: NpyRecord>(plan: &'a Plan, data: &'a [T], piece_bytes: usize) -> Option<Pieces<'a>> {
+        debug_assert_eq!(plan.src_size(), std::mem::size_of::<T>(), "a plan for another type");
+        if plan.is_identity() && plan.covers_all_src() {
+            return None;
+        }
+        // Records with skipped fields are never copied whole: those fields may hold
+        // anything, an atomic another thread updates meanwhile included, so only the
+        // stored fields are read (converted: the same bytes).
+        Some(if plan.in_place() && !T::HAS_SKIPPED {
+            Pieces::in_place(plan, data, piece_bytes)
+        } else {
+            Pieces::converted(plan, data, piece_bytes)
+        })
+    }
+
+    /// Elements whose memory is not their written layout: records are converted by
+    /// `plan` into cache-sized buffers (of about `piece_bytes`).
+    fn converted<T: NpyRecord>(plan: &'a Plan, data: &'a [T], piece_bytes: usize) -> Pieces<'a> {
+        let (ss, ds) = (plan.src_size(), plan.dst_size());
+        let per_piece = (piece_bytes / ds.max(1)).max(1);
+        let (src, total) = (RecordBytes::of(data), if ds == 0 { 0 } else { data.len() });
+        let fill = move |k: usize, buf: &mut PieceBuf| {
+            let count = per_piece.min(total - k * per_piece);
+            let len = count * ds;
+            let records = src.at(k * per_piece * ss, count * ss);
+            let dst = &mut buf.bytes_mut()[..len];
+            // SAFETY:
+            // - `records` is valid for reads of `count` source elements: `count * ss`
+            //   bytes inside `data` (checked by `at`), borrowed for the pieces' lifetime;
+            // - the plan's source is `T::native_dtype()`, so it reads only the bytes of
+            //   `T`'s stored fields, which are initialized (NpyRecord's contract), never
+            //   padding or skipped fields.
+            unsafe { plan.run_raw(records, count, dst, k * per_piece) }?;
+            Ok(len)
+        };
+        Pieces {
+            count: total.div_ceil(per_piece),
+            len: per_piece.min(total) * ds,
+            rewritten: false,
+            fill: Box::new(fill),
+        }
+    }
+
+    /// Elements whose memory is their written layout but for padding and byte order
+    /// (`plan` is in place: every field where it is written, e.g. an `#[npy(align)]`
+    /// struct without skipped fields, or any type written in the other byte order): whole
+    /// records are copied into cache-sized buffers (of about `piece_bytes`), the padding
+    /// bytes (the plan's source gaps, which Rust leaves uninitialized) are zeroed there,
+    /// byte orders are swapped in place. A plan that swaps every byte of an element (`f64`
+    /// as `>f8`) swaps while it copies. Padding is never read.
+    fn in_place<T: NpyRecord>(plan: &'a Plan, data: &'a [T], piece_bytes: usize) -> Pieces<'a> {
+        let gaps = plan.src_gaps();
+        let size = std::mem::size_of::<T>();
+        let per_piece = (piece_bytes / size.max(1)).max(1);
+        let swap_unit = plan.whole_swap_unit().filter(|_| gaps.is_empty());
+        let identity = plan.is_identity();
+        let (src, total) = (RecordBytes::of(data), data.len());
+        let fill = move |k: usize, buf: &mut PieceBuf| {
+            let len = per_piece.min(total - k * per_piece) * size;
+            let dst = &mut buf.bytes_mut()[..len];
+            if let Some(unit) = swap_unit {
+                // SAFETY:
+                // - the plan swaps every byte of the element and its source, `T`'s native
+                //   dtype, has no gaps: every byte of a `T` is a byte of a stored field,
+                //   initialized in a valid `T` and unchanged while `data` is borrowed (no
+                //   skipped fields: checked by `of`);
+                // - the range is whole elements inside `data` (checked by `bytes`).
+                let records = unsafe { src.bytes(k * per_piece * size, len) };
+                crate::scalar::swap_units_into(records, dst, unit);
+                return Ok(len);
+            }
+            let records = src.at(k * per_piece * size, len);
+            // SAFETY:
+            // - `records` is valid for reads of `len` bytes, whole elements inside `data`
+            //   (checked by `at`), borrowed for the pieces' lifetime; no byte of them
+            //   changes meanwhile: they are stored fields and padding (see `buffer`'s
+            //   module doc);
+            // - outside `gaps`, the bytes of an element are bytes of fields of
+            //   `T::native_dtype()` (the plan's source, whose gaps these are),
+            //   initialized in a valid `T`.
+            unsafe { buf.copy_records(records, len, size, &gaps) };
+            if !identity {
+                plan.run_in_place(&mut buf.bytes_mut()[..len], k * per_piece)?;
+            }
+            Ok(len)
+        };
+        Pieces {
+            count: total.div_ceil(per_piece),
+            len: per_piece.min(total) * size,
+            rewritten: true,
+            fill: Box::new(fill),
+        }
+    }
 }
 
 /// Writes elements whose memory is their written layout but for padding and byte order
-/// (`plan` is in place: every field where it is written, e.g. an `#[npy(align)]` struct
-/// without skipped fields, or any type written in the other byte order): whole records
-/// are copied into cache-sized buffers (of about `piece_bytes`), the padding bytes (the
-/// plan's source gaps, which Rust leaves uninitialized) are zeroed there, byte orders are
-/// swapped in place, and the buffers are written. A plan that swaps every byte of an
-/// element (`f64` as `>f8`) swaps while it copies. Padding is never read. Large inputs
-/// are made on a second thread while this one writes, so the copy costs no time when a
-/// core is free.
+/// ([`Pieces::in_place`]) in pieces of about `piece_bytes`. Large inputs are made on a
+/// second thread while this one writes, so the copy costs no time when a core is free.
+#[cfg(test)]
 fn write_in_place<W: Write + ?Sized, T: NpyRecord>(
     writer: &mut W,
     plan: &Plan,
     data: &[T],
     piece_bytes: usize,
 ) -> Result<()> {
-    let gaps = plan.src_gaps();
-    let size = std::mem::size_of::<T>();
-    let per_piece = (piece_bytes / size.max(1)).max(1);
-    let swap_unit = plan.whole_swap_unit().filter(|_| gaps.is_empty());
-    let identity = plan.is_identity();
-    let (src, total) = (RecordBytes::of(data), data.len());
-    write_pieces(writer, total.div_ceil(per_piece), per_piece.min(total) * size, true, move |k, buf| {
-        let len = per_piece.min(total - k * per_piece) * size;
-        let dst = &mut buf.bytes_mut()[..len];
-        if let Some(unit) = swap_unit {
-            // SAFETY:
-            // - the plan swaps every byte of the element and its source, `T`'s native
-            //   dtype, has no gaps: every byte of a `T` is a byte of a stored field,
-            //   initialized in a valid `T` and unchanged while `data` is borrowed (no
-            //   skipped fields: checked by the caller);
-            // - the range is whole elements inside `data` (checked by `bytes`).
-            let records = unsafe { src.bytes(k * per_piece * size, len) };
-            crate::scalar::swap_units_into(records, dst, unit);
-            return Ok(len);
-        }
-        let records = src.at(k * per_piece * size, len);
-        // SAFETY:
-        // - `records` is valid for reads of `len` bytes, whole elements inside `data`
-        //   (checked by `at`), borrowed for the whole write; no byte of them changes
-        //   meanwhile: they are stored fields and padding (see `buffer`'s module doc);
-        // - outside `gaps`, the bytes of an element are bytes of fields of
-        //   `T::native_dtype()` (the plan's source, whose gaps these are), initialized in
-        //   a valid `T`.
-        unsafe { buf.copy_records(records, len, size, &gaps) };
-        if !identity {
-            plan.run_in_place(&mut buf.bytes_mut()[..len], k * per_piece)?;
-        }
-        Ok(len)
-    })
+    let p = Pieces::in_place(plan, data, piece_bytes);
+    write_pieces(writer, p.count, p.len, p.rewritten, p.fill)
+}
+
+/// Writes elements converted by `plan` ([`Pieces::converted`]) in pieces of about
+/// `piece_bytes`.
+#[cfg(test)]
+fn write_converted<W: Write + ?Sized, T: NpyRecord>(
+    writer: &mut W,
+    plan: &Plan,
+    data: &[T],
+    piece_bytes: usize,
+) -> Result<()> {
+    let p = Pieces::converted(plan, data, piece_bytes);
+    write_pieces(writer, p.count, p.len, p.rewritten, p.fill)
 }
 
 thread_local! {
