@@ -124,16 +124,23 @@ fn write_whole_unsynced(ctx: &Ctx) -> Result<Duration> {
 }
 
 fn append_batches(ctx: &Ctx) -> Result<Duration> {
-    appends(ctx, true)
+    appends(ctx, true, true)
 }
 
 fn append_batches_unsynced(ctx: &Ctx) -> Result<Duration> {
-    appends(ctx, false)
+    appends(ctx, false, true)
 }
 
-/// The first batch written, the further ones appended by `Appender::append_batches`
-/// (each made ready while the last is written); synced or not.
-fn appends(ctx: &Ctx, sync: bool) -> Result<Duration> {
+/// The unsynced appends by one `Appender::append` call a batch (each made ready, then
+/// written, on this thread).
+fn append_each_unsynced(ctx: &Ctx) -> Result<Duration> {
+    appends(ctx, false, false)
+}
+
+/// The first batch written, the further ones appended, synced or not: by
+/// `Appender::append_batches` (each made ready while the last is written) when `batched`,
+/// else by one `Appender::append` call a batch.
+fn appends(ctx: &Ctx, sync: bool, batched: bool) -> Result<Duration> {
     fresh(ctx)?;
     let t = Instant::now();
     let mut batches = ctx.records.chunks(BATCH);
@@ -141,25 +148,12 @@ fn appends(ctx: &Ctx, sync: bool) -> Result<Duration> {
     first.write_npy_with(&ctx.out, npy_core::WriteOptions::new().sync(sync))?;
     let mut appender = Appender::open(&ctx.out)?;
     appender.sync(sync);
-    appender.append_batches(batches)?;
-    drop(appender);
-    let elapsed = t.elapsed();
-    check(ctx)?;
-    Ok(elapsed)
-}
-
-/// The same, not synced, each further batch appended by its own `Appender::append` call
-/// (made ready, then written, on this thread).
-fn append_each_unsynced(ctx: &Ctx) -> Result<Duration> {
-    fresh(ctx)?;
-    let t = Instant::now();
-    let mut batches = ctx.records.chunks(BATCH);
-    let first = batches.next().ok_or("no records")?;
-    first.write_npy_with(&ctx.out, npy_core::WriteOptions::new().sync(false))?;
-    let mut appender = Appender::open(&ctx.out)?;
-    appender.sync(false);
-    for batch in batches {
-        appender.append(batch)?;
+    if batched {
+        appender.append_batches(batches)?;
+    } else {
+        for batch in batches {
+            appender.append(batch)?;
+        }
     }
     drop(appender);
     let elapsed = t.elapsed();

@@ -334,7 +334,7 @@ impl Appender {
                         ))
                         .writing(&path));
                     }
-                    let mut buf = if made < BATCH_BUFFERS {
+                    let spare = if made < BATCH_BUFFERS {
                         made += 1;
                         None
                     } else {
@@ -342,8 +342,7 @@ impl Appender {
                         let Ok(buf) = spare_rx.recv() else { return Ok(()) };
                         Some(buf)
                     };
-                    let len = encode_with_plan(&plan, values, &mut buf).map_err(|e| e.writing(&path))?;
-                    let Some(bytes) = buf else { unreachable!("encode_with_plan leaves a buffer") };
+                    let (bytes, len) = encode_with_plan(&plan, values, spare).map_err(|e| e.writing(&path))?;
                     if batch_tx.send(Batch { bytes, len, rows: values.len() / per_row }).is_err() {
                         return Ok(());
                     }
@@ -828,6 +827,63 @@ mod tests {
         assert_eq!(a.rows(), 30_001);
         a.append_batches([[7u32, 8, 9]]).unwrap();
         assert_eq!(Array::<u32>::read_npy(&path).unwrap().shape(), [30_002, 3]);
+    }
+
+    /// Runs `f` on a thread and waits at most a minute for it: a side of
+    /// `append_batches` left waiting on a channel would hang the test instead of failing it.
+    fn bounded<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+        });
+        match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(Ok(r)) => r,
+            Ok(Err(payload)) => std::panic::resume_unwind(payload),
+            Err(_) => panic!("append_batches did not return within a minute (a thread waits forever?)"),
+        }
+    }
+
+    /// `append_batches` with the least that starts its writer thread (one batch of one
+    /// row, on two CPUs), failing on either side: the writer on its first batch (a file
+    /// with a tail), the caller before it sends anything (a bad first batch) and the
+    /// caller's iterator panicking after one batch. Each returns (or panics) instead of
+    /// waiting on the other side, and the file holds whole batches only.
+    #[test]
+    fn either_side_failing_ends_the_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("one.npy");
+
+        // The writer fails on the first batch: the file has a tail.
+        [1u16, 2].write_npy(&path).unwrap();
+        let tail = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        (&tail).write_all(&[9, 9]).unwrap();
+        drop(tail);
+        let p = path.clone();
+        let e = bounded(move || Appender::open(&p).unwrap().append_batches((0..5u16).map(|i| [i])).unwrap_err());
+        assert!(e.to_string().contains("2 bytes follow the data"), "{e}");
+        assert!(e.to_string().contains("one.npy"), "{e}");
+        assert_eq!(Appender::recover(&path, Recovery::Trim).unwrap(), 2);
+
+        // The caller fails before sending anything: a batch of no whole row.
+        let two = dir.path().join("two.npy");
+        Array::from_shape_vec(vec![1, 2], vec![1u16, 2]).unwrap().write_npy(&two).unwrap();
+        let p = two.clone();
+        let e = bounded(move || Appender::open(&p).unwrap().append_batches([[7u16]]).unwrap_err());
+        assert!(e.to_string().contains("a batch of 1 values is not whole rows of 2"), "{e}");
+        assert_eq!(Array::<u16>::read_npy(&two).unwrap().shape(), [1, 2]);
+
+        // The caller's iterator panics after one batch: the panic goes on, the writer
+        // returns, the batch sent before stays appended.
+        let p = path.clone();
+        let panicked = std::panic::catch_unwind(|| {
+            bounded(move || {
+                let batches = (0..3u16).map(|i| if i == 1 { panic!("the producer failed") } else { [i] });
+                Appender::open(&p).unwrap().append_batches(batches)
+            })
+        });
+        assert!(panicked.is_err());
+        assert_eq!(Vec::<u16>::read_npy(&path).unwrap(), [1, 2, 0]);
+        assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
     }
 
     #[test]

@@ -134,32 +134,37 @@ pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(writer: &mut W, p
     }
 }
 
-/// `data`'s written bytes (as [`write_with_plan`] writes them) made into `buf`, which is
-/// reused when it is large enough (else replaced); returns their length. For a batch that
-/// another thread writes ([`crate::append::Appender::append_batches`]).
-pub(crate) fn encode_with_plan<T: NpyRecord>(plan: &Plan, data: &[T], buf: &mut Option<PieceBuf>) -> Result<usize> {
+/// `data`'s written bytes (as [`write_with_plan`] writes them) made into a buffer: `spare`
+/// when it is large enough, else a new one. Returns the buffer and their length (its
+/// first bytes). For a batch that another thread writes
+/// ([`crate::append::Appender::append_batches`]).
+pub(crate) fn encode_with_plan<T: NpyRecord>(
+    plan: &Plan,
+    data: &[T],
+    spare: Option<PieceBuf>,
+) -> Result<(PieceBuf, usize)> {
     let len = data.len() * plan.dst_size();
     let pieces = Pieces::of(plan, data, len.max(1));
-    let buf = match buf {
-        Some(b) if b.bytes().len() >= len => {
+    let mut buf = match spare {
+        Some(mut b) if b.bytes().len() >= len => {
             if pieces.as_ref().is_some_and(|p| !p.rewritten) {
                 // The plan writes no byte of the destination's padding: zeros, as made.
                 b.bytes_mut()[..len].fill(0);
             }
             b
         }
-        _ => buf.insert(PieceBuf::zeroed(len)),
+        _ => PieceBuf::zeroed(len),
     };
     match pieces {
         None => buf.bytes_mut()[..len].copy_from_slice(as_written(plan, data)),
         Some(p) => {
             debug_assert!(p.count <= 1, "every record in one piece");
             if p.count == 1 {
-                (p.fill)(0, buf)?;
+                (p.fill)(0, &mut buf)?;
             }
         }
     }
-    Ok(len)
+    Ok((buf, len))
 }
 
 /// The bytes of `data`, whose memory is its written layout ([`Pieces::of`] gave `None`).
