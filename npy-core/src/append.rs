@@ -209,7 +209,7 @@ impl Appender {
             return Err(Error::usage(reason).writing(&self.path));
         }
         let bytes = (values.len() / per_row) as u64 * self.row_bytes;
-        self.grow(Some(bytes), |file| write_with_plan(file, &plan, values).map(|()| values.len() / per_row))
+        self.grow(Some(bytes), |file, at| write_with_plan(file, at, &plan, values).map(|()| values.len() / per_row))
     }
 
     /// Appends the elements an iterator gives, in storage order, as [`Appender::append`]
@@ -244,7 +244,7 @@ impl Appender {
         let piece = ((1 << 20) / plan.dst_size().max(1)).max(per_row);
         let mut items = items.into_iter();
         let mut rows = 0;
-        self.grow(None, |file| {
+        self.grow(None, |file, mut at| {
             let mut buf: Vec<T> = Vec::with_capacity(piece);
             loop {
                 buf.clear();
@@ -256,7 +256,8 @@ impl Appender {
                         rows + buf.len() / per_row
                     )));
                 }
-                write_with_plan(file, &plan, &buf)?;
+                write_with_plan(file, at, &plan, &buf)?;
+                at += (buf.len() * plan.dst_size()) as u64;
                 rows += buf.len() / per_row;
                 if buf.len() < piece {
                     return Ok(rows);
@@ -367,7 +368,7 @@ impl Appender {
     ) -> Result<()> {
         while let Ok(Batch { bytes, len, rows }) = batches.recv() {
             let data = &bytes.bytes()[..len];
-            self.grow(Some(len as u64), |file| file.write_all(data).map(|()| rows).map_err(Error::from))?;
+            self.grow(Some(len as u64), |file, _| file.write_all(data).map(|()| rows).map_err(Error::from))?;
             // Fails once the other side has stopped sending; the buffer is dropped.
             let _ = spare.try_send(bytes);
         }
@@ -385,7 +386,7 @@ impl Appender {
         }
         let rows = array.shape()[growth_axis(array.header())];
         let bytes = array.data().len() as u64;
-        self.grow(Some(bytes), |file| file.write_all(array.data()).map(|()| rows).map_err(Error::from))
+        self.grow(Some(bytes), |file, _| file.write_all(array.data()).map(|()| rows).map_err(Error::from))
     }
 
     /// Appends the data of the `.npy` file at `other`, streamed: its dtype, order and
@@ -405,7 +406,7 @@ impl Appender {
         }
         let rows = theirs.shape[growth_axis(&theirs)];
         let bytes = (rows as u64).saturating_mul(self.row_bytes);
-        self.grow(Some(bytes), |file| {
+        self.grow(Some(bytes), |file, _| {
             let mut source = File::open(other).map_err(|e| Error::from(e).reading(other))?;
             source.seek(SeekFrom::Start(start)).map_err(|e| Error::from(e).reading(other))?;
             let mut source = io::BufReader::with_capacity(1 << 20, source).take(bytes);
@@ -418,12 +419,12 @@ impl Appender {
         })
     }
 
-    /// Writes rows with `write` (given the file at the end of the data; it says how many
-    /// it wrote) and makes them part of the array: synced data, then the header.
+    /// Writes rows with `write` (given the file at the end of the data, and that offset;
+    /// it says how many it wrote) and makes them part of the array: synced data, then the header.
     ///
     /// `bytes`, when known, are reserved past the end first (the file's size unchanged),
     /// so the file system allocates their blocks at once, as for a whole write.
-    fn grow(&mut self, bytes: Option<u64>, write: impl FnOnce(&mut File) -> Result<usize>) -> Result<()> {
+    fn grow(&mut self, bytes: Option<u64>, write: impl FnOnce(&mut File, u64) -> Result<usize>) -> Result<()> {
         let path = self.path.clone();
         let grow = || -> Result<()> {
             if self.tail > 0 {
@@ -439,7 +440,7 @@ impl Appender {
             self.file.seek(SeekFrom::Start(end))?;
             let mut header = self.header.clone();
             let axis = growth_axis(&header);
-            let counted = write(&mut self.file).and_then(|rows| {
+            let counted = write(&mut self.file, end).and_then(|rows| {
                 header.shape[axis] = header.shape[axis]
                     .checked_add(rows)
                     .ok_or_else(|| Error::usage("the new length overflows".to_string()))?;

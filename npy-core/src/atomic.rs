@@ -190,6 +190,10 @@ impl Write for AtomicFile {
         self.file.write_all(buf).map_err(|e| self.io_error(e))
     }
 
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.file.write_vectored(bufs).map_err(|e| self.io_error(e))
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.file.flush().map_err(|e| self.io_error(e))
     }

@@ -145,14 +145,16 @@ impl WriteNpy for DynArray {
         let path = path.as_ref();
         let prepare = || Ok::<_, Error>((self.encode_header(opts)?, write::dyn_plan(&self.header().dtype, opts)?));
         let (header, plan) = prepare().map_err(|e| e.writing(path))?;
-        write::to_path(path, &header, opts.syncs(), |w| write::write_dyn_data(w, plan.as_ref(), self.data()))
+        write::to_path(path, &header, opts.syncs(), |w| {
+            write::write_dyn_data(w, header.len() as u64, plan.as_ref(), self.data())
+        })
     }
 
     fn write_npy_to_with<W: Write>(&self, mut writer: W, opts: &WriteOptions) -> Result<W> {
         let header = self.encode_header(opts)?;
         let plan = write::dyn_plan(&self.header().dtype, opts)?;
         writer.write_all(&header)?;
-        write::write_dyn_data(&mut writer, plan.as_ref(), self.data())?;
+        write::write_dyn_data(&mut writer, header.len() as u64, plan.as_ref(), self.data())?;
         Ok(writer)
     }
 }

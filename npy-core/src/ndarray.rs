@@ -148,15 +148,15 @@ fn write_data<W: Write + ?Sized, T: NpyRecord, S: Data<Elem = T>, D: Dimension>(
     plan: &Plan,
 ) -> Result<()> {
     if let Some(slice) = buffer {
-        return write_with_plan(writer, plan, slice);
+        return write_with_plan(writer, 0, plan, slice);
     }
     let mut out = BufWriter::with_capacity(STRIDED_BUFFER, writer);
     for row in a.rows() {
         match row.to_slice() {
-            Some(slice) => write_with_plan(&mut out, plan, slice)?,
+            Some(slice) => write_with_plan(&mut out, 0, plan, slice)?,
             None => {
                 for x in row.iter() {
-                    write_with_plan(&mut out, plan, std::slice::from_ref(x))?;
+                    write_with_plan(&mut out, 0, plan, std::slice::from_ref(x))?;
                 }
             }
         }

@@ -934,7 +934,7 @@ impl<T: NpyRecord> StackWriter<T> {
             }
             let Some((out, _, filled)) = self.open.as_mut() else { continue };
             let take = ((self.block_rows - *filled) * self.row_len).min(rows.len());
-            write_with_plan(out, &self.plan, &rows[..take]).map_err(writing)?;
+            write_with_plan(out, 0, &self.plan, &rows[..take]).map_err(writing)?;
             *filled += take / self.row_len;
             rows = &rows[take..];
             if *filled == self.block_rows {

@@ -71,7 +71,7 @@ impl<W: Write + Seek> Writer<W> {
                 let total = head.len() as u64 + header.data_len()? as u64;
                 self.write_member(member, self.compression, total, |w| {
                     w.write_all(&head)?;
-                    write_with_plan(w, &plan, records)
+                    write_with_plan(w, 0, &plan, records)
                 })
             })();
             self.located(&npy_member(&name), result)?;

@@ -254,7 +254,7 @@ impl<W: Write + Seek> Writer<W> {
             let total = (head.len() + array.data().len()) as u64;
             self.write_member(member, compression, total, |w| {
                 w.write_all(&head)?;
-                write_dyn_data(w, plan.as_ref(), array.data())
+                write_dyn_data(w, 0, plan.as_ref(), array.data())
             })
         })();
         self.located(&npy_member(name), result)
@@ -477,7 +477,7 @@ impl<W: Write + Seek> Writer<W> {
         data: &[T],
         compression: Compression,
     ) -> Result<()> {
-        self.add_planned::<T>(name, header, compression, |w, plan| write_with_plan(w, plan, data))
+        self.add_planned::<T>(name, header, compression, |w, plan| write_with_plan(w, 0, plan, data))
     }
 
     /// Adds member `name.npy` of typed data: `header` in the archive's byte order, then
@@ -831,8 +831,10 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
             Err(Error::usage("more elements than the member's shape holds"))
         } else {
             match &mut self.crc {
-                Some(crc) => self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, &self.plan, data)),
-                None => write_with_plan(&mut self.writer.zip, &self.plan, data),
+                Some(crc) => {
+                    self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, 0, &self.plan, data))
+                }
+                None => write_with_plan(&mut self.writer.zip, 0, &self.plan, data),
             }
         };
         self.writer.located(&self.member, written)?;
