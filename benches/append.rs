@@ -70,7 +70,7 @@ fn main() -> Result<()> {
         Measure::new("append_batches_unsynced", bytes, append_batches_unsynced),
         Measure::new("append_each_unsynced", bytes, append_each_unsynced),
     ];
-    run_rounds(&ctx, &measures, args.repeat, bytes + bytes / 2)?;
+    run_rounds(&ctx, &measures, args.repeat, bytes + bytes / 2, &mut None)?;
     if args.keep {
         ctx.records.write_npy(args.dir.join("traces_whole.npy"))?;
     }

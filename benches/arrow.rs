@@ -129,8 +129,8 @@ fn main() -> Result<()> {
     }
     // No run allocates more than two files' worth (an array in memory and its batches).
     let hot = 2 * aligned + aligned / 2;
-    run_rounds(&ctx, &reads, args.repeat, hot)?;
-    run_rounds(&ctx, &writes, args.repeat, hot)?;
+    run_rounds(&ctx, &reads, args.repeat, hot, &mut None)?;
+    run_rounds(&ctx, &writes, args.repeat, hot, &mut None)?;
 
     if !args.keep {
         fs::remove_file(&ctx.files.aligned_path)?;
@@ -343,33 +343,33 @@ fn same_bytes(path: &Path, want: &[u8]) -> Result<()> {
 }
 
 fn write_aligned(c: &Ctx) -> Result<Duration> {
-    timed_write(c, &c.aligned_batches, &c.files.aligned_file)
+    timed_write(c, &c.aligned_batches, c.files.aligned_file.as_slice())
 }
 
 fn write_packed(c: &Ctx) -> Result<Duration> {
-    timed_write(c, &c.packed_batches, &c.files.packed_file)
+    timed_write(c, &c.packed_batches, c.files.packed_file.as_slice())
 }
 
 /// The machine limit read ([`common::limit::read`]) of `traces_aligned.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_aligned(c: &Ctx) -> Result<Duration> {
-    common::limit::checked_read(common::limit::read, &c.files.aligned_path, &c.files.aligned_file)
+    common::limit::checked_read(common::limit::read, &c.files.aligned_path, c.files.aligned_file.as_slice())
 }
 
 /// The machine limit read of `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_packed(c: &Ctx) -> Result<Duration> {
-    common::limit::checked_read(common::limit::read, &c.files.packed_path, &c.files.packed_file)
+    common::limit::checked_read(common::limit::read, &c.files.packed_path, c.files.packed_file.as_slice())
 }
 
 /// The machine limit write ([`common::limit::write`]) of the aligned file's bytes.
 #[cfg(target_os = "linux")]
 fn limit_write_aligned(c: &Ctx) -> Result<Duration> {
-    common::limit::write(&c.limit_out, &c.files.aligned_file, false)
+    common::limit::write(&c.limit_out, c.files.aligned_file.as_slice(), false)
 }
 
 /// The machine limit write of the packed file's bytes.
 #[cfg(target_os = "linux")]
 fn limit_write_packed(c: &Ctx) -> Result<Duration> {
-    common::limit::write(&c.limit_out, &c.files.packed_file, false)
+    common::limit::write(&c.limit_out, c.files.packed_file.as_slice(), false)
 }

@@ -111,7 +111,7 @@ fn main() -> Result<()> {
         Measure::new("open_f8", ctx.f8.header_bytes, |c| opens_of(c, &c.f8)),
         Measure::new("open_mixed", ctx.mixed.header_bytes, |c| opens_of(c, &c.mixed)),
     ];
-    run_rounds(&ctx, &measures, args.repeat, 0)?;
+    run_rounds(&ctx, &measures, args.repeat, 0, &mut None)?;
     budget("budget_quarter_ms", BUDGET.as_secs_f64(), 0);
     budget("budget_long_400mbs", ctx.long.header_bytes as f64 / RATE, ctx.long.header_bytes);
     budget("budget_f8_400mbs", ctx.f8.header_bytes as f64 / RATE, ctx.f8.header_bytes);

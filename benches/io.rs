@@ -7,7 +7,11 @@
 //! - `--dir DIR`: scratch directory (default `target/bench`);
 //! - `--bytes N`: data bytes per file, a multiple of 8 (default 1 GiB = 2^27 `f64`s);
 //! - `--repeat K`: runs per measurement (default 3);
-//! - `--keep`: leave `le.npy` and `be.npy` in `DIR` (for NumPy) instead of deleting them.
+//! - `--keep`: leave `le.npy` and `be.npy` in `DIR` (for NumPy) instead of deleting them;
+//! - `--peer PYTHON`: time NumPy's loads and saves of the same files (`xtask/bench.py`'s
+//!   `np_load_le`, `np_load_be`, `np_load_be_astype`, `np_save`, `np_save_be`) in the
+//!   same rounds as the reads and writes, in a `PYTHON` process started once
+//!   ([`common::Peer`]), and print their lines too (`cargo xtask bench` does).
 //!
 //! Measurements, each run once untimed and then `K` times in interleaved rounds (so noise on
 //! this shared machine hits them alike; each round starts one measurement later), with the
@@ -46,9 +50,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{remove_if_present, run_rounds, secs, sync, warm, Args, Measure, Result};
+use common::{remove_if_present, run_rounds, secs, sync, warm, Args, Measure, Peer, Result};
 use npy_core::dtype::ByteOrder;
-use npy_core::header::Header;
 use npy_core::prelude::*;
 use npy_core::{DynArray, WriteOptions};
 
@@ -63,9 +66,10 @@ fn value(i: usize) -> f64 {
 struct Ctx {
     /// Number of `f64`s.
     n: usize,
-    /// The values, in memory (written by `write`).
+    /// The values, in memory (written by `write`), as read from `le.npy`.
     data: Vec<f64>,
-    /// The same values as big-endian bytes; its data is also the buffer `limit_write` writes.
+    /// The same values as big-endian bytes, as read from `be.npy`; its data is also the
+    /// buffer `limit_write` writes.
     be_array: DynArray,
     le: PathBuf,
     be: PathBuf,
@@ -108,14 +112,22 @@ fn main() -> Result<()> {
         synced.insert(0, Measure::new("limit_write_synced", bytes, limit_write_synced));
     }
 
+    // NumPy's loads and saves of the same files, in the same rounds as ours.
+    let mut peer = args.peer.as_deref().map(|python| Peer::start(python, "f8", &args.dir, bytes)).transpose()?;
+    if peer.is_some() {
+        reads.extend(["np_load_le", "np_load_be", "np_load_be_astype"].map(|name| Measure::peer(name, bytes)));
+        writes.extend(["np_save", "np_save_be"].map(|name| Measure::peer(name, bytes)));
+    }
+
     for path in [&ctx.le, &ctx.be] {
         warm(path)?;
     }
     // No run allocates more than the file (or its page cache) and a little.
     let hot = bytes + bytes / 2;
-    run_rounds(&ctx, &reads, args.repeat, hot)?;
-    run_rounds(&ctx, &writes, args.repeat, hot)?;
-    run_rounds(&ctx, &synced, args.repeat, hot)?;
+    run_rounds(&ctx, &reads, args.repeat, hot, &mut peer)?;
+    run_rounds(&ctx, &writes, args.repeat, hot, &mut peer)?;
+    run_rounds(&ctx, &synced, args.repeat, hot, &mut peer)?;
+    drop(peer);
 
     if !args.keep {
         fs::remove_file(&ctx.le)?;
@@ -125,26 +137,23 @@ fn main() -> Result<()> {
 }
 
 /// Makes the values and writes `le.npy` and `be.npy`, then flushes them to disk so their
-/// writeback does not run during the measurements.
+/// writeback does not run during the measurements. The values the writes write are those
+/// files read back with npy, as NumPy's side saves the arrays `np.load` gave it: memory
+/// the reading library allocated (both advise transparent huge pages for it).
 fn setup(dir: &Path, n: usize) -> Result<Ctx> {
     let started = Instant::now();
-    let data: Vec<f64> = (0..n).map(value).collect();
-    let mut be_bytes = vec![0u8; n * 8];
-    for (dst, v) in be_bytes.chunks_exact_mut(8).zip(&data) {
-        dst.copy_from_slice(&v.to_be_bytes());
+    let (le, be) = (dir.join("le.npy"), dir.join("be.npy"));
+    let made: Vec<f64> = (0..n).map(value).collect();
+    made.write_npy(&le)?;
+    made.write_npy_with(&be, WriteOptions::new().byte_order(ByteOrder::Big))?;
+    drop(made);
+    let data = Vec::<f64>::read_npy(&le)?;
+    check_values(&data, n)?;
+    let be_array = DynArray::read_npy(&be)?;
+    if be_array.header().dtype != ">f8".parse()? || be_array.to_vec::<f64>()? != data {
+        return Err(format!("{} does not hold the values of {} as >f8", be.display(), le.display()).into());
     }
-    let be_array = DynArray::new(Header::new(">f8".parse()?, vec![n]), be_bytes)?;
-    let ctx = Ctx {
-        n,
-        data,
-        be_array,
-        le: dir.join("le.npy"),
-        be: dir.join("be.npy"),
-        out: dir.join("out.npy"),
-        limit_out: dir.join("limit-out.bin"),
-    };
-    ctx.data.write_npy(&ctx.le)?;
-    ctx.be_array.write_npy(&ctx.be)?;
+    let ctx = Ctx { n, data, be_array, le, be, out: dir.join("out.npy"), limit_out: dir.join("limit-out.bin") };
     sync();
     eprintln!("io bench: wrote {} and {} in {:.2} s", ctx.le.display(), ctx.be.display(), secs(started.elapsed()));
     Ok(ctx)

@@ -85,7 +85,7 @@ fn main() -> Result<()> {
         warm(path)?;
     }
     // Nothing here allocates more than the picks' few megabytes.
-    run_rounds(&ctx, &measures, args.repeat, 0)?;
+    run_rounds(&ctx, &measures, args.repeat, 0, &mut None)?;
     if !args.keep {
         for path in [&ctx.big, &ctx.small, &ctx.picks_path] {
             fs::remove_file(path)?;

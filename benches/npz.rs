@@ -113,8 +113,8 @@ fn main() -> Result<()> {
         warm(path)?;
     }
     let hot = bytes + bytes / 2;
-    run_rounds(&ctx, &writes, args.repeat, hot)?;
-    run_rounds(&ctx, &reads, args.repeat, hot)?;
+    run_rounds(&ctx, &writes, args.repeat, hot, &mut None)?;
+    run_rounds(&ctx, &reads, args.repeat, hot, &mut None)?;
 
     if !args.keep {
         for path in ctx.npy.iter().chain([&ctx.stored, &ctx.deflated]) {

@@ -8,7 +8,11 @@
 //! - `--records N`: records per file (default 4,000,000: 1.13 GiB aligned, 1.09 GiB packed);
 //! - `--repeat K`: runs per measurement (default 3);
 //! - `--keep`: leave `traces_aligned.npy` and `traces_packed.npy` in `DIR` (for NumPy)
-//!   instead of deleting them.
+//!   instead of deleting them;
+//! - `--peer PYTHON`: time NumPy's `np.load` and `np.save` of the same files
+//!   (`xtask/bench.py`'s `np_load_aligned`, `np_load_packed`, `np_save_aligned`,
+//!   `np_save_packed`) in the same rounds as the reads and writes, in a `PYTHON` process
+//!   started once ([`common::Peer`]), and print their lines too (`cargo xtask bench` does).
 //!
 //! The record: `trace_id: i32`, a nested `receiver {x: f64, y: f64, z: f32}`, `t0: f64`,
 //! `dt: f32`, `flags: u8`, `samples: [f32; 64]`, in two layouts, both files written by npy:
@@ -73,7 +77,7 @@ use common::trace::{
     check_count, check_file, checkpoints, packed, packed_mem, trace, write_files, Files, TraceAligned, TracePacked,
     TracePackedMem, ALIGNED_SIZE, PACKED_SIZE, SAMPLES, TAIL,
 };
-use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Result};
+use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Peer, Result};
 use npy_core::prelude::*;
 use npy_core::WriteOptions;
 
@@ -165,15 +169,25 @@ fn main() -> Result<()> {
         synced.insert(0, Measure::new("limit_write_aligned_synced", aligned, limit_write_aligned_synced));
     }
 
+    // NumPy's loads and saves of the same files, in the same rounds as ours.
+    let mut peer = args.peer.as_deref().map(|python| Peer::start(python, "records", &args.dir, ctx.n)).transpose()?;
+    if peer.is_some() {
+        reads.push(Measure::peer("np_load_aligned", aligned));
+        reads.push(Measure::peer("np_load_packed", packed));
+        writes.push(Measure::peer("np_save_aligned", aligned));
+        writes.push(Measure::peer("np_save_packed", packed));
+    }
+
     for path in [&ctx.files.aligned_path, &ctx.files.packed_path] {
         warm(path)?;
     }
     // No run allocates more than 1.25 files' worth (npyz's read grows its `Vec` by doubling).
     let hot = aligned + aligned / 2;
-    run_rounds(&ctx, &reads, args.repeat, hot)?;
-    run_rounds(&ctx, &writes, args.repeat, hot)?;
-    run_rounds(&ctx, &npyz, args.repeat, hot)?;
-    run_rounds(&ctx, &synced, args.repeat, hot)?;
+    run_rounds(&ctx, &reads, args.repeat, hot, &mut peer)?;
+    run_rounds(&ctx, &writes, args.repeat, hot, &mut peer)?;
+    run_rounds(&ctx, &npyz, args.repeat, hot, &mut peer)?;
+    run_rounds(&ctx, &synced, args.repeat, hot, &mut peer)?;
+    drop(peer);
 
     if !args.keep {
         fs::remove_file(&ctx.files.aligned_path)?;
@@ -183,13 +197,22 @@ fn main() -> Result<()> {
 }
 
 /// Makes the records and writes `traces_aligned.npy` and `traces_packed.npy` with npy
-/// ([`common::trace::write_files`]).
+/// ([`common::trace::write_files`]). The records the writes write are those files read
+/// back with npy, as NumPy's side saves the arrays `np.load` gave it: memory the reading
+/// library allocated (both advise transparent huge pages for it). npyz's are converted
+/// from them.
 fn setup(dir: &Path, n: usize) -> Result<Ctx> {
-    let aligned: Vec<TraceAligned> = (0..n).map(trace).collect();
-    let packed: Vec<TracePacked> = aligned.iter().map(packed).collect();
-    let packed_mem: Vec<TracePackedMem> = aligned.iter().map(packed_mem).collect();
+    let made: Vec<TraceAligned> = (0..n).map(trace).collect();
+    let made_packed: Vec<TracePacked> = made.iter().map(packed).collect();
+    let files = write_files(dir, &made, &made_packed, "records")?;
+    drop((made, made_packed));
+    let aligned = Vec::<TraceAligned>::read_npy(&files.aligned_path)?;
+    check_records(&aligned, n, |t| *t)?;
+    let packed = Vec::<TracePacked>::read_npy(&files.packed_path)?;
+    check_records(&packed, n, common::trace::packed)?;
+    let packed_mem = Vec::<TracePackedMem>::read_npy(&files.packed_path)?;
+    check_records(&packed_mem, n, common::trace::packed_mem)?;
     let npyz: Vec<NpyzTrace> = aligned.iter().map(npyz_trace).collect();
-    let files = write_files(dir, &aligned, &packed, "records")?;
     let (out, limit_out) = (dir.join("out.npy"), dir.join("limit-out.bin"));
     Ok(Ctx { n, aligned, packed, packed_mem, npyz, files, out, limit_out })
 }
@@ -306,42 +329,42 @@ fn npyz_write(c: &Ctx) -> Result<Duration> {
 /// The machine limit read ([`common::limit::read`]) of `traces_aligned.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_aligned(c: &Ctx) -> Result<Duration> {
-    common::limit::checked_read(common::limit::read, &c.files.aligned_path, &c.files.aligned_file)
+    common::limit::checked_read(common::limit::read, &c.files.aligned_path, c.files.aligned_file.as_slice())
 }
 
 /// The machine limit read of `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_packed(c: &Ctx) -> Result<Duration> {
-    common::limit::checked_read(common::limit::read, &c.files.packed_path, &c.files.packed_file)
+    common::limit::checked_read(common::limit::read, &c.files.packed_path, c.files.packed_file.as_slice())
 }
 
 /// The two-CPU limit read ([`common::limit::read_two_cpus`]) of `traces_aligned.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_aligned_2cpu(c: &Ctx) -> Result<Duration> {
-    common::limit::checked_read(common::limit::read_two_cpus, &c.files.aligned_path, &c.files.aligned_file)
+    common::limit::checked_read(common::limit::read_two_cpus, &c.files.aligned_path, c.files.aligned_file.as_slice())
 }
 
 /// The two-CPU limit read of `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_read_packed_2cpu(c: &Ctx) -> Result<Duration> {
-    common::limit::checked_read(common::limit::read_two_cpus, &c.files.packed_path, &c.files.packed_file)
+    common::limit::checked_read(common::limit::read_two_cpus, &c.files.packed_path, c.files.packed_file.as_slice())
 }
 
 /// The machine limit write ([`common::limit::write`]) of as many bytes as
 /// `traces_aligned.npy` (its bytes).
 #[cfg(target_os = "linux")]
 fn limit_write_aligned(c: &Ctx) -> Result<Duration> {
-    common::limit::write(&c.limit_out, &c.files.aligned_file, false)
+    common::limit::write(&c.limit_out, c.files.aligned_file.as_slice(), false)
 }
 
 /// The machine limit write of the aligned file's bytes, synced to disk before the close.
 #[cfg(target_os = "linux")]
 fn limit_write_aligned_synced(c: &Ctx) -> Result<Duration> {
-    common::limit::write(&c.limit_out, &c.files.aligned_file, true)
+    common::limit::write(&c.limit_out, c.files.aligned_file.as_slice(), true)
 }
 
 /// The machine limit write of as many bytes as `traces_packed.npy`.
 #[cfg(target_os = "linux")]
 fn limit_write_packed(c: &Ctx) -> Result<Duration> {
-    common::limit::write(&c.limit_out, &c.files.packed_file, false)
+    common::limit::write(&c.limit_out, c.files.packed_file.as_slice(), false)
 }

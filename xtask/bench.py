@@ -9,8 +9,17 @@ Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py sql DIR RECORDS REPEAT
        python3 bench.py append DIR BATCHES REPEAT
        python3 bench.py header DIR FIELDS REPEAT
+       python3 bench.py serve PART DIR SIZE [NPY]
 
-Each measurement runs once untimed, then REPEAT times in interleaved rounds (each starting
+`serve` makes this a peer of the Rust bench target of PART (benches/common/mod.rs, `Peer`:
+the io and records targets start it with `--peer PYTHON`, as `cargo xtask bench` runs them):
+it loads and checks PART's files as below, prints `ready NAME...` (its measurements), then
+answers each input line `run NAME` by running that measurement once and printing
+`time SECONDS`; it exits at the end of its input.  The Rust target runs these in its own
+rounds, heating memory before each as for its own runs, so NumPy's runs and npy's share
+the machine's moods.  A failed check exits with its message, as below.
+
+Otherwise each measurement runs once untimed, then REPEAT times in interleaved rounds (each starting
 one measurement later), keeping the best and the median.  The page cache is warmed before
 the reads; dirty pages are flushed before each save, and saved files are removed between
 runs; right before each run, 1.5 times the largest file's size of memory is touched and
@@ -133,10 +142,34 @@ USAGE = __doc__
 def main():
     parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow, "sql": sql, "append": append,
              "header": header}
-    if len(sys.argv) < 2 or sys.argv[1] not in parts or len(sys.argv) != (6 if sys.argv[1] == "arrow" else 5):
+    args = sys.argv[1:]
+    serving = args[:1] == ["serve"]
+    if serving:
+        args = args[1:3] + args[3:4] + ["1"] + args[4:]
+    if not args or args[0] not in parts or len(args) != (5 if args[0] == "arrow" else 4):
         sys.exit(USAGE)
-    part, directory, size, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    parts[part](directory, size, repeat, *sys.argv[5:])
+    part, directory, size, repeat = args[0], args[1], int(args[2]), int(args[3])
+    if serving:
+        global SERVED
+        SERVED = {}
+    parts[part](directory, size, repeat, *args[4:])
+    if serving:
+        serve(SERVED)
+
+
+# The measurements `rounds` collects instead of running them when this runs as a peer
+# (`serve`); None otherwise.
+SERVED = None
+
+
+def serve(measures):
+    """Answers `run NAME` lines on stdin with `time SECONDS` until stdin ends."""
+    print("ready " + " ".join(measures), flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if len(words) != 2 or words[0] != "run" or words[1] not in measures:
+            sys.exit(f"bench.py serve: cannot do {line.strip()!r}; it runs {', '.join(measures)}")
+        print(f"time {measures[words[1]]():.9f}", flush=True)
 
 
 def f8(directory, nbytes, repeat):
@@ -715,7 +748,12 @@ def header(directory, fields, repeat):
 def rounds(measures, repeat, hot):
     """Times each (name, bytes, measure); `measure()` runs once and returns seconds.
 
-    Touches `hot` bytes of memory right before each run (see `heat`)."""
+    Touches `hot` bytes of memory right before each run (see `heat`).  As a peer (`serve`),
+    keeps them for `serve` instead: the Rust target runs them in its rounds."""
+    if SERVED is not None:
+        for name, _, measure in measures:
+            SERVED[name] = measure
+        return
     # One untimed round first, as in the Rust benches: the first touch of memory the VM has
     # not used lately is far slower, whichever measurement does it.
     for name, _, measure in measures:

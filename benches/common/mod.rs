@@ -18,13 +18,15 @@ pub type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 /// A bench target's command line (after `cargo bench --bench NAME --`): `--dir DIR`
 /// (scratch directory, default `target/bench`), `--repeat K` (runs per measurement,
-/// default 3, at least 1), `--keep` (leave the files for NumPy), and the target's own
-/// numeric options with their defaults.
+/// default 3, at least 1), `--keep` (leave the files for NumPy), `--peer PYTHON` (time
+/// NumPy in the same rounds: see [`Peer`]; for the targets that take it), and the target's
+/// own numeric options with their defaults.
 #[derive(Debug)]
 pub struct Args {
     pub dir: PathBuf,
     pub repeat: usize,
     pub keep: bool,
+    pub peer: Option<PathBuf>,
     numbers: Vec<(&'static str, usize)>,
 }
 
@@ -36,11 +38,12 @@ impl Args {
             dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("bench"),
             repeat: 3,
             keep: false,
+            peer: None,
             numbers: numbers.to_vec(),
         };
         let usage = || {
             let own: String = numbers.iter().map(|(flag, _)| format!(" [{flag} N]")).collect();
-            format!("usage: {name} [--dir DIR]{own} [--repeat K] [--keep]")
+            format!("usage: {name} [--dir DIR]{own} [--repeat K] [--keep] [--peer PYTHON]")
         };
         let mut it = std::env::args().skip(1);
         while let Some(arg) = it.next() {
@@ -50,6 +53,7 @@ impl Args {
                 "--bench" => {}
                 "--keep" => args.keep = true,
                 "--dir" => args.dir = PathBuf::from(value()?),
+                "--peer" => args.peer = Some(PathBuf::from(value()?)),
                 flag if flag == "--repeat" || numbers.iter().any(|(f, _)| *f == flag) => {
                     let text = value()?;
                     let number = text.parse().map_err(|e| format!("{flag} {text}: {e}"))?;
@@ -78,32 +82,53 @@ impl Args {
 
 /// A measurement: its name (as the `bench` lines and xtask give it), the data bytes it
 /// moves (for the GiB/s column), and the operation, which runs once and returns the time
-/// it took.
+/// it took: ours, or the [`Peer`]'s measurement of that name.
 #[derive(Debug)]
 pub struct Measure<C> {
     pub name: &'static str,
     pub bytes: usize,
-    pub run: fn(&C) -> Result<Duration>,
+    run: Option<fn(&C) -> Result<Duration>>,
 }
 
 impl<C> Measure<C> {
     pub fn new(name: &'static str, bytes: usize, run: fn(&C) -> Result<Duration>) -> Measure<C> {
-        Measure { name, bytes, run }
+        Measure { name, bytes, run: Some(run) }
+    }
+
+    /// The peer's measurement `name` (`xtask/bench.py`'s), timed by the peer process.
+    pub fn peer(name: &'static str, bytes: usize) -> Measure<C> {
+        Measure { name, bytes, run: None }
+    }
+
+    fn run(&self, ctx: &C, peer: &mut Option<Peer>) -> Result<Duration> {
+        match (self.run, peer) {
+            (Some(run), _) => run(ctx),
+            (None, Some(peer)) => peer.run(self.name),
+            (None, None) => Err(format!("{} is the peer's, and no peer runs", self.name).into()),
+        }
     }
 }
 
 /// Runs every measurement `repeat` times, one round of all at a time, each round starting
 /// one measurement later (so none always runs first, after the previous round's frees),
-/// and prints `bench <name> best=<s> median=<s> bytes=<n>` for each.
+/// and prints `bench <name> best=<s> median=<s> bytes=<n>` for each. The peer's
+/// measurements among them ([`Measure::peer`]) run in `peer`, in the same rounds, so the
+/// noise of this shared machine hits NumPy's runs and ours alike.
 ///
 /// Before each run (untimed), `hot` bytes of memory are touched and freed (see [`heat`]):
 /// more than the run allocates.
-pub fn run_rounds<C>(ctx: &C, measures: &[Measure<C>], repeat: usize, hot: usize) -> Result<()> {
+pub fn run_rounds<C>(
+    ctx: &C,
+    measures: &[Measure<C>],
+    repeat: usize,
+    hot: usize,
+    peer: &mut Option<Peer>,
+) -> Result<()> {
     // One untimed round first: the first touch of memory this VM has not used lately is
     // several times slower (seconds per GiB), whichever measurement happens to do it.
     for m in measures {
         heat(hot)?;
-        let t = secs((m.run)(ctx).map_err(|e| format!("{} (warm-up): {e}", m.name))?);
+        let t = secs(m.run(ctx, peer).map_err(|e| format!("{} (warm-up): {e}", m.name))?);
         eprintln!("  {:<22} warm-up: {t:.6} s (not counted)", m.name);
     }
     let mut times: Vec<Vec<f64>> = vec![Vec::with_capacity(repeat); measures.len()];
@@ -112,7 +137,7 @@ pub fn run_rounds<C>(ctx: &C, measures: &[Measure<C>], repeat: usize, hot: usize
             let i = (round + k) % measures.len();
             let m = &measures[i];
             heat(hot)?;
-            let t = secs((m.run)(ctx).map_err(|e| format!("{}: {e}", m.name))?);
+            let t = secs(m.run(ctx, peer).map_err(|e| format!("{}: {e}", m.name))?);
             eprintln!("  {:<22} run {}/{repeat}: {t:.6} s", m.name, round + 1);
             times[i].push(t);
         }
@@ -125,6 +150,79 @@ pub fn run_rounds<C>(ctx: &C, measures: &[Measure<C>], repeat: usize, hot: usize
         println!("bench {} best={best:.9} median={median:.9} bytes={}", m.name, m.bytes);
     }
     Ok(())
+}
+
+/// NumPy's side of a bench target, as a process that times its measurements when asked:
+/// `PYTHON xtask/bench.py serve PART DIR SIZE`, which loads the target's files, says
+/// `ready NAME...` and then answers each line `run NAME` with `time SECONDS` (see its
+/// doc). Its runs then interleave with ours ([`run_rounds`]) instead of coming minutes
+/// later, when the machine may be calmer or busier.
+///
+/// Dropping it closes its input, on which it exits, and waits for it.
+#[derive(Debug)]
+pub struct Peer {
+    child: std::process::Child,
+    input: Option<std::process::ChildStdin>,
+    output: std::io::BufReader<std::process::ChildStdout>,
+    names: Vec<String>,
+}
+
+impl Peer {
+    /// Starts the peer of `part` on the files in `dir` (made for `size`) and waits until
+    /// it is ready (its loads and checks done).
+    pub fn start(python: &Path, part: &str, dir: &Path, size: usize) -> Result<Peer> {
+        use std::process::{Command, Stdio};
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("xtask").join("bench.py");
+        let mut child = Command::new(python)
+            .arg(&script)
+            .args(["serve", part])
+            .arg(dir)
+            .arg(size.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot run {} {}: {e}", python.display(), script.display()))?;
+        let (input, output) = (child.stdin.take(), child.stdout.take());
+        let output = std::io::BufReader::new(output.ok_or("the peer has no output")?);
+        let mut peer = Peer { child, input, output, names: Vec::new() };
+        let ready = peer.line()?;
+        let names = ready.strip_prefix("ready").ok_or_else(|| format!("the peer said {ready:?}, not ready"))?;
+        peer.names = names.split_whitespace().map(str::to_string).collect();
+        Ok(peer)
+    }
+
+    /// Runs the peer's measurement `name` once and returns its time.
+    fn run(&mut self, name: &str) -> Result<Duration> {
+        use std::io::Write;
+        if !self.names.iter().any(|n| n == name) {
+            return Err(format!("the peer has no measurement {name} (it has {})", self.names.join(", ")).into());
+        }
+        let input = self.input.as_mut().ok_or("the peer's input is closed")?;
+        writeln!(input, "run {name}").and_then(|()| input.flush()).map_err(|e| format!("the peer stopped: {e}"))?;
+        let answer = self.line()?;
+        let seconds: f64 = answer
+            .strip_prefix("time ")
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| format!("the peer answered {answer:?} to run {name}"))?;
+        Ok(Duration::from_secs_f64(seconds))
+    }
+
+    /// The peer's next line, without its newline; its end is an error.
+    fn line(&mut self) -> Result<String> {
+        use std::io::BufRead;
+        let mut line = String::new();
+        if self.output.read_line(&mut line)? == 0 {
+            return Err("the peer stopped (its error is above)".into());
+        }
+        Ok(line.trim_end().to_string())
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        drop(self.input.take());
+        let _ = self.child.wait();
+    }
 }
 
 /// Touches `bytes` of fresh memory and frees it, so the next measurement finds that much

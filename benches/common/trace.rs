@@ -6,7 +6,6 @@
 //! `dt: f32`, `flags: u8`, `samples: [f32; 64]`. `xtask/bench.py` knows the same record
 //! (`TRACE`, `trace(i)`) and checks what NumPy loads against it.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -154,9 +153,10 @@ pub fn checkpoints(n: usize) -> impl Iterator<Item = usize> {
 pub struct Files {
     pub aligned_path: PathBuf,
     pub packed_path: PathBuf,
-    /// The files' bytes (what the limit writes write, and what writes are checked against).
-    pub aligned_file: Vec<u8>,
-    pub packed_file: Vec<u8>,
+    /// The files' bytes (what the limit writes write, and what writes are checked against),
+    /// read as the limit reads ([`read_bytes`]).
+    pub aligned_file: FileBytes,
+    pub packed_file: FileBytes,
     /// The samples of the last record as little-endian bytes: the last 256 bytes of every
     /// file of these records, whatever its layout.
     pub tail: Vec<u8>,
@@ -174,10 +174,11 @@ pub fn write_files(dir: &Path, aligned: &[TraceAligned], packed: &[TracePacked],
     let packed_path = dir.join("traces_packed.npy");
     aligned.write_npy(&aligned_path)?;
     packed.write_npy(&packed_path)?;
-    let aligned_file = fs::read(&aligned_path)?;
-    let packed_file = fs::read(&packed_path)?;
+    let aligned_file = read_bytes(&aligned_path)?;
+    let packed_file = read_bytes(&packed_path)?;
     for (file, size, path) in [(&aligned_file, ALIGNED_SIZE, &aligned_path), (&packed_file, PACKED_SIZE, &packed_path)]
     {
+        let file = file.as_slice();
         check_file(file.len() as u64, &file[file.len().saturating_sub(TAIL)..], n * size, &tail, path)?;
     }
     sync();
@@ -188,6 +189,21 @@ pub fn write_files(dir: &Path, aligned: &[TraceAligned], packed: &[TracePacked],
         started.elapsed().as_secs_f64()
     );
     Ok(Files { aligned_path, packed_path, aligned_file, packed_file, tail })
+}
+
+/// A file's bytes in memory: on Linux in a buffer on transparent huge pages, as NumPy's
+/// arrays and npy's reads are (the best case for the limit writes that write them).
+#[cfg(target_os = "linux")]
+pub type FileBytes = crate::common::limit::HugeBuffer;
+#[cfg(not(target_os = "linux"))]
+pub type FileBytes = Vec<u8>;
+
+/// The bytes of the file at `path` ([`FileBytes`]).
+fn read_bytes(path: &Path) -> Result<FileBytes> {
+    #[cfg(target_os = "linux")]
+    return Ok(crate::common::limit::read(path)?.1);
+    #[cfg(not(target_os = "linux"))]
+    return Ok(std::fs::read(path)?);
 }
 
 /// Fails unless a file of `len` bytes ending in `end` holds at least `data` bytes and ends

@@ -11,8 +11,10 @@
 //!      `>f8` through `WriteOptions::byte_order`: issue 19's W2), the machine limits (page
 //!      cache into a huge-page buffer, also with a second CPU faulting its pages in, as
 //!      npy's large reads do; a `fallocate`d file) and a plain `std::fs::read`.
-//!   2. `xtask/bench.py f8` times `np.load` and `np.save` on the same files (`np.save` of
-//!      the `>f8` array too).
+//!   2. In the same rounds (`--peer PYTHON`: a `xtask/bench.py serve f8` process that
+//!      times each of its runs when the target asks), `np.load` and `np.save` on the same
+//!      files (`np.save` of the `>f8` array too): NumPy's runs interleave with npy's, so the
+//!      noise of this shared machine falls on both alike.
 //! - `records`: Simon's seismic `Trace` records (`examples/seismic.rs`).
 //!   1. `cargo bench --bench records -- --dir <target>/bench --records N --repeat K --keep`
 //!      (`benches/records.rs`) writes N records (default 4,000,000) in NumPy's `align=True`
@@ -23,8 +25,10 @@
 //!      (aligned; packed from both structs), the machine limits for each file, and npyz's
 //!      derive read and write of the packed file. Issue 19's W3 and W4 goals: the packed
 //!      struct's read and write, and the aligned write, at or below NumPy's time.
-//!   2. `xtask/bench.py records` checks once that `np.load` sees the dtypes and values npy
-//!      wrote, then times `np.load` of both files and `np.save` of both arrays.
+//!   2. In the same rounds (`--peer`, as for `f8`), `xtask/bench.py serve records` checks
+//!      once that `np.load` sees the dtypes and values npy wrote, then times `np.load` of
+//!      both files and `np.save` of both arrays. Each side writes the records its library
+//!      read from these files.
 //! - `npz`: 8 arrays of N `f64`s (`--elements`, default 4,000,000: 256 MB in all).
 //!   1. `cargo bench --bench npz` (`benches/npz.rs`) times npy writing and reading them as
 //!      8 plain `.npy` files, as one archive of stored members, and as one deflated archive
@@ -199,6 +203,9 @@ struct Part {
     package: &'static str,
     /// The `cargo bench --bench` target.
     bench: &'static str,
+    /// Whether the target runs NumPy's measurements itself, in its own rounds (`--peer`:
+    /// `benches/common/mod.rs`'s `Peer`); else `bench.py` runs them after it.
+    peer: bool,
     title: &'static str,
     /// The measurements, in table order: name (as the bench lines give it) and description.
     rows: &'static [(&'static str, &'static str)],
@@ -210,6 +217,7 @@ const F8: Part = Part {
     name: "f8",
     package: "npy",
     bench: "io",
+    peer: true,
     title: "f8: a big <f8 array",
     rows: &[
         ("limit_read", "machine limit read: page cache -> huge-page buffer"),
@@ -246,6 +254,7 @@ const RECORDS: Part = Part {
     name: "records",
     package: "npy",
     bench: "records",
+    peer: true,
     title: "records: seismic Trace records (aligned file 304 B/record, packed file 293 B/record)",
     rows: &[
         ("limit_read_aligned", "machine limit read: aligned file -> huge-page buffer"),
@@ -296,6 +305,7 @@ const NPZ: Part = Part {
     name: "npz",
     package: "npy",
     bench: "npz",
+    peer: false,
     title: "npz: 8 arrays of f64 as an archive and as plain .npy files",
     rows: &[
         ("npy_write", "npy write 8 .npy files (sync(false))"),
@@ -329,6 +339,7 @@ const MMAP: Part = Part {
     name: "mmap",
     package: "npy",
     bench: "mmap",
+    peer: false,
     title: "mmap: open a big and a small <f8 file as maps; sum random elements",
     rows: &[
         ("open_small", "npy NpyMap::open, 1 MiB file (one open)"),
@@ -350,6 +361,7 @@ const ARROW: Part = Part {
     name: "arrow",
     package: "npy",
     bench: "arrow",
+    peer: false,
     title: "arrow: seismic Trace records as Arrow record batches and Parquet, npy-arrow and pyarrow",
     rows: &[
         ("limit_read_aligned", "machine limit read: aligned file -> huge-page buffer"),
@@ -392,6 +404,7 @@ const SQL: Part = Part {
     name: "sql",
     package: "npy-datafusion",
     bench: "sql",
+    peer: false,
     title: "sql: SELECT avg(t0), max(samples[1]) over Trace records in 16 .npy files, npy-datafusion and NumPy",
     rows: &[
         ("limit_read", "machine limit read: the 16 files -> huge-page buffers"),
@@ -419,6 +432,7 @@ const APPEND: Part = Part {
     name: "append",
     package: "npy",
     bench: "append",
+    peer: false,
     title: "append: Trace records (aligned, 304 B) written in batches of 10,000 by in-place appends",
     rows: &[
         ("write_whole", "npy: write_npy of all the records (synced)"),
@@ -444,6 +458,7 @@ const HEADER: Part = Part {
     name: "header",
     package: "npy",
     bench: "header",
+    peer: false,
     title: "header: big record headers parsed (one parse, median of 300), npy and NumPy",
     rows: &[
         ("parse_long", "npy Header::parse, <f8 fields, long names"),
@@ -561,14 +576,19 @@ pub fn run(args: &[&str]) -> Result<()> {
         let mut cargo = project::cargo();
         cargo.args(["bench", "-p", part.package, "--bench", part.bench, "--", "--dir"]).arg(&dir);
         cargo.args([size_flag.as_str(), size.as_str(), "--repeat", repeat.as_str(), "--keep"]);
+        if part.peer {
+            cargo.arg("--peer").arg(&python);
+        }
         let mut timings = run_bench_lines(&mut cargo)?;
 
-        project::step(&format!("{}: python: xtask/bench.py {}", part.name, part.name));
-        let mut numpy = Command::new(&python);
-        numpy.arg(project::root().join("xtask").join("bench.py")).arg(part.name).arg(&dir);
-        numpy.args([size.as_str(), repeat.as_str()]);
-        numpy.args(npy);
-        timings.extend(run_bench_lines(&mut numpy)?);
+        if !part.peer {
+            project::step(&format!("{}: python: xtask/bench.py {}", part.name, part.name));
+            let mut numpy = Command::new(&python);
+            numpy.arg(project::root().join("xtask").join("bench.py")).arg(part.name).arg(&dir);
+            numpy.args([size.as_str(), repeat.as_str()]);
+            numpy.args(npy);
+            timings.extend(run_bench_lines(&mut numpy)?);
+        }
 
         // Free the disk before the next part; keep what is measured so far.
         remove_big_files(&dir);
