@@ -92,7 +92,7 @@ fn main() -> Result<()> {
         warm(path)?;
     }
     // The largest allocation: one batch per partition of all columns, and NumPy-sized slack.
-    run_rounds(&ctx, &measures, args.repeat, bytes / FILES * 2)?;
+    run_rounds(&ctx, &measures, args.repeat, bytes / FILES * 2, &mut None)?;
 
     // The answer, for NumPy to match.
     let (avg, max) = ctx.runtime.block_on(answer(&ctx.sql, "traces"))?;
