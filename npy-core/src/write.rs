@@ -387,9 +387,8 @@ fn write_pieces<W: Write + ?Sized>(
         let mut buffers = take_pieces(1, piece_len, rewritten);
         for k in 0..pieces {
             let len = fill(k, &mut buffers[0])?;
-            out.write(&buffers[0].bytes()[..len])?;
+            out.write(&buffers[0].bytes()[..len], k + 1 == pieces)?;
         }
-        out.finish()?;
         keep_pieces(buffers);
         return Ok(());
     }
@@ -420,7 +419,7 @@ fn write_pieces<W: Write + ?Sized>(
         let mut spare = Vec::with_capacity(WRITE_BUFFERS);
         for k in 0..pieces {
             let (buf, made) = full_rx.recv().map_err(|_| Error::usage("the thread making pieces stopped"))?;
-            out.write(&buf.bytes()[..made?])?;
+            out.write(&buf.bytes()[..made?], k + 1 == pieces)?;
             if k + WRITE_BUFFERS < pieces {
                 // Fails only once the other thread has returned, which needs no more buffers.
                 let _ = empty_tx.send(buf);
@@ -428,7 +427,6 @@ fn write_pieces<W: Write + ?Sized>(
                 spare.push(buf);
             }
         }
-        out.finish()?;
         Ok::<_, Error>(spare)
     })?;
     keep_pieces(spare);
@@ -437,7 +435,8 @@ fn write_pieces<W: Write + ?Sized>(
 
 /// Bytes written to a file at a known offset so that each write but the last ends on a
 /// [`PAGE`] boundary: what follows the last boundary in a piece is kept (fewer than
-/// [`PAGE`] bytes, copied) and written ahead of the next piece, in one `write_vectored`.
+/// [`PAGE`] bytes, copied) and written ahead of the next piece, in one `write_vectored`;
+/// the last piece is written whole, so a write of one piece copies nothing.
 struct PageWrites<'w, W: Write + ?Sized> {
     writer: &'w mut W,
     /// The file offset of `carry`'s first byte.
@@ -450,12 +449,13 @@ impl<'w, W: Write + ?Sized> PageWrites<'w, W> {
         PageWrites { writer, at, carry: Vec::new() }
     }
 
-    /// Writes `carry` and `piece` up to the last page boundary they reach, keeps the rest.
-    fn write(&mut self, piece: &[u8]) -> io::Result<()> {
+    /// Writes `carry` and `piece`: all of them when `last`, else up to the last page
+    /// boundary they reach, keeping the rest.
+    fn write(&mut self, piece: &[u8], last: bool) -> io::Result<()> {
         let end = self.at + (self.carry.len() + piece.len()) as u64;
-        let boundary = end - end % PAGE;
+        let boundary = if last { end } else { end - end % PAGE };
         let carried = self.at + self.carry.len() as u64;
-        if boundary <= carried {
+        if boundary <= carried && !last {
             // No boundary inside `piece` (only pieces smaller than a page): keep it all.
             self.carry.extend_from_slice(piece);
             return Ok(());
@@ -466,11 +466,6 @@ impl<'w, W: Write + ?Sized> PageWrites<'w, W> {
         self.carry.extend_from_slice(rest);
         self.at = boundary;
         Ok(())
-    }
-
-    /// Writes what is kept.
-    fn finish(self) -> io::Result<()> {
-        self.writer.write_all(&self.carry)
     }
 }
 
