@@ -145,7 +145,7 @@ def main():
     args = sys.argv[1:]
     serving = args[:1] == ["serve"]
     if serving:
-        args = args[1:3] + args[3:4] + ["1"] + args[4:]
+        args = args[1:4] + ["1"] + args[4:]  # PART DIR SIZE, then REPEAT (unused), [NPY]
     if not args or args[0] not in parts or len(args) != (5 if args[0] == "arrow" else 4):
         sys.exit(USAGE)
     part, directory, size, repeat = args[0], args[1], int(args[2]), int(args[3])

@@ -693,6 +693,7 @@ fn differs(ours: &Header, theirs: &Header) -> Option<String> {
 mod tests {
     use super::*;
     use crate::prelude::*;
+    use crate::write::bounded;
     use crate::{Array, DynArray};
 
     fn header_bytes(path: &Path) -> Vec<u8> {
@@ -828,20 +829,6 @@ mod tests {
         assert_eq!(a.rows(), 30_001);
         a.append_batches([[7u32, 8, 9]]).unwrap();
         assert_eq!(Array::<u32>::read_npy(&path).unwrap().shape(), [30_002, 3]);
-    }
-
-    /// Runs `f` on a thread and waits at most a minute for it: a side of
-    /// `append_batches` left waiting on a channel would hang the test instead of failing it.
-    fn bounded<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-        });
-        match rx.recv_timeout(std::time::Duration::from_secs(60)) {
-            Ok(Ok(r)) => r,
-            Ok(Err(payload)) => std::panic::resume_unwind(payload),
-            Err(_) => panic!("append_batches did not return within a minute (a thread waits forever?)"),
-        }
     }
 
     /// `append_batches` with the least that starts its writer thread (one batch of one

@@ -334,6 +334,22 @@ fn write_converted<W: Write + ?Sized, T: NpyRecord>(
     write_pieces(writer, 0, p.count, p.len, p.rewritten, p.fill)
 }
 
+/// Runs `f` on a thread and waits at most a minute for it, so a test of a side that fails
+/// fails instead of hanging when the other side is left waiting on a channel (the piece
+/// maker of [`write_pieces`], the writer of `Appender::append_batches`).
+#[cfg(test)]
+pub(crate) fn bounded<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(payload)) => std::panic::resume_unwind(payload),
+        Err(_) => panic!("did not return within a minute (a thread waits forever?)"),
+    }
+}
+
 thread_local! {
     /// The piece buffers of this thread's last [`write_pieces`], kept for its next one
     /// (an append's next batch): fresh buffers cost a page fault every 4 KiB. At most
@@ -759,6 +775,58 @@ mod tests {
         }
     }
 
+    /// Either side failing while a piece's tail is carried to the next write (the data
+    /// starting mid-page), with the least that starts the second thread (8 pieces) and one
+    /// more: the writer failing at its first, a middle or its last call, and the piece
+    /// maker failing at the first, a middle or the last piece. Each ends the write with
+    /// that side's error within the bound, having written the whole page-ending writes
+    /// before it.
+    #[test]
+    fn either_side_failing_under_a_carried_tail_ends_the_write() {
+        const P: usize = PAGE as usize;
+        let want: Vec<u8> = (0..9).flat_map(|k| [k as u8; P]).collect();
+        for pieces in [8, 9] {
+            for bad in [0, pieces / 2, pieces] {
+                // The writes end at data offsets 3,996 + j * 4,096 (file offsets 4,096 (j + 1)),
+                // the last one at the end: the writer fails at the first, the one ending at
+                // `bad` pieces less the carried 100 bytes, or the last.
+                let ends: Vec<usize> = (0..pieces - 1).map(|j| 3996 + j * P).chain([pieces * P]).collect();
+                let limit = if bad == pieces { pieces * P - 1 } else { (bad * P).saturating_sub(100) };
+                let before = ends.iter().copied().filter(|&e| e <= limit).max().unwrap_or(0);
+                let written = bounded(move || {
+                    let mut out = FailAfter { limit, written: 0 };
+                    let e = write_pieces(&mut out, 100, pieces, P, false, |k, buf| {
+                        buf.bytes_mut().fill(k as u8);
+                        Ok(P)
+                    })
+                    .unwrap_err();
+                    assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{pieces} pieces, writer failing: {e}");
+                    out.written
+                });
+                assert_eq!(written, before, "{pieces} pieces, writer failing at {bad}");
+                let (maker_bad, want) = (bad.min(pieces - 1), want.clone());
+                bounded(move || {
+                    let mut out = Vec::new();
+                    let e = write_pieces(&mut out, 100, pieces, P, false, |k, buf| {
+                        if k == maker_bad {
+                            return Err(Error::usage(format!("piece {k} cannot be made")));
+                        }
+                        buf.bytes_mut().fill(k as u8);
+                        Ok(P)
+                    })
+                    .unwrap_err();
+                    assert_eq!(e.to_string(), format!("piece {maker_bad} cannot be made"));
+                    // The pieces before the bad one, but for the tail carried to the next write.
+                    assert_eq!(
+                        out,
+                        want[..(maker_bad * P).saturating_sub(100)],
+                        "{pieces} pieces, failing at {maker_bad}"
+                    );
+                });
+            }
+        }
+    }
+
     /// Pieces of any length written from any offset: every write but the last ends on a
     /// page boundary of the file, the bytes are the pieces' in order, whichever path wrote
     /// them (one thread: 5 pieces; two: 40), through a writer that takes at most 1,000
@@ -863,11 +931,17 @@ mod tests {
 
     impl Write for FailAfter {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            if self.written + buf.len() > self.limit {
+            self.write_vectored(&[io::IoSlice::new(buf)])
+        }
+
+        /// All of the slices or none, as one call.
+        fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+            let len = bufs.iter().map(|b| b.len()).sum::<usize>();
+            if self.written + len > self.limit {
                 return Err(io::Error::other("disk full"));
             }
-            self.written += buf.len();
-            Ok(buf.len())
+            self.written += len;
+            Ok(len)
         }
 
         fn flush(&mut self) -> io::Result<()> {
