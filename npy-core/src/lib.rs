@@ -110,8 +110,11 @@
 //! # Speed
 //! A read whose file layout is `T`'s memory is one bulk copy into a buffer backed by
 //! transparent huge pages; other layouts convert field by field from cache-sized chunks
-//! with a plan compiled once per (file dtype, `T`) pair ([`plan::Plan`]). Writes are one
-//! bulk write, or padded and converted records made in 1 MiB pieces.
+//! with a plan compiled once per (file dtype, `T`) pair ([`plan::Plan`]). Writes are made
+//! in 1 MiB pieces whose writes start and end on 1 MiB offsets of the file (where the
+//! page cache builds the file of large folios): padded records with their padding zeroed,
+//! converted or swapped records, and data whose memory is its written bytes copied as it
+//! is (small writes of such data are one write).
 //!
 //! On a machine with a second CPU, large jobs use one more thread, scoped to the call
 //! (joined before it returns; none is left running). When either side fails — a full
@@ -120,8 +123,10 @@
 //! - reads of 64 MiB or more of known length: a second thread faults the new buffer's
 //!   pages in while this one fills it; conversions from a file ([`ReadNpy::read_npy`])
 //!   are split in two halves, each read at its position and converted by its own thread;
-//! - writes of padded or converted records (8 MiB or more): pieces are made on a second
-//!   thread while this one writes them;
+//! - writes of 8 MiB or more: pieces are made on a second thread while this one writes
+//!   them (also for data written as it is in memory: the copy then reads the caller's
+//!   memory on one CPU while the other writes from its cache, faster than one `write` of
+//!   it all);
 //! - [`npz`]: stored members' CRC-32 is computed on a second thread while their data is
 //!   written (4 MiB or more at a time); deflated members are compressed on worker threads ([`npz::Writer::threads`]);
 //!   reads of several members (1 MiB or more) of an archive opened by path run on worker

@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::path::Path;
 
 use crate::atomic::AtomicFile;
@@ -14,21 +15,26 @@ use crate::options::WriteOptions;
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
 
-/// Bytes of padded or converted records made per write: small enough to stay in cache,
-/// large enough that handing pieces between threads costs little (each hand-off may wake a
-/// thread). Writes of fewer than 8 pieces (an append's batch of a few MiB) are made on the
-/// writing thread: starting a second one for them costs more than the copy it would take
-/// over (100 appends of 3 MB: 0.145 s with one, 0.115 s without; one write of the same
-/// records 0.111 s).
+/// Bytes of a piece: padded, converted or swapped records, and large bulk writes, are made
+/// into buffers of about this size (small enough to stay in a core's cache, large enough
+/// that handing pieces between threads costs little), and written in writes that end
+/// where the file offset is a multiple of it ([`Split`]). Writes of fewer than 8 pieces (an
+/// append's batch of a few MiB) are made on the writing thread: starting a second one for
+/// them costs more than the copy it would take over (100 appends of 3 MB: 0.145 s with
+/// one, 0.115 s without; one write of the same records 0.111 s).
+///
+/// Why the ends: the page cache builds a file of large folios where writes start on
+/// boundaries as large as they are (1 MiB folios for 1 MiB writes at 1 MiB offsets), and
+/// of 4 KiB pages where they do not. 1,216 MB made on a second thread in 1 MiB pieces
+/// (7 interleaved runs, medians of 4 runs of the probe): writes ending on 1 MiB offsets
+/// 0.217-0.237 s; the same pieces ending on 4 KiB offsets (the tail carried into the next
+/// write) 0.256 s; whole-record pieces ending anywhere 0.242-0.269 s; one `write` of it
+/// all from the caller's memory 0.234-0.253 s (one CPU copies it all).
 const WRITE_PIECE: usize = 1 << 20;
 /// Buffers of [`write_pieces`]'s thread: up to this many pieces are in flight.
 const WRITE_BUFFERS: usize = 4;
-/// The file offsets [`write_pieces`] ends its writes on: pieces are whole records, so
-/// their ends fall anywhere in a page, and buffered writes that end mid-page are slower
-/// (1,216 MB written after a 384-byte header in 1,048,496-byte writes: 0.262 s best,
-/// 0.311 s median of 15; the same ending each write on a page boundary, and one
-/// `write` of it all: 0.253 and 0.242 s best, 0.278 and 0.259 s median).
-const PAGE: u64 = 4096;
+/// The least number of pieces [`write_pieces`] makes on a second thread.
+const THREAD_PIECES: usize = 8;
 
 /// Writes a file atomically (see [`crate::atomic`]): header and body go to a new file in
 /// the target's directory, which replaces `path` when complete. On any error, an existing
@@ -96,7 +102,7 @@ pub(crate) fn dyn_plan(dtype: &DType, opts: &WriteOptions) -> Result<Option<Plan
 }
 
 /// Writes `data`, the data of a [`crate::DynArray`], as `plan` converts it, or as it is;
-/// `at` is the writer's offset in its file, if known (else 0: see [`write_pieces`]).
+/// `at` is the writer's offset in its file, if known (else 0: see [`Split::new`]).
 pub(crate) fn write_dyn_data<W: Write + ?Sized>(
     writer: &mut W,
     at: u64,
@@ -105,7 +111,7 @@ pub(crate) fn write_dyn_data<W: Write + ?Sized>(
 ) -> Result<()> {
     match plan {
         Some(plan) => write_bytes_with_plan(writer, at, plan, data),
-        None => Ok(writer.write_all(data)?),
+        None => write_bytes(writer, at, data),
     }
 }
 
@@ -117,15 +123,29 @@ fn write_bytes_with_plan<W: Write + ?Sized>(writer: &mut W, at: u64, plan: &Plan
     if ds == 0 || ss == 0 {
         return Ok(());
     }
-    let total = data.len() / ss;
-    let per_piece = (WRITE_PIECE / ds).max(1);
-    // Zeroed buffers (`rewritten: false`), reused at the same record boundaries: the plan
-    // never writes padding, which stays zero.
-    write_pieces(writer, at, total.div_ceil(per_piece), per_piece.min(total) * ds, false, |k, buf| {
-        let count = per_piece.min(total - k * per_piece);
-        let src = &data[k * per_piece * ss..(k * per_piece + count) * ss];
-        plan.run(src, &mut buf.bytes_mut()[..count * ds], k * per_piece)?;
-        Ok(count * ds)
+    let split = Split::new(data.len() / ss, ds, at, WRITE_PIECE);
+    // Zeroed buffers (`rewritten: false`), each piece's elements made from the buffer's
+    // start, so at the same places every time: the plan never writes padding, which stays
+    // zero.
+    write_pieces(writer, split, false, |units, buf| {
+        let src = &data[units.start * ss..units.end * ss];
+        plan.run(src, &mut buf.bytes_mut()[..units.len() * ds], units.start)
+    })
+}
+
+/// Writes `bytes` as they are: large ones through [`write_pieces`], copied on a second
+/// thread into pieces whose writes end on [`WRITE_PIECE`] boundaries of the file (the
+/// copy reads the caller's memory on one CPU while the other writes from its cache: 1 GiB
+/// of `f64` in 0.182-0.186 s against one `write`'s 0.208-0.225 s); others in one write.
+/// `at` is the writer's offset in its file, as for [`Split::new`].
+pub(crate) fn write_bytes<W: Write + ?Sized>(writer: &mut W, at: u64, bytes: &[u8]) -> Result<()> {
+    let split = Split::new(bytes.len(), 1, at, WRITE_PIECE);
+    if !split.threaded() {
+        return Ok(writer.write_all(bytes)?);
+    }
+    write_pieces(writer, split, true, |units, buf| {
+        buf.bytes_mut()[..units.len()].copy_from_slice(&bytes[units]);
+        Ok(())
     })
 }
 
@@ -134,21 +154,22 @@ pub(crate) fn element_plan<T: NpyRecord>() -> Result<Plan> {
     Plan::new(&native_dtype_of::<T>()?, &T::dtype())
 }
 
-/// One bulk write when `T`'s memory is its written layout; records with padding copied
-/// whole with their padding zeroed; else converted field by field in chunks.
+/// `data`'s bytes as they are when `T`'s memory is its written layout ([`write_bytes`]);
+/// records with padding copied whole with their padding zeroed; else converted field by
+/// field in pieces.
 ///
 /// `plan`'s source must be `T::native_dtype()` ([`element_plan`], [`typed_plan`]): the
 /// proofs of the byte reads rest on it (a typed plan would let the compiler check it).
-/// `at` is the writer's offset in its file, if known (else 0: see [`write_pieces`]).
+/// `at` is the writer's offset in its file, if known (else 0: see [`Split::new`]).
 pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(
     writer: &mut W,
     at: u64,
     plan: &Plan,
     data: &[T],
 ) -> Result<()> {
-    match Pieces::of(plan, data, WRITE_PIECE) {
-        None => Ok(writer.write_all(as_written(plan, data))?),
-        Some(p) => write_pieces(writer, at, p.count, p.len, p.rewritten, p.fill),
+    match Pieces::of(plan, data, at, WRITE_PIECE) {
+        None => write_bytes(writer, at, as_written(plan, data)),
+        Some(p) => write_pieces(writer, p.split, p.rewritten, p.fill),
     }
 }
 
@@ -162,7 +183,7 @@ pub(crate) fn encode_with_plan<T: NpyRecord>(
     spare: Option<PieceBuf>,
 ) -> Result<(PieceBuf, usize)> {
     let len = data.len() * plan.dst_size();
-    let pieces = Pieces::of(plan, data, len.max(1));
+    let pieces = Pieces::of(plan, data, 0, len.max(1));
     let mut buf = match spare {
         Some(mut b) if b.bytes().len() >= len => {
             if pieces.as_ref().is_some_and(|p| !p.rewritten) {
@@ -176,9 +197,9 @@ pub(crate) fn encode_with_plan<T: NpyRecord>(
     match pieces {
         None => buf.bytes_mut()[..len].copy_from_slice(as_written(plan, data)),
         Some(p) => {
-            debug_assert!(p.count <= 1, "every record in one piece");
-            if p.count == 1 {
-                (p.fill)(0, &mut buf)?;
+            debug_assert!(p.split.count() <= 1, "every record in one piece");
+            if p.split.count() == 1 {
+                (p.fill)(0..data.len(), &mut buf)?;
             }
         }
     }
@@ -196,81 +217,72 @@ fn as_written<'a, T: NpyRecord>(plan: &Plan, data: &'a [T]) -> &'a [u8] {
 }
 
 /// How the written bytes of records whose memory is not their written layout are made:
-/// `count` pieces of at most `len` bytes, piece `k` made into a buffer by `fill` (which
-/// returns its length); `rewritten` when `fill` writes every byte of its piece (else the
-/// buffer must hold zeros where the plan writes nothing).
+/// the pieces of `split`, the records of each made into a buffer by `fill`; `rewritten`
+/// when `fill` writes every byte of its records (else the buffer must hold zeros where the
+/// plan writes nothing).
 struct Pieces<'a> {
-    count: usize,
-    len: usize,
+    split: Split,
     rewritten: bool,
     fill: Box<Fill<'a>>,
 }
 
-/// What makes piece `k` into a buffer, returning its length.
-type Fill<'a> = dyn Fn(usize, &mut PieceBuf) -> Result<usize> + Sync + 'a;
+/// What makes the records of a range ([`Split::units`]) into the start of a buffer.
+type Fill<'a> = dyn Fn(Range<usize>, &mut PieceBuf) -> Result<()> + Sync + 'a;
 
 impl<'a> Pieces<'a> {
-    /// The pieces of about `piece_bytes` of `data` written by `plan`; `None` when `data`'s
-    /// memory is its written bytes ([`as_written`]).
-    fn of<T: NpyRecord>(plan: &'a Plan, data: &'a [T], piece_bytes: usize) -> Option<Pieces<'a>> {
+    /// The pieces (of about `piece_bytes`, written from file offset `at`) of `data` written
+    /// by `plan`; `None` when `data`'s memory is its written bytes ([`as_written`]).
+    fn of<T: NpyRecord>(plan: &'a Plan, data: &'a [T], at: u64, piece_bytes: usize) -> Option<Pieces<'a>> {
         debug_assert_eq!(plan.src_size(), std::mem::size_of::<T>(), "a plan for another type");
         if plan.is_identity() && plan.covers_all_src() {
             return None;
         }
+        let split = Split::new(if plan.dst_size() == 0 { 0 } else { data.len() }, plan.dst_size(), at, piece_bytes);
         // Records with skipped fields are never copied whole: those fields may hold
         // anything, an atomic another thread updates meanwhile included, so only the
         // stored fields are read (converted: the same bytes).
         Some(if plan.in_place() && !T::HAS_SKIPPED {
-            Pieces::in_place(plan, data, piece_bytes)
+            Pieces::in_place(plan, data, split)
         } else {
-            Pieces::converted(plan, data, piece_bytes)
+            Pieces::converted(plan, data, split)
         })
     }
 
     /// Elements whose memory is not their written layout: records are converted by
-    /// `plan` into cache-sized buffers (of about `piece_bytes`).
-    fn converted<T: NpyRecord>(plan: &'a Plan, data: &'a [T], piece_bytes: usize) -> Pieces<'a> {
+    /// `plan` into cache-sized buffers.
+    fn converted<T: NpyRecord>(plan: &'a Plan, data: &'a [T], split: Split) -> Pieces<'a> {
         let (ss, ds) = (plan.src_size(), plan.dst_size());
-        let per_piece = (piece_bytes / ds.max(1)).max(1);
-        let (src, total) = (RecordBytes::of(data), if ds == 0 { 0 } else { data.len() });
-        let fill = move |k: usize, buf: &mut PieceBuf| {
-            let count = per_piece.min(total - k * per_piece);
-            let len = count * ds;
-            let records = src.at(k * per_piece * ss, count * ss);
-            let dst = &mut buf.bytes_mut()[..len];
+        let src = RecordBytes::of(data);
+        let fill = move |units: Range<usize>, buf: &mut PieceBuf| {
+            let count = units.len();
+            let records = src.at(units.start * ss, count * ss);
+            let dst = &mut buf.bytes_mut()[..count * ds];
             // SAFETY:
             // - `records` is valid for reads of `count` source elements: `count * ss`
             //   bytes inside `data` (checked by `at`), borrowed for the pieces' lifetime;
             // - the plan's source is `T::native_dtype()`, so it reads only the bytes of
             //   `T`'s stored fields, which are initialized (NpyRecord's contract), never
             //   padding or skipped fields.
-            unsafe { plan.run_raw(records, count, dst, k * per_piece) }?;
-            Ok(len)
+            unsafe { plan.run_raw(records, count, dst, units.start) }
         };
-        Pieces {
-            count: total.div_ceil(per_piece),
-            len: per_piece.min(total) * ds,
-            rewritten: false,
-            fill: Box::new(fill),
-        }
+        Pieces { split, rewritten: false, fill: Box::new(fill) }
     }
 
     /// Elements whose memory is their written layout but for padding and byte order
     /// (`plan` is in place: every field where it is written, e.g. an `#[npy(align)]`
     /// struct without skipped fields, or any type written in the other byte order): whole
-    /// records are copied into cache-sized buffers (of about `piece_bytes`), the padding
-    /// bytes (the plan's source gaps, which Rust leaves uninitialized) are zeroed there,
-    /// byte orders are swapped in place. A plan that swaps every byte of an element (`f64`
-    /// as `>f8`) swaps while it copies. Padding is never read.
-    fn in_place<T: NpyRecord>(plan: &'a Plan, data: &'a [T], piece_bytes: usize) -> Pieces<'a> {
+    /// records are copied into cache-sized buffers, the padding bytes (the plan's source
+    /// gaps, which Rust leaves uninitialized) are zeroed there, byte orders are swapped in
+    /// place. A plan that swaps every byte of an element (`f64` as `>f8`) swaps while it
+    /// copies. Padding is never read.
+    fn in_place<T: NpyRecord>(plan: &'a Plan, data: &'a [T], split: Split) -> Pieces<'a> {
         let gaps = plan.src_gaps();
         let size = std::mem::size_of::<T>();
-        let per_piece = (piece_bytes / size.max(1)).max(1);
         let swap_unit = plan.whole_swap_unit().filter(|_| gaps.is_empty());
         let identity = plan.is_identity();
-        let (src, total) = (RecordBytes::of(data), data.len());
-        let fill = move |k: usize, buf: &mut PieceBuf| {
-            let len = per_piece.min(total - k * per_piece) * size;
+        let src = RecordBytes::of(data);
+        let fill = move |units: Range<usize>, buf: &mut PieceBuf| {
+            let len = units.len() * size;
             let dst = &mut buf.bytes_mut()[..len];
             if let Some(unit) = swap_unit {
                 // SAFETY:
@@ -279,11 +291,11 @@ impl<'a> Pieces<'a> {
                 //   initialized in a valid `T` and unchanged while `data` is borrowed (no
                 //   skipped fields: checked by `of`);
                 // - the range is whole elements inside `data` (checked by `bytes`).
-                let records = unsafe { src.bytes(k * per_piece * size, len) };
+                let records = unsafe { src.bytes(units.start * size, len) };
                 crate::scalar::swap_units_into(records, dst, unit);
-                return Ok(len);
+                return Ok(());
             }
-            let records = src.at(k * per_piece * size, len);
+            let records = src.at(units.start * size, len);
             // SAFETY:
             // - `records` is valid for reads of `len` bytes, whole elements inside `data`
             //   (checked by `at`), borrowed for the pieces' lifetime; no byte of them
@@ -294,44 +306,42 @@ impl<'a> Pieces<'a> {
             //   initialized in a valid `T`.
             unsafe { buf.copy_records(records, len, size, &gaps) };
             if !identity {
-                plan.run_in_place(&mut buf.bytes_mut()[..len], k * per_piece)?;
+                plan.run_in_place(&mut buf.bytes_mut()[..len], units.start)?;
             }
-            Ok(len)
+            Ok(())
         };
-        Pieces {
-            count: total.div_ceil(per_piece),
-            len: per_piece.min(total) * size,
-            rewritten: true,
-            fill: Box::new(fill),
-        }
+        Pieces { split, rewritten: true, fill: Box::new(fill) }
     }
 }
 
 /// Writes elements whose memory is their written layout but for padding and byte order
-/// ([`Pieces::in_place`]) in pieces of about `piece_bytes`. Large inputs are made on a
-/// second thread while this one writes, so the copy costs no time when a core is free.
+/// ([`Pieces::in_place`]) in pieces of about `piece_bytes`, from file offset `at`. Large
+/// inputs are made on a second thread while this one writes, so the copy costs no time
+/// when a core is free.
 #[cfg(test)]
 fn write_in_place<W: Write + ?Sized, T: NpyRecord>(
     writer: &mut W,
+    at: u64,
     plan: &Plan,
     data: &[T],
     piece_bytes: usize,
 ) -> Result<()> {
-    let p = Pieces::in_place(plan, data, piece_bytes);
-    write_pieces(writer, 0, p.count, p.len, p.rewritten, p.fill)
+    let p = Pieces::in_place(plan, data, Split::new(data.len(), plan.dst_size(), at, piece_bytes));
+    write_pieces(writer, p.split, p.rewritten, p.fill)
 }
 
 /// Writes elements converted by `plan` ([`Pieces::converted`]) in pieces of about
-/// `piece_bytes`.
+/// `piece_bytes`, from file offset `at`.
 #[cfg(test)]
 fn write_converted<W: Write + ?Sized, T: NpyRecord>(
     writer: &mut W,
+    at: u64,
     plan: &Plan,
     data: &[T],
     piece_bytes: usize,
 ) -> Result<()> {
-    let p = Pieces::converted(plan, data, piece_bytes);
-    write_pieces(writer, 0, p.count, p.len, p.rewritten, p.fill)
+    let p = Pieces::converted(plan, data, Split::new(data.len(), plan.dst_size(), at, piece_bytes));
+    write_pieces(writer, p.split, p.rewritten, p.fill)
 }
 
 /// Runs `f` on a thread and waits at most a minute for it, so a test of a side that fails
@@ -347,6 +357,89 @@ pub(crate) fn bounded<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static)
         Ok(Ok(r)) => r,
         Ok(Err(payload)) => std::panic::resume_unwind(payload),
         Err(_) => panic!("did not return within a minute (a thread waits forever?)"),
+    }
+}
+
+/// How the `total` bytes of a write made in pieces are cut. Piece `k` is the bytes
+/// [`Split::range`]`(k)`; its maker makes the whole units (elements or records of `unit`
+/// bytes) that hold them, [`Split::units`]`(k)`, from the start of a buffer of
+/// [`Split::buffer_len`] bytes, and the piece's bytes are written from there
+/// ([`Split::bytes`]).
+///
+/// Pieces end where the file offset is a multiple of the piece size (see [`WRITE_PIECE`]),
+/// so a unit may be cut by a piece's end: its bytes are made for both pieces (at most two
+/// units a piece, made twice). Units larger than a sixteenth of a piece would cost too
+/// much that way: their pieces are whole units instead, ending anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Split {
+    /// Bytes in all.
+    total: usize,
+    /// Bytes of a unit (not 0 unless `total` is).
+    unit: usize,
+    /// Where the first piece ends (at most `step`).
+    first: usize,
+    /// Bytes of every later piece but the last.
+    step: usize,
+}
+
+impl Split {
+    /// The pieces of `units` units of `unit` bytes, written from file offset `at` (0 when
+    /// unknown: any value is correct, a wrong one only costs speed), of about
+    /// `piece_bytes` (at least 1).
+    fn new(units: usize, unit: usize, at: u64, piece_bytes: usize) -> Split {
+        let total = units * unit;
+        let step = piece_bytes.max(1);
+        if unit <= step / 16 {
+            let first = step - (at % step as u64) as usize;
+            Split { total, unit, first, step }
+        } else {
+            let step = (step / unit.max(1)).max(1) * unit.max(1);
+            Split { total, unit, first: step, step }
+        }
+    }
+
+    /// The number of pieces.
+    fn count(&self) -> usize {
+        match self.total {
+            0 => 0,
+            t if t <= self.first => 1,
+            t => 1 + (t - self.first).div_ceil(self.step),
+        }
+    }
+
+    /// Whether [`write_pieces`] makes these pieces on a second thread.
+    fn threaded(&self) -> bool {
+        self.count() >= THREAD_PIECES && crate::two_cpus()
+    }
+
+    /// The bytes of piece `k`.
+    fn range(&self, k: usize) -> Range<usize> {
+        let start = if k == 0 { 0 } else { self.first + (k - 1) * self.step };
+        start.min(self.total)..(self.first + k * self.step).min(self.total)
+    }
+
+    /// The units that hold the bytes of piece `k`.
+    fn units(&self, k: usize) -> Range<usize> {
+        let r = self.range(k);
+        r.start / self.unit..r.end.div_ceil(self.unit)
+    }
+
+    /// Piece `k`'s bytes in `buf`, where its units were made.
+    fn bytes<'b>(&self, buf: &'b PieceBuf, k: usize) -> &'b [u8] {
+        let range = self.range(k);
+        let skip = range.start % self.unit;
+        &buf.bytes()[skip..skip + range.len()]
+    }
+
+    /// Bytes of a buffer that holds the units of any piece.
+    fn buffer_len(&self) -> usize {
+        if self.total == 0 {
+            return 0;
+        }
+        // A piece that starts inside a unit holds one more than its length in units.
+        let cut = !(self.step.is_multiple_of(self.unit) && self.first.is_multiple_of(self.unit));
+        let most = self.step.min(self.total).div_ceil(self.unit) + usize::from(cut);
+        most.min(self.total / self.unit) * self.unit
     }
 }
 
@@ -378,37 +471,31 @@ fn keep_pieces(mut buffers: Vec<PieceBuf>) {
     SPARE_PIECES.with(|s| *s.borrow_mut() = buffers);
 }
 
-/// Writes `pieces` pieces of at most `piece_len` bytes, piece `k` made by `fill(k, buf)`
-/// in a buffer of `piece_len` bytes (it returns the piece's length). With 8 pieces or more
-/// and a second CPU, pieces are made on a second thread while this one writes (up to
+/// Writes the pieces of `split`, each in one `write_all`: piece `k`'s units made by
+/// `fill(split.units(k), buf)` from the start of a buffer of [`Split::buffer_len`] bytes,
+/// its bytes written from there ([`Split::bytes`]). With [`THREAD_PIECES`] pieces or more and a
+/// second CPU, pieces are made on a second thread while this one writes (up to
 /// [`WRITE_BUFFERS`] in flight), so making them costs no time.
 ///
-/// Buffers start zeroed, unless `rewritten` says `fill` writes every byte of its piece
-/// (then they may be this thread's spares as the last write left them); the first `len`
-/// bytes of a filled buffer are written.
-///
-/// `at` is the writer's offset in its file: each write but the last ends on a [`PAGE`]
-/// boundary of the file ([`PageWrites`]). Any value is correct (0 when unknown); a wrong
-/// one only costs that speed.
+/// Buffers start zeroed, unless `rewritten` says `fill` writes every byte of its units
+/// (then they may be this thread's spares as the last write left them).
 fn write_pieces<W: Write + ?Sized>(
     writer: &mut W,
-    at: u64,
-    pieces: usize,
-    piece_len: usize,
+    split: Split,
     rewritten: bool,
-    fill: impl Fn(usize, &mut PieceBuf) -> Result<usize> + Sync,
+    fill: impl Fn(Range<usize>, &mut PieceBuf) -> Result<()> + Sync,
 ) -> Result<()> {
-    let mut out = PageWrites::new(writer, at);
-    if pieces < 8 || !crate::two_cpus() {
-        let mut buffers = take_pieces(1, piece_len, rewritten);
+    let pieces = split.count();
+    if !split.threaded() {
+        let mut buffers = take_pieces(1, split.buffer_len(), rewritten);
         for k in 0..pieces {
-            let len = fill(k, &mut buffers[0])?;
-            out.write(&buffers[0].bytes()[..len], k + 1 == pieces)?;
+            fill(split.units(k), &mut buffers[0])?;
+            writer.write_all(split.bytes(&buffers[0], k))?;
         }
         keep_pieces(buffers);
         return Ok(());
     }
-    type Piece = (PieceBuf, Result<usize>);
+    type Piece = (PieceBuf, Result<()>);
     let fill = &fill;
     let spare = std::thread::scope(|scope| {
         // Every channel end lives inside this closure, so returning from it, by an early
@@ -417,13 +504,13 @@ fn write_pieces<W: Write + ?Sized>(
         // returns (or panics), which wakes this thread's `recv` in turn.
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(WRITE_BUFFERS);
         let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<PieceBuf>(WRITE_BUFFERS);
-        for buf in take_pieces(WRITE_BUFFERS, piece_len, rewritten) {
+        for buf in take_pieces(WRITE_BUFFERS, split.buffer_len(), rewritten) {
             empty_tx.send(buf).map_err(|_| Error::usage("the buffer channel closed"))?;
         }
         scope.spawn(move || {
             for k in 0..pieces {
                 let Ok(mut buf) = empty_rx.recv() else { return };
-                let made = fill(k, &mut buf);
+                let made = fill(split.units(k), &mut buf);
                 let failed = made.is_err();
                 if full_tx.send((buf, made)).is_err() || failed {
                     return;
@@ -435,7 +522,8 @@ fn write_pieces<W: Write + ?Sized>(
         let mut spare = Vec::with_capacity(WRITE_BUFFERS);
         for k in 0..pieces {
             let (buf, made) = full_rx.recv().map_err(|_| Error::usage("the thread making pieces stopped"))?;
-            out.write(&buf.bytes()[..made?], k + 1 == pieces)?;
+            made?;
+            writer.write_all(split.bytes(&buf, k))?;
             if k + WRITE_BUFFERS < pieces {
                 // Fails only once the other thread has returned, which needs no more buffers.
                 let _ = empty_tx.send(buf);
@@ -446,59 +534,6 @@ fn write_pieces<W: Write + ?Sized>(
         Ok::<_, Error>(spare)
     })?;
     keep_pieces(spare);
-    Ok(())
-}
-
-/// Bytes written to a file at a known offset so that each write but the last ends on a
-/// [`PAGE`] boundary: what follows the last boundary in a piece is kept (fewer than
-/// [`PAGE`] bytes, copied) and written ahead of the next piece, in one `write_vectored`;
-/// the last piece is written whole, so a write of one piece copies nothing.
-struct PageWrites<'w, W: Write + ?Sized> {
-    writer: &'w mut W,
-    /// The file offset of `carry`'s first byte.
-    at: u64,
-    carry: Vec<u8>,
-}
-
-impl<'w, W: Write + ?Sized> PageWrites<'w, W> {
-    fn new(writer: &'w mut W, at: u64) -> Self {
-        PageWrites { writer, at, carry: Vec::new() }
-    }
-
-    /// Writes `carry` and `piece`: all of them when `last`, else up to the last page
-    /// boundary they reach, keeping the rest.
-    fn write(&mut self, piece: &[u8], last: bool) -> io::Result<()> {
-        let end = self.at + (self.carry.len() + piece.len()) as u64;
-        let boundary = if last { end } else { end - end % PAGE };
-        let carried = self.at + self.carry.len() as u64;
-        if boundary <= carried && !last {
-            // No boundary inside `piece` (only pieces smaller than a page): keep it all.
-            self.carry.extend_from_slice(piece);
-            return Ok(());
-        }
-        let (head, rest) = piece.split_at((boundary - carried) as usize);
-        write_all_two(self.writer, &self.carry, head)?;
-        self.carry.clear();
-        self.carry.extend_from_slice(rest);
-        self.at = boundary;
-        Ok(())
-    }
-}
-
-/// Writes all of `first`, then all of `second`, in as few `write_vectored` calls as the
-/// writer allows (one `writev` for a file).
-fn write_all_two<W: Write + ?Sized>(writer: &mut W, first: &[u8], second: &[u8]) -> io::Result<()> {
-    let mut slices = [io::IoSlice::new(first), io::IoSlice::new(second)];
-    let mut slices = &mut slices[..];
-    io::IoSlice::advance_slices(&mut slices, 0);
-    while !slices.is_empty() {
-        match writer.write_vectored(slices) {
-            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "failed to write whole buffer")),
-            Ok(n) => io::IoSlice::advance_slices(&mut slices, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
     Ok(())
 }
 
@@ -731,124 +766,140 @@ mod tests {
     use super::*;
     use crate::prelude::*;
 
+    /// Bytes `0..n` of a test pattern: byte `i` is `i * 7 + i / 251` (mod 256), so no
+    /// run of bytes repeats at a short period.
+    fn pattern(n: usize) -> Vec<u8> {
+        (0..n).map(|i| (i * 7 + i / 251) as u8).collect()
+    }
+
+    /// The fill of `write_pieces` for units of `unit` bytes of `src`, failing at the
+    /// piece that holds byte `bad` (if any), with the piece's first byte in its message.
+    fn fill_from<'a>(
+        src: &'a [u8],
+        unit: usize,
+        bad: Option<usize>,
+    ) -> impl Fn(Range<usize>, &mut PieceBuf) -> Result<()> + Sync + 'a {
+        move |units, buf| {
+            let bytes = units.start * unit..units.end * unit;
+            if let Some(b) = bad.filter(|b| bytes.contains(b)) {
+                return Err(Error::usage(format!("the piece of byte {b} cannot be made")));
+            }
+            buf.bytes_mut()[..bytes.len()].copy_from_slice(&src[bytes]);
+            Ok(())
+        }
+    }
+
+    /// Splits: the pieces cover the bytes in order without gaps; a piece's units hold its
+    /// bytes and fit the buffer; pieces end on multiples of the piece size in the file
+    /// (but the last), or, for units above a sixteenth of it, hold whole units.
+    #[test]
+    fn splits_cover_the_bytes_in_pieces_ending_on_boundaries() {
+        for unit in [1, 3, 8, 24, 304, 4096, 5000] {
+            for units in [0, 1, 2, 17, 1000, 4099] {
+                for at in [0, 1, 128, 4095, 65_536, 1 << 20, (1 << 20) + 77] {
+                    for step in [1, 64, 4096, 65_536] {
+                        let split = Split::new(units, unit, at, step);
+                        let what = format!("{units} units of {unit} from {at} in pieces of {step}: {split:?}");
+                        assert_eq!(split.total, units * unit, "{what}");
+                        let mut end = 0;
+                        for k in 0..split.count() {
+                            let (range, held) = (split.range(k), split.units(k));
+                            assert!(range.start == end && range.end > range.start, "{what}: piece {k} {range:?}");
+                            end = range.end;
+                            assert!(held.start * unit <= range.start && held.end * unit >= range.end, "{what}: {k}");
+                            assert!(held.len() * unit <= split.buffer_len(), "{what}: piece {k} holds {held:?}");
+                            if unit > step / 16 {
+                                assert!(range.start % unit == 0 && range.end % unit == 0, "{what}: piece {k}");
+                                assert!(range.len() <= step.max(unit), "{what}: piece {k}");
+                            } else if end < split.total {
+                                assert_eq!((at + end as u64) % step as u64, 0, "{what}: piece {k} ends at {end}");
+                            }
+                        }
+                        assert_eq!(end, split.total, "{what}");
+                    }
+                }
+            }
+        }
+    }
+
     /// The side that makes pieces failing (at the first, a middle or the last piece) ends
     /// the write with its error, with 8 pieces (the threshold of the second thread) and
-    /// more; the pieces before it are written (pages: each is written as it comes).
+    /// more, from file offsets at and inside a piece boundary, the pieces cutting units
+    /// or not; the pieces before it are written, whole. Each case runs under a bound, so
+    /// a side left waiting fails the test instead of hanging it.
     #[test]
     fn a_failing_piece_maker_ends_the_write_with_its_error() {
-        const P: usize = PAGE as usize;
-        for pieces in [8, 14] {
-            for bad in [0, pieces / 2, pieces - 1] {
-                let mut out = Vec::new();
-                let e = write_pieces(&mut out, 0, pieces, P, false, |k, buf| {
-                    if k == bad {
-                        return Err(Error::usage(format!("piece {k} cannot be made")));
-                    }
-                    buf.bytes_mut().fill(k as u8);
-                    Ok(P)
-                })
-                .unwrap_err();
-                assert_eq!(e.to_string(), format!("piece {bad} cannot be made"));
-                let want: Vec<u8> = (0..bad).flat_map(|k| [k as u8; P]).collect();
-                assert_eq!(out, want, "{pieces} pieces, failing at {bad}");
+        const P: usize = 4096;
+        for (pieces, at, unit) in [(8, 0, 1), (14, 0, 1), (8, 100, 24), (9, 100, 24), (8, 3, 256)] {
+            for bad_piece in [0, pieces / 2, pieces - 1] {
+                let n = (pieces - 1) * P + P / 2 - at as usize;
+                let src = pattern(n - n % unit);
+                let split = Split::new(src.len() / unit, unit, at, P);
+                assert_eq!(split.count(), pieces);
+                let bad = split.range(bad_piece).end - 1;
+                let out = bounded(move || {
+                    let mut out = Vec::new();
+                    let e = write_pieces(&mut out, split, false, fill_from(&src, unit, Some(bad))).unwrap_err();
+                    assert_eq!(e.to_string(), format!("the piece of byte {bad} cannot be made"));
+                    (out, src)
+                });
+                let (out, src) = out;
+                let before = split.range(bad_piece).start;
+                assert_eq!(out, src[..before], "{pieces} pieces from {at}, failing at {bad_piece}");
             }
         }
     }
 
     /// The writer failing (at the first, a middle or the last piece) ends the write with
     /// its error, just below the threshold of the second thread (7 pieces), at it (8) and
-    /// above (14): the thread making pieces, waiting on a full channel, stops.
+    /// above (14), from offsets at and inside a piece boundary: the thread making pieces,
+    /// waiting on a full channel, stops. Each case runs under a bound.
     #[test]
     fn a_failing_writer_ends_the_write_with_its_error() {
-        const P: usize = PAGE as usize;
-        for pieces in [7, 8, 14] {
-            for bad in [0, pieces / 2, pieces - 1] {
-                let mut out = FailAfter { limit: bad * P, written: 0 };
-                let e = write_pieces(&mut out, 0, pieces, P, false, |k, buf| {
-                    buf.bytes_mut().fill(k as u8);
-                    Ok(P)
-                })
-                .unwrap_err();
-                assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{pieces} pieces, failing at {bad}: {e}");
-                assert_eq!(out.written, bad * P);
-            }
-        }
-    }
-
-    /// Either side failing while a piece's tail is carried to the next write (the data
-    /// starting mid-page), with the least that starts the second thread (8 pieces) and one
-    /// more: the writer failing at its first, a middle or its last call, and the piece
-    /// maker failing at the first, a middle or the last piece. Each ends the write with
-    /// that side's error within the bound, having written the whole page-ending writes
-    /// before it.
-    #[test]
-    fn either_side_failing_under_a_carried_tail_ends_the_write() {
-        const P: usize = PAGE as usize;
-        let want: Vec<u8> = (0..9).flat_map(|k| [k as u8; P]).collect();
-        for pieces in [8, 9] {
-            for bad in [0, pieces / 2, pieces] {
-                // The writes end at data offsets 3,996 + j * 4,096 (file offsets 4,096 (j + 1)),
-                // the last one at the end: the writer fails at the first, the one ending at
-                // `bad` pieces less the carried 100 bytes, or the last.
-                let ends: Vec<usize> = (0..pieces - 1).map(|j| 3996 + j * P).chain([pieces * P]).collect();
-                let limit = if bad == pieces { pieces * P - 1 } else { (bad * P).saturating_sub(100) };
-                let before = ends.iter().copied().filter(|&e| e <= limit).max().unwrap_or(0);
+        const P: usize = 4096;
+        for (pieces, at, unit) in [(7, 0, 1), (8, 0, 1), (14, 0, 1), (8, 100, 24), (9, 100, 24)] {
+            for bad_piece in [0, pieces / 2, pieces - 1] {
+                let n = (pieces - 1) * P + P / 2 - at as usize;
+                let src = pattern(n - n % unit);
+                let split = Split::new(src.len() / unit, unit, at, P);
+                assert_eq!(split.count(), pieces);
+                let limit = split.range(bad_piece).end - 1;
                 let written = bounded(move || {
                     let mut out = FailAfter { limit, written: 0 };
-                    let e = write_pieces(&mut out, 100, pieces, P, false, |k, buf| {
-                        buf.bytes_mut().fill(k as u8);
-                        Ok(P)
-                    })
-                    .unwrap_err();
-                    assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{pieces} pieces, writer failing: {e}");
+                    let e = write_pieces(&mut out, split, false, fill_from(&src, unit, None)).unwrap_err();
+                    assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
                     out.written
                 });
-                assert_eq!(written, before, "{pieces} pieces, writer failing at {bad}");
-                let (maker_bad, want) = (bad.min(pieces - 1), want.clone());
-                bounded(move || {
-                    let mut out = Vec::new();
-                    let e = write_pieces(&mut out, 100, pieces, P, false, |k, buf| {
-                        if k == maker_bad {
-                            return Err(Error::usage(format!("piece {k} cannot be made")));
-                        }
-                        buf.bytes_mut().fill(k as u8);
-                        Ok(P)
-                    })
-                    .unwrap_err();
-                    assert_eq!(e.to_string(), format!("piece {maker_bad} cannot be made"));
-                    // The pieces before the bad one, but for the tail carried to the next write.
-                    assert_eq!(
-                        out,
-                        want[..(maker_bad * P).saturating_sub(100)],
-                        "{pieces} pieces, failing at {maker_bad}"
-                    );
-                });
+                assert_eq!(written, split.range(bad_piece).start, "{pieces} pieces from {at}, failing at {bad_piece}");
             }
         }
     }
 
-    /// Pieces of any length written from any offset: every write but the last ends on a
-    /// page boundary of the file, the bytes are the pieces' in order, whichever path wrote
-    /// them (one thread: 5 pieces; two: 40), through a writer that takes at most 1,000
-    /// bytes a call (each call's slices then continue where the last call stopped).
+    /// Pieces written from any offset, cutting units or not: the bytes are the source's
+    /// in order, whichever path wrote them (one thread: 5 pieces; two: 40), each piece in
+    /// one write that ends on a piece boundary of the file (but the last), also through a
+    /// writer that takes at most 1,000 bytes a call.
     #[test]
-    fn pieces_are_written_in_writes_that_end_on_page_boundaries() {
-        let lengths = |k: usize| [5000, 1, 4095, 4096, 12_345, 300, 8192][k % 7];
-        for (at, pieces, most) in [(0, 5, usize::MAX), (384, 40, usize::MAX), (4095, 40, 1000), (77, 5, 1000)] {
+    fn pieces_are_written_in_writes_that_end_on_piece_boundaries() {
+        const P: usize = 4096;
+        for (at, pieces, unit, most) in [
+            (0, 5, 1, usize::MAX),
+            (384, 40, 24, usize::MAX),
+            (4095, 40, 7, 1000),
+            (77, 5, 256, 1000),
+            (0, 9, 304, 1000),
+        ] {
+            let n = (pieces - 1) * P + 1000;
+            let src = pattern(n - n % unit);
+            let split = Split::new(src.len() / unit, unit, at, P);
             let mut out = Calls { at, most, bytes: Vec::new(), ends: Vec::new() };
-            write_pieces(&mut out, at, pieces, 12_345, true, |k, buf| {
-                let len = lengths(k);
-                buf.bytes_mut()[..len].iter_mut().enumerate().for_each(|(i, b)| *b = (k * 7 + i) as u8);
-                Ok(len)
-            })
-            .unwrap();
-            let want: Vec<u8> = (0..pieces).flat_map(|k| (0..lengths(k)).map(move |i| (k * 7 + i) as u8)).collect();
-            assert_eq!(out.bytes, want, "from {at}, {pieces} pieces");
+            write_pieces(&mut out, split, true, fill_from(&src, unit, None)).unwrap();
+            assert_eq!(out.bytes, src, "from {at}, {pieces} pieces of units of {unit}");
             let (last, ends) = out.ends.split_last().unwrap();
-            assert_eq!(*last, at + want.len() as u64);
+            assert_eq!(*last, at + src.len() as u64);
             if most == usize::MAX {
-                assert!(ends.iter().all(|e| e % PAGE == 0), "from {at}: write ends {ends:?}");
-                assert!(out.ends.len() < pieces + 1, "from {at}: {} writes of {pieces} pieces", out.ends.len());
+                assert_eq!(out.ends.len(), split.count(), "from {at}: one write a piece");
+                assert!(ends.iter().all(|e| e % P as u64 == 0), "from {at}: write ends {ends:?}");
             }
         }
     }
@@ -865,23 +916,29 @@ mod tests {
 
     impl Write for Calls {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.write_vectored(&[io::IoSlice::new(buf)])
-        }
-
-        fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-            let mut room = self.most;
-            for b in bufs {
-                let take = b.len().min(room);
-                self.bytes.extend_from_slice(&b[..take]);
-                room -= take;
-            }
-            let n = self.most - room;
+            let take = buf.len().min(self.most);
+            self.bytes.extend_from_slice(&buf[..take]);
             self.ends.push(self.at + self.bytes.len() as u64);
-            Ok(n)
+            Ok(take)
         }
 
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
+        }
+    }
+
+    /// Large byte writes go through the pieces (made on the second thread when there is
+    /// one) and give the same bytes as small ones, which are one write.
+    #[test]
+    fn bytes_written_in_pieces_are_the_bytes() {
+        for (len, at) in [(0, 0), (100, 128), (8 * WRITE_PIECE - 1, 128), (8 * WRITE_PIECE + 12_345, 4096 + 64)] {
+            let src = pattern(len);
+            let mut out = Calls { at, most: usize::MAX, bytes: Vec::new(), ends: Vec::new() };
+            write_bytes(&mut out, at, &src).unwrap();
+            assert!(out.bytes == src, "{len} bytes from {at}");
+            let split = Split::new(len, 1, at, WRITE_PIECE);
+            let writes = if split.threaded() { split.count() } else { usize::from(len > 0) };
+            assert_eq!(out.ends.len(), writes, "{len} bytes from {at}");
         }
     }
 
@@ -891,29 +948,30 @@ mod tests {
     #[test]
     fn spare_pieces_are_zeroed_for_fills_that_leave_bytes() {
         for pieces in [3, 8, 14] {
+            let split = Split::new(pieces, 64, 0, 64);
             let mut out = Vec::new();
-            write_pieces(&mut out, 0, pieces, 64, false, |_, buf| {
-                buf.bytes_mut().fill(0xff);
-                Ok(64)
+            write_pieces(&mut out, split, false, |_, buf| {
+                buf.bytes_mut()[..64].fill(0xff);
+                Ok(())
             })
             .unwrap();
             assert_eq!(out, vec![0xff; 64 * pieces]);
             let mut out = Vec::new();
-            write_pieces(&mut out, 0, pieces, 64, false, |k, buf| {
-                buf.bytes_mut()[..32].fill(k as u8);
-                Ok(64)
+            write_pieces(&mut out, split, false, |units, buf| {
+                buf.bytes_mut()[..32].fill(units.start as u8);
+                Ok(())
             })
             .unwrap();
             let want: Vec<u8> = (0..pieces).flat_map(|k| [vec![k as u8; 32], vec![0; 32]].concat()).collect();
             assert_eq!(out, want, "{pieces} pieces");
             // Rewritten fills see the spares as they were (never read here: written over).
             let kept = SPARE_PIECES.with(|s| s.borrow().len());
-            assert_eq!(kept, if pieces < 8 { 1 } else { WRITE_BUFFERS });
+            assert_eq!(kept, if pieces < THREAD_PIECES { 1 } else { WRITE_BUFFERS });
             let seen = std::sync::Mutex::new(Vec::new());
             let mut out = Vec::new();
-            write_pieces(&mut out, 0, 1, 64, true, |_, buf| {
+            write_pieces(&mut out, Split::new(1, 64, 0, 64), true, |_, buf| {
                 *seen.lock().unwrap() = buf.bytes().to_vec();
-                Ok(0)
+                Ok(())
             })
             .unwrap_or_else(|e| panic!("{e}"));
             let seen = seen.into_inner().unwrap();
@@ -930,13 +988,9 @@ mod tests {
     }
 
     impl Write for FailAfter {
+        /// All of `buf` or none, as a file that fails at the end of its room.
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.write_vectored(&[io::IoSlice::new(buf)])
-        }
-
-        /// All of the slices or none, as one call.
-        fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-            let len = bufs.iter().map(|b| b.len()).sum::<usize>();
+            let len = buf.len();
             if self.written + len > self.limit {
                 return Err(io::Error::other("disk full"));
             }
@@ -975,10 +1029,18 @@ mod tests {
         c: u16,
     }
 
+    /// The ways the record tests cut records of `size` bytes into pieces (file offset,
+    /// piece size): whole records (3 a piece), and pieces of 16 records' bytes ending on
+    /// their multiples from file offset 5, which cut records in two.
+    fn cuts(size: usize) -> [(u64, usize); 2] {
+        [(0, 3 * size), (5, 16 * size)]
+    }
+
     /// Padded (`write_in_place`) and converted (`write_converted`) records written a few at a
-    /// time: 14 pieces, which `write_pieces` makes on its thread when there is a second CPU
-    /// (under Miri: `-Zmiri-num-cpus=2`, as `cargo xtask miri` runs it). The bytes are those
-    /// of one piece, and a writer failing midway ends the write with its error.
+    /// time: 67 pieces of whole records, or 13 pieces that cut records, which `write_pieces`
+    /// makes on its thread when there is a second CPU (under Miri: `-Zmiri-num-cpus=2`, as
+    /// `cargo xtask miri` runs it). The bytes are those of one piece, and a writer failing
+    /// midway ends the write with its error.
     #[cfg(feature = "derive")]
     #[test]
     fn records_written_in_small_pieces_are_those_of_one_piece() {
@@ -989,15 +1051,12 @@ mod tests {
             b: f64,
             flag: bool,
         }
-        let n = 40u16;
+        let n = 200u16;
 
         let padded: Vec<Padded> = (0..n).map(|i| Padded { a: i as u8, b: u32::from(i) * 1000, c: i + 7 }).collect();
         let plan = element_plan::<Padded>().unwrap();
         assert!(plan.is_identity() && !plan.covers_all_src());
         let size = std::mem::size_of::<Padded>();
-        let (mut one, mut pieces) = (Vec::new(), Vec::new());
-        write_with_plan(&mut one, 0, &plan, &padded).unwrap();
-        write_in_place(&mut pieces, &plan, &padded, 3 * size).unwrap();
         let want: Vec<u8> = (0..n)
             .flat_map(|i| {
                 let mut r = vec![i as u8, 0, 0, 0];
@@ -1007,17 +1066,20 @@ mod tests {
                 r
             })
             .collect();
+        let mut one = Vec::new();
+        write_with_plan(&mut one, 0, &plan, &padded).unwrap();
         assert_eq!(one, want);
-        assert_eq!(pieces, want);
-        let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, &plan, &padded, 3 * size);
-        assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+        for (at, step) in cuts(size) {
+            let mut pieces = Vec::new();
+            write_in_place(&mut pieces, at, &plan, &padded, step).unwrap();
+            assert_eq!(pieces, want, "from {at} in pieces of {step}");
+            let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, at, &plan, &padded, step);
+            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+        }
 
         let swapped: Vec<Swapped> = (0..n).map(|i| Swapped { a: i, b: f64::from(i) / 4.0, flag: i % 3 == 0 }).collect();
         let plan = element_plan::<Swapped>().unwrap();
         assert!(!plan.is_identity());
-        let (mut one, mut pieces) = (Vec::new(), Vec::new());
-        write_with_plan(&mut one, 0, &plan, &swapped).unwrap();
-        write_converted(&mut pieces, &plan, &swapped, 3 * plan.dst_size()).unwrap();
         let want: Vec<u8> = (0..n)
             .flat_map(|i| {
                 let mut r = i.to_be_bytes().to_vec();
@@ -1026,36 +1088,44 @@ mod tests {
                 r
             })
             .collect();
+        let mut one = Vec::new();
+        write_with_plan(&mut one, 0, &plan, &swapped).unwrap();
         assert_eq!(one, want);
-        assert_eq!(pieces, want);
-        let e = write_converted(&mut FailAfter { limit: 50, written: 0 }, &plan, &swapped, 3 * plan.dst_size());
-        assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+        for (at, step) in cuts(plan.dst_size()) {
+            let mut pieces = Vec::new();
+            write_converted(&mut pieces, at, &plan, &swapped, step).unwrap();
+            assert_eq!(pieces, want, "from {at} in pieces of {step}");
+            let e = write_converted(&mut FailAfter { limit: 50, written: 0 }, at, &plan, &swapped, step);
+            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+        }
     }
 
-    /// Records written in the other byte order, a few at a time (14 pieces: on the second
-    /// thread when there is a second CPU): `f64`s swapped while copied, padded records
-    /// copied with zeroed padding and swapped in place; the bytes are those of one piece.
+    /// Records written in the other byte order, a few at a time (on the second thread when
+    /// there is a second CPU; pieces of whole records, and pieces that cut them): `f64`s
+    /// swapped while copied, padded records copied with zeroed padding and swapped in
+    /// place; the bytes are those of one piece.
     #[cfg(feature = "derive")]
     #[test]
     fn other_byte_order_written_in_small_pieces() {
         let be = |dtype: &DType| dtype.with_byte_order(crate::dtype::ByteOrder::Big);
-        let values: Vec<f64> = (0..40).map(|i| f64::from(i) * 1.25 - 3.0).collect();
+        let values: Vec<f64> = (0..200).map(|i| f64::from(i) * 1.25 - 3.0).collect();
         let plan = Plan::new(&f64::dtype(), &be(&f64::dtype())).unwrap();
         assert_eq!(plan.whole_swap_unit(), Some(8));
-        let (mut one, mut pieces) = (Vec::new(), Vec::new());
-        write_with_plan(&mut one, 0, &plan, &values).unwrap();
-        write_in_place(&mut pieces, &plan, &values, 3 * 8).unwrap();
         let want: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
-        assert_eq!((one, pieces), (want.clone(), want));
+        let mut one = Vec::new();
+        write_with_plan(&mut one, 0, &plan, &values).unwrap();
+        assert_eq!(one, want);
+        for (at, step) in cuts(8) {
+            let mut pieces = Vec::new();
+            write_in_place(&mut pieces, at, &plan, &values, step).unwrap();
+            assert_eq!(pieces, want, "from {at} in pieces of {step}");
+        }
 
-        let padded: Vec<Padded> = (0..40u16).map(|i| Padded { a: i as u8, b: u32::from(i) << 20, c: i + 7 }).collect();
+        let padded: Vec<Padded> = (0..200u16).map(|i| Padded { a: i as u8, b: u32::from(i) << 20, c: i + 7 }).collect();
         let plan = Plan::new(&Padded::native_dtype(), &be(&Padded::dtype())).unwrap();
         assert!(plan.in_place() && !plan.is_identity() && plan.whole_swap_unit().is_none());
         let size = std::mem::size_of::<Padded>();
-        let (mut one, mut pieces) = (Vec::new(), Vec::new());
-        write_with_plan(&mut one, 0, &plan, &padded).unwrap();
-        write_in_place(&mut pieces, &plan, &padded, 3 * size).unwrap();
-        let want: Vec<u8> = (0..40u16)
+        let want: Vec<u8> = (0..200u16)
             .flat_map(|i| {
                 [
                     vec![i as u8, 0, 0, 0],
@@ -1066,9 +1136,16 @@ mod tests {
                 .concat()
             })
             .collect();
-        assert_eq!((one, pieces), (want.clone(), want));
-        let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, &plan, &padded, 3 * size);
-        assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+        let mut one = Vec::new();
+        write_with_plan(&mut one, 0, &plan, &padded).unwrap();
+        assert_eq!(one, want);
+        for (at, step) in cuts(size) {
+            let mut pieces = Vec::new();
+            write_in_place(&mut pieces, at, &plan, &padded, step).unwrap();
+            assert_eq!(pieces, want, "from {at} in pieces of {step}");
+            let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, at, &plan, &padded, step);
+            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+        }
     }
 
     /// A skipped field may change while its record is written (an atomic counter another
