@@ -793,6 +793,7 @@ mod tests {
     /// bytes and fit the buffer; pieces end on multiples of the piece size in the file
     /// (but the last), or, for units above a sixteenth of it, hold whole units.
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn splits_cover_the_bytes_in_pieces_ending_on_boundaries() {
         for unit in [1, 3, 8, 24, 304, 4096, 5000] {
             for units in [0, 1, 2, 17, 1000, 4099] {
@@ -930,6 +931,7 @@ mod tests {
     /// Large byte writes go through the pieces (made on the second thread when there is
     /// one) and give the same bytes as small ones, which are one write.
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn bytes_written_in_pieces_are_the_bytes() {
         for (len, at) in [(0, 0), (100, 128), (8 * WRITE_PIECE - 1, 128), (8 * WRITE_PIECE + 12_345, 4096 + 64)] {
             let src = pattern(len);
