@@ -146,7 +146,7 @@ impl WriteNpy for DynArray {
         let prepare = || Ok::<_, Error>((self.encode_header(opts)?, write::dyn_plan(&self.header().dtype, opts)?));
         let (header, plan) = prepare().map_err(|e| e.writing(path))?;
         write::to_path(path, &header, opts.syncs(), |w| {
-            write::write_dyn_data(w, header.len() as u64, plan.as_ref(), self.data())
+            write::write_dyn_data(w, header.len() as u64, write::Bulk::Copied, plan.as_ref(), self.data())
         })
     }
 
@@ -154,7 +154,7 @@ impl WriteNpy for DynArray {
         let header = self.encode_header(opts)?;
         let plan = write::dyn_plan(&self.header().dtype, opts)?;
         writer.write_all(&header)?;
-        write::write_dyn_data(&mut writer, header.len() as u64, plan.as_ref(), self.data())?;
+        write::write_dyn_data(&mut writer, header.len() as u64, write::Bulk::Copied, plan.as_ref(), self.data())?;
         Ok(writer)
     }
 }

@@ -57,7 +57,7 @@ use crate::options::{ReadOptions, WriteOptions};
 use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
-use crate::write::{to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan};
+use crate::write::{to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan, Bulk};
 
 /// Bytes buffered when an array that is not contiguous is written element by element.
 const STRIDED_BUFFER: usize = 64 << 10;
@@ -140,23 +140,25 @@ fn storage<T: NpyRecord, S: Data<Elem = T>, D: Dimension>(a: &ArrayBase<S, D>) -
 }
 
 /// Writes the data of `a` as [`storage`] says: the buffer in one go, else the rows of
-/// the logical order (each row in one go when its elements are adjacent).
+/// the logical order (each row in one go when its elements are adjacent); data written as
+/// it is in memory goes to the writer as `bulk` says.
 fn write_data<W: Write + ?Sized, T: NpyRecord, S: Data<Elem = T>, D: Dimension>(
     writer: &mut W,
     a: &ArrayBase<S, D>,
     buffer: Option<&[T]>,
     plan: &Plan,
+    bulk: Bulk,
 ) -> Result<()> {
     if let Some(slice) = buffer {
-        return write_with_plan(writer, 0, plan, slice);
+        return write_with_plan(writer, 0, bulk, plan, slice);
     }
     let mut out = BufWriter::with_capacity(STRIDED_BUFFER, writer);
     for row in a.rows() {
         match row.to_slice() {
-            Some(slice) => write_with_plan(&mut out, 0, plan, slice)?,
+            Some(slice) => write_with_plan(&mut out, 0, bulk, plan, slice)?,
             None => {
                 for x in row.iter() {
-                    write_with_plan(&mut out, 0, plan, std::slice::from_ref(x))?;
+                    write_with_plan(&mut out, 0, bulk, plan, std::slice::from_ref(x))?;
                 }
             }
         }
@@ -201,7 +203,7 @@ impl<T: NpyRecord, S: Data<Elem = T>, D: Dimension> WriteNpy for ArrayBase<S, D>
                     Ok((header.encode(opts.forced_version())?.1, plan))
                 };
                 let (head, plan) = prepare().map_err(|e| e.writing(path))?;
-                to_path(path, &head, opts.syncs(), |file| write_data(file, self, None, &plan))
+                to_path(path, &head, opts.syncs(), |file| write_data(file, self, None, &plan, Bulk::Copied))
             }
         }
     }
@@ -213,7 +215,7 @@ impl<T: NpyRecord, S: Data<Elem = T>, D: Dimension> WriteNpy for ArrayBase<S, D>
             None => {
                 let (header, plan) = typed_plan::<T>(header, opts)?;
                 writer.write_all(&header.encode(opts.forced_version())?.1)?;
-                write_data(&mut writer, self, None, &plan)?;
+                write_data(&mut writer, self, None, &plan, Bulk::Copied)?;
                 Ok(writer)
             }
         }
@@ -411,7 +413,7 @@ impl<W: Write + std::io::Seek> npz::Writer<W> {
         compression: Compression,
     ) -> Result<()> {
         let (header, buffer) = storage(array);
-        self.add_planned::<T>(name, header, compression, |w, plan| write_data(w, array, buffer, plan))
+        self.add_planned::<T>(name, header, compression, |w, plan| write_data(w, array, buffer, plan, Bulk::Direct))
     }
 }
 

@@ -27,7 +27,7 @@ use crate::object::Object;
 use crate::options::WriteOptions;
 use crate::plan::Plan;
 use crate::record::NpyRecord;
-use crate::write::{dyn_plan, typed_plan, write_dyn_data, write_with_plan};
+use crate::write::{dyn_plan, typed_plan, write_dyn_data, write_with_plan, Bulk};
 
 /// Default of [`Writer::parallel_limit`]: deflated members up to this size are compressed
 /// on worker threads (their bytes are staged in memory); larger ones are compressed as they
@@ -254,7 +254,7 @@ impl<W: Write + Seek> Writer<W> {
             let total = (head.len() + array.data().len()) as u64;
             self.write_member(member, compression, total, |w| {
                 w.write_all(&head)?;
-                write_dyn_data(w, 0, plan.as_ref(), array.data())
+                write_dyn_data(w, 0, Bulk::Direct, plan.as_ref(), array.data())
             })
         })();
         self.located(&npy_member(name), result)
@@ -477,7 +477,7 @@ impl<W: Write + Seek> Writer<W> {
         data: &[T],
         compression: Compression,
     ) -> Result<()> {
-        self.add_planned::<T>(name, header, compression, |w, plan| write_with_plan(w, 0, plan, data))
+        self.add_planned::<T>(name, header, compression, |w, plan| write_with_plan(w, 0, Bulk::Direct, plan, data))
     }
 
     /// Adds member `name.npy` of typed data: `header` in the archive's byte order, then
@@ -831,10 +831,10 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
             Err(Error::usage("more elements than the member's shape holds"))
         } else {
             match &mut self.crc {
-                Some(crc) => {
-                    self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, 0, &self.plan, data))
-                }
-                None => write_with_plan(&mut self.writer.zip, 0, &self.plan, data),
+                Some(crc) => self
+                    .writer
+                    .write_stored_part(&self.member, crc, |w| write_with_plan(w, 0, Bulk::Direct, &self.plan, data)),
+                None => write_with_plan(&mut self.writer.zip, 0, Bulk::Direct, &self.plan, data),
             }
         };
         self.writer.located(&self.member, written)?;
