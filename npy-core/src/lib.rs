@@ -111,8 +111,8 @@
 //! A read whose file layout is `T`'s memory is one bulk copy into a buffer backed by
 //! transparent huge pages; other layouts convert field by field from cache-sized chunks
 //! with a plan compiled once per (file dtype, `T`) pair ([`plan::Plan`]). Writes are made
-//! in 1 MiB pieces whose writes start and end on 1 MiB offsets of the file (where the
-//! page cache builds the file of large folios): padded records with their padding zeroed,
+//! in 1 MiB pieces whose writes start and end on 1 MiB offsets of the file (faster than
+//! writes that end anywhere): padded records with their padding zeroed,
 //! converted or swapped records, and data whose memory is its written bytes copied as it
 //! is (small writes of such data are one write).
 //!

@@ -23,13 +23,13 @@ use crate::record::{native_dtype_of, NpyRecord};
 /// them costs more than the copy it would take over (100 appends of 3 MB: 0.145 s with
 /// one, 0.115 s without; one write of the same records 0.111 s).
 ///
-/// Why the ends: the page cache builds a file of large folios where writes start on
-/// boundaries as large as they are (1 MiB folios for 1 MiB writes at 1 MiB offsets), and
-/// of 4 KiB pages where they do not. 1,216 MB made on a second thread in 1 MiB pieces
-/// (7 interleaved runs, medians of 4 runs of the probe): writes ending on 1 MiB offsets
+/// Why the ends, as measured: 1,216 MB made on a second thread in 1 MiB pieces
+/// (medians of 7 interleaved runs, in four runs of a probe): writes ending on 1 MiB offsets
 /// 0.217-0.237 s; the same pieces ending on 4 KiB offsets (the tail carried into the next
 /// write) 0.256 s; whole-record pieces ending anywhere 0.242-0.269 s; one `write` of it
-/// all from the caller's memory 0.234-0.253 s (one CPU copies it all).
+/// all from the caller's memory 0.234-0.253 s (one CPU copies it all). The likely cause:
+/// the page cache (ext4 on Linux 6.18 here) builds a file of large folios where writes
+/// start on boundaries as large as they are, and of small ones where they do not.
 const WRITE_PIECE: usize = 1 << 20;
 /// Buffers of [`write_pieces`]'s thread: up to this many pieces are in flight.
 const WRITE_BUFFERS: usize = 4;
