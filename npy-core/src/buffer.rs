@@ -421,8 +421,8 @@ impl PieceBuf {
         unsafe { std::slice::from_raw_parts_mut(self.bytes.as_mut_ptr().cast::<u8>(), self.bytes.len()) }
     }
 
-    /// Copies the `len` bytes at `src`, whole records of `size` bytes, into the start of
-    /// the buffer, and zeroes each record's `gaps` (`(offset, len)` in the record): the
+    /// Copies the `len` bytes at `src`, whole records of `size` bytes, into the buffer at
+    /// byte `at`, and zeroes each record's `gaps` (`(offset, len)` in the record): the
     /// bytes that may be uninitialized (padding) are never read as `u8`.
     ///
     /// # Safety
@@ -432,12 +432,19 @@ impl PieceBuf {
     ///   valid `T` whose padding is `gaps`).
     ///
     /// # Panics
-    /// When `len` is more than the buffer holds or not whole records, or a gap lies outside
-    /// a record: before anything is copied.
-    pub(crate) unsafe fn copy_records(&mut self, src: *const u8, len: usize, size: usize, gaps: &[(usize, usize)]) {
+    /// When `at + len` is more than the buffer holds or `len` not whole records, or a gap
+    /// lies outside a record: before anything is copied.
+    pub(crate) unsafe fn copy_records(
+        &mut self,
+        at: usize,
+        src: *const u8,
+        len: usize,
+        size: usize,
+        gaps: &[(usize, usize)],
+    ) {
         assert!(size > 0 && len.is_multiple_of(size), "{len} bytes are not whole records of {size} bytes");
         assert!(gaps.iter().all(|&(at, n)| at.checked_add(n).is_some_and(|end| end <= size)), "gap outside a record");
-        let dst = &mut self.bytes[..len];
+        let dst = &mut self.bytes[at..][..len];
         // SAFETY:
         // - `src` is valid for reads of `len` bytes (this function's contract) and `dst`
         //   for writes of as many; `dst` is this buffer's own memory, so they do not
@@ -671,16 +678,17 @@ mod tests {
         let records: Vec<Padded> = (0..5u8).map(|i| Padded { a: i, b: u32::from(i) << 16, c: 7 }).collect();
         let size = std::mem::size_of::<Padded>();
         let src = RecordBytes { ptr: records.as_ptr().cast(), len: size * records.len(), _records: PhantomData };
-        let mut piece = PieceBuf::zeroed(size * 4);
+        let mut piece = PieceBuf::zeroed(size * 4 + 5);
         piece.bytes_mut().fill(0xEE);
         // SAFETY: records 1..4 are live; outside the gaps (1..4 and 10..12) their bytes are
         // the fields `a`, `b` and `c`, initialized.
-        unsafe { piece.copy_records(src.at(size, 3 * size), 3 * size, size, &[(1, 3), (10, 2)]) };
-        let want: Vec<u8> = (1..4u32)
-            .flat_map(|i| {
+        unsafe { piece.copy_records(5, src.at(size, 3 * size), 3 * size, size, &[(1, 3), (10, 2)]) };
+        let want: Vec<u8> = [0xEE; 5]
+            .into_iter()
+            .chain((1..4u32).flat_map(|i| {
                 [vec![i as u8, 0, 0, 0], (i << 16).to_ne_bytes().to_vec(), 7u16.to_ne_bytes().to_vec(), vec![0, 0]]
                     .concat()
-            })
+            }))
             .chain([0xEE; 12])
             .collect();
         assert_eq!(piece.bytes(), want);
