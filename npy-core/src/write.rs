@@ -32,7 +32,12 @@ use crate::record::{native_dtype_of, NpyRecord};
 /// start on boundaries as large as they are, and of small ones where they do not.
 const WRITE_PIECE: usize = 1 << 20;
 /// Buffers of [`write_pieces`]'s thread: up to this many pieces are in flight.
-const WRITE_BUFFERS: usize = 4;
+const WRITE_BUFFERS: usize = 8;
+/// Buffers [`write_pieces`] hands back at a time to the thread making pieces, which sleeps
+/// whenever it is [`WRITE_BUFFERS`] pieces ahead: each hand-off may wake it, and waking a
+/// CPU of a virtual machine can take long while its host is busy. A batch wakes it once
+/// for several pieces.
+const RETURN_BATCH: usize = 4;
 /// The least number of pieces [`write_pieces`] makes on a second thread.
 const THREAD_PIECES: usize = 8;
 /// Where each write's bytes lie in memory, relative to where they go in the file: this
@@ -548,12 +553,22 @@ fn write_pieces<W: Write + ?Sized>(
         // The other thread takes `pieces` buffers: the first ones, then one back for
         // each piece written but the last few, which stay here as spares.
         let mut spare = Vec::with_capacity(WRITE_BUFFERS);
+        let mut back = Vec::with_capacity(RETURN_BATCH);
         for k in 0..pieces {
             let (slot, made) = full_rx.recv().map_err(|_| Error::usage("the thread making pieces stopped"))?;
             writer.write_all(split.bytes(&slot.buf, k, made?))?;
             if k + WRITE_BUFFERS < pieces {
-                // Fails only once the other thread has returned, which needs no more buffers.
-                let _ = empty_tx.send(slot);
+                // Handed back a batch at a time (the last ones at once): the other thread,
+                // asleep while it is ahead, is woken once a batch, not once a piece. It
+                // always has buffers to go on with: at most `RETURN_BATCH - 1` wait here.
+                back.push(slot);
+                if back.len() == RETURN_BATCH || k + WRITE_BUFFERS + 1 == pieces {
+                    for slot in back.drain(..) {
+                        // Fails only once the other thread has returned, which needs no
+                        // more buffers.
+                        let _ = empty_tx.send(slot);
+                    }
+                }
             } else {
                 spare.push(slot);
             }
@@ -884,13 +899,14 @@ mod tests {
 
     /// The side that makes pieces failing (at the first, a middle or the last piece) ends
     /// the write with its error, with 8 pieces (the threshold of the second thread) and
-    /// more, from file offsets at and inside a piece boundary, the pieces cutting units
+    /// more (40: buffers handed back in batches), from file offsets at and inside a piece
+    /// boundary, the pieces cutting units
     /// or not; the pieces before it are written, whole. Each case runs under a bound, so
     /// a side left waiting fails the test instead of hanging it.
     #[test]
     fn a_failing_piece_maker_ends_the_write_with_its_error() {
         const P: usize = 4096;
-        for (pieces, at, unit) in [(8, 0, 1), (14, 0, 1), (8, 100, 24), (9, 100, 24), (8, 3, 256)] {
+        for (pieces, at, unit) in [(8, 0, 1), (14, 0, 1), (40, 0, 1), (8, 100, 24), (9, 100, 24), (8, 3, 256)] {
             for bad_piece in [0, pieces / 2, pieces - 1] {
                 let n = (pieces - 1) * P + P / 2 - at as usize;
                 let src = pattern(n - n % unit);
@@ -912,12 +928,13 @@ mod tests {
 
     /// The writer failing (at the first, a middle or the last piece) ends the write with
     /// its error, just below the threshold of the second thread (7 pieces), at it (8) and
-    /// above (14), from offsets at and inside a piece boundary: the thread making pieces,
-    /// waiting on a full channel, stops. Each case runs under a bound.
+    /// above (14; 40, with buffers handed back in batches), from offsets at and inside a
+    /// piece boundary: the thread making pieces, waiting on a full channel or for buffers,
+    /// stops. Each case runs under a bound.
     #[test]
     fn a_failing_writer_ends_the_write_with_its_error() {
         const P: usize = 4096;
-        for (pieces, at, unit) in [(7, 0, 1), (8, 0, 1), (14, 0, 1), (8, 100, 24), (9, 100, 24)] {
+        for (pieces, at, unit) in [(7, 0, 1), (8, 0, 1), (14, 0, 1), (40, 0, 1), (8, 100, 24), (9, 100, 24)] {
             for bad_piece in [0, pieces / 2, pieces - 1] {
                 let n = (pieces - 1) * P + P / 2 - at as usize;
                 let src = pattern(n - n % unit);
