@@ -5,6 +5,9 @@ use std::io::{self, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
 
 use crate::atomic::AtomicFile;
 use crate::buffer::{self, PieceBuf, RecordBytes};
@@ -31,13 +34,22 @@ use crate::record::{native_dtype_of, NpyRecord};
 /// the page cache (ext4 on Linux 6.18 here) builds a file of large folios where writes
 /// start on boundaries as large as they are, and of small ones where they do not.
 const WRITE_PIECE: usize = 1 << 20;
-/// Buffers of [`write_pieces`]'s thread: up to this many pieces are in flight.
+/// Buffers of [`write_pieces`]'s second thread: up to this many pieces are in flight (the
+/// writing thread has one more, for pieces it makes itself).
 const WRITE_BUFFERS: usize = 8;
 /// Buffers [`write_pieces`] hands back at a time to the thread making pieces, which sleeps
 /// whenever it is [`WRITE_BUFFERS`] pieces ahead: each hand-off may wake it, and waking a
 /// CPU of a virtual machine can take long while its host is busy. A batch wakes it once
 /// for several pieces.
 const RETURN_BATCH: usize = 4;
+/// How long [`write_pieces`] waits at least and at most for a piece its second thread is
+/// making before making it on the writing thread: twice what making one there took, within
+/// these bounds ([`PATIENCE_FIRST`] before it has made one). Made in time, a piece costs
+/// the writing thread nothing; a thread that has lost its CPU (to another process, or to
+/// the host of a virtual machine) may not run again for milliseconds.
+const PATIENCE: Range<Duration> = Duration::from_micros(200)..Duration::from_millis(10);
+/// [`PATIENCE`] before the writing thread has made a piece.
+const PATIENCE_FIRST: Duration = Duration::from_millis(1);
 /// The least number of pieces [`write_pieces`] makes on a second thread.
 const THREAD_PIECES: usize = 8;
 /// Where each write's bytes lie in memory, relative to where they go in the file: this
@@ -487,7 +499,7 @@ impl Split {
 thread_local! {
     /// The piece buffers of this thread's last [`write_pieces`], kept for its next one
     /// (an append's next batch): fresh buffers cost a page fault every 4 KiB. At most
-    /// [`WRITE_BUFFERS`] of at most [`WRITE_PIECE`] bytes.
+    /// [`WRITE_BUFFERS`]` + 1` of at most [`WRITE_PIECE`] bytes and a page.
     static SPARE_PIECES: RefCell<Vec<PieceBuf>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -496,7 +508,11 @@ thread_local! {
 /// where the kernel copies them fastest), its bytes written from there
 /// ([`Split::bytes`]). With [`THREAD_PIECES`] pieces or more and a second CPU, pieces are
 /// made on a second thread while this one writes (up to [`WRITE_BUFFERS`] in flight), so
-/// making them costs no time.
+/// making them costs no time. A piece that thread has not taken when this one is ready
+/// for it, or has not made within [`PATIENCE`], is made here (in a buffer of its own; a
+/// piece of the other thread's made too late is dropped): a second thread that runs late
+/// or not at all (its CPU taken by another process or by the host) costs about the time
+/// of making pieces on one thread, never a long wait.
 ///
 /// Unless `rewritten` says `fill` writes every byte of its units, the bytes where units go
 /// hold zeros when `fill` runs (padding the plan never writes).
@@ -528,8 +544,13 @@ fn write_pieces<W: Write + ?Sized>(
         Slot::keep(slots);
         return Ok(());
     }
-    type Piece = (Slot, Result<usize>);
+    type Piece = (usize, Slot, Result<usize>);
     let make = &make;
+    // The pieces taken so far, by either thread: the other thread takes the next one
+    // whenever it has a buffer; this one takes the piece it is to write when the other
+    // has not yet taken it (it is behind, or not running), so it never waits for a piece
+    // no one is making.
+    let taken = &AtomicUsize::new(0);
     let spare = std::thread::scope(|scope| {
         // Every channel end lives inside this closure, so returning from it, by an early
         // `?` too, drops this thread's ends before the scope joins the other thread: its
@@ -537,43 +558,82 @@ fn write_pieces<W: Write + ?Sized>(
         // returns (or panics), which wakes this thread's `recv` in turn.
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Piece>(WRITE_BUFFERS);
         let (empty_tx, empty_rx) = std::sync::mpsc::sync_channel::<Slot>(WRITE_BUFFERS);
-        for slot in Slot::take(WRITE_BUFFERS, len, rewritten) {
+        let mut slots = Slot::take(WRITE_BUFFERS + 1, len, rewritten);
+        let mut own = slots.pop().ok_or_else(|| Error::usage("no buffer for the writing thread"))?;
+        for slot in slots {
             empty_tx.send(slot).map_err(|_| Error::usage("the buffer channel closed"))?;
         }
-        scope.spawn(move || {
-            for k in 0..pieces {
-                let Ok(mut slot) = empty_rx.recv() else { return };
+        let other = scope.spawn(move || {
+            // Returns the buffers it holds once every piece is taken, as spares.
+            while let Ok(mut slot) = empty_rx.recv() {
+                let k = taken.fetch_add(1, Ordering::AcqRel);
+                if k >= pieces {
+                    return std::iter::once(slot).chain(empty_rx.try_iter()).collect();
+                }
                 let made = make(k, &mut slot);
                 let failed = made.is_err();
-                if full_tx.send((slot, made)).is_err() || failed {
-                    return;
+                if full_tx.send((k, slot, made)).is_err() || failed {
+                    break;
                 }
             }
+            Vec::new()
         });
-        // The other thread takes `pieces` buffers: the first ones, then one back for
-        // each piece written but the last few, which stay here as spares.
-        let mut spare = Vec::with_capacity(WRITE_BUFFERS);
         let mut back = Vec::with_capacity(RETURN_BATCH);
+        // How long to wait for a piece the other thread is making before making it here:
+        // twice what making one here took, once known.
+        let mut patience = PATIENCE_FIRST;
         for k in 0..pieces {
-            let (slot, made) = full_rx.recv().map_err(|_| Error::usage("the thread making pieces stopped"))?;
-            writer.write_all(split.bytes(&slot.buf, k, made?))?;
-            if k + WRITE_BUFFERS < pieces {
-                // Handed back a batch at a time (the last ones at once): the other thread,
-                // asleep while it is ahead, is woken once a batch, not once a piece. It
-                // always has buffers to go on with: at most `RETURN_BATCH - 1` wait here.
-                back.push(slot);
-                if back.len() == RETURN_BATCH || k + WRITE_BUFFERS + 1 == pieces {
-                    for slot in back.drain(..) {
-                        // Fails only once the other thread has returned, which needs no
-                        // more buffers.
-                        let _ = empty_tx.send(slot);
+            let ready = if taken.compare_exchange(k, k + 1, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                None
+            } else {
+                // The other thread took it, after every piece it sent before: any it sent
+                // too late (made here meanwhile) come first, and are dropped.
+                loop {
+                    match full_rx.recv_timeout(patience) {
+                        Ok((j, slot, _)) if j < k => back.push(slot),
+                        Ok((j, slot, made)) => {
+                            debug_assert_eq!(j, k, "pieces arrive in order");
+                            break Some((slot, made));
+                        }
+                        Err(RecvTimeoutError::Timeout) => break None,
+                        Err(RecvTimeoutError::Disconnected) => {
+                            return Err(Error::usage("the thread making pieces stopped"));
+                        }
                     }
                 }
-            } else {
-                spare.push(slot);
+            };
+            match ready {
+                Some((slot, made)) => {
+                    writer.write_all(split.bytes(&slot.buf, k, made?))?;
+                    back.push(slot);
+                }
+                None => {
+                    // Not taken by the other thread, or not made by it in time (it runs
+                    // late): made here rather than waited for.
+                    let started = Instant::now();
+                    let place = make(k, &mut own)?;
+                    patience = (started.elapsed() * 2).clamp(PATIENCE.start, PATIENCE.end);
+                    writer.write_all(split.bytes(&own.buf, k, place))?;
+                }
+            }
+            if back.len() >= RETURN_BATCH {
+                // Handed back a batch at a time: the other thread, asleep while it is
+                // ahead, is woken once a batch, not once a piece. It always has buffers to
+                // go on with: fewer than `RETURN_BATCH` wait here.
+                for slot in back.drain(..) {
+                    // Fails only once the other thread has returned, which needs no more.
+                    let _ = empty_tx.send(slot);
+                }
             }
         }
-        Ok::<_, Error>(spare)
+        // Every piece is taken: the other thread returns once it sees that, or when its
+        // `recv` fails for want of buffers.
+        drop(empty_tx);
+        drop(full_rx);
+        let theirs = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        back.push(own);
+        back.extend(theirs);
+        Ok::<_, Error>(back)
     })?;
     Slot::keep(spare);
     Ok(())
@@ -606,7 +666,7 @@ impl Slot {
 
     /// Keeps the buffers of `slots` as this thread's spares.
     fn keep(slots: Vec<Slot>) {
-        let buffers = slots.into_iter().take(WRITE_BUFFERS).map(|s| s.buf).collect();
+        let buffers = slots.into_iter().take(WRITE_BUFFERS + 1).map(|s| s.buf).collect();
         SPARE_PIECES.with(|s| *s.borrow_mut() = buffers);
     }
 }
@@ -1069,8 +1129,10 @@ mod tests {
             assert_eq!(out, want, "{pieces} pieces");
             let kept: Vec<usize> =
                 SPARE_PIECES.with(|s| s.borrow().iter().map(|b| b.bytes().as_ptr().addr()).collect());
-            assert_eq!(kept.len(), if split.threaded() { WRITE_BUFFERS } else { 1 });
-            // A rewritten fill of the same size gets those buffers back as they are.
+            assert_eq!(kept.len(), if split.threaded() { WRITE_BUFFERS + 1 } else { 1 });
+            // A rewritten fill of the same size gets those buffers back as they are: every
+            // buffer it fills is one of them (how many it fills depends on which thread
+            // made which piece).
             let seen = std::sync::Mutex::new(Vec::new());
             write_pieces(&mut Vec::new(), split, true, |units, buf, at| {
                 seen.lock().unwrap().push(buf.bytes().as_ptr().addr());
@@ -1079,7 +1141,86 @@ mod tests {
             })
             .unwrap_or_else(|e| panic!("{e}"));
             let seen: std::collections::BTreeSet<usize> = seen.into_inner().unwrap().into_iter().collect();
-            assert!(kept.iter().all(|k| seen.contains(k)), "{pieces} pieces: {kept:?} not reused in {seen:?}");
+            assert!(seen.iter().all(|b| kept.contains(b)), "{pieces} pieces: {seen:?} not all of {kept:?}");
+        }
+    }
+
+    /// A fill as [`fill_from`]'s on the thread that calls it first (the writing thread),
+    /// counting its pieces there; on any other thread it first waits until the writing
+    /// thread has made the last piece or failed: a second thread that does not run.
+    struct Stalled<'a> {
+        src: &'a [u8],
+        unit: usize,
+        bad: Option<usize>,
+        last: Range<usize>,
+        writer: std::thread::ThreadId,
+        made_here: AtomicUsize,
+        released: (std::sync::Mutex<bool>, std::sync::Condvar),
+    }
+
+    impl<'a> Stalled<'a> {
+        fn new(src: &'a [u8], unit: usize, bad: Option<usize>, split: Split) -> Stalled<'a> {
+            let last = split.units(split.count() - 1);
+            let writer = std::thread::current().id();
+            Stalled { src, unit, bad, last, writer, made_here: AtomicUsize::new(0), released: Default::default() }
+        }
+
+        fn fill(&self, units: Range<usize>, buf: &mut PieceBuf, at: usize) -> Result<()> {
+            let (lock, cv) = &self.released;
+            if std::thread::current().id() != self.writer {
+                let _released = cv.wait_while(lock.lock().unwrap(), |r| !*r).unwrap();
+                return fill_from(self.src, self.unit, self.bad)(units, buf, at);
+            }
+            let last = units == self.last;
+            let made = fill_from(self.src, self.unit, self.bad)(units, buf, at);
+            self.made_here.fetch_add(usize::from(made.is_ok()), Ordering::Relaxed);
+            if last || made.is_err() {
+                *lock.lock().unwrap() = true;
+                cv.notify_all();
+            }
+            made
+        }
+    }
+
+    /// A second thread that takes a piece and then does not run (its CPU taken): the
+    /// writing thread makes that piece and every later one itself, so the write ends
+    /// without it, each piece in one write ending on a piece boundary, the piece made late
+    /// by the other thread dropped; and a failing piece made there ends the write with its
+    /// error. Each case runs under a bound.
+    #[test]
+    fn a_second_thread_that_does_not_run_leaves_its_pieces_to_the_writing_thread() {
+        const P: usize = 4096;
+        for (pieces, at, unit) in [(8, 0, 1), (40, 100, 24), (14, 3, 256)] {
+            let n = (pieces - 1) * P + P / 2 - at as usize;
+            let src = pattern(n - n % unit);
+            let split = Split::new(src.len() / unit, unit, at, P);
+            assert!(split.threaded() || !crate::two_cpus());
+            let (out, made_here) = bounded({
+                let src = src.clone();
+                move || {
+                    let stalled = Stalled::new(&src, unit, None, split);
+                    let mut out = Calls::new(at, usize::MAX);
+                    write_pieces(&mut out, split, false, |u, b, a| stalled.fill(u, b, a)).unwrap();
+                    (out, stalled.made_here.into_inner())
+                }
+            });
+            assert_eq!(out.bytes, src, "{pieces} pieces from {at}");
+            assert_eq!(out.ends.len(), pieces, "one write a piece");
+            assert!(out.ends[..pieces - 1].iter().all(|e| e % P as u64 == 0), "{:?}", out.ends);
+            // Every piece: the one the other thread took before it stalled too.
+            assert_eq!(made_here, pieces, "pieces made by the writing thread");
+            for bad_piece in [1, pieces / 2, pieces - 1] {
+                let bad = split.range(bad_piece).end - 1;
+                let src = src.clone();
+                let written = bounded(move || {
+                    let stalled = Stalled::new(&src, unit, Some(bad), split);
+                    let mut out = Vec::new();
+                    let e = write_pieces(&mut out, split, false, |u, b, a| stalled.fill(u, b, a)).unwrap_err();
+                    assert_eq!(e.to_string(), format!("the piece of byte {bad} cannot be made"));
+                    out.len()
+                });
+                assert_eq!(written, split.range(bad_piece).start, "{pieces} pieces, failing at {bad_piece}");
+            }
         }
     }
 
