@@ -126,7 +126,8 @@
 //! - writes of 8 MiB or more: pieces are made on a second thread while this one writes
 //!   them (also for data written as it is in memory: the copy then reads the caller's
 //!   memory on one CPU while the other writes from its cache, faster than one `write` of
-//!   it all);
+//!   it all); a piece that thread has not made in time (its CPU taken) is made by the
+//!   writing thread, which never waits long for it;
 //! - [`npz`]: stored members' CRC-32 is computed on a second thread while their data is
 //!   written (4 MiB or more at a time); deflated members are compressed on worker threads ([`npz::Writer::threads`]);
 //!   reads of several members (1 MiB or more) of an archive opened by path run on worker
