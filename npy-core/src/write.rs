@@ -923,6 +923,16 @@ mod tests {
         }
     }
 
+    /// Whole units of `unit` bytes of [`pattern`] that, written from file offset `at`,
+    /// make `pieces` pieces of `piece` bytes (the last about half full), and their split.
+    fn source(pieces: usize, at: u64, unit: usize, piece: usize) -> (Vec<u8>, Split) {
+        let n = (pieces - 1) * piece + piece / 2 - at as usize;
+        let src = pattern(n - n % unit);
+        let split = Split::new(src.len() / unit, unit, at, piece);
+        assert_eq!(split.count(), pieces, "{n} bytes from {at}");
+        (src, split)
+    }
+
     /// Splits: the pieces cover the bytes in order without gaps; a piece's units hold its
     /// bytes and fit the buffer; pieces end on multiples of the piece size in the file
     /// (but the last), or, for units above a sixteenth of it, hold whole units.
@@ -960,18 +970,15 @@ mod tests {
     /// The side that makes pieces failing (at the first, a middle or the last piece) ends
     /// the write with its error, with 8 pieces (the threshold of the second thread) and
     /// more (40: buffers handed back in batches), from file offsets at and inside a piece
-    /// boundary, the pieces cutting units
-    /// or not; the pieces before it are written, whole. Each case runs under a bound, so
+    /// boundary, the pieces cutting units or not; the pieces before it are written,
+    /// whole. Each case runs under a bound, so
     /// a side left waiting fails the test instead of hanging it.
     #[test]
     fn a_failing_piece_maker_ends_the_write_with_its_error() {
         const P: usize = 4096;
         for (pieces, at, unit) in [(8, 0, 1), (14, 0, 1), (40, 0, 1), (8, 100, 24), (9, 100, 24), (8, 3, 256)] {
             for bad_piece in [0, pieces / 2, pieces - 1] {
-                let n = (pieces - 1) * P + P / 2 - at as usize;
-                let src = pattern(n - n % unit);
-                let split = Split::new(src.len() / unit, unit, at, P);
-                assert_eq!(split.count(), pieces);
+                let (src, split) = source(pieces, at, unit, P);
                 let bad = split.range(bad_piece).end - 1;
                 let out = bounded(move || {
                     let mut out = Vec::new();
@@ -996,10 +1003,7 @@ mod tests {
         const P: usize = 4096;
         for (pieces, at, unit) in [(7, 0, 1), (8, 0, 1), (14, 0, 1), (40, 0, 1), (8, 100, 24), (9, 100, 24)] {
             for bad_piece in [0, pieces / 2, pieces - 1] {
-                let n = (pieces - 1) * P + P / 2 - at as usize;
-                let src = pattern(n - n % unit);
-                let split = Split::new(src.len() / unit, unit, at, P);
-                assert_eq!(split.count(), pieces);
+                let (src, split) = source(pieces, at, unit, P);
                 let limit = split.range(bad_piece).end - 1;
                 let written = bounded(move || {
                     let mut out = FailAfter { limit, written: 0 };
@@ -1191,9 +1195,7 @@ mod tests {
     fn a_second_thread_that_does_not_run_leaves_its_pieces_to_the_writing_thread() {
         const P: usize = 4096;
         for (pieces, at, unit) in [(8, 0, 1), (40, 100, 24), (14, 3, 256)] {
-            let n = (pieces - 1) * P + P / 2 - at as usize;
-            let src = pattern(n - n % unit);
-            let split = Split::new(src.len() / unit, unit, at, P);
+            let (src, split) = source(pieces, at, unit, P);
             assert!(split.threaded() || !crate::two_cpus());
             let (out, made_here) = bounded({
                 let src = src.clone();
