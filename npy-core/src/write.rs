@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
+use std::sync::mpsc::{RecvTimeoutError, SendError};
 use std::time::{Duration, Instant};
 
 use crate::atomic::AtomicFile;
@@ -579,6 +579,7 @@ fn write_pieces<W: Write + ?Sized>(
             Vec::new()
         });
         let mut back = Vec::with_capacity(RETURN_BATCH);
+        let mut unsent = Vec::new();
         // How long to wait for a piece the other thread is making before making it here:
         // twice what making one here took, once known.
         let mut patience = PATIENCE_FIRST;
@@ -621,18 +622,23 @@ fn write_pieces<W: Write + ?Sized>(
                 // ahead, is woken once a batch, not once a piece. It always has buffers to
                 // go on with: fewer than `RETURN_BATCH` wait here.
                 for slot in back.drain(..) {
-                    // Fails only once the other thread has returned, which needs no more.
-                    let _ = empty_tx.send(slot);
+                    // Fails only once the other thread has returned, which needs no more:
+                    // the buffer is kept here.
+                    if let Err(SendError(slot)) = empty_tx.send(slot) {
+                        unsent.push(slot);
+                    }
                 }
             }
         }
         // Every piece is taken: the other thread returns once it sees that, or when its
-        // `recv` fails for want of buffers.
+        // `recv` fails for want of buffers. A piece it is still making (made here too)
+        // goes into `full_rx`, which holds every buffer it has, so that send never waits.
         drop(empty_tx);
-        drop(full_rx);
         let theirs = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         back.push(own);
         back.extend(theirs);
+        back.extend(unsent);
+        back.extend(full_rx.try_iter().map(|(_, slot, _)| slot));
         Ok::<_, Error>(back)
     })?;
     Slot::keep(spare);
