@@ -568,7 +568,9 @@ fn write_pieces<W: Write + ?Sized>(
             while let Ok(mut slot) = empty_rx.recv() {
                 let k = taken.fetch_add(1, Ordering::AcqRel);
                 if k >= pieces {
-                    return std::iter::once(slot).chain(empty_rx.try_iter()).collect();
+                    // Every buffer handed back from now on, until the writing thread drops
+                    // its end after its last piece.
+                    return std::iter::once(slot).chain(empty_rx.iter()).collect();
                 }
                 let made = make(k, &mut slot);
                 let failed = made.is_err();
