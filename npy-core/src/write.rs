@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{RecvTimeoutError, SendError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use crate::atomic::AtomicFile;
@@ -581,7 +581,6 @@ fn write_pieces<W: Write + ?Sized>(
             Vec::new()
         });
         let mut back = Vec::with_capacity(RETURN_BATCH);
-        let mut unsent = Vec::new();
         // How long to wait for a piece the other thread is making before making it here:
         // twice what making one here took, once known.
         let mut patience = PATIENCE_FIRST;
@@ -624,11 +623,9 @@ fn write_pieces<W: Write + ?Sized>(
                 // ahead, is woken once a batch, not once a piece. It always has buffers to
                 // go on with: fewer than `RETURN_BATCH` wait here.
                 for slot in back.drain(..) {
-                    // Fails only once the other thread has returned, which needs no more:
-                    // the buffer is kept here.
-                    if let Err(SendError(slot)) = empty_tx.send(slot) {
-                        unsent.push(slot);
-                    }
+                    // Fails only once the other thread has stopped on an error, which ends
+                    // this write with an error too: no spares are kept then.
+                    let _ = empty_tx.send(slot);
                 }
             }
         }
@@ -639,7 +636,6 @@ fn write_pieces<W: Write + ?Sized>(
         let theirs = other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         back.push(own);
         back.extend(theirs);
-        back.extend(unsent);
         back.extend(full_rx.try_iter().map(|(_, slot, _)| slot));
         Ok::<_, Error>(back)
     })?;
