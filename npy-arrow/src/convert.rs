@@ -336,12 +336,12 @@ pub(crate) fn primitive(
 /// Writes `array`'s values at `pos` in `out` (zeroed: padding and text tails stay zero).
 pub(crate) fn encode(node: &Node, array: &dyn Array, out: &mut [u8], pos: &Pos, place: Place) -> Result<()> {
     if array.len() != pos.count() {
-        return Err(usage(format!("an array of {} values where {} are expected", array.len(), pos.count())));
+        return Err(bad_data(format!("an array of {} values where {} are expected", array.len(), pos.count())));
     }
     match node {
         Node::Leaf(s, leaf) => encode_leaf(*s, *leaf, array, out, pos, place),
         Node::Struct(children, _) => {
-            refuse_nulls(array, "a struct")?;
+            refuse_nulls(array, "a record (struct)", pos, place)?;
             let array = array.as_struct();
             for ((offset, child), column) in children.iter().zip(array.columns()) {
                 encode(child, column.as_ref(), out, &pos.shifted(*offset), place)?;
@@ -349,18 +349,30 @@ pub(crate) fn encode(node: &Node, array: &dyn Array, out: &mut [u8], pos: &Pos, 
             Ok(())
         }
         Node::List { len, stride, item, .. } => {
-            refuse_nulls(array, "a fixed-size list")?;
+            refuse_nulls(array, "a subarray (fixed-size list)", pos, place)?;
             let values = array.as_fixed_size_list().values();
             encode(item, values.as_ref(), out, &pos.items(*len, *stride), place)
         }
     }
 }
 
-fn refuse_nulls(array: &dyn Array, what: &str) -> Result<()> {
-    if array.null_count() > 0 {
-        return Err(usage(format!("{what} column has nulls, which a NumPy array cannot hold")));
+/// An error naming the first null of `array` (values at `pos`), whose type has no null.
+fn refuse_nulls(array: &dyn Array, what: &str, pos: &Pos, place: Place) -> Result<()> {
+    let first = array.logical_nulls().and_then(|n| n.iter().position(|valid| !valid));
+    match first.and_then(|i| pos.iter().nth(i)) {
+        Some(p) => Err(place.invalid(p, format!("null in {what}, which has no NaN or NaT to stand for it"))),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// `e` naming the column its value is in (`column 'x': ...`); other errors as they are.
+pub(crate) fn in_column(e: Error, name: &str) -> Error {
+    match e.kind() {
+        ErrorKind::InvalidValue { index, reason } => {
+            ErrorKind::InvalidValue { index: *index, reason: format!("column '{name}': {reason}") }.into()
+        }
+        _ => e,
+    }
 }
 
 fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &Pos, place: Place) -> Result<()> {
@@ -459,7 +471,13 @@ fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &P
 }
 
 pub(crate) fn arrow_error(e: arrow_schema::ArrowError) -> Error {
-    usage(format!("arrow: {e}"))
+    bad_data(format!("arrow: {e}"))
+}
+
+/// Data that does not fit what it is written as (a batch against its array's dtype and
+/// shape): an invalid-data I/O error, not a usage error.
+pub(crate) fn bad_data(reason: String) -> Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, reason).into()
 }
 
 pub(crate) fn usage(reason: String) -> Error {

@@ -814,7 +814,7 @@ pub fn convert(
         return Err(usage("a member is named, but neither file is an .npz archive".into()));
     }
     let Input { reader, bytes, rows, batches } = open(input, options)?;
-    let mut sink = Sink::create(output, reader.schema(), options)?;
+    let mut sink = Sink::create(output, with_rows(reader.schema(), rows), options)?;
     let mut done = Progress { total_bytes: bytes, ..Progress::default() };
     for batch in reader {
         let batch = batch.map_err(|e| from_arrow(e, "reading").reading(input))?;
@@ -831,6 +831,22 @@ pub fn convert(
     sink.finish()?;
     done.bytes = bytes;
     Ok(done)
+}
+
+/// `schema` with `rows` as the first dim of the shape in its metadata, when the input says
+/// how many rows it has and the metadata says otherwise (rows filtered by a tool that kept
+/// the metadata): a Fortran-order N-d array is laid out for its rows before they come.
+fn with_rows(schema: SchemaRef, rows: Option<u64>) -> SchemaRef {
+    let shape_key = crate::schema::SHAPE_KEY;
+    let Some(shape) = schema.metadata().get(shape_key) else { return schema };
+    let Ok(mut shape) = serde_json::from_str::<Vec<u64>>(shape) else { return schema };
+    match (shape.first_mut(), rows) {
+        (Some(first), Some(rows)) if *first != rows => *first = rows,
+        _ => return schema,
+    }
+    let mut meta = schema.metadata().clone();
+    meta.insert(shape_key.to_string(), serde_json::to_string(&shape).unwrap_or_default());
+    Arc::new(Schema::new_with_metadata(schema.fields().clone(), meta))
 }
 
 /// `total * part / all`, at most `total`.

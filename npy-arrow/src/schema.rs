@@ -299,50 +299,74 @@ pub fn schema_of(header: &Header) -> Result<SchemaRef> {
     Ok(Layout::new(header, None)?.schema)
 }
 
-/// The header a schema stands for: the one in its metadata when it has [`DESCR_KEY`], with
-/// `rows` as the first dim when it has no [`SHAPE_KEY`]; else the natural packed dtype of
-/// its columns (see [`natural_dtype`]) and a shape of `rows` (times the tensor shape of a
-/// `values` tensor column). Also returns the version the metadata asks for, if any.
+/// The header a schema stands for.
+///
+/// The columns are the truth and the `numpy.*` metadata a hint: the header in the metadata
+/// ([`DESCR_KEY`], [`FORTRAN_ORDER_KEY`], [`SHAPE_KEY`], [`VERSION_KEY`]) is used only when
+/// it agrees with the columns present: the same columns, in the same order, of the same
+/// names (nested fields too) and types ([`header_agrees`]). Then its first dim is a hint too
+/// (`rows` when it has no [`SHAPE_KEY`]): a writer fixes it to the rows it gets. Otherwise,
+/// as for a schema without metadata (say, a file another tool edited: rows filtered, columns
+/// dropped, added, reordered, renamed or cast), the header is the natural packed dtype of
+/// the columns (see [`natural_dtype`]) and a shape of `rows` (times the tensor shape of a
+/// `values` tensor column), and the metadata is ignored. No column's values are ever
+/// written under another column's name. Also returns the version the metadata asks for,
+/// when its header is used.
 ///
 /// # Errors
-/// [`ErrorKind::Dtype`] for metadata that does not parse; [`ErrorKind::Shape`] for a shape
-/// whose sizes overflow; [`ErrorKind::UnsupportedDtype`] for columns of types with no NumPy
-/// dtype, and for the object dtype.
+/// [`ErrorKind::Shape`] for a shape whose sizes overflow; [`ErrorKind::UnsupportedDtype`]
+/// for columns of types with no NumPy dtype, and for the object dtype.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use arrow_schema::Schema;
+/// use npy_core::header::Header;
+///
+/// let header = Header::new("[('a', '>f8'), ('b', '>f8')]".parse()?, vec![50]);
+/// let schema = npy_arrow::schema_of(&header)?;
+/// // The metadata agrees with the columns: it is the header (the first dim a hint).
+/// assert_eq!(npy_arrow::header_of(&schema, 0, &[])?.0, header);
+/// // Columns reordered by another tool, the metadata kept: the columns win.
+/// let swapped = Schema::new_with_metadata(
+///     vec![schema.field(1).clone(), schema.field(0).clone()],
+///     schema.metadata().clone(),
+/// );
+/// let (h, _) = npy_arrow::header_of(&swapped, 40, &[])?;
+/// assert_eq!((h.dtype.descr(), h.shape), ("[('b', '<f8'), ('a', '<f8')]".to_string(), vec![40]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn header_of(schema: &Schema, rows: usize, widths: &[usize]) -> Result<(Header, Option<Version>)> {
-    let (header, version) = header_of_unchecked(schema, rows, widths)?;
-    if header.shape.len() > MAX_DIMS {
-        return Err(bad_meta(SHAPE_KEY, &format!("{} dims", header.shape.len())));
-    }
-    // Sizes that overflow are refused as in a file's header.
-    header.data_len()?;
-    if header.dtype.has_object() {
-        return Err(unsupported(&header.dtype, "object arrays hold Python objects, not Arrow values"));
-    }
-    Ok((header, version))
+    let found = resolve(schema, rows, widths)?;
+    Ok((found.header, found.version))
 }
 
-fn header_of_unchecked(schema: &Schema, rows: usize, widths: &[usize]) -> Result<(Header, Option<Version>)> {
-    let meta = schema.metadata();
-    let version = match meta.get(VERSION_KEY).map(String::as_str) {
-        None => None,
-        Some("1.0") => Some(Version::V1_0),
-        Some("2.0") => Some(Version::V2_0),
-        Some("3.0") => Some(Version::V3_0),
-        Some(other) => return Err(bad_meta(VERSION_KEY, other)),
+/// What [`header_of`] finds, and whether it comes from the metadata.
+#[derive(Debug)]
+pub(crate) struct Resolved {
+    pub(crate) header: Header,
+    pub(crate) version: Option<Version>,
+    /// True when the header is the metadata's (which agrees with the columns).
+    pub(crate) from_metadata: bool,
+}
+
+/// [`header_of`], saying where the header comes from.
+pub(crate) fn resolve(schema: &Schema, rows: usize, widths: &[usize]) -> Result<Resolved> {
+    let found = match metadata_header(schema, rows) {
+        Some((header, version)) => Resolved { header, version, from_metadata: true },
+        None => Resolved { header: column_header(schema, rows, widths)?, version: None, from_metadata: false },
     };
-    if let Some(descr) = meta.get(DESCR_KEY) {
-        let dtype: DType = descr.parse()?;
-        let fortran_order = match meta.get(FORTRAN_ORDER_KEY).map(String::as_str) {
-            None | Some("False") => false,
-            Some("True") => true,
-            Some(other) => return Err(bad_meta(FORTRAN_ORDER_KEY, other)),
-        };
-        let shape = match meta.get(SHAPE_KEY) {
-            Some(s) => serde_json::from_str::<Vec<usize>>(s).map_err(|_| bad_meta(SHAPE_KEY, s))?,
-            None => vec![rows],
-        };
-        return Ok((Header { dtype, fortran_order, shape }, version));
+    // Sizes that overflow are refused as in a file's header.
+    found.header.data_len()?;
+    if found.header.dtype.has_object() {
+        return Err(unsupported(&found.header.dtype, "object arrays hold Python objects, not Arrow values"));
     }
+    Ok(found)
+}
+
+/// The header of the columns alone: their natural dtype, `rows` of them (a `values` column
+/// alone: an array of its type; a `values` tensor column: rows of its shape).
+fn column_header(schema: &Schema, rows: usize, widths: &[usize]) -> Result<Header> {
     let fields = schema.fields();
     if let [only] = &fields[..] {
         if only.name() == VALUES {
@@ -350,15 +374,144 @@ fn header_of_unchecked(schema: &Schema, rows: usize, widths: &[usize]) -> Result
                 let DataType::FixedSizeList(item, _) = only.data_type() else {
                     return Err(bad_meta(EXTENSION_NAME_KEY, TENSOR_EXTENSION));
                 };
+                if dims.len() >= MAX_DIMS {
+                    return Err(bad_meta(EXTENSION_METADATA_KEY, &format!("{} dims", dims.len())));
+                }
                 let dtype = dtype_of_field(item, widths.first().copied().unwrap_or(1))?;
                 let shape = std::iter::once(rows).chain(dims).collect();
-                return Ok((Header::new(dtype, shape), version));
+                return Ok(Header::new(dtype, shape));
             }
             let dtype = dtype_of_field(only, widths.first().copied().unwrap_or(1))?;
-            return Ok((Header::new(dtype, vec![rows]), version));
+            return Ok(Header::new(dtype, vec![rows]));
         }
     }
-    Ok((Header::new(natural_dtype(schema, widths)?, vec![rows]), version))
+    Ok(Header::new(natural_dtype(schema, widths)?, vec![rows]))
+}
+
+/// The header in `schema`'s metadata, with its version, when it parses and agrees with
+/// the columns ([`header_agrees`]); `None` otherwise.
+fn metadata_header(schema: &Schema, rows: usize) -> Option<(Header, Option<Version>)> {
+    let meta = schema.metadata();
+    let dtype: DType = meta.get(DESCR_KEY)?.parse().ok()?;
+    let fortran_order = match meta.get(FORTRAN_ORDER_KEY).map(String::as_str) {
+        None | Some("False") => false,
+        Some("True") => true,
+        Some(_) => return None,
+    };
+    let shape = match (meta.get(SHAPE_KEY), &schema.fields()[..]) {
+        (Some(s), _) => serde_json::from_str::<Vec<usize>>(s).ok()?,
+        // A lone tensor column gives the dims after the first.
+        (None, [only]) if only.name() == VALUES => {
+            std::iter::once(rows).chain(tensor_shape(only).ok().flatten().unwrap_or_default()).collect()
+        }
+        (None, _) => vec![rows],
+    };
+    let version = match meta.get(VERSION_KEY).map(String::as_str) {
+        None => None,
+        Some("1.0") => Some(Version::V1_0),
+        Some("2.0") => Some(Version::V2_0),
+        Some("3.0") => Some(Version::V3_0),
+        Some(_) => return None,
+    };
+    let header = Header { dtype, fortran_order, shape };
+    header_agrees(&header, schema).then_some((header, version))
+}
+
+/// Whether `header` describes `schema`'s columns: the columns [`Layout`] makes of it (with
+/// the options the schema's columns show: Int64 days, a residue column) are those of
+/// `schema`, in order, of the same names (nested fields too) and types (time zones,
+/// nullability and list item names aside; an Int64 may stand for a time type, as readers
+/// without its unit give it), and a tensor column has the header's row shape.
+pub fn header_agrees(header: &Header, schema: &Schema) -> bool {
+    if header.shape.len() > MAX_DIMS || header.data_len().is_err() {
+        return false;
+    }
+    let Ok(layout) = Layout::with_options(header, None, &options_of(schema)) else { return false };
+    fields_agree(layout.schema.fields(), schema.fields())
+}
+
+/// Whether two lists of fields agree, name by name and type by type (see [`header_agrees`]).
+fn fields_agree(want: &Fields, got: &Fields) -> bool {
+    want.len() == got.len() && want.iter().zip(got).all(|(w, g)| w.name() == g.name() && field_agrees(w, g))
+}
+
+/// Whether `got`'s type (and tensor shape, if it has one) agrees with `want`'s.
+fn field_agrees(want: &Field, got: &Field) -> bool {
+    let tensor = |f: &Field| f.metadata().get(EXTENSION_METADATA_KEY).cloned();
+    if got.metadata().contains_key(EXTENSION_NAME_KEY) && tensor(want) != tensor(got) {
+        return false;
+    }
+    match (want.data_type(), got.data_type()) {
+        (DataType::Struct(w), DataType::Struct(g)) => fields_agree(w, g),
+        (DataType::FixedSizeList(w, n), DataType::FixedSizeList(g, m)) => n == m && field_agrees(w, g),
+        (w, g) => same_layout(w, g),
+    }
+}
+
+/// Whether two Arrow types hold values the same way: names of nested fields, nullability
+/// and time zones aside, and an Int64 standing for a time type.
+pub(crate) fn same_layout(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_layout(x.data_type(), y.data_type()))
+        }
+        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
+            n == m && same_layout(x.data_type(), y.data_type())
+        }
+        (DataType::Timestamp(x, _), DataType::Timestamp(y, _)) => x == y,
+        // The count of the header's unit, as readers without the unit give it (pyarrow
+        // reads a Parquet `datetime64[s]` column, which Parquet has no unit for, as int64).
+        (DataType::Timestamp(..) | DataType::Duration(_), DataType::Int64) => true,
+        _ => a == b,
+    }
+}
+
+/// The options a schema's columns were made with: Int64 days when its `M8[D]` columns are
+/// Int64, the residue column when its last column is one.
+pub(crate) fn options_of(schema: &Schema) -> ConvertOptions {
+    let residue = schema.fields().last().is_some_and(|f| f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY));
+    ConvertOptions::new().days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone()))).residue(residue)
+}
+
+/// True when a field in `ty` is an Int64 of days (its `numpy.dtype` says `M8[D]`).
+fn has_int_days(ty: &DataType) -> bool {
+    let days = |f: &Field| f.metadata().get(DTYPE_KEY).is_some_and(|d| d.ends_with("M8[D]"));
+    match ty {
+        DataType::Struct(fields) => fields.iter().any(|f| days(f) || has_int_days(f.data_type())),
+        DataType::FixedSizeList(item, _) => days(item) || has_int_days(item.data_type()),
+        _ => false,
+    }
+}
+
+/// `schema` as the schema of a result derived from a table (a query's, a filter's): the
+/// table's header in its metadata kept only when it agrees with the result's columns
+/// ([`header_agrees`]: then it is their dtype, padding and byte order included), and its
+/// shape, order and version dropped whatever they say (a derived result has rows of its
+/// own, and a C-order layout); every other metadata key kept. What SQL results are written
+/// from, so that they never carry a table's stale header.
+///
+/// # Examples
+/// ```
+/// use std::sync::Arc;
+/// use arrow_schema::Schema;
+/// use npy_arrow::schema::{derived_schema, DESCR_KEY, SHAPE_KEY};
+/// use npy_core::header::Header;
+///
+/// let table = npy_arrow::schema_of(&Header::new("[('a', '>i4'), ('b', '<f8')]".parse()?, vec![9]))?;
+/// let all = derived_schema(&table);
+/// assert_eq!(all.metadata()[DESCR_KEY], "[('a', '>i4'), ('b', '<f8')]");
+/// assert!(!all.metadata().contains_key(SHAPE_KEY));
+/// let one = Schema::new_with_metadata(vec![table.field(1).clone()], table.metadata().clone());
+/// assert!(derived_schema(&one).metadata().is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn derived_schema(schema: &Schema) -> SchemaRef {
+    let mut meta = schema.metadata().clone();
+    let keep_descr = metadata_header(schema, 0).is_some();
+    meta.retain(|k, _| {
+        !matches!(k.as_str(), FORTRAN_ORDER_KEY | SHAPE_KEY | VERSION_KEY) && (keep_descr || k != DESCR_KEY)
+    });
+    Arc::new(Schema::new_with_metadata(schema.fields().clone(), meta))
 }
 
 /// The natural packed NumPy dtype of a schema's columns, as a record (one field per
@@ -716,7 +869,9 @@ mod tests {
                 (SHAPE_KEY.to_string(), format!("[{}, {}, 4]", usize::MAX / 2, usize::MAX / 2)),
             ]),
         );
-        assert!(matches!(header_of(&huge, 0, &[]).unwrap_err().kind(), ErrorKind::Shape { .. }));
+        // Metadata that cannot be the columns' header is ignored: the columns say what they are.
+        let (h, _) = header_of(&huge, 4, &[]).unwrap();
+        assert_eq!((h.dtype.descr(), h.shape), ("'|i1'".to_string(), vec![4]));
         let union = Schema::new(vec![Field::new("l", DataType::Utf8View, true)]);
         assert!(matches!(natural_dtype(&union, &[]).unwrap_err().kind(), ErrorKind::UnsupportedDtype { .. }));
     }

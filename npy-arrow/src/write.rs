@@ -10,25 +10,29 @@ use npy_core::atomic::AtomicFile;
 use npy_core::header::{Header, Version};
 use npy_core::{scalar, Error, Result};
 
-use crate::convert::{self, usage, Place};
-use crate::schema::{header_of, Layout, Node, SlotKind, DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY};
-use crate::ConvertOptions;
+use crate::convert::{self, bad_data, usage, Place};
+use crate::schema::{
+    options_of, resolve, same_layout, Layout, Node, SlotKind, DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY,
+};
 
 /// Takes record batches and writes one `.npy` array, without holding them.
 ///
-/// The dtype, order and shape come from the schema's metadata when it has them (a schema
-/// made by [`crate::schema_of`] or a [`crate::BatchReader`]): the file written is then the
-/// original one, byte for byte (padding bytes are written as zeros, as `np.save` of an
-/// array made by NumPy has them; `b1` bytes as 0 or 1). Without that metadata the dtype is
-/// the columns' natural packed one ([`crate::natural_dtype`]), the width of text columns
-/// the longest value of the first batch (a longer value later is an error; for input whose
-/// longest text comes later, [`BatchWriter::text_widths`] sets the widths), and the first
-/// dim the number of rows written, fixed in the header by [`BatchWriter::finish`] (as
-/// `np.save` would write it: the header is written first with room for any length).
+/// The dtype, order and shape come from the schema's metadata when it has them and they
+/// agree with the columns (a schema made by [`crate::schema_of`] or a
+/// [`crate::BatchReader`]; see [`crate::header_of`]): the file written is then the original
+/// one, byte for byte (padding bytes are written as zeros, as `np.save` of an array made by
+/// NumPy has them; `b1` bytes as 0 or 1). Without such metadata the dtype is the columns'
+/// natural packed one ([`crate::natural_dtype`]), the width of text columns the longest
+/// value of the first batch (a longer value later is an error; for input whose longest
+/// text comes later, [`BatchWriter::text_widths`] sets the widths). Either way the first
+/// dim is the number of rows written, fixed in the header by [`BatchWriter::finish`] (as
+/// `np.save` would write it: the header is written first with room for any length), so a
+/// file whose rows were filtered after its metadata was made comes out right.
 ///
-/// Nulls become NaN in float columns and NaT in datetime columns; elsewhere they are an
-/// error. Fortran-order arrays of two dims or more (from metadata) are held until
-/// `finish`: their rows are spread over the whole data.
+/// Nulls become NaN in float (and complex) columns and NaT in datetime and timedelta
+/// columns; elsewhere they are an error naming the column and the element. Fortran-order
+/// arrays of two dims or more (from metadata) are held until `finish`: their rows are
+/// spread over the whole data, so they must get the rows the metadata's shape has.
 ///
 /// # Examples
 /// ```
@@ -72,7 +76,8 @@ struct State {
     /// Where the header starts, and its length (the same after the final shape is in).
     start: u64,
     header_len: usize,
-    /// Rows the metadata's shape asks for; `None` when the rows written make the shape.
+    /// The rows a Fortran-order N-d array's shape has, which it must get: its data is held
+    /// and laid out for them. `None` for the others, whose first dim is the rows written.
     expected: Option<usize>,
     /// The whole data of a Fortran-order N-d array, written at the end.
     held: Option<Vec<u8>>,
@@ -95,15 +100,21 @@ impl<W: Write + Seek> BatchWriter<W> {
     }
 
     fn start(&mut self, widths: &[usize]) -> Result<()> {
-        let (header, version) = header_of(&self.schema, 0, widths)?;
-        let expected =
-            self.schema.metadata().contains_key(SHAPE_KEY).then(|| header.shape.first().copied().unwrap_or(1));
-        let layout = Layout::with_options(&header, None, &options_of(&self.schema))?;
+        let found = resolve(&self.schema, 0, widths)?;
+        let header = found.header;
+        // A residue column means something only beside the header it was made with.
+        let mut options = options_of(&self.schema);
+        if !found.from_metadata {
+            options = options.residue(false);
+        }
+        let layout = Layout::with_options(&header, None, &options)?;
         let start = self.writer.stream_position()?;
-        let (version, head) = header.encode(version)?;
+        let (version, head) = header.encode(found.version)?;
         self.writer.write_all(&head)?;
         let fortran = crate::read::fortran_rows(&layout);
-        let held = if header.fortran_order && layout.tensor { Some(zeroed(header.data_len()?)?) } else { None };
+        let held = header.fortran_order && layout.tensor;
+        let expected = (held && self.schema.metadata().contains_key(SHAPE_KEY)).then(|| layout.rows());
+        let held = if held { Some(zeroed(header.data_len()?)?) } else { None };
         self.state = Some(State { layout, version, start, header_len: head.len(), expected, held, fortran });
         Ok(())
     }
@@ -176,10 +187,7 @@ impl<W: Write + Seek> BatchWriter<W> {
         check_columns(&state.layout, batch)?;
         if let Some(expected) = state.expected {
             if self.rows + n > expected {
-                return Err(usage(format!(
-                    "{} rows written, more than the {expected} of the shape in the schema's metadata",
-                    self.rows + n
-                )));
+                return Err(fortran_rows(self.rows + n, expected));
             }
         }
         let itemsize = state.layout.header.dtype.itemsize();
@@ -195,17 +203,22 @@ impl<W: Write + Seek> BatchWriter<W> {
             }
         };
         let place = Place { first: self.rows * row_elements, itemsize, lossy_text: false };
-        for ((offset, node), column) in state.layout.columns.iter().zip(batch.columns()) {
+        let names = state.layout.schema.fields().iter().map(|f| f.name());
+        for (((offset, node), column), name) in state.layout.columns.iter().zip(batch.columns()).zip(names) {
             let at = pos.shifted(*offset);
-            match node {
-                Node::List { item, .. } if state.layout.tensor => {
-                    if column.null_count() > 0 {
-                        return Err(usage("a tensor column has null rows, which a NumPy array cannot hold".into()));
+            let encoded = match node {
+                Node::List { item, .. } if state.layout.tensor => match column.logical_nulls() {
+                    Some(nulls) if nulls.null_count() > 0 => {
+                        let row = self.rows + nulls.iter().position(|valid| !valid).unwrap_or(0);
+                        return Err(bad_data(format!(
+                            "column '{name}': row {row} is null, which the rows of a NumPy array cannot be"
+                        )));
                     }
-                    convert::encode(item, column.as_fixed_size_list().values().as_ref(), out, &at, place)?;
-                }
-                _ => convert::encode(node, column.as_ref(), out, &at, place)?,
-            }
+                    _ => convert::encode(item, column.as_fixed_size_list().values().as_ref(), out, &at, place),
+                },
+                _ => convert::encode(node, column.as_ref(), out, &at, place),
+            };
+            encoded.map_err(|e| convert::in_column(e, name))?;
         }
         if let Some(residue) = &state.layout.residue {
             // The bytes the columns do not carry, where they say what the column says (a
@@ -254,19 +267,12 @@ impl<W: Write + Seek> BatchWriter<W> {
         if let Some(data) = &state.held {
             self.writer.write_all(data)?;
         }
-        match state.expected {
-            Some(expected) if expected != self.rows => {
-                return Err(usage(format!(
-                    "{} rows written, the shape in the schema's metadata has {expected}",
-                    self.rows
-                )));
-            }
-            Some(_) => {}
-            None => {
-                let mut header: Header = state.layout.header.clone();
-                if let Some(first) = header.shape.first_mut() {
-                    *first = self.rows;
-                }
+        let mut header: Header = state.layout.header.clone();
+        match (state.expected, header.shape.first_mut()) {
+            (Some(expected), _) if expected != self.rows => return Err(fortran_rows(self.rows, expected)),
+            (Some(_), _) => {}
+            (None, Some(first)) if *first != self.rows => {
+                *first = self.rows;
                 let (_, head) = header.encode(Some(state.version))?;
                 if head.len() != state.header_len {
                     return Err(usage("the header grew while writing".into()));
@@ -276,6 +282,11 @@ impl<W: Write + Seek> BatchWriter<W> {
                 self.writer.write_all(&head)?;
                 self.writer.seek(SeekFrom::Start(end))?;
             }
+            (None, Some(_)) => {}
+            (None, None) if self.rows != 1 => {
+                return Err(bad_data(format!("{} rows for a 0-d array, which is one element", self.rows)));
+            }
+            (None, None) => {}
         }
         self.writer.flush()?;
         Ok(self.writer)
@@ -291,45 +302,13 @@ fn zeroed(len: usize) -> Result<Vec<u8>> {
     Ok(v)
 }
 
-/// Whether two Arrow types hold values the same way: names of nested fields,
-/// nullability and time zones aside, and an Int64 standing for a time type.
-fn same_layout(a: &DataType, b: &DataType) -> bool {
-    match (a, b) {
-        (DataType::Struct(x), DataType::Struct(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_layout(x.data_type(), y.data_type()))
-        }
-        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
-            n == m && same_layout(x.data_type(), y.data_type())
-        }
-        (DataType::Timestamp(x, _), DataType::Timestamp(y, _)) => x == y,
-        // The count of the header's unit, as readers without the unit give it (pyarrow
-        // reads a Parquet `datetime64[s]` column, which Parquet has no unit for, as int64).
-        (DataType::Timestamp(..) | DataType::Duration(_), DataType::Int64) => true,
-        _ => a == b,
-    }
-}
-
-/// The options a schema's columns were made with: Int64 days when its `M8[D]` columns are
-/// Int64.
-fn options_of(schema: &arrow_schema::Schema) -> ConvertOptions {
-    let residue = schema.metadata().contains_key(DESCR_KEY)
-        && schema.fields().last().is_some_and(|f| f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY));
-    ConvertOptions::new().days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone()))).residue(residue)
-}
-
-/// True when a field in `ty` is an Int64 of days (its `numpy.dtype` says `M8[D]`).
-fn has_int_days(ty: &DataType) -> bool {
-    match ty {
-        DataType::Struct(fields) => fields.iter().any(|f| {
-            f.metadata().get(crate::schema::DTYPE_KEY).is_some_and(|d| d.ends_with("M8[D]"))
-                || has_int_days(f.data_type())
-        }),
-        DataType::FixedSizeList(item, _) => {
-            item.metadata().get(crate::schema::DTYPE_KEY).is_some_and(|d| d.ends_with("M8[D]"))
-                || has_int_days(item.data_type())
-        }
-        _ => false,
-    }
+/// The error of a Fortran-order N-d array given `rows` where its metadata's shape has
+/// `expected`: its data is laid out for those.
+fn fortran_rows(rows: usize, expected: usize) -> Error {
+    bad_data(format!(
+        "{rows} rows for a Fortran-order array whose shape in the schema's metadata has {expected}: \
+         its layout needs them all (drop the schema's numpy.* metadata to write the rows in C order)"
+    ))
 }
 
 /// The width a text column of `batch` needs, one a column: its longest text (characters of
@@ -376,8 +355,11 @@ pub(crate) fn text_width(array: &dyn Array) -> usize {
 
 fn check_columns(layout: &Layout, batch: &RecordBatch) -> Result<()> {
     let want = layout.schema();
-    if batch.num_columns() != want.fields().len() {
-        return Err(usage(format!(
+    // A residue column is left out with the header it was made with (see `header_of`).
+    let is_residue = |f: &arrow_schema::FieldRef| f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY);
+    let extra = layout.residue.is_none() && batch.schema().fields().last().is_some_and(is_residue);
+    if batch.num_columns() != want.fields().len() + usize::from(extra) {
+        return Err(bad_data(format!(
             "a batch of {} columns for an array of {} ({})",
             batch.num_columns(),
             want.fields().len(),
@@ -386,7 +368,7 @@ fn check_columns(layout: &Layout, batch: &RecordBatch) -> Result<()> {
     }
     for (f, got) in want.fields().iter().zip(batch.schema().fields()) {
         if !same_layout(f.data_type(), got.data_type()) {
-            return Err(usage(format!(
+            return Err(bad_data(format!(
                 "column '{}' is {}, the array's dtype {} needs {}",
                 got.name(),
                 got.data_type(),

@@ -16,6 +16,7 @@ use arrow_schema::{DataType, Schema};
 use npy_arrow::schema::{DTYPE_KEY, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, TENSOR_EXTENSION};
 use npy_arrow::{BatchReader, BatchWriter, ConvertOptions};
 use npy_core::mmap::NpyMap;
+use npy_core::prelude::*;
 use npy_core::{DynArray, ErrorKind, NpyReader, ReadOptions};
 use serde_json::Value;
 
@@ -494,28 +495,55 @@ fn batches_made_elsewhere_write_their_natural_dtype() {
 #[test]
 fn a_writer_refuses_batches_that_do_not_fit_and_leaves_no_file() {
     let bytes = std::fs::read(data_dir().join("scalar/le_i4.npy")).unwrap();
-    let (schema, b) = batches(&bytes, &ConvertOptions::new()).unwrap();
-    // more rows than the metadata's shape
-    let err = write(schema.clone(), &[b[0].clone(), b[0].clone()]).unwrap_err();
-    assert!(err.to_string().contains("more than the 6"), "{err}");
+    let (schema, _) = batches(&bytes, &ConvertOptions::new()).unwrap();
     // another type
     let other =
         RecordBatch::try_from_iter([("values", Arc::new(arrow_array::Float64Array::from(vec![1.0])) as ArrayRef)])
             .unwrap();
     let err = write(schema.clone(), &[other]).unwrap_err();
     assert!(err.to_string().contains("column 'values' is Float64"), "{err}");
-    // fewer rows: the file is not put in place
+    assert!(matches!(err.kind(), ErrorKind::Io(e) if e.kind() == std::io::ErrorKind::InvalidData), "{err:?}");
+    // A Fortran-order N-d array is laid out for the rows its metadata's shape has: fewer
+    // rows are an error, and the file is not put in place.
+    let bytes = std::fs::read(data_dir().join("shape/3x4_F_i4.npy")).unwrap();
+    let (schema, b) = batches(&bytes, &ConvertOptions::new()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("short.npy");
     let mut w = npy_arrow::BatchFileWriter::create(&path, schema.clone()).unwrap();
     w.write(&b[0].slice(0, 2)).unwrap();
     let err = w.finish().unwrap_err();
+    assert!(err.to_string().contains("2 rows for a Fortran-order array"), "{err}");
     assert_eq!(err.path(), Some(path.as_path()));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file, no temporary");
+    let err = write(schema.clone(), &[b[0].clone(), b[0].clone()]).unwrap_err();
+    assert!(err.to_string().contains("6 rows for a Fortran-order array"), "{err}");
     let mut w = npy_arrow::BatchFileWriter::create(&path, schema).unwrap();
     w.write(&b[0]).unwrap();
     w.finish().unwrap();
     assert!(std::fs::read(&path).unwrap() == bytes);
+}
+
+/// The metadata's first dim is a hint: rows filtered or added after it was made (by another
+/// tool that keeps schema metadata) give a file of the rows written, of the metadata's dtype.
+#[test]
+fn the_rows_written_make_the_first_dim_whatever_the_metadata_says() {
+    for (file, rows) in [("scalar/le_i4.npy", 6), ("shape/3x4_C_i4.npy", 3), ("shape/2x3x4_C_f8.npy", 2)] {
+        let bytes = std::fs::read(data_dir().join(file)).unwrap();
+        let want = DynArray::read_npy_from(&bytes[..]).unwrap();
+        let (schema, b) = batches(&bytes, &ConvertOptions::new()).unwrap();
+        assert_eq!(b.iter().map(|b| b.num_rows()).sum::<usize>(), rows);
+        // Twice the rows, then one row.
+        let twice = write(schema.clone(), &[b.clone(), b.clone()].concat()).unwrap();
+        let got = DynArray::read_npy_from(&twice[..]).unwrap();
+        assert_eq!(got.dtype(), want.dtype(), "{file}");
+        assert_eq!(got.shape()[0], 2 * rows, "{file}");
+        assert_eq!(got.shape()[1..], want.shape()[1..], "{file}");
+        assert_eq!(got.data(), [want.data(), want.data()].concat(), "{file}");
+        let one = write(schema, &[b[0].slice(1, 1)]).unwrap();
+        let got = DynArray::read_npy_from(&one[..]).unwrap();
+        let row = want.data().len() / rows;
+        assert_eq!((got.shape()[0], got.data()), (1, &want.data()[row..2 * row]), "{file}");
+    }
 }
 
 #[test]
@@ -744,4 +772,58 @@ fn a_value_that_does_not_fit_is_named_by_its_index_whatever_the_block() {
     let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(arrow_array::StringArray::from(texts))]).unwrap();
     let err = write(schema, &[batch.slice(0, 50_000), batch.slice(50_000, 50_000)]).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::InvalidValue { index: 70_001, .. }), "{err}");
+}
+
+/// A schema whose `numpy.*` metadata no longer describes its columns (another tool edited the
+/// table and kept the metadata): the columns win, each written under its own name.
+#[test]
+fn stale_metadata_never_puts_values_under_another_name() {
+    use arrow_array::{Float64Array, Int32Array};
+    let header = npy_core::header::Header::new("[('a', '>f8'), ('b', '>f8'), ('n', '<i4')]".parse().unwrap(), vec![3]);
+    let schema = npy_arrow::schema_of(&header).unwrap();
+    let meta = schema.metadata().clone();
+    let col = |v: [f64; 3]| Arc::new(Float64Array::from(v.to_vec())) as ArrayRef;
+    let (a, b) = (col([1.0, 2.0, 3.0]), col([10.0, 20.0, 30.0]));
+    let n = Arc::new(Int32Array::from(vec![7, 8, 9])) as ArrayRef;
+    let table = |cols: Vec<(&str, ArrayRef)>| {
+        let fields: Vec<arrow_schema::Field> =
+            cols.iter().map(|(name, c)| arrow_schema::Field::new(*name, c.data_type().clone(), true)).collect();
+        let schema = Arc::new(Schema::new_with_metadata(fields, meta.clone()));
+        RecordBatch::try_new(schema, cols.into_iter().map(|(_, c)| c).collect()).unwrap()
+    };
+    let descr_and_values = |batch: RecordBatch| {
+        let file = write(batch.schema(), &[batch]).unwrap();
+        let array = DynArray::read_npy_from(&file[..]).unwrap();
+        (array.dtype().descr(), array.shape().to_vec(), file)
+    };
+    // Agreeing: the metadata's dtype (big-endian), the rows written.
+    let (descr, shape, _) = descr_and_values(table(vec![("a", a.clone()), ("b", b.clone()), ("n", n.clone())]));
+    assert_eq!((descr.as_str(), shape), ("[('a', '>f8'), ('b', '>f8'), ('n', '<i4')]", vec![3]));
+    // Reordered: b's values under b.
+    let (descr, _, file) = descr_and_values(table(vec![("b", b.clone()), ("a", a.clone()), ("n", n.clone())]));
+    assert_eq!(descr, "[('b', '<f8'), ('a', '<f8'), ('n', '<i4')]");
+    #[derive(npy_core::NpyRecord, Debug, PartialEq)]
+    struct Ban {
+        b: f64,
+        a: f64,
+        n: i32,
+    }
+    let rows = Vec::<Ban>::read_npy_from(&file[..]).unwrap();
+    assert_eq!(rows[0], Ban { b: 10.0, a: 1.0, n: 7 });
+    // Renamed, dropped, added, cast.
+    let cases = [
+        (vec![("a", a.clone()), ("c", b.clone()), ("n", n.clone())], "[('a', '<f8'), ('c', '<f8'), ('n', '<i4')]"),
+        (vec![("a", a.clone()), ("n", n.clone())], "[('a', '<f8'), ('n', '<i4')]"),
+        (
+            vec![("a", a.clone()), ("b", b.clone()), ("n", n.clone()), ("m", n.clone())],
+            "[('a', '<f8'), ('b', '<f8'), ('n', '<i4'), ('m', '<i4')]",
+        ),
+        (
+            vec![("a", a.clone()), ("b", b.clone()), ("n", col([7.0, 8.0, 9.0]))],
+            "[('a', '<f8'), ('b', '<f8'), ('n', '<f8')]",
+        ),
+    ];
+    for (cols, want) in cases {
+        assert_eq!(descr_and_values(table(cols)).0, want);
+    }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use npy_arrow::formats::{convert, open, FileOptions, Format, ParquetCompression, Sink};
 use npy_arrow::ConvertOptions;
+use npy_core::prelude::*;
 use npy_core::ErrorKind;
 
 #[path = "../../tests/support/corpus.rs"]
@@ -266,4 +267,53 @@ fn text_longer_in_later_batches_sets_the_width_of_npy_targets() {
         assert_eq!(got, values, "{file}");
     }
     assert_eq!(names(dir.path()), ["m.npz", "t.npy", "t.npz"]);
+}
+
+/// A Parquet or IPC file whose rows were filtered by a tool that kept the schema's metadata
+/// (pyarrow does): the `.npy` has the rows the file has, in the metadata's dtype and order.
+#[test]
+fn files_of_fewer_rows_than_their_metadata_convert_to_the_rows_they_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["shape/3x4_F_i4.npy", "shape/3x4_C_i4.npy", "scalar/le_i4.npy"] {
+        let src = root().join("tests/data").join(name);
+        let want = npy_core::DynArray::read_npy(&src).unwrap();
+        for ext in ["parquet", "arrow"] {
+            let input = open(&src, &FileOptions::new()).unwrap();
+            let schema = input.reader.schema();
+            let batches: Vec<_> = input.reader.map(Result::unwrap).collect();
+            // Two rows kept, written with the whole array's metadata.
+            let mid = dir.path().join(format!("two.{ext}"));
+            let mut sink = Sink::create(&mid, schema, &FileOptions::new()).unwrap();
+            sink.write(&batches[0].slice(1, 2)).unwrap();
+            sink.finish().unwrap();
+            let back = dir.path().join("back.npy");
+            let got = convert(&mid, &back, &FileOptions::new(), &mut |_| {});
+            if name.contains("_F_") && ext == "arrow" {
+                // An IPC file does not say its rows up front: a Fortran-order array laid
+                // out for the metadata's rows is refused, naming the file.
+                let e = got.unwrap_err();
+                assert!(e.to_string().contains("Fortran-order"), "{e}");
+                assert_eq!(e.path(), Some(back.as_path()));
+                continue;
+            }
+            got.unwrap();
+            let got = npy_core::DynArray::read_npy(&back).unwrap();
+            assert_eq!(got.dtype(), want.dtype(), "{name} via {ext}");
+            assert_eq!(got.shape()[0], 2, "{name} via {ext}");
+            assert_eq!(got.shape()[1..], want.shape()[1..], "{name} via {ext}");
+            assert_eq!(got.fortran_order(), want.fortran_order(), "{name} via {ext}");
+            let (got, want) =
+                (npy_core::Array::<i32>::read_npy(&back).unwrap(), npy_core::Array::<i32>::read_npy(&src).unwrap());
+            // Row by row: rows 1 and 2 of the original.
+            for r in 0..2 {
+                for c in 0..want.shape().get(1).copied().unwrap_or(1) {
+                    let index = |shape: &[usize]| if shape.len() == 1 { vec![r] } else { vec![r, c] };
+                    let mut i = index(got.shape());
+                    let g = got.get(&i).unwrap();
+                    i[0] += 1;
+                    assert_eq!(g, want.get(&i).unwrap(), "{name} via {ext} at {i:?}");
+                }
+            }
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::ValueEnum;
 use datafusion::arrow::error::ArrowError;
-use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
@@ -171,11 +171,18 @@ fn npy_error(e: npy_core::Error) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
 
-/// Writes the result to `path` through npy-arrow's one writer of every format (atomic).
+/// Writes the result to `path` through npy-arrow's one writer of every format (atomic),
+/// from the result's own columns: a table's NumPy header in the schema's metadata is kept
+/// only when it is exactly the result's columns, and never its shape
+/// ([`npy_arrow::schema::derived_schema`]).
 async fn write_file(mut stream: SendableRecordBatchStream, path: &Path) -> Result<(), DataFusionError> {
-    let mut sink = Sink::create(path, stream.schema(), &FileOptions::new()).map_err(npy_error)?;
+    let schema = npy_arrow::schema::derived_schema(&stream.schema());
+    let mut sink = Sink::create(path, schema.clone(), &FileOptions::new()).map_err(npy_error)?;
     while let Some(batch) = stream.next().await {
-        sink.write(&batch?).map_err(npy_error)?;
+        let batch = batch?;
+        let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+        let batch = RecordBatch::try_new_with_options(schema.clone(), batch.columns().to_vec(), &options)?;
+        sink.write(&batch).map_err(npy_error)?;
     }
     sink.finish().map_err(npy_error)
 }

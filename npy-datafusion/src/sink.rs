@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use datafusion::arrow::datatypes::{Schema, SchemaRef};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::runtime::{JoinSet, SpawnedTask};
 use datafusion::common::{not_impl_err, DataFusionError, Result};
@@ -236,31 +236,6 @@ fn ext(kind: Kind) -> &'static str {
     kind.ext()
 }
 
-/// The schema a file is written from: the query's, without the NumPy header its metadata
-/// may hold when its columns are no longer that header's (a projection of a table keeps
-/// the table's metadata: the dtype all its files share). With the header, `SELECT *`
-/// writes the table's own dtype (byte order, padding); without, the columns' natural one.
-fn writer_schema(schema: SchemaRef) -> SchemaRef {
-    let meta = schema.metadata();
-    if !meta.contains_key(npy_arrow::schema::DESCR_KEY) {
-        return schema;
-    }
-    let columns = |s: &Schema| s.fields().iter().map(|f| (f.name().clone(), f.data_type().clone())).collect::<Vec<_>>();
-    let header = npy_arrow::header_of(&schema, 0, &[]).and_then(|(h, v)| npy_arrow::Layout::new(&h, v));
-    if header.is_ok_and(|layout| columns(&layout.schema()) == columns(&schema)) {
-        return schema;
-    }
-    let keys = [
-        npy_arrow::schema::DESCR_KEY,
-        npy_arrow::schema::FORTRAN_ORDER_KEY,
-        npy_arrow::schema::SHAPE_KEY,
-        npy_arrow::schema::VERSION_KEY,
-    ];
-    let mut meta = meta.clone();
-    meta.retain(|k, _| !keys.contains(&k.as_str()));
-    Arc::new(Schema::new_with_metadata(schema.fields().clone(), meta))
-}
-
 /// An I/O error while writing the object `location`.
 fn io_error(e: std::io::Error, location: &Path) -> DataFusionError {
     external(npy_core::Error::from(e).writing(location.as_ref()))
@@ -302,7 +277,9 @@ impl Input {
 /// thread (it waits for batches with `blocking_recv`).
 fn spool(kind: Kind, location: &Path, schema: SchemaRef, rx: Receiver<RecordBatch>) -> Result<Spool> {
     let named = |e: npy_core::Error| external(e.writing(location.as_ref()));
-    let schema = writer_schema(schema);
+    // The query's columns, with a table's NumPy header only when it is exactly them (so
+    // `SELECT *` keeps the table's dtype) and never its shape.
+    let schema = npy_arrow::schema::derived_schema(&schema);
     let (mut input, widths) = Input::new(&schema, rx).map_err(named)?;
     let mut rows = 0u64;
     let (mut file, size) = match kind {
