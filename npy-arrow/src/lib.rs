@@ -12,6 +12,8 @@
 //!   [`NpyReader`](npy_core::NpyReader), a [`DynArray`](npy_core::DynArray) or a map (with
 //!   no copy for 1-D native primitive arrays: [`mapped_array`]).
 //! - [`BatchWriter`], [`BatchFileWriter`]: batches in, a `.npy` out, streamed.
+//! - [`foreign`]: the Arrow types other tools write (large and view strings, dictionaries,
+//!   variable-length lists, Date64, times, decimals) and the NumPy dtype each becomes.
 //! - [`npz`]: an `.npz` archive whose members share a length as one table, one column per
 //!   member ([`NpzBatchReader`]), and batches back to such an archive ([`NpzBatchWriter`]),
 //!   each member byte for byte.
@@ -39,6 +41,7 @@
 #![warn(missing_docs)]
 
 mod convert;
+pub mod foreign;
 #[cfg(feature = "formats")]
 pub mod formats;
 pub mod npz;

@@ -520,14 +520,35 @@ pub fn derived_schema(schema: &Schema) -> SchemaRef {
 /// Struct's, a list's items); missing widths are 1.
 ///
 /// A [`RESIDUE`] column is left out: it means something only with the schema's metadata.
+/// A field's [`DTYPE_KEY`] metadata is used when the Arrow type that dtype maps to holds
+/// values as the field's type does (a complex `<c16` on a FixedSizeList of 2 Float64, a
+/// `<M8[25s]` on an Int64); on a field of another type (changed by a tool that kept the
+/// metadata) it is ignored and the dtype comes from the type.
 ///
-/// Arrow types map as [`schema_of`] maps them the other way: Boolean `|b1`; integers and
-/// floats little-endian; Timestamp/Duration `<M8`/`<m8` in their unit; Date32 `<M8[D]`;
-/// Date64 `<M8[ms]`; Binary `S`, Utf8 `U`; FixedSizeBinary `V`; FixedSizeList a subarray
-/// (a complex number when its field says so with [`DTYPE_KEY`]); Struct a packed record.
+/// Arrow types map as [`schema_of`] maps them the other way, and the types other tools
+/// write as their canonical ones ([`crate::foreign`]):
+///
+/// | Arrow type | NumPy dtype |
+/// |---|---|
+/// | Boolean | `\|b1` |
+/// | Int8 ... Int64, UInt8 ... UInt64, Float16/32/64 | `\|i1` ... `<i8`, `\|u1` ... `<u8`, `<f2`/`<f4`/`<f8` |
+/// | Timestamp, Duration (any time zone) | `<M8[unit]`, `<m8[unit]` |
+/// | Date32, Date64 | `<M8[D]`, `<M8[ms]` |
+/// | Time32, Time64 | `<m8[unit]`: the time since midnight |
+/// | Decimal32/64/128/256 | `<f8`: the nearest double |
+/// | Utf8, LargeUtf8, Utf8View | `<U n` |
+/// | Binary, LargeBinary, BinaryView | `\|S n` |
+/// | FixedSizeBinary(n) | `\|V n` |
+/// | Dictionary(k, v) | v's dtype (the values, decoded) |
+/// | FixedSizeList(n) | a subarray `(n,)` (a complex number when its field says so with [`DTYPE_KEY`]) |
+/// | Struct | a packed record |
+///
+/// Lists of variable length (List, LargeList, ListView, LargeListView) become subarrays
+/// whose length comes from their rows, which a schema does not have: give the schema of a
+/// batch cast by [`crate::foreign::canonical_batch`] (the writers do that).
 ///
 /// # Errors
-/// [`ErrorKind::UnsupportedDtype`] for a column of another type (lists of variable length,
+/// [`ErrorKind::UnsupportedDtype`] for a column of another type (variable-length lists,
 /// unions, maps, ...).
 pub fn natural_dtype(schema: &Schema, widths: &[usize]) -> Result<DType> {
     let mut fields = Vec::with_capacity(schema.fields().len());
@@ -540,10 +561,18 @@ pub fn natural_dtype(schema: &Schema, widths: &[usize]) -> Result<DType> {
     Ok(DType::Record(Record::packed(fields)?))
 }
 
-/// The dtype of one Arrow field: its [`DTYPE_KEY`] when present, else from its type.
+/// The dtype of one Arrow field: its [`DTYPE_KEY`] when present and fitting its type, else
+/// from its type (a foreign type as its canonical one, see [`crate::foreign`]).
 fn dtype_of_field(field: &Field, width: usize) -> Result<DType> {
-    if let Some(s) = field.metadata().get(DTYPE_KEY) {
-        return s.parse();
+    let Some(ty) = crate::foreign::canonical_type(field.data_type()) else {
+        return Err(ErrorKind::UnsupportedDtype {
+            descr: format!("Arrow {} (column '{}')", field.data_type(), field.name()),
+            reason: "a list's length comes from its rows: the writers take it from the first row".into(),
+        }
+        .into());
+    };
+    if let Some(hint) = dtype_hint(field) {
+        return Ok(hint);
     }
     let le = ByteOrder::Little;
     let scalar = |ty| Ok(DType::Scalar(Scalar::new(ty, le)));
@@ -555,7 +584,7 @@ fn dtype_of_field(field: &Field, width: usize) -> Result<DType> {
             ArrowUnit::Nanosecond => TimeUnit::Nanoseconds,
         })
     };
-    match field.data_type() {
+    match &ty {
         DataType::Boolean => scalar(ScalarType::Bool),
         DataType::Int8 => scalar(ScalarType::Int(1)),
         DataType::Int16 => scalar(ScalarType::Int(2)),
@@ -571,7 +600,6 @@ fn dtype_of_field(field: &Field, width: usize) -> Result<DType> {
         DataType::Timestamp(u, _) => scalar(ScalarType::DateTime(time(u))),
         DataType::Duration(u) => scalar(ScalarType::TimeDelta(time(u))),
         DataType::Date32 => scalar(ScalarType::DateTime(npy_core::dtype::DateUnit::new(TimeUnit::Days))),
-        DataType::Date64 => scalar(ScalarType::DateTime(npy_core::dtype::DateUnit::new(TimeUnit::Milliseconds))),
         DataType::Binary => scalar(ScalarType::Bytes(width)),
         DataType::Utf8 => scalar(ScalarType::Unicode(width)),
         DataType::FixedSizeBinary(n) => scalar(ScalarType::Void(*n as usize)),
@@ -600,7 +628,36 @@ fn dtype_of_field(field: &Field, width: usize) -> Result<DType> {
     }
 }
 
-/// The tensor shape of a field with the `arrow.fixed_shape_tensor` extension, if it has it.
+/// The dtype a field's [`DTYPE_KEY`] gives, when it parses and its Arrow type (either form
+/// of `M8[D]`) holds values as the field's (canonical) type does: a tool that changed the
+/// column may have kept a stale one.
+pub(crate) fn dtype_hint(field: &Field) -> Option<DType> {
+    let hint = field.metadata().get(DTYPE_KEY)?.parse::<DType>().ok()?;
+    let ty = crate::foreign::canonical_type(field.data_type())?;
+    let fits = |days| node_of(&hint, days).is_ok_and(|n| holds_as(&n.data_type(), &ty));
+    (fits(false) || fits(true)).then_some(hint)
+}
+
+/// Whether values of Arrow type `b` lie as those of `a`: names of nested fields,
+/// nullability and time zones aside, and an Int64 standing for a time type (the count of
+/// its unit, as readers without the unit give it).
+fn holds_as(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| holds_as(x.data_type(), y.data_type()))
+        }
+        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
+            n == m && holds_as(x.data_type(), y.data_type())
+        }
+        (DataType::Timestamp(x, _), DataType::Timestamp(y, _)) => x == y,
+        (DataType::Timestamp(..) | DataType::Duration(_), DataType::Int64) => true,
+        _ => a == b,
+    }
+}
+
+/// The tensor shape of a field with the `arrow.fixed_shape_tensor` extension, if it has it
+/// and it agrees with the field's list length (a tool may have changed the column and kept
+/// the metadata: then the field is read as the FixedSizeList it is).
 fn tensor_shape(field: &Field) -> Result<Option<Vec<usize>>> {
     if field.metadata().get(EXTENSION_NAME_KEY).map(String::as_str) != Some(TENSOR_EXTENSION) {
         return Ok(None);
@@ -614,7 +671,14 @@ fn tensor_shape(field: &Field) -> Result<Option<Vec<usize>>> {
     if value.get("permutation").is_some() {
         return Err(bad_meta(EXTENSION_METADATA_KEY, "a permutation (only C-order tensors are read)"));
     }
-    Ok(Some(shape))
+    match field.data_type() {
+        DataType::FixedSizeList(_, n)
+            if shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(*n as usize) =>
+        {
+            Ok(None)
+        }
+        _ => Ok(Some(shape)),
+    }
 }
 
 /// `{"shape":[3,4]}`: the canonical extension's metadata for rows of this shape.
@@ -872,7 +936,7 @@ mod tests {
         // Metadata that cannot be the columns' header is ignored: the columns say what they are.
         let (h, _) = header_of(&huge, 4, &[]).unwrap();
         assert_eq!((h.dtype.descr(), h.shape), ("'|i1'".to_string(), vec![4]));
-        let union = Schema::new(vec![Field::new("l", DataType::Utf8View, true)]);
+        let union = Schema::new(vec![Field::new("l", DataType::Interval(arrow_schema::IntervalUnit::DayTime), true)]);
         assert!(matches!(natural_dtype(&union, &[]).unwrap_err().kind(), ErrorKind::UnsupportedDtype { .. }));
     }
 }

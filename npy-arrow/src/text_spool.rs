@@ -9,6 +9,7 @@ use arrow_ipc::writer::StreamWriter;
 use arrow_schema::SchemaRef;
 use npy_core::{Error, Result};
 
+use crate::foreign::Canonical;
 use crate::write::text_widths;
 
 /// Batches spooled to an unnamed temporary file (an Arrow IPC stream) while the widths of
@@ -17,6 +18,10 @@ use crate::write::text_widths;
 /// wide as the longest value of all the batches, not of the first one. [`TextSpool::finish`]
 /// gives the widths ([`crate::write::text_widths`]' maxima, for
 /// [`crate::BatchWriter::text_widths`]) and the batches again, in order.
+///
+/// The batches are spooled cast to their canonical types ([`crate::foreign`]), so that
+/// they are measured and given back as the writers take them; a batch that cannot be cast
+/// (a null or ragged list row) is an error here, naming the column and the row.
 ///
 /// The file is gone when the spool or its replay is dropped; it holds the data once more
 /// on disk, never in memory.
@@ -39,8 +44,12 @@ use crate::write::text_widths;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct TextSpool {
-    writer: StreamWriter<BufWriter<File>>,
+    /// The spool file, until the first batch gives the schema of the stream written to it.
+    file: Option<BufWriter<File>>,
+    writer: Option<StreamWriter<BufWriter<File>>>,
     widths: Vec<usize>,
+    foreign: Canonical,
+    rows: usize,
 }
 
 impl std::fmt::Debug for TextSpool {
@@ -56,19 +65,35 @@ impl TextSpool {
     /// [`npy_core::ErrorKind::Io`] when the temporary file cannot be made.
     pub fn new(schema: &SchemaRef) -> Result<TextSpool> {
         let file = BufWriter::with_capacity(1 << 20, tempfile::tempfile()?);
-        let writer = StreamWriter::try_new(file, schema).map_err(|e| spool_error("spooling the rows", e))?;
-        Ok(TextSpool { writer, widths: vec![1; schema.fields().len()] })
+        let widths = vec![1; schema.fields().len()];
+        Ok(TextSpool { file: Some(file), writer: None, widths, foreign: Canonical::new(schema.clone()), rows: 0 })
     }
 
     /// Spools a batch and measures its text.
     ///
     /// # Errors
-    /// I/O errors writing the spool.
+    /// A list column with a null row or a row of another length than the first's (naming
+    /// the column and the row); I/O errors writing the spool.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        for (w, n) in self.widths.iter_mut().zip(text_widths(batch)) {
+        let batch = self.foreign.batch(batch, self.rows)?;
+        if batch.num_rows() == 0 && self.foreign.needs_rows() {
+            return Ok(());
+        }
+        for (w, n) in self.widths.iter_mut().zip(text_widths(&batch)) {
             *w = n.max(*w);
         }
-        self.writer.write(batch).map_err(|e| spool_error("spooling the rows", e))
+        self.rows += batch.num_rows();
+        self.writer()?.write(&batch).map_err(|e| spool_error("spooling the rows", e))
+    }
+
+    /// The spool's stream, started with the canonical schema at the first batch.
+    fn writer(&mut self) -> Result<&mut StreamWriter<BufWriter<File>>> {
+        if let Some(file) = self.file.take() {
+            let schema = self.foreign.schema()?;
+            let writer = StreamWriter::try_new(file, &schema).map_err(|e| spool_error("spooling the rows", e))?;
+            self.writer = Some(writer);
+        }
+        Ok(self.writer.as_mut().expect("the file or the stream is there"))
     }
 
     /// The widths of the text columns (at least 1 each), and the batches, read back.
@@ -77,9 +102,9 @@ impl TextSpool {
     /// I/O errors ending or rewinding the spool.
     pub fn finish(mut self) -> Result<(Vec<usize>, SpooledBatches)> {
         let failed = |e| spool_error("spooling the rows", e);
-        self.writer.finish().map_err(failed)?;
-        let mut file =
-            self.writer.into_inner().map_err(failed)?.into_inner().map_err(|e| Error::from(e.into_error()))?;
+        self.writer()?.finish().map_err(failed)?;
+        let writer = self.writer.take().expect("started above");
+        let mut file = writer.into_inner().map_err(failed)?.into_inner().map_err(|e| Error::from(e.into_error()))?;
         file.seek(SeekFrom::Start(0))?;
         let reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None)
             .map_err(|e| spool_error("reading the spooled rows back", e))?;

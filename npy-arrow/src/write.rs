@@ -11,6 +11,7 @@ use npy_core::header::{Header, Version};
 use npy_core::{scalar, Error, Result};
 
 use crate::convert::{self, bad_data, usage, Place};
+use crate::foreign::Canonical;
 use crate::schema::{
     options_of, resolve, same_layout, Layout, Node, SlotKind, DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY,
 };
@@ -58,6 +59,10 @@ pub struct BatchWriter<W: Write + Seek> {
     state: Option<State>,
     rows: usize,
     buf: Vec<u8>,
+    /// Casts foreign column types to canonical ones ([`crate::foreign`]).
+    foreign: Canonical,
+    /// Widths set before the first batch, kept until a batch gives the lists' lengths.
+    widths: Option<Vec<usize>>,
 }
 
 impl<W: Write + Seek> std::fmt::Debug for BatchWriter<W> {
@@ -92,14 +97,16 @@ impl<W: Write + Seek> BatchWriter<W> {
     /// # Errors
     /// Metadata that does not parse, columns of types with no NumPy dtype, and I/O errors.
     pub fn new(writer: W, schema: SchemaRef) -> Result<Self> {
-        let mut w = BatchWriter { writer, schema, state: None, rows: 0, buf: Vec::new() };
-        if w.schema.metadata().contains_key(DESCR_KEY) {
+        let foreign = Canonical::new(schema.clone());
+        let mut w = BatchWriter { writer, schema, state: None, rows: 0, buf: Vec::new(), foreign, widths: None };
+        if w.schema.metadata().contains_key(DESCR_KEY) && !w.foreign.needs_rows() {
             w.start(&[])?;
         }
         Ok(w)
     }
 
     fn start(&mut self, widths: &[usize]) -> Result<()> {
+        self.schema = self.foreign.schema()?;
         let found = resolve(&self.schema, 0, widths)?;
         let header = found.header;
         // A residue column means something only beside the header it was made with.
@@ -169,18 +176,30 @@ impl<W: Write + Seek> BatchWriter<W> {
             return Err(usage(reason));
         }
         let widths: Vec<usize> = widths.iter().map(|&w| w.max(1)).collect();
+        if self.foreign.needs_rows() {
+            // The header waits for the lists' lengths.
+            self.widths = Some(widths);
+            return Ok(());
+        }
         self.start(&widths)
     }
 
-    /// Writes a batch's rows.
+    /// Writes a batch's rows. Columns of the types other tools write are cast first (see
+    /// [`crate::foreign`]).
     ///
     /// # Errors
-    /// A batch whose columns do not match the schema's types; more rows than the
+    /// A null list row, or a list of another length than the first row's (naming the
+    /// column and the row); a batch whose columns do not match the schema's types; more rows than the
     /// metadata's shape has; values the dtype cannot hold (text too long, nulls without a
     /// NaN or NaT, naming the element); I/O errors.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let batch = &*self.foreign.batch(batch, self.rows)?;
         if self.state.is_none() {
-            self.start(&text_widths(batch))?;
+            if batch.num_rows() == 0 && self.foreign.needs_rows() {
+                return Ok(());
+            }
+            let widths = self.widths.take().unwrap_or_else(|| text_widths(batch));
+            self.start(&widths)?;
         }
         let Some(state) = &mut self.state else { unreachable!("started above") };
         let n = batch.num_rows();
@@ -323,17 +342,23 @@ pub fn text_widths(batch: &RecordBatch) -> Vec<usize> {
 }
 
 /// Whether writing batches of `schema` takes text widths from the data: it has no dtype in
-/// its metadata and a column holds Utf8 or Binary values (in lists and records too) whose
-/// field does not give their NumPy type.
+/// its metadata and a column holds Utf8 or Binary values (or their large, view and
+/// dictionary forms; in lists and records too) whose field does not give their NumPy type.
 pub fn needs_text_widths(schema: &Schema) -> bool {
     fn text(field: &arrow_schema::Field) -> bool {
-        if field.metadata().contains_key(crate::schema::DTYPE_KEY) {
+        if crate::schema::dtype_hint(field).is_some() {
             return false;
         }
         match field.data_type() {
             DataType::Utf8 | DataType::Binary => true,
+            DataType::LargeUtf8 | DataType::Utf8View | DataType::LargeBinary | DataType::BinaryView => true,
+            DataType::Dictionary(_, values) => text(&arrow_schema::Field::new("", values.as_ref().clone(), true)),
             DataType::Struct(fields) => fields.iter().any(|f| text(f)),
-            DataType::FixedSizeList(item, _) => text(item),
+            DataType::FixedSizeList(item, _)
+            | DataType::List(item)
+            | DataType::LargeList(item)
+            | DataType::ListView(item)
+            | DataType::LargeListView(item) => text(item),
             _ => false,
         }
     }
@@ -343,6 +368,10 @@ pub fn needs_text_widths(schema: &Schema) -> bool {
 /// The longest text in a column (characters of Utf8, bytes of Binary, in lists and in a
 /// record's fields), at least 1: the width of its NumPy `U` or `S` type.
 pub(crate) fn text_width(array: &dyn Array) -> usize {
+    if !crate::foreign::is_canonical(array.data_type()) {
+        // Measured in its canonical type; an array that cannot be cast is refused when written.
+        return crate::foreign::canonical_array(array).map_or(1, |a| text_width(a.as_ref()));
+    }
     let w = match array.data_type() {
         DataType::Utf8 => array.as_string::<i32>().iter().flatten().map(|s| s.chars().count()).max().unwrap_or(0),
         DataType::Binary => array.as_binary::<i32>().iter().flatten().map(<[u8]>::len).max().unwrap_or(0),
