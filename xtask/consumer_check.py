@@ -4,10 +4,11 @@
 Usage: python3 consumer_check.py NPY WORK DIR [DIR...]
 
 Every case is reported on a line of its own, `PASS name`, `skip name: why` or `FAIL name:
-why`; then `N cases (S skipped), K failed`. Exits 1 on any failure (or when no file was
-found). Each case runs in a worker process, so that a consumer crashing or hanging (120 s)
-fails that case only. Deterministic: the inputs are the files under each DIR and tables
-built here from fixed values. The consumers are pinned in xtask/requirements.txt.
+why`; then the failures grouped by reason, and `N cases (S skipped), K failed`. Exits 1
+on any failure (or when no file was found). Each case runs in a worker process, so that
+a consumer crashing or hanging (120 s) fails that case only. Deterministic: the inputs
+are the files under each DIR and tables built here from fixed values. The consumers are
+pinned in xtask/requirements.txt.
 
 1. Consumers read our files (`read <file> <format> <consumer>`). Every non-object .npy
    under each DIR is converted by `NPY convert FILE WORK/x.arrow --residue` and to
@@ -19,12 +20,17 @@ built here from fixed values. The consumers are pinned in xtask/requirements.txt
    a consumer may use its own type (large_string for string, timestamp[us] for [ns],
    float32 for float16...) as long as pyarrow's safe cast takes it back without loss, so
    a value it changed, a column it dropped or renamed, or a type it cannot cast back fail.
+   DuckDB's names are case-insensitive: a column named as an earlier one but for case
+   comes back as `name_1`, which is accepted.
    A consumer refusing a file fails, but where the consumer has no such type or value by
-   its own documentation (`lacks`, `out_of_range`): DuckDB has no float16, no table of no
-   columns, its times are int64 microseconds (+-(2^63 - 1) meaning infinity) and its
-   durations INTERVALs of whole microseconds; polars has no struct of no fields, no
-   fixed-size binary of width 0, reads no fixed-size list of length 0 from IPC, and holds
-   seconds as int64 milliseconds. Such a case is reported as `skip`, with the reason.
+   its own documentation (`lacks`, `rows_out_of_range`): DuckDB has no float16, no table
+   of no columns, its times are int64 microseconds (+-(2^63 - 1) meaning infinity), its
+   durations INTERVALs of whole microseconds, given to Arrow in int64 nanoseconds; polars
+   has no struct of no fields, no fixed-size binary of width 0, reads no fixed-size list
+   of length 0 from IPC, and holds seconds as int64 milliseconds. A type it lacks makes
+   the case a `skip`, with the reason; rows holding a time it cannot hold are left out
+   (the array without them is converted and checked, and the case says how many rows it
+   left out), or the case is a skip when no row is left.
    npz archives likewise, as one table (a column per member, arrow_check.py's
    `check_archive` rules), but those whose members differ in length (no table form).
 
@@ -71,6 +77,7 @@ import datetime as dt
 import decimal
 import functools
 import multiprocessing
+import re
 import subprocess
 import sys
 import traceback
@@ -98,7 +105,8 @@ class Bad(Exception):
 
 
 def run_case(check, args):
-    """`check(*args)` as (outcome, text): ("pass", ""), ("skip", why) or ("fail", why)."""
+    """`check(*args)` as (outcome, text): ("pass", note), ("skip", why) or ("fail", why);
+    `check` returns None or a note when it passes, a Skip when the case cannot be held."""
     try:
         note = check(*args)
     except (Bad, ac.Bad) as e:
@@ -106,7 +114,9 @@ def run_case(check, args):
     except Exception as e:  # a consumer or NumPy refusing: a failure of this case
         where = traceback.extract_tb(e.__traceback__)[-1]
         return "fail", "%s: %s (at %s:%d)" % (type(e).__name__, e, Path(where.filename).name, where.lineno)
-    return ("skip", note) if note else ("pass", "")
+    if isinstance(note, Skip):
+        return "skip", note
+    return "pass", note or ""
 
 
 def serve(conn):
@@ -167,12 +177,12 @@ class Report:
             if len(why) > 400:
                 why = why[:400] + "..."
             print("FAIL %s: %s" % (name, why), flush=True)
-            self.failed.append(name)
+            self.failed.append((name, why))
         elif outcome == "skip":
             self.skipped += 1
             print("skip %s: %s" % (name, text), flush=True)
         else:
-            print("PASS %s" % name, flush=True)
+            print("PASS %s%s" % (name, " (%s)" % text if text else ""), flush=True)
 
 
 def npy_convert(npy, src, dst, *flags):
@@ -189,7 +199,8 @@ def stderr_of(out):
 def converted(npy, src, dst, *flags):
     out = npy_convert(npy, src, dst, *flags)
     if out.returncode != 0:
-        raise Bad("npy convert %s -> %s: exit %d: %s" % (Path(src).name, Path(dst).suffix, out.returncode, stderr_of(out)))
+        what = (Path(src).name, Path(dst).suffix, out.returncode, stderr_of(out))
+        raise Bad("npy convert %s -> %s: exit %d: %s" % what)
 
 
 # --- 1. the consumers read our files ------------------------------------------------
@@ -242,34 +253,48 @@ TIME_LIMITS = {
     "duckdb": ({"s": 10**6, "ms": 10**3, "us": 1}, INT64_MAX - 1),
     "polars": ({"s": 10**3}, INT64_MAX),
 }
+DUCKDB_INTERVAL_NS = ({"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}, INT64_MAX)
 
 
 def time_leaves(arr):
-    """The datetime64 and timedelta64 leaves of an array: (kind, unit, int64 values)."""
+    """The datetime64 and timedelta64 leaves of an array: (kind, unit, int64 values of
+    shape (rows, items per row)), a 0-d array being one row."""
     dtype = arr.dtype
     if dtype.names:
         for name in dtype.names:
             yield from time_leaves(arr[name])
     elif dtype.kind in "Mm":
-        yield dtype.kind, np.datetime_data(dtype)[0], arr.astype(dtype.newbyteorder("=")).view("i8").ravel()
+        values = arr.astype(dtype.newbyteorder("=")).view("i8")
+        yield dtype.kind, np.datetime_data(dtype)[0], values.reshape((values.shape[0] if values.ndim else 1, -1))
 
 
-def out_of_range(consumer, arr, ext):
-    """Why `consumer` cannot hold one of the times of `arr` (documented limits), or None."""
-    factors, limit = TIME_LIMITS[consumer]
+def rows_out_of_range(consumer, arr, ext):
+    """The rows (a mask over the first axis) holding a time `consumer` cannot hold by
+    its documented limits, and why."""
+    bad, why = np.zeros(arr.shape[0] if arr.ndim else 1, bool), None
     for kind, unit, values in time_leaves(arr):
-        live = values[values != ac.NAT]
-        if not live.size:
-            continue
-        if consumer == "duckdb" and kind == "m" and unit == "ns" and ext == "arrow" and np.any(live % 1000):
+        live = values != ac.NAT
+        if consumer == "duckdb" and kind == "m" and unit == "ns" and ext == "arrow":
             # A duration comes into DuckDB as an INTERVAL, whose finest unit is the us.
-            return "DuckDB's INTERVAL holds whole microseconds, this file has ns durations"
-        if unit not in factors:
-            continue
-        extreme = max(abs(int(live.min())), abs(int(live.max())))
-        if extreme * factors[unit] > limit:
-            return "%s holds times up to %d of a finer unit, this file has %d %s" % (consumer, limit, extreme, unit)
-    return None
+            row_bad = (live & (values % 1000 != 0)).any(axis=1)
+            if row_bad.any():
+                bad |= row_bad
+                why = "DuckDB's INTERVAL holds whole microseconds, not these ns durations"
+        factors, limit = TIME_LIMITS[consumer]
+        if consumer == "duckdb" and kind == "m" and ext == "arrow":
+            # DuckDB gives its INTERVALs to Arrow as month_day_nano: int64 nanoseconds.
+            factors, limit = DUCKDB_INTERVAL_NS
+        if unit in factors:
+            most = limit // factors[unit]
+            row_bad = (live & ((values > most) | (values < -most))).any(axis=1)
+            if row_bad.any():
+                bad |= row_bad
+                why = "%s holds times of unit %s within +-%d" % (consumer, unit, most)
+    return bad, why
+
+
+class Skip(str):
+    """A case's outcome: the consumer cannot hold the file (the reason)."""
 
 
 def intervals_as_durations(col, storage):
@@ -326,13 +351,27 @@ def cast_back(col, want):
     return col
 
 
+def deduplicated(got, names):
+    """Whether DuckDB's column names `got` are `names` as DuckDB dedupes them: its names
+    are case-insensitive, so a name equal but for case to an earlier one gets `_1`."""
+    if len(got) != len(names):
+        return False
+    seen = set()
+    for g, n in zip(got, names):
+        if g != n and not (n.lower() in seen and g.startswith(n + "_") and g[len(n) + 1 :].isdigit()):
+            return False
+        seen.add(n.lower())
+    return True
+
+
 def as_pyarrow_reads(got, ref, consumer):
     """The consumer's table `got` with the columns and types of `ref` (what pyarrow reads
-    from the same file), each column cast back without loss; a str when the consumer
+    from the same file), each column cast back without loss; a Skip when the consumer
     lacks a type (see `lacks`); raises Bad when its columns or rows differ."""
     names = ref.column_names
-    if got.column_names != names:
+    if got.column_names != names and not (consumer == "duckdb" and deduplicated(got.column_names, names)):
         raise Bad("%s reads columns %s, pyarrow %s" % (consumer, got.column_names, names))
+    got = got.rename_columns(names)
     if got.num_rows != ref.num_rows:
         raise Bad("%s reads %d rows, pyarrow %d" % (consumer, got.num_rows, ref.num_rows))
     cols = []
@@ -343,53 +382,64 @@ def as_pyarrow_reads(got, ref, consumer):
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             why = lacks(consumer, field.type)
             if why:
-                return "%s (reads %s as %s)" % (why, name, col.type)
+                return Skip("%s (reads %s as %s)" % (why, name, col.type))
             raise Bad("%s reads column %r as %s, which is not %s: %s" % (consumer, name, col.type, field.type, e))
     return pa.Table.from_arrays(cols, schema=ref.schema)
 
 
-def consumer_reads(mid, ext, consumer, arrays):
-    """What `consumer` reads from `mid` as pyarrow would (see as_pyarrow_reads); a str
-    when it lacks a type or a time of `arrays`."""
-    for arr in arrays:
-        why = out_of_range(consumer, arr, ext)
-        if why:
-            return why
+def consumer_reads(mid, ext, consumer):
+    """What `consumer` reads from `mid` as pyarrow would (see as_pyarrow_reads); a Skip
+    when it lacks a type."""
     ref = pq.read_table(str(mid)) if ext == "parquet" else pa.ipc.open_file(str(mid)).read_all()
     if ref.num_columns == 0 and consumer == "duckdb":
-        return "DuckDB has no table of no columns"
+        return Skip("DuckDB has no table of no columns")
     try:
         got = CONSUMERS[consumer](mid, ext)
     except Exception as e:
         why = next((w for w in (lacks(consumer, f.type) for f in ref.schema) if w), None)
         if why:
-            return "%s (%s: %s)" % (why, type(e).__name__, " ".join(str(e).split())[:160])
+            return Skip("%s (%s: %s)" % (why, type(e).__name__, " ".join(str(e).split())[:160]))
         raise
     return as_pyarrow_reads(got, ref, consumer)
 
 
-def check_read(path, mid, ext, consumer, refused):
+def check_read(npy, path, mid, ext, consumer, refused):
     """`path` converted by npy to `mid`, as `consumer` reads it: NumPy's values (see
-    section 1); `refused` is npy's error when it did not convert it."""
+    section 1); `refused` is npy's error when it did not convert it. Rows holding a time
+    the consumer cannot hold are left out (the array without them converted again), and
+    the case says how many."""
     if refused:
         raise Bad(refused)
     arr = np.load(path, allow_pickle=False, max_header_size=ac.MAX_HEADER)
-    table = consumer_reads(mid, ext, consumer, [arr])
-    if isinstance(table, str):
+    note = None
+    bad, why = rows_out_of_range(consumer, arr, ext)
+    if bad.any():
+        if arr.ndim == 0 or bad.all():
+            return Skip(why)
+        arr, note = arr[~bad], "%d of %d rows left out: %s" % (bad.sum(), len(bad), why)
+        trimmed, mid = mid.with_name("trimmed.npy"), mid.with_name("trimmed." + ext)
+        np.save(trimmed, arr)
+        ac.convert(npy, trimmed, mid, "--residue")
+    table = consumer_reads(mid, ext, consumer)
+    if isinstance(table, Skip):
         return table
     ac.check_table(table, arr, ext)
-    return None
+    return note
 
 
-def check_archive_read(path, mid, ext, consumer, refused):
+def check_archive_read(npy, path, mid, ext, consumer, refused):
     """An archive converted by npy to `mid` (a column per member), as `consumer` reads
     it: each member's NumPy values, as arrow_check.py's check_archive wants them."""
     if refused:
         raise Bad(refused)
     with np.load(path, allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
-    table = consumer_reads(mid, ext, consumer, list(arrays.values()))
-    if isinstance(table, str):
+    for arr in arrays.values():
+        bad, why = rows_out_of_range(consumer, arr, ext)
+        if bad.any():
+            return Skip(why)
+    table = consumer_reads(mid, ext, consumer)
+    if isinstance(table, Skip):
         return table
     names = [n for n in table.column_names if not n.startswith(ac.RESIDUE)]
     if names != list(arrays):
@@ -424,7 +474,7 @@ def consumers_read(report, npy, work, roots):
                 except ac.Bad as e:
                     refused = str(e)
                 for consumer in CONSUMERS:
-                    report.case("read %s %s %s" % (rel, ext, consumer), check, path, mid, ext, consumer, refused)
+                    report.case("read %s %s %s" % (rel, ext, consumer), check, npy, path, mid, ext, consumer, refused)
     return found
 
 
@@ -485,20 +535,23 @@ def time_table():
     day = dt.date(2024, 2, 29)
     days = [day + dt.timedelta(days=k * 40 - 100) for k in range(ROWS)]
     times = [dt.time(k * 3, k * 7, k * 5, k * 12345) for k in range(ROWS)]
-    stamps = [dt.datetime(2024, 3, 31, 0, 30, tzinfo=dt.timezone.utc) + dt.timedelta(hours=k * 7, microseconds=k) for k in range(ROWS)]
+    start = dt.datetime(2024, 3, 31, 0, 30, tzinfo=dt.timezone.utc)
+    stamps = [start + dt.timedelta(hours=k * 7, microseconds=k) for k in range(ROWS)]
+    millis = [t.replace(microsecond=t.microsecond // 1000 * 1000) for t in times]
+    spans = [dt.timedelta(seconds=k * 1000, microseconds=k) for k in range(ROWS)]
     decimals = [decimal.Decimal(v) for v in ("0.000", "1.250", "-3.333", "12345.678", "0.001", "-0.100")]
     return pa.table(
         {
             "date32": pa.array(days, pa.date32()),
             "date64": pa.array(days, pa.date64()),
             "time32_s": pa.array([t.replace(microsecond=0) for t in times], pa.time32("s")),
-            "time32_ms": pa.array([t.replace(microsecond=t.microsecond // 1000 * 1000) for t in times], pa.time32("ms")),
+            "time32_ms": pa.array(millis, pa.time32("ms")),
             "time64_us": pa.array(times, pa.time64("us")),
             "time64_ns": pa.array(times, pa.time64("ns")),
             "ts_paris_ms": pa.array(stamps, pa.timestamp("ms", tz="Europe/Paris")),
             "ts_utc_us": pa.array(stamps, pa.timestamp("us", tz="UTC")),
             "ts_ns": pa.array([s.replace(tzinfo=None) for s in stamps], pa.timestamp("ns")),
-            "duration_us": pa.array([dt.timedelta(seconds=k * 1000, microseconds=k) for k in range(ROWS)], pa.duration("us")),
+            "duration_us": pa.array(spans, pa.duration("us")),
             "decimal": pa.array(decimals, pa.decimal128(10, 3)),
         }
     )
@@ -543,6 +596,7 @@ def write_ipc_file(table):
 
 
 def pandas_frame():
+    """pandas 3's defaults: str columns, a categorical, a zoned datetime, NaN."""
     return pd.DataFrame(
         {
             "i": np.arange(ROWS, dtype=np.int64) * 3,
@@ -556,6 +610,10 @@ def pandas_frame():
 
 
 def polars_frame():
+    """polars' own types: categoricals, enums, arrays, times, zoned datetimes, decimals."""
+    decimals = ("1.25", "-2.50", "0.00", "99.99", "0.01", "-0.01")
+    rows = [[float(r * 8 + k) for k in range(8)] for r in range(ROWS)]
+    stamps = [dt.datetime(2024, 3, 31, k * 3) for k in range(ROWS)]
     return pl.DataFrame(
         {
             "i": pl.Series([1, 2, 3, 4, 5, 6], dtype=pl.Int64),
@@ -563,17 +621,18 @@ def polars_frame():
             "s": ["a", "bé", "", "ccc", "日本", "z"],
             "cat": pl.Series(["x", "y", "x", "z", "y", "x"], dtype=pl.Categorical),
             "enum": pl.Series(["lo", "hi", "lo", "lo", "hi", "hi"], dtype=pl.Enum(["lo", "hi"])),
-            "arr": pl.Series([[float(r * 8 + k) for k in range(8)] for r in range(ROWS)], dtype=pl.Array(pl.Float32, 8)),
+            "arr": pl.Series(rows, dtype=pl.Array(pl.Float32, 8)),
             "date": pl.Series([dt.date(2024, 1, 1) + dt.timedelta(days=k * 100) for k in range(ROWS)], dtype=pl.Date),
             "time": pl.Series([dt.time(k, k * 2, k * 3, k * 7) for k in range(ROWS)], dtype=pl.Time),
-            "ts": pl.Series([dt.datetime(2024, 3, 31, k * 3) for k in range(ROWS)], dtype=pl.Datetime("us", "Asia/Tokyo")),
+            "ts": pl.Series(stamps, dtype=pl.Datetime("us", "Asia/Tokyo")),
             "dur": pl.Series([dt.timedelta(milliseconds=k * 1500) for k in range(ROWS)], dtype=pl.Duration("ms")),
-            "dec": pl.Series([decimal.Decimal(v) for v in ("1.25", "-2.50", "0.00", "99.99", "0.01", "-0.01")], dtype=pl.Decimal(6, 2)),
+            "dec": pl.Series([decimal.Decimal(v) for v in decimals], dtype=pl.Decimal(6, 2)),
         }
     )
 
 
 def polars_list_frame():
+    """A polars List column whose rows all have three items."""
     return pl.DataFrame({"list": pl.Series([[k, k + 1, k + 2] for k in range(ROWS)], dtype=pl.List(pl.Int32))})
 
 
@@ -623,13 +682,22 @@ def foreign_cases():
             cases.append(("pyarrow", name, "feather", write_feather(one, compression="uncompressed")))
     for kind in ("float", "date", "timestamp", "decimal", "int", "string"):
         cases.append(("pyarrow", "nulls in %s" % kind, "parquet", write_parquet(null_table(kind))))
-        cases.append(("pyarrow", "nulls in %s" % kind, "feather", write_feather(null_table(kind), compression="uncompressed")))
+        plain = write_feather(null_table(kind), compression="uncompressed")
+        cases.append(("pyarrow", "nulls in %s" % kind, "feather", plain))
     frame = pandas_frame()
     cases.append(("pandas", "default", "parquet", lambda p: frame.to_parquet(p)))
     cases.append(("pandas", "default", "feather", lambda p: frame.to_feather(p)))
     ints = pd.DataFrame({"count_or_na": pd.array([1, None, 3, 4, 5, 6], dtype="Int64")})
     cases.append(("pandas", "nulls in Int64", "parquet", lambda p: ints.to_parquet(p)))
+    for name in frame.columns:
+        one = frame[[name]]
+        cases.append(("pandas", name, "parquet", lambda p, one=one: one.to_parquet(p)))
+        cases.append(("pandas", name, "feather", lambda p, one=one: one.to_feather(p, compression="uncompressed")))
     pf, plist = polars_frame(), polars_list_frame()
+    for name in pf.columns:
+        one = pf.select(name)
+        cases.append(("polars", name, "parquet", lambda p, one=one: one.write_parquet(p)))
+        cases.append(("polars", name, "arrow", lambda p, one=one: one.write_ipc(p)))
     cases.append(("polars", "default", "parquet", lambda p: pf.write_parquet(p)))
     cases.append(("polars", "default", "arrow", lambda p: pf.write_ipc(p)))
     cases.append(("polars", "ipc lz4", "arrow", lambda p: pf.write_ipc(p, compression="lz4")))
@@ -638,7 +706,8 @@ def foreign_cases():
     cases.append(("polars", "list", "parquet", lambda p: plist.write_parquet(p)))
     cases.append(("polars", "list", "arrow", lambda p: plist.write_ipc(p)))
     cases.append(("duckdb", "default", "parquet", duckdb_copy(DUCKDB_SELECT.format(rows=ROWS))))
-    cases.append(("duckdb", "zstd, row groups of 2048", "parquet", duckdb_copy(DUCKDB_SELECT.format(rows=5000), ", COMPRESSION zstd, ROW_GROUP_SIZE 2048")))
+    groups = duckdb_copy(DUCKDB_SELECT.format(rows=5000), ", COMPRESSION zstd, ROW_GROUP_SIZE 2048")
+    cases.append(("duckdb", "zstd, row groups of 2048", "parquet", groups))
     return cases
 
 
@@ -670,7 +739,8 @@ def null_refused(table):
 
 def as_units(values, unit, kind):
     """Python ints (None for null) as datetime64/timedelta64 of `unit`."""
-    return np.array([np.iinfo(np.int64).min if v is None else v for v in values], dtype=np.int64).view("%s8[%s]" % (kind, unit))
+    ints = np.array([ac.NAT if v is None else v for v in values], dtype=np.int64)
+    return ints.view("%s8[%s]" % (kind, unit))
 
 
 def same_times(got, want):
@@ -678,6 +748,9 @@ def same_times(got, want):
         return False
     nat = np.isnat(want)
     return bool(np.array_equal(np.isnat(got), nat) and np.array_equal(got[~nat], want[~nat]))
+
+
+BINARY = (pa.types.is_binary, pa.types.is_large_binary, pa.types.is_binary_view, pa.types.is_fixed_size_binary)
 
 
 def check_values(label, col, got):
@@ -713,7 +786,7 @@ def check_values(label, col, got):
             ok = np.array_equal(want, got)
     elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         ok = kind == "U" and got.tolist() == col.to_pylist()
-    elif pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
+    elif any(f(t) for f in BINARY):
         ok = kind == "S" and got.tolist() == col.to_pylist()
     elif pa.types.is_decimal(t):
         want = np.array([np.nan if v is None else float(v) for v in col.to_pylist()])
@@ -734,7 +807,8 @@ def check_values(label, col, got):
     else:
         raise Bad("%s: no rule for the source type %s" % (label, t))
     if not ok:
-        raise Bad("%s: NumPy has %s %s, the source (%s) %s" % (label, got.dtype, got.tolist()[:4], t, col.to_pylist()[:4]))
+        what = (label, got.dtype, got.tolist()[:4], t, col.to_pylist()[:4])
+        raise Bad("%s: NumPy has %s %s, the source (%s) %s" % what)
     return None
 
 
@@ -768,7 +842,8 @@ def check_foreign(npy, work, path, k):
         if result.returncode == 0:
             raise Bad("column %r has nulls with no NumPy form, but npy convert exited 0" % refused)
         if result.returncode != 1 or refused not in stderr_of(result):
-            raise Bad("column %r has nulls: want exit 1 naming it, got exit %d: %s" % (refused, result.returncode, stderr_of(result)))
+            what = (refused, result.returncode, stderr_of(result))
+            raise Bad("column %r has nulls: want exit 1 naming it, got exit %d: %s" % what)
         return None
     if result.returncode != 0:
         raise Bad("npy convert: exit %d: %s" % (result.returncode, stderr_of(result)))
@@ -846,6 +921,27 @@ def edits(report, npy, work):
         report.case("edit %s" % edit, check_edit, npy, work, source, edit)
 
 
+def reason(why):
+    """A failure's reason with what differs between cases (quoted names, paths, numbers,
+    dtypes) masked, so that failures of one cause group together."""
+    why = re.sub(r"\[\(.*?\)\]|\[.*?\]|\(at [^)]*\)", "…", why)
+    why = re.sub(r"(?<!\w)'[^']*'", "'…'", why)
+    why = re.sub(r"(?<![\w.])-?\d+\b", "N", why)
+    return why[:160]
+
+
+def print_groups(failed):
+    """The failures grouped by reason, the largest group first, with an example case."""
+    if not failed:
+        return
+    groups = {}
+    for name, why in failed:
+        groups.setdefault(reason(why), []).append(name)
+    print("failures by reason:")
+    for key, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print("  %3d  %s  (e.g. %s)" % (len(names), key, names[0]))
+
+
 def main(argv):
     warnings.simplefilter("ignore", UserWarning)  # legacy headers are in the corpus
     if len(argv) < 4:
@@ -858,6 +954,7 @@ def main(argv):
     foreign(report, npy, work)
     edits(report, npy, work)
     report.close()
+    print_groups(report.failed)
     summary = "%d cases (%d skipped), %d failed" % (report.cases, report.skipped, len(report.failed))
     print(summary)
     return 1 if report.failed or found == 0 else 0
