@@ -60,9 +60,12 @@ pinned in xtask/requirements.txt.
                         zone)
      durations          timedelta64, the same durations
      decimals           float64, the nearest float of each decimal
-     nulls              NaN in a float column, NaT in a datetime or timedelta column;
-                        in a column of any other type the conversion must fail (non-zero
-                        exit, not a crash, the column named in the message), the null rule
+     nulls              NaN in a float or decimal column, NaT in a date, time,
+                        timestamp or duration column; in a column of any other type the
+                        conversion must fail with exit 1 (not 0, a crash, or the usage
+                        code 2) and the column's name in the message: the null rule
+   A self-test first checks these rules on arrays built here as they say (they must pass)
+   and on wrong ones (a changed value, swapped names, a narrower dtype: they must fail).
 
 3. Our Parquet, edited with pyarrow (`edit <edit>`): a record .npy of several fields
    (ids, two <f8 columns, text, times) converted by `NPY convert` to Parquet, read with
@@ -852,14 +855,68 @@ def check_foreign(npy, work, path, k):
     return None
 
 
+def ideal(table):
+    """The record array the rules of section 2 expect for `table`, built with NumPy alone
+    (the self-test of those rules: see rules_self_test)."""
+    fields, values = [], []
+    for name, col in zip(table.column_names, table.columns):
+        col = col.combine_chunks()
+        if pa.types.is_dictionary(col.type):
+            col = col.dictionary_decode()
+        t = col.type
+        if pa.types.is_decimal(t):
+            v = np.array([np.nan if x is None else float(x) for x in col.to_pylist()])
+        elif pa.types.is_time(t):
+            v = as_units(col.cast(pa.int32() if pa.types.is_time32(t) else pa.int64()).to_pylist(), t.unit, "m")
+        elif pa.types.is_date64(t):
+            v = as_units(col.cast(pa.int64()).to_pylist(), "ms", "M")
+        elif any(f(t) for f in (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view)):
+            v = np.array(col.to_pylist(), dtype="U")
+        elif any(f(t) for f in BINARY):
+            v = np.array(col.to_pylist(), dtype="S")
+        elif pa.types.is_fixed_size_list(t) or pa.types.is_list(t) or pa.types.is_large_list(t):
+            v = np.array(col.to_pylist(), dtype=t.value_type.to_pandas_dtype())
+        else:
+            v = col.to_numpy(zero_copy_only=False)
+        fields.append((name, v.dtype, v.shape[1:]))
+        values.append(v)
+    arr = np.zeros(table.num_rows, fields)
+    for (name, _, _), v in zip(fields, values):
+        arr[name] = v
+    return arr
+
+
+def rules_self_test():
+    """The rules of section 2 accept what they document (`ideal` of each table) and
+    refuse a changed value, swapped names and a wrong dtype."""
+    tables = [base_table(), text_table(), list_table(), time_table(), dictionary_table()]
+    tables += [null_table(kind) for kind in ("float", "date", "timestamp", "decimal")]
+    for table in tables:
+        check_table_npy(table, ideal(table), "ideal")
+    table = time_table()
+    wrong = ideal(table)
+    wrong["decimal"][1] = 1.0
+    swapped = ideal(table)
+    swapped.dtype.names = ["date64", "date32"] + list(swapped.dtype.names[2:])
+    narrow = ideal(base_table()).astype([("i8", "<i4")] + ideal(base_table()).dtype.descr[1:])
+    for arr, source in ((wrong, table), (swapped, table), (narrow, base_table())):
+        try:
+            check_table_npy(source, arr, "wrong")
+        except Bad:
+            continue
+        raise Bad("the rules accept a wrong array: %s" % arr.dtype)
+    return None
+
+
 def foreign(report, npy, work):
-    """Section 2: every case of foreign_cases, written to WORK/foreign, converted."""
+    """Section 2: the rules' self-test, then every case of foreign_cases, written to
+    WORK/foreign, converted."""
+    report.case("foreign rules self-test", rules_self_test)
     dest = work / "foreign"
     dest.mkdir(exist_ok=True)
     for k, (writer, case, ext, write) in enumerate(foreign_cases()):
         path = dest / ("%02d_%s.%s" % (k, writer, ext))
         report.case("foreign %s %s %s" % (writer, case, ext), check_foreign, npy, work, path, k)
-
 
 
 # --- 3. our Parquet, edited with pyarrow --------------------------------------------
