@@ -61,6 +61,15 @@
 //!     array written whole, `info` byte for byte as Dask writes it; the release `npy stack
 //!     join` reads stacks Dask writes (with and without `info`), Dask reads what `npy stack
 //!     split` writes, and `npy stack join` refuses `info` pickles that would run code
+//! 19. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
+//!     polars and pandas pinned in `xtask/requirements.txt`) has DuckDB and polars read
+//!     every `.parquet` and `.arrow` the release `npy convert` writes from the corpus and
+//!     `tests/data` with NumPy's values (arrow_check.py's rules); converts to `.npy` the
+//!     files pyarrow, pandas, polars and DuckDB write (defaults, nulls, dictionaries, every
+//!     compression, several row groups, every string flavour, fixed-length lists, dates,
+//!     times, decimals, zoned timestamps) and has NumPy load them equal to the source; and
+//!     converts npy's Parquet, edited with pyarrow (filter, drop, add, reorder, rename,
+//!     cast), back to exactly what pyarrow holds
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -96,6 +105,7 @@ const STEPS: &[Step] = &[
     ("pyarrow reads our conversions", arrow_check),
     ("numpy and npy-append-array read our appends", append_check),
     ("dask reads our npy stacks and we read dask's", stack_check),
+    ("the consumers read our files and we read theirs", consumer_check),
 ];
 
 /// State shared by the steps.
@@ -579,6 +589,19 @@ fn arrow_check(ci: &mut Ci) -> Result<()> {
     let work = project::target_dir().join("xtask").join("arrow-check");
     project::fresh_dir(&work)?;
     let script = project::root().join("xtask").join("arrow_check.py");
+    project::run(Command::new(&python).arg(&script).arg(&npy).arg(&work).arg(&corpus).arg(golden::data_dir()))
+}
+
+/// `xtask/consumer_check.py`: DuckDB and polars read what the release `npy convert` writes
+/// from the corpus and `tests/data` as NumPy's values; the files pyarrow, pandas, polars
+/// and DuckDB write convert to `.npy` files NumPy loads equal to them; npy's Parquet edited
+/// with pyarrow converts back to what pyarrow holds. Its files go to
+/// `target/xtask/consumer-check`.
+fn consumer_check(ci: &mut Ci) -> Result<()> {
+    let (corpus, python, npy) = corpus_python_npy(ci)?;
+    let work = project::target_dir().join("xtask").join("consumer-check");
+    project::fresh_dir(&work)?;
+    let script = project::root().join("xtask").join("consumer_check.py");
     project::run(Command::new(&python).arg(&script).arg(&npy).arg(&work).arg(&corpus).arg(golden::data_dir()))
 }
 
