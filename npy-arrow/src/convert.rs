@@ -263,8 +263,17 @@ fn decode_leaf(
         Leaf::Primitive | Leaf::Raw => primitive(ty, gathered.take(n * size)?, n, None),
         Leaf::Time => {
             let buf = gathered.take(n * size)?;
-            let nulls = nat_nulls(buf.typed_data::<i64>());
-            primitive(ty, buf, n, nulls)
+            match nat_nulls(buf.typed_data::<i64>()) {
+                // Zeros under the nulls, not NaT's i64::MIN: Arrow leaves those values
+                // undefined, but some readers convert them anyway (DuckDB 2.0 fails on a
+                // Duration of i64::MIN under a null).
+                Some(nulls) => {
+                    let values: Vec<i64> =
+                        buf.typed_data::<i64>().iter().map(|&v| if v == i64::MIN { 0 } else { v }).collect();
+                    primitive(ty, Buffer::from_vec(values), n, Some(nulls))
+                }
+                None => primitive(ty, buf, n, None),
+            }
         }
         Leaf::Date32 => {
             let buf = gather(s, data, pos)?;

@@ -239,12 +239,17 @@ impl<R: Read> BatchReader<R> {
         let (_, node) = &self.layout.columns[0];
         let Node::Leaf(s, _) = node else { unreachable!("zero copy is for leaves only") };
         let size = s.itemsize();
-        let values = buffer.slice_with_length(first * size, rows * size);
+        let mut values = buffer.slice_with_length(first * size, rows * size);
         let nulls = if matches!(node, Node::Leaf(_, Leaf::Time)) {
             let v: &[i64] = values.typed_data();
-            v.contains(&i64::MIN).then(|| {
+            let nulls = v.contains(&i64::MIN).then(|| {
                 arrow_buffer::NullBuffer::new(arrow_buffer::BooleanBuffer::collect_bool(rows, |i| v[i] != i64::MIN))
-            })
+            });
+            // Zeros under the nulls, as `convert` gives them (a copy, only when NaT is there).
+            if nulls.is_some() {
+                values = Buffer::from_vec(v.iter().map(|&x| if x == i64::MIN { 0 } else { x }).collect::<Vec<i64>>());
+            }
+            nulls
         } else {
             None
         };

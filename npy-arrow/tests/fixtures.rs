@@ -827,3 +827,28 @@ fn stale_metadata_never_puts_values_under_another_name() {
         assert_eq!(descr_and_values(table(cols)).0, want);
     }
 }
+
+/// NaT becomes a null with a zero under it, streamed or mapped: Arrow leaves values under
+/// nulls undefined, but some readers convert them anyway (DuckDB fails on a Duration of
+/// i64::MIN).
+#[test]
+fn nat_is_a_null_over_a_zero() {
+    for file in ["datetime/le_m8_s.npy", "datetime/le_M8_ns.npy"] {
+        let path = data_dir().join(file);
+        let bytes = std::fs::read(&path).unwrap();
+        // SAFETY: the fixture is not modified while mapped.
+        let map = Arc::new(unsafe { NpyMap::open(&path) }.unwrap());
+        let mapped = BatchReader::from_map(map, &ConvertOptions::new()).unwrap().next().unwrap().unwrap();
+        let (_, streamed) = batches(&bytes, &ConvertOptions::new()).unwrap();
+        for batch in [&streamed[0], &mapped] {
+            let column = batch.column(0);
+            assert!(column.null_count() > 0, "{file} has NaT");
+            let data = column.to_data();
+            let values: &[i64] = data.buffers()[0].typed_data();
+            let nulls = column.logical_nulls().unwrap();
+            for (i, valid) in nulls.iter().enumerate() {
+                assert!(valid || values[column.offset() + i] == 0, "{file}: row {i}");
+            }
+        }
+    }
+}
