@@ -100,9 +100,7 @@ pub fn canonical_type(ty: &DataType) -> Option<DataType> {
         }
         DataType::List(_) | DataType::LargeList(_) | DataType::ListView(_) | DataType::LargeListView(_) => return None,
         DataType::FixedSizeList(item, n) => DataType::FixedSizeList(canonical_field(item)?, *n),
-        DataType::Struct(fields) => {
-            DataType::Struct(fields.iter().map(|f| canonical_field(f)).collect::<Option<Fields>>()?)
-        }
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(canonical_field).collect::<Option<Fields>>()?),
         other => other.clone(),
     })
 }
