@@ -27,6 +27,9 @@ use crate::ConvertOptions;
 /// dim the number of rows written, fixed in the header by [`BatchWriter::finish`] (as
 /// `np.save` would write it: the header is written first with room for any length).
 ///
+/// Columns of the types other tools write (large and view strings, dictionaries, lists of
+/// one length, Date64, times, decimals) are cast first: [`crate::foreign`] says to what.
+///
 /// Nulls become NaN in float columns and NaT in datetime columns; elsewhere they are an
 /// error. Fortran-order arrays of two dims or more (from metadata) are held until
 /// `finish`: their rows are spread over the whole data.

@@ -370,6 +370,15 @@ fn a_stale_numpy_dtype_on_a_field_is_ignored() {
     assert_eq!(npy_arrow::natural_dtype(&days, &[]).unwrap().descr(), "[('d', '<M8[D]')]");
     let text = Schema::new(vec![Field::new("d", DataType::LargeUtf8, true).with_metadata(meta("<M8[D]"))]);
     assert_eq!(npy_arrow::natural_dtype(&text, &[3]).unwrap().descr(), "[('d', '<U3')]");
+    // A tensor extension whose shape is not the list's length: the list as it is.
+    let ext = std::collections::HashMap::from([
+        ("ARROW:extension:name".to_string(), "arrow.fixed_shape_tensor".to_string()),
+        ("ARROW:extension:metadata".to_string(), r#"{"shape":[2,2]}"#.to_string()),
+    ]);
+    let six = DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), 6);
+    let tensor = Schema::new(vec![Field::new("values", six, false).with_metadata(ext)]);
+    let (header, _) = npy_arrow::header_of(&tensor, 3, &[]).unwrap();
+    assert_eq!((header.dtype.descr(), header.shape), ("('<f4', (6,))".to_string(), vec![3]));
     let list = Schema::new(vec![Field::new_list("l", Field::new("item", DataType::Int8, true), true)]);
     let e = npy_arrow::natural_dtype(&list, &[]).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
