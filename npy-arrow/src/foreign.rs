@@ -68,9 +68,9 @@ use arrow_array::types::{
 use arrow_array::RecordBatchOptions;
 use arrow_array::{Array, ArrayRef, FixedSizeListArray, GenericListArray, OffsetSizeTrait, RecordBatch, StructArray};
 use arrow_schema::{DataType, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
-use npy_core::Result;
+use npy_core::{ErrorKind, Result};
 
-use crate::convert::{arrow_error, usage};
+use crate::convert::arrow_error;
 
 /// The canonical type of `ty` (see the [module docs](self)): `ty` itself when it is one
 /// this crate writes as it is, `None` when it holds a variable-length list, whose length
@@ -100,9 +100,7 @@ pub fn canonical_type(ty: &DataType) -> Option<DataType> {
         }
         DataType::List(_) | DataType::LargeList(_) | DataType::ListView(_) | DataType::LargeListView(_) => return None,
         DataType::FixedSizeList(item, n) => DataType::FixedSizeList(canonical_field(item)?, *n),
-        DataType::Struct(fields) => {
-            DataType::Struct(fields.iter().map(|f| canonical_field(f)).collect::<Option<Fields>>()?)
-        }
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(canonical_field).collect::<Option<Fields>>()?),
         other => other.clone(),
     })
 }
@@ -123,8 +121,8 @@ pub(crate) fn is_canonical(ty: &DataType) -> bool {
 /// [module docs](self)); lists take the length of their first row.
 ///
 /// # Errors
-/// [`npy_core::ErrorKind::Usage`] naming the column and the row for a null list row, or a
-/// list of another length than the first row's; a string column over the 2 GiB a Utf8
+/// [`ErrorKind::InvalidValue`] naming the column and the row (the element) for a null list
+/// row, or a list of another length than the first row's; a string column over the 2 GiB a Utf8
 /// column holds.
 pub fn canonical_batch(batch: &RecordBatch) -> Result<RecordBatch> {
     Ok(Canonical::new(batch.schema()).batch(batch, 0)?.into_owned())
@@ -213,7 +211,8 @@ struct At {
 impl At {
     fn error(&self, index: usize, what: &str) -> npy_core::Error {
         let row = self.first_row + index / self.per_row.max(1);
-        usage(format!("column '{}', row {row}: {what}", self.column))
+        let reason = format!("column '{}', row {row}: {what}", self.column);
+        ErrorKind::InvalidValue { index: row, reason }.into()
     }
 
     fn nested(&self, name: &str, per_row: usize) -> At {

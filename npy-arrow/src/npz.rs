@@ -455,7 +455,7 @@ struct Spool {
 
 /// A member's `.npy` writer, or what it needs to start at the first batch.
 enum SpoolWriter {
-    Started(BatchWriter<BufWriter<File>>),
+    Started(Box<BatchWriter<BufWriter<File>>>),
     /// A `Struct` column of one field named `values`, without a member's header: a schema
     /// of that one field would stand for an array of scalars, so the writer starts with the
     /// record's descr, made when the first batch gives the field's text width.
@@ -491,7 +491,8 @@ impl SpoolWriter {
         let meta = HashMap::from([(DESCR_KEY.to_string(), dtype.descr())]);
         let schema = Arc::new(Schema::new_with_metadata(vec![field.clone()], meta));
         let file = file.try_clone()?;
-        *self = SpoolWriter::Started(BatchWriter::new(BufWriter::with_capacity(MEMBER_BUFFER, file), schema)?);
+        *self =
+            SpoolWriter::Started(Box::new(BatchWriter::new(BufWriter::with_capacity(MEMBER_BUFFER, file), schema)?));
         Ok(())
     }
 }
@@ -751,7 +752,7 @@ fn spool(dir: &Path, field: &Field, column: usize, residue: Option<(usize, &Fiel
         }
         _ => {
             let schema = Arc::new(Schema::new_with_metadata(fields, header));
-            SpoolWriter::Started(BatchWriter::new(BufWriter::with_capacity(MEMBER_BUFFER, file), schema)?)
+            SpoolWriter::Started(Box::new(BatchWriter::new(BufWriter::with_capacity(MEMBER_BUFFER, file), schema)?))
         }
     };
     Ok(Spool { member: String::new(), column, residue: residue.map(|(i, _)| i), record, names, writer, compression })

@@ -30,6 +30,9 @@ use crate::schema::{
 /// `np.save` would write it: the header is written first with room for any length), so a
 /// file whose rows were filtered after its metadata was made comes out right.
 ///
+/// Columns of the types other tools write (large and view strings, dictionaries, lists of
+/// one length, Date64, times, decimals) are cast first: [`crate::foreign`] says to what.
+///
 /// Nulls become NaN in float (and complex) columns and NaT in datetime and timedelta
 /// columns; elsewhere they are an error naming the column and the element. Fortran-order
 /// arrays of two dims or more (from metadata) are held until `finish`: their rows are
