@@ -43,6 +43,8 @@ mod convert;
 pub mod formats;
 pub mod npz;
 #[cfg(feature = "formats")]
+mod objects;
+#[cfg(feature = "formats")]
 mod parquet_write;
 mod pos;
 pub mod read;

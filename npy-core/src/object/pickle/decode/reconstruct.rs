@@ -382,7 +382,10 @@ impl<R: Read> Machine<R> {
                 };
                 return Err(self.err(
                     at,
-                    format!("element {i} (in C order) of a StringDType array is of type {}: only {allowed}", self.type_name(v)),
+                    format!(
+                        "element {i} (in C order) of a StringDType array is of type {}: only {allowed}",
+                        self.type_name(v)
+                    ),
                 ));
             }
         }
