@@ -475,12 +475,28 @@ def objects():
     for p in (0, 1, 2, 3, 5):
         add_objects("object/proto%d.npy" % p, object_array(MIXED), protocol=p)
     add_objects("object/proto2_2x2_F.npy", object_array(["a0", b"b1", 2**64, 3j], (2, 2), "F"), protocol=2)
+    # NumPy 2's StringDType: np.save writes an object header ('|O') and pickles the array
+    # with its dtype (_convert_to_stringdtype_kwargs); npy reads the values astype(object)
+    # gives: the strs, and the na_object itself where one is missing (issue 32)
+    sdt = np.dtypes.StringDType
+    add_objects("object/stringdtype.npy", np.array(["a", "bc", "", "h\xe9llo", "\U0001F600", "x" * 300], dtype=sdt()))
+    add_objects("object/stringdtype_2x3_F.npy", np.asfortranarray(
+        np.array([["r0c0", "r0c1", "r0c2"], ["r1c0", "", "r1c2"]], dtype=sdt())))
+    add_objects("object/stringdtype_2x2_C.npy", np.array([["a", "b"], ["c", "d"]], dtype=sdt()))
+    add_objects("object/stringdtype_0d.npy", np.array("solo", dtype=sdt()))
+    add_objects("object/stringdtype_empty.npy", np.array([], dtype=sdt()))
+    add_objects("object/stringdtype_no_coerce.npy", np.array(["p", "q"], dtype=sdt(coerce=False)))
+    add_objects("object/stringdtype_na_none.npy", np.array(["x1", None, "", None], dtype=sdt(na_object=None)))
+    add_objects("object/stringdtype_na_nan.npy", np.array(["x1", np.nan, "z"], dtype=sdt(na_object=np.nan)))
+    add_objects("object/stringdtype_na_str.npy", np.array(["x1", "NA", "z"], dtype=sdt(na_object="NA")))
 
 
 def write_objects(path, arr, protocol):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     if protocol is None:
-        np.save(path, arr, allow_pickle=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # StringDType: "Custom dtypes are saved as python objects"
+            np.save(path, arr, allow_pickle=True)
         return
     with open(path, "wb") as f:
         npformat.write_array_header_1_0(f, npformat.header_data_from_array_1_0(arr))
@@ -518,7 +534,8 @@ def describe_objects(out_dir, rel, arr, protocol, rewrite):
     shape, fortran = tuple(d["shape"]), d["fortran_order"]
     assert d["descr"] == "|O" and shape == arr.shape, rel
     loaded = np.load(path, allow_pickle=True)
-    assert loaded.dtype == object and loaded.shape == shape, rel
+    stringdtype = isinstance(arr.dtype, np.dtypes.StringDType)
+    assert (loaded.dtype == arr.dtype if stringdtype else loaded.dtype == object) and loaded.shape == shape, rel
     assert (fortran and loaded.ndim > 1) == (loaded.flags.f_contiguous and not loaded.flags.c_contiguous), rel
     assert all(same_objects(x, y) for x, y in zip(loaded.ravel(), arr.ravel())), rel
     data = raw[10 + header_len:]
@@ -731,6 +748,9 @@ def check_expectations(entries):
         assert by[rel]["fortran_order"] is True, rel
     assert by["object/2x0.npy"]["fortran_order"] is False
     assert by["object/big.npy"]["data_len"] > 3 * 65536 - 9000  # frames, a payload outside them
+    assert by["object/stringdtype_2x3_F.npy"]["fortran_order"] is True
+    assert by["object/stringdtype_na_nan.npy"]["objects"][1] == {"float": "nan"}
+    assert by["object/stringdtype_na_none.npy"]["objects"][1] is None
 
 
 SPELLING_CODES = "?bBhHiIlLqQpPnNeEfdgFDGcaSUVMmOTuxz"

@@ -283,8 +283,14 @@ fn batches_of_npy<R: io::Read + Send + 'static>(
     options: &FileOptions,
 ) -> Result<Input> {
     let rows = reader.header().shape.first().copied().unwrap_or(1) as u64;
-    let reader = BatchReader::with_options(reader, &options.convert)?;
-    Ok(Input { reader: Box::new(reader), bytes: file_len(path)?, rows: Some(rows), batches: None })
+    // An object array of text (NumPy 2's StringDType files among them): one Utf8 column.
+    let reader: Box<dyn RecordBatchReader + Send> = if matches!(&reader.header().dtype, npy_core::dtype::DType::Scalar(s) if s.ty() == npy_core::dtype::ScalarType::Object)
+    {
+        crate::objects::text_batches(reader, &options.convert)?
+    } else {
+        Box::new(BatchReader::with_options(reader, &options.convert)?)
+    };
+    Ok(Input { reader, bytes: file_len(path)?, rows: Some(rows), batches: None })
 }
 
 /// A whole archive as one table, a column per member ([`NpzBatchReader`]).

@@ -46,6 +46,8 @@ pub mod foreign;
 pub mod formats;
 pub mod npz;
 #[cfg(feature = "formats")]
+mod objects;
+#[cfg(feature = "formats")]
 mod parquet_write;
 mod pos;
 pub mod read;

@@ -194,6 +194,9 @@ enum Kind {
     Global(Global),
     /// `numpy.dtype(descr, align, copy)`, then its `BUILD`.
     Dtype(Box<dtype::DtypeNode>),
+    /// NumPy 2's `StringDType` (`_convert_to_stringdtype_kwargs(coerce[, na_object])`),
+    /// with its `na_object` if it has one.
+    StringDtype(Option<Value>),
     /// `_reconstruct(ndarray, ...)`, with its state once built.
     Array(Option<ArrayState>),
 }
@@ -338,6 +341,7 @@ impl<R: Read> Machine<R> {
                 Some(Kind::Dict(_)) => "dict",
                 Some(Kind::Global(_)) => "global",
                 Some(Kind::Dtype(_)) => "numpy.dtype",
+                Some(Kind::StringDtype(_)) => "numpy.dtypes.StringDType",
                 Some(Kind::Array(_)) | None => "numpy.ndarray",
             },
         }
@@ -941,6 +945,9 @@ impl<R: Read> Machine<R> {
                     self.input.base + at,
                     format!("a numpy.dtype ({}) is not a plain value", node.dtype.descr()),
                 ))
+            }
+            Kind::StringDtype(_) => {
+                return Err(Error::pickle(self.input.base + at, "a numpy.dtypes.StringDType is not a plain value"))
             }
             Kind::Array(_) => {
                 return Err(Error::pickle(

@@ -1,6 +1,14 @@
 //! NumPy's array reconstruction: the globals a pickle may name, and `REDUCE` and `BUILD`
 //! on them, interpreted here and never called (`_reconstruct`, `ndarray`, `dtype` and its
-//! state, `scalar` and its data, Python's `complex` and protocol 2 `bytes`).
+//! state, `scalar` and its data, NumPy 2's `StringDType` rebuilt by
+//! `_convert_to_stringdtype_kwargs`, Python's `complex` and protocol 2 `bytes`).
+//!
+//! `np.save` of a `StringDType` array writes the header of an object array (`'|O'`) and
+//! pickles the array: `_reconstruct(ndarray, (0,), b'b')` built with the state
+//! `(1, shape, _convert_to_stringdtype_kwargs(coerce[, na_object]), is_fortran, [str...])`,
+//! the missing values being the `na_object` itself. Such an array decodes to the object
+//! array `astype(object)` gives in NumPy: its strs, and its `na_object` (only `None`, a
+//! float such as NaN, or a str are accepted) where a value is missing.
 
 use std::io::Read;
 
@@ -30,6 +38,7 @@ pub(super) enum Global {
     Complex,
     Bytes,
     Encode,
+    StringDtype,
 }
 
 impl Global {
@@ -42,6 +51,8 @@ impl Global {
             ("builtins" | "__builtin__", "complex") => Global::Complex,
             ("builtins" | "__builtin__", "bytes") => Global::Bytes,
             ("_codecs", "encode") => Global::Encode,
+            // NumPy 2 only (StringDType is new in 2.0, after the move to `numpy._core`).
+            ("numpy._core._internal", "_convert_to_stringdtype_kwargs") => Global::StringDtype,
             _ => return None,
         })
     }
@@ -55,6 +66,7 @@ impl Global {
             Global::Complex => "builtins.complex",
             Global::Bytes => "builtins.bytes",
             Global::Encode => "_codecs.encode",
+            Global::StringDtype => "numpy._core._internal._convert_to_stringdtype_kwargs",
         }
     }
 }
@@ -228,6 +240,30 @@ impl<R: Read> Machine<R> {
                 let n = bytes.len();
                 self.node(Kind::Bytes(bytes), n, at)
             }
+            Global::StringDtype => {
+                // `(coerce,)` or `(coerce, na_object)`: the dtype's missing-value sentinel.
+                let (coerce, na) = match args[..] {
+                    [coerce] => (coerce, None),
+                    [coerce, na] => (coerce, Some(na)),
+                    _ => return Err(bad(self)),
+                };
+                if !matches!(coerce, Value::Bool(_) | Value::Int(0 | 1)) {
+                    return Err(bad(self));
+                }
+                if let Some(na) = na {
+                    if !matches!(na, Value::None | Value::Float(_)) && !matches!(self.kind(na), Some(Kind::Str(_))) {
+                        return Err(self.err(
+                            at,
+                            format!(
+                                "a StringDType whose na_object is of type {}: only None, a float (such as NaN) or a str \
+                                 are decoded",
+                                self.type_name(na)
+                            ),
+                        ));
+                    }
+                }
+                self.node(Kind::StringDtype(na), 0, at)
+            }
             Global::Ndarray => {
                 Err(self.err(at, "REDUCE calling numpy.ndarray is not allowed (NumPy calls _reconstruct)"))
             }
@@ -286,8 +322,11 @@ impl<R: Read> Machine<R> {
             .collect::<Option<_>>()
             .ok_or_else(|| self.err(at, "an ndarray shape that is not a tuple of non-negative ints"))?;
         let count = crate::header::element_count(&shape).map_err(|e| self.err(at, e.to_string()))?;
+        // `Some(na_object)` for a StringDType array, whose values are checked below.
+        let mut strings = None;
         match self.kind(dtype) {
             Some(Kind::Dtype(node)) if node.scalar().is_some_and(|s| s.ty() == ScalarType::Object) => {}
+            Some(Kind::StringDtype(na)) => strings = Some(*na),
             Some(Kind::Dtype(node)) => {
                 let dtype = node.dtype.descr();
                 let reason =
@@ -303,8 +342,8 @@ impl<R: Read> Machine<R> {
             _ => return Err(bad()),
         };
         let Value::Node(list) = data else { return Err(bad()) };
-        let len = match self.kind(data) {
-            Some(Kind::List(items)) => items.len(),
+        let (len, items) = match self.kind(data) {
+            Some(Kind::List(items)) => (items.len(), items),
             Some(Kind::Bytes(_) | Kind::Str(_)) => {
                 return Err(
                     self.err(at, "an ndarray state with raw data: only object arrays (a list of values) are decoded")
@@ -321,7 +360,36 @@ impl<R: Read> Machine<R> {
                 ),
             ));
         }
+        if let Some(na) = strings {
+            self.check_strings(items, na, at)?;
+        }
         Ok(ArrayState { shape, fortran, list, len })
+    }
+
+    /// The values of a StringDType array: each a str, or the dtype's `na_object` (a
+    /// missing value), as NumPy pickles them.
+    fn check_strings(&self, items: &[Value], na: Option<Value>, at: u64) -> Result<()> {
+        let missing = |v: Value| match (v, na) {
+            (Value::None, Some(Value::None)) => true,
+            (Value::Float(x), Some(Value::Float(y))) => (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits(),
+            _ => false,
+        };
+        for (i, &v) in items.iter().enumerate() {
+            if !(matches!(self.kind(v), Some(Kind::Str(_))) || missing(v)) {
+                let allowed = match na {
+                    None => "str (the dtype has no na_object)".to_string(),
+                    Some(na) => format!("str or the dtype's na_object (of type {})", self.type_name(na)),
+                };
+                return Err(self.err(
+                    at,
+                    format!(
+                        "element {i} (in C order) of a StringDType array is of type {}: only {allowed}",
+                        self.type_name(v)
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -392,7 +460,7 @@ fn scalar_value(scalar: Scalar, data: &[u8]) -> std::result::Result<Plain, Strin
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::values;
+    use super::super::tests::{decode_all, values};
     use crate::object::Object;
 
     #[test]
@@ -422,5 +490,73 @@ mod tests {
         assert_eq!(scalar("f2", "<", &[0x00, 0x3c]), Object::Float(1.0));
         assert_eq!(scalar("b1", "|", &[2]), Object::Bool(true));
         assert_eq!(scalar("S3", "|", b"a\0\0"), Object::Bytes(b"a".to_vec()));
+    }
+
+    /// A StringDType array pickle (protocol 2 opcodes) of `n` elements: the dtype rebuilt
+    /// from `args` (the argument tuple's opcodes), the values pushed by `items`.
+    fn string_array(n: u8, args: &[u8], items: &[u8]) -> Vec<u8> {
+        let mut p =
+            b"\x80\x02cnumpy._core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85U\x01b\x87R(K\x01".to_vec();
+        p.extend_from_slice(&[b'K', n, 0x85]);
+        p.extend_from_slice(b"cnumpy._core._internal\n_convert_to_stringdtype_kwargs\n");
+        p.extend_from_slice(args);
+        p.extend_from_slice(b"R\x89](");
+        p.extend_from_slice(items);
+        p.extend_from_slice(b"etb.");
+        p
+    }
+
+    fn strings(n: u8, args: &[u8], items: &[u8]) -> crate::error::Result<Vec<Object>> {
+        let p = string_array(n, args, items);
+        decode_all(&p).map(|d| d.items)
+    }
+
+    #[test]
+    fn stringdtype_arrays_decode_to_their_strs_and_na_object() {
+        let none = Object::None;
+        assert_eq!(strings(2, b"K\x01\x85", b"U\x01aU\x00").unwrap(), ["a".into(), Object::from("")]);
+        assert_eq!(strings(2, b"\x89\x85", b"U\x01aU\x01b").unwrap(), ["a".into(), Object::from("b")]);
+        assert_eq!(strings(2, b"K\x01N\x86", b"NU\x01b").unwrap(), [none, "b".into()]);
+        let nan = [b"G".as_slice(), &f64::NAN.to_be_bytes()].concat();
+        let got = strings(2, &[b"K\x01", &nan[..], b"\x86"].concat(), &[b"U\x01a", &nan[..]].concat()).unwrap();
+        assert!(matches!(got[..], [Object::Str(ref a), Object::Float(x)] if a == "a" && x.is_nan()), "{got:?}");
+        // A str na_object: missing values are that str, as NumPy pickles them.
+        assert_eq!(strings(1, b"K\x01U\x02NA\x86", b"U\x02NA").unwrap(), [Object::from("NA")]);
+    }
+
+    #[test]
+    fn stringdtype_pickles_naming_anything_else_are_refused() {
+        let err = |n, args: &[u8], items: &[u8]| strings(n, args, items).unwrap_err().to_string();
+        // Values other than str and the na_object.
+        let e = err(1, b"K\x01\x85", b"N");
+        assert!(e.contains("element 0 (in C order) of a StringDType array is of type None: only str"), "{e}");
+        let e = err(2, b"K\x01N\x86", b"U\x01aK\x05");
+        assert!(e.contains("element 1 (in C order) of a StringDType array is of type int"), "{e}");
+        let nan = [b"G".as_slice(), &f64::NAN.to_be_bytes()].concat();
+        let e = err(1, b"K\x01N\x86", &nan);
+        assert!(e.contains("is of type float: only str or the dtype's na_object (of type None)"), "{e}");
+        // An na_object that is a class (pandas.NA) is a global never looked up.
+        let e = err(1, b"K\x01cpandas\nNA\n\x86", b"U\x01a");
+        assert!(e.contains("global 'pandas.NA' is not allowed"), "{e}");
+        let e = err(1, b"K\x01K\x05\x86", b"U\x01a");
+        assert!(e.contains("a StringDType whose na_object is of type int"), "{e}");
+        let e = err(1, b"K\x01NN\x87", b"U\x01a");
+        assert!(e.contains("_convert_to_stringdtype_kwargs called with (int, None, None)"), "{e}");
+        let e = err(1, b"U\x01x\x85", b"U\x01a");
+        assert!(e.contains("_convert_to_stringdtype_kwargs called with (str)"), "{e}");
+        // Another function of the same module, or the name under another module.
+        for (from, to) in [
+            (&b"_convert_to_stringdtype_kwargs"[..], &b"_convert_to_stringdtype_kwargz"[..]),
+            (b"numpy._core._internal", b"numpy._core._internaI"),
+        ] {
+            let mut p = string_array(1, b"K\x01\x85", b"U\x01a");
+            let at = p.windows(from.len()).position(|w| w == from).unwrap();
+            p[at..at + from.len()].copy_from_slice(to);
+            let e = decode_all(&p).unwrap_err().to_string();
+            assert!(e.contains("is not allowed: only NumPy's array reconstruction"), "{e}");
+        }
+        // The dtype is not a value of the array.
+        let e = err(1, b"K\x01\x85", b"cnumpy._core._internal\n_convert_to_stringdtype_kwargs\nK\x01\x85R");
+        assert!(e.contains("of type numpy.dtypes.StringDType"), "{e}");
     }
 }
