@@ -8,6 +8,7 @@ use datafusion::datasource::listing::{FileRange, PartitionedFile};
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
+use futures::stream::BoxStream;
 use futures::StreamExt;
 use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
@@ -115,10 +116,17 @@ impl NpyOpener {
                 }
             }
             let whole = file.range.as_ref().is_none_or(|r| r.start <= 0);
-            let mut left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
+            let left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
             let batches = if left == 0 || members.is_empty() {
-                // No member to read: the rows of the archive, with no columns.
+                // No member to read: the rows of the archive, with no columns. They are
+                // given only once every member passed its checks (read, not decoded), as
+                // the other paths check an archive before they answer from it.
                 let rows = total.min(left);
+                if rows > 0 {
+                    for member in npz.names() {
+                        npz.verify_member(member).await.map_err(npy_error)?;
+                    }
+                }
                 let batch = RecordBatch::try_new_with_options(
                     Arc::clone(&projected),
                     Vec::new(),
@@ -129,24 +137,18 @@ impl NpyOpener {
             } else {
                 let stream = npz.table_batches(Some(&members), batch_rows, &convert).await.map_err(npy_error)?;
                 let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
-                stream
-                    .map(move |batch| {
-                        let batch = batch.map_err(npy_error)?;
-                        let columns = (wanted.iter())
-                            .map(|w| batch.column_by_name(w).cloned())
-                            .collect::<Option<Vec<_>>>()
-                            .ok_or_else(|| {
-                                npy_error(ErrorKind::Usage { reason: "a member column is missing".into() }.into())
-                            })?;
-                        let rows = batch.num_rows().min(left);
-                        left -= rows;
-                        let columns = columns.iter().map(|c| c.slice(0, rows)).collect();
-                        let options = RecordBatchOptions::new().with_row_count(Some(rows));
-                        RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
-                            .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
-                    })
-                    .take_while(|batch| futures::future::ready(!matches!(batch, Ok(b) if b.num_rows() == 0)))
-                    .boxed()
+                let project = move |batch: RecordBatch, rows: usize| {
+                    let columns = (wanted.iter())
+                        .map(|w| batch.column_by_name(w).map(|c| c.slice(0, rows)))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| {
+                            npy_error(ErrorKind::Usage { reason: "a member column is missing".into() }.into())
+                        })?;
+                    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+                    RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
+                        .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
+                };
+                limited(stream, left, project)
             };
             Ok(batches
                 .inspect(move |batch| {
@@ -157,6 +159,37 @@ impl NpyOpener {
                 .boxed())
         }))
     }
+}
+
+/// The first `left` rows of an archive's `batches`, each cut and projected by `project`.
+/// The members are read to their ends all the same (their rows past `left` decoded and
+/// dropped): each member's size and CRC-32 are checked at its end, and the batch holding
+/// row `left` is given out only once they passed, so a `LIMIT` never answers from a
+/// corrupt member.
+fn limited(
+    batches: BoxStream<'static, npy_core::Result<RecordBatch>>,
+    left: usize,
+    project: impl Fn(RecordBatch, usize) -> Result<RecordBatch> + Send + 'static,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    futures::stream::unfold(Some((batches, left, project)), |state| async move {
+        let (mut batches, left, project) = state?;
+        let batch = match batches.next().await? {
+            Ok(batch) => batch,
+            Err(e) => return Some((Err(npy_error(e)), None)),
+        };
+        let rows = batch.num_rows().min(left);
+        let out = project(batch, rows);
+        if rows < left {
+            return Some((out, Some((batches, left - rows, project))));
+        }
+        while let Some(rest) = batches.next().await {
+            if let Err(e) = rest {
+                return Some((Err(npy_error(e)), None));
+            }
+        }
+        Some((out, None))
+    })
+    .boxed()
 }
 
 /// Fails unless file `name`'s schema now is still its table's `file_schema`.
