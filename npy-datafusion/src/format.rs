@@ -35,7 +35,7 @@ pub enum Kind {
     /// member element, the members of an archive of one length; as
     /// `npy_arrow::NpzBatchReader` reads them. An archive is scanned whole by one
     /// partition, only the members a query uses read (deflated ones inflated as they
-    /// arrive).
+    /// arrive), each member read checked (size, CRC-32) before its rows are used.
     Npz,
 }
 

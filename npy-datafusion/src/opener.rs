@@ -9,7 +9,7 @@ use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use futures::stream::BoxStream;
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
 use object_store::ObjectStore;
@@ -122,7 +122,7 @@ impl NpyOpener {
                 // given only once every member passed its checks (read, not decoded), as
                 // the other paths check an archive before they answer from it.
                 let rows = total.min(left);
-                if rows > 0 {
+                if left > 0 {
                     for member in npz.names() {
                         npz.verify_member(member).await.map_err(npy_error)?;
                     }
@@ -135,6 +135,17 @@ impl NpyOpener {
                 .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))?;
                 futures::stream::iter((rows > 0).then_some(Ok(batch))).boxed()
             } else {
+                // Members of more than HOLD_BYTES in all are checked by a read of their own
+                // first; smaller ones are read once, their batches held until the checks at
+                // their ends passed. Either way no row comes out before its member passed.
+                let size: u64 =
+                    (npz.members().iter()).filter(|m| members.contains(&m.name.as_str())).map(|m| m.size).sum();
+                let checked_first = size > HOLD_BYTES;
+                if checked_first {
+                    for member in &members {
+                        npz.verify_member(member).await.map_err(npy_error)?;
+                    }
+                }
                 let stream = npz.table_batches(Some(&members), batch_rows, &convert).await.map_err(npy_error)?;
                 let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
                 let project = move |batch: RecordBatch, rows: usize| {
@@ -148,7 +159,12 @@ impl NpyOpener {
                     RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
                         .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
                 };
-                limited(stream, left, project)
+                let batches = limited(stream, left, !checked_first, project);
+                if checked_first {
+                    batches
+                } else {
+                    held(batches)
+                }
             };
             Ok(batches
                 .inspect(move |batch| {
@@ -161,17 +177,24 @@ impl NpyOpener {
     }
 }
 
+/// Bytes of the members an archive's scan reads (their sizes in its directory) up to which
+/// their batches are held until the members are checked ([`held`]); members holding more
+/// are checked by a read of their own before they are scanned (a second read of their
+/// bytes, hashed or inflated only).
+const HOLD_BYTES: u64 = 64 << 20;
+
 /// The first `left` rows of an archive's `batches`, each cut and projected by `project`.
-/// The members are read to their ends all the same (their rows past `left` decoded and
-/// dropped): each member's size and CRC-32 are checked at its end, and the batch holding
-/// row `left` is given out only once they passed, so a `LIMIT` never answers from a
-/// corrupt member.
+/// With `drain`, the members are read to their ends all the same (their rows past `left`
+/// decoded and dropped): each member's size and CRC-32 are checked at its end, and the
+/// batch holding row `left` is given out only once they passed. Without, the stream stops
+/// at row `left` (for members checked before).
 fn limited(
     batches: BoxStream<'static, npy_core::Result<RecordBatch>>,
     left: usize,
+    drain: bool,
     project: impl Fn(RecordBatch, usize) -> Result<RecordBatch> + Send + 'static,
 ) -> BoxStream<'static, Result<RecordBatch>> {
-    futures::stream::unfold(Some((batches, left, project)), |state| async move {
+    futures::stream::unfold(Some((batches, left, project)), move |state| async move {
         let (mut batches, left, project) = state?;
         let batch = match batches.next().await? {
             Ok(batch) => batch,
@@ -182,14 +205,31 @@ fn limited(
         if rows < left {
             return Some((out, Some((batches, left - rows, project))));
         }
-        while let Some(rest) = batches.next().await {
-            if let Err(e) = rest {
-                return Some((Err(npy_error(e)), None));
+        if drain {
+            while let Some(rest) = batches.next().await {
+                if let Err(e) = rest {
+                    return Some((Err(npy_error(e)), None));
+                }
             }
         }
         Some((out, None))
     })
     .boxed()
+}
+
+/// `batches` given out once all were read, or only the first error: a consumer that stops
+/// early (a `LIMIT` above a filter, which the scan is not told of) never had rows of a
+/// member whose check at its end fails.
+fn held(batches: BoxStream<'static, Result<RecordBatch>>) -> BoxStream<'static, Result<RecordBatch>> {
+    futures::stream::once(batches.try_collect::<Vec<_>>())
+        .flat_map(|all| {
+            let all: Vec<Result<RecordBatch>> = match all {
+                Ok(all) => all.into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
+            };
+            futures::stream::iter(all)
+        })
+        .boxed()
 }
 
 /// Fails unless file `name`'s schema now is still its table's `file_schema`.
