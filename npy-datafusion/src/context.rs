@@ -128,6 +128,7 @@ async fn npy_table(
     if let Some(name) = name {
         url = url.with_table_ref(name);
     }
+    crate::table::refuse_empty_files(&ctx.state(), std::slice::from_ref(&url), kind).await?;
     let format = Arc::new(NpyFormat::new(kind, options.clone()));
     let listing_options = ListingOptions::new(format).with_file_extension(format!(".{}", kind.ext()));
     let schema = listing_options.infer_schema(&ctx.state(), &url).await?;

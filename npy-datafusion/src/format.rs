@@ -35,7 +35,7 @@ pub enum Kind {
     /// member element, the members of an archive of one length; as
     /// `npy_arrow::NpzBatchReader` reads them. An archive is scanned whole by one
     /// partition, only the members a query uses read (deflated ones inflated as they
-    /// arrive).
+    /// arrive), each member read checked (size, CRC-32) before its rows are used.
     Npz,
 }
 
@@ -121,7 +121,10 @@ impl FileFormat for NpyFormat {
         }
     }
 
-    /// Exact `num_rows` from the file's header; `total_byte_size` inexact (the data's size).
+    /// `num_rows` from the file's header, exact for a `.npy` file; `total_byte_size`
+    /// inexact (the data's size). An archive's row count is inexact: with an exact one
+    /// DataFusion answers `count(*)` from it alone, where the scan reads and checks every
+    /// member (sizes, CRC-32) as the other paths check an archive before they answer.
     async fn infer_stats(
         &self,
         _state: &dyn Session,
@@ -131,8 +134,12 @@ impl FileFormat for NpyFormat {
     ) -> Result<Statistics> {
         let shape = file_shape(self.kind, store, &object.location, &self.options).await?;
         let rows = shape.rows;
+        let num_rows = match self.kind {
+            Kind::Npy => Precision::Exact(rows),
+            Kind::Npz => Precision::Inexact(rows),
+        };
         Ok(Statistics {
-            num_rows: Precision::Exact(rows),
+            num_rows,
             total_byte_size: Precision::Inexact(rows.saturating_mul(shape.row_bytes)),
             column_statistics: Statistics::unknown_column(&table_schema),
         })

@@ -23,6 +23,16 @@
 //! the table's when it is scanned, and a file that no longer matches is an error naming
 //! it. SQL arrays are 1-based: `samples[1]` is NumPy's `samples[:, 0]`.
 //!
+//! Files are checked as npy-core's readers check them, so that no query answers from a
+//! file that `npy check` or NumPy refuse: an empty (0-byte) file, which DataFusion's listing
+//! skips, is an error naming it, as is a file shorter than its header says. Every `.npz`
+//! member a query reads, stored or deflated, is hashed as it is read, and its size and
+//! CRC-32 are checked before any of its rows reach the query: an archive's batches are held
+//! until its members' ends passed (up to 64 MiB of members), and larger members are checked
+//! by a read of their own first (their bytes read twice). A query that reads no member,
+//! `count(*)`, checks every member, so it reads the whole archive; a query of some members
+//! checks those it reads.
+//!
 //! # Examples
 //! ```
 //! use datafusion::arrow::array::AsArray;

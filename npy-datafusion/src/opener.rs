@@ -8,7 +8,8 @@ use datafusion::datasource::listing::{FileRange, PartitionedFile};
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
-use futures::StreamExt;
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
 use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
 use object_store::ObjectStore;
@@ -115,10 +116,17 @@ impl NpyOpener {
                 }
             }
             let whole = file.range.as_ref().is_none_or(|r| r.start <= 0);
-            let mut left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
+            let left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
             let batches = if left == 0 || members.is_empty() {
-                // No member to read: the rows of the archive, with no columns.
+                // No member to read: the rows of the archive, with no columns. They are
+                // given only once every member passed its checks (read, not decoded), as
+                // the other paths check an archive before they answer from it.
                 let rows = total.min(left);
+                if left > 0 {
+                    for member in npz.names() {
+                        npz.verify_member(member).await.map_err(npy_error)?;
+                    }
+                }
                 let batch = RecordBatch::try_new_with_options(
                     Arc::clone(&projected),
                     Vec::new(),
@@ -127,26 +135,36 @@ impl NpyOpener {
                 .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))?;
                 futures::stream::iter((rows > 0).then_some(Ok(batch))).boxed()
             } else {
+                // Members of more than HOLD_BYTES in all are checked by a read of their own
+                // first; smaller ones are read once, their batches held until the checks at
+                // their ends passed. Either way no row comes out before its member passed.
+                let size: u64 =
+                    (npz.members().iter()).filter(|m| members.contains(&m.name.as_str())).map(|m| m.size).sum();
+                let checked_first = size > HOLD_BYTES;
+                if checked_first {
+                    for member in &members {
+                        npz.verify_member(member).await.map_err(npy_error)?;
+                    }
+                }
                 let stream = npz.table_batches(Some(&members), batch_rows, &convert).await.map_err(npy_error)?;
                 let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
-                stream
-                    .map(move |batch| {
-                        let batch = batch.map_err(npy_error)?;
-                        let columns = (wanted.iter())
-                            .map(|w| batch.column_by_name(w).cloned())
-                            .collect::<Option<Vec<_>>>()
-                            .ok_or_else(|| {
-                                npy_error(ErrorKind::Usage { reason: "a member column is missing".into() }.into())
-                            })?;
-                        let rows = batch.num_rows().min(left);
-                        left -= rows;
-                        let columns = columns.iter().map(|c| c.slice(0, rows)).collect();
-                        let options = RecordBatchOptions::new().with_row_count(Some(rows));
-                        RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
-                            .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
-                    })
-                    .take_while(|batch| futures::future::ready(!matches!(batch, Ok(b) if b.num_rows() == 0)))
-                    .boxed()
+                let project = move |batch: RecordBatch, rows: usize| {
+                    let columns = (wanted.iter())
+                        .map(|w| batch.column_by_name(w).map(|c| c.slice(0, rows)))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| {
+                            npy_error(ErrorKind::Usage { reason: "a member column is missing".into() }.into())
+                        })?;
+                    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+                    RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
+                        .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
+                };
+                let batches = limited(stream, left, !checked_first, project);
+                if checked_first {
+                    batches
+                } else {
+                    held(batches)
+                }
             };
             Ok(batches
                 .inspect(move |batch| {
@@ -157,6 +175,61 @@ impl NpyOpener {
                 .boxed())
         }))
     }
+}
+
+/// Bytes of the members an archive's scan reads (their sizes in its directory) up to which
+/// their batches are held until the members are checked ([`held`]); members holding more
+/// are checked by a read of their own before they are scanned (a second read of their
+/// bytes, hashed or inflated only).
+const HOLD_BYTES: u64 = 64 << 20;
+
+/// The first `left` rows of an archive's `batches`, each cut and projected by `project`.
+/// With `drain`, the members are read to their ends all the same (their rows past `left`
+/// decoded and dropped): each member's size and CRC-32 are checked at its end, and the
+/// batch holding row `left` is given out only once they passed. Without, the stream stops
+/// at row `left` (for members checked before).
+fn limited(
+    batches: BoxStream<'static, npy_core::Result<RecordBatch>>,
+    left: usize,
+    drain: bool,
+    project: impl Fn(RecordBatch, usize) -> Result<RecordBatch> + Send + 'static,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    futures::stream::unfold(Some((batches, left, project)), move |state| async move {
+        let (mut batches, left, project) = state?;
+        let batch = match batches.next().await? {
+            Ok(batch) => batch,
+            Err(e) => return Some((Err(npy_error(e)), None)),
+        };
+        let rows = batch.num_rows().min(left);
+        let out = project(batch, rows);
+        if rows < left {
+            return Some((out, Some((batches, left - rows, project))));
+        }
+        if drain {
+            while let Some(rest) = batches.next().await {
+                if let Err(e) = rest {
+                    return Some((Err(npy_error(e)), None));
+                }
+            }
+        }
+        Some((out, None))
+    })
+    .boxed()
+}
+
+/// `batches` given out once all were read, or only the first error: a consumer that stops
+/// early (a `LIMIT` above a filter, which the scan is not told of) never had rows of a
+/// member whose check at its end fails.
+fn held(batches: BoxStream<'static, Result<RecordBatch>>) -> BoxStream<'static, Result<RecordBatch>> {
+    futures::stream::once(batches.try_collect::<Vec<_>>())
+        .flat_map(|all| {
+            let all: Vec<Result<RecordBatch>> = match all {
+                Ok(all) => all.into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
+            };
+            futures::stream::iter(all)
+        })
+        .boxed()
 }
 
 /// Fails unless file `name`'s schema now is still its table's `file_schema`.

@@ -7,12 +7,13 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{ScanArgs, ScanResult, Session, TableProvider, TableProviderFactory};
 use datafusion::common::{Constraints, Statistics};
-use datafusion::datasource::listing::ListingTable;
+use datafusion::datasource::listing::{ListingTable, ListingTableUrl};
 use datafusion::datasource::listing_table_factory::ListingTableFactory;
 use datafusion::error::Result;
 use datafusion::logical_expr::dml::InsertOp;
 use datafusion::logical_expr::{CreateExternalTable, Expr, LogicalPlan, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
+use futures::TryStreamExt;
 
 use crate::{npy_error, Kind, NpyFormat, NpyReadOptions};
 
@@ -93,6 +94,7 @@ impl TableProvider for NpyTable {
         self.listing.get_column_default(column)
     }
 
+    /// The listing table's scan, after [`refuse_empty_files`] (the listing skips them).
     async fn scan(
         &self,
         state: &dyn Session,
@@ -100,10 +102,13 @@ impl TableProvider for NpyTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        refuse_empty_files(state, self.listing.table_paths(), self.kind).await?;
         self.listing.scan(state, projection, filters, limit).await
     }
 
+    /// As [`NpyTable::scan`].
     async fn scan_with_args<'a>(&self, state: &dyn Session, args: ScanArgs<'a>) -> Result<ScanResult> {
+        refuse_empty_files(state, self.listing.table_paths(), self.kind).await?;
         self.listing.scan_with_args(state, args).await
     }
 
@@ -149,6 +154,35 @@ impl TableProviderFactory for NpyTableFactory {
             let reason = format!("table '{}': the listing table factory made no listing table", cmd.name);
             return Err(npy_error(npy_core::ErrorKind::Usage { reason }.into()));
         };
-        Ok(Arc::new(NpyTable::try_from_listing(listing.clone())?))
+        let table = NpyTable::try_from_listing(listing.clone())?;
+        refuse_empty_files(state, table.listing.table_paths(), table.kind).await?;
+        Ok(Arc::new(table))
     }
+}
+
+/// Fails on the first empty (0-byte) file of `kind` at `paths`, with the error npy-core's
+/// reader gives it, naming it. DataFusion's listing skips empty files, so a table would
+/// otherwise read one as no rows, where `npy check`, `dump` and NumPy refuse it. Costs one
+/// listing of `paths` (the session's listing cache serves it when it has one).
+///
+/// # Errors
+/// That error; store errors of the listing.
+pub(crate) async fn refuse_empty_files(state: &dyn Session, paths: &[ListingTableUrl], kind: Kind) -> Result<()> {
+    let ext = format!(".{}", kind.ext());
+    for url in paths {
+        let store = state.runtime_env().object_store(url)?;
+        let mut files = url.list_all_files(state, store.as_ref(), &ext).await?;
+        while let Some(file) = files.try_next().await? {
+            if file.size == 0 {
+                let empty = std::io::Cursor::new(Vec::new());
+                let e = match kind {
+                    Kind::Npy => npy_core::NpyReader::new(empty).err(),
+                    Kind::Npz => npy_core::npz::Reader::new(empty).err(),
+                };
+                let e = e.unwrap_or_else(|| npy_core::ErrorKind::Truncated { expected: 8, found: 0 }.into());
+                return Err(npy_error(e.reading(file.location.as_ref())));
+            }
+        }
+    }
+    Ok(())
 }

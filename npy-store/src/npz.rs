@@ -17,7 +17,7 @@ use npy_core::{Error, HeaderPrefix, NpyRecord, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
-use crate::rows::{batches_from, Source};
+use crate::rows::{batches_from, member_row_batches, Source, Verify};
 use crate::{fetch_header_at, store_error, RemoteNpy};
 
 /// Bytes fetched from the end of an archive first: the end record with the longest
@@ -144,7 +144,8 @@ impl RemoteNpz {
     }
 
     /// Stored member `name` as a [`RemoteNpy`]: its header from one ranged GET, its rows
-    /// ranged reads. Its CRC is not checked (no read covers all its bytes).
+    /// ranged reads. Its CRC is not checked (no read covers all its bytes): read the member
+    /// with [`RemoteNpz::member_batches`] or check it with [`RemoteNpz::verify_member`].
     ///
     /// # Errors
     /// [`npy_core::ErrorKind::Npz`] for an unknown or deflated member (read those with
@@ -180,6 +181,48 @@ impl RemoteNpz {
         Ok(all.freeze())
     }
 
+    /// Checks member `name` as npy-core's npz reader does when it reads it: its bytes read
+    /// (stored) or inflated (deflated) as they arrive and dropped, their count and CRC-32
+    /// checked against its directory entry. Memory: one chunk.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::member_bytes`].
+    ///
+    /// # Examples
+    /// ```
+    /// use std::{io::Cursor, sync::Arc};
+    /// use npy_core::npz::Writer;
+    /// use npy_store::RemoteNpz;
+    /// use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
+    ///
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add("t", &[0.0f64, 0.5, 1.0])?;
+    /// let mut bytes = w.finish()?.into_inner();
+    /// let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    /// let location = Path::from("run.npz");
+    /// store.put(&location, bytes.clone().into()).await?;
+    /// RemoteNpz::open(store.clone(), &location).await?.verify_member("t").await?;
+    ///
+    /// // One bit of the last value flipped: the member's CRC-32 no longer matches.
+    /// let last = bytes.windows(8).position(|w| w == 1.0f64.to_le_bytes()).unwrap();
+    /// bytes[last] ^= 1;
+    /// store.put(&location, bytes.into()).await?;
+    /// let e = RemoteNpz::open(store, &location).await?.verify_member("t").await.unwrap_err();
+    /// assert!(e.to_string().contains("CRC-32"), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn verify_member(&self, name: &str) -> Result<()> {
+        let info = self.info(name)?;
+        let mut chunks = self.member_stream(info).await?;
+        while let Some(chunk) = chunks.next().await {
+            chunk?;
+        }
+        Ok(())
+    }
+
     /// Member `name` read as `Vec<T>` (as [`npy_core::npz::Reader::read`] reads it).
     ///
     /// # Errors
@@ -194,10 +237,14 @@ impl RemoteNpz {
     }
 
     /// Member `name`'s rows as record batches of at most `batch_rows` rows, of the
-    /// columns `projection` (`None`: all): a stored member's by one ranged GET (see
-    /// [`crate::row_batches`]), a deflated one's inflated and cut into batches as its bytes
-    /// arrive (memory: one batch's bytes and one chunk; a Fortran-order N-d member is
-    /// inflated whole first), its CRC-32 checked at its end.
+    /// columns `projection` (`None`: all): a stored member's by one ranged GET of all its
+    /// data (see [`crate::row_batches`]), a deflated one's inflated and cut into batches as
+    /// its bytes arrive (memory: one batch's bytes and one chunk; a Fortran-order N-d member
+    /// is inflated whole first). Every byte of the member is hashed as it is read, and its
+    /// size and CRC-32 are checked before the batch of its last rows is given out: a stream
+    /// that ends without an error gave only checked rows, and a corrupt member's stream
+    /// ends with an error naming the archive and member (some of its first batches may
+    /// have come out before it: a reader that stops early has not had its rows checked).
     ///
     /// # Errors
     /// As [`RemoteNpz::member`] and [`Layout`]'s now; the stream's as
@@ -222,12 +269,35 @@ impl RemoteNpz {
         projection: Option<&[usize]>,
     ) -> Result<(Layout, BoxStream<'static, Result<RecordBatch>>)> {
         let info = self.info(name)?;
+        let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         if info.compression == Some(Compression::Stored) {
             let npy = self.member(name).await?;
             let layout = npy.layout(options)?;
-            return Ok((layout, npy.batches(0..npy.rows(), batch_rows, options, projection)?));
+            let projected = match projection {
+                Some(columns) => layout.project(columns).map_err(located)?,
+                None => layout.clone(),
+            };
+            // The member's CRC-32 covers its header too: the bytes fetched with it.
+            let object = npy.object();
+            let header = object
+                .prefix
+                .get(..object.data_offset as usize)
+                .ok_or_else(|| located(npz_error(&info.member, "the member's header was not fetched whole")))?;
+            let verify = Verify::new(header, Check::of(info));
+            let location = self.location.clone();
+            let rows = 0..npy.rows();
+            let batches = member_row_batches(
+                self.store.clone(),
+                location,
+                npy.data_start(),
+                Arc::new(projected),
+                rows,
+                batch_rows,
+                verify,
+            );
+            let member = info.member.clone();
+            return Ok((layout, batches.map_err(move |e| e.in_member(&member)).boxed()));
         }
-        let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         let (header, version, mut chunks, pending) = self.inflated_head(info).await?;
         let full = Layout::with_options(&header, Some(version), options).map_err(located)?;
         let layout = Arc::new(match projection {
@@ -338,6 +408,15 @@ impl RemoteNpz {
             let (schema, location) = (schema.clone(), location.clone());
             async move {
                 if done >= total && !members.is_empty() {
+                    // Each member's stream to its end: one of no rows (or ended early) still
+                    // makes its checks there.
+                    for (_, _, batches) in &mut members {
+                        while let Some(batch) = batches.next().await {
+                            if let Err(e) = batch {
+                                return Some((Err(e), (Vec::new(), total)));
+                            }
+                        }
+                    }
                     return None;
                 }
                 let mut columns = Vec::with_capacity(schema.fields().len());
@@ -401,7 +480,7 @@ impl RemoteNpz {
         let located = move |e: Error| e.in_member(&member).reading(&name);
         let start = info.data_start.ok_or_else(|| located(npz_error(&info.member, "the member's place is unknown")))?;
         let stored = info.compression == Some(Compression::Stored);
-        let want = Check { size: info.size, crc32: info.crc32, member: info.member.clone() };
+        let want = Check::of(info);
         if info.compressed_size == 0 {
             let empty = stream::once(async move { want.finish(0, &crc32fast::Hasher::new()).map(|()| Bytes::new()) });
             return Ok(empty.map_err(located).boxed());
@@ -428,15 +507,22 @@ fn npz_error(member: &str, reason: &str) -> Error {
     npy_core::ErrorKind::Npz { member: Some(member.to_string()), reason: reason.to_string(), source: None }.into()
 }
 
-/// What a member's bytes must come to.
-struct Check {
-    size: u64,
-    crc32: Option<u32>,
-    member: String,
+/// What a member's bytes must come to: its size and CRC-32 (as its directory entry says),
+/// and its name for the errors.
+pub(crate) struct Check {
+    pub(crate) size: u64,
+    pub(crate) crc32: Option<u32>,
+    pub(crate) member: String,
 }
 
 impl Check {
-    fn finish(&self, out: u64, crc: &crc32fast::Hasher) -> Result<()> {
+    /// The check of member `info`'s bytes.
+    fn of(info: &MemberInfo) -> Check {
+        Check { size: info.size, crc32: info.crc32, member: info.member.clone() }
+    }
+
+    /// Fails unless `out` bytes were read, whose CRC-32 `crc` is the one claimed.
+    pub(crate) fn finish(&self, out: u64, crc: &crc32fast::Hasher) -> Result<()> {
         if out != self.size {
             let why = format!("the member holds {out} bytes, not the {} its directory entry claims", self.size);
             return Err(npz_error(&self.member, &why));

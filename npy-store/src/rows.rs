@@ -14,6 +14,7 @@ use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt};
 
+use crate::npz::Check;
 use crate::store_error;
 
 /// Rows `rows` of the `.npy` data found at byte `data_start` of `location` (an npz's
@@ -71,14 +72,39 @@ pub fn row_batches(
     batch_rows: usize,
     map: Option<MapContract>,
 ) -> BoxStream<'static, Result<RecordBatch>> {
-    let start = State::Start { store, location, data_start, layout, rows, batch_rows: batch_rows.max(1), map };
+    let start =
+        State::Start { store, location, data_start, layout, rows, batch_rows: batch_rows.max(1), map, verify: None };
+    scan_stream(start)
+}
+
+/// Rows `rows` of a stored npz member whose data starts at byte `data_start` of
+/// `location`, as [`row_batches`] reads them (never mapped), and every byte of the member
+/// checked by `verify`: the whole member's data is fetched (rows past `rows` only hashed),
+/// and its size and CRC-32 are checked before the batch holding its last asked row is
+/// given out, so no batch of a member that fails them is ever the end of a stream that
+/// ends well.
+pub(crate) fn member_row_batches(
+    store: Arc<dyn ObjectStore>,
+    location: Path,
+    data_start: u64,
+    layout: Arc<Layout>,
+    rows: Range<usize>,
+    batch_rows: usize,
+    verify: Verify,
+) -> BoxStream<'static, Result<RecordBatch>> {
+    let batch_rows = batch_rows.max(1);
+    scan_stream(State::Start { store, location, data_start, layout, rows, batch_rows, map: None, verify: Some(verify) })
+}
+
+fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
     stream::unfold(start, |state| async move {
         let mut scan = match state {
             State::Done => return None,
             State::Scan(scan) => scan,
-            State::Start { store, location, data_start, layout, rows, batch_rows, map } => {
+            State::Start { store, location, data_start, layout, rows, batch_rows, map, verify } => {
                 let name = location.to_string();
-                match Scan::open(&*store, &location, data_start, layout, rows, batch_rows, map).await {
+                let place = Place { data_start, map, verify };
+                match Scan::open(&*store, &location, place, layout, rows, batch_rows).await {
                     Ok(scan) => scan,
                     Err(e) => return Some((Err(e.reading(&name)), State::Done)),
                 }
@@ -104,7 +130,18 @@ pub(crate) fn batches_from(
     source: Source,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let row_bytes = layout.row_bytes();
-    let scan = Scan { name, layout, next: rows.start, end: rows.end, batch_rows: batch_rows.max(1), row_bytes, source };
+    let scan = Scan {
+        name,
+        layout,
+        next: rows.start,
+        end: rows.end,
+        batch_rows: batch_rows.max(1),
+        row_bytes,
+        source,
+        rest: 0,
+        verify: None,
+        finished: false,
+    };
     stream::unfold(State::Scan(scan), |state| async move {
         let State::Scan(mut scan) = state else { return None };
         match scan.next_batch().await {
@@ -127,6 +164,7 @@ enum State {
         rows: Range<usize>,
         batch_rows: usize,
         map: Option<MapContract>,
+        verify: Option<Verify>,
     },
     Scan(Scan),
     /// After the last batch or an error.
@@ -142,6 +180,54 @@ struct Scan {
     batch_rows: usize,
     row_bytes: usize,
     source: Source,
+    /// Bytes fetched past the last asked row (the rest of a verified member), read only to
+    /// be hashed.
+    rest: u64,
+    /// The check of a stored npz member's bytes, `None` for a plain `.npy`.
+    verify: Option<Verify>,
+    /// Whether [`Scan::finish`] ran.
+    finished: bool,
+}
+
+/// Where a scan's bytes are and how they are read: the data start, the maps' contract
+/// ([`row_batches`]' `map`), and the check of a member's bytes.
+struct Place {
+    data_start: u64,
+    map: Option<MapContract>,
+    verify: Option<Verify>,
+}
+
+/// The check of a stored npz member over the bytes a scan reads: its bytes before the
+/// data (the `.npy` header) hashed when it is made, then every data byte read, and at the
+/// end the member's size and CRC-32, as npy-core's npz reader checks them.
+pub(crate) struct Verify {
+    crc: crc32fast::Hasher,
+    /// Bytes of the member hashed so far.
+    hashed: u64,
+    /// The member's bytes from its data start to its end (its directory's size less the
+    /// header's).
+    data_len: u64,
+    check: Check,
+}
+
+impl Verify {
+    /// The check of a member `check` describes, whose first `header.len()` bytes (its
+    /// `.npy` header) are `header`.
+    pub(crate) fn new(header: &[u8], check: Check) -> Verify {
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(header);
+        let hashed = header.len() as u64;
+        Verify { crc, hashed, data_len: check.size.saturating_sub(hashed), check }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        self.crc.update(bytes);
+        self.hashed += bytes.len() as u64;
+    }
+
+    fn finish(&self) -> Result<()> {
+        self.check.finish(self.hashed, &self.crc)
+    }
 }
 
 pub(crate) enum Source {
@@ -162,12 +248,12 @@ impl Scan {
     async fn open(
         store: &dyn ObjectStore,
         location: &Path,
-        data_start: u64,
+        place: Place,
         layout: Arc<Layout>,
         rows: Range<usize>,
         batch_rows: usize,
-        map: Option<MapContract>,
     ) -> Result<Scan> {
+        let Place { data_start, map, verify } = place;
         let total = layout.rows();
         if rows.start > rows.end || rows.end > total {
             let reason = format!("rows {}..{} asked of an array of {total} rows", rows.start, rows.end);
@@ -178,9 +264,20 @@ impl Scan {
         let header = layout.header();
         let fortran = header.fortran_order && header.shape.len() > 1;
         // The bytes fetched, counted from the data start: all of them for a Fortran-order
-        // array, else the rows'. Header sizes are checked not to overflow when parsed.
+        // array, else the rows'; a verified member's from its first row to its end. Header
+        // sizes are checked not to overflow when parsed.
         let (from, to) = if fortran { (0, total) } else { (rows.start, rows.end) };
         let (from, to) = (from as u64 * row_bytes as u64, to as u64 * row_bytes as u64);
+        let (from, to) = match &verify {
+            Some(v) => (0, v.data_len.max(to)),
+            None => (from, to),
+        };
+        if verify.is_some() && rows.start != 0 {
+            let reason =
+                format!("rows {}..{} of a checked member: its rows are read from the first", rows.start, rows.end);
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
+        let asked = rows.end as u64 * row_bytes as u64;
         let mut scan = Scan {
             name,
             layout,
@@ -189,8 +286,11 @@ impl Scan {
             batch_rows,
             row_bytes,
             source: Source::Whole(Bytes::new()),
+            rest: if fortran { 0 } else { to.saturating_sub(asked) },
+            verify,
+            finished: false,
         };
-        if rows.is_empty() || from == to {
+        if from == to || (rows.is_empty() && scan.verify.is_none()) {
             return Ok(scan);
         }
         let range = data_start + from..data_start + to;
@@ -212,8 +312,13 @@ impl Scan {
             if (all.len() as u64) < to {
                 return Err(truncated(to, all.len() as u64));
             }
+            if let Some(verify) = &mut scan.verify {
+                verify.update(&all);
+            }
             Source::Whole(all)
         } else {
+            // A verified member hashes every byte it reads: never mapped.
+            let map = map.filter(|_| scan.verify.is_none());
             match (got.payload, map) {
                 (GetResultPayload::File(file, _), Some(contract)) => {
                     let mapped = MappedRange::map(&file, range, contract).map_err(|e| match e.kind() {
@@ -236,17 +341,12 @@ impl Scan {
         Ok(scan)
     }
 
-    /// The next block of rows, `None` after the last.
+    /// The next block of rows, `None` after the last. The block of the last rows is given
+    /// out only once [`Scan::finish`] has checked what the source checks at its end.
     async fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
         let n = self.batch_rows.min(self.end - self.next);
         if n == 0 {
-            // The stream to its end, so that the checks it makes there (an npz member's
-            // size and CRC) are made.
-            if let Source::Stream(chunks, _) = &mut self.source {
-                while let Some(chunk) = chunks.next().await {
-                    chunk?;
-                }
-            }
+            self.finish().await?;
             return Ok(None);
         }
         let need = n * self.row_bytes;
@@ -272,6 +372,9 @@ impl Scan {
                     }
                     return Err(e.into());
                 }
+                if let Some(verify) = &mut self.verify {
+                    verify.update(&buf);
+                }
                 let batch = self.layout.decode(&buf, first, n)?;
                 *slot = Some((file, buf));
                 batch
@@ -288,12 +391,87 @@ impl Scan {
                     }
                 }
                 let block = pending.split_to(need);
+                if let Some(verify) = &mut self.verify {
+                    verify.update(&block);
+                }
                 self.layout.decode(&block, first, n)?
             }
         };
         self.next += n;
+        if self.next == self.end {
+            self.finish().await?;
+        }
         Ok(Some(batch))
     }
+
+    /// After the last asked row: the bytes fetched past it read and hashed (a verified
+    /// member's rest), a stream read to its end (so that the checks it makes there, an npz
+    /// member's size and CRC-32, are made), and the member's check. Once.
+    async fn finish(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.finished, true) {
+            return Ok(());
+        }
+        match &mut self.source {
+            Source::Stream(chunks, pending) => {
+                if let Some(verify) = &mut self.verify {
+                    verify.update(pending);
+                }
+                pending.clear();
+                while let Some(chunk) = chunks.next().await {
+                    let chunk = chunk?;
+                    if let Some(verify) = &mut self.verify {
+                        verify.update(&chunk);
+                    }
+                }
+            }
+            Source::File(slot) if self.rest > 0 => {
+                let (file, buf) = slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
+                let (rest, verify) = (self.rest, self.verify.take());
+                let read = tokio::task::spawn_blocking(move || hash_rest(file, buf, rest, verify));
+                let (file, buf, verify) =
+                    read.await.map_err(|e| io_error(format!("the read of the member's end failed: {e}")))??;
+                *slot = Some((file, buf));
+                self.verify = verify;
+            }
+            // All fetched bytes were hashed when fetched (`Whole`), or no check is made
+            // (`Mapped`, plain files).
+            Source::File(_) | Source::Whole(_) | Source::Mapped { .. } => {}
+        }
+        match &self.verify {
+            Some(verify) => verify.finish(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Bytes read per block when only hashed: 1 MiB.
+const HASH_BLOCK: u64 = 1 << 20;
+
+/// The next `rest` bytes of `file` read in blocks of [`HASH_BLOCK`] and hashed by `verify`
+/// (only read, when there is no check): a verified member's bytes past its asked rows.
+fn hash_rest(
+    mut file: std::fs::File,
+    mut buf: Vec<u8>,
+    rest: u64,
+    mut verify: Option<Verify>,
+) -> Result<(std::fs::File, Vec<u8>, Option<Verify>)> {
+    let mut left = rest;
+    while left > 0 {
+        let n = left.min(HASH_BLOCK) as usize;
+        buf.resize(n, 0);
+        if let Err(e) = file.read_exact(&mut buf) {
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                // The file shrank since it was opened: the member's check says how.
+                break;
+            }
+            return Err(e.into());
+        }
+        if let Some(verify) = &mut verify {
+            verify.update(&buf);
+        }
+        left -= n as u64;
+    }
+    Ok((file, buf, verify))
 }
 
 /// The object ends before the rows asked for: `expected` bytes of data needed, `found`

@@ -9,7 +9,7 @@ use std::io::Cursor;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use npy_arrow::ConvertOptions;
 use npy_core::npz::{Compression, Reader, Writer};
 use npy_core::{ErrorKind, NpyReader};
@@ -167,8 +167,20 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
     let e = npz.read_member::<f64>("t").await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }) && e.to_string().contains("CRC"), "{e}");
     assert_eq!((e.member(), e.path()), (Some("t.npy"), Some(std::path::Path::new("crc.npz"))), "{e}");
-    let e = npz.member_batches("t", 100, &ConvertOptions::new(), None).await.unwrap().try_collect::<Vec<_>>();
-    assert!(e.await.is_ok(), "stored member batches are ranged reads, not CRC-checked");
+    // Its batches (in one batch or several, of all columns or none) end with that error,
+    // before the batch of its last rows; so does its check.
+    for (rows, projection) in [(100, None), (5000, None), (7, Some(&[][..]))] {
+        let batches = npz.member_batches("t", rows, &ConvertOptions::new(), projection).await.unwrap();
+        let got: Vec<_> = batches.collect().await;
+        let e = got.last().unwrap().as_ref().unwrap_err();
+        assert!(e.to_string().contains("bad CRC-32"), "{e}");
+        assert_eq!((e.member(), e.path()), (Some("t.npy"), Some(std::path::Path::new("crc.npz"))), "{e}");
+        let released: usize = got.iter().filter_map(|b| b.as_ref().ok()).map(|b| b.num_rows()).sum();
+        assert!(released < 3000, "{rows}: the last rows were given out");
+    }
+    let e = npz.verify_member("t").await.unwrap_err();
+    assert!(e.to_string().contains("bad CRC-32"), "{e}");
+    npz.verify_member("n").await.unwrap();
 
     // A deflated member's data damaged: bad deflate data, a bad size or a bad CRC.
     for at in [n.compressed_size / 2, n.compressed_size - 3] {

@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod errors;
+mod integrity;
 mod npz;
 mod plans;
 mod queries;
