@@ -41,6 +41,8 @@
 mod convert;
 #[cfg(feature = "formats")]
 pub mod formats;
+#[cfg(feature = "formats")]
+pub mod guard;
 pub mod npz;
 #[cfg(feature = "formats")]
 mod parquet_write;
