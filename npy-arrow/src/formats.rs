@@ -54,6 +54,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
+use crate::guard;
 use crate::parquet_write::ParquetWriter;
 use crate::schema::DESCR_KEY;
 pub use crate::text_spool::{SpooledBatches, TextSpool};
@@ -363,18 +364,25 @@ impl RecordBatchReader for Located {
 }
 
 fn open_ipc(path: &Path) -> Result<Input> {
-    let file = File::open(path)?;
+    let mut file = File::open(path)?;
     let bytes = file.metadata()?.len();
-    let reader = arrow_ipc::reader::FileReader::try_new(BufReader::with_capacity(1 << 20, file), None)
+    guard::check_ipc(&mut file, bytes)?;
+    file.rewind()?;
+    let source = BufReader::with_capacity(1 << 20, file);
+    let reader = guard::catch("arrow-ipc", || arrow_ipc::reader::FileReader::try_new(source, None))?
         .map_err(|e| from_arrow(e, "not an Arrow IPC file"))?;
     let batches = Some(reader.num_batches() as u64);
-    Ok(Input { reader: Box::new(reader), bytes, rows: None, batches })
+    Ok(Input { reader: Box::new(guard::Guarded::new(Box::new(reader), "arrow-ipc")), bytes, rows: None, batches })
 }
 
 fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
     let file = File::open(path)?;
     let bytes = file.metadata()?.len();
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(from_parquet)?;
+    let checked = file.try_clone()?;
+    let source = guard::BoundedFile::new(file, bytes);
+    let builder =
+        guard::catch("parquet", || ParquetRecordBatchReaderBuilder::try_new(source))?.map_err(from_parquet)?;
+    guard::check_parquet(&checked, bytes, builder.metadata())?;
     let meta = builder.metadata().file_metadata();
     let schema = builder.schema().clone();
     let mut rows = meta.num_rows().max(0) as u64;
@@ -386,7 +394,7 @@ fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
         return Ok(Input { reader: Box::new(reader), bytes, rows: Some(rows), batches: None });
     }
     let batch_rows = options.convert.rows(row_bytes(&schema));
-    let reader = builder.with_batch_size(batch_rows).build().map_err(from_parquet)?;
+    let reader = guard::catch("parquet", || builder.with_batch_size(batch_rows).build())?.map_err(from_parquet)?;
     // The reader's batches have the columns' fields but not the schema's metadata (the
     // header): they get the file's schema back.
     let restored = restored_schema(&schema);
@@ -395,6 +403,7 @@ fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
     } else {
         Box::new(Restore { inner: Box::new(reader), schema: restored })
     };
+    let reader = Box::new(guard::Guarded::new(reader, "parquet"));
     Ok(Input { reader, bytes, rows: Some(rows), batches: None })
 }
 

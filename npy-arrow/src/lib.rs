@@ -44,6 +44,8 @@ mod convert;
 pub mod foreign;
 #[cfg(feature = "formats")]
 pub mod formats;
+#[cfg(feature = "formats")]
+pub mod guard;
 pub mod npz;
 #[cfg(feature = "formats")]
 mod objects;

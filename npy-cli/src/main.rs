@@ -324,6 +324,14 @@ enum StackCommand {
 }
 
 fn main() -> ExitCode {
+    // A panic inside a third-party reader of a corrupt file is caught and reported as an
+    // error naming the file (npy_arrow::guard); the default hook would print it first.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !npy_arrow::guard::catching() {
+            default_hook(info);
+        }
+    }));
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
