@@ -43,11 +43,13 @@ pub fn run(file: &Path, member: Option<&str>, n: usize, opts: &ReadOptions) -> R
     let idx_width = rows.len().saturating_sub(1).to_string().len().max(1);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let line = |out: &mut dyn Write, first: &str, cells: &[String]| -> std::io::Result<()> {
-        write!(out, "{first:>idx_width$}")?;
-        for (c, w) in cells.iter().zip(&widths) {
-            write!(out, "  {c:>w$}")?;
+        let mut text = String::new();
+        render::push_padded(&mut text, first, idx_width, true);
+        for (c, &w) in cells.iter().zip(&widths) {
+            text.push_str("  ");
+            render::push_padded(&mut text, c, w, true);
         }
-        writeln!(out)
+        writeln!(out, "{text}")
     };
     line(&mut out, "#", &header)?;
     for (i, row) in rows.iter().enumerate() {

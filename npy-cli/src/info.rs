@@ -99,11 +99,8 @@ fn archive(path: &Path, opts: &ReadOptions) -> Result<()> {
         let mut line = String::from(" ");
         for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
             // Sizes right-aligned, text left-aligned.
-            if i == 2 || i == 3 {
-                line.push_str(&format!(" {cell:>w$}"));
-            } else {
-                line.push_str(&format!(" {cell:<w$}"));
-            }
+            line.push(' ');
+            crate::render::push_padded(&mut line, cell, w, i == 2 || i == 3);
         }
         writeln!(out, "{}", line.trim_end())?;
     }

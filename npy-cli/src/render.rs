@@ -129,6 +129,20 @@ fn leaves<'b>(
     }
 }
 
+/// Pushes `cell` onto `out`, padded with spaces to `width` characters: on the left
+/// (right-aligned) or on the right. By hand, as a cell can be wider than `format!`'s
+/// widths go (65535: a descr of thousands of fields, a `<U100000` value).
+pub fn push_padded(out: &mut String, cell: &str, width: usize, right_aligned: bool) {
+    let pad = width.saturating_sub(cell.chars().count());
+    if !right_aligned {
+        out.push_str(cell);
+    }
+    out.extend(std::iter::repeat_n(' ', pad));
+    if right_aligned {
+        out.push_str(cell);
+    }
+}
+
 /// `[1][0]` for index `(1, 0)`.
 pub fn brackets(index: &[usize]) -> String {
     index.iter().map(|i| format!("[{i}]")).collect()

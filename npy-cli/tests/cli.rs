@@ -58,6 +58,48 @@ fn info_lists_members_under_headings() {
     assert_eq!(lines.len(), 3, "{s}");
 }
 
+/// A member whose header is ~150 KB (np.savez of a record of 3,000 fields with long
+/// names) and a `<U70000` value: cells wider than `format!` pads (65535) are shown whole.
+#[test]
+fn info_and_head_show_cells_of_any_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let fields: Vec<String> =
+        (0..3000).map(|i| format!("('a_field_with_a_rather_long_descriptive_name_{i:05}', '<f4')")).collect();
+    let dtype: npy_core::dtype::DType = format!("[{}]", fields.join(", ")).parse().unwrap();
+    let descr = dtype.descr();
+    assert!(descr.len() > 150_000, "{}", descr.len());
+    let wide = npy_core::DynArray::new(npy_core::header::Header::new(dtype, vec![2]), vec![0; 2 * 3000 * 4]).unwrap();
+    let archive = dir.path().join("wide.npz");
+    let mut z = npy_core::npz::Writer::create(&archive).unwrap();
+    z.add("small", &[1u8, 2]).unwrap();
+    z.add_dyn("wide", &wide).unwrap();
+    z.finish().unwrap();
+    let out = npy(&["info", archive.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 5, "{}", &s[..500]);
+    assert!(lines[3].starts_with("  small.npy ") && lines[3].ends_with(" '|u1'"), "{}", lines[3]);
+    assert!(lines[4].starts_with("  wide.npy  ") && lines[4].ends_with(&descr), "{}", &lines[4][..100]);
+    // The descr column starts at the same place on every row.
+    assert_eq!(lines[2].find("descr"), lines[4].find("[("), "{}", lines[2]);
+
+    let text_file = dir.path().join("long.npy");
+    let mut units = vec![0u8; 70_000 * 4];
+    for (i, unit) in units.chunks_mut(4).enumerate() {
+        unit[0] = b'a' + (i % 26) as u8;
+    }
+    let header = npy_core::header::Header::new("<U70000".parse().unwrap(), vec![1]);
+    npy_core::WriteNpy::write_npy(&npy_core::DynArray::new(header, units).unwrap(), &text_file).unwrap();
+    let out = npy(&["head", text_file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0].len(), lines[1].len());
+    assert!(lines[0].ends_with("  value") && lines[1].starts_with("0  abcdefghijklmnopqrstuvwxyzab"), "{}", lines[0]);
+}
+
 #[test]
 fn copy_is_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
