@@ -417,6 +417,16 @@ fn metadata_header(schema: &Schema, rows: usize) -> Option<(Header, Option<Versi
     header_agrees(&header, schema).then_some((header, version))
 }
 
+/// Whether the writers take the header from `schema`'s metadata: it agrees with the
+/// columns as the writers cast them ([`crate::foreign`]). Otherwise they make it from the
+/// columns, text widths and all.
+pub(crate) fn metadata_agrees(schema: &Schema) -> bool {
+    let cast =
+        |f: &FieldRef| crate::foreign::canonical_type(f.data_type()).map(|t| f.as_ref().clone().with_data_type(t));
+    let Some(fields) = schema.fields().iter().map(cast).collect::<Option<Vec<Field>>>() else { return false };
+    metadata_header(&Schema::new_with_metadata(fields, schema.metadata().clone()), 0).is_some()
+}
+
 /// Whether `header` describes `schema`'s columns: the columns [`Layout`] makes of it (with
 /// the options the schema's columns show: Int64 days, a residue column) are those of
 /// `schema`, in order, of the same names (nested fields too) and types (time zones,

@@ -13,7 +13,7 @@ use npy_core::{scalar, Error, Result};
 use crate::convert::{self, bad_data, usage, Place};
 use crate::foreign::Canonical;
 use crate::schema::{
-    options_of, resolve, same_layout, Layout, Node, SlotKind, DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY,
+    metadata_agrees, options_of, resolve, same_layout, Layout, Node, SlotKind, RESIDUE, RESIDUE_KEY, SHAPE_KEY,
 };
 
 /// Takes record batches and writes one `.npy` array, without holding them.
@@ -102,7 +102,7 @@ impl<W: Write + Seek> BatchWriter<W> {
     pub fn new(writer: W, schema: SchemaRef) -> Result<Self> {
         let foreign = Canonical::new(schema.clone());
         let mut w = BatchWriter { writer, schema, state: None, rows: 0, buf: Vec::new(), foreign, widths: None };
-        if w.schema.metadata().contains_key(DESCR_KEY) && !w.foreign.needs_rows() {
+        if metadata_agrees(&w.schema) && !w.foreign.needs_rows() {
             w.start(&[])?;
         }
         Ok(w)
@@ -137,8 +137,8 @@ impl<W: Write + Seek> BatchWriter<W> {
     /// Sets the width of each column's text instead of taking the first batch's longest
     /// value (see [`text_widths`]: one width a column, shared by a record column's text
     /// fields; 0 counts as 1): for a writer whose input was scanned or spooled first, so
-    /// that no later value is too long. A schema whose metadata has the dtype keeps it,
-    /// widths and all: then this does nothing.
+    /// that no later value is too long. A schema whose metadata has a dtype that agrees with
+    /// its columns keeps it, widths and all: then this does nothing.
     ///
     /// # Errors
     /// [`ErrorKind::Usage`](npy_core::ErrorKind::Usage) after the first batch, or for
@@ -168,7 +168,7 @@ impl<W: Write + Seek> BatchWriter<W> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn text_widths(&mut self, widths: &[usize]) -> Result<()> {
-        if self.schema.metadata().contains_key(DESCR_KEY) {
+        if metadata_agrees(&self.schema) {
             return Ok(());
         }
         if self.state.is_some() {
@@ -344,8 +344,8 @@ pub fn text_widths(batch: &RecordBatch) -> Vec<usize> {
     batch.columns().iter().map(|c| text_width(c.as_ref())).collect()
 }
 
-/// Whether writing batches of `schema` takes text widths from the data: it has no dtype in
-/// its metadata and a column holds Utf8 or Binary values (or their large, view and
+/// Whether writing batches of `schema` takes text widths from the data: its metadata has
+/// no dtype that agrees with its columns (see [`crate::header_of`]) and a column holds Utf8 or Binary values (or their large, view and
 /// dictionary forms; in lists and records too) whose field does not give their NumPy type.
 pub fn needs_text_widths(schema: &Schema) -> bool {
     fn text(field: &arrow_schema::Field) -> bool {
@@ -365,7 +365,7 @@ pub fn needs_text_widths(schema: &Schema) -> bool {
             _ => false,
         }
     }
-    !schema.metadata().contains_key(DESCR_KEY) && schema.fields().iter().any(|f| text(f))
+    !metadata_agrees(schema) && schema.fields().iter().any(|f| text(f))
 }
 
 /// The longest text in a column (characters of Utf8, bytes of Binary, in lists and in a

@@ -852,3 +852,23 @@ fn nat_is_a_null_over_a_zero() {
         }
     }
 }
+
+/// Text columns under stale metadata take their widths from the data, as without metadata.
+#[test]
+fn stale_metadata_leaves_text_widths_to_the_data() {
+    let header = npy_core::header::Header::new("[('a', '<f8'), ('s', '<U1')]".parse().unwrap(), vec![2]);
+    let meta = npy_arrow::schema_of(&header).unwrap().metadata().clone();
+    let fields = vec![
+        arrow_schema::Field::new("s", DataType::Utf8, true),
+        arrow_schema::Field::new("a", DataType::Float64, true),
+    ];
+    let schema = Arc::new(Schema::new_with_metadata(fields, meta));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(arrow_array::StringArray::from(vec!["ab", "cde"])),
+        Arc::new(arrow_array::Float64Array::from(vec![1.0, 2.0])),
+    ];
+    let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+    assert!(npy_arrow::write::needs_text_widths(&schema));
+    let file = write(schema, &[batch]).unwrap();
+    assert_eq!(DynArray::read_npy_from(&file[..]).unwrap().dtype().descr(), "[('s', '<U3'), ('a', '<f8')]");
+}
