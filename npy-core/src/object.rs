@@ -15,6 +15,14 @@
 //! text: the NumPy scalar type is not kept. Other objects (sets, class instances, nested
 //! ndarrays, datetimes) are errors.
 //!
+//! NumPy 2's `StringDType` arrays are saved the same way (descr `'|O'`, the array
+//! pickled), their dtype rebuilt by `numpy._core._internal._convert_to_stringdtype_kwargs`,
+//! which is decoded too (never called): such a file reads as the object array
+//! `a.astype(object)` gives in NumPy, its `str`s and, where a value is missing, the dtype's
+//! `na_object` itself (`None`, a float such as NaN, or a str; any other `na_object`, such
+//! as `pandas.NA`, is a global and refused). Written back (`npy copy`), it is an object
+//! array: NumPy loads it as dtype object with equal values, not as `StringDType`.
+//!
 //! Memory stays bounded by the input: values shared through the pickle's memo are shared
 //! while decoding, and everything decoded — the machine's stack, memo and values, and the
 //! final [`Object`]s — counts against a budget (by default 64 MiB plus 128 bytes per pickle
