@@ -232,3 +232,53 @@ async fn a_directory_past_the_tail_is_read_in_more_requests() {
     let last = npz.member("member_with_a_longish_name_01499").await.unwrap();
     assert_eq!(last.read_rows::<u32>(0..3).await.unwrap(), [1499, 1, 2]);
 }
+
+#[tokio::test]
+async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    // Members with 5 bytes after their data (NumPy ignores them; they are in the CRC).
+    let t: Vec<f64> = (0..3000).map(f64::from).collect();
+    let mut npy = npy_core::WriteNpy::write_npy_to(&t[..], Vec::new()).unwrap();
+    npy.extend_from_slice(b"abcde");
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    w.add_raw("s.npy", &npy, Compression::Stored).unwrap();
+    w.add_raw("d.npy", &npy, Compression::deflated()).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let members = Reader::new(Cursor::new(&bytes)).unwrap().members().unwrap();
+    let s = &members[0];
+    let data = (s.data_start.unwrap() + s.size) as usize - 5 - t.len() * 8;
+    for store in [local, memory] {
+        let location = put(&store, "ok.npz", bytes.clone()).await;
+        let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+        for name in ["s", "d"] {
+            npz.verify_member(name).await.unwrap();
+            let batches: Vec<RecordBatch> = npz
+                .member_batches(name, 1000, &ConvertOptions::new(), None)
+                .await
+                .unwrap()
+                .try_collect()
+                .await
+                .unwrap();
+            assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), t.len(), "{name}");
+        }
+        // A bit flipped in the first row, the last, or the bytes after the data.
+        for at in [data, data + t.len() * 8 - 1, data + t.len() * 8 + 2] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 1;
+            let location = put(&store, &format!("flip{at}.npz"), bad).await;
+            let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+            let e = npz.verify_member("s").await.unwrap_err();
+            assert!(e.to_string().contains("bad CRC-32"), "{e}");
+            for rows in [1000, 3000, 5000] {
+                let got: Vec<_> =
+                    npz.member_batches("s", rows, &ConvertOptions::new(), None).await.unwrap().collect().await;
+                let e = got.last().unwrap().as_ref().unwrap_err();
+                assert!(e.to_string().contains("bad CRC-32"), "{at} {rows}: {e}");
+                assert_eq!((e.member(), e.path()), (Some("s.npy"), Some(std::path::Path::new(location.as_ref()))));
+                assert!(got.iter().filter(|b| b.is_ok()).count() < 3000usize.div_ceil(rows), "{at} {rows}");
+            }
+        }
+    }
+}
