@@ -287,12 +287,20 @@ fn check_pages(file: &File, start: u64, size: u64) -> std::result::Result<(), St
     let mut window = Vec::new();
     let mut at = 0;
     while at < size {
-        let want = (size - at).min(HEADER_WINDOW);
-        window.resize(want as usize, 0);
-        reader.seek(SeekFrom::Start(start + at)).map_err(|e| e.to_string())?;
-        reader.read_exact(&mut window).map_err(|e| e.to_string())?;
+        // Most headers take a few dozen bytes; statistics can make them longer.
+        let mut page = None;
+        for most in [512, HEADER_WINDOW] {
+            let want = (size - at).min(most);
+            window.resize(want as usize, 0);
+            reader.seek(SeekFrom::Start(start + at)).map_err(|e| e.to_string())?;
+            reader.read_exact(&mut window).map_err(|e| e.to_string())?;
+            page = PageSizes::parse(&window);
+            if page.is_some() || want < most {
+                break;
+            }
+        }
         // A header that does not parse here is the reader's to report.
-        let Some(page) = PageSizes::parse(&window) else { return Ok(()) };
+        let Some(page) = page else { return Ok(()) };
         let (compressed, uncompressed) = (page.compressed, page.uncompressed);
         let next = u64::try_from(compressed).ok().and_then(|c| (at + page.header_len as u64).checked_add(c));
         let Some(next) = next.filter(|&next| next <= size) else {
