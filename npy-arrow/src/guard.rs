@@ -9,7 +9,8 @@
 //!
 //! - **Arrow IPC**: the footer and every block it lists (dictionaries and record batches:
 //!   offset, metadata and body) lie inside the file, and each block's metadata describes
-//!   buffers inside its body.
+//!   buffers inside its body; a compressed buffer (LZ4, zstd) claims an uncompressed
+//!   length within the bounds of Parquet pages below.
 //! - **Parquet**: every column chunk lies inside the file, every read the reader makes is
 //!   bounded by the file ([`ChunkReader`] over the file), and every page header of every
 //!   chunk declares a compressed size inside the chunk and an uncompressed size of at most
@@ -41,12 +42,13 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
 
-/// Uncompressed bytes a Parquet page may claim whatever its compressed size: 64 MiB (the
-/// writers of arrow-rs, pyarrow and DuckDB aim for pages of about 1 MiB).
+/// Uncompressed bytes a Parquet page (or a compressed buffer of an Arrow IPC file) may
+/// claim whatever its compressed size: 64 MiB (the writers of arrow-rs, pyarrow and DuckDB
+/// aim for pages of about 1 MiB; pyarrow writes IPC batches of 64Ki rows).
 pub const MAX_PAGE_BYTES: u64 = 64 << 20;
 
-/// Above [`MAX_PAGE_BYTES`], how many times its compressed size a Parquet page may claim
-/// uncompressed: 1032, deflate's most (Snappy's is about 21, LZ4's 255); a larger page
+/// Above [`MAX_PAGE_BYTES`], how many times its compressed size a Parquet page (or a
+/// compressed IPC buffer) may claim uncompressed: 1032, deflate's most (Snappy's is about 21, LZ4's 255); a larger page
 /// compressed more (zstd, Brotli) is refused as implausible.
 pub const MAX_PAGE_RATIO: u64 = 1032;
 
@@ -198,11 +200,27 @@ fn check_ipc_block(file: &mut File, offset: u64, meta: usize, body: u64) -> std:
         Some(batch) => Some(batch),
         None => message.header_as_dictionary_batch().and_then(|d| d.data()),
     };
+    let compressed = batch.is_some_and(|b| b.compression().is_some());
     for buffer in batch.and_then(|b| b.buffers()).into_iter().flatten() {
         let (at, n) = (buffer.offset(), buffer.length());
         let inside = u64::try_from(at).ok().zip(u64::try_from(n).ok()).and_then(|(at, n)| at.checked_add(n));
         if inside.is_none_or(|e| e > body) {
             return Err(format!("a buffer of {n} bytes at {at} is not inside its body of {body} bytes"));
+        }
+        // A compressed buffer starts with its length uncompressed (-1: not compressed),
+        // which arrow-ipc allocates before it inflates.
+        if compressed && n >= 8 {
+            let mut prefix = [0u8; 8];
+            file.seek(SeekFrom::Start(offset + meta as u64 + at as u64)).map_err(|e| e.to_string())?;
+            file.read_exact(&mut prefix).map_err(|e| e.to_string())?;
+            let claimed = i64::from_le_bytes(prefix);
+            let allowed = MAX_PAGE_BYTES.max((n as u64 - 8).saturating_mul(MAX_PAGE_RATIO));
+            if claimed > 0 && claimed as u64 > allowed {
+                return Err(format!(
+                    "a buffer of {n} bytes at {at} claims {claimed} bytes uncompressed (at most \
+                     {MAX_PAGE_BYTES}, or {MAX_PAGE_RATIO} times its size, are read)"
+                ));
+            }
         }
     }
     Ok(())

@@ -209,3 +209,11 @@ fn a_panic_of_arrow_rs_reading_a_batch_is_an_error_and_the_last() {
         convert_error(&std::fs::copy(&path, dir.path().join("v.arrow")).map(|_| dir.path().join("v.arrow")).unwrap());
     assert!(text.contains("panicked"), "{text}");
 }
+
+#[test]
+fn a_compressed_ipc_buffer_claiming_a_tebibyte_is_refused() {
+    let path = fixture("lz4-claims-1tib.arrow");
+    let text = open(&path, &FileOptions::new()).expect_err("a 1 TiB buffer").to_string();
+    assert!(text.starts_with(&format!("reading '{}': ", path.display())), "{text}");
+    assert!(text.contains("claims 1099511627776 bytes uncompressed"), "{text}");
+}
