@@ -17,7 +17,7 @@
 //!   [`MAX_PAGE_BYTES`], or, above it, at most [`MAX_PAGE_RATIO`] times its compressed
 //!   size.
 //!
-//! As the last line of defence, the readers run under [`catch`] and [`Guarded`]: a panic
+//! As the last line of defence, the readers run under `catch_unwind`: a panic
 //! while opening the file or reading a batch is an error (an [`ErrorKind::Io`] of kind
 //! `InvalidData` saying which reader panicked and its message, named by the caller's
 //! `reading(path)`), and the reader that panicked is dropped, never used again.
@@ -57,7 +57,7 @@ thread_local! {
     static CATCHING: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Whether a panic on this thread now would be caught by [`catch`] (and become an error):
+/// Whether a panic on this thread now would be caught by the guard (and become an error):
 /// for a panic hook that should stay quiet then.
 ///
 /// # Examples
