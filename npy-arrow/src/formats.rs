@@ -241,7 +241,10 @@ impl fmt::Debug for Input {
 /// that is not an `.npz`; [`ErrorKind::Npz`] for an archive whose members differ in length
 /// (read them one at a time); [`ErrorKind::UnsupportedDtype`] for object arrays; errors of
 /// opening and reading the file (an IPC or Parquet file that does not parse is an
-/// [`ErrorKind::Io`] of kind `InvalidData`).
+/// [`ErrorKind::Io`] of kind `InvalidData`). A corrupt IPC or Parquet file is refused before
+/// the readers allocate more than it can hold, and a panic inside them (opening the file
+/// or reading a batch) is such an error too, after which the reader ends
+/// ([`crate::guard`]).
 ///
 /// # Examples
 /// ```

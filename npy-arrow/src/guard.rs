@@ -9,14 +9,15 @@
 //!
 //! - **Arrow IPC**: the footer and every block it lists (dictionaries and record batches:
 //!   offset, metadata and body) lie inside the file, and each block's metadata describes
-//!   buffers inside its body.
+//!   buffers inside its body; a compressed buffer (LZ4, zstd) claims an uncompressed
+//!   length within the bounds of Parquet pages below.
 //! - **Parquet**: every column chunk lies inside the file, every read the reader makes is
 //!   bounded by the file ([`ChunkReader`] over the file), and every page header of every
 //!   chunk declares a compressed size inside the chunk and an uncompressed size of at most
 //!   [`MAX_PAGE_BYTES`], or, above it, at most [`MAX_PAGE_RATIO`] times its compressed
 //!   size.
 //!
-//! As the last line of defence, the readers run under [`catch`] and [`Guarded`]: a panic
+//! As the last line of defence, the readers run under `catch_unwind`: a panic
 //! while opening the file or reading a batch is an error (an [`ErrorKind::Io`] of kind
 //! `InvalidData` saying which reader panicked and its message, named by the caller's
 //! `reading(path)`), and the reader that panicked is dropped, never used again.
@@ -41,12 +42,13 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::reader::{ChunkReader, Length};
 
-/// Uncompressed bytes a Parquet page may claim whatever its compressed size: 64 MiB (the
-/// writers of arrow-rs, pyarrow and DuckDB aim for pages of about 1 MiB).
+/// Uncompressed bytes a Parquet page (or a compressed buffer of an Arrow IPC file) may
+/// claim whatever its compressed size: 64 MiB (the writers of arrow-rs, pyarrow and DuckDB
+/// aim for pages of about 1 MiB; pyarrow writes IPC batches of 64Ki rows).
 pub const MAX_PAGE_BYTES: u64 = 64 << 20;
 
-/// Above [`MAX_PAGE_BYTES`], how many times its compressed size a Parquet page may claim
-/// uncompressed: 1032, deflate's most (Snappy's is about 21, LZ4's 255); a larger page
+/// Above [`MAX_PAGE_BYTES`], how many times its compressed size a Parquet page (or a
+/// compressed IPC buffer) may claim uncompressed: 1032, deflate's most (Snappy's is about 21, LZ4's 255); a larger page
 /// compressed more (zstd, Brotli) is refused as implausible.
 pub const MAX_PAGE_RATIO: u64 = 1032;
 
@@ -55,7 +57,7 @@ thread_local! {
     static CATCHING: Cell<u32> = const { Cell::new(0) };
 }
 
-/// Whether a panic on this thread now would be caught by [`catch`] (and become an error):
+/// Whether a panic on this thread now would be caught by the guard (and become an error):
 /// for a panic hook that should stay quiet then.
 ///
 /// # Examples
@@ -198,11 +200,27 @@ fn check_ipc_block(file: &mut File, offset: u64, meta: usize, body: u64) -> std:
         Some(batch) => Some(batch),
         None => message.header_as_dictionary_batch().and_then(|d| d.data()),
     };
+    let compressed = batch.is_some_and(|b| b.compression().is_some());
     for buffer in batch.and_then(|b| b.buffers()).into_iter().flatten() {
         let (at, n) = (buffer.offset(), buffer.length());
         let inside = u64::try_from(at).ok().zip(u64::try_from(n).ok()).and_then(|(at, n)| at.checked_add(n));
         if inside.is_none_or(|e| e > body) {
             return Err(format!("a buffer of {n} bytes at {at} is not inside its body of {body} bytes"));
+        }
+        // A compressed buffer starts with its length uncompressed (-1: not compressed),
+        // which arrow-ipc allocates before it inflates.
+        if compressed && n >= 8 {
+            let mut prefix = [0u8; 8];
+            file.seek(SeekFrom::Start(offset + meta as u64 + at as u64)).map_err(|e| e.to_string())?;
+            file.read_exact(&mut prefix).map_err(|e| e.to_string())?;
+            let claimed = i64::from_le_bytes(prefix);
+            let allowed = MAX_PAGE_BYTES.max((n as u64 - 8).saturating_mul(MAX_PAGE_RATIO));
+            if claimed > 0 && claimed as u64 > allowed {
+                return Err(format!(
+                    "a buffer of {n} bytes at {at} claims {claimed} bytes uncompressed (at most \
+                     {MAX_PAGE_BYTES}, or {MAX_PAGE_RATIO} times its size, are read)"
+                ));
+            }
         }
     }
     Ok(())
@@ -287,12 +305,20 @@ fn check_pages(file: &File, start: u64, size: u64) -> std::result::Result<(), St
     let mut window = Vec::new();
     let mut at = 0;
     while at < size {
-        let want = (size - at).min(HEADER_WINDOW);
-        window.resize(want as usize, 0);
-        reader.seek(SeekFrom::Start(start + at)).map_err(|e| e.to_string())?;
-        reader.read_exact(&mut window).map_err(|e| e.to_string())?;
+        // Most headers take a few dozen bytes; statistics can make them longer.
+        let mut page = None;
+        for most in [512, HEADER_WINDOW] {
+            let want = (size - at).min(most);
+            window.resize(want as usize, 0);
+            reader.seek(SeekFrom::Start(start + at)).map_err(|e| e.to_string())?;
+            reader.read_exact(&mut window).map_err(|e| e.to_string())?;
+            page = PageSizes::parse(&window);
+            if page.is_some() || want < most {
+                break;
+            }
+        }
         // A header that does not parse here is the reader's to report.
-        let Some(page) = PageSizes::parse(&window) else { return Ok(()) };
+        let Some(page) = page else { return Ok(()) };
         let (compressed, uncompressed) = (page.compressed, page.uncompressed);
         let next = u64::try_from(compressed).ok().and_then(|c| (at + page.header_len as u64).checked_add(c));
         let Some(next) = next.filter(|&next| next <= size) else {

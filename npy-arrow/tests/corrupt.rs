@@ -179,3 +179,41 @@ fn every_truncation_and_flip_of_small_files_is_an_error_or_reads() {
         }
     }
 }
+
+/// A file of `tests/data/corrupt` (see its README).
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/corrupt").join(name)
+}
+
+#[test]
+fn a_panic_of_arrow_rs_opening_a_file_is_an_error_naming_it() {
+    for (name, who) in [("schema-type-none.arrow", "arrow-ipc"), ("arrow-schema-float.parquet", "parquet")] {
+        let path = fixture(name);
+        let e = open(&path, &FileOptions::new()).expect_err(name);
+        let text = e.to_string();
+        assert!(text.starts_with(&format!("reading '{}': ", path.display())), "{text}");
+        assert!(text.contains(&format!("the {who} reader failed on this file (it panicked: ")), "{text}");
+        assert_eq!(std::io::Error::from(e).kind(), std::io::ErrorKind::InvalidData);
+    }
+}
+
+#[test]
+fn a_panic_of_arrow_rs_reading_a_batch_is_an_error_and_the_last() {
+    let path = fixture("short-validity.arrow");
+    let mut input = open(&path, &FileOptions::new()).unwrap();
+    let e = input.reader.next().unwrap().expect_err("a batch of a short validity buffer");
+    assert!(e.to_string().contains("the arrow-ipc reader failed on this file (it panicked: buffer not large enough"));
+    assert!(input.reader.next().is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        convert_error(&std::fs::copy(&path, dir.path().join("v.arrow")).map(|_| dir.path().join("v.arrow")).unwrap());
+    assert!(text.contains("panicked"), "{text}");
+}
+
+#[test]
+fn a_compressed_ipc_buffer_claiming_a_tebibyte_is_refused() {
+    let path = fixture("lz4-claims-1tib.arrow");
+    let text = open(&path, &FileOptions::new()).expect_err("a 1 TiB buffer").to_string();
+    assert!(text.starts_with(&format!("reading '{}': ", path.display())), "{text}");
+    assert!(text.contains("claims 1099511627776 bytes uncompressed"), "{text}");
+}

@@ -19,7 +19,10 @@
 //!   `.npy` files for `npy_dynamic` and `record` (plus a file of the `record` target's
 //!   own type), the header text after a version byte for `header`, `.npz` archives and
 //!   stored zips of the fixtures for `npz`, the pickled data of object arrays for
-//!   `pickle`, the `info` of every stack in `tests/data/stack` for `stack_info`;
+//!   `pickle`, the `info` of every stack in `tests/data/stack` for `stack_info`; the
+//!   `.npy` fixtures of `tests/data` converted by `npy convert` (built with
+//!   `cargo build -p npy-cli`) to Arrow IPC files for `arrow_ipc` and to Parquet for
+//!   `parquet`, with any `.arrow` and `.parquet` files of `tests/data` (written by others);
 //! - `fuzz-corpus/<target>/`: the corpus libFuzzer grows, kept between runs;
 //! - `fuzz-artifacts/<target>/`: crash, timeout and out-of-memory inputs;
 //! - `fuzz-logs/<target>.log`: libFuzzer's whole output.
@@ -58,6 +61,9 @@ enum Seeds {
     Pickle,
     /// The `info` pickle of each Dask npy stack in `tests/data/stack`.
     StackInfo,
+    /// Files of `npy convert`'s input formats: Arrow IPC (`.arrow`) or Parquet
+    /// (`.parquet`), as the extension says.
+    Table(&'static str),
 }
 
 const MIB: usize = 1 << 20;
@@ -71,6 +77,10 @@ const TARGETS: &[Target] = &[
     Target { name: "record", seeds: Seeds::Npy, max_len: MIB },
     Target { name: "pickle", seeds: Seeds::Pickle, max_len: 256 << 10 },
     Target { name: "stack_info", seeds: Seeds::StackInfo, max_len: 64 << 10 },
+    // Through `npy convert`'s reader (npy_arrow::formats::open), a file per input. The
+    // fixtures converted are small; a few hundred KB leaves room to grow.
+    Target { name: "arrow_ipc", seeds: Seeds::Table("arrow"), max_len: 256 << 10 },
+    Target { name: "parquet", seeds: Seeds::Table("parquet"), max_len: 256 << 10 },
 ];
 
 /// Memory limit of a fuzz process; more is reported as a crash (out of memory).
@@ -295,6 +305,9 @@ fn write_seeds(target: &Target, dir: &Path) -> Result<usize> {
     } else {
         println!("no NumPy corpus at {}: seeding from tests/data only", shared.display());
     }
+    if let Seeds::Table(ext) = target.seeds {
+        return write_table_seeds(ext, dir, target.max_len);
+    }
     let mut seeds: Vec<(String, Vec<u8>)> = Vec::new();
     let mut npy_files: Vec<(String, Vec<u8>)> = Vec::new();
     for (label, src) in &sources {
@@ -318,6 +331,7 @@ fn write_seeds(target: &Target, dir: &Path) -> Result<usize> {
         Seeds::Npz => seeds.extend(zip_seeds(&npy_files, target.max_len)),
         Seeds::Pickle => {}
         Seeds::StackInfo => seeds.extend(stack_info_seeds()?),
+        Seeds::Table(_) => unreachable!("written above"),
     }
     // libFuzzer would cut longer inputs to -max_len: a cut `.npy` file keeps its header,
     // but a cut header text is only a syntax error.
@@ -330,6 +344,67 @@ fn write_seeds(target: &Target, dir: &Path) -> Result<usize> {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     Ok(seeds.len())
+}
+
+/// Writes into `dir` the seeds of a target of `npy convert`'s input files of extension
+/// `ext`: every `.npy` fixture of `tests/data` that `npy convert` converts to it (object
+/// arrays do not), and the files of `tests/data` of that extension; returns how many.
+fn write_table_seeds(ext: &str, dir: &Path, max_len: usize) -> Result<usize> {
+    // Its default features: no SQL, so no DataFusion to build.
+    project::run(project::cargo().args(["build", "-p", "npy-cli"]))?;
+    let npy = project::target_dir().join("debug").join(format!("npy{}", std::env::consts::EXE_SUFFIX));
+    let data = project::root().join("tests").join("data");
+    let mut count = 0;
+    for rel in project::array_files(&data)? {
+        if !rel.ends_with(".npy") {
+            continue;
+        }
+        let seed = dir.join(format!("{}.{ext}", rel.trim_end_matches(".npy").replace('/', "-")));
+        let status = Command::new(&npy)
+            .arg("convert")
+            .arg(project::join(&data, &rel))
+            .arg(&seed)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", npy.display()))?;
+        let fits = fs::metadata(&seed).is_ok_and(|m| m.len() as usize <= max_len);
+        if status.success() && fits {
+            count += 1;
+        } else {
+            let _ = fs::remove_file(&seed);
+        }
+    }
+    for rel in foreign_files(&data, ext)? {
+        let from = project::join(&data, &rel);
+        let bytes = fs::read(&from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
+        if bytes.len() <= max_len {
+            let path = dir.join(format!("foreign-{}", rel.replace('/', "-")));
+            fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            count += 1;
+        }
+    }
+    Ok(count)
+}
+
+/// The files under `dir` whose names end in `.ext`, as paths relative to it.
+fn foreign_files(dir: &Path, ext: &str) -> Result<Vec<String>> {
+    fn walk(dir: &Path, prefix: &str, ext: &str, out: &mut Vec<String>) -> std::io::Result<()> {
+        for entry in fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type()?.is_dir() {
+                walk(&entry.path(), &format!("{prefix}{name}/"), ext, out)?;
+            } else if name.ends_with(&format!(".{ext}")) {
+                out.push(format!("{prefix}{name}"));
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    walk(dir, "", ext, &mut files).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    files.sort();
+    Ok(files)
 }
 
 /// The `stack_info` target's seeds: the `info` file of every stack Dask wrote into
