@@ -81,36 +81,93 @@ pub fn option_arg(arg: &str) -> Result<(String, String), String> {
 }
 
 /// Runs the query and reports its error as the tool does; the exit code.
+///
+/// Exit code 2 only for a usage error of the command line (a bad `--option`, an `--out`
+/// of no known format), found before the query runs; every error while it runs, whatever
+/// its kind, is about the tables or the query (1).
 pub fn run(opts: &Options) -> ExitCode {
+    let places = Places::of(&opts.tables);
+    let read = match NpyReadOptions::from_map(&opts.options.iter().cloned().collect()) {
+        Ok(read) => read,
+        Err(e) => return error(e, &places, report::USAGE),
+    };
+    if let Some(out) = &opts.out {
+        if let Err(e) = npy_arrow::formats::Format::of(out) {
+            return report::error(&e.writing(out));
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
     let result = match runtime {
-        Ok(runtime) => runtime.block_on(query(opts)),
+        Ok(runtime) => runtime.block_on(query(opts, read)),
         Err(e) => Err(DataFusionError::IoError(e)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => error(e),
+        Err(e) => error(e, &places, report::FAILURE),
     }
 }
 
 /// Prints a query's error in the tool's style: npy's own errors as [`report`] does (where,
-/// then what), the others with DataFusion's message; exit code 1. A reader that stopped
-/// early (`npy sql ... | head`) is not an error.
-fn error(e: DataFusionError) -> ExitCode {
-    match e.find_root() {
-        DataFusionError::External(inner) => {
-            if let Some(npy) = inner.downcast_ref::<npy_core::Error>() {
-                return report::error(npy);
+/// then what, the file as the user named it), the others with DataFusion's message; exit
+/// code `code`. A reader that stopped early (`npy sql ... | head`) is not an error.
+fn error(e: DataFusionError, places: &Places, code: u8) -> ExitCode {
+    let text = match e.find_root() {
+        DataFusionError::External(inner) => match inner.downcast_ref::<npy_core::Error>() {
+            Some(npy) if matches!(npy.kind(), npy_core::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe) => {
+                return ExitCode::SUCCESS
             }
-        }
+            Some(npy) => places.user_paths(npy, report::line(npy)),
+            None => e.to_string(),
+        },
         DataFusionError::IoError(io) if io.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
         DataFusionError::ArrowError(a, _) if matches!(&**a, ArrowError::IoError(_, io) if io.kind() == std::io::ErrorKind::BrokenPipe) => {
             return ExitCode::SUCCESS
         }
-        _ => {}
+        _ => e.to_string(),
+    };
+    eprintln!("error: {}", sql_flags(&text).replace('\n', " "));
+    ExitCode::from(code)
+}
+
+/// The tool's hints as `npy sql` spells the options: `--option KEY=VALUE`.
+fn sql_flags(text: &str) -> String {
+    text.replace("(rerun with --days-as-int64)", "(rerun with --option days_as_int64=true)")
+        .replace("--residue keeps such text", "--option residue=true keeps such text")
+}
+
+/// Where each table's files are in their object stores, to name a file in an error as the
+/// user would: object store paths have no leading `/` and no bucket.
+struct Places(Vec<(String, String)>);
+
+impl Places {
+    /// The store path prefix of every table's location, and what stands before a path
+    /// in it for the user: `/` for local files, the bucket's URL for others.
+    fn of(tables: &[(String, String)]) -> Places {
+        let mut places = Vec::new();
+        for (_, raw) in tables {
+            if raw.contains("://") {
+                if let Ok(at) = npy_store::store_for(raw) {
+                    places.push((at.path.to_string(), at.base.to_string()));
+                }
+            } else if let Some(path) = std::fs::canonicalize(raw).ok().as_deref().and_then(Path::to_str) {
+                // DataFusion lists a local table at its canonical path.
+                places.push((path.trim_start_matches('/').to_string(), "/".to_string()));
+            }
+        }
+        Places(places)
     }
-    eprintln!("error: {}", e.to_string().replace('\n', " "));
-    ExitCode::from(report::FAILURE)
+
+    /// `line`, the one-line report of `e`, with the file `e` names as the user knows it.
+    fn user_paths(&self, e: &npy_core::Error, line: String) -> String {
+        let Some(path) = e.path().and_then(Path::to_str) else { return line };
+        let Some((_, before)) =
+            self.0.iter().find(|(prefix, _)| !path.starts_with('/') && path.starts_with(prefix.as_str()))
+        else {
+            return line;
+        };
+        let user = format!("{before}{path}");
+        line.replacen(&format!("'{path}'"), &format!("'{user}'"), 1)
+    }
 }
 
 /// Where a table's files are, as DataFusion takes it (a URL, or a local path with a
@@ -124,9 +181,8 @@ fn location(raw: &str) -> (String, bool) {
     (url, npz)
 }
 
-async fn query(opts: &Options) -> Result<(), DataFusionError> {
+async fn query(opts: &Options, read: NpyReadOptions) -> Result<(), DataFusionError> {
     let ctx = context(opts).await?;
-    let read = NpyReadOptions::from_map(&opts.options.iter().cloned().collect())?;
     for (name, raw) in &opts.tables {
         let (url, npz) = location(raw);
         if raw.contains("://") {

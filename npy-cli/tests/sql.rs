@@ -327,3 +327,42 @@ fn options_apply_to_every_table() {
     let output = npy_sql(&[sql, "--table", &p, "--option", "=1"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Errors while the query runs are about the data (exit 1) even where the library calls
+/// them usage errors; they name the file as the user gave it (with its leading `/`), and
+/// hints name `--option`s, not Rust APIs. Usage errors of the command line exit 2 before
+/// the query runs.
+#[test]
+fn data_errors_exit_1_and_name_the_users_path() {
+    let dir = tempfile::tempdir().unwrap();
+    write_readings(&dir.path().join("r"), 3);
+    let short = dir.path().join("r/short.npy");
+    std::fs::write(&short, &std::fs::read(dir.path().join("r/r000.npy")).unwrap()[..20]).unwrap();
+    let table = format!("r={}", dir.path().join("r").display());
+    let output = npy_sql(&["SELECT count(*) FROM r", "--table", &table]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with(&format!("error: reading '{}': ", short.display())), "{stderr}");
+
+    let days = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/datetime/le_M8_D.npy").canonicalize().unwrap();
+    let output = npy_sql(&["SELECT * FROM d", "--table", &format!("d={}", days.display())]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with(&format!("error: reading '{}': ", days.display())), "{stderr}");
+    assert!(stderr.ends_with("(rerun with --option days_as_int64=true)\n") && !stderr.contains("::"), "{stderr}");
+
+    // A struct of null rows cannot be a NumPy record: the library's usage error is
+    // about the result's data here.
+    std::fs::remove_file(&short).unwrap();
+    let out = dir.path().join("o.npz");
+    let sql = "SELECT CASE WHEN sensor > 0 THEN named_struct('v', value) END AS s FROM r";
+    let output = npy_sql(&[sql, "--table", &table, "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("null"), "{stderr}");
+    assert!(!out.exists());
+
+    let output = npy_sql(&["SELECT 1", "--out", dir.path().join("o.txt").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown file format"));
+}
