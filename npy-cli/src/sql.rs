@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::ValueEnum;
+use std::sync::Arc;
+
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::error::DataFusionError;
@@ -15,7 +19,8 @@ use futures::StreamExt;
 use npy_arrow::formats::{FileOptions, Sink};
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 
-use crate::report;
+use crate::render::{self, NonFinite};
+use crate::{report, sql_text};
 
 /// The long help of `npy sql`.
 pub const HELP: &str = "\
@@ -26,6 +31,11 @@ directory of .npy files (or of .npz files, when its name ends in .npz/), or a UR
 environment, as AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, GOOGLE_APPLICATION_CREDENTIALS,
 AZURE_STORAGE_ACCOUNT_NAME). A table's columns are its records' fields (nested records as
 structs, subarrays as lists), or `values` for an array of scalars.
+
+Values print as `npy dump` writes them: NumPy's text for each value (0.004, nan, b'ab',
+2020-01-01), JSON lines with NaN, Infinity, -Infinity; CSV and table cells flattened as
+`npy dump --format csv` names them (receiver.x, samples[0]); a null is an empty cell, or
+null in JSON.
 
 The result goes to stdout as a table (held whole to size the columns), CSV or JSON lines
 (streamed), or with --out to a file written atomically, its format by extension: .npy,
@@ -236,36 +246,112 @@ async fn write_file(mut stream: SendableRecordBatchStream, path: &Path) -> Resul
     sink.finish().map_err(npy_error)
 }
 
+/// Prints the result as `npy dump` and `npy head` write values ([`sql_text`]): a table
+/// (held whole to size its columns), CSV or JSON lines (streamed).
 async fn print(mut stream: SendableRecordBatchStream, format: Format) -> Result<(), DataFusionError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let schema = plain_schema(&stream.schema());
+    let mut text = String::new();
     match format {
         Format::Table => {
-            let schema = stream.schema();
-            let mut batches: Vec<RecordBatch> = Vec::new();
+            let names = sql_text::column_names(&schema);
+            let mut rows: Vec<Vec<String>> = Vec::new();
             while let Some(batch) = stream.next().await {
-                batches.push(batch?);
+                let columns = plain_columns(&batch?, &schema)?;
+                for i in 0..columns.first().map_or(0, |c| c.len()) {
+                    let mut row = Vec::with_capacity(names.len());
+                    for (field, column) in schema.fields().iter().zip(&columns) {
+                        sql_text::cells(field, column.as_ref(), i, &mut row);
+                    }
+                    rows.push(row);
+                }
             }
-            // With the schema, an empty result still shows its columns.
-            let table = datafusion::arrow::util::pretty::pretty_format_batches_with_schema(schema, &batches)?;
-            writeln!(out, "{table}")?;
+            writeln!(out, "{}", boxed(&names, &rows))?;
         }
         Format::Csv => {
-            let mut writer = datafusion::arrow::csv::Writer::new(&mut out);
+            let names = sql_text::column_names(&schema);
+            let header: Vec<_> = names.iter().map(|n| crate::dump::csv_field(n)).collect();
+            writeln!(out, "{}", header.join(","))?;
+            let mut row = Vec::new();
             while let Some(batch) = stream.next().await {
-                writer.write(&batch?)?;
+                let columns = plain_columns(&batch?, &schema)?;
+                for i in 0..columns.first().map_or(0, |c| c.len()) {
+                    row.clear();
+                    for (field, column) in schema.fields().iter().zip(&columns) {
+                        sql_text::cells(field, column.as_ref(), i, &mut row);
+                    }
+                    let cells: Vec<_> = row.iter().map(|c| crate::dump::csv_field(c)).collect();
+                    writeln!(out, "{}", cells.join(","))?;
+                }
             }
         }
         Format::Json => {
-            let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
             while let Some(batch) = stream.next().await {
-                writer.write(&batch?)?;
+                let columns = plain_columns(&batch?, &schema)?;
+                for i in 0..columns.first().map_or(0, |c| c.len()) {
+                    text.clear();
+                    sql_text::json_row(&schema, &columns, i, NonFinite::Python, &mut text);
+                    writeln!(out, "{text}")?;
+                }
             }
-            writer.finish()?;
         }
     }
     out.flush()?;
     Ok(())
+}
+
+/// `schema` with dictionary columns as their values' type (as they are printed).
+fn plain_schema(schema: &Schema) -> Schema {
+    let fields: Vec<Field> = (schema.fields().iter())
+        .map(|f| match f.data_type() {
+            DataType::Dictionary(_, values) => f.as_ref().clone().with_data_type(values.as_ref().clone()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Schema::new(fields)
+}
+
+/// The columns of `batch` as `plain_schema` types them.
+fn plain_columns(batch: &RecordBatch, schema: &Schema) -> Result<Vec<ArrayRef>, DataFusionError> {
+    (batch.columns().iter().zip(schema.fields()))
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(Arc::clone(c))
+            } else {
+                Ok(datafusion::arrow::compute::cast(c, f.data_type())?)
+            }
+        })
+        .collect()
+}
+
+/// A table as DataFusion's CLI draws one: a row of names and rows of cells, left-aligned
+/// in boxes (a line break in a cell shown as `\n`).
+fn boxed(names: &[String], rows: &[Vec<String>]) -> String {
+    let one_line = |s: &str| s.replace('\n', "\\n").replace('\r', "\\r");
+    let names: Vec<String> = names.iter().map(|n| one_line(n)).collect();
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| one_line(c)).collect()).collect();
+    let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+    for row in &rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let rule: String = widths.iter().map(|w| format!("+{}", "-".repeat(w + 2))).collect::<String>() + "+";
+    let line = |cells: &[String]| {
+        let mut line = String::new();
+        for (c, &w) in cells.iter().zip(&widths) {
+            line.push_str("| ");
+            render::push_padded(&mut line, c, w, false);
+            line.push(' ');
+        }
+        line.push('|');
+        line
+    };
+    let mut out = vec![rule.clone(), line(&names), rule.clone()];
+    out.extend(rows.iter().map(|r| line(r)));
+    out.push(rule);
+    out.join("\n")
 }
 
 #[cfg(test)]

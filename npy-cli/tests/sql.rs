@@ -366,3 +366,50 @@ fn data_errors_exit_1_and_name_the_users_path() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown file format"));
 }
+
+/// `npy dump` and `npy sql` print the same values: records as JSON objects and as CSV
+/// flattened to `receiver.x` and `samples[0]` columns (the CSV of a struct column failed),
+/// bytes as `b'...'` (not hex), NaN and infinities as `npy dump` writes them (JSON's were
+/// null); the table shows the cells of the CSV.
+#[test]
+fn values_print_as_npy_dump_prints_them() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    for rel in [
+        "record/trace_aligned.npy",
+        "record/strings.npy",
+        "record/nested_3_levels.npy",
+        "record/subarray_of_record.npy",
+    ] {
+        let file = data.join(rel);
+        let table = format!("t={}", file.display());
+        for (dump_format, sql_format) in [("csv", "csv"), ("json", "json")] {
+            let dump = Command::new(env!("CARGO_BIN_EXE_npy"))
+                .args(["dump", file.to_str().unwrap(), "--format", dump_format])
+                .output()
+                .unwrap();
+            let sql = ok(&npy_sql(&["SELECT * FROM t", "--table", &table, "--format", sql_format]));
+            assert_eq!(sql, ok(&dump), "{rel} {sql_format}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.npy");
+    let header = npy_core::header::Header::new("[('tag', '|S4'), ('v', '<f8')]".parse().unwrap(), vec![3]);
+    let mut bytes = Vec::new();
+    for (tag, v) in [(&b"ab\0\0"[..], f64::NAN), (b"a\0b\0", f64::INFINITY), (b"\xff,\"\0", f64::NEG_INFINITY)] {
+        bytes.extend_from_slice(tag);
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    npy_core::DynArray::new(header, bytes).unwrap().write_npy(&file).unwrap();
+    let table = format!("t={}", file.display());
+    let json = ok(&npy_sql(&["SELECT * FROM t", "--table", &table, "--format", "json"]));
+    assert_eq!(
+        json,
+        "{\"tag\":\"b'ab'\",\"v\":NaN}\n{\"tag\":\"b'a\\\\x00b'\",\"v\":Infinity}\n{\"tag\":\"b'\\\\xff,\\\"'\",\"v\":-Infinity}\n"
+    );
+    let csv = ok(&npy_sql(&["SELECT * FROM t", "--table", &table, "--format", "csv"]));
+    assert_eq!(csv, "tag,v\nb'ab',nan\nb'a\\x00b',inf\n\"b'\\xff,\"\"'\",-inf\n");
+    let shown = ok(&npy_sql(&["SELECT tag, v FROM t", "--table", &table]));
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines[1], "| tag       | v    |", "{shown}");
+    assert_eq!(lines[4], "| b'a\\x00b' | inf  |", "{shown}");
+}
