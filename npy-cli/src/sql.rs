@@ -12,8 +12,11 @@ use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::common::ScalarValue;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::logical_expr::{Expr, LogicalPlan, Projection};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use npy_arrow::formats::{FileOptions, Sink};
@@ -208,11 +211,127 @@ async fn query(opts: &Options, read: NpyReadOptions) -> Result<(), DataFusionErr
         }
     }
     let frame = ctx.sql(&opts.query).await?;
-    let stream = frame.execute_stream().await?;
+    let names = result_names(frame.logical_plan());
+    let stream = renamed(frame.execute_stream().await?, names)?;
     match &opts.out {
         Some(path) => write_file(stream, path).await,
         None => print(stream, opts.format).await,
     }
+}
+
+/// The result's column names as DuckDB gives them where DataFusion's differ, for the
+/// final projection's field accesses and indexing: `x` for `receiver.x` or
+/// `t.receiver.x` (DataFusion: `t.receiver[x]`), `samples[1]` for `samples[1]`
+/// (`t.samples[Int64(1)]`), `samples[1:2]` for a slice. An explicit `AS` and every other
+/// expression keep their names, as does a name that would then be given twice. `None`
+/// where nothing changes (or the plan ends in no projection: DML, COPY, EXPLAIN).
+fn result_names(plan: &LogicalPlan) -> Option<Vec<String>> {
+    let projection = top_projection(plan)?;
+    let schema = plan.schema();
+    let old: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let mut new: Vec<String> = (projection.expr.iter().zip(&old))
+        .map(|(e, name)| duckdb_name(below(e, projection)).unwrap_or_else(|| name.clone()))
+        .collect();
+    for i in 0..new.len() {
+        let clash = (new.iter().enumerate()).any(|(j, n)| j != i && *n == new[i])
+            || (new[i] != old[i] && old.contains(&new[i]));
+        if clash {
+            new[i] = old[i].clone();
+        }
+    }
+    (new.len() == old.len() && new != old).then_some(new)
+}
+
+/// The projection whose expressions name the plan's output: the plan, or below it through
+/// nodes that keep their input's columns (ORDER BY, LIMIT, DISTINCT, UNION's first input).
+fn top_projection(plan: &LogicalPlan) -> Option<&Projection> {
+    match plan {
+        LogicalPlan::Projection(p) => Some(p),
+        other => {
+            let first = *other.inputs().first()?;
+            let names = |p: &LogicalPlan| p.schema().fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+            (names(other) == names(first)).then(|| top_projection(first)).flatten()
+        }
+    }
+}
+
+/// The expression a column of `projection` is computed by in a projection below it (an
+/// ORDER BY of a column not selected puts the accesses in a projection under the sort),
+/// or `e` itself.
+fn below<'a>(e: &'a Expr, projection: &'a Projection) -> &'a Expr {
+    let Expr::Column(c) = e else { return e };
+    let mut plan = projection.input.as_ref();
+    loop {
+        match plan {
+            LogicalPlan::Projection(p) => {
+                let at = p.schema.fields().iter().position(|f| f.name() == &c.name);
+                return at.and_then(|i| p.expr.get(i)).unwrap_or(e);
+            }
+            LogicalPlan::Sort(_) | LogicalPlan::Limit(_) | LogicalPlan::Filter(_) => match plan.inputs().first() {
+                Some(input) => plan = input,
+                None => return e,
+            },
+            _ => return e,
+        }
+    }
+}
+
+/// DuckDB's name for a projected expression that is a field access or an index.
+fn duckdb_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::ScalarFunction(f) if f.func.name() == "get_field" => match f.args.last()? {
+            Expr::Literal(ScalarValue::Utf8(Some(name)) | ScalarValue::Utf8View(Some(name)), _) => Some(name.clone()),
+            _ => None,
+        },
+        Expr::ScalarFunction(f) if matches!(f.func.name(), "array_element" | "array_slice") => access_text(e),
+        _ => None,
+    }
+}
+
+/// A field access or index as written in SQL, without the table's name: `receiver.x`,
+/// `samples[1]`, `grid[1][2]`, `samples[1:2]`.
+fn access_text(e: &Expr) -> Option<String> {
+    let literal = |e: &Expr| match e {
+        Expr::Literal(v, _) if !v.is_null() => Some(v.to_string()),
+        _ => None,
+    };
+    match e {
+        Expr::Column(c) => Some(c.name.clone()),
+        Expr::Cast(c) => access_text(&c.expr),
+        Expr::ScalarFunction(f) => {
+            let (base, rest) = f.args.split_first()?;
+            let base = access_text(base)?;
+            match (f.func.name(), rest) {
+                ("get_field", fields) => {
+                    let names: Option<Vec<String>> = fields.iter().map(literal).collect();
+                    Some(format!("{base}.{}", names?.join(".")))
+                }
+                ("array_element", [i]) => Some(format!("{base}[{}]", literal(i)?)),
+                ("array_slice", [from, to]) => Some(format!("{base}[{}:{}]", literal(from)?, literal(to)?)),
+                ("array_slice", [from, to, stride]) => match literal(stride)?.as_str() {
+                    "1" => Some(format!("{base}[{}:{}]", literal(from)?, literal(to)?)),
+                    stride => Some(format!("{base}[{}:{}:{stride}]", literal(from)?, literal(to)?)),
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `stream` with its columns named `names` (when given).
+fn renamed(
+    stream: SendableRecordBatchStream,
+    names: Option<Vec<String>>,
+) -> Result<SendableRecordBatchStream, DataFusionError> {
+    let Some(names) = names else { return Ok(stream) };
+    let old = stream.schema();
+    let fields: Vec<Field> =
+        old.fields().iter().zip(names).map(|(f, name)| f.as_ref().clone().with_name(name)).collect();
+    let schema = Arc::new(Schema::new_with_metadata(fields, old.metadata().clone()));
+    let to = Arc::clone(&schema);
+    let batches = stream.map(move |batch| Ok(RecordBatch::try_new(Arc::clone(&to), batch?.columns().to_vec())?));
+    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
 }
 
 /// The session the query runs in, knowing npy's formats (so that `COPY ... TO 'x.npy'`

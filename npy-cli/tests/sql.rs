@@ -413,3 +413,35 @@ fn values_print_as_npy_dump_prints_them() {
     assert_eq!(lines[1], "| tag       | v    |", "{shown}");
     assert_eq!(lines[4], "| b'a\\x00b' | inf  |", "{shown}");
 }
+
+/// Result columns of field accesses and indexing are named as DuckDB names them (checked
+/// with duckdb 2.0.1 on a Parquet file of the same table): `x` for `receiver.x` and
+/// `t.receiver.x`, `samples[1]` for `samples[1]`; an explicit AS wins, other columns keep
+/// their names, and a name that would be given twice stays DataFusion's.
+#[test]
+fn field_access_and_index_columns_are_named_as_duckdb_names_them() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/record/trace_aligned.npy");
+    let table = format!("t={}", file.display());
+    let header =
+        |sql: &str| ok(&npy_sql(&[sql, "--table", &table, "--format", "csv"])).lines().next().unwrap().to_string();
+    assert_eq!(header("SELECT receiver.x, samples[1] FROM t"), "x,samples[1]");
+    assert_eq!(
+        header("SELECT t.receiver.x, t.samples[2], samples[1:2] FROM t ORDER BY trace_id LIMIT 2"),
+        "x,samples[2],samples[1:2]"
+    );
+    assert_eq!(
+        header("SELECT receiver.x AS rx, trace_id, t.t0, receiver.y + 1 FROM t"),
+        "rx,trace_id,t0,t.receiver[y] + Int64(1)"
+    );
+    assert_eq!(header("SELECT receiver.x, x FROM (SELECT trace_id AS x, receiver FROM t)"), "t.receiver[x],x");
+    // The values are those of the columns named.
+    let out = ok(&npy_sql(&[
+        "SELECT receiver.x, samples[1] FROM t ORDER BY trace_id",
+        "--table",
+        &table,
+        "--format",
+        "json",
+    ]));
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert!(first["x"].is_number() && first["samples[1]"].is_number(), "{out}");
+}
