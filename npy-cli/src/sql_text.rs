@@ -74,7 +74,7 @@ fn numpy_scalar(field: &Field) -> Option<ScalarType> {
 
 /// Pushes the cell text of every leaf of row `i` of `array` (a column of `field`).
 pub fn cells(field: &Field, array: &dyn Array, i: usize, out: &mut Vec<String>) {
-    if array.is_null(i) {
+    if is_null(array, i) {
         out.extend(std::iter::repeat_n(String::new(), leaf_count(field)));
         return;
     }
@@ -94,6 +94,12 @@ pub fn cells(field: &Field, array: &dyn Array, i: usize, out: &mut Vec<String>) 
         }
         _ => out.push(cell(field, array, i)),
     }
+}
+
+/// Whether value `i` is null (every value of a column of type Null is, which has no null
+/// buffer).
+fn is_null(array: &dyn Array, i: usize) -> bool {
+    array.is_null(i) || array.data_type() == &DataType::Null
 }
 
 /// One value's cell text: NumPy's `str()` where it has a NumPy type.
@@ -251,7 +257,7 @@ pub fn json_row(schema: &Schema, columns: &[std::sync::Arc<dyn Array>], i: usize
 }
 
 fn json_value(field: &Field, array: &dyn Array, i: usize, nf: NonFinite, out: &mut String) {
-    if array.is_null(i) {
+    if is_null(array, i) {
         out.push_str("null");
         return;
     }

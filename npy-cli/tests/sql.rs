@@ -408,6 +408,9 @@ fn values_print_as_npy_dump_prints_them() {
     );
     let csv = ok(&npy_sql(&["SELECT * FROM t", "--table", &table, "--format", "csv"]));
     assert_eq!(csv, "tag,v\nb'ab',nan\nb'a\\x00b',inf\n\"b'\\xff,\"\"'\",-inf\n");
+    let nulls = "SELECT NULL AS n, CAST(NULL AS DOUBLE) AS f, 1 AS a";
+    assert_eq!(ok(&npy_sql(&[nulls, "--format", "json"])), "{\"n\":null,\"f\":null,\"a\":1}\n");
+    assert_eq!(ok(&npy_sql(&[nulls, "--format", "csv"])), "n,f,a\n,,1\n");
     let shown = ok(&npy_sql(&["SELECT tag, v FROM t", "--table", &table]));
     let lines: Vec<&str> = shown.lines().collect();
     assert_eq!(lines[1], "| tag       | v    |", "{shown}");
