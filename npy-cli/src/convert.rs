@@ -1,11 +1,14 @@
 //! `npy convert IN OUT`
 
 use std::path::Path;
+use std::process::ExitCode;
 
 use clap::ValueEnum;
 use npy_arrow::formats::{self, FileOptions, ParquetCompression};
 use npy_arrow::ConvertOptions;
 use npy_core::{ReadOptions, Result};
+
+use crate::report;
 
 /// The long help of `npy convert`.
 pub const HELP: &str = "\
@@ -20,6 +23,10 @@ with the arrow.fixed_shape_tensor extension). The .npy header is kept in the sch
 metadata, so that a file converted to Arrow or Parquet and back is the same file; with
 --residue, byte for byte whatever its padding and b1 bytes hold. A table made elsewhere
 becomes the natural packed NumPy dtype of its columns.
+
+Nulls: NumPy has no null, so a null becomes NaN in a float or complex column and NaT in a
+datetime64 or timedelta64 column (the types that have one); in any other column (integers,
+bool, text, bytes) a null is an error that names its row.
 
 A whole .npz is a table of one column per member, as np.savez(path, **columns) makes
 (members must share their first dim; each member's header kept in its field's metadata, so
@@ -54,8 +61,42 @@ pub struct Options {
 }
 
 /// Converts `input` to `output` (formats by extension), with a bar on a terminal for large
-/// inputs.
-pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> Result<()> {
+/// inputs; reports an error as the tool does and returns the exit code.
+///
+/// Exit code 2 only for a usage error of the command line (a file of no known format,
+/// `--member` without an `.npz`, a Parquet flag for other output), found before anything
+/// is read; every error of the conversion itself, whatever its kind, is about the files (1).
+pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> ExitCode {
+    let options = match options(input, output, read, opts) {
+        Ok(options) => options,
+        Err(e) => return report::error(&e),
+    };
+    let size = std::fs::metadata(input).map(|m| m.len()).unwrap_or(0);
+    let bar = crate::progress::bytes(size, "convert");
+    let result = formats::convert(input, output, &options, &mut |p| {
+        if let Some(bar) = &bar {
+            bar.set_position(p.bytes);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    match result {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => report::error_as(&e, report::FAILURE),
+    }
+}
+
+/// The conversion's options, or the usage error of the command line.
+fn options(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> Result<FileOptions> {
+    let formats = (
+        formats::Format::of(input).map_err(|e| e.reading(input))?,
+        formats::Format::of(output).map_err(|e| e.writing(output))?,
+    );
+    if opts.member.is_some() && formats.0 != formats::Format::Npz && formats.1 != formats::Format::Npz {
+        let reason = "--member is for .npz archives, and neither file is one".to_string();
+        return Err(npy_core::ErrorKind::Usage { reason }.into());
+    }
     let mut convert = ConvertOptions::new().residue(opts.residue).days_as_int64(opts.days_as_int64);
     if let Some(rows) = opts.batch_rows {
         convert = convert.batch_rows(rows);
@@ -65,7 +106,7 @@ pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> R
         options = options.member(m.clone());
     }
     let parquet_only = |flag: &str| -> Result<()> {
-        if formats::Format::of(output)? != formats::Format::Parquet {
+        if formats.1 != formats::Format::Parquet {
             let reason = format!("{flag} is for Parquet output, and '{}' is not a .parquet file", output.display());
             return Err(npy_core::ErrorKind::Usage { reason }.into());
         }
@@ -85,15 +126,5 @@ pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> R
             Compression::None => ParquetCompression::None,
         });
     }
-    let size = std::fs::metadata(input).map(|m| m.len()).unwrap_or(0);
-    let bar = crate::progress::bytes(size, "convert");
-    let result = formats::convert(input, output, &options, &mut |p| {
-        if let Some(bar) = &bar {
-            bar.set_position(p.bytes);
-        }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    result.map(|_| ())
+    Ok(options)
 }

@@ -220,7 +220,7 @@ impl Sink for Writer<'_> {
 }
 
 /// RFC 4180 quoting: fields with a comma, quote or line break are quoted, quotes doubled.
-fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
+pub fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\"")).into()
     } else {

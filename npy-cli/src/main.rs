@@ -56,6 +56,8 @@ mod report;
 mod schema;
 #[cfg(feature = "sql")]
 mod sql;
+#[cfg(feature = "sql")]
+mod sql_text;
 mod stack;
 
 /// Inspect, copy and convert NumPy .npy/.npz files (Arrow IPC, Parquet); generate Rust structs that read them.
@@ -279,6 +281,10 @@ struct ReadArgs {
     /// defaults to 10000).
     #[arg(long, value_name = "BYTES")]
     max_header_size: Option<usize>,
+    /// Most memory the values of an object array (dtype=object) may take, in bytes
+    /// (default: 64 MiB plus 128 per byte of its pickle).
+    #[arg(long, value_name = "BYTES")]
+    max_object_bytes: Option<usize>,
 }
 
 impl ReadArgs {
@@ -286,6 +292,9 @@ impl ReadArgs {
         let mut opts = ReadOptions::new();
         if let Some(n) = self.max_header_size {
             opts.max_header_size(n);
+        }
+        if let Some(n) = self.max_object_bytes {
+            opts.max_object_bytes(n);
         }
         opts
     }
@@ -399,7 +408,7 @@ fn main() -> ExitCode {
                 compression: *compression,
                 row_group_bytes: *row_group_bytes,
             };
-            convert::run(input, output, &read.options(), &opts)
+            return convert::run(input, output, &read.options(), &opts);
         }
         Command::Head { file, n, member, read } => head::run(file, member.as_deref(), *n, &read.options()),
         Command::Dump { file, format, member, strict_json, read } => {

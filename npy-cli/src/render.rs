@@ -355,7 +355,7 @@ fn json_pair(re: &Value<'_>, im: &Value<'_>, nf: NonFinite, out: &mut String) ->
 }
 
 /// A float in NumPy's digits (its `str()`), which is a JSON number when finite.
-fn json_float(v: &Value<'_>, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+pub fn json_float(v: &Value<'_>, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
     // Written in place, then checked (and replaced when it is not a number).
     let start = out.len();
     let _ = write!(out, "{v}");
@@ -386,7 +386,7 @@ fn float_text(text: &str, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
 }
 
 /// Whether `s` is a number as JSON spells them: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
-fn is_json_number(s: &str) -> bool {
+pub fn is_json_number(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = usize::from(b.first() == Some(&b'-'));
     let digits = |i: &mut usize| {

@@ -20,11 +20,19 @@ pub const USAGE: u8 = 2;
 
 /// Prints `e` as the tool reports errors and returns the exit code.
 pub fn error(e: &Error) -> ExitCode {
+    error_as(e, code(e))
+}
+
+/// Prints `e` as the tool reports errors and returns `code` as the exit code: for
+/// commands that know better than the error's kind whether it is about the command line
+/// (`npy sql`, `npy convert`: a library's [`ErrorKind::Usage`] about a table's columns is
+/// about the data there).
+pub fn error_as(e: &Error, code: u8) -> ExitCode {
     if matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe) {
         return ExitCode::SUCCESS;
     }
     eprintln!("error: {}", line(e));
-    ExitCode::from(code(e))
+    ExitCode::from(code)
 }
 
 /// The exit code for `e`.
@@ -53,7 +61,29 @@ pub fn what(e: &Error) -> String {
         ),
         kind => kind.to_string(),
     };
-    what.replace('\n', " ")
+    flags(&what).replace('\n', " ")
+}
+
+/// Hints the libraries word for Rust users (an option's API), and what the tool's users
+/// do instead.
+const HINTS: &[(&str, &str)] = &[
+    ("(convert with ConvertOptions::days_as_int64)", "(rerun with --days-as-int64)"),
+    ("ConvertOptions::residue keeps such text", "--residue keeps such text"),
+    ("read the members one at a time (NpzBatchReader::open_members)", "convert one member at a time (--member NAME)"),
+    ("Appender::recover adopts or trims them", "npy append --recover adopt|trim adopts or trims them"),
+    ("(ReadOptions::max_object_bytes)", "(--max-object-bytes)"),
+    ("raise the limit with ReadOptions::max_object_bytes", "raise the limit with --max-object-bytes"),
+];
+
+/// `text` with the libraries' Rust hints said in the tool's flags.
+pub fn flags(text: &str) -> String {
+    let mut text = text.to_string();
+    for (rust, tool) in HINTS {
+        if text.contains(rust) {
+            text = text.replace(rust, tool);
+        }
+    }
+    text
 }
 
 #[cfg(test)]
@@ -72,5 +102,23 @@ mod tests {
              (rerun with --max-header-size 20480)"
         );
         assert_eq!(code(&e), FAILURE);
+    }
+
+    #[test]
+    fn rust_hints_are_said_in_flags() {
+        let e = Error::from(ErrorKind::InvalidValue {
+            index: 0,
+            reason: "datetime64[D] value 1000000000000 is outside Arrow's Date32 range \
+                     (convert with ConvertOptions::days_as_int64)"
+                .into(),
+        });
+        assert!(line(&e).ends_with("Date32 range (rerun with --days-as-int64)"), "{}", line(&e));
+        let reason = "3 bytes follow the data (an interrupted append?): Appender::recover adopts or trims them".into();
+        let e = Error::from(ErrorKind::Usage { reason });
+        assert!(line(&e).ends_with(": npy append --recover adopt|trim adopts or trims them"), "{}", line(&e));
+        for (rust, tool) in HINTS {
+            assert!(!tool.contains("::"), "{tool}");
+            assert!(flags(&format!("x {rust} y")) == format!("x {tool} y"));
+        }
     }
 }

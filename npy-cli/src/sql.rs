@@ -6,16 +6,24 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::ValueEnum;
+use std::sync::Arc;
+
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::common::ScalarValue;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::logical_expr::{Expr, LogicalPlan, Projection};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use npy_arrow::formats::{FileOptions, Sink};
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 
-use crate::report;
+use crate::render::{self, NonFinite};
+use crate::{report, sql_text};
 
 /// The long help of `npy sql`.
 pub const HELP: &str = "\
@@ -26,6 +34,11 @@ directory of .npy files (or of .npz files, when its name ends in .npz/), or a UR
 environment, as AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, GOOGLE_APPLICATION_CREDENTIALS,
 AZURE_STORAGE_ACCOUNT_NAME). A table's columns are its records' fields (nested records as
 structs, subarrays as lists), or `values` for an array of scalars.
+
+Values print as `npy dump` writes them: NumPy's text for each value (0.004, nan, b'ab',
+2020-01-01), JSON lines with NaN, Infinity, -Infinity; CSV and table cells flattened as
+`npy dump --format csv` names them (receiver.x, samples[0]); a null is an empty cell, or
+null in JSON.
 
 The result goes to stdout as a table (held whole to size the columns), CSV or JSON lines
 (streamed), or with --out to a file written atomically, its format by extension: .npy,
@@ -81,36 +94,93 @@ pub fn option_arg(arg: &str) -> Result<(String, String), String> {
 }
 
 /// Runs the query and reports its error as the tool does; the exit code.
+///
+/// Exit code 2 only for a usage error of the command line (a bad `--option`, an `--out`
+/// of no known format), found before the query runs; every error while it runs, whatever
+/// its kind, is about the tables or the query (1).
 pub fn run(opts: &Options) -> ExitCode {
+    let places = Places::of(&opts.tables);
+    let read = match NpyReadOptions::from_map(&opts.options.iter().cloned().collect()) {
+        Ok(read) => read,
+        Err(e) => return error(e, &places, report::USAGE),
+    };
+    if let Some(out) = &opts.out {
+        if let Err(e) = npy_arrow::formats::Format::of(out) {
+            return report::error(&e.writing(out));
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
     let result = match runtime {
-        Ok(runtime) => runtime.block_on(query(opts)),
+        Ok(runtime) => runtime.block_on(query(opts, read)),
         Err(e) => Err(DataFusionError::IoError(e)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => error(e),
+        Err(e) => error(e, &places, report::FAILURE),
     }
 }
 
 /// Prints a query's error in the tool's style: npy's own errors as [`report`] does (where,
-/// then what), the others with DataFusion's message; exit code 1. A reader that stopped
-/// early (`npy sql ... | head`) is not an error.
-fn error(e: DataFusionError) -> ExitCode {
-    match e.find_root() {
-        DataFusionError::External(inner) => {
-            if let Some(npy) = inner.downcast_ref::<npy_core::Error>() {
-                return report::error(npy);
+/// then what, the file as the user named it), the others with DataFusion's message; exit
+/// code `code`. A reader that stopped early (`npy sql ... | head`) is not an error.
+fn error(e: DataFusionError, places: &Places, code: u8) -> ExitCode {
+    let text = match e.find_root() {
+        DataFusionError::External(inner) => match inner.downcast_ref::<npy_core::Error>() {
+            Some(npy) if matches!(npy.kind(), npy_core::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe) => {
+                return ExitCode::SUCCESS
             }
-        }
+            Some(npy) => places.user_paths(npy, report::line(npy)),
+            None => e.to_string(),
+        },
         DataFusionError::IoError(io) if io.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
         DataFusionError::ArrowError(a, _) if matches!(&**a, ArrowError::IoError(_, io) if io.kind() == std::io::ErrorKind::BrokenPipe) => {
             return ExitCode::SUCCESS
         }
-        _ => {}
+        _ => e.to_string(),
+    };
+    eprintln!("error: {}", sql_flags(&text).replace('\n', " "));
+    ExitCode::from(code)
+}
+
+/// The tool's hints as `npy sql` spells the options: `--option KEY=VALUE`.
+fn sql_flags(text: &str) -> String {
+    text.replace("(rerun with --days-as-int64)", "(rerun with --option days_as_int64=true)")
+        .replace("--residue keeps such text", "--option residue=true keeps such text")
+}
+
+/// Where each table's files are in their object stores, to name a file in an error as the
+/// user would: object store paths have no leading `/` and no bucket.
+struct Places(Vec<(String, String)>);
+
+impl Places {
+    /// The store path prefix of every table's location, and what stands before a path
+    /// in it for the user: `/` for local files, the bucket's URL for others.
+    fn of(tables: &[(String, String)]) -> Places {
+        let mut places = Vec::new();
+        for (_, raw) in tables {
+            if raw.contains("://") {
+                if let Ok(at) = npy_store::store_for(raw) {
+                    places.push((at.path.to_string(), at.base.to_string()));
+                }
+            } else if let Some(path) = std::fs::canonicalize(raw).ok().as_deref().and_then(Path::to_str) {
+                // DataFusion lists a local table at its canonical path.
+                places.push((path.trim_start_matches('/').to_string(), "/".to_string()));
+            }
+        }
+        Places(places)
     }
-    eprintln!("error: {}", e.to_string().replace('\n', " "));
-    ExitCode::from(report::FAILURE)
+
+    /// `line`, the one-line report of `e`, with the file `e` names as the user knows it.
+    fn user_paths(&self, e: &npy_core::Error, line: String) -> String {
+        let Some(path) = e.path().and_then(Path::to_str) else { return line };
+        let Some((_, before)) =
+            self.0.iter().find(|(prefix, _)| !path.starts_with('/') && path.starts_with(prefix.as_str()))
+        else {
+            return line;
+        };
+        let user = format!("{before}{path}");
+        line.replacen(&format!("'{path}'"), &format!("'{user}'"), 1)
+    }
 }
 
 /// Where a table's files are, as DataFusion takes it (a URL, or a local path with a
@@ -124,9 +194,8 @@ fn location(raw: &str) -> (String, bool) {
     (url, npz)
 }
 
-async fn query(opts: &Options) -> Result<(), DataFusionError> {
+async fn query(opts: &Options, read: NpyReadOptions) -> Result<(), DataFusionError> {
     let ctx = context(opts).await?;
-    let read = NpyReadOptions::from_map(&opts.options.iter().cloned().collect())?;
     for (name, raw) in &opts.tables {
         let (url, npz) = location(raw);
         if raw.contains("://") {
@@ -142,11 +211,127 @@ async fn query(opts: &Options) -> Result<(), DataFusionError> {
         }
     }
     let frame = ctx.sql(&opts.query).await?;
-    let stream = frame.execute_stream().await?;
+    let names = result_names(frame.logical_plan());
+    let stream = renamed(frame.execute_stream().await?, names)?;
     match &opts.out {
         Some(path) => write_file(stream, path).await,
         None => print(stream, opts.format).await,
     }
+}
+
+/// The result's column names as DuckDB gives them where DataFusion's differ, for the
+/// final projection's field accesses and indexing: `x` for `receiver.x` or
+/// `t.receiver.x` (DataFusion: `t.receiver[x]`), `samples[1]` for `samples[1]`
+/// (`t.samples[Int64(1)]`), `samples[1:2]` for a slice. An explicit `AS` and every other
+/// expression keep their names, as does a name that would then be given twice. `None`
+/// where nothing changes (or the plan ends in no projection: DML, COPY, EXPLAIN).
+fn result_names(plan: &LogicalPlan) -> Option<Vec<String>> {
+    let projection = top_projection(plan)?;
+    let schema = plan.schema();
+    let old: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let mut new: Vec<String> = (projection.expr.iter().zip(&old))
+        .map(|(e, name)| duckdb_name(below(e, projection)).unwrap_or_else(|| name.clone()))
+        .collect();
+    for i in 0..new.len() {
+        let clash = (new.iter().enumerate()).any(|(j, n)| j != i && *n == new[i])
+            || (new[i] != old[i] && old.contains(&new[i]));
+        if clash {
+            new[i] = old[i].clone();
+        }
+    }
+    (new.len() == old.len() && new != old).then_some(new)
+}
+
+/// The projection whose expressions name the plan's output: the plan, or below it through
+/// nodes that keep their input's columns (ORDER BY, LIMIT, DISTINCT, UNION's first input).
+fn top_projection(plan: &LogicalPlan) -> Option<&Projection> {
+    match plan {
+        LogicalPlan::Projection(p) => Some(p),
+        other => {
+            let first = *other.inputs().first()?;
+            let names = |p: &LogicalPlan| p.schema().fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+            (names(other) == names(first)).then(|| top_projection(first)).flatten()
+        }
+    }
+}
+
+/// The expression a column of `projection` is computed by in a projection below it (an
+/// ORDER BY of a column not selected puts the accesses in a projection under the sort),
+/// or `e` itself.
+fn below<'a>(e: &'a Expr, projection: &'a Projection) -> &'a Expr {
+    let Expr::Column(c) = e else { return e };
+    let mut plan = projection.input.as_ref();
+    loop {
+        match plan {
+            LogicalPlan::Projection(p) => {
+                let at = p.schema.fields().iter().position(|f| f.name() == &c.name);
+                return at.and_then(|i| p.expr.get(i)).unwrap_or(e);
+            }
+            LogicalPlan::Sort(_) | LogicalPlan::Limit(_) | LogicalPlan::Filter(_) => match plan.inputs().first() {
+                Some(input) => plan = input,
+                None => return e,
+            },
+            _ => return e,
+        }
+    }
+}
+
+/// DuckDB's name for a projected expression that is a field access or an index.
+fn duckdb_name(e: &Expr) -> Option<String> {
+    match e {
+        Expr::ScalarFunction(f) if f.func.name() == "get_field" => match f.args.last()? {
+            Expr::Literal(ScalarValue::Utf8(Some(name)) | ScalarValue::Utf8View(Some(name)), _) => Some(name.clone()),
+            _ => None,
+        },
+        Expr::ScalarFunction(f) if matches!(f.func.name(), "array_element" | "array_slice") => access_text(e),
+        _ => None,
+    }
+}
+
+/// A field access or index as written in SQL, without the table's name: `receiver.x`,
+/// `samples[1]`, `grid[1][2]`, `samples[1:2]`.
+fn access_text(e: &Expr) -> Option<String> {
+    let literal = |e: &Expr| match e {
+        Expr::Literal(v, _) if !v.is_null() => Some(v.to_string()),
+        _ => None,
+    };
+    match e {
+        Expr::Column(c) => Some(c.name.clone()),
+        Expr::Cast(c) => access_text(&c.expr),
+        Expr::ScalarFunction(f) => {
+            let (base, rest) = f.args.split_first()?;
+            let base = access_text(base)?;
+            match (f.func.name(), rest) {
+                ("get_field", fields) => {
+                    let names: Option<Vec<String>> = fields.iter().map(literal).collect();
+                    Some(format!("{base}.{}", names?.join(".")))
+                }
+                ("array_element", [i]) => Some(format!("{base}[{}]", literal(i)?)),
+                ("array_slice", [from, to]) => Some(format!("{base}[{}:{}]", literal(from)?, literal(to)?)),
+                ("array_slice", [from, to, stride]) => match literal(stride)?.as_str() {
+                    "1" => Some(format!("{base}[{}:{}]", literal(from)?, literal(to)?)),
+                    stride => Some(format!("{base}[{}:{}:{stride}]", literal(from)?, literal(to)?)),
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `stream` with its columns named `names` (when given).
+fn renamed(
+    stream: SendableRecordBatchStream,
+    names: Option<Vec<String>>,
+) -> Result<SendableRecordBatchStream, DataFusionError> {
+    let Some(names) = names else { return Ok(stream) };
+    let old = stream.schema();
+    let fields: Vec<Field> =
+        old.fields().iter().zip(names).map(|(f, name)| f.as_ref().clone().with_name(name)).collect();
+    let schema = Arc::new(Schema::new_with_metadata(fields, old.metadata().clone()));
+    let to = Arc::clone(&schema);
+    let batches = stream.map(move |batch| Ok(RecordBatch::try_new(Arc::clone(&to), batch?.columns().to_vec())?));
+    Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
 }
 
 /// The session the query runs in, knowing npy's formats (so that `COPY ... TO 'x.npy'`
@@ -187,36 +372,112 @@ async fn write_file(mut stream: SendableRecordBatchStream, path: &Path) -> Resul
     sink.finish().map_err(npy_error)
 }
 
+/// Prints the result as `npy dump` and `npy head` write values ([`sql_text`]): a table
+/// (held whole to size its columns), CSV or JSON lines (streamed).
 async fn print(mut stream: SendableRecordBatchStream, format: Format) -> Result<(), DataFusionError> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    let schema = plain_schema(&stream.schema());
+    let mut text = String::new();
     match format {
         Format::Table => {
-            let schema = stream.schema();
-            let mut batches: Vec<RecordBatch> = Vec::new();
+            let names = sql_text::column_names(&schema);
+            let mut rows: Vec<Vec<String>> = Vec::new();
             while let Some(batch) = stream.next().await {
-                batches.push(batch?);
+                let columns = plain_columns(&batch?, &schema)?;
+                for i in 0..columns.first().map_or(0, |c| c.len()) {
+                    let mut row = Vec::with_capacity(names.len());
+                    for (field, column) in schema.fields().iter().zip(&columns) {
+                        sql_text::cells(field, column.as_ref(), i, &mut row);
+                    }
+                    rows.push(row);
+                }
             }
-            // With the schema, an empty result still shows its columns.
-            let table = datafusion::arrow::util::pretty::pretty_format_batches_with_schema(schema, &batches)?;
-            writeln!(out, "{table}")?;
+            writeln!(out, "{}", boxed(&names, &rows))?;
         }
         Format::Csv => {
-            let mut writer = datafusion::arrow::csv::Writer::new(&mut out);
+            let names = sql_text::column_names(&schema);
+            let header: Vec<_> = names.iter().map(|n| crate::dump::csv_field(n)).collect();
+            writeln!(out, "{}", header.join(","))?;
+            let mut row = Vec::new();
             while let Some(batch) = stream.next().await {
-                writer.write(&batch?)?;
+                let columns = plain_columns(&batch?, &schema)?;
+                for i in 0..columns.first().map_or(0, |c| c.len()) {
+                    row.clear();
+                    for (field, column) in schema.fields().iter().zip(&columns) {
+                        sql_text::cells(field, column.as_ref(), i, &mut row);
+                    }
+                    let cells: Vec<_> = row.iter().map(|c| crate::dump::csv_field(c)).collect();
+                    writeln!(out, "{}", cells.join(","))?;
+                }
             }
         }
         Format::Json => {
-            let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(&mut out);
             while let Some(batch) = stream.next().await {
-                writer.write(&batch?)?;
+                let columns = plain_columns(&batch?, &schema)?;
+                for i in 0..columns.first().map_or(0, |c| c.len()) {
+                    text.clear();
+                    sql_text::json_row(&schema, &columns, i, NonFinite::Python, &mut text);
+                    writeln!(out, "{text}")?;
+                }
             }
-            writer.finish()?;
         }
     }
     out.flush()?;
     Ok(())
+}
+
+/// `schema` with dictionary columns as their values' type (as they are printed).
+fn plain_schema(schema: &Schema) -> Schema {
+    let fields: Vec<Field> = (schema.fields().iter())
+        .map(|f| match f.data_type() {
+            DataType::Dictionary(_, values) => f.as_ref().clone().with_data_type(values.as_ref().clone()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Schema::new(fields)
+}
+
+/// The columns of `batch` as `plain_schema` types them.
+fn plain_columns(batch: &RecordBatch, schema: &Schema) -> Result<Vec<ArrayRef>, DataFusionError> {
+    (batch.columns().iter().zip(schema.fields()))
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(Arc::clone(c))
+            } else {
+                Ok(datafusion::arrow::compute::cast(c, f.data_type())?)
+            }
+        })
+        .collect()
+}
+
+/// A table as DataFusion's CLI draws one: a row of names and rows of cells, left-aligned
+/// in boxes (a line break in a cell shown as `\n`).
+fn boxed(names: &[String], rows: &[Vec<String>]) -> String {
+    let one_line = |s: &str| s.replace('\n', "\\n").replace('\r', "\\r");
+    let names: Vec<String> = names.iter().map(|n| one_line(n)).collect();
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|c| one_line(c)).collect()).collect();
+    let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+    for row in &rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let rule: String = widths.iter().map(|w| format!("+{}", "-".repeat(w + 2))).collect::<String>() + "+";
+    let line = |cells: &[String]| {
+        let mut line = String::new();
+        for (c, &w) in cells.iter().zip(&widths) {
+            line.push_str("| ");
+            render::push_padded(&mut line, c, w, false);
+            line.push(' ');
+        }
+        line.push('|');
+        line
+    };
+    let mut out = vec![rule.clone(), line(&names), rule.clone()];
+    out.extend(rows.iter().map(|r| line(r)));
+    out.push(rule);
+    out.join("\n")
 }
 
 #[cfg(test)]

@@ -187,6 +187,8 @@ fn errors_name_the_file_and_leave_nothing_behind() {
         assert_eq!(out.status.code(), Some(1));
         let err = text(&out.stderr);
         assert!(err.starts_with(&format!("error: reading '{}'", days.display())) && err.contains("Date32"), "{err}");
+        // The hint names the flag, not the Rust option.
+        assert!(err.ends_with("(rerun with --days-as-int64)\n") && !err.contains("::"), "{err}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{ext}");
     }
     let bad = dir.path().join("bad.parquet");
@@ -251,4 +253,42 @@ fn a_large_file_converts_in_bounded_memory() {
         assert!(std::fs::read(&back).unwrap() == std::fs::read(&input).unwrap(), "via {ext}");
         std::fs::remove_file(&back).unwrap();
     }
+}
+
+/// The null rule is in `npy convert --help`, not only in the CHANGELOG.
+#[test]
+fn the_help_states_the_null_rule() {
+    let out = Command::new(env!("CARGO_BIN_EXE_npy")).args(["convert", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let help = text(&out.stdout).replace('\n', " ");
+    for want in ["a null becomes NaN in a float or complex column", "NaT in a datetime64 or timedelta64", "is an error"]
+    {
+        assert!(help.contains(want), "missing {want:?} in {help}");
+    }
+}
+
+/// Data a NumPy array cannot hold (a null struct row, written by pyarrow) is an error about
+/// the file, exit 1, not a usage error (2) whatever kind the library gives it.
+#[test]
+fn data_errors_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let nulls = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/struct_nulls.parquet");
+    for ext in ["npy", "npz"] {
+        let out_path = dir.path().join(format!("out.{ext}"));
+        let out = npy(&[&nulls, &out_path]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.starts_with(&format!("error: writing '{}'", out_path.display())) && err.contains("null"), "{err}");
+        assert!(!out_path.exists());
+    }
+    // Two members of different lengths: the hint is the flag.
+    let archive = dir.path().join("two.npz");
+    let mut z = npy_core::npz::Writer::create(&archive).unwrap();
+    z.add("a", &[1.0f64, 2.0]).unwrap();
+    z.add("b", &[1u8, 2, 3]).unwrap();
+    z.finish().unwrap();
+    let out = npy(&[&archive, &dir.path().join("two.parquet")]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.ends_with("convert one member at a time (--member NAME)\n"), "{err}");
 }

@@ -327,3 +327,124 @@ fn options_apply_to_every_table() {
     let output = npy_sql(&[sql, "--table", &p, "--option", "=1"]);
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Errors while the query runs are about the data (exit 1) even where the library calls
+/// them usage errors; they name the file as the user gave it (with its leading `/`), and
+/// hints name `--option`s, not Rust APIs. Usage errors of the command line exit 2 before
+/// the query runs.
+#[test]
+fn data_errors_exit_1_and_name_the_users_path() {
+    let dir = tempfile::tempdir().unwrap();
+    write_readings(&dir.path().join("r"), 3);
+    let short = dir.path().join("r/short.npy");
+    std::fs::write(&short, &std::fs::read(dir.path().join("r/r000.npy")).unwrap()[..20]).unwrap();
+    let table = format!("r={}", dir.path().join("r").display());
+    let output = npy_sql(&["SELECT count(*) FROM r", "--table", &table]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with(&format!("error: reading '{}': ", short.display())), "{stderr}");
+
+    let days = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/datetime/le_M8_D.npy").canonicalize().unwrap();
+    let output = npy_sql(&["SELECT * FROM d", "--table", &format!("d={}", days.display())]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with(&format!("error: reading '{}': ", days.display())), "{stderr}");
+    assert!(stderr.ends_with("(rerun with --option days_as_int64=true)\n") && !stderr.contains("::"), "{stderr}");
+
+    // A struct of null rows cannot be a NumPy record: the library's usage error is
+    // about the result's data here.
+    std::fs::remove_file(&short).unwrap();
+    let out = dir.path().join("o.npz");
+    let sql = "SELECT CASE WHEN sensor > 0 THEN named_struct('v', value) END AS s FROM r";
+    let output = npy_sql(&[sql, "--table", &table, "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("null"), "{stderr}");
+    assert!(!out.exists());
+
+    let output = npy_sql(&["SELECT 1", "--out", dir.path().join("o.txt").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown file format"));
+}
+
+/// `npy dump` and `npy sql` print the same values: records as JSON objects and as CSV
+/// flattened to `receiver.x` and `samples[0]` columns (the CSV of a struct column failed),
+/// bytes as `b'...'` (not hex), NaN and infinities as `npy dump` writes them (JSON's were
+/// null); the table shows the cells of the CSV.
+#[test]
+fn values_print_as_npy_dump_prints_them() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+    for rel in [
+        "record/trace_aligned.npy",
+        "record/strings.npy",
+        "record/nested_3_levels.npy",
+        "record/subarray_of_record.npy",
+    ] {
+        let file = data.join(rel);
+        let table = format!("t={}", file.display());
+        for (dump_format, sql_format) in [("csv", "csv"), ("json", "json")] {
+            let dump = Command::new(env!("CARGO_BIN_EXE_npy"))
+                .args(["dump", file.to_str().unwrap(), "--format", dump_format])
+                .output()
+                .unwrap();
+            let sql = ok(&npy_sql(&["SELECT * FROM t", "--table", &table, "--format", sql_format]));
+            assert_eq!(sql, ok(&dump), "{rel} {sql_format}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.npy");
+    let header = npy_core::header::Header::new("[('tag', '|S4'), ('v', '<f8')]".parse().unwrap(), vec![3]);
+    let mut bytes = Vec::new();
+    for (tag, v) in [(&b"ab\0\0"[..], f64::NAN), (b"a\0b\0", f64::INFINITY), (b"\xff,\"\0", f64::NEG_INFINITY)] {
+        bytes.extend_from_slice(tag);
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    npy_core::DynArray::new(header, bytes).unwrap().write_npy(&file).unwrap();
+    let table = format!("t={}", file.display());
+    let json = ok(&npy_sql(&["SELECT * FROM t", "--table", &table, "--format", "json"]));
+    assert_eq!(
+        json,
+        "{\"tag\":\"b'ab'\",\"v\":NaN}\n{\"tag\":\"b'a\\\\x00b'\",\"v\":Infinity}\n{\"tag\":\"b'\\\\xff,\\\"'\",\"v\":-Infinity}\n"
+    );
+    let csv = ok(&npy_sql(&["SELECT * FROM t", "--table", &table, "--format", "csv"]));
+    assert_eq!(csv, "tag,v\nb'ab',nan\nb'a\\x00b',inf\n\"b'\\xff,\"\"'\",-inf\n");
+    let nulls = "SELECT NULL AS n, CAST(NULL AS DOUBLE) AS f, 1 AS a";
+    assert_eq!(ok(&npy_sql(&[nulls, "--format", "json"])), "{\"n\":null,\"f\":null,\"a\":1}\n");
+    assert_eq!(ok(&npy_sql(&[nulls, "--format", "csv"])), "n,f,a\n,,1\n");
+    let shown = ok(&npy_sql(&["SELECT tag, v FROM t", "--table", &table]));
+    let lines: Vec<&str> = shown.lines().collect();
+    assert_eq!(lines[1], "| tag       | v    |", "{shown}");
+    assert_eq!(lines[4], "| b'a\\x00b' | inf  |", "{shown}");
+}
+
+/// Result columns of field accesses and indexing are named as DuckDB names them (checked
+/// with duckdb 2.0.1 on a Parquet file of the same table): `x` for `receiver.x` and
+/// `t.receiver.x`, `samples[1]` for `samples[1]`; an explicit AS wins, other columns keep
+/// their names, and a name that would be given twice stays DataFusion's.
+#[test]
+fn field_access_and_index_columns_are_named_as_duckdb_names_them() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/record/trace_aligned.npy");
+    let table = format!("t={}", file.display());
+    let header =
+        |sql: &str| ok(&npy_sql(&[sql, "--table", &table, "--format", "csv"])).lines().next().unwrap().to_string();
+    assert_eq!(header("SELECT receiver.x, samples[1] FROM t"), "x,samples[1]");
+    assert_eq!(
+        header("SELECT t.receiver.x, t.samples[2], samples[1:2] FROM t ORDER BY trace_id LIMIT 2"),
+        "x,samples[2],samples[1:2]"
+    );
+    assert_eq!(
+        header("SELECT receiver.x AS rx, trace_id, t.t0, receiver.y + 1 FROM t"),
+        "rx,trace_id,t0,t.receiver[y] + Int64(1)"
+    );
+    assert_eq!(header("SELECT receiver.x, x FROM (SELECT trace_id AS x, receiver FROM t)"), "t.receiver[x],x");
+    // The values are those of the columns named.
+    let out = ok(&npy_sql(&[
+        "SELECT receiver.x, samples[1] FROM t ORDER BY trace_id",
+        "--table",
+        &table,
+        "--format",
+        "json",
+    ]));
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert!(first["x"].is_number() && first["samples[1]"].is_number(), "{out}");
+}
