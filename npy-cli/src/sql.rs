@@ -37,8 +37,10 @@ structs, subarrays as lists), or `values` for an array of scalars.
 
 Values print as `npy dump` writes them: NumPy's text for each value (0.004, nan, b'ab',
 2020-01-01), JSON lines with NaN, Infinity, -Infinity; CSV and table cells flattened as
-`npy dump --format csv` names them (receiver.x, samples[0]); a null is an empty cell, or
-null in JSON.
+`npy dump --format csv` names them (receiver.x, samples[0]: NumPy's index from 0, where
+SQL's samples[1] is the first item); a null is an empty cell, or null in JSON. Result
+columns of field accesses and indexing are named as DuckDB names them: receiver.x and
+t.receiver.x are x, samples[1] is samples[1] (an AS names a column as it says).
 
 The result goes to stdout as a table (held whole to size the columns), CSV or JSON lines
 (streamed), or with --out to a file written atomically, its format by extension: .npy,
