@@ -21,12 +21,17 @@ field (nested records as structs, subarrays as fixed-size lists); an array of sc
 column, `values`; an N-d array one row per index of its first axis (a fixed-size list
 with the arrow.fixed_shape_tensor extension). The .npy header is kept in the schema's
 metadata, so that a file converted to Arrow or Parquet and back is the same file; with
---residue, byte for byte whatever its padding and b1 bytes hold. A table made elsewhere
-becomes the natural packed NumPy dtype of its columns.
+--residue, byte for byte whatever its padding and b1 bytes hold. That header is used only
+while it agrees with the columns (names, order, types), and the rows are always the
+file's: a table another tool edited or made becomes the natural packed NumPy dtype of its
+columns, each under its own name. Types other tools write map to NumPy's: large and view
+strings to U, binaries to S, dictionaries to their values, lists of one length to
+subarrays, Date64 to M8[ms], times of day to m8 (since midnight), decimals to f8.
 
-Nulls: NumPy has no null, so a null becomes NaN in a float or complex column and NaT in a
-datetime64 or timedelta64 column (the types that have one); in any other column (integers,
-bool, text, bytes) a null is an error that names its row.
+Nulls: NumPy has no null, so a null becomes NaN in a float, decimal or complex column and
+NaT in a datetime64 or timedelta64 column (dates, times and durations: the types that have
+one); in any other column (integers, bool, text, bytes, records, list rows) a null is an
+error naming the column and the row.
 
 A whole .npz is a table of one column per member, as np.savez(path, **columns) makes
 (members must share their first dim; each member's header kept in its field's metadata, so
