@@ -94,7 +94,7 @@ impl TableProvider for NpyTable {
         self.listing.get_column_default(column)
     }
 
-    /// The listing table's scan, after [`refuse_empty_files`] (the listing skips them).
+    /// The listing table's scan, after refusing empty files (the listing skips them).
     async fn scan(
         &self,
         state: &dyn Session,
