@@ -392,8 +392,9 @@ fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
     if schema.fields().is_empty() {
         let kv = meta.key_value_metadata().into_iter().flatten().find(|kv| kv.key == ROWS_KEY);
         rows = kv.and_then(|kv| kv.value.as_deref()?.parse().ok()).unwrap_or(rows);
-        let batch_rows = options.convert.rows(0);
-        let reader = NoColumns { schema, left: rows, batch_rows: batch_rows as u64 };
+        // Rows of no bytes: however many the metadata says, at most 1024 batches of them.
+        let batch_rows = (options.convert.rows(0) as u64).max(rows.div_ceil(1024));
+        let reader = NoColumns { schema, left: rows, batch_rows };
         return Ok(Input { reader: Box::new(reader), bytes, rows: Some(rows), batches: None });
     }
     let batch_rows = options.convert.rows(row_bytes(&schema));
