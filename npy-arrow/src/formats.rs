@@ -216,7 +216,8 @@ pub struct Input {
     pub reader: Box<dyn RecordBatchReader + Send>,
     /// The input's size on disk, in bytes.
     pub bytes: u64,
-    /// Rows in all, when the format says so up front (`.npy`, `.npz`, Parquet).
+    /// Rows in all, when the format says so up front (`.npy`, `.npz`, Parquet, and Arrow
+    /// IPC files, whose batches' messages are read first).
     pub rows: Option<u64>,
     /// Batches in all, when the format says so up front (Arrow IPC files).
     pub batches: Option<u64>,
@@ -369,13 +370,13 @@ impl RecordBatchReader for Located {
 fn open_ipc(path: &Path) -> Result<Input> {
     let mut file = File::open(path)?;
     let bytes = file.metadata()?.len();
-    guard::check_ipc(&mut file, bytes)?;
+    let rows = guard::check_ipc(&mut file, bytes)?;
     file.rewind()?;
     let source = BufReader::with_capacity(1 << 20, file);
     let reader = guard::catch("arrow-ipc", || arrow_ipc::reader::FileReader::try_new(source, None))?
         .map_err(|e| from_arrow(e, "not an Arrow IPC file"))?;
     let batches = Some(reader.num_batches() as u64);
-    Ok(Input { reader: Box::new(guard::Guarded::new(Box::new(reader), "arrow-ipc")), bytes, rows: None, batches })
+    Ok(Input { reader: Box::new(guard::Guarded::new(Box::new(reader), "arrow-ipc")), bytes, rows: Some(rows), batches })
 }
 
 fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
@@ -833,7 +834,9 @@ pub fn convert(
         return Err(usage("a member is named, but neither file is an .npz archive".into()));
     }
     let Input { reader, bytes, rows, batches } = open(input, options)?;
-    let mut sink = Sink::create(output, with_rows(reader.schema(), rows), options)?;
+    let schema = with_rows(reader.schema(), rows);
+    held_in_proportion(&schema, bytes).map_err(|e| e.reading(input))?;
+    let mut sink = Sink::create(output, schema, options)?;
     let mut done = Progress { total_bytes: bytes, ..Progress::default() };
     for batch in reader {
         let batch = batch.map_err(|e| from_arrow(e, "reading").reading(input))?;
@@ -866,6 +869,27 @@ fn with_rows(schema: SchemaRef, rows: Option<u64>) -> SchemaRef {
     let mut meta = schema.metadata().clone();
     meta.insert(shape_key.to_string(), serde_json::to_string(&shape).unwrap_or_default());
     Arc::new(Schema::new_with_metadata(schema.fields().clone(), meta))
+}
+
+/// Checks that an array held whole until its last row (a Fortran-order N-d array, laid out
+/// for the rows in `schema`'s metadata: see [`BatchWriter`]) is in proportion to the
+/// input's `bytes`, as [`crate::guard`] bounds what the readers inflate: at most
+/// [`guard::MAX_PAGE_RATIO`] times the input, or [`guard::MAX_PAGE_BYTES`].
+fn held_in_proportion(schema: &Schema, bytes: u64) -> Result<()> {
+    let Ok(found) = crate::schema::resolve(schema, 0, &[]) else { return Ok(()) };
+    let header = &found.header;
+    if !(found.from_metadata && header.fortran_order && header.shape.len() > 1) {
+        return Ok(());
+    }
+    let data = header.data_len()? as u64;
+    let most = guard::MAX_PAGE_BYTES.max(bytes.saturating_mul(guard::MAX_PAGE_RATIO));
+    if data > most {
+        return Err(invalid(format!(
+            "the schema's metadata describes a Fortran-order array of {data} bytes, which is held \
+             whole to be written: more than a file of {bytes} bytes can hold ({most})"
+        )));
+    }
+    Ok(())
 }
 
 /// `total * part / all`, at most `total`.
@@ -904,4 +928,27 @@ pub(crate) fn from_parquet(e: ParquetError) -> Error {
 
 fn invalid(reason: String) -> Error {
     io::Error::new(io::ErrorKind::InvalidData, reason).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npy_core::header::Header;
+
+    #[test]
+    fn a_held_array_must_be_in_proportion_to_its_input() {
+        let fortran = |rows: usize| {
+            let mut header = Header::new("<i4".parse().unwrap(), vec![rows, 4]);
+            header.fortran_order = true;
+            crate::schema_of(&header).unwrap()
+        };
+        // 4 GB of rows declared by a file of 1,000 bytes: refused before anything is held.
+        let e = held_in_proportion(&fortran(250_000_000), 1000).unwrap_err();
+        assert!(e.to_string().contains("Fortran-order array of 4000000000 bytes"), "{e}");
+        assert!(held_in_proportion(&fortran(1000), 1000).is_ok());
+        assert!(held_in_proportion(&fortran(250_000_000), 4_000_000).is_ok());
+        // A C-order array is streamed, whatever its size.
+        let c = crate::schema_of(&Header::new("<i4".parse().unwrap(), vec![250_000_000, 4])).unwrap();
+        assert!(held_in_proportion(&c, 1000).is_ok());
+    }
 }

@@ -142,7 +142,8 @@ const ARROW_MAGIC: &[u8; 6] = b"ARROW1";
 /// Checks, before arrow-ipc reads `file` (`len` bytes), that its footer and the blocks it
 /// lists lie inside the file and that each block's buffers lie inside its body, so that
 /// the reader allocates nothing larger than the file and slices no buffer out of range.
-pub(crate) fn check_ipc(file: &mut File, len: u64) -> Result<()> {
+/// Returns the rows of its record batches, as their messages say.
+pub(crate) fn check_ipc(file: &mut File, len: u64) -> Result<u64> {
     // "ARROW1", 2 bytes of padding, ..., the footer, its length (4 bytes), "ARROW1".
     if len < 8 + 10 {
         return Err(invalid(format!("not an Arrow IPC file: {len} bytes, too short")));
@@ -167,6 +168,7 @@ pub(crate) fn check_ipc(file: &mut File, len: u64) -> Result<()> {
     }
     let dictionaries = footer.dictionaries().into_iter().flatten();
     let batches = footer.recordBatches().into_iter().flatten();
+    let mut rows = 0u64;
     for (i, block) in dictionaries.chain(batches).enumerate() {
         let (offset, meta, body) = (block.offset(), block.metaDataLength(), block.bodyLength());
         let fits = u64::try_from(offset).ok().zip(u64::try_from(meta).ok()).zip(u64::try_from(body).ok()).and_then(
@@ -178,15 +180,17 @@ pub(crate) fn check_ipc(file: &mut File, len: u64) -> Result<()> {
                  the file's {end} bytes of blocks"
             )));
         }
-        check_ipc_block(file, offset as u64, meta as usize, body as u64)
+        let block_rows = check_ipc_block(file, offset as u64, meta as usize, body as u64)
             .map_err(|reason| invalid(format!("Arrow IPC block {i} at byte {offset}: {reason}")))?;
+        rows = rows.saturating_add(block_rows);
     }
-    Ok(())
+    Ok(rows)
 }
 
 /// Checks that the message of the block at `offset` (`meta` bytes of metadata, inside the
-/// file) describes buffers inside its `body` bytes.
-fn check_ipc_block(file: &mut File, offset: u64, meta: usize, body: u64) -> std::result::Result<(), String> {
+/// file) describes buffers inside its `body` bytes; the rows of a record batch (0 for a
+/// dictionary batch).
+fn check_ipc_block(file: &mut File, offset: u64, meta: usize, body: u64) -> std::result::Result<u64, String> {
     let mut bytes = vec![0u8; meta];
     file.seek(SeekFrom::Start(offset)).map_err(|e| e.to_string())?;
     file.read_exact(&mut bytes).map_err(|e| e.to_string())?;
@@ -196,6 +200,7 @@ fn check_ipc_block(file: &mut File, offset: u64, meta: usize, body: u64) -> std:
     if message.bodyLength() < 0 || message.bodyLength() as u64 > body {
         return Err(format!("its message has a body of {} bytes, its block {body}", message.bodyLength()));
     }
+    let rows = message.header_as_record_batch().map_or(0, |b| u64::try_from(b.length()).unwrap_or(0));
     let batch = match message.header_as_record_batch() {
         Some(batch) => Some(batch),
         None => message.header_as_dictionary_batch().and_then(|d| d.data()),
@@ -223,7 +228,7 @@ fn check_ipc_block(file: &mut File, offset: u64, meta: usize, body: u64) -> std:
             }
         }
     }
-    Ok(())
+    Ok(rows)
 }
 
 /// A Parquet file whose reads are bounded by its length: a read past its end is an error

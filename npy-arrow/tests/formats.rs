@@ -287,16 +287,7 @@ fn files_of_fewer_rows_than_their_metadata_convert_to_the_rows_they_hold() {
             sink.write(&batches[0].slice(1, 2)).unwrap();
             sink.finish().unwrap();
             let back = dir.path().join("back.npy");
-            let got = convert(&mid, &back, &FileOptions::new(), &mut |_| {});
-            if name.contains("_F_") && ext == "arrow" {
-                // An IPC file does not say its rows up front: a Fortran-order array laid
-                // out for the metadata's rows is refused, naming the file.
-                let e = got.unwrap_err();
-                assert!(e.to_string().contains("Fortran-order"), "{e}");
-                assert_eq!(e.path(), Some(back.as_path()));
-                continue;
-            }
-            got.unwrap();
+            convert(&mid, &back, &FileOptions::new(), &mut |_| {}).unwrap();
             let got = npy_core::DynArray::read_npy(&back).unwrap();
             assert_eq!(got.dtype(), want.dtype(), "{name} via {ext}");
             assert_eq!(got.shape()[0], 2, "{name} via {ext}");
