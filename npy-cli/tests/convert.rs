@@ -261,8 +261,12 @@ fn the_help_states_the_null_rule() {
     let out = Command::new(env!("CARGO_BIN_EXE_npy")).args(["convert", "--help"]).output().unwrap();
     assert!(out.status.success());
     let help = text(&out.stdout).replace('\n', " ");
-    for want in ["a null becomes NaN in a float or complex column", "NaT in a datetime64 or timedelta64", "is an error"]
-    {
+    let wants = [
+        "a null becomes NaN in a float, decimal or complex column",
+        "NaT in a datetime64 or timedelta64 column",
+        "error naming the column and the row",
+    ];
+    for want in wants {
         assert!(help.contains(want), "missing {want:?} in {help}");
     }
 }
