@@ -70,7 +70,7 @@ use npy_core::dtype::DType;
 use npy_core::npz::{self, Compression, OwnedMemberReader, ReaderOptions};
 use npy_core::{Error, ErrorKind, Result};
 
-use crate::convert::{arrow_error, usage};
+use crate::convert::{arrow_error, bad_data, usage};
 use crate::read::BatchReader;
 use crate::schema::{DESCR_KEY, FORTRAN_ORDER_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY, VALUES, VERSION_KEY};
 use crate::write::BatchWriter;
@@ -395,7 +395,7 @@ impl NpzBatchReader {
         for m in &mut self.members {
             let located = |e: Error| e.in_member(&m.member).reading(path);
             let batch = m.reader.next_batch().map_err(located)?;
-            let batch = batch.ok_or_else(|| located(usage("the member ended before its rows".into())))?;
+            let batch = batch.ok_or_else(|| located(bad_data("the member ended before its rows".into())))?;
             rows = batch.num_rows();
             columns.extend(m.columns.columns(&batch).map_err(located)?);
         }
@@ -659,10 +659,10 @@ impl NpzBatchWriter {
     /// Writes a batch's rows, each column to its member.
     ///
     /// # Errors
-    /// As [`BatchWriter::write`], naming the path and the member; [`ErrorKind::Usage`] for
-    /// a batch of another number of columns, for null rows of a record column, and after
-    /// a batch failed (some members may have its rows, others not: the archive cannot be
-    /// completed).
+    /// As [`BatchWriter::write`], naming the path and the member; an invalid-data
+    /// [`ErrorKind::Io`] for a batch of another number of columns and for null rows of a
+    /// record column; [`ErrorKind::Usage`] after a batch failed (some members may have its
+    /// rows, others not: the archive cannot be completed).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let path = &self.path;
         if self.failed {
@@ -670,7 +670,7 @@ impl NpzBatchWriter {
         }
         if batch.num_columns() != self.columns {
             let reason = format!("a batch of {} columns for an archive of {}", batch.num_columns(), self.columns);
-            return Err(usage(reason).writing(path));
+            return Err(bad_data(reason).writing(path));
         }
         let rows = batch.num_rows();
         for s in &mut self.spools {
@@ -764,10 +764,11 @@ fn member_batch(s: &Spool, batch: &RecordBatch) -> Result<RecordBatch> {
     let column = batch.column(s.column);
     let mut arrays: Vec<ArrayRef> = if s.record {
         let Some(record) = column.as_struct_opt() else {
-            return Err(usage(format!("column {} is {}, not the Struct of a record", s.column, column.data_type())));
+            return Err(bad_data(format!("column {} is {}, not the Struct of a record", s.column, column.data_type())));
         };
         if record.null_count() > 0 {
-            return Err(usage("a record column has null rows, which a NumPy array cannot hold".into()));
+            let row = record.logical_nulls().and_then(|n| n.iter().position(|valid| !valid)).unwrap_or(0);
+            return Err(bad_data(format!("row {row} of a record column is null, which a NumPy record cannot be")));
         }
         record.columns().to_vec()
     } else {
@@ -776,7 +777,7 @@ fn member_batch(s: &Spool, batch: &RecordBatch) -> Result<RecordBatch> {
     arrays.extend(s.residue.map(|r| batch.column(r).clone()));
     if arrays.len() != s.names.len() {
         let reason = format!("a record column of {} fields for a member of {}", arrays.len(), s.names.len());
-        return Err(usage(reason));
+        return Err(bad_data(reason));
     }
     let fields: Vec<Field> =
         s.names.iter().zip(&arrays).map(|(n, a)| Field::new(n.clone(), a.data_type().clone(), true)).collect();
