@@ -351,8 +351,7 @@ fn data_errors_exit_1_and_name_the_users_path() {
     assert!(stderr.starts_with(&format!("error: reading '{}': ", days.display())), "{stderr}");
     assert!(stderr.ends_with("(rerun with --option days_as_int64=true)\n") && !stderr.contains("::"), "{stderr}");
 
-    // A struct of null rows cannot be a NumPy record: the library's usage error is
-    // about the result's data here.
+    // A struct of null rows cannot be a NumPy record: an error about the result's data.
     std::fs::remove_file(&short).unwrap();
     let out = dir.path().join("o.npz");
     let sql = "SELECT CASE WHEN sensor > 0 THEN named_struct('v', value) END AS s FROM r";
