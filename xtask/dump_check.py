@@ -128,6 +128,10 @@ def expect(arr):
         return leaves(arr, lambda x: str(x))
     if kind == "O":
         return leaves(arr, lambda x: python(x))
+    if kind == "T":
+        # NumPy 2's StringDType: npy reads it as the object array astype(object) gives
+        # (each str, or the na_object where a value is missing).
+        return expect(arr.astype(object))
     raise ValueError("unexpected dtype %s" % dt)
 
 
