@@ -644,25 +644,8 @@ fn dtype_of_field(field: &Field, width: usize) -> Result<DType> {
 pub(crate) fn dtype_hint(field: &Field) -> Option<DType> {
     let hint = field.metadata().get(DTYPE_KEY)?.parse::<DType>().ok()?;
     let ty = crate::foreign::canonical_type(field.data_type())?;
-    let fits = |days| node_of(&hint, days).is_ok_and(|n| holds_as(&n.data_type(), &ty));
+    let fits = |days| node_of(&hint, days).is_ok_and(|n| same_layout(&n.data_type(), &ty));
     (fits(false) || fits(true)).then_some(hint)
-}
-
-/// Whether values of Arrow type `b` lie as those of `a`: names of nested fields,
-/// nullability and time zones aside, and an Int64 standing for a time type (the count of
-/// its unit, as readers without the unit give it).
-fn holds_as(a: &DataType, b: &DataType) -> bool {
-    match (a, b) {
-        (DataType::Struct(x), DataType::Struct(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| holds_as(x.data_type(), y.data_type()))
-        }
-        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
-            n == m && holds_as(x.data_type(), y.data_type())
-        }
-        (DataType::Timestamp(x, _), DataType::Timestamp(y, _)) => x == y,
-        (DataType::Timestamp(..) | DataType::Duration(_), DataType::Int64) => true,
-        _ => a == b,
-    }
 }
 
 /// The tensor shape of a field with the `arrow.fixed_shape_tensor` extension, if it has it
