@@ -305,6 +305,8 @@ impl ReadArgs {
 enum StackCommand {
     /// Split a .npy file into a Dask npy stack: blocks of N along an axis (the last one
     /// shorter) and the `info` pickle, streamed; the directory appears whole or not at all.
+    /// A killed split leaves a hidden `.DIR.npy-stack.XXXXXX` beside DIR: the next split
+    /// into the same parent directory removes it (never one a running split still writes).
     Split {
         /// The .npy file.
         file: PathBuf,
