@@ -1,5 +1,5 @@
-//! Hidden directories being written (a stack before it is renamed into place), and the
-//! removal of those that killed writers left.
+//! Hidden directories being written (a stack before it is renamed into place, a spool),
+//! and the removal of those that killed writers left.
 //!
 //! Such a directory is named `.{target}{infix}XXXXXX` (the target's file name, an infix
 //! that says what writes it, such as `.npy-stack.`, and six random letters and digits)
@@ -11,21 +11,40 @@
 //! touched, nor anything not named so, nor anything through a symbolic link.
 //!
 //! Where the file system refuses locks on directories (some network file systems), the
-//! writer goes on without one, and such a directory is never removed by a later run.
+//! writer goes on without one, and such a directory is never removed by a later run; the
+//! same without `flock` (systems other than Unix).
+//!
+//! # Examples
+//! ```
+//! use npy_core::pending::PendingDir;
+//!
+//! let parent = tempfile::tempdir()?;
+//! let target = parent.path().join("results");
+//! let work = PendingDir::create(&target, ".my-tool.")?;
+//! std::fs::write(work.path().join("part-0"), b"rows")?;
+//! // Hidden beside the target while it is written; a killed process leaves it, and the
+//! // next `PendingDir::create(.., ".my-tool.")` in `parent` removes it.
+//! assert!(work.path().file_name().unwrap().to_str().unwrap().starts_with(".results.my-tool."));
+//! work.rename_to(&target)?;
+//! assert_eq!(std::fs::read(target.join("part-0"))?, b"rows");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::atomic::parent_dir;
+use crate::error::{Error, Result};
 
 /// Random letters and digits that end a pending directory's name.
 const RANDOM_LEN: usize = 6;
 
 /// A hidden directory being written for a target, locked while it lives; removed when
-/// dropped unless [`PendingDir::rename_to`] moved it into place.
+/// dropped unless [`PendingDir::rename_to`] moved it into place (see the
+/// [module docs](self)).
 #[derive(Debug)]
-pub(crate) struct PendingDir {
+pub struct PendingDir {
     tmp: tempfile::TempDir,
     /// The directory itself, open and exclusively locked (`None` where the file system
     /// has no locks): the proof, to a sweep, that its writer is alive.
@@ -33,14 +52,23 @@ pub(crate) struct PendingDir {
 }
 
 impl PendingDir {
-    /// Creates a pending directory for `target` in its parent, named with `infix` (which
-    /// starts and ends with a dot), and locks it; first removes the directories of that
-    /// infix in the parent whose writers are gone.
+    /// Creates a pending directory for `target` beside it, named with `infix`, and locks
+    /// it; first removes the directories of that infix beside it whose writers are gone.
     ///
     /// # Errors
-    /// The I/O error creating or opening the directory (the parent does not exist or is
-    /// not writable).
-    pub(crate) fn create(target: &Path, infix: &str) -> io::Result<PendingDir> {
+    /// [`ErrorKind::Usage`](crate::ErrorKind::Usage) for an infix that does not start and
+    /// end with `.` or holds a `/`; the I/O error creating or opening the directory (the
+    /// parent does not exist or is not writable). They name `target`.
+    pub fn create(target: impl AsRef<Path>, infix: &str) -> Result<PendingDir> {
+        let target = target.as_ref();
+        if infix.len() < 2 || !infix.starts_with('.') || !infix.ends_with('.') || infix.contains('/') {
+            let reason = format!("the infix {infix:?} of a pending directory must start and end with '.'");
+            return Err(Error::usage(reason).writing(target));
+        }
+        PendingDir::create_in(target, infix).map_err(|e| Error::from(e).writing(target))
+    }
+
+    fn create_in(target: &Path, infix: &str) -> io::Result<PendingDir> {
         let parent = parent_dir(target);
         sweep(parent, infix);
         let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -63,7 +91,7 @@ impl PendingDir {
     }
 
     /// The directory's path.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         self.tmp.path()
     }
 
@@ -71,9 +99,10 @@ impl PendingDir {
     /// the lock is released after the move.
     ///
     /// # Errors
-    /// The I/O error of the rename; the directory is then removed.
-    pub(crate) fn rename_to(self, target: &Path) -> io::Result<()> {
-        fs::rename(self.tmp.path(), target)?;
+    /// The I/O error of the rename, naming `target`; the directory is then removed.
+    pub fn rename_to(self, target: impl AsRef<Path>) -> Result<()> {
+        let target = target.as_ref();
+        fs::rename(self.tmp.path(), target).map_err(|e| Error::from(e).writing(target))?;
         drop(self.tmp.keep());
         Ok(())
     }
@@ -222,10 +251,10 @@ mod tests {
     #[test]
     fn only_directories_whose_writer_is_gone_are_swept() {
         let dir = tempfile::tempdir().unwrap();
-        let live = PendingDir::create(&dir.path().join("live"), INFIX).unwrap();
+        let live = PendingDir::create(dir.path().join("live"), INFIX).unwrap();
         fs::write(live.path().join("0.npy"), b"data").unwrap();
         // What a killed writer leaves: the directory, unlocked.
-        let dead = PendingDir::create(&dir.path().join("dead"), INFIX).unwrap().tmp.keep();
+        let dead = PendingDir::create(dir.path().join("dead"), INFIX).unwrap().tmp.keep();
         fs::create_dir(dead.join("sub")).unwrap();
         fs::write(dead.join("sub/1.npy"), b"data").unwrap();
         // Not ours: another infix, a file and a symbolic link of our name, and what a
@@ -240,7 +269,7 @@ mod tests {
         std::os::unix::fs::symlink(&outside, dir.path().join(".l.npy-test.abcdef")).unwrap();
         std::os::unix::fs::symlink(&outside, dead.join("link")).unwrap();
 
-        let next = PendingDir::create(&dir.path().join("next"), INFIX).unwrap();
+        let next = PendingDir::create(dir.path().join("next"), INFIX).unwrap();
         let left = names(dir.path());
         assert!(!left.iter().any(|n| n.starts_with(".dead.")), "{left:?}");
         assert!(live.path().join("0.npy").exists(), "a live writer's directory was removed: {left:?}");
@@ -256,15 +285,15 @@ mod tests {
     #[test]
     fn a_held_lock_keeps_the_directory_until_released() {
         let dir = tempfile::tempdir().unwrap();
-        let held = PendingDir::create(&dir.path().join("a"), INFIX).unwrap().tmp.keep();
+        let held = PendingDir::create(dir.path().join("a"), INFIX).unwrap().tmp.keep();
         let holder = File::open(&held).unwrap();
         holder.lock().unwrap();
         for _ in 0..3 {
-            drop(PendingDir::create(&dir.path().join("b"), INFIX).unwrap());
+            drop(PendingDir::create(dir.path().join("b"), INFIX).unwrap());
             assert!(held.is_dir(), "removed while its lock was held");
         }
         drop(holder);
-        drop(PendingDir::create(&dir.path().join("b"), INFIX).unwrap());
+        drop(PendingDir::create(dir.path().join("b"), INFIX).unwrap());
         assert!(!held.exists());
         assert!(names(dir.path()).is_empty());
     }

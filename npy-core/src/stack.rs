@@ -711,7 +711,7 @@ impl NewDir {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::from(e).writing(target)),
         }
-        let tmp = PendingDir::create(target, PENDING_INFIX).map_err(|e| Error::from(e).writing(target))?;
+        let tmp = PendingDir::create(target, PENDING_INFIX)?;
         Ok(NewDir { tmp, target: target.to_path_buf() })
     }
 
@@ -727,7 +727,7 @@ impl NewDir {
         file.sync_all().map_err(|e| located(e.into()))?;
         File::open(self.tmp.path()).and_then(|d| d.sync_all()).map_err(|e| located(e.into()))?;
         let target = self.target;
-        self.tmp.rename_to(&target).map_err(|e| Error::from(e).writing(&target))?;
+        self.tmp.rename_to(&target)?;
         File::open(parent_dir(&target)).and_then(|d| d.sync_all()).map_err(|e| Error::from(e).writing(&target))
     }
 }
