@@ -12,7 +12,9 @@
 //!   whole), its help says so.
 //! - **Outputs are atomic.** A file is written beside its target and renamed over it only
 //!   when complete ([`npy_core::atomic::AtomicFile`], `npz::Writer::create`): a failed or
-//!   interrupted run leaves the old file, and nothing beside it.
+//!   interrupted run leaves the old file, and nothing beside it (a killed `stack split`, or
+//!   `sql` COPY to a `.npz`, leaves a hidden directory that the next such run removes:
+//!   [`npy_core::pending`]).
 //! - **stdout is data, stderr is for people.** Results go to stdout; errors and progress to
 //!   stderr. One progress helper ([`progress`]) draws a bar, moving by bytes, only when
 //!   stderr is a terminal and the input is large; pipes, scripts and CI see nothing there.

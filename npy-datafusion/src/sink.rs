@@ -74,8 +74,8 @@ const FILES_IN_FLIGHT: usize = 4;
 const PENDING_INFIX: &str = ".npy-sql.";
 
 /// The [`DataSink`] of npy tables and of `COPY ... TO` a `.npy`/`.npz` location: every
-/// output file is written by npy-arrow into a spool, then uploaded to the object store
-/// (see the [module docs](self)).
+/// output file is written by npy-arrow into a spool, then moved to its local target or
+/// uploaded to the object store (see the [module docs](self)).
 ///
 /// Only appending is supported (`INSERT INTO` adds a new file to the table's directory;
 /// `INSERT OVERWRITE` is refused, as DataFusion's own formats do).
