@@ -32,7 +32,7 @@
 
 use std::fs::{self, File};
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::atomic::parent_dir;
 use crate::error::{Error, Result};
@@ -109,6 +109,7 @@ impl PendingDir {
 }
 
 /// What trying to lock a directory found.
+#[cfg_attr(miri, allow(dead_code))]
 enum Locked {
     /// Locked, and still the directory at that path.
     Yes(File),
@@ -122,8 +123,9 @@ enum Locked {
 }
 
 /// Opens the directory at `path` without following a symbolic link and takes its
-/// exclusive lock without waiting; checks that the path still names it once locked.
-#[cfg(unix)]
+/// exclusive lock without waiting; checks that the path still names it once locked. Not
+/// under Miri, which cannot open with `O_NOFOLLOW`.
+#[cfg(all(unix, not(miri)))]
 fn lock(path: &Path) -> Locked {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let opened = fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY).open(path);
@@ -153,7 +155,7 @@ fn lock(path: &Path) -> Locked {
 }
 
 /// Without `flock` (and `O_NOFOLLOW`), directories are not locked, and never swept.
-#[cfg(not(unix))]
+#[cfg(not(all(unix, not(miri))))]
 fn lock(_path: &Path) -> Locked {
     Locked::Unsupported
 }
@@ -172,7 +174,7 @@ fn is_pending(name: &[u8], infix: &str) -> bool {
 /// Removes the pending directories of `infix` in `parent` whose lock is free (their
 /// writers are gone), holding the lock while removing; best effort: what cannot be read,
 /// locked or removed is left as it is.
-#[cfg(unix)]
+#[cfg(all(unix, not(miri)))]
 fn sweep(parent: &Path, infix: &str) {
     use std::os::unix::ffi::OsStrExt;
     let Ok(entries) = fs::read_dir(parent) else { return };
@@ -182,7 +184,7 @@ fn sweep(parent: &Path, infix: &str) {
         if !is_dir || !is_pending(entry.file_name().as_bytes(), infix) {
             continue;
         }
-        let path: PathBuf = entry.path();
+        let path = entry.path();
         if let Locked::Yes(_held) = lock(&path) {
             // `remove_dir_all` removes symbolic links inside, never what they point to.
             let _ = fs::remove_dir_all(&path);
@@ -190,7 +192,7 @@ fn sweep(parent: &Path, infix: &str) {
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(not(all(unix, not(miri))))]
 fn sweep(_parent: &Path, _infix: &str) {}
 
 #[cfg(test)]
@@ -243,7 +245,7 @@ mod tests {
 
     /// A killed writer's directory (its lock gone with it) is removed by the next writer
     /// in the parent; a live writer's directory never is, nor anything else.
-    #[cfg(unix)]
+    #[cfg(all(unix, not(miri)))]
     #[test]
     fn only_directories_whose_writer_is_gone_are_swept() {
         let dir = tempfile::tempdir().unwrap();
@@ -277,7 +279,7 @@ mod tests {
 
     /// A directory locked by another open file description (as another process's lock
     /// is) is left alone, and is swept once that lock is released.
-    #[cfg(unix)]
+    #[cfg(all(unix, not(miri)))]
     #[test]
     fn a_held_lock_keeps_the_directory_until_released() {
         let dir = tempfile::tempdir().unwrap();
