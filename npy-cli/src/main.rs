@@ -12,7 +12,9 @@
 //!   whole), its help says so.
 //! - **Outputs are atomic.** A file is written beside its target and renamed over it only
 //!   when complete ([`npy_core::atomic::AtomicFile`], `npz::Writer::create`): a failed or
-//!   interrupted run leaves the old file, and nothing beside it.
+//!   interrupted run leaves the old file, and nothing beside it (a killed `stack split`, or
+//!   `sql` COPY to a `.npz`, leaves a hidden directory that the next such run removes:
+//!   [`npy_core::pending`]).
 //! - **stdout is data, stderr is for people.** Results go to stdout; errors and progress to
 //!   stderr. One progress helper ([`progress`]) draws a bar, moving by bytes, only when
 //!   stderr is a terminal and the input is large; pipes, scripts and CI see nothing there.
@@ -305,6 +307,8 @@ impl ReadArgs {
 enum StackCommand {
     /// Split a .npy file into a Dask npy stack: blocks of N along an axis (the last one
     /// shorter) and the `info` pickle, streamed; the directory appears whole or not at all.
+    /// A killed split leaves a hidden `.DIR.npy-stack.XXXXXX` beside DIR: the next split
+    /// into the same parent directory removes it (never one a running split still writes).
     Split {
         /// The .npy file.
         file: PathBuf,

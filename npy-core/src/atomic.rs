@@ -13,10 +13,13 @@
 //! hidden name that is at once renamed over the target, so a name other than the target
 //! exists only between those two system calls. Where the file system (or the system)
 //! lacks `O_TMPFILE` or `/proc`, the file is created under a hidden name
-//! `.npy-XXXXXX.tmp` in the target's directory and renamed over the target on commit; it
-//! is removed on every error and when the writer is dropped, but a process killed
-//! mid-write leaves it behind. Such leftovers are found with
-//! `find DIR -name '.npy-*.tmp'`, and are safe to delete when no write is running.
+//! `.npy-XXXXXX.tmp` (six random letters and digits) in the target's directory and renamed
+//! over the target on commit; it is removed on every error and when the writer is dropped.
+//! A process killed mid-write leaves it behind, and the first such write of a later
+//! process into the same directory removes it: the writer holds an exclusive lock
+//! (`flock`) on its file until the rename, which the kernel drops with the process, so a
+//! file of that name whose lock is free was left by a writer that is gone. A file a live
+//! writer holds is never removed (where the file system has no locks, none is).
 //!
 //! [`NpyFileWriter`]: crate::NpyFileWriter
 //! [`NpyMapMut::create`]: crate::mmap::NpyMapMut::create
@@ -87,16 +90,26 @@ impl AtomicFile {
             }
         }
         let mut builder = tempfile::Builder::new();
-        builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
+        builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX).rand_bytes(NAMED_RANDOM);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             // 0o666 less the umask, as `File::create` (tempfile's default is 0o600).
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        // `into_parts`: the file's own errors then carry no temporary name.
-        let (file, path) = builder.tempfile_in(dir).map_err(|e| fail(strip_path(e)))?.into_parts();
-        Ok(AtomicFile { file, target: target.to_path_buf(), named: Some(path) })
+        sweep_once(dir);
+        // A sweep elsewhere may take the file between its creation and the lock: take
+        // another name then.
+        for _ in 0..100 {
+            // `into_parts`: the file's own errors then carry no temporary name.
+            let (file, path) = builder.tempfile_in(dir).map_err(|e| fail(strip_path(e)))?.into_parts();
+            if lock_named(&file, &path) {
+                return Ok(AtomicFile { file, target: target.to_path_buf(), named: Some(path) });
+            }
+            // Not ours any more: its name is left to whoever took it.
+            drop(path.keep());
+        }
+        Err(fail(io::Error::other("no temporary file could be kept: another process removes them as they appear")))
     }
 
     /// The path this file will replace.
@@ -138,8 +151,13 @@ impl AtomicFile {
         }
         match self.named.take() {
             None => self.link_unnamed(replace)?,
-            Some(path) if replace => path.persist(&self.target).map(drop).map_err(|e| self.error(e.error))?,
-            Some(path) => path.persist_noclobber(&self.target).map(drop).map_err(|e| self.error(e.error))?,
+            Some(path) => {
+                let persisted = if replace { path.persist(&self.target) } else { path.persist_noclobber(&self.target) };
+                // The lock only guarded the temporary name: the target's readers and
+                // appenders must not find it held.
+                let _ = self.file.unlock();
+                persisted.map(drop).map_err(|e| self.error(e.error))?;
+            }
         }
         if sync {
             sync_dir(&self.target).map_err(|e| self.error(e))?;
@@ -260,6 +278,87 @@ fn link_following(source: &Path, link: &Path) -> io::Result<()> {
         Err(io::Error::last_os_error())
     }
 }
+
+/// Random letters and digits in a named fallback file's name.
+const NAMED_RANDOM: usize = 6;
+
+/// Takes the exclusive lock of the named fallback file `file` just created at `path`, and
+/// checks that the path still names it: `false` when a sweep took it first. Where the file
+/// system has no locks, the file goes unlocked (and is never swept); so under Miri.
+#[cfg(not(miri))]
+fn lock_named(file: &File, path: &Path) -> bool {
+    match file.try_lock() {
+        Ok(()) => same_file(file, path),
+        Err(std::fs::TryLockError::WouldBlock) => false,
+        Err(std::fs::TryLockError::Error(_)) => true,
+    }
+}
+
+#[cfg(miri)]
+fn lock_named(_file: &File, _path: &Path) -> bool {
+    true
+}
+
+/// Whether `path` names `file` (without following a symbolic link).
+#[cfg(all(unix, not(miri)))]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
+}
+
+#[cfg(all(not(unix), not(miri)))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+/// Whether `name` is a named fallback file's: `.npy-`, six letters and digits, `.tmp`.
+fn is_named_fallback(name: &[u8]) -> bool {
+    let (prefix, suffix) = (TEMP_PREFIX.as_bytes(), TEMP_SUFFIX.as_bytes());
+    name.len() == prefix.len() + NAMED_RANDOM + suffix.len()
+        && name.starts_with(prefix)
+        && name.ends_with(suffix)
+        && name[prefix.len()..prefix.len() + NAMED_RANDOM].iter().all(u8::is_ascii_alphanumeric)
+}
+
+/// Sweeps `dir` ([`sweep`]) the first time this process writes a named fallback file in it.
+fn sweep_once(dir: &Path) {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static SWEPT: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let first = SWEPT.get_or_init(Default::default).lock().map_or(true, |mut swept| swept.insert(dir.to_path_buf()));
+    if first {
+        sweep(dir);
+    }
+}
+
+/// Removes the named fallback files in `dir` whose lock is free (their writers are gone),
+/// holding the lock while removing; best effort. Symbolic links, directories and other
+/// names are left alone. Not under Miri, which cannot open with `O_NOFOLLOW`.
+#[cfg(all(unix, not(miri)))]
+fn sweep(dir: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if !is_file || !is_named_fallback(entry.file_name().as_bytes()) {
+            continue;
+        }
+        let path = entry.path();
+        // Opened for writing: network file systems grant exclusive locks only so.
+        let opened = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(&path);
+        let Ok(file) = opened else { continue };
+        if file.try_lock().is_ok() && same_file(&file, &path) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+#[cfg(not(all(unix, not(miri))))]
+fn sweep(_dir: &Path) {}
 
 /// A fresh `.npy-XXXXXXXXXXXX.tmp` name.
 #[cfg(target_os = "linux")]
@@ -557,5 +656,53 @@ mod tests {
         g.write_all(&[1u8; 10]).unwrap();
         drop(g);
         assert_eq!(names(dir.path()), ["g.bin"]);
+    }
+
+    #[test]
+    fn fallback_names_are_recognised_exactly() {
+        assert!(is_named_fallback(b".npy-Ab12Cd.tmp"));
+        for no in [
+            &b".npy-Ab12C.tmp"[..],
+            b".npy-Ab12Cde.tmp",
+            b".npy-Ab-2Cd.tmp",
+            b".npy-0123456789ab.tmp",
+            b"npy-Ab12Cd.tmp",
+        ] {
+            assert!(!is_named_fallback(no), "{}", String::from_utf8_lossy(no));
+        }
+    }
+
+    /// The first named fallback write of a process into a directory removes what killed
+    /// writers left there (files of the fallback's name whose lock is free), never a file
+    /// whose lock is held, nor a symbolic link or another name. A live writer's file is
+    /// locked until the commit, and the committed target is not.
+    #[cfg(all(unix, not(miri)))]
+    #[test]
+    fn killed_fallback_files_are_swept_and_held_ones_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at(".npy-Dead01.tmp"), b"dead").unwrap();
+        std::fs::write(at(".npy-Held01.tmp"), b"held").unwrap();
+        let holder = File::open(at(".npy-Held01.tmp")).unwrap();
+        holder.lock().unwrap();
+        std::fs::write(at(".npy-other.tmp"), b"other").unwrap();
+        std::fs::write(at("kept"), b"kept").unwrap();
+        std::os::unix::fs::symlink(at("kept"), at(".npy-Link01.tmp")).unwrap();
+
+        let mut live = AtomicFile::create_as(&at("t.npy"), Kind::Named).unwrap();
+        live.write_all(b"new").unwrap();
+        let left = names(dir.path());
+        let fresh = live.named.as_ref().unwrap().file_name().unwrap().to_os_string();
+        let mut want = vec![".npy-Held01.tmp", ".npy-Link01.tmp", ".npy-other.tmp", "kept"];
+        want.push(fresh.to_str().unwrap());
+        want.sort();
+        assert_eq!(left, want);
+        // Another description of the live writer's file finds it locked.
+        let other = File::open(live.named.as_ref().unwrap()).unwrap();
+        assert!(matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)));
+        let file = live.commit_file(true, true).unwrap();
+        assert!(other.try_lock().is_ok(), "the committed target is still locked");
+        drop((file, other, holder));
+        assert_eq!(std::fs::read(at("t.npy")).unwrap(), b"new");
     }
 }

@@ -151,6 +151,7 @@ pub mod ndarray;
 pub mod npz;
 pub mod object;
 mod options;
+pub mod pending;
 pub mod plan;
 mod read;
 pub mod record;

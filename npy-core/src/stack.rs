@@ -17,8 +17,13 @@
 //! - **Writing** ([`split`] a file, [`write_stack`] an array, [`StackWriter`] rows as
 //!   they come): blocks of `block_len` along the axis (the last one shorter), and `info`
 //!   byte for byte as Dask pickles it for the dtype `np.load` makes of the blocks (protocol
-//!   4). The directory appears whole or not at all: it is written as a hidden sibling and
-//!   renamed into place (it must not exist, or be empty).
+//!   4). The directory appears whole or not at all: it is written as a hidden sibling
+//!   `.{name}.npy-stack.XXXXXX` and renamed into place (it must not exist, or be empty).
+//!   An error or a drop removes that sibling. A killed process leaves it, and the next
+//!   stack written in the same parent directory removes it: the writer holds an exclusive
+//!   lock (`flock`) on its directory while it lives, and the kernel drops the lock with
+//!   the process, so a free lock proves the writer gone. A directory a live writer holds
+//!   is never removed, nor anything not named so.
 //!
 //! Blocks are kept in their file's order: a Fortran-order array's blocks are Fortran
 //! order (as Dask's `np.save` of them writes them), read back in either order.
@@ -57,6 +62,7 @@ use crate::io::WriteNpy;
 use crate::object::pickle::{decode_dict, encode_dict, Item};
 use crate::object::Object;
 use crate::options::ReadOptions;
+use crate::pending::PendingDir;
 use crate::plan::Plan;
 use crate::record::NpyRecord;
 use crate::shape::c_order;
@@ -678,11 +684,16 @@ fn reverse_axes(data: &[u8], shape: &[usize], itemsize: usize) -> Vec<u8> {
     out
 }
 
-/// A directory being written: a hidden sibling of the target, renamed into place when
-/// whole (removed if dropped before).
+/// What the hidden directory of a stack being written is named after: `.{target}` +
+/// this + six random letters and digits, beside the target (see [`crate::pending`]).
+const PENDING_INFIX: &str = ".npy-stack.";
+
+/// A directory being written: a hidden sibling of the target, locked while it is
+/// written, renamed into place when whole (removed if dropped before; if the process is
+/// killed, by the next stack written in the same parent).
 #[derive(Debug)]
 struct NewDir {
-    tmp: tempfile::TempDir,
+    tmp: PendingDir,
     target: PathBuf,
 }
 
@@ -700,11 +711,7 @@ impl NewDir {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::from(e).writing(target)),
         }
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .tempdir_in(parent_dir(target))
-            .map_err(|e| Error::from(e).writing(target))?;
+        let tmp = PendingDir::create(target, PENDING_INFIX)?;
         Ok(NewDir { tmp, target: target.to_path_buf() })
     }
 
@@ -719,9 +726,9 @@ impl NewDir {
         file.write_all(&info.to_pickle()?).map_err(|e| located(e.into()))?;
         file.sync_all().map_err(|e| located(e.into()))?;
         File::open(self.tmp.path()).and_then(|d| d.sync_all()).map_err(|e| located(e.into()))?;
-        fs::rename(self.tmp.path(), &self.target).map_err(|e| located(e.into()))?;
-        let _ = self.tmp.keep();
-        File::open(parent_dir(&self.target)).and_then(|d| d.sync_all()).map_err(|e| located(e.into()))
+        let target = self.target;
+        self.tmp.rename_to(&target)?;
+        File::open(parent_dir(&target)).and_then(|d| d.sync_all()).map_err(|e| Error::from(e).writing(&target))
     }
 }
 

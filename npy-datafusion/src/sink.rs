@@ -3,13 +3,25 @@
 //!
 //! DataFusion's demuxer splits the rows into output files; each file is written through
 //! npy-arrow (the project's one Arrow → NumPy path: [`npy_arrow::BatchWriter`] for `.npy`,
-//! [`npy_arrow::NpzBatchWriter`] for `.npz`, a member per column) into a spool in the
-//! temporary directory, since a `.npy` header (its row count) is only known at the end.
-//! When every file is spooled and the input has ended without error, the spools are
-//! uploaded: one `put` for a small file, a multipart upload in parts otherwise (aborted on
-//! error). Local files are staged and renamed by object_store's `LocalFileSystem`, so a
-//! failed write leaves neither a half file nor a temporary; files of the same statement
-//! already uploaded when another one fails are deleted.
+//! [`npy_arrow::NpzBatchWriter`] for `.npz`, a member per column) into a spool, since a
+//! `.npy` header (its row count) is only known at the end. When every file is spooled and
+//! the input has ended without error, the spools are moved to their targets; files of the
+//! same statement already moved when another one fails are deleted. A failed write leaves
+//! neither a half file nor a temporary, and an old file at a target stays whole.
+//!
+//! - **Local files** (the store is DataFusion's `LocalFileSystem` at `file:///`): a `.npy`
+//!   is spooled in its target's directory as a file with no name
+//!   ([`npy_core::atomic::AtomicFile`], `O_TMPFILE`), linked to the target's name once the
+//!   input has ended well; a `.npz` archive is spooled in a hidden directory beside the
+//!   target, `.{name}.npy-sql.XXXXXX` ([`npy_core::pending`]), and renamed over the target.
+//!   A killed statement leaves no name beside a `.npy` target; beside a `.npz` target it
+//!   can leave that directory, which the next local `.npz` write into the same directory
+//!   removes (its lock proves its writer gone). Where the target's directory does not exist
+//!   yet, the file is spooled as for a store and copied in.
+//! - **Object stores** (S3, ...): the spool is an unnamed temporary file (a `.npz` is
+//!   assembled in a hidden directory `.{name}.npy-sql.XXXXXX` of the temporary directory,
+//!   removed as for local files), uploaded with one `put` when small, else a multipart
+//!   upload in parts (aborted on error).
 //!
 //! Text columns (Utf8, Binary) become NumPy `U`/`S` items as wide as their longest value.
 //! Unless the schema carries a table's dtype, that width is only known at the end: such a
@@ -19,7 +31,8 @@
 //! come.
 
 use std::fmt;
-use std::io::{BufWriter, Read, Seek, SeekFrom};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -38,6 +51,8 @@ use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::StreamExt;
 use npy_arrow::formats::{SpooledBatches, TextSpool};
+use npy_core::atomic::AtomicFile;
+use npy_core::pending::PendingDir;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
 use tokio::sync::mpsc::Receiver;
@@ -54,9 +69,13 @@ const PARTS_IN_FLIGHT: usize = 4;
 /// Files uploaded at once.
 const FILES_IN_FLIGHT: usize = 4;
 
+/// The infix of the hidden directories `.npz` archives are assembled in (see
+/// [`npy_core::pending`]).
+const PENDING_INFIX: &str = ".npy-sql.";
+
 /// The [`DataSink`] of npy tables and of `COPY ... TO` a `.npy`/`.npz` location: every
-/// output file is written by npy-arrow into a spool, then uploaded to the object store
-/// (see the [module docs](self)).
+/// output file is written by npy-arrow into a spool, then moved to its local target or
+/// uploaded to the object store (see the [module docs](self)).
 ///
 /// Only appending is supported (`INSERT INTO` adds a new file to the table's directory;
 /// `INSERT OVERWRITE` is refused, as DataFusion's own formats do).
@@ -160,12 +179,14 @@ impl FileSink for NpySink {
         object_store: Arc<dyn ObjectStore>,
     ) -> Result<u64> {
         let schema = get_writer_schema(&self.config);
+        let local = is_local(object_store.as_ref(), &self.config);
         // A blocking task per file: npy-arrow's writers do file I/O.
         let mut writers: JoinSet<Result<(Path, Spool)>> = JoinSet::new();
         while let Some((location, rx)) = file_stream_rx.recv().await {
             let (schema, kind) = (Arc::clone(&schema), self.kind);
+            let target = if local { local_path(&location).map(Some)? } else { None };
             writers.spawn_blocking(move || {
-                let spool = spool(kind, &location, schema, rx)?;
+                let spool = spool(kind, &location, target, schema, rx)?;
                 Ok((location, spool))
             });
         }
@@ -217,7 +238,11 @@ impl FileSink for NpySink {
             // The statement failed: its other files go too (best effort; the error that
             // matters is the first one).
             for location in uploaded {
-                let _ = object_store.delete(&location).await;
+                match local.then(|| local_path(&location)) {
+                    Some(Ok(path)) => drop(std::fs::remove_file(path)),
+                    Some(Err(_)) => {}
+                    None => drop(object_store.delete(&location).await),
+                }
             }
             return Err(e);
         }
@@ -225,11 +250,34 @@ impl FileSink for NpySink {
     }
 }
 
-/// A written file waiting for its upload: an unnamed temporary file, rewound.
+/// Whether `store` is the local file system at its root, as DataFusion registers it for
+/// `file://` (and npy-cli uses it for local paths): then an object's path is a file's path.
+/// object_store offers no downcast; a `LocalFileSystem` shows its root when displayed.
+fn is_local(store: &dyn ObjectStore, config: &FileSinkConfig) -> bool {
+    config.object_store_url.as_str() == "file:///" && store.to_string() == "LocalFileSystem(file:///)"
+}
+
+/// The file of the local object `location`.
+fn local_path(location: &Path) -> Result<PathBuf> {
+    let root = object_store::local::LocalFileSystem::new();
+    root.path_to_filesystem(location).map_err(|e| io_error(std::io::Error::other(e), location))
+}
+
+/// A written file waiting for the statement's input to end well.
 struct Spool {
-    file: std::fs::File,
-    size: u64,
+    body: Body,
     rows: u64,
+}
+
+/// Where a spooled file's bytes are.
+enum Body {
+    /// An unnamed temporary file, rewound, to upload (or to copy to a local target whose
+    /// directory did not exist).
+    Upload { file: std::fs::File, size: u64, target: Option<PathBuf> },
+    /// A local target's `.npy`: an unnamed file in its directory.
+    Local(AtomicFile),
+    /// A local target's `.npz`: an archive in a pending directory beside it.
+    LocalNpz { dir: PendingDir, archive: PathBuf, target: PathBuf },
 }
 
 fn ext(kind: Kind) -> &'static str {
@@ -273,56 +321,125 @@ impl Input {
     }
 }
 
-/// Writes the batches `rx` brings into a spool, through npy-arrow. Runs on a blocking
-/// thread (it waits for batches with `blocking_recv`).
-fn spool(kind: Kind, location: &Path, schema: SchemaRef, rx: Receiver<RecordBatch>) -> Result<Spool> {
-    let named = |e: npy_core::Error| external(e.writing(location.as_ref()));
+/// Writes the batches `rx` brings into a spool, through npy-arrow: beside `target`, the
+/// local file of `location` (if local and its directory exists), else in the temporary
+/// directory. Runs on a blocking thread (it waits for batches with `blocking_recv`).
+fn spool(
+    kind: Kind,
+    location: &Path,
+    target: Option<PathBuf>,
+    schema: SchemaRef,
+    rx: Receiver<RecordBatch>,
+) -> Result<Spool> {
+    // Errors name the object, never a spool.
+    let named = |e: npy_core::Error| external(e.renamed(location.as_ref()).writing(location.as_ref()));
     // The query's columns, with a table's NumPy header only when it is exactly them (so
     // `SELECT *` keeps the table's dtype) and never its shape.
     let schema = npy_arrow::schema::derived_schema(&schema);
     let (mut input, widths) = Input::new(&schema, rx).map_err(named)?;
-    let mut rows = 0u64;
-    let (mut file, size) = match kind {
-        Kind::Npy => {
-            let spool = tempfile::tempfile().map_err(|e| io_error(e, location))?;
-            let mut writer =
-                npy_arrow::BatchWriter::new(BufWriter::with_capacity(1 << 20, spool), schema).map_err(named)?;
-            if let Some(widths) = &widths {
-                writer.text_widths(widths).map_err(named)?;
-            }
-            while let Some(batch) = input.next().map_err(named)? {
-                writer.write(&batch).map_err(named)?;
-                rows += batch.num_rows() as u64;
-            }
-            let mut file =
-                writer.finish().map_err(named)?.into_inner().map_err(|e| io_error(e.into_error(), location))?;
-            let size = file.stream_position().map_err(|e| io_error(e, location))?;
-            (file, size)
+    let beside = target.clone().filter(|t| t.parent().is_some_and(std::path::Path::is_dir));
+    match (kind, beside) {
+        (Kind::Npy, Some(target)) => {
+            let file = AtomicFile::create(target).map_err(named)?;
+            let (file, rows) = write_npy(file, schema, widths, &mut input).map_err(named)?;
+            Ok(Spool { body: Body::Local(file), rows })
         }
-        Kind::Npz => {
-            // NpzBatchWriter writes a named archive (and its members' spools) in a
-            // directory: a temporary one, removed when this returns; the open archive
-            // stays readable.
-            // Its errors name the temporary archive: they name the object instead.
-            let named = |e: npy_core::Error| named(e.renamed(location.as_ref()));
-            let dir = tempfile::tempdir().map_err(|e| io_error(e, location))?;
-            let path = dir.path().join("out.npz");
-            let mut writer = npy_arrow::NpzBatchWriter::create(&path, schema).map_err(named)?;
+        (Kind::Npy, None) => {
+            let file = tempfile::tempfile().map_err(|e| io_error(e, location))?;
+            let (mut file, rows) = write_npy(file, schema, widths, &mut input).map_err(named)?;
+            let size = file.stream_position().map_err(|e| io_error(e, location))?;
+            file.seek(SeekFrom::Start(0)).map_err(|e| io_error(e, location))?;
+            Ok(Spool { body: Body::Upload { file, size, target }, rows })
+        }
+        (Kind::Npz, beside) => {
+            // NpzBatchWriter writes a named archive (its members' spools unnamed) in a
+            // directory: a pending one, beside a local target or in the temporary
+            // directory, so that a killed statement's is removed by a later one.
+            let name = location.filename().unwrap_or("out.npz");
+            let near = beside.clone().unwrap_or_else(|| std::env::temp_dir().join(name));
+            let dir = PendingDir::create(near, PENDING_INFIX).map_err(named)?;
+            let archive = dir.path().join(name);
+            let mut writer = npy_arrow::NpzBatchWriter::create(&archive, schema).map_err(named)?;
             if let Some(widths) = &widths {
                 writer.text_widths(widths).map_err(named)?;
             }
+            let mut rows = 0u64;
             while let Some(batch) = input.next().map_err(named)? {
                 writer.write(&batch).map_err(named)?;
                 rows += batch.num_rows() as u64;
             }
             writer.finish().map_err(named)?;
-            let file = std::fs::File::open(&path).map_err(|e| io_error(e, location))?;
+            if let Some(target) = beside {
+                return Ok(Spool { body: Body::LocalNpz { dir, archive, target }, rows });
+            }
+            // The open archive stays readable once its directory is gone.
+            let file = std::fs::File::open(&archive).map_err(|e| io_error(e, location))?;
             let size = file.metadata().map_err(|e| io_error(e, location))?.len();
-            (file, size)
+            drop(dir);
+            Ok(Spool { body: Body::Upload { file, size, target }, rows })
         }
-    };
-    file.seek(SeekFrom::Start(0)).map_err(|e| io_error(e, location))?;
-    Ok(Spool { file, size, rows })
+    }
+}
+
+/// Writes `input` as one `.npy` into `out` (text as wide as `widths` says, if given):
+/// returns `out` and the rows written.
+fn write_npy<W: Write + Seek>(
+    out: W,
+    schema: SchemaRef,
+    widths: Option<Vec<usize>>,
+    input: &mut Input,
+) -> npy_core::Result<(W, u64)> {
+    let mut writer = npy_arrow::BatchWriter::new(BufWriter::with_capacity(1 << 20, out), schema)?;
+    if let Some(widths) = &widths {
+        writer.text_widths(widths)?;
+    }
+    let mut rows = 0u64;
+    while let Some(batch) = input.next()? {
+        writer.write(&batch)?;
+        rows += batch.num_rows() as u64;
+    }
+    let out = writer.finish()?.into_inner().map_err(|e| npy_core::Error::from(e.into_error()))?;
+    Ok((out, rows))
+}
+
+/// Runs `work` on a blocking thread; its error names the object `location`.
+async fn blocking(location: &Path, work: impl FnOnce() -> npy_core::Result<()> + Send + 'static) -> Result<()> {
+    match SpawnedTask::spawn_blocking(work).join_unwind().await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(external(e.renamed(location.as_ref()).writing(location.as_ref()))),
+        Err(e) => Err(DataFusionError::ExecutionJoin(Box::new(e))),
+    }
+}
+
+/// Moves a spool to `location`: a local one into place, else an upload.
+async fn upload(store: &Arc<dyn ObjectStore>, location: &Path, spool: Spool) -> Result<()> {
+    match spool.body {
+        Body::Local(file) => blocking(location, move || file.commit(true)).await,
+        Body::LocalNpz { dir, archive, target } => {
+            blocking(location, move || {
+                let writing = |e: std::io::Error| npy_core::Error::from(e).writing(&target);
+                std::fs::rename(&archive, &target).map_err(writing)?;
+                drop(dir);
+                let parent = target.parent().unwrap_or(std::path::Path::new("."));
+                std::fs::File::open(parent).and_then(|d| d.sync_all()).map_err(writing)
+            })
+            .await
+        }
+        Body::Upload { mut file, target: Some(target), .. } => {
+            // The target's directory did not exist when the file was spooled.
+            blocking(location, move || {
+                let writing = |e: std::io::Error| npy_core::Error::from(e).writing(&target);
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent).map_err(writing)?;
+                }
+                let mut out = AtomicFile::create(&target)?;
+                std::io::copy(&mut file, &mut out).map_err(writing)?;
+                out.commit(true)
+            })
+            .await
+        }
+        Body::Upload { file, size, target: None } => put(store, location, file, size).await,
+    }
 }
 
 /// Reads the next `len` bytes of a spool on a blocking thread.
@@ -338,14 +455,13 @@ async fn read_part(mut file: std::fs::File, len: usize, location: &Path) -> Resu
     }
 }
 
-/// Uploads a spool to `location`: one `put` when small, else a multipart upload, aborted
-/// when a part fails.
-async fn upload(store: &Arc<dyn ObjectStore>, location: &Path, spool: Spool) -> Result<()> {
+/// Uploads a spool of `size` bytes to `location`: one `put` when small, else a multipart
+/// upload, aborted when a part fails.
+async fn put(store: &Arc<dyn ObjectStore>, location: &Path, mut file: std::fs::File, size: u64) -> Result<()> {
     let store_error = |e: object_store::Error| {
         let io = std::io::Error::other(e);
         io_error(io, location)
     };
-    let Spool { mut file, size, .. } = spool;
     let size = usize::try_from(size).map_err(|_| io_error(std::io::Error::other("spool too large"), location))?;
     if size <= PART_BYTES {
         let (_, bytes) = read_part(file, size, location).await?;
@@ -614,5 +730,50 @@ mod tests {
         conf.insert_op = InsertOp::Overwrite;
         let e = writer_plan(input, conf, None, Kind::Npy, &NpyReadOptions::default()).unwrap_err();
         assert!(e.to_string().contains("only appending"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn the_local_file_system_is_recognised_and_nothing_else() {
+        let ctx = SessionContext::new();
+        let b = batch(0..1, "a");
+        let conf = config(std::path::Path::new("/tmp/x.npy"), Kind::Npy, b.schema());
+        let local = ctx.runtime_env().object_store(ObjectStoreUrl::local_filesystem()).unwrap();
+        assert!(is_local(local.as_ref(), &conf));
+        let memory = object_store::memory::InMemory::new();
+        assert!(!is_local(&memory, &conf));
+        let prefixed = object_store::local::LocalFileSystem::new_with_prefix("/tmp").unwrap();
+        assert!(!is_local(&prefixed, &conf));
+        let location = Path::from("tmp/a b/x.npy");
+        assert_eq!(local_path(&location).unwrap(), std::path::Path::new("/tmp/a b/x.npy"));
+    }
+
+    /// A target whose directory does not exist yet: the directory is made at the end, and
+    /// holds the file alone.
+    #[tokio::test]
+    async fn a_target_in_a_new_directory_is_written_whole() {
+        for kind in [Kind::Npy, Kind::Npz] {
+            let dir = tempfile::tempdir().unwrap();
+            let out = dir.path().join("new/sub").join(format!("out.{}", ext(kind)));
+            write(&out, kind, vec![batch(0..3, "ab")], None).await.unwrap();
+            assert_eq!(listing(&dir.path().join("new/sub")), [format!("out.{}", ext(kind))]);
+        }
+    }
+
+    /// A killed statement's archive directory beside a `.npz` target (its lock gone with
+    /// it) is removed by the next write there; a new `.npy` replaces an old one.
+    #[tokio::test]
+    async fn a_killed_statements_directory_is_removed_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let left = dir.path().join(".out.npz.npy-sql.Ab12Cd");
+        std::fs::create_dir(&left).unwrap();
+        std::fs::write(left.join("out.npz"), b"half").unwrap();
+        let out = dir.path().join("other.npz");
+        write(&out, Kind::Npz, vec![batch(0..3, "ab")], None).await.unwrap();
+        assert_eq!(listing(dir.path()), ["other.npz"]);
+        let npy = dir.path().join("other.npy");
+        std::fs::write(&npy, b"old").unwrap();
+        write(&npy, Kind::Npy, vec![batch(0..2, "ab")], None).await.unwrap();
+        assert_eq!(npy_core::DynArray::read_npy(&npy).unwrap().shape(), [2]);
+        assert_eq!(listing(dir.path()), ["other.npy", "other.npz"]);
     }
 }
