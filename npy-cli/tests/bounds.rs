@@ -154,6 +154,49 @@ fn fifos_in_a_stack_are_refused_before_they_are_opened() {
     assert!(!out.exists());
 }
 
+#[test]
+fn fifos_given_as_inputs_are_refused_before_they_are_opened() {
+    // The format sniff reads a file's first bytes and opens it again, so a FIFO never
+    // worked as an input: it is refused by name, where opening it would wait for a writer.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a.npy");
+    [1i64, 2, 3].write_npy(&file).unwrap();
+    let out = tmp.path().join("out.npy");
+    for name in ["f.npy", "f.npz", "f.arrow", "f.parquet"] {
+        let fifo = tmp.path().join(name);
+        if !mkfifo(&fifo) {
+            return;
+        }
+        let (f, o) = (s(&fifo), s(&out));
+        let mut runs = vec![
+            vec!["info", f],
+            vec!["head", f],
+            vec!["dump", f],
+            vec!["schema", f],
+            vec!["copy", f, o],
+            vec!["convert", f, o],
+            vec!["cat", "-o", o, s(&file), f],
+            vec!["append", f, s(&file)],
+            vec!["append", s(&file), f],
+        ];
+        let split = tmp.path().join("split");
+        runs.push(vec!["stack", "split", "--rows", "1", f, s(&split)]);
+        let table = format!("t={f}");
+        if cfg!(feature = "sql") {
+            runs.push(vec!["sql", "SELECT count(*) FROM t", "--table", &table]);
+        }
+        for args in &runs {
+            failed(&npy(args), &[f, "is a FIFO, not a file"]);
+        }
+        let check = npy(&["check", f]);
+        assert_eq!(check.code, Some(1), "{}", check.stderr);
+        assert!(check.stdout.contains("is a FIFO, not a file"), "{}", check.stdout);
+        assert!(!out.exists() && !split.exists());
+    }
+    // The file appended to is untouched.
+    assert_eq!(Vec::<i64>::read_npy(&file).unwrap(), [1, 2, 3]);
+}
+
 /// A `.npy` file of `descr` and `shape` (as NumPy writes them) and no data: what a header
 /// of zero-size elements needs.
 fn header_only(dir: &Path, name: &str, descr: &str, shape: &str) -> PathBuf {

@@ -171,7 +171,7 @@ pub use error::{Access, Error, ErrorKind, Result};
 pub use io::{ReadNpy, WriteNpy};
 pub use object::Object;
 pub use options::{ReadOptions, WriteOptions};
-pub use read::{HeaderPrefix, NpyReader, Records};
+pub use read::{open_file, HeaderPrefix, NpyReader, Records};
 pub use record::NpyRecord;
 pub use write::{NpyFileWriter, NpyWriter};
 

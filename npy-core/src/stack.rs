@@ -268,8 +268,7 @@ impl Stack {
 
     fn open_with(dir: &Path, axis: Option<usize>) -> Result<Stack> {
         let info_path = dir.join(INFO);
-        regular(&info_path)?;
-        let info = match File::open(&info_path) {
+        let info = match crate::read::open_file(&info_path) {
             Ok(file) => {
                 let mut bytes = Vec::new();
                 file.take(MAX_INFO_LEN + 1).read_to_end(&mut bytes).map_err(|e| Error::from(e).reading(&info_path))?;
@@ -283,8 +282,8 @@ impl Stack {
                 }
                 Some(info)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::from(e).reading(&info_path)),
+            Err(e) if matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::NotFound) => None,
+            Err(e) => return Err(e),
         };
         let has_info = info.is_some();
         let (info, blocks) = match info {
@@ -492,9 +491,8 @@ impl Stack {
 /// The header of block `i` in `dir`.
 fn block(dir: &Path, i: usize) -> Result<Block> {
     let path = dir.join(format!("{i}.npy"));
-    regular(&path)?;
-    let opened = ReadOptions::default().open_path(&path);
-    let reader = opened.map_err(|e| match e.kind() {
+    // open_path refuses what is not a regular file (a FIFO would hang the open).
+    let reader = ReadOptions::default().open_path(&path).map_err(|e| match e.kind() {
         ErrorKind::Io(io) if io.kind() == io::ErrorKind::NotFound => {
             Error::stack(format!("block {i} of the stack is missing")).reading(&path)
         }
@@ -507,43 +505,6 @@ fn block(dir: &Path, i: usize) -> Result<Block> {
     }
     let data_offset = reader.data_offset() as u64;
     Ok(Block { path, header, data_offset })
-}
-
-/// Refuses a path that is not a regular file (after symlinks) before anything opens it:
-/// opening a FIFO waits for a writer, so a FIFO named `info` or `0.npy` would hang a join.
-/// A path that does not exist passes, for the open to report it as it does.
-fn regular(path: &Path) -> Result<()> {
-    let meta = match fs::metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        meta => meta.map_err(|e| Error::from(e).reading(path))?,
-    };
-    if meta.is_file() {
-        return Ok(());
-    }
-    let what = file_kind(&meta.file_type());
-    Err(Error::stack(format!("is {what}, not a file")).reading(path))
-}
-
-/// What a file type that is not a regular file is, in words.
-fn file_kind(ty: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if ty.is_fifo() {
-            return "a FIFO";
-        } else if ty.is_socket() {
-            return "a socket";
-        } else if ty.is_char_device() {
-            return "a character device";
-        } else if ty.is_block_device() {
-            return "a block device";
-        }
-    }
-    if ty.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
 }
 
 /// The info of a stack without `info`: blocks `0.npy` to `n-1.npy`, and the one axis
@@ -662,11 +623,10 @@ impl StackReader {
     fn source(&self, i: usize, skip: u64) -> Result<Source> {
         let b = &self.blocks[i];
         let located = |e: Error| e.reading(&b.path);
-        // The file may have been swapped since the stack was opened.
-        regular(&b.path)?;
         let ordered = either_order(&b.header.shape) || b.header.fortran_order == self.fortran;
         if ordered && b.header.dtype == self.dtype {
-            let mut file = File::open(&b.path).map_err(|e| located(e.into()))?;
+            // Checked again: the file may have been swapped since the stack was opened.
+            let mut file = crate::read::open_file(&b.path)?;
             file.seek(SeekFrom::Start(b.data_offset + skip)).map_err(|e| located(e.into()))?;
             return Ok(Source::File(BufReader::with_capacity(1 << 16, file)));
         }
@@ -1246,7 +1206,7 @@ mod tests {
         fs::remove_file(dir.join("1.npy")).unwrap();
         fs::create_dir(dir.join("1.npy")).unwrap();
         let e = Stack::open(&dir).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::Stack { .. }), "{e}");
+        assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::InvalidInput), "{e}");
         assert_eq!(e.path(), Some(dir.join("1.npy").as_path()));
         assert!(e.to_string().ends_with("is a directory, not a file"), "{e}");
         fs::remove_file(dir.join(INFO)).unwrap();
