@@ -13,7 +13,9 @@
 //!   one axis whose length differs between blocks (the first, when none does, as Dask's
 //!   default), or the one given to [`Stack::open_along`]. The whole array comes as one
 //!   stream ([`Stack::reader`], [`Stack::join`] into one `.npy` file, [`Stack::read`]),
-//!   or block by block ([`Stack::read_block`]).
+//!   or block by block ([`Stack::read_block`]), with at most 64 block files open at once.
+//!   Only regular files are opened: a FIFO named `info` or `0.npy` is refused by name
+//!   before it is opened (the open would wait for a writer).
 //! - **Writing** ([`split`] a file, [`write_stack`] an array, [`StackWriter`] rows as
 //!   they come): blocks of `block_len` along the axis (the last one shorter), and `info`
 //!   byte for byte as Dask pickles it for the dtype `np.load` makes of the blocks (protocol
@@ -268,7 +270,7 @@ impl Stack {
 
     fn open_with(dir: &Path, axis: Option<usize>) -> Result<Stack> {
         let info_path = dir.join(INFO);
-        let info = match crate::read::open_file(&info_path) {
+        let info = match crate::file::open_file(&info_path) {
             Ok(file) => {
                 let mut bytes = Vec::new();
                 file.take(MAX_INFO_LEN + 1).read_to_end(&mut bytes).map_err(|e| Error::from(e).reading(&info_path))?;
@@ -626,7 +628,7 @@ impl StackReader {
         let ordered = either_order(&b.header.shape) || b.header.fortran_order == self.fortran;
         if ordered && b.header.dtype == self.dtype {
             // Checked again: the file may have been swapped since the stack was opened.
-            let mut file = crate::read::open_file(&b.path)?;
+            let mut file = crate::file::open_file(&b.path)?;
             file.seek(SeekFrom::Start(b.data_offset + skip)).map_err(|e| located(e.into()))?;
             return Ok(Source::File(BufReader::with_capacity(1 << 16, file)));
         }
