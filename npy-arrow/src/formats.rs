@@ -321,7 +321,7 @@ fn archive_options(options: &FileOptions) -> npy_core::npz::ReaderOptions {
 fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<Input> {
     let archive = npz_reader(path, options)?;
     let name = member.strip_suffix(".npy").unwrap_or(member);
-    let source = BufReader::with_capacity(1 << 20, File::open(path)?);
+    let source = BufReader::with_capacity(1 << 20, npy_core::open_file(path)?);
     let reader = archive.npy_from(name, source)?;
     let member = format!("{name}.npy");
     let mut input = batches_of_npy(reader, path, options).map_err(|e| e.in_member(&member))?;
@@ -368,7 +368,7 @@ impl RecordBatchReader for Located {
 }
 
 fn open_ipc(path: &Path) -> Result<Input> {
-    let mut file = File::open(path)?;
+    let mut file = npy_core::open_file(path)?;
     let bytes = file.metadata()?.len();
     let rows = guard::check_ipc(&mut file, bytes)?;
     file.rewind()?;
@@ -380,7 +380,7 @@ fn open_ipc(path: &Path) -> Result<Input> {
 }
 
 fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
-    let file = File::open(path)?;
+    let file = npy_core::open_file(path)?;
     let bytes = file.metadata()?.len();
     let checked = file.try_clone()?;
     let source = guard::BoundedFile::new(file, bytes);

@@ -312,7 +312,7 @@ impl NpzBatchReader {
         options: &ConvertOptions,
     ) -> Result<Self> {
         let mut index = archive.open_path(path)?;
-        let file = Arc::new(File::open(path)?);
+        let file = Arc::new(npy_core::open_file(path)?);
         let infos = index.members()?;
         let names: Vec<&str> = match names {
             Some(n) => n.to_vec(),

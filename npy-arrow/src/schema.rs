@@ -147,13 +147,22 @@ pub struct Layout {
     pub(crate) schema: SchemaRef,
 }
 
+/// Most rows that take no bytes in the file (zero-size elements such as `S0`, `V0` or an
+/// empty record, or rows of an empty shape such as `(n, 0)`) an array may have to become
+/// batches: i32::MAX. Their number is bounded by nothing but the header (a 128-byte file
+/// can claim 10^18 of them), while every Arrow row takes bytes (offsets, validity, levels)
+/// and time: a table of more is refused up front instead of spinning. npy-core's readers
+/// (which give such an array at once, with no data) are not bound by it.
+pub const MAX_EMPTY_ROWS: usize = i32::MAX as usize;
+
 impl Layout {
     /// The layout of an array with this header. The schema keeps the header in its metadata
     /// (with `version`, when given, so that a forced version comes back too).
     ///
     /// # Errors
-    /// [`ErrorKind::UnsupportedDtype`] for object dtypes, and for sizes Arrow cannot hold
-    /// (a `FixedSizeList` or `FixedSizeBinary` over `i32::MAX`).
+    /// [`ErrorKind::UnsupportedDtype`] for object dtypes, for sizes Arrow cannot hold
+    /// (a `FixedSizeList` or `FixedSizeBinary` over `i32::MAX`), and for more than
+    /// [`MAX_EMPTY_ROWS`] rows that take no bytes in the file.
     pub fn new(header: &Header, version: Option<Version>) -> Result<Layout> {
         Layout::with_options(header, version, &ConvertOptions::default())
     }
@@ -169,6 +178,14 @@ impl Layout {
             return Err(unsupported(dtype, "object arrays hold Python objects, not Arrow values"));
         }
         let row_elements: usize = header.shape.iter().skip(1).product();
+        let rows = header.shape.first().copied().unwrap_or(1);
+        if rows > MAX_EMPTY_ROWS && (dtype.itemsize() == 0 || row_elements == 0) {
+            let reason = format!(
+                "{rows} rows that take no bytes (zero-size elements or rows) are over {MAX_EMPTY_ROWS} \
+                 (i32::MAX): nothing in the file bounds their number, and every Arrow row takes bytes"
+            );
+            return Err(unsupported(dtype, &reason));
+        }
         let tensor = header.shape.len() > 1;
         let element_columns: Vec<(usize, Node, String, Option<Metadata>)> = match dtype {
             DType::Record(r) if !tensor => {
@@ -865,6 +882,22 @@ mod tests {
 
     fn layout(descr: &str, shape: Vec<usize>) -> Layout {
         Layout::new(&Header::new(descr.parse().unwrap(), shape), None).unwrap()
+    }
+
+    #[test]
+    fn rows_of_no_bytes_are_bounded() {
+        let new = |descr: &str, shape: Vec<usize>| Layout::new(&Header::new(descr.parse().unwrap(), shape), None);
+        for (descr, row) in
+            [("|S0", vec![]), ("<U0", vec![]), ("[]", vec![]), ("[('a', '<i4', (0,))]", vec![]), ("<f8", vec![0])]
+        {
+            let at = |rows: usize| [vec![rows], row.clone()].concat();
+            assert_eq!(new(descr, at(MAX_EMPTY_ROWS)).unwrap().rows(), MAX_EMPTY_ROWS, "{descr}");
+            let e = new(descr, at(MAX_EMPTY_ROWS + 1)).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{descr}: {e}");
+            assert!(e.to_string().contains("2147483648 rows that take no bytes"), "{e}");
+        }
+        // Rows that take bytes are bounded by the file.
+        assert_eq!(new("<f8", vec![MAX_EMPTY_ROWS + 1]).unwrap().rows(), MAX_EMPTY_ROWS + 1);
     }
 
     #[test]

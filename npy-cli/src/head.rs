@@ -22,14 +22,19 @@ an N-d array's items of its first axis (a (4, 3) array shows 4 rows of 3 columns
 order whatever the file's order), a 0-d array's one value. Each cell is NumPy's str() of
 one value (True, 0.004, b'LINE-001', 2020-01-01, 5 seconds, nan); columns are named
 a.b for nested fields, samples[3] for subarray items, [j] and [j].field for the items
-of an N-d array's rows, value for a plain 1-D array. Reading stops after the rows shown.";
+of an N-d array's rows, value for a plain 1-D array. Reading stops after the rows shown.
+A row of more than 1,000 cells shows its first elements that fit in 1,000 (at least one),
+then a column … for the rest (npy dump writes them all).";
+
+/// Most cells of a row shown (the elements past them are skipped, not read into memory).
+const MAX_CELLS: usize = 1000;
 
 /// Prints the first `n` rows of `file` (or of `member` of an `.npz`) as a table.
 ///
 /// # Errors
 /// As [`records::read`].
 pub fn run(file: &Path, member: Option<&str>, n: usize, opts: &ReadOptions) -> Result<()> {
-    let mut table = Table { n, layout: None, header: Vec::new(), rows: Vec::new(), row: None };
+    let mut table = Table { n, layout: None, header: Vec::new(), rows: Vec::new(), row: None, shown: usize::MAX };
     if n > 0 {
         records::read(file, member, opts, None, &mut table)?;
     }
@@ -67,13 +72,24 @@ struct Table {
     rows: Vec<Vec<String>>,
     /// The cells of the row being read.
     row: Option<Vec<String>>,
+    /// Elements of each row shown; a column `…` stands for the rest.
+    shown: usize,
 }
 
 impl Sink for Table {
     fn begin(&mut self, layout: &Layout) -> Result<()> {
-        render::column_names(layout, &mut |name| self.header.push(name));
+        let cells = layout.dtype.as_ref().map_or(1, records::element_steps).max(1);
+        self.shown = (MAX_CELLS / cells).max(1);
+        render::column_names_upto(layout, self.shown, &mut |name| self.header.push(name));
+        if layout.row_len() > self.shown {
+            self.header.push("…".to_string());
+        }
         self.layout = Some(layout.clone());
         Ok(())
+    }
+
+    fn row_elements(&self) -> usize {
+        self.shown
     }
 
     fn element(&mut self, at: At, element: Element<'_>) -> Result<()> {
@@ -90,7 +106,11 @@ impl Sink for Table {
     }
 
     fn end_row(&mut self, _row: usize) -> Result<bool> {
-        self.rows.push(self.row.take().unwrap_or_default());
+        let mut row = self.row.take().unwrap_or_default();
+        if self.layout.as_ref().is_some_and(|l| l.row_len() > self.shown) {
+            row.push("…".to_string());
+        }
+        self.rows.push(row);
         Ok(self.rows.len() < self.n)
     }
 }

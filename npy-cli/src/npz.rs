@@ -8,9 +8,10 @@ use npy_core::{Error, ReadOptions, Result};
 
 /// True when the file starts like a zip archive (an `.npz`).
 pub fn is_npz(path: &Path) -> Result<bool> {
-    let sniff = || -> std::io::Result<bool> {
+    // open_file refuses a FIFO before opening it (the open would wait for a writer).
+    let sniff = || -> Result<bool> {
         let mut magic = [0u8; 4];
-        let mut file = std::fs::File::open(path)?;
+        let mut file = npy_core::open_file(path)?;
         let mut got = 0;
         while got < 4 {
             match file.read(&mut magic[got..])? {
@@ -20,7 +21,7 @@ pub fn is_npz(path: &Path) -> Result<bool> {
         }
         Ok(got == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06"))
     };
-    sniff().map_err(|e| Error::from(e).reading(path))
+    sniff().map_err(|e| e.reading(path))
 }
 
 /// Bytes of deflated members staged in memory at once, over all compression threads:

@@ -82,6 +82,42 @@ pub trait Sink {
     fn element(&mut self, at: At, element: Element<'_>) -> Result<()>;
     /// The current row (`row`) is complete; `false` stops reading.
     fn end_row(&mut self, row: usize) -> Result<bool>;
+    /// The most elements of each row the sink is given (asked after [`Sink::begin`]): the
+    /// rest of the row is skipped, read past but not given.
+    fn row_elements(&self) -> usize {
+        usize::MAX
+    }
+}
+
+/// Most values of no bytes one element may hold (an empty record in subarrays nests them:
+/// NumPy takes `[('a', [], (2**30,))]`): nothing in the file bounds them, and each one is
+/// a step of rendering, so more is refused.
+const MAX_EMPTY_VALUES: usize = 1 << 20;
+
+/// The steps of walking one element of `dtype` value by value: its scalars, and each
+/// empty record, counted once per subarray item (saturating).
+pub fn element_steps(dtype: &DType) -> usize {
+    match dtype {
+        DType::Scalar(_) => 1,
+        DType::Record(r) => r.fields().iter().fold(1usize, |n, f| n.saturating_add(element_steps(&f.dtype))),
+        DType::SubArray(a) => {
+            let items = a.flat_shape().iter().fold(1usize, |n, &d| n.saturating_mul(d));
+            items.saturating_mul(element_steps(a.flat_base()))
+        }
+    }
+}
+
+/// Refuses an element type of no bytes whose elements would take more than
+/// [`MAX_EMPTY_VALUES`] steps to render.
+fn bounded(dtype: &DType) -> Result<()> {
+    let steps = element_steps(dtype);
+    if dtype.itemsize() == 0 && steps > MAX_EMPTY_VALUES {
+        let reason = format!(
+            "an element holds {steps} values of no bytes, over {MAX_EMPTY_VALUES}: nothing in the file bounds them"
+        );
+        return Err(ErrorKind::UnsupportedDtype { descr: dtype.descr(), reason }.into());
+    }
+    Ok(())
 }
 
 /// Reads `file` (or `member` of an `.npz`) and gives its rows to `sink`. With `progress`,
@@ -175,15 +211,44 @@ fn permuted(header: &Header) -> bool {
 /// [`CHUNK_BYTES`] (only one chunk is held).
 fn streamed<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: &mut impl Sink) -> Result<()> {
     let header = reader.header().clone();
+    bounded(&header.dtype)?;
     let layout = Layout::new(Some(header.dtype.clone()), &header.shape);
     sink.begin(&layout)?;
     let size = header.dtype.itemsize();
     let per_chunk = (CHUNK_BYTES / size.max(1)).max(1);
     let row_len = layout.row_len();
+    let shown = row_len.min(sink.row_elements());
     let mut buf = Vec::new();
     let (mut next, mut filled, mut storage) = (0usize, 0usize, 0usize);
     for row in 0..layout.rows {
         for k in 0..row_len {
+            if k == shown {
+                // The rest of the row is skipped: elements of no bytes at once, others
+                // read past a chunk at a time.
+                let mut left = row_len - shown;
+                storage += left;
+                if size == 0 {
+                    break;
+                }
+                while left > 0 {
+                    if next == filled {
+                        buf.clear();
+                        filled = reader.read_raw(per_chunk.min(left), &mut buf)?;
+                        next = 0;
+                        if filled == 0 {
+                            let (expected, found) = (reader.data_len() as u64, ((storage - left) * size) as u64);
+                            return Err(ErrorKind::Truncated { expected, found }.into());
+                        }
+                        if let Some(bar) = bar {
+                            bar.inc(buf.len() as u64);
+                        }
+                    }
+                    let step = left.min(filled - next);
+                    next += step;
+                    left -= step;
+                }
+                break;
+            }
             if next == filled {
                 buf.clear();
                 filled = reader.read_raw(per_chunk, &mut buf)?;
@@ -229,6 +294,7 @@ fn rest_index(row_dims: &[usize], mut k: usize) -> usize {
 /// then given row by row.
 fn held<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: &mut impl Sink) -> Result<()> {
     let header = reader.header().clone();
+    bounded(&header.dtype)?;
     let layout = Layout::new(Some(header.dtype.clone()), &header.shape);
     let size = header.dtype.itemsize();
     let data_len = reader.data_len();
@@ -240,8 +306,9 @@ fn held<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: &mut
     }
     sink.begin(&layout)?;
     let rows = layout.rows;
+    let shown = layout.row_len().min(sink.row_elements());
     for row in 0..rows {
-        for k in 0..layout.row_len() {
+        for k in 0..shown {
             let storage = row + rows * rest_index(&layout.row_dims, k);
             let bytes = data.get(storage * size..(storage + 1) * size).ok_or_else(|| {
                 // read_raw read every element the shape counts; this is a guard.
@@ -264,6 +331,7 @@ fn per_chunk_of(size: usize) -> usize {
 /// element of a row, the run of the block's rows is contiguous in the file.
 fn fortran_file(reader: NpyReader<BufReader<File>>, bar: Option<&ProgressBar>, sink: &mut impl Sink) -> Result<()> {
     let header = reader.header().clone();
+    bounded(&header.dtype)?;
     let layout = Layout::new(Some(header.dtype.clone()), &header.shape);
     let size = header.dtype.itemsize();
     let data_offset = reader.data_offset() as u64;
@@ -272,6 +340,7 @@ fn fortran_file(reader: NpyReader<BufReader<File>>, bar: Option<&ProgressBar>, s
     let mut at = file.stream_position()?;
     sink.begin(&layout)?;
     let (rows, row_len) = (layout.rows, layout.row_len());
+    let shown = row_len.min(sink.row_elements());
     let row_bytes = row_len * size;
     let block = (BLOCK_BYTES / row_bytes.max(1)).clamp(1, rows.max(1));
     let mut buf = Vec::new();
@@ -280,7 +349,8 @@ fn fortran_file(reader: NpyReader<BufReader<File>>, bar: Option<&ProgressBar>, s
         let n = block.min(rows - first);
         buf.clear();
         buf.resize(n * row_bytes, 0);
-        for f in 0..row_len {
+        // Elements of no bytes have no runs to read.
+        for f in 0..if size == 0 { 0 } else { row_len } {
             let run = &mut buf[f * n * size..(f + 1) * n * size];
             let pos = data_offset + ((first + rows * f) * size) as u64;
             // Both are within the file, whose length fits an i64.
@@ -298,7 +368,7 @@ fn fortran_file(reader: NpyReader<BufReader<File>>, bar: Option<&ProgressBar>, s
             }
         }
         for row in first..first + n {
-            for k in 0..row_len {
+            for k in 0..shown {
                 let f = rest_index(&layout.row_dims, k);
                 let off = (f * n + (row - first)) * size;
                 let storage = row + rows * f;
@@ -317,9 +387,10 @@ fn fortran_file(reader: NpyReader<BufReader<File>>, bar: Option<&ProgressBar>, s
 fn objects(array: Array<Object>, sink: &mut impl Sink) -> Result<()> {
     let layout = Layout::new(None, array.shape());
     sink.begin(&layout)?;
+    let shown = layout.row_len().min(sink.row_elements());
     let mut index = vec![0usize; array.shape().len()];
     for row in 0..layout.rows {
-        for k in 0..layout.row_len() {
+        for k in 0..shown {
             if let Some((first, rest)) = index.split_first_mut() {
                 *first = row;
                 c_index(&layout.row_dims, k, rest);

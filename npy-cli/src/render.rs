@@ -181,9 +181,14 @@ pub fn leaf_names(dtype: &DType, prefix: &mut String, each: &mut impl FnMut(&str
 /// row or a table): the leaves of each element of the row, behind the element's index
 /// (`[1].x`, `[2]`) in an N-d array's row; `value` for a row that is one plain value.
 pub fn column_names(layout: &Layout, each: &mut impl FnMut(String)) {
+    column_names_upto(layout, layout.row_len(), each);
+}
+
+/// As [`column_names`], for the first `elements` elements of a row only.
+pub fn column_names_upto(layout: &Layout, elements: usize, each: &mut impl FnMut(String)) {
     let mut rest = vec![0; layout.row_dims.len()];
     let mut named = |name: &str| each(if name.is_empty() { "value".to_string() } else { name.to_string() });
-    for k in 0..layout.row_len() {
+    for k in 0..layout.row_len().min(elements) {
         c_index(&layout.row_dims, k, &mut rest);
         let mut prefix = brackets(&rest);
         match &layout.dtype {

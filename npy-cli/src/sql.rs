@@ -200,6 +200,11 @@ async fn query(opts: &Options, read: NpyReadOptions) -> Result<(), DataFusionErr
     let ctx = context(opts).await?;
     for (name, raw) in &opts.tables {
         let (url, npz) = location(raw);
+        // A FIFO given as a table would hang the scan's open (it waits for a writer):
+        // refused by name, never opened (a directory's listing skips FIFOs).
+        if !raw.contains("://") && std::fs::metadata(raw).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            npy_core::open_file(raw).map_err(npy_error)?;
+        }
         if raw.contains("://") {
             // The bucket's (or host's) store, as npy-store makes it from the URL and the
             // environment; local files are DataFusion's own.

@@ -201,7 +201,7 @@ impl NpyMap {
     pub unsafe fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMap> {
         let path = path.as_ref();
         let open = || {
-            let file = File::open(path)?;
+            let file = crate::file::open_file(path)?;
             let layout = Layout::read(&file, options)?;
             let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
             Ok(NpyMap { core: MapCore { map, layout } })
@@ -265,7 +265,7 @@ impl NpyMap {
             let at_member = |e: Error| e.in_member(&member.member);
             let start =
                 member.data_start.ok_or_else(|| Error::npz(Some(&member.member), "member data offset unknown"))?;
-            let file = File::open(path)?;
+            let file = crate::file::open_file(path)?;
             let file_len = file.metadata()?.len();
             if start.checked_add(member.size).is_none_or(|end| end > file_len) {
                 return Err(Error::npz(Some(&member.member), "member runs past the end of the file"));

@@ -129,13 +129,16 @@ impl ReadOptions {
 
     /// Opens a file and reads its header. The file's length is known, so a header that
     /// claims more data than the file holds is an error before anything is allocated.
+    /// Only a regular file (or a symlink to one) is opened, as by [`crate::open_file`]; read a
+    /// stream with [`ReadOptions::open`].
     ///
     /// # Errors
-    /// As [`NpyReader::new`]; [`ErrorKind::Io`] when the file cannot be opened.
+    /// As [`NpyReader::new`]; [`ErrorKind::Io`] when the file cannot be opened or is not a
+    /// regular file.
     pub fn open_path(&self, path: impl AsRef<Path>) -> Result<NpyReader<BufReader<File>>> {
         let path = path.as_ref();
         let open = || {
-            let file = File::open(path)?;
+            let file = crate::file::open_file(path)?;
             let len = file.metadata()?.len();
             let positional = file.try_clone().ok();
             let r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;

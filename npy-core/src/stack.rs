@@ -13,7 +13,9 @@
 //!   one axis whose length differs between blocks (the first, when none does, as Dask's
 //!   default), or the one given to [`Stack::open_along`]. The whole array comes as one
 //!   stream ([`Stack::reader`], [`Stack::join`] into one `.npy` file, [`Stack::read`]),
-//!   or block by block ([`Stack::read_block`]).
+//!   or block by block ([`Stack::read_block`]), with at most 64 block files open at once.
+//!   Only regular files are opened: a FIFO named `info` or `0.npy` is refused by name
+//!   before it is opened (the open would wait for a writer).
 //! - **Writing** ([`split`] a file, [`write_stack`] an array, [`StackWriter`] rows as
 //!   they come): blocks of `block_len` along the axis (the last one shorter), and `info`
 //!   byte for byte as Dask pickles it for the dtype `np.load` makes of the blocks (protocol
@@ -274,7 +276,7 @@ impl Stack {
 
     fn open_with(dir: &Path, axis: Option<usize>) -> Result<Stack> {
         let info_path = dir.join(INFO);
-        let info = match File::open(&info_path) {
+        let info = match crate::file::open_file(&info_path) {
             Ok(file) => {
                 let mut bytes = Vec::new();
                 file.take(MAX_INFO_LEN + 1).read_to_end(&mut bytes).map_err(|e| Error::from(e).reading(&info_path))?;
@@ -288,8 +290,8 @@ impl Stack {
                 }
                 Some(info)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::from(e).reading(&info_path)),
+            Err(e) if matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::NotFound) => None,
+            Err(e) => return Err(e),
         };
         let has_info = info.is_some();
         let (info, blocks) = match info {
@@ -402,7 +404,10 @@ impl Stack {
     /// The whole array as the bytes of one `.npy` file ([`Stack::header`], then the data
     /// streamed from the blocks). Blocks that follow one another in the data (along the
     /// first axis of a C-order array) are opened one after the other; otherwise every row
-    /// takes a piece of every block, and all are open at once (a file each).
+    /// takes a piece of every block: up to 64 blocks are all open at once (a file each),
+    /// and more are read a band of rows at a time (about 4 MiB, at least one row), each
+    /// block's file opened for its piece of the band and closed again, so that a stack of
+    /// thousands of blocks side by side needs no more than a few open files.
     ///
     /// # Errors
     /// [`ErrorKind::Io`] opening a block (naming it).
@@ -424,10 +429,18 @@ impl Stack {
             at: 0,
             left: 0,
             sources: Vec::new(),
+            band: None,
         };
-        if outer > 1 {
+        if outer > 1 && reader.blocks.len() > OPEN_BLOCKS {
+            // Too many to hold open: rows are assembled a band at a time.
+            let row_bytes: u64 = reader.segments.iter().sum();
+            let rows = (BAND_BYTES as u64 / row_bytes.max(1)).max(1);
+            let rows = usize::try_from(rows).unwrap_or(usize::MAX);
+            reader.sources = (0..reader.blocks.len()).map(|_| None).collect();
+            reader.band = Some(Band { data: io::Cursor::new(Vec::new()), rows });
+        } else if outer > 1 {
             // Every row takes a piece of every block: all are open at once.
-            reader.sources = (0..reader.blocks.len()).map(|i| reader.source(i).map(Some)).collect::<Result<_>>()?;
+            reader.sources = (0..reader.blocks.len()).map(|i| reader.source(i, 0).map(Some)).collect::<Result<_>>()?;
         } else {
             reader.sources = (0..reader.blocks.len()).map(|_| None).collect();
         }
@@ -486,6 +499,7 @@ impl Stack {
 /// The header of block `i` in `dir`.
 fn block(dir: &Path, i: usize) -> Result<Block> {
     let path = dir.join(format!("{i}.npy"));
+    // open_path refuses what is not a regular file (a FIFO would hang the open).
     let reader = ReadOptions::default().open_path(&path).map_err(|e| match e.kind() {
         ErrorKind::Io(io) if io.kind() == io::ErrorKind::NotFound => {
             Error::stack(format!("block {i} of the stack is missing")).reading(&path)
@@ -579,6 +593,21 @@ pub struct StackReader {
     at: usize,
     left: u64,
     sources: Vec<Option<Source>>,
+    /// With more than [`OPEN_BLOCKS`] blocks side by side: the band of rows being read.
+    band: Option<Band>,
+}
+
+/// Bytes of a band of rows of a stack read [`OPEN_BLOCKS`] blocks or more at a time.
+const BAND_BYTES: usize = 4 << 20;
+
+/// Rows of the whole array assembled from every block, for a stack of too many blocks side
+/// by side to keep them all open.
+#[derive(Debug)]
+struct Band {
+    /// The band's bytes, read from the front.
+    data: io::Cursor<Vec<u8>>,
+    /// Rows per band.
+    rows: usize,
 }
 
 /// A block's data in the whole array's order.
@@ -598,14 +627,15 @@ impl Read for Source {
 }
 
 impl StackReader {
-    /// Block `i`'s data, in the whole array's order and dtype.
-    fn source(&self, i: usize) -> Result<Source> {
+    /// Block `i`'s data, in the whole array's order and dtype, from its byte `skip` on.
+    fn source(&self, i: usize, skip: u64) -> Result<Source> {
         let b = &self.blocks[i];
         let located = |e: Error| e.reading(&b.path);
         let ordered = either_order(&b.header.shape) || b.header.fortran_order == self.fortran;
         if ordered && b.header.dtype == self.dtype {
-            let mut file = File::open(&b.path).map_err(|e| located(e.into()))?;
-            file.seek(SeekFrom::Start(b.data_offset)).map_err(|e| located(e.into()))?;
+            // Checked again: the file may have been swapped since the stack was opened.
+            let mut file = crate::file::open_file(&b.path)?;
+            file.seek(SeekFrom::Start(b.data_offset + skip)).map_err(|e| located(e.into()))?;
             return Ok(Source::File(BufReader::with_capacity(1 << 16, file)));
         }
         // Rearranged or converted: in memory, this block only.
@@ -624,7 +654,53 @@ impl StackReader {
                 if b.header.fortran_order { shape.iter().rev().copied().collect() } else { shape.clone() };
             data = reverse_axes(&data, &stored, self.dtype.itemsize());
         }
-        Ok(Source::Memory(io::Cursor::new(data)))
+        let mut cursor = io::Cursor::new(data);
+        cursor.set_position(skip);
+        Ok(Source::Memory(cursor))
+    }
+
+    /// Fills the band with the next rows, block by block: a block's file is opened, its
+    /// rows of the band read, and closed again (a block held in memory stays held).
+    fn fill_band(&mut self) -> Result<()> {
+        let Some(band) = self.band.as_mut() else { return Ok(()) };
+        let first = self.row;
+        let rows = band.rows.min(self.outer - first);
+        let row_bytes = usize::try_from(self.segments.iter().sum::<u64>()).unwrap_or(usize::MAX);
+        let mut data = std::mem::take(band.data.get_mut());
+        data.clear();
+        data.resize(rows * row_bytes, 0);
+        let mut column = 0;
+        for i in 0..self.blocks.len() {
+            let segment = self.segments[i] as usize;
+            if segment == 0 {
+                continue;
+            }
+            let mut source = match self.sources[i].take() {
+                Some(source) => source,
+                None => self.source(i, first as u64 * segment as u64)?,
+            };
+            for r in 0..rows {
+                let at = r * row_bytes + column;
+                if let Err(e) = source.read_exact(&mut data[at..at + segment]) {
+                    let b = &self.blocks[i];
+                    if e.kind() != io::ErrorKind::UnexpectedEof {
+                        return Err(Error::from(e).reading(&b.path));
+                    }
+                    let needs = self.segments[i] * self.outer as u64;
+                    let reason = format!("the block's data ends early: its header needs {needs} bytes");
+                    return Err(Error::stack(reason).reading(&b.path));
+                }
+            }
+            if matches!(source, Source::Memory(_)) {
+                self.sources[i] = Some(source);
+            }
+            column += segment;
+        }
+        self.row += rows;
+        if let Some(band) = self.band.as_mut() {
+            band.data = io::Cursor::new(data);
+        }
+        Ok(())
     }
 }
 
@@ -634,13 +710,22 @@ impl Read for StackReader {
         if n > 0 || buf.is_empty() {
             return Ok(n);
         }
+        if self.band.is_some() {
+            loop {
+                let n = self.band.as_mut().map_or(Ok(0), |band| band.data.read(buf))?;
+                if n > 0 || self.row >= self.outer {
+                    return Ok(n);
+                }
+                self.fill_band().map_err(io::Error::from)?;
+            }
+        }
         loop {
             if self.row >= self.outer || self.blocks.is_empty() {
                 return Ok(0);
             }
             if self.left > 0 {
                 if self.sources[self.at].is_none() {
-                    self.sources[self.at] = Some(self.source(self.at).map_err(io::Error::other)?);
+                    self.sources[self.at] = Some(self.source(self.at, 0).map_err(io::Error::other)?);
                 }
                 let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
                 let Some(source) = self.sources[self.at].as_mut() else { return Ok(0) };
@@ -1089,6 +1174,54 @@ mod tests {
         let mut left: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         left.sort();
         assert_eq!(left, ["a.npy", "j.npy"]);
+    }
+
+    #[test]
+    fn many_blocks_side_by_side_are_read_a_band_at_a_time() {
+        // 70 blocks along axis 1 (more than OPEN_BLOCKS) of rows of 560 bytes: two bands.
+        let tmp = tempfile::tempdir().unwrap();
+        let a = array(&[10_000, 140], false);
+        let dir = tmp.path().join("s");
+        write_stack(&a, &dir, 1, 2).unwrap();
+        let stack = Stack::open(&dir).unwrap();
+        assert!(stack.len() > OPEN_BLOCKS && 10_000 * 560 > BAND_BYTES);
+        assert_eq!(stack.read::<u32>().unwrap().as_slice(), a.as_slice());
+        let joined = tmp.path().join("j.npy");
+        stack.join(&joined, &mut |_| {}).unwrap();
+        assert_eq!(Array::<u32>::read_npy(&joined).unwrap().as_slice(), a.as_slice());
+        // A block in Fortran order is rearranged in memory once, and read band by band.
+        let block = stack.read_block::<u32>(5).unwrap();
+        let (rows, cols) = (block.shape()[0], block.shape()[1]);
+        let f: Vec<u32> =
+            (0..cols).flat_map(|c| (0..rows).map(move |r| (r, c))).map(|(r, c)| *block.get(&[r, c]).unwrap()).collect();
+        Array::from_shape_vec_fortran(vec![rows, cols], f).unwrap().write_npy(dir.join("5.npy")).unwrap();
+        let stack = Stack::open(&dir).unwrap();
+        assert!(stack.block_header(5).fortran_order);
+        assert_eq!(stack.read::<u32>().unwrap().as_slice(), a.as_slice());
+        // A block cut short after the stack was opened is named, in the second band.
+        let nine = dir.join("9.npy");
+        let len = fs::metadata(&nine).unwrap().len();
+        fs::OpenOptions::new().write(true).open(&nine).unwrap().set_len(len - 8).unwrap();
+        let e = stack.join(tmp.path().join("k.npy"), &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("9.npy") && e.contains("the block's data ends early"), "{e}");
+        assert!(!tmp.path().join("k.npy").exists());
+    }
+
+    #[test]
+    fn what_is_not_a_file_is_refused_by_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s");
+        write_stack(&array(&[4], false), &dir, 0, 2).unwrap();
+        fs::remove_file(dir.join("1.npy")).unwrap();
+        fs::create_dir(dir.join("1.npy")).unwrap();
+        let e = Stack::open(&dir).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::InvalidInput), "{e}");
+        assert_eq!(e.path(), Some(dir.join("1.npy").as_path()));
+        assert!(e.to_string().ends_with("is a directory, not a file"), "{e}");
+        fs::remove_file(dir.join(INFO)).unwrap();
+        fs::create_dir(dir.join(INFO)).unwrap();
+        let e = Stack::open(&dir).unwrap_err();
+        assert_eq!(e.path(), Some(dir.join(INFO).as_path()), "{e}");
     }
 
     #[test]

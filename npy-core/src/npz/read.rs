@@ -151,7 +151,7 @@ impl ReaderOptions {
     pub fn open_path(&self, path: impl AsRef<Path>) -> Result<Reader<BufReader<File>>> {
         let path = path.as_ref();
         let open = || {
-            let file = File::open(path)?;
+            let file = crate::file::open_file(path)?;
             // A second handle on the same open file, for reads at positions (workers). On
             // Windows those move the handles' shared cursor, which the zip reader never
             // relies on: it seeks to each member before reading it.
