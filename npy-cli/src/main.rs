@@ -217,6 +217,12 @@ enum Command {
     /// code units that are not Unicode scalar values (NumPy writes and reads them; --strict
     /// makes them problems).
     ///
+    /// Bytes after a .npy file's data while another process appends to it (holds its
+    /// append lock, as `npy append` does) are an append in progress: a note, not a
+    /// problem; check does not wait for it. With the lock free the file is checked again
+    /// (the append may just have finished): bytes still there are an interrupted append's,
+    /// a problem (`npy append --recover adopt|trim` makes the file whole).
+    ///
     /// One line per finding on stdout (file, member, element and byte where known), then
     /// `N files checked, M with problems`. Memory stays bounded whatever the file's size.
     Check {

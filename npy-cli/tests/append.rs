@@ -333,3 +333,60 @@ fn no_wait_fails_at_once_and_the_default_waits() {
     ok(&waiting.wait_all()[0]);
     assert_eq!(Vec::<i64>::read_npy(&target).unwrap(), [1, 2, 3]);
 }
+
+/// `npy check` on a file with rows after its data: while another process holds the
+/// append lock, an append in progress (a note, exit 0, and the array is still checked);
+/// with the lock free, a problem naming `--recover`, and `npy append --recover` makes the
+/// file whole.
+#[test]
+fn check_knows_an_append_in_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = write(dir.path(), "t.npy", &[1, 2]);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&target).unwrap();
+    std::io::Write::write_all(&mut f, &3i64.to_le_bytes()).unwrap();
+    drop(f);
+    let holder = std::fs::File::open(&target).unwrap();
+    holder.lock().unwrap();
+    let out = npy(&["check", s(&target)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("note: an append is in progress"), "{stdout}");
+    assert!(stdout.contains("1 file checked, 0 with problems"), "{stdout}");
+    holder.unlock().unwrap();
+    let out = npy(&["check", s(&target)]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("problem: 8 bytes after the array's data"), "{stdout}");
+    assert!(stdout.contains("npy append --recover adopt|trim"), "{stdout}");
+    ok(&npy(&["append", "--recover", "adopt", s(&target)]));
+    ok(&npy(&["check", s(&target)]));
+    assert_eq!(Vec::<i64>::read_npy(&target).unwrap(), [1, 2, 3]);
+}
+
+/// `npy check` running over and over while `npy append`s grow the file: never a problem
+/// (the tail it sees is an append in progress, or gone when it looks again).
+#[test]
+fn check_during_appends_finds_no_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = write(dir.path(), "t.npy", &[]);
+    let rounds = rounds() * 2;
+    let big = write(dir.path(), "big.npy", &(0..200_000).collect::<Vec<i64>>());
+    let mut appending = Children::default();
+    appending.spawn(Command::new("sh").arg("-c").arg(format!(
+        "for i in $(seq {rounds}); do '{}' append '{}' '{}' || exit 1; done",
+        env!("CARGO_BIN_EXE_npy"),
+        s(&target),
+        s(&big)
+    )));
+    let (mut checks, mut in_progress) = (0, 0);
+    while appending.0[0].try_wait().unwrap().is_none() {
+        let out = npy(&["check", s(&target)]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "check {checks}: {stdout}");
+        in_progress += usize::from(stdout.contains("an append is in progress"));
+        checks += 1;
+    }
+    ok(&appending.wait_all()[0]);
+    assert_eq!(Vec::<i64>::read_npy(&target).unwrap().len(), 200_000 * rounds as usize);
+    eprintln!("{checks} checks during {rounds} appends, {in_progress} saw one in progress");
+}
