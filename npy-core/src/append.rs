@@ -28,7 +28,9 @@
 //! one, and none is lost. A second appender waits for the lock, or fails at once under
 //! [`Appender::wait`]`(false)`. After taking the lock an appender checks that the path
 //! still names the file it locked (a header without room is rewritten by replacing the
-//! file) and reopens it if not.
+//! file) and reopens it if not. A killed appender's lock goes with its process; the tail
+//! it may leave is refused by the next append until [`Appender::recover`] makes the file
+//! whole.
 //!
 //! The lock does not cover:
 //! - writers that do not take it: npy-append-array, `np.save` over the file, an
@@ -132,7 +134,18 @@ impl Lock {
     fn take(file: &File, wait: bool, path: &Path) -> Result<Lock> {
         let file = file.try_clone()?;
         if wait {
+            #[cfg(not(miri))]
             file.lock()?;
+            // Miri reports a `flock` that must wait as unsupported: there the lock is
+            // awaited by trying again (the tests of appenders taking turns run under it).
+            #[cfg(miri)]
+            loop {
+                match file.try_lock() {
+                    Ok(()) => break,
+                    Err(std::fs::TryLockError::WouldBlock) => std::thread::yield_now(),
+                    Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+                }
+            }
         } else {
             match file.try_lock() {
                 Ok(()) => {}
@@ -202,7 +215,8 @@ fn names_file(path: &Path, file: &File) -> Result<bool> {
 }
 
 impl Appender {
-    /// Opens `path` for appending, with default [`ReadOptions`].
+    /// Opens `path` for appending, with default [`ReadOptions`]. Opening never waits: the
+    /// file's lock is taken by each append ([module docs](self#locking)).
     ///
     /// # Errors
     /// As [`ReadOptions::open_path`]; [`ErrorKind::Usage`] for a 0-d array (it has no axis
