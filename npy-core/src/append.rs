@@ -185,12 +185,14 @@ impl State {
     /// As [`ReadOptions::open`]; [`ErrorKind::Truncated`] for data shorter than the header
     /// says (appending after it would leave a hole).
     fn read(file: &File, options: &ReadOptions) -> Result<State> {
-        let len = file.metadata()?.len();
         (&*file).seek(SeekFrom::Start(0))?;
-        let reader = options.open_sized(io::BufReader::with_capacity(8 << 10, file), len)?;
+        let reader = options.open(io::BufReader::with_capacity(8 << 10, file))?;
         let (header, version) = (reader.header().clone(), reader.version());
         let (data_offset, data_len) = (reader.data_offset() as u64, reader.data_len() as u64);
         let end = data_offset.saturating_add(data_len);
+        // Measured after the header is read: an append (without the lock, at open) may
+        // finish in between, and its rows are written before the header that counts them.
+        let len = file.metadata()?.len();
         if len < end {
             return Err(ErrorKind::Truncated { expected: data_len, found: len.saturating_sub(data_offset) }.into());
         }
@@ -1212,6 +1214,45 @@ mod tests {
         [1.5f32].write_npy(&path).unwrap();
         let e = early.append(&[5i32]).unwrap_err();
         assert!(e.to_string().contains("changed by another writer since it was opened: its dtype is '<f4'"), "{e}");
+    }
+
+    /// Readers during appends (taking no lock): every read succeeds and gives a whole
+    /// array, the rows of the appends counted so far, never a length between two appends
+    /// nor a "data truncated" from a header read after the file's length was measured.
+    #[test]
+    fn readers_during_appends_see_whole_arrays() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("read.npy");
+        Vec::<u64>::new().write_npy(&path).unwrap();
+        let (rounds, rows) = (if cfg!(miri) { 5 } else { 1_000 }, 1_000u64);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let reads = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let mut reads = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    // Mostly opens (the header read, where the race was), some whole reads.
+                    if reads % 16 == 0 {
+                        let values = Vec::<u64>::read_npy(&path).unwrap_or_else(|e| panic!("read {reads}: {e}"));
+                        assert_eq!(values.len() as u64 % rows, 0, "read {reads}: {} rows", values.len());
+                        assert!(values.iter().enumerate().all(|(i, &v)| v == i as u64), "read {reads}");
+                    } else {
+                        let r = ReadOptions::default().open_path(&path).unwrap_or_else(|e| panic!("read {reads}: {e}"));
+                        assert_eq!(r.len() as u64 % rows, 0, "read {reads}: {} rows", r.len());
+                    }
+                    reads += 1;
+                }
+                reads
+            });
+            let mut a = Appender::open(&path).unwrap();
+            a.sync(false);
+            for round in 0..rounds {
+                a.append(&(round * rows..(round + 1) * rows).collect::<Vec<u64>>()).unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            reader.join().unwrap()
+        });
+        assert_eq!(Vec::<u64>::read_npy(&path).unwrap().len() as u64, rounds * rows);
+        assert!(reads > 0);
     }
 
     #[test]
