@@ -9,7 +9,8 @@
 //!   the two-thread conversion read.
 //! - A full disk (a 64 MiB tmpfs; where mounting is not allowed the test says so and
 //!   skips): every path write is an `Err` naming the target, the old file survives, and
-//!   no file is left beside it; `NpyMapMut::create` too, never a `SIGBUS`.
+//!   no file is left beside it; `NpyMapMut::create` too, never a `SIGBUS`; an append of
+//!   a file from another disk names the target, not the source.
 //! - `SIGKILL` in the middle of path writes, on ext4 and tmpfs: the target is whole (old
 //!   or new) and no temporary file is left.
 
@@ -552,6 +553,30 @@ fn batches_appended_to_a_full_disk_stop_at_the_failed_one() {
     assert_eq!(back[back.len() - 1].id as usize, batches - 1);
     let appender = npy_core::append::Appender::open(&target).unwrap();
     assert_eq!(appender.tail_bytes(), 0);
+}
+
+/// `Appender::append_file` (what `npy append` runs) onto a full disk, the source on
+/// another one: the error names the target being written, not the source being read
+/// (`reading 'big.npy': No space left on device` before), and the target keeps its old
+/// array with nothing after it.
+#[test]
+fn a_file_appended_to_a_full_disk_is_an_error_naming_the_target() {
+    let Some(fs) = Tmpfs::mount("16m") else { return };
+    let target = fs.path().join("grows.npy");
+    packed(10).write_npy(&target).unwrap();
+    let before = std::fs::read(&target).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let big = elsewhere.path().join("big.npy");
+    packed(2_000_000).write_npy(&big).unwrap();
+    let (path, source) = (target.clone(), big.clone());
+    let e = bounded("append_file", move || {
+        npy_core::append::Appender::open(&path).unwrap().append_file(&source).unwrap_err()
+    });
+    assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{e:?}");
+    assert_eq!((e.path(), e.access()), (Some(target.as_path()), Some(Access::Write)), "{e}");
+    assert!(e.to_string().starts_with(&format!("writing '{}'", target.display())), "{e}");
+    assert_eq!(std::fs::read(&target).unwrap(), before, "the rows written before the error are cut off");
+    assert_eq!(names(fs.path()), ["grows.npy"]);
 }
 
 /// The child side of the kill tests: writes to `NPY_KILL_TARGET` in a loop until killed,

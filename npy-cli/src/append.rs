@@ -16,28 +16,30 @@ pub enum Recover {
     Trim,
 }
 
+/// How `npy append` appends: the flags.
+#[derive(Debug, Clone, Copy)]
+pub struct How {
+    /// Recover an interrupted append's tail first.
+    pub recover: Option<Recover>,
+    /// Fail instead of rewriting a header without room.
+    pub in_place: bool,
+    /// Wait for another appender's lock (else fail at once).
+    pub wait: bool,
+}
+
 /// Appends the data of `more` to `target` in place, in order, each synced before the
-/// header counts it; first recovers an interrupted append's tail when asked. Prints
-/// nothing; the error names the file at fault.
-pub fn append(
-    target: &Path,
-    more: &[PathBuf],
-    recover: Option<Recover>,
-    in_place: bool,
-    read: &ReadOptions,
-) -> Result<()> {
-    if let Some(r) = recover {
-        let how = match r {
+/// header counts it, each under the target's lock; first recovers an interrupted append's
+/// tail when asked. Prints nothing; the error names the file at fault.
+pub fn append(target: &Path, more: &[PathBuf], how: How, read: &ReadOptions) -> Result<()> {
+    let mut appender = Appender::open_with(target, read)?;
+    appender.in_place_only(how.in_place).wait(how.wait);
+    if let Some(r) = how.recover {
+        let recovery = match r {
             Recover::Adopt => Recovery::Adopt,
             Recover::Trim => Recovery::Trim,
         };
-        Appender::recover(target, how)?;
+        appender.recover_tail(recovery)?;
     }
-    if more.is_empty() {
-        return Ok(());
-    }
-    let mut appender = Appender::open_with(target, read)?;
-    appender.in_place_only(in_place);
     for file in more {
         appender.append_file(file)?;
     }

@@ -10,6 +10,13 @@
 //! Values NumPy itself writes and reads are warnings: `b1` bytes other than 0 and 1, `U`
 //! code units that are not Unicode scalar values (`--strict` makes them problems).
 //!
+//! Bytes after the data of a `.npy` file may be an append's rows before its header counts
+//! them. Then `check` tries the file's append lock (shared, without waiting; appenders
+//! hold it exclusively for each append): held, the bytes are an append in progress, a
+//! `note` line and not a problem; free, the file is checked again under it (the append
+//! may just have finished), and bytes still there are an interrupted append's: a problem,
+//! with the `npy append --recover adopt|trim` hint.
+//!
 //! Output: one line per finding on stdout (`FILE: [member 'M': ]problem: ...` or
 //! `... warning: ...`), then `N files checked, M with problems`; nothing with `--quiet`.
 //! Exit code 1 when a problem was found, else 0.
@@ -72,11 +79,52 @@ fn check_file(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<()
 }
 
 fn check_npy(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<(), Error> {
+    let Some(mut scanned) = scan_npy(path, read)? else { return Ok(()) };
+    if scanned.after > 0 {
+        // Bytes after the data: an append in progress, one that just finished, or one
+        // that was interrupted. The append lock says which.
+        match under_lock(path, || scan_npy(path, read))? {
+            Locked::Held => {
+                if let Some(invalid) = &scanned.invalid {
+                    report.invalid(None, invalid, &scanned.dtype, scanned.start);
+                }
+                report.note(&format!(
+                    "an append is in progress (another process holds the append lock): {} bytes after the \
+                     array's data are rows it has not counted yet; the array was checked as its header says",
+                    scanned.after
+                ));
+                return Ok(());
+            }
+            Locked::Free(None) => return Ok(()),
+            Locked::Free(Some(again)) => scanned = again,
+            Locked::Unknown => {}
+        }
+    }
+    if let Some(invalid) = &scanned.invalid {
+        report.invalid(None, invalid, &scanned.dtype, scanned.start);
+    }
+    if scanned.after > 0 {
+        report.trailing(None, scanned.after, true);
+    }
+    Ok(())
+}
+
+/// What a scan of a `.npy` file found: its invalid values and the bytes after its data.
+struct Scanned {
+    dtype: DType,
+    /// Where the data starts.
+    start: u64,
+    invalid: Option<Invalid>,
+    after: u64,
+}
+
+/// Reads a `.npy` file through; `None` for an object array, whose pickle is checked whole
+/// (bytes after its STOP are an error).
+fn scan_npy(path: &Path, read: &ReadOptions) -> Result<Option<Scanned>, Error> {
     let reader = read.open_path(path)?;
     if reader.header().dtype.has_object() {
-        // The pickle is the rest of the file: bytes after its STOP are an error too.
         reader.read_objects()?;
-        return Ok(());
+        return Ok(None);
     }
     let len = std::fs::metadata(path).map_err(|e| Error::from(e).reading(path))?.len();
     let bar = crate::progress::bytes(len, "check");
@@ -92,13 +140,55 @@ fn check_npy(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<(),
         bar.finish_and_clear();
     }
     let (invalid, after) = after?;
-    if let Some(invalid) = invalid {
-        report.invalid(None, &invalid, &dtype, start);
+    Ok(Some(Scanned { dtype, start, invalid, after }))
+}
+
+/// What the append lock of a file said ([`under_lock`]).
+enum Locked<T> {
+    /// An appender holds it: an append is in progress.
+    Held,
+    /// It was free: what the closure found under it (no appender could start meanwhile).
+    Free(T),
+    /// The file system cannot say (no advisory locks).
+    Unknown,
+}
+
+/// Runs `f` under a shared append lock on `path`, taken without waiting (appenders hold
+/// it exclusively, per append: `npy_core::append`); [`Locked::Held`] if an appender holds
+/// it. The lock is on the file the path names when `f` runs (taken again if a rewrite
+/// replaced the file meanwhile).
+fn under_lock<T>(path: &Path, f: impl FnOnce() -> Result<T, Error>) -> Result<Locked<T>, Error> {
+    let mut tries = 0;
+    let file = loop {
+        let file = std::fs::File::open(path).map_err(|e| Error::from(e).reading(path))?;
+        match file.try_lock_shared() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(Locked::Held),
+            Err(std::fs::TryLockError::Error(_)) => return Ok(Locked::Unknown),
+        }
+        tries += 1;
+        if names_file(path, &file).map_err(|e| Error::from(e).reading(path))? || tries == 3 {
+            break file;
+        }
+    };
+    let found = f();
+    let _ = file.unlock();
+    found.map(Locked::Free)
+}
+
+/// Whether `path` still names the file `file` is open on (Unix: device and inode).
+fn names_file(path: &Path, file: &std::fs::File) -> io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (ours, named) = (file.metadata()?, std::fs::metadata(path)?);
+        Ok((ours.dev(), ours.ino()) == (named.dev(), named.ino()))
     }
-    if after > 0 {
-        report.trailing(None, after);
+    #[cfg(not(unix))]
+    {
+        let _ = (path, file);
+        Ok(true)
     }
-    Ok(())
 }
 
 fn check_npz(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<(), Error> {
@@ -173,7 +263,7 @@ fn check_member(reader: &mut Reader<FileReader>, m: &MemberInfo, bar: Option<&Pr
                 report.invalid(member, &invalid, &dtype, start);
             }
             if after > 0 {
-                report.trailing(member, after);
+                report.trailing(member, after, false);
             }
         }
         Err(e) => report.problem(member, &e),
@@ -315,10 +405,21 @@ impl Report {
         self.finding(member, self.options.strict, &what);
     }
 
-    /// `n` bytes after the data of a `.npy` file or member.
-    fn trailing(&mut self, member: Option<&str>, n: u64) {
+    /// `n` bytes after the data of a `.npy` file or member; `appendable` for a `.npy`
+    /// file, whose tail may be an interrupted append's.
+    fn trailing(&mut self, member: Option<&str>, n: u64, appendable: bool) {
         let s = if n == 1 { "" } else { "s" };
-        self.finding(member, true, &format!("{n} byte{s} after the array's data (NumPy ignores them)"));
+        let mut what = format!("{n} byte{s} after the array's data (NumPy ignores them)");
+        if appendable {
+            what += "; if an append was interrupted, npy append --recover adopt|trim adopts or trims them";
+        }
+        self.finding(member, true, &what);
+    }
+
+    /// A note on the current file: neither a problem nor a warning.
+    fn note(&mut self, what: &str) {
+        let line = format!("{}: note: {what}", self.file.display());
+        self.print(&line);
     }
 
     fn summary(&mut self) {

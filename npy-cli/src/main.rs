@@ -120,6 +120,15 @@ enum Command {
     /// Append the rows of .npy files to a .npy file in place (along its first axis, the
     /// last in Fortran order): each file's rows are written and synced, then the shape in
     /// the header's spare bytes counts them, so a crash leaves the old or the new array.
+    ///
+    /// Locking: each file's append (and --recover) holds an exclusive advisory lock on
+    /// TARGET (flock) from before it reads the header until the header counts its rows, so
+    /// several `npy append`s (and Rust appenders) onto one target take turns: every row
+    /// lands once, whole. Another append waits for the lock (--no-wait: fail at once).
+    /// Readers (np.load, npy) need no lock and never see a torn array. The lock does not
+    /// cover writers that do not take it (npy-append-array, np.save over the file, memory
+    /// maps writing it), nor network file systems, where advisory locks are weak: keep one
+    /// appender per file there.
     Append {
         /// The .npy file to grow.
         target: PathBuf,
@@ -133,6 +142,10 @@ enum Command {
         /// new shape (headers from writers that leave none).
         #[arg(long)]
         in_place: bool,
+        /// Fail at once, instead of waiting, when another process is appending to TARGET
+        /// (holds its lock).
+        #[arg(long)]
+        no_wait: bool,
         #[command(flatten)]
         read: ReadArgs,
     },
@@ -205,6 +218,12 @@ enum Command {
     /// (anything beyond NumPy's plain arrays). Warnings: b1 bytes other than 0 and 1, U
     /// code units that are not Unicode scalar values (NumPy writes and reads them; --strict
     /// makes them problems).
+    ///
+    /// Bytes after a .npy file's data while another process appends to it (holds its
+    /// append lock, as `npy append` does) are an append in progress: a note, not a
+    /// problem; check does not wait for it. With the lock free the file is checked again
+    /// (the append may just have finished): bytes still there are an interrupted append's,
+    /// a problem (`npy append --recover adopt|trim` makes the file whole).
     ///
     /// One line per finding on stdout (file, member, element and byte where known), then
     /// `N files checked, M with problems`. Memory stays bounded whatever the file's size.
@@ -386,8 +405,9 @@ fn main() -> ExitCode {
         Command::Check { files, strict, quiet, read } => {
             return check::run(files, &read.options(), check::Options { strict: *strict, quiet: *quiet });
         }
-        Command::Append { target, more, recover, in_place, read } => {
-            append::append(target, more, *recover, *in_place, &read.options())
+        Command::Append { target, more, recover, in_place, no_wait, read } => {
+            let how = append::How { recover: *recover, in_place: *in_place, wait: !*no_wait };
+            append::append(target, more, how, &read.options())
         }
         Command::Cat { inputs, output } => append::cat(inputs, output),
         Command::Stack(StackCommand::Split { file, dir, rows, axis }) => stack::split_file(file, dir, *rows, *axis),

@@ -71,6 +71,13 @@ const HINTS: &[(&str, &str)] = &[
     ("ConvertOptions::residue keeps such text", "--residue keeps such text"),
     ("read the members one at a time (NpzBatchReader::open_members)", "convert one member at a time (--member NAME)"),
     ("Appender::recover adopts or trims them", "npy append --recover adopt|trim adopts or trims them"),
+    ("trim the tail instead (Recovery::Trim)", "trim the tail instead (npy append --recover trim)"),
+    ("(raise it with ReaderOptions::max_entries)", "(a limit of npy's npz reader)"),
+    (
+        "read it with NpyReader::read_objects or Array::<Object>::read_npy (npy_core::object)",
+        "npy dump, head and check read it",
+    ),
+    ("(raise it with ReaderOptions::max_inflated_size)", "(a limit of npy's npz reader)"),
     ("(ReadOptions::max_object_bytes)", "(--max-object-bytes)"),
     ("raise the limit with ReadOptions::max_object_bytes", "raise the limit with --max-object-bytes"),
 ];
@@ -120,5 +127,127 @@ mod tests {
             assert!(!tool.contains("::"), "{tool}");
             assert!(flags(&format!("x {rust} y")) == format!("x {tool} y"));
         }
+    }
+
+    /// Rust paths in the libraries' messages that never reach a user of the tool, and why.
+    const NOT_FOR_THE_TOOL: &[(&str, &str)] = &[
+        ("ReadOptions::max_header_size", "`what` words HeaderTooLarge itself, with --max-header-size"),
+        ("Reader::read", "read_1d's hint, for Rust callers reading a 1-D array: the tool reads arrays whole"),
+        ("Reader::read_all", "read_1d's hint, as Reader::read"),
+        ("NpyReadOptions::map_local_files", "tells `npy sql` users that this table option is Rust's only"),
+        ("MapContract::accept", "the same message: what the Rust-only option holds"),
+        ("MemberWriter::finish", "the tool writes members whole, never through MemberWriter"),
+        ("BatchReader::from_map", "mapped_array's hint: the tool never calls mapped_array"),
+    ];
+
+    /// The string literals of a Rust source file outside comments and its `mod tests`:
+    /// (line, text as written, escapes and all).
+    fn literals(source: &str) -> Vec<(usize, String)> {
+        let source = source.split("#[cfg(test)]\nmod tests").next().unwrap_or(source);
+        let b = source.as_bytes();
+        let (mut out, mut i, mut line) = (Vec::new(), 0, 1);
+        while i < b.len() {
+            match b[i] {
+                b'\n' => line += 1,
+                b'/' if b.get(i + 1) == Some(&b'/') => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                // A char literal ('"', '\'', 'x'), not a lifetime.
+                b'\'' if b.get(i + 1) == Some(&b'\\') => {
+                    i += 2;
+                    while i < b.len() && b[i] != b'\'' {
+                        i += 1;
+                    }
+                }
+                b'\'' if b.get(i + 2) == Some(&b'\'') => i += 2,
+                b'"' => {
+                    let (start, at) = (i + 1, line);
+                    i += 1;
+                    while i < b.len() && b[i] != b'"' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                        line += usize::from(b[i - 1] == b'\n');
+                    }
+                    out.push((at, continued(&source[start..i.min(b.len())])));
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// A literal's text with its line continuations (`\` at the end of a line, then the
+    /// next line's indentation) taken out, as Rust takes them out.
+    fn continued(text: &str) -> String {
+        let mut parts = text.split("\\\n");
+        let mut out = parts.next().unwrap_or("").to_string();
+        parts.for_each(|p| out.push_str(p.trim_start()));
+        out
+    }
+
+    /// `Type::item` paths in `text` (an upper-case type, a lower-case item).
+    fn rust_paths(text: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for (at, _) in text.match_indices("::") {
+            let before = text[..at].rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '_').next().unwrap_or("");
+            let after = text[at + 2..].split(|c: char| !c.is_ascii_alphanumeric() && c != '_').next().unwrap_or("");
+            if before.starts_with(|c: char| c.is_ascii_uppercase())
+                && after.starts_with(|c: char| c.is_ascii_lowercase())
+            {
+                found.push(format!("{before}::{after}"));
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn the_literals_of_a_source_are_found() {
+        let source = "let c = '\"'; // \"Not::this\"\nfoo(\"a Read::read_to_end\", 'x', \"b\\\"Ok::ok\\\" \\\n c\");";
+        let found = literals(source);
+        assert_eq!(found, [(2, "a Read::read_to_end".to_string()), (2, "b\\\"Ok::ok\\\" c".to_string())]);
+        assert_eq!(rust_paths(&found[0].1), ["Read::read_to_end"]);
+        assert_eq!(rust_paths("npz::Reader::read and std::mem, Vec::<u8>::new"), ["Reader::read"]);
+    }
+
+    /// Every Rust path in a message of the libraries the tool runs (`Type::method`, as
+    /// hints name options) is said in flags by [`HINTS`], or is in [`NOT_FOR_THE_TOOL`]
+    /// with the reason the tool's users never see it.
+    #[test]
+    fn every_rust_hint_of_the_libraries_is_said_in_flags() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut unsaid = Vec::new();
+        let mut dirs: Vec<_> =
+            ["npy-core/src", "npy-arrow/src", "npy-datafusion/src", "npy-store/src"].map(|d| root.join(d)).into();
+        let mut files = 0;
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                files += 1;
+                for (line, text) in literals(&std::fs::read_to_string(&path).unwrap()) {
+                    for rust in rust_paths(&text) {
+                        let said = HINTS.iter().any(|(hint, _)| hint.contains(&rust) && text.contains(hint));
+                        if !said && !NOT_FOR_THE_TOOL.iter().any(|(r, _)| *r == rust) {
+                            unsaid.push(format!("{}:{line}: {rust} in {text:?}", path.display()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(files > 50, "{files} source files found");
+        assert!(
+            unsaid.is_empty(),
+            "Rust hints the tool does not say in flags (add them to HINTS):\n{}",
+            unsaid.join("\n")
+        );
     }
 }

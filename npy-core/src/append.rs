@@ -17,6 +17,30 @@
 //! fits in one disk sector (512 bytes: any plain dtype's, most records') is rewritten in
 //! one, a longer one relies on the disk writing it whole.
 //!
+//! # Locking
+//! Each append (each call of [`Appender::append`], [`Appender::append_iter`],
+//! [`Appender::append_dyn`], [`Appender::append_file`], each batch of
+//! [`Appender::append_batches`]) and each recovery holds an exclusive advisory lock on the
+//! file (`File::lock`: `flock` on Unix) from before it reads the header (the row count)
+//! until after it has rewritten the header that counts its rows; between appends nothing
+//! is held. So several appenders of one file, in threads or processes, each open for as
+//! long as they like, take turns: every append lands whole, after the rows of the last
+//! one, and none is lost. A second appender waits for the lock, or fails at once under
+//! [`Appender::wait`]`(false)`. After taking the lock an appender checks that the path
+//! still names the file it locked (a header without room is rewritten by replacing the
+//! file) and reopens it if not. A killed appender's lock goes with its process; the tail
+//! it may leave is refused by the next append until [`Appender::recover`] makes the file
+//! whole.
+//!
+//! The lock does not cover:
+//! - writers that do not take it: npy-append-array, `np.save` over the file, an
+//!   [`NpyMapMut`](crate::mmap::NpyMapMut) writing the data, any other program;
+//! - network file systems, where advisory locks are weak (NFS emulates them, with the
+//!   server's lock manager; others may not lock at all): keep one appender per file there;
+//! - readers, who need none: they read the header, then as many rows as it counts, and
+//!   the rows an append adds are on disk before the header counts them. (On Windows,
+//!   where this lock is mandatory, a read during an append fails instead.)
+//!
 //! # Archives
 //! `.npz` members are not appendable in place: a zip member's size and CRC-32 sit in its
 //! local header before the data and in the central directory after the last member, so
@@ -62,8 +86,9 @@ pub enum Recovery {
 
 /// An open `.npy` file that rows are appended to. See the [module docs](self).
 ///
-/// One appender per file at a time: nothing locks the file, and two appenders (or an
-/// appender and a map writing the file) would write over each other's rows.
+/// Several appenders of one file may be open at once: each append takes the file's
+/// lock ([module docs](self#locking)), so their appends take turns. Writers that do not
+/// take the lock (npy-append-array, a map writing the file) must not write it meanwhile.
 ///
 /// # Examples
 /// ```
@@ -89,14 +114,111 @@ pub struct Appender {
     data_offset: u64,
     /// Bytes of one step along the growth axis.
     row_bytes: u64,
-    /// Bytes past the data when opened (an interrupted append's).
+    /// Bytes past the data when last read under the lock (an interrupted append's).
     tail: u64,
+    /// How the header is read, at open and before each append.
+    options: ReadOptions,
     in_place_only: bool,
     sync: bool,
+    wait: bool,
+}
+
+/// The append lock on a file, released when dropped: held through a duplicate of the
+/// appender's handle (the same open file), so that replacing the appender's handle after
+/// a rewrite keeps the old file locked until the append is done.
+struct Lock(File);
+
+impl Lock {
+    /// Takes the exclusive lock on `file`, waiting for it when `wait`; else a lock held
+    /// elsewhere is an [`io::ErrorKind::WouldBlock`] error naming `path`.
+    fn take(file: &File, wait: bool, path: &Path) -> Result<Lock> {
+        let file = file.try_clone()?;
+        if wait {
+            #[cfg(not(miri))]
+            file.lock()?;
+            // Miri reports a `flock` that must wait as unsupported: there the lock is
+            // awaited by trying again (the tests of appenders taking turns run under it).
+            #[cfg(miri)]
+            loop {
+                match file.try_lock() {
+                    Ok(()) => break,
+                    Err(std::fs::TryLockError::WouldBlock) => std::thread::yield_now(),
+                    Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+                }
+            }
+        } else {
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let what =
+                        format!("another process is appending to '{}' (it holds the append lock)", path.display());
+                    return Err(io::Error::new(io::ErrorKind::WouldBlock, what).into());
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+            }
+        }
+        Ok(Lock(file))
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // Closing the handle alone would not release it (the appender's handle shares
+        // the lock); if unlocking fails, closing the appender's handle releases it.
+        let _ = self.0.unlock();
+    }
+}
+
+/// What an appender reads of its file: the header, its version, where the data starts,
+/// and the bytes past the data.
+struct State {
+    header: Header,
+    version: Version,
+    data_offset: u64,
+    tail: u64,
+}
+
+impl State {
+    /// Reads the header of `file` (from its start) and measures the bytes after the data.
+    ///
+    /// # Errors
+    /// As [`ReadOptions::open`]; [`ErrorKind::Truncated`] for data shorter than the header
+    /// says (appending after it would leave a hole).
+    fn read(file: &File, options: &ReadOptions) -> Result<State> {
+        (&*file).seek(SeekFrom::Start(0))?;
+        let reader = options.open(io::BufReader::with_capacity(8 << 10, file))?;
+        let (header, version) = (reader.header().clone(), reader.version());
+        let (data_offset, data_len) = (reader.data_offset() as u64, reader.data_len() as u64);
+        let end = data_offset.saturating_add(data_len);
+        // Measured after the header is read: an append (without the lock, at open) may
+        // finish in between, and its rows are written before the header that counts them.
+        let len = file.metadata()?.len();
+        if len < end {
+            return Err(ErrorKind::Truncated { expected: data_len, found: len.saturating_sub(data_offset) }.into());
+        }
+        Ok(State { header, version, data_offset, tail: len - end })
+    }
+}
+
+/// Whether `path` still names the file `file` is open on (not a file put in its place by
+/// a rename). Only Unix says (device and inode numbers); elsewhere it is assumed.
+fn names_file(path: &Path, file: &File) -> Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (ours, named) = (file.metadata()?, std::fs::metadata(path)?);
+        Ok((ours.dev(), ours.ino()) == (named.dev(), named.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (path, file);
+        Ok(true)
+    }
 }
 
 impl Appender {
-    /// Opens `path` for appending, with default [`ReadOptions`].
+    /// Opens `path` for appending, with default [`ReadOptions`]. Opening never waits: the
+    /// file's lock is taken by each append ([module docs](self#locking)).
     ///
     /// # Errors
     /// As [`ReadOptions::open_path`]; [`ErrorKind::Usage`] for a 0-d array (it has no axis
@@ -115,11 +237,15 @@ impl Appender {
     }
 
     fn open_inner(path: &Path, options: &ReadOptions) -> Result<Appender> {
-        let reader = options.open_path(path)?;
-        let (header, version) = (reader.header().clone(), reader.version());
-        let data_offset = reader.data_offset() as u64;
-        let data_len = reader.data_len() as u64;
-        drop(reader);
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        // Under a shared lock if it is free, so that the tail measured is not the rows of
+        // an append in progress; each append measures it again under its lock.
+        let quiet = file.try_lock_shared().is_ok();
+        let state = State::read(&file, options).map_err(|e| e.reading(path));
+        if quiet {
+            file.unlock()?;
+        }
+        let State { header, version, data_offset, tail } = state?;
         if header.shape.is_empty() {
             return Err(Error::usage("a 0-d array has no axis to append along"));
         }
@@ -129,9 +255,6 @@ impl Appender {
         let growth = growth_axis(&header);
         let others: usize = header.shape.iter().enumerate().filter(|&(i, _)| i != growth).map(|(_, &d)| d).product();
         let row_bytes = (others as u64).saturating_mul(header.dtype.itemsize() as u64);
-        let file = OpenOptions::new().read(true).write(true).open(path)?;
-        let len = file.metadata()?.len();
-        let tail = len.saturating_sub(data_offset + data_len);
         Ok(Appender {
             file,
             path: path.to_path_buf(),
@@ -139,10 +262,62 @@ impl Appender {
             version,
             data_offset,
             row_bytes,
-            tail,
+            tail: if quiet { tail } else { 0 },
+            options: options.clone(),
             in_place_only: false,
             sync: true,
+            wait: true,
         })
+    }
+
+    /// Whether an append (or recovery) waits while another appender holds the file's lock
+    /// ([module docs](self#locking)). Default: `true`. With `false` it fails at once with an
+    /// [`ErrorKind::Io`] error of kind [`io::ErrorKind::WouldBlock`] naming the file
+    /// (`another process is appending to 'x.npy'`), and appends nothing.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::append::Appender;
+    /// use npy_core::prelude::*;
+    /// use npy_core::ErrorKind;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("log.npy");
+    /// vec![1u8].write_npy(&path)?;
+    /// // Another appender, busy: here a plain lock on the file stands for it.
+    /// let busy = std::fs::File::open(&path)?;
+    /// busy.lock()?;
+    /// let e = Appender::open(&path)?.wait(false).append(&[2u8]).unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock));
+    /// assert!(e.to_string().contains("another process is appending to"), "{e}");
+    /// busy.unlock()?;
+    /// Appender::open(&path)?.wait(false).append(&[2u8])?;
+    /// assert_eq!(Vec::<u8>::read_npy(&path)?, [1, 2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait(&mut self, wait: bool) -> &mut Self {
+        self.wait = wait;
+        self
+    }
+
+    /// Takes the append lock on the file the path names (reopening it if a rewrite
+    /// replaced the file this appender had open) and reads the header and tail again
+    /// under it: another appender may have grown the file since.
+    fn lock(&mut self) -> Result<Lock> {
+        let lock = loop {
+            let lock = Lock::take(&self.file, self.wait, &self.path)?;
+            if names_file(&self.path, &self.file)? {
+                break lock;
+            }
+            drop(lock);
+            self.file = OpenOptions::new().read(true).write(true).open(&self.path)?;
+        };
+        let State { header, version, data_offset, tail } = State::read(&self.file, &self.options)?;
+        if let Some(how) = differs(&self.header, &header) {
+            return Err(Error::usage(format!("the file was changed by another writer since it was opened: {how}")));
+        }
+        (self.header, self.version, self.data_offset, self.tail) = (header, version, data_offset, tail);
+        Ok(lock)
     }
 
     /// Refuse to rewrite the whole file when the header has no room for a new shape
@@ -164,17 +339,19 @@ impl Appender {
         self
     }
 
-    /// The header as it is now.
+    /// The header as of this appender's last append (or its opening).
     pub fn header(&self) -> &Header {
         &self.header
     }
 
-    /// The length of the growth axis.
+    /// The length of the growth axis, as of this appender's last append (other appenders
+    /// of the file may have added rows since).
     pub fn rows(&self) -> usize {
         self.header.shape[growth_axis(&self.header)]
     }
 
-    /// Bytes past the data when the file was opened: what an interrupted append left
+    /// Bytes past the data when the file was last read under the lock (at open, unless
+    /// another appender held it then, and at each append): what an interrupted append left
     /// ([`Appender::recover`]).
     pub fn tail_bytes(&self) -> u64 {
         self.tail
@@ -190,8 +367,10 @@ impl Appender {
     /// [`ErrorKind::DtypeMismatch`] and the like when `T` cannot be written as the file's
     /// dtype (saying why); [`ErrorKind::Usage`] for a number of values that is not whole
     /// rows, for a file with a tail (recover it first), and for a header without room
-    /// under [`Appender::in_place_only`]; I/O errors. Errors name the file; after one, the
-    /// file holds the old array, the rows written before the error cut off.
+    /// under [`Appender::in_place_only`]; under [`Appender::wait`]`(false)`, an
+    /// [`io::ErrorKind::WouldBlock`] error while another appender holds the file's lock;
+    /// I/O errors. Errors name the file; after one, the file holds the old array, the
+    /// rows written before the error cut off.
     pub fn append<T: NpyRecord>(&mut self, values: &[T]) -> Result<()> {
         let plan = self.plan_for::<T>().map_err(|e| e.writing(&self.path))?;
         let per_row = (self.row_bytes as usize).checked_div(plan.dst_size()).unwrap_or(0);
@@ -409,13 +588,26 @@ impl Appender {
         let rows = theirs.shape[growth_axis(&theirs)];
         let bytes = (rows as u64).saturating_mul(self.row_bytes);
         self.grow(Some(bytes), |file, _| {
-            let mut source = File::open(other).map_err(|e| Error::from(e).reading(other))?;
-            source.seek(SeekFrom::Start(start)).map_err(|e| Error::from(e).reading(other))?;
-            let mut source = io::BufReader::with_capacity(1 << 20, source).take(bytes);
-            let copied = io::copy(&mut source, file).map_err(|e| Error::from(e).reading(other))?;
-            if copied != bytes {
-                let e: Error = ErrorKind::Truncated { expected: bytes, found: copied }.into();
-                return Err(e.reading(other));
+            let reading = |e: io::Error| Error::from(e).reading(other);
+            let mut source = File::open(other).map_err(reading)?;
+            source.seek(SeekFrom::Start(start)).map_err(reading)?;
+            // Copied by hand, not by io::copy: a read's error names `other`, a write's
+            // (a full disk) the target, which `grow` names.
+            let mut buf = vec![0u8; (1 << 20).min(bytes) as usize];
+            let mut copied = 0u64;
+            while copied < bytes {
+                let want = (bytes - copied).min(buf.len() as u64) as usize;
+                let got = match source.read(&mut buf[..want]) {
+                    Ok(0) => {
+                        let e: Error = ErrorKind::Truncated { expected: bytes, found: copied }.into();
+                        return Err(e.reading(other));
+                    }
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(reading(e)),
+                };
+                file.write_all(&buf[..got])?;
+                copied += got as u64;
             }
             Ok(rows)
         })
@@ -426,9 +618,11 @@ impl Appender {
     ///
     /// `bytes`, when known, are reserved past the end first (the file's size unchanged),
     /// so the file system allocates their blocks at once, as for a whole write.
+    /// All of it under the file's lock, taken first (the header read again under it).
     fn grow(&mut self, bytes: Option<u64>, write: impl FnOnce(&mut File, u64) -> Result<usize>) -> Result<()> {
         let path = self.path.clone();
         let grow = || -> Result<()> {
+            let _lock = self.lock()?;
             if self.tail > 0 {
                 return Err(Error::usage(format!(
                     "{} bytes follow the data (an interrupted append?): Appender::recover adopts or trims them",
@@ -514,12 +708,12 @@ impl Appender {
     }
 
     /// Makes a file whose last append was interrupted whole again: the bytes past its data
-    /// are adopted as rows or trimmed ([`Recovery`]), and synced. Returns the number of
-    /// rows after recovery. A file without a tail is left as it is.
+    /// are adopted as rows or trimmed ([`Recovery`]), and synced, under the file's lock
+    /// (waiting for it). Returns the number of rows after recovery. A file without a tail
+    /// is left as it is. As `Appender::open(path)?.recover_tail(recovery)`.
     ///
     /// # Errors
-    /// As [`Appender::open`]; I/O errors; [`ErrorKind::Usage`] when adopting needs more
-    /// room than the header has (trim instead, or append the rows again).
+    /// As [`Appender::open`] and [`Appender::recover_tail`].
     ///
     /// # Examples
     /// ```
@@ -539,33 +733,49 @@ impl Appender {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn recover(path: impl AsRef<Path>, recovery: Recovery) -> Result<usize> {
-        let path = path.as_ref();
-        let mut a = Appender::open(path)?;
+        Appender::open(path)?.recover_tail(recovery)
+    }
+
+    /// Adopts or trims the bytes past the data ([`Appender::recover`]), under the file's
+    /// lock, as this appender takes it ([`Appender::wait`]). Returns the number of rows
+    /// after recovery.
+    ///
+    /// # Errors
+    /// I/O errors; [`ErrorKind::Usage`] when adopting needs more room than the header has
+    /// (trim instead, or append the rows again); as [`Appender::wait`] when another
+    /// appender holds the lock.
+    pub fn recover_tail(&mut self, recovery: Recovery) -> Result<usize> {
+        let path = self.path.clone();
         let mut recover = || -> Result<usize> {
-            let end = a.data_offset + a.header.data_len()? as u64;
-            let whole = a.tail.checked_div(a.row_bytes).unwrap_or(0);
+            let _lock = self.lock()?;
+            let end = self.data_offset + self.header.data_len()? as u64;
+            let whole = self.tail.checked_div(self.row_bytes).unwrap_or(0);
             if recovery == Recovery::Adopt && whole > 0 {
-                let mut header = a.header.clone();
+                let mut header = self.header.clone();
                 let axis = growth_axis(&header);
-                header.shape[axis] += usize::try_from(whole).map_err(|_| Error::usage("too many rows".to_string()))?;
-                let head = header.in_place(a.version, a.data_offset as usize).ok_or_else(|| {
+                header.shape[axis] = usize::try_from(whole)
+                    .ok()
+                    .and_then(|whole| header.shape[axis].checked_add(whole))
+                    .ok_or_else(|| Error::usage("too many rows".to_string()))?;
+                let head = header.in_place(self.version, self.data_offset as usize).ok_or_else(|| {
                     Error::usage(format!(
-                        "the header has no room for shape {}: recover with Recovery::Trim",
+                        "the header has no room for shape {}: trim the tail instead (Recovery::Trim)",
                         shape_repr(&header.shape)
                     ))
                 })?;
-                a.file.set_len(end + whole * a.row_bytes)?;
-                a.file.sync_data()?;
-                a.file.seek(SeekFrom::Start(0))?;
-                a.file.write_all(&head)?;
-                a.header = header;
-            } else if a.tail > 0 {
-                a.file.set_len(end)?;
+                self.file.set_len(end + whole * self.row_bytes)?;
+                self.file.sync_data()?;
+                self.file.seek(SeekFrom::Start(0))?;
+                self.file.write_all(&head)?;
+                self.header = header;
+            } else if self.tail > 0 {
+                self.file.set_len(end)?;
             }
-            a.file.sync_data()?;
-            Ok(a.rows())
+            self.file.sync_data()?;
+            self.tail = 0;
+            Ok(self.rows())
         };
-        recover().map_err(|e| e.writing(path))
+        recover().map_err(|e| e.writing(&path))
     }
 
     /// The plan from `T`'s memory to the file's element (its trailing dims as one element
@@ -874,6 +1084,175 @@ mod tests {
         assert!(panicked.is_err());
         assert_eq!(Vec::<u16>::read_npy(&path).unwrap(), [1, 2, 0]);
         assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
+    }
+
+    /// The values `(appender, round)` appends in the contention tests: distinct, and
+    /// telling which append a row came from and where in it.
+    fn part(who: u64, round: u64, rows: u64) -> Vec<u64> {
+        (0..rows).map(|k| who * 1_000_000 + round * 1_000 + k).collect()
+    }
+
+    /// Appenders each open for the whole test, in threads (each its own handle, so its own
+    /// lock), appending in turns: every append lands whole and once, none is lost, and the
+    /// file has no tail.
+    #[test]
+    fn long_lived_appenders_in_threads_take_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.npy");
+        [7u64; 3].write_npy(&path).unwrap();
+        let (appenders, rounds) = (4u64, if cfg!(miri) { 3 } else { 40 });
+        let rows = |who: u64, round: u64| 1 + (who * 7 + round * 13) % 50;
+        std::thread::scope(|scope| {
+            for who in 0..appenders {
+                let path = &path;
+                scope.spawn(move || {
+                    let mut a = Appender::open(path).unwrap();
+                    for round in 0..rounds {
+                        let values = part(who, round, rows(who, round));
+                        match round % 3 {
+                            0 => a.append(&values).unwrap(),
+                            1 => assert_eq!(a.append_iter(values.iter().copied()).unwrap(), values.len()),
+                            _ => assert_eq!(a.append_batches([&values[..1], &values[1..]]).unwrap(), values.len()),
+                        }
+                    }
+                });
+            }
+        });
+        let values = Vec::<u64>::read_npy(&path).unwrap();
+        assert_eq!(values[..3], [7, 7, 7]);
+        // A batch of `append_batches` is an append of its own: parts may be split in two
+        // there, so the check counts rows per appender instead.
+        let mut per = vec![Vec::new(); appenders as usize];
+        values[3..].iter().for_each(|&v| per[(v / 1_000_000) as usize].push(v));
+        for (who, got) in per.iter().enumerate() {
+            let want: Vec<u64> = (0..rounds).flat_map(|r| part(who as u64, r, rows(who as u64, r))).collect();
+            assert_eq!(*got, want, "appender {who}");
+        }
+        assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
+    }
+
+    /// A header without room, rewritten (the file replaced) while other appenders wait on
+    /// the lock of the old file: they find the new one and append to it; nothing is lost.
+    #[test]
+    fn appenders_waiting_on_a_replaced_file_append_to_the_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tight.npy");
+        tight_file(&path, 9);
+        let dtype = DynArray::read_npy(&path).unwrap().dtype().clone();
+        let appenders = 4u8;
+        let rounds = if cfg!(miri) { 2 } else { 10 };
+        // All open the tight file first, then append: the first append rewrites it. One
+        // more appender opened now appends last, long after the file was replaced.
+        let mut stale = Appender::open(&path).unwrap();
+        let opened = std::sync::Barrier::new(appenders as usize);
+        std::thread::scope(|scope| {
+            for who in 0..appenders {
+                let (path, dtype, opened) = (&path, &dtype, &opened);
+                scope.spawn(move || {
+                    let mut a = Appender::open(path).unwrap();
+                    opened.wait();
+                    for round in 0..rounds {
+                        let row = 100 + who * rounds + round;
+                        let more = DynArray::new(Header::new(dtype.clone(), vec![1]), vec![row]).unwrap();
+                        a.append_dyn(&more).unwrap();
+                    }
+                });
+            }
+        });
+        stale.append_dyn(&DynArray::new(Header::new(dtype.clone(), vec![1]), vec![250]).unwrap()).unwrap();
+        let mut data = DynArray::read_npy(&path).unwrap().data().to_vec();
+        assert_eq!(data[..9], (0..9).collect::<Vec<u8>>()[..]);
+        assert_eq!(data.pop(), Some(250));
+        data.drain(..9);
+        data.sort_unstable();
+        assert_eq!(data, (100..100 + appenders * rounds).collect::<Vec<u8>>());
+        assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["tight.npy"], "no temporary file is left");
+    }
+
+    /// Under `wait(false)` a held lock is a `WouldBlock` error naming the file, for appends
+    /// and recoveries, that writes nothing; the lock is per append, so once it is free the
+    /// same appender appends.
+    #[test]
+    fn without_waiting_a_held_lock_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("busy.npy");
+        [1u16, 2].write_npy(&path).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let mut a = Appender::open(&path).unwrap();
+        a.wait(false);
+        let holder = File::open(&path).unwrap();
+        holder.lock().unwrap();
+        let busy = |e: Error| {
+            assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::WouldBlock), "{e:?}");
+            assert_eq!(e.path(), Some(path.as_path()));
+            let want = format!("another process is appending to '{}'", path.display());
+            assert!(e.to_string().contains(&want), "{e}");
+        };
+        busy(a.append(&[3u16]).unwrap_err());
+        busy(a.recover_tail(Recovery::Trim).unwrap_err());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        holder.unlock().unwrap();
+        a.append(&[3u16]).unwrap();
+        assert_eq!(Vec::<u16>::read_npy(&path).unwrap(), [1, 2, 3]);
+    }
+
+    /// The header and tail are read again under the lock: an appender opened before another
+    /// one appended sees its rows (and appends after them), and a file whose dtype another
+    /// writer changed meanwhile is refused.
+    #[test]
+    fn each_append_reads_the_header_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.npy");
+        [1i32].write_npy(&path).unwrap();
+        let (mut early, mut late) = (Appender::open(&path).unwrap(), Appender::open(&path).unwrap());
+        late.append(&[2i32, 3]).unwrap();
+        early.append(&[4i32]).unwrap();
+        assert_eq!(early.rows(), 4);
+        assert_eq!(Vec::<i32>::read_npy(&path).unwrap(), [1, 2, 3, 4]);
+        [1.5f32].write_npy(&path).unwrap();
+        let e = early.append(&[5i32]).unwrap_err();
+        assert!(e.to_string().contains("changed by another writer since it was opened: its dtype is '<f4'"), "{e}");
+    }
+
+    /// Readers during appends (taking no lock): every read succeeds and gives a whole
+    /// array, the rows of the appends counted so far, never a length between two appends
+    /// nor a "data truncated" from a header read after the file's length was measured.
+    #[test]
+    fn readers_during_appends_see_whole_arrays() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("read.npy");
+        Vec::<u64>::new().write_npy(&path).unwrap();
+        let (rounds, rows) = (if cfg!(miri) { 5 } else { 1_000 }, 1_000u64);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let reads = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let mut reads = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    // Mostly opens (the header read, where the race was), some whole reads.
+                    if reads % 16 == 0 {
+                        let values = Vec::<u64>::read_npy(&path).unwrap_or_else(|e| panic!("read {reads}: {e}"));
+                        assert_eq!(values.len() as u64 % rows, 0, "read {reads}: {} rows", values.len());
+                        assert!(values.iter().enumerate().all(|(i, &v)| v == i as u64), "read {reads}");
+                    } else {
+                        let r = ReadOptions::default().open_path(&path).unwrap_or_else(|e| panic!("read {reads}: {e}"));
+                        assert_eq!(r.len() as u64 % rows, 0, "read {reads}: {} rows", r.len());
+                    }
+                    reads += 1;
+                }
+                reads
+            });
+            let mut a = Appender::open(&path).unwrap();
+            a.sync(false);
+            for round in 0..rounds {
+                a.append(&(round * rows..(round + 1) * rows).collect::<Vec<u64>>()).unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            reader.join().unwrap()
+        });
+        assert_eq!(Vec::<u64>::read_npy(&path).unwrap().len() as u64, rounds * rows);
+        assert!(reads > 0);
     }
 
     #[test]

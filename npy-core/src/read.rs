@@ -137,14 +137,27 @@ impl ReadOptions {
     /// regular file.
     pub fn open_path(&self, path: impl AsRef<Path>) -> Result<NpyReader<BufReader<File>>> {
         let path = path.as_ref();
-        let open = || {
-            let file = crate::file::open_file(path)?;
-            let len = file.metadata()?.len();
-            let positional = file.try_clone().ok();
-            let r = NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len))?;
-            let mut r = r.sized_as(|available| Source::File { available, positional });
-            r.origin = Some(Origin { path: Some(path.to_path_buf()), member: None });
-            Ok(r)
+        let open = || -> Result<NpyReader<BufReader<File>>> {
+            let mut tries = 0;
+            loop {
+                let file = crate::file::open_file(path)?;
+                let len = file.metadata()?.len();
+                let positional = file.try_clone().ok();
+                let grew = |f: &Option<File>| f.as_ref().and_then(|f| f.metadata().ok()).is_some_and(|m| m.len() > len);
+                match NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len)) {
+                    // An append may finish between the length measured and the header read
+                    // (its rows are written before the header that counts them): measured
+                    // again, the rows are there.
+                    Err(e) if matches!(e.kind(), ErrorKind::Truncated { .. }) && tries < 3 && grew(&positional) => {
+                        tries += 1;
+                    }
+                    r => {
+                        let mut r = r?.sized_as(|available| Source::File { available, positional });
+                        r.origin = Some(Origin { path: Some(path.to_path_buf()), member: None });
+                        return Ok(r);
+                    }
+                }
+            }
         };
         open().map_err(|e: Error| e.reading(path))
     }

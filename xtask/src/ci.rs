@@ -50,8 +50,9 @@
 //!     (a column per member: NumPy's values of each member, the same members back), or
 //!     refused when NumPy agrees its members differ in length
 //! 17. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
-//!     every file `npy-cli/tests/append.rs` grew in place (records, and a file whose
-//!     killed append left a tail) into `target/append-check` and compare it with the array
+//!     every file `npy-cli/tests/append.rs` grew in place (records, a file whose killed
+//!     append left a tail, and the file 4 racing `npy append`s grew, whose rows sorted
+//!     must be exactly the ones appended) into `target/append-check` and compare it with the array
 //!     written whole, header bytes included; npy-append-array (pinned in
 //!     `xtask/requirements.txt`) appends to them, and the release `npy append` to a file
 //!     npy-append-array made
