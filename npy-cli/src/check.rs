@@ -167,28 +167,13 @@ fn under_lock<T>(path: &Path, f: impl FnOnce() -> Result<T, Error>) -> Result<Lo
             Err(std::fs::TryLockError::Error(_)) => return Ok(Locked::Unknown),
         }
         tries += 1;
-        if names_file(path, &file).map_err(|e| Error::from(e).reading(path))? || tries == 3 {
+        if npy_core::names_file(path, &file, true).map_err(|e| Error::from(e).reading(path))? || tries == 3 {
             break file;
         }
     };
     let found = f();
     let _ = file.unlock();
     found.map(Locked::Free)
-}
-
-/// Whether `path` still names the file `file` is open on (Unix: device and inode).
-fn names_file(path: &Path, file: &std::fs::File) -> io::Result<bool> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let (ours, named) = (file.metadata()?, std::fs::metadata(path)?);
-        Ok((ours.dev(), ours.ino()) == (named.dev(), named.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (path, file);
-        Ok(true)
-    }
 }
 
 fn check_npz(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<(), Error> {

@@ -200,22 +200,6 @@ impl State {
     }
 }
 
-/// Whether `path` still names the file `file` is open on (not a file put in its place by
-/// a rename). Only Unix says (device and inode numbers); elsewhere it is assumed.
-fn names_file(path: &Path, file: &File) -> Result<bool> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let (ours, named) = (file.metadata()?, std::fs::metadata(path)?);
-        Ok((ours.dev(), ours.ino()) == (named.dev(), named.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (path, file);
-        Ok(true)
-    }
-}
-
 impl Appender {
     /// Opens `path` for appending, with default [`ReadOptions`]. Opening never waits: the
     /// file's lock is taken by each append ([module docs](self#locking)).
@@ -306,7 +290,7 @@ impl Appender {
     fn lock(&mut self) -> Result<Lock> {
         let lock = loop {
             let lock = Lock::take(&self.file, self.wait, &self.path)?;
-            if names_file(&self.path, &self.file)? {
+            if crate::file::names_file(&self.path, &self.file, true)? {
                 break lock;
             }
             drop(lock);

@@ -288,7 +288,7 @@ const NAMED_RANDOM: usize = 6;
 #[cfg(not(miri))]
 fn lock_named(file: &File, path: &Path) -> bool {
     match file.try_lock() {
-        Ok(()) => same_file(file, path),
+        Ok(()) => crate::file::names_file(path, file, false).unwrap_or(false),
         Err(std::fs::TryLockError::WouldBlock) => false,
         Err(std::fs::TryLockError::Error(_)) => true,
     }
@@ -297,21 +297,6 @@ fn lock_named(file: &File, path: &Path) -> bool {
 #[cfg(miri)]
 fn lock_named(_file: &File, _path: &Path) -> bool {
     true
-}
-
-/// Whether `path` names `file` (without following a symbolic link).
-#[cfg(all(unix, not(miri)))]
-fn same_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), std::fs::symlink_metadata(path)) {
-        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-        _ => false,
-    }
-}
-
-#[cfg(all(not(unix), not(miri)))]
-fn same_file(_file: &File, path: &Path) -> bool {
-    path.exists()
 }
 
 /// Whether `name` is a named fallback file's: `.npy-`, six letters and digits, `.tmp`.
@@ -351,7 +336,7 @@ fn sweep(dir: &Path) {
         // Opened for writing: network file systems grant exclusive locks only so.
         let opened = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(&path);
         let Ok(file) = opened else { continue };
-        if file.try_lock().is_ok() && same_file(&file, &path) {
+        if file.try_lock().is_ok() && crate::file::names_file(&path, &file, false).unwrap_or(false) {
             let _ = std::fs::remove_file(&path);
         }
     }

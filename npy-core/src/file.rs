@@ -40,6 +40,29 @@ pub fn open_file(path: impl AsRef<Path>) -> Result<File> {
     open().map_err(|e| Error::from(e).reading(path))
 }
 
+/// Whether `path` still names the file `file` is open on, and not another one a rename put
+/// in its place (a rewritten file, a lock holder's directory taken over). `follow` follows
+/// a symbolic link at `path`; without it a link never names the file. Only Unix can tell
+/// (device and inode numbers); elsewhere any file there is taken to be it.
+///
+/// # Errors
+/// The I/O error of reading either's metadata (a missing `path` is one).
+pub fn names_file(path: impl AsRef<Path>, file: &File, follow: bool) -> io::Result<bool> {
+    let path = path.as_ref();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let named = if follow { std::fs::metadata(path)? } else { std::fs::symlink_metadata(path)? };
+        let ours = file.metadata()?;
+        Ok((ours.dev(), ours.ino()) == (named.dev(), named.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, follow);
+        std::fs::symlink_metadata(path).map(|_| true)
+    }
+}
+
 /// What a file type that is not a regular file is, in words.
 fn file_kind(ty: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]

@@ -170,7 +170,7 @@ pub use array::{Array, DynArray};
 pub use buffer::ZeroedBytes;
 pub use dtype::DType;
 pub use error::{Access, Error, ErrorKind, Result};
-pub use file::open_file;
+pub use file::{names_file, open_file};
 pub use io::{ReadNpy, WriteNpy};
 pub use object::Object;
 pub use options::{ReadOptions, WriteOptions};

@@ -127,7 +127,7 @@ enum Locked {
 /// under Miri, which cannot open with `O_NOFOLLOW`.
 #[cfg(all(unix, not(miri)))]
 fn lock(path: &Path) -> Locked {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let opened = fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY).open(path);
     let dir = match opened {
         Ok(dir) => dir,
@@ -143,11 +143,7 @@ fn lock(path: &Path) -> Locked {
         // a writer goes on without one, a sweep leaves the directory.
         Err(fs::TryLockError::Error(_)) => return Locked::Unsupported,
     }
-    let same = match (dir.metadata(), fs::symlink_metadata(path)) {
-        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-        _ => false,
-    };
-    if same {
+    if crate::file::names_file(path, &dir, false).unwrap_or(false) {
         Locked::Yes(dir)
     } else {
         Locked::Gone
