@@ -922,6 +922,7 @@ mod tests {
     /// batches of any size, empty ones included, each counted once written.
     #[cfg(feature = "derive")]
     #[test]
+    #[cfg_attr(miri, ignore = "tens of minutes under Miri; append_batches runs there in the failure tests")]
     fn batches_append_what_appends_of_each_batch_append() {
         #[derive(crate::NpyRecord, Debug, Clone, Copy, PartialEq)]
         #[npy(crate = "crate", align)]

@@ -148,6 +148,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn first_repeat_of_a_list() {
         assert_eq!(NameSet::first_repeat(vec!["a", "b", "", "c"]), None);
         assert_eq!(NameSet::first_repeat(vec!["a", "b", "b", "a"]), Some((2, "b")));
