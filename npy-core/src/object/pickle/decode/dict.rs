@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use super::{Kind, Machine};
+use super::{Kind, Machine, Value};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::object::Object;
@@ -52,25 +52,28 @@ impl<R: Read> Machine<R> {
                 )
             }
         };
-        let Some(Kind::Dict(entries)) = self.kind(dict) else {
+        let (Value::Node(index), Some(Kind::Dict(entries))) = (dict, self.kind(dict)) else {
             return Err(self.err(at, format!("the pickle holds a {}, not a dict", self.type_name(dict))));
         };
-        let (mut budget, charge) = self.final_budget();
-        let mut out = Vec::with_capacity(entries.len());
-        for &(key, value) in entries {
+        let len = entries.len();
+        let refs = self.refs(dict, at)?;
+        let mut out = Vec::with_capacity(len);
+        for i in 0..len {
+            let (key, value) = (self.item(index as usize, 2 * i), self.item(index as usize, 2 * i + 1));
             let Some(Kind::Str(key)) = self.kind(key) else {
                 return Err(self.err(at, format!("a dict key that is a {}, not a str", self.type_name(key))));
             };
+            let key = key.clone();
             let item = match self.kind(value) {
                 Some(Kind::Dtype(_)) => Item::Dtype(self.built(value, at)?.clone()),
-                _ => Item::Object(self.object(value, 1, &mut budget, &charge).map_err(|e| match e.into_kind() {
+                _ => Item::Object(self.object(value, 1, false, &refs).map_err(|e| match e.into_kind() {
                     crate::ErrorKind::Pickle { offset, reason } => {
-                        Error::pickle(offset, format!("the value of {}: {reason}", super::quote(key)))
+                        Error::pickle(offset, format!("the value of {}: {reason}", super::quote(&key)))
                     }
                     other => other.into(),
                 })?),
             };
-            out.push((key.clone(), item));
+            out.push((key, item));
         }
         Ok(out)
     }

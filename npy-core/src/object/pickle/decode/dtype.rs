@@ -68,7 +68,7 @@ impl<R: Read> Machine<R> {
     pub(super) fn reduce_dtype(&mut self, descr: &str, at: u64) -> Result<Value> {
         let scalar = Scalar::parse(descr)
             .map_err(|e| self.err(at, format!("numpy.dtype({}): {}", quote(descr), e.into_kind())))?;
-        self.node(Kind::Dtype(Box::new(DtypeNode::reduced(scalar))), std::mem::size_of::<DtypeNode>(), at)
+        self.node(Kind::Dtype(Box::new(DtypeNode::reduced(scalar))), at)
     }
 
     /// `BUILD` of a dtype with its state: the dtype it describes, replacing the node's.
