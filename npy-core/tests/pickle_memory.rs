@@ -160,7 +160,17 @@ fn hostile(size: usize) -> Vec<(&'static str, Vec<u8>)> {
     let mut claim = b"\x8d".to_vec();
     claim.extend_from_slice(&(1u64 << 40).to_le_bytes());
     claim.extend_from_slice(&run(b"a", size));
+    // A dtype whose two fields are the dtype before it, 31 levels over: 2^31 fields if
+    // copied (`V0` keeps every size 0). Memo 0 is numpy.dtype, memo 1 the last dtype.
+    let mut dtype =
+        b"cnumpy\ndtype\nq\x00U\x02V0\x89\x88\x87R(K\x03U\x01|NNNJ\x00\x00\x00\x00K\x01K\x00tbq\x01".to_vec();
+    for _ in 0..31 {
+        dtype.extend_from_slice(
+            b"h\x00U\x02V0\x89\x88\x87R(K\x03U\x01|N(U\x01aU\x01bt}(U\x01ah\x01K\x00\x86U\x01bh\x01K\x00\x86uK\x00K\x01K\x10tbq\x01",
+        );
+    }
     vec![
+        ("a dtype of a memoised dtype, doubled", dtype),
         ("nested lists", [run(b"]", half), run(b"a", half - 1)].concat()),
         ("nested tuples", [b")".to_vec(), run(b"\x85", size)].concat()),
         ("nested dicts", [b"}".to_vec(), run(b"N}", half), run(b"s", half)].concat()),
