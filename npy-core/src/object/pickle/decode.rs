@@ -1,12 +1,15 @@
 //! Decoding: the pickle machine, from the input's bytes to the array's [`Object`]s.
 
+mod budget;
 mod dict;
 mod dtype;
+mod objects;
 mod reconstruct;
 
 use std::collections::HashMap;
 use std::io::{self, Read};
 
+use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget};
 pub(crate) use self::dict::{decode_dict, Item};
 use self::reconstruct::{ArrayState, Global};
 use super::{
@@ -39,12 +42,6 @@ fn refusal(op: u8) -> &'static str {
 // ---------------------------------------------------------------------------------------
 // Limits.
 
-/// Default memory budget of one pickle: this base (for a few MB of small values, which take
-/// 10 to 30 times their pickle's bytes as `Object`s)...
-pub(crate) const DEFAULT_BUDGET_BASE: usize = 128 << 20;
-/// ...plus this many bytes per byte of pickle: 60 MB of hostile pickle stays under 375 MB,
-/// as the CLI must (500 MB of RSS); `npy-core/tests/pickle_memory.rs` measures the peak.
-pub(crate) const DEFAULT_BUDGET_PER_BYTE: usize = 4;
 /// Longest text argument of a `GLOBAL`, `PUT` or `GET` opcode.
 const MAX_NAME_LINE: usize = 256;
 /// Longest `FLOAT` text argument.
@@ -52,102 +49,6 @@ const MAX_FLOAT_LINE: usize = 1024;
 /// Deepest container while decoding: an element's [`MAX_DEPTH`] levels, the ndarray's list
 /// around them and the `BUILD` state tuple around that.
 const MAX_NODE_DEPTH: usize = MAX_DEPTH + 2;
-
-/// What the allocator takes for a buffer of `bytes`: glibc's malloc adds an 8-byte header
-/// and rounds up to 16, at least 32 bytes (Rust asks nothing for an empty buffer).
-const fn alloc_cost(bytes: usize) -> usize {
-    if bytes == 0 {
-        0
-    } else {
-        let chunk = bytes.saturating_add(8 + 15) & !15;
-        if chunk < 32 {
-            32
-        } else {
-            chunk
-        }
-    }
-}
-
-/// What a `Vec<T>` of capacity `cap` takes from the allocator.
-fn vec_cost<T>(cap: usize) -> usize {
-    alloc_cost(cap.saturating_mul(std::mem::size_of::<T>()))
-}
-
-/// What a hash table of `cap` memo entries takes (buckets of an entry and a control byte,
-/// at most 7/8 full, a power of two).
-fn table_cost(cap: usize) -> usize {
-    let buckets = (cap.saturating_mul(8) / 7).max(4).checked_next_power_of_two().unwrap_or(usize::MAX);
-    alloc_cost(buckets.saturating_mul(std::mem::size_of::<(u32, Value)>() + 1).saturating_add(16))
-}
-
-/// The memory budget: a fixed number of bytes, or (by default) a base plus a multiple of
-/// the pickle bytes read so far. `used` is an upper bound of the bytes the decoder holds
-/// from the allocator: every buffer it grows is charged before it grows, at
-/// [`alloc_cost`] of its capacity, and refunded when it is freed.
-#[derive(Debug)]
-struct Budget {
-    used: usize,
-    fixed: Option<usize>,
-}
-
-impl Budget {
-    fn limit(&self, consumed: u64) -> usize {
-        self.fixed.unwrap_or_else(|| {
-            let per = usize::try_from(consumed).unwrap_or(usize::MAX).saturating_mul(DEFAULT_BUDGET_PER_BYTE);
-            DEFAULT_BUDGET_BASE.saturating_add(per)
-        })
-    }
-
-    /// Counts `bytes` more; false (and nothing counted) when that goes over the limit.
-    #[inline]
-    fn add(&mut self, bytes: usize, consumed: u64) -> bool {
-        let used = self.used.saturating_add(bytes);
-        if used > self.limit(consumed) {
-            return false;
-        }
-        self.used = used;
-        true
-    }
-
-    /// Counts `bytes` freed.
-    fn refund(&mut self, bytes: usize) {
-        self.used = self.used.saturating_sub(bytes);
-    }
-
-    fn exceeded(&self, consumed: u64) -> String {
-        match self.fixed {
-            Some(limit) => {
-                format!("the values need more than the {limit} bytes of memory allowed (ReadOptions::max_object_bytes)")
-            }
-            None => format!(
-                "the values need more than the default {} bytes of memory for a {consumed}-byte pickle \
-                 ({} MiB plus {DEFAULT_BUDGET_PER_BYTE} per pickle byte; many small values, or a memoised value \
-                 repeated many times, take more: raise the limit with ReadOptions::max_object_bytes)",
-                self.limit(consumed),
-                DEFAULT_BUDGET_BASE >> 20,
-            ),
-        }
-    }
-}
-
-/// Makes room for `extra` more items in `vec`, growing it as `Vec` does (doubling, at least
-/// 4) but charging the new buffer to `budget` first; false if it does not fit.
-#[inline]
-fn reserve<T>(vec: &mut Vec<T>, extra: usize, budget: &mut Budget, consumed: u64) -> bool {
-    let need = vec.len().saturating_add(extra);
-    if need <= vec.capacity() {
-        return true;
-    }
-    let old = vec.capacity();
-    let cap = need.max(old.saturating_mul(2)).max(4);
-    // Old and new buffer both count until the old one is freed (a small realloc copies).
-    if !budget.add(vec_cost::<T>(cap), consumed) {
-        return false;
-    }
-    vec.reserve_exact(cap - vec.len());
-    budget.refund(vec_cost::<T>(old));
-    true
-}
 
 // ---------------------------------------------------------------------------------------
 // Input.
@@ -311,7 +212,7 @@ pub(crate) struct Decoded {
 /// offset `base`. With `whole` (the length of the source), the reader holds just this
 /// pickle: bytes after `STOP` are an error, and longer claims fail before reading;
 /// otherwise reading stops right after `STOP`. `max_bytes` is a fixed memory budget;
-/// `None` gives the default (64 MiB plus 128 bytes per pickle byte).
+/// `None` gives the default (128 MiB plus 4 bytes per pickle byte).
 ///
 /// # Errors
 /// [`crate::ErrorKind::Pickle`] for anything but an object array of plain values, a
@@ -1002,173 +903,6 @@ impl<R: Read> Machine<R> {
             }
             _ => Err(self.refused(op, at)),
         }
-    }
-
-    /// At `STOP`: the stack must hold exactly the built array; its values become
-    /// [`Object`]s within the budget.
-    fn finish(&mut self, at: u64) -> Result<Decoded> {
-        if !self.marks.is_empty() {
-            return Err(self.err(at, "STOP inside a MARK"));
-        }
-        let array = match self.stack[..] {
-            [v] => v,
-            [] => return Err(self.err(at, "STOP with an empty stack")),
-            _ => {
-                return Err(
-                    self.err(at, format!("STOP with {} values on the stack (one ndarray expected)", self.stack.len()))
-                )
-            }
-        };
-        let state = match self.kind(array) {
-            Some(Kind::Array(Some(state))) => state,
-            Some(Kind::Array(None)) => return Err(self.err(at, "the pickle's ndarray was never built (no BUILD)")),
-            _ => return Err(self.err(at, format!("the pickle holds a {}, not a numpy.ndarray", self.type_name(array)))),
-        };
-        let (shape, fortran, list, len) = (state.shape.clone(), state.fortran, state.list, state.len);
-        if !matches!(self.kind(Value::Node(list)), Some(Kind::List(_))) {
-            return Err(self.err(at, "the ndarray's values are not a list"));
-        }
-        let refs = self.refs(Value::Node(list), at)?;
-        let list_at = self.nodes[list as usize].at();
-        self.charge(vec_cost::<Object>(len), list_at)?;
-        let mut items = Vec::with_capacity(len);
-        for i in 0..len {
-            let v = self.item(list as usize, i);
-            let obj = self.object(v, 1, false, &refs).map_err(|e| match e.into_kind() {
-                crate::ErrorKind::Pickle { offset, reason } => {
-                    Error::pickle(offset, format!("element {i} (in C order): {reason}"))
-                }
-                other => other.into(),
-            })?;
-            items.push(obj);
-        }
-        Ok(Decoded { shape, fortran, items, at: self.input.base })
-    }
-
-    /// Item `i` of the list or tuple at arena index `node` (of the dict's entries, keys and
-    /// values in turn).
-    fn item(&self, node: usize, i: usize) -> Value {
-        match &self.nodes[node].kind {
-            Kind::List(items) | Kind::Tuple { items, .. } => items[i],
-            Kind::Dict(entries) if i.is_multiple_of(2) => entries[i / 2].0,
-            Kind::Dict(entries) => entries[i / 2].1,
-            _ => Value::None,
-        }
-    }
-
-    /// How many places in lists, tuples and dicts hold each arena entry (0, 1, or 2 for
-    /// more), counting `root` once more: the entries the final [`Object`]s may take
-    /// instead of copy are those held once, in containers held once, up to `root`.
-    fn refs(&mut self, root: Value, at: u64) -> Result<Vec<u8>> {
-        self.charge(vec_cost::<u8>(self.nodes.len()), at)?;
-        let mut refs = vec![0u8; self.nodes.len()];
-        let mut count = |v: Value| {
-            if let Value::Node(i) = v {
-                refs[i as usize] = refs[i as usize].saturating_add(1).min(2);
-            }
-        };
-        count(root);
-        for node in &self.nodes {
-            match &node.kind {
-                Kind::List(items) | Kind::Tuple { items, .. } => items.iter().copied().for_each(&mut count),
-                Kind::Dict(entries) => entries.iter().for_each(|&(k, v)| {
-                    count(k);
-                    count(v);
-                }),
-                _ => {}
-            }
-        }
-        Ok(refs)
-    }
-
-    /// The [`Object`] of a value, `depth` levels down, charging what it takes. A value
-    /// that nothing else holds (`shared` false, and `refs` 1) is moved out of the arena;
-    /// any other is copied. The recursion is at most [`MAX_DEPTH`] + 1 calls deep, and
-    /// every call is charged (a slot of its container at least), so a memoised value
-    /// repeated many times stops at the budget.
-    fn object(&mut self, v: Value, depth: usize, shared: bool, refs: &[u8]) -> Result<Object> {
-        let i = match v {
-            Value::None => return Ok(Object::None),
-            Value::Bool(b) => return Ok(Object::Bool(b)),
-            Value::Int(n) => return Ok(Object::Int(n)),
-            Value::Float(x) => return Ok(Object::Float(x)),
-            Value::Node(i) => i as usize,
-        };
-        let shared = shared || refs[i] > 1;
-        let at = self.nodes[i].at();
-        // The number of items of a container, or the cost of copying a str, bytes or int.
-        let len = match &mut self.nodes[i].kind {
-            Kind::Str(s) if !shared => return Ok(Object::Str(std::mem::take(s))),
-            Kind::Bytes(b) if !shared => return Ok(Object::Bytes(std::mem::take(b))),
-            Kind::BigInt(t) if !shared => return Ok(Object::BigInt(std::mem::take(t))),
-            // Copies, charged before they are made.
-            Kind::Str(s) | Kind::BigInt(s) => alloc_cost(s.len()),
-            Kind::Bytes(b) => alloc_cost(b.len()),
-            Kind::Complex(re, im) => return Ok(Object::Complex(*re, *im)),
-            Kind::List(items) | Kind::Tuple { items, .. } => items.len(),
-            Kind::Dict(entries) => entries.len(),
-            _ => return Err(self.not_plain(i)),
-        };
-        match &self.nodes[i].kind {
-            Kind::Str(_) | Kind::BigInt(_) | Kind::Bytes(_) => {
-                self.charge(len, at)?;
-                return Ok(match &self.nodes[i].kind {
-                    Kind::Str(s) => Object::Str(s.clone()),
-                    Kind::BigInt(t) => Object::BigInt(t.clone()),
-                    Kind::Bytes(b) => Object::Bytes(b.clone()),
-                    _ => unreachable!("matched above"),
-                });
-            }
-            _ => {}
-        }
-        if depth > MAX_DEPTH {
-            return Err(self.err(at, format!("values nested deeper than {MAX_DEPTH} levels")));
-        }
-        let obj = if let Kind::Dict(_) = self.nodes[i].kind {
-            self.charge(vec_cost::<(Object, Object)>(len), at)?;
-            let mut out = Vec::with_capacity(len);
-            for j in 0..len {
-                let key = self.object(self.item(i, 2 * j), depth + 1, shared, refs)?;
-                let value = self.object(self.item(i, 2 * j + 1), depth + 1, shared, refs)?;
-                out.push((key, value));
-            }
-            Object::Dict(out)
-        } else {
-            self.charge(vec_cost::<Object>(len), at)?;
-            let mut out = Vec::with_capacity(len);
-            for j in 0..len {
-                out.push(self.object(self.item(i, j), depth + 1, shared, refs)?);
-            }
-            if matches!(self.nodes[i].kind, Kind::List(_)) {
-                Object::List(out)
-            } else {
-                Object::Tuple(out)
-            }
-        };
-        if !shared {
-            // Visited once: its buffer of values is no longer needed.
-            let freed = match &mut self.nodes[i].kind {
-                Kind::List(items) | Kind::Tuple { items, .. } => vec_cost::<Value>(std::mem::take(items).capacity()),
-                Kind::Dict(entries) => vec_cost::<(Value, Value)>(std::mem::take(entries).capacity()),
-                _ => 0,
-            };
-            self.budget.refund(freed);
-        }
-        Ok(obj)
-    }
-
-    /// The error of an arena entry that is not a plain value.
-    #[cold]
-    fn not_plain(&self, i: usize) -> Error {
-        let node = &self.nodes[i];
-        let reason = match &node.kind {
-            Kind::Global(g) => format!("{} is a callable, not a plain value", g.name()),
-            Kind::Dtype(d) => format!("a numpy.dtype ({}) is not a plain value", d.dtype.descr()),
-            Kind::StringDtype(_) => "a numpy.dtypes.StringDType is not a plain value".to_string(),
-            Kind::Array(_) => "an ndarray inside an object array is not supported (only plain values are)".to_string(),
-            _ => "not a plain value".to_string(),
-        };
-        self.err(node.at(), reason)
     }
 }
 
