@@ -1073,6 +1073,22 @@ mod tests {
     }
 
     #[test]
+    fn the_deepest_values_print_pickle_and_drop_on_a_small_stack() {
+        // What the decoder gives is at most MAX_DEPTH levels deep, so every recursion over
+        // it (repr, the pickler, Drop) is bounded: here on a 1 MiB stack, half a test's.
+        let deepest: Vec<u8> = [vec![b']'; MAX_DEPTH], vec![b'a'; MAX_DEPTH - 1]].concat();
+        let items = values(1, &deepest);
+        let worker = std::thread::Builder::new().stack_size(1 << 20).spawn(move || {
+            assert_eq!(items[0].repr(), format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH)));
+            let array = crate::Array::from_shape_vec(vec![1], items).unwrap();
+            let pickle = crate::object::to_pickle(&array).unwrap();
+            assert_eq!(decode_all(&pickle).unwrap().items, array.as_slice());
+            drop(array);
+        });
+        worker.unwrap().join().unwrap();
+    }
+
+    #[test]
     fn shared_values_are_copied_and_single_ones_moved() {
         // A memoised str, list and dict each used twice; a str used once.
         let v = values(7, b"X\x02\x00\x00\x00abq\x00h\x00(K\x01K\x02lq\x01h\x01}q\x02h\x02X\x01\x00\x00\x00c");
