@@ -253,7 +253,7 @@ impl<R: Read> Machine<R> {
             marks: Vec::new(),
             memo: Vec::new(),
             sparse: HashMap::new(),
-            budget: Budget { used: 0, fixed: max_bytes },
+            budget: Budget { used: 0, fixed: max_bytes, raisable: true },
         }
     }
 

@@ -46,6 +46,9 @@ pub(super) fn table_cost(cap: usize) -> usize {
 pub(super) struct Budget {
     pub(super) used: usize,
     pub(super) fixed: Option<usize>,
+    /// Whether the error may tell to raise the limit (not for a Dask `info`, read with the
+    /// default only: one that needs more is hostile).
+    pub(super) raisable: bool,
 }
 
 impl Budget {
@@ -77,6 +80,12 @@ impl Budget {
             Some(limit) => {
                 format!("the values need more than the {limit} bytes of memory allowed (ReadOptions::max_object_bytes)")
             }
+            None if !self.raisable => format!(
+                "the values need more than the {} bytes of memory allowed for a {consumed}-byte pickle \
+                 ({} MiB plus {DEFAULT_BUDGET_PER_BYTE} per pickle byte, far more than a Dask info takes)",
+                self.limit(consumed),
+                DEFAULT_BUDGET_BASE >> 20,
+            ),
             None => format!(
                 "the values need more than the default {} bytes of memory for a {consumed}-byte pickle \
                  ({} MiB plus {DEFAULT_BUDGET_PER_BYTE} per pickle byte; many small values, or a memoised value \

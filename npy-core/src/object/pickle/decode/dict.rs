@@ -33,6 +33,7 @@ pub(crate) fn decode_dict<R: Read>(
     max_bytes: Option<usize>,
 ) -> Result<Vec<(String, Item)>> {
     let mut machine = Machine::new(reader, base, whole, max_bytes);
+    machine.budget.raisable = false;
     let stop = machine.run()?;
     let entries = machine.finish_dict(stop)?;
     machine.end()?;
@@ -259,6 +260,9 @@ mod tests {
         // 40 levels: refused by depth or memory, in little time.
         let e = dict(&doubling(40)).unwrap_err().to_string();
         assert!(e.contains("memory") || e.contains("nested deeper than 32"), "{e}");
+        // 24 levels under the default budget: memory, and no advice to raise it.
+        let e = dict(&doubling(24)).unwrap_err().to_string();
+        assert!(e.contains("far more than a Dask info takes") && !e.contains("raise"), "{e}");
         // 30 levels with a fixed budget: memory, not depth.
         let e = decode_dict(&doubling(30)[..], 0, None, Some(1 << 20)).unwrap_err().to_string();
         assert!(e.contains("memory allowed"), "{e}");
