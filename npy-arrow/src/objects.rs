@@ -11,8 +11,8 @@
 //!
 //! The schema carries no `numpy.*` metadata (its `'|O'` dtype has no Arrow form): read
 //! back, the column is text like any other Utf8 column. The pickle is decoded whole, within
-//! the decoder's memory budget ([`npy_core::ReadOptions::max_object_bytes`]; by default 64
-//! MiB plus 128 bytes per byte of pickle, so bounded by the file's size); the column's text
+//! the decoder's memory budget ([`npy_core::ReadOptions::max_object_bytes`]; by default 128
+//! MiB plus 4 bytes per byte of pickle, so bounded by the file's size); the column's text
 //! is no larger than the decoded values it is copied from.
 
 use std::collections::HashMap;

@@ -303,7 +303,7 @@ struct ReadArgs {
     #[arg(long, value_name = "BYTES")]
     max_header_size: Option<usize>,
     /// Most memory the values of an object array (dtype=object) may take, in bytes
-    /// (default: 64 MiB plus 128 per byte of its pickle).
+    /// (default: 128 MiB plus 4 per byte of its pickle; millions of small values need more).
     #[arg(long, value_name = "BYTES")]
     max_object_bytes: Option<usize>,
 }

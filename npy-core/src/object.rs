@@ -23,12 +23,20 @@
 //! as `pandas.NA`, is a global and refused). Written back (`npy copy`), it is an object
 //! array: NumPy loads it as dtype object with equal values, not as `StringDType`.
 //!
-//! Memory stays bounded by the input: values shared through the pickle's memo are shared
-//! while decoding, and everything decoded — the machine's stack, memo and values, and the
-//! final [`Object`]s — counts against a budget (by default 64 MiB plus 128 bytes per pickle
-//! byte; [`ReadOptions::max_object_bytes`] sets a fixed one), so a small pickle that puts
-//! one memoised list into another again and again is an error, not an explosion. Values
-//! may nest at most [`MAX_DEPTH`] levels.
+//! Memory stays bounded by the input. Values shared through the pickle's memo are shared
+//! while decoding, and everything the decoder allocates — its stack, memo, marks and
+//! values, and the final [`Object`]s (their 32-byte slots and buffers included) — is
+//! charged against a budget before it is allocated: by default **128 MiB plus 4 bytes per
+//! pickle byte** (a 60 MB pickle: at most 357 MiB), or the fixed
+//! [`ReadOptions::max_object_bytes`]. A small pickle that puts one memoised list into
+//! another again and again, a long run of one opcode, or a huge declared length is an
+//! error, not an explosion. Values may nest at most [`MAX_DEPTH`] levels, checked as they
+//! nest (a tuple of a tuple of ...) and again when the [`Object`]s are built (lists put in
+//! each other through the memo), so no recursion goes deeper; decoded values are thus
+//! always safe to print, convert and drop. Many small values take more than 4 bytes each
+//! as [`Object`]s (a `None` takes 32): an array of millions of them (4 million `None`s, 2
+//! million short strs) needs a larger [`ReadOptions::max_object_bytes`]
+//! (`--max-object-bytes` in the CLI).
 //!
 //! Writing produces what `np.save` writes: the header, then a protocol 4 pickle naming
 //! `numpy._core.multiarray._reconstruct` as NumPy 2 does, that `np.load(f,

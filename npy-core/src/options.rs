@@ -52,9 +52,10 @@ impl ReadOptions {
     /// Most memory an object array may take to decode (see [`crate::object`]): its
     /// pickle's working state (stack, memo, values) and the resulting
     /// [`Object`](crate::Object)s, counted as they grow; over it, decoding stops
-    /// with [`ErrorKind::Pickle`](crate::ErrorKind::Pickle). Default: 64 MiB plus 128 bytes per byte of the pickle,
-    /// which every pickle of distinct values fits; a value that the pickle shares many
-    /// times (one long string in every element) is copied each time and may need more.
+    /// with [`ErrorKind::Pickle`](crate::ErrorKind::Pickle). Default: 128 MiB plus 4 bytes
+    /// per byte of the pickle, which bounds what a hostile pickle can take; an array of
+    /// millions of small values (32 bytes each as `Object`s) or a value that the pickle
+    /// shares many times (copied each time) may need more.
     ///
     /// # Examples
     /// ```

@@ -1,12 +1,15 @@
 //! Decoding: the pickle machine, from the input's bytes to the array's [`Object`]s.
 
+mod budget;
 mod dict;
 mod dtype;
+mod objects;
 mod reconstruct;
 
 use std::collections::HashMap;
 use std::io::{self, Read};
 
+use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget};
 pub(crate) use self::dict::{decode_dict, Item};
 use self::reconstruct::{ArrayState, Global};
 use super::{
@@ -39,47 +42,13 @@ fn refusal(op: u8) -> &'static str {
 // ---------------------------------------------------------------------------------------
 // Limits.
 
-/// Default memory budget of one object array: this base...
-pub(crate) const DEFAULT_BUDGET_BASE: usize = 64 << 20;
-/// ...plus this many bytes per byte of pickle.
-pub(crate) const DEFAULT_BUDGET_PER_BYTE: usize = 128;
 /// Longest text argument of a `GLOBAL`, `PUT` or `GET` opcode.
 const MAX_NAME_LINE: usize = 256;
 /// Longest `FLOAT` text argument.
 const MAX_FLOAT_LINE: usize = 1024;
-/// Memo bookkeeping per entry, beyond the value (hash table slot and spare capacity).
-const MEMO_ENTRY_COST: usize = 32;
-
-/// The memory budget: a fixed number of bytes, or (by default) a base plus a multiple of
-/// the pickle bytes read so far.
-#[derive(Debug)]
-struct Budget {
-    used: usize,
-    fixed: Option<usize>,
-}
-
-impl Budget {
-    fn limit(&self, consumed: u64) -> usize {
-        self.fixed.unwrap_or_else(|| {
-            let per = usize::try_from(consumed).unwrap_or(usize::MAX).saturating_mul(DEFAULT_BUDGET_PER_BYTE);
-            DEFAULT_BUDGET_BASE.saturating_add(per)
-        })
-    }
-
-    fn exceeded(&self, consumed: u64) -> String {
-        match self.fixed {
-            Some(limit) => {
-                format!("the values need more than the {limit} bytes of memory allowed (ReadOptions::max_object_bytes)")
-            }
-            None => format!(
-                "the values need more than the default {} bytes of memory for a {consumed}-byte pickle \
-                 (64 MiB plus {DEFAULT_BUDGET_PER_BYTE} per pickle byte; a memoised value repeated many times \
-                 is copied each time: raise the limit with ReadOptions::max_object_bytes)",
-                self.limit(consumed)
-            ),
-        }
-    }
-}
+/// Deepest container while decoding: an element's [`MAX_DEPTH`] levels, the ndarray's list
+/// around them and the `BUILD` state tuple around that.
+const MAX_NODE_DEPTH: usize = MAX_DEPTH + 2;
 
 // ---------------------------------------------------------------------------------------
 // Input.
@@ -172,12 +141,39 @@ enum Value {
     Node(u32),
 }
 
-/// An arena entry and the offset of the opcode that made it (for messages).
+/// An arena entry: the offset of the opcode that made it (for messages) and, for a list,
+/// tuple or dict, the levels of containers in it (1 for one holding no container) as far as
+/// the machine knows: a list filled after it was put in another does not update the other,
+/// so this can be less than the truth, never more. Both share one `u64` (the offset in the
+/// low 48 bits), so a node takes 40 bytes.
 #[derive(Debug)]
 struct Node {
-    at: u64,
+    at_depth: u64,
     kind: Kind,
 }
+
+const _: () = assert!(std::mem::size_of::<Node>() == 40);
+
+impl Node {
+    fn new(at: u64, depth: u16, kind: Kind) -> Node {
+        Node { at_depth: (at & AT_MASK) | (u64::from(depth) << 48), kind }
+    }
+
+    fn at(&self) -> u64 {
+        self.at_depth & AT_MASK
+    }
+
+    fn depth(&self) -> u16 {
+        (self.at_depth >> 48) as u16
+    }
+
+    fn set_depth(&mut self, depth: u16) {
+        self.at_depth = self.at() | (u64::from(depth) << 48);
+    }
+}
+
+/// The offset bits of [`Node::at_depth`] (offsets past 256 TiB wrap in messages).
+const AT_MASK: u64 = (1 << 48) - 1;
 
 #[derive(Debug)]
 enum Kind {
@@ -198,7 +194,7 @@ enum Kind {
     /// with its `na_object` if it has one.
     StringDtype(Option<Value>),
     /// `_reconstruct(ndarray, ...)`, with its state once built.
-    Array(Option<ArrayState>),
+    Array(Option<Box<ArrayState>>),
 }
 
 /// An object array decoded from its pickle: shape, order flag, and values in C order (the
@@ -216,7 +212,7 @@ pub(crate) struct Decoded {
 /// offset `base`. With `whole` (the length of the source), the reader holds just this
 /// pickle: bytes after `STOP` are an error, and longer claims fail before reading;
 /// otherwise reading stops right after `STOP`. `max_bytes` is a fixed memory budget;
-/// `None` gives the default (64 MiB plus 128 bytes per pickle byte).
+/// `None` gives the default (128 MiB plus 4 bytes per pickle byte).
 ///
 /// # Errors
 /// [`crate::ErrorKind::Pickle`] for anything but an object array of plain values, a
@@ -236,7 +232,10 @@ struct Machine<R> {
     stack: Vec<Value>,
     /// Stack lengths at each `MARK`.
     marks: Vec<usize>,
-    memo: HashMap<u32, Value>,
+    /// The memo entries 0, 1, 2, ... as pickles number them.
+    memo: Vec<Value>,
+    /// Entries past a gap in the numbering (only indices above `memo.len()`).
+    sparse: HashMap<u32, Value>,
     budget: Budget,
 }
 
@@ -252,8 +251,9 @@ impl<R: Read> Machine<R> {
             nodes: Vec::new(),
             stack: Vec::new(),
             marks: Vec::new(),
-            memo: HashMap::new(),
-            budget: Budget { used: 0, fixed: max_bytes },
+            memo: Vec::new(),
+            sparse: HashMap::new(),
+            budget: Budget { used: 0, fixed: max_bytes, raisable: true },
         }
     }
 
@@ -275,11 +275,16 @@ impl<R: Read> Machine<R> {
     /// Counts `bytes` of memory against the budget.
     #[inline]
     fn charge(&mut self, bytes: usize, at: u64) -> Result<()> {
-        self.budget.used = self.budget.used.saturating_add(bytes);
-        if self.budget.used > self.budget.limit(self.input.pos) {
-            return Err(self.err(at, self.budget.exceeded(self.input.pos)));
+        if self.budget.add(bytes, self.input.pos) {
+            Ok(())
+        } else {
+            Err(self.over(at))
         }
-        Ok(())
+    }
+
+    #[cold]
+    fn over(&self, at: u64) -> Error {
+        self.err(at, self.budget.exceeded(self.input.pos))
     }
 
     /// Bytes left under a fixed budget (unbounded under the default, which grows with the
@@ -298,23 +303,60 @@ impl<R: Read> Machine<R> {
 
     #[inline(always)]
     fn push(&mut self, v: Value, at: u64) -> Result<()> {
-        self.charge(std::mem::size_of::<Value>(), at)?;
+        if !reserve(&mut self.stack, 1, &mut self.budget, self.input.pos) {
+            return Err(self.over(at));
+        }
         self.stack.push(v);
         Ok(())
     }
 
+    /// A new arena entry. The heap buffer of a str, bytes, big int or dtype is charged
+    /// here; a container's items were charged by whoever collected them.
     #[inline]
-    fn node(&mut self, kind: Kind, payload: usize, at: u64) -> Result<Value> {
-        self.charge(std::mem::size_of::<Node>().saturating_add(payload), at)?;
+    fn node(&mut self, kind: Kind, at: u64) -> Result<Value> {
+        let payload = match &kind {
+            Kind::Str(s) | Kind::BigInt(s) => alloc_cost(s.capacity()),
+            Kind::Bytes(b) => alloc_cost(b.capacity()),
+            Kind::Dtype(_) => alloc_cost(std::mem::size_of::<dtype::DtypeNode>()),
+            _ => 0,
+        };
+        self.charge(payload, at)?;
+        let depth = match &kind {
+            Kind::List(items) | Kind::Tuple { items, .. } => self.depth_around(0, items, at)?,
+            Kind::Dict(_) => 1,
+            _ => 0,
+        };
+        if !reserve(&mut self.nodes, 1, &mut self.budget, self.input.pos) {
+            return Err(self.over(at));
+        }
         let index = u32::try_from(self.nodes.len()).map_err(|_| self.err(at, "more than 2^32 values"))?;
-        self.nodes.push(Node { at, kind });
+        self.nodes.push(Node::new(at, depth, kind));
         Ok(Value::Node(index))
     }
 
     #[inline]
-    fn push_node(&mut self, kind: Kind, payload: usize, at: u64) -> Result<()> {
-        let v = self.node(kind, payload, at)?;
+    fn push_node(&mut self, kind: Kind, at: u64) -> Result<()> {
+        let v = self.node(kind, at)?;
         self.push(v, at)
+    }
+
+    /// The levels of containers in a value (0 for anything but a list, tuple or dict).
+    fn depth(&self, v: Value) -> usize {
+        match v {
+            Value::Node(i) => self.nodes.get(i as usize).map_or(0, |n| usize::from(n.depth())),
+            _ => 0,
+        }
+    }
+
+    /// The depth of a container of depth `depth` once it also holds `items`: checked as
+    /// the values nest, so a deep pickle stops at the level that is too deep.
+    fn depth_around(&self, depth: usize, items: &[Value], at: u64) -> Result<u16> {
+        let inner = items.iter().map(|&v| self.depth(v)).max().unwrap_or(0);
+        let depth = depth.max(inner + 1);
+        if depth > MAX_NODE_DEPTH {
+            return Err(self.err(at, format!("values nested deeper than {MAX_DEPTH} levels")));
+        }
+        Ok(depth as u16)
     }
 
     fn kind(&self, v: Value) -> Option<&Kind> {
@@ -360,11 +402,14 @@ impl<R: Read> Machine<R> {
         self.stack.pop().ok_or_else(|| self.err(at, "stack underflow"))
     }
 
+    /// The values above the innermost `MARK`, in a new buffer charged to the budget.
     fn pop_mark(&mut self, at: u64, op: u8) -> Result<Vec<Value>> {
-        let Some(start) = self.marks.pop() else {
+        let Some(&start) = self.marks.last() else {
             let name = opcode_name(op).unwrap_or("?");
             return Err(self.err(at, format!("{name} without a MARK")));
         };
+        self.charge(vec_cost::<Value>(self.stack.len() - start), at)?;
+        self.marks.pop();
         Ok(self.stack.split_off(start))
     }
 
@@ -382,10 +427,7 @@ impl<R: Read> Machine<R> {
     fn int(&mut self, v: Int, at: u64) -> Result<()> {
         match v {
             Int::Small(i) => self.push(Value::Int(i), at),
-            Int::Big(text) => {
-                let n = text.len();
-                self.push_node(Kind::BigInt(text), n, at)
-            }
+            Int::Big(text) => self.push_node(Kind::BigInt(text), at),
         }
     }
 
@@ -397,13 +439,11 @@ impl<R: Read> Machine<R> {
                 format!("{name}: a str that is not valid UTF-8 (or holds lone surrogates, which a Rust String cannot)"),
             )
         })?;
-        let n = s.len();
-        self.push_node(Kind::Str(s), n, at)
+        self.push_node(Kind::Str(s), at)
     }
 
     fn bytes(&mut self, bytes: Vec<u8>, at: u64) -> Result<()> {
-        let n = bytes.len();
-        self.push_node(Kind::Bytes(bytes), n, at)
+        self.push_node(Kind::Bytes(bytes), at)
     }
 
     /// A Python 2 `str` (`BINSTRING`), decoded as ASCII as `np.load` does by default.
@@ -437,13 +477,33 @@ impl<R: Read> Machine<R> {
 
     fn put(&mut self, index: u32, at: u64, op: u8) -> Result<()> {
         let v = self.top(at, op)?;
-        self.charge(std::mem::size_of::<(u32, Value)>() + MEMO_ENTRY_COST, at)?;
-        self.memo.insert(index, v);
+        let i = index as usize;
+        if let Some(slot) = self.memo.get_mut(i) {
+            *slot = v;
+        } else if i == self.memo.len() {
+            if !reserve(&mut self.memo, 1, &mut self.budget, self.input.pos) {
+                return Err(self.over(at));
+            }
+            self.memo.push(v);
+            self.sparse.remove(&index);
+        } else {
+            if self.sparse.len() == self.sparse.capacity() {
+                let grown = table_cost(self.sparse.capacity().max(4).saturating_mul(2));
+                self.charge(grown, at)?;
+            }
+            self.sparse.insert(index, v);
+        }
         Ok(())
     }
 
+    /// How many memo entries there are (the index `MEMOIZE` gives, as Python's `len(memo)`).
+    fn memo_len(&self) -> usize {
+        self.memo.len() + self.sparse.len()
+    }
+
     fn get(&mut self, index: u32, at: u64) -> Result<()> {
-        let v = *self.memo.get(&index).ok_or_else(|| self.err(at, format!("memo entry {index} was never stored")))?;
+        let v = self.memo.get(index as usize).or_else(|| self.sparse.get(&index));
+        let v = *v.ok_or_else(|| self.err(at, format!("memo entry {index} was never stored")))?;
         self.push(v, at)
     }
 
@@ -459,17 +519,27 @@ impl<R: Read> Machine<R> {
 
     fn tuple(&mut self, items: Vec<Value>, at: u64) -> Result<()> {
         let hashable = items.iter().all(|&v| self.hashable(v));
-        let n = items.len() * std::mem::size_of::<Value>();
-        self.push_node(Kind::Tuple { items, hashable }, n, at)
+        self.push_node(Kind::Tuple { items, hashable }, at)
     }
 
-    /// Appends `pairs` (key, value, key, value, ...) to the dict on top of the stack.
-    fn set_items(&mut self, flat: Vec<Value>, at: u64, op: u8) -> Result<()> {
+    /// The list or dict on top of the stack, for `op` filling it: its arena index.
+    fn target(&self, want: &str, at: u64, op: u8) -> Result<usize> {
+        let target = self.top(at, op)?;
+        match (target, self.kind(target)) {
+            (Value::Node(i), Some(Kind::List(_))) if want == "list" => Ok(i as usize),
+            (Value::Node(i), Some(Kind::Dict(_))) if want == "dict" => Ok(i as usize),
+            _ => Err(self
+                .err(at, format!("{} on a {}, not a {want}", opcode_name(op).unwrap_or("?"), self.type_name(target)))),
+        }
+    }
+
+    /// Appends `flat` (key, value, key, value, ...) to the dict on top of the stack.
+    fn set_items(&mut self, flat: &[Value], at: u64, op: u8) -> Result<()> {
         if !flat.len().is_multiple_of(2) {
             let name = opcode_name(op).unwrap_or("?");
             return Err(self.err(at, format!("{name} with an odd number of items")));
         }
-        let target = self.top(at, op)?;
+        let i = self.target("dict", at, op)?;
         for key in flat.iter().step_by(2) {
             if !self.hashable(*key) {
                 return Err(
@@ -477,38 +547,33 @@ impl<R: Read> Machine<R> {
                 );
             }
         }
-        self.charge(flat.len() * std::mem::size_of::<Value>(), at)?;
-        let found = self.type_name(target);
-        let Value::Node(i) = target else {
-            return Err(self.err(at, format!("{} on a {found}, not a dict", opcode_name(op).unwrap_or("?"))));
-        };
-        match &mut self.nodes[i as usize].kind {
-            Kind::Dict(entries) => {
-                let mut it = flat.into_iter();
-                while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                    entries.push((k, v));
-                }
-                Ok(())
-            }
-            _ => Err(self.err(at, format!("{} on a {found}, not a dict", opcode_name(op).unwrap_or("?")))),
+        let depth = self.depth_around(usize::from(self.nodes[i].depth()), flat, at)?;
+        let Kind::Dict(entries) = &mut self.nodes[i].kind else { unreachable!("target() checked the kind") };
+        if !reserve(entries, flat.len() / 2, &mut self.budget, self.input.pos) {
+            return Err(self.over(at));
         }
+        entries.extend(flat.chunks_exact(2).map(|kv| (kv[0], kv[1])));
+        self.nodes[i].set_depth(depth);
+        Ok(())
     }
 
     /// Appends `items` to the list on top of the stack.
-    fn append(&mut self, items: Vec<Value>, at: u64, op: u8) -> Result<()> {
-        let target = self.top(at, op)?;
-        self.charge(items.len() * std::mem::size_of::<Value>(), at)?;
-        let found = self.type_name(target);
-        let Value::Node(i) = target else {
-            return Err(self.err(at, format!("{} on a {found}, not a list", opcode_name(op).unwrap_or("?"))));
-        };
-        match &mut self.nodes[i as usize].kind {
-            Kind::List(list) => {
-                list.extend(items);
-                Ok(())
-            }
-            _ => Err(self.err(at, format!("{} on a {found}, not a list", opcode_name(op).unwrap_or("?")))),
+    fn append(&mut self, items: &[Value], at: u64, op: u8) -> Result<()> {
+        let i = self.target("list", at, op)?;
+        let depth = self.depth_around(usize::from(self.nodes[i].depth()), items, at)?;
+        let Kind::List(list) = &mut self.nodes[i].kind else { unreachable!("target() checked the kind") };
+        if !reserve(list, items.len(), &mut self.budget, self.input.pos) {
+            return Err(self.over(at));
         }
+        list.extend_from_slice(items);
+        self.nodes[i].set_depth(depth);
+        Ok(())
+    }
+
+    /// Frees a buffer of values taken off the stack, refunding what [`Self::pop_mark`]
+    /// charged for it.
+    fn free(&mut self, items: Vec<Value>) {
+        self.budget.refund(vec_cost::<Value>(items.capacity()));
     }
 
     /// Runs opcodes up to `STOP`, then builds the array's values. Each family of opcodes
@@ -579,7 +644,9 @@ impl<R: Read> Machine<R> {
     fn mark_op(&mut self, op: u8, at: u64) -> Result<()> {
         match op {
             MARK => {
-                self.charge(std::mem::size_of::<usize>(), at)?;
+                if !reserve(&mut self.marks, 1, &mut self.budget, self.input.pos) {
+                    return Err(self.over(at));
+                }
                 self.marks.push(self.stack.len());
             }
             POP => {
@@ -590,7 +657,8 @@ impl<R: Read> Machine<R> {
                 }
             }
             POP_MARK => {
-                self.pop_mark(at, op)?;
+                let items = self.pop_mark(at, op)?;
+                self.free(items);
             }
             _ => return Err(self.refused(op, at)),
         }
@@ -690,8 +758,7 @@ impl<R: Read> Machine<R> {
             UNICODE => {
                 let line = self.input.line(self.room(), at, op)?;
                 let s = raw_unicode_escape(&line).map_err(|e| self.err(at, format!("UNICODE: {e}")))?;
-                let n = s.len();
-                self.push_node(Kind::Str(s), n, at)
+                self.push_node(Kind::Str(s), at)
             }
             SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
                 let n = self.length(op, SHORT_BINUNICODE, BINUNICODE, at)?;
@@ -729,13 +796,12 @@ impl<R: Read> Machine<R> {
     /// `LIST`, `TUPLE`, `TUPLE1`, `TUPLE2`, `TUPLE3`, `DICT` of the values on the stack.
     fn container_op(&mut self, op: u8, at: u64) -> Result<()> {
         match op {
-            EMPTY_LIST => self.push_node(Kind::List(Vec::new()), 0, at),
-            EMPTY_TUPLE => self.push_node(Kind::Tuple { items: Vec::new(), hashable: true }, 0, at),
-            EMPTY_DICT => self.push_node(Kind::Dict(Vec::new()), 0, at),
+            EMPTY_LIST => self.push_node(Kind::List(Vec::new()), at),
+            EMPTY_TUPLE => self.push_node(Kind::Tuple { items: Vec::new(), hashable: true }, at),
+            EMPTY_DICT => self.push_node(Kind::Dict(Vec::new()), at),
             LIST => {
                 let items = self.pop_mark(at, op)?;
-                let n = items.len() * std::mem::size_of::<Value>();
-                self.push_node(Kind::List(items), n, at)
+                self.push_node(Kind::List(items), at)
             }
             TUPLE => {
                 let items = self.pop_mark(at, op)?;
@@ -743,6 +809,7 @@ impl<R: Read> Machine<R> {
             }
             TUPLE1 | TUPLE2 | TUPLE3 => {
                 let n = usize::from(op - TUPLE1 + 1);
+                self.charge(vec_cost::<Value>(n), at)?;
                 let mut items = Vec::with_capacity(n);
                 for _ in 0..n {
                     items.push(self.pop(at, op)?);
@@ -752,8 +819,10 @@ impl<R: Read> Machine<R> {
             }
             DICT => {
                 let flat = self.pop_mark(at, op)?;
-                self.push_node(Kind::Dict(Vec::new()), 0, at)?;
-                self.set_items(flat, at, op)
+                self.push_node(Kind::Dict(Vec::new()), at)?;
+                self.set_items(&flat, at, op)?;
+                self.free(flat);
+                Ok(())
             }
             _ => Err(self.refused(op, at)),
         }
@@ -765,20 +834,34 @@ impl<R: Read> Machine<R> {
         match op {
             APPEND => {
                 let v = self.pop(at, op)?;
-                self.append(vec![v], at, op)
+                self.append(&[v], at, op)
             }
             APPENDS => {
                 let items = self.pop_mark(at, op)?;
-                self.append(items, at, op)
+                let i = self.target("list", at, op)?;
+                if let Kind::List(list) = &mut self.nodes[i].kind {
+                    if list.capacity() == 0 {
+                        // The common case (an empty list, then its items): no copy.
+                        let depth = self.depth_around(0, &items, at)?;
+                        self.nodes[i].kind = Kind::List(items);
+                        self.nodes[i].set_depth(depth);
+                        return Ok(());
+                    }
+                }
+                self.append(&items, at, op)?;
+                self.free(items);
+                Ok(())
             }
             SETITEM => {
                 let v = self.pop(at, op)?;
                 let k = self.pop(at, op)?;
-                self.set_items(vec![k, v], at, op)
+                self.set_items(&[k, v], at, op)
             }
             SETITEMS => {
                 let flat = self.pop_mark(at, op)?;
-                self.set_items(flat, at, op)
+                self.set_items(&flat, at, op)?;
+                self.free(flat);
+                Ok(())
             }
             _ => Err(self.refused(op, at)),
         }
@@ -802,7 +885,7 @@ impl<R: Read> Machine<R> {
                 self.put(i, at, op)
             }
             MEMOIZE => {
-                let i = u32::try_from(self.memo.len()).map_err(|_| self.err(at, "memo overflow"))?;
+                let i = u32::try_from(self.memo_len()).map_err(|_| self.err(at, "memo overflow"))?;
                 self.put(i, at, op)
             }
             GET => {
@@ -821,152 +904,6 @@ impl<R: Read> Machine<R> {
             _ => Err(self.refused(op, at)),
         }
     }
-
-    /// The budget of the final tree of [`Object`]s, what the machine used so far counted
-    /// in, and the charge that reports going over it at a node's offset.
-    fn final_budget(&self) -> (Budget, impl Fn(&mut Budget, usize, u64) -> Result<()>) {
-        let budget = Budget { used: self.budget.used, fixed: self.budget.fixed };
-        let (consumed, base) = (self.input.pos, self.input.base);
-        let limit = budget.limit(consumed);
-        let charge = move |budget: &mut Budget, bytes: usize, node_at: u64| -> Result<()> {
-            budget.used = budget.used.saturating_add(bytes);
-            if budget.used > limit {
-                return Err(Error::pickle(base + node_at, budget.exceeded(consumed)));
-            }
-            Ok(())
-        };
-        (budget, charge)
-    }
-
-    /// At `STOP`: the stack must hold exactly the built array; its values become
-    /// [`Object`]s within the budget.
-    fn finish(&mut self, at: u64) -> Result<Decoded> {
-        if !self.marks.is_empty() {
-            return Err(self.err(at, "STOP inside a MARK"));
-        }
-        let array = match self.stack[..] {
-            [v] => v,
-            [] => return Err(self.err(at, "STOP with an empty stack")),
-            _ => {
-                return Err(
-                    self.err(at, format!("STOP with {} values on the stack (one ndarray expected)", self.stack.len()))
-                )
-            }
-        };
-        let state = match self.kind(array) {
-            Some(Kind::Array(Some(state))) => state,
-            Some(Kind::Array(None)) => return Err(self.err(at, "the pickle's ndarray was never built (no BUILD)")),
-            _ => return Err(self.err(at, format!("the pickle holds a {}, not a numpy.ndarray", self.type_name(array)))),
-        };
-        let (shape, fortran, list, len) = (state.shape.clone(), state.fortran, state.list, state.len);
-        let (mut budget, charge) = self.final_budget();
-        let Some(Kind::List(values)) = self.kind(Value::Node(list)) else {
-            return Err(self.err(at, "the ndarray's values are not a list"));
-        };
-        let list_at = self.nodes[list as usize].at;
-        charge(&mut budget, len.saturating_mul(std::mem::size_of::<Object>()), list_at)?;
-        let mut items = Vec::with_capacity(len);
-        for (i, &v) in values[..len].iter().enumerate() {
-            let obj = self.object(v, 1, &mut budget, &charge).map_err(|e| match e.into_kind() {
-                crate::ErrorKind::Pickle { offset, reason } => {
-                    Error::pickle(offset, format!("element {i} (in C order): {reason}"))
-                }
-                other => other.into(),
-            })?;
-            items.push(obj);
-        }
-        Ok(Decoded { shape, fortran, items, at: self.input.base })
-    }
-
-    /// The [`Object`] of a value, `depth` levels down, charging what it takes.
-    fn object(
-        &self,
-        v: Value,
-        depth: usize,
-        budget: &mut Budget,
-        charge: &impl Fn(&mut Budget, usize, u64) -> Result<()>,
-    ) -> Result<Object> {
-        let i = match v {
-            Value::None => return Ok(Object::None),
-            Value::Bool(b) => return Ok(Object::Bool(b)),
-            Value::Int(n) => return Ok(Object::Int(n)),
-            Value::Float(x) => return Ok(Object::Float(x)),
-            Value::Node(i) => i,
-        };
-        let node = &self.nodes[i as usize];
-        let at = node.at;
-        let nested = |len: usize, budget: &mut Budget| -> Result<()> {
-            if depth > MAX_DEPTH {
-                return Err(Error::pickle(
-                    self.input.base + at,
-                    format!("values nested deeper than {MAX_DEPTH} levels"),
-                ));
-            }
-            charge(budget, len.saturating_mul(std::mem::size_of::<Object>()), at)
-        };
-        Ok(match &node.kind {
-            Kind::Str(s) => {
-                charge(budget, s.len(), at)?;
-                Object::Str(s.clone())
-            }
-            Kind::Bytes(b) => {
-                charge(budget, b.len(), at)?;
-                Object::Bytes(b.clone())
-            }
-            Kind::BigInt(t) => {
-                charge(budget, t.len(), at)?;
-                Object::BigInt(t.clone())
-            }
-            Kind::Complex(re, im) => Object::Complex(*re, *im),
-            Kind::List(items) => {
-                nested(items.len(), budget)?;
-                Object::List(self.objects(items, depth, budget, charge)?)
-            }
-            Kind::Tuple { items, .. } => {
-                nested(items.len(), budget)?;
-                Object::Tuple(self.objects(items, depth, budget, charge)?)
-            }
-            Kind::Dict(entries) => {
-                nested(entries.len() * 2, budget)?;
-                let mut out = Vec::with_capacity(entries.len());
-                for &(k, v) in entries {
-                    out.push((self.object(k, depth + 1, budget, charge)?, self.object(v, depth + 1, budget, charge)?));
-                }
-                Object::Dict(out)
-            }
-            Kind::Global(g) => {
-                return Err(Error::pickle(
-                    self.input.base + at,
-                    format!("{} is a callable, not a plain value", g.name()),
-                ))
-            }
-            Kind::Dtype(node) => {
-                return Err(Error::pickle(
-                    self.input.base + at,
-                    format!("a numpy.dtype ({}) is not a plain value", node.dtype.descr()),
-                ))
-            }
-            Kind::StringDtype(_) => {
-                return Err(Error::pickle(self.input.base + at, "a numpy.dtypes.StringDType is not a plain value"))
-            }
-            Kind::Array(_) => {
-                return Err(Error::pickle(
-                    self.input.base + at,
-                    "an ndarray inside an object array is not supported (only plain values are)",
-                ))
-            }
-        })
-    }
-
-    fn objects(
-        &self,
-        items: &[Value],
-        depth: usize,
-        budget: &mut Budget,
-        charge: &impl Fn(&mut Budget, usize, u64) -> Result<()>,
-    ) -> Result<Vec<Object>> {
-        items.iter().map(|&v| self.object(v, depth + 1, budget, charge)).collect()
-    }
 }
 
 /// Python's `float()` of a protocol 0 `FLOAT` argument.
@@ -982,7 +919,9 @@ fn parse_float(text: &str) -> Option<f64> {
 /// Python's `raw-unicode-escape` codec: latin-1, except `\uXXXX` and `\UXXXXXXXX` after an
 /// odd number of backslashes.
 fn raw_unicode_escape(bytes: &[u8]) -> std::result::Result<String, String> {
-    let mut out = String::with_capacity(bytes.len());
+    // Room for the longest result (latin-1 above 0x7f takes 2 bytes, an escape fewer than
+    // its text), so the buffer never grows.
+    let mut out = String::with_capacity(bytes.iter().map(|&b| 1 + usize::from(b > 0x7f)).sum());
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] != b'\\' {
@@ -1099,6 +1038,77 @@ mod tests {
         let p = wrap(1, b"\x81");
         let e = decode(&p[..], 100, Some(p.len() as u64), None).unwrap_err();
         assert!(e.to_string().starts_with(&format!("invalid pickle at byte {}", 100 + p.len() - 5)), "{e}");
+    }
+
+    #[test]
+    fn depth_is_checked_as_values_nest() {
+        // 100,000 nested tuples: refused at the level that is too deep, long before the end.
+        let mut items = b")".to_vec();
+        items.extend(std::iter::repeat_n(TUPLE1, 100_000));
+        let p = wrap(1, &items);
+        let e = decode_all(&p).unwrap_err();
+        let start = p.len() - items.len() - 4;
+        let crate::ErrorKind::Pickle { offset, reason } = e.kind() else { panic!("{e}") };
+        // `)` is 1 level, each TUPLE1 one more.
+        assert_eq!(*offset as usize, start + MAX_NODE_DEPTH, "{e}");
+        assert!(reason.contains("nested deeper than 256 levels"), "{e}");
+        // Dicts, by SETITEM: {None: {None: ...}}.
+        let mut items = b"}".to_vec();
+        items.extend(b"N}".repeat(1000));
+        items.extend([b's'; 1000]);
+        assert!(error(1, &items).contains("nested deeper than 256 levels"));
+        // Lists put in each other through the memo while empty: the machine sees depth 2,
+        // the conversion counts the levels and stops at the limit.
+        let op = |op: u8, i: u32| [&[op][..], &i.to_le_bytes()].concat();
+        let mut items = Vec::new();
+        for i in 0..=MAX_DEPTH as u32 {
+            items.extend([&b"]"[..], &op(LONG_BINPUT, i), b"0"].concat());
+            if i > 0 {
+                items.extend([op(LONG_BINGET, i - 1), op(LONG_BINGET, i), b"a0".to_vec()].concat());
+            }
+        }
+        items.extend(op(LONG_BINGET, 0));
+        let e = error(1, &items);
+        assert!(e.contains("element 0 (in C order): values nested deeper than 256 levels"), "{e}");
+    }
+
+    #[test]
+    fn the_deepest_values_print_pickle_and_drop_on_a_small_stack() {
+        // What the decoder gives is at most MAX_DEPTH levels deep, so every recursion over
+        // it (repr, the pickler, Drop) is bounded: here on a 1 MiB stack, half a test's.
+        let deepest: Vec<u8> = [vec![b']'; MAX_DEPTH], vec![b'a'; MAX_DEPTH - 1]].concat();
+        let items = values(1, &deepest);
+        let worker = std::thread::Builder::new().stack_size(1 << 20).spawn(move || {
+            assert_eq!(items[0].repr(), format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH)));
+            let array = crate::Array::from_shape_vec(vec![1], items).unwrap();
+            let pickle = crate::object::to_pickle(&array).unwrap();
+            assert_eq!(decode_all(&pickle).unwrap().items, array.as_slice());
+            drop(array);
+        });
+        worker.unwrap().join().unwrap();
+    }
+
+    #[test]
+    fn shared_values_are_copied_and_single_ones_moved() {
+        // A memoised str, list and dict each used twice; a str used once.
+        let v = values(7, b"X\x02\x00\x00\x00abq\x00h\x00(K\x01K\x02lq\x01h\x01}q\x02h\x02X\x01\x00\x00\x00c");
+        let ab = Object::from("ab");
+        let list = Object::List(vec![Object::Int(1), Object::Int(2)]);
+        let dict = Object::Dict(vec![]);
+        assert_eq!(v, [ab.clone(), ab, list.clone(), list, dict.clone(), dict, Object::from("c")]);
+        // A list holding the same list twice, and the array's own list inside itself
+        // (which NumPy would print as [[...]]): copies, then the depth limit, never an
+        // empty list in its place.
+        let v = values(1, b"(K\x01lq\x000(h\x00h\x00l");
+        let one = Object::List(vec![Object::Int(1)]);
+        assert_eq!(v, [Object::List(vec![one.clone(), one])]);
+        let mut p = wrap(1, b"");
+        let at = p.windows(2).position(|w| w == b"](").unwrap();
+        p.splice(at + 1..at + 1, *b"q\x09");
+        let end = p.len() - 4;
+        p.splice(end..end, *b"h\x09");
+        let e = decode_all(&p).unwrap_err().to_string();
+        assert!(e.contains("nested deeper than 256 levels"), "{e}");
     }
 
     #[test]

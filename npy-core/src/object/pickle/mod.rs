@@ -6,9 +6,10 @@
 //! pickles of `complex` and of `bytes` under protocol 2 (`_codecs.encode`). Those globals
 //! are never called: `REDUCE` and `BUILD` on them are interpreted here, and on anything
 //! else they are an error. Values live in an arena and are referred to by index, so the
-//! memo shares them at no cost while decoding; the arena, the stack and the memo are
-//! charged against a memory budget as they grow, and so is the final tree of [`Object`]s,
-//! built last (a memoised list put into a list twice, repeatedly, cannot explode).
+//! memo shares them at no cost while decoding; every buffer the machine grows (arena,
+//! stack, marks, memo, a container's items) is charged against a memory budget before it
+//! grows, and so is the final tree of [`Object`]s, built last (a memoised list put into a
+//! list twice, repeatedly, cannot explode). Containers know their depth as they fill.
 //! [`decode_dict`] runs the same machine to a dict of plain values and dtypes (any
 //! `numpy.dtype`, rebuilt into the one dtype model), as a Dask stack's `info` is.
 //!
@@ -21,7 +22,9 @@
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | the opcodes and their names, shared by both directions |
-//! | `decode.rs` | input, memory budget, the machine's values, its opcode steps, the final [`Object`] tree |
+//! | `decode.rs` | input, the machine's values, its opcode steps |
+//! | `decode/budget.rs` | what each buffer costs the allocator, and the budget it is charged to |
+//! | `decode/objects.rs` | the final [`Object`] tree: shared values copied, the others moved |
 //! | `decode/reconstruct.rs` | the globals, and `REDUCE`/`BUILD` of NumPy's array reconstruction and its scalars |
 //! | `decode/dtype.rs` | `numpy.dtype` and its state (records, subarrays, datetime units, titles) into a `DType` |
 //! | `decode/dict.rs` | a dict of plain values and dtypes ([`decode_dict`]) |

@@ -27,6 +27,10 @@ use crate::dtype::{ByteOrder, DType, Field, Record, Scalar, ScalarType, MAX_DTYP
 use crate::error::Result;
 use crate::literal::Literal;
 
+/// What one node of a copied dtype tree takes at most: its field, its name's buffer, and a
+/// share of its record's buffer and of the allocator's rounding.
+const DTYPE_NODE_COST: usize = 2 * std::mem::size_of::<Field>() + 32;
+
 /// A `numpy.dtype` on the machine's stack or in its memo.
 #[derive(Debug)]
 pub(in crate::object::pickle) struct DtypeNode {
@@ -68,7 +72,7 @@ impl<R: Read> Machine<R> {
     pub(super) fn reduce_dtype(&mut self, descr: &str, at: u64) -> Result<Value> {
         let scalar = Scalar::parse(descr)
             .map_err(|e| self.err(at, format!("numpy.dtype({}): {}", quote(descr), e.into_kind())))?;
-        self.node(Kind::Dtype(Box::new(DtypeNode::reduced(scalar))), std::mem::size_of::<DtypeNode>(), at)
+        self.node(Kind::Dtype(Box::new(DtypeNode::reduced(scalar))), at)
     }
 
     /// `BUILD` of a dtype with its state: the dtype it describes, replacing the node's.
@@ -83,8 +87,8 @@ impl<R: Read> Machine<R> {
             return Err(self.err(at, format!("a numpy.dtype nested deeper than {MAX_DTYPE_DEPTH} levels")));
         }
         // The copies of memoised parts: a dtype of two fields of one memoised dtype of two
-        // fields of ... is charged for every node it holds.
-        self.charge(weight.saturating_mul(std::mem::size_of::<Field>()), at)?;
+        // fields of ... is charged for every node it holds (checked before each copy).
+        self.charge(weight.saturating_mul(DTYPE_NODE_COST), at)?;
         self.nodes[index as usize].kind = Kind::Dtype(Box::new(DtypeNode { dtype, built: true, weight, depth }));
         Ok(())
     }
@@ -137,6 +141,7 @@ impl<R: Read> Machine<R> {
             }
             let (base, shape) = self.subdtype(state.subdtype, at)?;
             let (weight, depth) = self.weight(base, at)?;
+            self.affordable(weight + 1, at)?;
             let base = self.built(base, at)?.clone();
             let dtype = DType::subarray(base, shape).map_err(|e| self.err(at, e.into_kind().to_string()))?;
             elsize(dtype.itemsize())?;
@@ -259,6 +264,7 @@ impl<R: Read> Machine<R> {
             let (w, d) = self.weight(dtype, at)?;
             weight = weight.saturating_add(w);
             depth = depth.max(d + 1);
+            self.affordable(weight, at)?;
             let mut field = Field::new(name, self.built(dtype, at)?.clone(), offset);
             field.title = title;
             fields.push(field);
@@ -272,6 +278,16 @@ impl<R: Read> Machine<R> {
         Ok((DType::Record(record), weight, depth))
     }
 
+    /// An error unless copies of `weight` dtype nodes fit the budget (checked before they
+    /// are made; [`Self::build_dtype`] charges them once made).
+    fn affordable(&self, weight: usize, at: u64) -> Result<()> {
+        let bytes = weight.saturating_mul(DTYPE_NODE_COST);
+        if self.budget.used.saturating_add(bytes) > self.budget.limit(self.input.pos) {
+            return Err(self.over(at));
+        }
+        Ok(())
+    }
+
     /// A built dtype's weight and depth; an error for anything else.
     fn weight(&self, v: Value, at: u64) -> Result<(usize, usize)> {
         match self.kind(v) {
@@ -279,6 +295,13 @@ impl<R: Read> Machine<R> {
             Some(Kind::Dtype(_)) => Err(self.err(at, "a numpy.dtype used before its BUILD")),
             _ => Err(self.err(at, format!("a {} where a numpy.dtype belongs", self.type_name(v)))),
         }
+    }
+
+    /// A copy of a built dtype, charged before it is made.
+    pub(super) fn copy_built(&mut self, v: Value, at: u64) -> Result<DType> {
+        let (weight, _) = self.weight(v, at)?;
+        self.charge(weight.saturating_mul(DTYPE_NODE_COST), at)?;
+        self.built(v, at).cloned()
     }
 
     /// A built dtype.

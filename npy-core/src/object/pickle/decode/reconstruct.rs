@@ -90,7 +90,7 @@ impl<R: Read> Machine<R> {
                 };
                 // Looked up in place: memoised names are never copied.
                 let g = Global::lookup(m, n).ok_or_else(|| self.refused_global(m, n, at))?;
-                self.push_node(Kind::Global(g), 0, at)
+                self.push_node(Kind::Global(g), at)
             }
             REDUCE => {
                 let args = self.pop(at, op)?;
@@ -109,7 +109,7 @@ impl<R: Read> Machine<R> {
 
     fn global(&mut self, module: &str, name: &str, at: u64) -> Result<()> {
         let g = Global::lookup(module, name).ok_or_else(|| self.refused_global(module, name, at))?;
-        self.push_node(Kind::Global(g), 0, at)
+        self.push_node(Kind::Global(g), at)
     }
 
     fn refused_global(&self, module: &str, name: &str, at: u64) -> Error {
@@ -163,7 +163,7 @@ impl<R: Read> Machine<R> {
                 if !(cls_ok && shape_ok && code_ok) {
                     return Err(bad(self));
                 }
-                self.node(Kind::Array(None), 0, at)
+                self.node(Kind::Array(None), at)
             }
             Global::Dtype => {
                 let [descr, align, copy] = args[..] else { return Err(bad(self)) };
@@ -193,19 +193,10 @@ impl<R: Read> Machine<R> {
                 let decoded = scalar_value(scalar, data).map_err(|e| self.err(at, e))?;
                 match decoded {
                     Plain::Value(v) => Ok(v),
-                    Plain::Str(s) => {
-                        let n = s.len();
-                        self.node(Kind::Str(s), n, at)
-                    }
-                    Plain::Bytes(b) => {
-                        let n = b.len();
-                        self.node(Kind::Bytes(b), n, at)
-                    }
-                    Plain::BigInt(t) => {
-                        let n = t.len();
-                        self.node(Kind::BigInt(t), n, at)
-                    }
-                    Plain::Complex(re, im) => self.node(Kind::Complex(re, im), 0, at),
+                    Plain::Str(s) => self.node(Kind::Str(s), at),
+                    Plain::Bytes(b) => self.node(Kind::Bytes(b), at),
+                    Plain::BigInt(t) => self.node(Kind::BigInt(t), at),
+                    Plain::Complex(re, im) => self.node(Kind::Complex(re, im), at),
                 }
             }
             Global::Complex => {
@@ -216,13 +207,13 @@ impl<R: Read> Machine<R> {
                     _ => None,
                 };
                 let (Some(re), Some(im)) = (num(re), num(im)) else { return Err(bad(self)) };
-                self.node(Kind::Complex(re, im), 0, at)
+                self.node(Kind::Complex(re, im), at)
             }
             Global::Bytes => {
                 if !args.is_empty() {
                     return Err(bad(self));
                 }
-                self.node(Kind::Bytes(Vec::new()), 0, at)
+                self.node(Kind::Bytes(Vec::new()), at)
             }
             Global::Encode => {
                 let [text, encoding] = args[..] else { return Err(bad(self)) };
@@ -237,8 +228,7 @@ impl<R: Read> Machine<R> {
                 }
                 let bytes: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
                 let bytes = bytes.ok_or_else(|| self.err(at, "_codecs.encode of a str beyond latin-1"))?;
-                let n = bytes.len();
-                self.node(Kind::Bytes(bytes), n, at)
+                self.node(Kind::Bytes(bytes), at)
             }
             Global::StringDtype => {
                 // `(coerce,)` or `(coerce, na_object)`: the dtype's missing-value sentinel.
@@ -262,7 +252,7 @@ impl<R: Read> Machine<R> {
                         ));
                     }
                 }
-                self.node(Kind::StringDtype(na), 0, at)
+                self.node(Kind::StringDtype(na), at)
             }
             Global::Ndarray => {
                 Err(self.err(at, "REDUCE calling numpy.ndarray is not allowed (NumPy calls _reconstruct)"))
@@ -284,7 +274,9 @@ impl<R: Read> Machine<R> {
             Some(Kind::Dtype(node)) if !node.built => self.build_dtype(index, state, at),
             Some(Kind::Array(None)) => {
                 let state = self.array_state(state, at)?;
-                self.nodes[index as usize].kind = Kind::Array(Some(state));
+                let cost = super::alloc_cost(std::mem::size_of::<ArrayState>());
+                self.charge(cost + super::vec_cost::<usize>(state.shape.len()), at)?;
+                self.nodes[index as usize].kind = Kind::Array(Some(Box::new(state)));
                 Ok(())
             }
             Some(Kind::Dtype(_) | Kind::Array(Some(_))) => Err(self.err(at, "BUILD applied twice to the same object")),

@@ -1,0 +1,179 @@
+//! The end of decoding: the values the machine built become [`Object`]s, taken from the
+//! arena when nothing else holds them and copied (and charged) when shared, at most
+//! [`MAX_DEPTH`] levels deep.
+
+use std::io::Read;
+
+use super::budget::{alloc_cost, vec_cost};
+use super::{Decoded, Kind, Machine, Value};
+use crate::error::{Error, Result};
+use crate::object::{Object, MAX_DEPTH};
+
+impl<R: Read> Machine<R> {
+    /// At `STOP`: the stack must hold exactly the built array; its values become
+    /// [`Object`]s within the budget.
+    pub(super) fn finish(&mut self, at: u64) -> Result<Decoded> {
+        if !self.marks.is_empty() {
+            return Err(self.err(at, "STOP inside a MARK"));
+        }
+        let array = match self.stack[..] {
+            [v] => v,
+            [] => return Err(self.err(at, "STOP with an empty stack")),
+            _ => {
+                return Err(
+                    self.err(at, format!("STOP with {} values on the stack (one ndarray expected)", self.stack.len()))
+                )
+            }
+        };
+        let state = match self.kind(array) {
+            Some(Kind::Array(Some(state))) => state,
+            Some(Kind::Array(None)) => return Err(self.err(at, "the pickle's ndarray was never built (no BUILD)")),
+            _ => return Err(self.err(at, format!("the pickle holds a {}, not a numpy.ndarray", self.type_name(array)))),
+        };
+        let (shape, fortran, list, len) = (state.shape.clone(), state.fortran, state.list, state.len);
+        if !matches!(self.kind(Value::Node(list)), Some(Kind::List(_))) {
+            return Err(self.err(at, "the ndarray's values are not a list"));
+        }
+        let refs = self.refs(Value::Node(list), at)?;
+        let list_at = self.nodes[list as usize].at();
+        self.charge(vec_cost::<Object>(len), list_at)?;
+        let mut items = Vec::with_capacity(len);
+        for i in 0..len {
+            let v = self.item(list as usize, i);
+            let obj = self.object(v, 1, false, &refs).map_err(|e| match e.into_kind() {
+                crate::ErrorKind::Pickle { offset, reason } => {
+                    Error::pickle(offset, format!("element {i} (in C order): {reason}"))
+                }
+                other => other.into(),
+            })?;
+            items.push(obj);
+        }
+        Ok(Decoded { shape, fortran, items, at: self.input.base })
+    }
+
+    /// Item `i` of the list or tuple at arena index `node` (of the dict's entries, keys and
+    /// values in turn).
+    pub(super) fn item(&self, node: usize, i: usize) -> Value {
+        match &self.nodes[node].kind {
+            Kind::List(items) | Kind::Tuple { items, .. } => items[i],
+            Kind::Dict(entries) if i.is_multiple_of(2) => entries[i / 2].0,
+            Kind::Dict(entries) => entries[i / 2].1,
+            _ => Value::None,
+        }
+    }
+
+    /// How many places in lists, tuples and dicts hold each arena entry (0, 1, or 2 for
+    /// more), counting `root` once more: the entries the final [`Object`]s may take
+    /// instead of copy are those held once, in containers held once, up to `root`.
+    pub(super) fn refs(&mut self, root: Value, at: u64) -> Result<Vec<u8>> {
+        self.charge(vec_cost::<u8>(self.nodes.len()), at)?;
+        let mut refs = vec![0u8; self.nodes.len()];
+        let mut count = |v: Value| {
+            if let Value::Node(i) = v {
+                refs[i as usize] = refs[i as usize].saturating_add(1).min(2);
+            }
+        };
+        count(root);
+        for node in &self.nodes {
+            match &node.kind {
+                Kind::List(items) | Kind::Tuple { items, .. } => items.iter().copied().for_each(&mut count),
+                Kind::Dict(entries) => entries.iter().for_each(|&(k, v)| {
+                    count(k);
+                    count(v);
+                }),
+                _ => {}
+            }
+        }
+        Ok(refs)
+    }
+
+    /// The [`Object`] of a value, `depth` levels down, charging what it takes. A value
+    /// that nothing else holds (`shared` false, and `refs` 1) is moved out of the arena;
+    /// any other is copied. The recursion is at most [`MAX_DEPTH`] + 1 calls deep, and
+    /// every call is charged (a slot of its container at least), so a memoised value
+    /// repeated many times stops at the budget.
+    pub(super) fn object(&mut self, v: Value, depth: usize, shared: bool, refs: &[u8]) -> Result<Object> {
+        let i = match v {
+            Value::None => return Ok(Object::None),
+            Value::Bool(b) => return Ok(Object::Bool(b)),
+            Value::Int(n) => return Ok(Object::Int(n)),
+            Value::Float(x) => return Ok(Object::Float(x)),
+            Value::Node(i) => i as usize,
+        };
+        let shared = shared || refs[i] > 1;
+        let at = self.nodes[i].at();
+        // The number of items of a container, or the cost of copying a str, bytes or int.
+        let len = match &mut self.nodes[i].kind {
+            Kind::Str(s) if !shared => return Ok(Object::Str(std::mem::take(s))),
+            Kind::Bytes(b) if !shared => return Ok(Object::Bytes(std::mem::take(b))),
+            Kind::BigInt(t) if !shared => return Ok(Object::BigInt(std::mem::take(t))),
+            // Copies, charged before they are made.
+            Kind::Str(s) | Kind::BigInt(s) => alloc_cost(s.len()),
+            Kind::Bytes(b) => alloc_cost(b.len()),
+            Kind::Complex(re, im) => return Ok(Object::Complex(*re, *im)),
+            Kind::List(items) | Kind::Tuple { items, .. } => items.len(),
+            Kind::Dict(entries) => entries.len(),
+            _ => return Err(self.not_plain(i)),
+        };
+        match &self.nodes[i].kind {
+            Kind::Str(_) | Kind::BigInt(_) | Kind::Bytes(_) => {
+                self.charge(len, at)?;
+                return Ok(match &self.nodes[i].kind {
+                    Kind::Str(s) => Object::Str(s.clone()),
+                    Kind::BigInt(t) => Object::BigInt(t.clone()),
+                    Kind::Bytes(b) => Object::Bytes(b.clone()),
+                    _ => unreachable!("matched above"),
+                });
+            }
+            _ => {}
+        }
+        if depth > MAX_DEPTH {
+            return Err(self.err(at, format!("values nested deeper than {MAX_DEPTH} levels")));
+        }
+        let obj = if let Kind::Dict(_) = self.nodes[i].kind {
+            self.charge(vec_cost::<(Object, Object)>(len), at)?;
+            let mut out = Vec::with_capacity(len);
+            for j in 0..len {
+                let key = self.object(self.item(i, 2 * j), depth + 1, shared, refs)?;
+                let value = self.object(self.item(i, 2 * j + 1), depth + 1, shared, refs)?;
+                out.push((key, value));
+            }
+            Object::Dict(out)
+        } else {
+            self.charge(vec_cost::<Object>(len), at)?;
+            let mut out = Vec::with_capacity(len);
+            for j in 0..len {
+                out.push(self.object(self.item(i, j), depth + 1, shared, refs)?);
+            }
+            if matches!(self.nodes[i].kind, Kind::List(_)) {
+                Object::List(out)
+            } else {
+                Object::Tuple(out)
+            }
+        };
+        if !shared {
+            // Visited once: its buffer of values is no longer needed.
+            let freed = match &mut self.nodes[i].kind {
+                Kind::List(items) | Kind::Tuple { items, .. } => vec_cost::<Value>(std::mem::take(items).capacity()),
+                Kind::Dict(entries) => vec_cost::<(Value, Value)>(std::mem::take(entries).capacity()),
+                _ => 0,
+            };
+            self.budget.refund(freed);
+        }
+        Ok(obj)
+    }
+
+    /// The error of an arena entry that is not a plain value.
+    #[cold]
+    fn not_plain(&self, i: usize) -> Error {
+        let node = &self.nodes[i];
+        let reason = match &node.kind {
+            Kind::Global(g) => format!("{} is a callable, not a plain value", g.name()),
+            Kind::Dtype(d) => format!("a numpy.dtype ({}) is not a plain value", d.dtype.descr()),
+            Kind::StringDtype(_) => "a numpy.dtypes.StringDType is not a plain value".to_string(),
+            Kind::Array(_) => "an ndarray inside an object array is not supported (only plain values are)".to_string(),
+            _ => "not a plain value".to_string(),
+        };
+        self.err(node.at(), reason)
+    }
+}
