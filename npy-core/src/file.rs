@@ -12,8 +12,9 @@ use crate::error::{Error, Result};
 /// reader), and a file's readers rely on its size and on reads at positions.
 ///
 /// # Errors
-/// [`ErrorKind::Io`] of kind [`io::ErrorKind::InvalidInput`] saying what the path is
-/// (`is a FIFO, not a file`), and the errors of opening it; both name the path.
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) of kind [`io::ErrorKind::InvalidInput`] saying
+/// what the path is (`is a FIFO, not a file`), and the errors of opening it; both name the
+/// path.
 ///
 /// # Examples
 /// ```
