@@ -1119,6 +1119,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only; its io::copy between files is a copy_file_range Miri lacks")]
     fn every_axis_order_and_block_length_round_trips() {
         let tmp = tempfile::tempdir().unwrap();
         for shape in [vec![7], vec![5, 4], vec![3, 4, 5], vec![2, 0, 3]] {
@@ -1177,6 +1178,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
     fn many_blocks_side_by_side_are_read_a_band_at_a_time() {
         // 70 blocks along axis 1 (more than OPEN_BLOCKS) of rows of 560 bytes: two bands.
         let tmp = tempfile::tempdir().unwrap();
@@ -1368,6 +1370,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "safe code only; its io::copy between files is a copy_file_range Miri lacks")]
     fn writes_that_fail_leave_nothing() {
         let tmp = tempfile::tempdir().unwrap();
         let a = array(&[5, 3], false);
