@@ -221,6 +221,8 @@ impl Appender {
     }
 
     fn open_inner(path: &Path, options: &ReadOptions) -> Result<Appender> {
+        // Opened for writing, a FIFO would not wait for a peer, but then could not seek.
+        crate::file::regular(path)?;
         let file = OpenOptions::new().read(true).write(true).open(path)?;
         // Under a shared lock if it is free, so that the tail measured is not the rows of
         // an append in progress; each append measures it again under its lock.

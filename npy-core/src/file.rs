@@ -26,19 +26,24 @@ use crate::error::{Error, Result};
 pub fn open_file(path: impl AsRef<Path>) -> Result<File> {
     let path = path.as_ref();
     let open = || -> io::Result<File> {
-        match std::fs::metadata(path) {
-            // A missing file is reported by the open, as it always was.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-            Ok(meta) if meta.is_file() => {}
-            Ok(meta) => {
-                let what = format!("is {}, not a file", file_kind(&meta.file_type()));
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, what));
-            }
-        }
+        regular(path)?;
         File::open(path)
     };
     open().map_err(|e| Error::from(e).reading(path))
+}
+
+/// The check of [`open_file`]: an error saying what `path` is when it is not a regular file
+/// (a missing file is left to the open that follows, which reports it as it always did).
+pub(crate) fn regular(path: &Path) -> io::Result<()> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(meta) => {
+            let what = format!("is {}, not a file", file_kind(&meta.file_type()));
+            Err(io::Error::new(io::ErrorKind::InvalidInput, what))
+        }
+    }
 }
 
 /// Whether `path` still names the file `file` is open on, and not another one a rename put
