@@ -5,14 +5,15 @@
 //! the same file into a packed struct too (fields are matched by name), and prints sizes
 //! and throughput. Then NumPy loads the file and checks it: its dtype, shape, every
 //! `trace_id`, and the first and last records field by field against what Rust wrote.
-//! The Python is `$NPY_PYTHON` (`cargo xtask ci` sets it to its venv's), else `python3`;
-//! without NumPy there the check is skipped with a message, unless `NPY_CI` or
-//! `NPY_PYTHON` is set, where it is an error.
+//! The Python is `$NPY_PYTHON` (`cargo xtask ci` sets it to its venv's), else the venv
+//! that `cargo xtask venv` (and `cargo xtask ci`) makes at `target/numpy-venv`, else
+//! `python3`. Without NumPy in any of them the check is skipped with a message naming the
+//! one command that makes the venv, unless `NPY_CI` or `NPY_PYTHON` is set, where it is
+//! an error.
 //!
 //! Run: `cargo run --release --example seismic` (the file goes to `target/seismic/`).
 
-use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -182,27 +183,48 @@ assert values(a[-1]) == last, (values(a[-1]), last)
 print(f"  NumPy agrees: dtype.descr as written, trace_id 0..{n - 1}, first and last records field by field")
 "#;
 
+/// The venv `cargo xtask venv` makes, where it exists: in the target directory this
+/// example was built into (`target/release/examples/seismic` → `target`), then under the
+/// workspace's `target/`.
+fn venv_pythons() -> Vec<PathBuf> {
+    let built_in = std::env::current_exe().ok().and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf));
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let mut found: Vec<PathBuf> = Vec::new();
+    for target in built_in.into_iter().chain([workspace]) {
+        let python = target.join("numpy-venv").join("bin").join("python");
+        if python.exists() && !found.contains(&python) {
+            found.push(python);
+        }
+    }
+    found
+}
+
 /// Has NumPy load the file and compare it with `traces`. Skipped, with a message, when no
 /// Python with NumPy is found, unless `NPY_PYTHON` or `NPY_CI` asks for it.
 fn numpy_check(path: &Path, traces: &[Trace]) -> Result<(), Box<dyn std::error::Error>> {
     let chosen = std::env::var_os("NPY_PYTHON");
     let required = chosen.is_some() || std::env::var_os("NPY_CI").is_some();
-    let python = chosen.unwrap_or_else(|| OsString::from("python3"));
-    let shown = python.to_string_lossy().into_owned();
-    let has_numpy = Command::new(&python).args(["-c", "import numpy"]).output();
-    match has_numpy {
-        Ok(out) if out.status.success() => {}
-        _ if required => return Err(format!("NPY_PYTHON is {shown}, which cannot import numpy").into()),
-        _ => {
-            println!(
-                "NumPy check skipped: {shown} has no NumPy (set NPY_PYTHON to a Python that has it, \
-                 e.g. target/numpy-venv/bin/python, which `cargo xtask ci` makes)"
-            );
-            return Ok(());
+    let candidates = match chosen {
+        Some(python) => vec![PathBuf::from(python)],
+        None => venv_pythons().into_iter().chain([PathBuf::from("python3")]).collect(),
+    };
+    let has_numpy = |python: &PathBuf| {
+        Command::new(python).args(["-c", "import numpy"]).output().is_ok_and(|out| out.status.success())
+    };
+    let Some(python) = candidates.iter().find(|python| has_numpy(python)) else {
+        let tried = candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+        if required {
+            return Err(format!("no NumPy in {tried} (NPY_PYTHON or NPY_CI asks for NumPy's check)").into());
         }
-    }
+        println!(
+            "NumPy check skipped: no NumPy in {tried}. `cargo xtask venv` makes target/numpy-venv \
+             with the pinned NumPy (needs python3 with venv and pip); run this again after it."
+        );
+        return Ok(());
+    };
+    println!("NumPy ({}) loads the file:", python.display());
     let (first, last) = (&traces[0], &traces[traces.len() - 1]);
-    let out = Command::new(&python)
+    let out = Command::new(python)
         .args(["-c", NUMPY_CHECK])
         .arg(path)
         .arg(Trace::dtype().descr())

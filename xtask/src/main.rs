@@ -20,6 +20,8 @@
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
 //! - `miri`: npy-core's unit tests under Miri (see [`miri`]).
+//! - `venv`: make (or check) the venv of `xtask/requirements.txt` at `target/numpy-venv`,
+//!   the Python the main job and CI check files with (see [`project::python_with_numpy`]).
 //!
 //! To add a command, add a module and one arm to the `match` in [`main`].
 
@@ -62,7 +64,9 @@ commands:
                     for N seconds (default 60), seeded from the fixtures; fails on a crash
                     (needs `cargo install cargo-fuzz --locked`)
   miri              npy-core's unit tests under Miri, for the unsafe code they reach
-                    (needs nightly with miri and rust-src)";
+                    (needs nightly with miri and rust-src)
+  venv              make target/numpy-venv with the packages xtask/requirements.txt pins
+                    (NumPy for the main job's check; ci makes it too)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -75,6 +79,7 @@ fn main() -> ExitCode {
         ["bench", rest @ ..] => bench::run(rest),
         ["fuzz", rest @ ..] => fuzz::run(rest),
         ["miri", rest @ ..] => miri::run(rest),
+        ["venv"] => project::python_with_numpy().map(|python| println!("NPY_PYTHON={}", python.display())),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -134,7 +134,7 @@ pub fn python_with_numpy() -> Result<PathBuf> {
         let wrong = wrong_versions(&python, &pins).map_err(|e| format!("NPY_PYTHON: {e}"))?;
         if !wrong.is_empty() {
             return Err(format!(
-                "NPY_PYTHON is {}, whose packages are not the versions {} pins: {}; install                  them (`{} -m pip install -r {}`), or unset NPY_PYTHON to let xtask make its venv",
+                "NPY_PYTHON is {}, whose packages are not the versions {} pins: {}; install them (`{} -m pip install -r {}`), or unset NPY_PYTHON to let xtask make its venv",
                 python.display(),
                 file.display(),
                 wrong.join(", "),
@@ -158,7 +158,7 @@ pub fn python_with_numpy() -> Result<PathBuf> {
         println!("creating a venv at {} for {listed}", venv.display());
         run(Command::new("python3").args(["-m", "venv"]).arg(&venv)).map_err(|e| {
             format!(
-                "{e}; Python 3 with venv is needed to make the golden fixtures and to check files                  against NumPy (on Debian/Ubuntu: apt install python3-venv), or set NPY_PYTHON to                  a Python that has {listed}"
+                "{e}; Python 3 with venv is needed to make the golden fixtures and to check files against NumPy (on Debian/Ubuntu: apt install python3-venv), or set NPY_PYTHON to a Python that has {listed}"
             )
         })?;
     }
