@@ -31,26 +31,52 @@ use std::process::ExitCode;
 
 use indicatif::ProgressBar;
 use npy_core::dtype::DType;
-use npy_core::npz::{MemberInfo, Reader, ReaderOptions};
+use npy_core::npz::{self, MemberInfo, Reader, ReaderOptions};
 use npy_core::scalar::{Invalid, ValueCheck};
 use npy_core::{Error, ErrorKind, ReadOptions};
+
+use crate::read_args::ReadArgs;
 
 /// Bytes read per step.
 const PIECE: usize = 4 << 20;
 
-/// How findings are judged and shown.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
-    /// Invalid `b1` and `U` values are problems, not warnings.
-    pub strict: bool,
-    /// Print nothing: the exit code says it all.
-    pub quiet: bool,
+/// Read every byte of every array and member and report each problem; exit 1 if any.
+///
+/// Problems: headers and sizes, data shorter than the header says, bytes after the data,
+/// an npz directory that disagrees with its local headers, bad CRCs and deflate data,
+/// members named .npy that are not .npy files, pickles the restricted decoder refuses
+/// (anything beyond NumPy's plain arrays). Warnings: b1 bytes other than 0 and 1, U
+/// code units that are not Unicode scalar values (NumPy writes and reads them; --strict
+/// makes them problems).
+///
+/// Bytes after a .npy file's data while another process appends to it (holds its
+/// append lock, as `npy append` does) are an append in progress: a note, not a
+/// problem; check does not wait for it. With the lock free the file is checked again
+/// (the append may just have finished): bytes still there are an interrupted append's,
+/// a problem (`npy append --recover adopt|trim` makes the file whole).
+///
+/// One line per finding on stdout (file, member, element and byte where known), then
+/// `N files checked, M with problems`. Memory stays bounded whatever the file's size.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The .npy and .npz files.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Count invalid b1 and U values as problems, not warnings.
+    #[arg(long)]
+    strict: bool,
+    /// Print nothing; the exit code says whether a problem was found.
+    #[arg(short, long)]
+    quiet: bool,
+    #[command(flatten)]
+    read: ReadArgs,
 }
 
-/// Checks every file of `files`; exit code 1 when any holds a problem.
-pub fn run(files: &[PathBuf], read: &ReadOptions, options: Options) -> ExitCode {
-    let mut report = Report::new(options);
-    for file in files {
+/// Checks every file; exit code 1 when any holds a problem.
+pub fn run(args: &Args) -> ExitCode {
+    let read = &args.read.options();
+    let mut report = Report::new(args.strict, args.quiet);
+    for file in &args.files {
         report.start(file);
         if let Err(e) = check_file(file, read, &mut report) {
             report.problem(None, &e);
@@ -71,7 +97,7 @@ pub fn run(files: &[PathBuf], read: &ReadOptions, options: Options) -> ExitCode 
 /// Checks one file, an archive or a `.npy` file; findings go to `report`, the error
 /// returned is a problem that stopped the check of the file.
 fn check_file(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<(), Error> {
-    if crate::npz::is_npz(path)? {
+    if npz::is_npz(path)? {
         check_npz(path, read, report)
     } else {
         check_npy(path, read, report)
@@ -313,7 +339,10 @@ fn read_full(src: &mut impl Read, buf: &mut [u8]) -> Result<usize, Error> {
 
 /// The findings of the files checked so far, and where they are printed.
 struct Report {
-    options: Options,
+    /// `--strict`: invalid `b1` and `U` values are problems, not warnings.
+    strict: bool,
+    /// `--quiet` (or stdout closed): print nothing.
+    quiet: bool,
     out: io::StdoutLock<'static>,
     /// The file being checked, and whether it has a problem / a warning so far.
     file: PathBuf,
@@ -328,9 +357,10 @@ struct Report {
 }
 
 impl Report {
-    fn new(options: Options) -> Report {
+    fn new(strict: bool, quiet: bool) -> Report {
         Report {
-            options,
+            strict,
+            quiet,
             out: io::stdout().lock(),
             file: PathBuf::new(),
             problem: false,
@@ -384,10 +414,10 @@ impl Report {
         if found.elements > 1 {
             what += &format!("; {} elements hold invalid values", found.elements);
         }
-        if !self.options.strict {
+        if !self.strict {
             what += " (NumPy reads them as they are; --strict counts them as problems)";
         }
-        self.finding(member, self.options.strict, &what);
+        self.finding(member, self.strict, &what);
     }
 
     /// `n` bytes after the data of a `.npy` file or member; `appendable` for a `.npy`
@@ -418,13 +448,13 @@ impl Report {
     }
 
     fn print(&mut self, line: &str) {
-        if self.options.quiet || self.output_failed.is_some() {
+        if self.quiet || self.output_failed.is_some() {
             return;
         }
         match writeln!(self.out, "{line}") {
             Ok(()) => {}
             // The reader stopped (`npy check * | head`): stop printing, keep checking.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => self.options.quiet = true,
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => self.quiet = true,
             Err(e) => self.output_failed = Some(e),
         }
     }

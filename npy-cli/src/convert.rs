@@ -1,14 +1,54 @@
 //! `npy convert IN OUT`
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::ValueEnum;
 use npy_arrow::formats::{self, FileOptions, ParquetCompression};
 use npy_arrow::ConvertOptions;
-use npy_core::{ReadOptions, Result};
+use npy_core::Result;
 
+use crate::read_args::ReadArgs;
 use crate::report;
+
+/// Convert between .npy, .npz members, Arrow IPC (.arrow, .feather) and Parquet files,
+/// formats by extension, streaming (bounded memory).
+#[derive(Debug, clap::Args)]
+#[command(long_about = HELP)]
+pub struct Args {
+    /// The file to read (.npy, .npz, .arrow, .feather, .parquet).
+    input: PathBuf,
+    /// Where to write (atomically: an existing file is replaced only on success).
+    output: PathBuf,
+    /// The .npz member to read or write, as a .npy file (default: the whole archive, a
+    /// column per member).
+    #[arg(long, value_name = "NAME")]
+    member: Option<String>,
+    /// Keep each row's padding, b1 bytes and U text that is not valid in a
+    /// `numpy.residue` column, so that the file comes back byte for byte whatever they
+    /// hold (default: tables without it; the file comes back with zero padding and b1
+    /// bytes 0 or 1, and invalid U text is an error).
+    #[arg(long)]
+    residue: bool,
+    /// Rows per batch read from .npy, .npz and Parquet (default: 65536, fewer for rows
+    /// wider than 1 KiB: at most 64 MiB of data per batch); Arrow IPC files keep their
+    /// batches.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    batch_rows: Option<u64>,
+    /// Days (datetime64 of unit D) as Int64 instead of Date32 (which holds ±2^31 days;
+    /// NumPy's go further).
+    #[arg(long)]
+    days_as_int64: bool,
+    /// Compression of Parquet output (default: snappy, as pyarrow).
+    #[arg(long, value_enum)]
+    compression: Option<Compression>,
+    /// Arrow data per row group of Parquet output, in bytes (default: 64 MiB). Row
+    /// groups encode on worker threads, a few at once: memory is a few row groups.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    row_group_bytes: Option<u64>,
+    #[command(flatten)]
+    read: ReadArgs,
+}
 
 /// The long help of `npy convert`.
 pub const HELP: &str = "\
@@ -54,25 +94,15 @@ pub enum Compression {
     None,
 }
 
-/// What `npy convert` was asked for, beside the two paths.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub member: Option<String>,
-    pub residue: bool,
-    pub batch_rows: Option<usize>,
-    pub days_as_int64: bool,
-    pub compression: Option<Compression>,
-    pub row_group_bytes: Option<u64>,
-}
-
 /// Converts `input` to `output` (formats by extension), with a bar on a terminal for large
 /// inputs; reports an error as the tool does and returns the exit code.
 ///
 /// Exit code 2 only for a usage error of the command line (a file of no known format,
 /// `--member` without an `.npz`, a Parquet flag for other output), found before anything
 /// is read; every error of the conversion itself, whatever its kind, is about the files (1).
-pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> ExitCode {
-    let options = match options(input, output, read, opts) {
+pub fn run(args: &Args) -> ExitCode {
+    let (input, output) = (args.input.as_path(), args.output.as_path());
+    let options = match options(args) {
         Ok(options) => options,
         Err(e) => return report::error(&e),
     };
@@ -93,21 +123,22 @@ pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> E
 }
 
 /// The conversion's options, or the usage error of the command line.
-fn options(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> Result<FileOptions> {
+fn options(args: &Args) -> Result<FileOptions> {
+    let (input, output) = (args.input.as_path(), args.output.as_path());
     let formats = (
         formats::Format::of(input).map_err(|e| e.reading(input))?,
         formats::Format::of(output).map_err(|e| e.writing(output))?,
     );
-    if opts.member.is_some() && formats.0 != formats::Format::Npz && formats.1 != formats::Format::Npz {
+    if args.member.is_some() && formats.0 != formats::Format::Npz && formats.1 != formats::Format::Npz {
         let reason = "--member is for .npz archives, and neither file is one".to_string();
         return Err(npy_core::ErrorKind::Usage { reason }.into());
     }
-    let mut convert = ConvertOptions::new().residue(opts.residue).days_as_int64(opts.days_as_int64);
-    if let Some(rows) = opts.batch_rows {
-        convert = convert.batch_rows(rows);
+    let mut convert = ConvertOptions::new().residue(args.residue).days_as_int64(args.days_as_int64);
+    if let Some(rows) = args.batch_rows {
+        convert = convert.batch_rows(usize::try_from(rows).unwrap_or(usize::MAX));
     }
-    let mut options = FileOptions::new().read(read.clone()).convert(convert);
-    if let Some(m) = &opts.member {
+    let mut options = FileOptions::new().read(args.read.options()).convert(convert);
+    if let Some(m) = &args.member {
         options = options.member(m.clone());
     }
     let parquet_only = |flag: &str| -> Result<()> {
@@ -117,11 +148,11 @@ fn options(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> R
         }
         Ok(())
     };
-    if let Some(bytes) = opts.row_group_bytes {
+    if let Some(bytes) = args.row_group_bytes {
         parquet_only("--row-group-bytes")?;
         options = options.row_group_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
-    if let Some(c) = opts.compression {
+    if let Some(c) = args.compression {
         parquet_only("--compression")?;
         options = options.compression(match c {
             Compression::Snappy => ParquetCompression::Snappy,

@@ -1,26 +1,42 @@
-//! `npy copy IN OUT`
+//! `npy copy IN OUT`: a `.npy` file here, an `.npz` archive member by member in [`npz`].
+
+mod npz;
 
 use std::fs::File;
 use std::io::{BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use indicatif::ProgressBar;
 use npy_core::atomic::AtomicFile;
-use npy_core::header::{Header, Version};
 use npy_core::prelude::*;
-use npy_core::{Error, ErrorKind, NpyReader, ReadOptions, Result};
+use npy_core::{Error, ErrorKind, NpyReader, Result};
+
+use crate::read_args::ReadArgs;
+
+/// Read a file through the dynamic API and write it back (bit-exact for NumPy files);
+/// an .npz keeps its member names, order and compression.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The .npy or .npz file to read.
+    input: PathBuf,
+    /// Where to write (atomically: an existing file is replaced only on success).
+    output: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+}
 
 /// Bytes copied per step: memory stays bounded whatever the file's size.
 const PIECE: usize = 1 << 20;
 
-/// Copies `input` to `output` as `read_dyn` + `write_npy` would (an `.npz` member by
-/// member: see [`crate::npz::copy`]), streaming in bounded memory whatever the file's size
+/// Copies the input to the output as `read_dyn` + `write_npy` would (an `.npz` member by
+/// member: see [`npz::copy`]), streaming in bounded memory whatever the file's size
 /// and whether or not stderr is a terminal; object arrays through the object API (their
 /// pickle is decoded whole). A large input copied with stderr on a terminal shows a
 /// progress bar; the output is the same either way.
-pub fn run(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
-    if crate::npz::is_npz(input)? {
-        return crate::npz::copy(input, output, opts);
+pub fn run(args: &Args) -> Result<()> {
+    let (input, output, opts) = (args.input.as_path(), args.output.as_path(), &args.read.options());
+    if npy_core::npz::is_npz(input)? {
+        return npz::copy(input, output, opts);
     }
     let reader = opts.open_path(input)?;
     if reader.header().dtype.has_object() {
@@ -35,21 +51,13 @@ pub fn run(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
     result
 }
 
-/// The header as `write_npy` writes a `DynArray` read with `version`: re-encoded keeping
-/// that version, else in the first version it fits (NumPy's choice).
-pub fn header_bytes(header: &Header, version: Version) -> Result<Vec<u8>> {
-    match header.encode(Some(version)) {
-        Ok((_, bytes)) => Ok(bytes),
-        Err(_) => Ok(header.encode(None)?.1),
-    }
-}
-
 /// What `read_dyn` + `write_npy` do, in pieces, advancing `bar` as the data goes: the
-/// header is re-encoded ([`header_bytes`]), the data bytes are copied as they are (bytes
+/// header is re-encoded as `write_npy` writes a `DynArray` read from it (keeping its
+/// version if it fits: `Header::encode_keeping`), the data bytes are copied as they are (bytes
 /// after them, which NumPy ignores, are dropped as `read_dyn` drops them), and the result
 /// replaces `output` atomically once complete.
 fn stream(reader: NpyReader<BufReader<File>>, input: &Path, output: &Path, bar: Option<&ProgressBar>) -> Result<()> {
-    let head = header_bytes(reader.header(), reader.version())?;
+    let (_, head) = reader.header().encode_keeping(reader.version())?;
     let data_len = reader.data_len() as u64;
     let mut src = crate::progress::counted(bar, reader.into_inner());
     // Errors of the output name it (the atomic file's do), those of the input name it.
@@ -73,6 +81,8 @@ fn stream(reader: NpyReader<BufReader<File>>, input: &Path, output: &Path, bar: 
 
 #[cfg(test)]
 mod tests {
+    use npy_core::ReadOptions;
+
     use super::*;
 
     fn fixture(rel: &str) -> std::path::PathBuf {

@@ -9,11 +9,12 @@
 //! whole, object arrays are decoded whole.
 
 use std::io::{BufWriter, StdoutLock, Write};
-use std::path::Path;
+use std::path::PathBuf;
 
 use npy_core::header::shape_repr;
-use npy_core::{ErrorKind, ReadOptions, Result};
+use npy_core::{ErrorKind, Result};
 
+use crate::read_args::ReadArgs;
 use crate::records::{self, At, Element, Layout, Sink};
 use crate::render::{self, NonFinite};
 
@@ -57,6 +58,27 @@ Values NumPy cannot show either are errors naming the element: text with a code 
 beyond U+10FFFF, datetime64 values other than NaT with generic units. JSON writes a
 surrogate code point as Python's json does (\\ud800); CSV cannot hold one.";
 
+/// Write every row to stdout as JSON lines or CSV, values as NumPy's tolist() and
+/// str() give them, streaming (bounded memory).
+#[derive(Debug, clap::Args)]
+#[command(long_about = HELP)]
+pub struct Args {
+    /// The .npy or .npz file.
+    file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// The member of an .npz to dump.
+    #[arg(long)]
+    member: Option<String>,
+    /// For strict JSON parsers: NaN, inf and -inf as null, or as the strings "NaN",
+    /// "Infinity", "-Infinity" (default: NaN, Infinity, -Infinity, as Python's json).
+    #[arg(long, value_enum, value_name = "null|string")]
+    strict_json: Option<Strict>,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -78,18 +100,13 @@ pub enum Strict {
 /// Output is written to stdout once this much is pending.
 const FLUSH_AT: usize = 1 << 16;
 
-/// Writes every row of `file` (or of `member` of an `.npz`) to stdout.
+/// Writes every row of the file (or of `--member` of an `.npz`) to stdout.
 ///
 /// # Errors
 /// [`ErrorKind::Usage`] for `--strict-json` with CSV, and as [`records::read`].
-pub fn run(
-    file: &Path,
-    member: Option<&str>,
-    format: Format,
-    strict: Option<Strict>,
-    opts: &ReadOptions,
-) -> Result<()> {
-    let non_finite = match (format, strict) {
+pub fn run(args: &Args) -> Result<()> {
+    let format = args.format;
+    let non_finite = match (format, args.strict_json) {
         (_, None) => NonFinite::Python,
         (Format::Json, Some(Strict::Null)) => NonFinite::Null,
         (Format::Json, Some(Strict::String)) => NonFinite::Strings,
@@ -100,7 +117,7 @@ pub fn run(
     };
     let out = BufWriter::with_capacity(FLUSH_AT, std::io::stdout().lock());
     let mut writer = Writer { out, format, non_finite, layout: None, text: String::new(), cells: 0, empty_row: None };
-    records::read(file, member, opts, Some("dump"), &mut writer)?;
+    records::read(&args.file, args.member.as_deref(), &args.read.options(), Some("dump"), &mut writer)?;
     writer.out.flush()?;
     Ok(())
 }
@@ -130,7 +147,7 @@ impl Writer<'_> {
         if self.cells > 0 {
             self.text.push(',');
         }
-        self.text.push_str(&csv_field(cell));
+        self.text.push_str(&render::csv_field(cell));
         self.cells += 1;
     }
 
@@ -216,27 +233,5 @@ impl Sink for Writer<'_> {
         self.cells = 0;
         self.flush_text()?;
         Ok(true)
-    }
-}
-
-/// RFC 4180 quoting: fields with a comma, quote or line break are quoted, quotes doubled.
-pub fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\"")).into()
-    } else {
-        s.into()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::csv_field;
-
-    #[test]
-    fn csv_quoting() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("b'\\n'"), "b'\\n'");
     }
 }

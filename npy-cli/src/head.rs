@@ -6,10 +6,11 @@
 //! in `npy dump --format csv`; columns are named as CSV names them.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
-use npy_core::{ReadOptions, Result};
+use npy_core::Result;
 
+use crate::read_args::ReadArgs;
 use crate::records::{self, At, Element, Layout, Sink};
 use crate::render;
 
@@ -26,17 +27,35 @@ of an N-d array's rows, value for a plain 1-D array. Reading stops after the row
 A row of more than 1,000 cells shows its first elements that fit in 1,000 (at least one),
 then a column … for the rest (npy dump writes them all).";
 
+/// Show the first rows as a table: an N-d array's rows as rows, each value as NumPy
+/// prints it, nested fields as `a.b`.
+#[derive(Debug, clap::Args)]
+#[command(long_about = HELP)]
+pub struct Args {
+    /// The .npy or .npz file.
+    file: PathBuf,
+    /// How many rows.
+    #[arg(short = 'n', default_value_t = 10)]
+    n: usize,
+    /// The member of an .npz to show.
+    #[arg(long)]
+    member: Option<String>,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
 /// Most cells of a row shown (the elements past them are skipped, not read into memory).
 const MAX_CELLS: usize = 1000;
 
-/// Prints the first `n` rows of `file` (or of `member` of an `.npz`) as a table.
+/// Prints the first `-n` rows of the file (or of `--member` of an `.npz`) as a table.
 ///
 /// # Errors
 /// As [`records::read`].
-pub fn run(file: &Path, member: Option<&str>, n: usize, opts: &ReadOptions) -> Result<()> {
+pub fn run(args: &Args) -> Result<()> {
+    let n = args.n;
     let mut table = Table { n, layout: None, header: Vec::new(), rows: Vec::new(), row: None, shown: usize::MAX };
     if n > 0 {
-        records::read(file, member, opts, None, &mut table)?;
+        records::read(&args.file, args.member.as_deref(), &args.read.options(), None, &mut table)?;
     }
     let Table { header, rows, .. } = table;
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();

@@ -1,16 +1,32 @@
 //! `npy info FILE`
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use npy_core::dtype::DType;
 use npy_core::header::shape_repr;
-use npy_core::npz::{Compression, Reader};
+use npy_core::npz::{self, Compression, Reader};
 use npy_core::{ReadOptions, Result};
 
-/// Prints what the header of `file` says.
-pub fn run(file: &Path, opts: &ReadOptions) -> Result<()> {
-    if crate::npz::is_npz(file)? {
+use crate::read_args::ReadArgs;
+
+/// Show what a file's headers say: version, header length, data offset, dtype, shape,
+/// order and sizes; for an .npz, each member's name, compression, sizes, dtype and shape.
+///
+/// Reads headers only (fast on files of any size): the data, CRCs and pickles are not
+/// looked at. `npy check` reads everything.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The .npy or .npz file.
+    file: PathBuf,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+/// Prints what the header of the file says.
+pub fn run(args: &Args) -> Result<()> {
+    let (file, opts) = (args.file.as_path(), &args.read.options());
+    if npz::is_npz(file)? {
         return archive(file, opts);
     }
     let reader = opts.open_path(file)?;

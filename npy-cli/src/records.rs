@@ -150,7 +150,7 @@ fn read_into(
     bar: &mut Option<ProgressBar>,
     sink: &mut impl Sink,
 ) -> Result<()> {
-    if !crate::npz::is_npz(file)? {
+    if !npy_core::npz::is_npz(file)? {
         if let Some(m) = member {
             let reason = format!("--member {m:?} is for .npz archives, and this is a .npy file");
             return Err(ErrorKind::Usage { reason }.into());

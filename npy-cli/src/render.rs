@@ -540,6 +540,15 @@ pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(
     Ok(())
 }
 
+/// RFC 4180 quoting: fields with a comma, quote or line break are quoted, quotes doubled.
+pub fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\"")).into()
+    } else {
+        s.into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -655,5 +664,13 @@ mod tests {
         let mut out = String::new();
         json_object(&v, NonFinite::Null, &mut out).unwrap();
         assert!(out.starts_with("[null,"), "{out}");
+    }
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("b'\\n'"), "b'\\n'");
     }
 }

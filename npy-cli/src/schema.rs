@@ -7,29 +7,39 @@
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
 
 use npy_core::dtype::{ByteOrder, DType, Record, ScalarType, TimeUnit};
 use npy_core::header::{shape_repr, Header, DEFAULT_MAX_HEADER_SIZE};
 use npy_core::literal::Literal;
-use npy_core::npz::Reader;
-use npy_core::{ErrorKind, ReadOptions, Result};
+use npy_core::npz::{self, Reader};
+use npy_core::{ErrorKind, Result};
 
-/// What `npy schema` prints.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Rust source instead of the tree.
-    pub rust: bool,
-    /// The top-level struct's name (default: the file stem or member name in CamelCase).
-    pub name: Option<String>,
-    /// The `.npz` member to describe (default: every member for the tree; the only
-    /// `.npy` member for `--rust`).
-    pub member: Option<String>,
+use crate::read_args::ReadArgs;
+
+/// Show a file's dtype as a tree (fields, offsets, types); with --rust, as Rust structs
+/// with #[derive(NpyRecord)] that read the file and write it back.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The .npy or .npz file.
+    file: PathBuf,
+    /// Print Rust source: one #[derive(NpyRecord)] struct per record.
+    #[arg(long)]
+    rust: bool,
+    /// Name of the top-level struct (default: the file stem or member name in CamelCase).
+    #[arg(long, value_name = "NAME", requires = "rust")]
+    name: Option<String>,
+    /// The .npz member to describe (default: all members; with --rust, the only one).
+    #[arg(long, value_name = "NAME")]
+    member: Option<String>,
+    #[command(flatten)]
+    read: ReadArgs,
 }
 
-/// Prints the schema of `file` (or of members of an `.npz`).
-pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
-    if let Some(name) = &schema.name {
+/// Prints the schema of the file (or of members of an `.npz`).
+pub fn run(args: &Args) -> Result<()> {
+    let (file, opts) = (args.file.as_path(), &args.read.options());
+    if let Some(name) = &args.name {
         if !is_plain_ident(name) {
             return Err(usage(format!("--name {name:?} is not a Rust identifier")));
         }
@@ -40,7 +50,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let label = file.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut targets: Vec<(String, Option<String>, Header)> = Vec::new(); // (file label, member, header)
-    if crate::npz::is_npz(file)? {
+    if npz::is_npz(file)? {
         let mut reader = Reader::open(file)?;
         reader.read_options(opts.clone());
         let mut npy_members = Vec::new();
@@ -49,7 +59,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
                 npy_members.push(m);
             }
         }
-        let chosen: Vec<_> = match &schema.member {
+        let chosen: Vec<_> = match &args.member {
             Some(want) => {
                 let m = npy_members.iter().find(|m| &m.name == want || &m.member == want).ok_or_else(|| {
                     let names: Vec<&str> = npy_members.iter().map(|m| m.name.as_str()).collect();
@@ -57,7 +67,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
                 })?;
                 vec![m.clone()]
             }
-            None if schema.rust && npy_members.len() != 1 => {
+            None if args.rust && npy_members.len() != 1 => {
                 let names: Vec<&str> = npy_members.iter().map(|m| m.name.as_str()).collect();
                 return Err(usage(format!(
                     "the archive has {} .npy members {names:?}: choose one with --member",
@@ -72,7 +82,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
             targets.push((label.clone(), Some(m.name), header));
         }
     } else {
-        if let Some(member) = &schema.member {
+        if let Some(member) = &args.member {
             return Err(usage(format!("--member {member:?} applies to .npz archives only")).reading(file));
         }
         let header = opts.open_path(file)?.header().clone();
@@ -80,8 +90,8 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
     }
     let mut text = String::new();
     for (i, (label, member, header)) in targets.iter().enumerate() {
-        if schema.rust {
-            let name = schema.name.clone().unwrap_or_else(|| default_top_name(member.as_deref().unwrap_or(&stem)));
+        if args.rust {
+            let name = args.name.clone().unwrap_or_else(|| default_top_name(member.as_deref().unwrap_or(&stem)));
             text.push_str(&rust_source(header, &name, label, member.as_deref())?);
         } else {
             if i > 0 {

@@ -63,22 +63,37 @@ pub enum Format {
     Json,
 }
 
-/// What `npy sql` was asked for.
-#[derive(Debug, Clone)]
-pub struct Options {
-    pub query: String,
-    pub tables: Vec<(String, String)>,
-    /// `--option KEY=VALUE`s: read settings for every table.
-    pub options: Vec<(String, String)>,
-    pub format: Format,
-    pub out: Option<PathBuf>,
-    /// Run on an in-process Ballista cluster.
+/// Run SQL over .npy/.npz files, directories and buckets (Apache DataFusion); print
+/// the result as a table, CSV or JSON lines, or write it to a file.
+#[derive(Debug, clap::Args)]
+#[command(long_about = HELP)]
+pub struct Args {
+    /// The query, e.g. "SELECT count(*) FROM t".
+    query: String,
+    /// A table: NAME=LOCATION, a .npy or .npz file, a directory, or a URL (s3://...).
+    /// Repeat for more tables.
+    #[arg(long = "table", value_name = "NAME=LOCATION", value_parser = table_arg)]
+    tables: Vec<(String, String)>,
+    /// A read setting for every table, as the OPTIONS of CREATE EXTERNAL TABLE ...
+    /// STORED AS NPY: batch_rows=N, days_as_int64=true, residue=true. Repeat for more.
+    #[arg(long = "option", value_name = "KEY=VALUE", value_parser = option_arg)]
+    options: Vec<(String, String)>,
+    /// How to print the result.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Write the result to this file instead (atomically; format by extension: .npy,
+    /// .npz, .parquet, .arrow).
+    #[arg(long, value_name = "FILE", conflicts_with = "format")]
+    out: Option<PathBuf>,
+    /// Run the query on a Ballista cluster started in this process (a scheduler and an
+    /// executor on loopback) instead of in plain DataFusion.
     #[cfg(feature = "ballista")]
-    pub ballista: bool,
+    #[arg(long)]
+    ballista: bool,
 }
 
 /// Parses `NAME=LOCATION`.
-pub fn table_arg(arg: &str) -> Result<(String, String), String> {
+fn table_arg(arg: &str) -> Result<(String, String), String> {
     match arg.split_once('=') {
         Some((name, location)) if !name.is_empty() && !location.is_empty() => {
             Ok((name.to_string(), location.to_string()))
@@ -88,7 +103,7 @@ pub fn table_arg(arg: &str) -> Result<(String, String), String> {
 }
 
 /// Parses `KEY=VALUE` (the value may be empty; the key may not).
-pub fn option_arg(arg: &str) -> Result<(String, String), String> {
+fn option_arg(arg: &str) -> Result<(String, String), String> {
     match arg.split_once('=') {
         Some((key, value)) if !key.trim().is_empty() => Ok((key.trim().to_string(), value.to_string())),
         _ => Err(format!("'{arg}' is not KEY=VALUE (batch_rows=N, days_as_int64=true, residue=true)")),
@@ -100,20 +115,20 @@ pub fn option_arg(arg: &str) -> Result<(String, String), String> {
 /// Exit code 2 only for a usage error of the command line (a bad `--option`, an `--out`
 /// of no known format), found before the query runs; every error while it runs, whatever
 /// its kind, is about the tables or the query (1).
-pub fn run(opts: &Options) -> ExitCode {
-    let places = Places::of(&opts.tables);
-    let read = match NpyReadOptions::from_map(&opts.options.iter().cloned().collect()) {
+pub fn run(args: &Args) -> ExitCode {
+    let places = Places::of(&args.tables);
+    let read = match NpyReadOptions::from_map(&args.options.iter().cloned().collect()) {
         Ok(read) => read,
         Err(e) => return error(e, &places, report::USAGE),
     };
-    if let Some(out) = &opts.out {
+    if let Some(out) = &args.out {
         if let Err(e) = npy_arrow::formats::Format::of(out) {
             return report::error(&e.writing(out));
         }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
     let result = match runtime {
-        Ok(runtime) => runtime.block_on(query(opts, read)),
+        Ok(runtime) => runtime.block_on(query(args, read)),
         Err(e) => Err(DataFusionError::IoError(e)),
     };
     match result {
@@ -196,9 +211,9 @@ fn location(raw: &str) -> (String, bool) {
     (url, npz)
 }
 
-async fn query(opts: &Options, read: NpyReadOptions) -> Result<(), DataFusionError> {
-    let ctx = context(opts).await?;
-    for (name, raw) in &opts.tables {
+async fn query(args: &Args, read: NpyReadOptions) -> Result<(), DataFusionError> {
+    let ctx = context(args).await?;
+    for (name, raw) in &args.tables {
         let (url, npz) = location(raw);
         // A FIFO given as a table would hang the scan's open (it waits for a writer):
         // refused by name, never opened (a directory's listing skips FIFOs).
@@ -217,12 +232,12 @@ async fn query(opts: &Options, read: NpyReadOptions) -> Result<(), DataFusionErr
             ctx.register_npy(name.as_str(), &url, read.clone()).await?;
         }
     }
-    let frame = ctx.sql(&opts.query).await?;
+    let frame = ctx.sql(&args.query).await?;
     let names = result_names(frame.logical_plan());
     let stream = renamed(frame.execute_stream().await?, names)?;
-    match &opts.out {
+    match &args.out {
         Some(path) => write_file(stream, path).await,
-        None => print(stream, opts.format).await,
+        None => print(stream, args.format).await,
     }
 }
 
@@ -344,9 +359,9 @@ fn renamed(
 /// The session the query runs in, knowing npy's formats (so that `COPY ... TO 'x.npy'`
 /// and `STORED AS NPY` work): plain DataFusion, or with `--ballista` (feature `ballista`) a
 /// session on a standalone cluster started here, which ends with the tool.
-async fn context(_opts: &Options) -> Result<SessionContext, DataFusionError> {
+async fn context(_args: &Args) -> Result<SessionContext, DataFusionError> {
     #[cfg(feature = "ballista")]
-    if _opts.ballista {
+    if _args.ballista {
         let state = npy_ballista::ballista_state(datafusion::prelude::SessionConfig::new())?;
         return npy_ballista::standalone(state, CLUSTER_START).await;
     }
@@ -404,7 +419,7 @@ async fn print(mut stream: SendableRecordBatchStream, format: Format) -> Result<
         }
         Format::Csv => {
             let names = sql_text::column_names(&schema);
-            let header: Vec<_> = names.iter().map(|n| crate::dump::csv_field(n)).collect();
+            let header: Vec<_> = names.iter().map(|n| render::csv_field(n)).collect();
             writeln!(out, "{}", header.join(","))?;
             let mut row = Vec::new();
             while let Some(batch) = stream.next().await {
@@ -414,7 +429,7 @@ async fn print(mut stream: SendableRecordBatchStream, format: Format) -> Result<
                     for (field, column) in schema.fields().iter().zip(&columns) {
                         sql_text::cells(field, column.as_ref(), i, &mut row);
                     }
-                    let cells: Vec<_> = row.iter().map(|c| crate::dump::csv_field(c)).collect();
+                    let cells: Vec<_> = row.iter().map(|c| render::csv_field(c)).collect();
                     writeln!(out, "{}", cells.join(","))?;
                 }
             }

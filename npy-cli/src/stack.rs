@@ -1,17 +1,69 @@
 //! `npy stack split FILE DIR --rows N [--axis K]` and `npy stack join DIR OUT.npy`: Dask npy
 //! stacks (`da.to_npy_stack` / `da.from_npy_stack` directories), through `npy_core::stack`.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use npy_core::header::shape_repr;
 use npy_core::stack::{split, Stack};
 use npy_core::Result;
 
-/// Splits `input` into a stack in `dir` of `rows` along `axis`, with a progress bar on a
-/// terminal for large inputs; prints the blocks written.
-pub fn split_file(input: &Path, dir: &Path, rows: usize, axis: usize) -> Result<()> {
-    let total = std::fs::metadata(input).map(|m| m.len()).unwrap_or(0);
-    let info = crate::progress::tracked(total, "split", |progress| split(input, dir, axis, rows, progress))?;
+/// Dask npy stacks (directories of 0.npy, 1.npy, ... and an `info` pickle, as
+/// `dask.array.to_npy_stack` writes them and `from_npy_stack` reads them).
+#[derive(Debug, clap::Subcommand)]
+pub enum Args {
+    /// Split a .npy file into a Dask npy stack: blocks of N along an axis (the last one
+    /// shorter) and the `info` pickle, streamed; the directory appears whole or not at all.
+    /// A killed split leaves a hidden `.DIR.npy-stack.XXXXXX` beside DIR: the next split
+    /// into the same parent directory removes it (never one a running split still writes).
+    Split(SplitArgs),
+    /// Join a Dask npy stack into one .npy file, streamed, written atomically. The `info`
+    /// pickle is decoded without running anything in it; a stack without `info` is read
+    /// from its blocks' headers.
+    Join(JoinArgs),
+}
+
+/// `npy stack split`.
+#[derive(Debug, clap::Args)]
+pub struct SplitArgs {
+    /// The .npy file.
+    file: PathBuf,
+    /// The stack's directory (new, or empty).
+    dir: PathBuf,
+    /// Length of each block along the axis.
+    #[arg(long, value_name = "N")]
+    rows: usize,
+    /// The axis the blocks follow one another on.
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    axis: usize,
+}
+
+/// `npy stack join`.
+#[derive(Debug, clap::Args)]
+pub struct JoinArgs {
+    /// The stack's directory.
+    dir: PathBuf,
+    /// The file to write.
+    output: PathBuf,
+    /// The stacking axis of a stack without `info` whose blocks all have one shape (by
+    /// default the one axis their lengths differ on, else the first).
+    #[arg(long, value_name = "K")]
+    axis: Option<usize>,
+}
+
+/// Runs `npy stack split` or `npy stack join`.
+pub fn run(args: &Args) -> Result<()> {
+    match args {
+        Args::Split(args) => split_file(args),
+        Args::Join(args) => join(args),
+    }
+}
+
+/// Splits the file into a stack in the directory, `--rows` along `--axis`, with a
+/// progress bar on a terminal for large inputs; prints the blocks written.
+fn split_file(args: &SplitArgs) -> Result<()> {
+    let (dir, rows) = (&args.dir, args.rows);
+    let total = std::fs::metadata(&args.file).map(|m| m.len()).unwrap_or(0);
+    let info = crate::progress::tracked(total, "split", |progress| split(&args.file, dir, args.axis, rows, progress))?;
     let lens = &info.chunks[info.axis];
     println!(
         "{}: {} block{} of up to {rows} along axis {} of {}",
@@ -24,14 +76,14 @@ pub fn split_file(input: &Path, dir: &Path, rows: usize, axis: usize) -> Result<
     Ok(())
 }
 
-/// Joins the stack in `dir` (with or without `info`; `axis` for a stack without one whose
-/// blocks are all alike) into `output`, atomically and streamed.
-pub fn join(dir: &Path, output: &Path, axis: Option<usize>) -> Result<()> {
-    let stack = match axis {
-        Some(a) => Stack::open_along(dir, a)?,
-        None => Stack::open(dir)?,
+/// Joins the stack in the directory (with or without `info`; `--axis` for a stack without
+/// one whose blocks are all alike) into the output, atomically and streamed.
+fn join(args: &JoinArgs) -> Result<()> {
+    let stack = match args.axis {
+        Some(a) => Stack::open_along(&args.dir, a)?,
+        None => Stack::open(&args.dir)?,
     };
     let total: u64 =
         (0..stack.len()).filter_map(|i| std::fs::metadata(stack.block_path(i)).ok()).map(|m| m.len()).sum();
-    crate::progress::tracked(total, "join", |progress| stack.join(output, progress)).map(|_| ())
+    crate::progress::tracked(total, "join", |progress| stack.join(&args.output, progress)).map(|_| ())
 }

@@ -316,6 +316,30 @@ impl Header {
                 .ok_or_else(|| Error::usage("header too long for any .npy version")),
         }
     }
+
+    /// The header encoded as [`Header::encode`] does, in `version` if it fits there, else
+    /// in the oldest version that fits: what writing back an array read from a file of
+    /// `version` gives (`read_dyn` then `write_npy` keep the file's version when they can).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] when the header fits no version.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::dtype::DType;
+    /// use npy_core::header::{Header, Version};
+    ///
+    /// let h = Header::new("<f8".parse::<DType>()?, vec![3]);
+    /// // Fits version 2.0, so it stays there.
+    /// assert_eq!(h.encode_keeping(Version::V2_0)?.0, Version::V2_0);
+    /// // A name that is not latin-1 does not fit 1.0: the oldest version that fits is 3.0.
+    /// let cjk = Header::new("[('温度', '<f4')]".parse::<DType>()?, vec![2]);
+    /// assert_eq!(cjk.encode_keeping(Version::V1_0)?.0, Version::V3_0);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn encode_keeping(&self, version: Version) -> Result<(Version, Vec<u8>)> {
+        self.encode(Some(version)).or_else(|_| self.encode(None))
+    }
 }
 
 impl Header {

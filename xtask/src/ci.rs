@@ -1,10 +1,11 @@
 //! `cargo xtask ci`: everything CI checks, in order, stopping at the first
-//! failing step.
+//! failing step. After each step it prints `step N/M name: 12.3 s`, and at the end (also
+//! after a failure, which it names) a table of every step's time and the total wall time.
 //!
 //! 1. `cargo fmt --all -- --check`
-//! 2. `tidy` (see [`crate::tidy`]): `SAFETY` comments, no `todo!`/`dbg!`, file sizes in
-//!    `npy-core/src`, `forbid(unsafe_code)`, no import circles between npy-core's modules;
-//!    seconds, so it runs before the long steps
+//! 2. `tidy` (see [`crate::tidy`]), over every crate: `SAFETY` comments, no
+//!    `todo!`/`dbg!`, file sizes, `forbid(unsafe_code)`, no import circles between a crate's
+//!    modules; seconds, so it runs before the long steps
 //! 3. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
 //! 4. `cargo doc --workspace --no-deps --all-features` with `RUSTDOCFLAGS=-D warnings`:
 //!    every doc link resolves
@@ -77,6 +78,7 @@ use std::env::consts::EXE_SUFFIX;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use crate::golden;
 use crate::moto::Moto;
@@ -128,15 +130,60 @@ impl Ci {
     }
 }
 
-/// Runs all steps; the error names the step that failed.
+/// Runs all steps, timing each; the error names the step that failed. The table of times
+/// is printed either way.
 pub fn run() -> Result<()> {
     let mut ci = Ci::default();
+    let start = Instant::now();
+    let mut times = Vec::new();
+    let mut failure = None;
     for (i, (name, step)) in STEPS.iter().enumerate() {
         project::step(&format!("[{}/{}] {name}", i + 1, STEPS.len()));
-        step(&mut ci).map_err(|e| format!("ci step {} ({name}) failed: {e}", i + 1))?;
+        let began = Instant::now();
+        let result = step(&mut ci);
+        let took = began.elapsed();
+        times.push(took);
+        let failed = if result.is_err() { " (failed)" } else { "" };
+        println!("step {}/{} {name}: {}{failed}", i + 1, STEPS.len(), seconds(took));
+        if let Err(e) = result {
+            failure = Some(format!("ci step {} ({name}) failed: {e}", i + 1));
+            break;
+        }
     }
-    println!("ci: all {} steps passed", STEPS.len());
-    Ok(())
+    let names: Vec<&str> = STEPS.iter().map(|(name, _)| *name).collect();
+    print!("{}", time_table(&names, &times, failure.is_some(), start.elapsed()));
+    match failure {
+        Some(e) => Err(e),
+        None => {
+            println!("ci: all {} steps passed", STEPS.len());
+            Ok(())
+        }
+    }
+}
+
+/// `12.3 s`.
+fn seconds(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}
+
+/// The table `ci` ends with: one line per step of `names` with its time (`times` holds
+/// those of the steps run, in order; with `failed`, the last of them failed and the steps
+/// after it did not run), then the total wall time.
+fn time_table(names: &[&str], times: &[Duration], failed: bool, total: Duration) -> String {
+    let width = names.iter().map(|name| name.chars().count()).max().unwrap_or(0);
+    let mut out = String::from("==> step times\n");
+    for (i, name) in names.iter().enumerate() {
+        let (time, note) = match times.get(i) {
+            Some(&d) if failed && i + 1 == times.len() => (seconds(d), "  FAILED"),
+            Some(&d) => (seconds(d), ""),
+            None => ("-".to_string(), "  not run"),
+        };
+        out.push_str(&format!("{:>3}  {name:<width$}  {time:>9}{note}\n", i + 1));
+    }
+    let minutes = total.as_secs() / 60;
+    let total_text = format!("{} ({minutes} min {} s)", seconds(total), total.as_secs() % 60);
+    out.push_str(&format!("     {:<width$}  {total_text}\n", "total (wall)"));
+    out
 }
 
 fn fmt(_: &mut Ci) -> Result<()> {
@@ -706,4 +753,30 @@ fn filter_manifest(src: &Path, orig: &Path, files: &[String]) -> Result<String> 
     let dest = orig.join("manifest.json");
     fs::write(&dest, json).map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
     Ok(format!("{} of {total}", kept.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_table_lists_every_step_and_the_total() {
+        let names = ["cargo fmt --check", "tidy", "cargo test"];
+        let ms = Duration::from_millis;
+        let table = time_table(&names, &[ms(400), ms(2_050), ms(125_000)], false, ms(127_600));
+        assert_eq!(
+            table,
+            "==> step times\n  \
+               1  cargo fmt --check      0.4 s\n  \
+               2  tidy                   2.0 s\n  \
+               3  cargo test           125.0 s\n     \
+                  total (wall)       127.6 s (2 min 7 s)\n"
+        );
+        // A failed step is marked, and the steps after it did not run.
+        let table = time_table(&names, &[ms(400), ms(3_000)], true, ms(3_500));
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[2].ends_with("3.0 s  FAILED"), "{table}");
+        assert!(lines[3].ends_with("-  not run"), "{table}");
+        assert!(lines[4].contains("total (wall)") && lines[4].ends_with("3.5 s (0 min 3 s)"), "{table}");
+    }
 }

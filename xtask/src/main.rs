@@ -8,9 +8,9 @@
 //!
 //! Commands:
 //! - `ci`: everything CI checks, in order (see [`ci`]).
-//! - `tidy`: what review keeps catching: `unsafe` without its `SAFETY` comment, `todo!` and
-//!   `dbg!` left in, files in `npy-core/src` over the size cap, crates that should forbid
-//!   unsafe code (see [`tidy`]).
+//! - `tidy`: what review keeps catching, in every crate of the workspace: `unsafe` without
+//!   its `SAFETY` comment, `todo!` and `dbg!` left in, files over the size cap, crates that
+//!   should forbid unsafe code, import circles between modules (see [`tidy`]).
 //! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
 //! - `bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N] [--elements N]
@@ -32,6 +32,7 @@ mod ci;
 mod fuzz;
 mod golden;
 mod layers;
+mod lex;
 mod miri;
 mod moto;
 mod project;
@@ -46,9 +47,10 @@ usage: cargo xtask <command>
 commands:
   ci                fmt, tidy, clippy, tests, NumPy loads the tests' npz archives, examples,
                     golden --check, NumPy round trip
-  tidy              every unsafe has its SAFETY comment (or # Safety doc), no todo!/dbg!/
-                    unimplemented!, no npy-core/src file over 1100 lines of non-test code,
-                    npy-derive, npy-cli and xtask forbid unsafe code
+  tidy              in every crate of the workspace: every unsafe has its SAFETY comment
+                    (or # Safety doc), no todo!/dbg!/unimplemented!, no src file over 1100
+                    lines of non-test code, crates without unsafe code forbid it, no
+                    import circles between modules, no module imports the crate root
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
   bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N] [--elements N]

@@ -247,6 +247,55 @@ for name in sys.argv[1:]:
     Ok(wrong)
 }
 
+/// The workspace's member crates, as the root `Cargo.toml` lists them (`[workspace]
+/// members`): directories relative to the root, in the file's order.
+///
+/// # Errors
+/// If the file cannot be read, or has no member list tidy can read (see [`parse_members`]).
+pub fn members() -> Result<Vec<String>> {
+    let path = root().join("Cargo.toml");
+    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse_members(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The `members = [..]` array of the `[workspace]` table of a `Cargo.toml` (over one line
+/// or several, with comments): plain paths only, a glob is refused.
+fn parse_members(toml: &str) -> Result<Vec<String>> {
+    let mut table = "";
+    let mut list: Option<String> = None;
+    for line in toml.lines() {
+        let code = line.split('#').next().unwrap_or("").trim();
+        if let Some(text) = &mut list {
+            text.push_str(code);
+        } else if code.starts_with('[') {
+            table = code;
+        } else if let (Some(rest), "[workspace]") = (code.strip_prefix("members"), table) {
+            match rest.trim_start().strip_prefix('=') {
+                Some(value) => list = Some(value.trim().to_string()),
+                None => continue,
+            }
+        }
+        if list.as_deref().is_some_and(|text| text.contains(']')) {
+            break;
+        }
+    }
+    let text = list.ok_or("no `members` in its [workspace] table")?;
+    let inner = text.strip_prefix('[').and_then(|t| t.split(']').next()).ok_or("`members` is not an array")?;
+    let mut members = Vec::new();
+    for item in inner.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+        let name =
+            item.strip_prefix('"').and_then(|i| i.strip_suffix('"')).ok_or(format!("member {item} is not a string"))?;
+        if name.contains(['*', '?', '[']) {
+            return Err(format!("member \"{name}\" is a glob: list the crates by name"));
+        }
+        members.push(name.to_string());
+    }
+    if members.is_empty() {
+        return Err("`members` is empty".into());
+    }
+    Ok(members)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,5 +330,17 @@ mod tests {
         let text = fs::read_to_string(requirements_file()).unwrap();
         let pins = parse_pins(&text).unwrap();
         assert!(pins.iter().any(|(name, _)| name == "numpy"), "{pins:?}");
+    }
+
+    #[test]
+    fn members_of_the_workspace_table() {
+        let toml = "[package]\nmembers = [\"not-this\"]\n\n[workspace]\nresolver = \"2\"\nmembers = [\n    \"npy-core\", # the runtime\n    \"xtask\",\n]\nexclude = [\"fuzz\"]\n";
+        assert_eq!(parse_members(toml).unwrap(), ["npy-core", "xtask"]);
+        assert_eq!(parse_members("[workspace]\nmembers = [\"a\", \"b/c\"]\n").unwrap(), ["a", "b/c"]);
+        assert!(parse_members("[workspace]\nmembers = [\"crates/*\"]\n").unwrap_err().contains("glob"));
+        assert!(parse_members("[package]\nname = \"x\"\n").unwrap_err().contains("no `members`"));
+        // This workspace's own list holds npy-core and xtask.
+        let ours = members().unwrap();
+        assert!(ours.iter().any(|m| m == "npy-core") && ours.iter().any(|m| m == "xtask"), "{ours:?}");
     }
 }

@@ -109,3 +109,36 @@ fn zip_err(member: Option<&str>, e: ZipError) -> Error {
 fn npy_member(name: &str) -> String {
     format!("{name}{NPY_SUFFIX}")
 }
+
+/// Whether the file at `path` starts as a zip archive does (`PK\x03\x04`, or `PK\x05\x06`
+/// for an empty one): an `.npz` whatever its name, where a `.npy` file starts with
+/// `\x93NUMPY`. Reads the first four bytes only; a file shorter than that is no archive.
+///
+/// # Errors
+/// [`ErrorKind::Io`] naming `path` when it cannot be opened or read, or is not a regular
+/// file (a FIFO is refused before it is opened: the open would wait for a writer).
+///
+/// # Examples
+/// ```
+/// use npy_core::npz::{self, Writer};
+/// use npy_core::WriteNpy;
+///
+/// let dir = tempfile::tempdir()?;
+/// let (archive, array) = (dir.path().join("a.npz"), dir.path().join("a.npy"));
+/// let mut w = Writer::create(&archive)?;
+/// w.add("x", &[1u8, 2])?;
+/// w.finish()?;
+/// [1u8, 2].write_npy(&array)?;
+/// assert!(npz::is_npz(&archive)?);
+/// assert!(!npz::is_npz(&array)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn is_npz(path: impl AsRef<std::path::Path>) -> crate::Result<bool> {
+    let path = path.as_ref();
+    let sniff = || -> crate::Result<bool> {
+        let mut magic = [0u8; 4];
+        let got = crate::stream::read_full(&mut crate::file::open_file(path)?, &mut magic)?;
+        Ok(got == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06"))
+    };
+    sniff().map_err(|e| e.reading(path))
+}

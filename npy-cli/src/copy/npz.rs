@@ -1,28 +1,10 @@
-//! `.npz` archives in `npy copy` (and `is_npz`, which every subcommand uses).
+//! `npy copy` of an `.npz` archive, member by member.
 
 use std::io::Read;
 use std::path::Path;
 
 use npy_core::npz::{Compression, Reader, Writer};
 use npy_core::{Error, ReadOptions, Result};
-
-/// True when the file starts like a zip archive (an `.npz`).
-pub fn is_npz(path: &Path) -> Result<bool> {
-    // open_file refuses a FIFO before opening it (the open would wait for a writer).
-    let sniff = || -> Result<bool> {
-        let mut magic = [0u8; 4];
-        let mut file = npy_core::open_file(path)?;
-        let mut got = 0;
-        while got < 4 {
-            match file.read(&mut magic[got..])? {
-                0 => break,
-                k => got += k,
-            }
-        }
-        Ok(got == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06"))
-    };
-    sniff().map_err(|e| e.reading(path))
-}
 
 /// Bytes of deflated members staged in memory at once, over all compression threads:
 /// members up to this size divided by the threads are compressed in parallel, larger ones
@@ -34,7 +16,7 @@ const STAGED: u64 = 16 << 20;
 /// header re-encoded keeping its version, the data copied as it is), object arrays through
 /// the object API (decoded whole), other members copied as bytes. Every member is read to
 /// its end, so its CRC is checked.
-pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
+pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
     let mut reader = Reader::open(input)?;
     reader.read_options(opts.clone());
     let mut writer = Writer::create(output)?;
@@ -54,7 +36,7 @@ pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
                     let array = reader.read_objects(&m.name)?;
                     writer.add_object_array_with(&m.name, &array, compression)?;
                 } else {
-                    let head = crate::copy::header_bytes(npy.header(), npy.version())?;
+                    let (_, head) = npy.header().encode_keeping(npy.version())?;
                     let data_len = npy.data_len() as u64;
                     let mut data = npy.into_inner();
                     let source = crate::progress::counted(bar.as_ref(), (&head[..]).chain((&mut data).take(data_len)));
