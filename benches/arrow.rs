@@ -292,7 +292,7 @@ fn convert_packed(c: &Ctx) -> Result<Duration> {
 fn read_mapped(path: &Path) -> Result<Vec<RecordBatch>> {
     // SAFETY: the bench's own scratch file; nothing modifies or truncates it while it is
     // mapped (the writes go to other paths).
-    let map = unsafe { NpyMap::open(path)? };
+    let map = unsafe { NpyMap::from_path(path)? };
     collect(BatchReader::from_map(Arc::new(map), &ConvertOptions::new())?)
 }
 

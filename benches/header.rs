@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use common::{run_rounds, warm, Args, Measure, Result};
 use npy_core::header::{Header, Version};
 use npy_core::prelude::*;
-use npy_core::{DType, ReadOptions, WriteOptions};
+use npy_core::{DType, WriteOptions};
 
 /// The goal: one parse of the 2,000-field header in a quarter of a millisecond.
 const BUDGET: Duration = Duration::from_micros(250);
@@ -194,7 +194,7 @@ fn opens_of(c: &Ctx, file: &File) -> Result<Duration> {
     let mut last = None;
     for _ in 0..c.parses {
         let started = Instant::now();
-        let reader = black_box(ReadOptions::new().open_path(&file.path)?);
+        let reader = black_box(npy_core::NpyReader::from_path(&file.path)?);
         times.push(started.elapsed());
         last = Some(reader);
     }

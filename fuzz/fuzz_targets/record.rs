@@ -21,9 +21,9 @@ fn bytes(records: &[Trace]) -> Vec<u8> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let whole = NpyReader::new(data).and_then(|reader| reader.read_vec::<Trace>());
+    let whole = NpyReader::from_reader(data).and_then(|reader| reader.read::<Vec<Trace>>());
     let mut chunked = Vec::new();
-    let chunks = NpyReader::new(data).and_then(|reader| reader.records::<Trace>(7));
+    let chunks = NpyReader::from_reader(data).and_then(|reader| reader.chunks::<Trace>(7));
     let chunked_ok = match chunks {
         Ok(chunks) => chunks.into_iter().all(|chunk| chunk.map(|c| chunked.extend(c)).is_ok()),
         Err(_) => false,
@@ -32,8 +32,8 @@ fuzz_target!(|data: &[u8]| {
         assert!(chunked_ok, "read_vec succeeds but records(7) fails");
         let file = bytes(&whole);
         assert_eq!(bytes(&chunked), file, "records(7) reads other records than read_vec");
-        let back = NpyReader::new(&file[..])
-            .and_then(|reader| reader.read_vec::<Trace>())
+        let back = NpyReader::from_reader(&file[..])
+            .and_then(|reader| reader.read::<Vec<Trace>>())
             .unwrap_or_else(|e| panic!("records written back do not read: {e}"));
         assert_eq!(bytes(&back), file, "records change in a write and read");
     }

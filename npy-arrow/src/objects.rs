@@ -39,7 +39,7 @@ pub(crate) fn text_batches<R: Read>(
     reader: NpyReader<R>,
     options: &ConvertOptions,
 ) -> Result<Box<dyn RecordBatchReader + Send>> {
-    let array = reader.read_objects()?;
+    let array = reader.read::<npy_core::Array<Object>>()?;
     let shape = array.shape().to_vec();
     let fortran = array.fortran_order() && shape.len() > 1;
     let values = array.as_slice();

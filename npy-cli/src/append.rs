@@ -31,7 +31,7 @@ pub struct How {
 /// header counts it, each under the target's lock; first recovers an interrupted append's
 /// tail when asked. Prints nothing; the error names the file at fault.
 pub fn append(target: &Path, more: &[PathBuf], how: How, read: &ReadOptions) -> Result<()> {
-    let mut appender = Appender::open_with(target, read)?;
+    let mut appender = Appender::from_path_with(target, read)?;
     appender.in_place_only(how.in_place).wait(how.wait);
     if let Some(r) = how.recover {
         let recovery = match r {

@@ -22,10 +22,10 @@ pub fn run(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
     if crate::npz::is_npz(input)? {
         return crate::npz::copy(input, output, opts);
     }
-    let reader = opts.open_path(input)?;
+    let reader = npy_core::NpyReader::from_path_with(input, &opts)?;
     if reader.header().dtype.has_object() {
         // Decoded (never unpickled by running code) and pickled again as np.save would.
-        return reader.read_objects()?.write_npy(output);
+        return reader.read::<Array<Object>>()?.write_npy(output);
     }
     let bar = crate::progress::bytes(reader.data_len() as u64, "copy");
     let result = stream(reader, input, output, bar.as_ref());
@@ -98,11 +98,16 @@ mod tests {
             let input = fixture(rel);
             let (ours, theirs) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
             let bar = ProgressBar::hidden();
-            let reader = opts.open_path(&input).unwrap();
+            let reader = npy_core::NpyReader::from_path_with(&input, &opts).unwrap();
             stream(reader, &input, &ours, Some(&bar)).unwrap_or_else(|e| panic!("{rel}: {e}"));
-            opts.open_path(&input).unwrap().read_dyn().unwrap().write_npy(&theirs).unwrap();
+            npy_core::NpyReader::from_path_with(&input, &opts)
+                .unwrap()
+                .read::<DynArray>()
+                .unwrap()
+                .write_npy(&theirs)
+                .unwrap();
             assert!(std::fs::read(&ours).unwrap() == std::fs::read(&theirs).unwrap(), "{rel}");
-            let data_len = opts.open_path(&input).unwrap().data_len() as u64;
+            let data_len = npy_core::NpyReader::from_path_with(&input, &opts).unwrap().data_len() as u64;
             assert_eq!(bar.position(), data_len, "{rel}: the bar counts the data bytes");
             checked += 1;
         }
@@ -119,7 +124,7 @@ mod tests {
         // Larger than the reader's buffer, which has read past the header.
         let values: Vec<f64> = (0..100_000).map(f64::from).collect();
         values.write_npy(&short).unwrap();
-        let reader = ReadOptions::new().open_path(&short).unwrap();
+        let reader = NpyReader::from_path(&short).unwrap();
         let len = std::fs::metadata(&short).unwrap().len();
         std::fs::OpenOptions::new().write(true).open(&short).unwrap().set_len(len - 5).unwrap();
         let out = dir.path().join("out.npy");

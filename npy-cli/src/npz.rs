@@ -35,8 +35,7 @@ const STAGED: u64 = 16 << 20;
 /// the object API (decoded whole), other members copied as bytes. Every member is read to
 /// its end, so its CRC is checked.
 pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
-    let mut reader = Reader::open(input)?;
-    reader.read_options(opts.clone());
+    let mut reader = Reader::from_path_with(input, npy_core::npz::ReaderOptions::new().read_options(opts))?;
     let mut writer = Writer::create(output)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     writer.parallel_limit(STAGED / threads);
@@ -51,8 +50,8 @@ pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
                 let npy = reader.npy(&m.name)?;
                 if npy.header().dtype.has_object() {
                     drop(npy);
-                    let array = reader.read_objects(&m.name)?;
-                    writer.add_object_array_with(&m.name, &array, compression)?;
+                    let array = reader.read::<npy_core::Array<npy_core::Object>>(&m.name)?;
+                    writer.add_with(&m.name, &array, compression)?;
                 } else {
                     let head = crate::copy::header_bytes(npy.header(), npy.version())?;
                     let data_len = npy.data_len() as u64;

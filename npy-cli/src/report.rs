@@ -101,7 +101,8 @@ mod tests {
     fn a_header_limit_is_said_in_flags() {
         let mut file = b"\x93NUMPY\x02\x00".to_vec();
         file.extend_from_slice(&20_000u32.to_le_bytes());
-        let e = npy_core::ReadOptions::new().max_header_size(10_000).open(&file[..]).unwrap_err();
+        let e = npy_core::NpyReader::from_reader_with(&file[..], &npy_core::ReadOptions::new().max_header_size(10_000))
+            .unwrap_err();
         let e = e.reading("wide.npy");
         assert_eq!(
             line(&e),

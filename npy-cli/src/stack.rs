@@ -28,8 +28,8 @@ pub fn split_file(input: &Path, dir: &Path, rows: usize, axis: usize) -> Result<
 /// blocks are all alike) into `output`, atomically and streamed.
 pub fn join(dir: &Path, output: &Path, axis: Option<usize>) -> Result<()> {
     let stack = match axis {
-        Some(a) => Stack::open_along(dir, a)?,
-        None => Stack::open(dir)?,
+        Some(a) => Stack::from_path_along(dir, a)?,
+        None => Stack::from_path(dir)?,
     };
     let total: u64 =
         (0..stack.len()).filter_map(|i| std::fs::metadata(stack.block_path(i)).ok()).map(|m| m.len()).sum();

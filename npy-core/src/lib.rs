@@ -17,7 +17,7 @@
 //! | N-d arrays, C or Fortran order | [`Array<T>`] |
 //! | a struct as a record dtype | `#[derive(NpyRecord)]` ([`NpyRecord`]) |
 //! | any dtype, raw bytes | [`DynArray`] |
-//! | huge files in chunks, unknown lengths | [`NpyReader::records`], [`NpyWriter`] |
+//! | huge files in chunks, unknown lengths | [`NpyReader::chunks`], [`NpyWriter`] |
 //! | several arrays in one file | [`npz::Writer`], [`npz::Reader`] |
 //! | a struct's fields as named arrays | [`npz::Writer::add_columns`] |
 //! | zero-copy views, many writers | [`mmap::NpyMap`], [`mmap::NpyMapMut`] |
@@ -174,7 +174,7 @@ pub use file::{names_file, open_file};
 pub use io::{ReadNpy, WriteNpy};
 pub use object::Object;
 pub use options::{ReadOptions, WriteOptions};
-pub use read::{HeaderPrefix, NpyReader, Records};
+pub use read::{Chunks, HeaderPrefix, NpyReader};
 pub use record::NpyRecord;
 pub use write::{NpyFileWriter, NpyWriter};
 

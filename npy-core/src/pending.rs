@@ -304,8 +304,14 @@ mod tests {
         write_stack(&other, dir.path().join("b"), 0, 2).unwrap();
         w.extend(&[4, 5]).unwrap();
         w.finish().unwrap();
-        assert_eq!(Stack::open(dir.path().join("a")).unwrap().read::<i32>().unwrap().into_vec(), [1, 2, 3, 4, 5]);
-        assert_eq!(Stack::open(dir.path().join("b")).unwrap().read::<i32>().unwrap().into_vec(), [7, 8, 9]);
+        assert_eq!(
+            Stack::from_path(dir.path().join("a")).unwrap().read::<crate::Array<i32>>().unwrap().into_vec(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            Stack::from_path(dir.path().join("b")).unwrap().read::<crate::Array<i32>>().unwrap().into_vec(),
+            [7, 8, 9]
+        );
         assert_eq!(names(dir.path()), ["a", "b"]);
     }
 }

@@ -20,7 +20,7 @@
 //! # Reading: how a dtype looks to serde
 //! Each element is deserialized from the file's own dtype and bytes (byte order converted
 //! per scalar), in storage order (Fortran order for Fortran files, as
-//! [`NpyReader::read_vec`](crate::NpyReader::read_vec)):
+//! [`NpyReader::read`](crate::NpyReader::read)):
 //!
 //! | dtype | serde data model | reads into |
 //! |---|---|---|
@@ -97,7 +97,7 @@
 //!     Pick { station: "HRV".into(), time: 13.25, weight: 1 },
 //! ];
 //! let file = npy_core::serde::to_writer(&picks, None, Vec::new())?;
-//! let reader = NpyReader::new(&file[..])?;
+//! let reader = NpyReader::from_reader(&file[..])?;
 //! assert_eq!(reader.header().dtype.descr(), "[('station', '<U4'), ('time', '<f8'), ('weight', '<u8')]");
 //! let back: Vec<Pick> = npy_core::serde::from_reader(reader)?;
 //! assert_eq!(back, picks);

@@ -62,6 +62,45 @@ const SRC_AHEAD: usize = 16;
 /// The page size the placement counts in.
 const PAGE: usize = 4096;
 
+/// Not public API (see [`crate::WriteNpy`]'s hidden method): an array's `.npy` bytes as an
+/// npz member takes them, `len` bytes that `write` writes, header first. The npz writer
+/// needs the length before the bytes (a stored member of 4 GiB or more needs zip64
+/// records up front) and may run `write` on a staging buffer for its worker threads.
+#[doc(hidden)]
+pub struct NpyBytes<'a> {
+    pub(crate) len: u64,
+    pub(crate) write: Box<dyn FnOnce(&mut dyn Write) -> Result<()> + 'a>,
+}
+
+impl std::fmt::Debug for NpyBytes<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpyBytes").field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
+impl<'a> NpyBytes<'a> {
+    pub(crate) fn new(len: u64, write: impl FnOnce(&mut dyn Write) -> Result<()> + 'a) -> Self {
+        NpyBytes { len, write: Box::new(write) }
+    }
+}
+
+/// The `.npy` bytes of typed data under `header` (its dtype `T`'s), for an npz member:
+/// written in the options' byte order, in one `write_all` when no conversion is needed
+/// ([`Bulk::Direct`]: the member runs threads of its own on it).
+pub(crate) fn typed_bytes<'a, T: NpyRecord>(
+    header: Header,
+    data: &'a [T],
+    opts: &WriteOptions,
+) -> Result<NpyBytes<'a>> {
+    let (header, plan) = typed_plan::<T>(header, opts)?;
+    let (_, head) = header.encode(opts.forced_version())?;
+    let len = head.len() as u64 + header.data_len()? as u64;
+    Ok(NpyBytes::new(len, move |w| {
+        w.write_all(&head)?;
+        write_with_plan(w, 0, Bulk::Direct, &plan, data)
+    }))
+}
+
 /// How data whose memory is its written bytes goes to a writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Bulk {
@@ -715,7 +754,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
     pub fn new(writer: W) -> Result<Self> {
-        NpyWriter::with_options(writer, &WriteOptions::default())
+        NpyWriter::new_with(writer, &WriteOptions::default())
     }
 
     /// Starts an array of `T` at the writer's current position, written as `options` say
@@ -732,7 +771,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     /// use npy_core::dtype::ByteOrder;
     /// use npy_core::{prelude::*, NpyWriter, WriteOptions};
     ///
-    /// let mut w = NpyWriter::<u32, _>::with_options(Cursor::new(Vec::new()), WriteOptions::new().byte_order(ByteOrder::Big))?;
+    /// let mut w = NpyWriter::<u32, _>::new_with(Cursor::new(Vec::new()), WriteOptions::new().byte_order(ByteOrder::Big))?;
     /// w.extend(&[1, 2])?;
     /// let file = w.finish()?.into_inner();
     /// let array = DynArray::read_npy_from(&file[..])?;
@@ -740,7 +779,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     /// assert_eq!(array.to_vec::<u32>()?, [1, 2]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn with_options(mut writer: W, options: &WriteOptions) -> Result<Self> {
+    pub fn new_with(mut writer: W, options: &WriteOptions) -> Result<Self> {
         let start = writer.stream_position()?;
         let (header, plan) = typed_plan::<T>(Header::new(T::dtype(), vec![0]), options)?;
         let (version, head) = header.encode(options.forced_version())?;
@@ -849,7 +888,7 @@ impl<T: NpyRecord> NpyFileWriter<T> {
         let path = path.as_ref();
         let start = || {
             let file = io::BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?);
-            NpyWriter::with_options(file, options)
+            NpyWriter::new_with(file, options)
         };
         let inner = start().map_err(|e| e.writing(path))?;
         Ok(NpyFileWriter { inner, path: path.to_path_buf(), sync: options.syncs() })

@@ -70,7 +70,7 @@ pub async fn fetch_header_at(
         (size, got.bytes().await.map_err(fail)?)
     };
     loop {
-        match options.header_from_prefix(&prefix, size).map_err(|e| e.reading(&name))? {
+        match HeaderPrefix::parse_with(&prefix, size, options).map_err(|e| e.reading(&name))? {
             HeaderPrefix::Complete { header, version, data_offset } => {
                 let data_offset = data_offset as u64;
                 return Ok(NpyObject { location: location.clone(), size, header, version, data_offset, prefix });

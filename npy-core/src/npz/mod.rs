@@ -35,9 +35,9 @@
 //! w.add_with("counts", &[3u32, 1, 4], Compression::deflated())?;
 //! let bytes = w.finish()?.into_inner();
 //!
-//! let mut r = Reader::new(Cursor::new(bytes))?;
+//! let mut r = Reader::from_reader(Cursor::new(bytes))?;
 //! assert_eq!(r.names(), ["time", "counts"]);
-//! assert_eq!(r.read::<u32>("counts")?, [3, 1, 4]);
+//! assert_eq!(r.read::<Vec<u32>>("counts")?, [3, 1, 4]);
 //! # Ok::<(), npy_core::Error>(())
 //! ```
 
