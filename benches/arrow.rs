@@ -38,7 +38,7 @@
 //!   `pa.Table.from_arrays` over an array in memory: the file read into a `DynArray` before
 //!   the clock starts, then `BatchReader::from_dyn(array, &ConvertOptions::new())`, every
 //!   batch collected;
-//! - `map_aligned`, `map_packed`: the same through a map: `NpyMap::open` +
+//! - `map_aligned`, `map_packed`: the same through a map: `NpyMap::from_path` +
 //!   `BatchReader::from_map` (records are converted in place from the page cache, with no
 //!   `read()` copy), for context;
 //! - `limit_write_aligned`, `limit_write_packed`: the machine limit: create, `fallocate`,

@@ -19,7 +19,7 @@
 //! Measurements, each run once untimed and then `K` times in interleaved rounds, with both
 //! files in the page cache (read through once before):
 //!
-//! - `open_small`, `open_big`: `NpyMap::open` (header read and parsed, file mapped) and the
+//! - `open_small`, `open_big`: `NpyMap::from_path` (header read and parsed, file mapped) and the
 //!   map dropped, `O` times; the time of one;
 //! - `random_sum`: `NpyMap::from_path(big.npy)`, `view::<f64>()` (no copy), and the sum of the
 //!   `P` picked elements in the picks' order, map dropped: the first touch of each page is

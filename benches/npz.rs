@@ -27,11 +27,11 @@
 //!   members compressed on worker threads (one per CPU, the default);
 //! - `npy_read`: each `.npy` file into a `Vec<f64>`;
 //! - `npz_read`: every member of the stored archive into a `Vec<f64>`
-//!   (`npz::Reader::open`, `read::<f64>` of each name; CRCs checked);
+//!   (`npz::Reader::from_path`, `read::<f64>` of each name; CRCs checked);
 //! - `npz_read_all`: every member of the stored archive at once (`read_all::<f64>`, members
 //!   read on worker threads, one per CPU);
 //! - `npz_read_deflate`: every member of the deflated archive at once
-//!   (`npz::Reader::open`, `read_all::<f64>`: members inflating on worker threads, one per
+//!   (`npz::Reader::from_path`, `read_all::<f64>`: members inflating on worker threads, one per
 //!   CPU; CRCs checked): npy's fastest read of the archive, the one compared with `np.load`;
 //! - `npz_read_deflate_each`: the deflated archive read as `npz_read` reads the stored one,
 //!   one member after another by name.

@@ -222,7 +222,7 @@ const DYNAMIC: &[(&str, ReadFn)] = &[
         DynArray::from_npy_reader(npy_core::NpyReader::from_reader_with(i.bytes, i.opts)?).map(drop)
     }),
     ("DynArray from the path", |i| DynArray::read_npy_with(i.path, i.opts).map(drop)),
-    ("NpyMap::open", |i| {
+    ("NpyMap::from_path", |i| {
         let map = map(i)?;
         assert_eq!(map.data().len(), map.header().data_len()?);
         Ok(())

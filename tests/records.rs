@@ -402,8 +402,8 @@ fn repr_packed_structs_are_numpys_packed_layout_in_memory() {
     assert_eq!(std::mem::size_of::<Trace8Packed>(), Trace8Packed::ITEMSIZE);
     assert_eq!(Trace8Packed::dtype(), Trace8::dtype());
     let header = npy_core::NpyReader::from_path(data_dir().join(file)).unwrap().header().clone();
-    let plan = npy_core::plan::Plan::new(&header.dtype, &Trace8Packed::native_dtype()).unwrap();
-    assert!(plan.is_identity() && plan.covers_all_src());
+    // The file's dtype is the struct's memory: reads are one bulk copy.
+    assert_eq!(header.dtype, Trace8Packed::native_dtype());
     // Fields of a packed struct are copied out (`{ r.t0 }`), never borrowed.
     let records = fixture_round_trip::<Trace8Packed>(file, |r| {
         let receiver = { r.receiver };

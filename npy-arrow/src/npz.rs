@@ -291,7 +291,7 @@ impl NpzBatchReader {
     /// [`crate::read::DEFAULT_BATCH_ROWS`]. Errors name the path (and the member).
     ///
     /// # Errors
-    /// As [`npz::Reader::open`] and [`npz::Reader::npy_from`] (an unknown name, an archive
+    /// As [`npz::Reader::from_path`] and [`npz::Reader::npy_from`] (an unknown name, an archive
     /// or member header that fails a check); [`ErrorKind::UnsupportedDtype`] for object
     /// members; [`ErrorKind::Npz`] for members of different lengths (read them one at a
     /// time) and [`ErrorKind::Usage`] for a name given twice.

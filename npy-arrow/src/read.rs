@@ -74,7 +74,7 @@ impl BatchReader<BufReader<File>> {
     /// Opens a `.npy` file. Errors name the path.
     ///
     /// # Errors
-    /// As [`NpyReader::new`] and [`BatchReader::new`].
+    /// As [`NpyReader::from_reader`] and [`BatchReader::new`].
     pub fn open(path: impl AsRef<Path>, options: &ConvertOptions) -> Result<Self> {
         let path = path.as_ref();
         let open = || BatchReader::with_options(npy_core::NpyReader::from_path(path)?, options);

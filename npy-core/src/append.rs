@@ -215,7 +215,7 @@ impl Appender {
     /// Opens `path` for appending, reading its header with `options`.
     ///
     /// # Errors
-    /// As [`Appender::open`].
+    /// As [`Appender::from_path`].
     pub fn from_path_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Appender> {
         let path = path.as_ref();
         Appender::open_inner(path, options).map_err(|e| e.writing(path))
@@ -472,7 +472,7 @@ impl Appender {
     {
         let plan = self.plan_for::<T>().map_err(|e| e.writing(&self.path))?;
         let per_row = (self.row_bytes as usize).checked_div(plan.dst_size()).unwrap_or(0);
-        if !crate::two_cpus() || per_row == 0 {
+        if !crate::cpu::two_cpus() || per_row == 0 {
             let mut rows = 0;
             for batch in batches {
                 let before = self.rows();
@@ -700,7 +700,7 @@ impl Appender {
     /// is left as it is. As `Appender::from_path(path)?.recover_tail(recovery)`.
     ///
     /// # Errors
-    /// As [`Appender::open`] and [`Appender::recover_tail`].
+    /// As [`Appender::from_path`] and [`Appender::recover_tail`].
     ///
     /// # Examples
     /// ```

@@ -213,7 +213,7 @@ impl<R: Read> NpyReader<R> {
 
 impl DynArray {
     /// All elements in storage order as `T`, converting byte order and widening as
-    /// [`crate::plan::Plan`] does (a `>f8` array gives native `f64`s).
+    /// a file read does (a `>f8` array gives native `f64`s).
     ///
     /// # Errors
     /// [`ErrorKind::DtypeMismatch`] when the dtype cannot be read as `T`;

@@ -165,7 +165,7 @@ impl NpyMap {
     /// lives, nothing else modifies its bytes or truncates the file.
     ///
     /// # Errors
-    /// As [`NpyReader::from_path_with`]: [`ErrorKind::Io`] when the file cannot be opened or
+    /// As [`NpyReader::from_path_with`](crate::NpyReader::from_path_with): [`ErrorKind::Io`] when the file cannot be opened or
     /// mapped; [`ErrorKind::Format`], [`ErrorKind::Header`], [`ErrorKind::Dtype`] and the
     /// like for a bad header; [`ErrorKind::Truncated`] when the file is shorter than the
     /// header says; [`ErrorKind::UnsupportedDtype`] for an object array (its data is a
@@ -194,10 +194,10 @@ impl NpyMap {
     /// Opens and maps a `.npy` file read-only, with `options` (e.g. a larger header limit).
     ///
     /// # Safety
-    /// As [`NpyMap::open`].
+    /// As [`NpyMap::from_path`].
     ///
     /// # Errors
-    /// As [`NpyMap::open`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
+    /// As [`NpyMap::from_path`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
     pub unsafe fn from_path_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMap> {
         let path = path.as_ref();
         let open = || {
@@ -216,11 +216,11 @@ impl NpyMap {
     /// only what is looked at.
     ///
     /// # Safety
-    /// As [`NpyMap::open`], for the archive file.
+    /// As [`NpyMap::from_path`], for the archive file.
     ///
     /// # Errors
     /// [`ErrorKind::Npz`] for an unknown or compressed member, or a member that runs past
-    /// the end of the file; as [`NpyMap::open`] for its header.
+    /// the end of the file; as [`NpyMap::from_path`] for its header.
     ///
     /// # Examples
     /// ```
@@ -244,13 +244,13 @@ impl NpyMap {
         unsafe { NpyMap::from_npz_member_with(path, name, &ReadOptions::default()) }
     }
 
-    /// As [`NpyMap::open_npz_member`], with `options` for the member's header.
+    /// As [`NpyMap::from_npz_member`], with `options` for the member's header.
     ///
     /// # Safety
-    /// As [`NpyMap::open`], for the archive file.
+    /// As [`NpyMap::from_path`], for the archive file.
     ///
     /// # Errors
-    /// As [`NpyMap::open_npz_member`].
+    /// As [`NpyMap::from_npz_member`].
     pub unsafe fn from_npz_member_with(path: impl AsRef<Path>, name: &str, options: &ReadOptions) -> Result<NpyMap> {
         let path = path.as_ref();
         let open = || {
@@ -407,7 +407,7 @@ impl NpyMapMut {
     /// finish replaces the others at `path`: a map from an earlier create then belongs to
     /// a file no longer at `path`, and what is stored through it is lost. Several
     /// processes filling one file should let one create it and the others
-    /// [`NpyMapMut::open`] it (as `examples/parallel_fill.rs` does), or all call
+    /// [`NpyMapMut::from_path`] it (as `examples/parallel_fill.rs` does), or all call
     /// [`NpyMapMut::create_new`], of which exactly one succeeds.
     ///
     /// # Safety
@@ -508,7 +508,7 @@ impl NpyMapMut {
     /// The contract of [`NpyMap`](NpyMap#safety).
     ///
     /// # Errors
-    /// As [`NpyMap::open`]; [`ErrorKind::Io`] also when the file is not writable.
+    /// As [`NpyMap::from_path`]; [`ErrorKind::Io`] also when the file is not writable.
     pub unsafe fn from_path(path: impl AsRef<Path>) -> Result<NpyMapMut> {
         // SAFETY:
         // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
@@ -521,7 +521,7 @@ impl NpyMapMut {
     /// The contract of [`NpyMap`](NpyMap#safety).
     ///
     /// # Errors
-    /// As [`NpyMapMut::open`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
+    /// As [`NpyMapMut::from_path`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
     pub unsafe fn from_path_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMapMut> {
         let path = path.as_ref();
         let open = || {

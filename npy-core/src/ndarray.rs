@@ -264,7 +264,7 @@ impl<T> From<Array<T>> for ArrayD<T> {
 }
 
 impl<T, D: Dimension> TryFrom<ndarray::Array<T, D>> for Array<T> {
-    type Error = crate::Error;
+    type Error = crate::error::Error;
 
     /// Moves a standard or Fortran-contiguous array's data in (a Fortran layout gives a
     /// Fortran-order [`Array`]); any other layout is moved into C order, element by
@@ -286,7 +286,7 @@ impl<T, D: Dimension> TryFrom<ndarray::Array<T, D>> for Array<T> {
     /// assert_eq!(a.get(&[0, 1]), Some(&3));
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    fn try_from(a: ndarray::Array<T, D>) -> Result<Array<T>, crate::Error> {
+    fn try_from(a: ndarray::Array<T, D>) -> Result<Array<T>, crate::error::Error> {
         let shape = a.shape().to_vec();
         let n = a.len();
         let fortran = if a.is_standard_layout() {
@@ -395,7 +395,7 @@ mod tests {
     fn more_dims_than_numpy_takes_are_an_error_not_a_panic() {
         let nd = ndarray::ArrayD::<u8>::zeros(ndarray::IxDyn(&[1; 65]));
         let e = Array::try_from(nd).err().unwrap_or_else(|| panic!("65 dims converted"));
-        assert!(matches!(e.kind(), crate::ErrorKind::Shape { .. }), "{e}");
+        assert!(matches!(e.kind(), crate::error::ErrorKind::Shape { .. }), "{e}");
         assert!(Array::try_from(ndarray::ArrayD::<u8>::zeros(ndarray::IxDyn(&[1; 64]))).is_ok());
     }
 

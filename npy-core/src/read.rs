@@ -553,7 +553,7 @@ impl<R: Read> NpyReader<R> {
     /// also reads object arrays of any shape flat.
     ///
     /// # Errors
-    /// As [`NpyReader::read_objects`]; [`ErrorKind::InvalidValue`] naming the index and
+    /// As [`NpyReader::read`]`::<Array<Object>>()`; [`ErrorKind::InvalidValue`] naming the index and
     /// Python type of the first element that is not a `T`.
     ///
     /// # Examples
@@ -590,7 +590,7 @@ impl<R: Read> NpyReader<R> {
         let sized = self.length_known();
         let mut out = if sized { Buffer::zeroed(n)? } else { Buffer::new() };
         let split = sized && !plan.in_place() && plan.dst_size() > 0;
-        if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && crate::two_cpus() {
+        if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && crate::cpu::two_cpus() {
             if let Some(file) = self.positional_file() {
                 self.convert_split(&file, &plan, &mut out, n)?;
                 return Ok(out.into_vec());

@@ -127,6 +127,6 @@ pub use write::{to_dyn, to_path, to_writer};
 
 /// A dtype from its descr text, for the tests of the serde modules.
 #[cfg(test)]
-fn dt(s: &str) -> crate::DType {
+fn dt(s: &str) -> crate::dtype::DType {
     s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
 }

@@ -5,13 +5,13 @@
 //! `{'chunks': chunks, 'dtype': dtype, 'axis': axis}`; `dask.array.from_npy_stack(dir)`
 //! opens it again, a block per task. This module writes such directories and reads them.
 //!
-//! - **Reading** ([`Stack::open`]): the `info` pickle is decoded by the restricted pickle
+//! - **Reading** ([`Stack::from_path`]): the `info` pickle is decoded by the restricted pickle
 //!   machine of [`crate::object`] — `numpy.dtype` reconstruction and plain values, nothing
 //!   ever called — so a hostile `info` is an error, never code run (`pickle.load` of it runs
 //!   whatever it names: dask#12578). Every block's header is checked against it. A stack
 //!   without `info` (dask#11241) is read from its blocks' headers: the stacking axis is the
 //!   one axis whose length differs between blocks (the first, when none does, as Dask's
-//!   default), or the one given to [`Stack::open_along`]. The whole array comes as one
+//!   default), or the one given to [`Stack::from_path_along`]. The whole array comes as one
 //!   stream ([`Stack::reader`], [`Stack::join`] into one `.npy` file, [`Stack::read`]),
 //!   or block by block ([`Stack::read_block`]), with at most 64 block files open at once.
 //!   Only regular files are opened: a FIFO named `info` or `0.npy` is refused by name
@@ -835,7 +835,7 @@ pub fn split(
     })
 }
 
-/// Writes `array` (an [`Array`], a [`DynArray`], a slice or `Vec` of records) as a stack
+/// Writes `array` (an [`Array`](crate::Array), a [`DynArray`], a slice or `Vec` of records) as a stack
 /// in `dir` of blocks of `block_len` along `axis`: its `.npy` image is made in memory and
 /// split as [`split`] splits a file. Returns the info.
 ///

@@ -69,8 +69,11 @@ const PAGE: usize = 4096;
 #[doc(hidden)]
 pub struct NpyBytes<'a> {
     pub(crate) len: u64,
-    pub(crate) write: Box<dyn FnOnce(&mut dyn Write) -> Result<()> + 'a>,
+    pub(crate) write: WriteBody<'a>,
 }
+
+/// What writes an [`NpyBytes`]' bytes.
+type WriteBody<'a> = Box<dyn FnOnce(&mut dyn Write) -> Result<()> + 'a>;
 
 impl std::fmt::Debug for NpyBytes<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -492,7 +495,7 @@ impl Split {
 
     /// Whether [`write_pieces`] makes these pieces on a second thread.
     fn threaded(&self) -> bool {
-        self.count() >= THREAD_PIECES && crate::two_cpus()
+        self.count() >= THREAD_PIECES && crate::cpu::two_cpus()
     }
 
     /// The bytes of piece `k`.
@@ -1051,7 +1054,7 @@ mod tests {
                 let written = bounded(move || {
                     let mut out = FailAfter { limit, written: 0 };
                     let e = write_pieces(&mut out, split, false, fill_from(&src, unit, None)).unwrap_err();
-                    assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
+                    assert!(matches!(e.kind(), crate::error::ErrorKind::Io(_)), "{e}");
                     out.written
                 });
                 assert_eq!(written, split.range(bad_piece).start, "{pieces} pieces from {at}, failing at {bad_piece}");
@@ -1239,7 +1242,7 @@ mod tests {
         const P: usize = 4096;
         for (pieces, at, unit) in [(8, 0, 1), (40, 100, 24), (14, 3, 256)] {
             let (src, split) = source(pieces, at, unit, P);
-            assert!(split.threaded() || !crate::two_cpus());
+            assert!(split.threaded() || !crate::cpu::two_cpus());
             let (out, made_here) = bounded({
                 let src = src.clone();
                 move || {
@@ -1304,7 +1307,7 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, [std::ffi::OsString::from("a.npy")]);
         let e = [1u8; 1000].write_npy_to(FailAfter { limit: 200, written: 0 }).unwrap_err();
-        assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
+        assert!(matches!(e.kind(), crate::error::ErrorKind::Io(_)), "{e}");
     }
 
     /// A record with padding after `a` and after `c` (NumPy's `align=True` layout).
@@ -1363,7 +1366,7 @@ mod tests {
             write_in_place(&mut pieces, at, &plan, &padded, step).unwrap();
             assert_eq!(pieces, want, "from {at} in pieces of {step}");
             let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, at, &plan, &padded, step);
-            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+            assert!(matches!(e.unwrap_err().kind(), crate::error::ErrorKind::Io(_)));
         }
 
         let swapped: Vec<Swapped> = (0..n).map(|i| Swapped { a: i, b: f64::from(i) / 4.0, flag: i % 3 == 0 }).collect();
@@ -1385,7 +1388,7 @@ mod tests {
             write_converted(&mut pieces, at, &plan, &swapped, step).unwrap();
             assert_eq!(pieces, want, "from {at} in pieces of {step}");
             let e = write_converted(&mut FailAfter { limit: 50, written: 0 }, at, &plan, &swapped, step);
-            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+            assert!(matches!(e.unwrap_err().kind(), crate::error::ErrorKind::Io(_)));
         }
     }
 
@@ -1433,7 +1436,7 @@ mod tests {
             write_in_place(&mut pieces, at, &plan, &padded, step).unwrap();
             assert_eq!(pieces, want, "from {at} in pieces of {step}");
             let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, at, &plan, &padded, step);
-            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+            assert!(matches!(e.unwrap_err().kind(), crate::error::ErrorKind::Io(_)));
         }
     }
 
@@ -1477,7 +1480,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let arr = DynArray::new(Header::new("[('温', '<f4')]".parse().unwrap(), vec![1]), vec![0; 4]).unwrap();
         let e = arr.write_npy_with(dir.path().join("x.npy"), WriteOptions::new().version(Version::V1_0)).unwrap_err();
-        assert!(matches!(e.kind(), crate::ErrorKind::Usage { .. }), "{e}");
+        assert!(matches!(e.kind(), crate::error::ErrorKind::Usage { .. }), "{e}");
         assert!(!dir.path().join("x.npy").exists());
     }
 }

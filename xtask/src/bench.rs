@@ -37,7 +37,7 @@
 //!   2. `xtask/bench.py npz` checks that `np.load` reads npy's archives, then times
 //!      `np.savez`, `np.savez_compressed`, 8 `np.save`s and the matching loads.
 //! - `mmap`: a big `<f8` file (`--map-bytes`, default 4 GiB) and a 1 MiB one.
-//!   1. `cargo bench --bench mmap` (`benches/mmap.rs`) times `NpyMap::open` of each (mean
+//!   1. `cargo bench --bench mmap` (`benches/mmap.rs`) times `NpyMap::from_path` of each (mean
 //!      of 1,000 opens) and open + zero-copy view + sum of 1,000,000 random elements of the
 //!      big one.
 //!   2. `xtask/bench.py mmap` times `np.load(..., mmap_mode='r')` the same ways, with the
@@ -342,8 +342,8 @@ const MMAP: Part = Part {
     peer: false,
     title: "mmap: open a big and a small <f8 file as maps; sum random elements",
     rows: &[
-        ("open_small", "npy NpyMap::open, 1 MiB file (one open)"),
-        ("open_big", "npy NpyMap::open, big file (one open)"),
+        ("open_small", "npy NpyMap::from_path, 1 MiB file (one open)"),
+        ("open_big", "npy NpyMap::from_path, big file (one open)"),
         ("np_open_small", "np.load mmap_mode='r', 1 MiB file (one open)"),
         ("np_open_big", "np.load mmap_mode='r', big file (one open)"),
         ("random_sum", "npy open + view + sum of random elements"),

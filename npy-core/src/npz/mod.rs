@@ -18,7 +18,7 @@
 //! read alone, a large one is inflated on a second thread a few pieces ahead of its CRC
 //! check and conversion. So deflated archives of several members read fastest, as many
 //! members at a time as there are CPUs; stored members read faster still, or are mapped
-//! ([`crate::mmap::NpyMap::open_npz_member`]).
+//! ([`crate::mmap::NpyMap::from_npz_member`]).
 //!
 //! Archives are checked when opened: the central directory against the end records and
 //! every local header, members' places, names, methods and claimed sizes, within limits

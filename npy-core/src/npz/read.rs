@@ -212,9 +212,9 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
 /// end.
 ///
 /// # Threads
-/// An archive opened by path ([`Reader::open`], [`Reader::from_path_with`]) keeps a
+/// An archive opened by path ([`Reader::from_path`], [`Reader::from_path_with`]) keeps a
 /// second handle on its file, for reads at positions of their own. With it,
-/// [`Reader::read_all`], [`Reader::read_all_dyn`] and [`Reader::read_many`] read several
+/// [`Reader::read_all`], [`Reader::read_all`] and [`Reader::read_many`] read several
 /// members at once on worker threads (one per CPU, [`ReaderOptions::threads`]), and a
 /// deflated member of 4 MiB or more that is read alone ([`Reader::read`] and the other
 /// reads of one member, or a read of several that names one) is inflated on a second
@@ -304,7 +304,7 @@ impl<R: Read + Seek> Reader<R> {
             options: options.read_options.clone(),
             origin: None,
             file: None,
-            threads: options.threads.unwrap_or_else(crate::cpus).min(crate::cpus()),
+            threads: options.threads.unwrap_or_else(crate::cpu::cpus).min(crate::cpu::cpus()),
             max_inflated: options.max_inflated_size,
         })
     }
@@ -352,7 +352,7 @@ impl<R: Read + Seek> Reader<R> {
     /// member has been read to its end; [`Reader::read`] and friends do that.
     ///
     /// # Errors
-    /// [`ErrorKind::Npz`] for an unknown name; as [`NpyReader::new`] for the member's
+    /// [`ErrorKind::Npz`] for an unknown name; as [`NpyReader::from_reader`] for the member's
     /// header.
     pub fn npy(&mut self, name: &str) -> Result<NpyReader<MemberReader<'_, R>>> {
         let options = self.options.clone();

@@ -612,7 +612,7 @@ struct Crc32Writer<'a, W: Write> {
 
 impl<W: Write> Write for Crc32Writer<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if buf.len() >= PARALLEL_CRC && crate::two_cpus() {
+        if buf.len() >= PARALLEL_CRC && crate::cpu::two_cpus() {
             let inner = &mut *self.inner;
             let part = std::thread::scope(|s| {
                 let job = s.spawn(|| {

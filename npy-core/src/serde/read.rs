@@ -100,7 +100,7 @@ pub fn from_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result
     Ok(out)
 }
 
-/// Reads a `.npy` file into `T`s, in storage order (default [`ReadOptions`]).
+/// Reads a `.npy` file into `T`s, in storage order (default [`ReadOptions`](crate::ReadOptions)).
 ///
 /// # Errors
 /// As [`from_reader`]; as [`NpyReader::from_path_with`] for the file and its header.

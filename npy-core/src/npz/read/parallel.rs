@@ -1,4 +1,4 @@
-//! Several members read at once ([`Reader::read_all`], [`Reader::read_all_dyn`],
+//! Several members read at once ([`Reader::read_all`], [`Reader::read_all`],
 //! [`Reader::read_many`], [`Reader::read_many_from`]), on worker threads.
 //!
 //! Each worker reads whole members from a handle of its own on the archive, as
@@ -355,9 +355,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::error::ErrorKind;
     use crate::npz::read::tests::set_crc;
     use crate::npz::{Compression, ReaderOptions, Writer};
-    use crate::ErrorKind;
 
     /// Deflate at level 1: quick in a debug build.
     const FAST: Compression = Compression::Deflated { level: 1 };
@@ -381,7 +381,7 @@ mod tests {
     fn on_disk(bytes: &[u8], options: &ReaderOptions) -> (tempfile::NamedTempFile, Reader<BufReader<File>>) {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(bytes).unwrap();
-        let reader = crate::npz::Reader::from_path_with(file.path(), &options).unwrap();
+        let reader = crate::npz::Reader::from_path_with(file.path(), options).unwrap();
         (file, reader)
     }
 
@@ -443,7 +443,7 @@ mod tests {
             let (_file, mut r) = on_disk(&archive(&lens, FAST), &ReaderOptions::new());
             let bytes: u64 = r.entries.iter().map(|e| e.size).sum();
             assert_eq!(bytes, if parallel { PARALLEL_MIN_BYTES } else { PARALLEL_MIN_BYTES - 4 });
-            let workers = if parallel { crate::cpus().min(2) } else { 1 };
+            let workers = if parallel { crate::cpu::cpus().min(2) } else { 1 };
             assert_eq!(r.workers(&[0, 1]).threads, workers);
             let spy = Spy { threads: Mutex::new(Vec::new()), started: Condvar::new(), wait: workers == 2 };
             let got = r.read_indices(&[0, 1], &spy).unwrap();
@@ -474,9 +474,9 @@ mod tests {
         let lens = [1 << 19];
         let bytes = archive(&lens, FAST);
         let (_file, mut r) = on_disk(&bytes, &ReaderOptions::new());
-        assert_eq!(r.workers(&[0]), Workers { threads: 1, piped: crate::two_cpus() });
+        assert_eq!(r.workers(&[0]), Workers { threads: 1, piped: crate::cpu::two_cpus() });
         assert_members(&r.read_all::<Vec<u32>>().unwrap(), &lens);
-        let arrays = r.read_all::<crate::DynArray>().unwrap();
+        let arrays = r.read_all::<crate::array::DynArray>().unwrap();
         assert_eq!((arrays.len(), arrays[0].shape(), arrays[0].dtype().descr()), (1, &[1 << 19][..], "'<u4'".into()));
         assert_members(&[arrays[0].to_vec::<u32>().unwrap()], &lens);
 
@@ -499,7 +499,7 @@ mod tests {
         assert!(matches!(e.kind(), ErrorKind::Npz { member: Some(m), .. } if m == "b"), "{e}");
         // Not 1-D.
         let mut w = Writer::new(Cursor::new(Vec::new()));
-        w.add("m", &crate::Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4]).unwrap()).unwrap();
+        w.add("m", &crate::array::Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4]).unwrap()).unwrap();
         let e = Reader::from_reader(w.finish().unwrap()).unwrap().read_all::<Vec<u8>>().unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
         assert!(e.to_string().contains("Vec<T>::read_npy reads 1-D arrays"), "{e}");
@@ -533,7 +533,7 @@ mod tests {
                 npz_error(r.read_many::<Vec<u32>>(&["a5", "a4", "a0"]), "a4.npy", "the deflate data is corrupt");
                 let (_file, mut r) = on_disk(&bad_crc, &options);
                 npz_error(r.read_all::<Vec<u32>>(), "a2.npy", "bad crc-32");
-                npz_error(r.read_all::<crate::DynArray>(), "a2.npy", "bad crc-32");
+                npz_error(r.read_all::<crate::array::DynArray>(), "a2.npy", "bad crc-32");
                 let good = r.read_many::<Vec<u32>>(&["a0", "a1", "a3", "a4"]).unwrap();
                 for (got, k) in good.iter().zip([0, 1, 3, 4]) {
                     assert!(got.len() == 200_000 && got.iter().enumerate().all(|(i, &v)| v == value(k, i)), "a{k}");

@@ -311,7 +311,7 @@ mod tests {
         assert_eq!(r.entries[0].size, PIPED_MIN_BYTES);
         assert_eq!(r.read::<Vec<u8>>("x").unwrap(), ramp(big));
         assert_eq!(r.read::<Vec<u8>>("y").unwrap(), ramp(big - 1));
-        assert_eq!(r.read::<crate::DynArray>("x").unwrap().data(), ramp(big));
+        assert_eq!(r.read::<crate::array::DynArray>("x").unwrap().data(), ramp(big));
         assert_eq!(r.read_many::<Vec<u8>>(&["x"]).unwrap(), [ramp(big)]);
         assert_eq!(r.read_all::<Vec<u8>>().unwrap(), [ramp(big), ramp(big - 1)]);
         // A bad CRC read through the pipe, through the zip reader, and without a second CPU.
