@@ -35,11 +35,12 @@ fn header(data: &[u8]) -> (std::result::Result<Literal, literal::LiteralError>, 
         Version::V3_0 => String::from_utf8_lossy(text).into_owned(),
         _ => text.iter().map(|&b| char::from(b)).collect(),
     };
-    let opts = ParseOptions { allow_long_suffix: pick & 0x80 != 0, max_depth: 64 };
-    let lit = literal::parse(&decoded, opts);
+    let mut opts = ParseOptions::new();
+    opts.allow_long_suffix(pick & 0x80 != 0).max_depth(64);
+    let lit = literal::parse_with(&decoded, &opts);
     if let Ok(lit) = &lit {
-        let again = ParseOptions { allow_long_suffix: false, max_depth: opts.max_depth + 1 };
-        assert_eq!(literal::parse(&lit.repr(), again).as_ref(), Ok(lit), "repr {:?}", lit.repr());
+        let again = *ParseOptions::new().max_depth(65);
+        assert_eq!(literal::parse_with(&lit.repr(), &again).as_ref(), Ok(lit), "repr {:?}", lit.repr());
     }
     let parsed = Header::parse(version, text);
     if let Ok(h) = &parsed {

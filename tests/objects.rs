@@ -656,7 +656,7 @@ fn corrupted_pickles_never_panic() {
 fn serde_bridge_refuses_object_arrays() {
     let file = data_dir().join("object/str.npy");
     let bytes = std::fs::read(&file).unwrap();
-    let e = npy_core::serde::from_reader::<String, _>(NpyReader::from_reader(&bytes[..]).unwrap()).unwrap_err();
+    let e = npy_core::serde::from_npy_reader::<String, _>(NpyReader::from_reader(&bytes[..]).unwrap()).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
     let e = npy_core::serde::values(NpyReader::from_reader(&bytes[..]).unwrap(), 4).next().unwrap().unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");

@@ -189,7 +189,7 @@ fn check<D: NpyRecord + Derived, S: DeserializeOwned + Serialize>(rel: &str) -> 
         assert!(same(&Value::from_dyn(&arr, i).unwrap(), got, false), "{rel}[{i}]: Value::from_dyn");
     }
 
-    let typed: Vec<S> = npy_serde::from_reader(open(rel)).unwrap_or_else(|e| panic!("{rel}: serde: {e}"));
+    let typed: Vec<S> = npy_serde::from_npy_reader(open(rel)).unwrap_or_else(|e| panic!("{rel}: serde: {e}"));
     let chunked: Vec<S> =
         npy_serde::iter(open(rel), 3).collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{rel}: iter: {e}"));
     let from_dyn: Vec<S> = npy_serde::from_dyn(&arr).unwrap_or_else(|e| panic!("{rel}: from_dyn: {e}"));
@@ -512,7 +512,7 @@ struct SomeChannelsS {
 /// `Value` has all of them, checked against the bytes decoded by hand.
 fn check_wide(rel: &str) -> usize {
     let derived: Vec<SomeChannels> = open(rel).read().unwrap();
-    let typed: Vec<SomeChannelsS> = npy_serde::from_reader(open(rel)).unwrap();
+    let typed: Vec<SomeChannelsS> = npy_serde::from_npy_reader(open(rel)).unwrap();
     let arr = open(rel).read::<DynArray>().unwrap();
     let rec = arr.dtype().as_record().unwrap();
     assert_eq!(rec.fields().len(), 2000);
@@ -608,7 +608,7 @@ fn npz_members_read_through_serde() {
     }
     for name in ["survey_compressed.npz", "survey_stored_aligned.npz"] {
         let mut npz = npy_core::npz::Reader::from_path(dir.join("record").join(name)).unwrap();
-        let typed: Vec<TraceS> = npy_serde::from_reader(npz.npy("traces").unwrap()).unwrap();
+        let typed: Vec<TraceS> = npy_serde::from_npy_reader(npz.npy("traces").unwrap()).unwrap();
         let dynamic: Vec<Value> = npy_serde::values(npz.npy("traces").unwrap(), 4).collect::<Result<_, _>>().unwrap();
         let derived: Vec<Trace> = npz.read("traces").unwrap();
         assert_eq!((typed.len(), dynamic.len()), (derived.len(), derived.len()), "{name}");
@@ -617,7 +617,7 @@ fn npz_members_read_through_serde() {
             assert!(same(v, &d.value(), false), "{name}");
         }
         if name == "survey_compressed.npz" {
-            let meta: Vec<Meta> = npy_serde::from_reader(npz.npy("meta").unwrap()).unwrap();
+            let meta: Vec<Meta> = npy_serde::from_npy_reader(npz.npy("meta").unwrap()).unwrap();
             // NumPy: (3, b'LINE-001', 0.004), a 0-d array.
             assert_eq!(meta, [Meta { n_shots: 3, line: "LINE-001".into(), dt: 0.004 }]);
         }
@@ -686,7 +686,7 @@ fn explicit_dtype_writes_numpys_bytes() {
     ] {
         let reader = open(rel);
         let dtype = reader.header().dtype.clone();
-        let traces: Vec<TraceS> = npy_serde::from_reader(reader).unwrap();
+        let traces: Vec<TraceS> = npy_serde::from_npy_reader(reader).unwrap();
         let file = npy_serde::to_writer(&traces, Some(&dtype), Vec::new()).unwrap();
         assert!(file == std::fs::read(dir.join(rel)).unwrap(), "{rel}: differs from NumPy's file");
     }
@@ -694,7 +694,7 @@ fn explicit_dtype_writes_numpys_bytes() {
     for rel in ["record/gather_4x12.npy", "record/gather_4x12_aligned_F.npy", "record/trace_0d.npy"] {
         let reader = open(rel);
         let header = reader.header().clone();
-        let traces: Vec<TraceS> = npy_serde::from_reader(reader).unwrap();
+        let traces: Vec<TraceS> = npy_serde::from_npy_reader(reader).unwrap();
         let arr = npy_serde::to_dyn(&traces, Some(&header.dtype)).unwrap();
         let arr = DynArray::new(header, arr.into_data()).unwrap();
         assert!(arr.write_npy_to(Vec::new()).unwrap() == std::fs::read(dir.join(rel)).unwrap(), "{rel}");
@@ -704,7 +704,7 @@ fn explicit_dtype_writes_numpys_bytes() {
     let rel = "record/traces_be_aligned.npy";
     let reader = open(rel);
     let dtype = reader.header().dtype.clone();
-    let traces: Vec<TraceS> = npy_serde::from_reader(reader).unwrap();
+    let traces: Vec<TraceS> = npy_serde::from_npy_reader(reader).unwrap();
     npy_serde::to_path(&traces, Some(&dtype), tmp.path().join("t.npy")).unwrap();
     assert_eq!(std::fs::read(tmp.path().join("t.npy")).unwrap(), std::fs::read(dir.join(rel)).unwrap());
 }
@@ -807,7 +807,7 @@ fn traced_dtype_follows_the_documented_rules() {
     let file = npy_serde::to_writer(&picks, None, Vec::new()).unwrap();
     let reader = NpyReader::from_reader(&file[..]).unwrap();
     assert_eq!(reader.header().dtype, dtype);
-    let back: Vec<Pick> = npy_serde::from_reader(reader).unwrap();
+    let back: Vec<Pick> = npy_serde::from_npy_reader(reader).unwrap();
     assert_eq!(back, picks);
     // The header is np.save's for that dtype and shape.
     let header = Header::new(dtype, vec![2]).encode(None).unwrap().1;
@@ -847,7 +847,7 @@ fn traced_dtype_follows_the_documented_rules() {
     let file = npy_serde::to_writer(&[Kind::P, Kind::Sn], None, Vec::new()).unwrap();
     let reader = NpyReader::from_reader(&file[..]).unwrap();
     assert_eq!(reader.header().dtype.descr(), "'<U2'");
-    assert_eq!(npy_serde::from_reader::<Kind, _>(reader).unwrap(), [Kind::P, Kind::Sn]);
+    assert_eq!(npy_serde::from_npy_reader::<Kind, _>(reader).unwrap(), [Kind::P, Kind::Sn]);
 }
 
 #[test]
@@ -855,7 +855,7 @@ fn traces_traced_and_read_back() {
     if corpus().is_none() {
         return;
     }
-    let traces: Vec<TraceS> = npy_serde::from_reader(open("record/traces_packed.npy")).unwrap();
+    let traces: Vec<TraceS> = npy_serde::from_npy_reader(open("record/traces_packed.npy")).unwrap();
     let file = npy_serde::to_writer(&traces, None, Vec::new()).unwrap();
     let reader = NpyReader::from_reader(&file[..]).unwrap();
     assert_eq!(
@@ -863,7 +863,7 @@ fn traces_traced_and_read_back() {
         "[('trace_id', '<i8'), ('receiver', [('z', '<f8'), ('x', '<f8'), ('y', '<f8')]), ('t0', '<f8'), \
          ('dt', '<f8'), ('flags', '<u8'), ('samples', '<f8', (64,))]"
     );
-    assert!(same_records(&npy_serde::from_reader::<TraceS, _>(reader).unwrap(), &traces));
+    assert!(same_records(&npy_serde::from_npy_reader::<TraceS, _>(reader).unwrap(), &traces));
     // The derived path reads what serde wrote, by name, into the traced types (`<i8` does
     // not narrow safely to the original `i32`).
     #[derive(NpyRecord)]
@@ -887,7 +887,7 @@ fn chunked_iteration_matches_whole_reads_and_leaves_the_stream_usable() {
         return;
     }
     let rel = "record/traces_be.npy";
-    let all: Vec<TraceS> = npy_serde::from_reader(open(rel)).unwrap();
+    let all: Vec<TraceS> = npy_serde::from_npy_reader(open(rel)).unwrap();
     for chunk in [1, 7, 48, 1000] {
         let it = npy_serde::iter::<TraceS, _>(open(rel), chunk);
         assert_eq!(it.size_hint(), (1, Some(48)));
@@ -931,7 +931,7 @@ fn truncated_data_ends_the_iteration_with_an_error() {
     assert_eq!(items.len(), 91, "three good chunks and the error");
     let e = items.last().unwrap().as_ref().unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
-    let e = npy_serde::from_reader::<u32, _>(NpyReader::from_reader(cut).unwrap()).unwrap_err();
+    let e = npy_serde::from_npy_reader::<u32, _>(NpyReader::from_reader(cut).unwrap()).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
     // A stream that claims 2^40 f8 elements (8 TiB) and holds 16 bytes: asked for all of
     // them in one chunk, the reader takes memory only as data arrives.
@@ -1001,7 +1001,7 @@ fn read_errors_name_element_and_field() {
         return;
     }
     // A field the file lacks.
-    let e = npy_serde::from_reader::<TraceS, _>(open("struct/kitchen_sink.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<TraceS, _>(open("struct/kitchen_sink.npy")).unwrap_err();
     assert_eq!(serde_reason(&e), "element 0: missing field `trace_id`");
     // A type serde cannot convert to.
     #[derive(Deserialize, Debug)]
@@ -1014,7 +1014,7 @@ fn read_errors_name_element_and_field() {
         #[allow(dead_code)]
         z: String,
     }
-    let e = npy_serde::from_reader::<BadType, _>(open("record/traces_packed.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<BadType, _>(open("record/traces_packed.npy")).unwrap_err();
     let reason = serde_reason(&e);
     assert!(reason.starts_with("element 0, field 'receiver.z': invalid type: floating point"), "{reason}");
     // A fixed-size array of another length than the subarray.
@@ -1023,7 +1023,7 @@ fn read_errors_name_element_and_field() {
         #[allow(dead_code)]
         samples: [f32; 3],
     }
-    let e = npy_serde::from_reader::<Short, _>(open("record/traces_packed.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<Short, _>(open("record/traces_packed.npy")).unwrap_err();
     assert_eq!(serde_reason(&e), "element 0, field 'samples': invalid length 64, expected a tuple of 3");
     // Unknown fields are skipped, unless the struct says otherwise.
     #[derive(Deserialize, Debug)]
@@ -1032,7 +1032,7 @@ fn read_errors_name_element_and_field() {
         #[allow(dead_code)]
         trace_id: i32,
     }
-    let e = npy_serde::from_reader::<Strict, _>(open("record/traces_packed.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<Strict, _>(open("record/traces_packed.npy")).unwrap_err();
     assert!(serde_reason(&e).starts_with("element 0: unknown field `receiver`"), "{e}");
     // Missing fields with defaults, and Options, are fine.
     #[derive(Deserialize, Debug)]
@@ -1043,10 +1043,10 @@ fn read_errors_name_element_and_field() {
         azimuth: Option<f32>,
         t0: Option<f64>,
     }
-    let v: Vec<Defaults> = npy_serde::from_reader(open("record/traces_packed.npy")).unwrap();
+    let v: Vec<Defaults> = npy_serde::from_npy_reader(open("record/traces_packed.npy")).unwrap();
     assert!(v.iter().all(|d| d.note.is_empty() && d.azimuth.is_none() && d.t0.is_some() && d.trace_id != 0));
     // Integers that do not fit the Rust type.
-    let e = npy_serde::from_reader::<(u8, f64), _>(open("struct/struct_3x4_F.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<(u8, f64), _>(open("struct/struct_3x4_F.npy")).unwrap_err();
     assert!(serde_reason(&e).starts_with("element 0, field 'a': invalid value: integer `-2147483648`"), "{e}");
 }
 
@@ -1071,7 +1071,7 @@ fn invalid_data_is_an_invalid_value_at_its_element() {
     assert_eq!(got, [Ok(false), Ok(true), Err(2), Err(3), Ok(true), Ok(false), Err(6)]);
     let e = items[3].as_ref().unwrap_err();
     assert_eq!(e.to_string(), "invalid value at element 3: b1 byte 255 is not 0 or 1");
-    let e = npy_serde::from_reader::<String, _>(open("exotic/unicode_invalid_codepoints.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<String, _>(open("exotic/unicode_invalid_codepoints.npy")).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::InvalidValue { .. }), "{e}");
     assert!(e.to_string().contains("is not a valid char"), "{e}");
     let e = npy_serde::values(open("exotic/unicode_invalid_codepoints.npy"), 2).find_map(Result::err).unwrap();

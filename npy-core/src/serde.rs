@@ -10,7 +10,7 @@
 //!
 //! | task | API |
 //! |---|---|
-//! | all records into `Vec<T>` | [`from_reader`], [`from_path`], [`from_dyn`] |
+//! | all records into `Vec<T>` | [`from_npy_reader`], [`from_path`], [`from_dyn`] |
 //! | records one by one, read in chunks | [`iter`] |
 //! | one element's bytes | [`from_element`] |
 //! | write records | [`to_writer`], [`to_path`], [`to_dyn`] (dtype given or traced) |
@@ -99,7 +99,7 @@
 //! let file = npy_core::serde::to_writer(&picks, None, Vec::new())?;
 //! let reader = NpyReader::from_reader(&file[..])?;
 //! assert_eq!(reader.header().dtype.descr(), "[('station', '<U4'), ('time', '<f8'), ('weight', '<u8')]");
-//! let back: Vec<Pick> = npy_core::serde::from_reader(reader)?;
+//! let back: Vec<Pick> = npy_core::serde::from_npy_reader(reader)?;
 //! assert_eq!(back, picks);
 //! # Ok::<(), npy_core::Error>(())
 //! ```
@@ -119,7 +119,7 @@ mod tree;
 mod value;
 mod write;
 
-pub use read::{from_dyn, from_element, from_path, from_reader, iter, values, Iter, Values};
+pub use read::{from_dyn, from_element, from_npy_reader, from_path, iter, values, Iter, Values};
 pub use ser::to_value;
 pub use trace::trace_dtype;
 pub use value::Value;

@@ -39,7 +39,7 @@ fn check_zero_size(dtype: &DType, shape: &[usize], len: usize) -> Result<()> {
 ///
 /// # Errors
 /// [`ErrorKind::Usage`](crate::ErrorKind::Usage) when `bytes` is not one element long; otherwise as
-/// [`from_reader`] (the element index is 0).
+/// [`from_npy_reader`] (the element index is 0).
 ///
 /// # Examples
 /// ```
@@ -85,11 +85,11 @@ pub fn from_element<'de, T: Deserialize<'de>>(dtype: &'de DType, bytes: &'de [u8
 /// }
 ///
 /// let file = [Sample { t: 0.5, v: [1.0, 2.0], ok: true }].write_npy_to(Vec::new())?;
-/// let got: Vec<Mine> = npy_core::serde::from_reader(NpyReader::from_reader(&file[..])?)?;
+/// let got: Vec<Mine> = npy_core::serde::from_npy_reader(NpyReader::from_reader(&file[..])?)?;
 /// assert_eq!(got, [Mine { ok: true, v: vec![1.0, 2.0] }]);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
-pub fn from_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result<Vec<T>> {
+pub fn from_npy_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result<Vec<T>> {
     let h = reader.header();
     check_zero_size(&h.dtype, &h.shape, reader.remaining())?;
     let chunk = default_chunk(h.dtype.itemsize());
@@ -103,7 +103,7 @@ pub fn from_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result
 /// Reads a `.npy` file into `T`s, in storage order (default [`ReadOptions`](crate::ReadOptions)).
 ///
 /// # Errors
-/// As [`from_reader`]; as [`NpyReader::from_path_with`] for the file and its header.
+/// As [`from_npy_reader`]; as [`NpyReader::from_path_with`] for the file and its header.
 ///
 /// # Examples
 /// ```
@@ -125,14 +125,14 @@ pub fn from_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn from_path<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Vec<T>> {
-    from_reader(NpyReader::from_path(path)?)
+    from_npy_reader(NpyReader::from_path(path)?)
 }
 
 /// Deserializes every element of a [`DynArray`], in storage order. `T` may borrow from the
 /// array (`&str`, `&[u8]`).
 ///
 /// # Errors
-/// As [`from_reader`].
+/// As [`from_npy_reader`].
 ///
 /// # Examples
 /// ```
