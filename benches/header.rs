@@ -29,7 +29,7 @@
 //!
 //! - `parse_long`, `parse_f8`, `parse_mixed`: `Header::parse` of the header text (in
 //!   memory, after the preamble), `P` times; the median time of one;
-//! - `open_long`, `open_f8`, `open_mixed`: `ReadOptions::new().open_path` (default options:
+//! - `open_long`, `open_f8`, `open_mixed`: `NpyReader::from_path` (default options:
 //!   open the file, read the preamble and header, parse it), `P` times; the median time of
 //!   one;
 //! - `budget_quarter_ms`, `budget_long_400mbs`, `budget_f8_400mbs`, `budget_mixed_400mbs`:
@@ -187,7 +187,7 @@ fn parses_of(c: &Ctx, file: &File) -> Result<Duration> {
     Ok(median(times))
 }
 
-/// `ReadOptions::new().open_path` of the file, `c.parses` times; the median time of one,
+/// `NpyReader::from_path` of the file, `c.parses` times; the median time of one,
 /// after checking the last header.
 fn opens_of(c: &Ctx, file: &File) -> Result<Duration> {
     let mut times = Vec::with_capacity(c.parses);

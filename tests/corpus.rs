@@ -301,7 +301,7 @@ fn versions_are_kept_on_rewrite_and_chosen_as_numpy_otherwise() {
     // The default accepts it; NumPy's np.load default of 10,000 bytes does not.
     let e = npy_core::NpyReader::from_path_with(
         dir.join("header/fields_3000_v2.npy"),
-        &ReadOptions::new().max_header_size(10_000),
+        ReadOptions::new().max_header_size(10_000),
     )
     .unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::HeaderTooLarge { limit: 10_000, .. }), "{e}");

@@ -57,12 +57,12 @@ fn header(data: &[u8]) -> (std::result::Result<Literal, literal::LiteralError>, 
 fn npy_dynamic(data: &[u8]) -> Result<DynArray> {
     let round_trip = |arr: &DynArray| {
         let file = arr.write_npy_to(Vec::new()).unwrap();
-        let back = npy_core::NpyReader::from_reader_with(&file[..], &ReadOptions::new().max_header_size(usize::MAX))
+        let back = npy_core::NpyReader::from_reader_with(&file[..], ReadOptions::new().max_header_size(usize::MAX))
             .and_then(|r| r.read::<DynArray>())
             .unwrap();
         assert_eq!((back.header(), back.data()), (arr.header(), arr.data()));
     };
-    let large = npy_core::NpyReader::from_reader_with(data, &ReadOptions::new().max_header_size(1 << 20))
+    let large = npy_core::NpyReader::from_reader_with(data, ReadOptions::new().max_header_size(1 << 20))
         .and_then(|r| r.read::<DynArray>());
     if let Ok(arr) = &large {
         round_trip(arr);
@@ -163,7 +163,7 @@ fn a_header_that_grows_when_written_back() {
     let written = arr.write_npy_to(Vec::new()).unwrap();
     assert!(file.len() < 10_000 && written.len() > 10_000, "{} bytes written for {}", written.len(), file.len());
     let err =
-        npy_core::NpyReader::from_reader_with(&written[..], &ReadOptions::new().max_header_size(10_000)).unwrap_err();
+        npy_core::NpyReader::from_reader_with(&written[..], ReadOptions::new().max_header_size(10_000)).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::HeaderTooLarge { .. }), "{err}");
 }
 

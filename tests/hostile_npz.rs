@@ -362,8 +362,8 @@ fn npz_error<T>(what: &str, result: Result<T>, says: &str) {
 fn refused_with(case: &str, bytes: &[u8], options: &ReaderOptions, says: &str) {
     let path = save(case, bytes);
     let n = bytes.len();
-    bounded(case, n, || npz_error(case, npy_core::npz::Reader::from_reader_with(Cursor::new(bytes), &options), says));
-    bounded(case, n, || npz_error(case, npy_core::npz::Reader::from_path_with(&path, &options), says));
+    bounded(case, n, || npz_error(case, npy_core::npz::Reader::from_reader_with(Cursor::new(bytes), options), says));
+    bounded(case, n, || npz_error(case, npy_core::npz::Reader::from_path_with(&path, options), says));
 }
 
 /// The archive is refused when opened, with default options, by every entry point.
@@ -719,7 +719,7 @@ fn a_zip_bomb_trips_the_inflate_limit() {
     refused_with("zip_bombs_together", &zip.bytes, &small, "over the limit of 10485760");
     let mut r = npy_core::npz::Reader::from_reader_with(
         Cursor::new(&zip.bytes),
-        &ReaderOptions::new().max_inflated_size(16 << 20),
+        ReaderOptions::new().max_inflated_size(16 << 20),
     )
     .unwrap();
     // Under the limit the members read, in chunks, without a member-sized allocation.
@@ -943,8 +943,8 @@ fn the_default_entry_limit_and_many_members() {
         Reader::from_reader(Cursor::new(&bytes)),
         "claims 70000 entries, over the limit of 65536",
     );
-    let mut r = npy_core::npz::Reader::from_reader_with(Cursor::new(&bytes), &ReaderOptions::new().max_entries(70_000))
-        .unwrap();
+    let mut r =
+        npy_core::npz::Reader::from_reader_with(Cursor::new(&bytes), ReaderOptions::new().max_entries(70_000)).unwrap();
     assert_eq!(r.names().len(), 70_000);
     assert_eq!(r.read::<Vec<u8>>("a69999").unwrap(), [69_999u32 as u8]);
 }

@@ -459,7 +459,7 @@ fn corpus() -> Option<PathBuf> {
 /// Reads a corpus file as `Array<T>` and writes it back; the bytes must be NumPy's.
 fn corpus_round_trip<T: NpyRecord>(rel: &str) -> Option<Array<T>> {
     let path = corpus()?.join(rel);
-    let arr = npy_core::NpyReader::from_path_with(&path, &npy_core::ReadOptions::new().max_header_size(1 << 20))
+    let arr = npy_core::NpyReader::from_path_with(&path, npy_core::ReadOptions::new().max_header_size(1 << 20))
         .and_then(|r| r.read::<Array<T>>())
         .unwrap_or_else(|e| panic!("{rel}: {e}"));
     let written = arr.write_npy_to(Vec::new()).unwrap();
@@ -612,11 +612,11 @@ fn junk_padding_reads_right_and_writes_zeros() {
 fn wide_records_read_the_named_fields() {
     let Some(dir) = corpus() else { return };
     let path = dir.join("struct/fields_2000_v2.npy");
-    let v = npy_core::NpyReader::from_path_with(&path, &npy_core::ReadOptions::new().max_header_size(1 << 20))
+    let v = npy_core::NpyReader::from_path_with(&path, npy_core::ReadOptions::new().max_header_size(1 << 20))
         .unwrap()
         .read::<Vec<SomeChannels>>()
         .unwrap();
-    let dynamic = npy_core::NpyReader::from_path_with(&path, &npy_core::ReadOptions::new().max_header_size(1 << 20))
+    let dynamic = npy_core::NpyReader::from_path_with(&path, npy_core::ReadOptions::new().max_header_size(1 << 20))
         .unwrap()
         .read::<DynArray>()
         .unwrap();

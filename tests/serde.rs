@@ -46,7 +46,7 @@ fn corpus() -> Option<PathBuf> {
 
 fn open(rel: &str) -> NpyReader<BufReader<File>> {
     let path = corpus().unwrap().join(rel);
-    npy_core::NpyReader::from_path_with(path, &ReadOptions::new().max_header_size(1 << 20))
+    npy_core::NpyReader::from_path_with(path, ReadOptions::new().max_header_size(1 << 20))
         .unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 

@@ -1,4 +1,4 @@
-//! A derived record type read from arbitrary `.npy` bytes, whole (`read_vec`) and in
+//! A derived record type read from arbitrary `.npy` bytes, whole (`read::<Vec<_>>`) and in
 //! chunks of 7 (`records`). The type has a nested record, a `bool`, a `U2` string, a
 //! `[f32; 3]` subarray, a `#[repr(u8)]` enum and a big-endian field, so every check the
 //! reader makes on values (bools, chars, discriminants) and every conversion (byte order,
@@ -29,9 +29,9 @@ fuzz_target!(|data: &[u8]| {
         Err(_) => false,
     };
     if let Ok(whole) = whole {
-        assert!(chunked_ok, "read_vec succeeds but records(7) fails");
+        assert!(chunked_ok, "read succeeds but chunks(7) fails");
         let file = bytes(&whole);
-        assert_eq!(bytes(&chunked), file, "records(7) reads other records than read_vec");
+        assert_eq!(bytes(&chunked), file, "chunks(7) reads other records than read");
         let back = NpyReader::from_reader(&file[..])
             .and_then(|reader| reader.read::<Vec<Trace>>())
             .unwrap_or_else(|e| panic!("records written back do not read: {e}"));

@@ -311,7 +311,7 @@ impl NpzBatchReader {
         archive: &ReaderOptions,
         options: &ConvertOptions,
     ) -> Result<Self> {
-        let mut index = npy_core::npz::Reader::from_path_with(path, &archive)?;
+        let mut index = npy_core::npz::Reader::from_path_with(path, archive)?;
         let file = Arc::new(npy_core::open_file(path)?);
         let infos = index.members()?;
         let names: Vec<&str> = match names {

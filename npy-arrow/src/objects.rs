@@ -33,7 +33,7 @@ use crate::ConvertOptions;
 ///
 /// # Errors
 /// [`ErrorKind::UnsupportedDtype`] for a value that is not `str`, `None` or NaN, or a row
-/// of more than `i32::MAX` values; the errors of [`NpyReader::read_objects`] (a pickle that
+/// of more than `i32::MAX` values; the errors of [`NpyReader::read`] (a pickle that
 /// is not an object array of plain values, or over the memory budget).
 pub(crate) fn text_batches<R: Read>(
     reader: NpyReader<R>,

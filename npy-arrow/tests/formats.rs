@@ -54,14 +54,13 @@ fn every_fixture_goes_through_ipc_parquet_and_npz_and_back_byte_for_byte() {
             let o = o.clone();
             convert(&mid, &back, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{} via {ext}: {e}", file.display()));
             assert!(std::fs::read(&back).unwrap() == std::fs::read(file).unwrap(), "{} via {ext}", file.display());
-            let rows =
-                npy_core::NpyReader::from_path_with(file, &npy_core::ReadOptions::new().max_header_size(1 << 20))
-                    .unwrap()
-                    .header()
-                    .shape
-                    .first()
-                    .copied()
-                    .unwrap_or(1);
+            let rows = npy_core::NpyReader::from_path_with(file, npy_core::ReadOptions::new().max_header_size(1 << 20))
+                .unwrap()
+                .header()
+                .shape
+                .first()
+                .copied()
+                .unwrap_or(1);
             assert_eq!(there.rows, rows as u64, "{}", file.display());
         }
     }

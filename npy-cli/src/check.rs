@@ -121,7 +121,7 @@ struct Scanned {
 /// Reads a `.npy` file through; `None` for an object array, whose pickle is checked whole
 /// (bytes after its STOP are an error).
 fn scan_npy(path: &Path, read: &ReadOptions) -> Result<Option<Scanned>, Error> {
-    let reader = npy_core::NpyReader::from_path_with(path, &read)?;
+    let reader = npy_core::NpyReader::from_path_with(path, read)?;
     if reader.header().dtype.has_object() {
         reader.read::<npy_core::Array<npy_core::Object>>()?;
         return Ok(None);

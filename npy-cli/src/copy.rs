@@ -13,7 +13,7 @@ use npy_core::{Error, ErrorKind, NpyReader, ReadOptions, Result};
 /// Bytes copied per step: memory stays bounded whatever the file's size.
 const PIECE: usize = 1 << 20;
 
-/// Copies `input` to `output` as `read_dyn` + `write_npy` would (an `.npz` member by
+/// Copies `input` to `output` as `read::<DynArray>` + `write_npy` would (an `.npz` member by
 /// member: see [`crate::npz::copy`]), streaming in bounded memory whatever the file's size
 /// and whether or not stderr is a terminal; object arrays through the object API (their
 /// pickle is decoded whole). A large input copied with stderr on a terminal shows a
@@ -22,7 +22,7 @@ pub fn run(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
     if crate::npz::is_npz(input)? {
         return crate::npz::copy(input, output, opts);
     }
-    let reader = npy_core::NpyReader::from_path_with(input, &opts)?;
+    let reader = npy_core::NpyReader::from_path_with(input, opts)?;
     if reader.header().dtype.has_object() {
         // Decoded (never unpickled by running code) and pickled again as np.save would.
         return reader.read::<Array<Object>>()?.write_npy(output);
@@ -44,9 +44,9 @@ pub fn header_bytes(header: &Header, version: Version) -> Result<Vec<u8>> {
     }
 }
 
-/// What `read_dyn` + `write_npy` do, in pieces, advancing `bar` as the data goes: the
+/// What `read::<DynArray>` + `write_npy` do, in pieces, advancing `bar` as the data goes: the
 /// header is re-encoded ([`header_bytes`]), the data bytes are copied as they are (bytes
-/// after them, which NumPy ignores, are dropped as `read_dyn` drops them), and the result
+/// after them, which NumPy ignores, are dropped as `read::<DynArray>` drops them), and the result
 /// replaces `output` atomically once complete.
 fn stream(reader: NpyReader<BufReader<File>>, input: &Path, output: &Path, bar: Option<&ProgressBar>) -> Result<()> {
     let head = header_bytes(reader.header(), reader.version())?;

@@ -13,7 +13,7 @@ pub fn run(file: &Path, opts: &ReadOptions) -> Result<()> {
     if crate::npz::is_npz(file)? {
         return archive(file, opts);
     }
-    let reader = npy_core::NpyReader::from_path_with(file, &opts)?;
+    let reader = npy_core::NpyReader::from_path_with(file, opts)?;
     let h = reader.header();
     let (major, minor) = reader.version().number();
     let mut out = std::io::stdout().lock();

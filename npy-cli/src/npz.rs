@@ -30,7 +30,7 @@ pub fn is_npz(path: &Path) -> Result<bool> {
 const STAGED: u64 = 16 << 20;
 
 /// Rewrites an archive, streaming member by member: same member names, order and
-/// compression; `.npy` members are written as `read_dyn` + `add_dyn` write them (the
+/// compression; `.npy` members are written as `read::<DynArray>` + `add` write them (the
 /// header re-encoded keeping its version, the data copied as it is), object arrays through
 /// the object API (decoded whole), other members copied as bytes. Every member is read to
 /// its end, so its CRC is checked.
@@ -58,7 +58,7 @@ pub fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
                     let mut data = npy.into_inner();
                     let source = crate::progress::counted(bar.as_ref(), (&head[..]).chain((&mut data).take(data_len)));
                     writer.add_raw_from(&m.member, head.len() as u64 + data_len, source, compression)?;
-                    // The rest (bytes after the array, dropped as `read_dyn` drops them),
+                    // The rest (bytes after the array, dropped as `read::<DynArray>` drops them),
                     // read for the member's CRC check at its end.
                     std::io::copy(&mut data, &mut std::io::sink()).map_err(Error::from)?;
                 }

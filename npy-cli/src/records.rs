@@ -155,7 +155,7 @@ fn read_into(
             let reason = format!("--member {m:?} is for .npz archives, and this is a .npy file");
             return Err(ErrorKind::Usage { reason }.into());
         }
-        let reader = npy_core::NpyReader::from_path_with(file, &opts)?;
+        let reader = npy_core::NpyReader::from_path_with(file, opts)?;
         if reader.header().dtype.has_object() {
             return objects(reader.read::<Array<Object>>()?, sink);
         }

@@ -74,7 +74,7 @@ pub fn run(file: &Path, opts: &ReadOptions, schema: &Options) -> Result<()> {
         if let Some(member) = &schema.member {
             return Err(usage(format!("--member {member:?} applies to .npz archives only")).reading(file));
         }
-        let header = npy_core::NpyReader::from_path_with(file, &opts)?.header().clone();
+        let header = npy_core::NpyReader::from_path_with(file, opts)?.header().clone();
         targets.push((label, None, header));
     }
     let mut text = String::new();

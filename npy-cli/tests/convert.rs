@@ -34,7 +34,7 @@ fn is_object(path: &Path) -> bool {
 /// `tests/fixtures.rs`): legacy headers come back as `np.save` writes them.
 fn canonical_header(bytes: &[u8]) -> bool {
     let r =
-        npy_core::NpyReader::from_reader_with(bytes, &npy_core::ReadOptions::new().max_header_size(1 << 20)).unwrap();
+        npy_core::NpyReader::from_reader_with(bytes, npy_core::ReadOptions::new().max_header_size(1 << 20)).unwrap();
     let (_, head) = r.header().encode(Some(r.version())).unwrap();
     bytes.starts_with(&head)
 }
