@@ -534,7 +534,7 @@ impl SpoolWriter {
 /// let mut r = Reader::from_path(&path)?;
 /// assert_eq!(r.names(), ["x", "name"]);
 /// assert_eq!(r.read::<Vec<f32>>("x")?, [0.5, 1.5]);
-/// assert_eq!(r.read::<DynArray>("name")?.dtype().descr(), "'<U3'");
+/// assert_eq!(r.read::<npy_core::DynArray>("name")?.dtype().descr(), "'<U3'");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct NpzBatchWriter {

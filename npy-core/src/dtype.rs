@@ -850,7 +850,7 @@ pub(crate) fn refuse_objects(dtype: &DType) -> Result<()> {
     Err(ErrorKind::UnsupportedDtype {
         descr: dtype.descr(),
         reason: "an object array's data is a Python pickle, not raw elements: read it with \
-                 NpyReader::read_objects or Array::<Object>::read_npy (npy_core::object)"
+                 Array::<Object>::read_npy or NpyReader::read::<Array<Object>> (npy_core::object)"
             .into(),
     }
     .into())

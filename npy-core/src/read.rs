@@ -467,7 +467,7 @@ impl<R: Read> NpyReader<R> {
     fn read_dyn_here(mut self) -> Result<DynArray> {
         refuse_objects(&self.header.dtype)?;
         if self.position != 0 {
-            return Err(Error::usage("read_dyn needs the whole array, but elements were already read"));
+            return Err(Error::usage("read::<DynArray> needs the whole array, but elements were already read"));
         }
         let total = self.data_len;
         let sized = self.length_known();
@@ -530,7 +530,7 @@ impl<R: Read> NpyReader<R> {
             .into());
         }
         if self.position != 0 {
-            return Err(Error::usage("read_objects needs the whole array, but elements were already read"));
+            return Err(Error::usage("read::<Array<Object>> needs the whole array, but elements were already read"));
         }
         let base = self.data_offset() as u64;
         let decoded = match self.source.available() {
@@ -606,7 +606,7 @@ impl<R: Read> NpyReader<R> {
     /// As [`NpyReader::read_flat`]; [`ErrorKind::Usage`] if elements were already read.
     pub(crate) fn read_array<T: NpyRecord>(mut self) -> Result<Array<T>> {
         if self.position != 0 {
-            return Err(Error::usage("read_array needs the whole array, but elements were already read"));
+            return Err(Error::usage("read::<Array<T>> needs the whole array, but elements were already read"));
         }
         self.regroup::<T>()?;
         let shape = self.header.shape.clone();

@@ -1,8 +1,9 @@
 //! `.npz` archives: several named arrays in one zip file, as NumPy's `np.savez` and
 //! `np.savez_compressed` write them and `np.load` reads them.
 //!
-//! A member `name.npy` holds the array `name`. [`Writer`] adds typed slices, N-d arrays,
-//! dynamic arrays, and a struct's fields as one array each ([`Writer::add_columns`]);
+//! A member `name.npy` holds the array `name`. [`Writer::add`] adds anything that writes a
+//! `.npy` file (slices, N-d arrays, dynamic and object arrays), and
+//! [`Writer::add_columns`] a struct's fields as one array each;
 //! [`Reader`] lists names as NumPy's `NpzFile.files` does and reads members lazily.
 //!
 //! Stored members are streamed into the archive with their array data aligned to 64 bytes

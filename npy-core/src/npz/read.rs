@@ -214,10 +214,10 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
 /// # Threads
 /// An archive opened by path ([`Reader::from_path`], [`Reader::from_path_with`]) keeps a
 /// second handle on its file, for reads at positions of their own. With it,
-/// [`Reader::read_all`], [`Reader::read_all`] and [`Reader::read_many`] read several
+/// [`Reader::read_all`] and [`Reader::read_many`] read several
 /// members at once on worker threads (one per CPU, [`ReaderOptions::threads`]), and a
-/// deflated member of 4 MiB or more that is read alone ([`Reader::read`] and the other
-/// reads of one member, or a read of several that names one) is inflated on a second
+/// deflated member of 4 MiB or more that is read alone ([`Reader::read`],
+/// [`Reader::read_object_vec`], or a read of several that names one) is inflated on a second
 /// thread, a few pieces ahead of its CRC check and conversion. Threads are scoped to the
 /// call. An archive read from any other `Read + Seek` is read on the caller's thread,
 /// unless handles of its own are given ([`Reader::read_many_from`]).
