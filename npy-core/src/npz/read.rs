@@ -349,7 +349,9 @@ impl<R: Read + Seek> Reader<R> {
 
     /// Opens member `name` as a `.npy` stream: its header is read, and the data can be
     /// read whole or in chunks ([`NpyReader::chunks`]). The CRC is checked when the
-    /// member has been read to its end; [`Reader::read`] and friends do that.
+    /// member has been read to its end; [`Reader::read`] and friends do that. Kept beside
+    /// [`Reader::read`]: a member larger than memory is read only this way, and its header
+    /// can be looked at before deciding how to read it.
     ///
     /// # Errors
     /// [`ErrorKind::Npz`] for an unknown name; as [`NpyReader::from_reader`] for the member's
