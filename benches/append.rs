@@ -98,7 +98,7 @@ fn check(ctx: &Ctx) -> Result<()> {
             format!("{}: {len} bytes, expected {data} of data ending in the last samples", ctx.out.display()).into()
         );
     }
-    let rows = npy_core::ReadOptions::default().open_path(&ctx.out)?.header().shape[0];
+    let rows = npy_core::NpyReader::from_path(&ctx.out)?.header().shape[0];
     if rows != ctx.records.len() {
         return Err(format!("{}: {rows} rows, expected {}", ctx.out.display(), ctx.records.len()).into());
     }
@@ -146,7 +146,7 @@ fn appends(ctx: &Ctx, sync: bool, batched: bool) -> Result<Duration> {
     let mut batches = ctx.records.chunks(BATCH);
     let first = batches.next().ok_or("no records")?;
     first.write_npy_with(&ctx.out, npy_core::WriteOptions::new().sync(sync))?;
-    let mut appender = Appender::open(&ctx.out)?;
+    let mut appender = Appender::from_path(&ctx.out)?;
     appender.sync(sync);
     if batched {
         appender.append_batches(batches)?;

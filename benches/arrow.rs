@@ -38,7 +38,7 @@
 //!   `pa.Table.from_arrays` over an array in memory: the file read into a `DynArray` before
 //!   the clock starts, then `BatchReader::from_dyn(array, &ConvertOptions::new())`, every
 //!   batch collected;
-//! - `map_aligned`, `map_packed`: the same through a map: `NpyMap::open` +
+//! - `map_aligned`, `map_packed`: the same through a map: `NpyMap::from_path` +
 //!   `BatchReader::from_map` (records are converted in place from the page cache, with no
 //!   `read()` copy), for context;
 //! - `limit_write_aligned`, `limit_write_packed`: the machine limit: create, `fallocate`,
@@ -292,7 +292,7 @@ fn convert_packed(c: &Ctx) -> Result<Duration> {
 fn read_mapped(path: &Path) -> Result<Vec<RecordBatch>> {
     // SAFETY: the bench's own scratch file; nothing modifies or truncates it while it is
     // mapped (the writes go to other paths).
-    let map = unsafe { NpyMap::open(path)? };
+    let map = unsafe { NpyMap::from_path(path)? };
     collect(BatchReader::from_map(Arc::new(map), &ConvertOptions::new())?)
 }
 

@@ -29,7 +29,7 @@
 //!
 //! - `parse_long`, `parse_f8`, `parse_mixed`: `Header::parse` of the header text (in
 //!   memory, after the preamble), `P` times; the median time of one;
-//! - `open_long`, `open_f8`, `open_mixed`: `ReadOptions::new().open_path` (default options:
+//! - `open_long`, `open_f8`, `open_mixed`: `NpyReader::from_path` (default options:
 //!   open the file, read the preamble and header, parse it), `P` times; the median time of
 //!   one;
 //! - `budget_quarter_ms`, `budget_long_400mbs`, `budget_f8_400mbs`, `budget_mixed_400mbs`:
@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use common::{run_rounds, warm, Args, Measure, Result};
 use npy_core::header::{Header, Version};
 use npy_core::prelude::*;
-use npy_core::{DType, ReadOptions, WriteOptions};
+use npy_core::{DType, WriteOptions};
 
 /// The goal: one parse of the 2,000-field header in a quarter of a millisecond.
 const BUDGET: Duration = Duration::from_micros(250);
@@ -187,14 +187,14 @@ fn parses_of(c: &Ctx, file: &File) -> Result<Duration> {
     Ok(median(times))
 }
 
-/// `ReadOptions::new().open_path` of the file, `c.parses` times; the median time of one,
+/// `NpyReader::from_path` of the file, `c.parses` times; the median time of one,
 /// after checking the last header.
 fn opens_of(c: &Ctx, file: &File) -> Result<Duration> {
     let mut times = Vec::with_capacity(c.parses);
     let mut last = None;
     for _ in 0..c.parses {
         let started = Instant::now();
-        let reader = black_box(ReadOptions::new().open_path(&file.path)?);
+        let reader = black_box(npy_core::NpyReader::from_path(&file.path)?);
         times.push(started.elapsed());
         last = Some(reader);
     }

@@ -19,9 +19,9 @@
 //! Measurements, each run once untimed and then `K` times in interleaved rounds, with both
 //! files in the page cache (read through once before):
 //!
-//! - `open_small`, `open_big`: `NpyMap::open` (header read and parsed, file mapped) and the
+//! - `open_small`, `open_big`: `NpyMap::from_path` (header read and parsed, file mapped) and the
 //!   map dropped, `O` times; the time of one;
-//! - `random_sum`: `NpyMap::open(big.npy)`, `view::<f64>()` (no copy), and the sum of the
+//! - `random_sum`: `NpyMap::from_path(big.npy)`, `view::<f64>()` (no copy), and the sum of the
 //!   `P` picked elements in the picks' order, map dropped: the first touch of each page is
 //!   a page fault, as for NumPy.
 //!
@@ -158,7 +158,7 @@ fn opens(c: &Ctx, path: &Path, len: usize) -> Result<Duration> {
     let mut last = 0;
     for _ in 0..c.opens {
         // SAFETY: nothing modifies or truncates the bench's files while they are mapped.
-        let map = black_box(unsafe { NpyMap::open(path)? });
+        let map = black_box(unsafe { NpyMap::from_path(path)? });
         last = map.len();
     }
     let elapsed = started.elapsed();
@@ -179,7 +179,7 @@ fn open_big(c: &Ctx) -> Result<Duration> {
 fn random_sum(c: &Ctx) -> Result<Duration> {
     let started = Instant::now();
     // SAFETY: nothing modifies or truncates the bench's files while they are mapped.
-    let map = unsafe { NpyMap::open(&c.big)? };
+    let map = unsafe { NpyMap::from_path(&c.big)? };
     let values = map.view::<f64>()?;
     let sum: f64 = black_box(&c.picks).iter().map(|&i| values[i]).sum();
     drop(map);

@@ -27,11 +27,11 @@
 //!   members compressed on worker threads (one per CPU, the default);
 //! - `npy_read`: each `.npy` file into a `Vec<f64>`;
 //! - `npz_read`: every member of the stored archive into a `Vec<f64>`
-//!   (`npz::Reader::open`, `read::<f64>` of each name; CRCs checked);
+//!   (`npz::Reader::from_path`, `read::<f64>` of each name; CRCs checked);
 //! - `npz_read_all`: every member of the stored archive at once (`read_all::<f64>`, members
 //!   read on worker threads, one per CPU);
 //! - `npz_read_deflate`: every member of the deflated archive at once
-//!   (`npz::Reader::open`, `read_all::<f64>`: members inflating on worker threads, one per
+//!   (`npz::Reader::from_path`, `read_all::<f64>`: members inflating on worker threads, one per
 //!   CPU; CRCs checked): npy's fastest read of the archive, the one compared with `np.load`;
 //! - `npz_read_deflate_each`: the deflated archive read as `npz_read` reads the stored one,
 //!   one member after another by name.
@@ -233,7 +233,7 @@ fn read_npy_files(paths: &[PathBuf]) -> Result<Vec<Vec<f64>>> {
 
 /// Opens the archive at `path`, checking the names are the bench's.
 fn open_archive(c: &Ctx, path: &Path) -> Result<npz::Reader<std::io::BufReader<fs::File>>> {
-    let npz = npz::Reader::open(path)?;
+    let npz = npz::Reader::from_path(path)?;
     if npz.names() != c.names.as_slice() {
         return Err(format!("{}: members {:?}, expected {:?}", path.display(), npz.names(), c.names).into());
     }
@@ -243,12 +243,12 @@ fn open_archive(c: &Ctx, path: &Path) -> Result<npz::Reader<std::io::BufReader<f
 /// Reads every member of the archive at `path` by name, one after another.
 fn read_archive(c: &Ctx, path: &Path) -> Result<Vec<Vec<f64>>> {
     let mut npz = open_archive(c, path)?;
-    Ok(c.names.iter().map(|name| npz.read::<f64>(name)).collect::<npy_core::Result<_>>()?)
+    Ok(c.names.iter().map(|name| npz.read::<Vec<f64>>(name)).collect::<npy_core::Result<_>>()?)
 }
 
 /// Reads every member of the archive at `path` at once (`read_all`).
 fn read_archive_all(c: &Ctx, path: &Path) -> Result<Vec<Vec<f64>>> {
-    Ok(open_archive(c, path)?.read_all::<f64>()?)
+    Ok(open_archive(c, path)?.read_all::<Vec<f64>>()?)
 }
 
 /// Times `read`, then checks its result.

@@ -75,7 +75,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("wrote {} ({file_len} bytes, {:.2} GiB)", path.display(), gib(file_len));
     println!("write: {write_secs:.1} s ({:.2} GiB/s)", gib(file_len) / write_secs);
 
-    let mut r = Reader::open(&path)?;
+    let mut r = Reader::from_path(&path)?;
     if r.names() != ["big", "tail"] {
         return Err(format!("names {:?}, expected [\"big\", \"tail\"]", r.names()).into());
     }
@@ -95,7 +95,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         return Err(format!("big has shape {:?}, header {} bytes", reader.header().shape, reader.data_offset()).into());
     }
     let data_at = members[0].data_start.ok_or("no data offset")? + reader.data_offset() as u64;
-    let mut chunks = reader.records::<u8>(PIECE)?;
+    let mut chunks = reader.chunks::<u8>(PIECE)?;
     let mut seen = 0;
     for chunk in &mut chunks {
         let chunk = chunk?;
@@ -116,7 +116,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "read:  {read_secs:.1} s ({:.2} GiB/s), all {BIG} values and the CRC checked",
         gib(BIG as u64) / read_secs
     );
-    let tail = r.read::<f64>("tail")?;
+    let tail = r.read::<Vec<f64>>("tail")?;
     if tail != TAIL {
         return Err(format!("tail is {tail:?}, expected {TAIL:?}").into());
     }

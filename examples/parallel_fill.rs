@@ -60,7 +60,7 @@ fn child(args: &[String]) -> Result<()> {
     let (first, end): (usize, usize) = (first.parse()?, end.parse()?);
     // SAFETY: while this map lives, the other children write only their own rows, and
     // this child borrows only its rows (`view_range_mut`); nothing truncates the file.
-    let mut map = unsafe { NpyMapMut::open(path)? };
+    let mut map = unsafe { NpyMapMut::from_path(path)? };
     let cols = match map.shape() {
         [_, cols] => *cols,
         shape => return Err(format!("expected a 2-D array, found shape {shape:?}").into()),
@@ -124,7 +124,7 @@ fn parent(args: &[String]) -> Result<()> {
 
     let start = Instant::now();
     // SAFETY: every child has exited; nothing modifies or truncates the file while mapped.
-    let map = unsafe { NpyMap::open(&path)? };
+    let map = unsafe { NpyMap::from_path(&path)? };
     let view = map.view::<f64>()?;
     if map.shape() != [rows, cols] || view.len() != rows * cols {
         return Err(format!("reopened shape {:?}, expected ({rows}, {cols})", map.shape()).into());

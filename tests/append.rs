@@ -35,7 +35,7 @@ fn numpys_record_files_grow_by_records_of_either_layout() {
         let path = fixture(name, dir.path());
         let before: Vec<Trace8> = Vec::read_npy(&path).unwrap();
         let more: Vec<Trace8> = (0..25).map(Trace8::sample).collect();
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         a.append(&more[..10]).unwrap();
         let as_aligned: Vec<Trace8Aligned> = more[10..].iter().map(Trace8::aligned).collect();
         a.append(&as_aligned).unwrap();

@@ -46,13 +46,13 @@ fn numpy_rows_read_as_arrays_and_write_back_byte_for_byte() {
     let wide = Vec::<[f64; 4]>::read_npy(data("shape/3x4_C_i4.npy")).unwrap();
     assert_eq!(wide[2], [8.0, 9.0, 10.0, 11.0]);
     // In chunks, and through read_into.
-    let mut reader = NpyReader::new(std::fs::File::open(data(rel)).unwrap()).unwrap();
+    let mut reader = NpyReader::from_reader(std::fs::File::open(data(rel)).unwrap()).unwrap();
     let mut buf = [[0.0f64; 4]; 4];
     assert_eq!(reader.read_into(&mut buf).unwrap(), 4);
     assert_eq!(buf.concat(), want[..16]);
-    let chunks: Vec<Vec<[f64; 4]>> = NpyReader::new(std::fs::File::open(data(rel)).unwrap())
+    let chunks: Vec<Vec<[f64; 4]>> = NpyReader::from_reader(std::fs::File::open(data(rel)).unwrap())
         .unwrap()
-        .records(4)
+        .chunks(4)
         .unwrap()
         .map(|c| c.unwrap())
         .collect();
@@ -86,9 +86,9 @@ fn npz_members_of_arrays_read_back_as_arrays() {
     let points: Vec<[f32; 3]> = (0..4).map(|i| [i as f32, 0.5, -1.0]).collect();
     let mut w = npy_core::npz::Writer::new(std::io::Cursor::new(Vec::new()));
     w.add("points", &points).unwrap();
-    let mut r = npy_core::npz::Reader::new(w.finish().unwrap()).unwrap();
+    let mut r = npy_core::npz::Reader::from_reader(w.finish().unwrap()).unwrap();
     assert_eq!(r.npy("points").unwrap().header().shape, [4, 3]);
-    assert_eq!(r.read::<[f32; 3]>("points").unwrap(), points);
-    let e = r.read::<f32>("points").err().unwrap_or_else(|| panic!("a (4, 3) member read as Vec<f32>"));
+    assert_eq!(r.read::<Vec<[f32; 3]>>("points").unwrap(), points);
+    let e = r.read::<Vec<f32>>("points").err().unwrap_or_else(|| panic!("a (4, 3) member read as Vec<f32>"));
     assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
 }

@@ -51,7 +51,7 @@ fn every_fixture_reads_as_numpy_says_and_rewrites_byte_for_byte() {
         }
         let path = data_dir().join(file);
         let original = std::fs::read(&path).unwrap();
-        let reader = opts().open_path(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let reader = npy_core::NpyReader::from_path_with(&path, &opts()).unwrap_or_else(|e| panic!("{file}: {e}"));
         let h = reader.header().clone();
         assert_eq!(h.dtype.descr(), entry["descr"].as_str().unwrap(), "{file}: descr");
         let shape: Vec<usize> =
@@ -67,7 +67,7 @@ fn every_fixture_reads_as_numpy_says_and_rewrites_byte_for_byte() {
         );
         assert_eq!(reader.header_len() as u64, entry["header_len"].as_u64().unwrap(), "{file}: header_len");
         assert_eq!(reader.data_offset() as u64, entry["data_offset"].as_u64().unwrap(), "{file}: data_offset");
-        let arr = reader.read_dyn().unwrap_or_else(|e| panic!("{file}: {e}"));
+        let arr = reader.read::<DynArray>().unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(arr.data().len() as u64, entry["data_len"].as_u64().unwrap(), "{file}: data_len");
         assert_eq!(sha256(arr.data()), entry["sha256_data"].as_str().unwrap(), "{file}: data sha256");
 
@@ -277,9 +277,9 @@ fn several_arrays_from_one_stream() {
         stream.extend_from_slice(&std::fs::read(dir.join(f)).unwrap());
     }
     let mut input = &stream[..];
-    let a = NpyReader::new(&mut input).unwrap().read_dyn().unwrap();
-    let b = NpyReader::new(&mut input).unwrap().read_dyn().unwrap();
-    let c = NpyReader::new(&mut input).unwrap().read_dyn().unwrap();
+    let a = NpyReader::from_reader(&mut input).unwrap().read::<DynArray>().unwrap();
+    let b = NpyReader::from_reader(&mut input).unwrap().read::<DynArray>().unwrap();
+    let c = NpyReader::from_reader(&mut input).unwrap().read::<DynArray>().unwrap();
     assert!(input.is_empty());
     assert_eq!(a.dtype().descr(), "'<f8'");
     assert!(matches!(b.dtype(), DType::Record(_)));
@@ -294,12 +294,16 @@ fn versions_are_kept_on_rewrite_and_chosen_as_numpy_otherwise() {
     let fresh = DynArray::new(v2.header().clone(), v2.data().to_vec()).unwrap();
     let bytes = fresh.write_npy_to(Vec::new()).unwrap();
     assert_eq!(&bytes[6..8], &[1, 0], "np.save would pick 1.0");
-    let utf8 = opts().open_path(dir.join("header/utf8_name_v3.npy")).unwrap();
+    let utf8 = npy_core::NpyReader::from_path_with(dir.join("header/utf8_name_v3.npy"), &opts()).unwrap();
     assert_eq!(utf8.version(), Version::V3_0);
-    let big = opts().open_path(dir.join("header/fields_3000_v2.npy")).unwrap();
+    let big = npy_core::NpyReader::from_path_with(dir.join("header/fields_3000_v2.npy"), &opts()).unwrap();
     assert_eq!(big.version(), Version::V2_0);
     // The default accepts it; NumPy's np.load default of 10,000 bytes does not.
-    let e = ReadOptions::new().max_header_size(10_000).open_path(dir.join("header/fields_3000_v2.npy")).unwrap_err();
+    let e = npy_core::NpyReader::from_path_with(
+        dir.join("header/fields_3000_v2.npy"),
+        ReadOptions::new().max_header_size(10_000),
+    )
+    .unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::HeaderTooLarge { limit: 10_000, .. }), "{e}");
-    assert_eq!(ReadOptions::new().open_path(dir.join("header/fields_3000_v2.npy")).unwrap().version(), Version::V2_0);
+    assert_eq!(NpyReader::from_path(dir.join("header/fields_3000_v2.npy")).unwrap().version(), Version::V2_0);
 }

@@ -341,7 +341,9 @@ fn a_reader_failing_midway_is_an_error() {
                 match read {
                     "converted" => Vec::<Packed>::read_npy_from(reader).map(drop),
                     "raw" => DynArray::read_npy_from(reader).map(drop),
-                    _ => npy_core::NpyReader::new(reader)?.records::<Packed>(10_000)?.try_for_each(|c| c.map(drop)),
+                    _ => npy_core::NpyReader::from_reader(reader)?
+                        .chunks::<Packed>(10_000)?
+                        .try_for_each(|c| c.map(drop)),
                 }
             });
             let e = result.err().unwrap_or_else(|| panic!("{what}: no error"));
@@ -368,11 +370,12 @@ fn a_file_cut_short_under_a_two_thread_conversion_is_an_error() {
     packed(n).write_npy(&path).unwrap();
     let full = std::fs::metadata(&path).unwrap().len();
     for cut in [full / 4, full / 2 + 1000, full - 5] {
-        let reader = npy_core::ReadOptions::new().open_path(&path).unwrap();
+        let reader = npy_core::NpyReader::from_path(&path).unwrap();
         // Shrinks after the header was checked against the length.
         std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(cut).unwrap();
         let what = format!("conversion of a file cut to {cut} of {full} bytes");
-        let e = bounded(&what, move || reader.read_vec::<Packed>()).err().unwrap_or_else(|| panic!("{what}: no error"));
+        let e =
+            bounded(&what, move || reader.read::<Vec<Packed>>()).err().unwrap_or_else(|| panic!("{what}: no error"));
         assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{what}: {e:?}");
         assert_eq!(e.path(), Some(path.as_path()), "{e}");
         packed(n).write_npy(&path).unwrap();
@@ -390,12 +393,12 @@ fn a_file_cut_short_under_a_prefaulted_read_is_an_error() {
     values.write_npy(&path).unwrap();
     let full = std::fs::metadata(&path).unwrap().len();
     for (read, cut) in [("typed", full / 3), ("dynamic", full / 2), ("typed", full - 1)] {
-        let reader = npy_core::ReadOptions::new().open_path(&path).unwrap();
+        let reader = npy_core::NpyReader::from_path(&path).unwrap();
         std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(cut).unwrap();
         let what = format!("{read} read of a file cut to {cut} of {full} bytes");
         let result = bounded(&what, move || match read {
-            "typed" => reader.read_vec::<f64>().map(drop),
-            _ => reader.read_dyn().map(drop),
+            "typed" => reader.read::<Vec<f64>>().map(drop),
+            _ => reader.read::<DynArray>().map(drop),
         });
         let e = result.err().unwrap_or_else(|| panic!("{what}: no error"));
         assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{what}: {e:?}");
@@ -533,7 +536,7 @@ fn batches_appended_to_a_full_disk_stop_at_the_failed_one() {
     let taken = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (path, count) = (target.clone(), taken.clone());
     let (e, rows) = bounded("append_batches", move || {
-        let mut a = npy_core::append::Appender::open(&path).unwrap();
+        let mut a = npy_core::append::Appender::from_path(&path).unwrap();
         let batches = (0..100).map(|b| {
             count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             padded(batch).into_iter().map(|r| Padded { id: b, ..r }).collect::<Vec<Padded>>()
@@ -551,7 +554,7 @@ fn batches_appended_to_a_full_disk_stop_at_the_failed_one() {
     let batches = (rows - 10) / batch;
     assert!(batches < taken && batches >= 4, "{batches} of {taken} batches appended");
     assert_eq!(back[back.len() - 1].id as usize, batches - 1);
-    let appender = npy_core::append::Appender::open(&target).unwrap();
+    let appender = npy_core::append::Appender::from_path(&target).unwrap();
     assert_eq!(appender.tail_bytes(), 0);
 }
 
@@ -570,7 +573,7 @@ fn a_file_appended_to_a_full_disk_is_an_error_naming_the_target() {
     packed(2_000_000).write_npy(&big).unwrap();
     let (path, source) = (target.clone(), big.clone());
     let e = bounded("append_file", move || {
-        npy_core::append::Appender::open(&path).unwrap().append_file(&source).unwrap_err()
+        npy_core::append::Appender::from_path(&path).unwrap().append_file(&source).unwrap_err()
     });
     assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::StorageFull), "{e:?}");
     assert_eq!((e.path(), e.access()), (Some(target.as_path()), Some(Access::Write)), "{e}");
@@ -612,8 +615,8 @@ fn child_writes_until_killed() {
 fn is_whole(api: &str, path: &Path) -> bool {
     let ok = |n: usize| n == 400_000 || n == 400_001;
     match api {
-        "npz" => npz::Reader::open(path)
-            .and_then(|mut r| r.read::<Padded>("records"))
+        "npz" => npz::Reader::from_path(path)
+            .and_then(|mut r| r.read::<Vec<Padded>>("records"))
             .is_ok_and(|v| ok(v.len()) && v == padded(v.len())),
         _ => Vec::<Padded>::read_npy(path).is_ok_and(|v| ok(v.len()) && v == padded(v.len())),
     }

@@ -35,11 +35,12 @@ fn header(data: &[u8]) -> (std::result::Result<Literal, literal::LiteralError>, 
         Version::V3_0 => String::from_utf8_lossy(text).into_owned(),
         _ => text.iter().map(|&b| char::from(b)).collect(),
     };
-    let opts = ParseOptions { allow_long_suffix: pick & 0x80 != 0, max_depth: 64 };
-    let lit = literal::parse(&decoded, opts);
+    let mut opts = ParseOptions::new();
+    opts.allow_long_suffix(pick & 0x80 != 0).max_depth(64);
+    let lit = literal::parse_with(&decoded, &opts);
     if let Ok(lit) = &lit {
-        let again = ParseOptions { allow_long_suffix: false, max_depth: opts.max_depth + 1 };
-        assert_eq!(literal::parse(&lit.repr(), again).as_ref(), Ok(lit), "repr {:?}", lit.repr());
+        let again = *ParseOptions::new().max_depth(65);
+        assert_eq!(literal::parse_with(&lit.repr(), &again).as_ref(), Ok(lit), "repr {:?}", lit.repr());
     }
     let parsed = Header::parse(version, text);
     if let Ok(h) = &parsed {
@@ -56,10 +57,13 @@ fn header(data: &[u8]) -> (std::result::Result<Literal, literal::LiteralError>, 
 fn npy_dynamic(data: &[u8]) -> Result<DynArray> {
     let round_trip = |arr: &DynArray| {
         let file = arr.write_npy_to(Vec::new()).unwrap();
-        let back = ReadOptions::new().max_header_size(usize::MAX).open(&file[..]).and_then(|r| r.read_dyn()).unwrap();
+        let back = npy_core::NpyReader::from_reader_with(&file[..], ReadOptions::new().max_header_size(usize::MAX))
+            .and_then(|r| r.read::<DynArray>())
+            .unwrap();
         assert_eq!((back.header(), back.data()), (arr.header(), arr.data()));
     };
-    let large = ReadOptions::new().max_header_size(1 << 20).open(data).and_then(|r| r.read_dyn());
+    let large = npy_core::NpyReader::from_reader_with(data, ReadOptions::new().max_header_size(1 << 20))
+        .and_then(|r| r.read::<DynArray>());
     if let Ok(arr) = &large {
         round_trip(arr);
     }
@@ -74,14 +78,14 @@ fn npy_dynamic(data: &[u8]) -> Result<DynArray> {
 /// Returns, per member, its name and both reads.
 type MemberReads = (String, Result<DynArray>, Result<Vec<u8>>);
 fn npz(data: &[u8]) -> Result<Vec<MemberReads>> {
-    let mut reader = npz::Reader::new(Cursor::new(data))?;
+    let mut reader = npz::Reader::from_reader(Cursor::new(data))?;
     let _ = reader.members();
     let names = reader.names().to_vec();
     Ok(names
         .into_iter()
         .map(|name| {
             let _ = reader.is_npy(&name);
-            let (arr, raw) = (reader.read_dyn(&name), reader.read_raw(&name));
+            let (arr, raw) = (reader.read::<DynArray>(&name), reader.read_raw(&name));
             (name, arr, raw)
         })
         .collect())
@@ -96,8 +100,8 @@ use record_type::{Kind, Position, Trace};
 /// read succeeds, the chunks must all succeed with the same records, and the records must
 /// write and read back. Returns the whole read and the chunks' results.
 fn record(data: &[u8]) -> (Result<Vec<Trace>>, Vec<Result<Vec<Trace>>>) {
-    let whole = NpyReader::new(data).and_then(|r| r.read_vec::<Trace>());
-    let chunks: Vec<_> = match NpyReader::new(data).and_then(|r| r.records::<Trace>(7)) {
+    let whole = NpyReader::from_reader(data).and_then(|r| r.read::<Vec<Trace>>());
+    let chunks: Vec<_> = match NpyReader::from_reader(data).and_then(|r| r.chunks::<Trace>(7)) {
         Ok(chunks) => chunks.collect(),
         Err(e) => vec![Err(e)],
     };
@@ -158,7 +162,8 @@ fn a_header_that_grows_when_written_back() {
     assert_eq!(arr.data(), [7, 9]);
     let written = arr.write_npy_to(Vec::new()).unwrap();
     assert!(file.len() < 10_000 && written.len() > 10_000, "{} bytes written for {}", written.len(), file.len());
-    let err = ReadOptions::new().max_header_size(10_000).open(&written[..]).unwrap_err();
+    let err =
+        npy_core::NpyReader::from_reader_with(&written[..], ReadOptions::new().max_header_size(10_000)).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::HeaderTooLarge { .. }), "{err}");
 }
 

@@ -213,14 +213,16 @@ fn r(what: &'static str, read: ReadFn) -> (&'static str, ReadFn) {
 fn map(input: &Input<'_>) -> Result<NpyMap> {
     // SAFETY: the file is this test's own: written before the case is read, and neither
     // modified nor truncated while it is mapped.
-    unsafe { NpyMap::open_with(input.path, input.opts) }
+    unsafe { NpyMap::from_path_with(input.path, input.opts) }
 }
 
 /// The reads of the dynamic API, which every dtype NumPy saves without pickles passes.
 const DYNAMIC: &[(&str, ReadFn)] = &[
-    ("DynArray from a stream", |i| DynArray::read_npy_with(i.opts.open(i.bytes)?).map(drop)),
-    ("DynArray from the path", |i| DynArray::read_npy_with(i.opts.open_path(i.path)?).map(drop)),
-    ("NpyMap::open", |i| {
+    ("DynArray from a stream", |i| {
+        DynArray::from_npy_reader(npy_core::NpyReader::from_reader_with(i.bytes, i.opts)?).map(drop)
+    }),
+    ("DynArray from the path", |i| DynArray::read_npy_with(i.path, i.opts).map(drop)),
+    ("NpyMap::from_path", |i| {
         let map = map(i)?;
         assert_eq!(map.data().len(), map.header().data_len()?);
         Ok(())
@@ -229,9 +231,13 @@ const DYNAMIC: &[(&str, ReadFn)] = &[
 
 /// The reads of the object API, for object arrays.
 const OBJECTS: &[(&str, ReadFn)] = &[
-    ("Array<Object> from a stream", |i| i.opts.open(i.bytes)?.read_objects().map(drop)),
-    ("Array<Object> from the path", |i| Array::<Object>::read_npy_with(i.opts.open_path(i.path)?).map(drop)),
-    ("Vec<Object> from the path", |i| i.opts.open_path(i.path)?.read_object_vec::<Object>().map(drop)),
+    ("Array<Object> from a stream", |i| {
+        npy_core::NpyReader::from_reader_with(i.bytes, i.opts)?.read::<Array<Object>>().map(drop)
+    }),
+    ("Array<Object> from the path", |i| Array::<Object>::read_npy_with(i.path, i.opts).map(drop)),
+    ("Vec<Object> from the path", |i| {
+        npy_core::NpyReader::from_path_with(i.path, i.opts)?.read_object_vec::<Object>().map(drop)
+    }),
 ];
 
 /// An element type the typed reads use.
@@ -261,16 +267,24 @@ impl Typed {
 
 fn typed_reads<T: Elem>() -> Vec<(&'static str, ReadFn)> {
     vec![
-        r("Array<T> from a stream", |i| i.opts.open(i.bytes)?.read_array::<T>().map(drop)),
-        r("Array<T> from the path", |i| i.opts.open_path(i.path)?.read_array::<T>().map(drop)),
+        r("Array<T> from a stream", |i| {
+            npy_core::NpyReader::from_reader_with(i.bytes, i.opts)?.read::<Array<T>>().map(drop)
+        }),
+        r("Array<T> from the path", |i| {
+            npy_core::NpyReader::from_path_with(i.path, i.opts)?.read::<Array<T>>().map(drop)
+        }),
         r("records::<T>(1000) from a stream", |i| {
-            i.opts.open(i.bytes)?.records::<T>(1000)?.try_for_each(|chunk| chunk.map(drop))
+            npy_core::NpyReader::from_reader_with(i.bytes, i.opts)?
+                .chunks::<T>(1000)?
+                .try_for_each(|chunk| chunk.map(drop))
         }),
         r("records::<T>(usize::MAX) from a stream", |i| {
-            i.opts.open(i.bytes)?.records::<T>(usize::MAX)?.try_for_each(|chunk| chunk.map(drop))
+            npy_core::NpyReader::from_reader_with(i.bytes, i.opts)?
+                .chunks::<T>(usize::MAX)?
+                .try_for_each(|chunk| chunk.map(drop))
         }),
         r("read_into::<T> from a stream", |i| {
-            let mut reader = i.opts.open(i.bytes)?;
+            let mut reader = npy_core::NpyReader::from_reader_with(i.bytes, i.opts)?;
             let mut buf = [T::default(); 64];
             while reader.read_into(&mut buf)? > 0 {}
             Ok(())
@@ -281,8 +295,10 @@ fn typed_reads<T: Elem>() -> Vec<(&'static str, ReadFn)> {
 
 fn vec_reads<T: Elem>() -> Vec<(&'static str, ReadFn)> {
     vec![
-        r("Vec<T> from a stream", |i| Vec::<T>::read_npy_with(i.opts.open(i.bytes)?).map(drop)),
-        r("Vec<T> from the path", |i| Vec::<T>::read_npy_with(i.opts.open_path(i.path)?).map(drop)),
+        r("Vec<T> from a stream", |i| {
+            Vec::<T>::from_npy_reader(npy_core::NpyReader::from_reader_with(i.bytes, i.opts)?).map(drop)
+        }),
+        r("Vec<T> from the path", |i| Vec::<T>::read_npy_with(i.path, i.opts).map(drop)),
     ]
 }
 
@@ -389,7 +405,8 @@ impl Case {
         for (what, read, want) in reads {
             verdict(what, want, largest_during(|| read(&input)));
         }
-        let arr = self.opts.open(&self.bytes[..]).and_then(DynArray::read_npy_with);
+        let arr =
+            npy_core::NpyReader::from_reader_with(&self.bytes[..], &self.opts).and_then(DynArray::from_npy_reader);
         if let (Ok(arr), Some(typed)) = (arr, self.elem) {
             verdict("DynArray::to_vec::<T>", self.typed, largest_during(|| (typed.to_vec)(&arr)));
         }
@@ -1099,7 +1116,7 @@ fn stream_header_claims_are_read_in_chunks() {
     let file = valid().version(2, 0).len_field(u32::MAX).bytes();
     let mut opts = ReadOptions::new();
     opts.max_header_size(usize::MAX);
-    let (got, largest) = largest_during(|| opts.open(&file[..]).map(drop));
+    let (got, largest) = largest_during(|| npy_core::NpyReader::from_reader_with(&file[..], &opts).map(drop));
     assert!(matches!(got.as_ref().unwrap_err().kind(), ErrorKind::Format { .. }), "{got:?}");
     assert!(largest <= ALLOC_LIMIT, "allocated {largest} bytes for a header claim");
 }
@@ -1107,7 +1124,7 @@ fn stream_header_claims_are_read_in_chunks() {
 #[test]
 fn header_offsets_point_at_the_offending_text() {
     let file = npy("{'descr': '<f8', 'fortran_order': False, 'shape': (3, x), }").data([0u8; 48]);
-    let e = NpyReader::new(&file.bytes()[..]).unwrap_err();
+    let e = NpyReader::from_reader(&file.bytes()[..]).unwrap_err();
     assert_eq!(e.to_string(), format!("invalid header at byte {}: name 'x' is not a literal", file.at("x)")));
     let h = Header::parse(npy_core::header::Version::V1_0, b"{'descr': '<f8', 'fortran_order': False, 'shape': (3,)}");
     assert_eq!(h.unwrap().shape, [3]);
@@ -1121,7 +1138,7 @@ fn map_views_validate_or_refuse_hostile_data() {
         fs::write(&path, file.bytes()).unwrap();
         // SAFETY: the file is this test's own: written just above, and neither modified nor
         // truncated while it is mapped.
-        let map = unsafe { NpyMap::open(&path) }.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let map = unsafe { NpyMap::from_path(&path) }.unwrap_or_else(|e| panic!("{name}: {e}"));
         view(&map).map_err(Error::into_kind)
     };
     let got = view("view_bool_2", array("'|b1'", "(4,)").data([0, 1, 2, 1]), |m| m.view::<bool>().map(<[_]>::len));

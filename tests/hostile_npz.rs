@@ -362,8 +362,8 @@ fn npz_error<T>(what: &str, result: Result<T>, says: &str) {
 fn refused_with(case: &str, bytes: &[u8], options: &ReaderOptions, says: &str) {
     let path = save(case, bytes);
     let n = bytes.len();
-    bounded(case, n, || npz_error(case, options.open(Cursor::new(bytes)), says));
-    bounded(case, n, || npz_error(case, options.open_path(&path), says));
+    bounded(case, n, || npz_error(case, npy_core::npz::Reader::from_reader_with(Cursor::new(bytes), options), says));
+    bounded(case, n, || npz_error(case, npy_core::npz::Reader::from_path_with(&path, options), says));
 }
 
 /// The archive is refused when opened, with default options, by every entry point.
@@ -372,11 +372,11 @@ fn refused(case: &str, bytes: &[u8], says: &str) {
     refused_with(case, bytes, &ReaderOptions::new(), says);
     let path = hostile_dir().join(format!("{case}.npz"));
     let n = bytes.len();
-    bounded(case, n, || npz_error(case, Reader::new(Cursor::new(bytes)), says));
-    bounded(case, n, || npz_error(case, Reader::open(&path), says));
+    bounded(case, n, || npz_error(case, Reader::from_reader(Cursor::new(bytes)), says));
+    bounded(case, n, || npz_error(case, Reader::from_path(&path), says));
     for name in ["x", "x.npy"] {
         // SAFETY: the file is not modified while mapped (and the map is refused).
-        let mapped = bounded(case, n, || unsafe { NpyMap::open_npz_member(&path, name) });
+        let mapped = bounded(case, n, || unsafe { NpyMap::from_npz_member(&path, name) });
         npz_error(case, mapped, says);
     }
 }
@@ -399,26 +399,26 @@ enum Map {
 fn unreadable(case: &str, bytes: &[u8], says: &str, map: Map) {
     let path = save(case, bytes);
     let n = bytes.len();
-    let mut r = Reader::new(Cursor::new(bytes)).unwrap_or_else(|e| panic!("{case}: does not open: {e}"));
+    let mut r = Reader::from_reader(Cursor::new(bytes)).unwrap_or_else(|e| panic!("{case}: does not open: {e}"));
     assert_eq!(r.names(), ["x"], "{case}");
     assert_eq!(r.members().unwrap().len(), 1, "{case}");
-    bounded(case, n, || npz_error(&format!("{case}: read"), r.read::<u8>("x"), says));
-    bounded(case, n, || npz_error(&format!("{case}: read_array"), r.read_array::<u8>("x"), says));
-    bounded(case, n, || npz_error(&format!("{case}: read_dyn"), r.read_dyn("x"), says));
+    bounded(case, n, || npz_error(&format!("{case}: read"), r.read::<Vec<u8>>("x"), says));
+    bounded(case, n, || npz_error(&format!("{case}: read_array"), r.read::<Array<u8>>("x"), says));
+    bounded(case, n, || npz_error(&format!("{case}: read_dyn"), r.read::<DynArray>("x"), says));
     bounded(case, n, || npz_error(&format!("{case}: read_raw"), r.read_raw("x"), says));
     bounded(case, n, || npz_error(&format!("{case}: read_columns"), r.read_columns::<X>(), says));
-    let chunks = bounded(case, n, || r.npy("x").and_then(|m| m.records::<u8>(2)?.collect::<Result<Vec<_>>>()));
+    let chunks = bounded(case, n, || r.npy("x").and_then(|m| m.chunks::<u8>(2)?.collect::<Result<Vec<_>>>()));
     npz_error(&format!("{case}: records"), chunks, says);
-    bounded(case, n, || npz_error(&format!("{case}: read_all"), r.read_all::<u8>(), says));
+    bounded(case, n, || npz_error(&format!("{case}: read_all"), r.read_all::<Vec<u8>>(), says));
     bounded(case, n, || npz_error(&format!("{case}: read_many"), r.read_many::<Vec<u8>>(&["x"]), says));
     let from = r.read_many_from::<Vec<u8>, _>(&["x"], || Ok(Cursor::new(bytes)));
     npz_error(&format!("{case}: read_many_from"), from, says);
-    let mut r = Reader::open(&path).unwrap();
-    bounded(case, n, || npz_error(&format!("{case}: read from the path"), r.read::<u8>("x"), says));
-    bounded(case, n, || npz_error(&format!("{case}: read_all from the path"), r.read_all::<u8>(), says));
-    bounded(case, n, || npz_error(&format!("{case}: read_all_dyn from the path"), r.read_all_dyn(), says));
+    let mut r = Reader::from_path(&path).unwrap();
+    bounded(case, n, || npz_error(&format!("{case}: read from the path"), r.read::<Vec<u8>>("x"), says));
+    bounded(case, n, || npz_error(&format!("{case}: read_all from the path"), r.read_all::<Vec<u8>>(), says));
+    bounded(case, n, || npz_error(&format!("{case}: read_all_dyn from the path"), r.read_all::<DynArray>(), says));
     // SAFETY: the file is not modified while mapped.
-    let mapped = unsafe { NpyMap::open_npz_member(&path, "x") };
+    let mapped = unsafe { NpyMap::from_npz_member(&path, "x") };
     match map {
         Map::Refused => npz_error(&format!("{case}: map"), mapped, "only stored"),
         Map::Maps => assert_eq!(mapped.unwrap().data(), [1, 2, 3], "{case}"),
@@ -502,7 +502,7 @@ fn the_entry_limit_is_configurable() {
     refused_with("entries_over_limit", &zip.bytes, &five, "claims 10 entries, over the limit of 5");
     let mut ten = ReaderOptions::new();
     ten.max_entries(10);
-    assert_eq!(ten.open(Cursor::new(&zip.bytes)).unwrap().names().len(), 10);
+    assert_eq!(npy_core::npz::Reader::from_reader_with(Cursor::new(&zip.bytes), &ten).unwrap().names().len(), 10);
     assert_eq!(ReaderOptions::DEFAULT_MAX_ENTRIES, 65_536);
 }
 
@@ -690,7 +690,7 @@ fn a_bomb_larger_than_memory_is_an_error_not_an_abort() {
     let mut small = ReaderOptions::new();
     small.max_inflated_size(1 << 30);
     refused_with("zip_bomb_2600mb", &zip.bytes, &small, "over the limit of 1073741824");
-    let mut r = Reader::new(Cursor::new(&zip.bytes)).unwrap();
+    let mut r = Reader::from_reader(Cursor::new(&zip.bytes)).unwrap();
     assert_eq!(r.names(), ["big"]);
     assert_eq!(r.npy("big").unwrap().header().shape, [n as usize]);
 }
@@ -717,10 +717,14 @@ fn a_zip_bomb_trips_the_inflate_limit() {
     };
     let zip = assemble(&[four("a.npy"), four("b.npy"), four("x.npy")]);
     refused_with("zip_bombs_together", &zip.bytes, &small, "over the limit of 10485760");
-    let mut r = ReaderOptions::new().max_inflated_size(16 << 20).open(Cursor::new(&zip.bytes)).unwrap();
+    let mut r = npy_core::npz::Reader::from_reader_with(
+        Cursor::new(&zip.bytes),
+        ReaderOptions::new().max_inflated_size(16 << 20),
+    )
+    .unwrap();
     // Under the limit the members read, in chunks, without a member-sized allocation.
     let total = bounded("zip_bombs_together", zip.bytes.len(), || {
-        r.npy("x").unwrap().records::<u8>(1 << 16).unwrap().map(|c| c.unwrap().len()).sum::<usize>()
+        r.npy("x").unwrap().chunks::<u8>(1 << 16).unwrap().map(|c| c.unwrap().len()).sum::<usize>()
     });
     assert_eq!(total, 4 << 20);
     assert_eq!(ReaderOptions::DEFAULT_MAX_INFLATED_SIZE, 64 << 30);
@@ -809,21 +813,21 @@ fn names_are_keys_not_paths() {
     let members: Vec<Member> = names.iter().map(|n| stored(&format!("{n}.npy"), &npy_u8(&[1, 2, 3]))).collect();
     let zip = assemble(&members);
     save("path_like_names", &zip.bytes);
-    let mut r = Reader::new(Cursor::new(&zip.bytes)).unwrap();
+    let mut r = Reader::from_reader(Cursor::new(&zip.bytes)).unwrap();
     assert_eq!(r.names(), names);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("copy.npz");
     let mut w = Writer::create(&out).unwrap();
     for name in names {
-        let a = r.read_dyn(name).unwrap();
-        w.add_dyn_with(name, &a, Compression::Stored).unwrap();
+        let a = r.read::<DynArray>(name).unwrap();
+        w.add_with(name, &a, Compression::Stored).unwrap();
     }
     w.finish().unwrap();
     let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(entries, ["copy.npz"]);
-    let mut r = Reader::open(&out).unwrap();
+    let mut r = Reader::from_path(&out).unwrap();
     assert_eq!(r.names(), names);
-    assert_eq!(r.read::<u8>("../../escape").unwrap(), [1, 2, 3]);
+    assert_eq!(r.read::<Vec<u8>>("../../escape").unwrap(), [1, 2, 3]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -879,10 +883,10 @@ fn the_recipe_itself_reads() {
     let members =
         [stored("a.npy", &npy_u8(&[9, 9])), deflated("x.npy", &npy_u8(&[1, 2, 3])), stored("notes.txt", b"free text")];
     for zip in [assemble(&members), assemble64(&members)] {
-        let mut r = Reader::new(Cursor::new(&zip.bytes)).unwrap();
+        let mut r = Reader::from_reader(Cursor::new(&zip.bytes)).unwrap();
         assert_eq!(r.names(), ["a", "x", "notes.txt"]);
-        assert_eq!(r.read::<u8>("a").unwrap(), [9, 9]);
-        assert_eq!(r.read::<u8>("x").unwrap(), [1, 2, 3]);
+        assert_eq!(r.read::<Vec<u8>>("a").unwrap(), [9, 9]);
+        assert_eq!(r.read::<Vec<u8>>("x").unwrap(), [1, 2, 3]);
         assert_eq!(r.read_columns::<X>().unwrap().iter().map(|v| v.x).collect::<Vec<_>>(), [1, 2, 3]);
         assert_eq!(r.read_raw("notes.txt").unwrap(), b"free text");
         let members = r.members().unwrap();
@@ -897,7 +901,12 @@ fn the_recipe_itself_reads() {
     content.resize(content.len() + 100_000, 0);
     let zip = assemble(&[deflated("x.npy", &content)]);
     assert!(zip.bytes.len() < 2000, "{}", zip.bytes.len());
-    assert!(Reader::new(Cursor::new(&zip.bytes)).unwrap().read::<u8>("x").unwrap().iter().all(|&v| v == 0));
+    assert!(Reader::from_reader(Cursor::new(&zip.bytes))
+        .unwrap()
+        .read::<Vec<u8>>("x")
+        .unwrap()
+        .iter()
+        .all(|&v| v == 0));
 }
 
 /// Python's zipfile, writing to a stream it cannot seek, leaves CRC and sizes zero in the
@@ -911,9 +920,9 @@ fn local_headers_deferring_to_a_data_descriptor_read() {
     for &at in &zip.local {
         zip.bytes[at + 14..at + 26].fill(0);
     }
-    let mut r = Reader::new(Cursor::new(&zip.bytes)).unwrap();
-    assert_eq!(r.read::<u8>("x").unwrap(), [1, 2, 3]);
-    assert_eq!(r.read::<u8>("a").unwrap(), [9, 9]);
+    let mut r = Reader::from_reader(Cursor::new(&zip.bytes)).unwrap();
+    assert_eq!(r.read::<Vec<u8>>("x").unwrap(), [1, 2, 3]);
+    assert_eq!(r.read::<Vec<u8>>("a").unwrap(), [9, 9]);
     for &at in &zip.local {
         put16(&mut zip.bytes, at + 6, 0);
     }
@@ -929,10 +938,15 @@ fn the_default_entry_limit_and_many_members() {
         w.add(&format!("a{i}"), &[i as u8]).unwrap();
     }
     let bytes = w.finish().unwrap().into_inner();
-    npz_error("70,000 members", Reader::new(Cursor::new(&bytes)), "claims 70000 entries, over the limit of 65536");
-    let mut r = ReaderOptions::new().max_entries(70_000).open(Cursor::new(&bytes)).unwrap();
+    npz_error(
+        "70,000 members",
+        Reader::from_reader(Cursor::new(&bytes)),
+        "claims 70000 entries, over the limit of 65536",
+    );
+    let mut r =
+        npy_core::npz::Reader::from_reader_with(Cursor::new(&bytes), ReaderOptions::new().max_entries(70_000)).unwrap();
     assert_eq!(r.names().len(), 70_000);
-    assert_eq!(r.read::<u8>("a69999").unwrap(), [69_999u32 as u8]);
+    assert_eq!(r.read::<Vec<u8>>("a69999").unwrap(), [69_999u32 as u8]);
 }
 
 /// Archives NumPy and our writer make pass every check (trailing bytes after the end
@@ -944,9 +958,9 @@ fn archives_from_the_writer_pass_the_checks() {
     w.add_with("b", &[3u32; 1000], Compression::deflated()).unwrap();
     w.add_raw("c.txt", b"text", Compression::deflated()).unwrap();
     let mut bytes = w.finish().unwrap().into_inner();
-    let mut r = Reader::new(Cursor::new(&bytes)).unwrap();
-    assert_eq!(r.read::<u32>("b").unwrap(), [3; 1000]);
+    let mut r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+    assert_eq!(r.read::<Vec<u32>>("b").unwrap(), [3; 1000]);
     bytes.extend_from_slice(&[0; 100]);
-    let mut r = Reader::new(Cursor::new(&bytes)).unwrap();
-    assert_eq!(r.read::<f64>("a").unwrap(), [1.0, 2.0]);
+    let mut r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+    assert_eq!(r.read::<Vec<f64>>("a").unwrap(), [1.0, 2.0]);
 }

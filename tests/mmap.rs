@@ -37,7 +37,7 @@ fn elements(file: &str) -> Vec<Value> {
 
 fn try_open(path: &Path) -> Result<NpyMap> {
     // SAFETY: the tests never modify or truncate a file while a map of it is alive.
-    unsafe { NpyMap::open(path) }
+    unsafe { NpyMap::from_path(path) }
 }
 
 fn open(path: &Path) -> NpyMap {
@@ -52,7 +52,7 @@ fn create<T: NpyRecord>(path: &Path, shape: Vec<usize>) -> NpyMapMut {
 
 fn open_mut(path: &Path) -> Result<NpyMapMut> {
     // SAFETY: as `create`.
-    unsafe { NpyMapMut::open(path) }
+    unsafe { NpyMapMut::from_path(path) }
 }
 
 /// The view lies inside the map's data: nothing was copied.
@@ -82,7 +82,7 @@ fn check_primitive<T: NpyRecord + PartialEq + std::fmt::Debug>(file: &str, enc: 
     assert_in_place(view, map.data());
     let got: Vec<Value> = view.iter().map(&enc).collect();
     assert_eq!(got, elements(file), "{file}: NumPy's values");
-    let read: Vec<T> = npy_core::ReadOptions::new().open_path(&path).unwrap().read_vec().unwrap();
+    let read: Vec<T> = npy_core::NpyReader::from_path(&path).unwrap().read().unwrap();
     let read: Vec<Value> = read.iter().map(&enc).collect();
     assert_eq!(view.iter().map(&enc).collect::<Vec<_>>(), read, "{file}: as read_npy reads it");
 }
@@ -640,15 +640,15 @@ fn stored_npz_members_map_and_compressed_ones_are_refused() {
     w.finish().unwrap();
 
     // SAFETY: nothing modifies or truncates the archive while it is mapped.
-    let map = unsafe { NpyMap::open_npz_member(&path, "samples") }.unwrap();
+    let map = unsafe { NpyMap::from_npz_member(&path, "samples") }.unwrap();
     let view: &[f32] = map.view().unwrap();
     assert_eq!(view, samples);
     assert_eq!(map.data_offset() % 64, 0, "our stored members are 64-byte aligned");
     // SAFETY: as above.
-    let e = unsafe { NpyMap::open_npz_member(&path, "packed") }.unwrap_err();
+    let e = unsafe { NpyMap::from_npz_member(&path, "packed") }.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
     // SAFETY: as above.
-    let e = unsafe { NpyMap::open_npz_member(&path, "nope") }.unwrap_err();
+    let e = unsafe { NpyMap::from_npz_member(&path, "nope") }.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
 
     // NumPy's np.savez does not align members: every stored member of its archives maps,
@@ -658,12 +658,12 @@ fn stored_npz_members_map_and_compressed_ones_are_refused() {
         let path = corpus.join(file);
         let mut options = npy_core::ReadOptions::new();
         options.max_header_size(1 << 20);
-        let mut reader = Reader::open(&path).unwrap();
-        reader.read_options(options.clone());
+        let mut reader =
+            Reader::from_path_with(&path, npy_core::npz::ReaderOptions::new().read_options(&options)).unwrap();
         for name in reader.names().to_vec() {
-            let want = reader.read_dyn(&name).unwrap();
+            let want = reader.read::<DynArray>(&name).unwrap();
             // SAFETY: the corpus is not modified while mapped.
-            let map = unsafe { NpyMap::open_npz_member_with(&path, &name, &options) }.unwrap();
+            let map = unsafe { NpyMap::from_npz_member_with(&path, &name, &options) }.unwrap();
             assert_eq!((map.dtype(), map.shape()), (want.dtype(), want.shape()), "{file}:{name}");
             assert_eq!(map.data(), want.data(), "{file}:{name}");
         }

@@ -20,7 +20,7 @@ use npy_core::npz;
 use npy_core::prelude::*;
 use npy_core::types::unit::{Days, Generic, Micros, Millis, Nanos, Seconds};
 use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4, Void};
-use npy_core::{DynArray, ErrorKind, ReadOptions};
+use npy_core::{DynArray, ErrorKind};
 use num_complex::Complex;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -50,7 +50,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// The data bytes of a `.npy` file (after its header).
 fn data_of(file: &[u8]) -> &[u8] {
-    let offset = ReadOptions::new().open(file).unwrap().data_offset();
+    let offset = npy_core::NpyReader::from_reader(file).unwrap().data_offset();
     &file[offset..]
 }
 
@@ -90,7 +90,7 @@ fn check_fixture<T: NpyRecord + PartialEq + Debug>(entry: &Value, enc: &dyn Fn(&
         }
         // The map's view: the same array, in place.
         // SAFETY: nothing modifies the fixture while it is mapped.
-        let map = unsafe { NpyMap::open(&path) }.unwrap();
+        let map = unsafe { NpyMap::from_path(&path) }.unwrap();
         let view = map.view_nd::<T, IxDyn>().unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(view.shape(), a.shape(), "{file}: map view");
         let viewed: Vec<Value> = view.as_slice_memory_order().unwrap().iter().map(enc).collect();
@@ -260,7 +260,7 @@ fn fortran_data_moves_between_array_and_ndarray_without_copies() {
     assert_eq!(f.write_npy_to(Vec::new()).unwrap(), std::fs::read(data_dir().join("shape/3x4_F_i4.npy")).unwrap());
     // `c.t()` is Fortran-contiguous: its buffer is written as it is, `fortran_order: True`.
     let t = c.t().write_npy_to(Vec::new()).unwrap();
-    let header = ReadOptions::new().open(&t[..]).unwrap().header().clone();
+    let header = npy_core::NpyReader::from_reader(&t[..]).unwrap().header().clone();
     assert_eq!((header.shape, header.fortran_order), (vec![4, 3], true));
     assert_eq!(data_of(&t), data_of(&std::fs::read(data_dir().join("shape/3x4_C_i4.npy")).unwrap()));
 }
@@ -291,11 +291,11 @@ fn non_contiguous_views_write_numpy_logical_order() {
     views[1].write_npy(&path).unwrap();
     assert_eq!(Array3::<f64>::read_npy(&path).unwrap(), views[1]);
     let mut w = npz::Writer::new(std::io::Cursor::new(Vec::new()));
-    w.add_ndarray("v", &views[2]).unwrap();
-    w.add_ndarray_with("f", &f, npz::Compression::deflated()).unwrap();
-    let mut r = npz::Reader::new(w.finish().unwrap()).unwrap();
-    assert_eq!(r.read_ndarray::<f64, Ix3>("v").unwrap(), views[2]);
-    let f_back = r.read_ndarray::<f64, IxDyn>("f").unwrap();
+    w.add("v", &views[2]).unwrap();
+    w.add_with("f", &f, npz::Compression::deflated()).unwrap();
+    let mut r = npz::Reader::from_reader(w.finish().unwrap()).unwrap();
+    assert_eq!(r.read::<ndarray::Array<f64, Ix3>>("v").unwrap(), views[2]);
+    let f_back = r.read::<ndarray::Array<f64, IxDyn>>("f").unwrap();
     assert!(f_back.t().is_standard_layout(), "a Fortran member reads as a Fortran layout");
     assert_eq!(f_back, f.into_dyn());
 }
@@ -333,7 +333,7 @@ fn derived_records_round_trip_as_ndarrays() {
     assert_eq!(json!(a.iter().map(|t| t.trace_id).collect::<Vec<_>>()), trace_ids(file));
     assert!(a.write_npy_to(Vec::new()).unwrap() == std::fs::read(dir.join(file)).unwrap(), "{file}");
     // SAFETY: nothing modifies the fixture while it is mapped.
-    let map = unsafe { NpyMap::open(dir.join(file)) }.unwrap();
+    let map = unsafe { NpyMap::from_path(dir.join(file)) }.unwrap();
     let view = map.view_nd::<Trace8Aligned, ndarray::Ix1>().unwrap();
     assert_eq!(view, a);
     assert!(inside(view.as_ptr(), map.data()));
@@ -365,7 +365,7 @@ fn derived_records_round_trip_as_ndarrays() {
     let f = Array2::from_shape_vec((3, 4).f(), traces).unwrap();
     for (a, fortran) in [(&c, false), (&f, true)] {
         let bytes = a.write_npy_to(Vec::new()).unwrap();
-        let reader = ReadOptions::new().open(&bytes[..]).unwrap();
+        let reader = npy_core::NpyReader::from_reader(&bytes[..]).unwrap();
         assert_eq!(reader.header().fortran_order, fortran);
         let back = Array2::<Trace>::read_npy_from(&bytes[..]).unwrap();
         assert_eq!(&back, a);
@@ -384,18 +384,18 @@ fn maps_and_archive_members_view_in_place() {
     // NumPy's big-endian Fortran file, read as native u16 in its Fortran layout.
     let cube = Array3::<u16>::read_npy(data_dir().join("shape/2x3x4_F_be_u2.npy")).unwrap();
     let mut w = npz::Writer::create(&path).unwrap();
-    w.add_ndarray("cube", &cube).unwrap();
-    w.add_ndarray("rows", &cube.slice(s![.., 1, ..])).unwrap();
+    w.add("cube", &cube).unwrap();
+    w.add("rows", &cube.slice(s![.., 1, ..])).unwrap();
     w.finish().unwrap();
     // SAFETY: nothing modifies the archive while it is mapped.
-    let map = unsafe { NpyMap::open_npz_member(&path, "cube") }.unwrap();
+    let map = unsafe { NpyMap::from_npz_member(&path, "cube") }.unwrap();
     assert!(map.fortran_order());
     let view = map.view_nd::<u16, Ix3>().unwrap();
     assert_eq!(view, cube);
     assert!(view.t().is_standard_layout());
     assert!(inside(view.as_ptr(), map.data()));
     // SAFETY: as above.
-    let rows = unsafe { NpyMap::open_npz_member(&path, "rows") }.unwrap();
+    let rows = unsafe { NpyMap::from_npz_member(&path, "rows") }.unwrap();
     assert_eq!(rows.view_nd::<u16, Ix2>().unwrap(), cube.slice(s![.., 1, ..]));
     let e = rows.view_nd::<u16, Ix3>().unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
@@ -429,7 +429,7 @@ fn map_views_group_array_elements_as_reads_do() {
     flat.write_npy(&path).unwrap();
     {
         // SAFETY: nothing else uses the file while it is mapped.
-        let mut map = unsafe { NpyMapMut::open(&path) }.unwrap();
+        let mut map = unsafe { NpyMapMut::from_path(&path) }.unwrap();
         let mut view = map.view_nd_mut::<[f32; 3], Ix2>().unwrap();
         assert_eq!(view.shape(), [2, 2]);
         assert_eq!(view[[1, 0]], [6.0, 7.0, 8.0]);
@@ -441,7 +441,7 @@ fn map_views_group_array_elements_as_reads_do() {
         map.flush().unwrap();
     }
     // SAFETY: as above.
-    let map = unsafe { NpyMap::open(&path) }.unwrap();
+    let map = unsafe { NpyMap::from_path(&path) }.unwrap();
     let view = map.view_nd::<[f32; 3], Ix2>().unwrap();
     assert_eq!(view[[1, 0]], [0.5, 1.5, 2.5]);
     assert_eq!(map.view_nd::<f32, ndarray::Ix3>().unwrap()[[0, 1, 2]], -3.0);
@@ -494,20 +494,20 @@ fn every_corpus_file_of_a_fixed_size_dtype_round_trips_through_arrayd() {
                 // tell which a file said, and it is written as C order (as `np.save` does).
                 let both = a.shape().iter().filter(|&&d| d > 1).count() <= 1;
                 if both && fortran {
-                    assert!(!ReadOptions::new().open(&written[..]).unwrap().header().fortran_order, "{file}");
+                    assert!(!npy_core::NpyReader::from_reader(&written[..]).unwrap().header().fortran_order, "{file}");
                     assert_eq!(sha256(data_of(&written)), entry["sha256_data"].as_str().unwrap(), "{file}: data");
                 } else {
                     assert_eq!(sha256(data_of(&written)), entry["sha256_data"].as_str().unwrap(), "{file}: data");
                     // Whole files where NumPy's header is the one `np.save` writes today (not
                     // legacy padding or a forced version).
                     let original = std::fs::read(path).unwrap();
-                    let r = ReadOptions::new().open(&original[..]).unwrap();
+                    let r = npy_core::NpyReader::from_reader(&original[..]).unwrap();
                     if r.header().encode(None).unwrap().1 == original[..r.data_offset()] {
                         assert_eq!(sha256(&written), entry["sha256_file"].as_str().unwrap(), "{file}: rewrite");
                     }
                 }
                 // SAFETY: nothing modifies the corpus while it is mapped.
-                let map = unsafe { NpyMap::open(path) }.unwrap();
+                let map = unsafe { NpyMap::from_path(path) }.unwrap();
                 let view = map.view_nd::<T, IxDyn>().unwrap_or_else(|e| panic!("{file}: {e}"));
                 assert_eq!(view.shape(), a.shape(), "{file}");
                 if !view.is_empty() && size_of::<T>() > 0 {

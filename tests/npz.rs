@@ -69,7 +69,7 @@ fn writer() -> Writer<Cursor<Vec<u8>>> {
 }
 
 fn reader(bytes: Vec<u8>) -> Reader<Cursor<Vec<u8>>> {
-    Reader::new(Cursor::new(bytes)).unwrap_or_else(|e| panic!("archive does not open: {e}"))
+    Reader::from_reader(Cursor::new(bytes)).unwrap_or_else(|e| panic!("archive does not open: {e}"))
 }
 
 fn member<'a>(members: &'a [MemberInfo], name: &str) -> &'a MemberInfo {
@@ -300,8 +300,8 @@ fn corpus_archives_read_as_numpy_lists_and_the_manifest_records_them() {
     let mut checked = 0;
     for (file, names) in CORPUS {
         let entry = manifest_entry(&dir, file);
-        let mut r = Reader::open(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-        r.read_options(big_headers());
+        let mut r = Reader::from_path_with(dir.join(file), ReaderOptions::new().read_options(&big_headers()))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(r.names(), *names, "{file}: names");
         let members = r.members().unwrap();
         let want = entry["members"].as_array().unwrap();
@@ -333,7 +333,7 @@ fn corpus_archives_read_as_numpy_lists_and_the_manifest_records_them() {
             assert_eq!(npy.data_offset() as u64, w["data_offset"].as_u64().unwrap(), "{at}: data_offset");
             drop(npy);
 
-            let arr = r.read_dyn(&m.name).unwrap_or_else(|e| panic!("{at}: {e}"));
+            let arr = r.read::<DynArray>(&m.name).unwrap_or_else(|e| panic!("{at}: {e}"));
             assert_eq!(arr.data().len() as u64, w["data_len"].as_u64().unwrap(), "{at}: data_len");
             assert_eq!(sha256(arr.data()), w["sha256_data"].as_str().unwrap(), "{at}: data sha256");
             let raw = r.read_raw(&m.name).unwrap();
@@ -378,7 +378,7 @@ fn corpus_zip64_local_headers_and_the_empty_archive() {
     let mut r = reader(bytes.clone());
     assert!(r.names().is_empty());
     assert!(r.members().unwrap().is_empty());
-    let msg = npz_error(r.read::<f64>("x"), Some("x"));
+    let msg = npz_error(r.read::<Vec<f64>>("x"), Some("x"));
     assert!(msg.contains("no such array"), "{msg}");
     // An empty archive of ours is NumPy's, byte for byte.
     assert_eq!(writer().finish().unwrap().into_inner(), bytes);
@@ -391,16 +391,19 @@ fn corpus_zip64_local_headers_and_the_empty_archive() {
 fn corpus_archives_read_all_at_once_as_numpy_wrote_them() {
     let Some(dir) = corpus() else { return };
     let mut options = ReaderOptions::new();
-    options.read_options(big_headers());
+    options.read_options(&big_headers());
     let mut checked = 0;
     for (file, names) in CORPUS {
         let want = manifest_entry(&dir, file)["members"].as_array().unwrap().clone();
         let path = dir.join(file);
         let bytes = std::fs::read(&path).unwrap();
-        let r = options.open(Cursor::new(&bytes)).unwrap();
+        let r = npy_core::npz::Reader::from_reader_with(Cursor::new(&bytes), &options).unwrap();
         let reads = [
-            options.open_path(&path).unwrap().read_all_dyn().unwrap(),
-            options.open(Cursor::new(&bytes)).unwrap().read_all_dyn().unwrap(),
+            npy_core::npz::Reader::from_path_with(&path, &options).unwrap().read_all::<DynArray>().unwrap(),
+            npy_core::npz::Reader::from_reader_with(Cursor::new(&bytes), &options)
+                .unwrap()
+                .read_all::<DynArray>()
+                .unwrap(),
             r.read_many_from::<DynArray, _>(r.names(), || Ok(Cursor::new(&bytes))).unwrap(),
         ];
         for arrays in reads {
@@ -416,12 +419,12 @@ fn corpus_archives_read_all_at_once_as_numpy_wrote_them() {
     assert_eq!(checked, 3 * 49);
 
     // Typed, a member at a time as `np.load(f)[k]` gives it.
-    let mut r = Reader::open(dir.join("npz/large_compressible_compressed.npz")).unwrap();
-    let all = r.read_all::<i32>().unwrap();
+    let mut r = Reader::from_path(dir.join("npz/large_compressible_compressed.npz")).unwrap();
+    let all = r.read_all::<Vec<i32>>().unwrap();
     assert_eq!(all.len(), 1);
     assert_eq!(all[0].len(), 1_000_003);
     assert!(all[0].iter().enumerate().all(|(i, &v)| v == (i % 1000) as i32));
-    let mut r = Reader::open(dir.join("npz/positional_12_compressed.npz")).unwrap();
+    let mut r = Reader::from_path(dir.join("npz/positional_12_compressed.npz")).unwrap();
     let Err(e) = r.read_many::<Vec<i64>>(&["arr_2", "arr_0", "arr_3"]) else { panic!("'<u8' read as i64") };
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
     assert_eq!(e.member(), Some("arr_3.npy"), "{e}");
@@ -446,17 +449,17 @@ fn deflated_archives_read_all_at_once_from_their_path() {
     w.add_with("stored", &[7u8; 3], Compression::Stored).unwrap();
     w.finish().unwrap();
 
-    let mut r = Reader::open(&path).unwrap();
+    let mut r = Reader::from_path(&path).unwrap();
     let names: Vec<String> = (0..5).map(|k| format!("run{k}")).collect();
     assert!(r.read_many::<Vec<f64>>(&names).unwrap() == runs);
-    let arrays = r.read_all_dyn().unwrap();
+    let arrays = r.read_all::<DynArray>().unwrap();
     assert_eq!(arrays.len(), 6);
     assert!(arrays[3].to_vec::<f64>().unwrap() == runs[3]);
     assert_eq!(arrays[5].data(), [7, 7, 7]);
     // `stored` ('|u1') widens to f64; no '<f8' member narrows to u8, the first failing.
-    let all = r.read_all::<f64>().unwrap();
+    let all = r.read_all::<Vec<f64>>().unwrap();
     assert!(all[..5] == runs[..] && all[5] == [7.0; 3]);
-    let Err(e) = r.read_all::<u8>() else { panic!("'<f8' read as u8") };
+    let Err(e) = r.read_all::<Vec<u8>>() else { panic!("'<f8' read as u8") };
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
     assert_eq!(e.member(), Some("run0.npy"), "{e}");
 
@@ -466,7 +469,7 @@ fn deflated_archives_read_all_at_once_from_their_path() {
     let mid = (m.data_start.unwrap() + m.compressed_size / 2) as usize;
     bytes[mid..mid + 64].fill(0xff);
     std::fs::write(&path, &bytes).unwrap();
-    let mut r = Reader::open(&path).unwrap();
+    let mut r = Reader::from_path(&path).unwrap();
     let Err(e) = r.read_many::<Vec<f64>>(&names) else { panic!("a corrupt member read") };
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
     assert_eq!(e.member(), Some("run2.npy"), "{e}");
@@ -501,31 +504,31 @@ struct Uni {
 #[test]
 fn corpus_typed_reads_give_numpys_values() {
     let Some(dir) = corpus() else { return };
-    let open = |file: &str| Reader::open(dir.join(file)).unwrap();
+    let open = |file: &str| Reader::from_path(dir.join(file)).unwrap();
 
     let mut r = open("npz/stored_mixed.npz");
-    let m = r.read_array::<f64>("matrix").unwrap();
+    let m = r.read::<Array<f64>>("matrix").unwrap();
     assert_eq!((m.shape(), m.fortran_order()), (&[3, 4][..], false));
     assert!(m.get(&[0, 0]).unwrap().is_nan());
     assert_eq!(m.get(&[0, 3]).unwrap().to_bits(), (-0.0f64).to_bits());
     assert_eq!(m.get(&[1, 0]).unwrap().to_bits(), 1);
     assert_eq!(m.as_slice()[4..8], [f64::from_bits(1), f64::INFINITY, f64::NEG_INFINITY, f64::MAX]);
     assert_eq!(m.as_slice()[8..], [f64::MIN_POSITIVE, 1.0, 0.1, -9.429012543066844e-20]);
-    assert_eq!(r.read_array::<i32>("count").unwrap().as_slice(), [42]);
-    let e = r.read::<i32>("count").unwrap_err();
+    assert_eq!(r.read::<Array<i32>>("count").unwrap().as_slice(), [42]);
+    let e = r.read::<Vec<i32>>("count").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
-    let times = r.read::<DateTime64<Nanos>>("times").unwrap();
+    let times = r.read::<Vec<DateTime64<Nanos>>>("times").unwrap();
     assert_eq!(
         times.iter().map(|t| t.value()).collect::<Vec<_>>(),
         [i64::MIN, 0, -1, -i64::MAX, i64::MAX, 1000503650434391514]
     );
-    let labels = r.read::<Ucs4<10>>("labels").unwrap();
+    let labels = r.read::<Vec<Ucs4<10>>>("labels").unwrap();
     assert_eq!(labels[..3].iter().map(|s| s.to_string()).collect::<Vec<_>>(), ["xxxxxxxxxx", "", "𐍈glA1𐍈"]);
-    let recs = r.read::<Tagged>("records").unwrap();
+    let recs = r.read::<Vec<Tagged>>("records").unwrap();
     assert_eq!(recs.iter().map(|t| t.id).collect::<Vec<_>>()[..4], [i32::MIN, i32::MAX, 0, -1]);
     assert_eq!(recs[0].tag.as_bytes(), b"ghyj");
     assert_eq!(recs[2].pos, [f64::NEG_INFINITY, f64::MAX, f64::MIN_POSITIVE]);
-    let one = r.read_array::<Tagged>("scalar_rec").unwrap();
+    let one = r.read::<Array<Tagged>>("scalar_rec").unwrap();
     assert_eq!(
         (one.shape(), one.as_slice()[0].id, one.as_slice()[0].tag.as_bytes()),
         (&[][..], i32::MIN, &b"<]_\""[..])
@@ -534,91 +537,93 @@ fn corpus_typed_reads_give_numpys_values() {
     npz_error(r.read_columns::<Meta>(), Some("n_shots"));
 
     let mut r = open("npz/compressed_mixed.npz");
-    let m = r.read_array::<f32>("matrix").unwrap(); // '>f4', Fortran order
+    let m = r.read::<Array<f32>>("matrix").unwrap(); // '>f4', Fortran order
     assert_eq!((m.shape(), m.fortran_order()), (&[4, 3][..], true));
     assert_eq!(m.get(&[1, 1]).unwrap().to_bits(), 1);
     assert_eq!(m.get(&[2, 1]), Some(&f32::MAX));
     assert_eq!(m.get(&[3, 1]), Some(&0.1f32));
     assert_eq!(m.get(&[3, 2]), Some(&5820235273732096.0f32));
     assert_eq!(m.as_slice()[1..4], [-0.0, f32::NEG_INFINITY, 1.0]); // column 0, rows 1..4 in storage order
-    let z = r.read_array::<Complex<f64>>("zero_d").unwrap();
+    let z = r.read::<Array<Complex<f64>>>("zero_d").unwrap();
     assert!(z.shape().is_empty() && z.as_slice()[0].re.is_nan() && z.as_slice()[0].im.is_nan());
-    assert_eq!(r.read::<bool>("flags").unwrap(), [false, true, false, false, true, false, false, true, true]);
-    let empty = r.read_array::<i64>("empty").unwrap();
+    assert_eq!(r.read::<Vec<bool>>("flags").unwrap(), [false, true, false, false, true, false, false, true, true]);
+    let empty = r.read::<Array<i64>>("empty").unwrap();
     assert_eq!((empty.shape(), empty.as_slice().len()), (&[0, 4][..], 0));
-    assert_eq!(r.read::<Tagged>("records").unwrap().len(), 7);
+    assert_eq!(r.read::<Vec<Tagged>>("records").unwrap().len(), 7);
 
     let mut r = open("npz/positional_stored.npz");
-    assert_eq!(r.read::<i16>("arr_0").unwrap(), [-32768, 32767, 0, -1, 90]);
-    assert_eq!(r.read::<i64>("arr_0").unwrap(), [-32768, 32767, 0, -1, 90]); // widened
-    let s = r.read::<Bytes<3>>("arr_2").unwrap();
+    assert_eq!(r.read::<Vec<i16>>("arr_0").unwrap(), [-32768, 32767, 0, -1, 90]);
+    assert_eq!(r.read::<Vec<i64>>("arr_0").unwrap(), [-32768, 32767, 0, -1, 90]); // widened
+    let s = r.read::<Vec<Bytes<3>>>("arr_2").unwrap();
     assert_eq!(s.iter().map(|b| *b.raw()).collect::<Vec<_>>(), [[0x3b, 0, 0x2e], [0x99, b'm', 0], [0xb2, 0, b'y']]);
-    let e = r.read::<i8>("arr_0").unwrap_err();
+    let e = r.read::<Vec<i8>>("arr_0").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
 
     let mut r = open("npz/single_0d_stored.npz");
-    assert_eq!(r.read_array::<f64>("answer").unwrap().as_slice(), [3.25]);
+    assert_eq!(r.read::<Array<f64>>("answer").unwrap().as_slice(), [3.25]);
 
     let mut r = open("npz/member_names_stored.npz");
-    assert_eq!(r.read::<u16>("ünïcode").unwrap(), [0, 65535]);
-    assert_eq!(r.read::<u8>("dir/sub").unwrap(), [0, 255, 0, 1]);
-    assert_eq!(r.read::<i32>("a.b.c").unwrap(), [i32::MIN, i32::MAX]);
+    assert_eq!(r.read::<Vec<u16>>("ünïcode").unwrap(), [0, 65535]);
+    assert_eq!(r.read::<Vec<u8>>("dir/sub").unwrap(), [0, 255, 0, 1]);
+    assert_eq!(r.read::<Vec<i32>>("a.b.c").unwrap(), [i32::MIN, i32::MAX]);
     // As `np.load(f)["a.b.c.npy"]`: the member's own name works too.
-    assert_eq!(r.read::<i32>("a.b.c.npy").unwrap(), [i32::MIN, i32::MAX]);
+    assert_eq!(r.read::<Vec<i32>>("a.b.c.npy").unwrap(), [i32::MIN, i32::MAX]);
     // Key "x.npy" is member "x.npy.npy".
-    assert_eq!(r.read_array::<i64>("x.npy").unwrap().as_slice(), [i64::MIN]);
-    assert_eq!(r.read_array::<i64>("x.npy.npy").unwrap().as_slice(), [i64::MIN]);
-    assert!(r.read::<f64>("temp.温度").unwrap().iter().all(|v| v.is_nan()));
+    assert_eq!(r.read::<Array<i64>>("x.npy").unwrap().as_slice(), [i64::MIN]);
+    assert_eq!(r.read::<Array<i64>>("x.npy.npy").unwrap().as_slice(), [i64::MIN]);
+    assert!(r.read::<Vec<f64>>("temp.温度").unwrap().iter().all(|v| v.is_nan()));
 
     let mut r = open("npz/member_names_compressed.npz");
-    assert_eq!(r.read::<u32>("v.1.2").unwrap(), [0, u32::MAX, 0]);
-    let g = r.read_array::<f16>("Größe").unwrap();
+    assert_eq!(r.read::<Vec<u32>>("v.1.2").unwrap(), [0, u32::MAX, 0]);
+    let g = r.read::<Array<f16>>("Größe").unwrap();
     assert_eq!((g.shape(), g.as_slice()[3].to_bits()), (&[2, 2][..], 0x8000));
-    assert_eq!(r.read::<f32>("地震.波形").unwrap()[3..], [-0.0, f32::from_bits(1)]);
+    assert_eq!(r.read::<Vec<f32>>("地震.波形").unwrap()[3..], [-0.0, f32::from_bits(1)]);
 
     let mut r = open("npz/mixed_positional_keyword.npz");
-    let names = r.read::<Ucs4<4>>("name").unwrap();
+    let names = r.read::<Vec<Ucs4<4>>>("name").unwrap();
     assert_eq!(names.iter().map(|s| s.to_string()).collect::<Vec<_>>(), ["xxxx", "_"]);
-    assert_eq!(r.read::<i32>("arr_0").unwrap(), [i32::MIN, i32::MAX]);
+    assert_eq!(r.read::<Vec<i32>>("arr_0").unwrap(), [i32::MIN, i32::MAX]);
 
     let mut r = open("npz/positional_12_compressed.npz");
-    assert_eq!(r.read::<i8>("arr_0").unwrap(), [-128]);
-    assert_eq!(r.read::<i32>("arr_2").unwrap(), [i32::MIN, i32::MAX, 0]);
-    assert_eq!(r.read::<u64>("arr_3").unwrap(), [0, u64::MAX, 0, 1]);
-    let days = r.read::<DateTime64<Days>>("arr_10").unwrap();
+    assert_eq!(r.read::<Vec<i8>>("arr_0").unwrap(), [-128]);
+    assert_eq!(r.read::<Vec<i32>>("arr_2").unwrap(), [i32::MIN, i32::MAX, 0]);
+    assert_eq!(r.read::<Vec<u64>>("arr_3").unwrap(), [0, u64::MAX, 0, 1]);
+    let days = r.read::<Vec<DateTime64<Days>>>("arr_10").unwrap();
     assert_eq!(days[..5].iter().map(|d| d.value()).collect::<Vec<_>>(), [i64::MIN, 0, -1, -i64::MAX, i64::MAX]);
-    let c = r.read::<Complex<f32>>("arr_7").unwrap();
+    let c = r.read::<Vec<Complex<f32>>>("arr_7").unwrap();
     assert_eq!(c[7], Complex::new(f32::MAX, f32::from_bits(1)));
 
     let mut r = open("npz/large_compressible_compressed.npz");
-    let ramp = r.read::<i32>("ramp").unwrap();
+    let ramp = r.read::<Vec<i32>>("ramp").unwrap();
     assert_eq!(ramp.len(), 1_000_003);
     assert!(ramp.iter().enumerate().all(|(i, &v)| v == (i % 1000) as i32));
     // Streamed in chunks from the deflated member.
     let mut seen = 0;
-    for chunk in r.npy("ramp").unwrap().records::<i64>(300_000).unwrap() {
+    for chunk in r.npy("ramp").unwrap().chunks::<i64>(300_000).unwrap() {
         let chunk = chunk.unwrap();
         assert!(chunk.iter().enumerate().all(|(k, &v)| v == ((seen + k) % 1000) as i64));
         seen += chunk.len();
     }
     assert_eq!(seen, 1_000_003);
 
-    let mut r = open("npz/v2_member_stored.npz");
-    r.read_options(ReadOptions::new().max_header_size(10_000).clone());
-    let e = r.read_dyn("wide").unwrap_err();
+    let with = |o: &ReadOptions| {
+        Reader::from_path_with(dir.join("npz/v2_member_stored.npz"), ReaderOptions::new().read_options(o)).unwrap()
+    };
+    let mut r = with(ReadOptions::new().max_header_size(10_000));
+    let e = r.read::<DynArray>("wide").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::HeaderTooLarge { len: 93684, limit: 10000 }), "{e}");
-    assert_eq!(r.read::<i16>("small").unwrap(), [-32768, 32767]);
-    r.read_options(big_headers());
-    let wide = r.read_dyn("wide").unwrap();
+    assert_eq!(r.read::<Vec<i16>>("small").unwrap(), [-32768, 32767]);
+    let mut r = with(&big_headers());
+    let wide = r.read::<DynArray>("wide").unwrap();
     assert_eq!((wide.shape(), wide.dtype().as_record().unwrap().fields().len()), (&[2][..], 2400));
 
     let mut r = open("npz/v3_member_compressed.npz");
-    let uni = r.read::<Uni>("uni").unwrap();
+    let uni = r.read::<Vec<Uni>>("uni").unwrap();
     assert_eq!(uni.iter().map(|u| u.alpha).collect::<Vec<_>>(), [-32768, 32767, 0]);
     assert!(uni.iter().all(|u| u.temperature.is_nan()));
 
     let mut r = open("record/survey_compressed.npz");
-    let traces = r.read::<Trace>("traces").unwrap();
+    let traces = r.read::<Vec<Trace>>("traces").unwrap();
     assert_eq!(traces.iter().map(|t| t.trace_id).collect::<Vec<_>>(), (1000..1024).collect::<Vec<_>>());
     assert_eq!(traces[..3].iter().map(|t| t.receiver.x).collect::<Vec<_>>(), [500000.0, 500012.5, 500025.0]);
     assert_eq!(
@@ -629,19 +634,19 @@ fn corpus_typed_reads_give_numpys_values() {
         traces[0].samples[..3].iter().map(|&s| s as f64).collect::<Vec<_>>(),
         [-0.10180056840181351, -0.07737518846988678, -0.004294788930565119]
     );
-    let xyz = r.read_array::<f64>("shot_xyz").unwrap();
+    let xyz = r.read::<Array<f64>>("shot_xyz").unwrap();
     assert_eq!(
         (xyz.shape(), xyz.get(&[3, 1]), xyz.get(&[3, 2])),
         (&[4, 3][..], Some(&0.1), Some(&1.946388614825586e+141))
     );
-    let meta = r.read_array::<Meta>("meta").unwrap();
+    let meta = r.read::<Array<Meta>>("meta").unwrap();
     assert!(meta.shape().is_empty());
     assert_eq!(meta.as_slice()[0], Meta { n_shots: 3, line: Bytes::new(b"LINE-001").unwrap(), dt: 0.004 });
-    assert_eq!(r.read_array::<Ucs4<16>>("line.name").unwrap().as_slice()[0].to_string(), "Línea Norte 温");
+    assert_eq!(r.read::<Array<Ucs4<16>>>("line.name").unwrap().as_slice()[0].to_string(), "Línea Norte 温");
 
     // Aligned big-endian traces read into the native packed struct by field name.
     let mut r = open("record/survey_stored_aligned.npz");
-    let traces = r.read::<Trace>("traces").unwrap();
+    let traces = r.read::<Vec<Trace>>("traces").unwrap();
     assert_eq!(traces.iter().map(|t| t.trace_id).collect::<Vec<_>>(), (1000..1010).collect::<Vec<_>>());
     assert_eq!(
         traces[..3].iter().map(|t| t.t0).collect::<Vec<_>>(),
@@ -651,7 +656,7 @@ fn corpus_typed_reads_give_numpys_values() {
         traces[0].samples[..3].iter().map(|&s| s as f64).collect::<Vec<_>>(),
         [-0.031855978071689606, -0.05084352195262909, -0.01408184040337801]
     );
-    assert_eq!(r.read::<i32>("ids").unwrap(), (0..10).collect::<Vec<_>>());
+    assert_eq!(r.read::<Vec<i32>>("ids").unwrap(), (0..10).collect::<Vec<_>>());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -688,7 +693,7 @@ impl<T: NpyRecord + Json> Member for Typed<T> {
     }
 
     fn check(&self, r: &mut Reader<Cursor<Vec<u8>>>) {
-        let back = r.read::<T>(self.name).unwrap_or_else(|e| panic!("{}: {e}", self.name));
+        let back = r.read::<Vec<T>>(self.name).unwrap_or_else(|e| panic!("{}: {e}", self.name));
         assert_eq!(vals(&back), vals(&self.data), "{}", self.name);
         let npy = r.npy(self.name).unwrap();
         assert_eq!(npy.header().dtype.descr(), format!("'{}'", self.dtype), "{}", self.name);
@@ -797,7 +802,7 @@ fn every_dtype_round_trips_stored_deflated_and_mixed() {
         let info = r.members().unwrap().remove(0);
         assert_eq!(info.size, 128 + 800_000);
         sizes.push(info.compressed_size);
-        assert_eq!(r.read::<i64>("ramp").unwrap(), ramp);
+        assert_eq!(r.read::<Vec<i64>>("ramp").unwrap(), ramp);
     }
     // Levels above 9 are 9.
     assert_eq!(sizes[0], 800_128);
@@ -818,7 +823,7 @@ fn deflate_level_0_writes_an_archive() {
         let bytes = written.unwrap_or_else(|e| panic!("level 0 ({threads} threads): {e}"));
         let mut r = reader(bytes);
         assert_eq!(r.members().unwrap()[0].compression, Some(Compression::deflated()));
-        assert_eq!(r.read::<i64>("x").unwrap(), data);
+        assert_eq!(r.read::<Vec<i64>>("x").unwrap(), data);
     }
 }
 
@@ -867,32 +872,32 @@ fn n_d_and_fortran_arrays_keep_shape_and_order() {
 
     let deflated = Compression::deflated();
     let mut w = writer();
-    w.add_array("cube", &cube).unwrap();
-    w.add_array_with("fortran_2d", &f2, deflated).unwrap();
-    w.add_array("fortran_3d", &f3).unwrap();
-    w.add_array("zero_d", &zero_d).unwrap();
-    w.add_array_with("empty", &empty, deflated).unwrap();
-    w.add_array("complex_f", &cf).unwrap();
-    w.add_array_with("points_f", &pts, deflated).unwrap();
+    w.add("cube", &cube).unwrap();
+    w.add_with("fortran_2d", &f2, deflated).unwrap();
+    w.add("fortran_3d", &f3).unwrap();
+    w.add("zero_d", &zero_d).unwrap();
+    w.add_with("empty", &empty, deflated).unwrap();
+    w.add("complex_f", &cf).unwrap();
+    w.add_with("points_f", &pts, deflated).unwrap();
     let bytes = w.finish().unwrap().into_inner();
 
     let mut r = reader(bytes.clone());
     assert_eq!(r.names(), ["cube", "fortran_2d", "fortran_3d", "zero_d", "empty", "complex_f", "points_f"]);
-    assert_eq!(r.read_array::<i32>("cube").unwrap(), cube);
-    assert_eq!(r.read_array::<f64>("fortran_2d").unwrap(), f2);
-    let back = r.read_array::<u16>("fortran_3d").unwrap();
+    assert_eq!(r.read::<Array<i32>>("cube").unwrap(), cube);
+    assert_eq!(r.read::<Array<f64>>("fortran_2d").unwrap(), f2);
+    let back = r.read::<Array<u16>>("fortran_3d").unwrap();
     assert_eq!((back.shape(), back.fortran_order(), back.get(&[1, 2, 3])), (&[2, 3, 4][..], true, Some(&23000)));
     assert_eq!(back, f3);
-    assert_eq!(r.read_array::<f64>("zero_d").unwrap(), zero_d);
-    assert_eq!(r.read_array::<i64>("empty").unwrap(), empty);
-    assert_eq!(r.read_array::<Complex<f32>>("complex_f").unwrap(), cf);
-    let p = r.read_array::<Pt>("points_f").unwrap();
+    assert_eq!(r.read::<Array<f64>>("zero_d").unwrap(), zero_d);
+    assert_eq!(r.read::<Array<i64>>("empty").unwrap(), empty);
+    assert_eq!(r.read::<Array<Complex<f32>>>("complex_f").unwrap(), cf);
+    let p = r.read::<Array<Pt>>("points_f").unwrap();
     assert_eq!((p.get(&[0, 1]), p.fortran_order()), (Some(&Pt { x: 5.0, y: 6.0 }), true));
     assert_eq!(p, pts);
     // 1-D reads refuse N-d members; DynArray keeps everything.
-    let e = r.read::<i32>("cube").unwrap_err();
+    let e = r.read::<Vec<i32>>("cube").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
-    let d = r.read_dyn("fortran_3d").unwrap();
+    let d = r.read::<DynArray>("fortran_3d").unwrap();
     assert_eq!((d.dtype().descr().as_str(), d.shape(), d.fortran_order()), ("'<u2'", &[2, 3, 4][..], true));
     assert_eq!(d.get::<u16>(&[1, 2, 3]).unwrap(), 23000);
 
@@ -929,9 +934,9 @@ fn members_written_in_another_byte_order() {
     let mut w = writer();
     w.byte_order(npy_core::dtype::ByteOrder::Big);
     w.add("depth", &depth).unwrap();
-    w.add_array_with("fortran_2d", &f2, deflated).unwrap();
+    w.add_with("fortran_2d", &f2, deflated).unwrap();
     w.add("points", &pts).unwrap();
-    w.add_dyn("native", &native).unwrap();
+    w.add("native", &native).unwrap();
     let mut m = w.start_array::<i16>("streamed", vec![4], Compression::Stored).unwrap();
     m.write(&[1, -1]).unwrap();
     m.write(&[256, -256]).unwrap();
@@ -942,15 +947,15 @@ fn members_written_in_another_byte_order() {
     let mut r = reader(bytes.clone());
     let descrs: Vec<String> = ["depth", "fortran_2d", "points", "native", "streamed"]
         .iter()
-        .map(|n| r.read_dyn(n).unwrap().dtype().descr())
+        .map(|n| r.read::<DynArray>(n).unwrap().dtype().descr())
         .collect();
     assert_eq!(descrs, ["'>f8'", "'>i4'", "[('x', '>f4'), ('y', '>f4')]", "'>u2'", "'>i2'"]);
-    assert_eq!(r.read::<f64>("depth").unwrap(), depth);
-    assert_eq!(r.read_dyn("depth").unwrap().data()[8..16], (-0.5f64).to_be_bytes());
-    assert_eq!(r.read_array::<i32>("fortran_2d").unwrap(), f2);
-    assert_eq!(r.read::<Pt>("points").unwrap(), pts);
-    assert_eq!(r.read::<u16>("native").unwrap(), [7, 8, 9]);
-    assert_eq!(r.read::<i16>("streamed").unwrap(), [1, -1, 256, -256]);
+    assert_eq!(r.read::<Vec<f64>>("depth").unwrap(), depth);
+    assert_eq!(r.read::<DynArray>("depth").unwrap().data()[8..16], (-0.5f64).to_be_bytes());
+    assert_eq!(r.read::<Array<i32>>("fortran_2d").unwrap(), f2);
+    assert_eq!(r.read::<Vec<Pt>>("points").unwrap(), pts);
+    assert_eq!(r.read::<Vec<u16>>("native").unwrap(), [7, 8, 9]);
+    assert_eq!(r.read::<Vec<i16>>("streamed").unwrap(), [1, -1, 256, -256]);
 
     let mut e = Expect::default();
     let st = Compression::Stored;
@@ -995,22 +1000,24 @@ fn dynamic_arrays_from_fixtures_are_the_fixture_files() {
     let mut arrays = Vec::new();
     for (i, file) in fixtures.iter().enumerate() {
         let path = data_dir().join(file);
-        let arr = big_headers().open_path(&path).and_then(|r| r.read_dyn()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let arr = npy_core::NpyReader::from_path_with(&path, &big_headers())
+            .and_then(|r| r.read::<DynArray>())
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
         let name = file.trim_end_matches(".npy").replace('/', "_");
         let c = if i % 2 == 0 { Compression::Stored } else { Compression::deflated() };
         if c == Compression::Stored {
-            w.add_dyn(&name, &arr).unwrap();
+            w.add(&name, &arr).unwrap();
         } else {
-            w.add_dyn_with(&name, &arr, c).unwrap();
+            w.add_with(&name, &arr, c).unwrap();
         }
         e.npy_file(&name, c, &path);
         arrays.push((name, path, arr));
     }
     let bytes = w.finish().unwrap().into_inner();
-    let mut r = reader(bytes.clone());
-    r.read_options(big_headers());
+    let mut r = Reader::from_reader_with(Cursor::new(bytes.clone()), ReaderOptions::new().read_options(&big_headers()))
+        .unwrap();
     for (name, path, arr) in &arrays {
-        let back = r.read_dyn(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let back = r.read::<DynArray>(name).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(&back, arr, "{name}");
         assert_eq!(back.version(), arr.version(), "{name}");
         assert!(r.read_raw(name).unwrap() == std::fs::read(path).unwrap(), "{name}: member differs from the file");
@@ -1019,10 +1026,15 @@ fn dynamic_arrays_from_fixtures_are_the_fixture_files() {
     assert_eq!(v3.version().number(), (3, 0));
     drop(v3);
     // The header limit applies to members as to files.
-    let mut strict = reader(bytes.clone());
-    strict.read_options(ReadOptions::new().max_header_size(10_000).clone());
-    let err =
-        strict.read_dyn("header_fields_3000_v2").err().unwrap_or_else(|| panic!("read under a 10,000-byte limit"));
+    let mut strict = Reader::from_reader_with(
+        Cursor::new(bytes.clone()),
+        ReaderOptions::new().read_options(ReadOptions::new().max_header_size(10_000)),
+    )
+    .unwrap();
+    let err = strict
+        .read::<DynArray>("header_fields_3000_v2")
+        .err()
+        .unwrap_or_else(|| panic!("read under a 10,000-byte limit"));
     assert!(matches!(err.kind(), ErrorKind::HeaderTooLarge { .. }), "{err}");
     e.publish("dyn_fixtures", Some(&bytes));
 }
@@ -1045,9 +1057,9 @@ fn member_names_with_dots_slashes_and_unicode() {
     let members: Vec<String> = r.members().unwrap().into_iter().map(|m| m.member).collect();
     assert_eq!(members, names.map(|n| format!("{n}.npy")));
     for (i, name) in names.iter().enumerate() {
-        assert_eq!(r.read::<i32>(name).unwrap(), (0..=i as i32).collect::<Vec<_>>(), "{name}");
+        assert_eq!(r.read::<Vec<i32>>(name).unwrap(), (0..=i as i32).collect::<Vec<_>>(), "{name}");
     }
-    assert_eq!(r.read::<i32>("x.npy.npy").unwrap(), [0, 1, 2, 3, 4, 5]);
+    assert_eq!(r.read::<Vec<i32>>("x.npy.npy").unwrap(), [0, 1, 2, 3, 4, 5]);
     e.publish("member_names", Some(&bytes));
 }
 
@@ -1057,7 +1069,7 @@ fn duplicate_and_empty_names_are_refused_and_the_archive_stays_good() {
     w.add("a", &[1.0f64, 2.0]).unwrap();
     npz_error(w.add("a", &[3.0f64]), Some("a.npy"));
     npz_error(w.add_with("a", &[3u8], Compression::deflated()), Some("a.npy"));
-    npz_error(w.add_array("a", &Array::from_shape_vec(vec![1], vec![1i8]).unwrap()), Some("a.npy"));
+    npz_error(w.add("a", &Array::from_shape_vec(vec![1], vec![1i8]).unwrap()), Some("a.npy"));
     npz_error(w.add_raw("a.npy", b"raw", Compression::Stored), Some("a.npy"));
     npz_error(w.start_array::<f32>("a", vec![2], Compression::Stored), Some("a.npy"));
     let msg = npz_error(w.add("", &[1u8]), None);
@@ -1067,7 +1079,7 @@ fn duplicate_and_empty_names_are_refused_and_the_archive_stays_good() {
     let bytes = w.finish().unwrap().into_inner();
     let mut r = reader(bytes.clone());
     assert_eq!(r.names(), ["a", "x", "y", "b"]);
-    assert_eq!(r.read::<f64>("a").unwrap(), [1.0, 2.0]);
+    assert_eq!(r.read::<Vec<f64>>("a").unwrap(), [1.0, 2.0]);
     let mut e = Expect::default();
     let st = Compression::Stored;
     e.array("a", "<f8", &[2], false, st, json!([1.0, 2.0]));
@@ -1086,7 +1098,7 @@ fn a_raw_member_and_an_array_of_the_same_name_are_refused() {
     w.add_raw("a", b"notes", Compression::Stored).unwrap();
     let added = w.add("a", &[1u8]);
     let bytes = w.finish().unwrap().into_inner();
-    let readable = Reader::new(Cursor::new(bytes)).map(|r| r.names().to_vec());
+    let readable = Reader::from_reader(Cursor::new(bytes)).map(|r| r.names().to_vec());
     assert!(
         matches!(added.as_ref().map_err(|e| e.kind()), Err(ErrorKind::Npz { .. })),
         "add(\"a\") after add_raw(\"a\") gave {added:?}; the archive then reads as {readable:?}"
@@ -1099,20 +1111,20 @@ fn unknown_members_are_errors_naming_them() {
     let mut w = writer();
     w.add("present", &[1u8]).unwrap();
     let mut r = reader(w.finish().unwrap().into_inner());
-    let msg = npz_error(r.read::<u8>("absent"), Some("absent"));
+    let msg = npz_error(r.read::<Vec<u8>>("absent"), Some("absent"));
     assert!(msg.contains("absent") && msg.contains("present"), "{msg}");
-    npz_error(r.read_array::<u8>("absent"), Some("absent"));
-    npz_error(r.read_dyn("absent"), Some("absent"));
+    npz_error(r.read::<Array<u8>>("absent"), Some("absent"));
+    npz_error(r.read::<DynArray>("absent"), Some("absent"));
     npz_error(r.read_raw("absent"), Some("absent"));
     npz_error(r.is_npy("absent"), Some("absent"));
     npz_error(r.npy("absent"), Some("absent"));
-    npz_error(r.read::<u8>("present.np"), Some("present.np"));
-    assert_eq!(r.read::<u8>("present").unwrap(), [1]);
+    npz_error(r.read::<Vec<u8>>("present.np"), Some("present.np"));
+    assert_eq!(r.read::<Vec<u8>>("present").unwrap(), [1]);
 
     // Not an archive at all.
-    let e = Reader::new(Cursor::new(b"\x93NUMPY not a zip".to_vec())).unwrap_err();
+    let e = Reader::from_reader(Cursor::new(b"\x93NUMPY not a zip".to_vec())).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { member: None, .. }), "{e}");
-    let e = Reader::open(data_dir().join("no/such.npz")).unwrap_err();
+    let e = Reader::from_path(data_dir().join("no/such.npz")).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Io(_)), "{e}");
 }
 
@@ -1136,12 +1148,12 @@ fn a_corrupted_stored_member_fails_its_crc_as_an_npz_error() {
     bytes[data + 4000] ^= 0x10;
     let mut r = reader(bytes);
     npz_error(r.read_raw("x"), Some("x.npy"));
-    npz_error(r.read::<f64>("x"), Some("x.npy"));
-    npz_error(r.read_array::<f64>("x"), Some("x.npy"));
-    npz_error(r.read_dyn("x"), Some("x.npy"));
+    npz_error(r.read::<Vec<f64>>("x"), Some("x.npy"));
+    npz_error(r.read::<Array<f64>>("x"), Some("x.npy"));
+    npz_error(r.read::<DynArray>("x"), Some("x.npy"));
     // The other members are fine.
-    assert_eq!(r.read::<u8>("before").unwrap(), [1, 2, 3]);
-    assert_eq!(r.read::<u8>("after").unwrap(), [4, 5]);
+    assert_eq!(r.read::<Vec<u8>>("before").unwrap(), [1, 2, 3]);
+    assert_eq!(r.read::<Vec<u8>>("after").unwrap(), [4, 5]);
 }
 
 /// Errors of an archive opened by path name the path and the member; a bad CRC keeps the
@@ -1154,8 +1166,8 @@ fn member_errors_name_the_archive_and_the_member() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.npz");
     std::fs::write(&path, &bytes).unwrap();
-    let mut r = npy_core::npz::Reader::open(&path).unwrap();
-    let e = r.read::<f64>("x").unwrap_err();
+    let mut r = npy_core::npz::Reader::from_path(&path).unwrap();
+    let e = r.read::<Vec<f64>>("x").unwrap_err();
     assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("x.npy")), "{e}");
     assert_eq!(
         e.to_string(),
@@ -1163,14 +1175,14 @@ fn member_errors_name_the_archive_and_the_member() {
     );
     assert!(e.source().is_some(), "{e:?}");
     // A member whose header is refused names it too, with the kind of what went wrong.
-    let e = r.read::<u8>("nothere").unwrap_err();
+    let e = r.read::<Vec<u8>>("nothere").unwrap_err();
     assert_eq!(e.path(), Some(path.as_path()), "{e}");
-    let e = r.read::<i8>("x").unwrap_err();
+    let e = r.read::<Vec<i8>>("x").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e:?}");
     assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("x.npy")), "{e}");
     assert!(e.to_string().starts_with(&format!("reading '{}', member 'x.npy': cannot read", path.display())), "{e}");
     // So do errors of a member read as a stream.
-    let e = r.npy("x").unwrap().read_vec::<i8>().unwrap_err();
+    let e = r.npy("x").unwrap().read::<Vec<i8>>().unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e:?}");
     assert_eq!((e.path(), e.member()), (Some(path.as_path()), Some("x.npy")), "{e}");
 }
@@ -1181,11 +1193,11 @@ fn a_corrupted_member_streamed_to_its_end_fails_its_crc() {
     let (mut bytes, data) = stored_f64_archive();
     bytes[data + 4000] ^= 0x10;
     let mut r = reader(bytes);
-    let chunks: Vec<npy_core::Result<Vec<f64>>> = r.npy("x").unwrap().records::<f64>(300).unwrap().collect();
+    let chunks: Vec<npy_core::Result<Vec<f64>>> = r.npy("x").unwrap().chunks::<f64>(300).unwrap().collect();
     let failed = chunks.into_iter().find_map(|c| c.err());
     let e = failed.expect("streaming a corrupted member read every chunk without an error");
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e:?}");
-    let e = r.npy("x").unwrap().read_vec::<f64>().expect_err("read_vec of a corrupted member succeeded");
+    let e = r.npy("x").unwrap().read::<Vec<f64>>().expect_err("read_vec of a corrupted member succeeded");
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e:?}");
 }
 
@@ -1201,7 +1213,7 @@ fn a_corrupted_deflated_member_is_an_npz_error() {
     bytes[mid] ^= 0xff;
     let mut r = reader(bytes);
     npz_error(r.read_raw("x"), Some("x.npy"));
-    npz_error(r.read::<u32>("x"), Some("x.npy"));
+    npz_error(r.read::<Vec<u32>>("x"), Some("x.npy"));
 }
 
 /// Members of several MiB, whole or streamed in pieces, have their CRC-32 computed beside
@@ -1220,15 +1232,15 @@ fn large_stored_members_have_the_right_crc() {
     m.write(&big).unwrap();
     m.finish().unwrap();
     let mut r = reader(w.finish().unwrap().into_inner());
-    let streamed = r.read::<f64>("streamed").unwrap();
+    let streamed = r.read::<Vec<f64>>("streamed").unwrap();
     assert_eq!((&streamed[..big.len()], &streamed[big.len()..big.len() + 3]), (&big[..], &[1.0, 2.0, 3.0][..]));
     assert_eq!(&streamed[big.len() + 3..], big);
-    assert_eq!(r.read::<f64>("big").unwrap(), big);
-    assert_eq!(r.read::<u16>("small").unwrap(), [1, 2, 3]);
+    assert_eq!(r.read::<Vec<f64>>("big").unwrap(), big);
+    assert_eq!(r.read::<Vec<u16>>("small").unwrap(), [1, 2, 3]);
     let mut npy = Vec::new();
     big.write_npy_to(&mut npy).unwrap();
     assert_eq!(r.read_raw("big").unwrap(), npy);
-    let ints = r.read::<i32>("big_i32").unwrap();
+    let ints = r.read::<Vec<i32>>("big_i32").unwrap();
     assert_eq!((ints.len(), ints[1], ints[1_299_999]), (1_300_000, 841_470_984, (1_299_999f64.sin() * 1e9) as i32));
 }
 
@@ -1274,9 +1286,9 @@ fn a_failed_stored_member_is_dropped_and_the_archive_goes_on() {
     let bytes = w.finish().unwrap().inner.into_inner();
     let mut r = reader(bytes);
     assert_eq!(r.names(), ["first", "x", "last"]);
-    assert_eq!(r.read::<u8>("first").unwrap(), [7; 10]);
-    assert_eq!(r.read::<f64>("x").unwrap(), data[..1000]);
-    assert_eq!(r.read::<f64>("last").unwrap(), data);
+    assert_eq!(r.read::<Vec<u8>>("first").unwrap(), [7; 10]);
+    assert_eq!(r.read::<Vec<f64>>("x").unwrap(), data[..1000]);
+    assert_eq!(r.read::<Vec<f64>>("last").unwrap(), data);
 }
 
 #[test]
@@ -1286,7 +1298,10 @@ fn stored_members_data_is_aligned_to_64_bytes() {
         a_rather_long_field_name_to_grow_the_header: f64,
         another_quite_long_field_name_for_the_header: [u8; 3],
     }
-    let fields3000 = big_headers().open_path(data_dir().join("header/fields_3000_v2.npy")).unwrap().read_dyn().unwrap();
+    let fields3000 = npy_core::NpyReader::from_path_with(data_dir().join("header/fields_3000_v2.npy"), &big_headers())
+        .unwrap()
+        .read::<DynArray>()
+        .unwrap();
     let path = check_dir().join("aligned.npz");
     let mut w = Writer::create(&path).unwrap();
     let mut e = Expect::default();
@@ -1315,7 +1330,7 @@ fn stored_members_data_is_aligned_to_64_bytes() {
             ("another_quite_long_field_name_for_the_header", json!([1, 2, 3])),
         ],
     );
-    w.add_dyn("v2", &fields3000).unwrap();
+    w.add("v2", &fields3000).unwrap();
     e.npy_file("v2", st, &data_dir().join("header/fields_3000_v2.npy"));
     let mut mw = w.start_array::<i16>("streamed", vec![5], st).unwrap();
     mw.write(&[1, 2, 3, 4, 5]).unwrap();
@@ -1326,8 +1341,7 @@ fn stored_members_data_is_aligned_to_64_bytes() {
     e.array("col.y", "<f4", &[1], false, st, json!([1.5]));
     w.finish().unwrap();
 
-    let mut r = Reader::open(&path).unwrap();
-    r.read_options(big_headers());
+    let mut r = Reader::from_path_with(&path, ReaderOptions::new().read_options(&big_headers())).unwrap();
     let mut stored = 0;
     for m in r.members().unwrap() {
         if m.compression != Some(Compression::Stored) || !r.is_npy(&m.name).unwrap() {
@@ -1363,12 +1377,12 @@ fn raw_members_are_bytes_as_numpy_gives_them() {
     assert_eq!(r.read_raw("meta.json").unwrap(), json_text);
     assert_eq!(r.read_raw("tiny").unwrap(), b"ab");
     assert_eq!(r.read_raw("empty.bin").unwrap(), b"");
-    let e = r.read::<u8>("meta.json").unwrap_err();
+    let e = r.read::<Vec<u8>>("meta.json").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");
-    let e = r.read_dyn("tiny").unwrap_err();
+    let e = r.read::<DynArray>("tiny").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");
     assert!(r.is_npy("raw_array").unwrap());
-    assert_eq!(r.read::<f32>("raw_array").unwrap(), [0.25, 0.5]);
+    assert_eq!(r.read::<Vec<f32>>("raw_array").unwrap(), [0.25, 0.5]);
     assert_eq!(r.read_raw("raw_array.npy").unwrap(), npy);
 
     let mut e = Expect::default();
@@ -1468,17 +1482,17 @@ fn columns_round_trip_records_with_nesting_subarrays_and_skipped_fields() {
         assert_eq!(back, without_notes(data.clone()), "{name}");
         assert!(back.iter().all(|s| s.note.is_empty()));
         // Each column is an ordinary array.
-        let gain = r.read_array::<f32>("gain").unwrap();
+        let gain = r.read::<Array<f32>>("gain").unwrap();
         assert_eq!((gain.shape(), gain.get(&[2, 1])), (&[7, 4][..], Some(&2.5)));
-        let px = r.read_array::<f32>("pts.x").unwrap();
+        let px = r.read::<Array<f32>>("pts.x").unwrap();
         assert_eq!((px.shape(), px.get(&[3, 1])), (&[7, 3][..], Some(&6.0)));
-        let codes = r.read_array::<i16>("legs.codes").unwrap();
+        let codes = r.read::<Array<i16>>("legs.codes").unwrap();
         assert_eq!((codes.shape(), codes.get(&[4, 1, 1])), (&[7, 2, 2][..], Some(&12)));
         let code = r.npy("code").unwrap();
         assert_eq!(code.header().dtype.descr(), "'>i4'");
         drop(code);
-        assert_eq!(r.read::<i32>("code").unwrap(), data.iter().map(|s| s.code).collect::<Vec<_>>());
-        assert_eq!(r.read::<u32>("id").unwrap(), (100..107).collect::<Vec<_>>());
+        assert_eq!(r.read::<Vec<i32>>("code").unwrap(), data.iter().map(|s| s.code).collect::<Vec<_>>());
+        assert_eq!(r.read::<Vec<u32>>("id").unwrap(), (100..107).collect::<Vec<_>>());
         let mut e = Expect::default();
         expect_shot_columns(&mut e, "", &data, c);
         e.publish(name, Some(&bytes));
@@ -1489,7 +1503,7 @@ fn columns_round_trip_records_with_nesting_subarrays_and_skipped_fields() {
     w.add_columns::<Shot>(&[]).unwrap();
     let mut r = reader(w.finish().unwrap().into_inner());
     assert_eq!(r.names(), SHOT_COLUMNS);
-    assert_eq!(r.read_array::<i16>("legs.codes").unwrap().shape(), [0, 2, 2]);
+    assert_eq!(r.read::<Array<i16>>("legs.codes").unwrap().shape(), [0, 2, 2]);
     assert!(r.read_columns::<Shot>().unwrap().is_empty());
 }
 
@@ -1534,7 +1548,7 @@ fn prefixed_columns_of_two_record_types_share_an_archive() {
     assert_eq!(r.read_columns_prefixed::<Shot>("shots").unwrap(), without_notes(s.clone()));
     assert_eq!(r.read_columns_prefixed::<Station>("stations").unwrap(), st);
     assert_eq!(
-        r.read::<Ucs4<6>>("stations.name").unwrap().iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+        r.read::<Vec<Ucs4<6>>>("stations.name").unwrap().iter().map(|n| n.to_string()).collect::<Vec<_>>(),
         ["ALPHA", "Börde", "温泉"]
     );
     // Without the prefix the columns are not found; the error names the first one.
@@ -1599,7 +1613,7 @@ fn columns_that_are_missing_or_do_not_fit_are_errors() {
     npz_error(r.read_columns::<Wide>(), Some("gain"));
     let mut w = writer();
     w.add("id", &[1i64]).unwrap();
-    w.add_array("gain", &Array::from_shape_vec(vec![1, 4], vec![1.0f64, 2.0, 3.0, 4.0]).unwrap()).unwrap();
+    w.add("gain", &Array::from_shape_vec(vec![1, 4], vec![1.0f64, 2.0, 3.0, 4.0]).unwrap()).unwrap();
     let mut r = reader(w.finish().unwrap().into_inner());
     assert_eq!(r.read_columns::<Wide>().unwrap(), [Wide { id: 1, gain: [1.0, 2.0, 3.0, 4.0] }]);
 
@@ -1639,15 +1653,15 @@ fn members_written_in_pieces() {
     w.start_array::<u8>("nothing", vec![0, 5], Compression::Stored).unwrap().finish().unwrap();
     w.finish().unwrap();
 
-    let mut r = Reader::open(&path).unwrap();
+    let mut r = Reader::from_path(&path).unwrap();
     assert_eq!(r.names(), ["first", "wave", "grid", "points", "nothing"]);
-    assert_eq!(r.read::<f64>("wave").unwrap(), wave);
-    let grid = r.read_array::<i32>("grid").unwrap();
+    assert_eq!(r.read::<Vec<f64>>("wave").unwrap(), wave);
+    let grid = r.read::<Array<i32>>("grid").unwrap();
     assert_eq!((grid.shape(), grid.get(&[3, 2])), (&[4, 3][..], Some(&11)));
-    assert_eq!(r.read::<Pt>("points").unwrap(), [Pt { x: 1.0, y: 2.0 }, Pt { x: 3.0, y: 4.0 }]);
-    assert_eq!(r.read_array::<u8>("nothing").unwrap().shape(), [0, 5]);
+    assert_eq!(r.read::<Vec<Pt>>("points").unwrap(), [Pt { x: 1.0, y: 2.0 }, Pt { x: 3.0, y: 4.0 }]);
+    assert_eq!(r.read::<Array<u8>>("nothing").unwrap().shape(), [0, 5]);
     // Streaming back in chunks gives the same values.
-    let chunks: Vec<Vec<f64>> = r.npy("wave").unwrap().records::<f64>(4096).unwrap().map(Result::unwrap).collect();
+    let chunks: Vec<Vec<f64>> = r.npy("wave").unwrap().chunks::<f64>(4096).unwrap().map(Result::unwrap).collect();
     assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [4096, 4096, 1808]);
     assert_eq!(chunks.concat(), wave);
 
@@ -1685,7 +1699,7 @@ fn pieces_must_fill_the_shape_exactly() {
     m.write(&[4]).unwrap();
     m.finish().unwrap();
     let mut r = reader(w.finish().unwrap().into_inner());
-    assert_eq!(r.read_array::<u32>("long").unwrap().as_slice(), [1, 2, 3, 4]);
+    assert_eq!(r.read::<Array<u32>>("long").unwrap().as_slice(), [1, 2, 3, 4]);
 
     // A shape whose byte count overflows is refused before anything is written.
     let mut w = writer();
@@ -1725,7 +1739,7 @@ fn archives_written_to_a_path_appear_only_when_finished() {
     w.add("y", &[2u8]).unwrap();
     drop(w);
     assert_eq!(std::fs::read(&path).unwrap(), old, "an unfinished archive replaced the old one");
-    assert_eq!(Reader::open(&path).unwrap().names(), ["x"]);
+    assert_eq!(Reader::from_path(&path).unwrap().names(), ["x"]);
 
     // The same archive to a path and to memory.
     let mut mem = writer();
@@ -1742,5 +1756,5 @@ fn archives_written_to_a_path_appear_only_when_finished() {
     file.rewind().unwrap();
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).unwrap();
-    assert_eq!(reader(bytes).read::<u8>("z").unwrap(), [3]);
+    assert_eq!(reader(bytes).read::<Vec<u8>>("z").unwrap(), [3]);
 }

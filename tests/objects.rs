@@ -135,7 +135,7 @@ fn shape_of(v: &Value) -> Vec<usize> {
 
 fn map(path: &Path) -> npy_core::Result<NpyMap> {
     // SAFETY: the tests never modify or truncate a file while a map of it is alive.
-    unsafe { NpyMap::open(path) }
+    unsafe { NpyMap::from_path(path) }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ fn every_object_fixture_reads_as_numpy_says() {
         let shape = shape_of(&entry["shape"]);
         let fortran = entry["fortran_order"].as_bool().unwrap();
 
-        let reader = ReadOptions::new().open_path(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let reader = NpyReader::from_path(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(reader.header().dtype.descr(), entry["descr"].as_str().unwrap(), "{file}");
         assert_eq!(reader.header().shape, shape, "{file}");
         assert_eq!(reader.header().fortran_order, fortran, "{file}");
@@ -193,7 +193,7 @@ fn every_object_fixture_reads_as_numpy_says() {
         assert_eq!(hex(&Sha256::digest(pickle)), entry["sha256_data"].as_str().unwrap(), "{file}");
 
         // From the path, from a stream, and as its pickle alone.
-        let a = reader.read_objects().unwrap_or_else(|e| panic!("{file}: {e}"));
+        let a = reader.read::<Array<Object>>().unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!((a.shape(), a.fortran_order()), (&shape[..], fortran), "{file}");
         assert_same(file, a.as_slice(), &want);
         let b = Array::<Object>::read_npy_from(&bytes[..]).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -344,12 +344,12 @@ fn typed_reads_of_strings() {
     assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
     let e = Vec::<String>::read_npy(file("shape/1d_i2.npy")).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
-    let grid = NpyReader::new(&std::fs::read(file("object/2x3x4_F.npy")).unwrap()[..])
+    let grid = NpyReader::from_reader(&std::fs::read(file("object/2x3x4_F.npy")).unwrap()[..])
         .unwrap()
         .read_object_vec::<String>()
         .unwrap();
     assert_eq!(&grid[..3], ["v00", "v12", "v04"]);
-    let floats = NpyReader::new(&std::fs::read(file("object/float.npy")).unwrap()[..])
+    let floats = NpyReader::from_reader(&std::fs::read(file("object/float.npy")).unwrap()[..])
         .unwrap()
         .read_object_vec::<f64>()
         .unwrap();
@@ -359,26 +359,26 @@ fn typed_reads_of_strings() {
 #[test]
 fn npz_archive_from_numpy() {
     let entry = manifest().into_iter().find(|e| e["file"] == "object/archive.npz").unwrap();
-    let mut r = Reader::open(data_dir().join("object/archive.npz")).unwrap();
+    let mut r = Reader::from_path(data_dir().join("object/archive.npz")).unwrap();
     assert_eq!(r.names(), ["labels", "values", "grid"]);
     for m in entry["members"].as_array().unwrap() {
         let name = m["name"].as_str().unwrap();
         if let Some(objects) = m.get("objects") {
             let want: Vec<Object> = objects.as_array().unwrap().iter().map(untag).collect();
-            let a = r.read_objects(name).unwrap();
+            let a = r.read::<Array<Object>>(name).unwrap();
             assert_eq!(a.shape(), shape_of(&m["shape"]), "{name}");
             assert_eq!(a.fortran_order(), m["fortran_order"].as_bool().unwrap(), "{name}");
             assert_same(name, a.as_slice(), &want);
         } else {
-            assert_eq!(r.read::<f64>(name).unwrap(), [0.0, 1.0, 2.0]);
-            let e = r.read_objects(name).unwrap_err();
+            assert_eq!(r.read::<Vec<f64>>(name).unwrap(), [0.0, 1.0, 2.0]);
+            let e = r.read::<Array<Object>>(name).unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
         }
     }
     assert_eq!(r.read_object_vec::<Option<String>>("labels").unwrap(), [Some("a1".into()), None, Some("b2".into())]);
     let e = r.read_object_vec::<Object>("grid").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
-    let e = r.read_dyn("labels").unwrap_err();
+    let e = r.read::<DynArray>("labels").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
 }
 
@@ -483,21 +483,21 @@ fn npz_members_round_trip_and_numpy_loads_them() {
     let grid = Array::from_shape_vec_fortran(vec![2, 3], assorted()[..6].to_vec()).unwrap();
     let nested = Array::from_shape_vec(vec![1], vec![assorted()[17].clone()]).unwrap();
     let mut w = Writer::new(Cursor::new(Vec::new()));
-    w.add_objects("labels", &labels).unwrap();
+    w.add("labels", &labels).unwrap();
     w.add("numbers", &[1.5f64, 2.5]).unwrap();
-    w.add_object_array_with("grid", &grid, Compression::deflated()).unwrap();
-    w.add_objects_with("nested", nested.as_slice(), Compression::Stored).unwrap();
-    let e = w.add_objects("labels", &[]).unwrap_err();
+    w.add_with("grid", &grid, Compression::deflated()).unwrap();
+    w.add_with("nested", nested.as_slice(), Compression::Stored).unwrap();
+    let e = w.add("labels", &Vec::<Object>::new()).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
     let bytes = w.finish().unwrap().into_inner();
-    let mut r = Reader::new(Cursor::new(bytes.clone())).unwrap();
+    let mut r = Reader::from_reader(Cursor::new(bytes.clone())).unwrap();
     assert_eq!(r.names(), ["labels", "numbers", "grid", "nested"]);
-    assert_eq!(r.read_objects("labels").unwrap().into_vec(), labels);
-    let g = r.read_objects("grid").unwrap();
+    assert_eq!(r.read::<Array<Object>>("labels").unwrap().into_vec(), labels);
+    let g = r.read::<Array<Object>>("grid").unwrap();
     assert!(g.fortran_order());
     assert_same("grid", g.as_slice(), grid.as_slice());
-    assert_eq!(r.read_objects("nested").unwrap(), nested);
-    assert_eq!(r.read::<f64>("numbers").unwrap(), [1.5, 2.5]);
+    assert_eq!(r.read::<Array<Object>>("nested").unwrap(), nested);
+    assert_eq!(r.read::<Vec<f64>>("numbers").unwrap(), [1.5, 2.5]);
     let labels_a = Array::from_shape_vec(vec![3], labels).unwrap();
     publish(
         "archive.npz",
@@ -514,13 +514,13 @@ fn npz_members_round_trip_and_numpy_loads_them() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.npz");
     let mut w = Writer::create(&path).unwrap();
-    w.add_objects("x", &[Object::from("payload")]).unwrap();
+    w.add("x", &[Object::from("payload")]).unwrap();
     w.finish().unwrap();
     let mut raw = std::fs::read(&path).unwrap();
     let at = raw.windows(7).position(|w| w == b"payload").unwrap();
     raw[at] = b'P';
     std::fs::write(&path, &raw).unwrap();
-    let e = Reader::open(&path).unwrap().read_objects("x").unwrap_err();
+    let e = Reader::from_path(&path).unwrap().read::<Array<Object>>("x").unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
 }
 
@@ -566,12 +566,15 @@ fn reading_errors_say_what_and_where() {
     let e = Vec::<Object>::read_npy(&path).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Pickle { offset, .. } if *offset == good.len() as u64), "{e}");
     let mut stream = &two[..];
-    let first = NpyReader::new(&mut stream).unwrap().read_objects().unwrap();
-    let second = NpyReader::new(&mut stream).unwrap().read_objects().unwrap();
+    let first = NpyReader::from_reader(&mut stream).unwrap().read::<Array<Object>>().unwrap();
+    let second = NpyReader::from_reader(&mut stream).unwrap().read::<Array<Object>>().unwrap();
     assert_eq!(first, second);
     assert!(stream.is_empty());
     // Not an object array.
-    let e = NpyReader::new(&[1.0f64].write_npy_to(Vec::new()).unwrap()[..]).unwrap().read_objects().unwrap_err();
+    let e = NpyReader::from_reader(&[1.0f64].write_npy_to(Vec::new()).unwrap()[..])
+        .unwrap()
+        .read::<Array<Object>>()
+        .unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
     // The header's shape must be the pickle's.
     let mut other = good.clone();
@@ -601,7 +604,7 @@ fn reading_errors_say_what_and_where() {
     // A fixed memory limit.
     let mut opts = ReadOptions::new();
     opts.max_object_bytes(100);
-    let e = opts.open(&good[..]).unwrap().read_objects().unwrap_err();
+    let e = npy_core::NpyReader::from_reader_with(&good[..], &opts).unwrap().read::<Array<Object>>().unwrap_err();
     assert!(e.to_string().contains("max_object_bytes"), "{e}");
 }
 
@@ -653,8 +656,8 @@ fn corrupted_pickles_never_panic() {
 fn serde_bridge_refuses_object_arrays() {
     let file = data_dir().join("object/str.npy");
     let bytes = std::fs::read(&file).unwrap();
-    let e = npy_core::serde::from_reader::<String, _>(NpyReader::new(&bytes[..]).unwrap()).unwrap_err();
+    let e = npy_core::serde::from_npy_reader::<String, _>(NpyReader::from_reader(&bytes[..]).unwrap()).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
-    let e = npy_core::serde::values(NpyReader::new(&bytes[..]).unwrap(), 4).next().unwrap().unwrap_err();
+    let e = npy_core::serde::values(NpyReader::from_reader(&bytes[..]).unwrap(), 4).next().unwrap().unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{e}");
 }

@@ -401,9 +401,9 @@ fn repr_packed_structs_are_numpys_packed_layout_in_memory() {
     const { assert!(Trace8Packed::BULK && ReceiverPacked::BULK && !Trace8::BULK && !Trace8Aligned::BULK) };
     assert_eq!(std::mem::size_of::<Trace8Packed>(), Trace8Packed::ITEMSIZE);
     assert_eq!(Trace8Packed::dtype(), Trace8::dtype());
-    let header = npy_core::ReadOptions::new().open_path(data_dir().join(file)).unwrap().header().clone();
-    let plan = npy_core::plan::Plan::new(&header.dtype, &Trace8Packed::native_dtype()).unwrap();
-    assert!(plan.is_identity() && plan.covers_all_src());
+    let header = npy_core::NpyReader::from_path(data_dir().join(file)).unwrap().header().clone();
+    // The file's dtype is the struct's memory: reads are one bulk copy.
+    assert_eq!(header.dtype, Trace8Packed::native_dtype());
     // Fields of a packed struct are copied out (`{ r.t0 }`), never borrowed.
     let records = fixture_round_trip::<Trace8Packed>(file, |r| {
         let receiver = { r.receiver };
@@ -422,7 +422,7 @@ fn repr_packed_structs_are_numpys_packed_layout_in_memory() {
         assert_eq!(({ receiver.x }, { receiver.y }, { receiver.z }), (c.receiver.x, c.receiver.y, c.receiver.z));
     }
     // SAFETY: the fixture is not modified while mapped.
-    let map = unsafe { npy_core::mmap::NpyMap::open(data_dir().join(file)) }.unwrap();
+    let map = unsafe { npy_core::mmap::NpyMap::from_path(data_dir().join(file)) }.unwrap();
     assert_eq!(map.view::<Trace8Packed>().unwrap(), &records[..]);
 }
 
@@ -459,10 +459,8 @@ fn corpus() -> Option<PathBuf> {
 /// Reads a corpus file as `Array<T>` and writes it back; the bytes must be NumPy's.
 fn corpus_round_trip<T: NpyRecord>(rel: &str) -> Option<Array<T>> {
     let path = corpus()?.join(rel);
-    let arr = npy_core::ReadOptions::new()
-        .max_header_size(1 << 20)
-        .open_path(&path)
-        .and_then(|r| r.read_array::<T>())
+    let arr = npy_core::NpyReader::from_path_with(&path, npy_core::ReadOptions::new().max_header_size(1 << 20))
+        .and_then(|r| r.read::<Array<T>>())
         .unwrap_or_else(|e| panic!("{rel}: {e}"));
     let written = arr.write_npy_to(Vec::new()).unwrap();
     assert!(written == std::fs::read(&path).unwrap(), "{rel}: rewrite differs from NumPy's file");
@@ -472,7 +470,7 @@ fn corpus_round_trip<T: NpyRecord>(rel: &str) -> Option<Array<T>> {
 /// The first trace's values, decoded by hand from the file bytes (not by the library).
 fn first_trace_by_hand(rel: &str, aligned: bool, big: bool) -> (i32, f64, f32, f32) {
     let bytes = std::fs::read(corpus().unwrap().join(rel)).unwrap();
-    let off = npy_core::ReadOptions::new().open_path(corpus().unwrap().join(rel)).unwrap().data_offset();
+    let off = npy_core::NpyReader::from_path(corpus().unwrap().join(rel)).unwrap().data_offset();
     let rec = &bytes[off..];
     let (x_at, t0_at, samples_at) = if aligned { (8, 32, 48) } else { (4, 24, 37) };
     let i4 = |at: usize| {
@@ -585,7 +583,7 @@ fn junk_padding_reads_right_and_writes_zeros() {
     let rel = "struct/aligned_padding_junk.npy";
     let v: Vec<Junk> = Vec::read_npy(dir.join(rel)).unwrap();
     let raw = std::fs::read(dir.join(rel)).unwrap();
-    let off = npy_core::ReadOptions::new().open_path(dir.join(rel)).unwrap().data_offset();
+    let off = npy_core::NpyReader::from_path(dir.join(rel)).unwrap().data_offset();
     for (i, r) in v.iter().enumerate() {
         let rec = &raw[off + i * 24..off + (i + 1) * 24];
         assert_eq!(r.a, rec[0]);
@@ -599,7 +597,7 @@ fn junk_padding_reads_right_and_writes_zeros() {
     let rel = "struct/offsets_gap_junk.npy";
     let v: Vec<GapJunk> = Vec::read_npy(dir.join(rel)).unwrap();
     let raw = std::fs::read(dir.join(rel)).unwrap();
-    let off = npy_core::ReadOptions::new().open_path(dir.join(rel)).unwrap().data_offset();
+    let off = npy_core::NpyReader::from_path(dir.join(rel)).unwrap().data_offset();
     for (i, r) in v.iter().enumerate() {
         let rec = &raw[off + i * 16..off + (i + 1) * 16];
         assert_eq!(r.a, i16::from_le_bytes(rec[2..4].try_into().unwrap()));
@@ -614,13 +612,14 @@ fn junk_padding_reads_right_and_writes_zeros() {
 fn wide_records_read_the_named_fields() {
     let Some(dir) = corpus() else { return };
     let path = dir.join("struct/fields_2000_v2.npy");
-    let v = npy_core::ReadOptions::new()
-        .max_header_size(1 << 20)
-        .open_path(&path)
+    let v = npy_core::NpyReader::from_path_with(&path, npy_core::ReadOptions::new().max_header_size(1 << 20))
         .unwrap()
-        .read_vec::<SomeChannels>()
+        .read::<Vec<SomeChannels>>()
         .unwrap();
-    let dynamic = npy_core::ReadOptions::new().max_header_size(1 << 20).open_path(&path).unwrap().read_dyn().unwrap();
+    let dynamic = npy_core::NpyReader::from_path_with(&path, npy_core::ReadOptions::new().max_header_size(1 << 20))
+        .unwrap()
+        .read::<DynArray>()
+        .unwrap();
     let rec = dynamic.dtype().as_record().unwrap();
     let last = rec.field("seismic_channel_1999_value").unwrap().offset;
     for (i, r) in v.iter().enumerate() {
@@ -637,8 +636,12 @@ fn chunked_reads_and_streaming_writes_agree_with_whole_array_io() {
     let all: Vec<Trace8> = Vec::read_npy(&path).unwrap();
     // Chunks of 3 from a plain `io::Read` (no Seek), converted into the aligned layout.
     let file = std::fs::File::open(&path).unwrap();
-    let chunks: Vec<Vec<Trace8Aligned>> =
-        npy_core::NpyReader::new(file).unwrap().records::<Trace8Aligned>(3).unwrap().collect::<Result<_, _>>().unwrap();
+    let chunks: Vec<Vec<Trace8Aligned>> = npy_core::NpyReader::from_reader(file)
+        .unwrap()
+        .chunks::<Trace8Aligned>(3)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert_eq!(chunks.iter().map(Vec::len).collect::<Vec<_>>(), [3, 1]);
     let flat: Vec<Trace8Aligned> = chunks.concat();
     assert!(flat
@@ -647,7 +650,7 @@ fn chunked_reads_and_streaming_writes_agree_with_whole_array_io() {
         .all(|(a, p)| a.trace_id == p.trace_id && a.samples == p.samples && a.receiver.y == p.receiver.y));
 
     // Into a caller's buffer.
-    let mut reader = npy_core::ReadOptions::new().open_path(&path).unwrap();
+    let mut reader = npy_core::NpyReader::from_path(&path).unwrap();
     let mut buf = [all[0]; 3];
     assert_eq!(reader.read_into(&mut buf).unwrap(), 3);
     assert_eq!(buf[..], all[..3]);
@@ -767,9 +770,9 @@ fn split_conversions_from_files_read_right() {
     bytes[data + 1_234_567 * 9 + 4] = 1;
     bytes[data + 6_000_001 * 9 + 4] = 0;
     std::fs::write(&path, &bytes).unwrap();
-    let reader = npy_core::ReadOptions::new().open_path(&path).unwrap();
+    let reader = npy_core::NpyReader::from_path(&path).unwrap();
     std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len((data + 7_000_000 * 9 + 5) as u64).unwrap();
-    let e = reader.read_vec::<TaggedWide>().unwrap_err();
+    let e = reader.read::<Vec<TaggedWide>>().unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::Truncated { expected, found } if *expected == (n * 9) as u64 && *found == 63_000_005),
         "{e}"

@@ -46,7 +46,8 @@ fn corpus() -> Option<PathBuf> {
 
 fn open(rel: &str) -> NpyReader<BufReader<File>> {
     let path = corpus().unwrap().join(rel);
-    ReadOptions::new().max_header_size(1 << 20).open_path(path).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    npy_core::NpyReader::from_path_with(path, ReadOptions::new().max_header_size(1 << 20))
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
 /// A derived struct's values as [`Value::decode`] gives them: records in offset order.
@@ -176,19 +177,19 @@ fn same_records<S: Serialize>(a: &[S], b: &[S]) -> bool {
 /// `Value`s (chunked, from a `DynArray`), and checks that all agree element by element,
 /// in storage order. Returns the number of elements.
 fn check<D: NpyRecord + Derived, S: DeserializeOwned + Serialize>(rel: &str) -> usize {
-    let derived = open(rel).read_array::<D>().unwrap_or_else(|e| panic!("{rel}: derived: {e}"));
+    let derived = open(rel).read::<Array<D>>().unwrap_or_else(|e| panic!("{rel}: derived: {e}"));
     let want: Vec<Value> = derived.as_slice().iter().map(Derived::value).collect();
 
     let dynamic: Vec<Value> =
         npy_serde::values(open(rel), 5).collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{rel}: values: {e}"));
     assert_eq!(dynamic.len(), want.len(), "{rel}");
-    let arr = open(rel).read_dyn().unwrap();
+    let arr = open(rel).read::<DynArray>().unwrap();
     for (i, (got, want)) in dynamic.iter().zip(&want).enumerate() {
         assert!(same(got, want, false), "{rel}[{i}]: Value {got:?}\n  derived {want:?}");
         assert!(same(&Value::from_dyn(&arr, i).unwrap(), got, false), "{rel}[{i}]: Value::from_dyn");
     }
 
-    let typed: Vec<S> = npy_serde::from_reader(open(rel)).unwrap_or_else(|e| panic!("{rel}: serde: {e}"));
+    let typed: Vec<S> = npy_serde::from_npy_reader(open(rel)).unwrap_or_else(|e| panic!("{rel}: serde: {e}"));
     let chunked: Vec<S> =
         npy_serde::iter(open(rel), 3).collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{rel}: iter: {e}"));
     let from_dyn: Vec<S> = npy_serde::from_dyn(&arr).unwrap_or_else(|e| panic!("{rel}: from_dyn: {e}"));
@@ -510,9 +511,9 @@ struct SomeChannelsS {
 /// 2,000 fields: the serde struct names two (the others are skipped unread); the dynamic
 /// `Value` has all of them, checked against the bytes decoded by hand.
 fn check_wide(rel: &str) -> usize {
-    let derived: Vec<SomeChannels> = open(rel).read_vec().unwrap();
-    let typed: Vec<SomeChannelsS> = npy_serde::from_reader(open(rel)).unwrap();
-    let arr = open(rel).read_dyn().unwrap();
+    let derived: Vec<SomeChannels> = open(rel).read().unwrap();
+    let typed: Vec<SomeChannelsS> = npy_serde::from_npy_reader(open(rel)).unwrap();
+    let arr = open(rel).read::<DynArray>().unwrap();
     let rec = arr.dtype().as_record().unwrap();
     assert_eq!(rec.fields().len(), 2000);
     for (i, (d, s)) in derived.iter().zip(&typed).enumerate() {
@@ -606,8 +607,8 @@ fn npz_members_read_through_serde() {
         dt: f32,
     }
     for name in ["survey_compressed.npz", "survey_stored_aligned.npz"] {
-        let mut npz = npy_core::npz::Reader::open(dir.join("record").join(name)).unwrap();
-        let typed: Vec<TraceS> = npy_serde::from_reader(npz.npy("traces").unwrap()).unwrap();
+        let mut npz = npy_core::npz::Reader::from_path(dir.join("record").join(name)).unwrap();
+        let typed: Vec<TraceS> = npy_serde::from_npy_reader(npz.npy("traces").unwrap()).unwrap();
         let dynamic: Vec<Value> = npy_serde::values(npz.npy("traces").unwrap(), 4).collect::<Result<_, _>>().unwrap();
         let derived: Vec<Trace> = npz.read("traces").unwrap();
         assert_eq!((typed.len(), dynamic.len()), (derived.len(), derived.len()), "{name}");
@@ -616,7 +617,7 @@ fn npz_members_read_through_serde() {
             assert!(same(v, &d.value(), false), "{name}");
         }
         if name == "survey_compressed.npz" {
-            let meta: Vec<Meta> = npy_serde::from_reader(npz.npy("meta").unwrap()).unwrap();
+            let meta: Vec<Meta> = npy_serde::from_npy_reader(npz.npy("meta").unwrap()).unwrap();
             // NumPy: (3, b'LINE-001', 0.004), a 0-d array.
             assert_eq!(meta, [Meta { n_shots: 3, line: "LINE-001".into(), dt: 0.004 }]);
         }
@@ -669,7 +670,7 @@ fn exotic_records_decode() {
 // Part two: writing.
 
 fn data_of(rel: &str) -> Vec<u8> {
-    open(rel).read_dyn().unwrap().into_data()
+    open(rel).read::<DynArray>().unwrap().into_data()
 }
 
 /// Read through serde, written with the file's dtype: NumPy's file, byte for byte (the
@@ -685,7 +686,7 @@ fn explicit_dtype_writes_numpys_bytes() {
     ] {
         let reader = open(rel);
         let dtype = reader.header().dtype.clone();
-        let traces: Vec<TraceS> = npy_serde::from_reader(reader).unwrap();
+        let traces: Vec<TraceS> = npy_serde::from_npy_reader(reader).unwrap();
         let file = npy_serde::to_writer(&traces, Some(&dtype), Vec::new()).unwrap();
         assert!(file == std::fs::read(dir.join(rel)).unwrap(), "{rel}: differs from NumPy's file");
     }
@@ -693,7 +694,7 @@ fn explicit_dtype_writes_numpys_bytes() {
     for rel in ["record/gather_4x12.npy", "record/gather_4x12_aligned_F.npy", "record/trace_0d.npy"] {
         let reader = open(rel);
         let header = reader.header().clone();
-        let traces: Vec<TraceS> = npy_serde::from_reader(reader).unwrap();
+        let traces: Vec<TraceS> = npy_serde::from_npy_reader(reader).unwrap();
         let arr = npy_serde::to_dyn(&traces, Some(&header.dtype)).unwrap();
         let arr = DynArray::new(header, arr.into_data()).unwrap();
         assert!(arr.write_npy_to(Vec::new()).unwrap() == std::fs::read(dir.join(rel)).unwrap(), "{rel}");
@@ -703,7 +704,7 @@ fn explicit_dtype_writes_numpys_bytes() {
     let rel = "record/traces_be_aligned.npy";
     let reader = open(rel);
     let dtype = reader.header().dtype.clone();
-    let traces: Vec<TraceS> = npy_serde::from_reader(reader).unwrap();
+    let traces: Vec<TraceS> = npy_serde::from_npy_reader(reader).unwrap();
     npy_serde::to_path(&traces, Some(&dtype), tmp.path().join("t.npy")).unwrap();
     assert_eq!(std::fs::read(tmp.path().join("t.npy")).unwrap(), std::fs::read(dir.join(rel)).unwrap());
 }
@@ -804,9 +805,9 @@ fn traced_dtype_follows_the_documented_rules() {
          ('polarity', '<i8'), ('picked', '|b1'), ('raw', '|S4'), ('window', '<f8', (2,))]"
     );
     let file = npy_serde::to_writer(&picks, None, Vec::new()).unwrap();
-    let reader = NpyReader::new(&file[..]).unwrap();
+    let reader = NpyReader::from_reader(&file[..]).unwrap();
     assert_eq!(reader.header().dtype, dtype);
-    let back: Vec<Pick> = npy_serde::from_reader(reader).unwrap();
+    let back: Vec<Pick> = npy_serde::from_npy_reader(reader).unwrap();
     assert_eq!(back, picks);
     // The header is np.save's for that dtype and shape.
     let header = Header::new(dtype, vec![2]).encode(None).unwrap().1;
@@ -844,9 +845,9 @@ fn traced_dtype_follows_the_documented_rules() {
         Sn,
     }
     let file = npy_serde::to_writer(&[Kind::P, Kind::Sn], None, Vec::new()).unwrap();
-    let reader = NpyReader::new(&file[..]).unwrap();
+    let reader = NpyReader::from_reader(&file[..]).unwrap();
     assert_eq!(reader.header().dtype.descr(), "'<U2'");
-    assert_eq!(npy_serde::from_reader::<Kind, _>(reader).unwrap(), [Kind::P, Kind::Sn]);
+    assert_eq!(npy_serde::from_npy_reader::<Kind, _>(reader).unwrap(), [Kind::P, Kind::Sn]);
 }
 
 #[test]
@@ -854,15 +855,15 @@ fn traces_traced_and_read_back() {
     if corpus().is_none() {
         return;
     }
-    let traces: Vec<TraceS> = npy_serde::from_reader(open("record/traces_packed.npy")).unwrap();
+    let traces: Vec<TraceS> = npy_serde::from_npy_reader(open("record/traces_packed.npy")).unwrap();
     let file = npy_serde::to_writer(&traces, None, Vec::new()).unwrap();
-    let reader = NpyReader::new(&file[..]).unwrap();
+    let reader = NpyReader::from_reader(&file[..]).unwrap();
     assert_eq!(
         reader.header().dtype.descr(),
         "[('trace_id', '<i8'), ('receiver', [('z', '<f8'), ('x', '<f8'), ('y', '<f8')]), ('t0', '<f8'), \
          ('dt', '<f8'), ('flags', '<u8'), ('samples', '<f8', (64,))]"
     );
-    assert!(same_records(&npy_serde::from_reader::<TraceS, _>(reader).unwrap(), &traces));
+    assert!(same_records(&npy_serde::from_npy_reader::<TraceS, _>(reader).unwrap(), &traces));
     // The derived path reads what serde wrote, by name, into the traced types (`<i8` does
     // not narrow safely to the original `i32`).
     #[derive(NpyRecord)]
@@ -886,7 +887,7 @@ fn chunked_iteration_matches_whole_reads_and_leaves_the_stream_usable() {
         return;
     }
     let rel = "record/traces_be.npy";
-    let all: Vec<TraceS> = npy_serde::from_reader(open(rel)).unwrap();
+    let all: Vec<TraceS> = npy_serde::from_npy_reader(open(rel)).unwrap();
     for chunk in [1, 7, 48, 1000] {
         let it = npy_serde::iter::<TraceS, _>(open(rel), chunk);
         assert_eq!(it.size_hint(), (1, Some(48)));
@@ -895,13 +896,13 @@ fn chunked_iteration_matches_whole_reads_and_leaves_the_stream_usable() {
     // Two arrays in one stream: iterate the first, then read the second.
     let mut stream = std::fs::read(corpus().unwrap().join(rel)).unwrap();
     [5u16, 6].write_npy_to(&mut stream).unwrap();
-    let mut it = npy_serde::iter::<TraceS, _>(NpyReader::new(&stream[..]).unwrap(), 10);
+    let mut it = npy_serde::iter::<TraceS, _>(NpyReader::from_reader(&stream[..]).unwrap(), 10);
     assert!(same_records(&[it.next().unwrap().unwrap()], &all[..1]));
     assert_eq!(it.size_hint(), (10, Some(47)), "9 buffered, and more to read");
     let rest: Vec<TraceS> = it.by_ref().collect::<Result<_, _>>().unwrap();
     assert!(same_records(&rest, &all[1..]));
     let second = it.into_inner().into_inner();
-    assert_eq!(NpyReader::new(second).unwrap().read_vec::<u16>().unwrap(), [5, 6]);
+    assert_eq!(NpyReader::from_reader(second).unwrap().read::<Vec<u16>>().unwrap(), [5, 6]);
     // Values likewise, after part of the array was read another way.
     #[derive(NpyRecord, Clone, Copy, Default)]
     struct Id {
@@ -916,7 +917,7 @@ fn chunked_iteration_matches_whole_reads_and_leaves_the_stream_usable() {
     // Errors count elements from the start of the array, not of the iteration.
     let mut file = Header::new("|b1".parse().unwrap(), vec![4]).encode(None).unwrap().1;
     file.extend([1, 0, 0, 7]);
-    let mut reader = NpyReader::new(&file[..]).unwrap();
+    let mut reader = NpyReader::from_reader(&file[..]).unwrap();
     assert_eq!(reader.read_into(&mut [false; 2]).unwrap(), 2);
     let e = npy_serde::values(reader, 8).nth(1).unwrap().unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 3, .. }), "{e}");
@@ -926,17 +927,17 @@ fn chunked_iteration_matches_whole_reads_and_leaves_the_stream_usable() {
 fn truncated_data_ends_the_iteration_with_an_error() {
     let file = (0..100u32).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
     let cut = &file[..file.len() - 10];
-    let items: Vec<_> = npy_serde::iter::<u32, _>(NpyReader::new(cut).unwrap(), 30).collect();
+    let items: Vec<_> = npy_serde::iter::<u32, _>(NpyReader::from_reader(cut).unwrap(), 30).collect();
     assert_eq!(items.len(), 91, "three good chunks and the error");
     let e = items.last().unwrap().as_ref().unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
-    let e = npy_serde::from_reader::<u32, _>(NpyReader::new(cut).unwrap()).unwrap_err();
+    let e = npy_serde::from_npy_reader::<u32, _>(NpyReader::from_reader(cut).unwrap()).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
     // A stream that claims 2^40 f8 elements (8 TiB) and holds 16 bytes: asked for all of
     // them in one chunk, the reader takes memory only as data arrives.
     let mut file = Header::new("<f8".parse().unwrap(), vec![1 << 40]).encode(None).unwrap().1;
     file.extend([0; 16]);
-    let mut it = npy_serde::values(NpyReader::new(&file[..]).unwrap(), usize::MAX);
+    let mut it = npy_serde::values(NpyReader::from_reader(&file[..]).unwrap(), usize::MAX);
     let e = it.next().unwrap().unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { found: 16, .. }), "{e}");
     assert!(it.next().is_none());
@@ -979,7 +980,7 @@ fn values_serialize_as_json() {
     let json = serde_json::to_value(&v).unwrap();
     assert_eq!(json.as_object().unwrap().keys().count(), 8);
     assert!(json["be_c8"].is_array() && json["le_M8"].is_i64(), "{json}");
-    let derived = open("struct/mixed_endian.npy").read_vec::<MixedCorpus>().unwrap();
+    let derived = open("struct/mixed_endian.npy").read::<Vec<MixedCorpus>>().unwrap();
     assert_eq!(json["be_i4"], serde_json::json!(derived[0].be_i4));
     assert_eq!(json["le_M8"], serde_json::json!(derived[0].le_M8.value()));
 }
@@ -1000,7 +1001,7 @@ fn read_errors_name_element_and_field() {
         return;
     }
     // A field the file lacks.
-    let e = npy_serde::from_reader::<TraceS, _>(open("struct/kitchen_sink.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<TraceS, _>(open("struct/kitchen_sink.npy")).unwrap_err();
     assert_eq!(serde_reason(&e), "element 0: missing field `trace_id`");
     // A type serde cannot convert to.
     #[derive(Deserialize, Debug)]
@@ -1013,7 +1014,7 @@ fn read_errors_name_element_and_field() {
         #[allow(dead_code)]
         z: String,
     }
-    let e = npy_serde::from_reader::<BadType, _>(open("record/traces_packed.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<BadType, _>(open("record/traces_packed.npy")).unwrap_err();
     let reason = serde_reason(&e);
     assert!(reason.starts_with("element 0, field 'receiver.z': invalid type: floating point"), "{reason}");
     // A fixed-size array of another length than the subarray.
@@ -1022,7 +1023,7 @@ fn read_errors_name_element_and_field() {
         #[allow(dead_code)]
         samples: [f32; 3],
     }
-    let e = npy_serde::from_reader::<Short, _>(open("record/traces_packed.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<Short, _>(open("record/traces_packed.npy")).unwrap_err();
     assert_eq!(serde_reason(&e), "element 0, field 'samples': invalid length 64, expected a tuple of 3");
     // Unknown fields are skipped, unless the struct says otherwise.
     #[derive(Deserialize, Debug)]
@@ -1031,7 +1032,7 @@ fn read_errors_name_element_and_field() {
         #[allow(dead_code)]
         trace_id: i32,
     }
-    let e = npy_serde::from_reader::<Strict, _>(open("record/traces_packed.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<Strict, _>(open("record/traces_packed.npy")).unwrap_err();
     assert!(serde_reason(&e).starts_with("element 0: unknown field `receiver`"), "{e}");
     // Missing fields with defaults, and Options, are fine.
     #[derive(Deserialize, Debug)]
@@ -1042,10 +1043,10 @@ fn read_errors_name_element_and_field() {
         azimuth: Option<f32>,
         t0: Option<f64>,
     }
-    let v: Vec<Defaults> = npy_serde::from_reader(open("record/traces_packed.npy")).unwrap();
+    let v: Vec<Defaults> = npy_serde::from_npy_reader(open("record/traces_packed.npy")).unwrap();
     assert!(v.iter().all(|d| d.note.is_empty() && d.azimuth.is_none() && d.t0.is_some() && d.trace_id != 0));
     // Integers that do not fit the Rust type.
-    let e = npy_serde::from_reader::<(u8, f64), _>(open("struct/struct_3x4_F.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<(u8, f64), _>(open("struct/struct_3x4_F.npy")).unwrap_err();
     assert!(serde_reason(&e).starts_with("element 0, field 'a': invalid value: integer `-2147483648`"), "{e}");
 }
 
@@ -1070,7 +1071,7 @@ fn invalid_data_is_an_invalid_value_at_its_element() {
     assert_eq!(got, [Ok(false), Ok(true), Err(2), Err(3), Ok(true), Ok(false), Err(6)]);
     let e = items[3].as_ref().unwrap_err();
     assert_eq!(e.to_string(), "invalid value at element 3: b1 byte 255 is not 0 or 1");
-    let e = npy_serde::from_reader::<String, _>(open("exotic/unicode_invalid_codepoints.npy")).unwrap_err();
+    let e = npy_serde::from_npy_reader::<String, _>(open("exotic/unicode_invalid_codepoints.npy")).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::InvalidValue { .. }), "{e}");
     assert!(e.to_string().contains("is not a valid char"), "{e}");
     let e = npy_serde::values(open("exotic/unicode_invalid_codepoints.npy"), 2).find_map(Result::err).unwrap();

@@ -95,13 +95,13 @@ fn stacks_dask_wrote_read_as_numpy_arrays() {
     let tmp = tempfile::tempdir().unwrap();
     for case in cases() {
         let dir = data().join(&case.name);
-        let stack = Stack::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+        let stack = Stack::from_path(&dir).unwrap_or_else(|e| panic!("{}: {e}", case.name));
         assert_eq!(stack.has_info(), case.info, "{}", case.name);
         assert_eq!(stack.axis(), case.axis, "{}", case.name);
         assert_eq!(stack.info().chunks, case.chunks, "{}", case.name);
         assert_eq!(stack.dtype().descr(), case.descr, "{}", case.name);
         let numpy = DynArray::read_npy(data().join(format!("{}.npy", case.name))).unwrap();
-        let ours = stack.read_dyn().unwrap();
+        let ours = stack.read::<DynArray>().unwrap();
         assert!(same(&ours, &numpy), "{}", case.name);
         // Joined into one file, streamed.
         let joined = tmp.path().join("joined.npy");
@@ -110,7 +110,7 @@ fn stacks_dask_wrote_read_as_numpy_arrays() {
         // Block by block.
         let mut rows = 0;
         for i in 0..stack.len() {
-            let block = stack.read_block_dyn(i).unwrap();
+            let block = stack.read_block::<DynArray>(i).unwrap();
             assert_eq!(block.shape()[case.axis], case.chunks[case.axis][i]);
             rows += block.shape()[case.axis];
         }
@@ -158,9 +158,9 @@ fn records_written_as_stacks_read_back_and_are_left_for_dask() {
             }
             let info = w.finish().unwrap();
             assert_eq!(info.chunks[0].len(), 8);
-            let stack = Stack::open(dir).unwrap();
-            assert_eq!(stack.read::<Trace8>().unwrap().into_vec(), traces);
-            assert_eq!(stack.read_block::<Trace8>(7).unwrap().as_slice(), &traces[896..]);
+            let stack = Stack::from_path(dir).unwrap();
+            assert_eq!(stack.read::<Array<Trace8>>().unwrap().into_vec(), traces);
+            assert_eq!(stack.read_block::<Array<Trace8>>(7).unwrap().as_slice(), &traces[896..]);
             info
         },
         &|path| traces.write_npy(path).unwrap(),
@@ -172,7 +172,7 @@ fn records_written_as_stacks_read_back_and_are_left_for_dask() {
         |dir| {
             let info = write_stack(aligned.as_slice(), dir, 0, 300).unwrap();
             assert_eq!(info.chunks, [vec![300, 300, 300, 100]]);
-            assert_eq!(Stack::open(dir).unwrap().read::<Trace8>().unwrap().into_vec(), traces);
+            assert_eq!(Stack::from_path(dir).unwrap().read::<Array<Trace8>>().unwrap().into_vec(), traces);
             info
         },
         &|path| aligned.write_npy(path).unwrap(),
@@ -185,7 +185,7 @@ fn records_written_as_stacks_read_back_and_are_left_for_dask() {
             &format!("api_f8_axis{axis}"),
             |dir| {
                 let info = write_stack(&cube, dir, axis, 2).unwrap();
-                assert_eq!(Stack::open(dir).unwrap().read::<f64>().unwrap().into_vec(), cube.as_slice());
+                assert_eq!(Stack::from_path(dir).unwrap().read::<Array<f64>>().unwrap().into_vec(), cube.as_slice());
                 info
             },
             &|path| cube.write_npy(path).unwrap(),

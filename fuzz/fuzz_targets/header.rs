@@ -19,12 +19,13 @@ fuzz_target!(|data: &[u8]| {
         Version::V3_0 => String::from_utf8_lossy(text).into_owned(),
         _ => text.iter().map(|&b| char::from(b)).collect(),
     };
-    let opts = ParseOptions { allow_long_suffix: pick & 0x80 != 0, max_depth: 64 };
-    if let Ok(lit) = literal::parse(&decoded, opts) {
+    let mut opts = ParseOptions::new();
+    opts.allow_long_suffix(pick & 0x80 != 0).max_depth(64);
+    if let Ok(lit) = literal::parse_with(&decoded, &opts) {
         // A top-level bare tuple (`1, 2`) prints with parentheses: one level deeper.
-        let again = ParseOptions { allow_long_suffix: false, max_depth: opts.max_depth + 1 };
+        let again = *ParseOptions::new().max_depth(65);
         let repr = lit.repr();
-        match literal::parse(&repr, again) {
+        match literal::parse_with(&repr, &again) {
             Ok(back) => assert_eq!(back, lit, "repr {repr:?} of a parsed literal parses to another value"),
             Err(e) => panic!("repr {repr:?} of a parsed literal does not parse: {e}"),
         }

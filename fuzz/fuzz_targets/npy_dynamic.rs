@@ -18,17 +18,15 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(arr) = DynArray::read_npy_from(data) {
         round_trip(&arr);
     }
-    if let Ok(arr) = opts.open(data).and_then(|reader| reader.read_dyn()) {
+    if let Ok(arr) = npy_core::NpyReader::from_reader_with(data, &opts).and_then(|reader| reader.read::<DynArray>()) {
         round_trip(&arr);
     }
 });
 
 fn round_trip(arr: &DynArray) {
     let file = arr.write_npy_to(Vec::new()).expect("a DynArray that was read cannot be written back");
-    let back = ReadOptions::new()
-        .max_header_size(usize::MAX)
-        .open(&file[..])
-        .and_then(|reader| reader.read_dyn())
+    let back = npy_core::NpyReader::from_reader_with(&file[..], ReadOptions::new().max_header_size(usize::MAX))
+        .and_then(|reader| reader.read::<DynArray>())
         .unwrap_or_else(|e| panic!("a DynArray written back does not read: {e}"));
     assert_eq!(back.header(), arr.header(), "header changed in a write and read");
     assert_eq!(back.data(), arr.data(), "data changed in a write and read");

@@ -1,4 +1,4 @@
-//! A derived record type read from arbitrary `.npy` bytes, whole (`read_vec`) and in
+//! A derived record type read from arbitrary `.npy` bytes, whole (`read::<Vec<_>>`) and in
 //! chunks of 7 (`records`). The type has a nested record, a `bool`, a `U2` string, a
 //! `[f32; 3]` subarray, a `#[repr(u8)]` enum and a big-endian field, so every check the
 //! reader makes on values (bools, chars, discriminants) and every conversion (byte order,
@@ -21,19 +21,19 @@ fn bytes(records: &[Trace]) -> Vec<u8> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let whole = NpyReader::new(data).and_then(|reader| reader.read_vec::<Trace>());
+    let whole = NpyReader::from_reader(data).and_then(|reader| reader.read::<Vec<Trace>>());
     let mut chunked = Vec::new();
-    let chunks = NpyReader::new(data).and_then(|reader| reader.records::<Trace>(7));
+    let chunks = NpyReader::from_reader(data).and_then(|reader| reader.chunks::<Trace>(7));
     let chunked_ok = match chunks {
         Ok(chunks) => chunks.into_iter().all(|chunk| chunk.map(|c| chunked.extend(c)).is_ok()),
         Err(_) => false,
     };
     if let Ok(whole) = whole {
-        assert!(chunked_ok, "read_vec succeeds but records(7) fails");
+        assert!(chunked_ok, "read succeeds but chunks(7) fails");
         let file = bytes(&whole);
-        assert_eq!(bytes(&chunked), file, "records(7) reads other records than read_vec");
-        let back = NpyReader::new(&file[..])
-            .and_then(|reader| reader.read_vec::<Trace>())
+        assert_eq!(bytes(&chunked), file, "chunks(7) reads other records than read");
+        let back = NpyReader::from_reader(&file[..])
+            .and_then(|reader| reader.read::<Vec<Trace>>())
             .unwrap_or_else(|e| panic!("records written back do not read: {e}"));
         assert_eq!(bytes(&back), file, "records change in a write and read");
     }

@@ -1,5 +1,5 @@
 //! A Dask npy stack's `info` file: any bytes through the restricted pickle decoder, as
-//! `npy_core::stack::Stack::open` reads it. Whatever decodes is pickled again; that pickle
+//! `npy_core::stack::Stack::from_path` reads it. Whatever decodes is pickled again; that pickle
 //! must decode to the same info and pickle to the same bytes.
 #![no_main]
 

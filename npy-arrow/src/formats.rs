@@ -277,7 +277,7 @@ pub fn open(path: impl AsRef<Path>, options: &FileOptions) -> Result<Input> {
 }
 
 fn open_npy(path: &Path, options: &FileOptions) -> Result<Input> {
-    let reader = options.read.open_path(path)?;
+    let reader = npy_core::NpyReader::from_path_with(path, &options.read)?;
     batches_of_npy(reader, path, options)
 }
 
@@ -306,13 +306,13 @@ fn open_archive(path: &Path, options: &FileOptions) -> Result<Input> {
 }
 
 fn npz_reader(path: &Path, options: &FileOptions) -> Result<npy_core::npz::Reader<BufReader<File>>> {
-    archive_options(options).open_path(path)
+    npy_core::npz::Reader::from_path_with(path, &archive_options(options))
 }
 
 /// How archives are opened: members read with the options' [`ReadOptions`].
 fn archive_options(options: &FileOptions) -> npy_core::npz::ReaderOptions {
     let mut o = npy_core::npz::ReaderOptions::new();
-    o.read_options(options.read.clone());
+    o.read_options(&options.read);
     o
 }
 

@@ -28,7 +28,7 @@
 //! use npy_core::prelude::*;
 //!
 //! let file = vec![1.0f32, 2.0, 3.0].write_npy_to(Vec::new())?;
-//! let reader = npy_arrow::BatchReader::new(npy_core::NpyReader::new(&file[..])?, 2)?;
+//! let reader = npy_arrow::BatchReader::new(npy_core::NpyReader::from_reader(&file[..])?, 2)?;
 //! let schema = arrow_array::RecordBatchReader::schema(&reader);
 //! let mut writer = npy_arrow::BatchWriter::new(std::io::Cursor::new(Vec::new()), schema)?;
 //! for batch in reader {

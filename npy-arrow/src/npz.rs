@@ -51,7 +51,7 @@
 //!     w.write(b)?;
 //! }
 //! w.finish()?;
-//! let (mut a, mut b) = (Reader::open(&path)?, Reader::open(&copy)?);
+//! let (mut a, mut b) = (Reader::from_path(&path)?, Reader::from_path(&copy)?);
 //! assert_eq!(a.read_raw("n")?, b.read_raw("n")?);
 //! assert_eq!(b.members()?[1].compression, Some(Compression::deflated()));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -291,7 +291,7 @@ impl NpzBatchReader {
     /// [`crate::read::DEFAULT_BATCH_ROWS`]. Errors name the path (and the member).
     ///
     /// # Errors
-    /// As [`npz::Reader::open`] and [`npz::Reader::npy_from`] (an unknown name, an archive
+    /// As [`npz::Reader::from_path`] and [`npz::Reader::npy_from`] (an unknown name, an archive
     /// or member header that fails a check); [`ErrorKind::UnsupportedDtype`] for object
     /// members; [`ErrorKind::Npz`] for members of different lengths (read them one at a
     /// time) and [`ErrorKind::Usage`] for a name given twice.
@@ -311,7 +311,7 @@ impl NpzBatchReader {
         archive: &ReaderOptions,
         options: &ConvertOptions,
     ) -> Result<Self> {
-        let mut index = archive.open_path(path)?;
+        let mut index = npy_core::npz::Reader::from_path_with(path, archive)?;
         let file = Arc::new(npy_core::open_file(path)?);
         let infos = index.members()?;
         let names: Vec<&str> = match names {
@@ -531,10 +531,10 @@ impl SpoolWriter {
 /// let mut w = npy_arrow::NpzBatchWriter::create(&path, batch.schema())?;
 /// w.write(&batch)?;
 /// w.finish()?;
-/// let mut r = Reader::open(&path)?;
+/// let mut r = Reader::from_path(&path)?;
 /// assert_eq!(r.names(), ["x", "name"]);
-/// assert_eq!(r.read::<f32>("x")?, [0.5, 1.5]);
-/// assert_eq!(r.read_dyn("name")?.dtype().descr(), "'<U3'");
+/// assert_eq!(r.read::<Vec<f32>>("x")?, [0.5, 1.5]);
+/// assert_eq!(r.read::<npy_core::DynArray>("name")?.dtype().descr(), "'<U3'");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct NpzBatchWriter {

@@ -33,13 +33,13 @@ use crate::ConvertOptions;
 ///
 /// # Errors
 /// [`ErrorKind::UnsupportedDtype`] for a value that is not `str`, `None` or NaN, or a row
-/// of more than `i32::MAX` values; the errors of [`NpyReader::read_objects`] (a pickle that
+/// of more than `i32::MAX` values; the errors of [`NpyReader::read`] (a pickle that
 /// is not an object array of plain values, or over the memory budget).
 pub(crate) fn text_batches<R: Read>(
     reader: NpyReader<R>,
     options: &ConvertOptions,
 ) -> Result<Box<dyn RecordBatchReader + Send>> {
-    let array = reader.read_objects()?;
+    let array = reader.read::<npy_core::Array<Object>>()?;
     let shape = array.shape().to_vec();
     let fortran = array.fortran_order() && shape.len() > 1;
     let values = array.as_slice();

@@ -45,7 +45,7 @@ enum Source<R> {
 /// use npy_core::prelude::*;
 ///
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
-/// let reader = npy_arrow::BatchReader::new(npy_core::NpyReader::new(&file[..])?, 4)?;
+/// let reader = npy_arrow::BatchReader::new(npy_core::NpyReader::from_reader(&file[..])?, 4)?;
 /// let lens: Vec<usize> = reader.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
 /// assert_eq!(lens, [4, 4, 2]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -74,10 +74,10 @@ impl BatchReader<BufReader<File>> {
     /// Opens a `.npy` file. Errors name the path.
     ///
     /// # Errors
-    /// As [`NpyReader::new`] and [`BatchReader::new`].
+    /// As [`NpyReader::from_reader`] and [`BatchReader::new`].
     pub fn open(path: impl AsRef<Path>, options: &ConvertOptions) -> Result<Self> {
         let path = path.as_ref();
-        let open = || BatchReader::with_options(npy_core::ReadOptions::new().open_path(path)?, options);
+        let open = || BatchReader::with_options(npy_core::NpyReader::from_path(path)?, options);
         open().map_err(|e| e.reading(path))
     }
 }
@@ -140,7 +140,7 @@ impl BatchReader<std::io::Empty> {
     /// let path = dir.path().join("x.npy");
     /// vec![1.5f64, 2.5, 3.5].write_npy(&path)?;
     /// // SAFETY: nothing else writes the file while it is mapped.
-    /// let map = Arc::new(unsafe { NpyMap::open(&path)? });
+    /// let map = Arc::new(unsafe { NpyMap::from_path(&path)? });
     /// let mut reader = npy_arrow::BatchReader::from_map(map.clone(), &Default::default())?;
     /// let batch = reader.next().unwrap()?;
     /// let column = batch.column(0).as_primitive::<Float64Type>();
@@ -281,7 +281,7 @@ impl Layout {
     /// use npy_core::prelude::*;
     ///
     /// let file = (0..10).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new())?;
-    /// let reader = npy_core::NpyReader::new(&file[..])?;
+    /// let reader = npy_core::NpyReader::from_reader(&file[..])?;
     /// let layout = npy_arrow::Layout::new(reader.header(), Some(reader.version()))?;
     /// let data = &file[reader.data_offset()..];
     /// // Rows 6..9, from the bytes of rows 6 on.

@@ -49,7 +49,7 @@ fn read_opts() -> ReadOptions {
 
 /// All batches of a file (`rows` per batch), through a plain stream.
 fn batches(bytes: &[u8], options: &ConvertOptions) -> npy_core::Result<(Arc<Schema>, Vec<RecordBatch>)> {
-    let reader = BatchReader::with_options(read_opts().open(bytes)?, options)?;
+    let reader = BatchReader::with_options(npy_core::NpyReader::from_reader_with(bytes, &read_opts())?, options)?;
     let schema = reader.schema();
     let mut reader = reader;
     let mut out = Vec::new();
@@ -81,7 +81,7 @@ fn round_trip(name: &str, bytes: &[u8], options: ConvertOptions) -> Vec<u8> {
 }
 
 fn is_object(bytes: &[u8]) -> bool {
-    read_opts().open(bytes).is_ok_and(|r| r.header().dtype.has_object())
+    npy_core::NpyReader::from_reader_with(bytes, &read_opts()).is_ok_and(|r| r.header().dtype.has_object())
 }
 
 #[test]
@@ -94,7 +94,8 @@ fn every_fixture_converts_to_batches_and_back_byte_for_byte() {
         }
         let bytes = std::fs::read(data_dir().join(file)).unwrap();
         if is_object(&bytes) {
-            let err = BatchReader::new(read_opts().open(&bytes[..]).unwrap(), 4).unwrap_err();
+            let err = BatchReader::new(npy_core::NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap(), 4)
+                .unwrap_err();
             assert!(matches!(err.kind(), ErrorKind::UnsupportedDtype { .. }), "{file}: {err}");
             continue;
         }
@@ -131,14 +132,15 @@ fn dynamic_arrays_and_maps_give_the_same_batches_as_streams() {
         }
         let options = ConvertOptions::new().batch_rows(2);
         let (_, streamed) = batches(&bytes, &options).unwrap();
-        let array = DynArray::new(read_opts().open(&bytes[..]).unwrap().header().clone(), {
-            let mut r = read_opts().open(&bytes[..]).unwrap();
-            let mut raw = Vec::new();
-            let n = r.len();
-            r.read_raw(n, &mut raw).unwrap();
-            raw
-        })
-        .unwrap();
+        let array =
+            DynArray::new(npy_core::NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap().header().clone(), {
+                let mut r = npy_core::NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap();
+                let mut raw = Vec::new();
+                let n = r.len();
+                r.read_raw(n, &mut raw).unwrap();
+                raw
+            })
+            .unwrap();
         let held: Vec<RecordBatch> = BatchReader::from_dyn(array, &options)
             .unwrap()
             .collect::<Result<_, _>>()
@@ -146,7 +148,7 @@ fn dynamic_arrays_and_maps_give_the_same_batches_as_streams() {
         let columns = |b: &[RecordBatch]| b.iter().map(|b| b.columns().to_vec()).collect::<Vec<_>>();
         assert_eq!(columns(&held), columns(&streamed), "{file}: from a DynArray");
         // SAFETY: the fixtures are not written while the tests run.
-        let map = Arc::new(unsafe { NpyMap::open_with(&path, &read_opts()) }.unwrap());
+        let map = Arc::new(unsafe { NpyMap::from_path_with(&path, &read_opts()) }.unwrap());
         let mapped: Vec<RecordBatch> = BatchReader::from_map(map, &options)
             .unwrap()
             .collect::<Result<_, _>>()
@@ -424,7 +426,7 @@ fn n_d_arrays_are_rows_of_tensors_in_either_order() {
 fn a_mapped_f8_file_becomes_an_arrow_array_without_a_copy() {
     let path = data_dir().join("scalar/le_f8.npy");
     // SAFETY: the fixtures are not written while the tests run.
-    let map = Arc::new(unsafe { NpyMap::open(&path) }.unwrap());
+    let map = Arc::new(unsafe { NpyMap::from_path(&path) }.unwrap());
     let data = map.data().as_ptr_range();
     let array = npy_arrow::mapped_array(map.clone()).unwrap();
     let values = array.as_primitive::<Float64Type>().values();
@@ -435,7 +437,7 @@ fn a_mapped_f8_file_becomes_an_arrow_array_without_a_copy() {
     assert_eq!(bits, ints(&entry("scalar/le_f8.npy")["elements"]));
     // big-endian data cannot be viewed: it is converted (by BatchReader::from_map)
     // SAFETY: as above.
-    let be = Arc::new(unsafe { NpyMap::open(data_dir().join("scalar/be_f8.npy")) }.unwrap());
+    let be = Arc::new(unsafe { NpyMap::from_path(data_dir().join("scalar/be_f8.npy")) }.unwrap());
     assert!(matches!(npy_arrow::mapped_array(be).unwrap_err().kind(), ErrorKind::NotViewable { .. }));
 }
 
@@ -591,14 +593,17 @@ fn the_public_corpus_converts_to_batches_and_back_byte_for_byte() {
 
 /// Whether a file's header is the one `np.save` writes for it.
 fn canonical_header(bytes: &[u8]) -> bool {
-    let r = read_opts().open(bytes).unwrap();
+    let r = npy_core::NpyReader::from_reader_with(bytes, &read_opts()).unwrap();
     let (_, head) = r.header().encode(Some(r.version())).unwrap();
     bytes.starts_with(&head)
 }
 
 /// Whether two files hold the same header values and data.
 fn same_data(a: &[u8], b: &[u8]) -> bool {
-    let (ra, rb) = (read_opts().open(a).unwrap(), read_opts().open(b).unwrap());
+    let (ra, rb) = (
+        npy_core::NpyReader::from_reader_with(a, &read_opts()).unwrap(),
+        npy_core::NpyReader::from_reader_with(b, &read_opts()).unwrap(),
+    );
     ra.header() == rb.header() && a[ra.data_offset()..] == b[rb.data_offset()..]
 }
 
@@ -606,7 +611,7 @@ fn same_data(a: &[u8], b: &[u8]) -> bool {
 fn a_truncated_stream_is_an_error_not_short_batches() {
     let bytes = std::fs::read(data_dir().join("scalar/le_f8.npy")).unwrap();
     let cut = &bytes[..bytes.len() - 3];
-    let reader = BatchReader::new(NpyReader::new(cut).unwrap(), 4).unwrap();
+    let reader = BatchReader::new(NpyReader::from_reader(cut).unwrap(), 4).unwrap();
     let results: Vec<_> = reader.collect();
     assert!(results.last().unwrap().is_err(), "the last batch fails");
     assert_eq!(results.iter().filter(|r| r.is_err()).count(), 1, "and ends the stream");
@@ -692,7 +697,7 @@ fn text_nested_in_a_struct_made_elsewhere_gets_the_width_of_its_column() {
     ]);
     let batch = RecordBatch::try_from_iter([("station", Arc::new(station) as ArrayRef)]).unwrap();
     let file = write(batch.schema(), &[batch]).unwrap();
-    let r = read_opts().open(&file[..]).unwrap();
+    let r = npy_core::NpyReader::from_reader_with(&file[..], &read_opts()).unwrap();
     assert_eq!(r.header().dtype.descr(), "[('station', [('name', '<U8'), ('code', '|S8')])]");
     let (_, back) = batches(&file, &ConvertOptions::new()).unwrap();
     let station = back[0].column(0).as_struct();
@@ -838,7 +843,7 @@ fn nat_is_a_null_over_a_zero() {
         let path = data_dir().join(file);
         let bytes = std::fs::read(&path).unwrap();
         // SAFETY: the fixture is not modified while mapped.
-        let map = Arc::new(unsafe { NpyMap::open(&path) }.unwrap());
+        let map = Arc::new(unsafe { NpyMap::from_path(&path) }.unwrap());
         let mapped = BatchReader::from_map(map, &ConvertOptions::new()).unwrap().next().unwrap().unwrap();
         let (_, streamed) = batches(&bytes, &ConvertOptions::new()).unwrap();
         for batch in [&streamed[0], &mapped] {

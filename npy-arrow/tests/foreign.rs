@@ -56,7 +56,7 @@ fn parquet(path: &Path, batches: &[RecordBatch], compression: Compression, arrow
 
 /// The `.npy` file's descr, and its rows as one batch.
 fn read_back(npy: &Path) -> (String, RecordBatch) {
-    let descr = npy_core::ReadOptions::new().open_path(npy).unwrap().header().dtype.descr();
+    let descr = npy_core::NpyReader::from_path(npy).unwrap().header().dtype.descr();
     let batches: Vec<RecordBatch> = open(npy, &FileOptions::new()).unwrap().reader.map(Result::unwrap).collect();
     assert_eq!(batches.len(), 1, "{}", npy.display());
     (descr, batches.into_iter().next().unwrap())
@@ -205,12 +205,12 @@ fn foreign_types_in_lz4_and_zstd_ipc_and_brotli_parquet_convert_value_by_value()
         // One member per column, through the archive writer.
         let npz = dir.path().join("out.npz");
         convert(input, &npz, &FileOptions::new(), &mut |_| {}).unwrap_or_else(|e| panic!("{what} to npz: {e}"));
-        let mut archive = npy_core::npz::Reader::open(&npz).unwrap();
+        let mut archive = npy_core::npz::Reader::from_path(&npz).unwrap();
         // A subarray column is an N-d member.
-        let ll = archive.read_dyn("ll").unwrap();
+        let ll = archive.read::<DynArray>("ll").unwrap();
         assert_eq!((ll.dtype().descr(), ll.shape()), ("'<i2'".to_string(), &[4, 2, 3][..]), "{what}");
-        assert_eq!(archive.read_dyn("v").unwrap().dtype().descr(), "'<U27'", "{what}");
-        assert_eq!(archive.read_dyn("d64").unwrap().dtype().descr(), "'<M8[ms]'", "{what}");
+        assert_eq!(archive.read::<DynArray>("v").unwrap().dtype().descr(), "'<U27'", "{what}");
+        assert_eq!(archive.read::<DynArray>("d64").unwrap().dtype().descr(), "'<M8[ms]'", "{what}");
     }
 }
 

@@ -54,9 +54,7 @@ fn every_fixture_goes_through_ipc_parquet_and_npz_and_back_byte_for_byte() {
             let o = o.clone();
             convert(&mid, &back, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{} via {ext}: {e}", file.display()));
             assert!(std::fs::read(&back).unwrap() == std::fs::read(file).unwrap(), "{} via {ext}", file.display());
-            let rows = npy_core::ReadOptions::new()
-                .max_header_size(1 << 20)
-                .open_path(file)
+            let rows = npy_core::NpyReader::from_path_with(file, npy_core::ReadOptions::new().max_header_size(1 << 20))
                 .unwrap()
                 .header()
                 .shape
@@ -109,7 +107,7 @@ fn parquet_compressions_and_row_groups_by_bytes() {
         convert(&file, &mid, &o, &mut |_| {}).unwrap();
         let reader = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&mid).unwrap()).unwrap();
         let meta = parquet::file::reader::FileReader::metadata(&reader);
-        let rows = npy_core::ReadOptions::new().open_path(&file).unwrap().header().shape[0];
+        let rows = npy_core::NpyReader::from_path(&file).unwrap().header().shape[0];
         assert!(
             meta.num_row_groups() > 1 && meta.num_row_groups() < rows,
             "{c:?}: {} row groups",
@@ -245,10 +243,15 @@ fn text_longer_in_later_batches_sets_the_width_of_npy_targets() {
                 vec![npy_core::DynArray::read_npy(&path).unwrap().dtype().descr()]
             }
             (_, None) => {
-                let mut r = npy_core::npz::Reader::open(&path).unwrap();
-                vec![r.read_dyn("id").unwrap().dtype().descr(), r.read_dyn("name").unwrap().dtype().descr()]
+                let mut r = npy_core::npz::Reader::from_path(&path).unwrap();
+                vec![
+                    r.read::<DynArray>("id").unwrap().dtype().descr(),
+                    r.read::<DynArray>("name").unwrap().dtype().descr(),
+                ]
             }
-            (_, Some(m)) => vec![npy_core::npz::Reader::open(&path).unwrap().read_dyn(m).unwrap().dtype().descr()],
+            (_, Some(m)) => {
+                vec![npy_core::npz::Reader::from_path(&path).unwrap().read::<DynArray>(m).unwrap().dtype().descr()]
+            }
         };
         let want: Vec<&str> = match (file, member) {
             ("t.npz", None) => vec!["'<i4'", "'<U12'"],

@@ -90,7 +90,7 @@ fn write(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> npy_core::R
 /// The columns of member `name` as npy-core reads it (a `DynArray`) and `BatchReader`
 /// maps it, in one batch; `None` for a member of no rows.
 fn member_columns(path: &Path, name: &str, options: &ConvertOptions) -> Option<RecordBatch> {
-    let array: DynArray = Reader::open(path).unwrap().read_dyn(name).unwrap();
+    let array: DynArray = Reader::from_path(path).unwrap().read::<DynArray>(name).unwrap();
     let rows = array.shape().first().copied().unwrap_or(1);
     let mut r = BatchReader::from_dyn(array, &options.clone().batch_rows(rows.max(1))).unwrap();
     r.next_batch().unwrap()
@@ -109,7 +109,7 @@ struct Seen {
 fn table_round_trip(path: &Path, names: Option<&[&str]>, rows: usize) -> npy_core::Result<Seen> {
     let (schema, batches, days) = read_table(path, names, ConvertOptions::new().batch_rows(rows).residue(true))?;
     let label = path.display();
-    let mut original = Reader::open(path).unwrap();
+    let mut original = Reader::from_path(path).unwrap();
     let infos = original.members().unwrap();
     let mut members = Vec::new();
     let options = ConvertOptions::new().residue(true).days_as_int64(days);
@@ -156,7 +156,7 @@ fn table_round_trip(path: &Path, names: Option<&[&str]>, rows: usize) -> npy_cor
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("copy.npz");
     write(&copy, schema, &batches).unwrap_or_else(|e| panic!("{label}: writing back: {e}"));
-    let mut back = Reader::open(&copy).unwrap();
+    let mut back = Reader::from_path(&copy).unwrap();
     assert_eq!(back.names(), members, "{label}");
     let back_infos = back.members().unwrap();
     for (name, info) in members.iter().zip(&back_infos) {
@@ -190,7 +190,7 @@ fn check_numpy_archive(path: &Path) -> (usize, usize, usize) {
             assert!(is_length_error(&e) || is_object_error(&e), "{label}: {e}");
             assert_eq!(e.path(), Some(path), "{e}");
             assert!(e.member().is_some(), "{e}");
-            let names = Reader::open(path).unwrap().names().to_vec();
+            let names = Reader::from_path(path).unwrap().names().to_vec();
             let mut read = 0;
             for name in &names {
                 match table_round_trip(path, Some(&[name.as_str()]), 2) {
@@ -235,7 +235,7 @@ fn the_public_corpus_archives_read_as_tables_or_member_by_member() {
         // every member's bytes are NumPy's (the written-back ones were checked equal)
         let rel = path.strip_prefix(&dir).unwrap().to_str().unwrap();
         let entry = manifest.iter().find(|e| e["file"] == rel).unwrap_or_else(|| panic!("{rel} not in the manifest"));
-        let mut r = Reader::open(path).unwrap();
+        let mut r = Reader::from_path(path).unwrap();
         for m in entry["members"].as_array().unwrap() {
             let bytes = r.read_raw(m["key"].as_str().unwrap()).unwrap();
             assert_eq!(format!("{:x}", Sha256::digest(&bytes)), m["sha256_member"].as_str().unwrap(), "{rel}");
@@ -360,7 +360,7 @@ fn the_residue_column_of_a_member_keeps_its_padding_and_bool_bytes() {
     let dir = tempfile::tempdir().unwrap();
     // a `b1` member with a True byte of 2 (NumPy reads any nonzero byte as True)
     let mut b1 = fixture("scalar/b1.npy");
-    let r = npy_core::NpyReader::new(&b1[..]).unwrap();
+    let r = npy_core::NpyReader::from_reader(&b1[..]).unwrap();
     let at = r.data_offset() + (0..5).find(|&i| b1[r.data_offset() + i] == 1).unwrap();
     b1[at] = 2;
     let path = dir.path().join("bools.npz");
@@ -379,10 +379,10 @@ fn the_residue_column_of_a_member_keeps_its_padding_and_bool_bytes() {
     assert_eq!(schema.field(1).metadata()[RESIDUE_KEY], "true");
     let copy = dir.path().join("copy.npz");
     write(&copy, schema, &batches).unwrap();
-    assert!(Reader::open(&copy).unwrap().read_raw("flags").unwrap() == b1, "byte for byte with the residue");
+    assert!(Reader::from_path(&copy).unwrap().read_raw("flags").unwrap() == b1, "byte for byte with the residue");
     let (schema, batches) = members(&["flags"], ConvertOptions::new());
     write(&copy, schema, &batches).unwrap();
-    let back = Reader::open(&copy).unwrap().read_raw("flags").unwrap();
+    let back = Reader::from_path(&copy).unwrap().read_raw("flags").unwrap();
     assert!(back != b1 && back[at] == 1, "without it, True is written as 1");
     assert_eq!(table_round_trip(&path, Some(&["rec"]), 3).unwrap().members, 1);
     // a residue column goes with its member
@@ -399,7 +399,7 @@ fn corrupt_members_are_errors_naming_the_archive_and_member() {
     for compression in [Compression::Stored, deflated()] {
         let path = dir.path().join("bad.npz");
         archive(&path, &[("a", "scalar/le_f8.npy", compression), ("b", "scalar/be_f8.npy", compression)]);
-        let info = Reader::open(&path).unwrap().members().unwrap().remove(1);
+        let info = Reader::from_path(&path).unwrap().members().unwrap().remove(1);
         let mut bytes = std::fs::read(&path).unwrap();
         let last = (info.data_start.unwrap() + info.compressed_size - 3) as usize;
         bytes[last] ^= 0x55;
@@ -481,10 +481,10 @@ fn deflate_on_request_and_the_same_members() {
     }
     assert_eq!(w.rows(), 6);
     w.finish().unwrap();
-    let mut r = Reader::open(&path).unwrap();
+    let mut r = Reader::from_path(&path).unwrap();
     assert!(r.members().unwrap().iter().all(|m| m.compression == Some(deflated())));
     for name in ["a", "b"] {
-        assert!(r.read_raw(name).unwrap() == Reader::open(&src).unwrap().read_raw(name).unwrap(), "{name}");
+        assert!(r.read_raw(name).unwrap() == Reader::from_path(&src).unwrap().read_raw(name).unwrap(), "{name}");
     }
 }
 
@@ -538,14 +538,14 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
     assert!(!path.exists());
     // no batches: members of no rows
     write(&path, schema.clone(), &[]).unwrap();
-    let mut r = Reader::open(&path).unwrap();
-    assert_eq!(r.read_dyn("one").unwrap().dtype().descr(), "[('values', '<U1')]");
-    assert_eq!(r.read_dyn("grid").unwrap().shape(), [0, 2, 3]);
+    let mut r = Reader::from_path(&path).unwrap();
+    assert_eq!(r.read::<DynArray>("one").unwrap().dtype().descr(), "[('values', '<U1')]");
+    assert_eq!(r.read::<DynArray>("grid").unwrap().shape(), [0, 2, 3]);
     write(&path, schema, std::slice::from_ref(&batch)).unwrap();
-    let mut r = Reader::open(&path).unwrap();
+    let mut r = Reader::from_path(&path).unwrap();
     assert_eq!(r.names(), ["x", "name", "grid", "point", "one"]);
     let descr = |r: &mut Reader<_>, n: &str| {
-        let a = r.read_dyn(n).unwrap();
+        let a = r.read::<DynArray>(n).unwrap();
         (a.dtype().descr(), a.shape().to_vec())
     };
     assert_eq!(descr(&mut r, "x"), ("'<f8'".to_string(), vec![2]));
@@ -553,13 +553,13 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
     assert_eq!(descr(&mut r, "grid"), ("'<i2'".to_string(), vec![2, 2, 3]));
     assert_eq!(descr(&mut r, "point"), ("[('x', '<f8'), ('id', '|u1')]".to_string(), vec![2]));
     assert_eq!(descr(&mut r, "one"), ("[('values', '<U3')]".to_string(), vec![2]));
-    let x = r.read::<f64>("x").unwrap();
+    let x = r.read::<Vec<f64>>("x").unwrap();
     assert!(x[0] == 1.5 && x[1].is_nan(), "a null float is NaN");
-    assert_eq!(r.read_array::<i16>("grid").unwrap().get(&[1, 1, 2]), Some(&11));
+    assert_eq!(r.read::<npy_core::Array<i16>>("grid").unwrap().get(&[1, 1, 2]), Some(&11));
     // each member as np.save writes it: its header is the one NumPy would write
     for name in ["x", "name", "grid", "point", "one"] {
         let bytes = r.read_raw(name).unwrap();
-        let npy = npy_core::NpyReader::new(&bytes[..]).unwrap();
+        let npy = npy_core::NpyReader::from_reader(&bytes[..]).unwrap();
         let (_, head) = npy.header().encode(None).unwrap();
         assert!(bytes.starts_with(&head), "{name}");
     }
@@ -578,7 +578,7 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
 fn the_columns_of_one_npy_file_write_as_one_member_each() {
     let bytes = fixture("record/aligned.npy");
     let reader = BatchReader::with_options(
-        npy_core::NpyReader::new(Cursor::new(&bytes)).unwrap(),
+        npy_core::NpyReader::from_reader(Cursor::new(&bytes)).unwrap(),
         &ConvertOptions::new().residue(true),
     )
     .unwrap();
@@ -588,13 +588,13 @@ fn the_columns_of_one_npy_file_write_as_one_member_each() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fields.npz");
     write(&path, schema.clone(), &batches).unwrap();
-    let mut r = Reader::open(&path).unwrap();
+    let mut r = Reader::from_path(&path).unwrap();
     let fields: Vec<&String> = schema.fields().iter().map(|f| f.name()).filter(|n| *n != RESIDUE).collect();
     assert_eq!(r.names().iter().collect::<Vec<_>>(), fields, "one member per field; the file's residue is left out");
-    let header = npy_core::NpyReader::new(&bytes[..]).unwrap().header().clone();
+    let header = npy_core::NpyReader::from_reader(&bytes[..]).unwrap().header().clone();
     let npy_core::DType::Record(record) = &header.dtype else { panic!("a record file") };
     for (i, name) in fields.into_iter().enumerate() {
-        let member = r.read_dyn(name).unwrap();
+        let member = r.read::<DynArray>(name).unwrap();
         assert_eq!(member.shape(), header.shape, "{name}");
         assert_eq!(member.dtype().descr(), record.field(name).unwrap().dtype.descr(), "{name}");
         let mut back = BatchReader::from_dyn(member, &ConvertOptions::new()).unwrap();
@@ -648,10 +648,10 @@ fn text_widths_from_all_batches_fit_later_longer_values() {
     let e = w.text_widths(&widths).unwrap_err();
     assert!(e.to_string().contains("before the first batch") && e.path() == Some(path.as_path()), "{e}");
     w.finish().unwrap();
-    let mut r = Reader::open(&path).unwrap();
-    assert_eq!(r.read_dyn("name").unwrap().dtype().descr(), "'<U6'");
-    assert_eq!(r.read_dyn("site").unwrap().dtype().descr(), "[('station', '<U7'), ('gain', '<f8')]");
-    assert_eq!(r.read_dyn("blob").unwrap().dtype().descr(), "'|S3'");
+    let mut r = Reader::from_path(&path).unwrap();
+    assert_eq!(r.read::<DynArray>("name").unwrap().dtype().descr(), "'<U6'");
+    assert_eq!(r.read::<DynArray>("site").unwrap().dtype().descr(), "[('station', '<U7'), ('gain', '<f8')]");
+    assert_eq!(r.read::<DynArray>("blob").unwrap().dtype().descr(), "'|S3'");
     // The values, back through the table reader.
     let (_, got) = all_batches(NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap()).unwrap();
     let strings = |column: &dyn Array| -> Vec<String> {

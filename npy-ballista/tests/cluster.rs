@@ -146,8 +146,8 @@ fn read(data: &Data) -> npy_core::Result<Truth> {
     archives.sort();
     let mut shots = Vec::new();
     for archive in archives {
-        let mut reader = npy_core::npz::Reader::open(&archive)?;
-        let (trace, w) = (reader.read::<Trace>("trace")?, reader.read::<f64>("w")?);
+        let mut reader = npy_core::npz::Reader::from_path(&archive)?;
+        let (trace, w) = (reader.read::<Vec<Trace>>("trace")?, reader.read::<Vec<f64>>("w")?);
         shots.extend(trace.into_iter().zip(w));
     }
     Ok(Truth { traces, big: Vec::read_npy(&data.big)?, stations: Vec::read_npy(&data.stations)?, shots })

@@ -56,7 +56,7 @@ pub enum Recover {
 /// the header counts it, each under the target's lock; first recovers an interrupted
 /// append's tail when asked. Prints nothing; the error names the file at fault.
 pub fn run(args: &Args) -> Result<()> {
-    let mut appender = Appender::open_with(&args.target, &args.read.options())?;
+    let mut appender = Appender::from_path_with(&args.target, &args.read.options())?;
     appender.in_place_only(args.in_place).wait(!args.no_wait);
     if let Some(r) = args.recover {
         let recovery = match r {

@@ -147,9 +147,9 @@ struct Scanned {
 /// Reads a `.npy` file through; `None` for an object array, whose pickle is checked whole
 /// (bytes after its STOP are an error).
 fn scan_npy(path: &Path, read: &ReadOptions) -> Result<Option<Scanned>, Error> {
-    let reader = read.open_path(path)?;
+    let reader = npy_core::NpyReader::from_path_with(path, read)?;
     if reader.header().dtype.has_object() {
-        reader.read_objects()?;
+        reader.read::<npy_core::Array<npy_core::Object>>()?;
         return Ok(None);
     }
     let len = std::fs::metadata(path).map_err(|e| Error::from(e).reading(path))?.len();
@@ -203,7 +203,7 @@ fn under_lock<T>(path: &Path, f: impl FnOnce() -> Result<T, Error>) -> Result<Lo
 }
 
 fn check_npz(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<(), Error> {
-    let mut reader = ReaderOptions::new().read_options(read.clone()).open_path(path)?;
+    let mut reader = npy_core::npz::Reader::from_path_with(path, ReaderOptions::new().read_options(read))?;
     let members = reader.members()?;
     let bar = crate::progress::bytes(members.iter().map(|m| m.size).sum(), "check");
     let mut done = 0;
@@ -254,7 +254,7 @@ fn check_member(reader: &mut Reader<FileReader>, m: &MemberInfo, bar: Option<&Pr
         }
     };
     if object {
-        if let Err(e) = reader.read_objects(&m.name) {
+        if let Err(e) = reader.read::<npy_core::Array<npy_core::Object>>(&m.name) {
             report.problem(member, &e);
         }
         return;

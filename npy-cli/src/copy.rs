@@ -28,7 +28,7 @@ pub struct Args {
 /// Bytes copied per step: memory stays bounded whatever the file's size.
 const PIECE: usize = 1 << 20;
 
-/// Copies the input to the output as `read_dyn` + `write_npy` would (an `.npz` member by
+/// Copies the input to the output as `read::<DynArray>` + `write_npy` would (an `.npz` member by
 /// member: see [`npz::copy`]), streaming in bounded memory whatever the file's size
 /// and whether or not stderr is a terminal; object arrays through the object API (their
 /// pickle is decoded whole). A large input copied with stderr on a terminal shows a
@@ -38,10 +38,10 @@ pub fn run(args: &Args) -> Result<()> {
     if npy_core::npz::is_npz(input)? {
         return npz::copy(input, output, opts);
     }
-    let reader = opts.open_path(input)?;
+    let reader = npy_core::NpyReader::from_path_with(input, opts)?;
     if reader.header().dtype.has_object() {
         // Decoded (never unpickled by running code) and pickled again as np.save would.
-        return reader.read_objects()?.write_npy(output);
+        return reader.read::<Array<Object>>()?.write_npy(output);
     }
     let bar = crate::progress::bytes(reader.data_len() as u64, "copy");
     let result = stream(reader, input, output, bar.as_ref());
@@ -51,10 +51,10 @@ pub fn run(args: &Args) -> Result<()> {
     result
 }
 
-/// What `read_dyn` + `write_npy` do, in pieces, advancing `bar` as the data goes: the
+/// What `read::<DynArray>` + `write_npy` do, in pieces, advancing `bar` as the data goes: the
 /// header is re-encoded as `write_npy` writes a `DynArray` read from it (keeping its
 /// version if it fits: `Header::encode_keeping`), the data bytes are copied as they are (bytes
-/// after them, which NumPy ignores, are dropped as `read_dyn` drops them), and the result
+/// after them, which NumPy ignores, are dropped as `read::<DynArray>` drops them), and the result
 /// replaces `output` atomically once complete.
 fn stream(reader: NpyReader<BufReader<File>>, input: &Path, output: &Path, bar: Option<&ProgressBar>) -> Result<()> {
     let (_, head) = reader.header().encode_keeping(reader.version())?;
@@ -108,11 +108,16 @@ mod tests {
             let input = fixture(rel);
             let (ours, theirs) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
             let bar = ProgressBar::hidden();
-            let reader = opts.open_path(&input).unwrap();
+            let reader = npy_core::NpyReader::from_path_with(&input, &opts).unwrap();
             stream(reader, &input, &ours, Some(&bar)).unwrap_or_else(|e| panic!("{rel}: {e}"));
-            opts.open_path(&input).unwrap().read_dyn().unwrap().write_npy(&theirs).unwrap();
+            npy_core::NpyReader::from_path_with(&input, &opts)
+                .unwrap()
+                .read::<DynArray>()
+                .unwrap()
+                .write_npy(&theirs)
+                .unwrap();
             assert!(std::fs::read(&ours).unwrap() == std::fs::read(&theirs).unwrap(), "{rel}");
-            let data_len = opts.open_path(&input).unwrap().data_len() as u64;
+            let data_len = npy_core::NpyReader::from_path_with(&input, &opts).unwrap().data_len() as u64;
             assert_eq!(bar.position(), data_len, "{rel}: the bar counts the data bytes");
             checked += 1;
         }
@@ -129,7 +134,7 @@ mod tests {
         // Larger than the reader's buffer, which has read past the header.
         let values: Vec<f64> = (0..100_000).map(f64::from).collect();
         values.write_npy(&short).unwrap();
-        let reader = ReadOptions::new().open_path(&short).unwrap();
+        let reader = NpyReader::from_path(&short).unwrap();
         let len = std::fs::metadata(&short).unwrap().len();
         std::fs::OpenOptions::new().write(true).open(&short).unwrap().set_len(len - 5).unwrap();
         let out = dir.path().join("out.npy");

@@ -29,7 +29,7 @@ pub fn run(args: &Args) -> Result<()> {
     if npz::is_npz(file)? {
         return archive(file, opts);
     }
-    let reader = opts.open_path(file)?;
+    let reader = npy_core::NpyReader::from_path_with(file, opts)?;
     let h = reader.header();
     let (major, minor) = reader.version().number();
     let mut out = std::io::stdout().lock();
@@ -80,8 +80,7 @@ fn write_fields(out: &mut impl Write, dtype: &DType, prefix: &str, base: usize) 
 /// Lists the members of an archive: a table with a heading row (the descr, of any length,
 /// last).
 fn archive(path: &Path, opts: &ReadOptions) -> Result<()> {
-    let mut reader = Reader::open(path)?;
-    reader.read_options(opts.clone());
+    let mut reader = Reader::from_path_with(path, npy_core::npz::ReaderOptions::new().read_options(opts))?;
     let members = reader.members()?;
     let mut rows =
         vec![["member", "compression", "stored bytes", "bytes", "order", "shape", "descr"].map(String::from)];

@@ -155,9 +155,9 @@ fn read_into(
             let reason = format!("--member {m:?} is for .npz archives, and this is a .npy file");
             return Err(ErrorKind::Usage { reason }.into());
         }
-        let reader = opts.open_path(file)?;
+        let reader = npy_core::NpyReader::from_path_with(file, opts)?;
         if reader.header().dtype.has_object() {
-            return objects(reader.read_objects()?, sink);
+            return objects(reader.read::<Array<Object>>()?, sink);
         }
         *bar = progress.and_then(|label| crate::progress::bytes(reader.data_len() as u64, label));
         let header = reader.header().clone();
@@ -167,8 +167,7 @@ fn read_into(
             streamed(reader, bar.as_ref(), sink)
         };
     }
-    let mut archive = Reader::open(file)?;
-    archive.read_options(opts.clone());
+    let mut archive = Reader::from_path_with(file, npy_core::npz::ReaderOptions::new().read_options(opts))?;
     let name = match member {
         Some(m) => m.to_string(),
         None => match archive.names() {
@@ -189,7 +188,7 @@ fn read_into(
         .map_or_else(|| name.clone(), |m| m.member);
     let reader = archive.npy(&name)?;
     let result = if reader.header().dtype.has_object() {
-        reader.read_objects().and_then(|array| objects(array, sink))
+        reader.read::<Array<Object>>().and_then(|array| objects(array, sink))
     } else {
         *bar = progress.and_then(|label| crate::progress::bytes(reader.data_len() as u64, label));
         if permuted(reader.header()) {
@@ -474,7 +473,7 @@ mod tests {
     /// The values of a NumPy-made fixture as `tolist()` orders them, read through
     /// npy-core's typed reader (which knows Fortran order) as the reference.
     fn logical<T: npy_core::NpyRecord + Copy>(rel: &str) -> (Vec<usize>, Vec<T>) {
-        let array = ReadOptions::new().open_path(fixture(rel)).unwrap().read_array::<T>().unwrap();
+        let array = NpyReader::from_path(fixture(rel)).unwrap().read::<Array<T>>().unwrap();
         let shape = array.shape().to_vec();
         let n: usize = shape.iter().product();
         let mut index = vec![0; shape.len()];
@@ -576,7 +575,7 @@ mod tests {
             f.write_npy(&f_path).unwrap();
             c.write_npy(&c_path).unwrap();
             let mut w = Writer::create(&npz).unwrap();
-            w.add_array_with("f", &f, Compression::deflated()).unwrap();
+            w.add_with("f", &f, Compression::deflated()).unwrap();
             w.finish().unwrap();
             for (path, member) in [(&f_path, None), (&c_path, None), (&npz, Some("f"))] {
                 let mut sink = Record::default();

@@ -74,7 +74,7 @@ const HINTS: &[(&str, &str)] = &[
     ("trim the tail instead (Recovery::Trim)", "trim the tail instead (npy append --recover trim)"),
     ("(raise it with ReaderOptions::max_entries)", "(a limit of npy's npz reader)"),
     (
-        "read it with NpyReader::read_objects or Array::<Object>::read_npy (npy_core::object)",
+        "read it with Array::<Object>::read_npy or NpyReader::read::<Array<Object>> (npy_core::object)",
         "npy dump, head and check read it",
     ),
     ("(raise it with ReaderOptions::max_inflated_size)", "(a limit of npy's npz reader)"),
@@ -101,7 +101,8 @@ mod tests {
     fn a_header_limit_is_said_in_flags() {
         let mut file = b"\x93NUMPY\x02\x00".to_vec();
         file.extend_from_slice(&20_000u32.to_le_bytes());
-        let e = npy_core::ReadOptions::new().max_header_size(10_000).open(&file[..]).unwrap_err();
+        let e = npy_core::NpyReader::from_reader_with(&file[..], npy_core::ReadOptions::new().max_header_size(10_000))
+            .unwrap_err();
         let e = e.reading("wide.npy");
         assert_eq!(
             line(&e),

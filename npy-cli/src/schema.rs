@@ -51,8 +51,7 @@ pub fn run(args: &Args) -> Result<()> {
     let label = file.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut targets: Vec<(String, Option<String>, Header)> = Vec::new(); // (file label, member, header)
     if npz::is_npz(file)? {
-        let mut reader = Reader::open(file)?;
-        reader.read_options(opts.clone());
+        let mut reader = Reader::from_path_with(file, npy_core::npz::ReaderOptions::new().read_options(opts))?;
         let mut npy_members = Vec::new();
         for m in reader.members()? {
             if reader.is_npy(&m.name)? {
@@ -85,7 +84,7 @@ pub fn run(args: &Args) -> Result<()> {
         if let Some(member) = &args.member {
             return Err(usage(format!("--member {member:?} applies to .npz archives only")).reading(file));
         }
-        let header = opts.open_path(file)?.header().clone();
+        let header = npy_core::NpyReader::from_path_with(file, opts)?.header().clone();
         targets.push((label, None, header));
     }
     let mut text = String::new();
@@ -403,17 +402,17 @@ fn read_call(header: &Header, ty: &str, member: Option<&str>) -> String {
         (None, None) if one_d => format!("Vec::<{ty}>::read_npy(path)"),
         (None, None) => format!("Array::<{ty}>::read_npy(path)"),
         (None, Some(n)) => {
-            format!("npy_core::ReadOptions::new().max_header_size({n}).open_path(path)?.read_array::<{ty}>()")
+            format!("Array::<{ty}>::read_npy_with(path, npy_core::ReadOptions::new().max_header_size({n}))")
         }
         (Some(m), limit) => {
             let open = match limit {
-                None => "npy_core::npz::Reader::open(path)?".to_string(),
+                None => "npy_core::npz::Reader::from_path(path)?".to_string(),
                 Some(n) => format!(
-                    "npy_core::npz::ReaderOptions::new().read_options(npy_core::ReadOptions::new().max_header_size({n}).clone()).open_path(path)?"
+                    "npy_core::npz::Reader::from_path_with(path, npy_core::npz::ReaderOptions::new().read_options(npy_core::ReadOptions::new().max_header_size({n})))?"
                 ),
             };
-            let read = if one_d { "read" } else { "read_array" };
-            format!("{open}.{read}::<{ty}>({})", rust_str(m))
+            let read = if one_d { format!("Vec<{ty}>") } else { format!("Array<{ty}>") };
+            format!("{open}.read::<{read}>({})", rust_str(m))
         }
     }
 }

@@ -80,8 +80,8 @@ fn split_file(args: &SplitArgs) -> Result<()> {
 /// one whose blocks are all alike) into the output, atomically and streamed.
 fn join(args: &JoinArgs) -> Result<()> {
     let stack = match args.axis {
-        Some(a) => Stack::open_along(&args.dir, a)?,
-        None => Stack::open(&args.dir)?,
+        Some(a) => Stack::from_path_along(&args.dir, a)?,
+        None => Stack::from_path(&args.dir)?,
     };
     let total: u64 =
         (0..stack.len()).filter_map(|i| std::fs::metadata(stack.block_path(i)).ok()).map(|m| m.len()).sum();

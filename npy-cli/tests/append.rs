@@ -102,7 +102,7 @@ fn appends_killed_at_random_moments_never_tear_the_file() {
         if values.len() > before {
             complete += 1;
         }
-        let tail = Appender::open(&target).unwrap().tail_bytes();
+        let tail = Appender::from_path(&target).unwrap().tail_bytes();
         if tail > 0 {
             if torn == 0 {
                 // One torn file for NumPy in CI: it must load the old length.
@@ -162,7 +162,7 @@ fn appended_records_are_left_for_numpy() {
     let all: Vec<Shot> = (0..40).map(shot).collect();
     let path = dir.path().join("shots.npy");
     all[..10].to_vec().write_npy(&path).unwrap();
-    Appender::open(&path).unwrap().append(&all[10..25]).unwrap();
+    Appender::from_path(&path).unwrap().append(&all[10..25]).unwrap();
     let more = dir.path().join("more.npy");
     all[25..].to_vec().write_npy(&more).unwrap();
     ok(&npy(&["append", s(&path), s(&more)]));
@@ -270,7 +270,7 @@ fn child_appends_through_one_appender() {
         return;
     };
     let (who, rounds): (i64, i64) = (who.parse().unwrap(), rounds.parse().unwrap());
-    let mut a = Appender::open(&target).unwrap();
+    let mut a = Appender::from_path(&target).unwrap();
     for round in 0..rounds {
         a.append(&part(who, round, long_lived_rows(who, round))).unwrap();
     }

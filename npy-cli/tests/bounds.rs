@@ -285,7 +285,7 @@ fn zero_size_elements_are_refused_as_tables_by_name() {
     // A member of an archive, alone or as a column.
     let archive = tmp.path().join("z.npz");
     let mut z = npy_core::npz::Writer::create(&archive).unwrap();
-    z.add_dyn("a", &npy_core::ReadOptions::new().open_path(&files[0]).unwrap().read_dyn().unwrap()).unwrap();
+    z.add("a", &npy_core::NpyReader::from_path(&files[0]).unwrap().read::<DynArray>().unwrap()).unwrap();
     z.finish().unwrap();
     let out = tmp.path().join("o.arrow");
     failed(&npy(&["convert", s(&archive), s(&out)]), &[s(&archive), "member 'a.npy'", "rows that take no bytes"]);

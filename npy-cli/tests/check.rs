@@ -226,7 +226,7 @@ fn find(bytes: &[u8], needle: &[u8]) -> usize {
 
 /// Where the data of member `member` of archive `path` starts.
 fn data_start(path: &Path, member: &str) -> usize {
-    let mut r = npy_core::npz::Reader::open(path).unwrap();
+    let mut r = npy_core::npz::Reader::from_path(path).unwrap();
     let m = r.members().unwrap().into_iter().find(|m| m.member == member).unwrap();
     m.data_start.unwrap() as usize
 }
@@ -326,8 +326,8 @@ fn copies_of_archives_keep_members_and_refuse_bad_crcs() {
     let copy = d.join("copy.npz");
     let out = npy(&[Path::new("copy"), &good, &copy]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut a = npy_core::npz::Reader::open(&good).unwrap();
-    let mut b = npy_core::npz::Reader::open(&copy).unwrap();
+    let mut a = npy_core::npz::Reader::from_path(&good).unwrap();
+    let mut b = npy_core::npz::Reader::from_path(&copy).unwrap();
     let (ma, mb) = (a.members().unwrap(), b.members().unwrap());
     assert_eq!(ma.len(), 4);
     for (x, y) in ma.iter().zip(&mb) {
@@ -376,7 +376,7 @@ fn large_checks_and_archive_copies_without_a_terminal_write_nothing_to_stderr() 
         assert!(out.status.success(), "{args:?}");
         assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
-    let mut r = npy_core::npz::Reader::open(&copy).unwrap();
-    assert!(r.read::<u32>("x").unwrap() == values[..1 << 16]);
-    assert!(r.read::<u32>("y").unwrap() == values);
+    let mut r = npy_core::npz::Reader::from_path(&copy).unwrap();
+    assert!(r.read::<Vec<u32>>("x").unwrap() == values[..1 << 16]);
+    assert!(r.read::<Vec<u32>>("y").unwrap() == values);
 }

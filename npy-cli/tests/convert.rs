@@ -27,13 +27,14 @@ fn root() -> PathBuf {
 fn is_object(path: &Path) -> bool {
     let mut o = npy_core::ReadOptions::new();
     o.max_header_size(1 << 20);
-    o.open_path(path).is_ok_and(|r| r.header().dtype.has_object())
+    npy_core::NpyReader::from_path_with(path, &o).is_ok_and(|r| r.header().dtype.has_object())
 }
 
 /// Whether a file's header is the one `np.save` writes for it (see npy-arrow's
 /// `tests/fixtures.rs`): legacy headers come back as `np.save` writes them.
 fn canonical_header(bytes: &[u8]) -> bool {
-    let r = npy_core::ReadOptions::new().max_header_size(1 << 20).open(bytes).unwrap();
+    let r =
+        npy_core::NpyReader::from_reader_with(bytes, npy_core::ReadOptions::new().max_header_size(1 << 20)).unwrap();
     let (_, head) = r.header().encode(Some(r.version())).unwrap();
     bytes.starts_with(&head)
 }
@@ -42,7 +43,8 @@ fn canonical_header(bytes: &[u8]) -> bool {
 fn same_data(a: &[u8], b: &[u8]) -> bool {
     let mut o = npy_core::ReadOptions::new();
     o.max_header_size(1 << 20);
-    let (ra, rb) = (o.open(a).unwrap(), o.open(b).unwrap());
+    let (ra, rb) =
+        (npy_core::NpyReader::from_reader_with(a, &o).unwrap(), npy_core::NpyReader::from_reader_with(b, &o).unwrap());
     ra.header() == rb.header() && a[ra.data_offset()..] == b[rb.data_offset()..]
 }
 
@@ -124,7 +126,7 @@ fn npz_members_go_in_and_out() {
     let npz = dir.path().join("a.npz");
     let out = npy(&[&src, &npz, Path::new("--member"), Path::new("trace")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let mut r = npy_core::npz::Reader::open(&npz).unwrap();
+    let mut r = npy_core::npz::Reader::from_path(&npz).unwrap();
     assert_eq!(r.names(), ["trace"]);
     let mut member = Vec::new();
     std::io::Read::read_to_end(&mut r.raw("trace").unwrap(), &mut member).unwrap();
@@ -154,7 +156,7 @@ fn a_whole_npz_is_a_table_of_its_members_and_comes_back_member_for_member() {
     }
     w.finish().unwrap();
     let members = |path: &Path| -> Vec<(String, Vec<u8>)> {
-        let mut r = npy_core::npz::Reader::open(path).unwrap();
+        let mut r = npy_core::npz::Reader::from_path(path).unwrap();
         let names = r.names().to_vec();
         names.into_iter().map(|n| (n.clone(), r.read_raw(&n).unwrap())).collect()
     };
@@ -170,7 +172,7 @@ fn a_whole_npz_is_a_table_of_its_members_and_comes_back_member_for_member() {
     // A table of columns into one .npy: a record of one field per member.
     let one = dir.path().join("one.npy");
     assert!(npy(&[&src, &one]).status.success());
-    let r = npy_core::ReadOptions::new().open_path(&one).unwrap();
+    let r = npy_core::NpyReader::from_path(&one).unwrap();
     let npy_core::DType::Record(rec) = &r.header().dtype else { panic!("{:?}", r.header().dtype) };
     let names: Vec<String> = rec.fields().iter().map(|f| f.name.clone()).collect();
     let want: Vec<String> = members(&src).into_iter().map(|(n, _)| n).collect();

@@ -96,7 +96,7 @@ fn killed_splits_leave_nothing_after_the_next() {
     let stack = parent.join("stack");
     let args = [os("stack"), os("split"), input.as_os_str(), stack.as_os_str(), os("--rows"), os("25000")];
     let whole = |round: &str| {
-        let read = npy_core::stack::Stack::open(&stack).and_then(|s| s.read::<f64>());
+        let read = npy_core::stack::Stack::from_path(&stack).and_then(|s| s.read::<Array<f64>>());
         let read = read.unwrap_or_else(|e| panic!("{round}: the stack is not whole: {e}"));
         assert!(read.as_slice() == values.as_slice(), "{round}: the stack holds other values");
     };
@@ -211,9 +211,9 @@ mod copy {
         let npz_args: Vec<&OsStr> = npz_args.iter().map(|a| a.as_os_str()).collect();
         let dir_args: Vec<&OsStr> = dir_args.iter().map(|a| a.as_os_str()).collect();
         let npz_whole = |round: &str| {
-            let mut archive = npy_core::npz::Reader::open(&npz).unwrap_or_else(|e| panic!("{round}: {e}"));
-            let ids = archive.read::<i64>("id").unwrap_or_else(|e| panic!("{round}: {e}"));
-            let values = archive.read::<f64>("value").unwrap_or_else(|e| panic!("{round}: {e}"));
+            let mut archive = npy_core::npz::Reader::from_path(&npz).unwrap_or_else(|e| panic!("{round}: {e}"));
+            let ids = archive.read::<Vec<i64>>("id").unwrap_or_else(|e| panic!("{round}: {e}"));
+            let values = archive.read::<Vec<f64>>("value").unwrap_or_else(|e| panic!("{round}: {e}"));
             let rows: Vec<(i64, f64)> = ids.into_iter().zip(values).collect();
             assert!(rows == want, "{round}: the archive holds other rows");
         };

@@ -121,7 +121,7 @@ fn record_cases(dir: &Path) -> Vec<Case> {
         let rel = path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
         match path.extension().and_then(|e| e.to_str()) {
             Some("npy") => {
-                let Ok(reader) = options().open_path(&path) else { continue };
+                let Ok(reader) = npy_core::NpyReader::from_path_with(&path, &options()) else { continue };
                 let dtype = reader.header().dtype.clone();
                 if dtype.as_record().is_some() {
                     let expect = expectation(&rel, reader.header());
@@ -129,8 +129,11 @@ fn record_cases(dir: &Path) -> Vec<Case> {
                 }
             }
             Some("npz") => {
-                let Ok(mut reader) = Reader::open(&path) else { continue };
-                reader.read_options(options());
+                let Ok(mut reader) =
+                    Reader::from_path_with(&path, npy_core::npz::ReaderOptions::new().read_options(&options()))
+                else {
+                    continue;
+                };
                 for m in reader.members().unwrap() {
                     if !reader.is_npy(&m.name).unwrap_or(false) {
                         continue;
@@ -190,11 +193,12 @@ fn scratch_main(modules: &[(usize, &Case, String)]) -> String {
         let mut opts = npy_core::ReadOptions::new();
         opts.max_header_size(1 << 20);
         let array = match member {{
-            None => opts.open_path(path)?.read_array::<{top}>()?,
+            None => npy_core::NpyReader::from_path_with(path, &opts)?.read::<npy_core::Array<{top}>>()?,
             Some(name) => {{
-                let mut archive = npy_core::npz::Reader::open(path)?;
-                archive.read_options(opts);
-                archive.read_array::<{top}>(name)?
+                let mut archive_opts = npy_core::npz::ReaderOptions::new();
+                archive_opts.read_options(&opts);
+                let mut archive = npy_core::npz::Reader::from_path_with(path, &archive_opts)?;
+                archive.read::<npy_core::Array<{top}>>(name)?
             }}
         }};
         array.write_npy_to(Vec::new())
@@ -318,7 +322,7 @@ fn original_bytes(case: &Case) -> Vec<u8> {
     match &case.member {
         None => std::fs::read(&case.path).unwrap(),
         Some(m) => {
-            let mut r = Reader::open(&case.path).unwrap();
+            let mut r = Reader::from_path(&case.path).unwrap();
             r.read_raw(m).unwrap()
         }
     }
@@ -329,7 +333,11 @@ fn compare(case: &Case, ours: &[u8]) -> Result<(), String> {
     if case.expect == Expect::Exact {
         return if ours == theirs { Ok(()) } else { Err("the rewrite differs from the file".into()) };
     }
-    let read = |bytes: &[u8]| options().open(bytes).and_then(|r| r.read_dyn()).map_err(|e| e.to_string());
+    let read = |bytes: &[u8]| {
+        npy_core::NpyReader::from_reader_with(bytes, &options())
+            .and_then(|r| r.read::<DynArray>())
+            .map_err(|e| e.to_string())
+    };
     let (a, b): (DynArray, DynArray) = (read(ours)?, read(&theirs)?);
     if (a.shape(), a.fortran_order()) != (b.shape(), b.fortran_order()) {
         return Err(format!("shape {:?} written, {:?} read", a.shape(), b.shape()));

@@ -127,11 +127,14 @@ fn an_npz_location_is_an_npz_table() {
     w.add("r", &readings).unwrap();
     w.add("id", &ids).unwrap();
     w.compression(npz::Compression::Deflated { level: 6 });
-    w.add_array("grid", &npy_core::Array::from_shape_vec(vec![50, 3], grid).unwrap()).unwrap();
+    w.add("grid", &npy_core::Array::from_shape_vec(vec![50, 3], grid).unwrap()).unwrap();
     w.finish().unwrap();
-    let mut archive = npz::Reader::open(&path).unwrap();
-    let (r, id, grid): (Vec<Reading>, Vec<i64>, Vec<f32>) =
-        (archive.read("r").unwrap(), archive.read("id").unwrap(), archive.read_array("grid").unwrap().into_vec());
+    let mut archive = npz::Reader::from_path(&path).unwrap();
+    let (r, id, grid): (Vec<Reading>, Vec<i64>, Vec<f32>) = (
+        archive.read("r").unwrap(),
+        archive.read("id").unwrap(),
+        archive.read::<npy_core::Array<f32>>("grid").unwrap().into_vec(),
+    );
     let sql = "SELECT r.sensor AS sensor, count(*) AS n, sum(r.value + id + grid[2]) AS total FROM z \
                GROUP BY r.sensor ORDER BY sensor";
     let out = ok(&npy_sql(&[sql, "--table", &format!("z={}", path.display()), "--format", "csv"]));
@@ -170,9 +173,9 @@ fn out_files_read_back() {
 
     let npz_out = dir.path().join("out.npz");
     ok(&npy_sql(&[sql, "--table", &table, "--out", npz_out.to_str().unwrap()]));
-    let mut a = npz::Reader::open(&npz_out).unwrap();
-    assert_eq!(a.read::<i32>("sensor").unwrap(), want.iter().map(|r| r.sensor).collect::<Vec<_>>());
-    assert_eq!(a.read::<f64>("value").unwrap(), want.iter().map(|r| r.value).collect::<Vec<_>>());
+    let mut a = npz::Reader::from_path(&npz_out).unwrap();
+    assert_eq!(a.read::<Vec<i32>>("sensor").unwrap(), want.iter().map(|r| r.sensor).collect::<Vec<_>>());
+    assert_eq!(a.read::<Vec<f64>>("value").unwrap(), want.iter().map(|r| r.value).collect::<Vec<_>>());
 
     // Arrow IPC, converted back to .npy by npy-arrow's one converter.
     let arrow = dir.path().join("out.arrow");
@@ -286,9 +289,9 @@ fn copy_to_and_text_longer_in_later_batches() {
     let rows: Vec<Row> = Vec::read_npy(&out).unwrap();
     assert!(rows.iter().enumerate().all(|(i, r)| r.v == i as i64));
     check("'<U19'", rows.iter().map(|r| r.s.to_string()).collect());
-    let mut archive = npz::Reader::open(&npz_out).unwrap();
-    let s = archive.read_dyn("s").unwrap().dtype().descr();
-    let texts = archive.read::<npy_core::types::Ucs4<19>>("s").unwrap();
+    let mut archive = npz::Reader::from_path(&npz_out).unwrap();
+    let s = archive.read::<DynArray>("s").unwrap().dtype().descr();
+    let texts = archive.read::<Vec<npy_core::types::Ucs4<19>>>("s").unwrap();
     check(&s, texts.iter().map(ToString::to_string).collect());
 }
 

@@ -62,7 +62,7 @@ fn fixtures_split_and_join_back_byte_for_byte() {
         let _ = fs::remove_dir_all(&dir);
         ok(&npy(&["stack", "split", s(&file), s(&dir), "--rows", &rows.to_string(), "--axis", &axis.to_string()]));
         fs::copy(&file, check.join(format!("{name}.npy"))).unwrap();
-        let stack = Stack::open(&dir).unwrap();
+        let stack = Stack::from_path(&dir).unwrap();
         assert_eq!(stack.axis(), axis, "{name}");
         assert!(stack.info().chunks[axis].iter().all(|&l| l <= rows), "{name}");
         let original = DynArray::read_npy(&file).unwrap();

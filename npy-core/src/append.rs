@@ -60,6 +60,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, Version};
 use crate::options::ReadOptions;
 use crate::plan::Plan;
+use crate::read::NpyReader;
 use crate::record::{native_dtype_of, NpyRecord};
 use crate::write::{encode_with_plan, write_with_plan, Bulk};
 
@@ -98,7 +99,7 @@ pub enum Recovery {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("t0.npy");
 /// vec![0.5f64, 1.5].write_npy(&path)?;
-/// let mut a = Appender::open(&path)?;
+/// let mut a = Appender::from_path(&path)?;
 /// a.append(&[2.5f64, 3.5, 4.5])?;
 /// assert_eq!(a.rows(), 5);
 /// assert_eq!(Vec::<f64>::read_npy(&path)?, [0.5, 1.5, 2.5, 3.5, 4.5]);
@@ -182,11 +183,11 @@ impl State {
     /// Reads the header of `file` (from its start) and measures the bytes after the data.
     ///
     /// # Errors
-    /// As [`ReadOptions::open`]; [`ErrorKind::Truncated`] for data shorter than the header
+    /// As [`NpyReader::from_reader_with`]; [`ErrorKind::Truncated`] for data shorter than the header
     /// says (appending after it would leave a hole).
     fn read(file: &File, options: &ReadOptions) -> Result<State> {
         (&*file).seek(SeekFrom::Start(0))?;
-        let reader = options.open(io::BufReader::with_capacity(8 << 10, file))?;
+        let reader = NpyReader::from_reader_with(io::BufReader::with_capacity(8 << 10, file), options)?;
         let (header, version) = (reader.header().clone(), reader.version());
         let (data_offset, data_len) = (reader.data_offset() as u64, reader.data_len() as u64);
         let end = data_offset.saturating_add(data_len);
@@ -205,17 +206,17 @@ impl Appender {
     /// file's lock is taken by each append ([module docs](self#locking)).
     ///
     /// # Errors
-    /// As [`ReadOptions::open_path`]; [`ErrorKind::Usage`] for a 0-d array (it has no axis
+    /// As [`NpyReader::from_path_with`]; [`ErrorKind::Usage`] for a 0-d array (it has no axis
     /// to grow) or an object array (its data is a pickle).
-    pub fn open(path: impl AsRef<Path>) -> Result<Appender> {
-        Appender::open_with(path, &ReadOptions::default())
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Appender> {
+        Appender::from_path_with(path, &ReadOptions::default())
     }
 
     /// Opens `path` for appending, reading its header with `options`.
     ///
     /// # Errors
-    /// As [`Appender::open`].
-    pub fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Appender> {
+    /// As [`Appender::from_path`].
+    pub fn from_path_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Appender> {
         let path = path.as_ref();
         Appender::open_inner(path, options).map_err(|e| e.writing(path))
     }
@@ -273,11 +274,11 @@ impl Appender {
     /// // Another appender, busy: here a plain lock on the file stands for it.
     /// let busy = std::fs::File::open(&path)?;
     /// busy.lock()?;
-    /// let e = Appender::open(&path)?.wait(false).append(&[2u8]).unwrap_err();
+    /// let e = Appender::from_path(&path)?.wait(false).append(&[2u8]).unwrap_err();
     /// assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock));
     /// assert!(e.to_string().contains("another process is appending to"), "{e}");
     /// busy.unlock()?;
-    /// Appender::open(&path)?.wait(false).append(&[2u8])?;
+    /// Appender::from_path(&path)?.wait(false).append(&[2u8])?;
     /// assert_eq!(Vec::<u8>::read_npy(&path)?, [1, 2]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -396,7 +397,7 @@ impl Appender {
     /// let dir = tempfile::tempdir()?;
     /// let path = dir.path().join("squares.npy");
     /// vec![0u64, 1, 4].write_npy(&path)?;
-    /// let rows = Appender::open(&path)?.append_iter((3..1000u64).map(|i| i * i))?;
+    /// let rows = Appender::from_path(&path)?.append_iter((3..1000u64).map(|i| i * i))?;
     /// assert_eq!(rows, 997);
     /// assert_eq!(Vec::<u64>::read_npy(&path)?[999], 998_001);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -459,7 +460,7 @@ impl Appender {
     /// let path = dir.path().join("log.npy");
     /// Vec::<u32>::new().write_npy(&path)?;
     /// let batches = (0..4u32).map(|b| (b * 1000..(b + 1) * 1000).collect::<Vec<u32>>());
-    /// assert_eq!(Appender::open(&path)?.append_batches(batches)?, 4000);
+    /// assert_eq!(Appender::from_path(&path)?.append_batches(batches)?, 4000);
     /// assert_eq!(Vec::<u32>::read_npy(&path)?, (0..4000).collect::<Vec<u32>>());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -471,7 +472,7 @@ impl Appender {
     {
         let plan = self.plan_for::<T>().map_err(|e| e.writing(&self.path))?;
         let per_row = (self.row_bytes as usize).checked_div(plan.dst_size()).unwrap_or(0);
-        if !crate::two_cpus() || per_row == 0 {
+        if !crate::cpu::two_cpus() || per_row == 0 {
             let mut rows = 0;
             for batch in batches {
                 let before = self.rows();
@@ -564,7 +565,7 @@ impl Appender {
     /// [`Appender::append`] otherwise; errors reading `other` name it.
     pub fn append_file(&mut self, other: impl AsRef<Path>) -> Result<()> {
         let other = other.as_ref();
-        let reader = ReadOptions::default().open_path(other)?;
+        let reader = NpyReader::from_path(other)?;
         let (theirs, start) = (reader.header().clone(), reader.data_offset() as u64);
         drop(reader);
         if let Some(how) = differs(&self.header, &theirs) {
@@ -696,10 +697,10 @@ impl Appender {
     /// Makes a file whose last append was interrupted whole again: the bytes past its data
     /// are adopted as rows or trimmed ([`Recovery`]), and synced, under the file's lock
     /// (waiting for it). Returns the number of rows after recovery. A file without a tail
-    /// is left as it is. As `Appender::open(path)?.recover_tail(recovery)`.
+    /// is left as it is. As `Appender::from_path(path)?.recover_tail(recovery)`.
     ///
     /// # Errors
-    /// As [`Appender::open`] and [`Appender::recover_tail`].
+    /// As [`Appender::from_path`] and [`Appender::recover_tail`].
     ///
     /// # Examples
     /// ```
@@ -719,7 +720,7 @@ impl Appender {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn recover(path: impl AsRef<Path>, recovery: Recovery) -> Result<usize> {
-        Appender::open(path)?.recover_tail(recovery)
+        Appender::from_path(path)?.recover_tail(recovery)
     }
 
     /// Adopts or trims the bytes past the data ([`Appender::recover`]), under the file's
@@ -799,7 +800,7 @@ impl Appender {
 pub fn concatenate(inputs: &[PathBuf], output: &Path, progress: &mut dyn FnMut(u64)) -> Result<Header> {
     let mut parts = Vec::with_capacity(inputs.len());
     for input in inputs {
-        let reader = ReadOptions::default().open_path(input)?;
+        let reader = NpyReader::from_path(input)?;
         let header = reader.header().clone();
         if header.shape.is_empty() || header.dtype.has_object() {
             let what = if header.shape.is_empty() { "a 0-d array" } else { "an object array" };
@@ -895,7 +896,7 @@ mod tests {
     use crate::{Array, DynArray};
 
     fn header_bytes(path: &Path) -> Vec<u8> {
-        let reader = ReadOptions::default().open_path(path).unwrap();
+        let reader = NpyReader::from_path(path).unwrap();
         let n = reader.data_offset();
         std::fs::read(path).unwrap()[..n].to_vec()
     }
@@ -906,7 +907,7 @@ mod tests {
         let path = dir.path().join("t.npy");
         let values: Vec<u64> = (0..7).map(|i| i * 1_000_003).collect();
         values[..3].to_vec().write_npy(&path).unwrap();
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         a.append(&values[3..5]).unwrap();
         a.append::<u64>(&[]).unwrap();
         // Not synced: the same file (only the syncs are skipped).
@@ -949,10 +950,10 @@ mod tests {
                 Some(&records[*at - n..*at])
             })
             .collect();
-        let mut a = Appender::open(&one).unwrap();
+        let mut a = Appender::from_path(&one).unwrap();
         assert_eq!(a.append_batches(batches.iter().copied()).unwrap(), 49_100);
         assert_eq!(a.rows(), 50_000);
-        let mut e = Appender::open(&each).unwrap();
+        let mut e = Appender::from_path(&each).unwrap();
         batches.iter().for_each(|b| e.append(b).unwrap());
         assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&each).unwrap());
         assert_eq!(Vec::<Padded>::read_npy(&one).unwrap(), records);
@@ -973,8 +974,8 @@ mod tests {
         for path in [&one, &each] {
             noted[..10].write_npy(path).unwrap();
         }
-        Appender::open(&one).unwrap().append_batches(noted[10..].chunks(999)).unwrap();
-        let mut e = Appender::open(&each).unwrap();
+        Appender::from_path(&one).unwrap().append_batches(noted[10..].chunks(999)).unwrap();
+        let mut e = Appender::from_path(&each).unwrap();
         noted[10..].chunks(999).for_each(|b| e.append(b).unwrap());
         assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&each).unwrap());
         let back = Vec::<Noted>::read_npy(&one).unwrap();
@@ -985,7 +986,7 @@ mod tests {
         let bytes: Vec<u8> = [1.5f64, -2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
         DynArray::new(Header::new(">f8".parse().unwrap(), vec![2]), bytes).unwrap().write_npy(&path).unwrap();
         let more: Vec<Vec<f64>> = (0..5).map(|b| (0..300_000).map(|i| f64::from(b * 300_000 + i)).collect()).collect();
-        assert_eq!(Appender::open(&path).unwrap().sync(false).append_batches(&more).unwrap(), 1_500_000);
+        assert_eq!(Appender::from_path(&path).unwrap().sync(false).append_batches(&more).unwrap(), 1_500_000);
         let back = DynArray::read_npy(&path).unwrap();
         assert_eq!((back.dtype().descr(), back.shape()), ("'>f8'".to_string(), &[1_500_002][..]));
         let want: Vec<f64> = [1.5, -2.0].into_iter().chain(more.concat()).collect();
@@ -994,7 +995,8 @@ mod tests {
         // Rows of a (2, 3) array, as scalars or as [f32; 3] elements.
         let path = dir.path().join("c.npy");
         Array::from_shape_vec(vec![2, 3], (0..6).map(|i| i as f32).collect()).unwrap().write_npy(&path).unwrap();
-        let rows = Appender::open(&path).unwrap().append_batches([[[6f32, 7.0, 8.0]], [[9.0, 10.0, 11.0]]]).unwrap();
+        let rows =
+            Appender::from_path(&path).unwrap().append_batches([[[6f32, 7.0, 8.0]], [[9.0, 10.0, 11.0]]]).unwrap();
         assert_eq!(rows, 2);
         let back = Array::<f32>::read_npy(&path).unwrap();
         assert_eq!((back.shape(), back.as_slice()), (&[4, 3][..], &(0..12).map(|i| i as f32).collect::<Vec<_>>()[..]));
@@ -1014,7 +1016,7 @@ mod tests {
             let n = if b == 4 { 4 } else { 3 * 10_000 };
             (0..n).map(|i| b * 1_000_000 + i).collect::<Vec<u32>>()
         });
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         let e = a.append_batches(batches).unwrap_err();
         assert!(e.to_string().contains("a batch of 4 values is not whole rows of 3"), "{e}");
         assert!(e.to_string().contains("rows.npy"), "{e}");
@@ -1023,7 +1025,7 @@ mod tests {
         assert_eq!(back.shape(), [1 + 3 * 10_000, 3]);
         assert_eq!(back.as_slice()[3..6], [1_000_000, 1_000_001, 1_000_002]);
         assert_eq!(*back.as_slice().last().unwrap(), 3_000_000 + 29_999);
-        assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
+        assert_eq!(Appender::from_path(&path).unwrap().tail_bytes(), 0);
         // The appender goes on from there.
         assert_eq!(a.rows(), 30_001);
         a.append_batches([[7u32, 8, 9]]).unwrap();
@@ -1046,7 +1048,7 @@ mod tests {
         (&tail).write_all(&[9, 9]).unwrap();
         drop(tail);
         let p = path.clone();
-        let e = bounded(move || Appender::open(&p).unwrap().append_batches((0..5u16).map(|i| [i])).unwrap_err());
+        let e = bounded(move || Appender::from_path(&p).unwrap().append_batches((0..5u16).map(|i| [i])).unwrap_err());
         assert!(e.to_string().contains("2 bytes follow the data"), "{e}");
         assert!(e.to_string().contains("one.npy"), "{e}");
         assert_eq!(Appender::recover(&path, Recovery::Trim).unwrap(), 2);
@@ -1055,7 +1057,7 @@ mod tests {
         let two = dir.path().join("two.npy");
         Array::from_shape_vec(vec![1, 2], vec![1u16, 2]).unwrap().write_npy(&two).unwrap();
         let p = two.clone();
-        let e = bounded(move || Appender::open(&p).unwrap().append_batches([[7u16]]).unwrap_err());
+        let e = bounded(move || Appender::from_path(&p).unwrap().append_batches([[7u16]]).unwrap_err());
         assert!(e.to_string().contains("a batch of 1 values is not whole rows of 2"), "{e}");
         assert_eq!(Array::<u16>::read_npy(&two).unwrap().shape(), [1, 2]);
 
@@ -1065,12 +1067,12 @@ mod tests {
         let panicked = std::panic::catch_unwind(|| {
             bounded(move || {
                 let batches = (0..3u16).map(|i| if i == 1 { panic!("the producer failed") } else { [i] });
-                Appender::open(&p).unwrap().append_batches(batches)
+                Appender::from_path(&p).unwrap().append_batches(batches)
             })
         });
         assert!(panicked.is_err());
         assert_eq!(Vec::<u16>::read_npy(&path).unwrap(), [1, 2, 0]);
-        assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
+        assert_eq!(Appender::from_path(&path).unwrap().tail_bytes(), 0);
     }
 
     /// The values `(appender, round)` appends in the contention tests: distinct, and
@@ -1093,7 +1095,7 @@ mod tests {
             for who in 0..appenders {
                 let path = &path;
                 scope.spawn(move || {
-                    let mut a = Appender::open(path).unwrap();
+                    let mut a = Appender::from_path(path).unwrap();
                     for round in 0..rounds {
                         let values = part(who, round, rows(who, round));
                         match round % 3 {
@@ -1115,7 +1117,7 @@ mod tests {
             let want: Vec<u64> = (0..rounds).flat_map(|r| part(who as u64, r, rows(who as u64, r))).collect();
             assert_eq!(*got, want, "appender {who}");
         }
-        assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
+        assert_eq!(Appender::from_path(&path).unwrap().tail_bytes(), 0);
     }
 
     /// A header without room, rewritten (the file replaced) while other appenders wait on
@@ -1130,13 +1132,13 @@ mod tests {
         let rounds = if cfg!(miri) { 2 } else { 10 };
         // All open the tight file first, then append: the first append rewrites it. One
         // more appender opened now appends last, long after the file was replaced.
-        let mut stale = Appender::open(&path).unwrap();
+        let mut stale = Appender::from_path(&path).unwrap();
         let opened = std::sync::Barrier::new(appenders as usize);
         std::thread::scope(|scope| {
             for who in 0..appenders {
                 let (path, dtype, opened) = (&path, &dtype, &opened);
                 scope.spawn(move || {
-                    let mut a = Appender::open(path).unwrap();
+                    let mut a = Appender::from_path(path).unwrap();
                     opened.wait();
                     for round in 0..rounds {
                         let row = 100 + who * rounds + round;
@@ -1153,7 +1155,7 @@ mod tests {
         data.drain(..9);
         data.sort_unstable();
         assert_eq!(data, (100..100 + appenders * rounds).collect::<Vec<u8>>());
-        assert_eq!(Appender::open(&path).unwrap().tail_bytes(), 0);
+        assert_eq!(Appender::from_path(&path).unwrap().tail_bytes(), 0);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["tight.npy"], "no temporary file is left");
     }
@@ -1167,7 +1169,7 @@ mod tests {
         let path = dir.path().join("busy.npy");
         [1u16, 2].write_npy(&path).unwrap();
         let before = std::fs::read(&path).unwrap();
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         a.wait(false);
         let holder = File::open(&path).unwrap();
         holder.lock().unwrap();
@@ -1193,7 +1195,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.npy");
         [1i32].write_npy(&path).unwrap();
-        let (mut early, mut late) = (Appender::open(&path).unwrap(), Appender::open(&path).unwrap());
+        let (mut early, mut late) = (Appender::from_path(&path).unwrap(), Appender::from_path(&path).unwrap());
         late.append(&[2i32, 3]).unwrap();
         early.append(&[4i32]).unwrap();
         assert_eq!(early.rows(), 4);
@@ -1223,14 +1225,14 @@ mod tests {
                         assert_eq!(values.len() as u64 % rows, 0, "read {reads}: {} rows", values.len());
                         assert!(values.iter().enumerate().all(|(i, &v)| v == i as u64), "read {reads}");
                     } else {
-                        let r = ReadOptions::default().open_path(&path).unwrap_or_else(|e| panic!("read {reads}: {e}"));
+                        let r = NpyReader::from_path(&path).unwrap_or_else(|e| panic!("read {reads}: {e}"));
                         assert_eq!(r.len() as u64 % rows, 0, "read {reads}: {} rows", r.len());
                     }
                     reads += 1;
                 }
                 reads
             });
-            let mut a = Appender::open(&path).unwrap();
+            let mut a = Appender::from_path(&path).unwrap();
             a.sync(false);
             for round in 0..rounds {
                 a.append(&(round * rows..(round + 1) * rows).collect::<Vec<u64>>()).unwrap();
@@ -1247,7 +1249,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.npy");
         [7u64, 8].write_npy(&path).unwrap();
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         // More than one piece of 1 MiB, then nothing.
         assert_eq!(a.append_iter(0..300_001u64).unwrap(), 300_001);
         assert_eq!(a.append_iter(std::iter::empty::<u64>()).unwrap(), 0);
@@ -1257,7 +1259,7 @@ mod tests {
         let rows = dir.path().join("r.npy");
         Array::from_shape_vec(vec![1, 3], vec![1.5f32, 2.5, 3.5]).unwrap().write_npy(&rows).unwrap();
         let before = std::fs::read(&rows).unwrap();
-        let mut r = Appender::open(&rows).unwrap();
+        let mut r = Appender::from_path(&rows).unwrap();
         let e = r.append_iter((0..7).map(|i| i as f32)).unwrap_err().to_string();
         assert!(e.contains("the iterator ended inside a row: 1 values after 2 whole rows of 3"), "{e}");
         assert_eq!(std::fs::read(&rows).unwrap(), before);
@@ -1279,7 +1281,7 @@ mod tests {
         // C order (2, 3): rows of 3, as scalars or as [f32; 3] elements.
         let path = dir.path().join("c.npy");
         Array::from_shape_vec(vec![2, 3], (0..6).map(|i| i as f32).collect()).unwrap().write_npy(&path).unwrap();
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         a.append(&[6f32, 7.0, 8.0]).unwrap();
         a.append(&[[9f32, 10.0, 11.0]]).unwrap();
         let e = a.append(&[1f32, 2.0]).unwrap_err();
@@ -1290,7 +1292,7 @@ mod tests {
         let path = dir.path().join("f.npy");
         let f = Array::from_shape_vec_fortran(vec![3, 2], vec![1i64, 2, 3, 4, 5, 6]).unwrap();
         f.write_npy(&path).unwrap();
-        Appender::open(&path).unwrap().append(&[7i64, 8, 9]).unwrap();
+        Appender::from_path(&path).unwrap().append(&[7i64, 8, 9]).unwrap();
         let back = Array::<i64>::read_npy(&path).unwrap();
         assert!(back.fortran_order());
         assert_eq!((back.shape(), back.as_slice()), (&[3, 3][..], &[1i64, 2, 3, 4, 5, 6, 7, 8, 9][..]));
@@ -1303,7 +1305,7 @@ mod tests {
         // A '>f8' file written by the dynamic writer.
         let bytes: Vec<u8> = [1.5f64, -2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
         DynArray::new(Header::new(">f8".parse().unwrap(), vec![2]), bytes).unwrap().write_npy(&path).unwrap();
-        Appender::open(&path).unwrap().append(&[3.25f64]).unwrap();
+        Appender::from_path(&path).unwrap().append(&[3.25f64]).unwrap();
         let back = DynArray::read_npy(&path).unwrap();
         assert_eq!(back.dtype().descr(), "'>f8'");
         assert_eq!(Vec::<f64>::read_npy(&path).unwrap(), [1.5, -2.0, 3.25]);
@@ -1315,16 +1317,16 @@ mod tests {
         let (a_path, b_path) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
         Array::from_shape_vec(vec![1, 2], vec![1u16, 2]).unwrap().write_npy(&a_path).unwrap();
         Array::from_shape_vec(vec![2, 2], vec![3u16, 4, 5, 6]).unwrap().write_npy(&b_path).unwrap();
-        Appender::open(&a_path).unwrap().append_file(&b_path).unwrap();
+        Appender::from_path(&a_path).unwrap().append_file(&b_path).unwrap();
         assert_eq!(Array::<u16>::read_npy(&a_path).unwrap().as_slice(), [1, 2, 3, 4, 5, 6]);
         let wide = dir.path().join("wide.npy");
         Array::from_shape_vec(vec![1, 3], vec![7u16, 8, 9]).unwrap().write_npy(&wide).unwrap();
-        let e = Appender::open(&a_path).unwrap().append_file(&wide).unwrap_err();
+        let e = Appender::from_path(&a_path).unwrap().append_file(&wide).unwrap_err();
         assert!(e.to_string().contains("its shape is (1, 3), where (3, 2) needs"), "{e}");
         assert_eq!(e.path(), Some(a_path.as_path()));
         let floats = dir.path().join("floats.npy");
         [1.0f32, 2.0].write_npy(&floats).unwrap();
-        let e = Appender::open(&a_path).unwrap().append_file(&floats).unwrap_err();
+        let e = Appender::from_path(&a_path).unwrap().append_file(&floats).unwrap_err();
         assert!(e.to_string().contains("its dtype is '<f4', not '<u2'"), "{e}");
         // Nothing was appended by the refusals.
         assert_eq!(Array::<u16>::read_npy(&a_path).unwrap().shape(), [3, 2]);
@@ -1335,12 +1337,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("i.npy");
         [1i32, 2].write_npy(&path).unwrap();
-        let e = Appender::open(&path).unwrap().append(&[1.5f64]).unwrap_err();
+        let e = Appender::from_path(&path).unwrap().append(&[1.5f64]).unwrap_err();
         assert_eq!(e.path(), Some(path.as_path()), "{e}");
         assert_eq!(Vec::<i32>::read_npy(&path).unwrap(), [1, 2]);
         let scalar = dir.path().join("s.npy");
         Array::from_shape_vec(vec![], vec![1i32]).unwrap().write_npy(&scalar).unwrap();
-        let e = Appender::open(&scalar).unwrap_err();
+        let e = Appender::from_path(&scalar).unwrap_err();
         assert!(e.to_string().contains("0-d array"), "{e}");
     }
 
@@ -1381,13 +1383,13 @@ mod tests {
             more
         };
         let (two, one) = (more(2, 9), more(1, 11));
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         a.in_place_only(true);
         let e = a.append_file(&two).unwrap_err();
         assert!(e.to_string().contains("no room for shape (11,)"), "{e}");
         // Refused before anything is written: the file is as it was.
         assert_eq!(std::fs::read(&path).unwrap(), before);
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         a.append_file(&two).unwrap();
         let array = DynArray::read_npy(&path).unwrap();
         assert_eq!(array.shape(), [11]);
@@ -1414,7 +1416,7 @@ mod tests {
         torn.extend([5, 0]);
         std::fs::write(&path, &torn).unwrap();
         assert_eq!(Vec::<u32>::read_npy(&path).unwrap(), [1, 2], "readers ignore the tail");
-        let mut a = Appender::open(&path).unwrap();
+        let mut a = Appender::from_path(&path).unwrap();
         assert_eq!(a.tail_bytes(), 10);
         let e = a.append(&[9u32]).unwrap_err();
         assert!(e.to_string().contains("10 bytes follow the data"), "{e}");
@@ -1438,8 +1440,8 @@ mod tests {
         let mut bytes = head.clone();
         bytes.extend([1i16, 2].iter().flat_map(|v| v.to_le_bytes()));
         std::fs::write(&path, bytes).unwrap();
-        Appender::open(&path).unwrap().append(&[3i16]).unwrap();
-        let reader = ReadOptions::default().open_path(&path).unwrap();
+        Appender::from_path(&path).unwrap().append(&[3i16]).unwrap();
+        let reader = NpyReader::from_path(&path).unwrap();
         assert_eq!((reader.version(), reader.data_offset()), (Version::V2_0, head.len()));
         assert_eq!(Vec::<i16>::read_npy(&path).unwrap(), [1, 2, 3]);
     }

@@ -582,7 +582,10 @@ mod tests {
             // Without replacing: an existing target is an error naming it.
             let f = AtomicFile::create_as(&path, kind).unwrap();
             let e = f.commit_file(false, false).unwrap_err();
-            assert!(matches!(e.kind(), crate::ErrorKind::Io(io) if io.kind() == io::ErrorKind::AlreadyExists), "{e}");
+            assert!(
+                matches!(e.kind(), crate::error::ErrorKind::Io(io) if io.kind() == io::ErrorKind::AlreadyExists),
+                "{e}"
+            );
             assert_eq!(e.path(), Some(path.as_path()));
             assert_eq!(names(dir.path()), ["t.bin"], "{kind:?}");
         }
@@ -616,7 +619,7 @@ mod tests {
         let path = dir.path().join("no/such/dir/x.npy");
         for kind in [Kind::Best, Kind::Named] {
             let e = AtomicFile::create_as(&path, kind).unwrap_err();
-            assert_eq!((e.path(), e.access()), (Some(path.as_path()), Some(crate::Access::Write)), "{e}");
+            assert_eq!((e.path(), e.access()), (Some(path.as_path()), Some(crate::error::Access::Write)), "{e}");
             assert!(!e.to_string().contains(TEMP_PREFIX), "{e}");
         }
     }

@@ -311,7 +311,7 @@ pub(crate) fn prefaulting<T, R>(buf: &mut Buffer<T>, fresh: bool, fill: impl FnO
 /// on Linux (not under Miri) with a CPU to spare. The thread stops when the fill returns,
 /// fails or panics (or the two meet), and is joined before this returns.
 fn prefaulting_region<R>(start: usize, len: usize, fill: impl FnOnce() -> R) -> R {
-    if !cfg!(all(target_os = "linux", not(miri))) || !crate::two_cpus() {
+    if !cfg!(all(target_os = "linux", not(miri))) || !crate::cpu::two_cpus() {
         return fill();
     }
     /// Tells the thread to stop when the fill ends, by returning, failing or panicking,

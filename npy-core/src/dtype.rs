@@ -850,7 +850,7 @@ pub(crate) fn refuse_objects(dtype: &DType) -> Result<()> {
     Err(ErrorKind::UnsupportedDtype {
         descr: dtype.descr(),
         reason: "an object array's data is a Python pickle, not raw elements: read it with \
-                 NpyReader::read_objects or Array::<Object>::read_npy (npy_core::object)"
+                 Array::<Object>::read_npy or NpyReader::read::<Array<Object>> (npy_core::object)"
             .into(),
     }
     .into())
@@ -1043,7 +1043,7 @@ mod tests {
         for _ in 0..40 {
             s = format!("[('a', {s})]");
         }
-        let lit = literal::parse(&s, ParseOptions { allow_long_suffix: false, max_depth: 1000 }).unwrap();
+        let lit = literal::parse_with(&s, ParseOptions::new().max_depth(1000)).unwrap();
         assert!(matches!(DType::from_descr(&lit).unwrap_err().kind(), ErrorKind::Dtype { .. }));
     }
 
@@ -1080,7 +1080,7 @@ mod tests {
             "[(1, '<i4')]",
             "('<f8', (2,), 3)",
         ] {
-            let lit = literal::parse(s, ParseOptions::default()).unwrap();
+            let lit = literal::parse(s).unwrap();
             match (DType::from_descr(&lit), s.parse::<DType>()) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{s}"),
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{s}"),

@@ -206,7 +206,8 @@ impl Header {
             Version::V3_0 => base + at,
             _ => base + decoded.get(..at).map_or(at, |s| s.chars().count()),
         };
-        let opts = ParseOptions { allow_long_suffix: version != Version::V3_0, max_depth: MAX_HEADER_DEPTH };
+        let mut opts = ParseOptions::new();
+        opts.allow_long_suffix(version != Version::V3_0).max_depth(MAX_HEADER_DEPTH);
         let tape = literal::parse_tape(&decoded, opts).map_err(|e| Error::header(file_offset(e.offset), e.reason))?;
         let lit = tape.root();
         let bad = |reason: String| Error::header(base, reason);

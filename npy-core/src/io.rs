@@ -15,7 +15,7 @@ use crate::object::{encode_npy, Encode, Object};
 use crate::options::{ReadOptions, WriteOptions};
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
-use crate::write;
+use crate::write::{self, NpyBytes};
 
 /// Types that can be read from a `.npy` file.
 pub trait ReadNpy: Sized {
@@ -34,7 +34,30 @@ pub trait ReadNpy: Sized {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     fn read_npy(path: impl AsRef<Path>) -> Result<Self> {
-        Self::read_npy_with(ReadOptions::new().open_path(path)?)
+        Self::from_npy_reader(NpyReader::from_path(path)?)
+    }
+
+    /// Reads a `.npy` file with the given options (a header size limit, an object
+    /// array's memory budget).
+    ///
+    /// # Errors
+    /// As [`ReadNpy::read_npy`]; [`ErrorKind::HeaderTooLarge`] or [`ErrorKind::Pickle`]
+    /// over the options' limits.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, ErrorKind, ReadOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("levels.npy");
+    /// vec![1.5f64, -2.0].write_npy(&path)?;
+    /// assert_eq!(Vec::<f64>::read_npy_with(&path, ReadOptions::new().max_header_size(1000))?, [1.5, -2.0]);
+    /// let e = Vec::<f64>::read_npy_with(&path, ReadOptions::new().max_header_size(10)).unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::HeaderTooLarge { .. }), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn read_npy_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Self> {
+        Self::from_npy_reader(NpyReader::from_path_with(path, options)?)
     }
 
     /// Reads `.npy` data from any reader (no `Seek` needed).
@@ -42,14 +65,15 @@ pub trait ReadNpy: Sized {
     /// # Errors
     /// As [`ReadNpy::read_npy`].
     fn read_npy_from(reader: impl Read) -> Result<Self> {
-        Self::read_npy_with(NpyReader::new(reader)?)
+        Self::from_npy_reader(NpyReader::from_reader(reader)?)
     }
 
-    /// Reads the data of an opened [`NpyReader`].
+    /// Reads the data of an opened [`NpyReader`] (whose header has been read): what
+    /// [`NpyReader::read`] calls, and the one method an implementation writes.
     ///
     /// # Errors
     /// As [`ReadNpy::read_npy`].
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self>;
+    fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self>;
 }
 
 /// Types that can be written as a `.npy` file.
@@ -107,17 +131,95 @@ pub trait WriteNpy {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W>;
+
+    /// Not public API: the `.npy` bytes of `self` as an npz member takes them, for
+    /// [`crate::npz::Writer::add`]. The default writes them to memory first; this crate's
+    /// arrays override it to hand over their header and stream their data (converted to the
+    /// options' byte order) straight into the member, which the archive may compress on
+    /// worker threads. The return type is unnameable outside the crate, so only this
+    /// crate overrides it.
+    #[doc(hidden)]
+    fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+        let bytes = self.write_npy_to_with(Vec::new(), opts)?;
+        Ok(NpyBytes::new(bytes.len() as u64, move |w| Ok(w.write_all(&bytes)?)))
+    }
+}
+
+impl<T> WriteNpy for Vec<T>
+where
+    [T]: WriteNpy,
+{
+    /// Writes the vector as its slice writes.
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        self.as_slice().write_npy_with(path, opts)
+    }
+
+    fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
+        self.as_slice().write_npy_to_with(writer, opts)
+    }
+
+    fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+        self.as_slice().__npy_bytes(opts)
+    }
+}
+
+impl<T, const N: usize> WriteNpy for [T; N]
+where
+    [T]: WriteNpy,
+{
+    /// Writes the array as its slice writes.
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        self.as_slice().write_npy_with(path, opts)
+    }
+
+    fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
+        self.as_slice().write_npy_to_with(writer, opts)
+    }
+
+    fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+        self.as_slice().__npy_bytes(opts)
+    }
+}
+
+impl<R: Read> NpyReader<R> {
+    /// Reads the data as any [`ReadNpy`] type: `Vec<T>` (a 1-D array), [`Array<T>`] (any
+    /// shape, kept), [`DynArray`] (any dtype, raw), `Array<Object>` (an object array), or an
+    /// ndarray array (feature `ndarray`). The one read of a whole array; see
+    /// [`NpyReader::chunks`] for one chunk at a time.
+    ///
+    /// # Errors
+    /// As the type's [`ReadNpy::from_npy_reader`]: [`ErrorKind::DtypeMismatch`] when the
+    /// dtype cannot be read as the type, [`ErrorKind::WrongShape`] for `Vec` of an N-d
+    /// array, [`ErrorKind::Usage`] if elements were already read, [`ErrorKind::Truncated`],
+    /// [`ErrorKind::Io`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, NpyReader};
+    ///
+    /// let mut stream = Vec::new();
+    /// [1i32, 2, 3].write_npy_to(&mut stream)?;
+    /// Array::from_shape_vec(vec![1, 2], vec![0.5f32, 1.5])?.write_npy_to(&mut stream)?;
+    /// let mut input = &stream[..];
+    /// assert_eq!(NpyReader::from_reader(&mut input)?.read::<Vec<i32>>()?, [1, 2, 3]);
+    /// let any = NpyReader::from_reader(&mut input)?.read::<DynArray>()?;
+    /// assert_eq!((any.dtype().descr().as_str(), any.shape()), ("'<f4'", &[1, 2][..]));
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn read<V: ReadNpy>(self) -> Result<V> {
+        V::from_npy_reader(self)
+    }
 }
 
 impl DynArray {
     /// All elements in storage order as `T`, converting byte order and widening as
-    /// [`crate::plan::Plan`] does (a `>f8` array gives native `f64`s).
+    /// a file read does (a `>f8` array gives native `f64`s).
     ///
     /// # Errors
     /// [`ErrorKind::DtypeMismatch`] when the dtype cannot be read as `T`;
     /// [`ErrorKind::InvalidValue`] for invalid `bool`/`char` values.
     pub fn to_vec<T: NpyRecord>(&self) -> Result<Vec<T>> {
-        NpyReader::over_data(self.data(), self.header().clone())?.read_vec()
+        NpyReader::over_data(self.data(), self.header().clone())?.read_flat()
     }
 
     /// The element at a logical (C-style) index, whatever the storage order.
@@ -129,13 +231,14 @@ impl DynArray {
         let pos = storage_index(&self.header().shape, self.header().fortran_order, index)?;
         let size = self.header().dtype.itemsize();
         let one = Header::new(self.header().dtype.clone(), vec![1]);
-        let mut v = NpyReader::over_data(&self.data()[pos * size..(pos + 1) * size], one)?.read_vec::<T>()?;
+        let mut v = NpyReader::over_data(&self.data()[pos * size..(pos + 1) * size], one)?.read_flat::<T>()?;
         v.pop().ok_or_else(|| Error::usage("no element"))
     }
 }
 
 impl ReadNpy for DynArray {
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+    /// Reads any dtype but objects, as raw bytes that remember the file's version.
+    fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
         reader.read_dyn()
     }
 }
@@ -160,7 +263,8 @@ impl WriteNpy for DynArray {
 }
 
 impl<T: NpyRecord> ReadNpy for Array<T> {
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+    /// Reads any shape, keeping shape and memory order.
+    fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
         reader.read_array()
     }
 }
@@ -173,11 +277,15 @@ impl<T: NpyRecord> WriteNpy for Array<T> {
     fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
         write::typed_to_writer(writer, self.header(), self.as_slice(), opts)
     }
+
+    fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+        write::typed_bytes(self.header(), self.as_slice(), opts)
+    }
 }
 
 impl<T: NpyRecord> ReadNpy for Vec<T> {
     /// Reads a 1-D file.
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+    fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
         read_1d(reader, "Vec<T>::read_npy", "Array::<T>::read_npy")
     }
 }
@@ -198,7 +306,7 @@ pub(crate) fn read_1d<T: NpyRecord, R: Read>(mut reader: NpyReader<R>, what: &st
         }
         .into());
     }
-    reader.read_vec()
+    reader.read_flat()
 }
 
 impl<T: NpyRecord> WriteNpy for [T] {
@@ -208,6 +316,10 @@ impl<T: NpyRecord> WriteNpy for [T] {
 
     fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
         write::typed_to_writer(writer, Header::new(T::dtype(), vec![self.len()]), self, opts)
+    }
+
+    fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+        write::typed_bytes(Header::new(T::dtype(), vec![self.len()]), self, opts)
     }
 }
 
@@ -239,6 +351,20 @@ fn write_to<W: Write, T: Encode>(
     Ok(writer)
 }
 
+fn bytes_of<T: Encode>(
+    shape: &[usize],
+    fortran_order: bool,
+    data: &[T],
+    opts: &WriteOptions,
+) -> Result<NpyBytes<'static>> {
+    let (header, pickle) = encode_npy(shape, fortran_order, data)?;
+    let (_, head) = header.encode(opts.forced_version())?;
+    Ok(NpyBytes::new((head.len() + pickle.len()) as u64, move |w| {
+        w.write_all(&head)?;
+        Ok(w.write_all(&pickle)?)
+    }))
+}
+
 /// `WriteNpy` for slices of element types that write as Python values.
 macro_rules! write_objects {
     ($($t:ty),*) => {$(
@@ -250,6 +376,10 @@ macro_rules! write_objects {
 
             fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
                 write_to(writer, &[self.len()], false, self, opts)
+            }
+
+            fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+                bytes_of(&[self.len()], false, self, opts)
             }
         }
     )*};
@@ -266,11 +396,15 @@ impl WriteNpy for Array<Object> {
     fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
         write_to(writer, self.shape(), self.fortran_order(), self.as_slice(), opts)
     }
+
+    fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+        bytes_of(self.shape(), self.fortran_order(), self.as_slice(), opts)
+    }
 }
 
 impl ReadNpy for Array<Object> {
     /// Reads an object array of any shape, in the header's order.
-    fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+    fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
         reader.read_objects()
     }
 }
@@ -294,7 +428,7 @@ macro_rules! read_objects {
         impl ReadNpy for Vec<$t> {
             /// Reads a 1-D object array; an element of another type is an
             /// [`ErrorKind::InvalidValue`] naming its index and Python type.
-            fn read_npy_with<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+            fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
                 one_d(&reader.header().shape, stringify!(Vec<$t>))?;
                 reader.read_object_vec()
             }

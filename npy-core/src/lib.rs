@@ -11,14 +11,39 @@
 //! lists, tuples and dicts of them — are read and written too ([`object`]): their pickle
 //! is decoded by a restricted decoder that never executes anything.
 //!
+//! # Which API do I use?
+//! One call per need; the rest of the API is for the cases these do not cover.
+//!
+//! | need | the call |
+//! |---|---|
+//! | one array, saved or loaded | `data.write_npy(path)`, `Vec::<T>::read_npy(path)` ([`WriteNpy`], [`ReadNpy`]); N-d: [`Array<T>`] |
+//! | many arrays in one file (`.npz`) | [`npz::Writer::create`]`(path)?.add(name, &data)`, [`npz::Reader::from_path`]`(path)?.read::<Vec<T>>(name)` |
+//! | a file larger than memory | [`NpyReader::from_path`]`(path)?.chunks::<T>(n)` to stream it, [`NpyFileWriter::create`] to write it, [`mmap::NpyMap::from_path`] to map it |
+//! | a few rows of a large file | `unsafe { NpyMap::from_path(path) }?.decode::<T>()?.rows(a..b)` ([`mmap::Decoded::rows`]; [`mmap::NpyMap::view_range`] borrows them when the file's layout is `T`'s memory) |
+//! | a file of unknown dtype | [`DynArray`]`::read_npy(path)` |
+//! | Arrow record batches | `npy_arrow::BatchReader::open(path, &ConvertOptions)` (crate `npy-arrow`) |
+//! | SQL over files and directories | `ctx.register_npy(name, path, options)` (crate `npy-datafusion`) |
+//!
+//! Options are plain settings types with `&mut self` setters ([`ReadOptions`],
+//! [`WriteOptions`], [`npz::ReaderOptions`]); the call that takes them is the same name plus
+//! `_with`, the options last: [`NpyReader::from_path_with`], [`ReadNpy::read_npy_with`],
+//! [`WriteNpy::write_npy_with`].
+//!
+//! Words, one each:
+//! - *element*: one value of the array's dtype, a `T:`[`NpyRecord`] (`f64`, a derived
+//!   struct, a fixed string, ...);
+//! - *record*: an element whose dtype has fields (a struct with `#[derive(NpyRecord)]`);
+//! - *row*: a slice along axis 0 (for 1-d arrays, an element), and an Arrow row;
+//! - *chunk*: some elements of a stream, in storage order ([`NpyReader::chunks`]);
+//! - *member*: an entry of an `.npz` archive; *batch*: an Arrow `RecordBatch`.
+//!
+//! # More
 //! | task | API |
 //! |---|---|
-//! | save / load a `Vec<T>` or slice | [`WriteNpy::write_npy`], [`ReadNpy::read_npy`] |
 //! | N-d arrays, C or Fortran order | [`Array<T>`] |
 //! | a struct as a record dtype | `#[derive(NpyRecord)]` ([`NpyRecord`]) |
 //! | any dtype, raw bytes | [`DynArray`] |
-//! | huge files in chunks, unknown lengths | [`NpyReader::records`], [`NpyWriter`] |
-//! | several arrays in one file | [`npz::Writer`], [`npz::Reader`] |
+//! | streams: unknown lengths, arrays one after another | [`NpyReader::from_reader`], [`NpyWriter`] |
 //! | a struct's fields as named arrays | [`npz::Writer::add_columns`] |
 //! | zero-copy views, many writers | [`mmap::NpyMap`], [`mmap::NpyMapMut`] |
 //! | files that appear whole or not at all | [`atomic::AtomicFile`] (every path write uses it) |
@@ -36,13 +61,12 @@
 //! | [`header`] | the `.npy` header codec, byte for byte as NumPy |
 //! | [`literal`] | the Python literal parser and writer under both |
 //! | [`scalar`] | the one scalar codec: one value of any fixed-size kind ↔ its bytes, NumPy's safe casts |
-//! | [`plan`] | conversion plans between a file's dtype and a type's memory |
-//! | [`record`] | [`NpyRecord`]: Rust types as elements |
 //! | [`types`] | string, void and datetime element types |
 //! | [`object`] | Python values and the restricted pickle codec |
 //! | [`npz`] | archives |
 //! | [`mmap`] | memory maps |
 //! | [`atomic`] | files that appear whole or not at all |
+//! | [`pending`] | directories that appear whole or not at all |
 //! | [`append`] | growing a file in place, crash-safe; concatenating files |
 //! | [`stack`] | Dask npy stacks (directories of blocks and their `info`) |
 //! | `serde` | the serde bridge (feature `serde`) |
@@ -110,7 +134,7 @@
 //! # Speed
 //! A read whose file layout is `T`'s memory is one bulk copy into a buffer backed by
 //! transparent huge pages; other layouts convert field by field from cache-sized chunks
-//! with a plan compiled once per (file dtype, `T`) pair ([`plan::Plan`]). Writes are made
+//! with a plan compiled once per (file dtype, `T`) pair. Writes are made
 //! in 1 MiB pieces whose writes start and end on 1 MiB offsets of the file (faster than
 //! writes that end anywhere): padded records with their padding zeroed,
 //! converted or swapped records, and data whose memory is its written bytes copied as it
@@ -140,6 +164,7 @@ pub mod append;
 mod array;
 pub mod atomic;
 mod buffer;
+mod cpu;
 pub mod dtype;
 mod error;
 mod file;
@@ -153,9 +178,9 @@ pub mod npz;
 pub mod object;
 mod options;
 pub mod pending;
-pub mod plan;
+mod plan;
 mod read;
-pub mod record;
+mod record;
 mod repr;
 pub mod scalar;
 #[cfg(feature = "serde")]
@@ -174,22 +199,9 @@ pub use file::{names_file, open_file};
 pub use io::{ReadNpy, WriteNpy};
 pub use object::Object;
 pub use options::{ReadOptions, WriteOptions};
-pub use read::{HeaderPrefix, NpyReader, Records};
+pub use read::{Chunks, HeaderPrefix, NpyReader};
 pub use record::NpyRecord;
 pub use write::{NpyFileWriter, NpyWriter};
-
-/// Whether a second thread would have a CPU of its own: large reads, writes and archives
-/// then use one (see "Speed" above).
-pub(crate) fn two_cpus() -> bool {
-    cpus() > 1
-}
-
-/// How many CPUs this process may use (at least 1). Asked once: `available_parallelism`
-/// reads cgroup files on Linux, too slow for every small write.
-pub(crate) fn cpus() -> usize {
-    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
-}
 
 /// `#[derive(NpyRecord)]`: see the `npy-derive` crate. Enabled by the default feature
 /// `derive`.

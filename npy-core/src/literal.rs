@@ -46,13 +46,32 @@ pub enum Literal {
     Dict(Vec<(Literal, Literal)>),
 }
 
-/// Options of [`parse`].
+/// Options of [`parse_with`]. Every setting has a documented default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParseOptions {
-    /// Accept Python 2's `L` suffix on integers (`2L`), as NumPy does for 1.0/2.0 headers.
-    pub allow_long_suffix: bool,
-    /// Deepest nesting of containers accepted; deeper input is an error, not a stack overflow.
-    pub max_depth: usize,
+    allow_long_suffix: bool,
+    max_depth: usize,
+}
+
+impl ParseOptions {
+    /// Default options: no `L` suffix, nesting up to 64 deep.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether Python 2's `L` suffix on integers (`2L`) is accepted, as NumPy does for
+    /// 1.0/2.0 headers. Default: `false`.
+    pub fn allow_long_suffix(&mut self, allow: bool) -> &mut Self {
+        self.allow_long_suffix = allow;
+        self
+    }
+
+    /// Deepest nesting of containers accepted; deeper input is an error, not a stack
+    /// overflow. Default: 64.
+    pub fn max_depth(&mut self, depth: usize) -> &mut Self {
+        self.max_depth = depth;
+        self
+    }
 }
 
 impl Default for ParseOptions {
@@ -111,9 +130,9 @@ impl std::error::Error for LiteralError {}
 /// # Examples
 ///
 /// ```
-/// use npy_core::literal::{parse, Literal, ParseOptions};
+/// use npy_core::literal::{parse, parse_with, Literal, ParseOptions};
 ///
-/// let v = parse("{'descr': '<f8', 'shape': (3,), }  \n", ParseOptions::default()).unwrap();
+/// let v = parse("{'descr': '<f8', 'shape': (3,), }  \n").unwrap();
 /// assert_eq!(
 ///     v,
 ///     Literal::Dict(vec![
@@ -122,15 +141,22 @@ impl std::error::Error for LiteralError {}
 ///     ])
 /// );
 ///
-/// let err = parse("{'descr', '<f8'}", ParseOptions::default()).unwrap_err();
+/// let err = parse("{'descr', '<f8'}").unwrap_err();
 /// assert_eq!(err.offset, 8);
 /// assert!(err.reason.starts_with("expected ':' after dict key"));
 ///
-/// let long = ParseOptions { allow_long_suffix: true, ..ParseOptions::default() };
-/// assert_eq!(parse("(2L,)", long).unwrap(), Literal::Tuple(vec![Literal::Int(2)]));
+/// assert_eq!(parse_with("(2L,)", ParseOptions::new().allow_long_suffix(true)).unwrap(), Literal::Tuple(vec![Literal::Int(2)]));
 /// ```
-pub fn parse(text: &str, opts: ParseOptions) -> Result<Literal, LiteralError> {
-    Ok(parse_tape(text, opts)?.root().to_literal())
+pub fn parse(text: &str) -> Result<Literal, LiteralError> {
+    parse_with(text, &ParseOptions::default())
+}
+
+/// [`parse`] with the given options (the `L` suffix, the nesting limit).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_with(text: &str, options: &ParseOptions) -> Result<Literal, LiteralError> {
+    Ok(parse_tape(text, *options)?.root().to_literal())
 }
 
 /// Parses exactly one Python literal into a [`Tape`]: what [`parse`] accepts and refuses,
@@ -178,7 +204,7 @@ impl Literal {
     /// ]);
     /// assert_eq!(v.repr(), r#"{"it's": 1e-05, b'\x00a': (3,)}"#);
     /// assert_eq!(v.to_string(), v.repr());
-    /// assert_eq!(parse(&v.repr(), ParseOptions::default()).unwrap(), v);
+    /// assert_eq!(parse(&v.repr()).unwrap(), v);
     /// ```
     pub fn repr(&self) -> String {
         let mut out = String::new();
@@ -1048,14 +1074,14 @@ mod tests {
     use super::*;
 
     fn p(text: &str) -> Literal {
-        match parse(text, ParseOptions::default()) {
+        match parse(text) {
             Ok(v) => v,
             Err(e) => panic!("parse({text:?}) failed: {e}"),
         }
     }
 
     fn e(text: &str) -> LiteralError {
-        match parse(text, ParseOptions::default()) {
+        match parse(text) {
             Ok(v) => panic!("parse({text:?}) should fail, got {v:?}"),
             Err(e) => e,
         }
@@ -1114,15 +1140,15 @@ mod tests {
     #[test]
     fn long_suffix() {
         let t = Literal::Tuple(vec![i(2), i(3)]);
-        assert_eq!(parse("(2L, 3L)", long()), Ok(t.clone()));
-        assert_eq!(parse("(2l, 3)", long()), Ok(t));
-        assert_eq!(parse("-7L", long()), Ok(i(-7)));
+        assert_eq!(parse_with("(2L, 3L)", &long()), Ok(t.clone()));
+        assert_eq!(parse_with("(2l, 3)", &long()), Ok(t));
+        assert_eq!(parse_with("-7L", &long()), Ok(i(-7)));
         fails_at("(2L, 3L)", 1, "long integer suffix is not allowed: '2L'");
         // Only directly after the digits of an integer.
-        assert!(parse("2 L", long()).is_err());
-        assert!(parse("1.5L", long()).is_err());
-        assert!(parse("2LL", long()).is_err());
-        assert!(parse("2Lx", long()).is_err());
+        assert!(parse_with("2 L", &long()).is_err());
+        assert!(parse_with("1.5L", &long()).is_err());
+        assert!(parse_with("2LL", &long()).is_err());
+        assert!(parse_with("2Lx", &long()).is_err());
     }
 
     #[test]
@@ -1275,7 +1301,7 @@ mod tests {
             let x = f64::from_bits(state);
             if x.is_finite() {
                 let text = f(x).repr();
-                match parse(&text, ParseOptions::default()) {
+                match parse(&text) {
                     Ok(Literal::Float(y)) => assert_eq!(y.to_bits(), x.to_bits(), "{text}"),
                     other => panic!("{text}: {other:?}"),
                 }
@@ -1342,18 +1368,18 @@ mod tests {
         fails("{1: ".repeat(100_000).as_str(), "nesting deeper than 64");
         assert_eq!(e(&deep).offset, 64 * 4);
         let ok = format!("{}{}", "[".repeat(64), "]".repeat(64));
-        assert!(parse(&ok, ParseOptions::default()).is_ok());
+        assert!(parse(&ok).is_ok());
         let too_deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
         fails_at(&too_deep, 64, "nesting deeper than 64");
         let opts = ParseOptions { max_depth: 2, ..ParseOptions::default() };
-        assert!(parse("[(1,)]", opts).is_ok());
-        assert_eq!(parse("[((1,),)]", opts).unwrap_err().reason, "nesting deeper than 2");
-        assert_eq!(parse("[1], [2]", opts).map(|v| v.repr()), Ok("([1], [2])".to_string()));
-        assert!(parse("[[1]], 2", opts).is_err());
+        assert!(parse_with("[(1,)]", &opts).is_ok());
+        assert_eq!(parse_with("[((1,),)]", &opts).unwrap_err().reason, "nesting deeper than 2");
+        assert_eq!(parse_with("[1], [2]", &opts).map(|v| v.repr()), Ok("([1], [2])".to_string()));
+        assert!(parse_with("[[1]], 2", &opts).is_err());
         let flat = ParseOptions { max_depth: 0, ..ParseOptions::default() };
-        assert_eq!(parse("'x'", flat), Ok(s("x")));
-        assert_eq!(parse("()", flat).unwrap_err().reason, "nesting deeper than 0");
-        assert!(parse("(5)", flat).is_err());
+        assert_eq!(parse_with("'x'", &flat), Ok(s("x")));
+        assert_eq!(parse_with("()", &flat).unwrap_err().reason, "nesting deeper than 0");
+        assert!(parse_with("(5)", &flat).is_err());
     }
 
     #[test]
@@ -1634,9 +1660,9 @@ mod tests {
         fails_at("('a', 'b", 6, "unterminated string");
         // The depth limit holds for pairs too.
         let one = ParseOptions { allow_long_suffix: false, max_depth: 1 };
-        let err = parse("[('a', 'b')]", one).unwrap_err();
+        let err = parse_with("[('a', 'b')]", &one).unwrap_err();
         assert_eq!((err.offset, err.reason.as_str()), (1, "nesting deeper than 1"));
-        assert_eq!(parse("('a', 'b')", one).unwrap(), Literal::Tuple(vec![s("a"), s("b")]));
+        assert_eq!(parse_with("('a', 'b')", &one).unwrap(), Literal::Tuple(vec![s("a"), s("b")]));
     }
 
     #[test]
@@ -1709,7 +1735,7 @@ mod tests {
                 text.push_str(frags.get(k).copied().unwrap_or(""));
             }
             for opts in [ParseOptions::default(), long()] {
-                match parse(&text, opts) {
+                match parse_with(&text, &opts) {
                     Ok(v) => assert_eq!(p(&v.repr()), v, "{text:?}"),
                     Err(err) => {
                         assert!(err.offset <= text.len(), "{text:?}: {err:?}");

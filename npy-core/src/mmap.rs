@@ -135,7 +135,7 @@ macro_rules! map_accessors {
 /// vec![1.5f32, 2.5, 4.0].write_npy(&path)?;
 ///
 /// // SAFETY: nothing modifies or truncates the file while it is mapped.
-/// let map = unsafe { NpyMap::open(&path)? };
+/// let map = unsafe { NpyMap::from_path(&path)? };
 /// assert_eq!(map.shape(), [3]);
 /// let depths: &[f32] = map.view()?; // no copy: the slice points into the map
 /// assert_eq!(depths, [1.5, 2.5, 4.0]);
@@ -165,7 +165,7 @@ impl NpyMap {
     /// lives, nothing else modifies its bytes or truncates the file.
     ///
     /// # Errors
-    /// As [`ReadOptions::open_path`]: [`ErrorKind::Io`] when the file cannot be opened or
+    /// As [`NpyReader::from_path_with`](crate::NpyReader::from_path_with): [`ErrorKind::Io`] when the file cannot be opened or
     /// mapped; [`ErrorKind::Format`], [`ErrorKind::Header`], [`ErrorKind::Dtype`] and the
     /// like for a bad header; [`ErrorKind::Truncated`] when the file is shorter than the
     /// header says; [`ErrorKind::UnsupportedDtype`] for an object array (its data is a
@@ -180,25 +180,25 @@ impl NpyMap {
     /// let path = dir.path().join("counts.npy");
     /// Array::from_shape_vec(vec![2, 3], (0..6u32).collect())?.write_npy(&path)?;
     /// // SAFETY: nothing modifies or truncates the file while it is mapped.
-    /// let map = unsafe { NpyMap::open(&path)? };
+    /// let map = unsafe { NpyMap::from_path(&path)? };
     /// assert_eq!((map.shape(), map.len(), map.data_offset()), (&[2, 3][..], 6, 128));
     /// assert_eq!(map.view::<u32>()?[4], 4);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub unsafe fn open(path: impl AsRef<Path>) -> Result<NpyMap> {
+    pub unsafe fn from_path(path: impl AsRef<Path>) -> Result<NpyMap> {
         // SAFETY:
         // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
-        unsafe { NpyMap::open_with(path, &ReadOptions::default()) }
+        unsafe { NpyMap::from_path_with(path, &ReadOptions::default()) }
     }
 
     /// Opens and maps a `.npy` file read-only, with `options` (e.g. a larger header limit).
     ///
     /// # Safety
-    /// As [`NpyMap::open`].
+    /// As [`NpyMap::from_path`].
     ///
     /// # Errors
-    /// As [`NpyMap::open`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
-    pub unsafe fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMap> {
+    /// As [`NpyMap::from_path`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
+    pub unsafe fn from_path_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMap> {
         let path = path.as_ref();
         let open = || {
             let file = crate::file::open_file(path)?;
@@ -216,11 +216,11 @@ impl NpyMap {
     /// only what is looked at.
     ///
     /// # Safety
-    /// As [`NpyMap::open`], for the archive file.
+    /// As [`NpyMap::from_path`], for the archive file.
     ///
     /// # Errors
     /// [`ErrorKind::Npz`] for an unknown or compressed member, or a member that runs past
-    /// the end of the file; as [`NpyMap::open`] for its header.
+    /// the end of the file; as [`NpyMap::from_path`] for its header.
     ///
     /// # Examples
     /// ```
@@ -234,27 +234,27 @@ impl NpyMap {
     /// w.add("gain", &[0.5f64, 0.25])?;
     /// w.finish()?;
     /// // SAFETY: nothing modifies or truncates the archive while it is mapped.
-    /// let map = unsafe { NpyMap::open_npz_member(&path, "gain")? };
+    /// let map = unsafe { NpyMap::from_npz_member(&path, "gain")? };
     /// assert_eq!(map.view::<f64>()?, [0.5, 0.25]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub unsafe fn open_npz_member(path: impl AsRef<Path>, name: &str) -> Result<NpyMap> {
+    pub unsafe fn from_npz_member(path: impl AsRef<Path>, name: &str) -> Result<NpyMap> {
         // SAFETY:
         // - the caller upholds the contract of `NpyMap`, which this shares.
-        unsafe { NpyMap::open_npz_member_with(path, name, &ReadOptions::default()) }
+        unsafe { NpyMap::from_npz_member_with(path, name, &ReadOptions::default()) }
     }
 
-    /// As [`NpyMap::open_npz_member`], with `options` for the member's header.
+    /// As [`NpyMap::from_npz_member`], with `options` for the member's header.
     ///
     /// # Safety
-    /// As [`NpyMap::open`], for the archive file.
+    /// As [`NpyMap::from_path`], for the archive file.
     ///
     /// # Errors
-    /// As [`NpyMap::open_npz_member`].
-    pub unsafe fn open_npz_member_with(path: impl AsRef<Path>, name: &str, options: &ReadOptions) -> Result<NpyMap> {
+    /// As [`NpyMap::from_npz_member`].
+    pub unsafe fn from_npz_member_with(path: impl AsRef<Path>, name: &str, options: &ReadOptions) -> Result<NpyMap> {
         let path = path.as_ref();
         let open = || {
-            let member = crate::npz::Reader::open(path)?
+            let member = crate::npz::Reader::from_path(path)?
                 .members()?
                 .into_iter()
                 .find(|m| m.name == name || m.member == name)
@@ -313,7 +313,7 @@ impl NpyMap {
     /// let picks = vec![Pick { trace: 7, time: 0.25, good: true }, Pick { trace: 9, time: 0.5, good: false }];
     /// picks.write_npy(&path)?;
     /// // SAFETY: nothing modifies or truncates the file while it is mapped.
-    /// let map = unsafe { NpyMap::open(&path)? };
+    /// let map = unsafe { NpyMap::from_path(&path)? };
     /// let view: &[Pick] = map.view()?; // the `good` bytes were checked to be 0 or 1
     /// assert_eq!(view, picks);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -347,7 +347,7 @@ impl NpyMap {
     /// let path = dir.path().join("small.npy");
     /// vec![1i16, -2, 3].write_npy(&path)?;
     /// // SAFETY: nothing modifies or truncates the file while it is mapped.
-    /// let map = unsafe { NpyMap::open(&path)? };
+    /// let map = unsafe { NpyMap::from_path(&path)? };
     /// let wide = map.decode::<i64>()?; // '<i2' widens to i64
     /// assert_eq!(wide.get(1)?, -2);
     /// assert_eq!(wide.rows(1..3)?, [-2, 3]);
@@ -407,7 +407,7 @@ impl NpyMapMut {
     /// finish replaces the others at `path`: a map from an earlier create then belongs to
     /// a file no longer at `path`, and what is stored through it is lost. Several
     /// processes filling one file should let one create it and the others
-    /// [`NpyMapMut::open`] it (as `examples/parallel_fill.rs` does), or all call
+    /// [`NpyMapMut::from_path`] it (as `examples/parallel_fill.rs` does), or all call
     /// [`NpyMapMut::create_new`], of which exactly one succeeds.
     ///
     /// # Safety
@@ -508,11 +508,11 @@ impl NpyMapMut {
     /// The contract of [`NpyMap`](NpyMap#safety).
     ///
     /// # Errors
-    /// As [`NpyMap::open`]; [`ErrorKind::Io`] also when the file is not writable.
-    pub unsafe fn open(path: impl AsRef<Path>) -> Result<NpyMapMut> {
+    /// As [`NpyMap::from_path`]; [`ErrorKind::Io`] also when the file is not writable.
+    pub unsafe fn from_path(path: impl AsRef<Path>) -> Result<NpyMapMut> {
         // SAFETY:
         // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
-        unsafe { NpyMapMut::open_with(path, &ReadOptions::default()) }
+        unsafe { NpyMapMut::from_path_with(path, &ReadOptions::default()) }
     }
 
     /// Opens and maps an existing `.npy` file read-write, with `options`.
@@ -521,8 +521,8 @@ impl NpyMapMut {
     /// The contract of [`NpyMap`](NpyMap#safety).
     ///
     /// # Errors
-    /// As [`NpyMapMut::open`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
-    pub unsafe fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMapMut> {
+    /// As [`NpyMapMut::from_path`]; [`ErrorKind::HeaderTooLarge`] over the header limit.
+    pub unsafe fn from_path_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<NpyMapMut> {
         let path = path.as_ref();
         let open = || {
             let file = OpenOptions::new().read(true).write(true).open(path)?;

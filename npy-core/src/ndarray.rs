@@ -52,12 +52,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
 use crate::io::{ReadNpy, WriteNpy};
 use crate::mmap::{NpyMap, NpyMapMut};
-use crate::npz::{self, Compression};
 use crate::options::{ReadOptions, WriteOptions};
 use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
-use crate::write::{to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan, Bulk};
+use crate::write::{to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan, Bulk, NpyBytes};
 
 /// Bytes buffered when an array that is not contiguous is written element by element.
 const STRIDED_BUFFER: usize = 64 << 10;
@@ -172,11 +171,15 @@ impl<T: NpyRecord, D: Dimension> ReadNpy for ndarray::Array<T, D> {
     /// a Fortran-order file gives a Fortran layout. `[U; N]` elements take the file's last
     /// dims, as [`Vec<T>`]'s read does. Errors name the file.
     fn read_npy(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        Self::read_npy_with(ReadOptions::new().open_path(path)?).map_err(|e| e.reading(path))
+        Self::read_npy_with(path, &ReadOptions::default())
     }
 
-    fn read_npy_with<R: Read>(mut reader: NpyReader<R>) -> Result<Self> {
+    fn read_npy_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Self> {
+        let path = path.as_ref();
+        Self::from_npy_reader(NpyReader::from_path_with(path, options)?).map_err(|e| e.reading(path))
+    }
+
+    fn from_npy_reader<R: Read>(mut reader: NpyReader<R>) -> Result<Self> {
         if reader.remaining() != reader.len() {
             return Err(Error::usage("reading an ndarray needs the whole array, but elements were already read"));
         }
@@ -184,7 +187,7 @@ impl<T: NpyRecord, D: Dimension> ReadNpy for ndarray::Array<T, D> {
         let header = reader.header();
         check_ndim::<D>(&header.shape, "the array")?;
         let (shape, fortran_order) = (header.shape.clone(), header.fortran_order);
-        from_storage(&shape, fortran_order, reader.read_vec::<T>()?)
+        from_storage(&shape, fortran_order, reader.read_flat::<T>()?)
     }
 }
 
@@ -220,6 +223,17 @@ impl<T: NpyRecord, S: Data<Elem = T>, D: Dimension> WriteNpy for ArrayBase<S, D>
             }
         }
     }
+
+    fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+        let (header, buffer) = storage(self);
+        let (header, plan) = typed_plan::<T>(header, opts)?;
+        let head = header.encode(opts.forced_version())?.1;
+        let len = head.len() as u64 + header.data_len()? as u64;
+        Ok(NpyBytes::new(len, move |w| {
+            w.write_all(&head)?;
+            write_data(w, self, buffer, &plan, Bulk::Direct)
+        }))
+    }
 }
 
 impl<T> From<Array<T>> for ArrayD<T> {
@@ -250,7 +264,7 @@ impl<T> From<Array<T>> for ArrayD<T> {
 }
 
 impl<T, D: Dimension> TryFrom<ndarray::Array<T, D>> for Array<T> {
-    type Error = crate::Error;
+    type Error = crate::error::Error;
 
     /// Moves a standard or Fortran-contiguous array's data in (a Fortran layout gives a
     /// Fortran-order [`Array`]); any other layout is moved into C order, element by
@@ -272,7 +286,7 @@ impl<T, D: Dimension> TryFrom<ndarray::Array<T, D>> for Array<T> {
     /// assert_eq!(a.get(&[0, 1]), Some(&3));
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    fn try_from(a: ndarray::Array<T, D>) -> Result<Array<T>, crate::Error> {
+    fn try_from(a: ndarray::Array<T, D>) -> Result<Array<T>, crate::error::Error> {
         let shape = a.shape().to_vec();
         let n = a.len();
         let fortran = if a.is_standard_layout() {
@@ -315,7 +329,7 @@ impl NpyMap {
     /// let path = dir.path().join("grid.npy");
     /// array![[1.5f32, 2.5], [3.5, 4.5]].write_npy(&path)?;
     /// // SAFETY: nothing modifies or truncates the file while it is mapped.
-    /// let map = unsafe { NpyMap::open(&path)? };
+    /// let map = unsafe { NpyMap::from_path(&path)? };
     /// let view = map.view_nd::<f32, Ix2>()?;
     /// assert_eq!(view, array![[1.5f32, 2.5], [3.5, 4.5]]);
     /// assert_eq!(view.as_ptr(), map.view::<f32>()?.as_ptr());
@@ -371,74 +385,17 @@ impl NpyMapMut {
     }
 }
 
-impl<W: Write + std::io::Seek> npz::Writer<W> {
-    /// Adds an ndarray array or view `name` (member `name.npy`) with the archive's
-    /// compression, written as [`WriteNpy`] writes it to a file: its buffer when it is
-    /// standard or Fortran-contiguous, else its logical order.
-    ///
-    /// # Errors
-    /// As [`npz::Writer::add`].
-    ///
-    /// # Examples
-    /// ```
-    /// use std::io::Cursor;
-    /// use ndarray::{array, s, Ix2};
-    /// use npy_core::npz::{Reader, Writer};
-    ///
-    /// let a = array![[1i64, 2, 3], [4, 5, 6]];
-    /// let mut w = Writer::new(Cursor::new(Vec::new()));
-    /// w.add_ndarray("a", &a)?;
-    /// w.add_ndarray("every_other", &a.slice(s![.., ..;2]))?;
-    /// let mut r = Reader::new(w.finish()?)?;
-    /// assert_eq!(r.read_ndarray::<i64, Ix2>("a")?, a);
-    /// assert_eq!(r.read_ndarray::<i64, Ix2>("every_other")?, array![[1i64, 3], [4, 6]]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn add_ndarray<T: NpyRecord, S: Data<Elem = T>, D: Dimension>(
-        &mut self,
-        name: &str,
-        array: &ArrayBase<S, D>,
-    ) -> Result<()> {
-        self.add_ndarray_with(name, array, self.default_compression())
-    }
-
-    /// Adds an ndarray array or view with the given compression.
-    ///
-    /// # Errors
-    /// As [`npz::Writer::add`].
-    pub fn add_ndarray_with<T: NpyRecord, S: Data<Elem = T>, D: Dimension>(
-        &mut self,
-        name: &str,
-        array: &ArrayBase<S, D>,
-        compression: Compression,
-    ) -> Result<()> {
-        let (header, buffer) = storage(array);
-        self.add_planned::<T>(name, header, compression, |w, plan| write_data(w, array, buffer, plan, Bulk::Direct))
-    }
-}
-
-impl<R: Read + std::io::Seek> npz::Reader<R> {
-    /// Reads member `name` as an ndarray array of dimension `D` (any for `IxDyn`), in its
-    /// memory order, as [`ReadNpy`] reads a file.
-    ///
-    /// # Errors
-    /// As [`npz::Reader::read_array`]; [`ErrorKind::WrongShape`] when the member's
-    /// dimensionality is not `D`'s.
-    pub fn read_ndarray<T: NpyRecord, D: Dimension>(&mut self, name: &str) -> Result<ndarray::Array<T, D>> {
-        self.read_as::<ndarray::Array<T, D>>(name)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::npz::{self, Compression};
     use ndarray::{array, s, Array0, Array1, Array2, Array3, Ix2};
 
     #[test]
     fn more_dims_than_numpy_takes_are_an_error_not_a_panic() {
         let nd = ndarray::ArrayD::<u8>::zeros(ndarray::IxDyn(&[1; 65]));
         let e = Array::try_from(nd).err().unwrap_or_else(|| panic!("65 dims converted"));
-        assert!(matches!(e.kind(), crate::ErrorKind::Shape { .. }), "{e}");
+        assert!(matches!(e.kind(), crate::error::ErrorKind::Shape { .. }), "{e}");
         assert!(Array::try_from(ndarray::ArrayD::<u8>::zeros(ndarray::IxDyn(&[1; 64]))).is_ok());
     }
 
@@ -528,10 +485,10 @@ mod tests {
     #[test]
     fn partially_read_reader_is_refused() {
         let file = bytes_of(&array![1i32, 2, 3]);
-        let mut r = NpyReader::new(&file[..]).unwrap();
+        let mut r = NpyReader::from_reader(&file[..]).unwrap();
         let mut one = [0i32; 1];
         r.read_into(&mut one).unwrap();
-        let e = Array1::<i32>::read_npy_with(r).unwrap_err();
+        let e = Array1::<i32>::from_npy_reader(r).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
     }
 
@@ -539,17 +496,17 @@ mod tests {
     fn npz_members_take_and_give_ndarrays() {
         let a = array![[1.5f64, 2.5], [3.5, 4.5]];
         let mut w = npz::Writer::new(std::io::Cursor::new(Vec::new()));
-        w.add_ndarray("a", &a).unwrap();
+        w.add("a", &a).unwrap();
         // Stored under Miri: zlib-rs 0.6 frees a Deflate's state through a reference it
         // protects (zlib-rs#491), UB in the dependency that Miri stops at.
         let deflated = if cfg!(miri) { Compression::Stored } else { Compression::Deflated { level: 6 } };
-        w.add_ndarray_with("t", &a.t(), deflated).unwrap();
-        let mut r = npz::Reader::new(w.finish().unwrap()).unwrap();
-        assert_eq!(r.read_ndarray::<f64, Ix2>("a").unwrap(), a);
-        let t = r.read_ndarray::<f64, Ix2>("t").unwrap();
+        w.add_with("t", &a.t(), deflated).unwrap();
+        let mut r = npz::Reader::from_reader(w.finish().unwrap()).unwrap();
+        assert_eq!(r.read::<ndarray::Array<f64, Ix2>>("a").unwrap(), a);
+        let t = r.read::<ndarray::Array<f64, Ix2>>("t").unwrap();
         assert_eq!(t, a.t());
         assert!(t.t().is_standard_layout(), "a.t() is Fortran-contiguous, stored as such");
-        let e = r.read_ndarray::<f64, ndarray::Ix1>("a").unwrap_err();
+        let e = r.read::<ndarray::Array<f64, ndarray::Ix1>>("a").unwrap_err();
         assert!(e.to_string().contains("a.npy") && e.to_string().contains("(2, 2)"), "{e}");
     }
 }

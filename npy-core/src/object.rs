@@ -47,11 +47,11 @@
 //!
 //! | task | API |
 //! |---|---|
-//! | read an object array | [`NpyReader::read_objects`](crate::NpyReader::read_objects), `Array::<Object>::read_npy` |
+//! | read an object array | `Array::<Object>::read_npy`, [`NpyReader::read`](crate::NpyReader::read)`::<Array<Object>>()` |
 //! | read a 1-D array of str (and None) | `Vec::<String>::read_npy`, `Vec::<Option<String>>::read_npy` |
 //! | any shape, as a Rust type | [`NpyReader::read_object_vec`](crate::NpyReader::read_object_vec) with [`FromObject`] |
 //! | write one | `objects.write_npy(path)` for `[Object]`, `[String]`, `[&str]`, `[Option<..>]`, [`Array<Object>`] |
-//! | in an `.npz` | [`npz::Reader::read_objects`](crate::npz::Reader::read_objects), [`npz::Writer::add_objects`](crate::npz::Writer::add_objects) |
+//! | in an `.npz` | [`npz::Reader::read`](crate::npz::Reader::read)`::<Array<Object>>(name)`, [`npz::Writer::add`](crate::npz::Writer::add) |
 //! | just the pickle | [`from_pickle`], [`to_pickle`] |
 //!
 //! # Examples

@@ -1,7 +1,7 @@
 //! The settings of every read and write: [`ReadOptions`] and [`WriteOptions`], each with
 //! its defaults documented. Plain data, below the reader, the writer and the object codec;
-//! the methods that open readers are the reader's ([`ReadOptions::open`] and its kin, in
-//! `read.rs`).
+//! options never open anything: readers and writers take them as their last argument
+//! ([`crate::NpyReader::from_path_with`], [`crate::WriteNpy::write_npy_with`]).
 #![forbid(unsafe_code)]
 
 use crate::dtype::{ByteOrder, DType};
@@ -11,14 +11,14 @@ use crate::header::{Version, DEFAULT_MAX_HEADER_SIZE};
 ///
 /// # Examples
 /// ```
-/// use npy_core::ReadOptions;
+/// use npy_core::{NpyReader, ReadOptions};
 /// use npy_core::prelude::*;
 ///
 /// let mut bytes = Vec::new();
 /// [1.0f64, 2.0].write_npy_to(&mut bytes)?;
-/// let reader = ReadOptions::new().max_header_size(100_000).open(&bytes[..])?;
+/// let reader = NpyReader::from_reader_with(&bytes[..], ReadOptions::new().max_header_size(100_000))?;
 /// assert_eq!(reader.header().shape, [2]);
-/// assert_eq!(reader.read_vec::<f64>()?, [1.0, 2.0]);
+/// assert_eq!(reader.read::<Vec<f64>>()?, [1.0, 2.0]);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -61,12 +61,12 @@ impl ReadOptions {
     /// ```
     /// use npy_core::object::Object;
     /// use npy_core::prelude::*;
-    /// use npy_core::{ErrorKind, ReadOptions};
+    /// use npy_core::{ErrorKind, NpyReader, ReadOptions};
     ///
     /// let file = vec![Object::from("x".repeat(1000)); 10].write_npy_to(Vec::new())?;
-    /// let e = ReadOptions::new().max_object_bytes(5000).open(&file[..])?.read_objects().unwrap_err();
+    /// let e = NpyReader::from_reader_with(&file[..], ReadOptions::new().max_object_bytes(5000))?.read::<Array<Object>>().unwrap_err();
     /// assert!(matches!(e.kind(), ErrorKind::Pickle { .. }), "{e}");
-    /// let a = ReadOptions::new().max_object_bytes(1 << 20).open(&file[..])?.read_objects()?;
+    /// let a = NpyReader::from_reader_with(&file[..], ReadOptions::new().max_object_bytes(1 << 20))?.read::<Array<Object>>()?;
     /// assert_eq!(a.shape(), [10]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```

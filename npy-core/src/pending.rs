@@ -300,12 +300,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut w = StackWriter::<i32>::create(dir.path().join("a"), &[], 2).unwrap();
         w.extend(&[1, 2, 3]).unwrap();
-        let other = crate::Array::from_shape_vec(vec![3], vec![7i32, 8, 9]).unwrap();
+        let other = crate::array::Array::from_shape_vec(vec![3], vec![7i32, 8, 9]).unwrap();
         write_stack(&other, dir.path().join("b"), 0, 2).unwrap();
         w.extend(&[4, 5]).unwrap();
         w.finish().unwrap();
-        assert_eq!(Stack::open(dir.path().join("a")).unwrap().read::<i32>().unwrap().into_vec(), [1, 2, 3, 4, 5]);
-        assert_eq!(Stack::open(dir.path().join("b")).unwrap().read::<i32>().unwrap().into_vec(), [7, 8, 9]);
+        assert_eq!(
+            Stack::from_path(dir.path().join("a")).unwrap().read::<crate::array::Array<i32>>().unwrap().into_vec(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            Stack::from_path(dir.path().join("b")).unwrap().read::<crate::array::Array<i32>>().unwrap().into_vec(),
+            [7, 8, 9]
+        );
         assert_eq!(names(dir.path()), ["a", "b"]);
     }
 }

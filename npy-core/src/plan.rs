@@ -32,7 +32,7 @@ pub(crate) enum Op {
 
 /// A compiled conversion from one dtype's bytes to another's.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     src_size: usize,
     dst_size: usize,
     /// Every op's source bytes lie within `src_size` and its destination bytes within
@@ -236,7 +236,7 @@ impl Plan {
     /// - `src` must be valid for reads of `n * self.src_size()` bytes;
     /// - the bytes of every field of the source dtype must be initialized (padding need
     ///   not be).
-    pub unsafe fn run_raw(&self, src: *const u8, n: usize, dst: &mut [u8], first_index: usize) -> Result<()> {
+    pub(crate) unsafe fn run_raw(&self, src: *const u8, n: usize, dst: &mut [u8], first_index: usize) -> Result<()> {
         let ds = self.dst_size;
         if n.checked_mul(ds) != Some(dst.len()) {
             return Err(Error::usage(format!("{} destination bytes for {n} elements of {ds} bytes", dst.len())));

@@ -20,13 +20,13 @@ use crate::stream::{read_full, read_full_at, read_growing, STREAM_CHUNK};
 /// Bytes of source records converted per step on the conversion path.
 const CONVERT_CHUNK: usize = 128 << 10;
 /// Conversions of at least this many source bytes from a file are split between two
-/// threads ([`NpyReader::read_vec`]).
+/// threads ([`NpyReader::read`]).
 const SPLIT_THRESHOLD: usize = 64 << 20;
 /// Bytes read per step when read data is fixed up in place (byte swaps, checks), so the
 /// fix-up runs on data still in cache.
 const FIX_CHUNK: usize = 256 << 10;
 
-/// What the first bytes of a file say ([`ReadOptions::header_from_prefix`]).
+/// What the first bytes of a file say ([`HeaderPrefix::parse_with`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum HeaderPrefix {
     /// The header is in the prefix.
@@ -42,17 +42,9 @@ pub enum HeaderPrefix {
     NeedBytes(usize),
 }
 
-/// Opening readers: the options' `open` methods (the settings themselves are in
-/// `options.rs`).
+/// Opening readers inside the crate: sources of known length (the settings themselves are
+/// in `options.rs`; users open readers with [`NpyReader::from_path_with`] and its kin).
 impl ReadOptions {
-    /// Reads the preamble and header from `reader`, leaving it at the start of the data.
-    ///
-    /// # Errors
-    /// As [`NpyReader::new`].
-    pub fn open<R: Read>(&self, reader: R) -> Result<NpyReader<R>> {
-        NpyReader::with_options(reader, self, None)
-    }
-
     /// Reads the header from `reader` whose total length (header and data) is `len`,
     /// known from elsewhere (an npz member's size): claims beyond it fail before allocating.
     pub(crate) fn open_sized<R: Read>(&self, reader: R, len: u64) -> Result<NpyReader<R>> {
@@ -77,15 +69,25 @@ impl ReadOptions {
         r.origin = Some(origin);
         Ok(r)
     }
+}
+
+impl HeaderPrefix {
+    /// [`HeaderPrefix::parse_with`] with default [`ReadOptions`].
+    ///
+    /// # Errors
+    /// As [`HeaderPrefix::parse_with`].
+    pub fn parse(prefix: &[u8], file_len: u64) -> Result<HeaderPrefix> {
+        HeaderPrefix::parse_with(prefix, file_len, &ReadOptions::default())
+    }
 
     /// Reads the header from the first bytes of a file (or object) of `file_len` bytes, as
     /// a reader over remote storage does: fetch a prefix (4 KiB holds any header NumPy
     /// writes for arrays of fewer than a few hundred fields), and fetch more only when
-    /// this says so. The same checks as [`ReadOptions::open_path`] apply: the header size
+    /// this says so. The same checks as [`NpyReader::from_path_with`] apply: the header size
     /// limit, and a header that claims more data than `file_len` holds.
     ///
     /// # Errors
-    /// As [`ReadOptions::open_path`], without the I/O.
+    /// As [`NpyReader::from_path_with`], without the I/O.
     ///
     /// # Examples
     /// ```
@@ -96,7 +98,7 @@ impl ReadOptions {
     /// // Start with too few bytes: each answer says how many are needed next.
     /// let mut have = 8;
     /// let (header, data_offset) = loop {
-    ///     match options.header_from_prefix(&file[..have], file.len() as u64)? {
+    ///     match HeaderPrefix::parse_with(&file[..have], file.len() as u64, &options)? {
     ///         HeaderPrefix::NeedBytes(n) => have = n,
     ///         HeaderPrefix::Complete { header, data_offset, .. } => break (header, data_offset),
     ///     }
@@ -104,7 +106,7 @@ impl ReadOptions {
     /// assert_eq!((header.shape.as_slice(), data_offset, have), (&[100][..], 128, 128));
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn header_from_prefix(&self, prefix: &[u8], file_len: u64) -> Result<HeaderPrefix> {
+    pub fn parse_with(prefix: &[u8], file_len: u64, options: &ReadOptions) -> Result<HeaderPrefix> {
         let have = prefix.len() as u64;
         let need = |n: usize| if have < file_len.min(n as u64) { Some(HeaderPrefix::NeedBytes(n)) } else { None };
         if let Some(more) = need(MAGIC_VERSION_LEN) {
@@ -116,26 +118,49 @@ impl ReadOptions {
         }
         if let Some(field) = prefix.get(MAGIC_VERSION_LEN..version.preamble_len()) {
             let header_len = version.decode_header_len(field)?;
-            if header_len > self.header_limit() {
-                return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: self.header_limit() }.into());
+            if header_len > options.header_limit() {
+                return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: options.header_limit() }.into());
             }
             if let Some(more) = need(version.preamble_len() + header_len) {
                 return Ok(more);
             }
         }
-        let reader = NpyReader::with_options(prefix, self, Some(file_len))?;
+        let reader = NpyReader::with_options(prefix, options, Some(file_len))?;
         Ok(HeaderPrefix::Complete { data_offset: reader.data_offset(), version: reader.version, header: reader.header })
+    }
+}
+
+impl NpyReader<BufReader<File>> {
+    /// Opens a file and reads its header with default [`ReadOptions`].
+    ///
+    /// # Errors
+    /// As [`NpyReader::from_path_with`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, NpyReader};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("ids.npy");
+    /// [7u32, 8, 9].write_npy(&path)?;
+    /// let reader = NpyReader::from_path(&path)?;
+    /// assert_eq!(reader.header().shape, [3]);
+    /// assert_eq!(reader.read::<Vec<u32>>()?, [7, 8, 9]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        NpyReader::from_path_with(path, &ReadOptions::default())
     }
 
     /// Opens a file and reads its header. The file's length is known, so a header that
     /// claims more data than the file holds is an error before anything is allocated.
     /// Only a regular file (or a symlink to one) is opened, as by [`crate::open_file`]; read a
-    /// stream with [`ReadOptions::open`].
+    /// stream with [`NpyReader::from_reader_with`].
     ///
     /// # Errors
-    /// As [`NpyReader::new`]; [`ErrorKind::Io`] when the file cannot be opened or is not a
+    /// As [`NpyReader::from_reader`]; [`ErrorKind::Io`] when the file cannot be opened or is not a
     /// regular file.
-    pub fn open_path(&self, path: impl AsRef<Path>) -> Result<NpyReader<BufReader<File>>> {
+    pub fn from_path_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Self> {
         let path = path.as_ref();
         let open = || -> Result<NpyReader<BufReader<File>>> {
             let mut tries = 0;
@@ -144,7 +169,7 @@ impl ReadOptions {
                 let len = file.metadata()?.len();
                 let positional = file.try_clone().ok();
                 let grew = |f: &Option<File>| f.as_ref().and_then(|f| f.metadata().ok()).is_some_and(|m| m.len() > len);
-                match NpyReader::with_options(BufReader::with_capacity(64 << 10, file), self, Some(len)) {
+                match NpyReader::with_options(BufReader::with_capacity(64 << 10, file), options, Some(len)) {
                     // An append may finish between the length measured and the header read
                     // (its rows are written before the header that counts them): measured
                     // again, the rows are there.
@@ -178,8 +203,8 @@ impl ReadOptions {
 /// [1i32, 2, 3].write_npy_to(&mut stream)?;
 /// [0.5f32].write_npy_to(&mut stream)?;
 /// let mut input = &stream[..];
-/// assert_eq!(NpyReader::new(&mut input)?.read_vec::<i32>()?, [1, 2, 3]);
-/// assert_eq!(NpyReader::new(&mut input)?.read_vec::<f32>()?, [0.5]);
+/// assert_eq!(NpyReader::from_reader(&mut input)?.read::<Vec<i32>>()?, [1, 2, 3]);
+/// assert_eq!(NpyReader::from_reader(&mut input)?.read::<Vec<f32>>()?, [0.5]);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 #[derive(Debug)]
@@ -209,7 +234,7 @@ enum Source {
     /// A source holding `available` data bytes, known to be there (a file of known length,
     /// data in memory): buffers are sized by the header before reading.
     Sized { available: u64 },
-    /// A file opened by path ([`ReadOptions::open_path`]), holding `available` data bytes.
+    /// A file opened by path ([`NpyReader::from_path_with`]), holding `available` data bytes.
     /// `positional` is a second handle on it, taken by the first large conversion, which
     /// reads it at positions, half on each of two threads (`None` when the file could not
     /// be cloned).
@@ -259,8 +284,28 @@ impl<R: Read> NpyReader<R> {
     /// [`ErrorKind::HeaderTooLarge`] over the size limit; [`ErrorKind::Header`],
     /// [`ErrorKind::Dtype`], [`ErrorKind::UnsupportedDtype`] or [`ErrorKind::Shape`] for
     /// a bad header; [`ErrorKind::Io`] from the reader.
-    pub fn new(reader: R) -> Result<Self> {
+    pub fn from_reader(reader: R) -> Result<Self> {
         NpyReader::with_options(reader, &ReadOptions::default(), None)
+    }
+
+    /// Reads the preamble and header from `reader` with the given options, leaving it at
+    /// the start of the data.
+    ///
+    /// # Errors
+    /// As [`NpyReader::from_reader`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::{prelude::*, NpyReader, ReadOptions};
+    ///
+    /// let bytes = [1.0f64, 2.0].write_npy_to(Vec::new())?;
+    /// let reader = NpyReader::from_reader_with(&bytes[..], ReadOptions::new().max_header_size(100_000))?;
+    /// assert_eq!(reader.header().shape, [2]);
+    /// assert_eq!(reader.read::<Vec<f64>>()?, [1.0, 2.0]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn from_reader_with(reader: R, options: &ReadOptions) -> Result<Self> {
+        NpyReader::with_options(reader, options, None)
     }
 
     fn with_options(mut reader: R, opts: &ReadOptions, file_len: Option<u64>) -> Result<Self> {
@@ -338,10 +383,10 @@ impl<R: Read> NpyReader<R> {
     /// use npy_core::{header::Header, prelude::*, NpyReader};
     ///
     /// let file = (0..10i32).collect::<Vec<_>>().write_npy_to(Vec::new())?;
-    /// let reader = NpyReader::new(&file[..])?;
+    /// let reader = NpyReader::from_reader(&file[..])?;
     /// let (offset, mut header) = (reader.data_offset(), reader.header().clone());
     /// header.shape = vec![3]; // rows 4..7
-    /// let rows = NpyReader::over_data(&file[offset + 4 * 4..offset + 7 * 4], header)?.read_vec::<i32>()?;
+    /// let rows = NpyReader::over_data(&file[offset + 4 * 4..offset + 7 * 4], header)?.read::<Vec<i32>>()?;
     /// assert_eq!(rows, [4, 5, 6]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
@@ -414,7 +459,7 @@ impl<R: Read> NpyReader<R> {
     /// [`ErrorKind::Truncated`] when the data ends early; [`ErrorKind::Io`];
     /// [`ErrorKind::Usage`] if elements were already read; [`ErrorKind::UnsupportedDtype`]
     /// for an object array (its data is a pickle: see [`NpyReader::read_objects`]).
-    pub fn read_dyn(mut self) -> Result<DynArray> {
+    pub(crate) fn read_dyn(mut self) -> Result<DynArray> {
         let origin = self.origin.take();
         located(origin, self.read_dyn_here())
     }
@@ -422,7 +467,7 @@ impl<R: Read> NpyReader<R> {
     fn read_dyn_here(mut self) -> Result<DynArray> {
         refuse_objects(&self.header.dtype)?;
         if self.position != 0 {
-            return Err(Error::usage("read_dyn needs the whole array, but elements were already read"));
+            return Err(Error::usage("read::<DynArray> needs the whole array, but elements were already read"));
         }
         let total = self.data_len;
         let sized = self.length_known();
@@ -465,12 +510,12 @@ impl<R: Read> NpyReader<R> {
     /// let cells = ["a", "b", "c", "d"].map(Object::from).to_vec();
     /// let grid = Array::from_shape_vec_fortran(vec![2, 2], cells)?;
     /// let file = grid.write_npy_to(Vec::new())?;
-    /// let back = NpyReader::new(&file[..])?.read_objects()?;
+    /// let back = NpyReader::from_reader(&file[..])?.read::<Array<Object>>()?;
     /// assert_eq!(back, grid);
     /// assert_eq!(back.get(&[1, 0]), Some(&Object::from("b")));
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn read_objects(mut self) -> Result<Array<Object>> {
+    pub(crate) fn read_objects(mut self) -> Result<Array<Object>> {
         let origin = self.origin.take();
         located(origin, self.read_objects_here())
     }
@@ -485,7 +530,7 @@ impl<R: Read> NpyReader<R> {
             .into());
         }
         if self.position != 0 {
-            return Err(Error::usage("read_objects needs the whole array, but elements were already read"));
+            return Err(Error::usage("read::<Array<Object>> needs the whole array, but elements were already read"));
         }
         let base = self.data_offset() as u64;
         let decoded = match self.source.available() {
@@ -502,10 +547,13 @@ impl<R: Read> NpyReader<R> {
     }
 
     /// Reads an object array's elements in storage order as `T` (`String`,
-    /// `Option<String>`, [`Object`], ...: see [`FromObject`]), whatever its shape.
+    /// `Option<String>`, [`Object`], `i64`, `f64`, ...: see [`FromObject`]), whatever its
+    /// shape. Kept beside [`NpyReader::read`]: `Vec<T>` of a `FromObject` type cannot be a
+    /// [`crate::ReadNpy`] type for every `T` (`Vec<i64>` reads numeric files), and this
+    /// also reads object arrays of any shape flat.
     ///
     /// # Errors
-    /// As [`NpyReader::read_objects`]; [`ErrorKind::InvalidValue`] naming the index and
+    /// As [`NpyReader::read`]`::<Array<Object>>()`; [`ErrorKind::InvalidValue`] naming the index and
     /// Python type of the first element that is not a `T`.
     ///
     /// # Examples
@@ -514,8 +562,8 @@ impl<R: Read> NpyReader<R> {
     /// use npy_core::{ErrorKind, NpyReader};
     ///
     /// let file = [Some("a".to_string()), None].write_npy_to(Vec::new())?;
-    /// assert_eq!(NpyReader::new(&file[..])?.read_object_vec::<Option<String>>()?, [Some("a".into()), None]);
-    /// let e = NpyReader::new(&file[..])?.read_object_vec::<String>().unwrap_err();
+    /// assert_eq!(NpyReader::from_reader(&file[..])?.read_object_vec::<Option<String>>()?, [Some("a".into()), None]);
+    /// let e = NpyReader::from_reader(&file[..])?.read_object_vec::<String>().unwrap_err();
     /// assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1, .. }), "{e}");
     /// # Ok::<(), npy_core::Error>(())
     /// ```
@@ -524,25 +572,25 @@ impl<R: Read> NpyReader<R> {
     }
 
     /// Reads all (remaining) elements, in storage order, as `T`, converting byte order and
-    /// widening as needed (see [`Plan`]). Any shape is accepted; see
-    /// [`NpyReader::read_array`] to keep it.
+    /// widening as needed (see [`Plan`]), whatever the shape: what `Vec<T>` and [`Array`]
+    /// reads do after their shape checks.
     ///
     /// # Errors
     /// [`ErrorKind::DtypeMismatch`] when the file's dtype cannot be read as `T`;
     /// [`ErrorKind::InvalidValue`] for invalid values (`bool`, `char`, enum discriminants);
     /// [`ErrorKind::Truncated`]; [`ErrorKind::Io`].
-    pub fn read_vec<T: NpyRecord>(mut self) -> Result<Vec<T>> {
+    pub(crate) fn read_flat<T: NpyRecord>(mut self) -> Result<Vec<T>> {
         let origin = self.origin.take();
-        located(origin, self.read_vec_here())
+        located(origin, self.read_flat_here())
     }
 
-    fn read_vec_here<T: NpyRecord>(mut self) -> Result<Vec<T>> {
+    fn read_flat_here<T: NpyRecord>(mut self) -> Result<Vec<T>> {
         let plan = self.plan::<T>()?;
         let n = self.remaining();
         let sized = self.length_known();
         let mut out = if sized { Buffer::zeroed(n)? } else { Buffer::new() };
         let split = sized && !plan.in_place() && plan.dst_size() > 0;
-        if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && crate::two_cpus() {
+        if split && n.saturating_mul(plan.src_size()) >= SPLIT_THRESHOLD && crate::cpu::two_cpus() {
             if let Some(file) = self.positional_file() {
                 self.convert_split(&file, &plan, &mut out, n)?;
                 return Ok(out.into_vec());
@@ -555,15 +603,15 @@ impl<R: Read> NpyReader<R> {
     /// Reads the array as a typed N-d [`Array`], keeping shape and memory order.
     ///
     /// # Errors
-    /// As [`NpyReader::read_vec`]; [`ErrorKind::Usage`] if elements were already read.
-    pub fn read_array<T: NpyRecord>(mut self) -> Result<Array<T>> {
+    /// As [`NpyReader::read_flat`]; [`ErrorKind::Usage`] if elements were already read.
+    pub(crate) fn read_array<T: NpyRecord>(mut self) -> Result<Array<T>> {
         if self.position != 0 {
-            return Err(Error::usage("read_array needs the whole array, but elements were already read"));
+            return Err(Error::usage("read::<Array<T>> needs the whole array, but elements were already read"));
         }
         self.regroup::<T>()?;
         let shape = self.header.shape.clone();
         let fortran_order = self.header.fortran_order;
-        let data = self.read_vec::<T>()?;
+        let data = self.read_flat::<T>()?;
         Array::from_parts(data, shape, fortran_order)
     }
 
@@ -572,7 +620,7 @@ impl<R: Read> NpyReader<R> {
     ///
     /// # Errors
     /// [`ErrorKind::DtypeMismatch`] when the file's dtype cannot be read as `T` (then, per
-    /// chunk, as [`NpyReader::read_vec`]).
+    /// chunk, as [`NpyReader::read`]).
     ///
     /// # Examples
     /// ```
@@ -580,35 +628,30 @@ impl<R: Read> NpyReader<R> {
     ///
     /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
     /// let mut sums = Vec::new();
-    /// for chunk in NpyReader::new(&file[..])?.records::<i64>(4)? {
+    /// for chunk in NpyReader::from_reader(&file[..])?.chunks::<i64>(4)? {
     ///     sums.push(chunk?.iter().sum::<i64>());
     /// }
     /// assert_eq!(sums, [6, 22, 17]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn records<T: NpyRecord>(mut self, chunk_len: usize) -> Result<Records<R, T>> {
+    pub fn chunks<T: NpyRecord>(mut self, chunk_len: usize) -> Result<Chunks<R, T>> {
         let plan = self.plan::<T>()?;
-        Ok(Records {
-            reader: self,
-            plan,
-            chunk_len: chunk_len.max(1),
-            failed: false,
-            _marker: std::marker::PhantomData,
-        })
+        Ok(Chunks { reader: self, plan, chunk_len: chunk_len.max(1), failed: false, _marker: std::marker::PhantomData })
     }
 
     /// Reads the next elements into `buf` (as many as fit, or as remain) and returns how
-    /// many were read; 0 at the end.
+    /// many were read; 0 at the end. Kept beside [`NpyReader::read`]: it fills the caller's
+    /// buffer, reusing it across calls, where `read` and [`NpyReader::chunks`] allocate.
     ///
     /// # Errors
-    /// As [`NpyReader::read_vec`].
+    /// As [`NpyReader::read`].
     ///
     /// # Examples
     /// ```
     /// use npy_core::{prelude::*, NpyReader};
     ///
     /// let file = [1.0f32, 2.0, 3.0].write_npy_to(Vec::new())?;
-    /// let mut reader = NpyReader::new(&file[..])?;
+    /// let mut reader = NpyReader::from_reader(&file[..])?;
     /// let mut buf = [0.0f64; 2]; // '<f4' widens to f64
     /// assert_eq!(reader.read_into(&mut buf)?, 2);
     /// assert_eq!(buf, [1.0, 2.0]);
@@ -633,7 +676,8 @@ impl<R: Read> NpyReader<R> {
     /// as stored: file layout and byte order, padding included, no value checked. Returns
     /// how many elements were appended (0 at the end). For decoders that walk the dtype
     /// themselves, one element at a time, with [`crate::scalar`] (the serde bridge,
-    /// `npy dump`); reading in chunks keeps memory bounded. Reading the last element of an
+    /// `npy dump`); reading in chunks keeps memory bounded. Kept beside [`NpyReader::read`]:
+    /// it gives the stored bytes, unconverted and unchecked, which no element type does. Reading the last element of an
     /// npz member reads on to its end, which checks its CRC.
     ///
     /// # Errors
@@ -646,7 +690,7 @@ impl<R: Read> NpyReader<R> {
     /// use npy_core::{prelude::*, NpyReader};
     ///
     /// let file = [1u16, 2, 3].write_npy_to(Vec::new())?;
-    /// let mut reader = NpyReader::new(&file[..])?;
+    /// let mut reader = NpyReader::from_reader(&file[..])?;
     /// let mut raw = Vec::new();
     /// assert_eq!(reader.read_raw(2, &mut raw)?, 2);
     /// assert_eq!(raw, [1, 0, 2, 0]); // '<u2', as stored
@@ -937,9 +981,9 @@ impl<R: Read> NpyReader<R> {
     }
 }
 
-/// Chunks of records from [`NpyReader::records`].
+/// Chunks of records from [`NpyReader::chunks`].
 #[derive(Debug)]
-pub struct Records<R, T> {
+pub struct Chunks<R, T> {
     reader: NpyReader<R>,
     plan: Plan,
     chunk_len: usize,
@@ -947,7 +991,7 @@ pub struct Records<R, T> {
     _marker: std::marker::PhantomData<fn() -> T>,
 }
 
-impl<R: Read, T: NpyRecord> Iterator for Records<R, T> {
+impl<R: Read, T: NpyRecord> Iterator for Chunks<R, T> {
     type Item = Result<Vec<T>>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -968,7 +1012,7 @@ impl<R: Read, T: NpyRecord> Iterator for Records<R, T> {
     }
 }
 
-impl<R, T> Records<R, T> {
+impl<R, T> Chunks<R, T> {
     /// The reader (to read what follows the array in the stream).
     pub fn into_inner(self) -> NpyReader<R> {
         self.reader
@@ -1096,9 +1140,9 @@ mod tests {
     fn reads_from_a_trickling_stream() {
         let data: Vec<u8> = (1..=5i32).flat_map(|v| v.to_be_bytes()).collect();
         let file = npy("'>i4'", "(5,)", &data);
-        let v = NpyReader::new(Trickle(&file)).unwrap().read_vec::<i32>().unwrap();
+        let v = NpyReader::from_reader(Trickle(&file)).unwrap().read::<Vec<i32>>().unwrap();
         assert_eq!(v, [1, 2, 3, 4, 5]);
-        let wide = NpyReader::new(Trickle(&file)).unwrap().read_vec::<f64>().unwrap();
+        let wide = NpyReader::from_reader(Trickle(&file)).unwrap().read::<Vec<f64>>().unwrap();
         assert_eq!(wide, [1.0, 2.0, 3.0, 4.0, 5.0]);
     }
 
@@ -1106,9 +1150,9 @@ mod tests {
     fn truncated_stream_is_an_error_not_a_big_allocation() {
         // Claims 2^40 f8 elements (8 TiB); the stream has 16 bytes.
         let file = npy("'<f8'", "(1099511627776,)", &[0u8; 16]);
-        let e = NpyReader::new(&file[..]).unwrap().read_vec::<f64>().unwrap_err();
+        let e = NpyReader::from_reader(&file[..]).unwrap().read::<Vec<f64>>().unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Truncated { found: 16, .. }), "{e}");
-        let e = NpyReader::new(&file[..]).unwrap().read_dyn().unwrap_err();
+        let e = NpyReader::from_reader(&file[..]).unwrap().read::<DynArray>().unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
     }
 
@@ -1116,7 +1160,7 @@ mod tests {
     fn header_limit_is_checked_before_reading() {
         let mut file = b"\x93NUMPY\x02\x00".to_vec();
         file.extend_from_slice(&u32::MAX.to_le_bytes());
-        let e = NpyReader::new(&file[..]).unwrap_err();
+        let e = NpyReader::from_reader(&file[..]).unwrap_err();
         assert!(
             matches!(e.kind(), ErrorKind::HeaderTooLarge { limit: crate::header::DEFAULT_MAX_HEADER_SIZE, .. }),
             "{e}"
@@ -1126,19 +1170,19 @@ mod tests {
     #[test]
     fn invalid_chars_and_bools_are_errors() {
         let file = npy("'<U1'", "(2,)", &[0x41, 0, 0, 0, 0, 0xd8, 0, 0]);
-        let e = NpyReader::new(&file[..]).unwrap().read_vec::<char>().unwrap_err();
+        let e = NpyReader::from_reader(&file[..]).unwrap().read::<Vec<char>>().unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 1, .. }), "{e}");
         let file = npy("'|b1'", "(3,)", &[1, 0, 7]);
-        let e = NpyReader::new(&file[..]).unwrap().read_vec::<bool>().unwrap_err();
+        let e = NpyReader::from_reader(&file[..]).unwrap().read::<Vec<bool>>().unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 2, .. }), "{e}");
         let file = npy("'|b1'", "(3,)", &[1, 0, 1]);
-        assert_eq!(NpyReader::new(&file[..]).unwrap().read_vec::<bool>().unwrap(), [true, false, true]);
+        assert_eq!(NpyReader::from_reader(&file[..]).unwrap().read::<Vec<bool>>().unwrap(), [true, false, true]);
     }
 
     #[test]
     fn short_inputs_are_format_errors() {
         for input in [&b""[..], b"\x93NUMPY", b"\x93NUMPY\x01\x00\x05", b"\x93NUMPY\x01\x00\x10\x00{'descr'"] {
-            let e = NpyReader::new(input).unwrap_err();
+            let e = NpyReader::from_reader(input).unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");
         }
     }
@@ -1183,9 +1227,9 @@ mod tests {
             let mut out = Buffer::<f64>::zeroed(data.len()).unwrap();
             reader.convert_split(&file, &plan, &mut out, data.len()).map(|()| out.into_vec())
         };
-        let out = convert(&mut ReadOptions::new().open_path(&path).unwrap()).unwrap();
+        let out = convert(&mut NpyReader::from_path(&path).unwrap()).unwrap();
         assert_eq!(out, data.iter().map(|&v| f64::from(v)).collect::<Vec<_>>());
-        let mut reader = ReadOptions::new().open_path(&path).unwrap();
+        let mut reader = NpyReader::from_path(&path).unwrap();
         let len = std::fs::metadata(&path).unwrap().len();
         std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len - 6).unwrap();
         let e = convert(&mut reader).unwrap_err();
@@ -1212,7 +1256,7 @@ mod tests {
         assert_eq!(DynArray::read_npy_from(&bytes[..]).unwrap().to_vec::<Noted>().unwrap(), want);
         assert_eq!(Vec::<Noted>::read_npy_from(Trickle(&bytes)).unwrap(), want);
         let chunks: Vec<Vec<Noted>> =
-            NpyReader::new(&bytes[..]).unwrap().records::<Noted>(4).unwrap().map(Result::unwrap).collect();
+            NpyReader::from_reader(&bytes[..]).unwrap().chunks::<Noted>(4).unwrap().map(Result::unwrap).collect();
         assert_eq!(chunks.concat(), want);
     }
 

@@ -1,7 +1,7 @@
 //! The scalar codec: one scalar of any fixed-size NumPy kind to and from its bytes.
 //!
 //! Every path that looks at single values goes through here: record conversions
-//! ([`crate::plan::Plan`]'s widening casts), serde's deserializer and encoder, the pickle
+//! (the conversion plans' widening casts), serde's deserializer and encoder, the pickle
 //! decoder's NumPy scalars, and the bridges to come. Byte order, half floats, long double
 //! bytes, bool validation, UCS-4 text and NumPy's safe casts live in this one module.
 //!

@@ -10,7 +10,7 @@
 //!
 //! | task | API |
 //! |---|---|
-//! | all records into `Vec<T>` | [`from_reader`], [`from_path`], [`from_dyn`] |
+//! | all records into `Vec<T>` | [`from_npy_reader`], [`from_path`], [`from_dyn`] |
 //! | records one by one, read in chunks | [`iter`] |
 //! | one element's bytes | [`from_element`] |
 //! | write records | [`to_writer`], [`to_path`], [`to_dyn`] (dtype given or traced) |
@@ -20,7 +20,7 @@
 //! # Reading: how a dtype looks to serde
 //! Each element is deserialized from the file's own dtype and bytes (byte order converted
 //! per scalar), in storage order (Fortran order for Fortran files, as
-//! [`NpyReader::read_vec`](crate::NpyReader::read_vec)):
+//! [`NpyReader::read`](crate::NpyReader::read)):
 //!
 //! | dtype | serde data model | reads into |
 //! |---|---|---|
@@ -97,9 +97,9 @@
 //!     Pick { station: "HRV".into(), time: 13.25, weight: 1 },
 //! ];
 //! let file = npy_core::serde::to_writer(&picks, None, Vec::new())?;
-//! let reader = NpyReader::new(&file[..])?;
+//! let reader = NpyReader::from_reader(&file[..])?;
 //! assert_eq!(reader.header().dtype.descr(), "[('station', '<U4'), ('time', '<f8'), ('weight', '<u8')]");
-//! let back: Vec<Pick> = npy_core::serde::from_reader(reader)?;
+//! let back: Vec<Pick> = npy_core::serde::from_npy_reader(reader)?;
 //! assert_eq!(back, picks);
 //! # Ok::<(), npy_core::Error>(())
 //! ```
@@ -119,7 +119,7 @@ mod tree;
 mod value;
 mod write;
 
-pub use read::{from_dyn, from_element, from_path, from_reader, iter, values, Iter, Values};
+pub use read::{from_dyn, from_element, from_npy_reader, from_path, iter, values, Iter, Values};
 pub use ser::to_value;
 pub use trace::trace_dtype;
 pub use value::Value;
@@ -127,6 +127,6 @@ pub use write::{to_dyn, to_path, to_writer};
 
 /// A dtype from its descr text, for the tests of the serde modules.
 #[cfg(test)]
-fn dt(s: &str) -> crate::DType {
+fn dt(s: &str) -> crate::dtype::DType {
     s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
 }

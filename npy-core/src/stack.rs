@@ -5,13 +5,13 @@
 //! `{'chunks': chunks, 'dtype': dtype, 'axis': axis}`; `dask.array.from_npy_stack(dir)`
 //! opens it again, a block per task. This module writes such directories and reads them.
 //!
-//! - **Reading** ([`Stack::open`]): the `info` pickle is decoded by the restricted pickle
+//! - **Reading** ([`Stack::from_path`]): the `info` pickle is decoded by the restricted pickle
 //!   machine of [`crate::object`] — `numpy.dtype` reconstruction and plain values, nothing
 //!   ever called — so a hostile `info` is an error, never code run (`pickle.load` of it runs
 //!   whatever it names: dask#12578). Every block's header is checked against it. A stack
 //!   without `info` (dask#11241) is read from its blocks' headers: the stacking axis is the
 //!   one axis whose length differs between blocks (the first, when none does, as Dask's
-//!   default), or the one given to [`Stack::open_along`]. The whole array comes as one
+//!   default), or the one given to [`Stack::from_path_along`]. The whole array comes as one
 //!   stream ([`Stack::reader`], [`Stack::join`] into one `.npy` file, [`Stack::read`]),
 //!   or block by block ([`Stack::read_block`]), with at most 64 block files open at once.
 //!   Only regular files are opened: a FIFO named `info` or `0.npy` is refused by name
@@ -43,10 +43,10 @@
 //! let info = write_stack(&temps, &stack, 0, 2)?;
 //! assert_eq!(info.chunks, [vec![2, 2, 1], vec![2]]);
 //!
-//! let back = Stack::open(&stack)?;
+//! let back = Stack::from_path(&stack)?;
 //! assert_eq!(back.shape(), [5, 2]);
-//! assert_eq!(back.read::<f64>()?.as_slice(), temps.as_slice());
-//! assert_eq!(back.read_block::<f64>(2)?.as_slice(), [8.0, 9.0]);
+//! assert_eq!(back.read::<Array<f64>>()?.as_slice(), temps.as_slice());
+//! assert_eq!(back.read_block::<Array<f64>>(2)?.as_slice(), [8.0, 9.0]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -55,17 +55,20 @@ use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
+#[cfg(all(doc, not(test)))]
+use crate::array::DynArray;
+#[cfg(test)]
 use crate::array::{Array, DynArray};
 use crate::atomic::{parent_dir, AtomicFile};
 use crate::dtype::{ByteOrder, DType};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header, MAX_DIMS};
-use crate::io::WriteNpy;
+use crate::io::{ReadNpy, WriteNpy};
 use crate::object::pickle::{decode_dict, encode_dict, Item};
 use crate::object::Object;
-use crate::options::ReadOptions;
 use crate::pending::PendingDir;
 use crate::plan::Plan;
+use crate::read::NpyReader;
 use crate::record::NpyRecord;
 use crate::shape::c_order;
 use crate::write::{element_plan, write_with_plan, Bulk};
@@ -261,20 +264,20 @@ impl Stack {
     /// missing block, or (without `info`) blocks that do not line up on one axis; I/O
     /// and header errors naming the file. [`ErrorKind::Usage`] for an `axis` the
     /// stack's `info` contradicts.
-    pub fn open(dir: impl AsRef<Path>) -> Result<Stack> {
-        Stack::open_with(dir.as_ref(), None)
+    pub fn from_path(dir: impl AsRef<Path>) -> Result<Stack> {
+        Stack::open_dir(dir.as_ref(), None)
     }
 
     /// Opens the stack in `dir` along `axis`: for a stack without `info` whose blocks
     /// could stack on several axes (all the same shape); with `info`, it must say `axis`.
     ///
     /// # Errors
-    /// As [`Stack::open`].
-    pub fn open_along(dir: impl AsRef<Path>, axis: usize) -> Result<Stack> {
-        Stack::open_with(dir.as_ref(), Some(axis))
+    /// As [`Stack::from_path`].
+    pub fn from_path_along(dir: impl AsRef<Path>, axis: usize) -> Result<Stack> {
+        Stack::open_dir(dir.as_ref(), Some(axis))
     }
 
-    fn open_with(dir: &Path, axis: Option<usize>) -> Result<Stack> {
+    fn open_dir(dir: &Path, axis: Option<usize>) -> Result<Stack> {
         let info_path = dir.join(INFO);
         let info = match crate::file::open_file(&info_path) {
             Ok(file) => {
@@ -369,36 +372,22 @@ impl Stack {
         Header { dtype: self.info.dtype.clone(), fortran_order: self.fortran, shape: self.shape() }
     }
 
-    /// Reads block `i` as an array of `T`.
+    /// Reads block `i` as any [`ReadNpy`] type (`Array<T>`, [`DynArray`] as it is stored,
+    /// ...), as `V::read_npy` reads the block's file.
     ///
     /// # Errors
-    /// As [`ReadNpy::read_npy`](crate::ReadNpy::read_npy) of the block's file.
-    pub fn read_block<T: NpyRecord>(&self, i: usize) -> Result<Array<T>> {
-        ReadOptions::default().open_path(&self.blocks[i].path)?.read_array()
+    /// As [`ReadNpy::read_npy`] of the block's file.
+    pub fn read_block<V: ReadNpy>(&self, i: usize) -> Result<V> {
+        V::read_npy(&self.blocks[i].path)
     }
 
-    /// Reads block `i` as it is stored.
-    ///
-    /// # Errors
-    /// As [`Stack::read_block`].
-    pub fn read_block_dyn(&self, i: usize) -> Result<DynArray> {
-        ReadOptions::default().open_path(&self.blocks[i].path)?.read_dyn()
-    }
-
-    /// Reads the whole array as `T` (converted as a `.npy` read converts).
+    /// Reads the whole array as any [`ReadNpy`] type: `Array<T>` (converted as a `.npy`
+    /// read converts), [`DynArray`] (as it is stored), ...
     ///
     /// # Errors
     /// As [`Stack::read_block`], naming the block a problem is in.
-    pub fn read<T: NpyRecord>(&self) -> Result<Array<T>> {
-        ReadOptions::default().open(self.reader()?)?.read_array().map_err(|e| self.located(e))
-    }
-
-    /// Reads the whole array as it is stored.
-    ///
-    /// # Errors
-    /// As [`Stack::read`].
-    pub fn read_dyn(&self) -> Result<DynArray> {
-        ReadOptions::default().open(self.reader()?)?.read_dyn().map_err(|e| self.located(e))
+    pub fn read<V: ReadNpy>(&self) -> Result<V> {
+        NpyReader::from_reader(self.reader()?)?.read::<V>().map_err(|e| self.located(e))
     }
 
     /// The whole array as the bytes of one `.npy` file ([`Stack::header`], then the data
@@ -500,7 +489,7 @@ impl Stack {
 fn block(dir: &Path, i: usize) -> Result<Block> {
     let path = dir.join(format!("{i}.npy"));
     // open_path refuses what is not a regular file (a FIFO would hang the open).
-    let reader = ReadOptions::default().open_path(&path).map_err(|e| match e.kind() {
+    let reader = NpyReader::from_path(&path).map_err(|e| match e.kind() {
         ErrorKind::Io(io) if io.kind() == io::ErrorKind::NotFound => {
             Error::stack(format!("block {i} of the stack is missing")).reading(&path)
         }
@@ -639,7 +628,7 @@ impl StackReader {
             return Ok(Source::File(BufReader::with_capacity(1 << 16, file)));
         }
         // Rearranged or converted: in memory, this block only.
-        let block = ReadOptions::default().open_path(&b.path).and_then(|r| r.read_dyn()).map_err(located)?;
+        let block = NpyReader::from_path(&b.path).and_then(|r| r.read_dyn()).map_err(located)?;
         let mut data = block.into_data();
         if b.header.dtype != self.dtype {
             let plan = Plan::new(&b.header.dtype, &self.dtype).map_err(located)?;
@@ -834,7 +823,7 @@ pub fn split(
     progress: &mut dyn FnMut(u64),
 ) -> Result<StackInfo> {
     let input = input.as_ref();
-    let reader = ReadOptions::default().open_path(input)?;
+    let reader = NpyReader::from_path(input)?;
     let (header, data_offset) = (reader.header().clone(), reader.data_offset() as u64);
     let file = reader.into_inner().into_inner();
     split_source(file, &header, data_offset, dir.as_ref(), axis, block_len, progress).map_err(|e| {
@@ -846,7 +835,7 @@ pub fn split(
     })
 }
 
-/// Writes `array` (an [`Array`], a [`DynArray`], a slice or `Vec` of records) as a stack
+/// Writes `array` (an [`Array`](crate::Array), a [`DynArray`], a slice or `Vec` of records) as a stack
 /// in `dir` of blocks of `block_len` along `axis`: its `.npy` image is made in memory and
 /// split as [`split`] splits a file. Returns the info.
 ///
@@ -859,7 +848,7 @@ pub fn write_stack<A: WriteNpy + ?Sized>(
     block_len: usize,
 ) -> Result<StackInfo> {
     let image = array.write_npy_to(Vec::new())?;
-    let reader = ReadOptions::default().open(&image[..])?;
+    let reader = NpyReader::from_reader(&image[..])?;
     let (header, data_offset) = (reader.header().clone(), reader.data_offset() as u64);
     split_source(io::Cursor::new(&image[..]), &header, data_offset, dir.as_ref(), axis, block_len, &mut |_| {})
 }
@@ -947,7 +936,7 @@ fn split_source<R: Read + Seek>(
 /// }
 /// let info = w.finish()?;
 /// assert_eq!(info.chunks, [vec![4, 4, 2], vec![3]]);
-/// assert_eq!(Stack::open(&path)?.read::<i16>()?.into_vec(), (0..30).collect::<Vec<_>>());
+/// assert_eq!(Stack::from_path(&path)?.read::<npy_core::Array<i16>>()?.into_vec(), (0..30).collect::<Vec<_>>());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
@@ -1078,7 +1067,6 @@ impl<T: NpyRecord> StackWriter<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prelude::*;
 
     /// Every index of `shape` in C order.
     fn indices(shape: &[usize]) -> Vec<Vec<usize>> {
@@ -1134,14 +1122,14 @@ mod tests {
                         let info = write_stack(&a, &dir, axis, block_len).unwrap();
                         assert_eq!(info.shape(), shape, "{case}");
                         assert_eq!(info.chunks[axis].iter().filter(|&&l| l > block_len).count(), 0, "{case}");
-                        let stack = Stack::open(&dir).unwrap();
+                        let stack = Stack::from_path(&dir).unwrap();
                         assert!(stack.has_info());
                         assert_eq!(stack.info(), &info);
-                        same(&stack.read::<u32>().unwrap(), &a);
+                        same(&stack.read::<Array<u32>>().unwrap(), &a);
                         // Each block is its slice of the array.
                         let mut start = 0;
                         for (i, &len) in info.chunks[axis].iter().enumerate() {
-                            let block = stack.read_block::<u32>(i).unwrap();
+                            let block = stack.read_block::<Array<u32>>(i).unwrap();
                             for idx in indices(block.shape()) {
                                 let mut at = idx.clone();
                                 at[axis] += start;
@@ -1161,10 +1149,11 @@ mod tests {
                         // where every block has one shape).
                         fs::remove_file(dir.join(INFO)).unwrap();
                         let alike = info.chunks[axis].iter().all(|&l| l == info.chunks[axis][0]);
-                        let bare = if alike { Stack::open_along(&dir, axis) } else { Stack::open(&dir) }.unwrap();
+                        let bare =
+                            if alike { Stack::from_path_along(&dir, axis) } else { Stack::from_path(&dir) }.unwrap();
                         assert!(!bare.has_info());
                         assert_eq!(bare.info(), &info, "{case}");
-                        same(&bare.read::<u32>().unwrap(), &a);
+                        same(&bare.read::<Array<u32>>().unwrap(), &a);
                         fs::remove_dir_all(&dir).unwrap();
                         fs::remove_dir_all(&dir2).unwrap();
                     }
@@ -1185,21 +1174,21 @@ mod tests {
         let a = array(&[10_000, 140], false);
         let dir = tmp.path().join("s");
         write_stack(&a, &dir, 1, 2).unwrap();
-        let stack = Stack::open(&dir).unwrap();
+        let stack = Stack::from_path(&dir).unwrap();
         assert!(stack.len() > OPEN_BLOCKS && 10_000 * 560 > BAND_BYTES);
-        assert_eq!(stack.read::<u32>().unwrap().as_slice(), a.as_slice());
+        assert_eq!(stack.read::<Array<u32>>().unwrap().as_slice(), a.as_slice());
         let joined = tmp.path().join("j.npy");
         stack.join(&joined, &mut |_| {}).unwrap();
         assert_eq!(Array::<u32>::read_npy(&joined).unwrap().as_slice(), a.as_slice());
         // A block in Fortran order is rearranged in memory once, and read band by band.
-        let block = stack.read_block::<u32>(5).unwrap();
+        let block = stack.read_block::<Array<u32>>(5).unwrap();
         let (rows, cols) = (block.shape()[0], block.shape()[1]);
         let f: Vec<u32> =
             (0..cols).flat_map(|c| (0..rows).map(move |r| (r, c))).map(|(r, c)| *block.get(&[r, c]).unwrap()).collect();
         Array::from_shape_vec_fortran(vec![rows, cols], f).unwrap().write_npy(dir.join("5.npy")).unwrap();
-        let stack = Stack::open(&dir).unwrap();
+        let stack = Stack::from_path(&dir).unwrap();
         assert!(stack.block_header(5).fortran_order);
-        assert_eq!(stack.read::<u32>().unwrap().as_slice(), a.as_slice());
+        assert_eq!(stack.read::<Array<u32>>().unwrap().as_slice(), a.as_slice());
         // A block cut short after the stack was opened is named, in the second band.
         let nine = dir.join("9.npy");
         let len = fs::metadata(&nine).unwrap().len();
@@ -1216,13 +1205,13 @@ mod tests {
         write_stack(&array(&[4], false), &dir, 0, 2).unwrap();
         fs::remove_file(dir.join("1.npy")).unwrap();
         fs::create_dir(dir.join("1.npy")).unwrap();
-        let e = Stack::open(&dir).unwrap_err();
+        let e = Stack::from_path(&dir).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::InvalidInput), "{e}");
         assert_eq!(e.path(), Some(dir.join("1.npy").as_path()));
         assert!(e.to_string().ends_with("is a directory, not a file"), "{e}");
         fs::remove_file(dir.join(INFO)).unwrap();
         fs::create_dir(dir.join(INFO)).unwrap();
-        let e = Stack::open(&dir).unwrap_err();
+        let e = Stack::from_path(&dir).unwrap_err();
         assert_eq!(e.path(), Some(dir.join(INFO).as_path()), "{e}");
     }
 
@@ -1235,7 +1224,7 @@ mod tests {
         for axis in [0, 1] {
             let dir = tmp.path().join(format!("s{axis}"));
             write_stack(&a, &dir, axis, 2).unwrap();
-            let block = Stack::open(&dir).unwrap().read_block::<u32>(1).unwrap();
+            let block = Stack::from_path(&dir).unwrap().read_block::<Array<u32>>(1).unwrap();
             // The same values, stored in Fortran order.
             let mut f = Vec::new();
             for c in 0..block.shape()[1] {
@@ -1244,9 +1233,9 @@ mod tests {
                 }
             }
             Array::from_shape_vec_fortran(block.shape().to_vec(), f).unwrap().write_npy(dir.join("1.npy")).unwrap();
-            let stack = Stack::open(&dir).unwrap();
+            let stack = Stack::from_path(&dir).unwrap();
             assert!(stack.block_header(1).fortran_order && !stack.header().fortran_order);
-            same(&stack.read::<u32>().unwrap(), &a);
+            same(&stack.read::<Array<u32>>().unwrap(), &a);
         }
     }
 
@@ -1263,16 +1252,16 @@ mod tests {
             Header { dtype: u32::dtype().with_byte_order(ByteOrder::Big), fortran_order: true, shape: vec![3, 4] };
         let image = DynArray::new(header, data).unwrap();
         write_stack(&image, &dir, 1, 3).unwrap();
-        let native = Stack::open(&dir).unwrap().read_block::<u32>(0).unwrap();
+        let native = Stack::from_path(&dir).unwrap().read_block::<Array<u32>>(0).unwrap();
         native.write_npy(dir.join("0.npy")).unwrap();
-        let stack = Stack::open(&dir).unwrap();
+        let stack = Stack::from_path(&dir).unwrap();
         assert_eq!(stack.block_header(0).dtype, u32::dtype());
-        let back = stack.read_dyn().unwrap();
+        let back = stack.read::<DynArray>().unwrap();
         assert_eq!(back.dtype(), &u32::dtype().with_byte_order(ByteOrder::Big));
-        same(&stack.read::<u32>().unwrap(), &a);
+        same(&stack.read::<Array<u32>>().unwrap(), &a);
         // Another kind is refused.
         [1.0f32; 6].write_npy(dir.join("0.npy")).unwrap();
-        assert!(Stack::open(&dir).unwrap_err().to_string().contains("its dtype is '<f4'"));
+        assert!(Stack::from_path(&dir).unwrap_err().to_string().contains("its dtype is '<f4'"));
     }
 
     #[test]
@@ -1290,7 +1279,7 @@ mod tests {
         let dir = tmp.path().join("s");
         let a = array(&[6, 2], false);
         write_stack(&a, &dir, 0, 2).unwrap();
-        let err = |dir: &Path| Stack::open(dir).unwrap_err().to_string();
+        let err = |dir: &Path| Stack::from_path(dir).unwrap_err().to_string();
         // A block of another dtype, shape, or a missing one: the file is named.
         [1.0f32; 4].write_npy(dir.join("1.npy")).unwrap();
         let e = err(&dir);
@@ -1317,11 +1306,11 @@ mod tests {
         write_stack(&a, &dir, 0, 3).unwrap();
         let block = dir.join("1.npy");
         let len = fs::metadata(&block).unwrap().len();
-        let opened = Stack::open(&dir).unwrap();
+        let opened = Stack::from_path(&dir).unwrap();
         fs::OpenOptions::new().write(true).open(&block).unwrap().set_len(len - 4).unwrap();
         let e = err(&dir);
         assert!(e.contains("1.npy") && e.contains("truncated"), "{e}");
-        let e = opened.read::<u32>().unwrap_err().to_string();
+        let e = opened.read::<Array<u32>>().unwrap_err().to_string();
         assert!(e.contains("1.npy") && e.contains("the block's data ends early"), "{e}");
         let out = tmp.path().join("out.npy");
         let e = opened.join(&out, &mut |_| {}).unwrap_err().to_string();
@@ -1337,7 +1326,7 @@ mod tests {
         let info = dir.join(INFO);
         // pickle.dumps({'chunks': ((2, 2),), 'dtype': os.system, 'axis': 0})
         fs::write(&info, b"\x80\x04}(\x8c\x06chunksK\x02K\x02\x86\x85\x8c\x05dtype\x8c\x05posix\x8c\x06system\x93\x8c\x04axisK\x00u.").unwrap();
-        let e = Stack::open(&dir).unwrap_err().to_string();
+        let e = Stack::from_path(&dir).unwrap_err().to_string();
         assert!(e.contains("global 'posix.system' is not allowed") && e.contains("info"), "{e}");
         let wrong = |chunks: Object, axis: i64| {
             let dtype = Item::Dtype(DType::Scalar(crate::dtype::Scalar::parse("<u4").unwrap()));
@@ -1348,7 +1337,7 @@ mod tests {
             ])
             .unwrap();
             fs::write(&info, p).unwrap();
-            Stack::open(&dir).unwrap_err().to_string()
+            Stack::from_path(&dir).unwrap_err().to_string()
         };
         let t = |v: Vec<i64>| Object::Tuple(v.into_iter().map(Object::Int).collect());
         assert!(wrong(Object::Tuple(vec![t(vec![2, 2])]), 1).contains("axis 1 of 1 axes"));
@@ -1365,7 +1354,7 @@ mod tests {
         .unwrap();
         assert_eq!(StackInfo::from_pickle(&p).unwrap().axis, 0);
         fs::write(&info, &p).unwrap();
-        let e = Stack::open_along(&dir, 1).unwrap_err().to_string();
+        let e = Stack::from_path_along(&dir, 1).unwrap_err().to_string();
         assert!(e.contains("the stack's info says axis 0, not 1"), "{e}");
     }
 
@@ -1421,7 +1410,7 @@ mod tests {
         let dir = tmp.path().join("none");
         let info = StackWriter::<f64>::create(&dir, &[], 10).unwrap().finish().unwrap();
         assert_eq!(info.chunks, [vec![0]]);
-        assert_eq!(Stack::open(&dir).unwrap().read::<f64>().unwrap().shape(), [0]);
+        assert_eq!(Stack::from_path(&dir).unwrap().read::<Array<f64>>().unwrap().shape(), [0]);
         assert_eq!(files(&dir), {
             let whole = tmp.path().join("none2");
             write_stack(Vec::<f64>::new().as_slice(), &whole, 0, 10).unwrap();
@@ -1432,7 +1421,7 @@ mod tests {
         let dir = tmp.path().join("empty");
         let info = write_stack(&empty, &dir, 1, 5).unwrap();
         assert_eq!(info.chunks, [vec![1 << 40], vec![0]]);
-        assert_eq!(Stack::open(&dir).unwrap().read::<u8>().unwrap().shape(), [1 << 40, 0]);
+        assert_eq!(Stack::from_path(&dir).unwrap().read::<Array<u8>>().unwrap().shape(), [1 << 40, 0]);
         let mut w = StackWriter::<u32>::create(tmp.path().join("bad"), &[3], 2).unwrap();
         assert!(w.extend(&[1, 2]).unwrap_err().to_string().contains("2 values are not whole rows of 3 values"));
         assert!(StackWriter::<u32>::create(tmp.path().join("bad2"), &[3], 0).is_err());

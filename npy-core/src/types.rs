@@ -356,7 +356,7 @@ mod tests {
         let h = crate::header::Header::new("<U1".parse().unwrap(), vec![1]);
         let arr = DynArray::new(h, 0xd800u32.to_le_bytes().to_vec()).unwrap();
         let e = arr.to_vec::<Ucs4<1>>().unwrap_err();
-        assert!(matches!(e.kind(), crate::ErrorKind::InvalidValue { index: 0, .. }), "{e}");
+        assert!(matches!(e.kind(), crate::error::ErrorKind::InvalidValue { index: 0, .. }), "{e}");
     }
 
     #[test]

@@ -62,6 +62,48 @@ const SRC_AHEAD: usize = 16;
 /// The page size the placement counts in.
 const PAGE: usize = 4096;
 
+/// Not public API (see [`crate::WriteNpy`]'s hidden method): an array's `.npy` bytes as an
+/// npz member takes them, `len` bytes that `write` writes, header first. The npz writer
+/// needs the length before the bytes (a stored member of 4 GiB or more needs zip64
+/// records up front) and may run `write` on a staging buffer for its worker threads.
+#[doc(hidden)]
+pub struct NpyBytes<'a> {
+    pub(crate) len: u64,
+    pub(crate) write: WriteBody<'a>,
+}
+
+/// What writes an [`NpyBytes`]' bytes.
+type WriteBody<'a> = Box<dyn FnOnce(&mut dyn Write) -> Result<()> + 'a>;
+
+impl std::fmt::Debug for NpyBytes<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpyBytes").field("len", &self.len).finish_non_exhaustive()
+    }
+}
+
+impl<'a> NpyBytes<'a> {
+    pub(crate) fn new(len: u64, write: impl FnOnce(&mut dyn Write) -> Result<()> + 'a) -> Self {
+        NpyBytes { len, write: Box::new(write) }
+    }
+}
+
+/// The `.npy` bytes of typed data under `header` (its dtype `T`'s), for an npz member:
+/// written in the options' byte order, in one `write_all` when no conversion is needed
+/// ([`Bulk::Direct`]: the member runs threads of its own on it).
+pub(crate) fn typed_bytes<'a, T: NpyRecord>(
+    header: Header,
+    data: &'a [T],
+    opts: &WriteOptions,
+) -> Result<NpyBytes<'a>> {
+    let (header, plan) = typed_plan::<T>(header, opts)?;
+    let (_, head) = header.encode(opts.forced_version())?;
+    let len = head.len() as u64 + header.data_len()? as u64;
+    Ok(NpyBytes::new(len, move |w| {
+        w.write_all(&head)?;
+        write_with_plan(w, 0, Bulk::Direct, &plan, data)
+    }))
+}
+
 /// How data whose memory is its written bytes goes to a writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Bulk {
@@ -453,7 +495,7 @@ impl Split {
 
     /// Whether [`write_pieces`] makes these pieces on a second thread.
     fn threaded(&self) -> bool {
-        self.count() >= THREAD_PIECES && crate::two_cpus()
+        self.count() >= THREAD_PIECES && crate::cpu::two_cpus()
     }
 
     /// The bytes of piece `k`.
@@ -715,7 +757,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     /// # Errors
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
     pub fn new(writer: W) -> Result<Self> {
-        NpyWriter::with_options(writer, &WriteOptions::default())
+        NpyWriter::new_with(writer, &WriteOptions::default())
     }
 
     /// Starts an array of `T` at the writer's current position, written as `options` say
@@ -732,7 +774,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     /// use npy_core::dtype::ByteOrder;
     /// use npy_core::{prelude::*, NpyWriter, WriteOptions};
     ///
-    /// let mut w = NpyWriter::<u32, _>::with_options(Cursor::new(Vec::new()), WriteOptions::new().byte_order(ByteOrder::Big))?;
+    /// let mut w = NpyWriter::<u32, _>::new_with(Cursor::new(Vec::new()), WriteOptions::new().byte_order(ByteOrder::Big))?;
     /// w.extend(&[1, 2])?;
     /// let file = w.finish()?.into_inner();
     /// let array = DynArray::read_npy_from(&file[..])?;
@@ -740,7 +782,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     /// assert_eq!(array.to_vec::<u32>()?, [1, 2]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn with_options(mut writer: W, options: &WriteOptions) -> Result<Self> {
+    pub fn new_with(mut writer: W, options: &WriteOptions) -> Result<Self> {
         let start = writer.stream_position()?;
         let (header, plan) = typed_plan::<T>(Header::new(T::dtype(), vec![0]), options)?;
         let (version, head) = header.encode(options.forced_version())?;
@@ -849,7 +891,7 @@ impl<T: NpyRecord> NpyFileWriter<T> {
         let path = path.as_ref();
         let start = || {
             let file = io::BufWriter::with_capacity(1 << 20, AtomicFile::create(path)?);
-            NpyWriter::with_options(file, options)
+            NpyWriter::new_with(file, options)
         };
         let inner = start().map_err(|e| e.writing(path))?;
         Ok(NpyFileWriter { inner, path: path.to_path_buf(), sync: options.syncs() })
@@ -1012,7 +1054,7 @@ mod tests {
                 let written = bounded(move || {
                     let mut out = FailAfter { limit, written: 0 };
                     let e = write_pieces(&mut out, split, false, fill_from(&src, unit, None)).unwrap_err();
-                    assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
+                    assert!(matches!(e.kind(), crate::error::ErrorKind::Io(_)), "{e}");
                     out.written
                 });
                 assert_eq!(written, split.range(bad_piece).start, "{pieces} pieces from {at}, failing at {bad_piece}");
@@ -1200,7 +1242,7 @@ mod tests {
         const P: usize = 4096;
         for (pieces, at, unit) in [(8, 0, 1), (40, 100, 24), (14, 3, 256)] {
             let (src, split) = source(pieces, at, unit, P);
-            assert!(split.threaded() || !crate::two_cpus());
+            assert!(split.threaded() || !crate::cpu::two_cpus());
             let (out, made_here) = bounded({
                 let src = src.clone();
                 move || {
@@ -1265,7 +1307,7 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, [std::ffi::OsString::from("a.npy")]);
         let e = [1u8; 1000].write_npy_to(FailAfter { limit: 200, written: 0 }).unwrap_err();
-        assert!(matches!(e.kind(), crate::ErrorKind::Io(_)), "{e}");
+        assert!(matches!(e.kind(), crate::error::ErrorKind::Io(_)), "{e}");
     }
 
     /// A record with padding after `a` and after `c` (NumPy's `align=True` layout).
@@ -1324,7 +1366,7 @@ mod tests {
             write_in_place(&mut pieces, at, &plan, &padded, step).unwrap();
             assert_eq!(pieces, want, "from {at} in pieces of {step}");
             let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, at, &plan, &padded, step);
-            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+            assert!(matches!(e.unwrap_err().kind(), crate::error::ErrorKind::Io(_)));
         }
 
         let swapped: Vec<Swapped> = (0..n).map(|i| Swapped { a: i, b: f64::from(i) / 4.0, flag: i % 3 == 0 }).collect();
@@ -1346,7 +1388,7 @@ mod tests {
             write_converted(&mut pieces, at, &plan, &swapped, step).unwrap();
             assert_eq!(pieces, want, "from {at} in pieces of {step}");
             let e = write_converted(&mut FailAfter { limit: 50, written: 0 }, at, &plan, &swapped, step);
-            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+            assert!(matches!(e.unwrap_err().kind(), crate::error::ErrorKind::Io(_)));
         }
     }
 
@@ -1394,7 +1436,7 @@ mod tests {
             write_in_place(&mut pieces, at, &plan, &padded, step).unwrap();
             assert_eq!(pieces, want, "from {at} in pieces of {step}");
             let e = write_in_place(&mut FailAfter { limit: 10 * size, written: 0 }, at, &plan, &padded, step);
-            assert!(matches!(e.unwrap_err().kind(), crate::ErrorKind::Io(_)));
+            assert!(matches!(e.unwrap_err().kind(), crate::error::ErrorKind::Io(_)));
         }
     }
 
@@ -1438,7 +1480,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let arr = DynArray::new(Header::new("[('温', '<f4')]".parse().unwrap(), vec![1]), vec![0; 4]).unwrap();
         let e = arr.write_npy_with(dir.path().join("x.npy"), WriteOptions::new().version(Version::V1_0)).unwrap_err();
-        assert!(matches!(e.kind(), crate::ErrorKind::Usage { .. }), "{e}");
+        assert!(matches!(e.kind(), crate::error::ErrorKind::Usage { .. }), "{e}");
         assert!(!dir.path().join("x.npy").exists());
     }
 }

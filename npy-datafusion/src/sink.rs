@@ -587,10 +587,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out.npz");
         write(&out, Kind::Npz, vec![batch(0..3, "ab"), batch(3..4, "cd")], None).await.unwrap();
-        let mut archive = npy_core::npz::Reader::open(&out).unwrap();
+        let mut archive = npy_core::npz::Reader::from_path(&out).unwrap();
         assert_eq!(archive.names(), ["id", "x", "name"]);
-        assert_eq!(archive.read::<i64>("id").unwrap(), [0, 1, 2, 3]);
-        assert_eq!(archive.read::<f64>("x").unwrap(), [0.0, 0.25, 0.5, 0.75]);
+        assert_eq!(archive.read::<Vec<i64>>("id").unwrap(), [0, 1, 2, 3]);
+        assert_eq!(archive.read::<Vec<f64>>("x").unwrap(), [0.0, 0.25, 0.5, 0.75]);
         assert_eq!(listing(dir.path()), ["out.npz"]);
     }
 
@@ -622,9 +622,9 @@ mod tests {
                     rows.iter().map(|r| r.name.to_string()).collect()
                 }
                 Kind::Npz => {
-                    let mut archive = npy_core::npz::Reader::open(&out).unwrap();
-                    assert_eq!(archive.read_dyn("name").unwrap().dtype().descr(), "'<U7'");
-                    archive.read::<Ucs4<7>>("name").unwrap().iter().map(ToString::to_string).collect()
+                    let mut archive = npy_core::npz::Reader::from_path(&out).unwrap();
+                    assert_eq!(archive.read::<DynArray>("name").unwrap().dtype().descr(), "'<U7'");
+                    archive.read::<Vec<Ucs4<7>>>("name").unwrap().iter().map(ToString::to_string).collect()
                 }
             };
             assert_eq!(got, names, "{kind:?}");

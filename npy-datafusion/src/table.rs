@@ -176,8 +176,8 @@ pub(crate) async fn refuse_empty_files(state: &dyn Session, paths: &[ListingTabl
             if file.size == 0 {
                 let empty = std::io::Cursor::new(Vec::new());
                 let e = match kind {
-                    Kind::Npy => npy_core::NpyReader::new(empty).err(),
-                    Kind::Npz => npy_core::npz::Reader::new(empty).err(),
+                    Kind::Npy => npy_core::NpyReader::from_reader(empty).err(),
+                    Kind::Npz => npy_core::npz::Reader::from_reader(empty).err(),
                 };
                 let e = e.unwrap_or_else(|| npy_core::ErrorKind::Truncated { expected: 8, found: 0 }.into());
                 return Err(npy_error(e.reading(file.location.as_ref())));

@@ -35,7 +35,7 @@ pub struct NpyObject {
 /// needed), and one more only when the header is longer.
 ///
 /// # Errors
-/// The header errors of [`ReadOptions::header_from_prefix`], and store errors (a missing
+/// The header errors of [`HeaderPrefix::parse_with`], and store errors (a missing
 /// object is [`npy_core::ErrorKind::Io`] of kind `NotFound`), naming the object.
 pub async fn fetch_header(store: &dyn ObjectStore, location: &Path, options: &ReadOptions) -> Result<NpyObject> {
     fetch_header_at(store, location, 0, None, options).await
@@ -70,13 +70,13 @@ pub async fn fetch_header_at(
         (size, got.bytes().await.map_err(fail)?)
     };
     loop {
-        match options.header_from_prefix(&prefix, size).map_err(|e| e.reading(&name))? {
+        match HeaderPrefix::parse_with(&prefix, size, options).map_err(|e| e.reading(&name))? {
             HeaderPrefix::Complete { header, version, data_offset } => {
                 let data_offset = data_offset as u64;
                 return Ok(NpyObject { location: location.clone(), size, header, version, data_offset, prefix });
             }
             HeaderPrefix::NeedBytes(n) => {
-                // `header_from_prefix` asks for more only when the object has it (and the
+                // `HeaderPrefix::parse_with` asks for more only when the object has it (and the
                 // header is under the size limit), so this ends.
                 prefix = get(n as u64).await.map_err(fail)?.bytes().await.map_err(fail)?;
                 if (prefix.len() as u64) < (n as u64).min(size) {

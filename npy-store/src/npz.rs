@@ -110,7 +110,7 @@ impl RemoteNpz {
         // tail wait on the store from the blocking pool.
         let read = tokio::task::spawn_blocking(move || {
             ranged.pos = 0;
-            limits.open(ranged)?.members()
+            npy_core::npz::Reader::from_reader_with(ranged, &limits)?.members()
         });
         let members = match read.await {
             Ok(members) => members.map_err(|e| e.reading(&name))?,
@@ -226,14 +226,14 @@ impl RemoteNpz {
     /// Member `name` read as `Vec<T>` (as [`npy_core::npz::Reader::read`] reads it).
     ///
     /// # Errors
-    /// As [`RemoteNpz::member_bytes`]; as [`npy_core::NpyReader::read_vec`] for the member's `.npy`.
+    /// As [`RemoteNpz::member_bytes`]; as [`npy_core::NpyReader::read`] for the member's `.npy`.
     pub async fn read_member<T: NpyRecord>(&self, name: &str) -> Result<Vec<T>> {
         let info = self.info(name)?;
         let bytes = self.member_bytes(name).await?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         // The member's bytes are in memory: a header claiming more data than they hold is
         // a truncation error, never an allocation.
-        self.options.open(&bytes[..]).and_then(|r| r.read_vec()).map_err(located)
+        npy_core::NpyReader::from_reader_with(&bytes[..], &self.options).and_then(|r| r.read()).map_err(located)
     }
 
     /// Member `name`'s rows as record batches of at most `batch_rows` rows, of the
@@ -330,7 +330,7 @@ impl RemoteNpz {
         let mut chunks = self.member_stream(info).await?;
         let mut pending = BytesMut::new();
         let (header, version, data_offset) = loop {
-            match self.options.header_from_prefix(&pending, info.size).map_err(located)? {
+            match HeaderPrefix::parse_with(&pending, info.size, &self.options).map_err(located)? {
                 HeaderPrefix::Complete { header, version, data_offset } => break (header, version, data_offset),
                 HeaderPrefix::NeedBytes(_) => match chunks.next().await {
                     Some(chunk) => pending.extend_from_slice(&chunk?),

@@ -131,7 +131,7 @@ impl RemoteNpy {
     /// # Errors
     /// [`ErrorKind::WrongShape`] for rows past the end, or part of a Fortran-order N-d
     /// array; [`ErrorKind::Truncated`] when the object ends first; the errors of
-    /// [`NpyReader::read_vec`] (a dtype `T` cannot read); store errors. All name the object.
+    /// [`NpyReader::read`] (a dtype `T` cannot read); store errors. All name the object.
     pub async fn read_rows<T: NpyRecord>(&self, rows: Range<usize>) -> Result<Vec<T>> {
         self.read_rows_inner(rows).await.map_err(|e| self.locate(e))
     }
@@ -160,7 +160,7 @@ impl RemoteNpy {
         if let Some(first) = part.shape.first_mut() {
             *first = rows.len();
         }
-        NpyReader::over_data(&data[..], part)?.read_vec()
+        Ok(NpyReader::over_data(&data[..], part)?.read::<npy_core::Array<T>>()?.into_vec())
     }
 
     /// The data bytes `range` (counted from the data start): from the prefix when it holds

@@ -500,7 +500,7 @@ mod tests {
 
     /// All rows of `file` as one batch, decoded by npy-arrow's `BatchReader` from the bytes.
     fn expected(file: &[u8]) -> RecordBatch {
-        let reader = npy_core::NpyReader::new(file).unwrap();
+        let reader = npy_core::NpyReader::from_reader(file).unwrap();
         let rows = reader.header().shape.first().copied().unwrap_or(1).max(1);
         let mut batches = npy_arrow::BatchReader::new(reader, rows).unwrap();
         batches.next().map(|b| b.unwrap()).unwrap_or_else(|| RecordBatch::new_empty(batches.schema()))
@@ -524,7 +524,7 @@ mod tests {
     /// same as the rows of the whole file read from its bytes; local files mapped with `map`.
     async fn check_ranges(store: Arc<dyn ObjectStore>, location: &Path, file: &[u8], map: Option<MapContract>) {
         let all = expected(file);
-        let rows = npy_core::NpyReader::new(file).unwrap().header().shape.first().copied().unwrap_or(1);
+        let rows = npy_core::NpyReader::from_reader(file).unwrap().header().shape.first().copied().unwrap_or(1);
         for a in 0..=rows {
             for b in a..=rows {
                 for batch_rows in [1, 2, 5] {

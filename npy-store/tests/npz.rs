@@ -46,7 +46,7 @@ fn columns(batch: &RecordBatch) -> Vec<ArrayRef> {
 /// Every member of `bytes` (put at `location`) read remotely is what `npz::Reader` reads:
 /// the same members, and the same batches. Returns the members compared.
 async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) -> usize {
-    let local = Reader::new(Cursor::new(bytes));
+    let local = Reader::from_reader(Cursor::new(bytes));
     let remote = RemoteNpz::open(store.clone(), location).await;
     let (mut local, remote) = match (local, remote) {
         (Ok(l), Ok(r)) => (l, r),
@@ -60,7 +60,7 @@ async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) ->
     let options = ConvertOptions::new().residue(true);
     let mut compared = 0;
     for name in local.names().to_vec() {
-        let want = NpyReader::new(&remote.member_bytes(&name).await.unwrap()[..]).map(|r| r.header().clone());
+        let want = NpyReader::from_reader(&remote.member_bytes(&name).await.unwrap()[..]).map(|r| r.header().clone());
         let local_batches = local.npy(&name).and_then(|r| {
             let rows = r.header().shape.first().copied().unwrap_or(1).max(1);
             let mut b = npy_arrow::BatchReader::with_options(r, &options.clone().batch_rows(rows))?;
@@ -101,13 +101,13 @@ async fn stored_and_deflated_members_read_as_npz_reader_reads_them() {
         let location = put(&store, "a.npz", bytes.clone()).await;
         assert_eq!(compare(&store, &location, &bytes).await, 3);
         let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
-        let mut reader = Reader::new(Cursor::new(&bytes)).unwrap();
-        assert_eq!(npz.read_member::<f64>("t").await.unwrap(), reader.read::<f64>("t").unwrap());
-        assert_eq!(npz.read_member::<i32>("n").await.unwrap(), reader.read::<i32>("n").unwrap());
-        assert_eq!(npz.read_member::<u16>("z.npy").await.unwrap(), reader.read::<u16>("z").unwrap());
+        let mut reader = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+        assert_eq!(npz.read_member::<f64>("t").await.unwrap(), reader.read::<Vec<f64>>("t").unwrap());
+        assert_eq!(npz.read_member::<i32>("n").await.unwrap(), reader.read::<Vec<i32>>("n").unwrap());
+        assert_eq!(npz.read_member::<u16>("z.npy").await.unwrap(), reader.read::<Vec<u16>>("z").unwrap());
         assert!(npz.read_member::<u8>("empty_deflated").await.unwrap().is_empty());
         let t = npz.member("t").await.unwrap();
-        assert_eq!(t.read_rows::<f64>(100..110).await.unwrap(), reader.read::<f64>("t").unwrap()[100..110]);
+        assert_eq!(t.read_rows::<f64>(100..110).await.unwrap(), reader.read::<Vec<f64>>("t").unwrap()[100..110]);
         let e = npz.member("n").await.unwrap_err();
         assert_eq!((e.member(), e.path()), (Some("n.npy"), Some(std::path::Path::new("a.npz"))), "{e}");
         let e = npz.member("nope").await.unwrap_err();
@@ -153,8 +153,8 @@ async fn a_small_archive_opens_in_one_request_and_a_member_header_and_rows_in_tw
 async fn hostile_archives_are_errors_naming_archive_and_member() {
     let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     let bytes = archive();
-    let reader = Reader::new(Cursor::new(&bytes)).unwrap();
-    let mut members = Reader::new(Cursor::new(&bytes)).unwrap().members().unwrap();
+    let reader = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+    let mut members = Reader::from_reader(Cursor::new(&bytes)).unwrap().members().unwrap();
     drop(reader);
     let t = members.remove(0);
     let n = members.remove(0);
@@ -228,7 +228,7 @@ async fn a_directory_past_the_tail_is_read_in_more_requests() {
     counting.reset();
     let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
     assert!(counting.requests() > 1);
-    assert_eq!(npz.members(), &Reader::new(Cursor::new(&bytes)).unwrap().members().unwrap()[..]);
+    assert_eq!(npz.members(), &Reader::from_reader(Cursor::new(&bytes)).unwrap().members().unwrap()[..]);
     let last = npz.member("member_with_a_longish_name_01499").await.unwrap();
     assert_eq!(last.read_rows::<u32>(0..3).await.unwrap(), [1499, 1, 2]);
 }
@@ -246,7 +246,7 @@ async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
     w.add_raw("s.npy", &npy, Compression::Stored).unwrap();
     w.add_raw("d.npy", &npy, Compression::deflated()).unwrap();
     let bytes = w.finish().unwrap().into_inner();
-    let members = Reader::new(Cursor::new(&bytes)).unwrap().members().unwrap();
+    let members = Reader::from_reader(Cursor::new(&bytes)).unwrap().members().unwrap();
     let s = &members[0];
     let data = (s.data_start.unwrap() + s.size) as usize - 5 - t.len() * 8;
     for store in [local, memory] {

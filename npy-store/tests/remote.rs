@@ -38,7 +38,7 @@ async fn put(store: &Arc<dyn ObjectStore>, name: &str, bytes: Vec<u8>) -> Path {
 
 /// The rows of a whole file as one batch, as npy-arrow's `BatchReader` reads its bytes.
 fn local_batch(file: &[u8], options: &ConvertOptions) -> npy_core::Result<RecordBatch> {
-    let reader = NpyReader::new(file)?;
+    let reader = NpyReader::from_reader(file)?;
     let rows = reader.header().shape.first().copied().unwrap_or(1);
     let mut batches = npy_arrow::BatchReader::with_options(reader, &options.clone().batch_rows(rows.max(1)))?;
     let schema = batches.schema();
@@ -118,7 +118,7 @@ async fn typed_rows_equal_npy_core_reads() {
     let file = values.write_npy_to(Vec::new()).unwrap();
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
     let small = std::fs::read(data.join("shape/1d_i2.npy")).unwrap();
-    let small_values: Vec<i16> = NpyReader::new(&small[..]).unwrap().read_vec().unwrap();
+    let small_values: Vec<i16> = NpyReader::from_reader(&small[..]).unwrap().read().unwrap();
     for store in [local, memory] {
         let location = put(&store, "big.npy", file.clone()).await;
         let npy = RemoteNpy::open(store.clone(), &location).await.unwrap();
@@ -169,7 +169,7 @@ async fn hostile_objects_are_errors_naming_them() {
     let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     let values: Vec<u64> = (0..2000).collect();
     let file = values.write_npy_to(Vec::new()).unwrap();
-    let offset = NpyReader::new(&file[..]).unwrap().data_offset();
+    let offset = NpyReader::from_reader(&file[..]).unwrap().data_offset();
 
     // Truncated in the data: the object's size (from the header's GET) is too small for
     // the header's shape.

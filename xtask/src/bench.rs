@@ -37,7 +37,7 @@
 //!   2. `xtask/bench.py npz` checks that `np.load` reads npy's archives, then times
 //!      `np.savez`, `np.savez_compressed`, 8 `np.save`s and the matching loads.
 //! - `mmap`: a big `<f8` file (`--map-bytes`, default 4 GiB) and a 1 MiB one.
-//!   1. `cargo bench --bench mmap` (`benches/mmap.rs`) times `NpyMap::open` of each (mean
+//!   1. `cargo bench --bench mmap` (`benches/mmap.rs`) times `NpyMap::from_path` of each (mean
 //!      of 1,000 opens) and open + zero-copy view + sum of 1,000,000 random elements of the
 //!      big one.
 //!   2. `xtask/bench.py mmap` times `np.load(..., mmap_mode='r')` the same ways, with the
@@ -108,7 +108,7 @@
 //!   with short names (`f'f{i}'`, 35 KB), and N fields of a mixed dtype (titles, nested
 //!   records with padding, subarrays, text: 79 KB, version 2.0).
 //!   1. `cargo bench --bench header` (`benches/header.rs`) writes the three files and times
-//!      `Header::parse` of each header's text and `ReadOptions::new().open_path` of each
+//!      `Header::parse` of each header's text and `NpyReader::from_path` of each
 //!      file (default options: the file opened, its header read and parsed), each the
 //!      median of 300 in a run; it also prints the goals' budgets as times (0.25 ms; each
 //!      header at 400 MB/s).
@@ -342,8 +342,8 @@ const MMAP: Part = Part {
     peer: false,
     title: "mmap: open a big and a small <f8 file as maps; sum random elements",
     rows: &[
-        ("open_small", "npy NpyMap::open, 1 MiB file (one open)"),
-        ("open_big", "npy NpyMap::open, big file (one open)"),
+        ("open_small", "npy NpyMap::from_path, 1 MiB file (one open)"),
+        ("open_big", "npy NpyMap::from_path, big file (one open)"),
         ("np_open_small", "np.load mmap_mode='r', 1 MiB file (one open)"),
         ("np_open_big", "np.load mmap_mode='r', big file (one open)"),
         ("random_sum", "npy open + view + sum of random elements"),
@@ -463,15 +463,15 @@ const HEADER: Part = Part {
     rows: &[
         ("parse_long", "npy Header::parse, <f8 fields, long names"),
         ("np_parse_long", "NumPy read_magic + read_array_header, long names"),
-        ("open_long", "npy ReadOptions::new().open_path, long names"),
+        ("open_long", "npy NpyReader::from_path, long names"),
         ("np_open_long", "NumPy open + read_magic + read_array_header, long"),
         ("parse_f8", "npy Header::parse, <f8 fields, short names"),
         ("np_parse_f8", "NumPy read_magic + read_array_header, <f8 fields"),
-        ("open_f8", "npy ReadOptions::new().open_path, <f8 fields"),
+        ("open_f8", "npy NpyReader::from_path, <f8 fields"),
         ("np_open_f8", "NumPy open + read_magic + read_array_header, <f8"),
         ("parse_mixed", "npy Header::parse, mixed fields"),
         ("np_parse_mixed", "NumPy read_magic + read_array_header, mixed"),
-        ("open_mixed", "npy ReadOptions::new().open_path, mixed fields"),
+        ("open_mixed", "npy NpyReader::from_path, mixed fields"),
         ("np_open_mixed", "NumPy open + read_magic + read_array_header, mixed"),
         ("budget_quarter_ms", "budget: 0.25 ms (the goal, not a measurement)"),
         ("budget_long_400mbs", "budget: the long-name header at 400 MB/s (the goal)"),

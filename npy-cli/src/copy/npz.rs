@@ -12,13 +12,12 @@ use npy_core::{Error, ReadOptions, Result};
 const STAGED: u64 = 16 << 20;
 
 /// Rewrites an archive, streaming member by member: same member names, order and
-/// compression; `.npy` members are written as `read_dyn` + `add_dyn` write them (the
+/// compression; `.npy` members are written as `read::<DynArray>` + `add` write them (the
 /// header re-encoded keeping its version, the data copied as it is), object arrays through
 /// the object API (decoded whole), other members copied as bytes. Every member is read to
 /// its end, so its CRC is checked.
 pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
-    let mut reader = Reader::open(input)?;
-    reader.read_options(opts.clone());
+    let mut reader = Reader::from_path_with(input, npy_core::npz::ReaderOptions::new().read_options(opts))?;
     let mut writer = Writer::create(output)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     writer.parallel_limit(STAGED / threads);
@@ -33,15 +32,15 @@ pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()
                 let npy = reader.npy(&m.name)?;
                 if npy.header().dtype.has_object() {
                     drop(npy);
-                    let array = reader.read_objects(&m.name)?;
-                    writer.add_object_array_with(&m.name, &array, compression)?;
+                    let array = reader.read::<npy_core::Array<npy_core::Object>>(&m.name)?;
+                    writer.add_with(&m.name, &array, compression)?;
                 } else {
                     let (_, head) = npy.header().encode_keeping(npy.version())?;
                     let data_len = npy.data_len() as u64;
                     let mut data = npy.into_inner();
                     let source = crate::progress::counted(bar.as_ref(), (&head[..]).chain((&mut data).take(data_len)));
                     writer.add_raw_from(&m.member, head.len() as u64 + data_len, source, compression)?;
-                    // The rest (bytes after the array, dropped as `read_dyn` drops them),
+                    // The rest (bytes after the array, dropped as `read::<DynArray>` drops them),
                     // read for the member's CRC check at its end.
                     std::io::copy(&mut data, &mut std::io::sink()).map_err(Error::from)?;
                 }

@@ -23,9 +23,9 @@ impl DType {
     /// # Examples
     /// ```
     /// use npy_core::dtype::DType;
-    /// use npy_core::literal::{parse, ParseOptions};
+    /// use npy_core::literal::parse;
     ///
-    /// let descr = parse("[('a', '|u1'), ('', '|V7'), ('b', '<f8')]", ParseOptions::default()).unwrap();
+    /// let descr = parse("[('a', '|u1'), ('', '|V7'), ('b', '<f8')]").unwrap();
     /// let dt = DType::from_descr(&descr)?;
     /// let rec = dt.as_record().unwrap();
     /// assert_eq!(rec.fields().len(), 2);

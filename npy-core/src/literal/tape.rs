@@ -275,7 +275,7 @@ mod tests {
     use crate::literal::{parse, parse_tape, ParseOptions};
 
     fn p(text: &str) -> Literal {
-        parse(text, ParseOptions::default()).unwrap_or_else(|e| panic!("parse({text:?}) failed: {e}"))
+        parse(text).unwrap_or_else(|e| panic!("parse({text:?}) failed: {e}"))
     }
 
     #[test]

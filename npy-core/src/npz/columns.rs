@@ -8,6 +8,7 @@
 use std::io::{Read, Seek, Write};
 
 use super::{npy_member, Reader, Writer};
+use crate::array::DynArray;
 use crate::dtype::{DType, Field, Record, Scalar};
 use crate::error::{Error, Result};
 use crate::header::{shape_repr, Header};
@@ -41,9 +42,9 @@ impl<W: Write + Seek> Writer<W> {
     /// let stations = vec![Station { id: 1, pos: Pos { x: 0.5, y: 1.5 }, gain: [1.0, 2.0] }];
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
     /// w.add_columns(&stations)?;
-    /// let mut r = Reader::new(w.finish()?)?;
+    /// let mut r = Reader::from_reader(w.finish()?)?;
     /// assert_eq!(r.names(), ["id", "pos.x", "pos.y", "gain"]);
-    /// assert_eq!(r.read_array::<f32>("gain")?.shape(), [1, 2]);
+    /// assert_eq!(r.read::<npy_core::Array<f32>>("gain")?.shape(), [1, 2]);
     /// assert_eq!(r.read_columns::<Station>()?, stations);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
@@ -100,7 +101,7 @@ impl<R: Read + Seek> Reader<R> {
         let mut n = None;
         for col in columns(&T::dtype())? {
             let name = prefixed(prefix, &col.path);
-            let arr = self.read_dyn(&name)?;
+            let arr = self.read::<DynArray>(&name)?;
             let Some(file_scalar) = arr.dtype().as_scalar().copied() else {
                 return Err(Error::npz(Some(&name), format!("column has dtype {}, not a scalar", arr.dtype())));
             };

@@ -1,8 +1,9 @@
 //! `.npz` archives: several named arrays in one zip file, as NumPy's `np.savez` and
 //! `np.savez_compressed` write them and `np.load` reads them.
 //!
-//! A member `name.npy` holds the array `name`. [`Writer`] adds typed slices, N-d arrays,
-//! dynamic arrays, and a struct's fields as one array each ([`Writer::add_columns`]);
+//! A member `name.npy` holds the array `name`. [`Writer::add`] adds anything that writes a
+//! `.npy` file (slices, N-d arrays, dynamic and object arrays), and
+//! [`Writer::add_columns`] a struct's fields as one array each;
 //! [`Reader`] lists names as NumPy's `NpzFile.files` does and reads members lazily.
 //!
 //! Stored members are streamed into the archive with their array data aligned to 64 bytes
@@ -18,7 +19,7 @@
 //! read alone, a large one is inflated on a second thread a few pieces ahead of its CRC
 //! check and conversion. So deflated archives of several members read fastest, as many
 //! members at a time as there are CPUs; stored members read faster still, or are mapped
-//! ([`crate::mmap::NpyMap::open_npz_member`]).
+//! ([`crate::mmap::NpyMap::from_npz_member`]).
 //!
 //! Archives are checked when opened: the central directory against the end records and
 //! every local header, members' places, names, methods and claimed sizes, within limits
@@ -35,9 +36,9 @@
 //! w.add_with("counts", &[3u32, 1, 4], Compression::deflated())?;
 //! let bytes = w.finish()?.into_inner();
 //!
-//! let mut r = Reader::new(Cursor::new(bytes))?;
+//! let mut r = Reader::from_reader(Cursor::new(bytes))?;
 //! assert_eq!(r.names(), ["time", "counts"]);
-//! assert_eq!(r.read::<u32>("counts")?, [3, 1, 4]);
+//! assert_eq!(r.read::<Vec<u32>>("counts")?, [3, 1, 4]);
 //! # Ok::<(), npy_core::Error>(())
 //! ```
 

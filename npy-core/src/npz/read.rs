@@ -12,14 +12,16 @@ use flate2::read::DeflateDecoder;
 use zip::{CompressionMethod, ZipArchive};
 
 use super::{directory, zip_err, Compression};
+#[cfg(doc)]
 use crate::array::{Array, DynArray};
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{shape_repr, MAGIC};
 use crate::io::ReadNpy;
-use crate::object::{FromObject, Object};
+use crate::object::FromObject;
+#[cfg(doc)]
+use crate::object::Object;
 use crate::options::ReadOptions;
 use crate::read::{NpyReader, Origin};
-use crate::record::NpyRecord;
 
 mod parallel;
 mod piped;
@@ -60,7 +62,7 @@ pub struct MemberInfo {
 /// # Examples
 /// ```
 /// use std::io::Cursor;
-/// use npy_core::npz::{Compression, ReaderOptions, Writer};
+/// use npy_core::npz::{Compression, Reader, ReaderOptions, Writer};
 /// use npy_core::ErrorKind;
 ///
 /// let mut w = Writer::new(Cursor::new(Vec::new()));
@@ -69,10 +71,10 @@ pub struct MemberInfo {
 ///
 /// // 1 MiB of zeros deflates to about a kilobyte; a reader of untrusted archives can
 /// // refuse to inflate more than it is prepared to hold.
-/// let e = ReaderOptions::new().max_inflated_size(64 << 10).open(Cursor::new(&bytes)).unwrap_err();
+/// let e = Reader::from_reader_with(Cursor::new(&bytes), ReaderOptions::new().max_inflated_size(64 << 10)).unwrap_err();
 /// assert!(matches!(e.kind(), ErrorKind::Npz { .. }));
-/// let mut r = ReaderOptions::new().max_inflated_size(2 << 20).open(Cursor::new(&bytes))?;
-/// assert_eq!(r.read::<u8>("zeros")?.len(), 1 << 20);
+/// let mut r = Reader::from_reader_with(Cursor::new(&bytes), ReaderOptions::new().max_inflated_size(2 << 20))?;
+/// assert_eq!(r.read::<Vec<u8>>("zeros")?.len(), 1 << 20);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -128,9 +130,9 @@ impl ReaderOptions {
     }
 
     /// Options for reading members' `.npy` headers (e.g. the header size limit). Default
-    /// [`ReadOptions::new`]. [`Reader::read_options`] changes them on an open reader.
-    pub fn read_options(&mut self, options: ReadOptions) -> &mut Self {
-        self.read_options = options;
+    /// [`ReadOptions::new`].
+    pub fn read_options(&mut self, options: &ReadOptions) -> &mut Self {
+        self.read_options = options.clone();
         self
     }
 
@@ -142,53 +144,6 @@ impl ReaderOptions {
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = Some(threads.max(1));
         self
-    }
-
-    /// Opens the archive at `path`.
-    ///
-    /// # Errors
-    /// [`ErrorKind::Io`] when the file cannot be opened; as [`ReaderOptions::open`].
-    pub fn open_path(&self, path: impl AsRef<Path>) -> Result<Reader<BufReader<File>>> {
-        let path = path.as_ref();
-        let open = || {
-            let file = crate::file::open_file(path)?;
-            // A second handle on the same open file, for reads at positions (workers). On
-            // Windows those move the handles' shared cursor, which the zip reader never
-            // relies on: it seeks to each member before reading it.
-            let positional = file.try_clone().ok().filter(|_| cfg!(any(unix, windows)));
-            let mut reader = self.open(BufReader::with_capacity(64 << 10, file))?;
-            reader.file = positional;
-            Ok(reader)
-        };
-        let mut reader = open().map_err(|e: Error| e.reading(path))?;
-        reader.origin = Some(path.to_path_buf());
-        Ok(reader)
-    }
-
-    /// Reads and checks the archive's directory from any `Read + Seek` (see [`Reader`] for
-    /// the checks).
-    ///
-    /// # Errors
-    /// [`ErrorKind::Npz`] for a file that is not a zip archive, an archive that fails a
-    /// check or exceeds a limit; [`ErrorKind::Io`] from the reader.
-    pub fn open<R: Read + Seek>(&self, mut reader: R) -> Result<Reader<R>> {
-        let limits = directory::Limits { max_entries: self.max_entries, max_inflated: self.max_inflated_size };
-        let entries = directory::read(&mut reader, limits)?;
-        let zip = ZipArchive::new(reader).map_err(|e| zip_err(None, e))?;
-        agree(&zip, &entries)?;
-        let names = entries.iter().map(|e| e.key.clone()).collect();
-        let by_name = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
-        Ok(Reader {
-            zip,
-            entries,
-            names,
-            by_name,
-            options: self.read_options.clone(),
-            origin: None,
-            file: None,
-            threads: self.threads.unwrap_or_else(crate::cpus).min(crate::cpus()),
-            max_inflated: self.max_inflated_size,
-        })
     }
 }
 
@@ -257,12 +212,12 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
 /// end.
 ///
 /// # Threads
-/// An archive opened by path ([`Reader::open`], [`ReaderOptions::open_path`]) keeps a
+/// An archive opened by path ([`Reader::from_path`], [`Reader::from_path_with`]) keeps a
 /// second handle on its file, for reads at positions of their own. With it,
-/// [`Reader::read_all`], [`Reader::read_all_dyn`] and [`Reader::read_many`] read several
+/// [`Reader::read_all`] and [`Reader::read_many`] read several
 /// members at once on worker threads (one per CPU, [`ReaderOptions::threads`]), and a
-/// deflated member of 4 MiB or more that is read alone ([`Reader::read`] and the other
-/// reads of one member, or a read of several that names one) is inflated on a second
+/// deflated member of 4 MiB or more that is read alone ([`Reader::read`],
+/// [`Reader::read_object_vec`], or a read of several that names one) is inflated on a second
 /// thread, a few pieces ahead of its CRC check and conversion. Threads are scoped to the
 /// call. An archive read from any other `Read + Seek` is read on the caller's thread,
 /// unless handles of its own are given ([`Reader::read_many_from`]).
@@ -291,8 +246,29 @@ impl Reader<BufReader<File>> {
     /// # Errors
     /// [`ErrorKind::Io`]; [`ErrorKind::Npz`] for a file that is not a valid zip archive
     /// or fails a check (see [`Reader`]).
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        ReaderOptions::new().open_path(path)
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        Reader::from_path_with(path, &ReaderOptions::default())
+    }
+
+    /// Opens the archive at `path` with the given options.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when the file cannot be opened; as [`Reader::from_reader_with`].
+    pub fn from_path_with(path: impl AsRef<Path>, options: &ReaderOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let open = || {
+            let file = crate::file::open_file(path)?;
+            // A second handle on the same open file, for reads at positions (workers). On
+            // Windows those move the handles' shared cursor, which the zip reader never
+            // relies on: it seeks to each member before reading it.
+            let positional = file.try_clone().ok().filter(|_| cfg!(any(unix, windows)));
+            let mut reader = Reader::from_reader_with(BufReader::with_capacity(64 << 10, file), options)?;
+            reader.file = positional;
+            Ok(reader)
+        };
+        let mut reader = open().map_err(|e: Error| e.reading(path))?;
+        reader.origin = Some(path.to_path_buf());
+        Ok(reader)
     }
 }
 
@@ -303,14 +279,34 @@ impl<R: Read + Seek> Reader<R> {
     /// # Errors
     /// [`ErrorKind::Npz`] for an invalid archive, one that fails a check (see [`Reader`])
     /// or exceeds a default limit; [`ErrorKind::Io`] from the reader.
-    pub fn new(reader: R) -> Result<Self> {
-        ReaderOptions::new().open(reader)
+    pub fn from_reader(reader: R) -> Result<Self> {
+        Reader::from_reader_with(reader, &ReaderOptions::default())
     }
 
-    /// Sets the options for reading members' `.npy` headers (e.g. the header size limit).
-    pub fn read_options(&mut self, options: ReadOptions) -> &mut Self {
-        self.options = options;
-        self
+    /// Reads and checks the archive's directory from any `Read + Seek` with the given
+    /// options (see [`Reader`] for the checks).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for a file that is not a zip archive, an archive that fails a
+    /// check or exceeds a limit; [`ErrorKind::Io`] from the reader.
+    pub fn from_reader_with(mut reader: R, options: &ReaderOptions) -> Result<Self> {
+        let limits = directory::Limits { max_entries: options.max_entries, max_inflated: options.max_inflated_size };
+        let entries = directory::read(&mut reader, limits)?;
+        let zip = ZipArchive::new(reader).map_err(|e| zip_err(None, e))?;
+        agree(&zip, &entries)?;
+        let names = entries.iter().map(|e| e.key.clone()).collect();
+        let by_name = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
+        Ok(Reader {
+            zip,
+            entries,
+            names,
+            by_name,
+            options: options.read_options.clone(),
+            origin: None,
+            file: None,
+            threads: options.threads.unwrap_or_else(crate::cpu::cpus).min(crate::cpu::cpus()),
+            max_inflated: options.max_inflated_size,
+        })
     }
 
     /// The arrays' names, as NumPy's `NpzFile.files`: member names with one `.npy`
@@ -352,11 +348,13 @@ impl<R: Read + Seek> Reader<R> {
     }
 
     /// Opens member `name` as a `.npy` stream: its header is read, and the data can be
-    /// read whole or in chunks ([`NpyReader::records`]). The CRC is checked when the
-    /// member has been read to its end; [`Reader::read`] and friends do that.
+    /// read whole or in chunks ([`NpyReader::chunks`]). The CRC is checked when the
+    /// member has been read to its end; [`Reader::read`] and friends do that. Kept beside
+    /// [`Reader::read`]: a member larger than memory is read only this way, and its header
+    /// can be looked at before deciding how to read it.
     ///
     /// # Errors
-    /// [`ErrorKind::Npz`] for an unknown name; as [`NpyReader::new`] for the member's
+    /// [`ErrorKind::Npz`] for an unknown name; as [`NpyReader::from_reader`] for the member's
     /// header.
     pub fn npy(&mut self, name: &str) -> Result<NpyReader<MemberReader<'_, R>>> {
         let options = self.options.clone();
@@ -386,7 +384,7 @@ impl<R: Read + Seek> Reader<R> {
     /// w.add("a", &[1u16, 2, 3])?;
     /// w.add_with("b", &[4.5f32, 5.5, 6.5], Compression::deflated())?;
     /// let bytes = w.finish()?.into_inner();
-    /// let r = Reader::new(Cursor::new(&bytes))?;
+    /// let r = Reader::from_reader(Cursor::new(&bytes))?;
     /// let mut a = r.npy_from("a", Cursor::new(&bytes))?;
     /// let mut b = r.npy_from("b", Cursor::new(&bytes))?;
     /// let (mut xs, mut ys) = (Vec::new(), Vec::new());
@@ -460,27 +458,15 @@ impl<R: Read + Seek> Reader<R> {
         located(path.as_deref(), &member, read(reader))
     }
 
-    /// Reads 1-D member `name` as `Vec<T>` (as `Vec::<T>::read_npy` reads a file).
+    /// Reads member `name` as any type that reads a `.npy` file ([`ReadNpy`]): `Vec<T>` (a
+    /// 1-D array), [`Array<T>`], [`DynArray`] (any dtype; it remembers the member's `.npy`
+    /// version, so writing it back reproduces it), `Array<Object>` (an object array, its
+    /// pickle decoded without executing anything: see [`crate::object`]), an ndarray array
+    /// (feature `ndarray`). What `V::read_npy` gives for a file, errors naming the member.
     ///
     /// # Errors
-    /// As [`Reader::npy`] and [`crate::ReadNpy::read_npy`]; [`ErrorKind::Npz`] for a bad CRC.
-    pub fn read<T: NpyRecord>(&mut self, name: &str) -> Result<Vec<T>> {
-        self.with_member(name, |r| crate::io::read_1d(r, "npz::Reader::read", "read_array"))
-    }
-
-    /// Reads member `name` as a typed N-d [`Array`].
-    ///
-    /// # Errors
-    /// As [`Reader::read`].
-    pub fn read_array<T: NpyRecord>(&mut self, name: &str) -> Result<Array<T>> {
-        self.with_member(name, |r| r.read_array::<T>())
-    }
-
-    /// Reads member `name` as any type that reads a `.npy` file ([`ReadNpy`]): what
-    /// `V::read_npy` gives for a file, errors naming the member.
-    ///
-    /// # Errors
-    /// As [`Reader::read`] and `V`'s [`ReadNpy::read_npy_with`].
+    /// As [`Reader::npy`] and `V`'s [`ReadNpy::from_npy_reader`]; [`ErrorKind::Npz`] for a
+    /// bad CRC.
     ///
     /// # Examples
     /// ```
@@ -488,47 +474,35 @@ impl<R: Read + Seek> Reader<R> {
     /// use npy_core::{npz::{Reader, Writer}, Array, DynArray};
     ///
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
-    /// w.add_array("m", &Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4])?)?;
-    /// let mut r = Reader::new(w.finish()?)?;
-    /// assert_eq!(r.read_as::<Array<u8>>("m")?.get(&[1, 0]), Some(&3));
-    /// assert_eq!(r.read_as::<DynArray>("m")?.shape(), [2, 2]);
+    /// w.add("m", &Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4])?)?;
+    /// w.add("v", &[1.5f64, 2.5])?;
+    /// let mut r = Reader::from_reader(w.finish()?)?;
+    /// assert_eq!(r.read::<Array<u8>>("m")?.get(&[1, 0]), Some(&3));
+    /// assert_eq!(r.read::<DynArray>("m")?.shape(), [2, 2]);
+    /// assert_eq!(r.read::<Vec<f64>>("v")?, [1.5, 2.5]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn read_as<V: ReadNpy>(&mut self, name: &str) -> Result<V> {
-        self.with_member(name, |r| V::read_npy_with(r))
-    }
-
-    /// Reads member `name` as a [`DynArray`] of any dtype (it remembers the member's
-    /// `.npy` version, so writing it back reproduces it).
-    ///
-    /// # Errors
-    /// As [`Reader::read`].
-    pub fn read_dyn(&mut self, name: &str) -> Result<DynArray> {
-        self.with_member(name, |r| r.read_dyn())
-    }
-
-    /// Reads object array member `name` (dtype `|O`), decoding its pickle without executing
-    /// anything (see [`crate::object`]); shape and order as its header says.
-    ///
-    /// # Errors
-    /// As [`Reader::read`] and [`NpyReader::read_objects`]; [`ErrorKind::Npz`] for a bad
-    /// CRC.
-    pub fn read_objects(&mut self, name: &str) -> Result<Array<Object>> {
-        self.with_member(name, |r| r.read_objects())
+    pub fn read<V: ReadNpy>(&mut self, name: &str) -> Result<V> {
+        self.with_member(name, |r| V::from_npy_reader(r))
     }
 
     /// Reads 1-D object array member `name` as `Vec<T>` (`String`, `Option<String>`,
-    /// [`Object`], ...: see [`FromObject`]).
+    /// [`Object`], `i64`, ...: see [`FromObject`]). Kept beside [`Reader::read`]: `Vec<T>`
+    /// of a `FromObject` type cannot be a [`ReadNpy`] type for every `T` (`Vec<i64>` reads
+    /// numeric arrays).
     ///
     /// # Errors
-    /// As [`Reader::read_objects`]; [`ErrorKind::WrongShape`] for an array that is not
+    /// As [`Reader::read`]; [`ErrorKind::WrongShape`] for an array that is not
     /// 1-D; [`ErrorKind::InvalidValue`] naming the first element that is not a `T`.
     pub fn read_object_vec<T: FromObject>(&mut self, name: &str) -> Result<Vec<T>> {
         self.with_member(name, |r| {
             let shape = &r.header().shape;
             if shape.len() != 1 {
                 return Err(ErrorKind::WrongShape {
-                    reason: format!("array '{name}' has shape {}; use read_objects for N-d arrays", shape_repr(shape)),
+                    reason: format!(
+                        "array '{name}' has shape {}; use read::<Array<Object>> for N-d arrays",
+                        shape_repr(shape)
+                    ),
                 }
                 .into());
             }
@@ -564,7 +538,7 @@ impl<R: Read + Seek> Reader<R> {
     ///
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
     /// w.add_raw("notes.txt", b"hello", Compression::deflated())?;
-    /// let mut r = Reader::new(w.finish()?)?;
+    /// let mut r = Reader::from_reader(w.finish()?)?;
     /// let mut text = String::new();
     /// r.raw("notes.txt")?.read_to_string(&mut text)?;
     /// assert_eq!(text, "hello");
@@ -907,7 +881,7 @@ pub(super) mod tests {
     #[test]
     fn members_read_side_by_side_from_handles_of_their_own() {
         let bytes = archive();
-        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
         let mut a = r.npy_from("a", Cursor::new(&bytes)).unwrap();
         let mut b = r.npy_from("b.npy", Cursor::new(&bytes)).unwrap();
         let (mut xs, mut ys) = (Vec::new(), Vec::new());
@@ -926,7 +900,7 @@ pub(super) mod tests {
     #[test]
     fn a_corrupt_member_read_from_its_own_handle_is_an_npz_error() {
         let bytes = archive();
-        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
         for name in ["a", "b"] {
             let i = r.index(name).unwrap();
             let e = &r.entries[i];

@@ -17,17 +17,18 @@ use zip::{CompressionMethod, ZipWriter};
 
 use super::workers::Workers;
 use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
+#[cfg(doc)]
 use crate::array::{Array, DynArray};
 use crate::dtype::ByteOrder;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 use crate::error::{Access, Error, Result};
 use crate::header::Header;
-use crate::object::Object;
+use crate::io::WriteNpy;
 use crate::options::WriteOptions;
 use crate::plan::Plan;
 use crate::record::NpyRecord;
-use crate::write::{dyn_plan, typed_plan, write_dyn_data, write_with_plan, Bulk};
+use crate::write::{typed_plan, write_with_plan, Bulk};
 
 /// Default of [`Writer::parallel_limit`]: deflated members up to this size are compressed
 /// on worker threads (their bytes are staged in memory); larger ones are compressed as they
@@ -56,7 +57,7 @@ impl Compression {
 ///
 /// Member `name` is stored as `name.npy`, as `np.savez(f, name=array)` does. The archive's
 /// default compression is [`Compression::Stored`]; [`Writer::compression`] changes it and
-/// the `*_with` methods choose per member. [`Writer::finish`] must be called: it writes the
+/// [`Writer::add_with`] chooses per member. [`Writer::finish`] must be called: it writes the
 /// central directory and reports any error.
 ///
 /// Deflated members may be compressed on worker threads while the caller goes on; every
@@ -174,8 +175,8 @@ impl<W: Write + Seek> Writer<W> {
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
     /// w.byte_order(ByteOrder::Big);
     /// w.add("depth", &[10.0f64, 12.5])?;
-    /// let mut r = Reader::new(w.finish()?)?;
-    /// let depth = r.read_dyn("depth")?;
+    /// let mut r = Reader::from_reader(w.finish()?)?;
+    /// let depth = r.read::<npy_core::DynArray>("depth")?;
     /// assert_eq!(depth.dtype().descr(), "'>f8'");
     /// assert_eq!(depth.to_vec::<f64>()?, [10.0, 12.5]);
     /// # Ok::<(), npy_core::Error>(())
@@ -194,145 +195,54 @@ impl<W: Write + Seek> Writer<W> {
         options
     }
 
-    /// Adds a 1-D array `name` (member `name.npy`) with the archive's compression.
+    /// Adds array `name` (member `name.npy`) with the archive's compression: anything
+    /// [`WriteNpy`] writes as a file (a slice, `Vec` or array of elements, an [`Array`],
+    /// a [`DynArray`], object arrays (`[Object]`, `[String]`, `Array<Object>`, ...: see
+    /// [`crate::object`]), ndarray arrays and views with feature `ndarray`), as it writes
+    /// it, in the archive's [`Writer::byte_order`] if set.
     ///
     /// # Errors
-    /// [`ErrorKind::Npz`] for a duplicate or empty name; [`ErrorKind::Io`].
-    pub fn add<T: NpyRecord>(&mut self, name: &str, data: &[T]) -> Result<()> {
-        self.add_with(name, data, self.compression)
-    }
-
-    /// Adds a 1-D array with the given compression.
-    ///
-    /// # Errors
-    /// As [`Writer::add`].
-    pub fn add_with<T: NpyRecord>(&mut self, name: &str, data: &[T], compression: Compression) -> Result<()> {
-        self.add_typed(name, Header::new(T::dtype(), vec![data.len()]), data, compression)
-    }
-
-    /// Adds a typed N-d array, keeping its shape and order.
-    ///
-    /// # Errors
-    /// As [`Writer::add`].
-    pub fn add_array<T: NpyRecord>(&mut self, name: &str, array: &Array<T>) -> Result<()> {
-        self.add_array_with(name, array, self.compression)
-    }
-
-    /// Adds a typed N-d array with the given compression.
-    ///
-    /// # Errors
-    /// As [`Writer::add`].
-    pub fn add_array_with<T: NpyRecord>(
-        &mut self,
-        name: &str,
-        array: &Array<T>,
-        compression: Compression,
-    ) -> Result<()> {
-        let header = Header { dtype: T::dtype(), fortran_order: array.fortran_order(), shape: array.shape().to_vec() };
-        self.add_typed(name, header, array.as_slice(), compression)
-    }
-
-    /// Adds an array of any dtype (its header is re-encoded as NumPy writes it, keeping the
-    /// version it was read with).
-    ///
-    /// # Errors
-    /// As [`Writer::add`].
-    pub fn add_dyn(&mut self, name: &str, array: &DynArray) -> Result<()> {
-        self.add_dyn_with(name, array, self.compression)
-    }
-
-    /// Adds an array of any dtype with the given compression.
-    ///
-    /// # Errors
-    /// As [`Writer::add`].
-    pub fn add_dyn_with(&mut self, name: &str, array: &DynArray, compression: Compression) -> Result<()> {
-        let result = (|| {
-            let options = self.write_options();
-            let head = array.encode_header(&options)?;
-            let plan = dyn_plan(&array.header().dtype, &options)?;
-            let member = self.member_name(name)?;
-            let total = (head.len() + array.data().len()) as u64;
-            self.write_member(member, compression, total, |w| {
-                w.write_all(&head)?;
-                write_dyn_data(w, 0, Bulk::Direct, plan.as_ref(), array.data())
-            })
-        })();
-        self.located(&npy_member(name), result)
-    }
-
-    /// Adds a 1-D object array `name` (`dtype=object`, see [`crate::object`]) with the
-    /// archive's compression: `np.load(f, allow_pickle=True)[name]` gives it back.
-    ///
-    /// # Errors
-    /// As [`Writer::add`]; [`ErrorKind::InvalidValue`] for an element that cannot be
-    /// written (see [`crate::object::to_pickle`]).
+    /// [`ErrorKind::Npz`] for a duplicate or empty name; [`ErrorKind::InvalidValue`] for
+    /// an object that cannot be written (see [`crate::object::to_pickle`]);
+    /// [`ErrorKind::Io`].
     ///
     /// # Examples
     /// ```
     /// use std::io::Cursor;
     /// use npy_core::npz::{Reader, Writer};
-    /// use npy_core::object::Object;
+    /// use npy_core::{Array, DynArray, Object};
     ///
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
     /// w.add("x", &[1.5f64, 2.5])?;
-    /// w.add_objects("labels", &[Object::from("first"), Object::None])?;
-    /// let mut r = Reader::new(w.finish()?)?;
+    /// w.add("grid", &Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4])?)?;
+    /// w.add("labels", &[Object::from("first"), Object::None])?;
+    /// let mut r = Reader::from_reader(w.finish()?)?;
+    /// assert_eq!(r.read::<Vec<f64>>("x")?, [1.5, 2.5]);
+    /// assert_eq!(r.read::<DynArray>("grid")?.shape(), [2, 2]);
     /// assert_eq!(r.read_object_vec::<Option<String>>("labels")?, [Some("first".to_string()), None]);
-    /// assert_eq!(r.read_objects("labels")?.shape(), [2]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn add_objects(&mut self, name: &str, data: &[Object]) -> Result<()> {
-        self.add_objects_with(name, data, self.compression)
+    pub fn add<A: WriteNpy + ?Sized>(&mut self, name: &str, array: &A) -> Result<()> {
+        self.add_with(name, array, self.compression)
     }
 
-    /// Adds a 1-D object array with the given compression.
+    /// Adds array `name` with the given compression (the one option an array of an
+    /// archive has of its own).
     ///
     /// # Errors
-    /// As [`Writer::add_objects`].
-    pub fn add_objects_with(&mut self, name: &str, data: &[Object], compression: Compression) -> Result<()> {
-        self.add_pickled(name, &[data.len()], false, data, compression)
-    }
-
-    /// Adds an object array of any shape and order.
-    ///
-    /// # Errors
-    /// As [`Writer::add_objects`].
-    pub fn add_object_array(&mut self, name: &str, array: &Array<Object>) -> Result<()> {
-        self.add_object_array_with(name, array, self.compression)
-    }
-
-    /// Adds an object array of any shape and order with the given compression.
-    ///
-    /// # Errors
-    /// As [`Writer::add_objects`].
-    pub fn add_object_array_with(&mut self, name: &str, array: &Array<Object>, compression: Compression) -> Result<()> {
-        self.add_pickled(name, array.shape(), array.fortran_order(), array.as_slice(), compression)
-    }
-
-    fn add_pickled(
-        &mut self,
-        name: &str,
-        shape: &[usize],
-        fortran_order: bool,
-        data: &[Object],
-        compression: Compression,
-    ) -> Result<()> {
+    /// As [`Writer::add`].
+    pub fn add_with<A: WriteNpy + ?Sized>(&mut self, name: &str, array: &A, compression: Compression) -> Result<()> {
         let result = (|| {
-            let (header, pickle) = crate::object::encode_npy(shape, fortran_order, data)?;
-            let head = header.encode(None)?.1;
+            let bytes = array.__npy_bytes(&self.write_options())?;
             let member = self.member_name(name)?;
-            let total = (head.len() + pickle.len()) as u64;
-            self.write_member(member, compression, total, |w| {
-                w.write_all(&head)?;
-                w.write_all(&pickle)?;
-                Ok(())
-            })
+            self.write_member(member, compression, bytes.len, bytes.write)
         })();
         self.located(&npy_member(name), result)
     }
 
     /// Adds a member that is not an array (NumPy's `np.load` returns such members as raw
-    /// bytes), under exactly `member_name`.
+    /// bytes), under exactly `member_name`. Kept beside [`Writer::add`]: an archive may hold
+    /// any file, and NumPy's readers give such members back as bytes.
     ///
     /// # Errors
     /// As [`Writer::add`].
@@ -349,7 +259,8 @@ impl<W: Write + Seek> Writer<W> {
     /// bytes read from `source`, streaming: a member of any size (a `.npy` file, another
     /// archive's member from [`super::Reader::raw`]) goes in without being held in memory,
     /// its CRC-32 computed as it goes. Exactly `size` bytes are read from `source`; what
-    /// follows them is left there.
+    /// follows them is left there. Kept beside [`Writer::add_raw`]: it never holds the
+    /// member in memory (`npy npz` copies members of any size with it).
     ///
     /// # Errors
     /// As [`Writer::add`]; [`ErrorKind::Usage`] when `source` ends before `size` bytes;
@@ -364,14 +275,14 @@ impl<W: Write + Seek> Writer<W> {
     ///
     /// let mut first = Writer::new(Cursor::new(Vec::new()));
     /// first.add("x", &[1.5f64, 2.5])?;
-    /// let mut src = Reader::new(first.finish()?)?;
+    /// let mut src = Reader::from_reader(first.finish()?)?;
     ///
     /// // Copy the member into a new archive, deflated, without reading it whole.
     /// let info = src.members()?.remove(0);
     /// let mut second = Writer::new(Cursor::new(Vec::new()));
     /// second.add_raw_from(&info.member, info.size, src.raw("x")?, Compression::deflated())?;
-    /// let mut back = Reader::new(second.finish()?)?;
-    /// assert_eq!(back.read::<f64>("x")?, [1.5, 2.5]);
+    /// let mut back = Reader::from_reader(second.finish()?)?;
+    /// assert_eq!(back.read::<Vec<f64>>("x")?, [1.5, 2.5]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn add_raw_from(
@@ -390,7 +301,8 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// Starts a member whose data is written in pieces, for arrays that are produced
-    /// progressively or are larger than memory; the shape is fixed up front.
+    /// progressively or are larger than memory; the shape is fixed up front. Kept beside
+    /// [`Writer::add`], which needs the whole array in memory.
     /// [`MemberWriter::finish`] checks that exactly that many elements arrived.
     ///
     /// # Errors
@@ -468,58 +380,6 @@ impl<W: Write + Seek> Writer<W> {
             )),
             None => Ok(()),
         }
-    }
-
-    fn add_typed<T: NpyRecord>(
-        &mut self,
-        name: &str,
-        header: Header,
-        data: &[T],
-        compression: Compression,
-    ) -> Result<()> {
-        self.add_planned::<T>(name, header, compression, |w, plan| write_with_plan(w, 0, Bulk::Direct, plan, data))
-    }
-
-    /// Adds member `name.npy` of typed data: `header` in the archive's byte order, then
-    /// what `body` writes through the plan from `T`'s memory to it. Errors name the member.
-    pub(crate) fn add_planned<T: NpyRecord>(
-        &mut self,
-        name: &str,
-        header: Header,
-        compression: Compression,
-        body: impl FnOnce(&mut dyn Write, &Plan) -> Result<()>,
-    ) -> Result<()> {
-        match typed_plan::<T>(header, &self.write_options()) {
-            Ok((header, plan)) => self.add_encoded(name, &header, compression, |w| body(w, &plan)),
-            Err(e) => self.located(&npy_member(name), Err(e)),
-        }
-    }
-
-    /// Adds member `name.npy`: `header`, encoded as NumPy writes it, then the data that
-    /// `body` writes (exactly `header`'s data length). Errors name the member.
-    pub(crate) fn add_encoded(
-        &mut self,
-        name: &str,
-        header: &Header,
-        compression: Compression,
-        body: impl FnOnce(&mut dyn Write) -> Result<()>,
-    ) -> Result<()> {
-        let result = (|| {
-            let head = header.encode(None)?.1;
-            let member = self.member_name(name)?;
-            let total = head.len() as u64 + header.data_len()? as u64;
-            self.write_member(member, compression, total, |w| {
-                w.write_all(&head)?;
-                body(w)
-            })
-        })();
-        self.located(&npy_member(name), result)
-    }
-
-    /// The compression [`Writer::add`] uses (see [`Writer::compression`]).
-    #[cfg(feature = "ndarray")]
-    pub(crate) fn default_compression(&self) -> Compression {
-        self.compression
     }
 
     pub(super) fn member_name(&mut self, name: &str) -> Result<String> {
@@ -752,7 +612,7 @@ struct Crc32Writer<'a, W: Write> {
 
 impl<W: Write> Write for Crc32Writer<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if buf.len() >= PARALLEL_CRC && crate::two_cpus() {
+        if buf.len() >= PARALLEL_CRC && crate::cpu::two_cpus() {
             let inner = &mut *self.inner;
             let part = std::thread::scope(|s| {
                 let job = s.spawn(|| {
@@ -950,7 +810,7 @@ mod tests {
             w.add_raw_from("ten.bin", 10, &mut long, Compression::deflated()).unwrap();
             assert_eq!(long.position(), 10);
             let bytes = w.finish().unwrap().into_inner();
-            let mut r = Reader::new(Cursor::new(&bytes)).unwrap();
+            let mut r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
             for name in ["s.bin", "d.bin"] {
                 let mut back = Vec::new();
                 r.raw(name).unwrap().read_to_end(&mut back).unwrap();
@@ -1014,9 +874,9 @@ mod tests {
                 let e = w.add_raw_from("x.npy", size, source, c).unwrap_err();
                 assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::ConnectionReset), "{how}");
                 w.add("x", &[1.5f64]).unwrap();
-                let mut r = Reader::new(w.finish().unwrap()).unwrap();
+                let mut r = Reader::from_reader(w.finish().unwrap()).unwrap();
                 assert_eq!(r.names(), ["before.bin", "x"], "{how} {c:?}");
-                assert_eq!(r.read::<f64>("x").unwrap(), [1.5]);
+                assert_eq!(r.read::<Vec<f64>>("x").unwrap(), [1.5]);
                 assert_eq!(r.read_raw("before.bin").unwrap(), b"abc");
             }
         }

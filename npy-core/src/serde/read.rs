@@ -14,7 +14,6 @@ use super::value::{decode_at, Value};
 use crate::array::DynArray;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::options::ReadOptions;
 use crate::read::NpyReader;
 
 /// Bytes of records read (or written) per step when the caller gives no chunk length.
@@ -40,7 +39,7 @@ fn check_zero_size(dtype: &DType, shape: &[usize], len: usize) -> Result<()> {
 ///
 /// # Errors
 /// [`ErrorKind::Usage`](crate::ErrorKind::Usage) when `bytes` is not one element long; otherwise as
-/// [`from_reader`] (the element index is 0).
+/// [`from_npy_reader`] (the element index is 0).
 ///
 /// # Examples
 /// ```
@@ -86,11 +85,11 @@ pub fn from_element<'de, T: Deserialize<'de>>(dtype: &'de DType, bytes: &'de [u8
 /// }
 ///
 /// let file = [Sample { t: 0.5, v: [1.0, 2.0], ok: true }].write_npy_to(Vec::new())?;
-/// let got: Vec<Mine> = npy_core::serde::from_reader(NpyReader::new(&file[..])?)?;
+/// let got: Vec<Mine> = npy_core::serde::from_npy_reader(NpyReader::from_reader(&file[..])?)?;
 /// assert_eq!(got, [Mine { ok: true, v: vec![1.0, 2.0] }]);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
-pub fn from_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result<Vec<T>> {
+pub fn from_npy_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result<Vec<T>> {
     let h = reader.header();
     check_zero_size(&h.dtype, &h.shape, reader.remaining())?;
     let chunk = default_chunk(h.dtype.itemsize());
@@ -101,10 +100,10 @@ pub fn from_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result
     Ok(out)
 }
 
-/// Reads a `.npy` file into `T`s, in storage order (default [`ReadOptions`]).
+/// Reads a `.npy` file into `T`s, in storage order (default [`ReadOptions`](crate::ReadOptions)).
 ///
 /// # Errors
-/// As [`from_reader`]; as [`ReadOptions::open_path`] for the file and its header.
+/// As [`from_npy_reader`]; as [`NpyReader::from_path_with`] for the file and its header.
 ///
 /// # Examples
 /// ```
@@ -126,14 +125,14 @@ pub fn from_reader<T: DeserializeOwned, R: Read>(reader: NpyReader<R>) -> Result
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn from_path<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Vec<T>> {
-    from_reader(ReadOptions::new().open_path(path)?)
+    from_npy_reader(NpyReader::from_path(path)?)
 }
 
 /// Deserializes every element of a [`DynArray`], in storage order. `T` may borrow from the
 /// array (`&str`, `&[u8]`).
 ///
 /// # Errors
-/// As [`from_reader`].
+/// As [`from_npy_reader`].
 ///
 /// # Examples
 /// ```
@@ -220,7 +219,7 @@ impl<R: Read> Chunks<R> {
 ///
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
 /// let mut sum = 0;
-/// for v in npy_core::serde::iter::<i64, _>(NpyReader::new(&file[..])?, 4) {
+/// for v in npy_core::serde::iter::<i64, _>(NpyReader::from_reader(&file[..])?, 4) {
 ///     sum += v?;
 /// }
 /// assert_eq!(sum, 45);
@@ -258,10 +257,10 @@ impl<R, T> Iter<R, T> {
     ///
     /// let mut stream = [1u8, 2].write_npy_to(Vec::new())?;
     /// [7u16].write_npy_to(&mut stream)?;
-    /// let mut it = npy_core::serde::iter::<u8, _>(NpyReader::new(&stream[..])?, 8);
+    /// let mut it = npy_core::serde::iter::<u8, _>(NpyReader::from_reader(&stream[..])?, 8);
     /// assert_eq!(it.by_ref().collect::<Result<Vec<_>, _>>()?, [1, 2]);
     /// let rest = it.into_inner().into_inner();
-    /// assert_eq!(NpyReader::new(rest)?.read_vec::<u16>()?, [7]);
+    /// assert_eq!(NpyReader::from_reader(rest)?.read::<Vec<u16>>()?, [7]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn into_inner(self) -> NpyReader<R> {
@@ -281,7 +280,7 @@ impl<R, T> Iter<R, T> {
 /// use npy_core::{prelude::*, NpyReader};
 ///
 /// let file = [1u16, 2, 3].write_npy_to(Vec::new())?;
-/// let values = npy_core::serde::values(NpyReader::new(&file[..])?, 2).collect::<Result<Vec<_>, _>>()?;
+/// let values = npy_core::serde::values(NpyReader::from_reader(&file[..])?, 2).collect::<Result<Vec<_>, _>>()?;
 /// assert_eq!(values, [Value::UInt(1), Value::UInt(2), Value::UInt(3)]);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
@@ -315,7 +314,7 @@ impl<R> Values<R> {
     /// use npy_core::{prelude::*, NpyReader};
     ///
     /// let file = [1u8, 2, 3].write_npy_to(Vec::new())?;
-    /// let mut vals = npy_core::serde::values(NpyReader::new(&file[..])?, 2);
+    /// let mut vals = npy_core::serde::values(NpyReader::from_reader(&file[..])?, 2);
     /// vals.next();
     /// // The first chunk (2 elements) was read; one remains in the reader.
     /// assert_eq!(vals.into_inner().remaining(), 1);

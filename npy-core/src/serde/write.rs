@@ -109,7 +109,7 @@ pub fn to_writer<T: Serialize, W: Write>(records: &[T], dtype: Option<&DType>, m
 /// let path = dir.path().join("pairs.npy");
 /// // Tuples have no field names: traced, they are a 2-D array of their common type.
 /// npy_core::serde::to_path(&[(1u8, 2.5f64), (3, 4.5)], None, &path)?;
-/// assert_eq!(npy_core::ReadOptions::new().open_path(&path)?.header().shape, [2, 2]);
+/// assert_eq!(npy_core::NpyReader::from_path(&path)?.header().shape, [2, 2]);
 /// let back: Vec<f64> = npy_core::serde::from_path(&path)?;
 /// assert_eq!(back, [1.0, 2.5, 3.0, 4.5]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -40,7 +40,7 @@ fn archive(compression: Compression) -> Vec<u8> {
 }
 
 fn member(bytes: &[u8], name: &str) -> MemberInfo {
-    let mut reader = Reader::new(Cursor::new(bytes)).unwrap();
+    let mut reader = Reader::from_reader(Cursor::new(bytes)).unwrap();
     reader.members().unwrap().into_iter().find(|m| m.name == name).unwrap()
 }
 

@@ -35,12 +35,12 @@ fn write_archives(dir: &std::path::Path, archives: usize) -> Members {
         }
         w.add("shots", &shots).unwrap();
         w.add("id", &ids).unwrap();
-        w.add_array("grid", &Array::from_shape_vec(vec![rows, 3], grid).unwrap()).unwrap();
+        w.add("grid", &Array::from_shape_vec(vec![rows, 3], grid).unwrap()).unwrap();
         w.finish().unwrap();
-        let mut back = npz::Reader::open(&path).unwrap();
-        all.shots.extend(back.read::<Shot>("shots").unwrap());
-        all.ids.extend(back.read::<i64>("id").unwrap());
-        all.grid.extend(back.read_array::<f32>("grid").unwrap().into_vec());
+        let mut back = npz::Reader::from_path(&path).unwrap();
+        all.shots.extend(back.read::<Vec<Shot>>("shots").unwrap());
+        all.ids.extend(back.read::<Vec<i64>>("id").unwrap());
+        all.grid.extend(back.read::<Array<f32>>("grid").unwrap().into_vec());
     }
     all
 }

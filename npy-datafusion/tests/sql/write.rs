@@ -170,11 +170,11 @@ async fn copy_to_a_npz_file_writes_a_member_per_column() {
     let sql = format!("COPY ({SELECT} WHERE trace_id % 3 = 0 ORDER BY trace_id) TO '{}'", out.display());
     let want = expected(&all, |s| s.trace_id % 3 == 0);
     assert_eq!(count(&query(&ctx, &sql).await), want.len());
-    let mut archive = npz::Reader::open(&out).unwrap();
+    let mut archive = npz::Reader::from_path(&out).unwrap();
     assert_eq!(archive.names(), ["trace_id", "t0", "t2"]);
-    assert_eq!(archive.read::<i32>("trace_id").unwrap(), want.iter().map(|r| r.trace_id).collect::<Vec<_>>());
-    assert_eq!(archive.read::<f64>("t0").unwrap(), want.iter().map(|r| r.t0).collect::<Vec<_>>());
-    assert_eq!(archive.read::<f64>("t2").unwrap(), want.iter().map(|r| r.t2).collect::<Vec<_>>());
+    assert_eq!(archive.read::<Vec<i32>>("trace_id").unwrap(), want.iter().map(|r| r.trace_id).collect::<Vec<_>>());
+    assert_eq!(archive.read::<Vec<f64>>("t0").unwrap(), want.iter().map(|r| r.t0).collect::<Vec<_>>());
+    assert_eq!(archive.read::<Vec<f64>>("t2").unwrap(), want.iter().map(|r| r.t2).collect::<Vec<_>>());
     leave_for_numpy("copy_npz", &out, "npz", &want);
 }
 
@@ -256,10 +256,10 @@ async fn copy_of_text_longer_in_later_batches() {
             }
             Vec::<Row>::read_npy(&out).unwrap().iter().map(|r| (r.v, r.s.to_string())).unzip()
         } else {
-            let mut archive = npz::Reader::open(&out).unwrap();
-            assert_eq!(archive.read_dyn("s").unwrap().dtype().descr(), "'<U19'");
-            let s = archive.read::<npy_core::types::Ucs4<19>>("s").unwrap();
-            (archive.read::<i64>("v").unwrap(), s.iter().map(ToString::to_string).collect())
+            let mut archive = npz::Reader::from_path(&out).unwrap();
+            assert_eq!(archive.read::<DynArray>("s").unwrap().dtype().descr(), "'<U19'");
+            let s = archive.read::<Vec<npy_core::types::Ucs4<19>>>("s").unwrap();
+            (archive.read::<Vec<i64>>("v").unwrap(), s.iter().map(ToString::to_string).collect())
         };
         assert_eq!(v, (0..10_000).collect::<Vec<i64>>());
         assert!(s.iter().enumerate().all(|(i, t)| *t == "x".repeat(i / 500)), "{kind}");

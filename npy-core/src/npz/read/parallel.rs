@@ -1,4 +1,4 @@
-//! Several members read at once ([`Reader::read_all`], [`Reader::read_all_dyn`],
+//! Several members read at once ([`Reader::read_all`], [`Reader::read_all`],
 //! [`Reader::read_many`], [`Reader::read_many_from`]), on worker threads.
 //!
 //! Each worker reads whole members from a handle of its own on the archive, as
@@ -27,11 +27,11 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{located, piped, FileAt, Members, Reader};
+#[cfg(doc)]
 use crate::array::DynArray;
 use crate::error::{Error, Result};
-use crate::io::{read_1d, ReadNpy};
+use crate::io::ReadNpy;
 use crate::read::NpyReader;
-use crate::record::NpyRecord;
 
 /// Reads of fewer bytes than this in all (the members' sizes when read) stay on the
 /// caller's thread: a millisecond or so of inflating, against tens of microseconds to start
@@ -39,7 +39,8 @@ use crate::record::NpyRecord;
 const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 
 impl<R: Read + Seek> Reader<R> {
-    /// Reads every member as a 1-D `Vec<T>`, in archive order (that of
+    /// Reads every member as a `V` (`Vec<T>`, [`DynArray`], ...: any [`ReadNpy`] type), in
+    /// archive order (that of
     /// [`Reader::names`]), several members at once on worker threads when the archive was
     /// opened by path (one per CPU, see [`super::ReaderOptions::threads`]); otherwise one
     /// after another. Each member is read as [`Reader::read`] reads it, its size and CRC-32
@@ -65,48 +66,38 @@ impl<R: Read + Seek> Reader<R> {
     /// w.add("v", &[2.5f64, -1.0])?;
     /// w.finish()?;
     ///
-    /// let mut r = Reader::open(&path)?;
+    /// let mut r = Reader::from_path(&path)?;
     /// assert_eq!(r.names(), ["t", "v"]);
-    /// assert_eq!(r.read_all::<f64>()?, [vec![0.0, 0.5, 1.0], vec![2.5, -1.0]]);
+    /// assert_eq!(r.read_all::<Vec<f64>>()?, [vec![0.0, 0.5, 1.0], vec![2.5, -1.0]]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn read_all<T: NpyRecord + Send>(&mut self) -> Result<Vec<Vec<T>>> {
-        let all: Vec<usize> = (0..self.entries.len()).collect();
-        self.read_indices(&all, &OneD::<T>(PhantomData))
-    }
-
-    /// Reads every member as a [`DynArray`] of any dtype, in archive order, several at once
-    /// as [`Reader::read_all`] reads them.
     ///
-    /// # Errors
-    /// As [`Reader::read_dyn`], for the first failing member in archive order.
-    ///
-    /// # Examples
+    /// Any dtype, as [`DynArray`]s:
     /// ```
     /// use std::io::Cursor;
-    /// use npy_core::npz::{Reader, Writer};
+    /// use npy_core::{npz::{Reader, Writer}, DynArray};
     ///
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
     /// w.add("a", &[1u8, 2])?;
     /// w.add("b", &[1.5f32])?;
-    /// let mut r = Reader::new(w.finish()?)?;
-    /// let arrays = r.read_all_dyn()?;
+    /// let mut r = Reader::from_reader(w.finish()?)?;
+    /// let arrays = r.read_all::<DynArray>()?;
     /// assert_eq!(arrays.iter().map(|a| a.dtype().descr()).collect::<Vec<_>>(), ["'|u1'", "'<f4'"]);
     /// assert_eq!(arrays[1].to_vec::<f32>()?, [1.5]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn read_all_dyn(&mut self) -> Result<Vec<DynArray>> {
+    pub fn read_all<V: ReadNpy + Send>(&mut self) -> Result<Vec<V>> {
         let all: Vec<usize> = (0..self.entries.len()).collect();
-        self.read_indices(&all, &As::<DynArray>(PhantomData))
+        self.read_indices(&all, &As::<V>(PhantomData))
     }
 
-    /// Reads members `names` (array or member names, as [`Reader::read_as`] takes them) as
+    /// Reads members `names` (array or member names, as [`Reader::read`] takes them) as
     /// `V`s, in the order given, several at once as [`Reader::read_all`] reads them.
     ///
     /// # Errors
     /// [`ErrorKind::Npz`](crate::ErrorKind::Npz) for an unknown name (before anything is
     /// read), or when the deflated members named (a member named twice counts twice) claim
-    /// more than [`super::ReaderOptions::max_inflated_size`] in all; as [`Reader::read_as`]
+    /// more than [`super::ReaderOptions::max_inflated_size`] in all; as [`Reader::read`]
     /// for the first failing member in the order given.
     ///
     /// # Examples
@@ -116,8 +107,8 @@ impl<R: Read + Seek> Reader<R> {
     ///
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
     /// w.add("a", &[1i32, 2])?;
-    /// w.add_array("m", &Array::from_shape_vec(vec![2, 2], vec![1i32, 2, 3, 4])?)?;
-    /// let mut r = Reader::new(w.finish()?)?;
+    /// w.add("m", &Array::from_shape_vec(vec![2, 2], vec![1i32, 2, 3, 4])?)?;
+    /// let mut r = Reader::from_reader(w.finish()?)?;
     /// let got = r.read_many::<Array<i32>>(&["m", "a"])?;
     /// assert_eq!((got[0].shape(), got[1].shape()), (&[2, 2][..], &[2][..]));
     /// # Ok::<(), npy_core::Error>(())
@@ -148,7 +139,7 @@ impl<R: Read + Seek> Reader<R> {
     ///     w.add(&format!("a{k}"), &vec![k; 1 << 18])?;
     /// }
     /// let bytes = w.finish()?.into_inner();
-    /// let r = Reader::new(Cursor::new(&bytes))?;
+    /// let r = Reader::from_reader(Cursor::new(&bytes))?;
     /// let got = r.read_many_from::<Vec<u32>, _>(r.names(), || Ok(Cursor::new(&bytes)))?;
     /// assert_eq!(got.iter().map(|a| (a.len(), a[0])).collect::<Vec<_>>(), [(1 << 18, 0), (1 << 18, 1), (1 << 18, 2), (1 << 18, 3)]);
     /// # Ok::<(), npy_core::Error>(())
@@ -315,23 +306,13 @@ trait Decode: Sync {
     fn decode<S: Read>(&self, reader: NpyReader<S>) -> Result<Self::Value>;
 }
 
-/// A 1-D member as `Vec<T>` ([`Reader::read_all`]).
-struct OneD<T>(PhantomData<fn() -> T>);
-
-impl<T: NpyRecord + Send> Decode for OneD<T> {
-    type Value = Vec<T>;
-    fn decode<S: Read>(&self, reader: NpyReader<S>) -> Result<Vec<T>> {
-        read_1d(reader, "npz::Reader::read_all", "read_many::<Array<T>>")
-    }
-}
-
 /// A member as any `V` that reads a `.npy` file.
 struct As<V>(PhantomData<fn() -> V>);
 
 impl<V: ReadNpy + Send> Decode for As<V> {
     type Value = V;
     fn decode<S: Read>(&self, reader: NpyReader<S>) -> Result<V> {
-        V::read_npy_with(reader)
+        V::from_npy_reader(reader)
     }
 }
 
@@ -374,9 +355,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::error::ErrorKind;
     use crate::npz::read::tests::set_crc;
     use crate::npz::{Compression, ReaderOptions, Writer};
-    use crate::ErrorKind;
 
     /// Deflate at level 1: quick in a debug build.
     const FAST: Compression = Compression::Deflated { level: 1 };
@@ -400,7 +381,7 @@ mod tests {
     fn on_disk(bytes: &[u8], options: &ReaderOptions) -> (tempfile::NamedTempFile, Reader<BufReader<File>>) {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(bytes).unwrap();
-        let reader = options.open_path(file.path()).unwrap();
+        let reader = crate::npz::Reader::from_path_with(file.path(), options).unwrap();
         (file, reader)
     }
 
@@ -445,7 +426,7 @@ mod tests {
             } else {
                 drop(threads);
             }
-            read_1d(reader, "test", "test")
+            crate::io::read_1d(reader, "test", "test")
         }
     }
 
@@ -462,7 +443,7 @@ mod tests {
             let (_file, mut r) = on_disk(&archive(&lens, FAST), &ReaderOptions::new());
             let bytes: u64 = r.entries.iter().map(|e| e.size).sum();
             assert_eq!(bytes, if parallel { PARALLEL_MIN_BYTES } else { PARALLEL_MIN_BYTES - 4 });
-            let workers = if parallel { crate::cpus().min(2) } else { 1 };
+            let workers = if parallel { crate::cpu::cpus().min(2) } else { 1 };
             assert_eq!(r.workers(&[0, 1]).threads, workers);
             let spy = Spy { threads: Mutex::new(Vec::new()), started: Condvar::new(), wait: workers == 2 };
             let got = r.read_indices(&[0, 1], &spy).unwrap();
@@ -477,7 +458,7 @@ mod tests {
             } else {
                 assert!(threads.iter().all(|&(_, t)| t == here), "{threads:?}");
             }
-            assert_members(&r.read_all::<u32>().unwrap(), &lens);
+            assert_members(&r.read_all::<Vec<u32>>().unwrap(), &lens);
         }
         // One thread when asked for one.
         let (_file, r) = on_disk(&archive(&[1 << 19, 1 << 19], FAST), ReaderOptions::new().threads(1));
@@ -493,9 +474,9 @@ mod tests {
         let lens = [1 << 19];
         let bytes = archive(&lens, FAST);
         let (_file, mut r) = on_disk(&bytes, &ReaderOptions::new());
-        assert_eq!(r.workers(&[0]), Workers { threads: 1, piped: crate::two_cpus() });
-        assert_members(&r.read_all::<u32>().unwrap(), &lens);
-        let arrays = r.read_all_dyn().unwrap();
+        assert_eq!(r.workers(&[0]), Workers { threads: 1, piped: crate::cpu::two_cpus() });
+        assert_members(&r.read_all::<Vec<u32>>().unwrap(), &lens);
+        let arrays = r.read_all::<crate::array::DynArray>().unwrap();
         assert_eq!((arrays.len(), arrays[0].shape(), arrays[0].dtype().descr()), (1, &[1 << 19][..], "'<u4'".into()));
         assert_members(&[arrays[0].to_vec::<u32>().unwrap()], &lens);
 
@@ -509,8 +490,8 @@ mod tests {
             (value(3, 49), value(1, 4999), value(0, 0), value(1, 0))
         );
         // From memory (no second handle): one after another, the same values.
-        let mut r = Reader::new(Cursor::new(&bytes)).unwrap();
-        assert_members(&r.read_all::<u32>().unwrap(), &lens);
+        let mut r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+        assert_members(&r.read_all::<Vec<u32>>().unwrap(), &lens);
         let got = r.read_many_from::<Vec<u32>, _>(&["a2", "a0"], || Ok(Cursor::new(&bytes))).unwrap();
         assert_eq!((got[0].len(), got[1].len()), (100_000, 300_000));
         // An unknown name fails before anything is read.
@@ -518,10 +499,10 @@ mod tests {
         assert!(matches!(e.kind(), ErrorKind::Npz { member: Some(m), .. } if m == "b"), "{e}");
         // Not 1-D.
         let mut w = Writer::new(Cursor::new(Vec::new()));
-        w.add_array("m", &crate::Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4]).unwrap()).unwrap();
-        let e = Reader::new(w.finish().unwrap()).unwrap().read_all::<u8>().unwrap_err();
+        w.add("m", &crate::array::Array::from_shape_vec(vec![2, 2], vec![1u8, 2, 3, 4]).unwrap()).unwrap();
+        let e = Reader::from_reader(w.finish().unwrap()).unwrap().read_all::<Vec<u8>>().unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
-        assert!(e.to_string().contains("npz::Reader::read_all reads 1-D arrays"), "{e}");
+        assert!(e.to_string().contains("Vec<T>::read_npy reads 1-D arrays"), "{e}");
     }
 
     #[test]
@@ -532,7 +513,7 @@ mod tests {
     fn the_first_failing_member_in_order_wins() {
         let lens = [200_000; 6];
         let bytes = archive(&lens, FAST);
-        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
         // A corrupt deflate stream (a reserved block type) in members 1 and 4.
         let mut corrupt = bytes.clone();
         for i in [1, 4] {
@@ -548,11 +529,11 @@ mod tests {
             options.threads(threads);
             for _ in 0..5 {
                 let (_file, mut r) = on_disk(&corrupt, &options);
-                npz_error(r.read_all::<u32>(), "a1.npy", "the deflate data is corrupt after 0 of");
+                npz_error(r.read_all::<Vec<u32>>(), "a1.npy", "the deflate data is corrupt after 0 of");
                 npz_error(r.read_many::<Vec<u32>>(&["a5", "a4", "a0"]), "a4.npy", "the deflate data is corrupt");
                 let (_file, mut r) = on_disk(&bad_crc, &options);
-                npz_error(r.read_all::<u32>(), "a2.npy", "bad crc-32");
-                npz_error(r.read_all_dyn(), "a2.npy", "bad crc-32");
+                npz_error(r.read_all::<Vec<u32>>(), "a2.npy", "bad crc-32");
+                npz_error(r.read_all::<crate::array::DynArray>(), "a2.npy", "bad crc-32");
                 let good = r.read_many::<Vec<u32>>(&["a0", "a1", "a3", "a4"]).unwrap();
                 for (got, k) in good.iter().zip([0, 1, 3, 4]) {
                     assert!(got.len() == 200_000 && got.iter().enumerate().all(|(i, &v)| v == value(k, i)), "a{k}");
@@ -561,15 +542,15 @@ mod tests {
         }
         // The error names the archive opened by path.
         let (file, mut r) = on_disk(&corrupt, &ReaderOptions::new());
-        let e = r.read_all::<u32>().unwrap_err();
+        let e = r.read_all::<Vec<u32>>().unwrap_err();
         assert!(e.to_string().contains(&file.path().display().to_string()), "{e}");
         // A stored member whose data is corrupt.
         let stored = archive(&lens, Compression::Stored);
         let mut bad = stored.clone();
-        let e = &Reader::new(Cursor::new(&stored)).unwrap().entries[3];
+        let e = &Reader::from_reader(Cursor::new(&stored)).unwrap().entries[3];
         bad[(e.data_start + e.size / 2) as usize] ^= 0x10;
         let (_file, mut r) = on_disk(&bad, &ReaderOptions::new());
-        npz_error(r.read_all::<u32>(), "a3.npy", "bad crc-32");
+        npz_error(r.read_all::<Vec<u32>>(), "a3.npy", "bad crc-32");
     }
 
     #[test]
@@ -580,13 +561,13 @@ mod tests {
     fn a_truncated_source_or_a_failing_open_is_the_error_of_its_member() {
         let lens = [200_000; 4];
         let bytes = archive(&lens, FAST);
-        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
         let e = &r.entries[2];
         let cut = &bytes[..(e.data_start + e.compressed_size / 2) as usize];
         for threads in [1, 2] {
             let mut options = ReaderOptions::new();
             options.threads(threads);
-            let r = options.open(Cursor::new(&bytes)).unwrap();
+            let r = crate::npz::Reader::from_reader_with(Cursor::new(&bytes), &options).unwrap();
             npz_error(r.read_many_from::<Vec<u32>, _>(r.names(), || Ok(Cursor::new(cut))), "a2.npy", "a2.npy");
             let e =
                 r.read_many_from::<Vec<u32>, _>(r.names(), || Err::<Cursor<&[u8]>, _>(io::Error::other("no handle")));
@@ -627,12 +608,12 @@ mod tests {
     fn workers_stop_after_a_failure() {
         let lens = [200_000; 4];
         let mut bytes = archive(&lens, FAST);
-        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
         let first = r.entries[0].clone();
         bytes[first.data_start as usize] = 0x07;
         let mut options = ReaderOptions::new();
         options.threads(1);
-        let r = options.open(Cursor::new(&bytes)).unwrap();
+        let r = crate::npz::Reader::from_reader_with(Cursor::new(&bytes), &options).unwrap();
         let read = AtomicUsize::new(0);
         let open = || Ok(Counting { inner: Cursor::new(&bytes[..]), read: &read });
         npz_error(r.read_many_from::<Vec<u32>, _>(r.names(), open), "a0.npy", "corrupt");
@@ -657,7 +638,7 @@ mod tests {
     )]
     fn a_member_named_twice_counts_twice_against_the_inflate_limit() {
         let bytes = archive(&[1000, 1000], FAST);
-        let size = Reader::new(Cursor::new(&bytes)).unwrap().entries[0].size;
+        let size = Reader::from_reader(Cursor::new(&bytes)).unwrap().entries[0].size;
         let mut options = ReaderOptions::new();
         options.max_inflated_size(2 * size);
         let (_file, mut r) = on_disk(&bytes, &options);
@@ -673,15 +654,15 @@ mod tests {
     fn two_workers_on_tiny_stored_members() {
         let lens = [16, 3, 16, 1];
         let bytes = archive(&lens, Compression::Stored);
-        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
         let two = Workers { threads: 2, piped: false };
         let open = || Ok(Cursor::new(&bytes[..]));
         let read = |which: &[usize], source: &[u8]| {
             let open = || Ok(Cursor::new(source));
-            read_with_workers(r.members_at(), which, two, &open, &OneD::<u32>(PhantomData))
+            read_with_workers(r.members_at(), which, two, &open, &As::<Vec<u32>>(PhantomData))
         };
         assert_members(&read(&[0, 1, 2, 3], &bytes).unwrap(), &lens);
-        let got = read_with_workers(r.members_at(), &[3, 0], two, &open, &OneD::<u32>(PhantomData)).unwrap();
+        let got = read_with_workers(r.members_at(), &[3, 0], two, &open, &As::<Vec<u32>>(PhantomData)).unwrap();
         assert_eq!((got[0].as_slice(), got[1].len()), (&[value(3, 0)][..], 16));
         // Members 1 and 3 corrupt (a stored member's bytes fail its CRC-32).
         let mut bad = bytes.clone();

@@ -233,11 +233,11 @@ mod tests {
     /// Reads member `x` of `bytes` through [`Members::read_piped`], the directory's entry
     /// for it changed by `entry` (its size or CRC-32 claimed otherwise).
     fn read_piped(bytes: &[u8], entry: impl FnOnce(&mut directory::Entry)) -> Result<Vec<u8>> {
-        let r = Reader::new(Cursor::new(bytes)).unwrap();
+        let r = Reader::from_reader(Cursor::new(bytes)).unwrap();
         let mut entries = r.entries.clone();
         entry(&mut entries[0]);
         let members = Members { entries: &entries, options: &r.options, origin: None };
-        members.read_piped(0, Cursor::new(bytes), |npy| npy.read_vec::<u8>())
+        members.read_piped(0, Cursor::new(bytes), |npy| npy.read::<Vec<u8>>())
     }
 
     /// Asserts an [`ErrorKind::Npz`] about member `x.npy` that says `says`.
@@ -265,12 +265,12 @@ mod tests {
         // The stream ends 10 bytes before the size claimed.
         npz_error(read_piped(&bytes, |e| e.size += 10), &format!("the data ends after {} of", content.len()));
         // A source that ends in the middle of the stream.
-        let r = Reader::new(Cursor::new(&bytes)).unwrap();
+        let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
         let e = &r.entries[0];
         let cut = &bytes[..(e.data_start + e.compressed_size / 2) as usize];
         let members = r.members_at();
         npz_error(
-            members.read_piped(0, Cursor::new(cut), |npy| npy.read_vec::<u8>()),
+            members.read_piped(0, Cursor::new(cut), |npy| npy.read::<Vec<u8>>()),
             "the deflate data is corrupt after",
         );
         // A corrupt stream: a reserved block type after the first byte.
@@ -306,25 +306,25 @@ mod tests {
         let bytes = w.finish().unwrap().into_inner();
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(&bytes).unwrap();
-        let mut r = Reader::open(file.path()).unwrap();
+        let mut r = Reader::from_path(file.path()).unwrap();
         assert_eq!(r.entries.iter().map(worth_piping).collect::<Vec<_>>(), [true, false]);
         assert_eq!(r.entries[0].size, PIPED_MIN_BYTES);
-        assert_eq!(r.read::<u8>("x").unwrap(), ramp(big));
-        assert_eq!(r.read::<u8>("y").unwrap(), ramp(big - 1));
-        assert_eq!(r.read_dyn("x").unwrap().data(), ramp(big));
+        assert_eq!(r.read::<Vec<u8>>("x").unwrap(), ramp(big));
+        assert_eq!(r.read::<Vec<u8>>("y").unwrap(), ramp(big - 1));
+        assert_eq!(r.read::<crate::array::DynArray>("x").unwrap().data(), ramp(big));
         assert_eq!(r.read_many::<Vec<u8>>(&["x"]).unwrap(), [ramp(big)]);
-        assert_eq!(r.read_all::<u8>().unwrap(), [ramp(big), ramp(big - 1)]);
+        assert_eq!(r.read_all::<Vec<u8>>().unwrap(), [ramp(big), ramp(big - 1)]);
         // A bad CRC read through the pipe, through the zip reader, and without a second CPU.
         let mut bad = bytes.clone();
         set_crc(&mut bad, &r, 0, r.entries[0].crc32 ^ 1);
         std::fs::write(file.path(), &bad).unwrap();
         for options in [ReaderOptions::new(), ReaderOptions::new().threads(1).clone()] {
-            let mut r = options.open_path(file.path()).unwrap();
-            npz_error(r.read::<u8>("x"), "bad crc-32");
+            let mut r = crate::npz::Reader::from_path_with(file.path(), &options).unwrap();
+            npz_error(r.read::<Vec<u8>>("x"), "bad crc-32");
             npz_error(r.read_many::<Vec<u8>>(&["x"]), "bad crc-32");
-            npz_error(r.read_all::<u8>(), "bad crc-32");
-            assert_eq!(r.read::<u8>("y").unwrap(), ramp(big - 1));
+            npz_error(r.read_all::<Vec<u8>>(), "bad crc-32");
+            assert_eq!(r.read::<Vec<u8>>("y").unwrap(), ramp(big - 1));
         }
-        npz_error(Reader::new(Cursor::new(&bad)).unwrap().read::<u8>("x"), "bad crc-32");
+        npz_error(Reader::from_reader(Cursor::new(&bad)).unwrap().read::<Vec<u8>>("x"), "bad crc-32");
     }
 }

@@ -1025,7 +1025,7 @@ mod tests {
         let p = wrap(1, b"cos\nsystem\n");
         let e = decode_all(&p).unwrap_err();
         let at = p.windows(3).position(|w| w == b"cos").unwrap() as u64;
-        assert!(matches!(e.kind(), crate::ErrorKind::Pickle { offset, .. } if *offset == at), "{e}");
+        assert!(matches!(e.kind(), crate::error::ErrorKind::Pickle { offset, .. } if *offset == at), "{e}");
         assert!(error(1, b"\x81").contains("opcode NEWOBJ is not allowed"));
         assert!(error(1, b"\xa0").contains("unknown opcode 0xa0"));
         assert!(error(1, b"X\x50\x00\x00\x00ab").contains("the pickle ends inside the argument of BINUNICODE"));
@@ -1048,7 +1048,7 @@ mod tests {
         let p = wrap(1, &items);
         let e = decode_all(&p).unwrap_err();
         let start = p.len() - items.len() - 4;
-        let crate::ErrorKind::Pickle { offset, reason } = e.kind() else { panic!("{e}") };
+        let crate::error::ErrorKind::Pickle { offset, reason } = e.kind() else { panic!("{e}") };
         // `)` is 1 level, each TUPLE1 one more.
         assert_eq!(*offset as usize, start + MAX_NODE_DEPTH, "{e}");
         assert!(reason.contains("nested deeper than 256 levels"), "{e}");
@@ -1080,7 +1080,7 @@ mod tests {
         let items = values(1, &deepest);
         let worker = std::thread::Builder::new().stack_size(1 << 20).spawn(move || {
             assert_eq!(items[0].repr(), format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH)));
-            let array = crate::Array::from_shape_vec(vec![1], items).unwrap();
+            let array = crate::array::Array::from_shape_vec(vec![1], items).unwrap();
             let pickle = crate::object::to_pickle(&array).unwrap();
             assert_eq!(decode_all(&pickle).unwrap().items, array.as_slice());
             drop(array);

@@ -477,7 +477,7 @@ pub(crate) fn encode_array<T: Encode>(shape: &[usize], fortran: bool, elements: 
     });
     if let Err(reason) = state {
         return Err(match failed {
-            Some((index, reason)) => crate::ErrorKind::InvalidValue { index, reason }.into(),
+            Some((index, reason)) => crate::error::ErrorKind::InvalidValue { index, reason }.into(),
             None => Error::usage(reason),
         });
     }

@@ -68,7 +68,7 @@ impl<R: Read> Machine<R> {
             let item = match self.kind(value) {
                 Some(Kind::Dtype(_)) => Item::Dtype(self.copy_built(value, at)?),
                 _ => Item::Object(self.object(value, 1, false, &refs).map_err(|e| match e.into_kind() {
-                    crate::ErrorKind::Pickle { offset, reason } => {
+                    crate::error::ErrorKind::Pickle { offset, reason } => {
                         Error::pickle(offset, format!("the value of {}: {reason}", super::quote(&key)))
                     }
                     other => other.into(),

@@ -41,7 +41,7 @@ impl<R: Read> Machine<R> {
         for i in 0..len {
             let v = self.item(list as usize, i);
             let obj = self.object(v, 1, false, &refs).map_err(|e| match e.into_kind() {
-                crate::ErrorKind::Pickle { offset, reason } => {
+                crate::error::ErrorKind::Pickle { offset, reason } => {
                     Error::pickle(offset, format!("element {i} (in C order): {reason}"))
                 }
                 other => other.into(),
