@@ -51,14 +51,17 @@ use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
 use npy_core::atomic::AtomicFile;
 use npy_core::{Error, ErrorKind, ReadOptions, Result};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
+use crate::error::{bad_data as invalid, from_arrow, from_parquet, usage};
 use crate::guard;
+use crate::npz::{NpzBatchReader, NpzBatchWriter};
+use crate::options::ConvertOptions;
 use crate::parquet_write::ParquetWriter;
+use crate::read::BatchReader;
 use crate::schema::DESCR_KEY;
 pub use crate::text_spool::{SpooledBatches, TextSpool};
-use crate::{BatchFileWriter, BatchReader, BatchWriter, ConvertOptions, NpzBatchReader, NpzBatchWriter};
+use crate::write::{BatchFileWriter, BatchWriter};
 
 /// Arrow data per Parquet row group by default: 64 MiB, however many rows that is. Row
 /// groups are encoded on worker threads, several at once, so a write holds a few of them
@@ -444,7 +447,7 @@ fn row_bytes(schema: &Schema) -> usize {
     if !schema.metadata().contains_key(DESCR_KEY) {
         return 0;
     }
-    match crate::header_of(schema, 0, &[]) {
+    match crate::schema::header_of(schema, 0, &[]) {
         Ok((h, _)) => h.shape.iter().skip(1).product::<usize>().saturating_mul(h.dtype.itemsize()),
         Err(_) => 0,
     }
@@ -897,39 +900,6 @@ fn scale(total: u64, part: u64, all: u64) -> u64 {
     ((total as u128 * part.min(all) as u128) / all as u128) as u64
 }
 
-fn usage(reason: String) -> Error {
-    ErrorKind::Usage { reason }.into()
-}
-
-/// An Arrow error as npy's: the npy error inside, if it carries one, else an invalid-data
-/// I/O error (a file that does not parse, a batch that does not fit).
-fn from_arrow(e: ArrowError, what: &str) -> Error {
-    match e {
-        ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
-            Ok(e) => *e,
-            Err(inner) => invalid(format!("{what}: {inner}")),
-        },
-        ArrowError::IoError(_, io) => io.into(),
-        e => invalid(format!("{what}: {e}")),
-    }
-}
-
-/// A Parquet error as npy's: the npy error inside, if it carries one, else an invalid-data
-/// I/O error (its text says "Parquet error: ...").
-pub(crate) fn from_parquet(e: ParquetError) -> Error {
-    match e {
-        ParquetError::External(inner) => match inner.downcast::<Error>() {
-            Ok(e) => *e,
-            Err(inner) => invalid(format!("Parquet error: {inner}")),
-        },
-        e => invalid(e.to_string()),
-    }
-}
-
-fn invalid(reason: String) -> Error {
-    io::Error::new(io::ErrorKind::InvalidData, reason).into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -940,7 +910,7 @@ mod tests {
         let fortran = |rows: usize| {
             let mut header = Header::new("<i4".parse().unwrap(), vec![rows, 4]);
             header.fortran_order = true;
-            crate::schema_of(&header).unwrap()
+            crate::schema::schema_of(&header).unwrap()
         };
         // 4 GB of rows declared by a file of 1,000 bytes: refused before anything is held.
         let e = held_in_proportion(&fortran(250_000_000), 1000).unwrap_err();
@@ -948,7 +918,7 @@ mod tests {
         assert!(held_in_proportion(&fortran(1000), 1000).is_ok());
         assert!(held_in_proportion(&fortran(250_000_000), 4_000_000).is_ok());
         // A C-order array is streamed, whatever its size.
-        let c = crate::schema_of(&Header::new("<i4".parse().unwrap(), vec![250_000_000, 4])).unwrap();
+        let c = crate::schema::schema_of(&Header::new("<i4".parse().unwrap(), vec![250_000_000, 4])).unwrap();
         assert!(held_in_proportion(&c, 1000).is_ok());
     }
 }

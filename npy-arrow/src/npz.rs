@@ -70,11 +70,12 @@ use npy_core::dtype::DType;
 use npy_core::npz::{self, Compression, OwnedMemberReader, ReaderOptions};
 use npy_core::{Error, ErrorKind, Result};
 
-use crate::convert::{arrow_error, bad_data, usage};
+use crate::error::{arrow_error, bad_data, usage};
+use crate::layout::Layout;
+use crate::options::ConvertOptions;
 use crate::read::BatchReader;
 use crate::schema::{DESCR_KEY, FORTRAN_ORDER_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY, VALUES, VERSION_KEY};
 use crate::write::BatchWriter;
-use crate::{ConvertOptions, Layout};
 
 /// Field metadata key: how the archive stored the member a column came from, `stored` or
 /// `deflated` ([`NpzBatchWriter`] stores it so again unless told otherwise).
@@ -487,7 +488,7 @@ impl SpoolWriter {
     /// Starts the writer of a one-field record whose text is `width` wide.
     fn start(&mut self, width: usize) -> Result<()> {
         let SpoolWriter::OneValuesField { file, field } = self else { return Ok(()) };
-        let dtype = crate::natural_dtype(&Schema::new(vec![field.clone()]), &[width])?;
+        let dtype = crate::schema::natural_dtype(&Schema::new(vec![field.clone()]), &[width])?;
         let meta = HashMap::from([(DESCR_KEY.to_string(), dtype.descr())]);
         let schema = Arc::new(Schema::new_with_metadata(vec![field.clone()], meta));
         let file = file.try_clone()?;

@@ -26,8 +26,8 @@ use arrow_schema::{ArrowError, DataType, Field, Schema};
 use npy_core::object::Object;
 use npy_core::{ErrorKind, NpyReader, Result};
 
+use crate::options::ConvertOptions;
 use crate::schema::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, ITEM, TENSOR_EXTENSION, VALUES};
-use crate::ConvertOptions;
 
 /// The batches of an object array of text (see the module docs), read whole from `reader`.
 ///

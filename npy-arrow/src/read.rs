@@ -5,21 +5,18 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_core::mmap::NpyMap;
-use npy_core::{scalar, DynArray, ErrorKind, NpyReader, Result};
+use npy_core::{DynArray, ErrorKind, NpyReader, Result};
 
-use crate::convert::{self, arrow_error, Place};
-use crate::pos::Pos;
-use crate::schema::{Layout, Leaf, Node, SlotKind};
-use crate::ConvertOptions;
+use crate::layout::codec;
+use crate::layout::node::{Leaf, Node};
+use crate::layout::{batch, decode_rows, fortran_rows, row_bytes, Layout};
+use crate::options::ConvertOptions;
 
-/// Rows per batch by default: 65,536.
-pub const DEFAULT_BATCH_ROWS: usize = 1 << 16;
-/// Bytes of data per batch at most by default (fewer rows when rows are wide): 64 MiB.
-pub const DEFAULT_BATCH_BYTES: usize = 64 << 20;
+pub use crate::options::{DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS};
 
 /// Where the reader's bytes come from.
 enum Source<R> {
@@ -253,122 +250,13 @@ impl<R: Read> BatchReader<R> {
         } else {
             None
         };
-        let column = convert::primitive(node.data_type(), values, rows, nulls)?;
+        let column = codec::primitive(node.data_type(), values, rows, nulls)?;
         self.batch(vec![column], rows)
     }
 
     fn batch(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
         batch(&self.layout, columns, rows)
     }
-}
-
-impl Layout {
-    /// Decodes `rows` rows starting at row `first` into a batch: `data` is the array's data
-    /// from row `first` on (rows are contiguous in C order and in arrays of at most one
-    /// dim), or, for a Fortran-order array of two dims or more, all of it. This is what a
-    /// scan of a row range does with the range's bytes (see [`Layout::project`] for fewer
-    /// columns).
-    ///
-    /// # Errors
-    /// [`ErrorKind::Truncated`] when `data` holds fewer bytes than the rows need;
-    /// [`ErrorKind::WrongShape`] for rows past the array's end; [`ErrorKind::InvalidValue`]
-    /// for text that is not UCS-4
-    /// and `M8[D]` days outside Date32.
-    ///
-    /// # Examples
-    /// ```
-    /// use arrow_array::{cast::AsArray, types::Float64Type};
-    /// use npy_core::prelude::*;
-    ///
-    /// let file = (0..10).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new())?;
-    /// let reader = npy_core::NpyReader::new(&file[..])?;
-    /// let layout = npy_arrow::Layout::new(reader.header(), Some(reader.version()))?;
-    /// let data = &file[reader.data_offset()..];
-    /// // Rows 6..9, from the bytes of rows 6 on.
-    /// let batch = layout.decode(&data[6 * layout.row_bytes()..], 6, 3)?;
-    /// assert_eq!(batch.column(0).as_primitive::<Float64Type>().values().as_ref(), [6.0, 7.0, 8.0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn decode(&self, data: &[u8], first: usize, rows: usize) -> Result<RecordBatch> {
-        if first.checked_add(rows).is_none_or(|end| end > self.rows()) {
-            let reason =
-                format!("rows {first}..{} asked of an array of {} rows", first.saturating_add(rows), self.rows());
-            return Err(ErrorKind::WrongShape { reason }.into());
-        }
-        let fortran = fortran_rows(self);
-        let (base, needed) = match fortran {
-            Some(_) => (0, self.rows() * row_bytes(self)),
-            None => (first, rows * row_bytes(self)),
-        };
-        if data.len() < needed {
-            return Err(ErrorKind::Truncated { expected: needed as u64, found: data.len() as u64 }.into());
-        }
-        decode_rows(self, data, first, base, rows, fortran.as_deref())
-    }
-}
-
-/// `rows` rows from row `first` on: `data` holds the array's data from row `base` on
-/// (rows are contiguous), or all of it (`base` 0) for a Fortran-order N-d array, whose
-/// rows' items sit at `fortran`'s offsets.
-pub(crate) fn decode_rows(
-    layout: &Layout,
-    data: &[u8],
-    first: usize,
-    base: usize,
-    rows: usize,
-    fortran: Option<&[usize]>,
-) -> Result<RecordBatch> {
-    let itemsize = layout.header.dtype.itemsize();
-    let row_elements = layout.row_elements;
-    let place = Place { first: first * row_elements, itemsize, lossy_text: layout.residue.is_some() };
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.columns.len() + 1);
-    let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, fortran);
-    // Each column's node and positions (a tensor column's items: the rows' elements).
-    let parts: Vec<(&Node, Pos)> = (layout.columns.iter())
-        .map(|(offset, node)| match node {
-            Node::List { item, .. } if layout.tensor => (&**item, pos.shifted(*offset)),
-            _ => (node, pos.shifted(*offset)),
-        })
-        .collect();
-    let mut gathered = convert::Gathered::new(data, parts.iter().map(|(node, at)| (*node, at)))?;
-    for ((_, column), (node, at)) in layout.columns.iter().zip(&parts) {
-        let array = convert::decode(node, data, at, place, &mut gathered)?;
-        columns.push(match column {
-            Node::List { len, field, .. } if layout.tensor => convert::list(field, *len, array, rows)?,
-            _ => array,
-        });
-    }
-    if let Some(residue) = &layout.residue {
-        let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.width);
-        for p in pos.iter() {
-            for slot in &residue.slots {
-                let bytes = &data[p + slot.at..p + slot.at + slot.len];
-                match slot.kind {
-                    SlotKind::Text(order) if scalar::check_ucs4(bytes, order).is_ok() => buf.extend_zeros(slot.len),
-                    _ => buf.extend_from_slice(bytes),
-                }
-            }
-        }
-        let width = (residue.width * row_elements) as i32;
-        let ty = arrow_schema::DataType::FixedSizeBinary(width);
-        columns.push(convert::primitive(ty, buf, rows, None)?);
-    }
-    batch(layout, columns, rows)
-}
-
-fn batch(layout: &Layout, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
-    let options = RecordBatchOptions::new().with_row_count(Some(rows));
-    RecordBatch::try_new_with_options(layout.schema(), columns, &options).map_err(arrow_error)
-}
-
-/// Of a Fortran-order N-d array, the element offsets of a row's items from its first.
-pub(crate) fn fortran_rows(layout: &Layout) -> Option<Vec<usize>> {
-    (layout.tensor && layout.header.fortran_order).then(|| fortran_offsets(&layout.header.shape))
-}
-
-/// Bytes of one row.
-pub(crate) fn row_bytes(layout: &Layout) -> usize {
-    layout.row_elements.saturating_mul(layout.header.dtype.itemsize())
 }
 
 /// The held data from row `first` on (C order, at most one dim: rows are contiguous), or
@@ -379,33 +267,6 @@ fn held_rows<'d>(data: &'d [u8], layout: &Layout, first: usize) -> (&'d [u8], us
     }
     let row_bytes = layout.row_elements * layout.header.dtype.itemsize();
     (&data[first * row_bytes..], first)
-}
-
-/// Element offsets, from the row's first element, of the items of a row of a Fortran-order
-/// array, in C order of the row's dims.
-pub(crate) fn fortran_offsets(shape: &[usize]) -> Vec<usize> {
-    let (first, rest) = shape.split_first().expect("N-d");
-    // Fortran strides (in elements) of the dims after the first.
-    let mut strides = Vec::with_capacity(rest.len());
-    let mut step = *first;
-    for &d in rest {
-        strides.push(step);
-        step *= d;
-    }
-    let count: usize = rest.iter().product();
-    let mut out = Vec::with_capacity(count);
-    let mut index = vec![0usize; rest.len()];
-    for _ in 0..count {
-        out.push(index.iter().zip(&strides).map(|(i, s)| i * s).sum());
-        for k in (0..rest.len()).rev() {
-            index[k] += 1;
-            if index[k] < rest[k] {
-                break;
-            }
-            index[k] = 0;
-        }
-    }
-    out
 }
 
 impl<R: Read> Iterator for BatchReader<R> {
@@ -448,17 +309,4 @@ pub fn mapped_array(map: Arc<NpyMap>) -> Result<ArrayRef> {
         .into());
     };
     Ok(reader.zero_copy_batch(buffer.clone(), 0, reader.layout.rows())?.column(0).clone())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fortran_offsets_walk_the_row_in_c_order() {
-        // shape (2, 3, 4): item (i, j) of a row is at 2 * i + 6 * j.
-        let off = fortran_offsets(&[2, 3, 4]);
-        assert_eq!(off.len(), 12);
-        assert_eq!(&off[..5], [0, 6, 12, 18, 2]);
-    }
 }
