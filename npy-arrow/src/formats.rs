@@ -181,33 +181,33 @@ impl FileOptions {
 
     /// How `.npy` data becomes batches (rows per batch, Int64 days, the residue column);
     /// the rows per batch apply to Parquet input too.
-    pub fn convert(mut self, options: ConvertOptions) -> Self {
-        self.convert = options;
+    pub fn convert(&mut self, options: &ConvertOptions) -> &mut Self {
+        self.convert = options.clone();
         self
     }
 
     /// How `.npy` files and members are read (the header size limit).
-    pub fn read(mut self, options: ReadOptions) -> Self {
-        self.read = options;
+    pub fn read(&mut self, options: &ReadOptions) -> &mut Self {
+        self.read = options.clone();
         self
     }
 
     /// The `.npz` member to read or write (`x` or `x.npy`), as a `.npy` file. Default: none
     /// (the whole archive, a column per member).
-    pub fn member(mut self, name: impl Into<String>) -> Self {
+    pub fn member(&mut self, name: impl Into<String>) -> &mut Self {
         self.member = Some(name.into());
         self
     }
 
     /// The compression of Parquet output. Default: [`ParquetCompression::Snappy`].
-    pub fn compression(mut self, compression: ParquetCompression) -> Self {
+    pub fn compression(&mut self, compression: ParquetCompression) -> &mut Self {
         self.compression = compression;
         self
     }
 
     /// The data per Parquet row group, in bytes (at least 1). Default:
     /// [`DEFAULT_ROW_GROUP_BYTES`].
-    pub fn row_group_bytes(mut self, bytes: usize) -> Self {
+    pub fn row_group_bytes(&mut self, bytes: usize) -> &mut Self {
         self.row_group_bytes = Some(bytes.max(1));
         self
     }

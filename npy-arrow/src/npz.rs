@@ -242,7 +242,8 @@ impl MemberColumns {
 /// let e = npy_arrow::NpzBatchReader::open(&path, &Default::default()).unwrap_err();
 /// assert!(e.to_string().contains("'other.npy': 2 rows, where member 't.npy' has 5"), "{e}");
 /// // ...and read alone, or with their peers.
-/// let options = npy_arrow::ConvertOptions::new().batch_rows(2);
+/// let mut options = npy_arrow::ConvertOptions::new();
+/// options.batch_rows(2);
 /// let reader = npy_arrow::NpzBatchReader::open_members(&path, &["t", "v"], &options)?;
 /// let rows: Vec<usize> = reader.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
 /// assert_eq!(rows, [2, 2, 1]);
@@ -356,7 +357,9 @@ impl NpzBatchReader {
             .iter()
             .map(|(_, _, l)| l.row_elements.saturating_mul(l.header.dtype.itemsize()))
             .fold(0usize, usize::saturating_add);
-        let options = options.clone().batch_rows(options.rows(row_bytes));
+        let rows = options.rows(row_bytes);
+        let mut options = options.clone();
+        options.batch_rows(rows);
         let rows = opened.first().map_or(0, |(_, _, l)| l.rows());
         let mut fields = Vec::with_capacity(opened.len());
         let mut members = Vec::with_capacity(opened.len());

@@ -8,6 +8,22 @@ pub const DEFAULT_BATCH_BYTES: usize = 64 << 20;
 /// Settings of a conversion. Defaults: batches of [`DEFAULT_BATCH_ROWS`] rows (fewer
 /// when those would be over [`DEFAULT_BATCH_BYTES`] of data), `M8[D]` as Date32, no
 /// residue column.
+///
+/// Set with `&mut self` setters, as npy-core's [`ReadOptions`](npy_core::ReadOptions), and
+/// given by reference to the readers.
+///
+/// # Examples
+/// ```
+/// use npy_core::prelude::*;
+///
+/// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+/// let mut options = npy_arrow::ConvertOptions::new();
+/// options.batch_rows(4).residue(true);
+/// let reader = npy_arrow::BatchReader::with_options(npy_core::NpyReader::new(&file[..])?, &options)?;
+/// let rows: Vec<usize> = reader.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
+/// assert_eq!(rows, [4, 4, 2]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ConvertOptions {
     pub(crate) batch_rows: Option<usize>,
@@ -23,7 +39,7 @@ impl ConvertOptions {
 
     /// Rows per batch (at least 1). Default: [`DEFAULT_BATCH_ROWS`], or as many rows
     /// as fit in [`DEFAULT_BATCH_BYTES`] of data when that is fewer (wide rows).
-    pub fn batch_rows(mut self, rows: usize) -> Self {
+    pub fn batch_rows(&mut self, rows: usize) -> &mut Self {
         self.batch_rows = Some(rows);
         self
     }
@@ -31,7 +47,7 @@ impl ConvertOptions {
     /// Whether `datetime64[D]` becomes Int64 (days, the unit in the field's `numpy.dtype`
     /// metadata) instead of Date32. Date32 holds ±2^31 days; NumPy's days go to ±2^63, so
     /// an array with days outside Date32 fails to convert without this. Default: `false`.
-    pub fn days_as_int64(mut self, yes: bool) -> Self {
+    pub fn days_as_int64(&mut self, yes: bool) -> &mut Self {
         self.days_as_int64 = yes;
         self
     }
@@ -47,7 +63,7 @@ impl ConvertOptions {
     /// or `U` values. Default: `false` (the columns alone; the file comes back with zero
     /// padding and `b1` bytes 0 or 1, and `U` text that is not valid is an error naming
     /// the element).
-    pub fn residue(mut self, yes: bool) -> Self {
+    pub fn residue(&mut self, yes: bool) -> &mut Self {
         self.residue = yes;
         self
     }

@@ -87,7 +87,7 @@ impl<R: Read> BatchReader<R> {
     /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold); for
     /// Fortran-order N-d arrays, errors of reading the data.
     pub fn new(reader: NpyReader<R>, batch_rows: usize) -> Result<Self> {
-        BatchReader::with_options(reader, &ConvertOptions::new().batch_rows(batch_rows))
+        BatchReader::with_options(reader, ConvertOptions::new().batch_rows(batch_rows))
     }
 
     /// As [`BatchReader::new`], with options.
@@ -297,7 +297,7 @@ impl<R: Read> RecordBatchReader for BatchReader<R> {
 /// [`ErrorKind::NotViewable`] for other arrays (read them with [`BatchReader::from_map`]).
 pub fn mapped_array(map: Arc<NpyMap>) -> Result<ArrayRef> {
     let rows = map.len();
-    let reader = BatchReader::from_map(map, &ConvertOptions::new().batch_rows(rows.max(1)))?;
+    let reader = BatchReader::from_map(map, ConvertOptions::new().batch_rows(rows.max(1)))?;
     let Source::Map { zero_copy: Some(buffer), .. } = &reader.source else {
         return Err(ErrorKind::NotViewable {
             reason: format!(

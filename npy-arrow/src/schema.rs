@@ -231,7 +231,9 @@ pub(crate) fn same_layout(a: &DataType, b: &DataType) -> bool {
 /// Int64, the residue column when its last column is one.
 pub(crate) fn options_of(schema: &Schema) -> ConvertOptions {
     let residue = schema.fields().last().is_some_and(|f| f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY));
-    ConvertOptions::new().days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone()))).residue(residue)
+    let mut options = ConvertOptions::new();
+    options.days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone()))).residue(residue);
+    options
 }
 
 /// True when a field in `ty` is an Int64 of days (its `numpy.dtype` says `M8[D]`).

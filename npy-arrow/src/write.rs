@@ -116,7 +116,7 @@ impl<W: Write + Seek> BatchWriter<W> {
         // A residue column means something only beside the header it was made with.
         let mut options = options_of(&self.schema);
         if !found.from_metadata {
-            options = options.residue(false);
+            options.residue(false);
         }
         let layout = Layout::with_options(&header, None, &options)?;
         let start = self.writer.stream_position()?;

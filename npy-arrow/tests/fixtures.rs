@@ -69,11 +69,11 @@ fn write(schema: Arc<Schema>, batches: &[RecordBatch]) -> npy_core::Result<Vec<u
 
 /// Converts a file to batches of `rows` and back, with the options `datetime64[D]` needs
 /// when its days are out of Date32's range (the only error the default options may give).
-fn round_trip(name: &str, bytes: &[u8], options: ConvertOptions) -> Vec<u8> {
+fn round_trip(name: &str, bytes: &[u8], mut options: ConvertOptions) -> Vec<u8> {
     let (schema, got) = match batches(bytes, &options) {
         Ok(x) => x,
         Err(e) if matches!(e.kind(), ErrorKind::InvalidValue { reason, .. } if reason.contains("Date32")) => {
-            batches(bytes, &options.days_as_int64(true)).unwrap_or_else(|e| panic!("{name}: {e}"))
+            batches(bytes, options.days_as_int64(true)).unwrap_or_else(|e| panic!("{name}: {e}"))
         }
         Err(e) => panic!("{name}: {e}"),
     };
@@ -99,14 +99,16 @@ fn every_fixture_converts_to_batches_and_back_byte_for_byte() {
             continue;
         }
         for rows in [1, 3, 1 << 16] {
-            let options = ConvertOptions::new().batch_rows(rows).residue(true);
+            let mut options = ConvertOptions::new();
+            options.batch_rows(rows).residue(true);
             assert!(round_trip(file, &bytes, options) == bytes, "{file} in batches of {rows}: not byte-identical");
         }
         // Without the residue column: the same file when every byte is a column's, else
         // the same values (padding zeroed, `b1` bytes 0 or 1; `U` fixtures hold valid text).
-        let options = ConvertOptions::new().days_as_int64(file.contains("M8_D"));
+        let mut options = ConvertOptions::new();
+        options.days_as_int64(file.contains("M8_D"));
         let back = round_trip(file, &bytes, options.clone());
-        let (schema, _) = batches(&bytes, &options.clone().residue(true)).unwrap();
+        let (schema, _) = batches(&bytes, options.clone().residue(true)).unwrap();
         if schema.fields().iter().all(|f| f.name() != npy_arrow::schema::RESIDUE) {
             assert!(back == bytes, "{file}: not byte-identical without residue");
         } else {
@@ -129,7 +131,8 @@ fn dynamic_arrays_and_maps_give_the_same_batches_as_streams() {
         if !file.ends_with(".npy") || is_object(&bytes) || file.contains("_D.npy") {
             continue;
         }
-        let options = ConvertOptions::new().batch_rows(2);
+        let mut options = ConvertOptions::new();
+        options.batch_rows(2);
         let (_, streamed) = batches(&bytes, &options).unwrap();
         let array = DynArray::new(read_opts().open(&bytes[..]).unwrap().header().clone(), {
             let mut r = read_opts().open(&bytes[..]).unwrap();
@@ -262,7 +265,7 @@ fn datetimes_keep_their_unit_and_nat_is_null() {
     let err =
         batches(&std::fs::read(data_dir().join("datetime/le_M8_D.npy")).unwrap(), &ConvertOptions::new()).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::InvalidValue { index: 4, .. }), "{err}");
-    let b = one_batch_with("datetime/le_M8_D.npy", ConvertOptions::new().days_as_int64(true));
+    let b = one_batch_with("datetime/le_M8_D.npy", ConvertOptions::new().days_as_int64(true).clone());
     assert_eq!(b.schema().field(0).metadata()[DTYPE_KEY], "<M8[D]");
     assert_eq!(column_ints(b.column(0).as_ref())[..3], want[..3]);
 }
@@ -559,7 +562,8 @@ fn the_public_corpus_converts_to_batches_and_back_byte_for_byte() {
         if is_object(&bytes) {
             continue;
         }
-        let options = ConvertOptions::new().batch_rows(1000).residue(true);
+        let mut options = ConvertOptions::new();
+        options.batch_rows(1000).residue(true);
         if name.ends_with("unicode_invalid_codepoints.npy") {
             // Lone surrogates and code points past U+10FFFF, which NumPy keeps and Utf8
             // cannot hold: refused without the residue, naming the element; with it, the
@@ -648,7 +652,8 @@ fn b1_bytes_other_than_0_and_1_are_true_and_come_back_with_the_residue() {
     let (_, head) = header.encode(None).unwrap();
     let file = [head, vec![0, 2, 255, 1]].concat();
     for (residue, data) in [(false, [0, 1, 1, 1]), (true, [0, 2, 255, 1])] {
-        let options = ConvertOptions::new().residue(residue);
+        let mut options = ConvertOptions::new();
+        options.residue(residue);
         let (schema, b) = batches(&file, &options).unwrap();
         let values: Vec<bool> = b[0].column(0).as_boolean().iter().map(Option::unwrap).collect();
         assert_eq!(values, [false, true, true, true]);
@@ -665,7 +670,8 @@ fn u_text_that_is_not_valid_comes_back_from_the_residue_unless_the_column_change
     let (_, head) = header.encode(None).unwrap();
     let units: [u32; 6] = [0x41, 0, 0x78, 0xDC00, 0x11_0000, 0];
     let file = [head, units.iter().flat_map(|u| u.to_le_bytes()).collect()].concat();
-    let options = ConvertOptions::new().residue(true);
+    let mut options = ConvertOptions::new();
+    options.residue(true);
     let (schema, b) = batches(&file, &options).unwrap();
     let texts: Vec<&str> = b[0].column(0).as_string::<i32>().iter().map(Option::unwrap).collect();
     assert_eq!(texts, ["A", "x\u{FFFD}", "\u{FFFD}"]);
@@ -742,7 +748,7 @@ fn many_rows_convert_block_by_block_to_the_same_values() {
         }
     }
     for rows in [n, 7_777] {
-        let (schema, b) = batches(&file, &ConvertOptions::new().batch_rows(rows)).unwrap();
+        let (schema, b) = batches(&file, ConvertOptions::new().batch_rows(rows)).unwrap();
         let mut i = 0usize;
         for batch in &b {
             let a = batch.column(0).as_primitive::<Int32Type>();

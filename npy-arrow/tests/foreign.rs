@@ -269,7 +269,8 @@ fn parquet_lists_without_an_arrow_schema_become_subarrays_and_ragged_or_null_row
     parquet(&input, &[plain], Compression::SNAPPY, false);
     let out = dir.path().join("out.npy");
     // Batches of 2 rows: the length of the first holds for the next.
-    let o = FileOptions::new().convert(ConvertOptions::new().batch_rows(2));
+    let mut o = FileOptions::new();
+    o.convert(ConvertOptions::new().batch_rows(2));
     convert(&input, &out, &o, &mut |_| {}).unwrap();
     let (descr, back) = read_back(&out);
     assert_eq!(descr, "[('i', '<i4'), ('emb', '<f4', (8,))]");

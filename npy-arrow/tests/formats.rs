@@ -27,7 +27,10 @@ fn options(file: &Path) -> FileOptions {
     let mut read = npy_core::ReadOptions::new();
     read.max_header_size(1 << 20);
     let days = file.to_string_lossy().contains("M8_D");
-    FileOptions::new().read(read).convert(ConvertOptions::new().residue(true).days_as_int64(days).batch_rows(7))
+    FileOptions::new()
+        .read(&read)
+        .convert(ConvertOptions::new().residue(true).days_as_int64(days).batch_rows(7))
+        .clone()
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -46,7 +49,7 @@ fn every_fixture_goes_through_ipc_parquet_and_npz_and_back_byte_for_byte() {
         let o = options(file);
         for (ext, member) in [("arrow", None), ("feather", None), ("parquet", None), ("npz", Some("x"))] {
             let o = match member {
-                Some(m) => o.clone().member(m),
+                Some(m) => o.clone().member(m).clone(),
                 None => o.clone(),
             };
             let (mid, back) = (dir.path().join(format!("mid.{ext}")), dir.path().join("back.npy"));
@@ -104,8 +107,8 @@ fn parquet_compressions_and_row_groups_by_bytes() {
     ] {
         let (mid, back) = (dir.path().join("t.parquet"), dir.path().join("t.npy"));
         // Row groups of 200 bytes of data: several for this file's rows of 64 bytes.
-        let o =
-            o.clone().compression(c).row_group_bytes(200).convert(ConvertOptions::new().residue(true).batch_rows(1));
+        let mut o = o.clone();
+        o.compression(c).row_group_bytes(200).convert(ConvertOptions::new().residue(true).batch_rows(1));
         convert(&file, &mid, &o, &mut |_| {}).unwrap();
         let reader = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&mid).unwrap()).unwrap();
         let meta = parquet::file::reader::FileReader::metadata(&reader);
@@ -134,10 +137,11 @@ fn a_failed_conversion_leaves_no_output_and_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     // Days past Date32's range fail at the batch that holds them, after others were written.
     let file = root().join("tests/data/datetime/le_M8_D.npy");
-    let plain = FileOptions::new().convert(ConvertOptions::new().batch_rows(1));
+    let mut plain = FileOptions::new();
+    plain.convert(ConvertOptions::new().batch_rows(1));
     for ext in ["npy", "arrow", "parquet", "npz"] {
         let out = dir.path().join(format!("out.{ext}"));
-        let o = if ext == "npz" { plain.clone().member("m") } else { plain.clone() };
+        let o = if ext == "npz" { plain.clone().member("m").clone() } else { plain.clone() };
         let e = convert(&file, &out, &o, &mut |_| {}).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::InvalidValue { reason, .. } if reason.contains("Date32")), "{ext}: {e}");
         assert_eq!(e.path(), Some(file.as_path()), "{ext}: {e}");
@@ -169,7 +173,7 @@ fn inputs_that_are_not_what_their_extension_says_are_errors_naming_them() {
     }
     // A member named where no file has members; an archive whose members differ in
     // length as a table; a member it lacks.
-    let e = convert(&src, dir.path().join("o.parquet"), &FileOptions::new().member("x"), &mut |_| {}).unwrap_err();
+    let e = convert(&src, dir.path().join("o.parquet"), FileOptions::new().member("x"), &mut |_| {}).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
     let npz = dir.path().join("two.npz");
     let mut w = npy_core::npz::Writer::create(&npz).unwrap();
@@ -179,14 +183,14 @@ fn inputs_that_are_not_what_their_extension_says_are_errors_naming_them() {
     let e = convert(&npz, dir.path().join("o.parquet"), &FileOptions::new(), &mut |_| {}).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
     assert_eq!(e.path(), Some(npz.as_path()), "{e}");
-    let e = convert(&npz, dir.path().join("o.parquet"), &FileOptions::new().member("c"), &mut |_| {}).unwrap_err();
+    let e = convert(&npz, dir.path().join("o.parquet"), FileOptions::new().member("c"), &mut |_| {}).unwrap_err();
     assert_eq!(e.path(), Some(npz.as_path()), "{e}");
     // A member that is not a .npy file: the error names the archive and the member.
     let junk = dir.path().join("junk.npz");
     let mut w = npy_core::npz::Writer::create(&junk).unwrap();
     w.add_raw("bad.npy", b"not an array", npy_core::npz::Compression::Stored).unwrap();
     w.finish().unwrap();
-    let e = convert(&junk, dir.path().join("o.arrow"), &FileOptions::new().member("bad"), &mut |_| {}).unwrap_err();
+    let e = convert(&junk, dir.path().join("o.arrow"), FileOptions::new().member("bad"), &mut |_| {}).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");
     assert_eq!((e.path(), e.member()), (Some(junk.as_path()), Some("bad.npy")), "{e}");
     let left = names(dir.path());
@@ -197,7 +201,8 @@ fn inputs_that_are_not_what_their_extension_says_are_errors_naming_them() {
 fn progress_counts_rows_and_ends_at_the_input_size() {
     let dir = tempfile::tempdir().unwrap();
     let file = root().join("tests/data/record/trace_aligned.npy");
-    let o = FileOptions::new().convert(ConvertOptions::new().batch_rows(2));
+    let mut o = FileOptions::new();
+    o.convert(ConvertOptions::new().batch_rows(2));
     let mut seen = Vec::new();
     let done = convert(&file, dir.path().join("t.arrow"), &o, &mut |p| seen.push((p.rows, p.bytes))).unwrap();
     let size = std::fs::metadata(&file).unwrap().len();
@@ -232,7 +237,7 @@ fn text_longer_in_later_batches_sets_the_width_of_npy_targets() {
         let path = dir.path().join(file);
         let mut options = FileOptions::new();
         if let Some(m) = member {
-            options = options.member(m);
+            options.member(m);
         }
         let mut sink = Sink::create(&path, batches[0].schema(), &options).unwrap();
         for b in &batches {

@@ -56,14 +56,14 @@ fn deflated() -> Compression {
 fn read_table(
     path: &Path,
     names: Option<&[&str]>,
-    options: ConvertOptions,
+    options: &ConvertOptions,
 ) -> npy_core::Result<(SchemaRef, Vec<RecordBatch>, bool)> {
     let archive = ReaderOptions::new();
     let read = |o: &ConvertOptions| all_batches(NpzBatchReader::open_with(path, names, &archive, o)?);
-    match read(&options) {
+    match read(options) {
         Ok((s, b)) => Ok((s, b, false)),
         Err(e) if matches!(e.kind(), ErrorKind::InvalidValue { reason, .. } if reason.contains("Date32")) => {
-            let (s, b) = read(&options.days_as_int64(true))?;
+            let (s, b) = read(options.clone().days_as_int64(true))?;
             Ok((s, b, true))
         }
         Err(e) => Err(e),
@@ -92,7 +92,7 @@ fn write(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> npy_core::R
 fn member_columns(path: &Path, name: &str, options: &ConvertOptions) -> Option<RecordBatch> {
     let array: DynArray = Reader::open(path).unwrap().read_dyn(name).unwrap();
     let rows = array.shape().first().copied().unwrap_or(1);
-    let mut r = BatchReader::from_dyn(array, &options.clone().batch_rows(rows.max(1))).unwrap();
+    let mut r = BatchReader::from_dyn(array, options.clone().batch_rows(rows.max(1))).unwrap();
     r.next_batch().unwrap()
 }
 
@@ -112,7 +112,8 @@ fn table_round_trip(path: &Path, names: Option<&[&str]>, rows: usize) -> npy_cor
     let mut original = Reader::open(path).unwrap();
     let infos = original.members().unwrap();
     let mut members = Vec::new();
-    let options = ConvertOptions::new().residue(true).days_as_int64(days);
+    let mut options = ConvertOptions::new();
+    options.residue(true).days_as_int64(days);
     for (i, field) in schema.fields().iter().enumerate() {
         if field.name().starts_with(RESIDUE_PREFIX) {
             assert_eq!(field.metadata()[RESIDUE_KEY], "true");
@@ -371,8 +372,8 @@ fn the_residue_column_of_a_member_keeps_its_padding_and_bool_bytes() {
     w.finish().unwrap();
     let e = NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap_err();
     assert!(is_length_error(&e), "5 flags, 4 records: {e}");
-    let members = |names: &[&str], options: ConvertOptions| {
-        all_batches(NpzBatchReader::open_members(&path, names, &options).unwrap()).unwrap()
+    let members = |names: &[&str], options: &ConvertOptions| {
+        all_batches(NpzBatchReader::open_members(&path, names, options).unwrap()).unwrap()
     };
     let (schema, batches) = members(&["flags"], ConvertOptions::new().residue(true));
     assert_eq!(schema.field(1).name(), &format!("{RESIDUE_PREFIX}flags"));
@@ -380,7 +381,7 @@ fn the_residue_column_of_a_member_keeps_its_padding_and_bool_bytes() {
     let copy = dir.path().join("copy.npz");
     write(&copy, schema, &batches).unwrap();
     assert!(Reader::open(&copy).unwrap().read_raw("flags").unwrap() == b1, "byte for byte with the residue");
-    let (schema, batches) = members(&["flags"], ConvertOptions::new());
+    let (schema, batches) = members(&["flags"], &ConvertOptions::new());
     write(&copy, schema, &batches).unwrap();
     let back = Reader::open(&copy).unwrap().read_raw("flags").unwrap();
     assert!(back != b1 && back[at] == 1, "without it, True is written as 1");
@@ -404,7 +405,7 @@ fn corrupt_members_are_errors_naming_the_archive_and_member() {
         let last = (info.data_start.unwrap() + info.compressed_size - 3) as usize;
         bytes[last] ^= 0x55;
         std::fs::write(&path, &bytes).unwrap();
-        let reader = NpzBatchReader::open(&path, &ConvertOptions::new().batch_rows(4)).unwrap();
+        let reader = NpzBatchReader::open(&path, ConvertOptions::new().batch_rows(4)).unwrap();
         let results: Vec<_> = reader.collect();
         assert_eq!(results.iter().filter(|r| r.is_err()).count(), 1, "{compression:?}: one error ends the stream");
         let Err(arrow_schema::ArrowError::ExternalError(e)) = results.last().unwrap() else { panic!("an error") };
@@ -579,7 +580,7 @@ fn the_columns_of_one_npy_file_write_as_one_member_each() {
     let bytes = fixture("record/aligned.npy");
     let reader = BatchReader::with_options(
         npy_core::NpyReader::new(Cursor::new(&bytes)).unwrap(),
-        &ConvertOptions::new().residue(true),
+        ConvertOptions::new().residue(true),
     )
     .unwrap();
     let schema = arrow_array::RecordBatchReader::schema(&reader);

@@ -40,7 +40,8 @@ fn some(v: &[&str]) -> Vec<Option<String>> {
 #[test]
 fn stringdtype_files_convert_to_a_utf8_column_with_nulls() {
     let dir = tempfile::tempdir().unwrap();
-    let options = FileOptions::new().convert(ConvertOptions::new().batch_rows(2));
+    let mut options = FileOptions::new();
+    options.convert(ConvertOptions::new().batch_rows(2));
     let cases: [(&str, Vec<Option<String>>); 5] = [
         ("stringdtype.npy", some(&["a", "bc", "", "h\u{e9}llo", "\u{1F600}", &"x".repeat(300)])),
         ("stringdtype_na_none.npy", vec![Some("x1".into()), None, Some(String::new()), None]),
@@ -114,7 +115,8 @@ fn plain_object_arrays_of_str_convert_and_others_keep_a_clear_error() {
     }
     // A member of an archive: the same column.
     let arrow = dir.path().join("labels.arrow");
-    let options = FileOptions::new().member("labels");
+    let mut options = FileOptions::new();
+    options.member("labels");
     convert(fixture("archive.npz"), &arrow, &options, &mut |_| {}).unwrap();
     let batches: Vec<RecordBatch> = open(&arrow, &FileOptions::new()).unwrap().reader.map(Result::unwrap).collect();
     assert_eq!(texts(&batches), [Some("a1".into()), None, Some("b2".into())]);

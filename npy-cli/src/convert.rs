@@ -102,13 +102,15 @@ fn options(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> R
         let reason = "--member is for .npz archives, and neither file is one".to_string();
         return Err(npy_core::ErrorKind::Usage { reason }.into());
     }
-    let mut convert = ConvertOptions::new().residue(opts.residue).days_as_int64(opts.days_as_int64);
+    let mut convert = ConvertOptions::new();
+    convert.residue(opts.residue).days_as_int64(opts.days_as_int64);
     if let Some(rows) = opts.batch_rows {
-        convert = convert.batch_rows(rows);
+        convert.batch_rows(rows);
     }
-    let mut options = FileOptions::new().read(read.clone()).convert(convert);
+    let mut options = FileOptions::new();
+    options.read(read).convert(&convert);
     if let Some(m) = &opts.member {
-        options = options.member(m.clone());
+        options.member(m.clone());
     }
     let parquet_only = |flag: &str| -> Result<()> {
         if formats.1 != formats::Format::Parquet {
@@ -119,11 +121,11 @@ fn options(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> R
     };
     if let Some(bytes) = opts.row_group_bytes {
         parquet_only("--row-group-bytes")?;
-        options = options.row_group_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
+        options.row_group_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
     if let Some(c) = opts.compression {
         parquet_only("--compression")?;
-        options = options.compression(match c {
+        options.compression(match c {
             Compression::Snappy => ParquetCompression::Snappy,
             Compression::Zstd => ParquetCompression::Zstd,
             Compression::Lz4 => ParquetCompression::Lz4,

@@ -102,7 +102,7 @@ pub fn option_arg(arg: &str) -> Result<(String, String), String> {
 /// its kind, is about the tables or the query (1).
 pub fn run(opts: &Options) -> ExitCode {
     let places = Places::of(&opts.tables);
-    let read = match NpyReadOptions::from_map(&opts.options.iter().cloned().collect()) {
+    let read = match NpyReadOptions::from_table_options(&opts.options.iter().cloned().collect()) {
         Ok(read) => read,
         Err(e) => return error(e, &places, report::USAGE),
     };
@@ -212,9 +212,9 @@ async fn query(opts: &Options, read: NpyReadOptions) -> Result<(), DataFusionErr
             ctx.register_object_store(&at.base, at.store);
         }
         if npz {
-            ctx.register_npz(name.as_str(), &url, read.clone()).await?;
+            ctx.register_npz(name.as_str(), &url, &read).await?;
         } else {
-            ctx.register_npy(name.as_str(), &url, read.clone()).await?;
+            ctx.register_npy(name.as_str(), &url, &read).await?;
         }
     }
     let frame = ctx.sql(&opts.query).await?;

@@ -58,9 +58,14 @@ pub struct NpyFormat {
 }
 
 impl NpyFormat {
+    /// A format reading files of `kind` with the default options.
+    pub fn new(kind: Kind) -> Self {
+        NpyFormat::new_with(kind, &NpyReadOptions::new())
+    }
+
     /// A format reading files of `kind` with `options`.
-    pub fn new(kind: Kind, options: NpyReadOptions) -> Self {
-        NpyFormat { kind, options }
+    pub fn new_with(kind: Kind, options: &NpyReadOptions) -> Self {
+        NpyFormat { kind, options: options.clone() }
     }
 
     /// Which files this format reads.
@@ -158,7 +163,7 @@ impl FileFormat for NpyFormat {
     }
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
-        Arc::new(NpySource::new(table_schema, self.kind, self.options.clone()))
+        Arc::new(NpySource::new_with(table_schema, self.kind, &self.options))
     }
 
     async fn create_writer_physical_plan(
@@ -181,9 +186,14 @@ pub struct NpyFormatFactory {
 }
 
 impl NpyFormatFactory {
+    /// A factory of formats of `kind`, whose `OPTIONS` change the default options.
+    pub fn new(kind: Kind) -> Self {
+        NpyFormatFactory::new_with(kind, &NpyReadOptions::new())
+    }
+
     /// A factory of formats of `kind`, with `options` as the defaults `OPTIONS` change.
-    pub fn new(kind: Kind, options: NpyReadOptions) -> Self {
-        NpyFormatFactory { kind, options }
+    pub fn new_with(kind: Kind, options: &NpyReadOptions) -> Self {
+        NpyFormatFactory { kind, options: options.clone() }
     }
 
     /// Which files the formats read.
@@ -199,12 +209,13 @@ impl NpyFormatFactory {
 
 impl FileFormatFactory for NpyFormatFactory {
     fn create(&self, _state: &dyn Session, format_options: &HashMap<String, String>) -> Result<Arc<dyn FileFormat>> {
-        let options = self.options.clone().with_map(format_options)?;
-        Ok(Arc::new(NpyFormat::new(self.kind, options)))
+        let mut options = self.options.clone();
+        options.set_table_options(format_options)?;
+        Ok(Arc::new(NpyFormat::new_with(self.kind, &options)))
     }
 
     fn default(&self) -> Arc<dyn FileFormat> {
-        Arc::new(NpyFormat::new(self.kind, self.options.clone()))
+        Arc::new(NpyFormat::new_with(self.kind, &self.options))
     }
 }
 

@@ -53,7 +53,7 @@
 //!
 //! # tokio::runtime::Runtime::new()?.block_on(async {
 //! let ctx = SessionContext::new();
-//! ctx.register_npy("picks", dir.path().to_str().unwrap(), NpyReadOptions::default()).await?;
+//! ctx.register_npy("picks", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await?;
 //! let batches = ctx.sql("SELECT avg(t) FROM picks WHERE trace > 1").await?.collect().await?;
 //! assert_eq!(batches[0].column(0).as_primitive::<Float64Type>().value(0), 2.75);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -43,11 +43,17 @@ impl fmt::Debug for NpySource {
 }
 
 impl NpySource {
+    /// A scan of files of `kind` whose table has `table_schema`, all columns projected,
+    /// with the default options.
+    pub fn new(table_schema: TableSchema, kind: Kind) -> Self {
+        NpySource::new_with(table_schema, kind, &NpyReadOptions::new())
+    }
+
     /// A scan of files of `kind` whose table has `table_schema`, all columns projected.
-    pub fn new(table_schema: TableSchema, kind: Kind, options: NpyReadOptions) -> Self {
+    pub fn new_with(table_schema: TableSchema, kind: Kind, options: &NpyReadOptions) -> Self {
         NpySource {
             kind,
-            options,
+            options: options.clone(),
             projection: SplitProjection::unprojected(&table_schema),
             table_schema,
             batch_size: None,

@@ -33,10 +33,16 @@ pub struct NpyTable {
 }
 
 impl NpyTable {
+    /// The table over `listing`, whose format should be an [`NpyFormat`] of `kind` and the
+    /// default options.
+    pub fn new(listing: ListingTable, kind: Kind) -> Self {
+        NpyTable::new_with(listing, kind, &NpyReadOptions::new())
+    }
+
     /// The table over `listing`, whose format should be an [`NpyFormat`] of `kind` and
     /// `options`.
-    pub fn new(listing: ListingTable, kind: Kind, options: NpyReadOptions) -> Self {
-        NpyTable { listing, kind, options }
+    pub fn new_with(listing: ListingTable, kind: Kind, options: &NpyReadOptions) -> Self {
+        NpyTable { listing, kind, options: options.clone() }
     }
 
     /// The table over `listing`, its kind and options taken from its format.
@@ -49,7 +55,7 @@ impl NpyTable {
             let reason = format!("a listing table of {:?} files is not an npy table", listing.options().format);
             return Err(npy_error(npy_core::ErrorKind::Usage { reason }.into()));
         };
-        Ok(NpyTable::new(listing, format.kind(), format.options().clone()))
+        Ok(NpyTable::new_with(listing, format.kind(), format.options()))
     }
 
     /// The listing table: paths, listing options (the format), schema.

@@ -57,13 +57,14 @@ async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) ->
         (l, r) => panic!("{location}: local {:?}, remote {:?}", l.err(), r.err()),
     };
     assert_eq!(remote.members(), &local.members().unwrap()[..], "{location}");
-    let options = ConvertOptions::new().residue(true);
+    let mut options = ConvertOptions::new();
+    options.residue(true);
     let mut compared = 0;
     for name in local.names().to_vec() {
         let want = NpyReader::new(&remote.member_bytes(&name).await.unwrap()[..]).map(|r| r.header().clone());
         let local_batches = local.npy(&name).and_then(|r| {
             let rows = r.header().shape.first().copied().unwrap_or(1).max(1);
-            let mut b = npy_arrow::BatchReader::with_options(r, &options.clone().batch_rows(rows))?;
+            let mut b = npy_arrow::BatchReader::with_options(r, options.clone().batch_rows(rows))?;
             b.next_batch()
         });
         let remote_batches = match remote.member_batches(&name, 7, &options, None).await {

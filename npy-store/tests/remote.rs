@@ -40,7 +40,7 @@ async fn put(store: &Arc<dyn ObjectStore>, name: &str, bytes: Vec<u8>) -> Path {
 fn local_batch(file: &[u8], options: &ConvertOptions) -> npy_core::Result<RecordBatch> {
     let reader = NpyReader::new(file)?;
     let rows = reader.header().shape.first().copied().unwrap_or(1);
-    let mut batches = npy_arrow::BatchReader::with_options(reader, &options.clone().batch_rows(rows.max(1)))?;
+    let mut batches = npy_arrow::BatchReader::with_options(reader, options.clone().batch_rows(rows.max(1)))?;
     let schema = batches.schema();
     Ok(batches.next_batch()?.unwrap_or_else(|| RecordBatch::new_empty(schema)))
 }
@@ -67,7 +67,8 @@ fn columns(batch: &RecordBatch) -> Vec<ArrayRef> {
 #[tokio::test]
 async fn every_test_file_reads_remotely_as_npy_arrow_reads_it() {
     let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-    let options = ConvertOptions::new().residue(true);
+    let mut options = ConvertOptions::new();
+    options.residue(true);
     let mut compared = 0;
     for (i, path) in test_files().iter().enumerate() {
         let file = std::fs::read(path).unwrap();
@@ -229,7 +230,8 @@ async fn mapped_scans_of_local_files_equal_reads() {
     let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     // SAFETY: the files of this test's temporary directory are not changed once written.
     let contract = unsafe { MapContract::accept() };
-    let options = ConvertOptions::new().residue(true);
+    let mut options = ConvertOptions::new();
+    options.residue(true);
     let mut compared = 0;
     for (i, path) in test_files().iter().enumerate() {
         let file = std::fs::read(path).unwrap();
