@@ -10,7 +10,7 @@
 //! is the original file, byte for byte (with [`ConvertOptions::residue`] when its padding
 //! or `b1` bytes may hold anything).
 //!
-//! - `.npy`: [`BatchReader::open`] and [`BatchFileWriter`].
+//! - `.npy`: [`BatchReader::from_path_with`] and [`BatchFileWriter`].
 //! - `.npz`: the whole archive as one table, one column per member
 //!   ([`NpzBatchReader`], [`NpzBatchWriter`]: members must share their first dim; each
 //!   member's header in its field's metadata, so members come back byte for byte). With a
@@ -55,7 +55,7 @@ use parquet::file::properties::WriterProperties;
 
 use crate::error::{bad_data as invalid, from_arrow, from_parquet, usage};
 use crate::guard;
-use crate::npz::{NpzBatchReader, NpzBatchWriter};
+use crate::npz::{NpzBatchReader, NpzBatchWriter, NpzTableOptions};
 use crate::options::ConvertOptions;
 use crate::parquet_write::ParquetWriter;
 use crate::read::BatchReader;
@@ -296,14 +296,16 @@ fn batches_of_npy<R: io::Read + Send + 'static>(
     {
         crate::objects::text_batches(reader, &options.convert)?
     } else {
-        Box::new(BatchReader::with_options(reader, &options.convert)?)
+        Box::new(BatchReader::from_npy_reader_with(reader, &options.convert)?)
     };
     Ok(Input { reader, bytes: file_len(path)?, rows: Some(rows), batches: None })
 }
 
 /// A whole archive as one table, a column per member ([`NpzBatchReader`]).
 fn open_archive(path: &Path, options: &FileOptions) -> Result<Input> {
-    let reader = NpzBatchReader::open_with(path, None, &archive_options(options), &options.convert)?;
+    let mut table = NpzTableOptions::new();
+    table.archive(&archive_options(options)).convert(&options.convert);
+    let reader = NpzBatchReader::from_path_with(path, &table)?;
     let rows = reader.remaining_rows() as u64;
     Ok(Input { reader: Box::new(reader), bytes: file_len(path)?, rows: Some(rows), batches: None })
 }

@@ -28,7 +28,7 @@
 //! use npy_core::prelude::*;
 //!
 //! let file = vec![1.0f32, 2.0, 3.0].write_npy_to(Vec::new())?;
-//! let reader = npy_arrow::BatchReader::new(npy_core::NpyReader::new(&file[..])?, 2)?;
+//! let reader = npy_arrow::BatchReader::from_npy_reader(npy_core::NpyReader::new(&file[..])?)?;
 //! let schema = arrow_array::RecordBatchReader::schema(&reader);
 //! let mut writer = npy_arrow::BatchWriter::new(std::io::Cursor::new(Vec::new()), schema)?;
 //! for batch in reader {
@@ -61,7 +61,7 @@ mod text_spool;
 pub mod write;
 
 pub use layout::Layout;
-pub use npz::{NpzBatchReader, NpzBatchWriter};
+pub use npz::{NpzBatchReader, NpzBatchWriter, NpzTableOptions};
 pub use options::ConvertOptions;
 pub use read::{mapped_array, BatchReader};
 pub use schema::{header_of, natural_dtype, schema_of};

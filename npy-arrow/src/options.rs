@@ -19,7 +19,7 @@ pub const DEFAULT_BATCH_BYTES: usize = 64 << 20;
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
 /// let mut options = npy_arrow::ConvertOptions::new();
 /// options.batch_rows(4).residue(true);
-/// let reader = npy_arrow::BatchReader::with_options(npy_core::NpyReader::new(&file[..])?, &options)?;
+/// let reader = npy_arrow::BatchReader::from_npy_reader_with(npy_core::NpyReader::new(&file[..])?, &options)?;
 /// let rows: Vec<usize> = reader.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
 /// assert_eq!(rows, [4, 4, 2]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

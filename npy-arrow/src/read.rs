@@ -42,7 +42,9 @@ enum Source<R> {
 /// use npy_core::prelude::*;
 ///
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
-/// let reader = npy_arrow::BatchReader::new(npy_core::NpyReader::new(&file[..])?, 4)?;
+/// let mut options = npy_arrow::ConvertOptions::new();
+/// options.batch_rows(4);
+/// let reader = npy_arrow::BatchReader::from_npy_reader_with(npy_core::NpyReader::new(&file[..])?, &options)?;
 /// let lens: Vec<usize> = reader.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
 /// assert_eq!(lens, [4, 4, 2]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -68,34 +70,56 @@ impl<R> std::fmt::Debug for BatchReader<R> {
 }
 
 impl BatchReader<BufReader<File>> {
-    /// Opens a `.npy` file. Errors name the path.
+    /// Opens a `.npy` file, with the default [`ConvertOptions`]. Errors name the path.
     ///
     /// # Errors
-    /// As [`NpyReader::new`] and [`BatchReader::new`].
-    pub fn open(path: impl AsRef<Path>, options: &ConvertOptions) -> Result<Self> {
+    /// As [`BatchReader::from_path_with`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("x.npy");
+    /// vec![1u8, 2, 3].write_npy(&path)?;
+    /// let reader = npy_arrow::BatchReader::from_path(&path)?;
+    /// assert_eq!(reader.remaining_rows(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        BatchReader::from_path_with(path, &ConvertOptions::new())
+    }
+
+    /// Opens a `.npy` file, with `options`. Errors name the path.
+    ///
+    /// # Errors
+    /// Errors of opening the file and reading its header; as
+    /// [`BatchReader::from_npy_reader_with`].
+    pub fn from_path_with(path: impl AsRef<Path>, options: &ConvertOptions) -> Result<Self> {
         let path = path.as_ref();
-        let open = || BatchReader::with_options(npy_core::ReadOptions::new().open_path(path)?, options);
+        let open = || BatchReader::from_npy_reader_with(npy_core::ReadOptions::new().open_path(path)?, options);
         open().map_err(|e| e.reading(path))
     }
 }
 
 impl<R: Read> BatchReader<R> {
-    /// Batches of `batch_rows` rows (at least 1) from a reader whose header was read; the
-    /// schema keeps the header (see [`crate::schema`]).
+    /// Batches from a reader whose header was read (with the header limits it was opened
+    /// with), with the default [`ConvertOptions`]; the schema keeps the header (see
+    /// [`crate::schema`]).
+    ///
+    /// # Errors
+    /// As [`BatchReader::from_npy_reader_with`].
+    pub fn from_npy_reader(reader: NpyReader<R>) -> Result<Self> {
+        BatchReader::from_npy_reader_with(reader, &ConvertOptions::new())
+    }
+
+    /// Batches from a reader whose header was read, with `options`.
     ///
     /// # Errors
     /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold); for
     /// Fortran-order N-d arrays, errors of reading the data.
-    pub fn new(reader: NpyReader<R>, batch_rows: usize) -> Result<Self> {
-        BatchReader::with_options(reader, ConvertOptions::new().batch_rows(batch_rows))
-    }
-
-    /// As [`BatchReader::new`], with options.
-    ///
-    /// # Errors
-    /// As [`BatchReader::new`].
-    pub fn with_options(mut reader: NpyReader<R>, options: &ConvertOptions) -> Result<Self> {
-        let layout = Layout::with_options(reader.header(), Some(reader.version()), options)?;
+    pub fn from_npy_reader_with(mut reader: NpyReader<R>, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::new_with(reader.header(), Some(reader.version()), options)?;
         let source = if layout.header.fortran_order && layout.header.shape.len() > 1 {
             let mut data = Vec::new();
             let n = reader.len();
@@ -110,22 +134,31 @@ impl<R: Read> BatchReader<R> {
 }
 
 impl BatchReader<std::io::Empty> {
-    /// Batches of a dynamic array (its data is held).
+    /// Batches of a dynamic array (its data is held), with the default [`ConvertOptions`].
     ///
     /// # Errors
-    /// As [`BatchReader::new`].
-    pub fn from_dyn(array: DynArray, options: &ConvertOptions) -> Result<Self> {
-        let layout = Layout::with_options(array.header(), array.version(), options)?;
+    /// As [`BatchReader::from_dyn_with`].
+    pub fn from_dyn(array: DynArray) -> Result<Self> {
+        BatchReader::from_dyn_with(array, &ConvertOptions::new())
+    }
+
+    /// Batches of a dynamic array (its data is held), with `options`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold).
+    pub fn from_dyn_with(array: DynArray, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::new_with(array.header(), array.version(), options)?;
         let rows = options.rows(row_bytes(&layout));
         Ok(BatchReader::from_parts(Source::Held(array.into_data()), layout, rows))
     }
 
-    /// Batches of a mapped array, read in place. A 1-D array of native-order integers,
-    /// floats or datetimes is not copied at all: its column's buffer is the map's data
-    /// (each batch a slice of it), and the buffer keeps the map alive.
+    /// Batches of a mapped array, read in place, with the default [`ConvertOptions`]. A 1-D
+    /// array of native-order integers, floats or datetimes is not copied at all: its
+    /// column's buffer is the map's data (each batch a slice of it), and the buffer keeps
+    /// the map alive.
     ///
     /// # Errors
-    /// As [`BatchReader::new`].
+    /// As [`BatchReader::from_map_with`].
     ///
     /// # Examples
     /// ```
@@ -138,15 +171,24 @@ impl BatchReader<std::io::Empty> {
     /// vec![1.5f64, 2.5, 3.5].write_npy(&path)?;
     /// // SAFETY: nothing else writes the file while it is mapped.
     /// let map = Arc::new(unsafe { NpyMap::open(&path)? });
-    /// let mut reader = npy_arrow::BatchReader::from_map(map.clone(), &Default::default())?;
+    /// let mut reader = npy_arrow::BatchReader::from_map(map.clone())?;
     /// let batch = reader.next().unwrap()?;
     /// let column = batch.column(0).as_primitive::<Float64Type>();
     /// assert_eq!(column.values().as_ref(), [1.5, 2.5, 3.5]);
     /// assert_eq!(column.values().as_ptr().cast::<u8>(), map.data().as_ptr()); // no copy
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_map(map: Arc<NpyMap>, options: &ConvertOptions) -> Result<Self> {
-        let layout = Layout::with_options(map.header(), Some(map.version()), options)?;
+    pub fn from_map(map: Arc<NpyMap>) -> Result<Self> {
+        BatchReader::from_map_with(map, &ConvertOptions::new())
+    }
+
+    /// Batches of a mapped array, read in place, with `options` (see
+    /// [`BatchReader::from_map`]).
+    ///
+    /// # Errors
+    /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold).
+    pub fn from_map_with(map: Arc<NpyMap>, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::new_with(map.header(), Some(map.version()), options)?;
         let zero_copy = zero_copy_buffer(&map, &layout);
         let rows = options.rows(row_bytes(&layout));
         Ok(BatchReader::from_parts(Source::Map { map, zero_copy }, layout, rows))
@@ -297,7 +339,7 @@ impl<R: Read> RecordBatchReader for BatchReader<R> {
 /// [`ErrorKind::NotViewable`] for other arrays (read them with [`BatchReader::from_map`]).
 pub fn mapped_array(map: Arc<NpyMap>) -> Result<ArrayRef> {
     let rows = map.len();
-    let reader = BatchReader::from_map(map, ConvertOptions::new().batch_rows(rows.max(1)))?;
+    let reader = BatchReader::from_map_with(map, ConvertOptions::new().batch_rows(rows.max(1)))?;
     let Source::Map { zero_copy: Some(buffer), .. } = &reader.source else {
         return Err(ErrorKind::NotViewable {
             reason: format!(

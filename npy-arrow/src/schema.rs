@@ -187,7 +187,7 @@ pub fn header_agrees(header: &Header, schema: &Schema) -> bool {
     if header.shape.len() > MAX_DIMS || header.data_len().is_err() {
         return false;
     }
-    let Ok(layout) = Layout::with_options(header, None, &options_of(schema)) else { return false };
+    let Ok(layout) = Layout::new_with(header, None, &options_of(schema)) else { return false };
     fields_agree(layout.schema.fields(), schema.fields())
 }
 

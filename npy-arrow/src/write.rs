@@ -118,7 +118,7 @@ impl<W: Write + Seek> BatchWriter<W> {
         if !found.from_metadata {
             options.residue(false);
         }
-        let layout = Layout::with_options(&header, None, &options)?;
+        let layout = Layout::new_with(&header, None, &options)?;
         let start = self.writer.stream_position()?;
         let (version, head) = header.encode(found.version)?;
         self.writer.write_all(&head)?;

@@ -49,7 +49,7 @@ fn read_opts() -> ReadOptions {
 
 /// All batches of a file (`rows` per batch), through a plain stream.
 fn batches(bytes: &[u8], options: &ConvertOptions) -> npy_core::Result<(Arc<Schema>, Vec<RecordBatch>)> {
-    let reader = BatchReader::with_options(read_opts().open(bytes)?, options)?;
+    let reader = BatchReader::from_npy_reader_with(read_opts().open(bytes)?, options)?;
     let schema = reader.schema();
     let mut reader = reader;
     let mut out = Vec::new();
@@ -94,7 +94,11 @@ fn every_fixture_converts_to_batches_and_back_byte_for_byte() {
         }
         let bytes = std::fs::read(data_dir().join(file)).unwrap();
         if is_object(&bytes) {
-            let err = BatchReader::new(read_opts().open(&bytes[..]).unwrap(), 4).unwrap_err();
+            let err = BatchReader::from_npy_reader_with(
+                read_opts().open(&bytes[..]).unwrap(),
+                npy_arrow::ConvertOptions::new().batch_rows(4),
+            )
+            .unwrap_err();
             assert!(matches!(err.kind(), ErrorKind::UnsupportedDtype { .. }), "{file}: {err}");
             continue;
         }
@@ -142,7 +146,7 @@ fn dynamic_arrays_and_maps_give_the_same_batches_as_streams() {
             raw
         })
         .unwrap();
-        let held: Vec<RecordBatch> = BatchReader::from_dyn(array, &options)
+        let held: Vec<RecordBatch> = BatchReader::from_dyn_with(array, &options)
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -150,7 +154,7 @@ fn dynamic_arrays_and_maps_give_the_same_batches_as_streams() {
         assert_eq!(columns(&held), columns(&streamed), "{file}: from a DynArray");
         // SAFETY: the fixtures are not written while the tests run.
         let map = Arc::new(unsafe { NpyMap::open_with(&path, &read_opts()) }.unwrap());
-        let mapped: Vec<RecordBatch> = BatchReader::from_map(map, &options)
+        let mapped: Vec<RecordBatch> = BatchReader::from_map_with(map, &options)
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -610,7 +614,9 @@ fn same_data(a: &[u8], b: &[u8]) -> bool {
 fn a_truncated_stream_is_an_error_not_short_batches() {
     let bytes = std::fs::read(data_dir().join("scalar/le_f8.npy")).unwrap();
     let cut = &bytes[..bytes.len() - 3];
-    let reader = BatchReader::new(NpyReader::new(cut).unwrap(), 4).unwrap();
+    let reader =
+        BatchReader::from_npy_reader_with(NpyReader::new(cut).unwrap(), npy_arrow::ConvertOptions::new().batch_rows(4))
+            .unwrap();
     let results: Vec<_> = reader.collect();
     assert!(results.last().unwrap().is_err(), "the last batch fails");
     assert_eq!(results.iter().filter(|r| r.is_err()).count(), 1, "and ends the stream");
@@ -638,11 +644,11 @@ fn wide_rows_make_smaller_batches_by_default() {
     // 10 rows of 2 MiB: 64 MiB / 2 MiB = 32 rows a batch by default, so one batch; 3 when asked
     let header = npy_core::header::Header::new("<f8".parse().unwrap(), vec![10, 1 << 18]);
     let array = DynArray::new(header, vec![0u8; 10 << 21]).unwrap();
-    let reader = BatchReader::from_dyn(array.clone(), &ConvertOptions::new()).unwrap();
+    let reader = BatchReader::from_dyn(array.clone()).unwrap();
     assert_eq!(reader.map(|b| b.unwrap().num_rows()).collect::<Vec<_>>(), [10]);
     let header = npy_core::header::Header::new("<f8".parse().unwrap(), vec![40, 1 << 18]);
     let array = DynArray::new(header, vec![0u8; 40 << 21]).unwrap();
-    let reader = BatchReader::from_dyn(array, &ConvertOptions::new()).unwrap();
+    let reader = BatchReader::from_dyn(array).unwrap();
     assert_eq!(reader.map(|b| b.unwrap().num_rows()).collect::<Vec<_>>(), [32, 8]);
 }
 
@@ -845,7 +851,7 @@ fn nat_is_a_null_over_a_zero() {
         let bytes = std::fs::read(&path).unwrap();
         // SAFETY: the fixture is not modified while mapped.
         let map = Arc::new(unsafe { NpyMap::open(&path) }.unwrap());
-        let mapped = BatchReader::from_map(map, &ConvertOptions::new()).unwrap().next().unwrap().unwrap();
+        let mapped = BatchReader::from_map(map).unwrap().next().unwrap().unwrap();
         let (_, streamed) = batches(&bytes, &ConvertOptions::new()).unwrap();
         for batch in [&streamed[0], &mapped] {
             let column = batch.column(0);

@@ -61,8 +61,7 @@ impl FileOpener for NpyOpener {
             let name = location.to_string();
             let object =
                 npy_store::fetch_header(store.as_ref(), &location, &ReadOptions::default()).await.map_err(npy_error)?;
-            let layout =
-                Layout::with_options(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
+            let layout = Layout::new_with(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
             still_matches(&file_schema, &layout.schema(), &name)?;
             let layout = layout.project(&file_indices).map_err(|e| npy_error(e.reading(&name)))?;
             let (first, mut end) =

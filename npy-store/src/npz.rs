@@ -299,7 +299,7 @@ impl RemoteNpz {
             return Ok((layout, batches.map_err(move |e| e.in_member(&member)).boxed()));
         }
         let (header, version, mut chunks, pending) = self.inflated_head(info).await?;
-        let full = Layout::with_options(&header, Some(version), options).map_err(located)?;
+        let full = Layout::new_with(&header, Some(version), options).map_err(located)?;
         let layout = Arc::new(match projection {
             Some(columns) => full.project(columns).map_err(located)?,
             None => full.clone(),
@@ -355,7 +355,7 @@ impl RemoteNpz {
         }
         let (header, version, _, _) = self.inflated_head(info).await?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
-        Layout::with_options(&header, Some(version), options).map_err(located)
+        Layout::new_with(&header, Some(version), options).map_err(located)
     }
 
     /// Members `names` (all, in archive order, when `None`) as one table, as

@@ -121,7 +121,7 @@ impl RemoteNpy {
     /// # Errors
     /// As [`Layout::with_options`], naming the object.
     pub fn layout(&self, options: &ConvertOptions) -> Result<Layout> {
-        Layout::with_options(&self.object.header, Some(self.object.version), options).map_err(|e| self.locate(e))
+        Layout::new_with(&self.object.header, Some(self.object.version), options).map_err(|e| self.locate(e))
     }
 
     /// Rows `rows` as `T`s: one ranged GET, or none when the rows came with the header.

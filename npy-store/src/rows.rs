@@ -502,7 +502,9 @@ mod tests {
     fn expected(file: &[u8]) -> RecordBatch {
         let reader = npy_core::NpyReader::new(file).unwrap();
         let rows = reader.header().shape.first().copied().unwrap_or(1).max(1);
-        let mut batches = npy_arrow::BatchReader::new(reader, rows).unwrap();
+        let mut batches =
+            npy_arrow::BatchReader::from_npy_reader_with(reader, npy_arrow::ConvertOptions::new().batch_rows(rows))
+                .unwrap();
         batches.next().map(|b| b.unwrap()).unwrap_or_else(|| RecordBatch::new_empty(batches.schema()))
     }
 

@@ -64,7 +64,7 @@ async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) ->
         let want = NpyReader::new(&remote.member_bytes(&name).await.unwrap()[..]).map(|r| r.header().clone());
         let local_batches = local.npy(&name).and_then(|r| {
             let rows = r.header().shape.first().copied().unwrap_or(1).max(1);
-            let mut b = npy_arrow::BatchReader::with_options(r, options.clone().batch_rows(rows))?;
+            let mut b = npy_arrow::BatchReader::from_npy_reader_with(r, options.clone().batch_rows(rows))?;
             b.next_batch()
         });
         let remote_batches = match remote.member_batches(&name, 7, &options, None).await {

@@ -40,7 +40,7 @@ async fn put(store: &Arc<dyn ObjectStore>, name: &str, bytes: Vec<u8>) -> Path {
 fn local_batch(file: &[u8], options: &ConvertOptions) -> npy_core::Result<RecordBatch> {
     let reader = NpyReader::new(file)?;
     let rows = reader.header().shape.first().copied().unwrap_or(1);
-    let mut batches = npy_arrow::BatchReader::with_options(reader, options.clone().batch_rows(rows.max(1)))?;
+    let mut batches = npy_arrow::BatchReader::from_npy_reader_with(reader, options.clone().batch_rows(rows.max(1)))?;
     let schema = batches.schema();
     Ok(batches.next_batch()?.unwrap_or_else(|| RecordBatch::new_empty(schema)))
 }
@@ -240,7 +240,7 @@ async fn mapped_scans_of_local_files_equal_reads() {
         for store in [&local, &memory] {
             let location = put(store, &name, file.clone()).await;
             let object = npy_store::fetch_header(&**store, &location, &Default::default()).await.unwrap();
-            let layout = npy_arrow::Layout::with_options(&object.header, Some(object.version), &options).unwrap();
+            let layout = npy_arrow::Layout::new_with(&object.header, Some(object.version), &options).unwrap();
             let columns_of = layout.schema().fields().len();
             // All columns, the first alone and the last alone.
             let mut projections: Vec<Vec<usize>> = vec![(0..columns_of).collect()];

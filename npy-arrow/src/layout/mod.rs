@@ -90,14 +90,14 @@ impl Layout {
     /// (a `FixedSizeList` or `FixedSizeBinary` over `i32::MAX`), and for more than
     /// [`MAX_EMPTY_ROWS`] rows that take no bytes in the file.
     pub fn new(header: &Header, version: Option<Version>) -> Result<Layout> {
-        Layout::with_options(header, version, &ConvertOptions::default())
+        Layout::new_with(header, version, &ConvertOptions::default())
     }
 
     /// As [`Layout::new`], with options (see [`ConvertOptions::days_as_int64`]).
     ///
     /// # Errors
     /// As [`Layout::new`].
-    pub fn with_options(header: &Header, version: Option<Version>, options: &ConvertOptions) -> Result<Layout> {
+    pub fn new_with(header: &Header, version: Option<Version>, options: &ConvertOptions) -> Result<Layout> {
         let days = options.days_as_int64;
         let dtype = &header.dtype;
         if dtype.has_object() {
