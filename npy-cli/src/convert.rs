@@ -78,11 +78,16 @@ pub fn run(input: &Path, output: &Path, read: &ReadOptions, opts: &Options) -> E
     };
     let size = std::fs::metadata(input).map(|m| m.len()).unwrap_or(0);
     let bar = crate::progress::bytes(size, "convert");
-    let result = formats::convert(input, output, &options, &mut |p| {
-        if let Some(bar) = &bar {
-            bar.set_position(p.bytes);
-        }
-    });
+    let result = formats::convert_with(
+        input,
+        output,
+        &mut |p| {
+            if let Some(bar) = &bar {
+                bar.set_position(p.bytes);
+            }
+        },
+        &options,
+    );
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

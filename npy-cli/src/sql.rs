@@ -19,7 +19,7 @@ use datafusion::logical_expr::{Expr, LogicalPlan, Projection};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
-use npy_arrow::formats::{FileOptions, Sink};
+use npy_arrow::formats::Sink;
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 
 use crate::render::{self, NonFinite};
@@ -369,7 +369,7 @@ fn npy_error(e: npy_core::Error) -> DataFusionError {
 /// ([`npy_arrow::schema::derived_schema`]).
 async fn write_file(mut stream: SendableRecordBatchStream, path: &Path) -> Result<(), DataFusionError> {
     let schema = npy_arrow::schema::derived_schema(&stream.schema());
-    let mut sink = Sink::create(path, schema.clone(), &FileOptions::new()).map_err(npy_error)?;
+    let mut sink = Sink::create(path, schema.clone()).map_err(npy_error)?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
