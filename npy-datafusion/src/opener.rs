@@ -70,15 +70,12 @@ impl FileOpener for NpyOpener {
                 end = end.min(first.saturating_add(limit));
             }
             let (layout, range) = (Arc::new(layout), first..end);
-            let batches = npy_store::row_batches(
-                store,
-                location,
-                object.data_offset,
-                layout,
-                range,
-                batch_rows,
-                options.map_local_files,
-            );
+            let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
+            scan.rows(range).batch_rows(batch_rows);
+            if let Some(contract) = options.map_local_files {
+                scan.map(contract);
+            }
+            let batches = scan.batches();
             let batches = batches.map(move |batch| {
                 let batch = batch.map_err(npy_error)?;
                 metrics.rows.add(batch.num_rows());
@@ -138,7 +135,7 @@ impl NpyOpener {
                 // first; smaller ones are read once, their batches held until the checks at
                 // their ends passed. Either way no row comes out before its member passed.
                 let size: u64 =
-                    (npz.members().iter()).filter(|m| members.contains(&m.name.as_str())).map(|m| m.size).sum();
+                    (npz.member_infos().iter()).filter(|m| members.contains(&m.name.as_str())).map(|m| m.size).sum();
                 let checked_first = size > HOLD_BYTES;
                 if checked_first {
                     for member in &members {
@@ -158,7 +155,7 @@ impl NpyOpener {
                     RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
                         .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
                 };
-                let batches = limited(stream, left, !checked_first, project);
+                let batches = limited(stream.into_inner(), left, !checked_first, project);
                 if checked_first {
                     batches
                 } else {

@@ -72,7 +72,7 @@ impl NpyReadOptions {
         self
     }
 
-    /// Scan local `.npy` files through memory maps ([`npy_store::row_batches`]' `map`) instead of
+    /// Scan local `.npy` files through memory maps ([`npy_store::RowScan::map`]) instead of
     /// reads: a query that uses a few fields of wide records then touches their pages
     /// without copying whole rows (in the bench, one field of 293-byte records scans
     /// several times faster than all of them). The value is the caller's `unsafe`

@@ -47,7 +47,7 @@ pub(crate) async fn file_shape(
             let npz = npy_store::RemoteNpz::open(Arc::clone(store), location).await.map_err(npy_error)?;
             let (schema, rows) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
             // Bytes per row: the members' sizes (headers and all) over the rows; inexact.
-            let bytes: u64 = npz.members().iter().map(|m| m.size).sum();
+            let bytes: u64 = npz.member_infos().iter().map(|m| m.size).sum();
             let row_bytes = usize::try_from(bytes).unwrap_or(usize::MAX).checked_div(rows).unwrap_or(0);
             Ok(FileShape { schema: member_schema(&schema), rows, row_bytes })
         }

@@ -17,8 +17,11 @@ use npy_core::{Error, HeaderPrefix, NpyRecord, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
 
-use crate::rows::{batches_from, member_row_batches, Source, Verify};
-use crate::{fetch_header_at, store_error, RemoteNpy};
+use crate::error::{npz_error, store_error};
+use crate::header::fetch_header_at;
+use crate::remote::RemoteNpy;
+use crate::rows::{batches_from, member_row_batches, Check, Source, Verify};
+use crate::stream::BatchStream;
 
 /// Bytes fetched from the end of an archive first: the end record with the longest
 /// comment, and the central directory of up to about a thousand members.
@@ -126,8 +129,9 @@ impl RemoteNpz {
         self.members.iter().map(|m| m.name.as_str()).collect()
     }
 
-    /// Every member, in archive order.
-    pub fn members(&self) -> &[MemberInfo] {
+    /// Every member's directory entry, in archive order (what
+    /// [`npy_core::npz::Reader::members`] reads, fetched once when the archive was opened).
+    pub fn member_infos(&self) -> &[MemberInfo] {
         &self.members
     }
 
@@ -238,7 +242,7 @@ impl RemoteNpz {
 
     /// Member `name`'s rows as record batches of at most `batch_rows` rows, of the
     /// columns `projection` (`None`: all): a stored member's by one ranged GET of all its
-    /// data (see [`crate::row_batches`]), a deflated one's inflated and cut into batches as
+    /// data (see [`crate::RowScan`]), a deflated one's inflated and cut into batches as
     /// its bytes arrive (memory: one batch's bytes and one chunk; a Fortran-order N-d member
     /// is inflated whole first). Every byte of the member is hashed as it is read, and its
     /// size and CRC-32 are checked before the batch of its last rows is given out: a stream
@@ -248,15 +252,20 @@ impl RemoteNpz {
     ///
     /// # Errors
     /// As [`RemoteNpz::member`] and [`Layout`]'s now; the stream's as
-    /// [`RemoteNpz::member_bytes`] and [`crate::row_batches`].
+    /// [`RemoteNpz::member_bytes`] and [`crate::RowScan::batches`].
     pub async fn member_batches(
         &self,
         name: &str,
         batch_rows: usize,
-        options: &ConvertOptions,
         projection: Option<&[usize]>,
-    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-        Ok(self.member_scan(name, batch_rows, options, projection).await?.1)
+        options: &ConvertOptions,
+    ) -> Result<BatchStream> {
+        let (layout, batches) = self.member_scan(name, batch_rows, options, projection).await?;
+        let schema = match projection {
+            Some(columns) => layout.project(columns)?.schema(),
+            None => layout.schema(),
+        };
+        Ok(BatchStream::new(schema, batches))
     }
 
     /// The layout of member `name` (its header's mapping to Arrow, unprojected) and its
@@ -388,7 +397,7 @@ impl RemoteNpz {
         names: Option<&[&str]>,
         batch_rows: usize,
         options: &ConvertOptions,
-    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+    ) -> Result<BatchStream> {
         let mut members = Vec::new();
         let mut fields = Vec::new();
         let mut rows: Option<(usize, String)> = None;
@@ -404,6 +413,7 @@ impl RemoteNpz {
         let total = rows.map_or(0, |(n, _)| n);
         let location = self.location.to_string();
         let state = (members, 0usize);
+        let table = schema.clone();
         let batches = stream::unfold(state, move |(mut members, done)| {
             let (schema, location) = (schema.clone(), location.clone());
             async move {
@@ -445,7 +455,7 @@ impl RemoteNpz {
                 Some((batch, (members, done + rows)))
             }
         });
-        Ok(batches.boxed())
+        Ok(BatchStream::new(table, batches.boxed()))
     }
 
     fn table_names(&self, names: Option<&[&str]>) -> Vec<String> {
@@ -538,40 +548,6 @@ fn payload_stream(got: GetResult, name: String) -> BoxStream<'static, Result<Byt
             .boxed()
         }
         GetResultPayload::Stream(s) => s.map_err(move |e| store_error(e, &name)).boxed(),
-    }
-}
-
-fn npz_error(member: &str, reason: &str) -> Error {
-    npy_core::ErrorKind::Npz { member: Some(member.to_string()), reason: reason.to_string(), source: None }.into()
-}
-
-/// What a member's bytes must come to: its size and CRC-32 (as its directory entry says),
-/// and its name for the errors.
-pub(crate) struct Check {
-    pub(crate) size: u64,
-    pub(crate) crc32: Option<u32>,
-    pub(crate) member: String,
-}
-
-impl Check {
-    /// The check of member `info`'s bytes.
-    fn of(info: &MemberInfo) -> Check {
-        Check { size: info.size, crc32: info.crc32, member: info.member.clone() }
-    }
-
-    /// Fails unless `out` bytes were read, whose CRC-32 `crc` is the one claimed.
-    pub(crate) fn finish(&self, out: u64, crc: &crc32fast::Hasher) -> Result<()> {
-        if out != self.size {
-            let why = format!("the member holds {out} bytes, not the {} its directory entry claims", self.size);
-            return Err(npz_error(&self.member, &why));
-        }
-        match self.crc32 {
-            Some(want) if crc.clone().finalize() != want => {
-                let got = crc.clone().finalize();
-                Err(npz_error(&self.member, &format!("bad CRC-32: {got:#010x}, the directory says {want:#010x}")))
-            }
-            _ => Ok(()),
-        }
     }
 }
 
