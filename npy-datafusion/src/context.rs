@@ -11,7 +11,8 @@ use datafusion::error::Result;
 use datafusion::execution::context::SessionContext;
 use datafusion::execution::SessionState;
 
-use crate::format::{Kind, NpyFormat, NpyFormatFactory};
+use crate::format::{NpyFormat, NpyFormatFactory};
+use crate::kind::Kind;
 use crate::options::NpyReadOptions;
 use crate::table::{NpyTable, NpyTableFactory};
 

@@ -63,7 +63,9 @@
 #![forbid(unsafe_code)]
 
 mod context;
+mod error;
 mod format;
+mod kind;
 mod opener;
 mod options;
 mod schema;
@@ -72,13 +74,9 @@ mod source;
 mod table;
 
 pub use context::{register, SessionContextNpyExt};
-pub use format::{Kind, NpyFormat, NpyFormatFactory};
+pub use format::{NpyFormat, NpyFormatFactory};
+pub use kind::Kind;
 pub use options::NpyReadOptions;
 pub use sink::NpySink;
 pub use source::NpySource;
 pub use table::{NpyTable, NpyTableFactory};
-
-/// npy's error as DataFusion's (it stays reachable through `source()` / downcasting).
-pub(crate) fn npy_error(error: npy_core::Error) -> datafusion::error::DataFusionError {
-    datafusion::error::DataFusionError::External(Box::new(error))
-}

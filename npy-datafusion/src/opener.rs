@@ -14,8 +14,10 @@ use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
 use object_store::ObjectStore;
 
+use crate::error::npy_error;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 use crate::schema::{difference, member_schema};
-use crate::{npy_error, Kind, NpyReadOptions};
 
 /// What a scan partition counts: rows decoded (the limit test reads it).
 #[derive(Debug, Clone)]

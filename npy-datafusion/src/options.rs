@@ -6,7 +6,7 @@ use datafusion::error::Result;
 use npy_core::mmap::MapContract;
 use npy_core::ErrorKind;
 
-use crate::npy_error;
+use crate::error::npy_error;
 
 /// The `OPTIONS` keys of `CREATE EXTERNAL TABLE ... STORED AS NPY|NPZ`, as DataFusion hands
 /// them to the format (unprefixed keys get `format.`).

@@ -10,7 +10,9 @@ use npy_core::{ErrorKind, ReadOptions};
 use object_store::path::Path;
 use object_store::ObjectStore;
 
-use crate::{npy_error, Kind, NpyReadOptions};
+use crate::error::npy_error;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 
 /// Schema metadata that differs from file to file: never part of a table's schema.
 const PER_FILE: [&str; 1] = [npy_arrow::schema::SHAPE_KEY];

@@ -57,7 +57,9 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
 use tokio::sync::mpsc::Receiver;
 
-use crate::{npy_error as external, Kind, NpyReadOptions};
+use crate::error::npy_error as external;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 
 /// Files up to this size are uploaded with one `put`; larger ones in parts of this size
 /// (S3 needs parts of at least 5 MiB).

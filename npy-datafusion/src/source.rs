@@ -14,8 +14,9 @@ use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::DisplayFormatType;
 use object_store::ObjectStore;
 
+use crate::kind::Kind;
 use crate::opener::{NpyOpener, ScanMetrics};
-use crate::{Kind, NpyReadOptions};
+use crate::options::NpyReadOptions;
 
 /// The [`FileSource`] of `.npy` / `.npz` scans: decodes only the projected columns of each
 /// file, and splits `.npy` files into row ranges for parallel scans (a byte range

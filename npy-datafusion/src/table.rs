@@ -15,7 +15,10 @@ use datafusion::logical_expr::{CreateExternalTable, Expr, LogicalPlan, TableProv
 use datafusion::physical_plan::ExecutionPlan;
 use futures::TryStreamExt;
 
-use crate::{npy_error, Kind, NpyFormat, NpyReadOptions};
+use crate::error::npy_error;
+use crate::format::NpyFormat;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 
 /// A table of `.npy` or `.npz` files: a [`ListingTable`] (which lists the files, keeps
 /// their statistics and plans the scans) that also says which kind of files it holds and
