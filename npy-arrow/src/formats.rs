@@ -60,7 +60,7 @@ use crate::options::ConvertOptions;
 use crate::parquet_write::ParquetWriter;
 use crate::read::BatchReader;
 use crate::schema::DESCR_KEY;
-pub use crate::text_spool::{SpooledBatches, TextSpool};
+pub use crate::text_spool::{SpooledBatchReader, TextSpool};
 use crate::write::{BatchFileWriter, BatchWriter};
 
 /// Arrow data per Parquet row group by default: 64 MiB, however many rows that is. Row
@@ -825,7 +825,7 @@ impl To {
     fn finish(self, rows: u64) -> Result<()> {
         match self {
             To::Measured { spool, to } => {
-                let (widths, batches) = spool.finish()?;
+                let (widths, mut batches) = spool.finish()?;
                 let mut to = *to;
                 match &mut to {
                     To::Npy(w) => w.text_widths(&widths)?,
@@ -833,8 +833,8 @@ impl To {
                     To::Member { spool, member, .. } => spool.text_widths(&widths).map_err(|e| e.in_member(member))?,
                     _ => {}
                 }
-                for batch in batches {
-                    to.write(&batch?)?;
+                while let Some(batch) = batches.next_batch()? {
+                    to.write(&batch)?;
                 }
                 to.finish(rows)
             }

@@ -50,7 +50,7 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::StreamExt;
-use npy_arrow::formats::{SpooledBatches, TextSpool};
+use npy_arrow::formats::{SpooledBatchReader, TextSpool};
 use npy_core::atomic::AtomicFile;
 use npy_core::pending::PendingDir;
 use object_store::path::Path;
@@ -295,7 +295,7 @@ fn io_error(e: std::io::Error, location: &Path) -> DataFusionError {
 /// [`TextSpool`] after a first pass measured their text.
 enum Input {
     Live(Receiver<RecordBatch>),
-    Spooled(Box<SpooledBatches>),
+    Spooled(Box<SpooledBatchReader>),
 }
 
 impl Input {
@@ -318,7 +318,7 @@ impl Input {
     fn next(&mut self) -> npy_core::Result<Option<RecordBatch>> {
         match self {
             Input::Live(rx) => Ok(rx.blocking_recv()),
-            Input::Spooled(batches) => batches.next().transpose(),
+            Input::Spooled(batches) => batches.next_batch(),
         }
     }
 }
