@@ -702,6 +702,26 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_scan_reads_every_row_by_default_in_default_batches() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let location = Path::from("all.npy");
+        // 100,000 rows of 8 bytes: more than one default batch (65,536 rows).
+        let file = (0..100_000i64).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
+        store.put(&location, file.clone().into()).await.unwrap();
+        let object = crate::header::fetch_header(&*store, &location, &Default::default()).await.unwrap();
+        let layout = Arc::new(Layout::new(&object.header, None).unwrap());
+        let stream = RowScan::new(store, location, object.data_offset, layout.clone()).batches();
+        assert_eq!(stream.schema(), layout.schema());
+        let got: Vec<RecordBatch> = stream.try_collect().await.unwrap();
+        let sizes: Vec<usize> = got.iter().map(|b| b.num_rows()).collect();
+        assert_eq!(sizes, [npy_arrow::read::DEFAULT_BATCH_ROWS, 100_000 - npy_arrow::read::DEFAULT_BATCH_ROWS]);
+        let all = expected(&file);
+        // The values of the whole file (the expected batch's schema also has the version).
+        assert_eq!(got[0].columns(), all.slice(0, sizes[0]).columns());
+        assert_eq!(got[1].columns(), all.slice(sizes[0], sizes[1]).columns());
+    }
+
+    #[tokio::test]
     async fn errors_name_the_object() {
         let file = records();
         let dir = tempfile::tempdir().unwrap();
