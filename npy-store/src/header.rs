@@ -48,7 +48,7 @@ pub async fn fetch_header(store: &dyn ObjectStore, location: &Path, options: &Re
 ///
 /// # Errors
 /// As [`fetch_header`].
-pub async fn fetch_header_at(
+pub(crate) async fn fetch_header_at(
     store: &dyn ObjectStore,
     location: &Path,
     start: u64,

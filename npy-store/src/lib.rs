@@ -50,7 +50,7 @@ pub mod rows;
 mod stream;
 pub mod url;
 
-pub use header::{fetch_header, fetch_header_at, NpyObject, HEADER_PREFIX};
+pub use header::{fetch_header, NpyObject, HEADER_PREFIX};
 pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;
 pub use rows::RowScan;
