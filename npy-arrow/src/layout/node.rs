@@ -8,7 +8,7 @@ use arrow_schema::{DataType, Field, FieldRef, Fields, TimeUnit as ArrowUnit};
 use npy_core::dtype::{ByteOrder, DType, Scalar, ScalarType, TimeUnit};
 use npy_core::{Error, ErrorKind, Result};
 
-use super::{DTYPE_KEY, ITEM};
+use super::keys::{DTYPE_KEY, ITEM};
 
 /// Where the values of one column (or of a nested part of it) sit in a record's bytes, and
 /// the Arrow type they become.
