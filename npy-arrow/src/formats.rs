@@ -449,11 +449,11 @@ fn open_parquet(path: &Path, options: &FileOptions) -> Result<FileBatchReader> {
         let kv = meta.key_value_metadata().into_iter().flatten().find(|kv| kv.key == ROWS_KEY);
         rows = kv.and_then(|kv| kv.value.as_deref()?.parse().ok()).unwrap_or(rows);
         // Rows of no bytes: however many the metadata says, at most 1024 batches of them.
-        let batch_rows = (options.convert.rows(0) as u64).max(rows.div_ceil(1024));
+        let batch_rows = (options.convert.batch_rows_for(0) as u64).max(rows.div_ceil(1024));
         let reader = NoColumns { schema, left: rows, batch_rows };
         return Ok(FileBatchReader { reader: Box::new(reader), bytes, rows: Some(rows), batches: None });
     }
-    let batch_rows = options.convert.rows(row_bytes(&schema));
+    let batch_rows = options.convert.batch_rows_for(row_bytes(&schema));
     let reader = guard::catch("parquet", || builder.with_batch_size(batch_rows).build())?.map_err(from_parquet)?;
     // The reader's batches have the columns' fields but not the schema's metadata (the
     // header): they get the file's schema back.

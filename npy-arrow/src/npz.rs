@@ -380,7 +380,7 @@ impl NpzBatchReader {
             .iter()
             .map(|(_, _, l)| l.row_elements.saturating_mul(l.header.dtype.itemsize()))
             .fold(0usize, usize::saturating_add);
-        let rows = options.rows(row_bytes);
+        let rows = options.batch_rows_for(row_bytes);
         let mut options = options.clone();
         options.batch_rows(rows);
         let rows = opened.first().map_or(0, |(_, _, l)| l.rows());

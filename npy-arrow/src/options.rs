@@ -68,8 +68,18 @@ impl ConvertOptions {
         self
     }
 
-    /// Rows per batch for rows of `row_bytes` bytes.
-    pub(crate) fn rows(&self, row_bytes: usize) -> usize {
+    /// Rows per batch for rows of `row_bytes` bytes: [`ConvertOptions::batch_rows`] when
+    /// set, else the default (fewer rows when they are wide), at least 1. What the readers
+    /// of this crate and npy-store's use.
+    ///
+    /// # Examples
+    /// ```
+    /// let mut options = npy_arrow::ConvertOptions::new();
+    /// assert_eq!(options.batch_rows_for(8), npy_arrow::read::DEFAULT_BATCH_ROWS);
+    /// assert_eq!(options.batch_rows_for(64 << 20), 1); // one row of 64 MiB
+    /// assert_eq!(options.batch_rows(100).batch_rows_for(64 << 20), 100);
+    /// ```
+    pub fn batch_rows_for(&self, row_bytes: usize) -> usize {
         let default = || DEFAULT_BATCH_ROWS.min(DEFAULT_BATCH_BYTES / row_bytes.max(1));
         self.batch_rows.unwrap_or_else(default).max(1)
     }

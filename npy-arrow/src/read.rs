@@ -128,7 +128,7 @@ impl<R: Read> BatchReader<R> {
         } else {
             Source::Stream { reader, buf: Vec::new() }
         };
-        let rows = options.rows(row_bytes(&layout));
+        let rows = options.batch_rows_for(row_bytes(&layout));
         Ok(BatchReader::from_parts(source, layout, rows))
     }
 }
@@ -148,7 +148,7 @@ impl BatchReader<std::io::Empty> {
     /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold).
     pub fn from_dyn_with(array: DynArray, options: &ConvertOptions) -> Result<Self> {
         let layout = Layout::new_with(array.header(), array.version(), options)?;
-        let rows = options.rows(row_bytes(&layout));
+        let rows = options.batch_rows_for(row_bytes(&layout));
         Ok(BatchReader::from_parts(Source::Held(array.into_data()), layout, rows))
     }
 
@@ -190,7 +190,7 @@ impl BatchReader<std::io::Empty> {
     pub fn from_map_with(map: Arc<NpyMap>, options: &ConvertOptions) -> Result<Self> {
         let layout = Layout::new_with(map.header(), Some(map.version()), options)?;
         let zero_copy = zero_copy_buffer(&map, &layout);
-        let rows = options.rows(row_bytes(&layout));
+        let rows = options.batch_rows_for(row_bytes(&layout));
         Ok(BatchReader::from_parts(Source::Map { map, zero_copy }, layout, rows))
     }
 }

@@ -144,7 +144,7 @@ impl NpyOpener {
                         npz.verify_member(member).await.map_err(npy_error)?;
                     }
                 }
-                let stream = npz.table_batches(Some(&members), batch_rows, &convert).await.map_err(npy_error)?;
+                let stream = npz.table_batches(Some(&members), &convert).await.map_err(npy_error)?;
                 let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
                 let project = move |batch: RecordBatch, rows: usize| {
                     let columns = (wanted.iter())

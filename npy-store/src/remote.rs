@@ -210,8 +210,9 @@ impl RemoteNpy {
         Ok(batches.into_iter().next().unwrap_or_else(|| RecordBatch::new_empty(schema)))
     }
 
-    /// Rows `rows` as a stream of batches of at most `batch_rows` rows, of the columns
-    /// `projection` (see [`RowScan`]: one ranged GET, cut as bytes arrive).
+    /// Rows `rows` as a stream of batches (of [`ConvertOptions::batch_rows_for`] the
+    /// rows), of the columns `projection` (see [`RowScan`]: one ranged GET, cut as bytes
+    /// arrive).
     ///
     /// # Errors
     /// [`Layout`]'s errors for the dtype or projection now; the stream's as
@@ -219,11 +220,11 @@ impl RemoteNpy {
     pub fn batches(
         &self,
         rows: Range<usize>,
-        batch_rows: usize,
         projection: Option<&[usize]>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
         let layout = Arc::new(self.projected(options, projection)?);
+        let batch_rows = options.batch_rows_for(layout.row_bytes());
         Ok(self.stream(layout, rows, batch_rows))
     }
 

@@ -67,7 +67,7 @@ async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) ->
             let mut b = npy_arrow::BatchReader::from_npy_reader_with(r, options.clone().batch_rows(rows))?;
             b.next_batch()
         });
-        let remote_batches = match remote.member_batches(&name, 7, None, &options).await {
+        let remote_batches = match remote.member_batches(&name, None, options.clone().batch_rows(7)).await {
             Ok(s) => s.try_collect::<Vec<_>>().await,
             Err(e) => Err(e),
         };
@@ -171,7 +171,7 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
     // Its batches (in one batch or several, of all columns or none) end with that error,
     // before the batch of its last rows; so does its check.
     for (rows, projection) in [(100, None), (5000, None), (7, Some(&[][..]))] {
-        let batches = npz.member_batches("t", rows, projection, &ConvertOptions::new()).await.unwrap();
+        let batches = npz.member_batches("t", projection, ConvertOptions::new().batch_rows(rows)).await.unwrap();
         let got: Vec<_> = batches.collect().await;
         let e = got.last().unwrap().as_ref().unwrap_err();
         assert!(e.to_string().contains("bad CRC-32"), "{e}");
@@ -191,7 +191,7 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
         let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
         for e in [
             npz.read_member::<i32>("n").await.unwrap_err(),
-            match npz.member_batches("n", 100, None, &ConvertOptions::new()).await {
+            match npz.member_batches("n", None, ConvertOptions::new().batch_rows(100)).await {
                 Ok(s) => s.try_collect::<Vec<_>>().await.unwrap_err(),
                 Err(e) => e,
             },
@@ -256,7 +256,7 @@ async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
         for name in ["s", "d"] {
             npz.verify_member(name).await.unwrap();
             let batches: Vec<RecordBatch> = npz
-                .member_batches(name, 1000, None, &ConvertOptions::new())
+                .member_batches(name, None, ConvertOptions::new().batch_rows(1000))
                 .await
                 .unwrap()
                 .try_collect()
@@ -273,8 +273,12 @@ async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
             let e = npz.verify_member("s").await.unwrap_err();
             assert!(e.to_string().contains("bad CRC-32"), "{e}");
             for rows in [1000, 3000, 5000] {
-                let got: Vec<_> =
-                    npz.member_batches("s", rows, None, &ConvertOptions::new()).await.unwrap().collect().await;
+                let got: Vec<_> = npz
+                    .member_batches("s", None, ConvertOptions::new().batch_rows(rows))
+                    .await
+                    .unwrap()
+                    .collect()
+                    .await;
                 let e = got.last().unwrap().as_ref().unwrap_err();
                 assert!(e.to_string().contains("bad CRC-32"), "{at} {rows}: {e}");
                 assert_eq!((e.member(), e.path()), (Some("s.npy"), Some(std::path::Path::new(location.as_ref()))));

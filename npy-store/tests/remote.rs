@@ -95,7 +95,7 @@ async fn every_test_file_reads_remotely_as_npy_arrow_reads_it() {
             let want = local.slice(rows.start, rows.len());
             assert_eq!(columns(&batch), columns(&want), "{} rows {rows:?}", path.display());
             // The same in batches of 3 rows.
-            let stream = remote.batches(rows.clone(), 3, None, &options).unwrap();
+            let stream = remote.batches(rows.clone(), None, options.clone().batch_rows(3)).unwrap();
             let parts: Vec<RecordBatch> = stream.try_collect().await.unwrap();
             let mut first = rows.start;
             for part in parts {
