@@ -31,12 +31,12 @@
 //!
 //! - `limit_read_aligned`, `limit_read_packed`: the machine limit: the page cache copied
 //!   by `read()` into a fresh huge-page buffer (`common::limit::read`);
-//! - `read_aligned`, `read_packed`: `npy_arrow::BatchReader::open(file, &ConvertOptions::new())`
+//! - `read_aligned`, `read_packed`: `npy_arrow::BatchReader::from_path(file)`
 //!   (default options: batches of 65,536 rows), every batch collected into a `Vec` (all in
 //!   memory, as pyarrow's table is);
 //! - `convert_aligned`, `convert_packed`: the conversion alone, like for like with pyarrow's
 //!   `pa.Table.from_arrays` over an array in memory: the file read into a `DynArray` before
-//!   the clock starts, then `BatchReader::from_dyn(array, &ConvertOptions::new())`, every
+//!   the clock starts, then `BatchReader::from_dyn(array)`, every
 //!   batch collected;
 //! - `map_aligned`, `map_packed`: the same through a map: `NpyMap::from_path` +
 //!   `BatchReader::from_map` (records are converted in place from the page cache, with no
@@ -72,7 +72,7 @@ use common::trace::{
     ALIGNED_SIZE, PACKED_SIZE, SAMPLES,
 };
 use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Result};
-use npy_arrow::{BatchReader, BatchWriter, ConvertOptions};
+use npy_arrow::{BatchReader, BatchWriter};
 use npy_core::atomic::AtomicFile;
 use npy_core::mmap::NpyMap;
 use npy_core::prelude::*;
@@ -190,7 +190,7 @@ fn setup(dir: &Path, n: usize, keep: bool) -> Result<Ctx> {
 
 /// Every batch of `path`, read with the default options.
 fn read_all(path: &Path) -> Result<Vec<RecordBatch>> {
-    collect(BatchReader::open(path, &ConvertOptions::new())?)
+    collect(BatchReader::from_path(path)?)
 }
 
 fn collect<R: Read>(mut reader: BatchReader<R>) -> Result<Vec<RecordBatch>> {
@@ -277,7 +277,7 @@ fn read_packed(c: &Ctx) -> Result<Duration> {
 /// Times converting the array of `path`, read into memory first (untimed), to batches.
 fn timed_from_dyn(n: usize, path: &Path) -> Result<Duration> {
     let array = DynArray::read_npy(path)?;
-    timed_conversion(n, array, |array| collect(BatchReader::from_dyn(array, &ConvertOptions::new())?))
+    timed_conversion(n, array, |array| collect(BatchReader::from_dyn(array)?))
 }
 
 fn convert_aligned(c: &Ctx) -> Result<Duration> {
@@ -293,7 +293,7 @@ fn read_mapped(path: &Path) -> Result<Vec<RecordBatch>> {
     // SAFETY: the bench's own scratch file; nothing modifies or truncates it while it is
     // mapped (the writes go to other paths).
     let map = unsafe { NpyMap::from_path(path)? };
-    collect(BatchReader::from_map(Arc::new(map), &ConvertOptions::new())?)
+    collect(BatchReader::from_map(Arc::new(map))?)
 }
 
 fn map_aligned(c: &Ctx) -> Result<Duration> {

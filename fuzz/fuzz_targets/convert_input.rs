@@ -5,7 +5,7 @@ use std::io::Cursor;
 use std::path::PathBuf;
 use std::sync::{Once, OnceLock};
 
-use npy_arrow::formats::{open, FileOptions};
+use npy_arrow::formats::FileBatchReader;
 use npy_arrow::BatchWriter;
 
 /// Writes `data` to a file named `input.<ext>` (in a directory of this process's, made
@@ -29,9 +29,9 @@ pub fn convert(data: &[u8], ext: &str) {
     let dir = DIR.get_or_init(|| tempfile::tempdir().expect("a temporary directory"));
     let path: PathBuf = dir.path().join(format!("input.{ext}"));
     std::fs::write(&path, data).expect("writing the input file");
-    let Ok(input) = open(&path, &FileOptions::new()) else { return };
-    let Ok(mut writer) = BatchWriter::new(Cursor::new(Vec::new()), input.reader.schema()) else { return };
-    for batch in input.reader {
+    let Ok(input) = FileBatchReader::from_path(&path) else { return };
+    let Ok(mut writer) = BatchWriter::new(Cursor::new(Vec::new()), input.schema()) else { return };
+    for batch in input {
         let Ok(batch) = batch else { return };
         if writer.write(&batch).is_err() {
             return;

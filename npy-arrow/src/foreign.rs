@@ -70,7 +70,7 @@ use arrow_array::{Array, ArrayRef, FixedSizeListArray, GenericListArray, OffsetS
 use arrow_schema::{DataType, FieldRef, Fields, Schema, SchemaRef, TimeUnit};
 use npy_core::{ErrorKind, Result};
 
-use crate::convert::arrow_error;
+use crate::error::arrow_error;
 
 /// The canonical type of `ty` (see the [module docs](self)): `ty` itself when it is one
 /// this crate writes as it is, `None` when it holds a variable-length list, whose length

@@ -1,7 +1,7 @@
 //! Files of record batches (feature `formats`): `.npy`, one `.npz` member, Arrow IPC files
 //! (`.arrow`, `.feather`) and Parquet (`.parquet`), opened as a [`RecordBatchReader`]
-//! ([`open`]), written from batches atomically ([`Sink`]), and converted one into another
-//! ([`convert`]), streaming in bounded memory.
+//! ([`FileBatchReader`]), written from batches atomically ([`Sink`]), and converted one into
+//! another ([`convert`], [`convert_with`]), streaming in bounded memory.
 //!
 //! The format is chosen by the path's extension ([`Format::of`]). What a `.npy` becomes
 //! (its schema, with the header in the metadata) is [`crate::schema`]'s mapping; IPC and
@@ -10,7 +10,7 @@
 //! is the original file, byte for byte (with [`ConvertOptions::residue`] when its padding
 //! or `b1` bytes may hold anything).
 //!
-//! - `.npy`: [`BatchReader::open`] and [`BatchFileWriter`].
+//! - `.npy`: [`BatchReader::from_path_with`] and [`BatchFileWriter`].
 //! - `.npz`: the whole archive as one table, one column per member
 //!   ([`NpzBatchReader`], [`NpzBatchWriter`]: members must share their first dim; each
 //!   member's header in its field's metadata, so members come back byte for byte). With a
@@ -27,15 +27,15 @@
 //!
 //! # Examples
 //! ```
-//! use npy_arrow::formats::{convert, FileOptions};
+//! use npy_arrow::formats::convert;
 //! use npy_core::prelude::*;
 //!
 //! let dir = tempfile::tempdir()?;
 //! let (npy, parquet, back) = (dir.path().join("a.npy"), dir.path().join("a.parquet"), dir.path().join("b.npy"));
 //! vec![1.5f64, 2.5, 3.5].write_npy(&npy)?;
-//! let done = convert(&npy, &parquet, &FileOptions::new(), &mut |_| {})?;
+//! let done = convert(&npy, &parquet, &mut |_| {})?;
 //! assert_eq!(done.rows, 3);
-//! convert(&parquet, &back, &FileOptions::new(), &mut |_| {})?;
+//! convert(&parquet, &back, &mut |_| {})?;
 //! assert_eq!(std::fs::read(&back)?, std::fs::read(&npy)?);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -51,14 +51,17 @@ use arrow_schema::{ArrowError, DataType, Field, FieldRef, Schema, SchemaRef};
 use npy_core::atomic::AtomicFile;
 use npy_core::{Error, ErrorKind, ReadOptions, Result};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
 
+use crate::error::{bad_data as invalid, from_arrow, from_parquet, usage};
 use crate::guard;
+use crate::npz::{NpzBatchReader, NpzBatchWriter, NpzTableOptions};
+use crate::options::ConvertOptions;
 use crate::parquet_write::ParquetWriter;
+use crate::read::BatchReader;
 use crate::schema::DESCR_KEY;
-pub use crate::text_spool::{SpooledBatches, TextSpool};
-use crate::{BatchFileWriter, BatchReader, BatchWriter, ConvertOptions, NpzBatchReader, NpzBatchWriter};
+pub use crate::text_spool::{SpooledBatchReader, TextSpool};
+use crate::write::{BatchFileWriter, BatchWriter};
 
 /// Arrow data per Parquet row group by default: 64 MiB, however many rows that is. Row
 /// groups are encoded on worker threads, several at once, so a write holds a few of them
@@ -93,7 +96,7 @@ impl Format {
     ///
     /// # Errors
     /// [`ErrorKind::Usage`] naming the known extensions when the extension is none of
-    /// them ([`open`] and [`Sink::create`] add the path, read or written).
+    /// them ([`FileBatchReader`] and [`Sink`] add the path, read or written).
     ///
     /// # Examples
     /// ```
@@ -158,7 +161,7 @@ impl ParquetCompression {
     }
 }
 
-/// Settings of [`open`], [`Sink::create`] and [`convert`]. Defaults: those of
+/// Settings of [`FileBatchReader::from_path_with`], [`Sink::create_with`] and [`convert_with`]. Defaults: those of
 /// [`ConvertOptions`] and [`ReadOptions`], no member, Snappy, row groups of
 /// [`DEFAULT_ROW_GROUP_BYTES`].
 #[derive(Debug, Clone, Default)]
@@ -178,78 +181,46 @@ impl FileOptions {
 
     /// How `.npy` data becomes batches (rows per batch, Int64 days, the residue column);
     /// the rows per batch apply to Parquet input too.
-    pub fn convert(mut self, options: ConvertOptions) -> Self {
-        self.convert = options;
+    pub fn convert(&mut self, options: &ConvertOptions) -> &mut Self {
+        self.convert = options.clone();
         self
     }
 
     /// How `.npy` files and members are read (the header size limit).
-    pub fn read(mut self, options: ReadOptions) -> Self {
-        self.read = options;
+    pub fn read(&mut self, options: &ReadOptions) -> &mut Self {
+        self.read = options.clone();
         self
     }
 
     /// The `.npz` member to read or write (`x` or `x.npy`), as a `.npy` file. Default: none
     /// (the whole archive, a column per member).
-    pub fn member(mut self, name: impl Into<String>) -> Self {
+    pub fn member(&mut self, name: impl Into<String>) -> &mut Self {
         self.member = Some(name.into());
         self
     }
 
     /// The compression of Parquet output. Default: [`ParquetCompression::Snappy`].
-    pub fn compression(mut self, compression: ParquetCompression) -> Self {
+    pub fn compression(&mut self, compression: ParquetCompression) -> &mut Self {
         self.compression = compression;
         self
     }
 
     /// The data per Parquet row group, in bytes (at least 1). Default:
     /// [`DEFAULT_ROW_GROUP_BYTES`].
-    pub fn row_group_bytes(mut self, bytes: usize) -> Self {
+    pub fn row_group_bytes(&mut self, bytes: usize) -> &mut Self {
         self.row_group_bytes = Some(bytes.max(1));
         self
     }
 }
 
-/// An opened input: its batches, and what is known of its size for progress.
-pub struct Input {
-    /// The batches.
-    pub reader: Box<dyn RecordBatchReader + Send>,
-    /// The input's size on disk, in bytes.
-    pub bytes: u64,
-    /// Rows in all, when the format says so up front (`.npy`, `.npz`, Parquet, and Arrow
-    /// IPC files, whose batches' messages are read first).
-    pub rows: Option<u64>,
-    /// Batches in all, when the format says so up front (Arrow IPC files).
-    pub batches: Option<u64>,
-}
-
-impl fmt::Debug for Input {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Input")
-            .field("schema", &self.reader.schema())
-            .field("bytes", &self.bytes)
-            .field("rows", &self.rows)
-            .field("batches", &self.batches)
-            .finish()
-    }
-}
-
-/// Opens `path` as record batches, by its extension (see the module docs). Errors name the
-/// path (and the member).
-///
-/// # Errors
-/// [`ErrorKind::Usage`] for an unknown extension and for [`FileOptions::member`] on a file
-/// that is not an `.npz`; [`ErrorKind::Npz`] for an archive whose members differ in length
-/// (read them one at a time); [`ErrorKind::UnsupportedDtype`] for object arrays; errors of
-/// opening and reading the file (an IPC or Parquet file that does not parse is an
-/// [`ErrorKind::Io`] of kind `InvalidData`). A corrupt IPC or Parquet file is refused before
-/// the readers allocate more than it can hold, and a panic inside them (opening the file
-/// or reading a batch) is such an error too, after which the reader ends
-/// ([`crate::guard`]).
+/// A file of any of the [formats](self) as record batches (see the module docs), with what
+/// is known of its size up front, for progress: a [`RecordBatchReader`] and an `Iterator`
+/// of batches, as [`BatchReader`] and [`NpzBatchReader`] (which it uses for `.npy` and
+/// `.npz` files).
 ///
 /// # Examples
 /// ```
-/// use npy_arrow::formats::{open, FileOptions};
+/// use npy_arrow::formats::{FileBatchReader, FileOptions};
 /// use npy_core::npz::Writer;
 ///
 /// let dir = tempfile::tempdir()?;
@@ -258,51 +229,130 @@ impl fmt::Debug for Input {
 /// w.add("x", &[1u16, 2, 3])?;
 /// w.add("y", &[4u16, 5])?;
 /// w.finish()?;
-/// let input = open(&path, &FileOptions::new().member("y"))?;
-/// let rows: usize = input.reader.map(|b| b.map(|b| b.num_rows())).sum::<Result<_, _>>()?;
+/// let reader = FileBatchReader::from_path_with(&path, FileOptions::new().member("y"))?;
+/// assert_eq!(reader.rows(), Some(2));
+/// let rows: usize = reader.map(|b| b.map(|b| b.num_rows())).sum::<Result<_, _>>()?;
 /// assert_eq!(rows, 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn open(path: impl AsRef<Path>, options: &FileOptions) -> Result<Input> {
-    let path = path.as_ref();
-    let format = Format::of(path).map_err(|e| e.reading(path))?;
-    let opened = match (format, &options.member) {
-        (Format::Npz, Some(member)) => open_member(path, member, options),
-        (Format::Npz, None) => open_archive(path, options),
-        (Format::Npy, _) => open_npy(path, options),
-        (Format::Ipc, _) => open_ipc(path),
-        (Format::Parquet, _) => open_parquet(path, options),
-    };
-    opened.map_err(|e| e.reading(path))
+pub struct FileBatchReader {
+    reader: Box<dyn RecordBatchReader + Send>,
+    bytes: u64,
+    rows: Option<u64>,
+    batches: Option<u64>,
 }
 
-fn open_npy(path: &Path, options: &FileOptions) -> Result<Input> {
+impl fmt::Debug for FileBatchReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileBatchReader")
+            .field("schema", &self.reader.schema())
+            .field("bytes", &self.bytes)
+            .field("rows", &self.rows)
+            .field("batches", &self.batches)
+            .finish()
+    }
+}
+
+impl FileBatchReader {
+    /// Opens `path` as record batches, by its extension, with the default [`FileOptions`].
+    /// Errors name the path (and the member).
+    ///
+    /// # Errors
+    /// As [`FileBatchReader::from_path_with`].
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        FileBatchReader::from_path_with(path, &FileOptions::new())
+    }
+
+    /// Opens `path` as record batches, by its extension, with `options`. Errors name the
+    /// path (and the member).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] for an unknown extension and for [`FileOptions::member`] on a
+    /// file that is not an `.npz`; [`ErrorKind::Npz`] for an archive whose members differ
+    /// in length (read them one at a time); [`ErrorKind::UnsupportedDtype`] for object
+    /// arrays; errors of opening and reading the file (an IPC or Parquet file that does not
+    /// parse is an [`ErrorKind::Io`] of kind `InvalidData`). A corrupt IPC or Parquet file
+    /// is refused before the readers allocate more than it can hold, and a panic inside
+    /// them (opening the file or reading a batch) is such an error too, after which the
+    /// reader ends ([`crate::guard`]).
+    pub fn from_path_with(path: impl AsRef<Path>, options: &FileOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let format = Format::of(path).map_err(|e| e.reading(path))?;
+        let opened = match (format, &options.member) {
+            (Format::Npz, Some(member)) => open_member(path, member, options),
+            (Format::Npz, None) => open_archive(path, options),
+            (Format::Npy, _) => open_npy(path, options),
+            (Format::Ipc, _) => open_ipc(path),
+            (Format::Parquet, _) => open_parquet(path, options),
+        };
+        opened.map_err(|e| e.reading(path))
+    }
+
+    /// The Arrow schema of the batches.
+    pub fn schema(&self) -> SchemaRef {
+        self.reader.schema()
+    }
+
+    /// The input's size on disk, in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Rows in all, when the format says so up front (`.npy`, `.npz`, Parquet, and Arrow
+    /// IPC files, whose batches' messages are read first).
+    pub fn rows(&self) -> Option<u64> {
+        self.rows
+    }
+
+    /// Batches in all, when the format says so up front (Arrow IPC files).
+    pub fn batches(&self) -> Option<u64> {
+        self.batches
+    }
+}
+
+impl Iterator for FileBatchReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.reader.next()
+    }
+}
+
+impl RecordBatchReader for FileBatchReader {
+    fn schema(&self) -> SchemaRef {
+        self.reader.schema()
+    }
+}
+
+fn open_npy(path: &Path, options: &FileOptions) -> Result<FileBatchReader> {
     let reader = npy_core::NpyReader::from_path_with(path, &options.read)?;
     batches_of_npy(reader, path, options)
 }
 
-/// An `.npy` stream as an [`Input`] of `path`'s size.
+/// An `.npy` stream as a [`FileBatchReader`] of `path`'s size.
 fn batches_of_npy<R: io::Read + Send + 'static>(
     reader: npy_core::NpyReader<R>,
     path: &Path,
     options: &FileOptions,
-) -> Result<Input> {
+) -> Result<FileBatchReader> {
     let rows = reader.header().shape.first().copied().unwrap_or(1) as u64;
     // An object array of text (NumPy 2's StringDType files among them): one Utf8 column.
     let reader: Box<dyn RecordBatchReader + Send> = if matches!(&reader.header().dtype, npy_core::dtype::DType::Scalar(s) if s.ty() == npy_core::dtype::ScalarType::Object)
     {
         crate::objects::text_batches(reader, &options.convert)?
     } else {
-        Box::new(BatchReader::with_options(reader, &options.convert)?)
+        Box::new(BatchReader::from_npy_reader_with(reader, &options.convert)?)
     };
-    Ok(Input { reader, bytes: file_len(path)?, rows: Some(rows), batches: None })
+    Ok(FileBatchReader { reader, bytes: file_len(path)?, rows: Some(rows), batches: None })
 }
 
 /// A whole archive as one table, a column per member ([`NpzBatchReader`]).
-fn open_archive(path: &Path, options: &FileOptions) -> Result<Input> {
-    let reader = NpzBatchReader::open_with(path, None, &archive_options(options), &options.convert)?;
+fn open_archive(path: &Path, options: &FileOptions) -> Result<FileBatchReader> {
+    let mut table = NpzTableOptions::new();
+    table.archive(&archive_options(options)).convert(&options.convert);
+    let reader = NpzBatchReader::from_path_with(path, &table)?;
     let rows = reader.remaining_rows() as u64;
-    Ok(Input { reader: Box::new(reader), bytes: file_len(path)?, rows: Some(rows), batches: None })
+    Ok(FileBatchReader { reader: Box::new(reader), bytes: file_len(path)?, rows: Some(rows), batches: None })
 }
 
 fn npz_reader(path: &Path, options: &FileOptions) -> Result<npy_core::npz::Reader<BufReader<File>>> {
@@ -318,7 +368,7 @@ fn archive_options(options: &FileOptions) -> npy_core::npz::ReaderOptions {
 
 /// One member of an archive, streamed (inflated as it goes) from a handle of its own
 /// ([`npy_core::npz::Reader::npy_from`]), so that the batches own their source.
-fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<Input> {
+fn open_member(path: &Path, member: &str, options: &FileOptions) -> Result<FileBatchReader> {
     let archive = npz_reader(path, options)?;
     let name = member.strip_suffix(".npy").unwrap_or(member);
     let source = BufReader::with_capacity(1 << 20, npy_core::open_file(path)?);
@@ -367,7 +417,7 @@ impl RecordBatchReader for Located {
     }
 }
 
-fn open_ipc(path: &Path) -> Result<Input> {
+fn open_ipc(path: &Path) -> Result<FileBatchReader> {
     let mut file = npy_core::open_file(path)?;
     let bytes = file.metadata()?.len();
     let rows = guard::check_ipc(&mut file, bytes)?;
@@ -376,10 +426,15 @@ fn open_ipc(path: &Path) -> Result<Input> {
     let reader = guard::catch("arrow-ipc", || arrow_ipc::reader::FileReader::try_new(source, None))?
         .map_err(|e| from_arrow(e, "not an Arrow IPC file"))?;
     let batches = Some(reader.num_batches() as u64);
-    Ok(Input { reader: Box::new(guard::Guarded::new(Box::new(reader), "arrow-ipc")), bytes, rows: Some(rows), batches })
+    Ok(FileBatchReader {
+        reader: Box::new(guard::Guarded::new(Box::new(reader), "arrow-ipc")),
+        bytes,
+        rows: Some(rows),
+        batches,
+    })
 }
 
-fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
+fn open_parquet(path: &Path, options: &FileOptions) -> Result<FileBatchReader> {
     let file = npy_core::open_file(path)?;
     let bytes = file.metadata()?.len();
     let checked = file.try_clone()?;
@@ -394,11 +449,11 @@ fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
         let kv = meta.key_value_metadata().into_iter().flatten().find(|kv| kv.key == ROWS_KEY);
         rows = kv.and_then(|kv| kv.value.as_deref()?.parse().ok()).unwrap_or(rows);
         // Rows of no bytes: however many the metadata says, at most 1024 batches of them.
-        let batch_rows = (options.convert.rows(0) as u64).max(rows.div_ceil(1024));
+        let batch_rows = (options.convert.batch_rows_for(0) as u64).max(rows.div_ceil(1024));
         let reader = NoColumns { schema, left: rows, batch_rows };
-        return Ok(Input { reader: Box::new(reader), bytes, rows: Some(rows), batches: None });
+        return Ok(FileBatchReader { reader: Box::new(reader), bytes, rows: Some(rows), batches: None });
     }
-    let batch_rows = options.convert.rows(row_bytes(&schema));
+    let batch_rows = options.convert.batch_rows_for(row_bytes(&schema));
     let reader = guard::catch("parquet", || builder.with_batch_size(batch_rows).build())?.map_err(from_parquet)?;
     // The reader's batches have the columns' fields but not the schema's metadata (the
     // header): they get the file's schema back.
@@ -409,7 +464,7 @@ fn open_parquet(path: &Path, options: &FileOptions) -> Result<Input> {
         Box::new(Restore { inner: Box::new(reader), schema: restored })
     };
     let reader = Box::new(guard::Guarded::new(reader, "parquet"));
-    Ok(Input { reader, bytes, rows: Some(rows), batches: None })
+    Ok(FileBatchReader { reader, bytes, rows: Some(rows), batches: None })
 }
 
 /// The rows of a table of no columns, in batches.
@@ -444,7 +499,7 @@ fn row_bytes(schema: &Schema) -> usize {
     if !schema.metadata().contains_key(DESCR_KEY) {
         return 0;
     }
-    match crate::header_of(schema, 0, &[]) {
+    match crate::schema::header_of(schema, 0, &[]) {
         Ok((h, _)) => h.shape.iter().skip(1).product::<usize>().saturating_mul(h.dtype.itemsize()),
         Err(_) => 0,
     }
@@ -600,15 +655,15 @@ fn file_len(path: &Path) -> Result<u64> {
 ///
 /// # Examples
 /// ```
-/// use npy_arrow::formats::{open, FileOptions, Sink};
+/// use npy_arrow::formats::{FileBatchReader, Sink};
 /// use npy_core::prelude::*;
 ///
 /// let dir = tempfile::tempdir()?;
 /// let (npy, arrow) = (dir.path().join("a.npy"), dir.path().join("a.arrow"));
 /// vec![7i32, 8, 9].write_npy(&npy)?;
-/// let input = open(&npy, &FileOptions::new())?;
-/// let mut sink = Sink::create(&arrow, input.reader.schema(), &FileOptions::new())?;
-/// for batch in input.reader {
+/// let input = FileBatchReader::from_path(&npy)?;
+/// let mut sink = Sink::create(&arrow, input.schema())?;
+/// for batch in input {
 ///     sink.write(&batch?)?;
 /// }
 /// assert!(!arrow.exists());
@@ -662,13 +717,23 @@ impl fmt::Debug for To {
 }
 
 impl Sink {
-    /// Starts a file at `path` for batches of `schema`, its format by the extension.
+    /// Starts a file at `path` for batches of `schema`, its format by the extension, with
+    /// the default [`FileOptions`].
+    ///
+    /// # Errors
+    /// As [`Sink::create_with`].
+    pub fn create(path: impl AsRef<Path>, schema: SchemaRef) -> Result<Sink> {
+        Sink::create_with(path, schema, &FileOptions::new())
+    }
+
+    /// Starts a file at `path` for batches of `schema`, its format by the extension, with
+    /// `options` (the member, Parquet's compression and row groups).
     ///
     /// # Errors
     /// [`ErrorKind::Usage`] for an unknown extension; as [`BatchWriter::new`] for `.npy`
     /// and `.npz` members, [`NpzBatchWriter::create`] for whole archives; when the file
     /// cannot be created.
-    pub fn create(path: impl AsRef<Path>, schema: SchemaRef, options: &FileOptions) -> Result<Sink> {
+    pub fn create_with(path: impl AsRef<Path>, schema: SchemaRef, options: &FileOptions) -> Result<Sink> {
         let path = path.as_ref();
         let text_schema = Arc::clone(&schema);
         let start = || -> Result<To> {
@@ -760,7 +825,7 @@ impl To {
     fn finish(self, rows: u64) -> Result<()> {
         match self {
             To::Measured { spool, to } => {
-                let (widths, batches) = spool.finish()?;
+                let (widths, mut batches) = spool.finish()?;
                 let mut to = *to;
                 match &mut to {
                     To::Npy(w) => w.text_widths(&widths)?,
@@ -768,8 +833,8 @@ impl To {
                     To::Member { spool, member, .. } => spool.text_widths(&widths).map_err(|e| e.in_member(member))?,
                     _ => {}
                 }
-                for batch in batches {
-                    to.write(&batch?)?;
+                while let Some(batch) = batches.next_batch()? {
+                    to.write(&batch)?;
                 }
                 to.finish(rows)
             }
@@ -816,16 +881,31 @@ pub struct Progress {
 }
 
 /// Converts `input` to `output`, each in the format its extension says, batch by batch,
-/// calling `progress` after each batch. The output appears only when complete.
+/// with the default [`FileOptions`], calling `progress` after each batch. The output
+/// appears only when complete.
 ///
 /// # Errors
-/// As [`open`] and [`Sink`]: errors name the file (and member) at fault;
-/// [`ErrorKind::Usage`] for a member named when neither file is an `.npz`.
+/// As [`convert_with`].
 pub fn convert(
     input: impl AsRef<Path>,
     output: impl AsRef<Path>,
-    options: &FileOptions,
     progress: &mut dyn FnMut(Progress),
+) -> Result<Progress> {
+    convert_with(input, output, progress, &FileOptions::new())
+}
+
+/// Converts `input` to `output`, each in the format its extension says, batch by batch,
+/// with `options`, calling `progress` after each batch. The output appears only when
+/// complete.
+///
+/// # Errors
+/// As [`FileBatchReader::from_path_with`] and [`Sink`]: errors name the file (and member)
+/// at fault; [`ErrorKind::Usage`] for a member named when neither file is an `.npz`.
+pub fn convert_with(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    progress: &mut dyn FnMut(Progress),
+    options: &FileOptions,
 ) -> Result<Progress> {
     let (input, output) = (input.as_ref(), output.as_ref());
     let formats =
@@ -833,10 +913,11 @@ pub fn convert(
     if options.member.is_some() && formats.0 != Format::Npz && formats.1 != Format::Npz {
         return Err(usage("a member is named, but neither file is an .npz archive".into()));
     }
-    let Input { reader, bytes, rows, batches } = open(input, options)?;
+    let reader = FileBatchReader::from_path_with(input, options)?;
+    let (bytes, rows, batches) = (reader.bytes(), reader.rows(), reader.batches());
     let schema = with_rows(reader.schema(), rows);
     held_in_proportion(&schema, bytes).map_err(|e| e.reading(input))?;
-    let mut sink = Sink::create(output, schema, options)?;
+    let mut sink = Sink::create_with(output, schema, options)?;
     let mut done = Progress { total_bytes: bytes, ..Progress::default() };
     for batch in reader {
         let batch = batch.map_err(|e| from_arrow(e, "reading").reading(input))?;
@@ -897,39 +978,6 @@ fn scale(total: u64, part: u64, all: u64) -> u64 {
     ((total as u128 * part.min(all) as u128) / all as u128) as u64
 }
 
-fn usage(reason: String) -> Error {
-    ErrorKind::Usage { reason }.into()
-}
-
-/// An Arrow error as npy's: the npy error inside, if it carries one, else an invalid-data
-/// I/O error (a file that does not parse, a batch that does not fit).
-fn from_arrow(e: ArrowError, what: &str) -> Error {
-    match e {
-        ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
-            Ok(e) => *e,
-            Err(inner) => invalid(format!("{what}: {inner}")),
-        },
-        ArrowError::IoError(_, io) => io.into(),
-        e => invalid(format!("{what}: {e}")),
-    }
-}
-
-/// A Parquet error as npy's: the npy error inside, if it carries one, else an invalid-data
-/// I/O error (its text says "Parquet error: ...").
-pub(crate) fn from_parquet(e: ParquetError) -> Error {
-    match e {
-        ParquetError::External(inner) => match inner.downcast::<Error>() {
-            Ok(e) => *e,
-            Err(inner) => invalid(format!("Parquet error: {inner}")),
-        },
-        e => invalid(e.to_string()),
-    }
-}
-
-fn invalid(reason: String) -> Error {
-    io::Error::new(io::ErrorKind::InvalidData, reason).into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -940,7 +988,7 @@ mod tests {
         let fortran = |rows: usize| {
             let mut header = Header::new("<i4".parse().unwrap(), vec![rows, 4]);
             header.fortran_order = true;
-            crate::schema_of(&header).unwrap()
+            crate::schema::schema_of(&header).unwrap()
         };
         // 4 GB of rows declared by a file of 1,000 bytes: refused before anything is held.
         let e = held_in_proportion(&fortran(250_000_000), 1000).unwrap_err();
@@ -948,7 +996,7 @@ mod tests {
         assert!(held_in_proportion(&fortran(1000), 1000).is_ok());
         assert!(held_in_proportion(&fortran(250_000_000), 4_000_000).is_ok());
         // A C-order array is streamed, whatever its size.
-        let c = crate::schema_of(&Header::new("<i4".parse().unwrap(), vec![250_000_000, 4])).unwrap();
+        let c = crate::schema::schema_of(&Header::new("<i4".parse().unwrap(), vec![250_000_000, 4])).unwrap();
         assert!(held_in_proportion(&c, 1000).is_ok());
     }
 }

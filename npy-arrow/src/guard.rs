@@ -5,7 +5,7 @@
 //! arrow-ipc and parquet trust the sizes a file declares: an IPC block of 137 GB is
 //! allocated before it is read, a Parquet page claiming 1 GB uncompressed is allocated
 //! before it is inflated, and a buffer that does not fit its body panics. So, before they
-//! read a file, [`open`](crate::formats::open) checks:
+//! read a file, [`FileBatchReader`](crate::formats::FileBatchReader) checks:
 //!
 //! - **Arrow IPC**: the footer and every block it lists (dictionaries and record batches:
 //!   offset, metadata and body) lie inside the file, and each block's metadata describes

@@ -38,7 +38,7 @@
 //! w.add_with("n", &[7i32, 8, 9], Compression::deflated())?;
 //! w.finish()?;
 //!
-//! let reader = npy_arrow::NpzBatchReader::open(&path, &Default::default())?;
+//! let reader = npy_arrow::NpzBatchReader::from_path(&path)?;
 //! let schema = reader.schema();
 //! assert_eq!(schema.field(1).name(), "n");
 //! let batches = reader.collect::<Result<Vec<_>, _>>()?;
@@ -70,11 +70,12 @@ use npy_core::dtype::DType;
 use npy_core::npz::{self, Compression, OwnedMemberReader, ReaderOptions};
 use npy_core::{Error, ErrorKind, Result};
 
-use crate::convert::{arrow_error, bad_data, usage};
+use crate::error::{arrow_error, bad_data, usage};
+use crate::layout::Layout;
+use crate::options::ConvertOptions;
 use crate::read::BatchReader;
 use crate::schema::{DESCR_KEY, FORTRAN_ORDER_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY, VALUES, VERSION_KEY};
 use crate::write::BatchWriter;
-use crate::{ConvertOptions, Layout};
 
 /// Field metadata key: how the archive stored the member a column came from, `stored` or
 /// `deflated` ([`NpzBatchWriter`] stores it so again unless told otherwise).
@@ -238,11 +239,12 @@ impl MemberColumns {
 /// w.finish()?;
 ///
 /// // Members of other lengths are refused, naming them...
-/// let e = npy_arrow::NpzBatchReader::open(&path, &Default::default()).unwrap_err();
+/// let e = npy_arrow::NpzBatchReader::from_path(&path).unwrap_err();
 /// assert!(e.to_string().contains("'other.npy': 2 rows, where member 't.npy' has 5"), "{e}");
 /// // ...and read alone, or with their peers.
-/// let options = npy_arrow::ConvertOptions::new().batch_rows(2);
-/// let reader = npy_arrow::NpzBatchReader::open_members(&path, &["t", "v"], &options)?;
+/// let mut options = npy_arrow::npz::NpzTableOptions::new();
+/// options.members(&["t", "v"]).convert(npy_arrow::ConvertOptions::new().batch_rows(2));
+/// let reader = npy_arrow::NpzBatchReader::from_path_with(&path, &options)?;
 /// let rows: Vec<usize> = reader.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
 /// assert_eq!(rows, [2, 2, 1]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -266,51 +268,74 @@ impl std::fmt::Debug for NpzBatchReader {
     }
 }
 
+/// Settings of an [`NpzBatchReader`]: which members make the table, how the archive is
+/// read, how the members' data becomes batches. Defaults: every member, in archive order;
+/// npy-core's default [`ReaderOptions`]; the default [`ConvertOptions`] (rows per batch:
+/// [`ConvertOptions::batch_rows`], else as many as fit in
+/// [`DEFAULT_BATCH_BYTES`](crate::read::DEFAULT_BATCH_BYTES) of all members' data, at most
+/// [`DEFAULT_BATCH_ROWS`](crate::read::DEFAULT_BATCH_ROWS)).
+#[derive(Debug, Clone, Default)]
+pub struct NpzTableOptions {
+    members: Option<Vec<String>>,
+    archive: ReaderOptions,
+    convert: ConvertOptions,
+}
+
+impl NpzTableOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        NpzTableOptions::default()
+    }
+
+    /// The members that make the table, in that order: as `np.load(path).files` names
+    /// them (`x`), or their full names in the zip (`x.npy`). Default: every member, in
+    /// archive order.
+    pub fn members(&mut self, names: &[&str]) -> &mut Self {
+        self.members = Some(names.iter().map(|n| n.to_string()).collect());
+        self
+    }
+
+    /// The archive's limits, and the options its members' headers are read with.
+    /// Default: [`ReaderOptions::new`].
+    pub fn archive(&mut self, options: &ReaderOptions) -> &mut Self {
+        self.archive = options.clone();
+        self
+    }
+
+    /// How the members' data becomes batches. Default: [`ConvertOptions::new`].
+    pub fn convert(&mut self, options: &ConvertOptions) -> &mut Self {
+        self.convert = options.clone();
+        self
+    }
+}
+
 impl NpzBatchReader {
-    /// Opens every member of the archive at `path` as one table.
+    /// Opens every member of the archive at `path` as one table, with the default
+    /// [`NpzTableOptions`]. Errors name the path (and the member).
     ///
     /// # Errors
-    /// As [`NpzBatchReader::open_with`].
-    pub fn open(path: impl AsRef<Path>, options: &ConvertOptions) -> Result<Self> {
-        NpzBatchReader::open_with(path, None, &ReaderOptions::new(), options)
+    /// As [`NpzBatchReader::from_path_with`].
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        NpzBatchReader::from_path_with(path, &NpzTableOptions::new())
     }
 
-    /// Opens the members `names` (as `np.load(path).files` names them, or their full
-    /// names in the zip), in that order, as one table.
-    ///
-    /// # Errors
-    /// As [`NpzBatchReader::open_with`].
-    pub fn open_members(path: impl AsRef<Path>, names: &[&str], options: &ConvertOptions) -> Result<Self> {
-        NpzBatchReader::open_with(path, Some(names), &ReaderOptions::new(), options)
-    }
-
-    /// Opens the archive at `path` with `archive`'s limits (and its options for members'
-    /// headers), its members `names` (all of them, in archive order, when `None`) as one
-    /// table. Rows per batch: [`ConvertOptions::batch_rows`], else as many as fit in
-    /// [`crate::read::DEFAULT_BATCH_BYTES`] of all members' data, at most
-    /// [`crate::read::DEFAULT_BATCH_ROWS`]. Errors name the path (and the member).
+    /// Opens the archive at `path` as one table, its members, limits and conversion as
+    /// `options` say. Errors name the path (and the member).
     ///
     /// # Errors
     /// As [`npz::Reader::from_path`] and [`npz::Reader::npy_from`] (an unknown name, an archive
     /// or member header that fails a check); [`ErrorKind::UnsupportedDtype`] for object
     /// members; [`ErrorKind::Npz`] for members of different lengths (read them one at a
     /// time) and [`ErrorKind::Usage`] for a name given twice.
-    pub fn open_with(
-        path: impl AsRef<Path>,
-        names: Option<&[&str]>,
-        archive: &ReaderOptions,
-        options: &ConvertOptions,
-    ) -> Result<Self> {
+    pub fn from_path_with(path: impl AsRef<Path>, options: &NpzTableOptions) -> Result<Self> {
         let path = path.as_ref();
-        NpzBatchReader::open_inner(path, names, archive, options).map_err(|e| e.reading(path))
+        NpzBatchReader::open_inner(path, options).map_err(|e| e.reading(path))
     }
 
-    fn open_inner(
-        path: &Path,
-        names: Option<&[&str]>,
-        archive: &ReaderOptions,
-        options: &ConvertOptions,
-    ) -> Result<Self> {
+    fn open_inner(path: &Path, table: &NpzTableOptions) -> Result<Self> {
+        let (archive, options) = (&table.archive, &table.convert);
+        let names = table.members.as_ref().map(|n| n.iter().map(String::as_str).collect::<Vec<&str>>());
+        let names = names.as_deref();
         let mut index = npy_core::npz::Reader::from_path_with(path, archive)?;
         let file = Arc::new(npy_core::open_file(path)?);
         let infos = index.members()?;
@@ -332,8 +357,8 @@ impl NpzBatchReader {
             }
             let source = BufReader::with_capacity(MEMBER_BUFFER, Shared { file: file.clone(), pos: 0 });
             let npy = index.npy_from(&info.member, source)?;
-            let layout = Layout::with_options(npy.header(), Some(npy.version()), options)
-                .map_err(|e| e.in_member(&info.member))?;
+            let layout =
+                Layout::new_with(npy.header(), Some(npy.version()), options).map_err(|e| e.in_member(&info.member))?;
             opened.push((info, npy, layout));
         }
         if let Some((first, _, l)) = opened.first() {
@@ -342,7 +367,7 @@ impl NpzBatchReader {
                     let reason = format!(
                         "{} rows, where member '{}' has {}: an archive reads as one table only when its \
                          members share a length (a 0-d member is one row); read the members one at a \
-                         time (NpzBatchReader::open_members)",
+                         time (NpzTableOptions::members)",
                         layout.rows(),
                         first.member,
                         l.rows()
@@ -355,12 +380,14 @@ impl NpzBatchReader {
             .iter()
             .map(|(_, _, l)| l.row_elements.saturating_mul(l.header.dtype.itemsize()))
             .fold(0usize, usize::saturating_add);
-        let options = options.clone().batch_rows(options.rows(row_bytes));
+        let rows = options.batch_rows_for(row_bytes);
+        let mut options = options.clone();
+        options.batch_rows(rows);
         let rows = opened.first().map_or(0, |(_, _, l)| l.rows());
         let mut fields = Vec::with_capacity(opened.len());
         let mut members = Vec::with_capacity(opened.len());
         for (info, npy, layout) in opened {
-            let reader = BatchReader::with_options(npy, &options).map_err(|e| e.in_member(&info.member))?;
+            let reader = BatchReader::from_npy_reader_with(npy, &options).map_err(|e| e.in_member(&info.member))?;
             let columns = MemberColumns::new(&info.name, &layout, info.compression);
             fields.extend(columns.fields().iter().cloned());
             members.push(Member { member: info.member.clone(), reader, columns });
@@ -487,7 +514,7 @@ impl SpoolWriter {
     /// Starts the writer of a one-field record whose text is `width` wide.
     fn start(&mut self, width: usize) -> Result<()> {
         let SpoolWriter::OneValuesField { file, field } = self else { return Ok(()) };
-        let dtype = crate::natural_dtype(&Schema::new(vec![field.clone()]), &[width])?;
+        let dtype = crate::schema::natural_dtype(&Schema::new(vec![field.clone()]), &[width])?;
         let meta = HashMap::from([(DESCR_KEY.to_string(), dtype.descr())]);
         let schema = Arc::new(Schema::new_with_metadata(vec![field.clone()], meta));
         let file = file.try_clone()?;

@@ -26,8 +26,8 @@ use arrow_schema::{ArrowError, DataType, Field, Schema};
 use npy_core::object::Object;
 use npy_core::{ErrorKind, NpyReader, Result};
 
+use crate::options::ConvertOptions;
 use crate::schema::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, ITEM, TENSOR_EXTENSION, VALUES};
-use crate::ConvertOptions;
 
 /// The batches of an object array of text (see the module docs), read whole from `reader`.
 ///
@@ -82,7 +82,7 @@ pub(crate) fn text_batches<R: Read>(
     };
     let schema = Arc::new(Schema::new(vec![field]));
     let row_bytes = text_len.checked_div(rows).unwrap_or(0).saturating_add(4 * values.len() / rows.max(1));
-    let per_batch = options.rows(row_bytes);
+    let per_batch = options.batch_rows_for(row_bytes);
     let batches: Vec<std::result::Result<RecordBatch, ArrowError>> = (0..rows)
         .step_by(per_batch)
         .map(|start| RecordBatch::try_new(schema.clone(), vec![column.slice(start, per_batch.min(rows - start))]))

@@ -30,7 +30,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
-use crate::formats::from_parquet;
+use crate::error::from_parquet;
 
 /// How many row groups encode at once: the CPUs, at most 4.
 pub(crate) fn workers() -> usize {

@@ -5,21 +5,18 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
 use arrow_buffer::Buffer;
 use arrow_schema::{ArrowError, SchemaRef};
 use npy_core::mmap::NpyMap;
-use npy_core::{scalar, DynArray, ErrorKind, NpyReader, Result};
+use npy_core::{DynArray, ErrorKind, NpyReader, Result};
 
-use crate::convert::{self, arrow_error, Place};
-use crate::pos::Pos;
-use crate::schema::{Layout, Leaf, Node, SlotKind};
-use crate::ConvertOptions;
+use crate::layout::codec;
+use crate::layout::node::{Leaf, Node};
+use crate::layout::{batch, decode_rows, fortran_rows, row_bytes, Layout};
+use crate::options::ConvertOptions;
 
-/// Rows per batch by default: 65,536.
-pub const DEFAULT_BATCH_ROWS: usize = 1 << 16;
-/// Bytes of data per batch at most by default (fewer rows when rows are wide): 64 MiB.
-pub const DEFAULT_BATCH_BYTES: usize = 64 << 20;
+pub use crate::options::{DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS};
 
 /// Where the reader's bytes come from.
 enum Source<R> {
@@ -45,7 +42,9 @@ enum Source<R> {
 /// use npy_core::prelude::*;
 ///
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
-/// let reader = npy_arrow::BatchReader::new(npy_core::NpyReader::from_reader(&file[..])?, 4)?;
+/// let mut options = npy_arrow::ConvertOptions::new();
+/// options.batch_rows(4);
+/// let reader = npy_arrow::BatchReader::from_npy_reader_with(npy_core::NpyReader::from_reader(&file[..])?, &options)?;
 /// let lens: Vec<usize> = reader.map(|b| b.map(|b| b.num_rows())).collect::<Result<_, _>>()?;
 /// assert_eq!(lens, [4, 4, 2]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -71,34 +70,56 @@ impl<R> std::fmt::Debug for BatchReader<R> {
 }
 
 impl BatchReader<BufReader<File>> {
-    /// Opens a `.npy` file. Errors name the path.
+    /// Opens a `.npy` file, with the default [`ConvertOptions`]. Errors name the path.
     ///
     /// # Errors
-    /// As [`NpyReader::from_reader`] and [`BatchReader::new`].
-    pub fn open(path: impl AsRef<Path>, options: &ConvertOptions) -> Result<Self> {
+    /// As [`BatchReader::from_path_with`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::prelude::*;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("x.npy");
+    /// vec![1u8, 2, 3].write_npy(&path)?;
+    /// let reader = npy_arrow::BatchReader::from_path(&path)?;
+    /// assert_eq!(reader.remaining_rows(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self> {
+        BatchReader::from_path_with(path, &ConvertOptions::new())
+    }
+
+    /// Opens a `.npy` file, with `options`. Errors name the path.
+    ///
+    /// # Errors
+    /// Errors of opening the file and reading its header; as
+    /// [`BatchReader::from_npy_reader_with`].
+    pub fn from_path_with(path: impl AsRef<Path>, options: &ConvertOptions) -> Result<Self> {
         let path = path.as_ref();
-        let open = || BatchReader::with_options(npy_core::NpyReader::from_path(path)?, options);
+        let open = || BatchReader::from_npy_reader_with(npy_core::NpyReader::from_path(path)?, options);
         open().map_err(|e| e.reading(path))
     }
 }
 
 impl<R: Read> BatchReader<R> {
-    /// Batches of `batch_rows` rows (at least 1) from a reader whose header was read; the
-    /// schema keeps the header (see [`crate::schema`]).
+    /// Batches from a reader whose header was read (with the header limits it was opened
+    /// with), with the default [`ConvertOptions`]; the schema keeps the header (see
+    /// [`crate::schema`]).
+    ///
+    /// # Errors
+    /// As [`BatchReader::from_npy_reader_with`].
+    pub fn from_npy_reader(reader: NpyReader<R>) -> Result<Self> {
+        BatchReader::from_npy_reader_with(reader, &ConvertOptions::new())
+    }
+
+    /// Batches from a reader whose header was read, with `options`.
     ///
     /// # Errors
     /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold); for
     /// Fortran-order N-d arrays, errors of reading the data.
-    pub fn new(reader: NpyReader<R>, batch_rows: usize) -> Result<Self> {
-        BatchReader::with_options(reader, &ConvertOptions::new().batch_rows(batch_rows))
-    }
-
-    /// As [`BatchReader::new`], with options.
-    ///
-    /// # Errors
-    /// As [`BatchReader::new`].
-    pub fn with_options(mut reader: NpyReader<R>, options: &ConvertOptions) -> Result<Self> {
-        let layout = Layout::with_options(reader.header(), Some(reader.version()), options)?;
+    pub fn from_npy_reader_with(mut reader: NpyReader<R>, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::new_with(reader.header(), Some(reader.version()), options)?;
         let source = if layout.header.fortran_order && layout.header.shape.len() > 1 {
             let mut data = Vec::new();
             let n = reader.len();
@@ -107,28 +128,37 @@ impl<R: Read> BatchReader<R> {
         } else {
             Source::Stream { reader, buf: Vec::new() }
         };
-        let rows = options.rows(row_bytes(&layout));
+        let rows = options.batch_rows_for(row_bytes(&layout));
         Ok(BatchReader::from_parts(source, layout, rows))
     }
 }
 
 impl BatchReader<std::io::Empty> {
-    /// Batches of a dynamic array (its data is held).
+    /// Batches of a dynamic array (its data is held), with the default [`ConvertOptions`].
     ///
     /// # Errors
-    /// As [`BatchReader::new`].
-    pub fn from_dyn(array: DynArray, options: &ConvertOptions) -> Result<Self> {
-        let layout = Layout::with_options(array.header(), array.version(), options)?;
-        let rows = options.rows(row_bytes(&layout));
+    /// As [`BatchReader::from_dyn_with`].
+    pub fn from_dyn(array: DynArray) -> Result<Self> {
+        BatchReader::from_dyn_with(array, &ConvertOptions::new())
+    }
+
+    /// Batches of a dynamic array (its data is held), with `options`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold).
+    pub fn from_dyn_with(array: DynArray, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::new_with(array.header(), array.version(), options)?;
+        let rows = options.batch_rows_for(row_bytes(&layout));
         Ok(BatchReader::from_parts(Source::Held(array.into_data()), layout, rows))
     }
 
-    /// Batches of a mapped array, read in place. A 1-D array of native-order integers,
-    /// floats or datetimes is not copied at all: its column's buffer is the map's data
-    /// (each batch a slice of it), and the buffer keeps the map alive.
+    /// Batches of a mapped array, read in place, with the default [`ConvertOptions`]. A 1-D
+    /// array of native-order integers, floats or datetimes is not copied at all: its
+    /// column's buffer is the map's data (each batch a slice of it), and the buffer keeps
+    /// the map alive.
     ///
     /// # Errors
-    /// As [`BatchReader::new`].
+    /// As [`BatchReader::from_map_with`].
     ///
     /// # Examples
     /// ```
@@ -141,17 +171,26 @@ impl BatchReader<std::io::Empty> {
     /// vec![1.5f64, 2.5, 3.5].write_npy(&path)?;
     /// // SAFETY: nothing else writes the file while it is mapped.
     /// let map = Arc::new(unsafe { NpyMap::from_path(&path)? });
-    /// let mut reader = npy_arrow::BatchReader::from_map(map.clone(), &Default::default())?;
+    /// let mut reader = npy_arrow::BatchReader::from_map(map.clone())?;
     /// let batch = reader.next().unwrap()?;
     /// let column = batch.column(0).as_primitive::<Float64Type>();
     /// assert_eq!(column.values().as_ref(), [1.5, 2.5, 3.5]);
     /// assert_eq!(column.values().as_ptr().cast::<u8>(), map.data().as_ptr()); // no copy
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_map(map: Arc<NpyMap>, options: &ConvertOptions) -> Result<Self> {
-        let layout = Layout::with_options(map.header(), Some(map.version()), options)?;
+    pub fn from_map(map: Arc<NpyMap>) -> Result<Self> {
+        BatchReader::from_map_with(map, &ConvertOptions::new())
+    }
+
+    /// Batches of a mapped array, read in place, with `options` (see
+    /// [`BatchReader::from_map`]).
+    ///
+    /// # Errors
+    /// [`ErrorKind::UnsupportedDtype`] for object arrays (and sizes Arrow cannot hold).
+    pub fn from_map_with(map: Arc<NpyMap>, options: &ConvertOptions) -> Result<Self> {
+        let layout = Layout::new_with(map.header(), Some(map.version()), options)?;
         let zero_copy = zero_copy_buffer(&map, &layout);
-        let rows = options.rows(row_bytes(&layout));
+        let rows = options.batch_rows_for(row_bytes(&layout));
         Ok(BatchReader::from_parts(Source::Map { map, zero_copy }, layout, rows))
     }
 }
@@ -253,122 +292,13 @@ impl<R: Read> BatchReader<R> {
         } else {
             None
         };
-        let column = convert::primitive(node.data_type(), values, rows, nulls)?;
+        let column = codec::primitive(node.data_type(), values, rows, nulls)?;
         self.batch(vec![column], rows)
     }
 
     fn batch(&self, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
         batch(&self.layout, columns, rows)
     }
-}
-
-impl Layout {
-    /// Decodes `rows` rows starting at row `first` into a batch: `data` is the array's data
-    /// from row `first` on (rows are contiguous in C order and in arrays of at most one
-    /// dim), or, for a Fortran-order array of two dims or more, all of it. This is what a
-    /// scan of a row range does with the range's bytes (see [`Layout::project`] for fewer
-    /// columns).
-    ///
-    /// # Errors
-    /// [`ErrorKind::Truncated`] when `data` holds fewer bytes than the rows need;
-    /// [`ErrorKind::WrongShape`] for rows past the array's end; [`ErrorKind::InvalidValue`]
-    /// for text that is not UCS-4
-    /// and `M8[D]` days outside Date32.
-    ///
-    /// # Examples
-    /// ```
-    /// use arrow_array::{cast::AsArray, types::Float64Type};
-    /// use npy_core::prelude::*;
-    ///
-    /// let file = (0..10).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new())?;
-    /// let reader = npy_core::NpyReader::from_reader(&file[..])?;
-    /// let layout = npy_arrow::Layout::new(reader.header(), Some(reader.version()))?;
-    /// let data = &file[reader.data_offset()..];
-    /// // Rows 6..9, from the bytes of rows 6 on.
-    /// let batch = layout.decode(&data[6 * layout.row_bytes()..], 6, 3)?;
-    /// assert_eq!(batch.column(0).as_primitive::<Float64Type>().values().as_ref(), [6.0, 7.0, 8.0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn decode(&self, data: &[u8], first: usize, rows: usize) -> Result<RecordBatch> {
-        if first.checked_add(rows).is_none_or(|end| end > self.rows()) {
-            let reason =
-                format!("rows {first}..{} asked of an array of {} rows", first.saturating_add(rows), self.rows());
-            return Err(ErrorKind::WrongShape { reason }.into());
-        }
-        let fortran = fortran_rows(self);
-        let (base, needed) = match fortran {
-            Some(_) => (0, self.rows() * row_bytes(self)),
-            None => (first, rows * row_bytes(self)),
-        };
-        if data.len() < needed {
-            return Err(ErrorKind::Truncated { expected: needed as u64, found: data.len() as u64 }.into());
-        }
-        decode_rows(self, data, first, base, rows, fortran.as_deref())
-    }
-}
-
-/// `rows` rows from row `first` on: `data` holds the array's data from row `base` on
-/// (rows are contiguous), or all of it (`base` 0) for a Fortran-order N-d array, whose
-/// rows' items sit at `fortran`'s offsets.
-pub(crate) fn decode_rows(
-    layout: &Layout,
-    data: &[u8],
-    first: usize,
-    base: usize,
-    rows: usize,
-    fortran: Option<&[usize]>,
-) -> Result<RecordBatch> {
-    let itemsize = layout.header.dtype.itemsize();
-    let row_elements = layout.row_elements;
-    let place = Place { first: first * row_elements, itemsize, lossy_text: layout.residue.is_some() };
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.columns.len() + 1);
-    let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, fortran);
-    // Each column's node and positions (a tensor column's items: the rows' elements).
-    let parts: Vec<(&Node, Pos)> = (layout.columns.iter())
-        .map(|(offset, node)| match node {
-            Node::List { item, .. } if layout.tensor => (&**item, pos.shifted(*offset)),
-            _ => (node, pos.shifted(*offset)),
-        })
-        .collect();
-    let mut gathered = convert::Gathered::new(data, parts.iter().map(|(node, at)| (*node, at)))?;
-    for ((_, column), (node, at)) in layout.columns.iter().zip(&parts) {
-        let array = convert::decode(node, data, at, place, &mut gathered)?;
-        columns.push(match column {
-            Node::List { len, field, .. } if layout.tensor => convert::list(field, *len, array, rows)?,
-            _ => array,
-        });
-    }
-    if let Some(residue) = &layout.residue {
-        let mut buf = arrow_buffer::MutableBuffer::with_capacity(pos.count() * residue.width);
-        for p in pos.iter() {
-            for slot in &residue.slots {
-                let bytes = &data[p + slot.at..p + slot.at + slot.len];
-                match slot.kind {
-                    SlotKind::Text(order) if scalar::check_ucs4(bytes, order).is_ok() => buf.extend_zeros(slot.len),
-                    _ => buf.extend_from_slice(bytes),
-                }
-            }
-        }
-        let width = (residue.width * row_elements) as i32;
-        let ty = arrow_schema::DataType::FixedSizeBinary(width);
-        columns.push(convert::primitive(ty, buf, rows, None)?);
-    }
-    batch(layout, columns, rows)
-}
-
-fn batch(layout: &Layout, columns: Vec<ArrayRef>, rows: usize) -> Result<RecordBatch> {
-    let options = RecordBatchOptions::new().with_row_count(Some(rows));
-    RecordBatch::try_new_with_options(layout.schema(), columns, &options).map_err(arrow_error)
-}
-
-/// Of a Fortran-order N-d array, the element offsets of a row's items from its first.
-pub(crate) fn fortran_rows(layout: &Layout) -> Option<Vec<usize>> {
-    (layout.tensor && layout.header.fortran_order).then(|| fortran_offsets(&layout.header.shape))
-}
-
-/// Bytes of one row.
-pub(crate) fn row_bytes(layout: &Layout) -> usize {
-    layout.row_elements.saturating_mul(layout.header.dtype.itemsize())
 }
 
 /// The held data from row `first` on (C order, at most one dim: rows are contiguous), or
@@ -379,33 +309,6 @@ fn held_rows<'d>(data: &'d [u8], layout: &Layout, first: usize) -> (&'d [u8], us
     }
     let row_bytes = layout.row_elements * layout.header.dtype.itemsize();
     (&data[first * row_bytes..], first)
-}
-
-/// Element offsets, from the row's first element, of the items of a row of a Fortran-order
-/// array, in C order of the row's dims.
-pub(crate) fn fortran_offsets(shape: &[usize]) -> Vec<usize> {
-    let (first, rest) = shape.split_first().expect("N-d");
-    // Fortran strides (in elements) of the dims after the first.
-    let mut strides = Vec::with_capacity(rest.len());
-    let mut step = *first;
-    for &d in rest {
-        strides.push(step);
-        step *= d;
-    }
-    let count: usize = rest.iter().product();
-    let mut out = Vec::with_capacity(count);
-    let mut index = vec![0usize; rest.len()];
-    for _ in 0..count {
-        out.push(index.iter().zip(&strides).map(|(i, s)| i * s).sum());
-        for k in (0..rest.len()).rev() {
-            index[k] += 1;
-            if index[k] < rest[k] {
-                break;
-            }
-            index[k] = 0;
-        }
-    }
-    out
 }
 
 impl<R: Read> Iterator for BatchReader<R> {
@@ -436,7 +339,7 @@ impl<R: Read> RecordBatchReader for BatchReader<R> {
 /// [`ErrorKind::NotViewable`] for other arrays (read them with [`BatchReader::from_map`]).
 pub fn mapped_array(map: Arc<NpyMap>) -> Result<ArrayRef> {
     let rows = map.len();
-    let reader = BatchReader::from_map(map, &ConvertOptions::new().batch_rows(rows.max(1)))?;
+    let reader = BatchReader::from_map_with(map, ConvertOptions::new().batch_rows(rows.max(1)))?;
     let Source::Map { zero_copy: Some(buffer), .. } = &reader.source else {
         return Err(ErrorKind::NotViewable {
             reason: format!(
@@ -448,17 +351,4 @@ pub fn mapped_array(map: Arc<NpyMap>) -> Result<ArrayRef> {
         .into());
     };
     Ok(reader.zero_copy_batch(buffer.clone(), 0, reader.layout.rows())?.column(0).clone())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fortran_offsets_walk_the_row_in_c_order() {
-        // shape (2, 3, 4): item (i, j) of a row is at 2 * i + 6 * j.
-        let off = fortran_offsets(&[2, 3, 4]);
-        assert_eq!(off.len(), 12);
-        assert_eq!(&off[..5], [0, 6, 12, 18, 2]);
-    }
 }

@@ -6,11 +6,10 @@
 //! gives the original file. [`header_of`] goes back: from that metadata when present, else
 //! from the columns' types (the natural packed NumPy dtype, see [`natural_dtype`]).
 //!
-//! The mapping is compiled once into a [`Layout`]: for each column, a tree that says where
-//! each value sits in a record's bytes. `read` and `write` walk it, one pass per column over
-//! a chunk of records.
+//! The mapping is compiled once into a [`Layout`]: for each column, a tree
+//! that says where each value sits in a record's bytes. `read` and `write` walk it, one
+//! pass per column over a chunk of records.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema, SchemaRef, TimeUnit as ArrowUnit};
@@ -18,281 +17,16 @@ use npy_core::dtype::{ByteOrder, DType, Record, Scalar, ScalarType, TimeUnit};
 use npy_core::header::{Header, Version};
 use npy_core::{Error, ErrorKind, Result};
 
-use crate::ConvertOptions;
-
-/// Schema metadata key: the original `descr`, as the header's Python literal (`'<f8'`,
-/// `[('a', '<i4'), ('', '|V4')]`).
-pub const DESCR_KEY: &str = "numpy.descr";
-/// Schema metadata key: the original `fortran_order`, `True` or `False`.
-pub const FORTRAN_ORDER_KEY: &str = "numpy.fortran_order";
-/// Schema metadata key: the original shape, a JSON list (`[3, 4]`; `[]` for 0-d).
-pub const SHAPE_KEY: &str = "numpy.shape";
-/// Schema metadata key: the `.npy` format version of the original file (`1.0`, `2.0`,
-/// `3.0`).
-pub const VERSION_KEY: &str = "numpy.version";
-/// Field metadata key: the NumPy type string of a column whose Arrow type does not say it
-/// alone: complex (`<c16`), long double (`<f16`), datetimes in units Arrow lacks
-/// (`<M8[25s]`, `<m8[D]`, `<M8`).
-pub const DTYPE_KEY: &str = "numpy.dtype";
-/// The name of the one column of an array of scalars (and of an N-d array's rows).
-pub const VALUES: &str = "values";
-/// Arrow's canonical extension name for fixed-shape tensors.
-pub const TENSOR_EXTENSION: &str = "arrow.fixed_shape_tensor";
-/// Field metadata key of an Arrow extension's name.
-pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
-/// Field metadata key of an Arrow extension's metadata.
-pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
-/// The name of the column of each row's bytes that the other columns may not carry
-/// (padding, `b1` bytes, `U` text that is not valid), made with [`ConvertOptions::residue`].
-pub const RESIDUE: &str = "numpy.residue";
-/// Field metadata key marking the [`RESIDUE`] column (value `true`).
-pub const RESIDUE_KEY: &str = "numpy.residue";
-/// The name of the item field of the `FixedSizeList`s this crate makes.
-pub const ITEM: &str = "item";
+use crate::layout::node::{node_of, unsupported};
+use crate::layout::Layout;
+pub use crate::layout::{
+    DESCR_KEY, DTYPE_KEY, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FORTRAN_ORDER_KEY, ITEM, MAX_EMPTY_ROWS, RESIDUE,
+    RESIDUE_KEY, SHAPE_KEY, TENSOR_EXTENSION, VALUES, VERSION_KEY,
+};
+use crate::options::ConvertOptions;
 
 /// NumPy's most dimensions (`NPY_MAXDIMS`), as npy-core's header parser allows.
 const MAX_DIMS: usize = 64;
-
-/// A field's metadata.
-type Metadata = HashMap<String, String>;
-
-/// Where the values of one column (or of a nested part of it) sit in a record's bytes, and
-/// the Arrow type they become.
-#[derive(Debug, Clone)]
-pub(crate) enum Node {
-    /// One scalar at the element's position.
-    Leaf(Scalar, Leaf),
-    /// A record: each field at its offset from the element's position.
-    Struct(Vec<(usize, Node)>, Fields),
-    /// `len` values `stride` bytes apart from the element's position (a subarray's first
-    /// dim, or a complex number's two parts).
-    List { len: usize, stride: usize, item: Box<Node>, field: FieldRef },
-}
-
-/// The Arrow form of one scalar.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Leaf {
-    /// Bool, integers, `f2`/`f4`/`f8`: the value's bytes in native order.
-    Primitive,
-    /// A datetime or timedelta as an `i64` Timestamp, Duration or Int64, NaT as null.
-    Time,
-    /// `M8[D]` as Date32 (days as `i32`), NaT as null.
-    Date32,
-    /// `S n`: Binary, trailing NULs stripped.
-    Bytes,
-    /// `U n`: Utf8, trailing NULs stripped.
-    Text,
-    /// `V n`: FixedSizeBinary, the bytes as stored; long doubles: FixedSizeBinary of their
-    /// bytes in native byte order (a big-endian file's swapped), each part's for complex.
-    Raw,
-}
-
-impl Node {
-    pub(crate) fn data_type(&self) -> DataType {
-        match self {
-            Node::Leaf(s, leaf) => leaf_type(*s, *leaf),
-            Node::Struct(_, fields) => DataType::Struct(fields.clone()),
-            Node::List { len, field, .. } => DataType::FixedSizeList(field.clone(), *len as i32),
-        }
-    }
-}
-
-/// The runs of an element's bytes that the [`RESIDUE`] column keeps, in order, and their
-/// total size (the column's width per element).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Residue {
-    pub(crate) slots: Vec<Slot>,
-    pub(crate) width: usize,
-}
-
-impl Residue {
-    fn new(slots: Vec<Slot>) -> Residue {
-        let width = slots.iter().map(|s| s.len).sum();
-        Residue { slots, width }
-    }
-}
-
-/// One run of an element's bytes in the [`RESIDUE`] column: `len` bytes at offset `at`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Slot {
-    pub(crate) at: usize,
-    pub(crate) len: usize,
-    pub(crate) kind: SlotKind,
-}
-
-/// What a [`Slot`] holds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum SlotKind {
-    /// Padding between and after a record's fields: kept as it is.
-    Padding,
-    /// A `b1` byte: kept as it is (NumPy reads any nonzero byte as True).
-    Bool,
-    /// A `U` element: its code units when some are not chars (the column then holds the
-    /// text with U+FFFD for each of them), zeros when the column holds it exactly.
-    Text(ByteOrder),
-}
-
-/// The whole mapping of one array: its columns, and how rows lie in the data.
-#[derive(Debug, Clone)]
-pub struct Layout {
-    pub(crate) header: Header,
-    pub(crate) columns: Vec<(usize, Node)>,
-    /// Elements per row: 1, or the product of the dims after the first (N-d arrays).
-    pub(crate) row_elements: usize,
-    /// True when the rows are N-d slices (one `values` column of tensors).
-    pub(crate) tensor: bool,
-    /// The runs of an element's bytes the columns may not carry, when the [`RESIDUE`]
-    /// column keeps them.
-    pub(crate) residue: Option<Residue>,
-    pub(crate) schema: SchemaRef,
-}
-
-/// Most rows that take no bytes in the file (zero-size elements such as `S0`, `V0` or an
-/// empty record, or rows of an empty shape such as `(n, 0)`) an array may have to become
-/// batches: i32::MAX. Their number is bounded by nothing but the header (a 128-byte file
-/// can claim 10^18 of them), while every Arrow row takes bytes (offsets, validity, levels)
-/// and time: a table of more is refused up front instead of spinning. npy-core's readers
-/// (which give such an array at once, with no data) are not bound by it.
-pub const MAX_EMPTY_ROWS: usize = i32::MAX as usize;
-
-impl Layout {
-    /// The layout of an array with this header. The schema keeps the header in its metadata
-    /// (with `version`, when given, so that a forced version comes back too).
-    ///
-    /// # Errors
-    /// [`ErrorKind::UnsupportedDtype`] for object dtypes, for sizes Arrow cannot hold
-    /// (a `FixedSizeList` or `FixedSizeBinary` over `i32::MAX`), and for more than
-    /// [`MAX_EMPTY_ROWS`] rows that take no bytes in the file.
-    pub fn new(header: &Header, version: Option<Version>) -> Result<Layout> {
-        Layout::with_options(header, version, &ConvertOptions::default())
-    }
-
-    /// As [`Layout::new`], with options (see [`ConvertOptions::days_as_int64`]).
-    ///
-    /// # Errors
-    /// As [`Layout::new`].
-    pub fn with_options(header: &Header, version: Option<Version>, options: &ConvertOptions) -> Result<Layout> {
-        let days = options.days_as_int64;
-        let dtype = &header.dtype;
-        if dtype.has_object() {
-            return Err(unsupported(dtype, "object arrays hold Python objects, not Arrow values"));
-        }
-        let row_elements: usize = header.shape.iter().skip(1).product();
-        let rows = header.shape.first().copied().unwrap_or(1);
-        if rows > MAX_EMPTY_ROWS && (dtype.itemsize() == 0 || row_elements == 0) {
-            let reason = format!(
-                "{rows} rows that take no bytes (zero-size elements or rows) are over {MAX_EMPTY_ROWS} \
-                 (i32::MAX): nothing in the file bounds their number, and every Arrow row takes bytes"
-            );
-            return Err(unsupported(dtype, &reason));
-        }
-        let tensor = header.shape.len() > 1;
-        let element_columns: Vec<(usize, Node, String, Option<Metadata>)> = match dtype {
-            DType::Record(r) if !tensor => {
-                let mut out = Vec::with_capacity(r.fields().len());
-                for f in r.fields() {
-                    let node = node_of(&f.dtype, days)?;
-                    let meta = field_metadata(&f.dtype, days);
-                    out.push((f.offset, node, f.name.clone(), meta));
-                }
-                out
-            }
-            _ => vec![(0, node_of(dtype, days)?, VALUES.to_string(), field_metadata(dtype, days))],
-        };
-        let mut columns = Vec::with_capacity(element_columns.len());
-        let mut fields = Vec::with_capacity(element_columns.len());
-        for (offset, node, name, meta) in element_columns {
-            let (node, field) = if tensor {
-                let item = Arc::new(with_meta(Field::new(ITEM, node.data_type(), true), meta));
-                let len = checked_i32(row_elements, dtype)?;
-                let mut tensor_meta = HashMap::new();
-                tensor_meta.insert(EXTENSION_NAME_KEY.to_string(), TENSOR_EXTENSION.to_string());
-                tensor_meta.insert(EXTENSION_METADATA_KEY.to_string(), tensor_metadata(&header.shape[1..]));
-                let field =
-                    Field::new(name, DataType::FixedSizeList(item.clone(), len), false).with_metadata(tensor_meta);
-                // The tensor's items are placed by the reader and writer (C or Fortran
-                // order), not by a stride: `stride` is unused for the top list.
-                (Node::List { len: row_elements, stride: 0, item: Box::new(node), field: item }, field)
-            } else {
-                let field = with_meta(Field::new(name, node.data_type(), true), meta);
-                (node, field)
-            };
-            columns.push((offset, node));
-            fields.push(field);
-        }
-        let slots = residue_slots(dtype);
-        let residue = (options.residue && !slots.is_empty()).then(|| Residue::new(slots));
-        if let Some(r) = &residue {
-            let width = checked_i32(r.width.saturating_mul(row_elements), dtype)?;
-            let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
-            fields.push(Field::new(RESIDUE, DataType::FixedSizeBinary(width), false).with_metadata(meta));
-        }
-        let mut meta = HashMap::new();
-        meta.insert(DESCR_KEY.to_string(), dtype.descr());
-        meta.insert(FORTRAN_ORDER_KEY.to_string(), if header.fortran_order { "True" } else { "False" }.to_string());
-        meta.insert(SHAPE_KEY.to_string(), serde_json::to_string(&header.shape).unwrap_or_default());
-        if let Some(v) = version {
-            let (major, minor) = v.number();
-            meta.insert(VERSION_KEY.to_string(), format!("{major}.{minor}"));
-        }
-        let schema = Arc::new(Schema::new_with_metadata(fields, meta));
-        Ok(Layout { header: header.clone(), columns, row_elements, tensor, residue, schema })
-    }
-
-    /// The Arrow schema of the batches.
-    pub fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-
-    /// The header the layout maps.
-    pub fn header(&self) -> &Header {
-        &self.header
-    }
-
-    /// Rows of the whole array: the first dim, or 1 for a 0-d array.
-    pub fn rows(&self) -> usize {
-        self.header.shape.first().copied().unwrap_or(1)
-    }
-
-    /// Bytes of one row in the file: an element, or an N-d array's slice along the first
-    /// axis.
-    pub fn row_bytes(&self) -> usize {
-        crate::read::row_bytes(self)
-    }
-
-    /// This layout with only some of its columns, `indices` into the schema's fields in the
-    /// order wanted (the [`RESIDUE`] column, when kept, is the last field). Only those
-    /// columns are decoded: a scan that needs one field of a wide record touches only that
-    /// field's bytes. The schema keeps the metadata.
-    ///
-    /// # Errors
-    /// [`ErrorKind::WrongShape`] for an index past the last field or given twice.
-    ///
-    /// # Examples
-    /// ```
-    /// use npy_core::header::Header;
-    ///
-    /// let header = Header::new("[('a', '<i4'), ('b', '<f8'), ('c', 'u1')]".parse()?, vec![2]);
-    /// let layout = npy_arrow::Layout::new(&header, None)?.project(&[2, 0])?;
-    /// let names: Vec<_> = layout.schema().fields().iter().map(|f| f.name().clone()).collect();
-    /// assert_eq!(names, ["c", "a"]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn project(&self, indices: &[usize]) -> Result<Layout> {
-        let all = self.schema.fields().len();
-        let mut seen = vec![false; all];
-        for &i in indices {
-            if i >= all || std::mem::replace(&mut seen[i], true) {
-                let why = if i >= all { format!("the schema has {all} fields") } else { "given twice".to_string() };
-                return Err(ErrorKind::WrongShape { reason: format!("projection of field {i}: {why}") }.into());
-            }
-        }
-        let columns = indices.iter().filter_map(|&i| self.columns.get(i).cloned()).collect();
-        let residue = self.residue.clone().filter(|_| indices.contains(&self.columns.len()));
-        let schema = Arc::new(self.schema.project(indices).map_err(crate::convert::arrow_error)?);
-        Ok(Layout { columns, residue, schema, ..self.clone() })
-    }
-}
 
 /// The Arrow schema of an array with this header, its metadata holding the header (see the
 /// module docs).
@@ -453,7 +187,7 @@ pub fn header_agrees(header: &Header, schema: &Schema) -> bool {
     if header.shape.len() > MAX_DIMS || header.data_len().is_err() {
         return false;
     }
-    let Ok(layout) = Layout::with_options(header, None, &options_of(schema)) else { return false };
+    let Ok(layout) = Layout::new_with(header, None, &options_of(schema)) else { return false };
     fields_agree(layout.schema.fields(), schema.fields())
 }
 
@@ -497,7 +231,9 @@ pub(crate) fn same_layout(a: &DataType, b: &DataType) -> bool {
 /// Int64, the residue column when its last column is one.
 pub(crate) fn options_of(schema: &Schema) -> ConvertOptions {
     let residue = schema.fields().last().is_some_and(|f| f.name() == RESIDUE && f.metadata().contains_key(RESIDUE_KEY));
-    ConvertOptions::new().days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone()))).residue(residue)
+    let mut options = ConvertOptions::new();
+    options.days_as_int64(has_int_days(&DataType::Struct(schema.fields().clone()))).residue(residue);
+    options
 }
 
 /// True when a field in `ty` is an Int64 of days (its `numpy.dtype` says `M8[D]`).
@@ -691,193 +427,14 @@ fn tensor_shape(field: &Field) -> Result<Option<Vec<usize>>> {
     }
 }
 
-/// `{"shape":[3,4]}`: the canonical extension's metadata for rows of this shape.
-fn tensor_metadata(shape: &[usize]) -> String {
-    serde_json::json!({ "shape": shape }).to_string()
-}
-
-/// The tree of one column of this dtype.
-fn node_of(dtype: &DType, days: bool) -> Result<Node> {
-    Ok(match dtype {
-        DType::Scalar(s) => match s.ty() {
-            ScalarType::Complex(n @ (8 | 16)) => {
-                let half = n as usize / 2;
-                let part = Scalar::new(ScalarType::Float(half as u8), s.order());
-                let item = Arc::new(Field::new(ITEM, leaf_type(part, Leaf::Primitive), false));
-                Node::List { len: 2, stride: half, item: Box::new(Node::Leaf(part, Leaf::Primitive)), field: item }
-            }
-            ScalarType::Object => return Err(unsupported(dtype, "object fields hold Python objects")),
-            _ => {
-                let leaf = leaf_of(*s, days);
-                if leaf == Leaf::Raw {
-                    checked_i32(s.itemsize(), dtype)?;
-                }
-                Node::Leaf(*s, leaf)
-            }
-        },
-        DType::Record(r) => {
-            let mut children = Vec::with_capacity(r.fields().len());
-            let mut fields = Vec::with_capacity(r.fields().len());
-            for f in r.fields() {
-                let node = node_of(&f.dtype, days)?;
-                fields.push(with_meta(
-                    Field::new(f.name.clone(), node.data_type(), true),
-                    field_metadata(&f.dtype, days),
-                ));
-                children.push((f.offset, node));
-            }
-            Node::Struct(children, fields.into())
-        }
-        DType::SubArray(a) => {
-            let (first, rest) = a.shape().split_first().expect("a subarray has dims");
-            let inner = DType::subarray(a.base().clone(), rest.to_vec())?;
-            let item_node = node_of(&inner, days)?;
-            checked_i32(*first, dtype)?;
-            let item = Arc::new(with_meta(Field::new(ITEM, item_node.data_type(), true), field_metadata(&inner, days)));
-            Node::List { len: *first, stride: inner.itemsize(), item: Box::new(item_node), field: item }
-        }
-    })
-}
-
-fn leaf_of(s: Scalar, days_as_int64: bool) -> Leaf {
-    match s.ty() {
-        ScalarType::Bool | ScalarType::Int(_) | ScalarType::UInt(_) => Leaf::Primitive,
-        ScalarType::Float(2 | 4 | 8) => Leaf::Primitive,
-        ScalarType::DateTime(u) if u.unit == TimeUnit::Days && u.multiple == 1 && !days_as_int64 => Leaf::Date32,
-        ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => Leaf::Time,
-        ScalarType::Bytes(_) => Leaf::Bytes,
-        ScalarType::Unicode(_) => Leaf::Text,
-        _ => Leaf::Raw,
-    }
-}
-
-/// The Arrow unit of a datetime unit Arrow has (`s`, `ms`, `us`, `ns`, multiple 1).
-pub(crate) fn arrow_unit(s: Scalar) -> Option<ArrowUnit> {
-    let (ScalarType::DateTime(u) | ScalarType::TimeDelta(u)) = s.ty() else { return None };
-    if u.multiple != 1 {
-        return None;
-    }
-    Some(match u.unit {
-        TimeUnit::Seconds => ArrowUnit::Second,
-        TimeUnit::Milliseconds => ArrowUnit::Millisecond,
-        TimeUnit::Microseconds => ArrowUnit::Microsecond,
-        TimeUnit::Nanoseconds => ArrowUnit::Nanosecond,
-        _ => return None,
-    })
-}
-
-fn leaf_type(s: Scalar, leaf: Leaf) -> DataType {
-    match (leaf, s.ty()) {
-        (Leaf::Primitive, ScalarType::Bool) => DataType::Boolean,
-        (Leaf::Primitive, ScalarType::Int(1)) => DataType::Int8,
-        (Leaf::Primitive, ScalarType::Int(2)) => DataType::Int16,
-        (Leaf::Primitive, ScalarType::Int(4)) => DataType::Int32,
-        (Leaf::Primitive, ScalarType::Int(_)) => DataType::Int64,
-        (Leaf::Primitive, ScalarType::UInt(1)) => DataType::UInt8,
-        (Leaf::Primitive, ScalarType::UInt(2)) => DataType::UInt16,
-        (Leaf::Primitive, ScalarType::UInt(4)) => DataType::UInt32,
-        (Leaf::Primitive, ScalarType::UInt(_)) => DataType::UInt64,
-        (Leaf::Primitive, ScalarType::Float(2)) => DataType::Float16,
-        (Leaf::Primitive, ScalarType::Float(4)) => DataType::Float32,
-        (Leaf::Primitive, _) => DataType::Float64,
-        (Leaf::Time, ScalarType::DateTime(_)) => match arrow_unit(s) {
-            Some(u) => DataType::Timestamp(u, None),
-            None => DataType::Int64,
-        },
-        (Leaf::Time, _) => match arrow_unit(s) {
-            Some(u) => DataType::Duration(u),
-            None => DataType::Int64,
-        },
-        (Leaf::Date32, _) => DataType::Date32,
-        (Leaf::Bytes, _) => DataType::Binary,
-        (Leaf::Text, _) => DataType::Utf8,
-        (Leaf::Raw, _) => DataType::FixedSizeBinary(s.itemsize() as i32),
-    }
-}
-
-/// The runs of an element's bytes no column may carry exactly, in order: padding (gaps
-/// between and after a record's fields), `b1` bytes (NumPy reads any nonzero byte as True)
-/// and `U` elements (NumPy keeps code units that are not chars; Utf8 cannot).
-fn residue_slots(dtype: &DType) -> Vec<Slot> {
-    fn padding(from: usize, to: usize, out: &mut Vec<Slot>) {
-        if to > from {
-            out.push(Slot { at: from, len: to - from, kind: SlotKind::Padding });
-        }
-    }
-    fn walk(dtype: &DType, at: usize, out: &mut Vec<Slot>) {
-        match dtype {
-            DType::Scalar(s) => match s.ty() {
-                ScalarType::Bool => out.push(Slot { at, len: 1, kind: SlotKind::Bool }),
-                ScalarType::Unicode(_) if s.itemsize() > 0 => {
-                    out.push(Slot { at, len: s.itemsize(), kind: SlotKind::Text(s.order()) })
-                }
-                _ => {}
-            },
-            DType::SubArray(a) => {
-                let size = a.base().itemsize();
-                for i in 0..a.len() {
-                    walk(a.base(), at + i * size, out);
-                }
-            }
-            DType::Record(r) => {
-                // Padding is what no field covers (fields may come in any offset order).
-                let mut spans: Vec<(usize, usize)> =
-                    r.fields().iter().map(|f| (f.offset, f.offset + f.dtype.itemsize())).collect();
-                spans.sort_unstable();
-                let mut end = 0;
-                for (from, to) in spans {
-                    padding(at + end, at + from, out);
-                    end = end.max(to);
-                }
-                padding(at + end, at + r.itemsize(), out);
-                for f in r.fields() {
-                    walk(&f.dtype, at + f.offset, out);
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dtype, 0, &mut out);
-    out.sort_unstable_by_key(|s| s.at);
-    out
-}
-
-/// [`DTYPE_KEY`] for the dtypes whose Arrow type does not say them alone.
-fn field_metadata(dtype: &DType, days_as_int64: bool) -> Option<HashMap<String, String>> {
-    let DType::Scalar(s) = dtype else { return None };
-    let needs = match s.ty() {
-        ScalarType::Complex(_) => true,
-        ScalarType::Float(n) => n > 8,
-        ScalarType::DateTime(_) | ScalarType::TimeDelta(_) => {
-            arrow_unit(*s).is_none() && leaf_of(*s, days_as_int64) != Leaf::Date32
-        }
-        _ => false,
-    };
-    needs.then(|| HashMap::from([(DTYPE_KEY.to_string(), s.type_str())]))
-}
-
-fn with_meta(field: Field, meta: Option<HashMap<String, String>>) -> Field {
-    match meta {
-        Some(m) => field.with_metadata(m),
-        None => field,
-    }
-}
-
-fn checked_i32(n: usize, dtype: &DType) -> Result<i32> {
-    i32::try_from(n)
-        .map_err(|_| unsupported(dtype, &format!("{n} values in one Arrow list or binary is over i32::MAX")))
-}
-
-fn unsupported(dtype: &DType, reason: &str) -> Error {
-    ErrorKind::UnsupportedDtype { descr: dtype.descr(), reason: reason.to_string() }.into()
-}
-
 fn bad_meta(key: &str, value: &str) -> Error {
     ErrorKind::Usage { reason: format!("schema metadata '{key}': cannot use {value:?}") }.into()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     fn layout(descr: &str, shape: Vec<usize>) -> Layout {

@@ -3,10 +3,10 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom};
 
-use arrow_array::RecordBatch;
+use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
-use arrow_schema::SchemaRef;
+use arrow_schema::{ArrowError, SchemaRef};
 use npy_core::{Error, Result};
 
 use crate::foreign::Canonical;
@@ -100,7 +100,7 @@ impl TextSpool {
     ///
     /// # Errors
     /// I/O errors ending or rewinding the spool.
-    pub fn finish(mut self) -> Result<(Vec<usize>, SpooledBatches)> {
+    pub fn finish(mut self) -> Result<(Vec<usize>, SpooledBatchReader)> {
         let failed = |e| spool_error("spooling the rows", e);
         self.writer()?.finish().map_err(failed)?;
         let writer = self.writer.take().expect("started above");
@@ -108,26 +108,43 @@ impl TextSpool {
         file.seek(SeekFrom::Start(0))?;
         let reader = StreamReader::try_new(BufReader::with_capacity(1 << 20, file), None)
             .map_err(|e| spool_error("reading the spooled rows back", e))?;
-        Ok((self.widths, SpooledBatches { reader }))
+        Ok((self.widths, SpooledBatchReader { reader }))
     }
 }
 
-/// The batches of a [`TextSpool`], in the order they were written.
-pub struct SpooledBatches {
+/// The batches of a [`TextSpool`], in the order they were written: a
+/// [`RecordBatchReader`], and [`SpooledBatchReader::next_batch`] with npy's error type.
+pub struct SpooledBatchReader {
     reader: StreamReader<BufReader<File>>,
 }
 
-impl std::fmt::Debug for SpooledBatches {
+impl std::fmt::Debug for SpooledBatchReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SpooledBatches").finish_non_exhaustive()
+        f.debug_struct("SpooledBatchReader").finish_non_exhaustive()
     }
 }
 
-impl Iterator for SpooledBatches {
-    type Item = Result<RecordBatch>;
+impl SpooledBatchReader {
+    /// The next batch, or `None` after the last, with npy's error type.
+    ///
+    /// # Errors
+    /// I/O errors reading the spool back.
+    pub fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        self.reader.next().transpose().map_err(|e| spool_error("reading the spooled rows back", e))
+    }
+}
 
-    fn next(&mut self) -> Option<Result<RecordBatch>> {
-        self.reader.next().map(|b| b.map_err(|e| spool_error("reading the spooled rows back", e)))
+impl Iterator for SpooledBatchReader {
+    type Item = std::result::Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch().map_err(|e| ArrowError::ExternalError(Box::new(e))).transpose()
+    }
+}
+
+impl RecordBatchReader for SpooledBatchReader {
+    fn schema(&self) -> SchemaRef {
+        self.reader.schema()
     }
 }
 

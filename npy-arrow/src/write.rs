@@ -10,11 +10,12 @@ use npy_core::atomic::AtomicFile;
 use npy_core::header::{Header, Version};
 use npy_core::{scalar, Error, Result};
 
-use crate::convert::{self, bad_data, usage, Place};
+use crate::error::{bad_data, usage};
 use crate::foreign::Canonical;
-use crate::schema::{
-    metadata_agrees, options_of, resolve, same_layout, Layout, Node, SlotKind, RESIDUE, RESIDUE_KEY, SHAPE_KEY,
-};
+use crate::layout::codec::{self, Place};
+use crate::layout::node::{Node, SlotKind};
+use crate::layout::{self, Layout, RESIDUE, RESIDUE_KEY, SHAPE_KEY};
+use crate::schema::{metadata_agrees, options_of, resolve, same_layout};
 
 /// Takes record batches and writes one `.npy` array, without holding them.
 ///
@@ -115,13 +116,13 @@ impl<W: Write + Seek> BatchWriter<W> {
         // A residue column means something only beside the header it was made with.
         let mut options = options_of(&self.schema);
         if !found.from_metadata {
-            options = options.residue(false);
+            options.residue(false);
         }
-        let layout = Layout::with_options(&header, None, &options)?;
+        let layout = Layout::new_with(&header, None, &options)?;
         let start = self.writer.stream_position()?;
         let (version, head) = header.encode(found.version)?;
         self.writer.write_all(&head)?;
-        let fortran = crate::read::fortran_rows(&layout);
+        let fortran = layout::fortran_rows(&layout);
         let held = header.fortran_order && layout.tensor;
         let expected = (held && self.schema.metadata().contains_key(SHAPE_KEY)).then(|| layout.rows());
         let held = if held { Some(zeroed(header.data_len()?)?) } else { None };
@@ -236,11 +237,11 @@ impl<W: Write + Seek> BatchWriter<W> {
                             "column '{name}': row {row} is null, which the rows of a NumPy array cannot be"
                         )));
                     }
-                    _ => convert::encode(item, column.as_fixed_size_list().values().as_ref(), out, &at, place),
+                    _ => codec::encode(item, column.as_fixed_size_list().values().as_ref(), out, &at, place),
                 },
-                _ => convert::encode(node, column.as_ref(), out, &at, place),
+                _ => codec::encode(node, column.as_ref(), out, &at, place),
             };
-            encoded.map_err(|e| convert::in_column(e, name))?;
+            encoded.map_err(|e| codec::in_column(e, name))?;
         }
         if let Some(residue) = &state.layout.residue {
             // The bytes the columns do not carry, where they say what the column says (a

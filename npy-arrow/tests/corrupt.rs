@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{Float64Array, Int64Array, RecordBatch};
-use npy_arrow::formats::{convert, open, FileOptions};
+use npy_arrow::formats::{convert, FileBatchReader};
 use npy_core::prelude::*;
 
 /// Converts `path` to a `.npy` beside it; the error's text if it fails.
 fn convert_error(path: &Path) -> String {
     let out = path.with_extension("out.npy");
-    let e = convert(path, &out, &FileOptions::new(), &mut |_| {}).expect_err("a corrupt file converts");
+    let e = convert(path, &out, &mut |_| {}).expect_err("a corrupt file converts");
     assert!(!out.exists());
     let text = e.to_string();
     assert!(text.starts_with(&format!("reading '{}': ", path.display())), "{text}");
@@ -24,7 +24,7 @@ fn convert_error(path: &Path) -> String {
 fn ipc_file(dir: &Path, values: &[f64]) -> (PathBuf, Vec<u8>) {
     let (npy, arrow) = (dir.join("a.npy"), dir.join("a.arrow"));
     values.to_vec().write_npy(&npy).unwrap();
-    convert(&npy, &arrow, &FileOptions::new(), &mut |_| {}).unwrap();
+    convert(&npy, &arrow, &mut |_| {}).unwrap();
     let bytes = std::fs::read(&arrow).unwrap();
     (arrow, bytes)
 }
@@ -127,7 +127,7 @@ fn a_parquet_page_claiming_too_much_uncompressed_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("z.parquet");
     let mut bytes = int_parquet(&path, vec![0; 300_000]);
-    assert_eq!(convert(&path, dir.path().join("ok.npy"), &FileOptions::new(), &mut |_| {}).unwrap().rows, 300_000);
+    assert_eq!(convert(&path, dir.path().join("ok.npy"), &mut |_| {}).unwrap().rows, 300_000);
     let (at, len) = first_uncompressed_size(&bytes);
     // 2^20 bytes and more take 4 bytes of zigzag varint; the most 4 bytes hold is
     // 2^27 - 1 (128 MiB), claimed from a few hundred bytes compressed.
@@ -172,10 +172,10 @@ fn every_truncation_and_flip_of_small_files_is_an_error_or_reads() {
             b[i] ^= 0xFF;
             std::fs::write(&path, &b).unwrap();
             let out = path.with_extension("out.npy");
-            if let Err(e) = convert(&path, &out, &FileOptions::new(), &mut |_| {}) {
+            if let Err(e) = convert(&path, &out, &mut |_| {}) {
                 assert!(e.to_string().starts_with(&format!("reading '{}': ", path.display())), "byte {i}: {e}");
             }
-            let _ = open(&path, &FileOptions::new());
+            let _ = FileBatchReader::from_path(&path);
         }
     }
 }
@@ -189,7 +189,7 @@ fn fixture(name: &str) -> PathBuf {
 fn a_panic_of_arrow_rs_opening_a_file_is_an_error_naming_it() {
     for (name, who) in [("schema-type-none.arrow", "arrow-ipc"), ("arrow-schema-float.parquet", "parquet")] {
         let path = fixture(name);
-        let e = open(&path, &FileOptions::new()).expect_err(name);
+        let e = FileBatchReader::from_path(&path).expect_err(name);
         let text = e.to_string();
         assert!(text.starts_with(&format!("reading '{}': ", path.display())), "{text}");
         assert!(text.contains(&format!("the {who} reader failed on this file (it panicked: ")), "{text}");
@@ -200,10 +200,10 @@ fn a_panic_of_arrow_rs_opening_a_file_is_an_error_naming_it() {
 #[test]
 fn a_panic_of_arrow_rs_reading_a_batch_is_an_error_and_the_last() {
     let path = fixture("short-validity.arrow");
-    let mut input = open(&path, &FileOptions::new()).unwrap();
-    let e = input.reader.next().unwrap().expect_err("a batch of a short validity buffer");
+    let mut input = FileBatchReader::from_path(&path).unwrap();
+    let e = input.next().unwrap().expect_err("a batch of a short validity buffer");
     assert!(e.to_string().contains("the arrow-ipc reader failed on this file (it panicked: buffer not large enough"));
-    assert!(input.reader.next().is_none());
+    assert!(input.next().is_none());
     let dir = tempfile::tempdir().unwrap();
     let text =
         convert_error(&std::fs::copy(&path, dir.path().join("v.arrow")).map(|_| dir.path().join("v.arrow")).unwrap());
@@ -213,7 +213,7 @@ fn a_panic_of_arrow_rs_reading_a_batch_is_an_error_and_the_last() {
 #[test]
 fn a_compressed_ipc_buffer_claiming_a_tebibyte_is_refused() {
     let path = fixture("lz4-claims-1tib.arrow");
-    let text = open(&path, &FileOptions::new()).expect_err("a 1 TiB buffer").to_string();
+    let text = FileBatchReader::from_path(&path).expect_err("a 1 TiB buffer").to_string();
     assert!(text.starts_with(&format!("reading '{}': ", path.display())), "{text}");
     assert!(text.contains("claims 1099511627776 bytes uncompressed"), "{text}");
 }

@@ -49,7 +49,7 @@ fn read_opts() -> ReadOptions {
 
 /// All batches of a file (`rows` per batch), through a plain stream.
 fn batches(bytes: &[u8], options: &ConvertOptions) -> npy_core::Result<(Arc<Schema>, Vec<RecordBatch>)> {
-    let reader = BatchReader::with_options(npy_core::NpyReader::from_reader_with(bytes, &read_opts())?, options)?;
+    let reader = BatchReader::from_npy_reader_with(NpyReader::from_reader_with(bytes, &read_opts())?, options)?;
     let schema = reader.schema();
     let mut reader = reader;
     let mut out = Vec::new();
@@ -69,11 +69,11 @@ fn write(schema: Arc<Schema>, batches: &[RecordBatch]) -> npy_core::Result<Vec<u
 
 /// Converts a file to batches of `rows` and back, with the options `datetime64[D]` needs
 /// when its days are out of Date32's range (the only error the default options may give).
-fn round_trip(name: &str, bytes: &[u8], options: ConvertOptions) -> Vec<u8> {
+fn round_trip(name: &str, bytes: &[u8], mut options: ConvertOptions) -> Vec<u8> {
     let (schema, got) = match batches(bytes, &options) {
         Ok(x) => x,
         Err(e) if matches!(e.kind(), ErrorKind::InvalidValue { reason, .. } if reason.contains("Date32")) => {
-            batches(bytes, &options.days_as_int64(true)).unwrap_or_else(|e| panic!("{name}: {e}"))
+            batches(bytes, options.days_as_int64(true)).unwrap_or_else(|e| panic!("{name}: {e}"))
         }
         Err(e) => panic!("{name}: {e}"),
     };
@@ -94,20 +94,25 @@ fn every_fixture_converts_to_batches_and_back_byte_for_byte() {
         }
         let bytes = std::fs::read(data_dir().join(file)).unwrap();
         if is_object(&bytes) {
-            let err = BatchReader::new(npy_core::NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap(), 4)
-                .unwrap_err();
+            let err = BatchReader::from_npy_reader_with(
+                NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap(),
+                npy_arrow::ConvertOptions::new().batch_rows(4),
+            )
+            .unwrap_err();
             assert!(matches!(err.kind(), ErrorKind::UnsupportedDtype { .. }), "{file}: {err}");
             continue;
         }
         for rows in [1, 3, 1 << 16] {
-            let options = ConvertOptions::new().batch_rows(rows).residue(true);
+            let mut options = ConvertOptions::new();
+            options.batch_rows(rows).residue(true);
             assert!(round_trip(file, &bytes, options) == bytes, "{file} in batches of {rows}: not byte-identical");
         }
         // Without the residue column: the same file when every byte is a column's, else
         // the same values (padding zeroed, `b1` bytes 0 or 1; `U` fixtures hold valid text).
-        let options = ConvertOptions::new().days_as_int64(file.contains("M8_D"));
+        let mut options = ConvertOptions::new();
+        options.days_as_int64(file.contains("M8_D"));
         let back = round_trip(file, &bytes, options.clone());
-        let (schema, _) = batches(&bytes, &options.clone().residue(true)).unwrap();
+        let (schema, _) = batches(&bytes, options.clone().residue(true)).unwrap();
         if schema.fields().iter().all(|f| f.name() != npy_arrow::schema::RESIDUE) {
             assert!(back == bytes, "{file}: not byte-identical without residue");
         } else {
@@ -130,18 +135,18 @@ fn dynamic_arrays_and_maps_give_the_same_batches_as_streams() {
         if !file.ends_with(".npy") || is_object(&bytes) || file.contains("_D.npy") {
             continue;
         }
-        let options = ConvertOptions::new().batch_rows(2);
+        let mut options = ConvertOptions::new();
+        options.batch_rows(2);
         let (_, streamed) = batches(&bytes, &options).unwrap();
-        let array =
-            DynArray::new(npy_core::NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap().header().clone(), {
-                let mut r = npy_core::NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap();
-                let mut raw = Vec::new();
-                let n = r.len();
-                r.read_raw(n, &mut raw).unwrap();
-                raw
-            })
-            .unwrap();
-        let held: Vec<RecordBatch> = BatchReader::from_dyn(array, &options)
+        let array = DynArray::new(NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap().header().clone(), {
+            let mut r = NpyReader::from_reader_with(&bytes[..], &read_opts()).unwrap();
+            let mut raw = Vec::new();
+            let n = r.len();
+            r.read_raw(n, &mut raw).unwrap();
+            raw
+        })
+        .unwrap();
+        let held: Vec<RecordBatch> = BatchReader::from_dyn_with(array, &options)
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -149,7 +154,7 @@ fn dynamic_arrays_and_maps_give_the_same_batches_as_streams() {
         assert_eq!(columns(&held), columns(&streamed), "{file}: from a DynArray");
         // SAFETY: the fixtures are not written while the tests run.
         let map = Arc::new(unsafe { NpyMap::from_path_with(&path, &read_opts()) }.unwrap());
-        let mapped: Vec<RecordBatch> = BatchReader::from_map(map, &options)
+        let mapped: Vec<RecordBatch> = BatchReader::from_map_with(map, &options)
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -264,7 +269,7 @@ fn datetimes_keep_their_unit_and_nat_is_null() {
     let err =
         batches(&std::fs::read(data_dir().join("datetime/le_M8_D.npy")).unwrap(), &ConvertOptions::new()).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::InvalidValue { index: 4, .. }), "{err}");
-    let b = one_batch_with("datetime/le_M8_D.npy", ConvertOptions::new().days_as_int64(true));
+    let b = one_batch_with("datetime/le_M8_D.npy", ConvertOptions::new().days_as_int64(true).clone());
     assert_eq!(b.schema().field(0).metadata()[DTYPE_KEY], "<M8[D]");
     assert_eq!(column_ints(b.column(0).as_ref())[..3], want[..3]);
 }
@@ -561,7 +566,8 @@ fn the_public_corpus_converts_to_batches_and_back_byte_for_byte() {
         if is_object(&bytes) {
             continue;
         }
-        let options = ConvertOptions::new().batch_rows(1000).residue(true);
+        let mut options = ConvertOptions::new();
+        options.batch_rows(1000).residue(true);
         if name.ends_with("unicode_invalid_codepoints.npy") {
             // Lone surrogates and code points past U+10FFFF, which NumPy keeps and Utf8
             // cannot hold: refused without the residue, naming the element; with it, the
@@ -611,7 +617,11 @@ fn same_data(a: &[u8], b: &[u8]) -> bool {
 fn a_truncated_stream_is_an_error_not_short_batches() {
     let bytes = std::fs::read(data_dir().join("scalar/le_f8.npy")).unwrap();
     let cut = &bytes[..bytes.len() - 3];
-    let reader = BatchReader::new(NpyReader::from_reader(cut).unwrap(), 4).unwrap();
+    let reader = BatchReader::from_npy_reader_with(
+        NpyReader::from_reader(cut).unwrap(),
+        npy_arrow::ConvertOptions::new().batch_rows(4),
+    )
+    .unwrap();
     let results: Vec<_> = reader.collect();
     assert!(results.last().unwrap().is_err(), "the last batch fails");
     assert_eq!(results.iter().filter(|r| r.is_err()).count(), 1, "and ends the stream");
@@ -639,11 +649,11 @@ fn wide_rows_make_smaller_batches_by_default() {
     // 10 rows of 2 MiB: 64 MiB / 2 MiB = 32 rows a batch by default, so one batch; 3 when asked
     let header = npy_core::header::Header::new("<f8".parse().unwrap(), vec![10, 1 << 18]);
     let array = DynArray::new(header, vec![0u8; 10 << 21]).unwrap();
-    let reader = BatchReader::from_dyn(array.clone(), &ConvertOptions::new()).unwrap();
+    let reader = BatchReader::from_dyn(array.clone()).unwrap();
     assert_eq!(reader.map(|b| b.unwrap().num_rows()).collect::<Vec<_>>(), [10]);
     let header = npy_core::header::Header::new("<f8".parse().unwrap(), vec![40, 1 << 18]);
     let array = DynArray::new(header, vec![0u8; 40 << 21]).unwrap();
-    let reader = BatchReader::from_dyn(array, &ConvertOptions::new()).unwrap();
+    let reader = BatchReader::from_dyn(array).unwrap();
     assert_eq!(reader.map(|b| b.unwrap().num_rows()).collect::<Vec<_>>(), [32, 8]);
 }
 
@@ -653,7 +663,8 @@ fn b1_bytes_other_than_0_and_1_are_true_and_come_back_with_the_residue() {
     let (_, head) = header.encode(None).unwrap();
     let file = [head, vec![0, 2, 255, 1]].concat();
     for (residue, data) in [(false, [0, 1, 1, 1]), (true, [0, 2, 255, 1])] {
-        let options = ConvertOptions::new().residue(residue);
+        let mut options = ConvertOptions::new();
+        options.residue(residue);
         let (schema, b) = batches(&file, &options).unwrap();
         let values: Vec<bool> = b[0].column(0).as_boolean().iter().map(Option::unwrap).collect();
         assert_eq!(values, [false, true, true, true]);
@@ -670,7 +681,8 @@ fn u_text_that_is_not_valid_comes_back_from_the_residue_unless_the_column_change
     let (_, head) = header.encode(None).unwrap();
     let units: [u32; 6] = [0x41, 0, 0x78, 0xDC00, 0x11_0000, 0];
     let file = [head, units.iter().flat_map(|u| u.to_le_bytes()).collect()].concat();
-    let options = ConvertOptions::new().residue(true);
+    let mut options = ConvertOptions::new();
+    options.residue(true);
     let (schema, b) = batches(&file, &options).unwrap();
     let texts: Vec<&str> = b[0].column(0).as_string::<i32>().iter().map(Option::unwrap).collect();
     assert_eq!(texts, ["A", "x\u{FFFD}", "\u{FFFD}"]);
@@ -747,7 +759,7 @@ fn many_rows_convert_block_by_block_to_the_same_values() {
         }
     }
     for rows in [n, 7_777] {
-        let (schema, b) = batches(&file, &ConvertOptions::new().batch_rows(rows)).unwrap();
+        let (schema, b) = batches(&file, ConvertOptions::new().batch_rows(rows)).unwrap();
         let mut i = 0usize;
         for batch in &b {
             let a = batch.column(0).as_primitive::<Int32Type>();
@@ -844,7 +856,7 @@ fn nat_is_a_null_over_a_zero() {
         let bytes = std::fs::read(&path).unwrap();
         // SAFETY: the fixture is not modified while mapped.
         let map = Arc::new(unsafe { NpyMap::from_path(&path) }.unwrap());
-        let mapped = BatchReader::from_map(map, &ConvertOptions::new()).unwrap().next().unwrap().unwrap();
+        let mapped = BatchReader::from_map(map).unwrap().next().unwrap().unwrap();
         let (_, streamed) = batches(&bytes, &ConvertOptions::new()).unwrap();
         for batch in [&streamed[0], &mapped] {
             let column = batch.column(0);

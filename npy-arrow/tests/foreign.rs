@@ -21,7 +21,7 @@ use arrow_buffer::{i256, OffsetBuffer, ScalarBuffer};
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
 use arrow_schema::{DataType, Field, Schema};
-use npy_arrow::formats::{convert, open, FileOptions};
+use npy_arrow::formats::{convert, convert_with, FileBatchReader, FileOptions};
 use npy_arrow::ConvertOptions;
 use npy_core::prelude::*;
 use npy_core::ErrorKind;
@@ -57,7 +57,7 @@ fn parquet(path: &Path, batches: &[RecordBatch], compression: Compression, arrow
 /// The `.npy` file's descr, and its rows as one batch.
 fn read_back(npy: &Path) -> (String, RecordBatch) {
     let descr = npy_core::NpyReader::from_path(npy).unwrap().header().dtype.descr();
-    let batches: Vec<RecordBatch> = open(npy, &FileOptions::new()).unwrap().reader.map(Result::unwrap).collect();
+    let batches: Vec<RecordBatch> = FileBatchReader::from_path(npy).unwrap().map(Result::unwrap).collect();
     assert_eq!(batches.len(), 1, "{}", npy.display());
     (descr, batches.into_iter().next().unwrap())
 }
@@ -200,11 +200,11 @@ fn foreign_types_in_lz4_and_zstd_ipc_and_brotli_parquet_convert_value_by_value()
     for input in &inputs {
         let out = dir.path().join("out.npy");
         let what = input.display().to_string();
-        convert(input, &out, &FileOptions::new(), &mut |_| {}).unwrap_or_else(|e| panic!("{what}: {e}"));
+        convert(input, &out, &mut |_| {}).unwrap_or_else(|e| panic!("{what}: {e}"));
         check_foreign(&out, &what);
         // One member per column, through the archive writer.
         let npz = dir.path().join("out.npz");
-        convert(input, &npz, &FileOptions::new(), &mut |_| {}).unwrap_or_else(|e| panic!("{what} to npz: {e}"));
+        convert(input, &npz, &mut |_| {}).unwrap_or_else(|e| panic!("{what} to npz: {e}"));
         let mut archive = npy_core::npz::Reader::from_path(&npz).unwrap();
         // A subarray column is an N-d member.
         let ll = archive.read::<DynArray>("ll").unwrap();
@@ -234,7 +234,7 @@ fn text_widths_and_list_lengths_hold_across_batches() {
     let input = dir.path().join("in.arrow");
     ipc(&input, &batches, Some(CompressionType::ZSTD));
     let out = dir.path().join("out.npy");
-    convert(&input, &out, &FileOptions::new(), &mut |_| {}).unwrap();
+    convert(&input, &out, &mut |_| {}).unwrap();
     let (descr, b) = read_back(&out);
     assert_eq!(descr, "[('s', '<U6'), ('l', '<i4', (3,))]");
     assert_eq!(texts(b.column(0)), ["a", "abcdef", "b"]);
@@ -246,7 +246,7 @@ fn text_widths_and_list_lengths_hold_across_batches() {
         [batch(vec![("l", list(vec![vec![1, 2], vec![3, 4]]))]), batch(vec![("l", list(vec![vec![5, 6], vec![7]]))])];
     ipc(&input, &ragged, None);
     let out = dir.path().join("ragged.npy");
-    let e = convert(&input, &out, &FileOptions::new(), &mut |_| {}).unwrap_err();
+    let e = convert(&input, &out, &mut |_| {}).unwrap_err();
     let text = e.to_string();
     assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 3, .. }), "{e}");
     assert!(text.contains("column 'l', row 3: a list of 1 items where the rows before have 2"), "{e}");
@@ -269,8 +269,9 @@ fn parquet_lists_without_an_arrow_schema_become_subarrays_and_ragged_or_null_row
     parquet(&input, &[plain], Compression::SNAPPY, false);
     let out = dir.path().join("out.npy");
     // Batches of 2 rows: the length of the first holds for the next.
-    let o = FileOptions::new().convert(ConvertOptions::new().batch_rows(2));
-    convert(&input, &out, &o, &mut |_| {}).unwrap();
+    let mut o = FileOptions::new();
+    o.convert(ConvertOptions::new().batch_rows(2));
+    convert_with(&input, &out, &mut |_| {}, &o).unwrap();
     let (descr, back) = read_back(&out);
     assert_eq!(descr, "[('i', '<i4'), ('emb', '<f4', (8,))]");
     let values = back.column(1).as_fixed_size_list().values().as_primitive::<Float32Type>().values().to_vec();
@@ -289,7 +290,7 @@ fn parquet_lists_without_an_arrow_schema_become_subarrays_and_ragged_or_null_row
         parquet(&input, &[batch(vec![("l", Arc::new(list))])], Compression::UNCOMPRESSED, false);
         // The `.npy` names the column, the archive its member (whose one column is `values`).
         for (target, column) in [("bad.npy", "column 'l', "), ("bad.npz", "member 'l.npy'")] {
-            let e = convert(&input, dir.path().join(target), &FileOptions::new(), &mut |_| {}).unwrap_err();
+            let e = convert(&input, dir.path().join(target), &mut |_| {}).unwrap_err();
             let text = e.to_string();
             assert!(text.contains(want) && text.contains(column), "{target}: {e}");
             assert!(matches!(e.kind(), ErrorKind::InvalidValue { index: 2, .. }), "{e}");
@@ -315,7 +316,7 @@ fn nulls_follow_the_numpy_type_they_become() {
         ("l", Arc::new(ints.finish()), "null in a column of <i4"),
     ] {
         ipc(&input, &[batch(vec![(name, column)])], Some(CompressionType::LZ4_FRAME));
-        let e = convert(&input, &out, &FileOptions::new(), &mut |_| {}).unwrap_err();
+        let e = convert(&input, &out, &mut |_| {}).unwrap_err();
         assert!(e.to_string().contains(want), "{name}: {e}");
     }
 }
@@ -402,7 +403,7 @@ fn files_other_tools_write_convert_to_what_numpy_holds() {
     ];
     for (input, want) in cases {
         let out = dir.path().join("out.npy");
-        convert(data.join(input), &out, &FileOptions::new(), &mut |_| {}).unwrap_or_else(|e| panic!("{input}: {e}"));
+        convert(data.join(input), &out, &mut |_| {}).unwrap_or_else(|e| panic!("{input}: {e}"));
         let (got, want) = (std::fs::read(&out).unwrap(), std::fs::read(data.join(want)).unwrap());
         if got != want {
             let got = npy_core::DynArray::read_npy_from(&got[..]).unwrap();

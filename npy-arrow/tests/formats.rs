@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use npy_arrow::formats::{convert, open, FileOptions, Format, ParquetCompression, Sink};
+use npy_arrow::formats::{convert, convert_with, FileBatchReader, FileOptions, Format, ParquetCompression, Sink};
 use npy_arrow::ConvertOptions;
 use npy_core::prelude::*;
 use npy_core::ErrorKind;
@@ -27,7 +27,10 @@ fn options(file: &Path) -> FileOptions {
     let mut read = npy_core::ReadOptions::new();
     read.max_header_size(1 << 20);
     let days = file.to_string_lossy().contains("M8_D");
-    FileOptions::new().read(read).convert(ConvertOptions::new().residue(true).days_as_int64(days).batch_rows(7))
+    FileOptions::new()
+        .read(&read)
+        .convert(ConvertOptions::new().residue(true).days_as_int64(days).batch_rows(7))
+        .clone()
 }
 
 fn names(dir: &Path) -> Vec<String> {
@@ -46,13 +49,13 @@ fn every_fixture_goes_through_ipc_parquet_and_npz_and_back_byte_for_byte() {
         let o = options(file);
         for (ext, member) in [("arrow", None), ("feather", None), ("parquet", None), ("npz", Some("x"))] {
             let o = match member {
-                Some(m) => o.clone().member(m),
+                Some(m) => o.clone().member(m).clone(),
                 None => o.clone(),
             };
             let (mid, back) = (dir.path().join(format!("mid.{ext}")), dir.path().join("back.npy"));
-            let there = convert(file, &mid, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            let there = convert_with(file, &mid, &mut |_| {}, &o).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
             let o = o.clone();
-            convert(&mid, &back, &o, &mut |_| {}).unwrap_or_else(|e| panic!("{} via {ext}: {e}", file.display()));
+            convert_with(&mid, &back, &mut |_| {}, &o).unwrap_or_else(|e| panic!("{} via {ext}: {e}", file.display()));
             assert!(std::fs::read(&back).unwrap() == std::fs::read(file).unwrap(), "{} via {ext}", file.display());
             let rows = npy_core::NpyReader::from_path_with(file, npy_core::ReadOptions::new().max_header_size(1 << 20))
                 .unwrap()
@@ -80,10 +83,10 @@ fn formats_come_from_extensions_whatever_their_case() {
         let e = Format::of(bad).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
         assert!(e.to_string().contains(".npy, .npz, .arrow, .feather, .parquet"), "{e}");
-        let e = open(bad, &FileOptions::new()).unwrap_err();
+        let e = FileBatchReader::from_path(bad).unwrap_err();
         assert_eq!((e.path(), e.access()), (Some(Path::new(bad)), Some(npy_core::Access::Read)), "{e}");
         let schema = std::sync::Arc::new(arrow_schema::Schema::empty());
-        let e = Sink::create(bad, schema, &FileOptions::new()).unwrap_err();
+        let e = Sink::create(bad, schema).unwrap_err();
         assert_eq!((e.path(), e.access()), (Some(Path::new(bad)), Some(npy_core::Access::Write)), "{e}");
     }
 }
@@ -102,9 +105,9 @@ fn parquet_compressions_and_row_groups_by_bytes() {
     ] {
         let (mid, back) = (dir.path().join("t.parquet"), dir.path().join("t.npy"));
         // Row groups of 200 bytes of data: several for this file's rows of 64 bytes.
-        let o =
-            o.clone().compression(c).row_group_bytes(200).convert(ConvertOptions::new().residue(true).batch_rows(1));
-        convert(&file, &mid, &o, &mut |_| {}).unwrap();
+        let mut o = o.clone();
+        o.compression(c).row_group_bytes(200).convert(ConvertOptions::new().residue(true).batch_rows(1));
+        convert_with(&file, &mid, &mut |_| {}, &o).unwrap();
         let reader = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&mid).unwrap()).unwrap();
         let meta = parquet::file::reader::FileReader::metadata(&reader);
         let rows = npy_core::NpyReader::from_path(&file).unwrap().header().shape[0];
@@ -122,7 +125,7 @@ fn parquet_compressions_and_row_groups_by_bytes() {
             _ => "UNCOMPRESSED",
         };
         assert!(format!("{codec:?}").starts_with(want), "{c:?}: {codec:?}");
-        convert(&mid, &back, &o, &mut |_| {}).unwrap();
+        convert_with(&mid, &back, &mut |_| {}, &o).unwrap();
         assert!(std::fs::read(&back).unwrap() == std::fs::read(&file).unwrap(), "{c:?}");
     }
 }
@@ -132,11 +135,12 @@ fn a_failed_conversion_leaves_no_output_and_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     // Days past Date32's range fail at the batch that holds them, after others were written.
     let file = root().join("tests/data/datetime/le_M8_D.npy");
-    let plain = FileOptions::new().convert(ConvertOptions::new().batch_rows(1));
+    let mut plain = FileOptions::new();
+    plain.convert(ConvertOptions::new().batch_rows(1));
     for ext in ["npy", "arrow", "parquet", "npz"] {
         let out = dir.path().join(format!("out.{ext}"));
-        let o = if ext == "npz" { plain.clone().member("m") } else { plain.clone() };
-        let e = convert(&file, &out, &o, &mut |_| {}).unwrap_err();
+        let o = if ext == "npz" { plain.clone().member("m").clone() } else { plain.clone() };
+        let e = convert_with(&file, &out, &mut |_| {}, &o).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::InvalidValue { reason, .. } if reason.contains("Date32")), "{ext}: {e}");
         assert_eq!(e.path(), Some(file.as_path()), "{ext}: {e}");
         assert!(names(dir.path()).is_empty(), "{ext}: {:?}", names(dir.path()));
@@ -144,9 +148,9 @@ fn a_failed_conversion_leaves_no_output_and_no_temporary_file() {
     // A sink dropped unfinished leaves nothing, and an old file as it was.
     let old = dir.path().join("old.parquet");
     std::fs::write(&old, b"old").unwrap();
-    let input = open(root().join("tests/data/scalar/le_f8.npy"), &FileOptions::new()).unwrap();
-    let mut sink = Sink::create(&old, input.reader.schema(), &FileOptions::new()).unwrap();
-    for b in input.reader {
+    let input = FileBatchReader::from_path(root().join("tests/data/scalar/le_f8.npy")).unwrap();
+    let mut sink = Sink::create(&old, input.schema()).unwrap();
+    for b in input {
         sink.write(&b.unwrap()).unwrap();
     }
     drop(sink);
@@ -161,30 +165,30 @@ fn inputs_that_are_not_what_their_extension_says_are_errors_naming_them() {
     for ext in ["arrow", "parquet", "npz", "npy"] {
         let fake = dir.path().join(format!("fake.{ext}"));
         std::fs::write(&fake, b"not this format at all").unwrap();
-        let e = convert(&fake, dir.path().join("out.npy"), &FileOptions::new(), &mut |_| {}).unwrap_err();
+        let e = convert(&fake, dir.path().join("out.npy"), &mut |_| {}).unwrap_err();
         assert_eq!(e.path(), Some(fake.as_path()), "{ext}: {e}");
         assert!(!dir.path().join("out.npy").exists());
     }
     // A member named where no file has members; an archive whose members differ in
     // length as a table; a member it lacks.
-    let e = convert(&src, dir.path().join("o.parquet"), &FileOptions::new().member("x"), &mut |_| {}).unwrap_err();
+    let e = convert_with(&src, dir.path().join("o.parquet"), &mut |_| {}, FileOptions::new().member("x")).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
     let npz = dir.path().join("two.npz");
     let mut w = npy_core::npz::Writer::create(&npz).unwrap();
     w.add("a", &[1u8]).unwrap();
     w.add("b", &[2u8, 3]).unwrap();
     w.finish().unwrap();
-    let e = convert(&npz, dir.path().join("o.parquet"), &FileOptions::new(), &mut |_| {}).unwrap_err();
+    let e = convert(&npz, dir.path().join("o.parquet"), &mut |_| {}).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
     assert_eq!(e.path(), Some(npz.as_path()), "{e}");
-    let e = convert(&npz, dir.path().join("o.parquet"), &FileOptions::new().member("c"), &mut |_| {}).unwrap_err();
+    let e = convert_with(&npz, dir.path().join("o.parquet"), &mut |_| {}, FileOptions::new().member("c")).unwrap_err();
     assert_eq!(e.path(), Some(npz.as_path()), "{e}");
     // A member that is not a .npy file: the error names the archive and the member.
     let junk = dir.path().join("junk.npz");
     let mut w = npy_core::npz::Writer::create(&junk).unwrap();
     w.add_raw("bad.npy", b"not an array", npy_core::npz::Compression::Stored).unwrap();
     w.finish().unwrap();
-    let e = convert(&junk, dir.path().join("o.arrow"), &FileOptions::new().member("bad"), &mut |_| {}).unwrap_err();
+    let e = convert_with(&junk, dir.path().join("o.arrow"), &mut |_| {}, FileOptions::new().member("bad")).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");
     assert_eq!((e.path(), e.member()), (Some(junk.as_path()), Some("bad.npy")), "{e}");
     let left = names(dir.path());
@@ -195,16 +199,17 @@ fn inputs_that_are_not_what_their_extension_says_are_errors_naming_them() {
 fn progress_counts_rows_and_ends_at_the_input_size() {
     let dir = tempfile::tempdir().unwrap();
     let file = root().join("tests/data/record/trace_aligned.npy");
-    let o = FileOptions::new().convert(ConvertOptions::new().batch_rows(2));
+    let mut o = FileOptions::new();
+    o.convert(ConvertOptions::new().batch_rows(2));
     let mut seen = Vec::new();
-    let done = convert(&file, dir.path().join("t.arrow"), &o, &mut |p| seen.push((p.rows, p.bytes))).unwrap();
+    let done = convert_with(&file, dir.path().join("t.arrow"), &mut |p| seen.push((p.rows, p.bytes)), &o).unwrap();
     let size = std::fs::metadata(&file).unwrap().len();
     assert_eq!(done.total_bytes, size);
     assert!(seen.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{seen:?}");
     assert_eq!(seen.last().copied(), Some((done.rows, size)));
     // From an IPC file, by batches.
     let mut seen = Vec::new();
-    convert(dir.path().join("t.arrow"), dir.path().join("t.npy"), &o, &mut |p| seen.push(p.bytes)).unwrap();
+    convert_with(dir.path().join("t.arrow"), dir.path().join("t.npy"), &mut |p| seen.push(p.bytes), &o).unwrap();
     assert_eq!(seen.len() as u64, done.batches);
     assert_eq!(seen.last().copied(), Some(std::fs::metadata(dir.path().join("t.arrow")).unwrap().len()));
 }
@@ -230,9 +235,9 @@ fn text_longer_in_later_batches_sets_the_width_of_npy_targets() {
         let path = dir.path().join(file);
         let mut options = FileOptions::new();
         if let Some(m) = member {
-            options = options.member(m);
+            options.member(m);
         }
-        let mut sink = Sink::create(&path, batches[0].schema(), &options).unwrap();
+        let mut sink = Sink::create_with(&path, batches[0].schema(), &options).unwrap();
         for b in &batches {
             sink.write(b).unwrap();
         }
@@ -259,9 +264,9 @@ fn text_longer_in_later_batches_sets_the_width_of_npy_targets() {
         };
         assert_eq!(descrs, want, "{file}");
         // The values, read back through the same module.
-        let input = open(&path, &options).unwrap();
+        let input = FileBatchReader::from_path_with(&path, &options).unwrap();
         let mut got = Vec::new();
-        for b in input.reader {
+        for b in input {
             let b = b.unwrap();
             let column = b.column_by_name("name").unwrap();
             let strings = arrow_array::cast::AsArray::as_string::<i32>(column.as_ref());
@@ -281,16 +286,16 @@ fn files_of_fewer_rows_than_their_metadata_convert_to_the_rows_they_hold() {
         let src = root().join("tests/data").join(name);
         let want = npy_core::DynArray::read_npy(&src).unwrap();
         for ext in ["parquet", "arrow"] {
-            let input = open(&src, &FileOptions::new()).unwrap();
-            let schema = input.reader.schema();
-            let batches: Vec<_> = input.reader.map(Result::unwrap).collect();
+            let input = FileBatchReader::from_path(&src).unwrap();
+            let schema = input.schema();
+            let batches: Vec<_> = input.map(Result::unwrap).collect();
             // Two rows kept, written with the whole array's metadata.
             let mid = dir.path().join(format!("two.{ext}"));
-            let mut sink = Sink::create(&mid, schema, &FileOptions::new()).unwrap();
+            let mut sink = Sink::create(&mid, schema).unwrap();
             sink.write(&batches[0].slice(1, 2)).unwrap();
             sink.finish().unwrap();
             let back = dir.path().join("back.npy");
-            convert(&mid, &back, &FileOptions::new(), &mut |_| {}).unwrap();
+            convert(&mid, &back, &mut |_| {}).unwrap();
             let got = npy_core::DynArray::read_npy(&back).unwrap();
             assert_eq!(got.dtype(), want.dtype(), "{name} via {ext}");
             assert_eq!(got.shape()[0], 2, "{name} via {ext}");

@@ -15,7 +15,7 @@ use arrow_array::{Array, ArrayRef, FixedSizeListArray, RecordBatch, StringArray,
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use npy_arrow::npz::{COMPRESSION_KEY, RESIDUE_PREFIX};
 use npy_arrow::schema::{DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY, VERSION_KEY};
-use npy_arrow::{BatchReader, ConvertOptions, NpzBatchReader, NpzBatchWriter};
+use npy_arrow::{BatchReader, ConvertOptions, NpzBatchReader, NpzBatchWriter, NpzTableOptions};
 use npy_core::npz::{Compression, Reader, ReaderOptions, Writer};
 use npy_core::{DynArray, ErrorKind};
 use serde_json::Value;
@@ -56,14 +56,21 @@ fn deflated() -> Compression {
 fn read_table(
     path: &Path,
     names: Option<&[&str]>,
-    options: ConvertOptions,
+    options: &ConvertOptions,
 ) -> npy_core::Result<(SchemaRef, Vec<RecordBatch>, bool)> {
     let archive = ReaderOptions::new();
-    let read = |o: &ConvertOptions| all_batches(NpzBatchReader::open_with(path, names, &archive, o)?);
-    match read(&options) {
+    let read = |o: &ConvertOptions| {
+        let mut table = NpzTableOptions::new();
+        table.archive(&archive).convert(o);
+        if let Some(names) = names {
+            table.members(names);
+        }
+        all_batches(NpzBatchReader::from_path_with(path, &table)?)
+    };
+    match read(options) {
         Ok((s, b)) => Ok((s, b, false)),
         Err(e) if matches!(e.kind(), ErrorKind::InvalidValue { reason, .. } if reason.contains("Date32")) => {
-            let (s, b) = read(&options.days_as_int64(true))?;
+            let (s, b) = read(options.clone().days_as_int64(true))?;
             Ok((s, b, true))
         }
         Err(e) => Err(e),
@@ -92,7 +99,7 @@ fn write(path: &Path, schema: SchemaRef, batches: &[RecordBatch]) -> npy_core::R
 fn member_columns(path: &Path, name: &str, options: &ConvertOptions) -> Option<RecordBatch> {
     let array: DynArray = Reader::from_path(path).unwrap().read::<DynArray>(name).unwrap();
     let rows = array.shape().first().copied().unwrap_or(1);
-    let mut r = BatchReader::from_dyn(array, &options.clone().batch_rows(rows.max(1))).unwrap();
+    let mut r = BatchReader::from_dyn_with(array, options.clone().batch_rows(rows.max(1))).unwrap();
     r.next_batch().unwrap()
 }
 
@@ -112,7 +119,8 @@ fn table_round_trip(path: &Path, names: Option<&[&str]>, rows: usize) -> npy_cor
     let mut original = Reader::from_path(path).unwrap();
     let infos = original.members().unwrap();
     let mut members = Vec::new();
-    let options = ConvertOptions::new().residue(true).days_as_int64(days);
+    let mut options = ConvertOptions::new();
+    options.residue(true).days_as_int64(days);
     for (i, field) in schema.fields().iter().enumerate() {
         if field.name().starts_with(RESIDUE_PREFIX) {
             assert_eq!(field.metadata()[RESIDUE_KEY], "true");
@@ -206,7 +214,7 @@ fn check_numpy_archive(path: &Path) -> (usize, usize, usize) {
 #[test]
 fn the_fixture_archive_of_objects_is_refused_and_its_other_member_reads() {
     let path = data_dir().join("object/archive.npz");
-    let e = NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap_err();
+    let e = NpzBatchReader::from_path(&path).unwrap_err();
     assert!(is_object_error(&e), "{e}");
     assert_eq!(e.member(), Some("labels.npy"), "{e}");
     assert_eq!(check_numpy_archive(&path), (0, 1, 1));
@@ -216,8 +224,14 @@ fn the_fixture_archive_of_objects_is_refused_and_its_other_member_reads() {
     let entry = manifest.iter().find(|e| e["file"] == "object/archive.npz").unwrap();
     let values = entry["members"].as_array().unwrap().iter().find(|m| m["name"] == "values").unwrap();
     let want: Vec<u64> = values["elements"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
-    let (_, b) =
-        all_batches(NpzBatchReader::open_members(&path, &["values"], &ConvertOptions::new()).unwrap()).unwrap();
+    let (_, b) = all_batches(
+        NpzBatchReader::from_path_with(
+            &path,
+            NpzTableOptions::new().members(&["values"]).convert(&ConvertOptions::new()),
+        )
+        .unwrap(),
+    )
+    .unwrap();
     let got: Vec<u64> = b[0].column(0).as_primitive::<Float64Type>().values().iter().map(|v| v.to_bits()).collect();
     assert_eq!(got, want);
 }
@@ -251,13 +265,13 @@ fn the_public_corpus_archives_read_as_tables_or_member_by_member() {
 fn numpys_values_in_a_corpus_table() {
     let Some(dir) = corpus::corpus("corpus tables") else { return };
     let path = dir.join("npz/mixed_positional_keyword.npz");
-    let (schema, b) = all_batches(NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap()).unwrap();
+    let (schema, b) = all_batches(NpzBatchReader::from_path(&path).unwrap()).unwrap();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     assert_eq!(names, ["name", "arr_0", "arr_1"], "the archive's order: keywords first");
     assert_eq!(b[0].column(0).as_string::<i32>().iter().flatten().collect::<Vec<_>>(), ["xxxx", "_"]);
     assert_eq!(b[0].column(1).as_primitive::<Int32Type>().values(), &[i32::MIN, i32::MAX]);
     let one = dir.join("npz/single_0d_stored.npz");
-    let (_, b) = all_batches(NpzBatchReader::open(&one, &ConvertOptions::new()).unwrap()).unwrap();
+    let (_, b) = all_batches(NpzBatchReader::from_path(&one).unwrap()).unwrap();
     assert_eq!((b.len(), b[0].num_rows()), (1, 1), "a 0-d member is one row");
     assert_eq!(b[0].column(0).as_primitive::<Float64Type>().value(0), 3.25);
 }
@@ -283,7 +297,7 @@ fn members_of_every_kind_stored_or_deflated_in_batches_of_any_size() {
         let seen = table_round_trip(&path, None, rows).unwrap();
         assert_eq!(seen, Seen { members: 7, batches: 2usize.div_ceil(rows) }, "batches of {rows}");
     }
-    let r = NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap();
+    let r = NpzBatchReader::from_path(&path).unwrap();
     let s = r.schema();
     assert!(matches!(s.field(0).data_type(), DataType::Struct(f) if f.len() == 3), "a record member is a Struct");
     assert!(matches!(s.field(1).data_type(), DataType::FixedSizeList(_, 12)), "an N-d member is a tensor column");
@@ -313,7 +327,7 @@ fn members_of_every_kind_stored_or_deflated_in_batches_of_any_size() {
     );
     assert_eq!(table_round_trip(&eight, None, 3).unwrap(), Seen { members: 3, batches: 3 });
     // default batches: one of all rows
-    let (_, b) = all_batches(NpzBatchReader::open(&six, &ConvertOptions::new()).unwrap()).unwrap();
+    let (_, b) = all_batches(NpzBatchReader::from_path(&six).unwrap()).unwrap();
     assert_eq!(b.iter().map(RecordBatch::num_rows).collect::<Vec<_>>(), [6]);
 }
 
@@ -322,7 +336,7 @@ fn members_of_different_lengths_are_refused_naming_both() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ragged.npz");
     archive(&path, &[("f", "scalar/le_f8.npy", Compression::Stored), ("i", "scalar/le_i4.npy", deflated())]);
-    let e = NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap_err();
+    let e = NpzBatchReader::from_path(&path).unwrap_err();
     assert_eq!(e.path(), Some(path.as_path()));
     assert_eq!(e.member(), Some("i.npy"));
     let text = e.to_string();
@@ -333,9 +347,17 @@ fn members_of_different_lengths_are_refused_naming_both() {
     for names in [["f"], ["i"]] {
         assert_eq!(table_round_trip(&path, Some(&names), 4).unwrap().members, 1);
     }
-    let e = NpzBatchReader::open_members(&path, &["i", "i.npy"], &ConvertOptions::new()).unwrap_err();
+    let e = NpzBatchReader::from_path_with(
+        &path,
+        NpzTableOptions::new().members(&["i", "i.npy"]).convert(&ConvertOptions::new()),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("asked for twice"), "{e}");
-    let e = NpzBatchReader::open_members(&path, &["nope"], &ConvertOptions::new()).unwrap_err();
+    let e = NpzBatchReader::from_path_with(
+        &path,
+        NpzTableOptions::new().members(&["nope"]).convert(&ConvertOptions::new()),
+    )
+    .unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }) && e.to_string().contains("no such array"), "{e}");
 }
 
@@ -344,7 +366,7 @@ fn an_empty_archive_is_a_table_of_no_columns_and_no_rows() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("empty.npz");
     Writer::create(&path).unwrap().finish().unwrap();
-    let (schema, batches) = all_batches(NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap()).unwrap();
+    let (schema, batches) = all_batches(NpzBatchReader::from_path(&path).unwrap()).unwrap();
     assert!(schema.fields().is_empty() && batches.is_empty());
     let copy = dir.path().join("copy.npz");
     write(&copy, schema, &batches).unwrap();
@@ -369,10 +391,13 @@ fn the_residue_column_of_a_member_keeps_its_padding_and_bool_bytes() {
     let aligned = fixture("record/aligned.npy");
     w.add_raw_from("rec.npy", aligned.len() as u64, &aligned[..], Compression::Stored).unwrap();
     w.finish().unwrap();
-    let e = NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap_err();
+    let e = NpzBatchReader::from_path(&path).unwrap_err();
     assert!(is_length_error(&e), "5 flags, 4 records: {e}");
-    let members = |names: &[&str], options: ConvertOptions| {
-        all_batches(NpzBatchReader::open_members(&path, names, &options).unwrap()).unwrap()
+    let members = |names: &[&str], options: &ConvertOptions| {
+        all_batches(
+            NpzBatchReader::from_path_with(&path, NpzTableOptions::new().members(names).convert(options)).unwrap(),
+        )
+        .unwrap()
     };
     let (schema, batches) = members(&["flags"], ConvertOptions::new().residue(true));
     assert_eq!(schema.field(1).name(), &format!("{RESIDUE_PREFIX}flags"));
@@ -380,7 +405,7 @@ fn the_residue_column_of_a_member_keeps_its_padding_and_bool_bytes() {
     let copy = dir.path().join("copy.npz");
     write(&copy, schema, &batches).unwrap();
     assert!(Reader::from_path(&copy).unwrap().read_raw("flags").unwrap() == b1, "byte for byte with the residue");
-    let (schema, batches) = members(&["flags"], ConvertOptions::new());
+    let (schema, batches) = members(&["flags"], &ConvertOptions::new());
     write(&copy, schema, &batches).unwrap();
     let back = Reader::from_path(&copy).unwrap().read_raw("flags").unwrap();
     assert!(back != b1 && back[at] == 1, "without it, True is written as 1");
@@ -404,7 +429,9 @@ fn corrupt_members_are_errors_naming_the_archive_and_member() {
         let last = (info.data_start.unwrap() + info.compressed_size - 3) as usize;
         bytes[last] ^= 0x55;
         std::fs::write(&path, &bytes).unwrap();
-        let reader = NpzBatchReader::open(&path, &ConvertOptions::new().batch_rows(4)).unwrap();
+        let reader =
+            NpzBatchReader::from_path_with(&path, NpzTableOptions::new().convert(ConvertOptions::new().batch_rows(4)))
+                .unwrap();
         let results: Vec<_> = reader.collect();
         assert_eq!(results.iter().filter(|r| r.is_err()).count(), 1, "{compression:?}: one error ends the stream");
         let Err(arrow_schema::ArrowError::ExternalError(e)) = results.last().unwrap() else { panic!("an error") };
@@ -419,7 +446,7 @@ fn a_failed_write_leaves_no_archive_and_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src.npz");
     archive(&src, &[("a", "scalar/le_i4.npy", deflated()), ("b", "scalar/be_i2.npy", Compression::Stored)]);
-    let (schema, batches) = all_batches(NpzBatchReader::open(&src, &ConvertOptions::new()).unwrap()).unwrap();
+    let (schema, batches) = all_batches(NpzBatchReader::from_path(&src).unwrap()).unwrap();
     let out = tempfile::tempdir().unwrap();
     let path = out.path().join("t.npz");
     let listing = || std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect::<Vec<_>>();
@@ -472,7 +499,7 @@ fn deflate_on_request_and_the_same_members() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src.npz");
     archive(&src, &[("a", "scalar/le_i4.npy", Compression::Stored), ("b", "scalar/be_i2.npy", Compression::Stored)]);
-    let (schema, batches) = all_batches(NpzBatchReader::open(&src, &ConvertOptions::new()).unwrap()).unwrap();
+    let (schema, batches) = all_batches(NpzBatchReader::from_path(&src).unwrap()).unwrap();
     let path = dir.path().join("deflated.npz");
     let mut w = NpzBatchWriter::create(&path, schema).unwrap();
     w.compression(deflated());
@@ -564,7 +591,7 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
         assert!(bytes.starts_with(&head), "{name}");
     }
     // and it reads back as the same table
-    let (_, back) = all_batches(NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap()).unwrap();
+    let (_, back) = all_batches(NpzBatchReader::from_path(&path).unwrap()).unwrap();
     assert_eq!(back[0].column(1).as_ref(), batch.column(1).as_ref());
     assert_eq!(
         back[0].column(2).as_fixed_size_list().values().as_ref(),
@@ -577,9 +604,9 @@ fn columns_made_elsewhere_write_numpy_members_of_their_natural_dtypes() {
 #[test]
 fn the_columns_of_one_npy_file_write_as_one_member_each() {
     let bytes = fixture("record/aligned.npy");
-    let reader = BatchReader::with_options(
+    let reader = BatchReader::from_npy_reader_with(
         npy_core::NpyReader::from_reader(Cursor::new(&bytes)).unwrap(),
-        &ConvertOptions::new().residue(true),
+        ConvertOptions::new().residue(true),
     )
     .unwrap();
     let schema = arrow_array::RecordBatchReader::schema(&reader);
@@ -597,7 +624,7 @@ fn the_columns_of_one_npy_file_write_as_one_member_each() {
         let member = r.read::<DynArray>(name).unwrap();
         assert_eq!(member.shape(), header.shape, "{name}");
         assert_eq!(member.dtype().descr(), record.field(name).unwrap().dtype.descr(), "{name}");
-        let mut back = BatchReader::from_dyn(member, &ConvertOptions::new()).unwrap();
+        let mut back = BatchReader::from_dyn(member).unwrap();
         let back = back.next_batch().unwrap().unwrap();
         assert_eq!(back.column(0).as_ref(), batches[0].column(i).as_ref(), "{name}: the field's values");
     }
@@ -653,7 +680,7 @@ fn text_widths_from_all_batches_fit_later_longer_values() {
     assert_eq!(r.read::<DynArray>("site").unwrap().dtype().descr(), "[('station', '<U7'), ('gain', '<f8')]");
     assert_eq!(r.read::<DynArray>("blob").unwrap().dtype().descr(), "'|S3'");
     // The values, back through the table reader.
-    let (_, got) = all_batches(NpzBatchReader::open(&path, &ConvertOptions::new()).unwrap()).unwrap();
+    let (_, got) = all_batches(NpzBatchReader::from_path(&path).unwrap()).unwrap();
     let strings = |column: &dyn Array| -> Vec<String> {
         column.as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect()
     };

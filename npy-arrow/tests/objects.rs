@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::{Array, FixedSizeListArray, RecordBatch, StringArray};
 use arrow_schema::DataType;
-use npy_arrow::formats::{convert, open, FileOptions};
+use npy_arrow::formats::{convert, convert_with, FileBatchReader, FileOptions};
 use npy_arrow::ConvertOptions;
 use npy_core::ErrorKind;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -40,7 +40,8 @@ fn some(v: &[&str]) -> Vec<Option<String>> {
 #[test]
 fn stringdtype_files_convert_to_a_utf8_column_with_nulls() {
     let dir = tempfile::tempdir().unwrap();
-    let options = FileOptions::new().convert(ConvertOptions::new().batch_rows(2));
+    let mut options = FileOptions::new();
+    options.convert(ConvertOptions::new().batch_rows(2));
     let cases: [(&str, Vec<Option<String>>); 5] = [
         ("stringdtype.npy", some(&["a", "bc", "", "h\u{e9}llo", "\u{1F600}", &"x".repeat(300)])),
         ("stringdtype_na_none.npy", vec![Some("x1".into()), None, Some(String::new()), None]),
@@ -50,7 +51,8 @@ fn stringdtype_files_convert_to_a_utf8_column_with_nulls() {
     ];
     for (name, want) in cases {
         let parquet = dir.path().join(name.replace(".npy", ".parquet"));
-        let done = convert(fixture(name), &parquet, &options, &mut |_| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let done =
+            convert_with(fixture(name), &parquet, &mut |_| {}, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(done.rows, want.len() as u64, "{name}");
         let batches = parquet_batches(&parquet);
         assert_eq!(batches[0].schema().field(0).data_type(), &DataType::Utf8, "{name}");
@@ -58,13 +60,13 @@ fn stringdtype_files_convert_to_a_utf8_column_with_nulls() {
         assert_eq!(texts(&batches), want, "{name}");
         // Arrow IPC too, read back through npy-arrow.
         let arrow = dir.path().join(name.replace(".npy", ".arrow"));
-        convert(fixture(name), &arrow, &options, &mut |_| {}).unwrap();
-        let input = open(&arrow, &FileOptions::new()).unwrap();
-        let batches: Vec<RecordBatch> = input.reader.map(Result::unwrap).collect();
+        convert_with(fixture(name), &arrow, &mut |_| {}, &options).unwrap();
+        let input = FileBatchReader::from_path(&arrow).unwrap();
+        let batches: Vec<RecordBatch> = input.map(Result::unwrap).collect();
         assert_eq!(texts(&batches), want, "{name} (.arrow)");
     }
     let parquet = dir.path().join("empty.parquet");
-    let done = convert(fixture("stringdtype_empty.npy"), &parquet, &options, &mut |_| {}).unwrap();
+    let done = convert_with(fixture("stringdtype_empty.npy"), &parquet, &mut |_| {}, &options).unwrap();
     assert_eq!(done.rows, 0);
     assert_eq!(texts(&parquet_batches(&parquet)), Vec::<Option<String>>::new());
 }
@@ -74,8 +76,8 @@ fn n_d_text_arrays_become_rows_of_their_c_order_values() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["stringdtype_2x3_F.npy", "stringdtype_2x2_C.npy"] {
         let arrow = dir.path().join(name.replace(".npy", ".arrow"));
-        convert(fixture(name), &arrow, &FileOptions::new(), &mut |_| {}).unwrap();
-        let batches: Vec<RecordBatch> = open(&arrow, &FileOptions::new()).unwrap().reader.map(Result::unwrap).collect();
+        convert(fixture(name), &arrow, &mut |_| {}).unwrap();
+        let batches: Vec<RecordBatch> = FileBatchReader::from_path(&arrow).unwrap().map(Result::unwrap).collect();
         let rows = batches[0].column(0).as_any().downcast_ref::<FixedSizeListArray>().expect("rows").clone();
         let field = batches[0].schema().field(0).clone();
         assert_eq!(field.metadata()["ARROW:extension:name"], "arrow.fixed_shape_tensor", "{name}");
@@ -101,11 +103,11 @@ fn n_d_text_arrays_become_rows_of_their_c_order_values() {
 fn plain_object_arrays_of_str_convert_and_others_keep_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let parquet = dir.path().join("s.parquet");
-    convert(fixture("str_none.npy"), &parquet, &FileOptions::new(), &mut |_| {}).unwrap();
+    convert(fixture("str_none.npy"), &parquet, &mut |_| {}).unwrap();
     assert_eq!(texts(&parquet_batches(&parquet)), [Some("x1".into()), None, Some("yz".into()), None, Some("".into())]);
     for (name, what) in [("int.npy", "element 0 (in storage order) is an int 0"), ("2x3_C.npy", "is an int 1")] {
         let out = dir.path().join("bad.parquet");
-        let e = convert(fixture(name), &out, &FileOptions::new(), &mut |_| {}).unwrap_err();
+        let e = convert(fixture(name), &out, &mut |_| {}).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{name}: {e}");
         let text = e.to_string();
         assert!(text.contains(what) && text.contains("only object arrays of str"), "{name}: {text}");
@@ -114,8 +116,9 @@ fn plain_object_arrays_of_str_convert_and_others_keep_a_clear_error() {
     }
     // A member of an archive: the same column.
     let arrow = dir.path().join("labels.arrow");
-    let options = FileOptions::new().member("labels");
-    convert(fixture("archive.npz"), &arrow, &options, &mut |_| {}).unwrap();
-    let batches: Vec<RecordBatch> = open(&arrow, &FileOptions::new()).unwrap().reader.map(Result::unwrap).collect();
+    let mut options = FileOptions::new();
+    options.member("labels");
+    convert_with(fixture("archive.npz"), &arrow, &mut |_| {}, &options).unwrap();
+    let batches: Vec<RecordBatch> = FileBatchReader::from_path(&arrow).unwrap().map(Result::unwrap).collect();
     assert_eq!(texts(&batches), [Some("a1".into()), None, Some("b2".into())]);
 }

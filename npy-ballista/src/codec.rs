@@ -51,9 +51,10 @@ use crate::wire::{self, FormatProto, ScanProto, SinkProto, TableProto, Tag};
 /// use npy_datafusion::{Kind, NpyFormatFactory, NpyReadOptions};
 ///
 /// let codec = NpyLogicalCodec::default();
-/// let options = NpyReadOptions { batch_rows: Some(4096), ..Default::default() };
+/// let mut options = NpyReadOptions::new();
+/// options.batch_rows(4096);
 /// let mut blob = Vec::new();
-/// codec.try_encode_file_format(&mut blob, Arc::new(NpyFormatFactory::new(Kind::Npz, options.clone())))?;
+/// codec.try_encode_file_format(&mut blob, Arc::new(NpyFormatFactory::new_with(Kind::Npz, &options)))?;
 /// let back = codec.try_decode_file_format(&blob, &SessionContext::new().task_ctx())?;
 /// let back = back.downcast_ref::<NpyFormatFactory>().unwrap();
 /// assert_eq!((back.kind(), back.options()), (Kind::Npz, &options));
@@ -103,7 +104,7 @@ impl LogicalExtensionCodec for NpyLogicalCodec {
 
     fn try_decode_file_format(&self, buf: &[u8], ctx: &TaskContext) -> Result<Arc<dyn FileFormatFactory>> {
         match wire::read::<FormatProto>(buf, Tag::Format)? {
-            Some(format) => Ok(Arc::new(NpyFormatFactory::new(format.kind()?, format.options()?))),
+            Some(format) => Ok(Arc::new(NpyFormatFactory::new_with(format.kind()?, &format.options()?))),
             None => self.inner.try_decode_file_format(buf, ctx),
         }
     }
@@ -178,12 +179,12 @@ fn decode_table(table: &TableProto, table_ref: &TableReference, schema: SchemaRe
     let file_fields: Vec<_> =
         schema.fields().iter().filter(|f| !table.partition_cols.contains(f.name())).cloned().collect();
     let file_schema = Arc::new(Schema::new(file_fields).with_metadata(schema.metadata().clone()));
-    let listing_options = ListingOptions::new(Arc::new(NpyFormat::new(kind, options.clone())))
+    let listing_options = ListingOptions::new(Arc::new(NpyFormat::new_with(kind, &options)))
         .with_file_extension(table.file_extension.clone())
         .with_table_partition_cols(partition_cols);
     let config =
         ListingTableConfig::new_with_multi_paths(urls).with_listing_options(listing_options).with_schema(file_schema);
-    Ok(NpyTable::new(ListingTable::try_new(config)?, kind, options))
+    Ok(NpyTable::new_with(ListingTable::try_new(config)?, kind, &options))
 }
 
 /// The physical extension codec for scans of npy tables: a `DataSourceExec` over an
@@ -221,7 +222,7 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         let (format, conf) = scan.format.as_ref().zip(scan.conf.as_ref()).ok_or_else(|| {
             DataFusionError::Internal("npy scan: the plan blob lacks its format or its file scan".into())
         })?;
-        let source = NpySource::new(parse_table_schema_from_proto(conf)?, format.kind()?, format.options()?);
+        let source = NpySource::new_with(parse_table_schema_from_proto(conf)?, format.kind()?, &format.options()?);
         let conf = parse_protobuf_file_scan_config(
             conf,
             &PhysicalPlanDecodeContext::new(ctx, self),

@@ -33,7 +33,7 @@
 //!
 //! let state = npy_ballista::ballista_state(SessionConfig::new())?;
 //! let ctx = npy_ballista::standalone(state, Duration::from_secs(60)).await?;
-//! ctx.register_npy("traces", "traces/", NpyReadOptions::default()).await?;
+//! ctx.register_npy("traces", "traces/", &NpyReadOptions::new()).await?;
 //! let df = ctx.sql("SELECT receiver['x'], avg(t0) FROM traces GROUP BY 1").await?;
 //! df.show().await?;
 //! # Ok(())

@@ -111,7 +111,7 @@ impl FormatProto {
                 Kind::Npy => 1,
                 Kind::Npz => 2,
             },
-            options: options.to_map().into_iter().collect(),
+            options: options.to_table_options().into_iter().collect(),
         }
     }
 
@@ -126,7 +126,7 @@ impl FormatProto {
     }
 
     pub(crate) fn options(&self) -> Result<NpyReadOptions> {
-        NpyReadOptions::from_map(&self.options.clone().into_iter().collect())
+        NpyReadOptions::from_table_options(&self.options.clone().into_iter().collect())
     }
 }
 

@@ -267,11 +267,11 @@ fn queries(truth: &Truth) -> Vec<(&'static str, Vec<Vec<Cell>>)> {
 }
 
 async fn register(ctx: &SessionContext, data: &Data) -> Result<()> {
-    let options = NpyReadOptions::default;
-    ctx.register_npy("traces", format!("{}/", data.traces.display()), options()).await?;
-    ctx.register_npy("big", data.big.display().to_string(), options()).await?;
-    ctx.register_npy("stations", data.stations.display().to_string(), options()).await?;
-    ctx.register_npz("shots", format!("{}/", data.archives.display()), options()).await
+    let options = NpyReadOptions::new();
+    ctx.register_npy("traces", format!("{}/", data.traces.display()), &options).await?;
+    ctx.register_npy("big", data.big.display().to_string(), &options).await?;
+    ctx.register_npy("stations", data.stations.display().to_string(), &options).await?;
+    ctx.register_npz("shots", format!("{}/", data.archives.display()), &options).await
 }
 
 /// Both engines' settings: three partitions, and files split into row ranges however small
@@ -359,7 +359,7 @@ async fn corrupt_files_fail_naming_them() -> TestResult {
     }
     let cluster = cluster_context().await?;
     for (name, table) in [("short", &short), ("junk", &junk)] {
-        cluster.register_npy(name, format!("{}/", table.display()), NpyReadOptions::default()).await?;
+        cluster.register_npy(name, format!("{}/", table.display()), &NpyReadOptions::new()).await?;
     }
     // After registration (the schema is known): b.npy loses its last 30 bytes, c.npy
     // becomes text.
@@ -384,10 +384,11 @@ fn file_format_blobs_round_trip_and_foreign_blobs_are_refused() -> TestResult {
         let schema = Arc::new(datafusion::arrow::datatypes::Schema::empty());
         codec.try_decode_table_provider(buf, &"t".into(), schema, &task).map(|_| ()).expect_err("not a table blob")
     };
-    let options = NpyReadOptions { batch_rows: Some(77), days_as_int64: true, residue: false, map_local_files: None };
+    let mut options = NpyReadOptions::new();
+    options.batch_rows(77).days_as_int64(true);
     for kind in [Kind::Npy, Kind::Npz] {
         let mut buf = Vec::new();
-        codec.try_encode_file_format(&mut buf, Arc::new(NpyFormatFactory::new(kind, options.clone())))?;
+        codec.try_encode_file_format(&mut buf, Arc::new(NpyFormatFactory::new_with(kind, &options)))?;
         let back = codec.try_decode_file_format(&buf, &ctx.task_ctx())?;
         let back = back.downcast_ref::<NpyFormatFactory>().expect("an npy format factory");
         assert_eq!((back.kind(), back.options()), (kind, &options));

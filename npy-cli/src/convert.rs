@@ -108,11 +108,16 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let size = std::fs::metadata(input).map(|m| m.len()).unwrap_or(0);
     let bar = crate::progress::bytes(size, "convert");
-    let result = formats::convert(input, output, &options, &mut |p| {
-        if let Some(bar) = &bar {
-            bar.set_position(p.bytes);
-        }
-    });
+    let result = formats::convert_with(
+        input,
+        output,
+        &mut |p| {
+            if let Some(bar) = &bar {
+                bar.set_position(p.bytes);
+            }
+        },
+        &options,
+    );
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -133,13 +138,15 @@ fn options(args: &Args) -> Result<FileOptions> {
         let reason = "--member is for .npz archives, and neither file is one".to_string();
         return Err(npy_core::ErrorKind::Usage { reason }.into());
     }
-    let mut convert = ConvertOptions::new().residue(args.residue).days_as_int64(args.days_as_int64);
+    let mut convert = ConvertOptions::new();
+    convert.residue(args.residue).days_as_int64(args.days_as_int64);
     if let Some(rows) = args.batch_rows {
-        convert = convert.batch_rows(usize::try_from(rows).unwrap_or(usize::MAX));
+        convert.batch_rows(usize::try_from(rows).unwrap_or(usize::MAX));
     }
-    let mut options = FileOptions::new().read(args.read.options()).convert(convert);
+    let mut options = FileOptions::new();
+    options.read(&args.read.options()).convert(&convert);
     if let Some(m) = &args.member {
-        options = options.member(m.clone());
+        options.member(m.clone());
     }
     let parquet_only = |flag: &str| -> Result<()> {
         if formats.1 != formats::Format::Parquet {
@@ -150,11 +157,11 @@ fn options(args: &Args) -> Result<FileOptions> {
     };
     if let Some(bytes) = args.row_group_bytes {
         parquet_only("--row-group-bytes")?;
-        options = options.row_group_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
+        options.row_group_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
     if let Some(c) = args.compression {
         parquet_only("--compression")?;
-        options = options.compression(match c {
+        options.compression(match c {
             Compression::Snappy => ParquetCompression::Snappy,
             Compression::Zstd => ParquetCompression::Zstd,
             Compression::Lz4 => ParquetCompression::Lz4,

@@ -69,7 +69,7 @@ pub fn what(e: &Error) -> String {
 const HINTS: &[(&str, &str)] = &[
     ("(convert with ConvertOptions::days_as_int64)", "(rerun with --days-as-int64)"),
     ("ConvertOptions::residue keeps such text", "--residue keeps such text"),
-    ("read the members one at a time (NpzBatchReader::open_members)", "convert one member at a time (--member NAME)"),
+    ("read the members one at a time (NpzTableOptions::members)", "convert one member at a time (--member NAME)"),
     ("Appender::recover adopts or trims them", "npy append --recover adopt|trim adopts or trims them"),
     ("trim the tail instead (Recovery::Trim)", "trim the tail instead (npy append --recover trim)"),
     ("(raise it with ReaderOptions::max_entries)", "(a limit of npy's npz reader)"),

@@ -19,7 +19,7 @@ use datafusion::logical_expr::{Expr, LogicalPlan, Projection};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
-use npy_arrow::formats::{FileOptions, Sink};
+use npy_arrow::formats::Sink;
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 
 use crate::render::{self, NonFinite};
@@ -117,7 +117,7 @@ fn option_arg(arg: &str) -> Result<(String, String), String> {
 /// its kind, is about the tables or the query (1).
 pub fn run(args: &Args) -> ExitCode {
     let places = Places::of(&args.tables);
-    let read = match NpyReadOptions::from_map(&args.options.iter().cloned().collect()) {
+    let read = match NpyReadOptions::from_table_options(&args.options.iter().cloned().collect()) {
         Ok(read) => read,
         Err(e) => return error(e, &places, report::USAGE),
     };
@@ -227,9 +227,9 @@ async fn query(args: &Args, read: NpyReadOptions) -> Result<(), DataFusionError>
             ctx.register_object_store(&at.base, at.store);
         }
         if npz {
-            ctx.register_npz(name.as_str(), &url, read.clone()).await?;
+            ctx.register_npz(name.as_str(), &url, &read).await?;
         } else {
-            ctx.register_npy(name.as_str(), &url, read.clone()).await?;
+            ctx.register_npy(name.as_str(), &url, &read).await?;
         }
     }
     let frame = ctx.sql(&args.query).await?;
@@ -384,7 +384,7 @@ fn npy_error(e: npy_core::Error) -> DataFusionError {
 /// ([`npy_arrow::schema::derived_schema`]).
 async fn write_file(mut stream: SendableRecordBatchStream, path: &Path) -> Result<(), DataFusionError> {
     let schema = npy_arrow::schema::derived_schema(&stream.schema());
-    let mut sink = Sink::create(path, schema.clone(), &FileOptions::new()).map_err(npy_error)?;
+    let mut sink = Sink::create(path, schema.clone()).map_err(npy_error)?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));

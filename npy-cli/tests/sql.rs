@@ -181,7 +181,7 @@ fn out_files_read_back() {
     let arrow = dir.path().join("out.arrow");
     ok(&npy_sql(&[sql, "--table", &table, "--out", arrow.to_str().unwrap()]));
     let back = dir.path().join("back.npy");
-    npy_arrow::formats::convert(&arrow, &back, &npy_arrow::formats::FileOptions::new(), &mut |_| {}).unwrap();
+    npy_arrow::formats::convert(&arrow, &back, &mut |_| {}).unwrap();
     assert_eq!(Vec::<Reading>::read_npy(&back).unwrap(), want);
 }
 

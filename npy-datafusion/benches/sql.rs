@@ -130,12 +130,13 @@ fn setup(dir: &std::path::Path, n: usize) -> Result<Ctx> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let sql = SessionContext::new();
     let location = table.to_str().ok_or("a non-UTF-8 path")?;
-    runtime.block_on(sql.register_npy("traces", location, NpyReadOptions::default()))?;
+    runtime.block_on(sql.register_npy("traces", location, &NpyReadOptions::new()))?;
     // SAFETY: the bench's files are written above and not changed until they are deleted
     // at the end, after the last query.
     let contract = unsafe { MapContract::accept() };
-    let mapped = NpyReadOptions { map_local_files: Some(contract), ..Default::default() };
-    runtime.block_on(sql.register_npy("traces_mapped", location, mapped))?;
+    let mut mapped = NpyReadOptions::new();
+    mapped.map_local_files(contract);
+    runtime.block_on(sql.register_npy("traces_mapped", location, &mapped))?;
     let ctx = Ctx { n, files, runtime, sql, expected: (sum / n as f64, max) };
     for table in ["traces", "traces_mapped"] {
         let got = ctx.runtime.block_on(answer(&ctx.sql, table))?;

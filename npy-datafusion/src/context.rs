@@ -11,7 +11,10 @@ use datafusion::error::Result;
 use datafusion::execution::context::SessionContext;
 use datafusion::execution::SessionState;
 
-use crate::{Kind, NpyFormat, NpyFormatFactory, NpyReadOptions, NpyTable, NpyTableFactory};
+use crate::format::{NpyFormat, NpyFormatFactory};
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
+use crate::table::{NpyTable, NpyTableFactory};
 
 /// Teaches a session the `npy` and `npz` formats: file formats `npy` / `npz` (for `COPY
 /// ... TO 'x.npy'` and `STORED AS`) and table factories `NPY` / `NPZ` (for `CREATE
@@ -34,7 +37,7 @@ use crate::{Kind, NpyFormat, NpyFormatFactory, NpyReadOptions, NpyTable, NpyTabl
 /// ```
 pub fn register(state: &mut SessionState) -> Result<()> {
     for kind in [Kind::Npy, Kind::Npz] {
-        state.register_file_format(Arc::new(NpyFormatFactory::new(kind, NpyReadOptions::default())), true)?;
+        state.register_file_format(Arc::new(NpyFormatFactory::new(kind)), true)?;
         let factory = Arc::new(NpyTableFactory::new());
         state.table_factories_mut().insert(kind.ext().to_uppercase(), factory);
     }
@@ -58,7 +61,7 @@ pub trait SessionContextNpyExt {
         &self,
         name: impl Into<TableReference> + Send,
         path: impl AsRef<str> + Send,
-        options: NpyReadOptions,
+        options: &NpyReadOptions,
     ) -> Result<()>;
 
     /// Registers the `.npz` archives at `path` as table `name`, each member a column.
@@ -73,14 +76,14 @@ pub trait SessionContextNpyExt {
         &self,
         name: impl Into<TableReference> + Send,
         path: impl AsRef<str> + Send,
-        options: NpyReadOptions,
+        options: &NpyReadOptions,
     ) -> Result<()>;
 
     /// A [`DataFrame`] over the `.npy` files at `path`.
     ///
     /// # Errors
     /// As [`SessionContextNpyExt::register_npy`].
-    async fn read_npy(&self, path: impl AsRef<str> + Send, options: NpyReadOptions) -> Result<DataFrame>;
+    async fn read_npy(&self, path: impl AsRef<str> + Send, options: &NpyReadOptions) -> Result<DataFrame>;
 }
 
 #[async_trait]
@@ -89,7 +92,7 @@ impl SessionContextNpyExt for SessionContext {
         &self,
         name: impl Into<TableReference> + Send,
         path: impl AsRef<str> + Send,
-        options: NpyReadOptions,
+        options: &NpyReadOptions,
     ) -> Result<()> {
         let name = name.into();
         let table = npy_table(self, Some(name.clone()), path.as_ref(), Kind::Npy, options).await?;
@@ -101,7 +104,7 @@ impl SessionContextNpyExt for SessionContext {
         &self,
         name: impl Into<TableReference> + Send,
         path: impl AsRef<str> + Send,
-        options: NpyReadOptions,
+        options: &NpyReadOptions,
     ) -> Result<()> {
         let name = name.into();
         let table = npy_table(self, Some(name.clone()), path.as_ref(), Kind::Npz, options).await?;
@@ -109,7 +112,7 @@ impl SessionContextNpyExt for SessionContext {
         Ok(())
     }
 
-    async fn read_npy(&self, path: impl AsRef<str> + Send, options: NpyReadOptions) -> Result<DataFrame> {
+    async fn read_npy(&self, path: impl AsRef<str> + Send, options: &NpyReadOptions) -> Result<DataFrame> {
         let table = npy_table(self, None, path.as_ref(), Kind::Npy, options).await?;
         self.read_table(Arc::new(table))
     }
@@ -122,18 +125,18 @@ async fn npy_table(
     name: Option<TableReference>,
     path: &str,
     kind: Kind,
-    options: NpyReadOptions,
+    options: &NpyReadOptions,
 ) -> Result<NpyTable> {
     let mut url = ListingTableUrl::parse(path)?;
     if let Some(name) = name {
         url = url.with_table_ref(name);
     }
     crate::table::refuse_empty_files(&ctx.state(), std::slice::from_ref(&url), kind).await?;
-    let format = Arc::new(NpyFormat::new(kind, options.clone()));
+    let format = Arc::new(NpyFormat::new_with(kind, options));
     let listing_options = ListingOptions::new(format).with_file_extension(format!(".{}", kind.ext()));
     let schema = listing_options.infer_schema(&ctx.state(), &url).await?;
     let config = ListingTableConfig::new(url).with_listing_options(listing_options).with_schema(schema);
     let cache = ctx.runtime_env().cache_manager.get_file_statistic_cache();
     let listing = ListingTable::try_new(config)?.with_cache(cache);
-    Ok(NpyTable::new(listing, kind, options))
+    Ok(NpyTable::new_with(listing, kind, options))
 }

@@ -20,34 +20,14 @@ use datafusion::physical_plan::ExecutionPlan;
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectMeta, ObjectStore};
 
+use crate::error::npy_error;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 use crate::schema::{file_shape, table_schema_of};
-use crate::{npy_error, NpyReadOptions, NpySource};
+use crate::source::NpySource;
 
 /// How many headers [`NpyFormat::infer_schema`] reads at once.
 const HEADER_CONCURRENCY: usize = 32;
-
-/// Which files a table holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `.npy` files: one array each, a row per element (a record's fields are columns).
-    Npy,
-    /// `.npz` archives: each member is a column (a record member a struct), a row per
-    /// member element, the members of an archive of one length; as
-    /// `npy_arrow::NpzBatchReader` reads them. An archive is scanned whole by one
-    /// partition, only the members a query uses read (deflated ones inflated as they
-    /// arrive), each member read checked (size, CRC-32) before its rows are used.
-    Npz,
-}
-
-impl Kind {
-    /// The file extension, without the dot: `npy` or `npz`.
-    pub fn ext(self) -> &'static str {
-        match self {
-            Kind::Npy => "npy",
-            Kind::Npz => "npz",
-        }
-    }
-}
 
 /// The `.npy` / `.npz` [`FileFormat`]: schemas from the files' headers, exact row counts,
 /// scans through [`NpySource`].
@@ -58,9 +38,14 @@ pub struct NpyFormat {
 }
 
 impl NpyFormat {
+    /// A format reading files of `kind` with the default options.
+    pub fn new(kind: Kind) -> Self {
+        NpyFormat::new_with(kind, &NpyReadOptions::new())
+    }
+
     /// A format reading files of `kind` with `options`.
-    pub fn new(kind: Kind, options: NpyReadOptions) -> Self {
-        NpyFormat { kind, options }
+    pub fn new_with(kind: Kind, options: &NpyReadOptions) -> Self {
+        NpyFormat { kind, options: options.clone() }
     }
 
     /// Which files this format reads.
@@ -158,7 +143,7 @@ impl FileFormat for NpyFormat {
     }
 
     fn file_source(&self, table_schema: TableSchema) -> Arc<dyn FileSource> {
-        Arc::new(NpySource::new(table_schema, self.kind, self.options.clone()))
+        Arc::new(NpySource::new_with(table_schema, self.kind, &self.options))
     }
 
     async fn create_writer_physical_plan(
@@ -181,9 +166,14 @@ pub struct NpyFormatFactory {
 }
 
 impl NpyFormatFactory {
+    /// A factory of formats of `kind`, whose `OPTIONS` change the default options.
+    pub fn new(kind: Kind) -> Self {
+        NpyFormatFactory::new_with(kind, &NpyReadOptions::new())
+    }
+
     /// A factory of formats of `kind`, with `options` as the defaults `OPTIONS` change.
-    pub fn new(kind: Kind, options: NpyReadOptions) -> Self {
-        NpyFormatFactory { kind, options }
+    pub fn new_with(kind: Kind, options: &NpyReadOptions) -> Self {
+        NpyFormatFactory { kind, options: options.clone() }
     }
 
     /// Which files the formats read.
@@ -199,12 +189,13 @@ impl NpyFormatFactory {
 
 impl FileFormatFactory for NpyFormatFactory {
     fn create(&self, _state: &dyn Session, format_options: &HashMap<String, String>) -> Result<Arc<dyn FileFormat>> {
-        let options = self.options.clone().with_map(format_options)?;
-        Ok(Arc::new(NpyFormat::new(self.kind, options)))
+        let mut options = self.options.clone();
+        options.set_table_options(format_options)?;
+        Ok(Arc::new(NpyFormat::new_with(self.kind, &options)))
     }
 
     fn default(&self) -> Arc<dyn FileFormat> {
-        Arc::new(NpyFormat::new(self.kind, self.options.clone()))
+        Arc::new(NpyFormat::new_with(self.kind, &self.options))
     }
 }
 

@@ -53,7 +53,7 @@
 //!
 //! # tokio::runtime::Runtime::new()?.block_on(async {
 //! let ctx = SessionContext::new();
-//! ctx.register_npy("picks", dir.path().to_str().unwrap(), NpyReadOptions::default()).await?;
+//! ctx.register_npy("picks", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await?;
 //! let batches = ctx.sql("SELECT avg(t) FROM picks WHERE trace > 1").await?.collect().await?;
 //! assert_eq!(batches[0].column(0).as_primitive::<Float64Type>().value(0), 2.75);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -63,7 +63,9 @@
 #![forbid(unsafe_code)]
 
 mod context;
+mod error;
 mod format;
+mod kind;
 mod opener;
 mod options;
 mod schema;
@@ -72,13 +74,9 @@ mod source;
 mod table;
 
 pub use context::{register, SessionContextNpyExt};
-pub use format::{Kind, NpyFormat, NpyFormatFactory};
+pub use format::{NpyFormat, NpyFormatFactory};
+pub use kind::Kind;
 pub use options::NpyReadOptions;
 pub use sink::NpySink;
 pub use source::NpySource;
 pub use table::{NpyTable, NpyTableFactory};
-
-/// npy's error as DataFusion's (it stays reachable through `source()` / downcasting).
-pub(crate) fn npy_error(error: npy_core::Error) -> datafusion::error::DataFusionError {
-    datafusion::error::DataFusionError::External(Box::new(error))
-}

@@ -14,8 +14,10 @@ use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
 use object_store::ObjectStore;
 
+use crate::error::npy_error;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 use crate::schema::{difference, member_schema};
-use crate::{npy_error, Kind, NpyReadOptions};
 
 /// What a scan partition counts: rows decoded (the limit test reads it).
 #[derive(Debug, Clone)]
@@ -61,8 +63,7 @@ impl FileOpener for NpyOpener {
             let name = location.to_string();
             let object =
                 npy_store::fetch_header(store.as_ref(), &location, &ReadOptions::default()).await.map_err(npy_error)?;
-            let layout =
-                Layout::with_options(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
+            let layout = Layout::new_with(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
             still_matches(&file_schema, &layout.schema(), &name)?;
             let layout = layout.project(&file_indices).map_err(|e| npy_error(e.reading(&name)))?;
             let (first, mut end) =
@@ -71,15 +72,12 @@ impl FileOpener for NpyOpener {
                 end = end.min(first.saturating_add(limit));
             }
             let (layout, range) = (Arc::new(layout), first..end);
-            let batches = npy_store::row_batches(
-                store,
-                location,
-                object.data_offset,
-                layout,
-                range,
-                batch_rows,
-                options.map_local_files,
-            );
+            let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
+            scan.rows(range).batch_rows(batch_rows);
+            if let Some(contract) = options.map_local_files {
+                scan.map(contract);
+            }
+            let batches = scan.batches();
             let batches = batches.map(move |batch| {
                 let batch = batch.map_err(npy_error)?;
                 metrics.rows.add(batch.num_rows());
@@ -139,14 +137,14 @@ impl NpyOpener {
                 // first; smaller ones are read once, their batches held until the checks at
                 // their ends passed. Either way no row comes out before its member passed.
                 let size: u64 =
-                    (npz.members().iter()).filter(|m| members.contains(&m.name.as_str())).map(|m| m.size).sum();
+                    (npz.member_infos().iter()).filter(|m| members.contains(&m.name.as_str())).map(|m| m.size).sum();
                 let checked_first = size > HOLD_BYTES;
                 if checked_first {
                     for member in &members {
                         npz.verify_member(member).await.map_err(npy_error)?;
                     }
                 }
-                let stream = npz.table_batches(Some(&members), batch_rows, &convert).await.map_err(npy_error)?;
+                let stream = npz.table_batches(Some(&members), &convert).await.map_err(npy_error)?;
                 let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
                 let project = move |batch: RecordBatch, rows: usize| {
                     let columns = (wanted.iter())
@@ -159,7 +157,7 @@ impl NpyOpener {
                     RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
                         .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
                 };
-                let batches = limited(stream, left, !checked_first, project);
+                let batches = limited(stream.into_inner(), left, !checked_first, project);
                 if checked_first {
                     batches
                 } else {

@@ -10,7 +10,9 @@ use npy_core::{ErrorKind, ReadOptions};
 use object_store::path::Path;
 use object_store::ObjectStore;
 
-use crate::{npy_error, Kind, NpyReadOptions};
+use crate::error::npy_error;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 
 /// Schema metadata that differs from file to file: never part of a table's schema.
 const PER_FILE: [&str; 1] = [npy_arrow::schema::SHAPE_KEY];
@@ -39,7 +41,7 @@ pub(crate) async fn file_shape(
         Kind::Npy => {
             let object =
                 npy_store::fetch_header(store.as_ref(), location, &ReadOptions::default()).await.map_err(npy_error)?;
-            let layout = Layout::with_options(&object.header, None, &convert);
+            let layout = Layout::new_with(&object.header, None, &convert);
             let layout = layout.map_err(|e| npy_error(e.reading(location.as_ref())))?;
             Ok(FileShape { schema: layout.schema(), rows: layout.rows(), row_bytes: layout.row_bytes() })
         }
@@ -47,7 +49,7 @@ pub(crate) async fn file_shape(
             let npz = npy_store::RemoteNpz::open(Arc::clone(store), location).await.map_err(npy_error)?;
             let (schema, rows) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
             // Bytes per row: the members' sizes (headers and all) over the rows; inexact.
-            let bytes: u64 = npz.members().iter().map(|m| m.size).sum();
+            let bytes: u64 = npz.member_infos().iter().map(|m| m.size).sum();
             let row_bytes = usize::try_from(bytes).unwrap_or(usize::MAX).checked_div(rows).unwrap_or(0);
             Ok(FileShape { schema: member_schema(&schema), rows, row_bytes })
         }

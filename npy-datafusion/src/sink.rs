@@ -50,14 +50,16 @@ use datafusion::logical_expr::dml::InsertOp;
 use datafusion::physical_expr_common::sort_expr::LexRequirement;
 use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan};
 use futures::StreamExt;
-use npy_arrow::formats::{SpooledBatches, TextSpool};
+use npy_arrow::formats::{SpooledBatchReader, TextSpool};
 use npy_core::atomic::AtomicFile;
 use npy_core::pending::PendingDir;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
 use tokio::sync::mpsc::Receiver;
 
-use crate::{npy_error as external, Kind, NpyReadOptions};
+use crate::error::npy_error as external;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 
 /// Files up to this size are uploaded with one `put`; larger ones in parts of this size
 /// (S3 needs parts of at least 5 MiB).
@@ -293,7 +295,7 @@ fn io_error(e: std::io::Error, location: &Path) -> DataFusionError {
 /// [`TextSpool`] after a first pass measured their text.
 enum Input {
     Live(Receiver<RecordBatch>),
-    Spooled(Box<SpooledBatches>),
+    Spooled(Box<SpooledBatchReader>),
 }
 
 impl Input {
@@ -316,7 +318,7 @@ impl Input {
     fn next(&mut self) -> npy_core::Result<Option<RecordBatch>> {
         match self {
             Input::Live(rx) => Ok(rx.blocking_recv()),
-            Input::Spooled(batches) => batches.next().transpose(),
+            Input::Spooled(batches) => batches.next_batch(),
         }
     }
 }

@@ -14,8 +14,9 @@ use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::DisplayFormatType;
 use object_store::ObjectStore;
 
+use crate::kind::Kind;
 use crate::opener::{NpyOpener, ScanMetrics};
-use crate::{Kind, NpyReadOptions};
+use crate::options::NpyReadOptions;
 
 /// The [`FileSource`] of `.npy` / `.npz` scans: decodes only the projected columns of each
 /// file, and splits `.npy` files into row ranges for parallel scans (a byte range
@@ -43,11 +44,17 @@ impl fmt::Debug for NpySource {
 }
 
 impl NpySource {
+    /// A scan of files of `kind` whose table has `table_schema`, all columns projected,
+    /// with the default options.
+    pub fn new(table_schema: TableSchema, kind: Kind) -> Self {
+        NpySource::new_with(table_schema, kind, &NpyReadOptions::new())
+    }
+
     /// A scan of files of `kind` whose table has `table_schema`, all columns projected.
-    pub fn new(table_schema: TableSchema, kind: Kind, options: NpyReadOptions) -> Self {
+    pub fn new_with(table_schema: TableSchema, kind: Kind, options: &NpyReadOptions) -> Self {
         NpySource {
             kind,
-            options,
+            options: options.clone(),
             projection: SplitProjection::unprojected(&table_schema),
             table_schema,
             batch_size: None,

@@ -15,7 +15,10 @@ use datafusion::logical_expr::{CreateExternalTable, Expr, LogicalPlan, TableProv
 use datafusion::physical_plan::ExecutionPlan;
 use futures::TryStreamExt;
 
-use crate::{npy_error, Kind, NpyFormat, NpyReadOptions};
+use crate::error::npy_error;
+use crate::format::NpyFormat;
+use crate::kind::Kind;
+use crate::options::NpyReadOptions;
 
 /// A table of `.npy` or `.npz` files: a [`ListingTable`] (which lists the files, keeps
 /// their statistics and plans the scans) that also says which kind of files it holds and
@@ -33,10 +36,16 @@ pub struct NpyTable {
 }
 
 impl NpyTable {
+    /// The table over `listing`, whose format should be an [`NpyFormat`] of `kind` and the
+    /// default options.
+    pub fn new(listing: ListingTable, kind: Kind) -> Self {
+        NpyTable::new_with(listing, kind, &NpyReadOptions::new())
+    }
+
     /// The table over `listing`, whose format should be an [`NpyFormat`] of `kind` and
     /// `options`.
-    pub fn new(listing: ListingTable, kind: Kind, options: NpyReadOptions) -> Self {
-        NpyTable { listing, kind, options }
+    pub fn new_with(listing: ListingTable, kind: Kind, options: &NpyReadOptions) -> Self {
+        NpyTable { listing, kind, options: options.clone() }
     }
 
     /// The table over `listing`, its kind and options taken from its format.
@@ -49,7 +58,7 @@ impl NpyTable {
             let reason = format!("a listing table of {:?} files is not an npy table", listing.options().format);
             return Err(npy_error(npy_core::ErrorKind::Usage { reason }.into()));
         };
-        Ok(NpyTable::new(listing, format.kind(), format.options().clone()))
+        Ok(NpyTable::new_with(listing, format.kind(), format.options()))
     }
 
     /// The listing table: paths, listing options (the format), schema.

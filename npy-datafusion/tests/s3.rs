@@ -61,8 +61,8 @@ async fn s3_tables_answer_as_local_ones() {
     let url = format!("{}shots/", prefix("tables"));
     let (store, path) = s3_store(&ctx, &url);
     upload_dir(&store, dir.path(), &path).await;
-    ctx.register_npy("local", format!("{}/", dir.path().display()), NpyReadOptions::default()).await.unwrap();
-    ctx.register_npy("remote", &url, NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("local", format!("{}/", dir.path().display()), &NpyReadOptions::new()).await.unwrap();
+    ctx.register_npy("remote", &url, &NpyReadOptions::new()).await.unwrap();
 
     let shots = read_shots(dir.path());
     assert_eq!(shots.len(), rows);
@@ -104,8 +104,8 @@ async fn s3_npz_tables_answer_as_local_ones() {
     let url = format!("{}archives/", prefix("npz"));
     let (store, path) = s3_store(&ctx, &url);
     upload_dir(&store, dir.path(), &path).await;
-    ctx.register_npz("local", format!("{}/", dir.path().display()), NpyReadOptions::default()).await.unwrap();
-    ctx.register_npz("remote", &url, NpyReadOptions::default()).await.unwrap();
+    ctx.register_npz("local", format!("{}/", dir.path().display()), &NpyReadOptions::new()).await.unwrap();
+    ctx.register_npz("remote", &url, &NpyReadOptions::new()).await.unwrap();
     let sum = scalar_f64(&query(&ctx, "SELECT sum(shots['t0'] + id) FROM remote").await);
     assert_close(sum, all.iter().map(|(s, id)| s.t0 + *id as f64).sum());
     for sql in [

@@ -6,7 +6,7 @@ use npy_core::{HeaderPrefix, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
-use crate::store_error;
+use crate::error::store_error;
 
 /// Bytes asked for by the first read of an object: 4 KiB, more than the header NumPy
 /// writes for an array of up to a few hundred fields. A longer header costs one more read.
@@ -48,7 +48,7 @@ pub async fn fetch_header(store: &dyn ObjectStore, location: &Path, options: &Re
 ///
 /// # Errors
 /// As [`fetch_header`].
-pub async fn fetch_header_at(
+pub(crate) async fn fetch_header_at(
     store: &dyn ObjectStore,
     location: &Path,
     start: u64,

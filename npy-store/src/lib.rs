@@ -10,8 +10,8 @@
 //!   or Arrow batches ([`RemoteNpy::read_batch`], [`RemoteNpy::batches`]).
 //! - [`RemoteNpz`]: an `.npz` archive, its directory from its tail; stored members as
 //!   [`RemoteNpy`], deflated ones inflated as their bytes arrive.
-//! - [`row_batches`]: the one engine of rows as record batches, which DataFusion's scan
-//!   uses too.
+//! - [`RowScan`]: the one engine of rows as record batches, which DataFusion's scan uses
+//!   too; every stream of batches here is a [`BatchStream`].
 //! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
 //!   under the features `aws`, `gcp`, `azure`, `http`).
 //!
@@ -33,7 +33,7 @@
 //!
 //! let npy = RemoteNpy::open(store, &location).await?;
 //! assert_eq!(npy.read_rows::<f64>(2..5).await?, [2.0, 3.0, 4.0]);
-//! let batch = npy.read_batch(2..5, &Default::default(), None).await?;
+//! let batch = npy.read_batch(2..5, None, &Default::default()).await?;
 //! assert_eq!(batch.num_rows(), 3);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;
@@ -42,27 +42,17 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod error;
 pub mod header;
 pub mod npz;
 pub mod remote;
 pub mod rows;
+mod stream;
 pub mod url;
 
-pub use header::{fetch_header, fetch_header_at, NpyObject, HEADER_PREFIX};
+pub use header::{fetch_header, NpyObject, HEADER_PREFIX};
 pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;
-pub use rows::row_batches;
+pub use rows::RowScan;
+pub use stream::BatchStream;
 pub use url::{store_for, StoreLocation};
-
-/// An object store error as npy's error, naming the object (`location`, as the store
-/// shows it: `s3://bucket/key` or a path).
-pub fn store_error(error: object_store::Error, location: &str) -> npy_core::Error {
-    let kind = match &error {
-        object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
-        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
-            std::io::ErrorKind::PermissionDenied
-        }
-        _ => std::io::ErrorKind::Other,
-    };
-    npy_core::Error::from(std::io::Error::new(kind, error)).reading(location)
-}

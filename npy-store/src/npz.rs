@@ -17,8 +17,11 @@ use npy_core::{Error, HeaderPrefix, NpyRecord, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
 
-use crate::rows::{batches_from, member_row_batches, Source, Verify};
-use crate::{fetch_header_at, store_error, RemoteNpy};
+use crate::error::{npz_error, store_error};
+use crate::header::fetch_header_at;
+use crate::remote::RemoteNpy;
+use crate::rows::{batches_from, member_row_batches, Check, Source, Verify};
+use crate::stream::BatchStream;
 
 /// Bytes fetched from the end of an archive first: the end record with the longest
 /// comment, and the central directory of up to about a thousand members.
@@ -126,8 +129,9 @@ impl RemoteNpz {
         self.members.iter().map(|m| m.name.as_str()).collect()
     }
 
-    /// Every member, in archive order.
-    pub fn members(&self) -> &[MemberInfo] {
+    /// Every member's directory entry, in archive order (what
+    /// [`npy_core::npz::Reader::members`] reads, fetched once when the archive was opened).
+    pub fn member_infos(&self) -> &[MemberInfo] {
         &self.members
     }
 
@@ -236,9 +240,10 @@ impl RemoteNpz {
         npy_core::NpyReader::from_reader_with(&bytes[..], &self.options).and_then(|r| r.read()).map_err(located)
     }
 
-    /// Member `name`'s rows as record batches of at most `batch_rows` rows, of the
-    /// columns `projection` (`None`: all): a stored member's by one ranged GET of all its
-    /// data (see [`crate::row_batches`]), a deflated one's inflated and cut into batches as
+    /// Member `name`'s rows as record batches (of
+    /// [`ConvertOptions::batch_rows_for`] the member's rows), of the columns `projection`
+    /// (`None`: all): a stored member's by one ranged GET of all its
+    /// data (see [`crate::RowScan`]), a deflated one's inflated and cut into batches as
     /// its bytes arrive (memory: one batch's bytes and one chunk; a Fortran-order N-d member
     /// is inflated whole first). Every byte of the member is hashed as it is read, and its
     /// size and CRC-32 are checked before the batch of its last rows is given out: a stream
@@ -248,28 +253,33 @@ impl RemoteNpz {
     ///
     /// # Errors
     /// As [`RemoteNpz::member`] and [`Layout`]'s now; the stream's as
-    /// [`RemoteNpz::member_bytes`] and [`crate::row_batches`].
+    /// [`RemoteNpz::member_bytes`] and [`crate::RowScan::batches`].
     pub async fn member_batches(
         &self,
         name: &str,
-        batch_rows: usize,
-        options: &ConvertOptions,
         projection: Option<&[usize]>,
-    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-        Ok(self.member_scan(name, batch_rows, options, projection).await?.1)
+        options: &ConvertOptions,
+    ) -> Result<BatchStream> {
+        let (layout, prepared) = self.member_scan(name, options, projection).await?;
+        let schema = match projection {
+            Some(columns) => layout.project(columns)?.schema(),
+            None => layout.schema(),
+        };
+        Ok(BatchStream::new(schema, prepared.start(options.batch_rows_for(layout.row_bytes()))))
     }
 
     /// The layout of member `name` (its header's mapping to Arrow, unprojected) and its
-    /// batches, as [`RemoteNpz::member_batches`] gives them.
+    /// scan, ready to start ([`Prepared::start`]) once the batch size is known, as
+    /// [`RemoteNpz::member_batches`] gives it.
     async fn member_scan(
         &self,
         name: &str,
-        batch_rows: usize,
         options: &ConvertOptions,
         projection: Option<&[usize]>,
-    ) -> Result<(Layout, BoxStream<'static, Result<RecordBatch>>)> {
+    ) -> Result<(Layout, Prepared)> {
         let info = self.info(name)?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
+        let member = info.member.clone();
         if info.compression == Some(Compression::Stored) {
             let npy = self.member(name).await?;
             let layout = npy.layout(options)?;
@@ -284,29 +294,25 @@ impl RemoteNpz {
                 .get(..object.data_offset as usize)
                 .ok_or_else(|| located(npz_error(&info.member, "the member's header was not fetched whole")))?;
             let verify = Verify::new(header, Check::of(info));
-            let location = self.location.clone();
-            let rows = 0..npy.rows();
-            let batches = member_row_batches(
-                self.store.clone(),
-                location,
-                npy.data_start(),
-                Arc::new(projected),
-                rows,
-                batch_rows,
+            let prepared = Prepared::Stored {
+                store: self.store.clone(),
+                location: self.location.clone(),
+                data_start: npy.data_start(),
+                layout: Arc::new(projected),
+                rows: 0..npy.rows(),
                 verify,
-            );
-            let member = info.member.clone();
-            return Ok((layout, batches.map_err(move |e| e.in_member(&member)).boxed()));
+                member,
+            };
+            return Ok((layout, prepared));
         }
         let (header, version, mut chunks, pending) = self.inflated_head(info).await?;
-        let full = Layout::with_options(&header, Some(version), options).map_err(located)?;
+        let full = Layout::new_with(&header, Some(version), options).map_err(located)?;
         let layout = Arc::new(match projection {
             Some(columns) => full.project(columns).map_err(located)?,
             None => full.clone(),
         });
         let rows = 0..layout.rows();
         let name = self.location.to_string();
-        let member = info.member.clone();
         let source = if header.fortran_order && header.shape.len() > 1 {
             let mut pending = pending;
             while let Some(chunk) = chunks.next().await {
@@ -316,8 +322,7 @@ impl RemoteNpz {
         } else {
             Source::Stream(chunks, pending)
         };
-        let batches = batches_from(name, layout, rows, batch_rows, source);
-        Ok((full, batches.map_err(move |e| e.in_member(&member)).boxed()))
+        Ok((full, Prepared::Inflated { name, layout, rows, source, member }))
     }
 
     /// A deflated member's header, inflated from its first bytes, and the rest of its
@@ -355,7 +360,7 @@ impl RemoteNpz {
         }
         let (header, version, _, _) = self.inflated_head(info).await?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
-        Layout::with_options(&header, Some(version), options).map_err(located)
+        Layout::new_with(&header, Some(version), options).map_err(located)
     }
 
     /// Members `names` (all, in archive order, when `None`) as one table, as
@@ -377,33 +382,35 @@ impl RemoteNpz {
         Ok((Arc::new(Schema::new(fields)), rows.map_or(0, |(n, _)| n)))
     }
 
-    /// The batches of [`RemoteNpz::table_schema`]'s table: every member's batches of at
-    /// most `batch_rows` rows, read side by side (stored members by one ranged GET each,
+    /// The batches of [`RemoteNpz::table_schema`]'s table: every member's batches of
+    /// [`ConvertOptions::batch_rows_for`] the bytes of a row of all members, read side by side (stored members by one ranged GET each,
     /// deflated ones inflated as they arrive), their columns put together.
     ///
     /// # Errors
     /// As [`RemoteNpz::table_schema`]; the stream's as [`RemoteNpz::member_batches`].
-    pub async fn table_batches(
-        &self,
-        names: Option<&[&str]>,
-        batch_rows: usize,
-        options: &ConvertOptions,
-    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
-        let mut members = Vec::new();
+    pub async fn table_batches(&self, names: Option<&[&str]>, options: &ConvertOptions) -> Result<BatchStream> {
+        let mut prepared = Vec::new();
         let mut fields = Vec::new();
         let mut rows: Option<(usize, String)> = None;
+        let mut row_bytes = 0usize;
         for name in self.table_names(names) {
-            let (layout, batches) = self.member_scan(&name, batch_rows, options, None).await?;
+            let (layout, scan) = self.member_scan(&name, options, None).await?;
             let info = self.info(&name)?;
             self.check_rows(&mut rows, &info.member, layout.rows())?;
+            row_bytes = row_bytes.saturating_add(layout.row_bytes());
             let columns = MemberColumns::new(&info.name, &layout, info.compression);
             fields.extend(columns.fields().iter().cloned());
-            members.push((info.member.clone(), columns, batches));
+            prepared.push((info.member.clone(), columns, scan));
         }
+        // One batch size for all members, from all their rows' bytes (as NpzBatchReader).
+        let batch_rows = options.batch_rows_for(row_bytes);
+        let members: Vec<_> =
+            prepared.into_iter().map(|(member, columns, scan)| (member, columns, scan.start(batch_rows))).collect();
         let schema = Arc::new(Schema::new(fields));
         let total = rows.map_or(0, |(n, _)| n);
         let location = self.location.to_string();
         let state = (members, 0usize);
+        let table = schema.clone();
         let batches = stream::unfold(state, move |(mut members, done)| {
             let (schema, location) = (schema.clone(), location.clone());
             async move {
@@ -445,7 +452,7 @@ impl RemoteNpz {
                 Some((batch, (members, done + rows)))
             }
         });
-        Ok(batches.boxed())
+        Ok(BatchStream::new(table, batches.boxed()))
     }
 
     fn table_names(&self, names: Option<&[&str]>) -> Vec<String> {
@@ -541,37 +548,35 @@ fn payload_stream(got: GetResult, name: String) -> BoxStream<'static, Result<Byt
     }
 }
 
-fn npz_error(member: &str, reason: &str) -> Error {
-    npy_core::ErrorKind::Npz { member: Some(member.to_string()), reason: reason.to_string(), source: None }.into()
+/// A member's scan, its header read, not started: the batch size of a table depends on
+/// all its members' rows.
+enum Prepared {
+    /// A stored member, read by one ranged GET of all its data and checked.
+    Stored {
+        store: Arc<dyn ObjectStore>,
+        location: Path,
+        data_start: u64,
+        layout: Arc<Layout>,
+        rows: Range<usize>,
+        verify: Verify,
+        member: String,
+    },
+    /// A deflated member, inflated as its bytes arrive (checked by its stream).
+    Inflated { name: String, layout: Arc<Layout>, rows: Range<usize>, source: Source, member: String },
 }
 
-/// What a member's bytes must come to: its size and CRC-32 (as its directory entry says),
-/// and its name for the errors.
-pub(crate) struct Check {
-    pub(crate) size: u64,
-    pub(crate) crc32: Option<u32>,
-    pub(crate) member: String,
-}
-
-impl Check {
-    /// The check of member `info`'s bytes.
-    fn of(info: &MemberInfo) -> Check {
-        Check { size: info.size, crc32: info.crc32, member: info.member.clone() }
-    }
-
-    /// Fails unless `out` bytes were read, whose CRC-32 `crc` is the one claimed.
-    pub(crate) fn finish(&self, out: u64, crc: &crc32fast::Hasher) -> Result<()> {
-        if out != self.size {
-            let why = format!("the member holds {out} bytes, not the {} its directory entry claims", self.size);
-            return Err(npz_error(&self.member, &why));
-        }
-        match self.crc32 {
-            Some(want) if crc.clone().finalize() != want => {
-                let got = crc.clone().finalize();
-                Err(npz_error(&self.member, &format!("bad CRC-32: {got:#010x}, the directory says {want:#010x}")))
+impl Prepared {
+    /// The member's batches of `batch_rows` rows; errors name the member.
+    fn start(self, batch_rows: usize) -> BoxStream<'static, Result<RecordBatch>> {
+        let (batches, member) = match self {
+            Prepared::Stored { store, location, data_start, layout, rows, verify, member } => {
+                (member_row_batches(store, location, data_start, layout, rows, batch_rows, verify), member)
             }
-            _ => Ok(()),
-        }
+            Prepared::Inflated { name, layout, rows, source, member } => {
+                (batches_from(name, layout, rows, batch_rows, source), member)
+            }
+        };
+        batches.map_err(move |e| e.in_member(&member)).boxed()
     }
 }
 

@@ -5,14 +5,17 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use bytes::Bytes;
-use futures::stream::{BoxStream, TryStreamExt};
+use futures::stream::TryStreamExt;
 use npy_arrow::{ConvertOptions, Layout};
 use npy_core::header::Header;
 use npy_core::{Error, ErrorKind, NpyReader, NpyRecord, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
-use crate::{fetch_header, row_batches, store_error, NpyObject};
+use crate::error::store_error;
+use crate::header::{fetch_header, NpyObject};
+use crate::rows::RowScan;
+use crate::stream::BatchStream;
 
 /// A `.npy` object in a store, opened by reading its header (see [`fetch_header`]): rows
 /// `a..b` are then one ranged GET each, or none when they were fetched with the header.
@@ -116,12 +119,12 @@ impl RemoteNpy {
         self.object.header.shape.first().copied().unwrap_or(1)
     }
 
-    /// The Arrow layout of the rows (see [`Layout::with_options`]).
+    /// The Arrow layout of the rows (see [`Layout::new_with`]).
     ///
     /// # Errors
-    /// As [`Layout::with_options`], naming the object.
+    /// As [`Layout::new_with`], naming the object.
     pub fn layout(&self, options: &ConvertOptions) -> Result<Layout> {
-        Layout::with_options(&self.object.header, Some(self.object.version), options).map_err(|e| self.locate(e))
+        Layout::new_with(&self.object.header, Some(self.object.version), options).map_err(|e| self.locate(e))
     }
 
     /// Rows `rows` as `T`s: one ranged GET, or none when the rows came with the header.
@@ -192,13 +195,13 @@ impl RemoteNpy {
     /// schema of [`RemoteNpy::layout`]; `None` for all): one ranged GET.
     ///
     /// # Errors
-    /// As [`row_batches`], and [`Layout::project`]'s for a bad projection, naming the
+    /// As [`RowScan::batches`], and [`Layout::project`]'s for a bad projection, naming the
     /// object.
     pub async fn read_batch(
         &self,
         rows: Range<usize>,
-        options: &ConvertOptions,
         projection: Option<&[usize]>,
+        options: &ConvertOptions,
     ) -> Result<RecordBatch> {
         let layout = Arc::new(self.projected(options, projection)?);
         let schema = layout.schema();
@@ -207,19 +210,21 @@ impl RemoteNpy {
         Ok(batches.into_iter().next().unwrap_or_else(|| RecordBatch::new_empty(schema)))
     }
 
-    /// Rows `rows` as a stream of batches of at most `batch_rows` rows, of the columns
-    /// `projection` (see [`row_batches`]: one ranged GET, cut as bytes arrive).
+    /// Rows `rows` as a stream of batches (of [`ConvertOptions::batch_rows_for`] the
+    /// rows), of the columns `projection` (see [`RowScan`]: one ranged GET, cut as bytes
+    /// arrive).
     ///
     /// # Errors
-    /// [`Layout`]'s errors for the dtype or projection now; the stream's as [`row_batches`].
+    /// [`Layout`]'s errors for the dtype or projection now; the stream's as
+    /// [`RowScan::batches`].
     pub fn batches(
         &self,
         rows: Range<usize>,
-        batch_rows: usize,
-        options: &ConvertOptions,
         projection: Option<&[usize]>,
-    ) -> Result<BoxStream<'static, Result<RecordBatch>>> {
+        options: &ConvertOptions,
+    ) -> Result<BatchStream> {
         let layout = Arc::new(self.projected(options, projection)?);
+        let batch_rows = options.batch_rows_for(layout.row_bytes());
         Ok(self.stream(layout, rows, batch_rows))
     }
 
@@ -231,16 +236,15 @@ impl RemoteNpy {
         }
     }
 
-    fn stream(
-        &self,
-        layout: Arc<Layout>,
-        rows: Range<usize>,
-        batch_rows: usize,
-    ) -> BoxStream<'static, Result<RecordBatch>> {
+    fn stream(&self, layout: Arc<Layout>, rows: Range<usize>, batch_rows: usize) -> BatchStream {
+        let schema = layout.schema();
         let location = self.object.location.clone();
-        let batches = row_batches(self.store.clone(), location, self.data_start, layout, rows, batch_rows, None);
+        let batches = RowScan::new(self.store.clone(), location, self.data_start, layout)
+            .rows(rows)
+            .batch_rows(batch_rows)
+            .batches();
         match self.member.clone() {
-            Some(member) => Box::pin(batches.map_err(move |e| e.in_member(&member))),
+            Some(member) => BatchStream::new(schema, Box::pin(batches.map_err(move |e| e.in_member(&member)))),
             None => batches,
         }
     }

@@ -10,36 +10,32 @@ use bytes::{Bytes, BytesMut};
 use futures::stream::{self, BoxStream, StreamExt};
 use npy_arrow::Layout;
 use npy_core::mmap::{MapContract, MappedRange};
+use npy_core::npz::MemberInfo;
 use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt};
 
-use crate::npz::Check;
-use crate::store_error;
+use crate::error::{npz_error, store_error};
+use crate::stream::BatchStream;
 
-/// Rows `rows` of the `.npy` data found at byte `data_start` of `location` (an npz's
-/// stored member is the same with its data start), as batches of at most `batch_rows`
-/// rows (at least 1) decoded by `layout` (already projected by the caller with
-/// [`Layout::project`]).
+/// A scan of rows of the `.npy` data found at byte `data_start` of `location` (an npz's
+/// stored member is the same with its data start), decoded by `layout` (projected by the
+/// caller with [`Layout::project`] for fewer columns): which rows, how many per batch and
+/// whether local files are mapped are set with `&mut self` setters, then
+/// [`RowScan::batches`] starts it. The one engine of rows as record batches, which
+/// DataFusion's scan uses too.
 ///
 /// One ranged GET for the whole row range, made when the stream is first polled (none for
 /// an empty range or rows of no bytes). A local file (`GetResultPayload::File`) is read with
-/// blocking reads of `batch_rows` rows each on tokio's blocking pool; a remote object's
-/// stream is cut into blocks of `batch_rows` rows as its bytes arrive, so the memory held
-/// is one block and one network chunk. With `map` (the caller's acceptance of the maps'
-/// contract for this file: nothing changes or truncates it during the scan), a local file's
-/// rows are mapped ([`MappedRange`]) and decoded in place: a projection of a few fields
-/// then touches their pages without copying every byte, which makes it several times
-/// faster than a read of the whole rows. Rows of a Fortran-order array of two dims or more
-/// are not contiguous: the whole data is fetched (one GET) and the range decoded from it.
-/// Must be polled inside a tokio runtime.
-///
-/// # Errors
-/// Each an item of the stream, which then ends, naming the object:
-/// [`ErrorKind::WrongShape`] for rows past the array's end; [`ErrorKind::Truncated`] when
-/// the object ends before the rows do (never a short batch); store errors (a missing
-/// object is [`ErrorKind::Io`] of kind `NotFound`); the decoding errors of
-/// [`Layout::decode`].
+/// blocking reads of a batch's rows each on tokio's blocking pool; a remote object's
+/// stream is cut into blocks of a batch's rows as its bytes arrive, so the memory held is
+/// one block and one network chunk. With [`RowScan::map`] (the caller's acceptance of the
+/// maps' contract for this file: nothing changes or truncates it during the scan), a local
+/// file's rows are mapped ([`MappedRange`]) and decoded in place: a projection of a few
+/// fields then touches their pages without copying every byte, which makes it several
+/// times faster than a read of the whole rows. Rows of a Fortran-order array of two dims
+/// or more are not contiguous: the whole data is fetched (one GET) and the range decoded
+/// from it.
 ///
 /// # Examples
 /// ```
@@ -55,30 +51,96 @@ use crate::store_error;
 /// store.put(&location, file.into()).await?;
 /// let object = npy_store::fetch_header(&*store, &location, &Default::default()).await?;
 /// let layout = Arc::new(npy_arrow::Layout::new(&object.header, None)?);
-/// let batches: Vec<_> = npy_store::row_batches(store, location, object.data_offset, layout, 2..7, 2, None)
-///     .try_collect()
-///     .await?;
+/// let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
+/// scan.rows(2..7).batch_rows(2);
+/// let batches: Vec<_> = scan.batches().try_collect().await?;
 /// assert_eq!(batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), [2, 2, 1]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # })?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn row_batches(
+#[derive(Clone)]
+pub struct RowScan {
     store: Arc<dyn ObjectStore>,
     location: Path,
     data_start: u64,
     layout: Arc<Layout>,
-    rows: Range<usize>,
-    batch_rows: usize,
+    rows: Option<Range<usize>>,
+    batch_rows: Option<usize>,
     map: Option<MapContract>,
-) -> BoxStream<'static, Result<RecordBatch>> {
-    let start =
-        State::Start { store, location, data_start, layout, rows, batch_rows: batch_rows.max(1), map, verify: None };
-    scan_stream(start)
+}
+
+impl std::fmt::Debug for RowScan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowScan")
+            .field("location", &self.location)
+            .field("data_start", &self.data_start)
+            .field("rows", &self.rows)
+            .field("batch_rows", &self.batch_rows)
+            .field("map", &self.map.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RowScan {
+    /// A scan of every row of the data at byte `data_start` of `location` in `store`,
+    /// decoded by `layout`, in batches of the default size, read (not mapped).
+    pub fn new(store: Arc<dyn ObjectStore>, location: Path, data_start: u64, layout: Arc<Layout>) -> RowScan {
+        RowScan { store, location, data_start, layout, rows: None, batch_rows: None, map: None }
+    }
+
+    /// The rows to read. Default: all of them.
+    pub fn rows(&mut self, rows: Range<usize>) -> &mut Self {
+        self.rows = Some(rows);
+        self
+    }
+
+    /// Rows per batch (at least 1). Default:
+    /// [`DEFAULT_BATCH_ROWS`](npy_arrow::read::DEFAULT_BATCH_ROWS), or as many rows as fit
+    /// in [`DEFAULT_BATCH_BYTES`](npy_arrow::read::DEFAULT_BATCH_BYTES) when that is fewer.
+    pub fn batch_rows(&mut self, rows: usize) -> &mut Self {
+        self.batch_rows = Some(rows.max(1));
+        self
+    }
+
+    /// Maps a local file's rows instead of reading them, under `contract`: the caller's
+    /// `unsafe` [`MapContract::accept`] that nothing modifies or truncates the file while
+    /// the stream lives. Without effect on remote objects. Default: read.
+    pub fn map(&mut self, contract: MapContract) -> &mut Self {
+        self.map = Some(contract);
+        self
+    }
+
+    /// The batches of the scan, as a stream that fetches nothing until first polled.
+    ///
+    /// # Errors
+    /// Each an item of the stream, which then ends, naming the object:
+    /// [`ErrorKind::WrongShape`] for rows past the array's end; [`ErrorKind::Truncated`]
+    /// when the object ends before the rows do (never a short batch); store errors (a
+    /// missing object is [`ErrorKind::Io`] of kind `NotFound`); the decoding errors of
+    /// [`Layout::decode`].
+    pub fn batches(&self) -> BatchStream {
+        let layout = self.layout.clone();
+        let default_rows = || {
+            let per_batch = npy_arrow::read::DEFAULT_BATCH_BYTES / layout.row_bytes().max(1);
+            npy_arrow::read::DEFAULT_BATCH_ROWS.min(per_batch).max(1)
+        };
+        let start = State::Start {
+            store: self.store.clone(),
+            location: self.location.clone(),
+            data_start: self.data_start,
+            layout: layout.clone(),
+            rows: self.rows.clone().unwrap_or(0..layout.rows()),
+            batch_rows: self.batch_rows.unwrap_or_else(default_rows),
+            map: self.map,
+            verify: None,
+        };
+        BatchStream::new(layout.schema(), scan_stream(start))
+    }
 }
 
 /// Rows `rows` of a stored npz member whose data starts at byte `data_start` of
-/// `location`, as [`row_batches`] reads them (never mapped), and every byte of the member
+/// `location`, as [`RowScan`] reads them (never mapped), and every byte of the member
 /// checked by `verify`: the whole member's data is fetched (rows past `rows` only hashed),
 /// and its size and CRC-32 are checked before the batch holding its last asked row is
 /// given out, so no batch of a member that fails them is ever the end of a stream that
@@ -153,7 +215,7 @@ pub(crate) fn batches_from(
     .boxed()
 }
 
-/// Where [`row_batches`] is.
+/// Where a [`RowScan`] is.
 enum State {
     /// Not polled yet: nothing fetched.
     Start {
@@ -190,7 +252,7 @@ struct Scan {
 }
 
 /// Where a scan's bytes are and how they are read: the data start, the maps' contract
-/// ([`row_batches`]' `map`), and the check of a member's bytes.
+/// ([`RowScan::map`]), and the check of a member's bytes.
 struct Place {
     data_start: u64,
     map: Option<MapContract>,
@@ -227,6 +289,36 @@ impl Verify {
 
     fn finish(&self) -> Result<()> {
         self.check.finish(self.hashed, &self.crc)
+    }
+}
+
+/// What a member's bytes must come to: its size and CRC-32 (as its directory entry says),
+/// and its name for the errors.
+pub(crate) struct Check {
+    pub(crate) size: u64,
+    pub(crate) crc32: Option<u32>,
+    pub(crate) member: String,
+}
+
+impl Check {
+    /// The check of member `info`'s bytes.
+    pub(crate) fn of(info: &MemberInfo) -> Check {
+        Check { size: info.size, crc32: info.crc32, member: info.member.clone() }
+    }
+
+    /// Fails unless `out` bytes were read, whose CRC-32 `crc` is the one claimed.
+    pub(crate) fn finish(&self, out: u64, crc: &crc32fast::Hasher) -> Result<()> {
+        if out != self.size {
+            let why = format!("the member holds {out} bytes, not the {} its directory entry claims", self.size);
+            return Err(npz_error(&self.member, &why));
+        }
+        match self.crc32 {
+            Some(want) if crc.clone().finalize() != want => {
+                let got = crc.clone().finalize();
+                Err(npz_error(&self.member, &format!("bad CRC-32: {got:#010x}, the directory says {want:#010x}")))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -502,7 +594,9 @@ mod tests {
     fn expected(file: &[u8]) -> RecordBatch {
         let reader = npy_core::NpyReader::from_reader(file).unwrap();
         let rows = reader.header().shape.first().copied().unwrap_or(1).max(1);
-        let mut batches = npy_arrow::BatchReader::new(reader, rows).unwrap();
+        let mut batches =
+            npy_arrow::BatchReader::from_npy_reader_with(reader, npy_arrow::ConvertOptions::new().batch_rows(rows))
+                .unwrap();
         batches.next().map(|b| b.unwrap()).unwrap_or_else(|| RecordBatch::new_empty(batches.schema()))
     }
 
@@ -513,11 +607,14 @@ mod tests {
         batch_rows: usize,
         map: Option<MapContract>,
     ) -> Result<Vec<RecordBatch>> {
-        let object = crate::fetch_header(&**store, location, &Default::default()).await?;
+        let object = crate::header::fetch_header(&**store, location, &Default::default()).await?;
         let layout = Arc::new(Layout::new(&object.header, None)?);
-        row_batches(store.clone(), location.clone(), object.data_offset, layout, rows, batch_rows, map)
-            .try_collect()
-            .await
+        let mut scan = RowScan::new(store.clone(), location.clone(), object.data_offset, layout);
+        scan.rows(rows).batch_rows(batch_rows);
+        if let Some(contract) = map {
+            scan.map(contract);
+        }
+        scan.batches().try_collect().await
     }
 
     /// Every row range of `file` (put at `location`), in batches of 1, 2 and 5 rows, is the
@@ -605,6 +702,26 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_scan_reads_every_row_by_default_in_default_batches() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let location = Path::from("all.npy");
+        // 100,000 rows of 8 bytes: more than one default batch (65,536 rows).
+        let file = (0..100_000i64).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
+        store.put(&location, file.clone().into()).await.unwrap();
+        let object = crate::header::fetch_header(&*store, &location, &Default::default()).await.unwrap();
+        let layout = Arc::new(Layout::new(&object.header, None).unwrap());
+        let stream = RowScan::new(store, location, object.data_offset, layout.clone()).batches();
+        assert_eq!(stream.schema(), layout.schema());
+        let got: Vec<RecordBatch> = stream.try_collect().await.unwrap();
+        let sizes: Vec<usize> = got.iter().map(|b| b.num_rows()).collect();
+        assert_eq!(sizes, [npy_arrow::read::DEFAULT_BATCH_ROWS, 100_000 - npy_arrow::read::DEFAULT_BATCH_ROWS]);
+        let all = expected(&file);
+        // The values of the whole file (the expected batch's schema also has the version).
+        assert_eq!(got[0].columns(), all.slice(0, sizes[0]).columns());
+        assert_eq!(got[1].columns(), all.slice(sizes[0], sizes[1]).columns());
+    }
+
+    #[tokio::test]
     async fn errors_name_the_object() {
         let file = records();
         let dir = tempfile::tempdir().unwrap();
@@ -613,7 +730,7 @@ mod tests {
         for store in [local, memory] {
             let whole = Path::from("whole.npy");
             store.put(&whole, file.clone().into()).await.unwrap();
-            let object = crate::fetch_header(&*store, &whole, &Default::default()).await.unwrap();
+            let object = crate::header::fetch_header(&*store, &whole, &Default::default()).await.unwrap();
             let layout = Arc::new(Layout::new(&object.header, None).unwrap());
             // Cut inside row 20, and cut before the data of row 10 starts.
             for (cut, rows) in
@@ -621,8 +738,10 @@ mod tests {
             {
                 let short = Path::from(format!("short{cut}.npy"));
                 store.put(&short, file[..cut].to_vec().into()).await.unwrap();
-                let stream =
-                    row_batches(store.clone(), short.clone(), object.data_offset, layout.clone(), rows, 2, None);
+                let stream = RowScan::new(store.clone(), short.clone(), object.data_offset, layout.clone())
+                    .rows(rows)
+                    .batch_rows(2)
+                    .batches();
                 let got: Vec<Result<RecordBatch>> = stream.collect().await;
                 let last = got.last().unwrap().as_ref().unwrap_err();
                 assert!(matches!(last.kind(), ErrorKind::Truncated { .. }), "{last}");
@@ -630,12 +749,13 @@ mod tests {
                 // Whole batches before the error only, never a short one.
                 assert!(got[..got.len() - 1].iter().all(|b| b.as_ref().unwrap().num_rows() == 2));
             }
-            let past = row_batches(store.clone(), whole.clone(), object.data_offset, layout.clone(), 20..24, 2, None);
+            let past =
+                RowScan::new(store.clone(), whole.clone(), object.data_offset, layout.clone()).rows(20..24).batches();
             let e = past.try_collect::<Vec<_>>().await.unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
             assert!(e.to_string().starts_with("reading 'whole.npy': rows 20..24"), "{e}");
             let missing = Path::from("missing.npy");
-            let gone = row_batches(store.clone(), missing, object.data_offset, layout.clone(), 0..3, 2, None);
+            let gone = RowScan::new(store.clone(), missing, object.data_offset, layout.clone()).rows(0..3).batches();
             let e = gone.try_collect::<Vec<_>>().await.unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound), "{e}");
             assert!(e.to_string().starts_with("reading 'missing.npy'"), "{e}");

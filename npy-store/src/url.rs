@@ -9,7 +9,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreScheme};
 use url::Url;
 
-use crate::store_error;
+use crate::error::store_error;
 
 /// Where a URL or path leads: the store, the URL it is known by, and the path in it.
 #[derive(Debug, Clone)]

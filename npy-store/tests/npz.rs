@@ -56,17 +56,18 @@ async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) ->
         }
         (l, r) => panic!("{location}: local {:?}, remote {:?}", l.err(), r.err()),
     };
-    assert_eq!(remote.members(), &local.members().unwrap()[..], "{location}");
-    let options = ConvertOptions::new().residue(true);
+    assert_eq!(remote.member_infos(), &local.members().unwrap()[..], "{location}");
+    let mut options = ConvertOptions::new();
+    options.residue(true);
     let mut compared = 0;
     for name in local.names().to_vec() {
         let want = NpyReader::from_reader(&remote.member_bytes(&name).await.unwrap()[..]).map(|r| r.header().clone());
         let local_batches = local.npy(&name).and_then(|r| {
             let rows = r.header().shape.first().copied().unwrap_or(1).max(1);
-            let mut b = npy_arrow::BatchReader::with_options(r, &options.clone().batch_rows(rows))?;
+            let mut b = npy_arrow::BatchReader::from_npy_reader_with(r, options.clone().batch_rows(rows))?;
             b.next_batch()
         });
-        let remote_batches = match remote.member_batches(&name, 7, &options, None).await {
+        let remote_batches = match remote.member_batches(&name, None, options.clone().batch_rows(7)).await {
             Ok(s) => s.try_collect::<Vec<_>>().await,
             Err(e) => Err(e),
         };
@@ -170,7 +171,7 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
     // Its batches (in one batch or several, of all columns or none) end with that error,
     // before the batch of its last rows; so does its check.
     for (rows, projection) in [(100, None), (5000, None), (7, Some(&[][..]))] {
-        let batches = npz.member_batches("t", rows, &ConvertOptions::new(), projection).await.unwrap();
+        let batches = npz.member_batches("t", projection, ConvertOptions::new().batch_rows(rows)).await.unwrap();
         let got: Vec<_> = batches.collect().await;
         let e = got.last().unwrap().as_ref().unwrap_err();
         assert!(e.to_string().contains("bad CRC-32"), "{e}");
@@ -190,7 +191,7 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
         let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
         for e in [
             npz.read_member::<i32>("n").await.unwrap_err(),
-            match npz.member_batches("n", 100, &ConvertOptions::new(), None).await {
+            match npz.member_batches("n", None, ConvertOptions::new().batch_rows(100)).await {
                 Ok(s) => s.try_collect::<Vec<_>>().await.unwrap_err(),
                 Err(e) => e,
             },
@@ -228,7 +229,7 @@ async fn a_directory_past_the_tail_is_read_in_more_requests() {
     counting.reset();
     let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
     assert!(counting.requests() > 1);
-    assert_eq!(npz.members(), &Reader::from_reader(Cursor::new(&bytes)).unwrap().members().unwrap()[..]);
+    assert_eq!(npz.member_infos(), &Reader::from_reader(Cursor::new(&bytes)).unwrap().members().unwrap()[..]);
     let last = npz.member("member_with_a_longish_name_01499").await.unwrap();
     assert_eq!(last.read_rows::<u32>(0..3).await.unwrap(), [1499, 1, 2]);
 }
@@ -255,7 +256,7 @@ async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
         for name in ["s", "d"] {
             npz.verify_member(name).await.unwrap();
             let batches: Vec<RecordBatch> = npz
-                .member_batches(name, 1000, &ConvertOptions::new(), None)
+                .member_batches(name, None, ConvertOptions::new().batch_rows(1000))
                 .await
                 .unwrap()
                 .try_collect()
@@ -272,8 +273,12 @@ async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
             let e = npz.verify_member("s").await.unwrap_err();
             assert!(e.to_string().contains("bad CRC-32"), "{e}");
             for rows in [1000, 3000, 5000] {
-                let got: Vec<_> =
-                    npz.member_batches("s", rows, &ConvertOptions::new(), None).await.unwrap().collect().await;
+                let got: Vec<_> = npz
+                    .member_batches("s", None, ConvertOptions::new().batch_rows(rows))
+                    .await
+                    .unwrap()
+                    .collect()
+                    .await;
                 let e = got.last().unwrap().as_ref().unwrap_err();
                 assert!(e.to_string().contains("bad CRC-32"), "{at} {rows}: {e}");
                 assert_eq!((e.member(), e.path()), (Some("s.npy"), Some(std::path::Path::new(location.as_ref()))));

@@ -40,7 +40,7 @@ async fn put(store: &Arc<dyn ObjectStore>, name: &str, bytes: Vec<u8>) -> Path {
 fn local_batch(file: &[u8], options: &ConvertOptions) -> npy_core::Result<RecordBatch> {
     let reader = NpyReader::from_reader(file)?;
     let rows = reader.header().shape.first().copied().unwrap_or(1);
-    let mut batches = npy_arrow::BatchReader::with_options(reader, &options.clone().batch_rows(rows.max(1)))?;
+    let mut batches = npy_arrow::BatchReader::from_npy_reader_with(reader, options.clone().batch_rows(rows.max(1)))?;
     let schema = batches.schema();
     Ok(batches.next_batch()?.unwrap_or_else(|| RecordBatch::new_empty(schema)))
 }
@@ -67,7 +67,8 @@ fn columns(batch: &RecordBatch) -> Vec<ArrayRef> {
 #[tokio::test]
 async fn every_test_file_reads_remotely_as_npy_arrow_reads_it() {
     let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-    let options = ConvertOptions::new().residue(true);
+    let mut options = ConvertOptions::new();
+    options.residue(true);
     let mut compared = 0;
     for (i, path) in test_files().iter().enumerate() {
         let file = std::fs::read(path).unwrap();
@@ -83,18 +84,18 @@ async fn every_test_file_reads_remotely_as_npy_arrow_reads_it() {
                 continue;
             }
             (Err(_), Ok(remote)) => {
-                let e = remote.read_batch(0..remote.rows(), &options, None).await.unwrap_err();
+                let e = remote.read_batch(0..remote.rows(), None, &options).await.unwrap_err();
                 assert_eq!(e.path(), Some(std::path::Path::new(&name)), "{}: {e}", path.display());
                 continue;
             }
             (Ok(_), Err(e)) => panic!("{}: npy-arrow reads it, the remote read fails: {e}", path.display()),
         };
         for rows in ranges(remote.rows(), i as u64) {
-            let batch = remote.read_batch(rows.clone(), &options, None).await.unwrap();
+            let batch = remote.read_batch(rows.clone(), None, &options).await.unwrap();
             let want = local.slice(rows.start, rows.len());
             assert_eq!(columns(&batch), columns(&want), "{} rows {rows:?}", path.display());
             // The same in batches of 3 rows.
-            let stream = remote.batches(rows.clone(), 3, &options, None).unwrap();
+            let stream = remote.batches(rows.clone(), None, options.clone().batch_rows(3)).unwrap();
             let parts: Vec<RecordBatch> = stream.try_collect().await.unwrap();
             let mut first = rows.start;
             for part in parts {
@@ -151,7 +152,7 @@ async fn header_and_ten_rows_cost_one_request_inside_the_prefix_and_two_past_it(
             counting.reset();
             let npy = RemoteNpy::open(store.clone(), &location).await.unwrap();
             if batch {
-                let got = npy.read_batch(rows.clone(), &ConvertOptions::new(), None).await.unwrap();
+                let got = npy.read_batch(rows.clone(), None, &ConvertOptions::new()).await.unwrap();
                 assert_eq!(got.num_rows(), 10);
                 // A batch is one ranged GET whatever the prefix holds.
                 assert_eq!(counting.requests(), 2, "{rows:?} as a batch");
@@ -212,13 +213,13 @@ async fn projections_decode_chosen_columns() {
     let width = all.num_columns();
     assert!(width >= 3);
     let projection = [width - 1, 0];
-    let got = npy.read_batch(0..npy.rows(), &options, Some(&projection)).await.unwrap();
+    let got = npy.read_batch(0..npy.rows(), Some(&projection), &options).await.unwrap();
     assert_eq!(columns(&got), columns(&all.project(&projection).unwrap()));
-    let e = npy.read_batch(0..1, &options, Some(&[width])).await.unwrap_err();
+    let e = npy.read_batch(0..1, Some(&[width]), &options).await.unwrap_err();
     assert!(e.to_string().starts_with("reading 'trace.npy'"), "{e}");
 }
 
-/// Local files scanned through maps (`row_batches` with a `MapContract`) decode what the
+/// Local files scanned through maps (`RowScan::map`) decode what the
 /// reads decode: every test file and the corpus, row ranges in small batches, all columns
 /// and the first or the last alone; an in-memory object ignores the contract and streams.
 #[tokio::test]
@@ -229,7 +230,8 @@ async fn mapped_scans_of_local_files_equal_reads() {
     let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     // SAFETY: the files of this test's temporary directory are not changed once written.
     let contract = unsafe { MapContract::accept() };
-    let options = ConvertOptions::new().residue(true);
+    let mut options = ConvertOptions::new();
+    options.residue(true);
     let mut compared = 0;
     for (i, path) in test_files().iter().enumerate() {
         let file = std::fs::read(path).unwrap();
@@ -238,7 +240,7 @@ async fn mapped_scans_of_local_files_equal_reads() {
         for store in [&local, &memory] {
             let location = put(store, &name, file.clone()).await;
             let object = npy_store::fetch_header(&**store, &location, &Default::default()).await.unwrap();
-            let layout = npy_arrow::Layout::with_options(&object.header, Some(object.version), &options).unwrap();
+            let layout = npy_arrow::Layout::new_with(&object.header, Some(object.version), &options).unwrap();
             let columns_of = layout.schema().fields().len();
             // All columns, the first alone and the last alone.
             let mut projections: Vec<Vec<usize>> = vec![(0..columns_of).collect()];
@@ -249,18 +251,18 @@ async fn mapped_scans_of_local_files_equal_reads() {
                 // Batches of 3 rows, or of a fiftieth of a long file's.
                 let batch = (layout.rows() / 50).max(3);
                 for rows in ranges(layout.rows(), i as u64) {
-                    let scan = |map| {
-                        let (store, location) = (store.clone(), location.clone());
-                        npy_store::row_batches(
-                            store,
-                            location,
+                    let scan = |map: Option<MapContract>| {
+                        let mut scan = npy_store::RowScan::new(
+                            store.clone(),
+                            location.clone(),
                             object.data_offset,
                             layout.clone(),
-                            rows.clone(),
-                            batch,
-                            map,
-                        )
-                        .try_collect::<Vec<RecordBatch>>()
+                        );
+                        scan.rows(rows.clone()).batch_rows(batch);
+                        if let Some(contract) = map {
+                            scan.map(contract);
+                        }
+                        scan.batches().try_collect::<Vec<RecordBatch>>()
                     };
                     let (mapped, read) = (scan(Some(contract)).await, scan(None).await);
                     let got = match (mapped, read) {
@@ -302,8 +304,11 @@ async fn mapped_scans_of_short_files_are_errors() {
     let layout = Arc::new(npy_arrow::Layout::new(&object.header, None).unwrap());
     let cut = object.data_offset as usize + 4000 * 8 + 5;
     let short = put(&store, "short.npy", file[..cut].to_vec()).await;
-    let stream =
-        npy_store::row_batches(store.clone(), short, object.data_offset, layout, 3000..5000, 500, Some(contract));
+    let stream = npy_store::RowScan::new(store.clone(), short, object.data_offset, layout)
+        .rows(3000..5000)
+        .batch_rows(500)
+        .map(contract)
+        .batches();
     let e = stream.try_collect::<Vec<_>>().await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
     assert_eq!(e.path(), Some(std::path::Path::new("short.npy")), "{e}");

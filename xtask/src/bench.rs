@@ -46,7 +46,7 @@
 //!   and Parquet, npy-arrow next to pyarrow (issue 16).
 //!   1. `cargo build --release -p npy-cli` builds the `npy` command (`target/release/npy`).
 //!   2. `cargo bench --bench arrow` (`benches/arrow.rs`) writes the `records` part's two
-//!      files and times npy-arrow: `BatchReader::open` of each file with the default
+//!      files and times npy-arrow: `BatchReader::from_path` of each file with the default
 //!      options, every batch collected in memory; the conversion alone
 //!      (`BatchReader::from_dyn` of the array already in memory); the same read through a
 //!      map (`from_map`, context); the batches back to each `.npy` (`BatchWriter`, not
@@ -366,8 +366,8 @@ const ARROW: Part = Part {
     rows: &[
         ("limit_read_aligned", "machine limit read: aligned file -> huge-page buffer"),
         ("limit_read_packed", "machine limit read: packed file -> huge-page buffer"),
-        ("read_aligned", "npy BatchReader::open aligned -> batches"),
-        ("read_packed", "npy BatchReader::open packed -> batches"),
+        ("read_aligned", "npy BatchReader::from_path aligned -> batches"),
+        ("read_packed", "npy BatchReader::from_path packed -> batches"),
         ("np_load_pa_aligned", "np.load aligned + pyarrow from_arrays"),
         ("np_load_pa_packed", "np.load packed + pyarrow from_arrays"),
         ("convert_aligned", "npy from_dyn: aligned array in memory -> batches"),

@@ -11,7 +11,7 @@ async fn aggregates_match_npy_core() {
     let shots = read_shots(dir.path());
     assert!(shots.len() > 3000);
     let ctx = context();
-    ctx.register_npy("shots", dir.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("shots", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
     let n = shots.len() as f64;
     let avg_t0 = shots.iter().map(|s| s.t0).sum::<f64>() / n;
     assert_close(scalar_f64(&query(&ctx, "SELECT avg(t0) FROM shots").await), avg_t0);

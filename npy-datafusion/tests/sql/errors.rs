@@ -11,7 +11,7 @@ async fn schema_mismatch_names_both_files() {
     write_one(&dir.path().join("a.npy"), 3, 0);
     write_picks(dir.path(), 3);
     let ctx = context();
-    let err = ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap_err();
+    let err = ctx.register_npy("t", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap_err();
     let err = err.to_string();
     assert!(err.contains("a.npy") && err.contains("picks.npy"), "{err}");
     assert!(err.contains("table files disagree") && err.contains("'pick' Float32"), "{err}");
@@ -22,7 +22,7 @@ async fn a_file_changed_under_its_table_is_named() {
     let dir = tempfile::tempdir().unwrap();
     write_one(&dir.path().join("a.npy"), 3, 0);
     let ctx = context();
-    ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("t", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
     [1.5f64, 2.5][..].write_npy(dir.path().join("a.npy")).unwrap();
     let err = ctx.sql("SELECT t0 FROM t").await.unwrap().collect().await.unwrap_err().to_string();
     assert!(err.contains("a.npy' no longer matches its table"), "{err}");
@@ -34,7 +34,7 @@ async fn truncated_file_is_an_error_naming_it() {
     let path = dir.path().join("a.npy");
     write_one(&path, 50, 0);
     let ctx = context();
-    ctx.register_npy("t", dir.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("t", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();
     let err = ctx.sql("SELECT sum(t0) FROM t").await.unwrap().collect().await.unwrap_err().to_string();

@@ -51,8 +51,14 @@ async fn table(dir: &Path, name: &str, bytes: &[u8]) -> SessionContext {
 async fn table_of(dir: &Path, name: &str, bytes: &[u8], batch_rows: Option<usize>) -> SessionContext {
     std::fs::write(dir.join(name), bytes).unwrap();
     let ctx = context();
-    let options = NpyReadOptions { batch_rows, ..Default::default() };
-    ctx.register_npz("t", dir.join(name).to_str().unwrap(), options).await.unwrap();
+    let options = {
+        let mut o = NpyReadOptions::new();
+        if let Some(rows) = batch_rows {
+            o.batch_rows(rows);
+        }
+        o
+    };
+    ctx.register_npz("t", dir.join(name).to_str().unwrap(), &options).await.unwrap();
     ctx
 }
 
@@ -134,7 +140,7 @@ async fn a_truncated_member_fails_every_query() {
         let name = format!("short{i}.npz");
         std::fs::write(dir.path().join(&name), &bytes).unwrap();
         let ctx = context();
-        let e = ctx.register_npz("t", dir.path().join(&name).to_str().unwrap(), NpyReadOptions::default()).await;
+        let e = ctx.register_npz("t", dir.path().join(&name).to_str().unwrap(), &NpyReadOptions::new()).await;
         let e = e.unwrap_err().to_string();
         assert!(e.contains(&name) && e.contains("member 'x.npy'") && e.contains("truncated"), "{e}");
 
@@ -168,8 +174,8 @@ async fn empty_files_are_errors_naming_them() {
     {
         let path = path.to_str().unwrap();
         let e = match npz {
-            false => ctx.register_npy("t", path, NpyReadOptions::default()).await,
-            true => ctx.register_npz("t", path, NpyReadOptions::default()).await,
+            false => ctx.register_npy("t", path, &NpyReadOptions::new()).await,
+            true => ctx.register_npz("t", path, &NpyReadOptions::new()).await,
         };
         let e = e.unwrap_err().to_string();
         let name = if npz { "e.npz" } else { "b.npy" };
@@ -190,7 +196,7 @@ async fn empty_files_are_errors_naming_them() {
     let ctx = SessionContext::new_with_state(state);
     let later = tempfile::tempdir().unwrap();
     [1.5f64, 2.5][..].write_npy(later.path().join("a.npy")).unwrap();
-    ctx.register_npy("l", later.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("l", later.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
     assert_eq!(scalar_f64(&query(&ctx, "SELECT count(*) FROM l").await), 2.0);
     std::fs::write(later.path().join("z.npy"), b"").unwrap();
     for sql in ["SELECT count(*) FROM l", "SELECT values FROM l", "SELECT * FROM l", "SELECT * FROM l LIMIT 1"] {
@@ -207,12 +213,12 @@ async fn a_short_npy_fails_every_query() {
     let npy = x.write_npy_to(Vec::new()).unwrap();
     std::fs::write(&path, &npy[..npy.len() - 4]).unwrap();
     let ctx = context();
-    let e = ctx.register_npy("t", path.to_str().unwrap(), NpyReadOptions::default()).await.unwrap_err().to_string();
+    let e = ctx.register_npy("t", path.to_str().unwrap(), &NpyReadOptions::new()).await.unwrap_err().to_string();
     assert!(e.contains("s.npy") && e.contains("truncated"), "{e}");
 
     // Cut after the table was made.
     std::fs::write(&path, &npy).unwrap();
-    ctx.register_npy("t", path.to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("t", path.to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
     std::fs::write(&path, &npy[..npy.len() - 4]).unwrap();
     for sql in ["SELECT count(*) FROM t", "SELECT sum(values) FROM t", "SELECT * FROM t", "SELECT * FROM t LIMIT 2"] {
         let e = match ctx.sql(sql).await {

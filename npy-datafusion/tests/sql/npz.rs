@@ -51,7 +51,7 @@ async fn members_are_columns_of_stored_and_deflated_archives() {
     let all = write_archives(dir.path(), 40);
     let ctx = context();
     let path = format!("{}/", dir.path().display());
-    ctx.register_npz("z", &path, NpyReadOptions::default()).await.unwrap();
+    ctx.register_npz("z", &path, &NpyReadOptions::new()).await.unwrap();
     query(&ctx, &format!("CREATE EXTERNAL TABLE y STORED AS NPZ LOCATION '{path}'")).await;
     for name in ["z", "y"] {
         let provider = ctx.table_provider(name).await.unwrap();
@@ -87,7 +87,7 @@ async fn members_of_different_lengths_are_refused_naming_them() {
     w.add("b", &[1i32, 2]).unwrap();
     w.finish().unwrap();
     let ctx = context();
-    let e = ctx.register_npz("z", path.to_str().unwrap(), NpyReadOptions::default()).await.unwrap_err();
+    let e = ctx.register_npz("z", path.to_str().unwrap(), &NpyReadOptions::new()).await.unwrap_err();
     let e = e.to_string();
     assert!(e.contains("bad.npz") && e.contains("'b.npy'") && e.contains("'a.npy'"), "{e}");
 }

@@ -11,7 +11,7 @@ async fn count_star_comes_from_the_headers() {
     let dir = tempfile::tempdir().unwrap();
     let rows = write_shots(dir.path(), 40);
     let ctx = context();
-    ctx.register_npy("shots", dir.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("shots", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
     let df = ctx.sql("SELECT count(*) FROM shots").await.unwrap();
     let plan = df.clone().create_physical_plan().await.unwrap();
     let shown = displayable(plan.as_ref()).indent(true).to_string();
@@ -30,8 +30,9 @@ async fn one_file_splits_into_row_ranges() {
         write_one(&dir.path().join("one.npy"), rows, layout);
         let shots = read_shots(dir.path());
         let ctx = context_with(config.clone());
-        let options = NpyReadOptions { batch_rows: Some(7), ..Default::default() };
-        ctx.register_npy("one", dir.path().to_str().unwrap(), options).await.unwrap();
+        let mut options = NpyReadOptions::new();
+        options.batch_rows(7);
+        ctx.register_npy("one", dir.path().to_str().unwrap(), &options).await.unwrap();
         let df = ctx.sql("SELECT count(t0), sum(trace_id), sum(samples[3]) FROM one").await.unwrap();
         let plan = df.create_physical_plan().await.unwrap();
         let sources = data_sources(&plan);
@@ -51,8 +52,9 @@ async fn limit_reads_few_rows() {
     let dir = tempfile::tempdir().unwrap();
     write_one(&dir.path().join("big.npy"), 100_000, 0);
     let ctx = context();
-    let options = NpyReadOptions { batch_rows: Some(1000), ..Default::default() };
-    ctx.register_npy("big", dir.path().to_str().unwrap(), options).await.unwrap();
+    let mut options = NpyReadOptions::new();
+    options.batch_rows(1000);
+    ctx.register_npy("big", dir.path().to_str().unwrap(), &options).await.unwrap();
     let plan = ctx.sql("SELECT trace_id, t0 FROM big LIMIT 5").await.unwrap().create_physical_plan().await.unwrap();
     let got = collect(plan.clone(), ctx.task_ctx()).await.unwrap();
     assert_eq!(got.iter().map(|b| b.num_rows()).sum::<usize>(), 5);

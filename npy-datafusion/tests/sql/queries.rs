@@ -12,8 +12,9 @@ async fn shots_table(files: usize) -> (tempfile::TempDir, datafusion::prelude::S
     let shots = read_shots(&dir.path().join("shots"));
     let ctx = context();
     // Small batches: files end mid-batch and batches end mid-file.
-    let options = NpyReadOptions { batch_rows: Some(5), ..Default::default() };
-    ctx.register_npy("shots", dir.path().join("shots").to_str().unwrap(), options).await.unwrap();
+    let mut options = NpyReadOptions::new();
+    options.batch_rows(5);
+    ctx.register_npy("shots", dir.path().join("shots").to_str().unwrap(), &options).await.unwrap();
     (dir, ctx, shots)
 }
 
@@ -55,7 +56,7 @@ async fn group_by_station() {
 async fn join_two_tables() {
     let (dir, ctx, shots) = shots_table(60).await;
     let picks = write_picks(&dir.path().join("picks"), 400);
-    ctx.register_npy("picks", dir.path().join("picks").to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("picks", dir.path().join("picks").to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
     let sql =
         "SELECT s.trace_id, p.pick + s.t0 FROM shots s JOIN picks p ON s.trace_id = p.trace_id ORDER BY s.trace_id";
     let got = query(&ctx, sql).await;
@@ -73,7 +74,7 @@ async fn read_npy_gives_a_data_frame() {
     let dir = tempfile::tempdir().unwrap();
     let rows = write_shots(dir.path(), 20);
     let ctx = context();
-    let df = ctx.read_npy(dir.path().to_str().unwrap(), NpyReadOptions::default()).await.unwrap();
+    let df = ctx.read_npy(dir.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
     assert_eq!(df.count().await.unwrap(), rows);
 }
 
@@ -88,12 +89,14 @@ async fn mapped_tables_answer_as_read_tables() {
     let shots = read_shots(&table);
     let config = datafusion::prelude::SessionConfig::new().with_target_partitions(3).with_repartition_file_min_size(1);
     let ctx = context_with(config);
-    let read = NpyReadOptions { batch_rows: Some(6), ..Default::default() };
+    let mut read = NpyReadOptions::new();
+    read.batch_rows(6);
     // SAFETY: the files of this test's temporary directory are not changed once written.
     let contract = unsafe { MapContract::accept() };
-    let mapped = NpyReadOptions { map_local_files: Some(contract), ..read.clone() };
-    ctx.register_npy("shots", table.to_str().unwrap(), read).await.unwrap();
-    ctx.register_npy("mapped", table.to_str().unwrap(), mapped).await.unwrap();
+    let mut mapped = read.clone();
+    mapped.map_local_files(contract);
+    ctx.register_npy("shots", table.to_str().unwrap(), &read).await.unwrap();
+    ctx.register_npy("mapped", table.to_str().unwrap(), &mapped).await.unwrap();
     for sql in [
         "SELECT trace_id, receiver.x, samples[8], station FROM {} WHERE t0 > 40 ORDER BY trace_id",
         "SELECT station, count(*), sum(t0), max(receiver.y) FROM {} GROUP BY station ORDER BY station",

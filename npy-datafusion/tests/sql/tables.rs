@@ -10,8 +10,9 @@ async fn register_npy_and_create_external_table_give_npy_tables() {
     let rows = write_shots(dir.path(), 12);
     let ctx = context();
     let path = format!("{}/", dir.path().display());
-    let options = NpyReadOptions { batch_rows: Some(7), ..Default::default() };
-    ctx.register_npy("a", &path, options.clone()).await.unwrap();
+    let mut options = NpyReadOptions::new();
+    options.batch_rows(7);
+    ctx.register_npy("a", &path, &options).await.unwrap();
     query(&ctx, &format!("CREATE EXTERNAL TABLE b STORED AS NPY LOCATION '{path}' OPTIONS ('batch_rows' '7')")).await;
     for name in ["a", "b"] {
         let provider = ctx.table_provider(name).await.unwrap();

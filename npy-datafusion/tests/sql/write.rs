@@ -24,7 +24,7 @@ struct Out {
 async fn shots(dir: &Path, files: usize) -> (datafusion::prelude::SessionContext, Vec<Shot>) {
     write_shots(dir, files);
     let ctx = context();
-    ctx.register_npy("shots", format!("{}/", dir.display()), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("shots", format!("{}/", dir.display()), &NpyReadOptions::new()).await.unwrap();
     (ctx, read_shots(dir))
 }
 
@@ -134,7 +134,7 @@ async fn copy_of_columns_of_a_table_writes_those_columns() {
     write_one(&shots_dir.join("a.npy"), 30, 2);
     write_one(&shots_dir.join("b.npy"), 20, 2);
     let ctx = context();
-    ctx.register_npy("shots", format!("{}/", shots_dir.display()), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("shots", format!("{}/", shots_dir.display()), &NpyReadOptions::new()).await.unwrap();
     let out = dir.path().join("ids.npy");
     let sql = format!("COPY (SELECT trace_id, t0 FROM shots) TO '{}'", out.display());
     assert_eq!(count(&query(&ctx, &sql).await), 50);
@@ -186,7 +186,7 @@ async fn insert_into_adds_files_to_the_table_directory() {
     std::fs::create_dir_all(&table).unwrap();
     let first = expected(&all, |s| s.trace_id < 10);
     first.write_npy(table.join("first.npy")).unwrap();
-    ctx.register_npy("t", format!("{}/", table.display()), NpyReadOptions::default()).await.unwrap();
+    ctx.register_npy("t", format!("{}/", table.display()), &NpyReadOptions::new()).await.unwrap();
 
     let sql = format!("INSERT INTO t {SELECT} WHERE trace_id >= 10");
     let added = expected(&all, |s| s.trace_id >= 10);

@@ -20,8 +20,9 @@ use npy_core::dtype::{Scalar, ScalarType};
 use npy_core::scalar::{self, Value};
 use npy_core::{Error, ErrorKind, Result, ZeroedBytes};
 
+use super::node::{Leaf, Node};
+use crate::error::{arrow_error, bad_data, usage};
 use crate::pos::Pos;
-use crate::schema::{Leaf, Node};
 
 /// Where values sit: the byte positions of one node's values in the chunk, and how to name
 /// an element in errors (`first + position / itemsize`).
@@ -477,18 +478,4 @@ fn encode_leaf(s: Scalar, leaf: Leaf, array: &dyn Array, out: &mut [u8], pos: &P
         }
     }
     Ok(())
-}
-
-pub(crate) fn arrow_error(e: arrow_schema::ArrowError) -> Error {
-    bad_data(format!("arrow: {e}"))
-}
-
-/// Data that does not fit what it is written as (a batch against its array's dtype and
-/// shape): an invalid-data I/O error, not a usage error.
-pub(crate) fn bad_data(reason: String) -> Error {
-    std::io::Error::new(std::io::ErrorKind::InvalidData, reason).into()
-}
-
-pub(crate) fn usage(reason: String) -> Error {
-    ErrorKind::Usage { reason }.into()
 }
