@@ -17,6 +17,9 @@ use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
 use crate::stream::{read_full, read_full_at, read_growing, STREAM_CHUNK};
 
+mod prefix;
+pub use prefix::HeaderPrefix;
+
 /// Bytes of source records converted per step on the conversion path.
 const CONVERT_CHUNK: usize = 128 << 10;
 /// Conversions of at least this many source bytes from a file are split between two
@@ -25,22 +28,6 @@ const SPLIT_THRESHOLD: usize = 64 << 20;
 /// Bytes read per step when read data is fixed up in place (byte swaps, checks), so the
 /// fix-up runs on data still in cache.
 const FIX_CHUNK: usize = 256 << 10;
-
-/// What the first bytes of a file say ([`HeaderPrefix::parse_with`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum HeaderPrefix {
-    /// The header is in the prefix.
-    Complete {
-        /// The parsed header.
-        header: Header,
-        /// The file's format version.
-        version: Version,
-        /// Where the data starts, from the start of the file.
-        data_offset: usize,
-    },
-    /// The header needs the first `n` bytes of the file (more than the prefix holds).
-    NeedBytes(usize),
-}
 
 /// Opening readers inside the crate: sources of known length (the settings themselves are
 /// in `options.rs`; users open readers with [`NpyReader::from_path_with`] and its kin).
@@ -68,65 +55,6 @@ impl ReadOptions {
         let mut r = r.sized_as(|available| Source::Member { available, present, drained: false });
         r.origin = Some(origin);
         Ok(r)
-    }
-}
-
-impl HeaderPrefix {
-    /// [`HeaderPrefix::parse_with`] with default [`ReadOptions`].
-    ///
-    /// # Errors
-    /// As [`HeaderPrefix::parse_with`].
-    pub fn parse(prefix: &[u8], file_len: u64) -> Result<HeaderPrefix> {
-        HeaderPrefix::parse_with(prefix, file_len, &ReadOptions::default())
-    }
-
-    /// Reads the header from the first bytes of a file (or object) of `file_len` bytes, as
-    /// a reader over remote storage does: fetch a prefix (4 KiB holds any header NumPy
-    /// writes for arrays of fewer than a few hundred fields), and fetch more only when
-    /// this says so. The same checks as [`NpyReader::from_path_with`] apply: the header size
-    /// limit, and a header that claims more data than `file_len` holds.
-    ///
-    /// # Errors
-    /// As [`NpyReader::from_path_with`], without the I/O.
-    ///
-    /// # Examples
-    /// ```
-    /// use npy_core::{prelude::*, HeaderPrefix, ReadOptions};
-    ///
-    /// let file = vec![1.5f64; 100].write_npy_to(Vec::new())?;
-    /// let options = ReadOptions::new();
-    /// // Start with too few bytes: each answer says how many are needed next.
-    /// let mut have = 8;
-    /// let (header, data_offset) = loop {
-    ///     match HeaderPrefix::parse_with(&file[..have], file.len() as u64, &options)? {
-    ///         HeaderPrefix::NeedBytes(n) => have = n,
-    ///         HeaderPrefix::Complete { header, data_offset, .. } => break (header, data_offset),
-    ///     }
-    /// };
-    /// assert_eq!((header.shape.as_slice(), data_offset, have), (&[100][..], 128, 128));
-    /// # Ok::<(), npy_core::Error>(())
-    /// ```
-    pub fn parse_with(prefix: &[u8], file_len: u64, options: &ReadOptions) -> Result<HeaderPrefix> {
-        let have = prefix.len() as u64;
-        let need = |n: usize| if have < file_len.min(n as u64) { Some(HeaderPrefix::NeedBytes(n)) } else { None };
-        if let Some(more) = need(MAGIC_VERSION_LEN) {
-            return Ok(more);
-        }
-        let version = Version::from_magic(prefix)?;
-        if let Some(more) = need(version.preamble_len()) {
-            return Ok(more);
-        }
-        if let Some(field) = prefix.get(MAGIC_VERSION_LEN..version.preamble_len()) {
-            let header_len = version.decode_header_len(field)?;
-            if header_len > options.header_limit() {
-                return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: options.header_limit() }.into());
-            }
-            if let Some(more) = need(version.preamble_len() + header_len) {
-                return Ok(more);
-            }
-        }
-        let reader = NpyReader::with_options(prefix, options, Some(file_len))?;
-        Ok(HeaderPrefix::Complete { data_offset: reader.data_offset(), version: reader.version, header: reader.header })
     }
 }
 
