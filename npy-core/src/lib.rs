@@ -21,8 +21,8 @@
 //! | a file larger than memory | [`NpyReader::from_path`]`(path)?.chunks::<T>(n)` to stream it, [`NpyFileWriter::create`] to write it, [`mmap::NpyMap::from_path`] to map it |
 //! | a few rows of a large file | `unsafe { NpyMap::from_path(path) }?.decode::<T>()?.rows(a..b)` ([`mmap::Decoded::rows`]; [`mmap::NpyMap::view_range`] borrows them when the file's layout is `T`'s memory) |
 //! | a file of unknown dtype | [`DynArray`]`::read_npy(path)` |
-//! | Arrow record batches | `npy_arrow::BatchReader::open(path, &ConvertOptions)` (crate `npy-arrow`) |
-//! | SQL over files and directories | `ctx.register_npy(name, path, options)` (crate `npy-datafusion`) |
+//! | Arrow record batches | `npy_arrow::BatchReader::from_path(path)` (crate `npy-arrow`) |
+//! | SQL over files and directories | `ctx.register_npy(name, path, &NpyReadOptions::new())` (crate `npy-datafusion`) |
 //!
 //! Options are plain settings types with `&mut self` setters ([`ReadOptions`],
 //! [`WriteOptions`], [`npz::ReaderOptions`]); the call that takes them is the same name plus
