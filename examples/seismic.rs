@@ -222,7 +222,6 @@ fn numpy_check(path: &Path, traces: &[Trace]) -> Result<(), Box<dyn std::error::
         );
         return Ok(());
     };
-    println!("NumPy ({}) loads the file:", python.display());
     let (first, last) = (&traces[0], &traces[traces.len() - 1]);
     let out = Command::new(python)
         .args(["-c", NUMPY_CHECK])
