@@ -247,52 +247,45 @@ for name in sys.argv[1:]:
     Ok(wrong)
 }
 
-/// The workspace's member crates, as the root `Cargo.toml` lists them (`[workspace]
-/// members`): directories relative to the root, in the file's order.
+/// The workspace's member crates, as cargo sees them (`cargo metadata --no-deps`):
+/// directories relative to the root, sorted; the root package itself (examples, tests and
+/// benches, which tidy walks on their own) left out.
 ///
 /// # Errors
-/// If the file cannot be read, or has no member list tidy can read (see [`parse_members`]).
+/// If `cargo metadata` fails or its answer has no member under the root.
 pub fn members() -> Result<Vec<String>> {
-    let path = root().join("Cargo.toml");
-    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    parse_members(&text).map_err(|e| format!("{}: {e}", path.display()))
+    let out = cargo()
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(root())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cargo metadata failed ({})", out.status));
+    }
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| format!("cargo metadata's answer: {e}"))?;
+    member_dirs(&metadata, &root())
 }
 
-/// The `members = [..]` array of the `[workspace]` table of a `Cargo.toml` (over one line
-/// or several, with comments): plain paths only, a glob is refused.
-fn parse_members(toml: &str) -> Result<Vec<String>> {
-    let mut table = "";
-    let mut list: Option<String> = None;
-    for line in toml.lines() {
-        let code = line.split('#').next().unwrap_or("").trim();
-        if let Some(text) = &mut list {
-            text.push_str(code);
-        } else if code.starts_with('[') {
-            table = code;
-        } else if let (Some(rest), "[workspace]") = (code.strip_prefix("members"), table) {
-            match rest.trim_start().strip_prefix('=') {
-                Some(value) => list = Some(value.trim().to_string()),
-                None => continue,
-            }
-        }
-        if list.as_deref().is_some_and(|text| text.contains(']')) {
-            break;
-        }
-    }
-    let text = list.ok_or("no `members` in its [workspace] table")?;
-    let inner = text.strip_prefix('[').and_then(|t| t.split(']').next()).ok_or("`members` is not an array")?;
+/// The member directories of a `cargo metadata` answer, relative to `root`.
+fn member_dirs(metadata: &serde_json::Value, root: &Path) -> Result<Vec<String>> {
+    let ids = metadata["workspace_members"].as_array().ok_or("cargo metadata: no workspace_members")?;
+    let packages = metadata["packages"].as_array().ok_or("cargo metadata: no packages")?;
     let mut members = Vec::new();
-    for item in inner.split(',').map(str::trim).filter(|item| !item.is_empty()) {
-        let name =
-            item.strip_prefix('"').and_then(|i| i.strip_suffix('"')).ok_or(format!("member {item} is not a string"))?;
-        if name.contains(['*', '?', '[']) {
-            return Err(format!("member \"{name}\" is a glob: list the crates by name"));
+    for package in packages.iter().filter(|p| ids.contains(&p["id"])) {
+        let manifest = package["manifest_path"].as_str().ok_or("cargo metadata: a package without manifest_path")?;
+        let dir = Path::new(manifest).parent().and_then(|d| d.strip_prefix(root).ok());
+        match dir {
+            Some(dir) if dir.as_os_str().is_empty() => {}
+            Some(dir) => members.push(dir.to_string_lossy().replace('\\', "/")),
+            None => return Err(format!("member {manifest} is not under {}", root.display())),
         }
-        members.push(name.to_string());
     }
     if members.is_empty() {
-        return Err("`members` is empty".into());
+        return Err("cargo metadata lists no member crates".into());
     }
+    members.sort();
     Ok(members)
 }
 
@@ -333,12 +326,22 @@ mod tests {
     }
 
     #[test]
-    fn members_of_the_workspace_table() {
-        let toml = "[package]\nmembers = [\"not-this\"]\n\n[workspace]\nresolver = \"2\"\nmembers = [\n    \"npy-core\", # the runtime\n    \"xtask\",\n]\nexclude = [\"fuzz\"]\n";
-        assert_eq!(parse_members(toml).unwrap(), ["npy-core", "xtask"]);
-        assert_eq!(parse_members("[workspace]\nmembers = [\"a\", \"b/c\"]\n").unwrap(), ["a", "b/c"]);
-        assert!(parse_members("[workspace]\nmembers = [\"crates/*\"]\n").unwrap_err().contains("glob"));
-        assert!(parse_members("[package]\nname = \"x\"\n").unwrap_err().contains("no `members`"));
+    fn members_of_the_workspace() {
+        let root = Path::new("/ws");
+        let metadata = serde_json::json!({
+            "workspace_members": ["a 0.1.0", "core 0.1.0", "root 0.1.0"],
+            "packages": [
+                {"id": "core 0.1.0", "manifest_path": "/ws/npy-core/Cargo.toml"},
+                {"id": "root 0.1.0", "manifest_path": "/ws/Cargo.toml"},
+                {"id": "a 0.1.0", "manifest_path": "/ws/xtask/Cargo.toml"},
+                {"id": "dep 1.0.0", "manifest_path": "/registry/dep/Cargo.toml"},
+            ],
+        });
+        assert_eq!(member_dirs(&metadata, root).unwrap(), ["npy-core", "xtask"]);
+        let outside = serde_json::json!({
+            "workspace_members": ["x"], "packages": [{"id": "x", "manifest_path": "/elsewhere/Cargo.toml"}],
+        });
+        assert!(member_dirs(&outside, root).unwrap_err().contains("not under"));
         // This workspace's own list holds npy-core and xtask.
         let ours = members().unwrap();
         assert!(ours.iter().any(|m| m == "npy-core") && ours.iter().any(|m| m == "xtask"), "{ours:?}");
