@@ -1232,12 +1232,21 @@ mod tests {
                 }
                 reads
             });
+            // Set on the way out, also when an append panics: the reader then stops and the
+            // test fails instead of waiting for it forever.
+            struct Done<'a>(&'a std::sync::atomic::AtomicBool);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            let finished = Done(&done);
             let mut a = Appender::from_path(&path).unwrap();
             a.sync(false);
             for round in 0..rounds {
                 a.append(&(round * rows..(round + 1) * rows).collect::<Vec<u64>>()).unwrap();
             }
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            drop(finished);
             reader.join().unwrap()
         });
         assert_eq!(Vec::<u64>::read_npy(&path).unwrap().len() as u64, rounds * rows);
