@@ -55,13 +55,28 @@ pub async fn standalone(state: SessionState, timeout: Duration) -> Result<Sessio
 /// Returns a context whose queries run on the Ballista cluster whose scheduler listens at
 /// `url` (`df://host:port`; port 50050 when none is given).
 ///
-/// The scheduler and executors of that cluster must have been started with the same codecs
-/// (a state from [`ballista_state`](crate::ballista_state)), or they cannot decode npy scans.
-/// Nothing is contacted here: the first query connects.
+/// The scheduler and executors of that cluster must know npy's codecs: the binaries
+/// `npy-ballista-scheduler` and `npy-ballista-executor` (feature `cluster`), or processes
+/// configured by [`scheduler_config`](crate::scheduler_config) and
+/// [`executor_config`](crate::executor_config); give `state` from
+/// [`ballista_state`](crate::ballista_state). This only checks that something accepts
+/// connections at `url` (waiting at most 20 s); the first query talks to it.
 ///
 /// # Errors
 ///
-/// When `url` does not parse or names no host.
+/// When `url` does not parse or names no host, or nothing accepts a connection there.
 pub async fn remote(url: &str, state: SessionState) -> Result<SessionContext> {
-    SessionContext::remote_with_state(url, state).await
+    let place = url.strip_prefix("df://").unwrap_or(url).trim_end_matches('/');
+    let place = if place.contains(':') { place.to_string() } else { format!("{place}:50050") };
+    let unreachable =
+        |why: String| DataFusionError::Execution(format!("no Ballista scheduler answers at {url}: {why}"));
+    match tokio::time::timeout(REACH, tokio::net::TcpStream::connect(&place)).await {
+        Ok(Ok(_)) => SessionContext::remote_with_state(url, state).await,
+        Ok(Err(e)) => Err(unreachable(e.to_string())),
+        Err(_) => Err(unreachable(format!("no answer after {REACH:?}"))),
+    }
 }
+
+/// How long [`remote`] waits for a scheduler to accept a connection (Ballista's own
+/// clients give up after 20 s too).
+const REACH: Duration = Duration::from_secs(20);

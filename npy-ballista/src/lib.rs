@@ -17,10 +17,20 @@
 //!   (`COPY ... TO 'x.npy'` / `INSERT INTO` run on the executors).
 //!   [`physical_codec`] puts it before Ballista's.
 //!
-//! Client, scheduler and every executor need the same codecs, and the npy formats
-//! registered: [`ballista_state`] builds such a session state. [`standalone`] starts a
-//! scheduler and an executor in this process with clones of it; [`remote`] connects to a
-//! running cluster (whose processes must be built with the same state).
+//! Client, scheduler and every executor need the same codecs, the npy formats registered,
+//! and object stores for the buckets the tables name: [`ballista_state`] builds such a
+//! session state. [`standalone`] starts a scheduler and an executor in this process with
+//! clones of it; [`remote`] connects to a running cluster of npy's processes.
+//!
+//! # A cluster of processes
+//!
+//! With feature `cluster`, this crate builds `npy-ballista-scheduler` and
+//! `npy-ballista-executor`: Ballista 55's `ballista-scheduler` and `ballista-executor`
+//! with npy's codecs, formats and object stores ([`scheduler_config`],
+//! [`executor_config`]), taking the same flags, so Ballista's deployment docs apply as
+//! written (`--help` says what differs). Object stores come from each process's
+//! environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`), and local paths must mean the same files on
+//! every machine. `npy sql --ballista df://host:50050` runs a query on such a cluster.
 //!
 //! # Examples
 //!
@@ -49,9 +59,11 @@
 
 mod cluster;
 mod codec;
+mod processes;
 mod state;
 mod wire;
 
 pub use cluster::{remote, standalone};
 pub use codec::{physical_codec, NpyLogicalCodec, NpyPhysicalCodec};
+pub use processes::{executor_config, scheduler_config};
 pub use state::ballista_state;

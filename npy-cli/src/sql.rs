@@ -49,6 +49,12 @@ also work in the query. --option KEY=VALUE sets a read setting for every table, 
 OPTIONS of CREATE EXTERNAL TABLE ... STORED AS NPY do (batch_rows=N, days_as_int64=true,
 residue=true).
 
+With --ballista df://HOST:PORT (feature ballista) the query runs on an Apache Ballista
+cluster of npy-ballista-scheduler and npy-ballista-executor processes: local tables must
+be at the same paths on its machines, or in a bucket; COPY, INSERT INTO and --out work
+there too (--out writes here, COPY and INSERT where the executors run). --ballista alone
+starts a one-executor cluster inside this process.
+
 Example:
   npy sql \"SELECT sensor, avg(value) FROM r GROUP BY sensor ORDER BY sensor\" --table r=readings/";
 
@@ -85,11 +91,24 @@ pub struct Args {
     /// .npz, .parquet, .arrow).
     #[arg(long, value_name = "FILE", conflicts_with = "format")]
     out: Option<PathBuf>,
-    /// Run the query on a Ballista cluster started in this process (a scheduler and an
-    /// executor on loopback) instead of in plain DataFusion.
+    /// Run the query on an Apache Ballista cluster instead of in plain DataFusion: the one
+    /// whose npy-ballista-scheduler listens at df://HOST:PORT, or without a value one
+    /// started in this process (a scheduler and an executor on loopback).
     #[cfg(feature = "ballista")]
-    #[arg(long)]
-    ballista: bool,
+    #[arg(long, value_name = "df://HOST:PORT", num_args = 0..=1, default_missing_value = "", value_parser = cluster_arg)]
+    ballista: Option<String>,
+}
+
+/// Parses `--ballista`'s value: a scheduler's `df://HOST[:PORT]`, or nothing.
+#[cfg(feature = "ballista")]
+fn cluster_arg(arg: &str) -> Result<String, String> {
+    if arg.is_empty() || (arg.starts_with("df://") && arg.len() > "df://".len()) {
+        Ok(arg.to_string())
+    } else {
+        Err("not a scheduler's df://HOST:PORT (for a cluster in this process, give --ballista after the query \
+             with no value)"
+            .to_string())
+    }
 }
 
 /// Parses `NAME=LOCATION`.
@@ -358,12 +377,16 @@ fn renamed(
 
 /// The session the query runs in, knowing npy's formats (so that `COPY ... TO 'x.npy'`
 /// and `STORED AS NPY` work): plain DataFusion, or with `--ballista` (feature `ballista`) a
-/// session on a standalone cluster started here, which ends with the tool.
+/// session on the cluster at its `df://` URL, or on a standalone cluster started here,
+/// which ends with the tool.
 async fn context(_args: &Args) -> Result<SessionContext, DataFusionError> {
     #[cfg(feature = "ballista")]
-    if _args.ballista {
+    if let Some(url) = &_args.ballista {
         let state = npy_ballista::ballista_state(datafusion::prelude::SessionConfig::new())?;
-        return npy_ballista::standalone(state, CLUSTER_START).await;
+        return match url.as_str() {
+            "" => npy_ballista::standalone(state, CLUSTER_START).await,
+            url => npy_ballista::remote(url, state).await,
+        };
     }
     let mut state = datafusion::execution::session_state::SessionStateBuilder::new().with_default_features().build();
     npy_datafusion::register(&mut state)?;

@@ -14,6 +14,8 @@
 //!   `OPTIONS` as in [`NpyReadOptions`].
 //! - [`NpyTable`], [`NpyFormat`], [`NpySource`]: the table provider, file format and scan,
 //!   for engines that ship plans (Ballista).
+//! - [`StoreRegistry`]: buckets' object stores made when a query first names them, from the
+//!   URL and the environment, for runtimes that cannot register stores per table.
 //! - Writing: `COPY (SELECT ...) TO 'out.npy'` (or `'out.npz'`, a member per column),
 //!   `COPY ... TO 'dir/' STORED AS NPY` (a directory of files) and `INSERT INTO t SELECT
 //!   ...` (a new file in the table's directory), through [`NpySink`].
@@ -71,6 +73,7 @@ mod options;
 mod schema;
 pub mod sink;
 mod source;
+mod stores;
 mod table;
 
 pub use context::{register, SessionContextNpyExt};
@@ -79,4 +82,5 @@ pub use kind::Kind;
 pub use options::NpyReadOptions;
 pub use sink::NpySink;
 pub use source::NpySource;
+pub use stores::StoreRegistry;
 pub use table::{NpyTable, NpyTableFactory};
