@@ -252,6 +252,25 @@ fn ballista_answers_as_npy_core() {
     assert_same(&parse_csv(&out), &per_sensor(&all));
 }
 
+/// `--ballista df://HOST:PORT` names a scheduler: where none listens, the query fails at
+/// once saying so (exit 1); a value that is no `df://` URL (a query after a bare
+/// `--ballista`) is a usage error (exit 2). The cluster's own tests are
+/// `npy-ballista/tests/processes.rs` and CI's run of the README's cluster commands.
+#[cfg(feature = "ballista")]
+#[test]
+fn ballista_urls_name_a_scheduler() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = npy_sql(&["SELECT 1", "--ballista", &format!("df://127.0.0.1:{port}")]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("no Ballista scheduler answers at df://127.0.0.1:{port}")), "{err}");
+
+    let out = npy_sql(&["--ballista", "SELECT 1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a scheduler's df://HOST:PORT"), "{err}");
+}
+
 /// `COPY ... TO 'x.npy'` works in `npy sql` (the session knows npy's formats), and text
 /// whose longest value comes in a later batch (20,000 rows: batches of 8,192) is written
 /// as wide as that value, by COPY and by `--out`.

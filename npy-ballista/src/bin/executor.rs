@@ -24,8 +24,8 @@ const ABOUT: &str = "An executor of a Ballista cluster that runs SQL over NumPy 
 
 /// What `--help` says after the flags: how this differs from Ballista's own executor.
 const DIFFERS: &str = "\
-Same flags, defaults and RUST_LOG as Ballista 55's ballista-executor, so Ballista's
-deployment docs apply. What differs:
+Same flags and RUST_LOG as Ballista 55's ballista-executor, and its defaults but one, so
+Ballista's deployment docs apply. What differs:
   - it runs npy's scans and writes (.npy/.npz files), so its scheduler must be
     npy-ballista-scheduler;
   - object stores are made from a table's URL and this process's environment (AWS_*,
