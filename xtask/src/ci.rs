@@ -15,8 +15,8 @@
 //! 6. S3 with moto: `moto_server` (from the venv of `xtask/requirements.txt`) on a free
 //!    port of 127.0.0.1, a bucket, the `AWS_*` variables, then `cargo test --workspace
 //!    --all-features -- --ignored s3`: the same SQL over the bucket as over local files,
-//!    same answers, and a header plus 10 rows in at most 2 requests; the server is killed
-//!    when the step ends, on every path
+//!    same answers (also on a cluster of npy's Ballista processes), and a header plus 10
+//!    rows in at most 2 requests; the server is killed when the step ends, on every path
 //! 7. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
 //!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each),
 //!    `npy check --strict` on each (exit 1, but on the files of [`CHECK_VALID`]: 0), and
@@ -31,17 +31,20 @@
 //!     `target/object-check` and compare it, types included, with its `.expect.json` sidecar
 //! 11. every example, `cargo run --release --example <name>` with `NPY_CI=1`
 //! 12. the README's `npy` commands, run as written on the main job's file (see [`readme`])
-//! 13. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 14. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 13. the README's cluster commands, run as written ([`crate::cluster`]): a scheduler and
+//!     two executors in the background, `npy sql --ballista df://...` on them, then every
+//!     process killed, and none left
+//! 14. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 15. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
 //!     refuses pickles by design; step 10 covers object arrays), then
 //!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
-//! 15. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
+//! 16. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
 //!     json` on every `.npy` of the corpus and of `tests/data` and every member of their
 //!     `.npz` files, parses each line with Python's `json` and compares it with NumPy's
 //!     `tolist()` under the documented mapping; where NumPy cannot give the values, the
 //!     dump must fail
-//! 16. pyarrow reads our conversions: `xtask/arrow_check.py` runs the release `npy convert
+//! 17. pyarrow reads our conversions: `xtask/arrow_check.py` runs the release `npy convert
 //!     --residue` on every non-object `.npy` of the corpus and of `tests/data` to `.arrow`
 //!     and `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
 //!     `pyarrow.parquet.read_table`) and compares every column with `np.load`'s values, then
@@ -50,20 +53,20 @@
 //!     written again, as its users save tables); and every non-object `.npz` as one table
 //!     (a column per member: NumPy's values of each member, the same members back), or
 //!     refused when NumPy agrees its members differ in length
-//! 17. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
+//! 18. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
 //!     every file `npy-cli/tests/append.rs` grew in place (records, a file whose killed
 //!     append left a tail, and the file 4 racing `npy append`s grew, whose rows sorted
 //!     must be exactly the ones appended) into `target/append-check` and compare it with the array
 //!     written whole, header bytes included; npy-append-array (pinned in
 //!     `xtask/requirements.txt`) appends to them, and the release `npy append` to a file
 //!     npy-append-array made
-//! 18. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
+//! 19. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
 //!     (`dask` and `distributed`, pinned in `xtask/requirements.txt`) compute every stack
 //!     the tests left in `target/stack-check` on a `LocalCluster` and compare it with the
 //!     array written whole, `info` byte for byte as Dask writes it; the release `npy stack
 //!     join` reads stacks Dask writes (with and without `info`), Dask reads what `npy stack
 //!     split` writes, and `npy stack join` refuses `info` pickles that would run code
-//! 19. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
+//! 20. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
 //!     polars and pandas pinned in `xtask/requirements.txt`) has DuckDB and polars read
 //!     every `.parquet` and `.arrow` the release `npy convert` writes from the corpus and
 //!     `tests/data` with NumPy's values (arrow_check.py's rules); converts to `.npy` the
@@ -80,6 +83,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::cluster;
 use crate::golden;
 use crate::moto::Moto;
 use crate::project::{self, Result};
@@ -102,6 +106,7 @@ const STEPS: &[Step] = &[
     ("numpy loads object arrays", object_check),
     ("examples", examples),
     ("readme commands", readme),
+    ("readme cluster commands", readme_cluster),
     ("golden --check", golden_check),
     ("numpy round trip", roundtrip),
     ("numpy reads our dumps", dump_check),
@@ -566,7 +571,7 @@ fn readme(_: &mut Ci) -> Result<()> {
         .split("```sh\n")
         .skip(1)
         .filter_map(|b| b.split("```").next())
-        .find(|b| b.lines().any(|l| l.starts_with("npy ")))
+        .find(|b| b.lines().any(|l| l.starts_with("npy ")) && !b.contains("npy-ballista-"))
         .ok_or("README.md has no sh block of npy commands")?;
     project::step("cargo build --release -p npy-cli");
     project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
@@ -588,6 +593,30 @@ fn readme(_: &mut Ci) -> Result<()> {
     }
     println!("{} README commands ran as written", lines.len());
     Ok(())
+}
+
+/// The README's "Run on a cluster" block, run as written from the checkout's root (see
+/// [`cluster::run_readme_block`]) with the binaries the test step built first on `PATH`:
+/// `npy-ballista-scheduler`, `npy-ballista-executor` and `npy` with every feature, what
+/// the README's `cargo install` lines give (debug builds: no release build of the engines).
+fn readme_cluster(_: &mut Ci) -> Result<()> {
+    let root = project::root();
+    let text = fs::read_to_string(root.join("README.md")).map_err(|e| format!("cannot read README.md: {e}"))?;
+    let bin = project::target_dir().join("debug");
+    for exe in ["npy-ballista-scheduler", "npy-ballista-executor", "npy"] {
+        let exe = bin.join(format!("{exe}{EXE_SUFFIX}"));
+        if !exe.exists() {
+            return Err(format!(
+                "{} is missing: the test step (cargo test --workspace --all-features) builds it",
+                exe.display()
+            ));
+        }
+    }
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .map_err(|e| format!("cannot make PATH: {e}"))?;
+    cluster::run_readme_block(&text, &root, &path, &project::target_dir().join("readme-cluster"))
 }
 
 fn golden_check(ci: &mut Ci) -> Result<()> {
