@@ -1,7 +1,7 @@
-//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append|header[,...]] [--bytes N]
+//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header[,...]] [--bytes N]
 //! [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] [--repeat K]`:
 //! npy's speed next to the machine limit, NumPy, npyz, pyarrow and npy-append-array, in one
-//! run, with the ratios the speed goals name. Eight parts, all by default (`--only` picks
+//! run, with the ratios the speed goals name. Nine parts, all by default (`--only` picks
 //! some, comma-separated, run in the order below):
 //!
 //! - `f8`: a big `<f8` array.
@@ -88,6 +88,18 @@
 //!   field, with the files mapped (a read copies every byte of a row whatever the query
 //!   uses, so there the ratio is bounded by the copy; it is shown for context).
 //!
+//! - `cluster`: the `sql` part's question and files on a Ballista cluster of processes
+//!   (issue 35): `cargo bench -p npy-ballista --features cluster --bench cluster
+//!   (`npy-ballista/benches/cluster.rs`) builds the release `npy-ballista-scheduler` and
+//!   `npy-ballista-executor`, starts one scheduler and two executors as the process tests
+//!   do (`npy-ballista/tests/support/processes.rs`: loopback ports the OS picks, 2 vcores
+//!   each), and times the query sent to the scheduler next to the
+//!   same query in one DataFusion process, NumPy's `np.load` + reduction (its `--peer`, in
+//!   the same rounds) and the machine limit read.
+//!
+//!   The goal: the cluster at most twice one process's time (on a 2-core machine it cannot
+//!   be faster; the ratio is its overhead: processes, plans, shuffles, Arrow Flight).
+//!
 //! - `append`: Simon's data growing by appends (issue 18): `--batches N` (default 1,000)
 //!   batches of 10,000 aligned `Trace` records (3.04 GB).
 //!   1. `cargo bench --bench append` (`benches/append.rs`) times one `write_npy` of all
@@ -144,7 +156,7 @@ use std::process::{Command, Stdio};
 
 use crate::project::{self, Result};
 
-const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|append|header[,...]] \
+const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header[,...]] \
                      [--bytes N] [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] \
                      [--repeat K]";
 
@@ -203,6 +215,8 @@ struct Part {
     package: &'static str,
     /// The `cargo bench --bench` target.
     bench: &'static str,
+    /// The package features the target needs (`--features`), or "".
+    features: &'static str,
     /// Whether the target runs NumPy's measurements itself, in its own rounds (`--peer`:
     /// `benches/common/mod.rs`'s `Peer`); else `bench.py` runs them after it.
     peer: bool,
@@ -217,6 +231,7 @@ const F8: Part = Part {
     name: "f8",
     package: "npy",
     bench: "io",
+    features: "",
     peer: true,
     title: "f8: a big <f8 array",
     rows: &[
@@ -254,6 +269,7 @@ const RECORDS: Part = Part {
     name: "records",
     package: "npy",
     bench: "records",
+    features: "",
     peer: true,
     title: "records: seismic Trace records (aligned file 304 B/record, packed file 293 B/record)",
     rows: &[
@@ -305,6 +321,7 @@ const NPZ: Part = Part {
     name: "npz",
     package: "npy",
     bench: "npz",
+    features: "",
     peer: false,
     title: "npz: 8 arrays of f64 as an archive and as plain .npy files",
     rows: &[
@@ -339,6 +356,7 @@ const MMAP: Part = Part {
     name: "mmap",
     package: "npy",
     bench: "mmap",
+    features: "",
     peer: false,
     title: "mmap: open a big and a small <f8 file as maps; sum random elements",
     rows: &[
@@ -361,6 +379,7 @@ const ARROW: Part = Part {
     name: "arrow",
     package: "npy",
     bench: "arrow",
+    features: "",
     peer: false,
     title: "arrow: seismic Trace records as Arrow record batches and Parquet, npy-arrow and pyarrow",
     rows: &[
@@ -404,6 +423,7 @@ const SQL: Part = Part {
     name: "sql",
     package: "npy-datafusion",
     bench: "sql",
+    features: "",
     peer: false,
     title: "sql: SELECT avg(t0), max(samples[1]) over Trace records in 16 .npy files, npy-datafusion and NumPy",
     rows: &[
@@ -428,10 +448,33 @@ const SQL: Part = Part {
     ],
 };
 
+const CLUSTER: Part = Part {
+    name: "cluster",
+    package: "npy-ballista",
+    bench: "cluster",
+    features: "cluster",
+    peer: true,
+    title: "cluster: SELECT avg(t0), max(samples[1]) over Trace records in 16 .npy files: a Ballista cluster \
+            of processes (1 scheduler, 2 executors), DataFusion in one process, NumPy",
+    rows: &[
+        ("limit_read", "machine limit read: the 16 files -> huge-page buffers"),
+        ("cluster_query", "npy-ballista: the query on 2 executor processes"),
+        ("local_query", "npy-datafusion: the query in this process"),
+        ("np_query", "NumPy: np.load each file + t0.sum(), samples[:, 0].max()"),
+    ],
+    goals: &[
+        ("cluster / one process", "cluster_query", "local_query", Goal::AtMost(2.0)),
+        ("cluster / NumPy's", "cluster_query", "np_query", Goal::Context),
+        ("one process / NumPy's", "local_query", "np_query", Goal::Context),
+        ("cluster / limit read", "cluster_query", "limit_read", Goal::Context),
+    ],
+};
+
 const APPEND: Part = Part {
     name: "append",
     package: "npy",
     bench: "append",
+    features: "",
     peer: false,
     title: "append: Trace records (aligned, 304 B) written in batches of 10,000 by in-place appends",
     rows: &[
@@ -458,6 +501,7 @@ const HEADER: Part = Part {
     name: "header",
     package: "npy",
     bench: "header",
+    features: "",
     peer: false,
     title: "header: big record headers parsed (one parse, median of 300), npy and NumPy",
     rows: &[
@@ -493,7 +537,7 @@ const HEADER: Part = Part {
 };
 
 /// Every part, in the order a run takes them.
-const PARTS: [&Part; 8] = [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &APPEND, &HEADER];
+const PARTS: [&Part; 9] = [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &CLUSTER, &APPEND, &HEADER];
 
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
@@ -529,7 +573,7 @@ impl Settings {
     fn size_args(&self, part: &Part) -> [String; 2] {
         let (flag, size) = match part.name {
             "f8" => ("--bytes", self.bytes),
-            "records" | "arrow" | "sql" => ("--records", self.records),
+            "records" | "arrow" | "sql" | "cluster" => ("--records", self.records),
             "npz" => ("--elements", self.elements),
             "append" => ("--batches", self.batches),
             "header" => ("--fields", self.fields),
@@ -574,7 +618,11 @@ pub fn run(args: &[&str]) -> Result<()> {
             None
         };
         let mut cargo = project::cargo();
-        cargo.args(["bench", "-p", part.package, "--bench", part.bench, "--", "--dir"]).arg(&dir);
+        cargo.args(["bench", "-p", part.package, "--bench", part.bench]);
+        if !part.features.is_empty() {
+            cargo.args(["--features", part.features]);
+        }
+        cargo.args(["--", "--dir"]).arg(&dir);
         cargo.args([size_flag.as_str(), size.as_str(), "--repeat", repeat.as_str(), "--keep"]);
         if part.peer {
             cargo.arg("--peer").arg(&python);
@@ -629,7 +677,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                 for name in value.split(',') {
                     let Some(i) = PARTS.iter().position(|p| p.name == name) else {
                         return Err(format!(
-                            "--only takes f8, records, npz, mmap, arrow, sql, append or header (or several, \
+                            "--only takes f8, records, npz, mmap, arrow, sql, cluster, append or header (or several, \
                              comma-separated), not {name:?}; {USAGE}"
                         ));
                     };
@@ -725,7 +773,7 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
                     gib(n * 293)
                 );
             }
-            "sql" => {
+            "sql" | "cluster" => {
                 let n = settings.records;
                 let _ = writeln!(out, "{n} records in 16 files: packed {:.3} GiB of data", gib(n * 293));
             }
@@ -871,7 +919,7 @@ mod tests {
         let all = parse_args(&[]).unwrap().parts();
         assert_eq!(
             all.iter().map(|p| p.name).collect::<Vec<_>>(),
-            ["f8", "records", "npz", "mmap", "arrow", "sql", "append", "header"]
+            ["f8", "records", "npz", "mmap", "arrow", "sql", "cluster", "append", "header"]
         );
         assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("append or header"));
         let append = parse_args(&["--only", "append", "--batches", "20"]).unwrap();

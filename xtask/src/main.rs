@@ -13,9 +13,8 @@
 //!   should forbid unsafe code, import circles between modules (see [`tidy`]).
 //! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
-//! - `bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N] [--elements N]
-//!   [--map-bytes N] [--repeat K]`: npy's speed (plain files, records, archives, maps, Arrow
-//!   and Parquet) next to the machine limit, NumPy, npyz and pyarrow, with the goal ratios
+//! - `bench [--only PART,...] [--records N] [--repeat K] ...`: npy's speed (plain files,
+//!   records, archives, maps, Arrow and Parquet, SQL, a Ballista cluster, appends) next to the machine limit, NumPy, npyz and pyarrow, with the goal ratios
 //!   (see [`bench`](mod@bench)).
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
@@ -54,14 +53,15 @@ commands:
                     import circles between modules, no module imports the crate root
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
-  bench [--only f8|records|npz|mmap|arrow] [--bytes N] [--records N] [--elements N]
-        [--map-bytes N] [--repeat K]
+  bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header] [--bytes N]
+        [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] [--repeat K]
                     time npy reading and writing a 1 GiB <f8 file (--bytes), 4,000,000
                     Trace records (--records), 8 arrays of 4,000,000 f64 as npz and .npy
                     (--elements), maps of a 4 GiB <f8 file (--map-bytes), and the Trace
-                    records as Arrow batches and Parquet, best of K (default 3), next to
-                    the machine limit, NumPy, npyz and pyarrow, and print the goal
-                    ratios (report in target/bench/report.txt)
+                    records as Arrow batches, Parquet and SQL tables (also on a Ballista
+                    cluster of processes), best of K (default 3), next to the machine
+                    limit, NumPy, npyz and pyarrow, and print the goal ratios (report in
+                    target/bench/report.txt)
   fuzz [--seconds N] [--target NAME] [--sanitizer address|none]
                     run each cargo-fuzz target (header, npy_dynamic, npz, record; or NAME)
                     for N seconds (default 60), seeded from the fixtures; fails on a crash
