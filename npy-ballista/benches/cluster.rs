@@ -1,8 +1,7 @@
 //! `cargo bench -p npy-ballista --features cluster --bench cluster`: the seismic question
 //! of the `sql` bench on a Ballista cluster of processes (one `npy-ballista-scheduler`, two
 //! `npy-ballista-executor`s, release builds, started as the process tests start them) next
-//! to plain DataFusion
-//! in this process and NumPy, in the same rounds.
+//! to plain DataFusion in this process and NumPy, in the same rounds.
 //!
 //! `cargo xtask bench --only cluster` runs this. Arguments (after `--`):
 //!
