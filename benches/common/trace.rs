@@ -1,6 +1,6 @@
 //! Simon's seismic `Trace` records (`examples/seismic.rs`) as the `records` and `arrow`
 //! benches write them: the record in NumPy's aligned and packed layouts, the values of
-//! record `i`, and the two files.
+//! record `i`, the two files, and the SQL benches' table of 16 files.
 //!
 //! The record: `trace_id: i32`, a nested `receiver {x: f64, y: f64, z: f32}`, `t0: f64`,
 //! `dt: f32`, `flags: u8`, `samples: [f32; 64]`. `xtask/bench.py` knows the same record
@@ -215,4 +215,30 @@ pub fn check_file(len: u64, end: &[u8], data: usize, tail: &[u8], path: &Path) -
         );
     }
     Ok(())
+}
+
+/// The SQL benches' table: records `0..n` ([`trace`], packed) in `files` files
+/// `dir/traces/part-00.npy`, ... (record `i` in file `i * files / n`), flushed to disk.
+/// Returns the files and the answer of `SELECT avg(t0), max(samples[1])` over them.
+pub fn write_sql_table(dir: &Path, n: usize, files: usize) -> Result<(Vec<PathBuf>, (f64, f32))> {
+    let table = dir.join("traces");
+    if table.exists() {
+        std::fs::remove_dir_all(&table)?;
+    }
+    std::fs::create_dir_all(&table)?;
+    let mut paths = Vec::with_capacity(files);
+    let (mut sum, mut max) = (0f64, f32::MIN);
+    for k in 0..files {
+        let range = k * n / files..(k + 1) * n / files;
+        let records: Vec<TracePacked> = range.map(|i| packed(&trace(i))).collect();
+        for r in &records {
+            sum += r.t0;
+            max = max.max(r.samples[0]);
+        }
+        let path = table.join(format!("part-{k:02}.npy"));
+        records.write_npy(&path)?;
+        paths.push(path);
+    }
+    sync();
+    Ok((paths, (sum / n as f64, max)))
 }

@@ -36,12 +36,11 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::trace::{check_count, packed, trace, TracePacked, PACKED_SIZE};
-use common::{run_rounds, sync, warm, Args, Measure, Peer, Result};
+use common::trace::{check_count, write_sql_table, PACKED_SIZE};
+use common::{run_rounds, warm, Args, Measure, Peer, Result};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Float32Type, Float64Type};
 use datafusion::prelude::{SessionConfig, SessionContext};
-use npy_core::prelude::*;
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 use processes::Cluster;
 
@@ -99,26 +98,8 @@ fn main() -> Result<()> {
 /// both contexts and checks both answers once.
 fn setup(dir: &std::path::Path, n: usize) -> Result<Ctx> {
     let started = Instant::now();
+    let (files, expected) = write_sql_table(dir, n, FILES)?;
     let table = dir.join("traces");
-    if table.exists() {
-        fs::remove_dir_all(&table)?;
-    }
-    fs::create_dir_all(&table)?;
-    let mut files = Vec::with_capacity(FILES);
-    let (mut sum, mut max) = (0f64, f32::MIN);
-    for k in 0..FILES {
-        let range = k * n / FILES..(k + 1) * n / FILES;
-        let records: Vec<TracePacked> = range.map(|i| packed(&trace(i))).collect();
-        for r in &records {
-            sum += r.t0;
-            max = max.max(r.samples[0]);
-        }
-        let path = table.join(format!("part-{k:02}.npy"));
-        records.write_npy(&path)?;
-        files.push(path);
-    }
-    sync();
-    let expected = (sum / n as f64, max);
     let json = format!("{{\"avg_t0\": {:?}, \"max_samples_1\": {:?}}}\n", expected.0, expected.1);
     fs::write(dir.join("sql_answer.json"), json)?;
 

@@ -68,30 +68,9 @@ async fn processes_answer_as_datafusion_and_npy_core() -> TestResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupt_files_fail_naming_them_on_processes() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let (short, junk) = (dir.path().join("short"), dir.path().join("junk"));
-    for table in [&short, &junk] {
-        std::fs::create_dir(table)?;
-        for (f, name) in ["a.npy", "b.npy", "c.npy"].into_iter().enumerate() {
-            (f * 50..f * 50 + 50).map(trace).collect::<Vec<_>>().write_npy(table.join(name))?;
-        }
-    }
+    // The executors find out.
     let cluster = Cluster::start(2)?;
-    let ctx = cluster.context(config()).await?;
-    for (name, table) in [("short", &short), ("junk", &junk)] {
-        ctx.register_npy(name, format!("{}/", table.display()), &NpyReadOptions::new()).await?;
-    }
-    // After registration (the schema is known): b.npy loses its last 30 bytes, c.npy
-    // becomes text. The executors find out.
-    let b = short.join("b.npy");
-    let len = std::fs::metadata(&b)?.len();
-    std::fs::OpenOptions::new().write(true).open(&b)?.set_len(len - 30)?;
-    std::fs::write(junk.join("c.npy"), "not an npy file")?;
-    for (sql, file) in [("SELECT sum(t0) FROM short", "b.npy"), ("SELECT sum(t0) FROM junk", "c.npy")] {
-        let err = answer(&ctx, sql).await.expect_err(sql).to_string();
-        assert!(err.contains(file), "{sql}: the error does not name {file}: {err}");
-    }
-    Ok(())
+    corrupt_files_fail_naming_them(&cluster.context(config()).await?).await
 }
 
 /// Traces in `files` files of `rows` each under `dir`.

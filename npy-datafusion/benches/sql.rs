@@ -39,14 +39,13 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::trace::{check_count, packed, trace, TracePacked, PACKED_SIZE, SAMPLES};
-use common::{run_rounds, sync, warm, Args, Measure, Result};
+use common::trace::{check_count, write_sql_table, PACKED_SIZE, SAMPLES};
+use common::{run_rounds, warm, Args, Measure, Result};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Float64Type;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use npy_core::mmap::MapContract;
-use npy_core::prelude::*;
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 
 /// Files of the table.
@@ -108,25 +107,8 @@ fn main() -> Result<()> {
 /// table and checks the answer once.
 fn setup(dir: &std::path::Path, n: usize) -> Result<Ctx> {
     let started = Instant::now();
+    let (files, expected) = write_sql_table(dir, n, FILES)?;
     let table = dir.join("traces");
-    if table.exists() {
-        fs::remove_dir_all(&table)?;
-    }
-    fs::create_dir_all(&table)?;
-    let mut files = Vec::with_capacity(FILES);
-    let (mut sum, mut max) = (0f64, f32::MIN);
-    for k in 0..FILES {
-        let range = k * n / FILES..(k + 1) * n / FILES;
-        let records: Vec<TracePacked> = range.map(|i| packed(&trace(i))).collect();
-        for r in &records {
-            sum += r.t0;
-            max = max.max(r.samples[0]);
-        }
-        let path = table.join(format!("part-{k:02}.npy"));
-        records.write_npy(&path)?;
-        files.push(path);
-    }
-    sync();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let sql = SessionContext::new();
     let location = table.to_str().ok_or("a non-UTF-8 path")?;
@@ -137,7 +119,7 @@ fn setup(dir: &std::path::Path, n: usize) -> Result<Ctx> {
     let mut mapped = NpyReadOptions::new();
     mapped.map_local_files(contract);
     runtime.block_on(sql.register_npy("traces_mapped", location, &mapped))?;
-    let ctx = Ctx { n, files, runtime, sql, expected: (sum / n as f64, max) };
+    let ctx = Ctx { n, files, runtime, sql, expected };
     for table in ["traces", "traces_mapped"] {
         let got = ctx.runtime.block_on(answer(&ctx.sql, table))?;
         check_answer(&ctx, got)?;

@@ -24,17 +24,17 @@ use crate::error::npy_error;
 /// ```
 /// use std::sync::Arc;
 ///
-/// use datafusion::execution::object_store::ObjectStoreRegistry;
+/// use datafusion::execution::object_store::{ObjectStoreRegistry, ObjectStoreUrl};
 /// use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 /// use npy_datafusion::StoreRegistry;
 ///
 /// let registry = Arc::new(StoreRegistry::new());
 /// let runtime = RuntimeEnvBuilder::new().with_object_store_registry(registry.clone()).build()?;
 /// // `memory://` makes an empty in-memory store (npy-store's, for tests), kept once made.
-/// let url = url::Url::parse("memory:///scratch/")?;
+/// let url = ObjectStoreUrl::parse("memory://")?;
 /// let store = runtime.object_store(&url)?;
-/// assert!(Arc::ptr_eq(&store, &registry.get_store(&url)?));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// assert!(Arc::ptr_eq(&store, &registry.get_store(url.as_ref())?));
+/// # Ok::<(), datafusion::error::DataFusionError>(())
 /// ```
 #[derive(Debug, Default)]
 pub struct StoreRegistry {

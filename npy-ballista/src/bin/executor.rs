@@ -11,8 +11,8 @@ use ballista_executor::executor_process::{start_executor_process, ExecutorProces
 use ballista_executor::health::spawn_health_server;
 use clap::{CommandFactory, FromArgMatches};
 
-#[path = "shared/logs.rs"]
-mod logs;
+#[path = "shared/cli.rs"]
+mod cli;
 
 // The allocator Ballista's executor binary uses.
 #[global_allocator]
@@ -39,26 +39,11 @@ Ballista's deployment docs apply. What differs:
 const CONNECT_TIMEOUT: &str = "60";
 
 fn main() -> ExitCode {
-    let command = Config::command()
-        .name("npy-ballista-executor")
-        .bin_name("npy-ballista-executor")
-        .version(concat!(env!("CARGO_PKG_VERSION"), " (Ballista 55.0.0)"))
-        .about(ABOUT)
-        .after_help(DIFFERS)
+    let command = cli::named(Config::command(), "npy-ballista-executor", ABOUT, DIFFERS)
         .mut_arg("scheduler_connect_timeout_seconds", |arg| arg.default_value(CONNECT_TIMEOUT));
     let config = Config::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
-    let result = match runtime {
-        Ok(runtime) => runtime.block_on(run(config)),
-        Err(e) => Err(format!("cannot start the async runtime: {e}")),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: npy-ballista-executor: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("npy-ballista-executor", runtime, run(config))
 }
 
 async fn run(opt: Config) -> Result<(), String> {
@@ -77,7 +62,7 @@ async fn run(opt: Config) -> Result<(), String> {
         }
     };
     let config = npy_ballista::executor_config(config).map_err(|e| e.to_string())?;
-    logs::Logs {
+    cli::Logs {
         level: &config.special_mod_log_level,
         thread_info: config.print_thread_info,
         dir: config.log_dir.as_deref(),

@@ -11,8 +11,8 @@ use ballista_scheduler::config::{Config, SchedulerConfig};
 use ballista_scheduler::scheduler_process::start_server;
 use clap::{CommandFactory, FromArgMatches};
 
-#[path = "shared/logs.rs"]
-mod logs;
+#[path = "shared/cli.rs"]
+mod cli;
 
 /// What `--help` says before the flags.
 const ABOUT: &str = "The scheduler of a Ballista cluster that runs SQL over NumPy .npy/.npz files \
@@ -35,30 +35,15 @@ Clients: npy sql --ballista df://HOST:PORT, or npy_ballista::remote in Rust.";
 const STACK: usize = 32 * 1024 * 1024;
 
 fn main() -> ExitCode {
-    let command = Config::command()
-        .name("npy-ballista-scheduler")
-        .bin_name("npy-ballista-scheduler")
-        .version(concat!(env!("CARGO_PKG_VERSION"), " (Ballista 55.0.0)"))
-        .about(ABOUT)
-        .after_help(DIFFERS);
+    let command = cli::named(Config::command(), "npy-ballista-scheduler", ABOUT, DIFFERS);
     let config = Config::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_stack_size(STACK).build();
-    let result = match runtime {
-        Ok(runtime) => runtime.block_on(run(config)),
-        Err(e) => Err(format!("cannot start the async runtime: {e}")),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: npy-ballista-scheduler: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit_code("npy-ballista-scheduler", runtime, run(config))
 }
 
 async fn run(opt: Config) -> Result<(), String> {
     let prefix = format!("scheduler_{}_{}_{}", opt.namespace, opt.external_host, opt.bind_port);
-    logs::Logs {
+    cli::Logs {
         level: &opt.log_level_setting,
         thread_info: opt.print_thread_info,
         dir: opt.log_dir.as_deref(),

@@ -272,3 +272,31 @@ pub fn local_context() -> Result<SessionContext> {
     npy_datafusion::register(&mut state)?;
     Ok(SessionContext::new_with_state(state))
 }
+
+/// Registers two tables of three good files each on `ctx`, then corrupts one file of each
+/// (after registration: the schema is known): `short/b.npy` loses its last 30 bytes,
+/// `junk/c.npy` becomes text. A query of either must fail naming that file.
+pub async fn corrupt_files_fail_naming_them(
+    ctx: &SessionContext,
+) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let (short, junk) = (dir.path().join("short"), dir.path().join("junk"));
+    for table in [&short, &junk] {
+        std::fs::create_dir(table)?;
+        for (f, name) in ["a.npy", "b.npy", "c.npy"].into_iter().enumerate() {
+            (f * 50..f * 50 + 50).map(trace).collect::<Vec<_>>().write_npy(table.join(name))?;
+        }
+    }
+    for (name, table) in [("short", &short), ("junk", &junk)] {
+        ctx.register_npy(name, format!("{}/", table.display()), &NpyReadOptions::new()).await?;
+    }
+    let b = short.join("b.npy");
+    let len = std::fs::metadata(&b)?.len();
+    std::fs::OpenOptions::new().write(true).open(&b)?.set_len(len - 30)?;
+    std::fs::write(junk.join("c.npy"), "not an npy file")?;
+    for (sql, file) in [("SELECT sum(t0) FROM short", "b.npy"), ("SELECT sum(t0) FROM junk", "c.npy")] {
+        let err = answer(ctx, sql).await.expect_err(sql).to_string();
+        assert!(err.contains(file), "{sql}: the error does not name {file}: {err}");
+    }
+    Ok(())
+}

@@ -1,10 +1,44 @@
-//! The cluster binaries' logs, set up as Ballista's own binaries set up theirs: `RUST_LOG`
-//! (else `--log-level-setting`) filters; lines go to stdout, or with `--log-dir` to files
-//! rotated by `--log-rotation-policy`.
+//! What the cluster binaries share: their command line's names and help around Ballista's
+//! own `Config`, the run of their async main with its exit code, and logs set up as
+//! Ballista's binaries set up theirs.
+
+use std::future::Future;
+use std::process::ExitCode;
 
 use ballista_core::config::LogRotationPolicy;
 use tracing_appender::rolling;
 use tracing_subscriber::EnvFilter;
+
+/// Ballista's `command` renamed `name`, with npy's version, `about` before the flags and
+/// `differs` (how it differs from Ballista's binary) after them.
+pub fn named(command: clap::Command, name: &'static str, about: &'static str, differs: &'static str) -> clap::Command {
+    command
+        .name(name)
+        .bin_name(name)
+        .version(concat!(env!("CARGO_PKG_VERSION"), " (Ballista 55.0.0)"))
+        .about(about)
+        .after_help(differs)
+}
+
+/// Runs `main` on `runtime` (as built) and reports its error on stderr, as `error: NAME:
+/// ...`, with exit code 1.
+pub fn exit_code(
+    name: &str,
+    runtime: std::io::Result<tokio::runtime::Runtime>,
+    main: impl Future<Output = Result<(), String>>,
+) -> ExitCode {
+    let result = match runtime {
+        Ok(runtime) => runtime.block_on(main),
+        Err(e) => Err(format!("cannot start the async runtime: {e}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// How a process logs.
 pub struct Logs<'a> {
