@@ -52,9 +52,10 @@ pub fn scheduler_config(config: SchedulerConfig) -> Result<SchedulerConfig> {
 
 /// `config` with what an executor needs for npy scans: npy's codecs (to decode the scans
 /// and writes of its tasks), the functions of a session like the scheduler's (Ballista's
-/// default registry lacks DataFusion's nested functions, as `samples[1]`), and a runtime whose object stores are made from a table's URL
-/// and this process's environment ([`npy_datafusion::StoreRegistry`]), spilling to
-/// `config.work_dir` as Ballista's default runtime does. Ballista's memory pool (from
+/// default registry lacks DataFusion's nested functions, as `samples[1]`), and a runtime
+/// whose object stores are made from a table's URL and this process's environment
+/// ([`npy_datafusion::StoreRegistry`]), spilling to `config.work_dir` as Ballista's
+/// default runtime does. Ballista's memory pool (from
 /// `memory_pool_size`) is still applied on top of it. Every other setting is kept.
 ///
 /// The binary `npy-ballista-executor` is Ballista's `ballista-executor` with this.

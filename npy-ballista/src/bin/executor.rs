@@ -1,6 +1,7 @@
 //! `npy-ballista-executor`: Ballista 55's `ballista-executor` with npy's codecs and object
 //! stores ([`npy_ballista::executor_config`]): the same flags, parsed by Ballista's own
 //! `Config`.
+#![forbid(unsafe_code)]
 
 use std::net::SocketAddr;
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
 //! `npy-ballista-scheduler`: Ballista 55's `ballista-scheduler` with npy's codecs, formats
 //! and object stores ([`npy_ballista::scheduler_config`]): the same flags, parsed by
 //! Ballista's own `Config`.
+#![forbid(unsafe_code)]
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
