@@ -388,6 +388,18 @@ pub mod limit {
         }
     }
 
+    /// [`read`] of each of `paths`, one after the other, each buffer dropped before the
+    /// next read: the time of the reads alone.
+    pub fn read_files(paths: &[std::path::PathBuf]) -> Result<Duration> {
+        let mut total = Duration::ZERO;
+        for path in paths {
+            let (elapsed, buffer) = read(path)?;
+            total += elapsed;
+            drop(buffer);
+        }
+        Ok(total)
+    }
+
     /// Page cache into a huge-page buffer: open, map, `read()` the whole file. Returns the
     /// time and the buffer (to check after the clock stopped; unmapping it is not timed).
     pub fn read(path: &Path) -> Result<(Duration, HugeBuffer)> {

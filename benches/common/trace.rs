@@ -217,6 +217,25 @@ pub fn check_file(len: u64, end: &[u8], data: usize, tail: &[u8], path: &Path) -
     Ok(())
 }
 
+/// The SQL benches' `--records N` (default 4,000,000), at least one per file of `files`,
+/// and their parsed arguments.
+pub fn sql_args(bench: &str, files: usize) -> Result<(super::Args, usize)> {
+    let args = super::Args::parse(bench, &[("--records", 4_000_000)])?;
+    let n = args.number("--records");
+    check_count(n)?;
+    if n < files {
+        return Err(format!("--records must be at least {files}").into());
+    }
+    Ok((args, n))
+}
+
+/// Writes `dir/sql_answer.json`: the answer `(avg(t0), max(samples[1]))` NumPy must match.
+pub fn write_sql_answer(dir: &Path, (avg, max): (f64, f32)) -> Result<()> {
+    let json = format!("{{\"avg_t0\": {avg:?}, \"max_samples_1\": {max:?}}}\n");
+    std::fs::write(dir.join("sql_answer.json"), json)?;
+    Ok(())
+}
+
 /// The SQL benches' table: records `0..n` ([`trace`], packed) in `files` files
 /// `dir/traces/part-00.npy`, ... (record `i` in file `i * files / n`), flushed to disk.
 /// Returns the files and the answer of `SELECT avg(t0), max(samples[1])` over them.

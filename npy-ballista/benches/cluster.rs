@@ -36,8 +36,8 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::trace::{check_count, write_sql_table, PACKED_SIZE};
-use common::{run_rounds, warm, Args, Measure, Peer, Result};
+use common::trace::{sql_args, write_sql_answer, write_sql_table, PACKED_SIZE};
+use common::{run_rounds, warm, Measure, Peer, Result};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Float32Type, Float64Type};
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -62,12 +62,7 @@ struct Ctx {
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse("cluster", &[("--records", 4_000_000)])?;
-    let n = args.number("--records");
-    check_count(n)?;
-    if n < FILES {
-        return Err(format!("--records must be at least {FILES}").into());
-    }
+    let (args, n) = sql_args("cluster", FILES)?;
     let ctx = setup(&args.dir, n)?;
     let bytes = n * PACKED_SIZE;
     eprintln!("cluster bench: {n} records in {FILES} files ({bytes} bytes), {} runs each", args.repeat);
@@ -100,8 +95,7 @@ fn setup(dir: &std::path::Path, n: usize) -> Result<Ctx> {
     let started = Instant::now();
     let (files, expected) = write_sql_table(dir, n, FILES)?;
     let table = dir.join("traces");
-    let json = format!("{{\"avg_t0\": {:?}, \"max_samples_1\": {:?}}}\n", expected.0, expected.1);
-    fs::write(dir.join("sql_answer.json"), json)?;
+    write_sql_answer(dir, expected)?;
 
     let cluster = Cluster::start(2)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -147,11 +141,5 @@ fn local_query(ctx: &Ctx) -> Result<Duration> {
 
 #[cfg(target_os = "linux")]
 fn limit_read(ctx: &Ctx) -> Result<Duration> {
-    let mut total = Duration::ZERO;
-    for path in &ctx.files {
-        let (elapsed, buffer) = common::limit::read(path)?;
-        total += elapsed;
-        drop(buffer);
-    }
-    Ok(total)
+    common::limit::read_files(&ctx.files)
 }

@@ -39,8 +39,8 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::trace::{check_count, write_sql_table, PACKED_SIZE, SAMPLES};
-use common::{run_rounds, warm, Args, Measure, Result};
+use common::trace::{sql_args, write_sql_answer, write_sql_table, PACKED_SIZE, SAMPLES};
+use common::{run_rounds, warm, Measure, Result};
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::Float64Type;
 use datafusion::prelude::SessionContext;
@@ -64,12 +64,7 @@ struct Ctx {
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse("sql", &[("--records", 4_000_000)])?;
-    let n = args.number("--records");
-    check_count(n)?;
-    if n < FILES {
-        return Err(format!("--records must be at least {FILES}").into());
-    }
+    let (args, n) = sql_args("sql", FILES)?;
     let ctx = setup(&args.dir, n)?;
     let bytes = n * PACKED_SIZE;
     eprintln!(
@@ -94,9 +89,7 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &measures, args.repeat, bytes / FILES * 2, &mut None)?;
 
     // The answer, for NumPy to match.
-    let (avg, max) = ctx.runtime.block_on(answer(&ctx.sql, "traces"))?;
-    let json = format!("{{\"avg_t0\": {avg:?}, \"max_samples_1\": {max:?}}}\n");
-    fs::write(args.dir.join("sql_answer.json"), json)?;
+    write_sql_answer(&args.dir, ctx.runtime.block_on(answer(&ctx.sql, "traces"))?)?;
     if !args.keep {
         fs::remove_dir_all(args.dir.join("traces"))?;
     }
@@ -206,11 +199,5 @@ fn scan_all_mapped(ctx: &Ctx) -> Result<Duration> {
 
 #[cfg(target_os = "linux")]
 fn limit_read(ctx: &Ctx) -> Result<Duration> {
-    let mut total = Duration::ZERO;
-    for path in &ctx.files {
-        let (elapsed, buffer) = common::limit::read(path)?;
-        total += elapsed;
-        drop(buffer);
-    }
-    Ok(total)
+    common::limit::read_files(&ctx.files)
 }
