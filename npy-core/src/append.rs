@@ -53,7 +53,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+#[cfg(doc)]
 use crate::array::DynArray;
+use crate::array::DynView;
 use crate::atomic::AtomicFile;
 use crate::buffer::PieceBuf;
 use crate::error::{Error, ErrorKind, Result};
@@ -543,16 +545,18 @@ impl Appender {
         Ok(())
     }
 
-    /// Appends the rows of `array`, an array as it is stored: its dtype, order and dims
-    /// other than the growth axis must be this array's.
+    /// Appends the rows of `array`, an array as it is stored (a [`DynArray`], or a
+    /// [`DynView`] of bytes held elsewhere): its dtype, order and dims other than the growth
+    /// axis must be this array's.
     ///
     /// # Errors
     /// [`ErrorKind::Usage`] when they differ (saying how); as [`Appender::append`].
-    pub fn append_dyn(&mut self, array: &DynArray) -> Result<()> {
+    pub fn append_dyn<'a>(&mut self, array: impl Into<DynView<'a>>) -> Result<()> {
+        let array = array.into();
         if let Some(how) = differs(&self.header, array.header()) {
             return Err(Error::usage(format!("the array cannot be appended: {how}")).writing(&self.path));
         }
-        let rows = array.shape()[growth_axis(array.header())];
+        let rows = array.header().shape[growth_axis(array.header())];
         let bytes = array.data().len() as u64;
         self.grow(Some(bytes), |file, _| file.write_all(array.data()).map(|()| rows).map_err(Error::from))
     }

@@ -1,4 +1,5 @@
-//! The array types: [`DynArray`] (any dtype, raw bytes) and [`Array<T>`] (typed, N-d), as
+//! The array types: [`DynArray`] (any dtype, raw bytes; [`DynView`] borrows them) and
+//! [`Array<T>`] (typed, N-d), as
 //! data: shapes, orders, indexing. Reading and writing them is [`crate::io`]'s
 //! ([`ReadNpy`](crate::ReadNpy), [`WriteNpy`](crate::WriteNpy)), as are
 //! [`DynArray::to_vec`] and [`DynArray::get`], which convert through the reader.
@@ -51,16 +52,7 @@ impl DynArray {
     }
 
     pub(crate) fn from_parts(header: Header, data: Vec<u8>, version: Option<Version>) -> Result<DynArray> {
-        crate::dtype::refuse_objects(&header.dtype)?;
-        let want = header.data_len()?;
-        if data.len() != want {
-            return Err(Error::usage(format!(
-                "{} data bytes given for shape {} of {} (needs {want})",
-                data.len(),
-                shape_repr(&header.shape),
-                header.dtype.descr()
-            )));
-        }
+        DynView::new(header.clone(), &data)?;
         Ok(DynArray { header, data, version })
     }
 
@@ -114,6 +106,71 @@ impl DynArray {
 }
 
 impl DynArray {
+    /// The array borrowed as a [`DynView`], which writes and appends it.
+    pub fn view(&self) -> DynView<'_> {
+        DynView { header: self.header.clone(), data: &self.data, version: self.version }
+    }
+}
+
+impl<'a> From<&'a DynArray> for DynView<'a> {
+    fn from(array: &'a DynArray) -> DynView<'a> {
+        array.view()
+    }
+}
+
+/// An array of any dtype whose data bytes someone else owns (a NumPy array's buffer, a
+/// map): what [`DynArray`] is, borrowed. Writing it ([`WriteNpy`](crate::WriteNpy)) and
+/// appending it ([`Appender::append_dyn`](crate::append::Appender::append_dyn)) copy
+/// nothing first.
+///
+/// # Examples
+/// ```
+/// use npy_core::{header::Header, DType, DynArray, DynView, prelude::*};
+///
+/// let data = [1u8, 2, 3, 4];
+/// let view = DynView::new(Header::new("<u2".parse::<DType>()?, vec![2]), &data)?;
+/// let file = view.write_npy_to(Vec::new())?;
+/// assert_eq!(Vec::<u16>::read_npy_from(&file[..])?, [0x0201, 0x0403]);
+/// assert_eq!(DynArray::read_npy_from(&file[..])?.view().data(), data);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct DynView<'a> {
+    header: Header,
+    data: &'a [u8],
+    version: Option<Version>,
+}
+
+impl<'a> DynView<'a> {
+    /// A view of `data` under `header`.
+    ///
+    /// # Errors
+    /// As [`DynArray::new`]: [`ErrorKind::Usage`] when `data` is not exactly the header's
+    /// byte count; [`ErrorKind::UnsupportedDtype`] for the object dtype.
+    pub fn new(header: Header, data: &'a [u8]) -> Result<DynView<'a>> {
+        crate::dtype::refuse_objects(&header.dtype)?;
+        let want = header.data_len()?;
+        if data.len() != want {
+            return Err(Error::usage(format!(
+                "{} data bytes given for shape {} of {} (needs {want})",
+                data.len(),
+                shape_repr(&header.shape),
+                header.dtype.descr()
+            )));
+        }
+        Ok(DynView { header, data, version: None })
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The data bytes as stored.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
     /// Header bytes (the dtype in the byte order `opts` ask for): a forced version if
     /// given, else the version read (if the header still fits it), else NumPy's choice.
     pub(crate) fn encode_header(&self, opts: &WriteOptions) -> Result<Vec<u8>> {

@@ -8,7 +8,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::array::{storage_index, Array, DynArray};
+use crate::array::{storage_index, Array, DynArray, DynView};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
 use crate::object::{encode_npy, Encode, Object};
@@ -244,6 +244,16 @@ impl ReadNpy for DynArray {
 }
 
 impl WriteNpy for DynArray {
+    fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        self.view().write_npy_with(path, opts)
+    }
+
+    fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
+        self.view().write_npy_to_with(writer, opts)
+    }
+}
+
+impl WriteNpy for DynView<'_> {
     fn write_npy_with(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
         let path = path.as_ref();
         let prepare = || Ok::<_, Error>((self.encode_header(opts)?, write::dyn_plan(&self.header().dtype, opts)?));

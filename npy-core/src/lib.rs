@@ -191,7 +191,7 @@ mod stream;
 pub mod types;
 mod write;
 
-pub use array::{Array, DynArray};
+pub use array::{Array, DynArray, DynView};
 pub use buffer::ZeroedBytes;
 pub use dtype::DType;
 pub use error::{Access, Error, ErrorKind, Result};

@@ -964,6 +964,59 @@ impl Layout {
     }
 }
 
+/// Elements of `dtype` held elsewhere (a NumPy array's buffer handed over by Python)
+/// viewed in place as `&[T]`, checked as [`NpyMap::view`] checks a file: `dtype` must lay
+/// out its elements as `T`'s memory, in the machine's byte order, `bytes` must start at an
+/// address aligned for `T`, and every element must be a valid `T` (`bool` bytes 0 or 1,
+/// [`NpyRecord::check`]).
+///
+/// # Errors
+/// [`ErrorKind::NotViewable`] saying why the bytes cannot be viewed as `T` (convert them
+/// instead, e.g. with [`NpyReader::over_data`](crate::NpyReader::over_data));
+/// [`ErrorKind::DtypeMismatch`] when `dtype` cannot be read as `T` at all;
+/// [`ErrorKind::InvalidValue`] naming the first invalid element; [`ErrorKind::Usage`]
+/// when `bytes` is not whole elements of `dtype`.
+///
+/// # Examples
+/// ```
+/// use npy_core::{mmap::view_bytes, ErrorKind, NpyRecord};
+///
+/// #[repr(C, align(4))]
+/// struct Buffer([u8; 12]);
+///
+/// let words = [1u32, 2, 3];
+/// let mut buffer = Buffer([0; 12]);
+/// for (bytes, w) in buffer.0.chunks_exact_mut(4).zip(words) {
+///     bytes.copy_from_slice(&w.to_ne_bytes());
+/// }
+/// let dtype = u32::native_dtype();
+/// assert_eq!(view_bytes::<u32>(&dtype, &buffer.0)?, words);
+/// let e = view_bytes::<f32>(&dtype, &buffer.0).unwrap_err();
+/// assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. } | ErrorKind::NotViewable { .. }), "{e}");
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn view_bytes<'a, T: NpyRecord>(dtype: &DType, bytes: &'a [u8]) -> Result<&'a [T]> {
+    let size = dtype.itemsize();
+    if size == 0 || !bytes.len().is_multiple_of(size) {
+        return Err(Error::usage(format!("{} bytes are not whole elements of {dtype}", bytes.len())));
+    }
+    let len = bytes.len() / size;
+    let layout = Layout {
+        header: Header::new(dtype.clone(), vec![len]),
+        version: Version::V1_0,
+        data_offset: 0,
+        data_len: bytes.len(),
+        len,
+    };
+    let layout = layout.grouped::<T>();
+    let bools = view_plan::<T>(&layout, bytes.as_ptr(), Access::Read)?;
+    validate::<T>(bytes, &bools, 0)?;
+    // SAFETY:
+    // - `bytes` passed `view_plan` at its own address and `validate` for `T`; the result
+    //   borrows it, so nothing changes it while the view lives.
+    Ok(unsafe { cast::<T>(bytes) })
+}
+
 /// What a view will be used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Access {
@@ -1034,8 +1087,8 @@ fn validate<T: NpyRecord>(bytes: &[u8], bools: &[usize], first: usize) -> Result
 /// `bytes` as a slice of `T`.
 ///
 /// # Safety
-/// `bytes` must be data of a map that passed [`view_plan`] (for either access) and
-/// [`validate`] for `T`.
+/// `bytes` must be whole elements that passed [`view_plan`] at their address (for either
+/// access) and [`validate`] for `T`, and must not change while the result lives.
 unsafe fn cast<T: NpyRecord>(bytes: &[u8]) -> &[T] {
     // SAFETY:
     // - the address is aligned for `T`: the data start is (`view_plan`), elements are
