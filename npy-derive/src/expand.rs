@@ -66,11 +66,44 @@ pub(crate) fn derive(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
         Data::Struct(fields) => expand_struct(&cont, fields, &p),
         Data::Enum(variants) => expand_enum(&cont, variants, &p),
     };
+    let element = cont.attrs.pyo3.as_ref().map(|_| expand_element(&cont));
     Ok(quote! {
         const _: () = {
             #body
+            #element
         };
     })
+}
+
+/// `#[npy(pyo3)]`: rust-numpy's `Element` through `npy_pyo3::__private`, whose
+/// `element_dtype` gives NumPy `native_dtype()`: the type's memory as a dtype. Sound because
+/// that dtype describes the memory exactly (`NpyRecord`'s contract), `assert_element` refuses
+/// at compile time types with skipped fields or values that need a check (chars, enums:
+/// bytes NumPy writes could be invalid), and `Copy` (asked by `clone_ref`'s `*self`) makes
+/// `IS_COPY` true: a bitwise copy is a clone.
+fn expand_element(cont: &Container<'_>) -> TokenStream {
+    let ident = cont.ident;
+    let e = quote!(::npy_pyo3::__private);
+    let mut generics = cont.generics.clone();
+    let (_, ty_generics, _) = cont.generics.split_for_impl();
+    let ty = quote!(#ident #ty_generics);
+    generics.make_where_clause().predicates.push(syn::parse_quote!(#ty: ::core::marker::Copy));
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    quote! {
+        #[automatically_derived]
+        unsafe impl #impl_generics #e::Element for #ty #where_clause {
+            const IS_COPY: ::core::primitive::bool = true;
+
+            fn get_dtype(__py: #e::Python<'_>) -> #e::Bound<'_, #e::PyArrayDescr> {
+                const { #e::assert_element::<Self>() };
+                #e::element_dtype::<Self>(__py)
+            }
+
+            fn clone_ref(&self, _: #e::Python<'_>) -> Self {
+                *self
+            }
+        }
+    }
 }
 
 /// `ByteOrder::..` for an endian attribute.

@@ -77,6 +77,7 @@
 //! | `itemsize = N` | total bytes of a packed record; the gap after the last field is padding (structs only) |
 //! | `packed` | asserts at compile time that the struct's memory is its written packed layout (one bulk copy); needs `#[repr(C, packed)]` (structs only) |
 //! | `crate = "path"` | where `npy_core` is, default `::npy_core` (for re-exports and renames) |
+//! | `pyo3` | also rust-numpy's `Element` (crate `npy-pyo3`): `Vec<T>` to NumPy without a copy, NumPy records as `&[T]`; needs `Copy`, no `skip`ped fields and no `char` or enum fields (structs only) |
 //!
 //! ```text
 //! #[derive(NpyRecord)]

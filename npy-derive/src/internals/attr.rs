@@ -16,7 +16,7 @@ use super::Ctxt;
 const NPY: &str = "npy";
 
 /// Container keys, for the "unknown attribute" message.
-const CONTAINER_KEYS: &str = "`align`, `crate`, `endian`, `itemsize` or `packed`";
+const CONTAINER_KEYS: &str = "`align`, `crate`, `endian`, `itemsize`, `packed` or `pyo3`";
 /// Field keys, for the "unknown attribute" message.
 const FIELD_KEYS: &str = "`endian`, `offset`, `rename`, `skip` or `title`";
 
@@ -99,6 +99,9 @@ pub(crate) struct Container {
     /// `#[npy(packed)]`: the struct's memory must be NumPy's packed layout (checked at
     /// compile time).
     pub(crate) packed: Option<Spanned<()>>,
+    /// `#[npy(pyo3)]`: also a NumPy element in memory, rust-numpy's `Element` (crate
+    /// `npy-pyo3`).
+    pub(crate) pyo3: Option<Spanned<()>>,
     /// `#[repr(..)]`.
     pub(crate) repr: Repr,
 }
@@ -111,6 +114,7 @@ impl Container {
         let mut krate = Attr::none(cx, "crate");
         let mut itemsize = Attr::none(cx, "itemsize");
         let mut packed = Attr::none(cx, "packed");
+        let mut pyo3 = Attr::none(cx, "pyo3");
         let mut repr = Repr::default();
 
         for attr in &input.attrs {
@@ -127,6 +131,8 @@ impl Container {
                     align.set(path.to_token_stream(), ());
                 } else if path.is_ident("packed") {
                     packed.set(path.to_token_stream(), ());
+                } else if path.is_ident("pyo3") {
+                    pyo3.set(path.to_token_stream(), ());
                 } else if path.is_ident("endian") {
                     if let Some((tokens, value)) = parse_endian(cx, &meta)? {
                         endian.set(tokens, value);
@@ -162,6 +168,7 @@ impl Container {
             krate: krate.get(),
             itemsize: itemsize.get(),
             packed: packed.get(),
+            pyo3: pyo3.get(),
             repr,
         }
     }

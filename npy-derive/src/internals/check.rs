@@ -176,4 +176,10 @@ fn check_enum(cx: &Ctxt, cont: &Container<'_>) {
     if let Some(itemsize) = &cont.attrs.itemsize {
         cx.error_spanned_by(itemsize, "`itemsize` applies to structs only; an enum is stored as its integer repr");
     }
+    if let Some(pyo3) = &cont.attrs.pyo3 {
+        cx.error_spanned_by(
+            pyo3,
+            "`pyo3` applies to structs only: NumPy could write a value that is no discriminant into an enum's memory",
+        );
+    }
 }
