@@ -537,7 +537,36 @@ const HEADER: Part = Part {
 };
 
 /// Every part, in the order a run takes them.
-const PARTS: [&Part; 9] = [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &CLUSTER, &APPEND, &HEADER];
+const PYTHON: Part = Part {
+    name: "python",
+    package: "npy-python",
+    // No Rust bench target: `npy-python/bench.py` times the installed package and NumPy.
+    bench: "",
+    features: "",
+    peer: true,
+    title: "python: the npy package (npy-python) against NumPy 2.4.6 in the same Python, same rounds",
+    rows: &[
+        ("f8_npy", "npy.load of a .npy of <f8 (--bytes)"),
+        ("f8_np", "np.load of it"),
+        ("trace_npy", "npy.load of 1M aligned Trace records"),
+        ("trace_np", "np.load of it"),
+        ("npz_npy", "npy.load_npz(..).load_all() of 5 deflated members (--bytes / 4 in all)"),
+        ("npz_np", "dict(np.load(..)) of it"),
+        ("objects_npy", "npy.load of an object array of 1M small dicts (never runs a pickle)"),
+        ("objects_np", "np.load(allow_pickle=True) of it"),
+        ("vec_1m", "Vec<Trace> of 1M records to a NumPy array (npy-pyo3: handed over)"),
+        ("vec_10m", "Vec<Trace> of 10M records to a NumPy array"),
+    ],
+    goals: &[
+        ("npy.load / np.load, <f8", "f8_npy", "f8_np", Goal::AtMost(1.0)),
+        ("npy.load / np.load, Trace", "trace_npy", "trace_np", Goal::AtMost(1.0)),
+        ("load_npz / np.load, deflated", "npz_npy", "npz_np", Goal::AtMost(0.6)),
+        ("npy.load / np.load, objects", "objects_npy", "objects_np", Goal::AtMost(1.0)),
+        ("10M records / 1M records to NumPy", "vec_10m", "vec_1m", Goal::AtMost(2.0)),
+    ],
+};
+
+const PARTS: [&Part; 10] = [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &CLUSTER, &APPEND, &HEADER, &PYTHON];
 
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
@@ -572,7 +601,7 @@ impl Settings {
     /// The size argument of `part`'s bench and of `bench.py`.
     fn size_args(&self, part: &Part) -> [String; 2] {
         let (flag, size) = match part.name {
-            "f8" => ("--bytes", self.bytes),
+            "f8" | "python" => ("--bytes", self.bytes),
             "records" | "arrow" | "sql" | "cluster" => ("--records", self.records),
             "npz" => ("--elements", self.elements),
             "append" => ("--batches", self.batches),
@@ -617,17 +646,27 @@ pub fn run(args: &[&str]) -> Result<()> {
         } else {
             None
         };
-        let mut cargo = project::cargo();
-        cargo.args(["bench", "-p", part.package, "--bench", part.bench]);
-        if !part.features.is_empty() {
-            cargo.args(["--features", part.features]);
-        }
-        cargo.args(["--", "--dir"]).arg(&dir);
-        cargo.args([size_flag.as_str(), size.as_str(), "--repeat", repeat.as_str(), "--keep"]);
-        if part.peer {
-            cargo.arg("--peer").arg(&python);
-        }
-        let mut timings = run_bench_lines(&mut cargo)?;
+        let mut timings = if part.bench.is_empty() {
+            crate::ci::install_python_package(&python)?;
+            let mut script = Command::new(&python);
+            script
+                .arg(project::root().join("npy-python").join("bench.py"))
+                .arg(&dir)
+                .args([size.as_str(), repeat.as_str()]);
+            run_bench_lines(&mut script)?
+        } else {
+            let mut cargo = project::cargo();
+            cargo.args(["bench", "-p", part.package, "--bench", part.bench]);
+            if !part.features.is_empty() {
+                cargo.args(["--features", part.features]);
+            }
+            cargo.args(["--", "--dir"]).arg(&dir);
+            cargo.args([size_flag.as_str(), size.as_str(), "--repeat", repeat.as_str(), "--keep"]);
+            if part.peer {
+                cargo.arg("--peer").arg(&python);
+            }
+            run_bench_lines(&mut cargo)?
+        };
 
         if !part.peer {
             project::step(&format!("{}: python: xtask/bench.py {}", part.name, part.name));
@@ -677,7 +716,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                 for name in value.split(',') {
                     let Some(i) = PARTS.iter().position(|p| p.name == name) else {
                         return Err(format!(
-                            "--only takes f8, records, npz, mmap, arrow, sql, cluster, append or header (or several, \
+                            "--only takes f8, records, npz, mmap, arrow, sql, cluster, append, header or python (or several, \
                              comma-separated), not {name:?}; {USAGE}"
                         ));
                     };

@@ -114,6 +114,7 @@ const STEPS: &[Step] = &[
     ("numpy and npy-append-array read our appends", append_check),
     ("dask reads our npy stacks and we read dask's", stack_check),
     ("the consumers read our files and we read theirs", consumer_check),
+    ("the python package", python_package),
 ];
 
 /// State shared by the steps.
@@ -685,6 +686,53 @@ fn consumer_check(ci: &mut Ci) -> Result<()> {
 /// What the Python checks of our files need: the public corpus (an error when it is
 /// missing), the venv's Python, and the release `npy` (built by the round trip step; the
 /// build here only checks it is up to date).
+/// Builds the `npy` Python package and the npy-pyo3 example extension into the venv
+/// (maturin, release, through pip as the README's install line does) and runs their pytest
+/// suite: every NumPy file loads as `np.load` gives it and saves as `np.save` writes it,
+/// hostile pickles run nothing, npz members map, two processes append, records round-trip.
+fn python_package(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    let root = project::root();
+    install_python_package(&python)?;
+    project::step("pytest npy-python/tests");
+    project::run(
+        Command::new(&python)
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .arg(root.join("npy-python").join("tests"))
+            .env("NPY_CORPUS", root.join("..").join("shared").join("corpus").join("public"))
+            .current_dir(&root),
+    )
+}
+
+/// `pip install ./npy-python ./npy-pyo3/example` into the venv of `python`, built with its
+/// pinned maturin (release builds; `cargo xtask bench` times them too).
+pub fn install_python_package(python: &Path) -> Result<()> {
+    let root = project::root();
+    // pip runs maturin's build backend, which looks for `maturin` (and cargo) on PATH.
+    let bin = python.parent().ok_or("the venv's python has no directory")?;
+    let path = std::env::join_paths(
+        std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .map_err(|e| format!("PATH: {e}"))?;
+    project::step("pip install ./npy-python ./npy-pyo3/example");
+    project::run(
+        Command::new(python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-build-isolation",
+                "--force-reinstall",
+                "--no-deps",
+            ])
+            .arg(root.join("npy-python"))
+            .arg(root.join("npy-pyo3").join("example"))
+            .env("PATH", &path)
+            .current_dir(&root),
+    )
+}
+
 fn corpus_python_npy(ci: &mut Ci) -> Result<(PathBuf, PathBuf, PathBuf)> {
     let corpus = project::root().join("..").join("shared").join("corpus").join("public");
     if !corpus.is_dir() {
