@@ -165,8 +165,10 @@ impl NpzFile {
     }
 
     /// Closes the archive's file; members mapped already stay valid.
-    fn close(&self) {
-        self.reader.lock().unwrap_or_else(PoisonError::into_inner).take();
+    fn close(&self, py: Python<'_>) {
+        // Waits (without the GIL) for a read under way in another thread.
+        let reader = py.detach(|| self.reader.lock().unwrap_or_else(PoisonError::into_inner).take());
+        drop(reader);
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -174,8 +176,8 @@ impl NpzFile {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close();
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
         false
     }
 
