@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use npy_core::mmap::NpyMap;
 use npy_core::npz::{Compression, Reader, Writer};
-use npy_core::object::{from_pickle, to_pickle, Object, MAX_DEPTH};
+use npy_core::object::{from_pickle, to_pickle, Object, ObjectArray, StringDType, MAX_DEPTH};
 use npy_core::prelude::*;
 use npy_core::{ErrorKind, NpyReader, ReadOptions};
 use serde_json::{json, Value};
@@ -309,6 +309,17 @@ fn numpy_2_stringdtype_files_read_as_text() {
     assert_eq!(s, [Some("x1".to_string()), None, Some(String::new()), None]);
     assert_eq!(text(&get("stringdtype_na_nan.npy")), ["'x1'", "nan", "'z'"]);
     assert_eq!(text(&get("stringdtype_na_str.npy")), ["'x1'", "'NA'", "'z'"]);
+    // The dtype NumPy had: StringDType's coerce flag and na_object.
+    let dtype = |f: &str| ObjectArray::read_npy(path(f)).unwrap_or_else(|e| panic!("{f}: {e}")).string_dtype().cloned();
+    let strings = |coerce, na_object| Some(StringDType { coerce, na_object });
+    assert_eq!(dtype("stringdtype.npy"), strings(true, None));
+    assert_eq!(dtype("stringdtype_no_coerce.npy"), strings(false, None));
+    assert_eq!(dtype("stringdtype_na_none.npy"), strings(true, Some(Object::None)));
+    assert_eq!(dtype("stringdtype_na_str.npy"), strings(true, Some(Object::from("NA"))));
+    assert!(
+        matches!(dtype("stringdtype_na_nan.npy"), Some(StringDType { na_object: Some(Object::Float(x)), .. }) if x.is_nan())
+    );
+    assert_eq!(ObjectArray::read_npy(data_dir().join("object").join("str.npy")).unwrap().string_dtype(), None);
 
     // What `npy copy` writes back: an object array of the same values (NumPy loads it as
     // dtype object, checked by xtask/object_check.py); a pickle naming another function

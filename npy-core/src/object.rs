@@ -500,13 +500,66 @@ pub(crate) fn object_dtype() -> DType {
     DType::Scalar(Scalar::new(ScalarType::Object, ByteOrder::NotApplicable))
 }
 
+/// NumPy 2's `StringDType` (`np.dtypes.StringDType(na_object=..., coerce=...)`), which an
+/// object array's pickle names when the array had it ([`ObjectArray::string_dtype`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StringDType {
+    /// Whether NumPy turns values that are not `str` into `str` as they are stored.
+    pub coerce: bool,
+    /// The missing-value sentinel, if the dtype has one: `None`, a float (NaN) or a `str`.
+    pub na_object: Option<Object>,
+}
+
+/// An object array as `np.save` pickled it: its values ([`Array<Object>`]), and the
+/// [`StringDType`] it had when it was a `StringDType` array rather than one of dtype
+/// object (whose values are then each a `str` or the dtype's `na_object`).
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{Object, ObjectArray};
+/// use npy_core::prelude::*;
+///
+/// let file = vec![Object::from("a"), Object::None].write_npy_to(Vec::new())?;
+/// let read = ObjectArray::read_npy_from(&file[..])?;
+/// assert_eq!(read.string_dtype(), None); // dtype object
+/// assert_eq!(read.array().as_slice(), [Object::from("a"), Object::None]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectArray {
+    array: Array<Object>,
+    string_dtype: Option<StringDType>,
+}
+
+impl ObjectArray {
+    /// The values, in the header's shape and order.
+    pub fn array(&self) -> &Array<Object> {
+        &self.array
+    }
+
+    /// The values, consuming the array.
+    pub fn into_array(self) -> Array<Object> {
+        self.array
+    }
+
+    /// The `StringDType` the array had in NumPy, or `None` for dtype object.
+    pub fn string_dtype(&self) -> Option<&StringDType> {
+        self.string_dtype.as_ref()
+    }
+
+    /// The values and the `StringDType`.
+    pub fn into_parts(self) -> (Array<Object>, Option<StringDType>) {
+        (self.array, self.string_dtype)
+    }
+}
+
 /// Puts an object array decoded from its pickle (values in C order) into storage order
 /// for `fortran_order`, after checking its shape against `header_shape` if given.
 pub(crate) fn into_array(
     decoded: pickle::Decoded,
     header_shape: Option<&[usize]>,
     fortran_order: bool,
-) -> Result<Array<Object>> {
+) -> Result<ObjectArray> {
     if let Some(want) = header_shape {
         if want != decoded.shape.as_slice() {
             return Err(Error::pickle(
@@ -519,7 +572,7 @@ pub(crate) fn into_array(
             ));
         }
     }
-    let shape = decoded.shape;
+    let (shape, string_dtype) = (decoded.shape, decoded.string_dtype);
     let mut items = decoded.items;
     if fortran_order && shape.len() > 1 {
         let storage = crate::shape::c_order(&shape, true);
@@ -529,7 +582,7 @@ pub(crate) fn into_array(
         }
         items = out;
     }
-    Array::from_parts(items, shape, fortran_order)
+    Ok(ObjectArray { array: Array::from_parts(items, shape, fortran_order)?, string_dtype })
 }
 
 /// Decodes the pickle of an object array on its own (what `pickle.dumps(arr)` gives for an
@@ -560,7 +613,7 @@ pub(crate) fn into_array(
 pub fn from_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Array<Object>> {
     let decoded = pickle::decode(bytes, 0, Some(bytes.len() as u64), options.object_limit())?;
     let fortran = decoded.fortran;
-    into_array(decoded, None, fortran)
+    into_array(decoded, None, fortran).map(ObjectArray::into_array)
 }
 
 /// The pickle `np.save` writes after the header of an object array (protocol 4): what
@@ -671,13 +724,24 @@ mod tests {
 
     #[test]
     fn fortran_storage_follows_the_header() {
-        let decoded =
-            pickle::Decoded { shape: vec![2, 3], fortran: true, items: (0..6).map(Object::from).collect(), at: 0 };
-        let a = into_array(decoded, Some(&[2, 3]), true).unwrap();
+        let decoded = pickle::Decoded {
+            shape: vec![2, 3],
+            fortran: true,
+            items: (0..6).map(Object::from).collect(),
+            string_dtype: None,
+            at: 0,
+        };
+        let a = into_array(decoded, Some(&[2, 3]), true).unwrap().into_array();
         // C order 0 1 2 / 3 4 5 stored column by column.
         assert_eq!(a.as_slice(), [0, 3, 1, 4, 2, 5].map(Object::from));
         assert_eq!(a.get(&[1, 2]), Some(&Object::Int(5)));
-        let decoded = pickle::Decoded { shape: vec![2, 3], fortran: false, items: vec![Object::None; 6], at: 9 };
+        let decoded = pickle::Decoded {
+            shape: vec![2, 3],
+            fortran: false,
+            items: vec![Object::None; 6],
+            string_dtype: None,
+            at: 9,
+        };
         let e = into_array(decoded, Some(&[3, 2]), false).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Pickle { offset: 9, .. }), "{e}");
     }

@@ -11,7 +11,7 @@ use crate::dtype::refuse_objects;
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{Header, Version, MAGIC_VERSION_LEN};
 use crate::object::pickle;
-use crate::object::{FromObject, Object};
+use crate::object::{FromObject, ObjectArray};
 use crate::options::ReadOptions;
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
@@ -443,12 +443,12 @@ impl<R: Read> NpyReader<R> {
     /// assert_eq!(back.get(&[1, 0]), Some(&Object::from("b")));
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub(crate) fn read_objects(mut self) -> Result<Array<Object>> {
+    pub(crate) fn read_objects(mut self) -> Result<ObjectArray> {
         let origin = self.origin.take();
         located(origin, self.read_objects_here())
     }
 
-    fn read_objects_here(mut self) -> Result<Array<Object>> {
+    fn read_objects_here(mut self) -> Result<ObjectArray> {
         if !self.header.dtype.has_object() {
             return Err(ErrorKind::DtypeMismatch {
                 expected: "'|O' (an object array)".into(),
@@ -496,7 +496,7 @@ impl<R: Read> NpyReader<R> {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn read_object_vec<T: FromObject>(self) -> Result<Vec<T>> {
-        crate::object::convert(self.read_objects()?.into_vec())
+        crate::object::convert(self.read_objects()?.into_array().into_vec())
     }
 
     /// Reads all (remaining) elements, in storage order, as `T`, converting byte order and

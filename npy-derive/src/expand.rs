@@ -89,7 +89,12 @@ fn expand_element(cont: &Container<'_>) -> TokenStream {
     let ty = quote!(#ident #ty_generics);
     generics.make_where_clause().predicates.push(syn::parse_quote!(#ty: ::core::marker::Copy));
     let (impl_generics, _, where_clause) = generics.split_for_impl();
+    // Checked where `cargo check` sees it for a plain type; a generic type's is checked when
+    // `get_dtype` is instantiated (a post-monomorphization error).
+    let free_assert = cont.generics.params.is_empty().then(|| quote!(const _: () = #e::assert_element::<#ty>();));
     quote! {
+        #free_assert
+
         #[automatically_derived]
         unsafe impl #impl_generics #e::Element for #ty #where_clause {
             const IS_COPY: ::core::primitive::bool = true;

@@ -1,8 +1,8 @@
 //! NumPy arrays made of what npy-core read, and NumPy arrays' bytes for npy-core to write.
 
 use npy_core::header::Header;
-use npy_core::object::Object;
-use npy_core::{Array, DynArray};
+use npy_core::object::ObjectArray;
+use npy_core::DynArray;
 use npy_pyo3::to_numpy;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -51,8 +51,10 @@ pub(crate) fn from_dyn(py: Python<'_>, array: DynArray) -> PyResult<Bound<'_, Py
     bytes.call_method1("view", (dtype,))?.call_method("reshape", (shape,), Some(&kwargs))
 }
 
-/// The object array of `array`'s values.
-pub(crate) fn from_objects(py: Python<'_>, array: Array<Object>) -> PyResult<Bound<'_, PyAny>> {
+/// The array of `objects`' values: of dtype object, or of the `StringDType` NumPy had
+/// (`astype` of the object array, as `np.load` rebuilds it).
+pub(crate) fn from_objects(py: Python<'_>, objects: ObjectArray) -> PyResult<Bound<'_, PyAny>> {
+    let (array, string_dtype) = objects.into_parts();
     let shape = PyTuple::new(py, array.shape())?;
     let fortran = array.fortran_order();
     let values = array
@@ -62,7 +64,15 @@ pub(crate) fn from_objects(py: Python<'_>, array: Array<Object>) -> PyResult<Bou
         .collect::<PyResult<Vec<Py<PyAny>>>>()?;
     let kwargs = PyDict::new(py);
     kwargs.set_item("order", order(fortran))?;
-    PyArray1::from_vec(py, values).call_method("reshape", (shape,), Some(&kwargs))
+    let array = PyArray1::from_vec(py, values).call_method("reshape", (shape,), Some(&kwargs))?;
+    let Some(strings) = string_dtype else { return Ok(array) };
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("coerce", strings.coerce)?;
+    if let Some(na) = strings.na_object {
+        kwargs.set_item("na_object", to_python(py, na)?)?;
+    }
+    let dtype = py.import("numpy.dtypes")?.getattr("StringDType")?.call((), Some(&kwargs))?;
+    array.call_method1("astype", (dtype,))
 }
 
 /// `np.memmap` of the data at `offset` in `file` (a path as the caller gave it, which the

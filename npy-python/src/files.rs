@@ -5,18 +5,19 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use npy_core::header::Header;
-use npy_core::object::Object;
-use npy_core::{Array, DynArray, Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
+use npy_core::object::ObjectArray;
+use npy_core::{DynArray, Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 /// NumPy's `max_header_size` default (`numpy.lib.format._MAX_HEADER_SIZE`).
 pub(crate) const MAX_HEADER_SIZE: usize = 10_000;
 
-/// An array as read: raw bytes of any dtype but objects, or an object array's values.
+/// An array as read: raw bytes of any dtype but objects, or an object array's values
+/// (and the `StringDType` NumPy had for them).
 pub(crate) enum Loaded {
     Raw(DynArray),
-    Objects(Array<Object>),
+    Objects(ObjectArray),
 }
 
 impl ReadNpy for Loaded {

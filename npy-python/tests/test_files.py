@@ -24,17 +24,12 @@ def plain(value):
 
 def assert_same(ours, theirs):
     assert type(ours) is type(theirs)
-    if theirs.dtype.kind == "T":
-        # StringDType: npy reads it as the object array NumPy's astype(object) gives.
-        assert ours.dtype == object and ours.shape == theirs.shape
-        assert repr(ours.tolist()) == repr(theirs.astype(object).tolist())
-        return
     assert ours.dtype == theirs.dtype
     assert ours.dtype.descr == theirs.dtype.descr
     assert ours.shape == theirs.shape
     for flag in FLAGS:
         assert getattr(ours.flags, flag) == getattr(theirs.flags, flag), flag
-    if theirs.dtype.hasobject:
+    if theirs.dtype.hasobject or theirs.dtype.kind == "T":
         # NumPy scalars inside object arrays read as the plain values of the same number or
         # text (npy-core keeps no NumPy scalar types); everything else is the same.
         assert repr(plain(ours.tolist())) == repr(plain(theirs.tolist()))

@@ -190,9 +190,12 @@ enum Kind {
     Global(Global),
     /// `numpy.dtype(descr, align, copy)`, then its `BUILD`.
     Dtype(Box<dtype::DtypeNode>),
-    /// NumPy 2's `StringDType` (`_convert_to_stringdtype_kwargs(coerce[, na_object])`),
-    /// with its `na_object` if it has one.
-    StringDtype(Option<Value>),
+    /// NumPy 2's `StringDType` (`_convert_to_stringdtype_kwargs(coerce[, na_object])`):
+    /// its `coerce` flag, and its `na_object` if it has one.
+    StringDtype {
+        coerce: bool,
+        na: Option<Value>,
+    },
     /// `_reconstruct(ndarray, ...)`, with its state once built.
     Array(Option<Box<ArrayState>>),
 }
@@ -204,6 +207,8 @@ pub(crate) struct Decoded {
     pub(crate) shape: Vec<usize>,
     pub(crate) fortran: bool,
     pub(crate) items: Vec<Object>,
+    /// The array's `StringDType`, when it is one rather than an object array.
+    pub(crate) string_dtype: Option<crate::object::StringDType>,
     /// File offset of the pickle, for messages about the array as a whole.
     pub(crate) at: u64,
 }
@@ -383,7 +388,7 @@ impl<R: Read> Machine<R> {
                 Some(Kind::Dict(_)) => "dict",
                 Some(Kind::Global(_)) => "global",
                 Some(Kind::Dtype(_)) => "numpy.dtype",
-                Some(Kind::StringDtype(_)) => "numpy.dtypes.StringDType",
+                Some(Kind::StringDtype { .. }) => "numpy.dtypes.StringDType",
                 Some(Kind::Array(_)) | None => "numpy.ndarray",
             },
         }

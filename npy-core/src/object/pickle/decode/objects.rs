@@ -31,6 +31,7 @@ impl<R: Read> Machine<R> {
             _ => return Err(self.err(at, format!("the pickle holds a {}, not a numpy.ndarray", self.type_name(array)))),
         };
         let (shape, fortran, list, len) = (state.shape.clone(), state.fortran, state.list, state.len);
+        let strings = state.strings;
         if !matches!(self.kind(Value::Node(list)), Some(Kind::List(_))) {
             return Err(self.err(at, "the ndarray's values are not a list"));
         }
@@ -48,7 +49,17 @@ impl<R: Read> Machine<R> {
             })?;
             items.push(obj);
         }
-        Ok(Decoded { shape, fortran, items, at: self.input.base })
+        let string_dtype = match strings {
+            None => None,
+            Some((coerce, na)) => {
+                let na_object = match na {
+                    None => None,
+                    Some(v) => Some(self.object(v, 1, false, &refs)?),
+                };
+                Some(crate::object::StringDType { coerce, na_object })
+            }
+        };
+        Ok(Decoded { shape, fortran, items, string_dtype, at: self.input.base })
     }
 
     /// Item `i` of the list or tuple at arena index `node` (of the dict's entries, keys and
@@ -170,7 +181,7 @@ impl<R: Read> Machine<R> {
         let reason = match &node.kind {
             Kind::Global(g) => format!("{} is a callable, not a plain value", g.name()),
             Kind::Dtype(d) => format!("a numpy.dtype ({}) is not a plain value", d.dtype.descr()),
-            Kind::StringDtype(_) => "a numpy.dtypes.StringDType is not a plain value".to_string(),
+            Kind::StringDtype { .. } => "a numpy.dtypes.StringDType is not a plain value".to_string(),
             Kind::Array(_) => "an ndarray inside an object array is not supported (only plain values are)".to_string(),
             _ => "not a plain value".to_string(),
         };

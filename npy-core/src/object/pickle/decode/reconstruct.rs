@@ -26,6 +26,8 @@ pub(super) struct ArrayState {
     pub(super) fortran: bool,
     pub(super) list: u32,
     pub(super) len: usize,
+    /// `(coerce, na_object)` of a StringDType array.
+    pub(super) strings: Option<(bool, Option<Value>)>,
 }
 
 /// The globals a pickle may name.
@@ -237,9 +239,11 @@ impl<R: Read> Machine<R> {
                     [coerce, na] => (coerce, Some(na)),
                     _ => return Err(bad(self)),
                 };
-                if !matches!(coerce, Value::Bool(_) | Value::Int(0 | 1)) {
-                    return Err(bad(self));
-                }
+                let coerce = match coerce {
+                    Value::Bool(b) => b,
+                    Value::Int(n @ (0 | 1)) => n == 1,
+                    _ => return Err(bad(self)),
+                };
                 if let Some(na) = na {
                     if !matches!(na, Value::None | Value::Float(_)) && !matches!(self.kind(na), Some(Kind::Str(_))) {
                         return Err(self.err(
@@ -252,7 +256,7 @@ impl<R: Read> Machine<R> {
                         ));
                     }
                 }
-                self.node(Kind::StringDtype(na), at)
+                self.node(Kind::StringDtype { coerce, na }, at)
             }
             Global::Ndarray => {
                 Err(self.err(at, "REDUCE calling numpy.ndarray is not allowed (NumPy calls _reconstruct)"))
@@ -318,7 +322,7 @@ impl<R: Read> Machine<R> {
         let mut strings = None;
         match self.kind(dtype) {
             Some(Kind::Dtype(node)) if node.scalar().is_some_and(|s| s.ty() == ScalarType::Object) => {}
-            Some(Kind::StringDtype(na)) => strings = Some(*na),
+            Some(Kind::StringDtype { coerce, na }) => strings = Some((*coerce, *na)),
             Some(Kind::Dtype(node)) => {
                 let dtype = node.dtype.descr();
                 let reason =
@@ -352,10 +356,10 @@ impl<R: Read> Machine<R> {
                 ),
             ));
         }
-        if let Some(na) = strings {
+        if let Some((_, na)) = strings {
             self.check_strings(items, na, at)?;
         }
-        Ok(ArrayState { shape, fortran, list, len })
+        Ok(ArrayState { shape, fortran, list, len, strings })
     }
 
     /// The values of a StringDType array: each a str, or the dtype's `na_object` (a
