@@ -958,9 +958,11 @@ mod tests {
         let all = parse_args(&[]).unwrap().parts();
         assert_eq!(
             all.iter().map(|p| p.name).collect::<Vec<_>>(),
-            ["f8", "records", "npz", "mmap", "arrow", "sql", "cluster", "append", "header"]
+            ["f8", "records", "npz", "mmap", "arrow", "sql", "cluster", "append", "header", "python"]
         );
-        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("append or header"));
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("header or python"));
+        let python = parse_args(&["--only", "python", "--bytes", "4096"]).unwrap();
+        assert_eq!(python.size_args(python.parts()[0]), ["--bytes".to_string(), "4096".to_string()]);
         let append = parse_args(&["--only", "append", "--batches", "20"]).unwrap();
         assert_eq!(append.size_args(append.parts()[0]), ["--batches".to_string(), "20".to_string()]);
         let several = parse_args(&["--only", "header,f8,records"]).unwrap().parts();
