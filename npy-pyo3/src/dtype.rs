@@ -38,6 +38,7 @@ pub(crate) fn imported<'py>(
 /// # Examples
 /// ```no_run
 /// use npy_core::DType;
+/// use numpy::PyArrayDescrMethods;
 /// use pyo3::prelude::*;
 ///
 /// Python::attach(|py| -> PyResult<()> {
