@@ -475,7 +475,7 @@ impl<R: Read> NpyReader<R> {
     }
 
     /// Reads an object array's elements in storage order as `T` (`String`,
-    /// `Option<String>`, [`Object`], `i64`, `f64`, ...: see [`FromObject`]), whatever its
+    /// `Option<String>`, [`Object`](crate::Object), `i64`, `f64`, ...: see [`FromObject`]), whatever its
     /// shape. Kept beside [`NpyReader::read`]: `Vec<T>` of a `FromObject` type cannot be a
     /// [`crate::ReadNpy`] type for every `T` (`Vec<i64>` reads numeric files), and this
     /// also reads object arrays of any shape flat.
