@@ -16,13 +16,14 @@ static MEMMAP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static UINT8: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static ASCONTIGUOUSARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// `numpy.name`, imported once.
-pub(crate) fn numpy_attr<'py>(
+/// `module.name`, imported once per interpreter.
+pub(crate) fn imported<'py>(
     cell: &'static PyOnceLock<Py<PyAny>>,
     py: Python<'py>,
+    module: &str,
     name: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let f = cell.get_or_try_init(py, || py.import("numpy")?.getattr(name).map(Bound::unbind))?;
+    let f = cell.get_or_try_init(py, || py.import(module)?.getattr(name).map(Bound::unbind))?;
     Ok(f.bind(py).clone())
 }
 
@@ -45,7 +46,7 @@ pub(crate) fn from_dyn(py: Python<'_>, array: DynArray) -> PyResult<Bound<'_, Py
         // Nothing to hand over (no elements, or elements of no bytes), which a byte view
         // cannot be reshaped from.
         kwargs.set_item("dtype", dtype)?;
-        return numpy_attr(&EMPTY, py, "empty")?.call((shape,), Some(&kwargs));
+        return imported(&EMPTY, py, "numpy", "empty")?.call((shape,), Some(&kwargs));
     }
     let bytes = PyArray1::from_vec(py, array.into_data());
     bytes.call_method1("view", (dtype,))?.call_method("reshape", (shape,), Some(&kwargs))
@@ -91,7 +92,7 @@ pub(crate) fn memmap<'py>(
     kwargs.set_item("order", order(header.fortran_order))?;
     kwargs.set_item("mode", mode)?;
     kwargs.set_item("offset", offset)?;
-    numpy_attr(&MEMMAP, py, "memmap")?.call((file,), Some(&kwargs))
+    imported(&MEMMAP, py, "numpy", "memmap")?.call((file,), Some(&kwargs))
 }
 
 /// A NumPy array's data as npy-core writes it: its bytes in memory order (borrowed,
@@ -112,12 +113,12 @@ impl<'py> Bytes<'py> {
         let contiguous = if array.is_contiguous() {
             array.clone().into_any()
         } else {
-            numpy_attr(&ASCONTIGUOUSARRAY, py, "ascontiguousarray")?.call1((array,))?
+            imported(&ASCONTIGUOUSARRAY, py, "numpy", "ascontiguousarray")?.call1((array,))?
         };
         let kwargs = PyDict::new(py);
         kwargs.set_item("order", "K")?;
         let flat = contiguous.call_method("ravel", (), Some(&kwargs))?;
-        let bytes = flat.call_method1("view", (numpy_attr(&UINT8, py, "uint8")?,))?;
+        let bytes = flat.call_method1("view", (imported(&UINT8, py, "numpy", "uint8")?,))?;
         Ok(Bytes { fortran_order, data: Some(bytes.cast_into::<PyArray1<u8>>()?.readonly()) })
     }
 

@@ -20,7 +20,7 @@ use npy_core::atomic::AtomicFile;
 use npy_core::header::Header;
 use npy_core::npz::ReaderOptions;
 use npy_core::object::from_pickle;
-use npy_core::{DType, DynView, ReadNpy, ReadOptions, WriteNpy};
+use npy_core::{DType, DynView, ReadNpy, WriteNpy};
 use npy_pyo3::{from_numpy, py_err};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -28,11 +28,12 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
-use crate::arrays::{memmap, numpy_attr, Bytes};
+use crate::arrays::{imported, memmap, Bytes};
 use crate::files::{header_of, map_mode, objects_unmappable, path_of, read_options, Loaded, MAX_HEADER_SIZE};
 use crate::npz::NpzFile;
 
 static ASANYARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static ASCONTIGUOUSARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static BYTES_IO: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static PICKLE_DUMP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -119,7 +120,7 @@ fn save(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> PyRe
     if !path.as_os_str().to_string_lossy().ends_with(".npy") {
         path.as_mut_os_string().push(".npy");
     }
-    let arr = numpy_attr(&ASANYARRAY, py, "asanyarray")?.call1((arr,))?;
+    let arr = imported(&ASANYARRAY, py, "numpy", "asanyarray")?.call1((arr,))?;
     let arr = arr.cast::<PyUntypedArray>()?;
     let dtype = arr.dtype();
     let legacy: bool = dtype.get_type().getattr("_legacy")?.extract()?;
@@ -135,41 +136,30 @@ fn save(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> PyRe
 /// An object array (or one of a dtype NumPy pickles) saved as `np.save` does: the header,
 /// then `pickle.dump(arr, protocol=4)`, checked first to hold only what npy reads back.
 fn save_pickled(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
-    let buffer = numpy_attr_of(&BYTES_IO, py, "io", "BytesIO")?.call0()?;
-    let dump = numpy_attr_of(&PICKLE_DUMP, py, "pickle", "dump")?;
+    let buffer = imported(&BYTES_IO, py, "io", "BytesIO")?.call0()?;
+    let dump = imported(&PICKLE_DUMP, py, "pickle", "dump")?;
     dump.call((arr, &buffer, 4), None)?;
     let pickle = buffer.call_method0("getvalue")?.cast_into::<PyBytes>()?;
     let pickle = pickle.as_bytes();
     let fortran_order = !arr.is_c_contiguous() && arr.is_fortran_contiguous();
     let header = Header { dtype: "|O".parse::<DType>().map_err(py_err)?, fortran_order, shape: arr.shape().to_vec() };
-    py.detach(|| -> Result<(), String> {
-        from_pickle(pickle, &ReadOptions::new()).map_err(|e| e.to_string())?;
-        let write = || -> npy_core::Result<()> {
-            let (_, head) = header.encode(None)?;
-            let mut file = AtomicFile::create(&path)?;
-            file.write_all(&head)?;
-            file.write_all(pickle)?;
-            file.commit(true)
-        };
-        write().map_err(|e| e.to_string())
-    })
-    .map_err(|reason| {
-        PyTypeError::new_err(format!(
-            "{}: npy.save writes object arrays of plain values only (use np.save for others): {reason}",
+    // The budget `npy.load` gives this file's pickle, so that what is saved loads.
+    let options = read_options(MAX_HEADER_SIZE, Some(pickle.len() as u64));
+    let plain = py.detach(|| from_pickle(pickle, &options).map(drop));
+    if let Err(e) = plain {
+        return Err(PyTypeError::new_err(format!(
+            "{}: npy.save writes object arrays of plain values only (use np.save for others): {e}",
             path.display()
-        ))
+        )));
+    }
+    py.detach(|| {
+        let (_, head) = header.encode(None)?;
+        let mut file = AtomicFile::create(&path)?;
+        file.write_all(&head)?;
+        file.write_all(pickle)?;
+        file.commit(true)
     })
-}
-
-/// `module.name`, imported once.
-fn numpy_attr_of<'py>(
-    cell: &'static PyOnceLock<Py<PyAny>>,
-    py: Python<'py>,
-    module: &str,
-    name: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let f = cell.get_or_try_init(py, || py.import(module)?.getattr(name).map(Bound::unbind))?;
-    Ok(f.bind(py).clone())
+    .map_err(|e: npy_core::Error| py_err(e.writing(&path)))
 }
 
 /// Appends the rows of `arr` to the `.npy` file `file`, in place: its dtype, and its shape
@@ -181,20 +171,18 @@ fn numpy_attr_of<'py>(
 #[pyfunction]
 fn append(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> PyResult<()> {
     let path = path_of("append", file)?;
-    let arr = numpy_attr(&ASANYARRAY, py, "asanyarray")?.call1((arr,))?;
+    let arr = imported(&ASANYARRAY, py, "numpy", "asanyarray")?.call1((arr,))?;
     let arr = arr.cast::<PyUntypedArray>()?;
     if arr.ndim() == 0 {
         return Err(PyValueError::new_err(format!("{}: cannot append a 0-d array (give rows)", path.display())));
     }
     let dtype = from_numpy(&arr.dtype())?;
-    let contiguous = numpy_attr_of(&ASCONTIGUOUS, py, "numpy", "ascontiguousarray")?.call1((arr,))?;
+    let contiguous = imported(&ASCONTIGUOUSARRAY, py, "numpy", "ascontiguousarray")?.call1((arr,))?;
     let bytes = Bytes::of(contiguous.cast::<PyUntypedArray>()?)?;
     let header = Header { dtype, fortran_order: false, shape: arr.shape().to_vec() };
     let data = bytes.as_slice()?;
     py.detach(|| Appender::from_path(&path)?.append_dyn(DynView::new(header, data)?)).map_err(py_err)
 }
-
-static ASCONTIGUOUS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// NumPy's `.npy` and `.npz` files on npy's Rust core: `load`, `save`, `load_npz`,
 /// `append`.

@@ -100,6 +100,9 @@ def test_save_is_atomic_and_refuses_what_it_cannot_read_back(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["keep.npy"]
     npy.save(tmp_path / "named", np.arange(2))
     assert (tmp_path / "named.npy").exists()
+    for arr in (np.arange(3), np.array(["x", None], dtype=object)):
+        with pytest.raises(FileNotFoundError, match="absent"):
+            npy.save(tmp_path / "absent" / "x.npy", arr)
 
 
 def test_objects_round_trip(tmp_path):
