@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use npy_core::mmap::NpyMap;
 use npy_core::npz::{Compression, Reader, Writer};
-use npy_core::object::{from_pickle, to_pickle, Object, ObjectArray, StringDType, MAX_DEPTH};
+use npy_core::object::{check_pickle, from_pickle, to_pickle, Object, ObjectArray, StringDType, MAX_DEPTH};
 use npy_core::prelude::*;
 use npy_core::{ErrorKind, NpyReader, ReadOptions};
 use serde_json::{json, Value};
@@ -653,9 +653,20 @@ fn corrupted_pickles_never_panic() {
             for value in [0x00, 0x01, 0x28, 0x2e, 0x7f, 0x80, 0xff, pickle[i] ^ 0x20] {
                 let mut p = pickle.to_vec();
                 p[i] = value;
+                // The check without building values accepts all the decoder accepts (with
+                // its shape), refuses no less than the decoder does before building, and
+                // never panics either.
+                let checked = check_pickle(&p, &ReadOptions::new());
                 match from_pickle(&p, &ReadOptions::new()) {
-                    Ok(_) => ok += 1,
+                    Ok(a) => {
+                        ok += 1;
+                        assert_eq!(checked.as_deref().ok(), Some(a.shape()), "{file} [{i}] = {value:#x}");
+                    }
                     Err(e) => assert!(matches!(e.kind(), ErrorKind::Pickle { .. }), "{file} [{i}] = {value:#x}: {e}"),
+                }
+                if let Err(e) = checked {
+                    assert!(matches!(e.kind(), ErrorKind::Pickle { .. }), "{file} [{i}] = {value:#x}: {e}");
+                    assert!(from_pickle(&p, &ReadOptions::new()).is_err());
                 }
             }
         }

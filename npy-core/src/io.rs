@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::array::{storage_index, Array, DynArray, DynView};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
-use crate::object::{encode_npy, Encode, Object, ObjectArray};
+use crate::object::{encode_npy, CheckedPickle, Encode, Object, ObjectArray};
 use crate::options::{ReadOptions, WriteOptions};
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
@@ -416,6 +416,13 @@ impl ReadNpy for Array<Object> {
     /// Reads an object array of any shape, in the header's order.
     fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
         reader.read_objects().map(ObjectArray::into_array)
+    }
+}
+
+impl ReadNpy for CheckedPickle {
+    /// Reads an object array's pickle, checked but not decoded.
+    fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        reader.read_pickle()
     }
 }
 

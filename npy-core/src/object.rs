@@ -585,6 +585,91 @@ pub(crate) fn into_array(
     Ok(ObjectArray { array: Array::from_parts(items, shape, fortran_order)?, string_dtype })
 }
 
+/// The `(module, name)` of every global an object array's pickle may name — NumPy's
+/// array and scalar reconstruction, `numpy.dtype`, `complex`, `bytes`, `_codecs.encode` and
+/// NumPy 2's `StringDType` arguments; [`check_pickle`] refuses any other.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::globals;
+///
+/// assert!(globals().any(|g| g == ("numpy._core.multiarray", "_reconstruct")));
+/// assert!(!globals().any(|(module, _)| module == "os"));
+/// ```
+pub fn globals() -> impl Iterator<Item = (&'static str, &'static str)> {
+    pickle::GLOBALS.iter().map(|&(module, name, _)| (module, name))
+}
+
+/// Checks that `bytes` hold the pickle of an object array of plain values that
+/// [`from_pickle`] decodes, without building the values, and gives the array's shape: for
+/// callers that have another unpickler build them, one that names nothing but
+/// [`globals`] (the `npy` Python package has CPython's build NumPy's own array, NumPy
+/// scalar types and shared values included, once this has said yes).
+///
+/// # Errors
+/// As [`from_pickle`].
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{check_pickle, to_pickle, Object};
+/// use npy_core::prelude::*;
+/// use npy_core::ReadOptions;
+///
+/// let a = Array::from_shape_vec(vec![2, 1], vec![Object::from("x"), Object::None])?;
+/// assert_eq!(check_pickle(&to_pickle(&a)?, &ReadOptions::new())?, [2, 1]);
+/// let evil = b"\x80\x04\x95\x1e\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94\x8c\x06system\x94\x93\x94\x8c\x04true\x94\x85\x94R\x94.";
+/// assert!(check_pickle(evil, &ReadOptions::new()).is_err());
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn check_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Vec<usize>> {
+    pickle::check(bytes, 0, options.object_limit())
+}
+
+/// An object array's pickle as its file holds it, checked by the restricted decoder
+/// ([`check_pickle`]: plain values only, the header's shape) but not decoded: for callers
+/// that have another unpickler, one that names nothing but [`globals`], build the values
+/// (the `npy` Python package has CPython's). Read it as any array, with
+/// [`NpyReader::read`](crate::NpyReader::read) or an archive's
+/// [`read_all`](crate::npz::Reader::read_all).
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{CheckedPickle, Object};
+/// use npy_core::prelude::*;
+///
+/// let file = vec![Object::from("a"), Object::None].write_npy_to(Vec::new())?;
+/// let pickle = CheckedPickle::read_npy_from(&file[..])?;
+/// assert_eq!(pickle.header().shape, [2]);
+/// assert!(pickle.bytes().starts_with(b"\x80\x04"));
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedPickle {
+    header: Header,
+    bytes: Vec<u8>,
+}
+
+impl CheckedPickle {
+    pub(crate) fn new(header: Header, bytes: Vec<u8>) -> Self {
+        CheckedPickle { header, bytes }
+    }
+
+    /// The file's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The pickle.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The pickle, consuming this.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
 /// Decodes the pickle of an object array on its own (what `pickle.dumps(arr)` gives for an
 /// object array, protocols 0 to 5, or the data of a `.npy` file after its header): its
 /// shape, and its values in the order the pickle's `is_fortran` flag says.

@@ -11,7 +11,7 @@ use crate::dtype::refuse_objects;
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{Header, Version, MAGIC_VERSION_LEN};
 use crate::object::pickle;
-use crate::object::{FromObject, ObjectArray};
+use crate::object::{CheckedPickle, FromObject, ObjectArray};
 use crate::options::ReadOptions;
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
@@ -449,17 +449,7 @@ impl<R: Read> NpyReader<R> {
     }
 
     fn read_objects_here(mut self) -> Result<ObjectArray> {
-        if !self.header.dtype.has_object() {
-            return Err(ErrorKind::DtypeMismatch {
-                expected: "'|O' (an object array)".into(),
-                found: self.header.dtype.descr(),
-                field: None,
-            }
-            .into());
-        }
-        if self.position != 0 {
-            return Err(Error::usage("read::<Array<Object>> needs the whole array, but elements were already read"));
-        }
+        self.refuse_non_objects()?;
         let base = self.data_offset() as u64;
         let decoded = match self.source.available() {
             Some(len) => {
@@ -472,6 +462,60 @@ impl<R: Read> NpyReader<R> {
         self.finish_source()?;
         let header = &self.header;
         crate::object::into_array(decoded, Some(&header.shape), header.fortran_order)
+    }
+
+    /// Reads an object array's pickle whole, checked by the restricted decoder but not
+    /// decoded ([`CheckedPickle`]).
+    pub(crate) fn read_pickle(mut self) -> Result<CheckedPickle> {
+        let origin = self.origin.take();
+        located(origin, self.read_pickle_here())
+    }
+
+    fn read_pickle_here(mut self) -> Result<CheckedPickle> {
+        self.refuse_non_objects()?;
+        let base = self.data_offset() as u64;
+        let mut bytes = Vec::new();
+        match self.source.available() {
+            Some(len) => {
+                (&mut self.reader).take(len).read_to_end(&mut bytes)?;
+                if (bytes.len() as u64) < len {
+                    return Err(ErrorKind::Truncated { expected: len, found: bytes.len() as u64 }.into());
+                }
+            }
+            None => {
+                self.reader.read_to_end(&mut bytes)?;
+            }
+        }
+        let shape = pickle::check(&bytes, base, self.object_limit)?;
+        if shape != self.header.shape {
+            return Err(Error::pickle(
+                base,
+                format!(
+                    "the pickle's array has shape {}, but the header says {}",
+                    crate::header::shape_repr(&shape),
+                    crate::header::shape_repr(&self.header.shape)
+                ),
+            ));
+        }
+        self.position = self.elements;
+        self.finish_source()?;
+        Ok(CheckedPickle::new(self.header, bytes))
+    }
+
+    /// Refuses a file that is not an object array, for the reads of one.
+    fn refuse_non_objects(&self) -> Result<()> {
+        if !self.header.dtype.has_object() {
+            return Err(ErrorKind::DtypeMismatch {
+                expected: "'|O' (an object array)".into(),
+                found: self.header.dtype.descr(),
+                field: None,
+            }
+            .into());
+        }
+        if self.position != 0 {
+            return Err(Error::usage("an object array is read whole, but elements were already read"));
+        }
+        Ok(())
     }
 
     /// Reads an object array's elements in storage order as `T` (`String`,

@@ -1,15 +1,12 @@
 //! NumPy arrays made of what npy-core read, and NumPy arrays' bytes for npy-core to write.
 
 use npy_core::header::Header;
-use npy_core::object::ObjectArray;
 use npy_core::DynArray;
 use npy_pyo3::to_numpy;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyReadonlyArray1, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
-
-use crate::objects::to_python;
 
 static EMPTY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static MEMMAP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -50,30 +47,6 @@ pub(crate) fn from_dyn(py: Python<'_>, array: DynArray) -> PyResult<Bound<'_, Py
     }
     let bytes = PyArray1::from_vec(py, array.into_data());
     bytes.call_method1("view", (dtype,))?.call_method("reshape", (shape,), Some(&kwargs))
-}
-
-/// The array of `objects`' values: of dtype object, or of the `StringDType` NumPy had
-/// (`astype` of the object array, as `np.load` rebuilds it).
-pub(crate) fn from_objects(py: Python<'_>, objects: ObjectArray) -> PyResult<Bound<'_, PyAny>> {
-    let (array, string_dtype) = objects.into_parts();
-    let shape = PyTuple::new(py, array.shape())?;
-    let fortran = array.fortran_order();
-    let values = array
-        .into_vec()
-        .into_iter()
-        .map(|v| to_python(py, v).map(Bound::unbind))
-        .collect::<PyResult<Vec<Py<PyAny>>>>()?;
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("order", order(fortran))?;
-    let array = PyArray1::from_vec(py, values).call_method("reshape", (shape,), Some(&kwargs))?;
-    let Some(strings) = string_dtype else { return Ok(array) };
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("coerce", strings.coerce)?;
-    if let Some(na) = strings.na_object {
-        kwargs.set_item("na_object", to_python(py, na)?)?;
-    }
-    let dtype = py.import("numpy.dtypes")?.getattr("StringDType")?.call((), Some(&kwargs))?;
-    array.call_method1("astype", (dtype,))
 }
 
 /// `np.memmap` of the data at `offset` in `file` (a path as the caller gave it, which the

@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use npy_core::header::Header;
-use npy_core::object::ObjectArray;
+use npy_core::object::CheckedPickle;
 use npy_core::{DynArray, Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -13,11 +13,11 @@ use pyo3::prelude::*;
 /// NumPy's `max_header_size` default (`numpy.lib.format._MAX_HEADER_SIZE`).
 pub(crate) const MAX_HEADER_SIZE: usize = 10_000;
 
-/// An array as read: raw bytes of any dtype but objects, or an object array's values
-/// (and the `StringDType` NumPy had for them).
+/// An array as read: raw bytes of any dtype but objects, or an object array's pickle,
+/// checked by npy-core's restricted decoder.
 pub(crate) enum Loaded {
     Raw(DynArray),
-    Objects(ObjectArray),
+    Objects(CheckedPickle),
 }
 
 impl ReadNpy for Loaded {
@@ -34,7 +34,7 @@ impl Loaded {
     pub(crate) fn into_python(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         match self {
             Loaded::Raw(array) => crate::arrays::from_dyn(py, array),
-            Loaded::Objects(array) => crate::arrays::from_objects(py, array),
+            Loaded::Objects(pickle) => crate::unpickle::load(py, pickle),
         }
     }
 }

@@ -10,7 +10,7 @@
 mod arrays;
 mod files;
 mod npz;
-mod objects;
+mod unpickle;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -40,10 +40,12 @@ static PICKLE_DUMP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// Loads the array in a `.npy` file, or opens an `.npz` archive (as `load_npz`).
 ///
 /// Gives what `np.load(file, mmap_mode=mmap_mode, allow_pickle=True)` gives: the same
-/// dtype (titles, offsets, padding), shape, order and bytes. Object arrays are read by a
-/// decoder that knows only NumPy's arrays and plain values (None, bool, int, float,
-/// complex, str, bytes, and lists, tuples and dicts of them): a pickle naming anything
-/// else raises `ValueError` and nothing in it runs.
+/// dtype (titles, offsets, padding), shape, order and bytes. An object array's pickle is
+/// first checked whole by a decoder that knows only NumPy's arrays and plain values (None,
+/// bool, int, float, complex, str, bytes, NumPy scalars, and lists, tuples and dicts of
+/// them): a pickle naming anything else raises `ValueError` and nothing in it runs. A
+/// checked pickle is then built by CPython's unpickler, able to name only what the decoder
+/// allows.
 ///
 /// mmap_mode: None, 'r', 'r+' or 'c': the file is mapped as `np.load` maps it (an
 ///     `np.memmap`); object arrays cannot be.

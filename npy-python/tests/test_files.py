@@ -12,16 +12,6 @@ def reference(path, **kwargs):
     return np.load(path, allow_pickle=True, **kwargs)
 
 
-def plain(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (list, tuple)):
-        return type(value)(plain(v) for v in value)
-    if isinstance(value, dict):
-        return {plain(k): plain(v) for k, v in value.items()}
-    return value
-
-
 def assert_same(ours, theirs):
     assert type(ours) is type(theirs)
     assert ours.dtype == theirs.dtype
@@ -30,9 +20,10 @@ def assert_same(ours, theirs):
     for flag in FLAGS:
         assert getattr(ours.flags, flag) == getattr(theirs.flags, flag), flag
     if theirs.dtype.hasobject or theirs.dtype.kind == "T":
-        # NumPy scalars inside object arrays read as the plain values of the same number or
-        # text (npy-core keeps no NumPy scalar types); everything else is the same.
-        assert repr(plain(ours.tolist())) == repr(plain(theirs.tolist()))
+        # The same values of the same types (NumPy scalars included), and the same sharing.
+        assert repr(ours.tolist()) == repr(theirs.tolist())
+        assert [type(v) for v in ours.flat] == [type(v) for v in theirs.flat]
+        assert len({id(v) for v in ours.flat}) == len({id(v) for v in theirs.flat})
     else:
         assert field_bytes(ours) == field_bytes(theirs)
 

@@ -7,6 +7,8 @@ mod objects;
 mod reconstruct;
 
 use std::collections::HashMap;
+
+pub(crate) use reconstruct::GLOBALS;
 use std::io::{self, Read};
 
 use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget};
@@ -229,6 +231,22 @@ pub(crate) fn decode<R: Read>(reader: R, base: u64, whole: Option<u64>, max_byte
     let decoded = machine.finish(stop)?;
     machine.end()?;
     Ok(decoded)
+}
+
+/// Checks that `bytes` (whose first byte is at file offset `base`) hold a pickle [`decode`]
+/// accepts (an object array of plain values,
+/// nothing else, whole), without building its values, and gives its array's shape: for a
+/// caller that has another unpickler build them (one that can name only [`GLOBALS`], once
+/// this said yes).
+///
+/// # Errors
+/// As [`decode`].
+pub(crate) fn check(bytes: &[u8], base: u64, max_bytes: Option<usize>) -> Result<Vec<usize>> {
+    let mut machine = Machine::new(bytes, base, Some(bytes.len() as u64), max_bytes);
+    let stop = machine.run()?;
+    let shape = machine.finish_check(stop)?;
+    machine.end()?;
+    Ok(shape)
 }
 
 struct Machine<R> {

@@ -5,32 +5,27 @@
 use std::io::Read;
 
 use super::budget::{alloc_cost, vec_cost};
+use super::reconstruct::ArrayState;
 use super::{Decoded, Kind, Machine, Value};
 use crate::error::{Error, Result};
 use crate::object::{Object, MAX_DEPTH};
 
 impl<R: Read> Machine<R> {
+    /// At `STOP`, when nothing is to be built: the stack must hold exactly the built array
+    /// of a list of values; its shape.
+    pub(super) fn finish_check(&mut self, at: u64) -> Result<Vec<usize>> {
+        let state = self.built_array(at)?;
+        if !matches!(self.kind(Value::Node(state.list)), Some(Kind::List(_))) {
+            return Err(self.err(at, "the ndarray's values are not a list"));
+        }
+        Ok(state.shape)
+    }
+
     /// At `STOP`: the stack must hold exactly the built array; its values become
     /// [`Object`]s within the budget.
     pub(super) fn finish(&mut self, at: u64) -> Result<Decoded> {
-        if !self.marks.is_empty() {
-            return Err(self.err(at, "STOP inside a MARK"));
-        }
-        let array = match self.stack[..] {
-            [v] => v,
-            [] => return Err(self.err(at, "STOP with an empty stack")),
-            _ => {
-                return Err(
-                    self.err(at, format!("STOP with {} values on the stack (one ndarray expected)", self.stack.len()))
-                )
-            }
-        };
-        let state = match self.kind(array) {
-            Some(Kind::Array(Some(state))) => state,
-            Some(Kind::Array(None)) => return Err(self.err(at, "the pickle's ndarray was never built (no BUILD)")),
-            _ => return Err(self.err(at, format!("the pickle holds a {}, not a numpy.ndarray", self.type_name(array)))),
-        };
-        let (shape, fortran, list, len) = (state.shape.clone(), state.fortran, state.list, state.len);
+        let state = self.built_array(at)?;
+        let (shape, fortran, list, len) = (state.shape, state.fortran, state.list, state.len);
         let strings = state.strings;
         if !matches!(self.kind(Value::Node(list)), Some(Kind::List(_))) {
             return Err(self.err(at, "the ndarray's values are not a list"));
@@ -60,6 +55,28 @@ impl<R: Read> Machine<R> {
             }
         };
         Ok(Decoded { shape, fortran, items, string_dtype, at: self.input.base })
+    }
+
+    /// The state of the array on the stack at `STOP`, which must be built.
+    fn built_array(&self, at: u64) -> Result<ArrayState> {
+        if !self.marks.is_empty() {
+            return Err(self.err(at, "STOP inside a MARK"));
+        }
+        let array = match self.stack[..] {
+            [v] => v,
+            [] => return Err(self.err(at, "STOP with an empty stack")),
+            _ => {
+                return Err(
+                    self.err(at, format!("STOP with {} values on the stack (one ndarray expected)", self.stack.len()))
+                )
+            }
+        };
+        let state = match self.kind(array) {
+            Some(Kind::Array(Some(state))) => state,
+            Some(Kind::Array(None)) => return Err(self.err(at, "the pickle's ndarray was never built (no BUILD)")),
+            _ => return Err(self.err(at, format!("the pickle holds a {}, not a numpy.ndarray", self.type_name(array)))),
+        };
+        Ok(ArrayState::clone(state))
     }
 
     /// Item `i` of the list or tuple at arena index `node` (of the dict's entries, keys and

@@ -20,7 +20,7 @@ use crate::scalar::{self, Number, ScalarError, Value as S};
 
 /// An array's `BUILD` state: its shape and order, and its values (the first `len` items of
 /// a list, which later `APPEND`s cannot change, as in NumPy, which copies them).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct ArrayState {
     pub(super) shape: Vec<usize>,
     pub(super) fortran: bool,
@@ -32,7 +32,7 @@ pub(super) struct ArrayState {
 
 /// The globals a pickle may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Global {
+pub(crate) enum Global {
     Reconstruct,
     Scalar,
     Ndarray,
@@ -43,20 +43,27 @@ pub(super) enum Global {
     StringDtype,
 }
 
+/// Every `(module, name)` a pickle may name, and what it is: the one list of them
+/// ([`crate::object::GLOBALS`] gives it to callers).
+pub(crate) const GLOBALS: [(&str, &str, Global); 12] = [
+    ("numpy._core.multiarray", "_reconstruct", Global::Reconstruct),
+    ("numpy.core.multiarray", "_reconstruct", Global::Reconstruct),
+    ("numpy._core.multiarray", "scalar", Global::Scalar),
+    ("numpy.core.multiarray", "scalar", Global::Scalar),
+    ("numpy", "ndarray", Global::Ndarray),
+    ("numpy", "dtype", Global::Dtype),
+    ("builtins", "complex", Global::Complex),
+    ("__builtin__", "complex", Global::Complex),
+    ("builtins", "bytes", Global::Bytes),
+    ("__builtin__", "bytes", Global::Bytes),
+    ("_codecs", "encode", Global::Encode),
+    // NumPy 2 only (StringDType is new in 2.0, after the move to `numpy._core`).
+    ("numpy._core._internal", "_convert_to_stringdtype_kwargs", Global::StringDtype),
+];
+
 impl Global {
     pub(super) fn lookup(module: &str, name: &str) -> Option<Global> {
-        Some(match (module, name) {
-            ("numpy._core.multiarray" | "numpy.core.multiarray", "_reconstruct") => Global::Reconstruct,
-            ("numpy._core.multiarray" | "numpy.core.multiarray", "scalar") => Global::Scalar,
-            ("numpy", "ndarray") => Global::Ndarray,
-            ("numpy", "dtype") => Global::Dtype,
-            ("builtins" | "__builtin__", "complex") => Global::Complex,
-            ("builtins" | "__builtin__", "bytes") => Global::Bytes,
-            ("_codecs", "encode") => Global::Encode,
-            // NumPy 2 only (StringDType is new in 2.0, after the move to `numpy._core`).
-            ("numpy._core._internal", "_convert_to_stringdtype_kwargs") => Global::StringDtype,
-            _ => return None,
-        })
+        GLOBALS.iter().find(|(m, n, _)| *m == module && *n == name).map(|&(_, _, g)| g)
     }
 
     pub(super) fn name(self) -> &'static str {
