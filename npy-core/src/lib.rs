@@ -144,7 +144,7 @@
 //! (joined before it returns; none is left running). When either side fails — a full
 //! disk, a broken pipe, a reader that errors — the first error is returned and the other
 //! thread is stopped and joined; none waits on a peer that has gone:
-//! - reads of 64 MiB or more of known length: a second thread faults the new buffer's
+//! - reads of 32 MiB or more of known length: a second thread faults the new buffer's
 //!   pages in while this one fills it; conversions from a file ([`ReadNpy::read_npy`])
 //!   are split in two halves, each read at its position and converted by its own thread;
 //! - writes of 8 MiB or more: pieces are made on a second thread while this one writes
