@@ -40,10 +40,10 @@ impl Loaded {
 }
 
 /// The read options of `max_header_size`, for a file of `file_len` bytes (`None`: not
-/// known yet). Object arrays may take 1 GiB plus 64 bytes per byte of the file to decode
-/// (npy-core's default, 4 per byte, is too tight for `np.load`'s users: an array of a
-/// million 3-key dicts, an 11 MB pickle, takes about 300 MB as values); a hostile pickle
-/// still cannot take more.
+/// known yet). Checking an object array's pickle may take 1 GiB plus 64 bytes per byte of
+/// the file: npy-core's default (128 MiB plus 4 per byte) refuses arrays of millions of
+/// small values that `np.load` reads (a million 3-key dicts, an 11 MB pickle, took 300 MB
+/// as npy-core's values); a hostile pickle still cannot take more.
 pub(crate) fn read_options(max_header_size: usize, file_len: Option<u64>) -> ReadOptions {
     let mut options = ReadOptions::new();
     options.max_header_size(max_header_size);
