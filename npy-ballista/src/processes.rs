@@ -55,8 +55,8 @@ pub fn scheduler_config(config: SchedulerConfig) -> Result<SchedulerConfig> {
 /// default registry lacks DataFusion's nested functions, as `samples[1]`), and a runtime
 /// whose object stores are made from a table's URL and this process's environment
 /// ([`npy_datafusion::StoreRegistry`]), spilling to `config.work_dir` as Ballista's
-/// default runtime does. Ballista's memory pool (from
-/// `memory_pool_size`) is still applied on top of it. Every other setting is kept.
+/// default runtime does. Ballista's memory pool (from `memory_pool_size`) is still applied
+/// on top of it. Every other setting is kept.
 ///
 /// The binary `npy-ballista-executor` is Ballista's `ballista-executor` with this.
 ///

@@ -7,27 +7,12 @@ use npy_core::{literal, DType};
 use numpy::PyArrayDescr;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use crate::error::py_err;
 
 /// Deepest nesting of records and subarrays converted (npy-core refuses deeper descrs).
 const MAX_DEPTH: usize = 64;
-
-static DTYPE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static LITERAL_EVAL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
-/// `module.name`, imported once per interpreter.
-pub(crate) fn imported<'py>(
-    cell: &'static PyOnceLock<Py<PyAny>>,
-    py: Python<'py>,
-    module: &str,
-    name: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let f = cell.get_or_try_init(py, || py.import(module)?.getattr(name).map(Bound::unbind))?;
-    Ok(f.bind(py).clone())
-}
 
 /// The NumPy dtype of `dtype`: what `np.load` gives for a file with this descr (titles,
 /// offsets, padding and itemsize included).
@@ -51,18 +36,20 @@ pub(crate) fn imported<'py>(
 /// # Ok::<(), PyErr>(())
 /// ```
 pub fn to_numpy<'py>(py: Python<'py>, dtype: &DType) -> PyResult<Bound<'py, PyArrayDescr>> {
-    Ok(to_object(py, dtype, 0)?.cast_into::<PyArrayDescr>()?)
+    let np_dtype = py.import("numpy")?.getattr("dtype")?;
+    Ok(to_object(&np_dtype, dtype, 0)?.cast_into::<PyArrayDescr>()?)
 }
 
-fn to_object<'py>(py: Python<'py>, dtype: &DType, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+/// `dtype` made by `np_dtype` (`numpy.dtype`).
+fn to_object<'py>(np_dtype: &Bound<'py, PyAny>, dtype: &DType, depth: usize) -> PyResult<Bound<'py, PyAny>> {
     if depth > MAX_DEPTH {
         return Err(PyTypeError::new_err(format!("dtype nested deeper than {MAX_DEPTH} levels")));
     }
-    let np_dtype = imported(&DTYPE, py, "numpy", "dtype")?;
+    let py = np_dtype.py();
     match dtype {
         DType::Scalar(s) => np_dtype.call1((s.type_str(),)),
         DType::SubArray(a) => {
-            let base = to_object(py, a.flat_base(), depth + 1)?;
+            let base = to_object(np_dtype, a.flat_base(), depth + 1)?;
             np_dtype.call1(((base, PyTuple::new(py, a.flat_shape())?),))
         }
         DType::Record(r) => {
@@ -72,11 +59,9 @@ fn to_object<'py>(py: Python<'py>, dtype: &DType, depth: usize) -> PyResult<Boun
             let formats = PyList::empty(py);
             let titles = PyList::empty(py);
             for f in fields {
-                formats.append(to_object(py, &f.dtype, depth + 1)?)?;
+                formats.append(to_object(np_dtype, &f.dtype, depth + 1)?)?;
                 match &f.title {
-                    Some(title) => {
-                        titles.append(imported(&LITERAL_EVAL, py, "ast", "literal_eval")?.call1((title.repr(),))?)?
-                    }
+                    Some(title) => titles.append(py.import("ast")?.getattr("literal_eval")?.call1((title.repr(),))?)?,
                     None => titles.append(py.None())?,
                 }
             }

@@ -38,16 +38,19 @@
 //! invalid values of them). `bool` fields are checked to hold 0 or 1 when borrowed.
 //!
 //! Also here: [`to_numpy`] and [`from_numpy`] (npy's dtype model ↔ NumPy dtypes, as
-//! `np.load` and `np.save` convert them) and [`py_err`] (npy's errors as Python exceptions).
+//! `np.load` and `np.save` convert them), [`ArrayBytes`] (a NumPy array's data for npy-core
+//! to write) and [`py_err`] (npy's errors as Python exceptions).
 //! The `npy` Python package (crate `npy-python`) is built on them.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod bytes;
 mod dtype;
 mod element;
 mod error;
 mod records;
 
+pub use bytes::ArrayBytes;
 pub use dtype::{from_numpy, to_numpy};
 pub use error::py_err;
 pub use records::Records;

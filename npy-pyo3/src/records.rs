@@ -8,13 +8,10 @@ use npy_core::{mmap, NpyReader, NpyRecord};
 use numpy::{Element, PyArray1, PyArrayMethods, PyReadonlyArray1, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 
-use crate::dtype::{from_numpy, imported};
+use crate::bytes::ArrayBytes;
+use crate::dtype::from_numpy;
 use crate::error::py_err;
-
-static ASCONTIGUOUSARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static UINT8: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// A 1-d NumPy array of records as a `&[T]` (through `Deref`), for functions of a PyO3
 /// extension; `T` derives `NpyRecord` with `#[npy(pyo3)]`.
@@ -80,18 +77,14 @@ impl<'py, T: NpyRecord + Element> Records<'py, T> {
             )));
         }
         let dtype = from_numpy(&untyped.dtype())?;
-        if dtype == T::native_dtype() && untyped.is_c_contiguous() {
-            let bytes = bytes_of(untyped)?;
-            let viewable = mmap::view_bytes::<T>(&dtype, bytes.as_slice()?).is_ok();
-            if viewable {
-                if let Ok(typed) = untyped.cast::<PyArray1<T>>() {
-                    return Ok(Records { inner: Inner::Borrowed(typed.readonly()) });
-                }
+        // A 1-d array's bytes: its own when it is contiguous, else a contiguous copy's.
+        let bytes = ArrayBytes::of(untyped)?;
+        let bytes = bytes.as_slice()?;
+        if dtype == T::native_dtype() && untyped.is_c_contiguous() && mmap::view_bytes::<T>(&dtype, bytes).is_ok() {
+            if let Ok(typed) = untyped.cast::<PyArray1<T>>() {
+                return Ok(Records { inner: Inner::Borrowed(typed.readonly()) });
             }
         }
-        let contiguous = imported(&ASCONTIGUOUSARRAY, py, "numpy", "ascontiguousarray")?.call1((untyped,))?;
-        let bytes = bytes_of(contiguous.cast::<PyUntypedArray>()?)?;
-        let bytes = bytes.as_slice()?;
         let header = Header::new(dtype, vec![untyped.len()]);
         let records = py.detach(|| NpyReader::over_data(bytes, header).and_then(|r| r.read::<Vec<T>>()));
         Ok(Records { inner: Inner::Owned(records.map_err(py_err)?) })
@@ -112,14 +105,6 @@ impl<'py, T: NpyRecord + Element> Records<'py, T> {
             Inner::Owned(v) => v,
         }
     }
-}
-
-/// A C-contiguous array's data as bytes: a `uint8` view of it, borrowed read-only.
-fn bytes_of<'py>(array: &Bound<'py, PyUntypedArray>) -> PyResult<PyReadonlyArray1<'py, u8>> {
-    let py = array.py();
-    let flat = array.call_method1("reshape", (-1,))?;
-    let view = flat.call_method1("view", (imported(&UINT8, py, "numpy", "uint8")?,))?;
-    Ok(view.cast_into::<PyArray1<u8>>()?.readonly())
 }
 
 impl<T: Element> Deref for Records<'_, T> {

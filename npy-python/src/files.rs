@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use npy_core::header::Header;
 use npy_core::object::CheckedPickle;
-use npy_core::{DynArray, Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
+use npy_core::{DynArray, NpyReader, ReadNpy, ReadOptions, Result};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -77,17 +77,11 @@ pub(crate) fn map_mode(mode: Option<&str>) -> PyResult<Option<&'static str>> {
     })
 }
 
-/// A `.npy` file's header and data offset, for a map of it.
-/// Checks that the file holds all the data, as `np.memmap` would find out later.
+/// A `.npy` file's header and data offset, for a map of it (opening it checks that the
+/// file holds all the data the header calls for).
 pub(crate) fn header_of(path: &Path, options: &ReadOptions) -> Result<(Header, u64)> {
     let reader = NpyReader::from_path_with(path, options)?;
-    let (header, offset) = (reader.header().clone(), reader.data_offset() as u64);
-    let expected = header.data_len()? as u64;
-    let found = std::fs::metadata(path).map_err(|e| Error::from(e).reading(path))?.len().saturating_sub(offset);
-    if found < expected {
-        return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(path));
-    }
-    Ok((header, offset))
+    Ok((reader.header().clone(), reader.data_offset() as u64))
 }
 
 /// A map of an object array cannot be made: its data is a pickle.

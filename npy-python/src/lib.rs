@@ -21,21 +21,15 @@ use npy_core::header::Header;
 use npy_core::npz::ReaderOptions;
 use npy_core::object::from_pickle;
 use npy_core::{DType, DynView, ReadNpy, WriteNpy};
-use npy_pyo3::{from_numpy, py_err};
+use npy_pyo3::{from_numpy, py_err, ArrayBytes};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::PyBytes;
 
-use crate::arrays::{imported, memmap, Bytes};
+use crate::arrays::memmap;
 use crate::files::{header_of, map_mode, objects_unmappable, path_of, read_options, Loaded, MAX_HEADER_SIZE};
 use crate::npz::NpzFile;
-
-static ASANYARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static ASCONTIGUOUSARRAY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static BYTES_IO: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static PICKLE_DUMP: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Loads the array in a `.npy` file, or opens an `.npz` archive (as `load_npz`).
 ///
@@ -122,15 +116,16 @@ fn save(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> PyRe
     if !path.as_os_str().to_string_lossy().ends_with(".npy") {
         path.as_mut_os_string().push(".npy");
     }
-    let arr = imported(&ASANYARRAY, py, "numpy", "asanyarray")?.call1((arr,))?;
+    let arr = py.import("numpy")?.getattr("asanyarray")?.call1((arr,))?;
     let arr = arr.cast::<PyUntypedArray>()?;
     let dtype = arr.dtype();
     let legacy: bool = dtype.get_type().getattr("_legacy")?.extract()?;
     if dtype.has_object() || !legacy {
         return save_pickled(py, path, arr);
     }
-    let bytes = Bytes::of(arr)?;
-    let header = Header { dtype: from_numpy(&dtype)?, fortran_order: bytes.fortran_order, shape: arr.shape().to_vec() };
+    let bytes = ArrayBytes::of(arr)?;
+    let header =
+        Header { dtype: from_numpy(&dtype)?, fortran_order: bytes.fortran_order(), shape: arr.shape().to_vec() };
     let data = bytes.as_slice()?;
     py.detach(|| DynView::new(header, data)?.write_npy(&path)).map_err(py_err)
 }
@@ -138,8 +133,8 @@ fn save(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> PyRe
 /// An object array (or one of a dtype NumPy pickles) saved as `np.save` does: the header,
 /// then `pickle.dump(arr, protocol=4)`, checked first to hold only what npy reads back.
 fn save_pickled(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
-    let buffer = imported(&BYTES_IO, py, "io", "BytesIO")?.call0()?;
-    let dump = imported(&PICKLE_DUMP, py, "pickle", "dump")?;
+    let buffer = py.import("io")?.getattr("BytesIO")?.call0()?;
+    let dump = py.import("pickle")?.getattr("dump")?;
     dump.call((arr, &buffer, 4), None)?;
     let pickle = buffer.call_method0("getvalue")?.cast_into::<PyBytes>()?;
     let pickle = pickle.as_bytes();
@@ -173,14 +168,14 @@ fn save_pickled(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) 
 #[pyfunction]
 fn append(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> PyResult<()> {
     let path = path_of("append", file)?;
-    let arr = imported(&ASANYARRAY, py, "numpy", "asanyarray")?.call1((arr,))?;
+    let arr = py.import("numpy")?.getattr("asanyarray")?.call1((arr,))?;
     let arr = arr.cast::<PyUntypedArray>()?;
     if arr.ndim() == 0 {
         return Err(PyValueError::new_err(format!("{}: cannot append a 0-d array (give rows)", path.display())));
     }
     let dtype = from_numpy(&arr.dtype())?;
-    let contiguous = imported(&ASCONTIGUOUSARRAY, py, "numpy", "ascontiguousarray")?.call1((arr,))?;
-    let bytes = Bytes::of(contiguous.cast::<PyUntypedArray>()?)?;
+    let contiguous = py.import("numpy")?.getattr("ascontiguousarray")?.call1((arr,))?;
+    let bytes = ArrayBytes::of(contiguous.cast::<PyUntypedArray>()?)?;
     let header = Header { dtype, fortran_order: false, shape: arr.shape().to_vec() };
     let data = bytes.as_slice()?;
     py.detach(|| Appender::from_path(&path)?.append_dyn(DynView::new(header, data)?)).map_err(py_err)
