@@ -140,6 +140,7 @@ impl Ci {
 /// is printed either way.
 pub fn run() -> Result<()> {
     let mut ci = Ci::default();
+    println!("{}", disk_report());
     let start = Instant::now();
     let mut times = Vec::new();
     let mut failure = None;
@@ -158,6 +159,7 @@ pub fn run() -> Result<()> {
     }
     let names: Vec<&str> = STEPS.iter().map(|(name, _)| *name).collect();
     print!("{}", time_table(&names, &times, failure.is_some(), start.elapsed()));
+    println!("{}", disk_report());
     match failure {
         Some(e) => Err(e),
         None => {
@@ -165,6 +167,19 @@ pub fn run() -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The free space of the file system `target/` is on, and what `target/` holds: CI's disk
+/// is finite, and a full disk fails a step with a message that does not say so at once.
+fn disk_report() -> String {
+    let target = project::target_dir();
+    let kib = |cmd: &str, args: &[&str], column: usize| -> Option<u64> {
+        let out = Command::new(cmd).args(args).arg(&target).output().ok()?;
+        let text = String::from_utf8(out.stdout).ok()?;
+        text.lines().last()?.split_whitespace().nth(column)?.parse().ok()
+    };
+    let gb = |k: Option<u64>| k.map_or_else(|| "?".to_string(), |k| format!("{:.1} GB", k as f64 * 1024.0 / 1e9));
+    format!("disk: target/ holds {}; {} free", gb(kib("du", &["-sk"], 0)), gb(kib("df", &["-Pk"], 3)))
 }
 
 /// `12.3 s`.
@@ -835,6 +850,15 @@ fn filter_manifest(src: &Path, orig: &Path, files: &[String]) -> Result<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn disk_report_measures_target_and_the_free_space() {
+        let report = disk_report();
+        let numbers: Vec<f64> = report.split(' ').filter_map(|word| word.parse().ok()).collect();
+        assert_eq!(numbers.len(), 2, "{report}");
+        assert!(numbers[0] > 0.0 && report.starts_with("disk: target/ holds "), "{report}");
+    }
 
     #[test]
     fn time_table_lists_every_step_and_the_total() {
