@@ -157,6 +157,36 @@ pub(crate) fn rows(first: usize, rows: usize, row_elements: usize, itemsize: usi
     }
 }
 
+/// Positions of the elements of the rows `first + at[k]`, as [`rows`] gives them for a
+/// range: `at` holds offsets from `first`; the data at hand starts at row `first` (C
+/// order) or at row 0 (`fortran`).
+pub(crate) fn rows_at(
+    first: usize,
+    at: &[usize],
+    row_elements: usize,
+    itemsize: usize,
+    fortran: Option<&[usize]>,
+) -> Pos {
+    match fortran {
+        None if row_elements == 1 => Pos::List(at.iter().map(|r| r * itemsize).collect()),
+        None => {
+            let row_bytes = row_elements * itemsize;
+            let mut out = Vec::with_capacity(at.len() * row_elements);
+            for r in at {
+                out.extend((0..row_elements).map(|e| r * row_bytes + e * itemsize));
+            }
+            Pos::List(out)
+        }
+        Some(offsets) => {
+            let mut out = Vec::with_capacity(at.len() * offsets.len());
+            for r in at {
+                out.extend(offsets.iter().map(|o| (first + r + o) * itemsize));
+            }
+            Pos::List(out)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +218,13 @@ mod tests {
         // Fortran: element (r, j) at r + 3 j
         assert_eq!(rows(1, 2, 2, 4, Some(&[0, 3])).iter().collect::<Vec<_>>(), [4, 16, 8, 20]);
         assert_eq!(rows(0, 3, 1, 8, None).iter().collect::<Vec<_>>(), [0, 8, 16]);
+        // The same rows picked one by one give the same positions.
+        for fortran in [None, Some(&[0, 3][..])] {
+            let picked = rows_at(1, &[0, 1], 2, 4, fortran).iter().collect::<Vec<_>>();
+            let whole = rows(1, 2, 2, 4, fortran).iter().collect::<Vec<_>>();
+            let from_first = if fortran.is_some() { whole } else { whole.iter().map(|p| p - 8).collect() };
+            assert_eq!(picked, from_first);
+        }
+        assert_eq!(rows_at(5, &[0, 2], 1, 8, None).iter().collect::<Vec<_>>(), [0, 16]);
     }
 }

@@ -2,16 +2,22 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::common::ScalarValue;
 use datafusion::datasource::listing::{FileRange, PartitionedFile};
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::ColumnarValue;
+use datafusion::physical_expr::utils::{collect_columns, reassign_expr_columns};
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
+use npy_store::filter::{Kept, RowFilter};
 use object_store::ObjectStore;
 
 use crate::error::npy_error;
@@ -45,7 +51,9 @@ pub(crate) struct NpyOpener {
     pub(crate) file_indices: Vec<usize>,
     /// `file_schema` projected to `file_indices`: the schema of every batch.
     pub(crate) projected: SchemaRef,
-    /// At most this many rows are needed from each file.
+    /// The filter the scan evaluates, in terms of the table schema (`.npy` files only).
+    pub(crate) predicate: Option<Arc<dyn PhysicalExpr>>,
+    /// At most this many rows are needed from each file (of those the filter keeps).
     pub(crate) limit: Option<usize>,
     pub(crate) metrics: ScanMetrics,
 }
@@ -55,8 +63,18 @@ impl FileOpener for NpyOpener {
         if self.kind == Kind::Npz {
             return self.open_npz(file);
         }
-        let NpyOpener { store, options, batch_rows, file_schema, file_indices, projected, limit, metrics, .. } =
-            self.clone();
+        let NpyOpener {
+            store,
+            options,
+            batch_rows,
+            file_schema,
+            file_indices,
+            projected,
+            predicate,
+            limit,
+            metrics,
+            ..
+        } = self.clone();
         let convert = options.convert_options(batch_rows);
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
@@ -65,10 +83,12 @@ impl FileOpener for NpyOpener {
                 npy_store::fetch_header(store.as_ref(), &location, &ReadOptions::default()).await.map_err(npy_error)?;
             let layout = Layout::new_with(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
             still_matches(&file_schema, &layout.schema(), &name)?;
+            let filter = predicate.map(|p| row_filter(p, &layout)).transpose()?;
             let layout = layout.project(&file_indices).map_err(|e| npy_error(e.reading(&name)))?;
             let (first, mut end) =
                 row_range(file.range.as_ref(), object.data_offset, layout.row_bytes(), layout.rows());
-            if let Some(limit) = limit {
+            // A limit counts the rows the filter keeps: with one, the stream is cut above.
+            if let (Some(limit), None) = (limit, &filter) {
                 end = end.min(first.saturating_add(limit));
             }
             let (layout, range) = (Arc::new(layout), first..end);
@@ -76,6 +96,9 @@ impl FileOpener for NpyOpener {
             scan.rows(range).batch_rows(batch_rows);
             if let Some(contract) = options.map_local_files {
                 scan.map(contract);
+            }
+            if let Some(filter) = filter {
+                scan.filter(filter);
             }
             let batches = scan.batches();
             let batches = batches.map(move |batch| {
@@ -86,6 +109,26 @@ impl FileOpener for NpyOpener {
             Ok(batches.boxed())
         }))
     }
+}
+
+/// The scan's filter of a file whose layout is `layout` (all its columns):
+/// `predicate` (in terms of the table schema, over file columns only) judged on the columns
+/// it reads. A dynamic filter (a top-k's bound, which tightens as the query runs) is read
+/// afresh for each block.
+fn row_filter(predicate: Arc<dyn PhysicalExpr>, layout: &Layout) -> Result<RowFilter> {
+    let mut columns: Vec<usize> = collect_columns(&predicate).iter().map(|c| c.index()).collect();
+    columns.sort_unstable();
+    let judged = layout.project(&columns).map_err(npy_error)?;
+    let predicate = reassign_expr_columns(predicate, &judged.schema())?;
+    Ok(RowFilter::new(Arc::new(judged), move |batch| match predicate.evaluate(batch)? {
+        ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))) => Ok(Kept::All),
+        ColumnarValue::Scalar(ScalarValue::Boolean(_) | ScalarValue::Null) => Ok(Kept::None),
+        ColumnarValue::Scalar(other) => Err(format!("a filter gave {other}, not a boolean").into()),
+        ColumnarValue::Array(values) => match values.as_boolean_opt() {
+            Some(values) => Ok(Kept::of(values)),
+            None => Err(format!("a filter gave values of type {}, not booleans", values.data_type()).into()),
+        },
+    }))
 }
 
 impl NpyOpener {

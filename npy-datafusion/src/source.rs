@@ -3,12 +3,15 @@
 use std::fmt;
 use std::sync::Arc;
 
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::physical_plan::{FileOpener, FileScanConfig, FileSource};
 use datafusion::datasource::projection::{ProjectionOpener, SplitProjection};
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result;
-use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::utils::collect_columns;
+use datafusion::physical_expr::{conjunction, PhysicalExpr};
+use datafusion::physical_plan::filter_pushdown::{FilterPushdownPropagation, PushedDown};
 use datafusion::physical_plan::metrics::ExecutionPlanMetricsSet;
 use datafusion::physical_plan::projection::ProjectionExprs;
 use datafusion::physical_plan::DisplayFormatType;
@@ -22,12 +25,19 @@ use crate::options::NpyReadOptions;
 /// file, and splits `.npy` files into row ranges for parallel scans (a byte range
 /// `[start, end)` of a file scans the rows whose first byte lies in it). An `.npz`
 /// archive is scanned whole by one partition.
+///
+/// Filters on the columns of `.npy` files are evaluated by the scan ([`NpySource::predicate`]),
+/// `WHERE` clauses and the dynamic filters of a `ORDER BY ... LIMIT` (top-k) alike: each
+/// block of rows has the filter's columns decoded first, and the other projected columns
+/// only at the rows it kept.
 #[derive(Clone)]
 pub struct NpySource {
     kind: Kind,
     options: NpyReadOptions,
     table_schema: TableSchema,
     projection: SplitProjection,
+    /// The filters the scan evaluates, in terms of the table schema.
+    predicate: Option<Arc<dyn PhysicalExpr>>,
     batch_size: Option<usize>,
     metrics: ExecutionPlanMetricsSet,
 }
@@ -38,6 +48,7 @@ impl fmt::Debug for NpySource {
             .field("kind", &self.kind)
             .field("options", &self.options)
             .field("file_indices", &self.projection.file_indices)
+            .field("predicate", &self.predicate.as_ref().map(|p| p.to_string()))
             .field("batch_size", &self.batch_size)
             .finish_non_exhaustive()
     }
@@ -56,6 +67,7 @@ impl NpySource {
             kind,
             options: options.clone(),
             projection: SplitProjection::unprojected(&table_schema),
+            predicate: None,
             table_schema,
             batch_size: None,
             metrics: ExecutionPlanMetricsSet::new(),
@@ -70,6 +82,34 @@ impl NpySource {
     /// The read settings.
     pub fn options(&self) -> &NpyReadOptions {
         &self.options
+    }
+
+    /// The filter the scan evaluates (in terms of the table schema): the conjunction of
+    /// those pushed down to it, `None` for every row.
+    pub fn predicate(&self) -> Option<&Arc<dyn PhysicalExpr>> {
+        self.predicate.as_ref()
+    }
+
+    /// This scan, also keeping only the rows `predicate` (in terms of the table schema, over
+    /// the files' columns) is true for: how a plan's filter that was pushed down comes back
+    /// from its serialized form (npy-ballista).
+    pub fn with_predicate(&self, predicate: Arc<dyn PhysicalExpr>) -> NpySource {
+        let predicate = match &self.predicate {
+            Some(old) => conjunction([Arc::clone(old), predicate]),
+            None => predicate,
+        };
+        NpySource { predicate: Some(predicate), ..self.clone() }
+    }
+
+    /// Whether the scan can evaluate `filter`: `.npy` files, and columns of the files only
+    /// (not partition columns). Archives are scanned member by member: their filters stay
+    /// above the scan.
+    fn can_evaluate(&self, filter: &Arc<dyn PhysicalExpr>) -> bool {
+        let files = self.table_schema.file_schema();
+        self.kind == Kind::Npy
+            && collect_columns(filter)
+                .iter()
+                .all(|c| files.fields().get(c.index()).is_some_and(|f| f.name() == c.name()))
     }
 
     /// Rows per batch: the table's `batch_rows`, else the session's batch size.
@@ -99,6 +139,7 @@ impl FileSource for NpySource {
             projected: Arc::new(file_schema.project(&file_indices)?),
             file_schema,
             file_indices,
+            predicate: self.predicate.clone(),
             limit: base_config.limit,
             metrics: ScanMetrics::new(&self.metrics, partition),
         };
@@ -111,6 +152,30 @@ impl FileSource for NpySource {
 
     fn with_batch_size(&self, batch_size: usize) -> Arc<dyn FileSource> {
         Arc::new(NpySource { batch_size: Some(batch_size), ..self.clone() })
+    }
+
+    fn filter(&self) -> Option<Arc<dyn PhysicalExpr>> {
+        self.predicate.clone()
+    }
+
+    /// Takes every filter over the files' columns of `.npy` tables: the scan evaluates it
+    /// exactly (the rows it drops never leave the scan), so no filter stays above it.
+    fn try_pushdown_filters(
+        &self,
+        filters: Vec<Arc<dyn PhysicalExpr>>,
+        _config: &ConfigOptions,
+    ) -> Result<FilterPushdownPropagation<Arc<dyn FileSource>>> {
+        let taken: Vec<PushedDown> =
+            filters.iter().map(|f| if self.can_evaluate(f) { PushedDown::Yes } else { PushedDown::No }).collect();
+        let mut source = self.clone();
+        for (filter, taken) in filters.into_iter().zip(&taken) {
+            if matches!(taken, PushedDown::Yes) {
+                source = source.with_predicate(filter);
+            }
+        }
+        let any = taken.iter().any(|t| matches!(t, PushedDown::Yes));
+        let propagation = FilterPushdownPropagation::with_parent_pushdown_result(taken);
+        Ok(if any { propagation.with_updated_node(Arc::new(source) as Arc<dyn FileSource>) } else { propagation })
     }
 
     fn projection(&self) -> Option<&ProjectionExprs> {
@@ -130,6 +195,9 @@ impl FileSource for NpySource {
         if self.options.map_local_files.is_some() {
             write!(f, ", local files mapped")?;
         }
+        if let Some(predicate) = &self.predicate {
+            write!(f, ", predicate={predicate}")?;
+        }
         Ok(())
     }
 
@@ -148,6 +216,12 @@ impl FileSource for NpySource {
         &self,
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> Result<TreeNodeRecursion>,
     ) -> Result<TreeNodeRecursion> {
-        datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)
+        match datafusion::physical_plan::apply_expression_roots(self.projection.source.iter(), f)? {
+            TreeNodeRecursion::Stop => Ok(TreeNodeRecursion::Stop),
+            _ => match &self.predicate {
+                Some(predicate) => f(predicate),
+                None => Ok(TreeNodeRecursion::Continue),
+            },
+        }
     }
 }

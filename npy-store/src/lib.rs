@@ -11,7 +11,8 @@
 //! - [`RemoteNpz`]: an `.npz` archive, its directory from its tail; stored members as
 //!   [`RemoteNpy`], deflated ones inflated as their bytes arrive.
 //! - [`RowScan`]: the one engine of rows as record batches, which DataFusion's scan uses
-//!   too; every stream of batches here is a [`BatchStream`].
+//!   too; every stream of batches here is a [`BatchStream`]. A [`filter::RowFilter`] has
+//!   it judge rows on a few columns before it decodes the others.
 //! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
 //!   under the features `aws`, `gcp`, `azure`, `http`).
 //!
@@ -43,6 +44,7 @@
 #![warn(missing_docs)]
 
 mod error;
+pub mod filter;
 pub mod header;
 pub mod npz;
 pub mod remote;

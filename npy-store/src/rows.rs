@@ -16,6 +16,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt};
 
 use crate::error::{npz_error, store_error};
+use crate::filter::{Filtered, RowFilter};
 use crate::stream::BatchStream;
 
 /// A scan of rows of the `.npy` data found at byte `data_start` of `location` (an npz's
@@ -68,6 +69,7 @@ pub struct RowScan {
     rows: Option<Range<usize>>,
     batch_rows: Option<usize>,
     map: Option<MapContract>,
+    filter: Option<RowFilter>,
 }
 
 impl std::fmt::Debug for RowScan {
@@ -78,6 +80,7 @@ impl std::fmt::Debug for RowScan {
             .field("rows", &self.rows)
             .field("batch_rows", &self.batch_rows)
             .field("map", &self.map.is_some())
+            .field("filter", &self.filter)
             .finish_non_exhaustive()
     }
 }
@@ -86,7 +89,7 @@ impl RowScan {
     /// A scan of every row of the data at byte `data_start` of `location` in `store`,
     /// decoded by `layout`, in batches of the default size, read (not mapped).
     pub fn new(store: Arc<dyn ObjectStore>, location: Path, data_start: u64, layout: Arc<Layout>) -> RowScan {
-        RowScan { store, location, data_start, layout, rows: None, batch_rows: None, map: None }
+        RowScan { store, location, data_start, layout, rows: None, batch_rows: None, map: None, filter: None }
     }
 
     /// The rows to read. Default: all of them.
@@ -108,6 +111,14 @@ impl RowScan {
     /// the stream lives. Without effect on remote objects. Default: read.
     pub fn map(&mut self, contract: MapContract) -> &mut Self {
         self.map = Some(contract);
+        self
+    }
+
+    /// Keeps only the rows `filter` keeps: its columns are decoded first, block by block,
+    /// and the scan's other columns only at the rows it kept; a block with none kept gives
+    /// no batch. Default: every row.
+    pub fn filter(&mut self, filter: RowFilter) -> &mut Self {
+        self.filter = Some(filter);
         self
     }
 
@@ -134,6 +145,7 @@ impl RowScan {
             batch_rows: self.batch_rows.unwrap_or_else(default_rows),
             map: self.map,
             verify: None,
+            filter: self.filter.clone(),
         };
         BatchStream::new(layout.schema(), scan_stream(start))
     }
@@ -155,7 +167,8 @@ pub(crate) fn member_row_batches(
     verify: Verify,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let batch_rows = batch_rows.max(1);
-    scan_stream(State::Start { store, location, data_start, layout, rows, batch_rows, map: None, verify: Some(verify) })
+    let verify = Some(verify);
+    scan_stream(State::Start { store, location, data_start, layout, rows, batch_rows, map: None, verify, filter: None })
 }
 
 fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
@@ -163,11 +176,11 @@ fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
         let mut scan = match state {
             State::Done => return None,
             State::Scan(scan) => scan,
-            State::Start { store, location, data_start, layout, rows, batch_rows, map, verify } => {
+            State::Start { store, location, data_start, layout, rows, batch_rows, map, verify, filter } => {
                 let name = location.to_string();
-                let place = Place { data_start, map, verify };
+                let place = Place { data_start, map, verify, filter };
                 match Scan::open(&*store, &location, place, layout, rows, batch_rows).await {
-                    Ok(scan) => scan,
+                    Ok(scan) => Box::new(scan),
                     Err(e) => return Some((Err(e.reading(&name)), State::Done)),
                 }
             }
@@ -202,9 +215,11 @@ pub(crate) fn batches_from(
         source,
         rest: 0,
         verify: None,
+        filtered: None,
+        populate: false,
         finished: false,
     };
-    stream::unfold(State::Scan(scan), |state| async move {
+    stream::unfold(State::Scan(Box::new(scan)), |state| async move {
         let State::Scan(mut scan) = state else { return None };
         match scan.next_batch().await {
             Ok(Some(batch)) => Some((Ok(batch), State::Scan(scan))),
@@ -227,8 +242,10 @@ enum State {
         batch_rows: usize,
         map: Option<MapContract>,
         verify: Option<Verify>,
+        filter: Option<RowFilter>,
     },
-    Scan(Scan),
+    /// Scanning (boxed: a scan is several times the size of the other states).
+    Scan(Box<Scan>),
     /// After the last batch or an error.
     Done,
 }
@@ -247,16 +264,23 @@ struct Scan {
     rest: u64,
     /// The check of a stored npz member's bytes, `None` for a plain `.npy`.
     verify: Option<Verify>,
+    /// The filter's decoding ([`RowScan::filter`]), `None` for every row.
+    filtered: Option<Filtered>,
+    /// Whether a mapped block's pages are mapped in at once before it is decoded: when the
+    /// decoding reads some bytes of every row and rows are at most [`POPULATED_ROW_BYTES`],
+    /// so that it touches every page of the block anyway.
+    populate: bool,
     /// Whether [`Scan::finish`] ran.
     finished: bool,
 }
 
 /// Where a scan's bytes are and how they are read: the data start, the maps' contract
-/// ([`RowScan::map`]), and the check of a member's bytes.
+/// ([`RowScan::map`]), the check of a member's bytes, and the rows' filter.
 struct Place {
     data_start: u64,
     map: Option<MapContract>,
     verify: Option<Verify>,
+    filter: Option<RowFilter>,
 }
 
 /// The check of a stored npz member over the bytes a scan reads: its bytes before the
@@ -345,7 +369,7 @@ impl Scan {
         rows: Range<usize>,
         batch_rows: usize,
     ) -> Result<Scan> {
-        let Place { data_start, map, verify } = place;
+        let Place { data_start, map, verify, filter } = place;
         let total = layout.rows();
         if rows.start > rows.end || rows.end > total {
             let reason = format!("rows {}..{} asked of an array of {total} rows", rows.start, rows.end);
@@ -370,6 +394,12 @@ impl Scan {
             return Err(ErrorKind::WrongShape { reason }.into());
         }
         let asked = rows.end as u64 * row_bytes as u64;
+        let filtered = filter.map(|f| Filtered::new(&layout, f)).transpose()?;
+        let reads_rows = match &filtered {
+            Some(filtered) => filtered.reads_rows(),
+            None => !layout.schema().fields().is_empty(),
+        };
+        let populate = reads_rows && row_bytes <= POPULATED_ROW_BYTES;
         let mut scan = Scan {
             name,
             layout,
@@ -380,6 +410,8 @@ impl Scan {
             source: Source::Whole(Bytes::new()),
             rest: if fortran { 0 } else { to.saturating_sub(asked) },
             verify,
+            filtered,
+            populate,
             finished: false,
         };
         if from == to || (rows.is_empty() && scan.verify.is_none()) {
@@ -433,19 +465,45 @@ impl Scan {
         Ok(scan)
     }
 
-    /// The next block of rows, `None` after the last. The block of the last rows is given
-    /// out only once [`Scan::finish`] has checked what the source checks at its end.
+    /// The next block of rows (of those a filter keeps), `None` after the last. The block
+    /// of the last rows is given out only once [`Scan::finish`] has checked what the source
+    /// checks at its end.
     async fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        let n = self.batch_rows.min(self.end - self.next);
-        if n == 0 {
-            self.finish().await?;
-            return Ok(None);
+        loop {
+            let n = self.batch_rows.min(self.end - self.next);
+            if n == 0 {
+                self.finish().await?;
+                return Ok(None);
+            }
+            let batch = self.next_block(n).await?;
+            self.next += n;
+            if self.next == self.end {
+                self.finish().await?;
+            }
+            if batch.is_some() {
+                return Ok(batch);
+            }
         }
+    }
+
+    /// The next `n` rows decoded (those a filter keeps: `None` when it keeps none).
+    async fn next_block(&mut self, n: usize) -> Result<Option<RecordBatch>> {
         let need = n * self.row_bytes;
         let first = self.next;
-        let batch = match &mut self.source {
-            Source::Whole(all) => self.layout.decode(all, first, n)?,
-            Source::Mapped { rows, base } => self.layout.decode(&rows[(first - *base) * self.row_bytes..], first, n)?,
+        let (layout, filtered) = (&self.layout, self.filtered.as_ref());
+        let decode = |data: &[u8]| match filtered {
+            Some(filtered) => filtered.decode(layout, data, first, n),
+            None => layout.decode(data, first, n).map(Some),
+        };
+        match &mut self.source {
+            Source::Whole(all) => decode(all),
+            Source::Mapped { rows, base } => {
+                let from = (first - *base) * self.row_bytes;
+                if self.populate {
+                    rows.populate(from..from + need)?;
+                }
+                decode(&rows[from..])
+            }
             Source::File(slot) => {
                 let (mut file, mut buf) =
                     slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
@@ -467,9 +525,9 @@ impl Scan {
                 if let Some(verify) = &mut self.verify {
                     verify.update(&buf);
                 }
-                let batch = self.layout.decode(&buf, first, n)?;
+                let batch = decode(&buf)?;
                 *slot = Some((file, buf));
-                batch
+                Ok(batch)
             }
             Source::Stream(chunks, pending) => {
                 while pending.len() < need {
@@ -486,14 +544,9 @@ impl Scan {
                 if let Some(verify) = &mut self.verify {
                     verify.update(&block);
                 }
-                self.layout.decode(&block, first, n)?
+                decode(&block)
             }
-        };
-        self.next += n;
-        if self.next == self.end {
-            self.finish().await?;
         }
-        Ok(Some(batch))
     }
 
     /// After the last asked row: the bytes fetched past it read and hashed (a verified
@@ -535,6 +588,9 @@ impl Scan {
         }
     }
 }
+
+/// Rows of at most a page: a decoding that reads a value of every row touches every page.
+const POPULATED_ROW_BYTES: usize = 4096;
 
 /// Bytes read per block when only hashed: 1 MiB.
 const HASH_BLOCK: u64 = 1 << 20;

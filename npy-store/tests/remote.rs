@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use npy_arrow::ConvertOptions;
 use npy_core::prelude::*;
 use npy_core::{ErrorKind, NpyReader};
@@ -312,4 +312,34 @@ async fn mapped_scans_of_short_files_are_errors() {
     let e = stream.try_collect::<Vec<_>>().await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
     assert_eq!(e.path(), Some(std::path::Path::new("short.npy")), "{e}");
+}
+
+/// A mapped file cut short during a scan (its contract broken on purpose) fails the
+/// next block with an error naming the file, before a page past its end is touched
+/// (which would be `SIGBUS`): each block's pages are mapped in first.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_mapped_file_cut_short_is_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let location = Path::from("cut.npy");
+    let file = (0..100_000i64).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
+    store.put(&location, file.into()).await.unwrap();
+    let object = npy_store::fetch_header(&*store, &location, &Default::default()).await.unwrap();
+    let layout = Arc::new(npy_arrow::Layout::new(&object.header, None).unwrap());
+    // SAFETY: broken on purpose below, but no byte past the new end is ever touched: the
+    // block's pages are mapped in (and fail) before it is decoded.
+    let contract = unsafe { npy_core::mmap::MapContract::accept() };
+    let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
+    scan.batch_rows(10_000).map(contract);
+    let mut batches = scan.batches();
+    assert_eq!(batches.next().await.unwrap().unwrap().num_rows(), 10_000);
+    std::fs::OpenOptions::new().write(true).open(dir.path().join("cut.npy")).unwrap().set_len(100_000).unwrap();
+    let e = loop {
+        match batches.next().await.expect("an error before the end") {
+            Ok(batch) => assert!(batch.num_rows() == 10_000, "a short batch"),
+            Err(e) => break e,
+        }
+    };
+    assert!(e.to_string().starts_with("reading 'cut.npy'") && e.to_string().contains("past the file's end"), "{e}");
 }

@@ -226,6 +226,20 @@ fn gather_into(s: Scalar, data: &[u8], pos: &Pos, out: &mut [u8]) {
 /// [`gather`]'s strided copy for values of `N` bytes: a fixed-size move per value.
 fn gather_fixed<const N: usize>(out: &mut [u8], data: &[u8], pos: &Pos) {
     let mut dst = out.chunks_exact_mut(N);
+    // A field of every record (the common case) as one run of records: the loop then has
+    // no position arithmetic or bounds check of its own, which a scan that is bound by
+    // memory latency pays for (a third of the time of a gather of two fields of mapped
+    // 292-byte records, measured).
+    if let Pos::Grid { start, outer, n, len: 1, .. } = *pos {
+        if outer >= N && n > 0 && start + (n - 1) * outer + N <= data.len() {
+            let records = data[start..].chunks(outer);
+            for (d, record) in dst.zip(records) {
+                let v: &[u8; N] = record[..N].try_into().expect("N bytes");
+                d.copy_from_slice(v);
+            }
+            return;
+        }
+    }
     pos.for_each(|_, p| {
         let v: &[u8; N] = data[p..p + N].try_into().expect("N bytes");
         if let Some(d) = dst.next() {

@@ -244,6 +244,49 @@ impl Layout {
         }
         decode_rows(self, data, first, base, rows, fortran.as_deref())
     }
+
+    /// Decodes some of the rows from row `first` on into a batch: `at` holds their offsets
+    /// from `first` (row `first + at[k]` is the batch's row `k`), and `data` is as for
+    /// [`Layout::decode`] (the data from row `first` on, or all of it for a Fortran-order
+    /// array of two dims or more). This is what a filtered scan does with the rows its
+    /// predicate kept, for the columns the predicate did not need: their bytes are read only
+    /// at those rows.
+    ///
+    /// # Errors
+    /// As [`Layout::decode`], for the rows up to the last of `at`.
+    ///
+    /// # Examples
+    /// ```
+    /// use arrow_array::{cast::AsArray, types::Int64Type};
+    /// use npy_core::prelude::*;
+    ///
+    /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
+    /// let reader = npy_core::NpyReader::from_reader(&file[..])?;
+    /// let layout = npy_arrow::Layout::new(reader.header(), None)?;
+    /// let data = &file[reader.data_offset()..];
+    /// // Rows 4 and 7, from the bytes of rows 3 on.
+    /// let batch = layout.decode_at(&data[3 * layout.row_bytes()..], 3, &[1, 4])?;
+    /// assert_eq!(batch.column(0).as_primitive::<Int64Type>().values().as_ref(), [4, 7]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn decode_at(&self, data: &[u8], first: usize, at: &[usize]) -> Result<RecordBatch> {
+        let span = at.iter().max().map_or(0, |&last| last.saturating_add(1));
+        if first.checked_add(span).is_none_or(|end| end > self.rows()) {
+            let reason = format!("row {} asked of an array of {} rows", first.saturating_add(span), self.rows());
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
+        let fortran = fortran_rows(self);
+        let needed = match fortran {
+            Some(_) => self.rows() * row_bytes(self),
+            None => span * row_bytes(self),
+        };
+        if data.len() < needed {
+            return Err(ErrorKind::Truncated { expected: needed as u64, found: data.len() as u64 }.into());
+        }
+        let itemsize = self.header.dtype.itemsize();
+        let pos = crate::pos::rows_at(first, at, self.row_elements, itemsize, fortran.as_deref());
+        decode_pos(self, data, first, pos, at.len())
+    }
 }
 
 /// `rows` rows from row `first` on: `data` holds the array's data from row `base` on
@@ -258,10 +301,16 @@ pub(crate) fn decode_rows(
     fortran: Option<&[usize]>,
 ) -> Result<RecordBatch> {
     let itemsize = layout.header.dtype.itemsize();
+    let pos = crate::pos::rows(first - base, rows, layout.row_elements, itemsize, fortran);
+    decode_pos(layout, data, first, pos, rows)
+}
+
+/// `rows` rows from row `first` on whose elements are at `pos` in `data`.
+fn decode_pos(layout: &Layout, data: &[u8], first: usize, pos: Pos, rows: usize) -> Result<RecordBatch> {
+    let itemsize = layout.header.dtype.itemsize();
     let row_elements = layout.row_elements;
     let place = Place { first: first * row_elements, itemsize, lossy_text: layout.residue.is_some() };
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(layout.columns.len() + 1);
-    let pos = crate::pos::rows(first - base, rows, row_elements, itemsize, fortran);
     // Each column's node and positions (a tensor column's items: the rows' elements).
     let parts: Vec<(&Node, Pos)> = (layout.columns.iter())
         .map(|(offset, node)| match node {

@@ -3,6 +3,7 @@
 
 mod aggregate;
 mod errors;
+mod filters;
 mod integrity;
 mod npz;
 mod plans;
