@@ -188,8 +188,8 @@ fn decode_table(table: &TableProto, table_ref: &TableReference, schema: SchemaRe
 }
 
 /// The physical extension codec for scans of npy tables: a `DataSourceExec` over an
-/// [`NpySource`], as the source's kind and options around DataFusion's own file scan
-/// message (files and their row ranges, projection, limit, statistics, batch size); and a
+/// [`NpySource`], as the source's kind, options and filter around DataFusion's own file
+/// scan message (files and their row ranges, projection, limit, statistics, batch size); and a
 /// `DataSinkExec` into an [`NpySink`], as its kind, DataFusion's `FileSinkConfig` message
 /// and the sink's required input order.
 ///
@@ -222,13 +222,17 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         let (format, conf) = scan.format.as_ref().zip(scan.conf.as_ref()).ok_or_else(|| {
             DataFusionError::Internal("npy scan: the plan blob lacks its format or its file scan".into())
         })?;
-        let source = NpySource::new_with(parse_table_schema_from_proto(conf)?, format.kind()?, &format.options()?);
-        let conf = parse_protobuf_file_scan_config(
-            conf,
-            &PhysicalPlanDecodeContext::new(ctx, self),
-            proto_converter,
-            Arc::new(source),
-        )?;
+        let table_schema = parse_table_schema_from_proto(conf)?;
+        let decode = PhysicalPlanDecodeContext::new(ctx, self);
+        let predicate = match &scan.predicate {
+            Some(node) => Some(proto_converter.proto_to_physical_expr(node, table_schema.table_schema(), &decode)?),
+            None => None,
+        };
+        let mut source = NpySource::new_with(table_schema, format.kind()?, &format.options()?);
+        if let Some(predicate) = predicate {
+            source = source.with_predicate(predicate);
+        }
+        let conf = parse_protobuf_file_scan_config(conf, &decode, proto_converter, Arc::new(source))?;
         Ok(DataSourceExec::from_data_source(conf))
     }
 
@@ -250,9 +254,14 @@ impl PhysicalExtensionCodec for NpyPhysicalCodec {
         else {
             return not_impl_err!("npy-ballista: not an npy scan or sink: {}", node.name());
         };
+        let predicate = match source.predicate() {
+            Some(predicate) => Some(proto_converter.physical_expr_to_proto(predicate, self)?),
+            None => None,
+        };
         let scan = ScanProto {
             format: Some(FormatProto::new(source.kind(), source.options())),
             conf: Some(serialize_file_scan_config(conf, self, proto_converter)?),
+            predicate,
         };
         wire::write(buf, Tag::Scan, &scan);
         Ok(())

@@ -52,7 +52,7 @@
 //!
 //! # Wire format
 //!
-//! Every blob starts with the bytes `\x93npy-ballista`, a wire version (1) and a tag
+//! Every blob starts with the bytes `\x93npy-ballista`, a wire version (2) and a tag
 //! (table, format, scan or sink), then a protobuf message. A blob of another version is refused
 //! with an error that says so, never misread.
 #![forbid(unsafe_code)]

@@ -10,8 +10,9 @@ use prost::Message;
 
 /// Every blob of ours starts with these bytes.
 const MAGIC: &[u8] = b"\x93npy-ballista";
-/// The wire version this crate writes and reads.
-const VERSION: u8 = 1;
+/// The wire version this crate writes and reads: 2 since scans carry their filter (a peer
+/// of version 1 would drop it and give rows the filter drops).
+const VERSION: u8 = 2;
 
 /// What a blob holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,6 +158,9 @@ pub(crate) struct ScanProto {
     pub format: Option<FormatProto>,
     #[prost(message, optional, tag = "2")]
     pub conf: Option<datafusion_proto::protobuf::FileScanExecConf>,
+    /// The filter the scan evaluates (`NpySource::predicate`), over the table schema.
+    #[prost(message, optional, tag = "3")]
+    pub predicate: Option<datafusion_proto::protobuf::PhysicalExprNode>,
 }
 
 /// A write: the kind of files and DataFusion's own `FileSinkConfig`, and the order the sink

@@ -120,7 +120,7 @@ fn file_format_blobs_round_trip_and_foreign_blobs_are_refused() -> TestResult {
         assert!(err.contains("ends after its magic bytes"), "{err}");
         buf[magic] += 1;
         let err = codec.try_decode_file_format(&buf, &task).expect_err("a newer wire version").to_string();
-        assert!(err.contains("wire version 2"), "{err}");
+        assert!(err.contains("wire version 3"), "{err}");
     }
     Ok(())
 }

@@ -237,8 +237,14 @@ pub fn queries(truth: &Truth) -> Vec<(&'static str, Vec<Vec<Cell>>)> {
         Float(shots.iter().map(|(t, _)| t.receiver.x).fold(f64::MIN, f64::max)),
     ]];
 
+    // The top-k: the scan evaluates the sort's dynamic filter (ties broken by trace_id).
+    let mut by_t0: Vec<&Trace> = big.iter().collect();
+    by_t0.sort_by(|a, b| b.t0.total_cmp(&a.t0).then(a.trace_id.cmp(&b.trace_id)));
+    let top = by_t0.iter().take(5).map(|t| vec![Int(t.trace_id.into()), Float(t.t0)]).collect();
+
     vec![
         ("SELECT count(*), sum(trace_id), min(t0), max(t0), avg(t0), max(receiver['x']) FROM traces", aggregates),
+        ("SELECT trace_id, t0 FROM big ORDER BY t0 DESC, trace_id LIMIT 5", top),
         ("SELECT trace_id, t0, receiver['y'] FROM traces WHERE station = 2 AND t0 >= 10 ORDER BY trace_id", filtered),
         ("SELECT station, count(*), sum(t0) FROM traces GROUP BY station ORDER BY station", grouped),
         (
