@@ -80,6 +80,7 @@ const HINTS: &[(&str, &str)] = &[
     ("(raise it with ReaderOptions::max_inflated_size)", "(a limit of npy's npz reader)"),
     ("(ReadOptions::max_object_bytes)", "(--max-object-bytes)"),
     ("raise the limit with ReadOptions::max_object_bytes", "raise the limit with --max-object-bytes"),
+    ("(NpyReadOptions::map_local_files with MapContract::accept)", "(npy sql --map-local-files makes it)"),
 ];
 
 /// `text` with the libraries' Rust hints said in the tool's flags.
@@ -135,8 +136,6 @@ mod tests {
         ("ReadOptions::max_header_size", "`what` words HeaderTooLarge itself, with --max-header-size"),
         ("Reader::read", "read_1d's hint, for Rust callers reading a 1-D array: the tool reads arrays whole"),
         ("Reader::read_all", "read_1d's hint, as Reader::read"),
-        ("NpyReadOptions::map_local_files", "tells `npy sql` users that this table option is Rust's only"),
-        ("MapContract::accept", "the same message: what the Rust-only option holds"),
         ("MemberWriter::finish", "the tool writes members whole, never through MemberWriter"),
         ("BatchReader::from_map", "mapped_array's hint: the tool never calls mapped_array"),
     ];

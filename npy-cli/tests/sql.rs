@@ -271,6 +271,49 @@ fn ballista_urls_name_a_scheduler() {
     assert!(err.contains("not a scheduler's df://HOST:PORT"), "{err}");
 }
 
+/// `--map-local-files` answers as reads do (filters and top-k evaluated in the scan
+/// included); its help states the promise; it is refused as a table option, saying which
+/// flag makes the promise, and (with Ballista) together with `--ballista`.
+#[test]
+fn mapped_tables_answer_as_read_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = write_readings(&dir.path().join("r"), 25);
+    let table = format!("r={}", dir.path().join("r").display());
+    for sql in [
+        PER_SENSOR,
+        "SELECT sensor, count(*) AS n, sum(value) AS total FROM r WHERE value > 10 GROUP BY sensor ORDER BY sensor",
+        "SELECT sensor, 1 AS n, value AS total FROM r ORDER BY value DESC LIMIT 4",
+    ] {
+        let read = ok(&npy_sql(&[sql, "--table", &table, "--format", "csv"]));
+        let mapped = ok(&npy_sql(&[sql, "--table", &table, "--format", "csv", "--map-local-files"]));
+        assert_eq!(mapped, read, "{sql}");
+        assert!(read.lines().count() > 2, "{sql}: {read}");
+    }
+    let kept: Vec<Reading> = all.iter().filter(|r| r.value > 10.0).copied().collect();
+    let sql =
+        "SELECT sensor, count(*) AS n, sum(value) AS total FROM r WHERE value > 10 GROUP BY sensor ORDER BY sensor";
+    let mapped = ok(&npy_sql(&[sql, "--table", &table, "--format", "csv", "--map-local-files"]));
+    assert_same(&parse_csv(&mapped), &per_sensor(&kept));
+
+    let help = Command::new(env!("CARGO_BIN_EXE_npy")).args(["sql", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("promise that nothing modifies or truncates the files while the query runs"), "{help}");
+    assert!(help.contains("SIGBUS") && help.contains("wrong answer"), "{help}");
+
+    let output = npy_sql(&[PER_SENSOR, "--table", &table, "--option", "map_local_files=true"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is not a table option") && stderr.contains("(npy sql --map-local-files makes it)"),
+        "{stderr}"
+    );
+    #[cfg(feature = "ballista")]
+    {
+        let output = npy_sql(&[PER_SENSOR, "--table", &table, "--map-local-files", "--ballista"]);
+        assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+}
+
 /// `COPY ... TO 'x.npy'` works in `npy sql` (the session knows npy's formats), and text
 /// whose longest value comes in a later batch (20,000 rows: batches of 8,192) is written
 /// as wide as that value, by COPY and by `--out`.

@@ -155,9 +155,9 @@ impl NpyReadOptions {
                 RESIDUE => options.residue = flag(key, value)?,
                 MAP_LOCAL_FILES => {
                     let reason = format!(
-                        "option '{key}' is set from Rust only: NpyReadOptions::map_local_files holds the \
-                         unsafe promise (npy_core::mmap::MapContract::accept) that nothing changes the files \
-                         while they are scanned"
+                        "option '{key}' is not a table option: mapping the files is the promise that nothing \
+                         modifies or truncates them while they are scanned, which SQL cannot make \
+                         (NpyReadOptions::map_local_files with MapContract::accept)"
                     );
                     return Err(usage(reason));
                 }
@@ -227,6 +227,6 @@ mod tests {
         let err = NpyReadOptions::from_table_options(&map(&[("residue", "yes")])).unwrap_err().to_string();
         assert!(err.contains("'residue': 'yes' is not true or false"), "{err}");
         let err = NpyReadOptions::from_table_options(&map(&[("map_local_files", "true")])).unwrap_err().to_string();
-        assert!(err.contains("'map_local_files' is set from Rust only"), "{err}");
+        assert!(err.contains("'map_local_files' is not a table option"), "{err}");
     }
 }
