@@ -6,7 +6,7 @@ Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py npz DIR ELEMENTS REPEAT
        python3 bench.py mmap DIR BYTES REPEAT
        python3 bench.py arrow DIR RECORDS REPEAT NPY
-       python3 bench.py sql DIR RECORDS REPEAT
+       python3 bench.py sql DIR RECORDS REPEAT NPY
        python3 bench.py append DIR BATCHES REPEAT
        python3 bench.py header DIR FIELDS REPEAT
        python3 bench.py serve PART DIR SIZE [NPY]
@@ -99,6 +99,23 @@ the sums run in another order; the maximum exactly).
   np_query     for each file: np.load, then t0's sum and count and samples[:, 0].max()
   np_load_all  np.load of each file alone (context)
 
+Then five queries over another table, RECORDS / 2 shot records (2,000,000 by default, 584 MB)
+in 16 .npy files that NumPy writes into DIR/shots (trace_id <i4, station <i4 of 100, t0 <f8
+uniform in [0, 1), dt <f4, rx <f8, ry <f8, 64 <f4 samples of a decaying wave: 292 bytes a
+record), and the same rows as 16 Parquet files that pyarrow writes with its defaults (snappy)
+into DIR/shots-parquet.  Each query (QUERIES) is answered four ways, and the answers must
+agree (integers exactly, floats within 1e-7 relative: npy prints a float32 as its shortest
+text, and sums run in different orders):
+
+  <q>_npy         NPY sql QUERY --table shots=DIR/shots --format csv: a process, its start
+                  included (NPY is the release build of npy with the sql feature)
+  <q>_npy_mapped  the same with --map-local-files
+  <q>_duckdb      DuckDB (duckdb's Python package, in this process) over the Parquet files,
+                  a new connection each run (made before the clock starts)
+  <q>_numpy       np.load of each file, then the NumPy a user would write, file by file
+
+These run 2 * REPEAT + 1 times each (medians of a tenth of a second need more runs).
+
 append (benches/append.rs): DIR holds traces_whole.npy, BATCHES * 10,000 seismic traces in
 the aligned layout (record i as in `trace`).  Loaded once and checked; then the same
 records written in batches of 10,000, as npy's append_batches writes them (neither syncs:
@@ -146,7 +163,7 @@ def main():
     serving = args[:1] == ["serve"]
     if serving:
         args = args[1:4] + ["1"] + args[4:]  # PART DIR SIZE, then REPEAT (unused), [NPY]
-    if not args or args[0] not in parts or len(args) != (5 if args[0] == "arrow" else 4):
+    if not args or args[0] not in parts or len(args) != (5 if args[0] in ("arrow", "sql") else 4):
         sys.exit(USAGE)
     part, directory, size, repeat = args[0], args[1], int(args[2]), int(args[3])
     if serving:
@@ -594,7 +611,7 @@ def mmap(directory, nbytes, repeat):
 SQL_FILES = 16
 
 
-def sql(directory, n, repeat):
+def sql(directory, n, repeat, npy):
     import json
 
     files = [os.path.join(directory, "traces", f"part-{k:02}.npy") for k in range(SQL_FILES)]
@@ -633,6 +650,154 @@ def sql(directory, n, repeat):
     hot = nbytes + nbytes // 2
     rounds([("np_query", nbytes, timed(query, check_query)),
             ("np_load_all", nbytes, timed(load_all, check_load))], repeat, hot)
+    sql_queries(directory, n // 2, 2 * repeat + 1, npy)
+
+
+# The five queries of issue 37 over the shots table: three over whole rows, a filter and a
+# top-k.  `{}` stands for the table.
+QUERIES = [
+    ("group", "SELECT station, count(*) AS n, avg(t0), max(samples[1]) FROM {} GROUP BY station ORDER BY station"),
+    ("sums", "SELECT sum(rx + ry + t0), max(samples[64]), min(dt) FROM {}"),
+    ("avg", "SELECT avg(samples[10]) FROM {}"),
+    ("filter", "SELECT count(*) FROM {} WHERE t0 > 0.5 AND station = 7"),
+    ("topk", "SELECT trace_id, t0 FROM {} ORDER BY t0 DESC LIMIT 10"),
+]
+SHOT = np.dtype([("trace_id", "<i4"), ("station", "<i4"), ("t0", "<f8"), ("dt", "<f4"), ("rx", "<f8"),
+                 ("ry", "<f8"), ("samples", "<f4", (64,))])
+
+
+def write_shots(directory, n):
+    """The shots table: .npy files by NumPy, the same rows as Parquet files by pyarrow."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    npy_dir, parquet_dir = os.path.join(directory, "shots"), os.path.join(directory, "shots-parquet")
+    os.makedirs(npy_dir, exist_ok=True)
+    os.makedirs(parquet_dir, exist_ok=True)
+    rng = np.random.default_rng(37)
+    k = np.arange(64, dtype=np.float32)
+    paths = []
+    for f in range(SQL_FILES):
+        lo, hi = f * n // SQL_FILES, (f + 1) * n // SQL_FILES
+        rows = np.zeros(hi - lo, SHOT)
+        i = np.arange(lo, hi)
+        rows["trace_id"] = i
+        rows["station"] = rng.integers(0, 100, hi - lo)
+        rows["t0"] = rng.random(hi - lo)
+        rows["dt"] = np.float32(0.004) + rng.random(hi - lo, dtype=np.float32) * np.float32(1e-4)
+        rows["rx"] = 500_000.0 + rng.random(hi - lo) * 10_000.0
+        rows["ry"] = 6_200_000.0 + rng.random(hi - lo) * 10_000.0
+        phase = (i % 1000).astype(np.float32)[:, None] * np.float32(0.01)
+        rows["samples"] = np.sin(k * np.float32(0.2) + phase) * np.exp(-k / np.float32(32))
+        path = os.path.join(npy_dir, f"part-{f:02}.npy")
+        np.save(path, rows)
+        paths.append(path)
+        columns = {name: rows[name] for name in ("trace_id", "station", "t0", "dt", "rx", "ry")}
+        samples = pa.FixedSizeListArray.from_arrays(pa.array(rows["samples"].ravel()), 64)
+        table = pa.table(columns).append_column("samples", samples)
+        pq.write_table(table, os.path.join(parquet_dir, f"part-{f:02}.parquet"))
+    return npy_dir, parquet_dir, paths
+
+
+def numpy_answer(name, paths):
+    """The query `name` answered with np.load and NumPy, file by file, as rows of values."""
+    if name == "group":
+        n, t0, peak = np.zeros(100, np.int64), np.zeros(100), np.full(100, -np.inf, np.float32)
+        for path in paths:
+            rows = np.load(path)
+            n += np.bincount(rows["station"], minlength=100)
+            t0 += np.bincount(rows["station"], weights=rows["t0"], minlength=100)
+            np.maximum.at(peak, rows["station"], rows["samples"][:, 0])
+        return [(s, int(n[s]), t0[s] / n[s], float(peak[s])) for s in range(100) if n[s]]
+    if name == "sums":
+        total, peak, low = 0.0, -np.inf, np.inf
+        for path in paths:
+            rows = np.load(path)
+            total += (rows["rx"] + rows["ry"] + rows["t0"]).sum()
+            peak, low = max(peak, rows["samples"][:, 63].max()), min(low, rows["dt"].min())
+        return [(total, float(peak), float(low))]
+    if name == "avg":
+        total, count = 0.0, 0
+        for path in paths:
+            rows = np.load(path)
+            total += rows["samples"][:, 9].astype(np.float64).sum()
+            count += len(rows)
+        return [(total / count,)]
+    if name == "filter":
+        count = 0
+        for path in paths:
+            rows = np.load(path)
+            count += int(np.count_nonzero((rows["t0"] > 0.5) & (rows["station"] == 7)))
+        return [(count,)]
+    best = []
+    for path in paths:
+        rows = np.load(path)
+        top = np.argpartition(rows["t0"], -10)[-10:]
+        best.extend((float(rows["t0"][j]), int(rows["trace_id"][j])) for j in top)
+    best.sort(reverse=True)
+    return [(trace_id, t0) for t0, trace_id in best[:10]]
+
+
+def same_rows(got, want, what):
+    """Rows of values equal: integers exactly, floats within 1e-7 relative."""
+    if len(got) != len(want):
+        raise SystemExit(f"{what}: {len(got)} rows, expected {len(want)}: {got[:3]} against {want[:3]}")
+    for g, w in zip(got, want):
+        if len(g) != len(w):
+            raise SystemExit(f"{what}: row {g}, expected {w}")
+        for a, b in zip(g, w):
+            a, b = float(a), float(b)
+            if abs(a - b) > 1e-7 * max(abs(a), abs(b)):
+                raise SystemExit(f"{what}: row {g}, expected {w}")
+
+
+def sql_queries(directory, n, repeat, npy):
+    import subprocess
+
+    npy_dir, parquet_dir, paths = write_shots(directory, n)
+    parquet = f"read_parquet('{parquet_dir}/*.parquet')"
+    for path in paths:
+        warm(path)
+    nbytes = sum(os.path.getsize(path) for path in paths) - SQL_FILES * 128
+    want = {name: numpy_answer(name, paths) for name, _ in QUERIES}
+
+    def npy_sql(query, mapped):
+        flags = ["--map-local-files"] if mapped else []
+        args = [npy, "sql", query.format("shots"), "--table", f"shots={npy_dir}", "--format", "csv", *flags]
+
+        def run():
+            done = subprocess.run(args, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise SystemExit(f"{' '.join(args)}: exit code {done.returncode}: {done.stderr}")
+            return [line.split(",") for line in done.stdout.splitlines()[1:]]
+        return run
+
+    measures = []
+    for name, query in QUERIES:
+        def check(rows, name=name, query=query):
+            same_rows(rows, want[name], f"{name}: {query}")
+        measures += [
+            (f"{name}_npy", nbytes, timed(npy_sql(query, False), check)),
+            (f"{name}_npy_mapped", nbytes, timed(npy_sql(query, True), check)),
+            (f"{name}_duckdb", nbytes, duck_measure(query.format(parquet), check)),
+            (f"{name}_numpy", nbytes, timed(lambda name=name: numpy_answer(name, paths), check)),
+        ]
+    rounds(measures, repeat, max(os.path.getsize(path) for path in paths) * 3 // 2)
+
+
+def duck_measure(query, check):
+    """A measurement of `query` in a new DuckDB connection, made before the clock starts."""
+    import duckdb
+
+    def measure():
+        con = duckdb.connect()
+        t = time.perf_counter()
+        rows = con.sql(query).fetchall()
+        elapsed = time.perf_counter() - t
+        con.close()
+        check(rows)
+        return elapsed
+    return measure
 
 
 def append(directory, batches, repeat):
