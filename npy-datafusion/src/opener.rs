@@ -25,7 +25,8 @@ use crate::kind::Kind;
 use crate::options::NpyReadOptions;
 use crate::schema::{difference, member_schema};
 
-/// What a scan partition counts: rows decoded (the limit test reads it).
+/// What a scan partition counts: rows given out, those a filter kept of the rows decoded
+/// (the limit and top-k tests read it).
 #[derive(Debug, Clone)]
 pub(crate) struct ScanMetrics {
     rows: Count,
@@ -83,7 +84,7 @@ impl FileOpener for NpyOpener {
                 npy_store::fetch_header(store.as_ref(), &location, &ReadOptions::default()).await.map_err(npy_error)?;
             let layout = Layout::new_with(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
             still_matches(&file_schema, &layout.schema(), &name)?;
-            let filter = predicate.map(|p| row_filter(p, &layout)).transpose()?;
+            let filter = predicate.map(|p| row_filter(p, &layout, &name)).transpose()?;
             let layout = layout.project(&file_indices).map_err(|e| npy_error(e.reading(&name)))?;
             let (first, mut end) =
                 row_range(file.range.as_ref(), object.data_offset, layout.row_bytes(), layout.rows());
@@ -111,14 +112,14 @@ impl FileOpener for NpyOpener {
     }
 }
 
-/// The scan's filter of a file whose layout is `layout` (all its columns):
+/// The scan's filter of file `name`, whose layout is `layout` (all its columns):
 /// `predicate` (in terms of the table schema, over file columns only) judged on the columns
 /// it reads. A dynamic filter (a top-k's bound, which tightens as the query runs) is read
 /// afresh for each block.
-fn row_filter(predicate: Arc<dyn PhysicalExpr>, layout: &Layout) -> Result<RowFilter> {
+fn row_filter(predicate: Arc<dyn PhysicalExpr>, layout: &Layout, name: &str) -> Result<RowFilter> {
     let mut columns: Vec<usize> = collect_columns(&predicate).iter().map(|c| c.index()).collect();
     columns.sort_unstable();
-    let judged = layout.project(&columns).map_err(npy_error)?;
+    let judged = layout.project(&columns).map_err(|e| npy_error(e.reading(name)))?;
     let predicate = reassign_expr_columns(predicate, &judged.schema())?;
     Ok(RowFilter::new(Arc::new(judged), move |batch| match predicate.evaluate(batch)? {
         ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))) => Ok(Kept::All),

@@ -21,9 +21,9 @@ use crate::stream::BatchStream;
 
 /// A scan of rows of the `.npy` data found at byte `data_start` of `location` (an npz's
 /// stored member is the same with its data start), decoded by `layout` (projected by the
-/// caller with [`Layout::project`] for fewer columns): which rows, how many per batch and
-/// whether local files are mapped are set with `&mut self` setters, then
-/// [`RowScan::batches`] starts it. The one engine of rows as record batches, which
+/// caller with [`Layout::project`] for fewer columns): which rows, how many per batch,
+/// whether local files are mapped and which rows a filter keeps are set with `&mut self`
+/// setters, then [`RowScan::batches`] starts it. The one engine of rows as record batches, which
 /// DataFusion's scan uses too.
 ///
 /// One ranged GET for the whole row range, made when the stream is first polled (none for
