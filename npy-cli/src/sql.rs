@@ -53,8 +53,9 @@ residue=true).
 query touches only the bytes of the fields it uses: filters, top-k (ORDER BY ... LIMIT)
 and queries of a few fields of wide records run several times faster. It is your promise
 that nothing modifies or truncates the files while the query runs. If something does, a
-file cut shorter kills the tool with SIGBUS (no --out file is left behind), and a file
-written over in place can give a wrong answer without an error. Replacing a file by
+file cut shorter fails the query, or kills the tool with SIGBUS when it is cut while being
+read (no --out file is left behind), and a file written over in place can give a wrong
+answer without an error. Replacing a file by
 renaming another over it, as npy and most tools write, keeps the promise.
 
 With --ballista df://HOST:PORT (feature ballista) the query runs on an Apache Ballista
