@@ -155,18 +155,15 @@ impl Filtered {
                 let reason = format!("a filter judged {} rows of a block of {n}", mask.len());
                 return Err(ErrorKind::Usage { reason }.into());
             }
-            Kept::Rows(mask) if mask.count_set_bits() == n => None,
+            // Every row kept is as `All`: no cut.
+            Kept::Rows(mask) => Some((mask.count_set_bits(), mask)).filter(|&(rows, _)| rows < n),
             Kept::All => None,
-            Kept::Rows(mask) => Some(mask),
             Kept::None => return Ok(None),
         };
         let (judged, rest, rows) = match mask {
+            Some((0, _)) => return Ok(None),
             None => (judged.columns().to_vec(), self.rest.decode(data, first, n)?, n),
-            Some(mask) => {
-                let rows = mask.count_set_bits();
-                if rows == 0 {
-                    return Ok(None);
-                }
+            Some((rows, mask)) => {
                 let mask = BooleanArray::new(mask, None);
                 let cut = |c: &ArrayRef| arrow_select::filter::filter(c, &mask).map_err(arrow_error);
                 let judged = judged.columns().iter().map(cut).collect::<Result<Vec<_>>>()?;

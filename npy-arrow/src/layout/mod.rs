@@ -229,19 +229,8 @@ impl Layout {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn decode(&self, data: &[u8], first: usize, rows: usize) -> Result<RecordBatch> {
-        if first.checked_add(rows).is_none_or(|end| end > self.rows()) {
-            let reason =
-                format!("rows {first}..{} asked of an array of {} rows", first.saturating_add(rows), self.rows());
-            return Err(ErrorKind::WrongShape { reason }.into());
-        }
-        let fortran = fortran_rows(self);
-        let (base, needed) = match fortran {
-            Some(_) => (0, self.rows() * row_bytes(self)),
-            None => (first, rows * row_bytes(self)),
-        };
-        if data.len() < needed {
-            return Err(ErrorKind::Truncated { expected: needed as u64, found: data.len() as u64 }.into());
-        }
+        let fortran = self.checked_rows(data, first, rows)?;
+        let base = if fortran.is_some() { 0 } else { first };
         decode_rows(self, data, first, base, rows, fortran.as_deref())
     }
 
@@ -271,21 +260,30 @@ impl Layout {
     /// ```
     pub fn decode_at(&self, data: &[u8], first: usize, at: &[usize]) -> Result<RecordBatch> {
         let span = at.iter().max().map_or(0, |&last| last.saturating_add(1));
-        if first.checked_add(span).is_none_or(|end| end > self.rows()) {
-            let reason = format!("row {} asked of an array of {} rows", first.saturating_add(span), self.rows());
+        let fortran = self.checked_rows(data, first, span)?;
+        let itemsize = self.header.dtype.itemsize();
+        let pos = crate::pos::rows_at(first, at, self.row_elements, itemsize, fortran.as_deref());
+        decode_pos(self, data, first, pos, at.len())
+    }
+
+    /// Checks that rows `first..first + rows` are in the array and that `data` (as
+    /// [`Layout::decode`] takes it) holds their bytes; the Fortran offsets of a row's items
+    /// for a Fortran-order N-d array, whose `data` is all of it.
+    fn checked_rows(&self, data: &[u8], first: usize, rows: usize) -> Result<Option<Vec<usize>>> {
+        if first.checked_add(rows).is_none_or(|end| end > self.rows()) {
+            let reason =
+                format!("rows {first}..{} asked of an array of {} rows", first.saturating_add(rows), self.rows());
             return Err(ErrorKind::WrongShape { reason }.into());
         }
         let fortran = fortran_rows(self);
         let needed = match fortran {
             Some(_) => self.rows() * row_bytes(self),
-            None => span * row_bytes(self),
+            None => rows * row_bytes(self),
         };
         if data.len() < needed {
             return Err(ErrorKind::Truncated { expected: needed as u64, found: data.len() as u64 }.into());
         }
-        let itemsize = self.header.dtype.itemsize();
-        let pos = crate::pos::rows_at(first, at, self.row_elements, itemsize, fortran.as_deref());
-        decode_pos(self, data, first, pos, at.len())
+        Ok(fortran)
     }
 }
 
