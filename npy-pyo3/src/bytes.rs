@@ -62,6 +62,12 @@ impl<'py> ArrayBytes<'py> {
         self.fortran_order
     }
 
+    /// The bytes as the `uint8` NumPy array they are read from (`None` when there are
+    /// none), for handing them to Python code without a copy (a file object's `write`).
+    pub fn as_numpy(&self) -> Option<&Bound<'py, PyArray1<u8>>> {
+        self.data.as_deref()
+    }
+
     /// The bytes.
     ///
     /// # Errors

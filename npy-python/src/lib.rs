@@ -1,175 +1,187 @@
-//! The `npy` Python package: NumPy's `.npy` and `.npz` files read and written by npy's Rust
-//! core. `npy.load` and `npy.save` give and write what `np.load` and `np.save` do; object
-//! arrays load without running a pickle; stored `.npz` members map in place; appends are
-//! locked and crash-safe. Built by maturin (`pip install ./npy-python`).
+//! `npy._npy`: the Rust engine of the `npy` Python package (`npy-python/python/npy`), which
+//! gives NumPy's `load`, `save`, `savez`, `savez_compressed` and `open_memmap` their
+//! signatures and hands the work to the functions here. Built by maturin (`pip install
+//! ./npy-python`), one abi3 module for CPython 3.11+.
 //!
-//! Every function releases the GIL while it reads or writes, and arrays come to Python
-//! over the buffer npy-core read them into (no copy).
+//! Reads and writes of paths release the GIL; file objects are read and written through
+//! their own methods, as NumPy reads and writes them. Arrays come to Python over the
+//! buffer npy-core read them into (no copy). Object arrays never run a pickle: npy-core's
+//! restricted decoder checks it, CPython's unpickler (naming only what the decoder allows)
+//! builds it.
 #![forbid(unsafe_code)]
 
 mod arrays;
-mod files;
+mod load;
 mod npz;
+mod objects;
+mod pyfile;
+mod save;
 mod unpickle;
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use npy_core::append::Appender;
-use npy_core::atomic::AtomicFile;
 use npy_core::header::Header;
-use npy_core::npz::ReaderOptions;
-use npy_core::object::from_pickle;
-use npy_core::{DType, DynView, ReadNpy, WriteNpy};
+use npy_core::DynView;
 use npy_pyo3::{from_numpy, py_err, ArrayBytes};
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::PyList;
 
-use crate::arrays::memmap;
-use crate::files::{header_of, map_mode, objects_unmappable, path_of, read_options, Loaded, MAX_HEADER_SIZE};
-use crate::npz::NpzFile;
+use crate::load::{load_file, load_path, map_mode, LoadArgs, Loaded};
+use crate::npz::NpzReader;
+use crate::save::{Prepared, Target};
+use crate::unpickle::PickleArgs;
 
-/// Loads the array in a `.npy` file, or opens an `.npz` archive (as `load_npz`).
-///
-/// Gives what `np.load(file, mmap_mode=mmap_mode, allow_pickle=True)` gives: the same
-/// dtype (titles, offsets, padding), shape, order and bytes. An object array's pickle is
-/// first checked whole by a decoder that knows only NumPy's arrays and plain values (None,
-/// bool, int, float, complex, str, bytes, NumPy scalars, and lists, tuples and dicts of
-/// them): a pickle naming anything else raises `ValueError` and nothing in it runs. A
-/// checked pickle is then built by CPython's unpickler, able to name only what the decoder
-/// allows.
-///
-/// mmap_mode: None, 'r', 'r+' or 'c': the file is mapped as `np.load` maps it (an
-///     `np.memmap`); object arrays cannot be.
-/// max_header_size: headers longer than this raise `ValueError` before anything is read
-///     (NumPy's default, 10000).
-///
-/// Raises OSError (FileNotFoundError, ...) when the file cannot be read, ValueError when
-/// it is no valid `.npy` file; the message names the file.
-#[pyfunction]
-#[pyo3(signature = (file, mmap_mode=None, *, max_header_size=MAX_HEADER_SIZE))]
-fn load<'py>(
-    py: Python<'py>,
-    file: &Bound<'py, PyAny>,
+/// `np.load`'s arguments, checked.
+fn load_args(
     mmap_mode: Option<&str>,
+    allow_pickle: Option<bool>,
+    fix_imports: bool,
+    encoding: String,
     max_header_size: usize,
-) -> PyResult<Bound<'py, PyAny>> {
-    let path = path_of("load", file)?;
-    let mode = map_mode(mmap_mode)?;
-    if py.detach(|| npy_core::npz::is_npz(&path)).map_err(py_err)? {
-        return Ok(Bound::new(py, open_npz(py, path, mode, max_header_size)?)?.into_any());
+) -> PyResult<LoadArgs> {
+    if !matches!(encoding.as_str(), "ASCII" | "latin1" | "bytes") {
+        return Err(PyValueError::new_err("encoding must be 'ASCII', 'latin1', or 'bytes'"));
     }
-    let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
-    let options = read_options(max_header_size, file_len);
-    if let Some(mode) = mode {
-        let (header, offset) = py.detach(|| header_of(&path, &options)).map_err(py_err)?;
-        if header.dtype.has_object() {
-            return Err(objects_unmappable(&path));
-        }
-        return memmap(file, &header, offset, mode);
-    }
-    py.detach(|| Loaded::read_npy_with(&path, &options)).map_err(py_err)?.into_python(py)
+    Ok(LoadArgs {
+        mmap_mode: map_mode(mmap_mode)?,
+        allow_pickle,
+        pickle: PickleArgs { fix_imports, encoding },
+        max_header_size,
+    })
 }
 
-/// Opens an `.npz` archive as a lazy mapping of its members (`NpzFile`), as `np.load`
-/// does, each member read when asked for.
-///
-/// mmap_mode: None, 'r' or 'c': stored (uncompressed) members are then memory-mapped in
-///     place (views of the archive's bytes); deflated members are read into memory. ('r+'
-///     is refused for stored members: writing would leave their CRC-32 wrong.)
-/// max_header_size: as for `load`, for each member's header.
-///
-/// `npz.load_all()` reads every member, several at once.
+fn loaded(py: Python<'_>, loaded: Loaded<'_>) -> PyResult<Py<PyAny>> {
+    match loaded {
+        Loaded::Array(array) => Ok(array.unbind()),
+        Loaded::Archive(reader) => Ok(Bound::new(py, *reader)?.into_any().unbind()),
+    }
+}
+
+/// `np.load` of a path: an array, an `np.memmap`, or an [`NpzReader`].
 #[pyfunction]
-#[pyo3(signature = (file, mmap_mode=None, *, max_header_size=MAX_HEADER_SIZE))]
-fn load_npz(
+fn load_from_path(
+    py: Python<'_>,
+    path: PathBuf,
+    mmap_mode: Option<&str>,
+    allow_pickle: Option<bool>,
+    fix_imports: bool,
+    encoding: String,
+    max_header_size: usize,
+) -> PyResult<Py<PyAny>> {
+    let args = load_args(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)?;
+    loaded(py, load_path(py, path, &args)?)
+}
+
+/// `np.load` of a file object, from its position: an array or an [`NpzReader`].
+#[pyfunction]
+fn load_from_file(
     py: Python<'_>,
     file: &Bound<'_, PyAny>,
     mmap_mode: Option<&str>,
+    allow_pickle: Option<bool>,
+    fix_imports: bool,
+    encoding: String,
     max_header_size: usize,
-) -> PyResult<NpzFile> {
-    let path = path_of("load_npz", file)?;
-    open_npz(py, path, map_mode(mmap_mode)?, max_header_size)
+) -> PyResult<Py<PyAny>> {
+    let args = load_args(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)?;
+    loaded(py, load_file(py, file, &args)?)
 }
 
-fn open_npz(py: Python<'_>, path: PathBuf, mode: Option<&'static str>, max_header_size: usize) -> PyResult<NpzFile> {
-    let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
-    let mut options = ReaderOptions::new();
-    options.read_options(&read_options(max_header_size, file_len));
-    py.detach(|| NpzFile::open(path, mode, &options)).map_err(py_err)
-}
-
-/// Saves `arr` to a `.npy` file, byte for byte the file `np.save(file, arr)` writes
-/// (`.npy` is appended to a name that lacks it, as `np.save` does).
-///
-/// The file appears whole or not at all: it is written beside its place and renamed over
-/// it when complete, so a failed or killed save leaves any old file as it was.
-///
-/// Object arrays are saved as `np.save` saves them (a pickle) when they hold plain values
-/// (None, bool, int, float, complex, str, bytes, NumPy scalars, and lists, tuples and dicts
-/// of them); anything else raises `TypeError`, so every file saved loads with `npy.load`.
+/// An archive opened as `NpzFile(fid)` opens it: by path, or from a file object.
 #[pyfunction]
-fn save(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> PyResult<()> {
-    let mut path = path_of("save", file)?;
-    if !path.as_os_str().to_string_lossy().ends_with(".npy") {
-        path.as_mut_os_string().push(".npy");
+fn open_npz(
+    py: Python<'_>,
+    file: &Bound<'_, PyAny>,
+    mmap_mode: Option<&str>,
+    allow_pickle: Option<bool>,
+    fix_imports: bool,
+    encoding: String,
+    max_header_size: usize,
+) -> PyResult<NpzReader> {
+    let args = load_args(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)?;
+    if file.hasattr("read")? {
+        NpzReader::open_file(py, file, &args)
+    } else {
+        NpzReader::open_path(py, file.extract()?, &args)
     }
-    let arr = py.import("numpy")?.getattr("asanyarray")?.call1((arr,))?;
-    let arr = arr.cast::<PyUntypedArray>()?;
-    let dtype = arr.dtype();
-    let legacy: bool = dtype.get_type().getattr("_legacy")?.extract()?;
-    if dtype.has_object() || !legacy {
-        return save_pickled(py, path, arr);
-    }
-    let bytes = ArrayBytes::of(arr)?;
-    let header =
-        Header { dtype: from_numpy(&dtype)?, fortran_order: bytes.fortran_order(), shape: arr.shape().to_vec() };
-    let data = bytes.as_slice()?;
-    py.detach(|| DynView::new(header, data)?.write_npy(&path)).map_err(py_err)
 }
 
-/// An object array (or one of a dtype NumPy pickles) saved as `np.save` does: the header,
-/// then `pickle.dump(arr, protocol=4)`, checked first to hold only what npy reads back.
-fn save_pickled(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
-    let buffer = py.import("io")?.getattr("BytesIO")?.call0()?;
-    let dump = py.import("pickle")?.getattr("dump")?;
-    dump.call((arr, &buffer, 4), None)?;
-    let pickle = buffer.call_method0("getvalue")?.cast_into::<PyBytes>()?;
-    let pickle = pickle.as_bytes();
-    let fortran_order = !arr.is_c_contiguous() && arr.is_fortran_contiguous();
-    let header = Header { dtype: "|O".parse::<DType>().map_err(py_err)?, fortran_order, shape: arr.shape().to_vec() };
-    // The budget `npy.load` gives this file's pickle, so that what is saved loads.
-    let options = read_options(MAX_HEADER_SIZE, Some(pickle.len() as u64));
-    let plain = py.detach(|| from_pickle(pickle, &options).map(drop));
-    if let Err(e) = plain {
-        return Err(PyTypeError::new_err(format!(
-            "{}: npy.save writes object arrays of plain values only (use np.save for others): {e}",
-            path.display()
-        )));
-    }
-    py.detach(|| {
-        let (_, head) = header.encode(None)?;
-        let mut file = AtomicFile::create(&path)?;
-        file.write_all(&head)?;
-        file.write_all(pickle)?;
-        file.commit(true)
-    })
-    .map_err(|e: npy_core::Error| py_err(e.writing(&path)))
-}
-
-/// Appends the rows of `arr` to the `.npy` file `file`, in place: its dtype, and its shape
-/// but for the first axis, must be the file's (the file grows along its first axis).
-///
-/// Appends are locked (several processes may append to one file; each waits for the
-/// others) and crash-safe: the header is rewritten only after the rows are on disk, so a
-/// killed append leaves the file as it was before it. Create the file with `npy.save`.
+/// `open_memmap(path, mode)` of an existing `.npy` file (modes `r`, `r+`, `c`).
 #[pyfunction]
-fn append(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> PyResult<()> {
-    let path = path_of("append", file)?;
-    let arr = py.import("numpy")?.getattr("asanyarray")?.call1((arr,))?;
-    let arr = arr.cast::<PyUntypedArray>()?;
+fn map_npy<'py>(py: Python<'py>, path: PathBuf, mode: &str, max_header_size: usize) -> PyResult<Bound<'py, PyAny>> {
+    let args = LoadArgs { max_header_size, ..LoadArgs::default() };
+    let options = args.read_options(None);
+    let (header, offset) = load::header_at(py, &path, &options)?;
+    let mode = map_mode(Some(mode))?.unwrap_or("r+");
+    arrays::memmap(&path.as_os_str().into_pyobject(py)?.into_any(), &header, offset, mode)
+}
+
+/// `np.save` to a path (`.npy` added by the caller); gives the format version written.
+#[pyfunction]
+fn save_to_path(
+    py: Python<'_>,
+    path: PathBuf,
+    arr: &Bound<'_, PyUntypedArray>,
+    allow_pickle: bool,
+    durable: bool,
+) -> PyResult<(u8, u8)> {
+    let prepared = Prepared::of(arr, allow_pickle, &path.display().to_string())?;
+    save::save_path(py, path, &prepared, durable)
+}
+
+/// `np.save` to a file object; gives the format version written.
+#[pyfunction]
+fn save_to_file(file: &Bound<'_, PyAny>, arr: &Bound<'_, PyUntypedArray>, allow_pickle: bool) -> PyResult<(u8, u8)> {
+    let what = pyfile::name_of(file).map_or_else(|| "the file".to_string(), |p| p.display().to_string());
+    let prepared = Prepared::of(arr, allow_pickle, &what)?;
+    save::save_file(file, &prepared)
+}
+
+/// `np.savez` (`compress`: `np.savez_compressed`) of `names` and `arrays` to a path (with
+/// its suffix) or a file object; gives each member's format version.
+#[pyfunction]
+fn savez(
+    py: Python<'_>,
+    file: &Bound<'_, PyAny>,
+    names: Vec<String>,
+    arrays: &Bound<'_, PyList>,
+    compress: bool,
+    allow_pickle: bool,
+    durable: bool,
+) -> PyResult<Vec<(u8, u8)>> {
+    let target = if file.hasattr("write")? { Target::File(file.clone()) } else { Target::Path(file.extract()?) };
+    let mut members = Vec::with_capacity(names.len());
+    for (name, arr) in names.into_iter().zip(arrays.iter()) {
+        let arr = arr.cast_into::<PyUntypedArray>()?;
+        let prepared = Prepared::of(&arr, allow_pickle, &format!("{name}.npy"))?;
+        members.push((name, prepared));
+    }
+    save::savez(py, target, &members, compress, durable)
+}
+
+/// The file of `open_memmap(path, mode='w+', ...)`, created atomically; gives the data's
+/// offset and the format version.
+#[pyfunction]
+fn create_npy(
+    py: Python<'_>,
+    path: PathBuf,
+    dtype: &Bound<'_, PyArrayDescr>,
+    shape: Vec<usize>,
+    fortran_order: bool,
+    version: Option<(u8, u8)>,
+) -> PyResult<(u64, (u8, u8))> {
+    save::create_npy(py, path, dtype, shape, fortran_order, version)
+}
+
+/// Appends the rows of `arr` to the `.npy` file `path`, in place: its dtype, and its shape
+/// but for the first axis, must be the file's. Appends are locked (several processes may
+/// append to one file) and crash-safe: the header is rewritten only after the rows are on
+/// disk, so a killed append leaves the file as it was.
+#[pyfunction]
+fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
     if arr.ndim() == 0 {
         return Err(PyValueError::new_err(format!("{}: cannot append a 0-d array (give rows)", path.display())));
     }
@@ -181,18 +193,23 @@ fn append(py: Python<'_>, file: &Bound<'_, PyAny>, arr: &Bound<'_, PyAny>) -> Py
     py.detach(|| Appender::from_path(&path)?.append_dyn(DynView::new(header, data)?)).map_err(py_err)
 }
 
-/// NumPy's `.npy` and `.npz` files on npy's Rust core: `load`, `save`, `load_npz`,
-/// `append`.
+/// The engine of the `npy` package.
 #[pymodule]
-#[pyo3(name = "npy")]
-fn npy_python(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(load, m)?)?;
-    m.add_function(wrap_pyfunction!(save, m)?)?;
-    m.add_function(wrap_pyfunction!(load_npz, m)?)?;
+#[pyo3(name = "_npy")]
+fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(load_from_path, m)?)?;
+    m.add_function(wrap_pyfunction!(load_from_file, m)?)?;
+    m.add_function(wrap_pyfunction!(open_npz, m)?)?;
+    m.add_function(wrap_pyfunction!(map_npy, m)?)?;
+    m.add_function(wrap_pyfunction!(save_to_path, m)?)?;
+    m.add_function(wrap_pyfunction!(save_to_file, m)?)?;
+    m.add_function(wrap_pyfunction!(savez, m)?)?;
+    m.add_function(wrap_pyfunction!(create_npy, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
-    m.add_class::<NpzFile>()?;
+    m.add_class::<NpzReader>()?;
+    m.add_class::<unpickle::Feeder>()?;
+    m.add("UnsafePickleError", unpickle::unsafe_pickle_error(m.py())?)?;
+    m.add("MAX_HEADER_SIZE", load::MAX_HEADER_SIZE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    let mapping = m.py().import("collections.abc")?.getattr("Mapping")?;
-    mapping.call_method1("register", (m.getattr("NpzFile")?,))?;
     Ok(())
 }

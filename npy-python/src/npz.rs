@@ -1,187 +1,254 @@
-//! `npy.load_npz`: an archive as a lazy, read-only mapping of its members.
+//! The archive behind `npy.NpzFile`: an `.npz` opened by path or from a file object, its
+//! members read when asked for (the Python class around it gives NumPy's `NpzFile`).
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read, Seek};
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use npy_core::npz::{Compression, MemberInfo, Reader, ReaderOptions};
-use npy_pyo3::py_err;
+use npy_core::object::CheckedPickle;
+use npy_core::{DynArray, ErrorKind, NpyReader, ReadNpy, Result};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
-use crate::arrays::memmap;
-use crate::files::Loaded;
+use crate::arrays::{from_dyn, memmap};
+use crate::load::LoadArgs;
+use crate::pyfile::{name_of, py_error, PyFile};
+use crate::unpickle::{load_checked, pickle_error};
 
-/// An `.npz` archive opened by `npy.load_npz`: a read-only mapping of member names (as
-/// `np.load(f).files` lists them, `.npy` stripped; `'x.npy'` finds `'x'` too) to arrays,
-/// each read when asked for. Under `mmap_mode`, stored (uncompressed) members are
-/// memory-mapped in place (`np.memmap` views of the archive's bytes); deflated members and
-/// object arrays are read into memory. `load_all()` reads every member, several at once.
-///
-/// Use it as a context manager, or call `close()`, to close the file.
-#[pyclass(module = "npy", name = "NpzFile", frozen)]
-pub(crate) struct NpzFile {
-    path: PathBuf,
-    names: Vec<String>,
-    members: HashMap<String, MemberInfo>,
-    mmap_mode: Option<&'static str>,
-    reader: Mutex<Option<Reader<BufReader<File>>>>,
+/// A member as read: an array of any dtype but objects, an object array's checked
+/// pickle, or the bytes of a member that is not a `.npy` file.
+enum Member {
+    Array(DynArray),
+    Objects(CheckedPickle),
+    Raw(Vec<u8>),
 }
 
-impl NpzFile {
-    pub(crate) fn open(
-        path: PathBuf,
-        mmap_mode: Option<&'static str>,
-        options: &ReaderOptions,
-    ) -> npy_core::Result<Self> {
-        let mut reader = Reader::from_path_with(&path, options)?;
-        let names = reader.names().to_vec();
-        let members = reader.members()?.into_iter().map(|m| (m.name.clone(), m)).collect();
-        Ok(NpzFile { path, names, members, mmap_mode, reader: Mutex::new(Some(reader)) })
+impl ReadNpy for Member {
+    fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        if reader.header().dtype.has_object() {
+            reader.read().map(Member::Objects)
+        } else {
+            reader.read().map(Member::Array)
+        }
+    }
+}
+
+/// The open archive, by path (members may be read on several threads, and mapped) or
+/// through a Python file object.
+enum Source {
+    Path(Reader<BufReader<File>>),
+    File(Reader<BufReader<PyFile>>),
+}
+
+/// Runs `$body` with `$reader` bound to the open archive's reader, whatever its source.
+macro_rules! with_source {
+    ($source:expr, $reader:ident => $body:expr) => {
+        match $source {
+            Source::Path($reader) => $body,
+            Source::File($reader) => $body,
+        }
+    };
+}
+
+/// Member `name` of `reader`: read, or its raw bytes when it is not a `.npy` file (as
+/// `NpzFile.__getitem__` gives them), refusing object arrays when `objects` is false.
+fn read_member<R: Read + Seek>(reader: &mut Reader<R>, name: &str, objects: bool) -> Result<Option<Member>> {
+    if !objects && reader.npy(name).is_ok_and(|npy| npy.header().dtype.has_object()) {
+        return Ok(None);
+    }
+    match reader.read::<Member>(name) {
+        Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) && !reader.is_npy(name)? => {
+            reader.read_raw(name).map(|raw| Some(Member::Raw(raw)))
+        }
+        other => other.map(Some),
+    }
+}
+
+/// An `.npz` archive, its members read lazily: the engine of `npy.NpzFile`.
+#[pyclass(module = "npy._npy", frozen)]
+pub(crate) struct NpzReader {
+    /// The archive's path (for maps and messages), if opened by path.
+    path: Option<PathBuf>,
+    /// What errors call the archive: its path, or a file object's name.
+    label: String,
+    names: Vec<String>,
+    infos: HashMap<String, MemberInfo>,
+    args: LoadArgs,
+    source: Mutex<Option<Source>>,
+}
+
+impl NpzReader {
+    fn options(args: &LoadArgs, file_len: Option<u64>) -> ReaderOptions {
+        let mut options = ReaderOptions::new();
+        options.read_options(&args.read_options(file_len));
+        options
     }
 
-    /// `f` of the open reader, run with the GIL released (and the lock taken without it,
-    /// so that a thread waiting for the lock never holds the GIL this one needs back).
-    fn with_reader<T: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut Reader<BufReader<File>>) -> npy_core::Result<T> + Send,
-    ) -> PyResult<T> {
+    fn new(path: Option<PathBuf>, label: String, mut source: Source, args: &LoadArgs) -> Result<NpzReader> {
+        let (names, infos) = with_source!(&mut source, reader => {
+            let names = reader.names().to_vec();
+            let infos = reader.members()?.into_iter().map(|m| (m.name.clone(), m)).collect();
+            (names, infos)
+        });
+        Ok(NpzReader { path, label, names, infos, args: args.clone(), source: Mutex::new(Some(source)) })
+    }
+
+    /// The archive at `path`.
+    pub(crate) fn open_path(py: Python<'_>, path: PathBuf, args: &LoadArgs) -> PyResult<NpzReader> {
+        let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
+        let options = NpzReader::options(args, file_len);
+        let label = path.display().to_string();
+        py.detach(|| {
+            let reader = Reader::from_path_with(&path, &options)?;
+            NpzReader::new(Some(path), label, Source::Path(reader), args)
+        })
+        .map_err(py_error)
+    }
+
+    /// The archive in a file object (which is read where this reader needs it, whoever
+    /// else moves it in between).
+    pub(crate) fn open_file(py: Python<'_>, file: &Bound<'_, PyAny>, args: &LoadArgs) -> PyResult<NpzReader> {
+        let name = name_of(file);
+        let label = name.as_ref().map_or_else(|| "the archive".to_string(), |n| n.display().to_string());
+        let options = NpzReader::options(args, None);
+        let adapter = BufReader::with_capacity(64 << 10, PyFile::with_own_position(file)?);
+        py.detach(|| {
+            let reader = Reader::from_reader_with(adapter, &options);
+            let reader = reader.map_err(|e| if let Some(path) = &name { e.reading(path) } else { e })?;
+            NpzReader::new(None, label, Source::File(reader), args)
+        })
+        .map_err(py_error)
+    }
+
+    /// `f` of the open archive, run with the GIL released (and the lock taken without it,
+    /// so that a thread waiting for the lock never holds the GIL this one needs back: a
+    /// file object's reads take it).
+    fn with_source<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Source) -> Result<T> + Send) -> PyResult<T> {
         let result = py.detach(|| {
-            let mut guard = self.reader.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut guard = self.source.lock().unwrap_or_else(PoisonError::into_inner);
             guard.as_mut().map(f)
         });
         match result {
-            Some(result) => result.map_err(py_err),
-            None => Err(PyValueError::new_err(format!("{}: the archive is closed", self.path.display()))),
+            Some(result) => result.map_err(|e| pickle_error(py, e)),
+            None => Err(PyValueError::new_err(format!("{}: the archive is closed", self.label))),
         }
     }
 
-    /// The member name `key` means.
-    fn name(&self, key: &str) -> PyResult<String> {
-        if self.members.contains_key(key) {
-            return Ok(key.to_string());
-        }
-        match key.strip_suffix(".npy") {
-            Some(stem) if self.members.contains_key(stem) => Ok(stem.to_string()),
-            _ => Err(PyKeyError::new_err(format!("{key} is not a file in the archive {}", self.path.display()))),
-        }
+    fn info(&self, name: &str) -> PyResult<&MemberInfo> {
+        self.infos.get(name).ok_or_else(|| PyKeyError::new_err(format!("{name} is not a file in the archive")))
     }
 
-    /// Member `name`: mapped when it can be, else read.
-    fn member<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        if let Some(mode) = self.mmap_mode {
-            let info = &self.members[name];
-            if let (Some(Compression::Stored), Some(start)) = (&info.compression, info.data_start) {
-                if mode == "r+" {
-                    return Err(PyValueError::new_err(format!(
-                        "{}: mmap_mode 'r+' would change member {name} without its CRC-32; use 'r' or 'c'",
-                        self.path.display()
-                    )));
-                }
-                let (header, offset) = self.with_reader(py, |reader| {
-                    let npy = reader.npy(name)?;
-                    Ok((npy.header().clone(), npy.data_offset() as u64))
-                })?;
-                if !header.dtype.has_object() {
-                    let file = pyo3::types::PyString::new(py, &self.path.to_string_lossy());
-                    return memmap(file.as_any(), &header, start + offset, mode);
-                }
-            }
+    /// Member `name` mapped in place, if it can be: a stored array (not of objects) of an
+    /// archive opened by path, under a map mode.
+    fn mapped<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (Some(mode), Some(path)) = (self.args.mmap_mode, &self.path) else { return Ok(None) };
+        let info = self.info(name)?;
+        let (Some(Compression::Stored), Some(start)) = (&info.compression, info.data_start) else { return Ok(None) };
+        let header = self.with_source(py, |source| {
+            with_source!(source, reader => {
+                let npy = reader.npy(name)?;
+                Ok((npy.header().clone(), npy.data_offset() as u64))
+            })
+        });
+        let Ok((header, offset)) = header else {
+            // Not a .npy member (or a bad one): read, to give its bytes or its error.
+            return Ok(None);
+        };
+        if header.dtype.has_object() {
+            return Ok(None);
         }
-        self.with_reader(py, |reader| reader.read::<Loaded>(name))?.into_python(py)
+        if mode == "r+" {
+            return Err(PyValueError::new_err(format!(
+                "{}: mmap_mode 'r+' would change member {} without its CRC-32; use 'r' or 'c'",
+                self.label, info.member
+            )));
+        }
+        let file = PyString::new(py, &path.to_string_lossy());
+        memmap(file.as_any(), &header, start + offset, mode).map(Some)
+    }
+
+    fn to_python<'py>(&self, py: Python<'py>, member: Option<Member>) -> PyResult<Bound<'py, PyAny>> {
+        match member {
+            None => Err(crate::unpickle::refused_by_allow_pickle()),
+            Some(Member::Array(array)) => from_dyn(py, array),
+            Some(Member::Objects(pickle)) => load_checked(py, pickle.bytes(), &self.args.pickle),
+            Some(Member::Raw(bytes)) => Ok(PyBytes::new(py, &bytes).into_any()),
+        }
     }
 }
 
 #[pymethods]
-impl NpzFile {
-    /// The member names, in the archive's order.
-    #[getter]
-    fn files(&self) -> Vec<String> {
+impl NpzReader {
+    /// The arrays' names (member names with `.npy` stripped), in the archive's order.
+    fn names(&self) -> Vec<String> {
         self.names.clone()
     }
 
-    fn keys(&self) -> Vec<String> {
-        self.names.clone()
+    /// The members' names in the zip, in the archive's order.
+    fn members(&self) -> Vec<String> {
+        self.names.iter().map(|n| self.infos[n].member.clone()).collect()
     }
 
-    fn __len__(&self) -> usize {
-        self.names.len()
-    }
-
-    fn __contains__(&self, key: &str) -> bool {
-        self.name(key).is_ok()
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(PyList::new(py, &self.names)?.try_iter()?.into_any())
-    }
-
-    fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        let name = self.name(key)?;
-        self.member(py, &name)
-    }
-
-    /// The array of member `key`, or `default` when there is none.
-    #[pyo3(signature = (key, default=None))]
-    fn get<'py>(&self, py: Python<'py>, key: &str, default: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        match self.name(key) {
-            Ok(name) => self.member(py, &name),
-            Err(_) => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
+    /// Member `name` (a name of `names()`): mapped when it can be, else read.
+    fn get<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.info(name)?;
+        if let Some(mapped) = self.mapped(py, name)? {
+            return Ok(mapped);
         }
+        let objects = self.args.allow_pickle != Some(false);
+        let member =
+            self.with_source(py, |source| with_source!(source, reader => read_member(reader, name, objects)))?;
+        self.to_python(py, member)
     }
 
-    /// Every member's array, in the archive's order.
-    fn values<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let all = self.load_all(py)?;
-        self.names.iter().map(|n| Ok(all.get_item(n)?.expect("load_all holds every member"))).collect()
-    }
-
-    /// `(name, array)` for every member, in the archive's order.
-    fn items<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Bound<'py, PyAny>)>> {
-        let values = self.values(py)?;
-        Ok(self.names.iter().cloned().zip(values).collect())
-    }
-
-    /// A dict of every member's array. Members are read several at once (one thread per
-    /// CPU, deflated ones inflated in parallel); under `mmap_mode`, stored members are
-    /// mapped instead.
+    /// Every member, in the archive's order, as a dict. Members are read several at once
+    /// (one thread per CPU, deflated ones inflated in parallel) from an archive opened by
+    /// path; under a map mode, stored members are mapped instead.
     fn load_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
-        if self.mmap_mode.is_some() {
-            for name in &self.names {
-                dict.set_item(name, self.member(py, name)?)?;
+        let parallel = self.args.mmap_mode.is_none() && self.args.allow_pickle != Some(false);
+        // A member that is not a .npy file fails the parallel read: then one by one.
+        let all = if parallel {
+            self.with_source(py, |source| match source {
+                Source::Path(reader) => match reader.read_all::<Member>() {
+                    Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => Ok(None),
+                    other => other.map(Some),
+                },
+                Source::File(_) => Ok(None),
+            })?
+        } else {
+            None
+        };
+        match all {
+            Some(members) => {
+                for (name, member) in self.names.iter().zip(members) {
+                    dict.set_item(name, self.to_python(py, Some(member))?)?;
+                }
             }
-            return Ok(dict);
-        }
-        let loaded = self.with_reader(py, |reader| reader.read_all::<Loaded>())?;
-        for (name, array) in self.names.iter().zip(loaded) {
-            dict.set_item(name, array.into_python(py)?)?;
+            None => {
+                for name in &self.names {
+                    dict.set_item(name, self.get(py, name)?)?;
+                }
+            }
         }
         Ok(dict)
     }
 
-    /// Closes the archive's file; members mapped already stay valid.
+    /// Closes the archive's file (a path's; a file object stays the caller's). Members
+    /// mapped already stay valid.
     fn close(&self, py: Python<'_>) {
         // Waits (without the GIL) for a read under way in another thread.
-        let reader = py.detach(|| self.reader.lock().unwrap_or_else(PoisonError::into_inner).take());
-        drop(reader);
+        let source = py.detach(|| self.source.lock().unwrap_or_else(PoisonError::into_inner).take());
+        drop(source);
     }
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close(py);
-        false
-    }
-
-    fn __repr__(&self) -> String {
-        format!("<npy.NpzFile {} ({} members)>", self.path.display(), self.names.len())
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| self.source.lock().unwrap_or_else(PoisonError::into_inner).is_none())
     }
 }

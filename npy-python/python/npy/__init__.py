@@ -1,0 +1,34 @@
+"""NumPy's ``.npy`` and ``.npz`` files on npy's Rust core.
+
+``npy.load``, ``npy.save``, ``npy.savez``, ``npy.savez_compressed`` and
+``npy.open_memmap`` take NumPy's arguments and give NumPy's results (code written for
+``numpy.load`` runs unchanged with ``npy.load`` in its place), with these differences:
+
+- object arrays load without ever running a pickle: npy's restricted decoder checks it
+  first, and a pickle holding more than NumPy arrays of plain values raises
+  :class:`UnsafePickleError`;
+- paths are written atomically (a failed or killed save leaves the old file whole), and
+  ``save(..., durable=True)`` also syncs to disk;
+- archives opened by path map their stored members under ``mmap_mode``, and
+  ``NpzFile.load_all()`` reads every member in parallel;
+- ``npy.append`` grows a ``.npy`` file in place, locked and crash-safe.
+
+Reads and writes of paths run with the GIL released.
+"""
+
+from ._format import open_memmap
+from ._npy import UnsafePickleError, __version__
+from ._npyio import NpzFile, append, load, load_npz, save, savez, savez_compressed
+
+__all__ = [
+    "NpzFile",
+    "UnsafePickleError",
+    "__version__",
+    "append",
+    "load",
+    "load_npz",
+    "open_memmap",
+    "save",
+    "savez",
+    "savez_compressed",
+]

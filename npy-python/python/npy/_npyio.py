@@ -1,0 +1,380 @@
+"""NumPy's ``load``, ``save``, ``savez``, ``savez_compressed`` and ``NpzFile`` on npy's Rust
+core: NumPy's signatures and behaviour (``numpy/lib/_npyio_impl.py`` is the reference),
+npy's engine (``npy._npy``) underneath."""
+
+from __future__ import annotations
+
+import os
+import warnings
+import weakref
+import zipfile
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.lib.npyio
+
+from . import _npy
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, NDArray
+
+    StrPath = str | os.PathLike[str]
+    MapMode = Literal["r", "r+", "c", "readonly", "readwrite", "copyonwrite"]
+
+__all__ = ["NpzFile", "append", "load", "load_npz", "save", "savez", "savez_compressed"]
+
+_MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
+
+
+def load(
+    file: StrPath | IO[bytes],
+    mmap_mode: MapMode | None = None,
+    allow_pickle: bool | None = None,
+    fix_imports: bool = True,
+    encoding: Literal["ASCII", "latin1", "bytes"] = "ASCII",
+    *,
+    max_header_size: int = _MAX_HEADER_SIZE,
+) -> Any:
+    """Load the array of an ``.npy`` file, or open an ``.npz`` archive: ``numpy.load``.
+
+    Gives what ``numpy.load`` gives, argument for argument: an ndarray (the same dtype,
+    shape, order and bytes), an ``np.memmap`` under ``mmap_mode``, or an :class:`NpzFile`
+    for an archive, whose members are read when asked for.
+
+    file: a path (``str``, ``os.PathLike``) or a file object (``read`` and ``seek``), read
+        from its current position and left right after the array (several arrays saved
+        one after another into one file load one after another).
+    mmap_mode: None, ``'r'``, ``'r+'`` or ``'c'`` (also ``'readonly'``, ``'readwrite'``,
+        ``'copyonwrite'``): the ``.npy`` file is mapped as ``numpy.load`` maps it. For an
+        archive opened by path (npy's extra), stored members are then mapped in place;
+        deflated ones are read. ``'w+'`` is refused (NumPy empties the file): create
+        maps with :func:`open_memmap`.
+    allow_pickle: object arrays (and NumPy 2's ``StringDType`` arrays, which NumPy pickles)
+        of plain values -- None, bool, int, float, complex, str, bytes, NumPy scalars, and
+        lists, tuples and dicts of them -- load by default and with ``True``: their pickle
+        is checked by npy's restricted decoder first, and nothing in it ever runs. A
+        pickle holding anything else raises :class:`UnsafePickleError`. ``False``
+        refuses object arrays, as NumPy does (``ValueError``); ``True`` also lifts
+        ``max_header_size``, as NumPy does.
+    fix_imports, encoding: how Python 2 pickles are read, as NumPy reads them
+        (``encoding`` is ``'ASCII'``, ``'latin1'`` or ``'bytes'``).
+    max_header_size: a longer header raises ``ValueError`` before anything else is read
+        (NumPy's default, 10000).
+
+    Raises ``OSError`` (``FileNotFoundError``, ...) when the file cannot be read,
+    ``EOFError`` at the end of a file object, ``ValueError`` when the file is no valid
+    ``.npy`` file (the message names the file), :class:`UnsafePickleError` for a pickle
+    npy will not load.
+    """
+    if hasattr(file, "read"):
+        loaded = _npy.load_from_file(file, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+        source: Any = file
+    else:
+        source = os.fspath(file)
+        loaded = _npy.load_from_path(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+    if isinstance(loaded, _npy.NpzReader):
+        kwargs = {"encoding": encoding, "fix_imports": fix_imports}
+        return NpzFile._opened(loaded, source, not hasattr(file, "read"), allow_pickle, kwargs, max_header_size)
+    return loaded
+
+
+def load_npz(
+    file: StrPath | IO[bytes],
+    mmap_mode: MapMode | None = None,
+    allow_pickle: bool | None = None,
+    fix_imports: bool = True,
+    encoding: Literal["ASCII", "latin1", "bytes"] = "ASCII",
+    *,
+    max_header_size: int = _MAX_HEADER_SIZE,
+) -> NpzFile:
+    """Open an ``.npz`` archive as :func:`load` does, refusing anything that is not one."""
+    kwargs = {"encoding": encoding, "fix_imports": fix_imports}
+    own = not hasattr(file, "read")
+    source: Any = os.fspath(file) if own else file  # type: ignore[arg-type]
+    reader = _npy.open_npz(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+    return NpzFile._opened(reader, source, own, allow_pickle, kwargs, max_header_size)
+
+
+def save(file: StrPath | IO[bytes], arr: ArrayLike, allow_pickle: bool = True, *, durable: bool = False) -> None:
+    """Save an array to a ``.npy`` file: ``numpy.save``, byte for byte the file it writes.
+
+    file: a path, which gets ``.npy`` appended unless it ends with it, or a file object,
+        written at its position and left open after the array.
+    allow_pickle: ``False`` refuses object arrays (``ValueError``) and writes nothing.
+        Object arrays hold plain values only (anything else raises ``TypeError`` and
+        writes nothing), so every file saved loads with :func:`load`.
+    durable: npy's extra. A path's file always appears whole or not at all: it is
+        written beside its place and renamed over it when complete, so a failed or killed
+        save leaves any old file as it was. ``durable=True`` also syncs the data to disk
+        before the rename (and the directory after), so the file survives a power cut or
+        a crash of the machine; ``numpy.save`` never syncs. It costs the time the disk
+        takes to write the data.
+
+    Warns as NumPy does: a dtype's metadata is not saved; headers that need format 2.0 or
+    3.0; dtypes that NumPy saves as pickles (``StringDType``).
+    """
+    if hasattr(file, "write"):
+        array = np.asanyarray(arr)
+        _warn_dtype(array.dtype)
+        _warn_version(_npy.save_to_file(file, array, allow_pickle))
+        return
+    path = os.fspath(file)
+    if not path.endswith(".npy"):
+        path = path + ".npy"
+    array = np.asanyarray(arr)
+    _warn_dtype(array.dtype)
+    _warn_version(_npy.save_to_path(path, array, allow_pickle, durable))
+
+
+def savez(file: StrPath | IO[bytes], *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike) -> None:
+    """Save several arrays into one uncompressed ``.npz`` archive: ``numpy.savez``.
+
+    Arrays given by keyword are stored under their names (member ``name.npy``), positional
+    ones as ``arr_0``, ``arr_1``, ...; each member holds the bytes :func:`save` writes. A
+    path gets ``.npz`` appended unless it ends with it and is written atomically (it
+    appears whole or not at all); a file object is written at its position (through a
+    temporary file when it cannot seek). Stored members are aligned so that
+    ``load(path, mmap_mode='r')`` maps them in place.
+    """
+    _savez(file, args, kwds, False, allow_pickle)
+
+
+def savez_compressed(file: StrPath | IO[bytes], *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike) -> None:
+    """Save several arrays into one deflated ``.npz`` archive: ``numpy.savez_compressed``.
+
+    As :func:`savez`, with members deflated (zlib level 6, as NumPy), several members at
+    once on as many threads as there are CPUs.
+    """
+    _savez(file, args, kwds, True, allow_pickle)
+
+
+def _savez(file: Any, args: tuple[ArrayLike, ...], kwds: dict[str, ArrayLike], compress: bool, allow_pickle: bool) -> None:
+    if not hasattr(file, "write"):
+        file = os.fspath(file)
+        if not file.endswith(".npz"):
+            file = file + ".npz"
+    namedict = kwds
+    for i, val in enumerate(args):
+        key = f"arr_{i}"
+        if key in namedict:
+            raise ValueError(f"Cannot use un-named variables and keyword {key}")
+        namedict[key] = val
+    arrays = [np.asanyarray(val) for val in namedict.values()]
+    for array in arrays:
+        _warn_dtype(array.dtype, stacklevel=4)
+    for version in _npy.savez(file, list(namedict), arrays, compress, allow_pickle, False):
+        _warn_version(version, stacklevel=4)
+
+
+def append(file: StrPath, arr: ArrayLike) -> None:
+    """Append the rows of ``arr`` to the ``.npy`` file ``file``, in place (npy's own).
+
+    The array's dtype, and its shape but for the first axis, must be the file's; the file
+    grows along its first axis. Appends are locked (several processes may append to one
+    file, each waiting for the others) and crash-safe: the header is rewritten only after
+    the rows are on disk, so a killed append leaves the file as it was. Create the file
+    with :func:`save`.
+    """
+    _npy.append(os.fspath(file), np.asanyarray(arr))
+
+
+def _warn_dtype(dtype: np.dtype[Any], stacklevel: int = 3) -> None:
+    """NumPy's warnings of ``dtype_to_descr`` (``numpy/lib/_format_impl.py``), pointing at
+    the caller's line (``stacklevel`` frames up)."""
+    if np.lib.format.drop_metadata(dtype) is not dtype:
+        warnings.warn(
+            "metadata on a dtype is not saved to an npy/npz. Use another format (such as pickle) to store it.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    if dtype.names is None and not type(dtype)._legacy:
+        warnings.warn(
+            "Custom dtypes are saved as python objects using the pickle protocol. "
+            "Loading this file requires allow_pickle=True to be set.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def _warn_version(version: tuple[int, int], stacklevel: int = 3) -> None:
+    """NumPy's warnings of a header that needs format 2.0 or 3.0, word for word (the
+    missing space in "beread" is NumPy's, kept for filters that match it)."""
+    if version == (2, 0):
+        warnings.warn("Stored array in format 2.0. It can only beread by NumPy >= 1.9", UserWarning, stacklevel=stacklevel)
+    elif version == (3, 0):
+        warnings.warn("Stored array in format 3.0. It can only be read by NumPy >= 1.17", UserWarning, stacklevel=stacklevel)
+
+
+class _BagObj:
+    """Attribute access to an archive's members (``npz.f.x``), as NumPy's ``BagObj``."""
+
+    def __init__(self, obj: NpzFile) -> None:
+        # A weak reference, so that an NpzFile is freed (and closed) by refcount alone.
+        self._obj = weakref.proxy(obj)
+
+    def __getattribute__(self, key: str) -> Any:
+        try:
+            return object.__getattribute__(self, "_obj")[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __dir__(self) -> list[str]:
+        return list(object.__getattribute__(self, "_obj").keys())
+
+
+class NpzFile(numpy.lib.npyio.NpzFile):
+    """An ``.npz`` archive: NumPy's ``NpzFile`` (this is a subclass of it), its members read
+    by npy's engine when asked for.
+
+    A read-only mapping of member names (``files``: the zip's names with ``.npy``
+    stripped; ``'x.npy'`` finds ``'x'`` too) to arrays, each read on access. NumPy's
+    attributes are here: ``files``, ``zip`` (a ``zipfile.ZipFile`` of the archive, opened
+    on first use), ``fid`` (the file opened for a path; ``None`` for a caller's file
+    object), ``f`` (``npz.f.x`` is ``npz['x']``), ``allow_pickle``, ``max_header_size``,
+    ``pickle_kwargs``. Members that are not ``.npy`` files come back as ``bytes``, as
+    NumPy gives them. Use it as a context manager, or call ``close()``.
+
+    npy's extras: ``load_all()`` (every member, read several at once), and, for an archive
+    opened by path with ``mmap_mode``, stored members mapped in place (``np.memmap``
+    views of the archive's bytes).
+    """
+
+    _reader: _npy.NpzReader | None = None
+    _source: Any = None
+    _own_fid = False
+    _opened_fid: IO[bytes] | None = None
+    _zip: zipfile.ZipFile | None = None
+    _name: str = "object"
+
+    def __init__(
+        self,
+        fid: StrPath | IO[bytes],
+        own_fid: bool = False,
+        allow_pickle: bool | None = None,
+        pickle_kwargs: dict[str, Any] | None = None,
+        *,
+        max_header_size: int = _MAX_HEADER_SIZE,
+        mmap_mode: MapMode | None = None,
+    ) -> None:
+        kwargs = dict(pickle_kwargs or {})
+        encoding = kwargs.get("encoding", "ASCII")
+        fix_imports = kwargs.get("fix_imports", True)
+        source: Any = fid if hasattr(fid, "read") else os.fspath(fid)  # type: ignore[arg-type]
+        reader = _npy.open_npz(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+        self._setup(reader, source, own_fid, allow_pickle, pickle_kwargs, max_header_size)
+
+    @classmethod
+    def _opened(
+        cls,
+        reader: _npy.NpzReader,
+        source: Any,
+        own: bool,
+        allow_pickle: bool | None,
+        pickle_kwargs: dict[str, Any] | None,
+        max_header_size: int,
+    ) -> NpzFile:
+        self = cls.__new__(cls)
+        self._setup(reader, source, own, allow_pickle, pickle_kwargs, max_header_size)
+        return self
+
+    def _setup(
+        self,
+        reader: _npy.NpzReader,
+        source: Any,
+        own: bool,
+        allow_pickle: bool | None,
+        pickle_kwargs: dict[str, Any] | None,
+        max_header_size: int,
+    ) -> None:
+        self._reader = reader
+        self._source = source
+        self._own_fid = own
+        names, members = reader.names(), reader.members()
+        self.files = names
+        # NumPy's: both spellings of each member, to the zip's name.
+        self._files = dict(zip(names, members, strict=True))
+        self._files.update(zip(members, members, strict=True))
+        self._keys = dict(zip(names, names, strict=True))
+        self._keys.update(zip(members, names, strict=True))
+        self.allow_pickle = allow_pickle
+        self.max_header_size = max_header_size
+        self.pickle_kwargs = pickle_kwargs
+        self.f = _BagObj(self)
+        # NumPy's repr names the file it opened for a path; anything else is 'object'.
+        if own:
+            self._name = source if isinstance(source, str) else getattr(source, "name", "object")
+
+    @property  # type: ignore[override]
+    def fid(self) -> IO[bytes] | None:
+        """The file object of the archive, as NumPy's ``NpzFile.fid``: for an archive opened by
+        path, a file npy opens on first use (and closes with the archive); else ``None``,
+        or the caller's file object when ``own_fid`` was given."""
+        if not self._own_fid or self._reader is None:
+            return None
+        if hasattr(self._source, "read"):
+            return self._source  # type: ignore[no-any-return]
+        if self._opened_fid is None:
+            self._opened_fid = open(self._source, "rb")  # noqa: SIM115 (closed by close())
+        return self._opened_fid
+
+    @property  # type: ignore[override]
+    def zip(self) -> zipfile.ZipFile | None:
+        """A ``zipfile.ZipFile`` of the archive (opened on first use; ``None`` once closed)."""
+        if self._reader is None:
+            return None
+        if self._zip is None:
+            self._zip = zipfile.ZipFile(self._source)
+        return self._zip
+
+    def close(self) -> None:
+        """Close the archive (and the file it opened, or the file object it was given with
+        ``own_fid``). Members mapped already stay valid."""
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+        if self._zip is not None:
+            self._zip.close()
+            self._zip = None
+        if self._opened_fid is not None:
+            self._opened_fid.close()
+            self._opened_fid = None
+        if self._own_fid and hasattr(self._source, "close"):
+            self._source.close()
+        self._own_fid = False
+        self.f = None  # type: ignore[assignment]  # break the reference cycle, as NumPy
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.files)
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            name = self._keys[key]
+        except KeyError:
+            raise KeyError(f"{key} is not a file in the archive") from None
+        if self._reader is None:
+            raise ValueError("the archive is closed")
+        return self._reader.get(name)
+
+    def __repr__(self) -> str:
+        names = ", ".join(self.files[: self._MAX_REPR_ARRAY_COUNT])
+        if len(self.files) > self._MAX_REPR_ARRAY_COUNT:
+            names += "..."
+        return f"NpzFile {self._name!r} with keys: {names}"
+
+    def load_all(self) -> dict[str, NDArray[Any] | bytes]:
+        """Every member, in the archive's order: read several at once (one thread per CPU,
+        deflated members inflated in parallel) from an archive opened by path; under
+        ``mmap_mode``, stored members are mapped instead."""
+        if self._reader is None:
+            raise ValueError("the archive is closed")
+        return self._reader.load_all()  # type: ignore[no-any-return]

@@ -1,0 +1,342 @@
+//! `np.load`: a path or a file object to an array, a map, or an archive ([`NpzReader`]).
+//!
+//! Reads of paths run with the GIL released (npy-core's readers); reads of file objects
+//! call the file's `read`/`readinto` as `np.load` does, reading exactly the array's bytes
+//! so the file is left right after it.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use npy_core::header::Header;
+use npy_core::{DynArray, NpyReader, ReadOptions};
+use npy_pyo3::{py_err, to_numpy};
+use pyo3::exceptions::{PyEOFError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PySlice, PyTuple};
+
+use crate::arrays::{from_dyn, memmap};
+use crate::npz::NpzReader;
+use crate::objects;
+use crate::pyfile::{name_of, py_error, PyFile};
+use crate::unpickle::{refused_by_allow_pickle, PickleArgs};
+
+/// NumPy's `max_header_size` default (`numpy.lib.format._MAX_HEADER_SIZE`).
+pub(crate) const MAX_HEADER_SIZE: usize = 10_000;
+
+/// What a file starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Magic {
+    Npy,
+    Zip,
+    /// Nothing: `np.load` raises `EOFError`.
+    Empty,
+    /// Anything else, which `np.load` tries as a pickle.
+    Other,
+}
+
+impl Magic {
+    fn of(start: &[u8]) -> Magic {
+        if start.is_empty() {
+            Magic::Empty
+        } else if start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06") {
+            Magic::Zip
+        } else if start == b"\x93NUMPY" {
+            Magic::Npy
+        } else {
+            Magic::Other
+        }
+    }
+}
+
+/// `np.load`'s arguments, as the readers need them.
+#[derive(Debug, Clone)]
+pub(crate) struct LoadArgs {
+    /// `np.memmap`'s spelling of the mode, if mapping.
+    pub(crate) mmap_mode: Option<&'static str>,
+    /// `None` (npy's default) and `True` load object arrays of plain values; `False`
+    /// refuses them, as NumPy.
+    pub(crate) allow_pickle: Option<bool>,
+    pub(crate) pickle: PickleArgs,
+    pub(crate) max_header_size: usize,
+}
+
+impl Default for LoadArgs {
+    /// `np.load`'s defaults (with npy's `allow_pickle=None`).
+    fn default() -> Self {
+        LoadArgs {
+            mmap_mode: None,
+            allow_pickle: None,
+            pickle: PickleArgs { fix_imports: true, encoding: "ASCII".into() },
+            max_header_size: MAX_HEADER_SIZE,
+        }
+    }
+}
+
+impl LoadArgs {
+    /// The header limit: `max_header_size`, lifted by `allow_pickle=True` as NumPy lifts it
+    /// (a trusted file).
+    fn header_limit(&self) -> usize {
+        if self.allow_pickle == Some(true) {
+            usize::MAX
+        } else {
+            self.max_header_size
+        }
+    }
+
+    /// The read options for a file of `file_len` bytes (`None`: not known). Checking an
+    /// object array's pickle may take 1 GiB plus 64 bytes per byte of the file:
+    /// npy-core's default (128 MiB plus 4 per byte) refuses arrays of millions of small
+    /// values that `np.load` reads (a million 3-key dicts, an 11 MB pickle, took 300 MB as
+    /// npy-core's values); a hostile pickle still cannot take more.
+    pub(crate) fn read_options(&self, file_len: Option<u64>) -> ReadOptions {
+        let mut options = ReadOptions::new();
+        options.max_header_size(self.header_limit());
+        let budget = (1u64 << 30).saturating_add(file_len.unwrap_or(1 << 30).saturating_mul(64));
+        options.max_object_bytes(usize::try_from(budget).unwrap_or(usize::MAX));
+        options
+    }
+
+    /// Refuses object arrays under `allow_pickle=False`.
+    pub(crate) fn objects_allowed(&self) -> PyResult<()> {
+        match self.allow_pickle {
+            Some(false) => Err(refused_by_allow_pickle()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A map's mode as `np.memmap` spells it, from any spelling it accepts; `None` for no map.
+/// `'w+'` is refused: `np.load` would empty the file (and then fail for want of a shape);
+/// new maps are made by `open_memmap`.
+pub(crate) fn map_mode(mode: Option<&str>) -> PyResult<Option<&'static str>> {
+    Ok(match mode {
+        None => None,
+        Some("r" | "readonly") => Some("r"),
+        Some("r+" | "readwrite") => Some("r+"),
+        Some("c" | "copyonwrite") => Some("c"),
+        Some(mode @ ("w+" | "write")) => {
+            return Err(PyValueError::new_err(format!(
+                "mmap_mode {mode:?} would empty the file (numpy.load truncates it, then fails): \
+                 create a map with npy.open_memmap(file, mode='w+', dtype=..., shape=...)"
+            )))
+        }
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "mmap_mode must be one of 'r', 'r+', 'c', 'readonly', 'readwrite' or 'copyonwrite' (or None), not {other:?}"
+            )))
+        }
+    })
+}
+
+/// What `np.load` gives: an array (or `np.memmap`), or an archive.
+pub(crate) enum Loaded<'py> {
+    Array(Bound<'py, PyAny>),
+    Archive(Box<NpzReader>),
+}
+
+/// `np.load(path, ...)`.
+pub(crate) fn load_path<'py>(py: Python<'py>, path: PathBuf, args: &LoadArgs) -> PyResult<Loaded<'py>> {
+    let start = py
+        .detach(|| -> npy_core::Result<Vec<u8>> {
+            let mut start = Vec::with_capacity(6);
+            npy_core::open_file(&path)?.take(6).read_to_end(&mut start)?;
+            Ok(start)
+        })
+        .map_err(|e| py_err(e.reading(&path)))?;
+    match Magic::of(&start) {
+        Magic::Empty => Err(PyEOFError::new_err("No data left in file")),
+        Magic::Zip => NpzReader::open_path(py, path, args).map(|r| Loaded::Archive(Box::new(r))),
+        Magic::Other => Err(pickle_file(args, &path.display().to_string())),
+        Magic::Npy => {
+            let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
+            let options = args.read_options(file_len);
+            if let Some(mode) = args.mmap_mode {
+                return map_npy(py, &path, &options, mode).map(Loaded::Array);
+            }
+            let reader = py.detach(|| NpyReader::from_path_with(&path, &options)).map_err(py_err)?;
+            if reader.header().dtype.has_object() {
+                args.objects_allowed()?;
+                let (header, offset) = (reader.header().clone(), reader.data_offset() as u64);
+                drop(reader);
+                return objects::load_path(py, &path, header, offset, &options, &args.pickle).map(Loaded::Array);
+            }
+            let array = py.detach(|| reader.read::<DynArray>()).map_err(py_err)?;
+            from_dyn(py, array).map(Loaded::Array)
+        }
+    }
+}
+
+/// The `np.memmap` of the `.npy` file at `path`, as `np.load(path, mmap_mode=mode)`.
+fn map_npy<'py>(py: Python<'py>, path: &Path, options: &ReadOptions, mode: &str) -> PyResult<Bound<'py, PyAny>> {
+    let (header, offset) = header_at(py, path, options)?;
+    memmap(&path_object(py, path)?, &header, offset, mode)
+}
+
+/// A `.npy` file's header and data offset, for a map of it (opening it checks that the
+/// file holds all the data the header calls for); object arrays refused as NumPy refuses
+/// them.
+pub(crate) fn header_at(py: Python<'_>, path: &Path, options: &ReadOptions) -> PyResult<(Header, u64)> {
+    let (header, offset) = py
+        .detach(|| NpyReader::from_path_with(path, options).map(|r| (r.header().clone(), r.data_offset() as u64)))
+        .map_err(py_err)?;
+    if header.dtype.has_object() {
+        return Err(PyValueError::new_err(format!(
+            "{}: Array can't be memory-mapped: Python objects in dtype.",
+            path.display()
+        )));
+    }
+    Ok((header, offset))
+}
+
+/// The path as the `str` (or `bytes`) Python code gave, for `np.memmap`'s `filename`.
+fn path_object<'py>(py: Python<'py>, path: &Path) -> PyResult<Bound<'py, PyAny>> {
+    Ok(path.as_os_str().into_pyobject(py)?.into_any())
+}
+
+/// What `np.load` does with a file that is neither `.npy` nor `.npz`: it unpickles it
+/// under `allow_pickle=True`, which npy never does.
+fn pickle_file(args: &LoadArgs, name: &str) -> PyErr {
+    if args.allow_pickle == Some(false) {
+        return PyValueError::new_err(
+            "This file contains pickled (object) data. If you trust the file you can load it unsafely using the \
+             `allow_pickle=` keyword argument or `pickle.load()`.",
+        );
+    }
+    Python::attach(|py| {
+        let message = format!(
+            "{name}: the file is neither an .npy nor an .npz file (perhaps a pickle); npy never runs a pickle: \
+             load a file you trust with numpy.load(file, allow_pickle=True) or pickle.load"
+        );
+        match crate::unpickle::unsafe_pickle_error(py) {
+            Ok(class) => PyErr::from_type(class.cast_into().expect("a class"), message),
+            Err(e) => e,
+        }
+    })
+}
+
+/// `np.load(file, ...)` of a file object, from its current position.
+pub(crate) fn load_file<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &LoadArgs) -> PyResult<Loaded<'py>> {
+    let magic = file.call_method1("read", (6,))?;
+    let magic: Vec<u8> = magic.extract()?;
+    if magic.is_empty() {
+        return Err(PyEOFError::new_err("No data left in file"));
+    }
+    // Back to where the array starts, as np.load does.
+    file.call_method1("seek", (-(magic.len() as i64), 1))?;
+    let name = name_of(file);
+    let label = name.as_ref().map_or_else(|| "the file".to_string(), |n| n.display().to_string());
+    match Magic::of(&magic) {
+        Magic::Empty => unreachable!("checked above"),
+        Magic::Zip => NpzReader::open_file(py, file, args).map(|r| Loaded::Archive(Box::new(r))),
+        Magic::Other => Err(pickle_file(args, &label)),
+        Magic::Npy => {
+            if args.mmap_mode.is_some() {
+                return Err(PyValueError::new_err(
+                    "Filename must be a string or a path-like object.  Memmap cannot use existing file handles.",
+                ));
+            }
+            read_npy_from(py, file, args, name.as_deref()).map(Loaded::Array)
+        }
+    }
+}
+
+/// The `.npy` array at `file`'s position, leaving the file right after it.
+fn read_npy_from<'py>(
+    py: Python<'py>,
+    file: &Bound<'py, PyAny>,
+    args: &LoadArgs,
+    name: Option<&Path>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let located = |e: npy_core::Error| match name {
+        Some(path) => e.reading(path),
+        None => e,
+    };
+    let options = args.read_options(None);
+    let reader =
+        NpyReader::from_reader_with(PyFile::at_its_position(file), &options).map_err(|e| py_error(located(e)))?;
+    let header = reader.header().clone();
+    if header.dtype.has_object() {
+        args.objects_allowed()?;
+        return objects::load_file(py, file, &header, &options, &args.pickle, name);
+    }
+    read_data(py, file, &header).map_err(|e| match e {
+        DataError::Python(e) => e,
+        DataError::Short { expected, found } => {
+            let what = name.map_or_else(String::new, |p| format!("{}: ", p.display()));
+            PyValueError::new_err(format!(
+                "{what}Failed to read all data for array. Expected {} bytes of data, could only read {found}. \
+                 (file seems not fully written?)",
+                expected
+            ))
+        }
+    })
+}
+
+/// Why the data of an array could not be read from a file object.
+enum DataError {
+    Python(PyErr),
+    /// The file ended first.
+    Short {
+        expected: usize,
+        found: usize,
+    },
+}
+
+impl From<PyErr> for DataError {
+    fn from(e: PyErr) -> Self {
+        DataError::Python(e)
+    }
+}
+
+/// Reads the data `header` describes from `file` straight into a new NumPy array (its
+/// `readinto`, or `read` for files without one), and shapes it.
+fn read_data<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, header: &Header) -> Result<Bound<'py, PyAny>, DataError> {
+    let numpy = py.import("numpy")?;
+    let dtype = to_numpy(py, &header.dtype)?;
+    let count = header.element_count().map_err(py_err)?;
+    let total = header.data_len().map_err(py_err)?;
+    // np.ndarray rather than np.empty, as NumPy does for zero-width string dtypes.
+    let flat = numpy.getattr("ndarray")?.call1(((count,), &dtype))?;
+    if total > 0 {
+        let bytes = flat.call_method1("view", (numpy.getattr("uint8")?,))?;
+        let view = py.import("builtins")?.getattr("memoryview")?.call1((bytes,))?;
+        let readinto = file.getattr("readinto").ok();
+        let mut done = 0;
+        while done < total {
+            let rest = view.get_item(PySlice::new(py, done as isize, total as isize, 1))?;
+            let got = match &readinto {
+                Some(readinto) => {
+                    let n = readinto.call1((rest,))?;
+                    if n.is_none() {
+                        0
+                    } else {
+                        n.extract::<usize>()?
+                    }
+                }
+                None => {
+                    let want = (total - done).min(crate::pyfile::READ_PIECE);
+                    let data = file.call_method1("read", (want,))?;
+                    let n = data.len()?;
+                    if n > 0 {
+                        view.set_item(PySlice::new(py, done as isize, (done + n) as isize, 1), data)?;
+                    }
+                    n
+                }
+            };
+            if got == 0 {
+                return Err(DataError::Short { expected: total, found: done });
+            }
+            done += got;
+        }
+    }
+    Ok(shaped(py, flat, header)?)
+}
+
+/// `flat` in `header`'s shape and order, as `np.load` shapes it.
+fn shaped<'py>(py: Python<'py>, flat: Bound<'py, PyAny>, header: &Header) -> PyResult<Bound<'py, PyAny>> {
+    if header.fortran_order {
+        let reversed: Vec<usize> = header.shape.iter().rev().copied().collect();
+        return flat.call_method1("reshape", (PyTuple::new(py, reversed)?,))?.call_method0("transpose");
+    }
+    flat.call_method1("reshape", (PyTuple::new(py, &header.shape)?,))
+}
