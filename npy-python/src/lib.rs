@@ -207,7 +207,6 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create_npy, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
     m.add_class::<NpzReader>()?;
-    m.add_class::<unpickle::Feeder>()?;
     m.add("UnsafePickleError", unpickle::unsafe_pickle_error(m.py())?)?;
     m.add("MAX_HEADER_SIZE", load::MAX_HEADER_SIZE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -178,7 +178,7 @@ impl Drop for FinishGuard<'_> {
 /// The file CPython's unpickler reads: the pickle's bytes, as far as the check approved
 /// them. `peek` gives all approved bytes ahead, so the unpickler works in place on them as
 /// `pickle.loads` does on bytes, calling back only when it has used them up.
-#[pyclass(module = "npy._npy", frozen)]
+#[pyclass(module = "npy._npy", name = "_Feeder", frozen)]
 pub(crate) struct Feeder {
     data: Py<PyBytes>,
     len: usize,

@@ -1,5 +1,6 @@
 """Where the files under test are: NumPy's corpus (NPY_CORPUS, default
 ../shared/corpus/public beside the clone) and the repository's tests/data."""
+
 import os
 from pathlib import Path
 

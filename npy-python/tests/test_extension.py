@@ -1,4 +1,5 @@
 """The example extension (npy-pyo3/example): Rust records to NumPy and back."""
+
 import numpy as np
 import pytest
 
@@ -23,14 +24,25 @@ def test_records_are_numpy_records_without_copies():
 
 def test_other_layouts_convert_by_field_name(tmp_path):
     t = traces.make_traces(100)
-    other = np.dtype([("t0", ">f8"), ("samples", "<f4", (8,)), ("trace_id", "<i8"), ("dt", "<f8"), ("station", "<u2"), ("extra", "<i4")])
+    other = np.dtype(
+        [
+            ("t0", ">f8"),
+            ("samples", "<f4", (8,)),
+            ("trace_id", "<i8"),
+            ("dt", "<f8"),
+            ("station", "<u2"),
+            ("extra", "<i4"),
+        ]
+    )
     converted = np.zeros(100, dtype=other)
     for name in TRACE.names:
         converted[name] = t[name]
     with pytest.raises(TypeError, match="trace_id"):
         traces.mean_t0(converted)  # i8 does not narrow to i4
     other = np.dtype([(n, f) if n != "trace_id" else (n, "<i2") for n, f in [(d[0], d[1]) for d in other.descr]])
-    narrow = np.zeros(100, dtype=[("t0", ">f8"), ("samples", "<f4", (8,)), ("trace_id", "<i2"), ("dt", "<f4"), ("station", "<u2")])
+    narrow = np.zeros(
+        100, dtype=[("t0", ">f8"), ("samples", "<f4", (8,)), ("trace_id", "<i2"), ("dt", "<f4"), ("station", "<u2")]
+    )
     for name in TRACE.names:
         narrow[name] = t[name]
     assert not traces.is_borrowed(narrow)
@@ -38,7 +50,9 @@ def test_other_layouts_convert_by_field_name(tmp_path):
     back = traces.round_trip(narrow)
     assert back.dtype == TRACE and np.array_equal(back, t)
     with pytest.raises(TypeError, match="'dt'"):
-        traces.mean_t0(np.zeros(3, dtype=[("trace_id", "<i4"), ("station", "<u2"), ("t0", "<f8"), ("samples", "<f4", (8,))]))
+        traces.mean_t0(
+            np.zeros(3, dtype=[("trace_id", "<i4"), ("station", "<u2"), ("t0", "<f8"), ("samples", "<f4", (8,))])
+        )
     with pytest.raises(TypeError, match="NumPy array"):
         traces.mean_t0([1, 2])
     # Through a file, both ways.

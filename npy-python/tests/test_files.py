@@ -1,4 +1,5 @@
 """npy.load and npy.save against np.load and np.save, on every file NumPy wrote."""
+
 import numpy as np
 import pytest
 

@@ -75,6 +75,9 @@
 //!     times, decimals, zoned timestamps) and has NumPy load them equal to the source; and
 //!     converts npy's Parquet, edited with pyarrow (filter, drop, add, reorder, rename,
 //!     cast), back to exactly what pyarrow holds
+//! 21. the Python package (see [`python_package`]): installed as the README says, built as
+//!     one abi3 wheel, `ruff`-clean, `mypy --strict` and `mypy.stubtest` clean, its typed
+//!     example run, its pytest suite against NumPy's own behaviour
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -701,19 +704,82 @@ fn consumer_check(ci: &mut Ci) -> Result<()> {
 /// What the Python checks of our files need: the public corpus (an error when it is
 /// missing), the venv's Python, and the release `npy` (built by the round trip step; the
 /// build here only checks it is up to date).
-/// Builds the `npy` Python package and the npy-pyo3 example extension into the venv
-/// (maturin, release, through pip as the README's install line does) and runs their pytest
-/// suite: every NumPy file loads as `np.load` gives it and saves as `np.save` writes it,
-/// hostile pickles run nothing, npz members map, two processes append, records round-trip.
+/// The Python package, as its users get it and as its maintainers keep it:
+/// - `pip install ./npy-python ./npy-pyo3/example` into the venv (maturin, release, the
+///   README's install line), then `maturin build --release` of the wheel, which must be one
+///   abi3 wheel for CPython 3.11+ (the same build: cargo's cache serves it);
+/// - `ruff check` and `ruff format --check` of the package's Python, tests and examples;
+/// - `mypy --strict` of the package and of its typed example, and `mypy.stubtest npy`: the
+///   stubs of the compiled engine (`npy/_npy.pyi`) and the package's annotations held to
+///   what the runtime has;
+/// - the typed example run, and the pytest suite: every NumPy file loads as `np.load`
+///   gives it and saves as `np.save` writes it, every argument and file-object kind as
+///   NumPy's, hostile pickles run nothing, npz members map, two processes append, records
+///   round-trip.
 fn python_package(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
     let root = project::root();
+    let package = root.join("npy-python");
     install_python_package(&python)?;
+    project::step("maturin build --release (npy-python)");
+    let wheels = project::target_dir().join("wheels");
+    let _ = fs::remove_dir_all(&wheels);
+    project::run(
+        Command::new(&python)
+            .args(["-m", "maturin", "build", "--release", "--quiet", "-m"])
+            .arg(package.join("Cargo.toml"))
+            .arg("--out")
+            .arg(&wheels)
+            .current_dir(&root),
+    )?;
+    let built: Vec<String> = fs::read_dir(&wheels)
+        .map_err(|e| format!("cannot list {}: {e}", wheels.display()))?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    match built.as_slice() {
+        [wheel] if wheel.starts_with("npy-") && wheel.contains("-cp311-abi3-") => println!("built {wheel}"),
+        other => {
+            return Err(format!("maturin built {other:?}, not one abi3 wheel for CPython 3.11+ (npy-*-cp311-abi3-*)"))
+        }
+    }
+    let sources = ["python", "tests", "examples", "bench.py"];
+    project::step("ruff check, ruff format --check (npy-python)");
+    project::run(
+        Command::new(&python).args(["-m", "ruff", "check", "--no-cache"]).args(sources).current_dir(&package),
+    )?;
+    project::run(
+        Command::new(&python)
+            .args(["-m", "ruff", "format", "--check", "--no-cache"])
+            .args(sources)
+            .current_dir(&package),
+    )?;
+    project::step("mypy --strict, mypy.stubtest npy");
+    let cache = project::target_dir().join("mypy-cache");
+    project::run(
+        Command::new(&python)
+            .args(["-m", "mypy", "--strict", "--cache-dir"])
+            .arg(&cache)
+            .args(["python/npy", "examples/typed.py"])
+            .current_dir(&package),
+    )?;
+    // From elsewhere than the package's source, so the installed package is the one checked.
+    project::run(
+        Command::new(&python)
+            .args(["-m", "mypy.stubtest", "npy", "--mypy-config-file"])
+            .arg(package.join("pyproject.toml"))
+            .env("MYPY_CACHE_DIR", &cache)
+            .current_dir(project::target_dir()),
+    )?;
+    project::step("python npy-python/examples/typed.py");
+    let work = project::target_dir().join("python-example");
+    let _ = fs::remove_dir_all(&work);
+    fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    project::run(Command::new(&python).arg(package.join("examples").join("typed.py")).arg(&work).current_dir(&root))?;
     project::step("pytest npy-python/tests");
     project::run(
         Command::new(&python)
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-            .arg(root.join("npy-python").join("tests"))
+            .arg(package.join("tests"))
             .env("NPY_CORPUS", root.join("..").join("shared").join("corpus").join("public"))
             .current_dir(&root),
     )

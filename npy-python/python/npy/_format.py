@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 
@@ -14,7 +14,7 @@ from ._npyio import _warn_dtype, _warn_version
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
-    StrPath = str | os.PathLike[str]
+_StrPath: TypeAlias = str | os.PathLike[str]
 
 __all__ = ["open_memmap"]
 
@@ -23,7 +23,7 @@ _VERSIONS = ((1, 0), (2, 0), (3, 0), None)
 
 
 def open_memmap(
-    filename: StrPath,
+    filename: _StrPath,
     mode: Literal["r", "r+", "w+", "c", "readonly", "readwrite", "write", "copyonwrite"] = "r+",
     dtype: DTypeLike | None = None,
     shape: int | tuple[int, ...] | None = None,
@@ -51,7 +51,7 @@ def open_memmap(
     if _isfileobj(filename):
         raise ValueError("Filename must be a string or a path-like object.  Memmap cannot use existing file handles.")
     if "w" not in mode:
-        return _npy.map_npy(os.fspath(filename), mode, max_header_size)  # type: ignore[no-any-return]
+        return _npy.map_npy(os.fspath(filename), mode, max_header_size)
     if version not in _VERSIONS:
         raise ValueError(f"we only support format version (1,0), (2,0), and (3,0), not {version}")
     descr = np.dtype(dtype)
@@ -63,7 +63,7 @@ def open_memmap(
     _warn_dtype(descr)
     offset, written = _npy.create_npy(os.fspath(filename), descr, dims, fortran_order, version)
     _warn_version(written)
-    order = "F" if fortran_order else "C"
+    order: Literal["C", "F"] = "F" if fortran_order else "C"
     return np.memmap(filename, dtype=descr, shape=dims, order=order, mode="r+", offset=offset)
 
 

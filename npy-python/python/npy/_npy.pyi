@@ -1,23 +1,36 @@
-"""The Rust engine of the ``npy`` package (``npy-python/src``); use the package's functions."""
+# The Rust engine of the `npy` package (npy-python/src); use the package's functions.
 
 import os
 import pickle
-from typing import IO, Any
+from typing import Any, final
 
 import numpy as np
 from numpy.typing import NDArray
 
+__all__ = [
+    "MAX_HEADER_SIZE",
+    "NpzReader",
+    "UnsafePickleError",
+    "__version__",
+    "append",
+    "create_npy",
+    "load_from_file",
+    "load_from_path",
+    "map_npy",
+    "open_npz",
+    "save_to_file",
+    "save_to_path",
+    "savez",
+]
 __version__: str
 MAX_HEADER_SIZE: int
 
-class UnsafePickleError(ValueError, pickle.UnpicklingError):
-    """A pickle that npy's restricted decoder refuses: it holds more than NumPy arrays of
-    plain values, or is not a valid pickle. npy never runs a pickle; a file you trust
-    loads with ``numpy.load(file, allow_pickle=True)``."""
+# A pickle npy's restricted decoder refuses (npy never runs a pickle).
+class UnsafePickleError(ValueError, pickle.UnpicklingError): ...
 
+# An .npz archive, its members read lazily: the engine of npy.NpzFile.
+@final
 class NpzReader:
-    """An ``.npz`` archive, its members read lazily: the engine of ``npy.NpzFile``."""
-
     @property
     def closed(self) -> bool: ...
     def names(self) -> list[str]: ...
@@ -25,14 +38,6 @@ class NpzReader:
     def get(self, name: str) -> Any: ...
     def load_all(self) -> dict[str, Any]: ...
     def close(self) -> None: ...
-
-class Feeder:
-    """The file CPython's unpickler reads: a pickle's bytes as far as npy's check approved them."""
-
-    def read(self, size: int = -1) -> memoryview: ...
-    def readinto(self, buffer: Any) -> int: ...
-    def readline(self) -> memoryview: ...
-    def peek(self, _size: int = 0) -> memoryview: ...
 
 def load_from_path(
     path: str | bytes | os.PathLike[str],
@@ -43,7 +48,7 @@ def load_from_path(
     max_header_size: int,
 ) -> Any: ...
 def load_from_file(
-    file: IO[bytes],
+    file: Any,
     mmap_mode: str | None,
     allow_pickle: bool | None,
     fix_imports: bool,
@@ -62,7 +67,7 @@ def map_npy(path: str | bytes | os.PathLike[str], mode: str, max_header_size: in
 def save_to_path(
     path: str | bytes | os.PathLike[str], arr: NDArray[Any], allow_pickle: bool, durable: bool
 ) -> tuple[int, int]: ...
-def save_to_file(file: IO[bytes], arr: NDArray[Any], allow_pickle: bool) -> tuple[int, int]: ...
+def save_to_file(file: Any, arr: NDArray[Any], allow_pickle: bool) -> tuple[int, int]: ...
 def savez(
     file: Any, names: list[str], arrays: list[NDArray[Any]], compress: bool, allow_pickle: bool, durable: bool
 ) -> list[tuple[int, int]]: ...

@@ -9,18 +9,38 @@ import warnings
 import weakref
 import zipfile
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import numpy as np
 import numpy.lib.npyio
 
 from . import _npy
 
+_StrPath: TypeAlias = str | os.PathLike[str]
+
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-    StrPath = str | os.PathLike[str]
-    MapMode = Literal["r", "r+", "c", "readonly", "readwrite", "copyonwrite"]
+    _MapMode: TypeAlias = Literal["r", "r+", "c", "readonly", "readwrite", "copyonwrite"]
+
+    # NumPy's stubs type its NpzFile as a generic Mapping; at run time it is a plain class.
+    _NumpyNpzFile = numpy.lib.npyio.NpzFile[Any]
+else:
+    _NumpyNpzFile = numpy.lib.npyio.NpzFile
+
+
+class _SupportsReadSeek(Protocol):
+    """A file object ``load`` reads (as NumPy's stubs type it)."""
+
+    def read(self, size: int = ..., /) -> bytes: ...
+    def seek(self, offset: int, whence: int = ..., /) -> object: ...
+
+
+class _SupportsWrite(Protocol):
+    """A file object ``save`` writes."""
+
+    def write(self, data: bytes, /) -> object: ...
+
 
 __all__ = ["NpzFile", "append", "load", "load_npz", "save", "savez", "savez_compressed"]
 
@@ -28,8 +48,8 @@ _MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
 
 
 def load(
-    file: StrPath | IO[bytes],
-    mmap_mode: MapMode | None = None,
+    file: _StrPath | _SupportsReadSeek,
+    mmap_mode: _MapMode | None = None,
     allow_pickle: bool | None = None,
     fix_imports: bool = True,
     encoding: Literal["ASCII", "latin1", "bytes"] = "ASCII",
@@ -67,9 +87,10 @@ def load(
     ``.npy`` file (the message names the file), :class:`UnsafePickleError` for a pickle
     npy will not load.
     """
+    source: Any
     if hasattr(file, "read"):
-        loaded = _npy.load_from_file(file, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
-        source: Any = file
+        source = file
+        loaded = _npy.load_from_file(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
     else:
         source = os.fspath(file)
         loaded = _npy.load_from_path(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
@@ -80,8 +101,8 @@ def load(
 
 
 def load_npz(
-    file: StrPath | IO[bytes],
-    mmap_mode: MapMode | None = None,
+    file: _StrPath | _SupportsReadSeek,
+    mmap_mode: _MapMode | None = None,
     allow_pickle: bool | None = None,
     fix_imports: bool = True,
     encoding: Literal["ASCII", "latin1", "bytes"] = "ASCII",
@@ -91,12 +112,12 @@ def load_npz(
     """Open an ``.npz`` archive as :func:`load` does, refusing anything that is not one."""
     kwargs = {"encoding": encoding, "fix_imports": fix_imports}
     own = not hasattr(file, "read")
-    source: Any = os.fspath(file) if own else file  # type: ignore[arg-type]
+    source: Any = os.fspath(file) if own else file  # type: ignore[arg-type]  # a path here
     reader = _npy.open_npz(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
     return NpzFile._opened(reader, source, own, allow_pickle, kwargs, max_header_size)
 
 
-def save(file: StrPath | IO[bytes], arr: ArrayLike, allow_pickle: bool = True, *, durable: bool = False) -> None:
+def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = True, *, durable: bool = False) -> None:
     """Save an array to a ``.npy`` file: ``numpy.save``, byte for byte the file it writes.
 
     file: a path, which gets ``.npy`` appended unless it ends with it, or a file object,
@@ -127,7 +148,7 @@ def save(file: StrPath | IO[bytes], arr: ArrayLike, allow_pickle: bool = True, *
     _warn_version(_npy.save_to_path(path, array, allow_pickle, durable))
 
 
-def savez(file: StrPath | IO[bytes], *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike) -> None:
+def savez(file: _StrPath | _SupportsWrite, *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike) -> None:
     """Save several arrays into one uncompressed ``.npz`` archive: ``numpy.savez``.
 
     Arrays given by keyword are stored under their names (member ``name.npy``), positional
@@ -140,7 +161,9 @@ def savez(file: StrPath | IO[bytes], *args: ArrayLike, allow_pickle: bool = True
     _savez(file, args, kwds, False, allow_pickle)
 
 
-def savez_compressed(file: StrPath | IO[bytes], *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike) -> None:
+def savez_compressed(
+    file: _StrPath | _SupportsWrite, *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike
+) -> None:
     """Save several arrays into one deflated ``.npz`` archive: ``numpy.savez_compressed``.
 
     As :func:`savez`, with members deflated (zlib level 6, as NumPy), several members at
@@ -149,7 +172,9 @@ def savez_compressed(file: StrPath | IO[bytes], *args: ArrayLike, allow_pickle: 
     _savez(file, args, kwds, True, allow_pickle)
 
 
-def _savez(file: Any, args: tuple[ArrayLike, ...], kwds: dict[str, ArrayLike], compress: bool, allow_pickle: bool) -> None:
+def _savez(
+    file: Any, args: tuple[ArrayLike, ...], kwds: dict[str, ArrayLike], compress: bool, allow_pickle: bool
+) -> None:
     if not hasattr(file, "write"):
         file = os.fspath(file)
         if not file.endswith(".npz"):
@@ -167,7 +192,7 @@ def _savez(file: Any, args: tuple[ArrayLike, ...], kwds: dict[str, ArrayLike], c
         _warn_version(version, stacklevel=4)
 
 
-def append(file: StrPath, arr: ArrayLike) -> None:
+def append(file: _StrPath, arr: ArrayLike) -> None:
     """Append the rows of ``arr`` to the ``.npy`` file ``file``, in place (npy's own).
 
     The array's dtype, and its shape but for the first axis, must be the file's; the file
@@ -201,9 +226,11 @@ def _warn_version(version: tuple[int, int], stacklevel: int = 3) -> None:
     """NumPy's warnings of a header that needs format 2.0 or 3.0, word for word (the
     missing space in "beread" is NumPy's, kept for filters that match it)."""
     if version == (2, 0):
-        warnings.warn("Stored array in format 2.0. It can only beread by NumPy >= 1.9", UserWarning, stacklevel=stacklevel)
+        message = "Stored array in format 2.0. It can only beread by NumPy >= 1.9"
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
     elif version == (3, 0):
-        warnings.warn("Stored array in format 3.0. It can only be read by NumPy >= 1.17", UserWarning, stacklevel=stacklevel)
+        message = "Stored array in format 3.0. It can only be read by NumPy >= 1.17"
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
 
 
 class _BagObj:
@@ -223,7 +250,7 @@ class _BagObj:
         return list(object.__getattribute__(self, "_obj").keys())
 
 
-class NpzFile(numpy.lib.npyio.NpzFile):
+class NpzFile(_NumpyNpzFile):
     """An ``.npz`` archive: NumPy's ``NpzFile`` (this is a subclass of it), its members read
     by npy's engine when asked for.
 
@@ -240,27 +267,31 @@ class NpzFile(numpy.lib.npyio.NpzFile):
     views of the archive's bytes).
     """
 
+    # npy's default is None (plain values load), where NumPy's is False.
+    allow_pickle: bool | None  # type: ignore[assignment]
+    # NumPy's stubs type `f.x` as an NpzFile; it is the member.
+    f: _BagObj  # type: ignore[assignment]
     _reader: _npy.NpzReader | None = None
     _source: Any = None
     _own_fid = False
-    _opened_fid: IO[bytes] | None = None
+    _opened_fid: IO[Any] | None = None
     _zip: zipfile.ZipFile | None = None
     _name: str = "object"
 
     def __init__(
         self,
-        fid: StrPath | IO[bytes],
+        fid: _StrPath | IO[Any],
         own_fid: bool = False,
         allow_pickle: bool | None = None,
         pickle_kwargs: dict[str, Any] | None = None,
         *,
         max_header_size: int = _MAX_HEADER_SIZE,
-        mmap_mode: MapMode | None = None,
+        mmap_mode: _MapMode | None = None,
     ) -> None:
         kwargs = dict(pickle_kwargs or {})
         encoding = kwargs.get("encoding", "ASCII")
         fix_imports = kwargs.get("fix_imports", True)
-        source: Any = fid if hasattr(fid, "read") else os.fspath(fid)  # type: ignore[arg-type]
+        source: Any = fid if hasattr(fid, "read") else os.fspath(fid)
         reader = _npy.open_npz(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
         self._setup(reader, source, own_fid, allow_pickle, pickle_kwargs, max_header_size)
 
@@ -305,8 +336,8 @@ class NpzFile(numpy.lib.npyio.NpzFile):
         if own:
             self._name = source if isinstance(source, str) else getattr(source, "name", "object")
 
-    @property  # type: ignore[override]
-    def fid(self) -> IO[bytes] | None:
+    @property
+    def fid(self) -> IO[Any] | None:
         """The file object of the archive, as NumPy's ``NpzFile.fid``: for an archive opened by
         path, a file npy opens on first use (and closes with the archive); else ``None``,
         or the caller's file object when ``own_fid`` was given."""
@@ -315,10 +346,18 @@ class NpzFile(numpy.lib.npyio.NpzFile):
         if hasattr(self._source, "read"):
             return self._source  # type: ignore[no-any-return]
         if self._opened_fid is None:
-            self._opened_fid = open(self._source, "rb")  # noqa: SIM115 (closed by close())
+            self._opened_fid = open(self._source, "rb")  # closed by close()
         return self._opened_fid
 
-    @property  # type: ignore[override]
+    @fid.setter
+    def fid(self, value: IO[Any] | None) -> None:
+        # NumPy's close() sets it to None; nothing else should.
+        if value is None:
+            self.close()
+        else:
+            raise AttributeError("NpzFile.fid is read-only")
+
+    @property
     def zip(self) -> zipfile.ZipFile | None:
         """A ``zipfile.ZipFile`` of the archive (opened on first use; ``None`` once closed)."""
         if self._reader is None:
@@ -326,6 +365,13 @@ class NpzFile(numpy.lib.npyio.NpzFile):
         if self._zip is None:
             self._zip = zipfile.ZipFile(self._source)
         return self._zip
+
+    @zip.setter
+    def zip(self, value: zipfile.ZipFile | None) -> None:
+        if value is None:
+            self.close()
+        else:
+            raise AttributeError("NpzFile.zip is read-only")
 
     def close(self) -> None:
         """Close the archive (and the file it opened, or the file object it was given with
@@ -342,7 +388,7 @@ class NpzFile(numpy.lib.npyio.NpzFile):
         if self._own_fid and hasattr(self._source, "close"):
             self._source.close()
         self._own_fid = False
-        self.f = None  # type: ignore[assignment]  # break the reference cycle, as NumPy
+        self.f = None  # type: ignore[assignment]  # breaks the reference cycle, as NumPy
 
     def __del__(self) -> None:
         self.close()
@@ -377,4 +423,4 @@ class NpzFile(numpy.lib.npyio.NpzFile):
         ``mmap_mode``, stored members are mapped instead."""
         if self._reader is None:
             raise ValueError("the archive is closed")
-        return self._reader.load_all()  # type: ignore[no-any-return]
+        return self._reader.load_all()
