@@ -12,15 +12,17 @@ use crate::error::{Error, Result};
 /// reader), and a file's readers rely on its size and on reads at positions.
 ///
 /// # Errors
-/// [`ErrorKind::Io`](crate::ErrorKind::Io) of kind [`io::ErrorKind::InvalidInput`] saying
-/// what the path is (`is a FIFO, not a file`), and the errors of opening it; both name the
-/// path.
+/// [`ErrorKind::Io`](crate::ErrorKind::Io) saying what the path is (`is a FIFO, not a
+/// file`), of kind [`io::ErrorKind::IsADirectory`] for a directory (as opening one to read
+/// fails on other systems) and [`io::ErrorKind::InvalidInput`] for anything else; and the
+/// errors of opening it. Both name the path.
 ///
 /// # Examples
 /// ```
 /// let dir = tempfile::tempdir()?;
 /// let e = npy_core::open_file(dir.path()).unwrap_err();
 /// assert!(e.to_string().ends_with("is a directory, not a file"), "{e}");
+/// assert!(matches!(e.kind(), npy_core::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::IsADirectory));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn open_file(path: impl AsRef<Path>) -> Result<File> {
@@ -41,7 +43,8 @@ pub(crate) fn regular(path: &Path) -> io::Result<()> {
         Ok(meta) if meta.is_file() => Ok(()),
         Ok(meta) => {
             let what = format!("is {}, not a file", file_kind(&meta.file_type()));
-            Err(io::Error::new(io::ErrorKind::InvalidInput, what))
+            let kind = if meta.is_dir() { io::ErrorKind::IsADirectory } else { io::ErrorKind::InvalidInput };
+            Err(io::Error::new(kind, what))
         }
     }
 }

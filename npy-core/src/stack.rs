@@ -1206,7 +1206,7 @@ mod tests {
         fs::remove_file(dir.join("1.npy")).unwrap();
         fs::create_dir(dir.join("1.npy")).unwrap();
         let e = Stack::from_path(&dir).unwrap_err();
-        assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::InvalidInput), "{e}");
+        assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::IsADirectory), "{e}");
         assert_eq!(e.path(), Some(dir.join("1.npy").as_path()));
         assert!(e.to_string().ends_with("is a directory, not a file"), "{e}");
         fs::remove_file(dir.join(INFO)).unwrap();

@@ -169,3 +169,85 @@ def test_appends_from_two_processes_lose_nothing(tmp_path):
     assert sorted(rows.tolist()) == list(range(0, 2_000)) + list(range(10_000, 12_000))
     with pytest.raises(ValueError, match=r"grow\.npy"):
         npy.append(path, np.zeros(3, dtype="<f4"))
+
+
+def test_a_hostile_element_deep_in_a_large_pickle_runs_nothing(tmp_path):
+    # Megabytes of plain values first, so CPython builds them while the check is still
+    # on its way to the element that would run code: it must stop there.
+    marker = tmp_path / "ran"
+    arr = np.empty(200_001, dtype=object)
+    arr[:-1] = [f"value {i}" for i in range(200_000)]
+    arr[-1] = Run(os.system, f"touch {marker}")
+    payload = pickle.dumps(arr, protocol=4)
+    assert len(payload) > 1 << 20
+    path = tmp_path / "deep.npy"
+    path.write_bytes(npy_bytes("|O", (200_001,), payload))
+    for load in (lambda: npy.load(path), lambda: npy.load(open(path, "rb")), lambda: npy.load(path, allow_pickle=True)):
+        with pytest.raises(npy.UnsafePickleError) as e:
+            load()
+        assert isinstance(e.value, ValueError) and isinstance(e.value, pickle.UnpicklingError)
+    assert not marker.exists()
+
+
+def test_pickle_files_are_refused_with_numpys_or_npys_error(tmp_path):
+    path = tmp_path / "plain.pkl"
+    path.write_bytes(pickle.dumps({"a": 1}))
+    with pytest.raises(ValueError, match="allow_pickle"):
+        npy.load(path, allow_pickle=False)
+    for allow in (None, True):
+        with pytest.raises(npy.UnsafePickleError, match=r"plain\.pkl.*numpy\.load"):
+            npy.load(path, allow_pickle=allow)
+
+
+def test_savez_to_a_path_is_atomic(tmp_path):
+    path = tmp_path / "keep.npz"
+    npy.savez(path, a=np.arange(3))
+    before = path.read_bytes()
+    # The second member cannot be written (its objects are not plain values).
+    with pytest.raises(TypeError):
+        npy.savez(path, a=np.arange(10**6), b=np.array([{1, 2}], dtype=object))
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["keep.npz"]
+
+
+def test_durable_saves_write_the_same_bytes(tmp_path):
+    arr = np.arange(12.0).reshape(3, 4)
+    npy.save(tmp_path / "a.npy", arr, durable=True)
+    np.save(tmp_path / "b.npy", arr)
+    assert (tmp_path / "a.npy").read_bytes() == (tmp_path / "b.npy").read_bytes()
+
+
+def test_bytes_paths_load_and_save(tmp_path):
+    path = os.fsencode(tmp_path / "b")
+    npy.save(path, np.arange(3))
+    assert npy.load(path + b".npy").tolist() == [0, 1, 2]
+    npy.savez(path, x=np.arange(2))
+    with npy.load(path + b".npz") as archive:
+        assert archive["x"].tolist() == [0, 1]
+
+
+def test_archives_read_through_file_objects_that_others_move(tmp_path):
+    path = tmp_path / "a.npz"
+    np.savez_compressed(path, x=np.arange(10), y=np.arange(5.0))
+    with open(path, "rb") as f:
+        archive = npy.load(f)
+        assert archive.fid is None and repr(archive) == "NpzFile 'object' with keys: x, y"
+        f.seek(3)  # the caller moves the file between reads
+        assert archive["y"].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+        assert archive.zip.namelist() == ["x.npy", "y.npy"]  # zipfile moves it too
+        assert archive["x"].tolist() == list(range(10))
+        archive.close()
+        assert not f.closed  # the caller's file stays open
+
+
+def test_open_memmap_w_plus_replaces_the_file_whole(tmp_path):
+    path = tmp_path / "grid.npy"
+    np.save(path, np.arange(4))
+    old = npy.load(path, mmap_mode="r")  # a reader of the old file keeps it
+    grid = npy.open_memmap(path, mode="w+", dtype="<f4", shape=(2, 3))
+    grid[:] = 1.5
+    grid.flush()
+    del grid
+    assert old.tolist() == [0, 1, 2, 3]
+    assert np.load(path).tolist() == [[1.5] * 3] * 2
+    assert sorted(os.listdir(tmp_path)) == ["grid.npy"]

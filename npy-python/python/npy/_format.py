@@ -51,7 +51,7 @@ def open_memmap(
     if _isfileobj(filename):
         raise ValueError("Filename must be a string or a path-like object.  Memmap cannot use existing file handles.")
     if "w" not in mode:
-        return _npy.map_npy(os.fspath(filename), mode, max_header_size)
+        return _npy.map_npy(os.fsdecode(filename), mode, max_header_size)
     if version not in _VERSIONS:
         raise ValueError(f"we only support format version (1,0), (2,0), and (3,0), not {version}")
     descr = np.dtype(dtype)
@@ -61,7 +61,7 @@ def open_memmap(
         raise TypeError("open_memmap needs a shape to create a file (mode 'w+')")
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     _warn_dtype(descr)
-    offset, written = _npy.create_npy(os.fspath(filename), descr, dims, fortran_order, version)
+    offset, written = _npy.create_npy(os.fsdecode(filename), descr, dims, fortran_order, version)
     _warn_version(written)
     order: Literal["C", "F"] = "F" if fortran_order else "C"
     return np.memmap(filename, dtype=descr, shape=dims, order=order, mode="r+", offset=offset)

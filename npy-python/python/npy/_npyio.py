@@ -92,7 +92,7 @@ def load(
         source = file
         loaded = _npy.load_from_file(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
     else:
-        source = os.fspath(file)
+        source = os.fsdecode(file)
         loaded = _npy.load_from_path(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
     if isinstance(loaded, _npy.NpzReader):
         kwargs = {"encoding": encoding, "fix_imports": fix_imports}
@@ -112,7 +112,7 @@ def load_npz(
     """Open an ``.npz`` archive as :func:`load` does, refusing anything that is not one."""
     kwargs = {"encoding": encoding, "fix_imports": fix_imports}
     own = not hasattr(file, "read")
-    source: Any = os.fspath(file) if own else file  # type: ignore[arg-type]  # a path here
+    source: Any = os.fsdecode(file) if own else file  # type: ignore[arg-type]  # a path here
     reader = _npy.open_npz(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
     return NpzFile._opened(reader, source, own, allow_pickle, kwargs, max_header_size)
 
@@ -140,7 +140,7 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
         _warn_dtype(array.dtype)
         _warn_version(_npy.save_to_file(file, array, allow_pickle))
         return
-    path = os.fspath(file)
+    path = os.fsdecode(file)
     if not path.endswith(".npy"):
         path = path + ".npy"
     array = np.asanyarray(arr)
@@ -176,7 +176,7 @@ def _savez(
     file: Any, args: tuple[ArrayLike, ...], kwds: dict[str, ArrayLike], compress: bool, allow_pickle: bool
 ) -> None:
     if not hasattr(file, "write"):
-        file = os.fspath(file)
+        file = os.fsdecode(file)
         if not file.endswith(".npz"):
             file = file + ".npz"
     namedict = kwds
@@ -201,7 +201,7 @@ def append(file: _StrPath, arr: ArrayLike) -> None:
     the rows are on disk, so a killed append leaves the file as it was. Create the file
     with :func:`save`.
     """
-    _npy.append(os.fspath(file), np.asanyarray(arr))
+    _npy.append(os.fsdecode(file), np.asanyarray(arr))
 
 
 def _warn_dtype(dtype: np.dtype[Any], stacklevel: int = 3) -> None:
@@ -291,7 +291,7 @@ class NpzFile(_NumpyNpzFile):
         kwargs = dict(pickle_kwargs or {})
         encoding = kwargs.get("encoding", "ASCII")
         fix_imports = kwargs.get("fix_imports", True)
-        source: Any = fid if hasattr(fid, "read") else os.fspath(fid)
+        source: Any = fid if hasattr(fid, "read") else os.fsdecode(fid)
         reader = _npy.open_npz(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
         self._setup(reader, source, own_fid, allow_pickle, pickle_kwargs, max_header_size)
 
