@@ -59,6 +59,11 @@ def attempt(call, *args, exact=False, **kwargs):
         return Raised(type(e), str(e) if exact else None, f"{type(e).__name__}: {e}")
 
 
+def raised(result, cls):
+    """Whether `result` is a `Raised` of `cls` or a subclass."""
+    return isinstance(result, Raised) and issubclass(result.type, cls)
+
+
 def matching(actual, expected):
     """`actual` with each `Raised` that is a subclass of the one at the same place in `expected`
     replaced by that one: npy may raise a more specific exception than NumPy, never another."""

@@ -2,6 +2,7 @@
 file object, with every argument; each test runs its code with both and compares (`same`)."""
 import inspect
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from support import (
     ARRAYS,
     PATH_KINDS,
     PY2_COMPLEX,
+    PathLike,
     READ_KINDS,
     SEQUENCE,
     Raised,
@@ -280,6 +282,27 @@ def test_mmap_mode(same, mode, name):
         return seen, path.read_bytes()
 
     same(run)
+
+
+@pytest.mark.parametrize("mode", ["r", "r+", "c"])
+def test_mmap_filename_follows_the_path_given(same, monkeypatch, mode):
+    # np.memmap keeps a pathlib.Path as a resolved Path and a str as an absolute str.
+    def run(api, folder):
+        np.save(folder / "m.npy", np.arange(3.0))
+        monkeypatch.chdir(folder)
+        return [repr(api.load(p, mmap_mode=mode).filename) for p in ("m.npy", Path("m.npy"), str(folder / "m.npy"))]
+
+    same(run)
+
+
+@pytest.mark.parametrize("mode", ["r", "r+", "c"])
+def test_mmap_mode_takes_any_path_like(tmp_path, mode):
+    # np.load fails on an os.PathLike that is not a pathlib.Path (np.memmap: AttributeError, no
+    # 'resolve'); the spec takes any os.PathLike, mapped as its os.fspath() would be.
+    np.save(tmp_path / "m.npy", np.arange(3.0))
+    assert describe(npy.load(PathLike(tmp_path / "m.npy"), mmap_mode=mode)) == describe(
+        np.load(str(tmp_path / "m.npy"), mmap_mode=mode)
+    )
 
 
 @pytest.mark.parametrize("alias, mode", [("readwrite", "r+"), ("copyonwrite", "c")])
