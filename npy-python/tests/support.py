@@ -78,9 +78,10 @@ def matching(actual, expected):
     return actual
 
 
-def describe(x):
+def describe(x, padding=True):
     """What can be observed of a loaded value: for arrays their class, dtype, layout, flags and
-    bytes (values, types and sharing for Python objects); memmaps add their file and mode."""
+    bytes (values, types and sharing for Python objects); memmaps add their file and mode.
+    `padding=False` leaves out the bytes between a record's fields (see `field_bytes`)."""
     if not isinstance(x, np.ndarray):
         return x
     seen = {
@@ -96,7 +97,7 @@ def describe(x):
         seen["types"] = [type(v) for v in x.flat]
         seen["distinct"] = len({id(v) for v in x.flat})
     else:
-        seen["bytes"] = x.tobytes(order="A")
+        seen["bytes"] = x.tobytes(order="A") if padding else field_bytes(x)
     if isinstance(x, np.memmap):
         seen.update(filename=x.filename, offset=x.offset, mode=x.mode)
     return seen
