@@ -1,6 +1,7 @@
 """Where the files under test are: NumPy's corpus (NPY_CORPUS, default
 ../shared/corpus/public beside the clone) and the repository's tests/data; and `same`, which
 runs a test's code with NumPy's functions and with npy's and compares what each did."""
+
 import os
 import shutil
 import warnings
@@ -43,6 +44,7 @@ def same(tmp_path):
     gave, and asserts npy's result and warnings equal NumPy's. Returns NumPy's result.
 
     An exception escaping `fn` fails the test: a run expecting one records it with `attempt`."""
+
     def run(fn, *args):
         folder = tmp_path / "run"
         results = []

@@ -1,5 +1,6 @@
 """Running the same code with NumPy's save/load functions and with npy's: the two sides,
 what a run observably did, the kinds of file both are given, and the arrays they save."""
+
 import contextlib
 import gzip
 import io
@@ -55,7 +56,7 @@ def attempt(call, *args, exact=False, **kwargs):
     """`call(*args, **kwargs)`'s result, or the `Raised` it raised."""
     try:
         return call(*args, **kwargs)
-    except Exception as e:  # noqa: BLE001 - what is raised is the observation
+    except Exception as e:
         return Raised(type(e), str(e) if exact else None, f"{type(e).__name__}: {e}")
 
 
@@ -65,14 +66,15 @@ def raised(result, cls):
 
 
 def matching(actual, expected):
-    """`actual` with each `Raised` that is a subclass of the one at the same place in `expected`
-    replaced by that one: npy may raise a more specific exception than NumPy, never another."""
+    """`actual` with each `Raised` that matches the one at the same place in `expected` replaced
+    by that one: npy may raise a more specific exception than NumPy, never another, and its
+    message may add to NumPy's (the file's name), never change it."""
     if isinstance(actual, Raised) and isinstance(expected, Raised):
-        if issubclass(actual.type, expected.type) and actual.message == expected.message:
+        if issubclass(actual.type, expected.type) and (expected.message or "") in (actual.message or ""):
             return expected
         return actual
     if isinstance(actual, (list, tuple)) and isinstance(expected, (list, tuple)) and len(actual) == len(expected):
-        return type(actual)(matching(a, e) for a, e in zip(actual, expected))
+        return type(actual)(matching(a, e) for a, e in zip(actual, expected, strict=True))
     if isinstance(actual, dict) and isinstance(expected, dict):
         return {k: matching(v, expected[k]) if k in expected else v for k, v in actual.items()}
     return actual
@@ -89,7 +91,7 @@ def describe(x, padding=True):
         "dtype": x.dtype,
         "descr": x.dtype.descr,
         "shape": x.shape,
-        "strides": x.strides,
+        "strides": x.strides if x.size else None,  # an empty array's strides are arbitrary
         "flags": {flag: getattr(x.flags, flag) for flag in FLAGS},
     }
     if x.dtype.hasobject or x.dtype.kind == "T":
@@ -357,7 +359,6 @@ def _objects():
         np.complex64(1 - 2j),
         np.str_("ns"),
         np.bytes_(b"nb"),
-        np.datetime64("2020-01-02"),
         shared,
         shared,
     ]
@@ -399,9 +400,13 @@ ARRAYS = {
     "object": _objects,
     "object-2d": lambda: _objects()[:20].reshape(4, 5),
     "object-0d": lambda: np.array({"only": [1, 2]}, dtype=object),
-    "object-record": lambda: np.array([(1, "x"), (2, None)], dtype=[("n", "<i4"), ("o", "O")]),
     "StringDType": lambda: np.array(["a", "bé", "", "long " * 10], dtype=STRINGS),
     "StringDType-na": lambda: np.array(["a", None], dtype=np.dtypes.StringDType(na_object=None)),
+}
+# Object arrays beyond the plain values above: NumPy pickles them all.
+OBJECTS_BEYOND = {
+    "datetime-scalars": lambda: np.array([np.datetime64("2020-01-02"), np.timedelta64(3, "s"), None], dtype=object),
+    "object-field": lambda: np.array([(1, "x"), (2, None)], dtype=[("n", "<i4"), ("o", "O")]),
 }
 # Several kinds in one file, one after another.
 SEQUENCE = ["<f8", "record-aligned", "object", "empty-0x3", "0-d", "StringDType", "fortran-2d", "object-0d", ">i2"]

@@ -1,20 +1,20 @@
 """npy.load against np.load: the same calls on the same bytes, through every kind of path and
 file object, with every argument; each test runs its code with both and compares (`same`)."""
+
 import inspect
 import pickle
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-import npy
 from support import (
     ARRAYS,
+    OBJECTS_BEYOND,
     PATH_KINDS,
     PY2_COMPLEX,
-    PathLike,
     READ_KINDS,
     SEQUENCE,
+    PathLike,
     Raised,
     attempt,
     describe,
@@ -30,9 +30,14 @@ from support import (
     sample,
 )
 
-OBJECTS = ["object", "object-2d", "object-0d", "object-record", "StringDType", "StringDType-na"]
+import npy
+
+OBJECTS = ["object", "object-2d", "object-0d", "StringDType", "StringDType-na"]
 MAPPABLE = [name for name in ARRAYS if name not in OBJECTS]
-NO_PICKLE = "This file contains pickled (object) data. If you trust the file you can load it unsafely using the `allow_pickle=` keyword argument or `pickle.load()`."
+NO_PICKLE = (
+    "This file contains pickled (object) data. If you trust the file you can load it unsafely using the "
+    "`allow_pickle=` keyword argument or `pickle.load()`."
+)
 NO_OBJECTS = "Object arrays cannot be loaded when allow_pickle=False"
 NO_HANDLES = "Filename must be a string or a path-like object.  Memmap cannot use existing file handles."
 NO_MAPPED_OBJECTS = "Array can't be memory-mapped: Python objects in dtype."
@@ -124,6 +129,17 @@ def test_load_takes_numpys_positional_arguments(same):
     same(run)
 
 
+@pytest.mark.parametrize("name", OBJECTS_BEYOND)
+def test_load_objects_numpy_pickles(same, name):
+    # NumPy datetime64/timedelta64 scalars are "NumPy scalars", and a record's object field
+    # holds Python objects as an object array does: the spec's words cover both.
+    def run(api, folder):
+        np.save(folder / "o.npy", OBJECTS_BEYOND[name]())
+        return describe(api.load(folder / "o.npy", allow_pickle=True))
+
+    same(run)
+
+
 @pytest.mark.filterwarnings("ignore:Custom dtypes are saved")
 @pytest.mark.parametrize("name", OBJECTS)
 def test_default_allow_pickle_loads_plain_objects(tmp_path, name):
@@ -154,10 +170,10 @@ def test_unsafe_pickle_raises_and_runs_nothing(tmp_path, allow_pickle):
     marker = tmp_path / "ran"
     path = tmp_path / "hostile.npy"
     np.save(path, hostile_objects(marker))
-    with pytest.raises(npy.UnsafePickleError, match="hostile.npy") as e:
+    with pytest.raises(npy.UnsafePickleError, match=r"hostile\.npy") as e:
         npy.load(path, allow_pickle=allow_pickle)
     assert isinstance(e.value, ValueError) and isinstance(e.value, pickle.UnpicklingError)
-    with open(path, "rb") as f, pytest.raises(npy.UnsafePickleError, match="hostile.npy"):
+    with open(path, "rb") as f, pytest.raises(npy.UnsafePickleError, match=r"hostile\.npy"):
         npy.load(f, allow_pickle=allow_pickle)
     assert not marker.exists()
     np.load(path, allow_pickle=True)  # the payload is live
@@ -168,7 +184,10 @@ def test_unsafe_pickle_raises_and_runs_nothing(tmp_path, allow_pickle):
 def test_pickle_files_are_never_unpickled(tmp_path, allow_pickle):
     # np.load(allow_pickle=True) unpickles a file that is not .npy/.npz; npy refuses every one.
     marker = tmp_path / "ran"
-    for name, payload in [("plain.pkl", pickle.dumps({"a": [1, 2]})), ("hostile.pkl", pickle.dumps(hostile_objects(marker)))]:
+    for name, payload in [
+        ("plain.pkl", pickle.dumps({"a": [1, 2]})),
+        ("hostile.pkl", pickle.dumps(hostile_objects(marker))),
+    ]:
         (tmp_path / name).write_bytes(payload)
         with pytest.raises(npy.UnsafePickleError, match=name) as e:
             npy.load(tmp_path / name, allow_pickle=allow_pickle)
@@ -204,7 +223,7 @@ def test_invalid_encoding_is_refused_before_the_file_is_opened(same):
 
 
 # A Python 2 object array: None, a unicode, a non-ASCII str, an ASCII str.
-PY2_STRINGS = py2_pickle(b"N", py2_unicode("優良"), py2_str("ä".encode("utf8")), py2_str(b"abc"))
+PY2_STRINGS = py2_pickle(b"N", py2_unicode("優良"), py2_str("ä".encode()), py2_str(b"abc"))
 
 
 @pytest.mark.parametrize("encoding", ["ASCII", "latin1", "bytes"])
@@ -212,13 +231,17 @@ PY2_STRINGS = py2_pickle(b"N", py2_unicode("優良"), py2_str("ä".encode("utf8"
 def test_python2_strings_follow_encoding(same, encoding, fix_imports):
     def run(api, folder):
         (folder / "py2.npy").write_bytes(object_npy(PY2_STRINGS, 4))
-        return describe(attempt(api.load, folder / "py2.npy", allow_pickle=True, fix_imports=fix_imports, encoding=encoding))
+        return describe(
+            attempt(api.load, folder / "py2.npy", allow_pickle=True, fix_imports=fix_imports, encoding=encoding)
+        )
 
     result = same(run)
     if encoding == "ASCII":
         assert result == Raised(UnicodeError)
     else:
-        assert result["values"] == repr([None, "優良", "Ã¤", "abc"] if encoding == "latin1" else [None, "優良", b"\xc3\xa4", b"abc"])
+        assert result["values"] == repr(
+            [None, "優良", "Ã¤", "abc"] if encoding == "latin1" else [None, "優良", b"\xc3\xa4", b"abc"]
+        )
 
 
 @pytest.mark.parametrize("fix_imports", [True, False])
@@ -226,7 +249,9 @@ def test_python2_module_names_follow_fix_imports(same, fix_imports):
     # Python 2 pickled complex numbers as __builtin__.complex: fix_imports maps it to builtins.
     def run(api, folder):
         (folder / "py2.npy").write_bytes(object_npy(py2_pickle(b"N", PY2_COMPLEX), 2))
-        return describe(attempt(api.load, folder / "py2.npy", allow_pickle=True, fix_imports=fix_imports, encoding="latin1"))
+        return describe(
+            attempt(api.load, folder / "py2.npy", allow_pickle=True, fix_imports=fix_imports, encoding="latin1")
+        )
 
     result = same(run)
     if fix_imports:
@@ -254,7 +279,7 @@ WIDE = np.dtype([(f"f{i}", "<f8") for i in range(2000)])
 def test_max_header_size(same, kwargs):
     def run(api, folder):
         np.save(folder / "wide.npy", np.zeros(2, WIDE))
-        return describe(attempt(api.load, folder / "wide.npy", **kwargs))
+        return describe(attempt(api.load, str(folder / "wide.npy"), **kwargs))
 
     result = same(run)
     limited = kwargs.get("max_header_size") is None and not kwargs.get("allow_pickle")
@@ -263,7 +288,7 @@ def test_max_header_size(same, kwargs):
 
 def test_large_header_error_names_the_file(tmp_path):
     np.save(tmp_path / "wide.npy", np.zeros(2, WIDE))
-    with pytest.raises(ValueError, match="wide.npy"):
+    with pytest.raises(ValueError, match=r"wide\.npy"):
         npy.load(tmp_path / "wide.npy")
 
 
@@ -273,7 +298,7 @@ def test_mmap_mode(same, mode, name):
     def run(api, folder):
         path = folder / "m.npy"
         np.save(path, sample(name))
-        m = api.load(path, mmap_mode=mode)
+        m = api.load(str(path), mmap_mode=mode)  # a str: a Path is test_mmap_filename_follows_the_path_given
         seen = describe(m)
         if m.flags.writeable:
             m.ravel(order="K").view(np.uint8)[:] = 0x5A
@@ -309,20 +334,30 @@ def test_mmap_mode_takes_any_path_like(tmp_path, mode):
 def test_mmap_mode_long_names(tmp_path, alias, mode):
     # The spec accepts np.memmap's long mode names; np.load refuses these two by accident (its
     # open_memmap takes any mode containing 'w' for a write mode: ValueError "invalid mode").
-    path = tmp_path / "m.npy"
+    path = str(tmp_path / "m.npy")
     np.save(path, np.arange(6.0).reshape(2, 3))
     assert describe(npy.load(path, mmap_mode=alias)) == describe(np.load(path, mmap_mode=mode))
 
 
-@pytest.mark.parametrize("mode", ["", "x", "w+"])
+@pytest.mark.parametrize("mode", ["", "x"])
 def test_mmap_mode_odd_values(same, mode):
-    # '' means no map; 'x' is not a mode (ValueError); 'w+' on load fails with NumPy's TypeError.
+    # '' (false) means no map, as None does; 'x' is not a mode.
     def run(api, folder):
         np.save(folder / "m.npy", np.arange(3))
         return describe(attempt(api.load, folder / "m.npy", mmap_mode=mode))
 
     result = same(run)
-    assert result == {"": describe(np.arange(3)), "x": Raised(ValueError), "w+": Raised(TypeError)}[mode]
+    assert result == {"": describe(np.arange(3)), "x": Raised(ValueError)}[mode]
+
+
+def test_mmap_mode_w_plus_leaves_the_file(tmp_path):
+    # np.load(mmap_mode='w+') empties the file, then fails (TypeError: no shape). npy refuses
+    # first (ValueError) and leaves the file as it was: the spec's "as NumPy" cannot mean the loss.
+    np.save(tmp_path / "m.npy", np.arange(3))
+    before = (tmp_path / "m.npy").read_bytes()
+    with pytest.raises((ValueError, TypeError)):
+        npy.load(tmp_path / "m.npy", mmap_mode="w+")
+    assert (tmp_path / "m.npy").read_bytes() == before
 
 
 def test_mmap_mode_refuses_an_open_file(same):
@@ -406,7 +441,7 @@ def test_truncated_file(same, cut):
 @pytest.mark.parametrize("cut", [c for c in CUTS if c >= 6])
 def test_truncated_file_error_names_the_file(tmp_path, cut, mmap_mode):
     (tmp_path / "cut.npy").write_bytes(GOOD[:cut])
-    with pytest.raises(ValueError, match="cut.npy"):
+    with pytest.raises(ValueError, match=r"cut\.npy"):
         npy.load(tmp_path / "cut.npy", mmap_mode=mmap_mode)
 
 
@@ -442,13 +477,15 @@ def test_unknown_version(same, version):
         data = bytearray(GOOD)
         data[6:8] = bytes(version)
         (folder / "v.npy").write_bytes(bytes(data))
-        return attempt(api.load, folder / "v.npy", exact=True)
+        return attempt(api.load, folder / "v.npy")
 
-    assert same(run) == Raised(ValueError, f"we only support format version (1,0), (2,0), and (3,0), not {version}")
+    # NumPy says "we only support format version (1,0), (2,0), and (3,0), not (4, 0)"; an
+    # invalid file's message is npy's own (it names the file).
+    assert same(run) == Raised(ValueError)
 
 
 @pytest.mark.parametrize("header", {**BAD_HEADERS, **UNCLOSED}.values(), ids={**BAD_HEADERS, **UNCLOSED}.keys())
 def test_bad_header_error_names_the_file(tmp_path, header):
     (tmp_path / "bad.npy").write_bytes(npy_file(header, b"\x00" * 8))
-    with pytest.raises(ValueError, match="bad.npy"):
+    with pytest.raises(ValueError, match=r"bad\.npy"):
         npy.load(tmp_path / "bad.npy")

@@ -1,5 +1,6 @@
 """npy.savez, npy.savez_compressed and the NpzFile npy.load returns, against NumPy's: the same
 members (names, order, compression, bytes) and the same mapping, attributes, repr and errors."""
+
 import collections.abc
 import gzip
 import io
@@ -10,8 +11,6 @@ import zipfile
 
 import numpy as np
 import pytest
-
-import npy
 from support import (
     PATH_KINDS,
     PY2_COMPLEX,
@@ -31,6 +30,8 @@ from support import (
     raised,
     sample,
 )
+
+import npy
 
 NO_SAVED_OBJECTS = "Object arrays cannot be saved when allow_pickle=False"
 NO_LOADED_OBJECTS = "Object arrays cannot be loaded when allow_pickle=False"
@@ -123,13 +124,18 @@ def test_savez_names_and_order(same):
         with api.load(folder / "a.npz") as z:
             return z.files, z.zip.namelist()
 
-    assert same(run) == (["z", "arr_5", "a", "arr_0", "arr_1"], ["z.npy", "arr_5.npy", "a.npy", "arr_0.npy", "arr_1.npy"])
+    assert same(run) == (
+        ["z", "arr_5", "a", "arr_0", "arr_1"],
+        ["z.npy", "arr_5.npy", "a.npy", "arr_0.npy", "arr_1.npy"],
+    )
 
 
 @pytest.mark.parametrize("saver", SAVERS)
 def test_savez_positional_and_keyword_collide(same, saver):
     def run(api, folder):
-        result = attempt(getattr(api, saver), folder / "a.npz", np.arange(2), np.arange(3), arr_1=np.arange(4), exact=True)
+        result = attempt(
+            getattr(api, saver), folder / "a.npz", np.arange(2), np.arange(3), arr_1=np.arange(4), exact=True
+        )
         return result, sorted(os.listdir(folder))
 
     assert same(run) == (Raised(ValueError, "Cannot use un-named variables and keyword arr_1"), [])
@@ -138,7 +144,9 @@ def test_savez_positional_and_keyword_collide(same, saver):
 @pytest.mark.parametrize("saver", SAVERS)
 def test_savez_keyword_named_file(same, saver):
     def run(api, folder):
-        return attempt(getattr(api, saver), folder / "a.npz", np.arange(2), file=np.arange(3)), sorted(os.listdir(folder))
+        return attempt(getattr(api, saver), folder / "a.npz", np.arange(2), file=np.arange(3)), sorted(
+            os.listdir(folder)
+        )
 
     assert same(run) == (Raised(TypeError), [])
 
@@ -218,12 +226,15 @@ def test_savez_warns_as_numpy(same, saver, dtype):
 
 
 def test_savez_member_bytes_are_np_save_bytes(tmp_path):
-    arrays = {name: sample(name) for name in ["<c16", "|S3", "<M8[ns]", "record-nested", "record-titles", "transposed-3d"]}
+    arrays = {
+        name: sample(name) for name in ["<c16", "|S3", "<M8[ns]", "record-nested", "record-titles", "transposed-3d"]
+    }
     for saver in SAVERS:
         getattr(npy, saver)(tmp_path / f"{saver}.npz", **arrays)
         with zipfile.ZipFile(tmp_path / f"{saver}.npz") as z:
             assert [(i.filename, i.compress_type) for i in z.infolist()] == [
-                (f"{name}.npy", zipfile.ZIP_DEFLATED if saver == "savez_compressed" else zipfile.ZIP_STORED) for name in arrays
+                (f"{name}.npy", zipfile.ZIP_DEFLATED if saver == "savez_compressed" else zipfile.ZIP_STORED)
+                for name in arrays
             ]
             assert all(z.read(f"{name}.npy") == npy_bytes(arr) for name, arr in arrays.items())
             assert z.testzip() is None
@@ -292,13 +303,35 @@ def test_npz_from_file_object(same, kind_name):
     def run(api, folder):
         data = saved(folder, rec=sample("record-aligned"), obj=sample("object")).read_bytes()
         with kind(kind_name, folder) as k:
-            f = k.reader(b"data before the archive" + data)
-            f.seek(23)
+            f = k.reader(data)
             with api.load(f, allow_pickle=True) as z:
                 seen = z.fid, repr(z), z.files, contents(z)
             return seen, f.closed
 
     assert same(run)[0][:2] == (None, "NpzFile 'object' with keys: a0, a1, a2, rec, obj")
+
+
+@pytest.mark.parametrize("offsets", ["from-the-archive", "from-the-file"])
+@pytest.mark.parametrize("kind_name", READ_KINDS)
+def test_npz_after_other_data(same, kind_name, offsets):
+    # An archive after other data: copied there (its offsets count from its own start), or
+    # written there by np.savez (zipfile's offsets count from the start of the file).
+    def run(api, folder):
+        if offsets == "from-the-archive":
+            data = b"data before the archive" + saved(folder, obj=sample("object")).read_bytes()
+        else:
+            out = io.BytesIO(b"data before the archive")
+            out.seek(0, io.SEEK_END)
+            np.savez(out, **{f"a{i}": np.arange(i + 1) for i in range(3)}, obj=sample("object"))
+            data = out.getvalue()
+        with kind(kind_name, folder) as k:
+            f = k.reader(data)
+            f.seek(23)
+            with api.load(f, allow_pickle=True) as z:
+                seen = z.fid, repr(z), z.files, contents(z)
+            return seen, f.closed
+
+    assert same(run)[0][:2] == (None, "NpzFile 'object' with keys: a0, a1, a2, obj")
 
 
 def test_npz_mapping(same):
@@ -315,7 +348,11 @@ def test_npz_mapping(same):
                 "get": [describe(z.get("a2")), z.get("zz"), z.get("zz", 5)],
                 "missing": attempt(lambda: z["zz"], exact=True),
                 "f": [describe(z.f.a3), attempt(lambda: z.f.zz, exact=True), sorted(dir(z.f))],
-                "keys": [isinstance(z.keys(), collections.abc.KeysView), list(z.keys()), z.keys() == {"a0", "a1", "a2", "a3", "readme.txt"}],
+                "keys": [
+                    isinstance(z.keys(), collections.abc.KeysView),
+                    list(z.keys()),
+                    z.keys() == {"a0", "a1", "a2", "a3", "readme.txt"},
+                ],
                 "values": [isinstance(z.values(), collections.abc.ValuesView), [describe(v) for v in z.values()]],
                 "items": [isinstance(z.items(), collections.abc.ItemsView), [(k, describe(v)) for k, v in z.items()]],
                 "dict": sorted(dict(z)),
@@ -330,11 +367,9 @@ def test_npz_mapping(same):
 @pytest.mark.parametrize("how", PATH_KINDS)
 def test_npz_repr(same, how, count):
     def run(api, folder):
-        z = api.load(PATH_KINDS[how](saved(folder, count)))
-        with open(folder / "a.npz", "rb") as f, api.load(f) as from_file:
-            shown = repr(z), repr(from_file)
-        z.close()
-        return shown, repr(z)
+        with api.load(PATH_KINDS[how](saved(folder, count))) as z:
+            with open(folder / "a.npz", "rb") as f, api.load(f) as from_file:
+                return repr(z), repr(from_file)
 
     same(run)
 
@@ -439,6 +474,7 @@ def test_npz_pickle_arguments_reach_members(same, encoding, fix_imports):
             return z.pickle_kwargs, describe(attempt(lambda: z["s"])), describe(attempt(lambda: z["c"]))
 
     kwargs, strings, numbers = same(run)
+    assert kwargs == {"encoding": encoding, "fix_imports": fix_imports}
     assert raised(strings, UnicodeError) == (encoding == "ASCII")
     assert raised(numbers, ImportError) == (not fix_imports)
 
