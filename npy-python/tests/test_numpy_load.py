@@ -2,6 +2,7 @@
 file object, with every argument; each test runs its code with both and compares (`same`)."""
 
 import inspect
+import io
 import pickle
 from pathlib import Path
 
@@ -84,9 +85,23 @@ def test_load_file_object_stops_after_the_array(same, kind_name, name):
         with kind(kind_name, folder) as k:
             f = k.reader(npy_bytes(sample(name)) + b"what follows")
             arr = api.load(f, allow_pickle=True)
-            return describe(arr), position(f), f.closed
+            return describe(arr, padding=False), position(f), f.closed
 
     same(run)
+
+
+PADDED = ["record-aligned", "record-nested", "0-d-record"]
+
+
+@pytest.mark.parametrize("name", PADDED)
+@pytest.mark.parametrize("kind_name", READ_KINDS)
+def test_load_gives_the_padding_bytes_of_the_file(tmp_path, kind_name, name):
+    # np.load copies records field by field from anything but an OS file (open(.., 'rb') or a
+    # path), leaving their padding uninitialized; npy gives the file's bytes from any file.
+    data = npy_bytes(sample(name))
+    with kind(kind_name, tmp_path) as k:
+        arr = npy.load(k.reader(data))
+    assert arr.tobytes() == data[len(data) - arr.nbytes :]
 
 
 @pytest.mark.parametrize("kind_name", READ_KINDS)
@@ -97,7 +112,7 @@ def test_load_starts_at_the_file_position(same, kind_name):
         with kind(kind_name, folder) as k:
             f = k.reader(prefix + npy_bytes(sample("record-aligned")) + npy_bytes(sample("object")))
             f.seek(len(prefix))
-            return [(describe(api.load(f, allow_pickle=True)), position(f)) for _ in range(2)]
+            return [(describe(api.load(f, allow_pickle=True), padding=False), position(f)) for _ in range(2)]
 
     same(run)
 
@@ -114,11 +129,27 @@ def test_arrays_saved_one_after_another_load_in_order(same, kind_name):
             data = k.written()
         with kind(kind_name, folder) as k:
             f = k.reader(data)
-            loaded = [(describe(api.load(f, allow_pickle=True)), position(f)) for _ in SEQUENCE]
+            loaded = [(describe(api.load(f, allow_pickle=True), padding=False), position(f)) for _ in SEQUENCE]
             return saved, data, loaded, attempt(api.load, f, exact=True)
 
     *_, end = same(run)
     assert end == Raised(EOFError, "No data left in file")
+
+
+class ShortReads(io.BytesIO):
+    """A stream whose reads give at most 64 bytes, as a pipe's or a socket's may."""
+
+    def read(self, size=-1):
+        return super().read(64 if size is None or size < 0 else min(size, 64))
+
+
+def test_load_from_a_stream_of_short_reads(same):
+    # NumPy reads the data until it has all (pickles excepted: it needs whole reads there).
+    def run(api, folder):
+        f = ShortReads(b"".join(npy_bytes(sample(name)) for name in MAPPABLE))
+        return [(describe(api.load(f), padding=False), f.tell()) for _ in MAPPABLE]
+
+    same(run)
 
 
 def test_load_takes_numpys_positional_arguments(same):
@@ -443,6 +474,9 @@ def test_truncated_file_error_names_the_file(tmp_path, cut, mmap_mode):
     (tmp_path / "cut.npy").write_bytes(GOOD[:cut])
     with pytest.raises(ValueError, match=r"cut\.npy"):
         npy.load(tmp_path / "cut.npy", mmap_mode=mmap_mode)
+    if mmap_mode is None:  # a file object: its name
+        with open(tmp_path / "cut.npy", "rb") as f, pytest.raises(ValueError, match=r"cut\.npy"):
+            npy.load(f)
 
 
 BAD_HEADERS = {
