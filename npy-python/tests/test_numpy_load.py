@@ -32,6 +32,7 @@ from support import (
 )
 
 import npy
+from conftest import NPY_FILES, ids
 
 OBJECTS = ["object", "object-2d", "object-0d", "StringDType", "StringDType-na"]
 MAPPABLE = [name for name in ARRAYS if name not in OBJECTS]
@@ -86,6 +87,16 @@ def test_load_file_object_stops_after_the_array(same, kind_name, name):
             f = k.reader(npy_bytes(sample(name)) + b"what follows")
             arr = api.load(f, allow_pickle=True)
             return describe(arr, padding=False), position(f), f.closed
+
+    same(run)
+
+
+@pytest.mark.parametrize("path", NPY_FILES, ids=ids(NPY_FILES))
+def test_load_corpus_file_objects(same, path):
+    # Every file NumPy wrote, through a stream, warnings included.
+    def run(api, folder):
+        f = io.BytesIO(path.read_bytes())
+        return describe(attempt(api.load, f, allow_pickle=True, max_header_size=2**20), padding=False), f.tell()
 
     same(run)
 

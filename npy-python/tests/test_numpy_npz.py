@@ -32,6 +32,7 @@ from support import (
 )
 
 import npy
+from conftest import NPZ_FILES, ids
 
 NO_SAVED_OBJECTS = "Object arrays cannot be saved when allow_pickle=False"
 NO_LOADED_OBJECTS = "Object arrays cannot be loaded when allow_pickle=False"
@@ -273,6 +274,16 @@ def saved(folder, count=3, **extra):
     path = folder / "a.npz"
     np.savez(path, **{f"a{i}": np.arange(i + 1) for i in range(count)}, **extra)
     return path
+
+
+@pytest.mark.parametrize("path", NPZ_FILES, ids=ids(NPZ_FILES))
+def test_npz_corpus_file_objects(same, path):
+    # Every archive NumPy wrote, through a stream.
+    def run(api, folder):
+        with api.load(io.BytesIO(path.read_bytes()), allow_pickle=True, max_header_size=2**20) as z:
+            return repr(z), contents(z)
+
+    same(run)
 
 
 def test_npz_is_numpys_npzfile(tmp_path):
