@@ -1,10 +1,15 @@
 """Where the files under test are: NumPy's corpus (NPY_CORPUS, default
-../shared/corpus/public beside the clone) and the repository's tests/data."""
+../shared/corpus/public beside the clone) and the repository's tests/data; and `same`, which
+runs a test's code with NumPy's functions and with npy's and compares what each did."""
 
 import os
+import shutil
+import warnings
 from pathlib import Path
 
 import pytest
+
+from support import NPY, NUMPY, matching
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("NPY_CORPUS", ROOT.parent / "shared" / "corpus" / "public"))
@@ -31,3 +36,30 @@ NPZ_FILES = files(".npz")
 @pytest.fixture
 def tmp(tmp_path):
     return tmp_path
+
+
+@pytest.fixture
+def same(tmp_path):
+    """`same(fn, *args)` runs `fn(api, folder, *args)` with NumPy's functions, then with npy's,
+    each in the same fresh folder (so paths come out equal), recording the warnings each run
+    gave, and asserts npy's result and warnings equal NumPy's. Returns NumPy's result.
+
+    An exception escaping `fn` fails the test: a run expecting one records it with `attempt`."""
+
+    def run(fn, *args):
+        folder = tmp_path / "run"
+        results = []
+        for api in (NUMPY, NPY):
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                value = fn(api, folder, *args)
+            seen = [(w.category, str(w.message)) for w in caught if w.category is not ResourceWarning]
+            results.append((value, seen))
+        theirs, ours = results
+        assert matching(ours, theirs) == theirs
+        return theirs[0]
+
+    return run
