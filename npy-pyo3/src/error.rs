@@ -46,9 +46,19 @@ pub fn py_err(e: Error) -> PyErr {
     }
 }
 
-/// An `OSError` of class `E`: `E(errno, message, filename)` when the system gave an errno.
+/// An `OSError` of class `E`: `E(errno, message, filename)` with the system's errno, or
+/// the errno of the error's kind when npy made the error itself (a directory refused before
+/// it was opened is `EISDIR`, as opening it would have said); else `E(message)`.
 fn os<E: PyTypeInfo>(io: &io::Error, message: String, filename: Option<String>) -> PyErr {
-    match io.raw_os_error() {
+    let errno = io.raw_os_error().or(match io.kind() {
+        io::ErrorKind::NotFound => Some(libc::ENOENT),
+        io::ErrorKind::PermissionDenied => Some(libc::EACCES),
+        io::ErrorKind::AlreadyExists => Some(libc::EEXIST),
+        io::ErrorKind::IsADirectory => Some(libc::EISDIR),
+        io::ErrorKind::NotADirectory => Some(libc::ENOTDIR),
+        _ => None,
+    });
+    match errno {
         Some(errno) => PyErr::new::<E, _>((errno, message, filename)),
         None => PyErr::new::<E, _>((message,)),
     }

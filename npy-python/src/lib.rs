@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 mod arrays;
+mod errors;
 mod load;
 mod npz;
 mod objects;
@@ -23,12 +24,13 @@ use std::path::PathBuf;
 use npy_core::append::Appender;
 use npy_core::header::Header;
 use npy_core::DynView;
-use npy_pyo3::{from_numpy, py_err, ArrayBytes};
+use npy_pyo3::{from_numpy, ArrayBytes};
 use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use crate::errors::to_python;
 use crate::load::{load_file, load_path, map_mode, LoadArgs, Loaded};
 use crate::npz::NpzReader;
 use crate::save::{Prepared, Target};
@@ -64,7 +66,7 @@ fn loaded(py: Python<'_>, loaded: Loaded<'_>) -> PyResult<Py<PyAny>> {
 #[pyfunction]
 fn load_from_path(
     py: Python<'_>,
-    path: PathBuf,
+    path: &Bound<'_, PyAny>,
     mmap_mode: Option<&str>,
     allow_pickle: Option<bool>,
     fix_imports: bool,
@@ -109,14 +111,15 @@ fn open_npz(
     }
 }
 
-/// `open_memmap(path, mode)` of an existing `.npy` file (modes `r`, `r+`, `c`).
+/// `open_memmap(path, mode)` of an existing `.npy` file (modes `r`, `r+`, `c`); `path` as
+/// the caller gave it (a map's `filename` keeps a `pathlib.Path`).
 #[pyfunction]
-fn map_npy<'py>(py: Python<'py>, path: PathBuf, mode: &str, max_header_size: usize) -> PyResult<Bound<'py, PyAny>> {
+fn map_npy<'py>(path: &Bound<'py, PyAny>, mode: &str, max_header_size: usize) -> PyResult<Bound<'py, PyAny>> {
     let args = LoadArgs { max_header_size, ..LoadArgs::default() };
     let options = args.read_options(None);
-    let (header, offset) = load::header_at(py, &path, &options)?;
+    let (header, offset) = load::header_at(path.py(), &path.extract::<PathBuf>()?, &options)?;
     let mode = map_mode(Some(mode))?.unwrap_or("r+");
-    arrays::memmap(&path.as_os_str().into_pyobject(py)?.into_any(), &header, offset, mode)
+    arrays::memmap(path, &header, offset, mode)
 }
 
 /// `np.save` to a path (`.npy` added by the caller); gives the format version written.
@@ -190,7 +193,7 @@ fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyR
     let bytes = ArrayBytes::of(contiguous.cast::<PyUntypedArray>()?)?;
     let header = Header { dtype, fortran_order: false, shape: arr.shape().to_vec() };
     let data = bytes.as_slice()?;
-    py.detach(|| Appender::from_path(&path)?.append_dyn(DynView::new(header, data)?)).map_err(py_err)
+    py.detach(|| Appender::from_path(&path)?.append_dyn(DynView::new(header, data)?)).map_err(to_python)
 }
 
 /// The engine of the `npy` package.
@@ -207,7 +210,8 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create_npy, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
     m.add_class::<NpzReader>()?;
-    m.add("UnsafePickleError", unpickle::unsafe_pickle_error(m.py())?)?;
+    m.add("UnsafePickleError", errors::class(m.py(), "UnsafePickleError")?)?;
+    m.add("BadNpzFile", errors::class(m.py(), "BadNpzFile")?)?;
     m.add("MAX_HEADER_SIZE", load::MAX_HEADER_SIZE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -9,15 +9,16 @@ use std::path::{Path, PathBuf};
 
 use npy_core::header::Header;
 use npy_core::{DynArray, NpyReader, ReadOptions};
-use npy_pyo3::{py_err, to_numpy};
+use npy_pyo3::to_numpy;
 use pyo3::exceptions::{PyEOFError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
 
 use crate::arrays::{from_dyn, memmap};
+use crate::errors::to_python;
 use crate::npz::NpzReader;
 use crate::objects;
-use crate::pyfile::{name_of, py_error, PyFile};
+use crate::pyfile::{name_of, PyFile};
 use crate::unpickle::{refused_by_allow_pickle, PickleArgs};
 
 /// NumPy's `max_header_size` default (`numpy.lib.format._MAX_HEADER_SIZE`).
@@ -134,15 +135,17 @@ pub(crate) enum Loaded<'py> {
     Archive(Box<NpzReader>),
 }
 
-/// `np.load(path, ...)`.
-pub(crate) fn load_path<'py>(py: Python<'py>, path: PathBuf, args: &LoadArgs) -> PyResult<Loaded<'py>> {
+/// `np.load(file, ...)` of a path: `file` is the path as the caller gave it (a `str`, or a
+/// `pathlib.Path`, which a map's `filename` keeps, as NumPy's does).
+pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &LoadArgs) -> PyResult<Loaded<'py>> {
+    let path: PathBuf = file.extract()?;
     let start = py
         .detach(|| -> npy_core::Result<Vec<u8>> {
             let mut start = Vec::with_capacity(6);
             npy_core::open_file(&path)?.take(6).read_to_end(&mut start)?;
             Ok(start)
         })
-        .map_err(|e| py_err(e.reading(&path)))?;
+        .map_err(|e| to_python(e.reading(&path)))?;
     match Magic::of(&start) {
         Magic::Empty => Err(PyEOFError::new_err("No data left in file")),
         Magic::Zip => NpzReader::open_path(py, path, args).map(|r| Loaded::Archive(Box::new(r))),
@@ -151,46 +154,39 @@ pub(crate) fn load_path<'py>(py: Python<'py>, path: PathBuf, args: &LoadArgs) ->
             let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
             let options = args.read_options(file_len);
             if let Some(mode) = args.mmap_mode {
-                return map_npy(py, &path, &options, mode).map(Loaded::Array);
+                let (header, offset) = header_at(py, &path, &options)?;
+                return memmap(file, &header, offset, mode).map(Loaded::Array);
             }
-            let reader = py.detach(|| NpyReader::from_path_with(&path, &options)).map_err(py_err)?;
+            let reader = py.detach(|| NpyReader::from_path_with(&path, &options)).map_err(to_python)?;
             if reader.header().dtype.has_object() {
                 args.objects_allowed()?;
                 let (header, offset) = (reader.header().clone(), reader.data_offset() as u64);
                 drop(reader);
                 return objects::load_path(py, &path, header, offset, &options, &args.pickle).map(Loaded::Array);
             }
-            let array = py.detach(|| reader.read::<DynArray>()).map_err(py_err)?;
+            let array = py.detach(|| reader.read::<DynArray>()).map_err(to_python)?;
             from_dyn(py, array).map(Loaded::Array)
         }
     }
-}
-
-/// The `np.memmap` of the `.npy` file at `path`, as `np.load(path, mmap_mode=mode)`.
-fn map_npy<'py>(py: Python<'py>, path: &Path, options: &ReadOptions, mode: &str) -> PyResult<Bound<'py, PyAny>> {
-    let (header, offset) = header_at(py, path, options)?;
-    memmap(&path_object(py, path)?, &header, offset, mode)
 }
 
 /// A `.npy` file's header and data offset, for a map of it (opening it checks that the
 /// file holds all the data the header calls for); object arrays refused as NumPy refuses
 /// them.
 pub(crate) fn header_at(py: Python<'_>, path: &Path, options: &ReadOptions) -> PyResult<(Header, u64)> {
-    let (header, offset) = py
-        .detach(|| NpyReader::from_path_with(path, options).map(|r| (r.header().clone(), r.data_offset() as u64)))
-        .map_err(py_err)?;
-    if header.dtype.has_object() {
-        return Err(PyValueError::new_err(format!(
-            "{}: Array can't be memory-mapped: Python objects in dtype.",
-            path.display()
-        )));
+    let unmappable =
+        || PyValueError::new_err(format!("{}: Array can't be memory-mapped: Python objects in dtype.", path.display()));
+    let read =
+        py.detach(|| NpyReader::from_path_with(path, options).map(|r| (r.header().clone(), r.data_offset() as u64)));
+    match read {
+        // Records with object fields (which npy-core does not model) hold objects too.
+        Err(e) if matches!(e.kind(), npy_core::ErrorKind::UnsupportedDtype { descr, .. } if descr.contains("|O")) => {
+            Err(unmappable())
+        }
+        Err(e) => Err(to_python(e)),
+        Ok((header, _)) if header.dtype.has_object() => Err(unmappable()),
+        Ok(found) => Ok(found),
     }
-    Ok((header, offset))
-}
-
-/// The path as the `str` (or `bytes`) Python code gave, for `np.memmap`'s `filename`.
-fn path_object<'py>(py: Python<'py>, path: &Path) -> PyResult<Bound<'py, PyAny>> {
-    Ok(path.as_os_str().into_pyobject(py)?.into_any())
 }
 
 /// What `np.load` does with a file that is neither `.npy` nor `.npz`: it unpickles it
@@ -207,10 +203,7 @@ fn pickle_file(args: &LoadArgs, name: &str) -> PyErr {
             "{name}: the file is neither an .npy nor an .npz file (perhaps a pickle); npy never runs a pickle: \
              load a file you trust with numpy.load(file, allow_pickle=True) or pickle.load"
         );
-        match crate::unpickle::unsafe_pickle_error(py) {
-            Ok(class) => PyErr::from_type(class.cast_into().expect("a class"), message),
-            Err(e) => e,
-        }
+        crate::errors::unsafe_pickle(py, message)
     })
 }
 
@@ -253,7 +246,7 @@ fn read_npy_from<'py>(
     };
     let options = args.read_options(None);
     let reader =
-        NpyReader::from_reader_with(PyFile::at_its_position(file), &options).map_err(|e| py_error(located(e)))?;
+        NpyReader::from_reader_with(PyFile::at_its_position(file), &options).map_err(|e| to_python(located(e)))?;
     let header = reader.header().clone();
     if header.dtype.has_object() {
         args.objects_allowed()?;
@@ -293,8 +286,8 @@ impl From<PyErr> for DataError {
 fn read_data<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, header: &Header) -> Result<Bound<'py, PyAny>, DataError> {
     let numpy = py.import("numpy")?;
     let dtype = to_numpy(py, &header.dtype)?;
-    let count = header.element_count().map_err(py_err)?;
-    let total = header.data_len().map_err(py_err)?;
+    let count = header.element_count().map_err(to_python)?;
+    let total = header.data_len().map_err(to_python)?;
     // np.ndarray rather than np.empty, as NumPy does for zero-width string dtypes.
     let flat = numpy.getattr("ndarray")?.call1(((count,), &dtype))?;
     if total > 0 {

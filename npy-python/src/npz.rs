@@ -15,9 +15,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
 use crate::arrays::{from_dyn, memmap};
+use crate::errors::to_python;
 use crate::load::LoadArgs;
-use crate::pyfile::{name_of, py_error, PyFile};
-use crate::unpickle::{load_checked, pickle_error};
+use crate::pyfile::{name_of, PyFile};
+use crate::unpickle::load_checked;
 
 /// A member as read: an array of any dtype but objects, an object array's checked
 /// pickle, or the bytes of a member that is not a `.npy` file.
@@ -106,7 +107,7 @@ impl NpzReader {
             let reader = Reader::from_path_with(&path, &options)?;
             NpzReader::new(Some(path), label, Source::Path(reader), args)
         })
-        .map_err(py_error)
+        .map_err(to_python)
     }
 
     /// The archive in a file object (which is read where this reader needs it, whoever
@@ -115,13 +116,24 @@ impl NpzReader {
         let name = name_of(file);
         let label = name.as_ref().map_or_else(|| "the archive".to_string(), |n| n.display().to_string());
         let options = NpzReader::options(args, None);
-        let adapter = BufReader::with_capacity(64 << 10, PyFile::with_own_position(file)?);
-        py.detach(|| {
-            let reader = Reader::from_reader_with(adapter, &options);
-            let reader = reader.map_err(|e| if let Some(path) = &name { e.reading(path) } else { e })?;
-            NpzReader::new(None, label, Source::File(reader), args)
-        })
-        .map_err(py_error)
+        let open = |adapter: PyFile| {
+            let adapter = BufReader::with_capacity(64 << 10, adapter);
+            py.detach(|| {
+                let reader = Reader::from_reader_with(adapter, &options);
+                let reader = reader.map_err(|e| if let Some(path) = &name { e.reading(path) } else { e })?;
+                NpzReader::new(None, label.clone(), Source::File(reader), args)
+            })
+        };
+        // An archive's offsets count from the file's start (zipfile writing after other
+        // data), or from where the archive starts, which is where the caller put the file
+        // (an archive copied after other data): zipfile reads both, and so does this.
+        let start: u64 = file.call_method0("tell")?.extract()?;
+        match open(PyFile::with_own_position(file)?) {
+            Err(e) if start > 0 && matches!(e.kind(), ErrorKind::Npz { .. }) => {
+                open(PyFile::based_at(file, start)).map_err(|_| to_python(e))
+            }
+            opened => opened.map_err(to_python),
+        }
     }
 
     /// `f` of the open archive, run with the GIL released (and the lock taken without it,
@@ -133,7 +145,7 @@ impl NpzReader {
             guard.as_mut().map(f)
         });
         match result {
-            Some(result) => result.map_err(|e| pickle_error(py, e)),
+            Some(result) => result.map_err(to_python),
             None => Err(PyValueError::new_err(format!("{}: the archive is closed", self.label))),
         }
     }

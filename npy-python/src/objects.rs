@@ -11,7 +11,8 @@ use npy_core::{Error, ReadOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::unpickle::{build, pickle_error, unsafe_pickle_error, Approval, FinishGuard, PickleArgs};
+use crate::errors::to_python;
+use crate::unpickle::{build, Approval, FinishGuard, PickleArgs};
 
 /// The object array of the `.npy` file at `path`, whose header (`header`, data at
 /// `offset`) has been read.
@@ -23,7 +24,7 @@ pub(crate) fn load_path<'py>(
     options: &ReadOptions,
     args: &PickleArgs,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let located = |e: Error| pickle_error(py, e.reading(path));
+    let located = |e: Error| to_python(e.reading(path));
     let mut file = py.detach(|| npy_core::open_file(path)).map_err(located)?;
     let len = py.detach(|| file.metadata()).map_err(|e| located(e.into()))?.len();
     let pickle_len = usize::try_from(len.saturating_sub(offset))
@@ -106,7 +107,7 @@ fn check_and_build<'py>(
         (checked, built)
     };
     match checked {
-        Err(Refusal::Pickle(e)) => Err(pickle_error(py, located(e))),
+        Err(Refusal::Pickle(e)) => Err(to_python(located(e))),
         Err(Refusal::Shape(shape)) => {
             let what = name.map_or_else(String::new, |p| format!("{}: ", p.display()));
             let message = format!(
@@ -114,7 +115,7 @@ fn check_and_build<'py>(
                 tuple_repr(&shape),
                 tuple_repr(&header.shape)
             );
-            Err(PyErr::from_type(unsafe_pickle_error(py)?.cast_into()?, message))
+            Err(crate::errors::unsafe_pickle(py, message))
         }
         Err(Refusal::Panicked) => {
             Err(pyo3::exceptions::PyRuntimeError::new_err("npy's pickle check failed unexpectedly"))

@@ -3,13 +3,11 @@
 //!
 //! Each call takes the GIL for as long as the Python call lasts (callers may have released
 //! it). A Python exception travels through npy-core inside the `io::Error` as its source;
-//! [`py_error`] gives the caller's code back the very exception its file raised.
+//! [`to_python`] gives the caller's code back the very exception its file raised.
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
-use npy_core::{Error, ErrorKind};
-use npy_pyo3::py_err;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
@@ -26,26 +24,35 @@ pub(crate) struct PyFile {
     /// Where reads and writes happen, when this adapter keeps its own position (a file
     /// shared with a `zipfile.ZipFile` that moves it): each call seeks there first.
     position: Option<u64>,
+    /// The file's byte that is byte 0 of this adapter (an archive whose offsets count
+    /// from where it starts in the file).
+    base: u64,
 }
 
 impl PyFile {
     /// Reads and writes at the file's own position, wherever it is when each call starts.
     pub(crate) fn at_its_position(file: &Bound<'_, PyAny>) -> PyFile {
-        PyFile { file: file.clone().unbind(), position: None }
+        PyFile { file: file.clone().unbind(), position: None, base: 0 }
     }
 
     /// Reads and writes at a position of this adapter's own, starting at the file's
     /// current one, so that others may move the file in between.
     pub(crate) fn with_own_position(file: &Bound<'_, PyAny>) -> PyResult<PyFile> {
         let position: u64 = file.call_method0("tell")?.extract()?;
-        Ok(PyFile { file: file.clone().unbind(), position: Some(position) })
+        Ok(PyFile { file: file.clone().unbind(), position: Some(position), base: 0 })
+    }
+
+    /// As [`PyFile::with_own_position`], with the file's byte `base` as this adapter's byte
+    /// 0 (and its position): what comes before is out of its sight.
+    pub(crate) fn based_at(file: &Bound<'_, PyAny>, base: u64) -> PyFile {
+        PyFile { file: file.clone().unbind(), position: Some(0), base }
     }
 
     /// Runs `f` on the file with the GIL, first seeking to this adapter's position if it
     /// keeps one, and moves that position by what `f` says it consumed.
     fn call<T>(&mut self, f: impl FnOnce(&Bound<'_, PyAny>) -> PyResult<(T, u64)>) -> io::Result<T> {
         let file = &self.file;
-        let position = self.position;
+        let position = self.position.map(|at| at + self.base);
         let (value, moved) = Python::attach(|py| {
             let file = file.bind(py);
             if let Some(at) = position {
@@ -104,11 +111,13 @@ impl Write for PyFile {
 
 impl Seek for PyFile {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let base = self.base;
+        let absolute = |at: u64| at.checked_add(base).and_then(|p| i64::try_from(p).ok());
         let (offset, whence): (i64, u8) = match pos {
-            SeekFrom::Start(at) => (i64::try_from(at).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?, 0),
+            SeekFrom::Start(at) => (absolute(at).ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?, 0),
             SeekFrom::Current(delta) => match self.position {
                 // Relative to the adapter's position, which the file may not be at.
-                Some(at) => (at.checked_add_signed(delta).and_then(|p| i64::try_from(p).ok()).unwrap_or(-1), 0),
+                Some(at) => (at.checked_add_signed(delta).and_then(absolute).unwrap_or(-1), 0),
                 None => (delta, 1),
             },
             SeekFrom::End(delta) => (delta, 2),
@@ -119,6 +128,9 @@ impl Seek for PyFile {
         let file = &self.file;
         let to = Python::attach(|py| file.bind(py).call_method1("seek", (offset, whence))?.extract::<u64>())
             .map_err(io_error)?;
+        let to = to
+            .checked_sub(base)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the data read"))?;
         if self.position.is_some() {
             self.position = Some(to);
         }
@@ -160,17 +172,6 @@ pub(crate) fn write_all(file: &Bound<'_, PyAny>, data: &Bound<'_, PyAny>, len: u
 /// A Python exception as an `io::Error` (its source), to travel through npy-core.
 pub(crate) fn io_error(e: PyErr) -> io::Error {
     io::Error::other(e)
-}
-
-/// `e` as a Python exception: the exception a Python file raised, as it was, if that is
-/// what failed; else npy's error, as [`py_err`] gives it.
-pub(crate) fn py_error(e: Error) -> PyErr {
-    if let ErrorKind::Io(io) = e.kind() {
-        if let Some(raised) = io.get_ref().and_then(|inner| inner.downcast_ref::<PyErr>()) {
-            return Python::attach(|py| raised.clone_ref(py));
-        }
-    }
-    py_err(e)
 }
 
 /// The name errors give a file object: its `name` when that is a path (a `str`), as

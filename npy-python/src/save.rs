@@ -10,14 +10,15 @@ use npy_core::header::{Header, Version};
 use npy_core::npz::{Compression, Writer};
 use npy_core::object::from_pickle;
 use npy_core::{DType, DynView, WriteNpy, WriteOptions};
-use npy_pyo3::{from_numpy, py_err, ArrayBytes};
+use npy_pyo3::{from_numpy, ArrayBytes};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::errors::to_python;
 use crate::load::LoadArgs;
-use crate::pyfile::{name_of, py_error, write_all, PyFile};
+use crate::pyfile::{name_of, write_all, PyFile};
 
 /// An array ready to be written: its header, and its data as NumPy holds it, or the
 /// pickle `np.save` writes for object arrays (and dtypes NumPy pickles).
@@ -56,7 +57,7 @@ impl<'py> Prepared<'py> {
         let pickle = py.import("pickle")?.getattr("dumps")?.call1((arr, 4))?.cast_into::<PyBytes>()?;
         let fortran_order = !arr.is_c_contiguous() && arr.is_fortran_contiguous();
         let header =
-            Header { dtype: "|O".parse::<DType>().map_err(py_err)?, fortran_order, shape: arr.shape().to_vec() };
+            Header { dtype: "|O".parse::<DType>().map_err(to_python)?, fortran_order, shape: arr.shape().to_vec() };
         // The budget `npy.load` gives this file's pickle, so that what is saved loads.
         let options = LoadArgs::default().read_options(Some(pickle.as_bytes().len() as u64));
         let bytes = pickle.as_bytes();
@@ -77,7 +78,7 @@ impl<'py> Prepared<'py> {
     /// The header's bytes and the format version they are in (the oldest that fits, as
     /// `np.save` chooses).
     fn head(&self) -> PyResult<(Version, Vec<u8>)> {
-        self.header().encode(None).map_err(py_err)
+        self.header().encode(None).map_err(to_python)
     }
 
     /// The data's length in bytes.
@@ -102,7 +103,7 @@ pub(crate) fn save_path(py: Python<'_>, path: PathBuf, prepared: &Prepared<'_>, 
             let data = bytes.as_slice()?;
             let mut options = WriteOptions::new();
             options.sync(durable);
-            py.detach(|| DynView::new(header.clone(), data)?.write_npy_with(&path, &options)).map_err(py_err)?;
+            py.detach(|| DynView::new(header.clone(), data)?.write_npy_with(&path, &options)).map_err(to_python)?;
         }
         Prepared::Pickled { pickle, .. } => {
             let pickle = pickle.as_bytes();
@@ -112,7 +113,7 @@ pub(crate) fn save_path(py: Python<'_>, path: PathBuf, prepared: &Prepared<'_>, 
                 file.write_all(pickle)?;
                 file.commit(durable)
             })
-            .map_err(|e| py_err(e.writing(&path)))?;
+            .map_err(|e| to_python(e.writing(&path)))?;
         }
     }
     Ok(number(version))
@@ -177,10 +178,10 @@ pub(crate) fn savez(
                 add_all(&mut writer, &parts, compression)?;
                 writer.finish()
             })
-            .map_err(py_err)?,
+            .map_err(to_python)?,
         Target::File(file) => {
             let name = name_of(&file);
-            let located = |e: npy_core::Error| py_error(if let Some(p) = &name { e.writing(p) } else { e });
+            let located = |e: npy_core::Error| to_python(if let Some(p) = &name { e.writing(p) } else { e });
             if random_access(&file)? {
                 let out = BufWriter::with_capacity(1 << 20, PyFile::at_its_position(&file));
                 py.detach(|| -> npy_core::Result<()> {
@@ -298,13 +299,13 @@ pub(crate) fn create_npy(
         })?),
     };
     let (version, head) = header.encode(version).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let total = header.data_len().map_err(py_err)? as u64 + head.len() as u64;
+    let total = header.data_len().map_err(to_python)? as u64 + head.len() as u64;
     py.detach(|| -> npy_core::Result<()> {
         let mut file = AtomicFile::create(&path)?;
         file.write_all(&head)?;
         file.as_file().set_len(total)?;
         file.commit(false)
     })
-    .map_err(|e| py_err(e.writing(&path)))?;
+    .map_err(|e| to_python(e.writing(&path)))?;
     Ok((head.len() as u64, number(version)))
 }

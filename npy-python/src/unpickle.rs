@@ -14,14 +14,11 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use npy_core::object::globals;
-use npy_core::{Error, ErrorKind};
 use pyo3::exceptions::{PyUnicodeError, PyValueError};
 use pyo3::ffi::c_str;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyFrozenSet, PySlice, PyTuple};
-
-use crate::pyfile::py_error;
 
 /// The restricted unpickler's module, made once.
 static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
@@ -48,14 +45,6 @@ class Unpickler(pickle.Unpickler):
     def persistent_load(self, pid):
         raise pickle.UnpicklingError("persistent ids are not allowed")
 
-
-class UnsafePickleError(ValueError, pickle.UnpicklingError):
-    """A pickle that npy's restricted decoder refuses: it holds more than NumPy arrays of
-    plain values, or is not a valid pickle. npy never runs a pickle; a file you trust
-    loads with ``numpy.load(file, allow_pickle=True)``."""
-
-
-UnsafePickleError.__module__ = "npy"
 "#
 );
 
@@ -68,32 +57,12 @@ fn module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
         .map(|m| m.bind(py))
 }
 
-/// `npy.UnsafePickleError`.
-pub(crate) fn unsafe_pickle_error(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    module(py)?.getattr("UnsafePickleError")
-}
-
 /// How `np.load` tells the unpickler to read Python 2 pickles: its `fix_imports` and
 /// `encoding` arguments.
 #[derive(Debug, Clone)]
 pub(crate) struct PickleArgs {
     pub(crate) fix_imports: bool,
     pub(crate) encoding: String,
-}
-
-/// `e`, an error of reading or checking an object array, as the exception to raise: a
-/// pickle the decoder refuses is `npy.UnsafePickleError`, saying how to load a trusted
-/// file with NumPy; anything else as [`py_error`] gives it.
-pub(crate) fn pickle_error(py: Python<'_>, e: Error) -> PyErr {
-    if matches!(e.kind(), ErrorKind::Pickle { .. }) {
-        let message =
-            format!("{e}; npy never runs a pickle: load a file you trust with numpy.load(file, allow_pickle=True)");
-        return match unsafe_pickle_error(py) {
-            Ok(class) => PyErr::from_type(class.cast_into().expect("a class"), message),
-            Err(err) => err,
-        };
-    }
-    py_error(e)
 }
 
 /// What the check has approved so far, shared by the thread that checks and the [`Feeder`]

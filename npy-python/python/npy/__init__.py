@@ -17,10 +17,11 @@ Reads and writes of paths run with the GIL released.
 """
 
 from ._format import open_memmap
-from ._npy import UnsafePickleError, __version__
+from ._npy import BadNpzFile, UnsafePickleError, __version__
 from ._npyio import NpzFile, append, load, load_npz, save, savez, savez_compressed
 
 __all__ = [
+    "BadNpzFile",
     "NpzFile",
     "UnsafePickleError",
     "__version__",

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import os
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 
 from . import _npy
-from ._npyio import _warn_dtype, _warn_version
+from ._npyio import _path, _warn_dtype, _warn_version
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -48,10 +47,16 @@ def open_memmap(
     theirs. Raises ``ValueError`` for a file object (a map needs a path), for dtypes holding
     Python objects, and for a file that is not a valid ``.npy`` file (naming it).
     """
-    if _isfileobj(filename):
+    if hasattr(filename, "read") or hasattr(filename, "write"):
+        # NumPy's text; NumPy itself says it only for files of the operating system's
+        # (others fail in os.fspath with a TypeError).
         raise ValueError("Filename must be a string or a path-like object.  Memmap cannot use existing file handles.")
+    path = _path(filename)
     if "w" not in mode:
-        return _npy.map_npy(os.fsdecode(filename), mode, max_header_size)
+        return _npy.map_npy(path, mode, max_header_size)
+    if mode != "w+":
+        # NumPy creates the file, then np.memmap refuses the mode.
+        raise ValueError(f"mode must be one of ['r', 'c', 'r+', 'w+'] (got {mode!r})")
     if version not in _VERSIONS:
         raise ValueError(f"we only support format version (1,0), (2,0), and (3,0), not {version}")
     descr = np.dtype(dtype)
@@ -61,18 +66,9 @@ def open_memmap(
         raise TypeError("open_memmap needs a shape to create a file (mode 'w+')")
     dims = (shape,) if isinstance(shape, int) else tuple(shape)
     _warn_dtype(descr)
-    offset, written = _npy.create_npy(os.fsdecode(filename), descr, dims, fortran_order, version)
-    _warn_version(written)
+    offset, written = _npy.create_npy(path, descr, dims, fortran_order, version)
+    if version is None:
+        # NumPy warns when it chose the version, not when it was asked for one.
+        _warn_version(written)
     order: Literal["C", "F"] = "F" if fortran_order else "C"
-    return np.memmap(filename, dtype=descr, shape=dims, order=order, mode="r+", offset=offset)
-
-
-def _isfileobj(f: object) -> bool:
-    """``numpy.lib.format.isfileobj``: a file of the operating system's."""
-    if not isinstance(f, io.FileIO | io.BufferedReader | io.BufferedWriter):
-        return False
-    try:
-        f.fileno()
-        return True
-    except OSError:
-        return False
+    return np.memmap(path, dtype=descr, shape=dims, order=order, mode="r+", offset=offset)

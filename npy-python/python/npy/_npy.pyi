@@ -2,6 +2,7 @@
 
 import os
 import pickle
+import zipfile
 from typing import Any, final
 
 import numpy as np
@@ -9,6 +10,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "MAX_HEADER_SIZE",
+    "BadNpzFile",
     "NpzReader",
     "UnsafePickleError",
     "__version__",
@@ -28,6 +30,9 @@ MAX_HEADER_SIZE: int
 # A pickle npy's restricted decoder refuses (npy never runs a pickle).
 class UnsafePickleError(ValueError, pickle.UnpicklingError): ...
 
+# An .npz archive that is broken: its zip structure, or a member's CRC-32 or size.
+class BadNpzFile(ValueError, zipfile.BadZipFile): ...
+
 # An .npz archive, its members read lazily: the engine of npy.NpzFile.
 @final
 class NpzReader:
@@ -40,7 +45,7 @@ class NpzReader:
     def close(self) -> None: ...
 
 def load_from_path(
-    path: str | bytes | os.PathLike[str],
+    path: str | os.PathLike[str],
     mmap_mode: str | None,
     allow_pickle: bool | None,
     fix_imports: bool,
@@ -63,7 +68,7 @@ def open_npz(
     encoding: str,
     max_header_size: int,
 ) -> NpzReader: ...
-def map_npy(path: str | bytes | os.PathLike[str], mode: str, max_header_size: int) -> np.memmap[Any, Any]: ...
+def map_npy(path: str | os.PathLike[str], mode: str, max_header_size: int) -> np.memmap[Any, Any]: ...
 def save_to_path(
     path: str | bytes | os.PathLike[str], arr: NDArray[Any], allow_pickle: bool, durable: bool
 ) -> tuple[int, int]: ...

@@ -5,6 +5,7 @@ npy's engine (``npy._npy``) underneath."""
 from __future__ import annotations
 
 import os
+import pathlib
 import warnings
 import weakref
 import zipfile
@@ -88,16 +89,25 @@ def load(
     npy will not load.
     """
     source: Any
+    mmap_mode = mmap_mode or None  # NumPy maps only when it is truthy
     if hasattr(file, "read"):
         source = file
         loaded = _npy.load_from_file(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
     else:
-        source = os.fsdecode(file)
+        source = _path(file)
         loaded = _npy.load_from_path(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+        source = os.fsdecode(source)
     if isinstance(loaded, _npy.NpzReader):
         kwargs = {"encoding": encoding, "fix_imports": fix_imports}
         return NpzFile._opened(loaded, source, not hasattr(file, "read"), allow_pickle, kwargs, max_header_size)
     return loaded
+
+
+def _path(file: Any) -> str | pathlib.PurePath:
+    """A path as npy's engine takes it: a ``pathlib`` path as it is (maps keep it as their
+    ``filename``, as NumPy's do), anything else (``bytes``, other ``os.PathLike``) as a
+    ``str``."""
+    return file if isinstance(file, pathlib.PurePath) else os.fsdecode(file)
 
 
 def load_npz(
