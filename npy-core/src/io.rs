@@ -259,6 +259,10 @@ impl WriteNpy for DynView<'_> {
         let prepare = || Ok::<_, Error>((self.encode_header(opts)?, write::dyn_plan(&self.header().dtype, opts)?));
         let (header, plan) = prepare().map_err(|e| e.writing(path))?;
         write::to_path(path, &header, opts.syncs(), |w| {
+            // Blocks allocated at once, as for typed data; on ext4 this also spares the
+            // rename over an old file the flush of delayed allocations (issue 44: 512 MB
+            // replaced in 0.10 s median instead of 0.18 s; np.save's truncation, 0.18 s).
+            crate::atomic::preallocate(w.as_file(), header.len() as u64 + self.data().len() as u64);
             write::write_dyn_data(w, header.len() as u64, write::Bulk::Copied, plan.as_ref(), self.data())
         })
     }
