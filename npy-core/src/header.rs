@@ -265,6 +265,30 @@ impl Header {
         Ok(header)
     }
 
+    /// Whether header text that [`Header::parse`] accepted needed Python 2's `L` suffix on
+    /// an integer (`(3L,)`): written by NumPy on Python 2, for which `np.load` warns
+    /// ("required additional header parsing as it was created on Python 2").
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::header::{Header, Version};
+    ///
+    /// let py2 = b"{'descr': '<i8', 'fortran_order': False, 'shape': (3L,), }\n";
+    /// assert!(Header::parse(Version::V1_0, py2).is_ok());
+    /// assert!(Header::needs_python2(Version::V1_0, py2));
+    /// assert!(!Header::needs_python2(Version::V1_0, b"{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }\n"));
+    /// ```
+    pub fn needs_python2(version: Version, text: &[u8]) -> bool {
+        if version == Version::V3_0 || !text.iter().any(|&b| b == b'L' || b == b'l') {
+            return false;
+        }
+        // Latin-1, one char per byte, as `parse` reads it.
+        let decoded: String = text.iter().map(|&b| b as char).collect();
+        let mut strict = ParseOptions::new();
+        strict.max_depth(MAX_HEADER_DEPTH);
+        literal::parse_tape(&decoded, strict).is_err()
+    }
+
     /// The dict text `np.save` writes, growth-axis spaces included, before padding:
     /// `{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }` followed by spaces.
     pub fn dict_text(&self) -> String {

@@ -149,6 +149,8 @@ pub struct NpyReader<R> {
     source: Source,
     /// [`ReadOptions::max_object_bytes`].
     object_limit: Option<usize>,
+    /// [`NpyReader::python2_header`].
+    python2: bool,
     /// Where the data comes from (a path, an npz member), which errors name.
     origin: Option<Origin>,
 }
@@ -265,6 +267,7 @@ impl<R: Read> NpyReader<R> {
             )));
         }
         let header = Header::parse(version, &text)?;
+        let python2 = Header::needs_python2(version, &text);
         let data_len = header.data_len()?;
         let available = file_len.map(|l| l - data_offset as u64);
         if let Some(avail) = available {
@@ -284,6 +287,7 @@ impl<R: Read> NpyReader<R> {
             position: 0,
             source: available.map_or(Source::Stream, |available| Source::Sized { available }),
             object_limit: opts.object_limit(),
+            python2,
             origin: None,
         })
     }
@@ -335,6 +339,7 @@ impl<R: Read> NpyReader<R> {
             position: 0,
             source: Source::Sized { available },
             object_limit: None,
+            python2: false,
             origin: None,
         })
     }
@@ -347,6 +352,12 @@ impl<R: Read> NpyReader<R> {
     /// The file's format version.
     pub fn version(&self) -> Version {
         self.version
+    }
+
+    /// Whether the header needed Python 2's `L` suffix on an integer to be read (see
+    /// [`Header::needs_python2`]), for callers that warn as `np.load` does.
+    pub fn python2_header(&self) -> bool {
+        self.python2
     }
 
     /// The value of the header length field (header text, padding and `\n`).

@@ -82,3 +82,18 @@ pub(crate) fn to_python(e: Error) -> PyErr {
         _ => py_err(e),
     }
 }
+
+/// NumPy's warning for a header written on Python 2 (`numpy/lib/_format_impl.py`), at the
+/// caller of the package function (two frames up from the engine).
+pub(crate) fn warn_python2_header(py: Python<'_>) -> PyResult<()> {
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    PyErr::warn(
+        py,
+        &category,
+        c_str!(
+            "Reading `.npy` or `.npz` file required additional header parsing as it was created on Python 2. \
+             Save the file again to speed up loading and avoid this warning."
+        ),
+        2,
+    )
+}

@@ -158,6 +158,9 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
                 return memmap(file, &header, offset, mode).map(Loaded::Array);
             }
             let reader = py.detach(|| NpyReader::from_path_with(&path, &options)).map_err(to_python)?;
+            if reader.python2_header() {
+                crate::errors::warn_python2_header(py)?;
+            }
             if reader.header().dtype.has_object() {
                 args.objects_allowed()?;
                 let (header, offset) = (reader.header().clone(), reader.data_offset() as u64);
@@ -248,6 +251,9 @@ fn read_npy_from<'py>(
     let reader =
         NpyReader::from_reader_with(PyFile::at_its_position(file), &options).map_err(|e| to_python(located(e)))?;
     let header = reader.header().clone();
+    if reader.python2_header() {
+        crate::errors::warn_python2_header(py)?;
+    }
     if header.dtype.has_object() {
         args.objects_allowed()?;
         return objects::load_file(py, file, &header, &options, &args.pickle, name);

@@ -23,17 +23,19 @@ use crate::unpickle::load_checked;
 /// A member as read: an array of any dtype but objects, an object array's checked
 /// pickle, or the bytes of a member that is not a `.npy` file.
 enum Member {
-    Array(DynArray),
-    Objects(CheckedPickle),
+    /// And whether its header needed Python 2's syntax (NumPy warns).
+    Array(DynArray, bool),
+    Objects(CheckedPickle, bool),
     Raw(Vec<u8>),
 }
 
 impl ReadNpy for Member {
     fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
+        let python2 = reader.python2_header();
         if reader.header().dtype.has_object() {
-            reader.read().map(Member::Objects)
+            reader.read().map(|pickle| Member::Objects(pickle, python2))
         } else {
-            reader.read().map(Member::Array)
+            reader.read().map(|array| Member::Array(array, python2))
         }
     }
 }
@@ -186,8 +188,18 @@ impl NpzReader {
     fn to_python<'py>(&self, py: Python<'py>, member: Option<Member>) -> PyResult<Bound<'py, PyAny>> {
         match member {
             None => Err(crate::unpickle::refused_by_allow_pickle()),
-            Some(Member::Array(array)) => from_dyn(py, array),
-            Some(Member::Objects(pickle)) => load_checked(py, pickle.bytes(), &self.args.pickle),
+            Some(Member::Array(array, python2)) => {
+                if python2 {
+                    crate::errors::warn_python2_header(py)?;
+                }
+                from_dyn(py, array)
+            }
+            Some(Member::Objects(pickle, python2)) => {
+                if python2 {
+                    crate::errors::warn_python2_header(py)?;
+                }
+                load_checked(py, pickle.bytes(), &self.args.pickle)
+            }
             Some(Member::Raw(bytes)) => Ok(PyBytes::new(py, &bytes).into_any()),
         }
     }
