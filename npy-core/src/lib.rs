@@ -198,7 +198,7 @@ pub use error::{Access, Error, ErrorKind, Result};
 pub use file::{names_file, open_file};
 pub use io::{ReadNpy, WriteNpy};
 pub use object::Object;
-pub use options::{ReadOptions, WriteOptions};
+pub use options::{Python2Strings, ReadOptions, WriteOptions};
 pub use read::{Chunks, HeaderPrefix, NpyReader};
 pub use record::NpyRecord;
 pub use write::{NpyFileWriter, NpyWriter};

@@ -622,7 +622,78 @@ pub fn globals() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 pub fn check_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Vec<usize>> {
-    pickle::check(bytes, 0, options.object_limit())
+    pickle::check(bytes, 0, options.pickle_settings(), true, &mut |_| true).map(|(shape, _)| shape)
+}
+
+/// How far [`check_pickle_prefix`] has come, as it tells its `progress` callback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckProgress<'a> {
+    /// Every opcode in the first `n` bytes has been checked, in order (`n` grows from call
+    /// to call, by at most 64 KiB of pickle and never to the `STOP`).
+    Checked(usize),
+    /// The whole pickle passed: its array has `shape`, and it is `len` bytes long. Said
+    /// before the check frees its memory, so a caller can go on at once.
+    Passed {
+        /// The shape of the pickle's array.
+        shape: &'a [usize],
+        /// The pickle's length, its `STOP` included.
+        len: usize,
+    },
+}
+
+/// What [`check_pickle_prefix`] found: the array's shape and the pickle's length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedPrefix {
+    /// The shape of the pickle's array.
+    pub shape: Vec<usize>,
+    /// The pickle's length, its `STOP` included: where the bytes after it start.
+    pub len: usize,
+}
+
+/// As [`check_pickle`], for the pickle at the start of `bytes`, which may go on past it
+/// (the rest of a stream): bytes after its `STOP` are not read. While it runs, `progress`
+/// hears how far it has come ([`CheckProgress`]): a caller may hand the bytes checked so
+/// far to an unpickler that can name only [`globals`] before the whole pickle is checked,
+/// and the rest once it has passed. Returning
+/// [`ControlFlow::Break`](std::ops::ControlFlow::Break) stops the check with an error.
+///
+/// # Errors
+/// As [`check_pickle`] (but for bytes after `STOP`), or a check stopped by `progress`.
+///
+/// # Examples
+/// ```
+/// use std::ops::ControlFlow;
+/// use npy_core::object::{check_pickle_prefix, to_pickle, CheckProgress, Object};
+/// use npy_core::prelude::*;
+/// use npy_core::ReadOptions;
+///
+/// let a = Array::from_shape_vec(vec![100_000], vec![Object::from("trace"); 100_000])?;
+/// let mut stream = to_pickle(&a)?;
+/// let len = stream.len();
+/// stream.extend_from_slice(b"the next array");
+/// let (mut seen, mut passed) = (Vec::new(), None);
+/// let checked = check_pickle_prefix(&stream, &ReadOptions::new(), |progress| {
+///     match progress {
+///         CheckProgress::Checked(n) => seen.push(n),
+///         CheckProgress::Passed { shape, len } => passed = Some((shape.to_vec(), len)),
+///         _ => {}
+///     }
+///     ControlFlow::Continue(())
+/// })?;
+/// assert_eq!((checked.shape.clone(), checked.len), (vec![100_000], len));
+/// assert_eq!(passed, Some((checked.shape, len)));
+/// assert!(!seen.is_empty() && seen.is_sorted() && seen.iter().all(|&n| n < len));
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn check_pickle_prefix(
+    bytes: &[u8],
+    options: &ReadOptions,
+    mut progress: impl FnMut(CheckProgress<'_>) -> std::ops::ControlFlow<()>,
+) -> Result<CheckedPrefix> {
+    let mut report = |p: CheckProgress<'_>| progress(p).is_continue();
+    let (shape, len) = pickle::check(bytes, 0, options.pickle_settings(), false, &mut report)?;
+    Ok(CheckedPrefix { shape, len })
 }
 
 /// An object array's pickle as its file holds it, checked by the restricted decoder
@@ -696,7 +767,7 @@ impl CheckedPickle {
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 pub fn from_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Array<Object>> {
-    let decoded = pickle::decode(bytes, 0, Some(bytes.len() as u64), options.object_limit())?;
+    let decoded = pickle::decode(bytes, 0, Some(bytes.len() as u64), options.pickle_settings())?;
     let fortran = decoded.fortran;
     into_array(decoded, None, fortran).map(ObjectArray::into_array)
 }

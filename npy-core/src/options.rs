@@ -25,12 +25,33 @@ use crate::header::{Version, DEFAULT_MAX_HEADER_SIZE};
 pub struct ReadOptions {
     max_header_size: usize,
     max_object_bytes: Option<usize>,
+    python2_strings: Python2Strings,
 }
 
 impl Default for ReadOptions {
     fn default() -> Self {
-        ReadOptions { max_header_size: DEFAULT_MAX_HEADER_SIZE, max_object_bytes: None }
+        ReadOptions {
+            max_header_size: DEFAULT_MAX_HEADER_SIZE,
+            max_object_bytes: None,
+            python2_strings: Python2Strings::Ascii,
+        }
     }
+}
+
+/// What the Python 2 `str`s in an object array's pickle (`SHORT_BINSTRING`, `BINSTRING`:
+/// byte strings with no encoding) decode to, as `np.load`'s `encoding` argument says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Python2Strings {
+    /// `str`s of ASCII text; any other byte is an error (`np.load`'s default, `'ASCII'`).
+    #[default]
+    Ascii,
+    /// `str`s, each byte the character of that code point (`'latin1'`): never fails, and
+    /// keeps the bytes of NumPy scalars pickled on Python 2.
+    Latin1,
+    /// `bytes` (`'bytes'`), also where the pickle's own structure has them (dtype
+    /// strings), which NumPy reads as the text they spell.
+    Bytes,
 }
 
 impl ReadOptions {
@@ -75,12 +96,35 @@ impl ReadOptions {
         self
     }
 
-    pub(crate) fn header_limit(&self) -> usize {
-        self.max_header_size
+    /// What Python 2 `str`s in object arrays' pickles become ([`Python2Strings`]; default
+    /// ASCII text, as `np.load`).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::object::{from_pickle, Object};
+    /// use npy_core::{Python2Strings, ReadOptions};
+    ///
+    /// // A Python 2 pickle of an object array holding the str '\xe4' (one byte).
+    /// let pickle = b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85U\x01b\x87R(K\x01K\x01\x85cnumpy\ndtype\nU\x02O8K\x00K\x01\x87R(K\x03U\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb\x89]U\x01\xe4atb.";
+    /// assert!(from_pickle(pickle, &ReadOptions::new()).is_err());
+    /// let latin1 = from_pickle(pickle, ReadOptions::new().python2_strings(Python2Strings::Latin1))?;
+    /// assert_eq!(latin1.as_slice(), [Object::from("ä")]);
+    /// let bytes = from_pickle(pickle, ReadOptions::new().python2_strings(Python2Strings::Bytes))?;
+    /// assert_eq!(bytes.as_slice(), [Object::from(&b"\xe4"[..])]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn python2_strings(&mut self, strings: Python2Strings) -> &mut Self {
+        self.python2_strings = strings;
+        self
     }
 
-    pub(crate) fn object_limit(&self) -> Option<usize> {
-        self.max_object_bytes
+    /// The settings of the pickle decoder.
+    pub(crate) fn pickle_settings(&self) -> crate::object::pickle::Settings {
+        crate::object::pickle::Settings { max_bytes: self.max_object_bytes, strings: self.python2_strings }
+    }
+
+    pub(crate) fn header_limit(&self) -> usize {
+        self.max_header_size
     }
 }
 

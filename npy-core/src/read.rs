@@ -148,7 +148,7 @@ pub struct NpyReader<R> {
     /// What the data is read from, which decides how it is read.
     source: Source,
     /// [`ReadOptions::max_object_bytes`].
-    object_limit: Option<usize>,
+    pickle: pickle::Settings,
     /// [`NpyReader::python2_header`].
     python2: bool,
     /// Where the data comes from (a path, an npz member), which errors name.
@@ -286,7 +286,7 @@ impl<R: Read> NpyReader<R> {
             elements,
             position: 0,
             source: available.map_or(Source::Stream, |available| Source::Sized { available }),
-            object_limit: opts.object_limit(),
+            pickle: opts.pickle_settings(),
             python2,
             origin: None,
         })
@@ -338,7 +338,7 @@ impl<R: Read> NpyReader<R> {
             elements,
             position: 0,
             source: Source::Sized { available },
-            object_limit: None,
+            pickle: pickle::Settings::default(),
             python2: false,
             origin: None,
         })
@@ -465,9 +465,9 @@ impl<R: Read> NpyReader<R> {
         let decoded = match self.source.available() {
             Some(len) => {
                 let source = io::BufReader::with_capacity(64 << 10, (&mut self.reader).take(len));
-                pickle::decode(source, base, Some(len), self.object_limit)?
+                pickle::decode(source, base, Some(len), self.pickle)?
             }
-            None => pickle::decode(&mut self.reader, base, None, self.object_limit)?,
+            None => pickle::decode(&mut self.reader, base, None, self.pickle)?,
         };
         self.position = self.elements;
         self.finish_source()?;
@@ -497,7 +497,7 @@ impl<R: Read> NpyReader<R> {
                 self.reader.read_to_end(&mut bytes)?;
             }
         }
-        let shape = pickle::check(&bytes, base, self.object_limit)?;
+        let (shape, _) = pickle::check(&bytes, base, self.pickle, true, &mut |_| true)?;
         if shape != self.header.shape {
             return Err(Error::pickle(
                 base,

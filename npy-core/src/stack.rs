@@ -145,7 +145,7 @@ impl StackInfo {
     /// hostile pickle names a global that is refused); [`ErrorKind::Stack`] when its
     /// entries are not a stack's (what is wrong is said).
     pub fn from_pickle(bytes: &[u8]) -> Result<StackInfo> {
-        let entries = decode_dict(bytes, 0, Some(bytes.len() as u64), None)?;
+        let entries = decode_dict(bytes, 0, Some(bytes.len() as u64), crate::object::pickle::Settings::default())?;
         let bad = |what: String| Error::stack(format!("not a Dask stack's info: {what}"));
         let get = |key: &str| entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
         let (Some(chunks), Some(dtype), Some(axis)) = (get("chunks"), get("dtype"), get("axis")) else {

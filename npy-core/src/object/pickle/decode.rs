@@ -23,7 +23,8 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::object::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
-use crate::object::{Object, MAX_DEPTH};
+use crate::object::{CheckProgress, Object, MAX_DEPTH};
+use crate::options::Python2Strings;
 // The stream helpers (moving to `crate::stream`, below both read and pickle).
 use crate::stream::{read_full, read_growing};
 
@@ -55,6 +56,65 @@ const MAX_NODE_DEPTH: usize = MAX_DEPTH + 2;
 // ---------------------------------------------------------------------------------------
 // Input.
 
+/// Where a pickle's bytes come from: a reader ([`Stream`]), or bytes in memory
+/// ([`InMemory`]), whose strs the check keeps as spans of the input instead of copies.
+pub(crate) trait Source: Read {
+    /// All of the input, when it is in memory.
+    fn whole(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// Moves past `n` bytes of an input in memory, which holds them.
+    fn skip(&mut self, _n: usize) {}
+
+    /// What is left of an input in memory: opcodes and their arguments are taken from it
+    /// in place, not through `read`.
+    fn rest(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// A reader as a [`Source`].
+pub(crate) struct Stream<R>(pub(crate) R);
+
+impl<R: Read> Read for Stream<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read> Source for Stream<R> {}
+
+/// Bytes in memory as a [`Source`].
+pub(crate) struct InMemory<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Read for InMemory<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let rest = &self.bytes[self.pos..];
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl Source for InMemory<'_> {
+    fn whole(&self) -> Option<&[u8]> {
+        Some(self.bytes)
+    }
+
+    fn skip(&mut self, n: usize) {
+        self.pos += n;
+    }
+
+    fn rest(&self) -> Option<&[u8]> {
+        self.bytes.get(self.pos..)
+    }
+}
+
 /// The pickle's bytes, read exactly as needed (nothing past `STOP` is consumed), with the
 /// position for error offsets.
 struct Input<R> {
@@ -67,8 +127,17 @@ struct Input<R> {
     len: Option<u64>,
 }
 
-impl<R: Read> Input<R> {
+impl<R: Source> Input<R> {
+    #[inline]
     fn byte(&mut self) -> Result<Option<u8>> {
+        if let Some(rest) = self.reader.rest() {
+            let b = rest.first().copied();
+            if b.is_some() {
+                self.reader.skip(1);
+                self.pos += 1;
+            }
+            return Ok(b);
+        }
         let mut b = [0u8; 1];
         loop {
             match self.reader.read(&mut b) {
@@ -88,7 +157,13 @@ impl<R: Read> Input<R> {
         Error::pickle(self.base + at, format!("the pickle ends inside the argument of {name}"))
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self, at: u64, op: u8) -> Result<[u8; N]> {
+        if let Some(&chunk) = self.reader.rest().and_then(|rest| rest.first_chunk::<N>()) {
+            self.reader.skip(N);
+            self.pos += N as u64;
+            return Ok(chunk);
+        }
         let mut buf = [0u8; N];
         let got = read_full(&mut self.reader, &mut buf)?;
         self.pos += got as u64;
@@ -111,6 +186,21 @@ impl<R: Read> Input<R> {
             return Err(self.truncated(at, op));
         }
         Ok(out)
+    }
+
+    /// Moves past `len` bytes of an input in memory, giving their offset, for a
+    /// [`Value::StrAt`]: `None` when the input is not in memory, holds fewer bytes, or
+    /// when the offset or length does not fit a u32.
+    fn span(&mut self, len: u64) -> Option<u32> {
+        let total = self.reader.whole()?.len() as u64;
+        let start = u32::try_from(self.pos).ok()?;
+        if u32::try_from(len).is_err() || len > total.saturating_sub(self.pos) {
+            return None;
+        }
+        // Fits: at most the input's length.
+        self.reader.skip(len as usize);
+        self.pos += len;
+        Some(start)
     }
 
     /// A `\n`-terminated text argument (without the `\n`), at most `max` bytes.
@@ -141,6 +231,12 @@ enum Value {
     Int(i64),
     Float(f64),
     Node(u32),
+    /// A str of an input in memory, by its offset and length: the check builds no values,
+    /// so it copies no text and makes no node.
+    StrAt {
+        start: u32,
+        len: u32,
+    },
 }
 
 /// An arena entry: the offset of the opcode that made it (for messages) and, for a list,
@@ -174,6 +270,67 @@ impl Node {
     }
 }
 
+/// What a check keeps of a list's values for a `StringDType` array, whose values must be
+/// strs or its `na_object` (None, a float, or a str): flags, and the bits of the first
+/// float.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Strings {
+    flags: u8,
+    first_float: u64,
+}
+
+impl Strings {
+    /// A None among the values.
+    const NONE: u8 = 1;
+    /// A value that is no str, None or float.
+    const OTHER: u8 = 2;
+    /// A float among the values.
+    const FLOAT: u8 = 4;
+    /// Every float is NaN.
+    const ALL_NAN: u8 = 8;
+    /// Every float has the bits of the first.
+    const ALL_SAME: u8 = 16;
+
+    fn add(&mut self, v: Value, is_str: bool) {
+        match v {
+            _ if is_str => {}
+            Value::None => self.flags |= Self::NONE,
+            Value::Float(x) if self.flags & Self::FLOAT == 0 => {
+                self.first_float = x.to_bits();
+                self.flags |= Self::FLOAT | Self::ALL_SAME | if x.is_nan() { Self::ALL_NAN } else { 0 };
+            }
+            Value::Float(x) => {
+                if !x.is_nan() {
+                    self.flags &= !Self::ALL_NAN;
+                }
+                if x.to_bits() != self.first_float {
+                    self.flags &= !Self::ALL_SAME;
+                }
+            }
+            _ => self.flags |= Self::OTHER,
+        }
+    }
+
+    /// Whether every value is a str or `na` (the dtype's missing value, if it has one;
+    /// `na_is_str` when it is a str), as `check_strings` decides value by value.
+    fn all_strs_or(self, na: Option<Value>, na_is_str: bool) -> bool {
+        let has = |flag: u8| self.flags & flag != 0;
+        if has(Self::OTHER) {
+            return false;
+        }
+        match na {
+            Some(Value::None) if !na_is_str => !has(Self::FLOAT),
+            Some(Value::Float(y)) => {
+                let floats_match = !has(Self::FLOAT)
+                    || (y.is_nan() && has(Self::ALL_NAN))
+                    || (has(Self::ALL_SAME) && self.first_float == y.to_bits());
+                !has(Self::NONE) && floats_match
+            }
+            _ => !has(Self::NONE) && !has(Self::FLOAT),
+        }
+    }
+}
+
 /// The offset bits of [`Node::at_depth`] (offsets past 256 TiB wrap in messages).
 const AT_MASK: u64 = (1 << 48) - 1;
 
@@ -188,7 +345,33 @@ enum Kind {
         items: Vec<Value>,
         hashable: bool,
     },
+    /// A tuple of a check, its items `start..start + len` of the machine's `tuple_items`
+    /// (tuples never change, so each is one run of them).
+    TupleAt {
+        start: u32,
+        len: u32,
+        hashable: bool,
+    },
     Dict(Vec<(Value, Value)>),
+    /// A dict of a check, its entries `start..start + len` of the machine's `entries`: no
+    /// buffer of its own while it is filled in one go (as pickles fill small dicts).
+    DictAt {
+        start: u32,
+        len: u32,
+    },
+    /// A list of a check: its length and what a `StringDType` array needs to know of its
+    /// values ([`Strings`]). Lists are read only as an array's values, and only a
+    /// `StringDType` array's (strs and its missing value) are looked at one by one.
+    ListOf {
+        len: usize,
+        strings: Strings,
+    },
+    /// A dict of a check holding a value that is not a tuple: only its length is kept.
+    /// Dicts are read only as a dtype's fields (`name: (dtype, offset[, title])`, which
+    /// [`Self::record`](Machine::record) refuses for any other value) or metadata (empty).
+    DictOf {
+        len: usize,
+    },
     Global(Global),
     /// `numpy.dtype(descr, align, copy)`, then its `BUILD`.
     Dtype(Box<dtype::DtypeNode>),
@@ -215,38 +398,73 @@ pub(crate) struct Decoded {
     pub(crate) at: u64,
 }
 
+/// How a pickle is decoded: the memory budget (`max_bytes` fixed, or `None` for the
+/// default of 128 MiB plus 4 bytes per pickle byte) and what Python 2 `str`s become.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Settings {
+    pub(crate) max_bytes: Option<usize>,
+    pub(crate) strings: Python2Strings,
+}
+
+impl Settings {
+    /// The default settings with a fixed budget of `max_bytes`.
+    #[cfg(test)]
+    pub(crate) fn limit(max_bytes: usize) -> Settings {
+        Settings { max_bytes: Some(max_bytes), ..Settings::default() }
+    }
+}
+
+/// How often a check reports progress, in bytes of input at least.
+pub(crate) const PROGRESS_EVERY: u64 = 64 << 10;
+
 /// Decodes the pickle of an object array from `reader`, whose first byte is at file
 /// offset `base`. With `whole` (the length of the source), the reader holds just this
 /// pickle: bytes after `STOP` are an error, and longer claims fail before reading;
-/// otherwise reading stops right after `STOP`. `max_bytes` is a fixed memory budget;
-/// `None` gives the default (128 MiB plus 4 bytes per pickle byte).
+/// otherwise reading stops right after `STOP`.
 ///
 /// # Errors
 /// [`crate::ErrorKind::Pickle`] for anything but an object array of plain values, a
 /// truncated or malformed pickle, or one over the budget; [`crate::ErrorKind::Io`] from
 /// the reader.
-pub(crate) fn decode<R: Read>(reader: R, base: u64, whole: Option<u64>, max_bytes: Option<usize>) -> Result<Decoded> {
-    let mut machine = Machine::new(reader, base, whole, max_bytes);
-    let stop = machine.run()?;
+pub(crate) fn decode<R: Read>(reader: R, base: u64, whole: Option<u64>, settings: Settings) -> Result<Decoded> {
+    let mut machine = Machine::new(Stream(reader), base, whole, settings);
+    let stop = machine.run(&mut |_| true)?;
     let decoded = machine.finish(stop)?;
     machine.end()?;
     Ok(decoded)
 }
 
 /// Checks that `bytes` (whose first byte is at file offset `base`) hold a pickle [`decode`]
-/// accepts (an object array of plain values,
-/// nothing else, whole), without building its values, and gives its array's shape: for a
-/// caller that has another unpickler build them (one that can name only [`GLOBALS`], once
-/// this said yes).
+/// accepts (an object array of plain values, nothing else), without building its values,
+/// and gives its array's shape and the pickle's length: for a caller that has another
+/// unpickler build them (one that can name only [`GLOBALS`], once this said yes). With
+/// `whole`, the pickle must end `bytes`; otherwise bytes after its `STOP` are not read.
+///
+/// `progress` hears of it as [`CheckProgress`] says; it returns `false` to stop the check
+/// (an error).
 ///
 /// # Errors
-/// As [`decode`].
-pub(crate) fn check(bytes: &[u8], base: u64, max_bytes: Option<usize>) -> Result<Vec<usize>> {
-    let mut machine = Machine::new(bytes, base, Some(bytes.len() as u64), max_bytes);
-    let stop = machine.run()?;
+/// As [`decode`]; a stop asked for by `progress`.
+pub(crate) fn check(
+    bytes: &[u8],
+    base: u64,
+    settings: Settings,
+    whole: bool,
+    progress: &mut dyn FnMut(CheckProgress<'_>) -> bool,
+) -> Result<(Vec<usize>, usize)> {
+    let input = InMemory { bytes, pos: 0 };
+    let mut machine = Machine::new(input, base, whole.then_some(bytes.len() as u64), settings);
+    let stop = machine.run(&mut |n| progress(CheckProgress::Checked(n as usize)))?;
     let shape = machine.finish_check(stop)?;
     machine.end()?;
-    Ok(shape)
+    // `stop` is an offset into `bytes`, so it fits.
+    let len = stop as usize + 1;
+    if !progress(CheckProgress::Passed { shape: &shape, len }) {
+        return Err(machine.err(stop, "the check was stopped"));
+    }
+    // The machine's memory is freed only now, after `Passed`.
+    drop(machine);
+    Ok((shape, len))
 }
 
 struct Machine<R> {
@@ -260,6 +478,11 @@ struct Machine<R> {
     /// Entries past a gap in the numbering (only indices above `memo.len()`).
     sparse: HashMap<u32, Value>,
     budget: Budget,
+    strings: Python2Strings,
+    /// The entries of every [`Kind::DictAt`].
+    entries: Vec<(Value, Value)>,
+    /// The items of every [`Kind::TupleAt`].
+    tuple_items: Vec<Value>,
 }
 
 // The `#[inline]` hints on `charge`, `push`, `node` and `push_node`: every opcode that
@@ -267,8 +490,8 @@ struct Machine<R> {
 // LLVM keeps them out of line without the hints (callgrind, arrays of 100k ints, floats,
 // strs, lists, tuples or dicts: up to 6% more instructions to decode; with them, 1 to 6%
 // fewer than the single 235-line `run` took).
-impl<R: Read> Machine<R> {
-    fn new(reader: R, base: u64, whole: Option<u64>, max_bytes: Option<usize>) -> Self {
+impl<R: Source> Machine<R> {
+    fn new(reader: R, base: u64, whole: Option<u64>, settings: Settings) -> Self {
         Machine {
             input: Input { reader, pos: 0, base, len: whole },
             nodes: Vec::new(),
@@ -276,7 +499,10 @@ impl<R: Read> Machine<R> {
             marks: Vec::new(),
             memo: Vec::new(),
             sparse: HashMap::new(),
-            budget: Budget { used: 0, fixed: max_bytes, raisable: true },
+            budget: Budget { used: 0, fixed: settings.max_bytes, raisable: true },
+            strings: settings.strings,
+            entries: Vec::new(),
+            tuple_items: Vec::new(),
         }
     }
 
@@ -346,7 +572,10 @@ impl<R: Read> Machine<R> {
         self.charge(payload, at)?;
         let depth = match &kind {
             Kind::List(items) | Kind::Tuple { items, .. } => self.depth_around(0, items, at)?,
-            Kind::Dict(_) => 1,
+            &Kind::TupleAt { start, len, .. } => {
+                self.depth_around(0, &self.tuple_items[start as usize..start as usize + len as usize], at)?
+            }
+            Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. } | Kind::ListOf { .. } => 1,
             _ => 0,
         };
         if !reserve(&mut self.nodes, 1, &mut self.budget, self.input.pos) {
@@ -396,19 +625,45 @@ impl<R: Read> Machine<R> {
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
             Value::Float(_) => "float",
+            Value::StrAt { .. } => "str",
             Value::Node(_) => match self.kind(v) {
                 Some(Kind::Str(_)) => "str",
                 Some(Kind::Bytes(_)) => "bytes",
                 Some(Kind::BigInt(_)) => "int",
                 Some(Kind::Complex(..)) => "complex",
-                Some(Kind::List(_)) => "list",
-                Some(Kind::Tuple { .. }) => "tuple",
-                Some(Kind::Dict(_)) => "dict",
+                Some(Kind::List(_) | Kind::ListOf { .. }) => "list",
+                Some(Kind::Tuple { .. } | Kind::TupleAt { .. }) => "tuple",
+                Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. }) => "dict",
                 Some(Kind::Global(_)) => "global",
                 Some(Kind::Dtype(_)) => "numpy.dtype",
                 Some(Kind::StringDtype { .. }) => "numpy.dtypes.StringDType",
                 Some(Kind::Array(_)) | None => "numpy.ndarray",
             },
+        }
+    }
+
+    /// The text of a str.
+    fn str_text(&self, v: Value) -> Option<&str> {
+        match v {
+            Value::StrAt { start, len } => {
+                let whole = self.input.reader.whole()?;
+                // Checked as UTF-8 when made, so this is only a lookup.
+                let bytes = whole.get(start as usize..start as usize + len as usize)?;
+                std::str::from_utf8(bytes).ok()
+            }
+            _ => match self.kind(v) {
+                Some(Kind::Str(s)) => Some(s),
+                _ => None,
+            },
+        }
+    }
+
+    /// The text of a str, or of a Python 2 `str` read as bytes (NumPy reads dtype strings
+    /// either way).
+    fn str_value(&self, v: Value) -> Option<&str> {
+        match self.kind(v) {
+            Some(Kind::Bytes(b)) if self.strings == Python2Strings::Bytes => std::str::from_utf8(b).ok(),
+            _ => self.str_text(v),
         }
     }
 
@@ -455,22 +710,33 @@ impl<R: Read> Machine<R> {
     }
 
     fn str(&mut self, bytes: Vec<u8>, at: u64, op: u8) -> Result<()> {
-        let s = String::from_utf8(bytes).map_err(|_| {
-            let name = opcode_name(op).unwrap_or("?");
-            self.err(
-                at,
-                format!("{name}: a str that is not valid UTF-8 (or holds lone surrogates, which a Rust String cannot)"),
-            )
-        })?;
+        let s = String::from_utf8(bytes).map_err(|_| self.not_utf8(at, op))?;
         self.push_node(Kind::Str(s), at)
+    }
+
+    #[cold]
+    fn not_utf8(&self, at: u64, op: u8) -> Error {
+        let name = opcode_name(op).unwrap_or("?");
+        self.err(
+            at,
+            format!("{name}: a str that is not valid UTF-8 (or holds lone surrogates, which a Rust String cannot)"),
+        )
     }
 
     fn bytes(&mut self, bytes: Vec<u8>, at: u64) -> Result<()> {
         self.push_node(Kind::Bytes(bytes), at)
     }
 
-    /// A Python 2 `str` (`BINSTRING`), decoded as ASCII as `np.load` does by default.
+    /// A Python 2 `str` (`BINSTRING`), as the settings say (ASCII text by default, as
+    /// `np.load`).
     fn py2_str(&mut self, bytes: Vec<u8>, at: u64, op: u8) -> Result<()> {
+        match self.strings {
+            Python2Strings::Latin1 => {
+                return self.push_node(Kind::Str(bytes.iter().map(|&b| char::from(b)).collect()), at)
+            }
+            Python2Strings::Bytes => return self.push_node(Kind::Bytes(bytes), at),
+            _ => {}
+        }
         if !bytes.is_ascii() {
             let name = opcode_name(op).unwrap_or("?");
             return Err(self.err(
@@ -508,7 +774,9 @@ impl<R: Read> Machine<R> {
                 return Err(self.over(at));
             }
             self.memo.push(v);
-            self.sparse.remove(&index);
+            if !self.sparse.is_empty() {
+                self.sparse.remove(&index);
+            }
         } else {
             if self.sparse.len() == self.sparse.capacity() {
                 let grown = table_cost(self.sparse.capacity().max(4).saturating_mul(2));
@@ -534,63 +802,199 @@ impl<R: Read> Machine<R> {
     /// holding them).
     fn hashable(&self, v: Value) -> bool {
         match self.kind(v) {
-            Some(Kind::List(_) | Kind::Dict(_)) => false,
-            Some(Kind::Tuple { hashable, .. }) => *hashable,
+            Some(Kind::List(_) | Kind::ListOf { .. } | Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. }) => {
+                false
+            }
+            Some(Kind::Tuple { hashable, .. } | Kind::TupleAt { hashable, .. }) => *hashable,
             _ => true,
         }
     }
 
-    fn tuple(&mut self, items: Vec<Value>, at: u64) -> Result<()> {
+    /// Replaces the values `self.stack[from..]` by a tuple of them: for a check, a run of
+    /// `tuple_items`, else with a buffer of its own (decoding moves it into the value).
+    fn tuple(&mut self, from: usize, at: u64) -> Result<()> {
+        let items = &self.stack[from..];
         let hashable = items.iter().all(|&v| self.hashable(v));
-        self.push_node(Kind::Tuple { items, hashable }, at)
+        let n = items.len();
+        let in_arena = self.input.reader.whole().is_some() && u32::try_from(self.tuple_items.len() + n).is_ok();
+        let kind = if in_arena {
+            if !reserve(&mut self.tuple_items, n, &mut self.budget, self.input.pos) {
+                return Err(self.over(at));
+            }
+            let start = self.tuple_items.len() as u32;
+            self.tuple_items.extend_from_slice(&self.stack[from..]);
+            Kind::TupleAt { start, len: n as u32, hashable }
+        } else {
+            self.charge(vec_cost::<Value>(n), at)?;
+            Kind::Tuple { items: self.stack[from..].to_vec(), hashable }
+        };
+        let tuple = self.node(kind, at)?;
+        self.stack.truncate(from);
+        self.push(tuple, at)
     }
 
-    /// The list or dict on top of the stack, for `op` filling it: its arena index.
-    fn target(&self, want: &str, at: u64, op: u8) -> Result<usize> {
-        let target = self.top(at, op)?;
-        match (target, self.kind(target)) {
-            (Value::Node(i), Some(Kind::List(_))) if want == "list" => Ok(i as usize),
-            (Value::Node(i), Some(Kind::Dict(_))) if want == "dict" => Ok(i as usize),
-            _ => Err(self
-                .err(at, format!("{} on a {}, not a {want}", opcode_name(op).unwrap_or("?"), self.type_name(target)))),
+    /// The items of a tuple.
+    fn tuple_items(&self, v: Value) -> Option<&[Value]> {
+        match self.kind(v)? {
+            Kind::Tuple { items, .. } => Some(items),
+            &Kind::TupleAt { start, len, .. } => self.tuple_items.get(start as usize..start as usize + len as usize),
+            _ => None,
         }
     }
 
-    /// Appends `flat` (key, value, key, value, ...) to the dict on top of the stack.
-    fn set_items(&mut self, flat: &[Value], at: u64, op: u8) -> Result<()> {
-        if !flat.len().is_multiple_of(2) {
+    /// Moves the values above stack index `from` into the container just below them, the
+    /// list or dict `want` (a dict takes them as key, value, key, value, ...), in place.
+    fn fill(&mut self, from: usize, want: &str, at: u64, op: u8) -> Result<()> {
+        if from <= self.frame_start() || from > self.stack.len() {
             let name = opcode_name(op).unwrap_or("?");
-            return Err(self.err(at, format!("{name} with an odd number of items")));
+            return Err(self.err(at, format!("{name} needs an object on the stack, but it is empty (or at a MARK)")));
         }
-        let i = self.target("dict", at, op)?;
-        for key in flat.iter().step_by(2) {
-            if !self.hashable(*key) {
+        let target = self.stack[from - 1];
+        let i = match (target, self.kind(target)) {
+            (Value::Node(i), Some(Kind::List(_) | Kind::ListOf { .. })) if want == "list" => i as usize,
+            (Value::Node(i), Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. })) if want == "dict" => {
+                i as usize
+            }
+            _ => {
+                let name = opcode_name(op).unwrap_or("?");
+                return Err(self.err(at, format!("{name} on a {}, not a {want}", self.type_name(target))));
+            }
+        };
+        let items = &self.stack[from..];
+        if want == "dict" {
+            if !items.len().is_multiple_of(2) {
+                let name = opcode_name(op).unwrap_or("?");
+                return Err(self.err(at, format!("{name} with an odd number of items")));
+            }
+            if let Some(&key) = items.iter().step_by(2).find(|&&key| !self.hashable(key)) {
                 return Err(
-                    self.err(at, format!("a dict key of type {}, which Python cannot hash", self.type_name(*key)))
+                    self.err(at, format!("a dict key of type {}, which Python cannot hash", self.type_name(key)))
                 );
             }
         }
-        let depth = self.depth_around(usize::from(self.nodes[i].depth()), flat, at)?;
-        let Kind::Dict(entries) = &mut self.nodes[i].kind else { unreachable!("target() checked the kind") };
-        if !reserve(entries, flat.len() / 2, &mut self.budget, self.input.pos) {
+        let depth = self.depth_around(usize::from(self.nodes[i].depth()), items, at)?;
+        let n = self.stack.len() - from;
+        match self.nodes[i].kind {
+            Kind::DictAt { start, len } => self.fill_dict_at(i, start, len, from, at)?,
+            Kind::DictOf { len } => self.nodes[i].kind = Kind::DictOf { len: len + n / 2 },
+            Kind::ListOf { len, mut strings } => {
+                for &v in &self.stack[from..] {
+                    strings.add(v, self.str_text(v).is_some());
+                }
+                self.nodes[i].kind = Kind::ListOf { len: len + n, strings };
+            }
+            _ => {}
+        }
+        if matches!(self.nodes[i].kind, Kind::DictAt { .. } | Kind::DictOf { .. } | Kind::ListOf { .. }) {
+            self.nodes[i].set_depth(depth);
+            self.stack.truncate(from);
+            return Ok(());
+        }
+        let (pos, items) = (self.input.pos, &self.stack[from..]);
+        let reserved = match &mut self.nodes[i].kind {
+            Kind::List(list) => {
+                let ok = reserve(list, items.len(), &mut self.budget, pos);
+                if ok {
+                    list.extend_from_slice(items);
+                }
+                ok
+            }
+            Kind::Dict(entries) => {
+                let ok = reserve(entries, items.len() / 2, &mut self.budget, pos);
+                if ok {
+                    entries.extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
+                }
+                ok
+            }
+            _ => unreachable!("matched above"),
+        };
+        if !reserved {
             return Err(self.over(at));
         }
-        entries.extend(flat.chunks_exact(2).map(|kv| (kv[0], kv[1])));
         self.nodes[i].set_depth(depth);
+        self.stack.truncate(from);
         Ok(())
     }
 
-    /// Appends `items` to the list on top of the stack.
-    fn append(&mut self, items: &[Value], at: u64, op: u8) -> Result<()> {
-        let i = self.target("list", at, op)?;
-        let depth = self.depth_around(usize::from(self.nodes[i].depth()), items, at)?;
-        let Kind::List(list) = &mut self.nodes[i].kind else { unreachable!("target() checked the kind") };
-        if !reserve(list, items.len(), &mut self.budget, self.input.pos) {
+    /// Adds the key, value pairs `self.stack[from..]` to the [`Kind::DictAt`] node `i`
+    /// (its entries `start..start + len`): in place when they end `entries` (or it has
+    /// none), else into a buffer of its own (a dict filled again after another one).
+    fn fill_dict_at(&mut self, i: usize, start: u32, len: u32, from: usize, at: u64) -> Result<()> {
+        let (start, len) = (start as usize, len as usize);
+        let n = (self.stack.len() - from) / 2;
+        let tuple = |v: Value| matches!(self.kind(v), Some(Kind::Tuple { .. } | Kind::TupleAt { .. }));
+        if !self.stack[from..].chunks_exact(2).all(|kv| tuple(kv[1])) {
+            self.nodes[i].kind = Kind::DictOf { len: len + n };
+            return Ok(());
+        }
+        let pairs = |stack: &[Value]| stack[from..].chunks_exact(2).map(|kv| (kv[0], kv[1])).collect::<Vec<_>>();
+        let at_end = len == 0 || start + len == self.entries.len();
+        let fits = u32::try_from(self.entries.len() + n).is_ok();
+        if at_end && fits {
+            if !reserve(&mut self.entries, n, &mut self.budget, self.input.pos) {
+                return Err(self.over(at));
+            }
+            let start = if len == 0 { self.entries.len() } else { start };
+            let stack = &self.stack;
+            self.entries.extend(stack[from..].chunks_exact(2).map(|kv| (kv[0], kv[1])));
+            // Both fit: checked above.
+            self.nodes[i].kind = Kind::DictAt { start: start as u32, len: (len + n) as u32 };
+            return Ok(());
+        }
+        let mut own = Vec::new();
+        if !reserve(&mut own, len + n, &mut self.budget, self.input.pos) {
             return Err(self.over(at));
         }
-        list.extend_from_slice(items);
-        self.nodes[i].set_depth(depth);
+        own.extend_from_slice(&self.entries[start..start + len]);
+        own.extend(pairs(&self.stack));
+        self.nodes[i].kind = Kind::Dict(own);
         Ok(())
+    }
+
+    /// The entries of a dict (`None` for a [`Kind::DictOf`], which keeps none).
+    fn dict_entries(&self, v: Value) -> Option<&[(Value, Value)]> {
+        match self.kind(v)? {
+            Kind::Dict(entries) => Some(entries),
+            &Kind::DictAt { start, len } => self.entries.get(start as usize..start as usize + len as usize),
+            _ => None,
+        }
+    }
+
+    /// The number of entries of a dict.
+    fn dict_len(&self, v: Value) -> Option<usize> {
+        match self.kind(v)? {
+            Kind::Dict(entries) => Some(entries.len()),
+            &Kind::DictAt { len, .. } => Some(len as usize),
+            &Kind::DictOf { len } => Some(len),
+            _ => None,
+        }
+    }
+
+    /// An empty dict: one of the machine's `entries` for a check, else with a buffer of
+    /// its own (decoding moves it into the value).
+    fn empty_dict(&self) -> Kind {
+        if self.input.reader.whole().is_some() {
+            Kind::DictAt { start: 0, len: 0 }
+        } else {
+            Kind::Dict(Vec::new())
+        }
+    }
+
+    /// The stack index of the first of the top `n` values (for `APPEND`, `SETITEM`).
+    fn top_values(&self, n: usize, at: u64, op: u8) -> Result<usize> {
+        if self.stack.len() < self.frame_start() + n {
+            let name = opcode_name(op).unwrap_or("?");
+            return Err(self.err(at, format!("{name} needs a value, but the stack is empty (or at a MARK)")));
+        }
+        Ok(self.stack.len() - n)
+    }
+
+    /// The stack index of the innermost `MARK`, popped (for `APPENDS`, `SETITEMS`).
+    fn end_mark(&mut self, at: u64, op: u8) -> Result<usize> {
+        self.marks.pop().ok_or_else(|| {
+            let name = opcode_name(op).unwrap_or("?");
+            self.err(at, format!("{name} without a MARK"))
+        })
     }
 
     /// Frees a buffer of values taken off the stack, refunding what [`Self::pop_mark`]
@@ -602,9 +1006,16 @@ impl<R: Read> Machine<R> {
     /// Runs opcodes up to `STOP`, then builds the array's values. Each family of opcodes
     /// is one step below; `STOP` and the three constants are too short to be one.
     /// Runs the opcodes up to `STOP`, whose offset it gives.
-    fn run(&mut self) -> Result<u64> {
+    fn run(&mut self, progress: &mut dyn FnMut(u64) -> bool) -> Result<u64> {
+        let mut reported = 0;
         loop {
             let at = self.input.pos;
+            if at - reported >= PROGRESS_EVERY {
+                if !progress(at) {
+                    return Err(self.err(at, "the check was stopped"));
+                }
+                reported = at;
+            }
             let Some(op) = self.input.byte()? else {
                 return Err(self.err(at, "the pickle ends before its STOP opcode"));
             };
@@ -785,6 +1196,19 @@ impl<R: Read> Machine<R> {
             }
             SHORT_BINUNICODE | BINUNICODE | BINUNICODE8 => {
                 let n = self.length(op, SHORT_BINUNICODE, BINUNICODE, at)?;
+                if let Some(start) = self.input.span(n) {
+                    let whole = self.input.reader.whole().unwrap_or_default();
+                    // `span` checked both ends and that both fit a u32.
+                    let text = &whole[start as usize..start as usize + n as usize];
+                    // ASCII first: word at a time, and most strs are.
+                    if !text.is_ascii() && std::str::from_utf8(text).is_err() {
+                        return Err(self.not_utf8(at, op));
+                    }
+                    // What decoding would take for it, so the check passes exactly what
+                    // decoding passes.
+                    self.charge(alloc_cost(n as usize), at)?;
+                    return self.push(Value::StrAt { start, len: n as u32 }, at);
+                }
                 let bytes = self.payload(n, at, op)?;
                 self.str(bytes, at, op)
             }
@@ -819,33 +1243,47 @@ impl<R: Read> Machine<R> {
     /// `LIST`, `TUPLE`, `TUPLE1`, `TUPLE2`, `TUPLE3`, `DICT` of the values on the stack.
     fn container_op(&mut self, op: u8, at: u64) -> Result<()> {
         match op {
+            EMPTY_LIST if self.input.reader.whole().is_some() => {
+                self.push_node(Kind::ListOf { len: 0, strings: Strings::default() }, at)
+            }
             EMPTY_LIST => self.push_node(Kind::List(Vec::new()), at),
-            EMPTY_TUPLE => self.push_node(Kind::Tuple { items: Vec::new(), hashable: true }, at),
-            EMPTY_DICT => self.push_node(Kind::Dict(Vec::new()), at),
+            EMPTY_TUPLE => self.tuple(self.stack.len(), at),
+            EMPTY_DICT => self.push_node(self.empty_dict(), at),
+            LIST if self.input.reader.whole().is_some() => {
+                let from = self.end_mark(at, op)?;
+                let mut strings = Strings::default();
+                for &v in &self.stack[from..] {
+                    strings.add(v, self.str_text(v).is_some());
+                }
+                let len = self.stack.len() - from;
+                let depth = self.depth_around(0, &self.stack[from..], at)?;
+                let list = self.node(Kind::ListOf { len, strings }, at)?;
+                if let Value::Node(i) = list {
+                    self.nodes[i as usize].set_depth(depth);
+                }
+                self.stack.truncate(from);
+                self.push(list, at)
+            }
             LIST => {
                 let items = self.pop_mark(at, op)?;
                 self.push_node(Kind::List(items), at)
             }
             TUPLE => {
-                let items = self.pop_mark(at, op)?;
-                self.tuple(items, at)
+                let from = self.end_mark(at, op)?;
+                self.tuple(from, at)
             }
             TUPLE1 | TUPLE2 | TUPLE3 => {
-                let n = usize::from(op - TUPLE1 + 1);
-                self.charge(vec_cost::<Value>(n), at)?;
-                let mut items = Vec::with_capacity(n);
-                for _ in 0..n {
-                    items.push(self.pop(at, op)?);
-                }
-                items.reverse();
-                self.tuple(items, at)
+                let from = self.top_values(usize::from(op - TUPLE1 + 1), at, op)?;
+                self.tuple(from, at)
             }
             DICT => {
-                let flat = self.pop_mark(at, op)?;
-                self.push_node(Kind::Dict(Vec::new()), at)?;
-                self.set_items(&flat, at, op)?;
-                self.free(flat);
-                Ok(())
+                let from = self.end_mark(at, op)?;
+                let dict = self.node(self.empty_dict(), at)?;
+                if !reserve(&mut self.stack, 1, &mut self.budget, self.input.pos) {
+                    return Err(self.over(at));
+                }
+                self.stack.insert(from, dict);
+                self.fill(from + 1, "dict", at, op)
             }
             _ => Err(self.refused(op, at)),
         }
@@ -854,40 +1292,14 @@ impl<R: Read> Machine<R> {
     /// The opcodes that fill the list or dict on top of the stack: `APPEND`, `APPENDS`,
     /// `SETITEM`, `SETITEMS`.
     fn fill_op(&mut self, op: u8, at: u64) -> Result<()> {
-        match op {
-            APPEND => {
-                let v = self.pop(at, op)?;
-                self.append(&[v], at, op)
-            }
-            APPENDS => {
-                let items = self.pop_mark(at, op)?;
-                let i = self.target("list", at, op)?;
-                if let Kind::List(list) = &mut self.nodes[i].kind {
-                    if list.capacity() == 0 {
-                        // The common case (an empty list, then its items): no copy.
-                        let depth = self.depth_around(0, &items, at)?;
-                        self.nodes[i].kind = Kind::List(items);
-                        self.nodes[i].set_depth(depth);
-                        return Ok(());
-                    }
-                }
-                self.append(&items, at, op)?;
-                self.free(items);
-                Ok(())
-            }
-            SETITEM => {
-                let v = self.pop(at, op)?;
-                let k = self.pop(at, op)?;
-                self.set_items(&[k, v], at, op)
-            }
-            SETITEMS => {
-                let flat = self.pop_mark(at, op)?;
-                self.set_items(&flat, at, op)?;
-                self.free(flat);
-                Ok(())
-            }
-            _ => Err(self.refused(op, at)),
-        }
+        let (from, want) = match op {
+            APPEND => (self.top_values(1, at, op)?, "list"),
+            SETITEM => (self.top_values(2, at, op)?, "dict"),
+            APPENDS => (self.end_mark(at, op)?, "list"),
+            SETITEMS => (self.end_mark(at, op)?, "dict"),
+            _ => return Err(self.refused(op, at)),
+        };
+        self.fill(from, want, at, op)
     }
 
     /// The memo: `PUT`, `BINPUT`, `LONG_BINPUT`, `MEMOIZE`, and `GET`, `BINGET`,
@@ -988,7 +1400,7 @@ mod tests {
     use super::*;
 
     pub(super) fn decode_all(p: &[u8]) -> Result<Decoded> {
-        decode(p, 0, Some(p.len() as u64), None)
+        decode(p, 0, Some(p.len() as u64), Settings::default())
     }
 
     /// An object array pickle (protocol 2 opcodes) of `n` elements pushed by `items`.
@@ -1059,7 +1471,7 @@ mod tests {
         let fits: Vec<u8> = [vec![b']'; MAX_DEPTH], vec![b'a'; MAX_DEPTH - 1]].concat();
         assert_eq!(values(1, &fits).len(), 1);
         let p = wrap(1, b"\x81");
-        let e = decode(&p[..], 100, Some(p.len() as u64), None).unwrap_err();
+        let e = decode(&p[..], 100, Some(p.len() as u64), Settings::default()).unwrap_err();
         assert!(e.to_string().starts_with(&format!("invalid pickle at byte {}", 100 + p.len() - 5)), "{e}");
     }
 
@@ -1146,8 +1558,8 @@ mod tests {
         let e = decode_all(&wrap(1, &items)).unwrap_err();
         assert!(e.to_string().contains("ReadOptions::max_object_bytes"), "{e}");
         let small = wrap(1, b"X\x10\x00\x00\x00aaaaaaaaaaaaaaaa");
-        assert!(decode(&small[..], 0, Some(small.len() as u64), Some(1 << 20)).is_ok());
-        let e = decode(&small[..], 0, Some(small.len() as u64), Some(400)).unwrap_err();
+        assert!(decode(&small[..], 0, Some(small.len() as u64), Settings::limit(1 << 20)).is_ok());
+        let e = decode(&small[..], 0, Some(small.len() as u64), Settings::limit(400)).unwrap_err();
         assert!(e.to_string().contains("allowed (ReadOptions::max_object_bytes)"), "{e}");
     }
 

@@ -36,7 +36,7 @@
 mod decode;
 mod encode;
 
-pub(crate) use decode::{check, decode, decode_dict, Decoded, Item, GLOBALS};
+pub(crate) use decode::{check, decode, decode_dict, Decoded, Item, Settings, GLOBALS};
 pub(crate) use encode::{encode_array, encode_dict, Encode};
 
 // ---------------------------------------------------------------------------------------

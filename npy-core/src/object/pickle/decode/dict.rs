@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use super::{Kind, Machine, Value};
+use super::{Kind, Machine, Settings, Source, Stream, Value};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::object::Object;
@@ -19,7 +19,7 @@ pub(crate) enum Item {
 }
 
 /// Decodes a pickle of a dict with `str` keys whose values are plain values or dtypes,
-/// from `reader` whose first byte is at file offset `base`; `whole` and `max_bytes` as for
+/// from `reader` whose first byte is at file offset `base`; `whole` and `settings` as for
 /// [`decode`](super::decode). Entries keep the pickle's order.
 ///
 /// # Errors
@@ -30,17 +30,17 @@ pub(crate) fn decode_dict<R: Read>(
     reader: R,
     base: u64,
     whole: Option<u64>,
-    max_bytes: Option<usize>,
+    settings: Settings,
 ) -> Result<Vec<(String, Item)>> {
-    let mut machine = Machine::new(reader, base, whole, max_bytes);
+    let mut machine = Machine::new(Stream(reader), base, whole, settings);
     machine.budget.raisable = false;
-    let stop = machine.run()?;
+    let stop = machine.run(&mut |_| true)?;
     let entries = machine.finish_dict(stop)?;
     machine.end()?;
     Ok(entries)
 }
 
-impl<R: Read> Machine<R> {
+impl<R: Source> Machine<R> {
     fn finish_dict(&mut self, at: u64) -> Result<Vec<(String, Item)>> {
         if !self.marks.is_empty() {
             return Err(self.err(at, "STOP inside a MARK"));
@@ -61,10 +61,10 @@ impl<R: Read> Machine<R> {
         let mut out = Vec::with_capacity(len);
         for i in 0..len {
             let (key, value) = (self.item(index as usize, 2 * i), self.item(index as usize, 2 * i + 1));
-            let Some(Kind::Str(key)) = self.kind(key) else {
+            let Some(key) = self.str_text(key) else {
                 return Err(self.err(at, format!("a dict key that is a {}, not a str", self.type_name(key))));
             };
-            let key = key.clone();
+            let key = key.to_string();
             let item = match self.kind(value) {
                 Some(Kind::Dtype(_)) => Item::Dtype(self.copy_built(value, at)?),
                 _ => Item::Object(self.object(value, 1, false, &refs).map_err(|e| match e.into_kind() {
@@ -82,11 +82,12 @@ impl<R: Read> Machine<R> {
 
 #[cfg(test)]
 mod tests {
+    use super::Settings;
     use super::*;
     use crate::dtype::{ByteOrder, DateUnit, Scalar, ScalarType, TimeUnit};
 
     fn dict(p: &[u8]) -> Result<Vec<(String, Item)>> {
-        decode_dict(p, 0, Some(p.len() as u64), None)
+        decode_dict(p, 0, Some(p.len() as u64), Settings::default())
     }
 
     fn unhex(h: &str) -> Vec<u8> {
@@ -267,7 +268,7 @@ mod tests {
             assert!(e.contains("far more than a Dask info takes") && !e.contains("raise"), "{e}");
         }
         // 30 levels with a fixed budget: memory, not depth.
-        let e = decode_dict(&doubling(30)[..], 0, None, Some(1 << 20)).unwrap_err().to_string();
+        let e = decode_dict(&doubling(30)[..], 0, None, Settings::limit(1 << 20)).unwrap_err().to_string();
         assert!(e.contains("memory allowed"), "{e}");
         // A dtype used in its own fields before its BUILD.
         let mut p = b"\x80\x02}U\x05dtype".to_vec();

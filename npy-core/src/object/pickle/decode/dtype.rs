@@ -20,9 +20,8 @@
 //! as in a header's descr.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 
-use super::{quote, Kind, Machine, Value};
+use super::{quote, Kind, Machine, Source, Value};
 use crate::dtype::{ByteOrder, DType, Field, Record, Scalar, ScalarType, MAX_DTYPE_DEPTH};
 use crate::error::Result;
 use crate::literal::Literal;
@@ -66,7 +65,7 @@ struct State {
     metadata: Option<Value>,
 }
 
-impl<R: Read> Machine<R> {
+impl<R: Source> Machine<R> {
     /// `numpy.dtype(descr, align, copy)`: the scalar `descr` names (its byte order comes
     /// with the state).
     pub(super) fn reduce_dtype(&mut self, descr: &str, at: u64) -> Result<Value> {
@@ -101,7 +100,7 @@ impl<R: Read> Machine<R> {
                  or (4, ..., metadata)",
             )
         };
-        let Some(Kind::Tuple { items, .. }) = self.kind(state) else { return Err(bad()) };
+        let Some(items) = self.tuple_items(state) else { return Err(bad()) };
         let (endian, subdtype, names, fields, elsize, metadata) = match items[..] {
             [Value::Int(3), e, s, n, f, Value::Int(size), Value::Int(_), Value::Int(_)] => (e, s, n, f, size, None),
             [Value::Int(4), e, s, n, f, Value::Int(size), Value::Int(_), Value::Int(_), m] => {
@@ -109,8 +108,8 @@ impl<R: Read> Machine<R> {
             }
             _ => return Err(bad()),
         };
-        let endian = match self.kind(endian) {
-            Some(Kind::Str(e)) => match e.as_str() {
+        let endian = match self.str_value(endian) {
+            Some(e) => match e {
                 "<" => ByteOrder::Little,
                 ">" => ByteOrder::Big,
                 "|" => ByteOrder::NotApplicable,
@@ -158,8 +157,8 @@ impl<R: Read> Machine<R> {
             }
             (ty, None) => ty,
             (ty, Some(meta)) if is_none(meta) => ty,
-            (_, Some(meta)) => match self.kind(meta) {
-                Some(Kind::Dict(entries)) if entries.is_empty() => reduced.ty(),
+            (_, Some(meta)) => match self.dict_len(meta) {
+                Some(0) => reduced.ty(),
                 _ => return Err(self.err(at, "a numpy.dtype with metadata: only datetime units are decoded")),
             },
         };
@@ -171,15 +170,15 @@ impl<R: Read> Machine<R> {
     /// A datetime's unit from its metadata `(None, (b'ms', 1, 1, 1))`.
     fn date_type(&self, ty: ScalarType, meta: Value, at: u64) -> Result<ScalarType> {
         let bad = || self.err(at, "a datetime numpy.dtype's metadata other than (None, (unit, multiple, 1, 1))");
-        let Some(Kind::Tuple { items, .. }) = self.kind(meta) else { return Err(bad()) };
+        let Some(items) = self.tuple_items(meta) else { return Err(bad()) };
         let [extra, unit] = items[..] else { return Err(bad()) };
-        let extra_ok = match self.kind(extra) {
-            Some(Kind::Dict(entries)) => entries.is_empty(),
+        let extra_ok = match self.dict_len(extra) {
+            Some(len) => len == 0,
             _ => matches!(extra, Value::None),
         };
-        let Some(Kind::Tuple { items: unit, .. }) = self.kind(unit) else { return Err(bad()) };
+        let Some(unit) = self.tuple_items(unit) else { return Err(bad()) };
         let (Some(Kind::Bytes(code)), [_, Value::Int(multiple), Value::Int(1), Value::Int(1)]) =
-            (unit.first().and_then(|&u| self.kind(u)), &unit[..])
+            (unit.first().and_then(|&u| self.kind(u)), unit)
         else {
             return Err(bad());
         };
@@ -201,9 +200,9 @@ impl<R: Read> Machine<R> {
     /// A subarray's `(base, shape)`.
     fn subdtype(&self, v: Value, at: u64) -> Result<(Value, Vec<usize>)> {
         let bad = || self.err(at, "a numpy.dtype subdtype other than (dtype, shape)");
-        let Some(Kind::Tuple { items, .. }) = self.kind(v) else { return Err(bad()) };
+        let Some(items) = self.tuple_items(v) else { return Err(bad()) };
         let [base, shape] = items[..] else { return Err(bad()) };
-        let Some(Kind::Tuple { items: dims, .. }) = self.kind(shape) else { return Err(bad()) };
+        let Some(dims) = self.tuple_items(shape) else { return Err(bad()) };
         if dims.len() > crate::header::MAX_DIMS {
             return Err(self.err(at, format!("a subarray of {} dimensions (at most 64)", dims.len())));
         }
@@ -221,15 +220,15 @@ impl<R: Read> Machine<R> {
     /// A record from the state's names and fields.
     fn record(&self, state: &State, at: u64) -> Result<(DType, usize, usize)> {
         let bad = |what: &str| self.err(at, format!("a numpy.dtype's fields: {what}"));
-        let (Some(Kind::Tuple { items: names, .. }), Some(Kind::Dict(entries))) =
-            (self.kind(state.names), self.kind(state.fields))
-        else {
+        let (Some(names), Some(entries)) = (self.tuple_items(state.names), self.dict_entries(state.fields)) else {
             return Err(bad("names must be a tuple and fields a dict"));
         };
-        let text = |v: Value| match self.kind(v) {
-            Some(Kind::Str(s)) => Some(s.as_str()),
-            _ => None,
-        };
+        // NumPy maps every name and title to a tuple (and a check keeps the entries of no
+        // dict holding anything else).
+        if entries.iter().any(|&(_, v)| self.tuple_items(v).is_none()) {
+            return Err(bad("an entry other than (dtype, offset[, title])"));
+        }
+        let text = |v: Value| self.str_text(v);
         // Keys looked up once each: a record of thousands of fields stays linear.
         let mut by_key: HashMap<&str, Value> = HashMap::with_capacity(entries.len());
         for &(k, v) in entries {
@@ -241,7 +240,7 @@ impl<R: Read> Machine<R> {
         for &name in names {
             let name = text(name).ok_or_else(|| bad("a name that is not a str"))?;
             let entry = *by_key.get(name).ok_or_else(|| bad(&format!("no entry for the name {}", quote(name))))?;
-            let Some(Kind::Tuple { items: parts, .. }) = self.kind(entry) else {
+            let Some(parts) = self.tuple_items(entry) else {
                 return Err(bad("an entry other than (dtype, offset[, title])"));
             };
             let (dtype, offset, title) = match parts[..] {
@@ -251,14 +250,14 @@ impl<R: Read> Machine<R> {
             };
             let offset = usize::try_from(offset).map_err(|_| bad("a negative offset"))?;
             keys.insert(name);
-            let title = match title.map(|t| (t, self.kind(t))) {
-                None | Some((Value::None, _)) => None,
-                Some((_, Some(Kind::Str(t)))) => {
+            let title = match title.map(|t| (t, self.kind(t), self.str_text(t))) {
+                None | Some((Value::None, _, _)) => None,
+                Some((_, _, Some(t))) => {
                     keys.insert(t);
-                    Some(Literal::Str(t.clone()))
+                    Some(Literal::Str(t.to_string()))
                 }
-                Some((_, Some(Kind::Bytes(t)))) => Some(Literal::Bytes(t.clone())),
-                Some((Value::Int(t), _)) => Some(Literal::Int(i128::from(t))),
+                Some((_, Some(Kind::Bytes(t)), _)) => Some(Literal::Bytes(t.clone())),
+                Some((Value::Int(t), _, _)) => Some(Literal::Int(i128::from(t))),
                 _ => return Err(bad("a title that is not a str, bytes or int")),
             };
             let (w, d) = self.weight(dtype, at)?;

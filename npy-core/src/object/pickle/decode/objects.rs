@@ -2,20 +2,18 @@
 //! arena when nothing else holds them and copied (and charged) when shared, at most
 //! [`MAX_DEPTH`] levels deep.
 
-use std::io::Read;
-
 use super::budget::{alloc_cost, vec_cost};
 use super::reconstruct::ArrayState;
-use super::{Decoded, Kind, Machine, Value};
+use super::{Decoded, Kind, Machine, Source, Value};
 use crate::error::{Error, Result};
 use crate::object::{Object, MAX_DEPTH};
 
-impl<R: Read> Machine<R> {
+impl<R: Source> Machine<R> {
     /// At `STOP`, when nothing is to be built: the stack must hold exactly the built array
     /// of a list of values; its shape.
     pub(super) fn finish_check(&mut self, at: u64) -> Result<Vec<usize>> {
         let state = self.built_array(at)?;
-        if !matches!(self.kind(Value::Node(state.list)), Some(Kind::List(_))) {
+        if !matches!(self.kind(Value::Node(state.list)), Some(Kind::List(_) | Kind::ListOf { .. })) {
             return Err(self.err(at, "the ndarray's values are not a list"));
         }
         Ok(state.shape)
@@ -126,6 +124,8 @@ impl<R: Read> Machine<R> {
             Value::Bool(b) => return Ok(Object::Bool(b)),
             Value::Int(n) => return Ok(Object::Int(n)),
             Value::Float(x) => return Ok(Object::Float(x)),
+            // Only checks read inputs in memory, and they build no values; a copy all the same.
+            Value::StrAt { .. } => return Ok(Object::Str(self.str_text(v).unwrap_or_default().to_string())),
             Value::Node(i) => i as usize,
         };
         let shared = shared || refs[i] > 1;

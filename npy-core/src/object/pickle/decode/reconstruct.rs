@@ -10,9 +10,7 @@
 //! array `astype(object)` gives in NumPy: its strs, and its `na_object` (only `None`, a
 //! float such as NaN, or a str are accepted) where a value is missing.
 
-use std::io::Read;
-
-use super::{quote, Kind, Machine, Value, MAX_NAME_LINE};
+use super::{quote, Kind, Machine, Source, Value, MAX_NAME_LINE};
 use crate::dtype::{Scalar, ScalarType};
 use crate::error::{Error, Result};
 use crate::object::pickle::{BUILD, GLOBAL, REDUCE, STACK_GLOBAL};
@@ -80,7 +78,7 @@ impl Global {
     }
 }
 
-impl<R: Read> Machine<R> {
+impl<R: Source> Machine<R> {
     /// The opcodes of NumPy's array reconstruction: `GLOBAL` and `STACK_GLOBAL` (a name
     /// looked up, never imported), `REDUCE` (a call interpreted) and `BUILD`.
     pub(super) fn reconstruct_op(&mut self, op: u8, at: u64) -> Result<()> {
@@ -94,7 +92,7 @@ impl<R: Read> Machine<R> {
             STACK_GLOBAL => {
                 let name = self.pop(at, op)?;
                 let module = self.pop(at, op)?;
-                let (Some(Kind::Str(m)), Some(Kind::Str(n))) = (self.kind(module), self.kind(name)) else {
+                let (Some(m), Some(n)) = (self.str_text(module), self.str_text(name)) else {
                     return Err(self.err(at, "STACK_GLOBAL needs a module name and a name, both str"));
                 };
                 // Looked up in place: memoised names are never copied.
@@ -135,10 +133,10 @@ impl<R: Read> Machine<R> {
     /// The items of an argument tuple (no allowed callee takes more than 3: a longer tuple
     /// is refused before anything is copied, so a memoised huge tuple costs nothing).
     fn args(&self, args: Value, at: u64, callee: &str) -> Result<Vec<Value>> {
-        match self.kind(args) {
-            Some(Kind::Tuple { items, .. }) if items.len() > 3 => Err(self
+        match self.tuple_items(args) {
+            Some(items) if items.len() > 3 => Err(self
                 .err(at, format!("{callee} called with {} arguments: not what NumPy or Python pickle", items.len()))),
-            Some(Kind::Tuple { items, .. }) => Ok(items.clone()),
+            Some(items) => Ok(items.to_vec()),
             _ => Err(self
                 .err(at, format!("REDUCE calling {callee} needs an argument tuple, found {}", self.type_name(args)))),
         }
@@ -167,8 +165,8 @@ impl<R: Read> Machine<R> {
                 let ints = |items: &[Value]| {
                     items.len() <= crate::header::MAX_DIMS && items.iter().all(|v| matches!(v, Value::Int(_)))
                 };
-                let shape_ok = matches!(self.kind(shape), Some(Kind::Tuple { items, .. }) if ints(items));
-                let code_ok = matches!(self.kind(typecode), Some(Kind::Bytes(_) | Kind::Str(_)));
+                let shape_ok = self.tuple_items(shape).is_some_and(ints);
+                let code_ok = matches!(self.kind(typecode), Some(Kind::Bytes(_))) || self.str_text(typecode).is_some();
                 if !(cls_ok && shape_ok && code_ok) {
                     return Err(bad(self));
                 }
@@ -177,18 +175,27 @@ impl<R: Read> Machine<R> {
             Global::Dtype => {
                 let [descr, align, copy] = args[..] else { return Err(bad(self)) };
                 let flag = |v: Value| matches!(v, Value::Bool(_) | Value::Int(0 | 1));
-                let Some(Kind::Str(descr)) = self.kind(descr) else { return Err(bad(self)) };
+                let Some(descr) = self.str_value(descr) else { return Err(bad(self)) };
                 if !(flag(align) && flag(copy)) {
                     return Err(bad(self));
                 }
-                let descr = descr.clone();
+                let descr = descr.to_string();
                 self.reduce_dtype(&descr, at)
             }
             Global::Scalar => {
                 let [dtype, data] = args[..] else { return Err(bad(self)) };
-                let (Some(Kind::Dtype(node)), Some(Kind::Bytes(data))) = (self.kind(dtype), self.kind(data)) else {
-                    return Err(bad(self));
+                // NumPy takes a str (a Python 2 pickle's, read as latin1) as its latin1 bytes.
+                let latin1: Vec<u8>;
+                let data = match (self.kind(data), self.str_text(data)) {
+                    (Some(Kind::Bytes(data)), _) => &data[..],
+                    (_, Some(text)) => {
+                        let bytes: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
+                        latin1 = bytes.ok_or_else(|| self.err(at, "numpy scalar data: a str beyond latin-1"))?;
+                        &latin1[..]
+                    }
+                    _ => return Err(bad(self)),
                 };
+                let Some(Kind::Dtype(node)) = self.kind(dtype) else { return Err(bad(self)) };
                 let Some(scalar) = node.scalar().filter(|s| plain_scalar(s.ty())) else {
                     return Err(self.err(
                         at,
@@ -226,7 +233,7 @@ impl<R: Read> Machine<R> {
             }
             Global::Encode => {
                 let [text, encoding] = args[..] else { return Err(bad(self)) };
-                let (Some(Kind::Str(text)), Some(Kind::Str(encoding))) = (self.kind(text), self.kind(encoding)) else {
+                let (Some(text), Some(encoding)) = (self.str_text(text), self.str_text(encoding)) else {
                     return Err(bad(self));
                 };
                 if encoding != "latin1" && encoding != "latin-1" {
@@ -252,7 +259,7 @@ impl<R: Read> Machine<R> {
                     _ => return Err(bad(self)),
                 };
                 if let Some(na) = na {
-                    if !matches!(na, Value::None | Value::Float(_)) && !matches!(self.kind(na), Some(Kind::Str(_))) {
+                    if !matches!(na, Value::None | Value::Float(_)) && self.str_text(na).is_none() {
                         return Err(self.err(
                             at,
                             format!(
@@ -305,14 +312,14 @@ impl<R: Read> Machine<R> {
     /// version, as NumPy also accepts).
     fn array_state(&self, state: Value, at: u64) -> Result<ArrayState> {
         let bad = || self.err(at, "a numpy.ndarray state other than (1, shape, dtype, is_fortran, list)");
-        let Some(Kind::Tuple { items, .. }) = self.kind(state) else { return Err(bad()) };
+        let Some(items) = self.tuple_items(state) else { return Err(bad()) };
         let (shape, dtype, fortran, data) = match items[..] {
             [Value::Int(1), shape, dtype, fortran, data] | [shape, dtype, fortran, data] => {
                 (shape, dtype, fortran, data)
             }
             _ => return Err(bad()),
         };
-        let Some(Kind::Tuple { items: dims, .. }) = self.kind(shape) else { return Err(bad()) };
+        let Some(dims) = self.tuple_items(shape) else { return Err(bad()) };
         if dims.len() > crate::header::MAX_DIMS {
             return Err(self.err(at, format!("an ndarray of {} dimensions (at most 64)", dims.len())));
         }
@@ -346,8 +353,18 @@ impl<R: Read> Machine<R> {
         };
         let Value::Node(list) = data else { return Err(bad()) };
         let (len, items) = match self.kind(data) {
-            Some(Kind::List(items)) => (items.len(), items),
-            Some(Kind::Bytes(_) | Kind::Str(_)) => {
+            Some(Kind::List(items)) => (items.len(), &items[..]),
+            Some(&Kind::ListOf { len, strings: summary }) => {
+                if let Some((_, na)) = strings {
+                    let na_is_str = na.is_some_and(|na| self.str_text(na).is_some());
+                    if !summary.all_strs_or(na, na_is_str) {
+                        return Err(self
+                            .err(at, "a StringDType array holding a value other than a str or the dtype's na_object"));
+                    }
+                }
+                (len, &[][..])
+            }
+            _ if matches!(self.kind(data), Some(Kind::Bytes(_))) || self.str_text(data).is_some() => {
                 return Err(
                     self.err(at, "an ndarray state with raw data: only object arrays (a list of values) are decoded")
                 )
@@ -378,7 +395,7 @@ impl<R: Read> Machine<R> {
             _ => false,
         };
         for (i, &v) in items.iter().enumerate() {
-            if !(matches!(self.kind(v), Some(Kind::Str(_))) || missing(v)) {
+            if !(self.str_text(v).is_some() || missing(v)) {
                 let allowed = match na {
                     None => "str (the dtype has no na_object)".to_string(),
                     Some(na) => format!("str or the dtype's na_object (of type {})", self.type_name(na)),
