@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use npy_core::header::Header;
-use npy_core::{DynArray, NpyReader, ReadOptions};
+use npy_core::{DynArray, NpyReader, Python2Strings, ReadOptions};
 use npy_pyo3::to_numpy;
 use pyo3::exceptions::{PyEOFError, PyValueError};
 use pyo3::prelude::*;
@@ -94,6 +94,12 @@ impl LoadArgs {
         options.max_header_size(self.header_limit());
         let budget = (1u64 << 30).saturating_add(file_len.unwrap_or(1 << 30).saturating_mul(64));
         options.max_object_bytes(usize::try_from(budget).unwrap_or(usize::MAX));
+        // ASCII is checked as latin1, which passes every byte: CPython's unpickler then
+        // refuses what is not ASCII with the UnicodeError np.load raises.
+        options.python2_strings(match self.pickle.encoding.as_str() {
+            "bytes" => Python2Strings::Bytes,
+            _ => Python2Strings::Latin1,
+        });
         options
     }
 

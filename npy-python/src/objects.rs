@@ -2,11 +2,12 @@
 //! files and file objects: their pickle checked by npy-core's restricted decoder, then
 //! built by CPython's restricted unpickler ([`crate::unpickle`]).
 
-use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
 use npy_core::header::Header;
+use npy_core::object::CheckProgress;
 use npy_core::{Error, ReadOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -24,25 +25,18 @@ pub(crate) fn load_path<'py>(
     options: &ReadOptions,
     args: &PickleArgs,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let located = |e: Error| to_python(e.reading(path));
-    let mut file = py.detach(|| npy_core::open_file(path)).map_err(located)?;
-    let len = py.detach(|| file.metadata()).map_err(|e| located(e.into()))?.len();
-    let pickle_len = usize::try_from(len.saturating_sub(offset))
-        .map_err(|_| pyo3::exceptions::PyMemoryError::new_err(format!("{}: too large for memory", path.display())))?;
-    let data = PyBytes::new_with(py, pickle_len, |buf| {
-        py.detach(|| -> npy_core::Result<()> {
-            use std::io::Seek;
-            file.seek(std::io::SeekFrom::Start(offset))?;
-            file.read_exact(buf)?;
-            Ok(())
-        })
-        .map_err(located)
-    })?;
-    check_and_build(py, &data, &header, options, args, Some(path))
+    // Python's FileIO reads the rest of the file into a bytes object it sizes from the
+    // file's length, without first zeroing it (half the time of a zeroed PyBytes).
+    let file = py.import("io")?.getattr("FileIO")?.call1((path, "rb"))?;
+    let read = file.call_method1("seek", (offset,)).and_then(|_| file.call_method0("readall"));
+    file.call_method0("close")?;
+    let data = read?.cast_into::<PyBytes>()?;
+    check_and_build(py, &data, &header, options, args, Some(path), true).map(|(array, _)| array)
 }
 
 /// The object array at a file object's position (after the header, `header`), leaving
-/// the file after its pickle.
+/// the file right after its pickle, as `pickle.load` does, when it can seek back to there
+/// (the rest of the file is read to check the pickle).
 pub(crate) fn load_file<'py>(
     py: Python<'py>,
     file: &Bound<'py, PyAny>,
@@ -51,16 +45,28 @@ pub(crate) fn load_file<'py>(
     args: &PickleArgs,
     name: Option<&Path>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let rest: Vec<u8> = file.call_method0("read")?.extract()?;
-    let data = PyBytes::new(py, &rest);
-    check_and_build(py, &data, header, options, args, name)
+    let start: Option<u64> = match file.call_method0("seekable").and_then(|s| s.is_truthy()) {
+        Ok(true) => Some(file.call_method0("tell")?.extract()?),
+        _ => None,
+    };
+    let rest = file.call_method0("read")?;
+    let data = match rest.cast_into::<PyBytes>() {
+        Ok(bytes) => bytes,
+        Err(other) => PyBytes::new(py, &other.into_inner().extract::<Vec<u8>>()?),
+    };
+    let (array, len) = check_and_build(py, &data, header, options, args, name, false)?;
+    if let Some(start) = start.filter(|_| len < data.as_bytes().len()) {
+        file.call_method1("seek", (start + len as u64,))?;
+    }
+    Ok(array)
 }
 
 /// Pickles at least this long are checked on a second thread while CPython builds the
 /// parts already approved (when there is a second CPU); shorter ones are checked first.
 const PIPELINE_FROM: usize = 64 << 10;
 
-/// The array of `data`, the pickle of an object array whose header is `header`: checked
+/// The array of the pickle at the start of `data` (all of `data` when `whole`), the
+/// pickle of an object array whose header is `header`, and the pickle's length: checked
 /// by npy-core's restricted decoder, built by CPython's restricted unpickler from what the
 /// check approved. Errors name `name`.
 fn check_and_build<'py>(
@@ -70,24 +76,46 @@ fn check_and_build<'py>(
     options: &ReadOptions,
     args: &PickleArgs,
     name: Option<&Path>,
-) -> PyResult<Bound<'py, PyAny>> {
+    whole: bool,
+) -> PyResult<(Bound<'py, PyAny>, usize)> {
     let bytes = data.as_bytes();
-    let len = bytes.len();
     let located = |e: Error| match name {
         Some(path) => e.reading(path),
         None => e,
     };
-    let check = |approval: &Approval| -> Result<(), Refusal> {
-        let mut guard = FinishGuard { approval, len, finished: false };
-        let shape = npy_core::object::check_pickle(bytes, options).map_err(Refusal::Pickle)?;
-        if shape != header.shape {
-            return Err(Refusal::Shape(shape));
+    let check = |approval: &Approval| -> Result<usize, Refusal> {
+        let mut guard = FinishGuard { approval, len: bytes.len(), finished: false };
+        let (mut refusal, mut cancelled) = (None, false);
+        let checked = npy_core::object::check_pickle_prefix(bytes, options, |progress| match progress {
+            CheckProgress::Checked(n) => {
+                if approval.approve(n) {
+                    ControlFlow::Continue(())
+                } else {
+                    cancelled = true;
+                    ControlFlow::Break(())
+                }
+            }
+            CheckProgress::Passed { shape, len } => {
+                if shape != header.shape {
+                    refusal = Some(Refusal::Shape(shape.to_vec()));
+                } else if whole && len != bytes.len() {
+                    refusal = Some(Refusal::Trailing(len));
+                } else {
+                    guard.finished = true;
+                    approval.finish(true, len);
+                }
+                ControlFlow::Continue(())
+            }
+            _ => ControlFlow::Continue(()),
+        });
+        match (checked, refusal) {
+            (Err(_), _) if cancelled => Err(Refusal::Cancelled),
+            (Err(e), _) => Err(Refusal::Pickle(e)),
+            (Ok(_), Some(refusal)) => Err(refusal),
+            (Ok(checked), None) => Ok(checked.len),
         }
-        guard.finished = true;
-        approval.finish(true, len);
-        Ok(())
     };
-    let parallel = len >= PIPELINE_FROM && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let parallel = bytes.len() >= PIPELINE_FROM && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let approval = Arc::new(Approval::default());
     let (checked, built) = if parallel {
         std::thread::scope(|s| {
@@ -117,10 +145,17 @@ fn check_and_build<'py>(
             );
             Err(crate::errors::unsafe_pickle(py, message))
         }
+        Err(Refusal::Trailing(len)) => Err(to_python(located(npy_core::Error::from(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} bytes follow the object array's pickle, which must end the file", bytes.len() - len),
+        ))))),
         Err(Refusal::Panicked) => {
             Err(pyo3::exceptions::PyRuntimeError::new_err("npy's pickle check failed unexpectedly"))
         }
-        Ok(()) => built,
+        Err(Refusal::Cancelled) => Err(built
+            .err()
+            .unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("npy's pickle check stopped unexpectedly"))),
+        Ok(len) => built.map(|array| (array, len)),
     }
 }
 
@@ -129,6 +164,10 @@ enum Refusal {
     Pickle(Error),
     /// The pickle's array has this shape, not the header's.
     Shape(Vec<usize>),
+    /// The pickle is this long, and other bytes follow it where it must end the data.
+    Trailing(usize),
+    /// The unpickler stopped first (with its own error), so the check stopped too.
+    Cancelled,
     /// The checking thread panicked (a bug).
     Panicked,
 }

@@ -27,7 +27,21 @@ static ALLOWED: PyOnceLock<Py<PyFrozenSet>> = PyOnceLock::new();
 
 const CODE: &std::ffi::CStr = c_str!(
     r#"
+import gc
 import pickle
+
+
+def load(unpickler):
+    """`unpickler.load()` with the cyclic garbage collector paused: the values are plain,
+    and collections while a million tuples are made would only walk them again and again
+    (a pickle that builds a cycle on purpose is collected once the collector runs again)."""
+    if not gc.isenabled():
+        return unpickler.load()
+    gc.disable()
+    try:
+        return unpickler.load()
+    finally:
+        gc.enable()
 
 
 class Unpickler(pickle.Unpickler):
@@ -104,6 +118,17 @@ impl Approval {
         }
         state.done = Some(passed);
         self.changed.notify_all();
+    }
+
+    /// The check has run every opcode in the first `n` bytes: they may be unpickled.
+    /// `false` once the unpickler has stopped, so the check can stop too.
+    pub(crate) fn approve(&self, n: usize) -> bool {
+        let mut state = self.lock();
+        if n > state.approved {
+            state.approved = n;
+            self.changed.notify_all();
+        }
+        !state.cancelled
     }
 
     /// The unpickler stopped: the check need not go on.
@@ -264,7 +289,7 @@ pub(crate) fn build<'py>(
         args.fix_imports,
         args.encoding.as_str(),
     ))?;
-    unpickler.call_method0("load").map_err(|e| {
+    module(py)?.getattr("load")?.call1((unpickler,)).map_err(|e| {
         if e.is_instance_of::<PyUnicodeError>(py) {
             // np.load's message (numpy/lib/_format_impl.py, read_array).
             let text = format!(
