@@ -100,7 +100,7 @@ fn check_passes_what_decoding_passes() {
             }
         }
     }
-    assert!(checked > 10_000);
+    assert!(checked > 5_000, "{checked}");
 }
 
 #[test]

@@ -658,6 +658,11 @@ impl<R: Source> Machine<R> {
         }
     }
 
+    /// Whether a value is a str (without looking at its text, checked when it was made).
+    fn is_str(&self, v: Value) -> bool {
+        matches!(v, Value::StrAt { .. }) || matches!(self.kind(v), Some(Kind::Str(_)))
+    }
+
     /// The text of a str, or of a Python 2 `str` read as bytes (NumPy reads dtype strings
     /// either way).
     fn str_value(&self, v: Value) -> Option<&str> {
@@ -879,7 +884,7 @@ impl<R: Source> Machine<R> {
             Kind::DictOf { len } => self.nodes[i].kind = Kind::DictOf { len: len + n / 2 },
             Kind::ListOf { len, mut strings } => {
                 for &v in &self.stack[from..] {
-                    strings.add(v, self.str_text(v).is_some());
+                    strings.add(v, self.is_str(v));
                 }
                 self.nodes[i].kind = Kind::ListOf { len: len + n, strings };
             }
@@ -1253,7 +1258,7 @@ impl<R: Source> Machine<R> {
                 let from = self.end_mark(at, op)?;
                 let mut strings = Strings::default();
                 for &v in &self.stack[from..] {
-                    strings.add(v, self.str_text(v).is_some());
+                    strings.add(v, self.is_str(v));
                 }
                 let len = self.stack.len() - from;
                 let depth = self.depth_around(0, &self.stack[from..], at)?;
