@@ -31,7 +31,7 @@ pub(crate) fn load_path<'py>(
     let read = file.call_method1("seek", (offset,)).and_then(|_| file.call_method0("readall"));
     file.call_method0("close")?;
     let data = read?.cast_into::<PyBytes>()?;
-    check_and_build(py, &data, &header, options, args, Some(path), true).map(|(array, _)| array)
+    check_and_build(py, &data, &header, options, args, Some(path)).map(|(array, _)| array)
 }
 
 /// The object array at a file object's position (after the header, `header`), leaving
@@ -54,7 +54,7 @@ pub(crate) fn load_file<'py>(
         Ok(bytes) => bytes,
         Err(other) => PyBytes::new(py, &other.into_inner().extract::<Vec<u8>>()?),
     };
-    let (array, len) = check_and_build(py, &data, header, options, args, name, false)?;
+    let (array, len) = check_and_build(py, &data, header, options, args, name)?;
     if let Some(start) = start.filter(|_| len < data.as_bytes().len()) {
         file.call_method1("seek", (start + len as u64,))?;
     }
@@ -65,10 +65,10 @@ pub(crate) fn load_file<'py>(
 /// parts already approved (when there is a second CPU); shorter ones are checked first.
 const PIPELINE_FROM: usize = 64 << 10;
 
-/// The array of the pickle at the start of `data` (all of `data` when `whole`), the
-/// pickle of an object array whose header is `header`, and the pickle's length: checked
-/// by npy-core's restricted decoder, built by CPython's restricted unpickler from what the
-/// check approved. Errors name `name`.
+/// The array of the pickle at the start of `data`, the pickle of an object array whose
+/// header is `header`, and the pickle's length: checked by npy-core's restricted decoder,
+/// built by CPython's restricted unpickler from what the check approved. Bytes after the
+/// pickle are not read, as `np.load` ignores them. Errors name `name`.
 fn check_and_build<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyBytes>,
@@ -76,7 +76,6 @@ fn check_and_build<'py>(
     options: &ReadOptions,
     args: &PickleArgs,
     name: Option<&Path>,
-    whole: bool,
 ) -> PyResult<(Bound<'py, PyAny>, usize)> {
     let bytes = data.as_bytes();
     let located = |e: Error| match name {
@@ -98,8 +97,6 @@ fn check_and_build<'py>(
             CheckProgress::Passed { shape, len } => {
                 if shape != header.shape {
                     refusal = Some(Refusal::Shape(shape.to_vec()));
-                } else if whole && len != bytes.len() {
-                    refusal = Some(Refusal::Trailing(len));
                 } else {
                     guard.finished = true;
                     approval.finish(true, len);
@@ -145,10 +142,6 @@ fn check_and_build<'py>(
             );
             Err(crate::errors::unsafe_pickle(py, message))
         }
-        Err(Refusal::Trailing(len)) => Err(to_python(located(npy_core::Error::from(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("{} bytes follow the object array's pickle, which must end the file", bytes.len() - len),
-        ))))),
         Err(Refusal::Panicked) => {
             Err(pyo3::exceptions::PyRuntimeError::new_err("npy's pickle check failed unexpectedly"))
         }
@@ -164,8 +157,6 @@ enum Refusal {
     Pickle(Error),
     /// The pickle's array has this shape, not the header's.
     Shape(Vec<usize>),
-    /// The pickle is this long, and other bytes follow it where it must end the data.
-    Trailing(usize),
     /// The unpickler stopped first (with its own error), so the check stopped too.
     Cancelled,
     /// The checking thread panicked (a bug).

@@ -91,6 +91,17 @@ def test_load_file_object_stops_after_the_array(same, kind_name, name):
     same(run)
 
 
+@pytest.mark.parametrize("name", ARRAYS)
+def test_load_path_ignores_bytes_after_the_array(same, name):
+    # np.load reads what the header says (or the pickle up to its STOP) and no further.
+    def run(api, folder):
+        path = folder / "a.npy"
+        path.write_bytes(npy_bytes(sample(name)) + b"what follows")
+        return describe(attempt(api.load, path, allow_pickle=True), padding=False)
+
+    same(run)
+
+
 @pytest.mark.parametrize("path", NPY_FILES, ids=ids(NPY_FILES))
 def test_load_corpus_file_objects(same, path):
     # Every file NumPy wrote, through a stream, warnings included.
