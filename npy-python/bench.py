@@ -1,10 +1,12 @@
 """The `python` part of `cargo xtask bench`: the npy package against NumPy, in the same
-rounds. Prints `bench <name> best=<s> median=<s> bytes=<n>` lines.
+rounds (REPEAT rounded up to an even number, each side first in half of them). Prints
+`bench <name> best=<s> median=<s> bytes=<n>` lines.
 
 usage: bench.py DIR BYTES REPEAT
 """
 
 import gc
+import statistics
 import sys
 import time
 
@@ -25,8 +27,8 @@ def timed(f):
 
 
 def report(name, seconds, nbytes):
-    seconds = sorted(seconds)
-    print(f"bench {name} best={seconds[0]:.6f} median={seconds[len(seconds) // 2]:.6f} bytes={nbytes}", flush=True)
+    best, median = min(seconds), statistics.median(seconds)
+    print(f"bench {name} best={best:.6f} median={median:.6f} bytes={nbytes}", flush=True)
 
 
 def object_arrays():
@@ -83,10 +85,12 @@ def rounds(directory, nbytes, repeat):
     handover = {"vec_1m": [], "vec_10m": []}
     names = list(cases)
     pairs = list(zip(names[::2], names[1::2], strict=True))
-    for round_ in range(repeat):
-        # Each pair in turn, npy first in even rounds and NumPy first in odd ones: the
-        # first large allocation after a large free pays the kernel's page compaction
-        # (0.2-0.5 s of system time for 256 MiB, seen here), whichever side makes it.
+    # Each pair in turn, npy first in even rounds and NumPy first in odd ones: the first
+    # large allocation after a large free pays the kernel's page compaction (0.2-0.5 s of
+    # system time for 256 MiB, seen here), whichever side makes it. An even number of
+    # rounds, so each side goes first as often (with 3, npy went first twice, and its
+    # median was always a run that paid).
+    for round_ in range(repeat + repeat % 2):
         for pair in pairs:
             for name in pair if round_ % 2 == 0 else pair[::-1]:
                 seconds, result = timed(cases[name][0])

@@ -590,7 +590,7 @@ const PYTHON: Part = Part {
     bench: "",
     features: "",
     peer: true,
-    title: "python: the npy package (npy-python) against NumPy 2.4.6 in the same Python, same rounds",
+    title: "python: the npy package (npy-python) against NumPy 2.4.6 in the same Python, same rounds (--repeat rounded up to even: each side first in half)",
     rows: &[
         ("f8_npy", "npy.load of a .npy of <f8 (--bytes)"),
         ("f8_np", "np.load of it"),
