@@ -622,7 +622,7 @@ pub fn globals() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 pub fn check_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Vec<usize>> {
-    pickle::check(bytes, 0, options.pickle_settings(), true, &mut |_| true).map(|(shape, _)| shape)
+    pickle::check(bytes, 0, pickle::Settings::of(options), true, &mut |_| true).map(|(shape, _)| shape)
 }
 
 /// How far [`check_pickle_prefix`] has come, as it tells its `progress` callback.
@@ -692,7 +692,7 @@ pub fn check_pickle_prefix(
     mut progress: impl FnMut(CheckProgress<'_>) -> std::ops::ControlFlow<()>,
 ) -> Result<CheckedPrefix> {
     let mut report = |p: CheckProgress<'_>| progress(p).is_continue();
-    let (shape, len) = pickle::check(bytes, 0, options.pickle_settings(), false, &mut report)?;
+    let (shape, len) = pickle::check(bytes, 0, pickle::Settings::of(options), false, &mut report)?;
     Ok(CheckedPrefix { shape, len })
 }
 
@@ -767,7 +767,7 @@ impl CheckedPickle {
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 pub fn from_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Array<Object>> {
-    let decoded = pickle::decode(bytes, 0, Some(bytes.len() as u64), options.pickle_settings())?;
+    let decoded = pickle::decode(bytes, 0, Some(bytes.len() as u64), pickle::Settings::of(options))?;
     let fortran = decoded.fortran;
     into_array(decoded, None, fortran).map(ObjectArray::into_array)
 }

@@ -118,9 +118,12 @@ impl ReadOptions {
         self
     }
 
-    /// The settings of the pickle decoder.
-    pub(crate) fn pickle_settings(&self) -> crate::object::pickle::Settings {
-        crate::object::pickle::Settings { max_bytes: self.max_object_bytes, strings: self.python2_strings }
+    pub(crate) fn object_limit(&self) -> Option<usize> {
+        self.max_object_bytes
+    }
+
+    pub(crate) fn strings(&self) -> Python2Strings {
+        self.python2_strings
     }
 
     pub(crate) fn header_limit(&self) -> usize {

@@ -286,7 +286,7 @@ impl<R: Read> NpyReader<R> {
             elements,
             position: 0,
             source: available.map_or(Source::Stream, |available| Source::Sized { available }),
-            pickle: opts.pickle_settings(),
+            pickle: pickle::Settings::of(opts),
             python2,
             origin: None,
         })

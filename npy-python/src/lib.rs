@@ -10,6 +10,7 @@
 //! builds it.
 #![forbid(unsafe_code)]
 
+mod args;
 mod arrays;
 mod errors;
 mod load;
@@ -30,8 +31,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use crate::args::{map_mode, LoadArgs};
 use crate::errors::to_python;
-use crate::load::{load_file, load_path, map_mode, LoadArgs, Loaded};
+use crate::load::{load_file, load_path, Loaded};
 use crate::npz::NpzReader;
 use crate::save::{Prepared, Target};
 use crate::unpickle::PickleArgs;
@@ -212,7 +214,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NpzReader>()?;
     m.add("UnsafePickleError", errors::class(m.py(), "UnsafePickleError")?)?;
     m.add("BadNpzFile", errors::class(m.py(), "BadNpzFile")?)?;
-    m.add("MAX_HEADER_SIZE", load::MAX_HEADER_SIZE)?;
+    m.add("MAX_HEADER_SIZE", args::MAX_HEADER_SIZE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

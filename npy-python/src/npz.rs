@@ -14,9 +14,9 @@ use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
+use crate::args::LoadArgs;
 use crate::arrays::{from_dyn, memmap};
 use crate::errors::to_python;
-use crate::load::LoadArgs;
 use crate::pyfile::{name_of, PyFile};
 use crate::unpickle::load_checked;
 

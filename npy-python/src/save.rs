@@ -16,8 +16,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::args::LoadArgs;
 use crate::errors::to_python;
-use crate::load::LoadArgs;
 use crate::pyfile::{name_of, write_all, PyFile};
 
 /// An array ready to be written: its header, and its data as NumPy holds it, or the

@@ -3,13 +3,18 @@
 mod budget;
 mod dict;
 mod dtype;
+mod fill;
+mod input;
 mod objects;
 mod reconstruct;
 
 use std::collections::HashMap;
 
+use self::fill::Strings;
+use self::input::Input;
+pub(crate) use self::input::{InMemory, Source, Stream};
 pub(crate) use reconstruct::GLOBALS;
-use std::io::{self, Read};
+use std::io::Read;
 
 use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget};
 pub(crate) use self::dict::{decode_dict, Item};
@@ -25,8 +30,6 @@ use crate::error::{Error, Result};
 use crate::object::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
 use crate::object::{CheckProgress, Object, MAX_DEPTH};
 use crate::options::Python2Strings;
-// The stream helpers (moving to `crate::stream`, below both read and pickle).
-use crate::stream::{read_full, read_growing};
 
 /// Why a known opcode is refused.
 fn refusal(op: u8) -> &'static str {
@@ -52,173 +55,6 @@ const MAX_FLOAT_LINE: usize = 1024;
 /// Deepest container while decoding: an element's [`MAX_DEPTH`] levels, the ndarray's list
 /// around them and the `BUILD` state tuple around that.
 const MAX_NODE_DEPTH: usize = MAX_DEPTH + 2;
-
-// ---------------------------------------------------------------------------------------
-// Input.
-
-/// Where a pickle's bytes come from: a reader ([`Stream`]), or bytes in memory
-/// ([`InMemory`]), whose strs the check keeps as spans of the input instead of copies.
-pub(crate) trait Source: Read {
-    /// All of the input, when it is in memory.
-    fn whole(&self) -> Option<&[u8]> {
-        None
-    }
-
-    /// Moves past `n` bytes of an input in memory, which holds them.
-    fn skip(&mut self, _n: usize) {}
-
-    /// What is left of an input in memory: opcodes and their arguments are taken from it
-    /// in place, not through `read`.
-    fn rest(&self) -> Option<&[u8]> {
-        None
-    }
-}
-
-/// A reader as a [`Source`].
-pub(crate) struct Stream<R>(pub(crate) R);
-
-impl<R: Read> Read for Stream<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read(buf)
-    }
-}
-
-impl<R: Read> Source for Stream<R> {}
-
-/// Bytes in memory as a [`Source`].
-pub(crate) struct InMemory<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Read for InMemory<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let rest = &self.bytes[self.pos..];
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        self.pos += n;
-        Ok(n)
-    }
-}
-
-impl Source for InMemory<'_> {
-    fn whole(&self) -> Option<&[u8]> {
-        Some(self.bytes)
-    }
-
-    fn skip(&mut self, n: usize) {
-        self.pos += n;
-    }
-
-    fn rest(&self) -> Option<&[u8]> {
-        self.bytes.get(self.pos..)
-    }
-}
-
-/// The pickle's bytes, read exactly as needed (nothing past `STOP` is consumed), with the
-/// position for error offsets.
-struct Input<R> {
-    reader: R,
-    /// Bytes consumed so far.
-    pos: u64,
-    /// File offset of the pickle's first byte.
-    base: u64,
-    /// The pickle's length, when the source knows it: longer claims fail before reading.
-    len: Option<u64>,
-}
-
-impl<R: Source> Input<R> {
-    #[inline]
-    fn byte(&mut self) -> Result<Option<u8>> {
-        if let Some(rest) = self.reader.rest() {
-            let b = rest.first().copied();
-            if b.is_some() {
-                self.reader.skip(1);
-                self.pos += 1;
-            }
-            return Ok(b);
-        }
-        let mut b = [0u8; 1];
-        loop {
-            match self.reader.read(&mut b) {
-                Ok(0) => return Ok(None),
-                Ok(_) => {
-                    self.pos += 1;
-                    return Ok(Some(b[0]));
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
-    fn truncated(&self, at: u64, op: u8) -> Error {
-        let name = opcode_name(op).unwrap_or("an opcode");
-        Error::pickle(self.base + at, format!("the pickle ends inside the argument of {name}"))
-    }
-
-    #[inline]
-    fn array<const N: usize>(&mut self, at: u64, op: u8) -> Result<[u8; N]> {
-        if let Some(&chunk) = self.reader.rest().and_then(|rest| rest.first_chunk::<N>()) {
-            self.reader.skip(N);
-            self.pos += N as u64;
-            return Ok(chunk);
-        }
-        let mut buf = [0u8; N];
-        let got = read_full(&mut self.reader, &mut buf)?;
-        self.pos += got as u64;
-        if got < N {
-            return Err(self.truncated(at, op));
-        }
-        Ok(buf)
-    }
-
-    /// `len` bytes; memory grows only as they arrive (a claim costs nothing).
-    fn bytes(&mut self, len: u64, at: u64, op: u8) -> Result<Vec<u8>> {
-        if self.len.is_some_and(|total| len > total.saturating_sub(self.pos)) {
-            return Err(self.truncated(at, op));
-        }
-        let len = usize::try_from(len).map_err(|_| self.truncated(at, op))?;
-        let mut out = Vec::new();
-        let got = read_growing(&mut self.reader, len, &mut out)?;
-        self.pos += got as u64;
-        if got < len {
-            return Err(self.truncated(at, op));
-        }
-        Ok(out)
-    }
-
-    /// Moves past `len` bytes of an input in memory, giving their offset, for a
-    /// [`Value::StrAt`]: `None` when the input is not in memory, holds fewer bytes, or
-    /// when the offset or length does not fit a u32.
-    fn span(&mut self, len: u64) -> Option<u32> {
-        let total = self.reader.whole()?.len() as u64;
-        let start = u32::try_from(self.pos).ok()?;
-        if u32::try_from(len).is_err() || len > total.saturating_sub(self.pos) {
-            return None;
-        }
-        // Fits: at most the input's length.
-        self.reader.skip(len as usize);
-        self.pos += len;
-        Some(start)
-    }
-
-    /// A `\n`-terminated text argument (without the `\n`), at most `max` bytes.
-    fn line(&mut self, max: usize, at: u64, op: u8) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        loop {
-            match self.byte()? {
-                None => return Err(self.truncated(at, op)),
-                Some(b'\n') => return Ok(out),
-                Some(_) if out.len() == max => {
-                    let name = opcode_name(op).unwrap_or("?");
-                    return Err(Error::pickle(self.base + at, format!("the argument of {name} is over {max} bytes")));
-                }
-                Some(b) => out.push(b),
-            }
-        }
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // The machine's values.
@@ -267,67 +103,6 @@ impl Node {
 
     fn set_depth(&mut self, depth: u16) {
         self.at_depth = self.at() | (u64::from(depth) << 48);
-    }
-}
-
-/// What a check keeps of a list's values for a `StringDType` array, whose values must be
-/// strs or its `na_object` (None, a float, or a str): flags, and the bits of the first
-/// float.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Strings {
-    flags: u8,
-    first_float: u64,
-}
-
-impl Strings {
-    /// A None among the values.
-    const NONE: u8 = 1;
-    /// A value that is no str, None or float.
-    const OTHER: u8 = 2;
-    /// A float among the values.
-    const FLOAT: u8 = 4;
-    /// Every float is NaN.
-    const ALL_NAN: u8 = 8;
-    /// Every float has the bits of the first.
-    const ALL_SAME: u8 = 16;
-
-    fn add(&mut self, v: Value, is_str: bool) {
-        match v {
-            _ if is_str => {}
-            Value::None => self.flags |= Self::NONE,
-            Value::Float(x) if self.flags & Self::FLOAT == 0 => {
-                self.first_float = x.to_bits();
-                self.flags |= Self::FLOAT | Self::ALL_SAME | if x.is_nan() { Self::ALL_NAN } else { 0 };
-            }
-            Value::Float(x) => {
-                if !x.is_nan() {
-                    self.flags &= !Self::ALL_NAN;
-                }
-                if x.to_bits() != self.first_float {
-                    self.flags &= !Self::ALL_SAME;
-                }
-            }
-            _ => self.flags |= Self::OTHER,
-        }
-    }
-
-    /// Whether every value is a str or `na` (the dtype's missing value, if it has one;
-    /// `na_is_str` when it is a str), as `check_strings` decides value by value.
-    fn all_strs_or(self, na: Option<Value>, na_is_str: bool) -> bool {
-        let has = |flag: u8| self.flags & flag != 0;
-        if has(Self::OTHER) {
-            return false;
-        }
-        match na {
-            Some(Value::None) if !na_is_str => !has(Self::FLOAT),
-            Some(Value::Float(y)) => {
-                let floats_match = !has(Self::FLOAT)
-                    || (y.is_nan() && has(Self::ALL_NAN))
-                    || (has(Self::ALL_SAME) && self.first_float == y.to_bits());
-                !has(Self::NONE) && floats_match
-            }
-            _ => !has(Self::NONE) && !has(Self::FLOAT),
-        }
     }
 }
 
@@ -407,6 +182,11 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
+    /// The settings `options` give.
+    pub(crate) fn of(options: &crate::options::ReadOptions) -> Settings {
+        Settings { max_bytes: options.object_limit(), strings: options.strings() }
+    }
+
     /// The default settings with a fixed budget of `max_bytes`.
     #[cfg(test)]
     pub(crate) fn limit(max_bytes: usize) -> Settings {
@@ -452,7 +232,7 @@ pub(crate) fn check(
     whole: bool,
     progress: &mut dyn FnMut(CheckProgress<'_>) -> bool,
 ) -> Result<(Vec<usize>, usize)> {
-    let input = InMemory { bytes, pos: 0 };
+    let input = InMemory::new(bytes);
     let mut machine = Machine::new(input, base, whole.then_some(bytes.len() as u64), settings);
     let stop = machine.run(&mut |n| progress(CheckProgress::Checked(n as usize)))?;
     let shape = machine.finish_check(stop)?;
@@ -801,205 +581,6 @@ impl<R: Source> Machine<R> {
         let v = self.memo.get(index as usize).or_else(|| self.sparse.get(&index));
         let v = *v.ok_or_else(|| self.err(at, format!("memo entry {index} was never stored")))?;
         self.push(v, at)
-    }
-
-    /// Whether a value can be a dict key (Python refuses lists and dicts, and tuples
-    /// holding them).
-    fn hashable(&self, v: Value) -> bool {
-        match self.kind(v) {
-            Some(Kind::List(_) | Kind::ListOf { .. } | Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. }) => {
-                false
-            }
-            Some(Kind::Tuple { hashable, .. } | Kind::TupleAt { hashable, .. }) => *hashable,
-            _ => true,
-        }
-    }
-
-    /// Replaces the values `self.stack[from..]` by a tuple of them: for a check, a run of
-    /// `tuple_items`, else with a buffer of its own (decoding moves it into the value).
-    fn tuple(&mut self, from: usize, at: u64) -> Result<()> {
-        let items = &self.stack[from..];
-        let hashable = items.iter().all(|&v| self.hashable(v));
-        let n = items.len();
-        let in_arena = self.input.reader.whole().is_some() && u32::try_from(self.tuple_items.len() + n).is_ok();
-        let kind = if in_arena {
-            if !reserve(&mut self.tuple_items, n, &mut self.budget, self.input.pos) {
-                return Err(self.over(at));
-            }
-            let start = self.tuple_items.len() as u32;
-            self.tuple_items.extend_from_slice(&self.stack[from..]);
-            Kind::TupleAt { start, len: n as u32, hashable }
-        } else {
-            self.charge(vec_cost::<Value>(n), at)?;
-            Kind::Tuple { items: self.stack[from..].to_vec(), hashable }
-        };
-        let tuple = self.node(kind, at)?;
-        self.stack.truncate(from);
-        self.push(tuple, at)
-    }
-
-    /// The items of a tuple.
-    fn tuple_items(&self, v: Value) -> Option<&[Value]> {
-        match self.kind(v)? {
-            Kind::Tuple { items, .. } => Some(items),
-            &Kind::TupleAt { start, len, .. } => self.tuple_items.get(start as usize..start as usize + len as usize),
-            _ => None,
-        }
-    }
-
-    /// Moves the values above stack index `from` into the container just below them, the
-    /// list or dict `want` (a dict takes them as key, value, key, value, ...), in place.
-    fn fill(&mut self, from: usize, want: &str, at: u64, op: u8) -> Result<()> {
-        if from <= self.frame_start() || from > self.stack.len() {
-            let name = opcode_name(op).unwrap_or("?");
-            return Err(self.err(at, format!("{name} needs an object on the stack, but it is empty (or at a MARK)")));
-        }
-        let target = self.stack[from - 1];
-        let i = match (target, self.kind(target)) {
-            (Value::Node(i), Some(Kind::List(_) | Kind::ListOf { .. })) if want == "list" => i as usize,
-            (Value::Node(i), Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. })) if want == "dict" => {
-                i as usize
-            }
-            _ => {
-                let name = opcode_name(op).unwrap_or("?");
-                return Err(self.err(at, format!("{name} on a {}, not a {want}", self.type_name(target))));
-            }
-        };
-        let items = &self.stack[from..];
-        if want == "dict" {
-            if !items.len().is_multiple_of(2) {
-                let name = opcode_name(op).unwrap_or("?");
-                return Err(self.err(at, format!("{name} with an odd number of items")));
-            }
-            if let Some(&key) = items.iter().step_by(2).find(|&&key| !self.hashable(key)) {
-                return Err(
-                    self.err(at, format!("a dict key of type {}, which Python cannot hash", self.type_name(key)))
-                );
-            }
-        }
-        let depth = self.depth_around(usize::from(self.nodes[i].depth()), items, at)?;
-        let n = self.stack.len() - from;
-        match self.nodes[i].kind {
-            Kind::DictAt { start, len } => self.fill_dict_at(i, start, len, from, at)?,
-            Kind::DictOf { len } => self.nodes[i].kind = Kind::DictOf { len: len + n / 2 },
-            Kind::ListOf { len, mut strings } => {
-                for &v in &self.stack[from..] {
-                    strings.add(v, self.is_str(v));
-                }
-                self.nodes[i].kind = Kind::ListOf { len: len + n, strings };
-            }
-            _ => {}
-        }
-        if matches!(self.nodes[i].kind, Kind::DictAt { .. } | Kind::DictOf { .. } | Kind::ListOf { .. }) {
-            self.nodes[i].set_depth(depth);
-            self.stack.truncate(from);
-            return Ok(());
-        }
-        let (pos, items) = (self.input.pos, &self.stack[from..]);
-        let reserved = match &mut self.nodes[i].kind {
-            Kind::List(list) => {
-                let ok = reserve(list, items.len(), &mut self.budget, pos);
-                if ok {
-                    list.extend_from_slice(items);
-                }
-                ok
-            }
-            Kind::Dict(entries) => {
-                let ok = reserve(entries, items.len() / 2, &mut self.budget, pos);
-                if ok {
-                    entries.extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
-                }
-                ok
-            }
-            _ => unreachable!("matched above"),
-        };
-        if !reserved {
-            return Err(self.over(at));
-        }
-        self.nodes[i].set_depth(depth);
-        self.stack.truncate(from);
-        Ok(())
-    }
-
-    /// Adds the key, value pairs `self.stack[from..]` to the [`Kind::DictAt`] node `i`
-    /// (its entries `start..start + len`): in place when they end `entries` (or it has
-    /// none), else into a buffer of its own (a dict filled again after another one).
-    fn fill_dict_at(&mut self, i: usize, start: u32, len: u32, from: usize, at: u64) -> Result<()> {
-        let (start, len) = (start as usize, len as usize);
-        let n = (self.stack.len() - from) / 2;
-        let tuple = |v: Value| matches!(self.kind(v), Some(Kind::Tuple { .. } | Kind::TupleAt { .. }));
-        if !self.stack[from..].chunks_exact(2).all(|kv| tuple(kv[1])) {
-            self.nodes[i].kind = Kind::DictOf { len: len + n };
-            return Ok(());
-        }
-        let pairs = |stack: &[Value]| stack[from..].chunks_exact(2).map(|kv| (kv[0], kv[1])).collect::<Vec<_>>();
-        let at_end = len == 0 || start + len == self.entries.len();
-        let fits = u32::try_from(self.entries.len() + n).is_ok();
-        if at_end && fits {
-            if !reserve(&mut self.entries, n, &mut self.budget, self.input.pos) {
-                return Err(self.over(at));
-            }
-            let start = if len == 0 { self.entries.len() } else { start };
-            let stack = &self.stack;
-            self.entries.extend(stack[from..].chunks_exact(2).map(|kv| (kv[0], kv[1])));
-            // Both fit: checked above.
-            self.nodes[i].kind = Kind::DictAt { start: start as u32, len: (len + n) as u32 };
-            return Ok(());
-        }
-        let mut own = Vec::new();
-        if !reserve(&mut own, len + n, &mut self.budget, self.input.pos) {
-            return Err(self.over(at));
-        }
-        own.extend_from_slice(&self.entries[start..start + len]);
-        own.extend(pairs(&self.stack));
-        self.nodes[i].kind = Kind::Dict(own);
-        Ok(())
-    }
-
-    /// The entries of a dict (`None` for a [`Kind::DictOf`], which keeps none).
-    fn dict_entries(&self, v: Value) -> Option<&[(Value, Value)]> {
-        match self.kind(v)? {
-            Kind::Dict(entries) => Some(entries),
-            &Kind::DictAt { start, len } => self.entries.get(start as usize..start as usize + len as usize),
-            _ => None,
-        }
-    }
-
-    /// The number of entries of a dict.
-    fn dict_len(&self, v: Value) -> Option<usize> {
-        match self.kind(v)? {
-            Kind::Dict(entries) => Some(entries.len()),
-            &Kind::DictAt { len, .. } => Some(len as usize),
-            &Kind::DictOf { len } => Some(len),
-            _ => None,
-        }
-    }
-
-    /// An empty dict: one of the machine's `entries` for a check, else with a buffer of
-    /// its own (decoding moves it into the value).
-    fn empty_dict(&self) -> Kind {
-        if self.input.reader.whole().is_some() {
-            Kind::DictAt { start: 0, len: 0 }
-        } else {
-            Kind::Dict(Vec::new())
-        }
-    }
-
-    /// The stack index of the first of the top `n` values (for `APPEND`, `SETITEM`).
-    fn top_values(&self, n: usize, at: u64, op: u8) -> Result<usize> {
-        if self.stack.len() < self.frame_start() + n {
-            let name = opcode_name(op).unwrap_or("?");
-            return Err(self.err(at, format!("{name} needs a value, but the stack is empty (or at a MARK)")));
-        }
-        Ok(self.stack.len() - n)
-    }
-
-    /// The stack index of the innermost `MARK`, popped (for `APPENDS`, `SETITEMS`).
-    fn end_mark(&mut self, at: u64, op: u8) -> Result<usize> {
-        self.marks.pop().ok_or_else(|| {
-            let name = opcode_name(op).unwrap_or("?");
-            self.err(at, format!("{name} without a MARK"))
-        })
     }
 
     /// Frees a buffer of values taken off the stack, refunding what [`Self::pop_mark`]

@@ -10,6 +10,9 @@
 //! stack, marks, memo, a container's items) is charged against a memory budget before it
 //! grows, and so is the final tree of [`Object`]s, built last (a memoised list put into a
 //! list twice, repeatedly, cannot explode). Containers know their depth as they fill.
+//! [`check`] runs the machine over bytes in memory without building values, for callers
+//! whose own unpickler builds them: it keeps strs as spans of the input and of lists and
+//! dicts only what a later opcode can read.
 //! [`decode_dict`] runs the same machine to a dict of plain values and dtypes (any
 //! `numpy.dtype`, rebuilt into the one dtype model), as a Dask stack's `info` is.
 //!
@@ -22,7 +25,9 @@
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | the opcodes and their names, shared by both directions |
-//! | `decode.rs` | input, the machine's values, its opcode steps |
+//! | `decode.rs` | the machine's values, its opcode steps, [`check`] (no values built) |
+//! | `decode/input.rs` | where the bytes come from (a reader, or memory: strs kept as spans) |
+//! | `decode/fill.rs` | containers as opcodes fill them, and what a check keeps of them |
 //! | `decode/budget.rs` | what each buffer costs the allocator, and the budget it is charged to |
 //! | `decode/objects.rs` | the final [`Object`] tree: shared values copied, the others moved |
 //! | `decode/reconstruct.rs` | the globals, and `REDUCE`/`BUILD` of NumPy's array reconstruction and its scalars |

@@ -1,0 +1,179 @@
+//! The pickle's input: where its bytes come from ([`Source`]: a reader, or bytes in
+//! memory, whose strs a check keeps as spans) and [`Input`], which reads opcodes and their
+//! arguments from it, keeping the position for error offsets.
+
+use std::io::{self, Read};
+
+use crate::error::{Error, Result};
+use crate::object::pickle::opcode_name;
+use crate::stream::{read_full, read_growing};
+
+/// Where a pickle's bytes come from: a reader ([`Stream`]), or bytes in memory
+/// ([`InMemory`]), whose strs the check keeps as spans of the input instead of copies.
+pub(crate) trait Source: Read {
+    /// All of the input, when it is in memory.
+    fn whole(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// Moves past `n` bytes of an input in memory, which holds them.
+    fn skip(&mut self, _n: usize) {}
+
+    /// What is left of an input in memory: opcodes and their arguments are taken from it
+    /// in place, not through `read`.
+    fn rest(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// A reader as a [`Source`].
+pub(crate) struct Stream<R>(pub(crate) R);
+
+impl<R: Read> Read for Stream<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read> Source for Stream<R> {}
+
+/// Bytes in memory as a [`Source`].
+pub(crate) struct InMemory<'a> {
+    bytes: &'a [u8],
+    pub(super) pos: usize,
+}
+
+impl Read for InMemory<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let rest = &self.bytes[self.pos..];
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl<'a> InMemory<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        InMemory { bytes, pos: 0 }
+    }
+}
+
+impl Source for InMemory<'_> {
+    fn whole(&self) -> Option<&[u8]> {
+        Some(self.bytes)
+    }
+
+    fn skip(&mut self, n: usize) {
+        self.pos += n;
+    }
+
+    fn rest(&self) -> Option<&[u8]> {
+        self.bytes.get(self.pos..)
+    }
+}
+
+/// The pickle's bytes, read exactly as needed (nothing past `STOP` is consumed), with the
+/// position for error offsets.
+pub(super) struct Input<R> {
+    pub(super) reader: R,
+    /// Bytes consumed so far.
+    pub(super) pos: u64,
+    /// File offset of the pickle's first byte.
+    pub(super) base: u64,
+    /// The pickle's length, when the source knows it: longer claims fail before reading.
+    pub(super) len: Option<u64>,
+}
+
+impl<R: Source> Input<R> {
+    #[inline]
+    pub(super) fn byte(&mut self) -> Result<Option<u8>> {
+        if let Some(rest) = self.reader.rest() {
+            let b = rest.first().copied();
+            if b.is_some() {
+                self.reader.skip(1);
+                self.pos += 1;
+            }
+            return Ok(b);
+        }
+        let mut b = [0u8; 1];
+        loop {
+            match self.reader.read(&mut b) {
+                Ok(0) => return Ok(None),
+                Ok(_) => {
+                    self.pos += 1;
+                    return Ok(Some(b[0]));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    pub(super) fn truncated(&self, at: u64, op: u8) -> Error {
+        let name = opcode_name(op).unwrap_or("an opcode");
+        Error::pickle(self.base + at, format!("the pickle ends inside the argument of {name}"))
+    }
+
+    #[inline]
+    pub(super) fn array<const N: usize>(&mut self, at: u64, op: u8) -> Result<[u8; N]> {
+        if let Some(&chunk) = self.reader.rest().and_then(|rest| rest.first_chunk::<N>()) {
+            self.reader.skip(N);
+            self.pos += N as u64;
+            return Ok(chunk);
+        }
+        let mut buf = [0u8; N];
+        let got = read_full(&mut self.reader, &mut buf)?;
+        self.pos += got as u64;
+        if got < N {
+            return Err(self.truncated(at, op));
+        }
+        Ok(buf)
+    }
+
+    /// `len` bytes; memory grows only as they arrive (a claim costs nothing).
+    pub(super) fn bytes(&mut self, len: u64, at: u64, op: u8) -> Result<Vec<u8>> {
+        if self.len.is_some_and(|total| len > total.saturating_sub(self.pos)) {
+            return Err(self.truncated(at, op));
+        }
+        let len = usize::try_from(len).map_err(|_| self.truncated(at, op))?;
+        let mut out = Vec::new();
+        let got = read_growing(&mut self.reader, len, &mut out)?;
+        self.pos += got as u64;
+        if got < len {
+            return Err(self.truncated(at, op));
+        }
+        Ok(out)
+    }
+
+    /// Moves past `len` bytes of an input in memory, giving their offset, for a
+    /// [`Value::StrAt`]: `None` when the input is not in memory, holds fewer bytes, or
+    /// when the offset or length does not fit a u32.
+    pub(super) fn span(&mut self, len: u64) -> Option<u32> {
+        let total = self.reader.whole()?.len() as u64;
+        let start = u32::try_from(self.pos).ok()?;
+        if u32::try_from(len).is_err() || len > total.saturating_sub(self.pos) {
+            return None;
+        }
+        // Fits: at most the input's length.
+        self.reader.skip(len as usize);
+        self.pos += len;
+        Some(start)
+    }
+
+    /// A `\n`-terminated text argument (without the `\n`), at most `max` bytes.
+    pub(super) fn line(&mut self, max: usize, at: u64, op: u8) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        loop {
+            match self.byte()? {
+                None => return Err(self.truncated(at, op)),
+                Some(b'\n') => return Ok(out),
+                Some(_) if out.len() == max => {
+                    let name = opcode_name(op).unwrap_or("?");
+                    return Err(Error::pickle(self.base + at, format!("the argument of {name} is over {max} bytes")));
+                }
+                Some(b) => out.push(b),
+            }
+        }
+    }
+}
