@@ -189,6 +189,93 @@ def test_a_hostile_element_deep_in_a_large_pickle_runs_nothing(tmp_path):
     assert not marker.exists()
 
 
+def just_over_the_threaded_check(first, last):
+    """The pickle of a 1-d object array of `first`, then short strs, then `last`, its
+    length just over the 64 KiB from which the check runs on a thread of its own (so both
+    the checking thread and the unpickler take part), and the array's length."""
+    for count in range(3000, 8000, 20):
+        arr = np.empty(count + 2, dtype=object)
+        arr[0], arr[-1] = first, last
+        arr[1:-1] = [f"value {i:06}" for i in range(count)]
+        payload = pickle.dumps(arr, protocol=4)
+        if 64 << 10 < len(payload) < 70 << 10:
+            return payload, count + 2
+    raise AssertionError("no size just over 64 KiB")
+
+
+def py2_payload(first, count):
+    """A Python 2 pickle of an object array: `first` (opcodes), then `count` short strs."""
+    out = b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85U\x01b\x87R"
+    out += b"(K\x01M" + struct.pack("<H", count + 1) + b"\x85"
+    out += b"cnumpy\ndtype\nU\x02O8K\x00K\x01\x87R(K\x03U\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb"
+    return out + b"\x89](" + first + b"U\x0bshort value" * count + b"etb."
+
+
+def within(seconds, load):
+    """What `load()` raises (None if nothing), failing if it has not returned in time: a
+    side waiting forever for the other is a failure, not a hang."""
+    import threading
+
+    raised = []
+
+    def run():
+        try:
+            load()
+            raised.append(None)
+        except BaseException as e:  # handed to the test
+            raised.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the load is still waiting"
+    return raised[0]
+
+
+@pytest.mark.parametrize("source", ["path", "file"])
+def test_either_side_of_the_threaded_check_failing_ends_the_load(tmp_path, source):
+    marker = tmp_path / "ran"
+    cases = {}
+    # The check fails, late and early; the unpickler never gets the bytes.
+    late, n = just_over_the_threaded_check("first", Run(os.system, f"touch {marker}"))
+    cases["check fails late"] = (npy_bytes("|O", (n,), late), {}, npy.UnsafePickleError)
+    early, n = just_over_the_threaded_check(Run(os.system, f"touch {marker}"), "last")
+    cases["check fails early"] = (npy_bytes("|O", (n,), early), {}, npy.UnsafePickleError)
+    # The pickle's array is not the header's shape: found only once the check has ended.
+    ok, n = just_over_the_threaded_check("first", "last")
+    cases["shape"] = (npy_bytes("|O", (n + 1,), ok), {}, npy.UnsafePickleError)
+    cases["truncated"] = (npy_bytes("|O", (n,), ok[:-3]), {}, npy.UnsafePickleError)
+    # The unpickler fails first (as np.load's does) while the check goes on.
+    count = 5100
+    ascii_payload = py2_payload(b"U\x02\xc3\xa4", count)
+    assert 64 << 10 < len(ascii_payload) < 70 << 10
+    cases["unpickler fails"] = (npy_bytes("|O", (count + 1,), ascii_payload), {"encoding": "ASCII"}, UnicodeError)
+    complex_first = b"c__builtin__\ncomplex\nG?\xf0\x00\x00\x00\x00\x00\x00G@\x00\x00\x00\x00\x00\x00\x00\x86R"
+    imports = py2_payload(complex_first, count)
+    cases["unpickler import fails"] = (
+        npy_bytes("|O", (count + 1,), imports),
+        {"encoding": "latin1", "fix_imports": False},
+        ImportError,
+    )
+    for name, (data, kwargs, expected) in cases.items():
+        path = tmp_path / f"{name}.npy"
+        path.write_bytes(data)
+        if source == "path":
+            raised = within(60, lambda p=path, k=kwargs: npy.load(p, allow_pickle=True, **k))
+        else:
+            with open(path, "rb") as f:
+                raised = within(60, lambda f=f, k=kwargs: npy.load(f, allow_pickle=True, **k))
+        assert isinstance(raised, expected), (name, raised)
+        if expected is not npy.UnsafePickleError:
+            with pytest.raises(expected):
+                np.load(path, allow_pickle=True, **kwargs)
+    assert not marker.exists()
+    # And the same sizes load when nothing fails, so the thread did take part.
+    path = tmp_path / "fine.npy"
+    path.write_bytes(npy_bytes("|O", (n,), ok))
+    assert within(60, lambda: npy.load(path)) is None
+
+
 def test_pickle_files_are_refused_with_numpys_or_npys_error(tmp_path):
     path = tmp_path / "plain.pkl"
     path.write_bytes(pickle.dumps({"a": 1}))
