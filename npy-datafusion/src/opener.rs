@@ -13,8 +13,7 @@ use datafusion::logical_expr::ColumnarValue;
 use datafusion::physical_expr::utils::{collect_columns, reassign_expr_columns};
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
-use futures::stream::BoxStream;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use npy_arrow::Layout;
 use npy_core::{ErrorKind, ReadOptions};
 use npy_store::filter::{Kept, RowFilter};
@@ -144,7 +143,7 @@ impl NpyOpener {
             let location = file.object_meta.location.clone();
             let name = location.to_string();
             let npz = npy_store::RemoteNpz::open(store, &location).await.map_err(npy_error)?;
-            let (schema, total) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
+            let (schema, _) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
             still_matches(&file_schema, &member_schema(&schema), &name)?;
             // The members of the projected columns (a residue column's is its member's).
             let wanted: Vec<&str> = file_indices.iter().map(|&i| file_schema.field(i).name().as_str()).collect();
@@ -159,55 +158,18 @@ impl NpyOpener {
             }
             let whole = file.range.as_ref().is_none_or(|r| r.start <= 0);
             let left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
-            let batches = if left == 0 || members.is_empty() {
-                // No member to read: the rows of the archive, with no columns. They are
-                // given only once every member passed its checks (read, not decoded), as
-                // the other paths check an archive before they answer from it.
-                let rows = total.min(left);
-                if left > 0 {
-                    for member in npz.names() {
-                        npz.verify_member(member).await.map_err(npy_error)?;
-                    }
-                }
-                let batch = RecordBatch::try_new_with_options(
-                    Arc::clone(&projected),
-                    Vec::new(),
-                    &RecordBatchOptions::new().with_row_count(Some(rows)),
-                )
-                .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))?;
-                futures::stream::iter((rows > 0).then_some(Ok(batch))).boxed()
-            } else {
-                // Members of more than HOLD_BYTES in all are checked by a read of their own
-                // first; smaller ones are read once, their batches held until the checks at
-                // their ends passed. Either way no row comes out before its member passed.
-                let size: u64 =
-                    (npz.member_infos().iter()).filter(|m| members.contains(&m.name.as_str())).map(|m| m.size).sum();
-                let checked_first = size > HOLD_BYTES;
-                if checked_first {
-                    for member in &members {
-                        npz.verify_member(member).await.map_err(npy_error)?;
-                    }
-                }
-                let stream = npz.table_batches(Some(&members), &convert).await.map_err(npy_error)?;
-                let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
-                let project = move |batch: RecordBatch, rows: usize| {
-                    let columns = (wanted.iter())
-                        .map(|w| batch.column_by_name(w).map(|c| c.slice(0, rows)))
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| {
-                            npy_error(ErrorKind::Usage { reason: "a member column is missing".into() }.into())
-                        })?;
-                    let options = RecordBatchOptions::new().with_row_count(Some(rows));
-                    RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
-                        .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
-                };
-                let batches = limited(stream.into_inner(), left, !checked_first, project);
-                if checked_first {
-                    batches
-                } else {
-                    held(batches)
-                }
-            };
+            let stream = npz.checked_table_batches(Some(&members), &convert, 0..left).await.map_err(npy_error)?;
+            let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
+            let batches = stream.into_inner().map(move |batch| {
+                let batch = batch.map_err(npy_error)?;
+                let columns =
+                    (wanted.iter()).map(|w| batch.column_by_name(w).cloned()).collect::<Option<Vec<_>>>().ok_or_else(
+                        || npy_error(ErrorKind::Usage { reason: "a member column is missing".into() }.into()),
+                    )?;
+                let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+                RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
+                    .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
+            });
             Ok(batches
                 .inspect(move |batch| {
                     if let Ok(batch) = batch {
@@ -217,61 +179,6 @@ impl NpyOpener {
                 .boxed())
         }))
     }
-}
-
-/// Bytes of the members an archive's scan reads (their sizes in its directory) up to which
-/// their batches are held until the members are checked ([`held`]); members holding more
-/// are checked by a read of their own before they are scanned (a second read of their
-/// bytes, hashed or inflated only).
-const HOLD_BYTES: u64 = 64 << 20;
-
-/// The first `left` rows of an archive's `batches`, each cut and projected by `project`.
-/// With `drain`, the members are read to their ends all the same (their rows past `left`
-/// decoded and dropped): each member's size and CRC-32 are checked at its end, and the
-/// batch holding row `left` is given out only once they passed. Without, the stream stops
-/// at row `left` (for members checked before).
-fn limited(
-    batches: BoxStream<'static, npy_core::Result<RecordBatch>>,
-    left: usize,
-    drain: bool,
-    project: impl Fn(RecordBatch, usize) -> Result<RecordBatch> + Send + 'static,
-) -> BoxStream<'static, Result<RecordBatch>> {
-    futures::stream::unfold(Some((batches, left, project)), move |state| async move {
-        let (mut batches, left, project) = state?;
-        let batch = match batches.next().await? {
-            Ok(batch) => batch,
-            Err(e) => return Some((Err(npy_error(e)), None)),
-        };
-        let rows = batch.num_rows().min(left);
-        let out = project(batch, rows);
-        if rows < left {
-            return Some((out, Some((batches, left - rows, project))));
-        }
-        if drain {
-            while let Some(rest) = batches.next().await {
-                if let Err(e) = rest {
-                    return Some((Err(npy_error(e)), None));
-                }
-            }
-        }
-        Some((out, None))
-    })
-    .boxed()
-}
-
-/// `batches` given out once all were read, or only the first error: a consumer that stops
-/// early (a `LIMIT` above a filter, which the scan is not told of) never had rows of a
-/// member whose check at its end fails.
-fn held(batches: BoxStream<'static, Result<RecordBatch>>) -> BoxStream<'static, Result<RecordBatch>> {
-    futures::stream::once(batches.try_collect::<Vec<_>>())
-        .flat_map(|all| {
-            let all: Vec<Result<RecordBatch>> = match all {
-                Ok(all) => all.into_iter().map(Ok).collect(),
-                Err(e) => vec![Err(e)],
-            };
-            futures::stream::iter(all)
-        })
-        .boxed()
 }
 
 /// Fails unless file `name`'s schema now is still its table's `file_schema`.

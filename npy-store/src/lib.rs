@@ -43,6 +43,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod checked;
 mod error;
 pub mod filter;
 pub mod header;
@@ -52,6 +53,7 @@ pub mod rows;
 mod stream;
 pub mod url;
 
+pub use checked::HOLD_BYTES;
 pub use header::{fetch_header, NpyObject, HEADER_PREFIX};
 pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;

@@ -124,6 +124,11 @@ impl RemoteNpz {
         Ok(RemoteNpz { store, location: location.clone(), members, options: options.clone() })
     }
 
+    /// Where the archive is in its store.
+    pub fn location(&self) -> &Path {
+        &self.location
+    }
+
     /// The arrays' names, as NumPy's `NpzFile.files`, in archive order.
     pub fn names(&self) -> Vec<&str> {
         self.members.iter().map(|m| m.name.as_str()).collect()
