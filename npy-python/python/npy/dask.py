@@ -1,0 +1,546 @@
+"""NumPy files as lazy Dask arrays, and Dask arrays written to one ``.npy`` file.
+
+``from_npy`` reads each chunk of a ``.npy`` file (or of several, or of an ``.npz``
+member) by its byte range, with plain reads: never the whole file, and never through a
+memory map (a file cut short under a map kills the process reading it with ``SIGBUS``).
+``to_npy`` writes the chunks of a Dask array into their places in one ``.npy`` file, each
+by the worker that computed it, and gives the file its name once all are in.
+
+Importing this module imports Dask (``import npy`` does not). Nothing here runs a pickle
+of a file's contents: arrays of Python objects are refused.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import fcntl
+import glob
+import math
+import os
+import re
+import secrets
+import struct
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Literal, TypeAlias
+
+import dask.array
+import numpy as np
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
+
+from . import _npy
+from ._npyio import _warn_dtype, _warn_version, load_npz
+
+__all__ = ["from_npy", "to_npy"]
+
+_StrPath: TypeAlias = str | os.PathLike[str]
+_Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
+
+# Dask is typed in part only: its functions are called untyped here.
+da: Any = dask.array
+
+_MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
+# The hidden name of a file to_npy is writing: `.{target}.npy-dask.XXXXXX` beside its
+# target, as npy-core's pending directories (`npy_core::pending`) are named.
+_INFIX = ".npy-dask."
+_RANDOM = 6
+_PENDING = re.compile(r"\..+" + re.escape(_INFIX) + f"[A-Za-z0-9]{{{_RANDOM}}}")
+_ZIP_LOCAL = struct.Struct("<4s5H3I2H")
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where an array's data lies in a file: the header's dtype, shape and order, and the
+    data's offset. ``member``: the ``.npz`` member it is (None for a ``.npy`` file);
+    ``deflated``: a compressed member, read whole."""
+
+    path: str
+    offset: int
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+    fortran: bool
+    member: str | None = None
+    deflated: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{self.path} (member {self.member!r})" if self.member is not None else self.path
+
+    @property
+    def axis(self) -> int:
+        """The axis whose slabs are contiguous in the file: the first (C order) or the
+        last (Fortran order)."""
+        return len(self.shape) - 1 if self.fortran else 0
+
+    @property
+    def slab_bytes(self) -> int:
+        """Bytes of one index along ``axis``."""
+        rest = self.shape[:-1] if self.fortran else self.shape[1:]
+        return self.dtype.itemsize * math.prod(rest)
+
+    @property
+    def nbytes(self) -> int:
+        return self.dtype.itemsize * math.prod(self.shape)
+
+
+def _read_header(f: IO[bytes], name: str, limit: int) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
+    """The shape, order and dtype of the ``.npy`` header at ``f``'s position (left right
+    after it), by NumPy's header readers; a header longer than ``limit`` is refused; errors
+    name ``name``."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(f, max_header_size=limit)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(f, max_header_size=limit)
+        elif version == (3, 0):
+            shape, fortran, dtype = _read_header_3_0(f, limit)
+        else:
+            raise ValueError(f"unsupported .npy format version {version}")
+    except (ValueError, EOFError) as e:
+        raise ValueError(f"{name}: not a valid .npy file: {e}") from None
+    if dtype.hasobject:
+        raise ValueError(f"{name}: arrays of Python objects (dtype {dtype}) are refused: they are pickles")
+    return tuple(shape), bool(fortran), dtype
+
+
+def _read_header_3_0(f: IO[bytes], limit: int) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
+    """Format 3.0 (2.0 with a UTF-8 header), which NumPy reads only privately."""
+    (length,) = struct.unpack("<I", _read_exactly(f, 4))
+    header = _read_exactly(f, length).decode("utf-8")
+    if len(header) > limit:
+        raise ValueError(f"header of {len(header)} characters is longer than max_header_size={limit}")
+    d = ast.literal_eval(header)
+    if not isinstance(d, dict) or d.keys() != {"descr", "fortran_order", "shape"}:
+        raise ValueError(f"header is not a dictionary of descr, fortran_order and shape: {d!r}")
+    shape, fortran = d["shape"], d["fortran_order"]
+    if not isinstance(shape, tuple) or not all(isinstance(n, int) for n in shape) or not isinstance(fortran, bool):
+        raise ValueError(f"bad shape or fortran_order in header: {d!r}")
+    return shape, fortran, np.lib.format.descr_to_dtype(d["descr"])
+
+
+def _read_exactly(f: IO[bytes], n: int) -> bytes:
+    data = f.read(n)
+    if len(data) != n:
+        raise EOFError(f"the header ends after {len(data)} of {n} bytes")
+    return data
+
+
+def _npy_layout(path: str, limit: int) -> _Layout:
+    with open(path, "rb") as f:
+        shape, fortran, dtype = _read_header(f, path, limit)
+        offset = f.tell()
+        size = os.fstat(f.fileno()).st_size
+    layout = _Layout(path, offset, dtype, shape, fortran and len(shape) > 1)
+    if size < offset + layout.nbytes:
+        raise ValueError(
+            f"{path}: the file is truncated: its header says {layout.nbytes} bytes of data, "
+            f"it holds {max(size - offset, 0)}"
+        )
+    return layout
+
+
+def _npz_layout(path: str, member: str, limit: int) -> _Layout:
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        inner = member if member in names else f"{member}.npy"
+        if inner not in names:
+            raise KeyError(f"{path}: no member {member!r} in the archive (it has {names})")
+        info = archive.getinfo(inner)
+        name = f"{path} (member {member!r})"
+        if info.flag_bits & 0x1:
+            raise ValueError(f"{name}: encrypted members are refused")
+        if info.compress_type != zipfile.ZIP_STORED:
+            # Only the header is inflated here; the member is read whole by its one task.
+            with archive.open(info) as f:
+                shape, fortran, dtype = _read_header(f, name, limit)
+            return _Layout(path, 0, dtype, shape, fortran and len(shape) > 1, member, deflated=True)
+    with open(path, "rb") as f:
+        f.seek(info.header_offset)
+        local = f.read(_ZIP_LOCAL.size)
+        if len(local) != _ZIP_LOCAL.size or local[:4] != b"PK\x03\x04":
+            raise ValueError(f"{name}: no zip local header at offset {info.header_offset}")
+        fields = _ZIP_LOCAL.unpack(local)
+        start = info.header_offset + _ZIP_LOCAL.size + fields[-2] + fields[-1]
+        f.seek(start)
+        shape, fortran, dtype = _read_header(f, name, limit)
+        offset = f.tell()
+    layout = _Layout(path, offset, dtype, shape, fortran and len(shape) > 1, member)
+    if info.file_size < offset - start + layout.nbytes:
+        raise ValueError(
+            f"{name}: the member is truncated: its header says {layout.nbytes} bytes of data, "
+            f"it holds {max(info.file_size - (offset - start), 0)}"
+        )
+    return layout
+
+
+def _sources(source: _StrPath) -> list[str]:
+    """The ``.npy`` files ``source`` names: itself, those in a directory or those a glob
+    pattern matches, sorted by name."""
+    path = os.fsdecode(source)
+    if os.path.isdir(path):
+        files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".npy"))
+        if not files:
+            raise FileNotFoundError(errno.ENOENT, "no .npy files in the directory", path)
+        return files
+    if any(c in path for c in "*?[") and not os.path.exists(path):
+        files = sorted(p for p in glob.glob(path) if os.path.isfile(p))
+        if not files:
+            raise FileNotFoundError(errno.ENOENT, "no files match the pattern", path)
+        return files
+    return [path]
+
+
+def _axis_chunks(chunks: Any, layout: _Layout, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Dask's chunks of an array of ``shape`` split along ``layout.axis`` only."""
+    ndim, axis = len(shape), layout.axis
+    if ndim == 0:
+        return ()
+    spec: Any
+    if chunks is None or isinstance(chunks, (int, str)):
+        spec = tuple(chunks if i == axis else -1 for i in range(ndim))
+    elif isinstance(chunks, dict):
+        spec = {i: -1 for i in range(ndim)}
+        spec.update({k % ndim: v for k, v in chunks.items()})
+    elif isinstance(chunks, Sequence) and len(chunks) != ndim and all(isinstance(c, int) for c in chunks):
+        # Explicit sizes for the split axis.
+        spec = tuple(tuple(chunks) if i == axis else -1 for i in range(ndim))
+    else:
+        spec = chunks
+    if layout.slab_bytes == 0 and "auto" in (spec.values() if isinstance(spec, dict) else spec):
+        spec = tuple(-1 for _ in range(ndim))
+    normal: tuple[tuple[int, ...], ...] = da.core.normalize_chunks(spec, shape, dtype=layout.dtype)
+    for i, c in enumerate(normal):
+        if i != axis and len(c) > 1:
+            which = "last (the file is in Fortran order)" if layout.fortran else "first"
+            raise ValueError(
+                f"{layout.name}: chunks {chunks!r} split axis {i}; from_npy splits only the {which} axis "
+                "(rechunk the array it gives)"
+            )
+    return normal
+
+
+def from_npy(
+    source: _StrPath, chunks: Any = "auto", *, member: str | None = None, max_header_size: int = _MAX_HEADER_SIZE
+) -> Any:
+    """A lazy ``dask.array.Array`` of a ``.npy`` file, of several, or of an ``.npz`` member.
+
+    source: a ``.npy`` path; a directory, whose ``.npy`` files (sorted by name) are
+        concatenated along axis 0; a glob pattern (``"runs/*.npy"``, sorted likewise); or,
+        with ``member``, an ``.npz`` archive. Concatenated files must share dtype, order
+        and shape but for axis 0 (the error names two that differ).
+    chunks: as Dask takes them (an int, ``"auto"``, a tuple of sizes, a tuple or dict per
+        axis), for the axis whose slabs are contiguous in the file: the first, or the last
+        for a file in Fortran order. Chunks that split any other axis are refused
+        (``ValueError``); rechunk the array instead. Chunks of several files may span two.
+    member: the ``.npz`` member (``"x"`` or ``"x.npy"``). A stored member is read by byte
+        range inside the archive, as a ``.npy`` file is; the zip's CRC-32 of the member is
+        then never checked (no chunk reads it all). A deflated member is one chunk, read
+        whole (and checked) by ``npy.load_npz(path)[member]``.
+    max_header_size: a longer header raises ``ValueError`` (NumPy's default, 10000).
+
+    Each task holds a path, an offset, the dtype and a range: the graph is small and
+    picklable, and runs on a ``distributed`` cluster of processes. Names are
+    deterministic: the same files (path, modification time, size) and chunks give the
+    same keys. The dtype is the file's (structured and big-endian ones as ``np.load``
+    gives them); a 0-d array is one chunk.
+
+    Raises ``ValueError`` naming the file for a file that is not a valid ``.npy`` file, is
+    shorter than its header says (when read too: a short read names the file), or holds
+    Python objects (dtype ``O``: refused, never unpickled); ``OSError`` when a file cannot
+    be read.
+    """
+    if member is not None:
+        path = os.fsdecode(source)
+        layouts = [_npz_layout(path, member, max_header_size)]
+    else:
+        layouts = [_npy_layout(p, max_header_size) for p in _sources(source)]
+    first = layouts[0]
+    for other in layouts[1:]:
+        same = (other.dtype, other.fortran, other.shape[1:]) == (first.dtype, first.fortran, first.shape[1:])
+        if not same or not first.shape:
+            raise ValueError(
+                f"{other.path} and {first.path} differ: dtype {other.dtype} and {first.dtype}, shape "
+                f"{other.shape} and {first.shape}, fortran_order {other.fortran} and {first.fortran} "
+                "(files concatenated along axis 0 must share dtype, order and the other axes)"
+            )
+    shape = first.shape
+    if len(layouts) > 1:
+        shape = (sum(layout.shape[0] for layout in layouts), *first.shape[1:])
+    stats = [os.stat(layout.path) for layout in layouts]
+    stamps = [(st.st_mtime_ns, st.st_size) for st in stats]
+    normal: tuple[tuple[int, ...], ...]
+    if first.deflated:
+        normal = tuple((n,) for n in shape)
+        tasks: list[tuple[Any, ...]] = [(_read_deflated, first)]
+    else:
+        normal = _axis_chunks(chunks, first, shape)
+        tasks = [(_read_block, parts) for parts in _blocks(layouts, normal, first.axis)]
+    name = "from-npy-" + tokenize(
+        [(layout.path, layout.member) for layout in layouts], stamps, normal, str(first.dtype)
+    )
+    ndim = len(shape)
+    axis = first.axis if ndim else 0
+    dsk: dict[Any, Any] = {}
+    for i, task in enumerate(tasks):
+        dsk[(name, *(i if a == axis else 0 for a in range(ndim)))] = task
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=())
+    meta = np.empty((0,) * ndim, dtype=first.dtype)
+    return da.Array(graph, name, normal, dtype=first.dtype, meta=meta)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Indices ``start:stop`` along the contiguous axis of one file."""
+
+    layout: _Layout
+    start: int
+    stop: int
+
+
+def _blocks(layouts: list[_Layout], normal: tuple[tuple[int, ...], ...], axis: int) -> list[tuple[_Part, ...]]:
+    """The parts each chunk along ``axis`` reads: along axis 0 of several files, rows
+    from each file it spans; along the last axis (Fortran order), that range of every
+    file."""
+    if not normal:
+        return [(_Part(layouts[0], 0, 1),)]
+    blocks = []
+    start = 0
+    for size in normal[axis]:
+        stop = start + size
+        if axis == 0:
+            parts, base = [], 0
+            for layout in layouts:
+                n = layout.shape[0]
+                lo, hi = max(start, base), min(stop, base + n)
+                if lo < hi:
+                    parts.append(_Part(layout, lo - base, hi - base))
+                base += n
+            blocks.append(tuple(parts) or (_Part(layouts[0], 0, 0),))
+        else:
+            blocks.append(tuple(_Part(layout, start, stop) for layout in layouts))
+        start = stop
+    return blocks
+
+
+def _read_block(parts: tuple[_Part, ...]) -> _Array:
+    """A chunk: each part read by its byte range, stacked along axis 0 (into an array of
+    the file's dtype: ``np.concatenate`` would make it native-endian)."""
+    if len(parts) == 1:
+        return _read_part(parts[0])
+    arrays = [_read_part(part) for part in parts]
+    first = arrays[0]
+    order: Literal["C", "F"] = "F" if parts[0].layout.fortran else "C"
+    out = np.empty((sum(a.shape[0] for a in arrays), *first.shape[1:]), first.dtype, order=order)
+    start = 0
+    for a in arrays:
+        out[start : start + a.shape[0]] = a
+        start += a.shape[0]
+    return out
+
+
+def _read_part(part: _Part) -> _Array:
+    layout = part.layout
+    count = part.stop - part.start
+    if not layout.shape:
+        shape: tuple[int, ...] = ()
+        count = 1
+    elif layout.fortran:
+        shape = (*layout.shape[:-1], count)
+    else:
+        shape = (count, *layout.shape[1:])
+    order: Literal["C", "F"] = "F" if layout.fortran else "C"
+    nbytes = count * layout.slab_bytes if layout.shape else layout.dtype.itemsize
+    if nbytes == 0:
+        return np.empty(shape, dtype=layout.dtype, order=order)
+    buf = np.empty(nbytes, dtype=np.uint8)
+    offset = layout.offset + part.start * layout.slab_bytes
+    view = buf.data
+    with open(layout.path, "rb", buffering=0) as f:
+        f.seek(offset)
+        done = 0
+        while done < nbytes:
+            got = f.readinto(view[done:])
+            if not got:
+                raise ValueError(
+                    f"{layout.name}: the file is shorter than its header says: {nbytes} bytes at offset "
+                    f"{offset} wanted, {done} read"
+                )
+            done += got
+    return buf.view(layout.dtype).reshape(shape, order=order)
+
+
+def _read_deflated(layout: _Layout) -> _Array:
+    """A deflated member, read whole by npy (its CRC-32 checked)."""
+    assert layout.member is not None
+    with load_npz(layout.path) as archive:
+        array: _Array = archive[layout.member]
+    if array.shape != layout.shape or array.dtype != layout.dtype:
+        raise ValueError(f"{layout.name}: the member changed since from_npy read its header")
+    return array
+
+
+def to_npy(arr: Any, path: _StrPath) -> None:
+    """Write the dask array ``arr`` to the ``.npy`` file ``path``, in parallel.
+
+    The file is created whole at a hidden name beside ``path``
+    (``.{name}.npy-dask.XXXXXX``): ``np.save``'s header for ``arr``'s dtype and shape,
+    the data area sized but not written. Each chunk is then written into its place by
+    the worker that computed it (``da.store``, with the current scheduler: threads, or a
+    ``distributed`` cluster whose workers see the same file system), and the file is
+    renamed onto ``path`` once all are in: the bytes ``np.save(path, arr.compute())``
+    writes, appearing whole or not at all. If anything fails, the hidden file is removed
+    and any old file at ``path`` stays as it was. The writing process holds a lock
+    (``flock``) on the hidden file; a killed run leaves it unlocked, and the next
+    ``to_npy`` into the same directory removes it. Nothing is synced to disk (as
+    ``np.save``).
+
+    path: gets ``.npy`` appended unless it ends with it, as ``np.save``.
+    Chunks may split any axes (a chunk that splits axes after the first is written in
+    pieces, one per contiguous run). Raises ``ValueError`` for dtypes holding Python
+    objects and for unknown chunk sizes (``arr.compute_chunk_sizes()`` first).
+    """
+    arr = da.asarray(arr)
+    dtype = np.dtype(arr.dtype)
+    if dtype.hasobject:
+        raise ValueError(f"to_npy refuses arrays of Python objects (dtype {dtype}): they would be pickles")
+    if any(math.isnan(n) for c in arr.chunks for n in c):
+        raise ValueError("to_npy needs known chunk sizes: call arr.compute_chunk_sizes() first")
+    target = os.fsdecode(path)
+    if not target.endswith(".npy"):
+        target += ".npy"
+    _warn_dtype(dtype)
+    parent = os.path.dirname(target) or "."
+    base = os.path.basename(target)
+    _sweep(parent)
+    shape = tuple(int(n) for n in arr.shape)
+    tmp, offset, version, fd = _create_pending(parent, base, dtype, shape)
+    try:
+        _warn_version(version)
+        da.store(arr, _Writer(tmp, offset, dtype, shape), lock=False)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _create_pending(
+    parent: str, base: str, dtype: np.dtype[Any], shape: tuple[int, ...]
+) -> tuple[str, int, tuple[int, int], int]:
+    """Creates the hidden file (npy's header as ``np.save`` writes it, the data area sized
+    by ``ftruncate``) and locks it: its path, data offset, format version, and the locked
+    descriptor."""
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    for _ in range(100):
+        suffix = "".join(secrets.choice(alphabet) for _ in range(_RANDOM))
+        tmp = os.path.join(parent, f".{base}{_INFIX}{suffix}")
+        if os.path.lexists(tmp):
+            continue
+        offset, version = _npy.create_npy(tmp, dtype, shape, False, None)
+        try:
+            fd = os.open(tmp, os.O_RDWR | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            continue  # a sweep took it before the lock: take another
+        if _lock(fd) and _names(tmp, fd):
+            return tmp, offset, version, fd
+        os.close(fd)
+    raise OSError(f"{base}: no hidden file could be kept beside it (another process removes them as they appear)")
+
+
+def _lock(fd: int) -> bool:
+    """Takes ``fd``'s exclusive lock without waiting: False when another process holds it.
+    Where the file system has no locks, the file goes unlocked (and is never swept)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _names(path: str, fd: int) -> bool:
+    """Whether ``path`` (not followed) still names the file open at ``fd``."""
+    try:
+        here, there = os.lstat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _sweep(parent: str) -> None:
+    """Removes the hidden files of ``to_npy`` in ``parent`` whose lock is free (their
+    writers are gone), holding the lock while removing; best effort. Symbolic links and
+    other names are left alone."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    for entry in entries:
+        if not _PENDING.fullmatch(entry.name) or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, os.O_RDWR | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if _names(entry.path, fd):
+                os.unlink(entry.path)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """The target of ``da.store``: ``writer[region] = chunk`` writes the chunk's bytes into
+    their places in the file (C order), in the process that computed it."""
+
+    path: str
+    offset: int
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+
+    def __setitem__(self, region: tuple[slice, ...], value: Any) -> None:
+        bounds = [s.indices(n) for s, n in zip(region, self.shape, strict=True)]
+        sizes = tuple(stop - start for start, stop, _ in bounds)
+        chunk = np.asarray(value, dtype=self.dtype)
+        if chunk.shape != sizes:
+            raise ValueError(f"{self.path}: a chunk of shape {chunk.shape} for a region of {sizes}")
+        data = np.ascontiguousarray(chunk.reshape(-1)).view(np.uint8)
+        if data.size == 0:
+            return
+        # The last axis that the chunk does not span whole: each run of the chunk's
+        # indices from there on is contiguous in the file.
+        split = max((i for i, n in enumerate(sizes) if n != self.shape[i]), default=0)
+        strides = [self.dtype.itemsize * math.prod(self.shape[i + 1 :]) for i in range(len(self.shape))]
+        run = math.prod(sizes[split:]) * self.dtype.itemsize
+        fd = os.open(self.path, os.O_WRONLY)  # never created here: a removed file stays gone
+        try:
+            for k, index in enumerate(np.ndindex(*sizes[:split])):
+                at = self.offset + sum((bounds[i][0] + j) * strides[i] for i, j in enumerate(index))
+                at += bounds[split][0] * strides[split] if sizes else 0
+                _pwrite_all(fd, data[k * run : (k + 1) * run], at, self.path)
+        finally:
+            os.close(fd)
+
+
+def _pwrite_all(fd: int, data: _Array, offset: int, path: str) -> None:
+    view = data.data
+    done = 0
+    while done < len(view):
+        written = os.pwrite(fd, view[done:], offset + done)
+        if written <= 0:
+            raise OSError(f"{path}: pwrite wrote nothing at offset {offset + done}")
+        done += written
