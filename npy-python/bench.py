@@ -2,6 +2,10 @@
 rounds (REPEAT rounded up to an even number, each side first in half of them). Prints
 `bench <name> best=<s> median=<s> bytes=<n>` lines.
 
+Then, where dask and distributed are installed, npy.dask against Dask's own reading of a
+.npy file on one LocalCluster of 2 worker processes: `dask_*` bench lines, and lines of
+the workers' peak memory and of the goals.
+
 usage: bench.py DIR BYTES REPEAT
 """
 
@@ -9,6 +13,7 @@ import gc
 import statistics
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -107,6 +112,93 @@ def rounds(directory, nbytes, repeat):
         report(name, handover[name], count * traces.trace_dtype().itemsize)
 
 
+DASK_BYTES = 512 * 2**20
+DASK_CHUNK_ROWS = 2**19  # of 8 <f8: 32 MiB chunks
+
+
+def dask_rounds(directory, repeat):
+    """`npy.dask.from_npy(path, chunks).sum()` against `da.from_array(np.load(path,
+    mmap_mode='r'), chunks).sum()` on a LocalCluster of 2 worker processes (one thread
+    each), in the same rounds: time, and each worker's peak memory (VmHWM, reset before
+    each run through /proc/self/clear_refs) above its size when the run began."""
+    try:
+        import dask.array as da
+        import distributed
+    except ImportError:
+        print("# dask or distributed not installed: the dask rows are skipped", flush=True)
+        return
+    import npy.dask
+
+    path = directory / "dask_f8.npy"
+    rows = DASK_BYTES // 64
+    npy.save(path, np.arange(rows * 8, dtype="<f8").reshape(rows, 8))
+    expected = float(np.sum(np.load(path, mmap_mode="r"), dtype="<f8"))
+    chunks = (DASK_CHUNK_ROWS, 8)
+    cases = {
+        "dask_from_npy": lambda: npy.dask.from_npy(path, chunks=DASK_CHUNK_ROWS).sum(),
+        "dask_from_array": lambda: da.from_array(np.load(path, mmap_mode="r"), chunks=chunks).sum(),
+    }
+    times = {name: [] for name in cases}
+    growth = {name: [] for name in cases}
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        ) as cluster,
+        distributed.Client(cluster) as client,
+        warnings.catch_warnings(),
+    ):
+        # The peer's graph holds the whole array: distributed warns of a "large graph".
+        warnings.simplefilter("ignore", UserWarning)
+        for round_ in range(repeat + repeat % 2):
+            for name in cases if round_ % 2 == 0 else list(cases)[::-1]:
+                start = client.run(reset_peak)
+                seconds, total = timed(lambda n=name: client.compute(cases[n]()).result())
+                peak = client.run(peak_kib)
+                assert np.isclose(total, expected), (name, total, expected)
+                times[name].append(seconds)
+                growth[name].append(max(peak[w] - start[w] for w in peak) * 1024)
+    path.unlink()
+    for name in cases:
+        report(name, times[name], DASK_BYTES)
+    chunk = DASK_CHUNK_ROWS * 64
+    for name in cases:
+        worst = max(growth[name])
+        print(
+            f"# {name}: peak memory per worker above its start: {worst / 2**20:.1f} MiB "
+            f"({worst / chunk:.2f} chunks of {chunk // 2**20} MiB)",
+            flush=True,
+        )
+    ratio = statistics.median(times["dask_from_npy"]) / statistics.median(times["dask_from_array"])
+    memory = max(growth["dask_from_npy"]) / chunk
+    print(
+        f"# goal: dask from_npy / from_array median time {ratio:.2f} (at most 1.0): "
+        f"{'met' if ratio <= 1.0 else 'MISSED'}",
+        flush=True,
+    )
+    print(
+        f"# goal: dask from_npy peak memory per worker {memory:.2f} chunks (at most 2): "
+        f"{'met' if memory <= 2 else 'MISSED'}",
+        flush=True,
+    )
+
+
+def reset_peak():
+    """In a worker: resets its peak resident size (VmHWM) to the current one; gives that."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    return proc_status_kib("VmRSS")
+
+
+def peak_kib():
+    """In a worker: its peak resident size since the last reset, in KiB."""
+    return proc_status_kib("VmHWM")
+
+
+def proc_status_kib(field):
+    with open("/proc/self/status") as f:
+        return int(next(line for line in f if line.startswith(field + ":")).split()[1])
+
+
 def check_results(directory, objects, members, half):
     """What was timed gave NumPy's results."""
     for kind, path in objects.items():
@@ -123,3 +215,4 @@ if __name__ == "__main__":
     from pathlib import Path
 
     rounds(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    dask_rounds(Path(sys.argv[1]), int(sys.argv[3]))
