@@ -18,6 +18,7 @@ mod npz;
 mod objects;
 mod pyfile;
 mod save;
+mod scan;
 mod unpickle;
 
 use std::path::PathBuf;
@@ -212,6 +213,9 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create_npy, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
     m.add_class::<NpzReader>()?;
+    m.add_function(wrap_pyfunction!(scan::open_scan, m)?)?;
+    m.add_class::<scan::Scan>()?;
+    m.add_class::<scan::BatchIter>()?;
     m.add("UnsafePickleError", errors::class(m.py(), "UnsafePickleError")?)?;
     m.add("BadNpzFile", errors::class(m.py(), "BadNpzFile")?)?;
     m.add("MAX_HEADER_SIZE", args::MAX_HEADER_SIZE)?;

@@ -13,16 +13,22 @@
   ``NpzFile.load_all()`` reads every member in parallel;
 - ``npy.append`` grows a ``.npy`` file in place, locked and crash-safe.
 
+``npy.scan`` gives NumPy files to Arrow consumers (DuckDB, polars, pyarrow, pandas) as
+streams; ``npy.polars.scan_npy`` as a polars ``LazyFrame``; ``npy.dask.from_npy`` as a
+Dask array. Those modules import polars and Dask when first used, never with ``npy``.
+
 Reads and writes of paths run with the GIL released.
 """
 
 from ._format import open_memmap
-from ._npy import BadNpzFile, UnsafePickleError, __version__
+from ._npy import BadNpzFile, Scan, UnsafePickleError, __version__
 from ._npyio import NpzFile, append, load, load_npz, save, savez, savez_compressed
+from ._scan import scan
 
 __all__ = [
     "BadNpzFile",
     "NpzFile",
+    "Scan",
     "UnsafePickleError",
     "__version__",
     "append",
@@ -32,4 +38,5 @@ __all__ = [
     "save",
     "savez",
     "savez_compressed",
+    "scan",
 ]

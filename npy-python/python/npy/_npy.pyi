@@ -3,6 +3,7 @@
 import os
 import pickle
 import zipfile
+from collections.abc import Callable
 from typing import Any, final
 
 import numpy as np
@@ -12,6 +13,8 @@ __all__ = [
     "MAX_HEADER_SIZE",
     "BadNpzFile",
     "NpzReader",
+    "Scan",
+    "ScanBatches",
     "UnsafePickleError",
     "__version__",
     "append",
@@ -20,6 +23,7 @@ __all__ = [
     "load_from_path",
     "map_npy",
     "open_npz",
+    "open_scan",
     "save_to_file",
     "save_to_path",
     "savez",
@@ -84,3 +88,30 @@ def create_npy(
     version: tuple[int, int] | None,
 ) -> tuple[int, tuple[int, int]]: ...
 def append(path: str | bytes | os.PathLike[str], arr: NDArray[Any]) -> None: ...
+
+# A table over NumPy files for Arrow consumers: npy.scan's result.
+@final
+class Scan:
+    @property
+    def schema(self) -> Any: ...
+    @property
+    def num_rows(self) -> int: ...
+    @property
+    def column_names(self) -> list[str]: ...
+    @property
+    def files(self) -> list[str]: ...
+    def select(self, columns: list[str] | None, start: int, stop: int) -> Scan: ...
+    def __arrow_c_schema__(self) -> Any: ...
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
+    def batches(
+        self, predicate_columns: list[str] | None = None, predicate: Callable[[Any], NDArray[np.bool_]] | None = None
+    ) -> ScanBatches: ...
+    def __len__(self) -> int: ...
+
+# The record batches of a Scan (each has __arrow_c_array__).
+@final
+class ScanBatches:
+    def __iter__(self) -> ScanBatches: ...
+    def __next__(self) -> Any: ...
+
+def open_scan(source: str, members: list[str] | None = None, batch_rows: int | None = None) -> Scan: ...

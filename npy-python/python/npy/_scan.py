@@ -1,0 +1,75 @@
+"""``npy.scan``: NumPy files as one Arrow table for DuckDB, polars, pyarrow and pandas."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ._npy import Scan, open_scan
+
+Rows = slice | range | tuple[int | None, int | None]
+
+
+def scan(
+    source: str | os.PathLike[str],
+    *,
+    columns: Sequence[str] | None = None,
+    rows: Rows | None = None,
+    batch_rows: int | None = None,
+    members: Sequence[str] | None = None,
+) -> Scan:
+    """A table over NumPy files that Arrow consumers read as a stream.
+
+    ``source`` is one ``.npy`` file (a 1-D array of records gives one column per field,
+    nested records as structs, subarrays as fixed-size lists; other arrays one column,
+    ``values``), one ``.npz`` archive (its members as columns, all of one length), or a
+    directory or glob pattern of ``.npy`` files with one dtype (or of ``.npz`` archives
+    with the same members), read in path order as one table.
+
+    The result has ``schema``, ``num_rows``, ``column_names``, ``files``,
+    ``__arrow_c_schema__`` and ``__arrow_c_stream__``; every stream is fresh and
+    independent, so it can be handed to consumers that read it more than once::
+
+        t = npy.scan("traces.npy", columns=["t0", "dt"])
+        duckdb.sql("SELECT avg(dt) FROM t")
+        polars.DataFrame(t); pyarrow.table(t); pandas.DataFrame.from_arrow(t)
+
+    ``columns`` picks columns (by name, in that order); ``rows`` a range of rows (a
+    ``slice`` or ``range`` of step 1, or ``(start, stop)``; negative numbers count from the
+    end, as in Python); ``batch_rows`` the rows per record batch; ``members`` the members of
+    an archive that make the table. Only the columns and rows asked are read.
+
+    Errors name the file: a missing file (``FileNotFoundError``), a file that is not a NumPy
+    file or is corrupt (``ValueError``, ``npy.BadNpzFile`` for archives), files of different
+    dtypes, an unknown column (``KeyError``). A stream that meets a corrupt member or a file
+    changed since the scan opened it raises in its consumer instead of giving its rows.
+    """
+    if isinstance(columns, str) or isinstance(members, str):
+        raise TypeError("columns and members take a list of names, not one string")
+    if batch_rows is not None and (not isinstance(batch_rows, int) or batch_rows < 1):
+        raise ValueError(f"batch_rows must be a positive int, not {batch_rows!r}")
+    table = open_scan(os.fspath(source), list(members) if members is not None else None, batch_rows)
+    start, stop = _rows(rows, table.num_rows)
+    if columns is None and (start, stop) == (0, table.num_rows):
+        return table
+    return table.select(list(columns) if columns is not None else None, start, stop)
+
+
+def _rows(rows: Rows | None, total: int) -> tuple[int, int]:
+    """``rows`` as ``(start, stop)`` of ``total`` rows, clamped as Python slices clamp."""
+    if rows is None:
+        return 0, total
+    if isinstance(rows, tuple):
+        if len(rows) != 2:
+            raise ValueError(f"rows as a tuple is (start, stop), not {rows!r}")
+        rows = slice(*rows)
+    if isinstance(rows, range):
+        if rows.step != 1:
+            raise ValueError(f"rows must be consecutive (step 1), not {rows!r}")
+        rows = slice(rows.start, rows.stop)
+    if not isinstance(rows, slice):
+        raise TypeError(f"rows takes a slice, a range or (start, stop), not {type(rows).__name__}")
+    start, stop, step = rows.indices(total)
+    if step != 1:
+        raise ValueError(f"rows must be consecutive (step 1), not {rows!r}")
+    return start, max(start, stop)

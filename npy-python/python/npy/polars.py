@@ -1,0 +1,74 @@
+"""NumPy files as polars ``LazyFrame``: ``npy.polars.scan_npy``.
+
+Imports polars only when used (``import npy`` never does).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ._npy import open_scan
+from ._scan import Rows, _rows
+
+
+def scan_npy(
+    source: str | os.PathLike[str],
+    *,
+    columns: Sequence[str] | None = None,
+    rows: Rows | None = None,
+    batch_rows: int | None = None,
+    members: Sequence[str] | None = None,
+) -> pl.LazyFrame:
+    """A lazy polars frame over NumPy files, as ``npy.scan`` reads them.
+
+    polars pushes its projection, ``head``/``n_rows`` and filters into the scan: the
+    columns a filter reads are read first, the filter is evaluated (by polars, on those
+    columns, so its answers are polars' own), and the other columns of ``.npy`` files are
+    then read only at the rows it kept. Arguments as :func:`npy.scan`::
+
+        lf = npy.polars.scan_npy("traces.npy")
+        lf.filter(pl.col("dt") > 0.01).select("t0").collect()
+    """
+    if isinstance(columns, str) or isinstance(members, str):
+        raise TypeError("columns and members take a list of names, not one string")
+    base = open_scan(os.fspath(source), list(members) if members is not None else None, batch_rows)
+    start, stop = _rows(rows, base.num_rows)
+    chosen = list(columns) if columns is not None else base.column_names
+    empty = pl.DataFrame(base.select(chosen, start, start))
+
+    def read(
+        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
+    ) -> Iterator[pl.DataFrame]:
+        wanted = chosen if with_columns is None else with_columns
+        end = stop if n_rows is None or predicate is not None else min(stop, start + n_rows)
+        table = base.select(wanted, start, end)
+        judged = predicate.meta.root_names() if predicate is not None else []
+        if predicate is not None and judged:
+            condition = predicate.fill_null(False)
+
+            def keep(batch: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
+                return pl.DataFrame(batch).select(condition).to_series().to_numpy()
+
+            batches = table.batches(judged, keep)
+        else:
+            batches = table.batches()
+        left = n_rows
+        for batch in batches:
+            frame = pl.DataFrame(batch)
+            if predicate is not None and not judged:
+                frame = frame.filter(predicate)
+            if left is not None:
+                frame = frame.head(left)
+                left -= frame.height
+            yield frame
+            if left == 0:
+                return
+
+    return pl.io.plugins.register_io_source(
+        read, schema=empty.schema, is_pure=True, explain_name="npy", explain_detail=", ".join(base.files[:3])
+    )

@@ -1,0 +1,615 @@
+//! `npy.scan`: `.npy` files or `.npz` archives as one table of Arrow record batches, handed
+//! to DuckDB, polars, pyarrow and pandas through the Arrow PyCapsule interface
+//! (`__arrow_c_stream__`, by pyo3-arrow).
+//!
+//! Rows come from npy-store's scans (npy-arrow's columns): `.npy` files by
+//! [`npy_store::RowScan`], archives by [`npy_store::RemoteNpz::checked_table_batches`] (no
+//! row before its member's CRC-32 passed). Each stream runs on a thread of its own, two
+//! batches ahead of its consumer; the consumer waits on a channel only (no GIL, no runtime
+//! of its own), and either side ending ends the other. Local files are read, not mapped,
+//! and each batch is given out only once its file is seen unchanged since the scan opened
+//! it: a file rewritten or truncated under a stream fails the stream, never answers wrong.
+
+use std::ops::Range;
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, RecordBatchReader, StructArray};
+use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
+use futures::StreamExt;
+use npy_arrow::{ConvertOptions, Layout};
+use npy_core::{Error, ErrorKind, ReadOptions};
+use npy_store::filter::{Kept, RowFilter};
+use npy_store::{RemoteNpz, RowScan, StoreLocation};
+use numpy::PyReadonlyArray1;
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+use pyo3_arrow::ffi::{to_schema_pycapsule, to_stream_pycapsule, ArrayIterator};
+use pyo3_arrow::{PyRecordBatch, PySchema};
+
+use crate::errors::to_python;
+
+/// Batches a stream makes ahead of its consumer.
+const AHEAD: usize = 2;
+
+/// One file of a table.
+struct Part {
+    /// The file as the user named it (or as found under their directory or pattern).
+    name: String,
+    at: StoreLocation,
+    /// The file's identity when the table was opened, for local files.
+    stamp: Option<Stamp>,
+    rows: usize,
+    kind: PartKind,
+}
+
+enum PartKind {
+    Npy { data_offset: u64, layout: Arc<Layout> },
+    Npz { npz: RemoteNpz },
+}
+
+/// What says a local file is the one a table opened: size, modification time, inode.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+impl Stamp {
+    fn of(path: &FsPath) -> std::io::Result<Stamp> {
+        let meta = std::fs::metadata(path)?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Ok(Stamp { len: meta.len(), modified: meta.modified().ok(), inode })
+    }
+}
+
+/// A table: its files, all their columns, and the columns and rows asked of it.
+struct Plan {
+    parts: Vec<Part>,
+    /// Every column of the files.
+    full: SchemaRef,
+    /// The columns given, as indices of `full`.
+    columns: Vec<usize>,
+    /// The rows given, numbered across the files in order.
+    rows: Range<usize>,
+    convert: ConvertOptions,
+    /// Rows per batch, when the caller said.
+    batch_rows: Option<usize>,
+}
+
+impl Plan {
+    fn schema(&self) -> SchemaRef {
+        Arc::new(self.full.project(&self.columns).expect("columns index the schema"))
+    }
+
+    fn total_rows(&self) -> usize {
+        self.parts.iter().map(|p| p.rows).sum()
+    }
+
+    /// The indices of columns `names`, failing on an unknown one with the names there are.
+    fn indices(&self, names: &[String]) -> PyResult<Vec<usize>> {
+        (names.iter())
+            .map(|name| {
+                self.full.index_of(name).map_err(|_| {
+                    let known: Vec<&str> = self.full.fields().iter().map(|f| f.name().as_str()).collect();
+                    PyKeyError::new_err(format!("no column {name:?} in {}: its columns are {known:?}", self.title()))
+                })
+            })
+            .collect()
+    }
+
+    fn title(&self) -> String {
+        match self.parts.as_slice() {
+            [one] => format!("'{}'", one.name),
+            parts => format!("'{}' and {} more files", parts[0].name, parts.len() - 1),
+        }
+    }
+}
+
+/// A table over NumPy files, given to Arrow consumers as fresh, independent streams.
+#[pyclass(module = "npy._npy", name = "Scan", frozen)]
+pub(crate) struct Scan {
+    plan: Arc<Plan>,
+}
+
+#[pymethods]
+impl Scan {
+    /// The Arrow schema of the rows given (a pyo3-arrow `Schema`; `pyarrow.schema(s)`
+    /// takes it).
+    #[getter]
+    fn schema(&self) -> PySchema {
+        PySchema::new(self.plan.schema())
+    }
+
+    /// The rows given (before any filter of a consumer).
+    #[getter]
+    fn num_rows(&self) -> usize {
+        self.plan.rows.len()
+    }
+
+    /// The names of the columns given.
+    #[getter]
+    fn column_names(&self) -> Vec<String> {
+        self.plan.columns.iter().map(|&i| self.plan.full.field(i).name().clone()).collect()
+    }
+
+    /// The files read, in row order.
+    #[getter]
+    fn files(&self) -> Vec<String> {
+        self.plan.parts.iter().map(|p| p.name.clone()).collect()
+    }
+
+    /// The same files with other columns and rows (`None`: all columns; rows `start..stop`
+    /// of all the files' rows, already clamped by the caller).
+    #[pyo3(signature = (columns, start, stop))]
+    fn select(&self, columns: Option<Vec<String>>, start: usize, stop: usize) -> PyResult<Scan> {
+        let plan = &self.plan;
+        let columns = match columns {
+            Some(names) => plan.indices(&names)?,
+            None => (0..plan.full.fields().len()).collect(),
+        };
+        let total = plan.total_rows();
+        let rows = start.min(total)..stop.clamp(start.min(total), total);
+        let plan = Plan {
+            parts: plan.parts.iter().map(Part::share).collect(),
+            full: plan.full.clone(),
+            columns,
+            rows,
+            convert: plan.convert.clone(),
+            batch_rows: plan.batch_rows,
+        };
+        Ok(Scan { plan: Arc::new(plan) })
+    }
+
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        Ok(to_schema_pycapsule(py, self.plan.schema().as_ref())?)
+    }
+
+    /// A new stream of the rows, independent of every other (consumers may ask more than
+    /// once); `requested_schema` casts where Arrow can, as the PyCapsule interface says.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyCapsule>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let batches = Batches::start(self.plan.clone(), None);
+        let schema = batches.schema.clone();
+        let arrays = batches.map(|batch| Ok(Arc::new(StructArray::from(batch?)) as ArrayRef));
+        let field = Field::new_struct("", schema.fields().clone(), false).with_metadata(schema.metadata().clone());
+        let reader = Box::new(ArrayIterator::new(arrays, Arc::new(field)));
+        Ok(to_stream_pycapsule(py, reader, requested_schema)?)
+    }
+
+    /// The rows as an iterator of record batches (each has `__arrow_c_array__`), waiting
+    /// for them with the GIL released. With `predicate`, a callable given a record batch
+    /// of columns `predicate_columns` (read first) that returns a NumPy bool array, only
+    /// the rows it keeps are given, their other columns read at those rows only.
+    #[pyo3(signature = (predicate_columns = None, predicate = None))]
+    fn batches(&self, predicate_columns: Option<Vec<String>>, predicate: Option<Py<PyAny>>) -> PyResult<BatchIter> {
+        let judge = match predicate {
+            Some(callable) => {
+                let columns = self.plan.indices(&predicate_columns.unwrap_or_default())?;
+                Some(Judge { columns, callable: Arc::new(callable) })
+            }
+            None => None,
+        };
+        Ok(BatchIter { batches: std::sync::Mutex::new(Some(Batches::start(self.plan.clone(), judge))) })
+    }
+
+    fn __len__(&self) -> usize {
+        self.plan.rows.len()
+    }
+
+    fn __repr__(&self) -> String {
+        let columns: Vec<String> = (self.plan.columns.iter())
+            .map(|&i| {
+                let f = self.plan.full.field(i);
+                format!("{}: {}", f.name(), f.data_type())
+            })
+            .collect();
+        format!("npy.Scan({}, {} rows, columns [{}])", self.plan.title(), self.plan.rows.len(), columns.join(", "))
+    }
+}
+
+impl Part {
+    /// The same file (its store and archive handles are shared).
+    fn share(&self) -> Part {
+        let kind = match &self.kind {
+            PartKind::Npy { data_offset, layout } => {
+                PartKind::Npy { data_offset: *data_offset, layout: layout.clone() }
+            }
+            PartKind::Npz { npz } => PartKind::Npz { npz: npz.clone() },
+        };
+        Part { name: self.name.clone(), at: self.at.clone(), stamp: self.stamp, rows: self.rows, kind }
+    }
+
+    /// Fails unless the file is still the one the table opened.
+    fn unchanged(&self) -> npy_core::Result<()> {
+        let Some(then) = self.stamp else { return Ok(()) };
+        let now = Stamp::of(&local_path(&self.at)).map_err(|e| Error::from(e).reading(&self.name))?;
+        if now == then {
+            return Ok(());
+        }
+        let reason = "the file changed while it was scanned (its size, time or inode is not what the scan opened)";
+        Err(Error::from(ErrorKind::Usage { reason: reason.into() }).reading(&self.name))
+    }
+}
+
+/// The predicate of a filtered stream: Python's callable over some columns.
+#[derive(Clone)]
+struct Judge {
+    columns: Vec<usize>,
+    callable: Arc<Py<PyAny>>,
+}
+
+impl Judge {
+    /// The rows `batch` (of the predicate's columns) keeps.
+    fn keep(&self, batch: RecordBatch) -> Result<BooleanArray, PyErr> {
+        let batch_rows = batch.num_rows();
+        Python::attach(|py| {
+            let out = self.callable.call1(py, (PyRecordBatch::new(batch),))?;
+            let mask: PyReadonlyArray1<'_, bool> = out.extract(py)?;
+            if mask.len()? != batch_rows {
+                let message = format!("the predicate gave {} values for {batch_rows} rows", mask.len()?);
+                return Err(PyValueError::new_err(message));
+            }
+            Ok(BooleanArray::from(mask.as_slice()?.to_vec()))
+        })
+    }
+}
+
+/// A stream's receiving end: batches as its thread makes them.
+struct Batches {
+    schema: SchemaRef,
+    rx: Receiver<npy_core::Result<RecordBatch>>,
+}
+
+impl Batches {
+    /// Starts a thread making `plan`'s batches (filtered by `judge`).
+    fn start(plan: Arc<Plan>, judge: Option<Judge>) -> Batches {
+        let schema = plan.schema();
+        let (tx, rx) = sync_channel(AHEAD);
+        let spawned = std::thread::Builder::new().name("npy-scan".into()).spawn({
+            let tx = tx.clone();
+            move || produce(&plan, judge.as_ref(), &tx)
+        });
+        if let Err(e) = spawned {
+            let _ = tx.send(Err(Error::from(e)));
+        }
+        Batches { schema, rx }
+    }
+
+    fn next_batch(&mut self) -> Option<npy_core::Result<RecordBatch>> {
+        self.rx.recv().ok()
+    }
+}
+
+impl Iterator for Batches {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_batch().map(|b| b.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for Batches {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+/// The Python iterator of [`Scan::batches`].
+#[pyclass(module = "npy._npy", name = "ScanBatches")]
+pub(crate) struct BatchIter {
+    batches: std::sync::Mutex<Option<Batches>>,
+}
+
+#[pymethods]
+impl BatchIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyRecordBatch>> {
+        let mut guard = self.batches.lock().map_err(|_| PyValueError::new_err("the scan's iterator failed before"))?;
+        let Some(batches) = guard.as_mut() else { return Ok(None) };
+        match py.detach(|| batches.next_batch()) {
+            Some(Ok(batch)) => Ok(Some(PyRecordBatch::new(batch))),
+            Some(Err(e)) => {
+                *guard = None;
+                Err(to_python(e))
+            }
+            None => {
+                *guard = None;
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Makes `plan`'s batches into `tx` until done, failed, or the consumer has gone. A panic
+/// of a dependency becomes an error of the scan.
+fn produce(plan: &Plan, judge: Option<&Judge>, tx: &SyncSender<npy_core::Result<RecordBatch>>) {
+    let run = || -> npy_core::Result<()> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        runtime.block_on(async {
+            let mut first = 0usize;
+            for part in &plan.parts {
+                let rows = plan.rows.start.max(first) - first..plan.rows.end.min(first + part.rows).max(first) - first;
+                first += part.rows;
+                if rows.is_empty() {
+                    continue;
+                }
+                if !send_part(plan, part, rows, judge, tx).await? {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        })
+    };
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+        let what =
+            panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
+        let reason = format!("the scan failed: {}", what.unwrap_or_else(|| "a panic".into()));
+        Err(Error::from(ErrorKind::Usage { reason }).reading(plan.title()))
+    });
+    if let Err(e) = outcome {
+        let _ = tx.send(Err(e));
+    }
+}
+
+/// Sends rows `rows` of `part`; false once the consumer has gone.
+async fn send_part(
+    plan: &Plan,
+    part: &Part,
+    rows: Range<usize>,
+    judge: Option<&Judge>,
+    tx: &SyncSender<npy_core::Result<RecordBatch>>,
+) -> npy_core::Result<bool> {
+    let schema = plan.schema();
+    let reading = |e: Error| if e.to_string().contains(&part.name) { e } else { e.reading(&part.name) };
+    let mut stream = match &part.kind {
+        PartKind::Npy { data_offset, layout } => {
+            let projected = Arc::new(layout.project(&plan.columns).map_err(reading)?);
+            let mut scan = RowScan::new(part.at.store.clone(), part.at.path.clone(), *data_offset, projected);
+            scan.rows(rows);
+            if let Some(rows) = plan.batch_rows {
+                scan.batch_rows(rows);
+            }
+            if let Some(judge) = judge {
+                let judged = Arc::new(layout.project(&judge.columns).map_err(reading)?);
+                let judge = judge.clone();
+                scan.filter(RowFilter::new(judged, move |batch| Ok(Kept::of(&judge.keep(batch.clone())?))));
+            }
+            scan.batches().into_inner()
+        }
+        PartKind::Npz { npz } => {
+            let mut wanted: Vec<usize> = plan.columns.clone();
+            if let Some(judge) = judge {
+                wanted.extend(judge.columns.iter().filter(|c| !plan.columns.contains(c)));
+            }
+            let names: Vec<&str> = member_names(&plan.full, &wanted, npz);
+            let stream = npz.checked_table_batches(Some(&names), &plan.convert, rows).await.map_err(reading)?;
+            let judge = judge.cloned();
+            let full = plan.full.clone();
+            stream
+                .into_inner()
+                .map(move |batch| {
+                    let batch = batch?;
+                    match &judge {
+                        None => Ok(batch),
+                        Some(judge) => {
+                            let judged = columns_of(&batch, &full, &judge.columns, None)?;
+                            let keep = judge.keep(judged).map_err(|e| Error::from(std::io::Error::other(e)))?;
+                            arrow_select::filter::filter_record_batch(&batch, &keep)
+                                .map_err(|e| Error::from(std::io::Error::other(e)))
+                        }
+                    }
+                })
+                .boxed()
+        }
+    };
+    while let Some(batch) = stream.next().await {
+        let batch = batch.and_then(|b| {
+            part.unchanged()?;
+            match &part.kind {
+                PartKind::Npy { .. } => retyped(b, &schema),
+                PartKind::Npz { .. } => columns_of(&b, &plan.full, &plan.columns, Some(&schema)),
+            }
+        });
+        let failed = batch.is_err();
+        if tx.send(batch.map_err(reading)).is_err() {
+            return Ok(false);
+        }
+        if failed {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// `batch`'s columns under `schema` (the table's, whose metadata may differ from a file's).
+fn retyped(batch: RecordBatch, schema: &SchemaRef) -> npy_core::Result<RecordBatch> {
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(schema.clone(), batch.columns().to_vec(), &options)
+        .map_err(|e| Error::from(std::io::Error::other(e)))
+}
+
+/// The columns `indices` of `full`, found by name in `batch`, as a batch (of `schema`, or
+/// of those columns' fields).
+fn columns_of(
+    batch: &RecordBatch,
+    full: &SchemaRef,
+    indices: &[usize],
+    schema: Option<&SchemaRef>,
+) -> npy_core::Result<RecordBatch> {
+    let missing = || Error::from(ErrorKind::Usage { reason: "a member column is missing".into() });
+    let columns = (indices.iter())
+        .map(|&i| batch.column_by_name(full.field(i).name()).cloned().ok_or_else(missing))
+        .collect::<npy_core::Result<Vec<_>>>()?;
+    let schema = match schema {
+        Some(schema) => schema.clone(),
+        None => Arc::new(full.project(indices).map_err(|e| Error::from(std::io::Error::other(e)))?),
+    };
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(schema, columns, &options).map_err(|e| Error::from(std::io::Error::other(e)))
+}
+
+/// The members of an archive holding columns `indices` of its table `full`.
+fn member_names<'a>(full: &SchemaRef, indices: &[usize], npz: &'a RemoteNpz) -> Vec<&'a str> {
+    let mut names: Vec<&str> = Vec::new();
+    for member in npz.names() {
+        // A member's column has its name (tables here have no residue columns).
+        if indices.iter().any(|&i| full.field(i).name() == member) && !names.contains(&member) {
+            names.push(member);
+        }
+    }
+    names
+}
+
+/// The local file of a location in a local store.
+fn local_path(at: &StoreLocation) -> PathBuf {
+    PathBuf::from(format!("/{}", at.path.as_ref()))
+}
+
+/// Opens `source` (a `.npy` or `.npz` file, a directory, or a glob pattern) as a table.
+#[pyfunction]
+#[pyo3(signature = (source, members = None, batch_rows = None))]
+pub(crate) fn open_scan(
+    py: Python<'_>,
+    source: String,
+    members: Option<Vec<String>>,
+    batch_rows: Option<usize>,
+) -> PyResult<Scan> {
+    let mut convert = ConvertOptions::new();
+    if let Some(rows) = batch_rows {
+        if rows == 0 {
+            return Err(PyValueError::new_err("batch_rows must be at least 1"));
+        }
+        convert.batch_rows(rows);
+    }
+    let mut plan = py.detach(|| open_plan(&source, members.as_deref(), convert)).map_err(to_python)?;
+    plan.batch_rows = batch_rows;
+    Ok(Scan { plan: Arc::new(plan) })
+}
+
+fn open_plan(source: &str, members: Option<&[String]>, convert: ConvertOptions) -> npy_core::Result<Plan> {
+    let files = find_files(source)?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut parts = Vec::with_capacity(files.len());
+    let mut full: Option<(SchemaRef, String)> = None;
+    for file in files {
+        let name = file.to_string_lossy().into_owned();
+        let stamp = Some(Stamp::of(&file).map_err(|e| Error::from(e).reading(&name))?);
+        let at = npy_store::store_for(&name)?;
+        let npz = file.extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
+        if members.is_some() && !npz {
+            let reason = "members= names members of .npz archives; this is a .npy file".into();
+            return Err(Error::from(ErrorKind::Usage { reason }).reading(&name));
+        }
+        let (schema, rows, kind) = runtime
+            .block_on(async {
+                if npz {
+                    let archive = RemoteNpz::open(at.store.clone(), &at.path).await?;
+                    let names: Option<Vec<&str>> = members.map(|m| m.iter().map(String::as_str).collect());
+                    let (schema, rows) = archive.table_schema(names.as_deref(), &convert).await?;
+                    Ok::<_, Error>((schema, rows, PartKind::Npz { npz: archive }))
+                } else {
+                    let object = npy_store::fetch_header(at.store.as_ref(), &at.path, &ReadOptions::default()).await?;
+                    let layout = Layout::new_with(&object.header, None, &convert)?;
+                    let kind = PartKind::Npy { data_offset: object.data_offset, layout: Arc::new(layout) };
+                    let PartKind::Npy { layout, .. } = &kind else { unreachable!() };
+                    Ok((layout.schema(), layout.rows(), kind))
+                }
+            })
+            .map_err(|e| if e.to_string().contains(&name) { e } else { e.reading(&name) })?;
+        match &full {
+            None => full = Some((schema, name.clone())),
+            Some((first, first_name)) => {
+                if !same_columns(first, &schema) {
+                    let reason = format!(
+                        "its columns ({}) are not those of '{first_name}' ({}): a table's files share one dtype",
+                        describe(&schema),
+                        describe(first)
+                    );
+                    return Err(Error::from(ErrorKind::Usage { reason }).reading(&name));
+                }
+            }
+        }
+        parts.push(Part { name, at, stamp, rows, kind });
+    }
+    let (full, _) = full.expect("find_files gives a file or fails");
+    let columns = (0..full.fields().len()).collect();
+    let total = parts.iter().map(|p| p.rows).sum();
+    Ok(Plan { parts, full, columns, rows: 0..total, convert, batch_rows: None })
+}
+
+fn same_columns(a: &Schema, b: &Schema) -> bool {
+    a.fields().len() == b.fields().len()
+        && a.fields().iter().zip(b.fields()).all(|(x, y)| x.name() == y.name() && x.data_type() == y.data_type())
+}
+
+fn describe(schema: &Schema) -> String {
+    let fields: Vec<String> = schema.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect();
+    fields.join(", ")
+}
+
+/// The files of `source`: itself, the `.npy` (or `.npz`) files under a directory, or those
+/// a glob pattern matches; sorted by path, one kind only.
+fn find_files(source: &str) -> npy_core::Result<Vec<PathBuf>> {
+    let usage = |reason: String| Error::from(ErrorKind::Usage { reason }).reading(source);
+    let path = FsPath::new(source);
+    let found: Vec<PathBuf> = if source.contains(['*', '?', '[']) && !path.exists() {
+        let paths = glob::glob(source).map_err(|e| usage(format!("not a glob pattern: {e}")))?;
+        let mut found = Vec::new();
+        for path in paths {
+            let path = path.map_err(|e| usage(format!("cannot list {}: {}", e.path().display(), e.error())))?;
+            if path.is_file() {
+                found.push(path);
+            }
+        }
+        found
+    } else if path.is_dir() {
+        let mut found = Vec::new();
+        walk(path, &mut found).map_err(|e| Error::from(e).reading(source))?;
+        found.retain(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy") || e.eq_ignore_ascii_case("npz")));
+        found
+    } else {
+        // A file (a missing one fails as it is opened, naming it).
+        std::fs::metadata(path).map_err(|e| Error::from(e).reading(source))?;
+        return Ok(vec![path.to_path_buf()]);
+    };
+    let mut found = found;
+    found.sort();
+    let is_npz = |p: &PathBuf| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
+    match (found.iter().find(|p| is_npz(p)), found.iter().find(|p| !is_npz(p))) {
+        (None, None) => Err(usage("no .npy or .npz file there".into())),
+        (Some(a), Some(b)) => Err(usage(format!(
+            "it holds .npz archives ({}) and .npy files ({}): a table is one kind",
+            a.display(),
+            b.display()
+        ))),
+        _ => Ok(found),
+    }
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &FsPath, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            walk(&entry.path(), found)?;
+        } else if kind.is_file() {
+            found.push(entry.path());
+        }
+    }
+    Ok(())
+}
