@@ -374,7 +374,7 @@ async fn send_part(
     tx: &SyncSender<npy_core::Result<RecordBatch>>,
 ) -> npy_core::Result<bool> {
     let schema = plan.schema();
-    let reading = |e: Error| if e.to_string().contains(&part.name) { e } else { e.reading(&part.name) };
+    let reading = |e: Error| named(e, &part.name);
     let mut stream = match &part.kind {
         PartKind::Npy { data_offset, layout } => {
             let projected = Arc::new(layout.project(&plan.columns).map_err(reading)?);
@@ -474,6 +474,11 @@ fn member_names<'a>(full: &SchemaRef, indices: &[usize], npz: &'a RemoteNpz) -> 
     names
 }
 
+/// `e` naming file `name` (as the user named it; the store names it by its path there).
+fn named(e: Error, name: &str) -> Error {
+    e.renamed(name).reading(name)
+}
+
 /// The local file of a location in a local store.
 fn local_path(at: &StoreLocation) -> PathBuf {
     PathBuf::from(format!("/{}", at.path.as_ref()))
@@ -481,14 +486,16 @@ fn local_path(at: &StoreLocation) -> PathBuf {
 
 /// Opens `source` (a `.npy` or `.npz` file, a directory, or a glob pattern) as a table.
 #[pyfunction]
-#[pyo3(signature = (source, members = None, batch_rows = None))]
+#[pyo3(signature = (source, members = None, batch_rows = None, days_as_int64 = false))]
 pub(crate) fn open_scan(
     py: Python<'_>,
     source: String,
     members: Option<Vec<String>>,
     batch_rows: Option<usize>,
+    days_as_int64: bool,
 ) -> PyResult<Scan> {
     let mut convert = ConvertOptions::new();
+    convert.days_as_int64(days_as_int64);
     if let Some(rows) = batch_rows {
         if rows == 0 {
             return Err(PyValueError::new_err("batch_rows must be at least 1"));
@@ -529,7 +536,7 @@ fn open_plan(source: &str, members: Option<&[String]>, convert: ConvertOptions) 
                     Ok((layout.schema(), layout.rows(), kind))
                 }
             })
-            .map_err(|e| if e.to_string().contains(&name) { e } else { e.reading(&name) })?;
+            .map_err(|e| named(e, &name))?;
         match &full {
             None => full = Some((schema, name.clone())),
             Some((first, first_name)) => {

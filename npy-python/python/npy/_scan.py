@@ -17,6 +17,7 @@ def scan(
     rows: Rows | None = None,
     batch_rows: int | None = None,
     members: Sequence[str] | None = None,
+    days_as_int64: bool = False,
 ) -> Scan:
     """A table over NumPy files that Arrow consumers read as a stream.
 
@@ -37,7 +38,9 @@ def scan(
     ``columns`` picks columns (by name, in that order); ``rows`` a range of rows (a
     ``slice`` or ``range`` of step 1, or ``(start, stop)``; negative numbers count from the
     end, as in Python); ``batch_rows`` the rows per record batch; ``members`` the members of
-    an archive that make the table. Only the columns and rows asked are read.
+    an archive that make the table; ``days_as_int64`` gives ``datetime64[D]`` columns as
+    Int64 days instead of Date32 (whose range they may exceed). Only the columns and rows
+    asked are read.
 
     Errors name the file: a missing file (``FileNotFoundError``), a file that is not a NumPy
     file or is corrupt (``ValueError``, ``npy.BadNpzFile`` for archives), files of different
@@ -48,7 +51,7 @@ def scan(
         raise TypeError("columns and members take a list of names, not one string")
     if batch_rows is not None and (not isinstance(batch_rows, int) or batch_rows < 1):
         raise ValueError(f"batch_rows must be a positive int, not {batch_rows!r}")
-    table = open_scan(os.fspath(source), list(members) if members is not None else None, batch_rows)
+    table = open_scan(os.fspath(source), list(members) if members is not None else None, batch_rows, days_as_int64)
     start, stop = _rows(rows, table.num_rows)
     if columns is None and (start, stop) == (0, table.num_rows):
         return table

@@ -23,6 +23,7 @@ def scan_npy(
     rows: Rows | None = None,
     batch_rows: int | None = None,
     members: Sequence[str] | None = None,
+    days_as_int64: bool = False,
 ) -> pl.LazyFrame:
     """A lazy polars frame over NumPy files, as ``npy.scan`` reads them.
 
@@ -36,7 +37,7 @@ def scan_npy(
     """
     if isinstance(columns, str) or isinstance(members, str):
         raise TypeError("columns and members take a list of names, not one string")
-    base = open_scan(os.fspath(source), list(members) if members is not None else None, batch_rows)
+    base = open_scan(os.fspath(source), list(members) if members is not None else None, batch_rows, days_as_int64)
     start, stop = _rows(rows, base.num_rows)
     chosen = list(columns) if columns is not None else base.column_names
     empty = pl.DataFrame(base.select(chosen, start, start))
