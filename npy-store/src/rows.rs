@@ -508,8 +508,15 @@ impl Scan {
                 let (mut file, mut buf) =
                     slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
                 let read = tokio::task::spawn_blocking(move || {
-                    buf.resize(need, 0);
-                    let done = file.read_exact(&mut buf);
+                    // Read into the buffer's spare capacity (`read_to_end` on a `File` does
+                    // not zero it first, as `resize` then `read_exact` would every block).
+                    buf.clear();
+                    buf.reserve_exact(need);
+                    let done = match (&mut file).take(need as u64).read_to_end(&mut buf) {
+                        Ok(n) if n < need => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                        Ok(_) => Ok(()),
+                        Err(e) => Err(e),
+                    };
                     (file, buf, done)
                 });
                 let (file, buf, done) =
