@@ -4,12 +4,14 @@
 //!
 //! Rows come from npy-store's scans (npy-arrow's columns): `.npy` files by
 //! [`npy_store::RowScan`], archives by [`npy_store::RemoteNpz::checked_table_batches`] (no
-//! row before its member's CRC-32 passed). Each stream runs on a thread of its own, two
-//! batches ahead of its consumer; the consumer waits on a channel only (no GIL, no runtime
-//! of its own), and either side ending ends the other. Local files are read, not mapped,
+//! row before its member's CRC-32 passed). A stream's rows are made by threads of their
+//! own, a few batches ahead of its consumer, in pieces made side by side and given out in
+//! row order; the consumer waits on channels only (no GIL, no runtime of its own), and
+//! either side ending ends the other. Local files are read, not mapped,
 //! and each batch is given out only once its file is seen unchanged since the scan opened
 //! it: a file rewritten or truncated under a stream fails the stream, never answers wrong.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -19,6 +21,7 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, Recor
 use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
 use futures::StreamExt;
 use npy_arrow::{ConvertOptions, Layout};
+use npy_core::mmap::MapContract;
 use npy_core::{Error, ErrorKind, ReadOptions};
 use npy_store::filter::{Kept, RowFilter};
 use npy_store::{RemoteNpz, RowScan, StoreLocation};
@@ -81,6 +84,9 @@ struct Plan {
     convert: ConvertOptions,
     /// Rows per batch, when the caller said.
     batch_rows: Option<usize>,
+    /// The caller's acceptance of the maps' contract for the table's local `.npy` files
+    /// (`map_local_files=True`): their rows are mapped, not read.
+    map: Option<MapContract>,
 }
 
 impl Plan {
@@ -163,6 +169,7 @@ impl Scan {
             rows,
             convert: plan.convert.clone(),
             batch_rows: plan.batch_rows,
+            map: plan.map,
         };
         Ok(Scan { plan: Arc::new(plan) })
     }
@@ -265,30 +272,107 @@ impl Judge {
     }
 }
 
-/// A stream's receiving end: batches as its thread makes them.
+/// A stream's receiving end. Its rows are cut into pieces (a file's rows, split into runs
+/// of whole batches of about [`PIECE_BYTES`]); up to [`threads`] pieces are made at once,
+/// each on a thread of its own into a channel of its own, and their batches given out in
+/// row order. A piece's thread starts only when the consumer asks for rows (in
+/// `next_batch`), so a stream left unread makes nothing.
 struct Batches {
     schema: SchemaRef,
-    rx: Receiver<npy_core::Result<RecordBatch>>,
+    plan: Arc<Plan>,
+    judge: Option<Judge>,
+    pieces: std::vec::IntoIter<Piece>,
+    running: VecDeque<Receiver<npy_core::Result<RecordBatch>>>,
+}
+
+/// Rows `rows` of file `part` of a plan.
+struct Piece {
+    part: usize,
+    rows: Range<usize>,
+}
+
+/// Bytes of rows per piece of a stream, at least (a piece is whole batches).
+const PIECE_BYTES: usize = 16 << 20;
+
+/// Pieces made at once: the machine's cores, at most 8.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(8)
 }
 
 impl Batches {
-    /// Starts a thread making `plan`'s batches (filtered by `judge`).
+    /// The stream of `plan`'s batches (filtered by `judge`).
     fn start(plan: Arc<Plan>, judge: Option<Judge>) -> Batches {
-        let schema = plan.schema();
-        let (tx, rx) = sync_channel(AHEAD);
-        let spawned = std::thread::Builder::new().name("npy-scan".into()).spawn({
-            let tx = tx.clone();
-            move || produce(&plan, judge.as_ref(), &tx)
-        });
-        if let Err(e) = spawned {
-            let _ = tx.send(Err(Error::from(e)));
-        }
-        Batches { schema, rx }
+        let pieces = pieces(&plan);
+        Batches { schema: plan.schema(), plan, judge, pieces: pieces.into_iter(), running: VecDeque::new() }
     }
 
     fn next_batch(&mut self) -> Option<npy_core::Result<RecordBatch>> {
-        self.rx.recv().ok()
+        loop {
+            while self.running.len() < threads() {
+                let Some(piece) = self.pieces.next() else { break };
+                self.running.push_back(self.spawn(piece));
+            }
+            let rx = self.running.front()?;
+            match rx.recv() {
+                Ok(Ok(batch)) => return Some(Ok(batch)),
+                Ok(Err(e)) => {
+                    // The stream ends at its first error: the other pieces' threads end as
+                    // their channels close.
+                    self.running.clear();
+                    self.pieces = Vec::new().into_iter();
+                    return Some(Err(e));
+                }
+                Err(_) => {
+                    self.running.pop_front();
+                }
+            }
+        }
     }
+
+    /// A thread making `piece`'s batches into a new channel.
+    fn spawn(&self, piece: Piece) -> Receiver<npy_core::Result<RecordBatch>> {
+        let (tx, rx) = sync_channel(AHEAD);
+        let (plan, judge) = (self.plan.clone(), self.judge.clone());
+        let spawned = std::thread::Builder::new().name("npy-scan".into()).spawn({
+            let tx = tx.clone();
+            move || produce(&plan, piece, judge.as_ref(), &tx)
+        });
+        if let Err(e) = spawned {
+            let _ = tx.send(Err(Error::from(e).reading(self.plan.title())));
+        }
+        rx
+    }
+}
+
+/// `plan`'s rows as pieces, in row order: each file's rows of the window, `.npy` files'
+/// cut into runs of whole batches of at least [`PIECE_BYTES`] (archives are one piece:
+/// their members are checked to their ends).
+fn pieces(plan: &Plan) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let mut first = 0usize;
+    for (index, part) in plan.parts.iter().enumerate() {
+        let rows = plan.rows.start.max(first) - first..plan.rows.end.min(first + part.rows).max(first) - first;
+        first += part.rows;
+        if rows.is_empty() {
+            continue;
+        }
+        let PartKind::Npy { layout, .. } = &part.kind else {
+            pieces.push(Piece { part: index, rows });
+            continue;
+        };
+        let batch = plan.batch_rows.unwrap_or_else(|| {
+            let per_batch = npy_arrow::read::DEFAULT_BATCH_BYTES / layout.row_bytes().max(1);
+            npy_arrow::read::DEFAULT_BATCH_ROWS.min(per_batch).max(1)
+        });
+        let per_piece = (PIECE_BYTES / layout.row_bytes().max(1)).div_ceil(batch).max(1).saturating_mul(batch);
+        let mut at = rows.start;
+        while at < rows.end {
+            let end = at.saturating_add(per_piece).min(rows.end);
+            pieces.push(Piece { part: index, rows: at..end });
+            at = end;
+        }
+    }
+    pieces
 }
 
 impl Iterator for Batches {
@@ -334,45 +418,33 @@ impl BatchIter {
     }
 }
 
-/// Makes `plan`'s batches into `tx` until done, failed, or the consumer has gone. A panic
+/// Makes `piece`'s batches into `tx` until done, failed, or the consumer has gone. A panic
 /// of a dependency becomes an error of the scan.
-fn produce(plan: &Plan, judge: Option<&Judge>, tx: &SyncSender<npy_core::Result<RecordBatch>>) {
+fn produce(plan: &Plan, piece: Piece, judge: Option<&Judge>, tx: &SyncSender<npy_core::Result<RecordBatch>>) {
+    let part = &plan.parts[piece.part];
     let run = || -> npy_core::Result<()> {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        runtime.block_on(async {
-            let mut first = 0usize;
-            for part in &plan.parts {
-                let rows = plan.rows.start.max(first) - first..plan.rows.end.min(first + part.rows).max(first) - first;
-                first += part.rows;
-                if rows.is_empty() {
-                    continue;
-                }
-                if !send_part(plan, part, rows, judge, tx).await? {
-                    return Ok(());
-                }
-            }
-            Ok(())
-        })
+        runtime.block_on(send_part(plan, part, piece.rows, judge, tx))
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|panic| {
         let what =
             panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         let reason = format!("the scan failed: {}", what.unwrap_or_else(|| "a panic".into()));
-        Err(Error::from(ErrorKind::Usage { reason }).reading(plan.title()))
+        Err(Error::from(ErrorKind::Usage { reason }).reading(&part.name))
     });
     if let Err(e) = outcome {
-        let _ = tx.send(Err(e));
+        let _ = tx.send(Err(named(e, &part.name)));
     }
 }
 
-/// Sends rows `rows` of `part`; false once the consumer has gone.
+/// Sends rows `rows` of `part` until done, failed (the error sent), or the consumer has gone.
 async fn send_part(
     plan: &Plan,
     part: &Part,
     rows: Range<usize>,
     judge: Option<&Judge>,
     tx: &SyncSender<npy_core::Result<RecordBatch>>,
-) -> npy_core::Result<bool> {
+) -> npy_core::Result<()> {
     let schema = plan.schema();
     let reading = |e: Error| named(e, &part.name);
     let mut stream = match &part.kind {
@@ -382,6 +454,9 @@ async fn send_part(
             scan.rows(rows);
             if let Some(rows) = plan.batch_rows {
                 scan.batch_rows(rows);
+            }
+            if let Some(contract) = plan.map {
+                scan.map(contract);
             }
             if let Some(judge) = judge {
                 let judged = Arc::new(layout.project(&judge.columns).map_err(reading)?);
@@ -425,14 +500,11 @@ async fn send_part(
             }
         });
         let failed = batch.is_err();
-        if tx.send(batch.map_err(reading)).is_err() {
-            return Ok(false);
-        }
-        if failed {
-            return Ok(false);
+        if tx.send(batch.map_err(reading)).is_err() || failed {
+            return Ok(());
         }
     }
-    Ok(true)
+    Ok(())
 }
 
 /// `batch`'s columns under `schema` (the table's, whose metadata may differ from a file's).
@@ -479,6 +551,16 @@ fn named(e: Error, name: &str) -> Error {
     e.renamed(name).reading(name)
 }
 
+/// The maps' contract, accepted for the caller who asked for maps.
+#[allow(unsafe_code)]
+fn maps_accepted() -> MapContract {
+    // SAFETY: only for `npy.scan(..., map_local_files=True)`, whose documentation gives the
+    // contract (as np.load's mmap_mode does): nothing modifies or truncates the table's
+    // files while a stream reads them, or the process may die of SIGBUS. A change that
+    // does happen is still reported after the batch that saw it (the file's stamp).
+    unsafe { MapContract::accept() }
+}
+
 /// The local file of a location in a local store.
 fn local_path(at: &StoreLocation) -> PathBuf {
     PathBuf::from(format!("/{}", at.path.as_ref()))
@@ -486,13 +568,14 @@ fn local_path(at: &StoreLocation) -> PathBuf {
 
 /// Opens `source` (a `.npy` or `.npz` file, a directory, or a glob pattern) as a table.
 #[pyfunction]
-#[pyo3(signature = (source, members = None, batch_rows = None, days_as_int64 = false))]
+#[pyo3(signature = (source, members = None, batch_rows = None, days_as_int64 = false, map_local_files = false))]
 pub(crate) fn open_scan(
     py: Python<'_>,
     source: String,
     members: Option<Vec<String>>,
     batch_rows: Option<usize>,
     days_as_int64: bool,
+    map_local_files: bool,
 ) -> PyResult<Scan> {
     let mut convert = ConvertOptions::new();
     convert.days_as_int64(days_as_int64);
@@ -504,6 +587,7 @@ pub(crate) fn open_scan(
     }
     let mut plan = py.detach(|| open_plan(&source, members.as_deref(), convert)).map_err(to_python)?;
     plan.batch_rows = batch_rows;
+    plan.map = map_local_files.then(maps_accepted);
     Ok(Scan { plan: Arc::new(plan) })
 }
 
@@ -555,7 +639,7 @@ fn open_plan(source: &str, members: Option<&[String]>, convert: ConvertOptions) 
     let (full, _) = full.expect("find_files gives a file or fails");
     let columns = (0..full.fields().len()).collect();
     let total = parts.iter().map(|p| p.rows).sum();
-    Ok(Plan { parts, full, columns, rows: 0..total, convert, batch_rows: None })
+    Ok(Plan { parts, full, columns, rows: 0..total, convert, batch_rows: None, map: None })
 }
 
 fn same_columns(a: &Schema, b: &Schema) -> bool {

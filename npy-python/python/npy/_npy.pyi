@@ -115,5 +115,9 @@ class ScanBatches:
     def __next__(self) -> Any: ...
 
 def open_scan(
-    source: str, members: list[str] | None = None, batch_rows: int | None = None, days_as_int64: bool = False
+    source: str,
+    members: list[str] | None = None,
+    batch_rows: int | None = None,
+    days_as_int64: bool = False,
+    map_local_files: bool = False,
 ) -> Scan: ...

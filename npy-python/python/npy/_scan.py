@@ -18,6 +18,7 @@ def scan(
     batch_rows: int | None = None,
     members: Sequence[str] | None = None,
     days_as_int64: bool = False,
+    map_local_files: bool = False,
 ) -> Scan:
     """A table over NumPy files that Arrow consumers read as a stream.
 
@@ -42,6 +43,13 @@ def scan(
     Int64 days instead of Date32 (whose range they may exceed). Only the columns and rows
     asked are read.
 
+    Local files are read, not mapped: a file changed or truncated while a stream reads it
+    makes the stream raise. ``map_local_files=True`` maps local ``.npy`` files instead (a
+    query of a few fields of wide records then reads 2-3 times faster), on the contract
+    of ``np.load(mmap_mode="r")``: nothing modifies or truncates the files while a stream
+    reads them, or the process may die of ``SIGBUS`` (a change is still reported, after
+    the batch that saw it).
+
     Errors name the file: a missing file (``FileNotFoundError``), a file that is not a NumPy
     file or is corrupt (``ValueError``, ``npy.BadNpzFile`` for archives), files of different
     dtypes, an unknown column (``KeyError``). A stream that meets a corrupt member or a file
@@ -51,7 +59,9 @@ def scan(
         raise TypeError("columns and members take a list of names, not one string")
     if batch_rows is not None and (not isinstance(batch_rows, int) or batch_rows < 1):
         raise ValueError(f"batch_rows must be a positive int, not {batch_rows!r}")
-    table = open_scan(os.fspath(source), list(members) if members is not None else None, batch_rows, days_as_int64)
+    table = open_scan(
+        os.fspath(source), list(members) if members is not None else None, batch_rows, days_as_int64, map_local_files
+    )
     start, stop = _rows(rows, table.num_rows)
     if columns is None and (start, stop) == (0, table.num_rows):
         return table

@@ -24,6 +24,7 @@ def scan_npy(
     batch_rows: int | None = None,
     members: Sequence[str] | None = None,
     days_as_int64: bool = False,
+    map_local_files: bool = False,
 ) -> pl.LazyFrame:
     """A lazy polars frame over NumPy files, as ``npy.scan`` reads them.
 
@@ -37,7 +38,9 @@ def scan_npy(
     """
     if isinstance(columns, str) or isinstance(members, str):
         raise TypeError("columns and members take a list of names, not one string")
-    base = open_scan(os.fspath(source), list(members) if members is not None else None, batch_rows, days_as_int64)
+    base = open_scan(
+        os.fspath(source), list(members) if members is not None else None, batch_rows, days_as_int64, map_local_files
+    )
     start, stop = _rows(rows, base.num_rows)
     chosen = list(columns) if columns is not None else base.column_names
     empty = pl.DataFrame(base.select(chosen, start, start))
@@ -47,22 +50,26 @@ def scan_npy(
     ) -> Iterator[pl.DataFrame]:
         wanted = chosen if with_columns is None else with_columns
         end = stop if n_rows is None or predicate is not None else min(stop, start + n_rows)
-        table = base.select(wanted, start, end)
         judged = predicate.meta.root_names() if predicate is not None else []
-        if predicate is not None and judged:
+        # Into the scan only when that saves reading: the columns beyond the predicate's
+        # are then read at the rows it kept. Else each batch is filtered here, its
+        # predicate's columns read with it and dropped after.
+        pushed = bool(judged) and not set(wanted) <= set(judged)
+        if pushed:
+            assert predicate is not None
             condition = predicate.fill_null(False)
 
             def keep(batch: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
                 return pl.DataFrame(batch).select(condition).to_series().to_numpy()
 
-            batches = table.batches(judged, keep)
+            batches = base.select(wanted, start, end).batches(judged, keep)
         else:
-            batches = table.batches()
+            batches = base.select([*wanted, *(c for c in judged if c not in wanted)], start, end).batches()
         left = n_rows
         for batch in batches:
             frame = pl.DataFrame(batch)
-            if predicate is not None and not judged:
-                frame = frame.filter(predicate)
+            if predicate is not None and not pushed:
+                frame = frame.filter(predicate).select(wanted)
             if left is not None:
                 frame = frame.head(left)
                 left -= frame.height
