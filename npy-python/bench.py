@@ -2,6 +2,12 @@
 rounds (REPEAT rounded up to an even number, each side first in half of them). Prints
 `bench <name> best=<s> median=<s> bytes=<n>` lines.
 
+Then Arrow streams (issue 45): the five queries of the SQL bench (xtask/bench.py's QUERIES)
+over 1,000,000 shot records in 16 .npy files, answered by DuckDB over `npy.scan` of the
+query's columns (files read, and mapped) against DuckDB over pyarrow's Parquet of the same
+rows, and in polars over `npy.polars.scan_npy` against `pl.scan_parquet`; every answer
+checked against NumPy's.
+
 Then, where dask and distributed are installed, npy.dask against Dask's own reading of a
 .npy file on one LocalCluster of 2 worker processes: `dask_*` bench lines, and lines of
 the workers' peak memory and of the goals.
@@ -10,6 +16,7 @@ usage: bench.py DIR BYTES REPEAT
 """
 
 import gc
+import os
 import statistics
 import sys
 import time
@@ -116,6 +123,115 @@ DASK_BYTES = 512 * 2**20
 DASK_CHUNK_ROWS = 2**19  # of 8 <f8: 32 MiB chunks
 
 
+STREAM_ROWS = 1_000_000
+
+
+def sql_bench():
+    """xtask/bench.py (the SQL bench's table, queries and NumPy's answers), by path: this
+    script's directory is first on sys.path, where `bench` is this file."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "xtask" / "bench.py"
+    spec = importlib.util.spec_from_file_location("sql_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The columns each query reads: what a DuckDB user passes to npy.scan (DuckDB pushes no
+# projection into an Arrow stream).
+QUERY_COLUMNS = {
+    "group": ["station", "t0", "samples"],
+    "sums": ["rx", "ry", "t0", "samples", "dt"],
+    "avg": ["samples"],
+    "filter": ["t0", "station"],
+    "topk": ["trace_id", "t0"],
+}
+
+
+def polars_query(name, lf):
+    """The SQL bench's query `name` in polars, as rows of values."""
+    import polars as pl
+
+    if name == "group":
+        out = (
+            lf.group_by("station")
+            .agg(pl.len(), pl.col("t0").mean(), pl.col("samples").arr.get(0).max())
+            .sort("station")
+        )
+    elif name == "sums":
+        out = lf.select(
+            (pl.col("rx") + pl.col("ry") + pl.col("t0")).sum(), pl.col("samples").arr.get(63).max(), pl.col("dt").min()
+        )
+    elif name == "avg":
+        out = lf.select(pl.col("samples").arr.get(9).cast(pl.Float64).mean())
+    elif name == "filter":
+        out = lf.filter((pl.col("t0") > 0.5) & (pl.col("station") == 7)).select(pl.len())
+    else:
+        out = lf.select("trace_id", "t0").sort("t0", descending=True).head(10)
+    return out.collect().rows()
+
+
+def stream_rounds(directory, repeat):
+    """DuckDB and polars over npy's streams (local files read, and mapped) against the same
+    over Parquet, in the same rounds. A DuckDB connection is made before the clock starts
+    (as the SQL bench's `duck_measure`); polars' frames are built inside it."""
+    import duckdb
+    import polars as pl
+
+    import npy.polars
+
+    sql = sql_bench()
+    npy_dir, parquet_dir, paths = sql.write_shots(str(directory), STREAM_ROWS)
+    nbytes = sum(os.path.getsize(p) for p in paths) - sql.SQL_FILES * 128
+    want = {name: sql.numpy_answer(name, paths) for name, _ in sql.QUERIES}
+    parquet = f"read_parquet('{parquet_dir}/*.parquet')"
+
+    def duck_scan(name, query, mapped):
+        def run(con):
+            shots = npy.scan(npy_dir, columns=QUERY_COLUMNS[name], map_local_files=mapped)  # noqa: F841 - by name
+            return con.sql(query.format("shots")).fetchall()
+
+        return run
+
+    def duck_parquet(query):
+        return lambda con: con.sql(query.format(parquet)).fetchall()
+
+    def polars_scan(name, mapped):
+        return lambda _: polars_query(name, npy.polars.scan_npy(npy_dir, map_local_files=mapped))
+
+    def polars_parquet(name):
+        return lambda _: polars_query(name, pl.scan_parquet(f"{parquet_dir}/*.parquet"))
+
+    # Triples, timed in turns: npy read, npy mapped, the Parquet peer.
+    cases = {}
+    for name, query in sql.QUERIES:
+        cases[f"duckdb_{name}_scan"] = duck_scan(name, query, False)
+        cases[f"duckdb_{name}_mapped"] = duck_scan(name, query, True)
+        cases[f"duckdb_{name}_parquet"] = duck_parquet(query)
+        cases[f"polars_{name}_scan"] = polars_scan(name, False)
+        cases[f"polars_{name}_mapped"] = polars_scan(name, True)
+        cases[f"polars_{name}_parquet"] = polars_parquet(name)
+    times = {name: [] for name in cases}
+    names = list(cases)
+    triples = [names[i : i + 3] for i in range(0, len(names), 3)]
+    for round_ in range(repeat + repeat % 2):
+        for triple in triples:
+            for name in triple if round_ % 2 == 0 else triple[::-1]:
+                con = duckdb.connect()
+                seconds, rows = timed(lambda n=name, c=con: cases[n](c))
+                con.close()
+                sql.same_rows(rows, want[name.split("_")[1]], name)
+                times[name].append(seconds)
+    for name in cases:
+        report(name, times[name], nbytes)
+    for path in paths:
+        os.remove(path)
+    for path in os.listdir(parquet_dir):
+        os.remove(os.path.join(parquet_dir, path))
+
+
 def dask_rounds(directory, repeat):
     """`npy.dask.from_npy(path, chunks).sum()` against `da.from_array(np.load(path,
     mmap_mode='r'), chunks).sum()` on a LocalCluster of 2 worker processes (one thread
@@ -215,4 +331,5 @@ if __name__ == "__main__":
     from pathlib import Path
 
     rounds(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    stream_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     dask_rounds(Path(sys.argv[1]), int(sys.argv[3]))
