@@ -152,9 +152,19 @@ impl Scan {
     }
 
     /// The same files with other columns and rows (`None`: all columns; rows `start..stop`
-    /// of all the files' rows, already clamped by the caller).
-    #[pyo3(signature = (columns, start, stop))]
-    fn select(&self, columns: Option<Vec<String>>, start: usize, stop: usize) -> PyResult<Scan> {
+    /// of all the files' rows, already clamped by the caller), and rows per batch
+    /// (`None`: as before).
+    #[pyo3(signature = (columns, start, stop, batch_rows = None))]
+    fn select(
+        &self,
+        columns: Option<Vec<String>>,
+        start: usize,
+        stop: usize,
+        batch_rows: Option<usize>,
+    ) -> PyResult<Scan> {
+        if batch_rows == Some(0) {
+            return Err(PyValueError::new_err("batch_rows must be at least 1"));
+        }
         let plan = &self.plan;
         let columns = match columns {
             Some(names) => plan.indices(&names)?,
@@ -168,7 +178,7 @@ impl Scan {
             columns,
             rows,
             convert: plan.convert.clone(),
-            batch_rows: plan.batch_rows,
+            batch_rows: batch_rows.or(plan.batch_rows),
             map: plan.map,
         };
         Ok(Scan { plan: Arc::new(plan) })

@@ -28,7 +28,7 @@ def scan_npy(
 ) -> pl.LazyFrame:
     """A lazy polars frame over NumPy files, as ``npy.scan`` reads them.
 
-    polars pushes its projection, ``head``/``n_rows`` and filters into the scan: the
+    polars pushes its projection, ``head``/``n_rows``, batch size and filters into the scan: the
     columns a filter reads are read first, the filter is evaluated (by polars, on those
     columns, so its answers are polars' own), and the other columns of ``.npy`` files are
     then read only at the rows it kept. Arguments as :func:`npy.scan`::
@@ -49,6 +49,8 @@ def scan_npy(
         with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
     ) -> Iterator[pl.DataFrame]:
         wanted = chosen if with_columns is None else with_columns
+        # polars' batch size is a hint; the caller's batch_rows wins.
+        rows_per_batch = batch_size if batch_rows is None and batch_size else None
         end = stop if n_rows is None or predicate is not None else min(stop, start + n_rows)
         judged = predicate.meta.root_names() if predicate is not None else []
         # Into the scan only when that saves reading: the columns beyond the predicate's
@@ -62,9 +64,10 @@ def scan_npy(
             def keep(batch: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
                 return pl.DataFrame(batch).select(condition).to_series().to_numpy()
 
-            batches = base.select(wanted, start, end).batches(judged, keep)
+            batches = base.select(wanted, start, end, rows_per_batch).batches(judged, keep)
         else:
-            batches = base.select([*wanted, *(c for c in judged if c not in wanted)], start, end).batches()
+            columns_read = [*wanted, *(c for c in judged if c not in wanted)]
+            batches = base.select(columns_read, start, end, rows_per_batch).batches()
         left = n_rows
         for batch in batches:
             frame = pl.DataFrame(batch)
