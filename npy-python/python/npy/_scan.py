@@ -55,17 +55,31 @@ def scan(
     dtypes, an unknown column (``KeyError``). A stream that meets a corrupt member or a file
     changed since the scan opened it raises in its consumer instead of giving its rows.
     """
+    table, start, stop = _open(source, columns, rows, batch_rows, members, days_as_int64, map_local_files)
+    if columns is None and (start, stop) == (0, table.num_rows):
+        return table
+    return table.select(list(columns) if columns is not None else None, start, stop)
+
+
+def _open(
+    source: str | os.PathLike[str],
+    columns: Sequence[str] | None,
+    rows: Rows | None,
+    batch_rows: int | None,
+    members: Sequence[str] | None,
+    days_as_int64: bool,
+    map_local_files: bool,
+) -> tuple[Scan, int, int]:
+    """The files of ``source`` as a table of all their columns and rows, and the rows
+    asked of it as ``(start, stop)``: ``scan``'s and ``scan_npy``'s arguments checked."""
     if isinstance(columns, str) or isinstance(members, str):
         raise TypeError("columns and members take a list of names, not one string")
     if batch_rows is not None and (not isinstance(batch_rows, int) or batch_rows < 1):
         raise ValueError(f"batch_rows must be a positive int, not {batch_rows!r}")
-    table = open_scan(
-        os.fspath(source), list(members) if members is not None else None, batch_rows, days_as_int64, map_local_files
-    )
+    names = list(members) if members is not None else None
+    table = open_scan(os.fspath(source), names, batch_rows, days_as_int64, map_local_files)
     start, stop = _rows(rows, table.num_rows)
-    if columns is None and (start, stop) == (0, table.num_rows):
-        return table
-    return table.select(list(columns) if columns is not None else None, start, stop)
+    return table, start, stop
 
 
 def _rows(rows: Rows | None, total: int) -> tuple[int, int]:

@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ._npy import open_scan
-from ._scan import Rows, _rows
+from ._scan import Rows, _open
 
 
 def scan_npy(
@@ -36,12 +35,7 @@ def scan_npy(
         lf = npy.polars.scan_npy("traces.npy")
         lf.filter(pl.col("dt") > 0.01).select("t0").collect()
     """
-    if isinstance(columns, str) or isinstance(members, str):
-        raise TypeError("columns and members take a list of names, not one string")
-    base = open_scan(
-        os.fspath(source), list(members) if members is not None else None, batch_rows, days_as_int64, map_local_files
-    )
-    start, stop = _rows(rows, base.num_rows)
+    base, start, stop = _open(source, columns, rows, batch_rows, members, days_as_int64, map_local_files)
     chosen = list(columns) if columns is not None else base.column_names
     empty = pl.DataFrame(base.select(chosen, start, start))
 
