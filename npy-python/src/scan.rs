@@ -293,6 +293,8 @@ struct Batches {
     judge: Option<Judge>,
     pieces: std::vec::IntoIter<Piece>,
     running: VecDeque<Receiver<npy_core::Result<RecordBatch>>>,
+    /// Pieces made at once ([`threads`], asked once: it reads the cgroup's quota).
+    threads: usize,
 }
 
 /// Rows `rows` of file `part` of a plan.
@@ -313,12 +315,13 @@ impl Batches {
     /// The stream of `plan`'s batches (filtered by `judge`).
     fn start(plan: Arc<Plan>, judge: Option<Judge>) -> Batches {
         let pieces = pieces(&plan);
-        Batches { schema: plan.schema(), plan, judge, pieces: pieces.into_iter(), running: VecDeque::new() }
+        let pieces = pieces.into_iter();
+        Batches { schema: plan.schema(), plan, judge, pieces, running: VecDeque::new(), threads: threads() }
     }
 
     fn next_batch(&mut self) -> Option<npy_core::Result<RecordBatch>> {
         loop {
-            while self.running.len() < threads() {
+            while self.running.len() < self.threads {
                 let Some(piece) = self.pieces.next() else { break };
                 self.running.push_back(self.spawn(piece));
             }

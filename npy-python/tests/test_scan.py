@@ -420,6 +420,14 @@ def test_polars_pushdowns_answer_as_polars(trace_file, query):
         assert_frame_equal(got, want, check_exact=False)
 
 
+def test_polars_filters_archives(tmp):
+    a = traces(3000)
+    np.savez_compressed(tmp / "run.npz", traces=a, gain=np.arange(3000.0))
+    lf = npy.polars.scan_npy(tmp / "run.npz", batch_rows=700)
+    got = lf.filter(pl.col("gain") > 2500).select("traces").collect()
+    assert got["traces"].struct.field("id").to_list() == a["id"][2501:].tolist()
+
+
 def test_polars_over_numpy_values(trace_file, tmp):
     path, a = trace_file
     lf = npy.polars.scan_npy(path)
