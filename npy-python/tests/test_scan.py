@@ -264,6 +264,8 @@ def test_directories_and_globs_are_one_table(tmp):
     np.savez(tmp / "e" / "b.npz", x=np.zeros(3))
     with pytest.raises(ValueError, match=r"a table is one kind"):
         npy.scan(tmp / "e")
+    up = f"{tmp}/d/../d/p0.npy"  # object stores have no `..`: resolved
+    assert pa.table(npy.scan(up)).num_rows == len(parts[0])
     with pytest.raises(FileNotFoundError, match=r"missing.npy"):
         npy.scan(tmp / "missing.npy")
 

@@ -47,6 +47,10 @@ pub struct StoreLocation {
 /// assert_eq!(here.base.as_str(), "file:///");
 /// assert!(here.path.as_ref().ends_with("data/x.npy"));
 ///
+/// // `..` is resolved in paths that exist.
+/// let up = npy_store::store_for("../npy-store/src/url.rs")?;
+/// assert!(up.path.as_ref().ends_with("npy-store/src/url.rs"));
+///
 /// let memory = npy_store::store_for("memory:///a/b.npz")?;
 /// assert_eq!(memory.path.as_ref(), "a/b.npz");
 /// # Ok::<(), npy_core::Error>(())
@@ -54,7 +58,11 @@ pub struct StoreLocation {
 pub fn store_for(url_or_path: &str) -> Result<StoreLocation> {
     let fail = |reason: String| npy_core::Error::from(ErrorKind::Usage { reason }).reading(url_or_path);
     if !url_or_path.contains("://") {
-        let absolute = std::path::absolute(url_or_path).map_err(|e| npy_core::Error::from(e).reading(url_or_path))?;
+        // Object store paths have no `..` segments: an existing path is resolved (links too),
+        // a new one made absolute as given.
+        let absolute = std::fs::canonicalize(url_or_path)
+            .or_else(|_| std::path::absolute(url_or_path))
+            .map_err(|e| npy_core::Error::from(e).reading(url_or_path))?;
         let path = Path::from_absolute_path(&absolute).map_err(|e| fail(format!("not a usable path: {e}")))?;
         let base = Url::parse("file:///").map_err(|e| fail(e.to_string()))?;
         return Ok(StoreLocation { store: Arc::new(LocalFileSystem::new()), base, path });
