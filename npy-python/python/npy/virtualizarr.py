@@ -1,0 +1,449 @@
+"""NumPy files as virtual Zarr arrays: a VirtualiZarr parser and kerchunk references.
+
+A ``.npy`` file is one uncompressed chunk at a known byte offset, and so is a stored
+(uncompressed) member of an ``.npz`` archive inside its zip. :class:`NpyParser` tells
+VirtualiZarr where that chunk is, so xarray opens the file as a Zarr array without copying
+it::
+
+    import obstore.store, virtualizarr
+    from obspec_utils.registry import ObjectStoreRegistry
+    from npy.virtualizarr import NpyParser
+
+    registry = ObjectStoreRegistry({"file://": obstore.store.LocalStore()})
+    vds = virtualizarr.open_virtual_dataset("file:///data/t.npy", registry=registry, parser=NpyParser())
+
+:func:`references` gives the same array as kerchunk's version-1 references (Zarr format 2),
+which fsspec's reference filesystem serves to xarray and zarr; it needs neither VirtualiZarr
+nor zarr.
+
+Only the header is read (through the registry's store: ranged reads of its first bytes, and
+for an archive of its end and central directory), never the data. Refused, each with an
+error naming the URL (and member): object arrays (they are pickles), deflated ``.npz``
+members (raw deflate, for which Zarr has no codec), data types Zarr cannot spell exactly
+(VirtualiZarr only), and files shorter than their header says.
+
+This module imports VirtualiZarr and zarr only when a parser is called; ``import npy`` never
+imports it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import io
+import math
+import os
+import struct
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+
+from . import _npy
+
+__all__ = ["NpyParser", "references"]
+
+_MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
+# The first read of a file: the magic, the version, the header's length and (almost always)
+# the header itself; a longer header takes one more read.
+_FIRST_READ = 4096
+_ZIP_LOCAL = struct.Struct("<4s5H3I2H")
+
+
+class _Source(Protocol):
+    """Ranged reads of one object: its ``size`` and ``read(start, end)`` (end exclusive)."""
+
+    name: str
+    size: int
+
+    def read(self, start: int, end: int) -> bytes: ...
+
+
+class _StoreSource:
+    """An object behind an obstore/obspec store (what VirtualiZarr's registry resolves to)."""
+
+    def __init__(self, url: str, registry: Any) -> None:
+        self.name = url
+        try:
+            self._store, path = registry.resolve(url)
+            self._path = str(path)
+            self.size = int(self._store.head(self._path)["size"])
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"{url}: no such object ({e})") from e
+        except Exception as e:
+            raise OSError(f"{url}: cannot read it: {e}") from e
+
+    def read(self, start: int, end: int) -> bytes:
+        if end <= start:
+            return b""
+        try:
+            return bytes(self._store.get_range(self._path, start=start, end=end))
+        except Exception as e:
+            raise OSError(f"{self.name}: cannot read bytes {start}..{end}: {e}") from e
+
+
+class _FileSource:
+    """A local file, read with ``os.pread``."""
+
+    def __init__(self, path: str, name: str) -> None:
+        self.name = name
+        try:
+            self._fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError as e:
+            raise FileNotFoundError(f"{name}: no such file") from e
+        self.size = os.fstat(self._fd).st_size
+
+    def read(self, start: int, end: int) -> bytes:
+        return os.pread(self._fd, max(end - start, 0), start)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class _RangeFile(io.RawIOBase):
+    """A seekable read-only file over a :class:`_Source`, for :mod:`zipfile` to read an
+    archive's end and central directory with a few ranged reads."""
+
+    def __init__(self, source: _Source) -> None:
+        self._source = source
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._source.size}[whence]
+        self._pos = max(base + offset, 0)
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        data = self._source.read(self._pos, min(self._pos + len(view), self._source.size))
+        view[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where an array's data lies in an object: its header's dtype, shape and order, the
+    data's offset and its length in bytes."""
+
+    name: str
+    offset: int
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+    fortran: bool
+
+    @property
+    def nbytes(self) -> int:
+        return self.dtype.itemsize * math.prod(self.shape)
+
+
+def _parse_header(source: _Source, start: int, end: int) -> tuple[_Layout, int]:
+    """The ``.npy`` header at ``start`` in ``source`` (whose bytes for it end at ``end``),
+    read in one ranged read (two for a header longer than ``_FIRST_READ``); returns the
+    layout and where the data starts."""
+    name = source.name
+    head = source.read(start, min(start + _FIRST_READ, end))
+    if head[:4] == b"PK\x03\x04":
+        raise ValueError(f"{name}: an .npz archive, not a .npy file: pass member= (one of its arrays)")
+    if len(head) < 10 or head[:6] != b"\x93NUMPY":
+        raise ValueError(f"{name}: not a .npy file (no NumPy magic at byte {start})")
+    version = (head[6], head[7])
+    if version == (1, 0):
+        (length,), prefix = struct.unpack("<H", head[8:10]), 10
+    elif version in ((2, 0), (3, 0)):
+        if len(head) < 12:
+            raise ValueError(f"{name}: not a .npy file (its header is cut short)")
+        (length,), prefix = struct.unpack("<I", head[8:12]), 12
+    else:
+        raise ValueError(f"{name}: unsupported .npy format version {version}")
+    if length > _MAX_HEADER_SIZE:
+        raise ValueError(f"{name}: the header of {length} bytes is longer than {_MAX_HEADER_SIZE}")
+    data_start = start + prefix + length
+    if data_start > start + len(head):
+        head += source.read(start + len(head), min(data_start, end))
+    if len(head) < prefix + length:
+        raise ValueError(f"{name}: the file ends inside its .npy header")
+    text = head[prefix : prefix + length].decode("utf-8" if version == (3, 0) else "latin1")
+    try:
+        d = ast.literal_eval(text)
+        if not isinstance(d, dict) or d.keys() != {"descr", "fortran_order", "shape"}:
+            raise ValueError("it is not a dictionary of descr, fortran_order and shape")
+        shape, fortran = d["shape"], d["fortran_order"]
+        if (
+            not isinstance(shape, tuple)
+            or not all(isinstance(n, int) and n >= 0 for n in shape)
+            or not isinstance(fortran, bool)
+        ):
+            raise ValueError("bad shape or fortran_order")
+        dtype = np.lib.format.descr_to_dtype(d["descr"])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as e:
+        raise ValueError(f"{name}: not a valid .npy header ({e}): {text.strip()!r}") from None
+    if dtype.hasobject:
+        raise ValueError(f"{name}: arrays of Python objects (dtype {dtype}) are refused: their data are pickles")
+    layout = _Layout(name, data_start, dtype, tuple(shape), fortran and len(shape) > 1)
+    return layout, data_start
+
+
+def _layout(source: _Source, member: str | None) -> _Layout:
+    """The layout of the ``.npy`` file ``source`` is, or of its ``.npz`` member ``member``."""
+    if member is None:
+        layout, _ = _parse_header(source, 0, source.size)
+        held = source.size - layout.offset
+    else:
+        layout, held = _member_layout(source, member)
+    if held < layout.nbytes:
+        raise ValueError(
+            f"{layout.name}: truncated: its header says {layout.nbytes} bytes of data, it holds {max(held, 0)}"
+        )
+    return layout
+
+
+def _member_layout(source: _Source, member: str) -> tuple[_Layout, int]:
+    name = f"{source.name} (member {member!r})"
+    try:
+        with zipfile.ZipFile(_RangeFile(source)) as archive:
+            names = archive.namelist()
+            inner = member if member in names else f"{member}.npy"
+            if inner not in names:
+                raise KeyError(f"{source.name}: no member {member!r} in the archive (it has {names})")
+            info = archive.getinfo(inner)
+    except zipfile.BadZipFile as e:
+        raise ValueError(f"{source.name}: not an .npz archive ({e})") from None
+    if info.flag_bits & 0x1:
+        raise ValueError(f"{name}: encrypted members are refused")
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise ValueError(
+            f"{name}: the member is compressed ({_COMPRESSION.get(info.compress_type, info.compress_type)}); "
+            "only stored members are one chunk at an offset: a zip member is a raw deflate stream, which "
+            "no Zarr codec reads (zlib and gzip have headers). Load it with npy.load, or save the archive "
+            "with npy.savez (not savez_compressed)"
+        )
+    local = source.read(info.header_offset, info.header_offset + _ZIP_LOCAL.size)
+    if len(local) != _ZIP_LOCAL.size or local[:4] != b"PK\x03\x04":
+        raise ValueError(f"{name}: no zip local header at offset {info.header_offset}")
+    fields = _ZIP_LOCAL.unpack(local)
+    start = info.header_offset + _ZIP_LOCAL.size + fields[-2] + fields[-1]
+    end = min(start + info.file_size, source.size)
+
+    class Named:
+        def __init__(self) -> None:
+            self.name, self.size = name, source.size
+
+        def read(self, a: int, b: int) -> bytes:
+            return source.read(a, b)
+
+    layout, data_start = _parse_header(Named(), start, end)
+    return layout, end - data_start
+
+
+_COMPRESSION = {zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
+
+
+def _names(url: str, layout: _Layout, member: str | None, variable: str | None, dims: Any) -> tuple[str, list[str]]:
+    """The variable's name (``variable``, else the member's or the file's stem) and its
+    dimensions' names (``dims``, else ``dim_0``...)."""
+    if variable is None:
+        base = member if member is not None else unquote(urlparse(url).path) or url
+        leaf = PurePosixPath(base).name
+        variable = leaf.removesuffix(".npy") if member is not None else PurePosixPath(leaf).stem
+    if not variable:
+        raise ValueError(f"{layout.name}: no variable name (pass variable=)")
+    ndim = len(layout.shape)
+    given = [dims] if isinstance(dims, str) else dims
+    names = [f"dim_{i}" for i in range(ndim)] if dims is None else [str(d) for d in given]
+    if len(names) != ndim or len(set(names)) != ndim:
+        raise ValueError(f"{layout.name}: dims {dims!r} are not {ndim} distinct names for shape {layout.shape}")
+    return variable, names
+
+
+def _check_record(layout: _Layout) -> None:
+    """Refuse a record dtype that Zarr's ``structured`` type (format 3, whose fields have
+    no byte order) or format 2 would read otherwise: padded or overlapping fields, nested
+    records, subarray fields, multi-byte fields that are not little-endian."""
+    dtype = layout.dtype
+    if dtype.names is None:
+        return
+    why = "refused, as Zarr would read it otherwise; load it with npy.load, or read its fields as columns with npy.scan"
+    for field in dtype.names:
+        f = dtype.fields[field][0] if dtype.fields is not None else dtype
+        if f.names is not None or f.subdtype is not None:
+            raise ValueError(f"{layout.name}: record dtype {dtype}: field {field!r} is nested or a subarray, {why}")
+        if f.itemsize > 1 and f.str[0] == ">":
+            raise ValueError(f"{layout.name}: record dtype {dtype}: field {field!r} is big-endian ({f.str}), {why}")
+    packed = np.dtype([(n, dtype.fields[n][0]) for n in dtype.names]) if dtype.fields is not None else dtype
+    if packed != dtype:
+        raise ValueError(f"{layout.name}: record dtype {dtype} has padding or fields out of order, {why}")
+
+
+def _check_zarr_dtype(layout: _Layout) -> Any:
+    """Zarr's (format 3) data type for the file's dtype, refusing one that Zarr lacks or
+    would read differently once its metadata is written as JSON (another item size, field
+    offsets or byte order)."""
+    zarr_dtype = importlib.import_module("zarr.core.dtype")
+    parse_data_type, get_data_type_from_json = zarr_dtype.parse_data_type, zarr_dtype.get_data_type_from_json
+    dtype = layout.dtype
+    _check_record(layout)
+    if dtype.kind in "mM" and np.datetime_data(dtype)[0] == "generic":
+        raise ValueError(f"{layout.name}: {dtype} has no time unit, which Zarr's datetime types need: refused")
+    try:
+        zdtype = parse_data_type(dtype, zarr_format=3)
+        native = get_data_type_from_json(zdtype.to_json(zarr_format=3), zarr_format=3).to_native_dtype()
+    except Exception as e:
+        raise ValueError(f"{layout.name}: Zarr has no data type for {dtype} ({e})") from None
+    # Simple types' byte order is the bytes codec's; a structured type's is its fields'.
+    same = native == dtype if dtype.names is not None else native.newbyteorder("=") == dtype.newbyteorder("=")
+    if not same:
+        raise ValueError(f"{layout.name}: Zarr's data type for {dtype} reads as {native}: refused")
+    return zdtype
+
+
+class NpyParser:
+    """A VirtualiZarr parser of ``.npy`` files and stored ``.npz`` members: each becomes
+    one Zarr array of one chunk, the file's data where it lies.
+
+    ``parser(url, registry)`` (as ``virtualizarr.open_virtual_dataset(url, registry=...,
+    parser=NpyParser())`` calls it) reads the header through the registry's store and returns
+    a ``ManifestStore`` holding one array:
+
+    - named ``variable``, else the member's name (``member=``) or the file's stem;
+    - with dimensions ``dims``, else ``dim_0``, ``dim_1``...; a 0-d array is a scalar;
+    - its dtype as Zarr spells it, the bytes codec in the file's byte order, and Fortran
+      order as a ``transpose`` codec; a record dtype is one variable of Zarr's
+      ``structured`` type (its fields are strided inside the records, which no Zarr chunk
+      can express one field at a time);
+    - its fill value NaN for floats and complex, else Zarr's default (zero): no chunk is
+      missing, so the fill value is never read, but xarray masks it in Zarr format 2
+      (references VirtualiZarr writes) unless opened with ``mask_and_scale=False``.
+    """
+
+    def __init__(self, member: str | None = None, variable: str | None = None, dims: Any = None) -> None:
+        self.member = member
+        self.variable = variable
+        self.dims = dims
+
+    def __repr__(self) -> str:
+        return f"NpyParser(member={self.member!r}, variable={self.variable!r}, dims={self.dims!r})"
+
+    def __call__(self, url: str, registry: Any) -> Any:
+        # Imported here, untyped: the package works (and type-checks) without VirtualiZarr.
+        manifests = importlib.import_module("virtualizarr.manifests")
+        create_v3_array_metadata = importlib.import_module("virtualizarr.manifests.utils").create_v3_array_metadata
+        ChunkManifest, ManifestArray = manifests.ChunkManifest, manifests.ManifestArray
+        ManifestGroup, ManifestStore = manifests.ManifestGroup, manifests.ManifestStore
+
+        layout = _layout(_StoreSource(url, registry), self.member)
+        variable, dims = _names(url, layout, self.member, self.variable, self.dims)
+        zdtype = _check_zarr_dtype(layout)
+        shape = layout.shape
+        ndim = len(shape)
+        chunks = tuple(max(n, 1) for n in shape)
+        codecs: list[dict[str, Any]] = []
+        if layout.fortran:
+            codecs.append({"name": "transpose", "configuration": {"order": list(range(ndim))[::-1]}})
+        if layout.dtype.itemsize > 1 and layout.dtype.names is None and layout.dtype.kind not in "SV":
+            endian = "big" if layout.dtype.byteorder == ">" else "little"
+            codecs.append({"name": "bytes", "configuration": {"endian": endian}})
+        else:
+            codecs.append({"name": "bytes"})
+        try:
+            metadata = create_v3_array_metadata(
+                shape=shape,
+                data_type=layout.dtype,
+                chunk_shape=chunks,
+                fill_value=zdtype.cast_scalar(np.nan) if layout.dtype.kind in "fc" else zdtype.default_scalar(),
+                codecs=codecs,
+                dimension_names=dims,
+            )
+        except Exception as e:
+            raise ValueError(f"{layout.name}: Zarr refuses the array's metadata ({e})") from None
+        if layout.nbytes:
+            key = ".".join("0" * ndim) if ndim else "c"
+            manifest = ChunkManifest({key: {"path": url, "offset": layout.offset, "length": layout.nbytes}})
+        else:
+            manifest = ChunkManifest({}, shape=tuple(0 if n == 0 else 1 for n in shape))
+        group = ManifestGroup(arrays={variable: ManifestArray(metadata=metadata, chunkmanifest=manifest)})
+        return ManifestStore(group=group, registry=registry)
+
+
+def references(
+    path_or_url: str | os.PathLike[str],
+    member: str | None = None,
+    *,
+    variable: str | None = None,
+    dims: Any = None,
+    registry: Any = None,
+) -> dict[str, Any]:
+    """kerchunk's version-1 references (Zarr format 2) to a ``.npy`` file or a stored
+    ``.npz`` member: one array of one chunk, named and dimensioned as :class:`NpyParser`
+    does (``_ARRAY_DIMENSIONS``), in the file's byte order and memory order.
+
+    ``path_or_url``: a local path or ``file://`` URL, read directly; any other URL is read
+    through ``registry`` (an obstore ``ObjectStoreRegistry``), header bytes only. The
+    references name the chunk by ``path_or_url`` as given (a path made absolute)::
+
+        refs = npy.virtualizarr.references("t.npy")
+        xr.open_dataset("reference://", engine="zarr",
+                        backend_kwargs={"consolidated": False, "storage_options": {"fo": refs}})
+    """
+    target = os.fspath(path_or_url)
+    parsed = urlparse(target)
+    source: Any
+    if registry is not None:
+        url = target
+        source = _StoreSource(target, registry)
+    elif parsed.scheme in ("", "file") or len(parsed.scheme) == 1:  # (a Windows drive letter)
+        local = unquote(parsed.path) if parsed.scheme == "file" else target
+        local = str(Path(local).absolute())
+        url = target if parsed.scheme == "file" else local
+        source = _FileSource(local, url)
+    else:
+        raise ValueError(f"{target}: a URL other than file:// needs registry= (an obstore ObjectStoreRegistry)")
+    try:
+        layout = _layout(source, member)
+    finally:
+        if isinstance(source, _FileSource):
+            source.close()
+    variable, dim_names = _names(url, layout, member, variable, dims)
+    dtype = layout.dtype
+    _check_record(layout)
+    if np.dtype(dtype.descr if dtype.names is not None else dtype.str) != dtype:
+        raise ValueError(f"{layout.name}: Zarr format 2 cannot spell the dtype {dtype}")
+    ndim = len(layout.shape)
+    zarray = {
+        "zarr_format": 2,
+        "shape": list(layout.shape),
+        "chunks": [max(n, 1) for n in layout.shape],
+        "dtype": dtype.descr if dtype.names is not None else dtype.str,
+        "compressor": None,
+        "filters": None,
+        "fill_value": None,
+        "order": "F" if layout.fortran else "C",
+        "dimension_separator": ".",
+    }
+    refs: dict[str, Any] = {
+        ".zgroup": _json({"zarr_format": 2}),
+        ".zattrs": _json({}),
+        f"{variable}/.zarray": _json(zarray),
+        f"{variable}/.zattrs": _json({"_ARRAY_DIMENSIONS": dim_names}),
+    }
+    if layout.nbytes:
+        refs[f"{variable}/{'.'.join('0' * ndim) if ndim else '0'}"] = [url, layout.offset, layout.nbytes]
+    return {"version": 1, "refs": refs}
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
