@@ -31,12 +31,11 @@
 //! come.
 
 use std::fmt;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::runtime::{JoinSet, SpawnedTask};
@@ -54,19 +53,12 @@ use npy_arrow::formats::{SpooledBatchReader, TextSpool};
 use npy_core::atomic::AtomicFile;
 use npy_core::pending::PendingDir;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, WriteMultipart};
+use object_store::{ObjectStore, ObjectStoreExt};
 use tokio::sync::mpsc::Receiver;
 
 use crate::error::npy_error as external;
 use crate::kind::Kind;
 use crate::options::NpyReadOptions;
-
-/// Files up to this size are uploaded with one `put`; larger ones in parts of this size
-/// (S3 needs parts of at least 5 MiB).
-const PART_BYTES: usize = 16 << 20;
-
-/// Parts of one file in flight at once.
-const PARTS_IN_FLIGHT: usize = 4;
 
 /// Files uploaded at once.
 const FILES_IN_FLIGHT: usize = 4;
@@ -444,55 +436,9 @@ async fn upload(store: &Arc<dyn ObjectStore>, location: &Path, spool: Spool) -> 
     }
 }
 
-/// Reads the next `len` bytes of a spool on a blocking thread.
-async fn read_part(mut file: std::fs::File, len: usize, location: &Path) -> Result<(std::fs::File, Bytes)> {
-    let read = SpawnedTask::spawn_blocking(move || {
-        let mut buf = vec![0u8; len];
-        file.read_exact(&mut buf).map(|()| (file, Bytes::from(buf)))
-    });
-    match read.join_unwind().await {
-        Ok(Ok(part)) => Ok(part),
-        Ok(Err(e)) => Err(io_error(e, location)),
-        Err(e) => Err(DataFusionError::ExecutionJoin(Box::new(e))),
-    }
-}
-
-/// Uploads a spool of `size` bytes to `location`: one `put` when small, else a multipart
-/// upload, aborted when a part fails.
-async fn put(store: &Arc<dyn ObjectStore>, location: &Path, mut file: std::fs::File, size: u64) -> Result<()> {
-    let store_error = |e: object_store::Error| {
-        let io = std::io::Error::other(e);
-        io_error(io, location)
-    };
-    let size = usize::try_from(size).map_err(|_| io_error(std::io::Error::other("spool too large"), location))?;
-    if size <= PART_BYTES {
-        let (_, bytes) = read_part(file, size, location).await?;
-        store.put(location, bytes.into()).await.map_err(store_error)?;
-        return Ok(());
-    }
-    let upload = store.put_multipart(location).await.map_err(store_error)?;
-    let mut parts = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
-    let mut left = size;
-    let sent = async {
-        while left > 0 {
-            let len = left.min(PART_BYTES);
-            let (rest, bytes) = read_part(file, len, location).await?;
-            file = rest;
-            left -= len;
-            parts.wait_for_capacity(PARTS_IN_FLIGHT).await.map_err(store_error)?;
-            parts.put(bytes);
-        }
-        Ok::<(), DataFusionError>(())
-    }
-    .await;
-    match sent {
-        Ok(()) => parts.finish().await.map(drop).map_err(store_error),
-        Err(e) => {
-            // Best effort: the part's error is the one to report.
-            let _ = parts.abort().await;
-            Err(e)
-        }
-    }
+/// Uploads a spool of `size` bytes to `location` ([`npy_store::upload`]).
+async fn put(store: &Arc<dyn ObjectStore>, location: &Path, file: std::fs::File, size: u64) -> Result<()> {
+    npy_store::upload(store.clone(), location, file, size).await.map_err(external)
 }
 
 #[cfg(test)]

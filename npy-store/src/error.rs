@@ -5,6 +5,11 @@ use npy_core::Error;
 /// An object store error as npy's error, naming the object (`location`, as the store
 /// shows it: `s3://bucket/key` or a path).
 pub(crate) fn store_error(error: object_store::Error, location: &str) -> Error {
+    Error::from(store_io(error)).reading(location)
+}
+
+/// A store's error as an I/O error of its kind (a missing object is `NotFound`).
+pub(crate) fn store_io(error: object_store::Error) -> std::io::Error {
     let kind = match &error {
         object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
         object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
@@ -12,7 +17,7 @@ pub(crate) fn store_error(error: object_store::Error, location: &str) -> Error {
         }
         _ => std::io::ErrorKind::Other,
     };
-    Error::from(std::io::Error::new(kind, error)).reading(location)
+    std::io::Error::new(kind, error)
 }
 
 /// An error of an npz member's bytes (its size, its CRC-32, its deflate stream).

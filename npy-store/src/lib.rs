@@ -51,6 +51,7 @@ pub mod npz;
 pub mod remote;
 pub mod rows;
 mod stream;
+mod upload;
 pub mod url;
 
 pub use checked::HOLD_BYTES;
@@ -59,4 +60,5 @@ pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;
 pub use rows::RowScan;
 pub use stream::BatchStream;
+pub use upload::{upload, PART_BYTES};
 pub use url::{store_for, StoreLocation};

@@ -33,7 +33,7 @@ pub struct StoreLocation {
 ///   `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...).
 /// - `gs://bucket/key` (feature `gcp`, `GOOGLE_*` variables), `az://container/path`,
 ///   `abfs[s]://...` (feature `azure`, `AZURE_*` variables), `http[s]://host/path`
-///   (feature `http`).
+///   (feature `http`; an `http://` URL is fetched over plain HTTP, as written).
 /// - `memory:///path`: a new, empty [`InMemory`] store (for tests).
 ///
 /// # Errors
@@ -148,7 +148,9 @@ fn http(url: &str) -> Option<object_store::Result<Arc<dyn ObjectStore>>> {
     // The store serves the host; objects are paths on it.
     let parsed = Url::parse(url).ok()?;
     let root = format!("{}://{}", parsed.scheme(), &parsed[url::Position::BeforeHost..url::Position::AfterPort]);
-    let builder = object_store::http::HttpBuilder::new().with_url(root);
+    // An `http://` URL asks for plain HTTP (object_store refuses it unless allowed).
+    let client = object_store::ClientOptions::new().with_allow_http(parsed.scheme() == "http");
+    let builder = object_store::http::HttpBuilder::new().with_url(root).with_client_options(client);
     Some(builder.build().map(|s| Arc::new(s) as Arc<dyn ObjectStore>))
 }
 
