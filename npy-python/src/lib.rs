@@ -14,10 +14,12 @@
 mod args;
 mod arrays;
 mod errors;
+mod header;
 mod load;
 mod npz;
 mod objects;
 mod pyfile;
+mod remote;
 mod save;
 mod scan;
 mod unpickle;
@@ -217,6 +219,10 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan::open_scan, m)?)?;
     m.add_class::<scan::Scan>()?;
     m.add_class::<scan::BatchIter>()?;
+    m.add_function(wrap_pyfunction!(header::parse_header, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::open_url, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::upload, m)?)?;
+    m.add_class::<remote::RemoteObject>()?;
     m.add("UnsafePickleError", errors::class(m.py(), "UnsafePickleError")?)?;
     m.add("BadNpzFile", errors::class(m.py(), "BadNpzFile")?)?;
     m.add("MAX_HEADER_SIZE", args::MAX_HEADER_SIZE)?;

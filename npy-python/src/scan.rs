@@ -42,7 +42,8 @@ struct Part {
     /// The file as the user named it (or as found under their directory or pattern).
     name: String,
     at: StoreLocation,
-    /// The file's identity when the table was opened, for local files.
+    /// The file's identity when the table was opened, for local files (objects at URLs
+    /// are read by ranged GETs of the rows asked, as they are then).
     stamp: Option<Stamp>,
     rows: usize,
     kind: PartKind,
@@ -605,13 +606,15 @@ pub(crate) fn open_scan(
 }
 
 fn open_plan(source: &str, members: Option<&[String]>, convert: ConvertOptions) -> npy_core::Result<Plan> {
-    let files = find_files(source)?;
+    // A URL is one object (listing a bucket's prefix is not done here).
+    let url = source.contains("://");
+    let files = if url { vec![PathBuf::from(source)] } else { find_files(source)? };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let mut parts = Vec::with_capacity(files.len());
     let mut full: Option<(SchemaRef, String)> = None;
     for file in files {
         let name = file.to_string_lossy().into_owned();
-        let stamp = Some(Stamp::of(&file).map_err(|e| Error::from(e).reading(&name))?);
+        let stamp = if url { None } else { Some(Stamp::of(&file).map_err(|e| Error::from(e).reading(&name))?) };
         let at = npy_store::store_for(&name)?;
         let npz = file.extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
         if members.is_some() && !npz {

@@ -245,7 +245,7 @@ def test_errors_name_the_file(tmp_path):
 
     magic = tmp_path / "magic.npy"
     magic.write_bytes(b"\x93NUMPX" + data[6:])
-    with pytest.raises(ValueError, match=r"magic\.npy.*not a valid \.npy file"):
+    with pytest.raises(ValueError, match=r"magic\.npy.*not a \.npy file"):
         nd.from_npy(magic)
     objects = tmp_path / "objects.npy"
     np.save(objects, np.array([1, "a", None], dtype=object), allow_pickle=True)

@@ -198,7 +198,7 @@ def test_npz_stored_members(tmp_path, name):
 def test_npz_without_member_is_refused(tmp_path):
     path = tmp_path / "a.npz"
     np.savez(path, x=np.arange(5))
-    with pytest.raises(ValueError, match=r"a\.npz: an \.npz archive, not a \.npy file: pass member="):
+    with pytest.raises(ValueError, match=r"a\.npz: an \.npz archive, not a \.npy file: name one of its members"):
         NpyParser()(url(path), registry())
     with pytest.raises(KeyError, match=r"a\.npz: no member 'y'"):
         NpyParser(member="y")(url(path), registry())
@@ -207,7 +207,7 @@ def test_npz_without_member_is_refused(tmp_path):
 def test_deflated_member_is_refused(tmp_path):
     path = tmp_path / "c.npz"
     np.savez_compressed(path, x=np.arange(1000))
-    with pytest.raises(ValueError, match=r"c\.npz \(member 'x'\): the member is compressed \(deflate\).*raw deflate"):
+    with pytest.raises(ValueError, match=r"c\.npz \(member 'x'\): the member is compressed.*raw deflate"):
         NpyParser(member="x")(url(path), registry())
     with pytest.raises(ValueError, match=r"c\.npz \(member 'x'\): the member is compressed"):
         references(path, "x")
@@ -249,12 +249,12 @@ def test_truncated_files_are_refused(tmp_path):
     np.save(path, np.arange(100.0))
     data = path.read_bytes()
     path.write_bytes(data[:-8])
-    with pytest.raises(ValueError, match=r"t\.npy: truncated: its header says 800 bytes of data, it holds 792"):
+    with pytest.raises(ValueError, match=r"t\.npy: .*truncated: the header needs 800 data bytes, only 792 present"):
         NpyParser()(url(path), registry())
-    with pytest.raises(ValueError, match=r"t\.npy: truncated"):
+    with pytest.raises(ValueError, match=r"t\.npy: .*truncated"):
         references(path)
     path.write_bytes(data[:40])
-    with pytest.raises(ValueError, match=r"t\.npy: the file ends inside its \.npy header"):
+    with pytest.raises(ValueError, match=r"t\.npy: .*header claims 118 bytes"):
         NpyParser()(url(path), registry())
     path.write_bytes(b"not numpy at all")
     with pytest.raises(ValueError, match=r"t\.npy: not a \.npy file"):
@@ -271,7 +271,7 @@ def test_truncated_npz_member_is_refused(tmp_path):
     at = data.index(b"(100,)")
     data[at : at + 6] = b"(200,)"
     path.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match=r"z\.npz \(member 'x'\): truncated: its header says 1600 bytes"):
+    with pytest.raises(ValueError, match=r"z\.npz \(member 'x'\): .*truncated: the header needs 1600 data bytes"):
         NpyParser(member="x")(url(path), registry())
 
 

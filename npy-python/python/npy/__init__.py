@@ -13,6 +13,10 @@
   ``NpzFile.load_all()`` reads every member in parallel;
 - ``npy.append`` grows a ``.npy`` file in place, locked and crash-safe.
 
+Paths may be URLs (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://``) in
+``load``, ``load_npz``, ``save``, ``savez``, ``scan``, ``npy.dask.from_npy`` and ``open``,
+which gives a lazy array read by the byte ranges each index needs.
+
 ``npy.scan`` gives NumPy files to Arrow consumers (DuckDB, polars, pyarrow, pandas) as
 streams; ``npy.polars.scan_npy`` as a polars ``LazyFrame``; ``npy.dask.from_npy`` as a
 Dask array. Those modules import polars and Dask when first used, never with ``npy``.
@@ -21,12 +25,14 @@ Reads and writes of paths run with the GIL released.
 """
 
 from ._format import open_memmap
+from ._lazy import LazyArray, open
 from ._npy import BadNpzFile, Scan, UnsafePickleError, __version__
 from ._npyio import NpzFile, append, load, load_npz, save, savez, savez_compressed
 from ._scan import scan
 
 __all__ = [
     "BadNpzFile",
+    "LazyArray",
     "NpzFile",
     "Scan",
     "UnsafePickleError",
@@ -34,6 +40,7 @@ __all__ = [
     "append",
     "load",
     "load_npz",
+    "open",
     "open_memmap",
     "save",
     "savez",

@@ -13,6 +13,7 @@ __all__ = [
     "MAX_HEADER_SIZE",
     "BadNpzFile",
     "NpzReader",
+    "RemoteObject",
     "Scan",
     "ScanBatches",
     "UnsafePickleError",
@@ -24,9 +25,12 @@ __all__ = [
     "map_npy",
     "open_npz",
     "open_scan",
+    "open_url",
+    "parse_header",
     "save_to_file",
     "save_to_path",
     "savez",
+    "upload",
 ]
 __version__: str
 MAX_HEADER_SIZE: int
@@ -121,3 +125,21 @@ def open_scan(
     days_as_int64: bool = False,
     map_local_files: bool = False,
 ) -> Scan: ...
+
+# An object at a URL (or a local file), as its HEAD found it, read by byte ranges.
+@final
+class RemoteObject:
+    @property
+    def url(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def fetched(self) -> int: ...
+    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]: ...
+    def read(self, offset: int, n: int) -> bytes: ...
+
+def open_url(url: str) -> RemoteObject: ...
+def upload(path: str | os.PathLike[str], url: str) -> None: ...
+def parse_header(
+    prefix: bytes, size: int, max_header_size: int = ...
+) -> int | tuple[np.dtype[Any], bool, tuple[int, ...], int, tuple[int, int]]: ...

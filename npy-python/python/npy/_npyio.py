@@ -4,8 +4,11 @@ npy's engine (``npy._npy``) underneath."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import pathlib
+import tempfile
 import warnings
 import weakref
 import zipfile
@@ -15,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 import numpy as np
 import numpy.lib.npyio
 
-from . import _npy
+from . import _npy, _source
 
 _StrPath: TypeAlias = str | os.PathLike[str]
 
@@ -90,6 +93,8 @@ def load(
     """
     source: Any
     mmap_mode = mmap_mode or None  # NumPy maps only when it is truthy
+    if _source.is_url(file):
+        return _load_url(file, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size, npz=None)
     if hasattr(file, "read"):
         source = file
         loaded = _npy.load_from_file(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
@@ -101,6 +106,38 @@ def load(
         kwargs = {"encoding": encoding, "fix_imports": fix_imports}
         return NpzFile._opened(loaded, source, not hasattr(file, "read"), allow_pickle, kwargs, max_header_size)
     return loaded
+
+
+def _load_url(
+    url: Any,
+    mmap_mode: str | None,
+    allow_pickle: bool | None,
+    fix_imports: bool,
+    encoding: str,
+    max_header_size: int,
+    npz: bool | None,
+) -> Any:
+    """``load`` (``npz=None``) or ``load_npz`` (``npz=True``) of the object at ``url``: a
+    ``.npy`` fetched whole by one ranged read, an archive read lazily through a buffered
+    file of ranged reads (its directory, then each member as it is asked for)."""
+    if mmap_mode is not None:
+        raise ValueError(f"{url}: mmap_mode maps local files only; load a URL without it")
+    source = _source.UrlSource(url)
+    head = source.read(0, 4)
+    kwargs = {"encoding": encoding, "fix_imports": fix_imports}
+    if head == b"PK\x03\x04" or npz:
+        raw = _source.RangeFile(source)
+        fid = io.BufferedReader(raw, _URL_BUFFER)
+        reader = _npy.open_npz(fid, None, allow_pickle, fix_imports, encoding, max_header_size)
+        return NpzFile._opened(reader, fid, True, allow_pickle, kwargs, max_header_size)
+    data = io.BytesIO(source.read(0, source.size))
+    data.name = url  # errors name the URL
+    return _npy.load_from_file(data, None, allow_pickle, fix_imports, encoding, max_header_size)
+
+
+# Bytes read ahead by the file an archive at a URL is read through (its members' data
+# arrive in reads of this size).
+_URL_BUFFER = 8 << 20
 
 
 def _path(file: Any) -> str | pathlib.PurePath:
@@ -120,6 +157,9 @@ def load_npz(
     max_header_size: int = _MAX_HEADER_SIZE,
 ) -> NpzFile:
     """Open an ``.npz`` archive as :func:`load` does, refusing anything that is not one."""
+    if _source.is_url(file):
+        mode = mmap_mode or None
+        return _load_url(file, mode, allow_pickle, fix_imports, encoding, max_header_size, npz=True)  # type: ignore[no-any-return]
     kwargs = {"encoding": encoding, "fix_imports": fix_imports}
     own = not hasattr(file, "read")
     source: Any = os.fsdecode(file) if own else file  # type: ignore[arg-type]  # a path here
@@ -155,7 +195,25 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
         path = path + ".npy"
     array = np.asanyarray(arr)
     _warn_dtype(array.dtype)
+    if _source.is_url(path):
+        with _spool(path) as spool:
+            _warn_version(_npy.save_to_path(spool, array, allow_pickle, False))
+            _npy.upload(spool, path)
+        return
     _warn_version(_npy.save_to_path(path, array, allow_pickle, durable))
+
+
+@contextlib.contextmanager
+def _spool(url: str) -> Iterator[str]:
+    """A local file to write what goes to ``url`` into, removed afterwards: uploads send
+    a whole file, and the object appears only once it has all of it."""
+    fd, spool = tempfile.mkstemp(prefix=".npy-upload.", suffix=os.path.splitext(url)[1])
+    os.close(fd)
+    try:
+        yield spool
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(spool)
 
 
 def savez(file: _StrPath | _SupportsWrite, *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike) -> None:
@@ -198,6 +256,12 @@ def _savez(
     arrays = [np.asanyarray(val) for val in namedict.values()]
     for array in arrays:
         _warn_dtype(array.dtype, stacklevel=4)
+    if _source.is_url(file):
+        with _spool(file) as spool:
+            for version in _npy.savez(spool, list(namedict), arrays, compress, allow_pickle, False):
+                _warn_version(version, stacklevel=4)
+            _npy.upload(spool, file)
+        return
     for version in _npy.savez(file, list(namedict), arrays, compress, allow_pickle, False):
         _warn_version(version, stacklevel=4)
 

@@ -12,7 +12,6 @@ of a file's contents: arrays of Python objects are refused.
 
 from __future__ import annotations
 
-import ast
 import errno
 import fcntl
 import glob
@@ -20,11 +19,9 @@ import math
 import os
 import re
 import secrets
-import struct
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import dask.array
 import numpy as np
@@ -33,6 +30,9 @@ from dask.highlevelgraph import HighLevelGraph
 
 from . import _npy
 from ._npyio import _warn_dtype, _warn_version, load_npz
+from ._source import Layout as _Layout
+from ._source import is_url, open_source
+from ._source import layout as find_layout
 
 __all__ = ["from_npy", "to_npy"]
 
@@ -48,140 +48,38 @@ _MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
 _INFIX = ".npy-dask."
 _RANDOM = 6
 _PENDING = re.compile(r"\..+" + re.escape(_INFIX) + f"[A-Za-z0-9]{{{_RANDOM}}}")
-_ZIP_LOCAL = struct.Struct("<4s5H3I2H")
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """Where an array's data lies in a file: the header's dtype, shape and order, and the
-    data's offset. ``member``: the ``.npz`` member it is (None for a ``.npy`` file);
-    ``deflated``: a compressed member, read whole."""
-
-    path: str
-    offset: int
-    dtype: np.dtype[Any]
-    shape: tuple[int, ...]
-    fortran: bool
-    member: str | None = None
-    deflated: bool = False
-
-    @property
-    def name(self) -> str:
-        return f"{self.path} (member {self.member!r})" if self.member is not None else self.path
-
-    @property
-    def axis(self) -> int:
-        """The axis whose slabs are contiguous in the file: the first (C order) or the
-        last (Fortran order)."""
-        return len(self.shape) - 1 if self.fortran else 0
-
-    @property
-    def slab_bytes(self) -> int:
-        """Bytes of one index along ``axis``."""
-        rest = self.shape[:-1] if self.fortran else self.shape[1:]
-        return self.dtype.itemsize * math.prod(rest)
-
-    @property
-    def nbytes(self) -> int:
-        return self.dtype.itemsize * math.prod(self.shape)
-
-
-def _read_header(f: IO[bytes], name: str, limit: int) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
-    """The shape, order and dtype of the ``.npy`` header at ``f``'s position (left right
-    after it), by NumPy's header readers; a header longer than ``limit`` is refused; errors
-    name ``name``."""
-    fmt = np.lib.format
+def _npy_layout(file: str, limit: int) -> _Layout:
+    source = open_source(file)
     try:
-        version = fmt.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = fmt.read_array_header_1_0(f, max_header_size=limit)
-        elif version == (2, 0):
-            shape, fortran, dtype = fmt.read_array_header_2_0(f, max_header_size=limit)
-        elif version == (3, 0):
-            shape, fortran, dtype = _read_header_3_0(f, limit)
-        else:
-            raise ValueError(f"unsupported .npy format version {version}")
-    except (ValueError, EOFError) as e:
-        raise ValueError(f"{name}: not a valid .npy file: {e}") from None
-    if dtype.hasobject:
-        raise ValueError(f"{name}: arrays of Python objects (dtype {dtype}) are refused: they are pickles")
-    return tuple(shape), bool(fortran), dtype
+        return find_layout(source, None, limit)
+    finally:
+        source.close()
 
 
-def _read_header_3_0(f: IO[bytes], limit: int) -> tuple[tuple[int, ...], bool, np.dtype[Any]]:
-    """Format 3.0 (2.0 with a UTF-8 header), which NumPy reads only privately."""
-    (length,) = struct.unpack("<I", _read_exactly(f, 4))
-    header = _read_exactly(f, length).decode("utf-8")
-    if len(header) > limit:
-        raise ValueError(f"header of {len(header)} characters is longer than max_header_size={limit}")
-    d = ast.literal_eval(header)
-    if not isinstance(d, dict) or d.keys() != {"descr", "fortran_order", "shape"}:
-        raise ValueError(f"header is not a dictionary of descr, fortran_order and shape: {d!r}")
-    shape, fortran = d["shape"], d["fortran_order"]
-    if not isinstance(shape, tuple) or not all(isinstance(n, int) for n in shape) or not isinstance(fortran, bool):
-        raise ValueError(f"bad shape or fortran_order in header: {d!r}")
-    return shape, fortran, np.lib.format.descr_to_dtype(d["descr"])
+def _npz_layout(file: str, member: str, limit: int) -> _Layout:
+    source = open_source(file)
+    try:
+        return find_layout(source, member, limit, deflated=True)
+    finally:
+        source.close()
 
 
-def _read_exactly(f: IO[bytes], n: int) -> bytes:
-    data = f.read(n)
-    if len(data) != n:
-        raise EOFError(f"the header ends after {len(data)} of {n} bytes")
-    return data
-
-
-def _npy_layout(path: str, limit: int) -> _Layout:
-    with open(path, "rb") as f:
-        shape, fortran, dtype = _read_header(f, path, limit)
-        offset = f.tell()
-        size = os.fstat(f.fileno()).st_size
-    layout = _Layout(path, offset, dtype, shape, fortran and len(shape) > 1)
-    if size < offset + layout.nbytes:
-        raise ValueError(
-            f"{path}: the file is truncated: its header says {layout.nbytes} bytes of data, "
-            f"it holds {max(size - offset, 0)}"
-        )
-    return layout
-
-
-def _npz_layout(path: str, member: str, limit: int) -> _Layout:
-    with zipfile.ZipFile(path) as archive:
-        names = archive.namelist()
-        inner = member if member in names else f"{member}.npy"
-        if inner not in names:
-            raise KeyError(f"{path}: no member {member!r} in the archive (it has {names})")
-        info = archive.getinfo(inner)
-        name = f"{path} (member {member!r})"
-        if info.flag_bits & 0x1:
-            raise ValueError(f"{name}: encrypted members are refused")
-        if info.compress_type != zipfile.ZIP_STORED:
-            # Only the header is inflated here; the member is read whole by its one task.
-            with archive.open(info) as f:
-                shape, fortran, dtype = _read_header(f, name, limit)
-            return _Layout(path, 0, dtype, shape, fortran and len(shape) > 1, member, deflated=True)
-    with open(path, "rb") as f:
-        f.seek(info.header_offset)
-        local = f.read(_ZIP_LOCAL.size)
-        if len(local) != _ZIP_LOCAL.size or local[:4] != b"PK\x03\x04":
-            raise ValueError(f"{name}: no zip local header at offset {info.header_offset}")
-        fields = _ZIP_LOCAL.unpack(local)
-        start = info.header_offset + _ZIP_LOCAL.size + fields[-2] + fields[-1]
-        f.seek(start)
-        shape, fortran, dtype = _read_header(f, name, limit)
-        offset = f.tell()
-    layout = _Layout(path, offset, dtype, shape, fortran and len(shape) > 1, member)
-    if info.file_size < offset - start + layout.nbytes:
-        raise ValueError(
-            f"{name}: the member is truncated: its header says {layout.nbytes} bytes of data, "
-            f"it holds {max(info.file_size - (offset - start), 0)}"
-        )
-    return layout
+def _stamp(file: str) -> tuple[int, int]:
+    """What says a file is the one read: its modification time and size (a URL's size)."""
+    if is_url(file):
+        return (0, open_source(file).size)
+    st = os.stat(file)
+    return (st.st_mtime_ns, st.st_size)
 
 
 def _sources(source: _StrPath) -> list[str]:
     """The ``.npy`` files ``source`` names: itself, those in a directory or those a glob
     pattern matches, sorted by name."""
     path = os.fsdecode(source)
+    if is_url(path):
+        return [path]
     if os.path.isdir(path):
         files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".npy"))
         if not files:
@@ -264,15 +162,14 @@ def from_npy(
         same = (other.dtype, other.fortran, other.shape[1:]) == (first.dtype, first.fortran, first.shape[1:])
         if not same or not first.shape:
             raise ValueError(
-                f"{other.path} and {first.path} differ: dtype {other.dtype} and {first.dtype}, shape "
+                f"{other.file} and {first.file} differ: dtype {other.dtype} and {first.dtype}, shape "
                 f"{other.shape} and {first.shape}, fortran_order {other.fortran} and {first.fortran} "
                 "(files concatenated along axis 0 must share dtype, order and the other axes)"
             )
     shape = first.shape
     if len(layouts) > 1:
         shape = (sum(layout.shape[0] for layout in layouts), *first.shape[1:])
-    stats = [os.stat(layout.path) for layout in layouts]
-    stamps = [(st.st_mtime_ns, st.st_size) for st in stats]
+    stamps = [_stamp(layout.file) for layout in layouts]
     normal: tuple[tuple[int, ...], ...]
     if first.deflated:
         normal = tuple((n,) for n in shape)
@@ -281,7 +178,7 @@ def from_npy(
         normal = _axis_chunks(chunks, first, shape)
         tasks = [(_read_block, parts) for parts in _blocks(layouts, normal, first.axis)]
     name = "from-npy-" + tokenize(
-        [(layout.path, layout.member) for layout in layouts], stamps, normal, str(first.dtype)
+        [(layout.file, layout.member) for layout in layouts], stamps, normal, str(first.dtype)
     )
     ndim = len(shape)
     axis = first.axis if ndim else 0
@@ -359,8 +256,17 @@ def _read_part(part: _Part) -> _Array:
         return np.empty(shape, dtype=layout.dtype, order=order)
     buf = np.empty(nbytes, dtype=np.uint8)
     offset = layout.offset + part.start * layout.slab_bytes
+    if is_url(layout.file):
+        data = open_source(layout.file).read(offset, offset + nbytes)
+        if len(data) != nbytes:
+            raise ValueError(
+                f"{layout.name}: the object is shorter than its header says: {nbytes} bytes at offset "
+                f"{offset} wanted, {len(data)} read"
+            )
+        buf[:] = np.frombuffer(data, dtype=np.uint8)
+        return buf.view(layout.dtype).reshape(shape, order=order)
     view = buf.data
-    with open(layout.path, "rb", buffering=0) as f:
+    with open(layout.file, "rb", buffering=0) as f:
         f.seek(offset)
         done = 0
         while done < nbytes:
@@ -377,7 +283,7 @@ def _read_part(part: _Part) -> _Array:
 def _read_deflated(layout: _Layout) -> _Array:
     """A deflated member, read whole by npy (its CRC-32 checked)."""
     assert layout.member is not None
-    with load_npz(layout.path) as archive:
+    with load_npz(layout.file) as archive:
         array: _Array = archive[layout.member]
     if array.shape != layout.shape or array.dtype != layout.dtype:
         raise ValueError(f"{layout.name}: the member changed since from_npy read its header")

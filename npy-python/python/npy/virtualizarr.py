@@ -28,38 +28,19 @@ imports it.
 
 from __future__ import annotations
 
-import ast
 import importlib
-import io
-import math
 import os
-import struct
-import zipfile
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from . import _npy
+from ._source import MAX_HEADER_SIZE, FileSource, Source, UrlSource
+from ._source import Layout as _Layout
+from ._source import layout as find_layout
 
 __all__ = ["NpyParser", "references"]
-
-_MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
-# The first read of a file: the magic, the version, the header's length and (almost always)
-# the header itself; a longer header takes one more read.
-_FIRST_READ = 4096
-_ZIP_LOCAL = struct.Struct("<4s5H3I2H")
-
-
-class _Source(Protocol):
-    """Ranged reads of one object: its ``size`` and ``read(start, end)`` (end exclusive)."""
-
-    name: str
-    size: int
-
-    def read(self, start: int, end: int) -> bytes: ...
 
 
 class _StoreSource:
@@ -85,170 +66,17 @@ class _StoreSource:
             raise OSError(f"{self.name}: cannot read bytes {start}..{end}: {e}") from e
 
 
-class _FileSource:
-    """A local file, read with ``os.pread``."""
-
-    def __init__(self, path: str, name: str) -> None:
-        self.name = name
-        try:
-            self._fd = os.open(path, os.O_RDONLY)
-        except FileNotFoundError as e:
-            raise FileNotFoundError(f"{name}: no such file") from e
-        self.size = os.fstat(self._fd).st_size
-
-    def read(self, start: int, end: int) -> bytes:
-        return os.pread(self._fd, max(end - start, 0), start)
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-class _RangeFile(io.RawIOBase):
-    """A seekable read-only file over a :class:`_Source`, for :mod:`zipfile` to read an
-    archive's end and central directory with a few ranged reads."""
-
-    def __init__(self, source: _Source) -> None:
-        self._source = source
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._source.size}[whence]
-        self._pos = max(base + offset, 0)
-        return self._pos
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        data = self._source.read(self._pos, min(self._pos + len(view), self._source.size))
-        view[: len(data)] = data
-        self._pos += len(data)
-        return len(data)
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """Where an array's data lies in an object: its header's dtype, shape and order, the
-    data's offset and its length in bytes."""
-
-    name: str
-    offset: int
-    dtype: np.dtype[Any]
-    shape: tuple[int, ...]
-    fortran: bool
-
-    @property
-    def nbytes(self) -> int:
-        return self.dtype.itemsize * math.prod(self.shape)
-
-
-def _parse_header(source: _Source, start: int, end: int) -> tuple[_Layout, int]:
-    """The ``.npy`` header at ``start`` in ``source`` (whose bytes for it end at ``end``),
-    read in one ranged read (two for a header longer than ``_FIRST_READ``); returns the
-    layout and where the data starts."""
-    name = source.name
-    head = source.read(start, min(start + _FIRST_READ, end))
-    if head[:4] == b"PK\x03\x04":
-        raise ValueError(f"{name}: an .npz archive, not a .npy file: pass member= (one of its arrays)")
-    if len(head) < 10 or head[:6] != b"\x93NUMPY":
-        raise ValueError(f"{name}: not a .npy file (no NumPy magic at byte {start})")
-    version = (head[6], head[7])
-    if version == (1, 0):
-        (length,), prefix = struct.unpack("<H", head[8:10]), 10
-    elif version in ((2, 0), (3, 0)):
-        if len(head) < 12:
-            raise ValueError(f"{name}: not a .npy file (its header is cut short)")
-        (length,), prefix = struct.unpack("<I", head[8:12]), 12
-    else:
-        raise ValueError(f"{name}: unsupported .npy format version {version}")
-    if length > _MAX_HEADER_SIZE:
-        raise ValueError(f"{name}: the header of {length} bytes is longer than {_MAX_HEADER_SIZE}")
-    data_start = start + prefix + length
-    if data_start > start + len(head):
-        head += source.read(start + len(head), min(data_start, end))
-    if len(head) < prefix + length:
-        raise ValueError(f"{name}: the file ends inside its .npy header")
-    text = head[prefix : prefix + length].decode("utf-8" if version == (3, 0) else "latin1")
-    try:
-        d = ast.literal_eval(text)
-        if not isinstance(d, dict) or d.keys() != {"descr", "fortran_order", "shape"}:
-            raise ValueError("it is not a dictionary of descr, fortran_order and shape")
-        shape, fortran = d["shape"], d["fortran_order"]
-        if (
-            not isinstance(shape, tuple)
-            or not all(isinstance(n, int) and n >= 0 for n in shape)
-            or not isinstance(fortran, bool)
-        ):
-            raise ValueError("bad shape or fortran_order")
-        dtype = np.lib.format.descr_to_dtype(d["descr"])
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as e:
-        raise ValueError(f"{name}: not a valid .npy header ({e}): {text.strip()!r}") from None
-    if dtype.hasobject:
-        raise ValueError(f"{name}: arrays of Python objects (dtype {dtype}) are refused: their data are pickles")
-    layout = _Layout(name, data_start, dtype, tuple(shape), fortran and len(shape) > 1)
-    return layout, data_start
-
-
-def _layout(source: _Source, member: str | None) -> _Layout:
-    """The layout of the ``.npy`` file ``source`` is, or of its ``.npz`` member ``member``."""
-    if member is None:
-        layout, _ = _parse_header(source, 0, source.size)
-        held = source.size - layout.offset
-    else:
-        layout, held = _member_layout(source, member)
-    if held < layout.nbytes:
+def _layout(source: Source, member: str | None) -> _Layout:
+    """The array's layout (npy's header codec, ``npy._source``); a deflated member refused
+    with the reason Zarr cannot read it."""
+    found = find_layout(source, member, MAX_HEADER_SIZE, deflated=True)
+    if found.deflated:
         raise ValueError(
-            f"{layout.name}: truncated: its header says {layout.nbytes} bytes of data, it holds {max(held, 0)}"
+            f"{found.name}: the member is compressed; only stored members are one chunk at an offset: a zip "
+            "member is a raw deflate stream, which no Zarr codec reads (zlib and gzip have headers). Load it "
+            "with npy.load, or save the archive with npy.savez (not savez_compressed)"
         )
-    return layout
-
-
-def _member_layout(source: _Source, member: str) -> tuple[_Layout, int]:
-    name = f"{source.name} (member {member!r})"
-    try:
-        with zipfile.ZipFile(_RangeFile(source)) as archive:
-            names = archive.namelist()
-            inner = member if member in names else f"{member}.npy"
-            if inner not in names:
-                raise KeyError(f"{source.name}: no member {member!r} in the archive (it has {names})")
-            info = archive.getinfo(inner)
-    except zipfile.BadZipFile as e:
-        raise ValueError(f"{source.name}: not an .npz archive ({e})") from None
-    if info.flag_bits & 0x1:
-        raise ValueError(f"{name}: encrypted members are refused")
-    if info.compress_type != zipfile.ZIP_STORED:
-        raise ValueError(
-            f"{name}: the member is compressed ({_COMPRESSION.get(info.compress_type, info.compress_type)}); "
-            "only stored members are one chunk at an offset: a zip member is a raw deflate stream, which "
-            "no Zarr codec reads (zlib and gzip have headers). Load it with npy.load, or save the archive "
-            "with npy.savez (not savez_compressed)"
-        )
-    local = source.read(info.header_offset, info.header_offset + _ZIP_LOCAL.size)
-    if len(local) != _ZIP_LOCAL.size or local[:4] != b"PK\x03\x04":
-        raise ValueError(f"{name}: no zip local header at offset {info.header_offset}")
-    fields = _ZIP_LOCAL.unpack(local)
-    start = info.header_offset + _ZIP_LOCAL.size + fields[-2] + fields[-1]
-    end = min(start + info.file_size, source.size)
-
-    class Named:
-        def __init__(self) -> None:
-            self.name, self.size = name, source.size
-
-        def read(self, a: int, b: int) -> bytes:
-            return source.read(a, b)
-
-    layout, data_start = _parse_header(Named(), start, end)
-    return layout, end - data_start
-
-
-_COMPRESSION = {zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
+    return found
 
 
 def _names(url: str, layout: _Layout, member: str | None, variable: str | None, dims: Any) -> tuple[str, list[str]]:
@@ -407,13 +235,16 @@ def references(
         local = unquote(parsed.path) if parsed.scheme == "file" else target
         local = str(Path(local).absolute())
         url = target if parsed.scheme == "file" else local
-        source = _FileSource(local, url)
+        source = FileSource(local)
     else:
-        raise ValueError(f"{target}: a URL other than file:// needs registry= (an obstore ObjectStoreRegistry)")
+        # Buckets and web servers through npy's own object stores (credentials from the
+        # environment, as npy.load takes them).
+        url = target
+        source = UrlSource(target)
     try:
         layout = _layout(source, member)
     finally:
-        if isinstance(source, _FileSource):
+        if isinstance(source, (FileSource, UrlSource)):
             source.close()
     variable, dim_names = _names(url, layout, member, variable, dims)
     dtype = layout.dtype

@@ -1,0 +1,298 @@
+"""``npy.open``: a NumPy file, local or at a URL, as a lazy array read by the byte ranges an
+index needs."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ._source import MAX_HEADER_SIZE, FileSource, Layout, UrlSource, layout, open_source
+
+_Array = np.ndarray[Any, np.dtype[Any]]
+
+
+def open(
+    file: str | os.PathLike[str], member: str | None = None, *, max_header_size: int = MAX_HEADER_SIZE
+) -> LazyArray:
+    """The array of a ``.npy`` file (or of member ``member`` of an ``.npz``), read lazily.
+
+    ``file`` is a path or a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``,
+    ``file://``; credentials and endpoints from the environment, as ``npy sql`` takes
+    them). Only the header is read now; each index reads the rows it selects, by ranged
+    reads (remote ranges fetched side by side, near ones coalesced into one request)::
+
+        a = npy.open("s3://bucket/traces.npy")
+        a.shape, a.dtype
+        a[1000:2000]            # 1,000 rows: their bytes only
+        a["t0"][::100]          # a field of every 100th row
+        np.asarray(a)           # all of it
+
+    Indexing follows NumPy along the first axis (an int, a slice of any step, a list or
+    array of ints, a boolean mask as long as the axis), then any further indices within
+    the rows read; a field name or a list of them selects fields (a lazy array again).
+    Results are NumPy arrays. A stored ``.npz`` member is read by range (its CRC-32 is
+    not checked); a deflated one is inflated whole when first indexed. Object arrays are
+    refused (their data are pickles). A Fortran-order array is read whole on first index.
+    """
+    source = open_source(file)
+    try:
+        found = layout(source, member, max_header_size, deflated=True)
+    except BaseException:
+        source.close()
+        raise
+    return LazyArray(source, found, file, member)
+
+
+class LazyArray:
+    """A NumPy file's array, read by the byte ranges each index needs (see :func:`open`)."""
+
+    def __init__(
+        self,
+        source: FileSource | UrlSource,
+        found: Layout,
+        file: str | os.PathLike[str],
+        member: str | None,
+        fields: list[str] | None = None,
+    ) -> None:
+        self._source = source
+        self._layout = found
+        self._file = file
+        self._member = member
+        self._fields = fields
+        self._whole: _Array | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._layout.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        dtype = self._layout.dtype
+        return dtype if self._fields is None else _fields_dtype(dtype, self._fields)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def name(self) -> str:
+        """The file or URL (and member) read."""
+        return self._layout.name
+
+    @property
+    def fetched(self) -> int:
+        """Bytes fetched so far from a URL (0 for local files)."""
+        return self._source.fetched if isinstance(self._source, UrlSource) else 0
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"npy.LazyArray({self.name!r}, shape={self.shape}, dtype={self.dtype})"
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> _Array:
+        out: _Array = self[...]
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str) or (isinstance(key, list) and key and all(isinstance(k, str) for k in key)):
+            return self._select_fields([key] if isinstance(key, str) else key, single=isinstance(key, str))
+        head, rest = _split(key, self.ndim)
+        rows = self._rows(head)
+        out = self._read(rows)
+        if isinstance(head, (int, np.integer)):
+            out = out[0]
+        return out[rest] if rest else out
+
+    def _select_fields(self, names: list[str], single: bool) -> Any:
+        dtype = self._layout.dtype
+        if dtype.names is None:
+            raise ValueError(f"{self.name}: no fields: its dtype is {dtype}")
+        for n in names:
+            if n not in dtype.names or (self._fields is not None and n not in self._fields):
+                raise ValueError(f"no field of name {n}")
+        view = LazyArray(self._source, self._layout, self._file, self._member, names)
+        view._whole = self._whole
+        if single:
+            return _FieldArray(view, names[0])
+        return view
+
+    def _rows(self, head: Any) -> _Array | slice:
+        """The rows ``head`` selects along axis 0: a slice (already bounded) or indices."""
+        if not self.shape:
+            if head is Ellipsis or head == ():
+                return slice(0, 1)
+            raise IndexError("too many indices for array: array is 0-dimensional")
+        n = self.shape[0]
+        if head is Ellipsis:
+            return slice(0, n, 1)
+        if isinstance(head, slice):
+            return slice(*head.indices(n))
+        if isinstance(head, (int, np.integer)):
+            i = int(head)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis 0 with size {n}")
+            i %= n
+            return slice(i, i + 1, 1)
+        index = np.asarray(head)
+        if index.dtype == bool:
+            if index.shape != (n,):
+                raise IndexError(
+                    f"boolean index did not match indexed array along axis 0; size of axis is {n} "
+                    f"but size of corresponding boolean axis is {index.shape[0] if index.ndim else 0}"
+                )
+            return np.flatnonzero(index)
+        if index.dtype.kind not in "iu":
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                "integer or boolean arrays are valid indices"
+            )
+        if index.size and (index.min() < -n or index.max() >= n):
+            bad = index[(index < -n) | (index >= n)][0]
+            raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
+        return np.where(index < 0, index + n, index)
+
+    def _read(self, rows: _Array | slice) -> _Array:
+        """The rows (a slice or indices, in that order), of the selected fields."""
+        found = self._layout
+        if found.deflated or found.fortran or not found.shape:
+            whole = self._read_whole()
+            out = whole[rows] if found.shape else whole.reshape(1)
+        else:
+            out = self._read_rows(rows)
+        if self._fields is not None:
+            out = out[self._fields] if len(self._fields) > 1 else out[[self._fields[0]]]
+        return out
+
+    def _read_rows(self, rows: _Array | slice) -> _Array:
+        found = self._layout
+        row = found.slab_bytes
+        if isinstance(rows, slice):
+            start, stop, step = rows.start, rows.stop, rows.step
+            if step == 1 or (stop - start) * step <= 0:
+                count = max(stop - start, 0) if step == 1 else 0
+                data = bytearray(self._fetch([(start, start + count)], row)[0]) if count else bytearray()
+                return _rows_of(data, found, count)
+            rows = np.arange(start, stop, step)
+        unique, inverse = np.unique(rows, return_inverse=True)
+        runs = _runs(unique)
+        parts = self._fetch(runs, row)
+        block = _rows_of(bytearray().join(parts), found, len(unique))
+        return block[inverse.reshape(-1)]
+
+    def _fetch(self, runs: list[tuple[int, int]], row: int) -> list[bytes]:
+        base = self._layout.offset
+        ranges = [(base + a * row, base + b * row) for a, b in runs]
+        parts = self._source.read_ranges(ranges)
+        for (a, b), part in zip(ranges, parts, strict=True):
+            if len(part) != b - a:
+                raise ValueError(f"{self.name}: truncated: bytes {a}..{b} wanted, {len(part)} read")
+        return parts
+
+    def _read_whole(self) -> _Array:
+        if self._whole is None:
+            found = self._layout
+            if found.deflated:
+                from ._npyio import load_npz
+
+                assert self._member is not None
+
+                if isinstance(self._source, UrlSource):
+                    from ._npyio import load
+
+                    with load(self._file) as archive:
+                        whole = archive[self._member]
+                else:
+                    with load_npz(self._file) as archive:
+                        whole = archive[self._member]
+                if whole.shape != found.shape or whole.dtype != found.dtype:
+                    raise ValueError(f"{self.name}: the member changed since it was opened")
+            else:
+                data = bytearray(self._fetch([(0, 1)], found.nbytes)[0]) if found.nbytes else bytearray()
+                whole = np.frombuffer(data, dtype=found.dtype).reshape(found.shape, order="F" if found.fortran else "C")
+            self._whole = whole
+        return self._whole
+
+
+class _FieldArray:
+    """One field of a lazy record array: indexing gives the field's values."""
+
+    def __init__(self, records: LazyArray, field: str) -> None:
+        self._records = records
+        self._field = field
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._records.shape + self.dtype.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        return self._records._layout.dtype.fields[self._field][0]  # type: ignore[index]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __repr__(self) -> str:
+        return f"npy.LazyArray({self._records.name!r}, field {self._field!r}, shape={self.shape}, dtype={self.dtype})"
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> _Array:
+        out: _Array = self[...]
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __getitem__(self, key: Any) -> Any:
+        head, rest = _split(key, len(self._records.shape))
+        records = self._records[head]
+        values = records[self._field]
+        return values[rest] if rest else values
+
+
+def _fields_dtype(dtype: np.dtype[Any], names: list[str]) -> np.dtype[Any]:
+    return dtype[names]
+
+
+def _split(key: Any, ndim: int) -> tuple[Any, tuple[Any, ...]]:
+    """The index along axis 0 and the rest (applied to the rows read)."""
+    if not isinstance(key, tuple):
+        return key, ()
+    if not key:
+        return Ellipsis, ()
+    head, rest = key[0], key[1:]
+    if head is Ellipsis:
+        # `a[..., k]`: every row, then the rest on the trailing axes.
+        return Ellipsis, (slice(None), Ellipsis, *rest) if ndim > 0 else key
+    if head is None:
+        raise IndexError("npy.open's arrays take no new axis before the first: index, then add one")
+    return head, ((slice(None), *rest) if rest else ())
+
+
+def _runs(rows: _Array) -> list[tuple[int, int]]:
+    """Sorted unique rows as runs of consecutive ones, ``(start, stop)`` each."""
+    if not len(rows):
+        return []
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    stops = np.concatenate([breaks, [len(rows)]])
+    return [(int(rows[a]), int(rows[b - 1]) + 1) for a, b in zip(starts, stops, strict=True)]
+
+
+def _rows_of(data: bytearray, found: Layout, count: int) -> _Array:
+    """``count`` rows of the array (C order) over their bytes (writable, as np.load's)."""
+    return np.frombuffer(data, dtype=found.dtype, count=count * int(np.prod(found.shape[1:]))).reshape(
+        count, *found.shape[1:]
+    )

@@ -1,0 +1,173 @@
+//! Objects in buckets and on web servers (`s3://`, `gs://`, `az://`, `http(s)://`,
+//! `file://`) read by byte ranges through npy-store's object stores: what `npy.load`,
+//! `npy.open` and `npy.dask` read URLs with (the package's `_remote.py` builds file
+//! objects and lazy arrays on [`RemoteObject`]).
+//!
+//! Every read runs on one shared tokio runtime with the GIL released. An object is read
+//! as the version its `HEAD` found: reads carry its ETag as `If-Match` where the store
+//! gave one, so an object replaced while read fails the read instead of mixing versions.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+use npy_core::{Error, ErrorKind};
+use npy_store::StoreLocation;
+use object_store::{GetOptions, GetRange, ObjectStoreExt};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::errors::to_python;
+
+/// Gaps between asked ranges up to which they are fetched as one GET (object_store's).
+const COALESCE: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
+
+/// The runtime of every remote read (two worker threads, made on first use).
+fn runtime() -> npy_core::Result<&'static tokio::runtime::Runtime> {
+    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    let made = RUNTIME.get_or_init(|| {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(2).thread_name("npy-remote").enable_all();
+        builder.build().map_err(|e| e.to_string())
+    });
+    made.as_ref().map_err(|e| Error::from(std::io::Error::other(format!("no runtime for remote reads: {e}"))))
+}
+
+/// An object in a store, as its `HEAD` found it.
+#[pyclass(module = "npy._npy", name = "RemoteObject", frozen)]
+pub(crate) struct RemoteObject {
+    url: String,
+    at: StoreLocation,
+    size: u64,
+    e_tag: Option<String>,
+    /// Bytes fetched so far (all reads of this object).
+    fetched: AtomicU64,
+}
+
+impl RemoteObject {
+    /// The bytes of `ranges` (each checked to be whole), fetched side by side, adjacent or
+    /// near ranges by one GET.
+    async fn fetch(&self, ranges: &[Range<u64>]) -> npy_core::Result<Vec<Bytes>> {
+        for r in ranges {
+            if r.start > r.end || r.end > self.size {
+                let reason =
+                    format!("bytes {}..{} asked of an object of {} bytes: it ends first", r.start, r.end, self.size);
+                return Err(self.name(Error::from(ErrorKind::Usage { reason })));
+            }
+        }
+        let store = self.at.store.clone();
+        let fetch = |range: Range<u64>| {
+            let store = store.clone();
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(range)),
+                if_match: self.e_tag.clone(),
+                ..Default::default()
+            };
+            let path = self.at.path.clone();
+            async move { store.get_opts(&path, options).await?.bytes().await }
+        };
+        let got = object_store::coalesce_ranges(ranges, fetch, COALESCE).await.map_err(|e| self.store_error(e))?;
+        for (bytes, r) in got.iter().zip(ranges) {
+            if (bytes.len() as u64) != r.end - r.start {
+                let (expected, found) = (r.end - r.start, bytes.len() as u64);
+                return Err(self.name(Error::from(ErrorKind::Truncated { expected, found })));
+            }
+        }
+        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        self.fetched.fetch_add(total, Ordering::Relaxed);
+        Ok(got)
+    }
+
+    fn name(&self, e: Error) -> Error {
+        e.renamed(&self.url).reading(&self.url)
+    }
+
+    fn store_error(&self, e: object_store::Error) -> Error {
+        let kind = match &e {
+            object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
+            object_store::Error::Precondition { .. } => {
+                let reason = "the object changed while it was read (its ETag is not the one opened)";
+                return self.name(Error::from(ErrorKind::Usage { reason: reason.into() }));
+            }
+            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+                std::io::ErrorKind::PermissionDenied
+            }
+            _ => std::io::ErrorKind::Other,
+        };
+        self.name(Error::from(std::io::Error::new(kind, e)))
+    }
+}
+
+#[pymethods]
+impl RemoteObject {
+    /// The object's URL.
+    #[getter]
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Its size in bytes.
+    #[getter]
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Bytes fetched so far by this object's reads.
+    #[getter]
+    fn fetched(&self) -> u64 {
+        self.fetched.load(Ordering::Relaxed)
+    }
+
+    /// The bytes of each `(start, stop)` range, fetched side by side with the GIL released.
+    fn read_ranges<'py>(&self, py: Python<'py>, ranges: Vec<(u64, u64)>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let ranges: Vec<Range<u64>> = ranges.into_iter().map(|(a, b)| a..b).collect();
+        let got = py.detach(|| runtime()?.block_on(self.fetch(&ranges))).map_err(to_python)?;
+        Ok(got.iter().map(|b| PyBytes::new(py, b)).collect())
+    }
+
+    /// The bytes `offset..offset + n` (fewer at the object's end).
+    fn read<'py>(&self, py: Python<'py>, offset: u64, n: u64) -> PyResult<Bound<'py, PyBytes>> {
+        let end = offset.saturating_add(n).min(self.size);
+        if offset >= end {
+            return Ok(PyBytes::new(py, b""));
+        }
+        let got =
+            py.detach(|| runtime()?.block_on(self.fetch(std::slice::from_ref(&(offset..end))))).map_err(to_python)?;
+        Ok(PyBytes::new(py, &got[0]))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("npy.RemoteObject({:?}, {} bytes)", self.url, self.size)
+    }
+}
+
+/// Opens the object at `url` (its `HEAD`; a local path is a `file://` URL): a missing one
+/// is `FileNotFoundError`, naming it.
+#[pyfunction]
+pub(crate) fn open_url(py: Python<'_>, url: String) -> PyResult<RemoteObject> {
+    py.detach(|| {
+        let at = npy_store::store_for(&url)?;
+        let meta = runtime()?.block_on(at.store.head(&at.path));
+        let object = RemoteObject { url: url.clone(), at, size: 0, e_tag: None, fetched: AtomicU64::new(0) };
+        match meta {
+            Ok(meta) => Ok(RemoteObject { size: meta.size, e_tag: meta.e_tag, ..object }),
+            Err(e) => Err(object.store_error(e)),
+        }
+    })
+    .map_err(to_python)
+}
+
+/// Uploads the local file `path` to `url`: one PUT, or a multipart upload for large files;
+/// the object appears only once complete (an upload that fails is aborted).
+#[pyfunction]
+pub(crate) fn upload(py: Python<'_>, path: std::path::PathBuf, url: String) -> PyResult<()> {
+    py.detach(|| {
+        let at = npy_store::store_for(&url)?;
+        let file = std::fs::File::open(&path).map_err(|e| Error::from(e).reading(&path))?;
+        let size = file.metadata().map_err(|e| Error::from(e).reading(&path))?.len();
+        let sent = runtime()?.block_on(npy_store::upload(at.store.clone(), &at.path, file, size));
+        sent.map_err(|e| e.renamed(&url).writing(&url))
+    })
+    .map_err(to_python)
+}

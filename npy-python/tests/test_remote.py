@@ -1,0 +1,290 @@
+"""NumPy files at URLs: a local S3 (moto) and a web server on loopback give what np.load
+gives from the same bytes, read by the byte ranges each call needs; errors name the URL.
+
+Every server is started by a fixture that stops it, also when a test fails.
+"""
+
+import contextlib
+import http.server
+import os
+import socket
+import threading
+import zipfile
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import npy
+
+TRACE = np.dtype([("t0", "<f8"), ("dt", "<f4"), ("samples", "<f4", (4,)), ("id", "<i4")])
+
+
+def traces(n, seed=0):
+    rng = np.random.default_rng(seed)
+    a = np.zeros(n, TRACE)
+    a["t0"] = rng.normal(size=n)
+    a["dt"] = rng.integers(0, 10, size=n)
+    a["samples"] = rng.normal(size=(n, 4))
+    a["id"] = np.arange(n)
+    return a
+
+
+class Ranges(http.server.SimpleHTTPRequestHandler):
+    """Serves a directory with HEAD and single byte ranges, counting the bytes it sends."""
+
+    sent = 0
+    lock = threading.Lock()
+
+    def log_message(self, *args):
+        pass
+
+    def send_head(self):
+        path = self.translate_path(self.path)
+        if not os.path.isfile(path):
+            self.send_error(404)
+            return None
+        size = os.path.getsize(path)
+        start, end = 0, size
+        ranged = self.headers.get("Range")
+        if ranged and ranged.startswith("bytes="):
+            first, _, last = ranged[6:].partition("-")
+            start = int(first) if first else size - int(last)
+            end = min(int(last) + 1, size) if first and last else size
+            if start >= size:
+                self.send_error(416)
+                return None
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(end - start))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Last-Modified", self.date_time_string(int(os.path.getmtime(path))))
+        self.end_headers()
+        f = open(path, "rb")
+        f.seek(start)
+        self.range_left = end - start
+        return f
+
+    def copyfile(self, source, outputfile):
+        left = self.range_left
+        while left > 0:
+            chunk = source.read(min(left, 1 << 16))
+            if not chunk:
+                break
+            outputfile.write(chunk)
+            left -= len(chunk)
+            with Ranges.lock:
+                Ranges.sent += len(chunk)
+
+
+@pytest.fixture
+def web(tmp_path):
+    """A web server on loopback serving tmp_path: (base URL, directory)."""
+    handler = lambda *a, **kw: Ranges(*a, directory=str(tmp_path), **kw)  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=30)
+
+
+def free_port():
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def s3(monkeypatch):
+    """A moto S3 server on loopback with bucket `bkt`, and the environment npy's stores read:
+    (boto3 client, put(key, bytes))."""
+    moto_server = pytest.importorskip("moto.server")
+    boto3 = pytest.importorskip("boto3")
+    port = free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        for key, value in {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }.items():
+            monkeypatch.setenv(key, value)
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        client.create_bucket(Bucket="bkt")
+        yield client
+    finally:
+        server.stop()
+
+
+def put(client, key, data):
+    client.put_object(Bucket="bkt", Key=key, Body=data)
+
+
+def npy_bytes(a, tmp_path, name="x.npy"):
+    np.save(tmp_path / name, a)
+    return (tmp_path / name).read_bytes()
+
+
+ARRAYS = {
+    "records": traces(1000),
+    "f8_2d": np.arange(60.0).reshape(10, 6),
+    "fortran": np.asfortranarray(np.arange(24, dtype=">i4").reshape(4, 6)),
+    "zero_d": np.array(3.5),
+    "empty": np.zeros((0, 3), "<u2"),
+    "text": np.array(["a", "bcd", "éf"]),
+}
+
+
+@pytest.mark.parametrize("name", list(ARRAYS))
+def test_load_over_s3_http_and_file_urls(name, s3, web, tmp_path):
+    a = ARRAYS[name]
+    data = npy_bytes(a, tmp_path, f"{name}.npy")
+    put(s3, f"d/{name}.npy", data)
+    base, _ = web
+    for url in (f"s3://bkt/d/{name}.npy", f"{base}/{name}.npy", (tmp_path / f"{name}.npy").as_uri()):
+        got = npy.load(url)
+        assert got.dtype == a.dtype and got.shape == a.shape, url
+        assert got.tobytes("A") == np.load(tmp_path / f"{name}.npy").tobytes("A"), url
+        assert got.flags.f_contiguous == a.flags.f_contiguous or a.ndim < 2
+
+
+def test_archives_at_urls_are_read_lazily(s3, tmp_path):
+    a = traces(5000)
+    np.savez(tmp_path / "s.npz", traces=a, gain=np.arange(10.0))
+    np.savez_compressed(tmp_path / "c.npz", traces=a, gain=np.arange(10.0))
+    for name in ("s.npz", "c.npz"):
+        put(s3, name, (tmp_path / name).read_bytes())
+        with npy.load(f"s3://bkt/{name}") as z:
+            assert isinstance(z, npy.NpzFile) and z.files == ["traces", "gain"]
+            assert np.array_equal(z["gain"], np.arange(10.0))
+            assert np.array_equal(z["traces"], a)
+        with npy.load_npz(f"s3://bkt/{name}") as z:
+            assert np.array_equal(z["traces"], a)
+    with pytest.raises(ValueError, match=r"mmap_mode"):
+        npy.load("s3://bkt/s.npz", mmap_mode="r")
+
+
+def test_saves_upload_whole(s3, tmp_path):
+    a = traces(300_000)  # 9.6 MB: several parts would be 16 MiB each; one put here
+    npy.save("s3://bkt/out/t", a)
+    body = s3.get_object(Bucket="bkt", Key="out/t.npy")["Body"].read()
+    assert body == npy_bytes(a, tmp_path)
+    npy.savez_compressed("s3://bkt/out/run.npz", t=a, g=np.arange(3))
+    with npy.load("s3://bkt/out/run.npz") as z:
+        assert np.array_equal(z["t"], a) and np.array_equal(z["g"], np.arange(3))
+    big = np.arange(5 << 20, dtype="<f8")  # 40 MiB: a multipart upload
+    npy.save("s3://bkt/out/big.npy", big)
+    assert np.array_equal(npy.load("s3://bkt/out/big.npy"), big)
+    spools = [n for n in os.listdir(os.environ.get("TMPDIR", "/tmp")) if n.startswith(".npy-upload.")]
+    assert not spools
+
+
+def test_errors_name_the_url(s3, web, tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"s3://bkt/missing.npy"):
+        npy.load("s3://bkt/missing.npy")
+    data = npy_bytes(np.arange(1000.0), tmp_path)
+    put(s3, "short.npy", data[:-8])
+    with pytest.raises(ValueError, match=r"short.npy"):
+        npy.load("s3://bkt/short.npy")
+    with pytest.raises(ValueError, match=r"short.npy.*truncated"):
+        npy.open("s3://bkt/short.npy")
+    put(s3, "junk.npy", b"not a numpy file at all" * 10)
+    for call in (npy.load, npy.open, npy.scan):
+        with pytest.raises(ValueError, match=r"junk.npy"):
+            call("s3://bkt/junk.npy")
+    base, _ = web
+    with pytest.raises(FileNotFoundError, match=r"nothing.npy"):
+        npy.open(f"{base}/nothing.npy")
+    with pytest.raises(ValueError, match=r"nope://"):
+        npy.load("nope://x/y.npy")
+
+
+KEYS = [
+    np.s_[3],
+    np.s_[-1],
+    np.s_[10:20],
+    np.s_[::97],
+    np.s_[900:100:-7],
+    np.s_[[5, 3, 5, 999]],
+    np.s_[np.arange(1000) % 3 == 0],
+    np.s_[...],
+    np.s_[2:5, 1],
+    np.s_[:0],
+]
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[repr(k)[:30] for k in KEYS])
+def test_open_indexes_as_numpy(key, s3, tmp_path):
+    a = traces(1000)
+    put(s3, "t.npy", npy_bytes(a, tmp_path))
+    b = np.arange(4000.0).reshape(1000, 4)
+    put(s3, "b.npy", npy_bytes(b, tmp_path, "b.npy"))
+    lazy, lazy_b = npy.open("s3://bkt/t.npy"), npy.open("s3://bkt/b.npy")
+    assert (lazy.shape, lazy.dtype, lazy.ndim, len(lazy)) == (a.shape, a.dtype, 1, 1000)
+    if not (isinstance(key, tuple) and len(key) > 1):
+        got = lazy[key]
+        assert np.array_equal(got, a[key]) and got.dtype == a.dtype
+        assert np.array_equal(lazy["t0"][key], a["t0"][key])
+        assert np.array_equal(lazy[["id", "dt"]][key], a[["id", "dt"]][key])
+    assert np.array_equal(lazy_b[key], b[key])
+    assert np.array_equal(np.asarray(lazy), a)
+
+
+def test_a_slice_fetches_its_rows_only(web, tmp_path):
+    base, directory = web
+    n = 100 * 1000 * 1000 // TRACE.itemsize  # about 100 MB of records
+    a = np.zeros(n, TRACE)
+    a["id"] = np.arange(n)
+    np.save(directory / "big.npy", a)
+    Ranges.sent = 0
+    lazy = npy.open(f"{base}/big.npy")
+    rows = lazy[n // 2 : n // 2 + 1000]
+    assert rows["id"].tolist() == list(range(n // 2, n // 2 + 1000))
+    assert lazy.fetched < 1 << 20 and Ranges.sent < 1 << 20, (lazy.fetched, Ranges.sent)
+
+
+def test_npz_members_open_lazily(s3, tmp_path):
+    a = traces(2000)
+    np.savez(tmp_path / "s.npz", traces=a)
+    np.savez_compressed(tmp_path / "c.npz", traces=a)
+    for name in ("s.npz", "c.npz"):
+        put(s3, name, (tmp_path / name).read_bytes())
+        lazy = npy.open(f"s3://bkt/{name}", member="traces")
+        assert np.array_equal(lazy[100:300], a[100:300])
+        assert np.array_equal(lazy["id"][[7, 3]], a["id"][[7, 3]])
+    with pytest.raises(KeyError, match=r"nope"):
+        npy.open("s3://bkt/s.npz", member="nope")
+
+
+def test_scan_and_dask_read_urls(s3, web, tmp_path):
+    a = traces(3000)
+    put(s3, "t.npy", npy_bytes(a, tmp_path))
+    table = pa.table(npy.scan("s3://bkt/t.npy", columns=["id", "t0"], rows=(100, 2000)))
+    assert table.column("id").to_pylist() == a["id"][100:2000].tolist()
+    np.savez(tmp_path / "z.npz", traces=a, gain=np.arange(3000.0))
+    put(s3, "z.npz", (tmp_path / "z.npz").read_bytes())
+    assert pa.table(npy.scan("s3://bkt/z.npz")).num_rows == 3000
+    dask = pytest.importorskip("npy.dask")
+    x = dask.from_npy("s3://bkt/t.npy", chunks=700)
+    assert np.array_equal(x.compute(), a)
+    base, directory = web
+    np.save(directory / "w.npy", a)
+    assert np.array_equal(dask.from_npy(f"{base}/w.npy", chunks=1000)["id"].compute(), a["id"])
+
+
+def test_stored_member_offsets_match_zipfile(tmp_path):
+    a = traces(10)
+    np.savez(tmp_path / "s.npz", traces=a)
+    with zipfile.ZipFile(tmp_path / "s.npz") as z:
+        assert z.getinfo("traces.npy").compress_type == zipfile.ZIP_STORED
+    assert np.array_equal(npy.open(tmp_path / "s.npz", member="traces")[...], a)
