@@ -232,6 +232,150 @@ def stream_rounds(directory, repeat):
         os.remove(os.path.join(parquet_dir, path))
 
 
+REMOTE_BYTES = 1 << 30
+REMOTE_ROWS = 1000
+
+
+def remote_rounds(directory, repeat):
+    """1,000 rows from the middle of a 1 GiB .npy on a local S3 (moto, behind a proxy that
+    counts the bytes it passes): `npy.open(url)[a:b]` against pyarrow's S3 file system and
+    `np.load` (what users do today; s3fs would pin a botocore older than moto's). Time, and
+    bytes moved, in the same rounds."""
+    try:
+        import boto3
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        print("# moto or boto3 not installed: the remote rows are skipped", flush=True)
+        return
+    import logging
+
+    import pyarrow.fs
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
+    moto_port, proxy = free_port(), None
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
+    server.start()
+    try:
+        proxy = CountingProxy(moto_port)
+        endpoint = f"http://127.0.0.1:{proxy.port}"
+        env = {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+        os.environ.update(env)
+        client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1")
+        client.create_bucket(Bucket="bench")
+        path = directory / "remote.npy"
+        np.save(path, np.arange(REMOTE_BYTES // 8, dtype="<f8"))
+        client.upload_file(str(path), "bench", "big.npy")
+        path.unlink()
+        s3 = pyarrow.fs.S3FileSystem(
+            endpoint_override=endpoint, scheme="http", access_key="bench", secret_key="bench", region="us-east-1"
+        )
+        middle = REMOTE_BYTES // 8 // 2
+        want = np.arange(middle, middle + REMOTE_ROWS, dtype="<f8")
+
+        def ours():
+            return npy.open("s3://bench/big.npy")[middle : middle + REMOTE_ROWS]
+
+        def peer():
+            with s3.open_input_file("bench/big.npy") as f:
+                return np.load(f)[middle : middle + REMOTE_ROWS]
+
+        cases = {"remote_open_npy": ours, "remote_open_peer": peer}
+        times = {name: [] for name in cases}
+        moved = {name: [] for name in cases}
+        for round_ in range(repeat + repeat % 2):
+            for name in cases if round_ % 2 == 0 else list(cases)[::-1]:
+                before = proxy.sent
+                seconds, rows = timed(cases[name])
+                moved[name].append(proxy.sent - before)
+                assert np.array_equal(rows, want), name
+                times[name].append(seconds)
+                del rows
+        for name in cases:
+            report(name, times[name], REMOTE_ROWS * 8)
+        bytes_ratio = max(moved["remote_open_npy"]) / min(moved["remote_open_peer"])
+        for name in cases:
+            print(f"# {name}: {max(moved[name]):,} bytes moved (most of a round)", flush=True)
+        print(
+            f"# goal: remote slice bytes npy.open / np.load over S3 {bytes_ratio:.5f} (at most 0.01): "
+            f"{'met' if bytes_ratio <= 0.01 else 'MISSED'}",
+            flush=True,
+        )
+    finally:
+        if proxy is not None:
+            proxy.close()
+        server.stop()
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class CountingProxy:
+    """A TCP proxy on loopback to `port`, counting the bytes the server sends back; one
+    thread per connection direction, all ended by `close`."""
+
+    def __init__(self, port):
+        import socket
+        import threading
+
+        self._target = port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self.sent = 0
+        self._lock = threading.Lock()
+        self._sockets = []
+        self._closed = False
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self):
+        import socket
+        import threading
+
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self._target))
+            self._sockets += [client, upstream]
+            threading.Thread(target=self._pipe, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, True), daemon=True).start()
+
+    def _pipe(self, src, dst, count):
+        try:
+            while chunk := src.recv(1 << 16):
+                dst.sendall(chunk)
+                if count:
+                    with self._lock:
+                        self.sent += len(chunk)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(2)
+                except OSError:
+                    pass
+
+    def close(self):
+        self._closed = True
+        self._listener.close()
+        for s in self._sockets:
+            s.close()
+        self._thread.join(timeout=30)
+
+
 def dask_rounds(directory, repeat):
     """`npy.dask.from_npy(path, chunks).sum()` against `da.from_array(np.load(path,
     mmap_mode='r'), chunks).sum()` on a LocalCluster of 2 worker processes (one thread
@@ -332,4 +476,5 @@ if __name__ == "__main__":
 
     rounds(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
     stream_rounds(Path(sys.argv[1]), int(sys.argv[3]))
+    remote_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     dask_rounds(Path(sys.argv[1]), int(sys.argv[3]))
