@@ -29,7 +29,7 @@ def registry():
 
 
 def url(path):
-    return Path(path).absolute().as_uri()
+    return Path(path).resolve().as_uri()  # object store paths have no `..`
 
 
 def virtual(target, parser=None, reg=None):
