@@ -4,12 +4,14 @@ runs a test's code with NumPy's functions and with npy's and compares what each 
 
 import os
 import shutil
+import threading
 import warnings
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from support import NPY, NUMPY, matching
+from support import NPY, NUMPY, RangeHandler, matching
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("NPY_CORPUS", ROOT.parent / "shared" / "corpus" / "public"))
@@ -63,3 +65,21 @@ def same(tmp_path):
         return theirs[0]
 
     return run
+
+
+@pytest.fixture
+def http(tmp_path):
+    """A web server on loopback serving tmp_path's files with HEAD and single ranges,
+    stopped also when the test fails: its base URL, and the (path, start, length) of each
+    GET it served."""
+    served: list[tuple[str, int, int]] = []
+    handler = type("Handler", (RangeHandler,), {"root": tmp_path, "served": served})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", served
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)

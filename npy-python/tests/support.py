@@ -8,6 +8,8 @@ import struct
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -470,3 +472,66 @@ def kind(name, folder):
         yield made
     finally:
         made.close()
+
+
+class RangeHandler(BaseHTTPRequestHandler):
+    """Serves a folder's files with HEAD and single-range GET, counting the bytes served."""
+
+    root: Path
+    served: list[tuple[str, int, int]]
+
+    def log_message(self, *args):
+        pass
+
+    def _file(self):
+        path = self.root / self.path.lstrip("/")
+        if not path.is_file():
+            self.send_error(404)
+            return None
+        return path
+
+    def do_HEAD(self):
+        if path := self._file():
+            self.send_response(200)
+            self.send_header("Content-Length", str(path.stat().st_size))
+            self.send_header("Accept-Ranges", "bytes")
+            self.end_headers()
+
+    def do_GET(self):
+        if not (path := self._file()):
+            return
+        size = path.stat().st_size
+        start, end = 0, size - 1
+        ranged = self.headers.get("Range")
+        if ranged:
+            first, _, last = ranged.removeprefix("bytes=").partition("-")
+            if first:
+                start, end = int(first), min(int(last), size - 1) if last else size - 1
+            else:
+                start = max(size - int(last), 0)
+        with open(path, "rb") as f:
+            f.seek(start)
+            body = f.read(end - start + 1)
+        self.send_response(206 if ranged else 200)
+        if ranged:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.served.append((self.path, start, len(body)))
+        self.wfile.write(body)
+
+
+# Shot records for the scan and remote tests: a float, a float32, a subarray, ids, flags.
+TRACE = np.dtype([("t0", "<f8"), ("dt", "<f4"), ("samples", "<f4", (4,)), ("id", "<i4"), ("ok", "?")])
+
+
+def traces(n, seed=0):
+    """`n` records of TRACE, their ids `seed * n` on, the rest random by `seed`."""
+    rng = np.random.default_rng(seed)
+    a = np.zeros(n, TRACE)
+    a["t0"] = rng.normal(size=n)
+    a["dt"] = rng.integers(0, 10, size=n)
+    a["samples"] = rng.normal(size=(n, 4))
+    a["id"] = np.arange(n) + seed * n
+    a["ok"] = rng.integers(0, 2, size=n).astype(bool)
+    return a

@@ -5,10 +5,8 @@ Every server is started by a fixture that stops it, also when a test fails.
 """
 
 import contextlib
-import http.server
 import os
 import socket
-import threading
 import zipfile
 
 import numpy as np
@@ -16,82 +14,7 @@ import pyarrow as pa
 import pytest
 
 import npy
-
-TRACE = np.dtype([("t0", "<f8"), ("dt", "<f4"), ("samples", "<f4", (4,)), ("id", "<i4")])
-
-
-def traces(n, seed=0):
-    rng = np.random.default_rng(seed)
-    a = np.zeros(n, TRACE)
-    a["t0"] = rng.normal(size=n)
-    a["dt"] = rng.integers(0, 10, size=n)
-    a["samples"] = rng.normal(size=(n, 4))
-    a["id"] = np.arange(n)
-    return a
-
-
-class Ranges(http.server.SimpleHTTPRequestHandler):
-    """Serves a directory with HEAD and single byte ranges, counting the bytes it sends."""
-
-    sent = 0
-    lock = threading.Lock()
-
-    def log_message(self, *args):
-        pass
-
-    def send_head(self):
-        path = self.translate_path(self.path)
-        if not os.path.isfile(path):
-            self.send_error(404)
-            return None
-        size = os.path.getsize(path)
-        start, end = 0, size
-        ranged = self.headers.get("Range")
-        if ranged and ranged.startswith("bytes="):
-            first, _, last = ranged[6:].partition("-")
-            start = int(first) if first else size - int(last)
-            end = min(int(last) + 1, size) if first and last else size
-            if start >= size:
-                self.send_error(416)
-                return None
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
-        else:
-            self.send_response(200)
-        self.send_header("Content-Length", str(end - start))
-        self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Last-Modified", self.date_time_string(int(os.path.getmtime(path))))
-        self.end_headers()
-        f = open(path, "rb")
-        f.seek(start)
-        self.range_left = end - start
-        return f
-
-    def copyfile(self, source, outputfile):
-        left = self.range_left
-        while left > 0:
-            chunk = source.read(min(left, 1 << 16))
-            if not chunk:
-                break
-            outputfile.write(chunk)
-            left -= len(chunk)
-            with Ranges.lock:
-                Ranges.sent += len(chunk)
-
-
-@pytest.fixture
-def web(tmp_path):
-    """A web server on loopback serving tmp_path: (base URL, directory)."""
-    handler = lambda *a, **kw: Ranges(*a, directory=str(tmp_path), **kw)  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", tmp_path
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=30)
+from support import TRACE, traces
 
 
 def free_port():
@@ -146,11 +69,11 @@ ARRAYS = {
 
 
 @pytest.mark.parametrize("name", list(ARRAYS))
-def test_load_over_s3_http_and_file_urls(name, s3, web, tmp_path):
+def test_load_over_s3_http_and_file_urls(name, s3, http, tmp_path):
     a = ARRAYS[name]
     data = npy_bytes(a, tmp_path, f"{name}.npy")
     put(s3, f"d/{name}.npy", data)
-    base, _ = web
+    base, _ = http
     for url in (f"s3://bkt/d/{name}.npy", f"{base}/{name}.npy", (tmp_path / f"{name}.npy").as_uri()):
         got = npy.load(url)
         assert got.dtype == a.dtype and got.shape == a.shape, url
@@ -189,7 +112,7 @@ def test_saves_upload_whole(s3, tmp_path):
     assert not spools
 
 
-def test_errors_name_the_url(s3, web, tmp_path):
+def test_errors_name_the_url(s3, http, tmp_path):
     with pytest.raises(FileNotFoundError, match=r"s3://bkt/missing.npy"):
         npy.load("s3://bkt/missing.npy")
     data = npy_bytes(np.arange(1000.0), tmp_path)
@@ -202,7 +125,7 @@ def test_errors_name_the_url(s3, web, tmp_path):
     for call in (npy.load, npy.open, npy.scan):
         with pytest.raises(ValueError, match=r"junk.npy"):
             call("s3://bkt/junk.npy")
-    base, _ = web
+    base, _ = http
     with pytest.raises(FileNotFoundError, match=r"nothing.npy"):
         npy.open(f"{base}/nothing.npy")
     with pytest.raises(ValueError, match=r"nope://"):
@@ -240,17 +163,19 @@ def test_open_indexes_as_numpy(key, s3, tmp_path):
     assert np.array_equal(np.asarray(lazy), a)
 
 
-def test_a_slice_fetches_its_rows_only(web, tmp_path):
-    base, directory = web
+def test_a_slice_fetches_its_rows_only(http, tmp_path):
+    base, served = http
+    directory = tmp_path
     n = 100 * 1000 * 1000 // TRACE.itemsize  # about 100 MB of records
     a = np.zeros(n, TRACE)
     a["id"] = np.arange(n)
     np.save(directory / "big.npy", a)
-    Ranges.sent = 0
+    served.clear()
     lazy = npy.open(f"{base}/big.npy")
     rows = lazy[n // 2 : n // 2 + 1000]
     assert rows["id"].tolist() == list(range(n // 2, n // 2 + 1000))
-    assert lazy.fetched < 1 << 20 and Ranges.sent < 1 << 20, (lazy.fetched, Ranges.sent)
+    sent = sum(n for _, _, n in served)
+    assert lazy.fetched < 1 << 20 and sent < 1 << 20, (lazy.fetched, sent)
 
 
 def test_npz_members_open_lazily(s3, tmp_path):
@@ -266,7 +191,7 @@ def test_npz_members_open_lazily(s3, tmp_path):
         npy.open("s3://bkt/s.npz", member="nope")
 
 
-def test_scan_and_dask_read_urls(s3, web, tmp_path):
+def test_scan_and_dask_read_urls(s3, http, tmp_path):
     a = traces(3000)
     put(s3, "t.npy", npy_bytes(a, tmp_path))
     table = pa.table(npy.scan("s3://bkt/t.npy", columns=["id", "t0"], rows=(100, 2000)))
@@ -277,8 +202,8 @@ def test_scan_and_dask_read_urls(s3, web, tmp_path):
     dask = pytest.importorskip("npy.dask")
     x = dask.from_npy("s3://bkt/t.npy", chunks=700)
     assert np.array_equal(x.compute(), a)
-    base, directory = web
-    np.save(directory / "w.npy", a)
+    base, _ = http
+    np.save(tmp_path / "w.npy", a)
     assert np.array_equal(dask.from_npy(f"{base}/w.npy", chunks=1000)["id"].compute(), a["id"])
 
 

@@ -26,6 +26,7 @@ from polars.testing import assert_frame_equal
 import npy
 import npy.polars
 from conftest import NPY_FILES, NPZ_FILES, ROOT, ids
+from support import TRACE, traces
 
 sys.path.insert(0, str(ROOT / "xtask"))
 import arrow_check as ac
@@ -161,20 +162,6 @@ def test_consumers_read_archive_members(path, consumer):
     assert table.column_names == list(arrays)
     for name, arr in arrays.items():
         ac.check_table(ac.member_table(table.column(name).combine_chunks(), arr), arr, f"{consumer} member {name}")
-
-
-TRACE = np.dtype([("t0", "<f8"), ("dt", "<f4"), ("samples", "<f4", (4,)), ("id", "<i4"), ("ok", "?")])
-
-
-def traces(n, seed=0):
-    rng = np.random.default_rng(seed)
-    a = np.zeros(n, TRACE)
-    a["t0"] = rng.normal(size=n)
-    a["dt"] = rng.integers(0, 10, size=n)
-    a["samples"] = rng.normal(size=(n, 4))
-    a["id"] = np.arange(n) + seed * n
-    a["ok"] = rng.integers(0, 2, size=n).astype(bool)
-    return a
 
 
 @pytest.fixture

@@ -2,9 +2,7 @@
 xarray through VirtualiZarr's ManifestStore and through kerchunk references, must give
 np.load's values or refuse with an error naming the file."""
 
-import threading
 import warnings
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -298,68 +296,6 @@ def test_corpus(path):
         warnings.simplefilter("ignore")
         want = np.load(path)
     same(ds["v"].values, want)
-
-
-class RangeHandler(BaseHTTPRequestHandler):
-    """Serves a folder's files with HEAD and single-range GET, counting the bytes served."""
-
-    root: Path
-    served: list[tuple[str, int, int]]
-
-    def log_message(self, *args):
-        pass
-
-    def _file(self):
-        path = self.root / self.path.lstrip("/")
-        if not path.is_file():
-            self.send_error(404)
-            return None
-        return path
-
-    def do_HEAD(self):
-        if path := self._file():
-            self.send_response(200)
-            self.send_header("Content-Length", str(path.stat().st_size))
-            self.send_header("Accept-Ranges", "bytes")
-            self.end_headers()
-
-    def do_GET(self):
-        if not (path := self._file()):
-            return
-        size = path.stat().st_size
-        start, end = 0, size - 1
-        ranged = self.headers.get("Range")
-        if ranged:
-            first, _, last = ranged.removeprefix("bytes=").partition("-")
-            if first:
-                start, end = int(first), min(int(last), size - 1) if last else size - 1
-            else:
-                start = max(size - int(last), 0)
-        with open(path, "rb") as f:
-            f.seek(start)
-            body = f.read(end - start + 1)
-        self.send_response(206 if ranged else 200)
-        if ranged:
-            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.served.append((self.path, start, len(body)))
-        self.wfile.write(body)
-
-
-@pytest.fixture
-def http(tmp_path):
-    served: list[tuple[str, int, int]] = []
-    handler = type("Handler", (RangeHandler,), {"root": tmp_path, "served": served})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", served
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
 
 
 def http_registry(base):
