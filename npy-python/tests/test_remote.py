@@ -112,6 +112,19 @@ def test_saves_upload_whole(s3, tmp_path):
     assert not spools
 
 
+def test_a_killed_uploads_spool_is_swept(s3, tmp_path):
+    import subprocess
+    import sys
+    import tempfile
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = os.path.join(tempfile.gettempdir(), f".npy-upload.{int(gone.stdout)}.x1y2z3.npy")
+    open(left, "wb").close()  # as a save killed mid-upload leaves it
+    npy.save("s3://bkt/next.npy", np.arange(3))
+    assert not os.path.exists(left)
+    assert np.array_equal(npy.load("s3://bkt/next.npy"), np.arange(3))
+
+
 def test_errors_name_the_url(s3, http, tmp_path):
     with pytest.raises(FileNotFoundError, match=r"s3://bkt/missing.npy"):
         npy.load("s3://bkt/missing.npy")
