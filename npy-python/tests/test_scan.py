@@ -374,6 +374,62 @@ def test_streams_left_early_end_their_threads(trace_file):
     assert threads() <= before
 
 
+def finishes(work, seconds=60):
+    """Runs `work` on a thread; fails the test if it is still waiting after `seconds` (a
+    stream thread waiting forever on a peer that left)."""
+    import threading
+
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as e:
+            outcome["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the stream is still waiting"
+    return outcome
+
+
+def test_streams_of_two_pieces_end_when_either_side_fails(tmp):
+    # Just over one piece (16 MiB): two threads make the stream, side by side.
+    n = (16 << 20) // TRACE.itemsize + 1000
+    path = tmp / "two.npy"
+    np.save(path, traces(n))
+    before = threads()
+    # The writer fails: the second piece's file is cut short after the scan opened it.
+    t = npy.scan(path, batch_rows=4096)
+    reader = pa.RecordBatchReader.from_stream(t)
+    first = reader.read_next_batch()
+    assert first.num_rows == 4096
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) - 1000 * TRACE.itemsize)
+    outcome = finishes(reader.read_all)
+    assert "error" in outcome and "two.npy" in str(outcome["error"])
+    # The filter (Python's predicate) fails in a piece's thread.
+    np.save(path, traces(n))
+    failing = npy.scan(path, columns=["id"], batch_rows=4096)
+
+    def predicate(batch):
+        raise RuntimeError("the predicate broke")
+
+    outcome = finishes(lambda: list(failing.batches(["t0"], predicate)))
+    error = outcome.get("error")
+    assert error is not None and "two.npy" in str(error) and "the predicate broke" in str(error)
+    # The reader fails: it leaves after one batch of each stream, ten times.
+    for _ in range(10):
+        it = npy.scan(path, batch_rows=4096).batches()
+        next(it)
+        del it
+    deadline = time.monotonic() + 30
+    while threads() > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert threads() <= before
+
+
 def test_pandas_and_pyarrow_frames_agree(trace_file):
     path, a = trace_file
     t = npy.scan(path, columns=["t0", "dt", "id", "ok"])
