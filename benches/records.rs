@@ -20,7 +20,7 @@
 //! - `traces_aligned.npy`: NumPy's `align=True` layout, 304 bytes a record, which
 //!   `TraceAligned` (`#[npy(align)] #[repr(C)]`) matches in memory: reads and writes are
 //!   bulk copies;
-//! - `traces_packed.npy`: NumPy's default packed layout, 293 bytes a record (`TracePacked`,
+//! - `traces_packed.npy`: NumPy's default packed layout, 293 bytes a record (`Trace`,
 //!   a plain derive, whose memory layout Rust chooses).
 //!
 //! Measurements, each run once untimed and then `K` times in interleaved rounds (each round
@@ -38,8 +38,8 @@
 //! - `read_aligned`: `Vec::<TraceAligned>::read_npy(traces_aligned.npy)` (matched layout);
 //! - `read_packed_to_aligned`: `Vec::<TraceAligned>::read_npy(traces_packed.npy)` (the
 //!   conversion path: packed file into the aligned struct);
-//! - `read_packed`: `Vec::<TracePacked>::read_npy(traces_packed.npy)` (context);
-//! - `read_packed_mem`: `Vec::<TracePackedMem>::read_npy(traces_packed.npy)`, the struct
+//! - `read_packed`: `Vec::<Trace>::read_npy(traces_packed.npy)` (context);
+//! - `read_packed_mem`: `Vec::<TracePacked>::read_npy(traces_packed.npy)`, the struct
 //!   whose memory is the packed layout (`#[repr(C, packed)]`): a bulk copy;
 //! - `npyz_read`: npyz 0.8's derive read of `traces_packed.npy`
 //!   (`NpyFile::new(BufReader<File>)?.data::<NpyzTrace>()?` collected into a `Vec`; npyz
@@ -49,9 +49,9 @@
 //! - `write_aligned`: `traces.write_npy_with(out.npy, WriteOptions::new().sync(false))` of
 //!   `TraceAligned`s (matched layout), atomic rename included: not synced to disk, like
 //!   `np.save`, npyz and the limit;
-//! - `write_packed`: the same of `TracePacked`s (the conversion path: Rust's layout to the
+//! - `write_packed`: the same of `Trace`s (the conversion path: Rust's layout to the
 //!   packed file layout);
-//! - `write_packed_mem`: the same of `TracePackedMem`s (a bulk copy);
+//! - `write_packed_mem`: the same of `TracePacked`s (a bulk copy);
 //! - `npyz_write`: npyz's derive write of the packed records
 //!   (`WriteOptions::new().default_dtype().shape(&[n]).writer(BufWriter<File>).begin_nd()?`,
 //!   `push` each, `finish`);
@@ -74,8 +74,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::trace::{
-    check_count, check_file, checkpoints, packed, packed_mem, trace, write_files, Files, TraceAligned, TracePacked,
-    TracePackedMem, ALIGNED_SIZE, PACKED_SIZE, SAMPLES, TAIL,
+    check_count, check_file, checkpoints, packed, packed_mem, trace, write_files, Files, Trace, TraceAligned,
+    TracePacked, ALIGNED_SIZE, PACKED_SIZE, SAMPLES, TAIL,
 };
 use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Peer, Result};
 use npy_core::prelude::*;
@@ -118,8 +118,8 @@ struct Ctx {
     n: usize,
     /// The records, in memory, in each form the writes write.
     aligned: Vec<TraceAligned>,
-    packed: Vec<TracePacked>,
-    packed_mem: Vec<TracePackedMem>,
+    packed: Vec<Trace>,
+    packed_mem: Vec<TracePacked>,
     npyz: Vec<NpyzTrace>,
     /// `traces_aligned.npy` and `traces_packed.npy`, and their bytes.
     files: Files,
@@ -203,14 +203,14 @@ fn main() -> Result<()> {
 /// from them.
 fn setup(dir: &Path, n: usize) -> Result<Ctx> {
     let made: Vec<TraceAligned> = (0..n).map(trace).collect();
-    let made_packed: Vec<TracePacked> = made.iter().map(packed).collect();
+    let made_packed: Vec<Trace> = made.iter().map(packed).collect();
     let files = write_files(dir, &made, &made_packed, "records")?;
     drop((made, made_packed));
     let aligned = Vec::<TraceAligned>::read_npy(&files.aligned_path)?;
     check_records(&aligned, n, |t| *t)?;
-    let packed = Vec::<TracePacked>::read_npy(&files.packed_path)?;
+    let packed = Vec::<Trace>::read_npy(&files.packed_path)?;
     check_records(&packed, n, common::trace::packed)?;
-    let packed_mem = Vec::<TracePackedMem>::read_npy(&files.packed_path)?;
+    let packed_mem = Vec::<TracePacked>::read_npy(&files.packed_path)?;
     check_records(&packed_mem, n, common::trace::packed_mem)?;
     let npyz: Vec<NpyzTrace> = aligned.iter().map(npyz_trace).collect();
     let (out, limit_out) = (dir.join("out.npy"), dir.join("limit-out.bin"));
@@ -251,11 +251,11 @@ fn read_packed_to_aligned(c: &Ctx) -> Result<Duration> {
 }
 
 fn read_packed(c: &Ctx) -> Result<Duration> {
-    timed(|| Ok(Vec::<TracePacked>::read_npy(&c.files.packed_path)?), |v| check_records(v, c.n, packed))
+    timed(|| Ok(Vec::<Trace>::read_npy(&c.files.packed_path)?), |v| check_records(v, c.n, packed))
 }
 
 fn read_packed_mem(c: &Ctx) -> Result<Duration> {
-    timed(|| Ok(Vec::<TracePackedMem>::read_npy(&c.files.packed_path)?), |v| check_records(v, c.n, packed_mem))
+    timed(|| Ok(Vec::<TracePacked>::read_npy(&c.files.packed_path)?), |v| check_records(v, c.n, packed_mem))
 }
 
 fn npyz_read(c: &Ctx) -> Result<Duration> {

@@ -1,9 +1,12 @@
 //! Simon's seismic traces as a NumPy record array.
 //!
 //! Writes 1,000,000 `Trace` records (trace id, a nested receiver position, t0, dt, flags
-//! and 64 samples) in NumPy's `align=True` layout, reads them back and checks them, reads
-//! the same file into a packed struct too (fields are matched by name), and prints sizes
-//! and throughput. Then NumPy loads the file and checks it: its dtype, shape, every
+//! and 64 samples) in NumPy's `align=True` layout (`TraceAligned`, whose memory layout is
+//! the file's, so reading and writing are single bulk copies), reads them back and checks
+//! them, reads the same file into NumPy's default packed layout too (`Trace`: fields are
+//! matched by name), and prints sizes and throughput. The records, each a
+//! `#[derive(NpyRecord)]` struct, are the `npy-seismic` crate's (`npy-seismic/src/lib.rs`),
+//! which the tests and benches share. Then NumPy loads the file and checks it: its dtype, shape, every
 //! `trace_id`, and the first and last records field by field against what Rust wrote.
 //! The Python is `$NPY_PYTHON` (`cargo xtask ci` sets it to its venv's), else the venv
 //! that `cargo xtask venv` (and `cargo xtask ci`) makes at `target/numpy-venv`, else
@@ -18,101 +21,37 @@ use std::process::Command;
 use std::time::Instant;
 
 use npy_core::prelude::*;
+use npy_seismic::{trace, Trace, TraceAligned};
 
 const TRACES: usize = 1_000_000;
-
-/// Where a receiver stood, in metres.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct Receiver {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-/// One trace: its header values and 64 samples. With `align` and `repr(C)` the memory
-/// layout is NumPy's `align=True` layout, so reading and writing are single bulk copies.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-struct Trace {
-    trace_id: i32,
-    receiver: Receiver,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
-
-/// The same record without padding, as `np.dtype([...])` lays it out by default.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct PackedTrace {
-    trace_id: i32,
-    receiver: PackedReceiver,
-    t0: f64,
-    dt: f32,
-    flags: u8,
-    samples: [f32; 64],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-struct PackedReceiver {
-    x: f64,
-    y: f64,
-    z: f32,
-}
-
-fn trace(i: usize) -> Trace {
-    let mut samples = [0f32; 64];
-    for (k, s) in samples.iter_mut().enumerate() {
-        *s = ((k as f32) * 0.2 + i as f32 * 0.01).sin() * (-(k as f32) / 32.0).exp();
-    }
-    Trace {
-        trace_id: i as i32,
-        receiver: Receiver {
-            x: 500_000.0 + (i % 1000) as f64 * 12.5,
-            y: 6_200_000.0 + (i / 1000) as f64 * 25.0,
-            z: -2.5,
-        },
-        t0: (i % 1000) as f64 * 0.001,
-        dt: 0.004,
-        flags: (i % 3) as u8,
-        samples,
-    }
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/seismic");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("traces.npy");
 
-    let traces: Vec<Trace> = (0..TRACES).map(trace).collect();
+    let traces: Vec<TraceAligned> = (0..TRACES).map(trace).collect();
 
     let start = Instant::now();
     traces.write_npy(&path)?;
     let write_secs = start.elapsed().as_secs_f64();
 
     let start = Instant::now();
-    let back: Vec<Trace> = Vec::read_npy(&path)?;
+    let back: Vec<TraceAligned> = Vec::read_npy(&path)?;
     let read_secs = start.elapsed().as_secs_f64();
     if back != traces {
         return Err("the records read back differ from those written".into());
     }
 
     let start = Instant::now();
-    let packed: Vec<PackedTrace> = Vec::read_npy(&path)?;
+    let packed: Vec<Trace> = Vec::read_npy(&path)?;
     let convert_secs = start.elapsed().as_secs_f64();
-    let same = |(p, t): (&PackedTrace, &Trace)| {
-        (p.trace_id, p.receiver.x, p.receiver.y, p.receiver.z, p.t0, p.dt, p.flags, p.samples)
-            == (t.trace_id, t.receiver.x, t.receiver.y, t.receiver.z, t.t0, t.dt, t.flags, t.samples)
-    };
-    if !packed.iter().zip(&traces).all(same) {
+    if !packed.iter().zip(&traces).all(|(p, t)| *p == Trace::from(*t)) {
         return Err("the packed records differ from those written".into());
     }
 
     let mib = std::fs::metadata(&path)?.len() as f64 / (1 << 20) as f64;
-    let size = std::mem::size_of::<Trace>();
+    let size = std::mem::size_of::<TraceAligned>();
     println!("wrote {TRACES} traces of {size} bytes ({mib:.1} MiB) to {}", path.display());
     println!("  write:                     {write_secs:.3} s ({:.0} MiB/s)", mib / write_secs);
     println!("  read back, same layout:    {read_secs:.3} s ({:.0} MiB/s), all records equal", mib / read_secs);
@@ -121,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         mib / convert_secs
     );
     println!("dtype, as the file's header spells it (NumPy's dtype.descr; '' fields are padding):");
-    println!("  {}", Trace::dtype().descr());
+    println!("  {}", TraceAligned::dtype().descr());
     println!("first record: {}", show(&traces[0]));
 
     numpy_check(&path, &traces)?;
@@ -130,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// A record as one line, in the same words as the NumPy check prints it.
-fn show(t: &Trace) -> String {
+fn show(t: &TraceAligned) -> String {
     let r = &t.receiver;
     format!(
         "trace_id {}, receiver ({:?}, {:?}, {:?}), t0 {:?}, dt {:?}, flags {}, samples[:3] [{:?}, {:?}, {:?}]",
@@ -140,7 +79,7 @@ fn show(t: &Trace) -> String {
 
 /// A record as a Python literal of its values, floats widened to `f64` exactly (so NumPy
 /// can compare them with `==`).
-fn literal(t: &Trace) -> String {
+fn literal(t: &TraceAligned) -> String {
     let r = &t.receiver;
     let samples: Vec<String> = t.samples.iter().map(|&s| format!("{:?}", f64::from(s))).collect();
     format!(
@@ -201,7 +140,7 @@ fn venv_pythons() -> Vec<PathBuf> {
 
 /// Has NumPy load the file and compare it with `traces`. Skipped, with a message, when no
 /// Python with NumPy is found, unless `NPY_PYTHON` or `NPY_CI` asks for it.
-fn numpy_check(path: &Path, traces: &[Trace]) -> Result<(), Box<dyn std::error::Error>> {
+fn numpy_check(path: &Path, traces: &[TraceAligned]) -> Result<(), Box<dyn std::error::Error>> {
     let chosen = std::env::var_os("NPY_PYTHON");
     let required = chosen.is_some() || std::env::var_os("NPY_CI").is_some();
     let candidates = match chosen {
@@ -226,7 +165,7 @@ fn numpy_check(path: &Path, traces: &[Trace]) -> Result<(), Box<dyn std::error::
     let out = Command::new(python)
         .args(["-c", NUMPY_CHECK])
         .arg(path)
-        .arg(Trace::dtype().descr())
+        .arg(TraceAligned::dtype().descr())
         .arg(traces.len().to_string())
         .args([literal(first), literal(last)])
         .output()?;

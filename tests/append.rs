@@ -3,9 +3,7 @@
 //! the matching Rust layout and of the other one (converted as writes convert); the header
 //! stays the one `np.save` writes for the grown array.
 
-#[path = "support/trace.rs"]
-mod trace;
-use trace::{Trace8, Trace8Aligned};
+use npy_seismic::{Trace8, Trace8Aligned};
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +35,7 @@ fn numpys_record_files_grow_by_records_of_either_layout() {
         let more: Vec<Trace8> = (0..25).map(Trace8::sample).collect();
         let mut a = Appender::from_path(&path).unwrap();
         a.append(&more[..10]).unwrap();
-        let as_aligned: Vec<Trace8Aligned> = more[10..].iter().map(Trace8::aligned).collect();
+        let as_aligned: Vec<Trace8Aligned> = more[10..].iter().copied().map(Trace8Aligned::from).collect();
         a.append(&as_aligned).unwrap();
         assert_eq!(a.rows(), before.len() + 25);
         let after: Vec<Trace8> = Vec::read_npy(&path).unwrap();

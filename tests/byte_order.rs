@@ -6,15 +6,13 @@
 
 #[path = "support/corpus.rs"]
 mod corpus;
-#[path = "support/trace.rs"]
-mod trace;
 
 use std::path::{Path, PathBuf};
 
 use npy_core::dtype::{ByteOrder, DType};
 use npy_core::prelude::*;
 use npy_core::{NpyFileWriter, WriteOptions};
-use trace::*;
+use npy_seismic::*;
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
@@ -152,7 +150,7 @@ fn large_big_endian_writes_hold_the_values_written() {
     let native = DynArray::read_npy_from(&values.write_npy_to(Vec::new()).unwrap()[..]).unwrap();
     assert_eq!(native.write_npy_to_with(Vec::new(), &big()).unwrap(), bytes);
 
-    let traces: Vec<Trace8Aligned> = (0..130_000).map(|i| Trace8::sample(i).aligned()).collect();
+    let traces: Vec<Trace8Aligned> = (0..130_000).map(|i| Trace8Aligned::from(Trace8::sample(i))).collect();
     let file = traces.write_npy_to_with(Vec::new(), &big()).unwrap();
     let array = DynArray::read_npy_from(&file[..]).unwrap();
     assert!(array.header().dtype.descr().starts_with("[('trace_id', '>i4'), ('', '|V4'), ('receiver', [('x', '>f8')"));

@@ -5,9 +5,7 @@
 #[path = "support/corpus.rs"]
 mod shared_corpus;
 
-#[path = "support/trace.rs"]
-mod trace;
-use trace::{ReceiverAligned, TraceAligned};
+use npy_seismic::{ReceiverAligned, TraceAligned};
 
 use std::path::{Path, PathBuf};
 

@@ -7,8 +7,6 @@
 mod corpus_records;
 #[path = "support/corpus.rs"]
 mod shared_corpus;
-#[path = "support/trace.rs"]
-mod trace;
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
@@ -21,11 +19,11 @@ use npy_core::prelude::*;
 use npy_core::types::unit::{Days, Generic, Micros, Millis, Nanos, Seconds};
 use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4, Void};
 use npy_core::{DynArray, ErrorKind};
+use npy_seismic::{Trace, Trace8, Trace8Aligned, TraceAligned};
 use num_complex::Complex;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use shared_corpus::corpus;
-use trace::{Trace, Trace8, Trace8Aligned, TraceAligned};
 
 fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")
@@ -354,7 +352,7 @@ fn derived_records_round_trip_as_ndarrays() {
     let traces: Vec<Trace> = (0..12)
         .map(|i| Trace {
             trace_id: i,
-            receiver: trace::Receiver { x: i as f64, y: -(i as f64), z: 0.5 },
+            receiver: npy_seismic::Receiver { x: i as f64, y: -(i as f64), z: 0.5 },
             t0: 0.25 * i as f64,
             dt: 0.004,
             flags: i as u8,

@@ -14,9 +14,7 @@
 #[path = "support/corpus.rs"]
 mod shared_corpus;
 
-#[path = "support/trace.rs"]
-mod trace;
-use trace::Trace;
+use npy_seismic::Trace;
 
 use std::io::{Cursor, Read, Seek, Write};
 use std::path::{Path, PathBuf};

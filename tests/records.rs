@@ -23,9 +23,7 @@ use serde_json::Value;
 mod corpus_records;
 use corpus_records::*;
 
-#[path = "support/trace.rs"]
-mod trace;
-use trace::*;
+use npy_seismic::*;
 
 // ---------------------------------------------------------------------------------------
 // Encoding field values as the manifest does (see xtask/golden.py).

@@ -32,9 +32,7 @@ use serde::{Deserialize, Serialize};
 mod corpus_records;
 use corpus_records::*;
 
-#[path = "support/trace.rs"]
-mod trace;
-use trace::*;
+use npy_seismic::*;
 
 // ---------------------------------------------------------------------------------------
 // The corpus, and values as the derived path sees them.

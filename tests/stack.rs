@@ -5,9 +5,7 @@
 //! left in `target/stack-check` beside their arrays, where CI's `xtask/stack_check.py` has
 //! Dask compute over them on a `LocalCluster`.
 
-#[path = "support/trace.rs"]
-mod trace;
-use trace::{Trace8, Trace8Aligned};
+use npy_seismic::{Trace8, Trace8Aligned};
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -166,7 +164,7 @@ fn records_written_as_stacks_read_back_and_are_left_for_dask() {
         &|path| traces.write_npy(path).unwrap(),
     );
     // Aligned records (padding in the dtype), read back as the packed layout.
-    let aligned: Vec<Trace8Aligned> = traces.iter().map(Trace8::aligned).collect();
+    let aligned: Vec<Trace8Aligned> = traces.iter().copied().map(Trace8Aligned::from).collect();
     leave(
         "api_trace_aligned",
         |dir| {

@@ -1,6 +1,6 @@
-//! Simon's seismic `Trace` records (`examples/seismic.rs`) as the `records` and `arrow`
-//! benches write them: the record in NumPy's aligned and packed layouts, the values of
-//! record `i`, the two files, and the SQL benches' table of 16 files.
+//! Simon's seismic `Trace` records (the `npy-seismic` crate, which the main job writes too)
+//! as the `records` and `arrow` benches write them: the two files, and the SQL benches'
+//! table of 16 files.
 //!
 //! The record: `trace_id: i32`, a nested `receiver {x: f64, y: f64, z: f32}`, `t0: f64`,
 //! `dt: f32`, `flags: u8`, `samples: [f32; 64]`. `xtask/bench.py` knows the same record
@@ -13,126 +13,19 @@ use npy_core::prelude::*;
 
 use super::{sync, Result};
 
-/// Samples per trace.
-pub const SAMPLES: usize = 64;
-/// Bytes of one record in NumPy's packed layout: 4 + (8 + 8 + 4) + 8 + 4 + 1 + 64 * 4.
-pub const PACKED_SIZE: usize = 293;
-/// Bytes of one record in NumPy's `align=True` layout.
-pub const ALIGNED_SIZE: usize = 304;
+pub use npy_seismic::{trace, Trace, TraceAligned, TracePacked, ALIGNED_SIZE, PACKED_SIZE, SAMPLES};
+
 /// Bytes of the samples of a record: both files end with the last record's.
 pub const TAIL: usize = SAMPLES * 4;
 
-/// Where a receiver stood, in metres; laid out as NumPy's `align=True`.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-pub struct ReceiverAligned {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
+/// Record `i` in NumPy's packed layout, Rust's memory layout (reads and writes convert).
+pub fn packed(t: &TraceAligned) -> Trace {
+    Trace::from(*t)
 }
 
-/// One trace in NumPy's `align=True` layout, which is also its memory layout: reading and
-/// writing it are bulk copies.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-pub struct TraceAligned {
-    pub trace_id: i32,
-    pub receiver: ReceiverAligned,
-    pub t0: f64,
-    pub dt: f32,
-    pub flags: u8,
-    pub samples: [f32; SAMPLES],
-}
-
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-pub struct ReceiverPacked {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-/// The same record in NumPy's default packed layout (as `np.dtype([...])`); its memory
-/// layout is Rust's choice, so reads and writes convert.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-pub struct TracePacked {
-    pub trace_id: i32,
-    pub receiver: ReceiverPacked,
-    pub t0: f64,
-    pub dt: f32,
-    pub flags: u8,
-    pub samples: [f32; SAMPLES],
-}
-
-/// [`ReceiverPacked`] whose memory is NumPy's packed layout.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(packed)]
-#[repr(C, packed)]
-pub struct ReceiverPackedMem {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-/// The packed record whose memory is NumPy's packed layout (`#[repr(C, packed)]`,
-/// checked by `#[npy(packed)]`): reads and writes of `traces_packed.npy` are bulk copies.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(packed)]
-#[repr(C, packed)]
-pub struct TracePackedMem {
-    pub trace_id: i32,
-    pub receiver: ReceiverPackedMem,
-    pub t0: f64,
-    pub dt: f32,
-    pub flags: u8,
-    pub samples: [f32; SAMPLES],
-}
-
-/// Record `i`. Every value is exact or one IEEE operation, so `xtask/bench.py` can check
-/// what NumPy loads: samples are `(i % 4096) + k / 64`, exact in `f32`.
-pub fn trace(i: usize) -> TraceAligned {
-    let mut samples = [0f32; SAMPLES];
-    for (k, s) in samples.iter_mut().enumerate() {
-        *s = (i % 4096) as f32 + k as f32 / 64.0;
-    }
-    TraceAligned {
-        // `--records` is at most `i32::MAX`, so the id fits.
-        trace_id: i as i32,
-        receiver: ReceiverAligned {
-            x: 500_000.0 + (i % 1000) as f64 * 12.5,
-            y: 6_200_000.0 + (i / 1000) as f64 * 25.0,
-            z: -2.5,
-        },
-        t0: (i % 1000) as f64 * 0.001,
-        dt: 0.004,
-        flags: (i % 3) as u8,
-        samples,
-    }
-}
-
-pub fn packed(t: &TraceAligned) -> TracePacked {
-    let r = t.receiver;
-    TracePacked {
-        trace_id: t.trace_id,
-        receiver: ReceiverPacked { x: r.x, y: r.y, z: r.z },
-        t0: t.t0,
-        dt: t.dt,
-        flags: t.flags,
-        samples: t.samples,
-    }
-}
-
-pub fn packed_mem(t: &TraceAligned) -> TracePackedMem {
-    let r = t.receiver;
-    TracePackedMem {
-        trace_id: t.trace_id,
-        receiver: ReceiverPackedMem { x: r.x, y: r.y, z: r.z },
-        t0: t.t0,
-        dt: t.dt,
-        flags: t.flags,
-        samples: t.samples,
-    }
+/// Record `i` in NumPy's packed layout, which is also its memory (bulk copies).
+pub fn packed_mem(t: &TraceAligned) -> TracePacked {
+    TracePacked::from(Trace::from(*t))
 }
 
 /// Fails unless `n` (the `--records` option) is between 1 and `i32::MAX`.
@@ -166,7 +59,7 @@ pub struct Files {
 /// `traces_packed.npy` in `dir`, reads their bytes back, checks their sizes and ends, and
 /// flushes them to disk so their writeback does not run during the measurements. `bench`
 /// names the bench in the message.
-pub fn write_files(dir: &Path, aligned: &[TraceAligned], packed: &[TracePacked], bench: &str) -> Result<Files> {
+pub fn write_files(dir: &Path, aligned: &[TraceAligned], packed: &[Trace], bench: &str) -> Result<Files> {
     let started = Instant::now();
     let n = aligned.len();
     let tail: Vec<u8> = aligned[n - 1].samples.iter().flat_map(|s| s.to_le_bytes()).collect();
@@ -249,7 +142,7 @@ pub fn write_sql_table(dir: &Path, n: usize, files: usize) -> Result<(Vec<PathBu
     let (mut sum, mut max) = (0f64, f32::MIN);
     for k in 0..files {
         let range = k * n / files..(k + 1) * n / files;
-        let records: Vec<TracePacked> = range.map(|i| packed(&trace(i))).collect();
+        let records: Vec<Trace> = range.map(|i| packed(&trace(i))).collect();
         for r in &records {
             sum += r.t0;
             max = max.max(r.samples[0]);

@@ -45,8 +45,8 @@
 //! - `arrow`: the `Trace` records (`--records`, default 4,000,000) as Arrow record batches
 //!   and Parquet, npy-arrow next to pyarrow (issue 16).
 //!   1. `cargo build --release -p npy-cli` builds the `npy` command (`target/release/npy`).
-//!   2. `cargo bench --bench arrow` (`benches/arrow.rs`) writes the `records` part's two
-//!      files and times npy-arrow: `BatchReader::from_path` of each file with the default
+//!   2. `cargo bench -p npy-arrow --bench arrow` (`npy-arrow/benches/arrow.rs`) writes the
+//!      `records` part's two files and times npy-arrow: `BatchReader::from_path` of each file with the default
 //!      options, every batch collected in memory; the conversion alone
 //!      (`BatchReader::from_dyn` of the array already in memory); the same read through a
 //!      map (`from_map`, context); the batches back to each `.npy` (`BatchWriter`, not
@@ -385,7 +385,7 @@ const MMAP: Part = Part {
 
 const ARROW: Part = Part {
     name: "arrow",
-    package: "npy",
+    package: "npy-arrow",
     bench: "arrow",
     features: "",
     peer: false,

@@ -1,6 +1,6 @@
 //! Generated tables: directories of `.npy` files written with npy-core, in three layouts
-//! of one record (packed, `align=True`, big-endian), and the same records read back with
-//! npy-core for the expected answers.
+//! of one record (the `npy-seismic` crate's `Shot`: packed, `align=True`, big-endian), and
+//! the same records read back with npy-core for the expected answers.
 #![allow(dead_code)]
 
 use std::path::Path;
@@ -9,110 +9,15 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_core::prelude::*;
-use npy_core::types::Ucs4;
 
-/// Where a receiver stood (packed).
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-pub struct Receiver {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-/// [`Receiver`], `align=True`.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-pub struct ReceiverAligned {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-/// [`Receiver`], big-endian.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(endian = "big")]
-pub struct ReceiverBe {
-    pub x: f64,
-    pub y: f64,
-    pub z: f32,
-}
-
-/// One shot record: a nested record, a time, 8 samples and a station name (packed).
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-pub struct Shot {
-    pub trace_id: i32,
-    pub receiver: Receiver,
-    pub t0: f64,
-    pub samples: [f32; 8],
-    pub station: Ucs4<4>,
-}
-
-/// [`Shot`], `align=True` (padding after `trace_id` and `receiver.z`).
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(align)]
-#[repr(C)]
-pub struct ShotAligned {
-    pub trace_id: i32,
-    pub receiver: ReceiverAligned,
-    pub t0: f64,
-    pub samples: [f32; 8],
-    pub station: Ucs4<4>,
-}
-
-/// [`Shot`], big-endian.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-#[npy(endian = "big")]
-pub struct ShotBe {
-    pub trace_id: i32,
-    pub receiver: ReceiverBe,
-    pub t0: f64,
-    pub samples: [f32; 8],
-    pub station: Ucs4<4>,
-}
-
-/// A pick on a trace: the second table of the join.
-#[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
-pub struct Pick {
-    pub trace_id: i32,
-    pub pick: f32,
-}
-
-pub const STATIONS: [&str; 5] = ["A", "BB", "CCC", "DDDD", "é"];
-
-/// Shot number `i` (deterministic values, all distinct ids).
-pub fn shot(i: usize) -> Shot {
-    let f = i as f64;
-    let samples = std::array::from_fn(|k| ((i * 7 + k * 13) % 101) as f32 - 50.0);
-    Shot {
-        trace_id: i as i32,
-        receiver: Receiver { x: f * 0.5, y: -f, z: (i % 17) as f32 },
-        t0: (i % 997) as f64 * 0.25 + 0.125,
-        samples,
-        station: Ucs4::new(STATIONS[i % STATIONS.len()]).unwrap(),
-    }
-}
+pub use npy_seismic::{shot, Pick, Shot, ShotAligned, ShotBe};
 
 fn aligned(s: &Shot) -> ShotAligned {
-    let r = s.receiver;
-    ShotAligned {
-        trace_id: s.trace_id,
-        receiver: ReceiverAligned { x: r.x, y: r.y, z: r.z },
-        t0: s.t0,
-        samples: s.samples,
-        station: s.station,
-    }
+    ShotAligned::from(*s)
 }
 
 fn big_endian(s: &Shot) -> ShotBe {
-    let r = s.receiver;
-    ShotBe {
-        trace_id: s.trace_id,
-        receiver: ReceiverBe { x: r.x, y: r.y, z: r.z },
-        t0: s.t0,
-        samples: s.samples,
-        station: s.station,
-    }
+    ShotBe::from(*s)
 }
 
 /// Writes `files` files of shots into `dir` (file `k` has `k % 23` rows, so some are

@@ -54,6 +54,7 @@
 //! checking the result (batches: row count, no nulls, and every field of 65 records against
 //! the records written; files: every byte) and freeing it come after the clock stops.
 
+#[path = "../../benches/common/mod.rs"]
 mod common;
 
 use std::fs::{self, File};
@@ -68,8 +69,8 @@ use arrow_array::types::{Float32Type, Float64Type, Int32Type, UInt8Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_ipc::writer::FileWriter;
 use common::trace::{
-    check_count, checkpoints, packed, trace, write_files, Files, ReceiverAligned, TraceAligned, TracePacked,
-    ALIGNED_SIZE, PACKED_SIZE, SAMPLES,
+    check_count, checkpoints, packed, trace, write_files, Files, Trace, TraceAligned, ALIGNED_SIZE, PACKED_SIZE,
+    SAMPLES,
 };
 use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Result};
 use npy_arrow::{BatchReader, BatchWriter};
@@ -77,6 +78,7 @@ use npy_core::atomic::AtomicFile;
 use npy_core::mmap::NpyMap;
 use npy_core::prelude::*;
 use npy_core::DynArray;
+use npy_seismic::ReceiverAligned;
 
 /// What the measurements share.
 #[derive(Debug)]
@@ -145,7 +147,7 @@ fn main() -> Result<()> {
 fn setup(dir: &Path, n: usize, keep: bool) -> Result<Ctx> {
     let files = {
         let aligned: Vec<TraceAligned> = (0..n).map(trace).collect();
-        let packed: Vec<TracePacked> = aligned.iter().map(packed).collect();
+        let packed: Vec<Trace> = aligned.iter().map(packed).collect();
         write_files(dir, &aligned, &packed, "arrow")?
     };
     let started = Instant::now();
