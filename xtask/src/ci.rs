@@ -30,7 +30,8 @@
 //!     (`allow_pickle=True`) every object array `.npy` and `.npz` the tests wrote to
 //!     `target/object-check` and compare it, types included, with its `.expect.json` sidecar
 //! 11. every example, `cargo run --release --example <name>` with `NPY_CI=1`
-//! 12. the README's `npy` commands, run as written on the main job's file (see [`readme`])
+//! 12. the `npy` commands of the tool's manual (`npy-cli/README.md`), run as written on the
+//!     main job's file (see [`readme`])
 //! 13. the README's cluster commands, run as written ([`crate::cluster`]): a scheduler and
 //!     two executors in the background, `npy sql --ballista df://...` on them, then every
 //!     process killed, and none left
@@ -87,6 +88,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::cluster;
+use crate::docs;
 use crate::golden;
 use crate::moto::Moto;
 use crate::project::{self, Result};
@@ -579,39 +581,26 @@ fn examples(ci: &mut Ci) -> Result<()> {
     Ok(())
 }
 
-/// The README's `npy` examples, run as written, in order, from the checkout's root, after
-/// the main job (the examples step) wrote `target/seismic/traces.npy`: every line of its
-/// `sh` block of `npy` commands, with the release `npy` first on `PATH` (what `cargo install
-/// --path npy-cli` gives), must succeed (pipes with `pipefail`) and print nothing on stderr.
+/// The `npy` tool's manual, `npy-cli/README.md`: every line of its `sh` block of `npy`
+/// commands, run as written (see [`docs::run_lines`]), in order, from the checkout's root,
+/// after the main job (the examples step) wrote `target/seismic/traces.npy`, with the
+/// release `npy` first on `PATH` (what `cargo install --path npy-cli` gives): each must
+/// succeed (pipes with `pipefail`) and print nothing on stderr.
 fn readme(_: &mut Ci) -> Result<()> {
-    let root = project::root();
-    let text = fs::read_to_string(root.join("README.md")).map_err(|e| format!("cannot read README.md: {e}"))?;
-    let block = text
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .find(|b| b.lines().any(|l| l.starts_with("npy ")) && !b.contains("npy-ballista-"))
-        .ok_or("README.md has no sh block of npy commands")?;
+    let manual = "npy-cli/README.md";
+    let tool = docs::sh_block(manual, "npy commands", |b| b.lines().any(|l| l.starts_with("npy ")))?;
     project::step("cargo build --release -p npy-cli");
     project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let bin = project::target_dir().join("release");
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .map_err(|e| format!("cannot make PATH: {e}"))?;
-    let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
-    for line in &lines {
-        project::step(line);
-        let mut cmd = Command::new("bash");
-        cmd.args(["-o", "pipefail", "-c", line]).current_dir(&root).env("PATH", &path);
-        let out = cmd.output().map_err(|e| format!("cannot run `{line}`: {e}"))?;
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() || !stderr.is_empty() {
-            return Err(format!("README command `{line}`: {}; stderr: {}", out.status, stderr.trim_end()));
-        }
-    }
-    println!("{} README commands ran as written", lines.len());
+    let path = path_with(&project::target_dir().join("release"))?;
+    docs::run_lines(manual, &tool, &path)?;
     Ok(())
+}
+
+/// `PATH` with `dir` first.
+fn path_with(dir: &Path) -> Result<std::ffi::OsString> {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
+        .map_err(|e| format!("cannot make PATH: {e}"))
 }
 
 /// The README's "Run on a cluster" block, run as written from the checkout's root (see
