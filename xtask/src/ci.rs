@@ -32,9 +32,9 @@
 //! 11. every example, `cargo run --release --example <name>` with `NPY_CI=1`
 //! 12. the `npy` commands of the tool's manual (`npy-cli/README.md`), run as written on the
 //!     main job's file (see [`readme`])
-//! 13. the README's cluster commands, run as written ([`crate::cluster`]): a scheduler and
-//!     two executors in the background, `npy sql --ballista df://...` on them, then every
-//!     process killed, and none left
+//! 13. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
+//!     a scheduler and two executors in the background, `npy sql --ballista df://...` on
+//!     them, then every process killed, and none left
 //! 14. `golden --check`: `tests/data` is exactly what NumPy writes
 //! 15. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
@@ -603,13 +603,19 @@ fn path_with(dir: &Path) -> Result<std::ffi::OsString> {
         .map_err(|e| format!("cannot make PATH: {e}"))
 }
 
-/// The README's "Run on a cluster" block, run as written from the checkout's root (see
-/// [`cluster::run_readme_block`]) with the binaries the test step built first on `PATH`:
-/// `npy-ballista-scheduler`, `npy-ballista-executor` and `npy` with every feature, what
-/// the README's `cargo install` lines give (debug builds: no release build of the engines).
+/// The cluster block of `npy-ballista/README.md` ("Run on a cluster"), run as written from
+/// the checkout's root (see [`cluster::run_manual_block`]) with the binaries the test step
+/// built first on `PATH`: `npy-ballista-scheduler`, `npy-ballista-executor` and `npy` with
+/// every feature, what its `cargo install` lines give (debug builds: no release build of
+/// the engines).
 fn readme_cluster(_: &mut Ci) -> Result<()> {
-    let root = project::root();
-    let text = fs::read_to_string(root.join("README.md")).map_err(|e| format!("cannot read README.md: {e}"))?;
+    let bin = debug_engines()?;
+    cluster::run_manual_block(&project::root(), &path_with(&bin)?, &project::target_dir().join("readme-cluster"))
+}
+
+/// The directory of the debug `npy-ballista-scheduler`, `npy-ballista-executor` and `npy`
+/// (with every feature) that the test step built.
+fn debug_engines() -> Result<PathBuf> {
     let bin = project::target_dir().join("debug");
     for exe in ["npy-ballista-scheduler", "npy-ballista-executor", "npy"] {
         let exe = bin.join(format!("{exe}{EXE_SUFFIX}"));
@@ -620,11 +626,7 @@ fn readme_cluster(_: &mut Ci) -> Result<()> {
             ));
         }
     }
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .map_err(|e| format!("cannot make PATH: {e}"))?;
-    cluster::run_readme_block(&text, &root, &path, &project::target_dir().join("readme-cluster"))
+    Ok(bin)
 }
 
 fn golden_check(ci: &mut Ci) -> Result<()> {

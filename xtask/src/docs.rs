@@ -50,14 +50,35 @@ pub fn sh_block(rel: &str, what: &str, wanted: impl Fn(&str) -> bool) -> Result<
     found.ok_or_else(|| format!("{rel} has no sh block of {what}"))
 }
 
-/// Runs every non-empty line of `block` (from `rel`) as written, in order, each in its own
-/// `bash -o pipefail -c` from the checkout's root with `path` as `PATH`; returns how many
-/// ran.
+/// The commands of an `sh` block, as the shell reads them: its non-empty lines, each line
+/// that ends in `\` joined with the next (backslash and newline kept, for the shell).
+pub fn commands(block: &str) -> Vec<String> {
+    let mut commands = Vec::new();
+    let mut pending = String::new();
+    for line in block.lines() {
+        pending.push_str(line);
+        if line.ends_with('\\') {
+            pending.push('\n');
+        } else if !pending.trim().is_empty() {
+            commands.push(std::mem::take(&mut pending));
+        } else {
+            pending.clear();
+        }
+    }
+    if !pending.trim().is_empty() {
+        commands.push(pending);
+    }
+    commands
+}
+
+/// Runs every command of `block` (from `rel`; see [`commands`]) as written, in order, each
+/// in its own `bash -o pipefail -c` from the checkout's root with `path` as `PATH`; returns
+/// how many ran.
 ///
 /// # Errors
-/// When a line fails or writes anything on stderr.
+/// When a command fails or writes anything on stderr.
 pub fn run_lines(rel: &str, block: &str, path: &OsStr) -> Result<usize> {
-    let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
+    let lines = commands(block);
     for line in &lines {
         project::step(line);
         let mut cmd = Command::new("bash");
@@ -85,6 +106,12 @@ mod tests {
         assert_eq!(blocks(text, "rust"), Vec::<&str>::new());
         // An empty block, and one left open at the end.
         assert_eq!(blocks("```sh\n```\n```sh\nls", "sh"), ["", "ls"]);
+    }
+
+    #[test]
+    fn continued_lines_are_one_command() {
+        let block = "npy info a\n\nnpy sql --table t=a \\\n    \"SELECT 1\"\nnpy check a \\\n";
+        assert_eq!(commands(block), ["npy info a", "npy sql --table t=a \\\n    \"SELECT 1\"", "npy check a \\\n"]);
     }
 
     #[test]
