@@ -51,7 +51,7 @@ pub const MANUAL: &str = "npy-ballista/README.md";
 /// list every executor in time, a foreground command fails or writes to stderr, or a
 /// process is still there after its guard killed it.
 pub fn run_manual_block(root: &Path, path: &std::ffi::OsStr, logs: &Path) -> Result<()> {
-    let block = docs::sh_block(MANUAL, "cluster commands (one starting npy-ballista-scheduler)", |b| {
+    let block = docs::block(MANUAL, "sh", "cluster commands (one starting npy-ballista-scheduler)", |b| {
         b.lines().any(|l| l.starts_with("npy-ballista-scheduler"))
     })?;
     let commands = docs::commands(&block);

@@ -40,14 +40,14 @@ pub fn blocks<'a>(markdown: &'a str, lang: &str) -> Vec<&'a str> {
     found
 }
 
-/// The first `sh` block of the Markdown file `rel` that `wanted` accepts.
+/// The first `lang` block of the Markdown file `rel` that `wanted` accepts.
 ///
 /// # Errors
 /// When the file cannot be read or has no such block (`what` says which was looked for).
-pub fn sh_block(rel: &str, what: &str, wanted: impl Fn(&str) -> bool) -> Result<String> {
+pub fn block(rel: &str, lang: &str, what: &str, wanted: impl Fn(&str) -> bool) -> Result<String> {
     let text = read(rel)?;
-    let found = blocks(&text, "sh").into_iter().find(|block| wanted(block)).map(str::to_string);
-    found.ok_or_else(|| format!("{rel} has no sh block of {what}"))
+    let found = blocks(&text, lang).into_iter().find(|block| wanted(block)).map(str::to_string);
+    found.ok_or_else(|| format!("{rel} has no {lang} block of {what}"))
 }
 
 /// The commands of an `sh` block, as the shell reads them: its non-empty lines, each line
