@@ -705,9 +705,6 @@ fn consumer_check(ci: &mut Ci) -> Result<()> {
     project::run(Command::new(&python).arg(&script).arg(&npy).arg(&work).arg(&corpus).arg(golden::data_dir()))
 }
 
-/// What the Python checks of our files need: the public corpus (an error when it is
-/// missing), the venv's Python, and the release `npy` (built by the round trip step; the
-/// build here only checks it is up to date).
 /// The Python package, as its users get it and as its maintainers keep it:
 /// - `pip install ./npy-python ./npy-pyo3/example` into the venv (maturin, release, the
 ///   install line of `npy-python/README.md`; see [`install_python_package`]);
@@ -851,6 +848,9 @@ pub fn install_python_package(python: &Path) -> Result<()> {
     )
 }
 
+/// What the Python checks of our files need: the public corpus (an error when it is
+/// missing), the venv's Python, and the release `npy` (built by the round trip step; the
+/// build here only checks it is up to date).
 fn corpus_python_npy(ci: &mut Ci) -> Result<(PathBuf, PathBuf, PathBuf)> {
     let corpus = project::root().join("..").join("shared").join("corpus").join("public");
     if !corpus.is_dir() {
