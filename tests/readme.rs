@@ -1,6 +1,7 @@
-//! The README's Rust examples and npy-core's crate-level examples (the first screen of its
-//! docs) must compile in a user's crate, whose only dependency is npy-core. Doc-tests
-//! compile them (npy-core's `ReadmeDoctests` includes the README), but with npy-core's
+//! The Rust examples of the README, of npy-core's README (the library's manual) and of
+//! npy-core's crate-level docs (the first screen of its docs) must compile in a user's
+//! crate, whose only dependency is npy-core. Doc-tests compile them (npy-core's
+//! `ReadmeDoctests` and `CoreReadmeDoctests` include the two READMEs), but with npy-core's
 //! dev-dependencies in reach, so an example that calls `tempfile::tempdir()` passes there
 //! and fails for the user. This checks that every path in them starts at `npy_core`, the
 //! standard library, a primitive type, a type (`Vec::new`) or a name a `use` brought in.
@@ -172,7 +173,12 @@ fn only_npy_core_and_std(what: &str, blocks: &[(usize, String)], min: usize) {
 
 #[test]
 fn readme_examples_use_only_npy_core_and_std() {
-    only_npy_core_and_std("README.md", &code_blocks(&read("README.md"), false), 4);
+    only_npy_core_and_std("README.md", &code_blocks(&read("README.md"), false), 1);
+}
+
+#[test]
+fn npy_core_readme_examples_use_only_npy_core_and_std() {
+    only_npy_core_and_std("npy-core/README.md", &code_blocks(&read("npy-core/README.md"), false), 5);
 }
 
 #[test]

@@ -261,8 +261,15 @@ pub mod prelude {
     pub use npy_derive::NpyRecord;
 }
 
-/// The README's Rust examples, compiled and run as doc-tests (`tests/readme.rs` checks
-/// that they, and the examples above, use nothing a user's crate lacks).
+/// The workspace README's Rust examples, compiled and run as doc-tests (`tests/readme.rs`
+/// checks that they, npy-core's README's and the examples above use nothing a user's
+/// crate lacks).
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// npy-core's own README (the library's manual): its Rust examples, compiled and run as
+/// doc-tests, checked by `tests/readme.rs` as the workspace README's are.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct CoreReadmeDoctests;

@@ -30,10 +30,11 @@
 //!     (`allow_pickle=True`) every object array `.npy` and `.npz` the tests wrote to
 //!     `target/object-check` and compare it, types included, with its `.expect.json` sidecar
 //! 11. every example, `cargo run --release --example <name>` with `NPY_CI=1`
-//! 12. the README's `npy` commands, run as written on the main job's file (see [`readme`])
-//! 13. the README's cluster commands, run as written ([`crate::cluster`]): a scheduler and
-//!     two executors in the background, `npy sql --ballista df://...` on them, then every
-//!     process killed, and none left
+//! 12. the `npy` commands of the tool's manual (`npy-cli/README.md`) and of README.md, then
+//!     README.md's `npy sql` commands, run as written on the main job's file (see [`readme`])
+//! 13. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
+//!     a scheduler and two executors in the background, `npy sql --ballista df://...` on
+//!     them, then every process killed, and none left
 //! 14. `golden --check`: `tests/data` is exactly what NumPy writes
 //! 15. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
@@ -75,9 +76,10 @@
 //!     times, decimals, zoned timestamps) and has NumPy load them equal to the source; and
 //!     converts npy's Parquet, edited with pyarrow (filter, drop, add, reorder, rename,
 //!     cast), back to exactly what pyarrow holds
-//! 21. the Python package (see [`python_package`]): installed as the README says, built as
-//!     one abi3 wheel, `ruff`-clean, `mypy --strict` and `mypy.stubtest` clean, its typed
-//!     example run, its pytest suite against NumPy's own behaviour
+//! 21. the Python package (see [`python_package`]): installed as its manual
+//!     (`npy-python/README.md`) says, README.md's Python run as written, built as one abi3
+//!     wheel, `ruff`-clean, `mypy --strict` and `mypy.stubtest` clean, its typed example run,
+//!     its pytest suite against NumPy's own behaviour
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -87,6 +89,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::cluster;
+use crate::docs;
 use crate::golden;
 use crate::moto::Moto;
 use crate::project::{self, Result};
@@ -579,48 +582,53 @@ fn examples(ci: &mut Ci) -> Result<()> {
     Ok(())
 }
 
-/// The README's `npy` examples, run as written, in order, from the checkout's root, after
-/// the main job (the examples step) wrote `target/seismic/traces.npy`: every line of its
-/// `sh` block of `npy` commands, with the release `npy` first on `PATH` (what `cargo install
-/// --path npy-cli` gives), must succeed (pipes with `pipefail`) and print nothing on stderr.
+/// The `npy` commands the READMEs show, run as written (see [`docs::run_lines`]), in order,
+/// from the checkout's root, after the main job (the examples step) wrote
+/// `target/seismic/traces.npy`: each must succeed (pipes with `pipefail`) and print nothing
+/// on stderr.
+/// - the tool's manual (`npy-cli/README.md`): its `sh` block of `npy` commands, then
+///   README.md's, with the release `npy` first on `PATH` (what `cargo install --path
+///   npy-cli` gives);
+/// - README.md's `sh` block of `npy sql` commands, with the debug `npy` of every feature
+///   that the test step built first on `PATH` (what `cargo install --path npy-cli
+///   --features sql` gives, without a release build of DataFusion).
 fn readme(_: &mut Ci) -> Result<()> {
-    let root = project::root();
-    let text = fs::read_to_string(root.join("README.md")).map_err(|e| format!("cannot read README.md: {e}"))?;
-    let block = text
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .find(|b| b.lines().any(|l| l.starts_with("npy ")) && !b.contains("npy-ballista-"))
-        .ok_or("README.md has no sh block of npy commands")?;
+    let npy = |b: &str| b.lines().any(|l| l.starts_with("npy "));
+    let sql = |b: &str| b.lines().any(|l| l.starts_with("npy sql "));
+    let manual = "npy-cli/README.md";
+    let tool = docs::block(manual, "sh", "npy commands", npy)?;
+    let front = docs::block("README.md", "sh", "npy commands (but npy sql)", |b| npy(b) && !sql(b))?;
+    let front_sql = docs::block("README.md", "sh", "npy sql commands", sql)?;
+    let engines = path_with(&debug_engines()?)?;
     project::step("cargo build --release -p npy-cli");
     project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let bin = project::target_dir().join("release");
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .map_err(|e| format!("cannot make PATH: {e}"))?;
-    let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
-    for line in &lines {
-        project::step(line);
-        let mut cmd = Command::new("bash");
-        cmd.args(["-o", "pipefail", "-c", line]).current_dir(&root).env("PATH", &path);
-        let out = cmd.output().map_err(|e| format!("cannot run `{line}`: {e}"))?;
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if !out.status.success() || !stderr.is_empty() {
-            return Err(format!("README command `{line}`: {}; stderr: {}", out.status, stderr.trim_end()));
-        }
-    }
-    println!("{} README commands ran as written", lines.len());
+    let release = path_with(&project::target_dir().join("release"))?;
+    docs::run_lines(manual, &tool, &release)?;
+    docs::run_lines("README.md", &front, &release)?;
+    docs::run_lines("README.md", &front_sql, &engines)?;
     Ok(())
 }
 
-/// The README's "Run on a cluster" block, run as written from the checkout's root (see
-/// [`cluster::run_readme_block`]) with the binaries the test step built first on `PATH`:
-/// `npy-ballista-scheduler`, `npy-ballista-executor` and `npy` with every feature, what
-/// the README's `cargo install` lines give (debug builds: no release build of the engines).
+/// `PATH` with `dir` first.
+fn path_with(dir: &Path) -> Result<std::ffi::OsString> {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&rest)))
+        .map_err(|e| format!("cannot make PATH: {e}"))
+}
+
+/// The cluster block of `npy-ballista/README.md` ("Run on a cluster"), run as written from
+/// the checkout's root (see [`cluster::run_manual_block`]) with the binaries the test step
+/// built first on `PATH`: `npy-ballista-scheduler`, `npy-ballista-executor` and `npy` with
+/// every feature, what its `cargo install` lines give (debug builds: no release build of
+/// the engines).
 fn readme_cluster(_: &mut Ci) -> Result<()> {
-    let root = project::root();
-    let text = fs::read_to_string(root.join("README.md")).map_err(|e| format!("cannot read README.md: {e}"))?;
+    let bin = debug_engines()?;
+    cluster::run_manual_block(&project::root(), &path_with(&bin)?, &project::target_dir().join("readme-cluster"))
+}
+
+/// The directory of the debug `npy-ballista-scheduler`, `npy-ballista-executor` and `npy`
+/// (with every feature) that the test step built.
+fn debug_engines() -> Result<PathBuf> {
     let bin = project::target_dir().join("debug");
     for exe in ["npy-ballista-scheduler", "npy-ballista-executor", "npy"] {
         let exe = bin.join(format!("{exe}{EXE_SUFFIX}"));
@@ -631,11 +639,7 @@ fn readme_cluster(_: &mut Ci) -> Result<()> {
             ));
         }
     }
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .map_err(|e| format!("cannot make PATH: {e}"))?;
-    cluster::run_readme_block(&text, &root, &path, &project::target_dir().join("readme-cluster"))
+    Ok(bin)
 }
 
 fn golden_check(ci: &mut Ci) -> Result<()> {
@@ -701,13 +705,13 @@ fn consumer_check(ci: &mut Ci) -> Result<()> {
     project::run(Command::new(&python).arg(&script).arg(&npy).arg(&work).arg(&corpus).arg(golden::data_dir()))
 }
 
-/// What the Python checks of our files need: the public corpus (an error when it is
-/// missing), the venv's Python, and the release `npy` (built by the round trip step; the
-/// build here only checks it is up to date).
 /// The Python package, as its users get it and as its maintainers keep it:
 /// - `pip install ./npy-python ./npy-pyo3/example` into the venv (maturin, release, the
-///   README's install line), then `maturin build --release` of the wheel, which must be one
-///   abi3 wheel for CPython 3.11+ (the same build: cargo's cache serves it);
+///   install line of `npy-python/README.md`; see [`install_python_package`]);
+/// - README.md's `python` block, run as written in an empty directory, where it writes its
+///   files (see [`front_python`]);
+/// - `maturin build --release` of the wheel, which must be one abi3 wheel for CPython 3.11+
+///   (the same build: cargo's cache serves it);
 /// - `ruff check` and `ruff format --check` of the package's Python, tests and examples;
 /// - `mypy --strict` of the package and of its typed example, and `mypy.stubtest npy`: the
 ///   stubs of the compiled engine (`npy/_npy.pyi`) and the package's annotations held to
@@ -721,6 +725,7 @@ fn python_package(ci: &mut Ci) -> Result<()> {
     let root = project::root();
     let package = root.join("npy-python");
     install_python_package(&python)?;
+    front_python(&python)?;
     project::step("maturin build --release (npy-python)");
     let wheels = project::target_dir().join("wheels");
     let _ = fs::remove_dir_all(&wheels);
@@ -785,17 +790,46 @@ fn python_package(ci: &mut Ci) -> Result<()> {
     )
 }
 
-/// `pip install ./npy-python ./npy-pyo3/example` into the venv of `python`, built with its
-/// pinned maturin (release builds; `cargo xtask bench` times them too).
+/// README.md's `python` block (the one that imports `npy`), run as written by `python` in
+/// `target/readme-python`, emptied first: it must succeed and print nothing on stderr.
+fn front_python(python: &Path) -> Result<()> {
+    let code = docs::block("README.md", "python", "the npy package", |b| b.contains("import numpy as np, npy"))?;
+    let work = project::target_dir().join("readme-python");
+    project::fresh_dir(&work)?;
+    let script = work.join("readme.py");
+    fs::write(&script, code).map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    project::step("python README.md's python block");
+    let out = Command::new(python)
+        .arg(&script)
+        .current_dir(&work)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    print!("{}", String::from_utf8_lossy(&out.stdout));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || !stderr.is_empty() {
+        return Err(format!("README.md's python block: {}; stderr: {}", out.status, stderr.trim_end()));
+    }
+    println!("README.md's python block ran as written");
+    Ok(())
+}
+
+/// The install command of the package's manual, `npy-python/README.md` (its `sh` block of
+/// `pip install`), run by the venv's pip of `python` with what the pins need (no build
+/// isolation: the venv's pinned maturin; no dependencies fetched; a reinstall), and with
+/// `./npy-pyo3/example`: release builds (`cargo xtask bench` times them too).
 pub fn install_python_package(python: &Path) -> Result<()> {
     let root = project::root();
+    let manual = "npy-python/README.md";
+    let block = docs::block(manual, "sh", "pip install", |b| b.lines().any(|l| l.starts_with("pip install ")))?;
+    let line = block.lines().find_map(|l| l.strip_prefix("pip install ")).unwrap_or_default();
+    let packages: Vec<&str> = line.split_whitespace().collect();
+    if packages.is_empty() || packages.iter().any(|p| p.starts_with('-')) {
+        return Err(format!("{manual}'s install line `pip install {line}` names no package, or takes flags"));
+    }
     // pip runs maturin's build backend, which looks for `maturin` (and cargo) on PATH.
     let bin = python.parent().ok_or("the venv's python has no directory")?;
-    let path = std::env::join_paths(
-        std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .map_err(|e| format!("PATH: {e}"))?;
-    project::step("pip install ./npy-python ./npy-pyo3/example");
+    let path = path_with(bin)?;
+    project::step(&format!("pip install {} ./npy-pyo3/example (the install line of {manual})", packages.join(" ")));
     project::run(
         Command::new(python)
             .args([
@@ -807,13 +841,16 @@ pub fn install_python_package(python: &Path) -> Result<()> {
                 "--force-reinstall",
                 "--no-deps",
             ])
-            .arg(root.join("npy-python"))
+            .args(&packages)
             .arg(root.join("npy-pyo3").join("example"))
             .env("PATH", &path)
             .current_dir(&root),
     )
 }
 
+/// What the Python checks of our files need: the public corpus (an error when it is
+/// missing), the venv's Python, and the release `npy` (built by the round trip step; the
+/// build here only checks it is up to date).
 fn corpus_python_npy(ci: &mut Ci) -> Result<(PathBuf, PathBuf, PathBuf)> {
     let corpus = project::root().join("..").join("shared").join("corpus").join("public");
     if !corpus.is_dir() {

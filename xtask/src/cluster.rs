@@ -1,7 +1,8 @@
-//! The README's "Run on a cluster" commands, run as written: the lines that end in ` &`
-//! start the scheduler and the executors in the background, each killed and reaped by a
-//! guard when the step ends (on every path); the others run in order once the scheduler
-//! lists every executor (waited for, bounded); then no process may be left.
+//! The cluster commands of `npy-ballista/README.md` ("Run on a cluster"), run as written:
+//! the commands that end in ` &` start the scheduler and the executors in the background,
+//! each killed and reaped by a guard when the step ends (on every path); the others run in
+//! order once the scheduler lists every executor (waited for, bounded); then no process may
+//! be left.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -11,6 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::docs;
 use crate::project::{self, Result};
 
 /// How long the scheduler may take to list every executor (under a second here).
@@ -38,21 +40,22 @@ impl Background {
     }
 }
 
-/// Runs the README's `sh` block that starts `npy-ballista-scheduler`, from `root`, with
-/// `path` as `PATH`; logs go to `logs`.
+/// The Markdown file whose cluster block CI runs.
+pub const MANUAL: &str = "npy-ballista/README.md";
+
+/// Runs the `sh` block of [`MANUAL`] that starts `npy-ballista-scheduler` (its commands as
+/// [`docs::commands`] reads them), from `root`, with `path` as `PATH`; logs go to `logs`.
 ///
 /// # Errors
-/// When the README has no such block, a background process exits or the scheduler does not
+/// When the file has no such block, a background process exits or the scheduler does not
 /// list every executor in time, a foreground command fails or writes to stderr, or a
 /// process is still there after its guard killed it.
-pub fn run_readme_block(readme: &str, root: &Path, path: &std::ffi::OsStr, logs: &Path) -> Result<()> {
-    let block = readme
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .find(|b| b.lines().any(|l| l.starts_with("npy-ballista-scheduler")))
-        .ok_or("README.md has no sh block that starts npy-ballista-scheduler")?;
-    let lines: Vec<&str> = block.lines().filter(|l| !l.trim().is_empty()).collect();
+pub fn run_manual_block(root: &Path, path: &std::ffi::OsStr, logs: &Path) -> Result<()> {
+    let block = docs::block(MANUAL, "sh", "cluster commands (one starting npy-ballista-scheduler)", |b| {
+        b.lines().any(|l| l.starts_with("npy-ballista-scheduler"))
+    })?;
+    let commands = docs::commands(&block);
+    let lines: Vec<&str> = commands.iter().map(String::as_str).collect();
     let scheduler = scheduler_address(&lines)?;
     let executors = lines.iter().filter(|l| l.starts_with("npy-ballista-executor")).count();
     project::fresh_dir(logs)?;
@@ -87,7 +90,11 @@ pub fn run_readme_block(readme: &str, root: &Path, path: &std::ffi::OsStr, logs:
                     let out = cmd.output().map_err(|e| format!("cannot run `{line}`: {e}"))?;
                     let stderr = String::from_utf8_lossy(&out.stderr);
                     if !out.status.success() || !stderr.is_empty() {
-                        return Err(format!("README command `{line}`: {}; stderr: {}", out.status, stderr.trim_end()));
+                        return Err(format!(
+                            "{MANUAL} command `{line}`: {}; stderr: {}",
+                            out.status,
+                            stderr.trim_end()
+                        ));
                     }
                     print!("{}", String::from_utf8_lossy(&out.stdout));
                 }
@@ -99,9 +106,9 @@ pub fn run_readme_block(readme: &str, root: &Path, path: &std::ffi::OsStr, logs:
     let left: Vec<u32> = pids.into_iter().filter(|pid| Path::new(&format!("/proc/{pid}")).exists()).collect();
     result?;
     if !left.is_empty() {
-        return Err(format!("processes {left:?} of the README's cluster are still there after the kill"));
+        return Err(format!("processes {left:?} of {MANUAL}'s cluster are still there after the kill"));
     }
-    println!("{} README cluster commands ran as written; {executors} executors, no process left", lines.len());
+    println!("{} cluster commands of {MANUAL} ran as written; {executors} executors, no process left", lines.len());
     Ok(())
 }
 
@@ -111,7 +118,7 @@ fn scheduler_address(lines: &[&str]) -> Result<SocketAddr> {
         .iter()
         .flat_map(|l| l.split_whitespace())
         .find_map(|word| word.strip_prefix("df://"))
-        .ok_or("the README's cluster block has no `npy sql --ballista df://HOST:PORT` line")?;
+        .ok_or_else(|| format!("{MANUAL}'s cluster block has no `npy sql --ballista df://HOST:PORT` command"))?;
     url.to_socket_addrs()
         .map_err(|e| format!("df://{url}: {e}"))?
         .find(SocketAddr::is_ipv4)

@@ -29,6 +29,7 @@
 mod bench;
 mod ci;
 mod cluster;
+mod docs;
 mod fuzz;
 mod golden;
 mod layers;
