@@ -48,7 +48,7 @@ fn gib(bytes: u64) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/npz-large");
+    let dir = workspace_target().join("npz-large");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("big.npz");
     let _remove = RemoveOnDrop(path.clone());
@@ -179,4 +179,10 @@ print(f"numpy maps big at offset {{data_at}}: samples up to element {{n - 1}} ma
     }
     println!("numpy: {:.1} s", start.elapsed().as_secs_f64());
     Ok(())
+}
+
+/// The workspace's `target/` directory (this example is built from `npy-seismic`, one
+/// directory down).
+fn workspace_target() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new(".")).join("target")
 }

@@ -88,7 +88,7 @@ impl Drop for RemoveOnDrop {
 fn parent(args: &[String]) -> Result<()> {
     let num = |i: usize, default: usize| args.get(i).map_or(Ok(default), |s| s.parse::<usize>());
     let (rows, cols, workers) = (num(0, ROWS)?, num(1, COLS)?, num(2, WORKERS)?.max(1));
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/parallel_fill");
+    let dir = workspace_target().join("parallel_fill");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("grid.npy");
     let gib = (rows * cols * 8) as f64 / (1u64 << 30) as f64;
@@ -174,4 +174,10 @@ fn parent(args: &[String]) -> Result<()> {
         _ => println!("(python3 with numpy not found: skipped the NumPy check)"),
     }
     Ok(())
+}
+
+/// The workspace's `target/` directory (this example is built from `npy-seismic`, one
+/// directory down).
+fn workspace_target() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new(".")).join("target")
 }

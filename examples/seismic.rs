@@ -26,7 +26,7 @@ use npy_seismic::{trace, Trace, TraceAligned};
 const TRACES: usize = 1_000_000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/seismic");
+    let dir = workspace_target().join("seismic");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("traces.npy");
 
@@ -127,7 +127,7 @@ print(f"  NumPy agrees: dtype.descr as written, trace_id 0..{n - 1}, first and l
 /// workspace's `target/`.
 fn venv_pythons() -> Vec<PathBuf> {
     let built_in = std::env::current_exe().ok().and_then(|exe| exe.ancestors().nth(3).map(Path::to_path_buf));
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let workspace = workspace_target();
     let mut found: Vec<PathBuf> = Vec::new();
     for target in built_in.into_iter().chain([workspace]) {
         let python = target.join("numpy-venv").join("bin").join("python");
@@ -175,4 +175,10 @@ fn numpy_check(path: &Path, traces: &[TraceAligned]) -> Result<(), Box<dyn std::
         return Err(format!("NumPy's check of {} failed ({})", path.display(), out.status).into());
     }
     Ok(())
+}
+
+/// The workspace's `target/` directory (this example is built from `npy-seismic`, one
+/// directory down).
+fn workspace_target() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new(".")).join("target")
 }
