@@ -19,15 +19,42 @@ use crate::read_args::ReadArgs;
 pub struct Args {
     /// The .npy or .npz file.
     file: PathBuf,
+    /// Print each descr whole. By default a descr that would run its line past 100
+    /// columns (a record of many fields) is cut there, ending in `…`.
+    #[arg(long)]
+    full_descr: bool,
     #[command(flatten)]
     read: ReadArgs,
 }
+
+/// Columns a line of `npy info` keeps to unless `--full-descr`: a descr is cut to what the
+/// rest of its line leaves (at least [`MIN_DESCR`] characters), the fields it lists being
+/// shown one per line below it anyway.
+const SCREEN: usize = 100;
+/// The fewest characters of a descr shown, however wide the columns before it.
+const MIN_DESCR: usize = 24;
+
+/// `descr` as shown in `room` characters: whole when it fits or `full`, else its first
+/// `room - 1` characters and `…`; `cut` is set when it was cut.
+fn fit(descr: String, room: usize, full: bool, cut: &mut bool) -> String {
+    let room = room.max(MIN_DESCR);
+    if full || descr.chars().count() <= room {
+        return descr;
+    }
+    *cut = true;
+    let mut shown: String = descr.chars().take(room - 1).collect();
+    shown.push('…');
+    shown
+}
+
+/// The note under output whose descrs were cut.
+const CUT_NOTE: &str = "(descrs cut to 100 columns: --full-descr prints them whole)";
 
 /// Prints what the header of the file says.
 pub fn run(args: &Args) -> Result<()> {
     let (file, opts) = (args.file.as_path(), &args.read.options());
     if npz::is_npz(file)? {
-        return archive(file, opts);
+        return archive(file, opts, args.full_descr);
     }
     let reader = npy_core::NpyReader::from_path_with(file, opts)?;
     let h = reader.header();
@@ -37,7 +64,9 @@ pub fn run(args: &Args) -> Result<()> {
     writeln!(out, "version:       {major}.{minor}")?;
     writeln!(out, "header length: {}", reader.header_len())?;
     writeln!(out, "data offset:   {}", reader.data_offset())?;
-    writeln!(out, "descr:         {}", h.dtype.descr())?;
+    let mut cut = false;
+    let label = "descr:         ";
+    writeln!(out, "{label}{}", fit(h.dtype.descr(), SCREEN - label.len(), args.full_descr, &mut cut))?;
     writeln!(out, "shape:         {}", shape_repr(&h.shape))?;
     let order = if h.fortran_order { "fortran (column-major)" } else { "C (row-major)" };
     writeln!(out, "order:         {order}")?;
@@ -50,12 +79,18 @@ pub fn run(args: &Args) -> Result<()> {
             .len()
             .saturating_sub(reader.data_offset() as u64);
         writeln!(out, "data:          Python objects, pickled ({pickle} bytes; see `npy head`)")?;
+        if cut {
+            writeln!(out, "{CUT_NOTE}")?;
+        }
         return Ok(());
     }
     writeln!(out, "data bytes:    {}", reader.data_len())?;
     if let DType::Record(_) = &h.dtype {
         writeln!(out, "fields:")?;
         write_fields(&mut out, &h.dtype, "", 0)?;
+    }
+    if cut {
+        writeln!(out, "{CUT_NOTE}")?;
     }
     Ok(())
 }
@@ -77,9 +112,9 @@ fn write_fields(out: &mut impl Write, dtype: &DType, prefix: &str, base: usize) 
     Ok(())
 }
 
-/// Lists the members of an archive: a table with a heading row (the descr, of any length,
-/// last).
-fn archive(path: &Path, opts: &ReadOptions) -> Result<()> {
+/// Lists the members of an archive: a table with a heading row, the descr last (cut to the
+/// screen unless `full`).
+fn archive(path: &Path, opts: &ReadOptions, full: bool) -> Result<()> {
     let mut reader = Reader::from_path_with(path, npy_core::npz::ReaderOptions::new().read_options(opts))?;
     let members = reader.members()?;
     let mut rows =
@@ -107,6 +142,12 @@ fn archive(path: &Path, opts: &ReadOptions) -> Result<()> {
             *w = (*w).max(cell.chars().count());
         }
     }
+    // A row is two spaces, then each cell and a space: the descr gets what is left.
+    let before: usize = 2 + widths[..6].iter().map(|w| w + 1).sum::<usize>();
+    let mut cut = false;
+    for row in &mut rows[1..] {
+        row[6] = fit(std::mem::take(&mut row[6]), SCREEN.saturating_sub(before), full, &mut cut);
+    }
     let mut out = std::io::stdout().lock();
     writeln!(out, "file:          {}", path.display())?;
     writeln!(out, "archive:       npz, {} member{}", members.len(), if members.len() == 1 { "" } else { "s" })?;
@@ -118,6 +159,9 @@ fn archive(path: &Path, opts: &ReadOptions) -> Result<()> {
             crate::render::push_padded(&mut line, cell, w, i == 2 || i == 3);
         }
         writeln!(out, "{}", line.trim_end())?;
+    }
+    if cut {
+        writeln!(out, "{CUT_NOTE}")?;
     }
     Ok(())
 }

@@ -59,7 +59,8 @@ fn info_lists_members_under_headings() {
 }
 
 /// A member whose header is ~150 KB (np.savez of a record of 3,000 fields with long
-/// names) and a `<U70000` value: cells wider than `format!` pads (65535) are shown whole.
+/// names) and a `<U70000` value: rows keep to 100 columns, the descr cut (whole with
+/// `--full-descr`, where cells wider than `format!` pads, 65535, are shown whole).
 #[test]
 fn info_and_head_show_cells_of_any_width() {
     let dir = tempfile::tempdir().unwrap();
@@ -74,15 +75,36 @@ fn info_and_head_show_cells_of_any_width() {
     z.add("small", &[1u8, 2]).unwrap();
     z.add("wide", &wide).unwrap();
     z.finish().unwrap();
+    let single = dir.path().join("wide.npy");
+    npy_core::WriteNpy::write_npy(&wide, &single).unwrap();
+
     let out = npy(&["info", archive.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     let lines: Vec<&str> = s.lines().collect();
-    assert_eq!(lines.len(), 5, "{}", &s[..500]);
+    assert_eq!(lines.len(), 6, "{s}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 100), "{s}");
     assert!(lines[3].starts_with("  small.npy ") && lines[3].ends_with(" '|u1'"), "{}", lines[3]);
-    assert!(lines[4].starts_with("  wide.npy  ") && lines[4].ends_with(&descr), "{}", &lines[4][..100]);
+    let shown = lines[4].split_once("[(").map(|(_, rest)| format!("[({}", rest.trim_end_matches('…'))).unwrap();
+    assert!(lines[4].ends_with('…') && descr.starts_with(&shown), "{}", lines[4]);
+    assert_eq!(lines[5], "(descrs cut to 100 columns: --full-descr prints them whole)");
     // The descr column starts at the same place on every row.
     assert_eq!(lines[2].find("descr"), lines[4].find("[("), "{}", lines[2]);
+
+    let out = npy(&["info", "--full-descr", archive.to_str().unwrap()]);
+    let s = text(&out.stdout);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 5, "{}", &s[..500]);
+    assert!(lines[4].starts_with("  wide.npy  ") && lines[4].ends_with(&descr), "{}", &lines[4][..100]);
+    assert_eq!(lines[2].find("descr"), lines[4].find("[("), "{}", lines[2]);
+
+    // A .npy's descr line likewise; its fields are listed one per line below it.
+    let s = text(&npy(&["info", single.to_str().unwrap()]).stdout);
+    let line = s.lines().find(|l| l.starts_with("descr:")).unwrap();
+    assert!(line.chars().count() == 100 && line.ends_with('…'), "{line}");
+    assert!(s.lines().all(|l| l.chars().count() <= 100) && s.ends_with("--full-descr prints them whole)\n"));
+    let s = text(&npy(&["info", "--full-descr", single.to_str().unwrap()]).stdout);
+    assert!(s.contains(&format!("descr:         {descr}\n")) && !s.contains("cut to"));
 
     let text_file = dir.path().join("long.npy");
     let mut units = vec![0u8; 70_000 * 4];
