@@ -320,7 +320,7 @@ pub(crate) fn read_1d<T: NpyRecord, R: Read>(mut reader: NpyReader<R>, what: &st
         }
         .into());
     }
-    reader.read_flat()
+    reader.read_regrouped()
 }
 
 impl<T: NpyRecord> WriteNpy for [T] {

@@ -187,7 +187,7 @@ impl<T: NpyRecord, D: Dimension> ReadNpy for ndarray::Array<T, D> {
         let header = reader.header();
         check_ndim::<D>(&header.shape, "the array")?;
         let (shape, fortran_order) = (header.shape.clone(), header.fortran_order);
-        from_storage(&shape, fortran_order, reader.read_flat::<T>()?)
+        from_storage(&shape, fortran_order, reader.read_regrouped::<T>()?)
     }
 }
 

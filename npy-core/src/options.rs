@@ -56,7 +56,8 @@ pub enum Python2Strings {
 
 impl ReadOptions {
     /// Default options: header size limit 16 MiB ([`DEFAULT_MAX_HEADER_SIZE`] says why);
-    /// object arrays decoded within 64 MiB plus 128 bytes per byte of their pickle.
+    /// object arrays decoded within 128 MiB plus 4 bytes per byte of their pickle
+    /// ([`max_object_bytes`](Self::max_object_bytes)).
     pub fn new() -> Self {
         Self::default()
     }

@@ -564,6 +564,14 @@ impl<R: Read> NpyReader<R> {
     /// [`ErrorKind::Truncated`]; [`ErrorKind::Io`].
     pub(crate) fn read_flat<T: NpyRecord>(mut self) -> Result<Vec<T>> {
         let origin = self.origin.take();
+        let read = self.regroup::<T>().and_then(|()| self.read_flat_here());
+        located(origin, read)
+    }
+
+    /// [`NpyReader::read_flat`] of a reader its caller has already regrouped for `T`
+    /// ([`NpyReader::regroup`]), to see the shape the elements come in first.
+    pub(crate) fn read_regrouped<T: NpyRecord>(mut self) -> Result<Vec<T>> {
+        let origin = self.origin.take();
         located(origin, self.read_flat_here())
     }
 
@@ -594,7 +602,7 @@ impl<R: Read> NpyReader<R> {
         self.regroup::<T>()?;
         let shape = self.header.shape.clone();
         let fortran_order = self.header.fortran_order;
-        let data = self.read_flat::<T>()?;
+        let data = self.read_regrouped::<T>()?;
         Array::from_parts(data, shape, fortran_order)
     }
 
@@ -618,6 +626,7 @@ impl<R: Read> NpyReader<R> {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn chunks<T: NpyRecord>(mut self, chunk_len: usize) -> Result<Chunks<R, T>> {
+        self.regroup::<T>()?;
         let plan = self.plan::<T>()?;
         Ok(Chunks { reader: self, plan, chunk_len: chunk_len.max(1), failed: false, _marker: std::marker::PhantomData })
     }
@@ -645,6 +654,7 @@ impl<R: Read> NpyReader<R> {
     /// ```
     pub fn read_into<T: NpyRecord + Copy>(&mut self, buf: &mut [T]) -> Result<usize> {
         let read = (|| {
+            self.regroup::<T>()?;
             let plan = self.plan::<T>()?;
             let k = buf.len().min(self.remaining());
             let mut tmp = Buffer::with_capacity(k);
@@ -733,9 +743,10 @@ impl<R: Read> NpyReader<R> {
         }
     }
 
+    /// How the file's elements become `T`s, on a header its caller regrouped for `T`
+    /// ([`NpyReader::regroup`]): every read regroups once, then plans.
     fn plan<T: NpyRecord>(&mut self) -> Result<Plan> {
         refuse_objects(&self.header.dtype)?;
-        self.regroup::<T>()?;
         Plan::new(&self.header.dtype, &native_dtype_of::<T>()?)
     }
 
