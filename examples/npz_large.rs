@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     let start = Instant::now();
     let mut w = Writer::create(&path)?;
-    let mut big = w.start_array::<u8>("big", vec![BIG], Compression::Stored)?;
+    let mut big = w.start_array_with::<u8>("big", vec![BIG], Compression::Stored)?;
     let mut written = 0;
     while written < BIG {
         let len = PIECE.min(BIG - written);
@@ -79,11 +79,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     if r.names() != ["big", "tail"] {
         return Err(format!("names {:?}, expected [\"big\", \"tail\"]", r.names()).into());
     }
-    for m in r.members()? {
+    for m in r.members() {
         let at = m.data_start.ok_or("no data offset")?;
         println!("  {:5} {:>11} bytes at offset {at:>10} ({:?})", m.name, m.size, m.compression.ok_or("method")?);
     }
-    let members = r.members()?;
+    let members = r.members().to_vec();
     let tail_at = members[1].data_start.ok_or("no data offset")?;
     if members[0].size != 128 + BIG as u64 || tail_at <= u32::MAX as u64 {
         return Err(format!("unexpected layout: big is {} bytes, tail at {tail_at}", members[0].size).into());

@@ -156,7 +156,7 @@ fn write_with<T: NpyRecord + Send + Sync + 'static>(api: &str, data: &[T], limit
         }
         "npz start_array (stored)" => {
             let mut z = npz::Writer::new(w);
-            let mut m = z.start_array::<T>("records", vec![data.len()], Compression::Stored)?;
+            let mut m = z.start_array_with::<T>("records", vec![data.len()], Compression::Stored)?;
             for part in data.chunks(data.len() / 2 + 1) {
                 m.write(part)?;
             }

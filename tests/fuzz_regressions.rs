@@ -247,7 +247,7 @@ fn records_in_another_layout_read_the_same() {
 fn npz_members_read_both_ways() {
     let mut writer = npz::Writer::new(Cursor::new(Vec::new()));
     writer.add("traces", &(0..3).map(trace).collect::<Vec<_>>()).unwrap();
-    writer.add_raw("notes.txt", b"not an array", Compression::Deflated { level: 6 }).unwrap();
+    writer.add_raw_with("notes.txt", b"not an array", Compression::Deflated { level: 6 }).unwrap();
     let archive = writer.finish().unwrap().into_inner();
     let members = npz(&archive).unwrap();
     let names: Vec<&str> = members.iter().map(|(name, ..)| name.as_str()).collect();

@@ -301,7 +301,7 @@ fn corpus_archives_read_as_numpy_lists_and_the_manifest_records_them() {
         let mut r = Reader::from_path_with(dir.join(file), ReaderOptions::new().read_options(&big_headers()))
             .unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(r.names(), *names, "{file}: names");
-        let members = r.members().unwrap();
+        let members = r.members().to_vec();
         let want = entry["members"].as_array().unwrap();
         assert_eq!(members.len(), want.len(), "{file}");
         for (m, w) in members.iter().zip(want) {
@@ -351,8 +351,8 @@ fn corpus_zip64_local_headers_and_the_empty_archive() {
     let Some(dir) = corpus() else { return };
     for (file, names) in CORPUS.iter().filter(|(_, names)| !names.is_empty()) {
         let bytes = std::fs::read(dir.join(file)).unwrap();
-        let mut r = reader(bytes.clone());
-        for m in r.members().unwrap() {
+        let r = reader(bytes.clone());
+        for m in r.members() {
             let start = m.data_start.unwrap() as usize;
             // The local header ends where the data starts: 30 bytes, the name, the extra.
             let header = (0..start).rev().find(|&i| bytes[i..].starts_with(b"PK\x03\x04")).unwrap();
@@ -375,7 +375,7 @@ fn corpus_zip64_local_headers_and_the_empty_archive() {
     assert_eq!(bytes.len(), 22);
     let mut r = reader(bytes.clone());
     assert!(r.names().is_empty());
-    assert!(r.members().unwrap().is_empty());
+    assert!(r.members().is_empty());
     let msg = npz_error(r.read::<Vec<f64>>("x"), Some("x"));
     assert!(msg.contains("no such array"), "{msg}");
     // An empty archive of ours is NumPy's, byte for byte.
@@ -463,7 +463,7 @@ fn deflated_archives_read_all_at_once_from_their_path() {
 
     // Member run2's deflate stream corrupted in its middle: the error names it and the file.
     let mut bytes = std::fs::read(&path).unwrap();
-    let m = r.members().unwrap()[2].clone();
+    let m = r.members()[2].clone();
     let mid = (m.data_start.unwrap() + m.compressed_size / 2) as usize;
     bytes[mid..mid + 64].fill(0xff);
     std::fs::write(&path, &bytes).unwrap();
@@ -770,7 +770,7 @@ fn every_dtype_round_trips_stored_deflated_and_mixed() {
         let mut r = reader(bytes.clone());
         let members = dtype_members();
         assert_eq!(r.names(), members.iter().map(|m| m.name()).collect::<Vec<_>>(), "{name}");
-        let infos = r.members().unwrap();
+        let infos = r.members().to_vec();
         let mut expect = Expect::default();
         for ((m, info), c) in members.iter().zip(&infos).zip(&used) {
             // Member info reports the method, not the level.
@@ -797,7 +797,7 @@ fn every_dtype_round_trips_stored_deflated_and_mixed() {
         let mut w = writer();
         w.add_with("ramp", &ramp, c).unwrap();
         let mut r = reader(w.finish().unwrap().into_inner());
-        let info = r.members().unwrap().remove(0);
+        let info = r.members()[0].clone();
         assert_eq!(info.size, 128 + 800_000);
         sizes.push(info.compressed_size);
         assert_eq!(r.read::<Vec<i64>>("ramp").unwrap(), ramp);
@@ -820,7 +820,7 @@ fn deflate_level_0_writes_an_archive() {
             .map(|c| c.into_inner());
         let bytes = written.unwrap_or_else(|e| panic!("level 0 ({threads} threads): {e}"));
         let mut r = reader(bytes);
-        assert_eq!(r.members().unwrap()[0].compression, Some(Compression::deflated()));
+        assert_eq!(r.members()[0].compression, Some(Compression::deflated()));
         assert_eq!(r.read::<Vec<i64>>("x").unwrap(), data);
     }
 }
@@ -935,11 +935,11 @@ fn members_written_in_another_byte_order() {
     w.add_with("fortran_2d", &f2, deflated).unwrap();
     w.add("points", &pts).unwrap();
     w.add("native", &native).unwrap();
-    let mut m = w.start_array::<i16>("streamed", vec![4], Compression::Stored).unwrap();
+    let mut m = w.start_array_with::<i16>("streamed", vec![4], Compression::Stored).unwrap();
     m.write(&[1, -1]).unwrap();
     m.write(&[256, -256]).unwrap();
     m.finish().unwrap();
-    w.add_raw("notes.txt", b"raw bytes stay raw", Compression::Stored).unwrap();
+    w.add_raw_with("notes.txt", b"raw bytes stay raw", Compression::Stored).unwrap();
     let bytes = w.finish().unwrap().into_inner();
 
     let mut r = reader(bytes.clone());
@@ -1052,7 +1052,7 @@ fn member_names_with_dots_slashes_and_unicode() {
     let bytes = w.finish().unwrap().into_inner();
     let mut r = reader(bytes.clone());
     assert_eq!(r.names(), names);
-    let members: Vec<String> = r.members().unwrap().into_iter().map(|m| m.member).collect();
+    let members: Vec<String> = r.members().iter().map(|m| m.member.clone()).collect();
     assert_eq!(members, names.map(|n| format!("{n}.npy")));
     for (i, name) in names.iter().enumerate() {
         assert_eq!(r.read::<Vec<i32>>(name).unwrap(), (0..=i as i32).collect::<Vec<_>>(), "{name}");
@@ -1068,8 +1068,8 @@ fn duplicate_and_empty_names_are_refused_and_the_archive_stays_good() {
     npz_error(w.add("a", &[3.0f64]), Some("a.npy"));
     npz_error(w.add_with("a", &[3u8], Compression::deflated()), Some("a.npy"));
     npz_error(w.add("a", &Array::from_shape_vec(vec![1], vec![1i8]).unwrap()), Some("a.npy"));
-    npz_error(w.add_raw("a.npy", b"raw", Compression::Stored), Some("a.npy"));
-    npz_error(w.start_array::<f32>("a", vec![2], Compression::Stored), Some("a.npy"));
+    npz_error(w.add_raw_with("a.npy", b"raw", Compression::Stored), Some("a.npy"));
+    npz_error(w.start_array_with::<f32>("a", vec![2], Compression::Stored), Some("a.npy"));
     let msg = npz_error(w.add("", &[1u8]), None);
     assert!(msg.contains("empty"), "{msg}");
     npz_error(w.add_columns_prefixed("", &[Pt { x: 1.0, y: 2.0 }]).and_then(|_| w.add("x", &[0u8])), Some("x.npy"));
@@ -1093,7 +1093,7 @@ fn duplicate_and_empty_names_are_refused_and_the_archive_stays_good() {
 #[test]
 fn a_raw_member_and_an_array_of_the_same_name_are_refused() {
     let mut w = writer();
-    w.add_raw("a", b"notes", Compression::Stored).unwrap();
+    w.add_raw_with("a", b"notes", Compression::Stored).unwrap();
     let added = w.add("a", &[1u8]);
     let bytes = w.finish().unwrap().into_inner();
     let readable = Reader::from_reader(Cursor::new(bytes)).map(|r| r.names().to_vec());
@@ -1135,7 +1135,7 @@ fn stored_f64_archive() -> (Vec<u8>, usize) {
     w.add_with("after", &[4u8, 5], Compression::deflated()).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let mut r = reader(bytes.clone());
-    let start = member(&r.members().unwrap(), "x").data_start.unwrap() as usize;
+    let start = member(r.members(), "x").data_start.unwrap() as usize;
     let off = r.npy("x").unwrap().data_offset();
     (bytes, start + off)
 }
@@ -1205,8 +1205,8 @@ fn a_corrupted_deflated_member_is_an_npz_error() {
     let data: Vec<u32> = (0..5000).map(|i| i * 7919 % 65521).collect();
     w.add_with("x", &data, Compression::deflated()).unwrap();
     let mut bytes = w.finish().unwrap().into_inner();
-    let mut r = reader(bytes.clone());
-    let info = r.members().unwrap().remove(0);
+    let r = reader(bytes.clone());
+    let info = r.members()[0].clone();
     let mid = info.data_start.unwrap() as usize + info.compressed_size as usize / 2;
     bytes[mid] ^= 0xff;
     let mut r = reader(bytes);
@@ -1224,7 +1224,7 @@ fn large_stored_members_have_the_right_crc() {
     w.add("small", &[1u16, 2, 3]).unwrap();
     w.add("big", &big).unwrap();
     w.add("big_i32", &big.iter().map(|&v| (v * 1e9) as i32).collect::<Vec<_>>()).unwrap();
-    let mut m = w.start_array::<f64>("streamed", vec![2 * big.len() + 3], Compression::Stored).unwrap();
+    let mut m = w.start_array_with::<f64>("streamed", vec![2 * big.len() + 3], Compression::Stored).unwrap();
     m.write(&big).unwrap();
     m.write(&[1.0, 2.0, 3.0]).unwrap();
     m.write(&big).unwrap();
@@ -1304,13 +1304,13 @@ fn stored_members_data_is_aligned_to_64_bytes() {
     let mut w = Writer::create(&path).unwrap();
     let mut e = Expect::default();
     let (st, de) = (Compression::Stored, Compression::deflated());
-    w.add_raw("odd.bin", b"seven b", st).unwrap();
+    w.add_raw_with("odd.bin", b"seven b", st).unwrap();
     e.raw("odd.bin", st, b"seven b");
     w.add("u8", &[1u8, 2, 3]).unwrap();
     e.array("u8", "|u1", &[3], false, st, json!([1, 2, 3]));
     w.add_with("deflated", &[1.5f64; 33], de).unwrap();
     e.array("deflated", "<f8", &[33], false, de, vals(&[1.5f64; 33]));
-    w.add_raw("odd2.txt", b"x", de).unwrap();
+    w.add_raw_with("odd2.txt", b"x", de).unwrap();
     e.raw("odd2.txt", de, b"x");
     let recs = [LongNames {
         a_rather_long_field_name_to_grow_the_header: 2.5,
@@ -1330,7 +1330,7 @@ fn stored_members_data_is_aligned_to_64_bytes() {
     );
     w.add("v2", &fields3000).unwrap();
     e.npy_file("v2", st, &data_dir().join("header/fields_3000_v2.npy"));
-    let mut mw = w.start_array::<i16>("streamed", vec![5], st).unwrap();
+    let mut mw = w.start_array_with::<i16>("streamed", vec![5], st).unwrap();
     mw.write(&[1, 2, 3, 4, 5]).unwrap();
     mw.finish().unwrap();
     e.array("streamed", "<i2", &[5], false, st, json!([1, 2, 3, 4, 5]));
@@ -1341,7 +1341,7 @@ fn stored_members_data_is_aligned_to_64_bytes() {
 
     let mut r = Reader::from_path_with(&path, ReaderOptions::new().read_options(&big_headers())).unwrap();
     let mut stored = 0;
-    for m in r.members().unwrap() {
+    for m in r.members().to_vec() {
         if m.compression != Some(Compression::Stored) || !r.is_npy(&m.name).unwrap() {
             continue;
         }
@@ -1358,12 +1358,12 @@ fn raw_members_are_bytes_as_numpy_gives_them() {
     let mut w = writer();
     let json_text = br#"{"survey": "north", "shots": 3}"#;
     w.add("first", &[1i32, 2]).unwrap();
-    w.add_raw("meta.json", json_text, Compression::deflated()).unwrap();
-    w.add_raw("tiny", b"ab", Compression::Stored).unwrap();
-    w.add_raw("empty.bin", b"", Compression::Stored).unwrap();
+    w.add_raw_with("meta.json", json_text, Compression::deflated()).unwrap();
+    w.add_raw_with("tiny", b"ab", Compression::Stored).unwrap();
+    w.add_raw_with("empty.bin", b"", Compression::Stored).unwrap();
     // A raw member whose bytes are a .npy file is an array like any other.
     let npy = [0.25f32, 0.5].write_npy_to(Vec::new()).unwrap();
-    w.add_raw("raw_array.npy", &npy, Compression::Stored).unwrap();
+    w.add_raw_with("raw_array.npy", &npy, Compression::Stored).unwrap();
     let bytes = w.finish().unwrap().into_inner();
 
     let mut r = reader(bytes.clone());
@@ -1634,21 +1634,21 @@ fn members_written_in_pieces() {
     let mut w = Writer::create(&path).unwrap();
     w.compression(Compression::deflated());
     w.add("first", &[1u16, 2]).unwrap(); // deflated on a worker thread, appended before "wave"
-    let mut m = w.start_array::<f64>("wave", vec![10_000], Compression::Stored).unwrap();
+    let mut m = w.start_array_with::<f64>("wave", vec![10_000], Compression::Stored).unwrap();
     for piece in wave.chunks(999) {
         m.write(piece).unwrap();
     }
     m.write(&[]).unwrap();
     m.finish().unwrap();
-    let mut m = w.start_array::<i32>("grid", vec![4, 3], Compression::deflated()).unwrap();
+    let mut m = w.start_array_with::<i32>("grid", vec![4, 3], Compression::deflated()).unwrap();
     m.write(&[0, 1, 2, 3, 4]).unwrap();
     m.write(&[5, 6, 7, 8, 9, 10, 11]).unwrap();
     m.finish().unwrap();
-    let mut m = w.start_array::<Pt>("points", vec![2], Compression::Stored).unwrap();
+    let mut m = w.start_array_with::<Pt>("points", vec![2], Compression::Stored).unwrap();
     m.write(&[Pt { x: 1.0, y: 2.0 }]).unwrap();
     m.write(&[Pt { x: 3.0, y: 4.0 }]).unwrap();
     m.finish().unwrap();
-    w.start_array::<u8>("nothing", vec![0, 5], Compression::Stored).unwrap().finish().unwrap();
+    w.start_array_with::<u8>("nothing", vec![0, 5], Compression::Stored).unwrap().finish().unwrap();
     w.finish().unwrap();
 
     let mut r = Reader::from_path(&path).unwrap();
@@ -1683,13 +1683,13 @@ fn members_written_in_pieces() {
 #[test]
 fn pieces_must_fill_the_shape_exactly() {
     let mut w = writer();
-    let mut m = w.start_array::<u32>("short", vec![10], Compression::Stored).unwrap();
+    let mut m = w.start_array_with::<u32>("short", vec![10], Compression::Stored).unwrap();
     m.write(&[1, 2, 3]).unwrap();
     let msg = usage_error(m.finish());
     assert!(msg.contains("short") && msg.contains("7 elements missing"), "{msg}");
 
     let mut w = writer();
-    let mut m = w.start_array::<u32>("long", vec![2, 2], Compression::deflated()).unwrap();
+    let mut m = w.start_array_with::<u32>("long", vec![2, 2], Compression::deflated()).unwrap();
     m.write(&[1, 2, 3]).unwrap();
     let msg = usage_error(m.write(&[4, 5]));
     assert!(msg.contains("long") && msg.contains("more elements"), "{msg}");
@@ -1701,13 +1701,13 @@ fn pieces_must_fill_the_shape_exactly() {
 
     // A shape whose byte count overflows is refused before anything is written.
     let mut w = writer();
-    let e = w.start_array::<f64>("huge", vec![usize::MAX, 2], Compression::Stored).unwrap_err();
+    let e = w.start_array_with::<f64>("huge", vec![usize::MAX, 2], Compression::Stored).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Shape { .. }), "{e}");
 
     // A member left unfinished (dropped, or finish refused) stops the archive: no other
     // member, and no finish, so no archive with a member shorter than its header.
     let mut w = writer();
-    let mut m = w.start_array::<u32>("cut", vec![4], Compression::Stored).unwrap();
+    let mut m = w.start_array_with::<u32>("cut", vec![4], Compression::Stored).unwrap();
     m.write(&[1, 2]).unwrap();
     drop(m);
     let e = w.add("next", &[1u8]).unwrap_err();

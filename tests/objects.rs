@@ -198,7 +198,7 @@ fn every_object_fixture_reads_as_numpy_says() {
         assert_same(file, a.as_slice(), &want);
         let b = Array::<Object>::read_npy_from(&bytes[..]).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_same(file, b.as_slice(), &want);
-        let c = from_pickle(pickle, &ReadOptions::new()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let c = from_pickle(pickle).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(c.shape(), shape, "{file}");
         for (i, v) in want.iter().enumerate() {
             // Element i of storage order, found by its index in whichever order `c` has.
@@ -451,7 +451,7 @@ fn round_trips_keep_values_shapes_and_orders() {
             assert_eq!((got.shape(), got.fortran_order()), (a.shape(), a.fortran_order()), "{name}");
             assert_same(name, got.as_slice(), a.as_slice());
         }
-        assert_same(name, from_pickle(&to_pickle(a).unwrap(), &ReadOptions::new()).unwrap().as_slice(), a.as_slice());
+        assert_same(name, from_pickle(&to_pickle(a).unwrap()).unwrap().as_slice(), a.as_slice());
         publish(&format!("{name}.npy"), &bytes, vec![expect(None, a)]);
     }
     // A header at the forced version keeps the same pickle.
@@ -656,8 +656,8 @@ fn corrupted_pickles_never_panic() {
                 // The check without building values accepts all the decoder accepts (with
                 // its shape), refuses no less than the decoder does before building, and
                 // never panics either.
-                let checked = check_pickle(&p, &ReadOptions::new());
-                match from_pickle(&p, &ReadOptions::new()) {
+                let checked = check_pickle(&p);
+                match from_pickle(&p) {
                     Ok(a) => {
                         ok += 1;
                         assert_eq!(checked.as_deref().ok(), Some(a.shape()), "{file} [{i}] = {value:#x}");
@@ -666,7 +666,7 @@ fn corrupted_pickles_never_panic() {
                 }
                 if let Err(e) = checked {
                     assert!(matches!(e.kind(), ErrorKind::Pickle { .. }), "{file} [{i}] = {value:#x}: {e}");
-                    assert!(from_pickle(&p, &ReadOptions::new()).is_err());
+                    assert!(from_pickle(&p).is_err());
                 }
             }
         }

@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use npy_core::prelude::*;
-use npy_core::stack::{write_stack, Stack, StackInfo, StackWriter, INFO};
+use npy_core::stack::{write_stack_with, Stack, StackInfo, StackOptions, StackWriter, INFO};
 use npy_core::{Array, DynArray};
 
 fn data() -> PathBuf {
@@ -168,7 +168,7 @@ fn records_written_as_stacks_read_back_and_are_left_for_dask() {
     leave(
         "api_trace_aligned",
         |dir| {
-            let info = write_stack(aligned.as_slice(), dir, 0, 300).unwrap();
+            let info = write_stack_with(aligned.as_slice(), dir, StackOptions::new().block_len(300)).unwrap();
             assert_eq!(info.chunks, [vec![300, 300, 300, 100]]);
             assert_eq!(Stack::from_path(dir).unwrap().read::<Array<Trace8>>().unwrap().into_vec(), traces);
             info
@@ -182,14 +182,16 @@ fn records_written_as_stacks_read_back_and_are_left_for_dask() {
         leave(
             &format!("api_f8_axis{axis}"),
             |dir| {
-                let info = write_stack(&cube, dir, axis, 2).unwrap();
+                let info = write_stack_with(&cube, dir, StackOptions::new().axis(axis).block_len(2)).unwrap();
                 assert_eq!(Stack::from_path(dir).unwrap().read::<Array<f64>>().unwrap().into_vec(), cube.as_slice());
                 info
             },
             &|path| cube.write_npy(path).unwrap(),
         );
-        leave(&format!("api_i4_fortran_axis{axis}"), |dir| write_stack(&fcube, dir, axis, 3).unwrap(), &|path| {
-            fcube.write_npy(path).unwrap()
-        });
+        leave(
+            &format!("api_i4_fortran_axis{axis}"),
+            |dir| write_stack_with(&fcube, dir, StackOptions::new().axis(axis).block_len(3)).unwrap(),
+            &|path| fcube.write_npy(path).unwrap(),
+        );
     }
 }

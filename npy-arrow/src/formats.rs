@@ -846,7 +846,7 @@ impl To {
                 let size = file.stream_position()?;
                 file.seek(SeekFrom::Start(0))?;
                 let source = BufReader::with_capacity(1 << 20, file);
-                archive.add_raw_from(&member, size, source, npy_core::npz::Compression::Stored)?;
+                archive.add_raw_from_with(&member, size, source, npy_core::npz::Compression::Stored)?;
                 archive.finish()
             }
             To::Ipc(mut w) => {

@@ -53,7 +53,7 @@
 //! w.finish()?;
 //! let (mut a, mut b) = (Reader::from_path(&path)?, Reader::from_path(&copy)?);
 //! assert_eq!(a.read_raw("n")?, b.read_raw("n")?);
-//! assert_eq!(b.members()?[1].compression, Some(Compression::deflated()));
+//! assert_eq!(b.members()[1].compression, Some(Compression::deflated()));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -336,9 +336,9 @@ impl NpzBatchReader {
         let (archive, options) = (&table.archive, &table.convert);
         let names = table.members.as_ref().map(|n| n.iter().map(String::as_str).collect::<Vec<&str>>());
         let names = names.as_deref();
-        let mut index = npy_core::npz::Reader::from_path_with(path, archive)?;
+        let index = npy_core::npz::Reader::from_path_with(path, archive)?;
         let file = Arc::new(npy_core::open_file(path)?);
-        let infos = index.members()?;
+        let infos = index.members();
         let names: Vec<&str> = match names {
             Some(n) => n.to_vec(),
             None => index.names().iter().map(String::as_str).collect(),
@@ -731,7 +731,7 @@ impl NpzBatchWriter {
                     let size = file.stream_position()?;
                     file.seek(SeekFrom::Start(0))?;
                     let source = BufReader::with_capacity(1 << 20, file);
-                    archive.add_raw_from(&member, size, source, compression.unwrap_or(s.compression))
+                    archive.add_raw_from_with(&member, size, source, compression.unwrap_or(s.compression))
                 };
                 add(&mut archive).map_err(|e| e.in_member(&member))?;
             }

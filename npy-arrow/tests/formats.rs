@@ -186,7 +186,7 @@ fn inputs_that_are_not_what_their_extension_says_are_errors_naming_them() {
     // A member that is not a .npy file: the error names the archive and the member.
     let junk = dir.path().join("junk.npz");
     let mut w = npy_core::npz::Writer::create(&junk).unwrap();
-    w.add_raw("bad.npy", b"not an array", npy_core::npz::Compression::Stored).unwrap();
+    w.add_raw_with("bad.npy", b"not an array", npy_core::npz::Compression::Stored).unwrap();
     w.finish().unwrap();
     let e = convert_with(&junk, dir.path().join("o.arrow"), &mut |_| {}, FileOptions::new().member("bad")).unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Format { .. }), "{e}");

@@ -204,7 +204,7 @@ fn under_lock<T>(path: &Path, f: impl FnOnce() -> Result<T, Error>) -> Result<Lo
 
 fn check_npz(path: &Path, read: &ReadOptions, report: &mut Report) -> Result<(), Error> {
     let mut reader = npy_core::npz::Reader::from_path_with(path, ReaderOptions::new().read_options(read))?;
-    let members = reader.members()?;
+    let members = reader.members().to_vec();
     let bar = crate::progress::bytes(members.iter().map(|m| m.size).sum(), "check");
     let mut done = 0;
     for m in &members {

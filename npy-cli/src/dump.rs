@@ -103,7 +103,7 @@ const FLUSH_AT: usize = 1 << 16;
 /// Writes every row of the file (or of `--member` of an `.npz`) to stdout.
 ///
 /// # Errors
-/// [`ErrorKind::Usage`] for `--strict-json` with CSV, and as [`records::read`].
+/// [`ErrorKind::Usage`] for `--strict-json` with CSV, and as [`records::read_with`].
 pub fn run(args: &Args) -> Result<()> {
     let format = args.format;
     let non_finite = match (format, args.strict_json) {
@@ -117,7 +117,7 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let out = BufWriter::with_capacity(FLUSH_AT, std::io::stdout().lock());
     let mut writer = Writer { out, format, non_finite, layout: None, text: String::new(), cells: 0, empty_row: None };
-    records::read(&args.file, args.member.as_deref(), &args.read.options(), Some("dump"), &mut writer)?;
+    records::read_with(&args.file, args.member.as_deref(), Some("dump"), &mut writer, &args.read.options())?;
     writer.out.flush()?;
     Ok(())
 }

@@ -50,12 +50,12 @@ const MAX_CELLS: usize = 1000;
 /// Prints the first `-n` rows of the file (or of `--member` of an `.npz`) as a table.
 ///
 /// # Errors
-/// As [`records::read`].
+/// As [`records::read_with`].
 pub fn run(args: &Args) -> Result<()> {
     let n = args.n;
     let mut table = Table { n, layout: None, header: Vec::new(), rows: Vec::new(), row: None, shown: usize::MAX };
     if n > 0 {
-        records::read(&args.file, args.member.as_deref(), &args.read.options(), None, &mut table)?;
+        records::read_with(&args.file, args.member.as_deref(), None, &mut table, &args.read.options())?;
     }
     let Table { header, rows, .. } = table;
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();

@@ -116,7 +116,7 @@ fn write_fields(out: &mut impl Write, dtype: &DType, prefix: &str, base: usize) 
 /// screen unless `full`).
 fn archive(path: &Path, opts: &ReadOptions, full: bool) -> Result<()> {
     let mut reader = Reader::from_path_with(path, npy_core::npz::ReaderOptions::new().read_options(opts))?;
-    let members = reader.members()?;
+    let members = reader.members().to_vec();
     let mut rows =
         vec![["member", "compression", "stored bytes", "bytes", "order", "shape", "descr"].map(String::from)];
     for m in &members {

@@ -127,12 +127,12 @@ fn bounded(dtype: &DType) -> Result<()> {
 /// # Errors
 /// [`ErrorKind::Usage`] for an archive of several members and no `member`; errors of
 /// reading; the sink's errors. Errors name the file and member.
-pub fn read(
+pub fn read_with(
     file: &Path,
     member: Option<&str>,
-    opts: &ReadOptions,
     progress: Option<&str>,
     sink: &mut impl Sink,
+    opts: &ReadOptions,
 ) -> Result<()> {
     let mut bar = None;
     let result = read_into(file, member, opts, progress, &mut bar, sink);
@@ -182,10 +182,10 @@ fn read_into(
     };
     // Errors of our own decoding name the member as npy-core's do.
     let file_name = archive
-        .members()?
-        .into_iter()
+        .members()
+        .iter()
         .find(|m| m.name == name || m.member == name)
-        .map_or_else(|| name.clone(), |m| m.member);
+        .map_or_else(|| name.clone(), |m| m.member.clone());
     let reader = archive.npy(&name)?;
     let result = if reader.header().dtype.has_object() {
         reader.read::<Array<Object>>().and_then(|array| objects(array, sink))
@@ -488,7 +488,7 @@ mod tests {
 
     fn rows_of(rel: &str) -> Record {
         let mut sink = Record::default();
-        read(&fixture(rel), None, &ReadOptions::new(), None, &mut sink).unwrap();
+        read_with(&fixture(rel), None, None, &mut sink, &ReadOptions::new()).unwrap();
         sink
     }
 
@@ -537,7 +537,7 @@ mod tests {
     #[test]
     fn a_sink_stops_the_reading() {
         let mut sink = Record { stop_after: Some(2), ..Record::default() };
-        read(&fixture("shape/3x4_F_i4.npy"), None, &ReadOptions::new(), None, &mut sink).unwrap();
+        read_with(&fixture("shape/3x4_F_i4.npy"), None, None, &mut sink, &ReadOptions::new()).unwrap();
         assert_eq!((sink.ended, sink.elements.len()), (vec![0, 1], 8));
     }
 
@@ -579,7 +579,7 @@ mod tests {
             w.finish().unwrap();
             for (path, member) in [(&f_path, None), (&c_path, None), (&npz, Some("f"))] {
                 let mut sink = Record::default();
-                read(path, member, &ReadOptions::new(), None, &mut sink).unwrap();
+                read_with(path, member, None, &mut sink, &ReadOptions::new()).unwrap();
                 assert_eq!(sink.ended.len(), rows, "{path:?}");
                 let got: Vec<&[u8]> = sink.elements.iter().map(|e| &e.3[..]).collect();
                 assert!(got.iter().zip(&logical).all(|(a, b)| a == &b.0), "{rows}x{cols} {path:?}: rows differ");

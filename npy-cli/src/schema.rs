@@ -53,7 +53,7 @@ pub fn run(args: &Args) -> Result<()> {
     if npz::is_npz(file)? {
         let mut reader = Reader::from_path_with(file, npy_core::npz::ReaderOptions::new().read_options(opts))?;
         let mut npy_members = Vec::new();
-        for m in reader.members()? {
+        for m in reader.members().to_vec() {
             if reader.is_npy(&m.name)? {
                 npy_members.push(m);
             }

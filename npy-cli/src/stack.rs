@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use npy_core::header::shape_repr;
-use npy_core::stack::{split, Stack};
+use npy_core::stack::{split_with, Stack, StackOptions};
 use npy_core::Result;
 
 /// Dask npy stacks (directories of 0.npy, 1.npy, ... and an `info` pickle, as
@@ -63,7 +63,8 @@ pub fn run(args: &Args) -> Result<()> {
 fn split_file(args: &SplitArgs) -> Result<()> {
     let (dir, rows) = (&args.dir, args.rows);
     let total = std::fs::metadata(&args.file).map(|m| m.len()).unwrap_or(0);
-    let info = crate::progress::tracked(total, "split", |progress| split(&args.file, dir, args.axis, rows, progress))?;
+    let options = StackOptions::new().axis(args.axis).block_len(rows).clone();
+    let info = crate::progress::tracked(total, "split", |progress| split_with(&args.file, dir, progress, &options))?;
     let lens = &info.chunks[info.axis];
     println!(
         "{}: {} block{} of up to {rows} along axis {} of {}",
@@ -79,10 +80,11 @@ fn split_file(args: &SplitArgs) -> Result<()> {
 /// Joins the stack in the directory (with or without `info`; `--axis` for a stack without
 /// one whose blocks are all alike) into the output, atomically and streamed.
 fn join(args: &JoinArgs) -> Result<()> {
-    let stack = match args.axis {
-        Some(a) => Stack::from_path_along(&args.dir, a)?,
-        None => Stack::from_path(&args.dir)?,
-    };
+    let mut options = StackOptions::new();
+    if let Some(axis) = args.axis {
+        options.axis(axis);
+    }
+    let stack = Stack::from_path_with(&args.dir, &options)?;
     let total: u64 =
         (0..stack.len()).filter_map(|i| std::fs::metadata(stack.block_path(i)).ok()).map(|m| m.len()).sum();
     crate::progress::tracked(total, "join", |progress| stack.join(&args.output, progress)).map(|_| ())

@@ -211,8 +211,8 @@ fn archive(dir: &Path, name: &str, bools: &[u8]) -> (PathBuf, Vec<u8>) {
             .unwrap()
             .1;
     b.extend_from_slice(bools);
-    w.add_raw_from("b.npy", b.len() as u64, &b[..], Compression::deflated()).unwrap();
-    w.add_raw("notes.txt", b"plain text", Compression::Stored).unwrap();
+    w.add_raw_from_with("b.npy", b.len() as u64, &b[..], Compression::deflated()).unwrap();
+    w.add_raw_with("notes.txt", b"plain text", Compression::Stored).unwrap();
     w.add("c", &[7i32, 8, 9]).unwrap();
     w.finish().unwrap();
     let bytes = std::fs::read(&path).unwrap();
@@ -226,8 +226,8 @@ fn find(bytes: &[u8], needle: &[u8]) -> usize {
 
 /// Where the data of member `member` of archive `path` starts.
 fn data_start(path: &Path, member: &str) -> usize {
-    let mut r = npy_core::npz::Reader::from_path(path).unwrap();
-    let m = r.members().unwrap().into_iter().find(|m| m.member == member).unwrap();
+    let r = npy_core::npz::Reader::from_path(path).unwrap();
+    let m = r.members().iter().find(|m| m.member == member).unwrap().clone();
     m.data_start.unwrap() as usize
 }
 
@@ -294,12 +294,12 @@ fn npz_members_with_a_problem_each() {
     // Members named .npy that are not .npy files, or hold bytes after the array.
     let odd = d.join("odd.npz");
     let mut w = Writer::create(&odd).unwrap();
-    w.add_raw("text.npy", b"not an array", Compression::deflated()).unwrap();
+    w.add_raw_with("text.npy", b"not an array", Compression::deflated()).unwrap();
     let mut long = std::fs::read(fixture("scalar/le_i4.npy")).unwrap();
     long.extend_from_slice(b"\0\0");
-    w.add_raw("long.npy", &long, Compression::Stored).unwrap();
+    w.add_raw_with("long.npy", &long, Compression::Stored).unwrap();
     let short = std::fs::read(fixture("scalar/le_i4.npy")).unwrap();
-    w.add_raw("short.npy", &short[..short.len() - 1], Compression::deflated()).unwrap();
+    w.add_raw_with("short.npy", &short[..short.len() - 1], Compression::deflated()).unwrap();
     w.add("fine", &[1u8]).unwrap();
     w.finish().unwrap();
     let (code, report) = check(&[&odd]);
@@ -328,7 +328,7 @@ fn copies_of_archives_keep_members_and_refuse_bad_crcs() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mut a = npy_core::npz::Reader::from_path(&good).unwrap();
     let mut b = npy_core::npz::Reader::from_path(&copy).unwrap();
-    let (ma, mb) = (a.members().unwrap(), b.members().unwrap());
+    let (ma, mb) = (a.members().to_vec(), b.members().to_vec());
     assert_eq!(ma.len(), 4);
     for (x, y) in ma.iter().zip(&mb) {
         assert_eq!((&x.member, x.compression, x.size), (&y.member, y.compression, y.size));

@@ -152,7 +152,7 @@ fn a_whole_npz_is_a_table_of_its_members_and_comes_back_member_for_member() {
         ("s", "string/S5.npy", npy_core::npz::Compression::Stored),
     ] {
         let bytes = std::fs::read(root().join("tests/data").join(file)).unwrap();
-        w.add_raw(name, &bytes, compression).unwrap();
+        w.add_raw_with(name, &bytes, compression).unwrap();
     }
     w.finish().unwrap();
     let members = |path: &Path| -> Vec<(String, Vec<u8>)> {

@@ -203,7 +203,7 @@ fn npz_members_dump_as_their_files() {
     let mut w = Writer::create(&archive).unwrap();
     for (i, rel) in rels.iter().enumerate() {
         let compression = if i % 2 == 0 { Compression::deflated() } else { Compression::Stored };
-        w.add_raw(&format!("m{i}.npy"), &std::fs::read(fixture(rel)).unwrap(), compression).unwrap();
+        w.add_raw_with(&format!("m{i}.npy"), &std::fs::read(fixture(rel)).unwrap(), compression).unwrap();
     }
     w.finish().unwrap();
     for (i, rel) in rels.iter().enumerate() {

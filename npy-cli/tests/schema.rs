@@ -134,7 +134,7 @@ fn record_cases(dir: &Path) -> Vec<Case> {
                 else {
                     continue;
                 };
-                for m in reader.members().unwrap() {
+                for m in reader.members().to_vec() {
                     if !reader.is_npy(&m.name).unwrap_or(false) {
                         continue;
                     }

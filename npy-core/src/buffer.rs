@@ -262,7 +262,7 @@ impl ZeroedBytes {
     /// two CPUs as `fill` writes them (as npy's large reads do); on Linux, with a CPU to
     /// spare. The thread stops when `fill` returns (or panics) and is joined before this
     /// returns.
-    pub fn fill_with<R>(&mut self, fill: impl FnOnce(&mut [u8]) -> R) -> R {
+    pub fn fill_by<R>(&mut self, fill: impl FnOnce(&mut [u8]) -> R) -> R {
         let bytes = self.as_mut_slice();
         let (start, len) = (bytes.as_mut_ptr() as usize, bytes.len());
         if len < ZEROED_PREFAULT_THRESHOLD {
@@ -590,7 +590,7 @@ mod tests {
         let len = if cfg!(miri) { 1 << 10 } else { (ZEROED_PREFAULT_THRESHOLD << 1) + 3 };
         let mut b = ZeroedBytes::new(len).unwrap();
         assert_eq!(b.len(), len);
-        let sum = b.fill_with(|out| {
+        let sum = b.fill_by(|out| {
             assert!(out.iter().all(|&x| x == 0));
             out.iter_mut().enumerate().for_each(|(i, x)| *x = i as u8 | 1);
             out.len()
@@ -605,7 +605,7 @@ mod tests {
 
         let mut b = ZeroedBytes::new(len).unwrap();
         let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            b.fill_with(|out| {
+            b.fill_by(|out| {
                 out[0] = 1;
                 panic!("the fill fails")
             })

@@ -25,9 +25,11 @@
 //! | SQL over files and directories | `ctx.register_npy(name, path, &NpyReadOptions::new())` (crate `npy-datafusion`) |
 //!
 //! Options are plain settings types with `&mut self` setters ([`ReadOptions`],
-//! [`WriteOptions`], [`npz::ReaderOptions`]); the call that takes them is the same name plus
-//! `_with`, the options last: [`NpyReader::from_path_with`], [`ReadNpy::read_npy_with`],
-//! [`WriteNpy::write_npy_with`].
+//! [`WriteOptions`], [`npz::ReaderOptions`], [`stack::StackOptions`]); the call that takes
+//! them is the same name plus `_with`, the options last, and the plain name uses the
+//! defaults: [`NpyReader::from_path_with`], [`ReadNpy::read_npy_with`],
+//! [`WriteNpy::write_npy_with`], [`npz::Writer::add_with`] (its options a
+//! [`npz::Compression`]).
 //!
 //! Words, one each:
 //! - *element*: one value of the array's dtype, a `T:`[`NpyRecord`] (`f64`, a derived

@@ -258,9 +258,10 @@ impl NpyMap {
         let path = path.as_ref();
         let open = || {
             let member = crate::npz::Reader::from_path(path)?
-                .members()?
-                .into_iter()
+                .members()
+                .iter()
                 .find(|m| m.name == name || m.member == name)
+                .cloned()
                 .ok_or_else(|| Error::npz(Some(name), "no such member"))?;
             if member.compression != Some(crate::npz::Compression::Stored) {
                 return Err(Error::npz(Some(&member.member), "only stored (uncompressed) members can be mapped"));

@@ -613,15 +613,22 @@ pub fn globals() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// ```
 /// use npy_core::object::{check_pickle, to_pickle, Object};
 /// use npy_core::prelude::*;
-/// use npy_core::ReadOptions;
 ///
 /// let a = Array::from_shape_vec(vec![2, 1], vec![Object::from("x"), Object::None])?;
-/// assert_eq!(check_pickle(&to_pickle(&a)?, &ReadOptions::new())?, [2, 1]);
+/// assert_eq!(check_pickle(&to_pickle(&a)?)?, [2, 1]);
 /// let evil = b"\x80\x04\x95\x1e\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94\x8c\x06system\x94\x93\x94\x8c\x04true\x94\x85\x94R\x94.";
-/// assert!(check_pickle(evil, &ReadOptions::new()).is_err());
+/// assert!(check_pickle(evil).is_err());
 /// # Ok::<(), npy_core::Error>(())
 /// ```
-pub fn check_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Vec<usize>> {
+pub fn check_pickle(bytes: &[u8]) -> Result<Vec<usize>> {
+    check_pickle_with(bytes, &ReadOptions::new())
+}
+
+/// As [`check_pickle`], with options (the object budget, Python 2 strings).
+///
+/// # Errors
+/// As [`from_pickle_with`].
+pub fn check_pickle_with(bytes: &[u8], options: &ReadOptions) -> Result<Vec<usize>> {
     pickle::check(bytes, 0, pickle::Settings::of(options), true, &mut |_| true).map(|(shape, _)| shape)
 }
 
@@ -666,14 +673,13 @@ pub struct CheckedPrefix {
 /// use std::ops::ControlFlow;
 /// use npy_core::object::{check_pickle_prefix, to_pickle, CheckProgress, Object};
 /// use npy_core::prelude::*;
-/// use npy_core::ReadOptions;
 ///
 /// let a = Array::from_shape_vec(vec![100_000], vec![Object::from("trace"); 100_000])?;
 /// let mut stream = to_pickle(&a)?;
 /// let len = stream.len();
 /// stream.extend_from_slice(b"the next array");
 /// let (mut seen, mut passed) = (Vec::new(), None);
-/// let checked = check_pickle_prefix(&stream, &ReadOptions::new(), |progress| {
+/// let checked = check_pickle_prefix(&stream, |progress| {
 ///     match progress {
 ///         CheckProgress::Checked(n) => seen.push(n),
 ///         CheckProgress::Passed { shape, len } => passed = Some((shape.to_vec(), len)),
@@ -688,8 +694,19 @@ pub struct CheckedPrefix {
 /// ```
 pub fn check_pickle_prefix(
     bytes: &[u8],
-    options: &ReadOptions,
+    progress: impl FnMut(CheckProgress<'_>) -> std::ops::ControlFlow<()>,
+) -> Result<CheckedPrefix> {
+    check_pickle_prefix_with(bytes, progress, &ReadOptions::new())
+}
+
+/// As [`check_pickle_prefix`], with options (the object budget, Python 2 strings).
+///
+/// # Errors
+/// As [`check_pickle_prefix`].
+pub fn check_pickle_prefix_with(
+    bytes: &[u8],
     mut progress: impl FnMut(CheckProgress<'_>) -> std::ops::ControlFlow<()>,
+    options: &ReadOptions,
 ) -> Result<CheckedPrefix> {
     let mut report = |p: CheckProgress<'_>| progress(p).is_continue();
     let (shape, len) = pickle::check(bytes, 0, pickle::Settings::of(options), false, &mut report)?;
@@ -748,7 +765,7 @@ impl CheckedPickle {
 /// # Errors
 /// [`ErrorKind::Pickle`] for anything but an object array of plain values (see the
 /// module), a truncated or malformed pickle, bytes after its `STOP`, or one over the
-/// memory budget of `options`.
+/// memory budget (the default of [`ReadOptions::max_object_bytes`]).
 ///
 /// # Examples
 /// ```
@@ -758,15 +775,24 @@ impl CheckedPickle {
 ///
 /// let a = Array::from_shape_vec(vec![2], vec![Object::from("x"), Object::Int(2)])?;
 /// let pickle = to_pickle(&a)?;
-/// assert_eq!(from_pickle(&pickle, &ReadOptions::new())?, a);
+/// assert_eq!(from_pickle(&pickle)?, a);
 /// // A pickle of os.system('true'): refused, never run.
 /// let evil = b"\x80\x04\x95\x1e\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94\x8c\x06system\x94\x93\x94\x8c\x04true\x94\x85\x94R\x94.";
-/// let e = from_pickle(evil, &ReadOptions::new()).unwrap_err();
+/// let e = from_pickle(evil).unwrap_err();
 /// assert!(matches!(e.kind(), ErrorKind::Pickle { offset: 25, .. }), "{e}");
 /// assert!(e.to_string().contains("'os.system'"));
 /// # Ok::<(), npy_core::Error>(())
 /// ```
-pub fn from_pickle(bytes: &[u8], options: &ReadOptions) -> Result<Array<Object>> {
+pub fn from_pickle(bytes: &[u8]) -> Result<Array<Object>> {
+    from_pickle_with(bytes, &ReadOptions::new())
+}
+
+/// As [`from_pickle`], with options: [`ReadOptions::max_object_bytes`] bounds the memory
+/// the values take, [`ReadOptions::python2_strings`] says what Python 2 strings become.
+///
+/// # Errors
+/// As [`from_pickle`].
+pub fn from_pickle_with(bytes: &[u8], options: &ReadOptions) -> Result<Array<Object>> {
     let decoded = pickle::decode(bytes, 0, Some(bytes.len() as u64), pickle::Settings::of(options))?;
     let fortran = decoded.fortran;
     into_array(decoded, None, fortran).map(ObjectArray::into_array)

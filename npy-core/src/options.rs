@@ -1,5 +1,5 @@
-//! The settings of every read and write: [`ReadOptions`] and [`WriteOptions`], each with
-//! its defaults documented. Plain data, below the reader, the writer and the object codec;
+//! The settings of every read and write: [`ReadOptions`], [`WriteOptions`] and Dask
+//! stacks' [`StackOptions`], each with its defaults documented. Plain data, below the reader, the writer and the object codec;
 //! options never open anything: readers and writers take them as their last argument
 //! ([`crate::NpyReader::from_path_with`], [`crate::WriteNpy::write_npy_with`]).
 #![forbid(unsafe_code)]
@@ -102,15 +102,15 @@ impl ReadOptions {
     ///
     /// # Examples
     /// ```
-    /// use npy_core::object::{from_pickle, Object};
+    /// use npy_core::object::{from_pickle, from_pickle_with, Object};
     /// use npy_core::{Python2Strings, ReadOptions};
     ///
     /// // A Python 2 pickle of an object array holding the str '\xe4' (one byte).
     /// let pickle = b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85U\x01b\x87R(K\x01K\x01\x85cnumpy\ndtype\nU\x02O8K\x00K\x01\x87R(K\x03U\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb\x89]U\x01\xe4atb.";
-    /// assert!(from_pickle(pickle, &ReadOptions::new()).is_err());
-    /// let latin1 = from_pickle(pickle, ReadOptions::new().python2_strings(Python2Strings::Latin1))?;
+    /// assert!(from_pickle(pickle).is_err());
+    /// let latin1 = from_pickle_with(pickle, ReadOptions::new().python2_strings(Python2Strings::Latin1))?;
     /// assert_eq!(latin1.as_slice(), [Object::from("ä")]);
-    /// let bytes = from_pickle(pickle, ReadOptions::new().python2_strings(Python2Strings::Bytes))?;
+    /// let bytes = from_pickle_with(pickle, ReadOptions::new().python2_strings(Python2Strings::Bytes))?;
     /// assert_eq!(bytes.as_slice(), [Object::from(&b"\xe4"[..])]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
@@ -219,5 +219,78 @@ impl WriteOptions {
 
     pub(crate) fn syncs(&self) -> bool {
         !self.no_sync
+    }
+}
+
+/// How a Dask npy stack is laid out: the axis its blocks follow one another on and their
+/// length along it. Taken by [`crate::stack::Stack::from_path_with`] (the axis only),
+/// [`crate::stack::split_with`] and [`crate::stack::write_stack_with`].
+///
+/// # Examples
+/// ```
+/// use npy_core::stack::{write_stack_with, Stack, StackOptions};
+/// use npy_core::Array;
+///
+/// let dir = tempfile::tempdir()?;
+/// let grid = Array::from_shape_vec(vec![2, 6], (0..12u8).collect())?;
+/// let info = write_stack_with(&grid, dir.path().join("s"), StackOptions::new().axis(1).block_len(4))?;
+/// assert_eq!(info.chunks, [vec![2], vec![4, 2]]);
+/// assert_eq!(Stack::from_path(dir.path().join("s"))?.axis(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct StackOptions {
+    axis: Option<usize>,
+    block_len: Option<usize>,
+}
+
+impl StackOptions {
+    /// Default of the block length: blocks of about 128 MiB, Dask's default chunk size
+    /// (`array.chunk-size`).
+    pub const DEFAULT_BLOCK_BYTES: usize = 128 << 20;
+
+    /// Default options: along the first axis when writing (when reading, the axis `info`
+    /// says, else the one the blocks' lengths differ on), blocks of about
+    /// [`StackOptions::DEFAULT_BLOCK_BYTES`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The axis the blocks follow one another on. Writing: the axis split (default 0).
+    /// Reading: for a stack without `info` whose blocks could stack on several axes (all
+    /// one shape); a stack whose `info` says another axis is an error. Default: the axis
+    /// `info` says, else the one axis the blocks' lengths differ on, else the first.
+    pub fn axis(&mut self, axis: usize) -> &mut Self {
+        self.axis = Some(axis);
+        self
+    }
+
+    /// Writing only: the length of each block along the axis (the last one shorter); 0 is
+    /// an error. Default: as many slices along the axis as fit in
+    /// [`StackOptions::DEFAULT_BLOCK_BYTES`], at least one.
+    pub fn block_len(&mut self, len: usize) -> &mut Self {
+        self.block_len = Some(len);
+        self
+    }
+
+    /// The axis set, if any.
+    pub(crate) fn axis_set(&self) -> Option<usize> {
+        self.axis
+    }
+
+    /// The block length for an array of `dtype` and `shape` split along `axis`: the one
+    /// set, else the default's.
+    pub(crate) fn block_len_for(&self, dtype: &DType, shape: &[usize], axis: usize) -> usize {
+        self.block_len.unwrap_or_else(|| {
+            let slice = shape
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != axis)
+                .fold(dtype.itemsize(), |n, (_, &d)| n.saturating_mul(d));
+            match slice {
+                0 => shape.get(axis).copied().unwrap_or(1).max(1),
+                n => (StackOptions::DEFAULT_BLOCK_BYTES / n).max(1),
+            }
+        })
     }
 }

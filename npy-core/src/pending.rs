@@ -296,12 +296,12 @@ mod tests {
     /// the writer goes on and finishes its stack.
     #[test]
     fn a_split_beside_a_live_stack_writer_leaves_it_whole() {
-        use crate::stack::{write_stack, Stack, StackWriter};
+        use crate::stack::{write_stack_with, Stack, StackOptions, StackWriter};
         let dir = tempfile::tempdir().unwrap();
         let mut w = StackWriter::<i32>::create(dir.path().join("a"), &[], 2).unwrap();
         w.extend(&[1, 2, 3]).unwrap();
         let other = crate::array::Array::from_shape_vec(vec![3], vec![7i32, 8, 9]).unwrap();
-        write_stack(&other, dir.path().join("b"), 0, 2).unwrap();
+        write_stack_with(&other, dir.path().join("b"), StackOptions::new().block_len(2)).unwrap();
         w.extend(&[4, 5]).unwrap();
         w.finish().unwrap();
         assert_eq!(

@@ -11,13 +11,14 @@
 //!   whatever it names: dask#12578). Every block's header is checked against it. A stack
 //!   without `info` (dask#11241) is read from its blocks' headers: the stacking axis is the
 //!   one axis whose length differs between blocks (the first, when none does, as Dask's
-//!   default), or the one given to [`Stack::from_path_along`]. The whole array comes as one
+//!   default), or the one [`StackOptions::axis`] gives [`Stack::from_path_with`]. The whole array comes as one
 //!   stream ([`Stack::reader`], [`Stack::join`] into one `.npy` file, [`Stack::read`]),
 //!   or block by block ([`Stack::read_block`]), with at most 64 block files open at once.
 //!   Only regular files are opened: a FIFO named `info` or `0.npy` is refused by name
 //!   before it is opened (the open would wait for a writer).
 //! - **Writing** ([`split`] a file, [`write_stack`] an array, [`StackWriter`] rows as
-//!   they come): blocks of `block_len` along the axis (the last one shorter), and `info`
+//!   they come): blocks of [`StackOptions::block_len`] along [`StackOptions::axis`] (the
+//!   last one shorter; by default about 128 MiB each along the first axis), and `info`
 //!   byte for byte as Dask pickles it for the dtype `np.load` makes of the blocks (protocol
 //!   4). The directory appears whole or not at all: it is written as a hidden sibling
 //!   `.{name}.npy-stack.XXXXXX` and renamed into place (it must not exist, or be empty).
@@ -33,14 +34,14 @@
 //! # Examples
 //! ```
 //! use npy_core::prelude::*;
-//! use npy_core::stack::{write_stack, Stack};
+//! use npy_core::stack::{write_stack_with, Stack, StackOptions};
 //! use npy_core::Array;
 //!
 //! let dir = tempfile::tempdir()?;
 //! let stack = dir.path().join("temps.npy-stack");
 //! let temps = Array::from_shape_vec(vec![5, 2], (0..10).map(f64::from).collect())?;
 //! // Blocks of 2 rows: 0.npy, 1.npy, 2.npy; `da.from_npy_stack` opens the directory.
-//! let info = write_stack(&temps, &stack, 0, 2)?;
+//! let info = write_stack_with(&temps, &stack, StackOptions::new().block_len(2))?;
 //! assert_eq!(info.chunks, [vec![2, 2, 1], vec![2]]);
 //!
 //! let back = Stack::from_path(&stack)?;
@@ -66,6 +67,7 @@ use crate::header::{shape_repr, Header, MAX_DIMS};
 use crate::io::{ReadNpy, WriteNpy};
 use crate::object::pickle::{decode_dict, encode_dict, Item};
 use crate::object::Object;
+pub use crate::options::StackOptions;
 use crate::pending::PendingDir;
 use crate::plan::Plan;
 use crate::read::NpyReader;
@@ -265,16 +267,17 @@ impl Stack {
     /// and header errors naming the file. [`ErrorKind::Usage`] for an `axis` the
     /// stack's `info` contradicts.
     pub fn from_path(dir: impl AsRef<Path>) -> Result<Stack> {
-        Stack::open_dir(dir.as_ref(), None)
+        Stack::from_path_with(dir, &StackOptions::new())
     }
 
-    /// Opens the stack in `dir` along `axis`: for a stack without `info` whose blocks
-    /// could stack on several axes (all the same shape); with `info`, it must say `axis`.
+    /// Opens the stack in `dir` along [`StackOptions::axis`], if set: for a stack without
+    /// `info` whose blocks could stack on several axes (all the same shape); with `info`,
+    /// it must say that axis. [`StackOptions::block_len`] is not used.
     ///
     /// # Errors
     /// As [`Stack::from_path`].
-    pub fn from_path_along(dir: impl AsRef<Path>, axis: usize) -> Result<Stack> {
-        Stack::open_dir(dir.as_ref(), Some(axis))
+    pub fn from_path_with(dir: impl AsRef<Path>, options: &StackOptions) -> Result<Stack> {
+        Stack::open_dir(dir.as_ref(), options.axis_set())
     }
 
     fn open_dir(dir: &Path, axis: Option<usize>) -> Result<Stack> {
@@ -806,27 +809,35 @@ impl NewDir {
     }
 }
 
-/// Splits the `.npy` file `input` into a stack in `dir` of blocks of `block_len` along
-/// `axis`, streamed (blocks along an inner axis are filled side by side, at most 64 open
-/// at once, a pass over the input for each 64): `progress` is called with the data bytes
-/// copied so far. Returns the info.
+/// Splits the `.npy` file `input` into a stack in `dir` with default [`StackOptions`]
+/// (blocks of about 128 MiB along the first axis), streamed: `progress` is called with the
+/// data bytes copied so far. Returns the info.
 ///
 /// # Errors
-/// [`ErrorKind::Usage`] for a 0-d array, an axis out of range or a zero `block_len`;
+/// As [`split_with`].
+pub fn split(input: impl AsRef<Path>, dir: impl AsRef<Path>, progress: &mut dyn FnMut(u64)) -> Result<StackInfo> {
+    split_with(input, dir, progress, &StackOptions::new())
+}
+
+/// As [`split`], in blocks of [`StackOptions::block_len`] along [`StackOptions::axis`]
+/// (blocks along an inner axis are filled side by side, at most 64 open at once, a pass
+/// over the input for each 64).
+///
+/// # Errors
+/// [`ErrorKind::Usage`] for a 0-d array, an axis out of range or a zero block length;
 /// [`ErrorKind::Stack`] for an object array or a `dir` that is not empty; errors reading
 /// `input` name it, errors writing name `dir`; nothing is left then.
-pub fn split(
+pub fn split_with(
     input: impl AsRef<Path>,
     dir: impl AsRef<Path>,
-    axis: usize,
-    block_len: usize,
     progress: &mut dyn FnMut(u64),
+    options: &StackOptions,
 ) -> Result<StackInfo> {
     let input = input.as_ref();
     let reader = NpyReader::from_path(input)?;
     let (header, data_offset) = (reader.header().clone(), reader.data_offset() as u64);
     let file = reader.into_inner().into_inner();
-    split_source(file, &header, data_offset, dir.as_ref(), axis, block_len, progress).map_err(|e| {
+    split_source(file, &header, data_offset, dir.as_ref(), options, progress).map_err(|e| {
         if e.path().is_some() {
             e
         } else {
@@ -835,22 +846,31 @@ pub fn split(
     })
 }
 
-/// Writes `array` (an [`Array`](crate::Array), a [`DynArray`], a slice or `Vec` of records) as a stack
-/// in `dir` of blocks of `block_len` along `axis`: its `.npy` image is made in memory and
-/// split as [`split`] splits a file. Returns the info.
+/// Writes `array` (an [`Array`](crate::Array), a [`DynArray`], a slice or `Vec` of records)
+/// as a stack in `dir` with default [`StackOptions`] (blocks of about 128 MiB along the
+/// first axis): its `.npy` image is made in memory and split as [`split`] splits a file.
+/// Returns the info.
 ///
 /// # Errors
-/// As [`split`].
-pub fn write_stack<A: WriteNpy + ?Sized>(
+/// As [`split_with`].
+pub fn write_stack<A: WriteNpy + ?Sized>(array: &A, dir: impl AsRef<Path>) -> Result<StackInfo> {
+    write_stack_with(array, dir, &StackOptions::new())
+}
+
+/// As [`write_stack`], in blocks of [`StackOptions::block_len`] along
+/// [`StackOptions::axis`].
+///
+/// # Errors
+/// As [`split_with`].
+pub fn write_stack_with<A: WriteNpy + ?Sized>(
     array: &A,
     dir: impl AsRef<Path>,
-    axis: usize,
-    block_len: usize,
+    options: &StackOptions,
 ) -> Result<StackInfo> {
     let image = array.write_npy_to(Vec::new())?;
     let reader = NpyReader::from_reader(&image[..])?;
     let (header, data_offset) = (reader.header().clone(), reader.data_offset() as u64);
-    split_source(io::Cursor::new(&image[..]), &header, data_offset, dir.as_ref(), axis, block_len, &mut |_| {})
+    split_source(io::Cursor::new(&image[..]), &header, data_offset, dir.as_ref(), options, &mut |_| {})
 }
 
 /// The one splitting engine: the data of `header` at `data_offset` in `src` into a new
@@ -860,13 +880,14 @@ fn split_source<R: Read + Seek>(
     header: &Header,
     data_offset: u64,
     dir: &Path,
-    axis: usize,
-    block_len: usize,
+    options: &StackOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<StackInfo> {
     if header.dtype.has_object() {
         return Err(Error::stack("object arrays cannot be split into a stack"));
     }
+    let axis = options.axis_set().unwrap_or(0);
+    let block_len = options.block_len_for(&header.dtype, &header.shape, axis);
     let info = StackInfo::split(header.dtype.clone(), &header.shape, axis, block_len)?;
     let new = NewDir::create(dir)?;
     let (outer, _, inner) = runs(&header.shape, header.fortran_order, axis, header.dtype.itemsize());
@@ -1119,7 +1140,8 @@ mod tests {
                     for block_len in [1, 2, 3, shape[axis].max(1), shape[axis] + 1] {
                         let case = format!("{shape:?} fortran={fortran} axis={axis} blocks of {block_len}");
                         let dir = tmp.path().join("s");
-                        let info = write_stack(&a, &dir, axis, block_len).unwrap();
+                        let info =
+                            write_stack_with(&a, &dir, StackOptions::new().axis(axis).block_len(block_len)).unwrap();
                         assert_eq!(info.shape(), shape, "{case}");
                         assert_eq!(info.chunks[axis].iter().filter(|&&l| l > block_len).count(), 0, "{case}");
                         let stack = Stack::from_path(&dir).unwrap();
@@ -1143,14 +1165,22 @@ mod tests {
                         assert_eq!(header.shape, shape);
                         same(&Array::<u32>::read_npy(&joined).unwrap(), &a);
                         let dir2 = tmp.path().join("s2");
-                        assert_eq!(split(&file, &dir2, axis, block_len, &mut |_| {}).unwrap(), info);
+                        assert_eq!(
+                            split_with(&file, &dir2, &mut |_| {}, StackOptions::new().axis(axis).block_len(block_len))
+                                .unwrap(),
+                            info
+                        );
                         assert_eq!(files(&dir), files(&dir2), "{case}");
                         // Without info: the blocks' headers say the same (the axis given
                         // where every block has one shape).
                         fs::remove_file(dir.join(INFO)).unwrap();
                         let alike = info.chunks[axis].iter().all(|&l| l == info.chunks[axis][0]);
-                        let bare =
-                            if alike { Stack::from_path_along(&dir, axis) } else { Stack::from_path(&dir) }.unwrap();
+                        let bare = if alike {
+                            Stack::from_path_with(&dir, StackOptions::new().axis(axis))
+                        } else {
+                            Stack::from_path(&dir)
+                        }
+                        .unwrap();
                         assert!(!bare.has_info());
                         assert_eq!(bare.info(), &info, "{case}");
                         same(&bare.read::<Array<u32>>().unwrap(), &a);
@@ -1173,7 +1203,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let a = array(&[10_000, 140], false);
         let dir = tmp.path().join("s");
-        write_stack(&a, &dir, 1, 2).unwrap();
+        write_stack_with(&a, &dir, StackOptions::new().axis(1).block_len(2)).unwrap();
         let stack = Stack::from_path(&dir).unwrap();
         assert!(stack.len() > OPEN_BLOCKS && 10_000 * 560 > BAND_BYTES);
         assert_eq!(stack.read::<Array<u32>>().unwrap().as_slice(), a.as_slice());
@@ -1202,7 +1232,7 @@ mod tests {
     fn what_is_not_a_file_is_refused_by_name() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("s");
-        write_stack(&array(&[4], false), &dir, 0, 2).unwrap();
+        write_stack_with(&array(&[4], false), &dir, StackOptions::new().block_len(2)).unwrap();
         fs::remove_file(dir.join("1.npy")).unwrap();
         fs::create_dir(dir.join("1.npy")).unwrap();
         let e = Stack::from_path(&dir).unwrap_err();
@@ -1223,7 +1253,7 @@ mod tests {
         let a = array(&[4, 4], false);
         for axis in [0, 1] {
             let dir = tmp.path().join(format!("s{axis}"));
-            write_stack(&a, &dir, axis, 2).unwrap();
+            write_stack_with(&a, &dir, StackOptions::new().axis(axis).block_len(2)).unwrap();
             let block = Stack::from_path(&dir).unwrap().read_block::<Array<u32>>(1).unwrap();
             // The same values, stored in Fortran order.
             let mut f = Vec::new();
@@ -1251,7 +1281,7 @@ mod tests {
         let header =
             Header { dtype: u32::dtype().with_byte_order(ByteOrder::Big), fortran_order: true, shape: vec![3, 4] };
         let image = DynArray::new(header, data).unwrap();
-        write_stack(&image, &dir, 1, 3).unwrap();
+        write_stack_with(&image, &dir, StackOptions::new().axis(1).block_len(3)).unwrap();
         let native = Stack::from_path(&dir).unwrap().read_block::<Array<u32>>(0).unwrap();
         native.write_npy(dir.join("0.npy")).unwrap();
         let stack = Stack::from_path(&dir).unwrap();
@@ -1278,7 +1308,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("s");
         let a = array(&[6, 2], false);
-        write_stack(&a, &dir, 0, 2).unwrap();
+        write_stack_with(&a, &dir, StackOptions::new().block_len(2)).unwrap();
         let err = |dir: &Path| Stack::from_path(dir).unwrap_err().to_string();
         // A block of another dtype, shape, or a missing one: the file is named.
         [1.0f32; 4].write_npy(dir.join("1.npy")).unwrap();
@@ -1303,7 +1333,7 @@ mod tests {
         assert!(err(tmp.path()).contains("not a Dask npy stack"));
         // A truncated block: the open names it; cut after the open, the read does.
         let dir = tmp.path().join("u");
-        write_stack(&a, &dir, 0, 3).unwrap();
+        write_stack_with(&a, &dir, StackOptions::new().block_len(3)).unwrap();
         let block = dir.join("1.npy");
         let len = fs::metadata(&block).unwrap().len();
         let opened = Stack::from_path(&dir).unwrap();
@@ -1322,7 +1352,7 @@ mod tests {
     fn hostile_or_wrong_info_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("s");
-        write_stack(&array(&[4], false), &dir, 0, 2).unwrap();
+        write_stack_with(&array(&[4], false), &dir, StackOptions::new().block_len(2)).unwrap();
         let info = dir.join(INFO);
         // pickle.dumps({'chunks': ((2, 2),), 'dtype': os.system, 'axis': 0})
         fs::write(&info, b"\x80\x04}(\x8c\x06chunksK\x02K\x02\x86\x85\x8c\x05dtype\x8c\x05posix\x8c\x06system\x93\x8c\x04axisK\x00u.").unwrap();
@@ -1354,7 +1384,7 @@ mod tests {
         .unwrap();
         assert_eq!(StackInfo::from_pickle(&p).unwrap().axis, 0);
         fs::write(&info, &p).unwrap();
-        let e = Stack::from_path_along(&dir, 1).unwrap_err().to_string();
+        let e = Stack::from_path_with(&dir, StackOptions::new().axis(1)).unwrap_err().to_string();
         assert!(e.contains("the stack's info says axis 0, not 1"), "{e}");
     }
 
@@ -1367,19 +1397,21 @@ mod tests {
         let full = tmp.path().join("full");
         fs::create_dir(&full).unwrap();
         fs::write(full.join("x"), b"x").unwrap();
-        let e = write_stack(&a, &full, 0, 2).unwrap_err().to_string();
+        let e = write_stack_with(&a, &full, StackOptions::new().block_len(2)).unwrap_err().to_string();
         assert!(e.contains("not empty") && e.contains("full"), "{e}");
         // From a truncated file.
         let file = tmp.path().join("a.npy");
         a.write_npy(&file).unwrap();
         let len = fs::metadata(&file).unwrap().len();
         fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(len - 1).unwrap();
-        let e = split(&file, tmp.path().join("s"), 1, 2, &mut |_| {}).unwrap_err().to_string();
+        let e = split_with(&file, tmp.path().join("s"), &mut |_| {}, StackOptions::new().axis(1).block_len(2))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a.npy"), "{e}");
         // Into an empty directory, it works (and keeps its name).
         let empty = tmp.path().join("empty");
         fs::create_dir(&empty).unwrap();
-        write_stack(&a, &empty, 0, 2).unwrap();
+        write_stack_with(&a, &empty, StackOptions::new().block_len(2)).unwrap();
         fs::remove_dir_all(&empty).unwrap();
         // A writer dropped before `finish`.
         let mut w = StackWriter::<u32>::create(tmp.path().join("w"), &[3], 2).unwrap();
@@ -1404,7 +1436,7 @@ mod tests {
             assert_eq!(info.chunks, [vec![3, 3, 1], vec![2], vec![2]]);
             // The same directory as a split of the whole array.
             let whole = tmp.path().join(format!("s{batch}"));
-            write_stack(&a, &whole, 0, 3).unwrap();
+            write_stack_with(&a, &whole, StackOptions::new().block_len(3)).unwrap();
             assert_eq!(files(&dir), files(&whole));
         }
         let dir = tmp.path().join("none");
@@ -1413,17 +1445,32 @@ mod tests {
         assert_eq!(Stack::from_path(&dir).unwrap().read::<Array<f64>>().unwrap().shape(), [0]);
         assert_eq!(files(&dir), {
             let whole = tmp.path().join("none2");
-            write_stack(Vec::<f64>::new().as_slice(), &whole, 0, 10).unwrap();
+            write_stack_with(Vec::<f64>::new().as_slice(), &whole, StackOptions::new().block_len(10)).unwrap();
             files(&whole)
         });
         // Many rows of nothing: no row is walked, written or read.
         let empty = Array::<u8>::from_shape_vec(vec![1 << 40, 0], Vec::new()).unwrap();
         let dir = tmp.path().join("empty");
-        let info = write_stack(&empty, &dir, 1, 5).unwrap();
+        let info = write_stack_with(&empty, &dir, StackOptions::new().axis(1).block_len(5)).unwrap();
         assert_eq!(info.chunks, [vec![1 << 40], vec![0]]);
         assert_eq!(Stack::from_path(&dir).unwrap().read::<Array<u8>>().unwrap().shape(), [1 << 40, 0]);
         let mut w = StackWriter::<u32>::create(tmp.path().join("bad"), &[3], 2).unwrap();
         assert!(w.extend(&[1, 2]).unwrap_err().to_string().contains("2 values are not whole rows of 3 values"));
         assert!(StackWriter::<u32>::create(tmp.path().join("bad2"), &[3], 0).is_err());
+    }
+
+    #[test]
+    fn default_blocks_are_about_128_mib_along_the_first_axis() {
+        let f8 = DType::Scalar(crate::dtype::Scalar::parse("<f8").unwrap());
+        let options = StackOptions::new();
+        // Rows of 8 MiB: 16 a block; rows over 128 MiB: one a block; empty rows: one block.
+        assert_eq!(options.block_len_for(&f8, &[100, 1 << 20], 0), 16);
+        assert_eq!(options.block_len_for(&f8, &[3, 1 << 25], 0), 1);
+        assert_eq!(options.block_len_for(&f8, &[7, 0], 0), 7);
+        assert_eq!(options.block_len_for(&f8, &[2, 1 << 20], 1), 8 << 20);
+        assert_eq!(StackOptions::new().block_len(5).block_len_for(&f8, &[100, 1 << 20], 0), 5);
+        let tmp = tempfile::tempdir().unwrap();
+        let info = write_stack(&array(&[4, 3], false), tmp.path().join("s")).unwrap();
+        assert_eq!((info.axis, info.chunks), (0, vec![vec![4], vec![3]]));
     }
 }

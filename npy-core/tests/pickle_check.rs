@@ -6,7 +6,7 @@
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use npy_core::object::{check_pickle, check_pickle_prefix, from_pickle, CheckProgress};
+use npy_core::object::{check_pickle, check_pickle_prefix, check_pickle_with, from_pickle_with, CheckProgress};
 use npy_core::{Python2Strings, ReadOptions};
 
 /// The pickle (the data after the header) of every `.npy` file in tests/data/object.
@@ -85,8 +85,8 @@ fn check_passes_what_decoding_passes() {
         options.python2_strings(strings);
         for (name, pickle) in pickles() {
             for (i, variant) in variants(&pickle).iter().enumerate() {
-                let decoded = from_pickle(variant, &options);
-                let check = check_pickle(variant, &options);
+                let decoded = from_pickle_with(variant, &options);
+                let check = check_pickle_with(variant, &options);
                 match (&decoded, &check) {
                     (Ok(array), Ok(shape)) => assert_eq!(array.shape(), &shape[..], "{name} variant {i}"),
                     (Err(_), Err(_)) => {}
@@ -109,7 +109,7 @@ fn a_prefix_check_stops_at_stop_and_reports_progress_before_it() {
         let mut stream = pickle.clone();
         stream.extend_from_slice(b"\x80\x04N.more bytes that are not read");
         let (mut last, mut passed) = (0, None);
-        let checked = check_pickle_prefix(&stream, &ReadOptions::new(), |progress| {
+        let checked = check_pickle_prefix(&stream, |progress| {
             match progress {
                 CheckProgress::Checked(n) => {
                     assert!(n >= last && n < pickle.len(), "{name}: progress {n} after {last}");
@@ -120,7 +120,7 @@ fn a_prefix_check_stops_at_stop_and_reports_progress_before_it() {
             }
             ControlFlow::Continue(())
         });
-        match check_pickle(&pickle, &ReadOptions::new()) {
+        match check_pickle(&pickle) {
             Ok(shape) => {
                 let checked = checked.unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert_eq!((checked.shape.clone(), checked.len), (shape.clone(), pickle.len()), "{name}");
@@ -138,7 +138,7 @@ fn a_prefix_check_stops_when_asked() {
     let array = npy_core::Array::from_shape_vec(vec![values.len()], values).expect("an array");
     let long = npy_core::object::to_pickle(&array).expect("a pickle");
     let mut calls = 0;
-    let stopped = check_pickle_prefix(&long, &ReadOptions::new(), |_| {
+    let stopped = check_pickle_prefix(&long, |_| {
         calls += 1;
         ControlFlow::Break(())
     });

@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-use npy_core::object::{from_pickle, to_pickle, Object};
+use npy_core::object::{from_pickle, from_pickle_with, to_pickle, Object};
 use npy_core::prelude::*;
 use npy_core::stack::StackInfo;
 use npy_core::ReadOptions;
@@ -195,14 +195,14 @@ fn hostile_pickles_stay_within_the_documented_bound() {
     for (name, items) in hostile(4 * MB) {
         for (kind, pickle) in [("object array", array_of(&items)), ("info dict", info_of(&items))] {
             let (result, peak) = if kind == "object array" {
-                peak_of(|| from_pickle(&pickle, &ReadOptions::new()).map(drop))
+                peak_of(|| from_pickle(&pickle).map(drop))
             } else {
                 peak_of(|| StackInfo::from_pickle(&pickle).map(drop))
             };
             if kind == "object array" {
                 // The same under a fixed budget of 4 MiB: at most twice that.
                 let fixed_budget = ReadOptions::new().max_object_bytes(4 * MB).clone();
-                let (_, fixed) = peak_of(|| from_pickle(&pickle, &fixed_budget).map(drop));
+                let (_, fixed) = peak_of(|| from_pickle_with(&pickle, &fixed_budget).map(drop));
                 eprintln!("{name}: under a fixed 4 MiB budget: peak {:.1} MB", fixed as f64 / 1e6);
                 assert!(fixed <= 8 * MB, "{name}: peak {fixed} under a 4 MiB budget");
             }
@@ -230,7 +230,7 @@ fn valid_arrays_decode_within_the_bound() {
     for (name, values) in [("strs", strs), ("None", nones), ("lists", lists)] {
         let n = values.len();
         let pickle = to_pickle(&Array::from_shape_vec(vec![n], values).unwrap()).unwrap();
-        let (result, peak) = peak_of(|| from_pickle(&pickle, &ReadOptions::new()));
+        let (result, peak) = peak_of(|| from_pickle(&pickle));
         let array = result.unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(array.as_slice().len(), n);
         eprintln!("{name}: {} bytes of pickle, peak {:.1} MB", pickle.len(), peak as f64 / 1e6);

@@ -15,7 +15,7 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use futures::StreamExt;
 use npy_arrow::Layout;
-use npy_core::{ErrorKind, ReadOptions};
+use npy_core::ErrorKind;
 use npy_store::filter::{Kept, RowFilter};
 use object_store::ObjectStore;
 
@@ -79,8 +79,7 @@ impl FileOpener for NpyOpener {
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
             let name = location.to_string();
-            let object =
-                npy_store::fetch_header(store.as_ref(), &location, &ReadOptions::default()).await.map_err(npy_error)?;
+            let object = npy_store::fetch_header(store.as_ref(), &location).await.map_err(npy_error)?;
             let layout = Layout::new_with(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
             still_matches(&file_schema, &layout.schema(), &name)?;
             let filter = predicate.map(|p| row_filter(p, &layout, &name)).transpose()?;
@@ -142,8 +141,8 @@ impl NpyOpener {
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
             let name = location.to_string();
-            let npz = npy_store::RemoteNpz::open(store, &location).await.map_err(npy_error)?;
-            let (schema, _) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
+            let npz = npy_store::RemoteNpz::from_store(store, &location).await.map_err(npy_error)?;
+            let (schema, _) = npz.table_schema_with(None, &convert).await.map_err(npy_error)?;
             still_matches(&file_schema, &member_schema(&schema), &name)?;
             // The members of the projected columns (a residue column's is its member's).
             let wanted: Vec<&str> = file_indices.iter().map(|&i| file_schema.field(i).name().as_str()).collect();
@@ -158,7 +157,7 @@ impl NpyOpener {
             }
             let whole = file.range.as_ref().is_none_or(|r| r.start <= 0);
             let left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
-            let stream = npz.checked_table_batches(Some(&members), &convert, 0..left).await.map_err(npy_error)?;
+            let stream = npz.checked_table_batches_with(Some(&members), 0..left, &convert).await.map_err(npy_error)?;
             let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
             let batches = stream.into_inner().map(move |batch| {
                 let batch = batch.map_err(npy_error)?;

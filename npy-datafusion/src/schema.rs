@@ -6,7 +6,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::error::Result;
 use npy_arrow::Layout;
-use npy_core::{ErrorKind, ReadOptions};
+use npy_core::ErrorKind;
 use object_store::path::Path;
 use object_store::ObjectStore;
 
@@ -39,17 +39,16 @@ pub(crate) async fn file_shape(
     let convert = options.convert_options(1);
     match kind {
         Kind::Npy => {
-            let object =
-                npy_store::fetch_header(store.as_ref(), location, &ReadOptions::default()).await.map_err(npy_error)?;
+            let object = npy_store::fetch_header(store.as_ref(), location).await.map_err(npy_error)?;
             let layout = Layout::new_with(&object.header, None, &convert);
             let layout = layout.map_err(|e| npy_error(e.reading(location.as_ref())))?;
             Ok(FileShape { schema: layout.schema(), rows: layout.rows(), row_bytes: layout.row_bytes() })
         }
         Kind::Npz => {
-            let npz = npy_store::RemoteNpz::open(Arc::clone(store), location).await.map_err(npy_error)?;
-            let (schema, rows) = npz.table_schema(None, &convert).await.map_err(npy_error)?;
+            let npz = npy_store::RemoteNpz::from_store(Arc::clone(store), location).await.map_err(npy_error)?;
+            let (schema, rows) = npz.table_schema_with(None, &convert).await.map_err(npy_error)?;
             // Bytes per row: the members' sizes (headers and all) over the rows; inexact.
-            let bytes: u64 = npz.member_infos().iter().map(|m| m.size).sum();
+            let bytes: u64 = npz.members().iter().map(|m| m.size).sum();
             let row_bytes = usize::try_from(bytes).unwrap_or(usize::MAX).checked_div(rows).unwrap_or(0);
             Ok(FileShape { schema: member_schema(&schema), rows, row_bytes })
         }

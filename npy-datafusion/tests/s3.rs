@@ -163,8 +163,8 @@ async fn s3_header_and_ten_rows_cost_at_most_two_requests() {
     let counted = counting::Counting::new(store);
     for rows in [0..10, 50_000..50_010, 99_990..100_000] {
         counted.reset();
-        let npy = npy_store::RemoteNpy::open(counted.clone(), &path).await.unwrap();
-        assert_eq!(npy.read_rows::<i32>(rows.clone()).await.unwrap(), values[rows.clone()]);
+        let npy = npy_store::RemoteNpy::from_store(counted.clone(), &path).await.unwrap();
+        assert_eq!(npy.read_rows::<Vec<i32>>(rows.clone()).await.unwrap(), values[rows.clone()]);
         assert!(counted.requests() <= 2, "{rows:?}: {} requests", counted.requests());
     }
 }

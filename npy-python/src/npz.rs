@@ -94,7 +94,7 @@ impl NpzReader {
     fn new(path: Option<PathBuf>, label: String, mut source: Source, args: &LoadArgs) -> Result<NpzReader> {
         let (names, infos) = with_source!(&mut source, reader => {
             let names = reader.names().to_vec();
-            let infos = reader.members()?.into_iter().map(|m| (m.name.clone(), m)).collect();
+            let infos = reader.members().iter().map(|m| (m.name.clone(), m.clone())).collect();
             (names, infos)
         });
         Ok(NpzReader { path, label, names, infos, args: args.clone(), source: Mutex::new(Some(source)) })

@@ -85,7 +85,7 @@ fn check_and_build<'py>(
     let check = |approval: &Approval| -> Result<usize, Refusal> {
         let mut guard = FinishGuard { approval, len: bytes.len(), finished: false };
         let (mut refusal, mut cancelled) = (None, false);
-        let checked = npy_core::object::check_pickle_prefix(bytes, options, |progress| match progress {
+        let report = |progress: CheckProgress<'_>| match progress {
             CheckProgress::Checked(n) => {
                 if approval.approve(n) {
                     ControlFlow::Continue(())
@@ -104,7 +104,8 @@ fn check_and_build<'py>(
                 ControlFlow::Continue(())
             }
             _ => ControlFlow::Continue(()),
-        });
+        };
+        let checked = npy_core::object::check_pickle_prefix_with(bytes, report, options);
         match (checked, refusal) {
             (Err(_), _) if cancelled => Err(Refusal::Cancelled),
             (Err(e), _) => Err(Refusal::Pickle(e)),

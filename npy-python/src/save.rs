@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use npy_core::atomic::AtomicFile;
 use npy_core::header::{Header, Version};
 use npy_core::npz::{Compression, Writer};
-use npy_core::object::from_pickle;
+use npy_core::object::from_pickle_with;
 use npy_core::{DType, DynView, WriteNpy, WriteOptions};
 use npy_pyo3::{from_numpy, ArrayBytes};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
@@ -61,7 +61,7 @@ impl<'py> Prepared<'py> {
         // The budget `npy.load` gives this file's pickle, so that what is saved loads.
         let options = LoadArgs::default().read_options(Some(pickle.as_bytes().len() as u64));
         let bytes = pickle.as_bytes();
-        if let Err(e) = py.detach(|| from_pickle(bytes, &options).map(drop)) {
+        if let Err(e) = py.detach(|| from_pickle_with(bytes, &options).map(drop)) {
             return Err(PyTypeError::new_err(format!(
                 "{what}: npy.save writes object arrays of plain values only (use np.save for others): {e}"
             )));
@@ -235,7 +235,7 @@ fn add_all<W: Write + Seek>(
             }
             _ => {
                 let size = (part.head.len() + part.data.len()) as u64;
-                writer.add_raw_from(&member, size, part.head.as_slice().chain(part.data), compression)?;
+                writer.add_raw_from_with(&member, size, part.head.as_slice().chain(part.data), compression)?;
             }
         }
     }

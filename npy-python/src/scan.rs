@@ -22,7 +22,7 @@ use arrow_schema::{ArrowError, Field, Schema, SchemaRef};
 use futures::StreamExt;
 use npy_arrow::{ConvertOptions, Layout};
 use npy_core::mmap::MapContract;
-use npy_core::{Error, ErrorKind, ReadOptions};
+use npy_core::{Error, ErrorKind};
 use npy_store::filter::{Kept, RowFilter};
 use npy_store::{RemoteNpz, RowScan, StoreLocation};
 use numpy::PyReadonlyArray1;
@@ -485,7 +485,7 @@ async fn send_part(
                 wanted.extend(judge.columns.iter().filter(|c| !plan.columns.contains(c)));
             }
             let names: Vec<&str> = member_names(&plan.full, &wanted, npz);
-            let stream = npz.checked_table_batches(Some(&names), &plan.convert, rows).await.map_err(reading)?;
+            let stream = npz.checked_table_batches_with(Some(&names), rows, &plan.convert).await.map_err(reading)?;
             let judge = judge.cloned();
             let full = plan.full.clone();
             stream
@@ -551,7 +551,7 @@ fn columns_of(
 /// The members of an archive holding columns `indices` of its table `full`.
 fn member_names<'a>(full: &SchemaRef, indices: &[usize], npz: &'a RemoteNpz) -> Vec<&'a str> {
     let mut names: Vec<&str> = Vec::new();
-    for member in npz.names() {
+    for member in npz.names().iter().map(String::as_str) {
         // A member's column has its name (tables here have no residue columns).
         if indices.iter().any(|&i| full.field(i).name() == member) && !names.contains(&member) {
             names.push(member);
@@ -624,12 +624,12 @@ fn open_plan(source: &str, members: Option<&[String]>, convert: ConvertOptions) 
         let (schema, rows, kind) = runtime
             .block_on(async {
                 if npz {
-                    let archive = RemoteNpz::open(at.store.clone(), &at.path).await?;
+                    let archive = RemoteNpz::from_store(at.store.clone(), &at.path).await?;
                     let names: Option<Vec<&str>> = members.map(|m| m.iter().map(String::as_str).collect());
-                    let (schema, rows) = archive.table_schema(names.as_deref(), &convert).await?;
+                    let (schema, rows) = archive.table_schema_with(names.as_deref(), &convert).await?;
                     Ok::<_, Error>((schema, rows, PartKind::Npz { npz: archive }))
                 } else {
-                    let object = npy_store::fetch_header(at.store.as_ref(), &at.path, &ReadOptions::default()).await?;
+                    let object = npy_store::fetch_header(at.store.as_ref(), &at.path).await?;
                     let layout = Layout::new_with(&object.header, None, &convert)?;
                     let kind = PartKind::Npy { data_offset: object.data_offset, layout: Arc::new(layout) };
                     let PartKind::Npy { layout, .. } = &kind else { unreachable!() };

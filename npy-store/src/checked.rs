@@ -22,29 +22,39 @@ pub const HOLD_BYTES: u64 = 64 << 20;
 
 impl RemoteNpz {
     /// Rows `rows` of [`RemoteNpz::table_batches`]'s table of members `names` (`None`:
-    /// all), each batch cut to them, given out only once every member read passed its size
-    /// and CRC-32 checks: members of more than [`HOLD_BYTES`] in all are verified by a read
-    /// of their own first; smaller ones are read once, to their ends whatever `rows` asks,
-    /// and their batches held until the checks there passed. A table of no members gives
-    /// one batch of no columns and the rows asked, once every member of the archive passed.
+    /// all), with default [`ConvertOptions`], each batch cut to them, given out only once
+    /// every member read passed its size and CRC-32 checks: members of more than
+    /// [`HOLD_BYTES`] in all are verified by a read of their own first; smaller ones are
+    /// read once, to their ends whatever `rows` asks, and their batches held until the
+    /// checks there passed. A table of no members gives one batch of no columns and the
+    /// rows asked, once every member of the archive passed.
     ///
     /// # Errors
     /// As [`RemoteNpz::table_batches`] and [`RemoteNpz::verify_member`]; rows past the
     /// table's end are not an error (the batches stop there).
-    pub async fn checked_table_batches(
+    pub async fn checked_table_batches(&self, names: Option<&[&str]>, rows: Range<usize>) -> Result<BatchStream> {
+        self.checked_table_batches_with(names, rows, &ConvertOptions::new()).await
+    }
+
+    /// As [`RemoteNpz::checked_table_batches`], with options (as
+    /// [`RemoteNpz::table_batches_with`] takes them).
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::checked_table_batches`].
+    pub async fn checked_table_batches_with(
         &self,
         names: Option<&[&str]>,
-        options: &ConvertOptions,
         rows: Range<usize>,
+        options: &ConvertOptions,
     ) -> Result<BatchStream> {
-        let (schema, mut total) = self.table_schema(names, options).await?;
+        let (schema, mut total) = self.table_schema_with(names, options).await?;
         if rows.is_empty() {
             // Nothing asked: nothing read.
             return Ok(BatchStream::new(schema, stream::empty().boxed()));
         }
         if schema.fields().is_empty() {
             // The rows of the archive, whichever members hold them.
-            total = self.table_schema(None, options).await?.1;
+            total = self.table_schema_with(None, options).await?.1;
         }
         let rows = rows.start.min(total)..rows.end.min(total);
         if schema.fields().is_empty() {
@@ -61,14 +71,14 @@ impl RemoteNpz {
             Some(names) => names.iter().map(|n| n.to_string()).collect(),
             None => self.names().iter().map(|n| n.to_string()).collect(),
         };
-        let size: u64 = (self.member_infos().iter()).filter(|m| wanted.contains(&m.name)).map(|m| m.size).sum();
+        let size: u64 = (self.members().iter()).filter(|m| wanted.contains(&m.name)).map(|m| m.size).sum();
         let checked_first = size > HOLD_BYTES;
         if checked_first {
             for member in &wanted {
                 self.verify_member(member).await?;
             }
         }
-        let batches = self.table_batches(names, options).await?.into_inner();
+        let batches = self.table_batches_with(names, options).await?.into_inner();
         let batches = window(batches, rows, !checked_first);
         Ok(BatchStream::new(schema, if checked_first { batches } else { held(batches) }))
     }
@@ -150,7 +160,7 @@ mod tests {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
         let location = Path::from("t.npz");
         store.put(&location, bytes.into()).await.unwrap();
-        RemoteNpz::open(store, &location).await.unwrap()
+        RemoteNpz::from_store(store, &location).await.unwrap()
     }
 
     fn table() -> Vec<u8> {
@@ -164,7 +174,7 @@ mod tests {
         let mut options = ConvertOptions::new();
         options.batch_rows(batch);
         let batches: Vec<RecordBatch> =
-            npz.checked_table_batches(None, &options, rows).await?.into_inner().try_collect().await?;
+            npz.checked_table_batches_with(None, rows, &options).await?.into_inner().try_collect().await?;
         Ok(batches.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect())
     }
 

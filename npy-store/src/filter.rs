@@ -57,7 +57,7 @@ type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send 
 /// let location = Path::from("x.npy");
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
 /// store.put(&location, file.into()).await?;
-/// let object = npy_store::fetch_header(&*store, &location, &Default::default()).await?;
+/// let object = npy_store::fetch_header(&*store, &location).await?;
 /// let layout = Arc::new(npy_arrow::Layout::new(&object.header, None)?);
 /// // Keep the multiples of 3.
 /// let odd = RowFilter::new(layout.clone(), |batch| {

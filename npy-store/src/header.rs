@@ -30,21 +30,29 @@ pub struct NpyObject {
     pub prefix: Bytes,
 }
 
-/// Reads the header of the `.npy` object at `location`: one ranged GET of its first
-/// [`HEADER_PREFIX`] bytes (whose answer also gives the object's size, so no HEAD is
-/// needed), and one more only when the header is longer.
+/// Reads the header of the `.npy` object at `location` with default [`ReadOptions`]: one
+/// ranged GET of its first [`HEADER_PREFIX`] bytes (whose answer also gives the object's
+/// size, so no HEAD is needed), and one more only when the header is longer.
 ///
 /// # Errors
 /// The header errors of [`HeaderPrefix::parse_with`], and store errors (a missing
 /// object is [`npy_core::ErrorKind::Io`] of kind `NotFound`), naming the object.
-pub async fn fetch_header(store: &dyn ObjectStore, location: &Path, options: &ReadOptions) -> Result<NpyObject> {
+pub async fn fetch_header(store: &dyn ObjectStore, location: &Path) -> Result<NpyObject> {
+    fetch_header_with(store, location, &ReadOptions::new()).await
+}
+
+/// As [`fetch_header`], with options (the header size limit).
+///
+/// # Errors
+/// As [`fetch_header`].
+pub async fn fetch_header_with(store: &dyn ObjectStore, location: &Path, options: &ReadOptions) -> Result<NpyObject> {
     fetch_header_at(store, location, 0, None, options).await
 }
 
 /// Reads the header of the `.npy` stored at byte `start` of the object at `location` (an
 /// `.npz` archive's stored member), `len` bytes long when known (else to the object's
-/// end), as [`fetch_header`] does: the [`NpyObject`]'s size, data offset and prefix are
-/// counted from `start`.
+/// end), as [`fetch_header_with`] does: the [`NpyObject`]'s size, data offset and prefix
+/// are counted from `start`.
 ///
 /// # Errors
 /// As [`fetch_header`].

@@ -6,10 +6,18 @@
 //! same request also says how large the object is), and any rows `a..b` from one more
 //! ranged read, since rows have a fixed size.
 //!
-//! - [`RemoteNpy`]: a `.npy` object; rows `a..b` as `Vec<T>` ([`RemoteNpy::read_rows`])
-//!   or Arrow batches ([`RemoteNpy::read_batch`], [`RemoteNpy::batches`]).
-//! - [`RemoteNpz`]: an `.npz` archive, its directory from its tail; stored members as
-//!   [`RemoteNpy`], deflated ones inflated as their bytes arrive.
+//! - [`RemoteNpy`]: a `.npy` object; the array or rows `a..b` as any of npy-core's
+//!   [`ReadNpy`](npy_core::ReadNpy) types ([`RemoteNpy::read`], [`RemoteNpy::read_rows`]:
+//!   `Vec<T>`, `Array<T>`, `DynArray`, ...) or Arrow batches ([`RemoteNpy::read_batch`],
+//!   [`RemoteNpy::batches`]).
+//! - [`RemoteNpz`]: an `.npz` archive, its directory from its tail; members read as
+//!   npy-core's [`npz::Reader`](npy_core::npz::Reader) reads them ([`RemoteNpz::read`],
+//!   [`RemoteNpz::members`], [`RemoteNpz::names`]), stored ones as [`RemoteNpy`],
+//!   deflated ones inflated as their bytes arrive.
+//!
+//! Objects in a store are opened with `from_store(store, location)`, as npy-core's files
+//! with `from_path(path)`; every call that takes options is the same name plus `_with`,
+//! the options last, and the plain name uses the defaults.
 //! - [`RowScan`]: the one engine of rows as record batches, which DataFusion's scan uses
 //!   too; every stream of batches here is a [`BatchStream`]. A [`filter::RowFilter`] has
 //!   it judge rows on a few columns before it decodes the others.
@@ -32,9 +40,9 @@
 //! let file = (0..10).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new())?;
 //! store.put(&location, file.into()).await?;
 //!
-//! let npy = RemoteNpy::open(store, &location).await?;
-//! assert_eq!(npy.read_rows::<f64>(2..5).await?, [2.0, 3.0, 4.0]);
-//! let batch = npy.read_batch(2..5, None, &Default::default()).await?;
+//! let npy = RemoteNpy::from_store(store, &location).await?;
+//! assert_eq!(npy.read_rows::<Vec<f64>>(2..5).await?, [2.0, 3.0, 4.0]);
+//! let batch = npy.read_batch(2..5, None).await?;
 //! assert_eq!(batch.num_rows(), 3);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;
@@ -55,7 +63,7 @@ mod upload;
 pub mod url;
 
 pub use checked::HOLD_BYTES;
-pub use header::{fetch_header, NpyObject, HEADER_PREFIX};
+pub use header::{fetch_header, fetch_header_with, NpyObject, HEADER_PREFIX};
 pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;
 pub use rows::RowScan;

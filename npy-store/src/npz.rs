@@ -13,7 +13,7 @@ use npy_arrow::npz::MemberColumns;
 use npy_arrow::{ConvertOptions, Layout};
 use npy_core::header::{Header, Version};
 use npy_core::npz::{Compression, MemberInfo, ReaderOptions};
-use npy_core::{Error, HeaderPrefix, NpyRecord, ReadOptions, Result};
+use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
 
@@ -54,10 +54,11 @@ const BLOCK: u64 = 256 << 10;
 /// let location = Path::from("run.npz");
 /// store.put(&location, w.finish()?.into_inner().into()).await?;
 ///
-/// let npz = RemoteNpz::open(store, &location).await?;
+/// let npz = RemoteNpz::from_store(store, &location).await?;
 /// assert_eq!(npz.names(), ["t", "n"]);
-/// assert_eq!(npz.member("t").await?.read_rows::<f64>(1..3).await?, [0.5, 1.0]);
-/// assert_eq!(npz.read_member::<u32>("n").await?, [3, 1, 4, 1]);
+/// assert_eq!(npz.member("t").await?.read_rows::<Vec<f64>>(1..3).await?, [0.5, 1.0]);
+/// assert_eq!(npz.read::<Vec<u32>>("n").await?, [3, 1, 4, 1]);
+/// assert_eq!(npz.members()[1].compression, Some(Compression::deflated()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # })?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -67,30 +68,31 @@ pub struct RemoteNpz {
     store: Arc<dyn ObjectStore>,
     location: Path,
     members: Vec<MemberInfo>,
+    names: Vec<String>,
     options: ReadOptions,
 }
 
 impl RemoteNpz {
-    /// Opens the archive at `location` with default [`ReaderOptions`].
+    /// Opens the archive at `location` in `store` with default [`ReaderOptions`].
     ///
     /// # Errors
     /// Store errors (a missing object is [`npy_core::ErrorKind::Io`] of kind `NotFound`);
     /// [`npy_core::ErrorKind::Npz`] for an archive that is not a zip archive or fails a
     /// check; all naming the archive.
-    pub async fn open(store: Arc<dyn ObjectStore>, location: &Path) -> Result<RemoteNpz> {
-        RemoteNpz::open_with(store, location, &ReaderOptions::new(), &ReadOptions::new()).await
+    pub async fn from_store(store: Arc<dyn ObjectStore>, location: &Path) -> Result<RemoteNpz> {
+        RemoteNpz::from_store_with(store, location, &ReaderOptions::new()).await
     }
 
-    /// As [`RemoteNpz::open`], with the archive's limits and the options for its members'
-    /// headers.
+    /// As [`RemoteNpz::from_store`], with options: the archive's limits, and the
+    /// [`ReadOptions`] its members are read with ([`ReaderOptions::read_options`]), as
+    /// npy-core's [`npy_core::npz::Reader::from_path_with`] takes them.
     ///
     /// # Errors
-    /// As [`RemoteNpz::open`].
-    pub async fn open_with(
+    /// As [`RemoteNpz::from_store`].
+    pub async fn from_store_with(
         store: Arc<dyn ObjectStore>,
         location: &Path,
-        limits: &ReaderOptions,
-        options: &ReadOptions,
+        options: &ReaderOptions,
     ) -> Result<RemoteNpz> {
         let name = location.to_string();
         let fail = |e| store_error(e, &name);
@@ -108,20 +110,22 @@ impl RemoteNpz {
             tail: (tail_start, tail),
             block: None,
         };
-        let limits = limits.clone();
+        let limits = options.clone();
         // npy-core's reader checks the directory through blocking reads; those past the
         // tail wait on the store from the blocking pool.
         let read = tokio::task::spawn_blocking(move || {
             ranged.pos = 0;
-            npy_core::npz::Reader::from_reader_with(ranged, &limits)?.members()
+            let reader = npy_core::npz::Reader::from_reader_with(ranged, &limits)?;
+            Ok::<_, Error>((reader.members().to_vec(), reader.names().to_vec()))
         });
-        let members = match read.await {
-            Ok(members) => members.map_err(|e| e.reading(&name))?,
+        let (members, names) = match read.await {
+            Ok(directory) => directory.map_err(|e| e.reading(&name))?,
             Err(e) => {
                 return Err(Error::from(io::Error::other(format!("reading the directory failed: {e}"))).reading(&name))
             }
         };
-        Ok(RemoteNpz { store, location: location.clone(), members, options: options.clone() })
+        let options = options.member_options().clone();
+        Ok(RemoteNpz { store, location: location.clone(), members, names, options })
     }
 
     /// Where the archive is in its store.
@@ -129,23 +133,24 @@ impl RemoteNpz {
         &self.location
     }
 
-    /// The arrays' names, as NumPy's `NpzFile.files`, in archive order.
-    pub fn names(&self) -> Vec<&str> {
-        self.members.iter().map(|m| m.name.as_str()).collect()
+    /// The arrays' names, as NumPy's `NpzFile.files`: member names with one `.npy`
+    /// stripped, in archive order (as [`npy_core::npz::Reader::names`]).
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
-    /// Every member's directory entry, in archive order (what
-    /// [`npy_core::npz::Reader::members`] reads, fetched once when the archive was opened).
-    pub fn member_infos(&self) -> &[MemberInfo] {
+    /// Details of every member, in archive order (as [`npy_core::npz::Reader::members`]):
+    /// the directory fetched and checked when the archive was opened, so this reads
+    /// nothing and cannot fail.
+    pub fn members(&self) -> &[MemberInfo] {
         &self.members
     }
 
     fn info(&self, name: &str) -> Result<&MemberInfo> {
         self.members.iter().find(|m| m.name == name || m.member == name).ok_or_else(|| {
-            let names = self.names();
             Error::from(npy_core::ErrorKind::Npz {
                 member: Some(name.to_string()),
-                reason: format!("no such array; the archive has {names:?}"),
+                reason: format!("no such array; the archive has {:?}", self.names),
                 source: None,
             })
             .reading(self.location.as_ref())
@@ -158,13 +163,13 @@ impl RemoteNpz {
     ///
     /// # Errors
     /// [`npy_core::ErrorKind::Npz`] for an unknown or deflated member (read those with
-    /// [`RemoteNpz::read_member`] or [`RemoteNpz::member_batches`]); header errors, naming
-    /// the archive and member.
+    /// [`RemoteNpz::read`] or [`RemoteNpz::member_batches`]); header errors, naming the
+    /// archive and member.
     pub async fn member(&self, name: &str) -> Result<RemoteNpy> {
         let info = self.info(name)?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         let Some(start) = info.data_start.filter(|_| info.compression == Some(Compression::Stored)) else {
-            let why = "a deflated member has no rows to read in place: read it with read_member or member_batches";
+            let why = "a deflated member has no rows to read in place: read it with read or member_batches";
             return Err(located(npz_error(&info.member, why)));
         };
         let object = fetch_header_at(&*self.store, &self.location, start, Some(info.size), &self.options)
@@ -211,13 +216,13 @@ impl RemoteNpz {
     /// let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     /// let location = Path::from("run.npz");
     /// store.put(&location, bytes.clone().into()).await?;
-    /// RemoteNpz::open(store.clone(), &location).await?.verify_member("t").await?;
+    /// RemoteNpz::from_store(store.clone(), &location).await?.verify_member("t").await?;
     ///
     /// // One bit of the last value flipped: the member's CRC-32 no longer matches.
     /// let last = bytes.windows(8).position(|w| w == 1.0f64.to_le_bytes()).unwrap();
     /// bytes[last] ^= 1;
     /// store.put(&location, bytes.into()).await?;
-    /// let e = RemoteNpz::open(store, &location).await?.verify_member("t").await.unwrap_err();
+    /// let e = RemoteNpz::from_store(store, &location).await?.verify_member("t").await.unwrap_err();
     /// assert!(e.to_string().contains("CRC-32"), "{e}");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # })?;
@@ -232,11 +237,12 @@ impl RemoteNpz {
         Ok(())
     }
 
-    /// Member `name` read as `Vec<T>` (as [`npy_core::npz::Reader::read`] reads it).
+    /// Member `name` read as any [`ReadNpy`] type (`Vec<T>`, `Array<T>`, `DynArray`, ...),
+    /// as [`npy_core::npz::Reader::read`] reads it, its size and CRC-32 checked.
     ///
     /// # Errors
     /// As [`RemoteNpz::member_bytes`]; as [`npy_core::NpyReader::read`] for the member's `.npy`.
-    pub async fn read_member<T: NpyRecord>(&self, name: &str) -> Result<Vec<T>> {
+    pub async fn read<V: ReadNpy>(&self, name: &str) -> Result<V> {
         let info = self.info(name)?;
         let bytes = self.member_bytes(name).await?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
@@ -245,9 +251,8 @@ impl RemoteNpz {
         npy_core::NpyReader::from_reader_with(&bytes[..], &self.options).and_then(|r| r.read()).map_err(located)
     }
 
-    /// Member `name`'s rows as record batches (of
-    /// [`ConvertOptions::batch_rows_for`] the member's rows), of the columns `projection`
-    /// (`None`: all): a stored member's by one ranged GET of all its
+    /// Member `name`'s rows as record batches with default [`ConvertOptions`], of the
+    /// columns `projection` (`None`: all): a stored member's by one ranged GET of all its
     /// data (see [`crate::RowScan`]), a deflated one's inflated and cut into batches as
     /// its bytes arrive (memory: one batch's bytes and one chunk; a Fortran-order N-d member
     /// is inflated whole first). Every byte of the member is hashed as it is read, and its
@@ -259,7 +264,16 @@ impl RemoteNpz {
     /// # Errors
     /// As [`RemoteNpz::member`] and [`Layout`]'s now; the stream's as
     /// [`RemoteNpz::member_bytes`] and [`crate::RowScan::batches`].
-    pub async fn member_batches(
+    pub async fn member_batches(&self, name: &str, projection: Option<&[usize]>) -> Result<BatchStream> {
+        self.member_batches_with(name, projection, &ConvertOptions::new()).await
+    }
+
+    /// As [`RemoteNpz::member_batches`], with options: batches of
+    /// [`ConvertOptions::batch_rows_for`] the member's rows.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::member_batches`].
+    pub async fn member_batches_with(
         &self,
         name: &str,
         projection: Option<&[usize]>,
@@ -275,7 +289,7 @@ impl RemoteNpz {
 
     /// The layout of member `name` (its header's mapping to Arrow, unprojected) and its
     /// scan, ready to start ([`Prepared::start`]) once the batch size is known, as
-    /// [`RemoteNpz::member_batches`] gives it.
+    /// [`RemoteNpz::member_batches_with`] gives it.
     async fn member_scan(
         &self,
         name: &str,
@@ -287,7 +301,7 @@ impl RemoteNpz {
         let member = info.member.clone();
         if info.compression == Some(Compression::Stored) {
             let npy = self.member(name).await?;
-            let layout = npy.layout(options)?;
+            let layout = npy.layout_with(options)?;
             let projected = match projection {
                 Some(columns) => layout.project(columns).map_err(located)?,
                 None => layout.clone(),
@@ -352,34 +366,55 @@ impl RemoteNpz {
         Ok((header, version, chunks, pending))
     }
 
-    /// The layout of member `name`: a stored member's header from one ranged GET, a
-    /// deflated one's inflated from the member's first bytes (its first GET, dropped once
-    /// the header is read).
+    /// The layout of member `name` with default [`ConvertOptions`]: a stored member's
+    /// header from one ranged GET, a deflated one's inflated from the member's first bytes
+    /// (its first GET, dropped once the header is read).
     ///
     /// # Errors
     /// As [`RemoteNpz::member`] (but for deflated members, which are read); [`Layout`]'s.
-    pub async fn member_layout(&self, name: &str, options: &ConvertOptions) -> Result<Layout> {
+    pub async fn member_layout(&self, name: &str) -> Result<Layout> {
+        self.member_layout_with(name, &ConvertOptions::new()).await
+    }
+
+    /// As [`RemoteNpz::member_layout`], with options.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::member_layout`].
+    pub async fn member_layout_with(&self, name: &str, options: &ConvertOptions) -> Result<Layout> {
         let info = self.info(name)?;
         if info.compression == Some(Compression::Stored) {
-            return self.member(name).await?.layout(options);
+            return self.member(name).await?.layout_with(options);
         }
         let (header, version, _, _) = self.inflated_head(info).await?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         Layout::new_with(&header, Some(version), options).map_err(located)
     }
 
-    /// Members `names` (all, in archive order, when `None`) as one table, as
-    /// [`npy_arrow::NpzBatchReader`] reads a local archive: a column per member
-    /// ([`MemberColumns`]), the members of one length. Gives the table's schema and rows.
+    /// Members `names` (all, in archive order, when `None`) as one table with default
+    /// [`ConvertOptions`], as [`npy_arrow::NpzBatchReader`] reads a local archive: a column
+    /// per member ([`MemberColumns`]), the members of one length. Gives the table's schema
+    /// and rows.
     ///
     /// # Errors
     /// As [`RemoteNpz::member_layout`]; [`npy_core::ErrorKind::Npz`] for members of
     /// different lengths, naming both.
-    pub async fn table_schema(&self, names: Option<&[&str]>, options: &ConvertOptions) -> Result<(SchemaRef, usize)> {
+    pub async fn table_schema(&self, names: Option<&[&str]>) -> Result<(SchemaRef, usize)> {
+        self.table_schema_with(names, &ConvertOptions::new()).await
+    }
+
+    /// As [`RemoteNpz::table_schema`], with options.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::table_schema`].
+    pub async fn table_schema_with(
+        &self,
+        names: Option<&[&str]>,
+        options: &ConvertOptions,
+    ) -> Result<(SchemaRef, usize)> {
         let mut fields = Vec::new();
         let mut rows: Option<(usize, String)> = None;
         for name in self.table_names(names) {
-            let layout = self.member_layout(&name, options).await?;
+            let layout = self.member_layout_with(&name, options).await?;
             let info = self.info(&name)?;
             self.check_rows(&mut rows, &info.member, layout.rows())?;
             fields.extend(MemberColumns::new(&info.name, &layout, info.compression).fields().iter().cloned());
@@ -387,13 +422,22 @@ impl RemoteNpz {
         Ok((Arc::new(Schema::new(fields)), rows.map_or(0, |(n, _)| n)))
     }
 
-    /// The batches of [`RemoteNpz::table_schema`]'s table: every member's batches of
-    /// [`ConvertOptions::batch_rows_for`] the bytes of a row of all members, read side by side (stored members by one ranged GET each,
+    /// The batches of [`RemoteNpz::table_schema`]'s table, with default [`ConvertOptions`]:
+    /// every member's batches read side by side (stored members by one ranged GET each,
     /// deflated ones inflated as they arrive), their columns put together.
     ///
     /// # Errors
     /// As [`RemoteNpz::table_schema`]; the stream's as [`RemoteNpz::member_batches`].
-    pub async fn table_batches(&self, names: Option<&[&str]>, options: &ConvertOptions) -> Result<BatchStream> {
+    pub async fn table_batches(&self, names: Option<&[&str]>) -> Result<BatchStream> {
+        self.table_batches_with(names, &ConvertOptions::new()).await
+    }
+
+    /// As [`RemoteNpz::table_batches`], with options: batches of
+    /// [`ConvertOptions::batch_rows_for`] the bytes of a row of all members.
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::table_batches`].
+    pub async fn table_batches_with(&self, names: Option<&[&str]>, options: &ConvertOptions) -> Result<BatchStream> {
         let mut prepared = Vec::new();
         let mut fields = Vec::new();
         let mut rows: Option<(usize, String)> = None;

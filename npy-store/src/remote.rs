@@ -8,17 +8,18 @@ use bytes::Bytes;
 use futures::stream::TryStreamExt;
 use npy_arrow::{ConvertOptions, Layout};
 use npy_core::header::Header;
-use npy_core::{Error, ErrorKind, NpyReader, NpyRecord, ReadOptions, Result};
+use npy_core::{Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
 use crate::error::store_error;
-use crate::header::{fetch_header, NpyObject};
+use crate::header::{fetch_header_with, NpyObject};
 use crate::rows::RowScan;
 use crate::stream::BatchStream;
 
-/// A `.npy` object in a store, opened by reading its header (see [`fetch_header`]): rows
-/// `a..b` are then one ranged GET each, or none when they were fetched with the header.
+/// A `.npy` object in a store, opened by reading its header (see [`crate::fetch_header`]):
+/// rows `a..b` are then one ranged GET each, or none when they were fetched with the
+/// header.
 ///
 /// # Examples
 /// ```
@@ -32,9 +33,10 @@ use crate::stream::BatchStream;
 /// let location = Path::from("data/x.npy");
 /// store.put(&location, (0..10u16).collect::<Vec<_>>().write_npy_to(Vec::new())?.into()).await?;
 ///
-/// let npy = RemoteNpy::open(store, &location).await?;
+/// let npy = RemoteNpy::from_store(store, &location).await?;
 /// assert_eq!(npy.rows(), 10);
-/// assert_eq!(npy.read_rows::<u16>(2..5).await?, [2, 3, 4]);
+/// assert_eq!(npy.read_rows::<Vec<u16>>(2..5).await?, [2, 3, 4]);
+/// assert_eq!(npy.read::<DynArray>().await?.shape(), [10]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # })?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -54,21 +56,27 @@ pub struct RemoteNpy {
 }
 
 impl RemoteNpy {
-    /// Opens the `.npy` object at `location` with default [`ReadOptions`]: one ranged GET
-    /// (two for headers over [`crate::HEADER_PREFIX`] bytes).
+    /// Opens the `.npy` object at `location` in `store` with default [`ReadOptions`]: one
+    /// ranged GET (two for headers over [`crate::HEADER_PREFIX`] bytes).
     ///
     /// # Errors
-    /// As [`fetch_header`]: a missing object, a bad magic or header, naming the object.
-    pub async fn open(store: Arc<dyn ObjectStore>, location: &Path) -> Result<RemoteNpy> {
-        RemoteNpy::open_with(store, location, &ReadOptions::default()).await
+    /// As [`crate::fetch_header`]: a missing object, a bad magic or header, naming the
+    /// object.
+    pub async fn from_store(store: Arc<dyn ObjectStore>, location: &Path) -> Result<RemoteNpy> {
+        RemoteNpy::from_store_with(store, location, &ReadOptions::new()).await
     }
 
-    /// As [`RemoteNpy::open`], with options (the header size limit).
+    /// As [`RemoteNpy::from_store`], with options: the header size limit, and how
+    /// [`RemoteNpy::read`] reads object arrays and Python 2 strings.
     ///
     /// # Errors
-    /// As [`RemoteNpy::open`].
-    pub async fn open_with(store: Arc<dyn ObjectStore>, location: &Path, options: &ReadOptions) -> Result<RemoteNpy> {
-        let object = fetch_header(&*store, location, options).await?;
+    /// As [`RemoteNpy::from_store`].
+    pub async fn from_store_with(
+        store: Arc<dyn ObjectStore>,
+        location: &Path,
+        options: &ReadOptions,
+    ) -> Result<RemoteNpy> {
+        let object = fetch_header_with(&*store, location, options).await?;
         Ok(RemoteNpy::from_object(store, object))
     }
 
@@ -119,27 +127,48 @@ impl RemoteNpy {
         self.object.header.shape.first().copied().unwrap_or(1)
     }
 
-    /// The Arrow layout of the rows (see [`Layout::new_with`]).
+    /// The Arrow layout of the rows with default [`ConvertOptions`] (see [`Layout::new_with`]).
     ///
     /// # Errors
     /// As [`Layout::new_with`], naming the object.
-    pub fn layout(&self, options: &ConvertOptions) -> Result<Layout> {
+    pub fn layout(&self) -> Result<Layout> {
+        self.layout_with(&ConvertOptions::new())
+    }
+
+    /// As [`RemoteNpy::layout`], with options.
+    ///
+    /// # Errors
+    /// As [`RemoteNpy::layout`].
+    pub fn layout_with(&self, options: &ConvertOptions) -> Result<Layout> {
         Layout::new_with(&self.object.header, Some(self.object.version), options).map_err(|e| self.locate(e))
     }
 
-    /// Rows `rows` as `T`s: one ranged GET, or none when the rows came with the header.
-    /// A Fortran-order array of two dims or more is read whole only (its rows are not
-    /// contiguous).
+    /// The whole array as any [`ReadNpy`] type (`Vec<T>` of a 1-d array, `Array<T>`,
+    /// `DynArray`, ...), as [`NpyReader::read`] reads it: one ranged GET, or none when the
+    /// data came with the header.
+    ///
+    /// # Errors
+    /// As [`RemoteNpy::read_rows`].
+    pub async fn read<V: ReadNpy>(&self) -> Result<V> {
+        self.read_rows(0..self.rows()).await
+    }
+
+    /// Rows `rows` (a slice along the first axis) as any [`ReadNpy`] type, as
+    /// [`NpyReader::read`] reads an array of that many rows: `Vec<T>` of a 1-d array,
+    /// `Array<T>` of any, `DynArray`, ... One ranged GET, or none when the rows came with
+    /// the header. A Fortran-order array of two dims or more is read whole only (its rows
+    /// are not contiguous).
     ///
     /// # Errors
     /// [`ErrorKind::WrongShape`] for rows past the end, or part of a Fortran-order N-d
     /// array; [`ErrorKind::Truncated`] when the object ends first; the errors of
-    /// [`NpyReader::read`] (a dtype `T` cannot read); store errors. All name the object.
-    pub async fn read_rows<T: NpyRecord>(&self, rows: Range<usize>) -> Result<Vec<T>> {
+    /// [`NpyReader::read`] (a dtype or shape `V` cannot read); store errors. All name the
+    /// object.
+    pub async fn read_rows<V: ReadNpy>(&self, rows: Range<usize>) -> Result<V> {
         self.read_rows_inner(rows).await.map_err(|e| self.locate(e))
     }
 
-    async fn read_rows_inner<T: NpyRecord>(&self, rows: Range<usize>) -> Result<Vec<T>> {
+    async fn read_rows_inner<V: ReadNpy>(&self, rows: Range<usize>) -> Result<V> {
         let header = &self.object.header;
         let total = self.rows();
         if rows.start > rows.end || rows.end > total {
@@ -163,7 +192,7 @@ impl RemoteNpy {
         if let Some(first) = part.shape.first_mut() {
             *first = rows.len();
         }
-        Ok(NpyReader::over_data(&data[..], part)?.read::<npy_core::Array<T>>()?.into_vec())
+        NpyReader::over_data(&data[..], part)?.read::<V>()
     }
 
     /// The data bytes `range` (counted from the data start): from the prefix when it holds
@@ -191,13 +220,22 @@ impl RemoteNpy {
         Ok(bytes)
     }
 
-    /// Rows `rows` as one record batch, of the columns `projection` (indices into the
-    /// schema of [`RemoteNpy::layout`]; `None` for all): one ranged GET.
+    /// Rows `rows` as one record batch with default [`ConvertOptions`], of the columns
+    /// `projection` (indices into the schema of [`RemoteNpy::layout`]; `None` for all): one
+    /// ranged GET.
     ///
     /// # Errors
     /// As [`RowScan::batches`], and [`Layout::project`]'s for a bad projection, naming the
     /// object.
-    pub async fn read_batch(
+    pub async fn read_batch(&self, rows: Range<usize>, projection: Option<&[usize]>) -> Result<RecordBatch> {
+        self.read_batch_with(rows, projection, &ConvertOptions::new()).await
+    }
+
+    /// As [`RemoteNpy::read_batch`], with options.
+    ///
+    /// # Errors
+    /// As [`RemoteNpy::read_batch`].
+    pub async fn read_batch_with(
         &self,
         rows: Range<usize>,
         projection: Option<&[usize]>,
@@ -210,14 +248,22 @@ impl RemoteNpy {
         Ok(batches.into_iter().next().unwrap_or_else(|| RecordBatch::new_empty(schema)))
     }
 
-    /// Rows `rows` as a stream of batches (of [`ConvertOptions::batch_rows_for`] the
-    /// rows), of the columns `projection` (see [`RowScan`]: one ranged GET, cut as bytes
-    /// arrive).
+    /// Rows `rows` as a stream of batches with default [`ConvertOptions`], of the columns
+    /// `projection` (see [`RowScan`]: one ranged GET, cut as bytes arrive).
     ///
     /// # Errors
     /// [`Layout`]'s errors for the dtype or projection now; the stream's as
     /// [`RowScan::batches`].
-    pub fn batches(
+    pub fn batches(&self, rows: Range<usize>, projection: Option<&[usize]>) -> Result<BatchStream> {
+        self.batches_with(rows, projection, &ConvertOptions::new())
+    }
+
+    /// As [`RemoteNpy::batches`], with options: batches of [`ConvertOptions::batch_rows_for`]
+    /// the rows.
+    ///
+    /// # Errors
+    /// As [`RemoteNpy::batches`].
+    pub fn batches_with(
         &self,
         rows: Range<usize>,
         projection: Option<&[usize]>,
@@ -229,7 +275,7 @@ impl RemoteNpy {
     }
 
     fn projected(&self, options: &ConvertOptions, projection: Option<&[usize]>) -> Result<Layout> {
-        let layout = self.layout(options)?;
+        let layout = self.layout_with(options)?;
         match projection {
             Some(columns) => layout.project(columns).map_err(|e| self.locate(e)),
             None => Ok(layout),

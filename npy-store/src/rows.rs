@@ -50,7 +50,7 @@ use crate::stream::BatchStream;
 /// let location = Path::from("x.npy");
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
 /// store.put(&location, file.into()).await?;
-/// let object = npy_store::fetch_header(&*store, &location, &Default::default()).await?;
+/// let object = npy_store::fetch_header(&*store, &location).await?;
 /// let layout = Arc::new(npy_arrow::Layout::new(&object.header, None)?);
 /// let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
 /// scan.rows(2..7).batch_rows(2);
@@ -670,7 +670,7 @@ mod tests {
         batch_rows: usize,
         map: Option<MapContract>,
     ) -> Result<Vec<RecordBatch>> {
-        let object = crate::header::fetch_header(&**store, location, &Default::default()).await?;
+        let object = crate::header::fetch_header(&**store, location).await?;
         let layout = Arc::new(Layout::new(&object.header, None)?);
         let mut scan = RowScan::new(store.clone(), location.clone(), object.data_offset, layout);
         scan.rows(rows).batch_rows(batch_rows);
@@ -771,7 +771,7 @@ mod tests {
         // 100,000 rows of 8 bytes: more than one default batch (65,536 rows).
         let file = (0..100_000i64).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
         store.put(&location, file.clone().into()).await.unwrap();
-        let object = crate::header::fetch_header(&*store, &location, &Default::default()).await.unwrap();
+        let object = crate::header::fetch_header(&*store, &location).await.unwrap();
         let layout = Arc::new(Layout::new(&object.header, None).unwrap());
         let stream = RowScan::new(store, location, object.data_offset, layout.clone()).batches();
         assert_eq!(stream.schema(), layout.schema());
@@ -793,7 +793,7 @@ mod tests {
         for store in [local, memory] {
             let whole = Path::from("whole.npy");
             store.put(&whole, file.clone().into()).await.unwrap();
-            let object = crate::header::fetch_header(&*store, &whole, &Default::default()).await.unwrap();
+            let object = crate::header::fetch_header(&*store, &whole).await.unwrap();
             let layout = Arc::new(Layout::new(&object.header, None).unwrap());
             // Cut inside row 20, and cut before the data of row 10 starts.
             for (cut, rows) in

@@ -47,7 +47,7 @@ fn columns(batch: &RecordBatch) -> Vec<ArrayRef> {
 /// the same members, and the same batches. Returns the members compared.
 async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) -> usize {
     let local = Reader::from_reader(Cursor::new(bytes));
-    let remote = RemoteNpz::open(store.clone(), location).await;
+    let remote = RemoteNpz::from_store(store.clone(), location).await;
     let (mut local, remote) = match (local, remote) {
         (Ok(l), Ok(r)) => (l, r),
         (Err(_), Err(e)) => {
@@ -56,7 +56,7 @@ async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) ->
         }
         (l, r) => panic!("{location}: local {:?}, remote {:?}", l.err(), r.err()),
     };
-    assert_eq!(remote.member_infos(), &local.members().unwrap()[..], "{location}");
+    assert_eq!(remote.members(), local.members(), "{location}");
     let mut options = ConvertOptions::new();
     options.residue(true);
     let mut compared = 0;
@@ -67,7 +67,7 @@ async fn compare(store: &Arc<dyn ObjectStore>, location: &Path, bytes: &[u8]) ->
             let mut b = npy_arrow::BatchReader::from_npy_reader_with(r, options.clone().batch_rows(rows))?;
             b.next_batch()
         });
-        let remote_batches = match remote.member_batches(&name, None, options.clone().batch_rows(7)).await {
+        let remote_batches = match remote.member_batches_with(&name, None, options.clone().batch_rows(7)).await {
             Ok(s) => s.try_collect::<Vec<_>>().await,
             Err(e) => Err(e),
         };
@@ -101,14 +101,14 @@ async fn stored_and_deflated_members_read_as_npz_reader_reads_them() {
     for store in [local, memory] {
         let location = put(&store, "a.npz", bytes.clone()).await;
         assert_eq!(compare(&store, &location, &bytes).await, 3);
-        let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+        let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
         let mut reader = Reader::from_reader(Cursor::new(&bytes)).unwrap();
-        assert_eq!(npz.read_member::<f64>("t").await.unwrap(), reader.read::<Vec<f64>>("t").unwrap());
-        assert_eq!(npz.read_member::<i32>("n").await.unwrap(), reader.read::<Vec<i32>>("n").unwrap());
-        assert_eq!(npz.read_member::<u16>("z.npy").await.unwrap(), reader.read::<Vec<u16>>("z").unwrap());
-        assert!(npz.read_member::<u8>("empty_deflated").await.unwrap().is_empty());
+        assert_eq!(npz.read::<Vec<f64>>("t").await.unwrap(), reader.read::<Vec<f64>>("t").unwrap());
+        assert_eq!(npz.read::<Vec<i32>>("n").await.unwrap(), reader.read::<Vec<i32>>("n").unwrap());
+        assert_eq!(npz.read::<Vec<u16>>("z.npy").await.unwrap(), reader.read::<Vec<u16>>("z").unwrap());
+        assert!(npz.read::<Vec<u8>>("empty_deflated").await.unwrap().is_empty());
         let t = npz.member("t").await.unwrap();
-        assert_eq!(t.read_rows::<f64>(100..110).await.unwrap(), reader.read::<Vec<f64>>("t").unwrap()[100..110]);
+        assert_eq!(t.read_rows::<Vec<f64>>(100..110).await.unwrap(), reader.read::<Vec<f64>>("t").unwrap()[100..110]);
         let e = npz.member("n").await.unwrap_err();
         assert_eq!((e.member(), e.path()), (Some("n.npy"), Some(std::path::Path::new("a.npz"))), "{e}");
         let e = npz.member("nope").await.unwrap_err();
@@ -139,13 +139,13 @@ async fn a_small_archive_opens_in_one_request_and_a_member_header_and_rows_in_tw
     w.add("t", &t).unwrap();
     let location = put(&store, "s.npz", w.finish().unwrap().into_inner()).await;
     counting.reset();
-    let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+    let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
     assert_eq!(counting.requests(), 1);
     let member = npz.member("t").await.unwrap();
     assert_eq!(counting.requests(), 2);
-    assert_eq!(member.read_rows::<f64>(0..10).await.unwrap(), t[..10]);
+    assert_eq!(member.read_rows::<Vec<f64>>(0..10).await.unwrap(), t[..10]);
     assert_eq!(counting.requests(), 2, "the first rows came with the member's header");
-    assert_eq!(member.read_rows::<f64>(2000..2010).await.unwrap(), t[2000..2010]);
+    assert_eq!(member.read_rows::<Vec<f64>>(2000..2010).await.unwrap(), t[2000..2010]);
     assert_eq!(counting.requests(), 3);
     assert_eq!(counting.gets(), 3);
 }
@@ -155,7 +155,7 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
     let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     let bytes = archive();
     let reader = Reader::from_reader(Cursor::new(&bytes)).unwrap();
-    let mut members = Reader::from_reader(Cursor::new(&bytes)).unwrap().members().unwrap();
+    let mut members = Reader::from_reader(Cursor::new(&bytes)).unwrap().members().to_vec();
     drop(reader);
     let t = members.remove(0);
     let n = members.remove(0);
@@ -164,14 +164,14 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
     let mut bad = bytes.clone();
     bad[(t.data_start.unwrap() + t.size - 1) as usize] ^= 0x55;
     let location = put(&store, "crc.npz", bad).await;
-    let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
-    let e = npz.read_member::<f64>("t").await.unwrap_err();
+    let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
+    let e = npz.read::<Vec<f64>>("t").await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }) && e.to_string().contains("CRC"), "{e}");
     assert_eq!((e.member(), e.path()), (Some("t.npy"), Some(std::path::Path::new("crc.npz"))), "{e}");
     // Its batches (in one batch or several, of all columns or none) end with that error,
     // before the batch of its last rows; so does its check.
     for (rows, projection) in [(100, None), (5000, None), (7, Some(&[][..]))] {
-        let batches = npz.member_batches("t", projection, ConvertOptions::new().batch_rows(rows)).await.unwrap();
+        let batches = npz.member_batches_with("t", projection, ConvertOptions::new().batch_rows(rows)).await.unwrap();
         let got: Vec<_> = batches.collect().await;
         let e = got.last().unwrap().as_ref().unwrap_err();
         assert!(e.to_string().contains("bad CRC-32"), "{e}");
@@ -188,10 +188,10 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
         let mut bad = bytes.clone();
         bad[(n.data_start.unwrap() + at) as usize] ^= 0xFF;
         let location = put(&store, &format!("deflate{at}.npz"), bad).await;
-        let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+        let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
         for e in [
-            npz.read_member::<i32>("n").await.unwrap_err(),
-            match npz.member_batches("n", None, ConvertOptions::new().batch_rows(100)).await {
+            npz.read::<Vec<i32>>("n").await.unwrap_err(),
+            match npz.member_batches_with("n", None, ConvertOptions::new().batch_rows(100)).await {
                 Ok(s) => s.try_collect::<Vec<_>>().await.unwrap_err(),
                 Err(e) => e,
             },
@@ -208,10 +208,10 @@ async fn hostile_archives_are_errors_naming_archive_and_member() {
         ("empty.npz", Vec::new()),
     ] {
         let location = put(&store, name, data).await;
-        let e = RemoteNpz::open(store.clone(), &location).await.unwrap_err();
+        let e = RemoteNpz::from_store(store.clone(), &location).await.unwrap_err();
         assert_eq!(e.path(), Some(std::path::Path::new(name)), "{e}");
     }
-    let e = RemoteNpz::open(store.clone(), &Path::from("nowhere.npz")).await.unwrap_err();
+    let e = RemoteNpz::from_store(store.clone(), &Path::from("nowhere.npz")).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound), "{e}");
 }
 
@@ -227,11 +227,11 @@ async fn a_directory_past_the_tail_is_read_in_more_requests() {
     let store: Arc<dyn ObjectStore> = counting.clone();
     let location = put(&store, "many.npz", bytes.clone()).await;
     counting.reset();
-    let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+    let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
     assert!(counting.requests() > 1);
-    assert_eq!(npz.member_infos(), &Reader::from_reader(Cursor::new(&bytes)).unwrap().members().unwrap()[..]);
+    assert_eq!(npz.members(), Reader::from_reader(Cursor::new(&bytes)).unwrap().members());
     let last = npz.member("member_with_a_longish_name_01499").await.unwrap();
-    assert_eq!(last.read_rows::<u32>(0..3).await.unwrap(), [1499, 1, 2]);
+    assert_eq!(last.read_rows::<Vec<u32>>(0..3).await.unwrap(), [1499, 1, 2]);
 }
 
 #[tokio::test]
@@ -244,19 +244,19 @@ async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
     let mut npy = npy_core::WriteNpy::write_npy_to(&t[..], Vec::new()).unwrap();
     npy.extend_from_slice(b"abcde");
     let mut w = Writer::new(Cursor::new(Vec::new()));
-    w.add_raw("s.npy", &npy, Compression::Stored).unwrap();
-    w.add_raw("d.npy", &npy, Compression::deflated()).unwrap();
+    w.add_raw_with("s.npy", &npy, Compression::Stored).unwrap();
+    w.add_raw_with("d.npy", &npy, Compression::deflated()).unwrap();
     let bytes = w.finish().unwrap().into_inner();
-    let members = Reader::from_reader(Cursor::new(&bytes)).unwrap().members().unwrap();
+    let members = Reader::from_reader(Cursor::new(&bytes)).unwrap().members().to_vec();
     let s = &members[0];
     let data = (s.data_start.unwrap() + s.size) as usize - 5 - t.len() * 8;
     for store in [local, memory] {
         let location = put(&store, "ok.npz", bytes.clone()).await;
-        let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+        let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
         for name in ["s", "d"] {
             npz.verify_member(name).await.unwrap();
             let batches: Vec<RecordBatch> = npz
-                .member_batches(name, None, ConvertOptions::new().batch_rows(1000))
+                .member_batches_with(name, None, ConvertOptions::new().batch_rows(1000))
                 .await
                 .unwrap()
                 .try_collect()
@@ -269,12 +269,12 @@ async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
             let mut bad = bytes.clone();
             bad[at] ^= 1;
             let location = put(&store, &format!("flip{at}.npz"), bad).await;
-            let npz = RemoteNpz::open(store.clone(), &location).await.unwrap();
+            let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
             let e = npz.verify_member("s").await.unwrap_err();
             assert!(e.to_string().contains("bad CRC-32"), "{e}");
             for rows in [1000, 3000, 5000] {
                 let got: Vec<_> = npz
-                    .member_batches("s", None, ConvertOptions::new().batch_rows(rows))
+                    .member_batches_with("s", None, ConvertOptions::new().batch_rows(rows))
                     .await
                     .unwrap()
                     .collect()

@@ -75,7 +75,7 @@ async fn every_test_file_reads_remotely_as_npy_arrow_reads_it() {
         let name = format!("f{i}/{}", path.file_name().unwrap().to_str().unwrap());
         let location = put(&store, &name, file.clone()).await;
         let local = local_batch(&file, &options);
-        let remote = RemoteNpy::open(store.clone(), &location).await;
+        let remote = RemoteNpy::from_store(store.clone(), &location).await;
         let (local, remote) = match (local, remote) {
             (Ok(local), Ok(remote)) => (local, remote),
             // What npy-core refuses, the remote read refuses too, naming the object.
@@ -84,18 +84,18 @@ async fn every_test_file_reads_remotely_as_npy_arrow_reads_it() {
                 continue;
             }
             (Err(_), Ok(remote)) => {
-                let e = remote.read_batch(0..remote.rows(), None, &options).await.unwrap_err();
+                let e = remote.read_batch_with(0..remote.rows(), None, &options).await.unwrap_err();
                 assert_eq!(e.path(), Some(std::path::Path::new(&name)), "{}: {e}", path.display());
                 continue;
             }
             (Ok(_), Err(e)) => panic!("{}: npy-arrow reads it, the remote read fails: {e}", path.display()),
         };
         for rows in ranges(remote.rows(), i as u64) {
-            let batch = remote.read_batch(rows.clone(), None, &options).await.unwrap();
+            let batch = remote.read_batch_with(rows.clone(), None, &options).await.unwrap();
             let want = local.slice(rows.start, rows.len());
             assert_eq!(columns(&batch), columns(&want), "{} rows {rows:?}", path.display());
             // The same in batches of 3 rows.
-            let stream = remote.batches(rows.clone(), None, options.clone().batch_rows(3)).unwrap();
+            let stream = remote.batches_with(rows.clone(), None, options.clone().batch_rows(3)).unwrap();
             let parts: Vec<RecordBatch> = stream.try_collect().await.unwrap();
             let mut first = rows.start;
             for part in parts {
@@ -122,16 +122,16 @@ async fn typed_rows_equal_npy_core_reads() {
     let small_values: Vec<i16> = NpyReader::from_reader(&small[..]).unwrap().read().unwrap();
     for store in [local, memory] {
         let location = put(&store, "big.npy", file.clone()).await;
-        let npy = RemoteNpy::open(store.clone(), &location).await.unwrap();
+        let npy = RemoteNpy::from_store(store.clone(), &location).await.unwrap();
         for rows in ranges(values.len(), 7) {
-            assert_eq!(npy.read_rows::<f64>(rows.clone()).await.unwrap(), values[rows.clone()], "{rows:?}");
+            assert_eq!(npy.read_rows::<Vec<f64>>(rows.clone()).await.unwrap(), values[rows.clone()], "{rows:?}");
         }
         let location = put(&store, "small.npy", small.clone()).await;
-        let npy = RemoteNpy::open(store.clone(), &location).await.unwrap();
+        let npy = RemoteNpy::from_store(store.clone(), &location).await.unwrap();
         for rows in ranges(small_values.len(), 3) {
-            assert_eq!(npy.read_rows::<i16>(rows.clone()).await.unwrap(), small_values[rows.clone()]);
+            assert_eq!(npy.read_rows::<Vec<i16>>(rows.clone()).await.unwrap(), small_values[rows.clone()]);
         }
-        let e = npy.read_rows::<i8>(0..1).await.unwrap_err();
+        let e = npy.read_rows::<Vec<i8>>(0..1).await.unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::DtypeMismatch { .. }), "{e}");
         assert_eq!(e.path(), Some(std::path::Path::new("small.npy")));
     }
@@ -150,14 +150,14 @@ async fn header_and_ten_rows_cost_one_request_inside_the_prefix_and_two_past_it(
         assert_eq!(inside, requests == 1);
         for batch in [false, true] {
             counting.reset();
-            let npy = RemoteNpy::open(store.clone(), &location).await.unwrap();
+            let npy = RemoteNpy::from_store(store.clone(), &location).await.unwrap();
             if batch {
-                let got = npy.read_batch(rows.clone(), None, &ConvertOptions::new()).await.unwrap();
+                let got = npy.read_batch(rows.clone(), None).await.unwrap();
                 assert_eq!(got.num_rows(), 10);
                 // A batch is one ranged GET whatever the prefix holds.
                 assert_eq!(counting.requests(), 2, "{rows:?} as a batch");
             } else {
-                assert_eq!(npy.read_rows::<i32>(rows.clone()).await.unwrap(), values[rows.clone()]);
+                assert_eq!(npy.read_rows::<Vec<i32>>(rows.clone()).await.unwrap(), values[rows.clone()]);
                 assert_eq!(counting.requests(), requests, "{rows:?}");
             }
             assert_eq!(counting.gets(), counting.requests());
@@ -175,13 +175,13 @@ async fn hostile_objects_are_errors_naming_them() {
     // Truncated in the data: the object's size (from the header's GET) is too small for
     // the header's shape.
     let location = put(&store, "cut.npy", file[..offset + 1000 * 8 + 5].to_vec()).await;
-    let e = RemoteNpy::open(store.clone(), &location).await.unwrap_err();
+    let e = RemoteNpy::from_store(store.clone(), &location).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Truncated { .. }), "{e}");
     assert_eq!(e.path(), Some(std::path::Path::new("cut.npy")), "{e}");
     // Rows past the end.
     let whole = put(&store, "whole.npy", file.clone()).await;
-    let npy = RemoteNpy::open(store.clone(), &whole).await.unwrap();
-    let e = npy.read_rows::<u64>(1990..2001).await.unwrap_err();
+    let npy = RemoteNpy::from_store(store.clone(), &whole).await.unwrap();
+    let e = npy.read_rows::<Vec<u64>>(1990..2001).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
     assert!(e.to_string().starts_with("reading 'whole.npy'"), "{e}");
 
@@ -193,10 +193,10 @@ async fn hostile_objects_are_errors_naming_them() {
     huge.extend_from_slice(b"{'descr': '<u8'");
     for (name, bytes) in [("magic.npy", bad_magic), ("short.npy", file[..40].to_vec()), ("huge.npy", huge)] {
         let location = put(&store, name, bytes).await;
-        let e = RemoteNpy::open(store.clone(), &location).await.unwrap_err();
+        let e = RemoteNpy::from_store(store.clone(), &location).await.unwrap_err();
         assert_eq!(e.path(), Some(std::path::Path::new(name)), "{e}");
     }
-    let e = RemoteNpy::open(store.clone(), &Path::from("nowhere.npy")).await.unwrap_err();
+    let e = RemoteNpy::from_store(store.clone(), &Path::from("nowhere.npy")).await.unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound), "{e}");
     assert!(e.to_string().starts_with("reading 'nowhere.npy'"), "{e}");
 }
@@ -207,15 +207,15 @@ async fn projections_decode_chosen_columns() {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
     let file = std::fs::read(data.join("record/trace_aligned.npy")).unwrap();
     let location = put(&store, "trace.npy", file.clone()).await;
-    let npy = RemoteNpy::open(store.clone(), &location).await.unwrap();
+    let npy = RemoteNpy::from_store(store.clone(), &location).await.unwrap();
     let options = ConvertOptions::new();
     let all = local_batch(&file, &options).unwrap();
     let width = all.num_columns();
     assert!(width >= 3);
     let projection = [width - 1, 0];
-    let got = npy.read_batch(0..npy.rows(), Some(&projection), &options).await.unwrap();
+    let got = npy.read_batch_with(0..npy.rows(), Some(&projection), &options).await.unwrap();
     assert_eq!(columns(&got), columns(&all.project(&projection).unwrap()));
-    let e = npy.read_batch(0..1, Some(&[width]), &options).await.unwrap_err();
+    let e = npy.read_batch_with(0..1, Some(&[width]), &options).await.unwrap_err();
     assert!(e.to_string().starts_with("reading 'trace.npy'"), "{e}");
 }
 
@@ -239,7 +239,7 @@ async fn mapped_scans_of_local_files_equal_reads() {
         let name = format!("f{i}/{}", path.file_name().unwrap().to_str().unwrap());
         for store in [&local, &memory] {
             let location = put(store, &name, file.clone()).await;
-            let object = npy_store::fetch_header(&**store, &location, &Default::default()).await.unwrap();
+            let object = npy_store::fetch_header(&**store, &location).await.unwrap();
             let layout = npy_arrow::Layout::new_with(&object.header, Some(object.version), &options).unwrap();
             let columns_of = layout.schema().fields().len();
             // All columns, the first alone and the last alone.
@@ -300,7 +300,7 @@ async fn mapped_scans_of_short_files_are_errors() {
     let contract = unsafe { MapContract::accept() };
     let file = (0..5000).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
     let whole = put(&store, "whole.npy", file.clone()).await;
-    let object = npy_store::fetch_header(&*store, &whole, &Default::default()).await.unwrap();
+    let object = npy_store::fetch_header(&*store, &whole).await.unwrap();
     let layout = Arc::new(npy_arrow::Layout::new(&object.header, None).unwrap());
     let cut = object.data_offset as usize + 4000 * 8 + 5;
     let short = put(&store, "short.npy", file[..cut].to_vec()).await;
@@ -325,7 +325,7 @@ async fn a_mapped_file_cut_short_is_an_error_not_a_crash() {
     let location = Path::from("cut.npy");
     let file = (0..100_000i64).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
     store.put(&location, file.into()).await.unwrap();
-    let object = npy_store::fetch_header(&*store, &location, &Default::default()).await.unwrap();
+    let object = npy_store::fetch_header(&*store, &location).await.unwrap();
     let layout = Arc::new(npy_arrow::Layout::new(&object.header, None).unwrap());
     // SAFETY: broken on purpose below, but no byte past the new end is ever touched: the
     // block's pages are mapped in (and fail) before it is decoded.
@@ -342,4 +342,19 @@ async fn a_mapped_file_cut_short_is_an_error_not_a_crash() {
         }
     };
     assert!(e.to_string().starts_with("reading 'cut.npy'") && e.to_string().contains("past the file's end"), "{e}");
+}
+
+#[tokio::test]
+async fn reads_give_any_read_npy_type() {
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let grid = Array::from_shape_vec(vec![4, 3], (0..12u32).collect()).unwrap();
+    let location = put(&store, "grid.npy", grid.write_npy_to(Vec::new()).unwrap()).await;
+    let npy = RemoteNpy::from_store(store.clone(), &location).await.unwrap();
+    assert_eq!(npy.read::<Array<u32>>().await.unwrap(), grid);
+    let rows = npy.read_rows::<Array<u32>>(1..3).await.unwrap();
+    assert_eq!((rows.shape(), rows.as_slice()), (&[2, 3][..], &[3, 4, 5, 6, 7, 8][..]));
+    assert_eq!(npy.read_rows::<DynArray>(3..4).await.unwrap().shape(), [1, 3]);
+    // A `Vec` is 1-d, as npy-core's reads give it: rows of a 2-d array are not one.
+    let e = npy.read_rows::<Vec<u32>>(0..2).await.unwrap_err();
+    assert_eq!(e.path(), Some(std::path::Path::new("grid.npy")), "{e}");
 }

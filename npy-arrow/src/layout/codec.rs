@@ -65,7 +65,7 @@ pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place, gathered
 
 /// The fixed-width values of a chunk's columns (bools and dates aside), gathered column by
 /// column into one allocation before any array is made: one set of huge pages, faulted in
-/// on a second CPU as it fills ([`ZeroedBytes::fill_with`]), where a buffer per column
+/// on a second CPU as it fills ([`ZeroedBytes::fill_by`]), where a buffer per column
 /// would fault in small pages (12% faster for Simon's traces). The arrays are slices of
 /// it, as Arrow IPC readers slice a batch's body: a column kept alone keeps its batch's
 /// allocation alive, and `get_array_memory_size` counts that allocation for each column
@@ -95,7 +95,7 @@ impl Gathered {
             total += len.next_multiple_of(64);
         }
         let mut bytes = ZeroedBytes::new(total)?;
-        bytes.fill_with(|out| match row_block(&jobs) {
+        bytes.fill_by(|out| match row_block(&jobs) {
             // Rows a block at a time, every leaf's values of a block before the next
             // block, so that the records read stay in the CPU's cache across the leaves.
             Some((rows, block)) => {
@@ -182,7 +182,7 @@ fn gather(s: Scalar, data: &[u8], pos: &Pos) -> Result<Buffer> {
     let size = s.itemsize();
     let len = pos.count() * size;
     let mut bytes = ZeroedBytes::new(len)?;
-    bytes.fill_with(|out| gather_into(s, data, pos, out));
+    bytes.fill_by(|out| gather_into(s, data, pos, out));
     Ok(Buffer::from_vec(bytes.into_words()).slice_with_length(0, len))
 }
 

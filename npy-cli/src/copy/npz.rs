@@ -21,7 +21,7 @@ pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()
     let mut writer = Writer::create(output)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     writer.parallel_limit(STAGED / threads);
-    let members = reader.members()?;
+    let members = reader.members().to_vec();
     // A bar (on a terminal, for large archives) that advances as members' bytes are read.
     let bar = crate::progress::bytes(members.iter().map(|m| m.size).sum(), "copy");
     let result = (|| {
@@ -39,7 +39,7 @@ pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()
                     let data_len = npy.data_len() as u64;
                     let mut data = npy.into_inner();
                     let source = crate::progress::counted(bar.as_ref(), (&head[..]).chain((&mut data).take(data_len)));
-                    writer.add_raw_from(&m.member, head.len() as u64 + data_len, source, compression)?;
+                    writer.add_raw_from_with(&m.member, head.len() as u64 + data_len, source, compression)?;
                     // The rest (bytes after the array, dropped as `read::<DynArray>` drops them),
                     // read for the member's CRC check at its end.
                     std::io::copy(&mut data, &mut std::io::sink()).map_err(Error::from)?;
@@ -47,7 +47,7 @@ pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()
             } else {
                 let mut data = reader.raw(&m.member)?;
                 let source = crate::progress::counted(bar.as_ref(), &mut data);
-                writer.add_raw_from(&m.member, m.size, source, compression)?;
+                writer.add_raw_from_with(&m.member, m.size, source, compression)?;
                 // Reaching the end checks the CRC.
                 std::io::copy(&mut data, &mut std::io::sink()).map_err(Error::from)?;
             }

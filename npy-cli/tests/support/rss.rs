@@ -76,7 +76,7 @@ pub fn zeros_npz_stored(path: &Path, len: u64) {
     let size = std::fs::metadata(&npy).unwrap().len();
     let mut writer = npy_core::npz::Writer::create(path).unwrap();
     let source = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&npy).unwrap());
-    writer.add_raw_from("x.npy", size, source, npy_core::npz::Compression::Stored).unwrap();
+    writer.add_raw_from_with("x.npy", size, source, npy_core::npz::Compression::Stored).unwrap();
     writer.finish().unwrap();
     std::fs::remove_file(&npy).unwrap();
 }

@@ -136,6 +136,13 @@ impl ReaderOptions {
         self
     }
 
+    /// The options members are read with, as [`ReaderOptions::read_options`] set them: for
+    /// readers of archives elsewhere (npy-store's `RemoteNpz`) that take one
+    /// `ReaderOptions` as this crate's [`Reader`] does.
+    pub fn member_options(&self) -> &ReadOptions {
+        &self.read_options
+    }
+
     /// Most members read at once, each on a thread of its own, by the reads of several
     /// members ([`Reader::read_all`], [`Reader::read_many`]); never more than one per CPU.
     /// Default: the number of CPUs. 1 reads every member on the caller's thread alone (0 is
@@ -186,6 +193,19 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
     Ok(())
 }
 
+/// A checked directory entry as [`Reader::members`] gives it.
+fn member_info(e: &directory::Entry) -> MemberInfo {
+    MemberInfo {
+        name: e.key.clone(),
+        member: e.member.clone(),
+        compression: Some(if e.method == directory::STORED { Compression::Stored } else { Compression::deflated() }),
+        compressed_size: e.compressed_size,
+        size: e.size,
+        data_start: Some(e.data_start),
+        crc32: Some(e.crc32),
+    }
+}
+
 /// Reads an `.npz` archive lazily: nothing but the directory is read until a member is
 /// asked for.
 ///
@@ -225,6 +245,8 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
 pub struct Reader<R: Read + Seek> {
     zip: ZipArchive<R>,
     entries: Vec<directory::Entry>,
+    /// The entries as [`Reader::members`] gives them.
+    members: Vec<MemberInfo>,
     names: Vec<String>,
     by_name: HashMap<String, usize>,
     options: ReadOptions,
@@ -296,9 +318,11 @@ impl<R: Read + Seek> Reader<R> {
         agree(&zip, &entries)?;
         let names = entries.iter().map(|e| e.key.clone()).collect();
         let by_name = entries.iter().enumerate().map(|(i, e)| (e.key.clone(), i)).collect();
+        let members = entries.iter().map(member_info).collect();
         Ok(Reader {
             zip,
             entries,
+            members,
             names,
             by_name,
             options: options.read_options.clone(),
@@ -315,28 +339,10 @@ impl<R: Read + Seek> Reader<R> {
         &self.names
     }
 
-    /// Details of every member, in archive order (from the directory read when opening).
-    ///
-    /// # Errors
-    /// None at present: the directory was checked when the archive was opened.
-    pub fn members(&mut self) -> Result<Vec<MemberInfo>> {
-        Ok(self
-            .entries
-            .iter()
-            .map(|e| MemberInfo {
-                name: e.key.clone(),
-                member: e.member.clone(),
-                compression: Some(if e.method == directory::STORED {
-                    Compression::Stored
-                } else {
-                    Compression::deflated()
-                }),
-                compressed_size: e.compressed_size,
-                size: e.size,
-                data_start: Some(e.data_start),
-                crc32: Some(e.crc32),
-            })
-            .collect())
+    /// Details of every member, in archive order: the directory read and checked when the
+    /// archive was opened, so this reads nothing and cannot fail.
+    pub fn members(&self) -> &[MemberInfo] {
+        &self.members
     }
 
     fn index(&self, name: &str) -> Result<usize> {
@@ -537,7 +543,7 @@ impl<R: Read + Seek> Reader<R> {
     /// use npy_core::npz::{Compression, Reader, Writer};
     ///
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
-    /// w.add_raw("notes.txt", b"hello", Compression::deflated())?;
+    /// w.add_raw_with("notes.txt", b"hello", Compression::deflated())?;
     /// let mut r = Reader::from_reader(w.finish()?)?;
     /// let mut text = String::new();
     /// r.raw("notes.txt")?.read_to_string(&mut text)?;

@@ -241,12 +241,21 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// Adds a member that is not an array (NumPy's `np.load` returns such members as raw
-    /// bytes), under exactly `member_name`. Kept beside [`Writer::add`]: an archive may hold
-    /// any file, and NumPy's readers give such members back as bytes.
+    /// bytes), under exactly `member_name`, with the archive's [`Writer::compression`].
+    /// Kept beside [`Writer::add`]: an archive may hold any file, and NumPy's readers give
+    /// such members back as bytes.
     ///
     /// # Errors
     /// As [`Writer::add`].
-    pub fn add_raw(&mut self, member_name: &str, bytes: &[u8], compression: Compression) -> Result<()> {
+    pub fn add_raw(&mut self, member_name: &str, bytes: &[u8]) -> Result<()> {
+        self.add_raw_with(member_name, bytes, self.compression)
+    }
+
+    /// As [`Writer::add_raw`], with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn add_raw_with(&mut self, member_name: &str, bytes: &[u8], compression: Compression) -> Result<()> {
         let result = (|| {
             self.check_finished()?;
             self.claim(member_name)?;
@@ -256,11 +265,20 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// Adds member `member_name` (exactly that name, as [`Writer::add_raw`]) of `size`
-    /// bytes read from `source`, streaming: a member of any size (a `.npy` file, another
-    /// archive's member from [`super::Reader::raw`]) goes in without being held in memory,
-    /// its CRC-32 computed as it goes. Exactly `size` bytes are read from `source`; what
-    /// follows them is left there. Kept beside [`Writer::add_raw`]: it never holds the
-    /// member in memory (`npy npz` copies members of any size with it).
+    /// bytes read from `source`, streaming, with the archive's [`Writer::compression`]: a
+    /// member of any size (a `.npy` file, another archive's member from
+    /// [`super::Reader::raw`]) goes in without being held in memory, its CRC-32 computed as
+    /// it goes. Exactly `size` bytes are read from `source`; what follows them is left
+    /// there. Kept beside [`Writer::add_raw`]: it never holds the member in memory (`npy
+    /// npz` copies members of any size with it).
+    ///
+    /// # Errors
+    /// As [`Writer::add_raw_from_with`].
+    pub fn add_raw_from(&mut self, member_name: &str, size: u64, source: impl io::Read) -> Result<()> {
+        self.add_raw_from_with(member_name, size, source, self.compression)
+    }
+
+    /// As [`Writer::add_raw_from`], with the given compression.
     ///
     /// # Errors
     /// As [`Writer::add`]; [`ErrorKind::Usage`] when `source` ends before `size` bytes;
@@ -278,14 +296,14 @@ impl<W: Write + Seek> Writer<W> {
     /// let mut src = Reader::from_reader(first.finish()?)?;
     ///
     /// // Copy the member into a new archive, deflated, without reading it whole.
-    /// let info = src.members()?.remove(0);
+    /// let info = src.members()[0].clone();
     /// let mut second = Writer::new(Cursor::new(Vec::new()));
-    /// second.add_raw_from(&info.member, info.size, src.raw("x")?, Compression::deflated())?;
+    /// second.add_raw_from_with(&info.member, info.size, src.raw("x")?, Compression::deflated())?;
     /// let mut back = Reader::from_reader(second.finish()?)?;
     /// assert_eq!(back.read::<Vec<f64>>("x")?, [1.5, 2.5]);
     /// # Ok::<(), npy_core::Error>(())
     /// ```
-    pub fn add_raw_from(
+    pub fn add_raw_from_with(
         &mut self,
         member_name: &str,
         size: u64,
@@ -301,13 +319,22 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// Starts a member whose data is written in pieces, for arrays that are produced
-    /// progressively or are larger than memory; the shape is fixed up front. Kept beside
-    /// [`Writer::add`], which needs the whole array in memory.
-    /// [`MemberWriter::finish`] checks that exactly that many elements arrived.
+    /// progressively or are larger than memory; the shape is fixed up front, the
+    /// compression is the archive's [`Writer::compression`]. Kept beside [`Writer::add`],
+    /// which needs the whole array in memory. [`MemberWriter::finish`] checks that exactly
+    /// that many elements arrived.
     ///
     /// # Errors
     /// As [`Writer::add`].
-    pub fn start_array<T: NpyRecord>(
+    pub fn start_array<T: NpyRecord>(&mut self, name: &str, shape: Vec<usize>) -> Result<MemberWriter<'_, W, T>> {
+        self.start_array_with(name, shape, self.compression)
+    }
+
+    /// As [`Writer::start_array`], with the given compression.
+    ///
+    /// # Errors
+    /// As [`Writer::add`].
+    pub fn start_array_with<T: NpyRecord>(
         &mut self,
         name: &str,
         shape: Vec<usize>,
@@ -803,11 +830,11 @@ mod tests {
         let mut archives = Vec::new();
         for (how, mut w) in writers() {
             for (name, c) in [("s.bin", Compression::Stored), ("d.bin", Compression::deflated())] {
-                w.add_raw_from(name, data.len() as u64, &data[..], c).unwrap();
+                w.add_raw_from_with(name, data.len() as u64, &data[..], c).unwrap();
             }
             // A source longer than the size: the rest is left there.
             let mut long = Cursor::new([&data[..10], b"rest"].concat());
-            w.add_raw_from("ten.bin", 10, &mut long, Compression::deflated()).unwrap();
+            w.add_raw_from_with("ten.bin", 10, &mut long, Compression::deflated()).unwrap();
             assert_eq!(long.position(), 10);
             let bytes = w.finish().unwrap().into_inner();
             let mut r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
@@ -822,13 +849,38 @@ mod tests {
         // The same archive whichever way the deflated members went, and as from slices.
         let mut w = Writer::new(Cursor::new(Vec::new()));
         w.threads(1);
-        w.add_raw("s.bin", &data, Compression::Stored).unwrap();
-        w.add_raw("d.bin", &data, Compression::deflated()).unwrap();
-        w.add_raw("ten.bin", &data[..10], Compression::deflated()).unwrap();
+        w.add_raw_with("s.bin", &data, Compression::Stored).unwrap();
+        w.add_raw_with("d.bin", &data, Compression::deflated()).unwrap();
+        w.add_raw_with("ten.bin", &data[..10], Compression::deflated()).unwrap();
         let from_slices = w.finish().unwrap().into_inner();
         for (how, bytes) in &archives {
             assert!(*bytes == from_slices, "{how}");
         }
+    }
+
+    #[test]
+    fn members_without_a_compression_take_the_writers() {
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.compression(Compression::deflated());
+        w.add_raw("raw.bin", b"raw bytes").unwrap();
+        w.add_raw_from("from.bin", 4, &b"four"[..]).unwrap();
+        let mut m = w.start_array::<u16>("started", vec![2]).unwrap();
+        m.write(&[1, 2]).unwrap();
+        m.finish().unwrap();
+        w.add_raw_with("stored.bin", b"kept", Compression::Stored).unwrap();
+        let r = Reader::from_reader(w.finish().unwrap()).unwrap();
+        let methods: Vec<(&str, Option<Compression>)> =
+            r.members().iter().map(|m| (m.member.as_str(), m.compression)).collect();
+        let deflated = Some(Compression::deflated());
+        assert_eq!(
+            methods,
+            [
+                ("raw.bin", deflated),
+                ("from.bin", deflated),
+                ("started.npy", deflated),
+                ("stored.bin", Some(Compression::Stored))
+            ]
+        );
     }
 
     /// A source that gives `n` bytes, then fails (or, without an error, ends).
@@ -864,14 +916,14 @@ mod tests {
         for way in 0..writers().len() {
             for c in [Compression::Stored, Compression::deflated()] {
                 let (how, mut w) = writers().swap_remove(way);
-                w.add_raw_from("before.bin", 3, &b"abc"[..], c).unwrap();
-                let e = w.add_raw_from("x.npy", size, Fails { n: MIB, error: None }, c).unwrap_err();
+                w.add_raw_from_with("before.bin", 3, &b"abc"[..], c).unwrap();
+                let e = w.add_raw_from_with("x.npy", size, Fails { n: MIB, error: None }, c).unwrap_err();
                 assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{how}: {e}");
                 assert_eq!(e.member(), Some("x.npy"), "{how}");
                 let said = format!("ended after {MIB} of the member's {size} bytes");
                 assert!(e.to_string().contains(&said), "{how}: {e}");
                 let source = Fails { n: 5, error: Some(io::ErrorKind::ConnectionReset) };
-                let e = w.add_raw_from("x.npy", size, source, c).unwrap_err();
+                let e = w.add_raw_from_with("x.npy", size, source, c).unwrap_err();
                 assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == io::ErrorKind::ConnectionReset), "{how}");
                 w.add("x", &[1.5f64]).unwrap();
                 let mut r = Reader::from_reader(w.finish().unwrap()).unwrap();

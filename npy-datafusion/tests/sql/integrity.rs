@@ -40,8 +40,8 @@ fn archive(compression: Compression) -> Vec<u8> {
 }
 
 fn member(bytes: &[u8], name: &str) -> MemberInfo {
-    let mut reader = Reader::from_reader(Cursor::new(bytes)).unwrap();
-    reader.members().unwrap().into_iter().find(|m| m.name == name).unwrap()
+    let reader = Reader::from_reader(Cursor::new(bytes)).unwrap();
+    reader.members().iter().find(|m| m.name == name).unwrap().clone()
 }
 
 async fn table(dir: &Path, name: &str, bytes: &[u8]) -> SessionContext {
@@ -135,7 +135,7 @@ async fn a_truncated_member_fails_every_query() {
     for (i, compression) in [Compression::Stored, Compression::deflated()].into_iter().enumerate() {
         // A member whose .npy ends 4 bytes before its header's data does (the zip is whole).
         let mut w = Writer::new(Cursor::new(Vec::new()));
-        w.add_raw("x.npy", &npy[..npy.len() - 4], compression).unwrap();
+        w.add_raw_with("x.npy", &npy[..npy.len() - 4], compression).unwrap();
         let bytes = w.finish().unwrap().into_inner();
         let name = format!("short{i}.npz");
         std::fs::write(dir.path().join(&name), &bytes).unwrap();
@@ -149,7 +149,7 @@ async fn a_truncated_member_fails_every_query() {
         let ctx = table(dir.path(), &name, &good).await;
         let mut cut = Writer::new(Cursor::new(Vec::new()));
         let npy = x_npy();
-        cut.add_raw("x.npy", &npy[..npy.len() - 8], compression).unwrap();
+        cut.add_raw_with("x.npy", &npy[..npy.len() - 8], compression).unwrap();
         cut.add("n", &(0..ROWS as i32).collect::<Vec<_>>()).unwrap();
         std::fs::write(dir.path().join(&name), cut.finish().unwrap().into_inner()).unwrap();
         every_query_fails(&ctx, &[&name, "member 'x.npy'"]).await;

@@ -258,7 +258,7 @@ mod tests {
         let n = 5 * PIECE / 2;
         let content = npy(n);
         let mut w = Writer::new(Cursor::new(Vec::new()));
-        w.add_raw("x.npy", &content, Compression::Deflated { level: 1 }).unwrap();
+        w.add_raw_with("x.npy", &content, Compression::Deflated { level: 1 }).unwrap();
         let bytes = w.finish().unwrap().into_inner();
         assert_eq!(read_piped(&bytes, |_| {}).unwrap(), ramp(n));
         npz_error(read_piped(&bytes, |e| e.crc32 ^= 1), "bad crc-32");
@@ -282,7 +282,7 @@ mod tests {
         let mut longer = content.clone();
         longer.extend_from_slice(&[0xaa; 100]);
         let mut w = Writer::new(Cursor::new(Vec::new()));
-        w.add_raw("x.npy", &longer, Compression::Deflated { level: 1 }).unwrap();
+        w.add_raw_with("x.npy", &longer, Compression::Deflated { level: 1 }).unwrap();
         let bytes = w.finish().unwrap().into_inner();
         let claim = |e: &mut directory::Entry| {
             e.size = content.len() as u64;
