@@ -24,6 +24,10 @@
 //! 5. **Layers, no circles.** In every crate, no two modules import each other, directly
 //!    or through others, and no module names an item the crate root defines
 //!    ([`crate::layers`]).
+//! 6. **`_with` takes the options.** In the non-test code of every crate's `src`, a `pub fn`
+//!    with a parameter of an options type is named `…_with`, and one named `…_with` has
+//!    such a parameter (see [`check_options_calls`] for what counts), so that `_with`
+//!    means "with these options", and only that, across the workspace.
 //!
 //! Each problem is printed as `path:line: what is wrong`; any problem fails the command.
 
@@ -54,6 +58,13 @@ const ROOTS: &[&str] = &["src/lib.rs", "src/main.rs"];
 
 /// Macros that must not be left in code.
 const LEFTOVER_MACROS: &[&str] = &["todo", "dbg", "unimplemented"];
+
+/// The suffix of an options type's name (`ReadOptions`, `ConvertOptions`, ...).
+const OPTIONS_SUFFIX: &str = "Options";
+
+/// Types taken as options beside those named `…Options`: npz's `Compression`, which
+/// `npz::Writer::add_with` and its kin take as their options.
+const OPTIONS_TYPES: &[&str] = &["Compression"];
 
 /// One problem: where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +123,7 @@ pub fn run() -> Result<()> {
         report(&mut problems, rel, check_leftovers(lines));
         let in_src = crates.iter().any(|krate| rel.starts_with(&format!("{krate}/src/")));
         if in_src && !is_test_file(rel) {
+            report(&mut problems, rel, check_options_calls(lines));
             capped += 1;
             let n = code_lines(lines);
             if n > MAX_CODE_LINES {
@@ -394,6 +406,126 @@ pub fn check_forbid_unsafe(lines: &[Line]) -> Vec<Problem> {
     vec![Problem { line, what: "crate root without `#![forbid(unsafe_code)]` among its first inner attributes".into() }]
 }
 
+/// Check 6: a `pub fn` (free, or a method of an inherent impl) with a parameter of an
+/// options type is named `…_with`, and a `pub fn …_with` has one (a closure is no
+/// options: `fill_with(f)` is a name for options it does not take), in the file's
+/// non-test code (before its trailing `#[cfg(test)] mod`).
+///
+/// An *options type* is a type whose last path segment ends in [`OPTIONS_SUFFIX`]
+/// (`ReadOptions`, `npy_arrow::ConvertOptions`) or is one of [`OPTIONS_TYPES`]
+/// (`Compression`), taken by value or by reference (`&`, `&mut`, `&'a`); a type that only
+/// holds one (`Option<Compression>`, `Vec<ReadOptions>`) is data, not this call's
+/// settings. Left alone:
+/// - setters, methods returning `&mut Self` (`ReaderOptions::read_options(&ReadOptions)`,
+///   `Writer::compression(Compression)`): they set a setting, and take no options;
+/// - methods of trait impls and trait declarations (no `pub` of their own): their names
+///   are the trait's, such as DataFusion's `FileFormat` methods, or mirror a family the
+///   users know (`register_npy` beside DataFusion's `register_parquet(name, path, options)`);
+/// - `pub(crate)` and other restricted functions, which are no one else's spelling.
+pub fn check_options_calls(lines: &[Line]) -> Vec<Problem> {
+    let end = code_lines(lines);
+    let toks: Vec<Token<'_>> = tokens(lines).into_iter().filter(|t| t.line < end).collect();
+    let mut problems = Vec::new();
+    for (i, tok) in toks.iter().enumerate() {
+        if tok.text != "pub" {
+            continue;
+        }
+        // `pub` then qualifiers (`const`, `async`, `unsafe`, `extern "C"`), then `fn`.
+        let mut at = i + 1;
+        while toks.get(at).is_some_and(|t| matches!(t.text, "const" | "async" | "unsafe" | "extern" | "\"")) {
+            at += 1;
+        }
+        if toks.get(at).map(|t| t.text) != Some("fn") {
+            continue;
+        }
+        let Some(name) = toks.get(at + 1) else { continue };
+        let Some(open) = (at + 2..toks.len()).find(|&k| toks[k].text == "(") else { continue };
+        let Some(close) = closing(&toks, open) else { continue };
+        let setter = toks[close + 1..]
+            .iter()
+            .take_while(|t| !matches!(t.text, "{" | ";" | "where"))
+            .map(|t| t.text)
+            .collect::<Vec<_>>()
+            .ends_with(&["-", ">", "&", "mut", "Self"]);
+        if setter {
+            continue;
+        }
+        let options = parameters(&toks[open + 1..close]).into_iter().find_map(options_type);
+        let what = match (options, name.text.ends_with("_with")) {
+            (Some(ty), false) => format!("`pub fn {}` takes options (`{ty}`) but is not named `…_with`", name.text),
+            (None, true) => format!("`pub fn {}` is named `…_with` but takes no options", name.text),
+            _ => continue,
+        };
+        problems.push(Problem { line: name.line + 1, what });
+    }
+    problems
+}
+
+/// The index of the `)` that closes the `(` at `open`.
+fn closing(toks: &[Token<'_>], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, t) in toks.iter().enumerate().skip(open) {
+        match t.text {
+            "(" => depth += 1,
+            ")" => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A parameter list's parameters, split at its top-level commas (not those inside `<>`,
+/// `()`, `[]` or `{}`; the `>` of `->` closes nothing).
+fn parameters<'t, 'a>(toks: &'t [Token<'a>]) -> Vec<&'t [Token<'a>]> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (k, t) in toks.iter().enumerate() {
+        match t.text {
+            "(" | "[" | "{" | "<" => depth += 1,
+            ">" if k > 0 && toks[k - 1].text == "-" => {}
+            ")" | "]" | "}" | ">" => depth = depth.saturating_sub(1),
+            "," if depth == 0 => {
+                out.push(&toks[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < toks.len() {
+        out.push(&toks[start..]);
+    }
+    out
+}
+
+/// The options type a parameter (`pattern: type`) takes, if its type is one: the type
+/// after any `&`, lifetime and `mut` is a path whose last segment is an options type.
+fn options_type(param: &[Token<'_>]) -> Option<String> {
+    let colon = param.iter().position(|t| t.text == ":")?;
+    let mut ty = &param[colon + 1..];
+    loop {
+        match ty {
+            [first, rest @ ..] if matches!(first.text, "&" | "mut") => ty = rest,
+            [quote, _, rest @ ..] if quote.text == "'" => ty = rest,
+            _ => break,
+        }
+    }
+    // The path: identifiers joined by `::`, up to the end of the type.
+    let mut last = ty.first()?;
+    let mut k = 1;
+    while ty.get(k..k + 3).is_some_and(|p| p[0].text == ":" && p[1].text == ":") {
+        last = &ty[k + 2];
+        k += 3;
+    }
+    let whole = k == ty.len() && last.text.chars().all(crate::lex::is_ident_char);
+    let named = last.text.ends_with(OPTIONS_SUFFIX) || OPTIONS_TYPES.contains(&last.text);
+    (whole && named).then(|| last.text.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,5 +669,52 @@ unsafe impl<T: Pod, const N: usize> Pod for [T; N] {
         assert_eq!(lines_of(check_forbid_unsafe(&lex("//! Docs.\n#![deny(unsafe_code)]\nuse x;\n"))), [3]);
         // Not among the first inner attributes: after an item it is no crate attribute.
         assert_eq!(lines_of(check_forbid_unsafe(&lex("use x;\n// #![forbid(unsafe_code)]\n"))), [1]);
+    }
+
+    fn options_problems(src: &str) -> Vec<Problem> {
+        check_options_calls(&lex(src))
+    }
+
+    #[test]
+    fn options_are_taken_by_with_functions() {
+        let bad = "\
+pub fn open(path: &Path, options: &ReadOptions) -> Result<R> {}
+impl W {
+    pub async fn batches(&self, rows: Range<usize>, options: &'a npy_arrow::ConvertOptions) {}
+    pub fn add_raw(&mut self, name: &str, bytes: &[u8], compression: Compression) -> Result<()> {}
+    pub const fn by_value(mut o: ReaderOptions) -> u8 {}
+    pub fn fill_with(&mut self, fill: impl FnOnce(&mut [u8])) {}
+}
+";
+        let found = options_problems(bad);
+        assert_eq!(lines_of(found.clone()), [1, 3, 4, 5, 6]);
+        assert_eq!(found[4].what, "`pub fn fill_with` is named `…_with` but takes no options");
+        assert_eq!(found[0].what, "`pub fn open` takes options (`ReadOptions`) but is not named `…_with`");
+        assert!(found[1].what.contains("`ConvertOptions`"), "{}", found[1].what);
+        let fine = "\
+pub fn open_with(path: &Path, options: &ReadOptions) -> Result<R> {}
+pub fn open(path: &Path) -> Result<R> {}
+impl ReaderOptions {
+    pub fn read_options(&mut self, options: &ReadOptions) -> &mut Self {}
+}
+impl Writer {
+    pub fn compression(&mut self, compression: Compression) -> &mut Self {}
+    pub(crate) fn inner(&self, options: &ReadOptions) {}
+    pub fn new(name: &str, layout: &Layout, compression: Option<Compression>) -> Self {}
+    pub fn f(g: impl Fn(u8) -> ReadOptions, h: HashMap<String, ReadOptions>) {}
+    pub fn for_each(&self, f: &mut dyn FnMut(&ReadOptions)) {}
+}
+impl FileFormat for F {
+    fn create_physical_plan(&self, state: &dyn Session, conf: FileScanConfig, options: &ReadOptions) {}
+}
+pub trait Ext {
+    fn register_npy(&self, name: &str, options: &NpyReadOptions);
+}
+#[cfg(test)]
+mod tests {
+    pub fn helper(options: &ReadOptions) {}
+}
+";
+        assert!(options_problems(fine).is_empty(), "{:?}", options_problems(fine));
     }
 }
