@@ -11,7 +11,8 @@
 //! - `tidy`: what review keeps catching, in every crate of the workspace: `unsafe` without
 //!   its `SAFETY` comment, `todo!` and `dbg!` left in, files over the size cap, crates that
 //!   should forbid unsafe code, import circles between modules, public functions that take
-//!   options without a `_with` name or have the name without the options (see [`tidy`]).
+//!   options without a `_with` name (or not last) or have the name without the options
+//!   (see [`tidy`]).
 //! - `golden`: rewrite the NumPy-made fixtures in `tests/data` (see [`golden`]).
 //! - `golden --check`: fail unless `tests/data` is exactly what NumPy writes.
 //! - `bench [--only PART,...] [--records N] [--repeat K] ...`: npy's speed (plain files,
@@ -53,7 +54,8 @@ commands:
                     (or # Safety doc), no todo!/dbg!/unimplemented!, no src file over 1100
                     lines of non-test code, crates without unsafe code forbid it, no
                     import circles between modules, no module imports the crate root, a
-                    pub fn takes options (...Options, Compression) exactly when named ..._with
+                    pub fn takes options (...Options, Compression) exactly when named
+                    ..._with, and takes them last
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
   bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header|python] [--bytes N]

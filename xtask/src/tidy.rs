@@ -25,9 +25,10 @@
 //!    or through others, and no module names an item the crate root defines
 //!    ([`crate::layers`]).
 //! 6. **`_with` takes the options.** In the non-test code of every crate's `src`, a `pub fn`
-//!    with a parameter of an options type is named `…_with`, and one named `…_with` has
-//!    such a parameter (see [`check_options_calls`] for what counts), so that `_with`
-//!    means "with these options", and only that, across the workspace.
+//!    with a parameter of an options type is named `…_with` and takes its options last,
+//!    and one named `…_with` has such a parameter (see [`check_options_calls`] for what
+//!    counts), so that `_with` means "with these options", and only that, across the
+//!    workspace.
 //!
 //! Each problem is printed as `path:line: what is wrong`; any problem fails the command.
 
@@ -407,7 +408,8 @@ pub fn check_forbid_unsafe(lines: &[Line]) -> Vec<Problem> {
 }
 
 /// Check 6: a `pub fn` (free, or a method of an inherent impl) with a parameter of an
-/// options type is named `…_with`, and a `pub fn …_with` has one (a closure is no
+/// options type is named `…_with` and has an options type last, and a `pub fn …_with` has
+/// one (a closure is no
 /// options: `fill_with(f)` is a name for options it does not take), in the file's
 /// non-test code (before its trailing `#[cfg(test)] mod`).
 ///
@@ -450,10 +452,16 @@ pub fn check_options_calls(lines: &[Line]) -> Vec<Problem> {
         if setter {
             continue;
         }
-        let options = parameters(&toks[open + 1..close]).into_iter().find_map(options_type);
+        let params = parameters(&toks[open + 1..close]);
+        let options = params.iter().copied().find_map(options_type);
+        // Trailing `,` of a parameter list split over lines: no parameter.
+        let last = params.iter().rev().find(|p| !p.is_empty()).copied().and_then(options_type);
         let what = match (options, name.text.ends_with("_with")) {
             (Some(ty), false) => format!("`pub fn {}` takes options (`{ty}`) but is not named `…_with`", name.text),
             (None, true) => format!("`pub fn {}` is named `…_with` but takes no options", name.text),
+            (Some(ty), true) if last.is_none() => {
+                format!("`pub fn {}` takes its options (`{ty}`) before its last parameter", name.text)
+            }
             _ => continue,
         };
         problems.push(Problem { line: name.line + 1, what });
@@ -689,11 +697,25 @@ impl W {
         let found = options_problems(bad);
         assert_eq!(lines_of(found.clone()), [1, 3, 4, 5, 6]);
         assert_eq!(found[4].what, "`pub fn fill_with` is named `…_with` but takes no options");
+        let first =
+            "pub fn read_batch_with(\n    &self,\n    options: &ConvertOptions,\n    rows: Range<usize>,\n) {}\n";
+        assert_eq!(
+            options_problems(first),
+            [Problem {
+                line: 1,
+                what: "`pub fn read_batch_with` takes its options (`ConvertOptions`) before its last parameter".into()
+            }]
+        );
         assert_eq!(found[0].what, "`pub fn open` takes options (`ReadOptions`) but is not named `…_with`");
         assert!(found[1].what.contains("`ConvertOptions`"), "{}", found[1].what);
         let fine = "\
 pub fn open_with(path: &Path, options: &ReadOptions) -> Result<R> {}
 pub fn open(path: &Path) -> Result<R> {}
+pub fn from_store_with(
+    store: Arc<dyn ObjectStore>,
+    limits: &ReaderOptions,
+    options: &ReadOptions,
+) -> Result<R> {}
 impl ReaderOptions {
     pub fn read_options(&mut self, options: &ReadOptions) -> &mut Self {}
 }
