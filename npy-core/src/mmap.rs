@@ -190,7 +190,7 @@ impl NpyMap {
     /// ```
     pub unsafe fn from_path(path: impl AsRef<Path>) -> Result<NpyMap> {
         // SAFETY:
-        // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
+        // - the caller upholds the contract of `NpyMap`, which `from_path_with` shares.
         unsafe { NpyMap::from_path_with(path, &ReadOptions::default()) }
     }
 
@@ -515,7 +515,7 @@ impl NpyMapMut {
     /// As [`NpyMap::from_path`]; [`ErrorKind::Io`] also when the file is not writable.
     pub unsafe fn from_path(path: impl AsRef<Path>) -> Result<NpyMapMut> {
         // SAFETY:
-        // - the caller upholds the contract of `NpyMap`, which `open_with` shares.
+        // - the caller upholds the contract of `NpyMap`, which `from_path_with` shares.
         unsafe { NpyMapMut::from_path_with(path, &ReadOptions::default()) }
     }
 
