@@ -5,7 +5,7 @@
 #[path = "support/corpus.rs"]
 mod shared_corpus;
 
-use npy_seismic::{ReceiverAligned, TraceAligned};
+use npy_seismic::{trace, ReceiverAligned, TraceAligned};
 
 use std::path::{Path, PathBuf};
 
@@ -376,27 +376,7 @@ fn chars_are_validated_never_transmuted() {
 
 // ---------------------------------------------------------------------------------------
 // Seismic traces: the records of examples/seismic.rs (`TraceAligned`, NumPy's `align=True`
-// layout, which is its memory layout).
-
-/// The example's trace `i`.
-fn trace(i: usize) -> TraceAligned {
-    let mut samples = [0f32; 64];
-    for (k, s) in samples.iter_mut().enumerate() {
-        *s = ((k as f32) * 0.2 + i as f32 * 0.01).sin() * (-(k as f32) / 32.0).exp();
-    }
-    TraceAligned {
-        trace_id: i as i32,
-        receiver: ReceiverAligned {
-            x: 500_000.0 + (i % 1000) as f64 * 12.5,
-            y: 6_200_000.0 + (i / 1000) as f64 * 25.0,
-            z: -2.5,
-        },
-        t0: (i % 1000) as f64 * 0.001,
-        dt: 0.004,
-        flags: (i % 3) as u8,
-        samples,
-    }
-}
+// layout, which is its memory layout; record `i` is `npy_seismic::trace(i)`).
 
 /// A trace's values as bits, so that NaN samples compare equal to themselves.
 fn bits(t: &TraceAligned) -> Vec<u64> {
