@@ -564,12 +564,10 @@ impl<R: Read> NpyReader<R> {
     /// [`ErrorKind::Truncated`]; [`ErrorKind::Io`].
     pub(crate) fn read_flat<T: NpyRecord>(mut self) -> Result<Vec<T>> {
         let origin = self.origin.take();
-        let read = self.regroup::<T>().and_then(|()| self.read_flat_here());
-        located(origin, read)
+        located(origin, self.regroup::<T>().and_then(|()| self.read_flat_here()))
     }
 
-    /// [`NpyReader::read_flat`] of a reader its caller has already regrouped for `T`
-    /// ([`NpyReader::regroup`]), to see the shape the elements come in first.
+    /// [`NpyReader::read_flat`] of a reader its caller regrouped for `T` to see the shape.
     pub(crate) fn read_regrouped<T: NpyRecord>(mut self) -> Result<Vec<T>> {
         let origin = self.origin.take();
         located(origin, self.read_flat_here())
@@ -743,8 +741,7 @@ impl<R: Read> NpyReader<R> {
         }
     }
 
-    /// How the file's elements become `T`s, on a header its caller regrouped for `T`
-    /// ([`NpyReader::regroup`]): every read regroups once, then plans.
+    /// How the elements become `T`s, on a header regrouped for `T` (each read does so once).
     fn plan<T: NpyRecord>(&mut self) -> Result<Plan> {
         refuse_objects(&self.header.dtype)?;
         Plan::new(&self.header.dtype, &native_dtype_of::<T>()?)
@@ -764,8 +761,7 @@ impl<R: Read> NpyReader<R> {
     /// Reads the file as an array of `T`s when `T` is an array type (`[U; N]`, nested)
     /// whose dims are the file's last ones, as writing folds them (`'|u1'` of shape
     /// `(2, 4)` is 2 elements `[u8; 4]`): the header's shape loses those dims and its
-    /// dtype becomes `T`'s subarray of the file's. Nothing changes otherwise.
-    ///
+    /// dtype becomes `T`'s subarray of the file's (else nothing changes). Once per read.
     /// # Errors
     /// [`ErrorKind::Usage`] when elements already read do not make whole `T`s.
     pub(crate) fn regroup<T: NpyRecord>(&mut self) -> Result<()> {
