@@ -1,7 +1,7 @@
 //! Bounded memory: `npy copy`, `npy check` and `npy dump` of a 1 GiB `.npy` file, and
 //! `copy` and `check` of a 1 GiB single-member stored `.npz`, stay under 64 MB of resident
-//! memory, with stderr redirected to a file (no terminal: no progress bar, and stderr stays
-//! empty).
+//! memory, and `npy sql` over a member inflating to 2 GiB under 256 MB, with stderr
+//! redirected to a file (no terminal: no progress bar, and stderr stays empty).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -16,6 +16,11 @@ const GIB: u64 = 1 << 30;
 /// Runs `npy ARGS` with stdout and stderr to files in `dir`; checks it succeeded within
 /// [`LIMIT`] with an empty stderr, and returns its stdout.
 fn bounded(dir: &Path, args: &[&Path]) -> String {
+    bounded_by(dir, args, LIMIT)
+}
+
+/// As [`bounded`], within `limit` bytes.
+fn bounded_by(dir: &Path, args: &[&Path], limit: u64) -> String {
     let (out, err) = (dir.join("stdout"), dir.join("stderr"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_npy"));
     cmd.args(args)
@@ -27,7 +32,7 @@ fn bounded(dir: &Path, args: &[&Path]) -> String {
     eprintln!("npy {args:?}: peak resident memory {} KiB ({} samples)", peak.bytes >> 10, peak.samples);
     assert!(peak.status.success(), "{args:?}: {}\n{stdout}{stderr}", peak.status);
     assert!(peak.samples > 0, "{args:?}: never sampled");
-    assert!(peak.bytes < LIMIT, "{args:?}: peak resident memory {} MB", peak.bytes >> 20);
+    assert!(peak.bytes < limit, "{args:?}: peak resident memory {} MB", peak.bytes >> 20);
     assert!(stderr.is_empty(), "{args:?}: stderr without a terminal: {stderr}");
     stdout
 }
@@ -84,6 +89,32 @@ fn dump_of_a_gib_npy_stays_under_64_mb() {
             assert_eq!(got.len(), 3);
             assert!(got[0].starts_with("[0],[1],") && got[0].ends_with(",[511]"), "{}", got[0]);
             assert_eq!(got[1], vec!["b''"; 512].join(","));
+        }
+    }
+}
+
+/// `npy sql` over an archive whose one deflated member inflates to 2 GiB (of zeros, in
+/// rows of 1,024 `<f8`), in C order and in Fortran order: a count, an aggregate that reads
+/// every row and a filter stay under 256 MB of resident memory, whatever the member's size.
+/// The member is verified and read as streams; a Fortran-order one's rows are gathered from
+/// it inflated into a temporary file (`npy_store::WHOLE_FORTRAN_BYTES`).
+#[cfg(feature = "sql")]
+#[test]
+fn sql_over_a_member_inflating_to_2_gib_stays_under_256_mb() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let rows = (2 * GIB / 8 / 1024).to_string();
+    for (name, fortran) in [("c.npz", false), ("f.npz", true)] {
+        let path = dir.path().join(name);
+        rss::zeros_npz_deflated(&path, 2 * GIB, 1024, fortran);
+        let table = format!("t={}", path.display());
+        for (query, want) in [
+            ("SELECT count(*) AS n FROM t", format!("n\n{rows}\n")),
+            ("SELECT max(x[1]) AS m, count(*) AS n FROM t", format!("m,n\n0.0,{rows}\n")),
+            ("SELECT count(*) AS n FROM t WHERE x[1024] <> 0", "n\n0\n".to_string()),
+        ] {
+            let args = ["sql", query, "--table", &table, "--format", "csv"].map(Path::new);
+            let got = bounded_by(dir.path(), &args, 256 << 20);
+            assert_eq!(got, want, "{name}: {query}");
         }
     }
 }

@@ -54,6 +54,7 @@
 mod checked;
 mod error;
 pub mod filter;
+mod gather;
 pub mod header;
 pub mod npz;
 pub mod remote;
@@ -63,6 +64,7 @@ mod upload;
 pub mod url;
 
 pub use checked::HOLD_BYTES;
+pub use gather::WHOLE_FORTRAN_BYTES;
 pub use header::{fetch_header, fetch_header_with, NpyObject, HEADER_PREFIX};
 pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;

@@ -18,6 +18,7 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
 
 use crate::error::{npz_error, store_error};
+use crate::gather::{self, Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
 use crate::header::fetch_header_at;
 use crate::remote::RemoteNpy;
 use crate::rows::{batches_from, member_row_batches, Check, Source, Verify};
@@ -326,13 +327,21 @@ impl RemoteNpz {
         }
         let (header, version, mut chunks, pending) = self.inflated_head(info).await?;
         let full = Layout::new_with(&header, Some(version), options).map_err(located)?;
-        let layout = Arc::new(match projection {
+        let mut layout = Arc::new(match projection {
             Some(columns) => full.project(columns).map_err(located)?,
             None => full.clone(),
         });
         let rows = 0..layout.rows();
         let name = self.location.to_string();
-        let source = if header.fortran_order && header.shape.len() > 1 {
+        let fortran = header.fortran_order && header.shape.len() > 1;
+        let source = if fortran && full.rows() as u64 * full.row_bytes() as u64 > WHOLE_FORTRAN_BYTES {
+            // Rows of a larger one are gathered from its data inflated into a temporary file.
+            let file = gather::spool(&pending, chunks, located).await?;
+            let gather = Gather::new(GatherFrom::File(Arc::new(file)), 0, &full, name.clone())
+                .ok_or_else(|| located(npz_error(&info.member, "a Fortran-order array's rows have no items")))?;
+            layout = Arc::new(layout.gathered());
+            Source::Gather(Box::new(gather))
+        } else if fortran {
             let mut pending = pending;
             while let Some(chunk) = chunks.next().await {
                 pending.extend_from_slice(&chunk?);

@@ -17,6 +17,7 @@ use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectSt
 
 use crate::error::{npz_error, store_error};
 use crate::filter::{Filtered, RowFilter};
+use crate::gather::{Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
 use crate::stream::BatchStream;
 
 /// A scan of rows of the `.npy` data found at byte `data_start` of `location` (an npz's
@@ -35,8 +36,9 @@ use crate::stream::BatchStream;
 /// file's rows are mapped ([`MappedRange`]) and decoded in place: a projection of a few
 /// fields then touches their pages without copying every byte, which makes it several
 /// times faster than a read of the whole rows. Rows of a Fortran-order array of two dims
-/// or more are not contiguous: the whole data is fetched (one GET) and the range decoded
-/// from it.
+/// or more are not contiguous: data of up to [`WHOLE_FORTRAN_BYTES`] is fetched whole (one
+/// GET) and the range decoded from it; larger data is gathered a block of rows at a time,
+/// one run per item of a row (positioned reads of a local file, ranged GETs of an object).
 ///
 /// # Examples
 /// ```
@@ -179,7 +181,7 @@ fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
             State::Start { store, location, data_start, layout, rows, batch_rows, map, verify, filter } => {
                 let name = location.to_string();
                 let place = Place { data_start, map, verify, filter };
-                match Scan::open(&*store, &location, place, layout, rows, batch_rows).await {
+                match Scan::open(&store, &location, place, layout, rows, batch_rows).await {
                     Ok(scan) => Box::new(scan),
                     Err(e) => return Some((Err(e.reading(&name)), State::Done)),
                 }
@@ -358,27 +360,38 @@ pub(crate) enum Source {
     /// All the bytes at once: the whole data of a Fortran-order array (rows are decoded
     /// from all of it), or nothing for rows of no bytes.
     Whole(Bytes),
+    /// A larger Fortran-order array's rows, gathered a block at a time into C order (the
+    /// scan's layout is then [`Layout::gathered`]).
+    Gather(Box<Gather>),
 }
 
 impl Scan {
     async fn open(
-        store: &dyn ObjectStore,
+        store: &Arc<dyn ObjectStore>,
         location: &Path,
         place: Place,
         layout: Arc<Layout>,
         rows: Range<usize>,
         batch_rows: usize,
     ) -> Result<Scan> {
-        let Place { data_start, map, verify, filter } = place;
         let total = layout.rows();
         if rows.start > rows.end || rows.end > total {
             let reason = format!("rows {}..{} asked of an array of {total} rows", rows.start, rows.end);
             return Err(ErrorKind::WrongShape { reason }.into());
         }
-        let name = location.to_string();
+        if place.verify.is_some() && rows.start != 0 {
+            let reason =
+                format!("rows {}..{} of a checked member: its rows are read from the first", rows.start, rows.end);
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
         let row_bytes = layout.row_bytes();
         let header = layout.header();
         let fortran = header.fortran_order && header.shape.len() > 1;
+        if fortran && total as u64 * row_bytes as u64 > WHOLE_FORTRAN_BYTES {
+            return Scan::open_gathered(store, location, place, layout, rows, batch_rows).await;
+        }
+        let Place { data_start, map, verify, filter } = place;
+        let name = location.to_string();
         // The bytes fetched, counted from the data start: all of them for a Fortran-order
         // array, else the rows'; a verified member's from its first row to its end. Header
         // sizes are checked not to overflow when parsed.
@@ -388,11 +401,6 @@ impl Scan {
             Some(v) => (0, v.data_len.max(to)),
             None => (from, to),
         };
-        if verify.is_some() && rows.start != 0 {
-            let reason =
-                format!("rows {}..{} of a checked member: its rows are read from the first", rows.start, rows.end);
-            return Err(ErrorKind::WrongShape { reason }.into());
-        }
         let asked = rows.end as u64 * row_bytes as u64;
         let filtered = filter.map(|f| Filtered::new(&layout, f)).transpose()?;
         let reads_rows = match &filtered {
@@ -463,6 +471,57 @@ impl Scan {
             }
         };
         Ok(scan)
+    }
+
+    /// [`Scan::open`] of a Fortran-order array of more than [`WHOLE_FORTRAN_BYTES`]: a
+    /// checked member's bytes are read and hashed, whole and checked, first; then its rows
+    /// are gathered a block at a time ([`Gather`]), from the file where it is local (maps are
+    /// not used), by ranged GETs where it is remote.
+    async fn open_gathered(
+        store: &Arc<dyn ObjectStore>,
+        location: &Path,
+        place: Place,
+        layout: Arc<Layout>,
+        rows: Range<usize>,
+        batch_rows: usize,
+    ) -> Result<Scan> {
+        let Place { data_start, verify, filter, .. } = place;
+        let name = location.to_string();
+        let data = layout.rows() as u64 * layout.row_bytes() as u64;
+        if let Some(verify) = verify {
+            hash_all(store, location, data_start, verify, &name).await?.finish()?;
+        }
+        // One byte fetched tells a local file, whose runs are read where they are, from an
+        // object of a remote store.
+        let probe = GetOptions { range: Some(GetRange::Bounded(data_start..data_start + 1)), ..Default::default() };
+        let from = match store.get_opts(location, probe).await {
+            Ok(got) => match got.payload {
+                GetResultPayload::File(file, _) => GatherFrom::File(Arc::new(file)),
+                GetResultPayload::Stream(_) => GatherFrom::Store(store.clone(), location.clone()),
+            },
+            Err(e) => match store.head(location).await {
+                Ok(meta) if meta.size <= data_start => return Err(truncated(data, 0)),
+                _ => return Err(store_error(e, &name)),
+            },
+        };
+        let gather = Gather::new(from, data_start, &layout, name.clone())
+            .ok_or_else(|| io_error("a Fortran-order array's rows have no items".into()))?;
+        let layout = Arc::new(layout.gathered());
+        let filtered = filter.map(|f| Filtered::new(&layout, f)).transpose()?;
+        Ok(Scan {
+            name,
+            row_bytes: layout.row_bytes(),
+            layout,
+            next: rows.start,
+            end: rows.end,
+            batch_rows,
+            source: Source::Gather(Box::new(gather)),
+            rest: 0,
+            verify: None,
+            filtered,
+            populate: false,
+            finished: false,
+        })
     }
 
     /// The next block of rows (of those a filter keeps), `None` after the last. The block
@@ -536,6 +595,7 @@ impl Scan {
                 *slot = Some((file, buf));
                 Ok(batch)
             }
+            Source::Gather(gather) => decode(&gather.block(first, n).await?),
             Source::Stream(chunks, pending) => {
                 while pending.len() < need {
                     match chunks.next().await {
@@ -587,7 +647,7 @@ impl Scan {
             }
             // All fetched bytes were hashed when fetched (`Whole`), or no check is made
             // (`Mapped`, plain files).
-            Source::File(_) | Source::Whole(_) | Source::Mapped { .. } => {}
+            Source::File(_) | Source::Whole(_) | Source::Mapped { .. } | Source::Gather(_) => {}
         }
         match &self.verify {
             Some(verify) => verify.finish(),
@@ -627,6 +687,39 @@ fn hash_rest(
         left -= n as u64;
     }
     Ok((file, buf, verify))
+}
+
+/// `verify` after every byte of the data at byte `data_start` of `location` to its end (a
+/// checked member's, `verify.data_len` bytes) was read and hashed.
+async fn hash_all(
+    store: &Arc<dyn ObjectStore>,
+    location: &Path,
+    data_start: u64,
+    mut verify: Verify,
+    name: &str,
+) -> Result<Verify> {
+    if verify.data_len == 0 {
+        return Ok(verify);
+    }
+    let range = GetRange::Bounded(data_start..data_start + verify.data_len);
+    let got = store.get_opts(location, GetOptions { range: Some(range), ..Default::default() });
+    let got = got.await.map_err(|e| store_error(e, name))?;
+    match got.payload {
+        GetResultPayload::File(mut file, _) => {
+            file.seek(SeekFrom::Start(got.range.start))?;
+            let rest = got.range.end - got.range.start;
+            let read = tokio::task::spawn_blocking(move || hash_rest(file, Vec::new(), rest, Some(verify)));
+            let (_, _, verify) =
+                read.await.map_err(|e| io_error(format!("the read of the member's bytes failed: {e}")))??;
+            verify.ok_or_else(|| io_error("the member's check was lost".into()))
+        }
+        GetResultPayload::Stream(mut chunks) => {
+            while let Some(chunk) = chunks.next().await {
+                verify.update(&chunk.map_err(|e| store_error(e, name))?);
+            }
+            Ok(verify)
+        }
+    }
 }
 
 /// The object ends before the rows asked for: `expected` bytes of data needed, `found`

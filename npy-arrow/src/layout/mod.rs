@@ -162,6 +162,24 @@ impl Layout {
         row_bytes(self)
     }
 
+    /// For a Fortran-order array of two dims or more, whose rows are not contiguous: the
+    /// element offsets of a row's items from its first, in C order of the row's dims (item
+    /// `k` of row `i` is element `i + items[k]` of the data). `None` when rows are
+    /// contiguous.
+    pub fn fortran_items(&self) -> Option<Vec<usize>> {
+        fortran_rows(self)
+    }
+
+    /// The layout that decodes this array's rows gathered into C order (each row's items
+    /// one after another, in C order: see [`Layout::fortran_items`]), with this layout's
+    /// schema: what a scan of a Fortran-order array that holds a block of rows at a time,
+    /// not the whole data, decodes its blocks with. This layout for contiguous rows.
+    pub fn gathered(&self) -> Layout {
+        let mut gathered = self.clone();
+        gathered.header.fortran_order = false;
+        gathered
+    }
+
     /// This layout with only some of its columns, `indices` into the schema's fields in the
     /// order wanted (the [`RESIDUE`] column, when kept, is the last field). Only those
     /// columns are decoded: a scan that needs one field of a wide record touches only that

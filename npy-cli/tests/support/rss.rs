@@ -81,6 +81,25 @@ pub fn zeros_npz_stored(path: &Path, len: u64) {
     std::fs::remove_file(&npy).unwrap();
 }
 
+/// Writes an `.npz` archive of one deflated member `x.npy`: `len` bytes of zeros as `'<f8'`
+/// of shape `(len / 8 / width, width)`, in Fortran order when `fortran` (the same bytes,
+/// another header), deflated as they are made: nothing of `len` is held or written out.
+pub fn zeros_npz_deflated(path: &Path, len: u64, width: usize, fortran: bool) {
+    let rows = (len / 8) as usize / width;
+    let mut header = npy_core::header::Header::new(
+        npy_core::DType::native(npy_core::dtype::ScalarType::Float(8)),
+        vec![rows, width],
+    );
+    header.fortran_order = fortran;
+    let (_, head) = header.encode(None).unwrap();
+    let data = (rows * width * 8) as u64;
+    let source = std::io::Read::chain(&head[..], std::io::Read::take(std::io::repeat(0), data));
+    let mut writer = npy_core::npz::Writer::create(path).unwrap();
+    let size = head.len() as u64 + data;
+    writer.add_raw_from_with("x.npy", size, source, npy_core::npz::Compression::deflated()).unwrap();
+    writer.finish().unwrap();
+}
+
 #[test]
 fn vm_hwm_is_read_from_the_status_text() {
     let text = "Name:\tnpy\nVmPeak:\t  20000 kB\nVmHWM:\t    5120 kB\nVmRSS:\t 4000 kB\n";
