@@ -94,23 +94,25 @@ fn dump_of_a_gib_npy_stays_under_64_mb() {
 }
 
 /// `npy sql` over an archive whose one deflated member inflates to 2 GiB (of zeros, in
-/// rows of 1,024 `<f8`), in C order and in Fortran order: a count, an aggregate that reads
+/// rows of 128 `<f8`), in C order and in Fortran order: a count, an aggregate that reads
 /// every row and a filter stay under 256 MB of resident memory, whatever the member's size.
-/// The member is verified and read as streams; a Fortran-order one's rows are gathered from
-/// it inflated into a temporary file (`npy_store::WHOLE_FORTRAN_BYTES`).
+/// The member is verified and read as streams, inflated a piece at a time (a MiB of
+/// deflated zeros is a GiB); a Fortran-order one's rows are gathered from it inflated into
+/// a temporary file (`npy_store::WHOLE_FORTRAN_BYTES`). (A query holds a few batches of the
+/// session's batch size, 8,192 rows: here 8 MiB each.)
 #[cfg(feature = "sql")]
 #[test]
 fn sql_over_a_member_inflating_to_2_gib_stays_under_256_mb() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let rows = (2 * GIB / 8 / 1024).to_string();
+    let rows = (2 * GIB / 8 / 128).to_string();
     for (name, fortran) in [("c.npz", false), ("f.npz", true)] {
         let path = dir.path().join(name);
-        rss::zeros_npz_deflated(&path, 2 * GIB, 1024, fortran);
+        rss::zeros_npz_deflated(&path, 2 * GIB, 128, fortran);
         let table = format!("t={}", path.display());
         for (query, want) in [
             ("SELECT count(*) AS n FROM t", format!("n\n{rows}\n")),
             ("SELECT max(x[1]) AS m, count(*) AS n FROM t", format!("m,n\n0.0,{rows}\n")),
-            ("SELECT count(*) AS n FROM t WHERE x[1024] <> 0", "n\n0\n".to_string()),
+            ("SELECT count(*) AS n FROM t WHERE x[128] <> 0", "n\n0\n".to_string()),
         ] {
             let args = ["sql", query, "--table", &table, "--format", "csv"].map(Path::new);
             let got = bounded_by(dir.path(), &args, 256 << 20);

@@ -558,6 +558,8 @@ impl RemoteNpz {
         let state = Inflating {
             raw,
             inflate: (!stored).then(|| flate2::Decompress::new(false)),
+            input: Bytes::new(),
+            stalled: false,
             ended: false,
             crc: crc32fast::Hasher::new(),
             out: 0,
@@ -642,6 +644,11 @@ impl Prepared {
 struct Inflating {
     raw: BoxStream<'static, Result<Bytes>>,
     inflate: Option<flate2::Decompress>,
+    /// Raw bytes received and not inflated yet: a chunk is inflated a piece of at most
+    /// [`INFLATE_CHUNK`] bytes at a time (a MiB of deflated zeros comes to a GiB).
+    input: Bytes,
+    /// Whether the last inflation of `input` made no progress: it needs more raw bytes.
+    stalled: bool,
     /// Whether the deflate stream has ended.
     ended: bool,
     crc: crc32fast::Hasher,
@@ -656,17 +663,28 @@ const INFLATE_CHUNK: u64 = 256 << 10;
 impl Inflating {
     async fn next(mut self) -> Option<(Result<Bytes>, Inflating)> {
         while !self.done {
-            let step = match self.raw.next().await {
-                None => {
-                    self.done = true;
-                    let end = if self.inflate.is_some() && !self.ended {
-                        Err(npz_error(&self.want.member, "the deflate stream ends early"))
-                    } else {
-                        self.want.finish(self.out, &self.crc)
-                    };
-                    end.map(|()| Bytes::new())
+            let step = if self.inflate.is_some() && !self.input.is_empty() && !self.stalled {
+                self.inflate_piece()
+            } else {
+                match self.raw.next().await {
+                    None => {
+                        self.done = true;
+                        let end = if self.inflate.is_some() && !self.ended {
+                            Err(npz_error(&self.want.member, "the deflate stream ends early"))
+                        } else {
+                            self.want.finish(self.out, &self.crc)
+                        };
+                        end.map(|()| Bytes::new())
+                    }
+                    Some(Err(e)) => Err(e),
+                    Some(Ok(chunk)) if self.inflate.is_some() => {
+                        self.input =
+                            if self.input.is_empty() { chunk } else { [&self.input[..], &chunk].concat().into() };
+                        self.stalled = false;
+                        continue;
+                    }
+                    Some(Ok(chunk)) => self.count(chunk),
                 }
-                Some(chunk) => chunk.and_then(|c| self.pass(&c)),
             };
             match step {
                 Ok(out) if out.is_empty() => continue,
@@ -680,50 +698,52 @@ impl Inflating {
         None
     }
 
-    /// The bytes `chunk` comes to, checked against the claimed size.
-    fn pass(&mut self, chunk: &Bytes) -> Result<Bytes> {
-        let out = match &mut self.inflate {
-            None => chunk.clone(),
-            Some(z) => {
-                let mut out = Vec::new();
-                let mut input = &chunk[..];
-                loop {
-                    if self.ended {
-                        if !input.is_empty() {
-                            return Err(npz_error(&self.want.member, "bytes follow the end of the deflate stream"));
-                        }
-                        break;
-                    }
-                    // Never more than the claimed size, plus one byte to see a stream that
-                    // runs past it.
-                    let left = self.want.size.saturating_sub(self.out + out.len() as u64);
-                    let mut buf = vec![0u8; (left + 1).min(INFLATE_CHUNK) as usize];
-                    let (before_in, before_out) = (z.total_in(), z.total_out());
-                    let status = z.decompress(input, &mut buf, flate2::FlushDecompress::None).map_err(|e| {
-                        Error::from(npy_core::ErrorKind::Npz {
-                            member: Some(self.want.member.clone()),
-                            reason: "bad deflate data".to_string(),
-                            source: Some(Box::new(e)),
-                        })
-                    })?;
-                    let consumed = (z.total_in() - before_in) as usize;
-                    let produced = (z.total_out() - before_out) as usize;
-                    input = &input[consumed..];
-                    out.extend_from_slice(&buf[..produced]);
-                    if self.out + out.len() as u64 > self.want.size {
-                        break;
-                    }
-                    if status == flate2::Status::StreamEnd {
-                        self.ended = true;
-                        continue;
-                    }
-                    if (input.is_empty() && produced < buf.len()) || (consumed == 0 && produced == 0) {
-                        break;
-                    }
+    /// At most [`INFLATE_CHUNK`] bytes inflated from `input` (what it used taken off it),
+    /// counted and hashed; never more than the claimed size plus one byte, to see a stream
+    /// that runs past it.
+    fn inflate_piece(&mut self) -> Result<Bytes> {
+        let Some(z) = &mut self.inflate else { return Ok(Bytes::new()) };
+        if self.ended {
+            return Err(npz_error(&self.want.member, "bytes follow the end of the deflate stream"));
+        }
+        let left = self.want.size.saturating_sub(self.out);
+        let mut buf = vec![0u8; (left + 1).min(INFLATE_CHUNK) as usize];
+        let mut filled = 0;
+        loop {
+            let (before_in, before_out) = (z.total_in(), z.total_out());
+            let status = z.decompress(&self.input, &mut buf[filled..], flate2::FlushDecompress::None).map_err(|e| {
+                Error::from(npy_core::ErrorKind::Npz {
+                    member: Some(self.want.member.clone()),
+                    reason: "bad deflate data".to_string(),
+                    source: Some(Box::new(e)),
+                })
+            })?;
+            let consumed = (z.total_in() - before_in) as usize;
+            let produced = (z.total_out() - before_out) as usize;
+            self.input = self.input.slice(consumed..);
+            filled += produced;
+            if status == flate2::Status::StreamEnd {
+                self.ended = true;
+                if !self.input.is_empty() {
+                    return Err(npz_error(&self.want.member, "bytes follow the end of the deflate stream"));
                 }
-                Bytes::from(out)
+                break;
             }
-        };
+            if consumed == 0 && produced == 0 {
+                self.stalled = true;
+                break;
+            }
+            if filled == buf.len() || self.input.is_empty() {
+                break;
+            }
+        }
+        buf.truncate(filled);
+        self.count(Bytes::from(buf))
+    }
+
+    /// `out`, the member's next bytes, counted and hashed, and checked against the claimed
+    /// size.
+    fn count(&mut self, out: Bytes) -> Result<Bytes> {
         self.out += out.len() as u64;
         if self.out > self.want.size {
             let why = format!("the member inflates past the {} bytes its directory entry claims", self.want.size);
