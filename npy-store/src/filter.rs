@@ -96,6 +96,12 @@ impl RowFilter {
     ) -> RowFilter {
         RowFilter { layout, keep: Arc::new(keep) }
     }
+
+    /// This filter over the rows of a Fortran-order array gathered into C order, as a scan
+    /// that gathers them decodes its blocks ([`Layout::gathered`]).
+    pub(crate) fn gathered(self) -> RowFilter {
+        RowFilter { layout: Arc::new(self.layout.gathered()), keep: self.keep }
+    }
 }
 
 /// An Arrow error of cutting a block's columns (which have the block's length, so it does

@@ -507,7 +507,7 @@ impl Scan {
         let gather = Gather::new(from, data_start, &layout, name.clone())
             .ok_or_else(|| io_error("a Fortran-order array's rows have no items".into()))?;
         let layout = Arc::new(layout.gathered());
-        let filtered = filter.map(|f| Filtered::new(&layout, f)).transpose()?;
+        let filtered = filter.map(|f| Filtered::new(&layout, f.gathered())).transpose()?;
         Ok(Scan {
             name,
             row_bytes: layout.row_bytes(),

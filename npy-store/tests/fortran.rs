@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
-use arrow_array::RecordBatch;
+use arrow_array::{BooleanArray, RecordBatch};
 use futures::TryStreamExt;
 use npy_core::npz::{Compression, Writer};
 use npy_core::prelude::*;
+use npy_store::filter::{Kept, RowFilter};
 use npy_store::{RemoteNpz, RowScan, WHOLE_FORTRAN_BYTES};
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
@@ -72,6 +73,27 @@ async fn rows_are_gathered_from_a_file_and_an_object() {
             let batches: Vec<RecordBatch> = scan.batches().into_inner().try_collect().await.unwrap();
             check_rows(&batches, rows.start, rows.len());
         }
+        // A filter judges the gathered rows too: the rows whose second item is a multiple
+        // of 7 (row i's is 3i + 1), from rows 1,000 on.
+        let keep = RowFilter::new(layout.clone(), |batch| {
+            let list = batch.column(0).as_fixed_size_list();
+            let values = list.values().as_primitive::<Float64Type>().values();
+            let kept: BooleanArray =
+                values.chunks_exact(K).map(|row| Some((row[1] as u64).is_multiple_of(7))).collect();
+            Ok(Kept::of(&kept))
+        });
+        let mut scan = RowScan::new(store.clone(), location.clone(), object.data_offset, layout.clone());
+        scan.rows(1000..n).batch_rows(65_536).filter(keep);
+        let batches: Vec<RecordBatch> = scan.batches().into_inner().try_collect().await.unwrap();
+        let got: Vec<f64> = (batches.iter())
+            .flat_map(|b| b.column(0).as_fixed_size_list().values().as_primitive::<Float64Type>().values().to_vec())
+            .collect();
+        let want: Vec<f64> = (1000..n)
+            .filter(|i| (i * K + 1).is_multiple_of(7))
+            .flat_map(|i| (0..K).map(move |j| (i * K + j) as f64))
+            .collect();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the filtered rows differ");
     }
 }
 
