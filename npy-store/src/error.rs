@@ -24,3 +24,9 @@ pub(crate) fn store_io(error: object_store::Error) -> std::io::Error {
 pub(crate) fn npz_error(member: &str, reason: &str) -> Error {
     npy_core::ErrorKind::Npz { member: Some(member.to_string()), reason: reason.to_string(), source: None }.into()
 }
+
+/// An I/O error of npy-store's own (a failed blocking task, a lost temporary file), said in
+/// `reason`.
+pub(crate) fn io_error(reason: String) -> Error {
+    std::io::Error::other(reason).into()
+}

@@ -16,7 +16,7 @@ use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
 use object_store::ObjectStore;
 
-use crate::error::store_error;
+use crate::error::{io_error, store_error};
 
 /// Bytes of a Fortran-order array's data up to which a scan reads it whole (one read, the
 /// rows decoded from memory); larger data is gathered a block of rows at a time.
@@ -136,8 +136,4 @@ pub(crate) async fn spool(
         (file, buf) = (written, spent);
     }
     Ok(file)
-}
-
-fn io_error(reason: String) -> Error {
-    std::io::Error::other(reason).into()
 }

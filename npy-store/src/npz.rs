@@ -15,14 +15,14 @@ use npy_core::header::{Header, Version};
 use npy_core::npz::{Compression, MemberInfo, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
 use crate::error::{npz_error, store_error};
 use crate::gather::{self, Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
 use crate::header::fetch_header_at;
 use crate::remote::RemoteNpy;
 use crate::rows::{batches_from, member_row_batches, Check, Source, Verify};
-use crate::stream::BatchStream;
+use crate::stream::{payload_stream, BatchStream};
 
 /// Bytes fetched from the end of an archive first: the end record with the longest
 /// comment, and the central directory of up to about a thousand members.
@@ -567,44 +567,6 @@ impl RemoteNpz {
             done: false,
         };
         Ok(stream::unfold(state, Inflating::next).map_err(located).boxed())
-    }
-}
-
-/// Bytes read per block of a local file's member: 1 MiB.
-const FILE_BLOCK: u64 = 1 << 20;
-
-/// The bytes of a store's answer as they come: a local file's range read in blocks of
-/// [`FILE_BLOCK`] on tokio's blocking pool (object_store's own stream of a file is one
-/// blocking task per 8 KiB, several times slower), a remote object's as they arrive. A
-/// file that ends early ends the stream early (the member's size check then says so).
-fn payload_stream(got: GetResult, name: String) -> BoxStream<'static, Result<Bytes>> {
-    let range = got.range.clone();
-    match got.payload {
-        GetResultPayload::File(file, _) => {
-            let state = Some((file, range.start, range.end));
-            stream::unfold(state, |state| async move {
-                let (mut file, pos, end) = state?;
-                if pos >= end {
-                    return None;
-                }
-                let n = (end - pos).min(FILE_BLOCK);
-                let read = tokio::task::spawn_blocking(move || {
-                    let mut buf = Vec::with_capacity(n as usize);
-                    let done = file.seek(SeekFrom::Start(pos)).and_then(|_| (&mut file).take(n).read_to_end(&mut buf));
-                    (file, buf, done)
-                });
-                match read.await {
-                    Ok((file, buf, Ok(got))) => {
-                        let next = (got as u64 == n).then_some((file, pos + n, end));
-                        Some((Ok(Bytes::from(buf)), next))
-                    }
-                    Ok((_, _, Err(e))) => Some((Err(Error::from(e)), None)),
-                    Err(e) => Some((Err(Error::from(io::Error::other(format!("a read failed: {e}")))), None)),
-                }
-            })
-            .boxed()
-        }
-        GetResultPayload::Stream(s) => s.map_err(move |e| store_error(e, &name)).boxed(),
     }
 }
 

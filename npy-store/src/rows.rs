@@ -15,10 +15,10 @@ use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt};
 
-use crate::error::{npz_error, store_error};
+use crate::error::{io_error, npz_error, store_error};
 use crate::filter::{Filtered, RowFilter};
 use crate::gather::{Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
-use crate::stream::BatchStream;
+use crate::stream::{payload_stream, BatchStream};
 
 /// A scan of rows of the `.npy` data found at byte `data_start` of `location` (an npz's
 /// stored member is the same with its data start), decoded by `layout` (projected by the
@@ -703,33 +703,17 @@ async fn hash_all(
     }
     let range = GetRange::Bounded(data_start..data_start + verify.data_len);
     let got = store.get_opts(location, GetOptions { range: Some(range), ..Default::default() });
-    let got = got.await.map_err(|e| store_error(e, name))?;
-    match got.payload {
-        GetResultPayload::File(mut file, _) => {
-            file.seek(SeekFrom::Start(got.range.start))?;
-            let rest = got.range.end - got.range.start;
-            let read = tokio::task::spawn_blocking(move || hash_rest(file, Vec::new(), rest, Some(verify)));
-            let (_, _, verify) =
-                read.await.map_err(|e| io_error(format!("the read of the member's bytes failed: {e}")))??;
-            verify.ok_or_else(|| io_error("the member's check was lost".into()))
-        }
-        GetResultPayload::Stream(mut chunks) => {
-            while let Some(chunk) = chunks.next().await {
-                verify.update(&chunk.map_err(|e| store_error(e, name))?);
-            }
-            Ok(verify)
-        }
+    let mut chunks = payload_stream(got.await.map_err(|e| store_error(e, name))?, name.to_string());
+    while let Some(chunk) = chunks.next().await {
+        verify.update(&chunk?);
     }
+    Ok(verify)
 }
 
 /// The object ends before the rows asked for: `expected` bytes of data needed, `found`
 /// present, both counted from the data start.
 fn truncated(expected: u64, found: u64) -> Error {
     ErrorKind::Truncated { expected, found }.into()
-}
-
-fn io_error(reason: String) -> Error {
-    std::io::Error::other(reason).into()
 }
 
 #[cfg(test)]
