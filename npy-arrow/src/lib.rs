@@ -60,7 +60,7 @@ pub mod schema;
 mod text_spool;
 pub mod write;
 
-pub use layout::Layout;
+pub use layout::{Layout, Part, Step};
 pub use npz::{NpzBatchReader, NpzBatchWriter, NpzTableOptions};
 pub use options::ConvertOptions;
 pub use read::{mapped_array, BatchReader};

@@ -61,6 +61,25 @@ impl Pos {
         }
     }
 
+    /// Of groups of `of` positions (the items of each row of an N-d array), the items
+    /// `start..start + len` of each group.
+    pub(crate) fn pick(&self, of: usize, start: usize, len: usize) -> Pos {
+        match self {
+            Pos::Grid { start: at, outer, n, inner, len: group } if *group == of => {
+                Pos::Grid { start: at + start * inner, outer: *outer, n: *n, inner: *inner, len }
+            }
+            _ => {
+                let all: Vec<usize> = self.iter().collect();
+                let groups = all.len().checked_div(of).unwrap_or(0);
+                let mut out = Vec::with_capacity(groups * len);
+                for g in 0..groups {
+                    out.extend_from_slice(&all[g * of + start..g * of + start + len]);
+                }
+                Pos::List(out)
+            }
+        }
+    }
+
     /// Whether the values, of `size` bytes, lie side by side from the first.
     pub(crate) fn contiguous(&self, size: usize) -> bool {
         match self {
@@ -209,6 +228,20 @@ mod tests {
         assert!(Pos::strided(0, 4, 3).contiguous(4));
         assert_eq!(Pos::strided(0, 4, 3).items(0, 8).iter().count(), 0);
         assert_eq!(grid.items(3, 1).count(), 18);
+    }
+
+    #[test]
+    fn picks_are_the_same_items_of_grids_and_lists() {
+        // Rows of 3 items of 4 bytes, 12 bytes apart: items 1..3 of each.
+        let grid = rows(0, 3, 3, 4, None);
+        let list = Pos::List(grid.iter().collect());
+        for p in [&grid, &list] {
+            assert_eq!(p.pick(3, 1, 2).iter().collect::<Vec<_>>(), [4, 8, 16, 20, 28, 32]);
+            assert_eq!(p.pick(3, 2, 1).iter().collect::<Vec<_>>(), [8, 20, 32]);
+        }
+        assert!(matches!(grid.pick(3, 2, 1), Pos::Grid { start: 8, n: 3, len: 1, .. }));
+        // Fortran-order rows, (3, 2): item 1 of row r is element r + 3.
+        assert_eq!(rows(0, 3, 2, 4, Some(&[0, 3])).pick(2, 1, 1).iter().collect::<Vec<_>>(), [12, 16, 20]);
     }
 
     #[test]

@@ -60,6 +60,13 @@ pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place, gathered
             let items = decode(item, data, &pos.items(*len, *stride), place, gathered)?;
             list(field, *len, items, pos.count())
         }
+        Node::Pick { of, start, len, item, field } => {
+            let items = decode(item, data, &pos.pick(*of, *start, *len), place, gathered)?;
+            match field {
+                Some(field) => list(field, *len, items, pos.count() / of),
+                None => Ok(items),
+            }
+        }
     }
 }
 
@@ -164,6 +171,7 @@ fn leaves(node: &Node, pos: Pos, jobs: &mut Vec<(Scalar, Pos)>) {
             }
         }
         Node::List { len, stride, item, .. } => leaves(item, pos.items(*len, *stride), jobs),
+        Node::Pick { of, start, len, item, .. } => leaves(item, pos.pick(*of, *start, *len), jobs),
     }
 }
 
@@ -377,6 +385,7 @@ pub(crate) fn encode(node: &Node, array: &dyn Array, out: &mut [u8], pos: &Pos, 
             let values = array.as_fixed_size_list().values();
             encode(item, values.as_ref(), out, &pos.items(*len, *stride), place)
         }
+        Node::Pick { .. } => Err(usage("a part of a row's items cannot be written: write whole rows".to_string())),
     }
 }
 

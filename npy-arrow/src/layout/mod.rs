@@ -22,11 +22,14 @@ use crate::pos::Pos;
 pub(crate) mod codec;
 mod keys;
 pub(crate) mod node;
+mod part;
 
 pub use keys::{
     DESCR_KEY, DTYPE_KEY, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FORTRAN_ORDER_KEY, ITEM, RESIDUE, RESIDUE_KEY,
     SHAPE_KEY, TENSOR_EXTENSION, VALUES, VERSION_KEY,
 };
+
+pub use part::{Part, Step};
 
 use codec::Place;
 use node::{checked_i32, field_metadata, node_of, residue_slots, unsupported, with_meta, Node, Residue, SlotKind};
@@ -186,7 +189,8 @@ impl Layout {
     /// field's bytes. The schema keeps the metadata.
     ///
     /// # Errors
-    /// [`ErrorKind::WrongShape`] for an index past the last field or given twice.
+    /// As [`Layout::select`]: an index past the last field or given twice, or the residue
+    /// column not last.
     ///
     /// # Examples
     /// ```
@@ -199,18 +203,7 @@ impl Layout {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn project(&self, indices: &[usize]) -> Result<Layout> {
-        let all = self.schema.fields().len();
-        let mut seen = vec![false; all];
-        for &i in indices {
-            if i >= all || std::mem::replace(&mut seen[i], true) {
-                let why = if i >= all { format!("the schema has {all} fields") } else { "given twice".to_string() };
-                return Err(ErrorKind::WrongShape { reason: format!("projection of field {i}: {why}") }.into());
-            }
-        }
-        let columns = indices.iter().filter_map(|&i| self.columns.get(i).cloned()).collect();
-        let residue = self.residue.clone().filter(|_| indices.contains(&self.columns.len()));
-        let schema = Arc::new(self.schema.project(indices).map_err(arrow_error)?);
-        Ok(Layout { columns, residue, schema, ..self.clone() })
+        self.select(&indices.iter().map(|&i| Part::whole(i)).collect::<Vec<_>>())
     }
 }
 

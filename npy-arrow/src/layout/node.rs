@@ -21,6 +21,10 @@ pub(crate) enum Node {
     /// `len` values `stride` bytes apart from the element's position (a subarray's first
     /// dim, or a complex number's two parts).
     List { len: usize, stride: usize, item: Box<Node>, field: FieldRef },
+    /// Of the rows of an N-d array (groups of `of` values, a row's items in C order), the
+    /// items `start..start + len` of each row: one item (`field` `None`), or a list of
+    /// them. Only [`crate::Layout::select`] makes it, to read a part of a row.
+    Pick { of: usize, start: usize, len: usize, item: Box<Node>, field: Option<FieldRef> },
 }
 
 /// The Arrow form of one scalar.
@@ -47,6 +51,8 @@ impl Node {
             Node::Leaf(s, leaf) => leaf_type(*s, *leaf),
             Node::Struct(_, fields) => DataType::Struct(fields.clone()),
             Node::List { len, field, .. } => DataType::FixedSizeList(field.clone(), *len as i32),
+            Node::Pick { len, field: Some(field), .. } => DataType::FixedSizeList(field.clone(), *len as i32),
+            Node::Pick { item, field: None, .. } => item.data_type(),
         }
     }
 }
