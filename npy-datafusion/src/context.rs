@@ -14,12 +14,14 @@ use datafusion::execution::SessionState;
 use crate::format::{NpyFormat, NpyFormatFactory};
 use crate::kind::Kind;
 use crate::options::NpyReadOptions;
+use crate::placement::PartsToScan;
 use crate::table::{NpyTable, NpyTableFactory};
 
 /// Teaches a session the `npy` and `npz` formats: file formats `npy` / `npz` (for `COPY
 /// ... TO 'x.npy'` and `STORED AS`) and table factories `NPY` / `NPZ` (for `CREATE
-/// EXTERNAL TABLE ... STORED AS NPY`, which then makes an [`NpyTable`]). Formats already
-/// registered under those names are replaced.
+/// EXTERNAL TABLE ... STORED AS NPY`, which then makes an [`NpyTable`]), and the analyzer
+/// rule [`PartsToScan`], which lets scans decode `samples[10]` alone. Formats already
+/// registered under those names are replaced; the rule is added once.
 ///
 /// # Errors
 /// None in practice (DataFusion's registration is fallible).
@@ -41,10 +43,19 @@ pub fn register(state: &mut SessionState) -> Result<()> {
         let factory = Arc::new(NpyTableFactory::new());
         state.table_factories_mut().insert(kind.ext().to_uppercase(), factory);
     }
+    if !has_parts_rule(state) {
+        state.add_analyzer_rule(Arc::new(PartsToScan));
+    }
     Ok(())
 }
 
-/// `.npy` / `.npz` tables on a [`SessionContext`], as `register_parquet` and friends.
+/// Whether `state`'s analyzer has [`PartsToScan`].
+fn has_parts_rule(state: &SessionState) -> bool {
+    state.analyzer().rules.iter().any(|r| r.name() == crate::placement::NAME)
+}
+
+/// `.npy` / `.npz` tables on a [`SessionContext`], as `register_parquet` and friends. Each
+/// adds [`PartsToScan`] to the session's analyzer (once).
 ///
 /// A path is a file, a directory (every `.npy` / `.npz` file under it), or a URL of a
 /// registered object store (`s3://bucket/dir/`, after
@@ -127,6 +138,9 @@ async fn npy_table(
     kind: Kind,
     options: &NpyReadOptions,
 ) -> Result<NpyTable> {
+    if !has_parts_rule(&ctx.state()) {
+        ctx.add_analyzer_rule(Arc::new(PartsToScan));
+    }
     let mut url = ListingTableUrl::parse(path)?;
     if let Some(name) = name {
         url = url.with_table_ref(name);

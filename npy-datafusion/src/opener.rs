@@ -5,16 +5,18 @@ use std::sync::Arc;
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::ScalarValue;
 use datafusion::datasource::listing::{FileRange, PartitionedFile};
 use datafusion::datasource::physical_plan::{FileOpenFuture, FileOpener};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::ColumnarValue;
-use datafusion::physical_expr::utils::{collect_columns, reassign_expr_columns};
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::utils::collect_columns;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use futures::StreamExt;
-use npy_arrow::Layout;
+use npy_arrow::{Layout, Part};
 use npy_core::ErrorKind;
 use npy_store::filter::{Kept, RowFilter};
 use object_store::ObjectStore;
@@ -22,6 +24,7 @@ use object_store::ObjectStore;
 use crate::error::npy_error;
 use crate::kind::Kind;
 use crate::options::NpyReadOptions;
+use crate::parts::conform;
 use crate::schema::{difference, member_schema};
 
 /// What a scan partition counts: rows given out, those a filter kept of the rows decoded
@@ -47,12 +50,13 @@ pub(crate) struct NpyOpener {
     pub(crate) batch_rows: usize,
     /// The table's file columns (all of them).
     pub(crate) file_schema: SchemaRef,
-    /// The file columns decoded, indices into `file_schema`.
-    pub(crate) file_indices: Vec<usize>,
-    /// `file_schema` projected to `file_indices`: the schema of every batch.
+    /// The columns decoded: file columns, or parts of them (`.npy` files only).
+    pub(crate) decoded: Vec<Part>,
+    /// The schema of every batch: a field for each of `decoded`.
     pub(crate) projected: SchemaRef,
-    /// The filter the scan evaluates, in terms of the table schema (`.npy` files only).
-    pub(crate) predicate: Option<Arc<dyn PhysicalExpr>>,
+    /// The filter the scan evaluates (`.npy` files only), over the fields of a schema whose
+    /// each field is the part of the same index ([`crate::parts::ScanParts`]).
+    pub(crate) predicate: Option<(Arc<dyn PhysicalExpr>, SchemaRef, Vec<Part>)>,
     /// At most this many rows are needed from each file (of those the filter keeps).
     pub(crate) limit: Option<usize>,
     pub(crate) metrics: ScanMetrics,
@@ -64,16 +68,7 @@ impl FileOpener for NpyOpener {
             return self.open_npz(file);
         }
         let NpyOpener {
-            store,
-            options,
-            batch_rows,
-            file_schema,
-            file_indices,
-            projected,
-            predicate,
-            limit,
-            metrics,
-            ..
+            store, options, batch_rows, file_schema, decoded, projected, predicate, limit, metrics, ..
         } = self.clone();
         let convert = options.convert_options(batch_rows);
         Ok(Box::pin(async move {
@@ -82,8 +77,9 @@ impl FileOpener for NpyOpener {
             let object = npy_store::fetch_header(store.as_ref(), &location).await.map_err(npy_error)?;
             let layout = Layout::new_with(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
             still_matches(&file_schema, &layout.schema(), &name)?;
-            let filter = predicate.map(|p| row_filter(p, &layout, &name)).transpose()?;
-            let layout = layout.project(&file_indices).map_err(|e| npy_error(e.reading(&name)))?;
+            let filter =
+                predicate.map(|(p, schema, parts)| row_filter(p, &schema, &parts, &layout, &name)).transpose()?;
+            let layout = layout.select(&decoded).map_err(|e| npy_error(e.reading(&name)))?;
             let (first, mut end) =
                 row_range(file.range.as_ref(), object.data_offset, layout.row_bytes(), layout.rows());
             // A limit counts the rows the filter keeps: with one, the stream is cut above.
@@ -103,7 +99,7 @@ impl FileOpener for NpyOpener {
             let batches = batches.map(move |batch| {
                 let batch = batch.map_err(npy_error)?;
                 metrics.rows.add(batch.num_rows());
-                with_schema(batch, &projected)
+                conform(batch, &projected)
             });
             Ok(batches.boxed())
         }))
@@ -111,23 +107,47 @@ impl FileOpener for NpyOpener {
 }
 
 /// The scan's filter of file `name`, whose layout is `layout` (all its columns):
-/// `predicate` (in terms of the table schema, over file columns only) judged on the columns
-/// it reads. A dynamic filter (a top-k's bound, which tightens as the query runs) is read
-/// afresh for each block.
-fn row_filter(predicate: Arc<dyn PhysicalExpr>, layout: &Layout, name: &str) -> Result<RowFilter> {
+/// `predicate`, over `schema` (whose field `i` is part `parts[i]` of the file's columns),
+/// judged on the parts it reads. A dynamic filter (a top-k's bound, which tightens as the
+/// query runs) is read afresh for each block.
+fn row_filter(
+    predicate: Arc<dyn PhysicalExpr>,
+    schema: &SchemaRef,
+    parts: &[Part],
+    layout: &Layout,
+    name: &str,
+) -> Result<RowFilter> {
     let mut columns: Vec<usize> = collect_columns(&predicate).iter().map(|c| c.index()).collect();
     columns.sort_unstable();
-    let judged = layout.project(&columns).map_err(|e| npy_error(e.reading(name)))?;
-    let predicate = reassign_expr_columns(predicate, &judged.schema())?;
-    Ok(RowFilter::new(Arc::new(judged), move |batch| match predicate.evaluate(batch)? {
-        ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))) => Ok(Kept::All),
-        ColumnarValue::Scalar(ScalarValue::Boolean(_) | ScalarValue::Null) => Ok(Kept::None),
-        ColumnarValue::Scalar(other) => Err(format!("a filter gave {other}, not a boolean").into()),
-        ColumnarValue::Array(values) => match values.as_boolean_opt() {
-            Some(values) => Ok(Kept::of(values)),
-            None => Err(format!("a filter gave values of type {}, not booleans", values.data_type()).into()),
-        },
+    columns.dedup();
+    let read: Vec<Part> = columns.iter().map(|&i| parts[i].clone()).collect();
+    let judged = layout.select(&read).map_err(|e| npy_error(e.reading(name)))?;
+    let judged_schema = Arc::new(schema.project(&columns)?);
+    // The predicate's columns renumbered to the judged batch's.
+    let predicate = predicate
+        .transform(|e| match e.downcast_ref::<Column>() {
+            Some(c) => {
+                let at = columns.binary_search(&c.index()).map_err(|_| internal("a filter column was not read"))?;
+                Ok(Transformed::yes(Arc::new(Column::new(c.name(), at)) as Arc<dyn PhysicalExpr>))
+            }
+            None => Ok(Transformed::no(e)),
+        })
+        .data()?;
+    Ok(RowFilter::new(Arc::new(judged), move |batch| {
+        match predicate.evaluate(&conform(batch.clone(), &judged_schema)?)? {
+            ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))) => Ok(Kept::All),
+            ColumnarValue::Scalar(ScalarValue::Boolean(_) | ScalarValue::Null) => Ok(Kept::None),
+            ColumnarValue::Scalar(other) => Err(format!("a filter gave {other}, not a boolean").into()),
+            ColumnarValue::Array(values) => match values.as_boolean_opt() {
+                Some(values) => Ok(Kept::of(values)),
+                None => Err(format!("a filter gave values of type {}, not booleans", values.data_type()).into()),
+            },
+        }
     }))
+}
+
+fn internal(reason: &str) -> DataFusionError {
+    DataFusionError::Internal(reason.to_string())
 }
 
 impl NpyOpener {
@@ -135,7 +155,7 @@ impl NpyOpener {
     /// the members whose columns are projected read, side by side. Archives are not split
     /// into ranges (a range not at the archive's start scans nothing).
     fn open_npz(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
-        let NpyOpener { store, options, batch_rows, file_schema, file_indices, projected, limit, metrics, .. } =
+        let NpyOpener { store, options, batch_rows, file_schema, decoded, projected, limit, metrics, .. } =
             self.clone();
         let convert = options.convert_options(batch_rows);
         Ok(Box::pin(async move {
@@ -145,7 +165,7 @@ impl NpyOpener {
             let (schema, _) = npz.table_schema_with(None, &convert).await.map_err(npy_error)?;
             still_matches(&file_schema, &member_schema(&schema), &name)?;
             // The members of the projected columns (a residue column's is its member's).
-            let wanted: Vec<&str> = file_indices.iter().map(|&i| file_schema.field(i).name().as_str()).collect();
+            let wanted: Vec<&str> = decoded.iter().map(|p| file_schema.field(p.column).name().as_str()).collect();
             let mut members: Vec<&str> = Vec::new();
             for field in file_schema.fields() {
                 let column = field.name().as_str();
@@ -212,13 +232,6 @@ pub(crate) fn row_range(range: Option<&FileRange>, data_offset: u64, row_bytes: 
     };
     let first = row_at(range.start);
     (first, row_at(range.end).max(first))
-}
-
-/// `batch` with the schema the scan promised (the table's: no per-file metadata).
-pub(crate) fn with_schema(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
-    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-    let batch = RecordBatch::try_new_with_options(Arc::clone(schema), batch.columns().to_vec(), &options);
-    batch.map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use object_store::ObjectStore;
 use crate::kind::Kind;
 use crate::opener::{NpyOpener, ScanMetrics};
 use crate::options::NpyReadOptions;
+use crate::parts::ScanParts;
 
 /// The [`FileSource`] of `.npy` / `.npz` scans: decodes only the projected columns of each
 /// file, and splits `.npy` files into row ranges for parallel scans (a byte range
@@ -112,6 +113,13 @@ impl NpySource {
                 .all(|c| files.fields().get(c.index()).is_some_and(|f| f.name() == c.name()))
     }
 
+    /// What the scan decodes: the files' columns and parts of them (`.npy` files only; an
+    /// archive's members are decoded whole).
+    fn scan_parts(&self) -> Result<ScanParts> {
+        let files = self.table_schema.file_schema();
+        ScanParts::new(files, &self.projection.source, self.predicate.as_ref(), self.kind == Kind::Npy)
+    }
+
     /// Rows per batch: the table's `batch_rows`, else the session's batch size.
     fn batch_rows(&self) -> usize {
         let session = self.batch_size.unwrap_or(DEFAULT_BATCH_ROWS);
@@ -130,20 +138,20 @@ impl FileSource for NpySource {
         partition: usize,
     ) -> Result<Arc<dyn FileOpener>> {
         let file_schema = self.table_schema.file_schema().clone();
-        let file_indices = self.projection.file_indices.clone();
+        let scan = self.scan_parts()?;
         let opener = NpyOpener {
             store: object_store,
             kind: self.kind,
             options: self.options.clone(),
             batch_rows: self.batch_rows(),
-            projected: Arc::new(file_schema.project(&file_indices)?),
+            projected: Arc::new(scan.schema.project(&scan.projection.file_indices)?),
+            decoded: scan.projected(),
             file_schema,
-            file_indices,
-            predicate: self.predicate.clone(),
+            predicate: scan.predicate.clone().map(|p| (p, Arc::clone(&scan.schema), scan.parts.clone())),
             limit: base_config.limit,
             metrics: ScanMetrics::new(&self.metrics, partition),
         };
-        ProjectionOpener::try_new(self.projection.clone(), Arc::new(opener), self.table_schema.file_schema())
+        ProjectionOpener::try_new(scan.projection, Arc::new(opener), &scan.schema)
     }
 
     fn table_schema(&self) -> &TableSchema {
@@ -197,6 +205,12 @@ impl FileSource for NpySource {
         }
         if let Some(predicate) = &self.predicate {
             write!(f, ", predicate={predicate}")?;
+        }
+        if let Ok(scan) = self.scan_parts() {
+            let parts = scan.names();
+            if !parts.is_empty() {
+                write!(f, ", parts decoded=[{}]", parts.join(", "))?;
+            }
         }
         Ok(())
     }

@@ -29,16 +29,18 @@ pub struct Receiver {
     pub z: f32,
 }
 
-/// A trace: big-endian, a nested record, a 4-byte gap after `trace_id` and 7 bytes of
-/// padding at the end (`itemsize` 48, fields 37 bytes).
+/// A trace: big-endian, a nested record, a 4-byte gap after `trace_id`, 3 bytes before
+/// `samples` and 4 at the end (`itemsize` 56, fields 49 bytes).
 #[derive(NpyRecord, Clone, Copy, Debug, PartialEq)]
-#[npy(endian = "big", itemsize = 48)]
+#[npy(endian = "big", itemsize = 56)]
 pub struct Trace {
     pub trace_id: i32,
     #[npy(offset = 8)]
     pub receiver: Receiver,
     pub t0: f64,
     pub station: u8,
+    #[npy(offset = 40)]
+    pub samples: [f32; 3],
 }
 
 /// A station (little-endian, a text column): the other side of the join.
@@ -56,6 +58,7 @@ pub fn trace(i: usize) -> Trace {
         receiver: Receiver { x: (i % 10) as f64 * 2.5, y: -(i as f64), z: (i % 3) as f32 },
         t0: i as f64 * 0.5,
         station: (i % 5) as u8,
+        samples: [(i % 13) as f32 * 0.25, -((i % 7) as f32), (i % 4) as f32 + 0.5],
     }
 }
 
@@ -237,6 +240,15 @@ pub fn queries(truth: &Truth) -> Vec<(&'static str, Vec<Vec<Cell>>)> {
         Float(shots.iter().map(|(t, _)| t.receiver.x).fold(f64::MIN, f64::max)),
     ]];
 
+    // Subarray items, read in the scan (`parts decoded=[...]`).
+    let items = (0..=STATIONS)
+        .map(|s| {
+            let at: Vec<_> = traces.iter().filter(|t| t.station == s && t.samples[1] > -5.0).collect();
+            let peak = at.iter().map(|t| f64::from(t.samples[0])).fold(f64::MIN, f64::max);
+            vec![Int(s.into()), Float(peak), Float(at.iter().map(|t| f64::from(t.samples[2])).sum())]
+        })
+        .collect();
+
     // The top-k: the scan evaluates the sort's dynamic filter (ties broken by trace_id).
     let mut by_t0: Vec<&Trace> = big.iter().collect();
     by_t0.sort_by(|a, b| b.t0.total_cmp(&a.t0).then(a.trace_id.cmp(&b.trace_id)));
@@ -254,6 +266,11 @@ pub fn queries(truth: &Truth) -> Vec<(&'static str, Vec<Vec<Cell>>)> {
         ),
         ("SELECT station, sum(t0), count(*) FROM big WHERE trace_id % 2 = 0 GROUP BY station ORDER BY station", even),
         ("SELECT count(*), sum(w), sum(trace['t0']), max(trace['receiver']['x']) FROM shots", archive),
+        (
+            "SELECT station, max(samples[1]), sum(samples[-1]) FROM traces WHERE samples[2] > -5 \
+             GROUP BY station ORDER BY station",
+            items,
+        ),
     ]
 }
 

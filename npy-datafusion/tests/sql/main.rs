@@ -6,6 +6,7 @@ mod errors;
 mod filters;
 mod integrity;
 mod npz;
+mod parts;
 mod plans;
 mod queries;
 mod support;

@@ -1,0 +1,127 @@
+//! Parts of columns decoded in the scan: `samples[k]`, `samples[a:b]` and `receiver['x']`
+//! in projections, filters, aggregates and top-k, each equal to DataFusion's own answer
+//! (the same query with an index the scan cannot read alone: `samples[trace_id - trace_id
+//! + k]`, which DataFusion evaluates over the whole decoded subarray) and to npy-core's
+//! records, and shown in `EXPLAIN`.
+
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::physical_plan::displayable;
+use datafusion::prelude::SessionContext;
+use npy_core::prelude::*;
+use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
+
+use crate::support::*;
+
+/// The result of `sql` as a table's text.
+async fn text(ctx: &SessionContext, sql: &str) -> String {
+    pretty_format_batches(&query(ctx, sql).await).unwrap().to_string()
+}
+
+/// The physical plan of `sql`, as `EXPLAIN` shows it.
+async fn plan(ctx: &SessionContext, sql: &str) -> String {
+    let plan = ctx.sql(sql).await.unwrap().create_physical_plan().await.unwrap();
+    let shown = displayable(plan.as_ref()).indent(true).to_string();
+    shown
+}
+
+/// `sql` with `{k}` as the literal `k` (read in the scan) and as an index DataFusion must
+/// compute per row: both answer alike, and the first decodes `part` in the scan.
+async fn same_as_datafusion(ctx: &SessionContext, sql: &str, k: &[i64], part: Option<&str>) {
+    let mut constant = sql.to_string();
+    let mut computed = sql.to_string();
+    for (i, k) in k.iter().enumerate() {
+        constant = constant.replace(&format!("{{{i}}}"), &k.to_string());
+        computed = computed.replace(&format!("{{{i}}}"), &format!("(trace_id - trace_id + {k})"));
+    }
+    assert_eq!(text(ctx, &constant).await, text(ctx, &computed).await, "{constant}");
+    let shown = plan(ctx, &constant).await;
+    match part {
+        Some(part) => assert!(shown.contains(&format!("parts decoded=[{part}]")), "{constant}: {shown}"),
+        None => assert!(!shown.contains("parts decoded"), "{constant}: {shown}"),
+    }
+    // The computed index: the subarray decoded whole (struct fields may still be parts).
+    let shown = plan(ctx, &computed).await;
+    let decoded = shown.split("parts decoded=[").nth(1).and_then(|s| s.split(']').next()).unwrap_or_default();
+    assert!(!decoded.contains("samples"), "{computed}: {shown}");
+}
+
+#[tokio::test]
+async fn subarray_items_and_runs_answer_as_datafusion_does() {
+    let dir = tempfile::tempdir().unwrap();
+    write_shots(dir.path(), 40);
+    let ctx = context();
+    ctx.register_npy("shots", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
+    let rows = "SELECT trace_id, samples[{0}] AS v FROM shots ORDER BY trace_id";
+    for k in [1, 2, 8, -1, -8] {
+        let part = if k > 0 { format!("samples[{k}]") } else { format!("samples[{}]", 9 + k) };
+        same_as_datafusion(&ctx, rows, &[k], Some(&part)).await;
+    }
+    // Out of the list: null, as DataFusion gives it, and nothing read in the scan.
+    for k in [0, 9, -9] {
+        same_as_datafusion(&ctx, rows, &[k], None).await;
+    }
+    let runs = "SELECT trace_id, samples[{0}:{1}] AS v FROM shots ORDER BY trace_id";
+    for (a, b) in [(1, 8), (2, 4), (8, 8)] {
+        same_as_datafusion(&ctx, runs, &[a, b], Some(&format!("samples[{a}:{b}]"))).await;
+    }
+    let aggregate =
+        "SELECT receiver['z'] AS z, max(samples[{0}]) AS m, sum(samples[{1}]) AS s, count(*) AS n FROM shots \
+                     GROUP BY receiver['z'] ORDER BY z";
+    same_as_datafusion(&ctx, aggregate, &[3, -2], Some("receiver['z'], samples[3], samples[7]")).await;
+    let filter = "SELECT trace_id, t0 FROM shots WHERE samples[{0}] > 20 AND receiver['x'] < 200 ORDER BY trace_id";
+    same_as_datafusion(&ctx, filter, &[5], Some("samples[5], receiver['x']")).await;
+    let top = "SELECT trace_id, samples[{0}] AS v FROM shots ORDER BY samples[{0}] DESC, trace_id LIMIT 7";
+    same_as_datafusion(&ctx, top, &[6], Some("samples[6]")).await;
+}
+
+#[tokio::test]
+async fn parts_give_the_records_values() {
+    let dir = tempfile::tempdir().unwrap();
+    write_shots(dir.path(), 40);
+    let shots = read_shots(dir.path());
+    let ctx = context();
+    ctx.register_npy("shots", dir.path().to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
+    let got = query(&ctx, "SELECT samples[3], receiver['y'], samples[-1] FROM shots ORDER BY trace_id").await;
+    let mut ordered = shots.clone();
+    ordered.sort_by_key(|s| s.trace_id);
+    assert_eq!(column_f64(&got, 0), ordered.iter().map(|s| f64::from(s.samples[2])).collect::<Vec<_>>());
+    assert_eq!(column_f64(&got, 1), ordered.iter().map(|s| s.receiver.y).collect::<Vec<_>>());
+    assert_eq!(column_f64(&got, 2), ordered.iter().map(|s| f64::from(s.samples[7])).collect::<Vec<_>>());
+    let kept = query(&ctx, "SELECT count(*) FROM shots WHERE samples[1] >= 0").await;
+    assert_eq!(scalar_f64(&kept) as usize, shots.iter().filter(|s| s.samples[0] >= 0.0).count());
+}
+
+#[tokio::test]
+async fn items_of_n_d_rows_in_c_and_fortran_order() {
+    // A (n, 2, 3) array, row i's items (C order) 6i..6i+6; written in both orders.
+    let n = 50;
+    let c: Vec<f64> = (0..n * 6).map(|v| v as f64).collect();
+    let mut f = vec![0.0; n * 6];
+    for i in 0..n {
+        for a in 0..2 {
+            for b in 0..3 {
+                f[i + n * a + 2 * n * b] = (i * 6 + a * 3 + b) as f64;
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cdir, fdir) = (dir.path().join("c"), dir.path().join("f"));
+    std::fs::create_dir_all(&cdir).unwrap();
+    std::fs::create_dir_all(&fdir).unwrap();
+    Array::from_shape_vec(vec![n, 2, 3], c).unwrap().write_npy(cdir.join("a.npy")).unwrap();
+    Array::from_shape_vec_fortran(vec![n, 2, 3], f).unwrap().write_npy(fdir.join("a.npy")).unwrap();
+    let ctx = context();
+    for (name, path) in [("c", &cdir), ("f", &fdir)] {
+        ctx.register_npy(name, path.to_str().unwrap(), &NpyReadOptions::new()).await.unwrap();
+        let items = query(&ctx, &format!("SELECT \"values\"[5] FROM {name}")).await;
+        assert_eq!(column_f64(&items, 0), (0..n).map(|i| (i * 6 + 4) as f64).collect::<Vec<_>>(), "{name}");
+        let filtered = query(&ctx, &format!("SELECT \"values\"[1] FROM {name} WHERE \"values\"[6] > 200")).await;
+        let want: Vec<f64> = (0..n).filter(|i| i * 6 + 5 > 200).map(|i| (i * 6) as f64).collect();
+        assert_eq!(column_f64(&filtered, 0), want, "{name}");
+        assert!(plan(&ctx, &format!("SELECT \"values\"[5] FROM {name}")).await.contains("parts decoded=[values[5]]"));
+    }
+    assert_eq!(
+        text(&ctx, "SELECT \"values\"[2:4] AS v FROM f").await,
+        text(&ctx, "SELECT \"values\"[2:4] AS v FROM c").await
+    );
+}
