@@ -3,8 +3,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::AsArray;
-use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::ScalarValue;
 use datafusion::datasource::listing::{FileRange, PartitionedFile};
@@ -24,7 +23,7 @@ use object_store::ObjectStore;
 use crate::error::npy_error;
 use crate::kind::Kind;
 use crate::options::NpyReadOptions;
-use crate::parts::conform;
+use crate::parts::{conform, conform_columns};
 use crate::schema::{difference, member_schema};
 
 /// What a scan partition counts: rows given out, those a filter kept of the rows decoded
@@ -164,30 +163,17 @@ impl NpyOpener {
             let npz = npy_store::RemoteNpz::from_store(store, &location).await.map_err(npy_error)?;
             let (schema, _) = npz.table_schema_with(None, &convert).await.map_err(npy_error)?;
             still_matches(&file_schema, &member_schema(&schema), &name)?;
-            // The members of the projected columns (a residue column's is its member's).
-            let wanted: Vec<&str> = decoded.iter().map(|p| file_schema.field(p.column).name().as_str()).collect();
-            let mut members: Vec<&str> = Vec::new();
-            for field in file_schema.fields() {
-                let column = field.name().as_str();
-                let member = column.strip_prefix(npy_arrow::npz::RESIDUE_PREFIX).filter(|_| is_residue(field));
-                let member = member.unwrap_or(column);
-                if wanted.contains(&column) && !members.contains(&member) {
-                    members.push(member);
-                }
-            }
+            let reads = MemberReads::new(&file_schema, &decoded);
             let whole = file.range.as_ref().is_none_or(|r| r.start <= 0);
             let left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
-            let stream = npz.checked_table_batches_with(Some(&members), 0..left, &convert).await.map_err(npy_error)?;
-            let wanted: Vec<String> = wanted.iter().map(|w| w.to_string()).collect();
+            let request: Vec<(&str, Option<&[Part]>)> =
+                reads.members.iter().map(|(m, parts)| (m.as_str(), parts.as_deref())).collect();
+            let stream = npz.checked_part_batches_with(&request, 0..left, &convert).await.map_err(npy_error)?;
             let batches = stream.into_inner().map(move |batch| {
                 let batch = batch.map_err(npy_error)?;
-                let columns =
-                    (wanted.iter()).map(|w| batch.column_by_name(w).cloned()).collect::<Option<Vec<_>>>().ok_or_else(
-                        || npy_error(ErrorKind::Usage { reason: "a member column is missing".into() }.into()),
-                    )?;
-                let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
-                RecordBatch::try_new_with_options(Arc::clone(&projected), columns, &options)
-                    .map_err(|e| DataFusionError::ArrowError(Box::new(e), None))
+                let columns = (reads.at.iter()).map(|&i| batch.columns().get(i).cloned()).collect::<Option<Vec<_>>>();
+                let columns = columns.ok_or_else(|| internal("a member column is missing"))?;
+                conform_columns(&columns, batch.num_rows(), &projected)
             });
             Ok(batches
                 .inspect(move |batch| {
@@ -198,6 +184,84 @@ impl NpyOpener {
                 .boxed())
         }))
     }
+}
+
+/// What an archive's scan reads of each member: a record member's table columns whole
+/// (its `Struct` column and residue column), any other member's parts (its column whole or
+/// `samples[k]`, and its residue column), and where each decoded column is in the
+/// batches read.
+#[derive(Debug, Clone, PartialEq)]
+struct MemberReads {
+    /// The members read, in the order of the decoded columns, each whole (`None`) or in
+    /// parts of its layout (its residue column whole and last).
+    members: Vec<(String, Option<Vec<Part>>)>,
+    /// Of each decoded column, its index in the batches read.
+    at: Vec<usize>,
+}
+
+impl MemberReads {
+    /// The reads of `decoded`, parts of the table's columns `file_schema`.
+    fn new(file_schema: &SchemaRef, decoded: &[Part]) -> MemberReads {
+        let mut members: Vec<(String, Option<Vec<Part>>)> = Vec::new();
+        // Of each decoded column: its member's index, and its part of the member's layout
+        // (`None` for the residue of a record member: after its table column).
+        let mut wants: Vec<(usize, Option<Part>, bool)> = Vec::with_capacity(decoded.len());
+        let struct_member =
+            |name: &str| file_schema.field_with_name(name).is_ok_and(|f| matches!(f.data_type(), DataType::Struct(_)));
+        for part in decoded {
+            let field = file_schema.field(part.column);
+            let residue = is_residue(field);
+            let member = match field.name().strip_prefix(npy_arrow::npz::RESIDUE_PREFIX) {
+                Some(member) if residue => member,
+                _ => field.name().as_str(),
+            };
+            let whole = struct_member(member);
+            let at = match members.iter().position(|(m, _)| m == member) {
+                Some(at) => at,
+                None => {
+                    members.push((member.to_string(), (!whole).then(Vec::new)));
+                    members.len() - 1
+                }
+            };
+            // A member's layout has its column, then its residue column.
+            let wanted = (!whole).then(|| if residue { Part::whole(1) } else { Part::new(0, part.steps.clone()) });
+            if let (Some(parts), Some(w)) = (&mut members[at].1, &wanted) {
+                if !parts.contains(w) {
+                    parts.push(w.clone());
+                }
+            }
+            wants.push((at, wanted, residue));
+        }
+        for (_, parts) in &mut members {
+            // The residue column last, as a selection has it.
+            if let Some(parts) = parts {
+                parts.sort_by_key(|p| p.column);
+            }
+        }
+        // The columns each member gives: its table columns, or its parts.
+        let widths: Vec<usize> = (members.iter())
+            .map(|(m, parts)| match parts {
+                Some(parts) => parts.len(),
+                None => 1 + usize::from(has_residue(file_schema, m)),
+            })
+            .collect();
+        let at = (wants.into_iter())
+            .map(|(m, wanted, residue)| {
+                let base: usize = widths[..m].iter().sum();
+                match (&members[m].1, wanted) {
+                    (Some(parts), Some(w)) => base + parts.iter().position(|p| *p == w).unwrap_or(0),
+                    _ => base + usize::from(residue),
+                }
+            })
+            .collect();
+        MemberReads { members, at }
+    }
+}
+
+/// Whether the table `file_schema` has member `member`'s residue column.
+fn has_residue(file_schema: &SchemaRef, member: &str) -> bool {
+    let name = format!("{}{member}", npy_arrow::npz::RESIDUE_PREFIX);
+    file_schema.field_with_name(&name).is_ok_and(is_residue)
 }
 
 /// Fails unless file `name`'s schema now is still its table's `file_schema`.

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -46,23 +47,24 @@ pub(crate) struct ScanParts {
 
 impl ScanParts {
     /// The parts that `projection` (over the table schema: `files`, then partition columns)
-    /// and `predicate` (over `files`) use, when `decode_parts`; none otherwise (a scan
-    /// that decodes whole columns only).
+    /// and `predicate` (over `files`) use, of the columns that `in_parts` lets the scan
+    /// read in parts (the others are decoded whole).
     pub(crate) fn new(
         files: &SchemaRef,
         projection: &ProjectionExprs,
         predicate: Option<&Arc<dyn PhysicalExpr>>,
-        decode_parts: bool,
+        in_parts: impl Fn(&Field) -> bool,
     ) -> Result<ScanParts> {
         let n = files.fields().len();
         let mut parts: Vec<Part> = (0..n).map(Part::whole).collect();
         let mut fields: Vec<Field> = files.fields().iter().map(|f| f.as_ref().clone()).collect();
         let mut index: HashMap<Part, usize> = HashMap::new();
         let exprs = projection.iter().map(|p| &p.expr).chain(predicate);
-        if decode_parts {
+        {
             for expr in exprs {
                 expr.apply(|e| {
-                    let Some(part) = part_of(e, files).filter(|p| !p.steps.is_empty()) else {
+                    let read_alone = |p: &Part| !p.steps.is_empty() && in_parts(files.field(p.column));
+                    let Some(part) = part_of(e, files).filter(read_alone) else {
                         return Ok(TreeNodeRecursion::Continue);
                     };
                     if !index.contains_key(&part) {
@@ -225,11 +227,16 @@ fn sql_name(part: &Part, column: &str) -> String {
 /// `batch` with `schema`'s fields: each column cast to its field's type where the two
 /// differ (a run of items is a `FixedSizeList` where the expression gives a `List`).
 pub(crate) fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+    conform_columns(batch.columns(), batch.num_rows(), schema)
+}
+
+/// [`conform`] of `rows` rows of `columns`.
+pub(crate) fn conform_columns(columns: &[ArrayRef], rows: usize, schema: &SchemaRef) -> Result<RecordBatch> {
     let arrow = |e| DataFusionError::ArrowError(Box::new(e), None);
-    let columns = (batch.columns().iter().zip(schema.fields()))
+    let columns = (columns.iter().zip(schema.fields()))
         .map(|(c, f)| if c.data_type() == f.data_type() { Ok(Arc::clone(c)) } else { cast(c, f.data_type()) })
         .collect::<Result<Vec<_>, _>>()
         .map_err(arrow)?;
-    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
     RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options).map_err(arrow)
 }

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::physical_plan::{FileOpener, FileScanConfig, FileSource};
@@ -113,11 +114,13 @@ impl NpySource {
                 .all(|c| files.fields().get(c.index()).is_some_and(|f| f.name() == c.name()))
     }
 
-    /// What the scan decodes: the files' columns and parts of them (`.npy` files only; an
-    /// archive's members are decoded whole).
+    /// What the scan decodes: the files' columns and parts of them (of an archive, parts
+    /// of the members that are not records: record members are read whole).
     fn scan_parts(&self) -> Result<ScanParts> {
         let files = self.table_schema.file_schema();
-        ScanParts::new(files, &self.projection.source, self.predicate.as_ref(), self.kind == Kind::Npy)
+        let kind = self.kind;
+        let in_parts = |column: &Field| kind == Kind::Npy || !matches!(column.data_type(), DataType::Struct(_));
+        ScanParts::new(files, &self.projection.source, self.predicate.as_ref(), in_parts)
     }
 
     /// Rows per batch: the table's `batch_rows`, else the session's batch size.

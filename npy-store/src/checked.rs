@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::Schema;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
-use npy_arrow::ConvertOptions;
+use npy_arrow::{ConvertOptions, Part};
 use npy_core::{Error, Result};
 
 use crate::npz::RemoteNpz;
@@ -47,7 +47,34 @@ impl RemoteNpz {
         rows: Range<usize>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
-        let (schema, mut total) = self.table_schema_with(names, options).await?;
+        self.checked_selection(&self.whole(names), rows, options).await
+    }
+
+    /// As [`RemoteNpz::checked_table_batches_with`], of parts of members: for each member
+    /// named, its table columns (`None`) or the parts of its layout given
+    /// ([`npy_arrow::Layout::select`]: `samples[k]` of an N-d member decodes one value a
+    /// row), the columns of the members in the order given. Fields read in parts are named
+    /// after their member ([`Part::name`]).
+    ///
+    /// # Errors
+    /// As [`RemoteNpz::checked_table_batches`]; a part a member's layout has not.
+    pub async fn checked_part_batches_with(
+        &self,
+        columns: &[(&str, Option<&[Part]>)],
+        rows: Range<usize>,
+        options: &ConvertOptions,
+    ) -> Result<BatchStream> {
+        let selection: Vec<_> = columns.iter().map(|(n, p)| (n.to_string(), p.map(<[Part]>::to_vec))).collect();
+        self.checked_selection(&selection, rows, options).await
+    }
+
+    async fn checked_selection(
+        &self,
+        selection: &[(String, Option<Vec<Part>>)],
+        rows: Range<usize>,
+        options: &ConvertOptions,
+    ) -> Result<BatchStream> {
+        let (schema, mut total) = self.selection_schema(selection, options).await?;
         if rows.is_empty() {
             // Nothing asked: nothing read.
             return Ok(BatchStream::new(schema, stream::empty().boxed()));
@@ -67,10 +94,7 @@ impl RemoteNpz {
                 .map_err(|e| Error::from(std::io::Error::other(e)).reading(self.location().as_ref()))?;
             return Ok(BatchStream::new(empty, stream::iter([Ok(batch)]).boxed()));
         }
-        let wanted: Vec<String> = match names {
-            Some(names) => names.iter().map(|n| n.to_string()).collect(),
-            None => self.names().iter().map(|n| n.to_string()).collect(),
-        };
+        let wanted: Vec<String> = selection.iter().map(|(n, _)| n.clone()).collect();
         let size: u64 = (self.members().iter()).filter(|m| wanted.contains(&m.name)).map(|m| m.size).sum();
         let checked_first = size > HOLD_BYTES;
         if checked_first {
@@ -78,7 +102,7 @@ impl RemoteNpz {
                 self.verify_member(member).await?;
             }
         }
-        let batches = self.table_batches_with(names, options).await?.into_inner();
+        let batches = self.selection_batches(selection, options).await?.into_inner();
         let batches = window(batches, rows, !checked_first);
         Ok(BatchStream::new(schema, if checked_first { batches } else { held(batches) }))
     }

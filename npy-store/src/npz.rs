@@ -6,11 +6,12 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::{Field, Schema, SchemaRef};
 use bytes::{Bytes, BytesMut};
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
-use npy_arrow::npz::MemberColumns;
-use npy_arrow::{ConvertOptions, Layout};
+use npy_arrow::npz::{MemberColumns, RESIDUE_PREFIX};
+use npy_arrow::schema::RESIDUE_KEY;
+use npy_arrow::{ConvertOptions, Layout, Part};
 use npy_core::header::{Header, Version};
 use npy_core::npz::{Compression, MemberInfo, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
@@ -280,9 +281,10 @@ impl RemoteNpz {
         projection: Option<&[usize]>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
-        let (layout, prepared) = self.member_scan(name, options, projection).await?;
-        let schema = match projection {
-            Some(columns) => layout.project(columns)?.schema(),
+        let parts: Option<Vec<Part>> = projection.map(|columns| columns.iter().map(|&c| Part::whole(c)).collect());
+        let (layout, prepared) = self.member_scan(name, options, parts.as_deref()).await?;
+        let schema = match &parts {
+            Some(parts) => layout.select(parts)?.schema(),
             None => layout.schema(),
         };
         Ok(BatchStream::new(schema, prepared.start(options.batch_rows_for(layout.row_bytes()))))
@@ -295,7 +297,7 @@ impl RemoteNpz {
         &self,
         name: &str,
         options: &ConvertOptions,
-        projection: Option<&[usize]>,
+        parts: Option<&[Part]>,
     ) -> Result<(Layout, Prepared)> {
         let info = self.info(name)?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
@@ -303,8 +305,8 @@ impl RemoteNpz {
         if info.compression == Some(Compression::Stored) {
             let npy = self.member(name).await?;
             let layout = npy.layout_with(options)?;
-            let projected = match projection {
-                Some(columns) => layout.project(columns).map_err(located)?,
+            let projected = match parts {
+                Some(parts) => layout.select(parts).map_err(located)?,
                 None => layout.clone(),
             };
             // The member's CRC-32 covers its header too: the bytes fetched with it.
@@ -327,8 +329,8 @@ impl RemoteNpz {
         }
         let (header, version, mut chunks, pending) = self.inflated_head(info).await?;
         let full = Layout::new_with(&header, Some(version), options).map_err(located)?;
-        let mut layout = Arc::new(match projection {
-            Some(columns) => full.project(columns).map_err(located)?,
+        let mut layout = Arc::new(match parts {
+            Some(parts) => full.select(parts).map_err(located)?,
             None => full.clone(),
         });
         let rows = 0..layout.rows();
@@ -420,15 +422,54 @@ impl RemoteNpz {
         names: Option<&[&str]>,
         options: &ConvertOptions,
     ) -> Result<(SchemaRef, usize)> {
+        self.selection_schema(&self.whole(names), options).await
+    }
+
+    /// Members `names` (all, in archive order, when `None`), each whole.
+    pub(crate) fn whole(&self, names: Option<&[&str]>) -> Vec<(String, Option<Vec<Part>>)> {
+        self.table_names(names).into_iter().map(|n| (n, None)).collect()
+    }
+
+    /// The schema and rows of a selection's table: for each member, its table columns
+    /// (`None`: [`MemberColumns`]) or the parts of its layout given, named after the
+    /// member ([`Part::name`]).
+    pub(crate) async fn selection_schema(
+        &self,
+        selection: &[(String, Option<Vec<Part>>)],
+        options: &ConvertOptions,
+    ) -> Result<(SchemaRef, usize)> {
         let mut fields = Vec::new();
         let mut rows: Option<(usize, String)> = None;
-        for name in self.table_names(names) {
-            let layout = self.member_layout_with(&name, options).await?;
-            let info = self.info(&name)?;
+        for (name, parts) in selection {
+            let layout = self.member_layout_with(name, options).await?;
+            let info = self.info(name)?;
             self.check_rows(&mut rows, &info.member, layout.rows())?;
-            fields.extend(MemberColumns::new(&info.name, &layout, info.compression).fields().iter().cloned());
+            fields.extend(self.selected_fields(name, &layout, parts.as_deref())?);
         }
         Ok((Arc::new(Schema::new(fields)), rows.map_or(0, |(n, _)| n)))
+    }
+
+    /// The table's fields of member `name`, whose layout is `layout`: its
+    /// [`MemberColumns`], or `parts` of its layout named after it (the residue column as
+    /// the table names it).
+    fn selected_fields(&self, name: &str, layout: &Layout, parts: Option<&[Part]>) -> Result<Vec<Field>> {
+        let info = self.info(name)?;
+        let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
+        Ok(match parts {
+            None => MemberColumns::new(&info.name, layout, info.compression).fields().to_vec(),
+            Some(parts) => {
+                let schema = layout.select(parts).map_err(located)?.schema();
+                (parts.iter().zip(schema.fields()))
+                    .map(|(p, f)| {
+                        let name = match f.metadata().contains_key(RESIDUE_KEY) {
+                            true => format!("{RESIDUE_PREFIX}{}", info.name),
+                            false => p.name(&info.name),
+                        };
+                        f.as_ref().clone().with_name(name)
+                    })
+                    .collect()
+            }
+        })
     }
 
     /// The batches of [`RemoteNpz::table_schema`]'s table, with default [`ConvertOptions`]:
@@ -447,17 +488,29 @@ impl RemoteNpz {
     /// # Errors
     /// As [`RemoteNpz::table_batches`].
     pub async fn table_batches_with(&self, names: Option<&[&str]>, options: &ConvertOptions) -> Result<BatchStream> {
+        self.selection_batches(&self.whole(names), options).await
+    }
+
+    /// The batches of [`RemoteNpz::selection_schema`]'s table, as
+    /// [`RemoteNpz::table_batches_with`] reads them.
+    pub(crate) async fn selection_batches(
+        &self,
+        selection: &[(String, Option<Vec<Part>>)],
+        options: &ConvertOptions,
+    ) -> Result<BatchStream> {
         let mut prepared = Vec::new();
         let mut fields = Vec::new();
         let mut rows: Option<(usize, String)> = None;
         let mut row_bytes = 0usize;
-        for name in self.table_names(names) {
-            let (layout, scan) = self.member_scan(&name, options, None).await?;
-            let info = self.info(&name)?;
+        for (name, parts) in selection {
+            let (layout, scan) = self.member_scan(name, options, parts.as_deref()).await?;
+            let info = self.info(name)?;
             self.check_rows(&mut rows, &info.member, layout.rows())?;
+            // The bytes of a row it reads: parts are decoded from the whole rows' bytes.
             row_bytes = row_bytes.saturating_add(layout.row_bytes());
-            let columns = MemberColumns::new(&info.name, &layout, info.compression);
-            fields.extend(columns.fields().iter().cloned());
+            fields.extend(self.selected_fields(name, &layout, parts.as_deref())?);
+            // A member read whole gives the table's columns; one read in parts, its batches'.
+            let columns = parts.is_none().then(|| MemberColumns::new(&info.name, &layout, info.compression));
             prepared.push((info.member.clone(), columns, scan));
         }
         // One batch size for all members, from all their rows' bytes (as NpzBatchReader).
@@ -497,9 +550,10 @@ impl RemoteNpz {
                         }
                     };
                     got = Some(batch.num_rows());
-                    match columns_of.columns(&batch) {
-                        Ok(c) => columns.extend(c),
-                        Err(e) => return Some((Err(located(e)), (Vec::new(), total))),
+                    match columns_of.as_ref().map(|c| c.columns(&batch)) {
+                        Some(Ok(c)) => columns.extend(c),
+                        Some(Err(e)) => return Some((Err(located(e)), (Vec::new(), total))),
+                        None => columns.extend(batch.columns().iter().cloned()),
                     }
                 }
                 // A table of no members has no rows.
