@@ -114,16 +114,23 @@ impl RemoteNpz {
         };
         let limits = options.clone();
         // npy-core's reader checks the directory through blocking reads; those past the
-        // tail wait on the store from the blocking pool.
-        let read = tokio::task::spawn_blocking(move || {
+        // tail wait on the store. They run on a thread of their own, not on tokio's
+        // blocking pool: a store that reads on that pool (the local one does) would wait
+        // for a pool thread, and with as many archives opened at once as the pool has
+        // threads, the directory reads would hold them all and wait forever.
+        let (answer, read) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new().name("npz-directory".into()).spawn(move || {
             ranged.pos = 0;
-            let reader = npy_core::npz::Reader::from_reader_with(ranged, &limits)?;
-            Ok::<_, Error>((reader.members().to_vec(), reader.names().to_vec()))
+            let reader = npy_core::npz::Reader::from_reader_with(ranged, &limits);
+            // The receiver is gone when the open was dropped: nobody waits for the answer.
+            let _ = answer.send(reader.map(|r| (r.members().to_vec(), r.names().to_vec())));
         });
+        spawned.map_err(|e| Error::from(e).reading(&name))?;
         let (members, names) = match read.await {
             Ok(directory) => directory.map_err(|e| e.reading(&name))?,
-            Err(e) => {
-                return Err(Error::from(io::Error::other(format!("reading the directory failed: {e}"))).reading(&name))
+            Err(_) => {
+                let e = io::Error::other("reading the directory failed: its thread ended without an answer");
+                return Err(Error::from(e).reading(&name));
             }
         };
         let options = options.member_options().clone();
@@ -771,7 +778,8 @@ impl Inflating {
 }
 
 /// A blocking `Read + Seek` over an object: the archive's tail as fetched, and one more
-/// block fetched at a time (ranged GETs on the store, waited for on this blocking thread).
+/// block fetched at a time (ranged GETs on the store, waited for on the reading thread,
+/// which is not one of the runtime's).
 struct Ranged {
     handle: tokio::runtime::Handle,
     store: Arc<dyn ObjectStore>,

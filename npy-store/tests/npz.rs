@@ -287,3 +287,35 @@ async fn every_byte_of_a_member_is_checked_in_local_files_and_in_memory() {
         }
     }
 }
+
+/// Archives opened at once on a runtime of two blocking threads, from a local store (which
+/// reads on those threads): each directory read past the archive's tail needs a store read.
+/// Directory reads that held the blocking threads while waiting for such reads hung here
+/// for good with four archives or more (npy sql over a directory of archives).
+#[test]
+fn many_archives_open_at_once_on_few_blocking_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    // Members of 160 KB: their local headers lie far before the 64 KiB tail.
+    w.add("a", &(0..20_000).map(f64::from).collect::<Vec<_>>()).unwrap();
+    w.add("b", &(0..20_000).map(|i| f64::from(i) * 2.0).collect::<Vec<_>>()).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    for k in 0..8 {
+        std::fs::write(dir.path().join(format!("a{k}.npz")), &bytes).unwrap();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let paths: Vec<Path> = (0..8).map(|k| Path::from(format!("a{k}.npz"))).collect();
+        let opens = paths.iter().map(|path| RemoteNpz::from_store(store.clone(), path));
+        let all = tokio::time::timeout(std::time::Duration::from_secs(60), futures::future::join_all(opens));
+        for npz in all.await.expect("the archives' directories were read within a minute") {
+            assert_eq!(npz.unwrap().names(), ["a", "b"]);
+        }
+    });
+}
