@@ -28,7 +28,12 @@ host, and touching it again costs seconds per GiB).  Each result is checked afte
 stops.  Prints one line per measurement, as
 benches/io.rs and benches/records.rs do:
 
-  bench <name> best=<seconds> median=<seconds> bytes=<n>
+  bench <name> best=<seconds> median=<seconds> bytes=<n> [rss=<bytes>]
+
+rss, for a measurement that runs a process (each `npy sql`), is the largest peak resident
+memory of the process over the counted runs: ru_maxrss of the child's own rusage, which
+os.wait4 gives (KiB on Linux; RUSAGE_CHILDREN would be the largest of every child so far),
+the child started by a small Python of its own (`process_measure` says why).
 
 f8 (benches/io.rs): DIR holds le.npy (<f8) and be.npy (>f8), each BYTES of data: the values
 i + 0.25 for i in range(BYTES // 8).
@@ -114,7 +119,8 @@ text, and sums run in different orders):
                   a new connection each run (made before the clock starts)
   <q>_numpy       np.load of each file, then the NumPy a user would write, file by file
 
-These run 2 * REPEAT + 1 times each (medians of a tenth of a second need more runs).
+These run 2 * REPEAT + 1 times each (medians of a tenth of a second need more runs).  Each
+npy sql row gives its process's peak resident memory too (rss, above).
 
 append (benches/append.rs): DIR holds traces_whole.npy, BATCHES * 10,000 seismic traces in
 the aligned layout (record i as in `trace`).  Loaded once and checked; then the same
@@ -186,7 +192,8 @@ def serve(measures):
         words = line.split()
         if len(words) != 2 or words[0] != "run" or words[1] not in measures:
             sys.exit(f"bench.py serve: cannot do {line.strip()!r}; it runs {', '.join(measures)}")
-        print(f"time {measures[words[1]]():.9f}", flush=True)
+        seconds, _ = seconds_and_rss(measures[words[1]]())
+        print(f"time {seconds:.9f}", flush=True)
 
 
 def f8(directory, nbytes, repeat):
@@ -752,8 +759,6 @@ def same_rows(got, want, what):
 
 
 def sql_queries(directory, n, repeat, npy):
-    import subprocess
-
     npy_dir, parquet_dir, paths = write_shots(directory, n)
     parquet = f"read_parquet('{parquet_dir}/*.parquet')"
     for path in paths:
@@ -761,28 +766,70 @@ def sql_queries(directory, n, repeat, npy):
     nbytes = sum(os.path.getsize(path) for path in paths) - SQL_FILES * 128
     want = {name: numpy_answer(name, paths) for name, _ in QUERIES}
 
-    def npy_sql(query, mapped):
+    def npy_sql(query, mapped, check):
         flags = ["--map-local-files"] if mapped else []
         args = [npy, "sql", query.format("shots"), "--table", f"shots={npy_dir}", "--format", "csv", *flags]
-
-        def run():
-            done = subprocess.run(args, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise SystemExit(f"{' '.join(args)}: exit code {done.returncode}: {done.stderr}")
-            return [line.split(",") for line in done.stdout.splitlines()[1:]]
-        return run
+        return process_measure(args, lambda out: check([line.split(",") for line in out.splitlines()[1:]]))
 
     measures = []
     for name, query in QUERIES:
         def check(rows, name=name, query=query):
             same_rows(rows, want[name], f"{name}: {query}")
         measures += [
-            (f"{name}_npy", nbytes, timed(npy_sql(query, False), check)),
-            (f"{name}_npy_mapped", nbytes, timed(npy_sql(query, True), check)),
+            (f"{name}_npy", nbytes, npy_sql(query, False, check)),
+            (f"{name}_npy_mapped", nbytes, npy_sql(query, True, check)),
             (f"{name}_duckdb", nbytes, duck_measure(query.format(parquet), check)),
             (f"{name}_numpy", nbytes, timed(lambda name=name: numpy_answer(name, paths), check)),
         ]
     rounds(measures, repeat, max(os.path.getsize(path) for path in paths) * 3 // 2)
+
+
+# Runs the process sys.argv[1:] and prints, as JSON, its time from start to exit, its peak
+# resident memory (ru_maxrss of its own rusage, from os.wait4: KiB on Linux), its exit code
+# and its output (into files, not pipes: nothing needs reading while it runs).  A fresh
+# Python runs it, not this one: see `process_measure`.
+SPAWN = """
+import json, os, subprocess, sys, tempfile, time
+
+with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    t = time.perf_counter()
+    child = subprocess.Popen(sys.argv[1:], stdout=out, stderr=err)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - t
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    out.seek(0)
+    err.seek(0)
+    run = {"seconds": seconds, "rss": usage.ru_maxrss * 1024, "code": child.returncode,
+           "stdout": out.read().decode(), "stderr": err.read().decode()}
+print(json.dumps(run))
+"""
+
+
+def process_measure(args, check):
+    """A measurement of the process `args`: (seconds, peak resident bytes); its stdout
+    checked after the clock stops.
+
+    A child's ru_maxrss starts at its parent's high-water mark (the kernel keeps the larger
+    of the memory it had before exec and after: /bin/true spawned from a Python that once
+    held 500 MiB reports 525 MiB), and this process's mark is NumPy's answers and DuckDB's.
+    So a fresh Python (`SPAWN`, about 10 MiB: the floor of what it reports) starts the
+    process, times it and reads its rusage; its own start is outside the clock."""
+    import json
+    import subprocess
+
+    spawn = [sys.executable, "-I", "-S", "-c", SPAWN, *args]
+
+    def measure():
+        done = subprocess.run(spawn, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"bench.py's SPAWN of {' '.join(args)}: exit code {done.returncode}: {done.stderr}")
+        run = json.loads(done.stdout)
+        if run["code"] != 0:
+            raise SystemExit(f"{' '.join(args)}: exit code {run['code']}: {run['stderr']}")
+        check(run["stdout"])
+        return run["seconds"], run["rss"]
+
+    return measure
 
 
 def duck_measure(query, check):
@@ -911,7 +958,8 @@ def header(directory, fields, repeat):
 
 
 def rounds(measures, repeat, hot):
-    """Times each (name, bytes, measure); `measure()` runs once and returns seconds.
+    """Times each (name, bytes, measure); `measure()` runs once and returns seconds, or
+    (seconds, peak resident bytes) for a process (`process_measure`).
 
     Touches `hot` bytes of memory right before each run (see `heat`).  As a peer (`serve`),
     keeps them for `serve` instead: the Rust target runs them in its rounds."""
@@ -924,20 +972,35 @@ def rounds(measures, repeat, hot):
     for name, _, measure in measures:
         if hot:
             heat(hot)
-        print(f"  {name:<18} warm-up: {measure():.6f} s (not counted)", file=sys.stderr, flush=True)
+        seconds, rss = seconds_and_rss(measure())
+        print(f"  {name:<18} warm-up: {seconds:.6f} s{rss_text(rss)} (not counted)", file=sys.stderr, flush=True)
     times = {name: [] for name, _, _ in measures}
+    peaks = {}
     for r in range(repeat):
         # Each round starts one measurement later, as in the Rust benches.
         for k in range(len(measures)):
             name, _, measure = measures[(r + k) % len(measures)]
             if hot:
                 heat(hot)
-            t = measure()
-            print(f"  {name:<18} run {r + 1}/{repeat}: {t:.6f} s", file=sys.stderr, flush=True)
+            t, rss = seconds_and_rss(measure())
+            print(f"  {name:<18} run {r + 1}/{repeat}: {t:.6f} s{rss_text(rss)}", file=sys.stderr, flush=True)
             times[name].append(t)
+            if rss is not None:
+                peaks[name] = max(peaks.get(name, 0), rss)
     for name, nbytes, _ in measures:
         runs = times[name]
-        print(f"bench {name} best={min(runs):.9f} median={statistics.median(runs):.9f} bytes={nbytes}", flush=True)
+        rss = f" rss={peaks[name]}" if name in peaks else ""
+        print(f"bench {name} best={min(runs):.9f} median={statistics.median(runs):.9f} bytes={nbytes}{rss}", flush=True)
+
+
+def seconds_and_rss(result):
+    """A measure's result as (seconds, peak resident bytes or None)."""
+    return result if isinstance(result, tuple) else (result, None)
+
+
+def rss_text(rss):
+    """A peak for the progress lines on stderr."""
+    return "" if rss is None else f", peak RSS {rss / (1 << 20):.1f} MiB"
 
 
 def heat(nbytes):

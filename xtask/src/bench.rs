@@ -86,7 +86,8 @@
 //!      16 `.npy` files NumPy writes, and the same rows as Parquet files pyarrow writes:
 //!      `npy sql` as a process (the release build with the `sql` feature), without and
 //!      with `--map-local-files`, DuckDB over the Parquet files, and `np.load` + NumPy;
-//!      the answers must agree. Medians of `2 * --repeat + 1` runs.
+//!      the answers must agree. Medians of `2 * --repeat + 1` runs; each `npy sql` row
+//!      shows its process's peak resident memory (`ru_maxrss`, by `os.wait4`).
 //!
 //!   The goals: the SQL query at least as fast as NumPy's `np.load` + reduction (default
 //!   options: reads); the scan of one field at least 3 times as fast as the scan of every
@@ -148,9 +149,11 @@
 //!
 //! Every measurement runs K times (default 3) after one untimed warm-up round. A table of
 //! best and median times, GiB/s and the goal ratios (PASS/MISS on best times, or on medians for the goals an issue states on medians) is printed
-//! and written to `<target>/bench/report.txt`; each part's big files are deleted when it
-//! ends (at most about 4.5 GiB at a time for the default sizes: the `arrow` part's two
-//! `.npy` files, its IPC file and one output).
+//! and written to `<target>/bench/report.txt`, with a column of peak resident memory in
+//! the parts that measure a process's (`rss=` in the bench lines: the largest over the
+//! runs); each part's big files are deleted when it ends (at most about 4.5 GiB at a time
+//! for the default sizes: the `arrow` part's two `.npy` files, its IPC file and one
+//! output).
 //!
 //! Benchmarks report, they do not gate: a missed goal still exits 0. A measurement that
 //! cannot run or gives a wrong result is an error.
@@ -221,6 +224,9 @@ struct Timing {
     best: f64,
     median: f64,
     bytes: u64,
+    /// The largest peak resident memory of a measured process over its runs, in bytes
+    /// (`rss=`: `bench.py` gives it for each `npy sql` run).
+    rss: Option<u64>,
 }
 
 /// Runs `cargo xtask bench` with the arguments after `bench`.
@@ -359,7 +365,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
 }
 
 /// Runs `cmd`, echoing its output as it comes, and collects its
-/// `bench <name> best=<s> median=<s> bytes=<n>` lines.
+/// `bench <name> best=<s> median=<s> bytes=<n> [rss=<bytes>]` lines.
 fn run_bench_lines(cmd: &mut Command) -> Result<BTreeMap<String, Timing>> {
     let shown = project::show(cmd);
     let mut child =
@@ -383,7 +389,7 @@ fn run_bench_lines(cmd: &mut Command) -> Result<BTreeMap<String, Timing>> {
     Ok(timings)
 }
 
-/// Parses `<name> best=<s> median=<s> bytes=<n>`.
+/// Parses `<name> best=<s> median=<s> bytes=<n> [rss=<bytes>]`.
 fn parse_line(rest: &str) -> Option<(String, Timing)> {
     let mut words = rest.split_whitespace();
     let name = words.next()?.to_string();
@@ -391,7 +397,11 @@ fn parse_line(rest: &str) -> Option<(String, Timing)> {
     let best = field("best")?.parse().ok()?;
     let median = field("median")?.parse().ok()?;
     let bytes = field("bytes")?.parse().ok()?;
-    Some((name, Timing { best, median, bytes }))
+    let rss = match words.next().and_then(|word| word.strip_prefix("rss=")) {
+        Some(rss) => Some(rss.parse().ok()?),
+        None => None,
+    };
+    Some((name, Timing { best, median, bytes, rss }))
 }
 
 /// The report: settings, then each part's measurements and goal ratios, then a summary.
@@ -482,17 +492,22 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
 
 /// One part's table and goal ratios; returns (goals missed, goals).
 fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>) -> (usize, usize) {
+    // The peak memory column only where some row measured a process's.
+    let rss_column = timings.values().any(|t| t.rss.is_some());
+    let rss = |text: &str| if rss_column { format!(" {text:>12}") } else { String::new() };
     let _ = writeln!(out);
-    let _ = writeln!(out, "{:<54} {:>9} {:>9} {:>8}", "measurement", "best", "median", "GiB/s");
+    let _ = writeln!(out, "{:<54} {:>9} {:>9} {:>8}{}", "measurement", "best", "median", "GiB/s", rss("peak RSS"));
     for (name, what) in part.rows {
         match timings.get(*name) {
             Some(t) => {
                 let rate = if t.bytes == 0 { "-".to_string() } else { format!("{:.2}", gib(t.bytes) / t.best) };
                 let (best, median) = (duration(t.best), duration(t.median));
-                let _ = writeln!(out, "{what:<54} {best:>9} {median:>9} {rate:>8}");
+                let peak = rss(&t.rss.map_or(String::new(), mib));
+                let line = format!("{what:<54} {best:>9} {median:>9} {rate:>8}{peak}");
+                let _ = writeln!(out, "{}", line.trim_end());
             }
             None => {
-                let _ = writeln!(out, "{what:<54} {:>9} {:>9} {:>8}", "n/a", "n/a", "n/a");
+                let _ = writeln!(out, "{what:<54} {:>9} {:>9} {:>8}{}", "n/a", "n/a", "n/a", rss("n/a"));
             }
         }
     }
@@ -532,6 +547,11 @@ fn duration(seconds: f64) -> String {
     } else {
         format!("{:.2} µs", seconds * 1e6)
     }
+}
+
+/// A peak resident memory for the table: `117.3 MiB`.
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
 }
 
 fn gib(bytes: u64) -> f64 {
@@ -589,6 +609,35 @@ mod tests {
         assert_eq!(header.size_args(header.parts()[0]), ["--fields".to_string(), "500".to_string()]);
         assert_eq!(parse_args(&["--only", "header"]).unwrap().fields, 2_000);
         assert!(parse_args(&["--fields", "0"]).unwrap_err().contains("--fields"));
+    }
+
+    #[test]
+    fn bench_lines_may_give_a_peak_rss() {
+        let (name, t) = parse_line("avg_npz best=0.25 median=0.5 bytes=1024 rss=123731968").unwrap();
+        assert_eq!((name.as_str(), t.best, t.median, t.bytes, t.rss), ("avg_npz", 0.25, 0.5, 1024, Some(123_731_968)));
+        assert_eq!(parse_line("avg_duckdb best=0.25 median=0.5 bytes=1024").unwrap().1.rss, None);
+        assert!(parse_line("avg_npz best=0.25 median=0.5 bytes=1024 rss=lots").is_none());
+    }
+
+    #[test]
+    fn the_table_shows_peak_rss_only_in_parts_that_measure_it() {
+        let timing = |rss| Timing { best: 0.5, median: 0.5, bytes: 1 << 30, rss };
+        let mut timings: BTreeMap<String, Timing> =
+            [("avg_npy".to_string(), timing(Some(100 << 20))), ("avg_duckdb".to_string(), timing(None))].into();
+        let mut out = String::new();
+        part_report(&mut out, &parts::SQL, &timings);
+        let line = |out: &str, start: &str| out.lines().find(|l| l.starts_with(start)).unwrap().to_string();
+        assert!(line(&out, "measurement").ends_with("GiB/s     peak RSS"), "{out}");
+        assert!(line(&out, "npy sql: avg(samples[10])").ends_with("2.00    100.0 MiB"), "{out}");
+        // The row without a peak ends at its rate; the rows not measured say so.
+        let avg = out.lines().skip_while(|l| !l.starts_with("npy sql: avg(samples[10])"));
+        let duckdb = avg.clone().find(|l| l.starts_with("DuckDB over Parquet")).unwrap();
+        assert!(duckdb.ends_with("0.500 s     2.00"), "{out}");
+        assert!(avg.clone().nth(1).unwrap().ends_with("n/a          n/a"), "{out}");
+        timings.remove("avg_npy");
+        out.clear();
+        part_report(&mut out, &parts::SQL, &timings);
+        assert!(line(&out, "measurement").ends_with("GiB/s"), "{out}");
     }
 
     #[test]
