@@ -33,7 +33,8 @@ benches/io.rs and benches/records.rs do:
 rss, for a measurement that runs a process (each `npy sql`), is the largest peak resident
 memory of the process over the counted runs: ru_maxrss of the child's own rusage, which
 os.wait4 gives (KiB on Linux; RUSAGE_CHILDREN would be the largest of every child so far),
-the child started by a small Python of its own (`process_measure` says why).
+the child started by a small Python of its own (`process_measure` says why).  A measured
+process still running after 10 minutes is killed, and fails the run.
 
 f8 (benches/io.rs): DIR holds le.npy (<f8) and be.npy (>f8), each BYTES of data: the values
 i + 0.25 for i in range(BYTES // 8).
@@ -784,25 +785,41 @@ def sql_queries(directory, n, repeat, npy):
     rounds(measures, repeat, max(os.path.getsize(path) for path in paths) * 3 // 2)
 
 
-# Runs the process sys.argv[1:] and prints, as JSON, its time from start to exit, its peak
+# Runs the process sys.argv[2:] and prints, as JSON, its time from start to exit, its peak
 # resident memory (ru_maxrss of its own rusage, from os.wait4: KiB on Linux), its exit code
-# and its output (into files, not pipes: nothing needs reading while it runs).  A fresh
-# Python runs it, not this one: see `process_measure`.
+# and its output (into files, not pipes: nothing needs reading while it runs).  A process
+# still running after sys.argv[1] seconds is killed, and says so.  A fresh Python runs it,
+# not this one: see `process_measure`.
 SPAWN = """
-import json, os, subprocess, sys, tempfile, time
+import json, os, signal, subprocess, sys, tempfile, time
+
+hung = []
+
+
+def kill(*_):
+    hung.append(True)
+    os.kill(child.pid, signal.SIGKILL)
+
 
 with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    signal.signal(signal.SIGALRM, kill)
     t = time.perf_counter()
-    child = subprocess.Popen(sys.argv[1:], stdout=out, stderr=err)
+    child = subprocess.Popen(sys.argv[2:], stdout=out, stderr=err)
+    signal.alarm(int(sys.argv[1]))
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - t
+    signal.alarm(0)
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     out.seek(0)
     err.seek(0)
-    run = {"seconds": seconds, "rss": usage.ru_maxrss * 1024, "code": child.returncode,
+    run = {"seconds": seconds, "rss": usage.ru_maxrss * 1024, "code": child.returncode, "hung": bool(hung),
            "stdout": out.read().decode(), "stderr": err.read().decode()}
 print(json.dumps(run))
 """
+
+# The longest a measured process may run: far longer than any query here takes, so that a
+# hung one fails the bench, naming itself, instead of stopping it for good.
+PROCESS_LIMIT = 600
 
 
 def process_measure(args, check):
@@ -817,13 +834,15 @@ def process_measure(args, check):
     import json
     import subprocess
 
-    spawn = [sys.executable, "-I", "-S", "-c", SPAWN, *args]
+    spawn = [sys.executable, "-I", "-S", "-c", SPAWN, str(PROCESS_LIMIT), *args]
 
     def measure():
         done = subprocess.run(spawn, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"bench.py's SPAWN of {' '.join(args)}: exit code {done.returncode}: {done.stderr}")
         run = json.loads(done.stdout)
+        if run["hung"]:
+            raise SystemExit(f"{' '.join(args)}: still running after {PROCESS_LIMIT} s, killed: {run['stderr']}")
         if run["code"] != 0:
             raise SystemExit(f"{' '.join(args)}: exit code {run['code']}: {run['stderr']}")
         check(run["stdout"])
