@@ -108,10 +108,14 @@ the sums run in another order; the maximum exactly).
 Then five queries over another table, RECORDS / 2 shot records (2,000,000 by default, 584 MB)
 in 16 .npy files that NumPy writes into DIR/shots (trace_id <i4, station <i4 of 100, t0 <f8
 uniform in [0, 1), dt <f4, rx <f8, ry <f8, 64 <f4 samples of a decaying wave: 292 bytes a
-record), and the same rows as 16 Parquet files that pyarrow writes with its defaults (snappy)
-into DIR/shots-parquet.  Each query (QUERIES) is answered four ways, and the answers must
-agree (integers exactly, floats within 1e-7 relative: npy prints a float32 as its shortest
-text, and sums run in different orders):
+record), the same rows as 16 Parquet files that pyarrow writes with its defaults (snappy)
+into DIR/shots-parquet, and as 16 archives of a member per field (trace_id.npy, ...,
+samples.npy of shape (rows, 64), which npy sql reads as a fixed-size list column, as for
+.npy), the way a NumPy user saves a table: np.savez's (stored) into DIR/shots-stored.npz
+and np.savez_compressed's (deflated) into DIR/shots-deflated.npz (npy sql reads a directory
+whose name ends in .npz as a table of archives).  Each query (QUERIES) is answered six ways,
+and the answers must agree (integers exactly, floats within 1e-7 relative: npy prints a
+float32 as its shortest text, and sums run in different orders):
 
   <q>_npy         NPY sql QUERY --table shots=DIR/shots --format csv: a process, its start
                   included (NPY is the release build of npy with the sql feature)
@@ -119,6 +123,11 @@ text, and sums run in different orders):
   <q>_duckdb      DuckDB (duckdb's Python package, in this process) over the Parquet files,
                   a new connection each run (made before the clock starts)
   <q>_numpy       np.load of each file, then the NumPy a user would write, file by file
+  <q>_npz         NPY sql QUERY --table shots=DIR/shots-stored.npz --format csv
+  <q>_npzc        NPY sql QUERY --table shots=DIR/shots-deflated.npz --format csv
+
+Every row's bytes are the rows' data in the .npy files, whatever it reads, so that its GiB/s
+compare.
 
 These run 2 * REPEAT + 1 times each (medians of a tenth of a second need more runs).  Each
 npy sql row gives its process's peak resident memory too (rss, above).
@@ -674,14 +683,22 @@ SHOT = np.dtype([("trace_id", "<i4"), ("station", "<i4"), ("t0", "<f8"), ("dt", 
                  ("ry", "<f8"), ("samples", "<f4", (64,))])
 
 
+# The shots table's directories under DIR, by kind: npy sql takes a directory whose name ends
+# in .npz as one of archives.
+SHOTS = {"npy": "shots", "parquet": "shots-parquet", "npz": "shots-stored.npz", "npzc": "shots-deflated.npz"}
+
+
 def write_shots(directory, n):
-    """The shots table: .npy files by NumPy, the same rows as Parquet files by pyarrow."""
+    """The shots table: .npy files by NumPy, the same rows as Parquet files by pyarrow and as
+    archives of a member per field by np.savez and np.savez_compressed.  Returns the
+    directories by kind (`SHOTS`) and the .npy files."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    npy_dir, parquet_dir = os.path.join(directory, "shots"), os.path.join(directory, "shots-parquet")
-    os.makedirs(npy_dir, exist_ok=True)
-    os.makedirs(parquet_dir, exist_ok=True)
+    dirs = {kind: os.path.join(directory, name) for kind, name in SHOTS.items()}
+    for path in dirs.values():
+        os.makedirs(path, exist_ok=True)
+    npy_dir, parquet_dir = dirs["npy"], dirs["parquet"]
     rng = np.random.default_rng(37)
     k = np.arange(64, dtype=np.float32)
     paths = []
@@ -704,7 +721,11 @@ def write_shots(directory, n):
         samples = pa.FixedSizeListArray.from_arrays(pa.array(rows["samples"].ravel()), 64)
         table = pa.table(columns).append_column("samples", samples)
         pq.write_table(table, os.path.join(parquet_dir, f"part-{f:02}.parquet"))
-    return npy_dir, parquet_dir, paths
+        # A table as a NumPy user saves one: a member per field, samples an (n, 64) <f4 member.
+        members = {name: rows[name] for name in SHOT.names}
+        np.savez(os.path.join(dirs["npz"], f"part-{f:02}.npz"), **members)
+        np.savez_compressed(os.path.join(dirs["npzc"], f"part-{f:02}.npz"), **members)
+    return dirs, paths
 
 
 def numpy_answer(name, paths):
@@ -760,27 +781,37 @@ def same_rows(got, want, what):
 
 
 def sql_queries(directory, n, repeat, npy):
-    npy_dir, parquet_dir, paths = write_shots(directory, n)
-    parquet = f"read_parquet('{parquet_dir}/*.parquet')"
-    for path in paths:
-        warm(path)
+    dirs, paths = write_shots(directory, n)
+    parquet = f"read_parquet('{dirs['parquet']}/*.parquet')"
+    sizes = {}
+    for kind, path in dirs.items():
+        files = [os.path.join(path, name) for name in sorted(os.listdir(path))]
+        for file in files:
+            warm(file)
+        sizes[kind] = sum(os.path.getsize(file) for file in files)
+    written = ", ".join(f"{SHOTS[kind]}/ {size / 1e6:.1f} MB" for kind, size in sizes.items())
+    print(f"  shots: {written}", file=sys.stderr, flush=True)
     nbytes = sum(os.path.getsize(path) for path in paths) - SQL_FILES * 128
     want = {name: numpy_answer(name, paths) for name, _ in QUERIES}
 
-    def npy_sql(query, mapped, check):
-        flags = ["--map-local-files"] if mapped else []
-        args = [npy, "sql", query.format("shots"), "--table", f"shots={npy_dir}", "--format", "csv", *flags]
+    def npy_sql(query, kind, check, flags=()):
+        table = f"shots={dirs[kind]}"
+        args = [npy, "sql", query.format("shots"), "--table", table, "--format", "csv", *flags]
         return process_measure(args, lambda out: check([line.split(",") for line in out.splitlines()[1:]]))
 
     measures = []
     for name, query in QUERIES:
+
         def check(rows, name=name, query=query):
             same_rows(rows, want[name], f"{name}: {query}")
+
         measures += [
-            (f"{name}_npy", nbytes, npy_sql(query, False, check)),
-            (f"{name}_npy_mapped", nbytes, npy_sql(query, True, check)),
+            (f"{name}_npy", nbytes, npy_sql(query, "npy", check)),
+            (f"{name}_npy_mapped", nbytes, npy_sql(query, "npy", check, ["--map-local-files"])),
             (f"{name}_duckdb", nbytes, duck_measure(query.format(parquet), check)),
             (f"{name}_numpy", nbytes, timed(lambda name=name: numpy_answer(name, paths), check)),
+            (f"{name}_npz", nbytes, npy_sql(query, "npz", check)),
+            (f"{name}_npzc", nbytes, npy_sql(query, "npzc", check)),
         ]
     rounds(measures, repeat, max(os.path.getsize(path) for path in paths) * 3 // 2)
 
