@@ -2,7 +2,7 @@
 //! goals, in the order a run takes them. What each part measures, and why those goals, is
 //! in the `bench` module's docs.
 
-/// A speed goal on the ratio numerator / denominator.
+/// A goal: on the ratio numerator / denominator of their times, or on one row's peak memory.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Goal {
     /// Passes when the ratio of the best times is at most this.
@@ -14,17 +14,24 @@ pub(super) enum Goal {
     AtLeast(f64),
     /// No goal: shown for context.
     Context,
+    /// Passes when the numerator's peak resident memory (`rss=`, the largest of its runs)
+    /// is at most this many bytes; such a goal names no denominator (""). Issue 48: npy sql
+    /// over an archive in bounded memory, as npy-cli's memory tests hold it.
+    RssAtMost(u64),
 }
 
 impl Goal {
-    /// Whether the goal is met, given the ratios of the best and of the median times.
-    pub(super) fn passes(self, best: f64, median: f64) -> Option<bool> {
+    /// Whether the goal is met, given the ratios of the best and of the median times and
+    /// the numerator's peak resident memory; `None` for context, or for an RSS goal whose
+    /// row has no peak.
+    pub(super) fn passes(self, best: f64, median: f64, rss: Option<u64>) -> Option<bool> {
         let ratio = best;
         match self {
             Goal::AtMost(g) => Some(ratio <= g),
             Goal::MedianAtMost(g) => Some(median <= g),
             Goal::AtLeast(g) => Some(ratio >= g),
             Goal::Context => None,
+            Goal::RssAtMost(limit) => rss.map(|rss| rss <= limit),
         }
     }
 
@@ -34,6 +41,7 @@ impl Goal {
             Goal::MedianAtMost(g) => format!("<= {} med", goal_number(g)),
             Goal::AtLeast(g) => format!(">= {}", goal_number(g)),
             Goal::Context => "-".to_string(),
+            Goal::RssAtMost(limit) => format!("<= {} MiB", limit >> 20),
         }
     }
 }
@@ -65,7 +73,7 @@ pub(super) struct Part {
     pub(super) title: &'static str,
     /// The measurements, in table order: name (as the bench lines give it) and description.
     pub(super) rows: &'static [(&'static str, &'static str)],
-    /// The goals: what, numerator, denominator, goal.
+    /// The goals: what, numerator, denominator ("" for an RSS goal), goal.
     pub(super) goals: &'static [(&'static str, &'static str, &'static str, Goal)],
 }
 
@@ -327,6 +335,17 @@ pub(super) const SQL: Part = Part {
         ("avg: deflated .npz / .npy", "avg_npzc", "avg_npy", Goal::Context),
         ("filter: deflated .npz / .npy", "filter_npzc", "filter_npy", Goal::Context),
         ("top-k: deflated .npz / .npy", "topk_npzc", "topk_npy", Goal::Context),
+        // Issue 48: bounded memory over archives, stored and deflated (npy-cli's tests: 256 MiB).
+        ("GROUP BY: stored .npz peak RSS", "group_npz", "", Goal::RssAtMost(256 << 20)),
+        ("sums: stored .npz peak RSS", "sums_npz", "", Goal::RssAtMost(256 << 20)),
+        ("avg: stored .npz peak RSS", "avg_npz", "", Goal::RssAtMost(256 << 20)),
+        ("filter: stored .npz peak RSS", "filter_npz", "", Goal::RssAtMost(256 << 20)),
+        ("top-k: stored .npz peak RSS", "topk_npz", "", Goal::RssAtMost(256 << 20)),
+        ("GROUP BY: deflated .npz peak RSS", "group_npzc", "", Goal::RssAtMost(256 << 20)),
+        ("sums: deflated .npz peak RSS", "sums_npzc", "", Goal::RssAtMost(256 << 20)),
+        ("avg: deflated .npz peak RSS", "avg_npzc", "", Goal::RssAtMost(256 << 20)),
+        ("filter: deflated .npz peak RSS", "filter_npzc", "", Goal::RssAtMost(256 << 20)),
+        ("top-k: deflated .npz peak RSS", "topk_npzc", "", Goal::RssAtMost(256 << 20)),
         ("filter: npy sql / DuckDB", "filter_npy", "filter_duckdb", Goal::Context),
         ("top-k: npy sql / DuckDB", "topk_npy", "topk_duckdb", Goal::Context),
         ("GROUP BY: mapped / read", "group_npy_mapped", "group_npy", Goal::Context),
