@@ -126,6 +126,17 @@ float32 as its shortest text, and sums run in different orders):
   <q>_npz         NPY sql QUERY --table shots=DIR/shots-stored.npz --format csv
   <q>_npzc        NPY sql QUERY --table shots=DIR/shots-deflated.npz --format csv
 
+Then, over the .npy files alone and in the same rounds, one element of a subarray against a
+plain field (issue 48), checked against np.load's rows["t0"].max() and
+rows["samples"][:, 9].max(), file by file:
+
+  field_npy          NPY sql 'SELECT max(t0) FROM shots' --table shots=DIR/shots
+  element_npy        NPY sql 'SELECT max(samples[10]) FROM shots': one element of each row's
+                     samples, which npy sql reads alone
+  element_whole_npy  NPY sql 'SELECT max(samples[station - station + 10]) FROM shots': the
+                     same element at an index that is no constant, so that npy sql decodes
+                     every row's 64 samples (and station) to pick it: the before
+
 Every row's bytes are the rows' data in the .npy files, whatever it reads, so that its GiB/s
 compare.
 
@@ -679,6 +690,14 @@ QUERIES = [
     ("filter", "SELECT count(*) FROM {} WHERE t0 > 0.5 AND station = 7"),
     ("topk", "SELECT trace_id, t0 FROM {} ORDER BY t0 DESC LIMIT 10"),
 ]
+# Issue 48: one element of a subarray against a plain field, over the .npy files; and the same
+# element at an index that is no constant, which the engine cannot read alone (every row's
+# samples decoded whole: the before).
+ELEMENT_QUERIES = [
+    ("field", "SELECT max(t0) FROM {}"),
+    ("element", "SELECT max(samples[10]) FROM {}"),
+    ("element_whole", "SELECT max(samples[station - station + 10]) FROM {}"),
+]
 SHOT = np.dtype([("trace_id", "<i4"), ("station", "<i4"), ("t0", "<f8"), ("dt", "<f4"), ("rx", "<f8"),
                  ("ry", "<f8"), ("samples", "<f4", (64,))])
 
@@ -752,6 +771,10 @@ def numpy_answer(name, paths):
             total += rows["samples"][:, 9].astype(np.float64).sum()
             count += len(rows)
         return [(total / count,)]
+    if name == "field":
+        return [(max(float(np.load(path)["t0"].max()) for path in paths),)]
+    if name in ("element", "element_whole"):
+        return [(max(float(np.load(path)["samples"][:, 9].max()) for path in paths),)]
     if name == "filter":
         count = 0
         for path in paths:
@@ -792,7 +815,7 @@ def sql_queries(directory, n, repeat, npy):
     written = ", ".join(f"{SHOTS[kind]}/ {size / 1e6:.1f} MB" for kind, size in sizes.items())
     print(f"  shots: {written}", file=sys.stderr, flush=True)
     nbytes = sum(os.path.getsize(path) for path in paths) - SQL_FILES * 128
-    want = {name: numpy_answer(name, paths) for name, _ in QUERIES}
+    want = {name: numpy_answer(name, paths) for name, _ in QUERIES + ELEMENT_QUERIES}
 
     def npy_sql(query, kind, check, flags=()):
         table = f"shots={dirs[kind]}"
@@ -813,6 +836,12 @@ def sql_queries(directory, n, repeat, npy):
             (f"{name}_npz", nbytes, npy_sql(query, "npz", check)),
             (f"{name}_npzc", nbytes, npy_sql(query, "npzc", check)),
         ]
+    for name, query in ELEMENT_QUERIES:
+
+        def check(rows, name=name, query=query):
+            same_rows(rows, want[name], f"{name}: {query}")
+
+        measures.append((f"{name}_npy", nbytes, npy_sql(query, "npy", check)))
     rounds(measures, repeat, max(os.path.getsize(path) for path in paths) * 3 // 2)
 
 
