@@ -28,7 +28,13 @@ host, and touching it again costs seconds per GiB).  Each result is checked afte
 stops.  Prints one line per measurement, as
 benches/io.rs and benches/records.rs do:
 
-  bench <name> best=<seconds> median=<seconds> bytes=<n>
+  bench <name> best=<seconds> median=<seconds> bytes=<n> [rss=<bytes>]
+
+rss, for a measurement that runs a process (each `npy sql`), is the largest peak resident
+memory of the process over the counted runs: ru_maxrss of the child's own rusage, which
+os.wait4 gives (KiB on Linux; RUSAGE_CHILDREN would be the largest of every child so far),
+the child started by a small Python of its own (`process_measure` says why).  A measured
+process still running after 10 minutes is killed, and fails the run.
 
 f8 (benches/io.rs): DIR holds le.npy (<f8) and be.npy (>f8), each BYTES of data: the values
 i + 0.25 for i in range(BYTES // 8).
@@ -102,10 +108,14 @@ the sums run in another order; the maximum exactly).
 Then five queries over another table, RECORDS / 2 shot records (2,000,000 by default, 584 MB)
 in 16 .npy files that NumPy writes into DIR/shots (trace_id <i4, station <i4 of 100, t0 <f8
 uniform in [0, 1), dt <f4, rx <f8, ry <f8, 64 <f4 samples of a decaying wave: 292 bytes a
-record), and the same rows as 16 Parquet files that pyarrow writes with its defaults (snappy)
-into DIR/shots-parquet.  Each query (QUERIES) is answered four ways, and the answers must
-agree (integers exactly, floats within 1e-7 relative: npy prints a float32 as its shortest
-text, and sums run in different orders):
+record), the same rows as 16 Parquet files that pyarrow writes with its defaults (snappy)
+into DIR/shots-parquet, and as 16 archives of a member per field (trace_id.npy, ...,
+samples.npy of shape (rows, 64), which npy sql reads as a fixed-size list column, as for
+.npy), the way a NumPy user saves a table: np.savez's (stored) into DIR/shots-stored.npz
+and np.savez_compressed's (deflated) into DIR/shots-deflated.npz (npy sql reads a directory
+whose name ends in .npz as a table of archives).  Each query (QUERIES) is answered six ways,
+and the answers must agree (integers exactly, floats within 1e-7 relative: npy prints a
+float32 as its shortest text, and sums run in different orders):
 
   <q>_npy         NPY sql QUERY --table shots=DIR/shots --format csv: a process, its start
                   included (NPY is the release build of npy with the sql feature)
@@ -113,8 +123,25 @@ text, and sums run in different orders):
   <q>_duckdb      DuckDB (duckdb's Python package, in this process) over the Parquet files,
                   a new connection each run (made before the clock starts)
   <q>_numpy       np.load of each file, then the NumPy a user would write, file by file
+  <q>_npz         NPY sql QUERY --table shots=DIR/shots-stored.npz --format csv
+  <q>_npzc        NPY sql QUERY --table shots=DIR/shots-deflated.npz --format csv
 
-These run 2 * REPEAT + 1 times each (medians of a tenth of a second need more runs).
+Then, over the .npy files alone and in the same rounds, one element of a subarray against a
+plain field (issue 48), checked against np.load's rows["t0"].max() and
+rows["samples"][:, 9].max(), file by file:
+
+  field_npy          NPY sql 'SELECT max(t0) FROM shots' --table shots=DIR/shots
+  element_npy        NPY sql 'SELECT max(samples[10]) FROM shots': one element of each row's
+                     samples, which npy sql reads alone
+  element_whole_npy  NPY sql 'SELECT max(samples[station - station + 10]) FROM shots': the
+                     same element at an index that is no constant, so that npy sql decodes
+                     every row's 64 samples (and station) to pick it: the before
+
+Every row's bytes are the rows' data in the .npy files, whatever it reads, so that its GiB/s
+compare.
+
+These run 2 * REPEAT + 1 times each (medians of a tenth of a second need more runs).  Each
+npy sql row gives its process's peak resident memory too (rss, above).
 
 append (benches/append.rs): DIR holds traces_whole.npy, BATCHES * 10,000 seismic traces in
 the aligned layout (record i as in `trace`).  Loaded once and checked; then the same
@@ -186,7 +213,8 @@ def serve(measures):
         words = line.split()
         if len(words) != 2 or words[0] != "run" or words[1] not in measures:
             sys.exit(f"bench.py serve: cannot do {line.strip()!r}; it runs {', '.join(measures)}")
-        print(f"time {measures[words[1]]():.9f}", flush=True)
+        seconds, _ = seconds_and_rss(measures[words[1]]())
+        print(f"time {seconds:.9f}", flush=True)
 
 
 def f8(directory, nbytes, repeat):
@@ -662,18 +690,34 @@ QUERIES = [
     ("filter", "SELECT count(*) FROM {} WHERE t0 > 0.5 AND station = 7"),
     ("topk", "SELECT trace_id, t0 FROM {} ORDER BY t0 DESC LIMIT 10"),
 ]
+# Issue 48: one element of a subarray against a plain field, over the .npy files; and the same
+# element at an index that is no constant, which the engine cannot read alone (every row's
+# samples decoded whole: the before).
+ELEMENT_QUERIES = [
+    ("field", "SELECT max(t0) FROM {}"),
+    ("element", "SELECT max(samples[10]) FROM {}"),
+    ("element_whole", "SELECT max(samples[station - station + 10]) FROM {}"),
+]
 SHOT = np.dtype([("trace_id", "<i4"), ("station", "<i4"), ("t0", "<f8"), ("dt", "<f4"), ("rx", "<f8"),
                  ("ry", "<f8"), ("samples", "<f4", (64,))])
 
 
+# The shots table's directories under DIR, by kind: npy sql takes a directory whose name ends
+# in .npz as one of archives.
+SHOTS = {"npy": "shots", "parquet": "shots-parquet", "npz": "shots-stored.npz", "npzc": "shots-deflated.npz"}
+
+
 def write_shots(directory, n):
-    """The shots table: .npy files by NumPy, the same rows as Parquet files by pyarrow."""
+    """The shots table: .npy files by NumPy, the same rows as Parquet files by pyarrow and as
+    archives of a member per field by np.savez and np.savez_compressed.  Returns the
+    directories by kind (`SHOTS`) and the .npy files."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    npy_dir, parquet_dir = os.path.join(directory, "shots"), os.path.join(directory, "shots-parquet")
-    os.makedirs(npy_dir, exist_ok=True)
-    os.makedirs(parquet_dir, exist_ok=True)
+    dirs = {kind: os.path.join(directory, name) for kind, name in SHOTS.items()}
+    for path in dirs.values():
+        os.makedirs(path, exist_ok=True)
+    npy_dir, parquet_dir = dirs["npy"], dirs["parquet"]
     rng = np.random.default_rng(37)
     k = np.arange(64, dtype=np.float32)
     paths = []
@@ -696,7 +740,11 @@ def write_shots(directory, n):
         samples = pa.FixedSizeListArray.from_arrays(pa.array(rows["samples"].ravel()), 64)
         table = pa.table(columns).append_column("samples", samples)
         pq.write_table(table, os.path.join(parquet_dir, f"part-{f:02}.parquet"))
-    return npy_dir, parquet_dir, paths
+        # A table as a NumPy user saves one: a member per field, samples an (n, 64) <f4 member.
+        members = {name: rows[name] for name in SHOT.names}
+        np.savez(os.path.join(dirs["npz"], f"part-{f:02}.npz"), **members)
+        np.savez_compressed(os.path.join(dirs["npzc"], f"part-{f:02}.npz"), **members)
+    return dirs, paths
 
 
 def numpy_answer(name, paths):
@@ -723,6 +771,10 @@ def numpy_answer(name, paths):
             total += rows["samples"][:, 9].astype(np.float64).sum()
             count += len(rows)
         return [(total / count,)]
+    if name == "field":
+        return [(max(float(np.load(path)["t0"].max()) for path in paths),)]
+    if name in ("element", "element_whole"):
+        return [(max(float(np.load(path)["samples"][:, 9].max()) for path in paths),)]
     if name == "filter":
         count = 0
         for path in paths:
@@ -752,37 +804,111 @@ def same_rows(got, want, what):
 
 
 def sql_queries(directory, n, repeat, npy):
-    import subprocess
-
-    npy_dir, parquet_dir, paths = write_shots(directory, n)
-    parquet = f"read_parquet('{parquet_dir}/*.parquet')"
-    for path in paths:
-        warm(path)
+    dirs, paths = write_shots(directory, n)
+    parquet = f"read_parquet('{dirs['parquet']}/*.parquet')"
+    sizes = {}
+    for kind, path in dirs.items():
+        files = [os.path.join(path, name) for name in sorted(os.listdir(path))]
+        for file in files:
+            warm(file)
+        sizes[kind] = sum(os.path.getsize(file) for file in files)
+    written = ", ".join(f"{SHOTS[kind]}/ {size / 1e6:.1f} MB" for kind, size in sizes.items())
+    print(f"  shots: {written}", file=sys.stderr, flush=True)
     nbytes = sum(os.path.getsize(path) for path in paths) - SQL_FILES * 128
-    want = {name: numpy_answer(name, paths) for name, _ in QUERIES}
+    want = {name: numpy_answer(name, paths) for name, _ in QUERIES + ELEMENT_QUERIES}
 
-    def npy_sql(query, mapped):
-        flags = ["--map-local-files"] if mapped else []
-        args = [npy, "sql", query.format("shots"), "--table", f"shots={npy_dir}", "--format", "csv", *flags]
-
-        def run():
-            done = subprocess.run(args, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise SystemExit(f"{' '.join(args)}: exit code {done.returncode}: {done.stderr}")
-            return [line.split(",") for line in done.stdout.splitlines()[1:]]
-        return run
+    def npy_sql(query, kind, check, flags=()):
+        table = f"shots={dirs[kind]}"
+        args = [npy, "sql", query.format("shots"), "--table", table, "--format", "csv", *flags]
+        return process_measure(args, lambda out: check([line.split(",") for line in out.splitlines()[1:]]))
 
     measures = []
     for name, query in QUERIES:
+
         def check(rows, name=name, query=query):
             same_rows(rows, want[name], f"{name}: {query}")
+
         measures += [
-            (f"{name}_npy", nbytes, timed(npy_sql(query, False), check)),
-            (f"{name}_npy_mapped", nbytes, timed(npy_sql(query, True), check)),
+            (f"{name}_npy", nbytes, npy_sql(query, "npy", check)),
+            (f"{name}_npy_mapped", nbytes, npy_sql(query, "npy", check, ["--map-local-files"])),
             (f"{name}_duckdb", nbytes, duck_measure(query.format(parquet), check)),
             (f"{name}_numpy", nbytes, timed(lambda name=name: numpy_answer(name, paths), check)),
+            (f"{name}_npz", nbytes, npy_sql(query, "npz", check)),
+            (f"{name}_npzc", nbytes, npy_sql(query, "npzc", check)),
         ]
+    for name, query in ELEMENT_QUERIES:
+
+        def check(rows, name=name, query=query):
+            same_rows(rows, want[name], f"{name}: {query}")
+
+        measures.append((f"{name}_npy", nbytes, npy_sql(query, "npy", check)))
     rounds(measures, repeat, max(os.path.getsize(path) for path in paths) * 3 // 2)
+
+
+# Runs the process sys.argv[2:] and prints, as JSON, its time from start to exit, its peak
+# resident memory (ru_maxrss of its own rusage, from os.wait4: KiB on Linux), its exit code
+# and its output (into files, not pipes: nothing needs reading while it runs).  A process
+# still running after sys.argv[1] seconds is killed, and says so.  A fresh Python runs it,
+# not this one: see `process_measure`.
+SPAWN = """
+import json, os, signal, subprocess, sys, tempfile, time
+
+hung = []
+
+
+def kill(*_):
+    hung.append(True)
+    os.kill(child.pid, signal.SIGKILL)
+
+
+with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    signal.signal(signal.SIGALRM, kill)
+    t = time.perf_counter()
+    child = subprocess.Popen(sys.argv[2:], stdout=out, stderr=err)
+    signal.alarm(int(sys.argv[1]))
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - t
+    signal.alarm(0)
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    out.seek(0)
+    err.seek(0)
+    run = {"seconds": seconds, "rss": usage.ru_maxrss * 1024, "code": child.returncode, "hung": bool(hung),
+           "stdout": out.read().decode(), "stderr": err.read().decode()}
+print(json.dumps(run))
+"""
+
+# The longest a measured process may run: far longer than any query here takes, so that a
+# hung one fails the bench, naming itself, instead of stopping it for good.
+PROCESS_LIMIT = 600
+
+
+def process_measure(args, check):
+    """A measurement of the process `args`: (seconds, peak resident bytes); its stdout
+    checked after the clock stops.
+
+    A child's ru_maxrss starts at its parent's high-water mark (the kernel keeps the larger
+    of the memory it had before exec and after: /bin/true spawned from a Python that once
+    held 500 MiB reports 525 MiB), and this process's mark is NumPy's answers and DuckDB's.
+    So a fresh Python (`SPAWN`, about 10 MiB: the floor of what it reports) starts the
+    process, times it and reads its rusage; its own start is outside the clock."""
+    import json
+    import subprocess
+
+    spawn = [sys.executable, "-I", "-S", "-c", SPAWN, str(PROCESS_LIMIT), *args]
+
+    def measure():
+        done = subprocess.run(spawn, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"bench.py's SPAWN of {' '.join(args)}: exit code {done.returncode}: {done.stderr}")
+        run = json.loads(done.stdout)
+        if run["hung"]:
+            raise SystemExit(f"{' '.join(args)}: still running after {PROCESS_LIMIT} s, killed: {run['stderr']}")
+        if run["code"] != 0:
+            raise SystemExit(f"{' '.join(args)}: exit code {run['code']}: {run['stderr']}")
+        check(run["stdout"])
+        return run["seconds"], run["rss"]
+
+    return measure
 
 
 def duck_measure(query, check):
@@ -911,7 +1037,8 @@ def header(directory, fields, repeat):
 
 
 def rounds(measures, repeat, hot):
-    """Times each (name, bytes, measure); `measure()` runs once and returns seconds.
+    """Times each (name, bytes, measure); `measure()` runs once and returns seconds, or
+    (seconds, peak resident bytes) for a process (`process_measure`).
 
     Touches `hot` bytes of memory right before each run (see `heat`).  As a peer (`serve`),
     keeps them for `serve` instead: the Rust target runs them in its rounds."""
@@ -924,20 +1051,35 @@ def rounds(measures, repeat, hot):
     for name, _, measure in measures:
         if hot:
             heat(hot)
-        print(f"  {name:<18} warm-up: {measure():.6f} s (not counted)", file=sys.stderr, flush=True)
+        seconds, rss = seconds_and_rss(measure())
+        print(f"  {name:<18} warm-up: {seconds:.6f} s{rss_text(rss)} (not counted)", file=sys.stderr, flush=True)
     times = {name: [] for name, _, _ in measures}
+    peaks = {}
     for r in range(repeat):
         # Each round starts one measurement later, as in the Rust benches.
         for k in range(len(measures)):
             name, _, measure = measures[(r + k) % len(measures)]
             if hot:
                 heat(hot)
-            t = measure()
-            print(f"  {name:<18} run {r + 1}/{repeat}: {t:.6f} s", file=sys.stderr, flush=True)
+            t, rss = seconds_and_rss(measure())
+            print(f"  {name:<18} run {r + 1}/{repeat}: {t:.6f} s{rss_text(rss)}", file=sys.stderr, flush=True)
             times[name].append(t)
+            if rss is not None:
+                peaks[name] = max(peaks.get(name, 0), rss)
     for name, nbytes, _ in measures:
         runs = times[name]
-        print(f"bench {name} best={min(runs):.9f} median={statistics.median(runs):.9f} bytes={nbytes}", flush=True)
+        rss = f" rss={peaks[name]}" if name in peaks else ""
+        print(f"bench {name} best={min(runs):.9f} median={statistics.median(runs):.9f} bytes={nbytes}{rss}", flush=True)
+
+
+def seconds_and_rss(result):
+    """A measure's result as (seconds, peak resident bytes or None)."""
+    return result if isinstance(result, tuple) else (result, None)
+
+
+def rss_text(rss):
+    """A peak for the progress lines on stderr."""
+    return "" if rss is None else f", peak RSS {rss / (1 << 20):.1f} MiB"
 
 
 def heat(nbytes):
