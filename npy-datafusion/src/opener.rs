@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::ScalarValue;
 use datafusion::datasource::listing::{FileRange, PartitionedFile};
@@ -17,7 +18,8 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricB
 use futures::StreamExt;
 use npy_arrow::{Layout, Part};
 use npy_core::ErrorKind;
-use npy_store::filter::{Kept, RowFilter};
+use npy_store::filter::{KeepError, Kept, RowFilter};
+use npy_store::NpzFilter;
 use object_store::ObjectStore;
 
 use crate::error::npy_error;
@@ -122,8 +124,35 @@ fn row_filter(
     let read: Vec<Part> = columns.iter().map(|&i| parts[i].clone()).collect();
     let judged = layout.select(&read).map_err(|e| npy_error(e.reading(name)))?;
     let judged_schema = Arc::new(schema.project(&columns)?);
-    // The predicate's columns renumbered to the judged batch's.
-    let predicate = predicate
+    let predicate = renumbered(predicate, &columns)?;
+    Ok(RowFilter::new(Arc::new(judged), move |batch| verdict(&predicate, &conform(batch.clone(), &judged_schema)?)))
+}
+
+/// The filter of an archive's scan: `predicate`, over `schema` (whose field `i` is part
+/// `parts[i]` of the table's columns `file_schema`, each a member that is not a record),
+/// judged on the members' parts it reads.
+fn npz_filter(
+    predicate: Arc<dyn PhysicalExpr>,
+    schema: &SchemaRef,
+    parts: &[Part],
+    file_schema: &SchemaRef,
+) -> Result<NpzFilter> {
+    let mut columns: Vec<usize> = collect_columns(&predicate).iter().map(|c| c.index()).collect();
+    columns.sort_unstable();
+    columns.dedup();
+    // A member's layout has its column first.
+    let judged = (columns.iter())
+        .map(|&i| (file_schema.field(parts[i].column).name().clone(), Part::new(0, parts[i].steps.clone())))
+        .collect();
+    let judged_schema = Arc::new(schema.project(&columns)?);
+    let predicate = renumbered(predicate, &columns)?;
+    Ok(NpzFilter::new(judged, move |batch| verdict(&predicate, &conform(batch.clone(), &judged_schema)?)))
+}
+
+/// `predicate` with each column renumbered to its index in `columns` (sorted): over the
+/// batch of those columns a filter judges.
+fn renumbered(predicate: Arc<dyn PhysicalExpr>, columns: &[usize]) -> Result<Arc<dyn PhysicalExpr>> {
+    predicate
         .transform(|e| match e.downcast_ref::<Column>() {
             Some(c) => {
                 let at = columns.binary_search(&c.index()).map_err(|_| internal("a filter column was not read"))?;
@@ -131,18 +160,20 @@ fn row_filter(
             }
             None => Ok(Transformed::no(e)),
         })
-        .data()?;
-    Ok(RowFilter::new(Arc::new(judged), move |batch| {
-        match predicate.evaluate(&conform(batch.clone(), &judged_schema)?)? {
-            ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))) => Ok(Kept::All),
-            ColumnarValue::Scalar(ScalarValue::Boolean(_) | ScalarValue::Null) => Ok(Kept::None),
-            ColumnarValue::Scalar(other) => Err(format!("a filter gave {other}, not a boolean").into()),
-            ColumnarValue::Array(values) => match values.as_boolean_opt() {
-                Some(values) => Ok(Kept::of(values)),
-                None => Err(format!("a filter gave values of type {}, not booleans", values.data_type()).into()),
-            },
-        }
-    }))
+        .data()
+}
+
+/// The rows of `batch` that `predicate` keeps.
+fn verdict(predicate: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> std::result::Result<Kept, KeepError> {
+    match predicate.evaluate(batch)? {
+        ColumnarValue::Scalar(ScalarValue::Boolean(Some(true))) => Ok(Kept::All),
+        ColumnarValue::Scalar(ScalarValue::Boolean(_) | ScalarValue::Null) => Ok(Kept::None),
+        ColumnarValue::Scalar(other) => Err(format!("a filter gave {other}, not a boolean").into()),
+        ColumnarValue::Array(values) => match values.as_boolean_opt() {
+            Some(values) => Ok(Kept::of(values)),
+            None => Err(format!("a filter gave values of type {}, not booleans", values.data_type()).into()),
+        },
+    }
 }
 
 fn internal(reason: &str) -> DataFusionError {
@@ -154,8 +185,9 @@ impl NpyOpener {
     /// the members whose columns are projected read, side by side. Archives are not split
     /// into ranges (a range not at the archive's start scans nothing).
     fn open_npz(&self, file: PartitionedFile) -> Result<FileOpenFuture> {
-        let NpyOpener { store, options, batch_rows, file_schema, decoded, projected, limit, metrics, .. } =
-            self.clone();
+        let NpyOpener {
+            store, options, batch_rows, file_schema, decoded, projected, predicate, limit, metrics, ..
+        } = self.clone();
         let convert = options.convert_options(batch_rows);
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
@@ -164,11 +196,19 @@ impl NpyOpener {
             let (schema, _) = npz.table_schema_with(None, &convert).await.map_err(npy_error)?;
             still_matches(&file_schema, &member_schema(&schema), &name)?;
             let reads = MemberReads::new(&file_schema, &decoded);
+            let filter =
+                predicate.map(|(p, schema, parts)| npz_filter(p, &schema, &parts, &file_schema)).transpose()?;
             let whole = file.range.as_ref().is_none_or(|r| r.start <= 0);
-            let left = if whole { limit.unwrap_or(usize::MAX) } else { 0 };
+            // A limit counts the rows the filter keeps: with one, the stream is cut above.
+            let left = match (whole, &filter) {
+                (false, _) => 0,
+                (true, Some(_)) => usize::MAX,
+                (true, None) => limit.unwrap_or(usize::MAX),
+            };
             let request: Vec<(&str, Option<&[Part]>)> =
                 reads.members.iter().map(|(m, parts)| (m.as_str(), parts.as_deref())).collect();
-            let stream = npz.checked_part_batches_with(&request, 0..left, &convert).await.map_err(npy_error)?;
+            let stream =
+                npz.checked_part_batches_with(&request, filter.as_ref(), 0..left, &convert).await.map_err(npy_error)?;
             let batches = stream.into_inner().map(move |batch| {
                 let batch = batch.map_err(npy_error)?;
                 let columns = (reads.at.iter()).map(|&i| batch.columns().get(i).cloned()).collect::<Option<Vec<_>>>();

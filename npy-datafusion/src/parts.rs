@@ -9,7 +9,7 @@
 //! pick the part out. The projection and the filter are rewritten in terms of the decoded
 //! columns: the file's columns, then the parts.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -59,23 +59,27 @@ impl ScanParts {
         let mut parts: Vec<Part> = (0..n).map(Part::whole).collect();
         let mut fields: Vec<Field> = files.fields().iter().map(|f| f.as_ref().clone()).collect();
         let mut index: HashMap<Part, usize> = HashMap::new();
-        let exprs = projection.iter().map(|p| &p.expr).chain(predicate);
-        {
-            for expr in exprs {
-                expr.apply(|e| {
-                    let read_alone = |p: &Part| !p.steps.is_empty() && in_parts(files.field(p.column));
-                    let Some(part) = part_of(e, files).filter(read_alone) else {
+        // The names the layouts give the columns decoded (npy-store's filtered scans match
+        // a filter's columns to the output's by name): a part whose name is taken, as
+        // `a.b` of a field `a` beside a field named `a.b`, is left to DataFusion.
+        let mut names: HashSet<String> = files.fields().iter().map(|f| f.name().clone()).collect();
+        for expr in projection.iter().map(|p| &p.expr).chain(predicate) {
+            expr.apply(|e| {
+                let read_alone = |p: &Part| !p.steps.is_empty() && in_parts(files.field(p.column));
+                let Some(part) = part_of(e, files).filter(read_alone) else {
+                    return Ok(TreeNodeRecursion::Continue);
+                };
+                if !index.contains_key(&part) {
+                    if !names.insert(part.name(files.field(part.column).name())) {
                         return Ok(TreeNodeRecursion::Continue);
-                    };
-                    if !index.contains_key(&part) {
-                        let name = sql_name(&part, files.field(part.column).name());
-                        fields.push(Field::new(name, e.data_type(files)?, true));
-                        index.insert(part.clone(), parts.len());
-                        parts.push(part);
                     }
-                    Ok(TreeNodeRecursion::Jump)
-                })?;
-            }
+                    let name = sql_name(&part, files.field(part.column).name());
+                    fields.push(Field::new(name, e.data_type(files)?, true));
+                    index.insert(part.clone(), parts.len());
+                    parts.push(part);
+                }
+                Ok(TreeNodeRecursion::Jump)
+            })?;
         }
         let added = parts.len() - n;
         let schema = Arc::new(Schema::new(fields));

@@ -28,10 +28,12 @@ use crate::parts::ScanParts;
 /// `[start, end)` of a file scans the rows whose first byte lies in it). An `.npz`
 /// archive is scanned whole by one partition.
 ///
-/// Filters on the columns of `.npy` files are evaluated by the scan ([`NpySource::predicate`]),
-/// `WHERE` clauses and the dynamic filters of a `ORDER BY ... LIMIT` (top-k) alike: each
-/// block of rows has the filter's columns decoded first, and the other projected columns
-/// only at the rows it kept.
+/// Filters on the columns of `.npy` files, and on the members of `.npz` archives that are
+/// not records, are evaluated by the scan ([`NpySource::predicate`]), `WHERE` clauses and
+/// the dynamic filters of a `ORDER BY ... LIMIT` (top-k) alike: each block of rows has the
+/// filter's columns (or members) decoded first, and the other projected columns only at
+/// the rows it kept. Parts of columns (`samples[10]`, `r['x']`) in the projection and the
+/// filter are decoded alone ([`crate::PartsToScan`]).
 #[derive(Clone)]
 pub struct NpySource {
     kind: Kind,
@@ -103,15 +105,19 @@ impl NpySource {
         NpySource { predicate: Some(predicate), ..self.clone() }
     }
 
-    /// Whether the scan can evaluate `filter`: `.npy` files, and columns of the files only
-    /// (not partition columns). Archives are scanned member by member: their filters stay
-    /// above the scan.
+    /// Whether the scan can evaluate `filter`: columns of the files only (not partition
+    /// columns); of an archive, members that are not records (read in parts) and not
+    /// residue columns.
     fn can_evaluate(&self, filter: &Arc<dyn PhysicalExpr>) -> bool {
         let files = self.table_schema.file_schema();
-        self.kind == Kind::Npy
-            && collect_columns(filter)
-                .iter()
-                .all(|c| files.fields().get(c.index()).is_some_and(|f| f.name() == c.name()))
+        let judged = |f: &Field| {
+            self.kind == Kind::Npy
+                || !(matches!(f.data_type(), DataType::Struct(_))
+                    || f.metadata().contains_key(npy_arrow::schema::RESIDUE_KEY))
+        };
+        collect_columns(filter)
+            .iter()
+            .all(|c| files.fields().get(c.index()).is_some_and(|f| f.name() == c.name() && judged(f)))
     }
 
     /// What the scan decodes: the files' columns and parts of them (of an archive, parts
@@ -169,8 +175,9 @@ impl FileSource for NpySource {
         self.predicate.clone()
     }
 
-    /// Takes every filter over the files' columns of `.npy` tables: the scan evaluates it
-    /// exactly (the rows it drops never leave the scan), so no filter stays above it.
+    /// Takes every filter it can evaluate (its files' columns; of an archive, members that
+    /// are not records): the scan evaluates
+    /// it exactly (the rows it drops never leave the scan), so no such filter stays above it.
     fn try_pushdown_filters(
         &self,
         filters: Vec<Arc<dyn PhysicalExpr>>,

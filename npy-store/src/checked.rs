@@ -12,6 +12,7 @@ use npy_arrow::{ConvertOptions, Part};
 use npy_core::{Error, Result};
 
 use crate::npz::RemoteNpz;
+use crate::npz_filter::NpzFilter;
 use crate::stream::BatchStream;
 
 /// Bytes of the members a table reads (their sizes in the directory) up to which their
@@ -47,30 +48,33 @@ impl RemoteNpz {
         rows: Range<usize>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
-        self.checked_selection(&self.whole(names), rows, options).await
+        self.checked_selection(&self.whole(names), None, rows, options).await
     }
 
     /// As [`RemoteNpz::checked_table_batches_with`], of parts of members: for each member
     /// named, its table columns (`None`) or the parts of its layout given
     /// ([`npy_arrow::Layout::select`]: `samples[k]` of an N-d member decodes one value a
     /// row), the columns of the members in the order given. Fields read in parts are named
-    /// after their member ([`Part::name`]).
+    /// after their member ([`Part::name`]). With `filter`, only the rows it keeps: the
+    /// members it reads are decoded first, the others at the kept rows only ([`NpzFilter`]).
     ///
     /// # Errors
     /// As [`RemoteNpz::checked_table_batches`]; a part a member's layout has not.
     pub async fn checked_part_batches_with(
         &self,
         columns: &[(&str, Option<&[Part]>)],
+        filter: Option<&NpzFilter>,
         rows: Range<usize>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
         let selection: Vec<_> = columns.iter().map(|(n, p)| (n.to_string(), p.map(<[Part]>::to_vec))).collect();
-        self.checked_selection(&selection, rows, options).await
+        self.checked_selection(&selection, filter, rows, options).await
     }
 
     async fn checked_selection(
         &self,
         selection: &[(String, Option<Vec<Part>>)],
+        filter: Option<&NpzFilter>,
         rows: Range<usize>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
@@ -84,7 +88,7 @@ impl RemoteNpz {
             total = self.table_schema_with(None, options).await?.1;
         }
         let rows = rows.start.min(total)..rows.end.min(total);
-        if schema.fields().is_empty() {
+        if schema.fields().is_empty() && filter.is_none() {
             let empty = Arc::new(Schema::empty());
             for member in self.names() {
                 self.verify_member(member).await?;
@@ -94,7 +98,13 @@ impl RemoteNpz {
                 .map_err(|e| Error::from(std::io::Error::other(e)).reading(self.location().as_ref()))?;
             return Ok(BatchStream::new(empty, stream::iter([Ok(batch)]).boxed()));
         }
-        let wanted: Vec<String> = selection.iter().map(|(n, _)| n.clone()).collect();
+        let mut wanted: Vec<String> = selection.iter().map(|(n, _)| n.clone()).collect();
+        // A filter's members are read (and checked) too.
+        for (member, _) in filter.map_or(&[][..], |f| f.columns()) {
+            if !wanted.contains(member) {
+                wanted.push(member.clone());
+            }
+        }
         let size: u64 = (self.members().iter()).filter(|m| wanted.contains(&m.name)).map(|m| m.size).sum();
         let checked_first = size > HOLD_BYTES;
         if checked_first {
@@ -102,7 +112,10 @@ impl RemoteNpz {
                 self.verify_member(member).await?;
             }
         }
-        let batches = self.selection_batches(selection, options).await?.into_inner();
+        let batches = match filter {
+            Some(filter) => self.filtered_batches(selection, filter, options).await?.into_inner(),
+            None => self.selection_batches(selection, options).await?.into_inner(),
+        };
         let batches = window(batches, rows, !checked_first);
         Ok(BatchStream::new(schema, if checked_first { batches } else { held(batches) }))
     }

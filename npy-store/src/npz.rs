@@ -19,10 +19,11 @@ use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
 use crate::error::{npz_error, store_error};
+use crate::filter::RowFilter;
 use crate::gather::{self, Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
 use crate::header::fetch_header_at;
 use crate::remote::RemoteNpy;
-use crate::rows::{batches_from, member_row_batches, Check, Source, Verify};
+use crate::rows::{batches_from, member_row_batches, Check, Place, Source, Verify};
 use crate::stream::{payload_stream, BatchStream};
 
 /// Bytes fetched from the end of an archive first: the end record with the longest
@@ -155,7 +156,7 @@ impl RemoteNpz {
         &self.members
     }
 
-    fn info(&self, name: &str) -> Result<&MemberInfo> {
+    pub(crate) fn info(&self, name: &str) -> Result<&MemberInfo> {
         self.members.iter().find(|m| m.name == name || m.member == name).ok_or_else(|| {
             Error::from(npy_core::ErrorKind::Npz {
                 member: Some(name.to_string()),
@@ -300,7 +301,7 @@ impl RemoteNpz {
     /// The layout of member `name` (its header's mapping to Arrow, unprojected) and its
     /// scan, ready to start ([`Prepared::start`]) once the batch size is known, as
     /// [`RemoteNpz::member_batches_with`] gives it.
-    async fn member_scan(
+    pub(crate) async fn member_scan(
         &self,
         name: &str,
         options: &ConvertOptions,
@@ -459,7 +460,7 @@ impl RemoteNpz {
     /// The table's fields of member `name`, whose layout is `layout`: its
     /// [`MemberColumns`], or `parts` of its layout named after it (the residue column as
     /// the table names it).
-    fn selected_fields(&self, name: &str, layout: &Layout, parts: Option<&[Part]>) -> Result<Vec<Field>> {
+    pub(crate) fn selected_fields(&self, name: &str, layout: &Layout, parts: Option<&[Part]>) -> Result<Vec<Field>> {
         let info = self.info(name)?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         Ok(match parts {
@@ -583,7 +584,7 @@ impl RemoteNpz {
 
     /// Checks that member `name`'s `rows` (its name in the zip) are those of the first
     /// member, kept in `first`.
-    fn check_rows(&self, first: &mut Option<(usize, String)>, name: &str, rows: usize) -> Result<()> {
+    pub(crate) fn check_rows(&self, first: &mut Option<(usize, String)>, name: &str, rows: usize) -> Result<()> {
         match first {
             None => *first = Some((rows, name.to_string())),
             Some((n, first)) if *n != rows => {
@@ -633,7 +634,7 @@ impl RemoteNpz {
 
 /// A member's scan, its header read, not started: the batch size of a table depends on
 /// all its members' rows.
-enum Prepared {
+pub(crate) enum Prepared {
     /// A stored member, read by one ranged GET of all its data and checked.
     Stored {
         store: Arc<dyn ObjectStore>,
@@ -651,12 +652,22 @@ enum Prepared {
 impl Prepared {
     /// The member's batches of `batch_rows` rows; errors name the member.
     fn start(self, batch_rows: usize) -> BoxStream<'static, Result<RecordBatch>> {
+        self.start_filtered(batch_rows, None)
+    }
+
+    /// [`Prepared::start`], of the rows `filter` keeps (a block of none gives no batch).
+    pub(crate) fn start_filtered(
+        self,
+        batch_rows: usize,
+        filter: Option<RowFilter>,
+    ) -> BoxStream<'static, Result<RecordBatch>> {
         let (batches, member) = match self {
             Prepared::Stored { store, location, data_start, layout, rows, verify, member } => {
-                (member_row_batches(store, location, data_start, layout, rows, batch_rows, verify), member)
+                let place = Place { data_start, map: None, verify: Some(verify), filter };
+                (member_row_batches(store, location, layout, rows, batch_rows, place), member)
             }
             Prepared::Inflated { name, layout, rows, source, member } => {
-                (batches_from(name, layout, rows, batch_rows, source), member)
+                (batches_from(name, layout, rows, batch_rows, source, filter), member)
             }
         };
         batches.map_err(move |e| e.in_member(&member)).boxed()

@@ -153,24 +153,24 @@ impl RowScan {
     }
 }
 
-/// Rows `rows` of a stored npz member whose data starts at byte `data_start` of
-/// `location`, as [`RowScan`] reads them (never mapped), and every byte of the member
-/// checked by `verify`: the whole member's data is fetched (rows past `rows` only hashed),
+/// Rows `rows` of a stored npz member whose data starts at byte `place.data_start` of
+/// `location`, as [`RowScan`] reads them (never mapped; of the rows `place.filter` keeps),
+/// and every byte of the member checked by `place.verify`: the whole member's data is
+/// fetched (rows past `rows` only hashed),
 /// and its size and CRC-32 are checked before the batch holding its last asked row is
 /// given out, so no batch of a member that fails them is ever the end of a stream that
 /// ends well.
 pub(crate) fn member_row_batches(
     store: Arc<dyn ObjectStore>,
     location: Path,
-    data_start: u64,
     layout: Arc<Layout>,
     rows: Range<usize>,
     batch_rows: usize,
-    verify: Verify,
+    place: Place,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let batch_rows = batch_rows.max(1);
-    let verify = Some(verify);
-    scan_stream(State::Start { store, location, data_start, layout, rows, batch_rows, map: None, verify, filter: None })
+    let Place { data_start, map, verify, filter } = place;
+    scan_stream(State::Start { store, location, data_start, layout, rows, batch_rows, map, verify, filter })
 }
 
 fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
@@ -205,8 +205,17 @@ pub(crate) fn batches_from(
     rows: Range<usize>,
     batch_rows: usize,
     source: Source,
+    filter: Option<RowFilter>,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let row_bytes = layout.row_bytes();
+    // A gathered Fortran-order member's layout is already the gathered one; its filter's
+    // judged layout becomes one too.
+    let gathered = matches!(source, Source::Gather(_));
+    let filter = filter.map(|f| if gathered { f.gathered() } else { f });
+    let filtered = match filter.map(|f| Filtered::new(&layout, f)).transpose() {
+        Ok(filtered) => filtered,
+        Err(e) => return stream::once(async move { Err(e.reading(&name)) }).boxed(),
+    };
     let scan = Scan {
         name,
         layout,
@@ -217,7 +226,7 @@ pub(crate) fn batches_from(
         source,
         rest: 0,
         verify: None,
-        filtered: None,
+        filtered,
         populate: false,
         finished: false,
     };
@@ -278,11 +287,11 @@ struct Scan {
 
 /// Where a scan's bytes are and how they are read: the data start, the maps' contract
 /// ([`RowScan::map`]), the check of a member's bytes, and the rows' filter.
-struct Place {
-    data_start: u64,
-    map: Option<MapContract>,
-    verify: Option<Verify>,
-    filter: Option<RowFilter>,
+pub(crate) struct Place {
+    pub(crate) data_start: u64,
+    pub(crate) map: Option<MapContract>,
+    pub(crate) verify: Option<Verify>,
+    pub(crate) filter: Option<RowFilter>,
 }
 
 /// The check of a stored npz member over the bytes a scan reads: its bytes before the

@@ -19,13 +19,18 @@ const ROWS: usize = 3000;
 const BATCH_ROWS: usize = 7;
 
 /// The queries a corrupt table must fail: from the row count alone, one column, all of
-/// them, a limit pushed to the scan and one above a filter (which the scan is not told).
-const QUERIES: [&str; 5] = [
+/// them, a limit pushed to the scan and one above a filter (which the scan evaluates), a
+/// filter that keeps no row, one judged on the other member, and a count of the rows a
+/// filter keeps (no column read but the filter's).
+const QUERIES: [&str; 8] = [
     "SELECT count(*) FROM t",
     "SELECT sum(x) FROM t",
     "SELECT * FROM t",
     "SELECT * FROM t LIMIT 2",
     "SELECT x FROM t WHERE x >= 0 LIMIT 2",
+    "SELECT n FROM t WHERE x < 0",
+    "SELECT x FROM t WHERE n = 5",
+    "SELECT count(*) FROM t WHERE x < 1.5",
 ];
 
 /// An archive of members `x` (f64, stored or deflated as `compression`) and `n` (i32,
@@ -87,6 +92,9 @@ async fn intact_archives_answer_every_query() {
         assert_eq!(rows(query(&ctx, QUERIES[2]).await), ROWS);
         assert_eq!(rows(query(&ctx, QUERIES[3]).await), 2);
         assert_eq!(rows(query(&ctx, QUERIES[4]).await), 2);
+        assert_eq!(rows(query(&ctx, QUERIES[5]).await), 0);
+        assert_eq!(column_f64(&query(&ctx, QUERIES[6]).await, 0), [2.5]);
+        assert_eq!(scalar_f64(&query(&ctx, QUERIES[7]).await), 3.0);
     }
 }
 

@@ -180,6 +180,28 @@ async fn archive_members_in_parts_answer_as_datafusion_does() {
         let grouped = "SELECT flags[{0}] AS f, max(samples[{1}]) AS m, sum(cube[{1}]) AS c, count(*) AS n FROM a \
                        WHERE samples[{2}] > 0 GROUP BY flags[{0}] ORDER BY f";
         same_as_datafusion(&ctx, grouped, &[1, 4, 3], Some("flags[1], samples[4], cube[4], samples[3]")).await;
+        // Filters in the scan: judged on some members, the others decoded at kept rows.
+        let filtered = "SELECT trace_id, shot['t0'] AS t, flags[{0}] AS f FROM a WHERE samples[{1}] > 0 \
+                        AND cube[{0}] < 9 ORDER BY trace_id";
+        same_as_datafusion(&ctx, filtered, &[2, 1], Some("flags[2], samples[1], cube[2]")).await;
+        // The same filter evaluated above the scan: a term on a record member (always
+        // false: ids are not negative) keeps it there.
+        let pushed = filtered.replace("{0}", "2").replace("{1}", "1");
+        let above = pushed.replace(" ORDER BY", " OR shot['trace_id'] < 0 ORDER BY");
+        assert!(plan(&ctx, &above).await.contains("FilterExec"), "{above}");
+        assert!(!plan(&ctx, &pushed).await.contains("FilterExec"), "{pushed}");
+        assert_eq!(text(&ctx, &pushed).await, text(&ctx, &above).await, "{pushed}");
+        let rows = text(&ctx, &pushed).await.lines().count();
+        assert!(rows > 8, "{pushed}: too few rows to tell: {rows}");
+        let top = "SELECT trace_id, samples[{0}] AS s FROM a WHERE trace_id % 3 = 1 ORDER BY samples[{0}] DESC, \
+                   trace_id LIMIT 4";
+        same_as_datafusion(&ctx, top, &[4], Some("samples[4]")).await;
+        let shown = plan(&ctx, "SELECT trace_id FROM a WHERE samples[2] > 0 AND trace_id > 3").await;
+        assert!(shown.contains("predicate="), "{shown}");
+        assert!(!shown.contains("FilterExec"), "{shown}");
+        // A record member's filter stays above the scan.
+        let shown = plan(&ctx, "SELECT trace_id FROM a WHERE shot['t0'] > 3").await;
+        assert!(shown.contains("FilterExec") && !shown.contains("predicate="), "{shown}");
         // Every column with parts beside it: record members, residue columns, whole members.
         let all = "SELECT *, samples[{0}] AS s FROM a ORDER BY trace_id";
         same_as_datafusion(&ctx, all, &[4], Some("samples[4]")).await;

@@ -1,0 +1,275 @@
+//! An archive's table under a filter ([`NpzFilter`]): each block of rows has the members
+//! the filter reads decoded first and judged, and the other members decoded only at the
+//! rows it kept, as a filtered scan of a `.npy` file decodes its columns
+//! ([`crate::filter`]). The members are separate streams of bytes (inflated or fetched),
+//! read in step block by block: each other member's scan takes the verdicts from a queue
+//! that the judged members' blocks fill.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_schema::{Field, Schema};
+use futures::stream::{self, BoxStream, StreamExt};
+use npy_arrow::npz::MemberColumns;
+use npy_arrow::schema::RESIDUE_KEY;
+use npy_arrow::{ConvertOptions, Part};
+use npy_core::{Error, ErrorKind, Result};
+
+use crate::error::npz_error;
+use crate::filter::{KeepError, Kept, RowFilter};
+use crate::npz::RemoteNpz;
+use crate::stream::BatchStream;
+
+/// The predicate of a filtered archive table: given a block's rows of the parts of members
+/// it reads, it says which rows to keep.
+type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync;
+
+/// A predicate over parts of some members of an archive's table
+/// ([`RemoteNpz::checked_part_batches_with`]): each block of rows has those parts decoded
+/// first and judged, and the table's other members decoded only at the rows kept. A block
+/// with no row kept gives no batch.
+#[derive(Clone)]
+pub struct NpzFilter {
+    columns: Vec<(String, Part)>,
+    keep: Arc<Keep>,
+}
+
+impl std::fmt::Debug for NpzFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NpzFilter").field("columns", &self.columns).finish_non_exhaustive()
+    }
+}
+
+impl NpzFilter {
+    /// The member parts it reads.
+    pub(crate) fn columns(&self) -> &[(String, Part)] {
+        &self.columns
+    }
+
+    /// A predicate over `columns`, each a member's name and a part of its layout
+    /// ([`npy_arrow::Layout::select`]); `keep` gets each block's rows of them, in that order.
+    pub fn new(
+        columns: Vec<(String, Part)>,
+        keep: impl Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync + 'static,
+    ) -> NpzFilter {
+        NpzFilter { columns, keep: Arc::new(keep) }
+    }
+}
+
+/// One member's read under a filter.
+struct Read {
+    member: String,
+    /// A member read whole: its table columns; `None` for one read in parts.
+    table: Option<MemberColumns>,
+    /// Of a member read in parts, the batch column of each of its table's columns.
+    out_at: Vec<usize>,
+    /// Of a judged member, the batch column of each filter column it holds.
+    judged: Vec<(usize, usize)>,
+    /// Of a member decoded at kept rows, the verdicts of the blocks it has not read yet.
+    verdicts: Option<Arc<Mutex<VecDeque<Kept>>>>,
+    batches: BoxStream<'static, Result<RecordBatch>>,
+}
+
+impl RemoteNpz {
+    /// The batches of a selection's table (as [`RemoteNpz::selection_batches`]) of the rows
+    /// `filter` keeps.
+    pub(crate) async fn filtered_batches(
+        &self,
+        selection: &[(String, Option<Vec<Part>>)],
+        filter: &NpzFilter,
+        options: &ConvertOptions,
+    ) -> Result<BatchStream> {
+        let location = self.location().to_string();
+        // Each member's parts: those of the table (its residue column last), the judged
+        // ones it lacks before its residue column; `None` for a member read whole.
+        let mut wanted: Vec<(String, Option<Vec<Part>>)> = selection.to_vec();
+        for (member, _) in &filter.columns {
+            match wanted.iter().find(|(m, _)| m == member) {
+                Some((_, None)) => {
+                    let reason = format!("a filter reads member '{member}', which is read whole");
+                    return Err(Error::from(ErrorKind::Usage { reason }).reading(&location));
+                }
+                Some(_) => {}
+                None => wanted.push((member.clone(), Some(Vec::new()))),
+            }
+        }
+        let mut reads = Vec::with_capacity(wanted.len());
+        let mut prepared = Vec::with_capacity(wanted.len());
+        let mut fields = Vec::new();
+        let mut rows: Option<(usize, String)> = None;
+        let mut row_bytes = 0usize;
+        for (name, parts) in &wanted {
+            let full = self.member_layout_with(name, options).await?;
+            let parts = parts.as_ref().map(|table| {
+                let residue = full.schema().fields().len() - 1;
+                let has_residue = full.schema().field(residue).metadata().contains_key(RESIDUE_KEY);
+                let (mut read, tail): (Vec<Part>, Vec<Part>) =
+                    table.iter().cloned().partition(|p| !(has_residue && p.column == residue));
+                for (m, part) in &filter.columns {
+                    if m == name && !read.contains(part) {
+                        read.push(part.clone());
+                    }
+                }
+                read.extend(tail);
+                (table.clone(), read)
+            });
+            let (layout, scan) = self.member_scan(name, options, parts.as_ref().map(|(_, r)| r.as_slice())).await?;
+            let info = self.info(name)?;
+            self.check_rows(&mut rows, &info.member, layout.rows())?;
+            row_bytes = row_bytes.saturating_add(layout.row_bytes());
+            let table = parts.is_none().then(|| MemberColumns::new(&info.name, &layout, info.compression));
+            let position = |read: &[Part], p: &Part| read.iter().position(|q| q == p).expect("a part read");
+            let (out_at, judged) = match &parts {
+                None => (Vec::new(), Vec::new()),
+                Some((table, read)) => {
+                    let judged = (filter.columns.iter().enumerate())
+                        .filter(|(_, (m, _))| m == name)
+                        .map(|(f, (_, p))| (f, position(read, p)))
+                        .collect();
+                    (table.iter().map(|p| position(read, p)).collect(), judged)
+                }
+            };
+            fields.extend(self.selected_fields(name, &layout, parts.as_ref().map(|(t, _)| t.as_slice()))?);
+            let verdicts = judged.is_empty().then(|| Arc::new(Mutex::new(VecDeque::new())));
+            let row_filter = verdicts.as_ref().map(|queue| {
+                let (queue, member) = (Arc::clone(queue), info.member.clone());
+                let nothing = Arc::new(layout.select(&[]).expect("no columns"));
+                RowFilter::new(nothing, move |_| {
+                    let verdict = queue.lock().map_err(|_| "a filter's verdicts were poisoned")?.pop_front();
+                    verdict.ok_or_else(|| format!("member '{member}' read a block before its filter judged it").into())
+                })
+            });
+            prepared.push((scan, row_filter));
+            reads.push(Read {
+                member: info.member.clone(),
+                table,
+                out_at,
+                judged,
+                verdicts,
+                batches: stream::empty().boxed(),
+            });
+        }
+        let batch_rows = options.batch_rows_for(row_bytes);
+        for (read, (scan, row_filter)) in reads.iter_mut().zip(prepared) {
+            read.batches = scan.start_filtered(batch_rows, row_filter);
+        }
+        let schema = Arc::new(Schema::new(fields));
+        let total = rows.map_or(0, |(n, _)| n);
+        let keep = Arc::clone(&filter.keep);
+        let width = filter.columns.len();
+        let table = schema.clone();
+        let state = Some((reads, 0usize));
+        let batches = stream::unfold(state, move |state| {
+            let (schema, location, keep) = (schema.clone(), location.clone(), Arc::clone(&keep));
+            async move {
+                let (mut reads, mut done) = state?;
+                loop {
+                    if done >= total {
+                        // Each member's stream to its end, where it makes its checks (those
+                        // decoded at kept rows take the verdicts of the blocks they skipped).
+                        for read in &mut reads {
+                            while let Some(batch) = read.batches.next().await {
+                                if let Err(e) = batch {
+                                    return Some((Err(e), None));
+                                }
+                            }
+                        }
+                        return None;
+                    }
+                    match block(&mut reads, width, keep.as_ref(), &schema, &location).await {
+                        Ok((n, Some(batch))) => return Some((Ok(batch), Some((reads, done + n)))),
+                        Ok((n, None)) => done += n,
+                        Err(e) => return Some((Err(e), None)),
+                    }
+                }
+            }
+        });
+        Ok(BatchStream::new(table, batches.boxed()))
+    }
+}
+
+/// The next block of rows: the judged members' blocks, the verdict, then the others' kept
+/// rows. Gives the block's rows and its batch of kept rows (`None` when none is kept).
+async fn block(
+    reads: &mut [Read],
+    width: usize,
+    keep: &Keep,
+    schema: &Arc<Schema>,
+    location: &str,
+) -> Result<(usize, Option<RecordBatch>)> {
+    let mut judged_blocks: Vec<Option<RecordBatch>> = vec![None; reads.len()];
+    let mut judged: Vec<Option<ArrayRef>> = vec![None; width];
+    let mut n = None;
+    for (k, read) in reads.iter_mut().enumerate().filter(|(_, r)| r.verdicts.is_none()) {
+        let batch = next(read, location).await?;
+        n = Some(batch.num_rows());
+        for &(f, c) in &read.judged {
+            judged[f] = Some(batch.column(c).clone());
+        }
+        judged_blocks[k] = Some(batch);
+    }
+    let n = n.ok_or_else(|| Error::from(ErrorKind::Usage { reason: "a filter that reads no member".into() }))?;
+    let judged: Vec<ArrayRef> = judged.into_iter().collect::<Option<_>>().expect("every filter column is read");
+    let fields: Vec<Field> =
+        judged.iter().enumerate().map(|(i, c)| Field::new(format!("c{i}"), c.data_type().clone(), true)).collect();
+    let options = RecordBatchOptions::new().with_row_count(Some(n));
+    let judged = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), judged, &options)
+        .map_err(|e| Error::from(std::io::Error::other(e)).reading(location))?;
+    let kept = keep(&judged).map_err(|e| Error::from(ErrorKind::Usage { reason: e.to_string() }).reading(location))?;
+    let (rows, mask) = match &kept {
+        Kept::None => (0, None),
+        Kept::All => (n, None),
+        Kept::Rows(mask) if mask.len() != n => {
+            let reason = format!("a filter judged {} rows of a block of {n}", mask.len());
+            return Err(Error::from(ErrorKind::Usage { reason }).reading(location));
+        }
+        Kept::Rows(mask) => {
+            let rows = mask.count_set_bits();
+            (rows, (rows < n).then(|| BooleanArray::new(mask.clone(), None)))
+        }
+    };
+    for read in reads.iter() {
+        if let Some(queue) = &read.verdicts {
+            queue.lock().map_err(|_| usage("a filter's verdicts were poisoned"))?.push_back(kept.clone());
+        }
+    }
+    if rows == 0 {
+        return Ok((n, None));
+    }
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (k, read) in reads.iter_mut().enumerate() {
+        let batch = match judged_blocks[k].take() {
+            Some(batch) => match &mask {
+                Some(mask) => arrow_select::filter::filter_record_batch(&batch, mask)
+                    .map_err(|e| Error::from(std::io::Error::other(e)).reading(location))?,
+                None => batch,
+            },
+            None => next(read, location).await?,
+        };
+        if batch.num_rows() != rows {
+            let reason = format!("{} rows of a block where the filter kept {rows}", batch.num_rows());
+            return Err(npz_error(&read.member, &reason).reading(location));
+        }
+        match &read.table {
+            Some(table) => columns.extend(table.columns(&batch).map_err(|e| e.in_member(&read.member))?),
+            None => columns.extend(read.out_at.iter().map(|&c| batch.column(c).clone())),
+        }
+    }
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    let batch = RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options)
+        .map_err(|e| Error::from(std::io::Error::other(e)).reading(location))?;
+    Ok((n, Some(batch)))
+}
+
+/// The next batch of a member's read; its end is an error (the table has more rows).
+async fn next(read: &mut Read, location: &str) -> Result<RecordBatch> {
+    match read.batches.next().await {
+        Some(batch) => batch,
+        None => Err(npz_error(&read.member, "the member ended before its rows").reading(location)),
+    }
+}
+
+fn usage(reason: &str) -> Error {
+    ErrorKind::Usage { reason: reason.to_string() }.into()
+}
