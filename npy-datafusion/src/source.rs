@@ -176,8 +176,8 @@ impl FileSource for NpySource {
     }
 
     /// Takes every filter it can evaluate (its files' columns; of an archive, members that
-    /// are not records): the scan evaluates
-    /// it exactly (the rows it drops never leave the scan), so no such filter stays above it.
+    /// are not records): the scan evaluates it exactly (the rows it drops never leave the
+    /// scan), so no such filter stays above it.
     fn try_pushdown_filters(
         &self,
         filters: Vec<Arc<dyn PhysicalExpr>>,
