@@ -246,7 +246,7 @@ impl<W: Write + Seek> BatchWriter<W> {
         if let Some(residue) = &state.layout.residue {
             // The bytes the columns do not carry, where they say what the column says (a
             // changed value wins over its old bytes).
-            let column = batch.column(state.layout.columns.len()).as_fixed_size_binary();
+            let column = batch.column(residue.at).as_fixed_size_binary();
             for (k, p) in pos.iter().enumerate() {
                 let (row, item) = (k / row_elements, k % row_elements);
                 let mut kept = &column.value(row)[item * residue.width..];

@@ -118,13 +118,10 @@ fn row_filter(
     layout: &Layout,
     name: &str,
 ) -> Result<RowFilter> {
-    let mut columns: Vec<usize> = collect_columns(&predicate).iter().map(|c| c.index()).collect();
-    columns.sort_unstable();
-    columns.dedup();
+    let (columns, predicate) = renumbered(predicate)?;
     let read: Vec<Part> = columns.iter().map(|&i| parts[i].clone()).collect();
     let judged = layout.select(&read).map_err(|e| npy_error(e.reading(name)))?;
     let judged_schema = Arc::new(schema.project(&columns)?);
-    let predicate = renumbered(predicate, &columns)?;
     Ok(RowFilter::new(Arc::new(judged), move |batch| verdict(&predicate, &conform(batch.clone(), &judged_schema)?)))
 }
 
@@ -137,22 +134,22 @@ fn npz_filter(
     parts: &[Part],
     file_schema: &SchemaRef,
 ) -> Result<NpzFilter> {
-    let mut columns: Vec<usize> = collect_columns(&predicate).iter().map(|c| c.index()).collect();
-    columns.sort_unstable();
-    columns.dedup();
+    let (columns, predicate) = renumbered(predicate)?;
     // A member's layout has its column first.
     let judged = (columns.iter())
         .map(|&i| (file_schema.field(parts[i].column).name().clone(), Part::new(0, parts[i].steps.clone())))
         .collect();
     let judged_schema = Arc::new(schema.project(&columns)?);
-    let predicate = renumbered(predicate, &columns)?;
     Ok(NpzFilter::new(judged, move |batch| verdict(&predicate, &conform(batch.clone(), &judged_schema)?)))
 }
 
-/// `predicate` with each column renumbered to its index in `columns` (sorted): over the
-/// batch of those columns a filter judges.
-fn renumbered(predicate: Arc<dyn PhysicalExpr>, columns: &[usize]) -> Result<Arc<dyn PhysicalExpr>> {
-    predicate
+/// The columns `predicate` reads (sorted), and `predicate` with each renumbered to its
+/// index among them: over the batch of those columns a filter judges.
+fn renumbered(predicate: Arc<dyn PhysicalExpr>) -> Result<(Vec<usize>, Arc<dyn PhysicalExpr>)> {
+    let mut columns: Vec<usize> = collect_columns(&predicate).iter().map(|c| c.index()).collect();
+    columns.sort_unstable();
+    columns.dedup();
+    let predicate = predicate
         .transform(|e| match e.downcast_ref::<Column>() {
             Some(c) => {
                 let at = columns.binary_search(&c.index()).map_err(|_| internal("a filter column was not read"))?;
@@ -160,7 +157,8 @@ fn renumbered(predicate: Arc<dyn PhysicalExpr>, columns: &[usize]) -> Result<Arc
             }
             None => Ok(Transformed::no(e)),
         })
-        .data()
+        .data()?;
+    Ok((columns, predicate))
 }
 
 /// The rows of `batch` that `predicate` keeps.
@@ -233,7 +231,7 @@ impl NpyOpener {
 #[derive(Debug, Clone, PartialEq)]
 struct MemberReads {
     /// The members read, in the order of the decoded columns, each whole (`None`) or in
-    /// parts of its layout (its residue column whole and last).
+    /// parts of its layout (its residue column whole).
     members: Vec<(String, Option<Vec<Part>>)>,
     /// Of each decoded column, its index in the batches read.
     at: Vec<usize>,
@@ -271,12 +269,6 @@ impl MemberReads {
                 }
             }
             wants.push((at, wanted, residue));
-        }
-        for (_, parts) in &mut members {
-            // The residue column last, as a selection has it.
-            if let Some(parts) = parts {
-                parts.sort_by_key(|p| p.column);
-            }
         }
         // The columns each member gives: its table columns, or its parts.
         let widths: Vec<usize> = (members.iter())

@@ -12,7 +12,6 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow_schema::{Field, Schema};
 use futures::stream::{self, BoxStream, StreamExt};
 use npy_arrow::npz::MemberColumns;
-use npy_arrow::schema::RESIDUE_KEY;
 use npy_arrow::{ConvertOptions, Part};
 use npy_core::{Error, ErrorKind, Result};
 
@@ -62,8 +61,8 @@ struct Read {
     member: String,
     /// A member read whole: its table columns; `None` for one read in parts.
     table: Option<MemberColumns>,
-    /// Of a member read in parts, the batch column of each of its table's columns.
-    out_at: Vec<usize>,
+    /// Of a member read in parts, how many of its table's columns its batches begin with.
+    out: usize,
     /// Of a judged member, the batch column of each filter column it holds.
     judged: Vec<(usize, usize)>,
     /// Of a member decoded at kept rows, the verdicts of the blocks it has not read yet.
@@ -81,56 +80,44 @@ impl RemoteNpz {
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
         let location = self.location().to_string();
-        // Each member's parts: those of the table (its residue column last), the judged
-        // ones it lacks before its residue column; `None` for a member read whole.
+        // Each member's parts: those of the table, then the judged ones it lacks; `None` for
+        // a member read whole.
         let mut wanted: Vec<(String, Option<Vec<Part>>)> = selection.to_vec();
-        for (member, _) in &filter.columns {
-            match wanted.iter().find(|(m, _)| m == member) {
+        for (member, part) in &filter.columns {
+            match wanted.iter_mut().find(|(m, _)| m == member) {
                 Some((_, None)) => {
                     let reason = format!("a filter reads member '{member}', which is read whole");
                     return Err(Error::from(ErrorKind::Usage { reason }).reading(&location));
                 }
+                Some((_, Some(parts))) if !parts.contains(part) => parts.push(part.clone()),
                 Some(_) => {}
-                None => wanted.push((member.clone(), Some(Vec::new()))),
+                None => wanted.push((member.clone(), Some(vec![part.clone()]))),
             }
         }
-        let mut reads = Vec::with_capacity(wanted.len());
-        let mut prepared = Vec::with_capacity(wanted.len());
+        let mut pending = Vec::with_capacity(wanted.len());
         let mut fields = Vec::new();
         let mut rows: Option<(usize, String)> = None;
         let mut row_bytes = 0usize;
-        for (name, parts) in &wanted {
-            let full = self.member_layout_with(name, options).await?;
-            let parts = parts.as_ref().map(|table| {
-                let residue = full.schema().fields().len() - 1;
-                let has_residue = full.schema().field(residue).metadata().contains_key(RESIDUE_KEY);
-                let (mut read, tail): (Vec<Part>, Vec<Part>) =
-                    table.iter().cloned().partition(|p| !(has_residue && p.column == residue));
-                for (m, part) in &filter.columns {
-                    if m == name && !read.contains(part) {
-                        read.push(part.clone());
-                    }
-                }
-                read.extend(tail);
-                (table.clone(), read)
-            });
-            let (layout, scan) = self.member_scan(name, options, parts.as_ref().map(|(_, r)| r.as_slice())).await?;
+        for (k, (name, parts)) in wanted.iter().enumerate() {
+            let (layout, scan) = self.member_scan(name, options, parts.as_deref()).await?;
             let info = self.info(name)?;
             self.check_rows(&mut rows, &info.member, layout.rows())?;
             row_bytes = row_bytes.saturating_add(layout.row_bytes());
             let table = parts.is_none().then(|| MemberColumns::new(&info.name, &layout, info.compression));
-            let position = |read: &[Part], p: &Part| read.iter().position(|q| q == p).expect("a part read");
-            let (out_at, judged) = match &parts {
-                None => (Vec::new(), Vec::new()),
-                Some((table, read)) => {
-                    let judged = (filter.columns.iter().enumerate())
-                        .filter(|(_, (m, _))| m == name)
-                        .map(|(f, (_, p))| (f, position(read, p)))
-                        .collect();
-                    (table.iter().map(|p| position(read, p)).collect(), judged)
-                }
+            // The table's parts of the member, the first of those it reads.
+            let out = match selection.get(k) {
+                Some((_, Some(parts))) => parts.len(),
+                _ => 0,
             };
-            fields.extend(self.selected_fields(name, &layout, parts.as_ref().map(|(t, _)| t.as_slice()))?);
+            let judged: Vec<(usize, usize)> = match parts {
+                Some(parts) => (filter.columns.iter().enumerate())
+                    .filter(|(_, (m, _))| m == name)
+                    .filter_map(|(f, (_, p))| Some((f, parts.iter().position(|q| q == p)?)))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let table_parts = parts.as_ref().map(|parts| &parts[..out]);
+            fields.extend(self.selected_fields(name, &layout, table_parts)?);
             let verdicts = judged.is_empty().then(|| Arc::new(Mutex::new(VecDeque::new())));
             let row_filter = verdicts.as_ref().map(|queue| {
                 let (queue, member) = (Arc::clone(queue), info.member.clone());
@@ -140,20 +127,19 @@ impl RemoteNpz {
                     verdict.ok_or_else(|| format!("member '{member}' read a block before its filter judged it").into())
                 })
             });
-            prepared.push((scan, row_filter));
-            reads.push(Read {
-                member: info.member.clone(),
-                table,
-                out_at,
-                judged,
-                verdicts,
-                batches: stream::empty().boxed(),
-            });
+            pending.push((info.member.clone(), table, out, judged, verdicts, scan, row_filter));
         }
         let batch_rows = options.batch_rows_for(row_bytes);
-        for (read, (scan, row_filter)) in reads.iter_mut().zip(prepared) {
-            read.batches = scan.start_filtered(batch_rows, row_filter);
-        }
+        let reads: Vec<Read> = (pending.into_iter())
+            .map(|(member, table, out, judged, verdicts, scan, row_filter)| Read {
+                member,
+                table,
+                out,
+                judged,
+                verdicts,
+                batches: scan.start_filtered(batch_rows, row_filter),
+            })
+            .collect();
         let schema = Arc::new(Schema::new(fields));
         let total = rows.map_or(0, |(n, _)| n);
         let keep = Arc::clone(&filter.keep);
@@ -239,21 +225,25 @@ async fn block(
     }
     let mut columns = Vec::with_capacity(schema.fields().len());
     for (k, read) in reads.iter_mut().enumerate() {
-        let batch = match judged_blocks[k].take() {
-            Some(batch) => match &mask {
-                Some(mask) => arrow_select::filter::filter_record_batch(&batch, mask)
-                    .map_err(|e| Error::from(std::io::Error::other(e)).reading(location))?,
-                None => batch,
-            },
-            None => next(read, location).await?,
-        };
+        // A judged member (read in parts): its table's columns cut to the kept rows.
+        if let Some(batch) = judged_blocks[k].take() {
+            for column in &batch.columns()[..read.out] {
+                columns.push(match &mask {
+                    Some(mask) => arrow_select::filter::filter(column, mask)
+                        .map_err(|e| Error::from(std::io::Error::other(e)).reading(location))?,
+                    None => column.clone(),
+                });
+            }
+            continue;
+        }
+        let batch = next(read, location).await?;
         if batch.num_rows() != rows {
             let reason = format!("{} rows of a block where the filter kept {rows}", batch.num_rows());
             return Err(npz_error(&read.member, &reason).reading(location));
         }
         match &read.table {
             Some(table) => columns.extend(table.columns(&batch).map_err(|e| e.in_member(&read.member))?),
-            None => columns.extend(read.out_at.iter().map(|&c| batch.column(c).clone())),
+            None => columns.extend(batch.columns()[..read.out].iter().cloned()),
         }
     }
     let options = RecordBatchOptions::new().with_row_count(Some(rows));

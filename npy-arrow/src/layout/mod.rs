@@ -126,7 +126,7 @@ impl Layout {
             fields.push(field);
         }
         let slots = residue_slots(dtype);
-        let residue = (options.residue && !slots.is_empty()).then(|| Residue::new(slots));
+        let residue = (options.residue && !slots.is_empty()).then(|| Residue::new(slots, columns.len()));
         if let Some(r) = &residue {
             let width = checked_i32(r.width.saturating_mul(row_elements), dtype)?;
             let meta = HashMap::from([(RESIDUE_KEY.to_string(), "true".to_string())]);
@@ -184,13 +184,12 @@ impl Layout {
     }
 
     /// This layout with only some of its columns, `indices` into the schema's fields in the
-    /// order wanted (the [`RESIDUE`] column, when kept, is the last field). Only those
+    /// order wanted (the [`RESIDUE`] column, when kept, is one of them). Only those
     /// columns are decoded: a scan that needs one field of a wide record touches only that
     /// field's bytes. The schema keeps the metadata.
     ///
     /// # Errors
-    /// As [`Layout::select`]: an index past the last field or given twice, or the residue
-    /// column not last.
+    /// As [`Layout::select`]: an index past the last field or given twice.
     ///
     /// # Examples
     /// ```
@@ -348,7 +347,7 @@ fn decode_pos(layout: &Layout, data: &[u8], first: usize, pos: Pos, rows: usize)
         }
         let width = (residue.width * row_elements) as i32;
         let ty = arrow_schema::DataType::FixedSizeBinary(width);
-        columns.push(codec::primitive(ty, buf, rows, None)?);
+        columns.insert(residue.at, codec::primitive(ty, buf, rows, None)?);
     }
     batch(layout, columns, rows)
 }

@@ -57,18 +57,20 @@ impl Node {
     }
 }
 
-/// The runs of an element's bytes that the [`RESIDUE`] column keeps, in order, and their
-/// total size (the column's width per element).
+/// The runs of an element's bytes that the [`RESIDUE`] column keeps, in order, their
+/// total size (the column's width per element), and the column's index in its layout's
+/// schema.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Residue {
     pub(crate) slots: Vec<Slot>,
     pub(crate) width: usize,
+    pub(crate) at: usize,
 }
 
 impl Residue {
-    pub(crate) fn new(slots: Vec<Slot>) -> Residue {
+    pub(crate) fn new(slots: Vec<Slot>, at: usize) -> Residue {
         let width = slots.iter().map(|s| s.len).sum();
-        Residue { slots, width }
+        Residue { slots, width, at }
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema};
 use npy_core::{ErrorKind, Result};
 
-use super::node::Node;
+use super::node::{Node, Residue};
 use super::Layout;
 
 /// One step from a column into its values.
@@ -71,13 +71,13 @@ impl Layout {
     /// This layout decoding `parts` as its columns, in that order: whole fields, as
     /// [`Layout::project`] keeps them, and parts of fields, each decoded from its own bytes
     /// (a subarray's item reads one value a row) into a field named by [`Part::name`]. The
-    /// [`RESIDUE`](super::RESIDUE) column, when kept, is whole and last. The schema keeps
-    /// the metadata.
+    /// [`RESIDUE`](super::RESIDUE) column, when kept, is read whole, wherever it is put.
+    /// The schema keeps the metadata.
     ///
     /// # Errors
     /// [`ErrorKind::WrongShape`] for an index past the last field, a part given twice, a
     /// step the field's type has not (a field a record has not, an item past a list's end,
-    /// an empty run of items), or the residue column not whole and last.
+    /// an empty run of items), or a step into the residue column.
     ///
     /// # Examples
     /// ```
@@ -100,7 +100,7 @@ impl Layout {
     /// ```
     pub fn select(&self, parts: &[Part]) -> Result<Layout> {
         let all = self.schema.fields().len();
-        let residue_at = self.residue.as_ref().map(|_| self.columns.len());
+        let residue_at = self.residue.as_ref().map(|r| r.at);
         let mut seen = HashSet::new();
         let mut columns = Vec::with_capacity(parts.len());
         let mut fields = Vec::with_capacity(parts.len());
@@ -115,14 +115,16 @@ impl Layout {
             }
             let field = self.schema.field(part.column);
             if Some(part.column) == residue_at {
-                if !part.steps.is_empty() || k + 1 != parts.len() {
-                    return Err(wrong(format!("the column {} is read whole and last", field.name())).into());
+                if !part.steps.is_empty() {
+                    return Err(wrong(format!("the column {} is read whole", field.name())).into());
                 }
-                residue = self.residue.clone();
+                residue = self.residue.clone().map(|r| Residue { at: k, ..r });
                 fields.push(field.clone());
                 continue;
             }
-            let (mut offset, mut node) = self.columns[part.column].clone();
+            // The columns' trees skip the residue column.
+            let at = part.column - usize::from(residue_at.is_some_and(|r| part.column > r));
+            let (mut offset, mut node) = self.columns[at].clone();
             let mut stepped = field.clone();
             for (i, step) in part.steps.iter().enumerate() {
                 let Some((o, n, f)) = take(node, step, self.tensor && i == 0) else {
