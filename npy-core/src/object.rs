@@ -71,7 +71,7 @@
 
 use std::fmt;
 
-use crate::array::Array;
+use crate::array::{Array, DynArray};
 use crate::dtype::{ByteOrder, DType, Scalar, ScalarType};
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
@@ -79,7 +79,11 @@ use crate::options::ReadOptions;
 use crate::repr;
 
 mod bigint;
+mod ndrepr;
 pub(crate) mod pickle;
+mod stdlib;
+
+pub use stdlib::{Date, DateTime, PathFlavor, Time, TimeDelta, TimeZone};
 
 pub(crate) use pickle::Encode;
 
@@ -132,6 +136,51 @@ pub enum Object {
     /// A `dict`, in insertion order. Keys must be hashable for Python: writing refuses list
     /// and dict keys (and tuples holding them).
     Dict(Vec<(Object, Object)>),
+    /// An ndarray of any dtype but object inside an object array (the rows of a ragged
+    /// array, the values of `np.save(dict_of_arrays)`): the same [`DynArray`] a `.npy`
+    /// file gives, byte order and Fortran order as pickled.
+    Array(Box<DynArray>),
+    /// An object array inside an object array.
+    ObjectArray(Box<Array<Object>>),
+    /// A NumPy scalar that no plain value stands for (`np.datetime64`, `np.timedelta64`,
+    /// `NaT`, a record's `np.void`, `np.longdouble`, `np.clongdouble`): its dtype and
+    /// bytes, as a 0-d array. NumPy's bool, integer, float, complex, str and bytes
+    /// scalars read as the plain value of the same number or text.
+    Scalar(Box<DynArray>),
+    /// A `bytearray`.
+    ByteArray(Vec<u8>),
+    /// A `set`, its items in the pickle's order (items must be hashable).
+    Set(Vec<Object>),
+    /// A `frozenset`, its items in the pickle's order (items must be hashable).
+    FrozenSet(Vec<Object>),
+    /// A `collections.OrderedDict`, in order.
+    OrderedDict(Vec<(Object, Object)>),
+    /// A `collections.Counter`: its keys and counts, in insertion order.
+    Counter(Vec<(Object, Object)>),
+    /// A `datetime.date`.
+    Date(Date),
+    /// A `datetime.time`.
+    Time(Box<Time>),
+    /// A `datetime.datetime`.
+    DateTime(Box<DateTime>),
+    /// A `datetime.timedelta`.
+    TimeDelta(TimeDelta),
+    /// A `datetime.timezone`.
+    TimeZone(Box<TimeZone>),
+    /// A `decimal.Decimal`, as the text `str()` gives and `Decimal(text)` reads
+    /// (`"1.50"`, `"-Infinity"`, `"NaN"`, `"sNaN"`, `"1E+999999"`).
+    Decimal(String),
+    /// A `fractions.Fraction`: numerator and denominator, each an [`Object::Int`] or
+    /// [`Object::BigInt`], in lowest terms with a positive denominator.
+    Fraction(Box<(Object, Object)>),
+    /// A `uuid.UUID`, as its 128-bit integer (`UUID(int=...)`).
+    Uuid(u128),
+    /// A `pathlib` path: its class and its parts (`('/', 'a', 'b')` for `/a/b`).
+    Path(PathFlavor, Vec<String>),
+    /// A `range(start, stop, step)`: three [`Object::Int`]s or [`Object::BigInt`]s.
+    Range(Box<[Object; 3]>),
+    /// A `slice(start, stop, step)`: any three values (`None` where omitted).
+    Slice(Box<[Object; 3]>),
 }
 
 impl Object {
@@ -149,6 +198,29 @@ impl Object {
             Object::List(_) => "list",
             Object::Tuple(_) => "tuple",
             Object::Dict(_) => "dict",
+            Object::Array(_) | Object::ObjectArray(_) => "numpy.ndarray",
+            Object::Scalar(a) => ndrepr::scalar_type_name(a.dtype()),
+            Object::ByteArray(_) => "bytearray",
+            Object::Set(_) => "set",
+            Object::FrozenSet(_) => "frozenset",
+            Object::OrderedDict(_) => "collections.OrderedDict",
+            Object::Counter(_) => "collections.Counter",
+            Object::Date(_) => "datetime.date",
+            Object::Time(_) => "datetime.time",
+            Object::DateTime(_) => "datetime.datetime",
+            Object::TimeDelta(_) => "datetime.timedelta",
+            Object::TimeZone(_) => "datetime.timezone",
+            Object::Decimal(_) => "decimal.Decimal",
+            Object::Fraction(_) => "fractions.Fraction",
+            Object::Uuid(_) => "uuid.UUID",
+            Object::Path(flavor, _) => match flavor {
+                PathFlavor::PurePosix => "pathlib.PurePosixPath",
+                PathFlavor::PureWindows => "pathlib.PureWindowsPath",
+                PathFlavor::Posix => "pathlib.PosixPath",
+                PathFlavor::Windows => "pathlib.WindowsPath",
+            },
+            Object::Range(_) => "range",
+            Object::Slice(_) => "slice",
         }
     }
 
@@ -183,6 +255,96 @@ impl Object {
             Object::List(v) => repr::write_list(v, Object::write_repr, out),
             Object::Tuple(v) => repr::write_tuple(v, Object::write_repr, out),
             Object::Dict(entries) => repr::write_dict(entries, Object::write_repr, out),
+            Object::Array(a) => ndrepr::write_array(a, out),
+            Object::ObjectArray(a) => ndrepr::write_object_array(a, out),
+            Object::Scalar(a) => ndrepr::write_scalar(a, out),
+            Object::ByteArray(b) => {
+                out.push_str("bytearray(");
+                repr::write_bytes(b, out);
+                out.push(')');
+            }
+            Object::Set(items) | Object::FrozenSet(items) => {
+                let frozen = matches!(self, Object::FrozenSet(_));
+                match (frozen, items.is_empty()) {
+                    (false, true) => out.push_str("set()"),
+                    (true, true) => out.push_str("frozenset()"),
+                    _ => {
+                        if frozen {
+                            out.push_str("frozenset(");
+                        }
+                        repr::write_set(items, Object::write_repr, out);
+                        if frozen {
+                            out.push(')');
+                        }
+                    }
+                }
+            }
+            Object::OrderedDict(entries) => {
+                out.push_str("OrderedDict(");
+                if !entries.is_empty() {
+                    let pairs: Vec<Object> =
+                        entries.iter().map(|(k, v)| Object::Tuple(vec![k.clone(), v.clone()])).collect();
+                    repr::write_list(&pairs, Object::write_repr, out);
+                }
+                out.push(')');
+            }
+            Object::Counter(entries) => {
+                // Counter's repr lists the most common first (a stable sort by count).
+                out.push_str("Counter(");
+                if !entries.is_empty() {
+                    let mut sorted: Vec<(Object, Object)> = entries.clone();
+                    sorted.sort_by(|(_, a), (_, b)| counter_order(b, a));
+                    repr::write_dict(&sorted, Object::write_repr, out);
+                }
+                out.push(')');
+            }
+            Object::Date(d) => out.push_str(&d.to_string()),
+            Object::Time(t) => out.push_str(&t.to_string()),
+            Object::DateTime(dt) => out.push_str(&dt.to_string()),
+            Object::TimeDelta(td) => out.push_str(&td.to_string()),
+            Object::TimeZone(tz) => out.push_str(&tz.to_string()),
+            Object::Decimal(text) => {
+                out.push_str("Decimal(");
+                repr::write_str(text, out);
+                out.push(')');
+            }
+            Object::Fraction(parts) => {
+                out.push_str("Fraction(");
+                parts.0.write_repr(out);
+                out.push_str(", ");
+                parts.1.write_repr(out);
+                out.push(')');
+            }
+            Object::Uuid(v) => {
+                let h = format!("{v:032x}");
+                out.push_str(&format!("UUID('{}-{}-{}-{}-{}')", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]));
+            }
+            Object::Path(flavor, parts) => {
+                out.push_str(flavor.class_name());
+                out.push('(');
+                repr::write_str(&flavor.join(parts), out);
+                out.push(')');
+            }
+            Object::Range(r) => {
+                out.push_str("range(");
+                r[0].write_repr(out);
+                out.push_str(", ");
+                r[1].write_repr(out);
+                if r[2] != Object::Int(1) {
+                    out.push_str(", ");
+                    r[2].write_repr(out);
+                }
+                out.push(')');
+            }
+            Object::Slice(s) => {
+                out.push_str("slice(");
+                s[0].write_repr(out);
+                out.push_str(", ");
+                s[1].write_repr(out);
+                out.push_str(", ");
+                s[2].write_repr(out);
+                out.push(')');
+            }
         }
     }
 
@@ -268,6 +430,18 @@ impl Object {
             Some((i, _)) => format!("{}...", &r[..i]),
             None => r,
         }
+    }
+}
+
+/// How `Counter.most_common` orders two counts: larger first; counts that are not both
+/// ints keep their order.
+fn counter_order(a: &Object, b: &Object) -> std::cmp::Ordering {
+    match (a, b) {
+        (Object::Int(a), Object::Int(b)) => a.cmp(b),
+        (Object::Float(a), Object::Float(b)) => a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal),
+        (Object::Int(a), Object::Float(b)) => (*a as f64).partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal),
+        (Object::Float(a), Object::Int(b)) => a.partial_cmp(&(*b as f64)).unwrap_or(std::cmp::Ordering::Equal),
+        _ => std::cmp::Ordering::Equal,
     }
 }
 

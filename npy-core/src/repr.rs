@@ -219,6 +219,13 @@ pub(crate) fn write_tuple<T>(items: &[T], repr: fn(&T, &mut String), out: &mut S
     out.push(')');
 }
 
+/// `repr` of a non-empty set, in the items' order (`{1, 2}`).
+pub(crate) fn write_set<T>(items: &[T], repr: fn(&T, &mut String), out: &mut String) {
+    out.push('{');
+    write_items(items, repr, out);
+    out.push('}');
+}
+
 /// `repr` of a dict, in the entries' order.
 pub(crate) fn write_dict<T>(entries: &[(T, T)], repr: fn(&T, &mut String), out: &mut String) {
     out.push('{');

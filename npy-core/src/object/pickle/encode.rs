@@ -359,6 +359,7 @@ impl Encoder {
                     }
                 }
             }
+            other => return Err(format!("a {} cannot be written yet", other.python_type())),
         }
         Ok(())
     }

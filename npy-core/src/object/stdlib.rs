@@ -1,0 +1,296 @@
+//! The Python standard library's data types that object arrays hold, as typed values:
+//! `datetime`'s `date`, `time`, `datetime`, `timedelta` and `timezone`, and `pathlib`'s
+//! path flavours. Each keeps exactly what its pickle carries, so it is written back as
+//! CPython pickles it, and its [`Display`](fmt::Display) is Python's `repr()`.
+
+use std::fmt;
+
+/// A `datetime.date`.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::Date;
+///
+/// assert_eq!(Date { year: 2020, month: 1, day: 2 }.to_string(), "datetime.date(2020, 1, 2)");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Date {
+    /// 1 to 9999.
+    pub year: u16,
+    /// 1 to 12.
+    pub month: u8,
+    /// 1 to the month's last day.
+    pub day: u8,
+}
+
+impl Date {
+    /// Whether Python accepts the date (`datetime.date(year, month, day)` raises otherwise).
+    pub fn is_valid(&self) -> bool {
+        (1..=9999).contains(&self.year)
+            && (1..=12).contains(&self.month)
+            && self.day >= 1
+            && self.day <= self.month_days()
+    }
+
+    fn month_days(&self) -> u8 {
+        let leap = self.year % 4 == 0 && (self.year % 100 != 0 || self.year % 400 == 0);
+        match self.month {
+            2 if leap => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+}
+
+impl fmt::Display for Date {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "datetime.date({}, {}, {})", self.year, self.month, self.day)
+    }
+}
+
+/// A `datetime.time`, with its `tzinfo` if it has one (a fixed-offset [`TimeZone`]).
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{Time, TimeZone};
+///
+/// let t = Time { hour: 1, minute: 2, second: 0, microsecond: 0, fold: false, tzinfo: None };
+/// assert_eq!(t.to_string(), "datetime.time(1, 2)");
+/// let utc = Time { tzinfo: Some(TimeZone::utc()), ..t };
+/// assert_eq!(utc.to_string(), "datetime.time(1, 2, tzinfo=datetime.timezone.utc)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Time {
+    /// 0 to 23.
+    pub hour: u8,
+    /// 0 to 59.
+    pub minute: u8,
+    /// 0 to 59.
+    pub second: u8,
+    /// 0 to 999,999.
+    pub microsecond: u32,
+    /// Python's `fold` (PEP 495): the later of two equal wall times.
+    pub fold: bool,
+    /// The `tzinfo`: `None`, or a `datetime.timezone`.
+    pub tzinfo: Option<TimeZone>,
+}
+
+impl Time {
+    /// Whether Python accepts the time's fields.
+    pub fn is_valid(&self) -> bool {
+        self.hour < 24 && self.minute < 60 && self.second < 60 && self.microsecond < 1_000_000
+    }
+
+    /// `h, m[, s[, us]]` as Python's reprs write them (seconds and microseconds only when
+    /// not zero), then `tzinfo=` and `fold=`.
+    fn write_fields(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, {}", self.hour, self.minute)?;
+        if self.second != 0 || self.microsecond != 0 {
+            write!(f, ", {}", self.second)?;
+        }
+        if self.microsecond != 0 {
+            write!(f, ", {}", self.microsecond)?;
+        }
+        if let Some(tz) = &self.tzinfo {
+            write!(f, ", tzinfo={tz}")?;
+        }
+        if self.fold {
+            f.write_str(", fold=1")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("datetime.time(")?;
+        self.write_fields(f)?;
+        f.write_str(")")
+    }
+}
+
+/// A `datetime.datetime`: a [`Date`] and a [`Time`] (whose `tzinfo` is the datetime's).
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{Date, DateTime, Time};
+///
+/// let dt = DateTime {
+///     date: Date { year: 2020, month: 1, day: 2 },
+///     time: Time { hour: 3, minute: 4, second: 5, microsecond: 6, fold: false, tzinfo: None },
+/// };
+/// assert_eq!(dt.to_string(), "datetime.datetime(2020, 1, 2, 3, 4, 5, 6)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DateTime {
+    /// The date.
+    pub date: Date,
+    /// The time of day, and the `tzinfo`.
+    pub time: Time,
+}
+
+impl fmt::Display for DateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &self.date;
+        write!(f, "datetime.datetime({}, {}, {}, ", d.year, d.month, d.day)?;
+        self.time.write_fields(f)?;
+        f.write_str(")")
+    }
+}
+
+/// A `datetime.timedelta`, normalised as Python keeps it: `0 <= seconds < 86400`,
+/// `0 <= microseconds < 1_000_000`, `|days| <= 999_999_999`.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::TimeDelta;
+///
+/// assert_eq!(TimeDelta { days: -1, seconds: 68400, microseconds: 0 }.to_string(),
+///            "datetime.timedelta(days=-1, seconds=68400)");
+/// assert_eq!(TimeDelta::default().to_string(), "datetime.timedelta(0)");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct TimeDelta {
+    /// Days, `-999_999_999..=999_999_999`.
+    pub days: i32,
+    /// Seconds, `0..86400`.
+    pub seconds: i32,
+    /// Microseconds, `0..1_000_000`.
+    pub microseconds: i32,
+}
+
+impl TimeDelta {
+    /// Whether the fields are normalised as Python keeps them (what `BUILD`-free
+    /// `timedelta(days, seconds, microseconds)` of these values gives back unchanged).
+    pub fn is_valid(&self) -> bool {
+        self.days.abs() <= 999_999_999
+            && (0..86_400).contains(&self.seconds)
+            && (0..1_000_000).contains(&self.microseconds)
+    }
+
+    /// The whole duration in microseconds.
+    pub fn total_microseconds(&self) -> i64 {
+        (i64::from(self.days) * 86_400 + i64::from(self.seconds)) * 1_000_000 + i64::from(self.microseconds)
+    }
+}
+
+impl fmt::Display for TimeDelta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("datetime.timedelta(")?;
+        let mut sep = "";
+        for (name, v) in [("days", self.days), ("seconds", self.seconds), ("microseconds", self.microseconds)] {
+            if v != 0 {
+                write!(f, "{sep}{name}={v}")?;
+                sep = ", ";
+            }
+        }
+        if sep.is_empty() {
+            f.write_str("0")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// A `datetime.timezone`: a fixed offset from UTC (strictly within one day, as Python
+/// requires) and an optional name.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{TimeDelta, TimeZone};
+///
+/// assert_eq!(TimeZone::utc().to_string(), "datetime.timezone.utc");
+/// let est = TimeZone { offset: TimeDelta { days: -1, seconds: 68400, microseconds: 0 }, name: Some("EST".into()) };
+/// assert_eq!(est.to_string(), "datetime.timezone(datetime.timedelta(days=-1, seconds=68400), 'EST')");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TimeZone {
+    /// The offset from UTC.
+    pub offset: TimeDelta,
+    /// The name given to `timezone(offset, name)`, if any.
+    pub name: Option<String>,
+}
+
+impl TimeZone {
+    /// `datetime.timezone.utc`.
+    pub fn utc() -> TimeZone {
+        TimeZone { offset: TimeDelta::default(), name: None }
+    }
+
+    /// Whether Python accepts the offset: strictly between -24 and 24 hours.
+    pub fn is_valid(&self) -> bool {
+        self.offset.is_valid() && self.offset.total_microseconds().abs() < 86_400_000_000
+    }
+}
+
+impl fmt::Display for TimeZone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            None if self.offset == TimeDelta::default() => f.write_str("datetime.timezone.utc"),
+            None => write!(f, "datetime.timezone({})", self.offset),
+            Some(name) => {
+                let mut quoted = String::new();
+                crate::repr::write_str(name, &mut quoted);
+                write!(f, "datetime.timezone({}, {quoted})", self.offset)
+            }
+        }
+    }
+}
+
+/// Which `pathlib` class a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PathFlavor {
+    /// `pathlib.PurePosixPath`.
+    PurePosix,
+    /// `pathlib.PureWindowsPath`.
+    PureWindows,
+    /// `pathlib.PosixPath` (what `pathlib.Path` is on Linux and macOS).
+    Posix,
+    /// `pathlib.WindowsPath` (what `pathlib.Path` is on Windows; Python on other systems
+    /// cannot make one).
+    Windows,
+}
+
+impl PathFlavor {
+    /// The class's name in `pathlib`.
+    pub fn class_name(self) -> &'static str {
+        match self {
+            PathFlavor::PurePosix => "PurePosixPath",
+            PathFlavor::PureWindows => "PureWindowsPath",
+            PathFlavor::Posix => "PosixPath",
+            PathFlavor::Windows => "WindowsPath",
+        }
+    }
+
+    /// The flavour of a `pathlib` class name.
+    pub fn from_class_name(name: &str) -> Option<PathFlavor> {
+        Some(match name {
+            "PurePosixPath" => PathFlavor::PurePosix,
+            "PureWindowsPath" => PathFlavor::PureWindows,
+            "PosixPath" => PathFlavor::Posix,
+            "WindowsPath" => PathFlavor::Windows,
+            _ => return None,
+        })
+    }
+
+    fn windows(self) -> bool {
+        matches!(self, PathFlavor::PureWindows | PathFlavor::Windows)
+    }
+
+    /// The path's text as `str(path)` gives it, from the parts its pickle holds
+    /// (`('/', 'a', 'b')` → `/a/b`; `('c:\\', 'x')` → `c:\x`).
+    pub fn join(self, parts: &[String]) -> String {
+        let sep = if self.windows() { '\\' } else { '/' };
+        let mut out = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 && !out.ends_with(['/', '\\']) {
+                out.push(sep);
+            }
+            out.push_str(part);
+        }
+        if out.is_empty() {
+            out.push('.');
+        }
+        out
+    }
+}
