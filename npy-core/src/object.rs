@@ -181,6 +181,10 @@ pub enum Object {
     Range(Box<[Object; 3]>),
     /// A `slice(start, stop, step)`: any three values (`None` where omitted).
     Slice(Box<[Object; 3]>),
+    /// A class itself, not an instance of it (`range` in NumPy's own Python 2 test file
+    /// `py2-np0-objarr.npy`): its module and name as Python 3 names them
+    /// (`("builtins", "range")`). Only the standard library classes listed above are read.
+    Type(String, String),
 }
 
 impl Object {
@@ -221,6 +225,7 @@ impl Object {
             },
             Object::Range(_) => "range",
             Object::Slice(_) => "slice",
+            Object::Type(..) => "type",
         }
     }
 
@@ -344,6 +349,15 @@ impl Object {
                 out.push_str(", ");
                 s[2].write_repr(out);
                 out.push(')');
+            }
+            Object::Type(module, name) => {
+                out.push_str("<class '");
+                if module != "builtins" {
+                    out.push_str(module);
+                    out.push('.');
+                }
+                out.push_str(name);
+                out.push_str("'>");
             }
         }
     }
