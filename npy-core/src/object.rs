@@ -1,19 +1,37 @@
-//! Object arrays (dtype `|O`) of plain Python values, read and written without ever
-//! executing a pickle.
+//! Object arrays (dtype `|O`): the Python values people save in them, read and written
+//! without ever executing a pickle.
 //!
 //! `np.save` writes an object array as a normal `.npy` header with descr `'|O'` followed by
 //! a pickle of the array (protocol 4 in NumPy 2). Loading such a pickle in Python runs
 //! whatever it names, which is why `np.load` needs `allow_pickle=True`. Here the pickle is
-//! decoded by a restricted machine that knows only NumPy's array reconstruction and plain
-//! values — `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes`, and lists, tuples
-//! and dicts of them — into [`Object`]s. Any other global (`os.system`, `builtins.eval`),
-//! any call of anything else and any other opcode is an [`ErrorKind::Pickle`] error naming
-//! it and its byte offset; nothing is ever called.
+//! decoded by a restricted machine into [`Object`]s. It knows NumPy's array and scalar
+//! reconstruction and a fixed list of data types ([`globals`]); it interprets their
+//! constructors itself, after checking that their arguments are exactly what CPython
+//! pickles (a `bytearray` of bytes, never of a size; a date that is a date; an inner
+//! array whose bytes are its shape's). Any other global (`os.system`, `builtins.eval`,
+//! `zoneinfo.ZoneInfo`), any call of anything else and any other opcode is an
+//! [`ErrorKind::Pickle`] error naming it and its byte offset; nothing is ever called.
 //!
-//! NumPy scalars inside object arrays (`np.float64(1.5)`, `np.int64(3)`, `np.bool_`,
-//! `np.str_`, `np.bytes_`, complex scalars) become the plain value of the same number or
-//! text: the NumPy scalar type is not kept. Other objects (sets, class instances, nested
-//! ndarrays, datetimes) are errors.
+//! What each Python value reads as:
+//!
+//! | Python | [`Object`] |
+//! |---|---|
+//! | `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes` | `None`, `Bool`, `Int`/`BigInt`, `Float`, `Complex`, `Str`, `Bytes` |
+//! | `list`, `tuple`, `dict` | `List`, `Tuple`, `Dict` (insertion order) |
+//! | an `ndarray` of any dtype but object (a ragged array's rows, `np.save(dict_of_arrays)`'s values) | `Array`: the [`DynArray`] a `.npy` of it gives; a scalar dtype of the other byte order is made native, as NumPy's unpickling makes it |
+//! | an `ndarray` of dtype object (or `StringDType`) | `ObjectArray` |
+//! | NumPy's bool, int, uint, float, complex, `str_` and `bytes_` scalars | the plain value of the same number or text |
+//! | `np.datetime64`, `np.timedelta64` (`NaT` too), a record's `np.void`, `np.longdouble`, `np.clongdouble` | `Scalar`: its dtype and bytes, as a 0-d [`DynArray`] |
+//! | `datetime.date`, `time`, `datetime`, `timedelta`, `timezone` (fixed offsets only) | `Date`, `Time`, `DateTime`, `TimeDelta`, `TimeZone` ([`Date`], [`Time`]...) |
+//! | `decimal.Decimal`, `fractions.Fraction`, `uuid.UUID` | `Decimal` (its text), `Fraction` (lowest terms), `Uuid` (its 128-bit int) |
+//! | `bytearray`, `set`, `frozenset` | `ByteArray`, `Set`, `FrozenSet` (the pickle's order) |
+//! | `collections.OrderedDict`, `Counter` | `OrderedDict`, `Counter` |
+//! | `pathlib`'s `PurePosixPath`, `PosixPath`, `PureWindowsPath`, `WindowsPath` | `Path` ([`PathFlavor`] and parts) |
+//! | `range`, `slice` | `Range`, `Slice` |
+//! | a class among these, as a value (`range` itself) | `Type` |
+//!
+//! Instances of any other class (a `zoneinfo.ZoneInfo` tzinfo, a dataclass, a pandas
+//! object) are refused: building them would run their code.
 //!
 //! NumPy 2's `StringDType` arrays are saved the same way (descr `'|O'`, the array
 //! pickled), their dtype rebuilt by `numpy._core._internal._convert_to_stringdtype_kwargs`,
@@ -774,8 +792,9 @@ pub(crate) fn into_array(
 }
 
 /// The `(module, name)` of every global an object array's pickle may name — NumPy's
-/// array and scalar reconstruction, `numpy.dtype`, `complex`, `bytes`, `_codecs.encode` and
-/// NumPy 2's `StringDType` arguments; [`check_pickle`] refuses any other.
+/// array and scalar reconstruction, `numpy.dtype`, NumPy 2's `StringDType` arguments,
+/// `_codecs.encode`, and the data types the module's table lists (under their Python 2
+/// and Python 3.13 names too); [`check_pickle`] refuses any other.
 ///
 /// # Examples
 /// ```
@@ -788,8 +807,8 @@ pub fn globals() -> impl Iterator<Item = (&'static str, &'static str)> {
     pickle::GLOBALS.iter().map(|&(module, name, _)| (module, name))
 }
 
-/// Checks that `bytes` hold the pickle of an object array of plain values that
-/// [`from_pickle`] decodes, without building the values, and gives the array's shape: for
+/// Checks that `bytes` hold the pickle of an object array that [`from_pickle`] decodes,
+/// without building the values, and gives the array's shape: for
 /// callers that have another unpickler build them, one that names nothing but
 /// [`globals`] (the `npy` Python package has CPython's build NumPy's own array, NumPy
 /// scalar types and shared values included, once this has said yes).
@@ -902,7 +921,7 @@ pub fn check_pickle_prefix_with(
 }
 
 /// An object array's pickle as its file holds it, checked by the restricted decoder
-/// ([`check_pickle`]: plain values only, the header's shape) but not decoded: for callers
+/// ([`check_pickle`]: the values the module lists, the header's shape) but not decoded: for callers
 /// that have another unpickler, one that names nothing but [`globals`], build the values
 /// (the `npy` Python package has CPython's). Read it as any array, with
 /// [`NpyReader::read`](crate::NpyReader::read) or an archive's
@@ -951,7 +970,7 @@ impl CheckedPickle {
 /// shape, and its values in the order the pickle's `is_fortran` flag says.
 ///
 /// # Errors
-/// [`ErrorKind::Pickle`] for anything but an object array of plain values (see the
+/// [`ErrorKind::Pickle`] for anything but an object array of the values the module lists (see the
 /// module), a truncated or malformed pickle, bytes after its `STOP`, or one over the
 /// memory budget (the default of [`ReadOptions::max_object_bytes`]).
 ///

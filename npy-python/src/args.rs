@@ -15,7 +15,7 @@ pub(crate) const MAX_HEADER_SIZE: usize = 10_000;
 pub(crate) struct LoadArgs {
     /// `np.memmap`'s spelling of the mode, if mapping.
     pub(crate) mmap_mode: Option<&'static str>,
-    /// `None` (npy's default) and `True` load object arrays of plain values; `False`
+    /// `None` (npy's default) and `True` load object arrays of data; `False`
     /// refuses them, as NumPy.
     pub(crate) allow_pickle: Option<bool>,
     pub(crate) pickle: PickleArgs,

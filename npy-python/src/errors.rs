@@ -27,9 +27,10 @@ import zipfile
 
 
 class UnsafePickleError(ValueError, pickle.UnpicklingError):
-    """A pickle that npy's restricted decoder refuses: it holds more than NumPy arrays of
-    plain values, or is not a valid pickle. npy never runs a pickle; a file you trust
-    loads with ``numpy.load(file, allow_pickle=True)``."""
+    """A pickle that npy's restricted decoder refuses: it holds more than data (plain
+    values, arrays, NumPy scalars, the standard library's data types), or is not a valid
+    pickle. npy never runs a pickle; a file you trust loads with
+    ``numpy.load(file, allow_pickle=True)``."""
 
 
 class BadNpzFile(ValueError, zipfile.BadZipFile):

@@ -407,7 +407,6 @@ ARRAYS = {
 }
 # Object arrays beyond the plain values above: NumPy pickles them all.
 OBJECTS_BEYOND = {
-    "datetime-scalars": lambda: np.array([np.datetime64("2020-01-02"), np.timedelta64(3, "s"), None], dtype=object),
     "object-field": lambda: np.array([(1, "x"), (2, None)], dtype=[("n", "<i4"), ("o", "O")]),
 }
 # Several kinds in one file, one after another.

@@ -5,8 +5,8 @@
 ``numpy.load`` runs unchanged with ``npy.load`` in its place), with these differences:
 
 - object arrays load without ever running a pickle: npy's restricted decoder checks it
-  first, and a pickle holding more than NumPy arrays of plain values raises
-  :class:`UnsafePickleError`;
+  first, and a pickle holding anything but data (plain values, arrays, NumPy scalars, the
+  standard library's data types) raises :class:`UnsafePickleError`;
 - paths are written atomically (a failed or killed save leaves the old file whole), and
   ``save(..., durable=True)`` also syncs to disk;
 - archives opened by path map their stored members under ``mmap_mode``, and

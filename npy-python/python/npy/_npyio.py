@@ -75,10 +75,15 @@ def load(
         deflated ones are read. ``'w+'`` is refused (NumPy empties the file): create
         maps with :func:`open_memmap`.
     allow_pickle: object arrays (and NumPy 2's ``StringDType`` arrays, which NumPy pickles)
-        of plain values -- None, bool, int, float, complex, str, bytes, NumPy scalars, and
-        lists, tuples and dicts of them -- load by default and with ``True``: their pickle
-        is checked by npy's restricted decoder first, and nothing in it ever runs. A
-        pickle holding anything else raises :class:`UnsafePickleError`. ``False``
+        of data -- None, bool, int, float, complex, str, bytes; lists, tuples, dicts, sets,
+        frozensets, ``OrderedDict``, ``Counter``; ndarrays of any dtype (ragged arrays,
+        ``np.save`` of a dict of arrays) and NumPy scalars (``datetime64`` and records too);
+        ``datetime``'s date, time, datetime, timedelta and fixed-offset timezone,
+        ``Decimal``, ``Fraction``, ``UUID``, ``bytearray``, ``pathlib`` paths, ``range``,
+        ``slice`` -- load by default and with ``True``: their pickle is checked by npy's
+        restricted decoder first, and nothing in it runs but these types' own
+        constructors, on arguments it has checked. A pickle holding anything else (an
+        instance of another class) raises :class:`UnsafePickleError`. ``False``
         refuses object arrays, as NumPy does (``ValueError``); ``True`` also lifts
         ``max_header_size``, as NumPy does.
     fix_imports, encoding: how Python 2 pickles are read, as NumPy reads them
@@ -173,8 +178,8 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
     file: a path, which gets ``.npy`` appended unless it ends with it, or a file object,
         written at its position and left open after the array.
     allow_pickle: ``False`` refuses object arrays (``ValueError``) and writes nothing.
-        Object arrays hold plain values only (anything else raises ``TypeError`` and
-        writes nothing), so every file saved loads with :func:`load`.
+        Object arrays hold only what :func:`load` reads back (anything else raises
+        ``TypeError`` and writes nothing), so every file saved loads with :func:`load`.
     durable: npy's extra. A path's file always appears whole or not at all: it is
         written beside its place and renamed over it when complete, so a failed or killed
         save leaves any old file as it was. ``durable=True`` also syncs the data to disk

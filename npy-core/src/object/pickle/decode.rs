@@ -73,6 +73,12 @@ enum Value {
         start: u32,
         len: u32,
     },
+    /// A bytes of an input in memory, as [`Value::StrAt`]: the check copies no data (an
+    /// array's raw bytes, as `np.save` of a dict of arrays holds, can be most of a file).
+    BytesAt {
+        start: u32,
+        len: u32,
+    },
 }
 
 /// An arena entry: the offset of the opcode that made it (for messages) and, for a list,
@@ -422,6 +428,7 @@ impl<R: Source> Machine<R> {
             Value::Int(_) => "int",
             Value::Float(_) => "float",
             Value::StrAt { .. } => "str",
+            Value::BytesAt { .. } => "bytes",
             Value::Node(_) => match self.kind(v) {
                 Some(Kind::Str(_)) => "str",
                 Some(Kind::Bytes(_)) => "bytes",
@@ -462,6 +469,19 @@ impl<R: Source> Machine<R> {
         }
     }
 
+    /// The data of a bytes value.
+    fn bytes_of(&self, v: Value) -> Option<&[u8]> {
+        match v {
+            Value::BytesAt { start, len } => {
+                self.input.reader.whole()?.get(start as usize..start as usize + len as usize)
+            }
+            _ => match self.kind(v) {
+                Some(Kind::Bytes(b)) => Some(b),
+                _ => None,
+            },
+        }
+    }
+
     /// Whether a value is a str (without looking at its text, checked when it was made).
     fn is_str(&self, v: Value) -> bool {
         matches!(v, Value::StrAt { .. }) || matches!(self.kind(v), Some(Kind::Str(_)))
@@ -471,7 +491,9 @@ impl<R: Source> Machine<R> {
     /// either way).
     fn str_value(&self, v: Value) -> Option<&str> {
         match self.kind(v) {
-            Some(Kind::Bytes(b)) if self.strings == Python2Strings::Bytes => std::str::from_utf8(b).ok(),
+            _ if self.strings == Python2Strings::Bytes && self.bytes_of(v).is_some() => {
+                self.bytes_of(v).and_then(|b| std::str::from_utf8(b).ok())
+            }
             _ => self.str_text(v),
         }
     }
@@ -833,6 +855,16 @@ impl<R: Source> Machine<R> {
         match op {
             SHORT_BINBYTES | BINBYTES | BINBYTES8 => {
                 let n = self.length(op, SHORT_BINBYTES, BINBYTES, at)?;
+                if n > self.room() as u64 {
+                    let name = opcode_name(op).unwrap_or("?");
+                    return Err(self.err(at, format!("{name} of {n} bytes: {}", self.budget.exceeded(self.input.pos))));
+                }
+                if let Some(start) = self.input.span(n) {
+                    // What decoding takes for it, so the check passes exactly what decoding
+                    // passes.
+                    self.charge(alloc_cost(n as usize), at)?;
+                    return self.push(Value::BytesAt { start, len: n as u32 }, at);
+                }
                 let bytes = self.payload(n, at, op)?;
                 self.bytes(bytes, at)
             }

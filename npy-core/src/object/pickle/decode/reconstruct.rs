@@ -27,9 +27,9 @@ pub(super) struct ArrayState {
     pub(super) len: usize,
     /// `(coerce, na_object)` of a StringDType array.
     pub(super) strings: Option<(bool, Option<Value>)>,
-    /// An array of any dtype but object: the dtype, and the arena index of the bytes node
-    /// holding its data (`list` and `len` are then unused).
-    pub(super) raw: Option<(Box<DType>, u32)>,
+    /// An array of any dtype but object: the dtype, and the bytes value holding its data
+    /// (`list` and `len` are then unused).
+    pub(super) raw: Option<(Box<DType>, Value)>,
 }
 
 /// The globals a pickle may name.
@@ -226,21 +226,27 @@ impl<R: Source> Machine<R> {
 
     /// The items of an argument tuple (no allowed callee takes more than 3: a longer tuple
     /// is refused before anything is copied, so a memoised huge tuple costs nothing).
-    fn args(&mut self, args: Value, at: u64, callee: &str, many: bool) -> Result<Vec<Value>> {
-        if many {
-            // A path's parts: as many as the pickle holds, copied at a charge.
-            let n = self.tuple_items(args).map(<[Value]>::len);
-            if let Some(n) = n {
-                self.charge(super::vec_cost::<Value>(n), at)?;
+    fn args(&mut self, args: Value, at: u64, callee: &str, many: bool) -> Result<Args> {
+        let n = match self.tuple_items(args) {
+            Some(items) => items.len(),
+            None => {
+                return Err(self.err(
+                    at,
+                    format!("REDUCE calling {callee} needs an argument tuple, found {}", self.type_name(args)),
+                ))
             }
+        };
+        if n > 4 && !many {
+            return Err(self.err(at, format!("{callee} called with {n} arguments: not what NumPy or Python pickle")));
         }
-        match self.tuple_items(args) {
-            Some(items) if items.len() > 3 && !many => Err(self
-                .err(at, format!("{callee} called with {} arguments: not what NumPy or Python pickle", items.len()))),
-            Some(items) => Ok(items.to_vec()),
-            _ => Err(self
-                .err(at, format!("REDUCE calling {callee} needs an argument tuple, found {}", self.type_name(args)))),
+        if n > 4 {
+            // A path's parts: as many as the pickle holds, copied at a charge.
+            self.charge(super::vec_cost::<Value>(n), at)?;
+            return Ok(Args::Heap(self.tuple_items(args).unwrap_or_default().to_vec()));
         }
+        let mut inline = [Value::None; 4];
+        inline[..n].copy_from_slice(self.tuple_items(args).unwrap_or_default());
+        Ok(Args::Inline(inline, n))
     }
 
     fn reduce(&mut self, callable: Value, args: Value, at: u64) -> Result<Value> {
@@ -254,7 +260,7 @@ impl<R: Source> Machine<R> {
             ));
         };
         let callee = g.name();
-        let args = self.args(args, at, callee, matches!(g, Global::Path(_) | Global::FromBuffer))?;
+        let args = self.args(args, at, callee, matches!(g, Global::Path(_)))?;
         let bad = |m: &Self| {
             let types: Vec<&str> = args.iter().map(|&a| m.type_name(a)).collect();
             m.err(at, format!("{callee} called with ({}): not what NumPy or Python pickle", types.join(", ")))
@@ -267,7 +273,7 @@ impl<R: Source> Machine<R> {
                     items.len() <= crate::header::MAX_DIMS && items.iter().all(|v| matches!(v, Value::Int(_)))
                 };
                 let shape_ok = self.tuple_items(shape).is_some_and(ints);
-                let code_ok = matches!(self.kind(typecode), Some(Kind::Bytes(_))) || self.str_text(typecode).is_some();
+                let code_ok = self.bytes_of(typecode).is_some() || self.str_text(typecode).is_some();
                 if !(cls_ok && shape_ok && code_ok) {
                     return Err(bad(self));
                 }
@@ -297,7 +303,7 @@ impl<R: Source> Machine<R> {
                         Object::ByteArray(b) => self.node(Kind::Bytes(b.clone()), at)?,
                         _ => return Err(bad(self)),
                     },
-                    Some(Kind::Bytes(_)) => buf,
+                    _ if self.bytes_of(buf).is_some() => buf,
                     _ => return Err(bad(self)),
                 };
                 let count = crate::header::element_count(&shape).map_err(|e| self.err(at, e.to_string()))?;
@@ -318,8 +324,8 @@ impl<R: Source> Machine<R> {
                 let [dtype, data] = args[..] else { return Err(bad(self)) };
                 // NumPy takes a str (a Python 2 pickle's, read as latin1) as its latin1 bytes.
                 let latin1: Vec<u8>;
-                let data = match (self.kind(data), self.str_text(data)) {
-                    (Some(Kind::Bytes(data)), _) => &data[..],
+                let data = match (self.bytes_of(data), self.str_text(data)) {
+                    (Some(data), _) => data,
                     (_, Some(text)) => {
                         let bytes: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
                         latin1 = bytes.ok_or_else(|| self.err(at, "numpy scalar data: a str beyond latin-1"))?;
@@ -510,7 +516,7 @@ impl<R: Source> Machine<R> {
                 }
                 (len, &[][..])
             }
-            _ if matches!(self.kind(data), Some(Kind::Bytes(_))) || self.str_text(data).is_some() => {
+            _ if self.bytes_of(data).is_some() || self.str_text(data).is_some() => {
                 return Err(
                     self.err(at, "an ndarray state with raw data: only object arrays (a list of values) are decoded")
                 )
@@ -551,13 +557,10 @@ impl<R: Source> Machine<R> {
             ));
         }
         let size = count.checked_mul(dtype.itemsize());
-        let node = match (data, self.kind(data)) {
-            (Value::Node(i), Some(Kind::Bytes(_))) => i,
-            _ => match self.byte_state(data).map(std::borrow::Cow::into_owned) {
-                Some(bytes) => match self.node(Kind::Bytes(bytes), at)? {
-                    Value::Node(i) => i,
-                    _ => unreachable!("a node"),
-                },
+        let data = match self.bytes_of(data) {
+            Some(_) => data,
+            None => match self.byte_state(data).map(std::borrow::Cow::into_owned) {
+                Some(bytes) => self.node(Kind::Bytes(bytes), at)?,
                 None => {
                     return Err(self.err(
                         at,
@@ -570,8 +573,8 @@ impl<R: Source> Machine<R> {
                 }
             },
         };
-        let Some(Kind::Bytes(bytes)) = self.kind(Value::Node(node)) else { unreachable!("a bytes node") };
-        if Some(bytes.len()) != size {
+        let found = self.bytes_of(data).map_or(0, <[u8]>::len);
+        if Some(found) != size {
             return Err(self.err(
                 at,
                 format!(
@@ -579,12 +582,12 @@ impl<R: Source> Machine<R> {
                     crate::header::shape_repr(&shape),
                     dtype.descr(),
                     size.map_or_else(|| "more than 2^64".to_string(), |s| s.to_string()),
-                    bytes.len()
+                    found
                 ),
             ));
         }
         self.charge(super::alloc_cost(std::mem::size_of::<DType>()), at)?;
-        Ok(ArrayState { shape, fortran, list: 0, len: 0, strings: None, raw: Some((Box::new(dtype), node)) })
+        Ok(ArrayState { shape, fortran, list: 0, len: 0, strings: None, raw: Some((Box::new(dtype), data)) })
     }
 
     /// The values of a StringDType array: each a str, or the dtype's `na_object` (a
@@ -623,6 +626,24 @@ pub(super) fn to_native(dtype: DType, data: &mut [u8]) -> DType {
             DType::Scalar(s.swapped())
         }
         other => other,
+    }
+}
+
+/// A call's arguments: up to four in place (every callee's but a path's), more on the
+/// heap; no allocation for the calls an array of a million inner arrays makes.
+enum Args {
+    Inline([Value; 4], usize),
+    Heap(Vec<Value>),
+}
+
+impl std::ops::Deref for Args {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        match self {
+            Args::Inline(values, n) => &values[..*n],
+            Args::Heap(values) => values,
+        }
     }
 }
 

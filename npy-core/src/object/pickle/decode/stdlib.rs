@@ -92,7 +92,7 @@ impl<R: Source> Machine<R> {
     /// The bytes of a `bytes` value, or of a str as its latin-1 bytes (Python 2 pickles of
     /// dates and raw array data hold str, which CPython and NumPy read as latin-1).
     pub(super) fn byte_state(&self, v: Value) -> Option<std::borrow::Cow<'_, [u8]>> {
-        if let Some(Kind::Bytes(b)) = self.kind(v) {
+        if let Some(b) = self.bytes_of(v) {
             return Some(std::borrow::Cow::Borrowed(b));
         }
         let text = self.str_text(v)?;
@@ -262,9 +262,8 @@ impl<R: Source> Machine<R> {
             }
             G::ByteArray => match args[..] {
                 [] => Object::ByteArray(Vec::new()),
-                [data] if matches!(self.kind(data), Some(Kind::Bytes(_))) => {
-                    let Some(Kind::Bytes(b)) = self.kind(data) else { return Err(bad(self)) };
-                    Object::ByteArray(b.clone())
+                [data] if self.bytes_of(data).is_some() => {
+                    Object::ByteArray(self.bytes_of(data).unwrap_or_default().to_vec())
                 }
                 [text, encoding] if matches!(self.str_text(encoding), Some("latin-1" | "latin1")) => {
                     let b = self.byte_state(text).filter(|_| self.str_text(text).is_some()).ok_or_else(|| bad(self))?;
