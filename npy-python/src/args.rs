@@ -28,7 +28,7 @@ impl Default for LoadArgs {
         LoadArgs {
             mmap_mode: None,
             allow_pickle: None,
-            pickle: PickleArgs { fix_imports: true, encoding: "ASCII".into() },
+            pickle: PickleArgs { fix_imports: true, encoding: "ASCII".into(), safe_globals: Vec::new() },
             max_header_size: MAX_HEADER_SIZE,
         }
     }
@@ -61,6 +61,7 @@ impl LoadArgs {
             "bytes" => Python2Strings::Bytes,
             _ => Python2Strings::Latin1,
         });
+        options.safe_globals(self.pickle.safe_globals.iter().cloned());
         options
     }
 

@@ -266,3 +266,46 @@ def test_crafted_pickles_are_well_formed(tmp_path):
     path = pickled_file(tmp_path, wrap(b"\x8c\x08datetime\x8c\x04date\x93C\x04\x07\xe4\x01\x02\x85R"))
     assert np.load(path, allow_pickle=True)[0] == datetime.date(2020, 1, 2)
     assert npy.load(path)[0] == datetime.date(2020, 1, 2)
+
+
+# ---------------------------------------------------------------------------------------
+# The user's own classes, let through by name.
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+    def __reduce__(self):
+        return Point, (self.x, self.y)
+
+    def __eq__(self, other):
+        return type(other) is Point and (self.x, self.y) == (other.x, other.y)
+
+
+def test_safe_globals_let_a_trusted_class_through_and_nothing_else(tmp_path):
+    path = tmp_path / "points.npy"
+    np.save(path, object_array([Point(1, 2), Point(np.arange(2), "b")]))
+    with pytest.raises(npy.UnsafePickleError, match="Point"):
+        npy.load(path)
+    with npy.safe_globals([Point]):
+        assert npy.get_safe_globals() == [Point]
+        loaded = npy.load(path)
+        assert loaded[0] == Point(1, 2) and (loaded[1].x == np.arange(2)).all()
+        with open(path, "rb") as f:
+            assert npy.load(f)[0] == Point(1, 2)
+    assert npy.get_safe_globals() == []
+    with pytest.raises(npy.UnsafePickleError):
+        npy.load(path)
+    # What a trusted class is given is still checked: a payload among its arguments.
+    marker = tmp_path / "ran"
+    np.save(path, object_array([Point(1, Run(open, str(marker), "w"))]))
+    npy.add_safe_globals([(Point, f"{Point.__module__}.Point")])
+    try:
+        with pytest.raises(npy.UnsafePickleError, match="builtins.open"):
+            npy.load(path)
+    finally:
+        npy.clear_safe_globals()
+    assert not marker.exists()
+    with pytest.raises(TypeError, match="module.name"):
+        npy.add_safe_globals([(Point, "Point")])

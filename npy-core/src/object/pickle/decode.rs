@@ -180,6 +180,10 @@ enum Kind {
     NewUuid,
     /// A `uuid.SafeUUID` member, only ever a UUID's `is_safe`.
     SafeUuid,
+    /// An instance of one of the caller's safe globals (by index), made by `REDUCE` or
+    /// `NEWOBJ` and maybe `BUILD`: only a check passes it, for an unpickler that may run
+    /// that class's code.
+    Safe(u16),
 }
 
 /// An object array decoded from its pickle: shape, order flag, and values in C order (the
@@ -196,17 +200,23 @@ pub(crate) struct Decoded {
 }
 
 /// How a pickle is decoded: the memory budget (`max_bytes` fixed, or `None` for the
-/// default of 128 MiB plus 4 bytes per pickle byte) and what Python 2 `str`s become.
-#[derive(Debug, Clone, Copy, Default)]
+/// default of 128 MiB plus 4 bytes per pickle byte), what Python 2 `str`s become, and the
+/// caller's own classes a check lets through ([`crate::ReadOptions::safe_globals`]).
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Settings {
     pub(crate) max_bytes: Option<usize>,
     pub(crate) strings: Python2Strings,
+    pub(crate) safe_globals: Vec<(String, String)>,
 }
 
 impl Settings {
     /// The settings `options` give.
     pub(crate) fn of(options: &crate::options::ReadOptions) -> Settings {
-        Settings { max_bytes: options.object_limit(), strings: options.strings() }
+        Settings {
+            max_bytes: options.object_limit(),
+            strings: options.strings(),
+            safe_globals: options.safe_global_names().to_vec(),
+        }
     }
 
     /// The default settings with a fixed budget of `max_bytes`.
@@ -285,6 +295,8 @@ struct Machine<R> {
     entries: Vec<(Value, Value)>,
     /// The items of every [`Kind::TupleAt`].
     tuple_items: Vec<Value>,
+    /// The caller's own classes ([`Settings::safe_globals`]), by index in [`Global::Safe`].
+    safe_globals: Vec<(String, String)>,
 }
 
 // The `#[inline]` hints on `charge`, `push`, `node` and `push_node`: every opcode that
@@ -305,6 +317,7 @@ impl<R: Source> Machine<R> {
             strings: settings.strings,
             entries: Vec::new(),
             tuple_items: Vec::new(),
+            safe_globals: settings.safe_globals,
         }
     }
 
@@ -449,6 +462,7 @@ impl<R: Source> Machine<R> {
                 Some(Kind::Slice(_)) => "slice",
                 Some(Kind::NewUuid) => "uuid.UUID",
                 Some(Kind::SafeUuid) => "uuid.SafeUUID",
+                Some(Kind::Safe(_)) => "instance of a safe global",
             },
         }
     }

@@ -3,7 +3,7 @@
 //! [`MAX_DEPTH`] levels deep.
 
 use super::budget::{alloc_cost, vec_cost};
-use super::reconstruct::ArrayState;
+use super::reconstruct::{ArrayState, Global};
 use super::{Decoded, Kind, Machine, Source, Value};
 use crate::error::{Error, Result};
 use crate::object::{Object, MAX_DEPTH};
@@ -348,6 +348,11 @@ impl<R: Source> Machine<R> {
             Kind::Array(None) => "an ndarray that was never built (no BUILD)".to_string(),
             Kind::NewUuid => "a uuid.UUID that was never built (no BUILD)".to_string(),
             Kind::SafeUuid => "a uuid.SafeUUID is only a UUID's is_safe, not a value".to_string(),
+            &Kind::Safe(i) => format!(
+                "an instance of the safe global {} is built only by an unpickler that may run its code \
+                 (the npy Python package's), not into Rust values",
+                self.global_name(Global::Safe(i))
+            ),
             _ => "not a plain value".to_string(),
         };
         self.err(node.at(), reason)
