@@ -529,7 +529,7 @@ fn check_depth(depth: usize) -> std::result::Result<(), String> {
 /// Refuses keys (or set items) that Python cannot hash, naming `what` they are.
 fn check_keys<'a>(keys: impl IntoIterator<Item = &'a Object>, what: &str) -> Saved {
     for k in keys {
-        if let Some(why) = unhashable(k) {
+        if let Some(why) = unhashable(k, 0) {
             return Err(format!("{what} that Python cannot hash ({why})"));
         }
     }
@@ -539,7 +539,12 @@ fn check_keys<'a>(keys: impl IntoIterator<Item = &'a Object>, what: &str) -> Sav
 /// Why Python 3.11 cannot hash a value (a dict key, a set item), if it cannot: mutable
 /// containers, ndarrays, `slice`s (hashable only from 3.12), signalling NaN `Decimal`s,
 /// writeable `np.void` scalars, and tuples and frozensets holding any of them.
-fn unhashable(key: &Object) -> Option<&'static str> {
+///
+/// Looks no deeper than [`MAX_DEPTH`] levels: deeper values are refused for their depth.
+fn unhashable(key: &Object, depth: usize) -> Option<&'static str> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
     match key {
         Object::List(_) => Some("a list"),
         Object::Dict(_) => Some("a dict"),
@@ -550,14 +555,19 @@ fn unhashable(key: &Object) -> Option<&'static str> {
         Object::Array(_) | Object::ObjectArray(_) => Some("a numpy.ndarray"),
         Object::Slice(_) => Some("a slice"),
         Object::Decimal(text) if stdlib::is_signalling_nan(text) => Some("a signalling NaN decimal.Decimal"),
-        Object::Scalar(a)
-            if matches!(a.dtype(), crate::dtype::DType::Record(_))
-                || matches!(a.dtype(), crate::dtype::DType::Scalar(s) if matches!(s.ty(), crate::dtype::ScalarType::Void(_))) =>
-        {
-            Some("a numpy.void")
-        }
-        Object::Tuple(items) | Object::FrozenSet(items) => items.iter().find_map(unhashable),
+        Object::Scalar(a) if is_void(a.dtype()) => Some("a numpy.void"),
+        Object::Tuple(items) | Object::FrozenSet(items) => items.iter().find_map(|v| unhashable(v, depth + 1)),
         _ => None,
+    }
+}
+
+/// Whether a NumPy scalar of this dtype is an `np.void` (a record, or raw bytes).
+fn is_void(dtype: &crate::dtype::DType) -> bool {
+    use crate::dtype::{DType, ScalarType};
+    match dtype {
+        DType::Record(_) => true,
+        DType::Scalar(s) => matches!(s.ty(), ScalarType::Void(_)),
+        DType::SubArray(_) => false,
     }
 }
 

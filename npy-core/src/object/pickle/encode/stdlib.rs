@@ -24,8 +24,8 @@
 //! interned strs (module names, `pathlib` parts).
 
 use super::{
-    check_keys, Encoder, Saved, ADDITEMS, BATCH, BUILD, EMPTY_DICT, EMPTY_SET, FROZENSET, MARK, NEWOBJ, SETITEM,
-    SETITEMS,
+    check_keys, Encoder, Saved, ADDITEMS, BATCH, BUILD, EMPTY_DICT, EMPTY_SET, EMPTY_TUPLE, FROZENSET, MARK, NEWOBJ,
+    SETITEM, SETITEMS,
 };
 use crate::object::bigint::{self, Int};
 use crate::object::{Date, DateTime, Object, PathFlavor, Time, TimeDelta, TimeZone};
@@ -144,7 +144,8 @@ impl Encoder {
     /// `Counter.__reduce__`: the class called with a `dict` of the counts.
     pub(super) fn save_counter(&mut self, entries: &[(Object, Object)], depth: usize) -> Saved {
         check_keys(entries.iter().map(|(k, _)| k), "a Counter key")?;
-        self.save_reduce(COUNTER, 1, |e| e.save_dict(entries, depth + 1))
+        // The dict is the Counter's own level: its items are one level down, as a dict's.
+        self.save_reduce(COUNTER, 1, |e| e.save_dict(entries, depth))
     }
 
     pub(super) fn save_date(&mut self, d: &Date) -> Saved {
@@ -252,7 +253,8 @@ impl Encoder {
     pub(super) fn save_uuid(&mut self, value: u128) {
         self.boundary();
         self.save_global_named(UUID.0, UUID.1, UUID.2);
-        self.save_tuple(0, |_| Ok(())).expect("an empty tuple is always written");
+        self.boundary();
+        self.op(EMPTY_TUPLE);
         self.op(NEWOBJ);
         self.memoize();
         self.boundary();
@@ -277,7 +279,9 @@ impl Encoder {
         let windows = matches!(flavor, PathFlavor::PureWindows | PathFlavor::Windows);
         for (i, part) in parts.iter().enumerate() {
             let anchor = i == 0 && is_anchor(part, windows);
-            let bad = part.is_empty()
+            // A POSIX anchor is '/' or '//' (three or more slashes are one).
+            let bad = (anchor && !windows && part != "/" && part != "//")
+                || part.is_empty()
                 || part == "."
                 || (!anchor && (part.contains('/') || (windows && part.contains('\\'))))
                 || part.contains('\0');

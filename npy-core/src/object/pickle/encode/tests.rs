@@ -414,6 +414,9 @@ fn values_python_refuses_are_errors() {
     assert!(class.contains("the class os.system"), "{class}");
     let part = refused(Object::Path(PathFlavor::PurePosix, vec!["a/b".into()]));
     assert!(part.contains("'a/b' is not a part of a PurePosixPath"), "{part}");
+    let root = refused(Object::Path(PathFlavor::Posix, vec!["///".into(), "a".into()]));
+    assert!(root.contains("'///' is not a part of a PosixPath"), "{root}");
+    assert!(refused(Object::Path(PathFlavor::PureWindows, vec!["c:\\".into(), "a\\b".into()])).contains("'a\\\\b'"));
     let row = refused(Object::Scalar(Box::new(dynarray("'<M8[D]'", &[1], false, vec![0; 8]))));
     assert!(row.contains("0-d"), "{row}");
     let text = refused(Object::Scalar(Box::new(dynarray("'<U1'", &[], false, vec![97, 0, 0, 0]))));
@@ -458,14 +461,24 @@ fn containers_count_toward_the_depth() {
         |v| Object::Slice(Box::new([v, Object::None, Object::None])),
         |v| Object::ObjectArray(Box::new(Array::from_shape_vec(vec![1], vec![v]).unwrap())),
     ];
-    for wrap in wrappers {
+    for (i, wrap) in wrappers.into_iter().enumerate() {
+        // MAX_DEPTH levels are written, one more is refused: each container is one level.
         let mut deep = Object::None;
-        for _ in 0..=MAX_DEPTH {
+        for _ in 0..MAX_DEPTH {
             deep = wrap(deep);
         }
-        let e = encode_array(&[1], false, &[deep]).unwrap_err();
-        assert!(e.to_string().contains("nested deeper than 256 levels"), "{e}");
+        assert!(encode_array(&[1], false, &[deep.clone()]).is_ok(), "wrapper {i}");
+        let e = encode_array(&[1], false, &[wrap(deep)]).unwrap_err();
+        assert!(e.to_string().contains("nested deeper than 256 levels"), "wrapper {i}: {e}");
     }
+    // A set holds only hashable values: a set of frozensets.
+    let mut frozen = Object::None;
+    for _ in 0..MAX_DEPTH - 1 {
+        frozen = Object::FrozenSet(vec![frozen]);
+    }
+    assert!(encode_array(&[1], false, &[Object::Set(vec![frozen.clone()])]).is_ok());
+    let e = encode_array(&[1], false, &[Object::Set(vec![Object::FrozenSet(vec![frozen])])]).unwrap_err();
+    assert!(e.to_string().contains("nested deeper than 256 levels"), "{e}");
 }
 
 #[test]
