@@ -53,10 +53,11 @@
 //! path parts, `timezone.utc`, NumPy's builtin dtypes) is written once and fetched after.
 //! So when no other Python object appears twice in the array the file is byte for byte
 //! `np.save`'s output (NumPy memoises repeated objects; the values are the same either
-//! way). Two things vary in NumPy's own output and cannot be matched: the padding bytes of
-//! a long double (whatever its memory held), and whether `collections.Counter`'s module
-//! name is the same object as `OrderedDict`'s (it depends on how the process first
-//! imported `collections`). A value Python would refuse to build (an invalid date or
+//! way). Two things vary in NumPy's own output: the padding bytes of a long double
+//! (whatever its memory held: a `Scalar` or `Array` keeps the bytes it is given), and
+//! whether `collections.Counter`'s module name is the interned `'collections'` that
+//! `OrderedDict` names (it depends on what the process imported first; what a plain
+//! interpreter writes is written). A value Python would refuse to build (an invalid date or
 //! time, a `Decimal` whose text `Decimal()` does not read, a `Fraction` of non-ints or with
 //! a zero denominator, a `range` of non-ints or with a zero step, a class other than the
 //! types listed above, a scalar of str, bytes or subarray dtype), a dict key or set item

@@ -33,6 +33,22 @@ const FROZENSET: u8 = 0x91;
 /// The result of a `save()`: the reason when a value cannot be written.
 type Saved = std::result::Result<(), String>;
 
+/// Which of a global's module and name CPython shares with other uses of the same text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Names {
+    /// A C type or function (`datetime.date`, `numpy.ndarray`): the module name interned
+    /// (`type.__module__` interns it), the name made anew by each lookup (from `tp_name`).
+    C,
+    /// A Python class (`fractions.Fraction`): its `__module__` is its module's `__name__`,
+    /// interned, and its `__qualname__` is interned.
+    Python,
+    /// A Python class of a module imported while Python starts (`collections.Counter`):
+    /// that module's `__name__` is not interned, so it is one object shared only by that
+    /// module's classes. (A process that interned the name first, by some import, shares
+    /// it with `OrderedDict`'s: NumPy's output then varies; this is a plain interpreter's.)
+    PythonStartup,
+}
+
 /// An element that can be written as a Python value: [`Object`], `String`, `&str` and
 /// `Option`s of them.
 pub(crate) trait Encode {
@@ -90,6 +106,9 @@ pub(crate) struct Encoder {
     globals: HashMap<(&'static str, &'static str), u32>,
     /// Memo indices of `b''` and one-byte `bytes`, one object each in CPython.
     small_bytes: HashMap<Vec<u8>, u32>,
+    /// Memo indices of the `__name__`s of modules Python imported at startup (not
+    /// interned), as Python classes of those modules name them.
+    startup_modules: HashMap<&'static str, u32>,
     /// Memo index of `datetime.timezone.utc`, a singleton.
     utc: Option<u32>,
     /// Memo indices of NumPy's builtin dtypes, one object each (by type string).
@@ -315,43 +334,51 @@ impl Encoder {
         }
     }
 
-    /// A class or function: `STACK_GLOBAL` of its module (interned) and its name, then
-    /// memoised. `interned` says whether the name is one object (a Python class's or
-    /// function's `__qualname__`) or made anew by each lookup (a C type's, such as
-    /// `datetime.datetime`'s, which CPython builds from `tp_name`).
-    fn save_global_named(&mut self, module: &'static str, name: &'static str, interned: bool) {
+    /// A class or function: `STACK_GLOBAL` of its module and its name, then memoised;
+    /// `names` says which of the two strs CPython shares with other uses.
+    fn save_global_named(&mut self, module: &'static str, name: &'static str, names: Names) {
         self.boundary();
         if let Some(&i) = self.globals.get(&(module, name)) {
             self.get(i);
             return;
         }
-        self.save_name(module);
-        if interned {
-            self.save_name(name);
-        } else {
-            self.save_str(name);
+        match names {
+            Names::C | Names::Python => self.save_name(module),
+            Names::PythonStartup => {
+                self.boundary();
+                match self.startup_modules.get(module) {
+                    Some(&i) => self.get(i),
+                    None => {
+                        let i = self.str_unsaved(module);
+                        self.startup_modules.insert(module, i);
+                    }
+                }
+            }
+        }
+        match names {
+            Names::C => self.save_str(name),
+            Names::Python | Names::PythonStartup => self.save_name(name),
         }
         self.op(STACK_GLOBAL);
         let i = self.memoize();
         self.globals.insert((module, name), i);
     }
 
-    /// A global that C defines (NumPy's, the builtins', `datetime`'s), whose name CPython
-    /// makes anew.
+    /// A global that C defines (NumPy's, the builtins', `datetime`'s).
     fn save_global(&mut self, module: &'static str, name: &'static str) {
-        self.save_global_named(module, name, false);
+        self.save_global_named(module, name, Names::C);
     }
 
     /// `save_reduce` of `callable(*args)` with no state: the global, the arguments tuple
     /// (`len` items that `items` saves), `REDUCE`, memoised.
     fn save_reduce(
         &mut self,
-        (module, name, interned): (&'static str, &'static str, bool),
+        (module, name, names): (&'static str, &'static str, Names),
         len: usize,
         items: impl FnOnce(&mut Self) -> Saved,
     ) -> Saved {
         self.boundary();
-        self.save_global_named(module, name, interned);
+        self.save_global_named(module, name, names);
         self.save_tuple(len, items)?;
         self.op(REDUCE);
         self.memoize();

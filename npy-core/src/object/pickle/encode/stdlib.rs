@@ -21,39 +21,39 @@
 //! The names of C types (`datetime.date`, `decimal.Decimal`, `collections.OrderedDict`,
 //! `builtins.range`...) are made anew by each lookup, those of Python classes (`Counter`,
 //! `Fraction`, `UUID`, `pathlib`'s) are interned: only the latter are shared with other
-//! interned strs (module names, `pathlib` parts).
+//! interned strs (module names, `pathlib` parts). See [`Names`] for module names.
 
 use super::{
-    check_keys, Encoder, Saved, ADDITEMS, BATCH, BUILD, EMPTY_DICT, EMPTY_SET, EMPTY_TUPLE, FROZENSET, MARK, NEWOBJ,
-    SETITEM, SETITEMS,
+    check_keys, Encoder, Names, Saved, ADDITEMS, BATCH, BUILD, EMPTY_DICT, EMPTY_SET, EMPTY_TUPLE, FROZENSET, MARK,
+    NEWOBJ, SETITEM, SETITEMS,
 };
 use crate::object::bigint::{self, Int};
 use crate::object::{Date, DateTime, Object, PathFlavor, Time, TimeDelta, TimeZone};
 
-/// A global: module, name, and whether the name is interned (a Python class's).
-type Global = (&'static str, &'static str, bool);
+/// A global: module, name, and which of them CPython shares.
+type Global = (&'static str, &'static str, Names);
 
-const BYTEARRAY: Global = ("builtins", "bytearray", false);
-const ORDERED_DICT: Global = ("collections", "OrderedDict", false);
-const COUNTER: Global = ("collections", "Counter", true);
-const DATE: Global = ("datetime", "date", false);
-const TIME: Global = ("datetime", "time", false);
-const DATETIME: Global = ("datetime", "datetime", false);
-const TIMEDELTA: Global = ("datetime", "timedelta", false);
-const TIMEZONE: Global = ("datetime", "timezone", false);
-const DECIMAL: Global = ("decimal", "Decimal", false);
-const FRACTION: Global = ("fractions", "Fraction", true);
-const UUID: Global = ("uuid", "UUID", true);
-const RANGE: Global = ("builtins", "range", false);
-const SLICE: Global = ("builtins", "slice", false);
+const BYTEARRAY: Global = ("builtins", "bytearray", Names::C);
+const ORDERED_DICT: Global = ("collections", "OrderedDict", Names::C);
+const COUNTER: Global = ("collections", "Counter", Names::PythonStartup);
+const DATE: Global = ("datetime", "date", Names::C);
+const TIME: Global = ("datetime", "time", Names::C);
+const DATETIME: Global = ("datetime", "datetime", Names::C);
+const TIMEDELTA: Global = ("datetime", "timedelta", Names::C);
+const TIMEZONE: Global = ("datetime", "timezone", Names::C);
+const DECIMAL: Global = ("decimal", "Decimal", Names::C);
+const FRACTION: Global = ("fractions", "Fraction", Names::Python);
+const UUID: Global = ("uuid", "UUID", Names::Python);
+const RANGE: Global = ("builtins", "range", Names::C);
+const SLICE: Global = ("builtins", "slice", Names::C);
 
 /// The classes an [`Object::Type`] may name: those whose instances object arrays hold.
 const CLASSES: [Global; 21] = [
-    ("builtins", "complex", false),
-    ("builtins", "bytes", false),
+    ("builtins", "complex", Names::C),
+    ("builtins", "bytes", Names::C),
     BYTEARRAY,
-    ("builtins", "set", false),
-    ("builtins", "frozenset", false),
+    ("builtins", "set", Names::C),
+    ("builtins", "frozenset", Names::C),
     RANGE,
     SLICE,
     ORDERED_DICT,
@@ -66,10 +66,10 @@ const CLASSES: [Global; 21] = [
     DECIMAL,
     FRACTION,
     UUID,
-    ("pathlib", "PurePosixPath", true),
-    ("pathlib", "PureWindowsPath", true),
-    ("pathlib", "PosixPath", true),
-    ("pathlib", "WindowsPath", true),
+    ("pathlib", "PurePosixPath", Names::Python),
+    ("pathlib", "PureWindowsPath", Names::Python),
+    ("pathlib", "PosixPath", Names::Python),
+    ("pathlib", "WindowsPath", Names::Python),
 ];
 
 impl Encoder {
@@ -271,10 +271,10 @@ impl Encoder {
     /// which is made anew unless it is one character.
     pub(super) fn save_path(&mut self, flavor: PathFlavor, parts: &[String]) -> Saved {
         let class: Global = match flavor {
-            PathFlavor::PurePosix => ("pathlib", "PurePosixPath", true),
-            PathFlavor::PureWindows => ("pathlib", "PureWindowsPath", true),
-            PathFlavor::Posix => ("pathlib", "PosixPath", true),
-            PathFlavor::Windows => ("pathlib", "WindowsPath", true),
+            PathFlavor::PurePosix => ("pathlib", "PurePosixPath", Names::Python),
+            PathFlavor::PureWindows => ("pathlib", "PureWindowsPath", Names::Python),
+            PathFlavor::Posix => ("pathlib", "PosixPath", Names::Python),
+            PathFlavor::Windows => ("pathlib", "WindowsPath", Names::Python),
         };
         let windows = matches!(flavor, PathFlavor::PureWindows | PathFlavor::Windows);
         for (i, part) in parts.iter().enumerate() {
@@ -319,13 +319,13 @@ impl Encoder {
 
     /// A class as a value: its global, the same memo entry its instances' reduces use.
     pub(super) fn save_type(&mut self, module: &str, name: &str) -> Saved {
-        let Some(&(m, n, interned)) = CLASSES.iter().find(|(m, n, _)| *m == module && *n == name) else {
+        let Some(&(m, n, names)) = CLASSES.iter().find(|(m, n, _)| *m == module && *n == name) else {
             return Err(format!(
                 "the class {module}.{name} (a class is written only if object arrays hold its \
                  instances: the standard library's types above)"
             ));
         };
-        self.save_global_named(m, n, interned);
+        self.save_global_named(m, n, names);
         Ok(())
     }
 
