@@ -59,9 +59,29 @@
 //! Writing produces what `np.save` writes: the header, then a protocol 4 pickle naming
 //! `numpy._core.multiarray._reconstruct` as NumPy 2 does, that `np.load(f,
 //! allow_pickle=True)` turns into the same array (dtype object, shape, order, values and
-//! their Python types). When no Python object appears twice in the array it is byte for
-//! byte `np.save`'s output (NumPy memoises repeated objects, CPython's shared
-//! one-character strings included; the values are the same either way).
+//! their Python types). Every [`Object`] is written as CPython 3.11's C pickler writes the
+//! Python value: the standard library's types as their `__reduce_ex__(4)` gives them
+//! (`datetime.date(b'...')`, `Decimal('1.50')`, `UUID` by `NEWOBJ` and its `{'int': ...}`
+//! state, sets by `EMPTY_SET` and `ADDITEMS`, `OrderedDict()` then its items, `Counter`
+//! of a dict, a path of its parts, a class as its global), nested arrays as
+//! `ndarray.__reduce__` gives them (`_reconstruct`, then the shape, dtype, `is_fortran`
+//! and the raw bytes in that order, or an object array's values as a list), NumPy scalars
+//! as `scalar(dtype, bytes)`. The memo follows CPython's objects: what it keeps one of
+//! (one-character strs, `b''` and one-byte bytes NumPy makes, interned module names and
+//! path parts, `timezone.utc`, NumPy's builtin dtypes) is written once and fetched after.
+//! So when no other Python object appears twice in the array the file is byte for byte
+//! `np.save`'s output (NumPy memoises repeated objects; the values are the same either
+//! way). Two things vary in NumPy's own output: the padding bytes of a long double
+//! (whatever its memory held: a `Scalar` or `Array` keeps the bytes it is given), and
+//! whether `collections.Counter`'s module name is the interned `'collections'` that
+//! `OrderedDict` names (it depends on what the process imported first; what a plain
+//! interpreter writes is written). A value Python would refuse to build (an invalid date or
+//! time, a `Decimal` whose text `Decimal()` does not read, a `Fraction` of non-ints or with
+//! a zero denominator, a `range` of non-ints or with a zero step, a class other than the
+//! types listed above, a scalar of str, bytes or subarray dtype), a dict key or set item
+//! Python cannot hash, or values nested deeper than [`MAX_DEPTH`] (sets, dicts, arrays,
+//! and the parts of a `Fraction`, `range` or `slice` count as lists do) is an
+//! [`ErrorKind::InvalidValue`] naming the element.
 //!
 //! | task | API |
 //! |---|---|
@@ -156,7 +176,8 @@ pub enum Object {
     Dict(Vec<(Object, Object)>),
     /// An ndarray of any dtype but object inside an object array (the rows of a ragged
     /// array, the values of `np.save(dict_of_arrays)`): the same [`DynArray`] a `.npy`
-    /// file gives, byte order and Fortran order as pickled.
+    /// file gives, in Fortran order if pickled so; a scalar dtype of the other byte order
+    /// reads as native, as NumPy's unpickling makes it (and is written as it is held).
     Array(Box<DynArray>),
     /// An object array inside an object array.
     ObjectArray(Box<Array<Object>>),
@@ -1006,22 +1027,37 @@ pub fn from_pickle_with(bytes: &[u8], options: &ReadOptions) -> Result<Array<Obj
 }
 
 /// The pickle `np.save` writes after the header of an object array (protocol 4): what
-/// `pickle.loads` turns into the same array (dtype object, shape, order, values).
+/// `pickle.loads` turns into the same array (dtype object, shape, order, values). Each
+/// value is written as CPython pickles the Python value: datetimes, `Decimal`,
+/// `Fraction`, `UUID`, sets, `OrderedDict`, `Counter`, paths, `range`, `slice` and
+/// classes by their `__reduce_ex__(4)`, nested ndarrays and object arrays by
+/// `ndarray.__reduce__`, NumPy scalars as `scalar(dtype, bytes)` (see the module).
 ///
 /// # Errors
 /// [`ErrorKind::InvalidValue`] naming the element (storage index) that cannot be written:
-/// nesting deeper than [`MAX_DEPTH`], a dict key Python cannot hash, a `BigInt` whose text
-/// is not an int or has more than 4300 digits.
+/// nesting deeper than [`MAX_DEPTH`], a dict key or set item Python cannot hash, a
+/// `BigInt` whose text is not an int or has more than 4300 digits, a value Python would
+/// refuse to build (an invalid date, time, timedelta or timezone offset, a `Decimal` text
+/// `Decimal()` does not read, a `Fraction` of non-ints or over zero, a `range` of non-ints
+/// or of step zero, a class outside the standard types object arrays hold, a `Scalar` that
+/// is not 0-d or is of a str, bytes or subarray dtype).
 ///
 /// # Examples
 /// ```
-/// use npy_core::object::{to_pickle, Object};
+/// use npy_core::object::{to_pickle, Date, Object};
 /// use npy_core::prelude::*;
 ///
 /// let a = Array::from_shape_vec(vec![1], vec![Object::None])?;
 /// let p = to_pickle(&a)?;
 /// assert!(p.starts_with(b"\x80\x04\x95"));
 /// assert!(p.ends_with(b"N\x61t\x94b."));
+/// // datetime.date(2020, 1, 2): the class called with its state bytes.
+/// let d = Array::from_shape_vec(vec![1], vec![Object::Date(Date { year: 2020, month: 1, day: 2 })])?;
+/// let p = to_pickle(&d)?;
+/// let date = b"\x8c\x04date\x94\x93\x94C\x04\x07\xe4\x01\x02\x94\x85\x94R";
+/// assert!(p.windows(date.len()).any(|w| w == date));
+/// let bad = Array::from_shape_vec(vec![1], vec![Object::Date(Date { year: 2021, month: 2, day: 29 })])?;
+/// assert!(to_pickle(&bad).unwrap_err().to_string().contains("not a valid date"));
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 pub fn to_pickle(array: &Array<Object>) -> Result<Vec<u8>> {

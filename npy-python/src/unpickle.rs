@@ -311,12 +311,8 @@ pub(crate) fn build<'py>(
         PyFrozenSet::new(py, all.iter())?
     };
     let feeder = Bound::new(py, Feeder::new(data, approval))?;
-    let unpickler = module(py)?.getattr("Unpickler")?.call1((
-        feeder,
-        &allowed,
-        args.fix_imports,
-        args.encoding.as_str(),
-    ))?;
+    let unpickler =
+        module(py)?.getattr("Unpickler")?.call1((feeder, &allowed, args.fix_imports, args.encoding.as_str()))?;
     module(py)?.getattr("load")?.call1((unpickler,)).map_err(|e| {
         if e.is_instance_of::<PyUnicodeError>(py) {
             // np.load's message (numpy/lib/_format_impl.py, read_array).

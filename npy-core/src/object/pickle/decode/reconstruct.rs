@@ -194,7 +194,9 @@ impl<R: Source> Machine<R> {
                     return Err(self.err(at, "STACK_GLOBAL needs a module name and a name, both str"));
                 };
                 // Looked up in place: memoised names are never copied.
-                let g = Global::lookup(m, n).or_else(|| self.safe_global(m, n)).ok_or_else(|| self.refused_global(m, n, at))?;
+                let g = Global::lookup(m, n)
+                    .or_else(|| self.safe_global(m, n))
+                    .ok_or_else(|| self.refused_global(m, n, at))?;
                 self.push_node(Kind::Global(g), at)
             }
             REDUCE => {
@@ -240,7 +242,8 @@ impl<R: Source> Machine<R> {
         self.err(
             at,
             format!(
-                "global {} is not allowed: only NumPy's array reconstruction and plain values are decoded, \
+                "global {} is not allowed: only NumPy's arrays and scalars and the standard library's data \
+                 types are decoded, \
                  and nothing is ever called",
                 quote(&format!("{module}.{name}"))
             ),
@@ -860,7 +863,7 @@ mod tests {
             let at = p.windows(from.len()).position(|w| w == from).unwrap();
             p[at..at + from.len()].copy_from_slice(to);
             let e = decode_all(&p).unwrap_err().to_string();
-            assert!(e.contains("is not allowed: only NumPy's array reconstruction"), "{e}");
+            assert!(e.contains("is not allowed: only NumPy's arrays and scalars"), "{e}");
         }
         // The dtype is not a value of the array.
         let e = err(1, b"K\x01\x85", b"cnumpy._core._internal\n_convert_to_stringdtype_kwargs\nK\x01\x85R");
