@@ -203,8 +203,16 @@ fn pickle_file(args: &LoadArgs, name: &str) -> PyErr {
 
 /// `np.load(file, ...)` of a file object, from its current position.
 pub(crate) fn load_file<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &LoadArgs) -> PyResult<Loaded<'py>> {
-    let magic = file.call_method1("read", (6,))?;
-    let magic: Vec<u8> = magic.extract()?;
+    // Six bytes, or as many as there are: a read may give fewer than asked for and more
+    // be left (a pipe, a socket), where np.load's one read takes a short read for all.
+    let mut magic: Vec<u8> = Vec::with_capacity(6);
+    while magic.len() < 6 {
+        let got: Vec<u8> = file.call_method1("read", (6 - magic.len(),))?.extract()?;
+        if got.is_empty() {
+            break;
+        }
+        magic.extend_from_slice(&got);
+    }
     if magic.is_empty() {
         return Err(PyEOFError::new_err("No data left in file"));
     }

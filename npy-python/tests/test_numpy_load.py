@@ -181,6 +181,39 @@ def test_load_from_a_stream_of_short_reads(same):
     same(run)
 
 
+class Trickle:
+    """A seekable stream whose reads give at most `most` bytes, as a pipe or a socket may."""
+
+    def __init__(self, data, most):
+        self.data, self.most = io.BytesIO(data), most
+
+    def read(self, size=-1):
+        return self.data.read(self.most if size is None or size < 0 else min(size, self.most))
+
+    def readinto(self, b):
+        return self.data.readinto(memoryview(b)[: self.most])
+
+    def seek(self, offset, whence=0):
+        return self.data.seek(offset, whence)
+
+    def tell(self):
+        return self.data.tell()
+
+    def seekable(self):
+        return True
+
+
+@pytest.mark.parametrize("most", [1, 5, 7])
+@pytest.mark.parametrize("name", ["<f8", "record-aligned", "empty-0x3"])
+def test_load_short_reads(name, most):
+    # Reads shorter than the magic too: np.load takes its one read of the magic for all there
+    # is (and then calls the file a pickle); npy reads on, as NumPy does past the magic.
+    arr = sample(name)
+    f = Trickle(npy_bytes(arr) + b"after", most)
+    assert describe(npy.load(f, allow_pickle=True), padding=False) == describe(arr, padding=False)
+    assert f.read(5) == b"after"[:most]
+
+
 def test_load_takes_numpys_positional_arguments(same):
     def run(api, folder):
         np.save(folder / "o.npy", sample("object"))
