@@ -117,16 +117,36 @@ pub(crate) fn context(e: &Error) -> String {
     full.strip_suffix(what.as_str()).unwrap_or_default().to_string()
 }
 
+/// [`to_python`] for npy's own readers of headers (`npy.open`, `npy.dask`,
+/// `npy.virtualizarr`), which take `max_header_size` but no `allow_pickle`: a long
+/// header's message names the one argument there is.
+pub(crate) fn to_python_without_pickle(e: Error) -> PyErr {
+    if let ErrorKind::HeaderTooLarge { len, .. } = e.kind() {
+        return PyValueError::new_err(format!(
+            "{}{}\nTo allow loading, adjust `max_header_size`.",
+            context(&e),
+            header_too_large_first(*len)
+        ));
+    }
+    to_python(e)
+}
+
 /// NumPy's message for a header of `len` bytes over `max_header_size`
 /// (`_read_array_header` in `numpy/lib/_format_impl.py`, NumPy 2.4). NumPy counts the
 /// header's characters, npy its bytes: they differ only for a format 3.0 header holding
 /// characters beyond ASCII.
 fn header_too_large(len: u64) -> String {
     format!(
-        "Header info length ({len}) is large and may not be safe to load securely.\n\
+        "{}\n\
          To allow loading, adjust `max_header_size` or fully trust the `.npy` file using `allow_pickle=True`.\n\
-         For safety against large resource use or crashes, sandboxing may be necessary."
+         For safety against large resource use or crashes, sandboxing may be necessary.",
+        header_too_large_first(len)
     )
+}
+
+/// The first line of [`header_too_large`].
+fn header_too_large_first(len: u64) -> String {
+    format!("Header info length ({len}) is large and may not be safe to load securely.")
 }
 
 /// NumPy's warning for a header written on Python 2 (`numpy/lib/_format_impl.py`), at the
