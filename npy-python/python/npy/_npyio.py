@@ -192,6 +192,7 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
     """
     if hasattr(file, "write"):
         array = np.asanyarray(arr)
+        _refuse_masked(array, _is_os_file(file))
         _warn_dtype(array.dtype)
         _warn_version(_npy.save_to_file(file, array, allow_pickle))
         return
@@ -199,6 +200,7 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
     if not path.endswith(".npy"):
         path = path + ".npy"
     array = np.asanyarray(arr)
+    _refuse_masked(array, True)
     _warn_dtype(array.dtype)
     if _source.is_url(path):
         with _spool(path) as spool:
@@ -206,6 +208,26 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
             _npy.upload(spool, path)
         return
     _warn_version(_npy.save_to_path(path, array, allow_pickle, durable))
+
+
+def _refuse_masked(array: NDArray[Any], os_file: bool) -> None:
+    """NumPy's refusal of a masked array saved to a path or an OS file: ``np.save`` writes
+    those with the array's ``tofile``, which ``np.ma.MaskedArray`` does not implement
+    (other file objects, and archives' members, get the array's data without its mask)."""
+    if os_file and type(array) is not np.ndarray and isinstance(array, np.ma.MaskedArray):
+        raise NotImplementedError("MaskedArray.tofile() not implemented yet.")
+
+
+def _is_os_file(file: object) -> bool:
+    """Whether NumPy writes ``file`` as a file of the operating system's (``isfileobj``
+    in ``numpy/lib/_format_impl.py``)."""
+    if not isinstance(file, (io.FileIO, io.BufferedReader, io.BufferedWriter)):
+        return False
+    try:
+        file.fileno()
+    except OSError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
