@@ -150,8 +150,6 @@ def _collected():
 
 
 RUN, DESELECT, XFAIL = "run", "deselect", "xfail"
-# Reasons of tests that fail until npy's object decoder reads what they hold.
-OBJECTS = "object decoder: "
 # Reasons of tests that fail because npy differs from NumPy on purpose (npy-python/README.md,
 # "What differs from NumPy").
 DESIGN = "by design: "
