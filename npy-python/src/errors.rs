@@ -81,8 +81,10 @@ pub(crate) fn to_python(e: Error) -> PyErr {
     }
     match e.kind() {
         ErrorKind::Pickle { .. } => Python::attach(|py| {
-            let message =
-                format!("{e}; npy never runs a pickle: load a file you trust with numpy.load(file, allow_pickle=True)");
+            let message = format!(
+                "{e}; npy never runs a pickle: let a class you trust through with npy.safe_globals([cls]), or \
+                 load a file you trust with numpy.load(file, allow_pickle=True)"
+            );
             unsafe_pickle(py, message)
         }),
         ErrorKind::Npz { .. } if e.access() != Some(Access::Write) => {
