@@ -207,7 +207,7 @@ fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyR
 #[pyo3(name = "_npy")]
 fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_from_path, m)?)?;
-    m.add_function(wrap_pyfunction!(unpickle::_set_safe_globals, m)?)?;
+    m.add_function(wrap_pyfunction!(unpickle::set_safe_globals, m)?)?;
     m.add_function(wrap_pyfunction!(load_from_file, m)?)?;
     m.add_function(wrap_pyfunction!(open_npz, m)?)?;
     m.add_function(wrap_pyfunction!(map_npy, m)?)?;

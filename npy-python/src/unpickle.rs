@@ -35,7 +35,7 @@ pub(crate) fn safe_globals() -> Vec<(String, String)> {
 
 /// Replaces the safe globals (the Python package keeps the objects and their order).
 #[pyfunction]
-pub(crate) fn _set_safe_globals(names: Vec<(String, String)>) {
+pub(crate) fn set_safe_globals(names: Vec<(String, String)>) {
     *SAFE_GLOBALS.lock().unwrap_or_else(PoisonError::into_inner) = names;
 }
 

@@ -97,7 +97,7 @@ def test_save_is_atomic_and_refuses_what_it_cannot_read_back(tmp_path):
     npy.save(path, np.arange(4))
     before = path.read_bytes()
     with pytest.raises(TypeError, match=r"keep\.npy"):
-        npy.save(path, np.array([{1, 2}, "x"], dtype=object))
+        npy.save(path, np.array([types.SimpleNamespace(a=1), "x"], dtype=object))
     assert path.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["keep.npy"]
     npy.save(tmp_path / "named", np.arange(2))

@@ -30,6 +30,7 @@ __all__ = [
     "save_to_file",
     "save_to_path",
     "savez",
+    "set_safe_globals",
     "upload",
 ]
 __version__: str
@@ -76,7 +77,7 @@ def open_npz(
     encoding: str,
     max_header_size: int,
 ) -> NpzReader: ...
-def _set_safe_globals(names: list[tuple[str, str]]) -> None: ...
+def set_safe_globals(names: list[tuple[str, str]]) -> None: ...
 def map_npy(path: str | os.PathLike[str], mode: str, max_header_size: int) -> np.memmap[Any, Any]: ...
 def save_to_path(
     path: str | bytes | os.PathLike[str], arr: NDArray[Any], allow_pickle: bool, durable: bool

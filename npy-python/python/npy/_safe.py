@@ -28,14 +28,14 @@ def _names(obj: Any) -> tuple[str, str]:
         if not module:
             raise TypeError(f"safe global name {obj[1]!r} is not 'module.name'")
         return module, name
-    module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
-    if not isinstance(module, str) or not isinstance(name, str):
+    owner, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not isinstance(owner, str) or not isinstance(qualname, str):
         raise TypeError(f"a safe global must be a class or function (or a (obj, 'module.name') pair), not {obj!r}")
-    return module, name
+    return owner, qualname
 
 
 def _publish() -> None:
-    _npy._set_safe_globals([_names(g) for g in _registry])
+    _npy.set_safe_globals([_names(g) for g in _registry])
 
 
 def add_safe_globals(safe_globals: Iterable[Callable[..., Any] | tuple[Any, str]]) -> None:
