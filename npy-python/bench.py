@@ -30,6 +30,8 @@ import traces
 
 RECORDS = 1_000_000
 MEMBERS = 5
+RAGGED = 100_000
+DICT_BYTES = 100_000_000
 
 
 def timed(f):
@@ -52,7 +54,14 @@ def object_arrays():
     dicts[:] = [{"id": i, "name": f"s{i % 100}", "ok": i % 3 == 0} for i in range(RECORDS)]
     mixed = np.empty(RECORDS, dtype=object)
     mixed[:] = [(i, 1.5 * i, None, f"x{i % 10}", (b"y", i % 2 == 0))[i % 5] for i in range(RECORDS)]
-    return {"strs": strs, "dicts": dicts, "mixed": mixed}
+    # Issue 54: what people save beyond plain values. 100k ragged float arrays (1 to 19
+    # values each), and np.save of a dict of ten 10 MB arrays (read back with .item()).
+    rng = np.random.default_rng(54)
+    ragged = np.empty(RAGGED, dtype=object)
+    ragged[:] = [rng.standard_normal(n) for n in rng.integers(1, 20, RAGGED)]
+    arrays = np.empty((), dtype=object)
+    arrays[()] = {f"w{i}": rng.standard_normal(DICT_BYTES // 10 // 8) for i in range(10)}
+    return {"strs": strs, "dicts": dicts, "mixed": mixed, "ragged": ragged, "dict_of_arrays": arrays}
 
 
 def rounds(directory, nbytes, repeat):
@@ -466,7 +475,15 @@ def check_results(directory, objects, members, half):
     """What was timed gave NumPy's results."""
     for kind, path in objects.items():
         ours, theirs = npy.load(path), np.load(path, allow_pickle=True)
-        assert ours.tolist()[:1000] == theirs.tolist()[:1000] and len(ours) == len(theirs), kind
+        if kind == "ragged":
+            assert len(ours) == len(theirs), kind
+            assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True)), kind
+        elif kind == "dict_of_arrays":
+            ours, theirs = ours.item(), theirs.item()
+            assert list(ours) == list(theirs), kind
+            assert all(np.array_equal(ours[k], theirs[k]) for k in theirs), kind
+        else:
+            assert ours.tolist()[:1000] == theirs.tolist()[:1000] and len(ours) == len(theirs), kind
     for side in ("a", "b"):
         with np.load(directory / f"out_npz.{side}.npz") as back:
             assert all(np.array_equal(back[k], v) for k, v in members.items()), side

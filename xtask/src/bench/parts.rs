@@ -492,6 +492,10 @@ pub(super) const PYTHON: Part = Part {
         ("objects_dicts_np", "np.load(allow_pickle=True) of it"),
         ("objects_mixed_npy", "npy.load of an object array of 1M mixed plain values"),
         ("objects_mixed_np", "np.load(allow_pickle=True) of it"),
+        ("objects_ragged_npy", "npy.load of an object array of 100k ragged <f8 arrays"),
+        ("objects_ragged_np", "np.load(allow_pickle=True) of it"),
+        ("objects_dict_of_arrays_npy", "npy.load of np.save(dict of ten 10 MB <f8 arrays)"),
+        ("objects_dict_of_arrays_np", "np.load(allow_pickle=True) of it"),
         ("vec_1m", "Vec<Trace> of 1M records to a NumPy array (npy-pyo3: handed over)"),
         ("vec_10m", "Vec<Trace> of 10M records to a NumPy array"),
         // Issue 45: the SQL bench's five queries (group, sums, avg: whole rows; filter, topk:
@@ -548,6 +552,14 @@ pub(super) const PYTHON: Part = Part {
         ("npy.load / np.load, objects: strs", "objects_strs_npy", "objects_strs_np", Goal::MedianAtMost(1.0)),
         ("npy.load / np.load, objects: dicts", "objects_dicts_npy", "objects_dicts_np", Goal::MedianAtMost(1.0)),
         ("npy.load / np.load, objects: mixed", "objects_mixed_npy", "objects_mixed_np", Goal::MedianAtMost(1.0)),
+        // Issue 54: arrays inside object arrays.
+        ("npy.load / np.load, objects: ragged arrays", "objects_ragged_npy", "objects_ragged_np", Goal::MedianAtMost(1.0)),
+        (
+            "npy.load / np.load, objects: dict of arrays",
+            "objects_dict_of_arrays_npy",
+            "objects_dict_of_arrays_np",
+            Goal::MedianAtMost(1.0),
+        ),
         ("10M records / 1M records to NumPy", "vec_10m", "vec_1m", Goal::AtMost(2.0)),
         // Issue 45: whole-row queries at Parquet's time, narrow ones within 2x; medians.
         ("DuckDB group (whole rows): npy.scan / Parquet", "duckdb_group_scan", "duckdb_group_parquet", Goal::MedianAtMost(1.0)),
