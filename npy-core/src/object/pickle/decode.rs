@@ -206,7 +206,8 @@ pub(crate) struct Decoded {
 pub(crate) struct Settings {
     pub(crate) max_bytes: Option<usize>,
     pub(crate) strings: Python2Strings,
-    pub(crate) safe_globals: Vec<(String, String)>,
+    /// Boxed, and `None` when empty: readers hold these settings, and most name none.
+    pub(crate) safe_globals: Option<Box<[(String, String)]>>,
 }
 
 impl Settings {
@@ -215,7 +216,10 @@ impl Settings {
         Settings {
             max_bytes: options.object_limit(),
             strings: options.strings(),
-            safe_globals: options.safe_global_names().to_vec(),
+            safe_globals: match options.safe_global_names() {
+                [] => None,
+                names => Some(names.into()),
+            },
         }
     }
 
@@ -317,7 +321,7 @@ impl<R: Source> Machine<R> {
             strings: settings.strings,
             entries: Vec::new(),
             tuple_items: Vec::new(),
-            safe_globals: settings.safe_globals,
+            safe_globals: settings.safe_globals.map(Vec::from).unwrap_or_default(),
         }
     }
 
