@@ -35,7 +35,12 @@
 //!   buffer of the same size, close;
 //! - `write_synced`: `data.write_npy(out.npy)` with the default options, which sync the file
 //!   and its directory before and after the rename;
-//! - `limit_write_synced`: `limit_write` with an `fsync` before the close.
+//! - `limit_write_synced`: `limit_write` with an `fsync` before the close;
+//! - `write_over` and `np_save_over` (with `--peer`): `write` and `np.save` as a user times
+//!   them ([`common::run_user_pairs`]): each round npy's write and then NumPy's, each over
+//!   the file its last round wrote (`over.npy`, `np-over.npy`), nothing removed, flushed or
+//!   touched in between, so each pays for freeing its old file and for the page cache it
+//!   fills, as in a script's loop.
 //!
 //! Each prints one line to stdout: `bench <name> best=<seconds> median=<seconds> bytes=<n>`
 //! (`bytes` is the data size). Times cover the operation only: freeing the result and
@@ -50,7 +55,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{remove_if_present, run_rounds, secs, sync, warm, Args, Measure, Peer, Result};
+use common::{remove_if_present, run_rounds, run_user_pairs, secs, sync, warm, Args, Measure, Peer, Result};
 use npy_core::dtype::ByteOrder;
 use npy_core::prelude::*;
 use npy_core::{DynArray, WriteOptions};
@@ -74,6 +79,8 @@ struct Ctx {
     le: PathBuf,
     be: PathBuf,
     out: PathBuf,
+    /// What `write_over` writes over, round after round.
+    over: PathBuf,
     limit_out: PathBuf,
 }
 
@@ -127,6 +134,11 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &reads, args.repeat, hot, &mut peer)?;
     run_rounds(&ctx, &writes, args.repeat, hot, &mut peer)?;
     run_rounds(&ctx, &synced, args.repeat, hot, &mut peer)?;
+    if peer.is_some() {
+        let pairs = [(Measure::new("write_over", bytes, write_over), Measure::peer("np_save_over", bytes))];
+        run_user_pairs(&ctx, &pairs, args.repeat, &mut peer)?;
+        fs::remove_file(&ctx.over)?;
+    }
     drop(peer);
 
     if !args.keep {
@@ -153,7 +165,8 @@ fn setup(dir: &Path, n: usize) -> Result<Ctx> {
     if be_array.header().dtype != ">f8".parse()? || be_array.to_vec::<f64>()? != data {
         return Err(format!("{} does not hold the values of {} as >f8", be.display(), le.display()).into());
     }
-    let ctx = Ctx { n, data, be_array, le, be, out: dir.join("out.npy"), limit_out: dir.join("limit-out.bin") };
+    let (out, over, limit_out) = (dir.join("out.npy"), dir.join("over.npy"), dir.join("limit-out.bin"));
+    let ctx = Ctx { n, data, be_array, le, be, out, over, limit_out };
     sync();
     eprintln!("io bench: wrote {} and {} in {:.2} s", ctx.le.display(), ctx.be.display(), secs(started.elapsed()));
     Ok(ctx)
@@ -233,15 +246,31 @@ fn timed_write_as(c: &Ctx, last: [u8; 8], write: impl FnOnce(&Path) -> npy_core:
     let started = Instant::now();
     write(&c.out)?;
     let elapsed = started.elapsed();
-    let mut file = File::open(&c.out)?;
+    check_written(c, &c.out, last)?;
+    fs::remove_file(&c.out)?;
+    Ok(elapsed)
+}
+
+/// Fails unless `path` holds at least the data's bytes and ends with `last`.
+fn check_written(c: &Ctx, path: &Path, last: [u8; 8]) -> Result<()> {
+    let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let mut tail = [0u8; 8];
     file.seek(SeekFrom::End(-8))?;
     file.read_exact(&mut tail)?;
     if len < c.data_bytes() as u64 || tail != last {
-        return Err(format!("{}: {len} bytes, last value wrong", c.out.display()).into());
+        return Err(format!("{}: {len} bytes, last value wrong", path.display()).into());
     }
-    fs::remove_file(&c.out)?;
+    Ok(())
+}
+
+/// `write` over the file the last run wrote, as a user's loop saves: nothing removed or
+/// flushed first ([`common::run_user_pairs`]).
+fn write_over(c: &Ctx) -> Result<Duration> {
+    let started = Instant::now();
+    black_box(&c.data).write_npy_with(&c.over, WriteOptions::new().sync(false))?;
+    let elapsed = started.elapsed();
+    check_written(c, &c.over, value(c.n - 1).to_le_bytes())?;
     Ok(elapsed)
 }
 

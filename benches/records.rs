@@ -57,7 +57,12 @@
 //!   `push` each, `finish`);
 //! - `write_aligned_synced`: `traces.write_npy(out.npy)` with the default options, which
 //!   sync the file and its directory; `limit_write_aligned_synced`: the limit write of the
-//!   aligned file's bytes with an `fsync` before the close.
+//!   aligned file's bytes with an `fsync` before the close;
+//! - `write_aligned_over` and `np_save_aligned_over`, `write_packed_mem_over` and
+//!   `np_save_packed_over` (with `--peer`): `write_aligned` and `write_packed_mem` next to
+//!   `np.save` as a user times them ([`common::run_user_pairs`]): each round npy's write
+//!   and then NumPy's, each over the file its last round wrote, nothing removed, flushed or
+//!   touched in between.
 //!
 //! Each prints one line to stdout: `bench <name> best=<seconds> median=<seconds> bytes=<n>`
 //! (`bytes` is the data size of the file read or written). Times cover the operation only:
@@ -77,7 +82,7 @@ use common::trace::{
     check_count, check_file, checkpoints, packed, packed_mem, trace, write_files, Files, Trace, TraceAligned,
     TracePacked, ALIGNED_SIZE, PACKED_SIZE, SAMPLES, TAIL,
 };
-use common::{remove_if_present, run_rounds, sync, warm, Args, Measure, Peer, Result};
+use common::{remove_if_present, run_rounds, run_user_pairs, sync, warm, Args, Measure, Peer, Result};
 use npy_core::prelude::*;
 use npy_core::WriteOptions;
 
@@ -187,6 +192,21 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &writes, args.repeat, hot, &mut peer)?;
     run_rounds(&ctx, &npyz, args.repeat, hot, &mut peer)?;
     run_rounds(&ctx, &synced, args.repeat, hot, &mut peer)?;
+    if peer.is_some() {
+        let pairs = [
+            (
+                Measure::new("write_aligned_over", aligned, write_aligned_over),
+                Measure::peer("np_save_aligned_over", aligned),
+            ),
+            (
+                Measure::new("write_packed_mem_over", packed, write_packed_mem_over),
+                Measure::peer("np_save_packed_over", packed),
+            ),
+        ];
+        run_user_pairs(&ctx, &pairs, args.repeat, &mut peer)?;
+        fs::remove_file(ctx.out.with_extension("aligned.npy"))?;
+        fs::remove_file(ctx.out.with_extension("packed.npy"))?;
+    }
     drop(peer);
 
     if !args.keep {
@@ -278,14 +298,41 @@ fn timed_write(c: &Ctx, data: usize, write: impl FnOnce(&Path) -> Result<()>) ->
     let started = Instant::now();
     write(&c.out)?;
     let elapsed = started.elapsed();
-    let mut file = File::open(&c.out)?;
+    check_written(c, data, &c.out)?;
+    fs::remove_file(&c.out)?;
+    Ok(elapsed)
+}
+
+/// Fails unless `path` has `data` data bytes and ends with the last record's samples.
+fn check_written(c: &Ctx, data: usize, path: &Path) -> Result<()> {
+    let mut file = File::open(path)?;
     let len = file.metadata()?.len();
     let mut end = vec![0u8; TAIL];
     file.seek(SeekFrom::End(-(TAIL as i64)))?;
     file.read_exact(&mut end)?;
-    check_file(len, &end, data, &c.files.tail, &c.out)?;
-    fs::remove_file(&c.out)?;
+    check_file(len, &end, data, &c.files.tail, path)
+}
+
+/// One `write` over the file the last run of the same write left at `path`, as a user's
+/// loop saves: nothing removed or flushed first ([`common::run_user_pairs`]).
+fn timed_over(c: &Ctx, data: usize, path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<Duration> {
+    let started = Instant::now();
+    write(path)?;
+    let elapsed = started.elapsed();
+    check_written(c, data, path)?;
     Ok(elapsed)
+}
+
+fn write_aligned_over(c: &Ctx) -> Result<Duration> {
+    timed_over(c, c.n * ALIGNED_SIZE, &c.out.with_extension("aligned.npy"), |path| {
+        Ok(black_box(&c.aligned).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
+}
+
+fn write_packed_mem_over(c: &Ctx) -> Result<Duration> {
+    timed_over(c, c.n * PACKED_SIZE, &c.out.with_extension("packed.npy"), |path| {
+        Ok(black_box(&c.packed_mem).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
 }
 
 fn write_aligned(c: &Ctx) -> Result<Duration> {

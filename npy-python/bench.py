@@ -2,6 +2,10 @@
 rounds (REPEAT rounded up to an even number, each side first in half of them). Prints
 `bench <name> best=<s> median=<s> bytes=<n>` lines.
 
+Then the same saves and a load as a user times them (`user_rounds`): each round npy's call
+and then NumPy's, always in that order, each over its own last file, nothing flushed,
+collected or touched in between; medians of at least 5 rounds (`user_*` lines).
+
 Then Arrow streams (issue 45): the five queries of the SQL bench (xtask/bench.py's QUERIES)
 over 1,000,000 shot records in 16 .npy files, answered by DuckDB over `npy.scan` of the
 query's columns (files read, and mapped) against DuckDB over pyarrow's Parquet of the same
@@ -32,6 +36,8 @@ RECORDS = 1_000_000
 MEMBERS = 5
 RAGGED = 100_000
 DICT_BYTES = 100_000_000
+USER_STRS = 300_000
+USER_ROUNDS = 5
 
 
 def timed(f):
@@ -74,6 +80,7 @@ def rounds(directory, nbytes, repeat):
     half = f8_array[: nbytes // 16]
     n = nbytes // 8 // 4 // MEMBERS
     members = {f"w{i}": np.round(np.sin(np.arange(n) * (i + 1) / 1000.0), 3) for i in range(MEMBERS)}
+    members_bytes = sum(m.nbytes for m in members.values())
     archive = directory / "w5.npz"
     np.savez_compressed(archive, **members)
     objects = {}
@@ -97,6 +104,8 @@ def rounds(directory, nbytes, repeat):
         "save_trace_np": (lambda: np.save(out["trace"].with_suffix(".b.npy"), trace_array), trace_array.nbytes),
         "save_durable_npy": (lambda: npy.save(out["durable"].with_suffix(".a.npy"), half, durable=True), half.nbytes),
         "save_durable_np": (lambda: np.save(out["durable"].with_suffix(".b.npy"), half), half.nbytes),
+        "savez_npy": (lambda: npy.savez(out["npz"].with_suffix(".a.s.npz"), **members), members_bytes),
+        "savez_np": (lambda: np.savez(out["npz"].with_suffix(".b.s.npz"), **members), members_bytes),
         "savez_c_npy": (lambda: npy.savez_compressed(out["npz"].with_suffix(".a.npz"), **members), archive),
         "savez_c_np": (lambda: np.savez_compressed(out["npz"].with_suffix(".b.npz"), **members), archive),
     }
@@ -127,6 +136,60 @@ def rounds(directory, nbytes, repeat):
         report(name, times[name], size if isinstance(size, int) else size.stat().st_size)
     for name, count in (("vec_1m", RECORDS), ("vec_10m", 10 * RECORDS)):
         report(name, handover[name], count * traces.trace_dtype().itemsize)
+
+
+def user_rounds(directory, nbytes, repeat):
+    """npy against NumPy as a user times them: each round npy's call, then
+    NumPy's on the same data, each saving over the file its last round saved; no
+    collection, flush or memory touched in between; medians of max(REPEAT, 5) rounds. The
+    paired rounds above alternate which side goes first and collect before each run: this
+    measures what a script timing `npy.save` then `np.save` in a loop sees, the old file's
+    freeing and the page cache's reuse included."""
+    half = np.arange(nbytes // 16, dtype="<f8")
+    trace_array = traces.make_traces(RECORDS)
+    n = nbytes // 8 // 4 // MEMBERS
+    members = {f"m{i}": np.arange(n, dtype="<f8") * (i + 1) for i in range(MEMBERS)}
+    strs = directory / "user_strs.npy"
+    np.save(strs, np.array([f"station {i % 977} trace {i}" for i in range(USER_STRS)], dtype=object))
+    out = {side: directory / f"user_{side}" for side in ("a", "b")}
+    cases = {
+        "user_save_f8": (
+            lambda: npy.save(out["a"].with_suffix(".f8.npy"), half),
+            lambda: np.save(out["b"].with_suffix(".f8.npy"), half),
+            half.nbytes,
+        ),
+        "user_save_trace": (
+            lambda: npy.save(out["a"].with_suffix(".trace.npy"), trace_array),
+            lambda: np.save(out["b"].with_suffix(".trace.npy"), trace_array),
+            trace_array.nbytes,
+        ),
+        "user_savez": (
+            lambda: npy.savez(out["a"].with_suffix(".npz"), **members),
+            lambda: np.savez(out["b"].with_suffix(".npz"), **members),
+            sum(m.nbytes for m in members.values()),
+        ),
+        "user_objects_strs": (
+            lambda: npy.load(strs),
+            lambda: np.load(strs, allow_pickle=True),
+            strs.stat().st_size,
+        ),
+    }
+    times = {f"{name}_{side}": [] for name in cases for side in ("npy", "np")}
+    for name, (ours, theirs, _) in cases.items():
+        for _ in range(max(repeat, USER_ROUNDS)):
+            for side, run in (("npy", ours), ("np", theirs)):
+                start = time.perf_counter()
+                run()
+                times[f"{name}_{side}"].append(time.perf_counter() - start)
+    a, b = (out[side].with_suffix(".f8.npy") for side in ("a", "b"))
+    assert a.read_bytes() == b.read_bytes()
+    with np.load(out["a"].with_suffix(".npz")) as back:
+        assert all(np.array_equal(back[k], v) for k, v in members.items())
+    for name, (_, _, size) in cases.items():
+        for side in ("npy", "np"):
+            report(f"{name}_{side}", times[f"{name}_{side}"], size)
+    for path in [*(out[s].with_suffix(x) for s in ("a", "b") for x in (".f8.npy", ".trace.npy", ".npz")), strs]:
+        path.unlink()
 
 
 DASK_BYTES = 512 * 2**20
@@ -484,9 +547,9 @@ def check_results(directory, objects, members, half):
             assert all(np.array_equal(ours[k], theirs[k]) for k in theirs), kind
         else:
             assert ours.tolist()[:1000] == theirs.tolist()[:1000] and len(ours) == len(theirs), kind
-    for side in ("a", "b"):
-        with np.load(directory / f"out_npz.{side}.npz") as back:
-            assert all(np.array_equal(back[k], v) for k, v in members.items()), side
+    for name in ("a", "b", "a.s", "b.s"):
+        with np.load(directory / f"out_npz.{name}.npz") as back:
+            assert all(np.array_equal(back[k], v) for k, v in members.items()), name
     a, b = (directory / f"out_f8.{side}.npy" for side in ("a", "b"))
     assert a.read_bytes() == b.read_bytes()
 
@@ -495,6 +558,7 @@ if __name__ == "__main__":
     from pathlib import Path
 
     rounds(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    user_rounds(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
     stream_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     remote_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     dask_rounds(Path(sys.argv[1]), int(sys.argv[3]))

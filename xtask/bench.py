@@ -44,6 +44,9 @@ i + 0.25 for i in range(BYTES // 8).
   np_load_be_astype  np.load(be.npy).astype('<f8'): native values, what npy's >f8 read gives
   np_save            np.save(out.npy, arr) of an in-memory <f8 array
   np_save_be         np.save(out.npy, arr) of an in-memory >f8 array (loaded from be.npy)
+  np_save_over       np.save(np-over.npy, arr) of the <f8 array over the file its last run
+                     left, nothing removed, flushed or touched first: NumPy's side of the
+                     rounds timed as a user times a save (run_user_pairs; served only)
 
 records (benches/records.rs): DIR holds traces_aligned.npy (NumPy's align=True layout,
 304 bytes a record) and traces_packed.npy (the default packed layout, 293 bytes), each of
@@ -54,6 +57,8 @@ field of a few records (see `trace`).
   np_load_packed     np.load(traces_packed.npy)
   np_save_aligned    np.save(out.npy, arr) of the loaded aligned array
   np_save_packed     np.save(out.npy, arr) of the loaded packed array
+  np_save_aligned_over, np_save_packed_over
+                     the same over the file its last run left (as np_save_over)
 
 npz (benches/npz.rs): DIR holds a0.npy ... a7.npy, stored.npz (np.savez's layout) and
 deflated.npz (deflate level 6), written by npy: array k holds (i % 10000) * 0.5 + k for i in
@@ -265,6 +270,9 @@ def f8(directory, nbytes, repeat):
     rounds([("np_load_le", nbytes, load_le), ("np_load_be", nbytes, load_be),
             ("np_load_be_astype", nbytes, load_be_astype)], repeat, hot)
     rounds([("np_save", nbytes, save(data, "<f8")), ("np_save_be", nbytes, save(data_be, ">f8"))], repeat, hot)
+    over = os.path.join(directory, "np-over.npy")
+    rounds([("np_save_over", nbytes, save_over(data, over, nbytes, np.array([n - 1 + 0.25], "<f8").tobytes()))],
+           repeat, 0)
 
 
 # The record of benches/records.rs, as np.dtype([...]) (packed) and with align=True.
@@ -365,6 +373,10 @@ def records(directory, n, repeat):
     hot = aligned + aligned // 2
     rounds([("np_load_aligned", aligned, load("aligned")), ("np_load_packed", packed, load("packed"))], repeat, hot)
     rounds([("np_save_aligned", aligned, save("aligned")), ("np_save_packed", packed, save("packed"))], repeat, hot)
+    rounds([("np_save_aligned_over", aligned,
+             save_over(data["aligned"], os.path.join(directory, "np-over.aligned.npy"), aligned, tail)),
+            ("np_save_packed_over", packed,
+             save_over(data["packed"], os.path.join(directory, "np-over.packed.npy"), packed, tail))], repeat, 0)
 
 
 def to_arrow(arr):
@@ -1113,6 +1125,25 @@ def timed_save(arr, out, nbytes, tail):
         if size < nbytes or end != tail:
             raise SystemExit(f"{out}: {size} bytes, expected {nbytes} data bytes ending in {tail.hex()}")
         remove(out)
+        return elapsed
+    return measure
+
+
+def save_over(arr, out, nbytes, tail):
+    """A measure of np.save(out, arr) over the file its last run left, as a user's loop
+    saves: nothing removed or flushed first (benches/common/mod.rs, run_user_pairs). The
+    file must hold nbytes of data ending in the bytes tail, and is kept for the next run."""
+
+    def measure():
+        t = time.perf_counter()
+        np.save(out, arr)
+        elapsed = time.perf_counter() - t
+        size = os.path.getsize(out)
+        with open(out, "rb") as f:
+            f.seek(-len(tail), os.SEEK_END)
+            end = f.read(len(tail))
+        if size < nbytes or end != tail:
+            raise SystemExit(f"{out}: {size} bytes, expected {nbytes} data bytes ending in {tail.hex()}")
         return elapsed
     return measure
 

@@ -152,6 +152,42 @@ pub fn run_rounds<C>(
     Ok(())
 }
 
+/// Runs each pair `(ours, theirs)` as a user times a save: one untimed round (so each side
+/// has a file of its own to write over), then `max(repeat, 5)` rounds, each running ours
+/// and then theirs, always in that order, with nothing removed, flushed or touched in
+/// between; prints `bench <name> ...` for both. [`run_rounds`] removes each write's file,
+/// flushes dirty pages and touches memory before every run, so no run there pays for
+/// freeing an old file or for page cache memory that sat free: these rounds do, as a
+/// script that saves over its last file with npy and then NumPy in a loop does.
+pub fn run_user_pairs<C>(
+    ctx: &C,
+    pairs: &[(Measure<C>, Measure<C>)],
+    repeat: usize,
+    peer: &mut Option<Peer>,
+) -> Result<()> {
+    for (ours, theirs) in pairs {
+        let mut times = [Vec::new(), Vec::new()];
+        for round in 0..=repeat.max(5) {
+            for (m, runs) in [ours, theirs].into_iter().zip(&mut times) {
+                let t = secs(m.run(ctx, peer).map_err(|e| format!("{}: {e}", m.name))?);
+                if round == 0 {
+                    eprintln!("  {:<22} warm-up: {t:.6} s (not counted)", m.name);
+                } else {
+                    eprintln!("  {:<22} run {round}/{}: {t:.6} s", m.name, repeat.max(5));
+                    runs.push(t);
+                }
+            }
+        }
+        for (m, mut runs) in [ours, theirs].into_iter().zip(times) {
+            runs.sort_by(f64::total_cmp);
+            let mid = runs.len() / 2;
+            let median = if runs.len() % 2 == 1 { runs[mid] } else { (runs[mid - 1] + runs[mid]) / 2.0 };
+            println!("bench {} best={:.9} median={median:.9} bytes={}", m.name, runs[0], m.bytes);
+        }
+    }
+    Ok(())
+}
+
 /// NumPy's side of a bench target, as a process that times its measurements when asked:
 /// `PYTHON xtask/bench.py serve PART DIR SIZE`, which loads the target's files, says
 /// `ready NAME...` and then answers each line `run NAME` with `time SECONDS` (see its

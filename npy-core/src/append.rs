@@ -64,7 +64,7 @@ use crate::options::ReadOptions;
 use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::{native_dtype_of, NpyRecord};
-use crate::write::{encode_with_plan, write_with_plan, Bulk};
+use crate::write::{encode_with_plan, write_with_plan};
 
 /// Buffers of [`Appender::append_batches`]: one being written, one being made.
 const BATCH_BUFFERS: usize = 2;
@@ -377,9 +377,7 @@ impl Appender {
             return Err(Error::usage(reason).writing(&self.path));
         }
         let bytes = (values.len() / per_row) as u64 * self.row_bytes;
-        self.grow(Some(bytes), |file, at| {
-            write_with_plan(file, at, Bulk::Copied, &plan, values).map(|()| values.len() / per_row)
-        })
+        self.grow(Some(bytes), |file, at| write_with_plan(file, at, &plan, values).map(|()| values.len() / per_row))
     }
 
     /// Appends the elements an iterator gives, in storage order, as [`Appender::append`]
@@ -426,7 +424,7 @@ impl Appender {
                         rows + buf.len() / per_row
                     )));
                 }
-                write_with_plan(file, at, Bulk::Copied, &plan, &buf)?;
+                write_with_plan(file, at, &plan, &buf)?;
                 at += (buf.len() * plan.dst_size()) as u64;
                 rows += buf.len() / per_row;
                 if buf.len() < piece {

@@ -263,7 +263,7 @@ impl WriteNpy for DynView<'_> {
             // rename over an old file the flush of delayed allocations (issue 44: 512 MB
             // replaced in 0.10 s median instead of 0.18 s; np.save's truncation, 0.18 s).
             crate::atomic::preallocate(w.as_file(), header.len() as u64 + self.data().len() as u64);
-            write::write_dyn_data(w, header.len() as u64, write::Bulk::Copied, plan.as_ref(), self.data())
+            write::write_dyn_data(w, header.len() as u64, plan.as_ref(), self.data())
         })
     }
 
@@ -271,7 +271,7 @@ impl WriteNpy for DynView<'_> {
         let header = self.encode_header(opts)?;
         let plan = write::dyn_plan(&self.header().dtype, opts)?;
         writer.write_all(&header)?;
-        write::write_dyn_data(&mut writer, header.len() as u64, write::Bulk::Copied, plan.as_ref(), self.data())?;
+        write::write_dyn_data(&mut writer, header.len() as u64, plan.as_ref(), self.data())?;
         Ok(writer)
     }
 }

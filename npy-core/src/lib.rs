@@ -136,11 +136,11 @@
 //! # Speed
 //! A read whose file layout is `T`'s memory is one bulk copy into a buffer backed by
 //! transparent huge pages; other layouts convert field by field from cache-sized chunks
-//! with a plan compiled once per (file dtype, `T`) pair. Writes are made
-//! in 1 MiB pieces whose writes start and end on 1 MiB offsets of the file (faster than
-//! writes that end anywhere): padded records with their padding zeroed,
-//! converted or swapped records, and data whose memory is its written bytes copied as it
-//! is (small writes of such data are one write).
+//! with a plan compiled once per (file dtype, `T`) pair. Data whose memory is its written
+//! bytes is written in one `write` from that memory, as `np.save` writes an array. Padded
+//! records (with their padding zeroed), converted or swapped records are made in 1 MiB
+//! pieces whose writes start and end on 1 MiB offsets of the file (faster than writes
+//! that end anywhere).
 //!
 //! On a machine with a second CPU, large jobs use one more thread, scoped to the call
 //! (joined before it returns; none is left running). When either side fails — a full
@@ -149,11 +149,9 @@
 //! - reads of 32 MiB or more of known length: a second thread faults the new buffer's
 //!   pages in while this one fills it; conversions from a file ([`ReadNpy::read_npy`])
 //!   are split in two halves, each read at its position and converted by its own thread;
-//! - writes of 8 MiB or more: pieces are made on a second thread while this one writes
-//!   them (also for data written as it is in memory: the copy then reads the caller's
-//!   memory on one CPU while the other writes from its cache, faster than one `write` of
-//!   it all); a piece that thread has not made in time (its CPU taken) is made by the
-//!   writing thread, which never waits long for it;
+//! - writes of 8 MiB or more of padded, converted or swapped records: pieces are made on
+//!   a second thread while this one writes them; a piece that thread has not made in time
+//!   (its CPU taken) is made by the writing thread, which never waits long for it;
 //! - [`npz`]: stored members' CRC-32 is computed on a second thread while their data is
 //!   written (4 MiB or more at a time); deflated members are compressed on worker threads ([`npz::Writer::threads`]);
 //!   reads of several members (1 MiB or more) of an archive opened by path run on worker

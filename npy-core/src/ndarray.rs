@@ -56,7 +56,7 @@ use crate::options::{ReadOptions, WriteOptions};
 use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
-use crate::write::{to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan, Bulk, NpyBytes};
+use crate::write::{to_path, typed_plan, typed_to_path, typed_to_writer, write_with_plan, NpyBytes};
 
 /// Bytes buffered when an array that is not contiguous is written element by element.
 const STRIDED_BUFFER: usize = 64 << 10;
@@ -139,25 +139,23 @@ fn storage<T: NpyRecord, S: Data<Elem = T>, D: Dimension>(a: &ArrayBase<S, D>) -
 }
 
 /// Writes the data of `a` as [`storage`] says: the buffer in one go, else the rows of
-/// the logical order (each row in one go when its elements are adjacent); data written as
-/// it is in memory goes to the writer as `bulk` says.
+/// the logical order (each row in one go when its elements are adjacent).
 fn write_data<W: Write + ?Sized, T: NpyRecord, S: Data<Elem = T>, D: Dimension>(
     writer: &mut W,
     a: &ArrayBase<S, D>,
     buffer: Option<&[T]>,
     plan: &Plan,
-    bulk: Bulk,
 ) -> Result<()> {
     if let Some(slice) = buffer {
-        return write_with_plan(writer, 0, bulk, plan, slice);
+        return write_with_plan(writer, 0, plan, slice);
     }
     let mut out = BufWriter::with_capacity(STRIDED_BUFFER, writer);
     for row in a.rows() {
         match row.to_slice() {
-            Some(slice) => write_with_plan(&mut out, 0, bulk, plan, slice)?,
+            Some(slice) => write_with_plan(&mut out, 0, plan, slice)?,
             None => {
                 for x in row.iter() {
-                    write_with_plan(&mut out, 0, bulk, plan, std::slice::from_ref(x))?;
+                    write_with_plan(&mut out, 0, plan, std::slice::from_ref(x))?;
                 }
             }
         }
@@ -206,7 +204,7 @@ impl<T: NpyRecord, S: Data<Elem = T>, D: Dimension> WriteNpy for ArrayBase<S, D>
                     Ok((header.encode(opts.forced_version())?.1, plan))
                 };
                 let (head, plan) = prepare().map_err(|e| e.writing(path))?;
-                to_path(path, &head, opts.syncs(), |file| write_data(file, self, None, &plan, Bulk::Copied))
+                to_path(path, &head, opts.syncs(), |file| write_data(file, self, None, &plan))
             }
         }
     }
@@ -218,7 +216,7 @@ impl<T: NpyRecord, S: Data<Elem = T>, D: Dimension> WriteNpy for ArrayBase<S, D>
             None => {
                 let (header, plan) = typed_plan::<T>(header, opts)?;
                 writer.write_all(&header.encode(opts.forced_version())?.1)?;
-                write_data(&mut writer, self, None, &plan, Bulk::Copied)?;
+                write_data(&mut writer, self, None, &plan)?;
                 Ok(writer)
             }
         }
@@ -231,7 +229,7 @@ impl<T: NpyRecord, S: Data<Elem = T>, D: Dimension> WriteNpy for ArrayBase<S, D>
         let len = head.len() as u64 + header.data_len()? as u64;
         Ok(NpyBytes::new(len, move |w| {
             w.write_all(&head)?;
-            write_data(w, self, buffer, &plan, Bulk::Direct)
+            write_data(w, self, buffer, &plan)
         }))
     }
 }

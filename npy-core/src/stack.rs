@@ -73,7 +73,7 @@ use crate::plan::Plan;
 use crate::read::NpyReader;
 use crate::record::NpyRecord;
 use crate::shape::c_order;
-use crate::write::{element_plan, write_with_plan, Bulk};
+use crate::write::{element_plan, write_with_plan};
 
 /// The name of a stack's metadata file.
 pub const INFO: &str = "info";
@@ -1036,7 +1036,7 @@ impl<T: NpyRecord> StackWriter<T> {
             }
             let Some((out, _, filled)) = self.open.as_mut() else { continue };
             let take = ((self.block_rows - *filled) * self.row_len).min(rows.len());
-            write_with_plan(out, 0, Bulk::Copied, &self.plan, &rows[..take]).map_err(writing)?;
+            write_with_plan(out, 0, &self.plan, &rows[..take]).map_err(writing)?;
             *filled += take / self.row_len;
             rows = &rows[take..];
             if *filled == self.block_rows {

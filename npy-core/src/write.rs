@@ -18,7 +18,7 @@ use crate::options::WriteOptions;
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
 
-/// Bytes of a piece: padded, converted or swapped records, and large bulk writes, are made
+/// Bytes of a piece: padded, converted or swapped records are made
 /// into buffers of about this size (small enough to stay in a core's cache, large enough
 /// that handing pieces between threads costs little), and written in writes that end
 /// where the file offset is a multiple of it ([`Split`]). Writes of fewer than 8 pieces (an
@@ -88,8 +88,7 @@ impl<'a> NpyBytes<'a> {
 }
 
 /// The `.npy` bytes of typed data under `header` (its dtype `T`'s), for an npz member:
-/// written in the options' byte order, in one `write_all` when no conversion is needed
-/// ([`Bulk::Direct`]: the member runs threads of its own on it).
+/// written in the options' byte order, in one `write_all` when no conversion is needed.
 pub(crate) fn typed_bytes<'a, T: NpyRecord>(
     header: Header,
     data: &'a [T],
@@ -100,20 +99,8 @@ pub(crate) fn typed_bytes<'a, T: NpyRecord>(
     let len = head.len() as u64 + header.data_len()? as u64;
     Ok(NpyBytes::new(len, move |w| {
         w.write_all(&head)?;
-        write_with_plan(w, 0, Bulk::Direct, &plan, data)
+        write_with_plan(w, 0, &plan, data)
     }))
-}
-
-/// How data whose memory is its written bytes goes to a writer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Bulk {
-    /// Through [`write_bytes`]: large data copied into pieces on a second CPU, for writers
-    /// that copy it on the calling thread (files, `Vec`s).
-    Copied,
-    /// In one `write_all`, for writers that run threads of their own on it (an npz member:
-    /// its CRC-32 on a second thread, or deflate), where a third would compete for the two
-    /// CPUs (8 stored members of 32 MB: 67 ms copied, 46 ms direct).
-    Direct,
 }
 
 /// Writes a file atomically (see [`crate::atomic`]): header and body go to a new file in
@@ -143,7 +130,7 @@ pub(crate) fn typed_to_path<T: NpyRecord>(path: &Path, header: Header, data: &[T
     let (total, head, plan) = prepare().map_err(|e| e.writing(path))?;
     to_path(path, &head, opts.syncs(), |file| {
         crate::atomic::preallocate(file.as_file(), total);
-        write_with_plan(file, head.len() as u64, Bulk::Copied, &plan, data)
+        write_with_plan(file, head.len() as u64, &plan, data)
     })
 }
 
@@ -156,7 +143,7 @@ pub(crate) fn typed_to_writer<W: Write, T: NpyRecord>(
     let (header, plan) = typed_plan::<T>(header, opts)?;
     let (_, head) = header.encode(opts.forced_version())?;
     writer.write_all(&head)?;
-    write_with_plan(&mut writer, head.len() as u64, Bulk::Copied, &plan, data)?;
+    write_with_plan(&mut writer, head.len() as u64, &plan, data)?;
     Ok(writer)
 }
 
@@ -181,19 +168,18 @@ pub(crate) fn dyn_plan(dtype: &DType, opts: &WriteOptions) -> Result<Option<Plan
     Plan::new(dtype, &written).map(Some)
 }
 
-/// Writes `data`, the data of a [`crate::DynArray`], as `plan` converts it, or as it is;
-/// `at` is the writer's offset in its file, if known (else 0: see [`Split::new`]).
+/// Writes `data`, the data of a [`crate::DynArray`], as `plan` converts it, or as it is
+/// (in one `write_all`: see [`write_with_plan`]); `at` is the writer's offset in its file,
+/// if known (else 0: see [`Split::new`]).
 pub(crate) fn write_dyn_data<W: Write + ?Sized>(
     writer: &mut W,
     at: u64,
-    bulk: Bulk,
     plan: Option<&Plan>,
     data: &[u8],
 ) -> Result<()> {
-    match (plan, bulk) {
-        (Some(plan), _) => write_bytes_with_plan(writer, at, plan, data),
-        (None, Bulk::Copied) => write_bytes(writer, at, data),
-        (None, Bulk::Direct) => Ok(writer.write_all(data)?),
+    match plan {
+        Some(plan) => write_bytes_with_plan(writer, at, plan, data),
+        None => Ok(writer.write_all(data)?),
     }
 }
 
@@ -215,30 +201,23 @@ fn write_bytes_with_plan<W: Write + ?Sized>(writer: &mut W, at: u64, plan: &Plan
     })
 }
 
-/// Writes `bytes` as they are: large ones through [`write_pieces`], copied on a second
-/// thread into pieces whose writes end on [`WRITE_PIECE`] boundaries of the file (the
-/// copy reads the caller's memory on one CPU while the other writes from its cache: 1 GiB
-/// of `f64` in 0.182-0.186 s against one `write`'s 0.208-0.225 s); others in one write.
-/// `at` is the writer's offset in its file, as for [`Split::new`].
-pub(crate) fn write_bytes<W: Write + ?Sized>(writer: &mut W, at: u64, bytes: &[u8]) -> Result<()> {
-    let split = Split::new(bytes.len(), 1, at, WRITE_PIECE);
-    if !split.threaded() {
-        return Ok(writer.write_all(bytes)?);
-    }
-    write_pieces(writer, split, true, |units, buf, at| {
-        buf.bytes_mut()[at..][..units.len()].copy_from_slice(&bytes[units]);
-        Ok(())
-    })
-}
-
 /// The plan from `T`'s memory to its written layout.
 pub(crate) fn element_plan<T: NpyRecord>() -> Result<Plan> {
     Plan::new(&native_dtype_of::<T>()?, &T::dtype())
 }
 
-/// `data`'s bytes as they are when `T`'s memory is its written layout (as `bulk` says);
-/// records with padding copied whole with their padding zeroed; else converted field by
-/// field in pieces.
+/// `data`'s bytes as they are when `T`'s memory is its written layout, in one
+/// `write_all` from the caller's memory, as `np.save` writes an array; records with
+/// padding copied whole into pieces with their padding zeroed; else converted field by
+/// field in pieces ([`write_pieces`]).
+///
+/// Why one write: the kernel copies the bytes into the page cache once either way, and
+/// copying them first into pieces on a second thread (as npy did) read and wrote every
+/// byte once more and made the threads wait on each other, for a gain only while a second
+/// CPU was idle. A probe process writing 512 MiB of `<f8` six times over its last file,
+/// with five NumPy-like saves between (as `write_over` in `benches/io.rs`), made 3,095
+/// `write` and 6,185 `futex` calls in 4.45 s of CPU and 6,356 context switches through
+/// pieces; 23 `write`s, no `futex`, 2.28 s and 374 with one write each.
 ///
 /// `plan`'s source must be `T::native_dtype()` ([`element_plan`], [`typed_plan`]): the
 /// proofs of the byte reads rest on it (a typed plan would let the compiler check it).
@@ -246,14 +225,12 @@ pub(crate) fn element_plan<T: NpyRecord>() -> Result<Plan> {
 pub(crate) fn write_with_plan<W: Write + ?Sized, T: NpyRecord>(
     writer: &mut W,
     at: u64,
-    bulk: Bulk,
     plan: &Plan,
     data: &[T],
 ) -> Result<()> {
-    match (Pieces::of(plan, data, at, WRITE_PIECE), bulk) {
-        (None, Bulk::Copied) => write_bytes(writer, at, as_written(plan, data)),
-        (None, Bulk::Direct) => Ok(writer.write_all(as_written(plan, data))?),
-        (Some(p), _) => write_pieces(writer, p.split, p.rewritten, p.fill),
+    match Pieces::of(plan, data, at, WRITE_PIECE) {
+        None => Ok(writer.write_all(as_written(plan, data))?),
+        Some(p) => write_pieces(writer, p.split, p.rewritten, p.fill),
     }
 }
 
@@ -813,7 +790,7 @@ impl<T: NpyRecord, W: Write + Seek> NpyWriter<T, W> {
     /// [`ErrorKind::Io`](crate::ErrorKind::Io) from the writer.
     pub fn extend(&mut self, records: &[T]) -> Result<()> {
         let at = self.start + (self.header_len + self.count * self.plan.dst_size()) as u64;
-        write_with_plan(&mut self.writer, at, Bulk::Copied, &self.plan, records)?;
+        write_with_plan(&mut self.writer, at, &self.plan, records)?;
         self.count += records.len();
         Ok(())
     }
@@ -1127,25 +1104,6 @@ mod tests {
         }
     }
 
-    /// Large byte writes go through the pieces (made on the second thread when there is
-    /// one) and give the same bytes as small ones, which are one write.
-    #[test]
-    #[cfg_attr(miri, ignore = "safe code only, and minutes under Miri")]
-    fn bytes_written_in_pieces_are_the_bytes() {
-        for (len, at) in [(0, 0), (100, 128), (8 * WRITE_PIECE - 1, 128), (8 * WRITE_PIECE + 12_345, 4096 + 64)] {
-            let src = pattern(len);
-            let mut out = Calls::new(at, usize::MAX);
-            write_bytes(&mut out, at, &src).unwrap();
-            assert!(out.bytes == src, "{len} bytes from {at}");
-            let split = Split::new(len, 1, at, WRITE_PIECE);
-            let writes = if split.threaded() { split.count() } else { usize::from(len > 0) };
-            assert_eq!(out.ends.len(), writes, "{len} bytes from {at}");
-            if split.threaded() {
-                assert!(out.ahead.iter().all(|&a| a == SRC_AHEAD), "{len} bytes from {at}: {:?}", out.ahead);
-            }
-        }
-    }
-
     /// Spare buffers are reused on this thread, zeroed again for fills that leave bytes;
     /// within a write, units made elsewhere in a buffer than its last piece's find zeros
     /// where they go; and the spares a write keeps are its last buffers, whichever path
@@ -1359,7 +1317,7 @@ mod tests {
             })
             .collect();
         let mut one = Vec::new();
-        write_with_plan(&mut one, 0, Bulk::Copied, &plan, &padded).unwrap();
+        write_with_plan(&mut one, 0, &plan, &padded).unwrap();
         assert_eq!(one, want);
         for (at, step) in cuts(size) {
             let mut pieces = Vec::new();
@@ -1381,7 +1339,7 @@ mod tests {
             })
             .collect();
         let mut one = Vec::new();
-        write_with_plan(&mut one, 0, Bulk::Copied, &plan, &swapped).unwrap();
+        write_with_plan(&mut one, 0, &plan, &swapped).unwrap();
         assert_eq!(one, want);
         for (at, step) in cuts(plan.dst_size()) {
             let mut pieces = Vec::new();
@@ -1405,7 +1363,7 @@ mod tests {
         assert_eq!(plan.whole_swap_unit(), Some(8));
         let want: Vec<u8> = values.iter().flat_map(|v| v.to_be_bytes()).collect();
         let mut one = Vec::new();
-        write_with_plan(&mut one, 0, Bulk::Copied, &plan, &values).unwrap();
+        write_with_plan(&mut one, 0, &plan, &values).unwrap();
         assert_eq!(one, want);
         for (at, step) in cuts(8) {
             let mut pieces = Vec::new();
@@ -1429,7 +1387,7 @@ mod tests {
             })
             .collect();
         let mut one = Vec::new();
-        write_with_plan(&mut one, 0, Bulk::Copied, &plan, &padded).unwrap();
+        write_with_plan(&mut one, 0, &plan, &padded).unwrap();
         assert_eq!(one, want);
         for (at, step) in cuts(size) {
             let mut pieces = Vec::new();
@@ -1470,7 +1428,7 @@ mod tests {
                 }
             });
             let mut out = Vec::new();
-            write_with_plan(&mut out, 0, Bulk::Copied, &plan, &records).unwrap();
+            write_with_plan(&mut out, 0, &plan, &records).unwrap();
             assert_eq!(out, want);
         });
     }

@@ -15,7 +15,7 @@ use crate::header::{shape_repr, Header};
 use crate::plan::Plan;
 use crate::read::build_vec;
 use crate::record::{native_dtype_of, NpyRecord};
-use crate::write::{write_with_plan, Bulk};
+use crate::write::write_with_plan;
 
 impl<W: Write + Seek> Writer<W> {
     /// Adds one array per field of a record type: `trace_id`, `receiver.x`, … (nested
@@ -72,7 +72,7 @@ impl<W: Write + Seek> Writer<W> {
                 let total = head.len() as u64 + header.data_len()? as u64;
                 self.write_member(member, self.compression, total, |w| {
                     w.write_all(&head)?;
-                    write_with_plan(w, 0, Bulk::Direct, &plan, records)
+                    write_with_plan(w, 0, &plan, records)
                 })
             })();
             self.located(&npy_member(&name), result)?;

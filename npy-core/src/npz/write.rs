@@ -28,7 +28,7 @@ use crate::io::WriteNpy;
 use crate::options::WriteOptions;
 use crate::plan::Plan;
 use crate::record::NpyRecord;
-use crate::write::{typed_plan, write_with_plan, Bulk};
+use crate::write::{typed_plan, write_with_plan};
 
 /// Default of [`Writer::parallel_limit`]: deflated members up to this size are compressed
 /// on worker threads (their bytes are staged in memory); larger ones are compressed as they
@@ -718,10 +718,10 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
             Err(Error::usage("more elements than the member's shape holds"))
         } else {
             match &mut self.crc {
-                Some(crc) => self
-                    .writer
-                    .write_stored_part(&self.member, crc, |w| write_with_plan(w, 0, Bulk::Direct, &self.plan, data)),
-                None => write_with_plan(&mut self.writer.zip, 0, Bulk::Direct, &self.plan, data),
+                Some(crc) => {
+                    self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, 0, &self.plan, data))
+                }
+                None => write_with_plan(&mut self.writer.zip, 0, &self.plan, data),
             }
         };
         self.writer.located(&self.member, written)?;
