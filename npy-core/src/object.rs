@@ -81,6 +81,7 @@ use crate::repr;
 mod bigint;
 mod ndrepr;
 pub(crate) mod pickle;
+mod pystr;
 mod stdlib;
 
 pub use stdlib::{Date, DateTime, PathFlavor, Time, TimeDelta, TimeZone};

@@ -71,9 +71,44 @@ pub(super) fn scalar_type_name(dtype: &DType) -> &'static str {
 /// `repr()` of an ndarray of any dtype but object.
 pub(super) fn write_array(a: &DynArray, out: &mut String) {
     let dtype = a.dtype();
+    let count: usize = a.shape().iter().product();
+    let body = array_body(a, Style::Repr);
+    let implied = implied_dtype(dtype);
+    finish(&body, a.shape(), count, (!implied || count == 0).then(|| dtype_repr(dtype)), out);
+}
+
+/// NumPy's `str()` of an ndarray of any dtype but object: `[0 1 2]`, `[[1. 2.]\n [3. 4.]]`;
+/// a 0-d array as its scalar's `str()`.
+pub(super) fn write_array_str(a: &DynArray, out: &mut String) {
+    if a.shape().is_empty() {
+        return write_scalar_str(a, out);
+    }
+    out.push_str(&array_body(a, Style::Str));
+}
+
+/// NumPy's `str()` of a NumPy scalar kept as a 0-d array: `2020-01-02`, `NaT`,
+/// `3 seconds`, `1.5`, a record's `(1, 2.0)`.
+pub(super) fn write_scalar_str(a: &DynArray, out: &mut String) {
+    let dtype = a.dtype();
+    let bytes = a.data();
+    match dtype {
+        DType::Scalar(s) => match scalar::decode(*s, bytes) {
+            Ok(v) => out.push_str(&v.to_string()),
+            Err(_) => out.push('?'),
+        },
+        _ => Format::new(dtype, &[bytes], true, true).write(dtype, bytes, out),
+    }
+}
+
+/// The nested lists of an ndarray's elements, as `repr()` or `str()` lays them out.
+fn array_body(a: &DynArray, style: Style) -> String {
+    let dtype = a.dtype();
     let size = dtype.itemsize();
     let shape = a.shape();
     let count: usize = shape.iter().product();
+    if count == 0 {
+        return "[]".to_string();
+    }
     let storage = crate::shape::c_order(shape, a.fortran_order());
     let data = a.data();
     let element = |c: usize| {
@@ -88,15 +123,34 @@ pub(super) fn write_array(a: &DynArray, out: &mut String) {
         format.write(dtype, element(c), &mut w);
         w
     };
-    let body = if count == 0 { "[]".to_string() } else { layout(shape, summary, &word) };
-    let implied = implied_dtype(dtype);
-    finish(&body, shape, count, (!implied || count == 0).then(|| dtype_repr(dtype)), out);
+    layout(shape, summary, &word, style)
 }
 
 /// `repr()` of an object array.
 pub(super) fn write_object_array(a: &Array<Object>, out: &mut String) {
+    let count: usize = a.shape().iter().product();
+    let body = object_body(a, Style::Repr);
+    finish(&body, a.shape(), count, Some("object".to_string()), out);
+}
+
+/// NumPy's `str()` of an object array: `[array([0, 1, 2]) 'a' None]`; a 0-d one as its
+/// element's `str()`.
+pub(super) fn write_object_array_str(a: &Array<Object>, out: &mut String) {
+    if a.shape().is_empty() {
+        if let Some(item) = a.as_slice().first() {
+            out.push_str(&item.str());
+        }
+        return;
+    }
+    out.push_str(&object_body(a, Style::Str));
+}
+
+fn object_body(a: &Array<Object>, style: Style) -> String {
     let shape = a.shape();
     let count: usize = shape.iter().product();
+    if count == 0 {
+        return "[]".to_string();
+    }
     let storage = crate::shape::c_order(shape, a.fortran_order());
     let items = a.as_slice();
     let word = |c: usize| {
@@ -113,8 +167,7 @@ pub(super) fn write_object_array(a: &Array<Object>, out: &mut String) {
         }
         w
     };
-    let body = if count == 0 { "[]".to_string() } else { layout(shape, count > THRESHOLD, &word) };
-    finish(&body, shape, count, Some("object".to_string()), out);
+    layout(shape, count > THRESHOLD, &word, style)
 }
 
 /// `array(` + `body` + the `shape=` and `dtype=` NumPy adds + `)`.
@@ -360,14 +413,25 @@ fn shown_indices(shape: &[usize], summary: bool) -> Vec<usize> {
 // ---------------------------------------------------------------------------------------
 // Layout: NumPy's `_formatArray`
 
+/// Which of NumPy's two texts of an array: `repr()` (`array([1, 2])`) or `str()`
+/// (`[1 2]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Repr,
+    Str,
+}
+
 /// The nested, wrapped lists of `shape`'s elements, `word(c)` being the text of the
 /// element at C-order index `c`.
-fn layout(shape: &[usize], summary: bool, word: &dyn Fn(usize) -> String) -> String {
+fn layout(shape: &[usize], summary: bool, word: &dyn Fn(usize) -> String, style: Style) -> String {
     let strides: Vec<usize> = (0..shape.len()).map(|k| shape[k + 1..].iter().product()).collect();
-    let layout = Layout { shape, strides, summary, word };
-    // "array(" and the "[" after it; the closing ")" is taken off the width.
-    let hanging = " ".repeat(1 + "array(".len());
-    layout.recurse(0, 0, &hanging, LINE_WIDTH - 1)
+    let sep = if style == Style::Repr { ", " } else { " " };
+    let layout = Layout { shape, strides, summary, word, sep };
+    match style {
+        // "array(" and the "[" after it; the closing ")" is taken off the width.
+        Style::Repr => layout.recurse(0, 0, &" ".repeat(1 + "array(".len()), LINE_WIDTH - 1),
+        Style::Str => layout.recurse(0, 0, " ", LINE_WIDTH),
+    }
 }
 
 struct Layout<'a> {
@@ -375,6 +439,7 @@ struct Layout<'a> {
     strides: Vec<usize>,
     summary: bool,
     word: &'a dyn Fn(usize) -> String,
+    sep: &'static str,
 }
 
 impl Layout<'_> {
@@ -397,20 +462,20 @@ impl Layout<'_> {
             let mut line = hanging.to_string();
             for i in 0..leading {
                 extend_pretty(&mut s, &mut line, &nested(i), elem_width, hanging);
-                line.push_str(", ");
+                line.push_str(self.sep);
             }
             if show_summary {
                 extend(&mut s, &mut line, "...", elem_width, hanging);
-                line.push_str(", ");
+                line.push_str(self.sep);
             }
             for i in (2..=trailing).rev() {
                 extend_pretty(&mut s, &mut line, &nested(len - i), elem_width, hanging);
-                line.push_str(", ");
+                line.push_str(self.sep);
             }
             extend_pretty(&mut s, &mut line, &nested(len - 1), elem_width, hanging);
             s.push_str(&line);
         } else {
-            let line_sep = format!(",{}", "\n".repeat(axes_left - 1));
+            let line_sep = format!("{}{}", self.sep.trim_end(), "\n".repeat(axes_left - 1));
             for i in 0..leading {
                 s.push_str(hanging);
                 s.push_str(&nested(i));

@@ -355,3 +355,39 @@ fn object_arrays_match_numpy() {
         "array([None, None, None, ..., None, None, None],\n      shape=(1001,), dtype=object)"
     );
 }
+
+#[test]
+fn str_matches_numpy() {
+    let str_of = |a: DynArray| Object::Array(Box::new(a)).str();
+    // str(np.arange(3))
+    assert_eq!(str_of(of_i64(&[3], 0..3)), "[0 1 2]");
+    // str(np.array([[1., 2.], [3., 4.5]]))
+    assert_eq!(str_of(of_f64(&[2, 2], [1.0, 2.0, 3.0, 4.5])), "[[1.  2. ]\n [3.  4.5]]");
+    // str(np.arange(2000))
+    assert_eq!(str_of(of_i64(&[2000], 0..2000)), "[   0    1    2 ... 1997 1998 1999]");
+    // str(np.arange(30) * 1.5)
+    let want = "[ 0.   1.5  3.   4.5  6.   7.5  9.  10.5 12.  13.5 15.  16.5 18.  19.5
+ 21.  22.5 24.  25.5 27.  28.5 30.  31.5 33.  34.5 36.  37.5 39.  40.5
+ 42.  43.5]";
+    assert_eq!(str_of(of_f64(&[30], (0..30).map(|i| f64::from(i) * 1.5))), want);
+    // str(np.arange(24).reshape(2, 3, 4))
+    let want =
+        "[[[ 0  1  2  3]\n  [ 4  5  6  7]\n  [ 8  9 10 11]]\n\n [[12 13 14 15]\n  [16 17 18 19]\n  [20 21 22 23]]]";
+    assert_eq!(str_of(of_i64(&[2, 3, 4], 0..24)), want);
+    // str(np.array([], dtype=np.int8))
+    assert_eq!(str_of(array("'|i1'", &[0], "")), "[]");
+    // str(np.array(['a', 'b']))
+    assert_eq!(str_of(array("'<U1'", &[2], "6100000062000000")), "['a' 'b']");
+    // str(np.array(np.datetime64('2020-01-02')))
+    assert_eq!(Object::Scalar(Box::new(array("'<M8[D]'", &[], &hex_i64(18_263)))).str(), "2020-01-02");
+    // str(np.array([(1, 2.0)], dtype=[('a', '<i4'), ('b', '<f8')])[0])
+    let record = array("[('a', '<i4'), ('b', '<f8')]", &[], &("01000000".to_string() + &hex_f64(2.0)));
+    assert_eq!(Object::Scalar(Box::new(record)).str(), "(1, 2.0)");
+    // str(np.array([np.arange(3), np.arange(5)], dtype=object))
+    let ragged = Array::from_shape_vec(
+        vec![2],
+        vec![Object::Array(Box::new(of_i64(&[3], 0..3))), Object::Array(Box::new(of_i64(&[5], 0..5)))],
+    )
+    .unwrap();
+    assert_eq!(Object::ObjectArray(Box::new(ragged)).str(), "[array([0, 1, 2]) array([0, 1, 2, 3, 4])]");
+}
