@@ -7,6 +7,7 @@ mod fill;
 mod input;
 mod objects;
 mod reconstruct;
+mod stdlib;
 
 use std::collections::HashMap;
 
@@ -20,11 +21,11 @@ use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget};
 pub(crate) use self::dict::{decode_dict, Item};
 use self::reconstruct::{ArrayState, Global};
 use super::{
-    opcode_name, APPEND, APPENDS, BINBYTES, BINBYTES8, BINFLOAT, BINGET, BININT, BININT1, BININT2, BINPUT, BINSTRING,
-    BINUNICODE, BINUNICODE8, BUILD, DICT, EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, FLOAT, FRAME, GET, GLOBAL, INT, LIST,
-    LONG, LONG1, LONG4, LONG_BINGET, LONG_BINPUT, MARK, MEMOIZE, NEWFALSE, NEWTRUE, NONE, POP, POP_MARK, PROTO, PUT,
-    REDUCE, SETITEM, SETITEMS, SHORT_BINBYTES, SHORT_BINSTRING, SHORT_BINUNICODE, STACK_GLOBAL, STOP, TUPLE, TUPLE1,
-    TUPLE2, TUPLE3, UNICODE,
+    opcode_name, ADDITEMS, APPEND, APPENDS, BINBYTES, BINBYTES8, BINFLOAT, BINGET, BININT, BININT1, BININT2, BINPUT,
+    BINSTRING, BINUNICODE, BINUNICODE8, BUILD, BYTEARRAY8, DICT, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, EMPTY_TUPLE, FLOAT,
+    FRAME, FROZENSET, GET, GLOBAL, INT, LIST, LONG, LONG1, LONG4, LONG_BINGET, LONG_BINPUT, MARK, MEMOIZE, NEWFALSE,
+    NEWOBJ, NEWTRUE, NONE, POP, POP_MARK, PROTO, PUT, REDUCE, SETITEM, SETITEMS, SHORT_BINBYTES, SHORT_BINSTRING,
+    SHORT_BINUNICODE, STACK_GLOBAL, STOP, TUPLE, TUPLE1, TUPLE2, TUPLE3, UNICODE,
 };
 use crate::error::{Error, Result};
 use crate::object::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
@@ -35,10 +36,9 @@ use crate::options::Python2Strings;
 fn refusal(op: u8) -> &'static str {
     match op {
         b'P' | b'Q' => "persistent ids call back into the loader",
-        b'i' | b'o' | 0x81 | 0x92 => "it creates an instance of a class",
+        b'i' | b'o' | 0x92 => "it creates an instance of a class",
         0x82..=0x84 => "the extension registry names arbitrary classes",
-        0x8f..=0x91 => "sets are not among the supported values",
-        0x96..=0x98 => "out-of-band buffers and bytearrays are not among the supported values",
+        0x97 | 0x98 => "out-of-band buffers are not among the supported values",
         b'S' => "protocol 0 string literals are not supported",
         b'2' => "NumPy never writes it",
         _ => "it is not supported",
@@ -158,6 +158,22 @@ enum Kind {
     },
     /// `_reconstruct(ndarray, ...)`, with its state once built.
     Array(Option<Box<ArrayState>>),
+    /// A value built whole by its `REDUCE` (a date, a `Decimal`, a NumPy `datetime64`
+    /// scalar, a `bytearray`...): nothing in it is a value of the machine's.
+    Leaf(Box<Object>),
+    /// A `set` or `frozenset` and its items.
+    Set(Box<stdlib::SetNode>),
+    /// A `collections.OrderedDict` (filled by `SETITEMS`) or `Counter` (from a dict).
+    Mapping {
+        entries: Vec<(Value, Value)>,
+        counter: bool,
+    },
+    /// `slice(start, stop, step)`.
+    Slice(Box<[Value; 3]>),
+    /// A `uuid.UUID` made by `NEWOBJ`, before its `BUILD`.
+    NewUuid,
+    /// A `uuid.SafeUUID` member, only ever a UUID's `is_safe`.
+    SafeUuid,
 }
 
 /// An object array decoded from its pickle: shape, order flag, and values in C order (the
@@ -418,6 +434,14 @@ impl<R: Source> Machine<R> {
                 Some(Kind::Dtype(_)) => "numpy.dtype",
                 Some(Kind::StringDtype { .. }) => "numpy.dtypes.StringDType",
                 Some(Kind::Array(_)) | None => "numpy.ndarray",
+                Some(Kind::Leaf(obj)) => obj.python_type(),
+                Some(Kind::Set(set)) if set.frozen => "frozenset",
+                Some(Kind::Set(_)) => "set",
+                Some(Kind::Mapping { counter: true, .. }) => "collections.Counter",
+                Some(Kind::Mapping { .. }) => "collections.OrderedDict",
+                Some(Kind::Slice(_)) => "slice",
+                Some(Kind::NewUuid) => "uuid.UUID",
+                Some(Kind::SafeUuid) => "uuid.SafeUUID",
             },
         }
     }
@@ -624,6 +648,8 @@ impl<R: Source> Machine<R> {
                 APPEND | APPENDS | SETITEM | SETITEMS => self.fill_op(op, at)?,
                 PUT | BINPUT | LONG_BINPUT | MEMOIZE | GET | BINGET | LONG_BINGET => self.memo_op(op, at)?,
                 GLOBAL | STACK_GLOBAL | REDUCE | BUILD => self.reconstruct_op(op, at)?,
+                EMPTY_SET | ADDITEMS | FROZENSET | BYTEARRAY8 => self.set_op(op, at)?,
+                NEWOBJ => self.newobj(op, at)?,
                 other => return Err(self.refused(other, at)),
             }
         }
@@ -1047,7 +1073,10 @@ mod tests {
         let e = decode_all(&p).unwrap_err();
         let at = p.windows(3).position(|w| w == b"cos").unwrap() as u64;
         assert!(matches!(e.kind(), crate::error::ErrorKind::Pickle { offset, .. } if *offset == at), "{e}");
-        assert!(error(1, b"\x81").contains("opcode NEWOBJ is not allowed"));
+        assert!(error(1, b"\x81").contains("NEWOBJ needs a value"));
+        assert!(error(1, b"cos\nsystem\n)\x81").contains("global 'os.system' is not allowed"));
+        assert!(error(1, b"cbuiltins\nrange\n)\x81").contains("NEWOBJ of a builtins.range is not allowed"));
+        assert!(error(1, b"\x92").contains("opcode NEWOBJ_EX is not allowed"));
         assert!(error(1, b"\xa0").contains("unknown opcode 0xa0"));
         assert!(error(1, b"X\x50\x00\x00\x00ab").contains("the pickle ends inside the argument of BINUNICODE"));
         assert!(error(2, b"N").contains("the ndarray's list holds 1 values, but its shape (2,) needs 2"));

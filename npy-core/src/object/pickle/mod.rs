@@ -98,6 +98,11 @@ const BINBYTES8: u8 = 0x8e;
 const STACK_GLOBAL: u8 = 0x93;
 const MEMOIZE: u8 = 0x94;
 const FRAME: u8 = 0x95;
+const NEWOBJ: u8 = 0x81;
+const EMPTY_SET: u8 = 0x8f;
+const ADDITEMS: u8 = 0x90;
+const FROZENSET: u8 = 0x91;
+const BYTEARRAY8: u8 = 0x96;
 
 /// Python's name of an opcode (all of protocol 0 to 5), for messages.
 fn opcode_name(op: u8) -> Option<&'static str> {

@@ -57,7 +57,7 @@ impl<R: Source> Machine<R> {
             return Err(self.err(at, format!("the pickle holds a {}, not a dict", self.type_name(dict))));
         };
         let len = entries.len();
-        let refs = self.refs(dict, at)?;
+        let refs = self.refs(dict, None, at)?;
         let mut out = Vec::with_capacity(len);
         for i in 0..len {
             let (key, value) = (self.item(index as usize, 2 * i), self.item(index as usize, 2 * i + 1));

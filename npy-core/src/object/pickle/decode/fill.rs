@@ -73,9 +73,18 @@ impl<R: Source> Machine<R> {
     /// holding them).
     pub(super) fn hashable(&self, v: Value) -> bool {
         match self.kind(v) {
-            Some(Kind::List(_) | Kind::ListOf { .. } | Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. }) => {
-                false
-            }
+            Some(
+                Kind::List(_)
+                | Kind::ListOf { .. }
+                | Kind::Dict(_)
+                | Kind::DictAt { .. }
+                | Kind::DictOf { .. }
+                | Kind::Mapping { .. }
+                | Kind::Slice(_)
+                | Kind::Array(_),
+            ) => false,
+            Some(Kind::Set(set)) => set.frozen,
+            Some(Kind::Leaf(obj)) => !matches!(**obj, crate::object::Object::ByteArray(_)),
             Some(Kind::Tuple { hashable, .. } | Kind::TupleAt { hashable, .. }) => *hashable,
             _ => true,
         }
@@ -123,9 +132,10 @@ impl<R: Source> Machine<R> {
         let target = self.stack[from - 1];
         let i = match (target, self.kind(target)) {
             (Value::Node(i), Some(Kind::List(_) | Kind::ListOf { .. })) if want == "list" => i as usize,
-            (Value::Node(i), Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. })) if want == "dict" => {
-                i as usize
-            }
+            (
+                Value::Node(i),
+                Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. } | Kind::Mapping { .. }),
+            ) if want == "dict" => i as usize,
             _ => {
                 let name = opcode_name(op).unwrap_or("?");
                 return Err(self.err(at, format!("{name} on a {}, not a {want}", self.type_name(target))));
@@ -170,7 +180,7 @@ impl<R: Source> Machine<R> {
                 }
                 ok
             }
-            Kind::Dict(entries) => {
+            Kind::Dict(entries) | Kind::Mapping { entries, .. } => {
                 let ok = reserve(entries, items.len() / 2, &mut self.budget, pos);
                 if ok {
                     entries.extend(items.chunks_exact(2).map(|kv| (kv[0], kv[1])));
@@ -194,7 +204,8 @@ impl<R: Source> Machine<R> {
         let (start, len) = (start as usize, len as usize);
         let n = (self.stack.len() - from) / 2;
         let tuple = |v: Value| matches!(self.kind(v), Some(Kind::Tuple { .. } | Kind::TupleAt { .. }));
-        if !self.stack[from..].chunks_exact(2).all(|kv| tuple(kv[1])) {
+        // Dicts of at most two entries are kept whole too: a `uuid.UUID`'s state.
+        if len + n > 2 && !self.stack[from..].chunks_exact(2).all(|kv| tuple(kv[1])) {
             self.nodes[i].kind = Kind::DictOf { len: len + n };
             return Ok(());
         }

@@ -13,8 +13,10 @@ impl<R: Source> Machine<R> {
     /// of a list of values; its shape.
     pub(super) fn finish_check(&mut self, at: u64) -> Result<Vec<usize>> {
         let state = self.built_array(at)?;
-        if !matches!(self.kind(Value::Node(state.list)), Some(Kind::List(_) | Kind::ListOf { .. })) {
-            return Err(self.err(at, "the ndarray's values are not a list"));
+        if state.raw.is_some()
+            || !matches!(self.kind(Value::Node(state.list)), Some(Kind::List(_) | Kind::ListOf { .. }))
+        {
+            return Err(self.not_objects(&state, at));
         }
         Ok(state.shape)
     }
@@ -23,12 +25,19 @@ impl<R: Source> Machine<R> {
     /// [`Object`]s within the budget.
     pub(super) fn finish(&mut self, at: u64) -> Result<Decoded> {
         let state = self.built_array(at)?;
+        if state.raw.is_some() {
+            return Err(self.not_objects(&state, at));
+        }
         let (shape, fortran, list, len) = (state.shape, state.fortran, state.list, state.len);
         let strings = state.strings;
         if !matches!(self.kind(Value::Node(list)), Some(Kind::List(_))) {
             return Err(self.err(at, "the ndarray's values are not a list"));
         }
-        let refs = self.refs(Value::Node(list), at)?;
+        let top = match self.stack[..] {
+            [Value::Node(i)] => Some(i as usize),
+            _ => None,
+        };
+        let refs = self.refs(Value::Node(list), top, at)?;
         let list_at = self.nodes[list as usize].at();
         self.charge(vec_cost::<Object>(len), list_at)?;
         let mut items = Vec::with_capacity(len);
@@ -53,6 +62,16 @@ impl<R: Source> Machine<R> {
             }
         };
         Ok(Decoded { shape, fortran, items, string_dtype, at: self.input.base })
+    }
+
+    /// The error of a pickle whose array is not one of objects (a file's header says `|O`).
+    fn not_objects(&self, state: &ArrayState, at: u64) -> Error {
+        match &state.raw {
+            Some((dtype, _)) => {
+                self.err(at, format!("the pickle holds an ndarray of dtype {}, not an object array", dtype.descr()))
+            }
+            None => self.err(at, "the ndarray's values are not a list"),
+        }
     }
 
     /// The state of the array on the stack at `STOP`, which must be built.
@@ -91,7 +110,8 @@ impl<R: Source> Machine<R> {
     /// How many places in lists, tuples and dicts hold each arena entry (0, 1, or 2 for
     /// more), counting `root` once more: the entries the final [`Object`]s may take
     /// instead of copy are those held once, in containers held once, up to `root`.
-    pub(super) fn refs(&mut self, root: Value, at: u64) -> Result<Vec<u8>> {
+    /// `skip` is the array whose values `root` are (its own reference to them is `root`).
+    pub(super) fn refs(&mut self, root: Value, skip: Option<usize>, at: u64) -> Result<Vec<u8>> {
         self.charge(vec_cost::<u8>(self.nodes.len()), at)?;
         let mut refs = vec![0u8; self.nodes.len()];
         let mut count = |v: Value| {
@@ -100,13 +120,19 @@ impl<R: Source> Machine<R> {
             }
         };
         count(root);
-        for node in &self.nodes {
+        for (n, node) in self.nodes.iter().enumerate() {
             match &node.kind {
                 Kind::List(items) | Kind::Tuple { items, .. } => items.iter().copied().for_each(&mut count),
-                Kind::Dict(entries) => entries.iter().for_each(|&(k, v)| {
+                Kind::Dict(entries) | Kind::Mapping { entries, .. } => entries.iter().for_each(|&(k, v)| {
                     count(k);
                     count(v);
                 }),
+                Kind::Set(set) => set.items.iter().copied().for_each(&mut count),
+                Kind::Slice(parts) => parts.iter().copied().for_each(&mut count),
+                Kind::Array(Some(state)) if Some(n) != skip => match &state.raw {
+                    Some((_, bytes)) => count(Value::Node(*bytes)),
+                    None => count(Value::Node(state.list)),
+                },
                 _ => {}
             }
         }
@@ -141,7 +167,7 @@ impl<R: Source> Machine<R> {
             Kind::Complex(re, im) => return Ok(Object::Complex(*re, *im)),
             Kind::List(items) | Kind::Tuple { items, .. } => items.len(),
             Kind::Dict(entries) => entries.len(),
-            _ => return Err(self.not_plain(i)),
+            _ => return self.object_beyond(i, depth, shared, refs),
         };
         match &self.nodes[i].kind {
             Kind::Str(_) | Kind::BigInt(_) | Kind::Bytes(_) => {
@@ -191,6 +217,119 @@ impl<R: Source> Machine<R> {
         Ok(obj)
     }
 
+    /// The [`Object`] of an arena entry beyond plain values: a built value, a set, an
+    /// `OrderedDict` or `Counter`, a slice, an ndarray, a class.
+    fn object_beyond(&mut self, i: usize, depth: usize, shared: bool, refs: &[u8]) -> Result<Object> {
+        let at = self.nodes[i].at();
+        if depth > MAX_DEPTH {
+            return Err(self.err(at, format!("values nested deeper than {MAX_DEPTH} levels")));
+        }
+        match &mut self.nodes[i].kind {
+            Kind::Leaf(obj) if !shared => return Ok(std::mem::take(&mut **obj)),
+            Kind::Leaf(obj) => {
+                let copy = (**obj).clone();
+                self.charge(super::stdlib::leaf_cost(&copy), at)?;
+                return Ok(copy);
+            }
+            &mut Kind::Global(g) => {
+                return match g.as_type() {
+                    Some((module, name)) => Ok(Object::Type(module.to_string(), name.to_string())),
+                    None => Err(self.not_plain(i)),
+                }
+            }
+            _ => {}
+        }
+        // The values inside, copied out (a few: a set's items, a mapping's entries).
+        let (values, what): (Vec<Value>, u8) = match &self.nodes[i].kind {
+            Kind::Set(set) => (set.items.clone(), if set.frozen { 1 } else { 0 }),
+            Kind::Mapping { entries, counter } => {
+                (entries.iter().flat_map(|&(k, v)| [k, v]).collect(), if *counter { 3 } else { 2 })
+            }
+            Kind::Slice(parts) => (parts.to_vec(), 4),
+            Kind::Array(Some(state)) => return self.nested_array(i, &ArrayState::clone(state), depth, shared, refs),
+            _ => return Err(self.not_plain(i)),
+        };
+        self.charge(vec_cost::<Value>(values.len()) + vec_cost::<Object>(values.len()), at)?;
+        let mut out = Vec::with_capacity(values.len());
+        for v in values {
+            out.push(self.object(v, depth + 1, shared, refs)?);
+        }
+        let pairs = |out: Vec<Object>| {
+            let mut it = out.into_iter();
+            let mut pairs = Vec::new();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                pairs.push((k, v));
+            }
+            pairs
+        };
+        Ok(match what {
+            0 => Object::Set(out),
+            1 => Object::FrozenSet(out),
+            2 => Object::OrderedDict(pairs(out)),
+            3 => Object::Counter(pairs(out)),
+            _ => {
+                let mut it = out.into_iter();
+                let mut next = || it.next().unwrap_or_default();
+                Object::Slice(Box::new([next(), next(), next()]))
+            }
+        })
+    }
+
+    /// An ndarray inside the object array: an [`Object::Array`] of its bytes, or an
+    /// [`Object::ObjectArray`] of its values (in the order its `is_fortran` flag says).
+    fn nested_array(
+        &mut self,
+        i: usize,
+        state: &ArrayState,
+        depth: usize,
+        shared: bool,
+        refs: &[u8],
+    ) -> Result<Object> {
+        let at = self.nodes[i].at();
+        let header = |dtype: crate::dtype::DType| crate::header::Header {
+            dtype,
+            fortran_order: state.fortran,
+            shape: state.shape.clone(),
+        };
+        if let Some((dtype, bytes)) = &state.raw {
+            let b = *bytes as usize;
+            let mut data = match &mut self.nodes[b].kind {
+                Kind::Bytes(data) if !shared && refs[b] <= 1 => std::mem::take(data),
+                Kind::Bytes(data) => {
+                    let copy = data.clone();
+                    self.charge(alloc_cost(copy.len()), at)?;
+                    copy
+                }
+                _ => return Err(self.err(at, "an ndarray's data is not bytes")),
+            };
+            // NumPy's `__setstate__` swaps a scalar dtype of the other byte order to native.
+            let dtype = super::reconstruct::to_native((**dtype).clone(), &mut data);
+            let array = crate::array::DynArray::new(header(dtype), data)
+                .map_err(|e| self.err(at, format!("an ndarray inside the object array: {e}")))?;
+            return Ok(Object::Array(Box::new(array)));
+        }
+        let list = state.list as usize;
+        if !matches!(self.nodes[list].kind, Kind::List(_)) {
+            return Err(self.err(at, "an ndarray's values are not a list"));
+        }
+        let shared = shared || refs[list] > 1;
+        self.charge(vec_cost::<Object>(state.len), at)?;
+        let mut items = Vec::with_capacity(state.len);
+        for j in 0..state.len {
+            let v = self.item(list, j);
+            items.push(self.object(v, depth + 1, shared, refs)?);
+        }
+        let decoded = super::Decoded {
+            shape: state.shape.clone(),
+            fortran: state.fortran,
+            items,
+            string_dtype: None,
+            at: self.input.base + at,
+        };
+        let array = crate::object::into_array(decoded, None, state.fortran)?.into_array();
+        Ok(Object::ObjectArray(Box::new(array)))
+    }
+
     /// The error of an arena entry that is not a plain value.
     #[cold]
     fn not_plain(&self, i: usize) -> Error {
@@ -199,7 +338,9 @@ impl<R: Source> Machine<R> {
             Kind::Global(g) => format!("{} is a callable, not a plain value", g.name()),
             Kind::Dtype(d) => format!("a numpy.dtype ({}) is not a plain value", d.dtype.descr()),
             Kind::StringDtype { .. } => "a numpy.dtypes.StringDType is not a plain value".to_string(),
-            Kind::Array(_) => "an ndarray inside an object array is not supported (only plain values are)".to_string(),
+            Kind::Array(None) => "an ndarray that was never built (no BUILD)".to_string(),
+            Kind::NewUuid => "a uuid.UUID that was never built (no BUILD)".to_string(),
+            Kind::SafeUuid => "a uuid.SafeUUID is only a UUID's is_safe, not a value".to_string(),
             _ => "not a plain value".to_string(),
         };
         self.err(node.at(), reason)

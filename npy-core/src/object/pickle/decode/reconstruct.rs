@@ -11,9 +11,10 @@
 //! float such as NaN, or a str are accepted) where a value is missing.
 
 use super::{quote, Kind, Machine, Source, Value, MAX_NAME_LINE};
-use crate::dtype::{Scalar, ScalarType};
+use crate::dtype::{DType, Scalar, ScalarType};
 use crate::error::{Error, Result};
 use crate::object::pickle::{BUILD, GLOBAL, REDUCE, STACK_GLOBAL};
+use crate::object::{Object, PathFlavor};
 use crate::scalar::{self, Number, ScalarError, Value as S};
 
 /// An array's `BUILD` state: its shape and order, and its values (the first `len` items of
@@ -26,12 +27,16 @@ pub(super) struct ArrayState {
     pub(super) len: usize,
     /// `(coerce, na_object)` of a StringDType array.
     pub(super) strings: Option<(bool, Option<Value>)>,
+    /// An array of any dtype but object: the dtype, and the arena index of the bytes node
+    /// holding its data (`list` and `len` are then unused).
+    pub(super) raw: Option<(Box<DType>, u32)>,
 }
 
 /// The globals a pickle may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Global {
     Reconstruct,
+    FromBuffer,
     Scalar,
     Ndarray,
     Dtype,
@@ -39,13 +44,37 @@ pub(crate) enum Global {
     Bytes,
     Encode,
     StringDtype,
+    Date,
+    Time,
+    DateTime,
+    TimeDelta,
+    TimeZone,
+    Decimal,
+    Fraction,
+    Uuid,
+    SafeUuid,
+    ByteArray,
+    Set,
+    FrozenSet,
+    OrderedDict,
+    Counter,
+    Path(PathFlavor),
+    Range,
+    Slice,
 }
 
 /// Every `(module, name)` a pickle may name, and what it is: the one list of them
-/// ([`crate::object::GLOBALS`] gives it to callers).
-pub(crate) const GLOBALS: [(&str, &str, Global); 12] = [
+/// ([`crate::object::globals`] gives it to callers). Python 2 names (`__builtin__`,
+/// `numpy.core`) are those old NumPy and Python 2 pickles use; `pathlib._local` is where
+/// Python 3.13 moved the path classes.
+pub(crate) const GLOBALS: [(&str, &str, Global); 44] = [
     ("numpy._core.multiarray", "_reconstruct", Global::Reconstruct),
     ("numpy.core.multiarray", "_reconstruct", Global::Reconstruct),
+    // NumPy 1.0's name, in NumPy's own test file `py2-np0-objarr.npy`.
+    ("numpy.core._internal", "_reconstruct", Global::Reconstruct),
+    // Protocol 5's arrays (`ndarray.__reduce_ex__(5)`): `_frombuffer(buf, dtype, shape, order)`.
+    ("numpy._core.numeric", "_frombuffer", Global::FromBuffer),
+    ("numpy.core.numeric", "_frombuffer", Global::FromBuffer),
     ("numpy._core.multiarray", "scalar", Global::Scalar),
     ("numpy.core.multiarray", "scalar", Global::Scalar),
     ("numpy", "ndarray", Global::Ndarray),
@@ -57,6 +86,35 @@ pub(crate) const GLOBALS: [(&str, &str, Global); 12] = [
     ("_codecs", "encode", Global::Encode),
     // NumPy 2 only (StringDType is new in 2.0, after the move to `numpy._core`).
     ("numpy._core._internal", "_convert_to_stringdtype_kwargs", Global::StringDtype),
+    ("datetime", "date", Global::Date),
+    ("datetime", "time", Global::Time),
+    ("datetime", "datetime", Global::DateTime),
+    ("datetime", "timedelta", Global::TimeDelta),
+    ("datetime", "timezone", Global::TimeZone),
+    ("decimal", "Decimal", Global::Decimal),
+    ("fractions", "Fraction", Global::Fraction),
+    ("uuid", "UUID", Global::Uuid),
+    ("uuid", "SafeUUID", Global::SafeUuid),
+    ("builtins", "bytearray", Global::ByteArray),
+    ("__builtin__", "bytearray", Global::ByteArray),
+    ("builtins", "set", Global::Set),
+    ("__builtin__", "set", Global::Set),
+    ("builtins", "frozenset", Global::FrozenSet),
+    ("__builtin__", "frozenset", Global::FrozenSet),
+    ("collections", "OrderedDict", Global::OrderedDict),
+    ("collections", "Counter", Global::Counter),
+    ("pathlib", "PurePosixPath", Global::Path(PathFlavor::PurePosix)),
+    ("pathlib", "PureWindowsPath", Global::Path(PathFlavor::PureWindows)),
+    ("pathlib", "PosixPath", Global::Path(PathFlavor::Posix)),
+    ("pathlib", "WindowsPath", Global::Path(PathFlavor::Windows)),
+    ("pathlib._local", "PurePosixPath", Global::Path(PathFlavor::PurePosix)),
+    ("pathlib._local", "PureWindowsPath", Global::Path(PathFlavor::PureWindows)),
+    ("pathlib._local", "PosixPath", Global::Path(PathFlavor::Posix)),
+    ("pathlib._local", "WindowsPath", Global::Path(PathFlavor::Windows)),
+    ("builtins", "range", Global::Range),
+    ("__builtin__", "xrange", Global::Range),
+    ("builtins", "slice", Global::Slice),
+    ("__builtin__", "slice", Global::Slice),
 ];
 
 impl Global {
@@ -67,6 +125,7 @@ impl Global {
     pub(super) fn name(self) -> &'static str {
         match self {
             Global::Reconstruct => "numpy._core.multiarray._reconstruct",
+            Global::FromBuffer => "numpy._core.numeric._frombuffer",
             Global::Scalar => "numpy._core.multiarray.scalar",
             Global::Ndarray => "numpy.ndarray",
             Global::Dtype => "numpy.dtype",
@@ -74,6 +133,41 @@ impl Global {
             Global::Bytes => "builtins.bytes",
             Global::Encode => "_codecs.encode",
             Global::StringDtype => "numpy._core._internal._convert_to_stringdtype_kwargs",
+            Global::Date => "datetime.date",
+            Global::Time => "datetime.time",
+            Global::DateTime => "datetime.datetime",
+            Global::TimeDelta => "datetime.timedelta",
+            Global::TimeZone => "datetime.timezone",
+            Global::Decimal => "decimal.Decimal",
+            Global::Fraction => "fractions.Fraction",
+            Global::Uuid => "uuid.UUID",
+            Global::SafeUuid => "uuid.SafeUUID",
+            Global::ByteArray => "builtins.bytearray",
+            Global::Set => "builtins.set",
+            Global::FrozenSet => "builtins.frozenset",
+            Global::OrderedDict => "collections.OrderedDict",
+            Global::Counter => "collections.Counter",
+            Global::Path(PathFlavor::PurePosix) => "pathlib.PurePosixPath",
+            Global::Path(PathFlavor::PureWindows) => "pathlib.PureWindowsPath",
+            Global::Path(PathFlavor::Posix) => "pathlib.PosixPath",
+            Global::Path(PathFlavor::Windows) => "pathlib.WindowsPath",
+            Global::Range => "builtins.range",
+            Global::Slice => "builtins.slice",
+        }
+    }
+
+    /// The class a global names, as an [`Object::Type`] value (`None` for functions,
+    /// which are never values).
+    pub(super) fn as_type(self) -> Option<(&'static str, &'static str)> {
+        let name = self.name();
+        match self {
+            Global::Reconstruct
+            | Global::FromBuffer
+            | Global::Scalar
+            | Global::Encode
+            | Global::StringDtype
+            | Global::SafeUuid => None,
+            _ => name.rsplit_once('.'),
         }
     }
 }
@@ -132,9 +226,16 @@ impl<R: Source> Machine<R> {
 
     /// The items of an argument tuple (no allowed callee takes more than 3: a longer tuple
     /// is refused before anything is copied, so a memoised huge tuple costs nothing).
-    fn args(&self, args: Value, at: u64, callee: &str) -> Result<Vec<Value>> {
+    fn args(&mut self, args: Value, at: u64, callee: &str, many: bool) -> Result<Vec<Value>> {
+        if many {
+            // A path's parts: as many as the pickle holds, copied at a charge.
+            let n = self.tuple_items(args).map(<[Value]>::len);
+            if let Some(n) = n {
+                self.charge(super::vec_cost::<Value>(n), at)?;
+            }
+        }
         match self.tuple_items(args) {
-            Some(items) if items.len() > 3 => Err(self
+            Some(items) if items.len() > 3 && !many => Err(self
                 .err(at, format!("{callee} called with {} arguments: not what NumPy or Python pickle", items.len()))),
             Some(items) => Ok(items.to_vec()),
             _ => Err(self
@@ -153,7 +254,7 @@ impl<R: Source> Machine<R> {
             ));
         };
         let callee = g.name();
-        let args = self.args(args, at, callee)?;
+        let args = self.args(args, at, callee, matches!(g, Global::Path(_) | Global::FromBuffer))?;
         let bad = |m: &Self| {
             let types: Vec<&str> = args.iter().map(|&a| m.type_name(a)).collect();
             m.err(at, format!("{callee} called with ({}): not what NumPy or Python pickle", types.join(", ")))
@@ -171,6 +272,37 @@ impl<R: Source> Machine<R> {
                     return Err(bad(self));
                 }
                 self.node(Kind::Array(None), at)
+            }
+            Global::FromBuffer => {
+                let [buf, dtype, shape, order] = args[..] else { return Err(bad(self)) };
+                let Some(Kind::Dtype(node)) = self.kind(dtype) else { return Err(bad(self)) };
+                let dtype = node.dtype.clone();
+                let dims = self.tuple_items(shape).ok_or_else(|| bad(self))?;
+                let shape: Option<Vec<usize>> = dims
+                    .iter()
+                    .map(|d| match d {
+                        Value::Int(n) => usize::try_from(*n).ok(),
+                        _ => None,
+                    })
+                    .collect();
+                let shape = shape.filter(|s| s.len() <= crate::header::MAX_DIMS).ok_or_else(|| bad(self))?;
+                let fortran = match self.str_text(order) {
+                    Some("C") => false,
+                    Some("F") => true,
+                    _ => return Err(bad(self)),
+                };
+                // The buffer: bytes, or a bytearray (BYTEARRAY8 of a writable array).
+                let data = match self.kind(buf) {
+                    Some(Kind::Leaf(obj)) => match &**obj {
+                        Object::ByteArray(b) => self.node(Kind::Bytes(b.clone()), at)?,
+                        _ => return Err(bad(self)),
+                    },
+                    Some(Kind::Bytes(_)) => buf,
+                    _ => return Err(bad(self)),
+                };
+                let count = crate::header::element_count(&shape).map_err(|e| self.err(at, e.to_string()))?;
+                let state = self.raw_state(shape, count, dtype, fortran, data, at)?;
+                self.node(Kind::Array(Some(Box::new(state))), at)
             }
             Global::Dtype => {
                 let [descr, align, copy] = args[..] else { return Err(bad(self)) };
@@ -197,14 +329,32 @@ impl<R: Source> Machine<R> {
                 };
                 let Some(Kind::Dtype(node)) = self.kind(dtype) else { return Err(bad(self)) };
                 let Some(scalar) = node.scalar().filter(|s| plain_scalar(s.ty())) else {
-                    return Err(self.err(
-                        at,
-                        format!(
-                            "numpy scalars of dtype {} are not supported: only scalars of bool, int, uint, float \
-                             (2, 4, 8 bytes), complex (8, 16 bytes), str and bytes dtypes",
-                            node.dtype.descr()
-                        ),
-                    ));
+                    // Kept as its dtype and bytes: datetime64, timedelta64, void, long double.
+                    let dtype = node.dtype.clone();
+                    if has_object(&dtype) {
+                        return Err(self.err(
+                            at,
+                            format!("a numpy scalar of dtype {} holds Python objects: refused", dtype.descr()),
+                        ));
+                    }
+                    if data.len() != dtype.itemsize() {
+                        return Err(self.err(
+                            at,
+                            format!(
+                                "a numpy scalar of dtype {} needs {} bytes, found {}",
+                                dtype.descr(),
+                                dtype.itemsize(),
+                                data.len()
+                            ),
+                        ));
+                    }
+                    let mut data = data.to_vec();
+                    let dtype = to_native(dtype, &mut data);
+                    let header = crate::header::Header { dtype, fortran_order: false, shape: Vec::new() };
+                    let array = crate::array::DynArray::new(header, data).map_err(|e| self.err(at, e.to_string()))?;
+                    let obj = Object::Scalar(Box::new(array));
+                    self.charge(super::stdlib::leaf_cost(&obj), at)?;
+                    return self.node(Kind::Leaf(Box::new(obj)), at);
                 };
                 let decoded = scalar_value(scalar, data).map_err(|e| self.err(at, e))?;
                 match decoded {
@@ -275,6 +425,7 @@ impl<R: Source> Machine<R> {
             Global::Ndarray => {
                 Err(self.err(at, "REDUCE calling numpy.ndarray is not allowed (NumPy calls _reconstruct)"))
             }
+            _ => self.reduce_stdlib(g, &args, at),
         }
     }
 
@@ -290,6 +441,7 @@ impl<R: Source> Machine<R> {
         };
         match self.kind(target) {
             Some(Kind::Dtype(node)) if !node.built => self.build_dtype(index, state, at),
+            Some(Kind::NewUuid) => self.build_uuid(index, state, at),
             Some(Kind::Array(None)) => {
                 let state = self.array_state(state, at)?;
                 let cost = super::alloc_cost(std::mem::size_of::<ArrayState>());
@@ -310,7 +462,7 @@ impl<R: Source> Machine<R> {
 
     /// An array's state: `(1, shape, dtype, is_fortran, values)` (or without the leading
     /// version, as NumPy also accepts).
-    fn array_state(&self, state: Value, at: u64) -> Result<ArrayState> {
+    fn array_state(&mut self, state: Value, at: u64) -> Result<ArrayState> {
         let bad = || self.err(at, "a numpy.ndarray state other than (1, shape, dtype, is_fortran, list)");
         let Some(items) = self.tuple_items(state) else { return Err(bad()) };
         let (shape, dtype, fortran, data) = match items[..] {
@@ -338,19 +490,13 @@ impl<R: Source> Machine<R> {
             Some(Kind::Dtype(node)) if node.scalar().is_some_and(|s| s.ty() == ScalarType::Object) => {}
             Some(Kind::StringDtype { coerce, na }) => strings = Some((*coerce, *na)),
             Some(Kind::Dtype(node)) => {
-                let dtype = node.dtype.descr();
-                let reason =
-                    format!("an ndarray of dtype {dtype}: only object arrays are decoded, not arrays inside them");
-                return Err(self.err(at, reason));
+                let dtype = node.dtype.clone();
+                let fortran = flag(fortran).ok_or_else(bad)?;
+                return self.raw_state(shape, count, dtype, fortran, data, at);
             }
             _ => return Err(bad()),
         }
-        let fortran = match fortran {
-            Value::Bool(b) => b,
-            Value::Int(0) => false,
-            Value::Int(1) => true,
-            _ => return Err(bad()),
-        };
+        let fortran = flag(fortran).ok_or_else(bad)?;
         let Value::Node(list) = data else { return Err(bad()) };
         let (len, items) = match self.kind(data) {
             Some(Kind::List(items)) => (items.len(), &items[..]),
@@ -383,7 +529,62 @@ impl<R: Source> Machine<R> {
         if let Some((_, na)) = strings {
             self.check_strings(items, na, at)?;
         }
-        Ok(ArrayState { shape, fortran, list, len, strings })
+        Ok(ArrayState { shape, fortran, list, len, strings, raw: None })
+    }
+
+    /// The state of an array of any dtype but object: its data must be bytes (or a Python
+    /// 2 str, read as latin-1, as NumPy does) of exactly the size its shape and dtype say,
+    /// and its dtype must hold no Python objects (a record with an `O` field).
+    fn raw_state(
+        &mut self,
+        shape: Vec<usize>,
+        count: usize,
+        dtype: DType,
+        fortran: bool,
+        data: Value,
+        at: u64,
+    ) -> Result<ArrayState> {
+        if has_object(&dtype) {
+            return Err(self.err(
+                at,
+                format!("an ndarray of dtype {} with raw data holds Python objects: refused", dtype.descr()),
+            ));
+        }
+        let size = count.checked_mul(dtype.itemsize());
+        let node = match (data, self.kind(data)) {
+            (Value::Node(i), Some(Kind::Bytes(_))) => i,
+            _ => match self.byte_state(data).map(std::borrow::Cow::into_owned) {
+                Some(bytes) => match self.node(Kind::Bytes(bytes), at)? {
+                    Value::Node(i) => i,
+                    _ => unreachable!("a node"),
+                },
+                None => {
+                    return Err(self.err(
+                        at,
+                        format!(
+                            "an ndarray of dtype {} whose data is a {}, not bytes",
+                            dtype.descr(),
+                            self.type_name(data)
+                        ),
+                    ))
+                }
+            },
+        };
+        let Some(Kind::Bytes(bytes)) = self.kind(Value::Node(node)) else { unreachable!("a bytes node") };
+        if Some(bytes.len()) != size {
+            return Err(self.err(
+                at,
+                format!(
+                    "an ndarray of shape {} and dtype {} needs {} bytes of data, found {}",
+                    crate::header::shape_repr(&shape),
+                    dtype.descr(),
+                    size.map_or_else(|| "more than 2^64".to_string(), |s| s.to_string()),
+                    bytes.len()
+                ),
+            ));
+        }
+        self.charge(super::alloc_cost(std::mem::size_of::<DType>()), at)?;
+        Ok(ArrayState { shape, fortran, list: 0, len: 0, strings: None, raw: Some((Box::new(dtype), node)) })
     }
 
     /// The values of a StringDType array: each a str, or the dtype's `na_object` (a
@@ -410,6 +611,38 @@ impl<R: Source> Machine<R> {
             }
         }
         Ok(())
+    }
+}
+
+/// The dtype and data NumPy's `ndarray.__setstate__` (and `scalar()`) leave: a scalar
+/// dtype of the other byte order is swapped into this machine's (records keep theirs).
+pub(super) fn to_native(dtype: DType, data: &mut [u8]) -> DType {
+    match dtype {
+        DType::Scalar(s) if !s.is_native() && s.ty().swap_unit() > 0 => {
+            crate::scalar::swap_units(data, s.ty().swap_unit());
+            DType::Scalar(s.swapped())
+        }
+        other => other,
+    }
+}
+
+/// An ndarray's `is_fortran` flag.
+fn flag(v: Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(b),
+        Value::Int(0) => Some(false),
+        Value::Int(1) => Some(true),
+        _ => None,
+    }
+}
+
+/// Whether a dtype holds Python objects anywhere (an `O` field of a record, or a subarray
+/// of them): never read as raw bytes.
+pub(super) fn has_object(dtype: &DType) -> bool {
+    match dtype {
+        DType::Scalar(s) => s.ty() == ScalarType::Object,
+        DType::Record(r) => r.fields().iter().any(|f| has_object(&f.dtype)),
+        DType::SubArray(sub) => has_object(sub.base()),
     }
 }
 
