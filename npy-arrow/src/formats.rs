@@ -340,7 +340,7 @@ fn batches_of_npy<R: io::Read + Send + 'static>(
     // a ragged array: one List column.
     let reader: Box<dyn RecordBatchReader + Send> = if matches!(&reader.header().dtype, npy_core::dtype::DType::Scalar(s) if s.ty() == npy_core::dtype::ScalarType::Object)
     {
-        crate::objects::object_batches(reader, &options.convert)?
+        crate::objects::object_batches_with(reader, &options.convert)?
     } else {
         Box::new(BatchReader::from_npy_reader_with(reader, &options.convert)?)
     };

@@ -1,4 +1,4 @@
-//! Object arrays as record batches (feature `formats`): arrays of text (what `np.save`
+//! Object arrays as record batches ([`object_batches_with`]): arrays of text (what `np.save`
 //! writes for NumPy 2's `StringDType` arrays, and plain object arrays of `str`), and
 //! ragged arrays (`np.array([np.arange(3), np.arange(5)], dtype=object)`).
 //!
@@ -44,15 +44,35 @@ use crate::options::ConvertOptions;
 use crate::read::BatchReader;
 use crate::schema::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, ITEM, TENSOR_EXTENSION, VALUES};
 
-/// The batches of an object array of text or a ragged array (see the module docs), read
-/// whole from `reader`.
+/// The batches of an object array (`'|O'`) read whole from `reader`, with `options`
+/// (rows per batch, `days_as_int64`): one Utf8 column of text, or one List column of a
+/// ragged array's rows. An object array of text (`str`, `None` or NaN) becomes Utf8, null
+/// where a value is missing; a 1-d object array of 1-d ndarrays of one bool, integer,
+/// float, datetime, timedelta, str or bytes type a List of that type, null where a value
+/// is `None`. The schema has no `numpy.*` metadata: `'|O'` has no Arrow form.
 ///
 /// # Errors
-/// [`ErrorKind::UnsupportedDtype`] for a value that is not `str`, `None` or NaN (or, in a
-/// ragged array, a 1-d ndarray of the rows' type), or a row of more than `i32::MAX`
-/// values; the errors of [`NpyReader::read`] (a pickle the restricted decoder refuses, or
-/// one over the memory budget).
-pub(crate) fn object_batches<R: Read>(
+/// [`ErrorKind::UnsupportedDtype`] for any other value (naming the element), or a row of
+/// more than `i32::MAX` values; the errors of [`NpyReader::read`] (a pickle the
+/// restricted decoder refuses, or one over the memory budget).
+///
+/// # Examples
+/// ```
+/// use arrow_array::{Array, StringArray};
+/// use npy_arrow::{object_batches_with, ConvertOptions};
+/// use npy_core::object::Object;
+/// use npy_core::prelude::*;
+/// use npy_core::NpyReader;
+///
+/// let file = vec![Object::from("a"), Object::None].write_npy_to(Vec::new())?;
+/// let reader = NpyReader::from_reader(&file[..])?;
+/// let mut batches = object_batches_with(reader, &ConvertOptions::new())?;
+/// let batch = batches.next().unwrap()?;
+/// let text = batch.column(0).as_any().downcast_ref::<StringArray>().unwrap();
+/// assert_eq!((text.value(0), text.is_null(1)), ("a", true));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn object_batches_with<R: Read>(
     reader: NpyReader<R>,
     options: &ConvertOptions,
 ) -> Result<Box<dyn RecordBatchReader + Send>> {
@@ -235,7 +255,8 @@ fn list_batches(
         let offsets = OffsetBuffer::<i64>::from_lengths(lens);
         Arc::new(GenericListArray::<i64>::try_new(item_field, offsets, values, nulls).map_err(unsupported)?)
     };
-    let schema = Arc::new(Schema::new(vec![Field::new(VALUES, column.data_type().clone(), column.null_count() > 0)]));
+    // Nullable whether or not a row is None, so files of one kind share one schema.
+    let schema = Arc::new(Schema::new(vec![Field::new(VALUES, column.data_type().clone(), true)]));
     let n = rows.len();
     let row_bytes = (total.saturating_mul(size)).checked_div(n).unwrap_or(0).saturating_add(4);
     let per_batch = options.batch_rows_for(row_bytes);
@@ -358,7 +379,7 @@ mod tests {
         let list = got[0].column(0).as_any().downcast_ref::<ListArray>().unwrap();
         let value = |i: usize| list.value(i).as_any().downcast_ref::<Float32Array>().unwrap().values().to_vec();
         assert_eq!((value(0), value(1)), (vec![1.5], vec![-2.0, 0.25]));
-        assert!(!got[0].schema().field(0).is_nullable(), "no None, no nulls");
+        assert_eq!(got[0].column(0).null_count(), 0, "no None, no nulls");
     }
 
     #[test]
