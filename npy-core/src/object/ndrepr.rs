@@ -9,7 +9,8 @@
 //!   and timedeltas right-aligned to the widest, `True` as `' True'`, floats positional
 //!   with the point aligned (`[0. , 1.5]`: at most 8 fractional digits, each the shortest
 //!   that tells the value apart in its type, rounded there), or scientific with one shared
-//!   number of digits (`[1.0e-05, 1.5e-05]`) when a nonzero magnitude is at least `1e8`
+//!   number of digits (`[1.0e-05, 1.5e-05]`, each value's own digits rounded there) when a
+//!   nonzero magnitude is at least `1e8`
 //!   (`1e6` for `float32`, `1e3` for `float16`), below `1e-4`, or the largest is over 1000
 //!   times the smallest; `nan`/`inf` right-aligned to the same width; complex numbers as
 //!   two such columns (`[1. +2.j, 3.5-1.j]`); str and bytes as Python's repr;
@@ -31,7 +32,8 @@
 //! `np.void((1, 2.0), dtype=[('a', '<i4'), ('b', '<f8')])` (fields as `str()`).
 //!
 //! Where this differs from NumPy: a long double that needs rounding to 8 digits is rounded
-//! from the `f64` nearest it, and whether long doubles go scientific is judged on those
+//! from the `f64` nearest it (and in scientific layout, one with fewer digits than the
+//! others is padded with zeros where NumPy prints its further digits), and whether long doubles go scientific is judged on those
 //! `f64`s (NumPy uses the long doubles themselves: the last digit, or the choice for
 //! magnitudes within an `f64` rounding of a threshold, may differ); a record dtype's
 //! field titles are not shown.
@@ -868,7 +870,16 @@ impl FloatFormat {
             out.push_str(&format!("{text:>width$}"));
             return;
         }
-        let t = self.text(v);
+        let mut t = self.text(v);
+        if self.scientific && v.exact {
+            // NumPy's `min_digits`: digits past the shortest are the value's own, rounded
+            // at the last (`5.8338238e+05`, not `5.833824e+05` padded with a zero).
+            let text = format!("{:.*e}", self.precision, v.value.abs());
+            let (mantissa, exp) = text.split_once('e').unwrap_or((&text, "0"));
+            let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+            let sign = &t.int[..t.int.len() - 1];
+            t = FloatText { int: format!("{sign}{int}"), frac: frac.to_string(), exp: exp.parse().unwrap_or(t.exp) };
+        }
         out.push_str(&format!("{:>w$}.", t.int, w = self.pad_left));
         if self.scientific {
             out.push_str(&format!("{:0<w$}", t.frac, w = self.precision));

@@ -181,6 +181,19 @@ fn arrays_match_numpy() {
 }
 
 #[test]
+fn scientific_digits_past_the_shortest_are_the_values_own() {
+    // np.array([-5399.5605, 583382.38, -1290893.2], dtype=np.float32): 583382.38 is
+    // 5.833824e+05 alone, 5.8338238e+05 beside values of 8 digits.
+    let want = "array([-5.3995605e+03,  5.8338238e+05, -1.2908932e+06], dtype=float32)";
+    assert_eq!(repr_of(array("'<f4'", &[3], "7cbca8c5666d0e496a949dc9")), want);
+    // np.array([63.22, 218.9, 1533.0], dtype=np.float16)
+    assert_eq!(
+        repr_of(array("'<f2'", &[3], "e753d75afd65")),
+        "array([6.322e+01, 2.189e+02, 1.533e+03], dtype=float16)"
+    );
+}
+
+#[test]
 fn long_arrays_are_summarised_as_numpy_does() {
     // np.arange(2000)
     let want = "array([   0,    1,    2, ..., 1997, 1998, 1999], shape=(2000,))";
