@@ -11,8 +11,8 @@
 //! allocation made by a read exceeds [`ALLOC_LIMIT`] (the inputs are a few KiB at most).
 //!
 //! Object arrays (dtype `|O`) hold a pickle: their cases are also read through the object
-//! API ([`Object`]), which must refuse every pickle that names anything but NumPy's array
-//! reconstruction and plain values (`os.system`, `eval`, `print`), memo bombs that would
+//! API ([`Object`]), which must refuse every pickle that names anything but NumPy's arrays
+//! and scalars and the data types `npy_core::object` lists (`os.system`, `eval`, `print`), memo bombs that would
 //! expand a small input enormously ("billion laughs"), deep nesting and truncations, each
 //! with an [`ErrorKind::Pickle`] error and within the allocation limit.
 //!
@@ -801,6 +801,19 @@ fn array_pickle(n: u8, items: &[u8]) -> Vec<u8> {
     array_pickle_with(n, None, items)
 }
 
+/// An ndarray inside an object array: `_reconstruct(ndarray, ...)` built with the state
+/// `(1, shape, dtype(descr), False, <8 bytes>)`, `shape` the shape tuple's opcodes.
+fn inner_array(shape: &[u8], descr: &[u8]) -> Vec<u8> {
+    [
+        &b"cnumpy._core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R(K\x01"[..],
+        shape,
+        b"cnumpy\ndtype\nX\x02\x00\x00\x00",
+        descr,
+        b"\x89\x88\x87R\x89C\x08\x00\x00\x00\x00\x00\x00\x00\x00tb",
+    ]
+    .concat()
+}
+
 /// `levels` lists, each holding the previous one `fanout` times through the memo: a
 /// pickle of a few hundred bytes whose values would be `fanout^levels` objects.
 fn laughs(levels: u8, fanout: usize, open: &[u8], close: &[u8]) -> Vec<u8> {
@@ -860,14 +873,28 @@ fn pickles() -> Vec<Case> {
         item("pickle_codecs_utf8", b"c_codecs\nencode\nX\x01\x00\x00\x00aX\x05\x00\x00\x00utf-8\x86R"),
         item("pickle_build_on_list", b"]}b"),
         item("pickle_build_dtype_twice", b"cnumpy\ndtype\nX\x02\x00\x00\x00f8\x89\x88\x87R(K\x03X\x01\x00\x00\x00<NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tq\x00bh\x00b"),
-        item(
+        // Data since issue 54: a datetime64 scalar, an array, a class, sets, a bytearray.
+        with(
             "pickle_dtype_datetime",
-            b"cnumpy._core.multiarray\nscalar\ncnumpy\ndtype\nX\x05\x00\x00\x00M8[D]\x89\x88\x87RC\x08\x00\x00\x00\x00\x00\x00\x00\x00\x86R",
+            "(1,)",
+            array_pickle(1, b"cnumpy._core.multiarray\nscalar\ncnumpy\ndtype\nX\x05\x00\x00\x00M8[D]\x89\x88\x87RC\x08\x00\x00\x00\x00\x00\x00\x00\x00\x86R"),
+            Ok,
         ),
+        with("pickle_numeric_ndarray_element", "(1,)", array_pickle(1, &inner_array(b"K\x01\x85", b"f8")), Ok),
+        with("pickle_global_element", "(1,)", array_pickle(1, b"cbuiltins\ncomplex\n"), Ok),
+        with("pickle_empty_set", "(1,)", array_pickle(1, b"\x8f"), Ok),
+        with("pickle_frozenset", "(1,)", array_pickle(1, b"(\x91"), Ok),
+        with("pickle_bytearray8", "(1,)", array_pickle(1, b"\x96\x00\x00\x00\x00\x00\x00\x00\x00"), Ok),
+        // ...and each of them abused.
+        item("pickle_datetime_scalar_short_data", b"cnumpy._core.multiarray\nscalar\ncnumpy\ndtype\nX\x05\x00\x00\x00M8[D]\x89\x88\x87RC\x04\x00\x00\x00\x00\x86R"),
         item("pickle_scalar_short_data", b"cnumpy._core.multiarray\nscalar\ncnumpy\ndtype\nX\x02\x00\x00\x00f8\x89\x88\x87RC\x01\x00\x86R"),
-        item("pickle_numeric_ndarray_element", b"cnumpy._core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b\x87R(K\x01K\x01\x85cnumpy\ndtype\nX\x02\x00\x00\x00f8\x89\x88\x87R\x89C\x08\x00\x00\x00\x00\x00\x00\x00\x00tb"),
+        item("pickle_ndarray_element_lying_shape", &inner_array(b"J\x00\x00\x00@\x85", b"f8")),
+        item("pickle_ndarray_element_object_raw", &inner_array(b"K\x01\x85", b"O8")),
         item("pickle_dtype_element", b"cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87R"),
-        item("pickle_global_element", b"cbuiltins\ncomplex\n"),
+        item("pickle_function_element", b"c_codecs\nencode\n"),
+        item("pickle_set_of_a_list", b"\x8f(]\x90"),
+        item("pickle_bytearray_of_a_size", b"cbuiltins\nbytearray\nJ\xff\xff\xff\x7f\x85R"),
+        item("pickle_bytearray8_claim", b"\x96\xff\xff\xff\xff\xff\xff\xff\x00"),
         // Opcodes outside the supported set.
         item("pickle_newobj", b"cbuiltins\ncomplex\n)\x81"),
         item("pickle_newobj_ex", b"cbuiltins\ncomplex\n)}\x92"),
@@ -876,9 +903,6 @@ fn pickles() -> Vec<Case> {
         item("pickle_persid", b"P1\n"),
         item("pickle_binpersid", b"NQ"),
         item("pickle_ext1", b"\x82\x01"),
-        item("pickle_empty_set", b"\x8f"),
-        item("pickle_frozenset", b"(\x91"),
-        item("pickle_bytearray8", b"\x96\x00\x00\x00\x00\x00\x00\x00\x00"),
         item("pickle_next_buffer", b"\x97"),
         item("pickle_dup", b"N2"),
         item("pickle_string_protocol0", b"S'x'\n"),

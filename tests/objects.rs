@@ -15,6 +15,7 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
+use npy_core::header::Header;
 use npy_core::mmap::NpyMap;
 use npy_core::npz::{Compression, Reader, Writer};
 use npy_core::object::{
@@ -196,7 +197,7 @@ fn tag(o: &Object) -> Value {
         Object::List(v) => json!({ "list": v.iter().map(tag).collect::<Vec<_>>() }),
         Object::Tuple(v) => json!({ "tuple": v.iter().map(tag).collect::<Vec<_>>() }),
         Object::Dict(d) => json!({ "dict": d.iter().map(|(k, v)| json!([tag(k), tag(v)])).collect::<Vec<_>>() }),
-        other => panic!("TEMPORARY: no tag for {other:?}"),
+        other => panic!("a {} is published with the Python expression that builds it", other.python_type()),
     }
 }
 
@@ -631,6 +632,182 @@ fn npz_members_round_trip_and_numpy_loads_them() {
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
 }
 
+/// Values of every kind beyond the plain ones, each with the Python expression that builds
+/// it (in the namespace of xtask/object_check.py: `np` and the standard library's modules).
+fn kinds() -> Vec<(Object, &'static str)> {
+    let date = |year, month, day| Date { year, month, day };
+    let time =
+        |hour, minute, second, microsecond| Time { hour, minute, second, microsecond, fold: false, tzinfo: None };
+    let delta = |days, seconds, microseconds| TimeDelta { days, seconds, microseconds };
+    let est = TimeZone { offset: delta(-1, 68_400, 0), name: Some("EST".into()) };
+    let dt = |date, time| Object::DateTime(Box::new(DateTime { date, time }));
+    let three = |a, b, c| Box::new([a, b, c]);
+    let path = |flavor, parts: &[&str]| Object::Path(flavor, parts.iter().map(|p| p.to_string()).collect());
+    let array = |descr: &str, shape: &[usize], fortran_order, data: Vec<u8>| {
+        let header = Header { dtype: descr.parse().unwrap(), fortran_order, shape: shape.to_vec() };
+        DynArray::new(header, data).unwrap()
+    };
+    let le = |v: &[i64], size: usize| v.iter().flat_map(|x| x.to_le_bytes()[..size].to_vec()).collect::<Vec<u8>>();
+    let mut record = 7i32.to_le_bytes().to_vec();
+    record.extend(2.5f64.to_be_bytes());
+    let ucs4: Vec<u8> = "ab\0c\0\0".chars().flat_map(|c| (c as u32).to_le_bytes()).collect();
+    let s = |t: &str| Object::from(t);
+    vec![
+        (dt(date(2020, 1, 2), time(3, 4, 5, 6)), "datetime.datetime(2020, 1, 2, 3, 4, 5, 6)"),
+        (
+            dt(date(2020, 1, 2), Time { tzinfo: Some(TimeZone::utc()), ..time(0, 0, 0, 0) }),
+            "datetime.datetime(2020, 1, 2, tzinfo=datetime.timezone.utc)",
+        ),
+        (
+            dt(date(1999, 12, 31), Time { tzinfo: Some(est.clone()), ..time(23, 59, 0, 0) }),
+            "datetime.datetime(1999, 12, 31, 23, 59, tzinfo=datetime.timezone(datetime.timedelta(hours=-5), 'EST'))",
+        ),
+        (
+            dt(date(2020, 11, 1), Time { fold: true, ..time(1, 30, 0, 0) }),
+            "datetime.datetime(2020, 11, 1, 1, 30, fold=1)",
+        ),
+        (Object::Date(date(2020, 1, 2)), "datetime.date(2020, 1, 2)"),
+        (Object::Time(Box::new(time(1, 2, 3, 4))), "datetime.time(1, 2, 3, 4)"),
+        (
+            Object::Time(Box::new(Time {
+                fold: true,
+                tzinfo: Some(TimeZone { offset: delta(0, 19_800, 0), name: None }),
+                ..time(23, 59, 59, 999_999)
+            })),
+            "datetime.time(23, 59, 59, 999999, \
+             tzinfo=datetime.timezone(datetime.timedelta(hours=5, minutes=30)), fold=1)",
+        ),
+        (Object::TimeDelta(delta(-1, 5, 7)), "datetime.timedelta(days=-1, seconds=5, microseconds=7)"),
+        (Object::TimeZone(Box::new(TimeZone::utc())), "datetime.timezone.utc"),
+        (Object::TimeZone(Box::new(est)), "datetime.timezone(datetime.timedelta(hours=-5), 'EST')"),
+        (Object::Decimal("1.50".into()), "decimal.Decimal('1.50')"),
+        (Object::Decimal("NaN".into()), "decimal.Decimal('NaN')"),
+        (Object::Decimal("-sNaN12".into()), "decimal.Decimal('-sNaN12')"),
+        (Object::Decimal("-Infinity".into()), "decimal.Decimal('-Infinity')"),
+        (Object::Decimal("1E+999999".into()), "decimal.Decimal('1E+999999')"),
+        (Object::Fraction(Box::new((Object::Int(1), Object::Int(3)))), "fractions.Fraction(1, 3)"),
+        (
+            Object::Fraction(Box::new((Object::BigInt(format!("-1{}", "0".repeat(30))), Object::Int(7)))),
+            "fractions.Fraction(-10**30, 7)",
+        ),
+        (Object::Uuid(5), "uuid.UUID(int=5)"),
+        (Object::Uuid(u128::MAX), "uuid.UUID(int=2**128 - 1)"),
+        (Object::ByteArray(b"ab\0".to_vec()), "bytearray(b'ab\\x00')"),
+        (Object::ByteArray(Vec::new()), "bytearray()"),
+        (Object::Set(Vec::new()), "set()"),
+        (Object::Set(vec![Object::Int(1), Object::Int(2), Object::Int(300)]), "{1, 2, 300}"),
+        (Object::FrozenSet(Vec::new()), "frozenset()"),
+        (
+            Object::FrozenSet(vec![Object::Tuple(vec![Object::Int(5), Object::Int(6)]), s("x")]),
+            "frozenset({(5, 6), 'x'})",
+        ),
+        (Object::OrderedDict(Vec::new()), "collections.OrderedDict()"),
+        (
+            Object::OrderedDict(vec![(s("b"), Object::Int(1)), (s("a"), Object::List(vec![Object::Int(2)]))]),
+            "collections.OrderedDict([('b', 1), ('a', [2])])",
+        ),
+        (Object::Counter(Vec::new()), "collections.Counter()"),
+        (Object::Counter(vec![(s("a"), Object::Int(2)), (s("b"), Object::Int(1))]), "collections.Counter('aab')"),
+        (path(PathFlavor::PurePosix, &["/", "a", "bc"]), "pathlib.PurePosixPath('/a/bc')"),
+        (path(PathFlavor::Posix, &["bc", "d"]), "pathlib.PosixPath('bc/d')"),
+        (path(PathFlavor::PureWindows, &["c:\\", "x", "bc"]), "pathlib.PureWindowsPath('c:/x/bc')"),
+        (path(PathFlavor::PurePosix, &[]), "pathlib.PurePosixPath()"),
+        (Object::Range(three(Object::Int(0), Object::Int(5), Object::Int(1))), "range(5)"),
+        (
+            Object::Range(three(Object::BigInt("-1180591620717411303424".into()), Object::Int(0), Object::Int(3))),
+            "range(-2**70, 0, 3)",
+        ),
+        (Object::Slice(three(Object::Int(1), Object::None, Object::Int(2))), "slice(1, None, 2)"),
+        (Object::Slice(three(Object::None, s("a"), Object::None)), "slice(None, 'a', None)"),
+        (Object::Type("builtins".into(), "range".into()), "range"),
+        (Object::Type("builtins".into(), "complex".into()), "complex"),
+        (Object::Type("datetime".into(), "date".into()), "datetime.date"),
+        (Object::Array(Box::new(array("'<i8'", &[2], false, le(&[1, 2], 8)))), "np.array([1, 2], '<i8')"),
+        (Object::Array(Box::new(array("'>f4'", &[1], false, 1.5f32.to_be_bytes().to_vec()))), "np.array([1.5], '>f4')"),
+        (Object::Array(Box::new(array("'<U3'", &[2], false, ucs4))), "np.array(['ab', 'c'], '<U3')"),
+        (Object::Array(Box::new(array("'|S2'", &[1], false, b"a\0".to_vec()))), "np.array([b'a'], 'S2')"),
+        (
+            Object::Array(Box::new(array("[('a', '<i4'), ('b', '>f8')]", &[1], false, record.clone()))),
+            "np.array([(7, 2.5)], dtype=[('a', '<i4'), ('b', '>f8')])",
+        ),
+        (
+            Object::Array(Box::new(array("'<i2'", &[2, 3], true, le(&[1, 4, 2, 5, 3, 6], 2)))),
+            "np.array([[1, 2, 3], [4, 5, 6]], '<i2', order='F')",
+        ),
+        (
+            Object::Array(Box::new(array("'<M8[D]'", &[2], false, le(&[18263, i64::MIN], 8)))),
+            "np.array(['2020-01-02', 'NaT'], 'M8[D]')",
+        ),
+        (
+            Object::Array(Box::new(array("[('s', '<i4', (2,))]", &[1], false, le(&[3, 4], 4)))),
+            "np.array([([3, 4],)], dtype=[('s', '<i4', (2,))])",
+        ),
+        (
+            Object::ObjectArray(Box::new(Array::from_shape_vec(vec![2], vec![Object::Int(1), s("x")]).unwrap())),
+            "np.array([1, 'x'], dtype=object)",
+        ),
+        (
+            Object::ObjectArray(Box::new(
+                Array::from_shape_vec_fortran(
+                    vec![2, 2],
+                    vec![Object::Int(1), s("z"), Object::None, Object::Float(2.5)],
+                )
+                .unwrap(),
+            )),
+            "np.array([[1, None], ['z', 2.5]], dtype=object, order='F')",
+        ),
+        (
+            Object::Scalar(Box::new(array("'<M8[D]'", &[], false, 18263i64.to_le_bytes().to_vec()))),
+            "np.datetime64('2020-01-02')",
+        ),
+        (
+            Object::Scalar(Box::new(array("'<m8'", &[], false, i64::MIN.to_le_bytes().to_vec()))),
+            "np.timedelta64('NaT')",
+        ),
+        (
+            Object::Scalar(Box::new(array("'<m8[s]'", &[], false, 5i64.to_le_bytes().to_vec()))),
+            "np.timedelta64(5, 's')",
+        ),
+        (
+            Object::Scalar(Box::new(array("[('a', '<i4'), ('b', '>f8')]", &[], false, record))),
+            "np.array([(7, 2.5)], dtype=[('a', '<i4'), ('b', '>f8')])[0]",
+        ),
+        (
+            // x86-64's long double: 80 bits (1.5), 6 bytes of padding.
+            Object::Scalar(Box::new(array(
+                "'<f16'",
+                &[],
+                false,
+                vec![0, 0, 0, 0, 0, 0, 0, 0xc0, 0xff, 0x3f, 0, 0, 0, 0, 0, 0],
+            ))),
+            "np.longdouble(1.5)",
+        ),
+        (
+            Object::List(vec![
+                Object::Date(date(2020, 1, 2)),
+                Object::Dict(vec![(Object::Decimal("1".into()), Object::FrozenSet(vec![Object::Int(1)]))]),
+            ]),
+            "[datetime.date(2020, 1, 2), {decimal.Decimal('1'): frozenset({1})}]",
+        ),
+    ]
+}
+
+#[test]
+fn numpy_loads_every_kind_of_value() {
+    let (values, exprs): (Vec<Object>, Vec<&str>) = kinds().into_iter().unzip();
+    let n = values.len();
+    let py = |e: &[&str]| e.iter().map(|e| json!({ "py": e })).collect::<Vec<_>>();
+    let a = Array::from_shape_vec(vec![n], values.clone()).unwrap();
+    publish("kinds.npy", &a.write_npy_to(Vec::new()).unwrap(), {
+        vec![json!({ "name": null, "shape": [n], "fortran": false, "objects": py(&exprs) })]
+    });
+    // A Fortran-order grid of them: the sidecar lists the values in storage order.
+    let grid = Array::from_shape_vec_fortran(vec![4, 5], values[..20].to_vec()).unwrap();
+    publish("kinds_grid_f.npy", &grid.write_npy_to(Vec::new()).unwrap(), {
+        vec![json!({ "name": null, "shape": [4, 5], "fortran": true, "objects": py(&exprs[..20]) })]
+    });
+}
+
 #[test]
 fn writing_refuses_what_python_cannot_hold() {
     let write = |v: Object| [Object::None, v].write_npy_to(Vec::new());
@@ -697,16 +874,16 @@ fn reading_errors_say_what_and_where() {
     let e = Vec::<Object>::read_npy_from(&file[..]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "invalid pickle at byte 153: global 'os.system' is not allowed: only NumPy's array reconstruction \
-         and plain values are decoded, and nothing is ever called"
+        "invalid pickle at byte 153: global 'os.system' is not allowed: only NumPy's arrays and scalars \
+         and the standard library's data types are decoded, and nothing is ever called"
     );
     // An opcode names itself.
     let mut file = good[..data_offset].to_vec();
-    file.extend_from_slice(b"\x80\x04\x81.");
+    file.extend_from_slice(b"\x80\x04\x92.");
     let e = Vec::<Object>::read_npy_from(&file[..]).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "invalid pickle at byte 130: opcode NEWOBJ is not allowed: it creates an instance of a class"
+        "invalid pickle at byte 130: opcode NEWOBJ_EX is not allowed: it creates an instance of a class"
     );
     // A fixed memory limit.
     let mut opts = ReadOptions::new();

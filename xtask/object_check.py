@@ -27,18 +27,61 @@ Tagged values (the encoding of xtask/golden.py's manifest):
     {"complex": [re, im]}  complex (parts as float reprs)
     {"bytes": "00ff"}      bytes (hex)
     {"list": [...]}, {"tuple": [...]}, {"dict": [[k, v], ...]}
+    {"py": "expression"}   the value of a Python expression over `np` and the standard
+                           library's `datetime`, `decimal`, `fractions`, `uuid`, `pathlib`
+                           and `collections` (the tests' own sidecars only: it is eval'd),
+                           as NumPy loads it back from its own np.save of it
+
+Beyond plain values, equality is exact as well: datetimes and times by their fields,
+`fold` and `tzinfo` (offset and name), Decimals by their text, ranges by start, stop and
+step, classes by identity, ndarrays by dtype, shape, memory order and bytes (floats by
+value, any NaN matching), NumPy scalars by type, dtype and bytes (floats by value),
+OrderedDicts and Counters in order, like dicts.
 
 Prints one line per file, then `N files checked` (`, M failed` if any did); exits 1 on
 any failure, or when DIR holds no file.
 """
 
+import collections
+import datetime
+import decimal
+import fractions
+import io
 import json
+import pathlib
 import struct
 import sys
+import uuid
 from pathlib import Path
 
 import numpy as np
 from sidecar_check import Bad, check_all
+
+
+# What a {"py": ...} expression may name.
+NAMESPACE = {
+    "np": np,
+    "collections": collections,
+    "datetime": datetime,
+    "decimal": decimal,
+    "fractions": fractions,
+    "pathlib": pathlib,
+    "uuid": uuid,
+    "__builtins__": {"range": range, "slice": slice, "complex": complex, "bytearray": bytearray,
+                     "frozenset": frozenset, "set": set, "object": object},
+}
+
+
+def through_numpy(value):
+    """The value as NumPy loads it from its own file of it (np.save of an object array
+    holding it): what a file of ours must give too (an ndarray comes back in native byte
+    order, for one)."""
+    a = np.empty(1, dtype=object)
+    a[0] = value
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=True)
+    buf.seek(0)
+    return np.load(buf, allow_pickle=True)[0]
 
 
 def untag(v):
@@ -61,6 +104,8 @@ def untag(v):
             return tuple(untag(x) for x in inner)
         if tag == "dict":
             return {untag(k): untag(x) for k, x in inner}
+        if tag == "py":
+            return through_numpy(eval(inner, dict(NAMESPACE)))
     raise Bad(f"not a tagged value: {v!r:.80}")
 
 
@@ -84,8 +129,51 @@ def same(got, want, where):
             raise Bad(f"{where}: keys {list(got)!r:.80}, expected {list(want)!r:.80}")
         for k in want:
             same(got[k], want[k], f"{where}[{k!r}]")
+    elif isinstance(want, (datetime.datetime, datetime.time)):
+        if got.replace(tzinfo=None) != want.replace(tzinfo=None) or got.fold != want.fold:
+            raise Bad(f"{where}: {got!r}, expected {want!r}")
+        same(got.tzinfo, want.tzinfo, where + ".tzinfo")
+    elif isinstance(want, datetime.timezone):
+        if got != want or got.tzname(None) != want.tzname(None):
+            raise Bad(f"{where}: {got!r}, expected {want!r}")
+        if (want is datetime.timezone.utc) != (got is datetime.timezone.utc):
+            raise Bad(f"{where}: {got!r} is not timezone.utc as {want!r} is, or the other way")
+    elif isinstance(want, decimal.Decimal):
+        if str(got) != str(want):
+            raise Bad(f"{where}: {got!r}, expected {want!r}")
+    elif isinstance(want, range):
+        if (got.start, got.stop, got.step) != (want.start, want.stop, want.step):
+            raise Bad(f"{where}: {got!r}, expected {want!r}")
+    elif isinstance(want, slice):
+        same((got.start, got.stop, got.step), (want.start, want.stop, want.step), where)
+    elif isinstance(want, type):
+        if got is not want:
+            raise Bad(f"{where}: {got!r}, expected {want!r}")
+    elif isinstance(want, np.ndarray):
+        same_array(got, want, where)
+    elif isinstance(want, np.generic):
+        if got.dtype != want.dtype:
+            raise Bad(f"{where}: dtype {got.dtype}, expected {want.dtype}")
+        same_array(np.asarray(got), np.asarray(want), where)
     elif got != want:
         raise Bad(f"{where}: {got!r:.60}, expected {want!r:.60}")
+
+
+def same_array(got, want, where):
+    """An ndarray (or a NumPy scalar as a 0-d one) equal to another, types and layout included."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        raise Bad(f"{where}: {got.dtype} {got.shape}, expected {want.dtype} {want.shape}")
+    if (got.flags.c_contiguous, got.flags.f_contiguous) != (want.flags.c_contiguous, want.flags.f_contiguous):
+        raise Bad(f"{where}: memory order differs")
+    if want.dtype == object:
+        for i, (g, w) in enumerate(zip(got.ravel(order="K"), want.ravel(order="K"))):
+            same(g, w, f"{where}.flat[{i}]")
+    elif want.dtype.kind in "fc":
+        # By value: a long double's padding bytes are whatever its memory held.
+        if not np.array_equal(got, want, equal_nan=True):
+            raise Bad(f"{where}: {got!r}, expected {want!r}")
+    elif got.tobytes(order="A") != want.tobytes(order="A"):
+        raise Bad(f"{where}: {got!r}, expected {want!r}")
 
 
 def check_array(what, a, expect):

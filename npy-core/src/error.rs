@@ -152,7 +152,8 @@ pub enum ErrorKind {
 
     /// An object array's pickle that is not decoded: malformed or truncated, trailing bytes
     /// after its `STOP`, a shape that does not match its values, or anything beyond NumPy's
-    /// array reconstruction and plain values — another global (`os.system`), a call of
+    /// arrays and scalars and the data types [`crate::object`] lists — another global
+    /// (`os.system`), a constructor given arguments its pickles never hold, a call of
     /// anything else, an opcode outside the supported set — or a pickle that would take
     /// more memory than [`crate::ReadOptions::max_object_bytes`] allows. Nothing in a pickle
     /// is ever executed.

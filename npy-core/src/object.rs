@@ -1,19 +1,37 @@
-//! Object arrays (dtype `|O`) of plain Python values, read and written without ever
-//! executing a pickle.
+//! Object arrays (dtype `|O`): the Python values people save in them, read and written
+//! without ever executing a pickle.
 //!
 //! `np.save` writes an object array as a normal `.npy` header with descr `'|O'` followed by
 //! a pickle of the array (protocol 4 in NumPy 2). Loading such a pickle in Python runs
 //! whatever it names, which is why `np.load` needs `allow_pickle=True`. Here the pickle is
-//! decoded by a restricted machine that knows only NumPy's array reconstruction and plain
-//! values — `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes`, and lists, tuples
-//! and dicts of them — into [`Object`]s. Any other global (`os.system`, `builtins.eval`),
-//! any call of anything else and any other opcode is an [`ErrorKind::Pickle`] error naming
-//! it and its byte offset; nothing is ever called.
+//! decoded by a restricted machine into [`Object`]s. It knows NumPy's array and scalar
+//! reconstruction and a fixed list of data types ([`globals`]); it interprets their
+//! constructors itself, after checking that their arguments are exactly what CPython
+//! pickles (a `bytearray` of bytes, never of a size; a date that is a date; an inner
+//! array whose bytes are its shape's). Any other global (`os.system`, `builtins.eval`,
+//! `zoneinfo.ZoneInfo`), any call of anything else and any other opcode is an
+//! [`ErrorKind::Pickle`] error naming it and its byte offset; nothing is ever called.
 //!
-//! NumPy scalars inside object arrays (`np.float64(1.5)`, `np.int64(3)`, `np.bool_`,
-//! `np.str_`, `np.bytes_`, complex scalars) become the plain value of the same number or
-//! text: the NumPy scalar type is not kept. Other objects (sets, class instances, nested
-//! ndarrays, datetimes) are errors.
+//! What each Python value reads as:
+//!
+//! | Python | [`Object`] |
+//! |---|---|
+//! | `None`, `bool`, `int`, `float`, `complex`, `str`, `bytes` | `None`, `Bool`, `Int`/`BigInt`, `Float`, `Complex`, `Str`, `Bytes` |
+//! | `list`, `tuple`, `dict` | `List`, `Tuple`, `Dict` (insertion order) |
+//! | an `ndarray` of any dtype but object (a ragged array's rows, `np.save(dict_of_arrays)`'s values) | `Array`: the [`DynArray`] a `.npy` of it gives; a scalar dtype of the other byte order is made native, as NumPy's unpickling makes it |
+//! | an `ndarray` of dtype object (or `StringDType`) | `ObjectArray` |
+//! | NumPy's bool, int, uint, float, complex, `str_` and `bytes_` scalars | the plain value of the same number or text |
+//! | `np.datetime64`, `np.timedelta64` (`NaT` too), a record's `np.void`, `np.longdouble`, `np.clongdouble` | `Scalar`: its dtype and bytes, as a 0-d [`DynArray`] |
+//! | `datetime.date`, `time`, `datetime`, `timedelta`, `timezone` (fixed offsets only) | `Date`, `Time`, `DateTime`, `TimeDelta`, `TimeZone` ([`Date`], [`Time`]...) |
+//! | `decimal.Decimal`, `fractions.Fraction`, `uuid.UUID` | `Decimal` (its text), `Fraction` (lowest terms), `Uuid` (its 128-bit int) |
+//! | `bytearray`, `set`, `frozenset` | `ByteArray`, `Set`, `FrozenSet` (the pickle's order) |
+//! | `collections.OrderedDict`, `Counter` | `OrderedDict`, `Counter` |
+//! | `pathlib`'s `PurePosixPath`, `PosixPath`, `PureWindowsPath`, `WindowsPath` | `Path` ([`PathFlavor`] and parts) |
+//! | `range`, `slice` | `Range`, `Slice` |
+//! | a class among these, as a value (`range` itself) | `Type` |
+//!
+//! Instances of any other class (a `zoneinfo.ZoneInfo` tzinfo, a dataclass, a pandas
+//! object) are refused: building them would run their code.
 //!
 //! NumPy 2's `StringDType` arrays are saved the same way (descr `'|O'`, the array
 //! pickled), their dtype rebuilt by `numpy._core._internal._convert_to_stringdtype_kwargs`,
@@ -41,9 +59,29 @@
 //! Writing produces what `np.save` writes: the header, then a protocol 4 pickle naming
 //! `numpy._core.multiarray._reconstruct` as NumPy 2 does, that `np.load(f,
 //! allow_pickle=True)` turns into the same array (dtype object, shape, order, values and
-//! their Python types). When no Python object appears twice in the array it is byte for
-//! byte `np.save`'s output (NumPy memoises repeated objects, CPython's shared
-//! one-character strings included; the values are the same either way).
+//! their Python types). Every [`Object`] is written as CPython 3.11's C pickler writes the
+//! Python value: the standard library's types as their `__reduce_ex__(4)` gives them
+//! (`datetime.date(b'...')`, `Decimal('1.50')`, `UUID` by `NEWOBJ` and its `{'int': ...}`
+//! state, sets by `EMPTY_SET` and `ADDITEMS`, `OrderedDict()` then its items, `Counter`
+//! of a dict, a path of its parts, a class as its global), nested arrays as
+//! `ndarray.__reduce__` gives them (`_reconstruct`, then the shape, dtype, `is_fortran`
+//! and the raw bytes in that order, or an object array's values as a list), NumPy scalars
+//! as `scalar(dtype, bytes)`. The memo follows CPython's objects: what it keeps one of
+//! (one-character strs, `b''` and one-byte bytes NumPy makes, interned module names and
+//! path parts, `timezone.utc`, NumPy's builtin dtypes) is written once and fetched after.
+//! So when no other Python object appears twice in the array the file is byte for byte
+//! `np.save`'s output (NumPy memoises repeated objects; the values are the same either
+//! way). Two things vary in NumPy's own output: the padding bytes of a long double
+//! (whatever its memory held: a `Scalar` or `Array` keeps the bytes it is given), and
+//! whether `collections.Counter`'s module name is the interned `'collections'` that
+//! `OrderedDict` names (it depends on what the process imported first; what a plain
+//! interpreter writes is written). A value Python would refuse to build (an invalid date or
+//! time, a `Decimal` whose text `Decimal()` does not read, a `Fraction` of non-ints or with
+//! a zero denominator, a `range` of non-ints or with a zero step, a class other than the
+//! types listed above, a scalar of str, bytes or subarray dtype), a dict key or set item
+//! Python cannot hash, or values nested deeper than [`MAX_DEPTH`] (sets, dicts, arrays,
+//! and the parts of a `Fraction`, `range` or `slice` count as lists do) is an
+//! [`ErrorKind::InvalidValue`] naming the element.
 //!
 //! | task | API |
 //! |---|---|
@@ -139,7 +177,8 @@ pub enum Object {
     Dict(Vec<(Object, Object)>),
     /// An ndarray of any dtype but object inside an object array (the rows of a ragged
     /// array, the values of `np.save(dict_of_arrays)`): the same [`DynArray`] a `.npy`
-    /// file gives, byte order and Fortran order as pickled.
+    /// file gives, in Fortran order if pickled so; a scalar dtype of the other byte order
+    /// reads as native, as NumPy's unpickling makes it (and is written as it is held).
     Array(Box<DynArray>),
     /// An object array inside an object array.
     ObjectArray(Box<Array<Object>>),
@@ -782,8 +821,9 @@ pub(crate) fn into_array(
 }
 
 /// The `(module, name)` of every global an object array's pickle may name — NumPy's
-/// array and scalar reconstruction, `numpy.dtype`, `complex`, `bytes`, `_codecs.encode` and
-/// NumPy 2's `StringDType` arguments; [`check_pickle`] refuses any other.
+/// array and scalar reconstruction, `numpy.dtype`, NumPy 2's `StringDType` arguments,
+/// `_codecs.encode`, and the data types the module's table lists (under their Python 2
+/// and Python 3.13 names too); [`check_pickle`] refuses any other.
 ///
 /// # Examples
 /// ```
@@ -796,8 +836,8 @@ pub fn globals() -> impl Iterator<Item = (&'static str, &'static str)> {
     pickle::GLOBALS.iter().map(|&(module, name, _)| (module, name))
 }
 
-/// Checks that `bytes` hold the pickle of an object array of plain values that
-/// [`from_pickle`] decodes, without building the values, and gives the array's shape: for
+/// Checks that `bytes` hold the pickle of an object array that [`from_pickle`] decodes,
+/// without building the values, and gives the array's shape: for
 /// callers that have another unpickler build them, one that names nothing but
 /// [`globals`] (the `npy` Python package has CPython's build NumPy's own array, NumPy
 /// scalar types and shared values included, once this has said yes).
@@ -910,7 +950,7 @@ pub fn check_pickle_prefix_with(
 }
 
 /// An object array's pickle as its file holds it, checked by the restricted decoder
-/// ([`check_pickle`]: plain values only, the header's shape) but not decoded: for callers
+/// ([`check_pickle`]: the values the module lists, the header's shape) but not decoded: for callers
 /// that have another unpickler, one that names nothing but [`globals`], build the values
 /// (the `npy` Python package has CPython's). Read it as any array, with
 /// [`NpyReader::read`](crate::NpyReader::read) or an archive's
@@ -959,7 +999,7 @@ impl CheckedPickle {
 /// shape, and its values in the order the pickle's `is_fortran` flag says.
 ///
 /// # Errors
-/// [`ErrorKind::Pickle`] for anything but an object array of plain values (see the
+/// [`ErrorKind::Pickle`] for anything but an object array of the values the module lists (see the
 /// module), a truncated or malformed pickle, bytes after its `STOP`, or one over the
 /// memory budget (the default of [`ReadOptions::max_object_bytes`]).
 ///
@@ -995,22 +1035,37 @@ pub fn from_pickle_with(bytes: &[u8], options: &ReadOptions) -> Result<Array<Obj
 }
 
 /// The pickle `np.save` writes after the header of an object array (protocol 4): what
-/// `pickle.loads` turns into the same array (dtype object, shape, order, values).
+/// `pickle.loads` turns into the same array (dtype object, shape, order, values). Each
+/// value is written as CPython pickles the Python value: datetimes, `Decimal`,
+/// `Fraction`, `UUID`, sets, `OrderedDict`, `Counter`, paths, `range`, `slice` and
+/// classes by their `__reduce_ex__(4)`, nested ndarrays and object arrays by
+/// `ndarray.__reduce__`, NumPy scalars as `scalar(dtype, bytes)` (see the module).
 ///
 /// # Errors
 /// [`ErrorKind::InvalidValue`] naming the element (storage index) that cannot be written:
-/// nesting deeper than [`MAX_DEPTH`], a dict key Python cannot hash, a `BigInt` whose text
-/// is not an int or has more than 4300 digits.
+/// nesting deeper than [`MAX_DEPTH`], a dict key or set item Python cannot hash, a
+/// `BigInt` whose text is not an int or has more than 4300 digits, a value Python would
+/// refuse to build (an invalid date, time, timedelta or timezone offset, a `Decimal` text
+/// `Decimal()` does not read, a `Fraction` of non-ints or over zero, a `range` of non-ints
+/// or of step zero, a class outside the standard types object arrays hold, a `Scalar` that
+/// is not 0-d or is of a str, bytes or subarray dtype).
 ///
 /// # Examples
 /// ```
-/// use npy_core::object::{to_pickle, Object};
+/// use npy_core::object::{to_pickle, Date, Object};
 /// use npy_core::prelude::*;
 ///
 /// let a = Array::from_shape_vec(vec![1], vec![Object::None])?;
 /// let p = to_pickle(&a)?;
 /// assert!(p.starts_with(b"\x80\x04\x95"));
 /// assert!(p.ends_with(b"N\x61t\x94b."));
+/// // datetime.date(2020, 1, 2): the class called with its state bytes.
+/// let d = Array::from_shape_vec(vec![1], vec![Object::Date(Date { year: 2020, month: 1, day: 2 })])?;
+/// let p = to_pickle(&d)?;
+/// let date = b"\x8c\x04date\x94\x93\x94C\x04\x07\xe4\x01\x02\x94\x85\x94R";
+/// assert!(p.windows(date.len()).any(|w| w == date));
+/// let bad = Array::from_shape_vec(vec![1], vec![Object::Date(Date { year: 2021, month: 2, day: 29 })])?;
+/// assert!(to_pickle(&bad).unwrap_err().to_string().contains("not a valid date"));
 /// # Ok::<(), npy_core::Error>(())
 /// ```
 pub fn to_pickle(array: &Array<Object>) -> Result<Vec<u8>> {

@@ -26,6 +26,7 @@ pub struct ReadOptions {
     max_header_size: usize,
     max_object_bytes: Option<usize>,
     python2_strings: Python2Strings,
+    safe_globals: Vec<(String, String)>,
 }
 
 impl Default for ReadOptions {
@@ -34,6 +35,7 @@ impl Default for ReadOptions {
             max_header_size: DEFAULT_MAX_HEADER_SIZE,
             max_object_bytes: None,
             python2_strings: Python2Strings::Ascii,
+            safe_globals: Vec::new(),
         }
     }
 }
@@ -117,6 +119,39 @@ impl ReadOptions {
     pub fn python2_strings(&mut self, strings: Python2Strings) -> &mut Self {
         self.python2_strings = strings;
         self
+    }
+
+    /// Classes of the caller's own, by `(module, qualified name)`, that a pickle's check
+    /// ([`crate::object::check_pickle_with`]) lets through, for callers whose unpickler
+    /// builds the values: an instance made by calling one of them (`REDUCE`, `NEWOBJ`,
+    /// then any `BUILD`) passes with any arguments, which are checked as any value is.
+    /// Building one runs that class's code, so name only classes you trust with the files
+    /// you read. Decoding into [`crate::Object`]s cannot build them and refuses them. Default:
+    /// none (the Python package's `npy.add_safe_globals` and `npy.safe_globals` set it).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::object::check_pickle_with;
+    /// use npy_core::ReadOptions;
+    ///
+    /// // np.array([Point(1, 2)], dtype=object) pickled by np.save, Point a namedtuple of
+    /// // module `geo`: its pickle calls geo.Point(1, 2).
+    /// let pickle = b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x16numpy._core.multiarray\x8c\x0c_reconstruct\x93\x8c\x05numpy\x8c\x07ndarray\x93K\x00\x85C\x01b\x87R(K\x01K\x01\x85\x8c\x05numpy\x8c\x05dtype\x93\x8c\x02O8\x89\x88\x87R(K\x03\x8c\x01|NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb\x89]\x8c\x03geo\x8c\x05Point\x93K\x01K\x02\x86Ratb.";
+    /// assert!(check_pickle_with(pickle, &ReadOptions::new()).is_err());
+    /// let trusted = ReadOptions::new().safe_globals([("geo", "Point")]).clone();
+    /// assert_eq!(check_pickle_with(pickle, &trusted)?, [1]);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn safe_globals<M: Into<String>, N: Into<String>>(
+        &mut self,
+        globals: impl IntoIterator<Item = (M, N)>,
+    ) -> &mut Self {
+        self.safe_globals = globals.into_iter().map(|(m, n)| (m.into(), n.into())).collect();
+        self
+    }
+
+    pub(crate) fn safe_global_names(&self) -> &[(String, String)] {
+        &self.safe_globals
     }
 
     pub(crate) fn object_limit(&self) -> Option<usize> {

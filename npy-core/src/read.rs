@@ -465,9 +465,9 @@ impl<R: Read> NpyReader<R> {
         let decoded = match self.source.available() {
             Some(len) => {
                 let source = io::BufReader::with_capacity(64 << 10, (&mut self.reader).take(len));
-                pickle::decode(source, base, Some(len), self.pickle)?
+                pickle::decode(source, base, Some(len), self.pickle.clone())?
             }
-            None => pickle::decode(&mut self.reader, base, None, self.pickle)?,
+            None => pickle::decode(&mut self.reader, base, None, self.pickle.clone())?,
         };
         self.position = self.elements;
         self.finish_source()?;
@@ -497,7 +497,7 @@ impl<R: Read> NpyReader<R> {
                 self.reader.read_to_end(&mut bytes)?;
             }
         }
-        let (shape, _) = pickle::check(&bytes, base, self.pickle, true, &mut |_| true)?;
+        let (shape, _) = pickle::check(&bytes, base, self.pickle.clone(), true, &mut |_| true)?;
         if shape != self.header.shape {
             return Err(Error::pickle(
                 base,

@@ -34,7 +34,9 @@ pub struct ArrayBytes<'py> {
 }
 
 impl<'py> ArrayBytes<'py> {
-    /// The bytes of `array`.
+    /// The bytes of `array` (of a subclass's too: its memory, as a plain `ndarray` views
+    /// it, whatever the subclass does to `ravel` and `view`, as `np.matrix` and
+    /// `np.ma.MaskedArray` do).
     ///
     /// # Errors
     /// Any error NumPy raises viewing or copying the array.
@@ -45,11 +47,14 @@ impl<'py> ArrayBytes<'py> {
             return Ok(ArrayBytes { fortran_order, data: None });
         }
         let numpy = py.import("numpy")?;
-        let contiguous = if array.is_contiguous() {
+        let ndarray = numpy.getattr("ndarray")?;
+        let plain = if array.get_type().is(&ndarray) {
             array.clone().into_any()
         } else {
-            numpy.getattr("ascontiguousarray")?.call1((array,))?
+            ndarray.getattr("view")?.call1((array, &ndarray))?
         };
+        let contiguous =
+            if array.is_contiguous() { plain } else { numpy.getattr("ascontiguousarray")?.call1((plain,))? };
         let kwargs = PyDict::new(py);
         kwargs.set_item("order", "K")?;
         let flat = contiguous.call_method("ravel", (), Some(&kwargs))?;

@@ -49,8 +49,10 @@ fn to_object<'py>(np_dtype: &Bound<'py, PyAny>, dtype: &DType, depth: usize) -> 
     match dtype {
         DType::Scalar(s) => np_dtype.call1((s.type_str(),)),
         DType::SubArray(a) => {
-            let base = to_object(np_dtype, a.flat_base(), depth + 1)?;
-            np_dtype.call1(((base, PyTuple::new(py, a.flat_shape())?),))
+            // Nested as given: NumPy keeps `(('<f8', (5,)), (2,))` apart from `('<f8', (2, 5))`
+            // (they are different dtypes; arrays of the one do not compare with the other).
+            let base = to_object(np_dtype, a.base(), depth + 1)?;
+            np_dtype.call1(((base, PyTuple::new(py, a.shape())?),))
         }
         DType::Record(r) => {
             let spec = PyDict::new(py);

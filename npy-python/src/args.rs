@@ -1,10 +1,11 @@
 //! `np.load`'s arguments as the readers need them ([`LoadArgs`]), shared by plain loads
 //! ([`crate::load`]) and archives ([`crate::npz`]).
 
-use npy_core::{Python2Strings, ReadOptions};
+use npy_core::{Error, Python2Strings, ReadOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use crate::errors::{holds_objects, to_python};
 use crate::unpickle::{refused_by_allow_pickle, PickleArgs};
 
 /// NumPy's `max_header_size` default (`numpy.lib.format._MAX_HEADER_SIZE`).
@@ -15,7 +16,7 @@ pub(crate) const MAX_HEADER_SIZE: usize = 10_000;
 pub(crate) struct LoadArgs {
     /// `np.memmap`'s spelling of the mode, if mapping.
     pub(crate) mmap_mode: Option<&'static str>,
-    /// `None` (npy's default) and `True` load object arrays of plain values; `False`
+    /// `None` (npy's default) and `True` load object arrays of data; `False`
     /// refuses them, as NumPy.
     pub(crate) allow_pickle: Option<bool>,
     pub(crate) pickle: PickleArgs,
@@ -28,7 +29,7 @@ impl Default for LoadArgs {
         LoadArgs {
             mmap_mode: None,
             allow_pickle: None,
-            pickle: PickleArgs { fix_imports: true, encoding: "ASCII".into() },
+            pickle: PickleArgs { fix_imports: true, encoding: "ASCII".into(), safe_globals: Vec::new() },
             max_header_size: MAX_HEADER_SIZE,
         }
     }
@@ -61,7 +62,18 @@ impl LoadArgs {
             "bytes" => Python2Strings::Bytes,
             _ => Python2Strings::Latin1,
         });
+        options.safe_globals(self.pickle.safe_globals.iter().cloned());
         options
+    }
+
+    /// `e`, met reading under these arguments, as the exception to raise: under
+    /// `allow_pickle=False`, a dtype holding Python objects anywhere (records with object
+    /// fields too) is NumPy's refusal of object arrays; else as [`to_python`] gives it.
+    pub(crate) fn error(&self, e: Error) -> PyErr {
+        if self.allow_pickle == Some(false) && holds_objects(&e) {
+            return refused_by_allow_pickle();
+        }
+        to_python(e)
     }
 
     /// Refuses object arrays under `allow_pickle=False`.

@@ -24,9 +24,10 @@ pub(crate) fn from_dyn(py: Python<'_>, array: DynArray) -> PyResult<Bound<'_, Py
     kwargs.set_item("order", order(array.fortran_order()))?;
     if array.data().is_empty() {
         // Nothing to hand over (no elements, or elements of no bytes), which a byte view
-        // cannot be reshaped from.
+        // cannot be reshaped from. np.ndarray, not np.empty, which makes `S0` `S1` (NumPy
+        // reads such arrays as an ndarray of `S0`).
         kwargs.set_item("dtype", dtype)?;
-        return py.import("numpy")?.getattr("empty")?.call((shape,), Some(&kwargs));
+        return py.import("numpy")?.getattr("ndarray")?.call((shape,), Some(&kwargs));
     }
     let bytes = PyArray1::from_vec(py, array.into_data());
     bytes.call_method1("view", (dtype,))?.call_method("reshape", (shape,), Some(&kwargs))

@@ -7,11 +7,19 @@
 //!   fails to load), saying how to load a file one trusts with NumPy;
 //! - a broken archive (its zip structure, a member's CRC-32 or size) read is
 //!   `npy.BadNpzFile`, both a `ValueError` and the `zipfile.BadZipFile` NumPy raises;
+//! - a header over `max_header_size` is NumPy's `ValueError`, in NumPy's words (which name
+//!   Python's arguments; npy-core's message names its Rust options);
+//! - a record or subarray holding Python objects (which NumPy pickles and npy never
+//!   unpickles) is `npy.UnsafePickleError`, saying so without naming npy-core's API;
 //! - anything else as npy-pyo3's `py_err` gives it (`OSError`s with errno and filename,
 //!   `ValueError`s naming the file).
+//!
+//! Messages given in NumPy's words keep npy's naming of the file (`reading 'a.npz',
+//! member 'x.npy': `) before them, so that NumPy's text is in the message as it is.
 
 use npy_core::{Access, Error, ErrorKind};
 use npy_pyo3::py_err;
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi::c_str;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -27,9 +35,10 @@ import zipfile
 
 
 class UnsafePickleError(ValueError, pickle.UnpicklingError):
-    """A pickle that npy's restricted decoder refuses: it holds more than NumPy arrays of
-    plain values, or is not a valid pickle. npy never runs a pickle; a file you trust
-    loads with ``numpy.load(file, allow_pickle=True)``."""
+    """A pickle that npy's restricted decoder refuses: it holds more than data (plain
+    values, arrays, NumPy scalars, the standard library's data types), or is not a valid
+    pickle. npy never runs a pickle; a file you trust loads with
+    ``numpy.load(file, allow_pickle=True)``."""
 
 
 class BadNpzFile(ValueError, zipfile.BadZipFile):
@@ -72,15 +81,75 @@ pub(crate) fn to_python(e: Error) -> PyErr {
     }
     match e.kind() {
         ErrorKind::Pickle { .. } => Python::attach(|py| {
-            let message =
-                format!("{e}; npy never runs a pickle: load a file you trust with numpy.load(file, allow_pickle=True)");
+            let message = format!(
+                "{e}; npy never runs a pickle: let a class you trust through with npy.safe_globals([cls]), or \
+                 load a file you trust with numpy.load(file, allow_pickle=True)"
+            );
             unsafe_pickle(py, message)
         }),
         ErrorKind::Npz { .. } if e.access() != Some(Access::Write) => {
             Python::attach(|py| raised(py, "BadNpzFile", e.to_string()))
         }
+        ErrorKind::HeaderTooLarge { len, .. } => {
+            PyValueError::new_err(format!("{}{}", context(&e), header_too_large(*len)))
+        }
+        _ if holds_objects(&e) => Python::attach(|py| {
+            let ErrorKind::UnsupportedDtype { descr, .. } = e.kind() else { unreachable!("holds_objects checked it") };
+            let message = format!(
+                "{}the dtype holds Python objects in records or subarrays ({descr}), which NumPy pickles; \
+                 npy never runs a pickle: load a file you trust with numpy.load(file, allow_pickle=True)",
+                context(&e)
+            );
+            unsafe_pickle(py, message)
+        }),
         _ => py_err(e),
     }
+}
+
+/// Whether `e` refuses a dtype for the Python objects in it (records with object fields,
+/// subarrays of objects): data NumPy pickles.
+pub(crate) fn holds_objects(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::UnsupportedDtype { descr, .. } if descr.contains("|O"))
+}
+
+/// What `e`'s message says before what happened: the file and member it names
+/// (`reading 'a.npz', member 'x.npy': `), or nothing.
+pub(crate) fn context(e: &Error) -> String {
+    let full = e.to_string();
+    let what = e.kind().to_string();
+    full.strip_suffix(what.as_str()).unwrap_or_default().to_string()
+}
+
+/// [`to_python`] for npy's own readers of headers (`npy.open`, `npy.dask`,
+/// `npy.virtualizarr`), which take `max_header_size` but no `allow_pickle`: a long
+/// header's message names the one argument there is.
+pub(crate) fn to_python_without_pickle(e: Error) -> PyErr {
+    if let ErrorKind::HeaderTooLarge { len, .. } = e.kind() {
+        return PyValueError::new_err(format!(
+            "{}{}\nTo allow loading, adjust `max_header_size`.",
+            context(&e),
+            header_too_large_first(*len)
+        ));
+    }
+    to_python(e)
+}
+
+/// NumPy's message for a header of `len` bytes over `max_header_size`
+/// (`_read_array_header` in `numpy/lib/_format_impl.py`, NumPy 2.4). NumPy counts the
+/// header's characters, npy its bytes: they differ only for a format 3.0 header holding
+/// characters beyond ASCII.
+fn header_too_large(len: u64) -> String {
+    format!(
+        "{}\n\
+         To allow loading, adjust `max_header_size` or fully trust the `.npy` file using `allow_pickle=True`.\n\
+         For safety against large resource use or crashes, sandboxing may be necessary.",
+        header_too_large_first(len)
+    )
+}
+
+/// The first line of [`header_too_large`].
+fn header_too_large_first(len: u64) -> String {
+    format!("Header info length ({len}) is large and may not be safe to load securely.")
 }
 
 /// NumPy's warning for a header written on Python 2 (`numpy/lib/_format_impl.py`), at the

@@ -56,7 +56,7 @@ fn load_args(
     Ok(LoadArgs {
         mmap_mode: map_mode(mmap_mode)?,
         allow_pickle,
-        pickle: PickleArgs { fix_imports, encoding },
+        pickle: PickleArgs { fix_imports, encoding, safe_globals: crate::unpickle::safe_globals() },
         max_header_size,
     })
 }
@@ -207,6 +207,7 @@ fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyR
 #[pyo3(name = "_npy")]
 fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_from_path, m)?)?;
+    m.add_function(wrap_pyfunction!(unpickle::_set_safe_globals, m)?)?;
     m.add_function(wrap_pyfunction!(load_from_file, m)?)?;
     m.add_function(wrap_pyfunction!(open_npz, m)?)?;
     m.add_function(wrap_pyfunction!(map_npy, m)?)?;

@@ -7,8 +7,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use npy_core::header::Header;
-use npy_core::{DynArray, NpyReader, ReadOptions};
+use npy_core::header::{shape_repr, Header};
+use npy_core::{DynArray, ErrorKind, NpyReader, ReadOptions};
 use npy_pyo3::to_numpy;
 use pyo3::exceptions::{PyEOFError, PyValueError};
 use pyo3::prelude::*;
@@ -74,7 +74,17 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
                 let (header, offset) = header_at(py, &path, &options)?;
                 return memmap(file, &header, offset, mode).map(Loaded::Array);
             }
-            let reader = py.detach(|| NpyReader::from_path_with(&path, &options)).map_err(to_python)?;
+            let reader = match py.detach(|| NpyReader::from_path_with(&path, &options)) {
+                Ok(reader) => reader,
+                Err(e) if matches!(e.kind(), ErrorKind::Truncated { .. }) => return Err(truncated_path(py, &path, e)),
+                Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {
+                    return Err(match short_header_of_path(py, &path) {
+                        Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
+                        None => args.error(e),
+                    });
+                }
+                Err(e) => return Err(args.error(e)),
+            };
             if reader.python2_header() {
                 crate::errors::warn_python2_header(py)?;
             }
@@ -90,6 +100,60 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
     }
 }
 
+/// The longest preamble: magic, version and a 4-byte header length.
+const PREAMBLE: usize = 12;
+
+/// NumPy's message for a `.npy` file that ends before its header does (`_read_bytes` in
+/// `numpy/lib/_format_impl.py`), given the file's first bytes (`start`, up to
+/// [`PREAMBLE`]) and its length from there (`len`); `None` when it does not end there.
+fn short_header(start: &[u8], len: u64) -> Option<String> {
+    let eof =
+        |what: &str, expected: usize, got: u64| format!("EOF: reading {what}, expected {expected} bytes got {got}");
+    if len < 8 {
+        return Some(eof("magic string", 8, len));
+    }
+    let version = npy_core::header::Version::from_magic(start.get(..8)?).ok()?;
+    let field = version.len_field_size();
+    let got = len - 8;
+    if got < field as u64 {
+        return Some(eof("array header length", field, got));
+    }
+    let header_len = version.decode_header_len(start.get(8..8 + field)?).ok()?;
+    let got = len - version.preamble_len() as u64;
+    (got < header_len as u64).then(|| eof("array header", header_len, got))
+}
+
+/// NumPy's error for the `.npy` file at `path` whose data ends early (`e`, a
+/// [`ErrorKind::Truncated`]): `np.load` reads an OS file's data with `np.fromfile`, and
+/// says how many of the elements the file held.
+fn truncated_path(py: Python<'_>, path: &Path, e: npy_core::Error) -> PyErr {
+    let ErrorKind::Truncated { found, .. } = *e.kind() else { return to_python(e) };
+    // The header, read again without the length check that refused the file.
+    let header = py.detach(|| {
+        let file = npy_core::open_file(path)?;
+        NpyReader::from_reader_with(std::io::BufReader::new(file), ReadOptions::new().max_header_size(usize::MAX))
+            .map(|r| r.header().clone())
+    });
+    match header {
+        Ok(header) => {
+            let read = usize::try_from(found).unwrap_or(usize::MAX) / header.dtype.itemsize().max(1);
+            PyValueError::new_err(format!("{}{}", crate::errors::context(&e), fewer_elements(&header, read)))
+        }
+        Err(_) => to_python(e),
+    }
+}
+
+/// NumPy's message for an array of which only `read` elements were in the file
+/// (`read_array` in `numpy/lib/_format_impl.py`).
+fn fewer_elements(header: &Header, read: usize) -> String {
+    let count = header.shape.iter().product::<usize>();
+    format!(
+        "Failed to read all data for array. Expected {} = {count} elements, could only read {read} elements. \
+         (file seems not fully written?)",
+        shape_repr(&header.shape)
+    )
+}
+
 /// A `.npy` file's header and data offset, for a map of it (opening it checks that the
 /// file holds all the data the header calls for); object arrays refused as NumPy refuses
 /// them.
@@ -103,6 +167,16 @@ pub(crate) fn header_at(py: Python<'_>, path: &Path, options: &ReadOptions) -> P
         Err(e) if matches!(e.kind(), npy_core::ErrorKind::UnsupportedDtype { descr, .. } if descr.contains("|O")) => {
             Err(unmappable())
         }
+        // NumPy's message is Python's mmap's.
+        Err(e) if matches!(e.kind(), npy_core::ErrorKind::Truncated { .. }) => Err(PyValueError::new_err(format!(
+            "{}mmap length is greater than file size ({})",
+            crate::errors::context(&e),
+            e.kind()
+        ))),
+        Err(e) if matches!(e.kind(), npy_core::ErrorKind::Format { .. }) => Err(match short_header_of_path(py, path) {
+            Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
+            None => to_python(e),
+        }),
         Err(e) => Err(to_python(e)),
         Ok((header, _)) if header.dtype.has_object() => Err(unmappable()),
         Ok(found) => Ok(found),
@@ -129,8 +203,16 @@ fn pickle_file(args: &LoadArgs, name: &str) -> PyErr {
 
 /// `np.load(file, ...)` of a file object, from its current position.
 pub(crate) fn load_file<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &LoadArgs) -> PyResult<Loaded<'py>> {
-    let magic = file.call_method1("read", (6,))?;
-    let magic: Vec<u8> = magic.extract()?;
+    // Six bytes, or as many as there are: a read may give fewer than asked for and more
+    // be left (a pipe, a socket), where np.load's one read takes a short read for all.
+    let mut magic: Vec<u8> = Vec::with_capacity(6);
+    while magic.len() < 6 {
+        let got: Vec<u8> = file.call_method1("read", (6 - magic.len(),))?.extract()?;
+        if got.is_empty() {
+            break;
+        }
+        magic.extend_from_slice(&got);
+    }
     if magic.is_empty() {
         return Err(PyEOFError::new_err("No data left in file"));
     }
@@ -165,8 +247,22 @@ fn read_npy_from<'py>(
         None => e,
     };
     let options = args.read_options(None);
-    let reader =
-        NpyReader::from_reader_with(PyFile::at_its_position(file), &options).map_err(|e| to_python(located(e)))?;
+    let start: Option<u64> = match file.call_method0("seekable").and_then(|s| s.is_truthy()) {
+        Ok(true) => file.call_method0("tell").and_then(|at| at.extract()).ok(),
+        _ => None,
+    };
+    let reader = match NpyReader::from_reader_with(PyFile::at_its_position(file), &options) {
+        Ok(reader) => reader,
+        Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {
+            let message = start.and_then(|start| short_header_at(file, start));
+            let e = located(e);
+            return Err(match message {
+                Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
+                None => args.error(e),
+            });
+        }
+        Err(e) => return Err(args.error(located(e))),
+    };
     let header = reader.header().clone();
     if reader.python2_header() {
         crate::errors::warn_python2_header(py)?;
@@ -179,13 +275,58 @@ fn read_npy_from<'py>(
         DataError::Python(e) => e,
         DataError::Short { expected, found } => {
             let what = name.map_or_else(String::new, |p| format!("{}: ", p.display()));
-            PyValueError::new_err(format!(
-                "{what}Failed to read all data for array. Expected {} bytes of data, could only read {found}. \
-                 (file seems not fully written?)",
-                expected
-            ))
+            let message = match is_os_file(py, file) {
+                Ok(true) => fewer_elements(&header, found / header.dtype.itemsize().max(1)),
+                Ok(false) => short_read(&header, expected, found),
+                Err(e) => return e,
+            };
+            PyValueError::new_err(format!("{what}{message}"))
         }
     })
+}
+
+/// [`short_header`] of the `.npy` file at `path`.
+fn short_header_of_path(py: Python<'_>, path: &Path) -> Option<String> {
+    let (start, len) = py
+        .detach(|| -> std::io::Result<(Vec<u8>, u64)> {
+            let file = std::fs::File::open(path)?;
+            let len = file.metadata()?.len();
+            let mut start = Vec::with_capacity(PREAMBLE);
+            file.take(PREAMBLE as u64).read_to_end(&mut start)?;
+            Ok((start, len))
+        })
+        .ok()?;
+    short_header(&start, len)
+}
+
+/// [`short_header`] of the `.npy` file at `start` in the seekable `file`; `None` also
+/// when the file cannot say (a `GzipFile` seeks to no end).
+fn short_header_at(file: &Bound<'_, PyAny>, start: u64) -> Option<String> {
+    file.call_method1("seek", (start,)).ok()?;
+    let preamble: Vec<u8> = file.call_method1("read", (PREAMBLE,)).ok()?.extract().ok()?;
+    let end: u64 = file.call_method1("seek", (0, 2)).ok()?.extract().ok()?;
+    short_header(&preamble, end.saturating_sub(start))
+}
+
+/// Whether NumPy reads `file` as an OS file (`isfileobj` in `numpy/lib/_format_impl.py`:
+/// an `io.FileIO`, `io.BufferedReader` or `io.BufferedWriter` with a file descriptor).
+fn is_os_file(py: Python<'_>, file: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let io = py.import("io")?;
+    let classes =
+        PyTuple::new(py, [io.getattr("FileIO")?, io.getattr("BufferedReader")?, io.getattr("BufferedWriter")?])?;
+    Ok(file.is_instance(&classes)? && file.call_method0("fileno").is_ok())
+}
+
+/// NumPy's message for the data of an array, `expected` bytes, ending after `found` in a
+/// file object that is not an OS file: NumPy reads it in pieces of up to 256 KiB of whole
+/// elements (`BUFFER_SIZE`), and names the piece it could not complete.
+fn short_read(header: &Header, expected: usize, found: usize) -> String {
+    const BUFFER_SIZE: usize = 1 << 18;
+    let itemsize = header.dtype.itemsize().max(1);
+    let piece = BUFFER_SIZE / itemsize.min(BUFFER_SIZE) * itemsize;
+    let start = found / piece * piece;
+    let size = piece.min(expected - start);
+    format!("EOF: reading array data, expected {size} bytes got {}", found - start)
 }
 
 /// Why the data of an array could not be read from a file object.

@@ -147,7 +147,7 @@ impl NpzReader {
             guard.as_mut().map(f)
         });
         match result {
-            Some(result) => result.map_err(to_python),
+            Some(result) => result.map_err(|e| self.args.error(e)),
             None => Err(PyValueError::new_err(format!("{}: the archive is closed", self.label))),
         }
     }

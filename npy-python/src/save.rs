@@ -63,7 +63,7 @@ impl<'py> Prepared<'py> {
         let bytes = pickle.as_bytes();
         if let Err(e) = py.detach(|| from_pickle_with(bytes, &options).map(drop)) {
             return Err(PyTypeError::new_err(format!(
-                "{what}: npy.save writes object arrays of plain values only (use np.save for others): {e}"
+                "{what}: npy.save writes only object arrays that npy.load reads back (use np.save for others): {e}"
             )));
         }
         Ok(Prepared::Pickled { header, pickle })

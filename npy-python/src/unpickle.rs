@@ -24,6 +24,20 @@ use pyo3::types::{PyBytes, PyFrozenSet, PySlice, PyTuple};
 static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 /// `globals()` as a frozenset of `(module, name)`.
 static ALLOWED: PyOnceLock<Py<PyFrozenSet>> = PyOnceLock::new();
+/// The user's safe globals (`npy.add_safe_globals`, `npy.safe_globals`): `(module,
+/// qualified name)` of classes whose code the user trusts to run while loading.
+static SAFE_GLOBALS: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// The safe globals now in force.
+pub(crate) fn safe_globals() -> Vec<(String, String)> {
+    SAFE_GLOBALS.lock().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// Replaces the safe globals (the Python package keeps the objects and their order).
+#[pyfunction]
+pub(crate) fn _set_safe_globals(names: Vec<(String, String)>) {
+    *SAFE_GLOBALS.lock().unwrap_or_else(PoisonError::into_inner) = names;
+}
 
 const CODE: &std::ffi::CStr = c_str!(
     r#"
@@ -77,6 +91,9 @@ fn module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
 pub(crate) struct PickleArgs {
     pub(crate) fix_imports: bool,
     pub(crate) encoding: String,
+    /// The safe globals in force when the load began (both the check and the unpickler
+    /// take these, whatever changes meanwhile).
+    pub(crate) safe_globals: Vec<(String, String)>,
 }
 
 /// What the check has approved so far, shared by the thread that checks and the [`Feeder`]
@@ -282,13 +299,20 @@ pub(crate) fn build<'py>(
         let pairs = globals().map(|(module, name)| PyTuple::new(py, [module, name])).collect::<PyResult<Vec<_>>>()?;
         PyFrozenSet::new(py, &pairs).map(Bound::unbind)
     })?;
+    // The check that approved these bytes took the safe globals of `args`: the same here.
+    let allowed = if args.safe_globals.is_empty() {
+        allowed.bind(py).clone()
+    } else {
+        let extra = args.safe_globals.iter().map(|(m, n)| PyTuple::new(py, [m, n])).collect::<PyResult<Vec<_>>>()?;
+        let all = pyo3::types::PySet::new(py, &extra)?;
+        for pair in allowed.bind(py).iter() {
+            all.add(pair)?;
+        }
+        PyFrozenSet::new(py, all.iter())?
+    };
     let feeder = Bound::new(py, Feeder::new(data, approval))?;
-    let unpickler = module(py)?.getattr("Unpickler")?.call1((
-        feeder,
-        allowed.bind(py),
-        args.fix_imports,
-        args.encoding.as_str(),
-    ))?;
+    let unpickler =
+        module(py)?.getattr("Unpickler")?.call1((feeder, &allowed, args.fix_imports, args.encoding.as_str()))?;
     module(py)?.getattr("load")?.call1((unpickler,)).map_err(|e| {
         if e.is_instance_of::<PyUnicodeError>(py) {
             // np.load's message (numpy/lib/_format_impl.py, read_array).

@@ -1,6 +1,7 @@
 """Where the files under test are: NumPy's corpus (NPY_CORPUS, default
 ../shared/corpus/public beside the clone) and the repository's tests/data; and `same`, which
-runs a test's code with NumPy's functions and with npy's and compares what each did."""
+runs a test's code with NumPy's functions and with npy's and compares what each did; and the
+collection of NumPy's own tests (test_numpy_suite.py)."""
 
 import os
 import shutil
@@ -83,3 +84,21 @@ def http(tmp_path):
         server.shutdown()
         server.server_close()
         thread.join(10)
+
+
+def pytest_configure(config):
+    # The marks of NumPy's own tests, which test_numpy_suite.py runs.
+    for mark in ("slow", "slow_pypy", "thread_unsafe(reason)"):
+        config.addinivalue_line("markers", f"{mark}: a mark of NumPy's test suite")
+
+
+def pytest_collection_modifyitems(config, items):
+    """NumPy's own tests (test_numpy_suite.py) as that module's `judge` decides: some
+    deselected, some expected to fail."""
+    kept, dropped = [], []
+    for item in items:
+        judge = getattr(getattr(item, "module", None), "judge", None)
+        (dropped if judge is not None and judge(item) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept

@@ -374,6 +374,8 @@ ALIGNED = np.dtype([("a", "u1"), ("b", "<f8"), ("c", "<i2")], align=True)
 NESTED = np.dtype([("id", "<i4"), ("pos", [("x", "<f4"), ("y", "<f4", (2,))]), ("tag", "S3")])
 TITLED = np.dtype({"names": ["a", "b"], "formats": ["<i4", "<f2"], "titles": ["Title of a", "b title"]})
 SUBARRAY = np.dtype([("m", "<f4", (2, 3)), ("n", "u1")])
+# A subarray of subarrays: another dtype than ("<f8", (2, 5)), which NumPy keeps apart.
+NESTED_SUBARRAY = np.dtype([("c", ("<f8", (5,)), (2,)), ("d", ("u1", (2,)), (1, 2))])
 STRINGS = np.dtypes.StringDType()
 
 # name -> a function making a fresh array; every dtype and layout the round trips cover.
@@ -387,11 +389,13 @@ ARRAYS = {
     "<M8[ns]": lambda: np.array(["2020-01-01T00:00:00.123456789", "NaT"], dtype="<M8[ns]"),
     "<m8[s]": lambda: np.array([1, -2, 3], dtype="<m8[s]"),
     "|V5": lambda: _filled("V5", (3,)),
+    "|S0": lambda: np.zeros(3, dtype=[("s", "S0"), ("u", "u1")])["s"],  # elements of no bytes
     "record": lambda: _filled(RECORD, (4,)),
     "record-aligned": lambda: _filled(ALIGNED, (3,), seed=1),
     "record-nested": lambda: _filled(NESTED, (2, 2), seed=2),
     "record-titles": lambda: _filled(TITLED, (3,), seed=3),
     "record-subarray": lambda: _filled(SUBARRAY, (2,), seed=4),
+    "record-subarray-nested": lambda: _filled(NESTED_SUBARRAY, (2,), seed=6),
     "0-d": lambda: np.array(3.25, dtype="<f4"),
     "0-d-record": lambda: _filled(ALIGNED, (), seed=5),
     "empty-0x3": lambda: np.zeros((0, 3), dtype="<i8"),
@@ -407,7 +411,6 @@ ARRAYS = {
 }
 # Object arrays beyond the plain values above: NumPy pickles them all.
 OBJECTS_BEYOND = {
-    "datetime-scalars": lambda: np.array([np.datetime64("2020-01-02"), np.timedelta64(3, "s"), None], dtype=object),
     "object-field": lambda: np.array([(1, "x"), (2, None)], dtype=[("n", "<i4"), ("o", "O")]),
 }
 # Several kinds in one file, one after another.

@@ -4,6 +4,7 @@ import multiprocessing
 import os
 import pickle
 import struct
+import types
 
 import numpy as np
 import pytest
@@ -290,9 +291,9 @@ def test_savez_to_a_path_is_atomic(tmp_path):
     path = tmp_path / "keep.npz"
     npy.savez(path, a=np.arange(3))
     before = path.read_bytes()
-    # The second member cannot be written (its objects are not plain values).
+    # The second member cannot be written (it holds an instance of a class npy refuses).
     with pytest.raises(TypeError):
-        npy.savez(path, a=np.arange(10**6), b=np.array([{1, 2}], dtype=object))
+        npy.savez(path, a=np.arange(10**6), b=np.array([types.SimpleNamespace(a=1)], dtype=object))
     assert path.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["keep.npz"]
 

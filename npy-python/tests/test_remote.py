@@ -226,3 +226,13 @@ def test_stored_member_offsets_match_zipfile(tmp_path):
     with zipfile.ZipFile(tmp_path / "s.npz") as z:
         assert z.getinfo("traces.npy").compress_type == zipfile.ZIP_STORED
     assert np.array_equal(npy.open(tmp_path / "s.npz", member="traces")[...], a)
+
+
+def test_open_refuses_a_long_header_naming_its_argument(tmp_path):
+    # NumPy's words, but for its advice to pass allow_pickle=True, which npy.open does not take.
+    wide = np.zeros(2, [(f"f{i}", "<f8") for i in range(2000)])
+    np.save(tmp_path / "wide.npy", wide)
+    with pytest.raises(ValueError, match=r"wide\.npy: Header info length \(34998\) is large") as refused:
+        npy.open(tmp_path / "wide.npy")
+    assert str(refused.value).endswith("To allow loading, adjust `max_header_size`.")
+    assert np.array_equal(npy.open(tmp_path / "wide.npy", max_header_size=2**20)[...], wide)

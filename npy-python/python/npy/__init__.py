@@ -5,8 +5,9 @@
 ``numpy.load`` runs unchanged with ``npy.load`` in its place), with these differences:
 
 - object arrays load without ever running a pickle: npy's restricted decoder checks it
-  first, and a pickle holding more than NumPy arrays of plain values raises
-  :class:`UnsafePickleError`;
+  first, and a pickle holding anything but data (plain values, arrays, NumPy scalars, the
+  standard library's data types) raises :class:`UnsafePickleError`, unless its class is
+  one the user trusts to run (:func:`add_safe_globals`, :func:`safe_globals`);
 - paths are written atomically (a failed or killed save leaves the old file whole), and
   ``save(..., durable=True)`` also syncs to disk;
 - archives opened by path map their stored members under ``mmap_mode``, and
@@ -28,6 +29,7 @@ from ._format import open_memmap
 from ._lazy import LazyArray, open
 from ._npy import BadNpzFile, Scan, UnsafePickleError, __version__
 from ._npyio import NpzFile, append, load, load_npz, save, savez, savez_compressed
+from ._safe import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._scan import scan
 
 __all__ = [
@@ -37,11 +39,15 @@ __all__ = [
     "Scan",
     "UnsafePickleError",
     "__version__",
+    "add_safe_globals",
     "append",
+    "clear_safe_globals",
+    "get_safe_globals",
     "load",
     "load_npz",
     "open",
     "open_memmap",
+    "safe_globals",
     "save",
     "savez",
     "savez_compressed",

@@ -75,10 +75,15 @@ def load(
         deflated ones are read. ``'w+'`` is refused (NumPy empties the file): create
         maps with :func:`open_memmap`.
     allow_pickle: object arrays (and NumPy 2's ``StringDType`` arrays, which NumPy pickles)
-        of plain values -- None, bool, int, float, complex, str, bytes, NumPy scalars, and
-        lists, tuples and dicts of them -- load by default and with ``True``: their pickle
-        is checked by npy's restricted decoder first, and nothing in it ever runs. A
-        pickle holding anything else raises :class:`UnsafePickleError`. ``False``
+        of data -- None, bool, int, float, complex, str, bytes; lists, tuples, dicts, sets,
+        frozensets, ``OrderedDict``, ``Counter``; ndarrays of any dtype (ragged arrays,
+        ``np.save`` of a dict of arrays) and NumPy scalars (``datetime64`` and records too);
+        ``datetime``'s date, time, datetime, timedelta and fixed-offset timezone,
+        ``Decimal``, ``Fraction``, ``UUID``, ``bytearray``, ``pathlib`` paths, ``range``,
+        ``slice`` -- load by default and with ``True``: their pickle is checked by npy's
+        restricted decoder first, and nothing in it runs but these types' own
+        constructors, on arguments it has checked. A pickle holding anything else (an
+        instance of another class) raises :class:`UnsafePickleError`. ``False``
         refuses object arrays, as NumPy does (``ValueError``); ``True`` also lifts
         ``max_header_size``, as NumPy does.
     fix_imports, encoding: how Python 2 pickles are read, as NumPy reads them
@@ -173,8 +178,8 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
     file: a path, which gets ``.npy`` appended unless it ends with it, or a file object,
         written at its position and left open after the array.
     allow_pickle: ``False`` refuses object arrays (``ValueError``) and writes nothing.
-        Object arrays hold plain values only (anything else raises ``TypeError`` and
-        writes nothing), so every file saved loads with :func:`load`.
+        Object arrays hold only what :func:`load` reads back (anything else raises
+        ``TypeError`` and writes nothing), so every file saved loads with :func:`load`.
     durable: npy's extra. A path's file always appears whole or not at all: it is
         written beside its place and renamed over it when complete, so a failed or killed
         save leaves any old file as it was. ``durable=True`` also syncs the data to disk
@@ -187,6 +192,7 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
     """
     if hasattr(file, "write"):
         array = np.asanyarray(arr)
+        _refuse_masked(array, _is_os_file(file))
         _warn_dtype(array.dtype)
         _warn_version(_npy.save_to_file(file, array, allow_pickle))
         return
@@ -194,6 +200,7 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
     if not path.endswith(".npy"):
         path = path + ".npy"
     array = np.asanyarray(arr)
+    _refuse_masked(array, True)
     _warn_dtype(array.dtype)
     if _source.is_url(path):
         with _spool(path) as spool:
@@ -201,6 +208,26 @@ def save(file: _StrPath | _SupportsWrite, arr: ArrayLike, allow_pickle: bool = T
             _npy.upload(spool, path)
         return
     _warn_version(_npy.save_to_path(path, array, allow_pickle, durable))
+
+
+def _refuse_masked(array: NDArray[Any], os_file: bool) -> None:
+    """NumPy's refusal of a masked array saved to a path or an OS file: ``np.save`` writes
+    those with the array's ``tofile``, which ``np.ma.MaskedArray`` does not implement
+    (other file objects, and archives' members, get the array's data without its mask)."""
+    if os_file and type(array) is not np.ndarray and isinstance(array, np.ma.MaskedArray):
+        raise NotImplementedError("MaskedArray.tofile() not implemented yet.")
+
+
+def _is_os_file(file: object) -> bool:
+    """Whether NumPy writes ``file`` as a file of the operating system's (``isfileobj``
+    in ``numpy/lib/_format_impl.py``)."""
+    if not isinstance(file, (io.FileIO, io.BufferedReader, io.BufferedWriter)):
+        return False
+    try:
+        file.fileno()
+    except OSError:
+        return False
+    return True
 
 
 @contextlib.contextmanager

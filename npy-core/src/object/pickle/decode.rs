@@ -73,6 +73,12 @@ enum Value {
         start: u32,
         len: u32,
     },
+    /// A bytes of an input in memory, as [`Value::StrAt`]: the check copies no data (an
+    /// array's raw bytes, as `np.save` of a dict of arrays holds, can be most of a file).
+    BytesAt {
+        start: u32,
+        len: u32,
+    },
 }
 
 /// An arena entry: the offset of the opcode that made it (for messages) and, for a list,
@@ -174,6 +180,10 @@ enum Kind {
     NewUuid,
     /// A `uuid.SafeUUID` member, only ever a UUID's `is_safe`.
     SafeUuid,
+    /// An instance of one of the caller's safe globals (by index), made by `REDUCE` or
+    /// `NEWOBJ` and maybe `BUILD`: only a check passes it, for an unpickler that may run
+    /// that class's code.
+    Safe(u16),
 }
 
 /// An object array decoded from its pickle: shape, order flag, and values in C order (the
@@ -190,17 +200,23 @@ pub(crate) struct Decoded {
 }
 
 /// How a pickle is decoded: the memory budget (`max_bytes` fixed, or `None` for the
-/// default of 128 MiB plus 4 bytes per pickle byte) and what Python 2 `str`s become.
-#[derive(Debug, Clone, Copy, Default)]
+/// default of 128 MiB plus 4 bytes per pickle byte), what Python 2 `str`s become, and the
+/// caller's own classes a check lets through ([`crate::ReadOptions::safe_globals`]).
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Settings {
     pub(crate) max_bytes: Option<usize>,
     pub(crate) strings: Python2Strings,
+    pub(crate) safe_globals: Vec<(String, String)>,
 }
 
 impl Settings {
     /// The settings `options` give.
     pub(crate) fn of(options: &crate::options::ReadOptions) -> Settings {
-        Settings { max_bytes: options.object_limit(), strings: options.strings() }
+        Settings {
+            max_bytes: options.object_limit(),
+            strings: options.strings(),
+            safe_globals: options.safe_global_names().to_vec(),
+        }
     }
 
     /// The default settings with a fixed budget of `max_bytes`.
@@ -279,6 +295,8 @@ struct Machine<R> {
     entries: Vec<(Value, Value)>,
     /// The items of every [`Kind::TupleAt`].
     tuple_items: Vec<Value>,
+    /// The caller's own classes ([`Settings::safe_globals`]), by index in [`Global::Safe`].
+    safe_globals: Vec<(String, String)>,
 }
 
 // The `#[inline]` hints on `charge`, `push`, `node` and `push_node`: every opcode that
@@ -299,6 +317,7 @@ impl<R: Source> Machine<R> {
             strings: settings.strings,
             entries: Vec::new(),
             tuple_items: Vec::new(),
+            safe_globals: settings.safe_globals,
         }
     }
 
@@ -422,6 +441,7 @@ impl<R: Source> Machine<R> {
             Value::Int(_) => "int",
             Value::Float(_) => "float",
             Value::StrAt { .. } => "str",
+            Value::BytesAt { .. } => "bytes",
             Value::Node(_) => match self.kind(v) {
                 Some(Kind::Str(_)) => "str",
                 Some(Kind::Bytes(_)) => "bytes",
@@ -442,6 +462,7 @@ impl<R: Source> Machine<R> {
                 Some(Kind::Slice(_)) => "slice",
                 Some(Kind::NewUuid) => "uuid.UUID",
                 Some(Kind::SafeUuid) => "uuid.SafeUUID",
+                Some(Kind::Safe(_)) => "instance of a safe global",
             },
         }
     }
@@ -462,6 +483,19 @@ impl<R: Source> Machine<R> {
         }
     }
 
+    /// The data of a bytes value.
+    fn bytes_of(&self, v: Value) -> Option<&[u8]> {
+        match v {
+            Value::BytesAt { start, len } => {
+                self.input.reader.whole()?.get(start as usize..start as usize + len as usize)
+            }
+            _ => match self.kind(v) {
+                Some(Kind::Bytes(b)) => Some(b),
+                _ => None,
+            },
+        }
+    }
+
     /// Whether a value is a str (without looking at its text, checked when it was made).
     fn is_str(&self, v: Value) -> bool {
         matches!(v, Value::StrAt { .. }) || matches!(self.kind(v), Some(Kind::Str(_)))
@@ -471,7 +505,9 @@ impl<R: Source> Machine<R> {
     /// either way).
     fn str_value(&self, v: Value) -> Option<&str> {
         match self.kind(v) {
-            Some(Kind::Bytes(b)) if self.strings == Python2Strings::Bytes => std::str::from_utf8(b).ok(),
+            _ if self.strings == Python2Strings::Bytes && self.bytes_of(v).is_some() => {
+                self.bytes_of(v).and_then(|b| std::str::from_utf8(b).ok())
+            }
             _ => self.str_text(v),
         }
     }
@@ -833,6 +869,16 @@ impl<R: Source> Machine<R> {
         match op {
             SHORT_BINBYTES | BINBYTES | BINBYTES8 => {
                 let n = self.length(op, SHORT_BINBYTES, BINBYTES, at)?;
+                if n > self.room() as u64 {
+                    let name = opcode_name(op).unwrap_or("?");
+                    return Err(self.err(at, format!("{name} of {n} bytes: {}", self.budget.exceeded(self.input.pos))));
+                }
+                if let Some(start) = self.input.span(n) {
+                    // What decoding takes for it, so the check passes exactly what decoding
+                    // passes.
+                    self.charge(alloc_cost(n as usize), at)?;
+                    return self.push(Value::BytesAt { start, len: n as u32 }, at);
+                }
                 let bytes = self.payload(n, at, op)?;
                 self.bytes(bytes, at)
             }

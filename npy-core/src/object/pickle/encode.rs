@@ -1,6 +1,8 @@
 //! Encoding: what CPython's C pickler writes for an object array under protocol 4.
 
 mod dtype;
+mod ndarray;
+mod stdlib;
 
 use std::collections::HashMap;
 
@@ -19,8 +21,33 @@ const FRAME_SIZE_TARGET: usize = 64 * 1024;
 /// Shorter frames lose their header (CPython's `FRAME_SIZE_MIN`).
 const FRAME_SIZE_MIN: usize = 4;
 const FRAME_HEADER_SIZE: usize = 9;
-/// Items per `APPENDS`/`SETITEMS` (CPython's `BATCHSIZE`).
+/// Items per `APPENDS`/`SETITEMS`/`ADDITEMS` (CPython's `BATCHSIZE`).
 const BATCH: usize = 1000;
+
+// Opcodes only the encoder writes (protocol 2 and 4).
+const NEWOBJ: u8 = 0x81;
+const EMPTY_SET: u8 = 0x8f;
+const ADDITEMS: u8 = 0x90;
+const FROZENSET: u8 = 0x91;
+
+/// The result of a `save()`: the reason when a value cannot be written.
+type Saved = std::result::Result<(), String>;
+
+/// Which of a global's module and name CPython shares with other uses of the same text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Names {
+    /// A C type or function (`datetime.date`, `numpy.ndarray`): the module name interned
+    /// (`type.__module__` interns it), the name made anew by each lookup (from `tp_name`).
+    C,
+    /// A Python class (`fractions.Fraction`): its `__module__` is its module's `__name__`,
+    /// interned, and its `__qualname__` is interned.
+    Python,
+    /// A Python class of a module imported while Python starts (`collections.Counter`):
+    /// that module's `__name__` is not interned, so it is one object shared only by that
+    /// module's classes. (A process that interned the name first, by some import, shares
+    /// it with `OrderedDict`'s: NumPy's output then varies; this is a plain interpreter's.)
+    PythonStartup,
+}
 
 /// An element that can be written as a Python value: [`Object`], `String`, `&str` and
 /// `Option`s of them.
@@ -37,14 +64,14 @@ impl Encode for Object {
 
 impl Encode for String {
     fn save(&self, enc: &mut Encoder, _: usize) -> std::result::Result<(), String> {
-        enc.save_str(self);
+        enc.save_value_str(self);
         Ok(())
     }
 }
 
 impl Encode for &str {
     fn save(&self, enc: &mut Encoder, _: usize) -> std::result::Result<(), String> {
-        enc.save_str(self);
+        enc.save_value_str(self);
         Ok(())
     }
 }
@@ -62,17 +89,28 @@ impl<T: Encode> Encode for Option<T> {
 }
 
 /// A protocol 4 pickler that writes what CPython's C pickler writes: each value memoised
-/// as it does (strings, bytes, tuples, lists, dicts, globals), frames committed at the same
-/// opcode boundaries, the same integer and string opcodes.
+/// as it does (strings, bytes, tuples, lists, dicts, sets, globals, reduced objects),
+/// frames committed at the same opcode boundaries, the same integer and string opcodes.
+/// Objects CPython keeps one of are memoised once and fetched after: interned names,
+/// one-character strs, empty and one-byte `bytes`, `datetime.timezone.utc`, NumPy's
+/// builtin dtypes.
 #[derive(Debug, Default)]
 pub(crate) struct Encoder {
     out: Vec<u8>,
     framing: bool,
     frame_start: Option<usize>,
     memo: u32,
-    /// Memo indices of interned names (module and attribute names of globals).
-    names: HashMap<&'static str, u32>,
+    /// Memo indices of interned strs: module names of globals, `pathlib` parts, the
+    /// attribute names of states (`'int'`).
+    names: HashMap<String, u32>,
     globals: HashMap<(&'static str, &'static str), u32>,
+    /// Memo indices of `b''` and one-byte `bytes`, one object each in CPython.
+    small_bytes: HashMap<Vec<u8>, u32>,
+    /// Memo indices of the `__name__`s of modules Python imported at startup (not
+    /// interned), as Python classes of those modules name them.
+    startup_modules: HashMap<&'static str, u32>,
+    /// Memo index of `datetime.timezone.utc`, a singleton.
+    utc: Option<u32>,
     /// Memo indices of NumPy's builtin dtypes, one object each (by type string).
     dtypes: HashMap<String, u32>,
     /// Memo indices of one-character strs, one object each in CPython.
@@ -224,9 +262,39 @@ impl Encoder {
         self.memoize()
     }
 
+    /// A str made anew (a `Decimal`'s text, a C type's name).
     fn save_str(&mut self, s: &str) {
         self.boundary();
         self.str_unsaved(s);
+    }
+
+    /// A str value: one-character strs (code points below 256) are CPython's one object
+    /// each, memoised once and fetched after.
+    fn save_value_str(&mut self, s: &str) {
+        let mut chars = s.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) if u32::from(c) < 256 => {
+                self.save_name_str(s);
+            }
+            _ => self.save_str(s),
+        }
+    }
+
+    /// A `bytes` made by `PyBytes_FromStringAndSize` (NumPy's data, a `bytearray`'s
+    /// `bytes(self)`): `b''` and one-byte values are CPython's one object each. (A `bytes`
+    /// value of the array is not: a one-byte literal is a constant of its own.)
+    fn save_bytes_shared(&mut self, data: &[u8]) {
+        if data.len() <= 1 {
+            self.boundary();
+            if let Some(&i) = self.small_bytes.get(data) {
+                self.get(i);
+                return;
+            }
+            self.save_bytes(data);
+            self.small_bytes.insert(data.to_vec(), self.memo - 1);
+        } else {
+            self.save_bytes(data);
+        }
     }
 
     fn save_bytes(&mut self, data: &[u8]) {
@@ -246,29 +314,75 @@ impl Encoder {
         self.memoize();
     }
 
-    /// A module or attribute name: interned in CPython, so memoised once and fetched after.
-    fn save_name(&mut self, name: &'static str) {
+    /// An interned str (a module name, a `pathlib` part, an attribute name): memoised once
+    /// and fetched after; one-character strs share CPython's one object each.
+    fn save_name(&mut self, name: &str) {
+        let mut chars = name.chars();
+        if let (Some(c), None) = (chars.next(), chars.next()) {
+            if u32::from(c) < 256 {
+                self.save_name_str(name);
+                return;
+            }
+        }
         self.boundary();
         match self.names.get(name) {
             Some(&i) => self.get(i),
             None => {
                 let i = self.str_unsaved(name);
-                self.names.insert(name, i);
+                self.names.insert(name.to_string(), i);
             }
         }
     }
 
-    fn save_global(&mut self, module: &'static str, name: &'static str) {
+    /// A class or function: `STACK_GLOBAL` of its module and its name, then memoised;
+    /// `names` says which of the two strs CPython shares with other uses.
+    fn save_global_named(&mut self, module: &'static str, name: &'static str, names: Names) {
         self.boundary();
         if let Some(&i) = self.globals.get(&(module, name)) {
             self.get(i);
             return;
         }
-        self.save_name(module);
-        self.save_name(name);
+        match names {
+            Names::C | Names::Python => self.save_name(module),
+            Names::PythonStartup => {
+                self.boundary();
+                match self.startup_modules.get(module) {
+                    Some(&i) => self.get(i),
+                    None => {
+                        let i = self.str_unsaved(module);
+                        self.startup_modules.insert(module, i);
+                    }
+                }
+            }
+        }
+        match names {
+            Names::C => self.save_str(name),
+            Names::Python | Names::PythonStartup => self.save_name(name),
+        }
         self.op(STACK_GLOBAL);
         let i = self.memoize();
         self.globals.insert((module, name), i);
+    }
+
+    /// A global that C defines (NumPy's, the builtins', `datetime`'s).
+    fn save_global(&mut self, module: &'static str, name: &'static str) {
+        self.save_global_named(module, name, Names::C);
+    }
+
+    /// `save_reduce` of `callable(*args)` with no state: the global, the arguments tuple
+    /// (`len` items that `items` saves), `REDUCE`, memoised.
+    fn save_reduce(
+        &mut self,
+        (module, name, names): (&'static str, &'static str, Names),
+        len: usize,
+        items: impl FnOnce(&mut Self) -> Saved,
+    ) -> Saved {
+        self.boundary();
+        self.save_global_named(module, name, names);
+        self.save_tuple(len, items)?;
+        self.op(REDUCE);
+        self.memoize();
+        Ok(())
     }
 
     /// A tuple of items saved by `items`, as `save_tuple` writes it.
@@ -313,7 +427,7 @@ impl Encoder {
                 self.op(REDUCE);
                 self.memoize();
             }
-            Object::Str(s) => self.save_str(s),
+            Object::Str(s) => self.save_value_str(s),
             Object::Bytes(b) => self.save_bytes(b),
             Object::List(items) => {
                 check_depth(depth)?;
@@ -328,38 +442,84 @@ impl Encoder {
             }
             Object::Dict(entries) => {
                 check_depth(depth)?;
-                for (k, _) in entries {
-                    if let Some(why) = unhashable(k) {
-                        return Err(format!("a dict key that Python cannot hash ({why})"));
-                    }
-                }
-                self.boundary();
-                self.op(EMPTY_DICT);
-                self.memoize();
-                if let [(k, v)] = &entries[..] {
+                self.save_dict(entries, depth)?;
+            }
+            Object::Array(a) => self.save_ndarray(a)?,
+            Object::ObjectArray(a) => {
+                check_depth(depth)?;
+                self.save_object_ndarray(a, depth)?;
+            }
+            Object::Scalar(a) => self.save_scalar(a)?,
+            Object::ByteArray(b) => self.save_bytearray(b)?,
+            Object::Set(items) => {
+                check_depth(depth)?;
+                self.save_set(items, depth)?;
+            }
+            Object::FrozenSet(items) => {
+                check_depth(depth)?;
+                self.save_frozenset(items, depth)?;
+            }
+            Object::OrderedDict(entries) => {
+                check_depth(depth)?;
+                self.save_ordered_dict(entries, depth)?;
+            }
+            Object::Counter(entries) => {
+                check_depth(depth)?;
+                self.save_counter(entries, depth)?;
+            }
+            Object::Date(d) => self.save_date(d)?,
+            Object::Time(t) => self.save_time(t)?,
+            Object::DateTime(dt) => self.save_datetime(dt)?,
+            Object::TimeDelta(td) => self.save_timedelta(td)?,
+            Object::TimeZone(tz) => self.save_timezone(tz)?,
+            Object::Decimal(text) => self.save_decimal(text)?,
+            Object::Fraction(parts) => {
+                check_depth(depth)?;
+                self.save_fraction(parts, depth)?;
+            }
+            Object::Uuid(v) => self.save_uuid(*v),
+            Object::Path(flavor, parts) => self.save_path(*flavor, parts)?,
+            Object::Range(parts) => {
+                check_depth(depth)?;
+                self.save_range(parts, depth)?;
+            }
+            Object::Slice(parts) => {
+                check_depth(depth)?;
+                self.save_slice(parts, depth)?;
+            }
+            Object::Type(module, name) => self.save_type(module, name)?,
+        }
+        Ok(())
+    }
+
+    /// A `dict` (or the one a `Counter` reduces to): `EMPTY_DICT`, memoised, then its
+    /// items as `batch_dict_exact` writes them.
+    fn save_dict(&mut self, entries: &[(Object, Object)], depth: usize) -> Saved {
+        check_keys(entries.iter().map(|(k, _)| k), "a dict key")?;
+        self.boundary();
+        self.op(EMPTY_DICT);
+        self.memoize();
+        if let [(k, v)] = entries {
+            self.object(k, depth + 1)?;
+            self.object(v, depth + 1)?;
+            self.op(SETITEM);
+        } else if !entries.is_empty() {
+            // `batch_dict_exact`: a batch ends after BATCH items, and one more (empty)
+            // batch follows a full one.
+            let mut rest = entries;
+            loop {
+                let (batch, tail) = rest.split_at(rest.len().min(BATCH));
+                self.op(MARK);
+                for (k, v) in batch {
                     self.object(k, depth + 1)?;
                     self.object(v, depth + 1)?;
-                    self.op(SETITEM);
-                } else if !entries.is_empty() {
-                    // `batch_dict_exact`: a batch ends after BATCH items, and one more
-                    // (empty) batch follows a full one.
-                    let mut rest = &entries[..];
-                    loop {
-                        let (batch, tail) = rest.split_at(rest.len().min(BATCH));
-                        self.op(MARK);
-                        for (k, v) in batch {
-                            self.object(k, depth + 1)?;
-                            self.object(v, depth + 1)?;
-                        }
-                        self.op(SETITEMS);
-                        rest = tail;
-                        if batch.len() < BATCH {
-                            break;
-                        }
-                    }
+                }
+                self.op(SETITEMS);
+                rest = tail;
+                if batch.len() < BATCH {
+                    break;
                 }
             }
-            other => return Err(format!("a {} cannot be written yet", other.python_type())),
         }
         Ok(())
     }
@@ -393,13 +553,48 @@ fn check_depth(depth: usize) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Why Python cannot hash a value used as a dict key, if it cannot.
-fn unhashable(key: &Object) -> Option<&'static str> {
+/// Refuses keys (or set items) that Python cannot hash, naming `what` they are.
+fn check_keys<'a>(keys: impl IntoIterator<Item = &'a Object>, what: &str) -> Saved {
+    for k in keys {
+        if let Some(why) = unhashable(k, 0) {
+            return Err(format!("{what} that Python cannot hash ({why})"));
+        }
+    }
+    Ok(())
+}
+
+/// Why Python 3.11 cannot hash a value (a dict key, a set item), if it cannot: mutable
+/// containers, ndarrays, `slice`s (hashable only from 3.12), signalling NaN `Decimal`s,
+/// writeable `np.void` scalars, and tuples and frozensets holding any of them.
+///
+/// Looks no deeper than [`MAX_DEPTH`] levels: deeper values are refused for their depth.
+fn unhashable(key: &Object, depth: usize) -> Option<&'static str> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
     match key {
         Object::List(_) => Some("a list"),
         Object::Dict(_) => Some("a dict"),
-        Object::Tuple(items) => items.iter().find_map(unhashable),
+        Object::Set(_) => Some("a set"),
+        Object::ByteArray(_) => Some("a bytearray"),
+        Object::OrderedDict(_) => Some("a collections.OrderedDict"),
+        Object::Counter(_) => Some("a collections.Counter"),
+        Object::Array(_) | Object::ObjectArray(_) => Some("a numpy.ndarray"),
+        Object::Slice(_) => Some("a slice"),
+        Object::Decimal(text) if stdlib::is_signalling_nan(text) => Some("a signalling NaN decimal.Decimal"),
+        Object::Scalar(a) if is_void(a.dtype()) => Some("a numpy.void"),
+        Object::Tuple(items) | Object::FrozenSet(items) => items.iter().find_map(|v| unhashable(v, depth + 1)),
         _ => None,
+    }
+}
+
+/// Whether a NumPy scalar of this dtype is an `np.void` (a record, or raw bytes).
+fn is_void(dtype: &crate::dtype::DType) -> bool {
+    use crate::dtype::{DType, ScalarType};
+    match dtype {
+        DType::Record(_) => true,
+        DType::Scalar(s) => matches!(s.ty(), ScalarType::Void(_)),
+        DType::SubArray(_) => false,
     }
 }
 
@@ -416,20 +611,7 @@ pub(crate) fn encode_array<T: Encode>(shape: &[usize], fortran: bool, elements: 
     e.write(&[PROTO, 4]);
     e.framing = true;
     // save(array) -> save_reduce(_reconstruct, (ndarray, (0,), b'b'), state)
-    e.boundary();
-    e.save_global("numpy._core.multiarray", "_reconstruct");
-    let args: std::result::Result<(), String> = e.save_tuple(3, |e| {
-        e.save_global("numpy", "ndarray");
-        e.save_tuple(1, |e| {
-            e.save_int(0);
-            Ok(())
-        })?;
-        e.save_bytes(b"b");
-        Ok(())
-    });
-    args.map_err(Error::usage)?;
-    e.op(REDUCE);
-    e.memoize();
+    e.save_reconstruct().map_err(Error::usage)?;
     // The state: (1, shape, dtype, is_fortran, list)
     let mut failed: Option<(usize, String)> = None;
     let state = e.save_tuple(5, |e| {
@@ -489,26 +671,4 @@ pub(crate) fn encode_array<T: Encode>(shape: &[usize], fortran: bool, elements: 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn integers_encode_as_python_does() {
-        // pickle.dumps(x, 4)[-N-1:-1] for each x, from Python 3.11: the opcode chosen.
-        for (v, want) in [
-            (0i64, &b"K\x00"[..]),
-            (255, b"K\xff"),
-            (256, b"M\x00\x01"),
-            (65536, b"J\x00\x00\x01\x00"),
-            (-1, b"J\xff\xff\xff\xff"),
-            (-2147483648, b"J\x00\x00\x00\x80"),
-            (2147483648, b"\x8a\x05\x00\x00\x00\x80\x00"),
-            (-2147483649, b"\x8a\x05\xff\xff\xff\x7f\xff"),
-            (i64::MIN, b"\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x80"),
-        ] {
-            let mut e = Encoder::default();
-            e.save_int(v);
-            assert_eq!(e.out, want, "{v}");
-        }
-    }
-}
+mod tests;

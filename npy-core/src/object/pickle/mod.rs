@@ -17,9 +17,10 @@
 //! `numpy.dtype`, rebuilt into the one dtype model), as a Dask stack's `info` is.
 //!
 //! [`Encoder`](encode::Encoder) writes what CPython's C pickler writes for an object
-//! array under protocol 4 (what `np.save` uses): the same opcodes, memo and framing, so an
-//! array in which no Python object appears twice comes out byte for byte as `np.save`
-//! writes it; [`encode_dict`] likewise for such a dict, with NumPy's dtypes as `np.load`
+//! array under protocol 4 (what `np.save` uses): the same opcodes, memo and framing, every
+//! value as its type's `__reduce_ex__(4)` gives it (the standard library's, NumPy's nested
+//! arrays and scalars), what CPython keeps one of memoised once, so an array in which no
+//! other Python object appears twice comes out byte for byte as `np.save` writes it; [`encode_dict`] likewise for such a dict, with NumPy's dtypes as `np.load`
 //! makes them (`pickle.dumps` of Dask's `info`, byte for byte).
 //!
 //! | file | what |
@@ -35,6 +36,9 @@
 //! | `decode/dict.rs` | a dict of plain values and dtypes ([`decode_dict`]) |
 //! | `encode.rs` | the [`Encode`] trait, the pickler, [`encode_array`] |
 //! | `encode/dtype.rs` | a `DType` as NumPy's `__reduce__` gives it, and [`encode_dict`] |
+//! | `encode/stdlib.rs` | the standard library's values (datetimes, `Decimal`, sets, paths, classes...) as CPython reduces them |
+//! | `encode/ndarray.rs` | ndarrays, object arrays and NumPy scalars inside an object array |
+//! | `encode/tests.rs` | the encoder against the bytes `np.save` wrote |
 //!
 //! [`Object`]: super::Object
 

@@ -177,8 +177,8 @@ impl<R: Source> Machine<R> {
             _ => matches!(extra, Value::None),
         };
         let Some(unit) = self.tuple_items(unit) else { return Err(bad()) };
-        let (Some(Kind::Bytes(code)), [_, Value::Int(multiple), Value::Int(1), Value::Int(1)]) =
-            (unit.first().and_then(|&u| self.kind(u)), unit)
+        let (Some(code), [_, Value::Int(multiple), Value::Int(1), Value::Int(1)]) =
+            (unit.first().and_then(|&u| self.bytes_of(u)), unit)
         else {
             return Err(bad());
         };
@@ -250,13 +250,13 @@ impl<R: Source> Machine<R> {
             };
             let offset = usize::try_from(offset).map_err(|_| bad("a negative offset"))?;
             keys.insert(name);
-            let title = match title.map(|t| (t, self.kind(t), self.str_text(t))) {
+            let title = match title.map(|t| (t, self.bytes_of(t), self.str_text(t))) {
                 None | Some((Value::None, _, _)) => None,
                 Some((_, _, Some(t))) => {
                     keys.insert(t);
                     Some(Literal::Str(t.to_string()))
                 }
-                Some((_, Some(Kind::Bytes(t)), _)) => Some(Literal::Bytes(t.clone())),
+                Some((_, Some(t), _)) => Some(Literal::Bytes(t.to_vec())),
                 Some((Value::Int(t), _, _)) => Some(Literal::Int(i128::from(t))),
                 _ => return Err(bad("a title that is not a str, bytes or int")),
             };

@@ -3,7 +3,7 @@
 //! [`MAX_DEPTH`] levels deep.
 
 use super::budget::{alloc_cost, vec_cost};
-use super::reconstruct::ArrayState;
+use super::reconstruct::{ArrayState, Global};
 use super::{Decoded, Kind, Machine, Source, Value};
 use crate::error::{Error, Result};
 use crate::object::{Object, MAX_DEPTH};
@@ -130,7 +130,7 @@ impl<R: Source> Machine<R> {
                 Kind::Set(set) => set.items.iter().copied().for_each(&mut count),
                 Kind::Slice(parts) => parts.iter().copied().for_each(&mut count),
                 Kind::Array(Some(state)) if Some(n) != skip => match &state.raw {
-                    Some((_, bytes)) => count(Value::Node(*bytes)),
+                    Some((_, data)) => count(*data),
                     None => count(Value::Node(state.list)),
                 },
                 _ => {}
@@ -152,6 +152,7 @@ impl<R: Source> Machine<R> {
             Value::Float(x) => return Ok(Object::Float(x)),
             // Only checks read inputs in memory, and they build no values; a copy all the same.
             Value::StrAt { .. } => return Ok(Object::Str(self.str_text(v).unwrap_or_default().to_string())),
+            Value::BytesAt { .. } => return Ok(Object::Bytes(self.bytes_of(v).unwrap_or_default().to_vec())),
             Value::Node(i) => i as usize,
         };
         let shared = shared || refs[i] > 1;
@@ -292,15 +293,21 @@ impl<R: Source> Machine<R> {
             shape: state.shape.clone(),
         };
         if let Some((dtype, bytes)) = &state.raw {
-            let b = *bytes as usize;
-            let mut data = match &mut self.nodes[b].kind {
-                Kind::Bytes(data) if !shared && refs[b] <= 1 => std::mem::take(data),
-                Kind::Bytes(data) => {
-                    let copy = data.clone();
+            let taken = match *bytes {
+                Value::Node(b) if !shared && refs[b as usize] <= 1 => match &mut self.nodes[b as usize].kind {
+                    Kind::Bytes(data) => Some(std::mem::take(data)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let mut data = match taken {
+                Some(data) => data,
+                None => {
+                    let copy = self.bytes_of(*bytes).ok_or_else(|| self.err(at, "an ndarray's data is not bytes"))?;
+                    let copy = copy.to_vec();
                     self.charge(alloc_cost(copy.len()), at)?;
                     copy
                 }
-                _ => return Err(self.err(at, "an ndarray's data is not bytes")),
             };
             // NumPy's `__setstate__` swaps a scalar dtype of the other byte order to native.
             let dtype = super::reconstruct::to_native((**dtype).clone(), &mut data);
@@ -341,6 +348,11 @@ impl<R: Source> Machine<R> {
             Kind::Array(None) => "an ndarray that was never built (no BUILD)".to_string(),
             Kind::NewUuid => "a uuid.UUID that was never built (no BUILD)".to_string(),
             Kind::SafeUuid => "a uuid.SafeUUID is only a UUID's is_safe, not a value".to_string(),
+            &Kind::Safe(i) => format!(
+                "an instance of the safe global {} is built only by an unpickler that may run its code \
+                 (the npy Python package's), not into Rust values",
+                self.global_name(Global::Safe(i))
+            ),
             _ => "not a plain value".to_string(),
         };
         self.err(node.at(), reason)

@@ -27,9 +27,9 @@ pub(super) struct ArrayState {
     pub(super) len: usize,
     /// `(coerce, na_object)` of a StringDType array.
     pub(super) strings: Option<(bool, Option<Value>)>,
-    /// An array of any dtype but object: the dtype, and the arena index of the bytes node
-    /// holding its data (`list` and `len` are then unused).
-    pub(super) raw: Option<(Box<DType>, u32)>,
+    /// An array of any dtype but object: the dtype, and the bytes value holding its data
+    /// (`list` and `len` are then unused).
+    pub(super) raw: Option<(Box<DType>, Value)>,
 }
 
 /// The globals a pickle may name.
@@ -61,6 +61,8 @@ pub(crate) enum Global {
     Path(PathFlavor),
     Range,
     Slice,
+    /// One of the caller's safe globals ([`crate::ReadOptions::safe_globals`]), by index.
+    Safe(u16),
 }
 
 /// Every `(module, name)` a pickle may name, and what it is: the one list of them
@@ -153,6 +155,7 @@ impl Global {
             Global::Path(PathFlavor::Windows) => "pathlib.WindowsPath",
             Global::Range => "builtins.range",
             Global::Slice => "builtins.slice",
+            Global::Safe(_) => "a safe global",
         }
     }
 
@@ -166,7 +169,8 @@ impl Global {
             | Global::Scalar
             | Global::Encode
             | Global::StringDtype
-            | Global::SafeUuid => None,
+            | Global::SafeUuid
+            | Global::Safe(_) => None,
             _ => name.rsplit_once('.'),
         }
     }
@@ -190,7 +194,9 @@ impl<R: Source> Machine<R> {
                     return Err(self.err(at, "STACK_GLOBAL needs a module name and a name, both str"));
                 };
                 // Looked up in place: memoised names are never copied.
-                let g = Global::lookup(m, n).ok_or_else(|| self.refused_global(m, n, at))?;
+                let g = Global::lookup(m, n)
+                    .or_else(|| self.safe_global(m, n))
+                    .ok_or_else(|| self.refused_global(m, n, at))?;
                 self.push_node(Kind::Global(g), at)
             }
             REDUCE => {
@@ -209,15 +215,35 @@ impl<R: Source> Machine<R> {
     }
 
     fn global(&mut self, module: &str, name: &str, at: u64) -> Result<()> {
-        let g = Global::lookup(module, name).ok_or_else(|| self.refused_global(module, name, at))?;
+        let g = Global::lookup(module, name)
+            .or_else(|| self.safe_global(module, name))
+            .ok_or_else(|| self.refused_global(module, name, at))?;
         self.push_node(Kind::Global(g), at)
+    }
+
+    /// One of the caller's safe globals.
+    fn safe_global(&self, module: &str, name: &str) -> Option<Global> {
+        let i = self.safe_globals.iter().position(|(m, n)| m == module && n == name)?;
+        u16::try_from(i).ok().map(Global::Safe)
+    }
+
+    /// The name of a global, for messages.
+    pub(super) fn global_name(&self, g: Global) -> String {
+        match g {
+            Global::Safe(i) => match self.safe_globals.get(usize::from(i)) {
+                Some((m, n)) => format!("{m}.{n}"),
+                None => g.name().to_string(),
+            },
+            _ => g.name().to_string(),
+        }
     }
 
     fn refused_global(&self, module: &str, name: &str, at: u64) -> Error {
         self.err(
             at,
             format!(
-                "global {} is not allowed: only NumPy's array reconstruction and plain values are decoded, \
+                "global {} is not allowed: only NumPy's arrays and scalars and the standard library's data \
+                 types are decoded, \
                  and nothing is ever called",
                 quote(&format!("{module}.{name}"))
             ),
@@ -226,21 +252,27 @@ impl<R: Source> Machine<R> {
 
     /// The items of an argument tuple (no allowed callee takes more than 3: a longer tuple
     /// is refused before anything is copied, so a memoised huge tuple costs nothing).
-    fn args(&mut self, args: Value, at: u64, callee: &str, many: bool) -> Result<Vec<Value>> {
-        if many {
-            // A path's parts: as many as the pickle holds, copied at a charge.
-            let n = self.tuple_items(args).map(<[Value]>::len);
-            if let Some(n) = n {
-                self.charge(super::vec_cost::<Value>(n), at)?;
+    fn args(&mut self, args: Value, at: u64, callee: &str, many: bool) -> Result<Args> {
+        let n = match self.tuple_items(args) {
+            Some(items) => items.len(),
+            None => {
+                return Err(self.err(
+                    at,
+                    format!("REDUCE calling {callee} needs an argument tuple, found {}", self.type_name(args)),
+                ))
             }
+        };
+        if n > 4 && !many {
+            return Err(self.err(at, format!("{callee} called with {n} arguments: not what NumPy or Python pickle")));
         }
-        match self.tuple_items(args) {
-            Some(items) if items.len() > 3 && !many => Err(self
-                .err(at, format!("{callee} called with {} arguments: not what NumPy or Python pickle", items.len()))),
-            Some(items) => Ok(items.to_vec()),
-            _ => Err(self
-                .err(at, format!("REDUCE calling {callee} needs an argument tuple, found {}", self.type_name(args)))),
+        if n > 4 {
+            // A path's parts: as many as the pickle holds, copied at a charge.
+            self.charge(super::vec_cost::<Value>(n), at)?;
+            return Ok(Args::Heap(self.tuple_items(args).unwrap_or_default().to_vec()));
         }
+        let mut inline = [Value::None; 4];
+        inline[..n].copy_from_slice(self.tuple_items(args).unwrap_or_default());
+        Ok(Args::Inline(inline, n))
     }
 
     fn reduce(&mut self, callable: Value, args: Value, at: u64) -> Result<Value> {
@@ -253,8 +285,16 @@ impl<R: Source> Machine<R> {
                 ),
             ));
         };
+        if let Global::Safe(i) = g {
+            // A class the caller trusts: any arguments (checked as values already).
+            if self.tuple_items(args).is_none() {
+                let name = self.global_name(g);
+                return Err(self.err(at, format!("REDUCE calling {name} needs an argument tuple")));
+            }
+            return self.node(Kind::Safe(i), at);
+        }
         let callee = g.name();
-        let args = self.args(args, at, callee, matches!(g, Global::Path(_) | Global::FromBuffer))?;
+        let args = self.args(args, at, callee, matches!(g, Global::Path(_)))?;
         let bad = |m: &Self| {
             let types: Vec<&str> = args.iter().map(|&a| m.type_name(a)).collect();
             m.err(at, format!("{callee} called with ({}): not what NumPy or Python pickle", types.join(", ")))
@@ -267,7 +307,7 @@ impl<R: Source> Machine<R> {
                     items.len() <= crate::header::MAX_DIMS && items.iter().all(|v| matches!(v, Value::Int(_)))
                 };
                 let shape_ok = self.tuple_items(shape).is_some_and(ints);
-                let code_ok = matches!(self.kind(typecode), Some(Kind::Bytes(_))) || self.str_text(typecode).is_some();
+                let code_ok = self.bytes_of(typecode).is_some() || self.str_text(typecode).is_some();
                 if !(cls_ok && shape_ok && code_ok) {
                     return Err(bad(self));
                 }
@@ -297,7 +337,7 @@ impl<R: Source> Machine<R> {
                         Object::ByteArray(b) => self.node(Kind::Bytes(b.clone()), at)?,
                         _ => return Err(bad(self)),
                     },
-                    Some(Kind::Bytes(_)) => buf,
+                    _ if self.bytes_of(buf).is_some() => buf,
                     _ => return Err(bad(self)),
                 };
                 let count = crate::header::element_count(&shape).map_err(|e| self.err(at, e.to_string()))?;
@@ -318,8 +358,8 @@ impl<R: Source> Machine<R> {
                 let [dtype, data] = args[..] else { return Err(bad(self)) };
                 // NumPy takes a str (a Python 2 pickle's, read as latin1) as its latin1 bytes.
                 let latin1: Vec<u8>;
-                let data = match (self.kind(data), self.str_text(data)) {
-                    (Some(Kind::Bytes(data)), _) => &data[..],
+                let data = match (self.bytes_of(data), self.str_text(data)) {
+                    (Some(data), _) => data,
                     (_, Some(text)) => {
                         let bytes: Option<Vec<u8>> = text.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect();
                         latin1 = bytes.ok_or_else(|| self.err(at, "numpy scalar data: a str beyond latin-1"))?;
@@ -442,6 +482,8 @@ impl<R: Source> Machine<R> {
         match self.kind(target) {
             Some(Kind::Dtype(node)) if !node.built => self.build_dtype(index, state, at),
             Some(Kind::NewUuid) => self.build_uuid(index, state, at),
+            // An instance of a safe global: its own `__setstate__` takes any state.
+            Some(Kind::Safe(_)) => Ok(()),
             Some(Kind::Array(None)) => {
                 let state = self.array_state(state, at)?;
                 let cost = super::alloc_cost(std::mem::size_of::<ArrayState>());
@@ -510,7 +552,7 @@ impl<R: Source> Machine<R> {
                 }
                 (len, &[][..])
             }
-            _ if matches!(self.kind(data), Some(Kind::Bytes(_))) || self.str_text(data).is_some() => {
+            _ if self.bytes_of(data).is_some() || self.str_text(data).is_some() => {
                 return Err(
                     self.err(at, "an ndarray state with raw data: only object arrays (a list of values) are decoded")
                 )
@@ -551,13 +593,10 @@ impl<R: Source> Machine<R> {
             ));
         }
         let size = count.checked_mul(dtype.itemsize());
-        let node = match (data, self.kind(data)) {
-            (Value::Node(i), Some(Kind::Bytes(_))) => i,
-            _ => match self.byte_state(data).map(std::borrow::Cow::into_owned) {
-                Some(bytes) => match self.node(Kind::Bytes(bytes), at)? {
-                    Value::Node(i) => i,
-                    _ => unreachable!("a node"),
-                },
+        let data = match self.bytes_of(data) {
+            Some(_) => data,
+            None => match self.byte_state(data).map(std::borrow::Cow::into_owned) {
+                Some(bytes) => self.node(Kind::Bytes(bytes), at)?,
                 None => {
                     return Err(self.err(
                         at,
@@ -570,8 +609,8 @@ impl<R: Source> Machine<R> {
                 }
             },
         };
-        let Some(Kind::Bytes(bytes)) = self.kind(Value::Node(node)) else { unreachable!("a bytes node") };
-        if Some(bytes.len()) != size {
+        let found = self.bytes_of(data).map_or(0, <[u8]>::len);
+        if Some(found) != size {
             return Err(self.err(
                 at,
                 format!(
@@ -579,12 +618,12 @@ impl<R: Source> Machine<R> {
                     crate::header::shape_repr(&shape),
                     dtype.descr(),
                     size.map_or_else(|| "more than 2^64".to_string(), |s| s.to_string()),
-                    bytes.len()
+                    found
                 ),
             ));
         }
         self.charge(super::alloc_cost(std::mem::size_of::<DType>()), at)?;
-        Ok(ArrayState { shape, fortran, list: 0, len: 0, strings: None, raw: Some((Box::new(dtype), node)) })
+        Ok(ArrayState { shape, fortran, list: 0, len: 0, strings: None, raw: Some((Box::new(dtype), data)) })
     }
 
     /// The values of a StringDType array: each a str, or the dtype's `na_object` (a
@@ -623,6 +662,24 @@ pub(super) fn to_native(dtype: DType, data: &mut [u8]) -> DType {
             DType::Scalar(s.swapped())
         }
         other => other,
+    }
+}
+
+/// A call's arguments: up to four in place (every callee's but a path's), more on the
+/// heap; no allocation for the calls an array of a million inner arrays makes.
+enum Args {
+    Inline([Value; 4], usize),
+    Heap(Vec<Value>),
+}
+
+impl std::ops::Deref for Args {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        match self {
+            Args::Inline(values, n) => &values[..*n],
+            Args::Heap(values) => values,
+        }
     }
 }
 
@@ -806,7 +863,7 @@ mod tests {
             let at = p.windows(from.len()).position(|w| w == from).unwrap();
             p[at..at + from.len()].copy_from_slice(to);
             let e = decode_all(&p).unwrap_err().to_string();
-            assert!(e.contains("is not allowed: only NumPy's array reconstruction"), "{e}");
+            assert!(e.contains("is not allowed: only NumPy's arrays and scalars"), "{e}");
         }
         // The dtype is not a value of the array.
         let e = err(1, b"K\x01\x85", b"cnumpy._core._internal\n_convert_to_stringdtype_kwargs\nK\x01\x85R");

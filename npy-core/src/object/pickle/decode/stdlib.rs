@@ -92,7 +92,7 @@ impl<R: Source> Machine<R> {
     /// The bytes of a `bytes` value, or of a str as its latin-1 bytes (Python 2 pickles of
     /// dates and raw array data hold str, which CPython and NumPy read as latin-1).
     pub(super) fn byte_state(&self, v: Value) -> Option<std::borrow::Cow<'_, [u8]>> {
-        if let Some(Kind::Bytes(b)) = self.kind(v) {
+        if let Some(b) = self.bytes_of(v) {
             return Some(std::borrow::Cow::Borrowed(b));
         }
         let text = self.str_text(v)?;
@@ -262,9 +262,8 @@ impl<R: Source> Machine<R> {
             }
             G::ByteArray => match args[..] {
                 [] => Object::ByteArray(Vec::new()),
-                [data] if matches!(self.kind(data), Some(Kind::Bytes(_))) => {
-                    let Some(Kind::Bytes(b)) = self.kind(data) else { return Err(bad(self)) };
-                    Object::ByteArray(b.clone())
+                [data] if self.bytes_of(data).is_some() => {
+                    Object::ByteArray(self.bytes_of(data).unwrap_or_default().to_vec())
                 }
                 [text, encoding] if matches!(self.str_text(encoding), Some("latin-1" | "latin1")) => {
                     let b = self.byte_state(text).filter(|_| self.str_text(text).is_some()).ok_or_else(|| bad(self))?;
@@ -458,14 +457,17 @@ impl<R: Source> Machine<R> {
         let empty = self.tuple_items(args).is_some_and(<[Value]>::is_empty);
         match self.kind(cls) {
             Some(Kind::Global(super::Global::Uuid)) if empty => self.push_node(Kind::NewUuid, at),
+            Some(&Kind::Global(super::Global::Safe(i))) if self.tuple_items(args).is_some() => {
+                self.push_node(Kind::Safe(i), at)
+            }
             _ => Err(self.err(
                 at,
                 format!(
-                    "{} of a {} is not allowed: only uuid.UUID is created this way",
+                    "{} of a {} is not allowed: only uuid.UUID (and safe globals) are created this way",
                     opcode_name(op).unwrap_or("NEWOBJ"),
                     match self.kind(cls) {
-                        Some(Kind::Global(g)) => g.name(),
-                        _ => self.type_name(cls),
+                        Some(&Kind::Global(g)) => self.global_name(g),
+                        _ => self.type_name(cls).to_string(),
                     }
                 ),
             )),
@@ -603,6 +605,28 @@ mod tests {
         assert!(e.contains("an ndarray state with raw data: only object arrays"), "{e}");
         let e = error(1, &inner(b"K\x01\x85", b"i2", b"K\x05"));
         assert!(e.contains("whose data is a int, not bytes"), "{e}");
+    }
+
+    #[test]
+    fn safe_globals_pass_the_check_alone_and_never_decode() {
+        use super::super::tests::wrap;
+        use crate::object::{check_pickle_with, from_pickle_with};
+        let options = crate::ReadOptions::new().safe_globals([("geo", "Point")]).clone();
+        let point = |args: &[u8]| wrap(1, &[&b"cgeo\nPoint\n("[..], args, b"tR"].concat());
+        assert_eq!(check_pickle_with(&point(b"K\x01K\x02"), &options).unwrap(), [1]);
+        // NEWOBJ and BUILD with any state, as dataclasses pickle.
+        let newobj = wrap(1, b"cgeo\nPoint\n)\x81}U\x01xK\x01sb");
+        assert_eq!(check_pickle_with(&newobj, &options).unwrap(), [1]);
+        // Its arguments are values like any other: a global among them is still refused.
+        let e = check_pickle_with(&point(b"cos\nsystem\n"), &options).unwrap_err().to_string();
+        assert!(e.contains("global 'os.system' is not allowed"), "{e}");
+        // Only the names given, and never without them.
+        let e = check_pickle_with(&wrap(1, b"cgeo\nLine\n)R"), &options).unwrap_err().to_string();
+        assert!(e.contains("global 'geo.Line' is not allowed"), "{e}");
+        assert!(check_pickle_with(&point(b"K\x01"), &crate::ReadOptions::new()).is_err());
+        // Rust values cannot hold them.
+        let e = from_pickle_with(&point(b"K\x01"), &options).unwrap_err().to_string();
+        assert!(e.contains("an instance of the safe global geo.Point is built only by an unpickler"), "{e}");
     }
 
     #[test]

@@ -10,13 +10,12 @@
 //! The dtype written is the one `np.load` makes of a header: records as
 //! `descr_to_dtype` builds them (alignment 1, no `align=True` flag).
 
-use super::{Encoder, BATCH, BUILD, EMPTY_DICT, MARK, NEWFALSE, NEWTRUE, NONE, PROTO, REDUCE, SETITEM, SETITEMS, STOP};
+use super::{
+    Encoder, Saved, BATCH, BUILD, EMPTY_DICT, MARK, NEWFALSE, NEWTRUE, NONE, PROTO, REDUCE, SETITEM, SETITEMS, STOP,
+};
 use crate::dtype::{ByteOrder, DType, Record, Scalar, ScalarType};
 use crate::error::{Error, Result};
 use crate::object::pickle::Item;
-
-/// The result of a `save()`: the reason when a value cannot be written.
-type Saved = std::result::Result<(), String>;
 
 /// NumPy's `NPY_NEEDS_PYAPI`, set on every record.
 const NEEDS_PYAPI: i64 = 0x10;
@@ -167,7 +166,7 @@ impl Encoder {
     }
 
     /// A str, memoised; one-character strings fetched after their first use. Its memo index.
-    fn save_name_str(&mut self, s: &str) -> u32 {
+    pub(super) fn save_name_str(&mut self, s: &str) -> u32 {
         self.boundary();
         let mut chars = s.chars();
         let one = match (chars.next(), chars.next()) {
@@ -202,7 +201,7 @@ impl Encoder {
         }
     }
 
-    fn save_shape(&mut self, shape: &[usize]) -> Saved {
+    pub(super) fn save_shape(&mut self, shape: &[usize]) -> Saved {
         self.save_tuple(shape.len(), |e| {
             shape.iter().for_each(|&d| e.save_int(d as i64));
             Ok(())
@@ -283,7 +282,7 @@ pub(crate) fn encode_dict(entries: &[(&str, Item)]) -> Result<Vec<u8>> {
     e.op(EMPTY_DICT);
     e.memoize();
     let pair = |e: &mut Encoder, key: &str, value: &Item| -> std::result::Result<(), String> {
-        e.save_str(key);
+        e.save_value_str(key);
         match value {
             Item::Object(o) => e.object(o, 1),
             Item::Dtype(d) => e.save_dtype(d),
