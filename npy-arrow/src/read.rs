@@ -20,8 +20,9 @@ pub use crate::options::{DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS};
 
 /// Where the reader's bytes come from.
 enum Source<R> {
-    /// Chunks of rows read as they are needed (C order, or at most one dim).
-    Stream { reader: NpyReader<R>, buf: Vec<u8> },
+    /// Chunks of rows read as they are needed (C order, or at most one dim). The reader
+    /// is boxed: with its options it is many times the other variants' size.
+    Stream { reader: Box<NpyReader<R>>, buf: Vec<u8> },
     /// The whole data, held (Fortran-order N-d files read from a stream, dynamic arrays).
     Held(Vec<u8>),
     /// A map: chunks are read in place; `zero_copy` is the data as one Arrow buffer when
@@ -126,7 +127,7 @@ impl<R: Read> BatchReader<R> {
             reader.read_raw(n, &mut data)?;
             Source::Held(data)
         } else {
-            Source::Stream { reader, buf: Vec::new() }
+            Source::Stream { reader: Box::new(reader), buf: Vec::new() }
         };
         let rows = options.batch_rows_for(row_bytes(&layout));
         Ok(BatchReader::from_parts(source, layout, rows))
