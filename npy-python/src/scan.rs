@@ -707,7 +707,15 @@ async fn objects_part(at: &StoreLocation, convert: &ConvertOptions) -> npy_core:
     let reader = npy_core::NpyReader::from_reader(std::io::Cursor::new(bytes))?;
     let mut whole = convert.clone();
     whole.batch_rows(usize::MAX);
-    let mut batches = npy_arrow::object_batches_with(reader, &whole)?;
+    // A value with no Arrow form is named by NumPy's name for the dtype, `object`: `|O` in
+    // an UnsupportedDtype is the package's sign of a dtype NumPy pickles (records with
+    // object fields), said in other words (`errors::holds_objects`).
+    let mut batches = npy_arrow::object_batches_with(reader, &whole).map_err(|e| match e.kind() {
+        ErrorKind::UnsupportedDtype { descr, reason } if descr == "|O" => {
+            Error::from(ErrorKind::UnsupportedDtype { descr: "object".into(), reason: reason.clone() })
+        }
+        _ => e,
+    })?;
     let schema = batches.schema();
     let column = match batches.next() {
         Some(batch) => batch.map_err(|e| Error::from(std::io::Error::other(e)))?.column(0).clone(),
