@@ -336,10 +336,11 @@ fn batches_of_npy<R: io::Read + Send + 'static>(
     options: &FileOptions,
 ) -> Result<FileBatchReader> {
     let rows = reader.header().shape.first().copied().unwrap_or(1) as u64;
-    // An object array of text (NumPy 2's StringDType files among them): one Utf8 column.
+    // An object array of text (NumPy 2's StringDType files among them): one Utf8 column;
+    // a ragged array: one List column.
     let reader: Box<dyn RecordBatchReader + Send> = if matches!(&reader.header().dtype, npy_core::dtype::DType::Scalar(s) if s.ty() == npy_core::dtype::ScalarType::Object)
     {
-        crate::objects::text_batches(reader, &options.convert)?
+        crate::objects::object_batches_with(reader, &options.convert)?
     } else {
         Box::new(BatchReader::from_npy_reader_with(reader, &options.convert)?)
     };

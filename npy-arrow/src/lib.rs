@@ -48,7 +48,6 @@ pub mod formats;
 pub mod guard;
 mod layout;
 pub mod npz;
-#[cfg(feature = "formats")]
 mod objects;
 mod options;
 #[cfg(feature = "formats")]
@@ -62,6 +61,7 @@ pub mod write;
 
 pub use layout::{Layout, Part, Step};
 pub use npz::{NpzBatchReader, NpzBatchWriter, NpzTableOptions};
+pub use objects::object_batches_with;
 pub use options::ConvertOptions;
 pub use read::{mapped_array, BatchReader};
 pub use schema::{header_of, natural_dtype, schema_of};

@@ -122,3 +122,54 @@ fn plain_object_arrays_of_str_convert_and_others_keep_a_clear_error() {
     let batches: Vec<RecordBatch> = FileBatchReader::from_path(&arrow).unwrap().map(Result::unwrap).collect();
     assert_eq!(texts(&batches), [Some("a1".into()), None, Some("b2".into())]);
 }
+
+/// `np.array([np.arange(3), np.arange(5), np.arange(0)], dtype=object)` (the fixture
+/// `object/ragged.npy`): a List column of Int64, in Parquet and Arrow IPC alike, as
+/// `[a.tolist() for a in arr]` gives `[[0, 1, 2], [0, 1, 2, 3, 4], []]`.
+#[test]
+fn ragged_arrays_become_list_columns() {
+    use arrow_array::{Int64Array, ListArray};
+    let dir = tempfile::tempdir().unwrap();
+    let parquet = dir.path().join("ragged.parquet");
+    let arrow = dir.path().join("ragged.arrow");
+    convert(fixture("ragged.npy"), &parquet, &mut |_| {}).unwrap();
+    convert(fixture("ragged.npy"), &arrow, &mut |_| {}).unwrap();
+    let from_arrow: Vec<RecordBatch> = FileBatchReader::from_path(&arrow).unwrap().map(Result::unwrap).collect();
+    for batches in [parquet_batches(&parquet), from_arrow] {
+        let field = batches[0].schema().field(0).clone();
+        assert_eq!(field.name(), "values");
+        let DataType::List(item) = field.data_type() else { panic!("{field:?}") };
+        assert_eq!(item.data_type(), &DataType::Int64);
+        let mut rows = Vec::new();
+        for batch in &batches {
+            let list = batch.column(0).as_any().downcast_ref::<ListArray>().unwrap();
+            for i in 0..list.len() {
+                let row = list.value(i);
+                rows.push(row.as_any().downcast_ref::<Int64Array>().unwrap().values().to_vec());
+            }
+        }
+        assert_eq!(rows, [vec![0, 1, 2], vec![0, 1, 2, 3, 4], vec![]]);
+    }
+}
+
+/// Ragged arrays whose rows have no one Arrow type keep a clear error naming the row.
+#[test]
+fn ragged_arrays_of_mixed_rows_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, what) in [
+        // [np.arange(3.0), np.array(['py2'])]
+        ("ragged_proto2.npy", "element 1 is an ndarray of dtype <U3 and element 0 of <f8"),
+        // [np.arange(3.0), {7, 8}, bytearray(b"z")] (the set pickled in the order 8, 7)
+        ("ragged_proto5.npy", "element 1 is a set {8, 7}"),
+        // [np.array([1.5, -2.0], dtype='>f4'), np.array(['ab', 'c']), ...]
+        ("ragged_kinds.npy", "element 1 is an ndarray of dtype <U2 and element 0 of <f4"),
+        // [{'w': ..}] as a 0-d array: not ragged, and no text either
+        ("dict_of_arrays.npy", "is a dict"),
+    ] {
+        let out = dir.path().join("bad.parquet");
+        let e = convert(fixture(name), &out, &mut |_| {}).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::UnsupportedDtype { .. }), "{name}: {e}");
+        assert!(e.to_string().contains(what), "{name}: {e}");
+        assert!(!out.exists(), "{name}: nothing written");
+    }
+}

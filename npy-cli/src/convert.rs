@@ -77,7 +77,13 @@ A whole .npz is a table of one column per member, as np.savez(path, **columns) m
 (members must share their first dim; each member's header kept in its field's metadata, so
 an archive converted to Arrow or Parquet and back has the same members); a table written
 to an .npz has a member per column. --member NAME reads or writes one member instead, as a
-.npy file. Object arrays cannot be converted.";
+.npy file.
+
+Object arrays: one of str (None or NaN where missing) becomes a Utf8 column; a ragged
+array (1-d, every value a 1-d ndarray of one bool, integer, float, datetime64,
+timedelta64, str or bytes type, or None) a List column of that type, a row per ndarray
+(None a null row). Other object arrays cannot be converted, and a List column of rows of
+different lengths does not convert back to .npy (NumPy's subarrays have one length).";
 
 /// Parquet compression, as `--compression` spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -46,11 +46,18 @@ JSON (one value per line), as tolist() gives values:
   datetime64      ISO strings as np.datetime_as_string: \"2020-01-01T12:00\"; NaT is null
   timedelta64     the count of its units (m8[s] 5 is 5); NaT is null
   objects         None null, bool, int (any size) and float numbers, complex [re, im],
-                  str strings, bytes their repr, lists and tuples arrays, dicts objects
-                  (arrays of [key, value] pairs unless every key is a str)
+                  str strings, bytes and bytearray their repr, lists, tuples, sets and
+                  frozensets arrays, dicts, OrderedDicts and Counters objects (arrays of
+                  [key, value] pairs unless every key is a str); an ndarray in an object
+                  array (a ragged array's rows) nested lists as its tolist(), NumPy
+                  scalars as the values above (np.datetime64 ISO text, NaT null);
+                  datetime.date/time/datetime their isoformat(); timedelta, timezone,
+                  Decimal, Fraction, UUID and paths their str() (\"1 day, 0:00:00\",
+                  \"1.50\", \"1/3\"); range, slice and classes their repr
 
 CSV: a header row of column names, then one row per array row; each cell is NumPy's
-str() of one value (True, 0.004, b'LINE-001', 2020-01-01, 5 seconds, nan). Columns are
+str() of one value (True, 0.004, b'LINE-001', 2020-01-01, 5 seconds, nan), an object
+array's Python's str() of its element (an ndarray's NumPy str(): [0 1 2]). Columns are
 named after the fields: a.b for nested fields, samples[3] for subarray items, [j] and
 [j].field for the items of an N-d array's rows, value for a plain 1-D array.
 

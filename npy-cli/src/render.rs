@@ -9,12 +9,23 @@
 //! `U` as a string, `datetime64` as its ISO text and NaT as `null`, `timedelta64` as its
 //! count of units and NaT as `null`. Cells (CSV, `head`) are the `Display` text of each
 //! leaf, named `a.b`, `samples[3]`, `grid[1][0]`.
+//!
+//! An object array's elements ([`json_object`]) follow `tolist()` too: `None` as `null`,
+//! numbers and text as above, lists, tuples, sets and frozensets as lists, dicts,
+//! `OrderedDict`s and `Counter`s as objects (lists of `[key, value]` pairs when a key is
+//! not a `str`), an ndarray (a ragged array's rows, a saved dict's arrays) as nested
+//! lists of its elements in C order as above (records as objects), a NumPy scalar as
+//! its value above (`np.datetime64` ISO text, NaT `null`), `date`/`time`/`datetime` as
+//! `isoformat()` text, `timedelta`, `timezone`, `Decimal`, `Fraction`, `UUID` and paths
+//! as their `str()` text, `bytes`, `bytearray`, `range`, `slice` and classes as their
+//! `repr` text. Their cells are Python's `str()` of the element ([`Object::str`]):
+//! `[0 1 2]` for an ndarray, as NumPy prints it.
 
 use std::fmt::Write as _;
 
 use npy_core::dtype::{DType, Scalar, ScalarType, TimeUnit};
 use npy_core::scalar::{self, ScalarError, Value};
-use npy_core::{Error, ErrorKind, Object};
+use npy_core::{DynArray, Error, ErrorKind, Object};
 
 use crate::records::{c_index, At, Layout};
 
@@ -219,13 +230,10 @@ pub fn leaf_texts(dtype: &DType, bytes: &[u8], each: &mut impl FnMut(String)) ->
     })
 }
 
-/// The cell of an object array's element: a `str` as it is, anything else as Python's
-/// `repr`.
+/// The cell of an object array's element: Python's `str()` of it (a `str` as it is, an
+/// ndarray as NumPy's `str()`: `[0 1 2]`).
 pub fn object_cell(object: &Object) -> String {
-    match object {
-        Object::Str(s) => s.clone(),
-        other => other.repr(),
-    }
+    object.str()
 }
 
 /// Writes one element of `dtype` as JSON to `out`.
@@ -483,9 +491,10 @@ pub fn json_string(s: &str, out: &mut String) {
 
 /// An object array's element as JSON: `None` as `null`, bools, ints (of any size) and
 /// floats as numbers (floats in Python's `repr` digits, NaN and infinities by `nf`),
-/// complex as `[re, im]`, `str` as a string, `bytes` as its `repr` string, lists and
-/// tuples as arrays, dicts as objects when every key is a `str` (else as arrays of
-/// `[key, value]` pairs).
+/// complex as `[re, im]`, `str` as a string, `bytes` as its `repr` string, lists,
+/// tuples and sets as arrays, dicts as objects when every key is a `str` (else as arrays
+/// of `[key, value]` pairs), ndarrays and NumPy scalars as `tolist()` gives them, the
+/// rest as the module says.
 pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
     match object {
         Object::None => out.push_str("null"),
@@ -514,7 +523,36 @@ pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(
             }
             out.push(']');
         }
-        Object::Dict(pairs) => {
+        Object::Set(items) | Object::FrozenSet(items) => json_object(&Object::List(items.clone()), nf, out)?,
+        Object::Array(a) => json_array(a, nf, out)?,
+        Object::ObjectArray(a) => {
+            let shape = a.shape();
+            if shape.iter().product::<usize>() == 0 {
+                return empty_lists(shape, out);
+            }
+            let storage = c_order(shape, a.fortran_order());
+            let items = a.as_slice();
+            for i in 0..shape.iter().product::<usize>() {
+                open_lists(shape, i, out);
+                let item = items.get(storage(i)).ok_or_else(|| Bad::new("an object array holds too few values"))?;
+                json_object(item, nf, out).map_err(|e| e.within(&index_of(shape, i)))?;
+                close_lists(shape, i, out);
+            }
+        }
+        Object::Scalar(a) => json_element(a.dtype(), a.data(), nf, out)?,
+        Object::Date(d) => json_string(&d.isoformat(), out),
+        Object::Time(t) => json_string(&t.isoformat(), out),
+        Object::DateTime(dt) => json_string(&dt.isoformat(), out),
+        Object::TimeDelta(_)
+        | Object::TimeZone(_)
+        | Object::Decimal(_)
+        | Object::Fraction(_)
+        | Object::Uuid(_)
+        | Object::Path(..) => json_string(&object.str(), out),
+        Object::ByteArray(_) | Object::Range(_) | Object::Slice(_) | Object::Type(..) => {
+            json_string(&object.repr(), out)
+        }
+        Object::Dict(pairs) | Object::OrderedDict(pairs) | Object::Counter(pairs) => {
             let by_name = pairs.iter().all(|(k, _)| matches!(k, Object::Str(_)));
             out.push(if by_name { '{' } else { '[' });
             for (i, (k, v)) in pairs.iter().enumerate() {
@@ -538,6 +576,53 @@ pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(
         }
     }
     Ok(())
+}
+
+/// An ndarray inside an object array as `tolist()` gives it: nested lists of its
+/// elements (each as [`json_element`] writes it), a 0-d one as its element.
+fn json_array(a: &DynArray, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+    let (dtype, shape, data) = (a.dtype(), a.shape(), a.data());
+    let size = dtype.itemsize();
+    let n: usize = shape.iter().product();
+    if shape.is_empty() {
+        return json_element(dtype, data, nf, out);
+    }
+    if n == 0 {
+        return empty_lists(shape, out);
+    }
+    let storage = c_order(shape, a.fortran_order());
+    for i in 0..n {
+        open_lists(shape, i, out);
+        let at = storage(i) * size;
+        json_element(dtype, part(data, at, size)?, nf, out).map_err(|e| e.within(&index_of(shape, i)))?;
+        close_lists(shape, i, out);
+    }
+    Ok(())
+}
+
+/// `[1][0]`: the index of item `i` (C order) of nested lists of `shape`.
+fn index_of(shape: &[usize], i: usize) -> String {
+    let mut index = vec![0; shape.len()];
+    c_index(shape, i, &mut index);
+    brackets(&index)
+}
+
+/// The storage index of C-order item `c` of an array of `shape`, stored in Fortran order
+/// when `fortran`.
+fn c_order(shape: &[usize], fortran: bool) -> impl Fn(usize) -> usize + '_ {
+    move |c| {
+        if !fortran || shape.len() < 2 {
+            return c;
+        }
+        let mut index = vec![0; shape.len()];
+        c_index(shape, c, &mut index);
+        let mut stride = 1;
+        index.iter().zip(shape).fold(0, |at, (&i, &d)| {
+            let at = at + i * stride;
+            stride *= d;
+            at
+        })
+    }
 }
 
 /// RFC 4180 quoting: fields with a comma, quote or line break are quoted, quotes doubled.
@@ -664,6 +749,89 @@ mod tests {
         let mut out = String::new();
         json_object(&v, NonFinite::Null, &mut out).unwrap();
         assert!(out.starts_with("[null,"), "{out}");
+    }
+
+    fn dyn_array(descr: &str, shape: &[usize], data: Vec<u8>) -> Object {
+        let header = npy_core::header::Header::new(descr.parse().unwrap(), shape.to_vec());
+        Object::Array(Box::new(DynArray::new(header, data).unwrap()))
+    }
+
+    fn json(o: &Object) -> String {
+        let mut out = String::new();
+        json_object(o, NonFinite::Python, &mut out).unwrap();
+        out
+    }
+
+    /// The values object arrays hold beyond plain ones, as `tolist()` and `str()` give
+    /// them (JSON text by the mapping in the module docs).
+    #[test]
+    fn new_object_kinds() {
+        use npy_core::object::{Date, DateTime, PathFlavor, Time, TimeDelta};
+        let ints = |v: &[i64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        // np.array([np.arange(3), np.arange(2)], dtype=object)
+        let ragged = npy_core::Array::from_shape_vec(
+            vec![2],
+            vec![dyn_array("<i8", &[3], ints(&[0, 1, 2])), dyn_array("<i8", &[2], ints(&[0, 1]))],
+        )
+        .unwrap();
+        let ragged = Object::ObjectArray(Box::new(ragged));
+        assert_eq!(json(&ragged), "[[0,1,2],[0,1]]");
+        assert_eq!(object_cell(&ragged), "[array([0, 1, 2]) array([0, 1])]");
+        // np.arange(4).reshape(2, 2) in Fortran order: tolist() is [[0, 1], [2, 3]]
+        let header = npy_core::header::Header { dtype: "<i8".parse().unwrap(), fortran_order: true, shape: vec![2, 2] };
+        let fortran = Object::Array(Box::new(DynArray::new(header, ints(&[0, 2, 1, 3])).unwrap()));
+        assert_eq!(json(&fortran), "[[0,1],[2,3]]");
+        assert_eq!(object_cell(&fortran), "[[0 1]\n [2 3]]");
+        // np.zeros((2, 0))
+        assert_eq!(json(&dyn_array("<f8", &[2, 0], vec![])), "[[],[]]");
+        // np.array([(1, 2.5)], dtype=[('a', '<i2'), ('b', '<f4')])
+        let mut rec = 1i16.to_le_bytes().to_vec();
+        rec.extend(2.5f32.to_le_bytes());
+        let rec = dyn_array("[('a', '<i2'), ('b', '<f4')]", &[1], rec);
+        assert_eq!(json(&rec), r#"[{"a":1,"b":2.5}]"#);
+        assert_eq!(object_cell(&rec), "[(1, 2.5)]");
+        // np.array(['2020-01-02', 'NaT'], dtype='M8[D]')
+        let days = dyn_array("<M8[D]", &[2], ints(&[18_263, i64::MIN]));
+        assert_eq!(json(&days), r#"["2020-01-02",null]"#);
+        assert_eq!(object_cell(&days), "['2020-01-02'        'NaT']");
+        // np.datetime64('2020-01-02'), np.timedelta64('NaT', 's')
+        let Object::Array(day) = dyn_array("<M8[D]", &[], ints(&[18_263])) else { unreachable!() };
+        assert_eq!(json(&Object::Scalar(day.clone())), r#""2020-01-02""#);
+        assert_eq!(object_cell(&Object::Scalar(day)), "2020-01-02");
+        let Object::Array(nat) = dyn_array("<m8[s]", &[], ints(&[i64::MIN])) else { unreachable!() };
+        assert_eq!(json(&Object::Scalar(nat.clone())), "null");
+        assert_eq!(object_cell(&Object::Scalar(nat)), "NaT");
+        let date = Date { year: 2020, month: 1, day: 2 };
+        let time = Time { hour: 3, minute: 4, second: 5, microsecond: 0, fold: false, tzinfo: None };
+        let cases = [
+            (Object::Set(vec![1.into(), 2.into()]), "[1,2]", "{1, 2}"),
+            (Object::FrozenSet(vec![]), "[]", "frozenset()"),
+            (Object::OrderedDict(vec![("a".into(), 1.into())]), r#"{"a":1}"#, "OrderedDict([('a', 1)])"),
+            (Object::Counter(vec![(1.into(), 2.into())]), "[[1,2]]", "Counter({1: 2})"),
+            (Object::Date(date), r#""2020-01-02""#, "2020-01-02"),
+            (Object::Time(Box::new(time.clone())), r#""03:04:05""#, "03:04:05"),
+            (Object::DateTime(Box::new(DateTime { date, time })), r#""2020-01-02T03:04:05""#, "2020-01-02 03:04:05"),
+            (
+                Object::TimeDelta(TimeDelta { days: 1, seconds: 0, microseconds: 0 }),
+                r#""1 day, 0:00:00""#,
+                "1 day, 0:00:00",
+            ),
+            (Object::Decimal("1.50".into()), r#""1.50""#, "1.50"),
+            (Object::Fraction(Box::new((1.into(), 3.into()))), r#""1/3""#, "1/3"),
+            (Object::Uuid(255), r#""00000000-0000-0000-0000-0000000000ff""#, "00000000-0000-0000-0000-0000000000ff"),
+            (Object::Path(PathFlavor::Posix, vec!["a".into(), "b".into()]), r#""a/b""#, "a/b"),
+            (Object::Range(Box::new([0.into(), 6.into(), 2.into()])), r#""range(0, 6, 2)""#, "range(0, 6, 2)"),
+            (
+                Object::Slice(Box::new([Object::None, 3.into(), Object::None])),
+                r#""slice(None, 3, None)""#,
+                "slice(None, 3, None)",
+            ),
+            (Object::ByteArray(b"x".to_vec()), r#""bytearray(b'x')""#, "bytearray(b'x')"),
+        ];
+        for (value, want_json, want_cell) in cases {
+            assert_eq!(json(&value), want_json, "{value:?}");
+            assert_eq!(object_cell(&value), want_cell, "{value:?}");
+        }
     }
 
     #[test]

@@ -376,3 +376,51 @@ fn invalid_code_points() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("surrogate"), "{}", text(&out.stderr));
 }
+
+/// Object arrays of ndarrays, NumPy scalars and the standard library's values (the
+/// fixtures of `xtask/golden.py`'s `beyond()`): JSON as `tolist()` gives them (dates as
+/// ISO text, NaT null), CSV cells and `head` as Python's `str()` of each, `check` clean.
+#[test]
+fn object_arrays_of_arrays_and_stdlib_values() {
+    // [a.tolist() for a in np.load('object/ragged.npy', allow_pickle=True)]
+    assert_eq!(dump("object/ragged.npy", &[]), ["[0,1,2]", "[0,1,2,3,4]", "[]"]);
+    // [str(a) for a in ...]
+    assert_eq!(dump("object/ragged.npy", &["--format", "csv"]), ["value", "[0 1 2]", "[0 1 2 3 4]", "[]"]);
+    let kinds = dump("object/ragged_kinds.npy", &[]);
+    assert_eq!(kinds[3], r#"[{"a":1,"b":2.5}]"#, "a record array: objects");
+    assert_eq!(kinds[4], "[[0.0,1.0,2.0],[3.0,4.0,5.0]]", "a Fortran-order array in C order");
+    assert_eq!(kinds[5], r#"["2020-01-02",null]"#, "datetime64[D] as ISO text, NaT null");
+    assert_eq!(kinds[7], "7", "a 0-d array: its value");
+    assert_eq!(kinds[10], "[[],[]]", "np.zeros((2, 0))");
+    let scalars = dump("object/numpy_scalars_beyond.npy", &[]);
+    assert_eq!(
+        scalars,
+        [r#""2020-01-02""#, "null", r#""1970-01-01T00:00:00.000000001""#, "3", "null", r#"{"a":1,"b":2.5}"#]
+    );
+    // str() of np.datetime64('2020-01-02'), np.datetime64('NaT'), ..., np.void((1, 2.5), ..)
+    let cells = dump("object/numpy_scalars_beyond.npy", &["--format", "csv"]);
+    assert_eq!(
+        cells,
+        ["value", "2020-01-02", "NaT", "1970-01-01T00:00:00.000000001", "3 seconds", "NaT", "\"(1, 2.5)\""]
+    );
+    let times = dump("object/datetimes.npy", &[]);
+    assert_eq!(
+        times[..3],
+        [r#""2020-01-02T03:04:05.000006""#, r#""2020-01-02T00:00:00+00:00""#, r#""1999-12-31T23:59:59.999999-05:00""#,]
+    );
+    // str(datetime.datetime(2020, 1, 2, 3, 4, 5, 6)), str(datetime.timedelta(days=-1, seconds=5, microseconds=7))
+    let cells = dump("object/datetimes.npy", &["--format", "csv"]);
+    assert_eq!((cells[1].as_str(), cells[8].as_str()), ("2020-01-02 03:04:05.000006", "\"-1 day, 0:00:05.000007\""));
+    let stdlib = dump("object/stdlib.npy", &[]);
+    assert_eq!(stdlib[..5], [r#""1.50""#, r#""-Infinity""#, r#""NaN""#, r#""1E+999999""#, r#""1/3""#]);
+    assert_eq!(stdlib[10], "[1,2,3]", "a set: a list");
+    assert_eq!(stdlib[14], r#"{"a":1,"b":[2]}"#, "an OrderedDict: an object");
+    assert_eq!(stdlib[21], r#""range(1, 10, 2)""#, "a range: its repr");
+    let path = fixture("object/stdlib.npy");
+    let head = lines(&["head", "-n", "8", path.to_str().unwrap()]);
+    assert!(head[7].ends_with("00000000-0000-0000-0000-000000000005"), "{head:?}");
+    for f in ["ragged", "ragged_kinds", "datetimes", "stdlib", "numpy_scalars_beyond", "dict_of_arrays"] {
+        let path = fixture(&format!("object/{f}.npy"));
+        assert_eq!(lines(&["check", path.to_str().unwrap()]), ["1 file checked, 0 with problems"], "{f}");
+    }
+}

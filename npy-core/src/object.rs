@@ -119,6 +119,7 @@ use crate::repr;
 mod bigint;
 mod ndrepr;
 pub(crate) mod pickle;
+mod pystr;
 mod stdlib;
 
 pub use stdlib::{Date, DateTime, PathFlavor, Time, TimeDelta, TimeZone};
@@ -366,7 +367,14 @@ impl Object {
             Object::Path(flavor, parts) => {
                 out.push_str(flavor.class_name());
                 out.push('(');
-                repr::write_str(&flavor.join(parts), out);
+                // Python's repr is of `as_posix()`: a Windows path with forward slashes.
+                let text = flavor.join(parts);
+                let posix = if matches!(flavor, PathFlavor::PureWindows | PathFlavor::Windows) {
+                    text.replace('\\', "/")
+                } else {
+                    text
+                };
+                repr::write_str(&posix, out);
                 out.push(')');
             }
             Object::Range(r) => {

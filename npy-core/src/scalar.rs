@@ -28,6 +28,8 @@ use crate::dtype::{ByteOrder, DType, DateUnit, Scalar, ScalarType};
 
 mod text;
 
+pub(crate) use text::FloatDigits;
+
 /// One scalar's value, of exactly the kind its dtype names (no widening: an `i2` is an
 /// [`Value::I16`]).
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,8 @@
 //!
 //! Rows come from npy-store's scans (npy-arrow's columns): `.npy` files by
 //! [`npy_store::RowScan`], archives by [`npy_store::RemoteNpz::checked_table_batches`] (no
-//! row before its member's CRC-32 passed). A stream's rows are made by threads of their
+//! row before its member's CRC-32 passed), object arrays (text, ragged arrays) from
+//! [`npy_arrow::object_batches_with`], decoded whole when the table opens and held. A stream's rows are made by threads of their
 //! own, a few batches ahead of its consumer, in pieces made side by side and given out in
 //! row order; the consumer waits on channels only (no GIL, no runtime of its own), and
 //! either side ending ends the other. Local files are read, not mapped,
@@ -50,8 +51,18 @@ struct Part {
 }
 
 enum PartKind {
-    Npy { data_offset: u64, layout: Arc<Layout> },
-    Npz { npz: RemoteNpz },
+    Npy {
+        data_offset: u64,
+        layout: Arc<Layout>,
+    },
+    Npz {
+        npz: RemoteNpz,
+    },
+    /// An object array (text, or a ragged array's rows), decoded whole when the table was
+    /// opened: its one column.
+    Objects {
+        column: ArrayRef,
+    },
 }
 
 /// What says a local file is the one a table opened: size, modification time, inode.
@@ -244,6 +255,7 @@ impl Part {
                 PartKind::Npy { data_offset: *data_offset, layout: layout.clone() }
             }
             PartKind::Npz { npz } => PartKind::Npz { npz: npz.clone() },
+            PartKind::Objects { column } => PartKind::Objects { column: column.clone() },
         };
         Part { name: self.name.clone(), at: self.at.clone(), stamp: self.stamp, rows: self.rows, kind }
     }
@@ -479,6 +491,29 @@ async fn send_part(
             }
             scan.batches().into_inner()
         }
+        PartKind::Objects { column } => {
+            let per_batch = plan.batch_rows.unwrap_or(npy_arrow::read::DEFAULT_BATCH_ROWS).max(1);
+            let (full, columns, judge) = (plan.full.clone(), plan.columns.clone(), judge.cloned());
+            let batches: Vec<npy_core::Result<RecordBatch>> = (rows.start..rows.end)
+                .step_by(per_batch)
+                .map(|start| {
+                    let len = per_batch.min(rows.end - start);
+                    let batch = RecordBatch::try_new(full.clone(), vec![column.slice(start, len)])
+                        .map_err(|e| Error::from(std::io::Error::other(e)))?;
+                    let batch = match &judge {
+                        None => batch,
+                        Some(judge) => {
+                            let judged = columns_of(&batch, &full, &judge.columns, None)?;
+                            let keep = judge.keep(judged).map_err(|e| Error::from(std::io::Error::other(e)))?;
+                            arrow_select::filter::filter_record_batch(&batch, &keep)
+                                .map_err(|e| Error::from(std::io::Error::other(e)))?
+                        }
+                    };
+                    columns_of(&batch, &full, &columns, None)
+                })
+                .collect();
+            futures::stream::iter(batches).boxed()
+        }
         PartKind::Npz { npz } => {
             let mut wanted: Vec<usize> = plan.columns.clone();
             if let Some(judge) = judge {
@@ -511,6 +546,7 @@ async fn send_part(
             match &part.kind {
                 PartKind::Npy { .. } => retyped(b, &schema),
                 PartKind::Npz { .. } => columns_of(&b, &plan.full, &plan.columns, Some(&schema)),
+                PartKind::Objects { .. } => retyped(b, &schema),
             }
         });
         let failed = batch.is_err();
@@ -630,6 +666,9 @@ fn open_plan(source: &str, members: Option<&[String]>, convert: ConvertOptions) 
                     Ok::<_, Error>((schema, rows, PartKind::Npz { npz: archive }))
                 } else {
                     let object = npy_store::fetch_header(at.store.as_ref(), &at.path).await?;
+                    if object.header.dtype.has_object() {
+                        return objects_part(&at, &convert).await;
+                    }
                     let layout = Layout::new_with(&object.header, None, &convert)?;
                     let kind = PartKind::Npy { data_offset: object.data_offset, layout: Arc::new(layout) };
                     let PartKind::Npy { layout, .. } = &kind else { unreachable!() };
@@ -656,6 +695,33 @@ fn open_plan(source: &str, members: Option<&[String]>, convert: ConvertOptions) 
     let columns = (0..full.fields().len()).collect();
     let total = parts.iter().map(|p| p.rows).sum();
     Ok(Plan { parts, full, columns, rows: 0..total, convert, batch_rows: None, map: None })
+}
+
+/// An object array's part: the file read whole and decoded by npy-arrow's
+/// [`object_batches_with`](npy_arrow::object_batches_with) (text as Utf8, a ragged array
+/// as a List column; other object arrays refused, naming the element).
+async fn objects_part(at: &StoreLocation, convert: &ConvertOptions) -> npy_core::Result<(SchemaRef, usize, PartKind)> {
+    use object_store::ObjectStoreExt;
+    let got = at.store.get(&at.path).await.map_err(std::io::Error::other)?;
+    let bytes = got.bytes().await.map_err(std::io::Error::other)?;
+    let reader = npy_core::NpyReader::from_reader(std::io::Cursor::new(bytes))?;
+    let mut whole = convert.clone();
+    whole.batch_rows(usize::MAX);
+    // A value with no Arrow form is named by NumPy's name for the dtype, `object`: `|O` in
+    // an UnsupportedDtype is the package's sign of a dtype NumPy pickles (records with
+    // object fields), said in other words (`errors::holds_objects`).
+    let mut batches = npy_arrow::object_batches_with(reader, &whole).map_err(|e| match e.kind() {
+        ErrorKind::UnsupportedDtype { descr, reason } if descr == "|O" => {
+            Error::from(ErrorKind::UnsupportedDtype { descr: "object".into(), reason: reason.clone() })
+        }
+        _ => e,
+    })?;
+    let schema = batches.schema();
+    let column = match batches.next() {
+        Some(batch) => batch.map_err(|e| Error::from(std::io::Error::other(e)))?.column(0).clone(),
+        None => arrow_array::new_empty_array(schema.field(0).data_type()),
+    };
+    Ok((schema, column.len(), PartKind::Objects { column }))
 }
 
 fn same_columns(a: &Schema, b: &Schema) -> bool {

@@ -326,10 +326,44 @@ def test_hostile_files_raise_in_every_consumer(tmp):
     (tmp / "junk.npz").write_bytes(b"PK\x03\x04" + b"\0" * 100)
     with pytest.raises(npy.BadNpzFile, match=r"junk.npz"):
         npy.scan(tmp / "junk.npz")
-    # Object arrays have no Arrow form: refused, naming the file.
+    # Object arrays of dicts have no Arrow form: refused, naming the file.
     np.save(tmp / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError, match=r"objects.npy"):
         npy.scan(tmp / "objects.npy")
+
+
+def _object_array(items):
+    a = np.empty(len(items), dtype=object)
+    a[:] = items
+    return a
+
+
+def test_ragged_and_text_object_arrays_are_list_and_utf8_columns(tmp):
+    # A ragged array: a List column of its rows' type, None a null row, as tolist() gives.
+    ragged = _object_array([np.arange(3), np.arange(5), None, np.arange(0)])
+    np.save(tmp / "ragged.npy", ragged, allow_pickle=True)
+    want = [None if r is None else r.tolist() for r in ragged]
+    t = npy.scan(tmp / "ragged.npy")
+    assert pa.table(t).schema.field("values").type == pa.list_(pa.int64())
+    assert duckdb.sql("SELECT values FROM t").fetchall() == [(v,) for v in want]
+    assert pl.DataFrame(t)["values"].to_list() == want
+    assert npy.scan(tmp / "ragged.npy", rows=(1, 3), batch_rows=1).num_rows == 2
+    assert pa.table(npy.scan(tmp / "ragged.npy", rows=(1, 3), batch_rows=1))["values"].to_pylist() == want[1:3]
+    # str rows of different widths and dates.
+    words = _object_array([np.array(["ab", "c"]), np.array(["longer"])])
+    np.save(tmp / "words.npy", words, allow_pickle=True)
+    assert pl.DataFrame(npy.scan(tmp / "words.npy"))["values"].to_list() == [["ab", "c"], ["longer"]]
+    days = _object_array([np.array(["2020-01-02", "NaT"], dtype="M8[D]")])
+    np.save(tmp / "days.npy", days, allow_pickle=True)
+    d = npy.scan(tmp / "days.npy")
+    assert duckdb.sql("SELECT values FROM d").fetchall() == [([days[0][0].item(), None],)]
+    # Text: one Utf8 column, None null.
+    np.save(tmp / "text.npy", np.array(["a", None, "bc"], dtype=object), allow_pickle=True)
+    assert pl.DataFrame(npy.scan(tmp / "text.npy"))["values"].to_list() == ["a", None, "bc"]
+    # Rows of two types have no one list type: refused, naming the file and the element.
+    np.save(tmp / "mixed.npy", _object_array([np.arange(2), np.arange(2.0)]), allow_pickle=True)
+    with pytest.raises(ValueError, match=r"mixed.npy.*element 1 is an ndarray of dtype <f8"):
+        npy.scan(tmp / "mixed.npy")
 
 
 def test_a_file_changed_under_a_stream_raises(trace_file, tmp):

@@ -219,6 +219,81 @@ impl Float {
     }
 }
 
+/// One float part of a scalar taken apart for NumPy's array printing (which lays out
+/// every element of an array alike from these): its sign, and NaN, infinity or the
+/// shortest digits `d.ddd` and decimal exponent of its value in its own type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FloatDigits {
+    /// The sign bit.
+    pub negative: bool,
+    /// `None` for NaN and infinities.
+    pub finite: Option<(String, i32)>,
+    /// NaN (an invalid x87 encoding included, as NumPy's `isnan` has it).
+    pub nan: bool,
+    /// The value as `f64`: exact for `f2`, `f4` and `f8`, the nearest `f64` for a long
+    /// double (see `exact`).
+    pub value: f64,
+    /// Whether `value` is exactly the scalar's value.
+    pub exact: bool,
+}
+
+impl FloatDigits {
+    fn of(x: Float, value: f64, exact: bool) -> FloatDigits {
+        let nan = x.invalid || matches!(x.kind, Kind::Nan);
+        let finite = match x.kind {
+            Kind::Finite { mantissa, exponent, unequal_margins } if !x.invalid => {
+                let (digits, exp10) = shortest(mantissa, exponent, unequal_margins);
+                let text = digits.as_bytes().iter().map(|&d| char::from(d)).collect();
+                Some((text, exp10))
+            }
+            _ => None,
+        };
+        FloatDigits { negative: x.negative, finite, nan, value, exact }
+    }
+
+    /// The real part and, for a complex scalar, the imaginary part of a float or complex
+    /// value; `None` for any other kind.
+    pub(crate) fn parts(v: &Value<'_>) -> Option<(FloatDigits, Option<FloatDigits>)> {
+        let long = |b: &[u8]| FloatDigits::of(Float::extended(b), extended_f64(b), false);
+        Some(match v {
+            Value::F16(h) => (FloatDigits::of(Float::half(*h), f16_to_f64(*h), true), None),
+            Value::F32(x) => (FloatDigits::of(Float::single(*x), f64::from(*x), true), None),
+            Value::F64(x) => (FloatDigits::of(Float::double(*x), *x, true), None),
+            Value::LongDouble(b) => (long(b), None),
+            Value::C64(re, im) => (
+                FloatDigits::of(Float::single(*re), f64::from(*re), true),
+                Some(FloatDigits::of(Float::single(*im), f64::from(*im), true)),
+            ),
+            Value::C128(re, im) => {
+                (FloatDigits::of(Float::double(*re), *re, true), Some(FloatDigits::of(Float::double(*im), *im, true)))
+            }
+            Value::LongComplex(b) => {
+                let (re, im) = b.split_at(16);
+                (long(re), Some(long(im)))
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// The `f64` nearest an x86 80-bit extended value (its low 10 of 16 little-endian bytes).
+fn extended_f64(b: &[u8]) -> f64 {
+    let mut lo = [0u8; 8];
+    lo.copy_from_slice(&b[..8]);
+    let lo = u64::from_le_bytes(lo);
+    let hi = u16::from_le_bytes([b[8], b[9]]);
+    let sign = if hi >> 15 == 1 { -1.0 } else { 1.0 };
+    let e = i32::from(hi & 0x7fff);
+    let v = match e {
+        0x7fff if lo << 1 == 0 => f64::INFINITY,
+        0x7fff => f64::NAN,
+        0 => lo as f64 * 2f64.powi(-16382 - 63),
+        // Two steps, so that neither power of two over- or underflows on its own.
+        _ => lo as f64 * 2f64.powi((e - 16383 - 63) / 2) * 2f64.powi((e - 16383 - 63) - (e - 16383 - 63) / 2),
+    };
+    sign * v
+}
+
 /// How trailing zeros are trimmed (NumPy's `TrimMode`): a real float keeps one zero after
 /// the point (`1.0`), a complex part drops the point too (`1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,7 +26,11 @@ def scan(
     nested records as structs, subarrays as fixed-size lists; other arrays one column,
     ``values``), one ``.npz`` archive (its members as columns, all of one length), or a
     directory or glob pattern of ``.npy`` files with one dtype (or of ``.npz`` archives
-    with the same members), read in path order as one table.
+    with the same members), read in path order as one table. An object array is decoded
+    whole when the table opens (never by running its pickle): one of ``str`` (``None`` or
+    NaN where missing) is a string column, a ragged array (every value a 1-d ndarray of one
+    bool, integer, float, datetime64, timedelta64, str or bytes type, or ``None``) a list
+    column of that type, a row per ndarray; other object arrays raise ``ValueError``.
 
     The result has ``schema``, ``num_rows``, ``column_names``, ``files``,
     ``__arrow_c_schema__`` and ``__arrow_c_stream__``; every stream is fresh and
