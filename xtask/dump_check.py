@@ -21,8 +21,11 @@ axis, a 0-d array's one value), each parsed with json.loads and compared leaf by
   U               the str                        datetime64  np.datetime_as_string, NaT null
   timedelta64     the int64 count of its units, NaT null
   objects         None, bools, ints and floats (as float64), complex [re, im], str,
-                  bytes as repr(), lists and tuples as lists, dicts as dicts when every
-                  key is a str (else lists of [key, value])
+                  bytes as repr(), lists, tuples, sets and frozensets as lists, dicts,
+                  OrderedDicts and Counters as dicts when every key is a str (else lists
+                  of [key, value]); ndarrays and NumPy scalars as the dtypes above;
+                  dates and times as isoformat(); timedelta, timezone, Decimal, Fraction,
+                  UUID and paths as str(); bytearray, range, slice and classes as repr()
 
 Where NumPy itself fails to give a value (tolist(), str() or datetime_as_string raises:
 code points beyond U+10FFFF, generic-unit datetimes), npy dump must fail too: exit 1 and
@@ -32,10 +35,15 @@ Prints each failure, then `N arrays checked` (`, M failed` if any did); exits 1 
 failure, or when no array was found.
 """
 
+import datetime
+import decimal
+import fractions
 import json
 import math
+import pathlib
 import subprocess
 import sys
+import uuid
 import warnings
 import zipfile
 from pathlib import Path
@@ -137,6 +145,23 @@ def expect(arr):
 
 def python(x):
     """An object array's element under the mapping."""
+    if isinstance(x, np.ndarray):
+        # A ragged array's row, a saved dict's array: nested lists as tolist() gives them.
+        return expect(x)
+    if isinstance(x, (np.datetime64, np.timedelta64, np.void, np.longdouble, np.clongdouble)) and not isinstance(
+        x, (np.float64, np.complex128)
+    ):
+        return expect(np.array(x))
+    if isinstance(x, (datetime.date, datetime.time)):
+        return x.isoformat()
+    if isinstance(
+        x, (datetime.timedelta, datetime.timezone, decimal.Decimal, fractions.Fraction, uuid.UUID, pathlib.PurePath)
+    ):
+        return str(x)
+    if isinstance(x, (bytearray, range, slice, type)):
+        return repr(x)
+    if isinstance(x, (set, frozenset)):
+        return [python(v) for v in x]
     if x is None or isinstance(x, (bool, np.bool_)):
         return None if x is None else bool(x)
     if isinstance(x, (int, np.integer)):
