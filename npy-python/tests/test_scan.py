@@ -356,6 +356,7 @@ def test_ragged_and_text_object_arrays_are_list_and_utf8_columns(tmp):
     days = _object_array([np.array(["2020-01-02", "NaT"], dtype="M8[D]")])
     np.save(tmp / "days.npy", days, allow_pickle=True)
     d = npy.scan(tmp / "days.npy")
+    assert d.num_rows == 1
     assert duckdb.sql("SELECT values FROM d").fetchall() == [([days[0][0].item(), None],)]
     # Text: one Utf8 column, None null.
     np.save(tmp / "text.npy", np.array(["a", None, "bc"], dtype=object), allow_pickle=True)
