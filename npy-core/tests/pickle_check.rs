@@ -1,12 +1,17 @@
 //! The check (`check_pickle`, `check_pickle_prefix`), which keeps only what it needs of
 //! the values, passes exactly the pickles decoding (`from_pickle`) passes, with the same
 //! shape: NumPy's object and `StringDType` arrays in tests/data/object, and each with bytes
-//! changed, cut short or followed by more, under every `Python2Strings`.
+//! changed, cut short or followed by more, under every `Python2Strings`; and the sparse
+//! check (`check_sparse_pickle_prefix_with`, bytes payloads left out) passes none of them
+//! that the check refuses.
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
-use npy_core::object::{check_pickle, check_pickle_prefix, check_pickle_with, from_pickle_with, CheckProgress};
+use npy_core::object::{
+    check_pickle, check_pickle_prefix, check_pickle_prefix_with, check_pickle_with, check_sparse_pickle_prefix_with,
+    from_pickle_with, CheckProgress, Gap, SparseCheck, SparsePickle,
+};
 use npy_core::{Python2Strings, ReadOptions};
 
 /// The pickle (the data after the header) of every `.npy` file in tests/data/object.
@@ -144,4 +149,150 @@ fn a_prefix_check_stops_when_asked() {
     });
     assert!(stopped.is_err());
     assert_eq!(calls, 1);
+}
+
+/// The sparse check of `pickle` with payloads of at least `min_gap` bytes left out, and
+/// the furthest progress it reported.
+fn sparse_check(sparse: &SparsePickle, options: &ReadOptions) -> (npy_core::Result<SparseCheck>, usize) {
+    let mut last = 0;
+    let checked = check_sparse_pickle_prefix_with(
+        sparse,
+        |progress| {
+            if let CheckProgress::Checked(n) = progress {
+                assert!(n >= last, "progress {n} after {last}");
+                last = n;
+            }
+            ControlFlow::Continue(())
+        },
+        options,
+    );
+    (checked, last)
+}
+
+#[test]
+fn a_sparse_check_passes_only_what_the_check_passes() {
+    let (mut passed, mut needed, mut gaps) = (0, 0, 0);
+    for strings in [Python2Strings::Ascii, Python2Strings::Bytes] {
+        let mut options = ReadOptions::new();
+        options.python2_strings(strings);
+        for (name, pickle) in pickles() {
+            for (i, variant) in variants(&pickle).iter().enumerate() {
+                let full = check_pickle_prefix_with(variant, |_| ControlFlow::Continue(()), &options);
+                for min_gap in [1, 8, 64 << 10] {
+                    let sparse = SparsePickle::read(std::io::Cursor::new(variant), min_gap).expect("in memory");
+                    assert!(sparse.gaps().iter().all(|g| g.len >= min_gap));
+                    gaps += sparse.gaps().len();
+                    let (checked, last) = sparse_check(&sparse, &options);
+                    let what = format!("{name} variant {i} ({strings:?}, gaps from {min_gap})");
+                    match (&full, checked) {
+                        (Ok(full), Ok(SparseCheck::Passed(sparse))) => {
+                            assert_eq!(full, &sparse, "{what}");
+                            passed += 1;
+                        }
+                        (_, Ok(SparseCheck::NeedsGap(at))) => {
+                            // No opcode from the one that needed the gap is approved.
+                            assert!(last as u64 <= at, "{what}: progress {last} past {at}");
+                            needed += 1;
+                        }
+                        (Err(_), Err(_)) => {}
+                        (full, sparse) => panic!("{what}: check {full:?}, sparse check {sparse:?}"),
+                    }
+                }
+            }
+        }
+    }
+    // Most pass with their payloads left out; a few need one (a scalar's data).
+    assert!(gaps > 1_000 && passed > 5_000 && needed < passed / 10, "{gaps} gaps, {passed} passed, {needed} needed");
+}
+
+/// The pickle of an object array of a dict of two float arrays of `n` values each, as
+/// `np.save` writes it (protocol 4: data of 256 bytes or more in `BINBYTES`), and a str.
+fn dict_of_arrays(n: usize) -> Vec<u8> {
+    let floats = |x: f64| {
+        let data = (0..n).flat_map(|i| (x + i as f64).to_le_bytes()).collect();
+        let header =
+            npy_core::header::Header { dtype: "<f8".parse().expect("a dtype"), fortran_order: false, shape: vec![n] };
+        npy_core::Object::Array(Box::new(npy_core::DynArray::new(header, data).expect("an array")))
+    };
+    let dict = npy_core::Object::Dict(vec![
+        ("w".into(), floats(0.0)),
+        ("b".into(), floats(0.5)),
+        ("name".into(), "layer".into()),
+    ]);
+    let array = npy_core::Array::from_shape_vec(vec![], vec![dict]).expect("an array");
+    npy_core::object::to_pickle(&array).expect("a pickle")
+}
+
+#[test]
+fn a_sparse_check_reads_array_data_by_its_length_only() {
+    let pickle = dict_of_arrays(100_000);
+    let options = ReadOptions::new();
+    let sparse = SparsePickle::read(std::io::Cursor::new(&pickle), 1000).expect("in memory");
+    assert_eq!(sparse.gaps().len(), 2);
+    assert_eq!(sparse.len(), pickle.len() as u64);
+    assert_eq!(sparse.bytes().len() as u64 + 2 * 800_000, pickle.len() as u64);
+    for g in sparse.gaps() {
+        // Each gap is a payload, right after its BINBYTES and length.
+        let start = g.at as usize;
+        assert_eq!((pickle[start - 5], &pickle[start - 4..start]), (b'B', &800_000u32.to_le_bytes()[..]), "{g:?}");
+        assert_eq!(g.len, 800_000);
+    }
+    let (checked, _) = sparse_check(&sparse, &options);
+    let full = check_pickle_prefix(&pickle, |_| ControlFlow::Continue(())).expect("the pickle passes");
+    assert_eq!(checked.expect("passes"), SparseCheck::Passed(full));
+    // Data one byte shorter than its array needs: refused, as the check refuses it.
+    let at = sparse.gaps()[0].at as usize;
+    let mut short = pickle.clone();
+    short[at - 4..at].copy_from_slice(&799_999u32.to_le_bytes());
+    short.remove(at);
+    assert!(check_pickle_prefix(&short, |_| ControlFlow::Continue(())).is_err());
+    let sparse = SparsePickle::read(std::io::Cursor::new(&short), 1000).expect("in memory");
+    let e = sparse_check(&sparse, &options).0.expect_err("refused");
+    assert!(e.to_string().contains("needs 800000 bytes of data, found 799999"), "{e}");
+    // Cut inside a payload left out: the rest is missing, and the check says so.
+    let cut = SparsePickle::read(std::io::Cursor::new(&pickle[..at + 100]), 1000).expect("in memory");
+    assert!(sparse_check(&cut, &options).0.is_err());
+}
+
+#[test]
+fn a_sparse_check_that_needs_a_payload_says_so_before_approving_more() {
+    // `bytearray(b'...')` (protocol 4) copies its bytes: the check needs them.
+    let mut values = vec![npy_core::Object::from("x"); 100_000];
+    values[50_000] = npy_core::Object::ByteArray(vec![5; 300]);
+    let array = npy_core::Array::from_shape_vec(vec![values.len()], values).expect("an array");
+    let pickle = npy_core::object::to_pickle(&array).expect("a pickle");
+    assert!(check_pickle(&pickle).is_ok());
+    let header = [&b"B"[..], &300u32.to_le_bytes()].concat();
+    let payload = pickle.windows(5).position(|w| w == header).expect("a BINBYTES") + 5;
+    let sparse = SparsePickle::read(std::io::Cursor::new(&pickle), 256).expect("in memory");
+    assert_eq!(sparse.gaps(), [Gap { at: payload as u64, kept: payload, len: 300 }]);
+    let (checked, last) = sparse_check(&sparse, &ReadOptions::new());
+    let Ok(SparseCheck::NeedsGap(at)) = checked else { panic!("{checked:?}") };
+    assert!(at >= payload as u64 + 300 && last < payload + 300 + 8, "needed at {at}, progress to {last}");
+    assert!(last > 0);
+}
+
+#[test]
+fn gaps_anywhere_but_a_payload_are_never_passed() {
+    // Gaps cut at every offset of a small pickle, of every length to its end: none passes,
+    // but those the reader would make (a BINBYTES payload).
+    let values = vec![npy_core::Object::Bytes(vec![3; 300]), npy_core::Object::from("text"), npy_core::Object::Int(7)];
+    let array = npy_core::Array::from_shape_vec(vec![3], values).expect("an array");
+    let pickle = npy_core::object::to_pickle(&array).expect("a pickle");
+    let options = ReadOptions::new();
+    let header = [&b"B"[..], &300u32.to_le_bytes()].concat();
+    let payload = pickle.windows(5).position(|w| w == header).expect("a BINBYTES") + 5;
+    let real = [Gap { at: payload as u64, kept: payload, len: 300 }];
+    let mut passed = Vec::new();
+    for start in 0..pickle.len() {
+        for len in 1..=(pickle.len() - start) as u64 {
+            let bytes = [&pickle[..start], &pickle[start + len as usize..]].concat();
+            let gap = Gap { at: start as u64, kept: start, len };
+            let sparse = SparsePickle::from_parts(bytes, vec![gap]).expect("in order");
+            if let Ok(SparseCheck::Passed(_)) = sparse_check(&sparse, &options).0 {
+                passed.push(gap);
+            }
+        }
+    }
+    assert_eq!(passed, real);
 }

@@ -7,16 +7,27 @@ use std::path::Path;
 use std::sync::Arc;
 
 use npy_core::header::Header;
-use npy_core::object::CheckProgress;
+use npy_core::object::{CheckProgress, SparseCheck, SparsePickle};
 use npy_core::{Error, ReadOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::errors::to_python;
-use crate::unpickle::{build, Approval, FinishGuard, PickleArgs};
+use crate::unpickle::{build, Approval, FinishGuard, PickleArgs, SparseData, Store};
+
+/// Payloads of `BINBYTES`/`BINBYTES8` at least this long (an array's data, as `np.save`
+/// of a dict of arrays writes) are left out of the pickle read to check, and read from the
+/// file once, straight into the bytes CPython's unpickler makes of them.
+const GAP_FROM: u64 = 64 << 10;
 
 /// The object array of the `.npy` file at `path`, whose header (`header`, data at
 /// `offset`) has been read.
+///
+/// The pickle is read without the content of its long bytes payloads
+/// (`npy_core::object::SparsePickle`): the check sees their lengths, and the unpickler
+/// reads their content from the file, once, when it makes them; the opcodes it runs are
+/// the bytes the check read, never read again. A check that needs a payload's content
+/// (rare: a NumPy scalar's or a `bytearray`'s) starts over on the whole pickle.
 pub(crate) fn load_path<'py>(
     py: Python<'py>,
     path: &Path,
@@ -25,13 +36,28 @@ pub(crate) fn load_path<'py>(
     options: &ReadOptions,
     args: &PickleArgs,
 ) -> PyResult<Bound<'py, PyAny>> {
-    // Python's FileIO reads the rest of the file into a bytes object it sizes from the
-    // file's length, without first zeroing it (half the time of a zeroed PyBytes).
+    let io = |e: std::io::Error| to_python(Error::from(e).reading(path));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let sparse = py
+        .detach(|| {
+            let mut reader = &file;
+            std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(offset))?;
+            SparsePickle::read(reader, GAP_FROM)
+        })
+        .map_err(io)?;
+    let data = Bound::new(py, SparseData { pickle: sparse })?;
+    let pickle = Pickle::Sparse { data: &data, file: Arc::new(file), base: offset };
+    if let Built::Array(array, _) = check_and_build(py, pickle, &header, options, args, Some(path))? {
+        return Ok(array);
+    }
+    // The check needs a payload it left out: the whole pickle, in memory. Python's FileIO
+    // reads the rest of the file into a bytes object it sizes from the file's length,
+    // without first zeroing it (half the time of a zeroed PyBytes).
     let file = py.import("io")?.getattr("FileIO")?.call1((path, "rb"))?;
     let read = file.call_method1("seek", (offset,)).and_then(|_| file.call_method0("readall"));
     file.call_method0("close")?;
     let data = read?.cast_into::<PyBytes>()?;
-    check_and_build(py, &data, &header, options, args, Some(path)).map(|(array, _)| array)
+    check_and_build(py, Pickle::Bytes(&data), &header, options, args, Some(path))?.array()
 }
 
 /// The object array at a file object's position (after the header, `header`), leaving
@@ -54,7 +80,7 @@ pub(crate) fn load_file<'py>(
         Ok(bytes) => bytes,
         Err(other) => PyBytes::new(py, &other.into_inner().extract::<Vec<u8>>()?),
     };
-    let (array, len) = check_and_build(py, &data, header, options, args, name)?;
+    let (array, len) = check_and_build(py, Pickle::Bytes(&data), header, options, args, name)?.into_pair()?;
     if let Some(start) = start.filter(|_| len < data.as_bytes().len()) {
         file.call_method1("seek", (start + len as u64,))?;
     }
@@ -65,25 +91,63 @@ pub(crate) fn load_file<'py>(
 /// parts already approved (when there is a second CPU); shorter ones are checked first.
 const PIPELINE_FROM: usize = 64 << 10;
 
-/// The array of the pickle at the start of `data`, the pickle of an object array whose
-/// header is `header`, and the pickle's length: checked by npy-core's restricted decoder,
-/// built by CPython's restricted unpickler from what the check approved. Bytes after the
-/// pickle are not read, as `np.load` ignores them. Errors name `name`.
+/// A pickle to check and build: whole in memory, or read without its long bytes payloads
+/// (then read from `file`, where the pickle starts at `base`).
+enum Pickle<'a, 'py> {
+    Bytes(&'a Bound<'py, PyBytes>),
+    Sparse { data: &'a Bound<'py, SparseData>, file: Arc<std::fs::File>, base: u64 },
+}
+
+/// What [`check_and_build`] made.
+enum Built<'py> {
+    /// The array, and the pickle's length.
+    Array(Bound<'py, PyAny>, usize),
+    /// The check of a sparse pickle needs a payload left out: check the whole pickle.
+    NeedsWhole,
+}
+
+impl<'py> Built<'py> {
+    fn into_pair(self) -> PyResult<(Bound<'py, PyAny>, usize)> {
+        match self {
+            Built::Array(array, len) => Ok((array, len)),
+            Built::NeedsWhole => {
+                Err(pyo3::exceptions::PyRuntimeError::new_err("npy's pickle check needed bytes it was given"))
+            }
+        }
+    }
+
+    fn array(self) -> PyResult<Bound<'py, PyAny>> {
+        self.into_pair().map(|(array, _)| array)
+    }
+}
+
+/// The array of the pickle `pickle`, the pickle of an object array whose header is
+/// `header`, and the pickle's length: checked by npy-core's restricted decoder, built by
+/// CPython's restricted unpickler from what the check approved. Bytes after the pickle
+/// are not read, as `np.load` ignores them. Errors name `name`.
 fn check_and_build<'py>(
     py: Python<'py>,
-    data: &Bound<'py, PyBytes>,
+    pickle: Pickle<'_, 'py>,
     header: &Header,
     options: &ReadOptions,
     args: &PickleArgs,
     name: Option<&Path>,
-) -> PyResult<(Bound<'py, PyAny>, usize)> {
-    let bytes = data.as_bytes();
+) -> PyResult<Built<'py>> {
+    let (kept, sparse, len) = match &pickle {
+        Pickle::Bytes(data) => (data.as_bytes(), None, data.as_bytes().len()),
+        Pickle::Sparse { data, .. } => {
+            let sparse = &data.get().pickle;
+            let len = usize::try_from(sparse.len())
+                .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("a pickle longer than memory"))?;
+            (sparse.bytes(), Some(sparse), len)
+        }
+    };
     let located = |e: Error| match name {
         Some(path) => e.reading(path),
         None => e,
     };
     let check = |approval: &Approval| -> Result<usize, Refusal> {
-        let mut guard = FinishGuard { approval, len: bytes.len(), finished: false };
+        let mut guard = FinishGuard { approval, len, finished: false };
         let (mut refusal, mut cancelled) = (None, false);
         let report = |progress: CheckProgress<'_>| match progress {
             CheckProgress::Checked(n) => {
@@ -105,20 +169,31 @@ fn check_and_build<'py>(
             }
             _ => ControlFlow::Continue(()),
         };
-        let checked = npy_core::object::check_pickle_prefix_with(bytes, report, options);
+        let checked = match sparse {
+            None => npy_core::object::check_pickle_prefix_with(kept, report, options).map(SparseCheck::Passed),
+            Some(sparse) => npy_core::object::check_sparse_pickle_prefix_with(sparse, report, options),
+        };
         match (checked, refusal) {
             (Err(_), _) if cancelled => Err(Refusal::Cancelled),
             (Err(e), _) => Err(Refusal::Pickle(e)),
-            (Ok(_), Some(refusal)) => Err(refusal),
-            (Ok(checked), None) => Ok(checked.len),
+            (Ok(SparseCheck::Passed(_)), Some(refusal)) => Err(refusal),
+            (Ok(SparseCheck::Passed(checked)), None) => Ok(checked.len),
+            (Ok(_), _) => Err(Refusal::NeedsWhole),
         }
     };
-    let parallel = bytes.len() >= PIPELINE_FROM && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let store = || match &pickle {
+        Pickle::Bytes(data) => Store::Bytes((*data).clone().unbind()),
+        Pickle::Sparse { data, file, base } => {
+            Store::Sparse { data: (*data).clone().unbind(), file: Arc::clone(file), base: *base }
+        }
+    };
+    // The check's work grows with the bytes kept (a payload left out costs it nothing).
+    let parallel = kept.len() >= PIPELINE_FROM && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let approval = Arc::new(Approval::default());
     let (checked, built) = if parallel {
         std::thread::scope(|s| {
             let checker = s.spawn(|| check(&approval));
-            let built = build(py, data, Arc::clone(&approval), args);
+            let built = build(py, store(), Arc::clone(&approval), args);
             if built.is_err() {
                 approval.cancel();
             }
@@ -128,8 +203,11 @@ fn check_and_build<'py>(
         })
     } else {
         let checked = py.detach(|| check(&approval));
-        let built =
-            if checked.is_ok() { build(py, data, Arc::clone(&approval), args) } else { Ok(py.None().into_bound(py)) };
+        let built = if checked.is_ok() {
+            build(py, store(), Arc::clone(&approval), args)
+        } else {
+            Ok(py.None().into_bound(py))
+        };
         (checked, built)
     };
     match checked {
@@ -146,10 +224,11 @@ fn check_and_build<'py>(
         Err(Refusal::Panicked) => {
             Err(pyo3::exceptions::PyRuntimeError::new_err("npy's pickle check failed unexpectedly"))
         }
+        Err(Refusal::NeedsWhole) => Ok(Built::NeedsWhole),
         Err(Refusal::Cancelled) => Err(built
             .err()
             .unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("npy's pickle check stopped unexpectedly"))),
-        Ok(len) => built.map(|array| (array, len)),
+        Ok(len) => built.map(|array| Built::Array(array, len)),
     }
 }
 
@@ -162,6 +241,8 @@ enum Refusal {
     Cancelled,
     /// The checking thread panicked (a bug).
     Panicked,
+    /// A sparse check needs the content of a payload left out.
+    NeedsWhole,
 }
 
 /// A shape as Python prints the tuple.

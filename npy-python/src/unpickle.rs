@@ -9,11 +9,15 @@
 //! checks it, each prefix of opcodes the check has executed ([`Approval`]). The last bytes
 //! (the `STOP` opcode) are released only when the whole check has passed, so no array is
 //! ever returned from a pickle the check refuses, and no opcode runs before the check has
-//! run it and every opcode before it.
+//! run it and every opcode before it. Of a pickle read without its long bytes payloads
+//! ([`SparseData`]), the feeder serves the opcodes from the bytes the check read and reads
+//! a payload's content from the file only when the unpickler asks for it (its length is
+//! the checked opcode's), straight into the bytes object the unpickler makes.
 
+use std::ffi::c_int;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use npy_core::object::globals;
+use npy_core::object::{globals, Gap, SparsePickle};
 use pyo3::exceptions::{PyUnicodeError, PyValueError};
 use pyo3::ffi::c_str;
 use pyo3::prelude::*;
@@ -202,30 +206,191 @@ impl Drop for FinishGuard<'_> {
 /// pickle) made 170 to 250 `futex` calls and as many thread switches.
 const WAIT_AHEAD: usize = 256 << 10;
 
+/// A pickle read with its long bytes payloads left out (`npy_core::object::SparsePickle`),
+/// its kept bytes exported to Python read-only, so the [`Feeder`] hands out views of them.
+#[pyclass(module = "npy._npy", name = "_SparsePickle", frozen)]
+pub(crate) struct SparseData {
+    pub(crate) pickle: SparsePickle,
+}
+
+#[pymethods]
+impl SparseData {
+    // The one `unsafe` of the feeder: CPython's buffer protocol. The bytes never change
+    // (the class is frozen and owns them), and `PyBuffer_FillInfo` keeps this object alive
+    // as long as the view, so the pointer stays valid.
+    #[allow(unsafe_code)]
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut pyo3::ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+        let bytes = slf.get().pickle.bytes();
+        // SAFETY: as above; a writable request is refused by PyBuffer_FillInfo (readonly 1).
+        let filled = unsafe {
+            pyo3::ffi::PyBuffer_FillInfo(
+                view,
+                slf.as_ptr(),
+                bytes.as_ptr().cast_mut().cast(),
+                bytes.len() as pyo3::ffi::Py_ssize_t,
+                1,
+                flags,
+            )
+        };
+        if filled == -1 {
+            return Err(PyErr::fetch(slf.py()));
+        }
+        Ok(())
+    }
+}
+
+/// The bytes a [`Feeder`] serves: a whole pickle, or a sparse one whose gaps it reads from
+/// the file.
+pub(crate) enum Store {
+    Bytes(Py<PyBytes>),
+    Sparse {
+        data: Py<SparseData>,
+        /// The file, and the offset of the pickle's first byte in it.
+        file: Arc<std::fs::File>,
+        base: u64,
+    },
+}
+
+/// Where a position of the pickle is.
+enum Place {
+    /// In the kept bytes at this index, in a run that ends (in the pickle) at `end`.
+    Kept { index: usize, end: usize },
+    /// In a gap, which ends at `end`.
+    Gap { end: usize },
+}
+
 /// The file CPython's unpickler reads: the pickle's bytes, as far as the check approved
-/// them. `peek` gives all approved bytes ahead, so the unpickler works in place on them as
-/// `pickle.loads` does on bytes, calling back only when it has used them up.
+/// them. `peek` gives all approved bytes ahead (up to a gap), so the unpickler works in
+/// place on them as `pickle.loads` does on bytes, calling back only when it has used them
+/// up. The opcodes are only ever the bytes the check read; a gap's content (the payload
+/// of a long bytes, whose length the check has approved) is read from the file when the
+/// unpickler asks for it, straight into the bytes object it makes (`readinto`), without
+/// the GIL.
 #[pyclass(module = "npy._npy", name = "_Feeder", frozen)]
 pub(crate) struct Feeder {
-    data: Py<PyBytes>,
+    store: Store,
+    /// The gaps of a sparse pickle (none for a whole one).
+    gaps: Vec<Gap>,
     len: usize,
     position: Mutex<usize>,
     approval: Arc<Approval>,
 }
 
 impl Feeder {
-    pub(crate) fn new(data: &Bound<'_, PyBytes>, approval: Arc<Approval>) -> Feeder {
-        Feeder { data: data.clone().unbind(), len: data.as_bytes().len(), position: Mutex::new(0), approval }
+    pub(crate) fn new(py: Python<'_>, store: Store, approval: Arc<Approval>) -> PyResult<Feeder> {
+        let (len, gaps) = match &store {
+            Store::Bytes(data) => (data.bind(py).as_bytes().len(), Vec::new()),
+            Store::Sparse { data, .. } => {
+                let pickle = &data.get().pickle;
+                let len = usize::try_from(pickle.len())
+                    .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("a pickle longer than memory"))?;
+                (len, pickle.gaps().to_vec())
+            }
+        };
+        Ok(Feeder { store, gaps, len, position: Mutex::new(0), approval })
+    }
+
+    /// The bytes kept in memory.
+    fn kept<'a>(&'a self, py: Python<'a>) -> &'a [u8] {
+        match &self.store {
+            Store::Bytes(data) => data.bind(py).as_bytes(),
+            Store::Sparse { data, .. } => data.get().pickle.bytes(),
+        }
+    }
+
+    fn place(&self, pos: usize) -> Place {
+        let pos64 = pos as u64;
+        let i = self.gaps.partition_point(|g| g.at + g.len <= pos64);
+        if let Some(g) = self.gaps.get(i).filter(|g| g.at <= pos64) {
+            // Ends within the pickle's length, a usize.
+            return Place::Gap { end: (g.at + g.len) as usize };
+        }
+        let index = match i.checked_sub(1).map(|j| self.gaps[j]) {
+            Some(g) => g.kept + (pos - (g.at + g.len) as usize),
+            None => pos,
+        };
+        let end = self.gaps.get(i).map_or(self.len, |g| g.at as usize);
+        Place::Kept { index, end }
     }
 
     fn position(&self) -> usize {
         *self.position.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A view of bytes `start..end` (no copy).
-    fn view<'py>(&self, py: Python<'py>, start: usize, end: usize) -> PyResult<Bound<'py, PyAny>> {
-        let view = py.import("builtins")?.getattr("memoryview")?.call1((self.data.bind(py),))?;
-        view.get_item(PySlice::new(py, start as isize, end as isize, 1))
+    /// A view of bytes `start..end` (no copy), when they are all kept (one run).
+    fn view<'py>(&self, py: Python<'py>, start: usize, end: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let index = match self.place(start) {
+            Place::Kept { index, end: run } if end <= run => index,
+            _ if start == end => 0,
+            _ => return Ok(None),
+        };
+        let data = match &self.store {
+            Store::Bytes(data) => data.bind(py).clone().into_any(),
+            Store::Sparse { data, .. } => data.bind(py).clone().into_any(),
+        };
+        let view = py.import("builtins")?.getattr("memoryview")?.call1((data,))?;
+        view.get_item(PySlice::new(py, index as isize, (index + end - start) as isize, 1)).map(Some)
+    }
+
+    /// Bytes `start..end` as a view when they are kept, else as new bytes (a gap's read
+    /// from the file).
+    fn bytes<'py>(&self, py: Python<'py>, start: usize, end: usize) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(view) = self.view(py, start, end)? {
+            return Ok(view);
+        }
+        PyBytes::new_with(py, end - start, |buf| self.fill(py, start, buf)).map(Bound::into_any)
+    }
+
+    /// Fills `out` with the bytes from `start`: kept ones copied, a gap's read from the
+    /// file without the GIL.
+    fn fill(&self, py: Python<'_>, start: usize, out: &mut [u8]) -> PyResult<()> {
+        let (mut pos, mut done) = (start, 0);
+        while done < out.len() {
+            let want = out.len() - done;
+            match self.place(pos) {
+                Place::Kept { index, end } => {
+                    let n = want.min(end - pos);
+                    if n == 0 {
+                        return Err(PyValueError::new_err("npy read past the pickle's end"));
+                    }
+                    out[done..done + n].copy_from_slice(&self.kept(py)[index..index + n]);
+                    done += n;
+                    pos += n;
+                }
+                Place::Gap { end } => {
+                    let Store::Sparse { file, base, .. } = &self.store else {
+                        return Err(PyValueError::new_err("npy read a gap of a whole pickle"));
+                    };
+                    let n = want.min(end - pos);
+                    let target = &mut out[done..done + n];
+                    let offset = base + pos as u64;
+                    let read = py.detach(|| read_at(file, target, offset));
+                    match read {
+                        Ok(got) if got == n => {}
+                        Ok(got) => {
+                            return Err(pyo3::exceptions::PyEOFError::new_err(format!(
+                                "the file ended {} bytes into a {}-byte payload of its pickle: it was cut short \
+                                 while npy loaded it",
+                                pos + got - (self.gap_start(pos)),
+                                self.gap_len(pos)
+                            )))
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                    done += n;
+                    pos += n;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn gap_start(&self, pos: usize) -> usize {
+        self.gaps.iter().find(|g| g.at <= pos as u64 && (pos as u64) < g.at + g.len).map_or(pos, |g| g.at as usize)
+    }
+
+    fn gap_len(&self, pos: usize) -> u64 {
+        self.gaps.iter().find(|g| g.at <= pos as u64 && (pos as u64) < g.at + g.len).map_or(0, |g| g.len)
     }
 
     /// Waits for `want` more bytes at the position; gives the end of what can be handed out.
@@ -245,6 +410,24 @@ impl Feeder {
     }
 }
 
+/// Reads into `out` from `offset` until it is full or the file ends; gives how much.
+fn read_at(file: &std::fs::File, out: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < out.len() {
+        #[cfg(unix)]
+        let read = std::os::unix::fs::FileExt::read_at(file, &mut out[done..], offset + done as u64);
+        #[cfg(windows)]
+        let read = std::os::windows::fs::FileExt::seek_read(file, &mut out[done..], offset + done as u64);
+        match read {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}
+
 #[pymethods]
 impl Feeder {
     /// Up to `size` approved bytes (all that remain for -1), moving past them.
@@ -253,8 +436,9 @@ impl Feeder {
         let want = if size < 0 { self.len } else { size as usize };
         let (start, end) = self.available(py, want)?;
         let end = end.min(start.saturating_add(want));
+        let bytes = self.bytes(py, start, end)?;
         self.advance(end);
-        self.view(py, start, end)
+        Ok(bytes)
     }
 
     /// Fills `buffer` with approved bytes; gives how many.
@@ -264,42 +448,69 @@ impl Feeder {
         let (start, end) = self.available(py, want)?;
         let end = end.min(start + want);
         let n = end - start;
-        let data = self.data.bind(py).as_bytes();
-        if n == want {
-            target.copy_from_slice(py, &data[start..end])?;
-        } else {
-            // A short read: the rest of the buffer is the caller's.
-            let partial = PyBytes::new(py, &data[start..end]);
-            buffer.set_item(PySlice::new(py, 0, n as isize, 1), partial)?;
+        match self.place(start) {
+            Place::Kept { index, end: run } if end <= run => {
+                let data = &self.kept(py)[index..index + n];
+                if n == want {
+                    target.copy_from_slice(py, data)?;
+                } else {
+                    // A short read: the rest of the buffer is the caller's.
+                    let partial = PyBytes::new(py, data);
+                    buffer.set_item(PySlice::new(py, 0, n as isize, 1), partial)?;
+                }
+            }
+            _ => {
+                if target.readonly() || !target.is_c_contiguous() {
+                    return Err(PyValueError::new_err("readinto needs a writable contiguous buffer"));
+                }
+                // SAFETY: `target` holds the buffer exported (so it stays alive and
+                // unresized) and is writable and contiguous, of `want` >= `n` bytes; CPython's
+                // unpickler gives its own new bytes object, which nothing else sees, and
+                // any caller's buffer is written as `io.FileIO.readinto` writes it, without
+                // the GIL.
+                #[allow(unsafe_code)]
+                let out = unsafe { std::slice::from_raw_parts_mut(target.buf_ptr().cast::<u8>(), n) };
+                self.fill(py, start, out)?;
+            }
         }
         self.advance(end);
         Ok(n)
     }
 
-    /// The approved bytes up to and including the next newline.
+    /// The approved bytes up to and including the next newline (lines are never in gaps).
     fn readline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let data = self.data.bind(py).as_bytes();
         let mut want = 1;
         loop {
             let (start, end) = self.available(py, want)?;
-            if let Some(nl) = data[start..end].iter().position(|&b| b == b'\n') {
+            let (index, run) = match self.place(start) {
+                Place::Kept { index, end } => (index, end),
+                Place::Gap { .. } => (0, start),
+            };
+            let end = end.min(run);
+            let data = &self.kept(py)[index..index + (end - start)];
+            if let Some(nl) = data.iter().position(|&b| b == b'\n') {
                 self.advance(start + nl + 1);
-                return self.view(py, start, start + nl + 1);
+                return self.bytes(py, start, start + nl + 1);
             }
-            if end >= self.len || end - start < want {
+            if end >= self.len || end == run || end - start < want {
                 // No newline in what there will ever be (or the check stopped there).
                 self.advance(end);
-                return self.view(py, start, end);
+                return self.bytes(py, start, end);
             }
             want = end - start + 1;
         }
     }
 
-    /// All approved bytes ahead, without moving (at least one, unless at the end).
+    /// All approved bytes ahead up to a gap, without moving (at least one, unless at the
+    /// end; in a gap, up to 64 KiB of it).
     #[pyo3(signature = (_size=0))]
     fn peek<'py>(&self, py: Python<'py>, _size: isize) -> PyResult<Bound<'py, PyAny>> {
         let (start, end) = self.available(py, 1)?;
-        self.view(py, start, end)
+        let end = match self.place(start) {
+            Place::Kept { end: run, .. } => end.min(run),
+            Place::Gap { end: gap } => end.min(gap).min(start + (64 << 10)),
+        };
+        self.bytes(py, start, end)
     }
 }
 
@@ -309,7 +520,7 @@ impl Feeder {
 /// for text that does not decode.
 pub(crate) fn build<'py>(
     py: Python<'py>,
-    data: &Bound<'py, PyBytes>,
+    data: Store,
     approval: Arc<Approval>,
     args: &PickleArgs,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -328,7 +539,7 @@ pub(crate) fn build<'py>(
         }
         PyFrozenSet::new(py, all.iter())?
     };
-    let feeder = Bound::new(py, Feeder::new(data, approval))?;
+    let feeder = Bound::new(py, Feeder::new(py, data, approval)?)?;
     let unpickler =
         module(py)?.getattr("Unpickler")?.call1((feeder, &allowed, args.fix_imports, args.encoding.as_str()))?;
     module(py)?.getattr("load")?.call1((unpickler,)).map_err(|e| {
@@ -348,8 +559,8 @@ pub(crate) fn build<'py>(
 
 /// The array of a pickle checked whole already.
 pub(crate) fn load_checked<'py>(py: Python<'py>, pickle: &[u8], args: &PickleArgs) -> PyResult<Bound<'py, PyAny>> {
-    let data = PyBytes::new(py, pickle);
-    build(py, &data, Arc::new(Approval::whole(pickle.len())), args)
+    let data = PyBytes::new(py, pickle).unbind();
+    build(py, Store::Bytes(data), Arc::new(Approval::whole(pickle.len())), args)
 }
 
 /// `np.load`'s refusal of object arrays under `allow_pickle=False`.

@@ -92,6 +92,18 @@ KINDS = {
             np.int16(-3),
         ]
     ),
+    # Payloads longer than npy keeps in memory to check (64 KiB): read from the file once
+    # checked; those whose content the check needs (a bytearray's, a NumPy scalar's) make
+    # it check the whole pickle instead.
+    "dict-of-large-arrays": lambda: zero_d(
+        {f"w{i}": np.arange(30_000.0 + i) * (i + 1) for i in range(4)} | {"b": np.ones(3), "name": "net"}
+    ),
+    "ragged-large": lambda: object_array(
+        [np.arange(70_000, dtype="<i4"), np.arange(2.0), np.asfortranarray(np.ones((300, 100))), np.zeros(0)]
+    ),
+    "large-bytes": lambda: object_array([bytes(range(256)) * 1000, b"x" * 65_536, b"short", np.ones(9000)]),
+    "large-bytearray": lambda: object_array([bytearray(b"y" * 300_000), np.arange(20_000.0)]),
+    "large-void-scalar": lambda: object_array([np.zeros(1, dtype="V100000")[0], np.arange(10_000.0)]),
 }
 
 
@@ -308,3 +320,92 @@ def test_safe_globals_let_a_trusted_class_through_and_nothing_else(tmp_path):
     assert not marker.exists()
     with pytest.raises(TypeError, match=r"module\.name"):
         npy.add_safe_globals([(Point, "Point")])
+
+
+# ---------------------------------------------------------------------------------------
+# A file that changes while npy loads it: the opcodes run are the bytes the check read.
+
+MARKS: list[str] = []
+
+
+class Marker:
+    """Records that it was made: a safe global that only opcodes the check never read
+    would make."""
+
+    def __init__(self):
+        MARKS.append("ran")
+
+
+class Tamper:
+    """Rewrites the file being loaded when it is made (a safe global, so mid-load): the
+    bytes `old` become `new`, and the `n` float64s that start with `key` become `fill`;
+    or the file is cut short at `cut` bytes. (Bytes to find are given reversed, so the
+    pickle of these arguments does not hold them.)"""
+
+    def __init__(self, path, old, new, key, n, fill, cut):
+        self.args = (path, old, new, key, n, fill, cut)
+        with open(path, "r+b") as f:
+            content = f.read()
+            if cut is not None:
+                f.truncate(cut)
+                return
+            if old[::-1] not in content:
+                return
+            f.seek(content.index(old[::-1]))
+            f.write(new)
+            f.seek(content.index(key[::-1]))
+            f.write(np.full(n, fill).tobytes())
+
+    def __reduce__(self):
+        return Tamper, self.args
+
+
+def tampered_file(tmp_path, cut=None):
+    """A dict of a Tamper, a 1 MB array and a str, saved; Tamper rewrites the str's opcode
+    into opcodes that make a Marker, and the array's data into sevens."""
+    path = tmp_path / "tampered.npy"
+    # SHORT_BINUNICODE of a str as long as GLOBAL Marker, EMPTY_TUPLE, REDUCE.
+    new = f"c{Marker.__module__}\nMarker\n".encode() + b")R"
+    text = "t" * (len(new) - 2)
+    old = b"\x8c" + bytes([len(text)]) + text.encode()
+    data = np.arange(125_000.0)
+    tamper = Tamper.__new__(Tamper)
+    tamper.args = (str(path), old[::-1], new, data.tobytes()[:64][::-1], data.size, 7.0, cut)
+    np.save(path, zero_d({"t": tamper, "w": data, "s": text}))
+    content = path.read_bytes()
+    assert content.count(old) == 1 and content.count(data.tobytes()) == 1
+    return path, text
+
+
+def test_opcodes_rewritten_while_loading_are_not_run(tmp_path):
+    path, text = tampered_file(tmp_path)
+    saved = path.read_bytes()
+    for load in (npy.load, lambda p: npy.load(p, allow_pickle=True)):
+        path.write_bytes(saved)
+        MARKS.clear()
+        with npy.safe_globals([Tamper, Marker]):
+            loaded = load(path).item()
+        # The str's opcode was read (and checked) before Tamper rewrote it: it is the
+        # str, and no Marker was made. The array's data, a payload read from the file
+        # once checked, is what the file holds then, as long as the check approved.
+        assert path.read_bytes() != saved
+        assert loaded["s"] == text and MARKS == []
+        assert isinstance(loaded["t"], Tamper)
+        assert loaded["w"].dtype == np.float64 and np.array_equal(loaded["w"], np.full(125_000, 7.0))
+    # The file as rewritten makes a Marker when unpickled whole.
+    loaded = np.load(path, allow_pickle=True).item()
+    assert isinstance(loaded["s"], Marker) and MARKS == ["ran"]
+
+
+def test_a_file_cut_short_while_loading_fails_cleanly(tmp_path):
+    # Cut inside the array's data, after npy read the pickle's opcodes: the unpickler's
+    # read of the data finds the file short.
+    path, _ = tampered_file(tmp_path, cut=200_000)
+    saved = path.read_bytes()
+    with npy.safe_globals([Tamper]), pytest.raises(EOFError, match="cut short while npy loaded it"):
+        npy.load(path)
+    assert path.stat().st_size == 200_000
+    # Cut before npy reads it: the check finds the pickle cut short.
+    path.write_bytes(saved[:200_000])
+    with npy.safe_globals([Tamper]), pytest.raises(npy.UnsafePickleError, match="ends before its STOP"):
+        npy.load(path)

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use self::fill::Strings;
 use self::input::Input;
-pub(crate) use self::input::{InMemory, Source, Stream};
+pub(crate) use self::input::{InMemory, Source, Sparse, Stream};
 pub(crate) use reconstruct::GLOBALS;
 use std::io::Read;
 
@@ -78,6 +78,13 @@ enum Value {
     BytesAt {
         start: u32,
         len: u32,
+    },
+    /// A bytes of a sparse input whose content was left out (a gap): only its length is
+    /// known. [`Machine::bytes_of`] gives nothing for it and marks the gap wanted, so a
+    /// check that looks at its content cannot pass; its type and length are known
+    /// ([`Machine::is_bytes`], [`Machine::bytes_len`]).
+    BytesOut {
+        len: u64,
     },
 }
 
@@ -283,6 +290,50 @@ pub(crate) fn check(
     Ok((shape, len))
 }
 
+/// What [`check_sparse`] found: the shape and length of a pickle that passed, or that the
+/// check needs the content of a payload the input left out (at this offset, or further
+/// on): only a check of the whole pickle can decide.
+#[derive(Debug)]
+pub(crate) enum SparseChecked {
+    Passed(Vec<usize>, u64),
+    NeedsGap(u64),
+}
+
+/// As [`check`] (a pickle that may go on past its `STOP`), over a pickle in memory but for
+/// the content of the long bytes payloads `gaps` left out of `bytes`. The machine is the
+/// same, and refuses all [`check`] refuses, or says it needs a gap's content
+/// ([`SparseChecked::NeedsGap`]); it passes a pickle only where [`check`] of the whole
+/// pickle passes it: it looks at a gap only as the payload of the `BINBYTES` or `BINBYTES8`
+/// opcode it follows, and of that payload only at its length (an ndarray's raw data,
+/// whose length the check compares with its shape) unless it needs the content, which
+/// stops the check before any later opcode is approved. Offsets (in errors and in
+/// `progress`) count the gaps' bytes, as the pickle has them.
+///
+/// # Errors
+/// As [`check`].
+pub(crate) fn check_sparse(
+    bytes: &[u8],
+    gaps: &[crate::object::Gap],
+    base: u64,
+    settings: Settings,
+    progress: &mut dyn FnMut(CheckProgress<'_>) -> bool,
+) -> Result<SparseChecked> {
+    let mut machine = Machine::new(Sparse::new(bytes, gaps), base, None, settings);
+    let run = machine.run(&mut |n| progress(CheckProgress::Checked(n as usize)));
+    let checked = run.and_then(|stop| Ok((machine.finish_check(stop)?, stop)));
+    if machine.input.reader.wanted_gap() {
+        return Ok(SparseChecked::NeedsGap(base + machine.input.pos));
+    }
+    let (shape, stop) = checked?;
+    let len = stop + 1;
+    let Ok(n) = usize::try_from(len) else { return Err(machine.err(stop, "a pickle longer than memory")) };
+    if !progress(CheckProgress::Passed { shape: &shape, len: n }) {
+        return Err(machine.err(stop, "the check was stopped"));
+    }
+    drop(machine);
+    Ok(SparseChecked::Passed(shape, len))
+}
+
 struct Machine<R> {
     input: Input<R>,
     nodes: Vec<Node>,
@@ -445,7 +496,7 @@ impl<R: Source> Machine<R> {
             Value::Int(_) => "int",
             Value::Float(_) => "float",
             Value::StrAt { .. } => "str",
-            Value::BytesAt { .. } => "bytes",
+            Value::BytesAt { .. } | Value::BytesOut { .. } => "bytes",
             Value::Node(_) => match self.kind(v) {
                 Some(Kind::Str(_)) => "str",
                 Some(Kind::Bytes(_)) => "bytes",
@@ -487,14 +538,36 @@ impl<R: Source> Machine<R> {
         }
     }
 
-    /// The data of a bytes value.
+    /// The data of a bytes value: `None` for anything else, and for a bytes whose content
+    /// a sparse input left out ([`Value::BytesOut`]), which marks its gap wanted.
     fn bytes_of(&self, v: Value) -> Option<&[u8]> {
         match v {
             Value::BytesAt { start, len } => {
                 self.input.reader.whole()?.get(start as usize..start as usize + len as usize)
             }
+            Value::BytesOut { .. } => {
+                self.input.reader.want_gap();
+                None
+            }
             _ => match self.kind(v) {
                 Some(Kind::Bytes(b)) => Some(b),
+                _ => None,
+            },
+        }
+    }
+
+    /// Whether a value is a bytes (its content present or not).
+    fn is_bytes(&self, v: Value) -> bool {
+        self.bytes_len(v).is_some()
+    }
+
+    /// The length of a bytes value (its content present or not).
+    fn bytes_len(&self, v: Value) -> Option<u64> {
+        match v {
+            Value::BytesAt { len, .. } => Some(u64::from(len)),
+            Value::BytesOut { len } => Some(len),
+            _ => match self.kind(v) {
+                Some(Kind::Bytes(b)) => Some(b.len() as u64),
                 _ => None,
             },
         }
@@ -660,6 +733,11 @@ impl<R: Source> Machine<R> {
         let mut reported = 0;
         loop {
             let at = self.input.pos;
+            // (Always `false` but for a sparse input.) The step before looked at what a gap
+            // left out: no opcode from it on is approved.
+            if self.input.reader.wanted_gap() {
+                return Err(self.err(at, "the check needs the content of a payload left out"));
+            }
             if at - reported >= PROGRESS_EVERY {
                 if !progress(at) {
                     return Err(self.err(at, "the check was stopped"));
@@ -876,6 +954,13 @@ impl<R: Source> Machine<R> {
                 if n > self.room() as u64 {
                     let name = opcode_name(op).unwrap_or("?");
                     return Err(self.err(at, format!("{name} of {n} bytes: {}", self.budget.exceeded(self.input.pos))));
+                }
+                if op != SHORT_BINBYTES && self.input.reader.gap(n) {
+                    // A payload a sparse input left out: charged as any, and below the
+                    // budget, so it fits a usize.
+                    self.input.pos += n;
+                    self.charge(alloc_cost(n as usize), at)?;
+                    return self.push(Value::BytesOut { len: n }, at);
                 }
                 if let Some(start) = self.input.span(n) {
                     // What decoding takes for it, so the check passes exactly what decoding

@@ -34,6 +34,7 @@
 //! | `decode/reconstruct.rs` | the globals, and `REDUCE`/`BUILD` of NumPy's array reconstruction and its scalars |
 //! | `decode/dtype.rs` | `numpy.dtype` and its state (records, subarrays, datetime units, titles) into a `DType` |
 //! | `decode/dict.rs` | a dict of plain values and dtypes ([`decode_dict`]) |
+//! | `sparse.rs` | reading a pickle with its long bytes payloads left out, for [`check_sparse`] |
 //! | `encode.rs` | the [`Encode`] trait, the pickler, [`encode_array`] |
 //! | `encode/dtype.rs` | a `DType` as NumPy's `__reduce__` gives it, and [`encode_dict`] |
 //! | `encode/stdlib.rs` | the standard library's values (datetimes, `Decimal`, sets, paths, classes...) as CPython reduces them |
@@ -44,9 +45,11 @@
 
 mod decode;
 mod encode;
+mod sparse;
 
-pub(crate) use decode::{check, decode, decode_dict, Decoded, Item, Settings, GLOBALS};
+pub(crate) use decode::{check, check_sparse, decode, decode_dict, Decoded, Item, Settings, SparseChecked, GLOBALS};
 pub(crate) use encode::{encode_array, encode_dict, Encode};
+pub(crate) use sparse::read_sparse;
 
 // ---------------------------------------------------------------------------------------
 // Opcodes (Python's `pickle` module names).

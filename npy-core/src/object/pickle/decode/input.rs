@@ -24,6 +24,26 @@ pub(crate) trait Source: Read {
     fn rest(&self) -> Option<&[u8]> {
         None
     }
+
+    /// Where in [`Self::whole`] the next `len` bytes start, when it holds all of them
+    /// there (a str or bytes the check keeps as a span).
+    fn span_start(&self, _len: u64) -> Option<usize> {
+        None
+    }
+
+    /// Moves past a payload of `len` bytes left out of the input ([`Sparse`]), when one
+    /// starts here: `false` (and nothing moves) otherwise.
+    fn gap(&mut self, _len: u64) -> bool {
+        false
+    }
+
+    /// Notes that the check needed what a gap left out ([`Sparse`]).
+    fn want_gap(&self) {}
+
+    /// Whether the check has needed what a gap left out: it cannot decide without it.
+    fn wanted_gap(&self) -> bool {
+        false
+    }
 }
 
 /// A reader as a [`Source`].
@@ -70,6 +90,95 @@ impl Source for InMemory<'_> {
 
     fn rest(&self) -> Option<&[u8]> {
         self.bytes.get(self.pos..)
+    }
+
+    fn span_start(&self, len: u64) -> Option<usize> {
+        (len <= (self.bytes.len() - self.pos) as u64).then_some(self.pos)
+    }
+}
+
+/// A pickle in memory but for the content of some long bytes payloads (its gaps, which
+/// [`super::super::sparse::read_sparse`] left out), as a [`Source`]: the bytes around the
+/// gaps are read in place, and a gap only by the bytes opcode whose payload it is
+/// ([`Source::gap`]). Reading into a gap any other way reads nothing (the pickle seems to
+/// end there) and marks the gap wanted, as does the check looking at a gap's content: the
+/// check cannot decide without it.
+pub(crate) struct Sparse<'a> {
+    /// The bytes kept, gaps cut out.
+    bytes: &'a [u8],
+    gaps: &'a [crate::object::Gap],
+    /// Position in `bytes`.
+    pos: usize,
+    /// The next gap ahead (`gaps.len()` when none is left).
+    next: usize,
+    /// Where the run of kept bytes at the position ends: the next gap, or the end.
+    end: usize,
+    wanted: std::cell::Cell<bool>,
+}
+
+impl<'a> Sparse<'a> {
+    pub(crate) fn new(bytes: &'a [u8], gaps: &'a [crate::object::Gap]) -> Self {
+        let end = gaps.first().map_or(bytes.len(), |g| g.kept.min(bytes.len()));
+        Sparse { bytes, gaps, pos: 0, next: 0, end, wanted: std::cell::Cell::new(false) }
+    }
+
+    fn run_end(&self) -> usize {
+        self.end
+    }
+}
+
+impl Read for Sparse<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let rest = &self.bytes[self.pos..self.run_end()];
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        if n < buf.len() && self.next < self.gaps.len() {
+            self.wanted.set(true);
+        }
+        Ok(n)
+    }
+}
+
+impl Source for Sparse<'_> {
+    fn whole(&self) -> Option<&[u8]> {
+        Some(self.bytes)
+    }
+
+    fn skip(&mut self, n: usize) {
+        self.pos += n;
+    }
+
+    #[inline]
+    fn rest(&self) -> Option<&[u8]> {
+        // At a gap, nothing: a read then marks it wanted.
+        match self.bytes.get(self.pos..self.end) {
+            Some(rest) if !rest.is_empty() || self.next == self.gaps.len() => Some(rest),
+            _ => None,
+        }
+    }
+
+    fn span_start(&self, len: u64) -> Option<usize> {
+        (len <= (self.run_end() - self.pos) as u64).then_some(self.pos)
+    }
+
+    fn gap(&mut self, len: u64) -> bool {
+        match self.gaps.get(self.next) {
+            Some(g) if g.kept == self.pos && g.len == len => {
+                self.next += 1;
+                self.end = self.gaps.get(self.next).map_or(self.bytes.len(), |g| g.kept.min(self.bytes.len()));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn want_gap(&self) {
+        self.wanted.set(true);
+    }
+
+    fn wanted_gap(&self) -> bool {
+        self.wanted.get()
     }
 }
 
@@ -146,15 +255,12 @@ impl<R: Source> Input<R> {
         Ok(out)
     }
 
-    /// Moves past `len` bytes of an input in memory, giving their offset, for a
-    /// [`Value::StrAt`]: `None` when the input is not in memory, holds fewer bytes, or
-    /// when the offset or length does not fit a u32.
+    /// Moves past `len` bytes of an input in memory, giving their offset in it, for a
+    /// [`Value::StrAt`]: `None` when the input is not in memory, holds fewer bytes (before
+    /// a gap), or when the offset or length does not fit a u32.
     pub(super) fn span(&mut self, len: u64) -> Option<u32> {
-        let total = self.reader.whole()?.len() as u64;
-        let start = u32::try_from(self.pos).ok()?;
-        if u32::try_from(len).is_err() || len > total.saturating_sub(self.pos) {
-            return None;
-        }
+        let start = u32::try_from(self.reader.span_start(len)?).ok()?;
+        u32::try_from(len).ok()?;
         // Fits: at most the input's length.
         self.reader.skip(len as usize);
         self.pos += len;

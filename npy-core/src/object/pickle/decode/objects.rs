@@ -153,6 +153,8 @@ impl<R: Source> Machine<R> {
             // Only checks read inputs in memory, and they build no values; a copy all the same.
             Value::StrAt { .. } => return Ok(Object::Str(self.str_text(v).unwrap_or_default().to_string())),
             Value::BytesAt { .. } => return Ok(Object::Bytes(self.bytes_of(v).unwrap_or_default().to_vec())),
+            // Only a sparse check makes these, and it builds no values.
+            Value::BytesOut { .. } => return Err(self.err(0, "a bytes whose content was left out")),
             Value::Node(i) => i as usize,
         };
         let shared = shared || refs[i] > 1;

@@ -307,7 +307,7 @@ impl<R: Source> Machine<R> {
                     items.len() <= crate::header::MAX_DIMS && items.iter().all(|v| matches!(v, Value::Int(_)))
                 };
                 let shape_ok = self.tuple_items(shape).is_some_and(ints);
-                let code_ok = self.bytes_of(typecode).is_some() || self.str_text(typecode).is_some();
+                let code_ok = self.is_bytes(typecode) || self.str_text(typecode).is_some();
                 if !(cls_ok && shape_ok && code_ok) {
                     return Err(bad(self));
                 }
@@ -337,7 +337,7 @@ impl<R: Source> Machine<R> {
                         Object::ByteArray(b) => self.node(Kind::Bytes(b.clone()), at)?,
                         _ => return Err(bad(self)),
                     },
-                    _ if self.bytes_of(buf).is_some() => buf,
+                    _ if self.is_bytes(buf) => buf,
                     _ => return Err(bad(self)),
                 };
                 let count = crate::header::element_count(&shape).map_err(|e| self.err(at, e.to_string()))?;
@@ -552,7 +552,7 @@ impl<R: Source> Machine<R> {
                 }
                 (len, &[][..])
             }
-            _ if self.bytes_of(data).is_some() || self.str_text(data).is_some() => {
+            _ if self.is_bytes(data) || self.str_text(data).is_some() => {
                 return Err(
                     self.err(at, "an ndarray state with raw data: only object arrays (a list of values) are decoded")
                 )
@@ -593,9 +593,9 @@ impl<R: Source> Machine<R> {
             ));
         }
         let size = count.checked_mul(dtype.itemsize());
-        let data = match self.bytes_of(data) {
-            Some(_) => data,
-            None => match self.byte_state(data).map(std::borrow::Cow::into_owned) {
+        let data = match self.is_bytes(data) {
+            true => data,
+            false => match self.byte_state(data).map(std::borrow::Cow::into_owned) {
                 Some(bytes) => self.node(Kind::Bytes(bytes), at)?,
                 None => {
                     return Err(self.err(
@@ -609,8 +609,8 @@ impl<R: Source> Machine<R> {
                 }
             },
         };
-        let found = self.bytes_of(data).map_or(0, <[u8]>::len);
-        if Some(found) != size {
+        let found = self.bytes_len(data).unwrap_or(0);
+        if size.map(|s| s as u64) != Some(found) {
             return Err(self.err(
                 at,
                 format!(
