@@ -215,9 +215,12 @@ pub(crate) struct SparseData {
 
 #[pymethods]
 impl SparseData {
-    // The one `unsafe` of the feeder: CPython's buffer protocol. The bytes never change
-    // (the class is frozen and owns them), and `PyBuffer_FillInfo` keeps this object alive
-    // as long as the view, so the pointer stays valid.
+    /// The kept bytes as a read-only buffer (CPython's buffer protocol).
+    ///
+    /// # Safety
+    /// `view` must be a `Py_buffer` CPython passes to `bf_getbuffer`. The bytes never
+    /// change (the class is frozen and owns them), and `PyBuffer_FillInfo` keeps this
+    /// object alive as long as the view, so the pointer stays valid.
     #[allow(unsafe_code)]
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut pyo3::ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         let bytes = slf.get().pickle.bytes();

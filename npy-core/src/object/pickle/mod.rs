@@ -34,6 +34,8 @@
 //! | `decode/reconstruct.rs` | the globals, and `REDUCE`/`BUILD` of NumPy's array reconstruction and its scalars |
 //! | `decode/dtype.rs` | `numpy.dtype` and its state (records, subarrays, datetime units, titles) into a `DType` |
 //! | `decode/dict.rs` | a dict of plain values and dtypes ([`decode_dict`]) |
+//! | `decode/stdlib.rs` | the standard library's classes, their arguments checked, and the set, `NEWOBJ` (UUID) and `BYTEARRAY8` opcodes |
+//! | `decode/text.rs` | `FLOAT` and `UNICODE` text as Python reads it, quoting for messages |
 //! | `sparse.rs` | reading a pickle with its long bytes payloads left out, for [`check_sparse`] |
 //! | `encode.rs` | the [`Encode`] trait, the pickler, [`encode_array`] |
 //! | `encode/dtype.rs` | a `DType` as NumPy's `__reduce__` gives it, and [`encode_dict`] |
