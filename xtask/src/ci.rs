@@ -523,6 +523,13 @@ const CHECK_VALID: &[(&str, &str)] = &[
     ("pickle_memo_chain_is_fine.npy", "a chain of memo references, no expansion"),
     ("pickle_valid_wrapper.npy", "NumPy's array pickle around None"),
     ("pickle_valid_written.npy", "an object array as np.save pickles it"),
+    // Data since issue 54, which the restricted decoder reads (abused forms stay refused).
+    ("pickle_dtype_datetime.npy", "a NumPy datetime64 scalar in an object array"),
+    ("pickle_numeric_ndarray_element.npy", "an array of one <f8 inside an object array"),
+    ("pickle_global_element.npy", "the class complex as a value"),
+    ("pickle_empty_set.npy", "an empty set"),
+    ("pickle_frozenset.npy", "an empty frozenset"),
+    ("pickle_bytearray8.npy", "an empty bytearray (protocol 5's BYTEARRAY8)"),
     // Archives refused only under limits lower than the defaults, and names that are keys.
     ("entries_over_limit.npz", "10 members, refused only with max_entries(5)"),
     ("zip_bomb_100mib.npz", "100 MiB inflated, refused only with max_inflated_size(10 MiB)"),
