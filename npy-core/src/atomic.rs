@@ -11,7 +11,9 @@
 //! ended the process. Committing links it into the directory (`linkat` through
 //! `/proc/self/fd`): straight to the target's name when no file is there, else to a fresh
 //! hidden name that is at once renamed over the target, so a name other than the target
-//! exists only between those two system calls. Where the file system (or the system)
+//! exists only between those two system calls; the file is locked while it has it, so a
+//! writer killed between them leaves a name the next writer sweeps, as below. Where the
+//! file system (or the system)
 //! lacks `O_TMPFILE` or `/proc`, the file is created under a hidden name
 //! `.npy-XXXXXX.tmp` (six random letters and digits) in the target's directory and renamed
 //! over the target on commit; it is removed on every error and when the writer is dropped.
@@ -86,6 +88,8 @@ impl AtomicFile {
         let dir = parent_dir(target);
         if kind == Kind::Best {
             if let Some(file) = unnamed_in(dir).map_err(fail)? {
+                // A writer killed between its hidden link and the rename left a name.
+                sweep_once(dir);
                 return Ok(AtomicFile { file, target: target.to_path_buf(), named: None });
             }
         }
@@ -176,15 +180,21 @@ impl AtomicFile {
             Err(e) => return Err(self.error(e)),
         }
         // A file is there: link to a fresh hidden name beside it and rename that over it.
+        // The file is locked while it has that name, so that a writer killed between the
+        // two calls leaves a name the next writer's sweep knows for one no one holds.
         let dir = parent_dir(&self.target);
+        let _ = self.file.try_lock();
         for _ in 0..100 {
             let hidden = dir.join(hidden_name());
             match link_following(&source, &hidden) {
                 Ok(()) => {
-                    return std::fs::rename(&hidden, &self.target).map_err(|e| {
+                    let renamed = std::fs::rename(&hidden, &self.target).map_err(|e| {
                         let _ = std::fs::remove_file(&hidden);
                         self.error(e)
-                    })
+                    });
+                    // The lock only guarded the hidden name (as a named file's).
+                    let _ = self.file.unlock();
+                    return renamed;
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(self.error(e)),
@@ -299,16 +309,22 @@ fn lock_named(_file: &File, _path: &Path) -> bool {
     true
 }
 
-/// Whether `name` is a named fallback file's: `.npy-`, six letters and digits, `.tmp`.
+/// Whether `name` is a temporary name of ours: a named fallback file's (`.npy-`, six
+/// letters and digits, `.tmp`) or an unnamed file's hidden link (twelve hex digits).
 fn is_named_fallback(name: &[u8]) -> bool {
     let (prefix, suffix) = (TEMP_PREFIX.as_bytes(), TEMP_SUFFIX.as_bytes());
-    name.len() == prefix.len() + NAMED_RANDOM + suffix.len()
-        && name.starts_with(prefix)
-        && name.ends_with(suffix)
-        && name[prefix.len()..prefix.len() + NAMED_RANDOM].iter().all(u8::is_ascii_alphanumeric)
+    if !(name.starts_with(prefix) && name.ends_with(suffix)) || name.len() < prefix.len() + suffix.len() {
+        return false;
+    }
+    let middle = &name[prefix.len()..name.len() - suffix.len()];
+    (middle.len() == NAMED_RANDOM && middle.iter().all(u8::is_ascii_alphanumeric))
+        || (middle.len() == HIDDEN_RANDOM && middle.iter().all(u8::is_ascii_hexdigit))
 }
 
-/// Sweeps `dir` ([`sweep`]) the first time this process writes a named fallback file in it.
+/// Hex digits in an unnamed file's hidden name ([`hidden_name`]).
+const HIDDEN_RANDOM: usize = 12;
+
+/// Sweeps `dir` ([`sweep`]) the first time this process writes a file in it.
 fn sweep_once(dir: &Path) {
     use std::collections::HashSet;
     use std::sync::{Mutex, OnceLock};
@@ -319,7 +335,8 @@ fn sweep_once(dir: &Path) {
     }
 }
 
-/// Removes the named fallback files in `dir` whose lock is free (their writers are gone),
+/// Removes our temporary names in `dir` ([`is_named_fallback`]) whose lock is free (their
+/// writers are gone),
 /// holding the lock while removing; best effort. Symbolic links, directories and other
 /// names are left alone. Not under Miri, which cannot open with `O_NOFOLLOW`.
 #[cfg(all(unix, not(miri)))]
@@ -647,13 +664,29 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "Miri cannot open with O_NOFOLLOW")]
+    fn a_hidden_link_left_by_a_killed_writer_is_swept_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".npy-0123456789ab.tmp"), b"left").unwrap();
+        // A live writer's hidden link is locked, and stays.
+        let held = std::fs::File::create(dir.path().join(".npy-00000000000f.tmp")).unwrap();
+        held.try_lock().unwrap();
+        let f = AtomicFile::create(dir.path().join("t.npy")).unwrap();
+        f.commit(false).unwrap();
+        assert_eq!(names(dir.path()), [".npy-00000000000f.tmp", "t.npy"]);
+    }
+
+    #[test]
     fn fallback_names_are_recognised_exactly() {
         assert!(is_named_fallback(b".npy-Ab12Cd.tmp"));
+        // An unnamed file's hidden link, which a writer killed before its rename leaves.
+        assert!(is_named_fallback(b".npy-0123456789ab.tmp"));
         for no in [
             &b".npy-Ab12C.tmp"[..],
             b".npy-Ab12Cde.tmp",
             b".npy-Ab-2Cd.tmp",
-            b".npy-0123456789ab.tmp",
+            b".npy-0123456789ag.tmp",
+            b".npy-0123456789abc.tmp",
             b"npy-Ab12Cd.tmp",
         ] {
             assert!(!is_named_fallback(no), "{}", String::from_utf8_lossy(no));
