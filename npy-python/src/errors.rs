@@ -25,37 +25,12 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
-/// The module defining npy's exception classes, made once.
+/// The module defining npy's exception classes (`python/npy/_errors.py`), imported once.
 static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-
-const CODE: &std::ffi::CStr = c_str!(
-    r#"
-import pickle
-import zipfile
-
-
-class UnsafePickleError(ValueError, pickle.UnpicklingError):
-    """A pickle that npy's restricted decoder refuses: it holds more than data (plain
-    values, arrays, NumPy scalars, the standard library's data types), or is not a valid
-    pickle. npy never runs a pickle; a file you trust loads with
-    ``numpy.load(file, allow_pickle=True)``."""
-
-
-class BadNpzFile(ValueError, zipfile.BadZipFile):
-    """An ``.npz`` archive whose zip structure is broken, or whose member fails its CRC-32
-    or size check (NumPy raises ``zipfile.BadZipFile`` for these)."""
-
-
-UnsafePickleError.__module__ = "npy"
-BadNpzFile.__module__ = "npy"
-"#
-);
 
 /// npy's exception class `name`.
 pub(crate) fn class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
-    let module = MODULE.get_or_try_init(py, || {
-        PyModule::from_code(py, CODE, c_str!("npy/_errors.py"), c_str!("npy._errors")).map(Bound::unbind)
-    })?;
+    let module = MODULE.get_or_try_init(py, || py.import("npy._errors").map(Bound::unbind))?;
     Ok(module.bind(py).getattr(name)?.cast_into()?)
 }
 

@@ -19,12 +19,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use npy_core::object::{globals, Gap, SparsePickle};
 use pyo3::exceptions::{PyUnicodeError, PyValueError};
-use pyo3::ffi::c_str;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyFrozenSet, PySlice, PyTuple};
 
-/// The restricted unpickler's module, made once.
+/// The restricted unpickler's module (`python/npy/_unpickle.py`), imported once.
 static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 /// `globals()` as a frozenset of `(module, name)`.
 static ALLOWED: PyOnceLock<Py<PyFrozenSet>> = PyOnceLock::new();
@@ -43,50 +42,9 @@ pub(crate) fn set_safe_globals(names: Vec<(String, String)>) {
     *SAFE_GLOBALS.lock().unwrap_or_else(PoisonError::into_inner) = names;
 }
 
-const CODE: &std::ffi::CStr = c_str!(
-    r#"
-import gc
-import pickle
-
-
-def load(unpickler):
-    """`unpickler.load()` with the cyclic garbage collector paused: the values are plain,
-    and collections while a million tuples are made would only walk them again and again
-    (a pickle that builds a cycle on purpose is collected once the collector runs again)."""
-    if not gc.isenabled():
-        return unpickler.load()
-    gc.disable()
-    try:
-        return unpickler.load()
-    finally:
-        gc.enable()
-
-
-class Unpickler(pickle.Unpickler):
-    """CPython's unpickler, naming only the globals in `allowed`."""
-
-    def __init__(self, file, allowed, fix_imports, encoding):
-        super().__init__(file, fix_imports=fix_imports, encoding=encoding)
-        self.allowed = allowed
-
-    def find_class(self, module, name):
-        if (module, name) not in self.allowed:
-            raise pickle.UnpicklingError(f"global '{module}.{name}' is not allowed")
-        return super().find_class(module, name)
-
-    def persistent_load(self, pid):
-        raise pickle.UnpicklingError("persistent ids are not allowed")
-
-"#
-);
-
-/// The module above.
+/// The restricted unpickler's module.
 fn module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
-    MODULE
-        .get_or_try_init(py, || {
-            PyModule::from_code(py, CODE, c_str!("npy/_unpickle.py"), c_str!("npy._unpickle")).map(Bound::unbind)
-        })
-        .map(|m| m.bind(py))
+    MODULE.get_or_try_init(py, || py.import("npy._unpickle").map(Bound::unbind)).map(|m| m.bind(py))
 }
 
 /// How `np.load` tells the unpickler to read Python 2 pickles: its `fix_imports` and
