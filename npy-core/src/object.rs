@@ -305,6 +305,16 @@ impl Object {
             Object::List(v) => repr::write_list(v, Object::write_repr, out),
             Object::Tuple(v) => repr::write_tuple(v, Object::write_repr, out),
             Object::Dict(entries) => repr::write_dict(entries, Object::write_repr, out),
+            _ => self.write_repr_beyond(out),
+        }
+    }
+
+    /// `repr` of the values beyond plain ones: apart, so that the recursion over nested
+    /// lists keeps [`Object::write_repr`]'s frame small (a debug build gives every arm's
+    /// locals one frame).
+    #[inline(never)]
+    fn write_repr_beyond(&self, out: &mut String) {
+        match self {
             Object::Array(a) => ndrepr::write_array(a, out),
             Object::ObjectArray(a) => ndrepr::write_object_array(a, out),
             Object::Scalar(a) => ndrepr::write_scalar(a, out),
@@ -411,6 +421,7 @@ impl Object {
                 out.push_str(name);
                 out.push_str("'>");
             }
+            _ => unreachable!("plain values are written by write_repr"),
         }
     }
 

@@ -444,6 +444,16 @@ impl Encoder {
                 check_depth(depth)?;
                 self.save_dict(entries, depth)?;
             }
+            _ => self.object_beyond(obj, depth)?,
+        }
+        Ok(())
+    }
+
+    /// The values beyond plain ones: apart, so that the recursion over nested lists keeps
+    /// [`Encoder::object`]'s frame small (a debug build gives every arm's locals one frame).
+    #[inline(never)]
+    fn object_beyond(&mut self, obj: &Object, depth: usize) -> std::result::Result<(), String> {
+        match obj {
             Object::Array(a) => self.save_ndarray(a)?,
             Object::ObjectArray(a) => {
                 check_depth(depth)?;
@@ -488,6 +498,7 @@ impl Encoder {
                 self.save_slice(parts, depth)?;
             }
             Object::Type(module, name) => self.save_type(module, name)?,
+            _ => unreachable!("plain values are written by object"),
         }
         Ok(())
     }

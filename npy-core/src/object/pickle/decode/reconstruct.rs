@@ -371,7 +371,7 @@ impl<R: Source> Machine<R> {
                 let Some(scalar) = node.scalar().filter(|s| plain_scalar(s.ty())) else {
                     // Kept as its dtype and bytes: datetime64, timedelta64, void, long double.
                     let dtype = node.dtype.clone();
-                    if has_object(&dtype) {
+                    if dtype.has_object() {
                         return Err(self.err(
                             at,
                             format!("a numpy scalar of dtype {} holds Python objects: refused", dtype.descr()),
@@ -586,7 +586,7 @@ impl<R: Source> Machine<R> {
         data: Value,
         at: u64,
     ) -> Result<ArrayState> {
-        if has_object(&dtype) {
+        if dtype.has_object() {
             return Err(self.err(
                 at,
                 format!("an ndarray of dtype {} with raw data holds Python objects: refused", dtype.descr()),
@@ -690,16 +690,6 @@ fn flag(v: Value) -> Option<bool> {
         Value::Int(0) => Some(false),
         Value::Int(1) => Some(true),
         _ => None,
-    }
-}
-
-/// Whether a dtype holds Python objects anywhere (an `O` field of a record, or a subarray
-/// of them): never read as raw bytes.
-pub(super) fn has_object(dtype: &DType) -> bool {
-    match dtype {
-        DType::Scalar(s) => s.ty() == ScalarType::Object,
-        DType::Record(r) => r.fields().iter().any(|f| has_object(&f.dtype)),
-        DType::SubArray(sub) => has_object(sub.base()),
     }
 }
 
