@@ -19,7 +19,7 @@ use self::text::{parse_float, quote, raw_unicode_escape};
 pub(crate) use reconstruct::GLOBALS;
 use std::io::Read;
 
-use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget};
+use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget, Kept};
 pub(crate) use self::dict::{decode_dict, Item};
 use self::reconstruct::{ArrayState, Global};
 use super::{
@@ -336,24 +336,86 @@ pub(crate) fn check_sparse(
     Ok(SparseChecked::Passed(shape, len))
 }
 
-struct Machine<R> {
-    input: Input<R>,
+/// The machine's largest buffers, kept from one decode for the next: a check of 100,000
+/// ragged arrays fills 40 MB of them, and growing them anew each time (fresh pages
+/// faulted in, each doubling copied) took a third of its time. One set is kept, emptied,
+/// when its capacity is at most [`SPARE_MAX`] bytes.
+#[derive(Default)]
+struct Spare {
     nodes: Vec<Node>,
     stack: Vec<Value>,
+    memo: Vec<Value>,
+    entries: Vec<(Value, Value)>,
+    tuple_items: Vec<Value>,
+}
+
+/// The most memory [`SPARE`] keeps between decodes.
+const SPARE_MAX: usize = 64 << 20;
+
+static SPARE: std::sync::Mutex<Option<Spare>> = std::sync::Mutex::new(None);
+
+impl Spare {
+    fn take() -> Spare {
+        SPARE.lock().ok().and_then(|mut s| s.take()).unwrap_or_default()
+    }
+
+    fn bytes(&self) -> usize {
+        [
+            vec_cost::<Node>(self.nodes.capacity()),
+            vec_cost::<Value>(self.stack.capacity()),
+            vec_cost::<Value>(self.memo.capacity()),
+            vec_cost::<(Value, Value)>(self.entries.capacity()),
+            vec_cost::<Value>(self.tuple_items.capacity()),
+        ]
+        .iter()
+        .fold(0, |a, &b| a.saturating_add(b))
+    }
+
+    /// Keeps these (emptied) for the next decode, unless too big or one set is kept.
+    fn keep(mut self) {
+        self.nodes.clear();
+        if self.bytes() > SPARE_MAX {
+            return;
+        }
+        if let Ok(mut spare) = SPARE.lock() {
+            if spare.is_none() {
+                *spare = Some(self);
+            }
+        }
+    }
+}
+
+struct Machine<R> {
+    input: Input<R>,
+    nodes: Kept<Node>,
+    stack: Kept<Value>,
     /// Stack lengths at each `MARK`.
     marks: Vec<usize>,
     /// The memo entries 0, 1, 2, ... as pickles number them.
-    memo: Vec<Value>,
+    memo: Kept<Value>,
     /// Entries past a gap in the numbering (only indices above `memo.len()`).
     sparse: HashMap<u32, Value>,
     budget: Budget,
     strings: Python2Strings,
     /// The entries of every [`Kind::DictAt`].
-    entries: Vec<(Value, Value)>,
+    entries: Kept<(Value, Value)>,
     /// The items of every [`Kind::TupleAt`].
-    tuple_items: Vec<Value>,
+    tuple_items: Kept<Value>,
     /// The caller's own classes ([`Settings::safe_globals`]), by index in [`Global::Safe`].
     safe_globals: Vec<(String, String)>,
+}
+
+impl<R> Drop for Machine<R> {
+    fn drop(&mut self) {
+        Spare {
+            nodes: self.nodes.take(),
+            stack: self.stack.take(),
+            memo: self.memo.take(),
+            entries: self.entries.take(),
+            tuple_items: self.tuple_items.take(),
+        }
+        .keep();
+    }
 }
 
 // The `#[inline]` hints on `charge`, `push`, `node` and `push_node`: every opcode that
@@ -363,17 +425,18 @@ struct Machine<R> {
 // fewer than the single 235-line `run` took).
 impl<R: Source> Machine<R> {
     fn new(reader: R, base: u64, whole: Option<u64>, settings: Settings) -> Self {
+        let spare = Spare::take();
         Machine {
             input: Input { reader, pos: 0, base, len: whole },
-            nodes: Vec::new(),
-            stack: Vec::new(),
+            nodes: Kept::new(spare.nodes),
+            stack: Kept::new(spare.stack),
             marks: Vec::new(),
-            memo: Vec::new(),
+            memo: Kept::new(spare.memo),
             sparse: HashMap::new(),
             budget: Budget { used: 0, fixed: settings.max_bytes, raisable: true },
             strings: settings.strings,
-            entries: Vec::new(),
-            tuple_items: Vec::new(),
+            entries: Kept::new(spare.entries),
+            tuple_items: Kept::new(spare.tuple_items),
             safe_globals: settings.safe_globals.map(Vec::from).unwrap_or_default(),
         }
     }
@@ -1259,6 +1322,22 @@ mod tests {
         assert!(decode(&small[..], 0, Some(small.len() as u64), Settings::limit(1 << 20)).is_ok());
         let e = decode(&small[..], 0, Some(small.len() as u64), Settings::limit(400)).unwrap_err();
         assert!(e.to_string().contains("allowed (ReadOptions::max_object_bytes)"), "{e}");
+    }
+
+    #[test]
+    fn buffers_kept_from_a_decode_are_charged_to_the_next_from_empty() {
+        // A decode of 200 memoised tuples leaves its buffers for the next; a decode under a
+        // small fixed budget that grows its stack and memo past that budget is refused
+        // all the same (whether or not it got them: other tests decode meanwhile).
+        let tuples: Vec<u8> = (0..200u8).flat_map(|i| [b'K', i, 0x85, 0x94]).collect();
+        let items = [&b"("[..], &tuples, b"t"].concat();
+        assert!(decode_all(&wrap(1, &items)).is_ok());
+        let small = wrap(1, &items);
+        let e = decode(&small[..], 0, Some(small.len() as u64), Settings::limit(4 << 10)).unwrap_err();
+        assert!(e.to_string().contains("allowed (ReadOptions::max_object_bytes)"), "{e}");
+        // Too big a set is not kept.
+        let big = Spare { nodes: Vec::with_capacity(SPARE_MAX / 40 + 1), ..Spare::default() };
+        assert!(big.bytes() > SPARE_MAX);
     }
 
     #[test]

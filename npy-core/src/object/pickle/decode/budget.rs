@@ -97,21 +97,96 @@ impl Budget {
     }
 }
 
-/// Makes room for `extra` more items in `vec`, growing it as `Vec` does (doubling, at least
-/// 4) but charging the new buffer to `budget` first; false if it does not fit.
+/// A buffer whose growth is charged to a [`Budget`]: its items, and the capacity charged
+/// for them so far (at most the buffer's own capacity, which may be more: see [`Kept`]).
+pub(super) trait Charged<T> {
+    fn vec(&mut self) -> &mut Vec<T>;
+    fn charged(&self) -> usize;
+    fn set_charged(&mut self, cap: usize);
+}
+
+impl<T> Charged<T> for Vec<T> {
+    fn vec(&mut self) -> &mut Vec<T> {
+        self
+    }
+
+    fn charged(&self) -> usize {
+        self.capacity()
+    }
+
+    fn set_charged(&mut self, _: usize) {}
+}
+
+/// A buffer kept from an earlier decode ([`super::Spare`]): its capacity was charged to
+/// that decode's budget, not this one's, which is charged as if the buffer grew from
+/// empty; the memory it already has is used first, so a decode faults in no new pages
+/// and copies nothing to grow until it needs more than that.
+#[derive(Debug, Default)]
+pub(super) struct Kept<T> {
+    pub(super) vec: Vec<T>,
+    charged: usize,
+}
+
+impl<T> Kept<T> {
+    /// `vec`, emptied, with nothing charged yet.
+    pub(super) fn new(mut vec: Vec<T>) -> Kept<T> {
+        vec.clear();
+        Kept { vec, charged: 0 }
+    }
+
+    /// The buffer, leaving this empty.
+    pub(super) fn take(&mut self) -> Vec<T> {
+        self.charged = 0;
+        std::mem::take(&mut self.vec)
+    }
+}
+
+impl<T> std::ops::Deref for Kept<T> {
+    type Target = Vec<T>;
+    fn deref(&self) -> &Vec<T> {
+        &self.vec
+    }
+}
+
+impl<T> std::ops::DerefMut for Kept<T> {
+    fn deref_mut(&mut self) -> &mut Vec<T> {
+        &mut self.vec
+    }
+}
+
+impl<T> Charged<T> for Kept<T> {
+    fn vec(&mut self) -> &mut Vec<T> {
+        &mut self.vec
+    }
+
+    fn charged(&self) -> usize {
+        self.charged
+    }
+
+    fn set_charged(&mut self, cap: usize) {
+        self.charged = cap;
+    }
+}
+
+/// Makes room for `extra` more items in `buffer`, charging its growth as `Vec` grows
+/// (doubling, at least 4) to `budget` first; false if it does not fit.
 #[inline]
-pub(super) fn reserve<T>(vec: &mut Vec<T>, extra: usize, budget: &mut Budget, consumed: u64) -> bool {
-    let need = vec.len().saturating_add(extra);
-    if need <= vec.capacity() {
+pub(super) fn reserve<T>(buffer: &mut impl Charged<T>, extra: usize, budget: &mut Budget, consumed: u64) -> bool {
+    let need = buffer.vec().len().saturating_add(extra);
+    let old = buffer.charged();
+    if need <= old {
         return true;
     }
-    let old = vec.capacity();
     let cap = need.max(old.saturating_mul(2)).max(4);
     // Old and new buffer both count until the old one is freed (a small realloc copies).
     if !budget.add(vec_cost::<T>(cap), consumed) {
         return false;
     }
-    vec.reserve_exact(cap - vec.len());
+    let vec = buffer.vec();
+    if cap > vec.capacity() {
+        vec.reserve_exact(cap - vec.len());
+    }
+    buffer.set_charged(cap);
     budget.refund(vec_cost::<T>(old));
     true
 }
