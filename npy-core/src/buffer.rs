@@ -263,13 +263,7 @@ impl ZeroedBytes {
     /// spare. The thread stops when `fill` returns (or panics) and is joined before this
     /// returns.
     pub fn fill_by<R>(&mut self, fill: impl FnOnce(&mut [u8]) -> R) -> R {
-        let bytes = self.as_mut_slice();
-        let (start, len) = (bytes.as_mut_ptr() as usize, bytes.len());
-        if len < ZEROED_PREFAULT_THRESHOLD {
-            return fill(bytes);
-        }
-        // The words stay allocated while `fill` runs: they are borrowed by it.
-        prefaulting_region(start, len, || fill(bytes))
+        fill_prefaulting(self.as_mut_slice(), fill)
     }
 
     /// The bytes as native-endian words: the bytes, then zeros up to a multiple of 8.
@@ -306,6 +300,30 @@ pub(crate) fn prefaulting<T, R>(buf: &mut Buffer<T>, fresh: bool, fill: impl FnO
     }
     // The capacity stays allocated while `fill` runs: it fills within it, never grows it.
     prefaulting_region(start, len, || fill(buf))
+}
+
+/// Runs `fill` over `bytes` while, for at least 8 MiB of them, a second thread faults in
+/// their pages from the end backwards, as [`ZeroedBytes::fill_by`] does: for memory that
+/// may be fresh (a large buffer just allocated elsewhere, such as the bytes object
+/// CPython's unpickler makes for an array's data), so the kernel zeroes it on two CPUs
+/// while `fill` writes it. Pages already present are left as they are.
+///
+/// # Examples
+/// ```
+/// let mut data = vec![0u8; 1 << 10];
+/// let n = npy_core::fill_prefaulting(&mut data, |out| {
+///     out.fill(7);
+///     out.len()
+/// });
+/// assert_eq!((n, data[1023]), (1024, 7));
+/// ```
+pub fn fill_prefaulting<R>(bytes: &mut [u8], fill: impl FnOnce(&mut [u8]) -> R) -> R {
+    let (start, len) = (bytes.as_mut_ptr() as usize, bytes.len());
+    if len < ZEROED_PREFAULT_THRESHOLD {
+        return fill(bytes);
+    }
+    // The bytes stay allocated while `fill` runs: they are borrowed by it.
+    prefaulting_region(start, len, || fill(bytes))
 }
 
 /// Runs `fill` while a second thread faults in the pages of `start..start + len` (memory

@@ -192,7 +192,7 @@ pub mod types;
 mod write;
 
 pub use array::{Array, DynArray, DynView};
-pub use buffer::ZeroedBytes;
+pub use buffer::{fill_prefaulting, ZeroedBytes};
 pub use dtype::DType;
 pub use error::{Access, Error, ErrorKind, Result};
 pub use file::{names_file, open_file};

@@ -325,7 +325,8 @@ impl Feeder {
                     let n = want.min(end - pos);
                     let target = &mut out[done..done + n];
                     let offset = base + pos as u64;
-                    let read = py.detach(|| read_at(file, target, offset));
+                    // Into a new bytes object of CPython's, whose pages may be fresh.
+                    let read = py.detach(|| npy_core::fill_prefaulting(target, |t| read_at(file, t, offset)));
                     match read {
                         Ok(got) if got == n => {}
                         Ok(got) => {
