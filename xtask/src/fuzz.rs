@@ -76,6 +76,7 @@ const TARGETS: &[Target] = &[
     Target { name: "npz", seeds: Seeds::Npz, max_len: MIB },
     Target { name: "record", seeds: Seeds::Npy, max_len: MIB },
     Target { name: "pickle", seeds: Seeds::Pickle, max_len: 256 << 10 },
+    Target { name: "pickle_sparse", seeds: Seeds::Pickle, max_len: 256 << 10 },
     Target { name: "stack_info", seeds: Seeds::StackInfo, max_len: 64 << 10 },
     // Through `npy convert`'s reader (npy_arrow::formats::FileBatchReader), a file per input. The
     // fixtures converted are small; a few hundred KB leaves room to grow.
