@@ -355,8 +355,10 @@ const SPARE_MAX: usize = 64 << 20;
 static SPARE: std::sync::Mutex<Option<Spare>> = std::sync::Mutex::new(None);
 
 impl Spare {
+    /// The kept set, if one is kept and no other decode is taking or keeping one (never
+    /// waiting: a child forked while another thread held the lock would wait forever).
     fn take() -> Spare {
-        SPARE.lock().ok().and_then(|mut s| s.take()).unwrap_or_default()
+        SPARE.try_lock().ok().and_then(|mut s| s.take()).unwrap_or_default()
     }
 
     fn bytes(&self) -> usize {
@@ -377,7 +379,7 @@ impl Spare {
         if self.bytes() > SPARE_MAX {
             return;
         }
-        if let Ok(mut spare) = SPARE.lock() {
+        if let Ok(mut spare) = SPARE.try_lock() {
             if spare.is_none() {
                 *spare = Some(self);
             }
