@@ -79,7 +79,9 @@ impl ReadOptions {
     /// with [`ErrorKind::Pickle`](crate::ErrorKind::Pickle). Default: 128 MiB plus 4 bytes
     /// per byte of the pickle, which bounds what a hostile pickle can take; an array of
     /// millions of small values (32 bytes each as `Object`s) or a value that the pickle
-    /// shares many times (copied each time) may need more.
+    /// shares many times (copied each time) may need more. The process keeps up to 64 MiB
+    /// of one decode's working buffers for the next; each decode is charged as if its
+    /// buffers grew from empty.
     ///
     /// # Examples
     /// ```
