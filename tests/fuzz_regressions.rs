@@ -7,9 +7,10 @@
 //! a `#[test]` here: the minimized bytes inline, a comment on what they are and what went
 //! wrong, and the error kind the library now returns asserted.
 //!
-//! The targets have found no crash so far; the tests below pin their checks on the
-//! inputs those checks are subtle for: a header that grows when written back, a record
-//! read that fails in its second chunk, fields matched by name across byte orders.
+//! The targets have found one crash so far (a timezone's offset, below); the other tests
+//! pin their checks on the inputs those checks are subtle for: a header that grows when
+//! written back, a record read that fails in its second chunk, fields matched by name
+//! across byte orders.
 
 use std::io::Cursor;
 
@@ -18,9 +19,12 @@ use npy_core::dtype::DType;
 use npy_core::header::{Header, Version};
 use npy_core::literal::{self, Literal, ParseOptions};
 use npy_core::npz::{self, Compression};
+use npy_core::object::{check_pickle_prefix_with, check_sparse_pickle_prefix_with, CheckedPrefix};
+use npy_core::object::{SparseCheck, SparsePickle};
 use npy_core::prelude::*;
 use npy_core::types::Ucs4;
 use npy_core::{ErrorKind, NpyReader, ReadOptions, Result};
+use std::ops::ControlFlow;
 
 // ---------------------------------------------------------------------------------------
 // The targets.
@@ -72,6 +76,21 @@ fn npy_dynamic(data: &[u8]) -> Result<DynArray> {
         round_trip(arr);
     }
     default
+}
+
+/// `fuzz_targets/pickle_sparse.rs`: the pickle of an object array read with its long bytes
+/// payloads left out (gaps of at least `min_gap`) and checked; the sparse check passes only
+/// what the check of the whole pickle passes. Returns the whole pickle's check.
+fn pickle_sparse(data: &[u8], min_gap: u64) -> Result<CheckedPrefix> {
+    let opts = ReadOptions::new();
+    let full = check_pickle_prefix_with(data, |_| ControlFlow::Continue(()), &opts);
+    let sparse = SparsePickle::read(Cursor::new(data), min_gap).unwrap();
+    match (&full, check_sparse_pickle_prefix_with(&sparse, |_| ControlFlow::Continue(()), &opts)) {
+        (Ok(full), Ok(SparseCheck::Passed(sparse))) => assert_eq!(full, &sparse),
+        (_, Ok(SparseCheck::NeedsGap(_))) | (Err(_), Err(_)) => {}
+        (full, sparse) => panic!("check {full:?}, sparse check {sparse:?}"),
+    }
+    full
 }
 
 /// `fuzz_targets/npz.rs`: open an archive and read every member as a `DynArray` and raw.
@@ -239,6 +258,31 @@ fn records_in_another_layout_read_the_same() {
     assert_eq!(chunks.iter().map(|c| c.as_ref().unwrap().len()).collect::<Vec<_>>(), [7, 3]);
     let arr = npy_dynamic(&file).unwrap();
     assert_eq!(arr.dtype().descr(), descr);
+}
+
+/// Found by `pickle_sparse`: a `datetime.timezone` whose offset is a `timedelta` of
+/// 999,999,999 days (Python's longest, more microseconds than an `i64` holds). Checking
+/// that the offset is within a day overflowed `TimeDelta::total_microseconds` (a panic in
+/// debug builds; in release a wrapped value that might have passed). Now refused, by both
+/// checks, with every gap length.
+#[test]
+fn a_timezone_offset_of_more_microseconds_than_an_i64_holds() {
+    // np.array([timezone(timedelta(days=999_999_999))], dtype=object), protocol 4 without
+    // frames (pickletools.optimize of np.save's, the timedelta's arguments replaced).
+    let pickle = [
+        &b"\x80\x04\x8c\x16numpy._core.multiarray\x8c\x0c_reconstruct\x93\x8c\x05numpy\x94\x8c\x07ndarray\x93"[..],
+        b"K\x00\x85C\x01b\x87R(K\x01K\x01\x85h\x00\x8c\x05dtype\x93\x8c\x02O8\x89\x88\x87R(K\x03\x8c\x01|NNN",
+        b"J\xff\xff\xff\xffJ\xff\xff\xff\xffK?tb\x89]\x8c\x08datetime\x94\x8c\x08timezone\x93h\x01",
+        b"\x8c\ttimedelta\x93J\xff\xc9\x9a\x3bK\x00K\x00\x87R\x85Ratb.",
+    ]
+    .concat();
+    for min_gap in [1, 8, 256, 64 << 10] {
+        let e = pickle_sparse(&pickle, min_gap).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Pickle { .. }) && e.to_string().contains("a day or more"), "{e}");
+    }
+    // The same pickle with an offset of one hour passes.
+    let hour = [&pickle[..pickle.len() - 17], b"K\x00M\x10\x0eK\x00\x87R\x85Ratb."].concat();
+    assert_eq!(pickle_sparse(&hour, 1).unwrap().shape, [1]);
 }
 
 /// Every member of an archive is read both ways: a `.npy` member as an array, a member

@@ -94,7 +94,7 @@ impl TimeDelta {
     pub fn python_str(&self) -> String {
         let mut out = String::new();
         if self.days != 0 {
-            let plural = if self.days.abs() == 1 { "" } else { "s" };
+            let plural = if self.days.unsigned_abs() == 1 { "" } else { "s" };
             let _ = write!(out, "{} day{plural}, ", self.days);
         }
         let (h, m, s) = (self.seconds / 3600, self.seconds / 60 % 60, self.seconds % 60);

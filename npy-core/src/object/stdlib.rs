@@ -164,14 +164,24 @@ impl TimeDelta {
     /// Whether the fields are normalised as Python keeps them (what `BUILD`-free
     /// `timedelta(days, seconds, microseconds)` of these values gives back unchanged).
     pub fn is_valid(&self) -> bool {
-        self.days.abs() <= 999_999_999
+        self.days.unsigned_abs() <= 999_999_999
             && (0..86_400).contains(&self.seconds)
             && (0..1_000_000).contains(&self.microseconds)
     }
 
-    /// The whole duration in microseconds.
-    pub fn total_microseconds(&self) -> i64 {
-        (i64::from(self.days) * 86_400 + i64::from(self.seconds)) * 1_000_000 + i64::from(self.microseconds)
+    /// The whole duration in microseconds (an `i128`: Python's longest timedelta, 999,999,999
+    /// days, is more microseconds than an `i64` holds).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::object::TimeDelta;
+    /// let max = TimeDelta { days: 999_999_999, seconds: 86_399, microseconds: 999_999 };
+    /// assert_eq!(max.total_microseconds(), 86_399_999_999_999_999_999);
+    /// let most = TimeDelta { days: i32::MIN, seconds: 0, microseconds: 0 };
+    /// assert_eq!(most.total_microseconds(), i128::from(i32::MIN) * 86_400_000_000);
+    /// ```
+    pub fn total_microseconds(&self) -> i128 {
+        (i128::from(self.days) * 86_400 + i128::from(self.seconds)) * 1_000_000 + i128::from(self.microseconds)
     }
 }
 
