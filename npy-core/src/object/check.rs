@@ -188,7 +188,8 @@ impl SparsePickle {
     /// # Errors
     /// The reader's.
     pub fn read(reader: impl std::io::Read + std::io::Seek, min_gap: u64) -> std::io::Result<SparsePickle> {
-        let (bytes, gaps) = pickle::read_sparse(reader, min_gap)?;
+        let spare = SPARE_BYTES.try_lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default();
+        let (bytes, gaps) = pickle::read_sparse(reader, min_gap, spare)?;
         Ok(SparsePickle { bytes, gaps })
     }
 
@@ -231,8 +232,33 @@ impl SparsePickle {
     }
 
     /// The parts, consuming this.
-    pub fn into_parts(self) -> (Vec<u8>, Vec<Gap>) {
-        (self.bytes, self.gaps)
+    pub fn into_parts(mut self) -> (Vec<u8>, Vec<Gap>) {
+        (std::mem::take(&mut self.bytes), std::mem::take(&mut self.gaps))
+    }
+}
+
+/// The bytes buffer of the last [`SparsePickle`] dropped (at most [`SPARE_BYTES_MAX`]),
+/// emptied, for the next [`SparsePickle::read`]: reading 8 MB of pickle into fresh memory
+/// (faulted in and zeroed page by page) made npy.load of 300,000 strs fault in twice the
+/// pages `np.load` does, which reads it 64 KiB at a time into reused memory.
+static SPARE_BYTES: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+/// The largest buffer [`SPARE_BYTES`] keeps.
+const SPARE_BYTES_MAX: usize = 32 << 20;
+
+impl Drop for SparsePickle {
+    fn drop(&mut self) {
+        let mut bytes = std::mem::take(&mut self.bytes);
+        if bytes.capacity() > SPARE_BYTES_MAX {
+            return;
+        }
+        bytes.clear();
+        // Never waiting: a child forked while another thread held the lock would wait forever.
+        if let Ok(mut spare) = SPARE_BYTES.try_lock() {
+            if spare.capacity() < bytes.capacity() {
+                *spare = bytes;
+            }
+        }
     }
 }
 
