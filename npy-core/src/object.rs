@@ -121,6 +121,7 @@ mod check;
 mod ndrepr;
 pub(crate) mod pickle;
 mod pystr;
+mod spare;
 mod stdlib;
 
 pub use check::{

@@ -4,6 +4,7 @@
 //! ([`SparsePickle`]). The check passes exactly what [`super::from_pickle`] decodes.
 
 use super::pickle;
+use super::spare::Spare;
 use crate::error::{Error, Result};
 use crate::header::Header;
 use crate::options::ReadOptions;
@@ -188,7 +189,7 @@ impl SparsePickle {
     /// # Errors
     /// The reader's.
     pub fn read(reader: impl std::io::Read + std::io::Seek, min_gap: u64) -> std::io::Result<SparsePickle> {
-        let spare = SPARE_BYTES.try_lock().map(|mut s| std::mem::take(&mut *s)).unwrap_or_default();
+        let spare = SPARE_BYTES.take().unwrap_or_default();
         let (bytes, gaps) = pickle::read_sparse(reader, min_gap, spare)?;
         Ok(SparsePickle { bytes, gaps })
     }
@@ -241,7 +242,7 @@ impl SparsePickle {
 /// emptied, for the next [`SparsePickle::read`]: reading 8 MB of pickle into fresh memory
 /// (faulted in and zeroed page by page) made npy.load of 300,000 strs fault in twice the
 /// pages `np.load` does, which reads it 64 KiB at a time into reused memory.
-static SPARE_BYTES: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+static SPARE_BYTES: Spare<Vec<u8>> = Spare::new();
 
 /// The largest buffer [`SPARE_BYTES`] keeps.
 const SPARE_BYTES_MAX: usize = 32 << 20;
@@ -253,12 +254,7 @@ impl Drop for SparsePickle {
             return;
         }
         bytes.clear();
-        // Never waiting: a child forked while another thread held the lock would wait forever.
-        if let Ok(mut spare) = SPARE_BYTES.try_lock() {
-            if spare.capacity() < bytes.capacity() {
-                *spare = bytes;
-            }
-        }
+        SPARE_BYTES.keep(bytes);
     }
 }
 

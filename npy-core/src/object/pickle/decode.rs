@@ -31,6 +31,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::object::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
+use crate::object::spare::Spare;
 use crate::object::{CheckProgress, Object, MAX_DEPTH};
 use crate::options::Python2Strings;
 
@@ -341,7 +342,7 @@ pub(crate) fn check_sparse(
 /// faulted in, each doubling copied) took a third of its time. One set is kept, emptied,
 /// when its capacity is at most [`SPARE_MAX`] bytes.
 #[derive(Default)]
-struct Spare {
+struct Buffers {
     nodes: Vec<Node>,
     stack: Vec<Value>,
     memo: Vec<Value>,
@@ -352,13 +353,12 @@ struct Spare {
 /// The most memory [`SPARE`] keeps between decodes.
 const SPARE_MAX: usize = 64 << 20;
 
-static SPARE: std::sync::Mutex<Option<Spare>> = std::sync::Mutex::new(None);
+static SPARE: Spare<Buffers> = Spare::new();
 
-impl Spare {
-    /// The kept set, if one is kept and no other decode is taking or keeping one (never
-    /// waiting: a child forked while another thread held the lock would wait forever).
-    fn take() -> Spare {
-        SPARE.try_lock().ok().and_then(|mut s| s.take()).unwrap_or_default()
+impl Buffers {
+    /// The kept set, or none.
+    fn take() -> Buffers {
+        SPARE.take().unwrap_or_default()
     }
 
     fn bytes(&self) -> usize {
@@ -376,13 +376,8 @@ impl Spare {
     /// Keeps these (emptied) for the next decode, unless too big or one set is kept.
     fn keep(mut self) {
         self.nodes.clear();
-        if self.bytes() > SPARE_MAX {
-            return;
-        }
-        if let Ok(mut spare) = SPARE.try_lock() {
-            if spare.is_none() {
-                *spare = Some(self);
-            }
+        if self.bytes() <= SPARE_MAX {
+            SPARE.keep(self);
         }
     }
 }
@@ -409,7 +404,7 @@ struct Machine<R> {
 
 impl<R> Drop for Machine<R> {
     fn drop(&mut self) {
-        Spare {
+        Buffers {
             nodes: self.nodes.take(),
             stack: self.stack.take(),
             memo: self.memo.take(),
@@ -427,7 +422,7 @@ impl<R> Drop for Machine<R> {
 // fewer than the single 235-line `run` took).
 impl<R: Source> Machine<R> {
     fn new(reader: R, base: u64, whole: Option<u64>, settings: Settings) -> Self {
-        let spare = Spare::take();
+        let spare = Buffers::take();
         Machine {
             input: Input { reader, pos: 0, base, len: whole },
             nodes: Kept::new(spare.nodes),
@@ -1338,7 +1333,7 @@ mod tests {
         let e = decode(&small[..], 0, Some(small.len() as u64), Settings::limit(4 << 10)).unwrap_err();
         assert!(e.to_string().contains("allowed (ReadOptions::max_object_bytes)"), "{e}");
         // Too big a set is not kept.
-        let big = Spare { nodes: Vec::with_capacity(SPARE_MAX / 40 + 1), ..Spare::default() };
+        let big = Buffers { nodes: Vec::with_capacity(SPARE_MAX / 40 + 1), ..Buffers::default() };
         assert!(big.bytes() > SPARE_MAX);
     }
 
