@@ -1,6 +1,7 @@
 //! Decoding: the pickle machine, from the input's bytes to the array's [`Object`]s.
 
 mod budget;
+mod buffers;
 mod dict;
 mod dtype;
 mod fill;
@@ -20,6 +21,7 @@ pub(crate) use reconstruct::GLOBALS;
 use std::io::Read;
 
 use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget, Kept};
+use self::buffers::Buffers;
 pub(crate) use self::dict::{decode_dict, Item};
 use self::reconstruct::{ArrayState, Global};
 use super::{
@@ -31,7 +33,6 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::object::bigint::{self, Int, MAX_INT_DIGITS, MAX_LONG_BYTES};
-use crate::object::spare::Spare;
 use crate::object::{CheckProgress, Object, MAX_DEPTH};
 use crate::options::Python2Strings;
 
@@ -337,51 +338,6 @@ pub(crate) fn check_sparse(
     Ok(SparseChecked::Passed(shape, len))
 }
 
-/// The machine's largest buffers, kept from one decode for the next: a check of 100,000
-/// ragged arrays fills 40 MB of them, and growing them anew each time (fresh pages
-/// faulted in, each doubling copied) took a third of its time. One set is kept, emptied,
-/// when its capacity is at most [`SPARE_MAX`] bytes.
-#[derive(Default)]
-struct Buffers {
-    nodes: Vec<Node>,
-    stack: Vec<Value>,
-    memo: Vec<Value>,
-    entries: Vec<(Value, Value)>,
-    tuple_items: Vec<Value>,
-}
-
-/// The most memory [`SPARE`] keeps between decodes.
-const SPARE_MAX: usize = 64 << 20;
-
-static SPARE: Spare<Buffers> = Spare::new();
-
-impl Buffers {
-    /// The kept set, or none.
-    fn take() -> Buffers {
-        SPARE.take().unwrap_or_default()
-    }
-
-    fn bytes(&self) -> usize {
-        [
-            vec_cost::<Node>(self.nodes.capacity()),
-            vec_cost::<Value>(self.stack.capacity()),
-            vec_cost::<Value>(self.memo.capacity()),
-            vec_cost::<(Value, Value)>(self.entries.capacity()),
-            vec_cost::<Value>(self.tuple_items.capacity()),
-        ]
-        .iter()
-        .fold(0, |a, &b| a.saturating_add(b))
-    }
-
-    /// Keeps these (emptied) for the next decode, unless too big or one set is kept.
-    fn keep(mut self) {
-        self.nodes.clear();
-        if self.bytes() <= SPARE_MAX {
-            SPARE.keep(self);
-        }
-    }
-}
-
 struct Machine<R> {
     input: Input<R>,
     nodes: Kept<Node>,
@@ -400,19 +356,6 @@ struct Machine<R> {
     tuple_items: Kept<Value>,
     /// The caller's own classes ([`Settings::safe_globals`]), by index in [`Global::Safe`].
     safe_globals: Vec<(String, String)>,
-}
-
-impl<R> Drop for Machine<R> {
-    fn drop(&mut self) {
-        Buffers {
-            nodes: self.nodes.take(),
-            stack: self.stack.take(),
-            memo: self.memo.take(),
-            entries: self.entries.take(),
-            tuple_items: self.tuple_items.take(),
-        }
-        .keep();
-    }
 }
 
 // The `#[inline]` hints on `charge`, `push`, `node` and `push_node`: every opcode that
@@ -1333,8 +1276,9 @@ mod tests {
         let e = decode(&small[..], 0, Some(small.len() as u64), Settings::limit(4 << 10)).unwrap_err();
         assert!(e.to_string().contains("allowed (ReadOptions::max_object_bytes)"), "{e}");
         // Too big a set is not kept.
-        let big = Buffers { nodes: Vec::with_capacity(SPARE_MAX / 40 + 1), ..Buffers::default() };
-        assert!(big.bytes() > SPARE_MAX);
+        let max = buffers::SPARE_MAX;
+        let big = Buffers { nodes: Vec::with_capacity(max / 40 + 1), ..Buffers::default() };
+        assert!(big.bytes() > max);
     }
 
     #[test]
