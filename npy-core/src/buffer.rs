@@ -631,6 +631,21 @@ mod tests {
         assert!(failed.is_err(), "the panic comes through, after the helper was joined");
     }
 
+    /// Bytes filled with their pages faulted in ahead keep what they held until written.
+    #[test]
+    fn filling_any_bytes_prefaulted_keeps_their_contents() {
+        let len = if cfg!(miri) { 1 << 10 } else { (ZEROED_PREFAULT_THRESHOLD << 1) + 3 };
+        let mut data: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let n = fill_prefaulting(&mut data, |out| {
+            assert!(out.iter().enumerate().all(|(i, &x)| x == (i % 251) as u8));
+            out[len / 2..].fill(7);
+            out.len()
+        });
+        assert_eq!(n, len);
+        assert!(data[..len / 2].iter().enumerate().all(|(i, &x)| x == (i % 251) as u8));
+        assert!(data[len / 2..].iter().all(|&x| x == 7));
+    }
+
     /// Bytes are zeroed once, as first lent, whatever the buffer's history: grown from
     /// nothing, grown past its capacity (moved), partly filled.
     #[test]

@@ -98,6 +98,10 @@ KINDS = {
     "dict-of-large-arrays": lambda: zero_d(
         {f"w{i}": np.arange(30_000.0 + i) * (i + 1) for i in range(4)} | {"b": np.ones(3), "name": "net"}
     ),
+    # Payloads of 8 MiB or more: their pages are faulted in by a second thread as read.
+    "dict-of-arrays-past-8-mib": lambda: zero_d(
+        {"w": np.arange(1_100_001.0) * 3, "i": np.arange(2_500_003, dtype="<i4"), "name": "big"}
+    ),
     "ragged-large": lambda: object_array(
         [np.arange(70_000, dtype="<i4"), np.arange(2.0), np.asfortranarray(np.ones((300, 100))), np.zeros(0)]
     ),
