@@ -4,7 +4,6 @@
 //! ([`SparsePickle`]). The check passes exactly what [`super::from_pickle`] decodes.
 
 use super::pickle;
-use super::spare::Spare;
 use crate::error::{Error, Result};
 use crate::header::Header;
 use crate::options::ReadOptions;
@@ -189,8 +188,7 @@ impl SparsePickle {
     /// # Errors
     /// The reader's.
     pub fn read(reader: impl std::io::Read + std::io::Seek, min_gap: u64) -> std::io::Result<SparsePickle> {
-        let spare = SPARE_BYTES.take().unwrap_or_default();
-        let (bytes, gaps) = pickle::read_sparse(reader, min_gap, spare)?;
+        let (bytes, gaps) = pickle::read_sparse(reader, min_gap)?;
         Ok(SparsePickle { bytes, gaps })
     }
 
@@ -233,28 +231,8 @@ impl SparsePickle {
     }
 
     /// The parts, consuming this.
-    pub fn into_parts(mut self) -> (Vec<u8>, Vec<Gap>) {
-        (std::mem::take(&mut self.bytes), std::mem::take(&mut self.gaps))
-    }
-}
-
-/// The bytes buffer of the last [`SparsePickle`] dropped (at most [`SPARE_BYTES_MAX`]),
-/// emptied, for the next [`SparsePickle::read`]: reading 8 MB of pickle into fresh memory
-/// (faulted in and zeroed page by page) made npy.load of 300,000 strs fault in twice the
-/// pages `np.load` does, which reads it 64 KiB at a time into reused memory.
-static SPARE_BYTES: Spare<Vec<u8>> = Spare::new();
-
-/// The largest buffer [`SPARE_BYTES`] keeps.
-const SPARE_BYTES_MAX: usize = 32 << 20;
-
-impl Drop for SparsePickle {
-    fn drop(&mut self) {
-        let mut bytes = std::mem::take(&mut self.bytes);
-        if bytes.capacity() > SPARE_BYTES_MAX {
-            return;
-        }
-        bytes.clear();
-        SPARE_BYTES.keep(bytes);
+    pub fn into_parts(self) -> (Vec<u8>, Vec<Gap>) {
+        (self.bytes, self.gaps)
     }
 }
 
