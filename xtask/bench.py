@@ -1108,6 +1108,16 @@ def warm(path):
             pass
 
 
+def check_saved(out, nbytes, tail):
+    """Fails unless the file out holds nbytes of data ending in the bytes tail."""
+    size = os.path.getsize(out)
+    with open(out, "rb") as f:
+        f.seek(-len(tail), os.SEEK_END)
+        end = f.read(len(tail))
+    if size < nbytes or end != tail:
+        raise SystemExit(f"{out}: {size} bytes, expected {nbytes} data bytes ending in {tail.hex()}")
+
+
 def timed_save(arr, out, nbytes, tail):
     """A measure of np.save(out, arr) from no file and no dirty pages; the file must hold
     nbytes of data ending in the bytes tail, and is removed."""
@@ -1118,12 +1128,7 @@ def timed_save(arr, out, nbytes, tail):
         t = time.perf_counter()
         np.save(out, arr)
         elapsed = time.perf_counter() - t
-        size = os.path.getsize(out)
-        with open(out, "rb") as f:
-            f.seek(-len(tail), os.SEEK_END)
-            end = f.read(len(tail))
-        if size < nbytes or end != tail:
-            raise SystemExit(f"{out}: {size} bytes, expected {nbytes} data bytes ending in {tail.hex()}")
+        check_saved(out, nbytes, tail)
         remove(out)
         return elapsed
     return measure
@@ -1138,12 +1143,7 @@ def save_over(arr, out, nbytes, tail):
         t = time.perf_counter()
         np.save(out, arr)
         elapsed = time.perf_counter() - t
-        size = os.path.getsize(out)
-        with open(out, "rb") as f:
-            f.seek(-len(tail), os.SEEK_END)
-            end = f.read(len(tail))
-        if size < nbytes or end != tail:
-            raise SystemExit(f"{out}: {size} bytes, expected {nbytes} data bytes ending in {tail.hex()}")
+        check_saved(out, nbytes, tail)
         return elapsed
     return measure
 

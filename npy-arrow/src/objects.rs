@@ -125,14 +125,25 @@ fn text_batches(array: npy_core::Array<Object>, options: &ConvertOptions) -> Res
         }
         other => Field::new(VALUES, other.clone(), true),
     };
-    let schema = Arc::new(Schema::new(vec![field]));
     let row_bytes = text_len.checked_div(rows).unwrap_or(0).saturating_add(4 * values.len() / rows.max(1));
-    let per_batch = options.batch_rows_for(row_bytes);
+    Ok(batches_of(field, &column, row_bytes, options))
+}
+
+/// `column` (of `field`) cut into batches of [`ConvertOptions::batch_rows_for`] rows of
+/// `row_bytes`.
+fn batches_of(
+    field: Field,
+    column: &ArrayRef,
+    row_bytes: usize,
+    options: &ConvertOptions,
+) -> Box<dyn RecordBatchReader + Send> {
+    let schema = Arc::new(Schema::new(vec![field]));
+    let (rows, per_batch) = (column.len(), options.batch_rows_for(row_bytes));
     let batches: Vec<std::result::Result<RecordBatch, ArrowError>> = (0..rows)
         .step_by(per_batch)
         .map(|start| RecordBatch::try_new(schema.clone(), vec![column.slice(start, per_batch.min(rows - start))]))
         .collect();
-    Ok(Box::new(RecordBatchIterator::new(batches, schema)))
+    Box::new(RecordBatchIterator::new(batches, schema))
 }
 
 /// The item type of a ragged array's list column: `None` when `array` is no ragged array
@@ -256,15 +267,9 @@ fn list_batches(
         Arc::new(GenericListArray::<i64>::try_new(item_field, offsets, values, nulls).map_err(unsupported)?)
     };
     // Nullable whether or not a row is None, so files of one kind share one schema.
-    let schema = Arc::new(Schema::new(vec![Field::new(VALUES, column.data_type().clone(), true)]));
-    let n = rows.len();
-    let row_bytes = (total.saturating_mul(size)).checked_div(n).unwrap_or(0).saturating_add(4);
-    let per_batch = options.batch_rows_for(row_bytes);
-    let batches: Vec<std::result::Result<RecordBatch, ArrowError>> = (0..n)
-        .step_by(per_batch)
-        .map(|start| RecordBatch::try_new(schema.clone(), vec![column.slice(start, per_batch.min(n - start))]))
-        .collect();
-    Ok(Box::new(RecordBatchIterator::new(batches, schema)))
+    let field = Field::new(VALUES, column.data_type().clone(), true);
+    let row_bytes = (total.saturating_mul(size)).checked_div(rows.len()).unwrap_or(0).saturating_add(4);
+    Ok(batches_of(field, &column, row_bytes, options))
 }
 
 /// `values` (in C order) as rows of `shape[1..]` each: a `FixedSizeList` of Utf8.

@@ -13,67 +13,44 @@ use crate::object::Gap;
 /// 32-bit length); [`LINES`] plus 1 or 2, that many `\n`-terminated lines; [`UNKNOWN`], an
 /// opcode the lexer does not know (nor `STOP`).
 static ARGS: [u8; 256] = {
-    let mut t = [UNKNOWN; 256];
+    let t = [UNKNOWN; 256];
     // MARK POP POP_MARK DUP NONE REDUCE APPEND BUILD DICT EMPTY_DICT APPENDS LIST
     // EMPTY_LIST SETITEM TUPLE EMPTY_TUPLE SETITEMS BINPERSID OBJ
-    let none = b"(012NRabd}el]st)uQo";
-    let mut i = 0;
-    while i < none.len() {
-        t[none[i] as usize] = 0;
-        i += 1;
-    }
+    let t = set(t, b"(012NRabd}el]st)uQo", 0);
     // NEWOBJ TUPLE1-3 NEWTRUE NEWFALSE EMPTY_SET ADDITEMS FROZENSET NEWOBJ_EX
     // STACK_GLOBAL MEMOIZE NEXT_BUFFER READONLY_BUFFER
-    let none = [0x81, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8f, 0x90, 0x91, 0x92, 0x93, 0x94, 0x97, 0x98];
-    let mut i = 0;
-    while i < none.len() {
-        t[none[i] as usize] = 0;
-        i += 1;
-    }
+    let t = set(t, &[0x81, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8f, 0x90, 0x91, 0x92, 0x93, 0x94, 0x97, 0x98], 0);
     // PROTO BININT1 BINGET BINPUT EXT1
-    t[0x80] = 1;
-    t[b'K' as usize] = 1;
-    t[b'h' as usize] = 1;
-    t[b'q' as usize] = 1;
-    t[0x82] = 1;
+    let t = set(t, &[0x80, b'K', b'h', b'q', 0x82], 1);
     // BININT2 EXT2
-    t[b'M' as usize] = 2;
-    t[0x83] = 2;
+    let t = set(t, &[b'M', 0x83], 2);
     // BININT LONG_BINGET LONG_BINPUT EXT4
-    t[b'J' as usize] = 4;
-    t[b'j' as usize] = 4;
-    t[b'r' as usize] = 4;
-    t[0x84] = 4;
+    let t = set(t, &[b'J', b'j', b'r', 0x84], 4);
     // BINFLOAT FRAME
-    t[b'G' as usize] = 8;
-    t[0x95] = 8;
+    let t = set(t, &[b'G', 0x95], 8);
     // SHORT_BINSTRING LONG1 SHORT_BINBYTES SHORT_BINUNICODE
-    t[b'U' as usize] = COUNTED + 1;
-    t[0x8a] = COUNTED + 1;
-    t[b'C' as usize] = COUNTED + 1;
-    t[0x8c] = COUNTED + 1;
+    let t = set(t, &[b'U', 0x8a, b'C', 0x8c], COUNTED + 1);
     // BINSTRING LONG4
-    t[b'T' as usize] = COUNTED + SIGNED + 4;
-    t[0x8b] = COUNTED + SIGNED + 4;
+    let t = set(t, &[b'T', 0x8b], COUNTED + SIGNED + 4);
     // BINUNICODE BINBYTES
-    t[b'X' as usize] = COUNTED + 4;
-    t[b'B' as usize] = COUNTED + 4;
+    let t = set(t, b"XB", COUNTED + 4);
     // BINUNICODE8 BINBYTES8 BYTEARRAY8
-    t[0x8d] = COUNTED + 8;
-    t[0x8e] = COUNTED + 8;
-    t[0x96] = COUNTED + 8;
+    let t = set(t, &[0x8d, 0x8e, 0x96], COUNTED + 8);
     // INT LONG FLOAT STRING UNICODE GET PUT PERSID
-    let line = b"ILFSVgpP";
+    let t = set(t, b"ILFSVgpP", LINES + 1);
+    // GLOBAL INST
+    set(t, b"ci", LINES + 2)
+};
+
+/// `t` with `arg` for each of `ops` (a loop, as `const` allows).
+const fn set(mut t: [u8; 256], ops: &[u8], arg: u8) -> [u8; 256] {
     let mut i = 0;
-    while i < line.len() {
-        t[line[i] as usize] = LINES + 1;
+    while i < ops.len() {
+        t[ops[i] as usize] = arg;
         i += 1;
     }
-    // GLOBAL INST
-    t[b'c' as usize] = LINES + 2;
-    t[b'i' as usize] = LINES + 2;
     t
-};
+}
 const COUNTED: u8 = 0x10;
 const SIGNED: u8 = 0x20;
 const LINES: u8 = 0x40;
