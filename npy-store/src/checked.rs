@@ -112,11 +112,11 @@ impl RemoteNpz {
                 self.verify_member(member).await?;
             }
         }
+        // A filter's window is of the table's rows, so it is cut before the verdicts.
         let batches = match filter {
-            Some(filter) => self.filtered_batches(selection, filter, options).await?.into_inner(),
-            None => self.selection_batches(selection, options).await?.into_inner(),
+            Some(filter) => self.filtered_batches(selection, filter, rows, options).await?.into_inner(),
+            None => window(self.selection_batches(selection, options).await?.into_inner(), rows, !checked_first),
         };
-        let batches = window(batches, rows, !checked_first);
         Ok(BatchStream::new(schema, if checked_first { batches } else { held(batches) }))
     }
 }

@@ -6,9 +6,11 @@
 //! that the judged members' blocks fill.
 
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
+use arrow_buffer::BooleanBuffer;
 use arrow_schema::{Field, Schema};
 use futures::stream::{self, BoxStream, StreamExt};
 use npy_arrow::npz::MemberColumns;
@@ -77,6 +79,7 @@ impl RemoteNpz {
         &self,
         selection: &[(String, Option<Vec<Part>>)],
         filter: &NpzFilter,
+        window: Range<usize>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
         let location = self.location().to_string();
@@ -141,13 +144,15 @@ impl RemoteNpz {
             })
             .collect();
         let schema = Arc::new(Schema::new(fields));
-        let total = rows.map_or(0, |(n, _)| n);
+        // Rows past the window are not judged (the members are still read to their ends).
+        let total = rows.map_or(0, |(n, _)| n).min(window.end);
         let keep = Arc::clone(&filter.keep);
         let width = filter.columns.len();
         let table = schema.clone();
         let state = Some((reads, 0usize));
         let batches = stream::unfold(state, move |state| {
-            let (schema, location, keep) = (schema.clone(), location.clone(), Arc::clone(&keep));
+            let (schema, location, keep, window) =
+                (schema.clone(), location.clone(), Arc::clone(&keep), window.clone());
             async move {
                 let (mut reads, mut done) = state?;
                 loop {
@@ -163,7 +168,7 @@ impl RemoteNpz {
                         }
                         return None;
                     }
-                    match block(&mut reads, width, keep.as_ref(), &schema, &location).await {
+                    match block(&mut reads, width, keep.as_ref(), &schema, &location, done, &window).await {
                         Ok((n, Some(batch))) => return Some((Ok(batch), Some((reads, done + n)))),
                         Ok((n, None)) => done += n,
                         Err(e) => return Some((Err(e), None)),
@@ -175,14 +180,17 @@ impl RemoteNpz {
     }
 }
 
-/// The next block of rows: the judged members' blocks, the verdict, then the others' kept
-/// rows. Gives the block's rows and its batch of kept rows (`None` when none is kept).
+/// The next block of rows, whose first is row `first` of the table: the judged members'
+/// blocks, the verdict (on the rows in `window` only), then the others' kept rows. Gives
+/// the block's rows and its batch of kept rows (`None` when none is kept).
 async fn block(
     reads: &mut [Read],
     width: usize,
     keep: &Keep,
     schema: &Arc<Schema>,
     location: &str,
+    first: usize,
+    window: &Range<usize>,
 ) -> Result<(usize, Option<RecordBatch>)> {
     let mut judged_blocks: Vec<Option<RecordBatch>> = vec![None; reads.len()];
     let mut judged: Vec<Option<ArrayRef>> = vec![None; width];
@@ -202,14 +210,23 @@ async fn block(
     let options = RecordBatchOptions::new().with_row_count(Some(n));
     let judged = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), judged, &options)
         .map_err(|e| Error::from(std::io::Error::other(e)).reading(location))?;
-    let kept = keep(&judged).map_err(|e| Error::from(ErrorKind::Usage { reason: e.to_string() }).reading(location))?;
-    let (rows, mask) = match &kept {
-        Kept::None => (0, None),
-        Kept::All => (n, None),
-        Kept::Rows(mask) if mask.len() != n => {
+    // The block's rows in the window: those judged.
+    let (lo, hi) = (window.start.saturating_sub(first).min(n), window.end.saturating_sub(first).min(n));
+    let kept = if lo < hi {
+        keep(&judged).map_err(|e| Error::from(ErrorKind::Usage { reason: e.to_string() }).reading(location))?
+    } else {
+        Kept::None
+    };
+    if let Kept::Rows(mask) = &kept {
+        if mask.len() != n {
             let reason = format!("a filter judged {} rows of a block of {n}", mask.len());
             return Err(Error::from(ErrorKind::Usage { reason }).reading(location));
         }
+    }
+    let kept = within(kept, n, lo..hi);
+    let (rows, mask) = match &kept {
+        Kept::None => (0, None),
+        Kept::All => (n, None),
         Kept::Rows(mask) => {
             let rows = mask.count_set_bits();
             (rows, (rows < n).then(|| BooleanArray::new(mask.clone(), None)))
@@ -250,6 +267,21 @@ async fn block(
     let batch = RecordBatch::try_new_with_options(Arc::clone(schema), columns, &options)
         .map_err(|e| Error::from(std::io::Error::other(e)).reading(location))?;
     Ok((n, Some(batch)))
+}
+
+/// `kept` (of a block of `n` rows) of the rows `inside` only.
+fn within(kept: Kept, n: usize, inside: Range<usize>) -> Kept {
+    if inside == (0..n) || matches!(kept, Kept::None) {
+        return kept;
+    }
+    if inside.is_empty() {
+        return Kept::None;
+    }
+    let window = BooleanBuffer::collect_bool(n, |i| inside.contains(&i));
+    match kept {
+        Kept::Rows(mask) => Kept::Rows(&mask & &window),
+        _ => Kept::Rows(window),
+    }
 }
 
 /// The next batch of a member's read; its end is an error (the table has more rows).
