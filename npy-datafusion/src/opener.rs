@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::AsArray;
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::common::tree_node::{Transformed, TransformedResult, TreeNode};
 use datafusion::common::ScalarValue;
@@ -19,6 +19,7 @@ use futures::StreamExt;
 use npy_arrow::{Layout, Part};
 use npy_core::ErrorKind;
 use npy_store::filter::{KeepError, Kept, RowFilter};
+use npy_store::table::MemberReads;
 use npy_store::NpzFilter;
 use object_store::ObjectStore;
 
@@ -224,78 +225,6 @@ impl NpyOpener {
     }
 }
 
-/// What an archive's scan reads of each member: a record member's table columns whole
-/// (its `Struct` column and residue column), any other member's parts (its column whole or
-/// `samples[k]`, and its residue column), and where each decoded column is in the
-/// batches read.
-#[derive(Debug, Clone, PartialEq)]
-struct MemberReads {
-    /// The members read, in the order of the decoded columns, each whole (`None`) or in
-    /// parts of its layout (its residue column whole).
-    members: Vec<(String, Option<Vec<Part>>)>,
-    /// Of each decoded column, its index in the batches read.
-    at: Vec<usize>,
-}
-
-impl MemberReads {
-    /// The reads of `decoded`, parts of the table's columns `file_schema`.
-    fn new(file_schema: &SchemaRef, decoded: &[Part]) -> MemberReads {
-        let mut members: Vec<(String, Option<Vec<Part>>)> = Vec::new();
-        // Of each decoded column: its member's index, and its part of the member's layout
-        // (`None` for the residue of a record member: after its table column).
-        let mut wants: Vec<(usize, Option<Part>, bool)> = Vec::with_capacity(decoded.len());
-        let struct_member =
-            |name: &str| file_schema.field_with_name(name).is_ok_and(|f| matches!(f.data_type(), DataType::Struct(_)));
-        for part in decoded {
-            let field = file_schema.field(part.column);
-            let residue = is_residue(field);
-            let member = match field.name().strip_prefix(npy_arrow::npz::RESIDUE_PREFIX) {
-                Some(member) if residue => member,
-                _ => field.name().as_str(),
-            };
-            let whole = struct_member(member);
-            let at = match members.iter().position(|(m, _)| m == member) {
-                Some(at) => at,
-                None => {
-                    members.push((member.to_string(), (!whole).then(Vec::new)));
-                    members.len() - 1
-                }
-            };
-            // A member's layout has its column, then its residue column.
-            let wanted = (!whole).then(|| if residue { Part::whole(1) } else { Part::new(0, part.steps.clone()) });
-            if let (Some(parts), Some(w)) = (&mut members[at].1, &wanted) {
-                if !parts.contains(w) {
-                    parts.push(w.clone());
-                }
-            }
-            wants.push((at, wanted, residue));
-        }
-        // The columns each member gives: its table columns, or its parts.
-        let widths: Vec<usize> = (members.iter())
-            .map(|(m, parts)| match parts {
-                Some(parts) => parts.len(),
-                None => 1 + usize::from(has_residue(file_schema, m)),
-            })
-            .collect();
-        let at = (wants.into_iter())
-            .map(|(m, wanted, residue)| {
-                let base: usize = widths[..m].iter().sum();
-                match (&members[m].1, wanted) {
-                    (Some(parts), Some(w)) => base + parts.iter().position(|p| *p == w).unwrap_or(0),
-                    _ => base + usize::from(residue),
-                }
-            })
-            .collect();
-        MemberReads { members, at }
-    }
-}
-
-/// Whether the table `file_schema` has member `member`'s residue column.
-fn has_residue(file_schema: &SchemaRef, member: &str) -> bool {
-    let name = format!("{}{member}", npy_arrow::npz::RESIDUE_PREFIX);
-    file_schema.field_with_name(&name).is_ok_and(is_residue)
-}
-
 /// Fails unless file `name`'s schema now is still its table's `file_schema`.
 fn still_matches(file_schema: &SchemaRef, now: &SchemaRef, name: &str) -> Result<()> {
     match difference(file_schema, now) {
@@ -305,11 +234,6 @@ fn still_matches(file_schema: &SchemaRef, now: &SchemaRef, name: &str) -> Result
         }
         None => Ok(()),
     }
-}
-
-/// Whether `field` is a member's residue column.
-fn is_residue(field: &datafusion::arrow::datatypes::Field) -> bool {
-    field.metadata().contains_key(npy_arrow::schema::RESIDUE_KEY)
 }
 
 /// The rows of a file scanned for a byte range `[start, end)` of it: those whose first

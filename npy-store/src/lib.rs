@@ -21,6 +21,10 @@
 //! - [`RowScan`]: the one engine of rows as record batches, which DataFusion's scan uses
 //!   too; every stream of batches here is a [`BatchStream`]. A [`filter::RowFilter`] has
 //!   it judge rows on a few columns before it decodes the others.
+//! - [`Table`]: NumPy files (a file, an archive, a directory or glob of them, a URL) as
+//!   one table; a [`TableScan`](table::TableScan) of parts of its columns, rows and a
+//!   filter, its batches from threads of their own in row order: the engine under
+//!   `npy.scan` and `npy.polars.scan_npy`.
 //! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
 //!   under the features `aws`, `gcp`, `azure`, `http`).
 //!
@@ -61,6 +65,7 @@ mod npz_filter;
 pub mod remote;
 pub mod rows;
 mod stream;
+pub mod table;
 mod upload;
 pub mod url;
 
@@ -72,5 +77,6 @@ pub use npz_filter::NpzFilter;
 pub use remote::RemoteNpy;
 pub use rows::RowScan;
 pub use stream::BatchStream;
+pub use table::{Table, TableOptions};
 pub use upload::{upload, PART_BYTES};
 pub use url::{store_for, StoreLocation};

@@ -1,0 +1,172 @@
+//! A table's files: found under a directory or pattern, opened (header, layout, or an
+//! archive's members), and stamped so that a scan can tell a local file changed under it.
+
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::RecordBatchReader;
+use arrow_schema::{Schema, SchemaRef};
+use npy_arrow::Layout;
+use npy_core::{Error, ErrorKind, Result};
+
+use super::{FileKind, TableFile, TableOptions};
+use crate::npz::RemoteNpz;
+use crate::url::StoreLocation;
+
+/// What says a local file is the one a table opened: size, modification time, inode.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(super) struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+impl Stamp {
+    pub(super) fn of(path: &FsPath) -> std::io::Result<Stamp> {
+        let meta = std::fs::metadata(path)?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Ok(Stamp { len: meta.len(), modified: meta.modified().ok(), inode })
+    }
+}
+
+impl TableFile {
+    /// Fails unless the file is still the one the table opened.
+    pub(super) fn unchanged(&self) -> Result<()> {
+        let Some(then) = self.stamp else { return Ok(()) };
+        let now = Stamp::of(&local_path(&self.at)).map_err(|e| Error::from(e).reading(&self.name))?;
+        if now == then {
+            return Ok(());
+        }
+        let reason = "the file changed while it was scanned (its size, time or inode is not what the scan opened)";
+        Err(Error::from(ErrorKind::Usage { reason: reason.into() }).reading(&self.name))
+    }
+}
+
+/// Opens file `name` (`url`: an object at a URL, not stamped): the file and its columns.
+pub(super) async fn open(name: &str, url: bool, options: &TableOptions) -> Result<(TableFile, SchemaRef)> {
+    let stamp = if url { None } else { Some(Stamp::of(FsPath::new(name)).map_err(|e| Error::from(e).reading(name))?) };
+    let at = crate::store_for(name)?;
+    let npz = FsPath::new(name).extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
+    if options.members.is_some() && !npz {
+        let reason = "members= names members of .npz archives; this is a .npy file".into();
+        return Err(Error::from(ErrorKind::Usage { reason }).reading(name));
+    }
+    let convert = &options.convert;
+    let (schema, rows, kind) = if npz {
+        let archive = RemoteNpz::from_store(at.store.clone(), &at.path).await?;
+        let names: Option<Vec<&str>> = options.members.as_ref().map(|m| m.iter().map(String::as_str).collect());
+        let (schema, rows) = archive.table_schema_with(names.as_deref(), convert).await?;
+        (schema, rows, FileKind::Npz { npz: archive })
+    } else {
+        let object = crate::fetch_header(at.store.as_ref(), &at.path).await?;
+        if object.header.dtype.has_object() {
+            objects(&at, convert).await?
+        } else {
+            let layout = Layout::new_with(&object.header, None, convert)?;
+            let (schema, rows) = (layout.schema(), layout.rows());
+            (schema, rows, FileKind::Npy { data_offset: object.data_offset, layout: Arc::new(layout) })
+        }
+    };
+    Ok((TableFile { name: name.to_string(), at, stamp, rows, kind }, schema))
+}
+
+/// An object array's file: read whole and decoded by npy-arrow's
+/// [`object_batches_with`](npy_arrow::object_batches_with) (text as Utf8, a ragged array
+/// as a List column; other object arrays refused, naming the element).
+async fn objects(at: &StoreLocation, convert: &npy_arrow::ConvertOptions) -> Result<(SchemaRef, usize, FileKind)> {
+    use object_store::ObjectStoreExt;
+    let got = at.store.get(&at.path).await.map_err(std::io::Error::other)?;
+    let bytes = got.bytes().await.map_err(std::io::Error::other)?;
+    let reader = npy_core::NpyReader::from_reader(std::io::Cursor::new(bytes))?;
+    let mut whole = convert.clone();
+    whole.batch_rows(usize::MAX);
+    // A value with no Arrow form is named by NumPy's name for the dtype, `object` (`|O` is
+    // the sign of a dtype NumPy pickles, a record with object fields, to npy's Python).
+    let mut batches = npy_arrow::object_batches_with(reader, &whole).map_err(|e| match e.kind() {
+        ErrorKind::UnsupportedDtype { descr, reason } if descr == "|O" => {
+            Error::from(ErrorKind::UnsupportedDtype { descr: "object".into(), reason: reason.clone() })
+        }
+        _ => e,
+    })?;
+    let schema = batches.schema();
+    let column = match batches.next() {
+        Some(batch) => batch.map_err(|e| Error::from(std::io::Error::other(e)))?.column(0).clone(),
+        None => arrow_array::new_empty_array(schema.field(0).data_type()),
+    };
+    Ok((schema, column.len(), FileKind::Objects { column }))
+}
+
+/// `e` naming file `name` (as the user named it; the store names it by its path there).
+pub(super) fn named(e: Error, name: &str) -> Error {
+    e.renamed(name).reading(name)
+}
+
+/// The local file of a location in a local store.
+fn local_path(at: &StoreLocation) -> PathBuf {
+    PathBuf::from(format!("/{}", at.path.as_ref()))
+}
+
+pub(super) fn same_columns(a: &Schema, b: &Schema) -> bool {
+    a.fields().len() == b.fields().len()
+        && a.fields().iter().zip(b.fields()).all(|(x, y)| x.name() == y.name() && x.data_type() == y.data_type())
+}
+
+pub(super) fn describe(schema: &Schema) -> String {
+    let fields: Vec<String> = schema.fields().iter().map(|f| format!("{}: {}", f.name(), f.data_type())).collect();
+    fields.join(", ")
+}
+
+/// The files of `source`: itself, the `.npy` (or `.npz`) files under a directory, or those
+/// a glob pattern matches; sorted by path, one kind only.
+pub(super) fn find(source: &str) -> Result<Vec<PathBuf>> {
+    let usage = |reason: String| Error::from(ErrorKind::Usage { reason }).reading(source);
+    let path = FsPath::new(source);
+    let mut found: Vec<PathBuf> = if source.contains(['*', '?', '[']) && !path.exists() {
+        let paths = glob::glob(source).map_err(|e| usage(format!("not a glob pattern: {e}")))?;
+        let mut found = Vec::new();
+        for path in paths {
+            let path = path.map_err(|e| usage(format!("cannot list {}: {}", e.path().display(), e.error())))?;
+            if path.is_file() {
+                found.push(path);
+            }
+        }
+        found
+    } else if path.is_dir() {
+        let mut found = Vec::new();
+        walk(path, &mut found).map_err(|e| Error::from(e).reading(source))?;
+        found.retain(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy") || e.eq_ignore_ascii_case("npz")));
+        found
+    } else {
+        // A file (a missing one fails as it is opened, naming it).
+        std::fs::metadata(path).map_err(|e| Error::from(e).reading(source))?;
+        return Ok(vec![path.to_path_buf()]);
+    };
+    found.sort();
+    let is_npz = |p: &PathBuf| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
+    match (found.iter().find(|p| is_npz(p)), found.iter().find(|p| !is_npz(p))) {
+        (None, None) => Err(usage("no .npy or .npz file there".into())),
+        (Some(a), Some(b)) => Err(usage(format!(
+            "it holds .npz archives ({}) and .npy files ({}): a table is one kind",
+            a.display(),
+            b.display()
+        ))),
+        _ => Ok(found),
+    }
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &FsPath, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            walk(&entry.path(), found)?;
+        } else if kind.is_file() {
+            found.push(entry.path());
+        }
+    }
+    Ok(())
+}
