@@ -10,16 +10,16 @@ import subprocess
 import sys
 import warnings
 
+import dask
+import dask.array as da
+import distributed
 import numpy as np
 import pytest
 
 import npy
+import npy.dask as nd
 from conftest import NPY_FILES, NPZ_FILES, ids
 from support import field_bytes
-
-da = pytest.importorskip("dask.array")
-dask = pytest.importorskip("dask")
-nd = pytest.importorskip("npy.dask")
 
 SYNC = {"scheduler": "sync"}
 
@@ -369,7 +369,6 @@ def test_a_killed_writers_file_is_swept(tmp_path):
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
             processes=True,
