@@ -28,8 +28,16 @@ def files(suffix):
     return found
 
 
+def file_id(path):
+    """A test file's name in test ids, the same in every clone: `corpus/...` for the shared
+    corpus, `tests/data/...` for the repository's."""
+    if path.is_relative_to(CORPUS):
+        return f"corpus/{path.relative_to(CORPUS)}"
+    return str(path.relative_to(ROOT))
+
+
 def ids(paths):
-    return [str(p.relative_to(ROOT.parent)) for p in paths]
+    return [file_id(p) for p in paths]
 
 
 NPY_FILES = files(".npy")
