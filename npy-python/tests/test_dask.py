@@ -196,7 +196,6 @@ def read_chars():
         return int(next(line for line in f if line.startswith("rchar:")).split()[1])
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs /proc/self/io")
 def test_one_chunk_reads_only_its_bytes(tmp_path):
     # A sparse file of 64 GiB of zeros: reading it whole (or copying a map of it) would
     # take minutes or fail to allocate; one chunk is 4 MiB.
