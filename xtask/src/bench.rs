@@ -557,7 +557,15 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
             }),
         };
         let Some((best, median, result)) = shown else {
-            let _ = writeln!(out, "{what:<34} {:>11} {:>13} {:>11}  n/a (not measured)", "n/a", "n/a", goal.text());
+            // A goal nobody measured is not met: a part that failed to time a row, or a
+            // row renamed, must not read as a pass in the summary.
+            let result = if matches!(goal, Goal::Context) {
+                "n/a (not measured)"
+            } else {
+                missed += 1;
+                "MISS (not measured)"
+            };
+            let _ = writeln!(out, "{what:<34} {:>11} {:>13} {:>11}  {result}", "n/a", "n/a", goal.text());
             continue;
         };
         let result = match result {
@@ -687,13 +695,21 @@ mod tests {
         ]
         .into();
         let mut out = String::new();
-        let (missed, _) = part_report(&mut out, &parts::SQL, &timings);
+        // The sql part's 23 goals that are not context; these timings measure 3 of them.
+        const UNMEASURED_SQL_GOALS: usize = 20;
+        let (missed, goals) = part_report(&mut out, &parts::SQL, &timings);
+        assert_eq!(goals, 23, "{out}");
         let line = |start: &str| out.lines().find(|l| l.starts_with(start)).unwrap().to_string();
         assert!(line("avg: stored .npz peak RSS").ends_with("200.0 MiB             -  <= 256 MiB  PASS"), "{out}");
         assert!(line("avg: deflated .npz peak RSS").ends_with("300.0 MiB             -  <= 256 MiB  MISS"), "{out}");
-        assert!(line("sums: stored .npz peak RSS").ends_with("n/a (not measured)"), "{out}");
+        // A goal whose row was not measured is missed, not passed.
+        assert!(line("sums: stored .npz peak RSS").ends_with("MISS (not measured)"), "{out}");
         assert!(line("avg: stored .npz / .npy").ends_with("1.000         1.000  <= 1.5 med  PASS"), "{out}");
-        assert_eq!(missed, 1, "{out}");
+        let unmeasured = out.lines().filter(|l| l.ends_with("MISS (not measured)")).count();
+        assert_eq!(unmeasured, UNMEASURED_SQL_GOALS, "{out}");
+        assert_eq!(missed, 1 + UNMEASURED_SQL_GOALS, "{out}");
+        // Context rows not measured count for nothing.
+        assert!(out.lines().any(|l| l.ends_with("n/a (not measured)")), "{out}");
     }
 
     #[test]
