@@ -168,7 +168,10 @@
 //! for archives), as `np.save`, npyz and the limit write do not sync either; the default
 //! (synced) `write_npy` is timed too, next to a limit write with `fsync`, for context.
 //!
-//! Every measurement runs K times (default 3) after one untimed warm-up round. A table of
+//! Every measurement runs K times (default 3) after one untimed warm-up round; the `python`
+//! part's paired rounds and the `sql` part's five queries run 2K + 1 times (an odd count:
+//! the median is a run), saves as a user times them max(K, 5) times (rounded up to odd in
+//! the `python` part). A goal whose rows were not measured counts as missed. A table of
 //! best and median times, GiB/s and the goal ratios (PASS/MISS on best times, or on medians for the goals an issue states on medians; a memory goal on its row's peak) is printed
 //! and written to `<target>/bench/report.txt`, with a column of peak resident memory in
 //! the parts that measure a process's (`rss=` in the bench lines: the largest over the
@@ -429,7 +432,14 @@ fn parse_line(rest: &str) -> Option<(String, Timing)> {
 fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> String {
     let mut out = String::new();
     let thp = fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_else(|_| "unknown".into());
-    let _ = writeln!(out, "npy bench: best and median of {} runs (after one warm-up run)", settings.repeat);
+    let k = settings.repeat;
+    let _ = writeln!(
+        out,
+        "npy bench: best and median of {k} runs after one untimed warm-up run ({} runs in the python part \
+         and for the sql part's five queries; saves as a user times them: max({k}, 5), rounded up to odd in \
+         the python part)",
+        2 * k + 1
+    );
     let _ = writeln!(out, "transparent huge pages: {}", thp.trim());
     let (mut missed, mut goals) = (0, 0);
     for (part, timings) in done {
