@@ -17,9 +17,8 @@ query's columns (files read, and mapped) against DuckDB over pyarrow's Parquet o
 rows, and in polars over `npy.polars.scan_npy` against `pl.scan_parquet`; every answer
 checked against NumPy's.
 
-Then, where dask and distributed are installed, npy.dask against Dask's own reading of a
-.npy file on one LocalCluster of 2 worker processes: `dask_*` bench lines, and lines of
-the workers' peak memory and of the goals.
+Then npy.dask against Dask's own reading of a .npy file on one LocalCluster of 2 worker
+processes: `dask_*` bench lines, and lines of the workers' peak memory and of the goals.
 
 usage: bench.py DIR BYTES REPEAT
 """
@@ -442,15 +441,12 @@ def remote_rounds(directory, repeat):
     counts the bytes it passes): `npy.open(url)[a:b]` against pyarrow's S3 file system and
     `np.load` of the object read whole (what users do today; s3fs would pin a botocore older
     than moto's). Time, and bytes moved, in the same rounds."""
-    try:
-        import boto3
-        from moto.server import ThreadedMotoServer
-    except ImportError:
-        print("# moto or boto3 not installed: the remote rows are skipped", flush=True)
-        return
+    # Pinned in xtask/requirements.txt (boto3 by moto[server]): missing, the bench fails.
     import logging
 
+    import boto3
     import pyarrow.fs
+    from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
     moto_port, proxy = free_port(), None
@@ -585,12 +581,10 @@ def dask_rounds(directory, repeat):
     mmap_mode='r'), chunks).sum()` on a LocalCluster of 2 worker processes (one thread
     each), in the same rounds: time, and each worker's peak memory (VmHWM, reset before
     each run through /proc/self/clear_refs) above its size when the run began."""
-    try:
-        import dask.array as da
-        import distributed
-    except ImportError:
-        print("# dask or distributed not installed: the dask rows are skipped", flush=True)
-        return
+    # Pinned in xtask/requirements.txt: missing, the bench fails.
+    import dask.array as da
+    import distributed
+
     import npy.dask
 
     path = directory / "dask_f8.npy"
