@@ -1,10 +1,15 @@
 """The `python` part of `cargo xtask bench`: the npy package against NumPy, in the same
-rounds (REPEAT rounded up to an even number, each side first in half of them). Prints
-`bench <name> best=<s> median=<s> bytes=<n>` lines.
+rounds: one untimed warm-up round, then 2 * REPEAT + 1 timed ones, which side goes first
+alternating (npy first in REPEAT + 1 of them); an odd count, so the median is a run.
+Prints `bench <name> best=<s> median=<s> bytes=<n>` lines. Every result timed is checked
+after its clock stops: a load gives NumPy's array (dtype, shape, every value; every
+object of an object array, type and value), a save's file reads back as the array saved.
 
-Then the same saves and a load as a user times them (`user_rounds`): each round npy's call
-and then NumPy's, always in that order, each over its own last file, nothing flushed,
-collected or touched in between; medians of at least 5 rounds (`user_*` lines).
+Then the same saves and a load as a user times them (`user_rounds`): one untimed round,
+then max(REPEAT, 5) rounded up to odd, each round npy's call and then NumPy's, always in
+that order, each over its own last file, nothing flushed, collected or touched in
+between (so the files are checked once the rounds end, the loads' results then too);
+medians (`user_*` lines).
 
 Then Arrow streams (issue 45): the five queries of the SQL bench (xtask/bench.py's QUERIES)
 over 1,000,000 shot records in 16 .npy files, answered by DuckDB over `npy.scan` of the
@@ -12,9 +17,8 @@ query's columns (files read, and mapped) against DuckDB over pyarrow's Parquet o
 rows, and in polars over `npy.polars.scan_npy` against `pl.scan_parquet`; every answer
 checked against NumPy's.
 
-Then, where dask and distributed are installed, npy.dask against Dask's own reading of a
-.npy file on one LocalCluster of 2 worker processes: `dask_*` bench lines, and lines of
-the workers' peak memory and of the goals.
+Then npy.dask against Dask's own reading of a .npy file on one LocalCluster of 2 worker
+processes: `dask_*` bench lines, and lines of the workers' peak memory and of the goals.
 
 usage: bench.py DIR BYTES REPEAT
 """
@@ -45,6 +49,48 @@ def timed(f):
     start = time.perf_counter()
     result = f()
     return time.perf_counter() - start, result
+
+
+def paired_rounds(repeat):
+    """The rounds of measurements timed side by side: (timed, reversed) for one untimed
+    warm-up round, then 2 * repeat + 1 timed rounds, every other one in reverse order."""
+    yield False, False
+    for round_ in range(2 * repeat + 1):
+        yield True, round_ % 2 == 1
+
+
+def same_values(ours, theirs):
+    """Whether two Python values are equal and of the same types all the way down (a bool
+    is not an int, bytes are not str): arrays by `same_array`, floats NaN-aware."""
+    if type(ours) is not type(theirs):
+        return False
+    if isinstance(ours, np.ndarray):
+        return same_array(ours, theirs)
+    if isinstance(ours, (list, tuple)):
+        return len(ours) == len(theirs) and all(map(same_values, ours, theirs))
+    if isinstance(ours, dict):
+        return same_values(list(ours), list(theirs)) and all(map(same_values, ours.values(), theirs.values()))
+    if isinstance(ours, float):
+        return ours == theirs or (ours != ours and theirs != theirs)
+    return ours == theirs
+
+
+def same_array(ours, theirs):
+    """Whether two arrays have the same dtype, shape and values: the bytes of plain ones
+    compared in place (no copy of a 1 GiB array), records field by field (their padding
+    is no value), object arrays value by value."""
+    if not isinstance(ours, np.ndarray) or ours.dtype != theirs.dtype or ours.shape != theirs.shape:
+        return False
+    if ours.dtype.hasobject:
+        return same_values(ours.tolist(), theirs.tolist())
+    if ours.dtype.names is None and ours.flags.c_contiguous and theirs.flags.c_contiguous:
+        return np.array_equal(ours.reshape(-1).view(np.uint8), theirs.reshape(-1).view(np.uint8))
+    return np.array_equal(ours, theirs)
+
+
+def check(ok, what):
+    if not ok:
+        raise SystemExit(f"bench.py: {what} is not NumPy's result")
 
 
 def report(name, seconds, nbytes):
@@ -83,65 +129,131 @@ def rounds(directory, nbytes, repeat):
     members_bytes = sum(m.nbytes for m in members.values())
     archive = directory / "w5.npz"
     np.savez_compressed(archive, **members)
-    objects = {}
-    for kind, values in object_arrays().items():
+    objects, object_values = {}, object_arrays()
+    for kind, values in object_values.items():
         objects[kind] = directory / f"objects_{kind}.npy"
         np.save(objects[kind], values, allow_pickle=True)
-    del values
+
+    def loaded(want):
+        return lambda got: same_array(got, want)
+
+    def npz_loaded(got):
+        return list(got) == list(members) and all(same_array(got[k], v) for k, v in members.items())
+
+    def saved(path, want):
+        def check_file(_):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a durable save's file is NumPy's too
+                return same_array(np.load(path), want)
+
+        return check_file
+
+    def npz_saved(path):
+        def check_file(_):
+            with np.load(path) as back:
+                return back.files == list(members) and all(same_array(back[k], v) for k, v in members.items())
+
+        return check_file
 
     out = {name: directory / f"out_{name}" for name in ("f8", "trace", "durable", "npz")}
-    # Pairs, npy's side first: each is timed against NumPy's in the same round.
+    a_npz, b_npz = out["npz"].with_suffix(".a.npz"), out["npz"].with_suffix(".b.npz")
+    a_s_npz, b_s_npz = out["npz"].with_suffix(".a.s.npz"), out["npz"].with_suffix(".b.s.npz")
+    paths = {f"{k}_{s}": out[k].with_suffix(f".{s}.npy") for k in ("f8", "trace", "durable") for s in "ab"}
+    # Pairs, npy's side first: each is timed against NumPy's in the same round. Each case:
+    # the call, the bytes (or the file whose size is), and the check of its result (a
+    # load's array against the array np.save wrote; a save's file read back by np.load).
     cases = {
-        "f8_npy": (lambda: npy.load(f8), f8),
-        "f8_np": (lambda: np.load(f8), f8),
-        "trace_npy": (lambda: npy.load(trace), trace),
-        "trace_np": (lambda: np.load(trace), trace),
-        "npz_npy": (lambda: npy.load(archive).load_all(), archive),
-        "npz_np": (lambda: dict(np.load(archive)), archive),
-        "save_f8_npy": (lambda: npy.save(out["f8"].with_suffix(".a.npy"), half), half.nbytes),
-        "save_f8_np": (lambda: np.save(out["f8"].with_suffix(".b.npy"), half), half.nbytes),
-        "save_trace_npy": (lambda: npy.save(out["trace"].with_suffix(".a.npy"), trace_array), trace_array.nbytes),
-        "save_trace_np": (lambda: np.save(out["trace"].with_suffix(".b.npy"), trace_array), trace_array.nbytes),
-        "save_durable_npy": (lambda: npy.save(out["durable"].with_suffix(".a.npy"), half, durable=True), half.nbytes),
-        "save_durable_np": (lambda: np.save(out["durable"].with_suffix(".b.npy"), half), half.nbytes),
-        "savez_npy": (lambda: npy.savez(out["npz"].with_suffix(".a.s.npz"), **members), members_bytes),
-        "savez_np": (lambda: np.savez(out["npz"].with_suffix(".b.s.npz"), **members), members_bytes),
-        "savez_c_npy": (lambda: npy.savez_compressed(out["npz"].with_suffix(".a.npz"), **members), archive),
-        "savez_c_np": (lambda: np.savez_compressed(out["npz"].with_suffix(".b.npz"), **members), archive),
+        "f8_npy": (lambda: npy.load(f8), f8, loaded(f8_array)),
+        "f8_np": (lambda: np.load(f8), f8, loaded(f8_array)),
+        "trace_npy": (lambda: npy.load(trace), trace, loaded(trace_array)),
+        "trace_np": (lambda: np.load(trace), trace, loaded(trace_array)),
+        "npz_npy": (lambda: npy.load(archive).load_all(), archive, npz_loaded),
+        "npz_np": (lambda: dict(np.load(archive)), archive, npz_loaded),
+        "save_f8_npy": (lambda: npy.save(paths["f8_a"], half), half.nbytes, saved(paths["f8_a"], half)),
+        "save_f8_np": (lambda: np.save(paths["f8_b"], half), half.nbytes, saved(paths["f8_b"], half)),
+        "save_trace_npy": (
+            lambda: npy.save(paths["trace_a"], trace_array),
+            trace_array.nbytes,
+            saved(paths["trace_a"], trace_array),
+        ),
+        "save_trace_np": (
+            lambda: np.save(paths["trace_b"], trace_array),
+            trace_array.nbytes,
+            saved(paths["trace_b"], trace_array),
+        ),
+        "save_durable_npy": (
+            lambda: npy.save(paths["durable_a"], half, durable=True),
+            half.nbytes,
+            saved(paths["durable_a"], half),
+        ),
+        "save_durable_np": (lambda: np.save(paths["durable_b"], half), half.nbytes, saved(paths["durable_b"], half)),
+        "savez_npy": (lambda: npy.savez(a_s_npz, **members), members_bytes, npz_saved(a_s_npz)),
+        "savez_np": (lambda: np.savez(b_s_npz, **members), members_bytes, npz_saved(b_s_npz)),
+        "savez_c_npy": (lambda: npy.savez_compressed(a_npz, **members), archive, npz_saved(a_npz)),
+        "savez_c_np": (lambda: np.savez_compressed(b_npz, **members), archive, npz_saved(b_npz)),
     }
     for kind, path in objects.items():
-        cases[f"objects_{kind}_npy"] = (lambda p=path: npy.load(p), path)
-        cases[f"objects_{kind}_np"] = (lambda p=path: np.load(p, allow_pickle=True), path)
+        want = loaded(object_values[kind])
+        cases[f"objects_{kind}_npy"] = (lambda p=path: npy.load(p), path, want)
+        cases[f"objects_{kind}_np"] = (lambda p=path: np.load(p, allow_pickle=True), path, want)
     times = {name: [] for name in cases}
     handover = {"vec_1m": [], "vec_10m": []}
     names = list(cases)
     pairs = list(zip(names[::2], names[1::2], strict=True))
-    # Each pair in turn, npy first in even rounds and NumPy first in odd ones: the first
-    # large allocation after a large free pays the kernel's page compaction (0.2-0.5 s of
-    # system time for 256 MiB, seen here), whichever side makes it. An even number of
-    # rounds, so each side goes first as often (with 3, npy went first twice, and its
-    # median was always a run that paid).
-    for round_ in range(repeat + repeat % 2):
+    # Each pair in turn, npy first in even rounds and NumPy first in odd ones; before each
+    # run, memory touched and freed (`heat`): the first large allocation after a large free
+    # pays the kernel's page compaction (0.2-0.5 s of system time for 256 MiB, seen here),
+    # and with an odd count of rounds one side goes first once more (with 3 rounds and no
+    # heat, npy went first twice, and its median was always a run that paid).
+    hot = max(f8_array.nbytes, trace_array.nbytes) * 3 // 2
+    for timing, reverse in paired_rounds(repeat):
         for pair in pairs:
-            for name in pair if round_ % 2 == 0 else pair[::-1]:
-                seconds, result = timed(cases[name][0])
-                times[name].append(seconds)
+            for name in pair[::-1] if reverse else pair:
+                run, _, ok = cases[name]
+                heat(hot)
+                seconds, result = timed(run)
+                check(ok(result), name)
                 del result
+                if timing:
+                    times[name].append(seconds)
         for name, count in (("vec_1m", RECORDS), ("vec_10m", 10 * RECORDS)):
             array, seconds = traces.handover_seconds(count)
-            handover[name].append(seconds)
+            check(handed_over(array, count), name)
             del array
-    check_results(directory, objects, members, half)
-    for name, (_, size) in cases.items():
+            if timing:
+                handover[name].append(seconds)
+    # The saves side by side: npy's files are NumPy's byte for byte.
+    for a, b in (("f8_a", "f8_b"), ("durable_a", "durable_b")):
+        check(paths[a].read_bytes() == paths[b].read_bytes(), f"the bytes of {paths[a].name}")
+    for name, (_, size, _) in cases.items():
         report(name, times[name], size if isinstance(size, int) else size.stat().st_size)
     for name, count in (("vec_1m", RECORDS), ("vec_10m", 10 * RECORDS)):
         report(name, handover[name], count * traces.trace_dtype().itemsize)
 
 
+def handed_over(array, count):
+    """Whether the example's handover gave `count` records of Trace(1, 2, 0.5, 0.004, 0s)."""
+    if array.dtype != traces.trace_dtype() or array.shape != (count,):
+        return False
+    fields = (("trace_id", 1), ("station", 2), ("t0", 0.5), ("dt", np.float32(0.004)), ("samples", 0))
+    return all((array[name] == value).all() for name, value in fields)
+
+
+def heat(nbytes):
+    """Touches `nbytes` of fresh memory and frees it, so the next run finds that much free
+    memory the host has backed (as benches/common/mod.rs and xtask/bench.py do)."""
+    buf = np.empty(nbytes, np.uint8)
+    buf[::4096] = 1
+    del buf
+
+
 def user_rounds(directory, nbytes, repeat):
-    """npy against NumPy as a user times them: each round npy's call, then
-    NumPy's on the same data, each saving over the file its last round saved; no
-    collection, flush or memory touched in between; medians of max(REPEAT, 5) rounds. The
+    """npy against NumPy as a user times them: one untimed round (so each side has a file
+    of its own to save over, as benches/common's run_user_pairs), then each round npy's
+    call, then NumPy's on the same data, each saving over the file its last round saved; no
+    collection, flush, check or memory touched in between; medians of max(REPEAT, 5)
+    rounds rounded up to odd. Checked once the rounds end: each side's last files read
+    back as the arrays saved, and every load's result as NumPy's. The
     paired rounds above alternate which side goes first and collect before each run: this
     measures what a script timing `npy.save` then `np.save` in a loop sees, the old file's
     freeing and the page cache's reuse included."""
@@ -150,7 +262,8 @@ def user_rounds(directory, nbytes, repeat):
     n = nbytes // 8 // 4 // MEMBERS
     members = {f"m{i}": np.arange(n, dtype="<f8") * (i + 1) for i in range(MEMBERS)}
     strs = directory / "user_strs.npy"
-    np.save(strs, np.array([f"station {i % 977} trace {i}" for i in range(USER_STRS)], dtype=object))
+    strs_array = np.array([f"station {i % 977} trace {i}" for i in range(USER_STRS)], dtype=object)
+    np.save(strs, strs_array)
     out = {side: directory / f"user_{side}" for side in ("a", "b")}
     cases = {
         "user_save_f8": (
@@ -175,16 +288,29 @@ def user_rounds(directory, nbytes, repeat):
         ),
     }
     times = {f"{name}_{side}": [] for name in cases for side in ("npy", "np")}
+    # The loads' results are kept until the rounds end (checking them in between would
+    # touch memory): 2 x 6 arrays of 300,000 strs, about 300 MB.
+    loads = {"npy": [], "np": []}
+    timed_rounds = max(repeat, USER_ROUNDS) | 1
     for name, (ours, theirs, _) in cases.items():
-        for _ in range(max(repeat, USER_ROUNDS)):
+        for round_ in range(1 + timed_rounds):
             for side, run in (("npy", ours), ("np", theirs)):
                 start = time.perf_counter()
-                run()
-                times[f"{name}_{side}"].append(time.perf_counter() - start)
-    a, b = (out[side].with_suffix(".f8.npy") for side in ("a", "b"))
-    assert a.read_bytes() == b.read_bytes()
-    with np.load(out["a"].with_suffix(".npz")) as back:
-        assert all(np.array_equal(back[k], v) for k, v in members.items())
+                result = run()
+                seconds = time.perf_counter() - start
+                if round_:
+                    times[f"{name}_{side}"].append(seconds)
+                if name == "user_objects_strs":
+                    loads[side].append(result)
+                del result
+    for side in ("a", "b"):
+        check(same_array(np.load(out[side].with_suffix(".f8.npy")), half), f"user_save_f8 ({side})")
+        check(same_array(np.load(out[side].with_suffix(".trace.npy")), trace_array), f"user_save_trace ({side})")
+        with np.load(out[side].with_suffix(".npz")) as back:
+            ok = back.files == list(members) and all(same_array(back[k], v) for k, v in members.items())
+            check(ok, f"user_savez ({side})")
+    for side, results in loads.items():
+        check(all(same_array(got, strs_array) for got in results), f"user_objects_strs ({side})")
     for name, (_, _, size) in cases.items():
         for side in ("npy", "np"):
             report(f"{name}_{side}", times[f"{name}_{side}"], size)
@@ -289,14 +415,15 @@ def stream_rounds(directory, repeat):
     times = {name: [] for name in cases}
     names = list(cases)
     triples = [names[i : i + 3] for i in range(0, len(names), 3)]
-    for round_ in range(repeat + repeat % 2):
+    for timing, reverse in paired_rounds(repeat):
         for triple in triples:
-            for name in triple if round_ % 2 == 0 else triple[::-1]:
+            for name in triple[::-1] if reverse else triple:
                 con = duckdb.connect()
                 seconds, rows = timed(lambda n=name, c=con: cases[n](c))
                 con.close()
                 sql.same_rows(rows, want[name.split("_")[1]], name)
-                times[name].append(seconds)
+                if timing:
+                    times[name].append(seconds)
     for name in cases:
         report(name, times[name], nbytes)
     for path in paths:
@@ -314,15 +441,12 @@ def remote_rounds(directory, repeat):
     counts the bytes it passes): `npy.open(url)[a:b]` against pyarrow's S3 file system and
     `np.load` of the object read whole (what users do today; s3fs would pin a botocore older
     than moto's). Time, and bytes moved, in the same rounds."""
-    try:
-        import boto3
-        from moto.server import ThreadedMotoServer
-    except ImportError:
-        print("# moto or boto3 not installed: the remote rows are skipped", flush=True)
-        return
+    # Pinned in xtask/requirements.txt (boto3 by moto[server]): missing, the bench fails.
     import logging
 
+    import boto3
     import pyarrow.fs
+    from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
     moto_port, proxy = free_port(), None
@@ -363,14 +487,15 @@ def remote_rounds(directory, repeat):
         cases = {"remote_open_npy": ours, "remote_open_peer": peer}
         times = {name: [] for name in cases}
         moved = {name: [] for name in cases}
-        for round_ in range(repeat + repeat % 2):
-            for name in cases if round_ % 2 == 0 else list(cases)[::-1]:
+        for timing, reverse in paired_rounds(repeat):
+            for name in list(cases)[::-1] if reverse else cases:
                 before = proxy.sent
                 seconds, rows = timed(cases[name])
-                moved[name].append(proxy.sent - before)
-                assert np.array_equal(rows, want), name
-                times[name].append(seconds)
+                check(same_array(rows, want), name)
                 del rows
+                if timing:
+                    moved[name].append(proxy.sent - before)
+                    times[name].append(seconds)
         for name in cases:
             report(name, times[name], REMOTE_ROWS * 8)
         bytes_ratio = max(moved["remote_open_npy"]) / min(moved["remote_open_peer"])
@@ -456,12 +581,10 @@ def dask_rounds(directory, repeat):
     mmap_mode='r'), chunks).sum()` on a LocalCluster of 2 worker processes (one thread
     each), in the same rounds: time, and each worker's peak memory (VmHWM, reset before
     each run through /proc/self/clear_refs) above its size when the run began."""
-    try:
-        import dask.array as da
-        import distributed
-    except ImportError:
-        print("# dask or distributed not installed: the dask rows are skipped", flush=True)
-        return
+    # Pinned in xtask/requirements.txt: missing, the bench fails.
+    import dask.array as da
+    import distributed
+
     import npy.dask
 
     path = directory / "dask_f8.npy"
@@ -484,14 +607,15 @@ def dask_rounds(directory, repeat):
     ):
         # The peer's graph holds the whole array: distributed warns of a "large graph".
         warnings.simplefilter("ignore", UserWarning)
-        for round_ in range(repeat + repeat % 2):
-            for name in cases if round_ % 2 == 0 else list(cases)[::-1]:
+        for timing, reverse in paired_rounds(repeat):
+            for name in list(cases)[::-1] if reverse else cases:
                 start = client.run(reset_peak)
                 seconds, total = timed(lambda n=name: client.compute(cases[n]()).result())
                 peak = client.run(peak_kib)
-                assert np.isclose(total, expected), (name, total, expected)
-                times[name].append(seconds)
-                growth[name].append(max(peak[w] - start[w] for w in peak) * 1024)
+                check(np.isclose(total, expected), f"{name}: {total} (NumPy's sum {expected})")
+                if timing:
+                    times[name].append(seconds)
+                    growth[name].append(max(peak[w] - start[w] for w in peak) * 1024)
     path.unlink()
     for name in cases:
         report(name, times[name], DASK_BYTES)
@@ -532,26 +656,6 @@ def peak_kib():
 def proc_status_kib(field):
     with open("/proc/self/status") as f:
         return int(next(line for line in f if line.startswith(field + ":")).split()[1])
-
-
-def check_results(directory, objects, members, half):
-    """What was timed gave NumPy's results."""
-    for kind, path in objects.items():
-        ours, theirs = npy.load(path), np.load(path, allow_pickle=True)
-        if kind == "ragged":
-            assert len(ours) == len(theirs), kind
-            assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True)), kind
-        elif kind == "dict_of_arrays":
-            ours, theirs = ours.item(), theirs.item()
-            assert list(ours) == list(theirs), kind
-            assert all(np.array_equal(ours[k], theirs[k]) for k in theirs), kind
-        else:
-            assert ours.tolist()[:1000] == theirs.tolist()[:1000] and len(ours) == len(theirs), kind
-    for name in ("a", "b", "a.s", "b.s"):
-        with np.load(directory / f"out_npz.{name}.npz") as back:
-            assert all(np.array_equal(back[k], v) for k, v in members.items()), name
-    a, b = (directory / f"out_f8.{side}.npy" for side in ("a", "b"))
-    assert a.read_bytes() == b.read_bytes()
 
 
 if __name__ == "__main__":

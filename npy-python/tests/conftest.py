@@ -1,7 +1,8 @@
 """Where the files under test are: NumPy's corpus (NPY_CORPUS, default
 ../shared/corpus/public beside the clone) and the repository's tests/data; and `same`, which
-runs a test's code with NumPy's functions and with npy's and compares what each did; and the
-collection of NumPy's own tests (test_numpy_suite.py)."""
+runs a test's code with NumPy's functions and with npy's and compares what each did; the
+collection of NumPy's own tests (test_numpy_suite.py); and the check that every skip and
+expected failure is one skips.py lists."""
 
 import os
 import shutil
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from skips import SKIPS, XFAILS
 from support import NPY, NUMPY, RangeHandler, matching
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,8 +30,16 @@ def files(suffix):
     return found
 
 
+def file_id(path):
+    """A test file's name in test ids, the same in every clone: `corpus/...` for the shared
+    corpus, `tests/data/...` for the repository's."""
+    if path.is_relative_to(CORPUS):
+        return f"corpus/{path.relative_to(CORPUS)}"
+    return str(path.relative_to(ROOT))
+
+
 def ids(paths):
-    return [str(p.relative_to(ROOT.parent)) for p in paths]
+    return [file_id(p) for p in paths]
 
 
 NPY_FILES = files(".npy")
@@ -94,11 +104,78 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """NumPy's own tests (test_numpy_suite.py) as that module's `judge` decides: some
-    deselected, some expected to fail."""
+    deselected, some expected to fail; and skips.py's XFAILS marked."""
     kept, dropped = [], []
     for item in items:
-        judge = getattr(getattr(item, "module", None), "judge", None)
+        module = getattr(item, "module", None)
+        judge = getattr(module, "judge", None)
         (dropped if judge is not None and judge(item) else kept).append(item)
+        if judge is not None and item.get_closest_marker("xfail") is not None:
+            _check.expected_xfails.add(test_key(item.nodeid))
+        if test_key(item.nodeid) in XFAILS:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=XFAILS[test_key(item.nodeid)]))
+            _check.expected_xfails.add(test_key(item.nodeid))
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def test_key(nodeid):
+    """A test's key in skips.py: its file's name and its id in the file."""
+    file, _, rest = nodeid.partition("::")
+    return f"{Path(file).name}::{rest}"
+
+
+class _SkipCheck:
+    """What the run skipped and expected to fail, against skips.py (see its docs)."""
+
+    def __init__(self):
+        self.on = os.environ.get("NPY_SKIPS_CHECK", "1") != "0"
+        self.ran, self.skipped, self.xfailed, self.expected_xfails = set(), {}, set(), set()
+        self.problems = []
+
+    def record(self, report):
+        key = test_key(report.nodeid)
+        if report.when == "setup":
+            self.ran.add(key)
+        if not report.skipped:
+            return
+        if hasattr(report, "wasxfail"):
+            self.xfailed.add(key)
+        else:
+            longrepr = report.longrepr
+            self.skipped[key] = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+
+    def judge(self):
+        for key, message in sorted(self.skipped.items()):
+            why = SKIPS.get(key)
+            if why is None:
+                self.problems.append(f"{key} skipped and skips.py does not list it: {message}")
+            elif why not in message:
+                self.problems.append(f"{key} skipped ({message}); skips.py lists it for {why!r}")
+        for key in sorted(SKIPS.keys() & self.ran - self.skipped.keys()):
+            self.problems.append(f"{key} ran and did not skip: remove it from skips.py")
+        for key in sorted(self.xfailed - self.expected_xfails):
+            self.problems.append(f"{key} failed as expected, and no list names it (skips.py's XFAILS)")
+
+
+_check = _SkipCheck()
+
+
+def pytest_runtest_logreport(report):
+    _check.record(report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if not _check.on or session.config.option.collectonly:
+        return
+    _check.judge()
+    if _check.problems and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _check.problems:
+        terminalreporter.section("skips not as skips.py lists them", sep="=", red=True)
+        for problem in _check.problems:
+            terminalreporter.write_line(problem)

@@ -10,16 +10,16 @@ import subprocess
 import sys
 import warnings
 
+import dask
+import dask.array as da
+import distributed
 import numpy as np
 import pytest
 
 import npy
+import npy.dask as nd
 from conftest import NPY_FILES, NPZ_FILES, ids
 from support import field_bytes
-
-da = pytest.importorskip("dask.array")
-dask = pytest.importorskip("dask")
-nd = pytest.importorskip("npy.dask")
 
 SYNC = {"scheduler": "sync"}
 
@@ -196,7 +196,6 @@ def read_chars():
         return int(next(line for line in f if line.startswith("rchar:")).split()[1])
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs /proc/self/io")
 def test_one_chunk_reads_only_its_bytes(tmp_path):
     # A sparse file of 64 GiB of zeros: reading it whole (or copying a map of it) would
     # take minutes or fail to allocate; one chunk is 4 MiB.
@@ -369,7 +368,6 @@ def test_a_killed_writers_file_is_swept(tmp_path):
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
     with (
         distributed.LocalCluster(
             processes=True,

@@ -9,11 +9,14 @@ import os
 import socket
 import zipfile
 
+import boto3
+import moto.server as moto_server
 import numpy as np
 import pyarrow as pa
 import pytest
 
 import npy
+import npy.dask
 from support import TRACE, traces
 
 
@@ -27,8 +30,6 @@ def free_port():
 def s3(monkeypatch):
     """A moto S3 server on loopback with bucket `bkt`, and the environment npy's stores read:
     (boto3 client, put(key, bytes))."""
-    moto_server = pytest.importorskip("moto.server")
-    boto3 = pytest.importorskip("boto3")
     port = free_port()
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -212,12 +213,11 @@ def test_scan_and_dask_read_urls(s3, http, tmp_path):
     np.savez(tmp_path / "z.npz", traces=a, gain=np.arange(3000.0))
     put(s3, "z.npz", (tmp_path / "z.npz").read_bytes())
     assert pa.table(npy.scan("s3://bkt/z.npz")).num_rows == 3000
-    dask = pytest.importorskip("npy.dask")
-    x = dask.from_npy("s3://bkt/t.npy", chunks=700)
+    x = npy.dask.from_npy("s3://bkt/t.npy", chunks=700)
     assert np.array_equal(x.compute(), a)
     base, _ = http
     np.save(tmp_path / "w.npy", a)
-    assert np.array_equal(dask.from_npy(f"{base}/w.npy", chunks=1000)["id"].compute(), a["id"])
+    assert np.array_equal(npy.dask.from_npy(f"{base}/w.npy", chunks=1000)["id"].compute(), a["id"])
 
 
 def test_stored_member_offsets_match_zipfile(tmp_path):

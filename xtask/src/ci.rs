@@ -726,7 +726,8 @@ fn consumer_check(ci: &mut Ci) -> Result<()> {
 /// - the typed example run, and the pytest suite: every NumPy file loads as `np.load`
 ///   gives it and saves as `np.save` writes it, every argument and file-object kind as
 ///   NumPy's, hostile pickles run nothing, npz members map, two processes append, records
-///   round-trip.
+///   round-trip; every skip and expected failure is one `npy-python/tests/skips.py` lists
+///   (`NPY_SKIPS_CHECK=1`: an unlisted skip, or a listed one that did not happen, fails).
 fn python_package(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
     let root = project::root();
@@ -793,6 +794,7 @@ fn python_package(ci: &mut Ci) -> Result<()> {
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
             .arg(package.join("tests"))
             .env("NPY_CORPUS", root.join("..").join("shared").join("corpus").join("public"))
+            .env("NPY_SKIPS_CHECK", "1")
             .current_dir(&root),
     )
 }

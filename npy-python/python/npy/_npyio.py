@@ -549,7 +549,9 @@ class NpzFile(_NumpyNpzFile):
         names = ", ".join(self.files[: self._MAX_REPR_ARRAY_COUNT])
         if len(self.files) > self._MAX_REPR_ARRAY_COUNT:
             names += "..."
-        return f"NpzFile {self._name!r} with keys: {names}"
+        # NumPy's names the file it holds: none once closed ('object').
+        name = self._name if self._own_fid else "object"
+        return f"NpzFile {name!r} with keys: {names}"
 
     def load_all(self) -> dict[str, NDArray[Any] | bytes]:
         """Every member, in the archive's order: read several at once (one thread per CPU,

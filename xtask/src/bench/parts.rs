@@ -489,7 +489,7 @@ pub(super) const PYTHON: Part = Part {
     bench: "",
     features: "",
     peer: true,
-    title: "python: the npy package (npy-python) against NumPy 2.4.6 in the same Python, same rounds (--repeat rounded up to even: each side first in half)",
+    title: "python: the npy package (npy-python) against NumPy 2.4.6 in the same Python, same rounds (2 * --repeat + 1 after a warm-up, each side first in turn; every result checked)",
     rows: &[
         ("f8_npy", "npy.load of a .npy of <f8 (--bytes)"),
         ("f8_np", "np.load of it"),
