@@ -40,7 +40,10 @@ def scan(
         duckdb.sql("SELECT avg(dt) FROM t")
         polars.DataFrame(t); pyarrow.table(t); pandas.DataFrame.from_arrow(t)
 
-    ``columns`` picks columns (by name, in that order); ``rows`` a range of rows (a
+    ``columns`` picks columns (by name, in that order), or parts of them, each decoded
+    from its own bytes: a record's field (``"receiver.x"``), a subarray's item
+    (``"samples[10]"``, ``"samples[-1]"``) or run of items (``"samples[2:5]"``), an N-d
+    array's row's items in C order (``"values[3]"``); ``rows`` a range of rows (a
     ``slice`` or ``range`` of step 1, or ``(start, stop)``; negative numbers count from the
     end, as in Python); ``batch_rows`` the rows per record batch; ``members`` the members of
     an archive that make the table; ``days_as_int64`` gives ``datetime64[D]`` columns as
@@ -56,7 +59,8 @@ def scan(
 
     Errors name the file: a missing file (``FileNotFoundError``), a file that is not a NumPy
     file or is corrupt (``ValueError``, ``npy.BadNpzFile`` for archives), files of different
-    dtypes, an unknown column (``KeyError``). A stream that meets a corrupt member or a file
+    dtypes, an unknown column (``KeyError``), a part its column has not (``ValueError``:
+    ``samples[16]`` of 16 items). A stream that meets a corrupt member or a file
     changed since the scan opened it raises in its consumer instead of giving its rows.
     """
     table, start, stop = _open(source, columns, rows, batch_rows, members, days_as_int64, map_local_files)

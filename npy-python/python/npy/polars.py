@@ -29,8 +29,11 @@ def scan_npy(
 
     polars pushes its projection, ``head``/``n_rows``, batch size and filters into the scan: the
     columns a filter reads are read first, the filter is evaluated (by polars, on those
-    columns, so its answers are polars' own), and the other columns of ``.npy`` files are
-    then read only at the rows it kept. Arguments as :func:`npy.scan`::
+    columns, so its answers are polars' own), and the other columns are then read only at
+    the rows it kept: of ``.npy`` files, and of archives whose filter reads members that
+    are not records (a filter on a record member judges rows once they are read).
+    Columns may be parts, as in :func:`npy.scan` (``pl.col("samples[3]") > 0``).
+    Arguments as :func:`npy.scan`::
 
         lf = npy.polars.scan_npy("traces.npy")
         lf.filter(pl.col("dt") > 0.01).select("t0").collect()
