@@ -26,6 +26,7 @@ usage: bench.py DIR BYTES REPEAT
 import gc
 import io
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -382,7 +383,8 @@ def stream_rounds(directory, repeat):
     import npy.polars
 
     sql = sql_bench()
-    npy_dir, parquet_dir, paths = sql.write_shots(str(directory), STREAM_ROWS)
+    dirs, paths = sql.write_shots(str(directory), STREAM_ROWS)
+    npy_dir, parquet_dir = dirs["npy"], dirs["parquet"]
     nbytes = sum(os.path.getsize(p) for p in paths) - sql.SQL_FILES * 128
     want = {name: sql.numpy_answer(name, paths) for name, _ in sql.QUERIES}
     parquet = f"read_parquet('{parquet_dir}/*.parquet')"
@@ -426,10 +428,34 @@ def stream_rounds(directory, repeat):
                     times[name].append(seconds)
     for name in cases:
         report(name, times[name], nbytes)
-    for path in paths:
-        os.remove(path)
-    for path in os.listdir(parquet_dir):
-        os.remove(os.path.join(parquet_dir, path))
+    part_rounds(npy_dir, paths, repeat, nbytes)
+    for path in dirs.values():
+        shutil.rmtree(path)
+
+
+def part_rounds(npy_dir, paths, repeat, nbytes):
+    """A part of a column against a plain field, each the one column of an npy.scan read
+    whole by pyarrow: `samples[9]` (4 bytes of each row's 64-sample subarray, decoded
+    alone) and `t0` (8 bytes a row), in turns; each result checked against NumPy's."""
+    import pyarrow as pa
+
+    import npy
+
+    columns = {"part_samples9": "samples[9]", "part_t0": "t0"}
+    want = {
+        "part_samples9": np.concatenate([np.load(p, mmap_mode="r")["samples"][:, 9] for p in paths]),
+        "part_t0": np.concatenate([np.load(p, mmap_mode="r")["t0"] for p in paths]),
+    }
+    times = {name: [] for name in columns}
+    for timing, reverse in paired_rounds(repeat):
+        for name in list(columns)[::-1] if reverse else list(columns):
+            scan = npy.scan(npy_dir, columns=[columns[name]])
+            seconds, table = timed(lambda t=scan: pa.table(t))
+            check(same_array(table.column(0).to_numpy(), want[name]), name)
+            if timing:
+                times[name].append(seconds)
+    for name in columns:
+        report(name, times[name], nbytes)
 
 
 REMOTE_BYTES = 1 << 30

@@ -560,6 +560,9 @@ pub(super) const PYTHON: Part = Part {
         ("polars_topk_scan", "polars topk: npy.polars.scan_npy (read)"),
         ("polars_topk_mapped", "polars topk: the same, map_local_files=True"),
         ("polars_topk_parquet", "polars topk: pl.scan_parquet of the rows"),
+        // Issue 55: a part of a column (decoded alone) against a plain field.
+        ("part_samples9", "pa.table(npy.scan(shots, columns=['samples[9]'])): a part"),
+        ("part_t0", "pa.table(npy.scan(shots, columns=['t0'])): a plain field"),
         ("remote_open_npy", "1,000 rows of a 1 GiB .npy on S3 (moto): npy.open(url)[a:b]"),
         ("remote_open_peer", "the same by pyarrow's S3 file and np.load"),
         ("dask_from_npy", "Dask sum of npy.dask.from_npy, 512 MiB <f8, 2 workers"),
@@ -618,6 +621,7 @@ pub(super) const PYTHON: Part = Part {
         ("polars filter (narrow): npy.scan / Parquet", "polars_filter_scan", "polars_filter_parquet", Goal::MedianAtMost(2.0)),
         ("polars filter (narrow): mapped npy.scan / Parquet", "polars_filter_mapped", "polars_filter_parquet", Goal::MedianAtMost(2.0)),
         ("polars topk (narrow): npy.scan / Parquet", "polars_topk_scan", "polars_topk_parquet", Goal::MedianAtMost(2.0)),
+        ("npy.scan of a part / of a plain field", "part_samples9", "part_t0", Goal::MedianAtMost(1.2)),
         ("polars topk (narrow): mapped npy.scan / Parquet", "polars_topk_mapped", "polars_topk_parquet", Goal::MedianAtMost(2.0)),
         ("Dask sum: npy.dask.from_npy / da.from_array", "dask_from_npy", "dask_from_array", Goal::MedianAtMost(1.0)),
         // Issue 46: a slice of a remote file in a tenth of the time (bytes: a `#` line).
