@@ -22,6 +22,7 @@ __all__ = [
     "create_npy",
     "load_from_file",
     "load_from_path",
+    "load_from_url",
     "map_npy",
     "open_npz",
     "open_scan",
@@ -68,6 +69,14 @@ def load_from_file(
     fix_imports: bool,
     encoding: str,
     max_header_size: int,
+) -> Any: ...
+def load_from_url(
+    url: str,
+    allow_pickle: bool | None,
+    fix_imports: bool,
+    encoding: str,
+    max_header_size: int,
+    npz: bool,
 ) -> Any: ...
 def open_npz(
     file: Any,

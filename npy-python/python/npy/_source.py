@@ -108,7 +108,8 @@ def open_source(file: str | os.PathLike[str]) -> FileSource | UrlSource:
 
 class RangeFile(io.RawIOBase):
     """A seekable read-only file over a :class:`Source`, for :mod:`zipfile` (wrap it in an
-    ``io.BufferedReader`` for few reads)."""
+    ``io.BufferedReader`` for few reads); also the ``fid`` (and ``zip``) NumPy's
+    ``NpzFile`` has, for an archive at a URL, made only when asked for."""
 
     def __init__(self, source: Source) -> None:
         self._source = source
