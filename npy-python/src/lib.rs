@@ -14,8 +14,8 @@
 mod args;
 mod arrays;
 mod errors;
-mod header;
 mod load;
+mod locate;
 mod npz;
 mod objects;
 mod pyfile;
@@ -237,7 +237,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan::open_scan, m)?)?;
     m.add_class::<scan::Scan>()?;
     m.add_class::<scan::BatchIter>()?;
-    m.add_function(wrap_pyfunction!(header::parse_header, m)?)?;
+    m.add_function(wrap_pyfunction!(locate::locate, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::upload, m)?)?;
     m.add_class::<remote::RemoteObject>()?;

@@ -302,3 +302,17 @@ def test_a_url_npy_is_read_by_two_gets_at_most(http, tmp_path):
     with pytest.raises(ValueError, match="allow_pickle"):
         npy.load(f"{base}/o.npy", allow_pickle=False)
 
+
+def test_npz_member_layouts_come_from_the_engine(http, tmp_path):
+    # npy.open's reading of archives at URLs and paths: the engine's, no zip parsing in Python.
+    base, _ = http
+    a = traces(100)
+    np.savez(tmp_path / "s.npz", traces=a)
+    np.savez_compressed(tmp_path / "c.npz", traces=a)
+    for target in (f"{base}/s.npz", tmp_path / "s.npz", f"{base}/c.npz", tmp_path / "c.npz"):
+        lazy = npy.open(target, member="traces.npy")
+        assert np.array_equal(lazy[10:20], a[10:20]), target
+    with pytest.raises(KeyError, match=r"s\.npz: no member 'nope' in the archive \(it has \['traces\.npy'\]\)"):
+        npy.open(f"{base}/s.npz", member="nope")
+    with pytest.raises(ValueError, match=r"s\.npz: an \.npz archive, not a \.npy file"):
+        npy.open(f"{base}/s.npz")

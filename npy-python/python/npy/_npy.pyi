@@ -4,7 +4,7 @@ import os
 import pickle
 import zipfile
 from collections.abc import Callable
-from typing import Any, final
+from typing import Any, Protocol, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,11 +23,11 @@ __all__ = [
     "load_from_file",
     "load_from_path",
     "load_from_url",
+    "locate",
     "map_npy",
     "open_npz",
     "open_scan",
     "open_url",
-    "parse_header",
     "save_to_file",
     "save_to_path",
     "savez",
@@ -151,6 +151,14 @@ class RemoteObject:
 
 def open_url(url: str) -> RemoteObject: ...
 def upload(path: str | os.PathLike[str], url: str) -> None: ...
-def parse_header(
-    prefix: bytes, size: int, max_header_size: int = ...
-) -> int | tuple[np.dtype[Any], bool, tuple[int, ...], int, tuple[int, int]]: ...
+
+# What locate reads in place of opening a file: its size and bytes start..end.
+class _Reader(Protocol):
+    @property
+    def size(self) -> int: ...
+    def read(self, start: int, end: int, /) -> bytes: ...
+
+# (dtype, fortran_order, shape, data offset, deflated) of a .npy file or an .npz member.
+def locate(
+    file: str, member: str | None = None, max_header_size: int = ..., reader: _Reader | None = None
+) -> tuple[np.dtype[Any], bool, tuple[int, ...], int, bool]: ...
