@@ -197,7 +197,11 @@ impl RemoteNpz {
     /// archive and member.
     pub async fn member_bytes(&self, name: &str) -> Result<Bytes> {
         let info = self.info(name)?;
-        let mut all = BytesMut::new();
+        // A stored member's size is its bytes in the archive (checked to lie within it):
+        // made room for at once, not doubled into. A deflated one's is only claimed.
+        let stored = info.compression == Some(Compression::Stored);
+        let room = if stored { info.size } else { info.compressed_size };
+        let mut all = BytesMut::with_capacity(usize::try_from(room).unwrap_or(0));
         let mut chunks = self.member_stream(info).await?;
         while let Some(chunk) = chunks.next().await {
             all.extend_from_slice(&chunk?);
