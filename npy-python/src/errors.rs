@@ -95,7 +95,7 @@ pub(crate) fn context(e: &Error) -> String {
     full.strip_suffix(what.as_str()).unwrap_or_default().to_string()
 }
 
-/// [`to_python`] for npy's own readers of headers (`npy.open`, `npy.dask`,
+/// [`to_python`] for npy's own readers of headers (`crate::locate`: `npy.open`, `npy.dask`,
 /// `npy.virtualizarr`), which take `max_header_size` but no `allow_pickle`: a long
 /// header's message names the one argument there is.
 pub(crate) fn to_python_without_pickle(e: Error) -> PyErr {

@@ -14,8 +14,8 @@
 mod args;
 mod arrays;
 mod errors;
-mod header;
 mod load;
+mod locate;
 mod npz;
 mod objects;
 mod pyfile;
@@ -96,6 +96,22 @@ fn load_from_file(
 ) -> PyResult<Py<PyAny>> {
     let args = load_args(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)?;
     loaded(py, load_file(py, file, &args)?)
+}
+
+/// `np.load` of the object at a URL (`npz`: `load_npz`, refusing anything but an archive):
+/// an array or an [`NpzReader`], read through npy-store with the GIL released.
+#[pyfunction]
+fn load_from_url(
+    py: Python<'_>,
+    url: &str,
+    allow_pickle: Option<bool>,
+    fix_imports: bool,
+    encoding: String,
+    max_header_size: usize,
+    npz: bool,
+) -> PyResult<Py<PyAny>> {
+    let args = load_args(None, allow_pickle, fix_imports, encoding, max_header_size)?;
+    loaded(py, load::load_url(py, url, &args, npz)?)
 }
 
 /// An archive opened as `NpzFile(fid)` opens it: by path, or from a file object.
@@ -209,6 +225,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_from_path, m)?)?;
     m.add_function(wrap_pyfunction!(unpickle::set_safe_globals, m)?)?;
     m.add_function(wrap_pyfunction!(load_from_file, m)?)?;
+    m.add_function(wrap_pyfunction!(load_from_url, m)?)?;
     m.add_function(wrap_pyfunction!(open_npz, m)?)?;
     m.add_function(wrap_pyfunction!(map_npy, m)?)?;
     m.add_function(wrap_pyfunction!(save_to_path, m)?)?;
@@ -220,7 +237,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan::open_scan, m)?)?;
     m.add_class::<scan::Scan>()?;
     m.add_class::<scan::BatchIter>()?;
-    m.add_function(wrap_pyfunction!(header::parse_header, m)?)?;
+    m.add_function(wrap_pyfunction!(locate::locate, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::upload, m)?)?;
     m.add_class::<remote::RemoteObject>()?;

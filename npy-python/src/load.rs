@@ -1,13 +1,16 @@
-//! `np.load`: a path or a file object to an array, a map, or an archive ([`NpzReader`]).
+//! `np.load`: a path, a URL or a file object to an array, a map, or an archive
+//! ([`NpzReader`]).
 //!
-//! Reads of paths run with the GIL released (npy-core's readers); reads of file objects
-//! call the file's `read`/`readinto` as `np.load` does, reading exactly the array's bytes
-//! so the file is left right after it.
+//! Reads of paths and URLs run with the GIL released (npy-core's readers; a URL's bytes
+//! fetched by npy-store's object stores); reads of file objects call the file's
+//! `read`/`readinto` as `np.load` does, reading exactly the array's bytes so the file is
+//! left right after it.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use npy_core::header::{shape_repr, Header};
+use npy_core::object::CheckedPickle;
 use npy_core::{DynArray, ErrorKind, NpyReader, ReadOptions};
 use npy_pyo3::to_numpy;
 use pyo3::exceptions::{PyEOFError, PyValueError};
@@ -20,6 +23,8 @@ use crate::errors::to_python;
 use crate::npz::NpzReader;
 use crate::objects;
 use crate::pyfile::{name_of, PyFile};
+use crate::remote::{named, ObjectRead, Opened};
+use crate::unpickle::load_checked;
 
 /// What a file starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +102,63 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
             let array = py.detach(|| reader.read::<DynArray>()).map_err(to_python)?;
             from_dyn(py, array).map(Loaded::Array)
         }
+    }
+}
+
+/// `np.load(url, ...)` of an object in a store (`s3://`, `gs://`, `az://`, `http(s)://`,
+/// `file://`): one ranged GET of its first bytes says what it is and how large; a `.npy`'s
+/// data then come by one more GET (none for a small one), read as a file object of the
+/// same bytes is read (NumPy's messages for a short file); an archive is opened through
+/// npy-store's `RemoteNpz` (`npz`: refuse anything else as an archive, `load_npz`).
+pub(crate) fn load_url<'py>(py: Python<'py>, url: &str, args: &LoadArgs, npz: bool) -> PyResult<Loaded<'py>> {
+    let opened = py.detach(|| Opened::open(url)).map_err(to_python)?;
+    let magic = Magic::of(&opened.prefix[..opened.prefix.len().min(6)]);
+    match magic {
+        Magic::Zip => NpzReader::open_url(py, opened, args).map(|r| Loaded::Archive(Box::new(r))),
+        _ if npz => NpzReader::open_url(py, opened, args).map(|r| Loaded::Archive(Box::new(r))),
+        Magic::Empty => Err(PyEOFError::new_err("No data left in file")),
+        Magic::Other => Err(pickle_file(args, url)),
+        Magic::Npy => read_npy_at(py, opened, args).map(Loaded::Array),
+    }
+}
+
+/// The `.npy` array of an object opened at a URL.
+fn read_npy_at<'py>(py: Python<'py>, opened: Opened, args: &LoadArgs) -> PyResult<Bound<'py, PyAny>> {
+    let url = opened.url.clone();
+    let options = args.read_options(Some(opened.size));
+    let short = short_header(&opened.prefix[..opened.prefix.len().min(PREAMBLE)], opened.size);
+    let reader = match py.detach(|| NpyReader::from_reader_with(ObjectRead::new(opened), &options)) {
+        Ok(reader) => reader,
+        Err(e) => {
+            let e = named(e, &url);
+            return Err(match short {
+                Some(message) if matches!(e.kind(), ErrorKind::Format { .. }) => {
+                    PyValueError::new_err(format!("{}{message}", crate::errors::context(&e)))
+                }
+                _ => args.error(e),
+            });
+        }
+    };
+    if reader.python2_header() {
+        crate::errors::warn_python2_header(py)?;
+    }
+    let header = reader.header().clone();
+    if header.dtype.has_object() {
+        args.objects_allowed()?;
+        let pickle = py.detach(|| reader.read::<CheckedPickle>()).map_err(|e| args.error(named(e, &url)))?;
+        return load_checked(py, pickle.bytes(), &args.pickle);
+    }
+    match py.detach(|| reader.read::<DynArray>()) {
+        Ok(array) => from_dyn(py, array),
+        Err(e) => match *e.kind() {
+            // NumPy's words for a file object whose data end early.
+            ErrorKind::Truncated { expected, found } => {
+                let (expected, found) = (usize::try_from(expected), usize::try_from(found));
+                let (Ok(expected), Ok(found)) = (expected, found) else { return Err(to_python(named(e, &url))) };
+                Err(PyValueError::new_err(format!("{url}: {}", short_read(&header, expected, found))))
+            }
+            _ => Err(to_python(named(e, &url))),
+        },
     }
 }
 

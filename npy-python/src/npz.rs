@@ -1,5 +1,7 @@
-//! The archive behind `npy.NpzFile`: an `.npz` opened by path or from a file object, its
-//! members read when asked for (the Python class around it gives NumPy's `NpzFile`).
+//! The archive behind `npy.NpzFile`: an `.npz` opened by path, from a file object, or at a
+//! URL (npy-store's `RemoteNpz`: its directory from the archive's tail, each member by one
+//! ranged GET, inflated and checked against its CRC-32 as its bytes arrive), its members
+//! read when asked for (the Python class around it gives NumPy's `NpzFile`).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -7,9 +9,11 @@ use std::io::{BufReader, Read, Seek};
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
+use futures::stream::{self, StreamExt, TryStreamExt};
 use npy_core::npz::{Compression, MemberInfo, Reader, ReaderOptions};
 use npy_core::object::CheckedPickle;
-use npy_core::{DynArray, ErrorKind, NpyReader, ReadNpy, Result};
+use npy_core::{DynArray, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
+use npy_store::RemoteNpz;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -18,11 +22,12 @@ use crate::args::LoadArgs;
 use crate::arrays::{from_dyn, memmap};
 use crate::errors::to_python;
 use crate::pyfile::{name_of, PyFile};
+use crate::remote::{named, runtime, Opened};
 use crate::unpickle::load_checked;
 
 /// A member as read: an array of any dtype but objects, an object array's checked
 /// pickle, or the bytes of a member that is not a `.npy` file.
-enum Member {
+pub(crate) enum Member {
     /// And whether its header needed Python 2's syntax (NumPy warns).
     Array(DynArray, bool),
     Objects(CheckedPickle, bool),
@@ -40,21 +45,89 @@ impl ReadNpy for Member {
     }
 }
 
-/// The open archive, by path (members may be read on several threads, and mapped) or
-/// through a Python file object.
+/// The open archive, by path (members may be read on several threads, and mapped),
+/// through a Python file object, or at a URL.
 enum Source {
     Path(Reader<BufReader<File>>),
     File(Reader<BufReader<PyFile>>),
+    Url(Box<Remote>),
 }
 
-/// Runs `$body` with `$reader` bound to the open archive's reader, whatever its source.
+/// Runs `$body` with `$reader` bound to the open archive's npy-core reader (a path's or a
+/// file object's), or `$url` with the remote archive.
 macro_rules! with_source {
-    ($source:expr, $reader:ident => $body:expr) => {
+    ($source:expr, $reader:ident => $body:expr, $remote:ident => $url:expr) => {
         match $source {
             Source::Path($reader) => $body,
             Source::File($reader) => $body,
+            Source::Url($remote) => $url,
         }
     };
+}
+
+/// Members fetched at once by `load_all` of an archive at a URL.
+const FETCHES: usize = 4;
+
+/// An archive at a URL, read through npy-store.
+struct Remote {
+    npz: RemoteNpz,
+    url: String,
+    /// The options of its members' headers and pickles.
+    options: ReadOptions,
+}
+
+impl Remote {
+    /// The zip name of member `name` (a name of `names()`).
+    fn member_of<'a>(&'a self, name: &'a str) -> &'a str {
+        self.npz.members().iter().find(|m| m.name == name).map_or(name, |m| m.member.as_str())
+    }
+
+    /// Member `name` as [`read_member`] reads it: its bytes by one ranged GET, inflated
+    /// and checked (size, CRC-32) as they arrive, then read.
+    fn read_member(&self, name: &str, objects: bool) -> Result<Option<Member>> {
+        let bytes = runtime()?.block_on(self.npz.member_bytes(name)).map_err(|e| named(e, &self.url))?;
+        let located = |e: npy_core::Error| named(e.in_member(self.member_of(name)), &self.url);
+        member_of_bytes(&bytes, objects, &self.options).map_err(located)
+    }
+
+    /// Every member, [`FETCHES`] fetched at once.
+    fn read_all(&self) -> Result<Vec<Member>> {
+        let fetches = stream::iter(self.npz.names()).map(|name| self.npz.member_bytes(name)).buffered(FETCHES);
+        let all: Vec<bytes::Bytes> = runtime()?.block_on(fetches.try_collect()).map_err(|e| named(e, &self.url))?;
+        let names = self.npz.names().iter();
+        (all.iter().zip(names))
+            .map(|(bytes, name)| {
+                let located = |e: npy_core::Error| named(e.in_member(self.member_of(name)), &self.url);
+                member_of_bytes(bytes, true, &self.options).map_err(located)?.ok_or_else(|| unreachable_refusal(name))
+            })
+            .collect()
+    }
+}
+
+/// The error of a member [`member_of_bytes`] refused though objects were allowed (which
+/// it never does).
+fn unreachable_refusal(name: &str) -> npy_core::Error {
+    std::io::Error::other(format!("member {name} was refused with objects allowed")).into()
+}
+
+/// A member's `bytes` (all of it, checked) read as [`read_member`] reads one: its raw
+/// bytes when it is not a `.npy` file; `None` for an object array when `objects` is false.
+fn member_of_bytes(bytes: &[u8], objects: bool, options: &ReadOptions) -> Result<Option<Member>> {
+    let raw = || Ok(Some(Member::Raw(bytes.to_vec())));
+    let not_npy = !bytes.starts_with(b"\x93NUMPY");
+    // The bytes are in memory: a header claiming more data than they hold is a truncation
+    // error, never an allocation.
+    let reader = match NpyReader::from_reader_with(bytes, options) {
+        Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) && not_npy => return raw(),
+        other => other?,
+    };
+    if !objects && reader.header().dtype.has_object() {
+        return Ok(None);
+    }
+    match Member::from_npy_reader(reader) {
+        Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) && not_npy => raw(),
+        other => other.map(Some),
+    }
 }
 
 /// Member `name` of `reader`: read, or its raw bytes when it is not a `.npy` file (as
@@ -92,12 +165,26 @@ impl NpzReader {
     }
 
     fn new(path: Option<PathBuf>, label: String, mut source: Source, args: &LoadArgs) -> Result<NpzReader> {
-        let (names, infos) = with_source!(&mut source, reader => {
-            let names = reader.names().to_vec();
-            let infos = reader.members().iter().map(|m| (m.name.clone(), m.clone())).collect();
-            (names, infos)
-        });
+        let (names, members) = with_source!(&mut source,
+            reader => (reader.names().to_vec(), reader.members()),
+            remote => (remote.npz.names().to_vec(), remote.npz.members()));
+        let infos = members.iter().map(|m| (m.name.clone(), m.clone())).collect();
         Ok(NpzReader { path, label, names, infos, args: args.clone(), source: Mutex::new(Some(source)) })
+    }
+
+    /// The archive at a URL, opened by [`Opened::open`]: its directory read and checked by
+    /// npy-store's `RemoteNpz` (one ranged GET of its tail, more for big directories).
+    pub(crate) fn open_url(py: Python<'_>, opened: Opened, args: &LoadArgs) -> PyResult<NpzReader> {
+        let options = NpzReader::options(args, Some(opened.size));
+        let url = opened.url;
+        py.detach(|| {
+            let npz = RemoteNpz::from_store_with(opened.at.store, &opened.at.path, &options);
+            let npz = runtime()?.block_on(npz).map_err(|e| named(e, &url))?;
+            let options = args.read_options(Some(opened.size));
+            let remote = Remote { npz, url: url.clone(), options };
+            NpzReader::new(None, url.clone(), Source::Url(Box::new(remote)), args)
+        })
+        .map_err(to_python)
     }
 
     /// The archive at `path`.
@@ -166,7 +253,7 @@ impl NpzReader {
             with_source!(source, reader => {
                 let npy = reader.npy(name)?;
                 Ok((npy.header().clone(), npy.data_offset() as u64))
-            })
+            }, _remote => Err(std::io::Error::other("an archive at a URL is not mapped").into()))
         });
         let Ok((header, offset)) = header else {
             // Not a .npy member (or a bad one): read, to give its bytes or its error.
@@ -224,14 +311,18 @@ impl NpzReader {
             return Ok(mapped);
         }
         let objects = self.args.allow_pickle != Some(false);
-        let member =
-            self.with_source(py, |source| with_source!(source, reader => read_member(reader, name, objects)))?;
+        let member = self.with_source(py, |source| {
+            with_source!(source,
+                reader => read_member(reader, name, objects),
+                remote => remote.read_member(name, objects))
+        })?;
         self.to_python(py, member)
     }
 
     /// Every member, in the archive's order, as a dict. Members are read several at once
     /// (one thread per CPU, deflated ones inflated in parallel) from an archive opened by
-    /// path; under a map mode, stored members are mapped instead.
+    /// path, fetched several at once from one at a URL; under a map mode, stored members
+    /// are mapped instead.
     fn load_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
         let parallel = self.args.mmap_mode.is_none() && self.args.allow_pickle != Some(false);
@@ -243,6 +334,7 @@ impl NpzReader {
                     other => other.map(Some),
                 },
                 Source::File(_) => Ok(None),
+                Source::Url(remote) => remote.read_all().map(Some),
             })?
         } else {
             None

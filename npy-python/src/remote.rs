@@ -1,17 +1,21 @@
 //! Objects in buckets and on web servers (`s3://`, `gs://`, `az://`, `http(s)://`,
-//! `file://`) read by byte ranges through npy-store's object stores: what `npy.load`,
-//! `npy.open` and `npy.dask` read URLs with (the package's `_remote.py` builds file
-//! objects and lazy arrays on [`RemoteObject`]).
+//! `file://`) through npy-store's object stores: [`RemoteObject`], the ranged reads of
+//! rows that `npy.open` and `npy.dask` make (the package's `_source.py` wraps it as a
+//! `UrlSource`); [`Opened`] and [`ObjectRead`], the `.npy` that `npy.load` reads at a URL
+//! (archives go to npy-store's `RemoteNpz`, in [`crate::npz`]); uploads.
 //!
 //! Every read runs on one shared tokio runtime with the GIL released. An object is read
-//! as the version its `HEAD` found: reads carry its ETag as `If-Match` where the store
-//! gave one, so an object replaced while read fails the read instead of mixing versions.
+//! as the version its first request found: later reads carry its ETag as `If-Match` where
+//! the store gave one, so an object replaced while read fails the read instead of mixing
+//! versions.
 
+use std::io::Read;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
+use futures::stream::{BoxStream, StreamExt};
 use npy_core::{Error, ErrorKind};
 use npy_store::StoreLocation;
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
@@ -24,7 +28,7 @@ use crate::errors::to_python;
 const COALESCE: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
 
 /// The runtime of every remote read (two worker threads, made on first use).
-fn runtime() -> npy_core::Result<&'static tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> npy_core::Result<&'static tokio::runtime::Runtime> {
     static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     let made = RUNTIME.get_or_init(|| {
         let mut builder = tokio::runtime::Builder::new_multi_thread();
@@ -80,22 +84,133 @@ impl RemoteObject {
     }
 
     fn name(&self, e: Error) -> Error {
-        e.renamed(&self.url).reading(&self.url)
+        named(e, &self.url)
     }
 
     fn store_error(&self, e: object_store::Error) -> Error {
-        let kind = match &e {
-            object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
-            object_store::Error::Precondition { .. } => {
-                let reason = "the object changed while it was read (its ETag is not the one opened)";
-                return self.name(Error::from(ErrorKind::Usage { reason: reason.into() }));
+        store_error(e, &self.url)
+    }
+}
+
+/// `e`, naming `url` (in place of the store's path of the object, which npy-store names).
+pub(crate) fn named(e: Error, url: &str) -> Error {
+    e.renamed(url).reading(url)
+}
+
+/// A store's error reading the object at `url`, naming it: a missing object is
+/// `NotFound`, one replaced since it was opened (its ETag no longer matches) says so.
+pub(crate) fn store_error(e: object_store::Error, url: &str) -> Error {
+    let kind = match &e {
+        object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
+        object_store::Error::Precondition { .. } => {
+            let reason = "the object changed while it was read (its ETag is not the one opened)";
+            return named(Error::from(ErrorKind::Usage { reason: reason.into() }), url);
+        }
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
+            std::io::ErrorKind::PermissionDenied
+        }
+        _ => std::io::ErrorKind::Other,
+    };
+    named(Error::from(std::io::Error::new(kind, e)), url)
+}
+
+/// Bytes asked for by the first read of an object `npy.load` opens: npy-store's
+/// `HEADER_PREFIX`, which holds the header NumPy writes for arrays of up to a few hundred
+/// fields (and the data of small arrays).
+const FIRST_BYTES: u64 = npy_store::HEADER_PREFIX as u64;
+
+/// An object at a URL, opened by one ranged GET of its first bytes, whose answer also
+/// gives its size and ETag (no `HEAD`).
+pub(crate) struct Opened {
+    pub(crate) url: String,
+    pub(crate) at: StoreLocation,
+    pub(crate) size: u64,
+    pub(crate) e_tag: Option<String>,
+    /// The object's first [`FIRST_BYTES`] bytes (all of a smaller one).
+    pub(crate) prefix: Bytes,
+}
+
+impl Opened {
+    /// Opens the object at `url`: a missing one is `NotFound`, naming it.
+    pub(crate) fn open(url: &str) -> npy_core::Result<Opened> {
+        let at = npy_store::store_for(url)?;
+        let (store, path) = (at.store.clone(), at.path.clone());
+        let first = async move {
+            let range = GetRange::Bounded(0..FIRST_BYTES);
+            match store.get_opts(&path, GetOptions { range: Some(range), ..Default::default() }).await {
+                Ok(got) => {
+                    let (size, e_tag) = (got.meta.size, got.meta.e_tag.clone());
+                    Ok((size, e_tag, got.bytes().await?))
+                }
+                // An empty object has no first byte to ask for: its HEAD says it is empty.
+                Err(e) if !matches!(e, object_store::Error::NotFound { .. }) => match store.head(&path).await {
+                    Ok(meta) if meta.size == 0 => Ok((0, meta.e_tag, Bytes::new())),
+                    _ => Err(e),
+                },
+                Err(e) => Err(e),
             }
-            object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
-                std::io::ErrorKind::PermissionDenied
-            }
-            _ => std::io::ErrorKind::Other,
         };
-        self.name(Error::from(std::io::Error::new(kind, e)))
+        let (size, e_tag, prefix) = runtime()?.block_on(first).map_err(|e| store_error(e, url))?;
+        Ok(Opened { url: url.to_string(), at, size, e_tag, prefix })
+    }
+}
+
+/// An object opened by [`Opened::open`] as a blocking `Read`, for npy-core's readers: its
+/// first bytes as fetched, then the rest by one ranged GET (made when a read first needs
+/// it), its chunks handed on as they arrive. Read on a thread that is not the runtime's.
+pub(crate) struct ObjectRead {
+    opened: Opened,
+    /// Bytes received and not read yet (the first bytes, then each chunk).
+    chunk: Bytes,
+    /// The rest of the object, once asked for.
+    rest: Option<BoxStream<'static, object_store::Result<Bytes>>>,
+}
+
+impl ObjectRead {
+    pub(crate) fn new(opened: Opened) -> ObjectRead {
+        let chunk = opened.prefix.clone();
+        ObjectRead { opened, chunk, rest: None }
+    }
+
+    /// The next chunk of the rest (empty at the object's end).
+    fn next_chunk(&mut self) -> std::io::Result<Bytes> {
+        let runtime = runtime().map_err(std::io::Error::from)?;
+        let start = self.opened.prefix.len() as u64;
+        if self.rest.is_none() {
+            if start >= self.opened.size {
+                return Ok(Bytes::new());
+            }
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(start..self.opened.size)),
+                if_match: self.opened.e_tag.clone(),
+                ..Default::default()
+            };
+            let (store, path) = (self.opened.at.store.clone(), self.opened.at.path.clone());
+            let got = runtime.block_on(async move { store.get_opts(&path, options).await });
+            let got = got.map_err(|e| std::io::Error::from(store_error(e, &self.opened.url)))?;
+            self.rest = Some(got.into_stream());
+        }
+        let Some(rest) = self.rest.as_mut() else { return Ok(Bytes::new()) };
+        match runtime.block_on(rest.next()) {
+            Some(Ok(bytes)) => Ok(bytes),
+            Some(Err(e)) => Err(std::io::Error::from(store_error(e, &self.opened.url))),
+            None => Ok(Bytes::new()),
+        }
+    }
+}
+
+impl Read for ObjectRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.chunk.is_empty() && !buf.is_empty() {
+            let next = self.next_chunk()?;
+            if next.is_empty() {
+                return Ok(0);
+            }
+            self.chunk = next;
+        }
+        let n = self.chunk.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.chunk.split_to(n));
+        Ok(n)
     }
 }
 

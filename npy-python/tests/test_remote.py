@@ -236,3 +236,83 @@ def test_open_refuses_a_long_header_naming_its_argument(tmp_path):
         npy.open(tmp_path / "wide.npy")
     assert str(refused.value).endswith("To allow loading, adjust `max_header_size`.")
     assert np.array_equal(npy.open(tmp_path / "wide.npy", max_header_size=2**20)[...], wide)
+
+
+def test_an_archive_at_a_url_reads_its_directory_then_each_member(http, tmp_path):
+    # npy-store's RemoteNpz: the object's first bytes, the archive's tail (its directory),
+    # a 256 KiB block holding the first member's local header (checked, as every one, when
+    # the archive opens), then one ranged GET per member read, never the members not asked
+    # for.
+    base, served = http
+    a = traces(40_000)  # 1.28 MB: far more than the tail and the small member
+    np.savez(tmp_path / "s.npz", traces=a, gain=np.arange(10.0))
+    np.savez_compressed(tmp_path / "c.npz", traces=a, gain=np.arange(10.0))
+    for name in ("s.npz", "c.npz"):
+        served.clear()
+        with npy.load(f"{base}/{name}") as z:
+            assert np.array_equal(z["gain"], np.arange(10.0))
+            assert len(served) == 4 and sum(n for _, _, n in served) < 400_000, served
+            assert np.array_equal(z["traces"], a)
+            assert len(served) == 5, served
+            every = z.load_all()
+            assert np.array_equal(every["traces"], a) and np.array_equal(every["gain"], np.arange(10.0))
+            # NumPy's attributes still read the archive, through ranged reads.
+            assert z.zip.namelist() == ["traces.npy", "gain.npy"]
+
+
+def test_a_corrupt_member_at_a_url_names_the_url_and_member(http, tmp_path):
+    base, _ = http
+    np.savez(tmp_path / "s.npz", x=np.arange(1000.0), y=np.arange(3))
+    data = bytearray((tmp_path / "s.npz").read_bytes())
+    at = data.index(np.float64(500.0).tobytes())
+    data[at] ^= 1
+    (tmp_path / "bad.npz").write_bytes(bytes(data))
+    with npy.load(f"{base}/bad.npz") as z:
+        assert np.array_equal(z["y"], np.arange(3))
+        with pytest.raises(npy.BadNpzFile, match=rf"{base}/bad\.npz.*member 'x\.npy'.*CRC-32"):
+            z["x"]
+    np.savez_compressed(tmp_path / "c.npz", x=np.arange(1000.0))
+    data = bytearray((tmp_path / "c.npz").read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    (tmp_path / "badc.npz").write_bytes(bytes(data))
+    with npy.load(f"{base}/badc.npz") as z, pytest.raises(npy.BadNpzFile, match=r"badc\.npz.*member 'x\.npy'"):
+        z["x"]
+    (tmp_path / "short.npz").write_bytes(data[:-30])
+    with pytest.raises(npy.BadNpzFile, match=r"short\.npz"):
+        npy.load(f"{base}/short.npz")
+
+
+def test_a_url_npy_is_read_by_two_gets_at_most(http, tmp_path):
+    base, served = http
+    a = traces(10_000)
+    np.save(tmp_path / "t.npy", a)
+    np.save(tmp_path / "small.npy", np.arange(10))
+    served.clear()
+    assert np.array_equal(npy.load(f"{base}/t.npy"), a)
+    assert len(served) == 2 and sum(n for _, _, n in served) == (tmp_path / "t.npy").stat().st_size, served
+    served.clear()
+    assert np.array_equal(npy.load(f"{base}/small.npy"), np.arange(10))
+    assert len(served) == 1, served
+    (tmp_path / "empty.npy").write_bytes(b"")
+    with pytest.raises(EOFError):
+        npy.load(f"{base}/empty.npy")
+    objects = np.array([1, "a", None, {"k": (2.5, b"x")}], dtype=object)
+    np.save(tmp_path / "o.npy", objects, allow_pickle=True)
+    assert npy.load(f"{base}/o.npy").tolist() == objects.tolist()
+    with pytest.raises(ValueError, match="allow_pickle"):
+        npy.load(f"{base}/o.npy", allow_pickle=False)
+
+
+def test_npz_member_layouts_come_from_the_engine(http, tmp_path):
+    # npy.open's reading of archives at URLs and paths: the engine's, no zip parsing in Python.
+    base, _ = http
+    a = traces(100)
+    np.savez(tmp_path / "s.npz", traces=a)
+    np.savez_compressed(tmp_path / "c.npz", traces=a)
+    for target in (f"{base}/s.npz", tmp_path / "s.npz", f"{base}/c.npz", tmp_path / "c.npz"):
+        lazy = npy.open(target, member="traces.npy")
+        assert np.array_equal(lazy[10:20], a[10:20]), target
+    with pytest.raises(KeyError, match=r"s\.npz: no member 'nope' in the archive \(it has \['traces\.npy'\]\)"):
+        npy.open(f"{base}/s.npz", member="nope")
+    with pytest.raises(ValueError, match=r"s\.npz: an \.npz archive, not a \.npy file"):
+        npy.open(f"{base}/s.npz")

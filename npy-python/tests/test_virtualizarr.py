@@ -461,17 +461,19 @@ def test_http_reads_only_the_header(tmp_path, http):
     sliced = sum(n for _, _, n in served)
     print(f"\nparsing read {parsed} bytes; a 10x3 slice read {sliced} bytes in {len(served)} GETs")
 
+    # An archive's directory is read and checked as npy-store reads it: its tail (64 KiB
+    # and the end record), a 256 KiB block holding the first local header, the header.
     served.clear()
     store = NpyParser(member="big")(f"{base}/big.npz", reg)
     parsed = sum(n for _, _, n in served)
-    assert parsed < 64 * 1024, served
+    assert parsed < 400 * 1024 and len(served) <= 3, served
     same(xr.open_zarr(store, consolidated=False, zarr_format=3, chunks=None)["big"].values, arr)
 
     # The same references as for the local file, but for the URL (fsspec's HTTP filesystem
     # needs aiohttp to open them, which is not installed here).
     served.clear()
     refs = references(f"{base}/big.npz", "big", registry=reg)
-    assert sum(n for _, _, n in served) < 64 * 1024
+    assert sum(n for _, _, n in served) < 400 * 1024
     local = references(tmp_path / "big.npz", "big")
     assert refs["refs"]["big/0.0"] == [f"{base}/big.npz", *local["refs"]["big/0.0"][1:]]
     assert {k: v for k, v in refs["refs"].items() if k != "big/0.0"} == {

@@ -197,7 +197,11 @@ impl RemoteNpz {
     /// archive and member.
     pub async fn member_bytes(&self, name: &str) -> Result<Bytes> {
         let info = self.info(name)?;
-        let mut all = BytesMut::new();
+        // A stored member's size is its bytes in the archive (checked to lie within it):
+        // made room for at once, not doubled into. A deflated one's is only claimed.
+        let stored = info.compression == Some(Compression::Stored);
+        let room = if stored { info.size } else { info.compressed_size };
+        let mut all = BytesMut::with_capacity(usize::try_from(room).unwrap_or(0));
         let mut chunks = self.member_stream(info).await?;
         while let Some(chunk) = chunks.next().await {
             all.extend_from_slice(&chunk?);
@@ -383,6 +387,47 @@ impl RemoteNpz {
         };
         let _ = pending.split_to(data_offset);
         Ok((header, version, chunks, pending))
+    }
+
+    /// Member `name`'s `.npy` header and format version: a stored member's from one ranged
+    /// GET of its first bytes, a deflated one's inflated from its first bytes (its first
+    /// GET, dropped once the header is read). Where its data starts in the archive is its
+    /// [`MemberInfo::data_start`] plus the header's length, for a stored member:
+    /// [`RemoteNpz::member`] gives it ([`RemoteNpy::data_start`]).
+    ///
+    /// # Errors
+    /// [`npy_core::ErrorKind::Npz`] for an unknown member; header errors (a stored member
+    /// shorter than its header says is [`npy_core::ErrorKind::Truncated`]); store errors;
+    /// naming the archive and member.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::{io::Cursor, sync::Arc};
+    /// use npy_core::npz::{Compression, Writer};
+    /// use npy_store::RemoteNpz;
+    /// use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
+    ///
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add_with("n", &[3u32, 1, 4], Compression::deflated())?;
+    /// let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    /// let location = Path::from("run.npz");
+    /// store.put(&location, w.finish()?.into_inner().into()).await?;
+    ///
+    /// let (header, _version) = RemoteNpz::from_store(store, &location).await?.member_header("n").await?;
+    /// assert_eq!(header.shape, [3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn member_header(&self, name: &str) -> Result<(Header, Version)> {
+        let info = self.info(name)?;
+        if info.compression == Some(Compression::Stored) {
+            let npy = self.member(name).await?;
+            return Ok((npy.header().clone(), npy.object().version));
+        }
+        let (header, version, _, _) = self.inflated_head(info).await?;
+        Ok((header, version))
     }
 
     /// The layout of member `name` with default [`ConvertOptions`]: a stored member's

@@ -36,13 +36,8 @@ def open(
     not checked); a deflated one is inflated whole when first indexed. Object arrays are
     refused (their data are pickles). A Fortran-order array is read whole on first index.
     """
-    source = open_source(file)
-    try:
-        found = layout(source, member, max_header_size, deflated=True)
-    except BaseException:
-        source.close()
-        raise
-    return LazyArray(source, found, file, member)
+    found = layout(file, member, max_header_size)
+    return LazyArray(open_source(file), found, file, member)
 
 
 class LazyArray:

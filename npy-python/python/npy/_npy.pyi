@@ -4,7 +4,7 @@ import os
 import pickle
 import zipfile
 from collections.abc import Callable
-from typing import Any, final
+from typing import Any, Protocol, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,11 +22,12 @@ __all__ = [
     "create_npy",
     "load_from_file",
     "load_from_path",
+    "load_from_url",
+    "locate",
     "map_npy",
     "open_npz",
     "open_scan",
     "open_url",
-    "parse_header",
     "save_to_file",
     "save_to_path",
     "savez",
@@ -68,6 +69,14 @@ def load_from_file(
     fix_imports: bool,
     encoding: str,
     max_header_size: int,
+) -> Any: ...
+def load_from_url(
+    url: str,
+    allow_pickle: bool | None,
+    fix_imports: bool,
+    encoding: str,
+    max_header_size: int,
+    npz: bool,
 ) -> Any: ...
 def open_npz(
     file: Any,
@@ -142,6 +151,14 @@ class RemoteObject:
 
 def open_url(url: str) -> RemoteObject: ...
 def upload(path: str | os.PathLike[str], url: str) -> None: ...
-def parse_header(
-    prefix: bytes, size: int, max_header_size: int = ...
-) -> int | tuple[np.dtype[Any], bool, tuple[int, ...], int, tuple[int, int]]: ...
+
+# What locate reads in place of opening a file: its size and bytes start..end.
+class _Reader(Protocol):
+    @property
+    def size(self) -> int: ...
+    def read(self, start: int, end: int, /) -> bytes: ...
+
+# (dtype, fortran_order, shape, data offset, deflated) of a .npy file or an .npz member.
+def locate(
+    file: str, member: str | None = None, max_header_size: int = ..., reader: _Reader | None = None
+) -> tuple[np.dtype[Any], bool, tuple[int, ...], int, bool]: ...

@@ -122,26 +122,20 @@ def _load_url(
     max_header_size: int,
     npz: bool | None,
 ) -> Any:
-    """``load`` (``npz=None``) or ``load_npz`` (``npz=True``) of the object at ``url``: a
-    ``.npy`` fetched whole by one ranged read, an archive read lazily through a buffered
-    file of ranged reads (its directory, then each member as it is asked for)."""
+    """``load`` (``npz=None``) or ``load_npz`` (``npz=True``) of the object at ``url``, read
+    by the engine through npy-store: a ``.npy`` by a ranged read of its first bytes and
+    one of the rest, an archive lazily (its directory, then each member as it is asked for,
+    checked against its CRC-32)."""
     if mmap_mode is not None:
         raise ValueError(f"{url}: mmap_mode maps local files only; load a URL without it")
-    source = _source.UrlSource(url)
-    head = source.read(0, 4)
-    kwargs = {"encoding": encoding, "fix_imports": fix_imports}
-    if head == b"PK\x03\x04" or npz:
-        raw = _source.RangeFile(source)
-        fid = io.BufferedReader(raw, _URL_BUFFER)
-        reader = _npy.open_npz(fid, None, allow_pickle, fix_imports, encoding, max_header_size)
-        return NpzFile._opened(reader, fid, True, allow_pickle, kwargs, max_header_size)
-    data = io.BytesIO(source.read(0, source.size))
-    data.name = url  # errors name the URL
-    return _npy.load_from_file(data, None, allow_pickle, fix_imports, encoding, max_header_size)
+    loaded = _npy.load_from_url(url, allow_pickle, fix_imports, encoding, max_header_size, bool(npz))
+    if isinstance(loaded, _npy.NpzReader):
+        kwargs = {"encoding": encoding, "fix_imports": fix_imports}
+        return NpzFile._opened(loaded, url, True, allow_pickle, kwargs, max_header_size)
+    return loaded
 
 
-# Bytes read ahead by the file an archive at a URL is read through (its members' data
-# arrive in reads of this size).
+# Bytes read ahead by the file object of an archive at a URL that ``NpzFile.fid`` gives.
 _URL_BUFFER = 8 << 20
 
 
@@ -479,6 +473,10 @@ class NpzFile(_NumpyNpzFile):
             return None
         if hasattr(self._source, "read"):
             return self._source  # type: ignore[no-any-return]
+        if self._opened_fid is None and _source.is_url(self._source):
+            # A file of ranged reads, for code that reads the archive itself.
+            raw = _source.RangeFile(_source.UrlSource(self._source))
+            self._opened_fid = io.BufferedReader(raw, _URL_BUFFER)
         if self._opened_fid is None:
             self._opened_fid = open(self._source, "rb")  # closed by close()
         return self._opened_fid
@@ -497,7 +495,8 @@ class NpzFile(_NumpyNpzFile):
         if self._reader is None:
             return None
         if self._zip is None:
-            self._zip = zipfile.ZipFile(self._source)
+            fid = self.fid if _source.is_url(self._source) else None
+            self._zip = zipfile.ZipFile(self._source if fid is None else fid)
         return self._zip
 
     @zip.setter

@@ -1,12 +1,13 @@
 """Where a NumPy array lies in a file or an object, and ranged reads of it.
 
-``open_source`` gives a local file (``os.pread``) or an object at a URL (``s3://``,
-``gs://``, ``az://``, ``http(s)://``, ``file://``: npy-store's object stores, through
-``npy._npy.open_url``) as a :class:`Source`; :func:`layout` finds the array of a ``.npy``
-file or of an ``.npz`` member in it, its header read by npy-core's codec
-(``npy._npy.parse_header``, as ``npy.load`` reads it) from a few ranged reads: the header's
-first bytes, and for an archive its end, central directory and the member's local header.
-``npy.open``, ``npy.dask`` and ``npy.virtualizarr`` read files through these.
+:func:`layout` finds the array of a ``.npy`` file or of an ``.npz`` member, local or at a
+URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://``), through the engine's
+``npy._npy.locate``: npy-store reads the header (and an archive's checked directory and
+the member's header, a deflated one's inflated from its first bytes) by a few ranged
+reads, as ``npy.load`` reads them. ``open_source`` gives a local file (``os.pread``) or an
+object at a URL (npy-store's object stores, through ``npy._npy.open_url``) as a
+:class:`Source` for ranged reads of the data. ``npy.open``, ``npy.dask`` and
+``npy.virtualizarr`` read files through these.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import io
 import math
 import os
 import re
-import struct
-import zipfile
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,12 +24,7 @@ import numpy as np
 from . import _npy
 
 MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
-# The first read of a header: the magic, the version, the header's length and (almost
-# always) the header itself; a longer header takes one more read.
-FIRST_READ = 4096
-_ZIP_LOCAL = struct.Struct("<4s5H3I2H")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_COMPRESSION = {zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "lzma"}
 
 
 def is_url(file: object) -> bool:
@@ -107,8 +101,9 @@ def open_source(file: str | os.PathLike[str]) -> FileSource | UrlSource:
 
 
 class RangeFile(io.RawIOBase):
-    """A seekable read-only file over a :class:`Source`, for :mod:`zipfile` (wrap it in an
-    ``io.BufferedReader`` for few reads)."""
+    """A seekable read-only file over a :class:`Source` (wrap it in an ``io.BufferedReader``
+    for few reads): the ``fid`` (and ``zip``) NumPy's ``NpzFile`` has, for an archive at a
+    URL, made only when asked for (npy reads the archive through npy-store)."""
 
     def __init__(self, source: Source) -> None:
         self._source = source
@@ -170,91 +165,20 @@ class Layout:
         return self.dtype.itemsize * math.prod(rest)
 
 
-def parse_header(source: Source, start: int, end: int, name: str, max_header_size: int) -> Layout:
-    """The ``.npy`` header at ``start`` of ``source``, whose bytes for this array end at
-    ``end``: one ranged read (two for a header longer than ``FIRST_READ``)."""
-    head = source.read(start, min(start + FIRST_READ, end))
-    if head[:4] == b"PK\x03\x04":
-        raise ValueError(f"{name}: an .npz archive, not a .npy file: name one of its members")
-    try:
-        got = _npy.parse_header(head, end - start, max_header_size)
-        if isinstance(got, int):
-            head += source.read(start + len(head), min(start + got, end))
-            got = _npy.parse_header(head, end - start, max_header_size)
-    except ValueError as e:
-        raise ValueError(f"{name}: {e}") from None
-    if isinstance(got, int):
-        raise ValueError(f"{name}: not a valid .npy file: it ends inside its header")
-    dtype, fortran, shape, offset, _ = got
-    if dtype.hasobject:
-        raise ValueError(f"{name}: arrays of Python objects (dtype {dtype}) are refused: their data are pickles")
-    return Layout(source.name, name, start + offset, dtype, tuple(shape), fortran and len(shape) > 1)
-
-
 def layout(
-    source: Source, member: str | None = None, max_header_size: int = MAX_HEADER_SIZE, deflated: bool = False
+    file: str | os.PathLike[str],
+    member: str | None = None,
+    max_header_size: int = MAX_HEADER_SIZE,
+    reader: Source | None = None,
 ) -> Layout:
-    """The array of the ``.npy`` file ``source`` is, or of its ``.npz`` member ``member``
-    (a deflated member only with ``deflated``: its header inflated, its data not read).
-    A file or member shorter than its header says is refused, naming it."""
-    if member is None:
-        found = parse_header(source, 0, source.size, source.name, max_header_size)
-        held = source.size - found.offset
-    else:
-        found, held = _member(source, member, max_header_size, deflated)
-    if not found.deflated and held < found.nbytes:
-        raise ValueError(
-            f"{found.name}: truncated: its header says {found.nbytes} bytes of data, it holds {max(held, 0)}"
-        )
-    return found
-
-
-def _member(source: Source, member: str, max_header_size: int, deflated: bool) -> tuple[Layout, int]:
-    name = f"{source.name} (member {member!r})"
-    try:
-        with zipfile.ZipFile(io.BufferedReader(RangeFile(source), 1 << 16)) as archive:
-            names = archive.namelist()
-            inner = member if member in names else f"{member}.npy"
-            if inner not in names:
-                raise KeyError(f"{source.name}: no member {member!r} in the archive (it has {names})")
-            info = archive.getinfo(inner)
-            if info.flag_bits & 0x1:
-                raise ValueError(f"{name}: encrypted members are refused")
-            if info.compress_type != zipfile.ZIP_STORED:
-                if not deflated:
-                    how = _COMPRESSION.get(info.compress_type, str(info.compress_type))
-                    raise ValueError(f"{name}: the member is compressed ({how}): its data cannot be read by range")
-                with archive.open(info) as f:
-                    head = f.read(FIRST_READ)
-                    inflated = _Bytes(name, head + f.read(max(0, _needed(head) - len(head))))
-                found = parse_header(inflated, 0, info.file_size, name, max_header_size)
-                return Layout(source.name, name, 0, found.dtype, found.shape, found.fortran, member, True), 0
-    except zipfile.BadZipFile as e:
-        raise ValueError(f"{source.name}: not an .npz archive ({e})") from None
-    local = source.read(info.header_offset, info.header_offset + _ZIP_LOCAL.size)
-    if len(local) != _ZIP_LOCAL.size or local[:4] != b"PK\x03\x04":
-        raise ValueError(f"{name}: no zip local header at offset {info.header_offset}")
-    fields = _ZIP_LOCAL.unpack(local)
-    start = info.header_offset + _ZIP_LOCAL.size + fields[-2] + fields[-1]
-    end = min(start + info.file_size, source.size)
-    found = parse_header(source, start, end, name, max_header_size)
-    return Layout(source.name, name, found.offset, found.dtype, found.shape, found.fortran, member), end - found.offset
-
-
-def _needed(head: bytes) -> int:
-    """The bytes a header needs, from its first ones (0 when they are enough or unknown)."""
-    try:
-        got = _npy.parse_header(head, 1 << 62)
-    except ValueError:
-        return 0
-    return got if isinstance(got, int) else 0
-
-
-class _Bytes:
-    """Bytes in memory as a :class:`Source`."""
-
-    def __init__(self, name: str, data: bytes) -> None:
-        self.name, self.size, self._data = name, len(data), data
-
-    def read(self, start: int, end: int) -> bytes:
-        return self._data[start:end]
+    """The array of the ``.npy`` file ``file`` (a path or URL), or of its ``.npz`` member
+    ``member`` (``"x"`` or ``"x.npy"``), read by ``npy._npy.locate`` (``reader``: the
+    :class:`Source` to read instead of opening ``file``, which then only names it). A
+    file or stored member shorter than its header says is refused, naming it, and so are
+    arrays of Python objects (their data are pickles)."""
+    name = os.fspath(file)
+    dtype, fortran, shape, offset, deflated = _npy.locate(name, member, max_header_size, reader)
+    label = name if member is None else f"{name} (member {member!r})"
+    if dtype.hasobject:
+        raise ValueError(f"{label}: arrays of Python objects (dtype {dtype}) are refused: their data are pickles")
+    return Layout(name, label, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, deflated)

@@ -50,22 +50,6 @@ _RANDOM = 6
 _PENDING = re.compile(r"\..+" + re.escape(_INFIX) + f"[A-Za-z0-9]{{{_RANDOM}}}")
 
 
-def _npy_layout(file: str, limit: int) -> _Layout:
-    source = open_source(file)
-    try:
-        return find_layout(source, None, limit)
-    finally:
-        source.close()
-
-
-def _npz_layout(file: str, member: str, limit: int) -> _Layout:
-    source = open_source(file)
-    try:
-        return find_layout(source, member, limit, deflated=True)
-    finally:
-        source.close()
-
-
 def _stamp(file: str) -> tuple[int, int]:
     """What says a file is the one read: its modification time and size (a URL's size)."""
     if is_url(file):
@@ -154,9 +138,9 @@ def from_npy(
     """
     if member is not None:
         path = os.fsdecode(source)
-        layouts = [_npz_layout(path, member, max_header_size)]
+        layouts = [find_layout(path, member, max_header_size)]
     else:
-        layouts = [_npy_layout(p, max_header_size) for p in _sources(source)]
+        layouts = [find_layout(p, None, max_header_size) for p in _sources(source)]
     first = layouts[0]
     for other in layouts[1:]:
         same = (other.dtype, other.fortran, other.shape[1:]) == (first.dtype, first.fortran, first.shape[1:])

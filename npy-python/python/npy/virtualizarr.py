@@ -36,7 +36,7 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from ._source import MAX_HEADER_SIZE, FileSource, Source, UrlSource
+from ._source import MAX_HEADER_SIZE
 from ._source import Layout as _Layout
 from ._source import layout as find_layout
 
@@ -66,10 +66,10 @@ class _StoreSource:
             raise OSError(f"{self.name}: cannot read bytes {start}..{end}: {e}") from e
 
 
-def _layout(source: Source, member: str | None) -> _Layout:
+def _layout(url: str, member: str | None, reader: _StoreSource | None = None) -> _Layout:
     """The array's layout (npy's header codec, ``npy._source``); a deflated member refused
     with the reason Zarr cannot read it."""
-    found = find_layout(source, member, MAX_HEADER_SIZE, deflated=True)
+    found = find_layout(url, member, MAX_HEADER_SIZE, reader)
     if found.deflated:
         raise ValueError(
             f"{found.name}: the member is compressed; only stored members are one chunk at an offset: a zip "
@@ -171,7 +171,7 @@ class NpyParser:
         ChunkManifest, ManifestArray = manifests.ChunkManifest, manifests.ManifestArray
         ManifestGroup, ManifestStore = manifests.ManifestGroup, manifests.ManifestStore
 
-        layout = _layout(_StoreSource(url, registry), self.member)
+        layout = _layout(url, self.member, _StoreSource(url, registry))
         variable, dims = _names(url, layout, self.member, self.variable, self.dims)
         zdtype = _check_zarr_dtype(layout)
         shape = layout.shape
@@ -227,25 +227,19 @@ def references(
     """
     target = os.fspath(path_or_url)
     parsed = urlparse(target)
-    source: Any
     if registry is not None:
         url = target
-        source = _StoreSource(target, registry)
+        layout = _layout(target, member, _StoreSource(target, registry))
     elif parsed.scheme in ("", "file") or len(parsed.scheme) == 1:  # (a Windows drive letter)
         local = unquote(parsed.path) if parsed.scheme == "file" else target
         local = str(Path(local).absolute())
         url = target if parsed.scheme == "file" else local
-        source = FileSource(local)
+        layout = _layout(local, member)
     else:
         # Buckets and web servers through npy's own object stores (credentials from the
         # environment, as npy.load takes them).
         url = target
-        source = UrlSource(target)
-    try:
-        layout = _layout(source, member)
-    finally:
-        if isinstance(source, (FileSource, UrlSource)):
-            source.close()
+        layout = _layout(target, member)
     variable, dim_names = _names(url, layout, member, variable, dims)
     dtype = layout.dtype
     _check_record(layout)
