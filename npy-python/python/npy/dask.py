@@ -12,9 +12,7 @@ of a file's contents: arrays of Python objects are refused.
 
 from __future__ import annotations
 
-import errno
 import fcntl
-import glob
 import math
 import os
 import re
@@ -31,7 +29,7 @@ from dask.highlevelgraph import HighLevelGraph
 from . import _npy
 from ._npyio import _warn_dtype, _warn_version, load_npz
 from ._source import Layout as _Layout
-from ._source import is_url, open_source
+from ._source import expand, is_url, open_source
 from ._source import layout as find_layout
 
 __all__ = ["from_npy", "to_npy"]
@@ -56,25 +54,6 @@ def _stamp(file: str) -> tuple[int, int]:
         return (0, open_source(file).size)
     st = os.stat(file)
     return (st.st_mtime_ns, st.st_size)
-
-
-def _sources(source: _StrPath) -> list[str]:
-    """The ``.npy`` files ``source`` names: itself, those in a directory or those a glob
-    pattern matches, sorted by name."""
-    path = os.fsdecode(source)
-    if is_url(path):
-        return [path]
-    if os.path.isdir(path):
-        files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".npy"))
-        if not files:
-            raise FileNotFoundError(errno.ENOENT, "no .npy files in the directory", path)
-        return files
-    if any(c in path for c in "*?[") and not os.path.exists(path):
-        files = sorted(p for p in glob.glob(path) if os.path.isfile(p))
-        if not files:
-            raise FileNotFoundError(errno.ENOENT, "no files match the pattern", path)
-        return files
-    return [path]
 
 
 def _axis_chunks(chunks: Any, layout: _Layout, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
@@ -140,7 +119,7 @@ def from_npy(
         path = os.fsdecode(source)
         layouts = [find_layout(path, member, max_header_size)]
     else:
-        layouts = [find_layout(p, None, max_header_size) for p in _sources(source)]
+        layouts = [find_layout(p, None, max_header_size) for p in expand(source)]
     first = layouts[0]
     for other in layouts[1:]:
         same = (other.dtype, other.fortran, other.shape[1:]) == (first.dtype, first.fortran, first.shape[1:])
