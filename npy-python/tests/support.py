@@ -538,3 +538,38 @@ def traces(n, seed=0):
     a["id"] = np.arange(n) + seed * n
     a["ok"] = rng.integers(0, 2, size=n).astype(bool)
     return a
+
+
+# Simon's Trace record as the main job writes it (npy-seismic's `Trace`, 304 bytes): padding,
+# a nested record, a 64-sample subarray.
+SEISMIC_RECEIVER = np.dtype(
+    {"names": ["x", "y", "z"], "formats": ["<f8", "<f8", "<f4"], "offsets": [0, 8, 16], "itemsize": 24}
+)
+SEISMIC_TRACE = np.dtype(
+    {
+        "names": ["trace_id", "receiver", "t0", "dt", "flags", "samples"],
+        "formats": ["<i4", SEISMIC_RECEIVER, "<f8", "<f4", "u1", ("<f4", (64,))],
+        "offsets": [0, 8, 32, 40, 44, 48],
+        "itemsize": 304,
+    }
+)
+
+
+def seismic_traces(n, start=0):
+    """`n` Trace records whose values follow from their ids, `start` on."""
+    a = np.zeros(n, SEISMIC_TRACE)
+    fill_traces(a, start)
+    return a
+
+
+def fill_traces(a, start):
+    """Sets the records of `a` (an array or a map's rows) to those of ids `start` on."""
+    ids = np.arange(start, start + len(a))
+    a["trace_id"] = ids
+    a["receiver"]["x"] = ids * 0.5
+    a["receiver"]["y"] = -ids
+    a["receiver"]["z"] = ids % 7
+    a["t0"] = ids / 3
+    a["dt"] = 0.004
+    a["flags"] = ids % 256
+    a["samples"] = (ids[:, None] + np.arange(64)) / 10

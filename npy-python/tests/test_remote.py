@@ -17,7 +17,7 @@ import pytest
 
 import npy
 import npy.dask
-from support import TRACE, traces
+from support import SEISMIC_TRACE, TRACE, fill_traces, seismic_traces, traces
 
 
 def free_port():
@@ -316,3 +316,54 @@ def test_npz_member_layouts_come_from_the_engine(http, tmp_path):
         npy.open(f"{base}/s.npz", member="nope")
     with pytest.raises(ValueError, match=r"s\.npz: an \.npz archive, not a \.npy file"):
         npy.open(f"{base}/s.npz")
+
+
+def test_xarray_reads_a_slice_of_a_gigabyte_by_its_rows(http, tmp_path):
+    # A 1 GiB file of Trace records, written sparse (a map's untouched pages are holes),
+    # served over HTTP: xarray's slice of 1,000 traces fetches about their bytes, counted
+    # by the server.
+    import xarray as xr
+
+    base, served = http
+    n = (1 << 30) // SEISMIC_TRACE.itemsize
+    big = np.lib.format.open_memmap(tmp_path / "big.npy", mode="w+", dtype=SEISMIC_TRACE, shape=(n,))
+    at = n // 2
+    fill_traces(big[at : at + 1000], at)
+    big.flush()
+    del big
+    try:
+        served.clear()
+        ds = xr.open_dataset(f"{base}/big.npy", engine="npy", dims=["trace"])
+        opened = sum(b for _, _, b in served)
+        served.clear()
+        samples = ds.samples.isel(trace=slice(at, at + 1000)).values
+        moved = sum(b for _, _, b in served)
+        want = seismic_traces(1000, at)
+        assert np.array_equal(samples, want["samples"])
+        assert np.array_equal(ds["receiver.x"][at : at + 1000].values, want["receiver"]["x"])
+        print(f"\nopening read {opened} bytes; 1,000 traces ({1000 * SEISMIC_TRACE.itemsize} bytes) moved {moved}")
+        assert moved <= 2 * 1000 * SEISMIC_TRACE.itemsize, served
+        assert opened < 64 * 1024, served
+    finally:
+        (tmp_path / "big.npy").unlink()
+
+
+def test_xarray_reads_s3_and_https(s3, http, tmp_path):
+    import xarray as xr
+
+    a = seismic_traces(5000)
+    data = npy_bytes(a, tmp_path, "t.npy")
+    put(s3, "run/t.npy", data)
+    base, _ = http
+    for url in ("s3://bkt/run/t.npy", f"{base}/t.npy"):
+        ds = xr.open_dataset(url, engine="npy", dims=["trace"], chunks={"trace": 1024})
+        assert list(ds.data_vars)[:3] == ["trace_id", "receiver.x", "receiver.y"], url
+        assert np.array_equal(ds.samples.isel(trace=slice(1000, 2000)).values, a["samples"][1000:2000]), url
+        assert np.array_equal(ds["receiver.y"].values, a["receiver"]["y"]), url
+    np.savez(tmp_path / "z.npz", traces=a, gain=np.arange(3.0))
+    put(s3, "run/z.npz", (tmp_path / "z.npz").read_bytes())
+    ds = xr.open_dataset("s3://bkt/run/z.npz", engine="npy")
+    assert np.array_equal(ds["traces.t0"][[4, 2]].values, a["t0"][[4, 2]])
+    assert ds["gain"].values.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(FileNotFoundError, match=r"s3://bkt/run/missing\.npy"):
+        xr.open_dataset("s3://bkt/run/missing.npy", engine="npy")

@@ -1,0 +1,511 @@
+"""xarray's ``engine="npy"``: NumPy files as Datasets, read lazily by the rows asked for.
+
+::
+
+    import xarray as xr
+
+    ds = xr.open_dataset("traces.npy", engine="npy", dims=["trace"])
+    ds["samples"].isel(trace=slice(1000, 2000)).values  # those 1,000 records' bytes only
+
+xarray finds the backend through the ``xarray.backends`` entry point ``npy`` that the
+package installs; :class:`NpyBackendEntrypoint` can also be passed as ``engine=``. A
+``.npy`` of records becomes one variable per field (nested fields flattened as
+``receiver.x``, subarray fields with extra dimensions, padding dropped), any other array
+one variable, an ``.npz`` one variable per member (a record member one per field,
+``member.field``), a directory of ``.npy`` files (or a glob pattern) their arrays
+concatenated along the first axis. Each variable is an xarray ``BackendArray`` whose
+indexing reads the rows it selects through ``npy.open``'s :class:`~npy.LazyArray`: by
+positioned reads locally, by ranged GETs at a URL (``s3://``, ``https://``, ...). With
+``chunks=``, xarray makes Dask arrays whose tasks read their own rows.
+
+Importing this module imports xarray; ``import npy`` never does.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import threading
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import Any, TypeAlias
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+import xarray as xr
+from xarray.backends import BackendArray, BackendEntrypoint
+from xarray.core import indexing
+
+from . import _npy
+from ._lazy import LazyArray
+from ._source import MAX_HEADER_SIZE, Layout, expand, is_url, open_source
+
+__all__ = ["NpyBackendArray", "NpyBackendEntrypoint", "open_dataset"]
+
+_Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
+# What a variable's rows are split into by default under `chunks={}` (xarray's preferred
+# chunks), as npy.virtualizarr splits a large array: about 64 MiB of rows each.
+CHUNK_BYTES = 64 << 20
+# The resolutions xarray holds datetime64 and timedelta64 values in (coarser units become
+# seconds, finer ones nanoseconds, as xarray converts NumPy's arrays).
+_COARSE = {"Y", "M", "W", "D", "h", "m"}
+_FINE = {"ps", "fs", "as"}
+
+
+def open_dataset(
+    source: str | os.PathLike[str],
+    *,
+    dims: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+    field_dims: Mapping[str, Sequence[str]] | None = None,
+    variable: str | None = None,
+    drop_variables: str | Iterable[str] | None = None,
+    max_header_size: int = MAX_HEADER_SIZE,
+) -> xr.Dataset:
+    """What ``xr.open_dataset(source, engine="npy", ...)`` gives: see
+    :meth:`NpyBackendEntrypoint.open_dataset`."""
+    return NpyBackendEntrypoint().open_dataset(
+        source,
+        dims=dims,
+        field_dims=field_dims,
+        variable=variable,
+        drop_variables=drop_variables,
+        max_header_size=max_header_size,
+    )
+
+
+class NpyBackendEntrypoint(BackendEntrypoint):
+    """xarray's backend for NumPy's ``.npy`` and ``.npz`` files (``engine="npy"``)."""
+
+    description = "NumPy .npy and .npz files, local or at URLs, read lazily by rows (npy)"
+    url = "https://github.com/npy-rs/npy/blob/main/npy-python/README.md#xarray"
+    open_dataset_parameters = (
+        "filename_or_obj",
+        "drop_variables",
+        "dims",
+        "field_dims",
+        "variable",
+        "max_header_size",
+    )
+
+    def guess_can_open(self, filename_or_obj: Any) -> bool:
+        if not isinstance(filename_or_obj, (str, os.PathLike)):
+            return False
+        name = os.fspath(filename_or_obj)
+        if not isinstance(name, str):
+            return False
+        return name.lower().endswith((".npy", ".npz"))
+
+    def open_dataset(
+        self,
+        filename_or_obj: Any,
+        *,
+        drop_variables: str | Iterable[str] | None = None,
+        dims: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+        field_dims: Mapping[str, Sequence[str]] | None = None,
+        variable: str | None = None,
+        max_header_size: int = MAX_HEADER_SIZE,
+    ) -> xr.Dataset:
+        """A Dataset of the NumPy file (or files) ``filename_or_obj``, read lazily.
+
+        filename_or_obj: a ``.npy`` or ``.npz`` path or URL (``s3://``, ``gs://``,
+            ``az://``, ``http(s)://``, ``file://``, credentials from the environment as
+            ``npy.load`` takes them); a directory, whose ``.npy`` files (sorted by name)
+            are concatenated along the first axis; or a glob pattern (``"shots/*.npy"``)
+            likewise. Concatenated files must share dtype and the other axes.
+        dims: the array's dimension names (default ``dim_0``, ``dim_1``...); for an
+            ``.npz``, the names for every member (default ``{member}_dim_0``...), or a
+            mapping of member name to names.
+        field_dims: a mapping of variable name to the names of its extra dimensions: a
+            subarray field's (default ``{variable}_dim_0``...).
+        variable: the name of a plain (not record) array's variable in a ``.npy``
+            (default the file's stem, or the directory's name).
+        drop_variables: variables left out (never read).
+        max_header_size: a longer header is refused, as ``np.load`` refuses it.
+
+        Variables: a record array gives one per field, named by its path (``receiver.x``:
+        npy.scan's and SQL's name for it), of the array's dims and then the field's
+        subarray dims; padding and fields of no fields give none. An ``.npz`` record
+        member gives ``member.field``. Values are what xarray holds of NumPy's: native
+        byte order, datetimes and timedeltas in seconds (units coarser) or nanoseconds
+        (finer), checked exact; object arrays (their pickles checked by npy's restricted
+        decoder) read whole on first access. Refused, naming the file and field:
+        datetimes without a unit, records holding objects, names that collide.
+        """
+        if not isinstance(filename_or_obj, (str, os.PathLike)):
+            raise TypeError(
+                f"engine='npy' reads paths and URLs, not {type(filename_or_obj).__name__}: "
+                "use npy.load for file objects"
+            )
+        source = os.fspath(filename_or_obj)
+        if not isinstance(source, str):
+            source = os.fsdecode(source)
+        drop = {drop_variables} if isinstance(drop_variables, str) else set(drop_variables or ())
+        arrays = _arrays(source, max_header_size)
+        variables: dict[Hashable, xr.Variable] = {}
+        readers: list[_Rows] = []
+        for member, rows in arrays:
+            readers.append(rows)
+            base = _base_name(source, member, variable, rows)
+            array_dims = _array_dims(rows, member, dims)
+            for name, path, shape, dtype in _leaves(rows, base):
+                if name in variables or name in drop:
+                    if name in variables:
+                        raise ValueError(f"{rows.name}: two variables would be named {name!r}: rename a field")
+                    continue
+                extra = _extra_dims(rows, name, shape, field_dims)
+                target = _xarray_dtype(dtype, rows.name, name)
+                array = NpyBackendArray(rows, path, rows.shape + shape, target, name)
+                encoding: dict[str, Any] = {"source": rows.name, "dtype": target}
+                if rows.shape and rows.row_bytes:
+                    encoding["preferred_chunks"] = {array_dims[0]: max(1, CHUNK_BYTES // rows.row_bytes)}
+                variables[name] = xr.Variable(
+                    (*array_dims, *extra), indexing.LazilyIndexedArray(array), encoding=encoding
+                )
+        dataset = xr.Dataset(variables)
+        dataset.set_close(functools.partial(_close, readers))
+        return dataset
+
+
+def _close(readers: list[_Rows]) -> None:
+    for rows in readers:
+        rows.close()
+
+
+class NpyBackendArray(BackendArray):
+    """One variable of a NumPy file: one field (or the whole) of its array, read by the
+    rows an index selects (see :class:`NpyBackendEntrypoint`)."""
+
+    def __init__(
+        self, rows: _Rows, path: tuple[str, ...], shape: tuple[int, ...], dtype: np.dtype[Any], name: str
+    ) -> None:
+        self.rows = rows
+        self.path = path
+        self.shape = shape
+        self.dtype = dtype
+        self.name = name
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> Any:
+        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.OUTER, self._raw)
+
+    def _raw(self, key: tuple[Any, ...]) -> _Array:
+        """Outer indexing: the first index reads rows, the others index what was read."""
+        rank = len(self.rows.shape)
+        if rank == 0:
+            (values, squeeze), rest = self.rows.read(None), key
+        else:
+            (values, squeeze), rest = self.rows.read(key[0]), key[1:]
+        for name in self.path:
+            values = values[name]
+        values = _converted(values, self.dtype, self.rows.name, self.name)
+        first = 0 if rank == 0 else 1
+        for axis in reversed(range(len(rest))):
+            index = rest[axis]
+            if not (isinstance(index, slice) and index == slice(None)):
+                values = values[(slice(None),) * (first + axis) + (index,)]
+        if squeeze:
+            values = values[0]
+        return np.asarray(values)
+
+
+# Reading rows ----------------------------------------------------------------------------
+
+
+class _Part:
+    """One file's array (or ``.npz`` member) as ``npy.open`` reads it: records by rows
+    (``LazyArray``), arrays of objects whole through ``npy.load``'s restricted decoder,
+    elements of no bytes made, not read."""
+
+    def __init__(self, found: Layout) -> None:
+        self.layout = found
+        self._lazy: LazyArray | None = None
+        self._whole: _Array | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"layout": self.layout}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["layout"])  # type: ignore[misc]
+
+    def rows(self, index: slice | _Array) -> _Array:
+        """The rows ``index`` selects (a bounded slice of step 1, or indices)."""
+        found = self.layout
+        if found.dtype.hasobject:
+            return self._objects()[index]
+        if found.dtype.itemsize == 0 or math.prod(found.shape) == 0:
+            count = index.stop - index.start if isinstance(index, slice) else len(index)
+            return np.zeros((count, *found.shape[1:]), found.dtype)
+        out: _Array = self._array()[index]
+        return out
+
+    def whole(self) -> _Array:
+        """The 0-d array."""
+        found = self.layout
+        if found.dtype.hasobject:
+            return self._objects()
+        if found.dtype.itemsize == 0:
+            return np.zeros((), found.dtype)
+        out: _Array = np.asarray(self._array()[()]).reshape(())
+        return out
+
+    def _array(self) -> LazyArray:
+        with self._lock:
+            if self._lazy is None:
+                found = self.layout
+                self._lazy = LazyArray(open_source(found.file), found, found.file, found.member)
+            return self._lazy
+
+    def _objects(self) -> _Array:
+        with self._lock:
+            if self._whole is None:
+                from ._npyio import load
+
+                found = self.layout
+                if found.member is None:
+                    whole = load(found.file)
+                else:
+                    with load(found.file) as archive:
+                        whole = archive[found.member]
+                if whole.shape != found.shape:
+                    raise ValueError(f"{found.name}: the array changed since it was opened")
+                self._whole = np.asarray(whole, dtype=object)
+            return self._whole
+
+    def close(self) -> None:
+        lazy = self._lazy
+        if lazy is not None:
+            lazy._source.close()
+            self._lazy = None
+
+
+class _Rows:
+    """An array spread over one or several files (``parts``, concatenated along axis 0),
+    read by rows. Picklable: each process opens the files itself."""
+
+    def __init__(self, parts: list[_Part], name: str) -> None:
+        self.parts = parts
+        self.name = name
+        first = parts[0].layout
+        self.dtype = first.dtype
+        if len(parts) == 1:
+            self.shape = first.shape
+        else:
+            self.shape = (sum(p.layout.shape[0] for p in parts), *first.shape[1:])
+        self.row_bytes = first.dtype.itemsize * math.prod(self.shape[1:])
+        self._starts = np.cumsum([0] + [p.layout.shape[0] if p.layout.shape else 1 for p in parts])
+
+    def read(self, index: Any) -> tuple[_Array, bool]:
+        """The rows ``index`` selects along axis 0 (an int, a slice or int indices), and
+        whether it was an int (its axis to drop); ``None`` for a 0-d array's value."""
+        if index is None:
+            return self.parts[0].whole(), False
+        n = self.shape[0]
+        squeeze = False
+        if isinstance(index, (int, np.integer)):
+            i = int(index)
+            if not -n <= i < n:
+                raise IndexError(f"{self.name}: index {i} is out of bounds for axis 0 with size {n}")
+            index, squeeze = slice(i % n, i % n + 1), True
+        if isinstance(index, slice):
+            start, stop, step = index.indices(n)
+            if step == 1:
+                return self._run(start, max(start, stop)), squeeze
+            index = np.arange(start, stop, step)
+        rows = np.asarray(index, dtype=np.int64)
+        rows = np.where(rows < 0, rows + n, rows)
+        if rows.size and (rows.min() < 0 or rows.max() >= n):
+            raise IndexError(f"{self.name}: an index is out of bounds for axis 0 with size {n}")
+        return self._gather(rows), squeeze
+
+    def _run(self, start: int, stop: int) -> _Array:
+        pieces = []
+        for part, base in zip(self.parts, self._starts[:-1], strict=True):
+            lo, hi = max(start, int(base)), min(stop, int(base) + part.layout.shape[0])
+            if lo < hi:
+                pieces.append(part.rows(slice(lo - int(base), hi - int(base))))
+        if len(pieces) == 1:
+            return pieces[0]
+        return self._join(pieces, stop - start)
+
+    def _gather(self, rows: _Array) -> _Array:
+        if len(self.parts) == 1:
+            return self.parts[0].rows(rows)
+        out = np.empty((len(rows), *self.shape[1:]), self.dtype)
+        which = np.searchsorted(self._starts, rows, side="right") - 1
+        for k, part in enumerate(self.parts):
+            mask = which == k
+            if mask.any():
+                out[mask] = part.rows(rows[mask] - int(self._starts[k]))
+        return out
+
+    def _join(self, pieces: list[_Array], count: int) -> _Array:
+        # Into an array of the files' dtype: np.concatenate would make it native-endian.
+        out = np.empty((count, *self.shape[1:]), self.dtype)
+        at = 0
+        for piece in pieces:
+            out[at : at + len(piece)] = piece
+            at += len(piece)
+        return out
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+
+
+# The files, their arrays and their variables ------------------------------------------------
+
+
+def _describe(file: str, member: str | None, max_header_size: int) -> Layout:
+    """The array's layout as ``npy.open`` finds it (npy-store's header codec), arrays of
+    objects included (their values are read whole by ``npy.load``)."""
+    dtype, fortran, shape, offset, deflated = _npy.locate(file, member, max_header_size)
+    name = file if member is None else f"{file} (member {member!r})"
+    return Layout(file, name, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, deflated)
+
+
+def _members(file: str) -> list[str]:
+    from ._npyio import load, load_npz
+
+    archive = load(file) if is_url(file) else load_npz(file)
+    with archive:
+        return list(archive.files)
+
+
+def _is_npz(file: str) -> bool:
+    path = unquote(urlparse(file).path) if is_url(file) else file
+    return path.lower().endswith(".npz")
+
+
+def _arrays(source: str, max_header_size: int) -> list[tuple[str | None, _Rows]]:
+    """Each array the source holds: ``(None, rows)`` for ``.npy`` files (several
+    concatenated), ``(member, rows)`` per ``.npz`` member."""
+    if _is_npz(source) and not os.path.isdir(source):
+        return [
+            (m, _Rows([_Part(found)], found.name))
+            for m in _members(source)
+            for found in [_describe(source, m, max_header_size)]
+        ]
+    files = expand(source)
+    layouts = [_describe(f, None, max_header_size) for f in files]
+    first = layouts[0]
+    for other in layouts[1:]:
+        same = (other.dtype, other.fortran, other.shape[1:]) == (first.dtype, first.fortran, first.shape[1:])
+        if not same or not first.shape or not other.shape:
+            raise ValueError(
+                f"{other.file} and {first.file} differ: dtype {other.dtype} and {first.dtype}, shape "
+                f"{other.shape} and {first.shape}, fortran_order {other.fortran} and {first.fortran} "
+                "(files concatenated along axis 0 must share dtype, order and the other axes)"
+            )
+    name = first.name if len(layouts) == 1 else source
+    return [(None, _Rows([_Part(found) for found in layouts], name))]
+
+
+def _base_name(source: str, member: str | None, variable: str | None, rows: _Rows) -> str:
+    """A plain array's variable name; a record array's fields are prefixed by it only in
+    an archive (``member.field``)."""
+    if member is not None:
+        return member
+    if variable is not None:
+        return variable
+    path = unquote(urlparse(source).path) if is_url(source) else source
+    leaf = PurePosixPath(path.replace(os.sep, "/").rstrip("/")).name
+    stem = leaf if os.path.isdir(source) or any(c in leaf for c in "*?[") else PurePosixPath(leaf).stem
+    if any(c in stem for c in "*?["):
+        stem = PurePosixPath(path.replace(os.sep, "/")).parent.name
+    if not stem:
+        raise ValueError(f"{rows.name}: no variable name (pass variable=)")
+    return stem
+
+
+def _leaves(rows: _Rows, base: str) -> list[tuple[str, tuple[str, ...], tuple[int, ...], np.dtype[Any]]]:
+    """The variables of an array: ``(name, field path, extra shape, leaf dtype)`` each."""
+    dtype = rows.dtype
+    if dtype.names is None:
+        return [(base, (), (), dtype)]
+    if dtype.hasobject:
+        raise ValueError(f"{rows.name}: record dtype {dtype} holds Python objects: refused (no pickle is run)")
+    archive = rows.parts[0].layout.member is not None
+    found: list[tuple[str, tuple[str, ...], tuple[int, ...], np.dtype[Any]]] = []
+
+    def walk(record: np.dtype[Any], path: tuple[str, ...], shape: tuple[int, ...]) -> None:
+        assert record.names is not None and record.fields is not None
+        for field in record.names:
+            leaf = record.fields[field][0]
+            extra = shape
+            while leaf.subdtype is not None:
+                leaf, sub = leaf.subdtype
+                extra = extra + tuple(sub)
+            if leaf.names is not None:
+                walk(leaf, (*path, field), extra)
+            else:
+                name = ".".join((base, *path, field) if archive else (*path, field))
+                found.append((name, (*path, field), extra, leaf))
+
+    walk(dtype, (), ())
+    if not found:
+        raise ValueError(f"{rows.name}: record dtype {dtype} has no fields: no variable to make of it")
+    return found
+
+
+def _array_dims(rows: _Rows, member: str | None, dims: Any) -> tuple[str, ...]:
+    ndim = len(rows.shape)
+    given = dims.get(member) if isinstance(dims, Mapping) and member is not None else dims
+    if isinstance(dims, Mapping) and member is None:
+        raise ValueError(f"{rows.name}: dims as a mapping names an archive's members; give a list of names")
+    if given is None:
+        prefix = "dim" if member is None else f"{member}_dim"
+        return tuple(f"{prefix}_{i}" for i in range(ndim))
+    names = (given,) if isinstance(given, str) else tuple(str(d) for d in given)
+    if len(names) != ndim or len(set(names)) != ndim:
+        raise ValueError(f"{rows.name}: dims {given!r} are not {ndim} distinct names for shape {rows.shape}")
+    return names
+
+
+def _extra_dims(rows: _Rows, name: str, shape: tuple[int, ...], field_dims: Any) -> tuple[str, ...]:
+    given = (field_dims or {}).get(name)
+    if given is None:
+        return tuple(f"{name}_dim_{i}" for i in range(len(shape)))
+    names = (given,) if isinstance(given, str) else tuple(str(d) for d in given)
+    if len(names) != len(shape):
+        raise ValueError(f"{rows.name}: field_dims[{name!r}] {given!r} are not {len(shape)} names for {shape}")
+    return names
+
+
+def _xarray_dtype(dtype: np.dtype[Any], file: str, name: str) -> np.dtype[Any]:
+    """What xarray holds values of ``dtype`` as: native byte order, times in a unit
+    xarray keeps, zero-width strings one wide; datetimes without a unit refused."""
+    if dtype.kind in "mM":
+        unit, _ = np.datetime_data(dtype)  # (a count, as in `M8[10s]`, is dropped)
+        if unit == "generic":
+            raise ValueError(
+                f"{file}: field {name!r}: {dtype} has no time unit, which xarray's datetimes need: refused"
+            )
+        if unit in _COARSE:
+            unit = "s"
+        elif unit in _FINE:
+            unit = "ns"
+        return np.dtype(f"{dtype.kind}8[{unit}]")
+    if dtype.kind in "SU" and dtype.itemsize == 0:
+        return np.dtype(f"{dtype.kind}1")
+    if dtype.hasobject:
+        return np.dtype(object)
+    return dtype.newbyteorder("=") if dtype.byteorder in "<>" else dtype
+
+
+def _converted(values: _Array, target: np.dtype[Any], file: str, name: str) -> _Array:
+    """``values`` as ``target``, datetimes checked to keep every value."""
+    if values.dtype == target:
+        return values
+    out = values.astype(target)
+    if target.kind in "mM" and values.size:
+        native = values.dtype.newbyteorder("=")
+        back = out.astype(native)
+        kept = (back == values) | (np.isnat(values) & np.isnat(out))
+        if not kept.all():
+            bad = values[~kept].reshape(-1)[0]
+            raise ValueError(
+                f"{file}: field {name!r}: the {values.dtype} value {bad} has no exact "
+                f"{target} value, xarray's unit for it: refused"
+            )
+    return out
