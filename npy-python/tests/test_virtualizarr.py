@@ -2,6 +2,7 @@
 xarray through VirtualiZarr's ManifestStore and through kerchunk references, must give
 np.load's values or refuse with an error naming the file."""
 
+import importlib
 import warnings
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import virtualizarr
 import xarray as xr
 
 from conftest import NPY_FILES, file_id, ids
-from npy.virtualizarr import NpyParser, references
+from npy.virtualizarr import CHUNK_BYTES, NpyParser, chunk_count, references
 
 # zarr warns that the Zarr v3 spellings of datetime64, bytes, unicode and records are not
 # in the spec yet: the arrays still read right, which is what is tested here.
@@ -480,3 +481,111 @@ def test_http_reads_only_the_header(tmp_path, http):
         k: v for k, v in local["refs"].items() if k != "big/0.0"
     }
     print(f"npz member: parsing read {parsed} bytes")
+
+
+def chunk_entries(store, name):
+    """The manifest's (index, offset, length) entries of the store's array `name`."""
+    manifest = store._group.arrays[name].manifest
+    return sorted(manifest.dict().items())
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype", "chunk_bytes", "count"),
+    [
+        ((100, 3), "<f8", 24 * 25, 4),  # 25 rows a chunk
+        ((100, 3), "<f8", 24 * 30, 4),  # 30 rows fit, 25 divide 100
+        ((101, 3), "<f8", 24 * 30, 1),  # 101 is prime: one chunk
+        ((100,), "<f8", 800, 1),  # fits
+        ((12, 6), "F<f8", 96 * 2, 3),  # Fortran order: 2 columns (of 96 bytes) a chunk
+        ((0, 3), "<f8", 8, 1),
+    ],
+)
+def test_chunks_divide_the_rows(tmp_path, shape, dtype, chunk_bytes, count):
+    arr = np.arange(int(np.prod(shape)), dtype=dtype.lstrip("F")).reshape(shape)
+    if dtype.startswith("F"):
+        arr = np.asfortranarray(arr)
+    path = tmp_path / "c.npy"
+    np.save(path, arr)
+    store = NpyParser(chunk_bytes=chunk_bytes)(url(path), registry())
+    entries = chunk_entries(store, "c") if arr.size else []  # (an empty manifest has no entries to list)
+    assert len(entries) == (count if arr.size else 0)
+    lengths = {e["length"] for _, e in entries}
+    assert len(lengths) <= 1  # equal chunks: none partial
+    same(xr.open_zarr(store, consolidated=False, zarr_format=3, chunks=None)["c"].values, arr)
+    refs = references(path, chunk_bytes=chunk_bytes)
+    assert len([k for k in refs["refs"] if k.startswith("c/") and not k.startswith("c/.")]) == len(entries)
+    same(referenced(refs)["c"].values, arr)
+
+
+def test_a_partial_last_chunk_is_what_zarr_refuses(tmp_path):
+    # Why chunks divide the rows: a short last chunk (the file ends where the array does)
+    # fails in zarr's bytes codec, which reshapes every chunk to the full chunk shape.
+    manifests = importlib.import_module("virtualizarr.manifests")
+    path = tmp_path / "p.npy"
+    np.save(path, np.arange(10.0))
+    store = NpyParser(chunk_bytes=4 * 8)(url(path), registry())
+    assert chunk_count(store_layout(path), 4 * 8) == 5  # 4 rows fit, 2 divide 10: 5 chunks of 2
+    array = store._group.arrays["p"]
+    entries = array.manifest.dict()
+    offset = entries["0"]["offset"]
+    short = manifests.ChunkManifest(
+        {
+            "0": {"path": url(path), "offset": offset, "length": 32},
+            "1": {"path": url(path), "offset": offset + 32, "length": 32},
+            "2": {"path": url(path), "offset": offset + 64, "length": 16},
+        }
+    )
+    metadata = importlib.import_module("virtualizarr.manifests.utils").create_v3_array_metadata(
+        shape=(10,),
+        data_type=np.dtype("<f8"),
+        chunk_shape=(4,),
+        fill_value=np.nan,
+        codecs=[{"name": "bytes", "configuration": {"endian": "little"}}],
+        dimension_names=["x"],
+    )
+    group = manifests.ManifestGroup(arrays={"p": manifests.ManifestArray(metadata=metadata, chunkmanifest=short)})
+    ds = xr.open_zarr(manifests.ManifestStore(group=group, registry=registry()), consolidated=False, zarr_format=3)
+    with pytest.raises(ValueError, match="cannot reshape array of size 2 into shape"):
+        ds["p"].values  # noqa: B018
+
+
+def store_layout(path):
+    from npy._source import layout
+
+    return layout(str(path))
+
+
+def test_a_file_over_64_mib_is_many_chunks(tmp_path):
+    arr = np.arange(12 << 20, dtype="<f8")  # 96 MiB: 2 chunks of 48 MiB (3 x 2^21 rows)
+    path = tmp_path / "big.npy"
+    np.save(path, arr)
+    store = NpyParser()(url(path), registry())
+    entries = chunk_entries(store, "big")
+    assert [e["length"] for _, e in entries] == [48 << 20] * 2
+    ds = xr.open_zarr(store, consolidated=False, zarr_format=3, chunks=None)
+    same(ds["big"].values, np.load(path))
+    path.unlink()
+
+
+def test_a_gigabyte_is_sixteen_chunks_read_equal(tmp_path):
+    # 1 GiB of <f8, written sparse but for a few runs: 16 chunks of 64 MiB, each read by
+    # xarray and compared with the map's.
+    n = 1 << 27
+    path = tmp_path / "gib.npy"
+    mm = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n,))
+    for at in (0, (1 << 23) - 5, n // 2, n - 1000):
+        mm[at : at + 1000] = np.arange(at, at + 1000)
+    mm.flush()
+    del mm
+    try:
+        store = NpyParser()(url(path), registry())
+        entries = chunk_entries(store, "gib")
+        assert len(entries) == 16 and {e["length"] for _, e in entries} == {CHUNK_BYTES}
+        ds = xr.open_zarr(store, consolidated=False, zarr_format=3, chunks=None)
+        want = np.load(path, mmap_mode="r")
+        step = 1 << 23
+        for k in range(16):
+            assert np.array_equal(ds["gib"][k * step : (k + 1) * step].values, want[k * step : (k + 1) * step]), k
+        del want
+    finally:
+        path.unlink()

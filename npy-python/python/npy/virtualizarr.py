@@ -1,9 +1,10 @@
 """NumPy files as virtual Zarr arrays: a VirtualiZarr parser and kerchunk references.
 
-A ``.npy`` file is one uncompressed chunk at a known byte offset, and so is a stored
+A ``.npy`` file is uncompressed data at a known byte offset, and so is a stored
 (uncompressed) member of an ``.npz`` archive inside its zip. :class:`NpyParser` tells
-VirtualiZarr where that chunk is, so xarray opens the file as a Zarr array without copying
-it::
+VirtualiZarr where its chunks are (one, or several of at most ``CHUNK_BYTES`` along the
+contiguous axis for a larger array: :func:`chunk_count`), so xarray opens the file as a
+Zarr array without copying it::
 
     import obstore.store, virtualizarr
     from obspec_utils.registry import ObjectStoreRegistry
@@ -29,6 +30,7 @@ imports it.
 from __future__ import annotations
 
 import importlib
+import math
 import os
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -40,7 +42,11 @@ from ._source import MAX_HEADER_SIZE
 from ._source import Layout as _Layout
 from ._source import layout as find_layout
 
-__all__ = ["NpyParser", "references"]
+__all__ = ["CHUNK_BYTES", "NpyParser", "chunk_count", "references"]
+
+# A file (or member) larger than this is described as several chunks along its contiguous
+# axis (see `chunk_count`): a read of a slice then fetches the chunks it touches, not the file.
+CHUNK_BYTES = 64 << 20
 
 
 class _StoreSource:
@@ -96,6 +102,47 @@ def _names(url: str, layout: _Layout, member: str | None, variable: str | None, 
     return variable, names
 
 
+def chunk_count(layout: _Layout, chunk_bytes: int = CHUNK_BYTES) -> int:
+    """How many chunks the array is split into along its contiguous axis (the first, the
+    last for Fortran order): as few as keep each within ``chunk_bytes``, of an equal number
+    of rows each, which must divide the rows.
+
+    Zarr's regular grid lets an array end in a partial chunk only if that chunk is stored
+    whole: zarr-python's bytes codec reshapes a chunk's bytes to the full chunk shape and
+    fails on fewer (checked with zarr 3.1.6 and VirtualiZarr 2.5.1), and a file's bytes end
+    where its array does. So the rows per chunk are the largest divisor of the row count
+    whose chunk fits ``chunk_bytes``; where even that gives chunks under 1/16 of it (a
+    prime count of rows, say), the array stays one chunk."""
+    n = layout.shape[layout.axis] if layout.shape else 1
+    slab = layout.slab_bytes if layout.shape else layout.dtype.itemsize
+    if n <= 1 or slab == 0 or n * slab <= chunk_bytes:
+        return 1
+    most = max(1, chunk_bytes // slab)
+    small = np.arange(1, math.isqrt(n) + 1, dtype=np.int64)
+    small = small[n % small == 0]
+    divisors = np.concatenate([small, n // small])
+    rows = int(divisors[divisors <= most].max())
+    if rows * slab * 16 < chunk_bytes:
+        return 1
+    return n // rows
+
+
+def _chunks(layout: _Layout, chunk_bytes: int) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], int, int]]]:
+    """The chunk shape and each chunk's ``(index, offset, length)``."""
+    shape, ndim = layout.shape, len(layout.shape)
+    count = chunk_count(layout, chunk_bytes)
+    if count == 1:
+        return tuple(max(n, 1) for n in shape), [((0,) * ndim, layout.offset, layout.nbytes)]
+    axis = layout.axis
+    rows = shape[axis] // count
+    size = rows * layout.slab_bytes
+    chunk = tuple(rows if i == axis else max(n, 1) for i, n in enumerate(shape))
+    entries = [
+        (tuple(k if i == axis else 0 for i in range(ndim)), layout.offset + k * size, size) for k in range(count)
+    ]
+    return chunk, entries
+
+
 def _check_record(layout: _Layout) -> None:
     """Refuse a record dtype that Zarr's ``structured`` type (format 3, whose fields have
     no byte order) or format 2 would read otherwise: padded or overlapping fields, nested
@@ -103,7 +150,10 @@ def _check_record(layout: _Layout) -> None:
     dtype = layout.dtype
     if dtype.names is None:
         return
-    why = "refused, as Zarr would read it otherwise; load it with npy.load, or read its fields as columns with npy.scan"
+    why = (
+        "refused, as Zarr would read it otherwise; open it with xarray.open_dataset(path, engine='npy') "
+        "(a variable per field, read lazily), or read its fields as columns with npy.scan"
+    )
     for field in dtype.names:
         f = dtype.fields[field][0] if dtype.fields is not None else dtype
         if f.names is not None or f.subdtype is not None:
@@ -139,7 +189,9 @@ def _check_zarr_dtype(layout: _Layout) -> Any:
 
 class NpyParser:
     """A VirtualiZarr parser of ``.npy`` files and stored ``.npz`` members: each becomes
-    one Zarr array of one chunk, the file's data where it lies.
+    one Zarr array whose chunks are the file's data where it lies: one chunk, or for an
+    array over ``chunk_bytes`` (64 MiB) equal chunks along its contiguous axis
+    (:func:`chunk_count` says how many, and why their rows must divide the array's).
 
     ``parser(url, registry)`` (as ``virtualizarr.open_virtual_dataset(url, registry=...,
     parser=NpyParser())`` calls it) reads the header through the registry's store and returns
@@ -156,13 +208,26 @@ class NpyParser:
       (references VirtualiZarr writes) unless opened with ``mask_and_scale=False``.
     """
 
-    def __init__(self, member: str | None = None, variable: str | None = None, dims: Any = None) -> None:
+    def __init__(
+        self,
+        member: str | None = None,
+        variable: str | None = None,
+        dims: Any = None,
+        *,
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> None:
+        if chunk_bytes < 1:
+            raise ValueError(f"chunk_bytes must be positive, not {chunk_bytes}")
         self.member = member
         self.variable = variable
         self.dims = dims
+        self.chunk_bytes = chunk_bytes
 
     def __repr__(self) -> str:
-        return f"NpyParser(member={self.member!r}, variable={self.variable!r}, dims={self.dims!r})"
+        return (
+            f"NpyParser(member={self.member!r}, variable={self.variable!r}, dims={self.dims!r}, "
+            f"chunk_bytes={self.chunk_bytes!r})"
+        )
 
     def __call__(self, url: str, registry: Any) -> Any:
         # Imported here, untyped: the package works (and type-checks) without VirtualiZarr.
@@ -176,7 +241,7 @@ class NpyParser:
         zdtype = _check_zarr_dtype(layout)
         shape = layout.shape
         ndim = len(shape)
-        chunks = tuple(max(n, 1) for n in shape)
+        chunks, entries = _chunks(layout, self.chunk_bytes)
         codecs: list[dict[str, Any]] = []
         if layout.fortran:
             codecs.append({"name": "transpose", "configuration": {"order": list(range(ndim))[::-1]}})
@@ -197,8 +262,12 @@ class NpyParser:
         except Exception as e:
             raise ValueError(f"{layout.name}: Zarr refuses the array's metadata ({e})") from None
         if layout.nbytes:
-            key = ".".join("0" * ndim) if ndim else "c"
-            manifest = ChunkManifest({key: {"path": url, "offset": layout.offset, "length": layout.nbytes}})
+            manifest = ChunkManifest(
+                {
+                    (".".join(map(str, index)) if ndim else "c"): {"path": url, "offset": offset, "length": length}
+                    for index, offset, length in entries
+                }
+            )
         else:
             manifest = ChunkManifest({}, shape=tuple(0 if n == 0 else 1 for n in shape))
         group = ManifestGroup(arrays={variable: ManifestArray(metadata=metadata, chunkmanifest=manifest)})
@@ -212,10 +281,11 @@ def references(
     variable: str | None = None,
     dims: Any = None,
     registry: Any = None,
+    chunk_bytes: int = CHUNK_BYTES,
 ) -> dict[str, Any]:
     """kerchunk's version-1 references (Zarr format 2) to a ``.npy`` file or a stored
-    ``.npz`` member: one array of one chunk, named and dimensioned as :class:`NpyParser`
-    does (``_ARRAY_DIMENSIONS``), in the file's byte order and memory order.
+    ``.npz`` member: one array, chunked, named and dimensioned as :class:`NpyParser` does
+    (``_ARRAY_DIMENSIONS``), in the file's byte order and memory order.
 
     ``path_or_url``: a local path or ``file://`` URL, read directly; any other URL is read
     through ``registry`` (an obstore ``ObjectStoreRegistry``), header bytes only. The
@@ -246,10 +316,11 @@ def references(
     if np.dtype(dtype.descr if dtype.names is not None else dtype.str) != dtype:
         raise ValueError(f"{layout.name}: Zarr format 2 cannot spell the dtype {dtype}")
     ndim = len(layout.shape)
+    chunks, entries = _chunks(layout, chunk_bytes)
     zarray = {
         "zarr_format": 2,
         "shape": list(layout.shape),
-        "chunks": [max(n, 1) for n in layout.shape],
+        "chunks": list(chunks),
         "dtype": dtype.descr if dtype.names is not None else dtype.str,
         "compressor": None,
         "filters": None,
@@ -264,7 +335,8 @@ def references(
         f"{variable}/.zattrs": _json({"_ARRAY_DIMENSIONS": dim_names}),
     }
     if layout.nbytes:
-        refs[f"{variable}/{'.'.join('0' * ndim) if ndim else '0'}"] = [url, layout.offset, layout.nbytes]
+        for index, offset, length in entries:
+            refs[f"{variable}/{'.'.join(map(str, index)) if ndim else '0'}"] = [url, offset, length]
     return {"version": 1, "refs": refs}
 
 
