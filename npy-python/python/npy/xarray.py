@@ -44,9 +44,6 @@ from ._source import MAX_HEADER_SIZE, Layout, expand, is_url, open_source
 __all__ = ["NpyBackendArray", "NpyBackendEntrypoint", "open_dataset"]
 
 _Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
-# What a variable's rows are split into by default under `chunks={}` (xarray's preferred
-# chunks), as npy.virtualizarr splits a large array: about 64 MiB of rows each.
-CHUNK_BYTES = 64 << 20
 # The resolutions xarray holds datetime64 and timedelta64 values in (coarser units become
 # seconds, finer ones nanoseconds, as xarray converts NumPy's arrays).
 _COARSE = {"Y", "M", "W", "D", "h", "m"}
@@ -156,9 +153,9 @@ class NpyBackendEntrypoint(BackendEntrypoint):
                 extra = _extra_dims(rows, name, shape, field_dims)
                 target = _xarray_dtype(dtype, rows.name, name)
                 array = NpyBackendArray(rows, path, rows.shape + shape, target, name)
+                # No preferred chunks: rows are read by range, so any split of them is as good
+                # (xarray would warn about chunks that split a preferred one).
                 encoding: dict[str, Any] = {"source": rows.name, "dtype": target}
-                if rows.shape and rows.row_bytes:
-                    encoding["preferred_chunks"] = {array_dims[0]: max(1, CHUNK_BYTES // rows.row_bytes)}
                 variables[name] = xr.Variable(
                     (*array_dims, *extra), indexing.LazilyIndexedArray(array), encoding=encoding
                 )
@@ -292,7 +289,6 @@ class _Rows:
             self.shape = first.shape
         else:
             self.shape = (sum(p.layout.shape[0] for p in parts), *first.shape[1:])
-        self.row_bytes = first.dtype.itemsize * math.prod(self.shape[1:])
         self._starts = np.cumsum([0] + [p.layout.shape[0] if p.layout.shape else 1 for p in parts])
 
     def read(self, index: Any) -> tuple[_Array, bool]:
