@@ -240,6 +240,30 @@ def test_chunks_give_dask_tasks_reading_their_rows(tmp_path, http):
     np.testing.assert_allclose(ds["t0"].sum().compute().values, a["t0"].sum())
 
 
+def test_load_reads_the_records_once(tmp_path, http):
+    base, served = http
+    a = traces(3000)
+    np.save(tmp_path / "t.npy", a)
+    ds = xr.open_dataset(f"{base}/t.npy", engine="npy")
+    served.clear()
+    ds.load()
+    assert sum(n for _, _, n in served) == a.nbytes, served
+    same(ds, expected(a, ("dim_0",)))
+    # What one variable was given is its own: changing it changes no later read (xarray's
+    # cache aside, which keeps what was read first).
+    again = xr.open_dataset(tmp_path / "t.npy", engine="npy", cache=False)
+    t0 = again["t0"][:10].values
+    t0[:] = -1
+    assert again["t0"][:10].values.tolist() == a["t0"][:10].tolist()
+    assert again["dt"][:10].values.tolist() == a["dt"][:10].tolist()
+    for name, arr in {"f": np.asfortranarray(np.ones((3, 4))), "o": np.array([1, "a"], dtype=object)}.items():
+        np.save(tmp_path / f"{name}.npy", arr, allow_pickle=True)
+        one = xr.open_dataset(tmp_path / f"{name}.npy", engine="npy", cache=False)
+        first = one[name].values
+        first[...] = 7
+        assert one[name].values.tolist() == arr.tolist(), name
+
+
 def test_a_lazy_dataset_pickles(tmp_path):
     a = traces(100)
     np.save(tmp_path / "t.npy", a)

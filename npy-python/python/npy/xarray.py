@@ -27,6 +27,7 @@ import functools
 import math
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any, TypeAlias
@@ -42,6 +43,9 @@ from ._lazy import LazyArray
 from ._source import MAX_HEADER_SIZE, Layout, expand, is_url, open_source
 
 __all__ = ["NpyBackendArray", "NpyBackendEntrypoint", "open_dataset"]
+
+# The most bytes of rows kept for the other variables of the same records to take.
+KEPT_BYTES = 1 << 30
 
 _Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
 # The resolutions xarray holds datetime64 and timedelta64 values in (coarser units become
@@ -143,6 +147,7 @@ class NpyBackendEntrypoint(BackendEntrypoint):
         readers: list[_Rows] = []
         for member, rows in arrays:
             readers.append(rows)
+            users = 0
             base = _base_name(source, member, variable, rows)
             array_dims = _array_dims(rows, member, dims)
             for name, path, shape, dtype in _leaves(rows, base):
@@ -153,12 +158,14 @@ class NpyBackendEntrypoint(BackendEntrypoint):
                 extra = _extra_dims(rows, name, shape, field_dims)
                 target = _xarray_dtype(dtype, rows.name, name)
                 array = NpyBackendArray(rows, path, rows.shape + shape, target, name)
+                users += 1
                 # No preferred chunks: rows are read by range, so any split of them is as good
                 # (xarray would warn about chunks that split a preferred one).
                 encoding: dict[str, Any] = {"source": rows.name, "dtype": target}
                 variables[name] = xr.Variable(
                     (*array_dims, *extra), indexing.LazilyIndexedArray(array), encoding=encoding
                 )
+            rows.users = users
         dataset = xr.Dataset(variables)
         dataset.set_close(functools.partial(_close, readers))
         return dataset
@@ -188,13 +195,11 @@ class NpyBackendArray(BackendArray):
     def _raw(self, key: tuple[Any, ...]) -> _Array:
         """Outer indexing: the first index reads rows, the others index what was read."""
         rank = len(self.rows.shape)
-        if rank == 0:
-            (values, squeeze), rest = self.rows.read(None), key
-        else:
-            (values, squeeze), rest = self.rows.read(key[0]), key[1:]
+        (values, squeeze, shared), rest = self.rows.read(key[0] if rank else None), key[1:] if rank else key
         for name in self.path:
             values = values[name]
-        values = _converted(values, self.dtype, self.rows.name, self.name)
+        converted = _converted(values, self.dtype, self.rows.name, self.name)
+        values = converted.copy() if shared and converted is values else converted
         first = 0 if rank == 0 else 1
         for axis in reversed(range(len(rest))):
             index = rest[axis]
@@ -229,21 +234,23 @@ class _Part:
         """The rows ``index`` selects (a bounded slice of step 1, or indices)."""
         found = self.layout
         if found.dtype.hasobject:
-            return self._objects()[index]
+            return self._objects()[index].copy()  # (a view would let a caller change the kept array)
         if found.dtype.itemsize == 0 or math.prod(found.shape) == 0:
             count = index.stop - index.start if isinstance(index, slice) else len(index)
             return np.zeros((count, *found.shape[1:]), found.dtype)
         out: _Array = self._array()[index]
-        return out
+        # Deflated members and Fortran-order arrays are kept whole by the LazyArray: copied
+        # out, as above.
+        return out.copy() if found.deflated or found.fortran else out
 
     def whole(self) -> _Array:
         """The 0-d array."""
         found = self.layout
         if found.dtype.hasobject:
-            return self._objects()
+            return self._objects().copy()
         if found.dtype.itemsize == 0:
             return np.zeros((), found.dtype)
-        out: _Array = np.asarray(self._array()[()]).reshape(())
+        out: _Array = np.array(self._array()[()]).reshape(())
         return out
 
     def _array(self) -> LazyArray:
@@ -290,10 +297,47 @@ class _Rows:
         else:
             self.shape = (sum(p.layout.shape[0] for p in parts), *first.shape[1:])
         self._starts = np.cumsum([0] + [p.layout.shape[0] if p.layout.shape else 1 for p in parts])
+        # How many variables read these rows (their fields), and the rows read lately that
+        # some of them have not taken yet: `ds.load()` reads the records once, not once per
+        # field (it read the main job's 1M Traces 8 times, 10x np.load's time).
+        self.users = 1
+        self._kept: OrderedDict[Hashable, list[Any]] = OrderedDict()
+        self._kept_bytes = 0
+        self._lock = threading.Lock()
 
-    def read(self, index: Any) -> tuple[_Array, bool]:
-        """The rows ``index`` selects along axis 0 (an int, a slice or int indices), and
-        whether it was an int (its axis to drop); ``None`` for a 0-d array's value."""
+    def __getstate__(self) -> dict[str, Any]:
+        return {"parts": self.parts, "name": self.name, "users": self.users}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["parts"], state["name"])  # type: ignore[misc]
+        self.users = state["users"]
+
+    def read(self, index: Any) -> tuple[_Array, bool, bool]:
+        """The rows ``index`` selects along axis 0 (an int, a slice or int indices; ``None``
+        for a 0-d array's value), whether it was an int (its axis to drop), and whether the
+        rows are shared with other readers (their fields to be copied, not viewed)."""
+        key = _key(index)
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                kept[2] -= 1
+                if kept[2] <= 0:
+                    del self._kept[key]
+                    self._kept_bytes -= kept[0].nbytes
+                return kept[0], kept[1], True
+        records, squeeze = self._read(index)
+        if self.users < 2 or records.nbytes > KEPT_BYTES:
+            return records, squeeze, False
+        with self._lock:
+            if key not in self._kept:
+                self._kept[key] = [records, squeeze, self.users - 1]
+                self._kept_bytes += records.nbytes
+                while self._kept_bytes > KEPT_BYTES:
+                    _, (old, _, _) = self._kept.popitem(last=False)
+                    self._kept_bytes -= old.nbytes
+        return records, squeeze, True
+
+    def _read(self, index: Any) -> tuple[_Array, bool]:
         if index is None:
             return self.parts[0].whole(), False
         n = self.shape[0]
@@ -345,8 +389,21 @@ class _Rows:
         return out
 
     def close(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self._kept_bytes = 0
         for part in self.parts:
             part.close()
+
+
+def _key(index: Any) -> Hashable:
+    """A row index as a key of the rows kept."""
+    if isinstance(index, slice):
+        return ("slice", index.start, index.stop, index.step)
+    if index is None or isinstance(index, (int, np.integer)):
+        return ("int", None if index is None else int(index))
+    rows = np.asarray(index)
+    return ("rows", rows.dtype.str, rows.shape, rows.tobytes())
 
 
 # The files, their arrays and their variables ------------------------------------------------
