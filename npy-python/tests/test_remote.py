@@ -348,7 +348,7 @@ def test_xarray_reads_a_slice_of_a_gigabyte_by_its_rows(http, tmp_path):
         (tmp_path / "big.npy").unlink()
 
 
-def test_xarray_reads_s3_and_https(s3, http, tmp_path):
+def test_xarray_reads_s3_and_http_urls(s3, http, tmp_path):
     import xarray as xr
 
     a = seismic_traces(5000)
