@@ -7,8 +7,9 @@
 //!    `todo!`/`dbg!`, file sizes, `forbid(unsafe_code)`, no import circles between a crate's
 //!    modules; seconds, so it runs before the long steps
 //! 3. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
-//! 4. `cargo doc --workspace --no-deps --all-features` with `RUSTDOCFLAGS=-D warnings`:
-//!    every doc link resolves
+//! 4. `cargo doc --workspace --no-deps --all-features --lib --bins --examples` with
+//!    `RUSTDOCFLAGS=-D warnings`: every doc link resolves (`--examples` has cargo resolve
+//!    features with the dev-dependencies, as steps 3 and 5 do, so step 3's checks serve it)
 //! 5. `cargo test --workspace --all-features` (after emptying `target/npz-check`,
 //!    `target/object-check` and `target/sql-check`), the feature set of steps 3 and 4, so
 //!    their dependency builds serve it too
@@ -29,7 +30,7 @@
 //! 10. NumPy loads object arrays: `xtask/object_check.py` has NumPy load
 //!     (`allow_pickle=True`) every object array `.npy` and `.npz` the tests wrote to
 //!     `target/object-check` and compare it, types included, with its `.expect.json` sidecar
-//! 11. every example, `cargo run --release --example <name>` with `NPY_CI=1`
+//! 11. every example, `cargo run --release -p npy-seismic --example <name>` with `NPY_CI=1`
 //! 12. the `npy` commands of the tool's manual (`npy-cli/README.md`) and of README.md, then
 //!     README.md's `npy sql` commands, run as written on the main job's file (see [`readme`])
 //! 13. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
@@ -233,9 +234,17 @@ fn clippy(_: &mut Ci) -> Result<()> {
     ]))
 }
 
+/// The docs of every library and binary (and of the examples). Without `--examples`, cargo
+/// would leave the dev-dependencies out of feature resolution; the features they add (the
+/// root package's `npyz` turns on `num-bigint/default`, and `indexmap/default` of the build
+/// scripts' graph goes too) would then differ from clippy's, and `datafusion`,
+/// `datafusion-sql`, the four Ballista crates and Ballista's protobuf codegen would be
+/// checked a second time (14 units, by `cargo --unit-graph`).
 fn doc(_: &mut Ci) -> Result<()> {
     let mut cargo = project::cargo();
-    cargo.args(["doc", "--workspace", "--no-deps", "--all-features"]).env("RUSTDOCFLAGS", "-D warnings");
+    cargo
+        .args(["doc", "--workspace", "--no-deps", "--all-features", "--lib", "--bins", "--examples"])
+        .env("RUSTDOCFLAGS", "-D warnings");
     project::run(&mut cargo)
 }
 
@@ -370,9 +379,14 @@ fn hostile(_: &mut Ci) -> Result<()> {
         cmd
     };
 
-    project::step("cargo test --test hostile --no-run");
+    // The binary the test step built: with its package and feature selection, cargo resolves
+    // the same features and finds it fresh (`--test hostile` alone would build npy-core and
+    // the test again, with the root package's features).
+    project::step("cargo test --workspace --all-features --test hostile --no-run");
     let mut build = project::cargo();
-    build.args(["test", "--test", "hostile", "--no-run", "--message-format=json"]).stderr(Stdio::inherit());
+    build
+        .args(["test", "--workspace", "--all-features", "--test", "hostile", "--no-run", "--message-format=json"])
+        .stderr(Stdio::inherit());
     let output = build.output().map_err(|e| format!("cannot run `{}`: {e}", project::show(&build)))?;
     if !output.status.success() {
         return Err(format!("`{}` failed ({})", project::show(&build), output.status));
@@ -381,6 +395,7 @@ fn hostile(_: &mut Ci) -> Result<()> {
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|msg| msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "hostile")
+        .filter(|msg| msg["manifest_path"].as_str().map(Path::new) == Some(&project::root().join("Cargo.toml")))
         .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
         .ok_or("cargo named no executable for the hostile test")?;
     let how = if prlimit { "prlimit --as" } else { "ulimit -v" };
@@ -553,9 +568,13 @@ fn object_check(ci: &mut Ci) -> Result<()> {
     project::run(Command::new(&python).arg(&script).arg(object_check_dir()))
 }
 
-/// Runs every example of the root package: `examples/<name>.rs` and
-/// `examples/<name>/main.rs`, with `NPY_CI=1` and `NPY_PYTHON` set to the Python with
-/// NumPy (examples that show what NumPy sees use it).
+/// Runs every example of the workspace's `examples/` (`<name>.rs` and `<name>/main.rs`,
+/// targets of npy-seismic), with `NPY_CI=1` and `NPY_PYTHON` set to the Python with NumPy
+/// (examples that show what NumPy sees use it). `-p npy-seismic`: cargo then resolves
+/// npy-core's features for npy-seismic alone, and the release build of the steps before
+/// (`-p npy-cli`) serves all its dependencies but `syn` 3 and `thiserror` (README.md's
+/// `cargo run --release --example seismic` resolves them with every default member's
+/// dev-dependencies: 39 release units more, by `cargo --unit-graph`).
 fn examples(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
     let dir = project::root().join("examples");
@@ -581,7 +600,7 @@ fn examples(ci: &mut Ci) -> Result<()> {
         project::step(&format!("example {name}"));
         project::run(
             project::cargo()
-                .args(["run", "--release", "--example", name])
+                .args(["run", "--release", "-p", "npy-seismic", "--example", name])
                 .env("NPY_CI", "1")
                 .env("NPY_PYTHON", &python),
         )?;
