@@ -146,6 +146,12 @@ impl Ci {
 /// Runs all steps, timing each; the error names the step that failed. The table of times
 /// is printed either way.
 pub fn run() -> Result<()> {
+    // Every build here is cold or rebuilt whole in another configuration: incremental state
+    // would only take disk (it was 19 GB of a warm target/), so none is kept unless the
+    // caller asks for it. Set before any thread starts, for every cargo (and maturin) below.
+    if std::env::var_os("CARGO_INCREMENTAL").is_none() {
+        std::env::set_var("CARGO_INCREMENTAL", "0");
+    }
     let mut ci = Ci::default();
     println!("{}", disk_report());
     let start = Instant::now();
