@@ -117,6 +117,8 @@ def test_load_many_refuses_what_it_cannot_take(files):
         npy.load_many([files["f8"]], threads=0)
     with open(files["f8"], "rb") as f, pytest.raises(TypeError, match="file objects"):
         npy.load_many([f])
+    with pytest.raises(TypeError, match="not one"):
+        npy.load_many(str(files["f8"]))
     with pytest.raises(ValueError, match="local files only"):
         npy.load_many(["s3://bucket/a.npy"], mmap_mode="r")
 

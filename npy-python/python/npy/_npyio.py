@@ -129,7 +129,8 @@ def load_many(
     released; the rest -- maps, archives, object arrays (checked as :func:`load` checks
     them: no pickle runs) -- one after another, as :func:`load` reads them.
 
-    files: paths (``str``, ``os.PathLike``) or URLs; not file objects.
+    files: an iterable of paths (``str``, ``os.PathLike``) or URLs; not file objects, nor
+        one path alone (``TypeError``).
     mmap_mode: as :func:`load`'s (local files only).
     threads: how many threads read at once (at least 1).
 
@@ -139,6 +140,8 @@ def load_many(
     file, and each other failing file with its exception's type and message; no array is
     returned then.
     """
+    if isinstance(files, (str, bytes, os.PathLike)):
+        raise TypeError("load_many takes a list of files, not one: load one with npy.load")
     if threads is not None and threads < 1:
         raise ValueError(f"threads must be at least 1, not {threads}")
     # str (paths and URLs) as they are, which the engine tells apart: 0.06 us a file.
