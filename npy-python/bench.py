@@ -17,6 +17,9 @@ query's columns (files read, and mapped) against DuckDB over pyarrow's Parquet o
 rows, and in polars over `npy.polars.scan_npy` against `pl.scan_parquet`; every answer
 checked against NumPy's.
 
+Then 5,000 small files (issue 57): Python's open/read/close loop, np.load and npy.load
+loops, and npy.load_many (`small_*` lines).
+
 Then npy.dask against Dask's own reading of a .npy file on one LocalCluster of 2 worker
 processes: `dask_*` bench lines, and lines of the workers' peak memory and of the goals.
 
@@ -667,6 +670,50 @@ def dask_rounds(directory, repeat):
     )
 
 
+SMALL_FILES = 5_000
+SMALL_VALUES = 240  # <f8: 1,920 bytes of data, 2 KiB with the header
+
+
+def small_file_rounds(directory, repeat):
+    """Issue 57: 5,000 .npy files of 2 KiB (a training set of one file per sample), read
+    in a loop by Python's own open/read/close (the floor), np.load and npy.load, and
+    all at once by npy.load_many; every array checked against NumPy's after the clock."""
+    folder = directory / "small_files"
+    folder.mkdir(exist_ok=True)
+    rng = np.random.default_rng(57)
+    paths = [str(folder / f"s{i:05d}.npy") for i in range(SMALL_FILES)]
+    for path in paths:
+        np.save(path, rng.standard_normal(SMALL_VALUES))
+    want = [np.load(p) for p in paths]
+
+    def floor():
+        out = []
+        for p in paths:
+            with open(p, "rb") as f:
+                out.append(f.read())
+        return out
+
+    cases = {
+        "small_floor": floor,
+        "small_np_load": lambda: [np.load(p) for p in paths],
+        "small_npy_load": lambda: [npy.load(p) for p in paths],
+        "small_load_many": lambda: npy.load_many(paths),
+    }
+    times = {name: [] for name in cases}
+    for timing, reverse in paired_rounds(repeat):
+        for name in list(cases)[::-1] if reverse else cases:
+            seconds, got = timed(cases[name])
+            if name == "small_floor":
+                check(all(len(b) == os.path.getsize(p) for b, p in zip(got, paths, strict=True)), name)
+            else:
+                check(len(got) == len(want) and all(map(same_array, got, want)), name)
+            if timing:
+                times[name].append(seconds)
+    shutil.rmtree(folder)
+    for name in cases:
+        report(name, times[name], SMALL_FILES * 2048)
+
+
 def reset_peak():
     """In a worker: resets its peak resident size (VmHWM) to the current one; gives that."""
     with open("/proc/self/clear_refs", "w") as f:
@@ -692,3 +739,4 @@ if __name__ == "__main__":
     stream_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     remote_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     dask_rounds(Path(sys.argv[1]), int(sys.argv[3]))
+    small_file_rounds(Path(sys.argv[1]), int(sys.argv[3]))

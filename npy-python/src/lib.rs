@@ -16,6 +16,7 @@ mod arrays;
 mod errors;
 mod load;
 mod locate;
+mod many;
 mod npz;
 mod objects;
 mod pyfile;
@@ -112,6 +113,20 @@ fn load_from_url(
 ) -> PyResult<Py<PyAny>> {
     let args = load_args(None, allow_pickle, fix_imports, encoding, max_header_size)?;
     loaded(py, load::load_url(py, url, &args, npz)?)
+}
+
+/// `npy.load_many`: each of `files` (paths, URLs) as `load_from_path` (`load_from_url`)
+/// gives it, in order; plain arrays read on up to `threads` threads with the GIL released.
+#[pyfunction]
+#[pyo3(signature = (files, mmap_mode, threads))]
+fn load_many(
+    py: Python<'_>,
+    files: &Bound<'_, PyList>,
+    mmap_mode: Option<&str>,
+    threads: Option<usize>,
+) -> PyResult<Vec<Py<PyAny>>> {
+    let args = load_args(mmap_mode, None, true, "ASCII".to_string(), args::MAX_HEADER_SIZE)?;
+    many::load_many(py, files, &args, threads)
 }
 
 /// An archive opened as `NpzFile(fid)` opens it: by path, or from a file object.
@@ -226,6 +241,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unpickle::set_safe_globals, m)?)?;
     m.add_function(wrap_pyfunction!(load_from_file, m)?)?;
     m.add_function(wrap_pyfunction!(load_from_url, m)?)?;
+    m.add_function(wrap_pyfunction!(load_many, m)?)?;
     m.add_function(wrap_pyfunction!(open_npz, m)?)?;
     m.add_function(wrap_pyfunction!(map_npy, m)?)?;
     m.add_function(wrap_pyfunction!(save_to_path, m)?)?;

@@ -18,8 +18,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
 
 use crate::args::LoadArgs;
-use crate::arrays::{from_dyn, memmap};
+use crate::arrays::{from_dyn, memmap, Arrays};
 use crate::errors::to_python;
+use crate::many::read_plain;
 use crate::npz::NpzReader;
 use crate::objects;
 use crate::pyfile::{name_of, PyFile};
@@ -61,6 +62,22 @@ pub(crate) enum Loaded<'py> {
 /// `pathlib.Path`, which a map's `filename` keeps, as NumPy's does).
 pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &LoadArgs) -> PyResult<Loaded<'py>> {
     let path: PathBuf = file.extract()?;
+    if args.mmap_mode.is_none() {
+        let options = args.read_options(None);
+        if let Some(array) = py.detach(|| read_plain(&path, &options)) {
+            return Arrays::default().array(py, array).map(Loaded::Array);
+        }
+    }
+    load_path_general(py, file, path, args)
+}
+
+/// [`load_path`] of any file: what is not a plain array, and every error.
+fn load_path_general<'py>(
+    py: Python<'py>,
+    file: &Bound<'py, PyAny>,
+    path: PathBuf,
+    args: &LoadArgs,
+) -> PyResult<Loaded<'py>> {
     let start = py
         .detach(|| -> npy_core::Result<Vec<u8>> {
             let mut start = Vec::with_capacity(6);

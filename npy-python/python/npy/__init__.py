@@ -28,7 +28,7 @@ Reads and writes of paths run with the GIL released.
 from ._format import open_memmap
 from ._lazy import LazyArray, open
 from ._npy import BadNpzFile, Scan, UnsafePickleError, __version__
-from ._npyio import NpzFile, append, load, load_npz, save, savez, savez_compressed
+from ._npyio import NpzFile, append, load, load_many, load_npz, save, savez, savez_compressed
 from ._safe import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._scan import scan
 
@@ -44,6 +44,7 @@ __all__ = [
     "clear_safe_globals",
     "get_safe_globals",
     "load",
+    "load_many",
     "load_npz",
     "open",
     "open_memmap",

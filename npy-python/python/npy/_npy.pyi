@@ -23,6 +23,7 @@ __all__ = [
     "load_from_file",
     "load_from_path",
     "load_from_url",
+    "load_many",
     "locate",
     "map_npy",
     "open_npz",
@@ -78,6 +79,7 @@ def load_from_url(
     max_header_size: int,
     npz: bool,
 ) -> Any: ...
+def load_many(files: list[Any], mmap_mode: str | None, threads: int | None) -> list[Any]: ...
 def open_npz(
     file: Any,
     mmap_mode: str | None,

@@ -47,6 +47,10 @@ class Source(Protocol):
 class FileSource:
     """A local file, read with ``os.pread``."""
 
+    # No descriptor until ``__init__`` opens one: ``close`` (and ``__del__``, which runs
+    # even when ``__init__`` raised) then has nothing to close.
+    _fd: int = -1
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)
         try:

@@ -567,6 +567,11 @@ pub(super) const PYTHON: Part = Part {
         ("remote_open_peer", "the same by pyarrow's S3 file and np.load"),
         ("dask_from_npy", "Dask sum of npy.dask.from_npy, 512 MiB <f8, 2 workers"),
         ("dask_from_array", "Dask sum of da.from_array(np.load(mmap_mode='r'))"),
+        // Issue 57: a training set of 5,000 .npy files of 2 KiB.
+        ("small_floor", "5,000 files of 2 KiB: Python's open/read/close loop (the floor)"),
+        ("small_np_load", "5,000 files of 2 KiB: np.load loop"),
+        ("small_npy_load", "5,000 files of 2 KiB: npy.load loop"),
+        ("small_load_many", "5,000 files of 2 KiB: npy.load_many (threads, GIL released)"),
     ],
     goals: &[
         ("npy.load / np.load, <f8", "f8_npy", "f8_np", Goal::AtMost(1.0)),
@@ -626,6 +631,11 @@ pub(super) const PYTHON: Part = Part {
         ("Dask sum: npy.dask.from_npy / da.from_array", "dask_from_npy", "dask_from_array", Goal::MedianAtMost(1.0)),
         // Issue 46: a slice of a remote file in a tenth of the time (bytes: a `#` line).
         ("1,000 remote rows: npy.open / np.load over S3", "remote_open_npy", "remote_open_peer", Goal::MedianAtMost(0.1)),
+        // Issue 57: small files at the system-call floor.
+        ("5,000 small files: npy.load loop / open+read loop", "small_npy_load", "small_floor", Goal::MedianAtMost(1.3)),
+        ("5,000 small files: load_many / open+read loop", "small_load_many", "small_floor", Goal::MedianAtMost(0.5)),
+        ("5,000 small files: load_many / np.load loop", "small_load_many", "small_np_load", Goal::MedianAtMost(0.1)),
+        ("5,000 small files: npy.load loop / np.load loop", "small_npy_load", "small_np_load", Goal::Context),
     ],
 };
 

@@ -1,0 +1,231 @@
+//! Plain arrays read with the GIL released and few system calls: [`read_plain`], the way
+//! `np.load` of a path takes first, and [`load_many`], `npy.load_many`'s engine, which
+//! spreads such reads over threads.
+//!
+//! Only the plain case is fast: a regular file holding one `.npy` array of a dtype without
+//! Python objects, a header of this century (no Python 2 warning to give), and exactly the
+//! data its header calls for. Anything else (an error too) is read again by
+//! [`crate::load`]'s general way under the GIL, which gives NumPy's results, exceptions and
+//! warnings; a file is then opened twice, which only odd files pay.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use npy_core::header::Header;
+use npy_core::{DynArray, NpyReader, ReadOptions};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use crate::args::LoadArgs;
+use crate::arrays::Arrays;
+use crate::load::{load_path, load_url, Loaded};
+use crate::remote::{ObjectRead, Opened};
+
+/// Files up to this size are read whole by one `read` into the buffer that becomes the
+/// array's; larger ones by npy-core's reader (a 2 KiB file: 4 system calls instead of 14).
+const SMALL: u64 = 1 << 20;
+
+/// The array of the `.npy` file at `path` when it is plain (see the module), read with
+/// `open`, `fstat`, one `read` (more only for a file larger than [`SMALL`]) and `close`;
+/// `None` for anything else, which the caller reads the general way.
+pub(crate) fn read_plain(path: &Path, options: &ReadOptions) -> Option<DynArray> {
+    let mut file = open_regular(path)?;
+    let len = file.metadata().ok().filter(std::fs::Metadata::is_file)?.len();
+    if len > SMALL {
+        drop(file);
+        let reader = NpyReader::from_path_with(path, options).ok()?;
+        return plain(&reader.header().clone(), reader.python2_header())
+            .then(|| reader.read::<DynArray>().ok())
+            .flatten();
+    }
+    let mut bytes = vec![0; usize::try_from(len).ok()?];
+    let mut filled = 0;
+    while filled < bytes.len() {
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => return None,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    drop(file);
+    from_bytes(bytes, options)
+}
+
+/// `path` opened for reading if it is a regular file: opened without waiting (a FIFO's
+/// open would wait for a writer), which changes nothing for a regular file's reads.
+fn open_regular(path: &Path) -> Option<File> {
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NONBLOCK);
+    open.open(path).ok()
+}
+
+/// The array of a whole `.npy` file's bytes, when plain: the header parsed from them, the
+/// data moved to the front of the same buffer (no second allocation).
+fn from_bytes(mut bytes: Vec<u8>, options: &ReadOptions) -> Option<DynArray> {
+    let reader = NpyReader::from_reader_with(bytes.as_slice(), options).ok()?;
+    let (header, offset) = (reader.header().clone(), reader.data_offset());
+    if !plain(&header, reader.python2_header()) || bytes.len() != offset.checked_add(header.data_len().ok()?)? {
+        return None;
+    }
+    bytes.drain(..offset);
+    DynArray::new(header, bytes).ok()
+}
+
+/// Whether an array of `header` is read as plain bytes with nothing to say.
+fn plain(header: &Header, python2_header: bool) -> bool {
+    !python2_header && !header.dtype.has_object()
+}
+
+/// The `.npy` array at `url`, when plain: its first bytes by one ranged GET, the rest
+/// (if any) by one more, as `npy.load` reads it.
+fn read_plain_url(url: &str, options: &ReadOptions) -> Option<DynArray> {
+    let opened = Opened::open(url).ok()?;
+    if !opened.prefix.starts_with(b"\x93NUMPY") {
+        return None;
+    }
+    let reader = NpyReader::from_reader_with(ObjectRead::new(opened), options).ok()?;
+    plain(&reader.header().clone(), reader.python2_header()).then(|| reader.read::<DynArray>().ok()).flatten()
+}
+
+/// Whether `s` is a URL (`scheme://...`), as `npy._source.is_url` says.
+fn is_url(s: &str) -> bool {
+    let Some((scheme, _)) = s.split_once("://") else { return false };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+}
+
+/// One file of a `load_many`, as the threads take it.
+enum Input {
+    Path(PathBuf),
+    Url(String),
+}
+
+/// `npy.load_many(files, mmap_mode=..., threads=...)`: every file as `npy.load(file,
+/// mmap_mode)` gives it, in order. Plain arrays are read on up to `threads` threads (the
+/// CPUs this process may use) with the GIL released; the rest (maps, archives, object
+/// arrays, errors) then one by one the general way. Every file is tried; if any fails,
+/// the first failing one's exception is raised, with a note naming it and one naming each
+/// other failure.
+pub(crate) fn load_many(
+    py: Python<'_>,
+    files: &Bound<'_, PyList>,
+    args: &LoadArgs,
+    threads: Option<usize>,
+) -> PyResult<Vec<Py<PyAny>>> {
+    let mut inputs = Vec::with_capacity(files.len());
+    for file in files.iter() {
+        let input = match file.cast::<PyString>() {
+            Ok(s) if is_url(s.to_str()?) => Input::Url(s.to_str()?.to_string()),
+            _ => Input::Path(file.extract()?),
+        };
+        inputs.push(input);
+    }
+    let threads = match threads {
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+    };
+    let read = if args.mmap_mode.is_some() {
+        inputs.iter().map(|_| None).collect()
+    } else {
+        let options = args.read_options(None);
+        py.detach(|| read_all(&inputs, &options, threads))
+    };
+    let mut arrays = Arrays::default();
+    let mut loaded = Vec::with_capacity(read.len());
+    let mut failed: Vec<(usize, PyErr)> = Vec::new();
+    for (index, (array, file)) in read.into_iter().zip(files.iter()).enumerate() {
+        let one = match (array, &inputs[index]) {
+            (Some(array), _) => arrays.array(py, array).map(Bound::unbind),
+            (None, Input::Url(url)) => load_url(py, url, args, false).and_then(|l| into_object(py, l)),
+            (None, Input::Path(_)) => load_path(py, &file, args).and_then(|l| into_object(py, l)),
+        };
+        match one {
+            Ok(object) => loaded.push(object),
+            Err(e) => {
+                failed.push((index, e));
+                loaded.push(py.None());
+            }
+        }
+    }
+    if failed.is_empty() {
+        return Ok(loaded);
+    }
+    Err(first_failure(py, files, failed))
+}
+
+/// Reads every plain input on up to `threads` threads (this one too), each taking the next
+/// input not taken; `None` where an input is not plain or failed.
+fn read_all(inputs: &[Input], options: &ReadOptions, threads: usize) -> Vec<Option<DynArray>> {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(input) = inputs.get(index) else { return done };
+            let array = match input {
+                Input::Path(path) => read_plain(path, options),
+                Input::Url(url) => read_plain_url(url, options),
+            };
+            done.push((index, array));
+        }
+    };
+    let mut read: Vec<Option<DynArray>> = inputs.iter().map(|_| None).collect();
+    let helpers = threads.min(inputs.len()).saturating_sub(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
+        let mut all = work();
+        for handle in handles {
+            // A helper that panicked leaves its inputs to the general way.
+            all.extend(handle.join().unwrap_or_default());
+        }
+        for (index, array) in all {
+            read[index] = array;
+        }
+    });
+    read
+}
+
+/// What `npy.load` gives for a loaded file (an archive as the engine's `NpzReader`, which
+/// the package wraps in its `NpzFile`).
+fn into_object(py: Python<'_>, loaded: Loaded<'_>) -> PyResult<Py<PyAny>> {
+    match loaded {
+        Loaded::Array(array) => Ok(array.unbind()),
+        Loaded::Archive(reader) => Ok(Bound::new(py, *reader)?.into_any().unbind()),
+    }
+}
+
+/// The exception `load_many` raises: the first failure's own, with notes naming its file
+/// and every other failure.
+fn first_failure(py: Python<'_>, files: &Bound<'_, PyList>, failed: Vec<(usize, PyErr)>) -> PyErr {
+    let name =
+        |index: usize| files.get_item(index).and_then(|f| f.repr()).map_or_else(|_| "?".to_string(), |r| r.to_string());
+    let count = failed.len();
+    let mut failed = failed.into_iter();
+    let Some((index, first)) = failed.next() else { return PyValueError::new_err("no failure") };
+    let total = files.len();
+    let mut notes =
+        vec![format!("npy.load_many: files[{index}] ({}) failed; {count} of {total} files failed", name(index))];
+    for (other, e) in failed {
+        notes.push(format!("npy.load_many: files[{other}] ({}) failed too: {}", name(other), describe(py, &e)));
+    }
+    let value = first.value(py);
+    for note in notes {
+        // A note that cannot be added leaves the exception as it is.
+        let _ = value.call_method1("add_note", (note,));
+    }
+    first
+}
+
+/// `e` as a line: its type's name and message.
+fn describe(py: Python<'_>, e: &PyErr) -> String {
+    let kind = e.get_type(py).name().map_or_else(|_| "Exception".to_string(), |n| n.to_string());
+    format!("{kind}: {}", e.value(py))
+}
