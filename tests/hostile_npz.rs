@@ -187,6 +187,38 @@ fn deflated(name: &str, content: &[u8]) -> Member {
     Member { method: 8, data: deflate_fixed(content, true), ..stored(name, content) }
 }
 
+/// `prefix` then `zeros` zero bytes as one Zstandard frame (RFC 8878), made without
+/// holding the zeros: the prefix in raw blocks, the zeros in RLE blocks of 128 KiB (four
+/// bytes each, the densest Zstandard codes), no checksum, no content size, a 128 KiB window.
+fn zstd_prefix_then_zeros(prefix: &[u8], zeros: u64) -> Vec<u8> {
+    const BLOCK: u64 = 128 << 10;
+    let mut out = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 7 << 3];
+    let block = |out: &mut Vec<u8>, last: bool, kind: u32, size: u64| {
+        let h = u32::from(last) | kind << 1 | (size as u32) << 3;
+        out.extend_from_slice(&h.to_le_bytes()[..3]);
+    };
+    let chunks: Vec<&[u8]> = prefix.chunks(BLOCK as usize).collect();
+    for (i, c) in chunks.iter().enumerate() {
+        block(&mut out, zeros == 0 && i + 1 == chunks.len(), 0, c.len() as u64);
+        out.extend_from_slice(c);
+    }
+    let mut left = zeros;
+    while left > 0 {
+        let n = left.min(BLOCK);
+        left -= n;
+        block(&mut out, left == 0, 1, n);
+        out.push(0);
+    }
+    if prefix.is_empty() && zeros == 0 {
+        block(&mut out, true, 0, 0);
+    }
+    out
+}
+
+fn zstd(name: &str, content: &[u8]) -> Member {
+    Member { method: 93, data: zstd_prefix_then_zeros(content, 0), ..stored(name, content) }
+}
+
 /// Field offsets in a local header: flags 6, method 8, crc 14, compressed size 18, size
 /// 22, name length 26, extra length 28; the name at 30.
 fn local(m: &Member, zip64: bool) -> Vec<u8> {
@@ -734,12 +766,12 @@ fn a_zip_bomb_trips_the_inflate_limit() {
 // Methods and encryption.
 
 #[test]
-fn methods_other_than_stored_and_deflate_are_refused() {
+fn methods_other_than_stored_deflate_and_zstd_are_refused() {
     for (case, method, name) in [
         ("method_bzip2", 12, "bzip2"),
         ("method_lzma", 14, "lzma"),
         ("method_deflate64", 9, "deflate64"),
-        ("method_zstd", 93, "zstandard"),
+        ("method_zstd_before_2020", 20, "zstandard (the id before 2020)"),
         ("method_xz", 95, "xz"),
         ("method_implode", 6, "implode"),
     ] {
@@ -963,4 +995,134 @@ fn archives_from_the_writer_pass_the_checks() {
     bytes.extend_from_slice(&[0; 100]);
     let mut r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
     assert_eq!(r.read::<Vec<f64>>("a").unwrap(), [1.0, 2.0]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Zstandard members (method 93): the same checks and bounds as deflated ones.
+
+#[test]
+fn zstd_sizes_the_data_cannot_back_are_refused() {
+    let mut x = zstd("x.npy", &npy_u8(&[1, 2, 3]));
+    x.size = 1 << 40;
+    refused("zstd_claims_a_terabyte", &assemble64(&[x]).bytes, "cannot decompress to the 1099511627776 bytes");
+    // Just within the codec's bound opens (and then fails to read, the data being short).
+    let mut x = zstd("x.npy", &npy_u8(&[1, 2, 3]));
+    x.size = x.data.len() as u64 * 32768;
+    assert!(Reader::from_reader(Cursor::new(&assemble(&[x.clone()]).bytes)).is_ok());
+    x.size += 1;
+    refused("zstd_past_its_ratio", &assemble(&[x]).bytes, "zstandard expands at most 32768 times");
+}
+
+/// 2.6 GB of zeros claimed by an 80 KB member of RLE blocks: within the default limit
+/// (CI runs `npy info`/`npy copy` on it under a 2 GiB address space), refused by a lower
+/// one; 100 MiB of zeros counts against the limit with deflated members.
+#[test]
+fn zstd_bombs_trip_the_inflate_limit() {
+    let n: u64 = 2_600_000_000;
+    let header = npy_u8_header(n);
+    let size = header.len() as u64 + n;
+    let bomb =
+        Member { method: 93, crc: 0, size, data: zstd_prefix_then_zeros(&header, n), ..stored("big.npy", &header) };
+    let zip = assemble(&[bomb]);
+    assert!(zip.bytes.len() < 100 << 10, "{}", zip.bytes.len());
+    let mut small = ReaderOptions::new();
+    small.max_inflated_size(1 << 30);
+    refused_with("zstd_bomb_2600mb", &zip.bytes, &small, "over the limit of 1073741824");
+    let mut r = Reader::from_reader(Cursor::new(&zip.bytes)).unwrap();
+    assert_eq!(r.npy("big").unwrap().header().shape, [n as usize]);
+
+    let header = npy_u8_header(100 << 20);
+    let mut content = header.clone();
+    content.resize(content.len() + (100 << 20), 0);
+    let x = Member { method: 93, data: zstd_prefix_then_zeros(&header, 100 << 20), ..stored("x.npy", &content) };
+    drop(content);
+    let d = deflated("d.npy", &npy_u8(&[1; 1000]));
+    let claimed = x.size + d.size;
+    let zip = assemble(&[x, d]);
+    small.max_inflated_size(100 << 20);
+    refused_with(
+        "zstd_bomb_100mib",
+        &zip.bytes,
+        &small,
+        &format!("the compressed members claim {claimed} bytes in all"),
+    );
+    let mut r = Reader::from_reader(Cursor::new(&zip.bytes)).unwrap();
+    // Read in chunks, without a member-sized allocation.
+    let total = bounded("zstd_bomb_100mib", zip.bytes.len(), || {
+        r.npy("x").unwrap().chunks::<u8>(1 << 16).unwrap().map(|c| c.unwrap().len()).sum::<usize>()
+    });
+    assert_eq!(total, 100 << 20);
+}
+
+#[test]
+fn zstd_members_are_held_to_their_size_and_crc() {
+    let content = npy_u8(&[1, 2, 3]);
+    let mut x = zstd("x.npy", &content);
+    x.crc ^= 1;
+    unreadable("zstd_bad_crc", &assemble(&[x]).bytes, "bad crc-32", Map::Refused);
+
+    // The frame holds 100 bytes more than the headers declare.
+    let mut longer = content.clone();
+    longer.extend_from_slice(&[0xaa; 100]);
+    let x = Member { size: content.len() as u64, crc: crc32(&content), ..zstd("x.npy", &longer) };
+    unreadable("zstd_past_its_size", &assemble(&[x]).bytes, "inflates past the member's size", Map::Refused);
+
+    // The frame ends 10 bytes before the declared size (the CRC is the data's).
+    let x = Member { size: content.len() as u64 + 10, ..zstd("x.npy", &content) };
+    unreadable("zstd_short_of_its_size", &assemble(&[x]).bytes, "the data ends after", Map::Refused);
+}
+
+#[test]
+fn corrupt_zstd_frames_fail_every_read() {
+    let content = npy_u8(&[1, 2, 3]);
+    // Not a frame: a bad magic number.
+    let mut x = zstd("x.npy", &content);
+    x.data[0] ^= 0xff;
+    unreadable("zstd_bad_magic", &assemble(&[x]).bytes, "the zstandard data is corrupt after 0 of", Map::Refused);
+    // A reserved block type.
+    let mut x = zstd("x.npy", &content);
+    x.data[6] |= 0b110;
+    unreadable("zstd_reserved_block_type", &assemble(&[x]).bytes, "the zstandard data is corrupt", Map::Refused);
+    // The frame cut in half.
+    let x = zstd("x.npy", &content);
+    let x = Member { data: x.data[..x.data.len() / 2].to_vec(), ..x };
+    unreadable("zstd_frame_cut", &assemble(&[x]).bytes, "x.npy", Map::Refused);
+    // A window of 2 GiB (window log 31), more than any decoder here holds.
+    let mut x = zstd("x.npy", &content);
+    x.data[5] = 21 << 3;
+    unreadable("zstd_window_2gib", &assemble(&[x]).bytes, "the zstandard data is corrupt", Map::Refused);
+}
+
+/// The recipe's frames read, and so do the writer's, at every level, through every way of
+/// reading (by path: several members on workers, a large one on a second thread).
+#[test]
+fn zstd_members_read_everywhere() {
+    let members = [stored("a.npy", &npy_u8(&[9, 9])), zstd("x.npy", &npy_u8(&[1, 2, 3]))];
+    for zip in [assemble(&members), assemble64(&members)] {
+        let mut r = Reader::from_reader(Cursor::new(&zip.bytes)).unwrap();
+        assert_eq!(r.read::<Vec<u8>>("x").unwrap(), [1, 2, 3]);
+        assert_eq!(r.members()[1].compression, Some(Compression::zstd()));
+    }
+    let big: Vec<f64> = (0..1_000_000).map(|i| (i as f64 * 0.001).sin()).collect();
+    let dir = tempfile::tempdir().unwrap();
+    for level in [1, 3, 19, 22] {
+        let path = dir.path().join(format!("z{level}.npz"));
+        let mut w = Writer::create(&path).unwrap();
+        w.compression(Compression::Zstd { level });
+        w.add("big", &big).unwrap();
+        for i in 0..5u32 {
+            w.add(&format!("s{i}"), &[i; 1000]).unwrap();
+        }
+        w.finish().unwrap();
+        let mut r = Reader::from_path(&path).unwrap();
+        assert_eq!(r.read::<Vec<f64>>("big").unwrap(), big, "level {level}");
+        let all = r.read_all::<DynArray>().unwrap();
+        assert_eq!(all.len(), 6);
+        assert_eq!(r.read_many::<Vec<u32>>(&["s4", "s1"]).unwrap(), [vec![4; 1000], vec![1; 1000]]);
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut r.raw("s2").unwrap(), &mut raw).unwrap();
+        assert_eq!(raw.len(), 128 + 4000);
+        // SAFETY: the file is not modified while mapped (and the map is refused).
+        npz_error("map", unsafe { NpyMap::from_npz_member(&path, "s0") }, "only stored");
+    }
 }

@@ -192,6 +192,7 @@ fn compression_name(c: Compression) -> &'static str {
     match c {
         Compression::Stored => "stored",
         Compression::Deflated { .. } => "deflated",
+        Compression::Zstd { .. } => "zstd",
     }
 }
 
@@ -757,13 +758,21 @@ fn write_dtypes(
 type PerMember = fn(usize) -> Option<Compression>;
 
 #[test]
-fn every_dtype_round_trips_stored_deflated_and_mixed() {
+fn every_dtype_round_trips_stored_deflated_zstd_and_mixed() {
     let level1 = Compression::Deflated { level: 1 };
-    let cases: [(&str, Option<Compression>, PerMember); 4] = [
+    let cases: [(&str, Option<Compression>, PerMember); 6] = [
         ("dtypes_stored", None, |_| None),
         ("dtypes_deflated", Some(Compression::deflated()), |_| None),
         ("dtypes_mixed", None, |i| [None, Some(Compression::Deflated { level: 9 }), Some(Compression::Stored)][i % 3]),
         ("dtypes_mixed_default_deflated", Some(level1), |i| (i % 2 == 0).then_some(Compression::Stored)),
+        // Zstandard members: NumPy reads them through a zipfile that knows method 93.
+        ("dtypes_zstd", Some(Compression::zstd()), |_| None),
+        ("dtypes_mixed_zstd", None, |i| {
+            [Some(Compression::Zstd { level: 1 }), Some(Compression::Zstd { level: 19 }), Some(Compression::deflated())]
+                .get(i % 4)
+                .copied()
+                .flatten()
+        }),
     ];
     for (name, default, per) in cases {
         let (bytes, used) = write_dtypes(default, per);
@@ -777,6 +786,7 @@ fn every_dtype_round_trips_stored_deflated_and_mixed() {
             let method = match c {
                 Compression::Stored => Compression::Stored,
                 Compression::Deflated { .. } => Compression::deflated(),
+                Compression::Zstd { .. } => Compression::zstd(),
             };
             assert_eq!(info.compression, Some(method), "{name}: {}", m.name());
             assert_eq!(info.member, format!("{}.npy", m.name()));
@@ -1755,4 +1765,46 @@ fn archives_written_to_a_path_appear_only_when_finished() {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes).unwrap();
     assert_eq!(reader(bytes).read::<Vec<u8>>("z").unwrap(), [3]);
+}
+
+/// The same arrays give the same archive, byte for byte, for every compression: no
+/// timestamps, names and order as added, whatever threads compressed the members (NumPy's
+/// archives carry the time they were written, NumPy #9439).
+#[test]
+fn the_same_arrays_give_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ramp: Vec<f32> = (0..300_000).map(|i| (i % 1000) as f32 * 0.5).collect();
+    for c in [Compression::Stored, Compression::deflated(), Compression::zstd(), Compression::Zstd { level: 19 }] {
+        let mut archives = Vec::new();
+        for (run, threads) in [(0, 1), (1, 2), (2, 2)] {
+            let path = dir.path().join(format!("{run}.npz"));
+            let mut w = npy_core::npz::Writer::create(&path).unwrap();
+            w.compression(c).threads(threads);
+            w.add("ramp", &ramp).unwrap();
+            w.add("small", &[1u8, 2, 3]).unwrap();
+            w.add_raw("notes.txt", b"same every time").unwrap();
+            w.finish().unwrap();
+            if run == 1 {
+                std::thread::sleep(std::time::Duration::from_millis(2100)); // a DOS-time tick
+            }
+            archives.push(std::fs::read(&path).unwrap());
+        }
+        for (k, a) in archives.iter().enumerate() {
+            let at = a.iter().zip(&archives[0]).position(|(x, y)| x != y);
+            assert!(at.is_none() && a.len() == archives[0].len(), "{c:?}: run {k} differs at {at:?}");
+        }
+        // Written a few elements at a time, the member is the same too.
+        let path = dir.path().join("started.npz");
+        let mut w = npy_core::npz::Writer::create(&path).unwrap();
+        w.compression(c);
+        let mut m = w.start_array::<f32>("ramp", vec![ramp.len()]).unwrap();
+        for part in ramp.chunks(1000) {
+            m.write(part).unwrap();
+        }
+        m.finish().unwrap();
+        w.add("small", &[1u8, 2, 3]).unwrap();
+        w.add_raw("notes.txt", b"same every time").unwrap();
+        w.finish().unwrap();
+        assert!(std::fs::read(&path).unwrap() == archives[0], "{c:?}: started");
+    }
 }

@@ -7,7 +7,7 @@ For every DIR/*.npz (written by `cargo test --test npz`) there must be a sidecar
 DIR/<name>.expect.json:
 
     {"archive": "<name>.npz",
-     "members": [{"name", "member", "compression": "stored" | "deflated", then one of:
+     "members": [{"name", "member", "compression": "stored" | "deflated" | "zstd", then one of:
                   "dtype" (np.dtype.str), "shape", "fortran", "values" (storage order)
                   "descr" (a record's descr), "shape", "fortran", "fields": [[path, values]]
                   "npy_file": a .npy file the member must equal
@@ -15,7 +15,9 @@ DIR/<name>.expect.json:
 
 `np.load(path, allow_pickle=False)` must list exactly the expected names in order, each
 member must have the dtype, shape, order and values the sidecar gives, the zip must pass
-its CRC checks (`zipfile.testzip`) and each member must be stored or deflated as said.
+its CRC checks (`zipfile.testzip`) and each member must be stored, deflated or Zstandard
+(zip method 93) as said. Before Python 3.14, whose `zipfile` reads method 93 itself, the
+pinned `zipfile-zstd` package patches `zipfile` to read it, as a user of NumPy would.
 
 Values: integers and booleans as JSON numbers and booleans; floats as numbers, with
 "nan", "inf", "-inf" and "-0.0" as strings (the sign of zero is checked); complex numbers
@@ -30,6 +32,9 @@ import json
 import sys
 import zipfile
 from pathlib import Path
+
+if sys.version_info < (3, 14):
+    import zipfile_zstd  # noqa: F401  (patches zipfile in place to read method 93)
 
 import numpy as np
 from sidecar_check import Bad, check_all
@@ -120,7 +125,7 @@ def check_member(npz, zf, m):
     name = m["name"]
     what = f"member {name!r}"
     info = zf.getinfo(m["member"])
-    method = {"stored": zipfile.ZIP_STORED, "deflated": zipfile.ZIP_DEFLATED}[m["compression"]]
+    method = {"stored": zipfile.ZIP_STORED, "deflated": zipfile.ZIP_DEFLATED, "zstd": 93}[m["compression"]]
     if info.compress_type != method:
         raise Bad(f"{what}: zip method {info.compress_type}, expected {m['compression']}")
     a = npz[name]

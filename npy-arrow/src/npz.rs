@@ -77,8 +77,8 @@ use crate::read::BatchReader;
 use crate::schema::{DESCR_KEY, FORTRAN_ORDER_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY, VALUES, VERSION_KEY};
 use crate::write::BatchWriter;
 
-/// Field metadata key: how the archive stored the member a column came from, `stored` or
-/// `deflated` ([`NpzBatchWriter`] stores it so again unless told otherwise).
+/// Field metadata key: how the archive stored the member a column came from, `stored`,
+/// `deflated` or `zstd` ([`NpzBatchWriter`] stores it so again unless told otherwise).
 pub const COMPRESSION_KEY: &str = "numpy.npz.compression";
 /// The start of the name of a member's residue column: `numpy.residue.<member>`.
 pub const RESIDUE_PREFIX: &str = "numpy.residue.";
@@ -173,6 +173,7 @@ impl MemberColumns {
         let mut meta: HashMap<String, String> = schema.metadata().clone();
         let compression = match compression {
             Some(Compression::Deflated { .. }) => "deflated",
+            Some(Compression::Zstd { .. }) => "zstd",
             _ => "stored",
         };
         meta.insert(COMPRESSION_KEY.to_string(), compression.to_string());
@@ -755,6 +756,7 @@ fn spool(dir: &Path, field: &Field, column: usize, residue: Option<(usize, &Fiel
     let compression = match meta.get(COMPRESSION_KEY).map(String::as_str) {
         None | Some("stored") => Compression::Stored,
         Some("deflated") => Compression::deflated(),
+        Some("zstd") => Compression::zstd(),
         Some(other) => return Err(usage(format!("field metadata '{COMPRESSION_KEY}': cannot use {other:?}"))),
     };
     let (record, mut fields) = match field.data_type() {

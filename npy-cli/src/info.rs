@@ -123,6 +123,7 @@ fn archive(path: &Path, opts: &ReadOptions, full: bool) -> Result<()> {
         let compression = match m.compression {
             Some(Compression::Stored) => "stored",
             Some(Compression::Deflated { .. }) => "deflated",
+            Some(Compression::Zstd { .. }) => "zstd",
             None => "other",
         };
         let (descr, shape, order) = if reader.is_npy(&m.name)? {

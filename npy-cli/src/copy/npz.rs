@@ -6,17 +6,17 @@ use std::path::Path;
 use npy_core::npz::{Compression, Reader, Writer};
 use npy_core::{Error, ReadOptions, Result};
 
-/// Bytes of deflated members staged in memory at once, over all compression threads:
+/// Bytes of compressed members staged in memory at once, over all compression threads:
 /// members up to this size divided by the threads are compressed in parallel, larger ones
 /// as they stream in (so a copy's memory stays bounded whatever the archive holds).
 const STAGED: u64 = 16 << 20;
 
 /// Rewrites an archive, streaming member by member: same member names, order and
-/// compression; `.npy` members are written as `read::<DynArray>` + `add` write them (the
+/// compression (or `compression` for every member, if given); `.npy` members are written as `read::<DynArray>` + `add` write them (the
 /// header re-encoded keeping its version, the data copied as it is), object arrays through
 /// the object API (decoded whole), other members copied as bytes. Every member is read to
 /// its end, so its CRC is checked.
-pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()> {
+pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions, compression: Option<Compression>) -> Result<()> {
     let mut reader = Reader::from_path_with(input, npy_core::npz::ReaderOptions::new().read_options(opts))?;
     let mut writer = Writer::create(output)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
@@ -27,7 +27,7 @@ pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions) -> Result<()
     let result = (|| {
         let mut done = 0;
         for m in members {
-            let compression = m.compression.unwrap_or(Compression::Stored);
+            let compression = compression.or(m.compression).unwrap_or(Compression::Stored);
             if m.member.ends_with(".npy") && reader.is_npy(&m.name)? {
                 let npy = reader.npy(&m.name)?;
                 if npy.header().dtype.has_object() {

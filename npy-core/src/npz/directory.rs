@@ -40,10 +40,16 @@ const ENCRYPTION_FLAGS: u16 = FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MAS
 /// Compression method ids accepted.
 pub(super) const STORED: u16 = 0;
 pub(super) const DEFLATED: u16 = 8;
+pub(super) const ZSTD: u16 = 93;
 
 /// The most bytes one byte of deflate data can inflate to: a match of 258 bytes coded in
 /// two bits (a one-bit length code and a one-bit distance code) is the densest symbol.
 pub(super) const DEFLATE_MAX_RATIO: u64 = 1032;
+
+/// The most bytes one byte of Zstandard data can decompress to: a block of at most 128 KiB
+/// repeating one byte (an RLE block) is coded in four bytes, its 3-byte header and the
+/// byte; every other block, and a frame's header, costs more per byte it gives.
+pub(super) const ZSTD_MAX_RATIO: u64 = 32768;
 
 /// Gaps up to this size between local headers read in file order are skipped by reading
 /// rather than seeking, so a buffered reader keeps its buffer across small members.
@@ -101,7 +107,7 @@ fn le64(b: &[u8], at: usize) -> u64 {
 }
 
 /// The name of a compression method, for messages.
-fn method_name(method: u16) -> &'static str {
+pub(super) fn method_name(method: u16) -> &'static str {
     match method {
         0 => "stored",
         1 => "shrink",
@@ -115,7 +121,8 @@ fn method_name(method: u16) -> &'static str {
         16 => "ibm z/os cmpsc",
         18 => "ibm terse",
         19 => "ibm lz77",
-        20 | 93 => "zstandard",
+        93 => "zstandard",
+        20 => "zstandard (the id before 2020)",
         94 => "mp3",
         95 => "xz",
         96 => "jpeg",
@@ -195,13 +202,13 @@ pub(super) fn read<R: Read + Seek>(reader: &mut R, limits: Limits) -> Result<Vec
     check_overlap(&entries)?;
     let inflated = entries
         .iter()
-        .filter(|e| e.method == DEFLATED)
+        .filter(|e| e.method != STORED)
         .try_fold(0u64, |sum, e| sum.checked_add(e.size))
         .filter(|&sum| sum <= limits.max_inflated);
     if inflated.is_none() {
-        let claimed: u128 = entries.iter().filter(|e| e.method == DEFLATED).map(|e| e.size as u128).sum();
+        let claimed: u128 = entries.iter().filter(|e| e.method != STORED).map(|e| e.size as u128).sum();
         return Err(bad(format!(
-            "the deflated members claim {claimed} bytes in all, over the limit of {} bytes \
+            "the compressed members claim {claimed} bytes in all, over the limit of {} bytes \
              (raise it with ReaderOptions::max_inflated_size)",
             limits.max_inflated
         )));
@@ -400,16 +407,17 @@ fn check_name(raw: &[u8], i: usize) -> Result<String> {
     Ok(name.to_string())
 }
 
-/// Only unencrypted stored and deflated members are read.
+/// Only unencrypted stored, deflated and Zstandard members are read.
 fn check_method(member: &str, flags: u16, method: u16) -> Result<()> {
     if flags & ENCRYPTION_FLAGS != 0 || method == 99 {
         return Err(bad_member(member, "the member is encrypted; encrypted archives are not supported"));
     }
-    if method != STORED && method != DEFLATED {
+    if method != STORED && method != DEFLATED && method != ZSTD {
         return Err(bad_member(
             member,
             format!(
-                "compression method {method} ({}) not supported; only stored (0) and deflate (8) are",
+                "compression method {method} ({}) not supported; only stored (0), deflate (8) \
+                 and zstandard (93) are",
                 method_name(method)
             ),
         ));
@@ -417,7 +425,8 @@ fn check_method(member: &str, flags: u16, method: u16) -> Result<()> {
     Ok(())
 }
 
-/// A stored member is its own size; a deflated one cannot inflate beyond deflate's limit.
+/// A stored member is its own size; a compressed one cannot decompress beyond its codec's
+/// limit.
 fn check_sizes(member: &str, method: u16, compressed_size: u64, size: u64) -> Result<()> {
     if method == STORED && compressed_size != size {
         return Err(bad_member(
@@ -431,6 +440,15 @@ fn check_sizes(member: &str, method: u16, compressed_size: u64, size: u64) -> Re
             format!(
                 "{compressed_size} bytes of deflate data cannot inflate to the {size} bytes claimed \
                  (deflate expands at most {DEFLATE_MAX_RATIO} times)"
+            ),
+        ));
+    }
+    if method == ZSTD && size > compressed_size.saturating_mul(ZSTD_MAX_RATIO) {
+        return Err(bad_member(
+            member,
+            format!(
+                "{compressed_size} bytes of zstandard data cannot decompress to the {size} bytes \
+                 claimed (zstandard expands at most {ZSTD_MAX_RATIO} times)"
             ),
         ));
     }

@@ -8,8 +8,9 @@
 //!
 //! Stored members are streamed into the archive with their array data aligned to 64 bytes
 //! (so they can be memory-mapped) and their CRC-32 computed on a second thread as they are
-//! written; deflated members are compressed on worker threads, in parallel, and appended
-//! in order. Zip64 is used whenever a member or the archive needs it. CRCs are checked on
+//! written; compressed members (deflate or Zstandard) are compressed on worker threads, in
+//! parallel, and appended in order. The same members give the same bytes, whatever the
+//! threads: no timestamps (every member is dated 1980-01-01), names and order as added. Zip64 is used whenever a member or the archive needs it. CRCs are checked on
 //! every read.
 //!
 //! [`Reader::read_all`] and [`Reader::read_many`] give several members at once (what
@@ -80,12 +81,30 @@ pub enum Compression {
         /// no compression use [`Compression::Stored`]), above 9 as 9.
         level: u32,
     },
+    /// Zstandard (zip method 93) at a level from 1 to 22. Far quicker than deflate at a
+    /// smaller size for most arrays; `np.load` reads it on Python 3.14 or later (whose
+    /// `zipfile` knows method 93), and on 3.11 to 3.13 once the `zipfile-zstd` package has
+    /// patched `zipfile`. Not memory-mappable, as deflate.
+    Zstd {
+        /// libzstd level, 1 (fastest) to 22 (smallest; above 19 the decoder needs up to
+        /// 128 MiB); [`Compression::ZSTD_LEVEL`] by default. 0 is taken as 1, above 22 as
+        /// 22.
+        level: u32,
+    },
 }
 
 impl Compression {
     /// Deflate at level 6, as `np.savez_compressed`.
     pub const fn deflated() -> Compression {
         Compression::Deflated { level: 6 }
+    }
+
+    /// The level of [`Compression::zstd`]: libzstd's default, 3.
+    pub const ZSTD_LEVEL: u32 = 3;
+
+    /// Zstandard at level [`Compression::ZSTD_LEVEL`] (3).
+    pub const fn zstd() -> Compression {
+        Compression::Zstd { level: Compression::ZSTD_LEVEL }
     }
 }
 

@@ -8,7 +8,6 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use flate2::read::DeflateDecoder;
 use zip::{CompressionMethod, ZipArchive};
 
 use super::{directory, zip_err, Compression};
@@ -23,8 +22,11 @@ use crate::object::Object;
 use crate::options::ReadOptions;
 use crate::read::{NpyReader, Origin};
 
+mod decode;
 mod parallel;
 mod piped;
+
+use decode::Decoder;
 
 /// Most bytes reserved up front for a deflated member's [`Reader::read_raw`] beyond its
 /// compressed size: more grows as the data actually inflates.
@@ -37,8 +39,10 @@ pub struct MemberInfo {
     pub name: String,
     /// The member's name in the zip.
     pub member: String,
-    /// Stored or deflated (archives with other methods are refused when opened, so this
-    /// is always `Some` for an open [`Reader`]).
+    /// Stored, deflated or Zstandard (archives with other methods are refused when opened,
+    /// so this is always `Some` for an open [`Reader`]). A compressed member's level is not
+    /// recorded in the archive: it reads as the default ([`Compression::deflated`],
+    /// [`Compression::zstd`]).
     pub compression: Option<Compression>,
     /// Bytes in the archive.
     pub compressed_size: u64,
@@ -169,6 +173,7 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
         let method = match z.compression() {
             CompressionMethod::Stored => Some(directory::STORED),
             CompressionMethod::Deflated => Some(directory::DEFLATED),
+            CompressionMethod::Zstd => Some(directory::ZSTD),
             _ => None,
         };
         if z.name_raw() != e.member.as_bytes() {
@@ -198,7 +203,11 @@ fn member_info(e: &directory::Entry) -> MemberInfo {
     MemberInfo {
         name: e.key.clone(),
         member: e.member.clone(),
-        compression: Some(if e.method == directory::STORED { Compression::Stored } else { Compression::deflated() }),
+        compression: Some(match e.method {
+            directory::STORED => Compression::Stored,
+            directory::ZSTD => Compression::zstd(),
+            _ => Compression::deflated(),
+        }),
         compressed_size: e.compressed_size,
         size: e.size,
         data_start: Some(e.data_start),
@@ -220,9 +229,10 @@ fn member_info(e: &directory::Entry) -> MemberInfo {
 /// - names are non-empty UTF-8 (the raw bytes; no code page is guessed) without NUL,
 ///   unique once one `.npy` is stripped, and no member's full name is another's array
 ///   name; names are keys, never paths;
-/// - only stored and deflated members, unencrypted; a stored member's sizes agree, a
-///   deflated one claims no more than deflate can produce from its bytes (1032 times);
-///   the deflated members claim at most [`ReaderOptions::max_inflated_size`] in all;
+/// - only stored, deflated and Zstandard (method 93) members, unencrypted; a stored
+///   member's sizes agree, a compressed one claims no more than its codec can produce from
+///   its bytes (deflate 1032 times, Zstandard 32,768 times); the compressed members claim at
+///   most [`ReaderOptions::max_inflated_size`] in all;
 /// - every local header is where the directory says, with the same name, method, CRC and
 ///   sizes; each member's header and data lie before the central directory and overlap no
 ///   other member's.
@@ -432,6 +442,7 @@ impl<R: Read + Seek> Reader<R> {
         let reader = MemberReader {
             file,
             member: e.member.clone(),
+            codec: directory::method_name(e.method),
             origin: self.origin.as_deref(),
             size: e.size,
             remaining: e.size,
@@ -588,7 +599,7 @@ impl Members<'_> {
             Ok(if e.method == directory::STORED {
                 Inflate::Stored(data)
             } else {
-                Inflate::Deflated(DeflateDecoder::new(data))
+                Inflate::Decoded(Decoder::new(e.method, data)?)
             })
         };
         let data = located(self.origin, &e.member, data(source))?;
@@ -601,11 +612,12 @@ impl Members<'_> {
     }
 
     /// Member `i`'s bytes from `data`, held to its size and CRC-32.
-    fn owned<S>(&self, i: usize, data: Inflate<S>) -> OwnedMemberReader<S> {
+    fn owned<S: Read>(&self, i: usize, data: Inflate<S>) -> OwnedMemberReader<S> {
         let e = &self.entries[i];
         OwnedMemberReader {
             data,
             member: e.member.clone(),
+            codec: directory::method_name(e.method),
             origin: self.origin.map(Path::to_path_buf),
             size: e.size,
             remaining: e.size,
@@ -697,6 +709,8 @@ fn located<V>(origin: Option<&Path>, member: &str, result: Result<V>) -> Result<
 pub struct MemberReader<'a, R: Read + Seek> {
     file: zip::read::ZipFile<'a, R>,
     member: String,
+    /// The member's codec, which errors about its data name.
+    codec: &'static str,
     /// The archive's path, if opened by path, which errors name.
     origin: Option<&'a Path>,
     /// The member's size, and the bytes of it not read yet.
@@ -744,7 +758,7 @@ impl<R: Read + Seek> MemberReader<'_, R> {
                 }
                 _ => "bad crc-32: the member's data is corrupt".to_string(),
             },
-            _ => format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size),
+            _ => format!("the {} data is corrupt after {done} of the member's {} bytes", self.codec, self.size),
         };
         self.error(reason, Some(e))
     }
@@ -760,7 +774,7 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
         let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
         let n = match self.file.read(&mut buf[..want]) {
             Ok(n) => n,
-            Err(e) if is_zip_data_error(&e) => return Err(self.data_error(e)),
+            Err(e) if decode::is_data_error(&e) => return Err(self.data_error(e)),
             Err(e) => return Err(e),
         };
         if n as u64 > self.remaining {
@@ -778,20 +792,11 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
     }
 }
 
-/// Whether an error from the zip crate's member reader is about the member's data rather
-/// than the underlying reader's I/O: a bad CRC or size (`InvalidData`), a corrupt deflate
-/// stream (flate2's `InvalidInput`) or one that stops short (its `UnexpectedEof`; the
-/// member's bytes were checked to be in the file when it was opened).
-fn is_zip_data_error(e: &io::Error) -> bool {
-    use io::ErrorKind::{InvalidData, InvalidInput, Other, UnexpectedEof};
-    matches!(e.kind(), InvalidData | InvalidInput | Other | UnexpectedEof)
-}
-
-/// A member's bytes as stored in the archive: as they are, or inflated, here or on a
+/// A member's bytes as stored in the archive: as they are, or decompressed, here or on a
 /// second thread (`piped`).
-enum Inflate<S> {
+enum Inflate<S: Read> {
     Stored(io::Take<S>),
-    Deflated(DeflateDecoder<io::Take<S>>),
+    Decoded(Decoder<io::Take<S>>),
     Piped(piped::Piped),
 }
 
@@ -802,9 +807,11 @@ enum Inflate<S> {
 /// a CRC-32 that does not match is an `io::Error` of kind `InvalidData` carrying an
 /// [`ErrorKind::Npz`] that names the archive (when opened by path) and the member, as for
 /// [`MemberReader`].
-pub struct OwnedMemberReader<S> {
+pub struct OwnedMemberReader<S: Read> {
     data: Inflate<S>,
     member: String,
+    /// The member's codec, which errors about its data name.
+    codec: &'static str,
     /// The archive's path, if opened by path, which errors name.
     origin: Option<PathBuf>,
     /// The member's size, and the bytes of it not read yet.
@@ -815,7 +822,7 @@ pub struct OwnedMemberReader<S> {
     want_crc: u32,
 }
 
-impl<S> std::fmt::Debug for OwnedMemberReader<S> {
+impl<S: Read> std::fmt::Debug for OwnedMemberReader<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OwnedMemberReader").field("member", &self.member).field("remaining", &self.remaining).finish()
     }
@@ -835,19 +842,19 @@ impl<S: Read> Read for OwnedMemberReader<S> {
     /// Reads the member's bytes (inflated). Errors as [`OwnedMemberReader`] says; errors of
     /// the source's own I/O as they are.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use io::ErrorKind::{InvalidData, InvalidInput, UnexpectedEof};
         // Never more than the member has left (then one byte, to find its end).
         let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
         let done = self.size - self.remaining;
         let (got, inflated) = match &mut self.data {
             Inflate::Stored(data) => (data.read(&mut buf[..want]), false),
-            Inflate::Deflated(data) => (data.read(&mut buf[..want]), true),
+            Inflate::Decoded(data) => (data.read(&mut buf[..want]), true),
             Inflate::Piped(data) => (data.read(&mut buf[..want]), true),
         };
         let n = match got {
             Ok(n) => n,
-            Err(e) if inflated && matches!(e.kind(), InvalidData | InvalidInput | UnexpectedEof) => {
-                let reason = format!("the deflate data is corrupt after {done} of the member's {} bytes", self.size);
+            Err(e) if inflated && decode::is_data_error(&e) => {
+                let reason =
+                    format!("the {} data is corrupt after {done} of the member's {} bytes", self.codec, self.size);
                 return Err(self.error(reason, Some(e)));
             }
             Err(e) => return Err(e),

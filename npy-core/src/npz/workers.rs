@@ -44,7 +44,8 @@ impl Workers {
         // told to (`Workers::drop`).
         let job = std::thread::spawn(move || {
             let mut builder = ZipFileBuilder::new(&name, options)?;
-            for piece in staged.chunks(1 << 20) {
+            // Cut as a member streamed into the archive is (`CODEC_PIECE`): the same bytes.
+            for piece in staged.chunks(super::write::CODEC_PIECE) {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(io::Error::new(io::ErrorKind::Interrupted, "the archive was dropped").into());
                 }

@@ -1,4 +1,4 @@
-//! A deflated member inflated on a second thread, a few pieces ahead of its reader
+//! A compressed member decompressed on a second thread, a few pieces ahead of its reader
 //! ([`with_inflater`]): while one thread inflates, the other checks the CRC-32 of the
 //! pieces before and converts them into the array (and faults in its pages), so a large
 //! member reads at the speed of inflating alone.
@@ -9,23 +9,21 @@
 use std::io::{self, Read, Seek};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use flate2::read::DeflateDecoder;
-
-use super::{directory, located, member_data, Inflate, Members};
+use super::{directory, located, member_data, Decoder, Inflate, Members};
 use crate::error::Result;
 use crate::read::NpyReader;
 
-/// Deflated members of at least this size are inflated on a second thread, when there is a
+/// Compressed members of at least this size are inflated on a second thread, when there is a
 /// CPU for it: below it, starting the thread and copying the pieces is not won back.
 pub(super) const PIPED_MIN_BYTES: u64 = 4 << 20;
 
-/// Whether member `e` is a deflated one large enough to inflate on a second thread.
+/// Whether member `e` is a compressed one large enough to inflate on a second thread.
 pub(super) fn worth_piping(e: &directory::Entry) -> bool {
     e.method != directory::STORED && e.size >= PIPED_MIN_BYTES
 }
 
 impl Members<'_> {
-    /// Reads deflated member `i` with `read` from `source`, a handle on the archive, while a
+    /// Reads compressed member `i` with `read` from `source`, a handle on the archive, while a
     /// second thread inflates it (see [`with_inflater`]).
     pub(super) fn read_piped<S: Read + Seek + Send, V>(
         &self,
@@ -34,7 +32,8 @@ impl Members<'_> {
         read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>,
     ) -> Result<V> {
         let e = &self.entries[i];
-        let data = located(self.origin, &e.member, member_data(e, source))?;
+        let data = member_data(e, source).and_then(|data| Ok(Decoder::new(e.method, data)?));
+        let data = located(self.origin, &e.member, data)?;
         // One byte more than the member's size, to see a stream that runs past it.
         with_inflater(data, e.size.saturating_add(1), |piped| {
             let mut reader = self.owned(i, Inflate::<io::Empty>::Piped(piped));
@@ -49,7 +48,7 @@ const PIECE: usize = if cfg!(miri) { 4 << 10 } else { 1 << 20 };
 /// Pieces inflated ahead of the reader, at most.
 const AHEAD: usize = 3;
 
-/// Runs `read` over the bytes that inflating the raw deflate stream `data` gives, while a
+/// Runs `read` over the bytes that the decompressing reader `data` gives, while a
 /// scoped thread inflates them (at most `limit` bytes: a member's size and one more, to
 /// see a stream that runs past it). The thread stops when the stream ends or fails (its
 /// error is the reader's next), or once `read` returns and drops the reader, and is joined
@@ -69,7 +68,7 @@ pub(super) fn with_inflater<S: Read + Send, V>(data: S, limit: u64, read: impl F
 /// error if it fails; reuses the pieces that come back on `reuse`. Returns at the end of
 /// the stream, at an error, or when the reader is gone.
 fn inflate<S: Read>(data: S, limit: u64, pieces: &SyncSender<io::Result<Vec<u8>>>, reuse: &Receiver<Vec<u8>>) {
-    let mut stream = DeflateDecoder::new(data).take(limit);
+    let mut stream = data.take(limit);
     loop {
         let mut piece = reuse.try_recv().unwrap_or_default();
         piece.resize(PIECE, 0);
@@ -143,6 +142,11 @@ mod tests {
     use crate::npz::{Compression, Reader, ReaderOptions, Writer};
     use crate::{ErrorKind, WriteNpy};
 
+    /// A reader inflating the raw deflate stream `stream`.
+    fn inflater(stream: &[u8]) -> flate2::read::DeflateDecoder<&[u8]> {
+        flate2::read::DeflateDecoder::new(stream)
+    }
+
     /// `data` as a raw deflate stream of stored blocks (which Miri runs through zlib-rs's
     /// inflate, unlike its deflate).
     fn deflate(data: &[u8]) -> Vec<u8> {
@@ -171,7 +175,7 @@ mod tests {
         for n in [0, 1, PIECE - 1, PIECE, PIECE + 1, 3 * PIECE + 17] {
             let data = ramp(n);
             let stream = deflate(&data);
-            let got = with_inflater(&stream[..], n as u64 + 1, |mut r| {
+            let got = with_inflater(inflater(&stream), n as u64 + 1, |mut r| {
                 let mut out = Vec::new();
                 // Odd-sized reads, across pieces.
                 let mut buf = vec![0; 77_777];
@@ -185,7 +189,7 @@ mod tests {
             });
             assert!(got == data, "{n} bytes");
             // A limit cuts the stream there.
-            let got = with_inflater(&stream[..], n as u64 / 2, |mut r| {
+            let got = with_inflater(inflater(&stream), n as u64 / 2, |mut r| {
                 let mut out = Vec::new();
                 r.read_to_end(&mut out).unwrap();
                 out
@@ -199,7 +203,7 @@ mod tests {
         let data = ramp(3 * PIECE);
         let mut stream = deflate(&data);
         stream.truncate(stream.len() / 2);
-        let (got, e) = with_inflater(&stream[..], u64::MAX, |mut r| {
+        let (got, e) = with_inflater(inflater(&stream), u64::MAX, |mut r| {
             let mut out = Vec::new();
             let e = r.read_to_end(&mut out).unwrap_err();
             (out, e)
@@ -207,7 +211,7 @@ mod tests {
         assert!(!got.is_empty() && data.starts_with(&got), "{} bytes", got.len());
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
         // A corrupt stream: a reserved block type.
-        let e = with_inflater(&[0x07u8; 40][..], u64::MAX, |mut r| r.read(&mut [0; 8]).unwrap_err());
+        let e = with_inflater(inflater(&[0x07u8; 40]), u64::MAX, |mut r| r.read(&mut [0; 8]).unwrap_err());
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
     }
 
@@ -217,7 +221,7 @@ mod tests {
         let stream = deflate(&data);
         // The reader takes one byte and leaves: the inflater, blocked with its pieces
         // ahead, sees the reader gone and ends, so the scope returns.
-        let first = with_inflater(&stream[..], u64::MAX, |mut r| {
+        let first = with_inflater(inflater(&stream), u64::MAX, |mut r| {
             let mut one = [0];
             r.read_exact(&mut one).unwrap();
             one[0]
