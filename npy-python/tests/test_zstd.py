@@ -88,3 +88,23 @@ def test_a_zstd_member_is_not_mapped(tmp_path):
         ramp = got["ramp"]
         assert not isinstance(ramp, np.memmap)
         np.testing.assert_array_equal(ramp, ARRAYS["ramp"])
+
+
+def test_scan_reads_zstd_members_in_parts(tmp_path):
+    # npy.scan's archives are read through npy-store (as SQL reads them): Zstandard
+    # members decoded as they arrive, a 2-d member's item decoded alone.
+    t = np.arange(50_000, dtype="<f8") * 0.25
+    trace = np.arange(200_000, dtype="<f4").reshape(50_000, 4)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, array in {"t": t, "trace": trace}.items():
+            member = io.BytesIO()
+            np.save(member, array)
+            z.writestr(zipfile.ZipInfo(f"{name}.npy"), member.getvalue(), compress_type=ZSTD)
+    path = tmp_path / "z.npz"
+    path.write_bytes(out.getvalue())
+    import pyarrow as pa
+
+    table = pa.table(npy.scan(path, columns=["t", "trace[2]"], rows=(100, 40_000)))
+    np.testing.assert_array_equal(table["t"].to_numpy(), t[100:40_000])
+    np.testing.assert_array_equal(table["trace[2]"].to_numpy(), trace[100:40_000, 2])

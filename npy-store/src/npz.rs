@@ -664,7 +664,7 @@ impl RemoteNpz {
         let raw = payload_stream(got, store_name);
         let state = Inflating {
             raw,
-            inflate: (!stored).then(|| flate2::Decompress::new(false)),
+            inflate: if stored { None } else { Some(Codec::of(info).map_err(&located)?) },
             input: Bytes::new(),
             stalled: false,
             ended: false,
@@ -719,10 +719,58 @@ impl Prepared {
     }
 }
 
-/// A member's raw bytes, inflated (deflated members) and checked as they pass.
+/// The decompressor of a compressed member, pushed its bytes as they arrive: deflate
+/// (flate2) or Zstandard (libzstd, its window at most libzstd's default 128 MiB, as
+/// npy-core's reader allows).
+enum Codec {
+    Deflate(flate2::Decompress),
+    Zstd(zstd::stream::raw::Decoder<'static>),
+}
+
+impl Codec {
+    fn of(info: &MemberInfo) -> Result<Codec> {
+        match info.compression {
+            Some(Compression::Zstd { .. }) => {
+                let decoder = zstd::stream::raw::Decoder::new()
+                    .map_err(|e| npz_error(&info.member, &format!("cannot make a Zstandard decoder: {e}")))?;
+                Ok(Codec::Zstd(decoder))
+            }
+            _ => Ok(Codec::Deflate(flate2::Decompress::new(false))),
+        }
+    }
+
+    /// The codec's name in errors.
+    fn name(&self) -> &'static str {
+        match self {
+            Codec::Deflate(_) => "deflate",
+            Codec::Zstd(_) => "Zstandard",
+        }
+    }
+
+    /// Decompresses from `input` into `out`: the bytes used and made, and whether the
+    /// stream (deflate) or a frame (Zstandard, whose members may hold several) ended there.
+    fn step(&mut self, input: &[u8], out: &mut [u8]) -> std::io::Result<(usize, usize, bool)> {
+        match self {
+            Codec::Deflate(z) => {
+                let (before_in, before_out) = (z.total_in(), z.total_out());
+                let status = z.decompress(input, out, flate2::FlushDecompress::None)?;
+                let (used, made) = ((z.total_in() - before_in) as usize, (z.total_out() - before_out) as usize);
+                Ok((used, made, status == flate2::Status::StreamEnd))
+            }
+            Codec::Zstd(d) => {
+                use zstd::stream::raw::Operation;
+                let status = d.run_on_buffers(input, out)?;
+                Ok((status.bytes_read, status.bytes_written, status.remaining == 0))
+            }
+        }
+    }
+}
+
+/// A member's raw bytes, decompressed (deflate or Zstandard members) and checked as they
+/// pass.
 struct Inflating {
     raw: BoxStream<'static, Result<Bytes>>,
-    inflate: Option<flate2::Decompress>,
+    inflate: Option<Codec>,
     /// Raw bytes received and not inflated yet: a chunk is inflated a piece of at most
     /// [`INFLATE_CHUNK`] bytes at a time (a MiB of deflated zeros comes to a GiB).
     input: Bytes,
@@ -748,8 +796,9 @@ impl Inflating {
                 match self.raw.next().await {
                     None => {
                         self.done = true;
-                        let end = if self.inflate.is_some() && !self.ended {
-                            Err(npz_error(&self.want.member, "the deflate stream ends early"))
+                        let end = if let Some(codec) = self.inflate.as_ref().filter(|_| !self.ended) {
+                            let why = format!("the {} stream ends early", codec.name());
+                            Err(npz_error(&self.want.member, &why))
                         } else {
                             self.want.finish(self.out, &self.crc)
                         };
@@ -781,30 +830,30 @@ impl Inflating {
     /// counted and hashed; never more than the claimed size plus one byte, to see a stream
     /// that runs past it.
     fn inflate_piece(&mut self) -> Result<Bytes> {
-        let Some(z) = &mut self.inflate else { return Ok(Bytes::new()) };
-        if self.ended {
-            return Err(npz_error(&self.want.member, "bytes follow the end of the deflate stream"));
+        let Some(codec) = &mut self.inflate else { return Ok(Bytes::new()) };
+        let name = codec.name();
+        let follow = move || format!("bytes follow the end of the {name} stream");
+        if self.ended && matches!(codec, Codec::Deflate(_)) {
+            return Err(npz_error(&self.want.member, &follow()));
         }
         let left = self.want.size.saturating_sub(self.out);
         let mut buf = vec![0u8; (left + 1).min(INFLATE_CHUNK) as usize];
         let mut filled = 0;
         loop {
-            let (before_in, before_out) = (z.total_in(), z.total_out());
-            let status = z.decompress(&self.input, &mut buf[filled..], flate2::FlushDecompress::None).map_err(|e| {
+            let (consumed, produced, ended) = codec.step(&self.input, &mut buf[filled..]).map_err(|e| {
                 Error::from(npy_core::ErrorKind::Npz {
                     member: Some(self.want.member.clone()),
-                    reason: "bad deflate data".to_string(),
+                    reason: format!("bad {name} data"),
                     source: Some(Box::new(e)),
                 })
             })?;
-            let consumed = (z.total_in() - before_in) as usize;
-            let produced = (z.total_out() - before_out) as usize;
             self.input = self.input.slice(consumed..);
             filled += produced;
-            if status == flate2::Status::StreamEnd {
-                self.ended = true;
+            // A Zstandard member may hold more frames after one ends; deflate has one stream.
+            self.ended = ended;
+            if ended && matches!(codec, Codec::Deflate(_)) {
                 if !self.input.is_empty() {
-                    return Err(npz_error(&self.want.member, "bytes follow the end of the deflate stream"));
+                    return Err(npz_error(&self.want.member, &follow()));
                 }
                 break;
             }
