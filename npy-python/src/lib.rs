@@ -19,6 +19,7 @@ mod locate;
 mod many;
 mod npz;
 mod objects;
+mod plain;
 mod pyfile;
 mod remote;
 mod save;
