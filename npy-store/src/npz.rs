@@ -25,6 +25,7 @@ use crate::header::fetch_header_at;
 use crate::remote::RemoteNpy;
 use crate::rows::{batches_from, member_row_batches, Check, Place, Source, Verify};
 use crate::stream::{payload_stream, BatchStream};
+use crate::together::{Span, Together};
 
 /// Bytes fetched from the end of an archive first: the end record with the longest
 /// comment, and the central directory of up to about a thousand members.
@@ -523,8 +524,13 @@ impl RemoteNpz {
         }
         // One batch size for all members, from all their rows' bytes (as NpzBatchReader).
         let batch_rows = options.batch_rows_for(row_bytes);
-        let members: Vec<_> =
-            prepared.into_iter().map(|(member, columns, scan)| (member, columns, scan.start(batch_rows))).collect();
+        let (heads, scans): (Vec<_>, Vec<Prepared>) = prepared.into_iter().map(|(m, c, s)| ((m, c), s)).unzip();
+        let together = Prepared::together(&scans, batch_rows);
+        let members: Vec<_> = (heads.into_iter().zip(scans).zip(together))
+            .map(|(((member, columns), scan), together)| {
+                (member, columns, scan.start_filtered(batch_rows, None, together))
+            })
+            .collect();
         let schema = Arc::new(Schema::new(fields));
         let total = rows.map_or(0, |(n, _)| n);
         let location = self.location.to_string();
@@ -652,18 +658,52 @@ pub(crate) enum Prepared {
 impl Prepared {
     /// The member's batches of `batch_rows` rows; errors name the member.
     fn start(self, batch_rows: usize) -> BoxStream<'static, Result<RecordBatch>> {
-        self.start_filtered(batch_rows, None)
+        self.start_filtered(batch_rows, None, None)
     }
 
-    /// [`Prepared::start`], of the rows `filter` keeps (a block of none gives no batch).
+    /// The reads that the stored members of `prepared` (the columns of one table, scanned
+    /// in step at `batch_rows` rows a block) share, and each one's index among them: for
+    /// two members or more in C order, [`Together`]; `None` for the others.
+    pub(crate) fn together(prepared: &[Prepared], batch_rows: usize) -> Vec<Option<(Arc<Together>, usize)>> {
+        let spans: Vec<Option<Span>> = (prepared.iter())
+            .map(|p| match p {
+                Prepared::Stored { data_start, layout, rows, verify, .. } => {
+                    let header = layout.header();
+                    let fortran = header.fortran_order && header.shape.len() > 1;
+                    (!fortran).then(|| verify.span(*data_start, rows, layout.row_bytes(), batch_rows))
+                }
+                Prepared::Inflated { .. } => None,
+            })
+            .collect();
+        let shared: Vec<Span> = spans.iter().flatten().copied().collect();
+        let first = prepared.iter().find_map(|p| match p {
+            Prepared::Stored { store, location, .. } => Some((store.clone(), location.clone())),
+            Prepared::Inflated { .. } => None,
+        });
+        let Some((store, location)) = first.filter(|_| shared.len() > 1) else { return vec![None; prepared.len()] };
+        let group = Arc::new(Together::new(store, location, shared));
+        let mut next = 0;
+        (spans.iter())
+            .map(|span| {
+                span.map(|_| {
+                    next += 1;
+                    (Arc::clone(&group), next - 1)
+                })
+            })
+            .collect()
+    }
+
+    /// [`Prepared::start`], of the rows `filter` keeps (a block of none gives no batch), a
+    /// stored member's bytes read with the others of `together` ([`Prepared::together`]).
     pub(crate) fn start_filtered(
         self,
         batch_rows: usize,
         filter: Option<RowFilter>,
+        together: Option<(Arc<Together>, usize)>,
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let (batches, member) = match self {
             Prepared::Stored { store, location, data_start, layout, rows, verify, member } => {
-                let place = Place { data_start, map: None, verify: Some(verify), filter };
+                let place = Place { data_start, map: None, verify: Some(verify), filter, together };
                 (member_row_batches(store, location, layout, rows, batch_rows, place), member)
             }
             Prepared::Inflated { name, layout, rows, source, member } => {
