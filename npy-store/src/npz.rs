@@ -1,9 +1,10 @@
 //! An `.npz` archive read remotely: its directory from the archive's tail, stored members
 //! by ranged reads, deflated members inflated as their bytes arrive.
 
+use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{Field, Schema, SchemaRef};
@@ -21,7 +22,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 use crate::error::{npz_error, store_error};
 use crate::filter::RowFilter;
 use crate::gather::{self, Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
-use crate::header::fetch_header_at;
+use crate::header::{fetch_header_at, NpyObject};
 use crate::remote::RemoteNpy;
 use crate::rows::{batches_from, member_row_batches, Check, Place, Source, Verify};
 use crate::stream::{payload_stream, BatchStream};
@@ -74,6 +75,9 @@ pub struct RemoteNpz {
     members: Vec<MemberInfo>,
     names: Vec<String>,
     options: ReadOptions,
+    /// The headers of stored members fetched so far, by member name: a table's scan asks
+    /// for each several times (its schema, its checks, its scan).
+    headers: Arc<Mutex<HashMap<String, NpyObject>>>,
 }
 
 impl RemoteNpz {
@@ -136,7 +140,8 @@ impl RemoteNpz {
             }
         };
         let options = options.member_options().clone();
-        Ok(RemoteNpz { store, location: location.clone(), members, names, options })
+        let headers = Arc::default();
+        Ok(RemoteNpz { store, location: location.clone(), members, names, options, headers })
     }
 
     /// Where the archive is in its store.
@@ -168,9 +173,10 @@ impl RemoteNpz {
         })
     }
 
-    /// Stored member `name` as a [`RemoteNpy`]: its header from one ranged GET, its rows
-    /// ranged reads. Its CRC is not checked (no read covers all its bytes): read the member
-    /// with [`RemoteNpz::member_batches`] or check it with [`RemoteNpz::verify_member`].
+    /// Stored member `name` as a [`RemoteNpy`]: its header from one ranged GET (the first
+    /// time; kept for the next), its rows ranged reads. Its CRC is not checked (no read
+    /// covers all its bytes): read the member with [`RemoteNpz::member_batches`] or check it
+    /// with [`RemoteNpz::verify_member`].
     ///
     /// # Errors
     /// [`npy_core::ErrorKind::Npz`] for an unknown or deflated member (read those with
@@ -183,9 +189,19 @@ impl RemoteNpz {
             let why = "a deflated member has no rows to read in place: read it with read or member_batches";
             return Err(located(npz_error(&info.member, why)));
         };
-        let object = fetch_header_at(&*self.store, &self.location, start, Some(info.size), &self.options)
-            .await
-            .map_err(located)?;
+        let cached = self.headers.lock().ok().and_then(|h| h.get(&info.member).cloned());
+        let object = match cached {
+            Some(object) => object,
+            None => {
+                let object = fetch_header_at(&*self.store, &self.location, start, Some(info.size), &self.options)
+                    .await
+                    .map_err(located)?;
+                if let Ok(mut headers) = self.headers.lock() {
+                    headers.insert(info.member.clone(), object.clone());
+                }
+                object
+            }
+        };
         Ok(RemoteNpy::member(self.store.clone(), object, start, &info.member))
     }
 

@@ -148,6 +148,8 @@ async fn a_small_archive_opens_in_one_request_and_a_member_header_and_rows_in_tw
     assert_eq!(member.read_rows::<Vec<f64>>(2000..2010).await.unwrap(), t[2000..2010]);
     assert_eq!(counting.requests(), 3);
     assert_eq!(counting.gets(), 3);
+    npz.member("t").await.unwrap();
+    assert_eq!(counting.requests(), 3, "a member's header is fetched once");
 }
 
 #[tokio::test]
