@@ -17,7 +17,7 @@ use npy_core::header::{Header, Version};
 use npy_core::npz::{Compression, MemberInfo, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
 
 use crate::error::{npz_error, store_error};
 use crate::filter::RowFilter;
@@ -108,7 +108,15 @@ impl RemoteNpz {
         let got = store.get_opts(location, tail).await.map_err(fail)?;
         let size = got.meta.size;
         let tail_start = got.range.start;
-        let tail = got.bytes().await.map_err(fail)?;
+        // A local file is read on the directory's thread, tail and all: no task of the
+        // runtime's a block, as a store read would be.
+        let (tail, file) = match got.payload {
+            GetResultPayload::File(file, _) => (Bytes::new(), Some(file)),
+            payload => {
+                let got = GetResult { payload, ..got };
+                (got.bytes().await.map_err(fail)?, None)
+            }
+        };
         let mut ranged = Ranged {
             handle: tokio::runtime::Handle::current(),
             store: store.clone(),
@@ -117,6 +125,7 @@ impl RemoteNpz {
             pos: 0,
             tail: (tail_start, tail),
             block: None,
+            file,
         };
         let limits = options.clone();
         // npy-core's reader checks the directory through blocking reads; those past the
@@ -126,8 +135,7 @@ impl RemoteNpz {
         // threads, the directory reads would hold them all and wait forever.
         let (answer, read) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new().name("npz-directory".into()).spawn(move || {
-            ranged.pos = 0;
-            let reader = npy_core::npz::Reader::from_reader_with(ranged, &limits);
+            let reader = ranged.read_tail().and_then(|()| npy_core::npz::Reader::from_reader_with(ranged, &limits));
             // The receiver is gone when the open was dropped: nobody waits for the answer.
             let _ = answer.send(reader.map(|r| (r.members().to_vec(), r.names().to_vec())));
         });
@@ -846,7 +854,7 @@ impl Inflating {
 
 /// A blocking `Read + Seek` over an object: the archive's tail as fetched, and one more
 /// block fetched at a time (ranged GETs on the store, waited for on the reading thread,
-/// which is not one of the runtime's).
+/// which is not one of the runtime's; a local file's read on that thread).
 struct Ranged {
     handle: tokio::runtime::Handle,
     store: Arc<dyn ObjectStore>,
@@ -855,9 +863,28 @@ struct Ranged {
     pos: u64,
     tail: (u64, Bytes),
     block: Option<(u64, Bytes)>,
+    /// A local file's, read directly (in blocks of [`FILE_BLOCK`]).
+    file: Option<std::fs::File>,
 }
 
+/// Bytes read per block of a local archive's directory past its tail (and of its members'
+/// local headers, each a block where a store's answer is [`BLOCK`]).
+const FILE_BLOCK: u64 = 16 << 10;
+
 impl Ranged {
+    /// The tail of a local file read (a remote one's came with its answer), and the
+    /// reader at the start.
+    fn read_tail(&mut self) -> Result<()> {
+        if let Some(file) = &mut self.file {
+            let mut tail = Vec::new();
+            file.seek(SeekFrom::Start(self.tail.0))?;
+            file.take(self.size.saturating_sub(self.tail.0)).read_to_end(&mut tail)?;
+            self.tail.1 = tail.into();
+        }
+        self.pos = 0;
+        Ok(())
+    }
+
     fn cached(&self, pos: u64) -> Option<&[u8]> {
         [Some(&self.tail), self.block.as_ref()].into_iter().flatten().find_map(|(start, bytes)| {
             let end = start + bytes.len() as u64;
@@ -872,10 +899,20 @@ impl Read for Ranged {
             return Ok(0);
         }
         if self.cached(self.pos).is_none() {
-            let range: Range<u64> = self.pos..(self.pos + BLOCK).min(self.size);
-            let (store, location) = (self.store.clone(), self.location.clone());
-            let got = self.handle.block_on(async move { store.get_range(&location, range).await });
-            let bytes = got.map_err(|e| io::Error::other(e.to_string()))?;
+            let bytes = match &mut self.file {
+                Some(file) => {
+                    let mut block = Vec::new();
+                    file.seek(SeekFrom::Start(self.pos))?;
+                    file.take(FILE_BLOCK.min(self.size - self.pos)).read_to_end(&mut block)?;
+                    Bytes::from(block)
+                }
+                None => {
+                    let range: Range<u64> = self.pos..(self.pos + BLOCK).min(self.size);
+                    let (store, location) = (self.store.clone(), self.location.clone());
+                    let got = self.handle.block_on(async move { store.get_range(&location, range).await });
+                    got.map_err(|e| io::Error::other(e.to_string()))?
+                }
+            };
             if bytes.is_empty() {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the object is shorter than it was"));
             }
