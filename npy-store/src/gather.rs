@@ -88,7 +88,7 @@ impl Gather {
 
 /// The bytes of each of `ranges` of `file`, as many as it holds of each (a file cut short
 /// gives short runs, which the caller reports).
-pub(crate) fn read_runs(file: &std::fs::File, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
+fn read_runs(file: &std::fs::File, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> {
     let mut file = file;
     let mut runs = Vec::with_capacity(ranges.len());
     for range in ranges {

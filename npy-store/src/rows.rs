@@ -628,15 +628,21 @@ impl Scan {
             }
             Source::Gather(gather) => decode(&gather.block(first, n).await?),
             Source::Together { group, index } => {
-                let Some(block) = group.take(*index, need).await? else {
-                    // The file shrank since it was opened.
-                    let (first, n, row) = (first as u64, n as u64, self.row_bytes as u64);
-                    return Err(truncated((first + n) * row, first * row));
-                };
-                if let Some(verify) = &mut self.verify {
-                    verify.update(&block);
+                let verify = &mut self.verify;
+                let decoded = group.with_next(*index, need, |block| {
+                    if let Some(verify) = verify {
+                        verify.update(block);
+                    }
+                    decode(block)
+                });
+                match decoded.await? {
+                    Some(batch) => batch,
+                    None => {
+                        // The file shrank since it was opened.
+                        let (first, n, row) = (first as u64, n as u64, self.row_bytes as u64);
+                        Err(truncated((first + n) * row, first * row))
+                    }
                 }
-                decode(&block)
             }
             Source::Stream(chunks, pending) => {
                 while pending.len() < need {
@@ -692,9 +698,14 @@ impl Scan {
                 while left > 0 {
                     let n = left.min(HASH_BLOCK);
                     // A file that shrank since it was opened: the member's check says how.
-                    let Some(bytes) = group.take(*index, n as usize).await? else { break };
-                    if let Some(verify) = &mut self.verify {
-                        verify.update(&bytes);
+                    let verify = &mut self.verify;
+                    let hashed = group.with_next(*index, n as usize, |bytes| {
+                        if let Some(verify) = verify {
+                            verify.update(bytes);
+                        }
+                    });
+                    if hashed.await?.is_none() {
+                        break;
                     }
                     left -= n;
                 }

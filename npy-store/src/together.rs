@@ -5,14 +5,13 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use npy_core::Result;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore};
+use std::io::{Read, Seek, SeekFrom};
 use tokio::sync::Mutex;
 
 use crate::error::io_error;
-use crate::gather::read_runs;
 
 /// The bytes one member's scan reads: from its data start, `len` bytes (the member's data,
 /// or its asked rows where they reach past it), `block` at a time (a batch's rows).
@@ -45,14 +44,14 @@ enum State {
     /// A local file of `size` bytes (`None` while a read has it: a read dropped before its
     /// end takes it along, and the members' next reads fail); of each member, the bytes
     /// read so far (from its data start) and those not taken yet.
-    Local { file: Option<std::fs::File>, size: u64, read: Vec<u64>, ready: Vec<Bytes> },
+    Local { file: Option<std::fs::File>, size: u64, read: Vec<u64>, ready: Vec<Ready> },
 }
 
 /// What a member's scan reads from.
 pub(crate) enum Opened {
     /// Its own GET, as a member alone.
     Alone,
-    /// [`Together::take`], from a local file of `size` bytes.
+    /// [`Together::with_next`], from a local file of `size` bytes.
     Local { size: u64 },
 }
 
@@ -75,7 +74,7 @@ impl Together {
                 if let Ok(got) = self.store.get_opts(&self.location, probe).await {
                     if let GetResultPayload::File(file, _) = got.payload {
                         let n = self.spans.len();
-                        let (read, ready) = (vec![0; n], vec![Bytes::new(); n]);
+                        let (read, ready) = (vec![0; n], (0..n).map(|_| Ready::default()).collect());
                         *state = State::Local { file: Some(file), size: got.meta.size, read, ready };
                     }
                 }
@@ -87,11 +86,17 @@ impl Together {
         }
     }
 
-    /// Member `index`'s next `need` bytes, or `None` when the file ends before them (it
-    /// shrank since it was opened). Reads, when the member has fewer ready, its next
+    /// `f` of member `index`'s next `need` bytes, or `None` when the file ends before them
+    /// (it shrank since it was opened). Reads, when the member has fewer ready, its next
     /// `need` or block of bytes (the larger) and the next block of every other member with
-    /// less than a block ready, in one blocking task.
-    pub(crate) async fn take(&self, index: usize, need: usize) -> Result<Option<Bytes>> {
+    /// less than a block ready, in one blocking task, into buffers each member keeps (as a
+    /// file's scan keeps its block's: no fresh pages a block).
+    pub(crate) async fn with_next<R>(
+        &self,
+        index: usize,
+        need: usize,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<Option<R>> {
         let mut state = self.state.lock().await;
         let State::Local { file, read, ready, .. } = &mut *state else {
             return Err(io_error("an archive's members were read together from no file".into()));
@@ -112,24 +117,73 @@ impl Together {
                     plan.push((j, at..at + n));
                 }
             }
-            let ranges: Vec<Range<u64>> = plan.iter().map(|(_, r)| r.clone()).collect();
             let taken = file.take().ok_or_else(|| io_error("a read of the archive's members failed before".into()))?;
+            // Each planned member's buffer goes along, its ready bytes first.
+            let buffers: Vec<Ready> = plan.iter().map(|(j, _)| std::mem::take(&mut ready[*j])).collect();
+            let ranges: Vec<Range<u64>> = plan.iter().map(|(_, r)| r.clone()).collect();
             let runs = tokio::task::spawn_blocking(move || {
-                let runs = read_runs(&taken, &ranges);
-                (taken, runs)
+                let mut buffers = buffers;
+                let done = read_into(&taken, &ranges, &mut buffers);
+                (taken, buffers, done)
             });
-            let (taken, runs) =
+            let (taken, buffers, done) =
                 runs.await.map_err(|e| io_error(format!("a read of the archive's members failed: {e}")))?;
-            *file = Some(taken);
-            for ((j, _), run) in plan.iter().zip(runs?) {
-                read[*j] += run.len() as u64;
-                // Bytes left from the last read (a scan's rest past its rows) come first.
-                ready[*j] = if ready[*j].is_empty() { run } else { [&ready[*j][..], &run[..]].concat().into() };
+            for ((j, _), buffer) in plan.iter().zip(buffers) {
+                ready[*j] = buffer;
             }
+            // A failed read leaves the members' counts behind their buffers: the file is
+            // dropped, so every later read fails too.
+            for ((j, _), got) in plan.iter().zip(done?) {
+                read[*j] += got as u64;
+            }
+            *file = Some(taken);
         }
         if ready[index].len() < need {
             return Ok(None);
         }
-        Ok(Some(ready[index].split_to(need)))
+        Ok(Some(f(ready[index].take(need))))
     }
+}
+
+/// A member's bytes read and not taken yet: `bytes[at..]`, its buffer kept for the next
+/// read.
+#[derive(Default)]
+pub(crate) struct Ready {
+    bytes: Vec<u8>,
+    at: usize,
+}
+
+impl Ready {
+    fn len(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    /// The next `n` bytes (there are as many).
+    fn take(&mut self, n: usize) -> &[u8] {
+        let from = self.at;
+        self.at += n;
+        &self.bytes[from..from + n]
+    }
+
+    /// Room for more: the bytes not taken moved to the front.
+    fn compact(&mut self) {
+        self.bytes.drain(..self.at);
+        self.at = 0;
+    }
+}
+
+/// Each of `ranges` of `file` appended to its buffer of `buffers` (compacted first), as
+/// many bytes as the file holds of it (one cut short stops the reads): how many each got.
+fn read_into(file: &std::fs::File, ranges: &[Range<u64>], buffers: &mut [Ready]) -> std::io::Result<Vec<usize>> {
+    let mut file = file;
+    let mut got = Vec::with_capacity(ranges.len());
+    for (range, buffer) in ranges.iter().zip(buffers) {
+        buffer.compact();
+        let n = range.end - range.start;
+        buffer.bytes.reserve_exact(n as usize);
+        file.seek(SeekFrom::Start(range.start))?;
+        // Into the buffer's spare capacity (`read_to_end` on a `File` does not zero it).
+        got.push((&mut file).take(n).read_to_end(&mut buffer.bytes)?);
+    }
+    Ok(got)
 }
