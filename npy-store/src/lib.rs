@@ -66,6 +66,7 @@ pub mod remote;
 pub mod rows;
 mod stream;
 pub mod table;
+mod together;
 mod upload;
 pub mod url;
 

@@ -1,9 +1,10 @@
 //! An `.npz` archive read remotely: its directory from the archive's tail, stored members
 //! by ranged reads, deflated members inflated as their bytes arrive.
 
+use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
 use arrow_schema::{Field, Schema, SchemaRef};
@@ -16,15 +17,16 @@ use npy_core::header::{Header, Version};
 use npy_core::npz::{Compression, MemberInfo, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
 
 use crate::error::{npz_error, store_error};
 use crate::filter::RowFilter;
 use crate::gather::{self, Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
-use crate::header::fetch_header_at;
+use crate::header::{fetch_header_at, NpyObject};
 use crate::remote::RemoteNpy;
 use crate::rows::{batches_from, member_row_batches, Check, Place, Source, Verify};
 use crate::stream::{payload_stream, BatchStream};
+use crate::together::{Span, Together};
 
 /// Bytes fetched from the end of an archive first: the end record with the longest
 /// comment, and the central directory of up to about a thousand members.
@@ -73,6 +75,9 @@ pub struct RemoteNpz {
     members: Vec<MemberInfo>,
     names: Vec<String>,
     options: ReadOptions,
+    /// The headers of stored members fetched so far, by member name: a table's scan asks
+    /// for each several times (its schema, its checks, its scan).
+    headers: Arc<Mutex<HashMap<String, NpyObject>>>,
 }
 
 impl RemoteNpz {
@@ -103,7 +108,15 @@ impl RemoteNpz {
         let got = store.get_opts(location, tail).await.map_err(fail)?;
         let size = got.meta.size;
         let tail_start = got.range.start;
-        let tail = got.bytes().await.map_err(fail)?;
+        // A local file is read on the directory's thread, tail and all: no task of the
+        // runtime's a block, as a store read would be.
+        let (tail, file) = match got.payload {
+            GetResultPayload::File(file, _) => (Bytes::new(), Some(file)),
+            payload => {
+                let got = GetResult { payload, ..got };
+                (got.bytes().await.map_err(fail)?, None)
+            }
+        };
         let mut ranged = Ranged {
             handle: tokio::runtime::Handle::current(),
             store: store.clone(),
@@ -112,6 +125,7 @@ impl RemoteNpz {
             pos: 0,
             tail: (tail_start, tail),
             block: None,
+            file,
         };
         let limits = options.clone();
         // npy-core's reader checks the directory through blocking reads; those past the
@@ -121,8 +135,7 @@ impl RemoteNpz {
         // threads, the directory reads would hold them all and wait forever.
         let (answer, read) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new().name("npz-directory".into()).spawn(move || {
-            ranged.pos = 0;
-            let reader = npy_core::npz::Reader::from_reader_with(ranged, &limits);
+            let reader = ranged.read_tail().and_then(|()| npy_core::npz::Reader::from_reader_with(ranged, &limits));
             // The receiver is gone when the open was dropped: nobody waits for the answer.
             let _ = answer.send(reader.map(|r| (r.members().to_vec(), r.names().to_vec())));
         });
@@ -135,7 +148,8 @@ impl RemoteNpz {
             }
         };
         let options = options.member_options().clone();
-        Ok(RemoteNpz { store, location: location.clone(), members, names, options })
+        let headers = Arc::default();
+        Ok(RemoteNpz { store, location: location.clone(), members, names, options, headers })
     }
 
     /// Where the archive is in its store.
@@ -167,9 +181,10 @@ impl RemoteNpz {
         })
     }
 
-    /// Stored member `name` as a [`RemoteNpy`]: its header from one ranged GET, its rows
-    /// ranged reads. Its CRC is not checked (no read covers all its bytes): read the member
-    /// with [`RemoteNpz::member_batches`] or check it with [`RemoteNpz::verify_member`].
+    /// Stored member `name` as a [`RemoteNpy`]: its header from one ranged GET (the first
+    /// time; kept for the next), its rows ranged reads. Its CRC is not checked (no read
+    /// covers all its bytes): read the member with [`RemoteNpz::member_batches`] or check it
+    /// with [`RemoteNpz::verify_member`].
     ///
     /// # Errors
     /// [`npy_core::ErrorKind::Npz`] for an unknown or deflated member (read those with
@@ -182,9 +197,19 @@ impl RemoteNpz {
             let why = "a deflated member has no rows to read in place: read it with read or member_batches";
             return Err(located(npz_error(&info.member, why)));
         };
-        let object = fetch_header_at(&*self.store, &self.location, start, Some(info.size), &self.options)
-            .await
-            .map_err(located)?;
+        let cached = self.headers.lock().ok().and_then(|h| h.get(&info.member).cloned());
+        let object = match cached {
+            Some(object) => object,
+            None => {
+                let object = fetch_header_at(&*self.store, &self.location, start, Some(info.size), &self.options)
+                    .await
+                    .map_err(located)?;
+                if let Ok(mut headers) = self.headers.lock() {
+                    headers.insert(info.member.clone(), object.clone());
+                }
+                object
+            }
+        };
         Ok(RemoteNpy::member(self.store.clone(), object, start, &info.member))
     }
 
@@ -568,8 +593,13 @@ impl RemoteNpz {
         }
         // One batch size for all members, from all their rows' bytes (as NpzBatchReader).
         let batch_rows = options.batch_rows_for(row_bytes);
-        let members: Vec<_> =
-            prepared.into_iter().map(|(member, columns, scan)| (member, columns, scan.start(batch_rows))).collect();
+        let (heads, scans): (Vec<_>, Vec<Prepared>) = prepared.into_iter().map(|(m, c, s)| ((m, c), s)).unzip();
+        let together = Prepared::together(&scans, batch_rows);
+        let members: Vec<_> = (heads.into_iter().zip(scans).zip(together))
+            .map(|(((member, columns), scan), together)| {
+                (member, columns, scan.start_filtered(batch_rows, None, together))
+            })
+            .collect();
         let schema = Arc::new(Schema::new(fields));
         let total = rows.map_or(0, |(n, _)| n);
         let location = self.location.to_string();
@@ -697,18 +727,52 @@ pub(crate) enum Prepared {
 impl Prepared {
     /// The member's batches of `batch_rows` rows; errors name the member.
     fn start(self, batch_rows: usize) -> BoxStream<'static, Result<RecordBatch>> {
-        self.start_filtered(batch_rows, None)
+        self.start_filtered(batch_rows, None, None)
     }
 
-    /// [`Prepared::start`], of the rows `filter` keeps (a block of none gives no batch).
+    /// The reads that the stored members of `prepared` (the columns of one table, scanned
+    /// in step at `batch_rows` rows a block) share, and each one's index among them: for
+    /// two members or more in C order, [`Together`]; `None` for the others.
+    pub(crate) fn together(prepared: &[Prepared], batch_rows: usize) -> Vec<Option<(Arc<Together>, usize)>> {
+        let spans: Vec<Option<Span>> = (prepared.iter())
+            .map(|p| match p {
+                Prepared::Stored { data_start, layout, rows, verify, .. } => {
+                    let header = layout.header();
+                    let fortran = header.fortran_order && header.shape.len() > 1;
+                    (!fortran).then(|| verify.span(*data_start, rows, layout.row_bytes(), batch_rows))
+                }
+                Prepared::Inflated { .. } => None,
+            })
+            .collect();
+        let shared: Vec<Span> = spans.iter().flatten().copied().collect();
+        let first = prepared.iter().find_map(|p| match p {
+            Prepared::Stored { store, location, .. } => Some((store.clone(), location.clone())),
+            Prepared::Inflated { .. } => None,
+        });
+        let Some((store, location)) = first.filter(|_| shared.len() > 1) else { return vec![None; prepared.len()] };
+        let group = Arc::new(Together::new(store, location, shared));
+        let mut next = 0;
+        (spans.iter())
+            .map(|span| {
+                span.map(|_| {
+                    next += 1;
+                    (Arc::clone(&group), next - 1)
+                })
+            })
+            .collect()
+    }
+
+    /// [`Prepared::start`], of the rows `filter` keeps (a block of none gives no batch), a
+    /// stored member's bytes read with the others of `together` ([`Prepared::together`]).
     pub(crate) fn start_filtered(
         self,
         batch_rows: usize,
         filter: Option<RowFilter>,
+        together: Option<(Arc<Together>, usize)>,
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let (batches, member) = match self {
             Prepared::Stored { store, location, data_start, layout, rows, verify, member } => {
-                let place = Place { data_start, map: None, verify: Some(verify), filter };
+                let place = Place { data_start, map: None, verify: Some(verify), filter, together };
                 (member_row_batches(store, location, layout, rows, batch_rows, place), member)
             }
             Prepared::Inflated { name, layout, rows, source, member } => {
@@ -884,7 +948,7 @@ impl Inflating {
 
 /// A blocking `Read + Seek` over an object: the archive's tail as fetched, and one more
 /// block fetched at a time (ranged GETs on the store, waited for on the reading thread,
-/// which is not one of the runtime's).
+/// which is not one of the runtime's; a local file's read on that thread).
 struct Ranged {
     handle: tokio::runtime::Handle,
     store: Arc<dyn ObjectStore>,
@@ -893,9 +957,28 @@ struct Ranged {
     pos: u64,
     tail: (u64, Bytes),
     block: Option<(u64, Bytes)>,
+    /// A local file's, read directly (in blocks of [`FILE_BLOCK`]).
+    file: Option<std::fs::File>,
 }
 
+/// Bytes read per block of a local archive's directory past its tail (and of its members'
+/// local headers, each a block where a store's answer is [`BLOCK`]).
+const FILE_BLOCK: u64 = 16 << 10;
+
 impl Ranged {
+    /// The tail of a local file read (a remote one's came with its answer), and the
+    /// reader at the start.
+    fn read_tail(&mut self) -> Result<()> {
+        if let Some(file) = &mut self.file {
+            let mut tail = Vec::new();
+            file.seek(SeekFrom::Start(self.tail.0))?;
+            file.take(self.size.saturating_sub(self.tail.0)).read_to_end(&mut tail)?;
+            self.tail.1 = tail.into();
+        }
+        self.pos = 0;
+        Ok(())
+    }
+
     fn cached(&self, pos: u64) -> Option<&[u8]> {
         [Some(&self.tail), self.block.as_ref()].into_iter().flatten().find_map(|(start, bytes)| {
             let end = start + bytes.len() as u64;
@@ -910,10 +993,20 @@ impl Read for Ranged {
             return Ok(0);
         }
         if self.cached(self.pos).is_none() {
-            let range: Range<u64> = self.pos..(self.pos + BLOCK).min(self.size);
-            let (store, location) = (self.store.clone(), self.location.clone());
-            let got = self.handle.block_on(async move { store.get_range(&location, range).await });
-            let bytes = got.map_err(|e| io::Error::other(e.to_string()))?;
+            let bytes = match &mut self.file {
+                Some(file) => {
+                    let mut block = Vec::new();
+                    file.seek(SeekFrom::Start(self.pos))?;
+                    file.take(FILE_BLOCK.min(self.size - self.pos)).read_to_end(&mut block)?;
+                    Bytes::from(block)
+                }
+                None => {
+                    let range: Range<u64> = self.pos..(self.pos + BLOCK).min(self.size);
+                    let (store, location) = (self.store.clone(), self.location.clone());
+                    let got = self.handle.block_on(async move { store.get_range(&location, range).await });
+                    got.map_err(|e| io::Error::other(e.to_string()))?
+                }
+            };
             if bytes.is_empty() {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the object is shorter than it was"));
             }

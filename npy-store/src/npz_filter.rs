@@ -19,7 +19,7 @@ use npy_core::{Error, ErrorKind, Result};
 
 use crate::error::npz_error;
 use crate::filter::{KeepError, Kept, RowFilter};
-use crate::npz::RemoteNpz;
+use crate::npz::{Prepared, RemoteNpz};
 use crate::stream::BatchStream;
 
 /// The predicate of a filtered archive table: given a block's rows of the parts of members
@@ -133,14 +133,17 @@ impl RemoteNpz {
             pending.push((info.member.clone(), table, out, judged, verdicts, scan, row_filter));
         }
         let batch_rows = options.batch_rows_for(row_bytes);
-        let reads: Vec<Read> = (pending.into_iter())
-            .map(|(member, table, out, judged, verdicts, scan, row_filter)| Read {
+        let (pending, scans): (Vec<_>, Vec<Prepared>) =
+            pending.into_iter().map(|(m, t, o, j, v, scan, f)| ((m, t, o, j, v, f), scan)).unzip();
+        let together = Prepared::together(&scans, batch_rows);
+        let reads: Vec<Read> = (pending.into_iter().zip(scans).zip(together))
+            .map(|(((member, table, out, judged, verdicts, row_filter), scan), together)| Read {
                 member,
                 table,
                 out,
                 judged,
                 verdicts,
-                batches: scan.start_filtered(batch_rows, row_filter),
+                batches: scan.start_filtered(batch_rows, row_filter, together),
             })
             .collect();
         let schema = Arc::new(Schema::new(fields));

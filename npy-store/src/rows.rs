@@ -19,6 +19,7 @@ use crate::error::{io_error, npz_error, store_error};
 use crate::filter::{Filtered, RowFilter};
 use crate::gather::{Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
 use crate::stream::{payload_stream, BatchStream};
+use crate::together::{Opened, Span, Together};
 
 /// A scan of rows of the `.npy` data found at byte `data_start` of `location` (an npz's
 /// stored member is the same with its data start), decoded by `layout` (projected by the
@@ -141,13 +142,16 @@ impl RowScan {
         let start = State::Start {
             store: self.store.clone(),
             location: self.location.clone(),
-            data_start: self.data_start,
             layout: layout.clone(),
             rows: self.rows.clone().unwrap_or(0..layout.rows()),
             batch_rows: self.batch_rows.unwrap_or_else(default_rows),
-            map: self.map,
-            verify: None,
-            filter: self.filter.clone(),
+            place: Place {
+                data_start: self.data_start,
+                map: self.map,
+                verify: None,
+                filter: self.filter.clone(),
+                together: None,
+            },
         };
         BatchStream::new(layout.schema(), scan_stream(start))
     }
@@ -169,8 +173,7 @@ pub(crate) fn member_row_batches(
     place: Place,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let batch_rows = batch_rows.max(1);
-    let Place { data_start, map, verify, filter } = place;
-    scan_stream(State::Start { store, location, data_start, layout, rows, batch_rows, map, verify, filter })
+    scan_stream(State::Start { store, location, layout, rows, batch_rows, place })
 }
 
 fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
@@ -178,9 +181,8 @@ fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
         let mut scan = match state {
             State::Done => return None,
             State::Scan(scan) => scan,
-            State::Start { store, location, data_start, layout, rows, batch_rows, map, verify, filter } => {
+            State::Start { store, location, layout, rows, batch_rows, place } => {
                 let name = location.to_string();
-                let place = Place { data_start, map, verify, filter };
                 match Scan::open(&store, &location, place, layout, rows, batch_rows).await {
                     Ok(scan) => Box::new(scan),
                     Err(e) => return Some((Err(e.reading(&name)), State::Done)),
@@ -247,13 +249,10 @@ enum State {
     Start {
         store: Arc<dyn ObjectStore>,
         location: Path,
-        data_start: u64,
         layout: Arc<Layout>,
         rows: Range<usize>,
         batch_rows: usize,
-        map: Option<MapContract>,
-        verify: Option<Verify>,
-        filter: Option<RowFilter>,
+        place: Place,
     },
     /// Scanning (boxed: a scan is several times the size of the other states).
     Scan(Box<Scan>),
@@ -286,12 +285,14 @@ struct Scan {
 }
 
 /// Where a scan's bytes are and how they are read: the data start, the maps' contract
-/// ([`RowScan::map`]), the check of a member's bytes, and the rows' filter.
+/// ([`RowScan::map`]), the check of a member's bytes, the rows' filter, and the reads of
+/// the archive's members this one shares (and its index among them).
 pub(crate) struct Place {
     pub(crate) data_start: u64,
     pub(crate) map: Option<MapContract>,
     pub(crate) verify: Option<Verify>,
     pub(crate) filter: Option<RowFilter>,
+    pub(crate) together: Option<(Arc<Together>, usize)>,
 }
 
 /// The check of a stored npz member over the bytes a scan reads: its bytes before the
@@ -324,6 +325,14 @@ impl Verify {
 
     fn finish(&self) -> Result<()> {
         self.check.finish(self.hashed, &self.crc)
+    }
+
+    /// The bytes a checked scan of rows `rows` (from the first) of a member whose data
+    /// starts at `data_start` reads, as [`Scan::open`] reads them: its data to its end, or
+    /// to the rows' end where they reach past it; `batch_rows` rows of `row_bytes` a block.
+    pub(crate) fn span(&self, data_start: u64, rows: &Range<usize>, row_bytes: usize, batch_rows: usize) -> Span {
+        let asked = rows.end as u64 * row_bytes as u64;
+        Span { data_start, len: self.data_len.max(asked), block: (batch_rows.max(1) * row_bytes) as u64 }
     }
 }
 
@@ -372,6 +381,9 @@ pub(crate) enum Source {
     /// A larger Fortran-order array's rows, gathered a block at a time into C order (the
     /// scan's layout is then [`Layout::gathered`]).
     Gather(Box<Gather>),
+    /// A stored member's bytes from the first, read with the archive's other members: its
+    /// index among them.
+    Together { group: Arc<Together>, index: usize },
 }
 
 impl Scan {
@@ -399,7 +411,7 @@ impl Scan {
         if fortran && total as u64 * row_bytes as u64 > WHOLE_FORTRAN_BYTES {
             return Scan::open_gathered(store, location, place, layout, rows, batch_rows).await;
         }
-        let Place { data_start, map, verify, filter } = place;
+        let Place { data_start, map, verify, filter, together } = place;
         let name = location.to_string();
         // The bytes fetched, counted from the data start: all of them for a Fortran-order
         // array, else the rows'; a verified member's from its first row to its end. Header
@@ -433,6 +445,16 @@ impl Scan {
         };
         if from == to || (rows.is_empty() && scan.verify.is_none()) {
             return Ok(scan);
+        }
+        // A member's rows from its first byte, read with the archive's other members.
+        if let Some((group, index)) = together.filter(|_| !fortran && from == 0) {
+            if let Opened::Local { size } = group.open().await {
+                if size < data_start.saturating_add(to) {
+                    return Err(truncated(to, size.saturating_sub(data_start)));
+                }
+                scan.source = Source::Together { group, index };
+                return Ok(scan);
+            }
         }
         let range = data_start + from..data_start + to;
         let options = GetOptions { range: Some(GetRange::Bounded(range.clone())), ..Default::default() };
@@ -605,6 +627,23 @@ impl Scan {
                 Ok(batch)
             }
             Source::Gather(gather) => decode(&gather.block(first, n).await?),
+            Source::Together { group, index } => {
+                let verify = &mut self.verify;
+                let decoded = group.with_next(*index, need, |block| {
+                    if let Some(verify) = verify {
+                        verify.update(block);
+                    }
+                    decode(block)
+                });
+                match decoded.await? {
+                    Some(batch) => batch,
+                    None => {
+                        // The file shrank since it was opened.
+                        let (first, n, row) = (first as u64, n as u64, self.row_bytes as u64);
+                        Err(truncated((first + n) * row, first * row))
+                    }
+                }
+            }
             Source::Stream(chunks, pending) => {
                 while pending.len() < need {
                     match chunks.next().await {
@@ -653,6 +692,23 @@ impl Scan {
                     read.await.map_err(|e| io_error(format!("the read of the member's end failed: {e}")))??;
                 *slot = Some((file, buf));
                 self.verify = verify;
+            }
+            Source::Together { group, index } => {
+                let mut left = self.rest;
+                while left > 0 {
+                    let n = left.min(HASH_BLOCK);
+                    // A file that shrank since it was opened: the member's check says how.
+                    let verify = &mut self.verify;
+                    let hashed = group.with_next(*index, n as usize, |bytes| {
+                        if let Some(verify) = verify {
+                            verify.update(bytes);
+                        }
+                    });
+                    if hashed.await?.is_none() {
+                        break;
+                    }
+                    left -= n;
+                }
             }
             // All fetched bytes were hashed when fetched (`Whole`), or no check is made
             // (`Mapped`, plain files).

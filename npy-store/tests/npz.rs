@@ -148,6 +148,8 @@ async fn a_small_archive_opens_in_one_request_and_a_member_header_and_rows_in_tw
     assert_eq!(member.read_rows::<Vec<f64>>(2000..2010).await.unwrap(), t[2000..2010]);
     assert_eq!(counting.requests(), 3);
     assert_eq!(counting.gets(), 3);
+    npz.member("t").await.unwrap();
+    assert_eq!(counting.requests(), 3, "a member's header is fetched once");
 }
 
 #[tokio::test]
@@ -318,4 +320,49 @@ fn many_archives_open_at_once_on_few_blocking_threads() {
             assert_eq!(npz.unwrap().names(), ["a", "b"]);
         }
     });
+}
+
+/// A table of several stored members (one with 5 bytes after its data, which its CRC
+/// covers) and a deflated one: from a local file, where the stored members' blocks are read
+/// together, the same batches as from memory, where each member reads alone, at every batch
+/// size; a bit flipped in any stored member's bytes fails the read, naming it.
+#[tokio::test]
+async fn stored_members_read_together_from_a_local_file_as_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let t: Vec<f64> = (0..1000).map(|i| f64::from(i) * 0.25).collect();
+    let mut tail = npy_core::WriteNpy::write_npy_to(&t[..], Vec::new()).unwrap();
+    tail.extend_from_slice(b"abcde");
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    w.add("n", &(0..1000).map(|i| i * 7 - 3).collect::<Vec<i32>>()).unwrap();
+    w.add_raw_with("t.npy", &tail, Compression::Stored).unwrap();
+    w.add_with("d", &(0..1000u16).collect::<Vec<_>>(), Compression::deflated()).unwrap();
+    w.add("rows", &(0..1000).map(|i| [i as u8; 3]).collect::<Vec<[u8; 3]>>()).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let table = |store: Arc<dyn ObjectStore>, location: Path, rows: usize| async move {
+        let npz = RemoteNpz::from_store(store, &location).await?;
+        let batches = npz.table_batches_with(None, ConvertOptions::new().batch_rows(rows)).await?;
+        batches.try_collect::<Vec<RecordBatch>>().await
+    };
+    let from_memory = put(&memory, "ok.npz", bytes.clone()).await;
+    let from_file = put(&local, "ok.npz", bytes.clone()).await;
+    for rows in [1, 7, 333, 1000, 4096] {
+        let alone = table(memory.clone(), from_memory.clone(), rows).await.unwrap();
+        let together = table(local.clone(), from_file.clone(), rows).await.unwrap();
+        assert_eq!(together, alone, "batches of {rows}");
+        assert_eq!(together.iter().map(|b| b.num_rows()).sum::<usize>(), 1000);
+    }
+    let members = Reader::from_reader(Cursor::new(&bytes)).unwrap().members().to_vec();
+    for info in members.iter().filter(|m| m.compression == Some(Compression::Stored)) {
+        let end = (info.data_start.unwrap() + info.size) as usize;
+        for at in [end - info.size as usize / 2, end - 1] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 1;
+            let location = put(&local, &format!("flip{at}.npz"), bad).await;
+            let e = table(local.clone(), location.clone(), 64).await.unwrap_err();
+            assert!(e.to_string().contains("bad CRC-32"), "{at}: {e}");
+            assert_eq!((e.member(), e.path()), (Some(&info.member[..]), Some(std::path::Path::new(location.as_ref()))));
+        }
+    }
 }
