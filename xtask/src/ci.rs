@@ -555,6 +555,7 @@ const CHECK_VALID: &[(&str, &str)] = &[
     ("entries_over_limit.npz", "10 members, refused only with max_entries(5)"),
     ("zip_bomb_100mib.npz", "100 MiB inflated, refused only with max_inflated_size(10 MiB)"),
     ("zip_bombs_together.npz", "3 x 4 MiB inflated, refused only with max_inflated_size(10 MiB)"),
+    ("zstd_bomb_100mib.npz", "100 MiB of Zstandard-compressed zeros, refused only below 100 MiB of max_inflated_size"),
     ("path_like_names.npz", "member names like '../../escape': keys, never paths"),
     ("npy_file.npz", "a .npy file named .npz: read by its content, as np.load does"),
 ];
