@@ -17,7 +17,24 @@ pub(crate) fn store_io(error: object_store::Error) -> std::io::Error {
         }
         _ => std::io::ErrorKind::Other,
     };
-    std::io::Error::new(kind, error)
+    std::io::Error::new(kind, with_causes(&error))
+}
+
+/// An error's message followed by its causes' that it does not already say: an HTTP
+/// store's stops at "error sending request", where the reason (a certificate refused, a
+/// connection refused) is further down the chain.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let text = inner.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = inner.source();
+    }
+    message
 }
 
 /// An error of an npz member's bytes (its size, its CRC-32, its deflate stream).
@@ -29,4 +46,18 @@ pub(crate) fn npz_error(member: &str, reason: &str) -> Error {
 /// `reason`.
 pub(crate) fn io_error(reason: String) -> Error {
     std::io::Error::other(reason).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_error_says_its_causes() {
+        let root = std::io::Error::new(std::io::ErrorKind::InvalidData, "invalid peer certificate: UnknownIssuer");
+        let error = object_store::Error::Generic { store: "HTTP", source: Box::new(root) };
+        let said = store_error(error, "https://host/a.npy").to_string();
+        assert!(said.contains("https://host/a.npy") && said.contains("UnknownIssuer"), "{said}");
+        assert_eq!(said.matches("UnknownIssuer").count(), 1, "{said}");
+    }
 }
