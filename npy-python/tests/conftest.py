@@ -4,14 +4,25 @@ runs a test's code with NumPy's functions and with npy's and compares what each 
 collection of NumPy's own tests (test_numpy_suite.py); and the check that every skip and
 expected failure is one skips.py lists."""
 
+import contextlib
+import datetime
+import ipaddress
 import os
 import shutil
+import socket
+import ssl
 import threading
 import warnings
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+import boto3
+import moto.server as moto_server
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from skips import SKIPS, XFAILS
 from support import NPY, NUMPY, RangeHandler, matching
@@ -83,17 +94,103 @@ def http(tmp_path):
     """A web server on loopback serving tmp_path's files with HEAD and single ranges,
     stopped also when the test fails: its base URL, and the (path, start, length) of each
     GET it served."""
+    with serving(tmp_path, None) as (port, served):
+        yield f"http://127.0.0.1:{port}", served
+
+
+@pytest.fixture
+def https(tmp_path, tmp_path_factory, monkeypatch):
+    """`http`'s server over TLS, its certificate signed by a CA made for the test, which
+    npy's stores (rustls, the platform's roots) trust through `SSL_CERT_FILE`: its base
+    URL and the GETs it served."""
+    folder = tmp_path_factory.mktemp("tls")
+    ca_file, chain_file, key_file = certificates(folder)
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(chain_file, key_file)
+    with serving(tmp_path, context) as (port, served):
+        yield f"https://127.0.0.1:{port}", served
+
+
+@contextlib.contextmanager
+def serving(root, context):
     served: list[tuple[str, int, int]] = []
-    handler = type("Handler", (RangeHandler,), {"root": tmp_path, "served": served})
+    handler = type("Handler", (RangeHandler,), {"root": root, "served": served})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if context is not None:
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", served
+        yield server.server_address[1], served
     finally:
         server.shutdown()
         server.server_close()
         thread.join(10)
+
+
+def certificates(folder):
+    """A CA and a server certificate for 127.0.0.1 signed by it, valid for a day: the CA's
+    PEM, the server's chain and its key, as files in `folder`."""
+    now = datetime.datetime.now(datetime.UTC)
+
+    def made(subject, issuer, key, signer, ca):
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            names = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+            builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
+            builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = made("npy test CA", "npy test CA", ca_key, ca_key, True)
+    server = made("127.0.0.1", "npy test CA", key, ca_key, False)
+    pem = serialization.Encoding.PEM
+    (folder / "ca.pem").write_bytes(ca.public_bytes(pem))
+    (folder / "chain.pem").write_bytes(server.public_bytes(pem) + ca.public_bytes(pem))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return folder / "ca.pem", folder / "chain.pem", folder / "key.pem"
+
+
+def free_port():
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def s3(monkeypatch):
+    """A moto S3 server on loopback with bucket `bkt`, and the environment npy's stores read:
+    its boto3 client. Stopped also when the test fails."""
+    port = free_port()
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        endpoint = f"http://127.0.0.1:{port}"
+        for key, value in {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ALLOW_HTTP": "true",
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }.items():
+            monkeypatch.setenv(key, value)
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        client.create_bucket(Bucket="bkt")
+        yield client
+    finally:
+        server.stop()
 
 
 def pytest_configure(config):

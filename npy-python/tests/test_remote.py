@@ -4,13 +4,9 @@ gives from the same bytes, read by the byte ranges each call needs; errors name 
 Every server is started by a fixture that stops it, also when a test fails.
 """
 
-import contextlib
 import os
-import socket
 import zipfile
 
-import boto3
-import moto.server as moto_server
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -18,36 +14,6 @@ import pytest
 import npy
 import npy.dask
 from support import SEISMIC_TRACE, TRACE, fill_traces, seismic_traces, traces
-
-
-def free_port():
-    with contextlib.closing(socket.socket()) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def s3(monkeypatch):
-    """A moto S3 server on loopback with bucket `bkt`, and the environment npy's stores read:
-    (boto3 client, put(key, bytes))."""
-    port = free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        endpoint = f"http://127.0.0.1:{port}"
-        for key, value in {
-            "AWS_ENDPOINT_URL": endpoint,
-            "AWS_ALLOW_HTTP": "true",
-            "AWS_ACCESS_KEY_ID": "test",
-            "AWS_SECRET_ACCESS_KEY": "test",
-            "AWS_DEFAULT_REGION": "us-east-1",
-        }.items():
-            monkeypatch.setenv(key, value)
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
-        client.create_bucket(Bucket="bkt")
-        yield client
-    finally:
-        server.stop()
 
 
 def put(client, key, data):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from conftest import NPY_FILES, NPZ_FILES, file_id, ids
+from conftest import NPY_FILES, NPZ_FILES, certificates, file_id, ids
 from npy.xarray import NpyBackendEntrypoint
 from support import SEISMIC_TRACE as TRACE
 from support import seismic_traces as traces
@@ -84,7 +84,40 @@ def test_records_become_variables(tmp_path):
     np.testing.assert_array_equal(ds.samples.isel(trace=slice(1000, 2000)).values, a["samples"][1000:2000])
     np.testing.assert_array_equal(ds["receiver.z"].values, a["receiver"]["z"])
     default = xr.open_dataset(tmp_path / "traces.npy", engine="npy")
-    same(default, expected(a, ("dim_0",)))
+    same(default, expected(a, ("trace",)))
+    np.testing.assert_array_equal(default.samples.isel(trace=slice(1000, 2000)).values, a["samples"][1000:2000])
+
+
+@pytest.mark.parametrize(
+    ("file", "dim"),
+    [
+        ("traces.npy", "trace"),
+        ("shot_007.npy", "shot"),
+        ("events-2026.npy", "event"),
+        ("status.npy", "status"),
+        ("class.npy", "class"),
+        ("s.npy", "s"),
+        ("data.npy", "data"),
+        ("0042.npy", "dim_0"),  # nothing left of the stem
+        ("t0s.npy", "dim_0"),  # "t0" is a field: it would become an index read whole
+    ],
+)
+def test_a_record_files_rows_are_named_after_it(tmp_path, file, dim):
+    a = traces(5)
+    np.save(tmp_path / file, a)
+    ds = xr.open_dataset(tmp_path / file, engine="npy")
+    assert ds["t0"].dims == (dim,) and ds["samples"].dims == (dim, "samples_dim_0")
+    assert dim not in ds.coords
+    same(ds, expected(a, (dim,)))
+
+
+def test_plain_and_archived_arrays_keep_numbered_dims(tmp_path):
+    np.save(tmp_path / "weights.npy", np.zeros((2, 3)))
+    assert xr.open_dataset(tmp_path / "weights.npy", engine="npy")["weights"].dims == ("dim_0", "dim_1")
+    np.savez(tmp_path / "run.npz", traces=traces(3))
+    assert xr.open_dataset(tmp_path / "run.npz", engine="npy")["traces.t0"].dims == ("traces_dim_0",)
+    np.save(tmp_path / "grid.npy", np.zeros((2, 3), traces(1).dtype))
+    assert xr.open_dataset(tmp_path / "grid.npy", engine="npy")["t0"].dims == ("grid", "dim_1")
 
 
 def test_big_endian_and_padded_records_are_native(tmp_path):
@@ -100,7 +133,7 @@ def test_big_endian_and_padded_records_are_native(tmp_path):
     for arr in (a, aligned):
         np.save(tmp_path / "r.npy", arr)
         ds = xr.open_dataset(tmp_path / "r.npy", engine="npy")
-        same(ds, expected(arr, ("dim_0",)))
+        same(ds, expected(arr, ("r",)))
         assert all(v.dtype.byteorder in "=|" for v in ds.data_vars.values())
     assert ds["f"].dtype == np.dtype("f8")
 
@@ -122,7 +155,7 @@ KEYS = [
 def test_indexing_is_xarrays(tmp_path, key):
     a = traces(1000)
     np.save(tmp_path / "t.npy", a)
-    ds = xr.open_dataset(tmp_path / "t.npy", engine="npy")
+    ds = xr.open_dataset(tmp_path / "t.npy", engine="npy", dims=["dim_0"])
     same(ds.isel(key), expected(a, ("dim_0",)).isel(key))
     b = np.arange(4000.0).reshape(1000, 4)
     np.save(tmp_path / "b.npy", b)
@@ -144,7 +177,9 @@ def test_fortran_zero_d_and_empty_arrays(tmp_path):
     for name, arr in cases.items():
         np.save(tmp_path / f"{name}.npy", arr)
         ds = xr.open_dataset(tmp_path / f"{name}.npy", engine="npy")
-        same(ds, expected(arr, tuple(f"dim_{i}" for i in range(arr.ndim)), name))
+        # s0.npy's rows would be "s", a field's name
+        dims = ("er",) if name == "er" else tuple(f"dim_{i}" for i in range(arr.ndim))
+        same(ds, expected(arr, dims, name))
 
 
 def test_times_strings_complex_and_objects(tmp_path):
@@ -223,35 +258,62 @@ def test_npz_members_are_variables(tmp_path):
 def test_chunks_give_dask_tasks_reading_their_rows(tmp_path, http):
     base, served = http
     a = traces(10_000)
-    np.save(tmp_path / "t.npy", a)
-    ds = xr.open_dataset(f"{base}/t.npy", engine="npy", chunks={"dim_0": 1000})
+    np.save(tmp_path / "traces.npy", a)
+    ds = xr.open_dataset(f"{base}/traces.npy", engine="npy", chunks={"trace": 1000})
     assert ds["samples"].chunks == ((1000,) * 10, (64,))
     served.clear()
     with dask.config.set(scheduler="threads"):
-        part = ds["samples"].isel(dim_0=slice(2000, 3000)).compute()
+        part = ds["samples"].isel(trace=slice(2000, 3000)).compute()
     np.testing.assert_array_equal(part.values, a["samples"][2000:3000])
     sent = sum(n for _, _, n in served)
     assert sent <= 2 * 1000 * TRACE.itemsize, served
     # No preferred chunks: any split is as good, and xarray warns of none.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        auto = xr.open_dataset(tmp_path / "t.npy", engine="npy", chunks={"dim_0": 777})
+        auto = xr.open_dataset(tmp_path / "traces.npy", engine="npy", chunks={"trace": 777})
     assert auto["t0"].chunks[0][:2] == (777, 777)
     np.testing.assert_allclose(ds["t0"].sum().compute().values, a["t0"].sum())
+
+
+def test_traces_over_https_and_s3_read_their_rows(tmp_path, https, s3):
+    a = traces(5000)
+    np.save(tmp_path / "traces.npy", a)
+    s3.put_object(Bucket="bkt", Key="d/traces.npy", Body=(tmp_path / "traces.npy").read_bytes())
+    base, served = https
+    names = ["trace_id", "receiver.x", "receiver.y", "receiver.z", "t0", "dt", "flags", "samples"]
+    for url in (f"{base}/traces.npy", "s3://bkt/d/traces.npy"):
+        ds = xr.open_dataset(url, engine="npy")
+        assert list(ds.data_vars) == names
+        served.clear()
+        got = ds.samples.isel(trace=slice(1000, 2000)).values
+        np.testing.assert_array_equal(got, a["samples"][1000:2000], err_msg=url)
+        if url.startswith("https"):
+            assert 0 < sum(n for _, _, n in served) <= 2 * 1000 * TRACE.itemsize, served
+        same(ds.isel(trace=[4999, 0, 77]), expected(a, ("trace",)).isel(trace=[4999, 0, 77]))
+
+
+def test_an_untrusted_https_server_is_an_error_naming_the_url(tmp_path, https, monkeypatch, tmp_path_factory):
+    np.save(tmp_path / "traces.npy", traces(3))
+    base, _ = https
+    other = tmp_path_factory.mktemp("other")
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificates(other)[0]))  # another CA
+    with pytest.raises(OSError, match=r"https://127\.0\.0\.1:\d+/traces\.npy") as refused:
+        xr.open_dataset(f"{base}/traces.npy", engine="npy")
+    assert "certificate" in str(refused.value).lower(), refused.value
 
 
 def test_load_reads_the_records_once(tmp_path, http):
     base, served = http
     a = traces(3000)
-    np.save(tmp_path / "t.npy", a)
-    ds = xr.open_dataset(f"{base}/t.npy", engine="npy")
+    np.save(tmp_path / "traces.npy", a)
+    ds = xr.open_dataset(f"{base}/traces.npy", engine="npy")
     served.clear()
     ds.load()
     assert sum(n for _, _, n in served) == a.nbytes, served
-    same(ds, expected(a, ("dim_0",)))
+    same(ds, expected(a, ("trace",)))
     # What one variable was given is its own: changing it changes no later read (xarray's
     # cache aside, which keeps what was read first).
-    again = xr.open_dataset(tmp_path / "t.npy", engine="npy", cache=False)
+    again = xr.open_dataset(tmp_path / "traces.npy", engine="npy", cache=False)
     t0 = again["t0"][:10].values
     t0[:] = -1
     assert again["t0"][:10].values.tolist() == a["t0"][:10].tolist()
@@ -266,10 +328,10 @@ def test_load_reads_the_records_once(tmp_path, http):
 
 def test_a_lazy_dataset_pickles(tmp_path):
     a = traces(100)
-    np.save(tmp_path / "t.npy", a)
-    ds = xr.open_dataset(tmp_path / "t.npy", engine="npy")
+    np.save(tmp_path / "traces.npy", a)
+    ds = xr.open_dataset(tmp_path / "traces.npy", engine="npy")
     again = pickle.loads(pickle.dumps(ds))
-    same(again, expected(a, ("dim_0",)))
+    same(again, expected(a, ("trace",)))
 
 
 SHOTS = 16
@@ -357,13 +419,16 @@ def test_refused_files_are_test_files():
     assert not set(REFUSAL) - set(ids(FILES))
 
 
+def numbered_dims(arr):
+    return tuple(f"dim_{i}" for i in range(arr.ndim))
+
+
 def numpy_dataset(path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         loaded = np.load(path, allow_pickle=True)
         if path.suffix == ".npy":
-            dims = tuple(f"dim_{i}" for i in range(loaded.ndim))
-            return expected(loaded, dims, "v")
+            return expected(loaded, numbered_dims(loaded), "v")
         with loaded:
             parts = []
             for member in loaded.files:
@@ -385,7 +450,8 @@ def test_corpus(path):
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ds = xr.open_dataset(path, engine="npy", variable="v").load()
+        dims = numbered_dims(np.load(path, allow_pickle=True)) if path.suffix == ".npy" else None
+        ds = xr.open_dataset(path, engine="npy", variable="v", dims=dims).load()
     want = numpy_dataset(path)
     same(ds, want[list(ds.data_vars)] if list(ds.data_vars) != list(want.data_vars) else want)
     assert set(ds.data_vars) == set(want.data_vars)

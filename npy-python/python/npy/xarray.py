@@ -4,7 +4,7 @@
 
     import xarray as xr
 
-    ds = xr.open_dataset("traces.npy", engine="npy", dims=["trace"])
+    ds = xr.open_dataset("traces.npy", engine="npy")
     ds["samples"].isel(trace=slice(1000, 2000)).values  # those 1,000 records' bytes only
 
 xarray finds the backend through the ``xarray.backends`` entry point ``npy`` that the
@@ -114,7 +114,9 @@ class NpyBackendEntrypoint(BackendEntrypoint):
             ``npy.load`` takes them); a directory, whose ``.npy`` files (sorted by name)
             are concatenated along the first axis; or a glob pattern (``"shots/*.npy"``)
             likewise. Concatenated files must share dtype and the other axes.
-        dims: the array's dimension names (default ``dim_0``, ``dim_1``...); for an
+        dims: the array's dimension names (default ``dim_0``, ``dim_1``..., but a record
+            file's rows are named after it: ``traces.npy`` -> ``trace``, ``shot_07.npy``
+            -> ``shot``: the stem less trailing digits, separators and a plural ``s``); for an
             ``.npz``, the names for every member (default ``{member}_dim_0``...), or a
             mapping of member name to names.
         field_dims: a mapping of variable name to the names of its extra dimensions: a
@@ -149,7 +151,7 @@ class NpyBackendEntrypoint(BackendEntrypoint):
             readers.append(rows)
             users = 0
             base = _base_name(source, member, variable, rows)
-            array_dims = _array_dims(rows, member, dims)
+            array_dims = _array_dims(rows, member, dims, source)
             for name, path, shape, dtype in _leaves(rows, base):
                 if name in variables or name in drop:
                     if name in variables:
@@ -501,18 +503,41 @@ def _leaves(rows: _Rows, base: str) -> list[tuple[str, tuple[str, ...], tuple[in
     return found
 
 
-def _array_dims(rows: _Rows, member: str | None, dims: Any) -> tuple[str, ...]:
+def _array_dims(rows: _Rows, member: str | None, dims: Any, source: str) -> tuple[str, ...]:
     ndim = len(rows.shape)
     given = dims.get(member) if isinstance(dims, Mapping) and member is not None else dims
     if isinstance(dims, Mapping) and member is None:
         raise ValueError(f"{rows.name}: dims as a mapping names an archive's members; give a list of names")
     if given is None:
         prefix = "dim" if member is None else f"{member}_dim"
-        return tuple(f"{prefix}_{i}" for i in range(ndim))
+        names = [f"{prefix}_{i}" for i in range(ndim)]
+        record = _record_dim(rows, source) if member is None and ndim else None
+        if record is not None:
+            names[0] = record
+        return tuple(names)
     names = (given,) if isinstance(given, str) else tuple(str(d) for d in given)
     if len(names) != ndim or len(set(names)) != ndim:
         raise ValueError(f"{rows.name}: dims {given!r} are not {ndim} distinct names for shape {rows.shape}")
     return names
+
+
+def _record_dim(rows: _Rows, source: str) -> str | None:
+    """The name of a record file's rows: its stem (or directory's name) less trailing
+    digits and separators and a plural ``s``: ``traces.npy`` -> ``trace``,
+    ``shot_007.npy`` -> ``shot``. None (so ``dim_0``) for plain arrays, for a name left
+    empty, and for one a field or another axis has (xarray would make that field an
+    index, read whole)."""
+    if rows.dtype.names is None:
+        return None
+    try:
+        base = _base_name(source, None, None, rows)
+    except ValueError:  # no stem to name the rows after
+        return None
+    name = base.rstrip("0123456789_-. ")
+    if name.endswith("s") and not name.endswith(("ss", "us", "is")) and len(name) > 1:
+        name = name[:-1]
+    taken = {leaf[0] for leaf in _leaves(rows, base)} | {f"dim_{i}" for i in range(1, len(rows.shape))}
+    return name if name and name not in taken else None
 
 
 def _extra_dims(rows: _Rows, name: str, shape: tuple[int, ...], field_dims: Any) -> tuple[str, ...]:
