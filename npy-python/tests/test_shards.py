@@ -141,10 +141,10 @@ def test_shards_that_differ_are_refused_naming_both(tmp_path):
         message = str(raised.value)
         assert other in message and os.path.basename(paths[0]) in message, message
     np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object))
-    with pytest.raises(ValueError, match="objects.npy.*Python objects"):
+    with pytest.raises(ValueError, match=r"objects.npy.*Python objects"):
         npy.open([paths[0], str(tmp_path / "objects.npy")])
     np.save(tmp_path / "fortran.npy", np.asfortranarray(np.zeros((3, 4), "<f4")))
-    with pytest.raises(ValueError, match="fortran.npy.*Fortran"):
+    with pytest.raises(ValueError, match=r"fortran.npy.*Fortran"):
         npy.open([paths[0], str(tmp_path / "fortran.npy")])
 
 
@@ -154,16 +154,16 @@ def test_a_shard_truncated_or_replaced_after_opening_raises_naming_it(tmp_path):
     same(a[[0, 49]], whole[[0, 49]])
     with open(paths[3], "r+b") as f:  # 30 rows of 16 bytes: rows 8..37
         f.truncate(os.path.getsize(paths[3]) - 16)
-    with pytest.raises(ValueError, match="s03.npy") as raised:
+    with pytest.raises(ValueError, match=r"s03\.npy") as raised:
         a[[37]]
     assert "changed" in str(raised.value)
     same(a[[0, 1]], whole[[0, 1]])  # the other shards still read
-    with pytest.raises(ValueError, match="s03.npy.*truncated"):
+    with pytest.raises(ValueError, match=r"s03.npy.*truncated"):
         npy.open(paths)  # opened now: shorter than its header says
     np.save(paths[3], whole[8:38])
     b = npy.open(paths)
     np.save(paths[0], np.full((7, 4), -1, "<f4"))  # replaced whole (a new file, same size)
-    with pytest.raises(ValueError, match="s00.npy.*changed"):
+    with pytest.raises(ValueError, match=r"s00.npy.*changed"):
         b[[0]]
     same(b[[8, 37]], whole[[8, 37]])
 
@@ -192,7 +192,9 @@ def test_a_pytorch_map_style_dataset_as_it_stands(tmp_path):
     same(np.stack([a[i] for i in batch]), whole[batch])
     same(np.stack(list(a.__getitems__(batch))), whole[batch])
     script = f"import sys, npy; a = npy.open({paths!r}); a.__getitems__([1, 2]); a[3]; print('torch' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout == "False\n"
+    assert (
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout == "False\n"
+    )
 
 
 def test_pickles_as_its_files(tmp_path):

@@ -175,7 +175,7 @@ class LazyArray:
         if self._pid == os.getpid():
             return
         again = open(
-            self._file,  # type: ignore[arg-type]
+            self._file,
             self._member,
             max_header_size=self._max_header_size,
             map_local_files=self._map_local_files,
@@ -352,6 +352,7 @@ class LazyArray:
     def _fetch(self, runs: list[tuple[int, int]], row: int) -> list[bytes]:
         base = self._layout.offset
         ranges = [(base + a * row, base + b * row) for a, b in runs]
+        assert self._source is not None  # one file read through `_source.py`
         parts = self._source.read_ranges(ranges)
         for (a, b), part in zip(ranges, parts, strict=True):
             if len(part) != b - a:
@@ -364,7 +365,7 @@ class LazyArray:
             if found.deflated:
                 from ._npyio import load_npz
 
-                assert self._member is not None
+                assert self._member is not None and not isinstance(self._file, list)
 
                 if isinstance(self._source, UrlSource):
                     from ._npyio import load
