@@ -19,6 +19,9 @@ fn shards(dir: &std::path::Path, rows: &[usize]) -> Vec<String> {
     paths
 }
 
+/// Writes a file at a path.
+type Write = fn(&std::path::Path);
+
 fn expected(rows: &[usize]) -> Vec<i64> {
     rows.iter().flat_map(|&r| (0..3).map(move |c| (r * 10 + c) as i64)).collect()
 }
@@ -92,17 +95,14 @@ fn refuses_what_has_no_rows_in_place_naming_the_file() {
     let paths = shards(dir.path(), &[4]);
     let other = dir.path().join("other.npy");
     let runtime = runtime();
-    let cases: Vec<(Box<dyn Fn()>, &str)> = vec![
-        (Box::new(|| Array::from_shape_vec(vec![4, 2], vec![0i64; 8]).unwrap().write_npy(&other).unwrap()), "[2]"),
-        (Box::new(|| vec![0i32; 12].write_npy(&other).unwrap()), "<i4"),
-        (
-            Box::new(|| Array::from_shape_vec_fortran(vec![4, 3], vec![0i64; 12]).unwrap().write_npy(&other).unwrap()),
-            "Fortran",
-        ),
-        (Box::new(|| Array::from_shape_vec(vec![], vec![1.5f64]).unwrap().write_npy(&other).unwrap()), "0-d"),
+    let cases: [(Write, &str); 4] = [
+        (|p| Array::from_shape_vec(vec![4, 2], vec![0i64; 8]).unwrap().write_npy(p).unwrap(), "[2]"),
+        (|p| vec![0i32; 12].write_npy(p).unwrap(), "<i4"),
+        (|p| Array::from_shape_vec_fortran(vec![4, 3], vec![0i64; 12]).unwrap().write_npy(p).unwrap(), "Fortran"),
+        (|p| Array::from_shape_vec(vec![], vec![1.5f64]).unwrap().write_npy(p).unwrap(), "0-d"),
     ];
     for (write, said) in cases {
-        write();
+        write(&other);
         let e = runtime.block_on(Shards::open(&[paths[0].as_str(), other.to_str().unwrap()])).unwrap_err();
         let text = e.to_string();
         assert!(text.contains("other.npy") && text.contains(said), "{text}");
