@@ -18,7 +18,11 @@ rows, and in polars over `npy.polars.scan_npy` against `pl.scan_parquet`; every 
 checked against NumPy's.
 
 Then 5,000 small files (issue 57): Python's open/read/close loop, np.load and npy.load
-loops, and npy.load_many (`small_*` lines).
+loops, and npy.load_many (`small_*` lines). Then batches of 256 random rows of 16 shards
+(issue 57): `npy.open(shards)[rows]`, read and mapped, against the best NumPy code (rows
+grouped by shard, one fancy index per `np.load(mmap_mode="r")` map); another thread's
+progress while each gathers; the same batches from the shards on S3 (moto), with the
+requests and bytes the server sent (`shards_*` lines).
 
 Then npy.dask against Dask's own reading of a .npy file on one LocalCluster of 2 worker
 processes: `dask_*` bench lines, and lines of the workers' peak memory and of the goals.
@@ -550,8 +554,9 @@ def free_port():
 
 
 class CountingProxy:
-    """A TCP proxy on loopback to `port`, counting the bytes the server sends back; one
-    thread per connection direction, all ended by `close`."""
+    """A TCP proxy on loopback to `port`, counting the bytes the server sends back and the
+    requests sent to it (request lines: GETs and HEADs, which have no bodies); one thread
+    per connection direction, all ended by `close`."""
 
     def __init__(self, port):
         import socket
@@ -561,6 +566,7 @@ class CountingProxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self.sent = 0
+        self.requests = 0
         self._lock = threading.Lock()
         self._sockets = []
         self._closed = False
@@ -585,17 +591,23 @@ class CountingProxy:
         try:
             while chunk := src.recv(1 << 16):
                 dst.sendall(chunk)
-                if count:
-                    with self._lock:
+                with self._lock:
+                    if count:
                         self.sent += len(chunk)
+                    else:
+                        # Requests of GETs and HEADs (no bodies): one request line each.
+                        self.requests += chunk.count(b" HTTP/1.1\r\n")
         except OSError:
             pass
         finally:
+            # Both ends closed: a server that closes each connection after its answer
+            # (moto's, HTTP/1.0) would otherwise leave two descriptors a request.
             for s in (src, dst):
                 try:
                     s.shutdown(2)
                 except OSError:
                     pass
+                s.close()
 
     def close(self):
         self._closed = True
@@ -714,6 +726,184 @@ def small_file_rounds(directory, repeat):
         report(name, times[name], SMALL_FILES * 2048)
 
 
+SHARDS = 16
+SHARD_ROWS = 100_000
+SHARD_COLUMNS = 64  # <f4: 256-byte rows, 25.6 MB a shard
+BATCHES = 20
+BATCH_ROWS = 256
+S3_BATCHES = 4
+
+
+def shard_rounds(directory, repeat):
+    """Issue 57: 20 batches of 256 random rows of 16 shards of 100,000 x 64 `<f4`, each
+    batch read by `npy.open(shards)[rows]` (files read by `pread`, and mapped) and by the
+    best NumPy code for it: the rows grouped by shard, one fancy index per
+    `np.load(mmap_mode="r")` map (maps opened once, as a DataLoader's dataset holds them).
+    Every batch checked against NumPy's after the clock. Then another Python thread's
+    progress (a counter) while each side gathers, against its progress alone; then the
+    same batches from the shards on S3 (moto), counting the requests the server got and
+    the bytes it sent."""
+    folder = directory / "shards"
+    folder.mkdir(exist_ok=True)
+    rng = np.random.default_rng(57)
+    paths = [str(folder / f"shard{i:02d}.npy") for i in range(SHARDS)]
+    for path in paths:
+        np.save(path, rng.standard_normal((SHARD_ROWS, SHARD_COLUMNS), dtype=np.float32))
+    maps = [np.load(p, mmap_mode="r").view(np.ndarray) for p in paths]
+    starts = np.cumsum([0] + [len(m) for m in maps])
+    batches = [rng.integers(0, starts[-1], BATCH_ROWS) for _ in range(BATCHES)]
+
+    def numpy_batch(rows):
+        shard = np.searchsorted(starts, rows, side="right") - 1
+        local = rows - starts[shard]
+        out = np.empty((len(rows), SHARD_COLUMNS), "<f4")
+        for s in np.unique(shard):
+            picked = np.flatnonzero(shard == s)
+            out[picked] = maps[s][local[picked]]
+        return out
+
+    want = [numpy_batch(rows) for rows in batches]
+    read = npy.open(paths)
+    mapped = npy.open(paths, map_local_files=True)
+    cases = {
+        "shards_np_maps": lambda: [numpy_batch(rows) for rows in batches],
+        "shards_npy_mapped": lambda: [mapped[rows] for rows in batches],
+        "shards_npy_read": lambda: [read[rows] for rows in batches],
+    }
+    times = {name: [] for name in cases}
+    for timing, reverse in paired_rounds(repeat):
+        for name in list(cases)[::-1] if reverse else cases:
+            seconds, got = timed(cases[name])
+            check(all(map(same_array, got, want)), name)
+            if timing:
+                times[name].append(seconds)
+    for name in cases:
+        report(name, times[name], BATCHES * BATCH_ROWS * SHARD_COLUMNS * 4)
+    one_batch = {
+        "shards_np_maps": lambda: numpy_batch(batches[0]),
+        "shards_npy_mapped": lambda: mapped[batches[0]],
+        "shards_npy_read": lambda: read[batches[0]],
+    }
+    progress = {name: gil_progress(one_batch[name]) for name in one_batch}
+    for name in cases:
+        print(f"# {name}: another thread's progress during a batch: {progress[name]:.2f} of its rate alone", flush=True)
+    ratio = progress["shards_npy_read"]
+    print(
+        f"# goal: another thread's progress during an npy.open batch {ratio:.2f} of its rate alone (at least 0.5; "
+        f"NumPy's code: {progress['shards_np_maps']:.2f}): {'met' if ratio >= 0.5 else 'MISSED'}",
+        flush=True,
+    )
+    maps = read = mapped = None  # closes the maps and files before the S3 part
+    s3_shard_rounds(paths, batches, want, repeat)
+    shutil.rmtree(folder)
+
+
+def gil_progress(batch):
+    """A counting thread's rate while `batch` runs on this one, over its rate alone. The
+    switch interval is 50 ms meanwhile, far longer than a batch: a call that holds the GIL
+    lets the counter run only at its edges, one that releases it lets it run throughout
+    (then this thread waits up to 50 ms for the GIL back: only the counts inside the
+    calls are compared, not the calls' times)."""
+    import threading
+
+    counted, running = [0], [True]
+
+    def count():
+        while running[0]:
+            counted[0] += 1
+
+    interval = sys.getswitchinterval()
+    thread = threading.Thread(target=count)
+    thread.start()
+    try:
+        start, before = time.perf_counter(), counted[0]
+        time.sleep(0.2)
+        alone = (counted[0] - before) / (time.perf_counter() - start)
+        sys.setswitchinterval(0.05)
+        during, spent = 0, 0.0
+        for _ in range(5):
+            before, start = counted[0], time.perf_counter()
+            batch()
+            spent += time.perf_counter() - start
+            during += counted[0] - before
+    finally:
+        sys.setswitchinterval(interval)
+        running[0] = False
+        thread.join()
+    return (during / spent) / alone
+
+
+def s3_shard_rounds(paths, batches, want, repeat):
+    """The batches of `shard_rounds` from the 16 shards on a local S3 (moto, behind a proxy
+    that counts the requests it passes and the bytes the server sends back)."""
+    import logging
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
+    moto_port, proxy = free_port(), None
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
+    server.start()
+    try:
+        proxy = CountingProxy(moto_port)
+        os.environ.update(
+            {
+                "AWS_ENDPOINT_URL": f"http://127.0.0.1:{proxy.port}",
+                "AWS_ALLOW_HTTP": "true",
+                "AWS_ACCESS_KEY_ID": "bench",
+                "AWS_SECRET_ACCESS_KEY": "bench",
+                "AWS_DEFAULT_REGION": "us-east-1",
+            }
+        )
+        client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1")
+        client.create_bucket(Bucket="bench")
+        urls = []
+        for path in paths:
+            key = f"shards/{os.path.basename(path)}"
+            client.upload_file(path, "bench", key)
+            urls.append(f"s3://bench/{key}")
+        lazy = npy.open(urls)
+        # Fewer batches than the local rounds: each row is a GET, and moto answers a few
+        # hundred a second.
+        batches, want = batches[:S3_BATCHES], want[:S3_BATCHES]
+        times, requests, sent, data = [], [], [], []
+        for timing, _ in paired_rounds(repeat):
+            before = (proxy.requests, proxy.sent, lazy.fetched)
+            seconds, got = timed(lambda: [lazy[rows] for rows in batches])
+            check(all(map(same_array, got, want)), "shards_s3_npy")
+            if timing:
+                times.append(seconds)
+                requests.append(proxy.requests - before[0])
+                sent.append(proxy.sent - before[1])
+                data.append(lazy.fetched - before[2])
+        report("shards_s3_npy", times, S3_BATCHES * BATCH_ROWS * SHARD_COLUMNS * 4)
+        touched = sum(len(np.unique(np.searchsorted(np.arange(len(paths)) * SHARD_ROWS, r, "right"))) for r in batches)
+        row_bytes = S3_BATCHES * BATCH_ROWS * SHARD_COLUMNS * 4
+        per_shard = max(requests) / touched
+        wire, body = max(sent) / row_bytes, max(data) / row_bytes
+        print(
+            f"# shards_s3_npy: {max(requests):,} requests for {S3_BATCHES} batches touching {touched} shards "
+            f"({per_shard:.1f} a shard touched); the server sent {max(sent):,} bytes ({wire:.2f}x the rows' "
+            f"{row_bytes:,}), of them {max(data):,} bytes of data ({body:.2f}x)",
+            flush=True,
+        )
+        print(
+            f"# goal: S3 batch requests per shard touched {per_shard:.1f} (at most 2): "
+            f"{'met' if per_shard <= 2 else 'MISSED'}",
+            flush=True,
+        )
+        print(
+            f"# goal: S3 batch bytes sent / rows' bytes {wire:.2f} (at most 2.0; data alone {body:.2f}): "
+            f"{'met' if wire <= 2 else 'MISSED'}",
+            flush=True,
+        )
+    finally:
+        if proxy is not None:
+            proxy.close()
+        server.stop()
+
+
 def reset_peak():
     """In a worker: resets its peak resident size (VmHWM) to the current one; gives that."""
     with open("/proc/self/clear_refs", "w") as f:
@@ -740,3 +930,4 @@ if __name__ == "__main__":
     remote_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     dask_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     small_file_rounds(Path(sys.argv[1]), int(sys.argv[3]))
+    shard_rounds(Path(sys.argv[1]), int(sys.argv[3]))

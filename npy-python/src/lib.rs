@@ -24,6 +24,7 @@ mod pyfile;
 mod remote;
 mod save;
 mod scan;
+mod shards;
 mod unpickle;
 
 use std::path::PathBuf;
@@ -258,6 +259,8 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(remote::open_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::upload, m)?)?;
     m.add_class::<remote::RemoteObject>()?;
+    m.add_function(wrap_pyfunction!(shards::open_shards, m)?)?;
+    m.add_class::<shards::Shards>()?;
     m.add("UnsafePickleError", errors::class(m.py(), "UnsafePickleError")?)?;
     m.add("BadNpzFile", errors::class(m.py(), "BadNpzFile")?)?;
     m.add("MAX_HEADER_SIZE", args::MAX_HEADER_SIZE)?;

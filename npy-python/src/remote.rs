@@ -12,7 +12,7 @@
 use std::io::Read;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, PoisonError};
 
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
@@ -27,15 +27,25 @@ use crate::errors::to_python;
 /// Gaps between asked ranges up to which they are fetched as one GET (object_store's).
 const COALESCE: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
 
-/// The runtime of every remote read (two worker threads, made on first use).
+/// The runtime of every remote read (two worker threads, made on first use in each
+/// process: a child forked after the parent made one has none of its threads, so it makes
+/// its own, and the parent's is left alone, never dropped).
 pub(crate) fn runtime() -> npy_core::Result<&'static tokio::runtime::Runtime> {
-    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    let made = RUNTIME.get_or_init(|| {
-        let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.worker_threads(2).thread_name("npy-remote").enable_all();
-        builder.build().map_err(|e| e.to_string())
-    });
-    made.as_ref().map_err(|e| Error::from(std::io::Error::other(format!("no runtime for remote reads: {e}"))))
+    static RUNTIME: Mutex<Option<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut made = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((owner, runtime)) = *made {
+        if owner == pid {
+            return Ok(runtime);
+        }
+    }
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(2).thread_name("npy-remote").enable_all();
+    let runtime =
+        builder.build().map_err(|e| Error::from(std::io::Error::other(format!("no runtime for remote reads: {e}"))))?;
+    let runtime: &'static tokio::runtime::Runtime = Box::leak(Box::new(runtime));
+    *made = Some((pid, runtime));
+    Ok(runtime)
 }
 
 /// An object in a store, as its `HEAD` found it.

@@ -202,11 +202,12 @@ impl BatchIter {
 
 /// The maps' contract, accepted for the caller who asked for maps.
 #[allow(unsafe_code)]
-fn maps_accepted() -> MapContract {
-    // SAFETY: only for `npy.scan(..., map_local_files=True)`, whose documentation gives the
-    // contract (as np.load's mmap_mode does): nothing modifies or truncates the table's
-    // files while a stream reads them, or the process may die of SIGBUS. A change that
-    // does happen is still reported after the batch that saw it (the file's stamp).
+pub(crate) fn maps_accepted() -> MapContract {
+    // SAFETY: only for `npy.scan(..., map_local_files=True)` and `npy.open(...,
+    // map_local_files=True)`, whose documentation gives the contract (as np.load's
+    // mmap_mode does): nothing modifies or truncates the files while a stream or the lazy
+    // array reads them, or the process may die of SIGBUS. A change that does happen is
+    // still reported (the file's stamp: after the batch that saw it, or before the read).
     unsafe { MapContract::accept() }
 }
 

@@ -333,3 +333,23 @@ def test_xarray_reads_s3_and_http_urls(s3, http, tmp_path):
     assert ds["gain"].values.tolist() == [0.0, 1.0, 2.0]
     with pytest.raises(FileNotFoundError, match=r"s3://bkt/run/missing\.npy"):
         xr.open_dataset("s3://bkt/run/missing.npy", engine="npy")
+
+
+def test_shards_on_s3_are_one_array_gathered_by_ranged_gets(s3, tmp_path):
+    parts = [np.arange(i * 400, (i + 1) * 400, dtype="<f4").reshape(100, 4) for i in range(3)]
+    urls = []
+    for i, part in enumerate(parts):
+        put(s3, f"shards/s{i}.npy", npy_bytes(part, tmp_path, f"s{i}.npy"))
+        urls.append(f"s3://bkt/shards/s{i}.npy")
+    whole = np.concatenate(parts)
+    a = npy.open(urls)
+    assert a.shape == (300, 4) and a.files == urls
+    rows = [299, 0, 150, 151, 152, 7, 7, 100]
+    got = a[rows]
+    assert got.dtype == whole.dtype and np.array_equal(got, whole[rows])
+    # Each run of adjacent rows is one ranged GET of its bytes, with nothing between runs.
+    assert a.fetched == 7 * 16  # its 7 distinct rows
+    assert np.array_equal(a[50:250:3], whole[50:250:3])
+    put(s3, "shards/s1.npy", npy_bytes(parts[1] + 1, tmp_path, "s1.npy"))
+    with pytest.raises(ValueError, match=r"s3://bkt/shards/s1\.npy.*changed"):
+        a[[150]]

@@ -25,6 +25,10 @@
 //!   one table; a [`TableScan`](table::TableScan) of parts of its columns, rows and a
 //!   filter, its batches from threads of their own in row order: the engine under
 //!   `npy.scan` and `npy.polars.scan_npy`.
+//! - [`Shards`]: many `.npy` files (or stored members) as one array along axis 0, a batch of
+//!   rows in any order gathered in one call ([`Shards::gather`]): a training loop's reads,
+//!   from local files (`pread`, or maps under a [`MapContract`](npy_core::mmap::MapContract))
+//!   or objects at URLs (ranged GETs side by side). Example: `examples/train_batches.rs`.
 //! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
 //!   under the features `aws`, `gcp`, `azure`, `http`).
 //!
@@ -64,6 +68,7 @@ pub mod npz;
 mod npz_filter;
 pub mod remote;
 pub mod rows;
+pub mod shards;
 mod stream;
 pub mod table;
 mod together;
@@ -77,6 +82,7 @@ pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use npz_filter::NpzFilter;
 pub use remote::RemoteNpy;
 pub use rows::RowScan;
+pub use shards::{Shards, ShardsOptions};
 pub use stream::BatchStream;
 pub use table::{Table, TableOptions};
 pub use upload::{upload, PART_BYTES};

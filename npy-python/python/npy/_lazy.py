@@ -1,53 +1,132 @@
-"""``npy.open``: a NumPy file, local or at a URL, as a lazy array read by the byte ranges an
-index needs."""
+"""``npy.open``: NumPy files, local or at URLs, as one lazy array read by the byte ranges an
+index needs: one file, or many along axis 0 (a list, a directory, a glob pattern), whose
+batches of rows npy-store gathers with the GIL released."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ._source import MAX_HEADER_SIZE, FileSource, Layout, UrlSource, layout, open_source
+from . import _npy
+from ._source import MAX_HEADER_SIZE, FileSource, Layout, UrlSource, is_url, layout, open_source
 
 _Array = np.ndarray[Any, np.dtype[Any]]
+_File = str | os.PathLike[str] | bytes
 
 
 def open(
-    file: str | os.PathLike[str], member: str | None = None, *, max_header_size: int = MAX_HEADER_SIZE
+    file: _File | Sequence[_File],
+    member: str | None = None,
+    *,
+    max_header_size: int = MAX_HEADER_SIZE,
+    map_local_files: bool = False,
 ) -> LazyArray:
-    """The array of a ``.npy`` file (or of member ``member`` of an ``.npz``), read lazily.
+    """The array of a ``.npy`` file (or of member ``member`` of an ``.npz``), read lazily;
+    or of many, one after another along axis 0.
 
     ``file`` is a path or a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``,
     ``file://``; credentials and endpoints from the environment, as ``npy sql`` takes
-    them). Only the header is read now; each index reads the rows it selects, by ranged
-    reads (remote ranges fetched side by side, near ones coalesced into one request)::
+    them), a directory (its ``.npy`` files, recursively, in path order; with ``member``,
+    its ``.npz`` files), a glob pattern, or a list of any of these. Only the headers are
+    read now; each index reads the rows it selects, by positioned reads of local files and
+    ranged GETs of objects (side by side, near ones coalesced)::
 
         a = npy.open("s3://bucket/traces.npy")
         a.shape, a.dtype
         a[1000:2000]            # 1,000 rows: their bytes only
         a["t0"][::100]          # a field of every 100th row
         np.asarray(a)           # all of it
+        shards = npy.open("train/*.npy")   # one array over the files
+        batch = shards[[17, 90_001, 5]]     # those rows, gathered in one call
 
     Indexing follows NumPy along the first axis (an int, a slice of any step, a list or
     array of ints, a boolean mask as long as the axis), then any further indices within
     the rows read; a field name or a list of them selects fields (a lazy array again).
     Results are NumPy arrays. A stored ``.npz`` member is read by range (its CRC-32 is
-    not checked); a deflated one is inflated whole when first indexed. Object arrays are
-    refused (their data are pickles). A Fortran-order array is read whole on first index.
+    not checked). Object arrays are refused (their data are pickles).
+
+    Many files must share a dtype and the shape of a row (the error names two that
+    differ); each must be C order (or 1-d) and, in archives, stored. One file may be
+    anything: a deflated member or a Fortran-order array is read whole on first index.
+
+    The array is a PyTorch map-style dataset as it stands (``len``, ``a[i]``, and
+    ``a.__getitems__(indices)``, a batch in one read), pickles as its files (reopened where
+    it is unpickled, as in ``spawn``ed workers) and reopens its files in a ``fork``ed child.
+    A file replaced or resized after it was opened fails the read that meets it, naming it.
+
+    ``map_local_files=True`` maps local files (of arrays read by rows) instead of reading
+    them: a batch then costs its copies, not a system call a row, on
+    ``np.load(mmap_mode="r")``'s terms: nothing may truncate the files while the array
+    lives, or the process may die of ``SIGBUS``.
     """
-    found = layout(file, member, max_header_size)
-    return LazyArray(open_source(file), found, file, member)
+    sources = _sources(file)
+    if len(sources) == 1 and (is_url(sources[0]) or os.path.isfile(sources[0])):
+        found = layout(sources[0], member, max_header_size)
+        if found.deflated or found.fortran or not found.shape:
+            lazy = LazyArray(open_source(sources[0]), found, sources[0], member)
+            lazy._max_header_size = max_header_size
+            return lazy
+    shards = _npy.open_shards(sources, member, max_header_size, map_local_files)
+    lazy = LazyArray._of_shards(shards, member, max_header_size)
+    lazy._map_local_files = map_local_files
+    return lazy
+
+
+def _sources(file: Any) -> list[str]:
+    """``file`` as a list of paths, URLs, directories and patterns."""
+    many = isinstance(file, (list, tuple))
+    items = list(file) if many else [file]
+    out = []
+    for item in items:
+        if isinstance(item, bytes):
+            item = os.fsdecode(item)
+        if not isinstance(item, (str, os.PathLike)):
+            raise TypeError(
+                "npy.open takes a path, a URL, a directory, a glob pattern or a list of them, "
+                f"not {type(item).__name__}"
+            )
+        out.append(os.fspath(item) if not isinstance(item, str) else item)
+    if many and not out:
+        raise ValueError("npy.open of an empty list: give at least one file")
+    return [os.fsdecode(p) for p in out]
+
+
+def _reopened(
+    file: str | list[str],
+    member: str | None,
+    max_header_size: int,
+    fields: list[str] | None,
+    dtype: Any,
+    shape: Any,
+    map_local_files: bool = False,
+) -> LazyArray:
+    """A pickled :class:`LazyArray`, opened again (``pickle`` calls this)."""
+    lazy = open(file, member, max_header_size=max_header_size, map_local_files=map_local_files)
+    if lazy._layout.dtype != dtype or lazy.shape != shape:
+        raise ValueError(
+            f"{lazy.name}: the files changed since the array was pickled: dtype {lazy._layout.dtype} and shape "
+            f"{lazy.shape}, not {dtype} and {shape}"
+        )
+    return lazy._view(fields) if fields is not None else lazy
 
 
 class LazyArray:
-    """A NumPy file's array, read by the byte ranges each index needs (see :func:`open`)."""
+    """NumPy files' array, read by the byte ranges each index needs (see :func:`open`)."""
+
+    # Where this array's files were opened: a forked child opens them again.
+    _pid: int
+    _shards: _npy.Shards | None = None
+    _max_header_size: int = MAX_HEADER_SIZE
+    _map_local_files: bool = False
 
     def __init__(
         self,
-        source: FileSource | UrlSource,
+        source: FileSource | UrlSource | None,
         found: Layout,
-        file: str | os.PathLike[str],
+        file: str | os.PathLike[str] | list[str],
         member: str | None,
         fields: list[str] | None = None,
     ) -> None:
@@ -57,6 +136,58 @@ class LazyArray:
         self._member = member
         self._fields = fields
         self._whole: _Array | None = None
+        self._pid = os.getpid()
+
+    @classmethod
+    def _of_shards(cls, shards: _npy.Shards, member: str | None, max_header_size: int) -> LazyArray:
+        files = shards.files
+        shown = files[0] if len(files) == 1 else f"{files[0]} ... {files[-1]} ({len(files)} files)"
+        label = shown if member is None else f"{shown} (member {member!r})"
+        found = Layout(files[0], label, 0, shards.dtype, tuple(shards.shape), False, member)
+        lazy = cls(None, found, files, member)
+        lazy._shards = shards
+        lazy._max_header_size = max_header_size
+        return lazy
+
+    def _view(self, fields: list[str] | None) -> LazyArray:
+        """This array's rows, of ``fields`` (all: ``None``)."""
+        view = LazyArray(self._source, self._layout, self._file, self._member, fields)
+        view._whole, view._shards, view._pid = self._whole, self._shards, self._pid
+        view._max_header_size, view._map_local_files = self._max_header_size, self._map_local_files
+        return view
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        file = self._file if isinstance(self._file, list) else os.fspath(self._file)
+        state = (
+            file,
+            self._member,
+            self._max_header_size,
+            self._fields,
+            self._layout.dtype,
+            self.shape,
+            self._map_local_files,
+        )
+        return (_reopened, state)
+
+    def _opened(self) -> None:
+        """Opens the files again in a forked child (a parent's threads, connections and
+        runtime are not the child's)."""
+        if self._pid == os.getpid():
+            return
+        again = open(
+            self._file,
+            self._member,
+            max_header_size=self._max_header_size,
+            map_local_files=self._map_local_files,
+        )
+        if again._layout.dtype != self._layout.dtype or again.shape != self.shape:
+            raise ValueError(f"{self.name}: the files changed since they were opened")
+        self._source, self._shards, self._pid = again._source, again._shards, again._pid
+
+    @property
+    def files(self) -> list[str]:
+        """The files (and URLs) read, in order."""
+        return list(self._file) if isinstance(self._file, list) else [os.fspath(self._file)]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -86,7 +217,9 @@ class LazyArray:
 
     @property
     def fetched(self) -> int:
-        """Bytes fetched so far from a URL (0 for local files)."""
+        """Bytes fetched so far from URLs (0 for local files)."""
+        if self._shards is not None:
+            return self._shards.fetched
         return self._source.fetched if isinstance(self._source, UrlSource) else 0
 
     def __len__(self) -> int:
@@ -96,6 +229,12 @@ class LazyArray:
 
     def __repr__(self) -> str:
         return f"npy.LazyArray({self.name!r}, shape={self.shape}, dtype={self.dtype})"
+
+    def __getitems__(self, indices: Sequence[int]) -> _Array:
+        """The rows ``indices`` (a batch, as PyTorch's ``DataLoader`` asks for one): one
+        array of them, read in one gather; a sequence of the samples along its first axis."""
+        out: _Array = self[np.asarray(indices, dtype=np.intp).reshape(-1)]
+        return out
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> _Array:
         out: _Array = self[...]
@@ -108,7 +247,8 @@ class LazyArray:
         rows = self._rows(head)
         out = self._read(rows)
         if isinstance(head, (int, np.integer)):
-            out = out[0]
+            # The row itself: the rest indexes its axes (without the first's `:`).
+            out, rest = out[0], rest[1:]
         return out[rest] if rest else out
 
     def _select_fields(self, names: list[str], single: bool) -> Any:
@@ -118,8 +258,7 @@ class LazyArray:
         for n in names:
             if n not in dtype.names or (self._fields is not None and n not in self._fields):
                 raise ValueError(f"no field of name {n}")
-        view = LazyArray(self._source, self._layout, self._file, self._member, names)
-        view._whole = self._whole
+        view = self._view(names)
         if single:
             return _FieldArray(view, names[0])
         return view
@@ -142,6 +281,8 @@ class LazyArray:
             i %= n
             return slice(i, i + 1, 1)
         index = np.asarray(head)
+        if index.size == 0 and index.dtype.kind == "f":
+            index = index.astype(np.intp)  # `a[[]]`: no rows
         if index.dtype == bool:
             if index.shape != (n,):
                 raise IndexError(
@@ -161,6 +302,7 @@ class LazyArray:
 
     def _read(self, rows: _Array | slice) -> _Array:
         """The rows (a slice or indices, in that order), of the selected fields."""
+        self._opened()
         found = self._layout
         if found.deflated or found.fortran or not found.shape:
             whole = self._read_whole()
@@ -173,6 +315,8 @@ class LazyArray:
 
     def _read_rows(self, rows: _Array | slice) -> _Array:
         found = self._layout
+        if self._shards is not None:
+            return self._gather(rows)
         row = found.slab_bytes
         if isinstance(rows, slice):
             start, stop, step = rows.start, rows.stop, rows.step
@@ -187,9 +331,28 @@ class LazyArray:
         block = _rows_of(bytearray().join(parts), found, len(unique))
         return block[inverse.reshape(-1)]
 
+    def _gather(self, rows: _Array | slice) -> _Array:
+        """The rows, read by npy-store's gather (the GIL released)."""
+        shards = self._shards
+        assert shards is not None
+        if isinstance(rows, slice) and rows.step == 1:
+            count = max(rows.stop - rows.start, 0)
+            data = shards.read_rows(rows.start, rows.start + count)
+        else:
+            index = np.arange(rows.start, rows.stop, rows.step) if isinstance(rows, slice) else rows
+            index = np.ascontiguousarray(index, dtype=np.int64)
+            count = len(index)
+            data = shards.gather(index)
+        found = self._layout
+        rest = found.shape[1:]
+        if found.dtype.itemsize == 0:
+            return np.ndarray((count, *rest), dtype=found.dtype)
+        return data.view(found.dtype).reshape(count, *rest)
+
     def _fetch(self, runs: list[tuple[int, int]], row: int) -> list[bytes]:
         base = self._layout.offset
         ranges = [(base + a * row, base + b * row) for a, b in runs]
+        assert self._source is not None  # one file read through `_source.py`
         parts = self._source.read_ranges(ranges)
         for (a, b), part in zip(ranges, parts, strict=True):
             if len(part) != b - a:
@@ -202,7 +365,7 @@ class LazyArray:
             if found.deflated:
                 from ._npyio import load_npz
 
-                assert self._member is not None
+                assert self._member is not None and not isinstance(self._file, list)
 
                 if isinstance(self._source, UrlSource):
                     from ._npyio import load

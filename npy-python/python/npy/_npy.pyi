@@ -16,6 +16,7 @@ __all__ = [
     "RemoteObject",
     "Scan",
     "ScanBatches",
+    "Shards",
     "UnsafePickleError",
     "__version__",
     "append",
@@ -28,6 +29,7 @@ __all__ = [
     "map_npy",
     "open_npz",
     "open_scan",
+    "open_shards",
     "open_url",
     "save_to_file",
     "save_to_path",
@@ -152,6 +154,30 @@ class RemoteObject:
     def read(self, offset: int, n: int) -> bytes: ...
 
 def open_url(url: str) -> RemoteObject: ...
+
+# Many NumPy files as one array along axis 0 (npy.open's engine), read by rows.
+@final
+class Shards:
+    @property
+    def files(self) -> list[str]: ...
+    @property
+    def starts(self) -> list[int]: ...
+    @property
+    def shape(self) -> list[int]: ...
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def row_bytes(self) -> int: ...
+    @property
+    def fetched(self) -> int: ...
+    @property
+    def requests(self) -> int: ...
+    def gather(self, rows: NDArray[np.int64]) -> NDArray[np.uint8]: ...
+    def read_rows(self, start: int, stop: int) -> NDArray[np.uint8]: ...
+
+def open_shards(
+    sources: list[str], member: str | None = None, max_header_size: int = ..., map_local_files: bool = False
+) -> Shards: ...
 def upload(path: str | os.PathLike[str], url: str) -> None: ...
 
 # What locate reads in place of opening a file: its size and bytes start..end.

@@ -280,7 +280,7 @@ class _Part:
 
     def close(self) -> None:
         lazy = self._lazy
-        if lazy is not None:
+        if lazy is not None and lazy._source is not None:
             lazy._source.close()
             self._lazy = None
 

@@ -121,7 +121,7 @@ pub(super) fn describe(schema: &Schema) -> String {
 
 /// The files of `source`: itself, the `.npy` (or `.npz`) files under a directory, or those
 /// a glob pattern matches; sorted by path, one kind only.
-pub(super) fn find(source: &str) -> Result<Vec<PathBuf>> {
+pub(crate) fn find(source: &str) -> Result<Vec<PathBuf>> {
     let usage = |reason: String| Error::from(ErrorKind::Usage { reason }).reading(source);
     let path = FsPath::new(source);
     let mut found: Vec<PathBuf> = if source.contains(['*', '?', '[']) && !path.exists() {

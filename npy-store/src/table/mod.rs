@@ -62,6 +62,8 @@ use crate::npz::RemoteNpz;
 use crate::url::StoreLocation;
 use files::Stamp;
 
+pub(crate) use files::find;
+
 /// How a [`Table`] opens its files ([`Table::open_with`]).
 #[derive(Debug, Clone, Default)]
 pub struct TableOptions {

@@ -572,6 +572,11 @@ pub(super) const PYTHON: Part = Part {
         ("small_np_load", "5,000 files of 2 KiB: np.load loop"),
         ("small_npy_load", "5,000 files of 2 KiB: npy.load loop"),
         ("small_load_many", "5,000 files of 2 KiB: npy.load_many (threads, GIL released)"),
+        // Issue 57: 20 batches of 256 random rows of 16 shards (100,000 x 64 <f4 each).
+        ("shards_np_maps", "20 batches of 256 rows of 16 shards: NumPy, maps grouped"),
+        ("shards_npy_mapped", "the same: npy.open(shards, map_local_files=True)[rows]"),
+        ("shards_npy_read", "the same: npy.open(shards)[rows] (pread, the default)"),
+        ("shards_s3_npy", "4 of the batches from the shards on S3 (moto): npy.open(urls)[rows]"),
     ],
     goals: &[
         ("npy.load / np.load, <f8", "f8_npy", "f8_np", Goal::AtMost(1.0)),
@@ -636,6 +641,10 @@ pub(super) const PYTHON: Part = Part {
         ("5,000 small files: load_many / open+read loop", "small_load_many", "small_floor", Goal::MedianAtMost(0.5)),
         ("5,000 small files: load_many / np.load loop", "small_load_many", "small_np_load", Goal::MedianAtMost(0.1)),
         ("5,000 small files: npy.load loop / np.load loop", "small_npy_load", "small_np_load", Goal::Context),
+        // Issue 57: a batch of rows across shards at NumPy's best (its maps, grouped); the
+        // S3 requests, bytes and the other thread's progress are `#` lines.
+        ("256 rows of 16 shards: mapped / NumPy's", "shards_npy_mapped", "shards_np_maps", Goal::MedianAtMost(1.0)),
+        ("256 rows of 16 shards: pread / NumPy's", "shards_npy_read", "shards_np_maps", Goal::Context),
     ],
 };
 

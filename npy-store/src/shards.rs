@@ -1,0 +1,766 @@
+//! [`Shards`]: many `.npy` files (or stored `.npz` members of one name) of one dtype and
+//! trailing shape as one array along axis 0, its rows read lazily: a range of rows, or a
+//! batch of rows in any order ([`Shards::gather`]), each row by a positioned read of its
+//! file (local files) or a ranged GET (objects at URLs), the runs of a batch coalesced and
+//! read side by side. What a training loop asks of its data: random batches of rows
+//! across shards, from local disks or buckets.
+//!
+//! A local file is opened once and read with `pread`; before each read, its path is looked
+//! at again, and a file replaced or resized since it was opened fails the read, naming it
+//! (a file cut short under a read fails it too). An object at a URL is read on the
+//! condition of the ETag its `HEAD` found when opened, where the store gives one.
+//!
+//! Under a [`MapContract`] ([`ShardsOptions::map`]), local files are mapped instead and
+//! rows copied out of the maps: no system call a row, where `pread` makes one, so a batch
+//! of scattered rows costs about its copies; on `np.load(mmap_mode="r")`'s terms: a file
+//! cut short while it is mapped may kill the process with `SIGBUS`.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use npy_core::header::Header;
+use npy_core::mmap::{MapContract, MappedRange};
+use npy_core::npz::ReaderOptions;
+use npy_core::{Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+
+use crate::error::{io_error, store_io};
+use crate::npz::RemoteNpz;
+
+/// Ranged GETs of one gather in flight at once (every shard's side by side).
+const GETS_IN_FLIGHT: usize = 64;
+
+/// Runs of rows a thread of a local gather reads, at least: fewer runs are read on one.
+const RUNS_PER_THREAD: usize = 32;
+
+/// The largest gap between two runs of rows that one read bridges (its bytes are read and
+/// dropped): a gap is bridged only if it is also no longer than the run after it, so a
+/// gather never reads more than twice its rows' bytes.
+const MAX_GAP: u64 = 64 << 10;
+
+/// How [`Shards`] opens its files: the `.npz` member to read of each archive, and the
+/// header size limit. Every setting has a documented default.
+#[derive(Debug, Clone, Default)]
+pub struct ShardsOptions {
+    member: Option<String>,
+    read: ReadOptions,
+    map: Option<MapContract>,
+}
+
+impl ShardsOptions {
+    /// The defaults: `.npy` files, npy-core's default [`ReadOptions`].
+    pub fn new() -> ShardsOptions {
+        ShardsOptions::default()
+    }
+
+    /// Reads member `name` (`"x"` or `"x.npy"`) of each source, which are then `.npz`
+    /// archives (a directory's `.npz` files); the member must be stored, not compressed.
+    /// Default: none (the sources are `.npy` files).
+    pub fn member(&mut self, name: impl Into<String>) -> &mut Self {
+        self.member = Some(name.into());
+        self
+    }
+
+    /// The header size limit and other reading settings of the headers (default: npy-core's
+    /// [`ReadOptions::new`]).
+    pub fn read_options(&mut self, options: &ReadOptions) -> &mut Self {
+        self.read = options.clone();
+        self
+    }
+
+    /// Maps local files (their rows, read-only) instead of reading them with `pread`,
+    /// under the caller's acceptance of the maps' contract, given by the `unsafe`
+    /// [`MapContract::accept`]: nothing truncates or modifies the files while the
+    /// [`Shards`] lives. Rows are then copied out of the maps, with no system call but the
+    /// check of each file touched (a file replaced or resized before a read still fails
+    /// it). Default: no maps.
+    pub fn map(&mut self, contract: MapContract) -> &mut Self {
+        self.map = Some(contract);
+        self
+    }
+}
+
+/// Many NumPy files as one array along axis 0 (see the [module](self)): cheap to clone (the
+/// open files are shared), safe to share between threads, every read independent.
+///
+/// # Examples
+/// ```
+/// use npy_core::prelude::*;
+/// use npy_store::Shards;
+///
+/// # let dir = tempfile::tempdir()?;
+/// # let (a, b) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
+/// (0..6).map(|i| i as f32).collect::<Vec<_>>().write_npy(&a)?;
+/// (6..10).map(|i| i as f32).collect::<Vec<_>>().write_npy(&b)?;
+/// # let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+///
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let shards = Shards::open(&[a, b]).await?; // a directory or a glob works too
+/// assert_eq!(shards.rows(), 10);
+/// assert_eq!(shards.gather::<Vec<f32>>(&[9, 0, 5, 6]).await?, [9.0, 0.0, 5.0, 6.0]);
+/// assert_eq!(shards.read_rows::<Vec<f32>>(4..8).await?, [4.0, 5.0, 6.0, 7.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Shards {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Shards {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shards").field("files", &self.files()).field("rows", &self.rows()).finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    shards: Vec<Shard>,
+    /// The first row of each shard in the whole array, and the rows of all of them last.
+    starts: Vec<usize>,
+    /// The whole array's header: the shards' dtype, all their rows, their trailing shape.
+    header: Header,
+    row_bytes: usize,
+    /// Bytes and requests of ranged GETs so far (objects at URLs).
+    fetched: AtomicU64,
+    requests: AtomicU64,
+}
+
+/// One file of the array.
+struct Shard {
+    /// As the user named it (or as found under their directory or pattern).
+    name: String,
+    /// Where its rows start in the file.
+    data_start: u64,
+    source: Source,
+}
+
+enum Source {
+    Local {
+        file: File,
+        path: PathBuf,
+        stamp: Stamp,
+        /// The rows, mapped (under the options' [`MapContract`]).
+        map: Option<MappedRange>,
+    },
+    Object {
+        store: Arc<dyn ObjectStore>,
+        location: Path,
+        e_tag: Option<String>,
+    },
+}
+
+/// What says a local file is the one opened: size, modification time, device and inode.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    device: u64,
+    inode: u64,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        let (device, inode) = (std::os::unix::fs::MetadataExt::dev(meta), std::os::unix::fs::MetadataExt::ino(meta));
+        #[cfg(not(unix))]
+        let (device, inode) = (0, 0);
+        Stamp { len: meta.len(), modified: meta.modified().ok(), device, inode }
+    }
+}
+
+/// Rows of one shard read by one request, and where each run of them goes.
+struct Read {
+    shard: usize,
+    /// The rows read (the shard's own numbers), gaps between runs included.
+    rows: Range<usize>,
+    /// Each run: its rows, and the index of its first row among the rows gathered.
+    runs: Vec<(Range<usize>, usize)>,
+}
+
+impl Shards {
+    /// The array of `sources`, with default options ([`Shards::open_with`]).
+    ///
+    /// # Errors
+    /// As [`Shards::open_with`].
+    pub async fn open(sources: &[&str]) -> Result<Shards> {
+        Shards::open_with(sources, &ShardsOptions::new()).await
+    }
+
+    /// The array of `sources`, one after another along axis 0: each a `.npy` file, a
+    /// directory (its `.npy` files, recursively, in path order), a glob pattern, or an
+    /// object at a URL ([`crate::store_for`]'s); with [`ShardsOptions::member`], `.npz`
+    /// archives and that stored member of each. Every file's header is read now (and an
+    /// archive's directory); local files stay open.
+    ///
+    /// # Errors
+    /// Naming the file: a missing one; one that is not a NumPy file or is shorter than its
+    /// header says; arrays of Python objects, of no dims, or Fortran-order arrays of two
+    /// dims or more (their rows are not contiguous); a compressed member
+    /// ([`ErrorKind::Usage`], [`ErrorKind::Npz`]); and a file whose dtype or trailing shape
+    /// is not the first file's, naming both ([`ErrorKind::Usage`]). No sources at all is
+    /// [`ErrorKind::Usage`].
+    pub async fn open_with(sources: &[&str], options: &ShardsOptions) -> Result<Shards> {
+        let mut names = Vec::new();
+        for &source in sources {
+            if source.contains("://") {
+                names.push((source.to_string(), true));
+            } else {
+                for path in crate::table::find(source)? {
+                    names.push((path.to_string_lossy().into_owned(), false));
+                }
+            }
+        }
+        if names.is_empty() {
+            let reason = "no files to open: give a file, a directory, a glob pattern or a list of them".into();
+            return Err(ErrorKind::Usage { reason }.into());
+        }
+        let opened = stream::iter(names.iter().map(|(name, url)| open_one(name, *url, options)))
+            .buffered(GETS_IN_FLIGHT)
+            .try_collect::<Vec<_>>()
+            .await?;
+        let (first_name, first) = (&opened[0].0.name, &opened[0].1);
+        let mut starts = Vec::with_capacity(opened.len() + 1);
+        let mut rows = 0usize;
+        for (shard, header) in &opened {
+            if header.dtype != first.dtype || header.shape[1..] != first.shape[1..] {
+                let reason = format!(
+                    "its dtype {} and rows of shape {:?} are not those of '{first_name}' ({}, {:?}): shards share \
+                     one dtype and one shape but for the first axis",
+                    header.dtype.descr(),
+                    &header.shape[1..],
+                    first.dtype.descr(),
+                    &first.shape[1..],
+                );
+                return Err(Error::from(ErrorKind::Usage { reason }).reading(&shard.name));
+            }
+            starts.push(rows);
+            rows = rows.checked_add(header.shape[0]).ok_or_else(|| {
+                Error::from(ErrorKind::Usage { reason: "more rows than this machine can count".into() })
+            })?;
+        }
+        starts.push(rows);
+        let mut header = first.clone();
+        header.shape[0] = rows;
+        header.fortran_order = false;
+        let row_bytes = first.dtype.itemsize() * first.shape[1..].iter().product::<usize>();
+        let shards = opened.into_iter().map(|(shard, _)| shard).collect();
+        let inner =
+            Inner { shards, starts, header, row_bytes, fetched: AtomicU64::new(0), requests: AtomicU64::new(0) };
+        Ok(Shards { inner: Arc::new(inner) })
+    }
+
+    /// The whole array's header: the shards' dtype, the rows of all of them, their
+    /// trailing shape (C order).
+    pub fn header(&self) -> &Header {
+        &self.inner.header
+    }
+
+    /// Rows of all the shards.
+    pub fn rows(&self) -> usize {
+        self.inner.header.shape[0]
+    }
+
+    /// Bytes of one row.
+    pub fn row_bytes(&self) -> usize {
+        self.inner.row_bytes
+    }
+
+    /// The files (and URLs), in order.
+    pub fn files(&self) -> Vec<&str> {
+        self.inner.shards.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    /// Each file's first row in the whole array, then the rows of all (one more than
+    /// there are files).
+    pub fn starts(&self) -> &[usize] {
+        &self.inner.starts
+    }
+
+    /// Bytes fetched so far by ranged GETs (0 for local files).
+    pub fn fetched(&self) -> u64 {
+        self.inner.fetched.load(Ordering::Relaxed)
+    }
+
+    /// Ranged GETs made so far by reads of rows (0 for local files).
+    pub fn requests(&self) -> u64 {
+        self.inner.requests.load(Ordering::Relaxed)
+    }
+
+    /// Every row as any [`ReadNpy`] type ([`Shards::read_rows`] of all).
+    ///
+    /// # Errors
+    /// As [`Shards::read_rows`].
+    pub async fn read<V: ReadNpy>(&self) -> Result<V> {
+        self.read_rows(0..self.rows()).await
+    }
+
+    /// Rows `rows` of the whole array as any [`ReadNpy`] type (`Vec<T>` of 1-d shards,
+    /// `Array<T>`, `DynArray`, ...): one read of each shard they reach.
+    ///
+    /// # Errors
+    /// As [`Shards::read_rows_raw`], and [`NpyReader::read`]'s (a dtype or shape `V` cannot
+    /// read).
+    pub async fn read_rows<V: ReadNpy>(&self, rows: Range<usize>) -> Result<V> {
+        let count = rows.len();
+        let bytes = self.read_rows_raw(rows).await?;
+        self.decode(bytes, count)
+    }
+
+    /// Rows `rows` of the whole array in any order, repeats allowed, as any [`ReadNpy`]
+    /// type: the batch of a training step ([`Shards::gather_raw`]).
+    ///
+    /// # Errors
+    /// As [`Shards::gather_raw`], and [`NpyReader::read`]'s.
+    pub async fn gather<V: ReadNpy>(&self, rows: &[usize]) -> Result<V> {
+        let bytes = self.gather_raw(rows).await?;
+        self.decode(bytes, rows.len())
+    }
+
+    fn decode<V: ReadNpy>(&self, bytes: Vec<u8>, count: usize) -> Result<V> {
+        let mut header = self.inner.header.clone();
+        header.shape[0] = count;
+        NpyReader::over_data(bytes.as_slice(), header)?.read::<V>()
+    }
+
+    /// The bytes of rows `rows` (C order, the files' byte order).
+    ///
+    /// # Errors
+    /// As [`Shards::gather_raw`].
+    pub async fn read_rows_raw(&self, rows: Range<usize>) -> Result<Vec<u8>> {
+        self.check(rows.end.max(rows.start), rows.end > rows.start)?;
+        if rows.start >= rows.end {
+            return Ok(Vec::new());
+        }
+        let runs = self.runs(std::iter::once((rows.start, rows.len())));
+        self.read_runs(runs, rows.len()).await
+    }
+
+    /// The bytes of `rows` (in that order, repeats allowed: C order, the files' byte
+    /// order), each row read once: the distinct rows are sorted, runs of adjacent rows (and
+    /// runs with short gaps between) of a shard read by one positioned read or ranged GET,
+    /// all of them side by side (local files on threads, GETs concurrently).
+    ///
+    /// # Errors
+    /// [`ErrorKind::WrongShape`] for a row past the end; naming the file: a local file
+    /// replaced or resized since it was opened, or an object changed (its ETag)
+    /// ([`ErrorKind::Usage`]); one that ends before its rows ([`ErrorKind::Truncated`]);
+    /// I/O and store errors.
+    pub async fn gather_raw(&self, rows: &[usize]) -> Result<Vec<u8>> {
+        if let Some(&most) = rows.iter().max() {
+            self.check(most + 1, true)?;
+        }
+        let sorted = rows.windows(2).all(|w| w[0] < w[1]);
+        if sorted {
+            let runs = self.runs(consecutive(rows));
+            return self.read_runs(runs, rows.len()).await;
+        }
+        let mut unique = rows.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        let runs = self.runs(consecutive(&unique));
+        let distinct = self.read_runs(runs, unique.len()).await?;
+        let width = self.inner.row_bytes;
+        let mut out = Vec::with_capacity(rows.len() * width);
+        for row in rows {
+            // Every row is in `unique`, which is sorted.
+            let at = unique.binary_search(row).unwrap_or(0);
+            out.extend_from_slice(&distinct[at * width..(at + 1) * width]);
+        }
+        Ok(out)
+    }
+
+    /// Fails unless rows up to `end` exist.
+    fn check(&self, end: usize, any: bool) -> Result<()> {
+        let total = self.rows();
+        if any && end > total {
+            let reason = format!("row {} asked of an array of {total} rows", end - 1);
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
+        Ok(())
+    }
+
+    /// The reads of `runs` (global `(first row, count)`, ascending), each run split at the
+    /// shards' ends, runs of a shard with short gaps merged into one read.
+    fn runs(&self, runs: impl Iterator<Item = (usize, usize)>) -> Vec<Read> {
+        let starts = &self.inner.starts;
+        let width = self.inner.row_bytes as u64;
+        let mut reads: Vec<Read> = Vec::new();
+        let mut at = 0;
+        for (first, count) in runs {
+            let (mut row, end) = (first, first + count);
+            while row < end {
+                // The shard holding `row`: the last whose start is at most it.
+                let shard = starts.partition_point(|&s| s <= row) - 1;
+                let stop = end.min(starts[shard + 1]);
+                let local = row - starts[shard]..stop - starts[shard];
+                let len = local.len();
+                match reads.last_mut() {
+                    Some(read)
+                        if read.shard == shard && {
+                            let gap = (local.start - read.rows.end) as u64 * width;
+                            gap <= MAX_GAP && gap <= len as u64 * width
+                        } =>
+                    {
+                        read.rows.end = local.end;
+                        read.runs.push((local, at));
+                    }
+                    _ => reads.push(Read { shard, rows: local.clone(), runs: vec![(local, at)] }),
+                }
+                at += len;
+                row = stop;
+            }
+        }
+        reads
+    }
+
+    /// The bytes of `count` rows, placed by `reads`.
+    async fn read_runs(&self, reads: Vec<Read>, count: usize) -> Result<Vec<u8>> {
+        let width = self.inner.row_bytes;
+        let mut out = vec![0u8; count * width];
+        let (local, remote): (Vec<Read>, Vec<Read>) =
+            reads.into_iter().partition(|r| matches!(self.inner.shards[r.shard].source, Source::Local { .. }));
+        let fetch = self.fetch(remote, &mut out);
+        if local.is_empty() {
+            fetch.await?;
+            return Ok(out);
+        }
+        if local.iter().all(|r| matches!(self.inner.shards[r.shard].source, Source::Local { map: Some(_), .. })) {
+            // Mapped: copies, no system call but the checks; no thread is worth its start.
+            let (first, bytes) = read_local(&self.inner, &local)?;
+            fetch.await?;
+            out[first * width..first * width + bytes.len()].copy_from_slice(&bytes);
+            return Ok(out);
+        }
+        // Local reads in parts of consecutive reads, one a thread: each fills the rows from
+        // its first read's first to its last read's last (a contiguous span of `out`).
+        let cpus = cpus();
+        let parts = cpus.min(local.len().div_ceil(RUNS_PER_THREAD)).max(1);
+        let per_part = local.len().div_ceil(parts);
+        let mut local = local.into_iter();
+        let mut tasks = Vec::with_capacity(parts);
+        loop {
+            let part: Vec<Read> = local.by_ref().take(per_part).collect();
+            if part.is_empty() {
+                break;
+            }
+            let inner = self.inner.clone();
+            tasks.push(tokio::task::spawn_blocking(move || read_local(&inner, &part)));
+        }
+        let done = async {
+            let mut spans = Vec::with_capacity(tasks.len());
+            for task in tasks {
+                spans.push(task.await.map_err(|e| io_error(format!("a read's thread failed: {e}")))??);
+            }
+            Ok::<_, Error>(spans)
+        };
+        let (spans, fetched) = futures::join!(done, fetch);
+        fetched?;
+        for (first, bytes) in spans? {
+            out[first * width..first * width + bytes.len()].copy_from_slice(&bytes);
+        }
+        Ok(out)
+    }
+
+    /// Ranged GETs of `reads` (objects at URLs), side by side, each run's rows put in `out`.
+    async fn fetch(&self, reads: Vec<Read>, out: &mut [u8]) -> Result<()> {
+        if reads.is_empty() {
+            return Ok(());
+        }
+        let width = self.inner.row_bytes;
+        let inner = &self.inner;
+        let mut got = stream::iter(reads.into_iter().map(|read| async move {
+            let shard = &inner.shards[read.shard];
+            let Source::Object { store, location, e_tag } = &shard.source else {
+                return Err(io_error("a local file among ranged GETs".into()));
+            };
+            let range =
+                shard.data_start + (read.rows.start * width) as u64..shard.data_start + (read.rows.end * width) as u64;
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(range.clone())),
+                if_match: e_tag.clone(),
+                ..Default::default()
+            };
+            let fail = |e| object_error(e, &shard.name);
+            let bytes = store.get_opts(location, options).await.map_err(fail)?.bytes().await.map_err(fail)?;
+            inner.requests.fetch_add(1, Ordering::Relaxed);
+            inner.fetched.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            if (bytes.len() as u64) < range.end - range.start {
+                let found = range.start - shard.data_start + bytes.len() as u64;
+                let expected = range.end - shard.data_start;
+                return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(&shard.name));
+            }
+            Ok((read, bytes))
+        }))
+        .buffer_unordered(GETS_IN_FLIGHT);
+        while let Some(done) = got.next().await {
+            let (read, bytes) = done?;
+            for (rows, at) in &read.runs {
+                let from = (rows.start - read.rows.start) * width;
+                out[at * width..(at + rows.len()) * width].copy_from_slice(&bytes[from..from + rows.len() * width]);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How many CPUs this process may use (asked once: on Linux it reads cgroup files).
+fn cpus() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
+}
+
+/// Sorted, distinct `rows` as runs of consecutive ones: `(first, count)`.
+fn consecutive(rows: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let first = *rows.get(i)?;
+        let mut count = 1;
+        while rows.get(i + count) == Some(&(first + count)) {
+            count += 1;
+        }
+        i += count;
+        Some((first, count))
+    })
+}
+
+/// Reads `part` (local reads, consecutive): the index of its first row among those
+/// gathered, and the bytes of its rows from there.
+fn read_local(inner: &Inner, part: &[Read]) -> Result<(usize, Vec<u8>)> {
+    let width = inner.row_bytes;
+    let first = part[0].runs[0].1;
+    let last = part.last().and_then(|r| r.runs.last()).map_or(first, |(rows, at)| at + rows.len());
+    let mut out = vec![0u8; (last - first) * width];
+    let mut checked = usize::MAX;
+    let mut spare = Vec::new();
+    for read in part {
+        let shard = &inner.shards[read.shard];
+        let Source::Local { file, path, stamp, map } = &shard.source else {
+            return Err(io_error("a ranged GET among local reads".into()));
+        };
+        if checked != read.shard {
+            unchanged(path, stamp).map_err(|e| e.reading(&shard.name))?;
+            checked = read.shard;
+        }
+        if let Some(map) = map {
+            for (rows, at) in &read.runs {
+                let to = (at - first) * width;
+                let from = &map[rows.start * width..rows.end * width];
+                out[to..to + from.len()].copy_from_slice(from);
+            }
+            continue;
+        }
+        let offset = shard.data_start + (read.rows.start * width) as u64;
+        if let [(rows, at)] = read.runs.as_slice() {
+            let into = &mut out[(at - first) * width..(at - first + rows.len()) * width];
+            read_exact_at(file, into, offset, shard, read.rows.start * width)?;
+            continue;
+        }
+        spare.resize(read.rows.len() * width, 0);
+        read_exact_at(file, &mut spare, offset, shard, read.rows.start * width)?;
+        for (rows, at) in &read.runs {
+            let from = (rows.start - read.rows.start) * width;
+            let to = (at - first) * width;
+            out[to..to + rows.len() * width].copy_from_slice(&spare[from..from + rows.len() * width]);
+        }
+    }
+    Ok((first, out))
+}
+
+/// Fails unless the file at `path` is still the one opened (`stamp`).
+fn unchanged(path: &FsPath, stamp: &Stamp) -> Result<()> {
+    let now = std::fs::metadata(path).map_err(Error::from)?;
+    if Stamp::of(&now) == *stamp {
+        return Ok(());
+    }
+    let reason = "the file changed since it was opened (its size, time or inode is not the one opened): open it again";
+    Err(ErrorKind::Usage { reason: reason.into() }.into())
+}
+
+/// Fills `buf` from the file's byte `offset` (`data_at`: where that is in the shard's data,
+/// for the error of a file that ends first).
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64, shard: &Shard, data_at: usize) -> Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match positioned_read(file, &mut buf[filled..], offset + filled as u64) {
+            Ok(0) => {
+                let (expected, found) = ((data_at + buf.len()) as u64, (data_at + filled) as u64);
+                return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(&shard.name));
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::from(e).reading(&shard.name)),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+/// A store's error reading shard `name`: an object replaced since it was opened says so.
+fn object_error(e: object_store::Error, name: &str) -> Error {
+    if matches!(e, object_store::Error::Precondition { .. }) {
+        let reason = "the object changed since it was opened (its ETag is not the one opened): open it again";
+        return Error::from(ErrorKind::Usage { reason: reason.into() }).reading(name);
+    }
+    Error::from(store_io(e)).reading(name)
+}
+
+/// Opens file `name` (`url`: an object at a URL): the shard and its header.
+async fn open_one(name: &str, url: bool, options: &ShardsOptions) -> Result<(Shard, Header)> {
+    let named = |e: Error| e.renamed(name).reading(name);
+    let usage = |reason: String| Error::from(ErrorKind::Usage { reason }).reading(name);
+    let at = crate::store_for(name).map_err(named)?;
+    // A local file is opened (and stamped) before its header is read: a file replaced in
+    // between fails the first read.
+    let local = if url {
+        None
+    } else {
+        let file = File::open(name).map_err(|e| Error::from(e).reading(name))?;
+        let meta = file.metadata().map_err(|e| Error::from(e).reading(name))?;
+        if !meta.is_file() {
+            return Err(usage("not a regular file".into()));
+        }
+        Some((file, Stamp::of(&meta)))
+    };
+    let e_tag = match &local {
+        Some(_) => None,
+        None => {
+            let head = at.store.head(&at.path).await;
+            head.map_err(|e| Error::from(store_io(e)).reading(name))?.e_tag
+        }
+    };
+    let (header, data_start, end) = match &options.member {
+        None => {
+            let object = crate::fetch_header_with(&*at.store, &at.path, &options.read).await.map_err(named)?;
+            (object.header, object.data_offset, object.size)
+        }
+        Some(member) => {
+            let mut limits = ReaderOptions::new();
+            limits.read_options(&options.read);
+            let npz = RemoteNpz::from_store_with(at.store.clone(), &at.path, &limits).await.map_err(named)?;
+            let npy = npz.member(member).await.map_err(named)?;
+            let object = npy.object();
+            let member_start = npy.data_start() - object.data_offset;
+            (object.header.clone(), npy.data_start(), member_start + object.size)
+        }
+    };
+    if header.dtype.has_object() {
+        return Err(usage(format!(
+            "arrays of Python objects (dtype {}) have no rows to read in place: their data are pickles",
+            header.dtype.descr()
+        )));
+    }
+    if header.shape.is_empty() {
+        return Err(usage("a 0-d array has no rows".into()));
+    }
+    if header.fortran_order && header.shape.len() > 1 {
+        return Err(usage(format!(
+            "a Fortran-order array of {} dims: its rows are not contiguous",
+            header.shape.len()
+        )));
+    }
+    let data_len = header.data_len().map_err(|e| e.reading(name))? as u64;
+    if data_start + data_len > end {
+        let (expected, found) = (data_len, end.saturating_sub(data_start));
+        return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(name));
+    }
+    let source = match local {
+        Some((file, stamp)) => {
+            let map = match options.map {
+                Some(contract) if data_len > 0 => {
+                    Some(MappedRange::map(&file, data_start..data_start + data_len, contract).map_err(named)?)
+                }
+                _ => None,
+            };
+            Source::Local { file, path: PathBuf::from(name), stamp, map }
+        }
+        None => Source::Object { store: at.store, location: at.path, e_tag },
+    };
+    Ok((Shard { name: name.to_string(), data_start, source }, header))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npy_core::prelude::*;
+
+    fn write(dir: &FsPath, name: &str, values: std::ops::Range<i32>, cols: usize) -> String {
+        let path = dir.join(name);
+        let data: Vec<i32> = values.flat_map(|v| (0..cols as i32).map(move |c| v * 10 + c)).collect();
+        let rows = data.len() / cols;
+        let array = Array::from_shape_vec(vec![rows, cols], data).unwrap();
+        array.write_npy(&path).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    }
+
+    #[test]
+    fn gathers_rows_across_shards_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.npy", 0..5, 3);
+        let b = write(dir.path(), "b.npy", 5..6, 3);
+        let c = write(dir.path(), "c.npy", 6..40, 3);
+        let shards = run(Shards::open(&[&a, &b, &c])).unwrap();
+        assert_eq!(shards.header().shape, [40, 3]);
+        assert_eq!(shards.starts(), [0, 5, 6, 40]);
+        let rows = [39, 0, 5, 5, 4, 6, 7, 8, 20, 22, 0];
+        let got: Array<i32> = run(shards.gather(&rows)).unwrap();
+        let want: Vec<i32> = rows.iter().flat_map(|&r| (0..3).map(move |c| r as i32 * 10 + c)).collect();
+        assert_eq!(got.shape(), [rows.len(), 3]);
+        assert_eq!(got.as_slice(), want.as_slice());
+        let slice: Array<i32> = run(shards.read_rows(3..9)).unwrap();
+        let want: Vec<i32> = (3..9).flat_map(|r| (0..3).map(move |c| r * 10 + c)).collect();
+        assert_eq!(slice.as_slice(), want.as_slice());
+        assert!(run(shards.gather_raw(&[])).unwrap().is_empty());
+        let past = run(shards.gather_raw(&[40])).unwrap_err();
+        assert!(past.to_string().contains("row 40 asked of an array of 40 rows"), "{past}");
+    }
+
+    #[test]
+    fn coalesces_short_gaps_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.npy", 0..100, 1);
+        let shards = run(Shards::open(&[&a])).unwrap();
+        let reads = shards.runs(consecutive(&[1, 2, 4, 50, 52, 53, 99]));
+        let spans: Vec<_> = reads.iter().map(|r| r.rows.clone()).collect();
+        // A gap of one row before a run of one is bridged, before a run of two too; none of 45.
+        assert_eq!(spans, [1..5, 50..54, 99..100]);
+    }
+
+    #[test]
+    fn refuses_files_that_differ_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.npy", 0..5, 3);
+        let b = write(dir.path(), "b.npy", 0..5, 2);
+        let e = run(Shards::open(&[&a, &b])).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("b.npy") && text.contains("a.npy") && text.contains("[2]"), "{text}");
+    }
+
+    #[test]
+    fn a_file_replaced_after_opening_fails_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.npy", 0..5, 3);
+        let shards = run(Shards::open(&[&a])).unwrap();
+        let _ = write(dir.path(), "a.npy", 0..5, 3);
+        let e = run(shards.gather_raw(&[1])).unwrap_err();
+        assert!(e.to_string().contains("changed since it was opened") && e.to_string().contains("a.npy"), "{e}");
+    }
+}
