@@ -399,3 +399,61 @@ def test_on_a_cluster_of_processes(client, tmp_path):
     npy.savez(archive, m=rows)
     with dask.config.set(scheduler=client):
         assert nd.from_npy(archive, chunks=999, member="m").sum().compute() == rows.sum()
+
+
+def shot_files(folder, counts=(700, 1, 0, 1300)):
+    """Shots of seismic traces in `folder`: their paths and NumPy's concatenation."""
+    from support import seismic_traces
+
+    folder.mkdir()
+    arrays = [seismic_traces(n, start=1000 * k) for k, n in enumerate(counts)]
+    for k, a in enumerate(arrays):
+        np.save(folder / f"shot_{k:02d}.npy", a)
+    return np.concatenate(arrays)
+
+
+def test_read_npy_is_numpys_table_in_partitions(tmp_path):
+    joined = shot_files(tmp_path / "shots")
+    df = nd.read_npy(tmp_path / "shots", columns=["flags", "t0", "receiver.x", "samples[10]"], partition_rows=256)
+    assert df.npartitions == 8 and df.known_divisions and df.divisions[-1] == len(joined) - 1
+    assert list(df.columns) == ["flags", "t0", "receiver.x", "samples[10]"]
+    got = df.compute()
+    assert got.index.tolist() == list(range(len(joined)))
+    np.testing.assert_array_equal(got["flags"].to_numpy(), joined["flags"])
+    np.testing.assert_array_equal(got["t0"].to_numpy(), joined["t0"])
+    np.testing.assert_array_equal(got["receiver.x"].to_numpy(), joined["receiver"]["x"])
+    np.testing.assert_array_equal(got["samples[10]"].to_numpy(), joined["samples"][:, 10])
+    means = df.groupby("flags")["t0"].mean().compute().sort_index()
+    for flag, mean in means.items():
+        assert mean == pytest.approx(joined["t0"][joined["flags"] == flag].mean(), rel=1e-12)
+    rows = df.loc[690:710].compute()  # across the first file's end, by the known divisions
+    np.testing.assert_array_equal(rows["t0"].to_numpy(), joined["t0"][690:711])
+    whole = nd.read_npy(tmp_path / "shots" / "*.npy")
+    assert whole.npartitions == 1 and len(whole.compute()) == len(joined)
+    everything = whole.compute()
+    np.testing.assert_array_equal(np.array(everything["samples"].tolist()), joined["samples"])
+    np.testing.assert_array_equal(everything["receiver"].struct.field("y").to_numpy(), joined["receiver"]["y"])
+    np.testing.assert_array_equal(everything["samples"].list[3].to_numpy(), joined["samples"][:, 3])
+
+
+def test_read_npy_refuses_a_file_changed_after_it_and_bad_sizes(tmp_path):
+    joined = shot_files(tmp_path / "shots", counts=(50, 50))
+    df = nd.read_npy(tmp_path / "shots", columns=["t0"], partition_rows=10)
+    np.save(tmp_path / "shots" / "shot_01.npy", joined[:60])
+    with pytest.raises(ValueError, match=r"shot_01\.npy: the file changed since read_npy"):
+        df.compute()
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(ValueError, match="partition_rows must be a positive int"):
+            nd.read_npy(tmp_path / "shots", partition_rows=bad)
+    with pytest.raises(FileNotFoundError, match="missing"):
+        nd.read_npy(tmp_path / "missing")
+
+
+def test_read_npy_on_a_cluster_of_processes(client, tmp_path):
+    joined = shot_files(tmp_path / "shots")
+    df = nd.read_npy(tmp_path / "shots", columns=["trace_id", "dt"], partition_rows=500)
+    with dask.config.set(scheduler=client):
+        total = df["dt"].sum().compute()
+        ids = df["trace_id"].compute()
+    assert total == pytest.approx(joined["dt"].astype(np.float64).sum(), rel=1e-6)
+    np.testing.assert_array_equal(ids.to_numpy(), joined["trace_id"])

@@ -1,10 +1,13 @@
-"""NumPy files as lazy Dask arrays, and Dask arrays written to one ``.npy`` file.
+"""NumPy files as lazy Dask arrays and DataFrames, and Dask arrays written to one ``.npy``
+file.
 
 ``from_npy`` reads each chunk of a ``.npy`` file (or of several, or of an ``.npz``
 member) by its byte range, with plain reads: never the whole file, and never through a
 memory map (a file cut short under a map kills the process reading it with ``SIGBUS``).
-``to_npy`` writes the chunks of a Dask array into their places in one ``.npy`` file, each
-by the worker that computed it, and gives the file its name once all are in.
+``read_npy`` gives the table ``npy.scan`` makes of files as a Dask DataFrame, each
+partition a range of rows that npy's table engine reads. ``to_npy`` writes the chunks of
+a Dask array into their places in one ``.npy`` file, each by the worker that computed
+it, and gives the file its name once all are in.
 
 Importing this module imports Dask (``import npy`` does not). Nothing here runs a pickle
 of a file's contents: arrays of Python objects are refused.
@@ -32,7 +35,7 @@ from ._source import Layout as _Layout
 from ._source import expand, is_url, open_source
 from ._source import layout as find_layout
 
-__all__ = ["from_npy", "to_npy"]
+__all__ = ["from_npy", "read_npy", "to_npy"]
 
 _StrPath: TypeAlias = str | os.PathLike[str]
 _Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
@@ -151,6 +154,112 @@ def from_npy(
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=())
     meta = np.empty((0,) * ndim, dtype=first.dtype)
     return da.Array(graph, name, normal, dtype=first.dtype, meta=meta)
+
+
+# The bytes of a partition read_npy makes when not told its rows, as a row's fixed-width
+# columns count them.
+_PARTITION_BYTES = 64 << 20
+
+
+def read_npy(
+    source: _StrPath,
+    *,
+    columns: Sequence[str] | None = None,
+    partition_rows: int | None = None,
+    members: Sequence[str] | None = None,
+    days_as_int64: bool = False,
+) -> Any:
+    """The table :func:`npy.scan` makes of ``source`` as a lazy Dask DataFrame.
+
+    ``source``, ``columns`` (fields, parts such as ``"samples[10]"`` or ``"receiver.x"``),
+    ``members`` and ``days_as_int64`` are ``npy.scan``'s: one ``.npy`` of records (a column
+    per field), an ``.npz``, a directory or glob of files read in path order, at a path or
+    URL. Each partition is ``partition_rows`` rows (default: about 64 MiB of the columns
+    asked), read by npy's table engine from those columns' bytes only, across file
+    boundaries; the index numbers the table's rows, so the divisions are known::
+
+        df = npy.dask.read_npy("shots/", columns=["flags", "t0", "samples[10]"])
+        df.groupby("flags").t0.mean().compute()
+
+    Numbers and strings are the columns pandas makes of Arrow's; a nested record is a
+    struct column and a subarray a list column of ``pd.ArrowDtype`` (``.struct.field``,
+    ``.list[k]``; or ask for their parts, ``"receiver.x"``, to get numbers). A
+    local file changed between this call and a partition's read raises ``ValueError``
+    naming it (a file's size and modification time are its identity here).
+    """
+    import dask.dataframe as dd
+    import pyarrow as pa
+
+    from ._scan import scan
+
+    opened = scan(source, columns=columns, members=members, days_as_int64=days_as_int64)
+    schema = pa.schema(opened)
+    total = opened.num_rows
+    if partition_rows is None:
+        partition_rows = max(1, _PARTITION_BYTES // max(1, sum(_width(f.type) for f in schema)))
+    elif isinstance(partition_rows, bool) or not isinstance(partition_rows, int) or partition_rows < 1:
+        raise ValueError(f"partition_rows must be a positive int, not {partition_rows!r}")
+    starts = list(range(0, total, partition_rows)) or [0]
+    ranges = [(a, min(a + partition_rows, total)) for a in starts]
+    files = list(opened.files)
+    stamps = [(0, 0) if is_url(f) else _stamp(f) for f in files]
+    read = _TableRows(os.fspath(source), columns, members, days_as_int64, files, stamps)
+    meta = _frame(schema.empty_table())
+    divisions = (*starts, max(total - 1, 0))
+    return dd.from_map(read, ranges, meta=meta, divisions=divisions, label="read-npy", enforce_metadata=False)
+
+
+def _frame(table: Any) -> Any:
+    """pandas' frame of an Arrow table: numbers and strings as ``to_pandas`` makes them,
+    structs and lists as ``pd.ArrowDtype`` columns (as object columns of dicts and arrays,
+    Dask would turn them into strings)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    return table.to_pandas(types_mapper=lambda kind: pd.ArrowDtype(kind) if pa.types.is_nested(kind) else None)
+
+
+def _width(kind: Any) -> int:
+    """Bytes of a value of Arrow type ``kind`` (16 for one of no fixed width)."""
+    import pyarrow as pa
+
+    if pa.types.is_fixed_size_list(kind):
+        return int(kind.list_size) * _width(kind.value_type)
+    if pa.types.is_struct(kind):
+        return sum(_width(kind.field(i).type) for i in range(kind.num_fields))
+    try:
+        return max(1, kind.bit_width // 8)
+    except ValueError:
+        return 16
+
+
+@dataclass(frozen=True)
+class _TableRows:
+    """A read_npy partition's read: rows ``start..stop`` of the table, after checking
+    that its local files are the ones the DataFrame was made of."""
+
+    source: str
+    columns: Sequence[str] | None
+    members: Sequence[str] | None
+    days_as_int64: bool
+    files: list[str]
+    stamps: list[tuple[int, int]]
+
+    def __call__(self, rows: tuple[int, int]) -> Any:
+        import pandas as pd
+        import pyarrow as pa
+
+        from ._scan import scan
+
+        for file, stamp in zip(self.files, self.stamps, strict=True):
+            if not is_url(file) and _stamp(file) != stamp:
+                raise ValueError(f"{file}: the file changed since read_npy made the DataFrame")
+        part = scan(
+            self.source, columns=self.columns, rows=rows, members=self.members, days_as_int64=self.days_as_int64
+        )
+        frame = _frame(pa.table(part))
+        frame.index = pd.RangeIndex(*rows)
+        return frame
 
 
 @dataclass(frozen=True)
