@@ -143,7 +143,7 @@ impl Compression {
         };
         match (name, level) {
             ("stored", None) => Ok(Compression::Stored),
-            ("stored", Some(_)) => out_of_range("stored has no level"),
+            ("stored", Some(level)) => Err(Error::usage(format!("stored has no level (level {level} given)"))),
             ("deflate", None) => Ok(Compression::deflated()),
             ("deflate", Some(level @ 1..=9)) => Ok(Compression::Deflated { level: level as u32 }),
             ("deflate", Some(_)) => out_of_range("1 to 9"),
