@@ -251,7 +251,6 @@ impl WriteNpy for DynArray {
     fn write_npy_to_with<W: Write>(&self, writer: W, opts: &WriteOptions) -> Result<W> {
         self.view().write_npy_to_with(writer, opts)
     }
-
 }
 
 impl WriteNpy for DynView<'_> {

@@ -226,7 +226,11 @@ impl<'a> Part<'a> {
 
     /// Adds the member to `writer`, compressed so: raw data from the array's memory as it
     /// goes into the archive (never copied whole, unless the writer stages it for a worker).
-    pub(crate) fn add_to<W: Write + Seek>(&self, writer: &mut Writer<W>, compression: Compression) -> npy_core::Result<()> {
+    pub(crate) fn add_to<W: Write + Seek>(
+        &self,
+        writer: &mut Writer<W>,
+        compression: Compression,
+    ) -> npy_core::Result<()> {
         match self.raw {
             // An empty name is not an array name for npy-core; NumPy writes member '.npy'.
             Some(header) if !self.name.is_empty() => {

@@ -111,7 +111,13 @@ impl NpzArchive {
     /// Adds array `name` (member `name.npy`), as `np.savez` writes it (object arrays
     /// pickled when `allow_pickle`, and only those `npy.load` reads back); gives its
     /// header's format version.
-    fn add(&self, py: Python<'_>, name: String, arr: &Bound<'_, PyUntypedArray>, allow_pickle: bool) -> PyResult<(u8, u8)> {
+    fn add(
+        &self,
+        py: Python<'_>,
+        name: String,
+        arr: &Bound<'_, PyUntypedArray>,
+        allow_pickle: bool,
+    ) -> PyResult<(u8, u8)> {
         let prepared = Prepared::of(arr, allow_pickle, &format!("{name}.npy"))?;
         let (version, part) = Part::of(&name, &prepared)?;
         let mut guard = self.lock()?;
