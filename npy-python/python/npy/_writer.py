@@ -74,7 +74,7 @@ class NpzWriter:
             raise TypeError(f"level must be an int or None, not {level!r}")
         target: Any = file
         if not hasattr(file, "write"):
-            target = os.fsdecode(file)  # type: ignore[arg-type]  # a path here
+            target = os.fsdecode(file)
             if not target.endswith(".npz"):
                 target = target + ".npz"
             if _source.is_url(target):
