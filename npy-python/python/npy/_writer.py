@@ -17,9 +17,9 @@ from ._npyio import _spool, _StrPath, _SupportsWrite, _warn_dtype, _warn_version
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["NpzWriter"]
+    _Compression: TypeAlias = Literal["stored", "deflate", "zstd"]
 
-_Compression: TypeAlias = Literal["stored", "deflate", "zstd"]
+__all__ = ["NpzWriter"]
 
 
 class NpzWriter:
