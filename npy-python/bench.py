@@ -24,6 +24,12 @@ grouped by shard, one fancy index per `np.load(mmap_mode="r")` map); another thr
 progress while each gathers; the same batches from the shards on S3 (moto), with the
 requests and bytes the server sent (`shards_*` lines).
 
+Then Zstandard archives (issue 58): npy.NpzWriter's Zstandard (default level) against
+np.savez_compressed, and npy's load_all of its archive against dict(np.load(..)) of NumPy's,
+on 100,000 of the main job's seismic traces (examples/seismic.rs's records, a tenth of its
+file: savez_compressed takes about a minute over all of it) and on 64 MiB of a <f8 random
+walk (`zstd_*` lines; the archives' sizes and the size goal on `#` lines).
+
 Then npy.dask against Dask's own reading of a .npy file on one LocalCluster of 2 worker
 processes: `dask_*` bench lines, and lines of the workers' peak memory and of the goals.
 
@@ -904,6 +910,98 @@ def s3_shard_rounds(paths, batches, want, repeat):
         server.stop()
 
 
+ZSTD_TRACES = 100_000
+ZSTD_WALK_BYTES = 64 << 20
+
+# The seismic traces of examples/seismic.rs (npy-seismic's `trace(i)`, `TraceAligned`: 304
+# bytes a record in NumPy's align=True layout), built here byte for byte as it writes them.
+SEISMIC_RECEIVER = np.dtype([("x", "<f8"), ("y", "<f8"), ("z", "<f4")], align=True)
+SEISMIC_TRACE = np.dtype(
+    [
+        ("trace_id", "<i4"),
+        ("receiver", SEISMIC_RECEIVER),
+        ("t0", "<f8"),
+        ("dt", "<f4"),
+        ("flags", "u1"),
+        ("samples", "<f4", (64,)),
+    ],
+    align=True,
+)
+
+
+def seismic_traces(n):
+    """Traces 0 to n - 1 of the main job (`target/seismic/traces.npy` holds 1,000,000)."""
+    i = np.arange(n)
+    t = np.zeros(n, dtype=SEISMIC_TRACE)
+    t["trace_id"] = i
+    t["receiver"]["x"] = 500_000.0 + (i % 1000) * 12.5
+    t["receiver"]["y"] = 6_200_000.0 + (i // 1000) * 25.0
+    t["receiver"]["z"] = -2.5
+    t["t0"] = (i % 1000) * 0.001
+    t["dt"] = 0.004
+    t["flags"] = i % 3
+    t["samples"] = (i % 4096).astype(np.float32)[:, None] + np.arange(64, dtype=np.float32) / 64
+    return t
+
+
+def zstd_rounds(directory, repeat):
+    """Issue 58: npy.NpzWriter's Zstandard archives (the default level) against
+    np.savez_compressed's, written and loaded side by side in paired rounds; every archive
+    written is read back by np.load (Zstandard through zipfile-zstd before Python 3.14)
+    and every load compared with the array, after the clock."""
+    if sys.version_info < (3, 14):
+        import zipfile_zstd  # noqa: F401  (patches zipfile in place: method 93)
+    rng = np.random.default_rng(58)
+    data = {
+        "traces": seismic_traces(ZSTD_TRACES),
+        "walk": np.cumsum(rng.standard_normal(ZSTD_WALK_BYTES // 8)),
+    }
+    for kind, array in data.items():
+        ours, theirs = directory / f"zstd_{kind}.npz", directory / f"deflate_{kind}.npz"
+
+        def write_ours(path=ours, kind=kind, array=array):
+            with npy.NpzWriter(path) as w:
+                w[kind] = array
+
+        def write_theirs(path=theirs, kind=kind, array=array):
+            np.savez_compressed(path, **{kind: array})
+
+        def written(path, kind=kind, array=array):
+            with np.load(path) as back:
+                return back.files == [kind] and same_array(back[kind], array)
+
+        def loaded(got, kind=kind, array=array):
+            return list(got) == [kind] and same_array(got[kind], array)
+
+        write_ours()
+        write_theirs()
+        cases = {
+            f"zstd_write_{kind}_npy": (write_ours, lambda _, p=ours: written(p)),
+            f"zstd_write_{kind}_np": (write_theirs, lambda _, p=theirs: written(p)),
+            f"zstd_load_{kind}_npy": (lambda p=ours: npy.load(p).load_all(), loaded),
+            f"zstd_load_{kind}_np": (lambda p=theirs: dict(np.load(p)), loaded),
+        }
+        times = {name: [] for name in cases}
+        for timing, reverse in paired_rounds(repeat):
+            for name in list(cases)[::-1] if reverse else cases:
+                call, ok = cases[name]
+                seconds, got = timed(call)
+                check(ok(got), name)
+                if timing:
+                    times[name].append(seconds)
+        for name in cases:
+            report(name, times[name], array.nbytes)
+        size, peer = ours.stat().st_size, theirs.stat().st_size
+        print(f"# zstd {kind}: {array.nbytes} bytes; Zstandard archive {size} bytes, savez_compressed's {peer}")
+        ratio = f"zstd {kind} archive size / savez_compressed's {size / peer:.3f}"
+        if kind == "traces":
+            print(f"# goal: {ratio} (at most 1.0): {'met' if size <= peer else 'MISSED'}", flush=True)
+        else:
+            print(f"# {ratio} (no goal: noisy floats compress little either way)", flush=True)
+        ours.unlink()
+        theirs.unlink()
+
+
 def reset_peak():
     """In a worker: resets its peak resident size (VmHWM) to the current one; gives that."""
     with open("/proc/self/clear_refs", "w") as f:
@@ -931,3 +1029,4 @@ if __name__ == "__main__":
     dask_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     small_file_rounds(Path(sys.argv[1]), int(sys.argv[3]))
     shard_rounds(Path(sys.argv[1]), int(sys.argv[3]))
+    zstd_rounds(Path(sys.argv[1]), int(sys.argv[3]))

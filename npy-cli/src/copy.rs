@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, value_enum)]
     compression: Option<Method>,
     /// The level of --compression: deflate 1 (fastest) to 9 (smallest), default 6 as
-    /// np.savez_compressed; zstd 1 to 22, default 3; none for stored.
+    /// np.savez_compressed; zstd 1 to 22, default 8; none for stored.
     #[arg(long, requires = "compression")]
     level: Option<u32>,
     #[command(flatten)]
@@ -46,25 +46,16 @@ pub enum Method {
 }
 
 impl Args {
-    /// The compression `--compression` and `--level` ask for, if any.
+    /// The compression `--compression` and `--level` ask for, if any: npy-core's
+    /// `Compression::named` checks the level and gives the defaults, as it does for Python.
     fn compression(&self) -> Result<Option<npy_core::npz::Compression>> {
-        use npy_core::npz::Compression;
         let Some(method) = self.compression else { return Ok(None) };
-        let bad = |range: &str| {
-            Error::from(ErrorKind::Usage {
-                reason: format!("--level {} is out of range for {method:?}: {range}", self.level.unwrap_or(0)),
-            })
+        let name = match method {
+            Method::Stored => "stored",
+            Method::Deflate => "deflate",
+            Method::Zstd => "zstd",
         };
-        Ok(Some(match (method, self.level) {
-            (Method::Stored, None) => Compression::Stored,
-            (Method::Stored, Some(_)) => return Err(bad("stored has no level")),
-            (Method::Deflate, None) => Compression::deflated(),
-            (Method::Deflate, Some(level @ 1..=9)) => Compression::Deflated { level },
-            (Method::Deflate, Some(_)) => return Err(bad("1 to 9")),
-            (Method::Zstd, None) => Compression::zstd(),
-            (Method::Zstd, Some(level @ 1..=22)) => Compression::Zstd { level },
-            (Method::Zstd, Some(_)) => return Err(bad("1 to 22")),
-        }))
+        npy_core::npz::Compression::named(name, self.level.map(i64::from)).map(Some)
     }
 }
 

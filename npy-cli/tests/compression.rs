@@ -117,8 +117,8 @@ fn bad_compression_flags_are_usage_errors() {
     let out = dir.path().join("out.npz");
     let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
     for (args, says) in [
-        (vec!["copy", i, o, "--compression", "zstd", "--level", "23"], "--level 23 is out of range for Zstd: 1 to 22"),
-        (vec!["copy", i, o, "--compression", "deflate", "--level", "0"], "out of range for Deflate: 1 to 9"),
+        (vec!["copy", i, o, "--compression", "zstd", "--level", "23"], "level 23 is out of range for zstd: 1 to 22"),
+        (vec!["copy", i, o, "--compression", "deflate", "--level", "0"], "level 0 is out of range for deflate: 1 to 9"),
         (vec!["copy", i, o, "--compression", "stored", "--level", "3"], "stored has no level"),
         (vec!["copy", i, o, "--level", "3"], "--compression"),
         (vec!["copy", i, o, "--compression", "lz4"], "lz4"),

@@ -274,6 +274,20 @@ impl WriteNpy for DynView<'_> {
         write::write_dyn_data(&mut writer, header.len() as u64, plan.as_ref(), self.data())?;
         Ok(writer)
     }
+
+    /// The header, then the data streamed from the view's memory (converted to the options'
+    /// byte order in pieces): an npz member of a large array is never copied whole (the
+    /// default would write the whole `.npy` to memory first).
+    fn __npy_bytes(&self, opts: &WriteOptions) -> Result<NpyBytes<'_>> {
+        let header = self.encode_header(opts)?;
+        let plan = write::dyn_plan(&self.header().dtype, opts)?;
+        let data = self.data();
+        let len = header.len() as u64 + data.len() as u64;
+        Ok(NpyBytes::new(len, move |w| {
+            w.write_all(&header)?;
+            write::write_dyn_data(w, header.len() as u64, plan.as_ref(), data)
+        }))
+    }
 }
 
 impl<T: NpyRecord> ReadNpy for Array<T> {

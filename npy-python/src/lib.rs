@@ -26,6 +26,7 @@ mod save;
 mod scan;
 mod shards;
 mod unpickle;
+mod writer;
 
 use std::path::PathBuf;
 
@@ -252,6 +253,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(create_npy, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
     m.add_class::<NpzReader>()?;
+    m.add_class::<writer::NpzArchive>()?;
     m.add_function(wrap_pyfunction!(scan::open_scan, m)?)?;
     m.add_class::<scan::Scan>()?;
     m.add_class::<scan::BatchIter>()?;

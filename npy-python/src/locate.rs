@@ -29,12 +29,12 @@ use pyo3::types::{PyList, PyTuple};
 use crate::errors::{context, to_python_without_pickle};
 use crate::remote::runtime;
 
-/// Where an array is: its header, where its data start in the file (0 for a deflated
-/// member, whose data cannot be read in place), and whether it is a deflated member.
+/// Where an array is: its header, where its data start in the file (0 for a compressed
+/// member, whose data cannot be read in place), and a compressed member's compression.
 struct Located {
     header: Header,
     offset: u64,
-    deflated: bool,
+    compressed: Option<Compression>,
 }
 
 /// Why an array could not be located.
@@ -53,8 +53,11 @@ impl From<Error> for Refused {
 }
 
 /// The array of the `.npy` file `file` (a path or URL), or of its `.npz` member `member`
-/// (`"x"` or `"x.npy"`): `(dtype, fortran_order, shape, offset, deflated)`, `offset` where
-/// its data start in the file (0 for a deflated member). Reads the header only (and an
+/// (`"x"` or `"x.npy"`): `(dtype, fortran_order, shape, offset, deflated, compression)`,
+/// `offset` where its data start in the file (0 for a compressed member), `deflated`
+/// whether the member is compressed (by deflate or Zstandard: its data cannot be read by
+/// range), `compression` its name as `npz::Compression::named` takes it (`"stored"` for a
+/// stored member or a `.npy` file). Reads the header only (and an
 /// archive's directory); `reader`, an object with `size` and `read(start, end)`, reads
 /// the bytes in place of opening `file` (which then only names it).
 ///
@@ -108,7 +111,13 @@ pub(crate) fn locate<'py>(
     };
     let dtype = npy_pyo3::to_numpy(py, &found.header.dtype)?;
     let shape = PyTuple::new(py, &found.header.shape)?;
-    (dtype, found.header.fortran_order, shape, found.offset, found.deflated).into_pyobject(py)
+    let compression = match found.compressed {
+        None | Some(Compression::Stored) => "stored",
+        Some(Compression::Deflated { .. }) => "deflate",
+        Some(Compression::Zstd { .. }) => "zstd",
+    };
+    let compressed = found.compressed.is_some();
+    (dtype, found.header.fortran_order, shape, found.offset, compressed, compression).into_pyobject(py)
 }
 
 /// `e` as the exception to raise: an I/O error naming `file`; anything else saying `name`
@@ -133,7 +142,7 @@ async fn locate_in(
 ) -> Result<Located, Refused> {
     let Some(member) = member else {
         return match fetch_header_with(&*store, path, options).await {
-            Ok(npy) => Ok(Located { header: npy.header, offset: npy.data_offset, deflated: false }),
+            Ok(npy) => Ok(Located { header: npy.header, offset: npy.data_offset, compressed: None }),
             Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {
                 // An archive says so (not "bad magic"): its first bytes, fetched again.
                 match store.get_range(path, 0..4).await {
@@ -157,10 +166,10 @@ async fn locate_in(
     };
     if info.compression == Some(Compression::Stored) {
         let npy = npz.member(&info.member).await?;
-        return Ok(Located { header: npy.header().clone(), offset: npy.data_start(), deflated: false });
+        return Ok(Located { header: npy.header().clone(), offset: npy.data_start(), compressed: None });
     }
     let (header, _) = npz.member_header(&info.member).await?;
-    Ok(Located { header, offset: 0, deflated: true })
+    Ok(Located { header, offset: 0, compressed: info.compression.or(Some(Compression::deflated())) })
 }
 
 /// An object only Python can read, as an object store of one object (at any path): its

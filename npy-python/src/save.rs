@@ -158,17 +158,9 @@ pub(crate) fn savez(
     let mut versions = Vec::with_capacity(members.len());
     let mut parts = Vec::with_capacity(members.len());
     for (name, prepared) in members {
-        let (version, head) = prepared.head()?;
-        versions.push(number(version));
-        let data: &[u8] = match prepared {
-            Prepared::Raw { bytes, .. } => bytes.as_slice()?,
-            Prepared::Pickled { pickle, .. } => pickle.as_bytes(),
-        };
-        let raw = match prepared {
-            Prepared::Raw { header, .. } => Some(header),
-            Prepared::Pickled { .. } => None,
-        };
-        parts.push(Part { name: name.as_str(), head, raw, data });
+        let (version, part) = Part::of(name, prepared)?;
+        versions.push(version);
+        parts.push(part);
     }
     match target {
         Target::Path(path) => py
@@ -212,7 +204,7 @@ pub(crate) fn savez(
 }
 
 /// One member to add: `name.npy` holding `head` then `data`.
-struct Part<'a> {
+pub(crate) struct Part<'a> {
     name: &'a str,
     head: Vec<u8>,
     /// The header of raw data (written by npy-core's writer, without a copy), or `None`
@@ -221,32 +213,51 @@ struct Part<'a> {
     data: &'a [u8],
 }
 
+impl<'a> Part<'a> {
+    /// Member `name` holding `prepared`, and the format version of its header.
+    pub(crate) fn of(name: &'a str, prepared: &'a Prepared<'_>) -> PyResult<((u8, u8), Part<'a>)> {
+        let (version, head) = prepared.head()?;
+        let (raw, data) = match prepared {
+            Prepared::Raw { header, bytes } => (Some(header), bytes.as_slice()?),
+            Prepared::Pickled { pickle, .. } => (None, pickle.as_bytes()),
+        };
+        Ok((number(version), Part { name, head, raw, data }))
+    }
+
+    /// Adds the member to `writer`, compressed so: raw data from the array's memory as it
+    /// goes into the archive (never copied whole, unless the writer stages it for a worker).
+    pub(crate) fn add_to<W: Write + Seek>(
+        &self,
+        writer: &mut Writer<W>,
+        compression: Compression,
+    ) -> npy_core::Result<()> {
+        match self.raw {
+            // An empty name is not an array name for npy-core; NumPy writes member '.npy'.
+            Some(header) if !self.name.is_empty() => {
+                writer.add_with(self.name, &DynView::new(header.clone(), self.data)?, compression)
+            }
+            _ => {
+                let member = format!("{}.npy", self.name);
+                let size = (self.head.len() + self.data.len()) as u64;
+                writer.add_raw_from_with(&member, size, self.head.as_slice().chain(self.data), compression)
+            }
+        }
+    }
+}
+
 fn add_all<W: Write + Seek>(
     writer: &mut Writer<W>,
     parts: &[Part<'_>],
     compression: Compression,
 ) -> npy_core::Result<()> {
-    for part in parts {
-        let member = format!("{}.npy", part.name);
-        match part.raw {
-            // An empty name is not an array name for npy-core; NumPy writes member '.npy'.
-            Some(header) if !part.name.is_empty() => {
-                writer.add_with(part.name, &DynView::new(header.clone(), part.data)?, compression)?;
-            }
-            _ => {
-                let size = (part.head.len() + part.data.len()) as u64;
-                writer.add_raw_from_with(&member, size, part.head.as_slice().chain(part.data), compression)?;
-            }
-        }
-    }
-    Ok(())
+    parts.iter().try_for_each(|part| part.add_to(writer, compression))
 }
 
 /// Whether a zip writer can seek back in a file object to finish each member's header:
 /// an `io.BytesIO`, or a file of the operating system's that says it can seek. Others
 /// (a `gzip.GzipFile`, which says it can but refuses to seek back while writing, a zip
 /// member, a pipe, wrappers) are written through a temporary file.
-fn random_access(file: &Bound<'_, PyAny>) -> PyResult<bool> {
+pub(crate) fn random_access(file: &Bound<'_, PyAny>) -> PyResult<bool> {
     let io = file.py().import("io")?;
     let classes = ["BytesIO", "FileIO", "BufferedRandom", "BufferedWriter"];
     for class in classes {
@@ -259,13 +270,13 @@ fn random_access(file: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// Why copying a spooled archive to a file object failed.
-enum Copy {
+pub(crate) enum Copy {
     Python(PyErr),
     Io(std::io::Error),
 }
 
 /// Copies `spool` to the end of its data into `file`, in pieces.
-fn copy_to(spool: &mut File, file: &Bound<'_, PyAny>) -> Result<(), Copy> {
+pub(crate) fn copy_to(spool: &mut File, file: &Bound<'_, PyAny>) -> Result<(), Copy> {
     let py = file.py();
     let mut buf = vec![0u8; 4 << 20];
     loop {

@@ -3,6 +3,7 @@ xarray through VirtualiZarr's ManifestStore and through kerchunk references, mus
 np.load's values or refuse with an error naming the file."""
 
 import importlib
+import sys
 import warnings
 from pathlib import Path
 
@@ -13,8 +14,12 @@ import pytest
 import virtualizarr
 import xarray as xr
 
+import npy
 from conftest import NPY_FILES, file_id, ids
 from npy.virtualizarr import CHUNK_BYTES, NpyParser, chunk_count, references
+
+if sys.version_info < (3, 14):
+    import zipfile_zstd  # noqa: F401  (np.load reads Zstandard members: zipfile patched in place)
 
 # zarr warns that the Zarr v3 spellings of datetime64, bytes, unicode and records are not
 # in the spec yet: the arrays still read right, which is what is tested here.
@@ -208,6 +213,27 @@ def test_deflated_member_is_refused(tmp_path):
         NpyParser(member="x")(url(path), registry())
     with pytest.raises(ValueError, match=r"c\.npz \(member 'x'\): the member is compressed"):
         references(path, "x")
+
+
+def test_zstd_member_is_refused_and_what_the_error_names_reads_it(tmp_path):
+    # A Zstandard member's one frame decodes to the whole .npy file, header first: Zarr's
+    # zstd codec would hand the bytes codec the header too, and no Zarr codec drops it.
+    path = tmp_path / "z.npz"
+    arr = np.arange(3000.0).reshape(300, 10)
+    with npy.NpzWriter(path) as w:
+        w["first"] = np.arange(5)
+        w["x"] = arr
+    says = r"z\.npz \(member 'x'\): the member is compressed \(Zstandard\).*header before the data.*engine='npy'"
+    with pytest.raises(ValueError, match=says):
+        NpyParser(member="x")(url(path), registry())
+    with pytest.raises(ValueError, match=says):
+        references(path, "x")
+    with np.load(path) as f:
+        want = f["x"]
+    np.testing.assert_array_equal(want, arr)
+    ds = xr.open_dataset(path, engine="npy")
+    same(ds["x"].values, want)
+    same(ds["first"].values, np.arange(5))
 
 
 def test_object_arrays_are_refused(tmp_path):

@@ -500,7 +500,8 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
                     "<f8 file: {} data bytes ({:.3} GiB), saves of half of it; 1,000,000 aligned Trace records \
                      (56 bytes each); 5 deflated members of {} f64 each; object arrays of 1,000,000 short strs, \
                      dicts of 3 keys and mixed plain values; 1,000,000 shot records (292 bytes) in 16 .npy files and as Parquet; \
-                     512 MiB of <f8 for Dask (32 MiB chunks); 5,000 files of 2 KiB; 16 shards of 100,000 x 64 <f4 (410 MB)",
+                     512 MiB of <f8 for Dask (32 MiB chunks); 5,000 files of 2 KiB; 16 shards of 100,000 x 64 <f4 (410 MB); \
+                     100,000 seismic traces (304 bytes) and 64 MiB of <f8 for Zstandard archives",
                     settings.bytes,
                     gib(settings.bytes),
                     settings.bytes / 8 / 4 / 5

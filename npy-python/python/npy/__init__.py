@@ -12,6 +12,8 @@
   ``save(..., durable=True)`` also syncs to disk;
 - archives opened by path map their stored members under ``mmap_mode``, and
   ``NpzFile.load_all()`` reads every member in parallel;
+- ``npy.NpzWriter`` writes an archive one array at a time, stored, deflated or
+  Zstandard-compressed (deterministic: the same arrays give the same bytes);
 - ``npy.append`` grows a ``.npy`` file in place, locked and crash-safe.
 
 Paths may be URLs (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://``) in
@@ -31,11 +33,13 @@ from ._npy import BadNpzFile, Scan, UnsafePickleError, __version__
 from ._npyio import NpzFile, append, load, load_many, load_npz, save, savez, savez_compressed
 from ._safe import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._scan import scan
+from ._writer import NpzWriter
 
 __all__ = [
     "BadNpzFile",
     "LazyArray",
     "NpzFile",
+    "NpzWriter",
     "Scan",
     "UnsafePickleError",
     "__version__",

@@ -162,8 +162,9 @@ class Layout:
     """Where an array's data lies in a file or object: ``file`` (the path or URL read),
     ``name`` (it and the member, for messages), its header's dtype, shape and order
     (``fortran``: Fortran order with two dims or more), the data's offset; ``member``: the
-    ``.npz`` member it is; ``deflated``: a compressed member (its data cannot be read by
-    range: ``offset`` is 0)."""
+    ``.npz`` member it is; ``deflated``: a compressed member, by deflate or Zstandard (its
+    data cannot be read by range: ``offset`` is 0); ``compression``: ``"stored"``,
+    ``"deflate"`` or ``"zstd"``."""
 
     file: str
     name: str
@@ -173,6 +174,7 @@ class Layout:
     fortran: bool
     member: str | None = None
     deflated: bool = False
+    compression: str = "stored"
 
     @property
     def nbytes(self) -> int:
@@ -202,8 +204,9 @@ def layout(
     file or stored member shorter than its header says is refused, naming it, and so are
     arrays of Python objects (their data are pickles)."""
     name = os.fspath(file)
-    dtype, fortran, shape, offset, deflated = _npy.locate(name, member, max_header_size, reader)
+    dtype, fortran, shape, offset, deflated, compression = _npy.locate(name, member, max_header_size, reader)
     label = name if member is None else f"{name} (member {member!r})"
     if dtype.hasobject:
         raise ValueError(f"{label}: arrays of Python objects (dtype {dtype}) are refused: their data are pickles")
-    return Layout(name, label, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, deflated)
+    fortran = fortran and len(shape) > 1
+    return Layout(name, label, offset, dtype, tuple(shape), fortran, member, deflated, compression)

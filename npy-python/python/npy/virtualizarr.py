@@ -19,8 +19,10 @@ nor zarr.
 
 Only the header is read (through the registry's store: ranged reads of its first bytes, and
 for an archive of its end and central directory), never the data. Refused, each with an
-error naming the URL (and member): object arrays (they are pickles), deflated ``.npz``
-members (raw deflate, for which Zarr has no codec), data types Zarr cannot spell exactly
+error naming the URL (and member): object arrays (they are pickles), compressed ``.npz``
+members (deflated ones are raw deflate, for which Zarr has no codec; a Zstandard member's
+one frame decodes to the whole ``.npy`` file, header first, which no Zarr codec strips),
+data types Zarr cannot spell exactly
 (VirtualiZarr only), and files shorter than their header says.
 
 This module imports VirtualiZarr and zarr only when a parser is called; ``import npy`` never
@@ -73,14 +75,25 @@ class _StoreSource:
 
 
 def _layout(url: str, member: str | None, reader: _StoreSource | None = None) -> _Layout:
-    """The array's layout (npy's header codec, ``npy._source``); a deflated member refused
+    """The array's layout (npy's header codec, ``npy._source``); a compressed member refused
     with the reason Zarr cannot read it."""
     found = find_layout(url, member, MAX_HEADER_SIZE, reader)
+    advice = (
+        "Open it with xarray.open_dataset(path, engine='npy') or load it with npy.load, or write the archive "
+        "with npy.savez or npy.NpzWriter(file, 'stored') to describe it"
+    )
+    if found.compression == "zstd":
+        raise ValueError(
+            f"{found.name}: the member is compressed (Zstandard), and a zip member's one Zstandard frame holds "
+            "the whole .npy file, its header before the data: Zarr's zstd codec would give the header too, and "
+            "no Zarr codec drops it (a frame of its own for the data would be a chunk, but zipfile's Zstandard "
+            f"readers, np.load's, read one frame a member). {advice}"
+        )
     if found.deflated:
         raise ValueError(
-            f"{found.name}: the member is compressed; only stored members are one chunk at an offset: a zip "
-            "member is a raw deflate stream, which no Zarr codec reads (zlib and gzip have headers). Load it "
-            "with npy.load, or save the archive with npy.savez (not savez_compressed)"
+            f"{found.name}: the member is compressed (deflate); only stored members are one chunk at an offset: a zip "
+            "member is a raw deflate stream, which no Zarr codec reads (zlib and gzip have headers). "
+            f"{advice}"
         )
     return found
 

@@ -414,9 +414,9 @@ def _key(index: Any) -> Hashable:
 def _describe(file: str, member: str | None, max_header_size: int) -> Layout:
     """The array's layout as ``npy.open`` finds it (npy-store's header codec), arrays of
     objects included (their values are read whole by ``npy.load``)."""
-    dtype, fortran, shape, offset, deflated = _npy.locate(file, member, max_header_size)
+    dtype, fortran, shape, offset, deflated, compression = _npy.locate(file, member, max_header_size)
     name = file if member is None else f"{file} (member {member!r})"
-    return Layout(file, name, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, deflated)
+    return Layout(file, name, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, deflated, compression)
 
 
 def _members(file: str) -> list[str]:
