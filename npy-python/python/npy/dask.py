@@ -16,6 +16,7 @@ of a file's contents: arrays of Python objects are refused.
 from __future__ import annotations
 
 import fcntl
+import importlib
 import math
 import os
 import re
@@ -187,11 +188,9 @@ def read_npy(
     local file changed between this call and a partition's read raises ``ValueError``
     naming it (a file's size and modification time are its identity here).
     """
-    import dask.dataframe as dd
-    import pyarrow as pa
-
     from ._scan import scan
 
+    dd, _, pa = _frame_modules()
     opened = scan(source, columns=columns, members=members, days_as_int64=days_as_int64)
     schema = pa.schema(opened)
     total = opened.num_rows
@@ -209,26 +208,33 @@ def read_npy(
     return dd.from_map(read, ranges, meta=meta, divisions=divisions, label="read-npy", enforce_metadata=False)
 
 
+def _frame_modules() -> tuple[Any, Any, Any]:
+    """``dask.dataframe``, pandas and pyarrow, imported by read_npy's first call (``import
+    npy.dask`` needs ``dask[array]`` only; none of the three is typed)."""
+    return (
+        importlib.import_module("dask.dataframe"),
+        importlib.import_module("pandas"),
+        importlib.import_module("pyarrow"),
+    )
+
+
 def _frame(table: Any) -> Any:
     """pandas' frame of an Arrow table: numbers and strings as ``to_pandas`` makes them,
     structs and lists as ``pd.ArrowDtype`` columns (as object columns of dicts and arrays,
     Dask would turn them into strings)."""
-    import pandas as pd
-    import pyarrow as pa
-
+    _, pd, pa = _frame_modules()
     return table.to_pandas(types_mapper=lambda kind: pd.ArrowDtype(kind) if pa.types.is_nested(kind) else None)
 
 
 def _width(kind: Any) -> int:
     """Bytes of a value of Arrow type ``kind`` (16 for one of no fixed width)."""
-    import pyarrow as pa
-
+    _, _, pa = _frame_modules()
     if pa.types.is_fixed_size_list(kind):
         return int(kind.list_size) * _width(kind.value_type)
     if pa.types.is_struct(kind):
         return sum(_width(kind.field(i).type) for i in range(kind.num_fields))
     try:
-        return max(1, kind.bit_width // 8)
+        return max(1, int(kind.bit_width) // 8)
     except ValueError:
         return 16
 
@@ -246,10 +252,9 @@ class _TableRows:
     stamps: list[tuple[int, int]]
 
     def __call__(self, rows: tuple[int, int]) -> Any:
-        import pandas as pd
-        import pyarrow as pa
-
         from ._scan import scan
+
+        _, pd, pa = _frame_modules()
 
         for file, stamp in zip(self.files, self.stamps, strict=True):
             if not is_url(file) and _stamp(file) != stamp:

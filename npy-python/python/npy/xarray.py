@@ -510,11 +510,11 @@ def _array_dims(rows: _Rows, member: str | None, dims: Any, source: str) -> tupl
         raise ValueError(f"{rows.name}: dims as a mapping names an archive's members; give a list of names")
     if given is None:
         prefix = "dim" if member is None else f"{member}_dim"
-        names = [f"{prefix}_{i}" for i in range(ndim)]
+        numbered = [f"{prefix}_{i}" for i in range(ndim)]
         record = _record_dim(rows, source) if member is None and ndim else None
         if record is not None:
-            names[0] = record
-        return tuple(names)
+            numbered[0] = record
+        return tuple(numbered)
     names = (given,) if isinstance(given, str) else tuple(str(d) for d in given)
     if len(names) != ndim or len(set(names)) != ndim:
         raise ValueError(f"{rows.name}: dims {given!r} are not {ndim} distinct names for shape {rows.shape}")
