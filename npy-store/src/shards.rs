@@ -425,6 +425,7 @@ impl Shards {
         let mut out = vec![0u8; count * width];
         let (local, remote): (Vec<Read>, Vec<Read>) =
             reads.into_iter().partition(|r| matches!(self.inner.shards[r.shard].source, Source::Local { .. }));
+        let remote_pending = !remote.is_empty();
         let fetch = self.fetch(remote, &mut out);
         if local.is_empty() {
             fetch.await?;
@@ -443,20 +444,29 @@ impl Shards {
         let parts = cpus.min(local.len().div_ceil(RUNS_PER_THREAD)).max(1);
         let per_part = local.len().div_ceil(parts);
         let mut local = local.into_iter();
-        let mut tasks = Vec::with_capacity(parts);
+        let mut split: Vec<Vec<Read>> = Vec::with_capacity(parts);
         loop {
             let part: Vec<Read> = local.by_ref().take(per_part).collect();
             if part.is_empty() {
                 break;
             }
+            split.push(part);
+        }
+        // With no GETs to overlap, the calling thread reads the last part itself: one
+        // hand-off fewer, and a batch of one part starts no thread at all.
+        let own = if remote_pending { None } else { split.pop() };
+        let mut tasks = Vec::with_capacity(split.len());
+        for part in split {
             let inner = self.inner.clone();
             tasks.push(tokio::task::spawn_blocking(move || read_local(&inner, &part)));
         }
+        let mine = own.map(|part| read_local(&self.inner, &part)).transpose();
         let done = async {
-            let mut spans = Vec::with_capacity(tasks.len());
+            let mut spans = Vec::with_capacity(tasks.len() + 1);
             for task in tasks {
                 spans.push(task.await.map_err(|e| io_error(format!("a read's thread failed: {e}")))??);
             }
+            spans.extend(mine?);
             Ok::<_, Error>(spans)
         };
         let (spans, fetched) = futures::join!(done, fetch);
