@@ -27,7 +27,7 @@ fn expected(rows: &[usize]) -> Vec<i64> {
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).build().unwrap()
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 
 #[test]
@@ -109,4 +109,35 @@ fn refuses_what_has_no_rows_in_place_naming_the_file() {
     }
     let e = runtime.block_on(Shards::open(&[])).unwrap_err();
     assert!(e.to_string().contains("no files"), "{e}");
+}
+
+/// A gather of more reads than one thread takes (`RUNS_PER_THREAD`, 32) is split: the
+/// first part read on a blocking thread, the last on the caller's. Either part failing (a
+/// shard changed since open) fails the gather, naming the shard, and never leaves it
+/// waiting; just under the split, one part fails alike.
+#[test]
+fn a_failing_part_of_a_split_gather_fails_it_naming_the_shard() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = runtime();
+    // Every third row: no gap bridged, so 17 reads of s00 and 16 of s01 (33), or 32.
+    let split: Vec<usize> = (0..102).step_by(3).take(33).collect();
+    let whole = &split[..32];
+    for (cut, name) in [(0, "s00.npy"), (1, "s01.npy")] {
+        let paths = shards(dir.path(), &[51, 51]);
+        let all = runtime.block_on(Shards::open(&[paths[0].as_str(), paths[1].as_str()])).unwrap();
+        let gather = |rows: &[usize]| -> Result<Array<i64>, npy_core::Error> {
+            let bounded = async { tokio::time::timeout(std::time::Duration::from_secs(60), all.gather(rows)).await };
+            runtime.block_on(bounded).expect("a gather waited a minute")
+        };
+        assert_eq!(gather(&split).unwrap().as_slice(), expected(&split));
+        // Shard `cut` rewritten a row shorter.
+        Array::from_shape_vec(vec![50, 3], vec![0i64; 150]).unwrap().write_npy(&paths[cut]).unwrap();
+        for rows in [&split[..], whole] {
+            let e = gather(rows).unwrap_err().to_string();
+            assert!(e.contains(name) && e.contains("changed"), "{e}");
+        }
+        // The other shard still reads.
+        let other: Vec<usize> = if cut == 0 { vec![51, 99] } else { vec![0, 48] };
+        assert_eq!(gather(&other).unwrap().as_slice(), expected(&other));
+    }
 }
