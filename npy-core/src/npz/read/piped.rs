@@ -331,4 +331,37 @@ mod tests {
         }
         npz_error(Reader::from_reader(Cursor::new(&bad)).unwrap().read::<Vec<u8>>("x"), "bad crc-32");
     }
+
+    /// A Zstandard member just large enough to be piped: read whole, and failing cleanly
+    /// (the thread joined, the error naming the member) when its reader fails at once, when
+    /// its CRC-32 is wrong, when its frame is corrupt midway and when its source ends early.
+    #[test]
+    #[cfg_attr(miri, ignore = "libzstd is C, which Miri does not run")]
+    fn zstd_members_piped_from_the_threshold_fail_cleanly() {
+        let big = (PIPED_MIN_BYTES - npy(0).len() as u64) as usize;
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add_with("x", &ramp(big), Compression::Zstd { level: 1 }).unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+        let e = r.entries[0].clone();
+        assert!(worth_piping(&e) && e.size == PIPED_MIN_BYTES);
+        assert_eq!(read_piped(&bytes, |_| {}).unwrap(), ramp(big));
+
+        // The reader fails before reading a byte: the inflater, its channel full, stops.
+        let members = r.members_at();
+        let stop = || -> Result<Vec<u8>> { Err(ErrorKind::Usage { reason: "the reader stops".into() }.into()) };
+        let failed = members.read_piped(0, Cursor::new(&bytes), |_| stop()).unwrap_err();
+        assert!(failed.to_string().contains("the reader stops"), "{failed}");
+
+        npz_error(read_piped(&bytes, |e| e.crc32 ^= 1), "bad crc-32");
+        let (start, len) = (e.data_start as usize, e.compressed_size as usize);
+        let mut corrupt = bytes.clone();
+        for b in &mut corrupt[start + len / 2..start + len / 2 + 8] {
+            *b ^= 0xa5;
+        }
+        let said = read_piped(&corrupt, |_| {}).unwrap_err().to_string();
+        assert!(said.contains("x.npy") && (said.contains("corrupt") || said.contains("bad crc-32")), "{said}");
+        let cut = &bytes[..start + len / 2];
+        npz_error(members.read_piped(0, Cursor::new(cut), |npy| npy.read::<Vec<u8>>()), "x.npy");
+    }
 }
