@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import zipfile
 
 import numpy as np
@@ -351,3 +352,40 @@ def test_a_large_member_is_never_held_twice(tmp_path):
     with np.load(path) as f:
         a = f["a"]
         assert a[0] == 1 and a[-1] == 32 << 20 and np.all(np.diff(a) == 1)
+
+
+@pytest.mark.parametrize("compression", ["deflate", "zstd"])
+@pytest.mark.parametrize("size", [1 << 20, (16 << 20) + 8], ids=["staged on workers", "streamed, just over"])
+def test_a_file_object_failing_under_compressed_members_raises_and_stops(compression, size):
+    """Members up to 16 MiB are compressed on worker threads while the next are added;
+    larger ones on the caller's. The destination failing midway raises its own error at
+    once, stopping the workers: nothing waits on a peer that has left."""
+
+    class FullAfter(io.BytesIO):
+        def __init__(self):
+            super().__init__()
+            self.writes = 0
+
+        def write(self, data):
+            self.writes += 1
+            if self.writes > 3:
+                raise OSError(28, "No space left on device (the test's)")
+            return super().write(data)
+
+    rng = np.random.default_rng(58)
+    arrays = [rng.standard_normal(size // 8) for _ in range(4 if size < (16 << 20) else 2)]
+    raised = []
+
+    def write():
+        try:
+            with npy.NpzWriter(FullAfter(), compression) as w:
+                for i, a in enumerate(arrays):
+                    w[f"m{i}"] = a
+        except OSError as e:
+            raised.append(e)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "the writer waited two minutes"
+    assert len(raised) == 1 and "the test's" in str(raised[0]), raised
