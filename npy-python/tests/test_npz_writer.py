@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import npy
+from support import WriteOnly
 
 if sys.version_info < (3, 14):
     import zipfile_zstd  # noqa: F401  (patches zipfile in place: method 93)
@@ -244,17 +245,6 @@ def test_a_file_object_gets_the_archive_at_its_position(compression, level):
         assert f.files == list(FAMILIES)
         for name, array in FAMILIES.items():
             assert_same(f[name], array, name)
-
-
-class WriteOnly:
-    """A file object that only writes (a pipe, a socket): the archive is spooled."""
-
-    def __init__(self):
-        self.data = bytearray()
-
-    def write(self, data):
-        self.data += data
-        return len(data)
 
 
 @pytest.mark.parametrize("compression", ["stored", "deflate", "zstd"])
