@@ -425,56 +425,65 @@ impl Shards {
         let mut out = vec![0u8; count * width];
         let (local, remote): (Vec<Read>, Vec<Read>) =
             reads.into_iter().partition(|r| matches!(self.inner.shards[r.shard].source, Source::Local { .. }));
-        let remote_pending = !remote.is_empty();
+        if remote.is_empty() {
+            self.read_local_runs(local, &mut out).await?;
+            return Ok(out);
+        }
         let fetch = self.fetch(remote, &mut out);
-        if local.is_empty() {
-            fetch.await?;
-            return Ok(out);
-        }
-        if local.iter().all(|r| matches!(self.inner.shards[r.shard].source, Source::Local { map: Some(_), .. })) {
-            // Mapped: copies, no system call but the checks; no thread is worth its start.
-            let (first, bytes) = read_local(&self.inner, &local)?;
-            fetch.await?;
-            out[first * width..first * width + bytes.len()].copy_from_slice(&bytes);
-            return Ok(out);
-        }
-        // Local reads in parts of consecutive reads, one a thread: each fills the rows from
-        // its first read's first to its last read's last (a contiguous span of `out`).
-        let cpus = cpus();
-        let parts = cpus.min(local.len().div_ceil(RUNS_PER_THREAD)).max(1);
-        let per_part = local.len().div_ceil(parts);
-        let mut local = local.into_iter();
-        let mut split: Vec<Vec<Read>> = Vec::with_capacity(parts);
-        loop {
-            let part: Vec<Read> = local.by_ref().take(per_part).collect();
-            if part.is_empty() {
-                break;
-            }
-            split.push(part);
-        }
-        // With no GETs to overlap, the calling thread reads the last part itself: one
-        // hand-off fewer, and a batch of one part starts no thread at all.
-        let own = if remote_pending { None } else { split.pop() };
-        let mut tasks = Vec::with_capacity(split.len());
-        for part in split {
-            let inner = self.inner.clone();
-            tasks.push(tokio::task::spawn_blocking(move || read_local(&inner, &part)));
-        }
-        let mine = own.map(|part| read_local(&self.inner, &part)).transpose();
-        let done = async {
-            let mut spans = Vec::with_capacity(tasks.len() + 1);
-            for task in tasks {
-                spans.push(task.await.map_err(|e| io_error(format!("a read's thread failed: {e}")))??);
-            }
-            spans.extend(mine?);
-            Ok::<_, Error>(spans)
-        };
-        let (spans, fetched) = futures::join!(done, fetch);
+        // Local reads on threads while the GETs are in flight, copied in after.
+        let tasks: Vec<_> = self.parts(local).map(|part| self.spawn_part(part)).collect();
+        let (spans, fetched) = futures::join!(joined(tasks), fetch);
         fetched?;
         for (first, bytes) in spans? {
             out[first * width..first * width + bytes.len()].copy_from_slice(&bytes);
         }
         Ok(out)
+    }
+
+    /// Local `reads` into `out` (the gather's rows). The last part is read on the calling
+    /// thread straight into `out` (all of them when mapped: copies, no system call but the
+    /// checks, so no thread is worth its start), the others on blocking threads, then copied.
+    async fn read_local_runs(&self, reads: Vec<Read>, out: &mut [u8]) -> Result<()> {
+        if reads.is_empty() {
+            return Ok(());
+        }
+        let width = self.inner.row_bytes;
+        let mapped =
+            reads.iter().all(|r| matches!(self.inner.shards[r.shard].source, Source::Local { map: Some(_), .. }));
+        if mapped {
+            return read_local_into(&self.inner, &reads, 0, out);
+        }
+        let mut parts: Vec<Vec<Read>> = self.parts(reads).collect();
+        let own = parts.pop().unwrap_or_default();
+        let tasks: Vec<_> = parts.into_iter().map(|part| self.spawn_part(part)).collect();
+        let (first, last) = span(&own);
+        let mine = read_local_into(&self.inner, &own, first, &mut out[first * width..last * width]);
+        // Every thread is awaited before an error is given: none outlives the gather.
+        let spans = joined(tasks).await;
+        mine?;
+        for (first, bytes) in spans? {
+            out[first * width..first * width + bytes.len()].copy_from_slice(&bytes);
+        }
+        Ok(())
+    }
+
+    /// `reads` in parts of consecutive reads, one a thread: at least [`RUNS_PER_THREAD`]
+    /// reads a part, at most a part a CPU. Each covers a contiguous span of the rows.
+    fn parts(&self, reads: Vec<Read>) -> impl Iterator<Item = Vec<Read>> {
+        let parts = cpus().min(reads.len().div_ceil(RUNS_PER_THREAD)).max(1);
+        let per_part = reads.len().div_ceil(parts).max(1);
+        let mut reads = reads.into_iter().peekable();
+        std::iter::from_fn(move || reads.peek().is_some().then(|| reads.by_ref().take(per_part).collect()))
+    }
+
+    /// `part` read on a blocking thread into a buffer of its own.
+    fn spawn_part(&self, part: Vec<Read>) -> tokio::task::JoinHandle<Result<Span>> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let (first, last) = span(&part);
+            let mut bytes = vec![0u8; (last - first) * inner.row_bytes];
+            read_local_into(&inner, &part, first, &mut bytes).map(|()| (first, bytes))
+        })
     }
 
     /// Ranged GETs of `reads` (objects at URLs), side by side, each run's rows put in `out`.
@@ -539,13 +548,36 @@ fn consecutive(rows: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
-/// Reads `part` (local reads, consecutive): the index of its first row among those
-/// gathered, and the bytes of its rows from there.
-fn read_local(inner: &Inner, part: &[Read]) -> Result<(usize, Vec<u8>)> {
-    let width = inner.row_bytes;
-    let first = part[0].runs[0].1;
+/// A part read into a buffer of its own: where its rows start among those gathered, and
+/// their bytes.
+type Span = (usize, Vec<u8>);
+
+/// Every task's span, each task awaited (none outlives the gather behind an error); the
+/// first error there is.
+async fn joined(tasks: Vec<tokio::task::JoinHandle<Result<Span>>>) -> Result<Vec<Span>> {
+    let mut spans = Vec::with_capacity(tasks.len());
+    let mut failed = None;
+    for task in tasks {
+        match task.await.map_err(|e| io_error(format!("a read's thread failed: {e}"))).and_then(|r| r) {
+            Ok(span) => spans.push(span),
+            Err(e) => failed = failed.or(Some(e)),
+        }
+    }
+    failed.map_or(Ok(spans), Err)
+}
+
+/// The gathered indices `part` (local reads, consecutive) fills: from its first run's to
+/// its last run's end.
+fn span(part: &[Read]) -> (usize, usize) {
+    let first = part.first().map_or(0, |r| r.runs[0].1);
     let last = part.last().and_then(|r| r.runs.last()).map_or(first, |(rows, at)| at + rows.len());
-    let mut out = vec![0u8; (last - first) * width];
+    (first, last)
+}
+
+/// Reads `part` (local reads, consecutive) into `out`, which holds the gathered rows from
+/// index `first` on.
+fn read_local_into(inner: &Inner, part: &[Read], first: usize, out: &mut [u8]) -> Result<()> {
+    let width = inner.row_bytes;
     let mut checked = usize::MAX;
     let mut spare = Vec::new();
     for read in part {
@@ -579,7 +611,7 @@ fn read_local(inner: &Inner, part: &[Read]) -> Result<(usize, Vec<u8>)> {
             out[to..to + rows.len() * width].copy_from_slice(&spare[from..from + rows.len() * width]);
         }
     }
-    Ok((first, out))
+    Ok(())
 }
 
 /// Fails unless the file at `path` is still the one opened (`stamp`).
