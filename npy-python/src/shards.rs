@@ -93,13 +93,25 @@ impl Shards {
         self.shards.requests()
     }
 
-    /// The bytes of `rows` (row numbers of the whole array, 0 to its length, in any
-    /// order), as a `uint8` array: each distinct row read once, with the GIL released.
+    /// The bytes of `rows` (row numbers of the whole array in any order, negative ones
+    /// counted from its end, as NumPy's), as a `uint8` array: each distinct row read once,
+    /// with the GIL released. A row out of bounds raises NumPy's `IndexError`.
     fn gather<'py>(&self, py: Python<'py>, rows: PyReadonlyArray1<'py, i64>) -> PyResult<Bound<'py, PyArray1<u8>>> {
         let wanted = rows.as_array();
+        let n = self.shards.rows();
         let mut list = Vec::with_capacity(wanted.len());
         for &row in wanted {
-            list.push(usize::try_from(row).map_err(|_| PyIndexError::new_err(format!("row {row} is negative")))?);
+            let at = if row < 0 {
+                usize::try_from(row.unsigned_abs()).ok().and_then(|back| n.checked_sub(back))
+            } else {
+                usize::try_from(row).ok()
+            };
+            match at.filter(|&at| at < n) {
+                Some(at) => list.push(at),
+                None => {
+                    return Err(PyIndexError::new_err(format!("index {row} is out of bounds for axis 0 with size {n}")))
+                }
+            }
         }
         let bytes = py.detach(|| runtime()?.block_on(self.shards.gather_raw(&list))).map_err(to_python)?;
         Ok(PyArray1::from_vec(py, bytes))

@@ -64,6 +64,7 @@ INDICES = [
     [],
     [3, 3, 0, 49, 7, 8, -1, 20],
     np.array([49, 0, 25, 24, 23, 8, 7]),
+    np.array([-1, -50, 0, 49, -1, 24, -26]),
     np.arange(50)[::-2],
     np.arange(50) % 3 == 0,
     np.zeros(50, bool),
@@ -83,7 +84,9 @@ def test_every_index_kind_gives_numpys_rows_of_the_concatenation(tmp_path, index
     same(a[index], whole[index])
 
 
-@pytest.mark.parametrize("index", [3, [9, 0, 0, 40], slice(2, 50, 7), np.arange(50) > 44], ids=repr)
+@pytest.mark.parametrize(
+    "index", [3, [9, 0, 0, 40], np.array([-1, 9, 0, 0, 40]), slice(2, 50, 7), np.arange(50) > 44], ids=repr
+)
 def test_records_and_their_fields(tmp_path, index):
     paths, whole = make(tmp_path, RECORD, ())
     a = npy.open(paths)
@@ -98,9 +101,11 @@ def test_asarray_and_out_of_bounds(tmp_path):
     a = npy.open(paths)
     same(np.asarray(a), whole)
     same(np.asarray(a, dtype="<f8"), whole.astype("<f8"))
-    for bad in (50, -51, [0, 50], np.array([-51])):
-        with pytest.raises(IndexError, match="out of bounds"):
+    for bad in (50, -51, [0, 50], np.array([-51]), np.array([3, 50])):
+        with pytest.raises(IndexError, match=f"index {np.ravel(bad)[-1]} is out of bounds for axis 0 with size 50"):
             a[bad]
+        with pytest.raises(IndexError, match="out of bounds"):
+            whole[bad]
     with pytest.raises(IndexError, match="boolean index"):
         a[np.ones(3, bool)]
 

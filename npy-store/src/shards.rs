@@ -18,8 +18,8 @@
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path as FsPath, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use npy_core::header::Header;
@@ -179,8 +179,17 @@ struct Read {
     shard: usize,
     /// The rows read (the shard's own numbers), gaps between runs included.
     rows: Range<usize>,
-    /// Each run: its rows, and the index of its first row among the rows gathered.
-    runs: Vec<(Range<usize>, usize)>,
+    /// The first run: its rows, and the index among the rows gathered where they go.
+    run: (Range<usize>, usize),
+    /// The runs after it, merged into this read across short gaps (none for most reads).
+    more: Vec<(Range<usize>, usize)>,
+}
+
+impl Read {
+    /// Each run: its rows, and where they go among the rows gathered.
+    fn runs(&self) -> impl Iterator<Item = &(Range<usize>, usize)> {
+        std::iter::once(&self.run).chain(&self.more)
+    }
 }
 
 impl Shards {
@@ -337,7 +346,7 @@ impl Shards {
         if rows.start >= rows.end {
             return Ok(Vec::new());
         }
-        let runs = self.runs(std::iter::once((rows.start, rows.len())));
+        let runs = self.runs(std::iter::once((rows.start, rows.len(), 0)));
         self.read_runs(runs, rows.len()).await
     }
 
@@ -355,22 +364,25 @@ impl Shards {
         if let Some(&most) = rows.iter().max() {
             self.check(most + 1, true)?;
         }
-        let sorted = rows.windows(2).all(|w| w[0] < w[1]);
-        if sorted {
-            let runs = self.runs(consecutive(rows));
-            return self.read_runs(runs, rows.len()).await;
+        // Each row with where it goes, in file order; a row asked again is read once and
+        // copied to its other places after.
+        let mut placed: Vec<(usize, usize)> = rows.iter().enumerate().map(|(at, &row)| (row, at)).collect();
+        if !rows.windows(2).all(|w| w[0] < w[1]) {
+            placed.sort_unstable();
         }
-        let mut unique = rows.to_vec();
-        unique.sort_unstable();
-        unique.dedup();
-        let runs = self.runs(consecutive(&unique));
-        let distinct = self.read_runs(runs, unique.len()).await?;
+        let mut again = Vec::new();
+        placed.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                again.push((kept.1, later.1));
+            }
+            same
+        });
+        let runs = self.runs(placed_runs(&placed));
+        let mut out = self.read_runs(runs, rows.len()).await?;
         let width = self.inner.row_bytes;
-        let mut out = Vec::with_capacity(rows.len() * width);
-        for row in rows {
-            // Every row is in `unique`, which is sorted.
-            let at = unique.binary_search(row).unwrap_or(0);
-            out.extend_from_slice(&distinct[at * width..(at + 1) * width]);
+        for (from, to) in again {
+            out.copy_within(from * width..(from + 1) * width, to * width);
         }
         Ok(out)
     }
@@ -385,14 +397,14 @@ impl Shards {
         Ok(())
     }
 
-    /// The reads of `runs` (global `(first row, count)`, ascending), each run split at the
-    /// shards' ends, runs of a shard with short gaps merged into one read.
-    fn runs(&self, runs: impl Iterator<Item = (usize, usize)>) -> Vec<Read> {
+    /// The reads of `runs` (global `(first row, count, where they go among the rows
+    /// gathered)`, ascending rows), each run split at the shards' ends, runs of a shard with
+    /// short gaps merged into one read.
+    fn runs(&self, runs: impl Iterator<Item = (usize, usize, usize)>) -> Vec<Read> {
         let starts = &self.inner.starts;
         let width = self.inner.row_bytes as u64;
         let mut reads: Vec<Read> = Vec::new();
-        let mut at = 0;
-        for (first, count) in runs {
+        for (first, count, mut at) in runs {
             let (mut row, end) = (first, first + count);
             while row < end {
                 // The shard holding `row`: the last whose start is at most it.
@@ -408,9 +420,9 @@ impl Shards {
                         } =>
                     {
                         read.rows.end = local.end;
-                        read.runs.push((local, at));
+                        read.more.push((local, at));
                     }
-                    _ => reads.push(Read { shard, rows: local.clone(), runs: vec![(local, at)] }),
+                    _ => reads.push(Read { shard, rows: local.clone(), run: (local, at), more: Vec::new() }),
                 }
                 at += len;
                 row = stop;
@@ -429,61 +441,48 @@ impl Shards {
             self.read_local_runs(local, &mut out).await?;
             return Ok(out);
         }
+        if local.is_empty() || u32::try_from(local.len()).is_err() {
+            // No local reads, or more than claims count: one after the other.
+            self.fetch(remote, &mut out).await?;
+            self.read_local_runs(local, &mut out).await?;
+            return Ok(out);
+        }
         let fetch = self.fetch(remote, &mut out);
         // Local reads on threads while the GETs are in flight, copied in after.
-        let tasks: Vec<_> = self.parts(local).map(|part| self.spawn_part(part)).collect();
-        let (spans, fetched) = futures::join!(joined(tasks), fetch);
+        let helpers = helpers_for(local.len()) + 1;
+        let claims = Arc::new(Claims::new(self.inner.clone(), local, helpers));
+        let tasks = claims.spawn_helpers();
+        let (own, fetched) = futures::join!(claims.joined(tasks), fetch);
         fetched?;
-        for (first, bytes) in spans? {
-            out[first * width..first * width + bytes.len()].copy_from_slice(&bytes);
+        for helper in own? {
+            helper.copy_to(&mut out);
         }
         Ok(out)
     }
 
-    /// Local `reads` into `out` (the gather's rows). The last part is read on the calling
-    /// thread straight into `out` (all of them when mapped: copies, no system call but the
-    /// checks, so no thread is worth its start), the others on blocking threads, then copied.
+    /// Local `reads` into `out` (the gather's rows): on the calling thread and, for many
+    /// reads, on helper threads that claim them a few at a time alongside it (all on the
+    /// calling thread when mapped: copies, no system call but the checks, so no thread is
+    /// worth its start). A helper that is slow to wake takes fewer, so a gather never waits
+    /// longer for a second thread than it would have read alone.
     async fn read_local_runs(&self, reads: Vec<Read>, out: &mut [u8]) -> Result<()> {
-        if reads.is_empty() {
-            return Ok(());
-        }
-        let width = self.inner.row_bytes;
         let mapped =
             reads.iter().all(|r| matches!(self.inner.shards[r.shard].source, Source::Local { map: Some(_), .. }));
-        if mapped {
-            return read_local_into(&self.inner, &reads, 0, out);
+        let helpers = helpers_for(reads.len());
+        if mapped || helpers == 0 {
+            let mut out = Out { out, width: self.inner.row_bytes };
+            return read_local_into(&self.inner, &reads, &mut out, &mut None);
         }
-        let mut parts: Vec<Vec<Read>> = self.parts(reads).collect();
-        let own = parts.pop().unwrap_or_default();
-        let tasks: Vec<_> = parts.into_iter().map(|part| self.spawn_part(part)).collect();
-        let (first, last) = span(&own);
-        let mine = read_local_into(&self.inner, &own, first, &mut out[first * width..last * width]);
-        // Every thread is awaited before an error is given: none outlives the gather.
-        let spans = joined(tasks).await;
+        let claims = Arc::new(Claims::new(self.inner.clone(), reads, helpers));
+        let tasks = claims.spawn_helpers();
+        let mine = claims.read_into(out);
+        // Every helper that claimed reads is awaited before an error is given.
+        let own = claims.joined(tasks).await;
         mine?;
-        for (first, bytes) in spans? {
-            out[first * width..first * width + bytes.len()].copy_from_slice(&bytes);
+        for helper in own? {
+            helper.copy_to(out);
         }
         Ok(())
-    }
-
-    /// `reads` in parts of consecutive reads, one a thread: at least [`RUNS_PER_THREAD`]
-    /// reads a part, at most a part a CPU. Each covers a contiguous span of the rows.
-    fn parts(&self, reads: Vec<Read>) -> impl Iterator<Item = Vec<Read>> {
-        let parts = cpus().min(reads.len().div_ceil(RUNS_PER_THREAD)).max(1);
-        let per_part = reads.len().div_ceil(parts).max(1);
-        let mut reads = reads.into_iter().peekable();
-        std::iter::from_fn(move || reads.peek().is_some().then(|| reads.by_ref().take(per_part).collect()))
-    }
-
-    /// `part` read on a blocking thread into a buffer of its own.
-    fn spawn_part(&self, part: Vec<Read>) -> tokio::task::JoinHandle<Result<Span>> {
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            let (first, last) = span(&part);
-            let mut bytes = vec![0u8; (last - first) * inner.row_bytes];
-            read_local_into(&inner, &part, first, &mut bytes).map(|()| (first, bytes))
-        })
     }
 
     /// Ranged GETs of `reads` (objects at URLs), side by side, each run's rows put in `out`.
@@ -519,7 +518,7 @@ impl Shards {
         .buffer_unordered(GETS_IN_FLIGHT);
         while let Some(done) = got.next().await {
             let (read, bytes) = done?;
-            for (rows, at) in &read.runs {
+            for (rows, at) in read.runs() {
                 let from = (rows.start - read.rows.start) * width;
                 out[at * width..(at + rows.len()) * width].copy_from_slice(&bytes[from..from + rows.len() * width]);
             }
@@ -534,81 +533,248 @@ fn cpus() -> usize {
     *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
 }
 
-/// Sorted, distinct `rows` as runs of consecutive ones: `(first, count)`.
-fn consecutive(rows: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
+/// Distinct rows in ascending order, each with where it goes among the rows gathered, as
+/// runs of rows consecutive both in the file and among the rows gathered: `(first row,
+/// count, where the first goes)`.
+fn placed_runs(placed: &[(usize, usize)]) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
     let mut i = 0;
     std::iter::from_fn(move || {
-        let first = *rows.get(i)?;
+        let (first, at) = *placed.get(i)?;
         let mut count = 1;
-        while rows.get(i + count) == Some(&(first + count)) {
+        while placed.get(i + count) == Some(&(first + count, at + count)) {
             count += 1;
         }
         i += count;
-        Some((first, count))
+        Some((first, count, at))
     })
 }
 
-/// A part read into a buffer of its own: where its rows start among those gathered, and
-/// their bytes.
-type Span = (usize, Vec<u8>);
+/// Where the runs a thread reads go: slices of the gathered rows.
+trait Sink {
+    /// The bytes for `count` rows from index `at` among the rows gathered.
+    fn rows(&mut self, at: usize, count: usize) -> &mut [u8];
+}
 
-/// Every task's span, each task awaited (none outlives the gather behind an error); the
-/// first error there is.
-async fn joined(tasks: Vec<tokio::task::JoinHandle<Result<Span>>>) -> Result<Vec<Span>> {
-    let mut spans = Vec::with_capacity(tasks.len());
-    let mut failed = None;
-    for task in tasks {
-        match task.await.map_err(|e| io_error(format!("a read's thread failed: {e}"))).and_then(|r| r) {
-            Ok(span) => spans.push(span),
-            Err(e) => failed = failed.or(Some(e)),
+/// The gathered rows themselves.
+struct Out<'a> {
+    out: &'a mut [u8],
+    width: usize,
+}
+
+impl Sink for Out<'_> {
+    fn rows(&mut self, at: usize, count: usize) -> &mut [u8] {
+        &mut self.out[at * self.width..(at + count) * self.width]
+    }
+}
+
+/// A helper's rows, in a buffer of its own, copied to their places after
+/// ([`Own::copy_to`]).
+struct Own {
+    bytes: Vec<u8>,
+    /// Each run read: where its rows go among those gathered, where they are in `bytes`,
+    /// how many.
+    placed: Vec<(usize, usize, usize)>,
+    width: usize,
+}
+
+impl Sink for Own {
+    fn rows(&mut self, at: usize, count: usize) -> &mut [u8] {
+        let start = self.bytes.len();
+        self.placed.push((at, start, count));
+        self.bytes.resize(start + count * self.width, 0);
+        &mut self.bytes[start..]
+    }
+}
+
+impl Own {
+    /// Puts the rows in their places among the gathered rows `out`.
+    fn copy_to(&self, out: &mut [u8]) {
+        let width = self.width;
+        for &(at, start, count) in &self.placed {
+            out[at * width..(at + count) * width].copy_from_slice(&self.bytes[start..start + count * width]);
         }
     }
-    failed.map_or(Ok(spans), Err)
 }
 
-/// The gathered indices `part` (local reads, consecutive) fills: from its first run's to
-/// its last run's end.
-fn span(part: &[Read]) -> (usize, usize) {
-    let first = part.first().map_or(0, |r| r.runs[0].1);
-    let last = part.last().and_then(|r| r.runs.last()).map_or(first, |(rows, at)| at + rows.len());
-    (first, last)
+/// Reads of a gather taken [`CLAIM`] at a time by the calling thread (from the first on)
+/// and its helpers (from the last back), until the two ends meet. Threads at either end read
+/// different files, as reads come in shard order: two threads reading one file at once
+/// contend for it in the kernel.
+struct Claims {
+    inner: Arc<Inner>,
+    reads: Vec<Read>,
+    /// The reads not yet claimed: from the low half's index to the high half's.
+    left: AtomicU64,
+    /// Set when a read fails: no thread claims more.
+    failed: AtomicBool,
+    /// Each helper's: set before its first claim. A helper that was not engaged when the
+    /// reads ran out never claims any, so it need not be awaited.
+    engaged: Vec<AtomicBool>,
+    /// Each helper's rows, put here when it is done (then its thread returns).
+    done: Vec<Mutex<Option<Result<Own>>>>,
 }
 
-/// Reads `part` (local reads, consecutive) into `out`, which holds the gathered rows from
-/// index `first` on.
-fn read_local_into(inner: &Inner, part: &[Read], first: usize, out: &mut [u8]) -> Result<()> {
+/// How long the caller spins for a helper to finish before it waits on the helper's task: a
+/// helper finishes about when the caller does (they claim the last reads between them), and
+/// a wait that sleeps costs a wake-up of about that much on a virtual machine.
+const SPIN_FOR_HELPER: std::time::Duration = std::time::Duration::from_micros(20);
+
+/// Reads a thread claims at once: few, so that threads share the work evenly, enough that
+/// claiming costs little beside the reads.
+const CLAIM: u64 = 4;
+
+impl Claims {
+    /// Claims on `reads` (fewer than 2^32) for the caller and `helpers` helpers.
+    fn new(inner: Arc<Inner>, reads: Vec<Read>, helpers: usize) -> Claims {
+        let engaged = (0..helpers).map(|_| AtomicBool::new(false)).collect();
+        let done = (0..helpers).map(|_| Mutex::new(None)).collect();
+        let left = AtomicU64::new(reads.len() as u64);
+        Claims { inner, reads, left, failed: AtomicBool::new(false), engaged, done }
+    }
+
+    /// The next reads to make from the front (`front`) or the back, if any are left and none
+    /// failed.
+    fn claim(&self, front: bool) -> Option<&[Read]> {
+        if self.failed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let take = |left: u64| {
+            let (low, high) = (left >> 32, left & u64::from(u32::MAX));
+            let n = CLAIM.min(high - low);
+            (n > 0).then(|| if front { left + (n << 32) } else { left - n })
+        };
+        let was = self.left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, take).ok()?;
+        let (low, high) = ((was >> 32) as usize, (was & u64::from(u32::MAX)) as usize);
+        let n = (CLAIM as usize).min(high - low);
+        Some(if front { &self.reads[low..low + n] } else { &self.reads[high - n..high] })
+    }
+
+    /// Whether every read has been claimed (or one failed).
+    fn over(&self) -> bool {
+        let left = self.left.load(Ordering::SeqCst);
+        left >> 32 >= left & u64::from(u32::MAX) || self.failed.load(Ordering::SeqCst)
+    }
+
+    /// Reads the parts claimed from one end into `sink`, until none are left or one fails
+    /// (then no thread claims more).
+    fn run(&self, front: bool, sink: &mut impl Sink) -> Result<()> {
+        let mut checked = None;
+        while let Some(part) = self.claim(front) {
+            if let Err(e) = read_local_into(&self.inner, part, sink, &mut checked) {
+                self.failed.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// The calling thread's share, from the front, read straight into `out` (all the
+    /// gather's rows).
+    fn read_into(&self, out: &mut [u8]) -> Result<()> {
+        self.run(true, &mut Out { out, width: self.inner.row_bytes })
+    }
+
+    /// Helper `helper`'s share, from the back, into a buffer of its own, left in `done`.
+    fn help(&self, helper: usize) {
+        self.engaged[helper].store(true, Ordering::SeqCst);
+        let mut own = Own { bytes: Vec::new(), placed: Vec::new(), width: self.inner.row_bytes };
+        let got = self.run(false, &mut own).map(|()| own);
+        *self.done[helper].lock().unwrap_or_else(PoisonError::into_inner) = Some(got);
+    }
+
+    /// Helper `helper`'s rows, if it is done.
+    fn taken(&self, helper: usize) -> Option<Result<Own>> {
+        self.done[helper].lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// The helpers, each on a blocking thread.
+    fn spawn_helpers(self: &Arc<Self>) -> Vec<tokio::task::JoinHandle<()>> {
+        (0..self.engaged.len())
+            .map(|helper| {
+                let claims = Arc::clone(self);
+                tokio::task::spawn_blocking(move || claims.help(helper))
+            })
+            .collect()
+    }
+
+    /// What the helpers read. Called once the caller's share is done (or, with no share of
+    /// the caller's, alongside): each helper engaged by the time the reads are over is
+    /// waited for (none reads on past the gather), spinning [`SPIN_FOR_HELPER`] first, then
+    /// on its task (which also reports a helper that panicked); one not yet started is left
+    /// to find nothing. The first error there is.
+    async fn joined(&self, tasks: Vec<tokio::task::JoinHandle<()>>) -> Result<Vec<Own>> {
+        let mut owns = Vec::new();
+        let mut failed = None;
+        for (helper, task) in tasks.into_iter().enumerate() {
+            // A helper engaged after the reads are over claims nothing.
+            if self.over() && !self.engaged[helper].load(Ordering::SeqCst) {
+                continue;
+            }
+            let spin = std::time::Instant::now();
+            let mut got = self.taken(helper);
+            while got.is_none() && spin.elapsed() < SPIN_FOR_HELPER {
+                std::hint::spin_loop();
+                got = self.taken(helper);
+            }
+            let got = match got {
+                Some(got) => got,
+                None => match task.await {
+                    Ok(()) => {
+                        self.taken(helper).unwrap_or_else(|| Err(io_error("a read's thread gave nothing".into())))
+                    }
+                    Err(e) => Err(io_error(format!("a read's thread failed: {e}"))),
+                },
+            };
+            match got {
+                Ok(own) => owns.push(own),
+                Err(e) => failed = failed.or(Some(e)),
+            }
+        }
+        failed.map_or(Ok(owns), Err)
+    }
+}
+
+/// Helper threads for a gather of `reads` local reads, besides the calling thread: one per
+/// further CPU, at most one per [`RUNS_PER_THREAD`] reads.
+fn helpers_for(reads: usize) -> usize {
+    if u32::try_from(reads).is_err() {
+        return 0;
+    }
+    cpus().min(reads.div_ceil(RUNS_PER_THREAD)).max(1) - 1
+}
+
+/// Reads `part` (local reads) into `sink`. Each shard's file is looked at before its first
+/// read unless it is `checked` (the shard this thread looked at last: reads come in shard
+/// order).
+fn read_local_into(inner: &Inner, part: &[Read], sink: &mut impl Sink, checked: &mut Option<usize>) -> Result<()> {
     let width = inner.row_bytes;
-    let mut checked = usize::MAX;
     let mut spare = Vec::new();
     for read in part {
         let shard = &inner.shards[read.shard];
         let Source::Local { file, path, stamp, map } = &shard.source else {
             return Err(io_error("a ranged GET among local reads".into()));
         };
-        if checked != read.shard {
+        if *checked != Some(read.shard) {
             unchanged(path, stamp).map_err(|e| e.reading(&shard.name))?;
-            checked = read.shard;
+            *checked = Some(read.shard);
         }
         if let Some(map) = map {
-            for (rows, at) in &read.runs {
-                let to = (at - first) * width;
-                let from = &map[rows.start * width..rows.end * width];
-                out[to..to + from.len()].copy_from_slice(from);
+            for (rows, at) in read.runs() {
+                sink.rows(*at, rows.len()).copy_from_slice(&map[rows.start * width..rows.end * width]);
             }
             continue;
         }
         let offset = shard.data_start + (read.rows.start * width) as u64;
-        if let [(rows, at)] = read.runs.as_slice() {
-            let into = &mut out[(at - first) * width..(at - first + rows.len()) * width];
-            read_exact_at(file, into, offset, shard, read.rows.start * width)?;
+        if read.more.is_empty() {
+            let (rows, at) = &read.run;
+            read_exact_at(file, sink.rows(*at, rows.len()), offset, shard, read.rows.start * width)?;
             continue;
         }
         spare.resize(read.rows.len() * width, 0);
         read_exact_at(file, &mut spare, offset, shard, read.rows.start * width)?;
-        for (rows, at) in &read.runs {
+        for (rows, at) in read.runs() {
             let from = (rows.start - read.rows.start) * width;
-            let to = (at - first) * width;
-            out[to..to + rows.len() * width].copy_from_slice(&spare[from..from + rows.len() * width]);
+            sink.rows(*at, rows.len()).copy_from_slice(&spare[from..from + rows.len() * width]);
         }
     }
     Ok(())
@@ -780,7 +946,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = write(dir.path(), "a.npy", 0..100, 1);
         let shards = run(Shards::open(&[&a])).unwrap();
-        let reads = shards.runs(consecutive(&[1, 2, 4, 50, 52, 53, 99]));
+        let rows = [1, 2, 4, 50, 52, 53, 99];
+        let placed: Vec<(usize, usize)> = rows.iter().enumerate().map(|(at, &row)| (row, at)).collect();
+        let reads = shards.runs(placed_runs(&placed));
         let spans: Vec<_> = reads.iter().map(|r| r.rows.clone()).collect();
         // A gap of one row before a run of one is bridged, before a run of two too; none of 45.
         assert_eq!(spans, [1..5, 50..54, 99..100]);

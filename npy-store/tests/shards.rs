@@ -65,6 +65,37 @@ fn gathers_as_read_and_as_mapped_alike() {
     }
 }
 
+/// Random batches (repeats, runs, rows adjacent in the file but not in the batch), read and
+/// mapped, against the rows themselves: each row lands where the batch puts it, whichever
+/// thread reads it.
+#[test]
+fn random_batches_land_in_their_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = shards(dir.path(), &[300, 7, 500, 193]);
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let mut mapped = ShardsOptions::new();
+    // SAFETY: the files of this test's temporary directory are not changed once written.
+    mapped.map(unsafe { MapContract::accept() });
+    let runtime = runtime();
+    let mut seed = 57u64;
+    let mut next = move |below: usize| {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % below
+    };
+    for options in [ShardsOptions::new(), mapped] {
+        let all = runtime.block_on(Shards::open_with(&paths, &options)).unwrap();
+        for batch in 0..40 {
+            // Small batches (one thread) and large ones (helpers), from a narrow window
+            // (many repeats and neighbours) or the whole array.
+            let (count, window) = ([5, 40, 300][batch % 3], [30, 1000][batch % 2]);
+            let base = next(1000 - window + 1);
+            let rows: Vec<usize> = (0..count).map(|_| base + next(window)).collect();
+            let got: Array<i64> = runtime.block_on(all.gather(&rows)).unwrap();
+            assert_eq!(got.as_slice(), expected(&rows), "rows {rows:?}");
+        }
+    }
+}
+
 #[test]
 fn reads_stored_members_naming_the_archive_without_one() {
     let dir = tempfile::tempdir().unwrap();

@@ -241,6 +241,10 @@ class LazyArray:
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def __getitem__(self, key: Any) -> Any:
+        if type(key) is np.ndarray and self._shards is not None and key.ndim == 1 and key.dtype == np.int64:
+            # A batch of rows across shards, the training loop's index: straight to the
+            # gather, which wraps negative rows and raises NumPy's IndexError.
+            return self._take(key)
         if isinstance(key, str) or (isinstance(key, list) and key and all(isinstance(k, str) for k in key)):
             return self._select_fields([key] if isinstance(key, str) else key, single=isinstance(key, str))
         head, rest = _split(key, self.ndim)
@@ -250,6 +254,20 @@ class LazyArray:
             # The row itself: the rest indexes its axes (without the first's `:`).
             out, rest = out[0], rest[1:]
         return out[rest] if rest else out
+
+    def _take(self, index: _Array) -> _Array:
+        """Rows ``index`` (an int64 array) of shards: one gather, then the fields selected."""
+        self._opened()
+        shards, found = self._shards, self._layout
+        assert shards is not None
+        data = shards.gather(index)
+        if found.dtype.itemsize == 0:
+            out: _Array = np.ndarray((len(index), *found.shape[1:]), dtype=found.dtype)
+        else:
+            out = data.view(found.dtype).reshape(len(index), *found.shape[1:])
+        if self._fields is not None:
+            out = out[self._fields] if len(self._fields) > 1 else out[[self._fields[0]]]
+        return out
 
     def _select_fields(self, names: list[str], single: bool) -> Any:
         dtype = self._layout.dtype
