@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use npy_core::{DynArray, ReadOptions};
 use pyo3::exceptions::PyValueError;
@@ -12,7 +13,7 @@ use pyo3::types::{PyList, PyString};
 
 use crate::args::LoadArgs;
 use crate::arrays::Arrays;
-use crate::load::{load_path, load_url, Loaded};
+use crate::load::{load_path, load_url, path_of, Loaded};
 use crate::plain::{is_url, read_plain, read_plain_url};
 
 /// One file of a `load_many`, as the threads take it.
@@ -35,9 +36,9 @@ pub(crate) fn load_many(
 ) -> PyResult<Vec<Py<PyAny>>> {
     let mut inputs = Vec::with_capacity(files.len());
     for file in files.iter() {
-        let input = match file.cast::<PyString>() {
-            Ok(s) if is_url(s.to_str()?) => Input::Url(s.to_str()?.to_string()),
-            _ => Input::Path(file.extract()?),
+        let input = match file.cast::<PyString>().map(|s| s.to_str()) {
+            Ok(Ok(s)) if is_url(s) => Input::Url(s.to_string()),
+            _ => Input::Path(path_of(&file)?),
         };
         inputs.push(input);
     }
@@ -46,18 +47,17 @@ pub(crate) fn load_many(
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
     };
-    let read = if args.mmap_mode.is_some() {
+    let made = if args.mmap_mode.is_some() {
         inputs.iter().map(|_| None).collect()
     } else {
         let options = args.read_options(None);
-        py.detach(|| read_all(&inputs, &options, threads))
+        py.detach(|| read_and_make(&inputs, &options, threads))
     };
-    let mut arrays = Arrays::default();
-    let mut loaded = Vec::with_capacity(read.len());
+    let mut loaded = Vec::with_capacity(made.len());
     let mut failed: Vec<(usize, PyErr)> = Vec::new();
-    for (index, (array, file)) in read.into_iter().zip(files.iter()).enumerate() {
-        let one = match (array, &inputs[index]) {
-            (Some(array), _) => arrays.array(py, array).map(Bound::unbind),
+    for (index, (made, file)) in made.into_iter().zip(files.iter()).enumerate() {
+        let one = match (made, &inputs[index]) {
+            (Some(made), _) => made,
             (None, Input::Url(url)) => load_url(py, url, args, false).and_then(|l| into_object(py, l)),
             (None, Input::Path(_)) => load_path(py, &file, args).and_then(|l| into_object(py, l)),
         };
@@ -75,36 +75,65 @@ pub(crate) fn load_many(
     Err(first_failure(py, files, failed))
 }
 
+/// Inputs the calling thread reads between turns at making arrays of those read.
+const READ_PER_TURN: usize = 16;
+
 /// Reads every plain input on up to `threads` threads (this one too), each taking the next
-/// input not taken; `None` where an input is not plain or failed.
-fn read_all(inputs: &[Input], options: &ReadOptions, threads: usize) -> Vec<Option<DynArray>> {
+/// input not taken, and makes their NumPy arrays as they come: the calling thread takes
+/// the GIL between its reads to make those of every input read so far in order, so that
+/// making arrays (under the GIL, one thread) overlaps the other threads' reads. `None`
+/// where an input is not plain or failed (left to the general way), or its array could not
+/// be made.
+fn read_and_make(inputs: &[Input], options: &ReadOptions, threads: usize) -> Vec<Option<PyResult<Py<PyAny>>>> {
     let next = AtomicUsize::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
+    // Each input's array once read (`Some`): `None` inside where it is left to the general way.
+    let slots: Vec<Mutex<Option<Option<DynArray>>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
+    let take = |index: usize| slots[index].lock().unwrap_or_else(PoisonError::into_inner).take();
+    // Reads up to `most` inputs not taken yet into their slots; false once none are left.
+    let read = |most: usize| {
+        for _ in 0..most {
             let index = next.fetch_add(1, Ordering::Relaxed);
-            let Some(input) = inputs.get(index) else { return done };
+            let Some(input) = inputs.get(index) else { return false };
             let array = match input {
                 Input::Path(path) => read_plain(path, options),
                 Input::Url(url) => read_plain_url(url, options),
             };
-            done.push((index, array));
+            *slots[index].lock().unwrap_or_else(PoisonError::into_inner) = Some(array);
         }
+        true
     };
-    let mut read: Vec<Option<DynArray>> = inputs.iter().map(|_| None).collect();
+    let mut made: Vec<Option<PyResult<Py<PyAny>>>> = Vec::with_capacity(inputs.len());
+    // Makes the arrays of the inputs read, in order from the first not made up to one not
+    // read yet; with `all` (every thread done), of every input, `None` for one not read
+    // (its thread panicked: the general way reads it).
+    let make = |made: &mut Vec<Option<PyResult<Py<PyAny>>>>, all: bool| {
+        Python::attach(|py| {
+            let mut arrays = Arrays::default();
+            while made.len() < inputs.len() {
+                let Some(array) = take(made.len()) else {
+                    if all {
+                        made.push(None);
+                        continue;
+                    }
+                    break;
+                };
+                made.push(array.map(|a| arrays.array(py, a).map(Bound::unbind)));
+            }
+        });
+    };
     let helpers = threads.min(inputs.len()).saturating_sub(1);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..helpers).map(|_| scope.spawn(work)).collect();
-        let mut all = work();
-        for handle in handles {
-            // A helper that panicked leaves its inputs to the general way.
-            all.extend(handle.join().unwrap_or_default());
+        let handles: Vec<_> = (0..helpers).map(|_| scope.spawn(|| while read(usize::MAX) {})).collect();
+        while read(READ_PER_TURN) {
+            make(&mut made, false);
         }
-        for (index, array) in all {
-            read[index] = array;
+        for handle in handles {
+            // A helper that panicked leaves the input it was reading to the general way.
+            let _ = handle.join();
         }
     });
-    read
+    make(&mut made, true);
+    made
 }
 
 /// What `npy.load` gives for a loaded file (an archive as the engine's `NpzReader`, which

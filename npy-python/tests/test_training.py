@@ -61,6 +61,36 @@ def test_load_many_gives_numpys_arrays_in_order(files, threads):
         same(ours, np.load(files[name]))
 
 
+def test_load_many_of_many_files_made_while_others_are_read(tmp_path):
+    # More files than one turn of reading between making arrays, with failures among them.
+    paths, want = [], []
+    for i in range(700):
+        path = tmp_path / f"m{i:04d}.npy"
+        array = np.arange(i % 17, dtype="<f8" if i % 2 else ">i2") * i
+        np.save(path, array)
+        paths.append(str(path))
+        want.append(array)
+    for threads in (1, 2, 3):
+        for ours, theirs in zip(npy.load_many(paths, threads=threads), want, strict=True):
+            same(ours, theirs)
+    paths[333] = str(tmp_path / "gone.npy")
+    with pytest.raises(FileNotFoundError) as raised:
+        npy.load_many(paths)
+    assert "files[333]" in raised.value.__notes__[0] and "1 of 700 files failed" in raised.value.__notes__[0]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="file names of any bytes")
+def test_load_and_load_many_take_names_of_any_characters(tmp_path):
+    array = np.arange(5, dtype="<f4")
+    names = ["café ü.npy", os.fsdecode(b"raw\xe9\xff.npy")]  # the second: lone surrogates
+    for name in names:
+        with open(os.path.join(os.fsencode(tmp_path), os.fsencode(name)), "wb") as f:
+            np.save(f, array)
+        path = os.path.join(str(tmp_path), name)
+        same(npy.load(path), array)
+        same(npy.load_many([path, pathlib.Path(path)])[1], array)
+
+
 def test_load_many_of_nothing():
     assert npy.load_many([]) == []
 
