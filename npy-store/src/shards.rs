@@ -18,8 +18,8 @@
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path as FsPath, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use npy_core::header::Header;
@@ -31,6 +31,10 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
 use crate::error::{io_error, store_io};
 use crate::npz::RemoteNpz;
+
+mod claims;
+
+use claims::{helpers_for, read_local_into, Claims, Out, Relay};
 
 /// Ranged GETs of one gather in flight at once (every shard's side by side).
 const GETS_IN_FLIGHT: usize = 64;
@@ -129,6 +133,8 @@ struct Inner {
     /// Bytes and requests of ranged GETs so far (objects at URLs).
     fetched: AtomicU64,
     requests: AtomicU64,
+    /// Where gathers' helpers wait for the next gather.
+    relay: Relay,
 }
 
 /// One file of the array.
@@ -259,8 +265,15 @@ impl Shards {
         header.fortran_order = false;
         let row_bytes = first.dtype.itemsize() * first.shape[1..].iter().product::<usize>();
         let shards = opened.into_iter().map(|(shard, _)| shard).collect();
-        let inner =
-            Inner { shards, starts, header, row_bytes, fetched: AtomicU64::new(0), requests: AtomicU64::new(0) };
+        let inner = Inner {
+            shards,
+            starts,
+            header,
+            row_bytes,
+            fetched: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            relay: Relay::new(),
+        };
         Ok(Shards { inner: Arc::new(inner) })
     }
 
@@ -451,8 +464,8 @@ impl Shards {
         // Local reads on threads while the GETs are in flight, copied in after.
         let helpers = helpers_for(local.len()) + 1;
         let claims = Arc::new(Claims::new(self.inner.clone(), local, helpers));
-        let tasks = claims.spawn_helpers();
-        let (own, fetched) = futures::join!(claims.joined(tasks), fetch);
+        let ends = claims.start_helpers(&self.inner.relay);
+        let (own, fetched) = futures::join!(claims.joined(ends), fetch);
         fetched?;
         for helper in own? {
             helper.copy_to(&mut out);
@@ -473,11 +486,14 @@ impl Shards {
             let mut out = Out { out, width: self.inner.row_bytes };
             return read_local_into(&self.inner, &reads, &mut out, &mut None);
         }
+        let relay = &self.inner.relay;
+        relay.starting();
         let claims = Arc::new(Claims::new(self.inner.clone(), reads, helpers));
-        let tasks = claims.spawn_helpers();
+        let ends = claims.start_helpers(relay);
         let mine = claims.read_into(out);
         // Every helper that claimed reads is awaited before an error is given.
-        let own = claims.joined(tasks).await;
+        let own = claims.joined(ends).await;
+        relay.ended();
         mine?;
         for helper in own? {
             helper.copy_to(out);
@@ -547,237 +563,6 @@ fn placed_runs(placed: &[(usize, usize)]) -> impl Iterator<Item = (usize, usize,
         i += count;
         Some((first, count, at))
     })
-}
-
-/// Where the runs a thread reads go: slices of the gathered rows.
-trait Sink {
-    /// The bytes for `count` rows from index `at` among the rows gathered.
-    fn rows(&mut self, at: usize, count: usize) -> &mut [u8];
-}
-
-/// The gathered rows themselves.
-struct Out<'a> {
-    out: &'a mut [u8],
-    width: usize,
-}
-
-impl Sink for Out<'_> {
-    fn rows(&mut self, at: usize, count: usize) -> &mut [u8] {
-        &mut self.out[at * self.width..(at + count) * self.width]
-    }
-}
-
-/// A helper's rows, in a buffer of its own, copied to their places after
-/// ([`Own::copy_to`]).
-struct Own {
-    bytes: Vec<u8>,
-    /// Each run read: where its rows go among those gathered, where they are in `bytes`,
-    /// how many.
-    placed: Vec<(usize, usize, usize)>,
-    width: usize,
-}
-
-impl Sink for Own {
-    fn rows(&mut self, at: usize, count: usize) -> &mut [u8] {
-        let start = self.bytes.len();
-        self.placed.push((at, start, count));
-        self.bytes.resize(start + count * self.width, 0);
-        &mut self.bytes[start..]
-    }
-}
-
-impl Own {
-    /// Puts the rows in their places among the gathered rows `out`.
-    fn copy_to(&self, out: &mut [u8]) {
-        let width = self.width;
-        for &(at, start, count) in &self.placed {
-            out[at * width..(at + count) * width].copy_from_slice(&self.bytes[start..start + count * width]);
-        }
-    }
-}
-
-/// Reads of a gather taken [`CLAIM`] at a time by the calling thread (from the first on)
-/// and its helpers (from the last back), until the two ends meet. Threads at either end read
-/// different files, as reads come in shard order: two threads reading one file at once
-/// contend for it in the kernel.
-struct Claims {
-    inner: Arc<Inner>,
-    reads: Vec<Read>,
-    /// The reads not yet claimed: from the low half's index to the high half's.
-    left: AtomicU64,
-    /// Set when a read fails: no thread claims more.
-    failed: AtomicBool,
-    /// Each helper's: set before its first claim. A helper that was not engaged when the
-    /// reads ran out never claims any, so it need not be awaited.
-    engaged: Vec<AtomicBool>,
-    /// Each helper's rows, put here when it is done (then its thread returns).
-    done: Vec<Mutex<Option<Result<Own>>>>,
-}
-
-/// How long the caller spins for a helper to finish before it waits on the helper's task: a
-/// helper finishes about when the caller does (they claim the last reads between them), and
-/// a wait that sleeps costs a wake-up of about that much on a virtual machine.
-const SPIN_FOR_HELPER: std::time::Duration = std::time::Duration::from_micros(20);
-
-/// Reads a thread claims at once: few, so that threads share the work evenly, enough that
-/// claiming costs little beside the reads.
-const CLAIM: u64 = 4;
-
-impl Claims {
-    /// Claims on `reads` (fewer than 2^32) for the caller and `helpers` helpers.
-    fn new(inner: Arc<Inner>, reads: Vec<Read>, helpers: usize) -> Claims {
-        let engaged = (0..helpers).map(|_| AtomicBool::new(false)).collect();
-        let done = (0..helpers).map(|_| Mutex::new(None)).collect();
-        let left = AtomicU64::new(reads.len() as u64);
-        Claims { inner, reads, left, failed: AtomicBool::new(false), engaged, done }
-    }
-
-    /// The next reads to make from the front (`front`) or the back, if any are left and none
-    /// failed.
-    fn claim(&self, front: bool) -> Option<&[Read]> {
-        if self.failed.load(Ordering::Relaxed) {
-            return None;
-        }
-        let take = |left: u64| {
-            let (low, high) = (left >> 32, left & u64::from(u32::MAX));
-            let n = CLAIM.min(high - low);
-            (n > 0).then(|| if front { left + (n << 32) } else { left - n })
-        };
-        let was = self.left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, take).ok()?;
-        let (low, high) = ((was >> 32) as usize, (was & u64::from(u32::MAX)) as usize);
-        let n = (CLAIM as usize).min(high - low);
-        Some(if front { &self.reads[low..low + n] } else { &self.reads[high - n..high] })
-    }
-
-    /// Whether every read has been claimed (or one failed).
-    fn over(&self) -> bool {
-        let left = self.left.load(Ordering::SeqCst);
-        left >> 32 >= left & u64::from(u32::MAX) || self.failed.load(Ordering::SeqCst)
-    }
-
-    /// Reads the parts claimed from one end into `sink`, until none are left or one fails
-    /// (then no thread claims more).
-    fn run(&self, front: bool, sink: &mut impl Sink) -> Result<()> {
-        let mut checked = None;
-        while let Some(part) = self.claim(front) {
-            if let Err(e) = read_local_into(&self.inner, part, sink, &mut checked) {
-                self.failed.store(true, Ordering::Relaxed);
-                return Err(e);
-            }
-        }
-        Ok(())
-    }
-
-    /// The calling thread's share, from the front, read straight into `out` (all the
-    /// gather's rows).
-    fn read_into(&self, out: &mut [u8]) -> Result<()> {
-        self.run(true, &mut Out { out, width: self.inner.row_bytes })
-    }
-
-    /// Helper `helper`'s share, from the back, into a buffer of its own, left in `done`.
-    fn help(&self, helper: usize) {
-        self.engaged[helper].store(true, Ordering::SeqCst);
-        let mut own = Own { bytes: Vec::new(), placed: Vec::new(), width: self.inner.row_bytes };
-        let got = self.run(false, &mut own).map(|()| own);
-        *self.done[helper].lock().unwrap_or_else(PoisonError::into_inner) = Some(got);
-    }
-
-    /// Helper `helper`'s rows, if it is done.
-    fn taken(&self, helper: usize) -> Option<Result<Own>> {
-        self.done[helper].lock().unwrap_or_else(PoisonError::into_inner).take()
-    }
-
-    /// The helpers, each on a blocking thread.
-    fn spawn_helpers(self: &Arc<Self>) -> Vec<tokio::task::JoinHandle<()>> {
-        (0..self.engaged.len())
-            .map(|helper| {
-                let claims = Arc::clone(self);
-                tokio::task::spawn_blocking(move || claims.help(helper))
-            })
-            .collect()
-    }
-
-    /// What the helpers read. Called once the caller's share is done (or, with no share of
-    /// the caller's, alongside): each helper engaged by the time the reads are over is
-    /// waited for (none reads on past the gather), spinning [`SPIN_FOR_HELPER`] first, then
-    /// on its task (which also reports a helper that panicked); one not yet started is left
-    /// to find nothing. The first error there is.
-    async fn joined(&self, tasks: Vec<tokio::task::JoinHandle<()>>) -> Result<Vec<Own>> {
-        let mut owns = Vec::new();
-        let mut failed = None;
-        for (helper, task) in tasks.into_iter().enumerate() {
-            // A helper engaged after the reads are over claims nothing.
-            if self.over() && !self.engaged[helper].load(Ordering::SeqCst) {
-                continue;
-            }
-            let spin = std::time::Instant::now();
-            let mut got = self.taken(helper);
-            while got.is_none() && spin.elapsed() < SPIN_FOR_HELPER {
-                std::hint::spin_loop();
-                got = self.taken(helper);
-            }
-            let got = match got {
-                Some(got) => got,
-                None => match task.await {
-                    Ok(()) => {
-                        self.taken(helper).unwrap_or_else(|| Err(io_error("a read's thread gave nothing".into())))
-                    }
-                    Err(e) => Err(io_error(format!("a read's thread failed: {e}"))),
-                },
-            };
-            match got {
-                Ok(own) => owns.push(own),
-                Err(e) => failed = failed.or(Some(e)),
-            }
-        }
-        failed.map_or(Ok(owns), Err)
-    }
-}
-
-/// Helper threads for a gather of `reads` local reads, besides the calling thread: one per
-/// further CPU, at most one per [`RUNS_PER_THREAD`] reads.
-fn helpers_for(reads: usize) -> usize {
-    if u32::try_from(reads).is_err() {
-        return 0;
-    }
-    cpus().min(reads.div_ceil(RUNS_PER_THREAD)).max(1) - 1
-}
-
-/// Reads `part` (local reads) into `sink`. Each shard's file is looked at before its first
-/// read unless it is `checked` (the shard this thread looked at last: reads come in shard
-/// order).
-fn read_local_into(inner: &Inner, part: &[Read], sink: &mut impl Sink, checked: &mut Option<usize>) -> Result<()> {
-    let width = inner.row_bytes;
-    let mut spare = Vec::new();
-    for read in part {
-        let shard = &inner.shards[read.shard];
-        let Source::Local { file, path, stamp, map } = &shard.source else {
-            return Err(io_error("a ranged GET among local reads".into()));
-        };
-        if *checked != Some(read.shard) {
-            unchanged(path, stamp).map_err(|e| e.reading(&shard.name))?;
-            *checked = Some(read.shard);
-        }
-        if let Some(map) = map {
-            for (rows, at) in read.runs() {
-                sink.rows(*at, rows.len()).copy_from_slice(&map[rows.start * width..rows.end * width]);
-            }
-            continue;
-        }
-        let offset = shard.data_start + (read.rows.start * width) as u64;
-        if read.more.is_empty() {
-            let (rows, at) = &read.run;
-            read_exact_at(file, sink.rows(*at, rows.len()), offset, shard, read.rows.start * width)?;
-            continue;
-        }
-        spare.resize(read.rows.len() * width, 0);
-        read_exact_at(file, &mut spare, offset, shard, read.rows.start * width)?;
-        for (rows, at) in read.runs() {
-            let from = (rows.start - read.rows.start) * width;
-            sink.rows(*at, rows.len()).copy_from_slice(&spare[from..from + rows.len() * width]);
-        }
-    }
-    Ok(())
 }
 
 /// Fails unless the file at `path` is still the one opened (`stamp`).
