@@ -64,7 +64,7 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
     let path = path_of(file)?;
     if args.mmap_mode.is_none() {
         let options = args.read_options(None);
-        if let Some(array) = py.detach(|| read_plain(&path, &options)) {
+        if let Some(array) = py.detach(|| read_plain(&path, &options, &mut None)) {
             return Arrays::default().array(py, array).map(Loaded::Array);
         }
     }

@@ -14,7 +14,7 @@ use pyo3::types::{PyList, PyString};
 use crate::args::LoadArgs;
 use crate::arrays::Arrays;
 use crate::load::{load_path, load_url, path_of, Loaded};
-use crate::plain::{is_url, read_plain, read_plain_url};
+use crate::plain::{is_url, read_plain, read_plain_url, HeaderMemo};
 
 /// One file of a `load_many`, as the threads take it.
 enum Input {
@@ -89,13 +89,14 @@ fn read_and_make(inputs: &[Input], options: &ReadOptions, threads: usize) -> Vec
     // Each input's array once read (`Some`): `None` inside where it is left to the general way.
     let slots: Vec<Mutex<Option<Option<DynArray>>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
     let take = |index: usize| slots[index].lock().unwrap_or_else(PoisonError::into_inner).take();
-    // Reads up to `most` inputs not taken yet into their slots; false once none are left.
-    let read = |most: usize| {
+    // Reads up to `most` inputs not taken yet into their slots, `memo` the thread's last
+    // header; false once none are left.
+    let read = |most: usize, memo: &mut Option<HeaderMemo>| {
         for _ in 0..most {
             let index = next.fetch_add(1, Ordering::Relaxed);
             let Some(input) = inputs.get(index) else { return false };
             let array = match input {
-                Input::Path(path) => read_plain(path, options),
+                Input::Path(path) => read_plain(path, options, memo),
                 Input::Url(url) => read_plain_url(url, options),
             };
             *slots[index].lock().unwrap_or_else(PoisonError::into_inner) = Some(array);
@@ -123,8 +124,9 @@ fn read_and_make(inputs: &[Input], options: &ReadOptions, threads: usize) -> Vec
     };
     let helpers = threads.min(inputs.len()).saturating_sub(1);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..helpers).map(|_| scope.spawn(|| while read(usize::MAX) {})).collect();
-        while read(READ_PER_TURN) {
+        let handles: Vec<_> = (0..helpers).map(|_| scope.spawn(|| while read(usize::MAX, &mut None) {})).collect();
+        let mut memo = None;
+        while read(READ_PER_TURN, &mut memo) {
             make(&mut made, false);
         }
         for handle in handles {

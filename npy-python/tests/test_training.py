@@ -79,6 +79,24 @@ def test_load_many_of_many_files_made_while_others_are_read(tmp_path):
     assert "files[333]" in raised.value.__notes__[0] and "1 of 700 files failed" in raised.value.__notes__[0]
 
 
+def test_load_many_of_files_of_one_header_still_checks_each(tmp_path):
+    # Files sharing one header (read once, then recognised), among them one cut short and
+    # one with bytes after its data: each gives what np.load gives for it.
+    paths = []
+    for i in range(60):
+        path = tmp_path / f"h{i:02d}.npy"
+        np.save(path, np.full(50, i, dtype="<i8"))
+        paths.append(path)
+    paths[20].write_bytes(paths[20].read_bytes()[:-8])
+    paths[40].write_bytes(paths[40].read_bytes() + b"after")
+    loaded = npy.load_many([p for i, p in enumerate(paths) if i != 20], threads=2)
+    for ours, path in zip(loaded, [p for i, p in enumerate(paths) if i != 20], strict=True):
+        same(ours, np.load(path))
+    with pytest.raises(ValueError, match="could only read 49 elements") as raised:
+        npy.load_many(paths, threads=2)
+    assert "files[20]" in raised.value.__notes__[0]
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="file names of any bytes")
 def test_load_and_load_many_take_names_of_any_characters(tmp_path):
     array = np.arange(5, dtype="<f4")
