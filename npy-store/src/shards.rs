@@ -5,6 +5,10 @@
 //! read side by side. What a training loop asks of its data: random batches of rows
 //! across shards, from local disks or buckets.
 //!
+//! A batch's local reads are shared between the calling thread and a helper thread per
+//! further CPU, each run of rows read straight into its place in the batch (see
+//! `shards/claims.rs`).
+//!
 //! A local file is opened once and read with `pread`; before each read, its path is looked
 //! at again, and a file replaced or resized since it was opened fails the read, naming it
 //! (a file cut short under a read fails it too). An object at a URL is read on the
