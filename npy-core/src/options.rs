@@ -21,7 +21,7 @@ use crate::header::{Version, DEFAULT_MAX_HEADER_SIZE};
 /// assert_eq!(reader.read::<Vec<f64>>()?, [1.0, 2.0]);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadOptions {
     max_header_size: usize,
     max_object_bytes: Option<usize>,

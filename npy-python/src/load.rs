@@ -22,7 +22,7 @@ use crate::arrays::{from_dyn, memmap, Arrays};
 use crate::errors::to_python;
 use crate::npz::NpzReader;
 use crate::objects;
-use crate::plain::read_plain;
+use crate::plain::read_plain_again;
 use crate::pyfile::{name_of, PyFile};
 use crate::remote::{named, ObjectRead, Opened};
 use crate::unpickle::load_checked;
@@ -64,7 +64,7 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
     let path = path_of(file)?;
     if args.mmap_mode.is_none() {
         let options = args.read_options(None);
-        if let Some(array) = py.detach(|| read_plain(&path, &options, &mut None)) {
+        if let Some(array) = py.detach(|| read_plain_again(&path, &options)) {
             return Arrays::default().array(py, array).map(Loaded::Array);
         }
     }

@@ -7,6 +7,7 @@
 //! [`crate::load`]'s general way under the GIL, which gives NumPy's results, exceptions and
 //! warnings; a file is then opened twice, which only odd files pay.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -46,6 +47,25 @@ pub(crate) fn read_plain(path: &Path, options: &ReadOptions, memo: &mut Option<H
     }
     drop(file);
     from_bytes(bytes, options, memo)
+}
+
+thread_local! {
+    /// The last header `npy.load` read on this thread, with the options it read it under.
+    static LOAD_MEMO: RefCell<(Option<ReadOptions>, Option<HeaderMemo>)> = const { RefCell::new((None, None)) };
+}
+
+/// [`read_plain`] for `npy.load`: with the last header this thread read under the same
+/// options (a loop over a training set's files reads one header again and again).
+pub(crate) fn read_plain_again(path: &Path, options: &ReadOptions) -> Option<DynArray> {
+    LOAD_MEMO.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let (read_under, memo) = &mut *slot;
+        if read_under.as_ref() != Some(options) {
+            *read_under = Some(options.clone());
+            *memo = None;
+        }
+        read_plain(path, options, memo)
+    })
 }
 
 /// The last header a thread read with one set of options, and the bytes it was parsed

@@ -97,6 +97,25 @@ def test_load_many_of_files_of_one_header_still_checks_each(tmp_path):
     assert "files[20]" in raised.value.__notes__[0]
 
 
+def test_load_of_files_of_one_header_checks_each_under_its_options(tmp_path):
+    # npy.load recognises the header it read last, under the same options only.
+    paths = []
+    for i in range(4):
+        path = tmp_path / f"o{i}.npy"
+        np.save(path, np.zeros(3, dtype=[(f"field_{k:03d}", "<f4") for k in range(300)]))
+        paths.append(path)
+    paths[2].write_bytes(paths[2].read_bytes()[:-4])
+    same(npy.load(paths[0]), np.load(paths[0]))
+    same(npy.load(paths[1]), np.load(paths[1]))
+    with pytest.raises(ValueError):
+        npy.load(paths[2])
+    with pytest.raises(ValueError, match="max_header_size"):
+        np.load(paths[3], max_header_size=1000)
+    with pytest.raises(ValueError, match="max_header_size"):
+        npy.load(paths[3], max_header_size=1000)
+    same(npy.load(paths[3]), np.load(paths[3]))
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="file names of any bytes")
 def test_load_and_load_many_take_names_of_any_characters(tmp_path):
     array = np.arange(5, dtype="<f4")
