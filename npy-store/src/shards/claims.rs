@@ -65,18 +65,19 @@ impl Own {
 pub(super) struct Claims {
     inner: Arc<Inner>,
     reads: Vec<Read>,
-    /// The reads not yet claimed: from the low half's index to the high half's.
+    /// The reads not yet claimed, `first << 32 | end`: the front claims from `first` on,
+    /// the back from `end` back.
     left: AtomicU64,
     /// Set when a read fails: no thread claims more.
     failed: AtomicBool,
     /// Each helper's: set before its first claim. A helper that was not engaged when the
     /// reads ran out never claims any, so it need not be awaited.
     engaged: Vec<AtomicBool>,
-    /// Each helper's rows, put here when it is done (then its thread returns).
+    /// Each helper's rows, put here when it is done (then its job ends).
     done: Vec<Mutex<Option<Result<Own>>>>,
 }
 
-/// How long the caller spins for a helper to finish before it waits on the helper's task: a
+/// How long the caller spins for a helper to finish before it waits for its job's end: a
 /// helper finishes about when the caller does (they claim the last reads between them), and
 /// a wait that sleeps costs a wake-up of about that much on a virtual machine.
 const SPIN_FOR_HELPER: Duration = Duration::from_micros(20);
