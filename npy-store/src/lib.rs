@@ -69,6 +69,7 @@ mod npz_filter;
 pub mod remote;
 pub mod rows;
 pub mod shards;
+mod stamp;
 mod stream;
 pub mod table;
 mod together;

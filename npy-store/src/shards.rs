@@ -35,6 +35,7 @@ use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
 use crate::error::{io_error, store_io};
 use crate::npz::RemoteNpz;
+use crate::stamp::Stamp;
 
 mod claims;
 
@@ -163,25 +164,6 @@ enum Source {
         location: Path,
         e_tag: Option<String>,
     },
-}
-
-/// What says a local file is the one opened: size, modification time, device and inode.
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
-struct Stamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    device: u64,
-    inode: u64,
-}
-
-impl Stamp {
-    fn of(meta: &std::fs::Metadata) -> Stamp {
-        #[cfg(unix)]
-        let (device, inode) = (std::os::unix::fs::MetadataExt::dev(meta), std::os::unix::fs::MetadataExt::ino(meta));
-        #[cfg(not(unix))]
-        let (device, inode) = (0, 0);
-        Stamp { len: meta.len(), modified: meta.modified().ok(), device, inode }
-    }
 }
 
 /// Rows of one shard read by one request, and where each run of them goes.
@@ -571,8 +553,7 @@ fn placed_runs(placed: &[(usize, usize)]) -> impl Iterator<Item = (usize, usize,
 
 /// Fails unless the file at `path` is still the one opened (`stamp`).
 fn unchanged(path: &FsPath, stamp: &Stamp) -> Result<()> {
-    let now = std::fs::metadata(path).map_err(Error::from)?;
-    if Stamp::of(&now) == *stamp {
+    if Stamp::of_path(path).map_err(Error::from)? == *stamp {
         return Ok(());
     }
     let reason = "the file changed since it was opened (its size, time or inode is not the one opened): open it again";

@@ -11,32 +11,14 @@ use npy_core::{Error, ErrorKind, Result};
 
 use super::{FileKind, TableFile, TableOptions};
 use crate::npz::RemoteNpz;
+use crate::stamp::Stamp;
 use crate::url::StoreLocation;
-
-/// What says a local file is the one a table opened: size, modification time, inode.
-#[derive(Debug, PartialEq, Eq, Clone, Copy)]
-pub(super) struct Stamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    inode: u64,
-}
-
-impl Stamp {
-    pub(super) fn of(path: &FsPath) -> std::io::Result<Stamp> {
-        let meta = std::fs::metadata(path)?;
-        #[cfg(unix)]
-        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
-        #[cfg(not(unix))]
-        let inode = 0;
-        Ok(Stamp { len: meta.len(), modified: meta.modified().ok(), inode })
-    }
-}
 
 impl TableFile {
     /// Fails unless the file is still the one the table opened.
     pub(super) fn unchanged(&self) -> Result<()> {
         let Some(then) = self.stamp else { return Ok(()) };
-        let now = Stamp::of(&local_path(&self.at)).map_err(|e| Error::from(e).reading(&self.name))?;
+        let now = Stamp::of_path(&local_path(&self.at)).map_err(|e| Error::from(e).reading(&self.name))?;
         if now == then {
             return Ok(());
         }
@@ -47,7 +29,8 @@ impl TableFile {
 
 /// Opens file `name` (`url`: an object at a URL, not stamped): the file and its columns.
 pub(super) async fn open(name: &str, url: bool, options: &TableOptions) -> Result<(TableFile, SchemaRef)> {
-    let stamp = if url { None } else { Some(Stamp::of(FsPath::new(name)).map_err(|e| Error::from(e).reading(name))?) };
+    let stamp =
+        if url { None } else { Some(Stamp::of_path(FsPath::new(name)).map_err(|e| Error::from(e).reading(name))?) };
     let at = crate::store_for(name)?;
     let npz = FsPath::new(name).extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
     if options.members.is_some() && !npz {

@@ -59,8 +59,8 @@ pub use members::MemberReads;
 pub use scan::{TableBatches, TableFilter, TableScan};
 
 use crate::npz::RemoteNpz;
+use crate::stamp::Stamp;
 use crate::url::StoreLocation;
-use files::Stamp;
 
 pub(crate) use files::find;
 

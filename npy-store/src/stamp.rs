@@ -1,0 +1,32 @@
+//! What says a local file is still the one opened: its size, modification time, device and
+//! inode, looked at again before its bytes are used (a table's files during a scan, a lazy
+//! array's shards before each read). A file replaced (renamed over) or rewritten in place
+//! changes one of them.
+
+use std::fs::Metadata;
+use std::path::Path;
+
+/// A local file's size, modification time, device and inode.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(crate) struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    device: u64,
+    inode: u64,
+}
+
+impl Stamp {
+    /// The stamp of a file's metadata (that of an open file, or of a path).
+    pub(crate) fn of(meta: &Metadata) -> Stamp {
+        #[cfg(unix)]
+        let (device, inode) = (std::os::unix::fs::MetadataExt::dev(meta), std::os::unix::fs::MetadataExt::ino(meta));
+        #[cfg(not(unix))]
+        let (device, inode) = (0, 0);
+        Stamp { len: meta.len(), modified: meta.modified().ok(), device, inode }
+    }
+
+    /// The stamp of the file at `path` now.
+    pub(crate) fn of_path(path: &Path) -> std::io::Result<Stamp> {
+        std::fs::metadata(path).map(|meta| Stamp::of(&meta))
+    }
+}
