@@ -244,7 +244,8 @@ class LazyArray:
         if type(key) is np.ndarray and self._shards is not None and key.ndim == 1 and key.dtype == np.int64:
             # A batch of rows across shards, the training loop's index: straight to the
             # gather, which wraps negative rows and raises NumPy's IndexError.
-            return self._take(key)
+            self._opened()
+            return self._with_fields(self._gather(key))
         if isinstance(key, str) or (isinstance(key, list) and key and all(isinstance(k, str) for k in key)):
             return self._select_fields([key] if isinstance(key, str) else key, single=isinstance(key, str))
         head, rest = _split(key, self.ndim)
@@ -254,20 +255,6 @@ class LazyArray:
             # The row itself: the rest indexes its axes (without the first's `:`).
             out, rest = out[0], rest[1:]
         return out[rest] if rest else out
-
-    def _take(self, index: _Array) -> _Array:
-        """Rows ``index`` (an int64 array) of shards: one gather, then the fields selected."""
-        self._opened()
-        shards, found = self._shards, self._layout
-        assert shards is not None
-        data = shards.gather(index)
-        if found.dtype.itemsize == 0:
-            out: _Array = np.ndarray((len(index), *found.shape[1:]), dtype=found.dtype)
-        else:
-            out = data.view(found.dtype).reshape(len(index), *found.shape[1:])
-        if self._fields is not None:
-            out = out[self._fields] if len(self._fields) > 1 else out[[self._fields[0]]]
-        return out
 
     def _select_fields(self, names: list[str], single: bool) -> Any:
         dtype = self._layout.dtype
@@ -327,9 +314,13 @@ class LazyArray:
             out = whole[rows] if found.shape else whole.reshape(1)
         else:
             out = self._read_rows(rows)
-        if self._fields is not None:
-            out = out[self._fields] if len(self._fields) > 1 else out[[self._fields[0]]]
-        return out
+        return self._with_fields(out)
+
+    def _with_fields(self, out: _Array) -> _Array:
+        """Rows read, of the selected fields."""
+        if self._fields is None:
+            return out
+        return out[self._fields] if len(self._fields) > 1 else out[[self._fields[0]]]
 
     def _read_rows(self, rows: _Array | slice) -> _Array:
         found = self._layout
