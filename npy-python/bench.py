@@ -36,6 +36,7 @@ processes: `dask_*` bench lines, and lines of the workers' peak memory and of th
 usage: bench.py DIR BYTES REPEAT
 """
 
+import contextlib
 import gc
 import io
 import os
@@ -110,6 +111,11 @@ def check(ok, what):
 def report(name, seconds, nbytes):
     best, median = min(seconds), statistics.median(seconds)
     print(f"bench {name} best={best:.6f} median={median:.6f} bytes={nbytes}", flush=True)
+
+
+def goal(text, met):
+    """A goal's `# goal:` line: what was measured against what, and whether it was met."""
+    print(f"# goal: {text}: {'met' if met else 'MISSED'}", flush=True)
 
 
 def object_arrays():
@@ -480,30 +486,10 @@ def remote_rounds(directory, repeat):
     counts the bytes it passes): `npy.open(url)[a:b]` against pyarrow's S3 file system and
     `np.load` of the object read whole (what users do today; s3fs would pin a botocore older
     than moto's). Time, and bytes moved, in the same rounds."""
-    # Pinned in xtask/requirements.txt (boto3 by moto[server]): missing, the bench fails.
-    import logging
-
-    import boto3
     import pyarrow.fs
-    from moto.server import ThreadedMotoServer
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
-    moto_port, proxy = free_port(), None
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
-    server.start()
-    try:
-        proxy = CountingProxy(moto_port)
+    with counting_s3() as (client, proxy):
         endpoint = f"http://127.0.0.1:{proxy.port}"
-        env = {
-            "AWS_ENDPOINT_URL": endpoint,
-            "AWS_ALLOW_HTTP": "true",
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_DEFAULT_REGION": "us-east-1",
-        }
-        os.environ.update(env)
-        client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1")
-        client.create_bucket(Bucket="bench")
         path = directory / "remote.npy"
         np.save(path, np.arange(REMOTE_BYTES // 8, dtype="<f8"))
         client.upload_file(str(path), "bench", "big.npy")
@@ -540,11 +526,39 @@ def remote_rounds(directory, repeat):
         bytes_ratio = max(moved["remote_open_npy"]) / min(moved["remote_open_peer"])
         for name in cases:
             print(f"# {name}: {max(moved[name]):,} bytes moved (most of a round)", flush=True)
-        print(
-            f"# goal: remote slice bytes npy.open / np.load over S3 {bytes_ratio:.5f} (at most 0.01): "
-            f"{'met' if bytes_ratio <= 0.01 else 'MISSED'}",
-            flush=True,
+        goal(f"remote slice bytes npy.open / np.load over S3 {bytes_ratio:.5f} (at most 0.01)", bytes_ratio <= 0.01)
+
+
+@contextlib.contextmanager
+def counting_s3():
+    """A local S3 (moto) with a bucket `bench`, behind a proxy that counts the requests it
+    passes and the bytes the server sends back, which npy and pyarrow reach through the
+    AWS_* variables set here: gives boto3's client (straight to moto, for uploads) and the
+    proxy. Both are stopped when the block ends, also when it fails."""
+    # Pinned in xtask/requirements.txt (boto3 by moto[server]): missing, the bench fails.
+    import logging
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
+    moto_port, proxy = free_port(), None
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
+    server.start()
+    try:
+        proxy = CountingProxy(moto_port)
+        os.environ.update(
+            {
+                "AWS_ENDPOINT_URL": f"http://127.0.0.1:{proxy.port}",
+                "AWS_ALLOW_HTTP": "true",
+                "AWS_ACCESS_KEY_ID": "bench",
+                "AWS_SECRET_ACCESS_KEY": "bench",
+                "AWS_DEFAULT_REGION": "us-east-1",
+            }
         )
+        client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1")
+        client.create_bucket(Bucket="bench")
+        yield client, proxy
     finally:
         if proxy is not None:
             proxy.close()
@@ -676,16 +690,8 @@ def dask_rounds(directory, repeat):
         )
     ratio = statistics.median(times["dask_from_npy"]) / statistics.median(times["dask_from_array"])
     memory = max(growth["dask_from_npy"]) / chunk
-    print(
-        f"# goal: dask from_npy / from_array median time {ratio:.2f} (at most 1.0): "
-        f"{'met' if ratio <= 1.0 else 'MISSED'}",
-        flush=True,
-    )
-    print(
-        f"# goal: dask from_npy peak memory per worker {memory:.2f} chunks (at most 2): "
-        f"{'met' if memory <= 2 else 'MISSED'}",
-        flush=True,
-    )
+    goal(f"dask from_npy / from_array median time {ratio:.2f} (at most 1.0)", ratio <= 1.0)
+    goal(f"dask from_npy peak memory per worker {memory:.2f} chunks (at most 2)", memory <= 2)
 
 
 SMALL_FILES = 5_000
@@ -794,10 +800,10 @@ def shard_rounds(directory, repeat):
     for name in cases:
         print(f"# {name}: another thread's progress during a batch: {progress[name]:.2f} of its rate alone", flush=True)
     ratio = progress["shards_npy_read"]
-    print(
-        f"# goal: another thread's progress during an npy.open batch {ratio:.2f} of its rate alone (at least 0.5; "
-        f"NumPy's code: {progress['shards_np_maps']:.2f}): {'met' if ratio >= 0.5 else 'MISSED'}",
-        flush=True,
+    goal(
+        f"another thread's progress during an npy.open batch {ratio:.2f} of its rate alone (at least 0.5; "
+        f"NumPy's code: {progress['shards_np_maps']:.2f})",
+        ratio >= 0.5,
     )
     maps = read = mapped = None  # closes the maps and files before the S3 part
     s3_shard_rounds(paths, batches, want, repeat)
@@ -842,28 +848,7 @@ def gil_progress(batch):
 def s3_shard_rounds(paths, batches, want, repeat):
     """The batches of `shard_rounds` from the 16 shards on a local S3 (moto, behind a proxy
     that counts the requests it passes and the bytes the server sends back)."""
-    import logging
-
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
-    moto_port, proxy = free_port(), None
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=moto_port, verbose=False)
-    server.start()
-    try:
-        proxy = CountingProxy(moto_port)
-        os.environ.update(
-            {
-                "AWS_ENDPOINT_URL": f"http://127.0.0.1:{proxy.port}",
-                "AWS_ALLOW_HTTP": "true",
-                "AWS_ACCESS_KEY_ID": "bench",
-                "AWS_SECRET_ACCESS_KEY": "bench",
-                "AWS_DEFAULT_REGION": "us-east-1",
-            }
-        )
-        client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1")
-        client.create_bucket(Bucket="bench")
+    with counting_s3() as (client, proxy):
         urls = []
         for path in paths:
             key = f"shards/{os.path.basename(path)}"
@@ -894,20 +879,8 @@ def s3_shard_rounds(paths, batches, want, repeat):
             f"{row_bytes:,}), of them {max(data):,} bytes of data ({body:.2f}x)",
             flush=True,
         )
-        print(
-            f"# goal: S3 batch requests per shard touched {per_shard:.1f} (at most 2): "
-            f"{'met' if per_shard <= 2 else 'MISSED'}",
-            flush=True,
-        )
-        print(
-            f"# goal: S3 batch bytes sent / rows' bytes {wire:.2f} (at most 2.0; data alone {body:.2f}): "
-            f"{'met' if wire <= 2 else 'MISSED'}",
-            flush=True,
-        )
-    finally:
-        if proxy is not None:
-            proxy.close()
-        server.stop()
+        goal(f"S3 batch requests per shard touched {per_shard:.1f} (at most 2)", per_shard <= 2)
+        goal(f"S3 batch bytes sent / rows' bytes {wire:.2f} (at most 2.0; data alone {body:.2f})", wire <= 2)
 
 
 ZSTD_TRACES = 100_000
@@ -995,7 +968,7 @@ def zstd_rounds(directory, repeat):
         print(f"# zstd {kind}: {array.nbytes} bytes; Zstandard archive {size} bytes, savez_compressed's {peer}")
         ratio = f"zstd {kind} archive size / savez_compressed's {size / peer:.3f}"
         if kind == "traces":
-            print(f"# goal: {ratio} (at most 1.0): {'met' if size <= peer else 'MISSED'}", flush=True)
+            goal(f"{ratio} (at most 1.0)", size <= peer)
         else:
             print(f"# {ratio} (no goal: noisy floats compress little either way)", flush=True)
         ours.unlink()
