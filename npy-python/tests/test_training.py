@@ -116,7 +116,6 @@ def test_load_of_files_of_one_header_checks_each_under_its_options(tmp_path):
     same(npy.load(paths[3]), np.load(paths[3]))
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="file names of any bytes")
 def test_load_and_load_many_take_names_of_any_characters(tmp_path):
     array = np.arange(5, dtype="<f4")
     names = ["café ü.npy", os.fsdecode(b"raw\xe9\xff.npy")]  # the second: lone surrogates

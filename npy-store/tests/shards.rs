@@ -145,7 +145,7 @@ fn refuses_what_has_no_rows_in_place_naming_the_file() {
 /// A gather of more reads than one thread takes (`RUNS_PER_THREAD`, 32) is split: the
 /// first part read on a blocking thread, the last on the caller's. Either part failing (a
 /// shard changed since open) fails the gather, naming the shard, and never leaves it
-/// waiting; just under the split, one part fails alike.
+/// waiting; just under the split, one part fails alike; both failing at once, too.
 #[test]
 fn a_failing_part_of_a_split_gather_fails_it_naming_the_shard() {
     let dir = tempfile::tempdir().unwrap();
@@ -170,5 +170,17 @@ fn a_failing_part_of_a_split_gather_fails_it_naming_the_shard() {
         // The other shard still reads.
         let other: Vec<usize> = if cut == 0 { vec![51, 99] } else { vec![0, 48] };
         assert_eq!(gather(&other).unwrap().as_slice(), expected(&other));
+    }
+    // Both parts failing at once (the caller's and the helper's): one error, no wait.
+    let paths = shards(dir.path(), &[51, 51]);
+    let all = runtime.block_on(Shards::open(&[paths[0].as_str(), paths[1].as_str()])).unwrap();
+    for path in &paths {
+        Array::from_shape_vec(vec![50, 3], vec![0i64; 150]).unwrap().write_npy(path).unwrap();
+    }
+    for _ in 0..20 {
+        let bounded =
+            async { tokio::time::timeout(std::time::Duration::from_secs(60), all.gather::<Array<i64>>(&split)).await };
+        let e = runtime.block_on(bounded).expect("a gather waited a minute").unwrap_err().to_string();
+        assert!((e.contains("s00.npy") || e.contains("s01.npy")) && e.contains("changed"), "{e}");
     }
 }
