@@ -66,11 +66,11 @@
 //! | [`types`] | string, void and datetime element types |
 //! | [`object`] | Python values and the restricted pickle codec |
 //! | [`npz`] | archives |
-//! | [`mmap`] | memory maps |
+//! | [`mmap`] | memory maps (native targets) |
 //! | [`atomic`] | files that appear whole or not at all |
-//! | [`pending`] | directories that appear whole or not at all |
-//! | [`append`] | growing a file in place, crash-safe; concatenating files |
-//! | [`stack`] | Dask npy stacks (directories of blocks and their `info`) |
+//! | [`pending`] | directories that appear whole or not at all (native targets) |
+//! | [`append`] | growing a file in place, crash-safe; concatenating files (native targets) |
+//! | [`stack`] | Dask npy stacks (directories of blocks and their `info`) (native targets) |
 //! | `serde` | the serde bridge (feature `serde`) |
 //! | `ndarray` | the ndarray bridge (feature `ndarray`) |
 //!
@@ -158,8 +158,22 @@
 //!   threads, one per CPU ([`npz::Reader::read_all`], [`npz::ReaderOptions::threads`]), and
 //!   a deflated member of 4 MiB or more read alone is inflated on a second thread, a few
 //!   pieces ahead of its CRC check and conversion.
+//!
+//! # Targets
+//! On WebAssembly (`target_family = "wasm"`, as the JavaScript package `npy-js` builds it
+//! for `wasm32-unknown-unknown`) npy-core is its codecs and its in-memory readers and
+//! writers: headers, dtypes, scalars, plans, object arrays, and archives over any `Read +
+//! Seek` or `Write + Seek`, deflate and Zstandard included. What needs an operating system
+//! stays native: [`mmap`], [`append`], [`stack`] and [`pending`] are not built there,
+//! calls that take a path fail with an I/O error naming it, and no thread is ever started
+//! (every job runs on the caller's thread, as with one CPU).
 #![warn(missing_docs)]
+// On WebAssembly the native-only modules are not built, so helpers only they use are
+// unused there; the native build, which builds everything, is the one that checks for
+// dead code.
+#![cfg_attr(target_family = "wasm", allow(dead_code, unused_imports))]
 
+#[cfg(not(target_family = "wasm"))]
 pub mod append;
 mod array;
 pub mod atomic;
@@ -171,12 +185,14 @@ mod file;
 pub mod header;
 mod io;
 pub mod literal;
+#[cfg(not(target_family = "wasm"))]
 pub mod mmap;
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
 pub mod npz;
 pub mod object;
 mod options;
+#[cfg(not(target_family = "wasm"))]
 pub mod pending;
 mod plan;
 mod read;
@@ -186,6 +202,7 @@ pub mod scalar;
 #[cfg(feature = "serde")]
 pub mod serde;
 mod shape;
+#[cfg(not(target_family = "wasm"))]
 pub mod stack;
 mod stream;
 pub mod types;

@@ -51,6 +51,7 @@ use crate::dtype::DType;
 use crate::error::{Error, ErrorKind, Result};
 use crate::header::{shape_repr, Header};
 use crate::io::{ReadNpy, WriteNpy};
+#[cfg(not(target_family = "wasm"))]
 use crate::mmap::{NpyMap, NpyMapMut};
 use crate::options::{ReadOptions, WriteOptions};
 use crate::plan::Plan;
@@ -307,6 +308,7 @@ impl<T, D: Dimension> TryFrom<ndarray::Array<T, D>> for Array<T> {
     }
 }
 
+#[cfg(not(target_family = "wasm"))]
 impl NpyMap {
     /// The data viewed in place as an [`ndarray::ArrayView`] of the file's shape and
     /// order (a Fortran-order file gives a Fortran layout), as [`NpyMap::view`] views it
@@ -340,6 +342,7 @@ impl NpyMap {
     }
 }
 
+#[cfg(not(target_family = "wasm"))]
 impl NpyMapMut {
     /// The data viewed in place as an [`ndarray::ArrayView`] of the file's shape and
     /// order, as [`NpyMap::view_nd`].

@@ -129,7 +129,7 @@ impl Writer<BufWriter<GrowingFile>> {
 impl<W: Write + Seek> Writer<W> {
     /// A writer over any `Write + Seek`, with stored members by default.
     pub fn new(writer: W) -> Self {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = crate::cpu::cpus();
         let state = Arc::new(AtomicU8::new(Sink::<W>::NORMAL));
         Writer {
             pending: Workers::default(),
@@ -153,9 +153,10 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// Sets how many compressed members may be compressed at once on worker threads.
-    /// Default: the number of CPUs; 1 compresses on the caller's thread as data streams in.
+    /// Default: the number of CPUs; 1 compresses on the caller's thread as data streams in
+    /// (always 1 on WebAssembly).
     pub fn threads(&mut self, threads: usize) -> &mut Self {
-        self.threads = threads.max(1);
+        self.threads = crate::cpu::threads(threads);
         self
     }
 

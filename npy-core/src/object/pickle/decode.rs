@@ -103,6 +103,7 @@ struct Node {
     kind: Kind,
 }
 
+#[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<Node>() == 40);
 
 impl Node {
