@@ -13,8 +13,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::literal::{self, Kind, Literal, ParseOptions, Tape, Value};
 use crate::repr;
 
+mod columns;
 mod descr;
 mod names;
+
+pub use columns::Column;
 
 use names::NameSet;
 

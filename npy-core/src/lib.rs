@@ -62,6 +62,7 @@
 //! | [`dtype`] | the dtype model: `descr` text ↔ [`DType`] |
 //! | [`header`] | the `.npy` header codec, byte for byte as NumPy |
 //! | [`literal`] | the Python literal parser and writer under both |
+//! | [`plan`] | conversions of whole arrays: one dtype's elements into another's, compiled once |
 //! | [`scalar`] | the one scalar codec: one value of any fixed-size kind ↔ its bytes, NumPy's safe casts |
 //! | [`types`] | string, void and datetime element types |
 //! | [`object`] | Python values and the restricted pickle codec |
@@ -194,7 +195,7 @@ pub mod object;
 mod options;
 #[cfg(not(target_family = "wasm"))]
 pub mod pending;
-mod plan;
+pub mod plan;
 mod read;
 mod record;
 mod repr;

@@ -31,8 +31,25 @@ pub(crate) enum Op {
 }
 
 /// A compiled conversion from one dtype's bytes to another's.
+///
+/// # Examples
+/// A big-endian record's `t0` field, out of each record as a native `f8` column (what
+/// [`DType::columns`] describes):
+/// ```
+/// use npy_core::dtype::{ByteOrder, DType, Scalar};
+/// use npy_core::plan::Plan;
+///
+/// let record: DType = "[('id', '>u2'), ('t0', '>f8')]".parse()?;
+/// let t0 = &record.columns()?[1];
+/// let plan = Plan::new(&record, &t0.with_leaf(Scalar::new(t0.scalar.ty(), ByteOrder::Little))?)?;
+/// let rows = [[0u8, 7].as_slice(), &1.5f64.to_be_bytes(), &[0, 8], &(-2.0f64).to_be_bytes()].concat();
+/// let mut out = vec![0u8; 16];
+/// plan.run(&rows, &mut out, 0)?;
+/// assert_eq!(out, [1.5f64.to_le_bytes(), (-2.0f64).to_le_bytes()].concat());
+/// # Ok::<(), npy_core::Error>(())
+/// ```
 #[derive(Debug, Clone)]
-pub(crate) struct Plan {
+pub struct Plan {
     src_size: usize,
     dst_size: usize,
     /// Every op's source bytes lie within `src_size` and its destination bytes within

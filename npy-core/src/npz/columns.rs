@@ -1,15 +1,15 @@
 //! Columns: a record type's fields as one array each, named by their dotted paths.
 //! [`Writer::add_columns`] writes them, [`Reader::read_columns`] rebuilds the records.
 //!
-//! A record dtype is walked to its scalar leaves; each leaf is a column, with the dtype that
-//! takes it out of a record (a plan from the record to it) and the steps along its path, to
-//! put a column of another scalar type back into records.
+//! A record dtype's scalar leaves ([`DType::columns`]) are the columns: each with the dtype
+//! that takes it out of a record (a plan from the record to it), and the same path with
+//! another leaf, to put a column of another scalar type back into records.
 
 use std::io::{Read, Seek, Write};
 
 use super::{npy_member, Reader, Writer};
 use crate::array::DynArray;
-use crate::dtype::{DType, Field, Record, Scalar};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::header::{shape_repr, Header};
 use crate::plan::Plan;
@@ -59,7 +59,7 @@ impl<W: Write + Seek> Writer<W> {
     /// As [`Writer::add`].
     pub fn add_columns_prefixed<T: NpyRecord>(&mut self, prefix: &str, records: &[T]) -> Result<()> {
         let native = self.located("", native_dtype_of::<T>())?;
-        let cols = columns(&T::dtype());
+        let cols = T::dtype().columns();
         for col in self.located("", cols)? {
             let name = prefixed(prefix, &col.path);
             let result = (|| {
@@ -99,7 +99,7 @@ impl<R: Read + Seek> Reader<R> {
         let native = native_dtype_of::<T>()?;
         let mut loaded = Vec::new();
         let mut n = None;
-        for col in columns(&T::dtype())? {
+        for col in T::dtype().columns()? {
             let name = prefixed(prefix, &col.path);
             let arr = self.read::<DynArray>(&name)?;
             let Some(file_scalar) = arr.dtype().as_scalar().copied() else {
@@ -136,84 +136,4 @@ fn prefixed(prefix: &str, path: &str) -> String {
     } else {
         format!("{prefix}.{path}")
     }
-}
-
-/// One column of a record type: its dotted path, the leaf scalar (as written), the
-/// subarray dims on the way, and the dtype that extracts it from a record.
-struct Column {
-    path: String,
-    scalar: Scalar,
-    dims: Vec<usize>,
-    /// The record's structure along the path only, ending in the leaf: a plan from the
-    /// record to this yields the column's bytes.
-    extract: DType,
-    /// The names and subarray shapes along the path, to rebuild `extract` with another
-    /// leaf type.
-    steps: Vec<Step>,
-}
-
-#[derive(Clone)]
-enum Step {
-    Field(String),
-    Sub(Vec<usize>),
-}
-
-impl Column {
-    /// `extract` with the leaf replaced by `leaf` (a file's column dtype).
-    fn with_leaf(&self, leaf: Scalar) -> Result<DType> {
-        build_path(&self.steps, DType::Scalar(leaf))
-    }
-}
-
-fn build_path(steps: &[Step], leaf: DType) -> Result<DType> {
-    steps.iter().rev().try_fold(leaf, |inner, step| match step {
-        Step::Field(name) => {
-            let size = inner.itemsize();
-            Ok(DType::Record(Record::new(vec![Field::new(name.clone(), inner, 0)], size)?))
-        }
-        Step::Sub(shape) => DType::subarray(inner, shape.clone()),
-    })
-}
-
-fn columns(dtype: &DType) -> Result<Vec<Column>> {
-    let mut out = Vec::new();
-    walk(dtype, &mut Vec::new(), &mut Vec::new(), &mut Vec::new(), &mut out)?;
-    Ok(out)
-}
-
-fn walk(
-    dtype: &DType,
-    names: &mut Vec<String>,
-    dims: &mut Vec<usize>,
-    steps: &mut Vec<Step>,
-    out: &mut Vec<Column>,
-) -> Result<()> {
-    match dtype {
-        DType::Scalar(s) => out.push(Column {
-            path: names.join("."),
-            scalar: *s,
-            dims: dims.clone(),
-            extract: build_path(steps, DType::Scalar(*s))?,
-            steps: steps.clone(),
-        }),
-        DType::Record(r) => {
-            for f in r.fields() {
-                names.push(f.name.clone());
-                steps.push(Step::Field(f.name.clone()));
-                walk(&f.dtype, names, dims, steps, out)?;
-                steps.pop();
-                names.pop();
-            }
-        }
-        DType::SubArray(a) => {
-            let shape = a.flat_shape();
-            let k = shape.len();
-            dims.extend_from_slice(&shape);
-            steps.push(Step::Sub(shape));
-            walk(a.flat_base(), names, dims, steps, out)?;
-            steps.pop();
-            dims.truncate(dims.len() - k);
-        }
-    }
-    Ok(())
 }
