@@ -755,6 +755,97 @@ pub fn widen(x: f32) -> f64 {
     f64::from_bits(((b & 0x8000_0000) << 32) | (0x7ff << 52) | ((b & 0x007f_ffff) << 29))
 }
 
+/// An x86 long double (`f16` as NumPy names it: the 80-bit extended value in the low 10
+/// of 16 little-endian bytes) to the nearest `f64`, ties to even, subnormal results
+/// included; a NaN keeps its sign and the top of its payload (quiet), infinities and zeros
+/// their sign. Encodings the FPU refuses (unnormals, pseudo-infinities, pseudo-NaNs) are
+/// NaN, as NumPy's `isnan` says of them. Integer arithmetic on the bits only.
+///
+/// # Examples
+/// ```
+/// use npy_core::scalar::{f64_to_long_double, long_double_to_f64};
+///
+/// assert_eq!(long_double_to_f64(&f64_to_long_double(0.1)), 0.1);
+/// // 1/3 as a long double (64 significant bits) rounds to the f64 nearest 1/3.
+/// let third = [0xab, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xfd, 0x3f, 0, 0, 0, 0, 0, 0];
+/// assert_eq!(long_double_to_f64(&third), 1.0 / 3.0);
+/// ```
+pub fn long_double_to_f64(le: &[u8; 16]) -> f64 {
+    let mut lo = [0u8; 8];
+    lo.copy_from_slice(&le[..8]);
+    let m = u64::from_le_bytes(lo);
+    let hi = u16::from_le_bytes([le[8], le[9]]);
+    let sign = u64::from(hi >> 15) << 63;
+    let e = i64::from(hi & 0x7fff);
+    let int_bit = m >> 63 == 1;
+    if e == 0x7fff {
+        let frac = m << 1;
+        return match (int_bit, frac) {
+            (true, 0) => f64::from_bits(sign | (0x7ff << 52)),
+            // A NaN (pseudo-infinities and pseudo-NaNs too): quiet, the payload's top bits.
+            _ => f64::from_bits(sign | (0x7ff << 52) | (1 << 51) | ((frac >> 12) & ((1 << 51) - 1))),
+        };
+    }
+    if e != 0 && !int_bit {
+        return f64::from_bits(sign | (0x7ff << 52) | (1 << 51));
+    }
+    if m == 0 {
+        return f64::from_bits(sign);
+    }
+    // value = m * 2^(e' - 16383 - 63), e' = max(e, 1) (subnormals share exponent 1).
+    let lz = m.leading_zeros() as i64;
+    let m = m << lz;
+    // The unbiased exponent of the leading 1 bit, and the f64's biased exponent for it.
+    let exp2 = e.max(1) - 16383 - lz;
+    let biased = exp2 + 1023;
+    if biased >= 0x7ff {
+        return f64::from_bits(sign | (0x7ff << 52));
+    }
+    // Keep 53 bits for a normal result, fewer for a subnormal one (its exponent is fixed).
+    let shift = if biased >= 1 { 11 } else { 11 + (1 - biased) };
+    if shift > 64 {
+        return f64::from_bits(sign);
+    }
+    let (q, rest, half) =
+        if shift == 64 { (0, m, 1u64 << 63) } else { (m >> shift, m & ((1 << shift) - 1), 1u64 << (shift - 1)) };
+    let q = if rest > half || (rest == half && q & 1 == 1) { q + 1 } else { q };
+    // For a normal result q holds the leading bit at 52; a carry to bit 53 moves into the
+    // exponent by the addition itself, as does a subnormal's carry into the smallest normal.
+    let bits = if biased >= 1 { ((biased as u64 - 1) << 52) + q } else { q };
+    f64::from_bits(sign | bits)
+}
+
+/// An `f64` as an x86 long double (exact: every double is one): the 16 little-endian bytes
+/// NumPy stores, its 6 padding bytes zero. NaN payloads are kept.
+///
+/// # Examples
+/// ```
+/// use npy_core::scalar::f64_to_long_double;
+///
+/// assert_eq!(f64_to_long_double(1.0), [0, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0x3f, 0, 0, 0, 0, 0, 0]);
+/// ```
+pub fn f64_to_long_double(x: f64) -> [u8; 16] {
+    let bits = x.to_bits();
+    let sign = ((bits >> 63) as u16) << 15;
+    let e = ((bits >> 52) & 0x7ff) as i64;
+    let frac = bits & ((1 << 52) - 1);
+    let (exp, m) = match e {
+        0 if frac == 0 => (0u16, 0u64),
+        // Subnormal: normalise; the long double's range holds it as a normal number.
+        0 => {
+            let lz = frac.leading_zeros() as i64;
+            let m = frac << lz;
+            ((1 - 1023 + 16383 - (lz - 11)) as u16, m)
+        }
+        0x7ff => (0x7fff, (1 << 63) | (frac << 11)),
+        _ => ((e - 1023 + 16383) as u16, (1 << 63) | (frac << 11)),
+    };
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&m.to_le_bytes());
+    out[8..10].copy_from_slice(&(sign | exp).to_le_bytes());
+    out
+}
+
 /// `f64` to `f32`, rounded; NaN payloads kept as far as they fit (a NaN stays a NaN).
 pub fn narrow(x: f64) -> f32 {
     if !x.is_nan() {
@@ -984,6 +1075,41 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn long_doubles_round_to_the_nearest_double() {
+        // Every double goes there and back exactly, subnormals, zeros and infinities too.
+        let doubles = [0.0, -0.0, 1.0, -2.5, 0.1, f64::MAX, f64::MIN_POSITIVE, 5e-324, 2.5e-310, f64::INFINITY];
+        for x in doubles.into_iter().chain(doubles.map(|x| -x)) {
+            assert_eq!(long_double_to_f64(&f64_to_long_double(x)).to_bits(), x.to_bits(), "{x}");
+        }
+        let nan = f64::from_bits(0x7ff8_0000_0000_1234);
+        assert_eq!(long_double_to_f64(&f64_to_long_double(nan)).to_bits(), nan.to_bits());
+        // Built from (biased exponent, 64-bit mantissa): 1 + 2^-53 is a tie, to even (1);
+        // 1 + 2^-53 + 2^-63 is above it (1 + 2^-52); (2 - 2^-63) rounds up to 2.
+        let ld = |e: u16, m: u64| {
+            let mut b = [0u8; 16];
+            b[..8].copy_from_slice(&m.to_le_bytes());
+            b[8..10].copy_from_slice(&e.to_le_bytes());
+            long_double_to_f64(&b)
+        };
+        assert_eq!(ld(0x3fff, (1 << 63) | (1 << 10)), 1.0);
+        assert_eq!(ld(0x3fff, (1 << 63) | (1 << 10) | 1), 1.0 + f64::EPSILON);
+        assert_eq!(ld(0x3fff, u64::MAX), 2.0);
+        // Beyond the double's range: infinity; below it, through the subnormals to zero.
+        assert_eq!(ld(0x7ffe, 1 << 63), f64::INFINITY);
+        assert_eq!(ld(0x3fff - 1074, 1 << 63), 5e-324);
+        assert_eq!(ld(0x3fff - 1075, 1 << 63), 0.0); // a tie with zero, to even
+        assert_eq!(ld(0x3fff - 1075, (1 << 63) | 1), 5e-324);
+        assert_eq!(ld(0x3fff - 1076, 1 << 63), 0.0);
+        assert_eq!(ld(0, 1), 0.0); // the smallest long double subnormal
+                                   // The largest double subnormal and a value that carries into the smallest normal.
+        assert_eq!(ld(0x3fff - 1023, u64::MAX), f64::MIN_POSITIVE);
+        // An unnormal (exponent set, integer bit clear) and a pseudo-infinity are NaN.
+        assert!(ld(0x3fff, 1).is_nan());
+        assert!(ld(0x7fff, 0).is_nan());
+        assert_eq!(ld(0x7fff | 0x8000, 1 << 63), f64::NEG_INFINITY);
+    }
 
     #[test]
     fn swaps_of_large_buffers_match_the_portable_loop() {

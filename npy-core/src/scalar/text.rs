@@ -254,7 +254,7 @@ impl FloatDigits {
     /// The real part and, for a complex scalar, the imaginary part of a float or complex
     /// value; `None` for any other kind.
     pub(crate) fn parts(v: &Value<'_>) -> Option<(FloatDigits, Option<FloatDigits>)> {
-        let long = |b: &[u8]| FloatDigits::of(Float::extended(b), extended_f64(b), false);
+        let long = |b: &[u8; 16]| FloatDigits::of(Float::extended(b), super::long_double_to_f64(b), false);
         Some(match v {
             Value::F16(h) => (FloatDigits::of(Float::half(*h), f16_to_f64(*h), true), None),
             Value::F32(x) => (FloatDigits::of(Float::single(*x), f64::from(*x), true), None),
@@ -268,30 +268,12 @@ impl FloatDigits {
                 (FloatDigits::of(Float::double(*re), *re, true), Some(FloatDigits::of(Float::double(*im), *im, true)))
             }
             Value::LongComplex(b) => {
-                let (re, im) = b.split_at(16);
+                let ([re, im], _) = b.as_chunks::<16>() else { return None };
                 (long(re), Some(long(im)))
             }
             _ => return None,
         })
     }
-}
-
-/// The `f64` nearest an x86 80-bit extended value (its low 10 of 16 little-endian bytes).
-fn extended_f64(b: &[u8]) -> f64 {
-    let mut lo = [0u8; 8];
-    lo.copy_from_slice(&b[..8]);
-    let lo = u64::from_le_bytes(lo);
-    let hi = u16::from_le_bytes([b[8], b[9]]);
-    let sign = if hi >> 15 == 1 { -1.0 } else { 1.0 };
-    let e = i32::from(hi & 0x7fff);
-    let v = match e {
-        0x7fff if lo << 1 == 0 => f64::INFINITY,
-        0x7fff => f64::NAN,
-        0 => lo as f64 * 2f64.powi(-16382 - 63),
-        // Two steps, so that neither power of two over- or underflows on its own.
-        _ => lo as f64 * 2f64.powi((e - 16383 - 63) / 2) * 2f64.powi((e - 16383 - 63) - (e - 16383 - 63) / 2),
-    };
-    sign * v
 }
 
 /// How trailing zeros are trimmed (NumPy's `TrimMode`): a real float keeps one zero after
