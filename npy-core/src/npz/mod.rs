@@ -52,18 +52,21 @@ use crate::error::Error;
 #[cfg(doc)]
 use crate::error::ErrorKind;
 
-// Where to look: `write` (Writer, MemberWriter, FileWriter and the sink under them),
+// Where to look: `decoder` (MemberDecoder: a member's bytes decoded as they are pushed),
+// `write` (Writer, MemberWriter, FileWriter and the sink under them),
 // `workers` (deflated members compressed on threads), `read` (ReaderOptions, Reader and
 // member streaming; `read/parallel` several members read at once on worker threads,
 // `read/piped` a member inflated on a second thread), `directory` (the archive's
 // structure, checked when it is opened), `columns` (records as one array per field, both
 // ways). This file: what they share.
 mod columns;
+mod decoder;
 mod directory;
 mod read;
 mod workers;
 mod write;
 
+pub use decoder::MemberDecoder;
 pub use read::{MemberInfo, MemberReader, OwnedMemberReader, Reader, ReaderOptions};
 pub use write::{FileWriter, MemberWriter, Writer};
 
