@@ -1,0 +1,290 @@
+// Archives: `loadNpz` over bytes in memory, the archive half of `open` over ranged reads,
+// and `NpzWriter`. What reads an archive is written once, as generators that yield the
+// byte ranges they need (`[start, end]`) and are sent the bytes: `runSync` answers from
+// memory, `runAsync` from a ranged source. The directory's checks and each member's
+// decompression, size and CRC-32 checks are npy-core's.
+
+import { NpyError, reading } from "./errors.js";
+import { asBytes, describe, load, save } from "./array.js";
+import { bound, call } from "./wasm.js";
+
+/** Bytes read from an archive's end first: its end record with the longest comment, and a directory of about a thousand members. */
+export const NPZ_TAIL = (64 << 10) + 22;
+/** Bytes read at a time where the directory needs more than it was given. */
+const BLOCK = 256 << 10;
+/** Bytes of a member's stored data pushed to its decoder at a time. */
+export const PIECE = 4 << 20;
+/** Bytes a member's decoder gives at a time at most. */
+const STEP = 1 << 20;
+
+/**
+ * @typedef {object} NpzOptions
+ * @property {string} [name] the archive's name, for errors
+ * @property {number} [maxEntries] the most members accepted (default 65,536)
+ * @property {number} [maxInflatedSize] the most bytes compressed members may claim in all (default 64 GiB)
+ * @property {number} [maxHeaderSize] as `load`'s, for members
+ * @property {number} [maxObjectBytes] as `load`'s, for members
+ */
+
+/**
+ * @typedef {object} MemberInfo
+ * @property {string} name the array's name (`np.load(f).files`: the member's without `.npy`)
+ * @property {string} member the member's name in the zip
+ * @property {"stored" | "deflate" | "zstd"} compression
+ * @property {number} compressedSize bytes in the archive
+ * @property {number} size bytes when read
+ * @property {number} dataStart where its data starts in the archive
+ * @property {number} crc32 its CRC-32, as the directory says
+ */
+
+/**
+ * Reads and checks an archive's directory.
+ * @param {number} length
+ * @param {NpzOptions} options
+ * @param {((start: number, end: number) => Uint8Array) | undefined} readSync
+ * @returns {Generator<[number, number], MemberInfo[], Uint8Array>}
+ */
+export function* directory(length, options, readSync) {
+  const where = { file: options.name };
+  const opener = call(
+    () => new bound.NpzOpener(length, options.name, options.maxEntries, options.maxInflatedSize, options.maxHeaderSize),
+    where,
+  );
+  try {
+    const tailStart = Math.max(0, length - NPZ_TAIL);
+    const tail = yield [tailStart, length];
+    call(() => opener.add(tailStart, tail), where);
+    for (;;) {
+      const answer = call(() => opener.open(readSync), where);
+      if (answer.members !== undefined) return answer.members;
+      const end = Math.min(length, answer.need + BLOCK);
+      const more = yield [answer.need, end];
+      call(() => opener.add(answer.need, more), where);
+    }
+  } finally {
+    opener.free();
+  }
+}
+
+/**
+ * A member's bytes as read (decompressed, its size and CRC-32 checked).
+ * @param {MemberInfo} info
+ * @param {NpzOptions} options
+ * @param {((done: number, total: number) => void) | undefined} onProgress
+ * @returns {Generator<[number, number], Uint8Array, Uint8Array>}
+ */
+export function* memberBytes(info, options, onProgress) {
+  const where = { file: options.name, member: info.member };
+  const stream = call(() => new bound.MemberStream(info.member, info.compression, info.size, info.crc32, options.name), where);
+  try {
+    // The claimed size is room enough; what is allocated grows with what the data gives,
+    // from at most 16 MiB past the stored size, so a member that claims more than it holds
+    // costs no more than its bytes.
+    let out = new Uint8Array(Math.min(info.size, info.compressedSize + (16 << 20)));
+    let made = 0;
+    const pull = () => {
+      for (;;) {
+        if (out.length < Math.min(info.size, made + STEP)) {
+          const grown = new Uint8Array(Math.min(info.size, Math.max(2 * out.length, made + STEP)));
+          grown.set(out.subarray(0, made));
+          out = grown;
+        }
+        const m = call(() => stream.pull(out, made), where);
+        if (m === 0) return;
+        made += m;
+      }
+    };
+    for (let at = 0; at < info.compressedSize; at += PIECE) {
+      const end = Math.min(info.compressedSize, at + PIECE);
+      const piece = yield [info.dataStart + at, info.dataStart + end];
+      call(() => stream.push(piece), where);
+      pull();
+      onProgress?.(end, info.compressedSize);
+    }
+    pull();
+    call(() => stream.finish(), where);
+    return out.length === made ? out : out.subarray(0, made);
+  } finally {
+    stream.free();
+  }
+}
+
+/**
+ * Runs a reading generator over bytes in memory.
+ * @template T
+ * @param {Generator<[number, number], T, Uint8Array>} gen
+ * @param {Uint8Array} bytes
+ * @returns {T}
+ */
+export function runSync(gen, bytes) {
+  let step = gen.next();
+  while (!step.done) {
+    const [start, end] = step.value;
+    step = gen.next(bytes.subarray(start, end));
+  }
+  return step.value;
+}
+
+/**
+ * Runs a reading generator over a ranged source.
+ * @template T
+ * @param {Generator<[number, number], T, Uint8Array>} gen
+ * @param {{read(start: number, end: number): Promise<Uint8Array>}} source
+ * @returns {Promise<T>}
+ */
+export async function runAsync(gen, source) {
+  let step = gen.next();
+  while (!step.done) {
+    const [start, end] = step.value;
+    let bytes;
+    try {
+      bytes = await source.read(start, end);
+    } catch (e) {
+      gen.return(/** @type {any} */ (undefined));
+      throw e;
+    }
+    step = gen.next(bytes);
+  }
+  return step.value;
+}
+
+/**
+ * An `.npz` archive in memory, its directory read and checked now, members read when
+ * asked for (`get`), as `np.load` gives an `NpzFile`.
+ * @param {ArrayBuffer | ArrayBufferView} input
+ * @param {NpzOptions} [options]
+ * @returns {NpzArchive}
+ */
+export function loadNpz(input, options = {}) {
+  const bytes = asBytes(input);
+  const members = runSync(directory(bytes.length, options, (start, end) => bytes.subarray(start, end)), bytes);
+  return new NpzArchive(members, options, (info) => runSync(memberBytes(info, options, undefined), bytes));
+}
+
+/** An archive's members by name, each read (and cached) when first asked for. */
+export class NpzArchive {
+  /** @type {MemberInfo[]} */ #members;
+  /** @type {NpzOptions} */ #options;
+  /** @type {(info: MemberInfo) => Uint8Array} */ #read;
+  /** @type {Map<string, import("./array.js").NpyArray>} */ #cache = new Map();
+
+  /**
+   * @param {MemberInfo[]} members
+   * @param {NpzOptions} options
+   * @param {(info: MemberInfo) => Uint8Array} read
+   */
+  constructor(members, options, read) {
+    this.#members = members;
+    this.#options = options;
+    this.#read = read;
+  }
+
+  /** The arrays' names, as `np.load(f).files`: member names without `.npy`, in archive order. */
+  get names() {
+    return this.#members.map((m) => m.name);
+  }
+
+  /** Each member as the directory describes it, in archive order. */
+  get members() {
+    return this.#members.map((m) => ({ ...m }));
+  }
+
+  /** @param {string} name */
+  has(name) {
+    return this.#members.some((m) => m.name === name);
+  }
+
+  /**
+   * Array `name`, read now (decompressed and checked) or from an earlier `get`.
+   * @param {string} name
+   */
+  get(name) {
+    const cached = this.#cache.get(name);
+    if (cached !== undefined) return cached;
+    const info = findMember(this.#members, name, this.#options);
+    const array = loadMember(this.#read(info), info, this.#options);
+    this.#cache.set(name, array);
+    return array;
+  }
+
+  /** `[name, array]` for every member, each read as `get` reads it. */
+  *[Symbol.iterator]() {
+    for (const name of this.names) yield /** @type {[string, import("./array.js").NpyArray]} */ ([name, this.get(name)]);
+  }
+}
+
+/**
+ * @param {MemberInfo[]} members
+ * @param {string} name
+ * @param {NpzOptions} options
+ */
+export function findMember(members, name, options) {
+  const info = members.find((m) => m.name === name);
+  if (info === undefined) {
+    const known = members.map((m) => `'${m.name}'`).join(", ");
+    throw new NpyError(reading(options.name, `no member '${name}' (members: ${known || "none"})`), {
+      kind: "npz",
+      file: options.name,
+    });
+  }
+  return info;
+}
+
+/**
+ * A member's bytes as an array, errors naming the archive and member.
+ * @param {Uint8Array} bytes
+ * @param {MemberInfo} info
+ * @param {NpzOptions} options
+ */
+export function loadMember(bytes, info, options) {
+  try {
+    return load(bytes, { ...options, name: options.name });
+  } catch (e) {
+    if (e instanceof NpyError && e.member === undefined) {
+      const message = e.message.replace(/^(reading '[^']*': )?/, (m) => `${m}member '${info.member}': `);
+      throw new NpyError(message, { kind: e.kind, file: options.name, member: info.member, cause: e });
+    }
+    throw e;
+  }
+}
+
+/**
+ * Writes an `.npz` archive in memory, an array at a time, as `np.savez` (stored members),
+ * `np.savez_compressed` (`"deflate"`) or with Zstandard (`"zstd"`, which NumPy reads on
+ * Python 3.14 and later).
+ */
+export class NpzWriter {
+  /** @type {any} */ #writer;
+  #compression;
+  #level;
+
+  /**
+   * @param {{compression?: "stored" | "deflate" | "zstd", level?: number}} [options] every member's compression unless `add` says otherwise (default `"stored"`, levels at their defaults: deflate 6 as NumPy, zstd 8)
+   */
+  constructor({ compression = "stored", level } = {}) {
+    this.#compression = compression;
+    this.#level = level;
+    this.#writer = call(() => new bound.NpzWriter());
+  }
+
+  /**
+   * Adds array `name` (member `name.npy`): anything `save` takes.
+   * @param {string} name
+   * @param {Parameters<typeof save>[0]} array
+   * @param {{compression?: "stored" | "deflate" | "zstd", level?: number}} [options]
+   * @returns {this}
+   */
+  add(name, array, { compression = this.#compression, level = compression === this.#compression ? this.#level : undefined } = {}) {
+    if (typeof name !== "string") throw new NpyError(`a member's name is a string, not ${describe(name)}`, { kind: "usage" });
+    const npy = save(array);
+    call(() => this.#writer.add(name, npy, compression, level), { member: `${name}.npy` });
+    return this;
+  }
+
+  /** The archive's bytes; the writer is done. */
+  finish() {
+    const bytes = call(() => this.#writer.finish());
+    this.#writer.free();
+    return bytes;
+  }
+}

@@ -1,0 +1,274 @@
+// `open`: a file larger than memory, read by ranges, the JavaScript counterpart of
+// np.load(mmap_mode="r"). The header (or an archive's directory) is read at once, rows and
+// members when asked for.
+
+import { NpyError, reading } from "./errors.js";
+import { arrayOf, arrayOfHeader, load, product, save } from "./array.js";
+import { FLOAT16, bound, call } from "./wasm.js";
+import { directory, findMember, loadMember, memberBytes, runAsync } from "./npz.js";
+import { memory, sourceOf } from "./source.js";
+
+/** Bytes read first from a file whose kind is not known yet: an `.npy` header, or a zip's first bytes. */
+const FIRST = 4096;
+/** Reads of a Fortran-order array's rows closer than this are made one read. */
+const GAP = 64 << 10;
+/** Reads made at once. */
+const PARALLEL = 8;
+
+/**
+ * @typedef {import("./source.js").SourceOptions & import("./npz.js").NpzOptions} OpenOptions
+ */
+
+/**
+ * Opens an `.npy` or `.npz` file (told apart by its first bytes) without reading it all:
+ * bytes in memory, a Blob or File, a URL (HTTP range requests), a path or FileHandle in
+ * Node, or any `{byteLength, slice(start, end)}`.
+ * @param {unknown} input
+ * @param {OpenOptions} [options]
+ * @returns {Promise<NpyFile | NpzFile>}
+ */
+export async function open(input, options = {}) {
+  const source = await sourceOf(input, options);
+  const named = { ...options, name: source.name };
+  try {
+    const first = await source.read(0, Math.min(source.byteLength, FIRST));
+    if (first[0] === 0x50 && first[1] === 0x4b) {
+      const members = await runAsync(directory(source.byteLength, named, undefined), source);
+      return new NpzFile(source, members, named);
+    }
+    let prefix = first;
+    for (;;) {
+      const info = call(() => bound.readHeader(prefix, source.byteLength, named.maxHeaderSize, FLOAT16, named.name), {
+        file: named.name,
+      });
+      if (info.need === undefined) return new NpyFile(source, info, 0, named);
+      prefix = await source.read(0, info.need);
+    }
+  } catch (e) {
+    await source.close();
+    throw e;
+  }
+}
+
+/** An `.npy` file opened by `open`: its header now, its rows by ranged reads. */
+export class NpyFile {
+  /** @type {import("./source.js").Source} */ #source;
+  /** @type {any} */ #info;
+  #base;
+  /** @type {import("./array.js").LoadOptions} */ #options;
+  /** @type {Promise<import("./array.js").NpyArray> | undefined} */ #objects;
+
+  /**
+   * @param {import("./source.js").Source} source
+   * @param {any} info the header, as the WebAssembly module reads it
+   * @param {number} base where the file starts in the source (an archive's stored member)
+   * @param {import("./array.js").LoadOptions} options
+   */
+  constructor(source, info, base, options) {
+    this.#source = source;
+    this.#info = info;
+    this.#base = base;
+    this.#options = options;
+    Object.freeze(info.shape);
+  }
+
+  get kind() {
+    return /** @type {const} */ ("npy");
+  }
+  /** What errors call the file. */
+  get name() {
+    return this.#options.name;
+  }
+  /** As NpyArray's. */
+  get descr() {
+    return this.#info.descr;
+  }
+  get dtype() {
+    return this.#info.dtype;
+  }
+  get shape() {
+    return this.#info.shape;
+  }
+  get fortranOrder() {
+    return this.#info.fortranOrder;
+  }
+  get version() {
+    return this.#info.version;
+  }
+  get header() {
+    return this.#info.header;
+  }
+  get fields() {
+    return this.dtype.kind === "record" ? this.#info.columns.map((/** @type {any} */ c) => c.path) : [];
+  }
+  /** Where the data starts in the file. */
+  get dataOffset() {
+    return this.#info.dataOffset;
+  }
+  /** Rows along the first axis (1 for a 0-d array). */
+  get rowCount() {
+    return this.shape.length === 0 ? 1 : this.shape[0];
+  }
+
+  /** The whole array. */
+  async read() {
+    return this.rows(0, this.rowCount);
+  }
+
+  /**
+   * Rows `start` to `end` along the first axis as an array of shape `[end - start,
+   * ...shape.slice(1)]`, read by ranges: one for a C-order array, one per stretch of a
+   * Fortran-order one. An object array is read whole (its data is one pickle).
+   * @param {number} start
+   * @param {number} [end]
+   */
+  async rows(start, end = start + 1) {
+    const n = this.rowCount;
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > n || start > end) {
+      throw new NpyError(reading(this.name, `rows ${start} to ${end} of ${n}: out of range`), { kind: "usage", file: this.name });
+    }
+    const at = this.#base + this.dataOffset;
+    if (this.#info.dataLength === null) {
+      this.#objects ??= this.#source.read(at, this.#source.byteLength).then((bytes) =>
+        arrayOfHeader(this.#info, bytes, this.#options),
+      );
+      const whole = await this.#objects;
+      if (start === 0 && end === n) return whole;
+      const values = /** @type {unknown[]} */ (whole.data);
+      const per = this.shape.length === 0 ? 1 : product(this.shape.slice(1));
+      return load(save({ dtype: "|O", shape: [end - start, ...this.shape.slice(1)], data: values.slice(start * per, end * per) }), this.#options);
+    }
+    const rest = this.shape.slice(1);
+    const shape = this.shape.length === 0 ? [] : [end - start, ...rest];
+    const rowBytes = product(rest) * this.dtype.itemsize;
+    if (!this.fortranOrder || rest.every((d) => d === 1) || this.shape.length < 2) {
+      const bytes = await this.#source.read(at + start * rowBytes, at + end * rowBytes);
+      return arrayOf(this.descr, shape, this.fortranOrder, bytes, this.#options);
+    }
+    // Fortran order: element (i, c) of the rows' c-th column of the array's flattened
+    // other axes is at i + n c; the rows' part of each column is one range.
+    const itemsize = this.dtype.itemsize;
+    const columns = product(rest);
+    const take = (end - start) * itemsize;
+    const out = new Uint8Array(columns * take);
+    /** @type {[number, number, number[]][]} */
+    const reads = [];
+    for (let c = 0; c < columns; c++) {
+      const from = at + (start + n * c) * itemsize;
+      const last = reads[reads.length - 1];
+      if (last && from - last[1] <= GAP) {
+        last[1] = from + take;
+        last[2].push(c);
+      } else reads.push([from, from + take, [c]]);
+    }
+    for (let i = 0; i < reads.length; i += PARALLEL) {
+      await Promise.all(
+        reads.slice(i, i + PARALLEL).map(async ([from, to, cols]) => {
+          const bytes = await this.#source.read(from, to);
+          for (const c of cols) {
+            const offset = at + (start + n * c) * itemsize - from;
+            out.set(bytes.subarray(offset, offset + take), c * take);
+          }
+        }),
+      );
+    }
+    return arrayOf(this.descr, shape, true, out, this.#options);
+  }
+
+  /** Closes the file, when `open` opened it (a path). */
+  async close() {
+    await this.#source.close();
+  }
+}
+
+/** An `.npz` archive opened by `open`: its directory now, its members when asked for. */
+export class NpzFile {
+  /** @type {import("./source.js").Source} */ #source;
+  /** @type {import("./npz.js").MemberInfo[]} */ #members;
+  /** @type {OpenOptions} */ #options;
+
+  /**
+   * @param {import("./source.js").Source} source
+   * @param {import("./npz.js").MemberInfo[]} members
+   * @param {OpenOptions} options
+   */
+  constructor(source, members, options) {
+    this.#source = source;
+    this.#members = members;
+    this.#options = options;
+  }
+
+  get kind() {
+    return /** @type {const} */ ("npz");
+  }
+  /** What errors call the archive. */
+  get name() {
+    return this.#options.name;
+  }
+  /** The archive's length in bytes. */
+  get byteLength() {
+    return this.#source.byteLength;
+  }
+  /** The arrays' names, as `np.load(f).files`. */
+  get names() {
+    return this.#members.map((m) => m.name);
+  }
+  /** Each member as the directory describes it. */
+  get members() {
+    return this.#members.map((m) => ({ ...m }));
+  }
+  /** @param {string} name */
+  has(name) {
+    return this.#members.some((m) => m.name === name);
+  }
+
+  /**
+   * Array `name`, read whole: decompressed as a stream, its size and CRC-32 checked.
+   * @param {string} name
+   * @param {{onProgress?: (done: number, total: number) => void}} [options] told the stored bytes read so far, and of how many
+   */
+  async get(name, { onProgress } = {}) {
+    const info = findMember(this.#members, name, this.#options);
+    const bytes = await runAsync(memberBytes(info, this.#options, onProgress), this.#source);
+    return loadMember(bytes, info, this.#options);
+  }
+
+  /**
+   * Member `name` as an NpyFile: a stored member's rows are then read by ranges (not
+   * checked against its CRC-32, which covers the whole member); a compressed member is
+   * decompressed whole first (and checked), as `get` does.
+   * @param {string} name
+   * @param {{onProgress?: (done: number, total: number) => void}} [options]
+   */
+  async open(name, { onProgress } = {}) {
+    const info = findMember(this.#members, name, this.#options);
+    const named = { ...this.#options, name: this.#options.name };
+    /** @type {import("./source.js").Source} */
+    let source;
+    let base = 0;
+    if (info.compression === "stored") {
+      source = this.#source;
+      base = info.dataStart;
+    } else {
+      source = memory(await runAsync(memberBytes(info, this.#options, onProgress), this.#source), this.#options.name);
+    }
+    const length = info.size;
+    let prefix = await source.read(base, base + Math.min(length, FIRST));
+    for (;;) {
+      const header = call(() => bound.readHeader(prefix, length, named.maxHeaderSize, FLOAT16, named.name), {
+        file: named.name,
+        member: info.member,
+      });
+      if (header.need === undefined) {
+        const member = { ...source, byteLength: base + length, close: async () => {} };
+        return new NpyFile(member, header, base, named);
+      }
+      prefix = await source.read(base, base + header.need);
+    }
+  }
+
+  /** Closes the archive, when `open` opened it (a path). */
+  async close() {
+    await this.#source.close();
+  }
+}
