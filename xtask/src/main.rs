@@ -21,6 +21,8 @@
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
 //! - `miri`: npy-core's unit tests under Miri (see [`miri`]).
+//! - `js`: build the JavaScript package `npy-js/` (its WebAssembly module and npm
+//!   packages), installing the wasm target, clang and wasm-bindgen where missing (see [`js`]).
 //! - `venv`: make (or check) the venv of `xtask/requirements.txt` at `target/numpy-venv`,
 //!   the Python the main job and CI check files with (see [`project::python_with_numpy`]).
 //!
@@ -34,6 +36,7 @@ mod cluster;
 mod docs;
 mod fuzz;
 mod golden;
+mod js;
 mod layers;
 mod lex;
 mod miri;
@@ -74,6 +77,9 @@ commands:
                     (needs `cargo install cargo-fuzz --locked`)
   miri              npy-core's unit tests under Miri, for the unsafe code they reach
                     (needs nightly with miri and rust-src)
+  js                build the JavaScript package npy-js/: its WebAssembly module (installing
+                    the wasm32 target, clang and wasm-bindgen-cli where missing) and its
+                    npm dev dependencies; prints the module's size after gzip
   venv              make target/numpy-venv with the packages xtask/requirements.txt pins
                     (NumPy for the main job's check; ci makes it too)";
 
@@ -88,6 +94,7 @@ fn main() -> ExitCode {
         ["bench", rest @ ..] => bench::run(rest),
         ["fuzz", rest @ ..] => fuzz::run(rest),
         ["miri", rest @ ..] => miri::run(rest),
+        ["js"] => js::build().map(drop),
         ["venv"] => project::python_with_numpy().map(|python| println!("NPY_PYTHON={}", python.display())),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

@@ -1,0 +1,161 @@
+//! `cargo xtask js`: builds the JavaScript package `npy-js/` from a fresh clone, installing
+//! what it needs as it goes, and prints the size of its WebAssembly module.
+//!
+//! 1. the `wasm32-unknown-unknown` target (`rustup target add`, when missing);
+//! 2. Debian's `clang` for libzstd's C (`apt-get install clang` when run as root, else the
+//!    command to run is the error);
+//! 3. `wasm-bindgen-cli` at exactly the version of the `wasm-bindgen` crate in `Cargo.lock`,
+//!    installed with `cargo install` into `target/tools` (once; not `--locked`: its lock
+//!    file names a `webpki-roots` the registry no longer serves);
+//! 4. `cargo build -p npy-js --target wasm32-unknown-unknown --profile wasm`;
+//! 5. `wasm-bindgen --target web` into `npy-js/wasm/`, one module that serves Node and
+//!    browsers (the package's two entry points instantiate it each their way), with
+//!    `--experimental-reset-state-function`, which the package calls to replace an
+//!    instance after a panic;
+//! 6. `npm ci` in `npy-js/` (its dev dependencies: puppeteer-core, TypeScript and the
+//!    readers the bench compares), when `package-lock.json` changed since the last one.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::project::{self, Result};
+
+/// The target the package's module is built for.
+pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// The package's directory.
+pub fn package_dir() -> PathBuf {
+    project::root().join("npy-js")
+}
+
+/// The module `wasm-bindgen` writes, which the package loads.
+pub fn module_path() -> PathBuf {
+    package_dir().join("wasm").join("npy_js_bg.wasm")
+}
+
+/// Builds the package (see the module); returns the module's size after gzip.
+pub fn build() -> Result<u64> {
+    ensure_target()?;
+    ensure_clang()?;
+    let bindgen = ensure_bindgen()?;
+    project::step(&format!("cargo build -p npy-js --target {WASM_TARGET} --profile wasm"));
+    project::run(project::cargo().args(["build", "-p", "npy-js", "--target", WASM_TARGET, "--profile", "wasm"]))?;
+    let built = project::target_dir().join(WASM_TARGET).join("wasm").join("npy_js.wasm");
+    let out = package_dir().join("wasm");
+    project::step(&format!("wasm-bindgen --target web {}", built.display()));
+    project::fresh_dir(&out)?;
+    project::run(
+        Command::new(&bindgen)
+            .args(["--target", "web", "--experimental-reset-state-function", "--remove-name-section", "--out-dir"])
+            .arg(&out)
+            .arg(&built),
+    )?;
+    npm_ci()?;
+    let size = gzipped_size(&module_path())?;
+    let raw = fs::metadata(module_path()).map_err(|e| format!("{}: {e}", module_path().display()))?.len();
+    println!("npy-js: {} ({raw} bytes, {size} after gzip -9)", module_path().display());
+    Ok(size)
+}
+
+/// Adds the wasm target to the toolchain when its standard library is missing.
+fn ensure_target() -> Result<()> {
+    let out = Command::new("rustc")
+        .current_dir(project::root())
+        .args(["--print", "target-libdir", "--target", WASM_TARGET])
+        .output()
+        .map_err(|e| format!("cannot run rustc: {e}"))?;
+    let libdir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if out.status.success() && libdir.is_dir() {
+        return Ok(());
+    }
+    project::step(&format!("rustup target add {WASM_TARGET}"));
+    project::run(Command::new("rustup").current_dir(project::root()).args(["target", "add", WASM_TARGET]))
+}
+
+/// Whether `program --version` runs.
+pub fn has(program: &str) -> bool {
+    Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// Installs Debian `packages` with apt-get when run as root (CI and fresh machines of this
+/// project's kind are); otherwise fails, naming the command that would.
+pub fn apt_install(packages: &[&str], why: &str) -> Result<()> {
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let command = format!("apt-get install -y {}", packages.join(" "));
+    if !root || !has("apt-get") {
+        return Err(format!("{why}: install it with `{command}` (as root), then run this again"));
+    }
+    project::step(&command);
+    project::run(Command::new("apt-get").args(["install", "-y", "--no-install-recommends"]).args(packages))
+}
+
+/// Debian's clang, which builds libzstd's C for WebAssembly (the `cc` crate calls it).
+fn ensure_clang() -> Result<()> {
+    if has("clang") {
+        return Ok(());
+    }
+    apt_install(&["clang"], "libzstd's C is built for WebAssembly with clang, which is missing")
+}
+
+/// The version of the `wasm-bindgen` crate `Cargo.lock` pins.
+fn bindgen_version() -> Result<String> {
+    let lock = project::root().join("Cargo.lock");
+    let text = fs::read_to_string(&lock).map_err(|e| format!("{}: {e}", lock.display()))?;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line == "name = \"wasm-bindgen\"" {
+            if let Some(version) = lines.next().and_then(|l| l.strip_prefix("version = \"")) {
+                return Ok(version.trim_end_matches('"').to_string());
+            }
+        }
+    }
+    Err("Cargo.lock pins no wasm-bindgen".into())
+}
+
+/// `wasm-bindgen` at the crate's version, in `target/tools/bin`: installed by cargo the
+/// first time (a few minutes' build; prebuilt downloads are not used).
+fn ensure_bindgen() -> Result<PathBuf> {
+    let version = bindgen_version()?;
+    let root = project::target_dir().join("tools");
+    let bin = root.join("bin").join("wasm-bindgen");
+    let installed =
+        Command::new(&bin).arg("--version").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    if installed.is_some_and(|v| v.split_whitespace().nth(1) == Some(version.as_str())) {
+        return Ok(bin);
+    }
+    project::step(&format!("cargo install wasm-bindgen-cli --version ={version} --root {}", root.display()));
+    project::run(
+        project::cargo()
+            .args(["install", "wasm-bindgen-cli", "--version", &format!("={version}"), "--root"])
+            .arg(&root),
+    )?;
+    Ok(bin)
+}
+
+/// `npm ci` in the package when its lock file changed since the last one (a stamp in
+/// `node_modules` holds the lock file it installed).
+fn npm_ci() -> Result<()> {
+    if !has("npm") || !has("node") {
+        return Err("the JavaScript package needs Node.js 20 or later with npm (Debian: apt install nodejs npm)".into());
+    }
+    let dir = package_dir();
+    let lock = fs::read(dir.join("package-lock.json")).map_err(|e| format!("npy-js/package-lock.json: {e}"))?;
+    let stamp = dir.join("node_modules").join(".npy-lock");
+    if fs::read(&stamp).is_ok_and(|s| s == lock) {
+        return Ok(());
+    }
+    project::step("npm ci (npy-js)");
+    project::run(Command::new("npm").current_dir(&dir).args(["ci", "--no-audit", "--no-fund"]))?;
+    fs::write(&stamp, lock).map_err(|e| format!("{}: {e}", stamp.display()))
+}
+
+/// The bytes of `path` after `gzip -9`: what a server sends the module as.
+pub fn gzipped_size(path: &Path) -> Result<u64> {
+    let out =
+        Command::new("gzip").args(["-9", "-c"]).arg(path).output().map_err(|e| format!("cannot run gzip: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("gzip -9 {} failed", path.display()));
+    }
+    Ok(out.stdout.len() as u64)
+}
