@@ -298,7 +298,7 @@ export class NpyArray {
       }
       /** @type {Record<string, any>} */
       const row = {};
-      leaves.forEach((/** @type {any} */ leaf, i) => {
+      leaves.forEach((/** @type {any} */ leaf, /** @type {number} */ i) => {
         const names = leaf.path.split(".");
         let at = row;
         for (const name of names.slice(0, -1)) at = at[name] ??= {};
@@ -563,7 +563,7 @@ export function save(array, options = {}) {
   if (leaves.length === 1 && first.path === "" && ArrayBuffer.isView(held[0])) {
     const type = first.dtype.type;
     const asIs = first.output !== "void" && first.dtype.byteOrder !== ">" && type !== "b1" && type !== "f16" && type !== "c32";
-    if (asIs && (type !== "f2" || (FLOAT16 && held[0] instanceof /** @type {any} */ (globalThis).Float16Array))) {
+    if (asIs && (type !== "f2" || (FLOAT16 && held[0] instanceof TYPED.Float16Array))) {
       return withHeader(described.descr, shape, fortranOrder, options.version, asBytes(held[0]));
     }
   }
@@ -576,7 +576,7 @@ export function save(array, options = {}) {
       const b = Math.min(count, a + piece);
       const inputs = held.map((/** @type {any} */ h, /** @type {number} */ i) => {
         const n = per(leaves[i]);
-        const part = ArrayBuffer.isView(h) ? h.subarray(a * n, b * n) : h.slice(a * n, b * n);
+        const part = ArrayBuffer.isView(h) ? /** @type {Uint8Array} */ (h).subarray(a * n, b * n) : h.slice(a * n, b * n);
         return leaves[i].output === "string" ? part : asBytes(part);
       });
       data.set(call(() => encoder.encode(b - a, a, inputs)), a * itemsize);
@@ -643,7 +643,7 @@ function heldValues(leaf, values) {
   const T = TYPED[leaf.output];
   const f16Values = leaf.dtype.type === "f2" && (values instanceof Float32Array || values instanceof Float64Array);
   if (values instanceof T) return values;
-  if (f16Values && FLOAT16) return globalThis.Float16Array.from(/** @type {Float32Array} */ (values));
+  if (f16Values && FLOAT16) return TYPED.Float16Array.from(/** @type {Float32Array} */ (values));
   if (!Array.isArray(values) && !ArrayBuffer.isView(values)) throw fail(`expected a ${T.name} or an array, not ${describe(values)}`);
   const list = /** @type {ArrayLike<any>} */ (values);
   const integer = /^[iu]|^[Mm]8/.test(leaf.dtype.type) || leaf.dtype.type === "b1";

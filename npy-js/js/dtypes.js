@@ -4,7 +4,13 @@
 
 import { FLOAT16 } from "./wasm.js";
 
-/** Typed array constructors by name, as the column descriptions name them. */
+/** `Float16Array` where the platform has it. */
+const Float16 = /** @type {any} */ (globalThis).Float16Array;
+
+/**
+ * Typed array constructors by name, as the column descriptions name them.
+ * @type {Record<string, any>}
+ */
 export const TYPED = {
   Int8Array,
   Uint8Array,
@@ -16,7 +22,7 @@ export const TYPED = {
   BigUint64Array,
   Float32Array,
   Float64Array,
-  ...(FLOAT16 ? { Float16Array: globalThis.Float16Array } : {}),
+  ...(FLOAT16 ? { Float16Array: Float16 } : {}),
 };
 
 /**
@@ -28,7 +34,7 @@ export const TYPED = {
 export function dtypeOfTyped(values) {
   if (values instanceof Float64Array) return "<f8";
   if (values instanceof Float32Array) return "<f4";
-  if (FLOAT16 && values instanceof globalThis.Float16Array) return "<f2";
+  if (FLOAT16 && values instanceof Float16) return "<f2";
   if (values instanceof Int8Array) return "|i1";
   if (values instanceof Uint8Array || values instanceof Uint8ClampedArray) return "|u1";
   if (values instanceof Int16Array) return "<i2";
@@ -40,7 +46,10 @@ export function dtypeOfTyped(values) {
   return undefined;
 }
 
-/** NumPy's dtype names (`np.dtype(name).str`), for callers who write `"float64"`. */
+/**
+ * NumPy's dtype names (`np.dtype(name).str`), for callers who write `"float64"`.
+ * @type {Record<string, string>}
+ */
 const NAMES = {
   bool: "|b1",
   int8: "|i1",

@@ -80,12 +80,12 @@ export function* memberBytes(info, options, onProgress) {
     // The claimed size is room enough; what is allocated grows with what the data gives,
     // from at most 16 MiB past the stored size, so a member that claims more than it holds
     // costs no more than its bytes.
-    let out = new Uint8Array(Math.min(info.size, info.compressedSize + (16 << 20)));
+    let out = bytes(Math.min(info.size, info.compressedSize + (16 << 20)), info, options);
     let made = 0;
     const pull = () => {
       for (;;) {
         if (out.length < Math.min(info.size, made + STEP)) {
-          const grown = new Uint8Array(Math.min(info.size, Math.max(2 * out.length, made + STEP)));
+          const grown = bytes(Math.min(info.size, Math.max(2 * out.length, made + STEP)), info, options);
           grown.set(out.subarray(0, made));
           out = grown;
         }
@@ -106,6 +106,26 @@ export function* memberBytes(info, options, onProgress) {
     return out.length === made ? out : out.subarray(0, made);
   } finally {
     stream.free();
+  }
+}
+
+/**
+ * A buffer of `n` bytes for member `info`: an NpyError naming it when this platform cannot
+ * allocate that much (a member larger than an ArrayBuffer holds, or than memory).
+ * @param {number} n
+ * @param {MemberInfo} info
+ * @param {NpzOptions} options
+ */
+function bytes(n, info, options) {
+  try {
+    return new Uint8Array(n);
+  } catch (e) {
+    throw new NpyError(reading(options.name, `member '${info.member}': ${info.size} bytes do not fit in memory here (${/** @type {Error} */ (e).message})`), {
+      kind: "usage",
+      file: options.name,
+      member: info.member,
+      cause: e,
+    });
   }
 }
 
@@ -275,6 +295,7 @@ export class NpzWriter {
    * @returns {this}
    */
   add(name, array, { compression = this.#compression, level = compression === this.#compression ? this.#level : undefined } = {}) {
+    if (this.#writer === undefined) throw new NpyError("the archive is finished: make a new NpzWriter", { kind: "usage" });
     if (typeof name !== "string") throw new NpyError(`a member's name is a string, not ${describe(name)}`, { kind: "usage" });
     const npy = save(array);
     call(() => this.#writer.add(name, npy, compression, level), { member: `${name}.npy` });
@@ -283,8 +304,13 @@ export class NpzWriter {
 
   /** The archive's bytes; the writer is done. */
   finish() {
-    const bytes = call(() => this.#writer.finish());
-    this.#writer.free();
-    return bytes;
+    const writer = this.#writer;
+    if (writer === undefined) throw new NpyError("the archive is finished: make a new NpzWriter", { kind: "usage" });
+    this.#writer = undefined;
+    try {
+      return call(() => writer.finish());
+    } finally {
+      writer.free();
+    }
   }
 }

@@ -141,7 +141,7 @@ export class NpyFile {
     const rest = this.shape.slice(1);
     const shape = this.shape.length === 0 ? [] : [end - start, ...rest];
     const rowBytes = product(rest) * this.dtype.itemsize;
-    if (!this.fortranOrder || rest.every((d) => d === 1) || this.shape.length < 2) {
+    if (!this.fortranOrder || rest.every((/** @type {number} */ d) => d === 1) || this.shape.length < 2) {
       const bytes = await this.#source.read(at + start * rowBytes, at + end * rowBytes);
       return arrayOf(this.descr, shape, this.fortranOrder, bytes, this.#options);
     }

@@ -150,7 +150,9 @@ async function http(url, options) {
   const get = async (headers) => {
     const init = options.fetchOptions ?? {};
     try {
-      return await fetch(url, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers ?? {})), ...headers } });
+      const merged = new Headers(init.headers ?? {});
+      for (const [key, value] of Object.entries(headers)) merged.set(key, value);
+      return await fetch(url, { ...init, headers: merged });
     } catch (e) {
       throw fail(`the request failed: ${/** @type {Error} */ (e).message}`, "io", e);
     }

@@ -6,14 +6,17 @@ import * as bound from "../wasm/npy_js.js";
 import { NpyError, translate } from "./errors.js";
 
 /** Whether this platform has `Float16Array` (half floats are given in it, else as Float32Array). */
-export const FLOAT16 = typeof globalThis.Float16Array === "function";
+export const FLOAT16 = typeof (/** @type {any} */ (globalThis).Float16Array) === "function";
 
-/** The message of a panic, handed over before the instance trapped. */
+/**
+ * The message of a panic, handed over before the instance trapped.
+ * @type {string | null}
+ */
 let panicked = null;
 
 /** Tells the instance where to report a panic; run after every (re)instantiation. */
 export function ready() {
-  bound.onPanic((message) => {
+  bound.onPanic((/** @type {string} */ message) => {
     panicked = message;
   });
 }
