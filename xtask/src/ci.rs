@@ -22,31 +22,37 @@
 //!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each),
 //!    `npy check --strict` on each (exit 1, but on the files of [`CHECK_VALID`]: 0), and
 //!    `npy check` on the NumPy corpus (`../shared/corpus/public`: exit 0)
-//! 8. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
+//! 8. the JavaScript package (see [`crate::js::check`]): npy-core and npy-js checked for
+//!    `wasm32-unknown-unknown` by clippy, the package built by `cargo xtask js` (its module
+//!    at most 400 KB after gzip), `tsc` on its declarations, an example and its JavaScript,
+//!    `node --test npy-js/tests/` (NumPy's corpus and object fixtures with NumPy's values,
+//!    writes checked by NumPy, ranged reads, the hostile files of step 7, and Chromium
+//!    through puppeteer-core), then README.md's JavaScript run as written
+//! 9. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
 //!    to `target/npz-check` and compare it with its `.expect.json` sidecar
-//! 9. NumPy loads SQL writes: `xtask/sql_check.py` has NumPy load every file the tests
-//!    wrote with `COPY TO` / `INSERT INTO` to `target/sql-check` (a file, or a directory of
-//!    files) and compare its rows with its `.expect.json` sidecar
-//! 10. NumPy loads object arrays: `xtask/object_check.py` has NumPy load
+//! 10. NumPy loads SQL writes: `xtask/sql_check.py` has NumPy load every file the tests
+//!     wrote with `COPY TO` / `INSERT INTO` to `target/sql-check` (a file, or a directory of
+//!     files) and compare its rows with its `.expect.json` sidecar
+//! 11. NumPy loads object arrays: `xtask/object_check.py` has NumPy load
 //!     (`allow_pickle=True`) every object array `.npy` and `.npz` the tests wrote to
 //!     `target/object-check` and compare it, types included, with its `.expect.json` sidecar
-//! 11. every example, `cargo run --release -p npy-seismic --example <name>` with `NPY_CI=1`
-//! 12. the `npy` commands of the tool's manual (`npy-cli/README.md`) and of README.md, then
+//! 12. every example, `cargo run --release -p npy-seismic --example <name>` with `NPY_CI=1`
+//! 13. the `npy` commands of the tool's manual (`npy-cli/README.md`) and of README.md, then
 //!     README.md's `npy sql` commands, run as written on the main job's file (see [`readme`])
-//! 13. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
+//! 14. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
 //!     a scheduler and two executors in the background, `npy sql --ballista df://...` on
 //!     them, then every process killed, and none left
-//! 14. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 15. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 15. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 16. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
-//!     refuses pickles by design; step 10 covers object arrays), then
+//!     refuses pickles by design; step 11 covers object arrays), then
 //!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
-//! 16. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
+//! 17. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
 //!     json` on every `.npy` of the corpus and of `tests/data` and every member of their
 //!     `.npz` files, parses each line with Python's `json` and compares it with NumPy's
 //!     `tolist()` under the documented mapping; where NumPy cannot give the values, the
 //!     dump must fail
-//! 17. pyarrow reads our conversions: `xtask/arrow_check.py` runs the release `npy convert
+//! 18. pyarrow reads our conversions: `xtask/arrow_check.py` runs the release `npy convert
 //!     --residue` on every non-object `.npy` of the corpus and of `tests/data` to `.arrow`
 //!     and `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
 //!     `pyarrow.parquet.read_table`) and compares every column with `np.load`'s values, then
@@ -55,20 +61,20 @@
 //!     written again, as its users save tables); and every non-object `.npz` as one table
 //!     (a column per member: NumPy's values of each member, the same members back), or
 //!     refused when NumPy agrees its members differ in length
-//! 18. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
+//! 19. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
 //!     every file `npy-cli/tests/append.rs` grew in place (records, a file whose killed
 //!     append left a tail, and the file 4 racing `npy append`s grew, whose rows sorted
 //!     must be exactly the ones appended) into `target/append-check` and compare it with the array
 //!     written whole, header bytes included; npy-append-array (pinned in
 //!     `xtask/requirements.txt`) appends to them, and the release `npy append` to a file
 //!     npy-append-array made
-//! 19. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
+//! 20. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
 //!     (`dask` and `distributed`, pinned in `xtask/requirements.txt`) compute every stack
 //!     the tests left in `target/stack-check` on a `LocalCluster` and compare it with the
 //!     array written whole, `info` byte for byte as Dask writes it; the release `npy stack
 //!     join` reads stacks Dask writes (with and without `info`), Dask reads what `npy stack
 //!     split` writes, and `npy stack join` refuses `info` pickles that would run code
-//! 20. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
+//! 21. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
 //!     polars and pandas pinned in `xtask/requirements.txt`) has DuckDB and polars read
 //!     every `.parquet` and `.arrow` the release `npy convert` writes from the corpus and
 //!     `tests/data` with NumPy's values (arrow_check.py's rules); converts to `.npy` the
@@ -77,7 +83,7 @@
 //!     times, decimals, zoned timestamps) and has NumPy load them equal to the source; and
 //!     converts npy's Parquet, edited with pyarrow (filter, drop, add, reorder, rename,
 //!     cast), back to exactly what pyarrow holds
-//! 21. the Python package (see [`python_package`]): installed as its manual
+//! 22. the Python package (see [`python_package`]): installed as its manual
 //!     (`npy-python/README.md`) says, README.md's Python run as written, built as one abi3
 //!     wheel, `ruff`-clean, `mypy --strict` and `mypy.stubtest` clean, its typed example run,
 //!     its pytest suite against NumPy's own behaviour
@@ -92,6 +98,7 @@ use std::time::{Duration, Instant};
 use crate::cluster;
 use crate::docs;
 use crate::golden;
+use crate::js;
 use crate::moto::Moto;
 use crate::project::{self, Result};
 use crate::tidy;
@@ -108,6 +115,7 @@ const STEPS: &[Step] = &[
     ("cargo test", test),
     ("s3 with moto", s3),
     ("hostile inputs", hostile),
+    ("the javascript package", javascript),
     ("numpy loads npz", npz_check),
     ("numpy loads sql writes", sql_check),
     ("numpy loads object arrays", object_check),
@@ -318,6 +326,16 @@ fn s3(ci: &mut Ci) -> Result<()> {
         .env("AWS_DEFAULT_REGION", "us-east-1")
         .env("NPY_S3_BUCKET", S3_BUCKET);
     project::run(&mut cargo)
+}
+
+/// The JavaScript package (`npy-js/`, see [`js::check`]): npy-core and npy-js for wasm32
+/// without warnings, the module built and under its size, the declarations type-checked,
+/// the Node tests against NumPy and the hostile files step 7 left, the browser test in
+/// Chromium, and README.md's JavaScript as written.
+fn javascript(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    js::ensure_target()?;
+    js::check(&python, true)
 }
 
 /// NumPy loads every file `npy-datafusion/tests/sql/write.rs` wrote with `COPY TO` and

@@ -14,6 +14,12 @@
 //!    instance after a panic;
 //! 6. `npm ci` in `npy-js/` (its dev dependencies: puppeteer-core, TypeScript and the
 //!    readers the bench compares), when `package-lock.json` changed since the last one.
+//!
+//! `cargo xtask js --test` then checks it (see [`check`]): the build for wasm with no
+//! warnings, the module's size, the TypeScript declarations, the Node tests (against NumPy,
+//! whose venv it makes, and the Rust suite's hostile files, which it writes) and the
+//! browser test in Debian's Chromium (installed as root where missing), and the README's
+//! JavaScript as written.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -58,8 +64,82 @@ pub fn build() -> Result<u64> {
     Ok(size)
 }
 
+/// The most bytes the module may take after gzip: the bench's goal, checked here too, since
+/// a size (unlike a time) is the same on every run.
+pub const MAX_GZIPPED: u64 = 400 << 10;
+
+/// The package's checks, after [`build`]; `python` has NumPy. The hostile files are the
+/// Rust suite's (`target/hostile`): written here first unless `hostile_written`.
+pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
+    project::step(&format!("cargo clippy -p npy-core -p npy-js --target {WASM_TARGET} --all-features -- -D warnings"));
+    project::run(project::cargo().args([
+        "clippy",
+        "-p",
+        "npy-core",
+        "-p",
+        "npy-js",
+        "--target",
+        WASM_TARGET,
+        "--all-features",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    let size = build()?;
+    if size > MAX_GZIPPED {
+        return Err(format!("the module takes {size} bytes after gzip, over the {MAX_GZIPPED} allowed"));
+    }
+    if !has("chromium") {
+        apt_install(&["chromium"], "the browser test runs Debian's chromium, which is missing")?;
+    }
+    let dir = package_dir();
+    project::step("tsc -p npy-js (the declarations, an example and the package's JavaScript, strict)");
+    project::run(Command::new("node").current_dir(&dir).args(["node_modules/typescript/bin/tsc", "-p", "."]))?;
+    if !hostile_written {
+        project::step("cargo test --test hostile --test hostile_npz (the hostile files)");
+        project::run(project::cargo().args(["test", "--test", "hostile", "--test", "hostile_npz"]))?;
+    }
+    project::step("node --test npy-js/tests/");
+    project::run(Command::new("node").current_dir(&dir).args(["--test", "tests/"]).env("NPY_PYTHON", python))?;
+    readme()
+}
+
+/// README.md's JavaScript, run as written: its first program in a project where `npm
+/// install <checkout>/npy-js` put the package, from the checkout's root (it reads the
+/// main job's file, made first if missing).
+fn readme() -> Result<()> {
+    // The README's two commands are what CI runs: this check and the build it starts.
+    let commands = crate::docs::block("README.md", "sh", "the JavaScript commands", |b| b.contains("cargo xtask js"))?;
+    if crate::docs::commands(&commands) != ["cargo xtask js", "cargo xtask js --test"] {
+        return Err(format!(
+            "README.md's JavaScript commands are not `cargo xtask js` and `cargo xtask js --test`:\n{commands}"
+        ));
+    }
+    let program = crate::docs::block("README.md", "js", "a first JavaScript program", |b| b.contains("from \"npy\""))?;
+    let traces = project::target_dir().join("seismic").join("traces.npy");
+    if !traces.exists() {
+        project::step("cargo run --release --example seismic (the file README.md's JavaScript reads)");
+        project::run(
+            project::cargo().args(["run", "--release", "-p", "npy-seismic", "--example", "seismic"]).env("NPY_CI", "1"),
+        )?;
+    }
+    let project_dir = project::target_dir().join("js-readme");
+    project::fresh_dir(&project_dir)?;
+    project::step("npm install <checkout>/npy-js (in target/js-readme)");
+    project::run(
+        Command::new("npm")
+            .current_dir(&project_dir)
+            .args(["install", "--no-audit", "--no-fund", "--no-save"])
+            .arg(package_dir()),
+    )?;
+    let path = project_dir.join("first.mjs");
+    fs::write(&path, program).map_err(|e| format!("{}: {e}", path.display()))?;
+    project::step("node first.mjs (README.md's JavaScript, from the checkout's root)");
+    project::run(Command::new("node").current_dir(project::root()).arg(&path))
+}
+
 /// Adds the wasm target to the toolchain when its standard library is missing.
-fn ensure_target() -> Result<()> {
+pub fn ensure_target() -> Result<()> {
     let out = Command::new("rustc")
         .current_dir(project::root())
         .args(["--print", "target-libdir", "--target", WASM_TARGET])

@@ -21,8 +21,9 @@
 //! - `fuzz [--seconds N] [--target NAME]`: run the cargo-fuzz targets of `fuzz/` (see
 //!   [`fuzz`]).
 //! - `miri`: npy-core's unit tests under Miri (see [`miri`]).
-//! - `js`: build the JavaScript package `npy-js/` (its WebAssembly module and npm
-//!   packages), installing the wasm target, clang and wasm-bindgen where missing (see [`js`]).
+//! - `js [--test]`: build the JavaScript package `npy-js/` (its WebAssembly module and npm
+//!   packages), installing the wasm target, clang and wasm-bindgen where missing, and with
+//!   `--test` run its checks (see [`js`]).
 //! - `venv`: make (or check) the venv of `xtask/requirements.txt` at `target/numpy-venv`,
 //!   the Python the main job and CI check files with (see [`project::python_with_numpy`]).
 //!
@@ -80,6 +81,9 @@ commands:
   js                build the JavaScript package npy-js/: its WebAssembly module (installing
                     the wasm32 target, clang and wasm-bindgen-cli where missing) and its
                     npm dev dependencies; prints the module's size after gzip
+  js --test         build it and run its checks: clippy for wasm, the module's size, tsc,
+                    the Node tests against NumPy and the Rust suite's hostile files, the
+                    browser test in Chromium, README.md's JavaScript as written
   venv              make target/numpy-venv with the packages xtask/requirements.txt pins
                     (NumPy for the main job's check; ci makes it too)";
 
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
         ["fuzz", rest @ ..] => fuzz::run(rest),
         ["miri", rest @ ..] => miri::run(rest),
         ["js"] => js::build().map(drop),
+        ["js", "--test"] => project::python_with_numpy().and_then(|python| js::check(&python, false)),
         ["venv"] => project::python_with_numpy().map(|python| println!("NPY_PYTHON={}", python.display())),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
