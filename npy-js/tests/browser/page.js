@@ -52,6 +52,12 @@ function valuesOf(array) {
   return out;
 }
 
+/** The class of each leaf's values (Float16Array for half floats: Chromium has it, Node 20 not). */
+function typesOf(array) {
+  const columns = array.dtype.kind === "record" ? array.columns() : { "": array };
+  return Object.fromEntries(Object.entries(columns).map(([path, column]) => [path, column.data.constructor.name]));
+}
+
 /** numpy_values.py's entry as `valuesOf` gives it. */
 function wantOf(entry) {
   const out = {};
@@ -99,12 +105,12 @@ window.checks = {
       const got = {};
       if (file.endsWith(".npy")) {
         const array = npy.load(bytes, { name: file });
-        got[""] = { descr: array.descr, shape: [...array.shape], values: valuesOf(array) };
+        got[""] = { descr: array.descr, shape: [...array.shape], types: typesOf(array), values: valuesOf(array) };
       } else {
         const archive = npy.loadNpz(bytes, { name: file });
         for (const m of archive.members) {
           const array = archive.get(m.name);
-          got[m.member] = { descr: array.descr, shape: [...array.shape], compression: m.compression, values: valuesOf(array) };
+          got[m.member] = { descr: array.descr, shape: [...array.shape], types: typesOf(array), compression: m.compression, values: valuesOf(array) };
         }
       }
       const want = Object.fromEntries(entries.map((e) => [e.member ?? "", wantOf(e)]));
@@ -263,18 +269,24 @@ window.checks = {
   /**
    * `save` of a record array given as a dtype string and rows (floats that JSON cannot
    * carry given as "nan", "-0", "inf"), uploaded for NumPy to read; the rows as `load`
-   * reads the bytes back.
+   * reads the bytes back. And a Float16Array saved as it is (half.npy).
    */
   async saveRecords({ dtype, rows }) {
     const float = (v) => (v === "nan" ? NaN : v === "-0" ? -0 : v === "inf" ? Infinity : v === "-inf" ? -Infinity : v);
-    const decoded = rows.map((r) => ({ ...r, pos: { x: float(r.pos.x), y: float(r.pos.y) } }));
+    const decoded = rows.map((r) => ({ ...r, pos: { x: float(r.pos.x), y: float(r.pos.y) }, h: float(r.h) }));
     const bytes = npy.save({ dtype, rows: decoded });
     const put = await fetch("/upload/saved.npy", { method: "PUT", body: bytes });
     if (put.status !== 201) throw new Error(`PUT /upload/saved.npy: HTTP ${put.status}`);
     const back = npy.load(bytes, { name: "saved.npy" });
     const values = valuesOf(back);
     report("save of a record array → PUT", true, `${dtype}: ${bytes.length} bytes`);
-    return { byteLength: bytes.length, descr: back.descr, shape: [...back.shape], values };
+    // A Float16Array saved as it is: its dtype is <f2.
+    const half = Float16Array.of(1.5, -0.0009765625, 65504, Infinity);
+    const halfBytes = npy.save(half);
+    const putHalf = await fetch("/upload/half.npy", { method: "PUT", body: halfBytes });
+    if (putHalf.status !== 201) throw new Error(`PUT /upload/half.npy: HTTP ${putHalf.status}`);
+    report("save of a Float16Array → PUT", true, `${halfBytes.length} bytes`);
+    return { byteLength: bytes.length, descr: back.descr, shape: [...back.shape], values, half: Array.from(half, canonicalFloat) };
   },
 
   /** Records the test's own verdict on something it checked outside the page (NumPy's reading of an upload). */
