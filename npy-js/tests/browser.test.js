@@ -235,6 +235,7 @@ describe("npy-js in Chromium", { timeout: 120_000 }, () => {
   let expected;
   let finished = false;
   const pageErrors = [];
+  const consoleMessages = [];
 
   /** Runs the page's check `name` (tests/browser/page.js) on `arg`. */
   const run = (name, arg) => withTimeout(page.evaluate((n, a) => window.checks[n](a), name, arg), 30_000, `the page's check ${name}`);
@@ -279,6 +280,7 @@ describe("npy-js in Chromium", { timeout: 120_000 }, () => {
     page = await browser.newPage();
     page.setDefaultTimeout(20_000);
     page.on("pageerror", (e) => pageErrors.push(String(e)));
+    page.on("console", (m) => consoleMessages.push(`${m.type()}: ${m.text()}`));
     await page.setViewport({ width: 1280, height: 800 });
     await page.goto(`${origin}/tests/browser/index.html`, { waitUntil: "load" });
     await page.waitForFunction(() => window.npyReady || window.npyFailed, { timeout: 20_000 }).catch((e) => {
@@ -526,6 +528,12 @@ describe("npy-js in Chromium", { timeout: 120_000 }, () => {
     assert.equal(failed, 0, "checks failed in the page: see target/npy-js/browser/results.png");
     assert.ok(passed >= 20, `${passed} checks passed`);
     assert.deepEqual(pageErrors, []);
+    // The console's only messages: the missing file's 404 and the changed file's 412, which the
+    // checks asked for (no warning, such as one about the WebAssembly module's MIME type).
+    assert.deepEqual(consoleMessages.toSorted(), [
+      "error: Failed to load resource: the server responded with a status of 404 (Not Found)",
+      "error: Failed to load resource: the server responded with a status of 412 (Precondition Failed)",
+    ]);
     assert.ok(statSync(shot).size > 10_000);
     finished = true;
   });
