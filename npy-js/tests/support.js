@@ -1,11 +1,14 @@
 // What the tests share: where the corpus and the scratch directory are, NumPy's values of
 // the corpus (made by numpy_values.py with the Python CI uses), and values in the
-// canonical text numpy_values.py writes.
+// canonical text numpy_values.py writes (canonical.js, which the browser test's page
+// imports too).
 
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+export { canonical, canonicalFloat } from "./canonical.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository's root. */
@@ -44,32 +47,6 @@ export function numpyValues() {
     expected = JSON.parse(readFileSync(out, "utf8"));
   }
   return expected;
-}
-
-/** A float as numpy_values.py writes it: "nan", or the little-endian hex of the float64. */
-export function canonicalFloat(x) {
-  const v = Number(x);
-  if (Number.isNaN(v)) return "nan";
-  return Buffer.from(new Float64Array([v]).buffer).toString("hex");
-}
-
-/**
- * A leaf's values (what `data` gives for an array of that leaf's dtype) as numpy_values.py
- * writes them.
- * @param {any} dtype the leaf's dtype tree
- * @param {any} data
- */
-export function canonical(dtype, data) {
-  const type = dtype.type;
-  if (type.startsWith("c")) {
-    const out = [];
-    for (let i = 0; i < data.length; i += 2) out.push([canonicalFloat(data[i]), canonicalFloat(data[i + 1])]);
-    return out;
-  }
-  if (type.startsWith("f")) return Array.from(data, canonicalFloat);
-  if (type.startsWith("S") || type.startsWith("U")) return Array.from(data);
-  if (type.startsWith("V")) return Array.from(data, (v) => Buffer.from(v).toString("hex"));
-  return Array.from(data, (v) => String(v));
 }
 
 /** The corpus's manifest: NumPy's headers, shapes and hashes of every file. */
