@@ -9,12 +9,12 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { extname, join, resolve, sep } from "node:path";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
+import { serve } from "./range_server.js";
 import { CORPUS, ROOT, SCRATCH, canonicalFloat, python } from "./support.js";
 
 /** The package's folder, which the server serves at /. */
@@ -62,106 +62,6 @@ function withTimeout(promise, ms, what) {
     timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
-const TYPES = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".json": "application/json",
-  ".wasm": "application/wasm",
-  ".png": "image/png",
-};
-
-/**
- * A static server on 127.0.0.1 (a free port): the corpus at /corpus/, the test's files at
- * /scratch/, the package at /; `PUT /upload/NAME` stores a page's upload in
- * OUT/uploads/. It honours `Range: bytes=a-b` (206 and Content-Range), pins versions by a
- * strong ETag (If-Match → 412), sends `Cache-Control: no-store` so Chromium asks for every
- * range, and logs every request (path, range, status, body bytes) in `log`.
- */
-async function startServer() {
-  const log = [];
-  const mounts = [
-    ["/corpus/", CORPUS],
-    ["/scratch/", OUT],
-    ["/", PACKAGE],
-  ];
-  const server = createServer((req, res) => {
-    const entry = { method: req.method, path: "", range: req.headers.range ?? null, ifMatch: req.headers["if-match"] ?? null, status: 0, bytes: 0 };
-    log.push(entry);
-    const send = (status, headers = {}, body = undefined) => {
-      entry.status = status;
-      res.writeHead(status, { "Cache-Control": "no-store", ...headers });
-      res.end(body);
-    };
-    try {
-      entry.path = decodeURIComponent(new URL(req.url, "http://127.0.0.1").pathname);
-      if (req.method === "PUT") return upload(req, entry, send);
-      if (req.method !== "GET" && req.method !== "HEAD") return send(405, { Allow: "GET, HEAD, PUT" });
-      const [prefix, root] = mounts.find(([p]) => entry.path.startsWith(p));
-      const file = resolve(root, entry.path.slice(prefix.length));
-      if (!file.startsWith(root + sep)) return send(403);
-      const stat = existsSync(file) ? statSync(file) : undefined;
-      if (!stat?.isFile()) return send(404, { "Content-Type": "text/plain" }, "not found");
-      const size = stat.size;
-      const etag = `"${size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
-      const headers = {
-        "Accept-Ranges": "bytes",
-        ETag: etag,
-        "Last-Modified": stat.mtime.toUTCString(),
-        "Content-Type": TYPES[extname(file)] ?? "application/octet-stream",
-      };
-      const ifMatch = entry.ifMatch;
-      if (ifMatch && ifMatch.trim() !== "*" && !ifMatch.split(",").map((t) => t.trim()).includes(etag)) return send(412, headers);
-      let [start, end, status] = [0, size - 1, 200];
-      const range = /^bytes=(\d*)-(\d*)$/.exec(entry.range ?? "");
-      if (range && (range[1] !== "" || range[2] !== "")) {
-        // bytes=a-b, bytes=a- (to the end), bytes=-n (the last n); other forms are ignored (200).
-        if (range[1] === "") [start, end] = [Math.max(0, size - Number(range[2])), size - 1];
-        else [start, end] = [Number(range[1]), range[2] === "" ? size - 1 : Math.min(Number(range[2]), size - 1)];
-        if (start >= size || end < start) return send(416, { ...headers, "Content-Range": `bytes */${size}` });
-        status = 206;
-        headers["Content-Range"] = `bytes ${start}-${end}/${size}`;
-      }
-      headers["Content-Length"] = String(end - start + 1);
-      entry.status = status;
-      res.writeHead(status, { "Cache-Control": "no-store", ...headers });
-      if (req.method === "HEAD" || size === 0) return res.end();
-      entry.bytes = end - start + 1;
-      createReadStream(file, { start, end })
-        .on("error", (e) => res.destroy(e))
-        .pipe(res);
-    } catch (e) {
-      send(500, { "Content-Type": "text/plain" }, String(e));
-    }
-  });
-  await new Promise((ok, fail) => server.once("error", fail).listen(0, "127.0.0.1", ok));
-  return { server, origin: `http://127.0.0.1:${server.address().port}`, log };
-}
-
-/** `PUT /upload/NAME`: the body (64 MiB at most) into OUT/uploads/NAME. */
-function upload(req, entry, send) {
-  const name = /^\/upload\/([\w.-]+)$/.exec(entry.path)?.[1];
-  if (!name || name.startsWith(".")) return send(403);
-  const chunks = [];
-  let length = 0;
-  req.on("data", (chunk) => {
-    length += chunk.length;
-    if (length > 64 << 20) req.destroy();
-    else chunks.push(chunk);
-  });
-  req.on("end", () => {
-    mkdirSync(join(OUT, "uploads"), { recursive: true });
-    writeFileSync(join(OUT, "uploads", name), Buffer.concat(chunks));
-    entry.bytes = length;
-    send(201);
-  });
-}
-
-/** Stops the server, its open connections with it. */
-async function stopServer(server) {
-  server.closeAllConnections();
-  await withTimeout(new Promise((ok) => server.close(ok)), 5000, "closing the server").catch(() => {});
 }
 
 /**
@@ -274,7 +174,8 @@ describe("npy-js in Chromium", { timeout: 120_000 }, () => {
     execFileSync(python(), [join(HERE, "make_files.py"), OUT, spec], { encoding: "utf8" });
     expected = JSON.parse(readFileSync(join(OUT, "expected.json"), "utf8"));
 
-    ({ server, origin, log } = await startServer());
+    server = await serve({ mounts: [["/corpus/", CORPUS], ["/scratch/", OUT], ["/", PACKAGE]], uploads: join(OUT, "uploads") });
+    ({ url: origin, log } = server);
     userDataDir = mkdtempSync(join(tmpdir(), "npy-js-chromium-"));
     browser = await launch(userDataDir);
     page = await browser.newPage();
@@ -296,7 +197,7 @@ describe("npy-js in Chromium", { timeout: 120_000 }, () => {
       await withTimeout(page.screenshot({ path: join(OUT, "failure.png"), fullPage: true }), 10_000, "the failure screenshot").catch(() => {});
     }
     if (browser) await closeBrowser(browser);
-    if (server) await stopServer(server);
+    if (server) await server.close();
     if (userDataDir) rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   });
 

@@ -23,7 +23,7 @@ before(async () => {
   // NumPy writes the files: 100,000 records with a nested field and a subarray, a
   // Fortran-order matrix, and an archive of a stored and a deflated member.
   runPython("make_files.py", "open", DIR);
-  server = await serve(DIR);
+  server = await serve({ mounts: [["/", DIR]] });
 });
 after(async () => {
   await server?.close();
@@ -144,7 +144,7 @@ test("a source that is shorter than it says, changes, or fails is an NpyError na
 });
 
 test("a server that ignores ranges gives the whole file, read from memory", async () => {
-  const plain = await serve(DIR, { ranges: false });
+  const plain = await serve({ mounts: [["/", DIR]], ranges: false });
   try {
     const file = await open(`${plain.url}/records.npy`);
     await checkRows(file, 5, 8);

@@ -1,75 +1,129 @@
-// A static HTTP server on 127.0.0.1 for the tests of reads by URL: it serves files from a
-// directory and honours `Range: bytes=a-b` (206 with Content-Range), `If-Match` (412 when
-// the ETag differs) and logs every request, so a test can count the bytes a read fetched.
-// `close()` stops it; tests call it in a `finally` or an `after` hook.
+// The tests' static HTTP server on 127.0.0.1 (a free port), for reads by URL: it serves
+// directories at path prefixes and honours `Range: bytes=a-b`, `a-` and `-n` (206 with
+// Content-Range, 416 past the end), pins versions by a strong ETag (`If-Match` that
+// differs: 412), sends `Cache-Control: no-store` so a browser asks for every range, and
+// logs every request (method, path, range, If-Match, status, body bytes) so a test can
+// count what a read fetched. With `uploads`, `PUT /upload/NAME` stores a body (64 MiB at
+// most) there. `close()` stops it and its connections; tests call it in an `after` hook.
 
-import { readFileSync, statSync } from "node:fs";
+import { createReadStream, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { extname, join, normalize, sep } from "node:path";
+import { extname, join, resolve, sep } from "node:path";
 
-const TYPES = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html", ".wasm": "application/wasm", ".json": "application/json" };
+const TYPES = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".json": "application/json",
+  ".wasm": "application/wasm",
+  ".png": "image/png",
+};
 
 /**
- * Serves `root` on a free port of 127.0.0.1.
- * @param {string} root
- * @param {{ranges?: boolean}} [options] `ranges: false` makes a server that ignores Range headers (answers 200 with the whole file)
- * @returns {Promise<{url: string, log: {path: string, range: string | null, status: number, bytes: number}[], close(): Promise<void>}>}
+ * @typedef {{method: string | undefined, path: string, range: string | null, ifMatch: string | null, status: number, bytes: number}} Request
  */
-export async function serve(root, { ranges = true } = {}) {
-  /** @type {{path: string, range: string | null, status: number, bytes: number}[]} */
+
+/**
+ * Serves `mounts` (`[prefix, directory]`, the first prefix that matches wins).
+ * @param {{mounts: [string, string][], uploads?: string, ranges?: boolean}} options `ranges: false` makes a server that ignores Range (200, the whole file)
+ * @returns {Promise<{url: string, log: Request[], close(): Promise<void>}>}
+ */
+export async function serve({ mounts, uploads, ranges = true }) {
+  /** @type {Request[]} */
   const log = [];
   const server = createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
-    const file = normalize(join(root, path));
-    const answer = (/** @type {number} */ status, /** @type {Buffer | string} */ body, /** @type {Record<string, string>} */ headers = {}) => {
-      log.push({ path, range: req.headers.range ?? null, status, bytes: body.length });
-      res.writeHead(status, headers);
+    /** @type {Request} */
+    const entry = { method: req.method, path: "", range: req.headers.range ?? null, ifMatch: /** @type {string | undefined} */ (req.headers["if-match"]) ?? null, status: 0, bytes: 0 };
+    log.push(entry);
+    const send = (/** @type {number} */ status, /** @type {Record<string, string>} */ headers = {}, /** @type {string | undefined} */ body = undefined) => {
+      entry.status = status;
+      res.writeHead(status, { "Cache-Control": "no-store", ...headers });
       res.end(body);
     };
-    let stat;
     try {
-      if (!file.startsWith(normalize(root) + sep)) throw new Error("outside");
-      stat = statSync(file);
-      if (!stat.isFile()) throw new Error("not a file");
-    } catch {
-      answer(404, "not found");
-      return;
+      entry.path = decodeURIComponent(new URL(req.url ?? "/", "http://127.0.0.1").pathname);
+      if (req.method === "PUT" && uploads !== undefined) return upload(req, entry, uploads, send);
+      if (req.method !== "GET" && req.method !== "HEAD") return send(405, { Allow: "GET, HEAD" });
+      const mount = mounts.find(([p]) => entry.path.startsWith(p));
+      if (mount === undefined) return send(404, { "Content-Type": "text/plain" }, "not found");
+      const root = resolve(mount[1]);
+      const file = resolve(root, entry.path.slice(mount[0].length));
+      if (!file.startsWith(root + sep)) return send(403);
+      const stat = existsSync(file) ? statSync(file) : undefined;
+      if (!stat?.isFile()) return send(404, { "Content-Type": "text/plain" }, "not found");
+      const size = stat.size;
+      const etag = `"${size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}"`;
+      /** @type {Record<string, string>} */
+      const headers = {
+        ETag: etag,
+        "Last-Modified": stat.mtime.toUTCString(),
+        "Content-Type": TYPES[/** @type {keyof typeof TYPES} */ (extname(file))] ?? "application/octet-stream",
+        ...(ranges ? { "Accept-Ranges": "bytes" } : {}),
+      };
+      let [start, end, status] = [0, size - 1, 200];
+      const range = /^bytes=(\d*)-(\d*)$/.exec(entry.range ?? "");
+      if (ranges && range && (range[1] !== "" || range[2] !== "")) {
+        const ifMatch = entry.ifMatch;
+        if (ifMatch && ifMatch.trim() !== "*" && !ifMatch.split(",").map((t) => t.trim()).includes(etag)) return send(412, headers);
+        // bytes=a-b, bytes=a- (to the end), bytes=-n (the last n); other forms get the whole file.
+        if (range[1] === "") [start, end] = [Math.max(0, size - Number(range[2])), size - 1];
+        else [start, end] = [Number(range[1]), range[2] === "" ? size - 1 : Math.min(Number(range[2]), size - 1)];
+        if (start >= size || end < start) return send(416, { ...headers, "Content-Range": `bytes */${size}` });
+        status = 206;
+        headers["Content-Range"] = `bytes ${start}-${end}/${size}`;
+      }
+      headers["Content-Length"] = String(Math.max(0, end - start + 1));
+      entry.status = status;
+      res.writeHead(status, { "Cache-Control": "no-store", ...headers });
+      if (req.method === "HEAD" || size === 0) return res.end();
+      entry.bytes = end - start + 1;
+      createReadStream(file, { start, end })
+        .on("error", (e) => res.destroy(e))
+        .pipe(res);
+    } catch (e) {
+      send(500, { "Content-Type": "text/plain" }, String(e));
     }
-    const etag = `"${stat.size}-${stat.mtimeMs}"`;
-    const type = TYPES[/** @type {keyof typeof TYPES} */ (extname(file))] ?? "application/octet-stream";
-    const body = readFileSync(file);
-    const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? "");
-    if (!ranges || !range) {
-      answer(200, body, { "Content-Type": type, ETag: etag, "Content-Length": String(body.length) });
-      return;
-    }
-    if (req.headers["if-match"] !== undefined && req.headers["if-match"] !== etag) {
-      answer(412, "precondition failed");
-      return;
-    }
-    let [start, end] = [range[1], range[2]];
-    let from = start === "" ? Math.max(0, body.length - Number(end)) : Number(start);
-    let to = start === "" || end === "" ? body.length - 1 : Math.min(Number(end), body.length - 1);
-    if (from >= body.length || from > to) {
-      answer(416, "", { "Content-Range": `bytes */${body.length}` });
-      return;
-    }
-    answer(206, body.subarray(from, to + 1), {
-      "Content-Type": type,
-      "Content-Range": `bytes ${from}-${to}/${body.length}`,
-      "Accept-Ranges": "bytes",
-      ETag: etag,
-    });
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  await new Promise((ok, fail) => server.once("error", fail).listen(0, "127.0.0.1", () => ok(undefined)));
   const address = /** @type {import("node:net").AddressInfo} */ (server.address());
   return {
     url: `http://127.0.0.1:${address.port}`,
     log,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve(undefined));
-      }),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((ok) => {
+        const timer = setTimeout(ok, 5000);
+        server.close(() => {
+          clearTimeout(timer);
+          ok(undefined);
+        });
+      });
+    },
   };
+}
+
+/**
+ * `PUT /upload/NAME`: the body (64 MiB at most) into `dir`/NAME.
+ * @param {import("node:http").IncomingMessage} req
+ * @param {Request} entry
+ * @param {string} dir
+ * @param {(status: number) => void} send
+ */
+function upload(req, entry, dir, send) {
+  const name = /^\/upload\/([\w.-]+)$/.exec(entry.path)?.[1];
+  if (!name || name.startsWith(".")) return send(403);
+  /** @type {Buffer[]} */
+  const chunks = [];
+  let length = 0;
+  req.on("data", (chunk) => {
+    length += chunk.length;
+    if (length > 64 << 20) req.destroy();
+    else chunks.push(chunk);
+  });
+  req.on("end", () => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, name), Buffer.concat(chunks));
+    entry.bytes = length;
+    send(201);
+  });
 }
