@@ -8,6 +8,8 @@
 //! Built by `cargo xtask js` for `wasm32-unknown-unknown` and bound by `wasm-bindgen`; the
 //! package's README is the user's manual.
 
+#![forbid(unsafe_code)]
+
 pub mod decode;
 pub mod dtype;
 pub mod encode;
