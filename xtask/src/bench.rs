@@ -1,8 +1,10 @@
-//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header[,...]] [--bytes N]
-//! [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] [--repeat K]`:
-//! npy's speed next to the machine limit, NumPy, npyz, pyarrow and npy-append-array, in one
-//! run, with the ratios the speed goals name. Nine parts, all by default (`--only` picks
-//! some, comma-separated, run in the order below):
+//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header|python|js[,...]]
+//! [--bytes N] [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] [--repeat K]`:
+//! npy's speed next to the machine limit, NumPy, npyz, pyarrow and npy-append-array (and
+//! the JavaScript package's next to npyjs and fflate), in one run, with the ratios the speed
+//! goals name. Eleven parts, all by default (`--only` picks some, comma-separated, run in
+//! the order below; the `python` part, the npy Python package against NumPy, is
+//! `npy-python/bench.py`'s, whose docs say what it times):
 //!
 //! - `f8`: a big `<f8` array.
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
@@ -164,6 +166,39 @@
 //!   the default options, in 0.25 ms and at 400 MB/s (as ratios to those budgets). The
 //!   short-name and mixed headers, and npy's times next to NumPy's, are context.
 //!
+//! - `js`: the JavaScript package `npy-js/` (npy-core compiled to WebAssembly) against the
+//!   JavaScript readers people use, in one Node process (Node 20; the peers are the
+//!   package's pinned dev dependencies: npyjs 1.2.0, fflate 0.8.3).
+//!   1. `cargo xtask js`'s build (`crate::js::build`: cargo rebuilds the module only when
+//!      a source changed, `npm ci` runs only when `package-lock.json` did).
+//!   2. `cargo run --release --example seismic` when `<target>/seismic/traces.npy` is
+//!      missing: 1,000,000 `Trace` records in NumPy's `align=True` layout (304 bytes each,
+//!      290 MiB), kept for later runs.
+//!   3. `npy-js/bench/inputs.py` (NumPy) makes 100 MB of `<f8` and the traces' 8 fields
+//!      as plain arrays in a deflated archive (`np.savez_compressed`: `trace_id`,
+//!      `receiver_x/y/z`, `t0`, `dt`, `flags`, `samples` as (n, 64) `<f4`; npyjs parses
+//!      nothing but plain arrays, so a table saved for it is its columns).
+//!   4. `node --expose-gc npy-js/bench/bench.mjs` first checks npy's values against the
+//!      peers' and NumPy's (the archive's members against npyjs's parse of them, the
+//!      traces' columns against those members and against NumPy's values of a few
+//!      records), writes the same columns as an archive of Zstandard members with the
+//!      package's own `NpzWriter`, then times, in rounds that interleave each npy row with
+//!      its peer's (a garbage collection before each run): `load(bytes).data` of the
+//!      `<f8` next to npyjs's `parse` of the same bytes (both a view; a run is the mean of
+//!      10,000 calls); `load(bytes).columns()` of the traces and each column's `.data`
+//!      next to one copy of the file's bytes (`new Uint8Array(n).set(bytes)`, allocation
+//!      included, as the columns' allocation is: the floor of any read that gives its own
+//!      memory; npyjs cannot read records at all, and a `#` line says what it throws);
+//!      `loadNpz`, `get()` and `.data` of every member of the deflated archive next to
+//!      fflate's `unzipSync` and npyjs's `parse` of each, and of the Zstandard archive;
+//!      and it reports the module's size after `gzip -9` as a row (`bytes=`, times 0).
+//!
+//!   The goals: npy's `<f8` view at most 1.1 times npyjs's, or at most 50 µs above it
+//!   (each is a header parse: microseconds, where a ratio alone measures noise); every
+//!   column of the records in at most 3 times one copy of their bytes; the deflated
+//!   archive at most npyjs + fflate's time; Zstandard members faster still than npy's
+//!   deflated ones; the module at most 400 KB (1,000 bytes a KB) after `gzip -9`.
+//!
 //! npy's writes in the goals use `WriteOptions::sync(false)` (`FileWriter::sync(false)`
 //! for archives), as `np.save`, npyz and the limit write do not sync either; the default
 //! (synced) `write_npy` is timed too, next to a limit write with `fsync`, for context.
@@ -172,7 +207,7 @@
 //! part's paired rounds and the `sql` part's five queries run 2K + 1 times (an odd count:
 //! the median is a run), saves as a user times them max(K, 5) times (rounded up to odd in
 //! the `python` part). A goal whose rows were not measured counts as missed. A table of
-//! best and median times, GiB/s and the goal ratios (PASS/MISS on best times, or on medians for the goals an issue states on medians; a memory goal on its row's peak) is printed
+//! best and median times, GiB/s and the goal ratios (PASS/MISS on best times, or on medians for the goals an issue states on medians; a memory goal on its row's peak; a size goal on its row's size) is printed
 //! and written to `<target>/bench/report.txt`, with a column of peak resident memory in
 //! the parts that measure a process's (`rss=` in the bench lines: the largest over the
 //! runs); each part's big files are deleted when it ends (at most about 4.5 GiB at a time
@@ -194,7 +229,8 @@ use std::process::{Command, Stdio};
 use crate::project::{self, Result};
 use parts::{Goal, Part, PARTS};
 
-const USAGE: &str = "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header[,...]] \
+const USAGE: &str =
+    "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header|python|js[,...]] \
                      [--bytes N] [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] \
                      [--repeat K]";
 
@@ -265,6 +301,14 @@ pub fn run(args: &[&str]) -> Result<()> {
 
     let mut done: Vec<(&Part, BTreeMap<String, Timing>)> = Vec::new();
     for part in settings.parts() {
+        if part.name == "js" {
+            let timings = js_part(&dir, &python, settings.repeat)?;
+            remove_big_files(&dir);
+            done.push((part, timings));
+            fs::write(&report_path, report(&done, &settings))
+                .map_err(|e| format!("cannot write {}: {e}", report_path.display()))?;
+            continue;
+        }
         let [size_flag, size] = settings.size_args(part);
         let repeat = settings.repeat.to_string();
         project::step(&format!(
@@ -325,6 +369,29 @@ pub fn run(args: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// The `js` part (see the module): the package built (`cargo xtask js`'s build; cargo
+/// rebuilds only what changed, `npm ci` runs only when the lock file did), the seismic
+/// example's traces (made once, kept in `<target>/seismic`), the inputs NumPy makes from
+/// them, then `node npy-js/bench/bench.mjs`.
+fn js_part(dir: &Path, python: &Path, repeat: u32) -> Result<BTreeMap<String, Timing>> {
+    project::step("js: cargo xtask js (the package's WebAssembly module and npm dev dependencies)");
+    crate::js::build()?;
+    let traces = project::target_dir().join("seismic").join("traces.npy");
+    if !traces.is_file() {
+        project::step("js: cargo run --release --example seismic (1,000,000 Trace records, 290 MiB)");
+        project::run(project::cargo().args(["run", "--release", "--example", "seismic"]).env("NPY_PYTHON", python))?;
+    }
+    let bench = crate::js::package_dir().join("bench");
+    project::step("js: python npy-js/bench/inputs.py (100 MB of <f8; the traces' fields as a deflated .npz)");
+    project::run(Command::new(python).arg(bench.join("inputs.py")).arg(dir).arg(&traces))?;
+    project::step(&format!("js: node npy-js/bench/bench.mjs ({repeat} runs each)"));
+    let mut node = Command::new("node");
+    node.arg("--expose-gc").arg(bench.join("bench.mjs"));
+    node.arg("--dir").arg(dir).arg("--traces").arg(&traces).arg("--python").arg(python);
+    node.args(["--repeat", &repeat.to_string()]);
+    run_bench_lines(&mut node)
+}
+
 fn parse_args(args: &[&str]) -> Result<Settings> {
     let mut settings = Settings {
         only: 0,
@@ -351,7 +418,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                 for name in value.split(',') {
                     let Some(i) = PARTS.iter().position(|p| p.name == name) else {
                         return Err(format!(
-                            "--only takes f8, records, npz, mmap, arrow, sql, cluster, append, header or python (or several, \
+                            "--only takes f8, records, npz, mmap, arrow, sql, cluster, append, header, python or js (or several, \
                              comma-separated), not {name:?}; {USAGE}"
                         ));
                     };
@@ -507,6 +574,14 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
                     settings.bytes / 8 / 4 / 5
                 );
             }
+            "js" => {
+                let _ = writeln!(
+                    out,
+                    "<f8: 100,000,000 data bytes, each run the mean of 10,000 calls; 1,000,000 aligned Trace records \
+                     (304 B, examples/seismic.rs) read as columns; their 8 fields as a deflated .npz \
+                     (np.savez_compressed) and with Zstandard members (npy's NpzWriter); KB: 1,000 bytes"
+                );
+            }
             _ => {
                 let _ = writeln!(
                     out,
@@ -538,6 +613,11 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
     let _ = writeln!(out, "{:<54} {:>9} {:>9} {:>8}{}", "measurement", "best", "median", "GiB/s", rss("peak RSS"));
     for (name, what) in part.rows {
         match timings.get(*name) {
+            // A size, not a time (its times 0): the bytes where the best time goes.
+            Some(t) if is_size(t) => {
+                let line = format!("{what:<54} {:>9} {:>9} {:>8}{}", kb(t.bytes), "-", "-", rss(""));
+                let _ = writeln!(out, "{}", line.trim_end());
+            }
             Some(t) => {
                 let rate = if t.bytes == 0 { "-".to_string() } else { format!("{:.2}", gib(t.bytes) / t.best) };
                 let (best, median) = (duration(t.best), duration(t.median));
@@ -551,20 +631,25 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
         }
     }
     let _ = writeln!(out);
+    // The goal column as wide as its widest goal (`<= 1.1 or +50 µs`), 11 at least.
+    let g = part.goals.iter().map(|goal| goal.3.text().chars().count()).max().unwrap_or(0).max(11);
     let _ = writeln!(
         out,
-        "{:<34} {:>11} {:>13} {:>11}  result (on best times; `med` goals on medians; MiB goals on peak RSS)",
+        "{:<34} {:>11} {:>13} {:>g$}  result (on best times; `med` goals on medians; MiB goals on peak RSS; \
+         KB goals on sizes)",
         "goal ratio", "best ratio", "median ratio", "goal"
     );
     let mut missed = 0;
     for &(what, num, den, goal) in part.goals {
-        // An RSS goal shows its row's peak where the others show the ratio of the best times.
+        // An RSS goal shows its row's peak, a size goal its row's size, where the others
+        // show the ratio of the best times.
         let (n, d) = (timings.get(num), timings.get(den));
         let shown = match goal {
-            Goal::RssAtMost(_) => n.and_then(|n| Some((mib(n.rss?), "-".to_string(), goal.passes(0.0, 0.0, n.rss)))),
+            Goal::RssAtMost(_) => n.and_then(|n| Some((mib(n.rss?), "-".to_string(), goal.passes(n, None)))),
+            Goal::BytesAtMost(_) => n.map(|n| (kb(n.bytes), "-".to_string(), goal.passes(n, None))),
             _ => n.zip(d).map(|(n, d)| {
                 let (ratio, median_ratio) = (n.best / d.best, n.median / d.median);
-                (format!("{ratio:.3}"), format!("{median_ratio:.3}"), goal.passes(ratio, median_ratio, n.rss))
+                (format!("{ratio:.3}"), format!("{median_ratio:.3}"), goal.passes(n, Some(d)))
             }),
         };
         let Some((best, median, result)) = shown else {
@@ -576,7 +661,7 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
                 missed += 1;
                 "MISS (not measured)"
             };
-            let _ = writeln!(out, "{what:<34} {:>11} {:>13} {:>11}  {result}", "n/a", "n/a", goal.text());
+            let _ = writeln!(out, "{what:<34} {:>11} {:>13} {:>g$}  {result}", "n/a", "n/a", goal.text());
             continue;
         };
         let result = match result {
@@ -587,7 +672,7 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
             }
             None => "context",
         };
-        let _ = writeln!(out, "{what:<34} {best:>11} {median:>13} {:>11}  {result}", goal.text());
+        let _ = writeln!(out, "{what:<34} {best:>11} {median:>13} {:>g$}  {result}", goal.text());
     }
     let goals = part.goals.iter().filter(|g| !matches!(g.3, Goal::Context)).count();
     (missed, goals)
@@ -602,6 +687,17 @@ fn duration(seconds: f64) -> String {
     } else {
         format!("{:.2} µs", seconds * 1e6)
     }
+}
+
+/// Whether a row is a size, not a time: its times 0, its size in `bytes=` (the `js` part's
+/// module after gzip).
+fn is_size(t: &Timing) -> bool {
+    t.best == 0.0 && t.median == 0.0
+}
+
+/// A size for the table, in KB of 1,000 bytes: `398.5 KB`.
+fn kb(bytes: u64) -> String {
+    format!("{:.1} KB", bytes as f64 / 1000.0)
 }
 
 /// A peak resident memory for the table: `117.3 MiB`.
@@ -650,9 +746,11 @@ mod tests {
         let all = parse_args(&[]).unwrap().parts();
         assert_eq!(
             all.iter().map(|p| p.name).collect::<Vec<_>>(),
-            ["f8", "records", "npz", "mmap", "arrow", "sql", "cluster", "append", "header", "python"]
+            ["f8", "records", "npz", "mmap", "arrow", "sql", "cluster", "append", "header", "python", "js"]
         );
-        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("header or python"));
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("header, python or js"));
+        let js = parse_args(&["--only", "js,f8"]).unwrap().parts();
+        assert_eq!(js.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "js"]);
         let python = parse_args(&["--only", "python", "--bytes", "4096"]).unwrap();
         assert_eq!(python.size_args(python.parts()[0]), ["--bytes".to_string(), "4096".to_string()]);
         let append = parse_args(&["--only", "append", "--batches", "20"]).unwrap();
@@ -724,6 +822,43 @@ mod tests {
     }
 
     #[test]
+    fn the_js_part_judges_a_view_by_ratio_or_difference_and_the_module_by_its_size() {
+        let time = |best: f64| Timing { best, median: best, bytes: 100_000_000, rss: None };
+        let size = |bytes| Timing { best: 0.0, median: 0.0, bytes, rss: None };
+        let mut timings: BTreeMap<String, Timing> = [
+            ("f8_npy".to_string(), time(40e-6)),
+            ("f8_npyjs".to_string(), time(5e-6)),
+            ("wasm_gzip".to_string(), size(398_543)),
+        ]
+        .into();
+        let mut out = String::new();
+        let (missed, goals) = part_report(&mut out, &parts::JS, &timings);
+        let line = |out: &str, start: &str| out.lines().find(|l| l.starts_with(start)).unwrap().to_string();
+        assert_eq!(goals, 5, "{out}");
+        // Eight times npyjs's time, but 35 µs above it: met.
+        assert!(line(&out, "<f8 view: npy / npyjs").ends_with("8.000         8.000 <= 1.1 or +50 µs  PASS"), "{out}");
+        // A size shows its bytes where a time shows its best, and is judged on them.
+        assert!(line(&out, "size: wasm/npy_js_bg.wasm").ends_with("398.5 KB         -        -"), "{out}");
+        assert!(line(&out, "module after gzip -9").ends_with("398.5 KB             -        <= 400 KB  PASS"), "{out}");
+        // The three timed goals not measured here are missed.
+        assert_eq!(missed, 3, "{out}");
+
+        timings.insert("f8_npy".to_string(), time(60e-6));
+        timings.insert("wasm_gzip".to_string(), size(400_001));
+        out.clear();
+        let (missed, _) = part_report(&mut out, &parts::JS, &timings);
+        assert!(line(&out, "<f8 view: npy / npyjs").ends_with("MISS"), "{out}");
+        assert!(line(&out, "module after gzip -9").ends_with("400.0 KB             -        <= 400 KB  MISS"), "{out}");
+        assert_eq!(missed, 5, "{out}");
+        // Within the ratio, whatever the difference.
+        timings.insert("f8_npy".to_string(), time(1.05));
+        timings.insert("f8_npyjs".to_string(), time(1.0));
+        out.clear();
+        part_report(&mut out, &parts::JS, &timings);
+        assert!(line(&out, "<f8 view: npy / npyjs").ends_with("PASS"), "{out}");
+    }
+
+    #[test]
     fn every_goal_names_rows_of_its_part() {
         for part in [
             &parts::F8,
@@ -734,10 +869,13 @@ mod tests {
             &parts::SQL,
             &parts::APPEND,
             &parts::HEADER,
+            &parts::JS,
         ] {
             for &(what, num, den, goal) in part.goals {
-                let names = if matches!(goal, Goal::RssAtMost(_)) { vec![num] } else { vec![num, den] };
-                assert!(!matches!(goal, Goal::RssAtMost(_)) || den.is_empty(), "{what}: an RSS goal names {den}");
+                // A goal on one row (its peak memory, its size) names no denominator.
+                let one_row = matches!(goal, Goal::RssAtMost(_) | Goal::BytesAtMost(_));
+                let names = if one_row { vec![num] } else { vec![num, den] };
+                assert!(!one_row || den.is_empty(), "{what}: a goal on one row names {den}");
                 for name in names {
                     assert!(part.rows.iter().any(|(row, _)| *row == name), "{}: goal {what:?} names {name}", part.name);
                 }
