@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::ops::Range;
 
 use crate::error::{Error, Result};
 
@@ -75,6 +76,9 @@ pub(super) struct Entry {
     pub(super) size: u64,
     pub(super) header_start: u64,
     pub(super) data_start: u64,
+    /// The length of the central directory's extra field for it (the local header's may
+    /// differ): where its local header likely ends.
+    central_extra: usize,
 }
 
 impl Entry {
@@ -177,25 +181,7 @@ struct End {
 pub(super) fn read<R: Read + Seek>(reader: &mut R, limits: Limits) -> Result<Vec<Entry>> {
     let file_len = reader.seek(SeekFrom::End(0))?;
     let mut cur = Cursor { inner: reader, pos: None };
-    let end = find_end(&mut cur, file_len)?;
-    if end.entries > limits.max_entries as u64 {
-        return Err(bad(format!(
-            "the archive claims {} entries, over the limit of {} (raise it with ReaderOptions::max_entries)",
-            end.entries, limits.max_entries
-        )));
-    }
-    if end.entries.saturating_mul(CENTRAL_LEN as u64) > end.cd_size {
-        return Err(bad(format!(
-            "the central directory of {} bytes cannot hold the {} entries the end record claims",
-            end.cd_size, end.entries
-        )));
-    }
-    // The directory lies between the members and the end record: bytes present.
-    let cd_len =
-        usize::try_from(end.cd_size).map_err(|_| bad("the central directory does not fit in the address space"))?;
-    let cd = cur.read_at(end.cd_offset, cd_len, &|| "the central directory".to_string())?;
-    let mut entries = parse_central(&cd, end.entries as usize, end.cd_offset)?;
-    check_names(&entries)?;
+    let (end, mut entries) = central(&mut cur, file_len, limits)?;
     for (i, e) in entries.iter_mut().enumerate() {
         check_local(&mut cur, e, i, end.cd_offset)?;
     }
@@ -214,6 +200,56 @@ pub(super) fn read<R: Read + Seek>(reader: &mut R, limits: Limits) -> Result<Vec
         )));
     }
     Ok(entries)
+}
+
+/// Bytes allowed a local header's extra field beyond the central directory's for the same
+/// member (a zip64 field of 20 bytes that only the local header has, as NumPy writes them).
+const LOCAL_SLACK: u64 = 64;
+
+/// The byte ranges [`read`] reads besides the archive's end and central directory: each
+/// member's local header (its extra field allowed [`LOCAL_SLACK`] bytes beyond the central
+/// directory's), ranges with gaps of at most [`SKIP_BY_READING`] between them merged, as
+/// `read` reads through such gaps. Reads the end records and the directory only.
+pub(super) fn local_header_ranges<R: Read + Seek>(reader: &mut R, limits: Limits) -> Result<Vec<Range<u64>>> {
+    let file_len = reader.seek(SeekFrom::End(0))?;
+    let mut cur = Cursor { inner: reader, pos: None };
+    let (end, mut entries) = central(&mut cur, file_len, limits)?;
+    entries.sort_by_key(|e| e.header_start);
+    let mut ranges: Vec<Range<u64>> = Vec::new();
+    for e in &entries {
+        let len = LOCAL_LEN as u64 + e.member.len() as u64 + e.central_extra as u64 + LOCAL_SLACK;
+        let range = e.header_start..e.header_start.saturating_add(len).min(end.cd_offset);
+        match ranges.last_mut() {
+            Some(last) if range.start <= last.end.saturating_add(SKIP_BY_READING) => last.end = last.end.max(range.end),
+            _ => ranges.push(range),
+        }
+    }
+    Ok(ranges)
+}
+
+/// Reads and checks the end records and the central directory (counts, sizes, names,
+/// methods); returns where the directory is and its entries, their data not yet placed.
+fn central<R: Read + Seek>(cur: &mut Cursor<'_, R>, file_len: u64, limits: Limits) -> Result<(End, Vec<Entry>)> {
+    let end = find_end(cur, file_len)?;
+    if end.entries > limits.max_entries as u64 {
+        return Err(bad(format!(
+            "the archive claims {} entries, over the limit of {} (raise it with ReaderOptions::max_entries)",
+            end.entries, limits.max_entries
+        )));
+    }
+    if end.entries.saturating_mul(CENTRAL_LEN as u64) > end.cd_size {
+        return Err(bad(format!(
+            "the central directory of {} bytes cannot hold the {} entries the end record claims",
+            end.cd_size, end.entries
+        )));
+    }
+    // The directory lies between the members and the end record: bytes present.
+    let cd_len =
+        usize::try_from(end.cd_size).map_err(|_| bad("the central directory does not fit in the address space"))?;
+    let cd = cur.read_at(end.cd_offset, cd_len, &|| "the central directory".to_string())?;
+    let entries = parse_central(&cd, end.entries as usize, end.cd_offset)?;
+    check_names(&entries)?;
+    Ok((end, entries))
 }
 
 /// Finds the end record (the last one whose comment fits in the file) and the zip64 end
@@ -380,7 +416,18 @@ fn parse_central(cd: &[u8], count: usize, cd_offset: u64) -> Result<Vec<Entry>> 
         check_method(&member, flags, method)?;
         check_sizes(&member, method, compressed_size, size)?;
         let key = member.strip_suffix(super::NPY_SUFFIX).unwrap_or(&member).to_string();
-        entries.push(Entry { member, key, method, crc32, compressed_size, size, header_start, data_start: 0 });
+        let central_extra = extra_len;
+        entries.push(Entry {
+            member,
+            key,
+            method,
+            crc32,
+            compressed_size,
+            size,
+            header_start,
+            data_start: 0,
+            central_extra,
+        });
         at += total;
     }
     if at != cd.len() {

@@ -67,7 +67,7 @@ mod workers;
 mod write;
 
 pub use decoder::MemberDecoder;
-pub use read::{MemberInfo, MemberReader, OwnedMemberReader, Reader, ReaderOptions};
+pub use read::{local_header_ranges, MemberInfo, MemberReader, OwnedMemberReader, Reader, ReaderOptions};
 pub use write::{FileWriter, MemberWriter, Writer};
 
 /// NumPy's member suffix.

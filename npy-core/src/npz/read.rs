@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use zip::{CompressionMethod, ZipArchive};
@@ -196,6 +197,38 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
         }
     }
     Ok(())
+}
+
+/// The byte ranges of an archive that opening it reads besides its end and central
+/// directory: its members' local headers, which [`Reader::from_reader_with`] checks against
+/// the directory. For readers of archives in remote storage: fetch the archive's end (its
+/// last 64 KiB and 22 bytes hold the end record with the longest comment, and a directory
+/// of about a thousand members), then these ranges all at once, then open it over what was
+/// fetched, instead of making one round trip per member. Reads only the end records
+/// and the central directory through `reader` (ranges closer than 64 KiB come merged, as
+/// the opening reads through such gaps; a local header whose extra field is longer than
+/// the directory's by more than 64 bytes runs past its range, and is then read on its own).
+///
+/// # Errors
+/// As [`Reader::from_reader_with`], for the end records and the central directory.
+///
+/// # Examples
+/// ```
+/// use std::io::Cursor;
+/// use npy_core::npz::{local_header_ranges, ReaderOptions, Writer};
+///
+/// let mut w = Writer::new(Cursor::new(Vec::new()));
+/// w.add("a", &vec![0.5f64; 100_000])?;
+/// w.add("b", &[1u8, 2])?;
+/// let bytes = w.finish()?.into_inner();
+/// let ranges = local_header_ranges(&mut Cursor::new(&bytes), &ReaderOptions::new())?;
+/// assert_eq!(ranges.len(), 2); // 800 KB of `a` between the two headers
+/// assert_eq!(ranges[0].start, 0);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn local_header_ranges<R: Read + Seek>(reader: &mut R, options: &ReaderOptions) -> Result<Vec<Range<u64>>> {
+    let limits = directory::Limits { max_entries: options.max_entries, max_inflated: options.max_inflated_size };
+    directory::local_header_ranges(reader, limits)
 }
 
 /// A checked directory entry as [`Reader::members`] gives it.
@@ -889,6 +922,66 @@ pub(super) mod tests {
         w.add("a", &(0..100u32).collect::<Vec<_>>()).unwrap();
         w.add_with("b", &(0..100u64).map(|i| i * i).collect::<Vec<_>>(), b).unwrap();
         w.finish().unwrap().into_inner()
+    }
+
+    /// An archive's bytes where only `ranges` are known: a read outside them fails.
+    #[derive(Debug)]
+    struct Known<'a> {
+        bytes: &'a [u8],
+        ranges: Vec<Range<u64>>,
+        pos: u64,
+    }
+
+    impl Read for Known<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.pos >= self.bytes.len() as u64 || buf.is_empty() {
+                return Ok(0);
+            }
+            let Some(r) = self.ranges.iter().find(|r| r.contains(&self.pos)) else {
+                return Err(io::Error::other(format!("byte {} was not fetched", self.pos)));
+            };
+            let n = buf.len().min((r.end - self.pos) as usize);
+            buf[..n].copy_from_slice(&self.bytes[self.pos as usize..self.pos as usize + n]);
+            self.pos += n as u64;
+            Ok(n)
+        }
+    }
+
+    impl Seek for Known<'_> {
+        fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+            self.pos = match to {
+                SeekFrom::Start(p) => p,
+                SeekFrom::End(d) => (self.bytes.len() as u64).saturating_add_signed(d),
+                SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+            };
+            Ok(self.pos)
+        }
+    }
+
+    #[test]
+    fn the_end_and_the_local_header_ranges_are_all_an_opening_reads() {
+        // Small members side by side, a large one between them, each method.
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add("small", &[1u8, 2, 3]).unwrap();
+        w.add_with("tiny", &[4u16], Compression::deflated()).unwrap();
+        w.add("large", &vec![0.25f64; 50_000]).unwrap();
+        w.add_with("after", &[5u32; 9], Compression::zstd()).unwrap();
+        w.add("last", &[6i8]).unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        let len = bytes.len() as u64;
+        let tail = len.saturating_sub((64 << 10) + 22)..len;
+        let options = ReaderOptions::new();
+        // The end alone tells the ranges; large's 400 KB keeps them apart.
+        let mut end = Known { bytes: &bytes, ranges: vec![tail.clone()], pos: 0 };
+        let ranges = local_header_ranges(&mut end, &options).unwrap();
+        assert_eq!(ranges.len(), 2, "{ranges:?}");
+        let mut known = Known { bytes: &bytes, ranges: [vec![tail.clone()], ranges].concat(), pos: 0 };
+        let r = Reader::from_reader_with(&mut known, &options).unwrap();
+        assert_eq!(r.names(), ["small", "tiny", "large", "after", "last"]);
+        // Without them, the opening needs bytes it was not given.
+        let mut bare = Known { bytes: &bytes, ranges: vec![tail], pos: 0 };
+        let e = Reader::from_reader_with(&mut bare, &options).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("was not fetched"), "{e}");
     }
 
     #[test]
