@@ -38,11 +38,20 @@ const STEP = 1 << 20;
  */
 
 /**
- * Reads and checks an archive's directory.
+ * A request of a reading generator: byte ranges `[start, end]`, answered with their bytes
+ * in the same order (ranges of one request may be read at once).
+ * @typedef {[number, number][]} Request
+ */
+
+/**
+ * Reads and checks an archive's directory: its end first, then every member's local header
+ * at once (npy-core says where they are), then npy-core's checks over what was fetched;
+ * what they still need (a local header longer than expected, a directory beyond the end
+ * fetched) is fetched a block at a time.
  * @param {number} length
  * @param {NpzOptions} options
  * @param {((start: number, end: number) => Uint8Array) | undefined} readSync
- * @returns {Generator<[number, number], MemberInfo[], Uint8Array>}
+ * @returns {Generator<Request, MemberInfo[], Uint8Array[]>}
  */
 export function* directory(length, options, readSync) {
   const where = { file: options.name };
@@ -52,13 +61,25 @@ export function* directory(length, options, readSync) {
   );
   try {
     const tailStart = Math.max(0, length - NPZ_TAIL);
-    const tail = yield [tailStart, length];
+    const [tail] = yield [[tailStart, length]];
     call(() => opener.add(tailStart, tail), where);
+    if (readSync === undefined) {
+      for (;;) {
+        const answer = call(() => opener.headerRanges(), where);
+        /** @type {Request} */
+        const ranges = answer.ranges ?? [[answer.need, Math.min(length, answer.need + BLOCK)]];
+        if (ranges.length > 0) {
+          const got = yield ranges;
+          ranges.forEach(([start], i) => call(() => opener.add(start, got[i]), where));
+        }
+        if (answer.ranges !== undefined) break;
+      }
+    }
     for (;;) {
       const answer = call(() => opener.open(readSync), where);
       if (answer.members !== undefined) return answer.members;
       const end = Math.min(length, answer.need + BLOCK);
-      const more = yield [answer.need, end];
+      const [more] = yield [[answer.need, end]];
       call(() => opener.add(answer.need, more), where);
     }
   } finally {
@@ -71,7 +92,7 @@ export function* directory(length, options, readSync) {
  * @param {MemberInfo} info
  * @param {NpzOptions} options
  * @param {((done: number, total: number) => void) | undefined} onProgress
- * @returns {Generator<[number, number], Uint8Array, Uint8Array>}
+ * @returns {Generator<Request, Uint8Array, Uint8Array[]>}
  */
 export function* memberBytes(info, options, onProgress) {
   const where = { file: options.name, member: info.member };
@@ -96,7 +117,7 @@ export function* memberBytes(info, options, onProgress) {
     };
     for (let at = 0; at < info.compressedSize; at += PIECE) {
       const end = Math.min(info.compressedSize, at + PIECE);
-      const piece = yield [info.dataStart + at, info.dataStart + end];
+      const [piece] = yield [[info.dataStart + at, info.dataStart + end]];
       call(() => stream.push(piece), where);
       pull();
       onProgress?.(end, info.compressedSize);
@@ -132,38 +153,42 @@ function bytes(n, info, options) {
 /**
  * Runs a reading generator over bytes in memory.
  * @template T
- * @param {Generator<[number, number], T, Uint8Array>} gen
+ * @param {Generator<Request, T, Uint8Array[]>} gen
  * @param {Uint8Array} bytes
  * @returns {T}
  */
 export function runSync(gen, bytes) {
   let step = gen.next();
-  while (!step.done) {
-    const [start, end] = step.value;
-    step = gen.next(bytes.subarray(start, end));
-  }
+  while (!step.done) step = gen.next(step.value.map(([start, end]) => bytes.subarray(start, end)));
   return step.value;
 }
 
+/** Ranges read at once from a source. */
+const PARALLEL = 8;
+
 /**
- * Runs a reading generator over a ranged source.
+ * Runs a reading generator over a ranged source, reading each request's ranges at once (at
+ * most 8 at a time).
  * @template T
- * @param {Generator<[number, number], T, Uint8Array>} gen
+ * @param {Generator<Request, T, Uint8Array[]>} gen
  * @param {{read(start: number, end: number): Promise<Uint8Array>}} source
  * @returns {Promise<T>}
  */
 export async function runAsync(gen, source) {
   let step = gen.next();
   while (!step.done) {
-    const [start, end] = step.value;
-    let bytes;
+    const ranges = step.value;
+    /** @type {Uint8Array[]} */
+    const got = new Array(ranges.length);
     try {
-      bytes = await source.read(start, end);
+      for (let i = 0; i < ranges.length; i += PARALLEL) {
+        await Promise.all(ranges.slice(i, i + PARALLEL).map(async ([start, end], k) => (got[i + k] = await source.read(start, end))));
+      }
     } catch (e) {
       gen.return(/** @type {any} */ (undefined));
       throw e;
     }
-    step = gen.next(bytes);
+    step = gen.next(got);
   }
   return step.value;
 }

@@ -37,6 +37,23 @@ impl Sparse {
         self.ranges.insert(at, (start, bytes));
     }
 
+    /// The parts of `start..end` that no range given holds.
+    fn missing(&self, start: u64, end: u64) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let mut at = start;
+        while at < end {
+            match self.find(at) {
+                Some(have) => at += have.len() as u64,
+                None => {
+                    let next = self.ranges.iter().map(|(s, _)| *s).filter(|&s| s > at).min().unwrap_or(end).min(end);
+                    out.push((at, next));
+                    at = next;
+                }
+            }
+        }
+        out
+    }
+
     fn find(&self, pos: u64) -> Option<&[u8]> {
         let i = self.ranges.partition_point(|(s, _)| *s <= pos).checked_sub(1)?;
         let (start, bytes) = &self.ranges[i];
@@ -136,6 +153,31 @@ impl NpzOpener {
         }
         self.sparse.add(start, bytes);
         Ok(())
+    }
+
+    /// The byte ranges the opening reads besides the archive's end, where the bytes given
+    /// so far do not hold them (its members' local headers, npy-core's
+    /// `npz::local_header_ranges`): `{need: start}` when the directory itself needs bytes
+    /// from `start` (give a block from there and ask again), else `{ranges: [[start, end],
+    /// ...]}`, to fetch all at once and give before [`NpzOpener::open`].
+    ///
+    /// # Errors
+    /// npy-core's, naming the archive: not a zip archive, a bad end record or directory.
+    #[wasm_bindgen(js_name = headerRanges)]
+    pub fn header_ranges(&mut self) -> JsResult<JsValue> {
+        self.sparse.missed = None;
+        self.sparse.pos = 0;
+        let ranges = npy_core::npz::local_header_ranges(&mut self.sparse, &self.options);
+        let ranges = match (ranges, self.sparse.missed) {
+            (_, Some(start)) => return Ok(object(&[("need", (start as f64).into())])),
+            (ranges, None) => ranges.located(self.name.as_deref())?,
+        };
+        let missing: Array = ranges
+            .iter()
+            .flat_map(|r| self.sparse.missing(r.start, r.end))
+            .map(|(start, end)| Array::of2(&(start as f64).into(), &(end as f64).into()))
+            .collect();
+        Ok(object(&[("ranges", missing.into())]))
     }
 
     /// Reads and checks the directory: `{need: start}` when it needs bytes from `start`
