@@ -8,6 +8,8 @@
 //! that writes its own repr, with Python's `, ` and `: ` separators. Each writer appends to
 //! `out`. Pure functions, no I/O.
 
+mod printable;
+
 /// `repr(x)` of a float: the shortest round-trip digits in Python's layout.
 pub(crate) fn write_float(x: f64, out: &mut String) {
     if x.is_nan() {
@@ -149,30 +151,11 @@ fn push_char(out: &mut String, c: char) {
         '\n' => out.push_str("\\n"),
         '\r' => out.push_str("\\r"),
         _ if code < 0x20 || code == 0x7f => push_hex(out, "\\x", code, 2),
-        _ if code < 0x7f || is_printable(c) => out.push(c),
+        _ if code < 0x7f || printable::is_printable(c) => out.push(c),
         _ if code <= 0xff => push_hex(out, "\\x", code, 2),
         _ if code <= 0xffff => push_hex(out, "\\u", code, 4),
         _ => push_hex(out, "\\U", code, 8),
     }
-}
-
-/// Python's `str.isprintable()` for one non-ASCII character.
-fn is_printable(c: char) -> bool {
-    use unicode_general_category::{get_general_category, GeneralCategory as G};
-    if c == ' ' {
-        return true;
-    }
-    !matches!(
-        get_general_category(c),
-        G::Control
-            | G::Format
-            | G::Surrogate
-            | G::PrivateUse
-            | G::Unassigned
-            | G::LineSeparator
-            | G::ParagraphSeparator
-            | G::SpaceSeparator
-    )
 }
 
 fn push_hex(out: &mut String, prefix: &str, value: u32, width: usize) {
