@@ -67,7 +67,9 @@ mod workers;
 mod write;
 
 pub use decoder::MemberDecoder;
-pub use read::{local_header_ranges, MemberInfo, MemberReader, OwnedMemberReader, Reader, ReaderOptions};
+pub use read::{
+    local_header_ranges, local_header_ranges_with, MemberInfo, MemberReader, OwnedMemberReader, Reader, ReaderOptions,
+};
 pub use write::{FileWriter, MemberWriter, Writer};
 
 /// NumPy's member suffix.

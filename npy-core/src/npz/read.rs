@@ -210,23 +210,32 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
 /// the directory's by more than 64 bytes runs past its range, and is then read on its own).
 ///
 /// # Errors
-/// As [`Reader::from_reader_with`], for the end records and the central directory.
+/// As [`Reader::from_reader`], for the end records and the central directory.
 ///
 /// # Examples
 /// ```
 /// use std::io::Cursor;
-/// use npy_core::npz::{local_header_ranges, ReaderOptions, Writer};
+/// use npy_core::npz::{local_header_ranges, Writer};
 ///
 /// let mut w = Writer::new(Cursor::new(Vec::new()));
 /// w.add("a", &vec![0.5f64; 100_000])?;
 /// w.add("b", &[1u8, 2])?;
 /// let bytes = w.finish()?.into_inner();
-/// let ranges = local_header_ranges(&mut Cursor::new(&bytes), &ReaderOptions::new())?;
+/// let ranges = local_header_ranges(&mut Cursor::new(&bytes))?;
 /// assert_eq!(ranges.len(), 2); // 800 KB of `a` between the two headers
 /// assert_eq!(ranges[0].start, 0);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
-pub fn local_header_ranges<R: Read + Seek>(reader: &mut R, options: &ReaderOptions) -> Result<Vec<Range<u64>>> {
+pub fn local_header_ranges<R: Read + Seek>(reader: &mut R) -> Result<Vec<Range<u64>>> {
+    local_header_ranges_with(reader, &ReaderOptions::default())
+}
+
+/// As [`local_header_ranges`], under the limits of `options` (as [`Reader::from_reader_with`]
+/// takes them).
+///
+/// # Errors
+/// As [`Reader::from_reader_with`], for the end records and the central directory.
+pub fn local_header_ranges_with<R: Read + Seek>(reader: &mut R, options: &ReaderOptions) -> Result<Vec<Range<u64>>> {
     let limits = directory::Limits { max_entries: options.max_entries, max_inflated: options.max_inflated_size };
     directory::local_header_ranges(reader, limits)
 }
@@ -973,7 +982,7 @@ pub(super) mod tests {
         let options = ReaderOptions::new();
         // The end alone tells the ranges; large's 400 KB keeps them apart.
         let mut end = Known { bytes: &bytes, ranges: vec![tail.clone()], pos: 0 };
-        let ranges = local_header_ranges(&mut end, &options).unwrap();
+        let ranges = local_header_ranges_with(&mut end, &options).unwrap();
         assert_eq!(ranges.len(), 2, "{ranges:?}");
         let mut known = Known { bytes: &bytes, ranges: [vec![tail.clone()], ranges].concat(), pos: 0 };
         let r = Reader::from_reader_with(&mut known, &options).unwrap();
