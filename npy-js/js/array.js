@@ -59,7 +59,7 @@ export function headerOf(read, length, options) {
   let prefix = read(Math.min(length, PREFIX));
   for (;;) {
     const info = call(
-      () => bound.readHeader(prefix, length, options.maxHeaderSize, FLOAT16, options.name),
+      () => JSON.parse(bound.readHeader(prefix, length, options.maxHeaderSize, FLOAT16, options.name)),
       { file: options.name },
     );
     if (info.need === undefined) return info;
@@ -418,7 +418,7 @@ function columnArray(leaf, shape, fortranOrder, bytes, options) {
  */
 export function arrayOf(descr, shape, fortranOrder, data, options) {
   const header = call(() => bound.encodeHeader(descr, [...shape], fortranOrder, undefined), { file: options.name });
-  const info = call(() => bound.readHeader(header, header.length + data.length, undefined, FLOAT16, options.name), {
+  const info = call(() => JSON.parse(bound.readHeader(header, header.length + data.length, undefined, FLOAT16, options.name)), {
     file: options.name,
   });
   return new NpyArray(MAKE, info, data, options);
@@ -514,7 +514,7 @@ export function save(array, options = {}) {
   }
   const descr = descrOf(dtype);
   const fortranOrder = spec.fortranOrder ?? false;
-  const described = call(() => bound.describeDtype(descr, FLOAT16));
+  const described = call(() => JSON.parse(bound.describeDtype(descr, FLOAT16)));
   if (described.objects) return saveObjects(spec, fortranOrder);
   const leaves = described.columns;
   /** @type {Record<string, unknown>} */

@@ -16,6 +16,8 @@ const BLOCK = 256 << 10;
 export const PIECE = 4 << 20;
 /** Bytes a member's decoder gives at a time at most. */
 const STEP = 1 << 20;
+/** Members claiming at most this many bytes get their buffer at once. */
+const UP_FRONT = 1 << 30;
 
 /**
  * @typedef {object} NpzOptions
@@ -65,7 +67,7 @@ export function* directory(length, options, readSync) {
     call(() => opener.add(tailStart, tail), where);
     if (readSync === undefined) {
       for (;;) {
-        const answer = call(() => opener.headerRanges(), where);
+        const answer = call(() => JSON.parse(opener.headerRanges()), where);
         /** @type {Request} */
         const ranges = answer.ranges ?? [[answer.need, Math.min(length, answer.need + BLOCK)]];
         if (ranges.length > 0) {
@@ -76,7 +78,7 @@ export function* directory(length, options, readSync) {
       }
     }
     for (;;) {
-      const answer = call(() => opener.open(readSync), where);
+      const answer = call(() => JSON.parse(opener.open(readSync)), where);
       if (answer.members !== undefined) return answer.members;
       const end = Math.min(length, answer.need + BLOCK);
       const [more] = yield [[answer.need, end]];
@@ -98,10 +100,12 @@ export function* memberBytes(info, options, onProgress) {
   const where = { file: options.name, member: info.member };
   const stream = call(() => new bound.MemberStream(info.member, info.compression, info.size, info.crc32, options.name), where);
   try {
-    // The claimed size is room enough; what is allocated grows with what the data gives,
-    // from at most 16 MiB past the stored size, so a member that claims more than it holds
+    // The claimed size is room enough. Up to a GiB it is allocated at once (pages a member
+    // does not fill are never touched); beyond, what is allocated grows with what the data
+    // gives, from 16 MiB past the stored size, so a member that claims more than it holds
     // costs no more than its bytes.
-    let out = bytes(Math.min(info.size, info.compressedSize + (16 << 20)), info, options);
+    const first = info.size <= UP_FRONT ? info.size : Math.min(info.size, info.compressedSize + (16 << 20));
+    let out = bytes(first, info, options);
     let made = 0;
     const pull = () => {
       for (;;) {

@@ -38,7 +38,7 @@ export async function open(input, options = {}) {
     }
     let prefix = first;
     for (;;) {
-      const info = call(() => bound.readHeader(prefix, source.byteLength, named.maxHeaderSize, FLOAT16, named.name), {
+      const info = call(() => JSON.parse(bound.readHeader(prefix, source.byteLength, named.maxHeaderSize, FLOAT16, named.name)), {
         file: named.name,
       });
       if (info.need === undefined) return new NpyFile(source, info, 0, named);
@@ -255,7 +255,7 @@ export class NpzFile {
     const length = info.size;
     let prefix = await source.read(base, base + Math.min(length, FIRST));
     for (;;) {
-      const header = call(() => bound.readHeader(prefix, length, named.maxHeaderSize, FLOAT16, named.name), {
+      const header = call(() => JSON.parse(bound.readHeader(prefix, length, named.maxHeaderSize, FLOAT16, named.name)), {
         file: named.name,
         member: info.member,
       });

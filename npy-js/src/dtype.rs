@@ -1,76 +1,76 @@
 //! The dtype model as a JavaScript tree: what `NpyArray.dtype` holds, and the columns of a
 //! dtype (its scalar leaves) with the typed array each becomes.
 
-use js_sys::Array;
 use npy_core::dtype::{ByteOrder, Column, DType, Scalar, ScalarType};
 use npy_core::literal::Literal;
-use wasm_bindgen::JsValue;
 
-use crate::js::{numbers, object};
+use crate::js::Json;
 
 /// A dtype as a tree of plain objects: `{kind: "scalar", str: "<f8", ...}`, `{kind:
 /// "record", fields, padding, ...}` or `{kind: "subarray", base, shape, ...}`, each with
 /// its `descr` (the text a header holds) and `itemsize`.
-pub fn tree(dtype: &DType) -> JsValue {
-    let common = [("descr", dtype.descr().into()), ("itemsize", (dtype.itemsize() as f64).into())];
+pub fn tree(dtype: &DType) -> Json {
+    let mut entries: Vec<(&'static str, Json)> = vec![
+        (
+            "kind",
+            match dtype {
+                DType::Scalar(_) => "scalar",
+                DType::Record(_) => "record",
+                DType::SubArray(_) => "subarray",
+            }
+            .into(),
+        ),
+        ("descr", dtype.descr().into()),
+        ("itemsize", Json::Num(dtype.itemsize() as f64)),
+    ];
     match dtype {
-        DType::Scalar(s) => {
-            let mut entries = vec![("kind", "scalar".into())];
-            entries.extend(common);
-            entries.extend(scalar_entries(s));
-            object(&entries)
-        }
+        DType::Scalar(s) => entries.extend(scalar_entries(s)),
         DType::Record(r) => {
-            let fields: Array = r
+            let fields = r
                 .fields()
                 .iter()
                 .map(|f| {
                     let title = match &f.title {
-                        None => JsValue::NULL,
+                        None => Json::Null,
                         Some(Literal::Str(t)) => t.as_str().into(),
                         Some(other) => other.repr().into(),
                     };
-                    object(&[
+                    Json::Obj(vec![
                         ("name", f.name.as_str().into()),
                         ("title", title),
-                        ("offset", (f.offset as f64).into()),
+                        ("offset", Json::Num(f.offset as f64)),
                         ("dtype", tree(&f.dtype)),
                     ])
                 })
                 .collect();
             // The bytes no field covers, in order: NumPy's ('', '|Vn') entries.
-            let mut padding = Array::new();
+            let mut padding = Vec::new();
             let mut end = 0;
             for f in r.fields() {
                 if f.offset > end {
-                    padding.push(&gap(end, f.offset));
+                    padding.push(gap(end, f.offset));
                 }
                 end = end.max(f.offset + f.dtype.itemsize());
             }
             if r.itemsize() > end {
-                padding.push(&gap(end, r.itemsize()));
+                padding.push(gap(end, r.itemsize()));
             }
-            let mut entries = vec![("kind", "record".into())];
-            entries.extend(common);
-            entries.extend([("fields", fields.into()), ("padding", std::mem::take(&mut padding).into())]);
-            object(&entries)
+            entries.extend([("fields", Json::Arr(fields)), ("padding", Json::Arr(padding))]);
         }
         DType::SubArray(a) => {
-            let mut entries = vec![("kind", "subarray".into())];
-            entries.extend(common);
-            entries.extend([("base", tree(a.base())), ("shape", numbers(a.shape().iter().copied()))]);
-            object(&entries)
+            entries.extend([("base", tree(a.base())), ("shape", Json::nums(a.shape().iter().copied()))]);
         }
     }
+    Json::Obj(entries)
 }
 
-fn gap(start: usize, end: usize) -> JsValue {
-    object(&[("offset", (start as f64).into()), ("size", ((end - start) as f64).into())])
+fn gap(start: usize, end: usize) -> Json {
+    Json::Obj(vec![("offset", Json::Num(start as f64)), ("size", Json::Num((end - start) as f64))])
 }
 
 /// A scalar's `str` (`<f8`), `type` (kind and size, no byte order: `f8`, `U5`, `M8`),
 /// `byteOrder` and, for datetimes, `unit`.
-fn scalar_entries(s: &Scalar) -> Vec<(&'static str, JsValue)> {
+fn scalar_entries(s: &Scalar) -> Vec<(&'static str, Json)> {
     let text = s.type_str();
     let ty = text.get(1..).unwrap_or_default();
     let (ty, unit) = match ty.split_once('[') {
@@ -161,19 +161,20 @@ pub fn lanes(scalar: &Scalar) -> usize {
 
 /// The columns of `dtype` as JavaScript describes them: `{path, dtype, dims, output,
 /// lanes}` (`dtype` the leaf's tree, `output` the array it becomes, see [`output`]).
-pub fn columns_tree(columns: &[Column], float16: bool) -> JsValue {
-    columns
-        .iter()
-        .map(|c| {
-            let (_, out) = output(&c.scalar, float16);
-            object(&[
-                ("path", c.path.as_str().into()),
-                ("dtype", tree(&DType::Scalar(c.scalar))),
-                ("dims", numbers(c.dims.iter().copied())),
-                ("output", out.name().into()),
-                ("lanes", (lanes(&c.scalar) as f64).into()),
-            ])
-        })
-        .collect::<Array>()
-        .into()
+pub fn columns_tree(columns: &[Column], float16: bool) -> Json {
+    Json::Arr(
+        columns
+            .iter()
+            .map(|c| {
+                let (_, out) = output(&c.scalar, float16);
+                Json::Obj(vec![
+                    ("path", c.path.as_str().into()),
+                    ("dtype", tree(&DType::Scalar(c.scalar))),
+                    ("dims", Json::nums(c.dims.iter().copied())),
+                    ("output", out.name().into()),
+                    ("lanes", Json::Num(lanes(&c.scalar) as f64)),
+                ])
+            })
+            .collect(),
+    )
 }

@@ -8,10 +8,10 @@ use wasm_bindgen::prelude::*;
 
 use crate::dtype::{columns_tree, tree};
 use crate::error::{usage, JsResult, Located};
-use crate::js::{numbers, object};
+use crate::js::Json;
 
 /// Reads the header from the first bytes of a file of `file_length` bytes (`prefix` may
-/// be all of them). Returns `{need: n}` when the header needs the first `n` bytes and
+/// be all of them). Returns, as JSON text, `{need: n}` when the header needs the first `n` bytes and
 /// `prefix` holds fewer; else `{version, dataOffset, header, descr, dtype, columns,
 /// fortranOrder, shape, dataLength, python2}`: `header` is the text after the length
 /// field as written (the dict, padding and newline), `dataLength` the bytes the data
@@ -29,7 +29,7 @@ pub fn read_header(
     max_header_size: Option<f64>,
     float16: bool,
     name: Option<String>,
-) -> JsResult<JsValue> {
+) -> JsResult<String> {
     let name = name.as_deref();
     let mut options = ReadOptions::new();
     if let Some(max) = max_header_size {
@@ -37,7 +37,7 @@ pub fn read_header(
     }
     let file_length = length(file_length, "the file's length")?;
     let (header, version, data_offset) = match HeaderPrefix::parse_with(prefix, file_length, &options).located(name)? {
-        HeaderPrefix::NeedBytes(n) => return Ok(object(&[("need", (n as f64).into())])),
+        HeaderPrefix::NeedBytes(n) => return Ok(Json::Obj(vec![("need", Json::Num(n as f64))]).text()),
         HeaderPrefix::Complete { header, version, data_offset } => (header, version, data_offset),
     };
     let text = prefix.get(version.preamble_len()..data_offset).unwrap_or_default();
@@ -46,21 +46,22 @@ pub fn read_header(
         _ => text.iter().map(|&b| char::from(b)).collect(),
     };
     let data_length =
-        if header.dtype.has_object() { JsValue::NULL } else { (header.data_len().located(name)? as f64).into() };
+        if header.dtype.has_object() { Json::Null } else { Json::Num(header.data_len().located(name)? as f64) };
     let (major, minor) = version.number();
     let columns = header.dtype.columns().located(name)?;
-    Ok(object(&[
-        ("version", numbers([usize::from(major), usize::from(minor)])),
-        ("dataOffset", (data_offset as f64).into()),
+    Ok(Json::Obj(vec![
+        ("version", Json::nums([usize::from(major), usize::from(minor)])),
+        ("dataOffset", Json::Num(data_offset as f64)),
         ("header", header_text.into()),
         ("descr", header.dtype.descr().into()),
         ("dtype", tree(&header.dtype)),
         ("columns", columns_tree(&columns, float16)),
-        ("fortranOrder", header.fortran_order.into()),
-        ("shape", numbers(header.shape.iter().copied())),
+        ("fortranOrder", Json::Bool(header.fortran_order)),
+        ("shape", Json::nums(header.shape.iter().copied())),
         ("dataLength", data_length),
-        ("python2", Header::needs_python2(version, text).into()),
-    ]))
+        ("python2", Json::Bool(Header::needs_python2(version, text))),
+    ])
+    .text())
 }
 
 /// The preamble and header `np.save` writes for an array of `descr` (header descr text:
@@ -110,12 +111,13 @@ pub fn length(x: f64, what: &str) -> JsResult<u64> {
 }
 
 /// A dtype given as text (a type string, a record's descr) as `readHeader` describes a
-/// file's: `{descr, dtype, columns, objects}`, `objects` true for the object dtype.
+/// file's, as JSON text: `{descr, dtype, columns, objects}`, `objects` true for the object
+/// dtype.
 ///
 /// # Errors
 /// A descr npy-core does not read.
 #[wasm_bindgen(js_name = describeDtype)]
-pub fn describe_dtype(descr: &str, float16: bool) -> JsResult<JsValue> {
+pub fn describe_dtype(descr: &str, float16: bool) -> JsResult<String> {
     let dtype: DType = descr.parse().located(None)?;
     if matches!(dtype, DType::SubArray(_)) {
         return Err(usage(format!(
@@ -123,10 +125,11 @@ pub fn describe_dtype(descr: &str, float16: bool) -> JsResult<JsValue> {
         )));
     }
     let columns = dtype.columns().located(None)?;
-    Ok(object(&[
+    Ok(Json::Obj(vec![
         ("descr", dtype.descr().into()),
         ("dtype", tree(&dtype)),
         ("columns", columns_tree(&columns, float16)),
-        ("objects", dtype.has_object().into()),
-    ]))
+        ("objects", Json::Bool(dtype.has_object())),
+    ])
+    .text())
 }

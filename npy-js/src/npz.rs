@@ -4,14 +4,14 @@
 
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 
-use js_sys::{Array, Function, Uint8Array};
+use js_sys::{Function, Uint8Array};
 use npy_core::npz::{Compression, MemberDecoder, MemberInfo, Reader, ReaderOptions, Writer};
 use npy_core::ReadOptions;
 use wasm_bindgen::prelude::*;
 
 use crate::error::{js_error, usage, JsResult, Located};
 use crate::header::{count, length};
-use crate::js::object;
+use crate::js::Json;
 
 /// Bytes asked of a synchronous reader at a time, past those it was given.
 const BLOCK: u64 = 64 << 10;
@@ -157,27 +157,27 @@ impl NpzOpener {
 
     /// The byte ranges the opening reads besides the archive's end, where the bytes given
     /// so far do not hold them (its members' local headers, npy-core's
-    /// `npz::local_header_ranges`): `{need: start}` when the directory itself needs bytes
+    /// `npz::local_header_ranges_with`): `{need: start}` when the directory itself needs bytes
     /// from `start` (give a block from there and ask again), else `{ranges: [[start, end],
     /// ...]}`, to fetch all at once and give before [`NpzOpener::open`].
     ///
     /// # Errors
     /// npy-core's, naming the archive: not a zip archive, a bad end record or directory.
     #[wasm_bindgen(js_name = headerRanges)]
-    pub fn header_ranges(&mut self) -> JsResult<JsValue> {
+    pub fn header_ranges(&mut self) -> JsResult<String> {
         self.sparse.missed = None;
         self.sparse.pos = 0;
-        let ranges = npy_core::npz::local_header_ranges(&mut self.sparse, &self.options);
+        let ranges = npy_core::npz::local_header_ranges_with(&mut self.sparse, &self.options);
         let ranges = match (ranges, self.sparse.missed) {
-            (_, Some(start)) => return Ok(object(&[("need", (start as f64).into())])),
+            (_, Some(start)) => return Ok(Json::Obj(vec![("need", Json::Num(start as f64))]).text()),
             (ranges, None) => ranges.located(self.name.as_deref())?,
         };
-        let missing: Array = ranges
+        let missing = ranges
             .iter()
             .flat_map(|r| self.sparse.missing(r.start, r.end))
-            .map(|(start, end)| Array::of2(&(start as f64).into(), &(end as f64).into()))
+            .map(|(start, end)| Json::Arr(vec![Json::Num(start as f64), Json::Num(end as f64)]))
             .collect();
-        Ok(object(&[("ranges", missing.into())]))
+        Ok(Json::Obj(vec![("ranges", Json::Arr(missing))]).text())
     }
 
     /// Reads and checks the directory: `{need: start}` when it needs bytes from `start`
@@ -188,34 +188,33 @@ impl NpzOpener {
     ///
     /// # Errors
     /// npy-core's, naming the archive: not a zip archive, a check failed, a limit passed.
-    pub fn open(&mut self, read: Option<Function>) -> JsResult<JsValue> {
+    pub fn open(&mut self, read: Option<Function>) -> JsResult<String> {
         self.sparse.read = read;
         self.sparse.missed = None;
         self.sparse.pos = 0;
         let opened = Reader::from_reader_with(&mut self.sparse, &self.options).map(|r| r.members().to_vec());
         self.sparse.read = None;
         let members = match (opened, self.sparse.missed) {
-            (_, Some(start)) => return Ok(object(&[("need", (start as f64).into())])),
+            (_, Some(start)) => return Ok(Json::Obj(vec![("need", Json::Num(start as f64))]).text()),
             (opened, None) => opened.located(self.name.as_deref())?,
         };
-        let members: Array = members.iter().map(member_info).collect();
-        Ok(object(&[("members", members.into())]))
+        Ok(Json::Obj(vec![("members", Json::Arr(members.iter().map(member_info).collect()))]).text())
     }
 }
 
-fn member_info(m: &MemberInfo) -> JsValue {
+fn member_info(m: &MemberInfo) -> Json {
     let compression = match m.compression {
         Some(Compression::Stored) => "stored",
         Some(Compression::Zstd { .. }) => "zstd",
         _ => "deflate",
     };
-    let opt = |x: Option<u64>| x.map_or(JsValue::NULL, |v| (v as f64).into());
-    object(&[
+    let opt = |x: Option<u64>| x.map_or(Json::Null, |v| Json::Num(v as f64));
+    Json::Obj(vec![
         ("name", m.name.as_str().into()),
         ("member", m.member.as_str().into()),
         ("compression", compression.into()),
-        ("compressedSize", (m.compressed_size as f64).into()),
-        ("size", (m.size as f64).into()),
+        ("compressedSize", Json::Num(m.compressed_size as f64)),
+        ("size", Json::Num(m.size as f64)),
         ("dataStart", opt(m.data_start)),
         ("crc32", opt(m.crc32.map(u64::from))),
     ])

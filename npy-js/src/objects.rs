@@ -26,7 +26,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::{usage, JsResult, Located};
 use crate::header::count;
-use crate::js::{numbers, object};
+use crate::js::object;
 
 /// The values of an object array from its data (the pickle after the header):
 /// `{shape, fortranOrder, values}`, the values in storage order, the shape and order the
@@ -52,7 +52,7 @@ pub fn decode_objects(
     let decoded = npy_core::object::from_pickle_with(data, &options).located(name)?;
     let values = decoded.as_slice().iter().map(|o| to_js(o, array)).collect::<JsResult<Array>>()?;
     Ok(object(&[
-        ("shape", numbers(decoded.shape().iter().copied())),
+        ("shape", decoded.shape().iter().map(|&d| JsValue::from(d as f64)).collect::<Array>().into()),
         ("fortranOrder", decoded.fortran_order().into()),
         ("values", values.into()),
     ]))
