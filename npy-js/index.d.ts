@@ -186,8 +186,12 @@ export class NpzArchive implements Iterable<[string, NpyArray]> {
   [Symbol.iterator](): Iterator<[string, NpyArray]>;
 }
 
-/** Writes an `.npz` archive in memory, an array at a time. */
+/**
+ * Writes an `.npz` archive in memory, an array at a time: Zstandard members by default (as
+ * Python's `npy.NpzWriter`), `"deflate"` as `np.savez_compressed`, `"stored"` as `np.savez`.
+ */
 export class NpzWriter {
+  /** `level`: zstd 1 to 22 (default 8), deflate 1 to 9 (default 6). */
   constructor(options?: { compression?: Compression; level?: number });
   add(name: string, array: NpyArray | TypedValues | ArraySpec, options?: { compression?: Compression; level?: number }): this;
   /** The archive's bytes. */

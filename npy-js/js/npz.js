@@ -298,9 +298,10 @@ export function loadMember(bytes, info, options) {
 }
 
 /**
- * Writes an `.npz` archive in memory, an array at a time, as `np.savez` (stored members),
- * `np.savez_compressed` (`"deflate"`) or with Zstandard (`"zstd"`, which NumPy reads on
- * Python 3.14 and later).
+ * Writes an `.npz` archive in memory, an array at a time: with Zstandard members by
+ * default (`"zstd"`, which `np.load` reads on Python 3.14 and later, and on 3.11 to 3.13
+ * after `import zipfile_zstd`), as `np.savez_compressed` (`"deflate"`) or as `np.savez`
+ * (`"stored"`).
  */
 export class NpzWriter {
   /** @type {any} */ #writer;
@@ -308,9 +309,9 @@ export class NpzWriter {
   #level;
 
   /**
-   * @param {{compression?: "stored" | "deflate" | "zstd", level?: number}} [options] every member's compression unless `add` says otherwise (default `"stored"`, levels at their defaults: deflate 6 as NumPy, zstd 8)
+   * @param {{compression?: "stored" | "deflate" | "zstd", level?: number}} [options] every member's compression unless `add` says otherwise: `"zstd"` (the default, as Python's `npy.NpzWriter`), `"deflate"` (`np.savez_compressed`'s) or `"stored"` (`np.savez`'s); levels at their defaults unless given (zstd 8, of 1 to 22; deflate 6, of 1 to 9)
    */
-  constructor({ compression = "stored", level } = {}) {
+  constructor({ compression = "zstd", level } = {}) {
     this.#compression = compression;
     this.#level = level;
     this.#writer = call(() => new bound.NpzWriter());

@@ -156,7 +156,7 @@ test("a server that ignores ranges gives the whole file, read from memory", asyn
 
 test("an archive written by NpzWriter opens by ranges", async () => {
   const rec = records();
-  const bytes = new NpzWriter().add("a", rec).add("b", rec.column("pos.x"), { compression: "zstd" }).finish();
+  const bytes = new NpzWriter({ compression: "stored" }).add("a", rec).add("b", rec.column("pos.x"), { compression: "zstd" }).finish();
   const archive = await open(bytes);
   assert.deepEqual(archive.members.map((m) => m.compression), ["stored", "zstd"]);
   assert.deepEqual((await (await archive.open("a")).rows(3, 4)).rows(), rec.rows(3, 4));
