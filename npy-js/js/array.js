@@ -444,7 +444,7 @@ export function arrayOfHeader(info, data, options) {
  * @param {boolean} toC
  * @returns {T}
  */
-function reorder(values, shape, block, toC) {
+export function reorder(values, shape, block, toC) {
   const typed = ArrayBuffer.isView(values);
   const out = typed ? new /** @type {any} */ (values.constructor)(values.length) : new Array(values.length);
   const n = product(shape);

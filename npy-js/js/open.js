@@ -3,7 +3,7 @@
 // members when asked for.
 
 import { NpyError, reading } from "./errors.js";
-import { arrayOf, arrayOfHeader, load, product, save } from "./array.js";
+import { arrayOf, arrayOfHeader, load, product, reorder, save } from "./array.js";
 import { FLOAT16, bound, call } from "./wasm.js";
 import { directory, findMember, loadMember, memberBytes, runAsync } from "./npz.js";
 import { memory, sourceOf } from "./source.js";
@@ -134,9 +134,12 @@ export class NpyFile {
       );
       const whole = await this.#objects;
       if (start === 0 && end === n) return whole;
-      const values = /** @type {unknown[]} */ (whole.data);
-      const per = this.shape.length === 0 ? 1 : product(this.shape.slice(1));
-      return load(save({ dtype: "|O", shape: [end - start, ...this.shape.slice(1)], data: values.slice(start * per, end * per) }), this.#options);
+      // The rows of the values in C order (a Fortran-order array's put in it first).
+      let values = /** @type {unknown[]} */ (whole.data);
+      if (whole.fortranOrder && whole.shape.filter((/** @type {number} */ d) => d > 1).length > 1) values = reorder(values, whole.shape, 1, true);
+      const rest = whole.shape.slice(1);
+      const per = product(rest);
+      return load(save({ dtype: "|O", shape: [end - start, ...rest], data: values.slice(start * per, end * per) }), this.#options);
     }
     const rest = this.shape.slice(1);
     const shape = this.shape.length === 0 ? [] : [end - start, ...rest];

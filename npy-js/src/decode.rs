@@ -100,7 +100,7 @@ impl Decoder {
             let bytes = n * per * size;
             self.buf.clear();
             self.buf.resize(bytes, 0);
-            leaf.plan.run(input, &mut self.buf, 0).located(None)?;
+            leaf.plan.run(input, &mut self.buf, at).located(None)?;
             let out = outputs.get(i as u32);
             let first = at * per;
             match leaf.output {

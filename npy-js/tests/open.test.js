@@ -162,3 +162,11 @@ test("an archive written by NpzWriter opens by ranges", async () => {
   assert.deepEqual((await (await archive.open("a")).rows(3, 4)).rows(), rec.rows(3, 4));
   assert.deepEqual([...(await archive.get("b")).data.subarray(0, 3)], [...rec.column("pos.x").data.subarray(0, 3)]);
 });
+
+test("rows of a Fortran-order object array are the rows NumPy's array has", async () => {
+  // [[a, b, c], [d, e, f]] in Fortran order: stored a, d, b, e, c, f.
+  const bytes = save({ dtype: "object", shape: [2, 3], fortranOrder: true, data: ["a", "d", "b", "e", "c", "f"] });
+  const file = await open(bytes);
+  assert.deepEqual((await file.rows(1, 2)).data, ["d", "e", "f"]);
+  assert.deepEqual((await file.rows(0, 1)).data, ["a", "b", "c"]);
+});
