@@ -84,6 +84,12 @@ export function headerOf(read, length, options) {
  */
 export function load(input, options = {}) {
   const bytes = asBytes(input);
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) {
+    throw new NpyError(reading(options.name, "a zip archive (an .npz), not a .npy file: read it with loadNpz or open"), {
+      kind: "format",
+      file: options.name,
+    });
+  }
   const info = headerOf((n) => bytes.subarray(0, n), bytes.length, options);
   const end = info.dataLength === null ? bytes.length : info.dataOffset + info.dataLength;
   return new NpyArray(MAKE, info, bytes.subarray(info.dataOffset, end), options);

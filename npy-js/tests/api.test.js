@@ -124,7 +124,8 @@ test("save refuses values that are not the dtype's, naming the field and element
 test("bad input is an NpyError naming the file, never another error", () => {
   const cases = [
     [new Uint8Array(0), "format", /shorter than the 8-byte magic/],
-    [Buffer.from("PK\x03\x04 not an npy", "latin1"), "format", /bad magic/],
+    [Buffer.from("PK\x03\x04 an archive", "latin1"), "format", /a zip archive \(an \.npz\), not a \.npy file: read it with loadNpz/],
+    [Buffer.from("\x89PNG\r\n\x1a\n", "latin1"), "format", /bad magic/],
     [corpus("scalar/le_f8.npy").subarray(0, 100), "format", /header claims 118 bytes but the file has only 100/],
     [corpus("scalar/le_f8.npy").subarray(0, 140), "truncated", /needs 104 data bytes, only 12 present/],
   ];
