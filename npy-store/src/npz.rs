@@ -14,7 +14,7 @@ use npy_arrow::npz::{MemberColumns, RESIDUE_PREFIX};
 use npy_arrow::schema::RESIDUE_KEY;
 use npy_arrow::{ConvertOptions, Layout, Part};
 use npy_core::header::{Header, Version};
-use npy_core::npz::{Compression, MemberInfo, ReaderOptions};
+use npy_core::npz::{Compression, MemberDecoder, MemberInfo, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
@@ -692,17 +692,9 @@ impl RemoteNpz {
         let store_name = self.location.to_string();
         let got = got.await.map_err(|e| located(store_error(e, &store_name)))?;
         let raw = payload_stream(got, store_name);
-        let state = Inflating {
-            raw,
-            inflate: if stored { None } else { Some(Codec::of(info).map_err(&located)?) },
-            input: Bytes::new(),
-            stalled: false,
-            ended: false,
-            crc: crc32fast::Hasher::new(),
-            out: 0,
-            want,
-            done: false,
-        };
+        let decoder = MemberDecoder::new(info).map_err(&located)?;
+        let state =
+            Inflating { raw, decoder, size: info.size, stored, input: Bytes::new(), stalled: false, done: false };
         Ok(stream::unfold(state, Inflating::next).map_err(located).boxed())
     }
 }
@@ -783,68 +775,19 @@ impl Prepared {
     }
 }
 
-/// The decompressor of a compressed member, pushed its bytes as they arrive: deflate
-/// (flate2) or Zstandard (libzstd, its window at most libzstd's default 128 MiB, as
-/// npy-core's reader allows).
-enum Codec {
-    Deflate(flate2::Decompress),
-    Zstd(zstd::stream::raw::Decoder<'static>),
-}
-
-impl Codec {
-    fn of(info: &MemberInfo) -> Result<Codec> {
-        match info.compression {
-            Some(Compression::Zstd { .. }) => {
-                let decoder = zstd::stream::raw::Decoder::new()
-                    .map_err(|e| npz_error(&info.member, &format!("cannot make a Zstandard decoder: {e}")))?;
-                Ok(Codec::Zstd(decoder))
-            }
-            _ => Ok(Codec::Deflate(flate2::Decompress::new(false))),
-        }
-    }
-
-    /// The codec's name in errors.
-    fn name(&self) -> &'static str {
-        match self {
-            Codec::Deflate(_) => "deflate",
-            Codec::Zstd(_) => "Zstandard",
-        }
-    }
-
-    /// Decompresses from `input` into `out`: the bytes used and made, and whether the
-    /// stream (deflate) or a frame (Zstandard, whose members may hold several) ended there.
-    fn step(&mut self, input: &[u8], out: &mut [u8]) -> std::io::Result<(usize, usize, bool)> {
-        match self {
-            Codec::Deflate(z) => {
-                let (before_in, before_out) = (z.total_in(), z.total_out());
-                let status = z.decompress(input, out, flate2::FlushDecompress::None)?;
-                let (used, made) = ((z.total_in() - before_in) as usize, (z.total_out() - before_out) as usize);
-                Ok((used, made, status == flate2::Status::StreamEnd))
-            }
-            Codec::Zstd(d) => {
-                use zstd::stream::raw::Operation;
-                let status = d.run_on_buffers(input, out)?;
-                Ok((status.bytes_read, status.bytes_written, status.remaining == 0))
-            }
-        }
-    }
-}
-
 /// A member's raw bytes, decompressed (deflate or Zstandard members) and checked as they
-/// pass.
+/// pass, by npy-core's `MemberDecoder`: stored bytes pass as they arrive, uncopied.
 struct Inflating {
     raw: BoxStream<'static, Result<Bytes>>,
-    inflate: Option<Codec>,
-    /// Raw bytes received and not inflated yet: a chunk is inflated a piece of at most
+    decoder: MemberDecoder,
+    /// The member's size, as its directory entry claims.
+    size: u64,
+    stored: bool,
+    /// Raw bytes received and not decoded yet: a chunk is decoded a piece of at most
     /// [`INFLATE_CHUNK`] bytes at a time (a MiB of deflated zeros comes to a GiB).
     input: Bytes,
-    /// Whether the last inflation of `input` made no progress: it needs more raw bytes.
+    /// Whether the last decoding of `input` made no progress: it needs more raw bytes.
     stalled: bool,
-    /// Whether the deflate stream has ended.
-    ended: bool,
-    crc: crc32fast::Hasher,
-    out: u64,
-    want: Check,
     done: bool,
 }
 
@@ -854,28 +797,23 @@ const INFLATE_CHUNK: u64 = 256 << 10;
 impl Inflating {
     async fn next(mut self) -> Option<(Result<Bytes>, Inflating)> {
         while !self.done {
-            let step = if self.inflate.is_some() && !self.input.is_empty() && !self.stalled {
+            let step = if !self.stored && !self.input.is_empty() && !self.stalled {
                 self.inflate_piece()
             } else {
                 match self.raw.next().await {
                     None => {
                         self.done = true;
-                        let end = if let Some(codec) = self.inflate.as_ref().filter(|_| !self.ended) {
-                            let why = format!("the {} stream ends early", codec.name());
-                            Err(npz_error(&self.want.member, &why))
-                        } else {
-                            self.want.finish(self.out, &self.crc)
-                        };
-                        end.map(|()| Bytes::new())
+                        // A stream that ended early, the size and the CRC-32.
+                        self.decoder.finish().map(|()| Bytes::new())
                     }
                     Some(Err(e)) => Err(e),
-                    Some(Ok(chunk)) if self.inflate.is_some() => {
+                    Some(Ok(chunk)) if !self.stored => {
                         self.input =
                             if self.input.is_empty() { chunk } else { [&self.input[..], &chunk].concat().into() };
                         self.stalled = false;
                         continue;
                     }
-                    Some(Ok(chunk)) => self.count(chunk),
+                    Some(Ok(chunk)) => self.decoder.pass(&chunk).map(|()| chunk),
                 }
             };
             match step {
@@ -890,59 +828,18 @@ impl Inflating {
         None
     }
 
-    /// At most [`INFLATE_CHUNK`] bytes inflated from `input` (what it used taken off it),
-    /// counted and hashed; never more than the claimed size plus one byte, to see a stream
-    /// that runs past it.
+    /// At most [`INFLATE_CHUNK`] bytes decoded from `input` (what it used taken off it);
+    /// never more than the claimed size and one byte, to see a stream that runs past it.
     fn inflate_piece(&mut self) -> Result<Bytes> {
-        let Some(codec) = &mut self.inflate else { return Ok(Bytes::new()) };
-        let name = codec.name();
-        let follow = move || format!("bytes follow the end of the {name} stream");
-        if self.ended && matches!(codec, Codec::Deflate(_)) {
-            return Err(npz_error(&self.want.member, &follow()));
-        }
-        let left = self.want.size.saturating_sub(self.out);
+        let left = self.size.saturating_sub(self.decoder.decoded());
         let mut buf = vec![0u8; (left + 1).min(INFLATE_CHUNK) as usize];
-        let mut filled = 0;
-        loop {
-            let (consumed, produced, ended) = codec.step(&self.input, &mut buf[filled..]).map_err(|e| {
-                Error::from(npy_core::ErrorKind::Npz {
-                    member: Some(self.want.member.clone()),
-                    reason: format!("bad {name} data"),
-                    source: Some(Box::new(e)),
-                })
-            })?;
-            self.input = self.input.slice(consumed..);
-            filled += produced;
-            // A Zstandard member may hold more frames after one ends; deflate has one stream.
-            self.ended = ended;
-            if ended && matches!(codec, Codec::Deflate(_)) {
-                if !self.input.is_empty() {
-                    return Err(npz_error(&self.want.member, &follow()));
-                }
-                break;
-            }
-            if consumed == 0 && produced == 0 {
-                self.stalled = true;
-                break;
-            }
-            if filled == buf.len() || self.input.is_empty() {
-                break;
-            }
+        let (used, made) = self.decoder.decode(&self.input, &mut buf)?;
+        self.input = self.input.slice(used..);
+        if used == 0 && made == 0 {
+            self.stalled = true;
         }
-        buf.truncate(filled);
-        self.count(Bytes::from(buf))
-    }
-
-    /// `out`, the member's next bytes, counted and hashed, and checked against the claimed
-    /// size.
-    fn count(&mut self, out: Bytes) -> Result<Bytes> {
-        self.out += out.len() as u64;
-        if self.out > self.want.size {
-            let why = format!("the member inflates past the {} bytes its directory entry claims", self.want.size);
-            return Err(npz_error(&self.want.member, &why));
-        }
-        self.crc.update(&out);
-        Ok(out)
+        buf.truncate(made);
+        Ok(Bytes::from(buf))
     }
 }
 

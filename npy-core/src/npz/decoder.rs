@@ -196,6 +196,25 @@ impl MemberDecoder {
         Ok((used, made))
     }
 
+    /// Counts and hashes `stored`, the next bytes of a stored member, which are its bytes as
+    /// they are: what [`MemberDecoder::decode`] gives for them, without copying them.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] naming the member for more bytes than its directory entry
+    /// claims; [`ErrorKind::Usage`] for a compressed member.
+    pub fn pass(&mut self, stored: &[u8]) -> Result<()> {
+        if let Some(codec) = &self.codec {
+            return Err(Error::usage(format!("member '{}' is compressed ({}): decode it", self.member, codec.name())));
+        }
+        self.out += stored.len() as u64;
+        if self.out > self.size {
+            let why = format!("the member decodes past the {} bytes its directory entry claims", self.size);
+            return Err(Error::npz(Some(&self.member), why));
+        }
+        self.crc.update(stored);
+        Ok(())
+    }
+
     /// The bytes given so far.
     pub fn decoded(&self) -> u64 {
         self.out
@@ -281,6 +300,24 @@ mod tests {
                 assert_eq!(run(&info, &stored, piece, out).unwrap(), whole, "{compression:?} {piece} {out}");
             }
         }
+    }
+
+    #[test]
+    fn stored_bytes_pass_uncopied_and_are_checked_alike() {
+        let (info, stored) = member(Compression::Stored);
+        let mut d = MemberDecoder::new(&info).unwrap();
+        for piece in stored.chunks(777) {
+            d.pass(piece).unwrap();
+        }
+        d.finish().unwrap();
+        let mut d = MemberDecoder::new(&MemberInfo { crc32: info.crc32.map(|c| !c), ..info.clone() }).unwrap();
+        d.pass(&stored).unwrap();
+        assert!(d.finish().unwrap_err().to_string().contains("bad CRC-32"));
+        let mut d = MemberDecoder::new(&info).unwrap();
+        assert!(d.pass(&[stored.as_slice(), &[0]].concat()).unwrap_err().to_string().contains("decodes past"));
+        let (info, stored) = member(Compression::deflated());
+        let e = MemberDecoder::new(&info).unwrap().pass(&stored).unwrap_err().to_string();
+        assert!(e.contains("is compressed (deflate)"), "{e}");
     }
 
     #[test]
