@@ -94,25 +94,30 @@ export interface LoadOptions {
   maxObjectBytes?: number;
 }
 
-/** One array: a header (dtype, shape, order) and its data's bytes. */
-export class NpyArray {
-  private constructor();
+/** What an array and an opened file say of their header. */
+interface Described {
   /** The dtype as the header's `descr` holds it: `'<f8'`, `[('x', '<f4'), ...]`. */
   readonly descr: string;
   readonly dtype: DType;
   readonly shape: readonly number[];
-  /** Whether the data is in Fortran order; `data` is in the same order. */
+  /** Whether the data is in Fortran order (an array's `data` is in the same order). */
   readonly fortranOrder: boolean;
   /** The format version, `[major, minor]`. */
   readonly version: readonly [number, number];
   /** The header text as the file holds it: the dict, its padding and the newline. */
   readonly header: string;
+  /** A record's fields by dotted path (`[]` for other dtypes). */
+  readonly fields: string[];
+}
+
+/** One array: a header (dtype, shape, order) and its data's bytes. */
+export interface NpyArray extends Described {}
+export class NpyArray {
+  private constructor();
   /** Elements (1 for a 0-d array). */
   readonly size: number;
   /** The data's bytes as stored (a view on the input where it can be). */
   readonly bytes: Uint8Array;
-  /** A record's fields by dotted path (`[]` for other dtypes). */
-  readonly fields: string[];
   /** The values of a non-record array, in storage order (see `Values`). */
   readonly data: Values;
   /** A record's field as an array of its own, of shape `shape` + the field's subarray dims. */
@@ -175,12 +180,21 @@ export interface NpzOptions extends LoadOptions {
 /** Loads an `.npz` archive's bytes: the directory now, members when asked for. */
 export function loadNpz(bytes: ArrayBuffer | ArrayBufferView, options?: NpzOptions): NpzArchive;
 
-/** An archive in memory. */
-export class NpzArchive implements Iterable<[string, NpyArray]> {
-  private constructor();
+/** What an archive in memory and an opened one say of their directory. */
+interface Members {
+  /** The arrays' names, as `np.load(f).files`. */
   readonly names: string[];
+  /** Each member as the directory describes it. */
   readonly members: MemberInfo[];
   has(name: string): boolean;
+  /** Member `name`'s directory entry (an NpyError listing the names there are, when there is none). */
+  member(name: string): MemberInfo;
+}
+
+/** An archive in memory. */
+export interface NpzArchive extends Members {}
+export class NpzArchive implements Iterable<[string, NpyArray]> {
+  private constructor();
   /** Member `name`, read now (decompressed and checked) or from an earlier `get`. */
   get(name: string): NpyArray;
   [Symbol.iterator](): Iterator<[string, NpyArray]>;
@@ -215,17 +229,11 @@ export interface OpenOptions extends NpzOptions {
 export function open(source: ArrayBuffer | ArrayBufferView | Blob | URL | string | RangedSource | object, options?: OpenOptions): Promise<NpyFile | NpzFile>;
 
 /** An `.npy` file opened by `open`. */
+export interface NpyFile extends Described {}
 export class NpyFile {
   private constructor();
   readonly kind: "npy";
   readonly name: string | undefined;
-  readonly descr: string;
-  readonly dtype: DType;
-  readonly shape: readonly number[];
-  readonly fortranOrder: boolean;
-  readonly version: readonly [number, number];
-  readonly header: string;
-  readonly fields: string[];
   readonly dataOffset: number;
   /** Rows along the first axis (1 for a 0-d array). */
   readonly rowCount: number;
@@ -237,14 +245,12 @@ export class NpyFile {
 }
 
 /** An `.npz` archive opened by `open`. */
+export interface NpzFile extends Members {}
 export class NpzFile {
   private constructor();
   readonly kind: "npz";
   readonly name: string | undefined;
   readonly byteLength: number;
-  readonly names: string[];
-  readonly members: MemberInfo[];
-  has(name: string): boolean;
   /** Member `name`, read whole, decompressed as a stream and checked. */
   get(name: string, options?: { onProgress?: (done: number, total: number) => void }): Promise<NpyArray>;
   /** Member `name` as an NpyFile (a stored member's rows by ranges). */

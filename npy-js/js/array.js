@@ -6,6 +6,7 @@
 import { NpyError, reading } from "./errors.js";
 import { TYPED, descrOf, dtypeOfTyped } from "./dtypes.js";
 import { FLOAT16, bound, call } from "./wasm.js";
+import { Described, description } from "./described.js";
 
 /** Bytes read first for a header: every header NumPy writes for fewer than ~100 fields. */
 const PREFIX = 4096;
@@ -100,8 +101,7 @@ export function load(input, options = {}) {
  * bytes. `data` gives the values of a plain array; a record array's values are its
  * fields, `column(path)` each (an NpyArray of its own), `rows()` as objects.
  */
-export class NpyArray {
-  /** @type {any} */ #info;
+export class NpyArray extends Described {
   /** @type {Uint8Array} */ #bytes;
   /** @type {LoadOptions} */ #options;
   /** @type {unknown} */ #values;
@@ -120,9 +120,7 @@ export class NpyArray {
         kind: "usage",
       });
     }
-    this.#info = info;
-    this.#bytes = bytes;
-    this.#options = options;
+    let objects;
     if (info.dataLength === null) {
       const decoded = call(
         () =>
@@ -135,40 +133,13 @@ export class NpyArray {
         { file: options.name },
       );
       // The pickle's shape and order are the array's, as np.load keeps them.
-      this.#info = { ...info, shape: decoded.shape, fortranOrder: decoded.fortranOrder };
-      this.#objects = decoded.values;
+      info = { ...info, shape: decoded.shape, fortranOrder: decoded.fortranOrder };
+      objects = decoded.values;
     }
-    Object.freeze(this.#info.shape);
-  }
-
-  /** The dtype as the header's `descr` holds it: `'<f8'`, `[('x', '<f4'), ...]`. */
-  get descr() {
-    return this.#info.descr;
-  }
-
-  /** The dtype as a tree: `{kind: "scalar" | "record" | "subarray", descr, itemsize, ...}`. */
-  get dtype() {
-    return this.#info.dtype;
-  }
-
-  /** The shape (`[]` for a 0-d array). */
-  get shape() {
-    return this.#info.shape;
-  }
-
-  /** Whether the data is in Fortran (column-major) order; `data` is in the same order. */
-  get fortranOrder() {
-    return this.#info.fortranOrder;
-  }
-
-  /** The format version, `[major, minor]`. */
-  get version() {
-    return this.#info.version;
-  }
-
-  /** The header text as the file holds it: the dict, its padding and the newline. */
-  get header() {
-    return this.#info.header;
+    super(info);
+    this.#bytes = bytes;
+    this.#options = options;
+    this.#objects = objects;
   }
 
   /** How many elements the array holds (1 for a 0-d array). */
@@ -179,11 +150,6 @@ export class NpyArray {
   /** The data's bytes, as stored (an object array's: its pickle). */
   get bytes() {
     return this.#bytes;
-  }
-
-  /** The dotted paths of a record's fields (its columns): `["trace_id", "receiver.x", ...]`; `[]` for other dtypes. */
-  get fields() {
-    return this.dtype.kind === "record" ? this.#info.columns.map((/** @type {any} */ c) => c.path) : [];
   }
 
   /**
@@ -211,7 +177,7 @@ export class NpyArray {
         { kind: "usage", file: this.#options.name },
       );
     }
-    const leaf = this.#info.columns[0];
+    const leaf = description(this).columns[0];
     const T = TYPED[leaf.output];
     const type = leaf.dtype.type;
     // Plain little-endian data, the values as they are: a view, or one copy when unaligned.
@@ -245,7 +211,7 @@ export class NpyArray {
    * @returns {Record<string, NpyArray>}
    */
   columns() {
-    return this.#columns(this.#info.columns.map((/** @type {any} */ c) => c.path));
+    return this.#columns(description(this).columns.map((/** @type {any} */ c) => c.path));
   }
 
   /** @param {string[]} paths */
@@ -257,9 +223,9 @@ export class NpyArray {
       });
     }
     const leaves = paths.map((p) => {
-      const leaf = this.#info.columns.find((/** @type {any} */ c) => c.path === p);
+      const leaf = description(this).columns.find((/** @type {any} */ c) => c.path === p);
       if (leaf === undefined) {
-        const known = this.#info.columns.map((/** @type {any} */ c) => `'${c.path}'`).join(", ");
+        const known = description(this).columns.map((/** @type {any} */ c) => `'${c.path}'`).join(", ");
         throw new NpyError(reading(this.#options.name, `no field '${p}' in dtype ${this.descr}: its fields are ${known}`), {
           kind: "usage",
           file: this.#options.name,
@@ -293,7 +259,7 @@ export class NpyArray {
       });
     }
     if (this.#objects !== undefined) return this.#objects.slice(start, end);
-    const leaves = this.#info.columns;
+    const leaves = description(this).columns;
     const paths = leaves.map((/** @type {any} */ c) => c.path);
     const values = decodeColumns(this.descr, leaves, paths, this.#bytes, this.dtype.itemsize, start, end - start, false, this.#options);
     const rows = new Array(end - start);

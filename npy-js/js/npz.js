@@ -210,22 +210,18 @@ export function loadNpz(input, options = {}) {
   return new NpzArchive(members, options, (info) => runSync(memberBytes(info, options, undefined), bytes));
 }
 
-/** An archive's members by name, each read (and cached) when first asked for. */
-export class NpzArchive {
+/** What an archive in memory (NpzArchive) and one opened by ranges (NpzFile) share: its directory. */
+export class Members {
   /** @type {MemberInfo[]} */ #members;
   /** @type {NpzOptions} */ #options;
-  /** @type {(info: MemberInfo) => Uint8Array} */ #read;
-  /** @type {Map<string, import("./array.js").NpyArray>} */ #cache = new Map();
 
   /**
    * @param {MemberInfo[]} members
    * @param {NpzOptions} options
-   * @param {(info: MemberInfo) => Uint8Array} read
    */
-  constructor(members, options, read) {
+  constructor(members, options) {
     this.#members = members;
     this.#options = options;
-    this.#read = read;
   }
 
   /** The arrays' names, as `np.load(f).files`: member names without `.npy`, in archive order. */
@@ -244,13 +240,47 @@ export class NpzArchive {
   }
 
   /**
+   * Member `name`'s directory entry, or an NpyError listing the names there are.
+   * @param {string} name
+   */
+  member(name) {
+    const info = this.#members.find((m) => m.name === name);
+    if (info === undefined) {
+      const known = this.#members.map((m) => `'${m.name}'`).join(", ");
+      throw new NpyError(reading(this.#options.name, `no member '${name}' (members: ${known || "none"})`), {
+        kind: "npz",
+        file: this.#options.name,
+      });
+    }
+    return info;
+  }
+}
+
+/** An archive's members by name, each read (and cached) when first asked for. */
+export class NpzArchive extends Members {
+  /** @type {NpzOptions} */ #options;
+  /** @type {(info: MemberInfo) => Uint8Array} */ #read;
+  /** @type {Map<string, import("./array.js").NpyArray>} */ #cache = new Map();
+
+  /**
+   * @param {MemberInfo[]} members
+   * @param {NpzOptions} options
+   * @param {(info: MemberInfo) => Uint8Array} read
+   */
+  constructor(members, options, read) {
+    super(members, options);
+    this.#options = options;
+    this.#read = read;
+  }
+
+  /**
    * Array `name`, read now (decompressed and checked) or from an earlier `get`.
    * @param {string} name
    */
   get(name) {
     const cached = this.#cache.get(name);
     if (cached !== undefined) return cached;
-    const info = findMember(this.#members, name, this.#options);
+    const info = this.member(name);
     const array = loadMember(this.#read(info), info, this.#options);
     this.#cache.set(name, array);
     return array;
@@ -260,23 +290,6 @@ export class NpzArchive {
   *[Symbol.iterator]() {
     for (const name of this.names) yield /** @type {[string, import("./array.js").NpyArray]} */ ([name, this.get(name)]);
   }
-}
-
-/**
- * @param {MemberInfo[]} members
- * @param {string} name
- * @param {NpzOptions} options
- */
-export function findMember(members, name, options) {
-  const info = members.find((m) => m.name === name);
-  if (info === undefined) {
-    const known = members.map((m) => `'${m.name}'`).join(", ");
-    throw new NpyError(reading(options.name, `no member '${name}' (members: ${known || "none"})`), {
-      kind: "npz",
-      file: options.name,
-    });
-  }
-  return info;
 }
 
 /**

@@ -5,7 +5,8 @@
 import { NpyError, reading } from "./errors.js";
 import { arrayOf, arrayOfHeader, load, product, reorder, save } from "./array.js";
 import { FLOAT16, bound, call } from "./wasm.js";
-import { directory, findMember, loadMember, memberBytes, runAsync } from "./npz.js";
+import { Described, description } from "./described.js";
+import { Members, directory, loadMember, memberBytes, runAsync } from "./npz.js";
 import { memory, sourceOf } from "./source.js";
 
 /** Bytes read first from a file whose kind is not known yet: an `.npy` header, or a zip's first bytes. */
@@ -51,9 +52,8 @@ export async function open(input, options = {}) {
 }
 
 /** An `.npy` file opened by `open`: its header now, its rows by ranged reads. */
-export class NpyFile {
+export class NpyFile extends Described {
   /** @type {import("./source.js").Source} */ #source;
-  /** @type {any} */ #info;
   #base;
   /** @type {import("./array.js").LoadOptions} */ #options;
   /** @type {Promise<import("./array.js").NpyArray> | undefined} */ #objects;
@@ -65,11 +65,10 @@ export class NpyFile {
    * @param {import("./array.js").LoadOptions} options
    */
   constructor(source, info, base, options) {
+    super(info);
     this.#source = source;
-    this.#info = info;
     this.#base = base;
     this.#options = options;
-    Object.freeze(info.shape);
   }
 
   get kind() {
@@ -79,31 +78,9 @@ export class NpyFile {
   get name() {
     return this.#options.name;
   }
-  /** As NpyArray's. */
-  get descr() {
-    return this.#info.descr;
-  }
-  get dtype() {
-    return this.#info.dtype;
-  }
-  get shape() {
-    return this.#info.shape;
-  }
-  get fortranOrder() {
-    return this.#info.fortranOrder;
-  }
-  get version() {
-    return this.#info.version;
-  }
-  get header() {
-    return this.#info.header;
-  }
-  get fields() {
-    return this.dtype.kind === "record" ? this.#info.columns.map((/** @type {any} */ c) => c.path) : [];
-  }
   /** Where the data starts in the file. */
   get dataOffset() {
-    return this.#info.dataOffset;
+    return /** @type {number} */ (description(this).dataOffset);
   }
   /** Rows along the first axis (1 for a 0-d array). */
   get rowCount() {
@@ -128,9 +105,9 @@ export class NpyFile {
       throw new NpyError(reading(this.name, `rows ${start} to ${end} of ${n}: out of range`), { kind: "usage", file: this.name });
     }
     const at = this.#base + this.dataOffset;
-    if (this.#info.dataLength === null) {
+    if (description(this).dataLength === null) {
       this.#objects ??= this.#source.read(at, this.#source.byteLength).then((bytes) =>
-        arrayOfHeader(this.#info, bytes, this.#options),
+        arrayOfHeader(description(this), bytes, this.#options),
       );
       const whole = await this.#objects;
       if (start === 0 && end === n) return whole;
@@ -185,9 +162,8 @@ export class NpyFile {
 }
 
 /** An `.npz` archive opened by `open`: its directory now, its members when asked for. */
-export class NpzFile {
+export class NpzFile extends Members {
   /** @type {import("./source.js").Source} */ #source;
-  /** @type {import("./npz.js").MemberInfo[]} */ #members;
   /** @type {OpenOptions} */ #options;
 
   /**
@@ -196,8 +172,8 @@ export class NpzFile {
    * @param {OpenOptions} options
    */
   constructor(source, members, options) {
+    super(members, options);
     this.#source = source;
-    this.#members = members;
     this.#options = options;
   }
 
@@ -212,18 +188,6 @@ export class NpzFile {
   get byteLength() {
     return this.#source.byteLength;
   }
-  /** The arrays' names, as `np.load(f).files`. */
-  get names() {
-    return this.#members.map((m) => m.name);
-  }
-  /** Each member as the directory describes it. */
-  get members() {
-    return this.#members.map((m) => ({ ...m }));
-  }
-  /** @param {string} name */
-  has(name) {
-    return this.#members.some((m) => m.name === name);
-  }
 
   /**
    * Array `name`, read whole: decompressed as a stream, its size and CRC-32 checked.
@@ -231,7 +195,7 @@ export class NpzFile {
    * @param {{onProgress?: (done: number, total: number) => void}} [options] told the stored bytes read so far, and of how many
    */
   async get(name, { onProgress } = {}) {
-    const info = findMember(this.#members, name, this.#options);
+    const info = this.member(name);
     const bytes = await runAsync(memberBytes(info, this.#options, onProgress), this.#source);
     return loadMember(bytes, info, this.#options);
   }
@@ -244,7 +208,7 @@ export class NpzFile {
    * @param {{onProgress?: (done: number, total: number) => void}} [options]
    */
   async open(name, { onProgress } = {}) {
-    const info = findMember(this.#members, name, this.#options);
+    const info = this.member(name);
     const named = { ...this.#options, name: this.#options.name };
     /** @type {import("./source.js").Source} */
     let source;

@@ -68,6 +68,8 @@ test("archives NpzWriter writes load in NumPy with the values written", () => {
 test("a member is read when asked for, once", () => {
   const archive = loadNpz(new NpzWriter({ compression: "deflate" }).add("a", new Int32Array([1, 2])).add("b", new Uint8Array([3])).finish());
   assert.ok(archive.has("a") && !archive.has("c"));
+  assert.deepEqual([archive.member("a").compression, archive.member("b").size], ["deflate", 129]);
+  assert.throws(() => archive.member("c"), (e) => e instanceof NpyError && e.kind === "npz");
   assert.equal(archive.get("a"), archive.get("a"));
   assert.deepEqual([...archive].map(([name, a]) => [name, [...a.data]]), [["a", [1, 2]], ["b", [3]]]);
   assert.throws(() => archive.get("c"), (e) => e instanceof NpyError && e.kind === "npz" && /no member 'c' \(members: 'a', 'b'\)/.test(e.message));
