@@ -790,7 +790,9 @@ impl FloatFormat {
             max = max.max(v.value.abs());
             min = min.min(v.value.abs());
         }
-        let scientific = max.is_finite() && exceeds(max, min, size);
+        // No nonzero value: positional. A long double beyond `f64` (its `value` infinite)
+        // is past every threshold.
+        let scientific = max >= min && exceeds(max, min, size);
         let mut f = FloatFormat { scientific, pad_left: 0, pad_right: 0, precision: 0, exp_size: 0, plus };
         let texts: Vec<FloatText> = finite.iter().map(|v| f.text(v)).collect();
         f.pad_left = texts.iter().map(|t| t.int.len()).max().unwrap_or(0);

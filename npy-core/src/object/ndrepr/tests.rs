@@ -72,6 +72,9 @@ const CASES: &[(&str, &[usize], &str, &str)] = &[
     (r"'>f8'", &[1], "3ff8000000000000", r"array([1.5], dtype='>f8')"),
     // np.arange(3, dtype=np.longdouble) / 3
     (r"'<f16'", &[3], "00000000000000000000000000000000abaaaaaaaaaaaaaafd3f000000000000abaaaaaaaaaaaaaafe3f000000000000", r"array([0.        , 0.33333333, 0.66666667], dtype=float128)"),
+    // np.array([np.longdouble(1) / 3, np.longdouble('1e4000')]): beyond f64, still scientific
+    (r"'<f16'", &[2], "abaaaaaaaaaaaaaafd3f000000000000618c55fe2383bad1e673000000000000", r"array([3.33333333e-0001, 1.00000000e+4000], dtype=float128)"),
+    (r"'<f16'", &[1], "618c55fe2383bad1e673000000000000", r"array([1.e+4000], dtype=float128)"),
     // np.array([1 + 2j, 3.5 - 1j])
     (r"'<c16'", &[2], "000000000000f03f00000000000000400000000000000c40000000000000f0bf", r"array([1. +2.j, 3.5-1.j])"),
     // np.array([1 + 0j])
