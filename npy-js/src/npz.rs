@@ -1,11 +1,11 @@
-//! Archives: a directory read and checked by npy-core's `npz::Reader` from whatever bytes
+//! Archives: a directory read and checked by npy-core's `npz::members_with` from whatever bytes
 //! JavaScript has fetched (asking for more where it needs them), members decoded as their
 //! bytes are pushed in, and archives written by npy-core's `npz::Writer`.
 
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 
 use js_sys::{Function, Uint8Array};
-use npy_core::npz::{Compression, MemberDecoder, MemberInfo, Reader, ReaderOptions, Writer};
+use npy_core::npz::{members_with, Compression, MemberDecoder, MemberInfo, ReaderOptions, Writer};
 use npy_core::ReadOptions;
 use wasm_bindgen::prelude::*;
 
@@ -192,7 +192,7 @@ impl NpzOpener {
         self.sparse.read = read;
         self.sparse.missed = None;
         self.sparse.pos = 0;
-        let opened = Reader::from_reader_with(&mut self.sparse, &self.options).map(|r| r.members().to_vec());
+        let opened = members_with(&mut self.sparse, &self.options);
         self.sparse.read = None;
         let members = match (opened, self.sparse.missed) {
             (_, Some(start)) => return Ok(Json::Obj(vec![("need", Json::Num(start as f64))]).text()),

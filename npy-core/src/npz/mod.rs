@@ -62,14 +62,14 @@ use crate::error::ErrorKind;
 mod columns;
 mod decoder;
 mod directory;
+mod members;
 mod read;
 mod workers;
 mod write;
 
 pub use decoder::MemberDecoder;
-pub use read::{
-    local_header_ranges, local_header_ranges_with, MemberInfo, MemberReader, OwnedMemberReader, Reader, ReaderOptions,
-};
+pub use members::{local_header_ranges, local_header_ranges_with, members, members_with, MemberInfo};
+pub use read::{MemberReader, OwnedMemberReader, Reader, ReaderOptions};
 pub use write::{FileWriter, MemberWriter, Writer};
 
 /// NumPy's member suffix.

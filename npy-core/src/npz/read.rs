@@ -6,12 +6,12 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use zip::{CompressionMethod, ZipArchive};
 
-use super::{directory, zip_err, Compression};
+use super::members::{member_info, MemberInfo};
+use super::{directory, zip_err};
 #[cfg(doc)]
 use crate::array::{Array, DynArray};
 use crate::error::{Access, Error, ErrorKind, Result};
@@ -32,30 +32,6 @@ use decode::Decoder;
 /// Most bytes reserved up front for a deflated member's [`Reader::read_raw`] beyond its
 /// compressed size: more grows as the data actually inflates.
 const RAW_PREALLOC: u64 = 16 << 20;
-
-/// What a member is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemberInfo {
-    /// The name as `np.load(f).files` shows it (`.npy` stripped).
-    pub name: String,
-    /// The member's name in the zip.
-    pub member: String,
-    /// Stored, deflated or Zstandard (archives with other methods are refused when opened,
-    /// so this is always `Some` for an open [`Reader`]). A compressed member's level is not
-    /// recorded in the archive: it reads as the default ([`Compression::deflated`],
-    /// [`Compression::zstd`]).
-    pub compression: Option<Compression>,
-    /// Bytes in the archive.
-    pub compressed_size: u64,
-    /// Bytes when read.
-    pub size: u64,
-    /// Offset of the member's data in the archive (checked against its local header and
-    /// to lie, with the data, before the central directory), if known.
-    pub data_start: Option<u64>,
-    /// The CRC-32 of the member's bytes when read, as the directory says, if known (a
-    /// reader of the member from elsewhere, e.g. a remote store, checks it).
-    pub crc32: Option<u32>,
-}
 
 /// How to open an `.npz` archive: limits on what its directory may claim, and the options
 /// for its members' `.npy` headers. Every setting has a documented default.
@@ -157,6 +133,11 @@ impl ReaderOptions {
         self.threads = Some(threads.max(1));
         self
     }
+
+    /// The directory's limits these options set.
+    pub(super) fn limits(&self) -> directory::Limits {
+        directory::Limits { max_entries: self.max_entries, max_inflated: self.max_inflated_size }
+    }
 }
 
 /// Checks that the zip crate, which reads the members, sees the archive as the directory
@@ -197,64 +178,6 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
         }
     }
     Ok(())
-}
-
-/// The byte ranges of an archive that opening it reads besides its end and central
-/// directory: its members' local headers, which [`Reader::from_reader_with`] checks against
-/// the directory. For readers of archives in remote storage: fetch the archive's end (its
-/// last 64 KiB and 22 bytes hold the end record with the longest comment, and a directory
-/// of about a thousand members), then these ranges all at once, then open it over what was
-/// fetched, instead of making one round trip per member. Reads only the end records
-/// and the central directory through `reader` (ranges closer than 64 KiB come merged, as
-/// the opening reads through such gaps; a local header whose extra field is longer than
-/// the directory's by more than 64 bytes runs past its range, and is then read on its own).
-///
-/// # Errors
-/// As [`Reader::from_reader`], for the end records and the central directory.
-///
-/// # Examples
-/// ```
-/// use std::io::Cursor;
-/// use npy_core::npz::{local_header_ranges, Writer};
-///
-/// let mut w = Writer::new(Cursor::new(Vec::new()));
-/// w.add("a", &vec![0.5f64; 100_000])?;
-/// w.add("b", &[1u8, 2])?;
-/// let bytes = w.finish()?.into_inner();
-/// let ranges = local_header_ranges(&mut Cursor::new(&bytes))?;
-/// assert_eq!(ranges.len(), 2); // 800 KB of `a` between the two headers
-/// assert_eq!(ranges[0].start, 0);
-/// # Ok::<(), npy_core::Error>(())
-/// ```
-pub fn local_header_ranges<R: Read + Seek>(reader: &mut R) -> Result<Vec<Range<u64>>> {
-    local_header_ranges_with(reader, &ReaderOptions::default())
-}
-
-/// As [`local_header_ranges`], under the limits of `options` (as [`Reader::from_reader_with`]
-/// takes them).
-///
-/// # Errors
-/// As [`Reader::from_reader_with`], for the end records and the central directory.
-pub fn local_header_ranges_with<R: Read + Seek>(reader: &mut R, options: &ReaderOptions) -> Result<Vec<Range<u64>>> {
-    let limits = directory::Limits { max_entries: options.max_entries, max_inflated: options.max_inflated_size };
-    directory::local_header_ranges(reader, limits)
-}
-
-/// A checked directory entry as [`Reader::members`] gives it.
-fn member_info(e: &directory::Entry) -> MemberInfo {
-    MemberInfo {
-        name: e.key.clone(),
-        member: e.member.clone(),
-        compression: Some(match e.method {
-            directory::STORED => Compression::Stored,
-            directory::ZSTD => Compression::zstd(),
-            _ => Compression::deflated(),
-        }),
-        compressed_size: e.compressed_size,
-        size: e.size,
-        data_start: Some(e.data_start),
-        crc32: Some(e.crc32),
-    }
 }
 
 /// Reads an `.npz` archive lazily: nothing but the directory is read until a member is
@@ -364,8 +287,7 @@ impl<R: Read + Seek> Reader<R> {
     /// [`ErrorKind::Npz`] for a file that is not a zip archive, an archive that fails a
     /// check or exceeds a limit; [`ErrorKind::Io`] from the reader.
     pub fn from_reader_with(mut reader: R, options: &ReaderOptions) -> Result<Self> {
-        let limits = directory::Limits { max_entries: options.max_entries, max_inflated: options.max_inflated_size };
-        let entries = directory::read(&mut reader, limits)?;
+        let entries = directory::read(&mut reader, options.limits())?;
         let zip = ZipArchive::new(reader).map_err(|e| zip_err(None, e))?;
         agree(&zip, &entries)?;
         let names = entries.iter().map(|e| e.key.clone()).collect();
@@ -919,9 +841,10 @@ impl<S: Read> Read for OwnedMemberReader<S> {
 #[cfg(test)]
 pub(super) mod tests {
     use std::io::{Cursor, Write};
+    use std::ops::Range;
 
     use super::*;
-    use crate::npz::Writer;
+    use crate::npz::{local_header_ranges_with, Compression, Writer};
 
     /// An archive of two members, `a` stored and `b` as given (deflate is slow under Miri,
     /// and its drop there is UB in the dependency, zlib-rs#491: stored there).

@@ -1,0 +1,160 @@
+//! What an archive holds, as its directory describes it: each member's [`MemberInfo`],
+//! and the reads that find them, for callers that take the members' bytes themselves
+//! (remote storage, a browser's ranges) as well as for [`Reader`].
+
+use std::io::{Read, Seek};
+use std::ops::Range;
+
+use super::{directory, Compression, ReaderOptions};
+use crate::error::Result;
+
+// For the docs' links.
+#[cfg(doc)]
+use super::Reader;
+
+/// What a member is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberInfo {
+    /// The name as `np.load(f).files` shows it (`.npy` stripped).
+    pub name: String,
+    /// The member's name in the zip.
+    pub member: String,
+    /// Stored, deflated or Zstandard (archives with other methods are refused when opened,
+    /// so this is always `Some` for an open [`Reader`]). A compressed member's level is not
+    /// recorded in the archive: it reads as the default ([`Compression::deflated`],
+    /// [`Compression::zstd`]).
+    pub compression: Option<Compression>,
+    /// Bytes in the archive.
+    pub compressed_size: u64,
+    /// Bytes when read.
+    pub size: u64,
+    /// Offset of the member's data in the archive (checked against its local header and
+    /// to lie, with the data, before the central directory), if known.
+    pub data_start: Option<u64>,
+    /// The CRC-32 of the member's bytes when read, as the directory says, if known (a
+    /// reader of the member from elsewhere, e.g. a remote store, checks it).
+    pub crc32: Option<u32>,
+}
+
+/// The byte ranges of an archive that opening it reads besides its end and central
+/// directory: its members' local headers, which [`Reader::from_reader_with`] checks against
+/// the directory. For readers of archives in remote storage: fetch the archive's end (its
+/// last 64 KiB and 22 bytes hold the end record with the longest comment, and a directory
+/// of about a thousand members), then these ranges all at once, then open it over what was
+/// fetched, instead of making one round trip per member. Reads only the end records
+/// and the central directory through `reader` (ranges closer than 64 KiB come merged, as
+/// the opening reads through such gaps; a local header whose extra field is longer than
+/// the directory's by more than 64 bytes runs past its range, and is then read on its own).
+///
+/// # Errors
+/// As [`Reader::from_reader`], for the end records and the central directory.
+///
+/// # Examples
+/// ```
+/// use std::io::Cursor;
+/// use npy_core::npz::{local_header_ranges, Writer};
+///
+/// let mut w = Writer::new(Cursor::new(Vec::new()));
+/// w.add("a", &vec![0.5f64; 100_000])?;
+/// w.add("b", &[1u8, 2])?;
+/// let bytes = w.finish()?.into_inner();
+/// let ranges = local_header_ranges(&mut Cursor::new(&bytes))?;
+/// assert_eq!(ranges.len(), 2); // 800 KB of `a` between the two headers
+/// assert_eq!(ranges[0].start, 0);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn local_header_ranges<R: Read + Seek>(reader: &mut R) -> Result<Vec<Range<u64>>> {
+    local_header_ranges_with(reader, &ReaderOptions::default())
+}
+
+/// As [`local_header_ranges`], under the limits of `options` (as [`Reader::from_reader_with`]
+/// takes them).
+///
+/// # Errors
+/// As [`Reader::from_reader_with`], for the end records and the central directory.
+pub fn local_header_ranges_with<R: Read + Seek>(reader: &mut R, options: &ReaderOptions) -> Result<Vec<Range<u64>>> {
+    directory::local_header_ranges(reader, options.limits())
+}
+
+/// The members of an archive, read and checked as [`Reader::from_reader`] reads and checks
+/// its directory and local headers, without a reader: for callers that take the members'
+/// bytes themselves (a browser reading ranges of a `File`), through [`MemberDecoder`] and
+/// the members' [`MemberInfo::data_start`].
+///
+/// [`MemberDecoder`]: super::MemberDecoder
+///
+/// # Errors
+/// As [`Reader::from_reader`], but for the zip reader's own view of the archive, which
+/// it does not open.
+///
+/// # Examples
+/// ```
+/// use std::io::Cursor;
+/// use npy_core::npz::{members, Writer};
+///
+/// let mut w = Writer::new(Cursor::new(Vec::new()));
+/// w.add("a", &[1.5f64, 2.5])?;
+/// let bytes = w.finish()?.into_inner();
+/// let found = members(&mut Cursor::new(&bytes))?;
+/// assert_eq!((found[0].name.as_str(), found[0].size), ("a", 144));
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+pub fn members<R: Read + Seek>(reader: &mut R) -> Result<Vec<MemberInfo>> {
+    members_with(reader, &ReaderOptions::default())
+}
+
+/// As [`members`], under the limits of `options` (as [`Reader::from_reader_with`] takes
+/// them).
+///
+/// # Errors
+/// As [`members`].
+pub fn members_with<R: Read + Seek>(reader: &mut R, options: &ReaderOptions) -> Result<Vec<MemberInfo>> {
+    Ok(directory::read(reader, options.limits())?.iter().map(member_info).collect())
+}
+
+/// A checked directory entry as [`Reader::members`] gives it.
+pub(super) fn member_info(e: &directory::Entry) -> MemberInfo {
+    MemberInfo {
+        name: e.key.clone(),
+        member: e.member.clone(),
+        compression: Some(match e.method {
+            directory::STORED => Compression::Stored,
+            directory::ZSTD => Compression::zstd(),
+            _ => Compression::deflated(),
+        }),
+        compressed_size: e.compressed_size,
+        size: e.size,
+        data_start: Some(e.data_start),
+        crc32: Some(e.crc32),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::npz::{Reader, Writer};
+    use crate::ErrorKind;
+
+    #[test]
+    fn members_are_what_a_reader_finds_and_its_checks_hold() {
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add("stored", &[1u8, 2, 3]).unwrap();
+        w.add_with("deflated", &vec![0.5f64; 1000], Compression::deflated()).unwrap();
+        if !cfg!(miri) {
+            w.add_with("zstd", &vec![7i32; 1000], Compression::zstd()).unwrap();
+        }
+        let bytes = w.finish().unwrap().into_inner();
+        let found = members(&mut Cursor::new(&bytes)).unwrap();
+        let reader = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+        assert_eq!(found, reader.members());
+        assert_eq!(found[1].compression, Some(Compression::deflated()));
+
+        // The limits hold as a reader's do: 8,000 bytes of doubles are more than 4,000.
+        let e = members_with(&mut Cursor::new(&bytes), ReaderOptions::new().max_inflated_size(4000)).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
+        // A cut archive is refused.
+        assert!(members(&mut Cursor::new(&bytes[..bytes.len() - 1])).is_err());
+    }
+}
