@@ -108,6 +108,8 @@ interface Described {
   readonly header: string;
   /** A record's fields by dotted path (`[]` for other dtypes). */
   readonly fields: string[];
+  /** Rows along the first axis (1 for a 0-d array). */
+  readonly rowCount: number;
 }
 
 /** One array: a header (dtype, shape, order) and its data's bytes. */
@@ -126,6 +128,12 @@ export class NpyArray {
   columns(): Record<string, NpyArray>;
   /** Elements `start` to `end` (storage order) as objects: a record's fields by name. */
   rows(start?: number, end?: number): unknown[];
+  /**
+   * Rows `start` to `end` along the first axis as NumPy prints them: per row, a string per
+   * column, a column a field (`value` for a plain array) and its cell NumPy's `str()` of the
+   * row's part of it; with `split`, each scalar of a field's values a column of its own.
+   */
+  table(start?: number, end?: number, options?: { split?: boolean }): { columns: string[]; rows: string[][] };
 }
 
 /** Loads a `.npy` file's bytes: the header now, values when asked for. */
@@ -235,8 +243,6 @@ export class NpyFile {
   readonly kind: "npy";
   readonly name: string | undefined;
   readonly dataOffset: number;
-  /** Rows along the first axis (1 for a 0-d array). */
-  readonly rowCount: number;
   /** The whole array. */
   read(): Promise<NpyArray>;
   /** Rows `start` to `end` along the first axis, read by ranges. */

@@ -14,6 +14,9 @@ const PREFIX = 4096;
 /** The most values a JavaScript array (and a typed array, here) holds. */
 const MAX_VALUES = 2 ** 32 - 1;
 
+/** Rows written as text per call into the WebAssembly module. */
+const TEXT_ROWS = 4096;
+
 /** Lets only this module make NpyArrays. */
 const MAKE = Symbol("NpyArray");
 
@@ -279,6 +282,51 @@ export class NpyArray extends Described {
       rows[r] = row;
     }
     return rows;
+  }
+
+  /**
+   * Rows `start` to `end` along the first axis as NumPy prints them: `{columns, rows}`,
+   * per row a string per column. A column is a field (`fields`; a plain array's one value,
+   * `value`), its cell NumPy's `str()` of the row's part of it (`str(a[i]["t0"])`; a
+   * subarray field, or an N-d array's row, as NumPy prints an array: `[0.5 1.  2. ]`);
+   * Python's `str()` of an object array's element. With `split`, each scalar of a field's
+   * values in a row is a column of its own (`samples[0]`, `samples[1]`...: numbers, as a
+   * CSV file wants them).
+   * @param {number} [start]
+   * @param {number} [end]
+   * @param {{split?: boolean}} [options]
+   * @returns {{columns: string[], rows: string[][]}}
+   */
+  table(start = 0, end = this.rowCount, { split = false } = {}) {
+    const n = this.rowCount;
+    const where = { file: this.#options.name };
+    if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > n || start > end) {
+      throw new NpyError(reading(this.#options.name, `rows ${start} to ${end} of ${n}: out of range`), {
+        kind: "usage",
+        file: this.#options.name,
+      });
+    }
+    const rest = this.shape.slice(1);
+    if (this.#objects !== undefined) {
+      const texts = call(() => bound.objectTexts(this.#bytes, this.#options.maxObjectBytes, this.#options.name), where);
+      return { columns: ["value"], rows: texts.slice(start, end).map((/** @type {string} */ t) => [t]) };
+    }
+    const rowBytes = product(rest) * this.dtype.itemsize;
+    // The rows' bytes in C order (a Fortran-order array's put in it first).
+    let bytes = this.#bytes;
+    if (this.fortranOrder && this.shape.filter((d) => d > 1).length > 1) bytes = reorder(bytes, this.shape, this.dtype.itemsize, true);
+    const texts = call(() => new bound.Texts(this.descr, rest, split), where);
+    try {
+      /** @type {string[][]} */
+      const rows = [];
+      for (let a = start; a < end; a += TEXT_ROWS) {
+        const b = Math.min(end, a + TEXT_ROWS);
+        rows.push(...call(() => texts.rows(bytes.subarray(a * rowBytes, b * rowBytes), b - a, a), where));
+      }
+      return { columns: texts.names(), rows };
+    } finally {
+      texts.free();
+    }
   }
 
   /** What console.log shows in Node. */

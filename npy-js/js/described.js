@@ -53,6 +53,11 @@ export class Described {
     return /** @type {string} */ (description(this).header);
   }
 
+  /** Rows along the first axis (1 for a 0-d array). */
+  get rowCount() {
+    return this.shape.length === 0 ? 1 : this.shape[0];
+  }
+
   /** The dotted paths of a record's fields (its columns): `["trace_id", "receiver.x", ...]`; `[]` for other dtypes. */
   get fields() {
     return this.dtype.kind === "record" ? description(this).columns.map((/** @type {any} */ c) => c.path) : [];

@@ -82,10 +82,6 @@ export class NpyFile extends Described {
   get dataOffset() {
     return /** @type {number} */ (description(this).dataOffset);
   }
-  /** Rows along the first axis (1 for a 0-d array). */
-  get rowCount() {
-    return this.shape.length === 0 ? 1 : this.shape[0];
-  }
 
   /** The whole array. */
   async read() {

@@ -251,7 +251,7 @@ impl Leaf {
 }
 
 /// `u1` for `b1`, else `s`.
-fn bool_as_byte(s: Scalar) -> Scalar {
+pub(crate) fn bool_as_byte(s: Scalar) -> Scalar {
     if s.ty() == ScalarType::Bool {
         Scalar::new(ScalarType::UInt(1), s.order())
     } else {
@@ -261,7 +261,7 @@ fn bool_as_byte(s: Scalar) -> Scalar {
 
 /// `dtype` with every `b1` scalar read as `u1`: a boolean's byte is given as it is, as
 /// NumPy keeps it (a `.view('?')` of other bytes holds them).
-fn bools_as_bytes(dtype: &DType) -> npy_core::Result<DType> {
+pub(crate) fn bools_as_bytes(dtype: &DType) -> npy_core::Result<DType> {
     Ok(match dtype {
         DType::Scalar(s) => DType::Scalar(bool_as_byte(*s)),
         DType::Record(r) => {

@@ -2,8 +2,9 @@
 //! JavaScript. JavaScript does the I/O and holds the typed arrays; this crate parses and
 //! writes headers ([`header`]), describes dtypes ([`dtype`]), converts elements to and from
 //! JavaScript columns through npy-core's plans ([`decode`], [`encode`]), decodes and writes
-//! object arrays without running a pickle ([`objects`]), and reads and writes archives
-//! ([`npz`]). Errors are JavaScript `Error`s carrying npy-core's messages ([`error`]).
+//! object arrays without running a pickle ([`objects`]), reads and writes archives
+//! ([`npz`]) and writes values as NumPy prints them ([`text`]). Errors are JavaScript
+//! `Error`s carrying npy-core's messages ([`error`]).
 //!
 //! Built by `cargo xtask js` for `wasm32-unknown-unknown` and bound by `wasm-bindgen`; the
 //! package's README is the user's manual.
@@ -19,3 +20,4 @@ mod js;
 pub mod npz;
 pub mod objects;
 pub mod panic;
+pub mod text;
