@@ -12,7 +12,7 @@ import { after, before, test } from "node:test";
 
 import { NpyError, NpzWriter, load, open, save } from "../js/node.js";
 import { SCRATCH, runPython } from "./support.js";
-import { serve } from "./range_server.js";
+import { serve } from "../viewer/serve.mjs";
 
 const DIR = join(SCRATCH, "open");
 /** @type {Awaited<ReturnType<typeof serve>>} */

@@ -17,9 +17,12 @@
 //!
 //! `cargo xtask js --test` then checks it (see [`check`]): the build for wasm with no
 //! warnings, the module's size, the TypeScript declarations, the Node tests (against NumPy,
-//! whose venv it makes, and the Rust suite's hostile files, which it writes) and the
-//! browser test in Debian's Chromium (installed as root where missing), and the README's
-//! JavaScript as written.
+//! whose venv it makes, and the Rust suite's hostile files, which it writes), the browser
+//! tests of the package and of the viewer page in Debian's Chromium (installed as root
+//! where missing), and the README's JavaScript as written.
+//!
+//! `cargo xtask js --viewer` builds it and serves the viewer page (`npy-js/viewer/`) on
+//! 127.0.0.1.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -89,9 +92,7 @@ pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
     if size > MAX_GZIPPED {
         return Err(format!("the module takes {size} bytes after gzip, over the {MAX_GZIPPED} allowed"));
     }
-    if !has("chromium") {
-        apt_install(&["chromium"], "the browser test runs Debian's chromium, which is missing")?;
-    }
+    ensure_chromium()?;
     let dir = package_dir();
     project::step("tsc -p npy-js (the declarations, an example and the package's JavaScript, strict)");
     project::run(Command::new("node").current_dir(&dir).args(["node_modules/typescript/bin/tsc", "-p", "."]))?;
@@ -99,6 +100,8 @@ pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
         project::step("cargo test --test hostile --test hostile_npz (the hostile files)");
         project::run(project::cargo().args(["test", "--test", "hostile", "--test", "hostile_npz"]))?;
     }
+    // The viewer's test and README.md's JavaScript read the main job's file.
+    ensure_traces()?;
     project::step("node --test npy-js/tests/");
     project::run(Command::new("node").current_dir(&dir).args(["--test", "tests/"]).env("NPY_PYTHON", python))?;
     readme()
@@ -106,7 +109,7 @@ pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
 
 /// README.md's JavaScript, run as written: its first program in a project where `npm
 /// install <checkout>/npy-js` put the package, from the checkout's root (it reads the
-/// main job's file, made first if missing).
+/// main job's file).
 fn readme() -> Result<()> {
     // The README's two commands are what CI runs: this check and the build it starts.
     let commands = crate::docs::block("README.md", "sh", "the JavaScript commands", |b| b.contains("cargo xtask js"))?;
@@ -116,13 +119,6 @@ fn readme() -> Result<()> {
         ));
     }
     let program = crate::docs::block("README.md", "js", "a first JavaScript program", |b| b.contains("from \"npy\""))?;
-    let traces = project::target_dir().join("seismic").join("traces.npy");
-    if !traces.exists() {
-        project::step("cargo run --release --example seismic (the file README.md's JavaScript reads)");
-        project::run(
-            project::cargo().args(["run", "--release", "-p", "npy-seismic", "--example", "seismic"]).env("NPY_CI", "1"),
-        )?;
-    }
     let project_dir = project::target_dir().join("js-readme");
     project::fresh_dir(&project_dir)?;
     project::step("npm install <checkout>/npy-js (in target/js-readme)");
@@ -136,6 +132,33 @@ fn readme() -> Result<()> {
     fs::write(&path, program).map_err(|e| format!("{}: {e}", path.display()))?;
     project::step("node first.mjs (README.md's JavaScript, from the checkout's root)");
     project::run(Command::new("node").current_dir(project::root()).arg(&path))
+}
+
+/// Installs Debian's Chromium, which the browser tests and the viewer's bench run, when
+/// missing.
+pub fn ensure_chromium() -> Result<()> {
+    if has("chromium") {
+        return Ok(());
+    }
+    apt_install(&["chromium"], "the browser tests run Debian's chromium, which is missing")
+}
+
+/// Runs the main job when its file (`target/seismic/traces.npy`) is missing.
+fn ensure_traces() -> Result<()> {
+    if project::target_dir().join("seismic").join("traces.npy").exists() {
+        return Ok(());
+    }
+    project::step("cargo run --release --example seismic (the file the viewer's test and README.md's JavaScript read)");
+    project::run(
+        project::cargo().args(["run", "--release", "-p", "npy-seismic", "--example", "seismic"]).env("NPY_CI", "1"),
+    )
+}
+
+/// Serves the viewer page (`npy-js/viewer/serve.mjs`) until stopped: `args` are its
+/// `--port N` and `--files DIR`.
+pub fn viewer(args: &[&str]) -> Result<()> {
+    project::step("node npy-js/viewer/serve.mjs (stop it with Ctrl-C)");
+    project::run(Command::new("node").arg(package_dir().join("viewer").join("serve.mjs")).args(args))
 }
 
 /// Adds the wasm target to the toolchain when its standard library is missing.

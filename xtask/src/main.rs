@@ -23,7 +23,7 @@
 //! - `miri`: npy-core's unit tests under Miri (see [`miri`]).
 //! - `js [--test]`: build the JavaScript package `npy-js/` (its WebAssembly module and npm
 //!   packages), installing the wasm target, clang and wasm-bindgen where missing, and with
-//!   `--test` run its checks (see [`js`]).
+//!   `--test` run its checks, with `--viewer` serve its viewer page (see [`js`]).
 //! - `venv`: make (or check) the venv of `xtask/requirements.txt` at `target/numpy-venv`,
 //!   the Python the main job and CI check files with (see [`project::python_with_numpy`]).
 //!
@@ -85,6 +85,9 @@ commands:
   js --test         build it and run its checks: clippy for wasm, the module's size, tsc,
                     the Node tests against NumPy and the Rust suite's hostile files, the
                     browser test in Chromium, README.md's JavaScript as written
+  js --viewer [--port N] [--files DIR]
+                    build it and serve the viewer page (npy-js/viewer/) on 127.0.0.1 (port
+                    8000), with DIR's files at /files/, until stopped
   venv              make target/numpy-venv with the packages xtask/requirements.txt pins
                     (NumPy for the main job's check; ci makes it too)";
 
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
         ["miri", rest @ ..] => miri::run(rest),
         ["js"] => js::build().map(drop),
         ["js", "--test"] => project::python_with_numpy().and_then(|python| js::check(&python, false)),
+        ["js", "--viewer", rest @ ..] => js::build().and_then(|_| js::viewer(rest)),
         ["venv"] => project::python_with_numpy().map(|python| println!("NPY_PYTHON={}", python.display())),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

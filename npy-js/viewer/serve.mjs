@@ -1,17 +1,21 @@
-// The tests' static HTTP server on 127.0.0.1 (a free port), for reads by URL: it serves
-// directories at path prefixes and honours `Range: bytes=a-b`, `a-` and `-n` (206 with
-// Content-Range, 416 past the end), pins versions by a strong ETag (`If-Match` that
-// differs: 412), sends `Cache-Control: no-store` so a browser asks for every range, and
-// logs every request (method, path, range, If-Match, status, body bytes) so a test can
-// count what a read fetched. With `uploads`, `PUT /upload/NAME` stores a body (64 MiB at
-// most) there. `close()` stops it and its connections; tests call it in an `after` hook.
+// A static HTTP server on 127.0.0.1, for the viewer (`node npy-js/viewer/serve.mjs`, or
+// `cargo xtask js --viewer`, serves the package's folder: the page at /viewer/) and for
+// the tests' reads by URL. It serves directories at path prefixes (a folder as its
+// index.html) and honours `Range: bytes=a-b`, `a-` and `-n` (206 with Content-Range, 416
+// past the end), pins versions by a strong ETag (`If-Match` that differs: 412), sends
+// `Cache-Control: no-store` so a browser asks for every range, and logs every request
+// (method, path, range, If-Match, status, body bytes) so a test can count what a read
+// fetched. With `uploads`, `PUT /upload/NAME` stores a body (64 MiB at most) there.
+// `close()` stops it and its connections; tests call it in an `after` hook.
 
 import { createReadStream, existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { extname, join, resolve, sep } from "node:path";
+import { dirname, extname, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const TYPES = {
   ".html": "text/html; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
   ".mjs": "text/javascript; charset=utf-8",
   ".json": "application/json",
@@ -25,10 +29,10 @@ const TYPES = {
 
 /**
  * Serves `mounts` (`[prefix, directory]`, the first prefix that matches wins).
- * @param {{mounts: [string, string][], uploads?: string, ranges?: boolean}} options `ranges: false` makes a server that ignores Range (200, the whole file)
+ * @param {{mounts: [string, string][], uploads?: string, ranges?: boolean, port?: number}} options `ranges: false` makes a server that ignores Range (200, the whole file); `port` 0 (the default) takes a free one
  * @returns {Promise<{url: string, log: Request[], close(): Promise<void>}>}
  */
-export async function serve({ mounts, uploads, ranges = true }) {
+export async function serve({ mounts, uploads, ranges = true, port = 0 }) {
   /** @type {Request[]} */
   const log = [];
   const server = createServer((req, res) => {
@@ -47,8 +51,14 @@ export async function serve({ mounts, uploads, ranges = true }) {
       const mount = mounts.find(([p]) => entry.path.startsWith(p));
       if (mount === undefined) return send(404, { "Content-Type": "text/plain" }, "not found");
       const root = resolve(mount[1]);
-      const file = resolve(root, entry.path.slice(mount[0].length));
-      if (!file.startsWith(root + sep)) return send(403);
+      let file = resolve(root, entry.path.slice(mount[0].length));
+      if (file !== root && !file.startsWith(root + sep)) return send(403);
+      // A folder is its index.html, at a path that ends in "/" (so its page's relative
+      // links resolve inside it).
+      if (existsSync(file) && statSync(file).isDirectory()) {
+        if (!entry.path.endsWith("/")) return send(301, { Location: `${entry.path}/` });
+        file = join(file, "index.html");
+      }
       const stat = existsSync(file) ? statSync(file) : undefined;
       if (!stat?.isFile()) return send(404, { "Content-Type": "text/plain" }, "not found");
       const size = stat.size;
@@ -84,7 +94,7 @@ export async function serve({ mounts, uploads, ranges = true }) {
       send(500, { "Content-Type": "text/plain" }, String(e));
     }
   });
-  await new Promise((ok, fail) => server.once("error", fail).listen(0, "127.0.0.1", () => ok(undefined)));
+  await new Promise((ok, fail) => server.once("error", fail).listen(port, "127.0.0.1", () => ok(undefined)));
   const address = /** @type {import("node:net").AddressInfo} */ (server.address());
   return {
     url: `http://127.0.0.1:${address.port}`,
@@ -127,3 +137,29 @@ function upload(req, entry, dir, send) {
     send(201);
   });
 }
+
+/**
+ * `node npy-js/viewer/serve.mjs [--port N] [--files DIR]`: serves the package's folder
+ * (the viewer at /viewer/) and, with `--files`, a directory at /files/ (so the page opens
+ * its files by URL, by ranges), until stopped.
+ */
+async function main() {
+  const args = process.argv.slice(2);
+  const value = (/** @type {string} */ flag) => {
+    const i = args.indexOf(flag);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const here = dirname(fileURLToPath(import.meta.url));
+  /** @type {[string, string][]} */
+  const mounts = [["/", resolve(here, "..")]];
+  const files = value("--files");
+  if (files !== undefined) mounts.unshift(["/files/", resolve(files)]);
+  const server = await serve({ mounts, port: Number(value("--port") ?? 8000) });
+  console.log(`npy viewer: ${server.url}/viewer/${files === undefined ? "" : `  (files of ${resolve(files)} at ${server.url}/files/)`}`);
+  console.log("stop it with Ctrl-C");
+  const stop = () => server.close().then(() => process.exit(0));
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
