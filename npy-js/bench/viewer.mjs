@@ -1,0 +1,100 @@
+// The viewer page (npy-js/viewer/) on the seismic traces in Debian's headless Chromium:
+// node viewer.mjs --traces TRACES [--repeat K] (`cargo xtask bench --only js` runs it; see
+// xtask/src/bench.rs).
+//
+// Rows (`bench <name> best=<s> median=<s> bytes=<n>`):
+// - viewer_open: the 290 MB file picked in the page's file input, to its first rows on
+//   screen (the page's own clock, `npyViewer.firstRows`: from the input's change to the
+//   frame after the rows are in the grid), in a new page each run; `bytes=` the file's size.
+// - viewer_ready (context): the page loaded, to its module instantiated and the page
+//   ready for files (`npyViewer.readyMs`), from a loopback server (after the warm-up,
+//   from the page's service worker's cache).
+// - viewer_scroll: not a time: the bytes the page read from the File to show row 999,999
+//   after the first rows (`npyViewer.bytesRead`), its times 0.
+//
+// K runs (default 3) after one untimed warm-up, each in a page of its own; the first
+// run's rows are checked against what the page must show (row 0's trace_id 0, row
+// 999,999's 999999), so a page that shows nothing cannot time well.
+
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { serve } from "../viewer/serve.mjs";
+import { closeBrowser, launch } from "../tests/chromium.js";
+
+const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+function parseArgs(argv) {
+  const args = { traces: undefined, repeat: 3 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [flag, value] = [argv[i], argv[i + 1]];
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    if (flag === "--traces") args.traces = value;
+    else if (flag === "--repeat") args.repeat = Number(value);
+    else throw new Error(`unknown argument ${flag}`);
+  }
+  if (args.traces === undefined) throw new Error("usage: node viewer.mjs --traces TRACES [--repeat K]");
+  if (!Number.isInteger(args.repeat) || args.repeat < 1) throw new Error("--repeat takes a positive integer");
+  return args;
+}
+
+/** Opens `traces` in a new page: its time to first rows (ms), and the bytes scrolling to the last row read. */
+async function run(browser, url, traces, check) {
+  const page = await browser.newPage();
+  try {
+    page.setDefaultTimeout(30_000);
+    await page.setViewport({ width: 1280, height: 1000 });
+    await page.goto(url, { waitUntil: "load" });
+    await page.waitForFunction(() => globalThis.npyViewer?.ready === true);
+    const readyMs = await page.evaluate(() => globalThis.npyViewer.readyMs);
+    const input = await page.$("[data-testid=files]");
+    await input.uploadFile(traces);
+    await page.waitForFunction(() => globalThis.npyViewer.firstRows["traces.npy"] !== undefined);
+    const ms = await page.evaluate(() => globalThis.npyViewer.firstRows["traces.npy"]);
+    const id = (row) => page.$eval(`.grid-row[data-row="${row}"] > div:nth-child(2)`, (el) => el.textContent);
+    if (check && (await id(0)) !== "0") throw new Error(`row 0 shows trace_id ${await id(0)}, not 0`);
+    const before = await page.evaluate(() => globalThis.npyViewer.bytesRead["traces.npy"]);
+    await page.$eval("[data-testid=jump]", (el) => {
+      el.value = "999999";
+      el.dispatchEvent(new Event("change"));
+    });
+    const last = '.grid-row[data-row="999999"]:not(.pending)';
+    await page.waitForFunction((sel) => (document.querySelector(sel)?.children.length ?? 0) > 1, {}, last);
+    const read = (await page.evaluate(() => globalThis.npyViewer.bytesRead["traces.npy"])) - before;
+    if (check && (await id(999_999)) !== "999999") throw new Error(`row 999,999 shows trace_id ${await id(999_999)}, not 999999`);
+    return { ms, read, readyMs };
+  } finally {
+    await page.close();
+  }
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const size = statSync(args.traces).size;
+  const server = await serve({ mounts: [["/", PACKAGE]] });
+  const profile = mkdtempSync(join(tmpdir(), "npy-viewer-bench-"));
+  let browser;
+  try {
+    browser = await launch(profile);
+    console.log(`# ${await browser.version()}; the page served from 127.0.0.1; ${args.repeat} runs after a warm-up`);
+    const url = `${server.url}/viewer/`;
+    await run(browser, url, args.traces, true);
+    const runs = [];
+    for (let i = 0; i < args.repeat; i++) runs.push(await run(browser, url, args.traces, false));
+    const row = (name, seconds, bytes) => {
+      const sorted = [...seconds].sort((a, b) => a - b);
+      console.log(`bench ${name} best=${sorted[0]} median=${sorted[Math.floor(sorted.length / 2)]} bytes=${bytes}`);
+    };
+    row("viewer_open", runs.map((r) => r.ms / 1000), size);
+    row("viewer_ready", runs.map((r) => r.readyMs / 1000), 0);
+    console.log(`bench viewer_scroll best=0 median=0 bytes=${Math.max(...runs.map((r) => r.read))}`);
+  } finally {
+    if (browser) await closeBrowser(browser);
+    await server.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+await main();
