@@ -109,7 +109,7 @@ pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
 
 /// README.md's JavaScript, run as written: its first program in a project where `npm
 /// install <checkout>/npy-js` put the package, from the checkout's root (it reads the
-/// main job's file).
+/// main job's file); and its commands, the build's and the viewer's, as `xtask` takes them.
 fn readme() -> Result<()> {
     // The README's two commands are what CI runs: this check and the build it starts.
     let commands = crate::docs::block("README.md", "sh", "the JavaScript commands", |b| b.contains("cargo xtask js"))?;
@@ -117,6 +117,11 @@ fn readme() -> Result<()> {
         return Err(format!(
             "README.md's JavaScript commands are not `cargo xtask js` and `cargo xtask js --test`:\n{commands}"
         ));
+    }
+    // The viewer's one command (tests/serve.test.js runs the server it starts).
+    let viewer = crate::docs::block("README.md", "sh", "the viewer's command", |b| b.contains("--viewer"))?;
+    if crate::docs::commands(&viewer) != ["cargo xtask js --viewer"] {
+        return Err(format!("README.md's viewer command is not `cargo xtask js --viewer`:\n{viewer}"));
     }
     let program = crate::docs::block("README.md", "js", "a first JavaScript program", |b| b.contains("from \"npy\""))?;
     let project_dir = project::target_dir().join("js-readme");
