@@ -254,6 +254,12 @@ describe("the viewer in Chromium", { timeout: 240_000 }, () => {
     await page.keyboard.press("ArrowDown");
     await page.keyboard.press("ArrowDown");
     await page.waitForFunction(() => document.querySelector('.panel:not([hidden]) .grid-row[aria-selected="true"]')?.dataset.row === "2");
+    // Assistive technology is told which row is selected.
+    const active = await page.$eval(".panel:not([hidden]) [data-testid=grid]", (grid) => {
+      const id = grid.getAttribute("aria-activedescendant");
+      return id === null ? null : document.getElementById(id)?.dataset.row;
+    });
+    assert.equal(active, "2");
   });
 
   it("shows an object array's values, running no pickle", async () => {

@@ -397,11 +397,18 @@ function block(view, k) {
   const start = k * BLOCK;
   const end = Math.min(view.file.rowCount, start + BLOCK);
   /** @type {Promise<string[][]>} */
-  const got = view.file.rows(start, end).then((/** @type {any} */ rows) => {
-    const printed = rows.table().rows;
-    if (view.blocks.has(k)) view.printed.set(k, printed);
-    return printed;
-  });
+  const got = view.file.rows(start, end).then(
+    (/** @type {any} */ rows) => {
+      const printed = rows.table().rows;
+      if (view.blocks.has(k)) view.printed.set(k, printed);
+      return printed;
+    },
+    (/** @type {unknown} */ e) => {
+      // Asked again when next shown: a URL's read may fail once and work the next time.
+      if (view.blocks.get(k) === got) view.blocks.delete(k);
+      throw e;
+    },
+  );
   view.blocks.set(k, got);
   // Keep the last KEPT_BLOCKS blocks asked for.
   if (view.blocks.size > KEPT_BLOCKS) {
@@ -481,6 +488,8 @@ function setUpGrid(tab, view) {
       row.dataset.row = String(r);
       row.setAttribute("aria-rowindex", String(r + 2));
       row.setAttribute("aria-selected", String(r === view.selected));
+      if (r === view.selected) row.id = `${panel.id}-selected`;
+      else row.removeAttribute("id");
       const k = Math.floor(r / BLOCK);
       const printed = view.printed.get(k);
       if (printed) {
@@ -495,6 +504,9 @@ function setUpGrid(tab, view) {
         (e) => showError(tab, e),
       );
     }
+    // The selected row, for assistive technology, while it is on screen.
+    if (view.selected >= first && view.selected < first + n) grid.setAttribute("aria-activedescendant", `${panel.id}-selected`);
+    else grid.removeAttribute("aria-activedescendant");
     position.textContent = count === 0 ? "no rows" : `rows ${first.toLocaleString("en")}–${(first + n - 1).toLocaleString("en")} of ${count.toLocaleString("en")}`;
   };
   scroll.addEventListener("scroll", () => view.render(), { passive: true });
@@ -520,7 +532,6 @@ function setUpGrid(tab, view) {
     if (view.selected < view.first) scrollTo(view.selected);
     else if (view.selected >= view.first + visible()) scrollTo(view.selected - visible() + 1);
     view.render();
-    grid.setAttribute("aria-activedescendant", "");
   });
   /** @type {any} */ (tab).scrollToRow = (/** @type {number} */ r) => {
     view.selected = r;
