@@ -63,6 +63,7 @@ mod columns;
 mod decoder;
 mod directory;
 mod members;
+mod parallel_deflate;
 mod read;
 mod workers;
 mod write;

@@ -1,7 +1,13 @@
-//! The worker threads that compress deflated members while the caller goes on: a member's
-//! bytes are staged in memory and compressed on a thread of their own; the writer takes
-//! the results back oldest first, so members are appended in the order they were added.
-//! Dropped, the pool tells its workers to stop and joins them.
+//! The worker threads that compress members while the caller goes on: a member's bytes are
+//! staged in memory and compressed on a thread of their own (a large deflated one on
+//! several: `parallel_deflate`); the writer takes the results back oldest first, so members
+//! are appended in the order they were added. Dropped, the pool tells its workers to stop
+//! and joins them.
+//!
+//! The newest member is held, not started, until another comes: then it goes to a worker
+//! while the caller stages the next, and the last one is compressed on the caller's thread
+//! when taken, so an archive of one small member costs no thread (NumPy's time for it is a
+//! fraction of a millisecond).
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -12,60 +18,113 @@ use std::thread::JoinHandle;
 use zip::write::{SimpleFileOptions, ZipFileBuilder};
 use zip::PreparedZipFile;
 
-use super::zip_err;
+use super::parallel_deflate::{self, Unfinished};
+use super::{zip_err, Compression};
 use crate::error::{Error, Result};
 
-/// A deflated member being compressed on a worker thread.
-type Job = (String, JoinHandle<zip::result::ZipResult<PreparedZipFile>>);
+/// A member compressed on worker threads.
+pub(super) enum Compressed {
+    /// Compressed by the zip writer's codec, as when streamed into the archive.
+    Prepared(PreparedZipFile),
+    /// Deflated in parts, its final block still to come.
+    Unfinished(SimpleFileOptions, Unfinished),
+}
 
-/// The workers compressing deflated members; dropped, they are told to stop and joined.
+/// A member being compressed on a worker thread.
+type Job = (String, JoinHandle<zip::result::ZipResult<Compressed>>);
+
+/// A staged member, to be compressed.
+struct Staged {
+    member: String,
+    compression: Compression,
+    options: SimpleFileOptions,
+    data: Vec<u8>,
+    /// Threads a member long enough to cut may take (`parallel_deflate::parts`).
+    threads: usize,
+}
+
+/// The workers compressing members; dropped, they are told to stop and joined.
 #[derive(Default)]
 pub(super) struct Workers {
     jobs: VecDeque<Job>,
+    /// The newest member, not started yet: see the module docs.
+    held: Option<Staged>,
     cancel: Arc<AtomicBool>,
 }
 
 impl Workers {
-    /// How many members are being compressed or wait, compressed, to be taken.
+    /// How many members are pending: being compressed, compressed and waiting to be taken,
+    /// or held.
     pub(super) fn len(&self) -> usize {
-        self.jobs.len()
+        self.jobs.len() + usize::from(self.held.is_some())
     }
 
     /// Whether no member is pending.
     pub(super) fn is_empty(&self) -> bool {
-        self.jobs.is_empty()
+        self.len() == 0
     }
 
-    /// Compresses `staged`, the data of `member`, on a new worker thread.
-    pub(super) fn spawn(&mut self, member: String, options: SimpleFileOptions, staged: Vec<u8>) {
-        let name = member.clone();
-        let cancel = Arc::clone(&self.cancel);
-        // Waits on nothing: it compresses and returns, or stops at the next piece once
-        // told to (`Workers::drop`).
-        let job = std::thread::spawn(move || {
-            let mut builder = ZipFileBuilder::new(&name, options)?;
-            // Cut as a member streamed into the archive is (`CODEC_PIECE`): the same bytes.
-            for piece in staged.chunks(super::write::CODEC_PIECE) {
-                if cancel.load(Ordering::Relaxed) {
-                    return Err(io::Error::new(io::ErrorKind::Interrupted, "the archive was dropped").into());
-                }
-                builder.write_all(piece)?;
-            }
-            builder.finish()
-        });
-        self.jobs.push_back((member, job));
+    /// Takes `data`, the staged data of `member`, to compress: it is held until the next
+    /// member comes, then compressed on a worker thread, or on the caller's when it is taken
+    /// first.
+    pub(super) fn spawn(
+        &mut self,
+        member: String,
+        compression: Compression,
+        options: SimpleFileOptions,
+        data: Vec<u8>,
+        threads: usize,
+    ) {
+        if let Some(held) = self.held.take() {
+            let cancel = Arc::clone(&self.cancel);
+            let member = held.member.clone();
+            // Waits on nothing (its part threads end as it does): it compresses and
+            // returns, or stops at the next piece once told to (`Workers::drop`).
+            let job = std::thread::spawn(move || compress(held, &cancel));
+            self.jobs.push_back((member, job));
+        }
+        self.held = Some(Staged { member, compression, options, data, threads });
     }
 
-    /// Waits for the oldest pending member: its name and the compressed member, or the
-    /// error that stopped it; `None` when no member is pending.
-    pub(super) fn join_oldest(&mut self) -> Option<(String, Result<PreparedZipFile>)> {
-        let (member, job) = self.jobs.pop_front()?;
-        let prepared = job
+    /// Waits for the oldest pending member (compressing it here if it is the held one): its
+    /// name and the compressed member, or the error that stopped it; `None` when no member
+    /// is pending.
+    pub(super) fn join_oldest(&mut self) -> Option<(String, Result<Compressed>)> {
+        let Some((member, job)) = self.jobs.pop_front() else {
+            let held = self.held.take()?;
+            let member = held.member.clone();
+            let compressed = compress(held, &self.cancel).map_err(|e| zip_err(Some(&member), e));
+            return Some((member, compressed));
+        };
+        let compressed = job
             .join()
             .map_err(|_| Error::npz(Some(&member), "the compression thread panicked"))
             .and_then(|done| done.map_err(|e| zip_err(Some(&member), e)));
-        Some((member, prepared))
+        Some((member, compressed))
     }
+}
+
+/// Compresses a staged member: deflated in parts when it is long enough to cut
+/// (`parallel_deflate`), else by the zip writer's codec, as when streamed into the archive.
+fn compress(staged: Staged, cancel: &AtomicBool) -> zip::result::ZipResult<Compressed> {
+    let Staged { member, compression, options, data, threads } = staged;
+    if let Compression::Deflated { level } = compression {
+        let level = level.clamp(1, 9);
+        let parts = parallel_deflate::parts(data.len(), level, threads);
+        if parts >= 2 {
+            let unfinished = parallel_deflate::deflate(&data, level, parts, cancel)?;
+            return Ok(Compressed::Unfinished(options, unfinished));
+        }
+    }
+    let mut builder = ZipFileBuilder::new(&member, options)?;
+    // Cut as a member streamed into the archive is (`CODEC_PIECE`): the same bytes.
+    for piece in data.chunks(super::write::CODEC_PIECE) {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "the archive was dropped").into());
+        }
+        builder.write_all(piece)?;
+    }
+    builder.finish().map(Compressed::Prepared)
 }
 
 impl Drop for Workers {
