@@ -9,6 +9,7 @@ Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py sql DIR RECORDS REPEAT NPY
        python3 bench.py append DIR BATCHES REPEAT
        python3 bench.py header DIR FIELDS REPEAT
+       python3 bench.py serve deflate DIR TRACES
        python3 bench.py serve PART DIR SIZE [NPY]
 
 `serve` makes this a peer of the Rust bench target of PART (benches/common/mod.rs, `Peer`:
@@ -71,6 +72,14 @@ range(ELEMENTS).
                          at the end (as {k: f[k] for k in f.files}, in archive order)
   np_load_npz_compressed every member of deflated.npz likewise (against npy's read_all)
   np_load_files          np.load of each a<k>.npy
+
+deflate (benches/deflate.rs, served only): made here, in DIR/deflate, one array of each kind
+(`deflate_corpus`: the traces' trace_id, t0, flags and samples columns for TRACES traces as
+benches/records.rs makes them, and 20 * TRACES elements of random floats, small integers,
+words, zeros and a random walk) as KIND.npy, and np.savez_compressed's archive of it as
+np-KIND.npz (its size is the bench's row).
+
+  np_deflate_KIND        np.savez_compressed(out.npz, KIND=array) of the array in memory
 
 mmap (benches/mmap.rs): DIR holds big.npy (BYTES of <f8 data), small.npy (1 MiB of <f8 data),
 element i of both being i + 0.25, and picks.npy (<i8 indices into big.npy).
@@ -190,7 +199,7 @@ USAGE = __doc__
 
 def main():
     parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow, "sql": sql, "append": append,
-             "header": header}
+             "header": header, "deflate": deflate}
     args = sys.argv[1:]
     serving = args[:1] == ["serve"]
     if serving:
@@ -606,6 +615,60 @@ def npz(directory, n, repeat):
     rounds([("np_load_npz", nbytes, timed_read(lambda: load_npz(stored))),
             ("np_load_npz_compressed", nbytes, timed_read(lambda: load_npz(deflated))),
             ("np_load_files", nbytes, timed_read(lambda: load_files(files)))], repeat, hot)
+
+
+# The kinds of array the deflate part compresses, in its order (benches/deflate.rs' KINDS).
+DEFLATE_KINDS = ("trace_id", "t0", "flags", "samples", "random_f8", "small_i8", "text_U", "zeros", "walk_f8")
+
+
+def deflate_corpus(n):
+    """One array of each of DEFLATE_KINDS: the traces' columns for n traces (as `trace`), then
+    20 * n elements of each other kind, from a seeded generator."""
+    i = np.arange(n)
+    m = 20 * n
+    rng = np.random.default_rng(67)
+    words = np.array("the quick brown fox jumps over a lazy dog seismic trace receiver sample offset".split())
+    corpus = {
+        "trace_id": i.astype("<i4"),
+        "t0": (i % 1000) * 0.001,
+        "flags": (i % 3).astype("u1"),
+        "samples": (i % 4096).astype("<f4")[:, None] + np.arange(64, dtype="<f4") / np.float32(64),
+        "random_f8": rng.random(m),
+        "small_i8": rng.integers(0, 100, m),
+        "text_U": rng.choice(words, m // 4),
+        "zeros": np.zeros(2 * m),
+        "walk_f8": np.cumsum(rng.standard_normal(m)),
+    }
+    assert tuple(corpus) == DEFLATE_KINDS
+    return corpus
+
+
+def deflate(directory, n, repeat):
+    folder = os.path.join(directory, "deflate")
+    os.makedirs(folder, exist_ok=True)
+    out = os.path.join(folder, "np-out.npz")
+    corpus = deflate_corpus(n)
+    for kind, arr in corpus.items():
+        np.save(os.path.join(folder, f"{kind}.npy"), arr)
+        np.savez_compressed(os.path.join(folder, f"np-{kind}.npz"), **{kind: arr})
+
+    def measure(kind, arr):
+        def run():
+            remove(out)
+            os.sync()
+            t = time.perf_counter()
+            np.savez_compressed(out, **{kind: arr})
+            elapsed = time.perf_counter() - t
+            with np.load(out) as f:
+                if f.files != [kind] or not np.array_equal(f[kind], arr):
+                    raise SystemExit(f"{out}: not the {kind} array")
+            remove(out)
+            return elapsed
+        return run
+
+    largest = max(arr.nbytes for arr in corpus.values())
+    rounds([(f"np_deflate_{kind}", arr.nbytes, measure(kind, arr)) for kind, arr in corpus.items()], repeat,
+           largest + largest // 2)
 
 
 MMAP_OPENS = 1000

@@ -1,8 +1,9 @@
-//! `cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header|python|js[,...]]
-//! [--bytes N] [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] [--repeat K]`:
+//! `cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|python|js[,...]]
+//! [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N] [--fields N]
+//! [--repeat K]`:
 //! npy's speed next to the machine limit, NumPy, npyz, pyarrow and npy-append-array (and
 //! the JavaScript package's next to npyjs and fflate), in one run, with the ratios the speed
-//! goals name. Eleven parts, all by default (`--only` picks some, comma-separated, run in
+//! goals name. Twelve parts, all by default (`--only` picks some, comma-separated, run in
 //! the order below; the `python` part, the npy Python package against NumPy, is
 //! `npy-python/bench.py`'s, whose docs say what it times):
 //!
@@ -44,6 +45,13 @@
 //!      parallel, `read_all`, and one by one by name).
 //!   2. `xtask/bench.py npz` checks that `np.load` reads npy's archives, then times
 //!      `np.savez`, `np.savez_compressed`, 8 `np.save`s and the matching loads.
+//! - `deflate`: one array of each kind people save deflated (`--traces`, default 100,000:
+//!   the traces' four columns, and 20 times as many random floats, small integers, words,
+//!   zeros and random-walk floats; 250 MB in all).
+//!   1. `cargo bench --bench deflate -- --peer PYTHON` (`benches/deflate.rs`) starts
+//!      `xtask/bench.py serve deflate`, which makes the arrays and NumPy's archive of each,
+//!      then times npy's `npz::Writer` at level 6 and `np.savez_compressed` writing each
+//!      array as an archive's one member, in the same rounds, and gives both members' sizes.
 //! - `mmap`: a big `<f8` file (`--map-bytes`, default 4 GiB) and a 1 MiB one.
 //!   1. `cargo bench --bench mmap` (`benches/mmap.rs`) times `NpyMap::from_path` of each (mean
 //!      of 1,000 opens) and open + zero-copy view + sum of 1,000,000 random elements of the
@@ -237,9 +245,9 @@ use crate::project::{self, Result};
 use parts::{Goal, Part, PARTS};
 
 const USAGE: &str =
-    "usage: cargo xtask bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header|python|js[,...]] \
-                     [--bytes N] [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] \
-                     [--repeat K]";
+    "usage: cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|python|js[,...]] \
+                     [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N] \
+                     [--fields N] [--repeat K]";
 
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
@@ -252,6 +260,8 @@ struct Settings {
     records: u64,
     /// Elements per array of the `npz` part.
     elements: u64,
+    /// Traces of the `deflate` part (its other kinds: 20 times as many elements).
+    traces: u64,
     /// Data bytes of the `mmap` part's big file.
     map_bytes: u64,
     /// Batches of 10,000 records of the `append` part.
@@ -277,6 +287,7 @@ impl Settings {
             "f8" | "python" => ("--bytes", self.bytes),
             "records" | "arrow" | "sql" | "cluster" => ("--records", self.records),
             "npz" => ("--elements", self.elements),
+            "deflate" => ("--traces", self.traces),
             "append" => ("--batches", self.batches),
             "header" => ("--fields", self.fields),
             _ => ("--bytes", self.map_bytes),
@@ -412,6 +423,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
         bytes: 1 << 30,
         records: 4_000_000,
         elements: 4_000_000,
+        traces: 100_000,
         map_bytes: 4 << 30,
         batches: 1_000,
         fields: 2_000,
@@ -421,7 +433,15 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
     while let Some(&arg) = it.next() {
         if !matches!(
             arg,
-            "--only" | "--bytes" | "--records" | "--elements" | "--map-bytes" | "--batches" | "--fields" | "--repeat"
+            "--only"
+                | "--bytes"
+                | "--records"
+                | "--elements"
+                | "--traces"
+                | "--map-bytes"
+                | "--batches"
+                | "--fields"
+                | "--repeat"
         ) {
             return Err(format!("unknown argument {arg:?}; {USAGE}"));
         }
@@ -432,7 +452,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                 for name in value.split(',') {
                     let Some(i) = PARTS.iter().position(|p| p.name == name) else {
                         return Err(format!(
-                            "--only takes f8, records, npz, mmap, arrow, sql, cluster, append, header, python or js (or several, \
+                            "--only takes f8, records, npz, deflate, mmap, arrow, sql, cluster, append, header, python or js (or several, \
                              comma-separated), not {name:?}; {USAGE}"
                         ));
                     };
@@ -442,6 +462,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
             "--bytes" => settings.bytes = number()?,
             "--records" => settings.records = number()?,
             "--elements" => settings.elements = number()?,
+            "--traces" => settings.traces = number()?,
             "--map-bytes" => settings.map_bytes = number()?,
             "--batches" => settings.batches = number()?,
             "--fields" => settings.fields = number()?,
@@ -453,6 +474,9 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
     }
     if settings.map_bytes < 16 || !settings.map_bytes.is_multiple_of(8) {
         return Err(format!("--map-bytes must be a multiple of 8, at least 16 (got {})", settings.map_bytes));
+    }
+    if settings.traces == 0 {
+        return Err("--traces must be at least 1".to_string());
     }
     if settings.elements == 0 {
         return Err("--elements must be at least 1".to_string());
@@ -549,6 +573,14 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
                         n / 2
                     );
                 }
+            }
+            "deflate" => {
+                let _ = writeln!(
+                    out,
+                    "{} traces' columns, 20 times as many elements of each other kind; sizes: the members' \
+                     compressed bytes",
+                    settings.traces
+                );
             }
             "npz" => {
                 let n = settings.elements;
@@ -662,6 +694,9 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
             Goal::RssAtMost(_) => n.and_then(|n| Some((mib(n.rss?), "-".to_string(), goal.passes(n, None)))),
             Goal::BytesAtMost(_) => n.map(|n| (kb(n.bytes), "-".to_string(), goal.passes(n, None))),
             Goal::SecondsAtMost(_) => n.map(|n| (duration(n.best), duration(n.median), goal.passes(n, None))),
+            Goal::SizeRatioAtMost(_) => n.zip(d).map(|(n, d)| {
+                (format!("{:.3}", n.bytes as f64 / d.bytes as f64), "-".to_string(), goal.passes(n, Some(d)))
+            }),
             _ => n.zip(d).map(|(n, d)| {
                 let (ratio, median_ratio) = (n.best / d.best, n.median / d.median);
                 (format!("{ratio:.3}"), format!("{median_ratio:.3}"), goal.passes(n, Some(d)))
@@ -761,9 +796,11 @@ mod tests {
         let all = parse_args(&[]).unwrap().parts();
         assert_eq!(
             all.iter().map(|p| p.name).collect::<Vec<_>>(),
-            ["f8", "records", "npz", "mmap", "arrow", "sql", "cluster", "append", "header", "python", "js"]
+            ["f8", "records", "npz", "deflate", "mmap", "arrow", "sql", "cluster", "append", "header", "python", "js"]
         );
         assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("header, python or js"));
+        let deflate = parse_args(&["--only", "deflate", "--traces", "5000"]).unwrap();
+        assert_eq!(deflate.size_args(deflate.parts()[0]), ["--traces".to_string(), "5000".to_string()]);
         let js = parse_args(&["--only", "js,f8"]).unwrap().parts();
         assert_eq!(js.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "js"]);
         let python = parse_args(&["--only", "python", "--bytes", "4096"]).unwrap();
@@ -893,11 +930,36 @@ mod tests {
     }
 
     #[test]
+    fn size_ratio_goals_compare_the_rows_sizes() {
+        let size = |bytes| Timing { best: 0.0, median: 0.0, bytes, rss: None };
+        let time = |best| Timing { best, median: best, bytes: 1_000, rss: None };
+        let mut timings = BTreeMap::new();
+        for kind in ["trace_id", "t0", "flags", "samples", "random_f8", "small_i8", "text_U", "zeros", "walk_f8"] {
+            timings.insert(format!("deflate_{kind}"), time(0.5));
+            timings.insert(format!("np_deflate_{kind}"), time(1.0));
+            timings.insert(format!("size_{kind}"), size(1_020));
+            timings.insert(format!("np_size_{kind}"), size(1_000));
+        }
+        let mut out = String::new();
+        assert_eq!(part_report(&mut out, &parts::DEFLATE, &timings), (0, 18), "{out}");
+        let line = |out: &str, start: &str| out.lines().find(|l| l.starts_with(start)).unwrap().to_string();
+        assert!(line(&out, "zeros: size / NumPy's").ends_with("1.020             - <= 1.02 size  PASS"), "{out}");
+        timings.insert("size_zeros".to_string(), size(1_021));
+        timings.insert("deflate_t0".to_string(), time(1.01));
+        out.clear();
+        assert_eq!(part_report(&mut out, &parts::DEFLATE, &timings).0, 2, "{out}");
+        assert!(line(&out, "zeros: size / NumPy's").ends_with("MISS"), "{out}");
+        assert!(line(&out, "t0: write / NumPy's").ends_with("MISS"), "{out}");
+        assert!(line(&out, "npy's member, zeros (<f8)").contains("1.0 KB"), "{out}");
+    }
+
+    #[test]
     fn every_goal_names_rows_of_its_part() {
         for part in [
             &parts::F8,
             &parts::RECORDS,
             &parts::NPZ,
+            &parts::DEFLATE,
             &parts::MMAP,
             &parts::ARROW,
             &parts::SQL,

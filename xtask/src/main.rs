@@ -62,11 +62,13 @@ commands:
                     ..._with, and takes them last
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
-  bench [--only f8|records|npz|mmap|arrow|sql|cluster|append|header|python|js] [--bytes N]
-        [--records N] [--elements N] [--map-bytes N] [--batches N] [--fields N] [--repeat K]
+  bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|python|js]
+        [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N]
+        [--fields N] [--repeat K]
                     time npy reading and writing a 1 GiB <f8 file (--bytes), 4,000,000
                     Trace records (--records), 8 arrays of 4,000,000 f64 as npz and .npy
-                    (--elements), maps of a 4 GiB <f8 file (--map-bytes), and the Trace
+                    (--elements), one deflated member of each of 9 kinds, for time and
+                    size (--traces), maps of a 4 GiB <f8 file (--map-bytes), and the Trace
                     records as Arrow batches, Parquet and SQL tables (also on a Ballista
                     cluster of processes), the npy Python package (python) and the npy
                     JavaScript package against npyjs and fflate in Node, with its module's

@@ -33,6 +33,9 @@ pub(super) enum Goal {
     /// Passes when the numerator's best time is at most this many seconds; such a goal
     /// names no denominator (""). The viewer's time to first rows (issue 66: "≤ 1 s").
     SecondsAtMost(f64),
+    /// Passes when the ratio of the two rows' sizes (their `bytes=`, times 0) is at most
+    /// this: the `deflate` part's members against NumPy's (issue 67: "≤ 1.02×").
+    SizeRatioAtMost(f64),
 }
 
 impl Goal {
@@ -49,6 +52,7 @@ impl Goal {
             Goal::RssAtMost(limit) => n.rss.map(|rss| rss <= limit),
             Goal::BytesAtMost(limit) => Some(n.bytes <= limit),
             Goal::SecondsAtMost(limit) => Some(n.best <= limit),
+            Goal::SizeRatioAtMost(g) => d.map(|d| n.bytes as f64 <= g * d.bytes as f64),
         }
     }
 
@@ -63,6 +67,7 @@ impl Goal {
             Goal::BytesAtMost(limit) if limit % 1000 == 0 => format!("<= {} KB", limit / 1000),
             Goal::BytesAtMost(limit) => format!("<= {limit} B"),
             Goal::SecondsAtMost(limit) => format!("<= {limit} s"),
+            Goal::SizeRatioAtMost(g) => format!("<= {} size", goal_number(g)),
         }
     }
 }
@@ -240,6 +245,43 @@ pub(super) const NPZ: Part = Part {
         ("stored read_all / np.load npz", "npz_read_all", "np_load_npz", Goal::Context),
         ("one by one deflated / np.load", "npz_read_deflate_each", "np_load_npz_compressed", Goal::Context),
     ],
+};
+
+/// One deflated member of each kind, npy's write against `np.savez_compressed`: a row pair
+/// for time and one for size per kind, in `benches/deflate.rs`' order.
+macro_rules! deflate_part {
+    ($($kind:literal: $what:literal),* $(,)?) => {
+        Part {
+            name: "deflate",
+            package: "npy",
+            bench: "deflate",
+            features: "",
+            peer: true,
+            title: "deflate: one member of each kind, npy npz::Writer (level 6) against np.savez_compressed",
+            rows: &[$(
+                (concat!("deflate_", $kind), concat!("npy ", $what)),
+                (concat!("np_deflate_", $kind), concat!("np.savez_compressed ", $what)),
+                (concat!("size_", $kind), concat!("npy's member, ", $what)),
+                (concat!("np_size_", $kind), concat!("NumPy's member, ", $what)),
+            )*],
+            goals: &[$(
+                (concat!($kind, ": write / NumPy's"), concat!("deflate_", $kind), concat!("np_deflate_", $kind), Goal::AtMost(1.0)),
+                (concat!($kind, ": size / NumPy's"), concat!("size_", $kind), concat!("np_size_", $kind), Goal::SizeRatioAtMost(1.02)),
+            )*],
+        }
+    };
+}
+
+pub(super) const DEFLATE: Part = deflate_part! {
+    "trace_id": "traces' trace_id (<i4)",
+    "t0": "traces' t0 (<f8)",
+    "flags": "traces' flags (u1)",
+    "samples": "traces' samples (<f4, 64 each)",
+    "random_f8": "random floats (<f8)",
+    "small_i8": "integers 0-99 (<i8)",
+    "text_U": "words (<U8)",
+    "zeros": "zeros (<f8)",
+    "walk_f8": "a random walk (<f8)",
 };
 
 pub(super) const MMAP: Part = Part {
@@ -720,5 +762,5 @@ pub(super) const JS: Part = Part {
 };
 
 /// Every part, in the order a run takes them.
-pub(super) const PARTS: [&Part; 11] =
-    [&F8, &RECORDS, &NPZ, &MMAP, &ARROW, &SQL, &CLUSTER, &APPEND, &HEADER, &PYTHON, &JS];
+pub(super) const PARTS: [&Part; 12] =
+    [&F8, &RECORDS, &NPZ, &DEFLATE, &MMAP, &ARROW, &SQL, &CLUSTER, &APPEND, &HEADER, &PYTHON, &JS];
