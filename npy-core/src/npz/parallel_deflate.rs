@@ -8,9 +8,15 @@
 //! Each cut costs a flush and a block header: the parts are at least [`PART_MIN`] long, so
 //! that stays under 2% of the size even for zeros, and a member shorter than two parts is
 //! deflated as one stream, the bytes CPython's `zlib` writes.
+//!
+//! [`deflate`] takes a member staged whole; [`PartWriter`] takes one too large to stage as
+//! it streams in, a part of [`STREAMED_PART`] at a time, holding the part it fills and, a
+//! thread each, those deflating.
 
-use std::io;
+use std::collections::VecDeque;
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{Scope, ScopedJoinHandle};
 
 use flate2::{Compress, Compression, FlushCompress};
 
@@ -24,6 +30,8 @@ pub(super) const PART_MIN: usize = 2 << 20;
 const WINDOW: usize = 32 << 10;
 /// Input handed to zlib at a time, so a dropped archive stops a part soon.
 const STEP: usize = 1 << 20;
+/// The part length of a streamed member ([`PartWriter`]).
+pub(super) const STREAMED_PART: usize = 4 << 20;
 
 /// A member's data deflated in parts: the raw deflate stream without its final block.
 pub(super) struct Unfinished {
@@ -73,12 +81,18 @@ pub(super) fn deflate(data: &[u8], level: u32, parts: usize, cancel: &AtomicBool
 
 /// `data[start..end]` deflated as a part of `data` (see the module docs).
 fn deflate_part(data: &[u8], start: usize, end: usize, level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+    deflate_primed(&data[start.saturating_sub(WINDOW)..start], &data[start..end], level, cancel)
+}
+
+/// `part` deflated after `primer`, the (up to 32 KiB of) data before it, ended by a sync
+/// flush.
+fn deflate_primed(primer: &[u8], part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let mut z = Compress::new(Compression::new(level), false);
-    if start > 0 {
-        z.set_dictionary(&data[start.saturating_sub(WINDOW)..start]).map_err(io::Error::other)?;
+    if !primer.is_empty() {
+        z.set_dictionary(primer).map_err(io::Error::other)?;
     }
-    let mut out = Vec::with_capacity((end - start) / 2 + 4096);
-    for step in data[start..end].chunks(STEP) {
+    let mut out = Vec::with_capacity(part.len() / 2 + 4096);
+    for step in part.chunks(STEP) {
         if cancel.load(Ordering::Relaxed) {
             return Err(io::Error::new(io::ErrorKind::Interrupted, "the archive was dropped"));
         }
@@ -86,6 +100,87 @@ fn deflate_part(data: &[u8], start: usize, end: usize, level: u32, cancel: &Atom
     }
     run(&mut z, &[], &mut out, FlushCompress::Sync)?;
     Ok(out)
+}
+
+/// Deflates a member as it is written, in parts of [`STREAMED_PART`] on up to `threads`
+/// scoped threads at once, writing the parts' streams to `out` in order as they finish
+/// (the member's stream without its final block, as [`deflate`] gives); the caller's
+/// thread goes on taking data meanwhile. [`PartWriter::finish`] deflates the rest and
+/// gives the CRC-32 and length of all that was written.
+pub(super) struct PartWriter<'scope, 'env, W: Write> {
+    scope: &'scope Scope<'scope, 'env>,
+    out: &'env mut W,
+    level: u32,
+    threads: usize,
+    cancel: &'env AtomicBool,
+    /// The part being filled.
+    part: Vec<u8>,
+    /// The last 32 KiB of the part before it.
+    primer: Vec<u8>,
+    running: VecDeque<ScopedJoinHandle<'scope, io::Result<Vec<u8>>>>,
+    crc: crc32fast::Hasher,
+}
+
+impl<'scope, 'env, W: Write> PartWriter<'scope, 'env, W> {
+    pub(super) fn new(
+        scope: &'scope Scope<'scope, 'env>,
+        out: &'env mut W,
+        level: u32,
+        threads: usize,
+        cancel: &'env AtomicBool,
+    ) -> Self {
+        let part = Vec::with_capacity(STREAMED_PART);
+        let (primer, running, crc) = (Vec::new(), VecDeque::new(), crc32fast::Hasher::new());
+        PartWriter { scope, out, level, threads: threads.max(1), cancel, part, primer, running, crc }
+    }
+
+    /// Starts deflating the filled part on a thread of its own, first writing out the
+    /// oldest parts while all threads are busy.
+    fn start_part(&mut self) -> io::Result<()> {
+        while self.running.len() >= self.threads {
+            self.write_oldest()?;
+        }
+        let part = std::mem::replace(&mut self.part, Vec::with_capacity(STREAMED_PART));
+        let primer = std::mem::replace(&mut self.primer, part[part.len().saturating_sub(WINDOW)..].to_vec());
+        let (level, cancel) = (self.level, self.cancel);
+        self.running.push_back(self.scope.spawn(move || deflate_primed(&primer, &part, level, cancel)));
+        Ok(())
+    }
+
+    /// Waits for the oldest part and writes its stream out.
+    fn write_oldest(&mut self) -> io::Result<()> {
+        let Some(oldest) = self.running.pop_front() else { return Ok(()) };
+        let stream = oldest.join().unwrap_or_else(|_| Err(io::Error::other("a deflate thread panicked")))?;
+        self.out.write_all(&stream)
+    }
+
+    /// Deflates the last part and writes every part out: the CRC-32 and length of the data.
+    pub(super) fn finish(mut self) -> io::Result<(u32, u64)> {
+        if !self.part.is_empty() {
+            self.start_part()?;
+        }
+        while !self.running.is_empty() {
+            self.write_oldest()?;
+        }
+        let len = self.crc.total_len();
+        Ok((self.crc.clone().finalize(), len))
+    }
+}
+
+impl<W: Write> Write for PartWriter<'_, '_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = buf.len().min(STREAMED_PART - self.part.len());
+        self.part.extend_from_slice(&buf[..n]);
+        self.crc.update(&buf[..n]);
+        if self.part.len() == STREAMED_PART {
+            self.start_part()?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Runs `z` over `input` with `flush` until it has taken all of it and, flushing, has

@@ -9,13 +9,13 @@
 use std::collections::HashSet;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use super::parallel_deflate::Unfinished;
+use super::parallel_deflate::{self, PartWriter, Unfinished};
 use super::workers::{Compressed, Workers};
 use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
 #[cfg(doc)]
@@ -466,8 +466,13 @@ impl<W: Write + Seek> Writer<W> {
         } else {
             self.drain_pending()?;
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
+            let cut =
+                |level: u32| parallel_deflate::parts(usize::try_from(total).unwrap_or(usize::MAX), level, self.threads);
             let written = match compression {
                 Compression::Stored => self.write_stored(&member, total, body),
+                Compression::Deflated { level } if cut(level.clamp(1, 9)) >= 2 => {
+                    self.write_deflated_parts(&member, level.clamp(1, 9), total, body)
+                }
                 Compression::Deflated { .. } | Compression::Zstd { .. } => {
                     self.piece.clear();
                     let mut pieces = Pieces { out: &mut self.zip, piece: &mut self.piece };
@@ -485,6 +490,38 @@ impl<W: Write + Seek> Writer<W> {
             self.names.remove(member.strip_suffix(NPY_SUFFIX).unwrap_or(&member));
         }
         written
+    }
+
+    /// Writes the data of the deflated member just started, `total` bytes from `body`,
+    /// deflated in parts on worker threads as they stream in (`PartWriter`): as
+    /// [`Writer::append_deflated`] does with a staged member's parts.
+    fn write_deflated_parts(
+        &mut self,
+        member: &str,
+        level: u32,
+        total: u64,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        let (threads, cancel) = (self.threads, AtomicBool::new(false));
+        // SAFETY: (`get_mut`'s contract) as in `append_deflated`: the parts' streams are
+        // appended at the current position, the data of the deflated member just started,
+        // whose own deflate stream, given no input, ends them with a final block.
+        let inner = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
+        let (crc32, len) = std::thread::scope(|scope| {
+            let mut parts = PartWriter::new(scope, inner, level, threads, &cancel);
+            if let Err(e) = body(&mut parts) {
+                // The parts still deflating stop at their next step; the scope joins them.
+                cancel.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+            Ok(parts.finish()?)
+        })?;
+        if len != total {
+            return Err(Error::npz(Some(member), format!("{len} bytes written for a member of {total}")));
+        }
+        // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`, deflated
+        // into the parts written just now.
+        unsafe { self.zip.set_file_metadata(len, crc32) }.map_err(|e| zip_err(Some(member), e))
     }
 
     /// Writes the data of the stored member just started, `total` bytes from `body`: see
@@ -988,6 +1025,42 @@ mod tests {
         assert!(parts != whole, "cut into parts");
         assert!(parts as f64 <= whole as f64 * 1.005, "{parts} bytes in parts against {whole} in one stream");
         assert_eq!(size(&cut, "after.bin"), size(&one, "after.bin"));
+    }
+
+    /// A member too large to stage (over the parallel limit) is deflated in parts as it
+    /// streams in: it reads back, near one stream's size; a source that fails halfway
+    /// leaves no member, and the archive goes on.
+    #[test]
+    #[cfg_attr(miri, ignore = "deflates megabytes: minutes under Miri")]
+    fn a_streamed_member_deflated_in_parts_reads_back_and_a_failed_one_leaves_nothing() {
+        let len = 3 * parallel_deflate::STREAMED_PART + 12_345;
+        let mut data: Vec<u8> = (0..len / 4).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
+        data.resize(len, 7);
+        let archive = |threads: usize| {
+            let mut w = Writer::new(Cursor::new(Vec::new()));
+            w.threads(threads).parallel_limit(0).compression(Compression::deflated());
+            w.add_raw("before.bin", &data[..1000]).unwrap();
+            let e = w.add_raw_from("failed.bin", len as u64, Fails { n: len / 2, error: Some(io::ErrorKind::Other) });
+            assert!(e.unwrap_err().to_string().contains("the source failed"));
+            w.add_raw_from("big.bin", len as u64, &data[..]).unwrap();
+            w.add_raw("after.bin", &data[..5000]).unwrap();
+            w.finish().unwrap().into_inner()
+        };
+        let (one, cut) = (archive(1), archive(3));
+        let mut r = Reader::from_reader(Cursor::new(&cut)).unwrap();
+        assert_eq!(r.names(), ["before.bin", "big.bin", "after.bin"]);
+        assert!(r.read_raw("big.bin").unwrap() == data);
+        assert_eq!(r.read_raw("after.bin").unwrap(), data[..5000]);
+        let mut back = Vec::new();
+        zip::ZipArchive::new(Cursor::new(&cut)).unwrap().by_name("big.bin").unwrap().read_to_end(&mut back).unwrap();
+        assert!(back == data, "the zip crate's reader, which checks the CRC");
+        let size = |bytes: &[u8]| {
+            let r = Reader::from_reader(Cursor::new(bytes)).unwrap();
+            r.members().iter().find(|m| m.member == "big.bin").unwrap().compressed_size
+        };
+        let (whole, parts) = (size(&one), size(&cut));
+        assert!(parts != whole, "cut into parts");
+        assert!(parts as f64 <= whole as f64 * 1.01, "{parts} bytes in parts against {whole} in one stream");
     }
 
     #[test]
