@@ -113,3 +113,26 @@ test("a member saved from a loaded member is byte for byte the same", () => {
   const archive = loadNpz(new NpzWriter().add("s", load(original)).finish());
   assert.deepEqual(save(archive.get("s")), original);
 });
+
+test("deflated members are the size np.savez_compressed makes them", () => {
+  // Arrays of numbers, whose 3-byte matches zlib-rs finds only at level 9 (issue 67).
+  const samples = Float32Array.from({ length: 64 * 20_000 }, (_, i) => Math.floor(i / 64) + (i % 64) / 64);
+  const ids = Int32Array.from({ length: 100_000 }, (_, i) => i);
+  const small = BigInt64Array.from({ length: 200_000 }, (_, i) => BigInt((i * 7919) % 100));
+  const path = join(SCRATCH, "deflate-size.npz");
+  writeFileSync(path, new NpzWriter({ compression: "deflate" }).add("samples", samples).add("ids", ids).add("small", small).finish());
+  // NumPy's archive of the same arrays (loaded from ours): each member's compressed size.
+  const script = [
+    "import io, json, sys, zipfile, numpy as np",
+    "ours = zipfile.ZipFile(sys.argv[1])",
+    "with np.load(sys.argv[1]) as f: arrays = {k: f[k] for k in f.files}",
+    "out = io.BytesIO(); np.savez_compressed(out, **arrays)",
+    "theirs = zipfile.ZipFile(out)",
+    "print(json.dumps({i.filename: [i.compress_size, theirs.getinfo(i.filename).compress_size] for i in ours.infolist()}))",
+  ].join("\n");
+  const sizes = JSON.parse(execFileSync(python(), ["-c", script, path], { encoding: "utf8" }));
+  assert.deepEqual(Object.keys(sizes), ["samples.npy", "ids.npy", "small.npy"]);
+  for (const [member, [ours, numpys]] of Object.entries(sizes)) {
+    assert.ok(ours <= numpys * 1.02, `${member}: ${ours} bytes against NumPy's ${numpys}`);
+  }
+});

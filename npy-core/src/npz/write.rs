@@ -48,13 +48,28 @@ impl Compression {
         match self {
             Compression::Stored => base.compression_method(CompressionMethod::Stored).with_alignment(ALIGN),
             Compression::Deflated { level } => {
-                base.compression_method(CompressionMethod::Deflated).compression_level(Some(level.clamp(1, 9) as i64))
+                base.compression_method(CompressionMethod::Deflated).compression_level(Some(deflate_level(level)))
             }
             Compression::Zstd { level } => {
                 base.compression_method(CompressionMethod::Zstd).compression_level(Some(level.clamp(1, 22) as i64))
             }
         }
     }
+}
+
+/// The level the backend deflates at for `level`: as asked (1 to 9) with zlib.
+#[cfg(not(target_family = "wasm"))]
+fn deflate_level(level: u32) -> i64 {
+    i64::from(level.clamp(1, 9))
+}
+
+/// In WebAssembly, zlib-rs deflates at level 9 whatever was asked: below 9 it looks for no
+/// matches shorter than 4 bytes, and arrays of numbers are full of 3-byte ones (its level
+/// 6 made 100,000 traces' samples 2.25 times zlib's size). At 9 it came within 1% of zlib's
+/// level 6 on ten kinds of array, at 0.5 to 2.3 times its time natively.
+#[cfg(target_family = "wasm")]
+fn deflate_level(_level: u32) -> i64 {
+    9
 }
 
 /// Writes an `.npz` archive to any `Write + Seek`; see [`Writer::create`] for a path.
