@@ -67,7 +67,7 @@ impl Workers {
     /// Takes `data`, the staged data of `member`, to compress: it is held until the next
     /// member comes, then compressed on a worker thread, or on the caller's when it is taken
     /// first.
-    pub(super) fn spawn(
+    pub(super) fn add(
         &mut self,
         member: String,
         compression: Compression,

@@ -475,7 +475,7 @@ impl<W: Write + Seek> Writer<W> {
                 while self.pending.len() >= self.threads {
                     self.append_oldest()?;
                 }
-                self.pending.spawn(member.clone(), compression, compression.options(large), staged, self.threads);
+                self.pending.add(member.clone(), compression, compression.options(large), staged, self.threads);
                 Ok(())
             })
         } else {
