@@ -4,14 +4,15 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
+use super::inflate::Inflater;
 #[cfg(doc)]
 use super::Reader;
 use super::{Compression, MemberInfo};
 
-/// A decompressor that is pushed its input: deflate (flate2) or Zstandard (libzstd, its
+/// A decompressor that is pushed its input: deflate (zlib-rs) or Zstandard (libzstd, its
 /// window at most libzstd's default of 128 MiB, as [`Reader`] allows).
 enum Codec {
-    Deflate(Box<flate2::Decompress>),
+    Deflate(Box<Inflater>),
     Zstd(Box<zstd::stream::raw::Decoder<'static>>),
 }
 
@@ -28,12 +29,7 @@ impl Codec {
     /// stream (deflate) or a frame (Zstandard, whose members may hold several) ended there.
     fn step(&mut self, input: &[u8], out: &mut [u8]) -> std::io::Result<(usize, usize, bool)> {
         match self {
-            Codec::Deflate(z) => {
-                let (before_in, before_out) = (z.total_in(), z.total_out());
-                let status = z.decompress(input, out, flate2::FlushDecompress::None)?;
-                let (used, made) = ((z.total_in() - before_in) as usize, (z.total_out() - before_out) as usize);
-                Ok((used, made, status == flate2::Status::StreamEnd))
-            }
+            Codec::Deflate(z) => z.step(input, out),
             Codec::Zstd(d) => {
                 use zstd::stream::raw::Operation;
                 let status = d.run_on_buffers(input, out)?;
@@ -118,7 +114,7 @@ impl MemberDecoder {
                     .map_err(|e| Error::npz_from(Some(&info.member), "cannot make a Zstandard decoder", e))?;
                 Some(Codec::Zstd(Box::new(decoder)))
             }
-            _ => Some(Codec::Deflate(Box::new(flate2::Decompress::new(false)))),
+            _ => Some(Codec::Deflate(Box::new(Inflater::new()))),
         };
         Ok(MemberDecoder {
             member: info.member.clone(),

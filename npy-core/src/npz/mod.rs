@@ -62,6 +62,7 @@ use crate::error::ErrorKind;
 mod columns;
 mod decoder;
 mod directory;
+mod inflate;
 mod members;
 mod parallel_deflate;
 mod read;

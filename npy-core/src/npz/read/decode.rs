@@ -1,4 +1,4 @@
-//! A compressed member's bytes decompressed as its method says: deflate (flate2) or
+//! A compressed member's bytes decompressed as its method says: deflate (zlib-rs) or
 //! Zstandard (the `zstd` crate over libzstd). What a decoder holds is bounded whatever the
 //! data claims: deflate's window is 32 KiB; a Zstandard frame's is what its header asks, at
 //! most 128 MiB (libzstd's default limit, 2^27 bytes: a frame asking more is refused, as the
@@ -6,13 +6,12 @@
 
 use std::io::{self, BufReader, Read};
 
-use flate2::read::DeflateDecoder;
-
 use super::directory;
+use crate::npz::inflate::InflateReader;
 
 /// A decompressing reader of a member's stored bytes `S`.
 pub(in crate::npz) enum Decoder<S: Read> {
-    Deflated(DeflateDecoder<S>),
+    Deflated(InflateReader<S>),
     Zstd(zstd::stream::read::Decoder<'static, BufReader<S>>),
 }
 
@@ -25,7 +24,7 @@ impl<S: Read> Decoder<S> {
     pub(in crate::npz) fn new(method: u16, data: S) -> io::Result<Self> {
         Ok(match method {
             directory::ZSTD => Decoder::Zstd(zstd::stream::read::Decoder::new(data)?),
-            _ => Decoder::Deflated(DeflateDecoder::new(data)),
+            _ => Decoder::Deflated(InflateReader::new(data)),
         })
     }
 }
@@ -40,7 +39,7 @@ impl<S: Read> Read for Decoder<S> {
 }
 
 /// Whether an error of a decoder is about the data (corrupt, cut short) rather than the
-/// source's own I/O: flate2 says `InvalidInput` or `InvalidData`, libzstd `Other`, both
+/// source's own I/O: zlib-rs says `InvalidData` (`npz::inflate`), libzstd `Other`, both
 /// `UnexpectedEof` for a stream cut short (the member's bytes were checked to be in the
 /// file when it was opened).
 pub(in crate::npz) fn is_data_error(e: &io::Error) -> bool {
