@@ -1103,6 +1103,91 @@ mod tests {
         );
     }
 
+    /// An output that takes `left` bytes, then fails every write.
+    struct FullAfter {
+        inner: Cursor<Vec<u8>>,
+        left: usize,
+    }
+
+    impl Write for FullAfter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.left == 0 {
+                return Err(io::Error::new(io::ErrorKind::StorageFull, "the output is full"));
+            }
+            let n = buf.len().min(self.left);
+            self.left -= n;
+            self.inner.write(&buf[..n])
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Seek for FullAfter {
+        fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+            self.inner.seek(pos)
+        }
+    }
+
+    /// Runs `scenario` on a thread of its own and fails, rather than hang, when it has not
+    /// ended within two minutes.
+    fn ends(what: &str, scenario: impl FnOnce() + Send + 'static) {
+        let (done, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            scenario();
+            let _ = done.send(());
+        });
+        match ended.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what}: still running after 2 minutes"),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: panicked"),
+        }
+    }
+
+    /// At the size that first cuts a member into parts (two of `PART_MIN`, and a byte): a
+    /// full output, staged or streamed, a source that fails halfway, and a reader of a
+    /// damaged part each end in an error naming the member; nothing waits on a part
+    /// thread that has gone.
+    #[test]
+    #[cfg_attr(miri, ignore = "deflates megabytes: minutes under Miri")]
+    fn failures_at_the_size_that_cuts_a_member_end_in_errors() {
+        let len = 2 * parallel_deflate::PART_MIN + 1;
+        assert_eq!(parallel_deflate::parts(len, 6, 2), 2);
+        let data: Arc<Vec<u8>> = Arc::new((0..len).map(|i| (i % 251) as u8 ^ (i / 4093) as u8).collect());
+        for (how, limit) in [("staged", PARALLEL_MEMBER_LIMIT), ("streamed", 0)] {
+            for left in [40, 20_000] {
+                let data = Arc::clone(&data);
+                ends(&format!("{how}, the output full after {left} bytes"), move || {
+                    let mut w = Writer::new(FullAfter { inner: Cursor::new(Vec::new()), left });
+                    w.threads(2).parallel_limit(limit).compression(Compression::deflated());
+                    let e = w.add_raw("big.bin", &data).and_then(|()| w.finish().map(drop)).unwrap_err();
+                    assert!(e.to_string().contains("full"), "{how}, {left}: {e}");
+                });
+            }
+            let data = Arc::clone(&data);
+            ends(&format!("{how}, the source failing halfway"), move || {
+                let mut w = Writer::new(Cursor::new(Vec::new()));
+                w.threads(2).parallel_limit(limit).compression(Compression::deflated());
+                let source = Fails { n: len / 2, error: Some(io::ErrorKind::Other) };
+                let e = w.add_raw_from("failed.bin", len as u64, source).unwrap_err();
+                assert_eq!(e.member(), Some("failed.bin"), "{how}: {e}");
+                w.add_raw("big.bin", &data).unwrap();
+                let bytes = w.finish().unwrap().into_inner();
+                let mut r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+                assert_eq!(r.names(), ["big.bin"], "{how}");
+                assert!(r.read_raw("big.bin").unwrap() == *data, "{how}");
+                // A byte of the second part's stream flipped: the read fails, naming it.
+                let second =
+                    r.members()[0].data_start.unwrap() as usize + r.members()[0].compressed_size as usize * 3 / 4;
+                let mut damaged = bytes.clone();
+                damaged[second] ^= 0x55;
+                let e = Reader::from_reader(Cursor::new(&damaged)).unwrap().read_raw("big.bin").unwrap_err();
+                assert_eq!(e.member(), Some("big.bin"), "{how}: {e}");
+            });
+        }
+    }
+
     /// A source that gives `n` bytes, then fails (or, without an error, ends).
     struct Fails {
         n: usize,
