@@ -1001,6 +1001,12 @@ mod tests {
         }
     }
 
+    /// The compressed size of `member` in the archive `bytes`.
+    fn compressed_size(bytes: &[u8], member: &str) -> u64 {
+        let r = Reader::from_reader(Cursor::new(bytes)).unwrap();
+        r.members().iter().find(|m| m.member == member).unwrap().compressed_size
+    }
+
     /// A staged member long enough to cut (`parallel_deflate`) reads back, with the members
     /// around it, from an archive that NumPy's and the zip crate's checks accept (its CRC and
     /// sizes), within 0.5% of the size of one stream; shorter members are one stream.
@@ -1027,19 +1033,10 @@ mod tests {
         let mut back = Vec::new();
         z.by_name("big.bin").unwrap().read_to_end(&mut back).unwrap();
         assert!(back == data, "the zip crate's reader, which checks the CRC");
-        let size = |bytes: &[u8], name: &str| {
-            Reader::from_reader(Cursor::new(bytes))
-                .unwrap()
-                .members()
-                .iter()
-                .find(|m| m.member == name)
-                .unwrap()
-                .compressed_size
-        };
-        let (whole, parts) = (size(&one, "big.bin"), size(&cut, "big.bin"));
+        let (whole, parts) = (compressed_size(&one, "big.bin"), compressed_size(&cut, "big.bin"));
         assert!(parts != whole, "cut into parts");
         assert!(parts as f64 <= whole as f64 * 1.005, "{parts} bytes in parts against {whole} in one stream");
-        assert_eq!(size(&cut, "after.bin"), size(&one, "after.bin"));
+        assert_eq!(compressed_size(&cut, "after.bin"), compressed_size(&one, "after.bin"));
     }
 
     /// A member too large to stage (over the parallel limit) is deflated in parts as it
@@ -1069,11 +1066,7 @@ mod tests {
         let mut back = Vec::new();
         zip::ZipArchive::new(Cursor::new(&cut)).unwrap().by_name("big.bin").unwrap().read_to_end(&mut back).unwrap();
         assert!(back == data, "the zip crate's reader, which checks the CRC");
-        let size = |bytes: &[u8]| {
-            let r = Reader::from_reader(Cursor::new(bytes)).unwrap();
-            r.members().iter().find(|m| m.member == "big.bin").unwrap().compressed_size
-        };
-        let (whole, parts) = (size(&one), size(&cut));
+        let (whole, parts) = (compressed_size(&one, "big.bin"), compressed_size(&cut, "big.bin"));
         assert!(parts != whole, "cut into parts");
         assert!(parts as f64 <= whole as f64 * 1.01, "{parts} bytes in parts against {whole} in one stream");
     }
