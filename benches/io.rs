@@ -37,7 +37,7 @@
 //!   and its directory before and after the rename;
 //! - `limit_write_synced`: `limit_write` with an `fsync` before the close;
 //! - `write_over` and `np_save_over` (with `--peer`): `write` and `np.save` as a user times
-//!   them ([`common::run_user_pairs`]): each round npy's write and then NumPy's, each over
+//!   them ([`common::run_user_rounds`]): each round npy's write and then NumPy's, each over
 //!   the file its last round wrote (`over.npy`, `np-over.npy`), nothing removed, flushed or
 //!   touched in between, so each pays for freeing its old file and for the page cache it
 //!   fills, as in a script's loop.
@@ -55,7 +55,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{remove_if_present, run_rounds, run_user_pairs, secs, sync, warm, Args, Measure, Peer, Result};
+use common::{remove_if_present, run_rounds, run_user_rounds, secs, sync, warm, Args, Measure, Peer, Result};
 use npy_core::dtype::ByteOrder;
 use npy_core::prelude::*;
 use npy_core::{DynArray, WriteOptions};
@@ -135,8 +135,8 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &writes, args.repeat, hot, &mut peer)?;
     run_rounds(&ctx, &synced, args.repeat, hot, &mut peer)?;
     if peer.is_some() {
-        let pairs = [(Measure::new("write_over", bytes, write_over), Measure::peer("np_save_over", bytes))];
-        run_user_pairs(&ctx, &pairs, args.repeat, &mut peer)?;
+        let pair = [Measure::new("write_over", bytes, write_over), Measure::peer("np_save_over", bytes)];
+        run_user_rounds(&ctx, &[&pair], args.repeat, &mut peer)?;
         fs::remove_file(&ctx.over)?;
     }
     drop(peer);
@@ -265,7 +265,7 @@ fn check_written(c: &Ctx, path: &Path, last: [u8; 8]) -> Result<()> {
 }
 
 /// `write` over the file the last run wrote, as a user's loop saves: nothing removed or
-/// flushed first ([`common::run_user_pairs`]).
+/// flushed first ([`common::run_user_rounds`]).
 fn write_over(c: &Ctx) -> Result<Duration> {
     let started = Instant::now();
     black_box(&c.data).write_npy_with(&c.over, WriteOptions::new().sync(false))?;

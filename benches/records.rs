@@ -58,11 +58,15 @@
 //! - `write_aligned_synced`: `traces.write_npy(out.npy)` with the default options, which
 //!   sync the file and its directory; `limit_write_aligned_synced`: the limit write of the
 //!   aligned file's bytes with an `fsync` before the close;
-//! - `write_aligned_over` and `np_save_aligned_over`, `write_packed_mem_over` and
-//!   `np_save_packed_over` (with `--peer`): `write_aligned` and `write_packed_mem` next to
-//!   `np.save` as a user times them ([`common::run_user_pairs`]): each round npy's write
-//!   and then NumPy's, each over the file its last round wrote, nothing removed, flushed or
-//!   touched in between.
+//! - as a user times them ([`common::run_user_rounds`]: two untimed rounds, then each round
+//!   npy's writes and then NumPy's, nothing flushed or touched in between), with `--peer`,
+//!   like for like, `sync(false)` against `np.save`:
+//!   - over the file the same write's last run left: `write_aligned_over` and
+//!     `np_save_aligned_over`; `write_packed_over` (the plain derive's `Trace`s, the
+//!     conversion path), `write_packed_mem_over` and `np_save_packed_over`;
+//!   - to a new file each run (two names in turn, the older file removed first, untimed):
+//!     `write_aligned_new` and `np_save_aligned_new`, `write_packed_new`
+//!     (`Trace`s) and `np_save_packed_new`.
 //!
 //! Each prints one line to stdout: `bench <name> best=<seconds> median=<seconds> bytes=<n>`
 //! (`bytes` is the data size of the file read or written). Times cover the operation only:
@@ -82,7 +86,7 @@ use common::trace::{
     check_count, check_file, checkpoints, packed, packed_mem, trace, write_files, Files, Trace, TraceAligned,
     TracePacked, ALIGNED_SIZE, PACKED_SIZE, SAMPLES, TAIL,
 };
-use common::{remove_if_present, run_rounds, run_user_pairs, sync, warm, Args, Measure, Peer, Result};
+use common::{remove_if_present, run_rounds, run_user_rounds, sync, warm, Args, Measure, Peer, Result};
 use npy_core::prelude::*;
 use npy_core::WriteOptions;
 
@@ -130,6 +134,8 @@ struct Ctx {
     files: Files,
     out: PathBuf,
     limit_out: PathBuf,
+    /// Runs so far of `write_aligned_new` and `write_packed_new` ([`timed_new`]).
+    new_runs: [std::cell::Cell<usize>; 2],
 }
 
 fn main() -> Result<()> {
@@ -193,19 +199,32 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &npyz, args.repeat, hot, &mut peer)?;
     run_rounds(&ctx, &synced, args.repeat, hot, &mut peer)?;
     if peer.is_some() {
-        let pairs = [
-            (
-                Measure::new("write_aligned_over", aligned, write_aligned_over),
-                Measure::peer("np_save_aligned_over", aligned),
-            ),
-            (
-                Measure::new("write_packed_mem_over", packed, write_packed_mem_over),
-                Measure::peer("np_save_packed_over", packed),
-            ),
+        let aligned_over = [
+            Measure::new("write_aligned_over", aligned, write_aligned_over),
+            Measure::peer("np_save_aligned_over", aligned),
         ];
-        run_user_pairs(&ctx, &pairs, args.repeat, &mut peer)?;
-        fs::remove_file(ctx.out.with_extension("aligned.npy"))?;
-        fs::remove_file(ctx.out.with_extension("packed.npy"))?;
+        let packed_over = [
+            Measure::new("write_packed_over", packed, write_packed_over),
+            Measure::new("write_packed_mem_over", packed, write_packed_mem_over),
+            Measure::peer("np_save_packed_over", packed),
+        ];
+        let aligned_new = [
+            Measure::new("write_aligned_new", aligned, write_aligned_new),
+            Measure::peer("np_save_aligned_new", aligned),
+        ];
+        let packed_new =
+            [Measure::new("write_packed_new", packed, write_packed_new), Measure::peer("np_save_packed_new", packed)];
+        run_user_rounds(&ctx, &[&aligned_over, &packed_over, &aligned_new, &packed_new], args.repeat, &mut peer)?;
+        for stem in ["aligned", "packed", "packed-mem"] {
+            fs::remove_file(ctx.out.with_extension(format!("{stem}.npy")))?;
+        }
+        for stem in ["aligned", "packed"] {
+            remove_if_present(&args.dir.join(format!("np-over.{stem}.npy")))?;
+            for k in 0..2 {
+                remove_if_present(&ctx.out.with_extension(format!("{stem}.new{k}.npy")))?;
+                remove_if_present(&args.dir.join(format!("np-new.{stem}.new{k}.npy")))?;
+            }
+        }
     }
     drop(peer);
 
@@ -234,7 +253,7 @@ fn setup(dir: &Path, n: usize) -> Result<Ctx> {
     check_records(&packed_mem, n, common::trace::packed_mem)?;
     let npyz: Vec<NpyzTrace> = aligned.iter().map(npyz_trace).collect();
     let (out, limit_out) = (dir.join("out.npy"), dir.join("limit-out.bin"));
-    Ok(Ctx { n, aligned, packed, packed_mem, npyz, files, out, limit_out })
+    Ok(Ctx { n, aligned, packed, packed_mem, npyz, files, out, limit_out, new_runs: Default::default() })
 }
 
 /// Fails unless `v` holds the `n` records of [`trace`] (as `expect` converts them),
@@ -314,7 +333,7 @@ fn check_written(c: &Ctx, data: usize, path: &Path) -> Result<()> {
 }
 
 /// One `write` over the file the last run of the same write left at `path`, as a user's
-/// loop saves: nothing removed or flushed first ([`common::run_user_pairs`]).
+/// loop saves: nothing removed or flushed first ([`common::run_user_rounds`]).
 fn timed_over(c: &Ctx, data: usize, path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<Duration> {
     let started = Instant::now();
     write(path)?;
@@ -329,9 +348,48 @@ fn write_aligned_over(c: &Ctx) -> Result<Duration> {
     })
 }
 
-fn write_packed_mem_over(c: &Ctx) -> Result<Duration> {
+fn write_packed_over(c: &Ctx) -> Result<Duration> {
     timed_over(c, c.n * PACKED_SIZE, &c.out.with_extension("packed.npy"), |path| {
+        Ok(black_box(&c.packed).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
+}
+
+fn write_packed_mem_over(c: &Ctx) -> Result<Duration> {
+    timed_over(c, c.n * PACKED_SIZE, &c.out.with_extension("packed-mem.npy"), |path| {
         Ok(black_box(&c.packed_mem).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
+}
+
+/// One `write` to a new file, as a user's loop that saves each result under a new name:
+/// `<out>.<stem>.new<k>.npy`, `k` alternating between runs, the file the run before last
+/// left there removed first (untimed), so it is always created; the last run's file stays.
+fn timed_new(
+    c: &Ctx,
+    data: usize,
+    stem: &str,
+    runs: &std::cell::Cell<usize>,
+    write: impl FnOnce(&Path) -> Result<()>,
+) -> Result<Duration> {
+    let k = runs.get() % 2;
+    runs.set(runs.get() + 1);
+    let path = c.out.with_extension(format!("{stem}.new{k}.npy"));
+    remove_if_present(&path)?;
+    let started = Instant::now();
+    write(&path)?;
+    let elapsed = started.elapsed();
+    check_written(c, data, &path)?;
+    Ok(elapsed)
+}
+
+fn write_aligned_new(c: &Ctx) -> Result<Duration> {
+    timed_new(c, c.n * ALIGNED_SIZE, "aligned", &c.new_runs[0], |path| {
+        Ok(black_box(&c.aligned).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
+}
+
+fn write_packed_new(c: &Ctx) -> Result<Duration> {
+    timed_new(c, c.n * PACKED_SIZE, "packed", &c.new_runs[1], |path| {
+        Ok(black_box(&c.packed).write_npy_with(path, WriteOptions::new().sync(false))?)
     })
 }
 

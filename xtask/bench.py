@@ -60,6 +60,9 @@ field of a few records (see `trace`).
   np_save_packed     np.save(out.npy, arr) of the loaded packed array
   np_save_aligned_over, np_save_packed_over
                      the same over the file its last run left (as np_save_over)
+  np_save_aligned_new, np_save_packed_new
+                     the same to a new file each run (np-new.<kind>.new<k>.npy, k
+                     alternating, the older file removed first, untimed)
 
 npz (benches/npz.rs): DIR holds a0.npy ... a7.npy, stored.npz (np.savez's layout) and
 deflated.npz (deflate level 6), written by npy: array k holds (i % 10000) * 0.5 + k for i in
@@ -385,7 +388,11 @@ def records(directory, n, repeat):
     rounds([("np_save_aligned_over", aligned,
              save_over(data["aligned"], os.path.join(directory, "np-over.aligned.npy"), aligned, tail)),
             ("np_save_packed_over", packed,
-             save_over(data["packed"], os.path.join(directory, "np-over.packed.npy"), packed, tail))], repeat, 0)
+             save_over(data["packed"], os.path.join(directory, "np-over.packed.npy"), packed, tail)),
+            ("np_save_aligned_new", aligned,
+             save_new(data["aligned"], os.path.join(directory, "np-new.aligned"), aligned, tail)),
+            ("np_save_packed_new", packed,
+             save_new(data["packed"], os.path.join(directory, "np-new.packed"), packed, tail))], repeat, 0)
 
 
 def to_arrow(arr):
@@ -1203,6 +1210,26 @@ def save_over(arr, out, nbytes, tail):
     file must hold nbytes of data ending in the bytes tail, and is kept for the next run."""
 
     def measure():
+        t = time.perf_counter()
+        np.save(out, arr)
+        elapsed = time.perf_counter() - t
+        check_saved(out, nbytes, tail)
+        return elapsed
+    return measure
+
+
+def save_new(arr, stem, nbytes, tail):
+    """A measure of np.save to a new file, as a user's loop that saves each result under a
+    new name (benches/records.rs, timed_new): `stem.new<k>.npy`, k alternating between
+    runs, the file the run before last left there removed first (untimed). The file must
+    hold nbytes of data ending in the bytes tail; the last run's file stays until the
+    bench's end."""
+    runs = [0]
+
+    def measure():
+        out = f"{stem}.new{runs[0] % 2}.npy"
+        runs[0] += 1
+        remove(out)
         t = time.perf_counter()
         np.save(out, arr)
         elapsed = time.perf_counter() - t

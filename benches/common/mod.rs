@@ -152,33 +152,35 @@ pub fn run_rounds<C>(
     Ok(())
 }
 
-/// Runs each pair `(ours, theirs)` as a user times a save: one untimed round (so each side
-/// has a file of its own to write over), then `max(repeat, 5)` rounds, each running ours
-/// and then theirs, always in that order, with nothing removed, flushed or touched in
-/// between; prints `bench <name> ...` for both. [`run_rounds`] removes each write's file,
-/// flushes dirty pages and touches memory before every run, so no run there pays for
-/// freeing an old file or for page cache memory that sat free: these rounds do, as a
-/// script that saves over its last file with npy and then NumPy in a loop does.
-pub fn run_user_pairs<C>(
-    ctx: &C,
-    pairs: &[(Measure<C>, Measure<C>)],
-    repeat: usize,
-    peer: &mut Option<Peer>,
-) -> Result<()> {
-    for (ours, theirs) in pairs {
-        let mut times = [Vec::new(), Vec::new()];
-        for round in 0..=repeat.max(5) {
-            for (m, runs) in [ours, theirs].into_iter().zip(&mut times) {
+/// Untimed rounds [`run_user_rounds`] runs first: the first one or two saves of a large
+/// file on this VM touch memory it has not used lately (a 512 MB save took 1.2 s in its
+/// first rounds and 0.11 s after, for npy and NumPy alike).
+pub const USER_WARM_UP_ROUNDS: usize = 2;
+
+/// Runs each group of saves as a user times them: [`USER_WARM_UP_ROUNDS`] untimed rounds
+/// (so each has a file of its own to write over, and the memory they use is warm), then
+/// `max(repeat, 5)` rounds, each running the group's measures in order (ours first, then
+/// NumPy's), with nothing flushed or touched in between; prints `bench <name> ...` for
+/// each. [`run_rounds`] removes each write's file, flushes dirty pages and touches memory
+/// before every run, so no run there pays for freeing an old file or for page cache memory
+/// that sat free: these rounds do, as a script that saves with npy and then NumPy in a
+/// loop does.
+pub fn run_user_rounds<C>(ctx: &C, groups: &[&[Measure<C>]], repeat: usize, peer: &mut Option<Peer>) -> Result<()> {
+    let rounds = repeat.max(5);
+    for group in groups {
+        let mut times = vec![Vec::with_capacity(rounds); group.len()];
+        for round in 0..USER_WARM_UP_ROUNDS + rounds {
+            for (m, runs) in group.iter().zip(&mut times) {
                 let t = secs(m.run(ctx, peer).map_err(|e| format!("{}: {e}", m.name))?);
-                if round == 0 {
-                    eprintln!("  {:<22} warm-up: {t:.6} s (not counted)", m.name);
+                if round < USER_WARM_UP_ROUNDS {
+                    eprintln!("  {:<22} warm-up {}: {t:.6} s (not counted)", m.name, round + 1);
                 } else {
-                    eprintln!("  {:<22} run {round}/{}: {t:.6} s", m.name, repeat.max(5));
+                    eprintln!("  {:<22} run {}/{rounds}: {t:.6} s", m.name, round + 1 - USER_WARM_UP_ROUNDS);
                     runs.push(t);
                 }
             }
         }
-        for (m, mut runs) in [ours, theirs].into_iter().zip(times) {
+        for (m, mut runs) in group.iter().zip(times) {
             runs.sort_by(f64::total_cmp);
             let mid = runs.len() / 2;
             let median = if runs.len() % 2 == 1 { runs[mid] } else { (runs[mid - 1] + runs[mid]) / 2.0 };

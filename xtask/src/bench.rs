@@ -20,9 +20,10 @@
 //!      noise of this shared machine falls on both alike.
 //!   3. Then npy's write and `np.save` as a user times them (`write_over`, `np_save_over`):
 //!      each round npy's and then NumPy's, each over its own last file, nothing removed,
-//!      flushed or touched in between (`benches/common`'s `run_user_pairs`; the rounds
-//!      above remove each file, flush dirty pages and touch memory first, so no run there
-//!      pays for freeing an old file or for page cache memory that sat free).
+//!      flushed or touched in between, after two untimed rounds (`benches/common`'s
+//!      `run_user_rounds`; the rounds above remove each file, flush dirty pages and touch
+//!      memory first, so no run there pays for freeing an old file or for page cache
+//!      memory that sat free).
 //! - `records`: Simon's seismic `Trace` records (`examples/seismic.rs`).
 //!   1. `cargo bench --bench records -- --dir <target>/bench --records N --repeat K --keep`
 //!      (`benches/records.rs`) writes N records (default 4,000,000) in NumPy's `align=True`
@@ -36,8 +37,10 @@
 //!   2. In the same rounds (`--peer`, as for `f8`), `xtask/bench.py serve records` checks
 //!      once that `np.load` sees the dtypes and values npy wrote, then times `np.load` of
 //!      both files and `np.save` of both arrays. Each side writes the records its library
-//!      read from these files. Then the aligned and packed-memory writes and `np.save` as
-//!      a user times them, as for `f8`.
+//!      read from these files. Then writes and `np.save` as a user times them, as for
+//!      `f8`, like for like: the aligned, plain-derive (`Trace`, converted to the packed
+//!      layout) and packed-memory writes over their last files, and the aligned and
+//!      plain-derive writes to a new file each run.
 //! - `npz`: 8 arrays of N `f64`s (`--elements`, default 4,000,000: 256 MB in all).
 //!   1. `cargo bench --bench npz` (`benches/npz.rs`) times npy writing and reading them as
 //!      8 plain `.npy` files, as one archive of stored members, and as one deflated archive
