@@ -56,6 +56,7 @@ MEMBERS = 5
 RAGGED = 100_000
 DICT_BYTES = 100_000_000
 USER_STRS = 300_000
+BE_BYTES = 64 * 2**20
 USER_ROUNDS = 5
 
 
@@ -143,6 +144,10 @@ def rounds(directory, nbytes, repeat):
     trace_array = traces.make_traces(RECORDS)
     trace = directory / "trace.npy"
     np.save(trace, trace_array)
+    # Issue 67: a big-endian array, which both keep big-endian (nothing to convert).
+    be_array = np.random.default_rng(67).integers(-(2**15), 2**15, BE_BYTES // 2, dtype=np.int16).astype(">i2")
+    be = directory / "be_i2.npy"
+    np.save(be, be_array)
     half = f8_array[: nbytes // 16]
     n = nbytes // 8 // 4 // MEMBERS
     members = {f"w{i}": np.round(np.sin(np.arange(n) * (i + 1) / 1000.0), 3) for i in range(MEMBERS)}
@@ -187,6 +192,8 @@ def rounds(directory, nbytes, repeat):
         "f8_np": (lambda: np.load(f8), f8, loaded(f8_array)),
         "trace_npy": (lambda: npy.load(trace), trace, loaded(trace_array)),
         "trace_np": (lambda: np.load(trace), trace, loaded(trace_array)),
+        "be_i2_npy": (lambda: npy.load(be), be, loaded(be_array)),
+        "be_i2_np": (lambda: np.load(be), be, loaded(be_array)),
         "npz_npy": (lambda: npy.load(archive).load_all(), archive, npz_loaded),
         "npz_np": (lambda: dict(np.load(archive)), archive, npz_loaded),
         "save_f8_npy": (lambda: npy.save(paths["f8_a"], half), half.nbytes, saved(paths["f8_a"], half)),
