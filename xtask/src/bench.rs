@@ -225,12 +225,16 @@
 //! part's paired rounds and the `sql` part's five queries run 2K + 1 times (an odd count:
 //! the median is a run), saves as a user times them max(K, 5) times (rounded up to odd in
 //! the `python` part). A goal whose rows were not measured counts as missed. A table of
-//! best and median times, GiB/s and the goal ratios (PASS/MISS on best times, or on medians for the goals an issue states on medians; a memory goal on its row's peak; a size goal on its row's size) is printed
+//! best and median times, GiB/s and the goal ratios (PASS/MISS on best times, or on
+//! medians for the goals an issue states on medians; a memory goal on its row's peak; a
+//! size goal on its row's size) is printed
 //! and written to `<target>/bench/report.txt`, with a column of peak resident memory in
 //! the parts that measure a process's (`rss=` in the bench lines: the largest over the
 //! runs); each part's big files are deleted when it ends (at most about 4.5 GiB at a time
 //! for the default sizes: the `arrow` part's two `.npy` files, its IPC file and one
-//! output).
+//! output). Goals a part's program judges itself (`# goal: <what>: met` or `MISSED` lines,
+//! as the `python` part's remote bytes, Dask memory and S3 requests) follow its table, and
+//! the summary counts every goal of both kinds: one missed anywhere makes it say so.
 //!
 //! Benchmarks report, they do not gate: a missed goal still exits 0. A measurement that
 //! cannot run or gives a wrong result is an error.
@@ -310,6 +314,23 @@ struct Timing {
     rss: Option<u64>,
 }
 
+/// What a part's programs printed: their timings by row, and the goals they judged
+/// themselves (`# goal: <what>: met` or `: MISSED` lines, as `npy-python/bench.py`'s
+/// `goal()` prints them: remote bytes, Dask memory, S3 requests...), in order. Both count in
+/// the summary.
+#[derive(Debug, Default)]
+struct Measured {
+    timings: BTreeMap<String, Timing>,
+    stated: Vec<(String, bool)>,
+}
+
+impl Measured {
+    fn extend(&mut self, other: Measured) {
+        self.timings.extend(other.timings);
+        self.stated.extend(other.stated);
+    }
+}
+
 /// Runs `cargo xtask bench` with the arguments after `bench`.
 pub fn run(args: &[&str]) -> Result<()> {
     let settings = parse_args(args)?;
@@ -320,12 +341,12 @@ pub fn run(args: &[&str]) -> Result<()> {
     let _cleanup = Cleanup(dir.clone());
     let report_path = dir.join("report.txt");
 
-    let mut done: Vec<(&Part, BTreeMap<String, Timing>)> = Vec::new();
+    let mut done: Vec<(&Part, Measured)> = Vec::new();
     for part in settings.parts() {
         if part.name == "js" {
-            let timings = js_part(&dir, &python, settings.repeat)?;
+            let measured = js_part(&dir, &python, settings.repeat)?;
             remove_big_files(&dir);
-            done.push((part, timings));
+            done.push((part, measured));
             fs::write(&report_path, report(&done, &settings))
                 .map_err(|e| format!("cannot write {}: {e}", report_path.display()))?;
             continue;
@@ -346,7 +367,7 @@ pub fn run(args: &[&str]) -> Result<()> {
         } else {
             None
         };
-        let mut timings = if part.bench.is_empty() {
+        let mut measured = if part.bench.is_empty() {
             crate::ci::install_python_package(&python)?;
             let mut script = Command::new(&python);
             script
@@ -374,12 +395,12 @@ pub fn run(args: &[&str]) -> Result<()> {
             numpy.arg(project::root().join("xtask").join("bench.py")).arg(part.name).arg(&dir);
             numpy.args([size.as_str(), repeat.as_str()]);
             numpy.args(npy);
-            timings.extend(run_bench_lines(&mut numpy)?);
+            measured.extend(run_bench_lines(&mut numpy)?);
         }
 
         // Free the disk before the next part; keep what is measured so far.
         remove_big_files(&dir);
-        done.push((part, timings));
+        done.push((part, measured));
         fs::write(&report_path, report(&done, &settings))
             .map_err(|e| format!("cannot write {}: {e}", report_path.display()))?;
     }
@@ -395,7 +416,7 @@ pub fn run(args: &[&str]) -> Result<()> {
 /// example's traces (made once, kept in `<target>/seismic`), the inputs NumPy makes from
 /// them, then `node npy-js/bench/bench.mjs` and `node npy-js/bench/viewer.mjs` (Debian's
 /// Chromium installed where missing).
-fn js_part(dir: &Path, python: &Path, repeat: u32) -> Result<BTreeMap<String, Timing>> {
+fn js_part(dir: &Path, python: &Path, repeat: u32) -> Result<Measured> {
     project::step("js: cargo xtask js (the package's WebAssembly module and npm dev dependencies)");
     crate::js::build()?;
     let traces = project::target_dir().join("seismic").join("traces.npy");
@@ -411,13 +432,13 @@ fn js_part(dir: &Path, python: &Path, repeat: u32) -> Result<BTreeMap<String, Ti
     node.arg("--expose-gc").arg(bench.join("bench.mjs"));
     node.arg("--dir").arg(dir).arg("--traces").arg(&traces).arg("--python").arg(python);
     node.args(["--repeat", &repeat.to_string()]);
-    let mut timings = run_bench_lines(&mut node)?;
+    let mut measured = run_bench_lines(&mut node)?;
     crate::js::ensure_chromium()?;
     project::step(&format!("js: node npy-js/bench/viewer.mjs (the viewer page in headless Chromium, {repeat} runs)"));
     let mut viewer = Command::new("node");
     viewer.arg(bench.join("viewer.mjs")).arg("--traces").arg(&traces).args(["--repeat", &repeat.to_string()]);
-    timings.extend(run_bench_lines(&mut viewer)?);
-    Ok(timings)
+    measured.extend(run_bench_lines(&mut viewer)?);
+    Ok(measured)
 }
 
 fn parse_args(args: &[&str]) -> Result<Settings> {
@@ -497,12 +518,12 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
 }
 
 /// Runs `cmd`, echoing its output as it comes, and collects its
-/// `bench <name> best=<s> median=<s> bytes=<n> [rss=<bytes>]` lines.
-fn run_bench_lines(cmd: &mut Command) -> Result<BTreeMap<String, Timing>> {
+/// `bench <name> best=<s> median=<s> bytes=<n> [rss=<bytes>]` and `# goal: ...` lines.
+fn run_bench_lines(cmd: &mut Command) -> Result<Measured> {
     let shown = project::show(cmd);
     let mut child =
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).spawn().map_err(|e| format!("cannot run `{shown}`: {e}"))?;
-    let mut timings = BTreeMap::new();
+    let mut measured = Measured::default();
     if let Some(stdout) = child.stdout.take() {
         for line in BufReader::new(stdout).lines() {
             let line = line.map_err(|e| format!("reading the output of `{shown}`: {e}"))?;
@@ -510,7 +531,9 @@ fn run_bench_lines(cmd: &mut Command) -> Result<BTreeMap<String, Timing>> {
             if let Some(rest) = line.strip_prefix("bench ") {
                 let (name, timing) =
                     parse_line(rest).ok_or_else(|| format!("bad bench line from `{shown}`: {line}"))?;
-                timings.insert(name, timing);
+                measured.timings.insert(name, timing);
+            } else if line.starts_with(GOAL_LINE) {
+                measured.stated.push(parse_goal(&line).ok_or_else(|| format!("bad goal line from `{shown}`: {line}"))?);
             }
         }
     }
@@ -518,7 +541,22 @@ fn run_bench_lines(cmd: &mut Command) -> Result<BTreeMap<String, Timing>> {
     if !status.success() {
         return Err(format!("`{shown}` failed ({status})"));
     }
-    Ok(timings)
+    Ok(measured)
+}
+
+/// How a goal a program judged itself starts.
+const GOAL_LINE: &str = "# goal: ";
+
+/// Parses `# goal: <what>: met` or `# goal: <what>: MISSED` into what and whether it was met.
+fn parse_goal(line: &str) -> Option<(String, bool)> {
+    let rest = line.strip_prefix(GOAL_LINE)?;
+    let (what, result) = rest.rsplit_once(": ")?;
+    let met = match result.trim_end() {
+        "met" => true,
+        "MISSED" => false,
+        _ => return None,
+    };
+    (!what.trim().is_empty()).then(|| (what.trim().to_string(), met))
 }
 
 /// Parses `<name> best=<s> median=<s> bytes=<n> [rss=<bytes>]`.
@@ -537,7 +575,7 @@ fn parse_line(rest: &str) -> Option<(String, Timing)> {
 }
 
 /// The report: settings, then each part's measurements and goal ratios, then a summary.
-fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> String {
+fn report(done: &[(&Part, Measured)], settings: &Settings) -> String {
     let mut out = String::new();
     let thp = fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_else(|_| "unknown".into());
     let k = settings.repeat;
@@ -550,7 +588,8 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
     );
     let _ = writeln!(out, "transparent huge pages: {}", thp.trim());
     let (mut missed, mut goals) = (0, 0);
-    for (part, timings) in done {
+    for (part, measured) in done {
+        let timings = &measured.timings;
         let _ = writeln!(out);
         let _ = writeln!(out, "== {}", part.title);
         match part.name {
@@ -641,8 +680,9 @@ fn report(done: &[(&Part, BTreeMap<String, Timing>)], settings: &Settings) -> St
             }
         }
         let (m, g) = part_report(&mut out, part, timings);
-        missed += m;
-        goals += g;
+        let (stated_missed, stated) = stated_report(&mut out, &measured.stated);
+        missed += m + stated_missed;
+        goals += g + stated;
     }
     let _ = writeln!(out);
     if missed == 0 {
@@ -729,6 +769,15 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
     }
     let goals = part.goals.iter().filter(|g| !matches!(g.3, Goal::Context)).count();
     (missed, goals)
+}
+
+/// The goals a part's programs judged themselves, after its table of ratios; returns
+/// (goals missed, goals).
+fn stated_report(out: &mut String, stated: &[(String, bool)]) -> (usize, usize) {
+    for (what, met) in stated {
+        let _ = writeln!(out, "{what}  {}", if *met { "PASS" } else { "MISS" });
+    }
+    (stated.iter().filter(|(_, met)| !met).count(), stated.len())
 }
 
 /// `seconds` for the table: `0.258 s`, `18.2 ms`, `21.4 µs`.
@@ -954,6 +1003,41 @@ mod tests {
         assert!(line(&out, "zeros: size / NumPy's").ends_with("MISS"), "{out}");
         assert!(line(&out, "t0: write / NumPy's").ends_with("MISS"), "{out}");
         assert!(line(&out, "npy's member, zeros (<f8)").contains("1.0 KB"), "{out}");
+    }
+
+    #[test]
+    fn goals_a_program_judged_count_in_the_summary() {
+        assert_eq!(
+            parse_goal("# goal: dask from_npy / from_array median time 0.91 (at most 1.0): met"),
+            Some(("dask from_npy / from_array median time 0.91 (at most 1.0)".to_string(), true))
+        );
+        assert_eq!(
+            parse_goal("# goal: S3 bytes: 2.5 (at most 2): MISSED"),
+            Some(("S3 bytes: 2.5 (at most 2)".into(), false))
+        );
+        assert_eq!(parse_goal("# goal: no result"), None);
+        assert_eq!(parse_goal("# goal: : met"), None);
+        // A part whose table goals all pass: a goal its program missed makes the summary
+        // say so, and every goal it judged counts.
+        let time = |best| Timing { best, median: best, bytes: 1_000, rss: None };
+        let size = |bytes| Timing { best: 0.0, median: 0.0, bytes, rss: None };
+        let mut timings = BTreeMap::new();
+        for kind in ["trace_id", "t0", "flags", "samples", "random_f8", "small_i8", "text_U", "zeros", "walk_f8"] {
+            timings.insert(format!("deflate_{kind}"), time(0.5));
+            timings.insert(format!("np_deflate_{kind}"), time(1.0));
+            timings.insert(format!("size_{kind}"), size(1_000));
+            timings.insert(format!("np_size_{kind}"), size(1_000));
+        }
+        let settings = parse_args(&[]).unwrap();
+        let stated = vec![("remote bytes 0.001 (at most 0.01)".to_string(), true)];
+        let met = Measured { timings: timings.clone(), stated };
+        let out = report(&[(&parts::DEFLATE, met)], &settings);
+        assert!(out.ends_with("all 19 goals met\n"), "{out}");
+        assert!(out.contains("remote bytes 0.001 (at most 0.01)  PASS"), "{out}");
+        let stated = vec![("dask memory 2.5 chunks (at most 2)".to_string(), false), ("other".to_string(), true)];
+        let out = report(&[(&parts::DEFLATE, Measured { timings, stated })], &settings);
+        assert!(out.contains("dask memory 2.5 chunks (at most 2)  MISS"), "{out}");
+        assert!(out.ends_with("1 of 20 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
     }
 
     #[test]
