@@ -11,7 +11,8 @@ npy does not replace: text files, NumPy's header helpers; or take more time and 
 than this suite has) or expected to fail (npy differs from NumPy on purpose, or its object
 decoder does not read that yet), each with its reason; test ids are NumPy's, paths under
 its package (`lib/tests/test_io.py::TestSaveLoad::test_array`). Every other test must pass.
-Expected failures are strict: one that passes fails the run, so the list stays true. A test
+Expected failures are strict and name the exception npy raises there: one that passes, or
+fails another way, fails the run, so the list stays true. A test
 run that calls none of npy's functions fails (it would test NumPy alone: deselect it with a
 reason), and so does an entry of `SUITE` that names no test (`test_suite_names_numpys_tests`).
 
@@ -74,15 +75,19 @@ def _write_array(fp, array, version=None, allow_pickle=True, pickle_kwargs=None)
 
 
 class Swapped(ModuleType):
-    """A NumPy module with some of its functions replaced."""
+    """A NumPy module with some of its functions replaced. What a test sets on it is set on
+    NumPy itself, as the test means (test_custom_dtypes sets `np._ScaledFloatTestDType` for
+    pickle to find the class there)."""
 
     def __init__(self, base, **swapped):
         super().__init__(base.__name__, base.__doc__)
-        self._base = base
-        self.__dict__.update(swapped)
+        self.__dict__.update(swapped, _base=base)
 
     def __getattr__(self, name):
         return getattr(self._base, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._base, name, value)
 
 
 NP = Swapped(np, load=LOAD, save=SAVE, savez=SAVEZ, savez_compressed=SAVEZ_COMPRESSED)
@@ -164,7 +169,8 @@ PICKLE_FILE = DESIGN + "a file that is a pickle (not .npy/.npz) is never unpickl
 
 # The one list: NumPy's test ids (paths under NumPy's package; a prefix names a module, a
 # class, a test or one parameter set, and the longest matching prefix decides), what happens
-# to them, and why. Every test not named runs and must pass.
+# to them, and why; an expected failure also names the exception it fails with. Every test
+# not named runs and must pass.
 SUITE = {
     "lib/tests/test_format.py::test_read_magic": (DESELECT, HELPER + "read_magic"),
     "lib/tests/test_format.py::test_bad_magic_args": (DESELECT, HELPER + "magic"),
@@ -174,8 +180,8 @@ SUITE = {
     "lib/tests/test_format.py::test_bad_header": (DESELECT, HELPER + "read_array_header_1_0"),
     "lib/tests/test_format.py::test_header_growth_axis": (DESELECT, HELPER + "write_array_header_1_0"),
     "lib/tests/test_format.py::test_large_archive": (DESELECT, BIG + "savez and load of 2 GiB"),
-    "lib/tests/test_format.py::test_read_magic_bad_magic": (XFAIL, EMPTY_READ_ARRAY),
-    "lib/tests/test_format.py::test_read_version_1_0_bad_magic": (XFAIL, EMPTY_READ_ARRAY),
+    "lib/tests/test_format.py::test_read_magic_bad_magic": (XFAIL, EMPTY_READ_ARRAY, EOFError),
+    "lib/tests/test_format.py::test_read_version_1_0_bad_magic": (XFAIL, EMPTY_READ_ARRAY, EOFError),
     "lib/tests/test_io.py::TestSaveTxt": (DESELECT, TEXT + "savetxt"),
     "lib/tests/test_io.py::TestSaveTxt::test_multifield_view": (RUN, "np.save and np.load of a multi-field view"),
     "lib/tests/test_io.py::TestSaveTxt::test_large_zip": (DESELECT, BIG + "savez of 4 GB of objects (7 GB of memory)"),
@@ -189,12 +195,21 @@ SUITE = {
     "lib/tests/test_io.py::test_gzip_loadtxt": (DESELECT, TEXT + "loadtxt"),
     "lib/tests/test_io.py::test_gzip_loadtxt_from_string": (DESELECT, TEXT + "loadtxt"),
     "lib/tests/test_io.py::TestSavezLoad::test_big_arrays": (DESELECT, BIG + "savez and load of 2 GiB"),
-    "_core/tests/test_multiarray.py::TestIO::test_roundtrip_dump_pathlib": (XFAIL, PICKLE_FILE + " (ndarray.dump)"),
-    "_core/tests/test_regression.py::TestRegression::test_char_dump": (XFAIL, PICKLE_FILE + " (pickle.dump)"),
+    "_core/tests/test_multiarray.py::TestIO::test_roundtrip_dump_pathlib": (
+        XFAIL,
+        PICKLE_FILE + " (ndarray.dump)",
+        npy.UnsafePickleError,
+    ),
+    "_core/tests/test_regression.py::TestRegression::test_char_dump": (
+        XFAIL,
+        PICKLE_FILE + " (pickle.dump)",
+        npy.UnsafePickleError,
+    ),
     "_core/tests/test_custom_dtypes.py::TestSFloat::test_np_save_load": (
         XFAIL,
         DESIGN + "an array of a user-defined dtype is a pickle naming its class; npy writes pickles of plain "
         "values only (TypeError)",
+        TypeError,
     ),
 }
 
@@ -208,19 +223,22 @@ def numpy_id(item):
 
 
 def verdict(numpy_test_id):
-    """The `SUITE` entry deciding the test: its key, verdict and reason (RUN if none)."""
+    """The `SUITE` entry deciding the test: its key, verdict, reason and, for an expected
+    failure, the exception it fails with (RUN if none)."""
     keys = [k for k in SUITE if numpy_test_id == k or numpy_test_id.startswith((k + "::", k + "["))]
     if not keys:
-        return None, RUN, ""
+        return None, RUN, "", None
     key = max(keys, key=len)
-    return (key, *SUITE[key])
+    what, reason, *raises = SUITE[key]
+    return key, what, reason, raises[0] if raises else None
 
 
 def judge(item):
     """For conftest's collection hook: whether to deselect `item`; marks expected failures."""
-    _, what, reason = verdict(numpy_id(item))
+    _, what, reason, raises = verdict(numpy_id(item))
     if what == XFAIL:
-        item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+        assert raises is not None, f"{numpy_id(item)}: an expected failure names the exception it raises"
+        item.add_marker(pytest.mark.xfail(strict=True, reason=reason, raises=raises))
     return what == DESELECT
 
 
