@@ -229,7 +229,17 @@ class _SkipCheck:
     def __init__(self):
         self.on = os.environ.get("NPY_SKIPS_CHECK", "1") != "0"
         self.ran, self.skipped, self.xfailed, self.expected_xfails = set(), {}, set(), set()
+        # Every test collected (deselected ones too), and the files skipped whole while
+        # collecting (a module-level `pytest.skip` or `importorskip`), with the message.
+        self.collected, self.skipped_files = set(), {}
         self.problems = []
+
+    def collect(self, report):
+        """A collection report: a file skipped whole is a skip like any other."""
+        if report.skipped and report.nodeid:
+            longrepr = report.longrepr
+            message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+            self.skipped_files[Path(report.nodeid.partition("::")[0]).name] = message
 
     def record(self, report):
         key = test_key(report.nodeid)
@@ -244,6 +254,18 @@ class _SkipCheck:
             self.skipped[key] = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
 
     def judge(self):
+        for file, message in sorted(self.skipped_files.items()):
+            why = SKIPS.get(file)
+            if why is None:
+                self.problems.append(f"{file} was skipped whole and skips.py does not list it: {message}")
+            elif why not in message:
+                self.problems.append(f"{file} was skipped whole ({message}); skips.py lists it for {why!r}")
+        # An entry naming a test its file no longer has (renamed, removed) is stale, whether
+        # or not this run ran that file's tests.
+        files = {key.partition("::")[0] for key in self.collected}
+        for key in sorted((SKIPS.keys() | XFAILS.keys()) - self.collected):
+            if "::" in key and key.partition("::")[0] in files:
+                self.problems.append(f"skips.py lists {key}, a test its file does not have: update or remove it")
         for key, message in sorted(self.skipped.items()):
             why = SKIPS.get(key)
             if why is None:
@@ -261,6 +283,14 @@ _check = _SkipCheck()
 
 def pytest_runtest_logreport(report):
     _check.record(report)
+
+
+def pytest_itemcollected(item):
+    _check.collected.add(test_key(item.nodeid))
+
+
+def pytest_collectreport(report):
+    _check.collect(report)
 
 
 def pytest_sessionfinish(session, exitstatus):

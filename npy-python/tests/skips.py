@@ -2,18 +2,21 @@
 
 A skip is a claim that the test cannot run here, so each one is listed: its test id (the
 test file's name, `::`, the test's name with its parameters; files as `conftest.file_id`
-names them) and a fragment the skip's message must hold, which says why. conftest.py
-fails the run when a test skips that is not listed here, skips for another reason, or
-when a listed test ran and did not skip (the entry is stale). A run of part of the suite
-(`-k`, one file) checks only the listed tests it ran. `NPY_SKIPS_CHECK=0` turns the check
-off for an ad-hoc run; `cargo xtask ci` sets it to 1.
+names them; a file skipped whole while collecting, by a module-level `pytest.skip` or
+`importorskip`, by its name alone) and a fragment the skip's message must hold, which says
+why. conftest.py fails the run when a test or a file skips that is not listed here, skips
+for another reason, or when a listed test ran and did not skip, or its file has no such
+test (the entry is stale). A run of part of the suite (`-k`, one file) checks only the
+listed tests of the files it collected. `NPY_SKIPS_CHECK=0` turns the check off for an
+ad-hoc run; `cargo xtask ci` sets it to 1.
 
 XFAILS are tests marked as strict expected failures (a pass fails the run); a test that
 fails as expected without being listed here fails the run too. NumPy's own tests
 (test_numpy_suite.py) have their list there, `SUITE`, with the same rules.
 
 Rust tests have no skip: a test that cannot run returns early after printing why (the
-corpus missing, a tmpfs that cannot be mounted, no mkfifo); `cargo test` counts them as
+corpus missing, a tmpfs that cannot be mounted, no mkfifo), and fails instead under `CI`
+where CI must run it (the corpus, the full-disk tests); `cargo test` counts the others as
 passed. They are not checked here.
 """
 
