@@ -50,8 +50,10 @@ SKIPS = {
     "test_scan.py::test_consumers_read_numpy_values[corpus/exotic/longdouble_be_3x2.npy-pandas]": (
         "pandas has no column for it"
     ),
-    # Every row holds a timedelta64[us] beyond DuckDB's +-(2^63 - 2) us: no row to read
-    # (the other time files are checked on the rows DuckDB and polars can hold).
+    # Every row holds a timedelta64[us] beyond what DuckDB's Arrow export of durations holds
+    # (int64 ns: +-(2^63 - 1) // 1000 us): no row to read (the other time files are checked
+    # on the rows DuckDB and polars can hold; test_duckdb_reads_the_durations_it_holds
+    # checks this file's values that DuckDB holds).
     "test_scan.py::test_consumers_read_numpy_values[corpus/datetime/le_m8_us.npy-duckdb]": (
         "every row out of range: duckdb holds times of unit us"
     ),
