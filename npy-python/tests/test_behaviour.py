@@ -1,9 +1,12 @@
 """What users of the package meet beyond np.load's results: errors, safety, maps, appends."""
 
+import errno
 import multiprocessing
 import os
 import pickle
 import struct
+import subprocess
+import sys
 import types
 
 import numpy as np
@@ -34,8 +37,6 @@ def hostile_pickles(marker):
     touch = f"touch {marker}"
     yield "os.system", pickle.dumps(Run(os.system, touch), protocol=4)
     yield "eval", pickle.dumps(Run(eval, f"open({str(marker)!r}, 'w')"), protocol=2)
-    import subprocess
-
     yield "subprocess", pickle.dumps(Run(subprocess.call, ["touch", str(marker)]), protocol=4)
     # Inside an object array: an element that runs code when the array is rebuilt.
     arr = np.empty(2, dtype=object)
@@ -105,6 +106,49 @@ def test_save_is_atomic_and_refuses_what_it_cannot_read_back(tmp_path):
     for arr in (np.arange(3), np.array(["x", None], dtype=object)):
         with pytest.raises(FileNotFoundError, match="absent"):
             npy.save(tmp_path / "absent" / "x.npy", arr)
+
+
+def fails_mid_write(call, tmp_path):
+    """Runs `call` (Python text using `tmp`, the directory) in a child whose files may grow
+    to 1 MiB only (RLIMIT_FSIZE, SIGXFSZ ignored): a write past that fails with EFBIG after
+    its first MiB is on disk, as a full disk would fail it. Gives the error's type name and
+    errno the child prints."""
+    script = (
+        "import pathlib, resource, signal, numpy as np, npy\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))\n"
+        f"tmp = pathlib.Path({str(tmp_path)!r})\n"
+        "try:\n"
+        f"    {call}\n"
+        "except OSError as e:\n"
+        "    print(type(e).__name__, e.errno)\n"
+        "else:\n"
+        "    print('no error')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout.split()
+
+
+def test_a_save_that_fails_mid_write_leaves_the_old_file_and_nothing_beside_it(tmp_path):
+    path = tmp_path / "keep.npy"
+    npy.save(path, np.arange(4))
+    before = path.read_bytes()
+    # 2 MiB of data: the write fails after its first MiB.
+    got = fails_mid_write("npy.save(tmp / 'keep.npy', np.arange(1 << 18, dtype='<f8'))", tmp_path)
+    assert got == ["OSError", str(errno.EFBIG)]
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["keep.npy"]
+
+
+def test_a_savez_that_fails_mid_write_leaves_the_old_file_and_nothing_beside_it(tmp_path):
+    path = tmp_path / "keep.npz"
+    npy.savez(path, a=np.arange(3))
+    before = path.read_bytes()
+    # The first member fits, the second fails after the archive's first MiB is written.
+    call = "npy.savez(tmp / 'keep.npz', a=np.arange(1000), b=np.arange(1 << 18, dtype='<f8'))"
+    assert fails_mid_write(call, tmp_path) == ["OSError", str(errno.EFBIG)]
+    assert path.read_bytes() == before
+    assert sorted(os.listdir(tmp_path)) == ["keep.npz"]
 
 
 def test_objects_round_trip(tmp_path):
