@@ -262,11 +262,9 @@ def test_errors_name_the_file(tmp_path):
 
 @pytest.mark.parametrize("npz_file", NPZ_FILES, ids=ids(NPZ_FILES))
 def test_corpus_archives_read_as_np_load(npz_file):
-    try:
-        with np.load(npz_file, allow_pickle=True) as z:
-            expected = {name: z[name] for name in z.files}
-    except Exception:
-        return
+    # Every archive of the corpus loads in NumPy (the corrupt ones are not among them).
+    with np.load(npz_file, allow_pickle=True) as z:
+        expected = {name: z[name] for name in z.files}
     for name, array in expected.items():
         if not isinstance(array, np.ndarray) or array.dtype.hasobject:
             continue
