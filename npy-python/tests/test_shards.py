@@ -7,6 +7,7 @@ while a batch is gathered."""
 import multiprocessing
 import os
 import pickle
+import re
 import subprocess
 import sys
 import threading
@@ -249,28 +250,54 @@ def test_worker_pools_read_equal_batches(tmp_path, method):
     LAZY = None
 
 
+def runs_beside(call, rounds=5):
+    """How often another Python thread ran inside the middle half of `call()`'s time, over
+    `rounds` calls. The other thread stamps the time while a call is under way, then
+    sleeps half a millisecond (so it never holds the GIL for long, and the caller gets it
+    back at once when its call returns); a stamp counts when it falls strictly inside the
+    middle half of that call's window. A call that holds the GIL throughout lets that
+    thread run only around its work, never in the middle; one that releases it while it
+    works lets it run there."""
+    stamps, state = [], {"on": False, "running": True}
+
+    def stamp():
+        while state["running"]:
+            if state["on"]:
+                stamps.append(time.perf_counter())
+            time.sleep(0.0005)
+
+    thread = threading.Thread(target=stamp)
+    thread.start()
+    inside = 0
+    try:
+        time.sleep(0.02)
+        for _ in range(rounds):
+            stamps.clear()
+            state["on"] = True
+            start = time.perf_counter()
+            call()
+            end = time.perf_counter()
+            state["on"] = False
+            quarter = (end - start) / 4
+            inside += sum(start + quarter < t < end - quarter for t in list(stamps))
+    finally:
+        state["running"] = False
+        thread.join(timeout=10)
+    assert not thread.is_alive(), "the stamping thread did not stop"
+    return inside
+
+
 def test_the_gil_is_released_during_a_gather(tmp_path):
+    # 8 shards of 4,000 rows of 256 <f8 (2 KiB each): gathers of 20,000 rows, 40 MiB.
     paths, whole = make(tmp_path, "<f8", (256,), rows=[4000] * 8)
     a = npy.open(paths)
     rows = np.random.default_rng(57).integers(0, len(a), 20_000)
-    a[rows]  # warm the page cache
-    counted, running = [0], [True]
+    same(a[rows], whole[rows])  # and the page cache is warm
+    assert runs_beside(lambda: a[rows]) > 0, "no other thread ran in the middle of npy's gathers"
 
-    def count():
-        while running[0]:
-            counted[0] += 1
 
-    thread = threading.Thread(target=count)
-    thread.start()
-    try:
-        time.sleep(0.02)
-        during = 0
-        for _ in range(5):
-            before = counted[0]
-            got = a[rows]
-            during += counted[0] - before
-            same(got, whole[rows])
-    finally:
-        running[0] = False
-        thread.join()
-    assert during > 0, "the counting thread never ran while npy gathered"
+def test_the_gil_check_sees_a_call_that_holds_the_gil():
+    """The control of the test above: a regular expression scan of 100 MB, which holds the
+    GIL throughout (tens of milliseconds), lets no other thread run in its middle."""
+    text = "a" * 100_000_000
+    assert runs_beside(lambda: re.search("b", text)) == 0
