@@ -6,6 +6,7 @@ import gzip
 import io
 import struct
 import tempfile
+import threading
 import zipfile
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -573,3 +574,25 @@ def fill_traces(a, start):
     a["dt"] = 0.004
     a["flags"] = ids % 256
     a["samples"] = (ids[:, None] + np.arange(64)) / 10
+
+
+def bounded(call, seconds=60):
+    """`call()`, run on a thread this waits for at most `seconds`: a call that hangs (a
+    helper thread waiting forever on a peer that failed) fails the test in seconds instead
+    of hanging the suite. Its result, or the exception it raised."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = call()
+        except BaseException as e:  # handed to the caller, as the call would raise it
+            out["error"] = e
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise AssertionError(f"{call!r} did not return within {seconds} s (a thread waits forever?)")
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

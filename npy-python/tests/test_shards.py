@@ -241,10 +241,12 @@ def test_worker_pools_read_equal_batches(tmp_path, method):
         # child opens its files and runtime anew, which is what this test checks.
         warnings.simplefilter("ignore", DeprecationWarning)
         with context.Pool(2) as pool:
+            # Waited for at most two minutes: a worker that hangs (a lock or thread of the
+            # parent's that fork copied) fails the test instead of hanging the suite.
             if method == "fork":
-                got = pool.map(read_batch, BATCHES)
+                got = pool.map_async(read_batch, BATCHES).get(timeout=120)
             else:
-                got = pool.map(read_pickled, [(LAZY, b) for b in BATCHES])
+                got = pool.map_async(read_pickled, [(LAZY, b) for b in BATCHES]).get(timeout=120)
     for batch, rows in zip(BATCHES, got, strict=True):
         same(rows, whole[batch])
     LAZY = None

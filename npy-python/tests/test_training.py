@@ -5,11 +5,13 @@ import gc
 import os
 import pathlib
 import sys
+import threading
 
 import numpy as np
 import pytest
 
 import npy
+from support import bounded
 
 ARRAYS = {
     "f8": np.arange(240, dtype="<f8"),
@@ -61,6 +63,18 @@ def test_load_many_gives_numpys_arrays_in_order(files, threads):
         same(ours, np.load(files[name]))
 
 
+def test_a_call_that_hangs_fails_in_seconds():
+    """`bounded`, which the failing `load_many` calls below go through: a hang is a
+    failure within its bound, an exception is the call's own."""
+    gate = threading.Event()
+    with pytest.raises(AssertionError, match="did not return within 1 s"):
+        bounded(gate.wait, seconds=1)
+    gate.set()
+    with pytest.raises(ZeroDivisionError):
+        bounded(lambda: 1 / 0)
+    assert bounded(lambda: 7) == 7
+
+
 def test_load_many_of_many_files_made_while_others_are_read(tmp_path):
     # More files than one turn of reading between making arrays, with failures among them.
     paths, want = [], []
@@ -75,7 +89,7 @@ def test_load_many_of_many_files_made_while_others_are_read(tmp_path):
             same(ours, theirs)
     paths[333] = str(tmp_path / "gone.npy")
     with pytest.raises(FileNotFoundError) as raised:
-        npy.load_many(paths)
+        bounded(lambda: npy.load_many(paths))
     assert "files[333]" in raised.value.__notes__[0] and "1 of 700 files failed" in raised.value.__notes__[0]
 
 
@@ -93,7 +107,7 @@ def test_load_many_of_files_of_one_header_still_checks_each(tmp_path):
     for ours, path in zip(loaded, [p for i, p in enumerate(paths) if i != 20], strict=True):
         same(ours, np.load(path))
     with pytest.raises(ValueError, match="could only read 49 elements") as raised:
-        npy.load_many(paths, threads=2)
+        bounded(lambda: npy.load_many(paths, threads=2))
     assert "files[20]" in raised.value.__notes__[0]
 
 
@@ -163,7 +177,7 @@ def test_load_many_runs_no_pickle(tmp_path):
     path = tmp_path / "marker.npy"
     np.save(path, np.array([Marker()], dtype=object))
     with pytest.raises(npy.UnsafePickleError):
-        npy.load_many([path])
+        bounded(lambda: npy.load_many([path]))
 
 
 def test_load_many_names_the_first_failure_and_lists_the_others(tmp_path, files):
@@ -171,7 +185,7 @@ def test_load_many_names_the_first_failure_and_lists_the_others(tmp_path, files)
     bad = tmp_path / "bad.npy"
     bad.write_bytes(b"\x93NUMPY\x01\x00\x10\x00{'descr': 'x'}  \n")
     with pytest.raises(FileNotFoundError) as raised:
-        npy.load_many([files["f8"], missing, files["f4_2d"], bad])
+        bounded(lambda: npy.load_many([files["f8"], missing, files["f4_2d"], bad]))
     assert raised.value.filename == str(missing)
     notes = raised.value.__notes__
     assert "files[1]" in notes[0] and "missing.npy" in notes[0] and "2 of 4 files failed" in notes[0]
@@ -206,7 +220,7 @@ def test_a_fifo_is_refused_without_waiting(tmp_path):
     with pytest.raises(OSError, match="FIFO"):
         npy.load(fifo)
     with pytest.raises(OSError, match="FIFO"):
-        npy.load_many([fifo])
+        bounded(lambda: npy.load_many([fifo]))
 
 
 def unraised(action):
