@@ -1,16 +1,14 @@
 //! What an archive holds, as its directory describes it: each member's [`MemberInfo`],
 //! and the reads that find them, for callers that take the members' bytes themselves
 //! (remote storage, a browser's ranges) as well as for [`Reader`].
+//!
+//! [`Reader`]: super::Reader
 
 use std::io::{Read, Seek};
 use std::ops::Range;
 
 use super::{directory, Compression, ReaderOptions};
 use crate::error::Result;
-
-// For the docs' links.
-#[cfg(doc)]
-use super::Reader;
 
 /// What a member is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +21,8 @@ pub struct MemberInfo {
     /// so this is always `Some` for an open [`Reader`]). A compressed member's level is not
     /// recorded in the archive: it reads as the default ([`Compression::deflated`],
     /// [`Compression::zstd`]).
+    ///
+    /// [`Reader`]: super::Reader
     pub compression: Option<Compression>,
     /// Bytes in the archive.
     pub compressed_size: u64,
@@ -63,6 +63,9 @@ pub struct MemberInfo {
 /// assert_eq!(ranges[0].start, 0);
 /// # Ok::<(), npy_core::Error>(())
 /// ```
+///
+/// [`Reader::from_reader_with`]: super::Reader::from_reader_with
+/// [`Reader::from_reader`]: super::Reader::from_reader
 pub fn local_header_ranges<R: Read + Seek>(reader: &mut R) -> Result<Vec<Range<u64>>> {
     local_header_ranges_with(reader, &ReaderOptions::default())
 }
@@ -72,6 +75,8 @@ pub fn local_header_ranges<R: Read + Seek>(reader: &mut R) -> Result<Vec<Range<u
 ///
 /// # Errors
 /// As [`Reader::from_reader_with`], for the end records and the central directory.
+///
+/// [`Reader::from_reader_with`]: super::Reader::from_reader_with
 pub fn local_header_ranges_with<R: Read + Seek>(reader: &mut R, options: &ReaderOptions) -> Result<Vec<Range<u64>>> {
     directory::local_header_ranges(reader, options.limits())
 }
@@ -99,6 +104,8 @@ pub fn local_header_ranges_with<R: Read + Seek>(reader: &mut R, options: &Reader
 /// assert_eq!((found[0].name.as_str(), found[0].size), ("a", 144));
 /// # Ok::<(), npy_core::Error>(())
 /// ```
+///
+/// [`Reader::from_reader`]: super::Reader::from_reader
 pub fn members<R: Read + Seek>(reader: &mut R) -> Result<Vec<MemberInfo>> {
     members_with(reader, &ReaderOptions::default())
 }
@@ -108,6 +115,8 @@ pub fn members<R: Read + Seek>(reader: &mut R) -> Result<Vec<MemberInfo>> {
 ///
 /// # Errors
 /// As [`members`].
+///
+/// [`Reader::from_reader_with`]: super::Reader::from_reader_with
 pub fn members_with<R: Read + Seek>(reader: &mut R, options: &ReaderOptions) -> Result<Vec<MemberInfo>> {
     Ok(directory::read(reader, options.limits())?.iter().map(member_info).collect())
 }

@@ -64,6 +64,7 @@ mod decoder;
 mod directory;
 mod inflate;
 mod members;
+mod options;
 mod parallel_deflate;
 mod read;
 mod workers;
@@ -71,7 +72,8 @@ mod write;
 
 pub use decoder::MemberDecoder;
 pub use members::{local_header_ranges, local_header_ranges_with, members, members_with, MemberInfo};
-pub use read::{MemberReader, OwnedMemberReader, Reader, ReaderOptions};
+pub use options::ReaderOptions;
+pub use read::{MemberReader, OwnedMemberReader, Reader};
 pub use write::{FileWriter, MemberWriter, Writer};
 
 /// NumPy's member suffix.

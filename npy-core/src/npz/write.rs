@@ -16,7 +16,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use super::parallel_deflate::{self, PartWriter, Unfinished};
-use super::workers::{Compressed, Workers};
+use super::workers::{Compressed, Workers, CODEC_PIECE};
 use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
 #[cfg(doc)]
 use crate::array::{Array, DynArray};
@@ -708,14 +708,6 @@ impl<W: Seek> Seek for Sink<W> {
         Ok(self.moved_to(to))
     }
 }
-/// Bytes a compressed member's data is handed to its codec in. The compressed bytes can
-/// depend on how the input is cut (zlib-rs's deflate, in WebAssembly, measured: a 1.2 MB
-/// member deflated to 10,946 bytes streamed, its header then 256 KiB pieces, and to 10,903
-/// staged in 1 MiB pieces; zlib and libzstd give the same bytes both ways), so every way a member goes
-/// (streamed, staged on a worker, written a few elements at a time) cuts it alike: pieces
-/// of this size counted from its start, then the rest. Cache-sized, so the codec's per-byte
-/// work runs on data the copy before it left in cache.
-pub(super) const CODEC_PIECE: usize = 256 << 10;
 
 /// Hands a compressed member's data to the zip in pieces of exactly [`CODEC_PIECE`] from
 /// its start, holding a partial one in `piece` until it fills or [`Pieces::end`].
