@@ -22,7 +22,8 @@
 //!    crate with no `unsafe` block, impl, fn or trait in its `src` starts with
 //!    `#![forbid(unsafe_code)]` among its inner attributes.
 //! 5. **Layers, no circles.** In every crate, no two modules import each other, directly
-//!    or through others, and no module names an item the crate root defines
+//!    or through others, nor two modules of one folder (`npz/write.rs` and
+//!    `npz/workers.rs`), and no module names an item the crate root defines
 //!    ([`crate::layers`]).
 //! 6. **`_with` takes the options.** In the non-test code of every crate's `src`, a `pub fn`
 //!    with a parameter of an options type is named `…_with` and takes its options last,
