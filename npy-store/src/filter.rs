@@ -97,10 +97,10 @@ impl RowFilter {
         RowFilter { layout, keep: Arc::new(keep) }
     }
 
-    /// This filter over the rows of a Fortran-order array gathered into C order, as a scan
-    /// that gathers them decodes its blocks ([`Layout::gathered`]).
-    pub(crate) fn gathered(self) -> RowFilter {
-        RowFilter { layout: Arc::new(self.layout.gathered()), keep: self.keep }
+    /// This filter over the rows of a Fortran-order array put into C order, as a scan that
+    /// reads them a block at a time decodes its blocks ([`Layout::c_ordered`]).
+    pub(crate) fn c_ordered(self) -> RowFilter {
+        RowFilter { layout: Arc::new(self.layout.c_ordered()), keep: self.keep }
     }
 }
 

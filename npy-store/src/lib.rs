@@ -62,7 +62,7 @@
 mod checked;
 mod error;
 pub mod filter;
-mod gather;
+mod fortran_blocks;
 pub mod header;
 pub mod npz;
 mod npz_filter;
@@ -77,7 +77,7 @@ mod upload;
 pub mod url;
 
 pub use checked::HOLD_BYTES;
-pub use gather::WHOLE_FORTRAN_BYTES;
+pub use fortran_blocks::WHOLE_FORTRAN_BYTES;
 pub use header::{fetch_header, fetch_header_with, NpyObject, HEADER_PREFIX};
 pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use npz_filter::NpzFilter;

@@ -21,7 +21,7 @@ use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStor
 
 use crate::error::{npz_error, store_error};
 use crate::filter::RowFilter;
-use crate::gather::{self, Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
+use crate::fortran_blocks::{self, BlocksFrom, FortranBlocks, WHOLE_FORTRAN_BYTES};
 use crate::header::{fetch_header_at, NpyObject};
 use crate::remote::RemoteNpy;
 use crate::rows::{batches_from, member_row_batches, Check, Place, Source, Verify};
@@ -374,12 +374,13 @@ impl RemoteNpz {
         let name = self.location.to_string();
         let fortran = header.fortran_order && header.shape.len() > 1;
         let source = if fortran && full.rows() as u64 * full.row_bytes() as u64 > WHOLE_FORTRAN_BYTES {
-            // Rows of a larger one are gathered from its data inflated into a temporary file.
-            let file = gather::spool(&pending, chunks, located).await?;
-            let gather = Gather::new(GatherFrom::File(Arc::new(file)), 0, &full, name.clone())
+            // Rows of a larger one are read a block at a time from its data inflated into a
+            // temporary file.
+            let file = fortran_blocks::spool(&pending, chunks, located).await?;
+            let blocks = FortranBlocks::new(BlocksFrom::File(Arc::new(file)), 0, &full, name.clone())
                 .ok_or_else(|| located(npz_error(&info.member, "a Fortran-order array's rows have no items")))?;
-            layout = Arc::new(layout.gathered());
-            Source::Gather(Box::new(gather))
+            layout = Arc::new(layout.c_ordered());
+            Source::FortranBlocks(Box::new(blocks))
         } else if fortran {
             let mut pending = pending;
             while let Some(chunk) = chunks.next().await {

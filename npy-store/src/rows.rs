@@ -17,7 +17,7 @@ use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectSt
 
 use crate::error::{io_error, npz_error, store_error};
 use crate::filter::{Filtered, RowFilter};
-use crate::gather::{Gather, GatherFrom, WHOLE_FORTRAN_BYTES};
+use crate::fortran_blocks::{BlocksFrom, FortranBlocks, WHOLE_FORTRAN_BYTES};
 use crate::stream::{payload_stream, BatchStream};
 use crate::together::{Opened, Span, Together};
 
@@ -38,7 +38,7 @@ use crate::together::{Opened, Span, Together};
 /// fields then touches their pages without copying every byte, which makes it several
 /// times faster than a read of the whole rows. Rows of a Fortran-order array of two dims
 /// or more are not contiguous: data of up to [`WHOLE_FORTRAN_BYTES`] is fetched whole (one
-/// GET) and the range decoded from it; larger data is gathered a block of rows at a time,
+/// GET) and the range decoded from it; larger data is read a block of rows at a time into C order,
 /// one run per item of a row (positioned reads of a local file, ranged GETs of an object).
 ///
 /// # Examples
@@ -210,10 +210,10 @@ pub(crate) fn batches_from(
     filter: Option<RowFilter>,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let row_bytes = layout.row_bytes();
-    // A gathered Fortran-order member's layout is already the gathered one; its filter's
+    // A Fortran-order member read in blocks has the C-order layout already; its filter's
     // judged layout becomes one too.
-    let gathered = matches!(source, Source::Gather(_));
-    let filter = filter.map(|f| if gathered { f.gathered() } else { f });
+    let blocks = matches!(source, Source::FortranBlocks(_));
+    let filter = filter.map(|f| if blocks { f.c_ordered() } else { f });
     let filtered = match filter.map(|f| Filtered::new(&layout, f)).transpose() {
         Ok(filtered) => filtered,
         Err(e) => return stream::once(async move { Err(e.reading(&name)) }).boxed(),
@@ -378,9 +378,9 @@ pub(crate) enum Source {
     /// All the bytes at once: the whole data of a Fortran-order array (rows are decoded
     /// from all of it), or nothing for rows of no bytes.
     Whole(Bytes),
-    /// A larger Fortran-order array's rows, gathered a block at a time into C order (the
-    /// scan's layout is then [`Layout::gathered`]).
-    Gather(Box<Gather>),
+    /// A larger Fortran-order array's rows, read a block at a time into C order (the
+    /// scan's layout is then [`Layout::c_ordered`]).
+    FortranBlocks(Box<FortranBlocks>),
     /// A stored member's bytes from the first, read with the archive's other members: its
     /// index among them.
     Together { group: Arc<Together>, index: usize },
@@ -409,7 +409,7 @@ impl Scan {
         let header = layout.header();
         let fortran = header.fortran_order && header.shape.len() > 1;
         if fortran && total as u64 * row_bytes as u64 > WHOLE_FORTRAN_BYTES {
-            return Scan::open_gathered(store, location, place, layout, rows, batch_rows).await;
+            return Scan::open_fortran_blocks(store, location, place, layout, rows, batch_rows).await;
         }
         let Place { data_start, map, verify, filter, together } = place;
         let name = location.to_string();
@@ -506,9 +506,9 @@ impl Scan {
 
     /// [`Scan::open`] of a Fortran-order array of more than [`WHOLE_FORTRAN_BYTES`]: a
     /// checked member's bytes are read and hashed, whole and checked, first; then its rows
-    /// are gathered a block at a time ([`Gather`]), from the file where it is local (maps are
+    /// are read a block at a time into C order ([`FortranBlocks`]), from the file where it is local (maps are
     /// not used), by ranged GETs where it is remote.
-    async fn open_gathered(
+    async fn open_fortran_blocks(
         store: &Arc<dyn ObjectStore>,
         location: &Path,
         place: Place,
@@ -527,18 +527,18 @@ impl Scan {
         let probe = GetOptions { range: Some(GetRange::Bounded(data_start..data_start + 1)), ..Default::default() };
         let from = match store.get_opts(location, probe).await {
             Ok(got) => match got.payload {
-                GetResultPayload::File(file, _) => GatherFrom::File(Arc::new(file)),
-                GetResultPayload::Stream(_) => GatherFrom::Store(store.clone(), location.clone()),
+                GetResultPayload::File(file, _) => BlocksFrom::File(Arc::new(file)),
+                GetResultPayload::Stream(_) => BlocksFrom::Store(store.clone(), location.clone()),
             },
             Err(e) => match store.head(location).await {
                 Ok(meta) if meta.size <= data_start => return Err(truncated(data, 0)),
                 _ => return Err(store_error(e, &name)),
             },
         };
-        let gather = Gather::new(from, data_start, &layout, name.clone())
+        let blocks = FortranBlocks::new(from, data_start, &layout, name.clone())
             .ok_or_else(|| io_error("a Fortran-order array's rows have no items".into()))?;
-        let layout = Arc::new(layout.gathered());
-        let filtered = filter.map(|f| Filtered::new(&layout, f.gathered())).transpose()?;
+        let layout = Arc::new(layout.c_ordered());
+        let filtered = filter.map(|f| Filtered::new(&layout, f.c_ordered())).transpose()?;
         Ok(Scan {
             name,
             row_bytes: layout.row_bytes(),
@@ -546,7 +546,7 @@ impl Scan {
             next: rows.start,
             end: rows.end,
             batch_rows,
-            source: Source::Gather(Box::new(gather)),
+            source: Source::FortranBlocks(Box::new(blocks)),
             rest: 0,
             verify: None,
             filtered,
@@ -626,7 +626,7 @@ impl Scan {
                 *slot = Some((file, buf));
                 Ok(batch)
             }
-            Source::Gather(gather) => decode(&gather.block(first, n).await?),
+            Source::FortranBlocks(blocks) => decode(&blocks.block(first, n).await?),
             Source::Together { group, index } => {
                 let verify = &mut self.verify;
                 let decoded = group.with_next(*index, need, |block| {
@@ -712,7 +712,7 @@ impl Scan {
             }
             // All fetched bytes were hashed when fetched (`Whole`), or no check is made
             // (`Mapped`, plain files).
-            Source::File(_) | Source::Whole(_) | Source::Mapped { .. } | Source::Gather(_) => {}
+            Source::File(_) | Source::Whole(_) | Source::Mapped { .. } | Source::FortranBlocks(_) => {}
         }
         match &self.verify {
             Some(verify) => verify.finish(),

@@ -173,14 +173,14 @@ impl Layout {
         fortran_rows(self)
     }
 
-    /// The layout that decodes this array's rows gathered into C order (each row's items
-    /// one after another, in C order: see [`Layout::fortran_items`]), with this layout's
+    /// The layout that decodes this array's rows put into C order (each row's items one
+    /// after another, in C order: see [`Layout::fortran_items`]), with this layout's
     /// schema: what a scan of a Fortran-order array that holds a block of rows at a time,
     /// not the whole data, decodes its blocks with. This layout for contiguous rows.
-    pub fn gathered(&self) -> Layout {
-        let mut gathered = self.clone();
-        gathered.header.fortran_order = false;
-        gathered
+    pub fn c_ordered(&self) -> Layout {
+        let mut c_ordered = self.clone();
+        c_ordered.header.fortran_order = false;
+        c_ordered
     }
 
     /// This layout with only some of its columns, `indices` into the schema's fields in the

@@ -1,7 +1,7 @@
 //! Rows of a Fortran-order array of two dims or more, which are not contiguous in its data:
 //! item `k` of row `i` is element `i + items[k]` ([`Layout::fortran_items`]). A scan of one
-//! larger than [`WHOLE_FORTRAN_BYTES`] gathers a block of rows at a time into C order, one
-//! run of the block's rows per item, and decodes it with [`Layout::gathered`]: it holds a
+//! larger than [`WHOLE_FORTRAN_BYTES`] reads a block of rows at a time into C order, one
+//! run of the block's rows per item, and decodes it with [`Layout::c_ordered`]: it holds a
 //! block, never the array. A local file's runs are read where they are, a remote object's
 //! by ranged GETs, and a deflated member's from a temporary file it is inflated into first.
 
@@ -19,11 +19,11 @@ use object_store::ObjectStore;
 use crate::error::{io_error, store_error};
 
 /// Bytes of a Fortran-order array's data up to which a scan reads it whole (one read, the
-/// rows decoded from memory); larger data is gathered a block of rows at a time.
+/// rows decoded from memory); larger data is read a block of rows at a time.
 pub const WHOLE_FORTRAN_BYTES: u64 = 64 << 20;
 
 /// Where a Fortran-order array's runs are read from.
-pub(crate) enum GatherFrom {
+pub(crate) enum BlocksFrom {
     /// A local file (or the temporary file a deflated member was inflated into).
     File(Arc<std::fs::File>),
     /// An object in a store, read by ranged GETs.
@@ -32,8 +32,8 @@ pub(crate) enum GatherFrom {
 
 /// A Fortran-order array's data at byte `data_start` of its file or object, and where the
 /// items of a row are.
-pub(crate) struct Gather {
-    from: GatherFrom,
+pub(crate) struct FortranBlocks {
+    from: BlocksFrom,
     data_start: u64,
     /// Element offsets of a row's items from its first, in C order.
     items: Vec<usize>,
@@ -42,13 +42,13 @@ pub(crate) struct Gather {
     name: String,
 }
 
-impl Gather {
-    /// The gathering of `layout`'s rows (a Fortran-order array of two dims or more: `None`
+impl FortranBlocks {
+    /// The blocks of `layout`'s rows (a Fortran-order array of two dims or more: `None`
     /// otherwise) from the data at byte `data_start` of `from`.
-    pub(crate) fn new(from: GatherFrom, data_start: u64, layout: &Layout, name: String) -> Option<Gather> {
+    pub(crate) fn new(from: BlocksFrom, data_start: u64, layout: &Layout, name: String) -> Option<FortranBlocks> {
         let items = layout.fortran_items()?;
         let itemsize = layout.header().dtype.itemsize() as u64;
-        Some(Gather { from, data_start, items, itemsize, name })
+        Some(FortranBlocks { from, data_start, items, itemsize, name })
     }
 
     /// Rows `first..first + n`, one after another, each row's items in C order.
@@ -62,12 +62,12 @@ impl Gather {
             })
             .collect();
         let runs: Vec<Bytes> = match &self.from {
-            GatherFrom::File(file) => {
+            BlocksFrom::File(file) => {
                 let (file, ranges) = (file.clone(), ranges.clone());
                 let read = tokio::task::spawn_blocking(move || read_runs(&file, &ranges));
                 read.await.map_err(|e| io_error(format!("the read of rows {first}..{} failed: {e}", first + n)))??
             }
-            GatherFrom::Store(store, location) => {
+            BlocksFrom::Store(store, location) => {
                 store.get_ranges(location, &ranges).await.map_err(|e| store_error(e, &self.name))?
             }
         };
