@@ -12,7 +12,7 @@ use arrow_schema::{Field, SchemaRef};
 use npy_arrow::{ConvertOptions, Part};
 use npy_core::mmap::MapContract;
 use npy_store::filter::{KeepError, Kept};
-use npy_store::table::{TableBatches, TableFilter, TableScan};
+use npy_store::table::{TableBatchReader, TableFilter, TableScan};
 use npy_store::{Table, TableOptions};
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::{PyKeyError, PyValueError};
@@ -174,7 +174,7 @@ fn keep(callable: &Py<PyAny>, batch: &RecordBatch) -> Result<Kept, KeepError> {
 /// The Python iterator of [`Scan::batches`].
 #[pyclass(module = "npy._npy", name = "ScanBatches")]
 pub(crate) struct BatchIter {
-    batches: std::sync::Mutex<Option<TableBatches>>,
+    batches: std::sync::Mutex<Option<TableBatchReader>>,
 }
 
 #[pymethods]

@@ -56,7 +56,7 @@ use npy_core::mmap::MapContract;
 use npy_core::{Error, ErrorKind, Result};
 
 pub use members::MemberReads;
-pub use scan::{TableBatches, TableFilter, TableScan};
+pub use scan::{TableBatchReader, TableFilter, TableScan};
 
 use crate::npz::RemoteNpz;
 use crate::stamp::Stamp;

@@ -1,6 +1,6 @@
 //! Scans of a [`Table`]: which parts, rows and filter ([`TableScan`]), each file's batches
 //! (an async stream), and all of them in row order from threads of their own
-//! ([`TableBatches`]).
+//! ([`TableBatchReader`]).
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -135,10 +135,16 @@ impl TableScan {
     ///
     /// # Errors
     /// As [`TableScan::schema`]; the others are items of the stream.
-    pub fn batches(&self) -> Result<TableBatches> {
+    pub fn batches(&self) -> Result<TableBatchReader> {
         let schema = self.schema()?;
         let pieces = self.pieces().into_iter();
-        Ok(TableBatches { schema, scan: Arc::new(self.clone()), pieces, running: VecDeque::new(), threads: threads() })
+        Ok(TableBatchReader {
+            schema,
+            scan: Arc::new(self.clone()),
+            pieces,
+            running: VecDeque::new(),
+            threads: threads(),
+        })
     }
 
     /// File `file`'s rows `rows` (numbered in the file) of the scan, as an async stream of
@@ -361,7 +367,7 @@ struct Piece {
 
 /// A scan's batches in row order ([`TableScan::batches`]): a blocking iterator and Arrow
 /// `RecordBatchReader`.
-pub struct TableBatches {
+pub struct TableBatchReader {
     schema: SchemaRef,
     scan: Arc<TableScan>,
     pieces: std::vec::IntoIter<Piece>,
@@ -370,13 +376,13 @@ pub struct TableBatches {
     threads: usize,
 }
 
-impl std::fmt::Debug for TableBatches {
+impl std::fmt::Debug for TableBatchReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TableBatches").field("schema", &self.schema).finish_non_exhaustive()
+        f.debug_struct("TableBatchReader").field("schema", &self.schema).finish_non_exhaustive()
     }
 }
 
-impl TableBatches {
+impl TableBatchReader {
     /// The next batch, waiting for it; `None` at the end (and after an error).
     pub fn next_batch(&mut self) -> Option<Result<RecordBatch>> {
         loop {
@@ -444,7 +450,7 @@ fn produce(scan: &TableScan, piece: Piece, tx: &SyncSender<Result<RecordBatch>>)
     }
 }
 
-impl Iterator for TableBatches {
+impl Iterator for TableBatchReader {
     type Item = std::result::Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -452,7 +458,7 @@ impl Iterator for TableBatches {
     }
 }
 
-impl RecordBatchReader for TableBatches {
+impl RecordBatchReader for TableBatchReader {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
