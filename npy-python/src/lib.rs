@@ -236,6 +236,15 @@ fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyR
     py.detach(|| Appender::from_path(&path)?.append_dyn(DynView::new(header, data)?)).map_err(to_python)
 }
 
+/// The files `source` names, by npy-store's one rule (`npy_store::find`): itself, every
+/// `.npy` or `.npz` file under a directory, or the files a glob pattern matches, sorted by
+/// path; `npy.open`, `npy.scan`, `npy.dask` and xarray's `engine="npy"` all take it.
+#[pyfunction]
+fn find(py: Python<'_>, source: String) -> PyResult<Vec<String>> {
+    let found = py.detach(|| npy_store::find(&source)).map_err(to_python)?;
+    Ok(found.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+}
+
 /// The engine of the `npy` package.
 #[pymodule]
 #[pyo3(name = "_npy")]
@@ -258,6 +267,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scan::Scan>()?;
     m.add_class::<scan::BatchIter>()?;
     m.add_function(wrap_pyfunction!(locate::locate, m)?)?;
+    m.add_function(wrap_pyfunction!(find, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::upload, m)?)?;
     m.add_class::<remote::RemoteObject>()?;

@@ -290,7 +290,7 @@ def test_directories_and_globs_are_one_table(tmp):
     with pytest.raises(ValueError, match=r"zz\.npy.*not those of .*p0\.npy"):
         npy.scan(tmp / "d")
     (tmp / "e").mkdir()
-    with pytest.raises(ValueError, match=r"no .npy or .npz file"):
+    with pytest.raises(FileNotFoundError, match=r"no .npy or .npz file"):
         npy.scan(tmp / "e")
     np.save(tmp / "e" / "a.npy", np.zeros(3))
     np.savez(tmp / "e" / "b.npz", x=np.zeros(3))

@@ -30,7 +30,8 @@
 //!   from local files (`pread`, or maps under a [`MapContract`](npy_core::mmap::MapContract))
 //!   or objects at URLs (ranged GETs side by side). Example: `examples/train_batches.rs`.
 //! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
-//!   under the features `aws`, `gcp`, `azure`, `http`).
+//!   under the features `aws`, `gcp`, `azure`, `http`); [`find`]: the files a path, a
+//!   directory or a glob pattern names, one rule for every door (Python's too).
 //!
 //! The decoding is npy-core's and npy-arrow's (one header codec, one scalar codec); this
 //! crate only moves bytes. Its functions are async, on tokio.
@@ -62,6 +63,7 @@
 mod checked;
 mod error;
 pub mod filter;
+mod find;
 mod fortran_blocks;
 pub mod header;
 pub mod npz;
@@ -77,6 +79,7 @@ mod upload;
 pub mod url;
 
 pub use checked::HOLD_BYTES;
+pub use find::find;
 pub use fortran_blocks::WHOLE_FORTRAN_BYTES;
 pub use header::{fetch_header, fetch_header_with, NpyObject, HEADER_PREFIX};
 pub use npz::{RemoteNpz, NPZ_TAIL};

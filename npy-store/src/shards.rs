@@ -212,7 +212,7 @@ impl Shards {
             if source.contains("://") {
                 names.push((source.to_string(), true));
             } else {
-                for path in crate::table::find(source)? {
+                for path in crate::find(source)? {
                     names.push((path.to_string_lossy().into_owned(), false));
                 }
             }

@@ -199,6 +199,9 @@ class _Reader(Protocol):
     def size(self) -> int: ...
     def read(self, start: int, end: int, /) -> bytes: ...
 
+# The files a path, directory or glob pattern names (npy_store::find), sorted by path.
+def find(source: str) -> list[str]: ...
+
 # (dtype, fortran_order, shape, data offset, compressed, compression name) of a .npy file or
 # an .npz member.
 def locate(

@@ -12,8 +12,6 @@ object at a URL (npy-store's object stores, through ``npy._npy.open_url``) as a
 
 from __future__ import annotations
 
-import errno
-import glob
 import io
 import math
 import os
@@ -107,22 +105,14 @@ def open_source(file: str | os.PathLike[str]) -> FileSource | UrlSource:
 
 
 def expand(source: str | os.PathLike[str]) -> list[str]:
-    """The ``.npy`` files ``source`` names: itself (a path or URL), those in a directory or
-    those a glob pattern matches, sorted by name."""
+    """The files ``source`` names: a URL itself, else by the engine's one rule
+    (``npy_store::find``, as ``npy.open`` and ``npy.scan`` find them): a path itself, every
+    ``.npy`` or ``.npz`` file under a directory (its folders too), or the files a glob
+    pattern matches, sorted by path."""
     path = os.fsdecode(source)
     if is_url(path):
         return [path]
-    if os.path.isdir(path):
-        files = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".npy"))
-        if not files:
-            raise FileNotFoundError(errno.ENOENT, "no .npy files in the directory", path)
-        return files
-    if any(c in path for c in "*?[") and not os.path.exists(path):
-        files = sorted(p for p in glob.glob(path) if os.path.isfile(p))
-        if not files:
-            raise FileNotFoundError(errno.ENOENT, "no files match the pattern", path)
-        return files
-    return [path]
+    return _npy.find(path)
 
 
 class RangeFile(io.RawIOBase):

@@ -94,8 +94,9 @@ def from_npy(
 ) -> Any:
     """A lazy ``dask.array.Array`` of a ``.npy`` file, of several, or of an ``.npz`` member.
 
-    source: a ``.npy`` path; a directory, whose ``.npy`` files (sorted by name) are
-        concatenated along axis 0; a glob pattern (``"runs/*.npy"``, sorted likewise); or,
+    source: a ``.npy`` path; a directory, whose ``.npy`` files (its folders' too, sorted
+        by path, as ``npy.open`` and ``npy.scan`` find them) are concatenated along axis
+        0; a glob pattern (``"runs/*.npy"``, sorted likewise); or,
         with ``member``, an ``.npz`` archive. Concatenated files must share dtype, order
         and shape but for axis 0 (the error names two that differ).
     chunks: as Dask takes them (an int, ``"auto"``, a tuple of sizes, a tuple or dict per

@@ -111,8 +111,9 @@ class NpyBackendEntrypoint(BackendEntrypoint):
 
         filename_or_obj: a ``.npy`` or ``.npz`` path or URL (``s3://``, ``gs://``,
             ``az://``, ``http(s)://``, ``file://``, credentials from the environment as
-            ``npy.load`` takes them); a directory, whose ``.npy`` files (sorted by name)
-            are concatenated along the first axis; or a glob pattern (``"shots/*.npy"``)
+            ``npy.load`` takes them); a directory, whose ``.npy`` files (its folders'
+            too, sorted by path, as ``npy.open`` and ``npy.scan`` find them) are
+            concatenated along the first axis; or a glob pattern (``"shots/*.npy"``)
             likewise. Concatenated files must share dtype and the other axes.
         dims: the array's dimension names (default ``dim_0``, ``dim_1``..., but a record
             file's rows are named after it: ``traces.npy`` -> ``trace``, ``shot_07.npy``

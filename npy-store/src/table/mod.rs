@@ -62,8 +62,6 @@ use crate::npz::RemoteNpz;
 use crate::stamp::Stamp;
 use crate::url::StoreLocation;
 
-pub(crate) use files::find;
-
 /// How a [`Table`] opens its files ([`Table::open_with`]).
 #[derive(Debug, Clone, Default)]
 pub struct TableOptions {
@@ -170,7 +168,7 @@ impl Table {
     pub async fn open_with(source: &str, options: &TableOptions) -> Result<Table> {
         // A URL is one object (listing a bucket's prefix is not done here).
         let url = source.contains("://");
-        let paths = if url { vec![PathBuf::from(source)] } else { files::find(source)? };
+        let paths = if url { vec![PathBuf::from(source)] } else { crate::find(source)? };
         let mut tables = Vec::with_capacity(paths.len());
         let mut schema: Option<(SchemaRef, String)> = None;
         for path in paths {

@@ -1,0 +1,75 @@
+"""Every door that takes a directory or a glob pattern finds the same files, in the same
+order, by the engine's one rule (``npy_store::find``): ``npy.open``, ``npy.scan``,
+``npy.dask.from_npy`` and xarray's ``engine="npy"``; ``npy.load_many`` of what that rule
+finds is the same rows too. (SQL lists a directory through DataFusion's listing, by
+extension, with no row order to compare.)"""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import xarray as xr
+
+import npy
+import npy.dask
+from npy import _npy
+
+
+def tree(tmp_path):
+    """A directory of `.npy` files in nested folders, a file named like a folder, and a
+    file that is not NumPy's; the rows of each file are its own numbers."""
+    top = tmp_path / "runs"
+    (top / "a" / "deep").mkdir(parents=True)
+    (top / "b").mkdir()
+    files = {
+        "a.npy": 3,  # sorts after the folder a/: the name "a" sorts before "a.npy"
+        "a/x.npy": 2,
+        "a/deep/y.npy": 4,
+        "b/z.npy": 1,
+        "c.npy": 5,
+    }
+    for i, (name, rows) in enumerate(files.items()):
+        np.save(top / name, np.arange(rows, dtype="<i8") + 100 * i)
+    (top / "notes.txt").write_text("not an array")
+    (top / "b" / "image.png").write_bytes(b"\x89PNG")
+    order = ["a/deep/y.npy", "a/x.npy", "a.npy", "b/z.npy", "c.npy"]
+    want = np.concatenate([np.load(top / name) for name in order])
+    return top, order, want
+
+
+def test_every_door_finds_the_same_files_in_the_same_order(tmp_path):
+    top, order, want = tree(tmp_path)
+    found = _npy.find(str(top))
+    assert [str(p)[len(str(top)) + 1 :] for p in found] == order
+    for source in (top, str(top / "**" / "*.npy")):
+        if isinstance(source, str):
+            # A pattern matches files of any suffix, in the same order.
+            assert _npy.find(source) == found
+        np.testing.assert_array_equal(npy.open(source)[:], want)
+        scanned = pa.table(npy.scan(source)).column(0).to_numpy()
+        np.testing.assert_array_equal(scanned, want)
+        np.testing.assert_array_equal(npy.dask.from_npy(source, chunks=2).compute(scheduler="sync"), want)
+        with xr.open_dataset(source, engine="npy") as ds:
+            np.testing.assert_array_equal(next(iter(ds.data_vars.values())).values, want)
+    np.testing.assert_array_equal(np.concatenate(npy.load_many(found)), want)
+
+
+def test_every_door_refuses_a_directory_of_two_kinds_or_of_nothing(tmp_path):
+    top, _, _ = tree(tmp_path)
+    np.savez(top / "b" / "w.npz", x=np.zeros(3))
+    doors = {
+        "open": npy.open,
+        "scan": npy.scan,
+        "dask": lambda s: npy.dask.from_npy(s),
+        "xarray": lambda s: xr.open_dataset(s, engine="npy"),
+    }
+    for name, door in doors.items():
+        with pytest.raises(ValueError, match=r"a table is one kind") as raised:
+            door(top)
+        assert "runs" in str(raised.value), name
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "readme.txt").write_text("nothing here")
+    for name, door in doors.items():
+        with pytest.raises(FileNotFoundError, match=r"no .npy or .npz file") as raised:
+            door(empty)
+        assert "empty" in str(raised.value), name
