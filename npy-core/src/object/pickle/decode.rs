@@ -17,7 +17,7 @@ use self::fill::Strings;
 use self::input::Input;
 pub(crate) use self::input::{InMemory, Source, Sparse, Stream};
 use self::text::{parse_float, quote, raw_unicode_escape};
-pub(crate) use reconstruct::GLOBALS;
+pub(crate) use reconstruct::{mask_dtype, GLOBALS};
 use std::io::Read;
 
 use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget, Kept};
@@ -181,11 +181,19 @@ enum Kind {
     Leaf(Box<Object>),
     /// A `set` or `frozenset` and its items.
     Set(Box<stdlib::SetNode>),
-    /// A `collections.OrderedDict` (filled by `SETITEMS`) or `Counter` (from a dict).
+    /// A `collections.OrderedDict` or `defaultdict` (filled by `SETITEMS`) or `Counter`
+    /// (from a dict).
     Mapping {
         entries: Vec<(Value, Value)>,
-        counter: bool,
+        of: Mapping,
     },
+    /// A `collections.deque` (filled by `APPENDS`) and its `maxlen`.
+    Deque(Box<(Vec<Value>, Option<u64>)>),
+    /// `getattr(zoneinfo.ZoneInfo, '_unpickle')`, the method a `ZoneInfo` pickles by.
+    ZoneUnpickle,
+    /// `numpy.ma.core._mareconstruct(MaskedArray, ndarray, (0,), 'b')`, with its state
+    /// once built.
+    Masked(Option<Box<reconstruct::MaskedState>>),
     /// `slice(start, stop, step)`.
     Slice(Box<[Value; 3]>),
     /// A `uuid.UUID` made by `NEWOBJ`, before its `BUILD`.
@@ -196,6 +204,15 @@ enum Kind {
     /// `NEWOBJ` and maybe `BUILD`: only a check passes it, for an unpickler that may run
     /// that class's code.
     Safe(u16),
+}
+
+/// Which mapping class a [`Kind::Mapping`] is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mapping {
+    OrderedDict,
+    Counter,
+    /// A `defaultdict`, and its factory: `None`, or a builtin class.
+    DefaultDict(Option<Global>),
 }
 
 /// An object array decoded from its pickle: shape, order flag, and values in C order (the
@@ -518,8 +535,12 @@ impl<R: Source> Machine<R> {
                 Some(Kind::Leaf(obj)) => obj.python_type(),
                 Some(Kind::Set(set)) if set.frozen => "frozenset",
                 Some(Kind::Set(_)) => "set",
-                Some(Kind::Mapping { counter: true, .. }) => "collections.Counter",
+                Some(Kind::Mapping { of: Mapping::Counter, .. }) => "collections.Counter",
+                Some(Kind::Mapping { of: Mapping::DefaultDict(_), .. }) => "collections.defaultdict",
                 Some(Kind::Mapping { .. }) => "collections.OrderedDict",
+                Some(Kind::Deque(_)) => "collections.deque",
+                Some(Kind::ZoneUnpickle) => "method",
+                Some(Kind::Masked(_)) => "numpy.ma.MaskedArray",
                 Some(Kind::Slice(_)) => "slice",
                 Some(Kind::NewUuid) => "uuid.UUID",
                 Some(Kind::SafeUuid) => "uuid.SafeUUID",
