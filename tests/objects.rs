@@ -817,6 +817,52 @@ fn kinds() -> Vec<(Object, &'static str)> {
             ]),
             "[datetime.date(2020, 1, 2), {decimal.Decimal('1'): frozenset({1})}]",
         ),
+        // Issue 67: zones, deques, defaultdicts, masked arrays.
+        (
+            dt(
+                date(2024, 3, 1),
+                Time {
+                    tzinfo: Some(ZoneInfo { key: "Europe/Paris".into(), cached: true }.into()),
+                    ..time(12, 0, 0, 0)
+                },
+            ),
+            "datetime.datetime(2024, 3, 1, 12, 0, tzinfo=zoneinfo.ZoneInfo('Europe/Paris'))",
+        ),
+        (
+            Object::ZoneInfo(Box::new(ZoneInfo { key: "UTC".into(), cached: false })),
+            "zoneinfo.ZoneInfo.no_cache('UTC')",
+        ),
+        (
+            Object::Deque(Box::new(Deque { items: vec![1.into(), s("a")], maxlen: Some(3) })),
+            "collections.deque([1, 'a'], maxlen=3)",
+        ),
+        (
+            Object::DefaultDict(Box::new(DefaultDict {
+                factory: Object::Type("builtins".into(), "list".into()),
+                entries: vec![(1.into(), Object::List(vec![2.into()]))],
+            })),
+            "collections.defaultdict(list, {1: [2]})",
+        ),
+        (
+            Object::MaskedArray(Box::new(MaskedArray {
+                data: Object::Array(Box::new(array("<i2", &[3], false, le(&[0, 1, 2], 2)))),
+                mask: array("|b1", &[3], false, vec![0, 1, 0]),
+                fill_value: Some(Object::Array(Box::new(array("<i2", &[], false, le(&[7], 2))))),
+            })),
+            "np.ma.masked_array(np.arange(3, dtype='<i2'), mask=[0, 1, 0], fill_value=7)",
+        ),
+        (
+            Object::MaskedArray(Box::new(MaskedArray {
+                data: Object::Array(Box::new(array("[('a', '<i4'), ('b', '<f8')]", &[1], false, {
+                    let mut r = 7i32.to_le_bytes().to_vec();
+                    r.extend(2.5f64.to_le_bytes());
+                    r
+                }))),
+                mask: array("[('a', '|b1'), ('b', '|b1')]", &[1], false, vec![0, 1]),
+                fill_value: None,
+            })),
+            "np.ma.masked_array(np.array([(7, 2.5)], dtype=[('a', '<i4'), ('b', '<f8')]), mask=[(0, 1)])",
+        ),
     ]
 }
 
