@@ -24,6 +24,7 @@ use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget, Kept};
 use self::buffers::Buffers;
 pub(crate) use self::dict::{decode_dict, Item};
 use self::reconstruct::{ArrayState, Global};
+use self::stdlib::Mapping;
 use super::{
     opcode_name, ADDITEMS, APPEND, APPENDS, BINBYTES, BINBYTES8, BINFLOAT, BINGET, BININT, BININT1, BININT2, BINPUT,
     BINSTRING, BINUNICODE, BINUNICODE8, BUILD, BYTEARRAY8, DICT, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, EMPTY_TUPLE, FLOAT,
@@ -204,15 +205,6 @@ enum Kind {
     /// `NEWOBJ` and maybe `BUILD`: only a check passes it, for an unpickler that may run
     /// that class's code.
     Safe(u16),
-}
-
-/// Which mapping class a [`Kind::Mapping`] is.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Mapping {
-    OrderedDict,
-    Counter,
-    /// A `defaultdict`, and its factory: `None`, or a builtin class.
-    DefaultDict(Option<Global>),
 }
 
 /// An object array decoded from its pickle: shape, order flag, and values in C order (the
@@ -508,44 +500,6 @@ impl<R: Source> Machine<R> {
         match v {
             Value::Node(i) => self.nodes.get(i as usize).map(|n| &n.kind),
             _ => None,
-        }
-    }
-
-    /// Python's name of a value's type, for messages.
-    fn type_name(&self, v: Value) -> &'static str {
-        match v {
-            Value::None => "None",
-            Value::Bool(_) => "bool",
-            Value::Int(_) => "int",
-            Value::Float(_) => "float",
-            Value::StrAt { .. } => "str",
-            Value::BytesAt { .. } | Value::BytesOut { .. } => "bytes",
-            Value::Node(_) => match self.kind(v) {
-                Some(Kind::Str(_)) => "str",
-                Some(Kind::Bytes(_)) => "bytes",
-                Some(Kind::BigInt(_)) => "int",
-                Some(Kind::Complex(..)) => "complex",
-                Some(Kind::List(_) | Kind::ListOf { .. }) => "list",
-                Some(Kind::Tuple { .. } | Kind::TupleAt { .. }) => "tuple",
-                Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. }) => "dict",
-                Some(Kind::Global(_)) => "global",
-                Some(Kind::Dtype(_)) => "numpy.dtype",
-                Some(Kind::StringDtype { .. }) => "numpy.dtypes.StringDType",
-                Some(Kind::Array(_)) | None => "numpy.ndarray",
-                Some(Kind::Leaf(obj)) => obj.python_type(),
-                Some(Kind::Set(set)) if set.frozen => "frozenset",
-                Some(Kind::Set(_)) => "set",
-                Some(Kind::Mapping { of: Mapping::Counter, .. }) => "collections.Counter",
-                Some(Kind::Mapping { of: Mapping::DefaultDict(_), .. }) => "collections.defaultdict",
-                Some(Kind::Mapping { .. }) => "collections.OrderedDict",
-                Some(Kind::Deque(_)) => "collections.deque",
-                Some(Kind::ZoneUnpickle) => "method",
-                Some(Kind::Masked(_)) => "numpy.ma.MaskedArray",
-                Some(Kind::Slice(_)) => "slice",
-                Some(Kind::NewUuid) => "uuid.UUID",
-                Some(Kind::SafeUuid) => "uuid.SafeUUID",
-                Some(Kind::Safe(_)) => "instance of a safe global",
-            },
         }
     }
 

@@ -11,10 +11,19 @@
 //! `timedelta` beyond Python's range are refused here.
 
 use super::budget::{alloc_cost, reserve, vec_cost};
-use super::{Kind, Machine, Mapping, Source, Value};
+use super::{Kind, Machine, Source, Value};
 use crate::error::Result;
 use crate::object::pickle::opcode_name;
 use crate::object::{Date, DateTime, Object, Time, TimeDelta, TzInfo};
+
+/// Which mapping class a [`Kind::Mapping`] is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Mapping {
+    OrderedDict,
+    Counter,
+    /// A `defaultdict`, and its factory: `None`, or a builtin class.
+    DefaultDict(Option<super::Global>),
+}
 
 /// What the machine holds of a set while its items come.
 #[derive(Debug)]
