@@ -305,7 +305,10 @@ impl<R: Source> Machine<R> {
                 self.charge(alloc_cost(std::mem::size_of::<crate::object::DefaultDict>()), at)?;
                 Object::DefaultDict(Box::new(crate::object::DefaultDict { factory, entries: pairs(out) }))
             }
-            6 => Object::Deque(Box::new(crate::object::Deque { items: out, maxlen })),
+            6 => {
+                self.charge(alloc_cost(std::mem::size_of::<crate::object::Deque>()), at)?;
+                Object::Deque(Box::new(crate::object::Deque { items: out, maxlen }))
+            }
             _ => {
                 let mut it = out.into_iter();
                 let mut next = || it.next().unwrap_or_default();
