@@ -22,6 +22,19 @@ export type TypedValues =
  */
 export type Values = TypedValues | string[] | Uint8Array[] | unknown[];
 
+/**
+ * A NumPy masked array (`np.ma.MaskedArray`) among an object array's values: its data and
+ * mask (of the data's shape; a record of booleans for a record dtype), and the fill value it
+ * was given (a 0-d array), or `null` when it had none. (A `deque` is an `Array`, a
+ * `defaultdict` a plain object or `Map`, a `zoneinfo.ZoneInfo` `{pytype, repr}`.)
+ */
+export interface MaskedArrayValue {
+  pytype: "numpy.ma.MaskedArray";
+  data: NpyArray;
+  mask: NpyArray;
+  fillValue: NpyArray | null;
+}
+
 /** A scalar dtype: `<f8`, `|S5`, `>M8[ns]`. */
 export interface ScalarDType {
   kind: "scalar";

@@ -148,3 +148,45 @@ fn object_values_print_as_python_prints_them() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Zones, deques and defaultdicts (issue 67): `repr()` and `str()` as Python 3.11 printed
+/// them after `np.load('tests/data/object/zones_collections.npy', allow_pickle=True)`.
+/// `str()` of a datetime or time in a `ZoneInfo` ends in the zone's UTC offset at that
+/// instant, which needs the zone database: npy-core does not read it and writes the text
+/// without an offset (the first four elements; Python's text is given for the record).
+#[rustfmt::skip]
+const ZONES_COLLECTIONS: &[(&str, &str)] = &[
+    (r"datetime.datetime(2024, 3, 1, 12, 0, tzinfo=zoneinfo.ZoneInfo(key='Europe/Paris'))", r"2024-03-01 12:00:00+01:00"),
+    (r"datetime.datetime(2024, 7, 1, 12, 0, 5, 6, tzinfo=zoneinfo.ZoneInfo(key='Europe/Paris'))", r"2024-07-01 12:00:05.000006+02:00"),
+    (r"datetime.time(23, 59, tzinfo=zoneinfo.ZoneInfo(key='UTC'))", r"23:59:00+00:00"),
+    (r"datetime.datetime(2021, 11, 7, 1, 30, fold=1, tzinfo=zoneinfo.ZoneInfo(key='America/New_York'))", r"2021-11-07 01:30:00-05:00"),
+    (r"zoneinfo.ZoneInfo(key='Etc/GMT+5')", r"Etc/GMT+5"),
+    (r"zoneinfo.ZoneInfo(key='Europe/Paris')", r"Europe/Paris"),
+    (r"deque([1, 'a', [2]])", r"deque([1, 'a', [2]])"),
+    (r"deque([])", r"deque([])"),
+    (r"deque([], maxlen=0)", r"deque([], maxlen=0)"),
+    (r"deque([0, 1, 2], maxlen=5)", r"deque([0, 1, 2], maxlen=5)"),
+    (r"deque([7])", r"deque([7])"),
+    (r"defaultdict(<class 'list'>, {1: [2]})", r"defaultdict(<class 'list'>, {1: [2]})"),
+    (r"defaultdict(None, {})", r"defaultdict(None, {})"),
+    (r"defaultdict(None, {'k': 1})", r"defaultdict(None, {'k': 1})"),
+    (r"defaultdict(<class 'int'>, {'a': 1, 'b': defaultdict(<class 'set'>, {})})", r"defaultdict(<class 'int'>, {'a': 1, 'b': defaultdict(<class 'set'>, {})})"),
+    (r"defaultdict(<class 'bytearray'>, {})", r"defaultdict(<class 'bytearray'>, {})"),
+];
+
+#[test]
+fn zones_deques_and_defaultdicts_print_as_python_prints_them() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/object/zones_collections.npy");
+    let items = Vec::<Object>::read_npy(path).unwrap();
+    assert_eq!(items.len(), ZONES_COLLECTIONS.len());
+    for (i, (item, (repr, str))) in items.iter().zip(ZONES_COLLECTIONS).enumerate() {
+        assert_eq!(item.repr(), *repr, "element {i}");
+        if i >= 4 {
+            assert_eq!(item.str(), *str, "element {i}");
+        } else {
+            // Python's text without its UTC offset.
+            let offset = str.rfind(['+', '-']).unwrap();
+            assert_eq!(item.str(), str[..offset], "element {i}");
+        }
+    }
+}

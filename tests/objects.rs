@@ -19,8 +19,8 @@ use npy_core::header::Header;
 use npy_core::mmap::NpyMap;
 use npy_core::npz::{Compression, Reader, Writer};
 use npy_core::object::{
-    check_pickle, from_pickle, to_pickle, Date, DateTime, Object, ObjectArray, PathFlavor, StringDType, Time,
-    TimeDelta, TimeZone, MAX_DEPTH,
+    check_pickle, from_pickle, to_pickle, Date, DateTime, DefaultDict, Deque, MaskedArray, Object, ObjectArray,
+    PathFlavor, StringDType, Time, TimeDelta, TimeZone, TzInfo, ZoneInfo, MAX_DEPTH,
 };
 use npy_core::prelude::*;
 use npy_core::{ErrorKind, NpyReader, ReadOptions};
@@ -103,7 +103,27 @@ fn untag(v: &Value) -> Object {
                 }
                 "time" => Object::Time(Box::new(time(inner.as_array().unwrap()))),
                 "timedelta" => Object::TimeDelta(timedelta(inner)),
-                "timezone" => Object::TimeZone(Box::new(timezone(inner).unwrap())),
+                "timezone" => match timezone(inner) {
+                    Some(TzInfo::TimeZone(tz)) => Object::TimeZone(Box::new(tz)),
+                    other => panic!("a timezone tag of {other:?}"),
+                },
+                "zoneinfo" => Object::ZoneInfo(Box::new(zone(inner))),
+                "deque" => Object::Deque(Box::new(Deque { items: items(&inner[0]), maxlen: inner[1].as_u64() })),
+                "defaultdict" => {
+                    Object::DefaultDict(Box::new(DefaultDict { factory: untag(&inner[0]), entries: pairs(&inner[1]) }))
+                }
+                "masked" => {
+                    let array = |v: &Value| match untag(v) {
+                        Object::Array(a) => *a,
+                        other => panic!("a mask of {other:?}"),
+                    };
+                    let fill = (!inner[2].is_null()).then(|| untag(&inner[2]));
+                    Object::MaskedArray(Box::new(MaskedArray {
+                        data: untag(&inner[0]),
+                        mask: array(&inner[1]),
+                        fill_value: fill,
+                    }))
+                }
                 "decimal" => Object::Decimal(text(inner)),
                 "fraction" => Object::Fraction(Box::new((untag(&inner[0]), untag(&inner[1])))),
                 "uuid" => Object::Uuid(u128::from_str_radix(inner.as_str().unwrap(), 16).unwrap()),
@@ -162,11 +182,19 @@ fn timedelta(v: &Value) -> TimeDelta {
     TimeDelta { days: n(0), seconds: n(1), microseconds: n(2) }
 }
 
-fn timezone(v: &Value) -> Option<TimeZone> {
+fn timezone(v: &Value) -> Option<TzInfo> {
     if v.is_null() {
         return None;
     }
-    Some(TimeZone { offset: timedelta(&v[0]), name: v[1].as_str().map(str::to_string) })
+    if let Some(key) = v.get("zoneinfo") {
+        return Some(TzInfo::ZoneInfo(zone(key)));
+    }
+    Some(TzInfo::TimeZone(TimeZone { offset: timedelta(&v[0]), name: v[1].as_str().map(str::to_string) }))
+}
+
+/// `[key, from_cache]`.
+fn zone(v: &Value) -> ZoneInfo {
+    ZoneInfo { key: text(&v[0]), cached: v[1].as_u64().unwrap() == 1 }
 }
 
 /// `[hour, minute, second, microsecond, fold, tz]`.
@@ -655,11 +683,11 @@ fn kinds() -> Vec<(Object, &'static str)> {
     vec![
         (dt(date(2020, 1, 2), time(3, 4, 5, 6)), "datetime.datetime(2020, 1, 2, 3, 4, 5, 6)"),
         (
-            dt(date(2020, 1, 2), Time { tzinfo: Some(TimeZone::utc()), ..time(0, 0, 0, 0) }),
+            dt(date(2020, 1, 2), Time { tzinfo: Some(TimeZone::utc().into()), ..time(0, 0, 0, 0) }),
             "datetime.datetime(2020, 1, 2, tzinfo=datetime.timezone.utc)",
         ),
         (
-            dt(date(1999, 12, 31), Time { tzinfo: Some(est.clone()), ..time(23, 59, 0, 0) }),
+            dt(date(1999, 12, 31), Time { tzinfo: Some(est.clone().into()), ..time(23, 59, 0, 0) }),
             "datetime.datetime(1999, 12, 31, 23, 59, tzinfo=datetime.timezone(datetime.timedelta(hours=-5), 'EST'))",
         ),
         (
@@ -671,7 +699,7 @@ fn kinds() -> Vec<(Object, &'static str)> {
         (
             Object::Time(Box::new(Time {
                 fold: true,
-                tzinfo: Some(TimeZone { offset: delta(0, 19_800, 0), name: None }),
+                tzinfo: Some(TimeZone { offset: delta(0, 19_800, 0), name: None }.into()),
                 ..time(23, 59, 59, 999_999)
             })),
             "datetime.time(23, 59, 59, 999999, \
@@ -788,6 +816,52 @@ fn kinds() -> Vec<(Object, &'static str)> {
                 Object::Dict(vec![(Object::Decimal("1".into()), Object::FrozenSet(vec![Object::Int(1)]))]),
             ]),
             "[datetime.date(2020, 1, 2), {decimal.Decimal('1'): frozenset({1})}]",
+        ),
+        // Issue 67: zones, deques, defaultdicts, masked arrays.
+        (
+            dt(
+                date(2024, 3, 1),
+                Time {
+                    tzinfo: Some(ZoneInfo { key: "Europe/Paris".into(), cached: true }.into()),
+                    ..time(12, 0, 0, 0)
+                },
+            ),
+            "datetime.datetime(2024, 3, 1, 12, 0, tzinfo=zoneinfo.ZoneInfo('Europe/Paris'))",
+        ),
+        (
+            Object::ZoneInfo(Box::new(ZoneInfo { key: "UTC".into(), cached: false })),
+            "zoneinfo.ZoneInfo.no_cache('UTC')",
+        ),
+        (
+            Object::Deque(Box::new(Deque { items: vec![1.into(), s("a")], maxlen: Some(3) })),
+            "collections.deque([1, 'a'], maxlen=3)",
+        ),
+        (
+            Object::DefaultDict(Box::new(DefaultDict {
+                factory: Object::Type("builtins".into(), "list".into()),
+                entries: vec![(1.into(), Object::List(vec![2.into()]))],
+            })),
+            "collections.defaultdict(list, {1: [2]})",
+        ),
+        (
+            Object::MaskedArray(Box::new(MaskedArray {
+                data: Object::Array(Box::new(array("<i2", &[3], false, le(&[0, 1, 2], 2)))),
+                mask: array("|b1", &[3], false, vec![0, 1, 0]),
+                fill_value: Some(Object::Array(Box::new(array("<i2", &[], false, le(&[7], 2))))),
+            })),
+            "np.ma.masked_array(np.arange(3, dtype='<i2'), mask=[0, 1, 0], fill_value=7)",
+        ),
+        (
+            Object::MaskedArray(Box::new(MaskedArray {
+                data: Object::Array(Box::new(array("[('a', '<i4'), ('b', '<f8')]", &[1], false, {
+                    let mut r = 7i32.to_le_bytes().to_vec();
+                    r.extend(2.5f64.to_le_bytes());
+                    r
+                }))),
+                mask: array("[('a', '|b1'), ('b', '|b1')]", &[1], false, vec![0, 1]),
+                fill_value: None,
+            })),
+            "np.ma.masked_array(np.array([(7, 2.5)], dtype=[('a', '<i4'), ('b', '<f8')]), mask=[(0, 1)])",
         ),
     ]
 }

@@ -114,6 +114,7 @@ import sys
 import uuid
 import warnings
 import zipfile
+import zoneinfo
 
 import dask
 import dask.array as da
@@ -421,6 +422,8 @@ def array_tag(a):
 def timezone_tag(tz):
     if tz is None:
         return None
+    if isinstance(tz, zoneinfo.ZoneInfo):
+        return {"zoneinfo": list(tz.__reduce__()[1])}
     d = tz.utcoffset(None)
     name = tz.tzname(None)
     default = datetime.timezone(d).tzname(None)
@@ -429,6 +432,16 @@ def timezone_tag(tz):
 
 def tag(v):
     """The tagged JSON of a value (see the module docstring)."""
+    if isinstance(v, np.ma.MaskedArray):
+        # The mask in the data's order, the fill value as pickled (`_fill_value`: None
+        # until one is set or read; loading sets NumPy's default, so fixtures holding
+        # masked arrays are tagged from the arrays saved).
+        data = v.data
+        mask = np.ma.getmaskarray(v)
+        fortran = bool(data.flags.f_contiguous and not data.flags.c_contiguous)
+        mask = np.asfortranarray(mask) if fortran else np.ascontiguousarray(mask)
+        fill = v._fill_value
+        return {"masked": [array_tag(data), array_tag(mask), None if fill is None else array_tag(fill)]}
     if isinstance(v, np.ndarray):
         return array_tag(v)
     if isinstance(v, (np.datetime64, np.timedelta64, np.void, np.longdouble, np.clongdouble)) and not isinstance(
@@ -450,6 +463,13 @@ def tag(v):
         return {"timedelta": [v.days, v.seconds, v.microseconds]}
     if isinstance(v, datetime.timezone):
         return {"timezone": timezone_tag(v)}
+    if isinstance(v, zoneinfo.ZoneInfo):
+        return timezone_tag(v)
+    if isinstance(v, collections.deque):
+        return {"deque": [[tag(x) for x in v], v.maxlen]}
+    if isinstance(v, collections.defaultdict):
+        factory = None if v.default_factory is None else tag(v.default_factory)
+        return {"defaultdict": [factory, [[tag(k), tag(x)] for k, x in v.items()]]}
     if isinstance(v, decimal.Decimal):
         return {"decimal": str(v)}
     if isinstance(v, fractions.Fraction):
@@ -493,9 +513,19 @@ def tag(v):
     raise TypeError("no tag for %r" % (v,))
 
 
-def object_values(a, fortran):
-    """Tagged values of an object array in npy_core's storage order."""
-    return [tag(v) for v in a.ravel(order="F" if fortran else "C")]
+def object_values(a, fortran, saved=None):
+    """Tagged values of an object array in npy_core's storage order; for masked arrays,
+    with the fill values of the arrays `saved` (loading sets NumPy's default where the
+    pickle holds None)."""
+    order = "F" if fortran else "C"
+    tags = [tag(v) for v in a.ravel(order=order)]
+    if saved is not None:
+        for t, v in zip(tags, saved.ravel(order=order)):
+            fill = v._fill_value
+            if fill is not None and fill.dtype.fields is None and fill.dtype.byteorder == ">":
+                fill = fill.astype(fill.dtype.newbyteorder("="))  # as unpickling makes it
+            t["masked"][2] = None if fill is None else array_tag(fill)
+    return tags
 
 
 MIXED = ["s", None, 2**70, 1.5, b"\x00b", b"", (1, "x"), {"k": [1 + 2j]}, True, -7, np.float32(0.25)]
@@ -603,6 +633,31 @@ def beyond():
         np.datetime64("2020-01-02"), np.datetime64("NaT"), np.datetime64(1, "ns"), np.timedelta64(3, "s"),
         np.timedelta64("NaT"), np.array([(1, 2.5)], dtype=[("a", "<i4"), ("b", "<f8")])[0]]), rewrite=True)
     # (long doubles are left out: 6 of their 16 bytes are whatever memory held)
+    # Issue 67: zoneinfo zones, deques, defaultdicts and masked arrays.
+    paris = zoneinfo.ZoneInfo("Europe/Paris")
+    add_objects("object/zones_collections.npy", object_array([
+        datetime.datetime(2024, 3, 1, 12, 0, tzinfo=paris), datetime.datetime(2024, 7, 1, 12, 0, 5, 6, tzinfo=paris),
+        datetime.time(23, 59, tzinfo=zoneinfo.ZoneInfo("UTC")),
+        datetime.datetime(2021, 11, 7, 1, 30, fold=1, tzinfo=zoneinfo.ZoneInfo.no_cache("America/New_York")),
+        zoneinfo.ZoneInfo("Etc/GMT+5"), paris,
+        collections.deque([1, "a", [2]]), collections.deque(), collections.deque([], maxlen=0),
+        collections.deque(range(3), maxlen=5), collections.deque([7]),
+        collections.defaultdict(list, {1: [2]}), collections.defaultdict(None), collections.defaultdict(None, {"k": 1}),
+        collections.defaultdict(int, {"a": 1, "b": collections.defaultdict(set)}), collections.defaultdict(bytearray),
+    ]), rewrite=True)
+    add_objects("object/masked.npy", object_array([
+        np.ma.masked_array([1, 2, 3], mask=[0, 1, 0]), np.ma.masked_array([1.5, 2.5]),
+        np.ma.masked_array(np.arange(6, dtype="<i2").reshape(2, 3), mask=[[0, 1, 0], [1, 0, 0]], fill_value=7),
+        np.ma.masked_array(np.array([1, "x"], dtype=object), mask=[0, 1]),
+        np.ma.masked_array(np.asfortranarray(np.arange(4.0).reshape(2, 2)), mask=[[0, 1], [0, 0]]),
+        np.ma.masked_array(np.array([], dtype="<f4")), np.ma.masked_array(np.array(["ab", "c"]), mask=[1, 0]),
+    ]), rewrite=True)
+    # A record dtype's fill value is pickled with the data's own dtype object (NumPy's memo).
+    add_objects("object/masked_records.npy", object_array([
+        np.ma.masked_array(np.array([(1, 2.0), (3, 4.0)], dtype=[("a", "<i4"), ("b", "<f8")]),
+                           mask=[(0, 1), (0, 0)]),
+        np.ma.masked_array(np.array([1, 2], dtype=">i4"), mask=[1, 0], fill_value=-1),
+    ]))
     add_objects("object/ragged_proto2.npy", object_array([np.arange(3.0), np.array(["py2"])]), protocol=2)
     add_objects("object/ragged_proto5.npy", object_array([np.arange(3.0), {7, 8}, bytearray(b"z")]), protocol=5)
 
@@ -619,8 +674,22 @@ def write_objects(path, arr, protocol):
         f.write(pickle.dumps(arr, protocol=protocol))
 
 
+def masked_fill(m):
+    """A masked array's fill value as its `fill_value` gives it, without setting it (reading
+    the property stores NumPy's default, which would change what the array pickles)."""
+    fill = m._fill_value
+    return np.asarray(np.ma.core._check_fill_value(None, m.dtype) if fill is None else fill)
+
+
 def same_objects(a, b):
     """Exact equality of two values: types, float bits (any NaN equal), recursively."""
+    if isinstance(a, np.ma.MaskedArray) or isinstance(b, np.ma.MaskedArray):
+        return (type(a) is type(b) and same_objects(a.data, b.data)
+                and same_objects(np.ma.getmaskarray(a), np.ma.getmaskarray(b))
+                and same_objects(masked_fill(a), masked_fill(b)))
+
+    if isinstance(a, (collections.deque, collections.defaultdict, zoneinfo.ZoneInfo, datetime.datetime, datetime.time)):
+        return type(a) is type(b) and tag(a) == tag(b)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         # Values, not byte order: NumPy's unpickling makes a scalar dtype native.
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
@@ -680,7 +749,7 @@ def describe_objects(out_dir, rel, arr, protocol, rewrite):
         "itemsize": 8,
         "sha256_data": hashlib.sha256(data).hexdigest(),
         "sha256_file": hashlib.sha256(raw).hexdigest(),
-        "objects": object_values(loaded, fortran),
+        "objects": object_values(loaded, fortran, arr if rel.startswith("object/masked") else None),
         "protocol": 4 if protocol is None else protocol,
         "rewrite": rewrite,
     }

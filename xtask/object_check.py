@@ -28,15 +28,18 @@ Tagged values (the encoding of xtask/golden.py's manifest):
     {"bytes": "00ff"}      bytes (hex)
     {"list": [...]}, {"tuple": [...]}, {"dict": [[k, v], ...]}
     {"py": "expression"}   the value of a Python expression over `np` and the standard
-                           library's `datetime`, `decimal`, `fractions`, `uuid`, `pathlib`
-                           and `collections` (the tests' own sidecars only: it is eval'd),
+                           library's `datetime`, `decimal`, `fractions`, `uuid`, `pathlib`,
+                           `collections` and `zoneinfo` (the tests' own sidecars only: it
+                           is eval'd),
                            as NumPy loads it back from its own np.save of it
 
 Beyond plain values, equality is exact as well: datetimes and times by their fields,
 `fold` and `tzinfo` (offset and name), Decimals by their text, ranges by start, stop and
 step, classes by identity, ndarrays by dtype, shape, memory order and bytes (floats by
 value, any NaN matching), NumPy scalars by type, dtype and bytes (floats by value),
-OrderedDicts and Counters in order, like dicts.
+OrderedDicts, Counters and defaultdicts in order, like dicts (a defaultdict's factory by
+identity), deques by maxlen and items, zoneinfo zones by key and whether they are the
+cached instance, masked arrays by data, mask and fill value.
 
 Prints one line per file, then `N files checked` (`, M failed` if any did); exits 1 on
 any failure, or when DIR holds no file.
@@ -52,6 +55,7 @@ import pathlib
 import struct
 import sys
 import uuid
+import zoneinfo
 from pathlib import Path
 
 import numpy as np
@@ -67,8 +71,10 @@ NAMESPACE = {
     "fractions": fractions,
     "pathlib": pathlib,
     "uuid": uuid,
+    "zoneinfo": zoneinfo,
     "__builtins__": {"range": range, "slice": slice, "complex": complex, "bytearray": bytearray,
-                     "frozenset": frozenset, "set": set, "object": object},
+                     "frozenset": frozenset, "set": set, "object": object, "list": list, "int": int,
+                     "dict": dict},
 }
 
 
@@ -124,7 +130,21 @@ def same(got, want, where):
             raise Bad(f"{where}: {len(got)} items, expected {len(want)}")
         for i, (g, w) in enumerate(zip(got, want)):
             same(g, w, f"{where}[{i}]")
+    elif isinstance(want, collections.deque):
+        if got.maxlen != want.maxlen:
+            raise Bad(f"{where}: maxlen {got.maxlen}, expected {want.maxlen}")
+        same(list(got), list(want), where)
+    elif isinstance(want, zoneinfo.ZoneInfo):
+        cached = lambda z: z is zoneinfo.ZoneInfo(z.key)  # noqa: E731
+        if got.key != want.key or cached(got) != cached(want):
+            raise Bad(f"{where}: {got!r} (cached {cached(got)}), expected {want!r} (cached {cached(want)})")
+    elif isinstance(want, np.ma.MaskedArray):
+        same_array(got.data, want.data, where + ".data")
+        same_array(np.ma.getmaskarray(got), np.ma.getmaskarray(want), where + ".mask")
+        same_array(np.asarray(got.fill_value), np.asarray(want.fill_value), where + ".fill_value")
     elif isinstance(want, dict):
+        if isinstance(want, collections.defaultdict) and got.default_factory is not want.default_factory:
+            raise Bad(f"{where}: factory {got.default_factory!r}, expected {want.default_factory!r}")
         if list(got) != list(want):
             raise Bad(f"{where}: keys {list(got)!r:.80}, expected {list(want)!r:.80}")
         for k in want:

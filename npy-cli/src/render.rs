@@ -11,12 +11,13 @@
 //! leaf, named `a.b`, `samples[3]`, `grid[1][0]`.
 //!
 //! An object array's elements ([`json_object`]) follow `tolist()` too: `None` as `null`,
-//! numbers and text as above, lists, tuples, sets and frozensets as lists, dicts,
-//! `OrderedDict`s and `Counter`s as objects (lists of `[key, value]` pairs when a key is
-//! not a `str`), an ndarray (a ragged array's rows, a saved dict's arrays) as nested
+//! numbers and text as above, lists, tuples, sets, frozensets and deques as lists, dicts,
+//! `OrderedDict`s, `Counter`s and `defaultdict`s as objects (lists of `[key, value]` pairs
+//! when a key is not a `str`), a masked array as its data with `null` where masked (as
+//! `tolist()` gives it), an ndarray (a ragged array's rows, a saved dict's arrays) as nested
 //! lists of its elements in C order as above (records as objects), a NumPy scalar as
 //! its value above (`np.datetime64` ISO text, NaT `null`), `date`/`time`/`datetime` as
-//! `isoformat()` text, `timedelta`, `timezone`, `Decimal`, `Fraction`, `UUID` and paths
+//! `isoformat()` text, `timedelta`, `timezone`, `ZoneInfo` (its key), `Decimal`, `Fraction`, `UUID` and paths
 //! as their `str()` text, `bytes`, `bytearray`, `range`, `slice` and classes as their
 //! `repr` text. Their cells are Python's `str()` of the element ([`Object::str`]):
 //! `[0 1 2]` for an ndarray, as NumPy prints it.
@@ -524,6 +525,9 @@ pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(
             out.push(']');
         }
         Object::Set(items) | Object::FrozenSet(items) => json_object(&Object::List(items.clone()), nf, out)?,
+        Object::Deque(d) => json_object(&Object::List(d.items.clone()), nf, out)?,
+        Object::DefaultDict(d) => json_object(&Object::Dict(d.entries.clone()), nf, out)?,
+        Object::MaskedArray(m) => json_masked(m, nf, out)?,
         Object::Array(a) => json_array(a, nf, out)?,
         Object::ObjectArray(a) => {
             let shape = a.shape();
@@ -545,6 +549,7 @@ pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(
         Object::DateTime(dt) => json_string(&dt.isoformat(), out),
         Object::TimeDelta(_)
         | Object::TimeZone(_)
+        | Object::ZoneInfo(_)
         | Object::Decimal(_)
         | Object::Fraction(_)
         | Object::Uuid(_)
@@ -573,6 +578,44 @@ pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(
                 }
             }
             out.push(if by_name { '}' } else { ']' });
+        }
+    }
+    Ok(())
+}
+
+/// A masked array as its `tolist()` gives it: its data's nested lists with `null` for
+/// each masked element.
+fn json_masked(m: &npy_core::object::MaskedArray, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
+    let masked = m.masked();
+    let shape = m.mask.shape();
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return empty_lists(shape, out);
+    }
+    let storage = c_order(shape, m.mask.fortran_order());
+    for i in 0..n {
+        if !shape.is_empty() {
+            open_lists(shape, i, out);
+        }
+        let s = storage(i);
+        if masked.get(s).copied().unwrap_or(false) {
+            out.push_str("null");
+        } else {
+            match &m.data {
+                Object::Array(a) => {
+                    let size = a.dtype().itemsize();
+                    json_element(a.dtype(), part(a.data(), s * size, size)?, nf, out)
+                        .map_err(|e| e.within(&index_of(shape, i)))?;
+                }
+                Object::ObjectArray(a) => {
+                    let item = a.as_slice().get(s).ok_or_else(|| Bad::new("a masked array holds too few values"))?;
+                    json_object(item, nf, out).map_err(|e| e.within(&index_of(shape, i)))?;
+                }
+                _ => return Err(Bad::new("a masked array whose data is not an ndarray")),
+            }
+        }
+        if !shape.is_empty() {
+            close_lists(shape, i, out);
         }
     }
     Ok(())

@@ -419,7 +419,37 @@ fn object_arrays_of_arrays_and_stdlib_values() {
     let path = fixture("object/stdlib.npy");
     let head = lines(&["head", "-n", "8", path.to_str().unwrap()]);
     assert!(head[7].ends_with("00000000-0000-0000-0000-000000000005"), "{head:?}");
-    for f in ["ragged", "ragged_kinds", "datetimes", "stdlib", "numpy_scalars_beyond", "dict_of_arrays"] {
+    // [m.tolist() for m in np.load('object/masked.npy', allow_pickle=True)]: null where masked
+    let masked = dump("object/masked.npy", &[]);
+    assert_eq!(
+        masked,
+        [
+            "[1,null,3]",
+            "[1.5,2.5]",
+            "[[0,null,2],[null,4,5]]",
+            "[1,null]",
+            "[[0.0,null],[2.0,3.0]]",
+            "[]",
+            r#"[null,"c"]"#
+        ]
+    );
+    let zones = dump("object/zones_collections.npy", &[]);
+    // A zone by its key; a deque a list; a defaultdict of int keys [key, value] pairs. A
+    // zoned datetime's isoformat() lacks Python's offset (+01:00): no zone database is read.
+    assert_eq!(zones[0], r#""2024-03-01T12:00:00""#);
+    assert_eq!(zones[4..7], [r#""Etc/GMT+5""#, r#""Europe/Paris""#, r#"[1,"a",[2]]"#]);
+    assert_eq!(zones[11], "[[1,[2]]]");
+    for f in [
+        "ragged",
+        "ragged_kinds",
+        "datetimes",
+        "stdlib",
+        "numpy_scalars_beyond",
+        "dict_of_arrays",
+        "zones_collections",
+        "masked",
+        "masked_records",
+    ] {
         let path = fixture(&format!("object/{f}.npy"));
         assert_eq!(lines(&["check", path.to_str().unwrap()]), ["1 file checked, 0 with problems"], "{f}");
     }

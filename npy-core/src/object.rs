@@ -8,8 +8,8 @@
 //! reconstruction and a fixed list of data types ([`globals`]); it interprets their
 //! constructors itself, after checking that their arguments are exactly what CPython
 //! pickles (a `bytearray` of bytes, never of a size; a date that is a date; an inner
-//! array whose bytes are its shape's). Any other global (`os.system`, `builtins.eval`,
-//! `zoneinfo.ZoneInfo`), any call of anything else and any other opcode is an
+//! array whose bytes are its shape's). Any other global (`os.system`, `builtins.eval`),
+//! any call of anything else and any other opcode is an
 //! [`ErrorKind::Pickle`] error naming it and its byte offset; nothing is ever called.
 //!
 //! What each Python value reads as:
@@ -22,16 +22,20 @@
 //! | an `ndarray` of dtype object (or `StringDType`) | `ObjectArray` |
 //! | NumPy's bool, int, uint, float, complex, `str_` and `bytes_` scalars | the plain value of the same number or text |
 //! | `np.datetime64`, `np.timedelta64` (`NaT` too), a record's `np.void`, `np.longdouble`, `np.clongdouble` | `Scalar`: its dtype and bytes, as a 0-d [`DynArray`] |
-//! | `datetime.date`, `time`, `datetime`, `timedelta`, `timezone` (fixed offsets only) | `Date`, `Time`, `DateTime`, `TimeDelta`, `TimeZone` ([`Date`], [`Time`]...) |
+//! | `datetime.date`, `time`, `datetime`, `timedelta`, `timezone` (fixed offsets) | `Date`, `Time`, `DateTime`, `TimeDelta`, `TimeZone` ([`Date`], [`Time`]...); a tzinfo is a [`TzInfo`] |
+//! | `zoneinfo.ZoneInfo` (as a tzinfo or alone; `getattr(ZoneInfo, '_unpickle')(key, from_cache)`, nothing else of `getattr`) | `ZoneInfo` ([`ZoneInfo`]: its key, which must be an IANA zone name, and whether it was cached) |
 //! | `decimal.Decimal`, `fractions.Fraction`, `uuid.UUID` | `Decimal` (its text), `Fraction` (lowest terms), `Uuid` (its 128-bit int) |
 //! | `bytearray`, `set`, `frozenset` | `ByteArray`, `Set`, `FrozenSet` (the pickle's order) |
 //! | `collections.OrderedDict`, `Counter` | `OrderedDict`, `Counter` |
+//! | `collections.deque` (with its `maxlen`), `defaultdict` (whose factory is `None` or a builtin class: `list`, `int`, `set`, ...) | `Deque` ([`Deque`]), `DefaultDict` ([`DefaultDict`]) |
+//! | `np.ma.MaskedArray` of any dtype an inner array may have (`_mareconstruct` exactly as NumPy pickles it) | `MaskedArray` ([`MaskedArray`]: data, a mask of one 0 or 1 byte per element and field, fill value) |
 //! | `pathlib`'s `PurePosixPath`, `PosixPath`, `PureWindowsPath`, `WindowsPath` | `Path` ([`PathFlavor`] and parts) |
 //! | `range`, `slice` | `Range`, `Slice` |
 //! | a class among these, as a value (`range` itself) | `Type` |
 //!
-//! Instances of any other class (a `zoneinfo.ZoneInfo` tzinfo, a dataclass, a pandas
-//! object) are refused: building them would run their code.
+//! Instances of any other class (a `dateutil` tzinfo, a dataclass, a pandas object, a
+//! `defaultdict` whose factory is a function) are refused: building or using them would
+//! run their code.
 //!
 //! NumPy 2's `StringDType` arrays are saved the same way (descr `'|O'`, the array
 //! pickled), their dtype rebuilt by `numpy._core._internal._convert_to_stringdtype_kwargs`,
@@ -128,7 +132,7 @@ pub use check::{
     check_pickle, check_pickle_prefix, check_pickle_prefix_with, check_pickle_with, check_sparse_pickle_prefix_with,
     globals, CheckProgress, CheckedPickle, CheckedPrefix, Gap, SparseCheck, SparsePickle,
 };
-pub use stdlib::{Date, DateTime, PathFlavor, Time, TimeDelta, TimeZone};
+pub use stdlib::{Date, DateTime, DefaultDict, Deque, PathFlavor, Time, TimeDelta, TimeZone, TzInfo, ZoneInfo};
 
 pub(crate) use pickle::Encode;
 
@@ -203,6 +207,12 @@ pub enum Object {
     OrderedDict(Vec<(Object, Object)>),
     /// A `collections.Counter`: its keys and counts, in insertion order.
     Counter(Vec<(Object, Object)>),
+    /// A `collections.deque`: its items and `maxlen`.
+    Deque(Box<Deque>),
+    /// A `collections.defaultdict` whose factory is `None` or a builtin class.
+    DefaultDict(Box<DefaultDict>),
+    /// A NumPy masked array (`np.ma.MaskedArray`): its data, mask and fill value.
+    MaskedArray(Box<MaskedArray>),
     /// A `datetime.date`.
     Date(Date),
     /// A `datetime.time`.
@@ -213,6 +223,8 @@ pub enum Object {
     TimeDelta(TimeDelta),
     /// A `datetime.timezone`.
     TimeZone(Box<TimeZone>),
+    /// A `zoneinfo.ZoneInfo`, by its key.
+    ZoneInfo(Box<ZoneInfo>),
     /// A `decimal.Decimal`, as the text `str()` gives and `Decimal(text)` reads
     /// (`"1.50"`, `"-Infinity"`, `"NaN"`, `"sNaN"`, `"1E+999999"`).
     Decimal(String),
@@ -260,6 +272,10 @@ impl Object {
             Object::DateTime(_) => "datetime.datetime",
             Object::TimeDelta(_) => "datetime.timedelta",
             Object::TimeZone(_) => "datetime.timezone",
+            Object::ZoneInfo(_) => "zoneinfo.ZoneInfo",
+            Object::Deque(_) => "collections.deque",
+            Object::DefaultDict(_) => "collections.defaultdict",
+            Object::MaskedArray(_) => "numpy.ma.MaskedArray",
             Object::Decimal(_) => "decimal.Decimal",
             Object::Fraction(_) => "fractions.Fraction",
             Object::Uuid(_) => "uuid.UUID",
@@ -364,6 +380,23 @@ impl Object {
             Object::DateTime(dt) => out.push_str(&dt.to_string()),
             Object::TimeDelta(td) => out.push_str(&td.to_string()),
             Object::TimeZone(tz) => out.push_str(&tz.to_string()),
+            Object::ZoneInfo(zone) => out.push_str(&zone.to_string()),
+            Object::Deque(d) => {
+                out.push_str("deque(");
+                repr::write_list(&d.items, Object::write_repr, out);
+                if let Some(n) = d.maxlen {
+                    out.push_str(&format!(", maxlen={n}"));
+                }
+                out.push(')');
+            }
+            Object::DefaultDict(d) => {
+                out.push_str("defaultdict(");
+                d.factory.write_repr(out);
+                out.push_str(", ");
+                repr::write_dict(&d.entries, Object::write_repr, out);
+                out.push(')');
+            }
+            Object::MaskedArray(m) => ndrepr::write_masked_array(m, out),
             Object::Decimal(text) => {
                 out.push_str("Decimal(");
                 repr::write_str(text, out);
@@ -760,6 +793,45 @@ pub struct StringDType {
     pub coerce: bool,
     /// The missing-value sentinel, if the dtype has one: `None`, a float (NaN) or a `str`.
     pub na_object: Option<Object>,
+}
+
+/// A NumPy masked array (`np.ma.MaskedArray`, pickled by `numpy.ma.core._mareconstruct`
+/// and its state): its data, its mask and the fill value it was given.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{MaskedArray, Object};
+/// use npy_core::dtype::{DType, ScalarType};
+/// use npy_core::header::Header;
+/// use npy_core::DynArray;
+///
+/// let header = |ty| Header { dtype: DType::native(ty), fortran_order: false, shape: vec![3] };
+/// let data = DynArray::new(header(ScalarType::Int(8)), [1i64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect())?;
+/// let mask = DynArray::new(header(ScalarType::Bool), vec![0, 1, 0])?;
+/// let m = MaskedArray { data: Object::Array(Box::new(data)), mask, fill_value: None };
+/// assert_eq!(m.masked(), vec![false, true, false]);
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MaskedArray {
+    /// The data: an [`Object::Array`] (any dtype but object) or an [`Object::ObjectArray`].
+    pub data: Object,
+    /// The mask: of the data's shape and order, dtype `|b1` (for a record dtype, a record
+    /// of `|b1` fields, one per field, as `np.ma.make_mask_descr` makes it); true where a
+    /// value is masked. An array saved without a mask (`nomask`) has one of all false.
+    pub mask: DynArray,
+    /// The fill value the array held when pickled, as a 0-d array ([`Object::Array`] or
+    /// [`Object::ObjectArray`]; of the data's dtype, or what NumPy made of the value
+    /// given); `None` when it had none yet (NumPy then sets its default for the dtype).
+    pub fill_value: Option<Object>,
+}
+
+impl MaskedArray {
+    /// Whether each element (storage order) has any part masked.
+    pub fn masked(&self) -> Vec<bool> {
+        let per = self.mask.dtype().itemsize().max(1);
+        self.mask.data().chunks(per).map(|c| c.iter().any(|&b| b != 0)).collect()
+    }
 }
 
 /// An object array as `np.save` pickled it: its values ([`Array<Object>`]), and the

@@ -8,11 +8,12 @@
 //! | `int` | `number` when it is a safe integer (at most 2^53 - 1 in magnitude), else `bigint` |
 //! | `complex` | `{real, imag}` |
 //! | `bytes`, `bytearray` | `Uint8Array` |
-//! | `list`, `tuple` | `Array` |
+//! | `list`, `tuple`, `collections.deque` | `Array` |
 //! | `set`, `frozenset` | `Set` |
-//! | `dict`, `OrderedDict`, `Counter` | a plain object when every key is a `str`, else a `Map` |
+//! | `dict`, `OrderedDict`, `Counter`, `defaultdict` | a plain object when every key is a `str`, else a `Map` |
 //! | an `ndarray`, a NumPy scalar that no plain value stands for (`datetime64`, ...) | an `NpyArray` (0-d for a scalar) |
-//! | `datetime`'s, `decimal.Decimal`, `fractions.Fraction`, `uuid.UUID`, paths, `range`, `slice`, a class | `{pytype, repr}`: the type's name and Python's `repr()` |
+//! | a masked array (`np.ma.MaskedArray`) | `{pytype: "numpy.ma.MaskedArray", data, mask, fillValue}`: `NpyArray`s (`fillValue` `null` when none was set) |
+//! | `datetime`'s, `zoneinfo.ZoneInfo`, `decimal.Decimal`, `fractions.Fraction`, `uuid.UUID`, paths, `range`, `slice`, a class | `{pytype, repr}`: the type's name and Python's `repr()` |
 //!
 //! Written, `number` is a Python `float`, `bigint` an `int`, `Map` and plain objects
 //! `dict`s, `Array` a `list`, `Set` a `set`, `Uint8Array` `bytes`, an `NpyArray` an
@@ -102,6 +103,14 @@ fn to_js(o: &Object, array: &Function) -> JsResult<JsValue> {
             out.into()
         }
         Object::Dict(pairs) | Object::OrderedDict(pairs) | Object::Counter(pairs) => dict(pairs)?,
+        Object::DefaultDict(d) => dict(&d.entries)?,
+        Object::Deque(d) => d.items.iter().map(|i| to_js(i, array)).collect::<JsResult<Array>>()?.into(),
+        Object::MaskedArray(m) => object(&[
+            ("pytype", o.python_type().into()),
+            ("data", to_js(&m.data, array)?),
+            ("mask", npy(m.mask.write_npy_to(Vec::new()))?),
+            ("fillValue", m.fill_value.as_ref().map_or(Ok(JsValue::NULL), |f| to_js(f, array))?),
+        ]),
         Object::Array(a) | Object::Scalar(a) => npy(a.write_npy_to(Vec::new()))?,
         Object::ObjectArray(a) => npy(a.write_npy_to(Vec::new()))?,
         other => object(&[("pytype", other.python_type().into()), ("repr", other.repr().into())]),

@@ -24,6 +24,7 @@ const PYTYPES = {
   datetime: "datetime.datetime",
   timedelta: "datetime.timedelta",
   timezone: "datetime.timezone",
+  zoneinfo: "zoneinfo.ZoneInfo",
   decimal: "decimal.Decimal",
   fraction: "fractions.Fraction",
   uuid: "uuid.UUID",
@@ -64,6 +65,19 @@ function same(got, want, where) {
       assert.ok(Array.isArray(got), where);
       assert.equal(got.length, inner.length, where);
       inner.forEach((w, i) => same(got[i], w, `${where}[${i}]`));
+      return;
+    case "deque":
+      same(got, { list: inner[0] }, where);
+      return;
+    case "defaultdict":
+      same(got, { dict: inner[1] }, where);
+      return;
+    case "masked":
+      assert.equal(got.pytype, "numpy.ma.MaskedArray", where);
+      same(got.data, inner[0], `${where}.data`);
+      same(got.mask, inner[1], `${where}.mask`);
+      if (inner[2] === null) assert.equal(got.fillValue, null, where);
+      else same(got.fillValue, inner[2], `${where}.fillValue`);
       return;
     case "set":
     case "frozenset":

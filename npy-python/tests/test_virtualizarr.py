@@ -331,6 +331,8 @@ REFUSED = {
         "tests/data/object/empty.npy",
         "tests/data/object/float.npy",
         "tests/data/object/int.npy",
+        "tests/data/object/masked.npy",
+        "tests/data/object/masked_records.npy",
         "tests/data/object/nested.npy",
         "tests/data/object/nested_objects.npy",
         "tests/data/object/numpy_scalars.npy",
@@ -359,6 +361,7 @@ REFUSED = {
         "tests/data/object/stringdtype_na_none.npy",
         "tests/data/object/stringdtype_na_str.npy",
         "tests/data/object/stringdtype_no_coerce.npy",
+        "tests/data/object/zones_collections.npy",
     ],
     # datetime64/timedelta64 without a unit: Zarr's time types need one
     "has no time unit, which Zarr's datetime types need": [

@@ -79,6 +79,21 @@ pub(super) fn write_array(a: &DynArray, out: &mut String) {
     finish(&body, a.shape(), count, (!implied || count == 0).then(|| dtype_repr(dtype)), out);
 }
 
+/// A masked array, by its parts: `masked_array(data=array([1, 2, 3]), mask=array([False,
+/// True, False]), fill_value=array(7))` (the fill value only when one was set). This is not
+/// NumPy's own `repr` of a masked array, which lays the data out with `--` where masked.
+pub(super) fn write_masked_array(m: &super::MaskedArray, out: &mut String) {
+    out.push_str("masked_array(data=");
+    m.data.write_repr(out);
+    out.push_str(", mask=");
+    write_array(&m.mask, out);
+    if let Some(fill) = &m.fill_value {
+        out.push_str(", fill_value=");
+        fill.write_repr(out);
+    }
+    out.push(')');
+}
+
 /// NumPy's `str()` of an ndarray of any dtype but object: `[0 1 2]`, `[[1. 2.]\n [3. 4.]]`;
 /// a 0-d array as its scalar's `str()`.
 pub(super) fn write_array_str(a: &DynArray, out: &mut String) {

@@ -10,7 +10,7 @@
 
 use std::fmt::Write as _;
 
-use super::{ndrepr, Date, DateTime, Object, Time, TimeDelta, TimeZone};
+use super::{ndrepr, Date, DateTime, Object, Time, TimeDelta, TimeZone, TzInfo};
 
 impl Object {
     /// Python's `str()` of the value: `repr()` but for text, NumPy's arrays and scalars
@@ -41,6 +41,7 @@ impl Object {
             }
             Object::TimeDelta(td) => out.push_str(&td.python_str()),
             Object::TimeZone(tz) => out.push_str(&tz.tzname()),
+            Object::ZoneInfo(zone) => out.push_str(&zone.key),
             Object::Decimal(text) => out.push_str(text),
             Object::Fraction(parts) => {
                 parts.0.write_repr(&mut out);
@@ -69,13 +70,17 @@ impl Date {
 
 impl Time {
     /// `time.isoformat()`: `03:04:05`, `03:04:05.000006`, then the UTC offset of its
-    /// `tzinfo` (`+05:30`).
+    /// `tzinfo` (`+05:30`) when it is a fixed `timezone` (not for a `ZoneInfo`: a
+    /// `datetime`'s offset in a zone is not computed here, so its text lacks the offset
+    /// Python's has).
     pub fn isoformat(&self) -> String {
         let mut out = format!("{:02}:{:02}:{:02}", self.hour, self.minute, self.second);
         if self.microsecond != 0 {
             let _ = write!(out, ".{:06}", self.microsecond);
         }
-        if let Some(tz) = &self.tzinfo {
+        // A zoneinfo zone has no offset without a date (Python's `utcoffset(None)` is
+        // `None`), and this crate does not read the zone database for a datetime's.
+        if let Some(TzInfo::TimeZone(tz)) = &self.tzinfo {
             out.push_str(&tz.offset_text());
         }
         out
@@ -143,7 +148,8 @@ mod tests {
     fn str_matches_python() {
         // Each expected text is Python 3's str() of the expression in the comment.
         let est = TimeZone { offset: TimeDelta { days: -1, seconds: 68400, microseconds: 0 }, name: None };
-        let time = Time { hour: 3, minute: 4, second: 5, microsecond: 6, fold: false, tzinfo: Some(est.clone()) };
+        let time =
+            Time { hour: 3, minute: 4, second: 5, microsecond: 6, fold: false, tzinfo: Some(est.clone().into()) };
         let date = Date { year: 2020, month: 1, day: 2 };
         let cases = [
             // datetime.date(2020, 1, 2)

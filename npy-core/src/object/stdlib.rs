@@ -1,6 +1,7 @@
 //! The Python standard library's data types that object arrays hold, as typed values:
-//! `datetime`'s `date`, `time`, `datetime`, `timedelta` and `timezone`, and `pathlib`'s
-//! path flavours. Each keeps exactly what its pickle carries, so it is written back as
+//! `datetime`'s `date`, `time`, `datetime`, `timedelta` and `timezone`, `zoneinfo`'s
+//! `ZoneInfo` (by its key), `collections`' `deque` and `defaultdict`, and `pathlib`'s path
+//! flavours. Each keeps exactly what its pickle carries, so it is written back as
 //! CPython pickles it, and its [`Display`](fmt::Display) is Python's `repr()`.
 
 use std::fmt;
@@ -49,7 +50,8 @@ impl fmt::Display for Date {
     }
 }
 
-/// A `datetime.time`, with its `tzinfo` if it has one (a fixed-offset [`TimeZone`]).
+/// A `datetime.time`, with its `tzinfo` if it has one (a fixed-offset [`TimeZone`] or a
+/// [`ZoneInfo`]).
 ///
 /// # Examples
 /// ```
@@ -57,7 +59,7 @@ impl fmt::Display for Date {
 ///
 /// let t = Time { hour: 1, minute: 2, second: 0, microsecond: 0, fold: false, tzinfo: None };
 /// assert_eq!(t.to_string(), "datetime.time(1, 2)");
-/// let utc = Time { tzinfo: Some(TimeZone::utc()), ..t };
+/// let utc = Time { tzinfo: Some(TimeZone::utc().into()), ..t };
 /// assert_eq!(utc.to_string(), "datetime.time(1, 2, tzinfo=datetime.timezone.utc)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -72,8 +74,8 @@ pub struct Time {
     pub microsecond: u32,
     /// Python's `fold` (PEP 495): the later of two equal wall times.
     pub fold: bool,
-    /// The `tzinfo`: `None`, or a `datetime.timezone`.
-    pub tzinfo: Option<TimeZone>,
+    /// The `tzinfo`: `None`, a `datetime.timezone` or a `zoneinfo.ZoneInfo`.
+    pub tzinfo: Option<TzInfo>,
 }
 
 impl Time {
@@ -83,8 +85,8 @@ impl Time {
     }
 
     /// `h, m[, s[, us]]` as Python's reprs write them (seconds and microseconds only when
-    /// not zero), then `tzinfo=` and `fold=`.
-    fn write_fields(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// not zero), then `tzinfo=` and `fold=` (a `datetime` writes `fold=` first).
+    fn write_fields(&self, f: &mut fmt::Formatter<'_>, fold_first: bool) -> fmt::Result {
         write!(f, "{}, {}", self.hour, self.minute)?;
         if self.second != 0 || self.microsecond != 0 {
             write!(f, ", {}", self.second)?;
@@ -92,10 +94,13 @@ impl Time {
         if self.microsecond != 0 {
             write!(f, ", {}", self.microsecond)?;
         }
+        if self.fold && fold_first {
+            f.write_str(", fold=1")?;
+        }
         if let Some(tz) = &self.tzinfo {
             write!(f, ", tzinfo={tz}")?;
         }
-        if self.fold {
+        if self.fold && !fold_first {
             f.write_str(", fold=1")?;
         }
         Ok(())
@@ -105,7 +110,7 @@ impl Time {
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("datetime.time(")?;
-        self.write_fields(f)?;
+        self.write_fields(f, false)?;
         f.write_str(")")
     }
 }
@@ -134,7 +139,7 @@ impl fmt::Display for DateTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let d = &self.date;
         write!(f, "datetime.datetime({}, {}, {}, ", d.year, d.month, d.day)?;
-        self.time.write_fields(f)?;
+        self.time.write_fields(f, true)?;
         f.write_str(")")
     }
 }
@@ -246,6 +251,135 @@ impl fmt::Display for TimeZone {
         }
     }
 }
+
+/// A `datetime` value's `tzinfo`: a fixed offset or a zone of the IANA database.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TzInfo {
+    /// A `datetime.timezone`.
+    TimeZone(TimeZone),
+    /// A `zoneinfo.ZoneInfo`.
+    ZoneInfo(ZoneInfo),
+}
+
+impl From<TimeZone> for TzInfo {
+    fn from(tz: TimeZone) -> Self {
+        TzInfo::TimeZone(tz)
+    }
+}
+
+impl From<ZoneInfo> for TzInfo {
+    fn from(zone: ZoneInfo) -> Self {
+        TzInfo::ZoneInfo(zone)
+    }
+}
+
+impl fmt::Display for TzInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TzInfo::TimeZone(tz) => tz.fmt(f),
+            TzInfo::ZoneInfo(zone) => zone.fmt(f),
+        }
+    }
+}
+
+/// A `zoneinfo.ZoneInfo`: its key in the IANA time zone database, and whether it came
+/// from `ZoneInfo(key)` (the cached instance, `cached`) or `ZoneInfo.no_cache(key)`. The
+/// zone's rules are not read: Python reads them from its own database when it loads the
+/// value, and a key that names no zone there fails then (`ZoneInfoNotFoundError`).
+///
+/// # Examples
+/// ```
+/// use npy_core::object::ZoneInfo;
+///
+/// let paris = ZoneInfo { key: "Europe/Paris".into(), cached: true };
+/// assert!(paris.is_valid());
+/// assert_eq!(paris.to_string(), "zoneinfo.ZoneInfo(key='Europe/Paris')");
+/// assert!(!ZoneInfo { key: "../../etc/passwd".into(), cached: true }.is_valid());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ZoneInfo {
+    /// The key: `Europe/Paris`, `UTC`, `Etc/GMT+5`.
+    pub key: String,
+    /// `ZoneInfo(key)` (true) or `ZoneInfo.no_cache(key)` (false).
+    pub cached: bool,
+}
+
+impl ZoneInfo {
+    /// Whether the key has the form of an IANA zone name, so that no path it makes can
+    /// leave the zone database: at most 5 parts of at most 32 characters joined by `/`,
+    /// each beginning with an ASCII letter and holding only ASCII letters, digits, `_`,
+    /// `-` and `+` (so no `.` or `..`, no absolute path, no `\\`, no NUL).
+    pub fn is_valid(&self) -> bool {
+        is_zone_key(&self.key)
+    }
+}
+
+/// See [`ZoneInfo::is_valid`].
+pub(crate) fn is_zone_key(key: &str) -> bool {
+    let parts = key.split('/');
+    key.len() <= 128
+        && key.split('/').count() <= 5
+        && parts.into_iter().all(|p| {
+            p.len() <= 32
+                && p.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+                && p.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+'))
+        })
+}
+
+impl fmt::Display for ZoneInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut quoted = String::new();
+        crate::repr::write_str(&self.key, &mut quoted);
+        write!(f, "zoneinfo.ZoneInfo(key={quoted})")
+    }
+}
+
+/// A `collections.deque`: its items, left to right, and its `maxlen` if it has one.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{Deque, Object};
+///
+/// let d = Deque { items: vec![Object::Int(1), "a".into()], maxlen: Some(3) };
+/// assert_eq!(Object::Deque(Box::new(d)).repr(), "deque([1, 'a'], maxlen=3)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Deque {
+    /// The items, left to right (at most `maxlen` of them).
+    pub items: Vec<super::Object>,
+    /// The `maxlen`, if the deque has one.
+    pub maxlen: Option<u64>,
+}
+
+/// A `collections.defaultdict`: its `default_factory` and its entries in insertion order.
+///
+/// The factory is [`Object::None`](super::Object::None) or a builtin class
+/// ([`Object::Type`](super::Object::Type) of `builtins`: `list`, `int`, `set`, `dict`,
+/// ...): a factory that is any other callable would run code when a missing key is read,
+/// and is refused.
+///
+/// # Examples
+/// ```
+/// use npy_core::object::{DefaultDict, Object};
+///
+/// let d = DefaultDict {
+///     factory: Object::Type("builtins".into(), "list".into()),
+///     entries: vec![(Object::Int(1), Object::List(vec![Object::Int(2)]))],
+/// };
+/// assert_eq!(Object::DefaultDict(Box::new(d)).repr(), "defaultdict(<class 'list'>, {1: [2]})");
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DefaultDict {
+    /// `None`, or the builtin class called for a missing key.
+    pub factory: super::Object,
+    /// The entries, in insertion order.
+    pub entries: Vec<(super::Object, super::Object)>,
+}
+
+/// The builtin classes a `defaultdict`'s factory may be (each makes a plain value when
+/// called with no argument, and runs no code of anyone's).
+pub(crate) const FACTORIES: [&str; 12] =
+    ["list", "dict", "set", "frozenset", "tuple", "int", "float", "complex", "str", "bytes", "bytearray", "bool"];
 
 /// Which `pathlib` class a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

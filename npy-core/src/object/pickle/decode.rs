@@ -17,13 +17,14 @@ use self::fill::Strings;
 use self::input::Input;
 pub(crate) use self::input::{InMemory, Source, Sparse, Stream};
 use self::text::{parse_float, quote, raw_unicode_escape};
-pub(crate) use reconstruct::GLOBALS;
+pub(crate) use reconstruct::{mask_dtype, GLOBALS};
 use std::io::Read;
 
 use self::budget::{alloc_cost, reserve, table_cost, vec_cost, Budget, Kept};
 use self::buffers::Buffers;
 pub(crate) use self::dict::{decode_dict, Item};
 use self::reconstruct::{ArrayState, Global};
+use self::stdlib::Mapping;
 use super::{
     opcode_name, ADDITEMS, APPEND, APPENDS, BINBYTES, BINBYTES8, BINFLOAT, BINGET, BININT, BININT1, BININT2, BINPUT,
     BINSTRING, BINUNICODE, BINUNICODE8, BUILD, BYTEARRAY8, DICT, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, EMPTY_TUPLE, FLOAT,
@@ -181,11 +182,19 @@ enum Kind {
     Leaf(Box<Object>),
     /// A `set` or `frozenset` and its items.
     Set(Box<stdlib::SetNode>),
-    /// A `collections.OrderedDict` (filled by `SETITEMS`) or `Counter` (from a dict).
+    /// A `collections.OrderedDict` or `defaultdict` (filled by `SETITEMS`) or `Counter`
+    /// (from a dict).
     Mapping {
         entries: Vec<(Value, Value)>,
-        counter: bool,
+        of: Mapping,
     },
+    /// A `collections.deque` (filled by `APPENDS`) and its `maxlen`.
+    Deque(Box<(Vec<Value>, Option<u64>)>),
+    /// `getattr(zoneinfo.ZoneInfo, '_unpickle')`, the method a `ZoneInfo` pickles by.
+    ZoneUnpickle,
+    /// `numpy.ma.core._mareconstruct(MaskedArray, ndarray, (0,), 'b')`, with its state
+    /// once built.
+    Masked(Option<Box<reconstruct::MaskedState>>),
     /// `slice(start, stop, step)`.
     Slice(Box<[Value; 3]>),
     /// A `uuid.UUID` made by `NEWOBJ`, before its `BUILD`.
@@ -491,40 +500,6 @@ impl<R: Source> Machine<R> {
         match v {
             Value::Node(i) => self.nodes.get(i as usize).map(|n| &n.kind),
             _ => None,
-        }
-    }
-
-    /// Python's name of a value's type, for messages.
-    fn type_name(&self, v: Value) -> &'static str {
-        match v {
-            Value::None => "None",
-            Value::Bool(_) => "bool",
-            Value::Int(_) => "int",
-            Value::Float(_) => "float",
-            Value::StrAt { .. } => "str",
-            Value::BytesAt { .. } | Value::BytesOut { .. } => "bytes",
-            Value::Node(_) => match self.kind(v) {
-                Some(Kind::Str(_)) => "str",
-                Some(Kind::Bytes(_)) => "bytes",
-                Some(Kind::BigInt(_)) => "int",
-                Some(Kind::Complex(..)) => "complex",
-                Some(Kind::List(_) | Kind::ListOf { .. }) => "list",
-                Some(Kind::Tuple { .. } | Kind::TupleAt { .. }) => "tuple",
-                Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. }) => "dict",
-                Some(Kind::Global(_)) => "global",
-                Some(Kind::Dtype(_)) => "numpy.dtype",
-                Some(Kind::StringDtype { .. }) => "numpy.dtypes.StringDType",
-                Some(Kind::Array(_)) | None => "numpy.ndarray",
-                Some(Kind::Leaf(obj)) => obj.python_type(),
-                Some(Kind::Set(set)) if set.frozen => "frozenset",
-                Some(Kind::Set(_)) => "set",
-                Some(Kind::Mapping { counter: true, .. }) => "collections.Counter",
-                Some(Kind::Mapping { .. }) => "collections.OrderedDict",
-                Some(Kind::Slice(_)) => "slice",
-                Some(Kind::NewUuid) => "uuid.UUID",
-                Some(Kind::SafeUuid) => "uuid.SafeUUID",
-                Some(Kind::Safe(_)) => "instance of a safe global",
-            },
         }
     }
 

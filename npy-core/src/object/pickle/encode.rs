@@ -47,6 +47,10 @@ enum Names {
     /// module's classes. (A process that interned the name first, by some import, shares
     /// it with `OrderedDict`'s: NumPy's output then varies; this is a plain interpreter's.)
     PythonStartup,
+    /// A builtin function (`builtins.getattr`): its `__module__` is the `builtins`
+    /// module's own name, another object than the `'builtins'` builtin types name, shared
+    /// only by such functions; its name is made anew.
+    CFunction,
 }
 
 /// An element that can be written as a Python value: [`Object`], `String`, `&str` and
@@ -115,6 +119,10 @@ pub(crate) struct Encoder {
     dtypes: HashMap<String, u32>,
     /// Memo indices of one-character strs, one object each in CPython.
     chars: HashMap<char, u32>,
+    /// Memo indices of cached `zoneinfo.ZoneInfo`s, one object per key in CPython.
+    zones: HashMap<String, u32>,
+    /// Memo index of the `(0,)` of `MaskedArray.__reduce__`, a constant of its code.
+    masked_shape: Option<u32>,
 }
 
 pub(crate) use self::dtype::encode_dict;
@@ -344,7 +352,7 @@ impl Encoder {
         }
         match names {
             Names::C | Names::Python => self.save_name(module),
-            Names::PythonStartup => {
+            Names::PythonStartup | Names::CFunction => {
                 self.boundary();
                 match self.startup_modules.get(module) {
                     Some(&i) => self.get(i),
@@ -356,7 +364,7 @@ impl Encoder {
             }
         }
         match names {
-            Names::C => self.save_str(name),
+            Names::C | Names::CFunction => self.save_str(name),
             Names::Python | Names::PythonStartup => self.save_name(name),
         }
         self.op(STACK_GLOBAL);
@@ -482,6 +490,19 @@ impl Encoder {
             Object::DateTime(dt) => self.save_datetime(dt)?,
             Object::TimeDelta(td) => self.save_timedelta(td)?,
             Object::TimeZone(tz) => self.save_timezone(tz)?,
+            Object::ZoneInfo(zone) => self.save_zoneinfo(zone)?,
+            Object::Deque(d) => {
+                check_depth(depth)?;
+                self.save_deque(d, depth)?;
+            }
+            Object::DefaultDict(d) => {
+                check_depth(depth)?;
+                self.save_defaultdict(d, depth)?;
+            }
+            Object::MaskedArray(m) => {
+                check_depth(depth)?;
+                self.save_masked_array(m, depth)?;
+            }
             Object::Decimal(text) => self.save_decimal(text)?,
             Object::Fraction(parts) => {
                 check_depth(depth)?;
@@ -590,6 +611,9 @@ fn unhashable(key: &Object, depth: usize) -> Option<&'static str> {
         Object::ByteArray(_) => Some("a bytearray"),
         Object::OrderedDict(_) => Some("a collections.OrderedDict"),
         Object::Counter(_) => Some("a collections.Counter"),
+        Object::Deque(_) => Some("a collections.deque"),
+        Object::DefaultDict(_) => Some("a collections.defaultdict"),
+        Object::MaskedArray(_) => Some("a numpy.ma.MaskedArray"),
         Object::Array(_) | Object::ObjectArray(_) => Some("a numpy.ndarray"),
         Object::Slice(_) => Some("a slice"),
         Object::Decimal(text) if stdlib::is_signalling_nan(text) => Some("a signalling NaN decimal.Decimal"),

@@ -49,7 +49,9 @@ mod decode;
 mod encode;
 mod sparse;
 
-pub(crate) use decode::{check, check_sparse, decode, decode_dict, Decoded, Item, Settings, SparseChecked, GLOBALS};
+pub(crate) use decode::{
+    check, check_sparse, decode, decode_dict, mask_dtype, Decoded, Item, Settings, SparseChecked, GLOBALS,
+};
 pub(crate) use encode::{encode_array, encode_dict, Encode};
 pub(crate) use sparse::read_sparse;
 

@@ -81,6 +81,8 @@ impl<R: Source> Machine<R> {
                 | Kind::DictOf { .. }
                 | Kind::Mapping { .. }
                 | Kind::Slice(_)
+                | Kind::Deque(_)
+                | Kind::Masked(_)
                 | Kind::Array(_),
             ) => false,
             Some(Kind::Set(set)) => set.frozen,
@@ -131,7 +133,9 @@ impl<R: Source> Machine<R> {
         }
         let target = self.stack[from - 1];
         let i = match (target, self.kind(target)) {
-            (Value::Node(i), Some(Kind::List(_) | Kind::ListOf { .. })) if want == "list" => i as usize,
+            (Value::Node(i), Some(Kind::List(_) | Kind::ListOf { .. } | Kind::Deque(_))) if want == "list" => {
+                i as usize
+            }
             (
                 Value::Node(i),
                 Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. } | Kind::Mapping { .. }),
@@ -173,6 +177,18 @@ impl<R: Source> Machine<R> {
         }
         let (pos, items) = (self.input.pos, &self.stack[from..]);
         let reserved = match &mut self.nodes[i].kind {
+            Kind::Deque(deque) => {
+                let (list, maxlen) = &mut **deque;
+                if maxlen.is_some_and(|max| (list.len() + items.len()) as u64 > max) {
+                    let max = maxlen.unwrap_or_default();
+                    return Err(self.err(at, format!("a collections.deque of maxlen {max} given more items")));
+                }
+                let ok = reserve(list, items.len(), &mut self.budget, pos);
+                if ok {
+                    list.extend_from_slice(items);
+                }
+                ok
+            }
             Kind::List(list) => {
                 let ok = reserve(list, items.len(), &mut self.budget, pos);
                 if ok {

@@ -3,8 +3,8 @@
 //! [`MAX_DEPTH`] levels deep.
 
 use super::budget::{alloc_cost, vec_cost};
-use super::reconstruct::{ArrayState, Global};
-use super::{Decoded, Kind, Machine, Source, Value};
+use super::reconstruct::{ArrayState, Global, MaskedState};
+use super::{Decoded, Kind, Machine, Mapping, Source, Value};
 use crate::error::{Error, Result};
 use crate::object::{Object, MAX_DEPTH};
 
@@ -128,6 +128,15 @@ impl<R: Source> Machine<R> {
                     count(v);
                 }),
                 Kind::Set(set) => set.items.iter().copied().for_each(&mut count),
+                Kind::Deque(deque) => deque.0.iter().copied().for_each(&mut count),
+                Kind::Masked(Some(state)) => {
+                    match &state.array.raw {
+                        Some((_, data)) => count(*data),
+                        None => count(Value::Node(state.array.list)),
+                    }
+                    count(state.mask);
+                    count(state.fill);
+                }
                 Kind::Slice(parts) => parts.iter().copied().for_each(&mut count),
                 Kind::Array(Some(state)) if Some(n) != skip => match &state.raw {
                     Some((_, data)) => count(*data),
@@ -243,13 +252,31 @@ impl<R: Source> Machine<R> {
             _ => {}
         }
         // The values inside, copied out (a few: a set's items, a mapping's entries).
+        let mut factory = None;
+        let mut maxlen = None;
         let (values, what): (Vec<Value>, u8) = match &self.nodes[i].kind {
             Kind::Set(set) => (set.items.clone(), if set.frozen { 1 } else { 0 }),
-            Kind::Mapping { entries, counter } => {
-                (entries.iter().flat_map(|&(k, v)| [k, v]).collect(), if *counter { 3 } else { 2 })
+            Kind::Mapping { entries, of } => {
+                let what = match of {
+                    Mapping::OrderedDict => 2,
+                    Mapping::Counter => 3,
+                    Mapping::DefaultDict(f) => {
+                        factory = Some(*f);
+                        5
+                    }
+                };
+                (entries.iter().flat_map(|&(k, v)| [k, v]).collect(), what)
+            }
+            Kind::Deque(deque) => {
+                maxlen = deque.1;
+                (deque.0.clone(), 6)
             }
             Kind::Slice(parts) => (parts.to_vec(), 4),
             Kind::Array(Some(state)) => return self.nested_array(i, &ArrayState::clone(state), depth, shared, refs),
+            Kind::Masked(Some(state)) => {
+                let state = MaskedState::clone(state);
+                return self.masked_array(i, &state, depth, shared, refs);
+            }
             _ => return Err(self.not_plain(i)),
         };
         self.charge(vec_cost::<Value>(values.len()) + vec_cost::<Object>(values.len()), at)?;
@@ -270,6 +297,18 @@ impl<R: Source> Machine<R> {
             1 => Object::FrozenSet(out),
             2 => Object::OrderedDict(pairs(out)),
             3 => Object::Counter(pairs(out)),
+            5 => {
+                let factory = match factory.flatten().and_then(Global::as_type) {
+                    Some((module, name)) => Object::Type(module.to_string(), name.to_string()),
+                    None => Object::None,
+                };
+                self.charge(alloc_cost(std::mem::size_of::<crate::object::DefaultDict>()), at)?;
+                Object::DefaultDict(Box::new(crate::object::DefaultDict { factory, entries: pairs(out) }))
+            }
+            6 => {
+                self.charge(alloc_cost(std::mem::size_of::<crate::object::Deque>()), at)?;
+                Object::Deque(Box::new(crate::object::Deque { items: out, maxlen }))
+            }
             _ => {
                 let mut it = out.into_iter();
                 let mut next = || it.next().unwrap_or_default();
@@ -339,6 +378,41 @@ impl<R: Source> Machine<R> {
         Ok(Object::ObjectArray(Box::new(array)))
     }
 
+    /// A masked array inside the object array: its data as [`Self::nested_array`] makes
+    /// it, its mask as a bool array of the same shape and order, its fill value.
+    fn masked_array(
+        &mut self,
+        i: usize,
+        state: &MaskedState,
+        depth: usize,
+        shared: bool,
+        refs: &[u8],
+    ) -> Result<Object> {
+        let at = self.nodes[i].at();
+        let data = self.nested_array(i, &state.array, depth, shared, refs)?;
+        let mask_dtype = match &state.array.raw {
+            Some((dtype, _)) => super::reconstruct::mask_dtype(dtype),
+            None => Some(crate::dtype::DType::native(crate::dtype::ScalarType::Bool)),
+        }
+        .ok_or_else(|| self.err(at, "a masked array whose dtype has no mask dtype"))?;
+        let bits = self.bytes_of(state.mask).ok_or_else(|| self.err(at, "a masked array's mask is not bytes"))?;
+        let bits = bits.to_vec();
+        self.charge(alloc_cost(bits.len()) + alloc_cost(std::mem::size_of::<crate::array::DynArray>()) + 256, at)?;
+        let header = crate::header::Header {
+            dtype: mask_dtype,
+            fortran_order: state.array.fortran,
+            shape: state.array.shape.clone(),
+        };
+        let mask = crate::array::DynArray::new(header, bits)
+            .map_err(|e| self.err(at, format!("a masked array's mask: {e}")))?;
+        let fill_value = match state.fill {
+            Value::None => None,
+            v => Some(self.object(v, depth + 1, shared, refs)?),
+        };
+        self.charge(alloc_cost(std::mem::size_of::<crate::object::MaskedArray>()), at)?;
+        Ok(Object::MaskedArray(Box::new(crate::object::MaskedArray { data, mask, fill_value })))
+    }
+
     /// The error of an arena entry that is not a plain value.
     #[cold]
     fn not_plain(&self, i: usize) -> Error {
@@ -349,6 +423,8 @@ impl<R: Source> Machine<R> {
             Kind::StringDtype { .. } => "a numpy.dtypes.StringDType is not a plain value".to_string(),
             Kind::Array(None) => "an ndarray that was never built (no BUILD)".to_string(),
             Kind::NewUuid => "a uuid.UUID that was never built (no BUILD)".to_string(),
+            Kind::ZoneUnpickle => "zoneinfo.ZoneInfo._unpickle is a method, not a plain value".to_string(),
+            Kind::Masked(None) => "a numpy.ma.MaskedArray that was never built (no BUILD)".to_string(),
             Kind::SafeUuid => "a uuid.SafeUUID is only a UUID's is_safe, not a value".to_string(),
             &Kind::Safe(i) => format!(
                 "an instance of the safe global {} is built only by an unpickler that may run its code \

@@ -61,6 +61,20 @@ pub(crate) enum Global {
     Path(PathFlavor),
     Range,
     Slice,
+    List,
+    Dict,
+    Tuple,
+    Int,
+    Float,
+    Str,
+    Bool,
+    Deque,
+    DefaultDict,
+    ZoneInfo,
+    /// `builtins.getattr`: only ever `getattr(zoneinfo.ZoneInfo, '_unpickle')`.
+    GetAttr,
+    MaReconstruct,
+    MaskedArray,
     /// One of the caller's safe globals ([`crate::ReadOptions::safe_globals`]), by index.
     Safe(u16),
 }
@@ -69,7 +83,7 @@ pub(crate) enum Global {
 /// ([`crate::object::globals`] gives it to callers). Python 2 names (`__builtin__`,
 /// `numpy.core`) are those old NumPy and Python 2 pickles use; `pathlib._local` is where
 /// Python 3.13 moved the path classes.
-pub(crate) const GLOBALS: [(&str, &str, Global); 44] = [
+pub(crate) const GLOBALS: [(&str, &str, Global); 58] = [
     ("numpy._core.multiarray", "_reconstruct", Global::Reconstruct),
     ("numpy.core.multiarray", "_reconstruct", Global::Reconstruct),
     // NumPy 1.0's name, in NumPy's own test file `py2-np0-objarr.npy`.
@@ -117,6 +131,24 @@ pub(crate) const GLOBALS: [(&str, &str, Global); 44] = [
     ("__builtin__", "xrange", Global::Range),
     ("builtins", "slice", Global::Slice),
     ("__builtin__", "slice", Global::Slice),
+    // Classes a `defaultdict`'s factory may be (with set, frozenset, complex, bytes and
+    // bytearray above): values, never called.
+    ("builtins", "list", Global::List),
+    ("builtins", "dict", Global::Dict),
+    ("builtins", "tuple", Global::Tuple),
+    ("builtins", "int", Global::Int),
+    ("builtins", "float", Global::Float),
+    ("builtins", "str", Global::Str),
+    ("builtins", "bool", Global::Bool),
+    ("collections", "deque", Global::Deque),
+    ("collections", "defaultdict", Global::DefaultDict),
+    ("zoneinfo", "ZoneInfo", Global::ZoneInfo),
+    // A ZoneInfo pickles as `getattr(ZoneInfo, '_unpickle')(key, from_cache)`; getattr of
+    // anything else is refused.
+    ("builtins", "getattr", Global::GetAttr),
+    ("numpy.ma.core", "_mareconstruct", Global::MaReconstruct),
+    ("numpy.ma", "MaskedArray", Global::MaskedArray),
+    ("numpy.ma.core", "MaskedArray", Global::MaskedArray),
 ];
 
 impl Global {
@@ -155,6 +187,19 @@ impl Global {
             Global::Path(PathFlavor::Windows) => "pathlib.WindowsPath",
             Global::Range => "builtins.range",
             Global::Slice => "builtins.slice",
+            Global::List => "builtins.list",
+            Global::Dict => "builtins.dict",
+            Global::Tuple => "builtins.tuple",
+            Global::Int => "builtins.int",
+            Global::Float => "builtins.float",
+            Global::Str => "builtins.str",
+            Global::Bool => "builtins.bool",
+            Global::Deque => "collections.deque",
+            Global::DefaultDict => "collections.defaultdict",
+            Global::ZoneInfo => "zoneinfo.ZoneInfo",
+            Global::GetAttr => "builtins.getattr",
+            Global::MaReconstruct => "numpy.ma.core._mareconstruct",
+            Global::MaskedArray => "numpy.ma.MaskedArray",
             Global::Safe(_) => "a safe global",
         }
     }
@@ -170,10 +215,29 @@ impl Global {
             | Global::Encode
             | Global::StringDtype
             | Global::SafeUuid
+            | Global::GetAttr
+            | Global::MaReconstruct
+            | Global::ZoneInfo
+            | Global::MaskedArray
             | Global::Safe(_) => None,
             _ => name.rsplit_once('.'),
         }
     }
+
+    /// Whether the global is a builtin class a `defaultdict`'s factory may be.
+    pub(super) fn is_factory(self) -> bool {
+        self.name().strip_prefix("builtins.").is_some_and(|n| crate::object::stdlib::FACTORIES.contains(&n))
+    }
+}
+
+/// A masked array's `BUILD` state: its data as an ndarray's, its mask (a bytes value of
+/// one byte per element and field, each 0 or 1) and its fill value (`None` or a 0-d
+/// ndarray of the data's dtype).
+#[derive(Debug, Clone)]
+pub(crate) struct MaskedState {
+    pub(super) array: ArrayState,
+    pub(super) mask: Value,
+    pub(super) fill: Value,
 }
 
 impl<R: Source> Machine<R> {
@@ -276,6 +340,9 @@ impl<R: Source> Machine<R> {
     }
 
     fn reduce(&mut self, callable: Value, args: Value, at: u64) -> Result<Value> {
+        if let Some(Kind::ZoneUnpickle) = self.kind(callable) {
+            return self.zone_info(args, at);
+        }
         let Some(&Kind::Global(g)) = self.kind(callable) else {
             return Err(self.err(
                 at,
@@ -465,6 +532,44 @@ impl<R: Source> Machine<R> {
             Global::Ndarray => {
                 Err(self.err(at, "REDUCE calling numpy.ndarray is not allowed (NumPy calls _reconstruct)"))
             }
+            Global::GetAttr => {
+                let is_unpickle = match args[..] {
+                    [cls, name] => {
+                        matches!(self.kind(cls), Some(Kind::Global(Global::ZoneInfo)))
+                            && self.str_text(name) == Some("_unpickle")
+                    }
+                    _ => false,
+                };
+                if !is_unpickle {
+                    return Err(self.err(
+                        at,
+                        "builtins.getattr is decoded only as getattr(zoneinfo.ZoneInfo, '_unpickle'), as a \
+                         ZoneInfo pickles: getattr of anything else could reach any code",
+                    ));
+                }
+                self.node(Kind::ZoneUnpickle, at)
+            }
+            Global::MaReconstruct => {
+                // `_mareconstruct(subtype, baseclass, baseshape, basetype)` allocates
+                // `baseshape`: only what `MaskedArray.__reduce__` gives, `(0,)` and 'b'.
+                let ok = match args[..] {
+                    [cls, base, shape, code] => {
+                        matches!(self.kind(cls), Some(Kind::Global(Global::MaskedArray)))
+                            && matches!(self.kind(base), Some(Kind::Global(Global::Ndarray)))
+                            && matches!(self.tuple_items(shape), Some([Value::Int(0)]))
+                            && (self.str_text(code) == Some("b") || self.bytes_of(code) == Some(b"b"))
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    return Err(self.err(
+                        at,
+                        "numpy.ma.core._mareconstruct is decoded only as _mareconstruct(numpy.ma.MaskedArray, \
+                         numpy.ndarray, (0,), 'b'), as a masked array pickles",
+                    ));
+                }
+                self.node(Kind::Masked(None), at)
+            }
             _ => self.reduce_stdlib(g, &args, at),
         }
     }
@@ -484,6 +589,14 @@ impl<R: Source> Machine<R> {
             Some(Kind::NewUuid) => self.build_uuid(index, state, at),
             // An instance of a safe global: its own `__setstate__` takes any state.
             Some(Kind::Safe(_)) => Ok(()),
+            Some(Kind::Masked(None)) => {
+                let state = self.masked_state(state, at)?;
+                let cost = super::alloc_cost(std::mem::size_of::<MaskedState>());
+                self.charge(cost + super::vec_cost::<usize>(state.array.shape.len()), at)?;
+                self.nodes[index as usize].kind = Kind::Masked(Some(Box::new(state)));
+                Ok(())
+            }
+            Some(Kind::Masked(Some(_))) => Err(self.err(at, "BUILD applied twice to the same object")),
             Some(Kind::Array(None)) => {
                 let state = self.array_state(state, at)?;
                 let cost = super::alloc_cost(std::mem::size_of::<ArrayState>());
@@ -513,6 +626,12 @@ impl<R: Source> Machine<R> {
             }
             _ => return Err(bad()),
         };
+        self.array_parts(shape, dtype, fortran, data, at)
+    }
+
+    /// The state of an ndarray (or a masked array's data) from its parts.
+    fn array_parts(&mut self, shape: Value, dtype: Value, fortran: Value, data: Value, at: u64) -> Result<ArrayState> {
+        let bad = || self.err(at, "a numpy.ndarray state other than (1, shape, dtype, is_fortran, list)");
         let Some(dims) = self.tuple_items(shape) else { return Err(bad()) };
         if dims.len() > crate::header::MAX_DIMS {
             return Err(self.err(at, format!("an ndarray of {} dimensions (at most 64)", dims.len())));
@@ -572,6 +691,98 @@ impl<R: Source> Machine<R> {
             self.check_strings(items, na, at)?;
         }
         Ok(ArrayState { shape, fortran, list, len, strings, raw: None })
+    }
+
+    /// A masked array's state: `(1, shape, dtype, is_fortran, data, mask, fill_value)`,
+    /// its data as an ndarray's, its mask exactly one byte of 0 or 1 per element and
+    /// field (the bytes `np.ma.make_mask_descr(dtype)` takes), its fill value `None` or a
+    /// 0-d ndarray.
+    fn masked_state(&mut self, state: Value, at: u64) -> Result<MaskedState> {
+        let bad = |m: &Self| {
+            m.err(at, "a numpy.ma.MaskedArray state other than (1, shape, dtype, is_fortran, data, mask, fill_value)")
+        };
+        let Some(items) = self.tuple_items(state) else { return Err(bad(self)) };
+        let [Value::Int(1), shape, dtype, fortran, data, mask, fill] = items[..] else { return Err(bad(self)) };
+        let array = self.array_parts(shape, dtype, fortran, data, at)?;
+        if array.strings.is_some() {
+            return Err(self.err(at, "a masked array of StringDType: not decoded"));
+        }
+        let count = crate::header::element_count(&array.shape).map_err(|e| self.err(at, e.to_string()))?;
+        let per = match &array.raw {
+            Some((dtype, _)) => mask_dtype(dtype)
+                .ok_or_else(|| self.err(at, format!("a masked array of dtype {}: not decoded", dtype.descr())))?
+                .itemsize(),
+            None => 1,
+        };
+        let descr = array.raw.as_ref().map_or_else(|| "|O".to_string(), |(d, _)| d.descr());
+        if !self.is_bytes(mask) {
+            return Err(self.err(at, format!("a masked array whose mask is a {}, not bytes", self.type_name(mask))));
+        }
+        let want = count.checked_mul(per).map(|n| n as u64);
+        let found = self.bytes_len(mask).unwrap_or(0);
+        if want != Some(found) {
+            return Err(self.err(
+                at,
+                format!(
+                    "a masked array of shape {} and dtype {descr} needs a mask of {} bytes, found {found}",
+                    crate::header::shape_repr(&array.shape),
+                    want.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string()),
+                ),
+            ));
+        }
+        let Some(bits) = self.bytes_of(mask) else {
+            return Err(self.err(at, "a masked array's mask whose bytes were left out"));
+        };
+        if let Some(b) = bits.iter().find(|&&b| b > 1) {
+            return Err(self.err(at, format!("a masked array's mask holding the byte {b}, not a bool (0 or 1)")));
+        }
+        // NumPy's setter converts the fill value to the data's dtype itself (a `'<U3'`
+        // 'N/A' for `'<U2'` data, a `'<f8'` 1e20 for `'<f4'`, as NumPy pickles them).
+        let fill_ok = match (fill, self.kind(fill)) {
+            (Value::None, _) => true,
+            (_, Some(Kind::Array(Some(f)))) => f.shape.is_empty() && f.strings.is_none(),
+            _ => false,
+        };
+        if !fill_ok {
+            return Err(self.err(
+                at,
+                format!(
+                    "a masked array's fill_value that is a {}: only None or a 0-d ndarray are decoded",
+                    self.type_name(fill)
+                ),
+            ));
+        }
+        Ok(MaskedState { array, mask, fill })
+    }
+
+    /// `getattr(ZoneInfo, '_unpickle')(key, from_cache)`: a `ZoneInfo` whose key is an
+    /// IANA zone name (so no path it makes leaves the zone database) and `from_cache` 0
+    /// or 1.
+    fn zone_info(&mut self, args: Value, at: u64) -> Result<Value> {
+        let bad = |m: &Self| m.err(at, "ZoneInfo._unpickle called with other than (key, from_cache)");
+        let Some(&[key, from_cache]) = self.tuple_items(args) else { return Err(bad(self)) };
+        let cached = match from_cache {
+            Value::Int(0) => false,
+            Value::Int(1) => true,
+            _ => return Err(bad(self)),
+        };
+        let Some(key) = self.str_text(key) else { return Err(bad(self)) };
+        let zone = crate::object::ZoneInfo { key: key.to_string(), cached };
+        if !zone.is_valid() {
+            let mut quoted = String::new();
+            crate::repr::write_str(&zone.key.chars().take(80).collect::<String>(), &mut quoted);
+            return Err(self.err(
+                at,
+                format!(
+                    "a zoneinfo.ZoneInfo key {quoted} that is not an IANA zone name (parts of ASCII letters, \
+                     digits, '_', '-', '+', each beginning with a letter): it could name a file outside the zone \
+                     database"
+                ),
+            ));
+        }
+        let obj = Object::ZoneInfo(Box::new(zone));
+        self.charge(super::stdlib::leaf_cost(&obj), at)?;
+        self.node(Kind::Leaf(Box::new(obj)), at)
     }
 
     /// The state of an array of any dtype but object: its data must be bytes (or a Python
@@ -650,6 +861,26 @@ impl<R: Source> Machine<R> {
             }
         }
         Ok(())
+    }
+}
+
+/// `np.ma.make_mask_descr(dtype)`: `|b1` for a scalar dtype, a record of them (packed,
+/// titles dropped) for a record, subarrays of them for subarrays.
+pub(crate) fn mask_dtype(dtype: &DType) -> Option<DType> {
+    match dtype {
+        DType::Scalar(_) => Some(DType::native(ScalarType::Bool)),
+        DType::SubArray(sub) => DType::subarray(mask_dtype(sub.base())?, sub.shape().to_vec()).ok(),
+        DType::Record(r) => {
+            let mut offset = 0;
+            let mut fields = Vec::with_capacity(r.fields().len());
+            for f in r.fields() {
+                let d = mask_dtype(&f.dtype)?;
+                let size = d.itemsize();
+                fields.push(crate::dtype::Field::new(f.name.clone(), d, offset));
+                offset += size;
+            }
+            crate::dtype::Record::new(fields, offset).ok().map(DType::Record)
+        }
     }
 }
 

@@ -14,7 +14,16 @@ use super::budget::{alloc_cost, reserve, vec_cost};
 use super::{Kind, Machine, Source, Value};
 use crate::error::Result;
 use crate::object::pickle::opcode_name;
-use crate::object::{Date, DateTime, Object, Time, TimeDelta, TimeZone};
+use crate::object::{Date, DateTime, Object, Time, TimeDelta, TzInfo};
+
+/// Which mapping class a [`Kind::Mapping`] is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Mapping {
+    OrderedDict,
+    Counter,
+    /// A `defaultdict`, and its factory: `None`, or a builtin class.
+    DefaultDict(Option<super::Global>),
+}
 
 /// What the machine holds of a set while its items come.
 #[derive(Debug)]
@@ -38,15 +47,21 @@ pub(super) fn leaf_cost(obj: &Object) -> usize {
         }
         Object::Time(t) => alloc_cost(std::mem::size_of::<Time>()) + t.tzinfo.as_ref().map_or(0, tz_cost),
         Object::DateTime(t) => alloc_cost(std::mem::size_of::<DateTime>()) + t.time.tzinfo.as_ref().map_or(0, tz_cost),
-        Object::TimeZone(tz) => alloc_cost(std::mem::size_of::<TimeZone>()) + tz_cost(tz),
+        Object::TimeZone(tz) => {
+            alloc_cost(std::mem::size_of::<crate::object::TimeZone>()) + tz_cost(&TzInfo::TimeZone((**tz).clone()))
+        }
+        Object::ZoneInfo(z) => alloc_cost(std::mem::size_of::<crate::object::ZoneInfo>()) + alloc_cost(z.key.len()),
         Object::Type(m, n) => alloc_cost(m.len()) + alloc_cost(n.len()),
         _ => 0,
     };
     alloc_cost(std::mem::size_of::<Object>()).saturating_add(heap)
 }
 
-fn tz_cost(tz: &TimeZone) -> usize {
-    tz.name.as_ref().map_or(0, |n| alloc_cost(n.len()))
+fn tz_cost(tz: &TzInfo) -> usize {
+    match tz {
+        TzInfo::TimeZone(tz) => tz.name.as_ref().map_or(0, |n| alloc_cost(n.len())),
+        TzInfo::ZoneInfo(z) => alloc_cost(z.key.len()),
+    }
 }
 
 /// A `timedelta(days, seconds, microseconds)` normalised as Python normalises it, or
@@ -117,21 +132,22 @@ impl<R: Source> Machine<R> {
         }
     }
 
-    /// The `datetime.timezone` a value is, if it is one (`None` for `None`, an error for
-    /// anything else).
-    fn tzinfo(&self, v: Option<Value>, at: u64) -> Result<Option<TimeZone>> {
+    /// The `datetime.timezone` or `zoneinfo.ZoneInfo` a value is, if it is one (`None`
+    /// for `None`, an error for anything else).
+    fn tzinfo(&self, v: Option<Value>, at: u64) -> Result<Option<TzInfo>> {
         match v {
             None | Some(Value::None) => Ok(None),
             Some(v) => match self.kind(v) {
                 Some(Kind::Leaf(obj)) => match &**obj {
-                    Object::TimeZone(tz) => Ok(Some((**tz).clone())),
-                    _ => Err(self.err(at, "a tzinfo that is not a datetime.timezone")),
+                    Object::TimeZone(tz) => Ok(Some(TzInfo::TimeZone((**tz).clone()))),
+                    Object::ZoneInfo(z) => Ok(Some(TzInfo::ZoneInfo((**z).clone()))),
+                    _ => Err(self.err(at, "a tzinfo that is not a datetime.timezone or zoneinfo.ZoneInfo")),
                 },
                 _ => Err(self.err(
                     at,
                     format!(
-                        "a tzinfo of type {}: only datetime.timezone is decoded (zoneinfo and other tzinfo \
-                         classes run code of their own)",
+                        "a tzinfo of type {}: only datetime.timezone and zoneinfo.ZoneInfo are decoded (other \
+                         tzinfo classes run code of their own)",
                         self.type_name(v)
                     ),
                 )),
@@ -228,7 +244,7 @@ impl<R: Source> Machine<R> {
                     None => None,
                     Some(n) => Some(self.str_text(n).ok_or_else(|| bad(self))?.to_string()),
                 };
-                let tz = TimeZone { offset, name };
+                let tz = crate::object::TimeZone { offset, name };
                 if !tz.is_valid() {
                     return Err(self.err(at, "datetime.timezone with an offset of a day or more"));
                 }
@@ -294,7 +310,44 @@ impl<R: Source> Machine<R> {
                 if !args.is_empty() {
                     return Err(bad(self));
                 }
-                return self.node(Kind::Mapping { entries: Vec::new(), counter: false }, at);
+                return self.node(Kind::Mapping { entries: Vec::new(), of: Mapping::OrderedDict }, at);
+            }
+            G::DefaultDict => {
+                let factory = match args[..] {
+                    [] | [Value::None] => None,
+                    [f] => match self.kind(f) {
+                        Some(&Kind::Global(g)) if g.is_factory() => Some(g),
+                        _ => {
+                            let what = match self.kind(f) {
+                                Some(&Kind::Global(g)) => self.global_name(g),
+                                _ => format!("a {}", self.type_name(f)),
+                            };
+                            return Err(self.err(
+                                at,
+                                format!(
+                                    "a collections.defaultdict whose default_factory is {what}: only None or a builtin \
+                                     class (list, dict, set, int, ...) is decoded, as any other factory runs code \
+                                     when a missing key is read"
+                                ),
+                            ));
+                        }
+                    },
+                    _ => return Err(bad(self)),
+                };
+                return self.node(Kind::Mapping { entries: Vec::new(), of: Mapping::DefaultDict(factory) }, at);
+            }
+            G::Deque => {
+                // `deque.__reduce__`: `()`, or `((), maxlen)`; the items come by APPENDS.
+                let empty = |m: &Self, v: Value| m.tuple_items(v).is_some_and(<[Value]>::is_empty);
+                let maxlen = match args[..] {
+                    [] => None,
+                    [items] if empty(self, items) => None,
+                    [items, Value::None] if empty(self, items) => None,
+                    [items, Value::Int(n)] if empty(self, items) && n >= 0 => Some(n as u64),
+                    _ => return Err(bad(self)),
+                };
+                self.charge(alloc_cost(std::mem::size_of::<crate::object::Deque>()), at)?;
+                return self.node(Kind::Deque(Box::new((Vec::new(), maxlen))), at);
             }
             G::Counter => {
                 let entries = match args[..] {
@@ -309,7 +362,7 @@ impl<R: Source> Machine<R> {
                 self.charge(vec_cost::<(Value, Value)>(entries.len()), at)?;
                 let depth = entries.iter().flat_map(|&(k, v)| [k, v]).collect::<Vec<_>>();
                 let depth = self.depth_around(0, &depth, at)?;
-                let v = self.node(Kind::Mapping { entries, counter: true }, at)?;
+                let v = self.node(Kind::Mapping { entries, of: Mapping::Counter }, at)?;
                 if let Value::Node(i) = v {
                     self.nodes[i as usize].set_depth(depth);
                 }
@@ -518,6 +571,7 @@ fn gcd(mut a: u128, mut b: u128) -> u128 {
 mod tests {
     use super::super::tests::{error, values};
     use super::*;
+    use crate::object::ZoneInfo;
 
     /// `REDUCE` of `module.name` on the argument opcodes `args` (a tuple is made of them).
     fn call(module: &str, name: &str, args: &[u8]) -> Vec<u8> {
@@ -561,9 +615,11 @@ mod tests {
         assert!(e.contains("not a decimal number"), "{e}");
         assert!(error(1, &call("builtins", "range", b"K\x01K\x02K\x00")).contains("step of 0"));
         assert!(error(1, &call("fractions", "Fraction", b"K\x01K\x00")).contains("zero denominator"));
-        // A tzinfo of any class but timezone runs code of its own.
+        // A tzinfo of any class but timezone and ZoneInfo runs code of its own.
         let dt = call("datetime", "datetime", b"C\x0a\x07\xe4\x01\x02\x00\x00\x00\x00\x00\x00czoneinfo\nZoneInfo\n");
-        assert!(error(1, &dt).contains("global 'zoneinfo.ZoneInfo' is not allowed"));
+        assert!(error(1, &dt).contains("a tzinfo of type global"));
+        let dt = call("datetime", "datetime", b"C\x0a\x07\xe4\x01\x02\x00\x00\x00\x00\x00\x00cdateutil.tz\ntzutc\n");
+        assert!(error(1, &dt).contains("global 'dateutil.tz.tzutc' is not allowed"));
         let dt = call("datetime", "datetime", b"C\x0a\x07\xe4\x01\x02\x00\x00\x00\x00\x00\x00U\x03UTC");
         assert!(error(1, &dt).contains("a tzinfo of type str"));
         // NEWOBJ of anything but UUID, and a UUID state beyond its range or with more keys.
@@ -576,6 +632,160 @@ mod tests {
         assert!(error(1, b"\x8f(]\x90").contains("a set item of type list"));
         let e = error(1, b"\x96\xff\xff\xff\xff\xff\xff\x00\x00");
         assert!(e.contains("the pickle ends inside the argument of BYTEARRAY8"), "{e}");
+    }
+
+    /// `getattr(zoneinfo.ZoneInfo, '_unpickle')(key, from_cache)`, as a ZoneInfo pickles.
+    fn zone(key: &[u8], from_cache: &[u8]) -> Vec<u8> {
+        let mut p = b"cbuiltins\ngetattr\nczoneinfo\nZoneInfo\nU\x09_unpickle\x86R".to_vec();
+        p.push(b'X');
+        p.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        p.extend_from_slice(key);
+        p.extend_from_slice(from_cache);
+        p.extend_from_slice(b"\x86R");
+        p
+    }
+
+    #[test]
+    fn zones_are_iana_keys_and_getattr_is_only_zoneinfos() {
+        let paris = ZoneInfo { key: "Europe/Paris".into(), cached: true };
+        assert_eq!(values(1, &zone(b"Europe/Paris", b"K\x01")), [Object::ZoneInfo(Box::new(paris.clone()))]);
+        let utc = values(1, &zone(b"UTC", b"K\x00"));
+        assert_eq!(utc[0].repr(), "zoneinfo.ZoneInfo(key='UTC')");
+        assert_eq!(utc[0], Object::ZoneInfo(Box::new(ZoneInfo { key: "UTC".into(), cached: false })));
+        let state = b"C\x0a\x07\xe8\x03\x01\x0c\x00\x00\x00\x00\x00";
+        let dt = values(1, &call("datetime", "datetime", &[&state[..], &zone(b"Europe/Paris", b"K\x01")].concat()));
+        assert_eq!(dt[0].repr(), "datetime.datetime(2024, 3, 1, 12, 0, tzinfo=zoneinfo.ZoneInfo(key='Europe/Paris'))");
+        assert_eq!(dt[0].str(), "2024-03-01 12:00:00");
+        // Keys that could name a file outside the zone database, before anything is built.
+        let long = "A".repeat(200);
+        for key in [
+            "../../../etc/passwd",
+            "/etc/passwd",
+            "Europe/../../../etc/passwd",
+            ".",
+            "..",
+            "Europe/./Paris",
+            "Europe//Paris",
+            "Europe/Paris/",
+            "Europe/Paris\0",
+            "Europe\\Paris",
+            "zone.tab",
+            "-rf",
+            "",
+            &long,
+        ] {
+            let e = error(1, &zone(key.as_bytes(), b"K\x01"));
+            assert!(e.contains("is not an IANA zone name"), "{key:?}: {e}");
+        }
+        let e = error(1, &zone(b"UTC", b"K\x02"));
+        assert!(e.contains("ZoneInfo._unpickle called with other than (key, from_cache)"), "{e}");
+        // getattr of anything but ZoneInfo's _unpickle could reach any code.
+        for p in [
+            &b"cbuiltins\ngetattr\nczoneinfo\nZoneInfo\nU\x08__init__\x86R"[..],
+            b"cbuiltins\ngetattr\ncpathlib\nPurePosixPath\nU\x07__new__\x86R",
+            b"cbuiltins\ngetattr\nU\x02osU\x06system\x86R",
+            b"cbuiltins\ngetattr\nczoneinfo\nZoneInfo\nU\x09_unpickle\x86R",
+        ] {
+            let e = error(1, p);
+            let ok = e.contains("decoded only as getattr(zoneinfo.ZoneInfo, '_unpickle')") || e.contains("method");
+            assert!(ok, "{e}");
+        }
+        assert!(error(1, &call("zoneinfo", "ZoneInfo", b"U\x03UTC")).contains("zoneinfo.ZoneInfo called with (str)"));
+    }
+
+    #[test]
+    fn deques_and_defaultdicts_get_only_what_python_pickles() {
+        let d = values(1, &[&call("collections", "deque", b")K\x03")[..], b"(K\x01K\x02e"].concat());
+        assert_eq!(d[0].repr(), "deque([1, 2], maxlen=3)");
+        assert_eq!(values(1, &call("collections", "deque", b""))[0].repr(), "deque([])");
+        let e = error(1, &[&call("collections", "deque", b")K\x01")[..], b"(K\x01K\x02e"].concat());
+        assert!(e.contains("a collections.deque of maxlen 1 given more items"), "{e}");
+        for args in [&b"]K\x01"[..], b")J\xff\xff\xff\xff", b"K\x05", b"(K\x01tK\x01"] {
+            let e = error(1, &call("collections", "deque", args));
+            assert!(e.contains("collections.deque called with"), "{e}");
+        }
+        let dd = [&call("collections", "defaultdict", b"cbuiltins\nlist\n")[..], b"K\x01]s"].concat();
+        assert_eq!(values(1, &dd)[0].repr(), "defaultdict(<class 'list'>, {1: []})");
+        assert_eq!(values(1, &call("collections", "defaultdict", b"N"))[0].repr(), "defaultdict(None, {})");
+        // A factory runs when a missing key is read: only builtin classes pass.
+        let e = error(1, &call("collections", "defaultdict", b"cos\nsystem\n"));
+        assert!(e.contains("global 'os.system' is not allowed"), "{e}");
+        for (factory, name) in [
+            (&b"ccollections\nOrderedDict\n"[..], "collections.OrderedDict"),
+            (b"cdatetime\ndate\n", "datetime.date"),
+            (b"cbuiltins\ngetattr\n", "builtins.getattr"),
+            (b"cbuiltins\nrange\n", "builtins.range"),
+            (b"U\x04eval", "a str"),
+            (b"cbuiltins\ngetattr\nczoneinfo\nZoneInfo\nU\x09_unpickle\x86R", "a method"),
+        ] {
+            let e = error(1, &call("collections", "defaultdict", factory));
+            assert!(e.contains(&format!("default_factory is {name}: only None or a builtin")), "{e}");
+        }
+        assert!(error(1, &call("collections", "defaultdict", b"NN")).contains("collections.defaultdict called with"));
+        // Neither is a key Python can hash.
+        let key = [&b"}"[..], &call("collections", "deque", b""), b"K\x01s"].concat();
+        assert!(error(1, &key).contains("a dict key of type collections.deque"));
+    }
+
+    /// `_mareconstruct(MaskedArray, ndarray, (0,), 'b')` built with the state `(1, (3,),
+    /// int64, False, data, mask, fill)`.
+    fn masked(data: &[u8], mask: &[u8], fill: &[u8]) -> Vec<u8> {
+        let mut p =
+            b"cnumpy.ma.core\n_mareconstruct\n(cnumpy.ma\nMaskedArray\ncnumpy\nndarray\nK\x00\x85U\x01btR".to_vec();
+        p.extend_from_slice(b"(K\x01K\x03\x85cnumpy\ndtype\nU\x02i8K\x00K\x01\x87R");
+        p.extend_from_slice(b"(K\x03U\x01<NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tb\x89");
+        p.extend_from_slice(data);
+        p.extend_from_slice(mask);
+        p.extend_from_slice(fill);
+        p.extend_from_slice(b"tb");
+        p
+    }
+
+    #[test]
+    fn masked_arrays_need_a_mask_that_tells_the_truth() {
+        let data = [&b"C\x18"[..], &[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]].concat();
+        let m = values(1, &masked(&data, b"C\x03\x00\x01\x00", b"N"));
+        let Object::MaskedArray(m) = &m[0] else { panic!("{m:?}") };
+        assert_eq!(m.masked(), [false, true, false]);
+        assert_eq!(m.fill_value, None);
+        assert_eq!(
+            Object::MaskedArray(m.clone()).repr(),
+            "masked_array(data=array([1, 2, 3]), mask=array([False,  True, False]))"
+        );
+        // (data, mask, fill_value, the error)
+        type Case<'a> = (&'a [u8], &'a [u8], &'a [u8], &'a str);
+        let cases: [Case<'_>; 8] = [
+            (&data, b"C\x02\x00\x01", b"N", "needs a mask of 3 bytes, found 2"),
+            (&data, b"C\x04\x00\x01\x00\x00", b"N", "needs a mask of 3 bytes, found 4"),
+            (&data, b"C\x03\x00\x02\x00", b"N", "holding the byte 2, not a bool"),
+            (&data, b"]", b"N", "whose mask is a list, not bytes"),
+            (&data, b"N", b"N", "whose mask is a None, not bytes"),
+            (&data[..data.len() - 1], b"C\x03\x00\x01\x00", b"N", "needs 24 bytes of data, found 23"),
+            (&data, b"C\x03\x00\x01\x00", b"U\x01x", "fill_value that is a str"),
+            (&data, b"C\x03\x00\x01\x00", b"cos\nsystem\nU\x04trueR", "global 'os.system' is not allowed"),
+        ];
+        for (data, mask, fill, want) in cases {
+            let mut data = data.to_vec();
+            if data.len() == 25 {
+                data[1] = 23;
+            }
+            let e = error(1, &masked(&data, mask, fill));
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        // _mareconstruct of other classes, or of a shape it would allocate.
+        for args in [
+            &b"cnumpy\nndarray\ncnumpy\nndarray\nK\x00\x85U\x01b"[..],
+            b"cnumpy.ma\nMaskedArray\ncnumpy.ma\nMaskedArray\nK\x00\x85U\x01b",
+            b"cnumpy.ma\nMaskedArray\ncnumpy\nndarray\nJ\x00\xca\x9a\x3b\x85U\x01b",
+            b"cnumpy.ma\nMaskedArray\ncnumpy\nndarray\nK\x00\x85U\x01O",
+        ] {
+            let e = error(1, &call("numpy.ma.core", "_mareconstruct", args));
+            assert!(e.contains("decoded only as _mareconstruct(numpy.ma.MaskedArray"), "{e}");
+        }
+        // A state without the mask and fill value.
+        let short =
+            b"cnumpy.ma.core\n_mareconstruct\n(cnumpy.ma\nMaskedArray\ncnumpy\nndarray\nK\x00\x85U\x01btR(K\x01tb";
+        assert!(error(1, short).contains("a numpy.ma.MaskedArray state other than"));
     }
 
     #[test]

@@ -1,5 +1,48 @@
-//! Text arguments of opcodes as Python reads them (`FLOAT`, `UNICODE`), and quoting for
-//! messages.
+//! Text arguments of opcodes as Python reads them (`FLOAT`, `UNICODE`), and quoting and
+//! type names for messages.
+
+use super::stdlib::Mapping;
+use super::{Kind, Machine, Source, Value};
+
+impl<R: Source> Machine<R> {
+    /// Python's name of a value's type, for messages.
+    pub(super) fn type_name(&self, v: Value) -> &'static str {
+        match v {
+            Value::None => "None",
+            Value::Bool(_) => "bool",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::StrAt { .. } => "str",
+            Value::BytesAt { .. } | Value::BytesOut { .. } => "bytes",
+            Value::Node(_) => match self.kind(v) {
+                Some(Kind::Str(_)) => "str",
+                Some(Kind::Bytes(_)) => "bytes",
+                Some(Kind::BigInt(_)) => "int",
+                Some(Kind::Complex(..)) => "complex",
+                Some(Kind::List(_) | Kind::ListOf { .. }) => "list",
+                Some(Kind::Tuple { .. } | Kind::TupleAt { .. }) => "tuple",
+                Some(Kind::Dict(_) | Kind::DictAt { .. } | Kind::DictOf { .. }) => "dict",
+                Some(Kind::Global(_)) => "global",
+                Some(Kind::Dtype(_)) => "numpy.dtype",
+                Some(Kind::StringDtype { .. }) => "numpy.dtypes.StringDType",
+                Some(Kind::Array(_)) | None => "numpy.ndarray",
+                Some(Kind::Leaf(obj)) => obj.python_type(),
+                Some(Kind::Set(set)) if set.frozen => "frozenset",
+                Some(Kind::Set(_)) => "set",
+                Some(Kind::Mapping { of: Mapping::Counter, .. }) => "collections.Counter",
+                Some(Kind::Mapping { of: Mapping::DefaultDict(_), .. }) => "collections.defaultdict",
+                Some(Kind::Mapping { .. }) => "collections.OrderedDict",
+                Some(Kind::Deque(_)) => "collections.deque",
+                Some(Kind::ZoneUnpickle) => "method",
+                Some(Kind::Masked(_)) => "numpy.ma.MaskedArray",
+                Some(Kind::Slice(_)) => "slice",
+                Some(Kind::NewUuid) => "uuid.UUID",
+                Some(Kind::SafeUuid) => "uuid.SafeUUID",
+                Some(Kind::Safe(_)) => "instance of a safe global",
+            },
+        }
+    }
+}
 
 /// Python's `float()` of a protocol 0 `FLOAT` argument.
 pub(super) fn parse_float(text: &str) -> Option<f64> {

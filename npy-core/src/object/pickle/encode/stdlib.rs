@@ -11,6 +11,9 @@
 //! | `date`, `time`, `datetime` | the class of the state bytes (and the `tzinfo`); `fold` in the high bit of the month (datetime) or hour (time) |
 //! | `timedelta` | `timedelta(days, seconds, microseconds)` |
 //! | `timezone` | `timezone(offset)` or `timezone(offset, name)`; `timezone.utc` is one object |
+//! | `ZoneInfo` | `getattr(ZoneInfo, '_unpickle')(key, from_cache)`; a cached zone is one object per key |
+//! | `deque` | `deque(())` or `deque((), maxlen)`, then its items as `batch_list` writes an iterator's |
+//! | `defaultdict` | `defaultdict()` or `defaultdict(factory)`, then its items as `batch_dict` writes an iterator's |
 //! | `Decimal` | `Decimal(str)` |
 //! | `Fraction` | `Fraction(numerator, denominator)` |
 //! | `UUID` | `NEWOBJ` of `UUID` and `()`, then `BUILD` with `{'int': value}` |
@@ -28,7 +31,9 @@ use super::{
     NEWOBJ, SETITEM, SETITEMS,
 };
 use crate::object::bigint::{self, Int};
-use crate::object::{Date, DateTime, Object, PathFlavor, Time, TimeDelta, TimeZone};
+use crate::object::{
+    Date, DateTime, DefaultDict, Deque, Object, PathFlavor, Time, TimeDelta, TimeZone, TzInfo, ZoneInfo,
+};
 
 /// A global: module, name, and which of them CPython shares.
 type Global = (&'static str, &'static str, Names);
@@ -46,9 +51,22 @@ const FRACTION: Global = ("fractions", "Fraction", Names::Python);
 const UUID: Global = ("uuid", "UUID", Names::Python);
 const RANGE: Global = ("builtins", "range", Names::C);
 const SLICE: Global = ("builtins", "slice", Names::C);
+const DEQUE: Global = ("collections", "deque", Names::C);
+const DEFAULTDICT: Global = ("collections", "defaultdict", Names::C);
+const GETATTR: Global = ("builtins", "getattr", Names::CFunction);
+const ZONEINFO: Global = ("zoneinfo", "ZoneInfo", Names::C);
 
 /// The classes an [`Object::Type`] may name: those whose instances object arrays hold.
-const CLASSES: [Global; 21] = [
+const CLASSES: [Global; 30] = [
+    ("builtins", "list", Names::C),
+    ("builtins", "dict", Names::C),
+    ("builtins", "tuple", Names::C),
+    ("builtins", "int", Names::C),
+    ("builtins", "float", Names::C),
+    ("builtins", "str", Names::C),
+    ("builtins", "bool", Names::C),
+    DEQUE,
+    DEFAULTDICT,
     ("builtins", "complex", Names::C),
     ("builtins", "bytes", Names::C),
     BYTEARRAY,
@@ -165,7 +183,7 @@ impl Encoder {
         let state = [t.hour | if t.fold { 0x80 } else { 0 }, t.minute, t.second, u0, u1, u2];
         self.save_reduce(TIME, if t.tzinfo.is_some() { 2 } else { 1 }, |e| {
             e.save_bytes(&state);
-            t.tzinfo.as_ref().map_or(Ok(()), |tz| e.save_timezone(tz))
+            t.tzinfo.as_ref().map_or(Ok(()), |tz| e.save_tzinfo(tz))
         })
     }
 
@@ -181,7 +199,7 @@ impl Encoder {
         let state = [y0, y1, month, d.day, t.hour, t.minute, t.second, u0, u1, u2];
         self.save_reduce(DATETIME, if t.tzinfo.is_some() { 2 } else { 1 }, |e| {
             e.save_bytes(&state);
-            t.tzinfo.as_ref().map_or(Ok(()), |tz| e.save_timezone(tz))
+            t.tzinfo.as_ref().map_or(Ok(()), |tz| e.save_tzinfo(tz))
         })
     }
 
@@ -198,6 +216,125 @@ impl Encoder {
             }
             Ok(())
         })
+    }
+
+    fn save_tzinfo(&mut self, tz: &TzInfo) -> Saved {
+        match tz {
+            TzInfo::TimeZone(tz) => self.save_timezone(tz),
+            TzInfo::ZoneInfo(zone) => self.save_zoneinfo(zone),
+        }
+    }
+
+    /// A `ZoneInfo`: `ZoneInfo.__reduce__` gives `(ZoneInfo._unpickle, (key,
+    /// from_cache))`, the bound method pickled as `getattr(ZoneInfo, '_unpickle')`. A
+    /// cached zone is one object per key, memoised once.
+    pub(super) fn save_zoneinfo(&mut self, zone: &ZoneInfo) -> Saved {
+        if !zone.is_valid() {
+            let mut quoted = String::new();
+            crate::repr::write_str(&zone.key, &mut quoted);
+            return Err(format!("the ZoneInfo key {quoted} is not an IANA zone name"));
+        }
+        if zone.cached {
+            if let Some(&i) = self.zones.get(&zone.key) {
+                self.boundary();
+                self.get(i);
+                return Ok(());
+            }
+        }
+        self.boundary();
+        self.save_global_named(GETATTR.0, GETATTR.1, GETATTR.2);
+        self.save_tuple(2, |e| {
+            e.save_global_named(ZONEINFO.0, ZONEINFO.1, ZONEINFO.2);
+            // A C method's `__name__` is made anew by each `__reduce__`.
+            e.save_str("_unpickle");
+            Ok(())
+        })?;
+        self.op(super::REDUCE);
+        self.memoize();
+        self.save_tuple(2, |e| {
+            e.save_value_str(&zone.key);
+            e.save_int(i64::from(zone.cached));
+            Ok(())
+        })?;
+        self.op(super::REDUCE);
+        let i = self.memoize();
+        if zone.cached {
+            self.zones.insert(zone.key.clone(), i);
+        }
+        Ok(())
+    }
+
+    /// `deque.__reduce__`: the class called with `()` or `((), maxlen)`, its items from an
+    /// iterator (`batch_list`: one item alone is an `APPEND`, and no empty batch follows
+    /// a full one).
+    pub(super) fn save_deque(&mut self, d: &Deque, depth: usize) -> Saved {
+        if let Some(max) = d.maxlen {
+            if d.items.len() as u64 > max {
+                return Err(format!("a deque of {} items over its maxlen {max}", d.items.len()));
+            }
+            if i64::try_from(max).is_err() {
+                return Err(format!("a deque maxlen {max} beyond what Python takes"));
+            }
+        }
+        match d.maxlen {
+            None => self.save_reduce(DEQUE, 0, |_| Ok(()))?,
+            Some(max) => self.save_reduce(DEQUE, 2, |e| {
+                e.save_tuple(0, |_| Ok(()))?;
+                e.save_int(max as i64);
+                Ok(())
+            })?,
+        }
+        for batch in d.items.chunks(BATCH) {
+            if let [one] = batch {
+                self.object(one, depth + 1)?;
+                self.op(super::APPEND);
+                continue;
+            }
+            self.op(MARK);
+            for v in batch {
+                self.object(v, depth + 1)?;
+            }
+            self.op(super::APPENDS);
+        }
+        Ok(())
+    }
+
+    /// `defaultdict.__reduce__`: the class called with `()` or `(factory,)`, its items
+    /// from an iterator as an `OrderedDict`'s.
+    pub(super) fn save_defaultdict(&mut self, d: &DefaultDict, depth: usize) -> Saved {
+        check_keys(d.entries.iter().map(|(k, _)| k), "a defaultdict key")?;
+        match &d.factory {
+            Object::None => self.save_reduce(DEFAULTDICT, 0, |_| Ok(()))?,
+            Object::Type(m, n) if m == "builtins" && crate::object::stdlib::FACTORIES.contains(&n.as_str()) => {
+                self.save_reduce(DEFAULTDICT, 1, |e| e.save_type(m, n))?
+            }
+            other => {
+                return Err(format!(
+                    "a defaultdict whose factory is {} (only None or a builtin class such as list or int)",
+                    other.repr()
+                ))
+            }
+        }
+        self.save_items(&d.entries, depth)
+    }
+
+    /// A mapping's items after its `REDUCE`, as `batch_dict` writes an iterator's.
+    fn save_items(&mut self, entries: &[(Object, Object)], depth: usize) -> Saved {
+        for batch in entries.chunks(BATCH) {
+            if let [(k, v)] = batch {
+                self.object(k, depth + 1)?;
+                self.object(v, depth + 1)?;
+                self.op(SETITEM);
+                continue;
+            }
+            self.op(MARK);
+            for (k, v) in batch {
+                self.object(k, depth + 1)?;
+                self.object(v, depth + 1)?;
+            }
+            self.op(SETITEMS);
+        }
+        Ok(())
     }
 
     /// A `timezone`; `timezone.utc` (no name, offset zero) is one object, memoised once.
@@ -354,7 +491,10 @@ fn check_time(t: &Time, repr: impl Fn() -> String) -> Saved {
         return Err(format!("{} is not a valid time", repr()));
     }
     match &t.tzinfo {
-        Some(tz) if !tz.is_valid() => Err(format!("{} has an offset Python refuses", repr())),
+        Some(TzInfo::TimeZone(tz)) if !tz.is_valid() => Err(format!("{} has an offset Python refuses", repr())),
+        Some(TzInfo::ZoneInfo(zone)) if !zone.is_valid() => {
+            Err(format!("{} has a ZoneInfo key that is not an IANA zone name", repr()))
+        }
         _ => Ok(()),
     }
 }

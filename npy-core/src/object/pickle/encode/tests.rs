@@ -5,9 +5,9 @@
 
 use super::*;
 use crate::array::{Array, DynArray};
-use crate::dtype::DType;
+use crate::dtype::{DType, ScalarType};
 use crate::header::Header;
-use crate::object::{Date, DateTime, PathFlavor, Time, TimeDelta, TimeZone};
+use crate::object::{Date, DateTime, PathFlavor, Time, TimeDelta, TimeZone, TzInfo};
 
 // np.save of arr(datetime(2020, 1, 2, 3, 4, 5, 6), datetime(2020, 1, 2, tzinfo=timezone.utc), datetime(1999, 12,
 // 31, 23, 59, tzinfo=timezone(timedelta(hours=-5), 'EST')), datetime(2020, 11, 1, 1, 30, fold=1), date(2020, 1,
@@ -241,14 +241,14 @@ fn ints(values: &[i64]) -> Vec<Object> {
 
 #[test]
 fn datetimes_as_python_pickles_them() {
-    let utc = Some(TimeZone::utc());
+    let utc = Some(TzInfo::from(TimeZone::utc()));
     let est = TimeZone { offset: hours(-5), name: Some("EST".into()) };
     let dt = |date: Date, time: Time| Object::DateTime(Box::new(DateTime { date, time }));
     assert_pickle(
         vec![
             dt(date(2020, 1, 2), time(3, 4, 5, 6)),
             dt(date(2020, 1, 2), Time { tzinfo: utc.clone(), ..time(0, 0, 0, 0) }),
-            dt(date(1999, 12, 31), Time { tzinfo: Some(est), ..time(23, 59, 0, 0) }),
+            dt(date(1999, 12, 31), Time { tzinfo: Some(est.into()), ..time(23, 59, 0, 0) }),
             dt(date(2020, 11, 1), Time { fold: true, ..time(1, 30, 0, 0) }),
             Object::Date(date(2020, 1, 2)),
             Object::Time(Box::new(time(1, 2, 3, 4))),
@@ -449,6 +449,39 @@ fn batches_of_sets_and_ordered_dicts() {
     let mut e = Encoder::default();
     e.save_ordered_dict(&entries[..1000], 1).unwrap();
     assert!(e.out.ends_with(b"M\xe7\x03Nu"), "{:?}", &e.out[e.out.len() - 6..]);
+}
+
+#[test]
+fn zones_deques_defaultdicts_and_masked_arrays_python_refuses_are_errors() {
+    use crate::object::{DefaultDict, Deque, MaskedArray, ZoneInfo};
+    let zone = |key: &str| Object::ZoneInfo(Box::new(ZoneInfo { key: key.into(), cached: true }));
+    assert!(refused(zone("../etc/passwd")).contains("is not an IANA zone name"));
+    let at = Time { tzinfo: Some(ZoneInfo { key: "/etc/passwd".into(), cached: false }.into()), ..time(1, 2, 3, 4) };
+    assert!(refused(Object::Time(Box::new(at))).contains("not an IANA zone name"));
+    let over = Deque { items: vec![Object::Int(1), Object::Int(2)], maxlen: Some(1) };
+    assert!(refused(Object::Deque(Box::new(over))).contains("over its maxlen 1"));
+    let factory = |f: Object| Object::DefaultDict(Box::new(DefaultDict { factory: f, entries: Vec::new() }));
+    assert!(refused(factory(Object::Type("os".into(), "system".into()))).contains("only None or a builtin class"));
+    assert!(refused(factory(Object::Type("builtins".into(), "eval".into()))).contains("only None or a builtin class"));
+    assert!(refused(factory(Object::Int(3))).contains("only None or a builtin class"));
+    let header = |ty, shape: Vec<usize>| Header { dtype: DType::native(ty), fortran_order: false, shape };
+    let data = DynArray::new(header(ScalarType::UInt(1), vec![3]), vec![1, 2, 3]).unwrap();
+    let masked = |mask: DynArray, fill: Option<Object>| {
+        Object::MaskedArray(Box::new(MaskedArray {
+            data: Object::Array(Box::new(data.clone())),
+            mask,
+            fill_value: fill,
+        }))
+    };
+    let short = DynArray::new(header(ScalarType::Bool, vec![2]), vec![0, 1]).unwrap();
+    assert!(refused(masked(short, None)).contains("whose mask is of shape (2,)"));
+    let wide = DynArray::new(header(ScalarType::UInt(1), vec![3]), vec![0, 1, 0]).unwrap();
+    let e = refused(masked(wide, None));
+    assert!(e.contains("dtype '|u1', not the data's shape (3,) and dtype '|b1'"), "{e}");
+    let two = DynArray::new(header(ScalarType::Bool, vec![3]), vec![0, 2, 0]).unwrap();
+    assert!(refused(masked(two.clone(), None)).contains("a byte other than 0 or 1"));
+    let fine = DynArray::new(header(ScalarType::Bool, vec![3]), vec![0, 1, 0]).unwrap();
+    assert!(refused(masked(fine, Some(Object::Int(7)))).contains("fill_value is not a 0-d ndarray"));
 }
 
 #[test]
