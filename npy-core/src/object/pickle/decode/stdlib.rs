@@ -788,6 +788,24 @@ mod tests {
         assert!(error(1, short).contains("a numpy.ma.MaskedArray state other than"));
     }
 
+    /// `_reconstruct(ndarray, shape, b'b')` allocates `shape` before its state replaces
+    /// it, in any unpickler that builds what the check passed: only `(0,)` passes, as
+    /// `ndarray.__reduce__` writes it (the 2**30 and 2**40 element bases are refused).
+    #[test]
+    fn reconstruct_allocates_only_an_empty_base() {
+        for shape in [
+            &b"J\x00\x00\x00\x40\x85"[..],
+            b"\x8a\x06\x00\x00\x00\x00\x00\x01\x85",
+            b"K\x00K\x00\x86",
+            b")",
+            b"K\x01\x85",
+        ] {
+            let args = [&b"cnumpy\nndarray\n"[..], shape, b"C\x01b"].concat();
+            let e = error(1, &call("numpy.core.multiarray", "_reconstruct", &args));
+            assert!(e.contains("numpy._core.multiarray._reconstruct called with ("), "{e}");
+        }
+    }
+
     #[test]
     fn arrays_inside_must_be_exactly_their_bytes_and_hold_no_objects() {
         // _reconstruct(ndarray, (0,), b'b') with state (1, shape, dtype, False, data).
