@@ -11,6 +11,8 @@ import fractions
 import io
 import pathlib
 import pickle
+import subprocess
+import sys
 import uuid
 
 import numpy as np
@@ -198,6 +200,27 @@ class Run:
         return self.call, self.args
 
 
+def numpy_runs_it(path, marker):
+    """Whether `np.load(path, allow_pickle=True)`, in a fresh interpreter that can import
+    this file's classes, creates `marker` (whether or not the load then fails): the control
+    that shows a hostile file's payload is live. The marker is removed again."""
+    code = (
+        f"import sys\nsys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})\nimport numpy as np\n"
+        f"try:\n    np.load({str(path)!r}, allow_pickle=True)\nexcept Exception:\n    pass\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120, capture_output=True)
+    ran = marker.exists()
+    marker.unlink(missing_ok=True)
+    return ran
+
+
+def getattr_chain(marker):
+    """The opcodes of `getattr(getattr(getattr, '__self__'), 'eval')("open(marker, 'w')")`:
+    the builtins module reached from getattr alone, then its eval called."""
+    code = f"open({str(marker)!r}, 'w')".encode()
+    return b"cbuiltins\ngetattr\n(cbuiltins\ngetattr\n(cbuiltins\ngetattr\nV__self__\ntRVeval\ntR(V" + code + b"\ntR"
+
+
 def hostile(marker):
     """Each a value that, unpickled, creates `marker`, hidden where allowed values may be."""
     run = Run(open, str(marker), "w")
@@ -209,16 +232,20 @@ def hostile(marker):
         "in-ordereddict": object_array([collections.OrderedDict([("a", run)])]),
         "as-tzinfo": object_array([datetime.datetime(2020, 1, 1, tzinfo=UTC), run]),
         "system": object_array([Run(__import__("os").system, f"touch {marker}")]),
-        "getattr-chain": object_array([Run(getattr, __builtins__, "eval")]),
     }
 
 
-@pytest.mark.parametrize("name", list(hostile("marker")))
+@pytest.mark.parametrize("name", [*hostile("marker"), "getattr-chain"])
 @pytest.mark.parametrize("allow_pickle", [None, True])
 def test_hostile_pickles_among_allowed_values_run_nothing(tmp_path, name, allow_pickle):
     marker = tmp_path / "ran"
     path = tmp_path / "hostile.npy"
-    np.save(path, hostile(marker)[name])
+    if name == "getattr-chain":
+        path = pickled_file(tmp_path, wrap(getattr_chain(marker)))
+        path = path.rename(tmp_path / "hostile.npy")
+    else:
+        np.save(path, hostile(marker)[name])
+    assert numpy_runs_it(path, marker), "the payload is not live: np.load(allow_pickle=True) ran nothing"
     with pytest.raises(npy.UnsafePickleError, match=r"hostile\.npy"):
         npy.load(path, allow_pickle=allow_pickle)
     assert not marker.exists()
@@ -315,6 +342,7 @@ def test_safe_globals_let_a_trusted_class_through_and_nothing_else(tmp_path):
     # What a trusted class is given is still checked: a payload among its arguments.
     marker = tmp_path / "ran"
     np.save(path, object_array([Point(1, Run(open, str(marker), "w"))]))
+    assert numpy_runs_it(path, marker)
     npy.add_safe_globals([(Point, f"{Point.__module__}.Point")])
     try:
         with pytest.raises(npy.UnsafePickleError, match=r"'io\.open' is not allowed"):
