@@ -61,9 +61,11 @@
 //! - as a user times them ([`common::run_user_rounds`]: two untimed rounds, then each round
 //!   npy's writes and then NumPy's, nothing flushed or touched in between), with `--peer`,
 //!   like for like, `sync(false)` against `np.save`:
-//!   - over the file the same write's last run left: `write_aligned_over` and
-//!     `np_save_aligned_over`; `write_packed_over` (the plain derive's `Trace`s, the
-//!     conversion path), `write_packed_mem_over` and `np_save_packed_over`;
+//!   - over the file the same write's last run left: `write_aligned_over`,
+//!     `write_aligned_in_place` (not atomic: `write_npy_to(File::create(path))`, the file
+//!     truncated and written through, as `np.save` writes) and `np_save_aligned_over`;
+//!     `write_packed_over` (the plain derive's `Trace`s, the conversion path),
+//!     `write_packed_mem_over` and `np_save_packed_over`;
 //!   - to a new file each run (two names in turn, the older file removed first, untimed):
 //!     `write_aligned_new` and `np_save_aligned_new`, `write_packed_new`
 //!     (`Trace`s) and `np_save_packed_new`.
@@ -201,6 +203,7 @@ fn main() -> Result<()> {
     if peer.is_some() {
         let aligned_over = [
             Measure::new("write_aligned_over", aligned, write_aligned_over),
+            Measure::new("write_aligned_in_place", aligned, write_aligned_in_place),
             Measure::peer("np_save_aligned_over", aligned),
         ];
         let packed_over = [
@@ -215,7 +218,7 @@ fn main() -> Result<()> {
         let packed_new =
             [Measure::new("write_packed_new", packed, write_packed_new), Measure::peer("np_save_packed_new", packed)];
         run_user_rounds(&ctx, &[&aligned_over, &packed_over, &aligned_new, &packed_new], args.repeat, &mut peer)?;
-        for stem in ["aligned", "packed", "packed-mem"] {
+        for stem in ["aligned", "in-place", "packed", "packed-mem"] {
             fs::remove_file(ctx.out.with_extension(format!("{stem}.npy")))?;
         }
         for stem in ["aligned", "packed"] {
@@ -345,6 +348,15 @@ fn timed_over(c: &Ctx, data: usize, path: &Path, write: impl FnOnce(&Path) -> Re
 fn write_aligned_over(c: &Ctx) -> Result<Duration> {
     timed_over(c, c.n * ALIGNED_SIZE, &c.out.with_extension("aligned.npy"), |path| {
         Ok(black_box(&c.aligned).write_npy_with(path, WriteOptions::new().sync(false))?)
+    })
+}
+
+/// As [`write_aligned_over`], but in place, as `np.save` writes: the file truncated and
+/// written through (`write_npy_to(File::create(path))`), not atomic.
+fn write_aligned_in_place(c: &Ctx) -> Result<Duration> {
+    timed_over(c, c.n * ALIGNED_SIZE, &c.out.with_extension("in-place.npy"), |path| {
+        black_box(&c.aligned).write_npy_to(File::create(path)?)?;
+        Ok(())
     })
 }
 

@@ -174,6 +174,7 @@ pub(super) const RECORDS: Part = Part {
         ("limit_write_aligned_synced", "machine limit write + fsync: aligned file's size"),
         ("write_aligned_synced", "npy write [TraceAligned], default options (synced)"),
         ("write_aligned_over", "as a user times it: npy write [TraceAligned] over its last file"),
+        ("write_aligned_in_place", "the same, not atomic: write_npy_to(File::create(..))"),
         ("np_save_aligned_over", "as a user times it: np.save aligned over its last file, right after"),
         ("write_packed_over", "as a user times it: npy write [Trace] (plain derive) over its last file"),
         ("write_packed_mem_over", "as a user times it: npy write [TracePackedMem] over its last file"),
@@ -204,6 +205,12 @@ pub(super) const RECORDS: Part = Part {
             "write_packed_mem_over",
             "np_save_packed_over",
             Goal::MedianAtMost(1.0),
+        ),
+        (
+            "as a user times it: in-place write / np.save",
+            "write_aligned_in_place",
+            "np_save_aligned_over",
+            Goal::Context,
         ),
         (
             "as a user times it: plain derive write / np.save packed",
