@@ -25,7 +25,10 @@ axis, a 0-d array's one value), each parsed with json.loads and compared leaf by
                   OrderedDicts and Counters as dicts when every key is a str (else lists
                   of [key, value]); ndarrays and NumPy scalars as the dtypes above;
                   dates and times as isoformat(); timedelta, timezone, Decimal, Fraction,
-                  UUID and paths as str(); bytearray, range, slice and classes as repr()
+                  UUID and paths as str(); bytearray, range, slice and classes as repr();
+                  deques as lists, defaultdicts as dicts, ZoneInfo zones as str(), masked
+                  arrays as tolist() (None where masked, field by field); a time in a
+                  zoneinfo zone npy dump must refuse (its offset needs the zone database)
 
 Where NumPy itself fails to give a value (tolist(), str() or datetime_as_string raises:
 code points beyond U+10FFFF, generic-unit datetimes), npy dump must fail too: exit 1 and
@@ -35,6 +38,7 @@ Prints each failure, then `N arrays checked` (`, M failed` if any did); exits 1 
 failure, or when no array was found.
 """
 
+import collections
 import datetime
 import decimal
 import fractions
@@ -46,6 +50,7 @@ import sys
 import uuid
 import warnings
 import zipfile
+import zoneinfo
 from pathlib import Path
 
 import numpy as np
@@ -143,8 +148,29 @@ def expect(arr):
     raise ValueError("unexpected dtype %s" % dt)
 
 
+def unmasked(value, mask):
+    """`value` (expect()'s form of a masked array's data) with None where `mask` (the
+    array's mask: bools, records of them) is set, as MaskedArray.tolist() gives it."""
+    if isinstance(mask, np.void):
+        return {k: unmasked(value[k], mask[k]) for k in mask.dtype.names}
+    if isinstance(mask, np.ndarray) and mask.ndim > 0:
+        return [unmasked(v, m) for v, m in zip(value, mask, strict=True)]
+    if isinstance(mask, np.ndarray):
+        return unmasked(value, mask[()])
+    return None if mask else value
+
+
 def python(x):
     """An object array's element under the mapping."""
+    if isinstance(x, np.ma.MaskedArray):
+        return unmasked(expect(np.asarray(x.data)), np.ma.getmaskarray(x))
+    if isinstance(x, (datetime.time, datetime.datetime)) and isinstance(x.tzinfo, zoneinfo.ZoneInfo):
+        # Its isoformat() ends in an offset only the zone database gives: npy refuses it.
+        raise ValueError("a time in a zoneinfo zone")
+    if isinstance(x, zoneinfo.ZoneInfo):
+        return str(x)
+    if isinstance(x, collections.deque):
+        return [python(v) for v in x]
     if isinstance(x, np.ndarray):
         # A ragged array's row, a saved dict's array: nested lists as tolist() gives them.
         return expect(x)

@@ -17,8 +17,9 @@
 //! `tolist()` gives it), an ndarray (a ragged array's rows, a saved dict's arrays) as nested
 //! lists of its elements in C order as above (records as objects), a NumPy scalar as
 //! its value above (`np.datetime64` ISO text, NaT `null`), `date`/`time`/`datetime` as
-//! `isoformat()` text, `timedelta`, `timezone`, `ZoneInfo` (its key), `Decimal`, `Fraction`, `UUID` and paths
-//! as their `str()` text, `bytes`, `bytearray`, `range`, `slice` and classes as their
+//! `isoformat()` text (refused for a time in a `zoneinfo` zone, whose offset only the zone
+//! database says), `timedelta`, `timezone`, `ZoneInfo` (its key), `Decimal`, `Fraction`,
+//! `UUID` and paths as their `str()` text, `bytes`, `bytearray`, `range`, `slice` and classes as their
 //! `repr` text. Their cells are Python's `str()` of the element ([`Object::str`]):
 //! `[0 1 2]` for an ndarray, as NumPy prints it.
 
@@ -545,8 +546,8 @@ pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(
         }
         Object::Scalar(a) => json_element(a.dtype(), a.data(), nf, out)?,
         Object::Date(d) => json_string(&d.isoformat(), out),
-        Object::Time(t) => json_string(&t.isoformat(), out),
-        Object::DateTime(dt) => json_string(&dt.isoformat(), out),
+        Object::Time(t) => json_string(&zone_free(t)?.isoformat(), out),
+        Object::DateTime(dt) => json_string(&zone_free(&dt.time).map(|_| dt)?.isoformat(), out),
         Object::TimeDelta(_)
         | Object::TimeZone(_)
         | Object::ZoneInfo(_)
@@ -583,6 +584,20 @@ pub fn json_object(object: &Object, nf: NonFinite, out: &mut String) -> Result<(
     Ok(())
 }
 
+/// `t`, unless its `tzinfo` is a `zoneinfo.ZoneInfo`: its `isoformat()` ends in the zone's
+/// UTC offset at that time, which only the zone database says, and npy does not read it
+/// (a wrong or missing offset would be a silently wrong value).
+fn zone_free(t: &npy_core::object::Time) -> Result<&npy_core::object::Time, Bad> {
+    match &t.tzinfo {
+        Some(npy_core::object::TzInfo::ZoneInfo(z)) => Err(Bad::new(format!(
+            "a time in the zone {}: its isoformat() has the zone's UTC offset, which needs the zone database \
+             (npy does not read it)",
+            z.key
+        ))),
+        _ => Ok(t),
+    }
+}
+
 /// A masked array as its `tolist()` gives it: its data's nested lists with `null` for
 /// each masked element.
 fn json_masked(m: &npy_core::object::MaskedArray, nf: NonFinite, out: &mut String) -> Result<(), Bad> {
@@ -598,15 +613,18 @@ fn json_masked(m: &npy_core::object::MaskedArray, nf: NonFinite, out: &mut Strin
             open_lists(shape, i, out);
         }
         let s = storage(i);
-        if masked.get(s).copied().unwrap_or(false) {
+        if let Object::Array(a) = &m.data {
+            // Field by field: a record's mask has a bool per field (`make_mask_descr`), and
+            // `tolist()` gives `None` for each masked field, not for the record.
+            let (size, mask_size) = (a.dtype().itemsize(), m.mask.dtype().itemsize());
+            let bytes = part(a.data(), s * size, size)?;
+            let mask = part(m.mask.data(), s * mask_size, mask_size)?;
+            json_masked_element(a.dtype(), bytes, m.mask.dtype(), mask, nf, out)
+                .map_err(|e| e.within(&index_of(shape, i)))?;
+        } else if masked.get(s).copied().unwrap_or(false) {
             out.push_str("null");
         } else {
             match &m.data {
-                Object::Array(a) => {
-                    let size = a.dtype().itemsize();
-                    json_element(a.dtype(), part(a.data(), s * size, size)?, nf, out)
-                        .map_err(|e| e.within(&index_of(shape, i)))?;
-                }
                 Object::ObjectArray(a) => {
                     let item = a.as_slice().get(s).ok_or_else(|| Bad::new("a masked array holds too few values"))?;
                     json_object(item, nf, out).map_err(|e| e.within(&index_of(shape, i)))?;
@@ -619,6 +637,65 @@ fn json_masked(m: &npy_core::object::MaskedArray, nf: NonFinite, out: &mut Strin
         }
     }
     Ok(())
+}
+
+/// One element of a masked array's data (`dtype`, `bytes`) under its mask (`mask_dtype`,
+/// `mask`: a bool, or a record or subarray of them shaped as the dtype), as `tolist()`
+/// gives it: `null` where the mask is set, field by field and item by item.
+fn json_masked_element(
+    dtype: &DType,
+    bytes: &[u8],
+    mask_dtype: &DType,
+    mask: &[u8],
+    nf: NonFinite,
+    out: &mut String,
+) -> Result<(), Bad> {
+    match (dtype, mask_dtype) {
+        (_, DType::Scalar(_)) if mask_dtype.itemsize() == 1 => {
+            if mask[0] != 0 {
+                out.push_str("null");
+                Ok(())
+            } else {
+                json_element(dtype, bytes, nf, out)
+            }
+        }
+        (DType::Record(r), DType::Record(mr)) if r.fields().len() == mr.fields().len() => {
+            out.push('{');
+            for (i, (f, mf)) in r.fields().iter().zip(mr.fields()).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(&f.name, out);
+                out.push(':');
+                let inner = part(bytes, f.offset, f.dtype.itemsize())?;
+                let inner_mask = part(mask, mf.offset, mf.dtype.itemsize())?;
+                json_masked_element(&f.dtype, inner, &mf.dtype, inner_mask, nf, out).map_err(|e| e.within(&f.name))?;
+            }
+            out.push('}');
+            Ok(())
+        }
+        (DType::SubArray(a), DType::SubArray(ma)) if a.flat_shape() == ma.flat_shape() => {
+            let (base, mask_base, shape) = (a.flat_base(), ma.flat_base(), a.flat_shape());
+            let (size, mask_size) = (base.itemsize(), mask_base.itemsize());
+            let n: usize = shape.iter().product();
+            if n == 0 {
+                return empty_lists(&shape, out);
+            }
+            let mut index = vec![0; shape.len()];
+            for i in 0..n {
+                open_lists(&shape, i, out);
+                let item = part(bytes, i * size, size)?;
+                let item_mask = part(mask, i * mask_size, mask_size)?;
+                json_masked_element(base, item, mask_base, item_mask, nf, out).map_err(|e| {
+                    c_index(&shape, i, &mut index);
+                    e.within(&brackets(&index))
+                })?;
+                close_lists(&shape, i, out);
+            }
+            Ok(())
+        }
+        _ => Err(Bad::new("a masked array whose mask is not shaped as its dtype")),
+    }
 }
 
 /// An ndarray inside an object array as `tolist()` gives it: nested lists of its
