@@ -22,6 +22,7 @@ __all__ = [
     "__version__",
     "append",
     "create_npy",
+    "find",
     "load_from_file",
     "load_from_path",
     "load_from_url",
