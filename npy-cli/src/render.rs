@@ -257,24 +257,33 @@ pub fn json_element(dtype: &DType, bytes: &[u8], nf: NonFinite, out: &mut String
             Ok(())
         }
         DType::SubArray(a) => {
-            let (base, shape) = (a.flat_base(), a.flat_shape());
-            let size = base.itemsize();
-            let n: usize = shape.iter().product();
-            if n == 0 {
-                return empty_lists(&shape, out);
-            }
-            let mut index = vec![0; shape.len()];
-            for i in 0..n {
-                open_lists(&shape, i, out);
-                json_element(base, part(bytes, i * size, size)?, nf, out).map_err(|e| {
-                    c_index(&shape, i, &mut index);
-                    e.within(&brackets(&index))
-                })?;
-                close_lists(&shape, i, out);
-            }
-            Ok(())
+            let (base, size) = (a.flat_base(), a.flat_base().itemsize());
+            json_items(&a.flat_shape(), out, |i, out| json_element(base, part(bytes, i * size, size)?, nf, out))
         }
     }
+}
+
+/// A subarray's items as nested lists of `shape`, item `i` (C order) written by `item`;
+/// an item's error names its index.
+fn json_items(
+    shape: &[usize],
+    out: &mut String,
+    mut item: impl FnMut(usize, &mut String) -> Result<(), Bad>,
+) -> Result<(), Bad> {
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        return empty_lists(shape, out);
+    }
+    let mut index = vec![0; shape.len()];
+    for i in 0..n {
+        open_lists(shape, i, out);
+        item(i, out).map_err(|e| {
+            c_index(shape, i, &mut index);
+            e.within(&brackets(&index))
+        })?;
+        close_lists(shape, i, out);
+    }
+    Ok(())
 }
 
 /// Before item `i` (C order) of nested lists of `shape`: a `,` unless it is the first,
@@ -675,24 +684,12 @@ fn json_masked_element(
             Ok(())
         }
         (DType::SubArray(a), DType::SubArray(ma)) if a.flat_shape() == ma.flat_shape() => {
-            let (base, mask_base, shape) = (a.flat_base(), ma.flat_base(), a.flat_shape());
+            let (base, mask_base) = (a.flat_base(), ma.flat_base());
             let (size, mask_size) = (base.itemsize(), mask_base.itemsize());
-            let n: usize = shape.iter().product();
-            if n == 0 {
-                return empty_lists(&shape, out);
-            }
-            let mut index = vec![0; shape.len()];
-            for i in 0..n {
-                open_lists(&shape, i, out);
+            json_items(&a.flat_shape(), out, |i, out| {
                 let item = part(bytes, i * size, size)?;
-                let item_mask = part(mask, i * mask_size, mask_size)?;
-                json_masked_element(base, item, mask_base, item_mask, nf, out).map_err(|e| {
-                    c_index(&shape, i, &mut index);
-                    e.within(&brackets(&index))
-                })?;
-                close_lists(&shape, i, out);
-            }
-            Ok(())
+                json_masked_element(base, item, mask_base, part(mask, i * mask_size, mask_size)?, nf, out)
+            })
         }
         _ => Err(Bad::new("a masked array whose mask is not shaped as its dtype")),
     }
