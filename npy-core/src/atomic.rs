@@ -23,6 +23,12 @@
 //! file of that name whose lock is free was left by a writer that is gone. A file a live
 //! writer holds is never removed (where the file system has no locks, none is).
 //!
+//! A commit that replaces a regular file of 64 MiB or more holds it open across the rename
+//! and closes it on a detached thread: the kernel frees a file's page cache and blocks
+//! when its last descriptor closes, which inside the rename took 0.12 to 0.32 s of a
+//! 1.2 GB write on ext4 (NumPy's `np.save` pays the same in its truncating open, about
+//! 0.07 s). A process that exits first closes it as it exits.
+//!
 //! [`NpyFileWriter`]: crate::NpyFileWriter
 //! [`NpyMapMut::create`]: crate::mmap::NpyMapMut::create
 
@@ -153,6 +159,7 @@ impl AtomicFile {
         if sync {
             self.file.sync_all().map_err(|e| self.error(e))?;
         }
+        let replaced = if replace { ReplacedFile::hold(&self.target) } else { None };
         match self.named.take() {
             None => self.link_unnamed(replace)?,
             Some(path) => {
@@ -162,6 +169,9 @@ impl AtomicFile {
                 let _ = self.file.unlock();
                 persisted.map(drop).map_err(|e| self.error(e.error))?;
             }
+        }
+        if let Some(old) = replaced {
+            old.release();
         }
         if sync {
             sync_dir(&self.target).map_err(|e| self.error(e))?;
@@ -617,6 +627,56 @@ mod tests {
         assert!(names(dir.path()).is_empty());
     }
 
+    /// A large file a commit replaces is held open across the rename and closed on another
+    /// thread: its descriptor is gone soon after (none leaks); a small file, a second link,
+    /// a symbolic link or a FIFO (which would block a plain open forever) is not held.
+    #[cfg(all(target_os = "linux", not(miri)))]
+    #[test]
+    fn a_replaced_large_file_is_closed_on_another_thread() {
+        use std::os::unix::fs::MetadataExt;
+        let open_fds_of = |ino: u64| {
+            std::fs::read_dir("/proc/self/fd")
+                .unwrap()
+                .filter_map(|e| std::fs::metadata(e.ok()?.path()).ok())
+                .filter(|m| m.ino() == ino)
+                .count()
+        };
+        for kind in [Kind::Best, Kind::Named] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("big.npy");
+            // Sparse: as long as the threshold, without its blocks.
+            File::create(&path).unwrap().set_len(RELEASE_AFTER).unwrap();
+            let ino = std::fs::metadata(&path).unwrap().ino();
+            let mut f = AtomicFile::create_as(&path, kind).unwrap();
+            f.write_all(b"new").unwrap();
+            f.commit(false).unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), b"new", "{kind:?}");
+            assert_eq!(names(dir.path()), ["big.npy"], "{kind:?}");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while open_fds_of(ino) > 0 {
+                assert!(std::time::Instant::now() < deadline, "{kind:?}: the replaced file is still open");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        File::create(&big).unwrap().set_len(RELEASE_AFTER).unwrap();
+        assert!(ReplacedFile::hold(&big).is_some());
+        let small = dir.path().join("small");
+        File::create(&small).unwrap().set_len(RELEASE_AFTER - 1).unwrap();
+        assert!(ReplacedFile::hold(&small).is_none(), "small files are freed in the rename");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&big, &link).unwrap();
+        assert!(ReplacedFile::hold(&link).is_none(), "the rename replaces the link, not its target");
+        let second = dir.path().join("second");
+        std::fs::hard_link(&big, &second).unwrap();
+        assert!(ReplacedFile::hold(&second).is_none(), "another link keeps the file: nothing to free");
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let held = crate::write::bounded(move || ReplacedFile::hold(&fifo).is_some());
+        assert!(!held, "a FIFO is not a file to hold");
+    }
+
     #[cfg(unix)]
     #[test]
     fn commits_are_readable_by_others() {
@@ -727,3 +787,43 @@ mod tests {
         assert_eq!(std::fs::read(at("t.npy")).unwrap(), b"new");
     }
 }
+
+/// The file a commit replaces, held open across the rename so that freeing it (its pages
+/// and blocks: a tenth of a second or more for a GiB) happens when this descriptor closes,
+/// on a thread of its own, instead of inside the rename on the writer's clock.
+#[derive(Debug)]
+struct ReplacedFile(File);
+
+impl ReplacedFile {
+    /// The regular file at `target` with no other link, if it can be opened (read-only,
+    /// not following a symbolic link, never blocking on a FIFO).
+    fn hold(target: &Path) -> Option<ReplacedFile> {
+        #[cfg(all(target_os = "linux", not(miri)))]
+        {
+            use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(target)
+                .ok()?;
+            let meta = file.metadata().ok()?;
+            (meta.is_file() && meta.nlink() == 1 && meta.len() >= RELEASE_AFTER).then_some(ReplacedFile(file))
+        }
+        #[cfg(not(all(target_os = "linux", not(miri))))]
+        {
+            let _ = target;
+            None
+        }
+    }
+
+    /// Closes the file on a detached thread that does nothing else; when no thread can
+    /// start, the failed spawn drops it here. A process that ends first closes it as it
+    /// exits, so the old file's blocks are freed either way.
+    fn release(self) {
+        let ReplacedFile(file) = self;
+        let _ = std::thread::Builder::new().name("npy-release".into()).spawn(move || drop(file));
+    }
+}
+
+/// Replaced files smaller than this are freed inside the rename: cheap enough.
+const RELEASE_AFTER: u64 = 64 << 20;

@@ -107,6 +107,12 @@ pub trait WriteNpy {
 
     /// Writes `.npy` data to any writer and returns it.
     ///
+    /// To write a file, prefer [`WriteNpy::write_npy`]: besides being atomic, it reserves
+    /// the file's blocks before writing, as `np.save` does (NumPy's `tofile` calls
+    /// `fallocate`), which a writer cannot. On ext4, 1.2 GB through
+    /// `write_npy_to(File::create(path)?)` over an old file took 0.77 s, against 0.27 s
+    /// for `write_npy` and 0.23 s for `np.save` (the records bench, medians).
+    ///
     /// # Errors
     /// [`ErrorKind::Io`] from the writer.
     fn write_npy_to<W: Write>(&self, writer: W) -> Result<W> {
