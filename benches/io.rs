@@ -37,8 +37,8 @@
 //!   and its directory before and after the rename;
 //! - `limit_write_synced`: `limit_write` with an `fsync` before the close;
 //! - `write_over` and `np_save_over` (with `--peer`): `write` and `np.save` as a user times
-//!   them ([`common::run_user_rounds`]): each round npy's write and then NumPy's, each over
-//!   the file its last round wrote (`over.npy`, `np-over.npy`), nothing removed, flushed or
+//!   them ([`common::run_user_loops`]): each in a loop of its own, over the file its last
+//!   run wrote (`over.npy`, `np-over.npy`), nothing removed, flushed or
 //!   touched in between, so each pays for freeing its old file and for the page cache it
 //!   fills, as in a script's loop.
 //!
@@ -55,7 +55,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{remove_if_present, run_rounds, run_user_rounds, secs, sync, warm, Args, Measure, Peer, Result};
+use common::{remove_if_present, run_rounds, run_user_loops, secs, sync, warm, Args, Measure, Peer, Result};
 use npy_core::dtype::ByteOrder;
 use npy_core::prelude::*;
 use npy_core::{DynArray, WriteOptions};
@@ -136,8 +136,10 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &synced, args.repeat, hot, &mut peer)?;
     if peer.is_some() {
         let pair = [Measure::new("write_over", bytes, write_over), Measure::peer("np_save_over", bytes)];
-        run_user_rounds(&ctx, &[&pair], args.repeat, &mut peer)?;
-        fs::remove_file(&ctx.over)?;
+        run_user_loops(&ctx, &pair, args.repeat, &mut peer, || {
+            remove_if_present(&ctx.over)?;
+            remove_if_present(&args.dir.join("np-over.npy"))
+        })?;
     }
     drop(peer);
 
@@ -265,7 +267,7 @@ fn check_written(c: &Ctx, path: &Path, last: [u8; 8]) -> Result<()> {
 }
 
 /// `write` over the file the last run wrote, as a user's loop saves: nothing removed or
-/// flushed first ([`common::run_user_rounds`]).
+/// flushed first ([`common::run_user_loops`]).
 fn write_over(c: &Ctx) -> Result<Duration> {
     let started = Instant::now();
     black_box(&c.data).write_npy_with(&c.over, WriteOptions::new().sync(false))?;

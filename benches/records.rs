@@ -58,9 +58,9 @@
 //! - `write_aligned_synced`: `traces.write_npy(out.npy)` with the default options, which
 //!   sync the file and its directory; `limit_write_aligned_synced`: the limit write of the
 //!   aligned file's bytes with an `fsync` before the close;
-//! - as a user times them ([`common::run_user_rounds`]: two untimed rounds, then each round
-//!   npy's writes and then NumPy's, nothing flushed or touched in between), with `--peer`,
-//!   like for like, `sync(false)` against `np.save`:
+//! - as a user times them ([`common::run_user_loops`]: each in a loop of its own, two
+//!   untimed runs and then the timed ones, nothing flushed or touched in between), with
+//!   `--peer`, like for like, `sync(false)` against `np.save`:
 //!   - over the file the same write's last run left: `write_aligned_over`,
 //!     `write_aligned_in_place` (not atomic: `write_npy_to(File::create(path))`, the file
 //!     truncated and written through, as `np.save` writes) and `np_save_aligned_over`;
@@ -88,7 +88,7 @@ use common::trace::{
     check_count, check_file, checkpoints, packed, packed_mem, trace, write_files, Files, Trace, TraceAligned,
     TracePacked, ALIGNED_SIZE, PACKED_SIZE, SAMPLES, TAIL,
 };
-use common::{remove_if_present, run_rounds, run_user_rounds, sync, warm, Args, Measure, Peer, Result};
+use common::{remove_if_present, run_rounds, run_user_loops, sync, warm, Args, Measure, Peer, Result};
 use npy_core::prelude::*;
 use npy_core::WriteOptions;
 
@@ -201,39 +201,42 @@ fn main() -> Result<()> {
     run_rounds(&ctx, &npyz, args.repeat, hot, &mut peer)?;
     run_rounds(&ctx, &synced, args.repeat, hot, &mut peer)?;
     if peer.is_some() {
-        let aligned_over = [
+        let loops = [
             Measure::new("write_aligned_over", aligned, write_aligned_over),
-            Measure::new("write_aligned_in_place", aligned, write_aligned_in_place),
             Measure::peer("np_save_aligned_over", aligned),
-        ];
-        let packed_over = [
+            Measure::new("write_aligned_in_place", aligned, write_aligned_in_place),
             Measure::new("write_packed_over", packed, write_packed_over),
             Measure::new("write_packed_mem_over", packed, write_packed_mem_over),
             Measure::peer("np_save_packed_over", packed),
-        ];
-        let aligned_new = [
             Measure::new("write_aligned_new", aligned, write_aligned_new),
             Measure::peer("np_save_aligned_new", aligned),
+            Measure::new("write_packed_new", packed, write_packed_new),
+            Measure::peer("np_save_packed_new", packed),
         ];
-        let packed_new =
-            [Measure::new("write_packed_new", packed, write_packed_new), Measure::peer("np_save_packed_new", packed)];
-        run_user_rounds(&ctx, &[&aligned_over, &packed_over, &aligned_new, &packed_new], args.repeat, &mut peer)?;
-        for stem in ["aligned", "in-place", "packed", "packed-mem"] {
-            fs::remove_file(ctx.out.with_extension(format!("{stem}.npy")))?;
-        }
-        for stem in ["aligned", "packed"] {
-            remove_if_present(&args.dir.join(format!("np-over.{stem}.npy")))?;
-            for k in 0..2 {
-                remove_if_present(&ctx.out.with_extension(format!("{stem}.new{k}.npy")))?;
-                remove_if_present(&args.dir.join(format!("np-new.{stem}.new{k}.npy")))?;
-            }
-        }
+        // Each loop's files are removed after it: all of them at once would take 14 GB.
+        run_user_loops(&ctx, &loops, args.repeat, &mut peer, || remove_loop_files(&args.dir, &ctx.out))?;
     }
     drop(peer);
 
     if !args.keep {
         fs::remove_file(&ctx.files.aligned_path)?;
         fs::remove_file(&ctx.files.packed_path)?;
+    }
+    Ok(())
+}
+
+/// Removes every file the loops of saves ([`common::run_user_loops`]) leave: npy's beside
+/// `out`, NumPy's in `dir`.
+fn remove_loop_files(dir: &Path, out: &Path) -> Result<()> {
+    for stem in ["aligned", "in-place", "packed", "packed-mem"] {
+        remove_if_present(&out.with_extension(format!("{stem}.npy")))?;
+    }
+    for stem in ["aligned", "packed"] {
+        remove_if_present(&dir.join(format!("np-over.{stem}.npy")))?;
+        for k in 0..2 {
+            remove_if_present(&out.with_extension(format!("{stem}.new{k}.npy")))?;
+            remove_if_present(&dir.join(format!("np-new.{stem}.new{k}.npy")))?;
+        }
     }
     Ok(())
 }
@@ -336,7 +339,7 @@ fn check_written(c: &Ctx, data: usize, path: &Path) -> Result<()> {
 }
 
 /// One `write` over the file the last run of the same write left at `path`, as a user's
-/// loop saves: nothing removed or flushed first ([`common::run_user_rounds`]).
+/// loop saves: nothing removed or flushed first ([`common::run_user_loops`]).
 fn timed_over(c: &Ctx, data: usize, path: &Path, write: impl FnOnce(&Path) -> Result<()>) -> Result<Duration> {
     let started = Instant::now();
     write(path)?;

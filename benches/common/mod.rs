@@ -152,40 +152,43 @@ pub fn run_rounds<C>(
     Ok(())
 }
 
-/// Untimed rounds [`run_user_rounds`] runs first: the first one or two saves of a large
-/// file on this VM touch memory it has not used lately (a 512 MB save took 1.2 s in its
-/// first rounds and 0.11 s after, for npy and NumPy alike).
+/// Untimed runs [`run_user_loops`] starts each loop with: the first one or two saves of a
+/// large file on this VM touch memory it has not used lately (a 512 MB save took 1.2 s in
+/// its first rounds and 0.11 s after, for npy and NumPy alike).
 pub const USER_WARM_UP_ROUNDS: usize = 2;
 
-/// Runs each group of saves as a user times them: [`USER_WARM_UP_ROUNDS`] untimed rounds
-/// (so each has a file of its own to write over, and the memory they use is warm), then
-/// `max(repeat, 5)` rounds, each running the group's measures in order (ours first, then
-/// NumPy's), with nothing flushed or touched in between; prints `bench <name> ...` for
-/// each. [`run_rounds`] removes each write's file, flushes dirty pages and touches memory
-/// before every run, so no run there pays for freeing an old file or for page cache memory
-/// that sat free: these rounds do, as a script that saves with npy and then NumPy in a
-/// loop does.
-pub fn run_user_rounds<C>(ctx: &C, groups: &[&[Measure<C>]], repeat: usize, peer: &mut Option<Peer>) -> Result<()> {
+/// Runs each measure as a script's loop of saves times it, one loop after the other:
+/// [`USER_WARM_UP_ROUNDS`] untimed runs, then `max(repeat, 5)` timed ones, back to back,
+/// nothing flushed or touched in between; prints `bench <name> ...` for each, and then
+/// calls `done` (to remove the loop's files). [`run_rounds`] removes each write's file,
+/// flushes dirty pages and touches memory before every run, so no run there pays for
+/// freeing an old file or for page cache memory that sat free: these loops do, each for
+/// its own files only. (Loops of npy's and NumPy's saves interleaved had each save pay
+/// for the other's writeback of the GiB before it: medians swung by 2x between runs.)
+pub fn run_user_loops<C>(
+    ctx: &C,
+    measures: &[Measure<C>],
+    repeat: usize,
+    peer: &mut Option<Peer>,
+    mut done: impl FnMut() -> Result<()>,
+) -> Result<()> {
     let rounds = repeat.max(5);
-    for group in groups {
-        let mut times = vec![Vec::with_capacity(rounds); group.len()];
+    for m in measures {
+        let mut runs = Vec::with_capacity(rounds);
         for round in 0..USER_WARM_UP_ROUNDS + rounds {
-            for (m, runs) in group.iter().zip(&mut times) {
-                let t = secs(m.run(ctx, peer).map_err(|e| format!("{}: {e}", m.name))?);
-                if round < USER_WARM_UP_ROUNDS {
-                    eprintln!("  {:<22} warm-up {}: {t:.6} s (not counted)", m.name, round + 1);
-                } else {
-                    eprintln!("  {:<22} run {}/{rounds}: {t:.6} s", m.name, round + 1 - USER_WARM_UP_ROUNDS);
-                    runs.push(t);
-                }
+            let t = secs(m.run(ctx, peer).map_err(|e| format!("{}: {e}", m.name))?);
+            if round < USER_WARM_UP_ROUNDS {
+                eprintln!("  {:<22} warm-up {}: {t:.6} s (not counted)", m.name, round + 1);
+            } else {
+                eprintln!("  {:<22} run {}/{rounds}: {t:.6} s", m.name, round + 1 - USER_WARM_UP_ROUNDS);
+                runs.push(t);
             }
         }
-        for (m, mut runs) in group.iter().zip(times) {
-            runs.sort_by(f64::total_cmp);
-            let mid = runs.len() / 2;
-            let median = if runs.len() % 2 == 1 { runs[mid] } else { (runs[mid - 1] + runs[mid]) / 2.0 };
-            println!("bench {} best={:.9} median={median:.9} bytes={}", m.name, runs[0], m.bytes);
-        }
+        runs.sort_by(f64::total_cmp);
+        let mid = runs.len() / 2;
+        let median = if runs.len() % 2 == 1 { runs[mid] } else { (runs[mid - 1] + runs[mid]) / 2.0 };
+        println!("bench {} best={:.9} median={median:.9} bytes={}", m.name, runs[0], m.bytes);
+        done()?;
     }
     Ok(())
 }

@@ -19,9 +19,9 @@
 //!      files (`np.save` of the `>f8` array too): NumPy's runs interleave with npy's, so the
 //!      noise of this shared machine falls on both alike.
 //!   3. Then npy's write and `np.save` as a user times them (`write_over`, `np_save_over`):
-//!      each round npy's and then NumPy's, each over its own last file, nothing removed,
-//!      flushed or touched in between, after two untimed rounds (`benches/common`'s
-//!      `run_user_rounds`; the rounds above remove each file, flush dirty pages and touch
+//!      each in a loop of its own over its own last file, nothing removed, flushed or
+//!      touched in between, after two untimed runs (`benches/common`'s `run_user_loops`;
+//!      the rounds above remove each file, flush dirty pages and touch
 //!      memory first, so no run there pays for freeing an old file or for page cache
 //!      memory that sat free).
 //! - `records`: Simon's seismic `Trace` records (`examples/seismic.rs`).
