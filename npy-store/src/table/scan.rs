@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 
@@ -365,13 +366,21 @@ struct Piece {
     rows: Range<usize>,
 }
 
+/// A piece being made on its thread: its batches as they come, and whether the thread
+/// said all it had to say (its last batch, or its error) before its channel closed.
+struct Running {
+    batches: Receiver<Result<RecordBatch>>,
+    ended: Arc<AtomicBool>,
+    piece: Piece,
+}
+
 /// A scan's batches in row order ([`TableScan::batches`]): a blocking iterator and Arrow
 /// `RecordBatchReader`.
 pub struct TableBatchReader {
     schema: SchemaRef,
     scan: Arc<TableScan>,
     pieces: std::vec::IntoIter<Piece>,
-    running: VecDeque<Receiver<Result<RecordBatch>>>,
+    running: VecDeque<Running>,
     /// Pieces made at once ([`threads`], asked once: it reads the cgroup's quota).
     threads: usize,
 }
@@ -390,46 +399,67 @@ impl TableBatchReader {
                 let Some(piece) = self.pieces.next() else { break };
                 self.running.push_back(self.spawn(piece));
             }
-            let rx = self.running.front()?;
-            match rx.recv() {
+            let running = self.running.front()?;
+            match running.batches.recv() {
                 Ok(Ok(batch)) => return Some(Ok(batch)),
-                Ok(Err(e)) => {
-                    // The stream ends at its first error: the other pieces' threads end as
-                    // their channels close.
-                    self.running.clear();
-                    self.pieces = Vec::new().into_iter();
-                    return Some(Err(e));
+                Ok(Err(e)) => return Some(Err(self.stop(e))),
+                Err(_) if running.ended.load(Ordering::Acquire) => {
+                    self.running.pop_front();
                 }
                 Err(_) => {
-                    self.running.pop_front();
+                    // The thread went without a word (a panic outside its guard): its
+                    // rows are not all here, so the scan fails rather than lose them.
+                    let Piece { file, ref rows } = running.piece;
+                    let name = self.scan.table.inner.files[file].name.clone();
+                    let reason =
+                        format!("the thread reading rows {}..{} stopped before it finished", rows.start, rows.end);
+                    return Some(Err(self.stop(files::named(usage(&reason), &name))));
                 }
             }
         }
     }
 
+    /// Ends the stream at its first error, `e`: the other pieces' threads end as their
+    /// channels close.
+    fn stop(&mut self, e: Error) -> Error {
+        self.running.clear();
+        self.pieces = Vec::new().into_iter();
+        e
+    }
+
     /// A thread making `piece`'s batches into a new channel.
-    fn spawn(&self, piece: Piece) -> Receiver<Result<RecordBatch>> {
+    fn spawn(&self, piece: Piece) -> Running {
         let (tx, rx) = sync_channel(AHEAD);
+        let ended = Arc::new(AtomicBool::new(false));
         let scan = self.scan.clone();
         let spawned = std::thread::Builder::new().name("npy-scan".into()).spawn({
-            let tx = tx.clone();
-            move || produce(&scan, piece, &tx)
+            let (tx, ended) = (tx.clone(), Arc::clone(&ended));
+            let (file, rows) = (piece.file, piece.rows.clone());
+            move || {
+                #[cfg(test)]
+                inject::escape(&scan.table.inner.files[file].name);
+                produce(&scan, file, rows, &tx);
+                ended.store(true, Ordering::Release);
+            }
         });
         if let Err(e) = spawned {
+            ended.store(true, Ordering::Release);
             let _ = tx.send(Err(Error::from(e).reading(self.scan.table.title())));
         }
-        rx
+        Running { batches: rx, ended, piece }
     }
 }
 
-/// Makes `piece`'s batches into `tx` until done, failed (the error sent), or the consumer
-/// has gone. A panic of a dependency becomes an error of the scan.
-fn produce(scan: &TableScan, piece: Piece, tx: &SyncSender<Result<RecordBatch>>) {
-    let name = scan.table.inner.files[piece.file].name.clone();
+/// Makes the batches of file `file`'s rows `rows` into `tx` until done, failed (the error
+/// sent), or the consumer has gone. A panic of a dependency becomes an error of the scan.
+fn produce(scan: &TableScan, file: usize, rows: Range<usize>, tx: &SyncSender<Result<RecordBatch>>) {
+    let name = scan.table.inner.files[file].name.clone();
     let run = || -> Result<()> {
+        #[cfg(test)]
+        inject::panic(&name);
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         runtime.block_on(async {
-            let mut stream = scan.file_batches(piece.file, piece.rows).await?;
+            let mut stream = scan.file_batches(file, rows).await?;
             while let Some(batch) = stream.next().await {
                 let failed = batch.is_err();
                 if tx.send(batch).is_err() || failed {
@@ -450,6 +480,21 @@ fn produce(scan: &TableScan, piece: Piece, tx: &SyncSender<Result<RecordBatch>>)
     }
 }
 
+/// Test builds only: panics where a piece's thread can fail, in files whose name says so,
+/// so tests show the caller gets an error, not a hang or fewer rows.
+#[cfg(test)]
+mod inject {
+    /// Inside the piece's guard (a dependency's panic).
+    pub(super) fn panic(name: &str) {
+        assert!(!name.contains("inject-panic"), "injected into the piece of {name}");
+    }
+
+    /// Outside it, before the piece is read (a thread that dies without a word).
+    pub(super) fn escape(name: &str) {
+        assert!(!name.contains("inject-escape"), "injected before the piece of {name} is read");
+    }
+}
+
 impl Iterator for TableBatchReader {
     type Item = std::result::Result<RecordBatch, ArrowError>;
 
@@ -461,5 +506,48 @@ impl Iterator for TableBatchReader {
 impl RecordBatchReader for TableBatchReader {
     fn schema(&self) -> SchemaRef {
         self.schema.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use npy_core::prelude::*;
+
+    use crate::{Table, TableOptions};
+
+    /// Every batch of a scan of the `.npy` files `names` (each of 1,000 `f8` rows) in a
+    /// new directory, or the first error, within a minute.
+    fn scan(names: &[&str]) -> std::result::Result<usize, String> {
+        let dir = tempfile::tempdir().unwrap();
+        for name in names {
+            (0..1000).map(f64::from).collect::<Vec<_>>().write_npy(dir.path().join(name)).unwrap();
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let table = runtime.block_on(Table::open_with(dir.path().to_str().unwrap(), &TableOptions::new())).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rows = || -> std::result::Result<usize, String> {
+                let mut rows = 0;
+                for batch in table.scan().batches().map_err(|e| e.to_string())? {
+                    rows += batch.map_err(|e| e.to_string())?.num_rows();
+                }
+                Ok(rows)
+            };
+            let _ = tx.send(rows());
+        });
+        rx.recv_timeout(Duration::from_secs(60)).expect("the scan did not end within a minute")
+    }
+
+    /// A panic in a piece's thread, inside its guard or outside it, fails the scan naming
+    /// the file: never a hang, never a scan that ends with fewer rows.
+    #[test]
+    fn a_panic_in_a_piece_fails_the_scan_naming_the_file() {
+        assert_eq!(scan(&["a.npy", "b.npy", "c.npy"]), Ok(3000));
+        let e = scan(&["a.npy", "b-inject-panic.npy", "c.npy"]).unwrap_err();
+        assert!(e.contains("b-inject-panic.npy") && e.contains("injected into the piece"), "{e}");
+        let e = scan(&["a.npy", "b-inject-escape.npy", "c.npy"]).unwrap_err();
+        assert!(e.contains("b-inject-escape.npy") && e.contains("stopped before it finished"), "{e}");
     }
 }
