@@ -3,8 +3,6 @@
 //! which gives NumPy's results, exceptions and warnings.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use npy_core::{DynArray, ReadOptions};
 use pyo3::exceptions::PyValueError;
@@ -78,63 +76,27 @@ pub(crate) fn load_many(
 /// Inputs the calling thread reads between turns at making arrays of those read.
 const READ_PER_TURN: usize = 16;
 
-/// Reads every plain input on up to `threads` threads (this one too), each taking the next
-/// input not taken, and makes their NumPy arrays as they come: the calling thread takes
-/// the GIL between its reads to make those of every input read so far in order, so that
-/// making arrays (under the GIL, one thread) overlaps the other threads' reads. `None`
-/// where an input is not plain or failed (left to the general way), or its array could not
-/// be made.
+/// Reads every plain input on up to `threads` threads (this one too:
+/// [`npy_store::many::in_order`]) and makes their NumPy arrays as they come: the calling
+/// thread takes the GIL between its reads to make those of every input read so far in
+/// order, so that making arrays (under the GIL, one thread) overlaps the other threads'
+/// reads. `None` where an input is not plain, failed, or its read panicked (left to the
+/// general way), or its array could not be made.
 fn read_and_make(inputs: &[Input], options: &ReadOptions, threads: usize) -> Vec<Option<PyResult<Py<PyAny>>>> {
-    let next = AtomicUsize::new(0);
-    // Each input's array once read (`Some`): `None` inside where it is left to the general way.
-    let slots: Vec<Mutex<Option<Option<DynArray>>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
-    let take = |index: usize| slots[index].lock().unwrap_or_else(PoisonError::into_inner).take();
-    // Reads up to `most` inputs not taken yet into their slots, `memo` the thread's last
-    // header; false once none are left.
-    let read = |most: usize, memo: &mut Option<HeaderMemo>| {
-        for _ in 0..most {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            let Some(input) = inputs.get(index) else { return false };
-            let array = match input {
-                Input::Path(path) => read_plain(path, options, memo),
-                Input::Url(url) => read_plain_url(url, options),
-            };
-            *slots[index].lock().unwrap_or_else(PoisonError::into_inner) = Some(array);
-        }
-        true
+    let mut made = Vec::with_capacity(inputs.len());
+    let read = |index: usize, memo: &mut Option<HeaderMemo>| match &inputs[index] {
+        Input::Path(path) => read_plain(path, options, memo),
+        Input::Url(url) => read_plain_url(url, options),
     };
-    let mut made: Vec<Option<PyResult<Py<PyAny>>>> = Vec::with_capacity(inputs.len());
-    // Makes the arrays of the inputs read, in order from the first not made up to one not
-    // read yet; with `all` (every thread done), of every input, `None` for one not read
-    // (its thread panicked: the general way reads it).
-    let make = |made: &mut Vec<Option<PyResult<Py<PyAny>>>>, all: bool| {
+    let make = |ready: Vec<Option<Option<DynArray>>>| {
         Python::attach(|py| {
             let mut arrays = Arrays::default();
-            while made.len() < inputs.len() {
-                let Some(array) = take(made.len()) else {
-                    if all {
-                        made.push(None);
-                        continue;
-                    }
-                    break;
-                };
-                made.push(array.map(|a| arrays.array(py, a).map(Bound::unbind)));
+            for array in ready {
+                made.push(array.flatten().map(|a| arrays.array(py, a).map(Bound::unbind)));
             }
         });
     };
-    let helpers = threads.min(inputs.len()).saturating_sub(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..helpers).map(|_| scope.spawn(|| while read(usize::MAX, &mut None) {})).collect();
-        let mut memo = None;
-        while read(READ_PER_TURN, &mut memo) {
-            make(&mut made, false);
-        }
-        for handle in handles {
-            // A helper that panicked leaves the input it was reading to the general way.
-            let _ = handle.join();
-        }
-    });
-    make(&mut made, true);
+    npy_store::many::in_order(inputs.len(), threads, READ_PER_TURN, read, make);
     made
 }
 

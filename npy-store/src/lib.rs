@@ -32,6 +32,8 @@
 //! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
 //!   under the features `aws`, `gcp`, `azure`, `http`); [`find`]: the files a path, a
 //!   directory or a glob pattern names, one rule for every door (Python's too).
+//! - [`many::in_order`]: many small reads on a few threads, their results handed over in
+//!   order (`npy.load_many`'s).
 //!
 //! The decoding is npy-core's and npy-arrow's (one header codec, one scalar codec); this
 //! crate only moves bytes. Its functions are async, on tokio.
@@ -66,6 +68,7 @@ pub mod filter;
 mod find;
 mod fortran_blocks;
 pub mod header;
+pub mod many;
 pub mod npz;
 mod npz_filter;
 pub mod remote;
