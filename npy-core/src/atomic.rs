@@ -821,7 +821,9 @@ impl ReplacedFile {
     /// exits, so the old file's blocks are freed either way.
     fn release(self) {
         let ReplacedFile(file) = self;
-        let _ = std::thread::Builder::new().name("npy-release".into()).spawn(move || drop(file));
+        let _ = std::thread::Builder::new().name("npy-release".into()).spawn(move || {
+            let _closed = file;
+        });
     }
 }
 

@@ -9,7 +9,9 @@
 //!   make, into which records with padding are copied whole by an `unsafe fn`
 //!   ([`PieceBuf::copy_records`]) whose contract restores that;
 //! - [`RecordBytes`] and [`bytes_of`]: the bytes of a `&[T]` of records, raw (padding and
-//!   all, readable from the thread making pieces) or, when `T` has no padding, as `&[u8]`.
+//!   all, readable from the thread making pieces) or, when `T` has no padding, as `&[u8]`;
+//! - [`AppendBytes`]: bytes one thread appends while others read what it has published
+//!   (a pickle read as it is checked).
 //!
 //! The proofs about records' bytes rest on `NpyRecord`'s contract that a record's stored
 //! fields (the fields of its native dtype) have no interior mutability, so their bytes do
@@ -579,9 +581,158 @@ pub(crate) unsafe fn bytes_of<T: NpyRecord>(data: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) }
 }
 
+/// Bytes one thread appends while any thread reads those appended so far: a zeroed
+/// region of fixed capacity, reserved up front (address space only: `MAP_NORESERVE`, so a
+/// capacity of a file's length costs nothing until written) and never moved. The first
+/// [`AppendBytes::bytes`] are published: they never change again, and readers see only
+/// them. Appends by two threads at once are refused (one is a bug), never raced.
+///
+/// Dropping a large one unmaps it on a thread of its own (a few milliseconds for tens of
+/// MiB), so the thread that drops it does not wait.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) struct AppendBytes {
+    /// The region: only ever reached through `ptr`, kept to be unmapped on drop.
+    map: Option<memmap2::MmapMut>,
+    ptr: *mut u8,
+    capacity: usize,
+    /// Bytes published: `0..len` are written and never written again.
+    len: std::sync::atomic::AtomicUsize,
+    /// Whether an append is running.
+    appending: AtomicBool,
+}
+
+// SAFETY: the region is owned by the value (unmapped only on drop); bytes below `len` are
+// only read, and bytes at or past it are written only by the one append running at a time
+// (`appending`) and published by a release store of `len`, so no byte is written while
+// another thread may read it.
+#[cfg(not(target_family = "wasm"))]
+unsafe impl Send for AppendBytes {}
+// SAFETY: as for `Send`: shared access reads only published bytes.
+#[cfg(not(target_family = "wasm"))]
+unsafe impl Sync for AppendBytes {}
+
+#[cfg(not(target_family = "wasm"))]
+impl std::fmt::Debug for AppendBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppendBytes").field("capacity", &self.capacity).field("len", &self.bytes().len()).finish()
+    }
+}
+
+#[cfg(not(target_family = "wasm"))]
+impl AppendBytes {
+    /// Unmapped on a thread of their own when dropped: regions with this many bytes
+    /// published, or more.
+    const UNMAP_APART: usize = 8 << 20;
+
+    /// Room for `capacity` bytes, none published.
+    ///
+    /// # Errors
+    /// The system's, when the address space cannot be had.
+    pub(crate) fn new(capacity: usize) -> std::io::Result<AppendBytes> {
+        // (A map of no bytes is an error: one byte more.)
+        let mut map = memmap2::MmapOptions::new().len(capacity.max(1)).no_reserve_swap().map_anon()?;
+        let ptr = map.as_mut_ptr();
+        Ok(AppendBytes {
+            map: Some(map),
+            ptr,
+            capacity,
+            len: std::sync::atomic::AtomicUsize::new(0),
+            appending: AtomicBool::new(false),
+        })
+    }
+
+    /// The bytes published so far.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        let len = self.len.load(Ordering::Acquire);
+        // SAFETY:
+        // - `ptr..ptr + len` lies in the region (`len <= capacity`), which lives as long as
+        //   `self` and was zeroed by the kernel, so every byte is initialized;
+        // - bytes below `len` are never written again (`append` writes only past it), so
+        //   the shared slice sees no write while it lives; the acquire load pairs with the
+        //   release store that published them, so their writes happened before.
+        unsafe { std::slice::from_raw_parts(self.ptr, len) }
+    }
+
+    /// Lends `fill` the next unpublished bytes (at most `most`, zeros or what a failed
+    /// fill left), then publishes the first `n` of them when it gives `Ok(n)`.
+    ///
+    /// # Errors
+    /// `fill`'s; an error when another append is running.
+    pub(crate) fn append(
+        &self,
+        most: usize,
+        fill: impl FnOnce(&mut [u8]) -> std::io::Result<usize>,
+    ) -> std::io::Result<usize> {
+        if self.appending.swap(true, Ordering::Acquire) {
+            return Err(std::io::Error::other("two appends at once to the same bytes"));
+        }
+        let len = self.len.load(Ordering::Relaxed);
+        let room = most.min(self.capacity - len);
+        // SAFETY:
+        // - `ptr + len..ptr + len + room` lies in the region (`room <= capacity - len`),
+        //   whose bytes are initialized (zeroed by the kernel, or written before);
+        // - no reader reaches them (readers see only `0..len`), and no other append runs
+        //   (`appending`), so this is the only reference to them while it lives.
+        let spare = unsafe { std::slice::from_raw_parts_mut(self.ptr.wrapping_add(len), room) };
+        let filled = fill(spare);
+        if let Ok(n) = filled {
+            self.len.store(len + n.min(room), Ordering::Release);
+        }
+        self.appending.store(false, Ordering::Release);
+        filled.map(|n| n.min(room))
+    }
+}
+
+#[cfg(not(target_family = "wasm"))]
+impl Drop for AppendBytes {
+    fn drop(&mut self) {
+        let Some(map) = self.map.take() else { return };
+        if *self.len.get_mut() >= Self::UNMAP_APART {
+            // A failed spawn drops the map here.
+            let _ = std::thread::Builder::new().name("npy-unmap".into()).spawn(move || drop(map));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Published bytes never change while one thread appends and another reads them, an
+    /// append inside another is refused, and the capacity bounds every append.
+    #[cfg(all(not(target_family = "wasm"), not(miri)))]
+    #[test]
+    fn appended_bytes_are_read_as_written_while_more_come() {
+        let bytes = AppendBytes::new(1 << 20).unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut seen = 0usize;
+                while seen < 1 << 20 {
+                    let now = bytes.bytes();
+                    assert!(now.iter().enumerate().skip(seen.saturating_sub(8)).all(|(i, &b)| b == (i % 251) as u8));
+                    seen = now.len();
+                }
+            });
+            let mut written = 0usize;
+            while written < 1 << 20 {
+                let n = bytes
+                    .append(1000, |spare| {
+                        for (k, b) in spare.iter_mut().enumerate() {
+                            *b = ((written + k) % 251) as u8;
+                        }
+                        Ok(spare.len())
+                    })
+                    .unwrap();
+                written += n;
+            }
+            assert_eq!(written, 1 << 20, "the capacity bounds the last append");
+        });
+        assert_eq!(bytes.append(10, |spare| Ok(spare.len())).unwrap(), 0, "full");
+        let other = AppendBytes::new(10).unwrap();
+        let nested = other.append(5, |_| other.append(5, |spare| Ok(spare.len())));
+        assert!(nested.is_err(), "two appends at once");
+        assert!(other.bytes().is_empty());
+    }
     use crate::prelude::*;
 
     #[test]

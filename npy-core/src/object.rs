@@ -128,6 +128,8 @@ mod pystr;
 mod spare;
 mod stdlib;
 
+#[cfg(not(target_family = "wasm"))]
+pub use check::{check_growing_pickle_with, GrowingPickle};
 pub use check::{
     check_pickle, check_pickle_prefix, check_pickle_prefix_with, check_pickle_with, check_sparse_pickle_prefix_with,
     globals, CheckProgress, CheckedPickle, CheckedPrefix, Gap, SparseCheck, SparsePickle,

@@ -2,15 +2,16 @@
 //! the values, passes exactly the pickles decoding (`from_pickle`) passes, with the same
 //! shape: NumPy's object and `StringDType` arrays in tests/data/object, and each with bytes
 //! changed, cut short or followed by more, under every `Python2Strings`; and the sparse
-//! check (`check_sparse_pickle_prefix_with`, bytes payloads left out) passes none of them
-//! that the check refuses.
+//! check (`check_sparse_pickle_prefix_with`, bytes payloads left out) and the growing one
+//! (`check_growing_pickle_with`, the pickle read as it is checked) pass none of them that
+//! the check refuses.
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use npy_core::object::{
-    check_pickle, check_pickle_prefix, check_pickle_prefix_with, check_pickle_with, check_sparse_pickle_prefix_with,
-    from_pickle_with, CheckProgress, Gap, SparseCheck, SparsePickle,
+    check_growing_pickle_with, check_pickle, check_pickle_prefix, check_pickle_prefix_with, check_pickle_with,
+    check_sparse_pickle_prefix_with, from_pickle_with, CheckProgress, Gap, GrowingPickle, SparseCheck, SparsePickle,
 };
 use npy_core::{Python2Strings, ReadOptions};
 
@@ -169,6 +170,41 @@ fn sparse_check(sparse: &SparsePickle, options: &ReadOptions) -> (npy_core::Resu
     (checked, last)
 }
 
+/// The growing check of `pickle` with payloads of at least `min_gap` bytes left out, the
+/// furthest progress it reported, and what it read (checked against `pickle`: the bytes
+/// kept are the pickle's but for the gaps).
+fn growing_check(
+    pickle: &[u8],
+    min_gap: u64,
+    options: &ReadOptions,
+) -> (npy_core::Result<SparseCheck>, usize, GrowingPickle) {
+    let growing = GrowingPickle::new(pickle.len() as u64, min_gap).expect("address space");
+    let mut last = 0;
+    let checked = check_growing_pickle_with(
+        &growing,
+        std::io::Cursor::new(pickle),
+        |progress| {
+            if let CheckProgress::Checked(n) = progress {
+                assert!(n >= last, "progress {n} after {last}");
+                last = n;
+            }
+            ControlFlow::Continue(())
+        },
+        options,
+    );
+    let (kept, gaps) = (growing.bytes(), growing.gaps());
+    let (mut at, mut from) = (0usize, 0usize);
+    for g in gaps.iter().chain([&Gap { at: u64::MAX, kept: kept.len(), len: 0 }]) {
+        let run = g.kept - from;
+        // (A gap may claim more than the pickle holds: nothing is kept after it then.)
+        assert_eq!(&kept[from..g.kept], pickle.get(at..at + run).unwrap_or(&[]), "kept bytes before {g:?}");
+        assert!(g.at == u64::MAX || (g.len >= 1 && g.at == (at + run) as u64), "{g:?}");
+        at = at.saturating_add(run).saturating_add(usize::try_from(g.len).unwrap_or(usize::MAX));
+        from = g.kept;
+    }
+    (checked, last, growing)
+}
+
 #[test]
 fn a_sparse_check_passes_only_what_the_check_passes() {
     let (mut passed, mut needed, mut gaps) = (0, 0, 0);
@@ -184,6 +220,15 @@ fn a_sparse_check_passes_only_what_the_check_passes() {
                     gaps += sparse.gaps().len();
                     let (checked, last) = sparse_check(&sparse, &options);
                     let what = format!("{name} variant {i} ({strings:?}, gaps from {min_gap})");
+                    // The growing check (read as it goes) ends as the sparse one but for
+                    // payloads it had read already, which it checks in place.
+                    let (growing, grown, _) = growing_check(variant, min_gap, &options);
+                    match (&full, growing) {
+                        (Ok(full), Ok(SparseCheck::Passed(growing))) => assert_eq!(full, &growing, "{what}"),
+                        (_, Ok(SparseCheck::NeedsGap(at))) => assert!(grown as u64 <= at, "{what}: {grown} past {at}"),
+                        (Err(_), Err(_)) => {}
+                        (full, growing) => panic!("{what}: check {full:?}, growing check {growing:?}"),
+                    }
                     match (&full, checked) {
                         (Ok(full), Ok(SparseCheck::Passed(sparse))) => {
                             assert_eq!(full, &sparse, "{what}");
@@ -239,7 +284,7 @@ fn a_sparse_check_reads_array_data_by_its_length_only() {
     }
     let (checked, _) = sparse_check(&sparse, &options);
     let full = check_pickle_prefix(&pickle, |_| ControlFlow::Continue(())).expect("the pickle passes");
-    assert_eq!(checked.expect("passes"), SparseCheck::Passed(full));
+    assert_eq!(checked.expect("passes"), SparseCheck::Passed(full.clone()));
     // Data one byte shorter than its array needs: refused, as the check refuses it.
     let at = sparse.gaps()[0].at as usize;
     let mut short = pickle.clone();
@@ -252,6 +297,17 @@ fn a_sparse_check_reads_array_data_by_its_length_only() {
     // Cut inside a payload left out: the rest is missing, and the check says so.
     let cut = SparsePickle::read(std::io::Cursor::new(&pickle[..at + 100]), 1000).expect("in memory");
     assert!(sparse_check(&cut, &options).0.is_err());
+    // Read as it is checked: each payload left out but for the few KiB read with the
+    // opcodes before it; the same answers.
+    let (checked, _, growing) = growing_check(&pickle, 1000, &options);
+    assert_eq!(checked.expect("passes"), SparseCheck::Passed(full));
+    let gaps = growing.gaps();
+    assert_eq!(gaps.len(), 2);
+    assert!(gaps.iter().all(|g| g.len > 800_000 - 16_384), "{gaps:?}");
+    assert!(growing.bytes().len() < 40_000, "{} bytes kept", growing.bytes().len());
+    let e = growing_check(&short, 1000, &options).0.expect_err("refused");
+    assert!(e.to_string().contains("needs 800000 bytes of data, found 799999"), "{e}");
+    assert!(growing_check(&pickle[..at + 100], 1000, &options).0.is_err());
 }
 
 #[test]

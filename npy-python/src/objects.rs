@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use npy_core::header::Header;
-use npy_core::object::{CheckProgress, SparseCheck, SparsePickle};
+use npy_core::object::{CheckProgress, GrowingPickle, SparseCheck};
 use npy_core::{Error, ReadOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -23,8 +23,9 @@ const GAP_FROM: u64 = 64 << 10;
 /// The object array of the `.npy` file at `path`, whose header (`header`, data at
 /// `offset`) has been read.
 ///
-/// The pickle is read without the content of its long bytes payloads
-/// (`npy_core::object::SparsePickle`): the check sees their lengths, and the unpickler
+/// The check reads the pickle from the file as it goes (`npy_core::object::GrowingPickle`),
+/// on a second thread while CPython's unpickler builds what it has approved, without the
+/// content of its long bytes payloads: the check sees their lengths, and the unpickler
 /// reads their content from the file, once, when it makes them; the opcodes it runs are
 /// the bytes the check read, never read again. A check that needs a payload's content
 /// (rare: a NumPy scalar's or a `bytearray`'s) starts over on the whole pickle.
@@ -38,15 +39,10 @@ pub(crate) fn load_path<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let io = |e: std::io::Error| to_python(Error::from(e).reading(path));
     let file = std::fs::File::open(path).map_err(io)?;
-    let sparse = py
-        .detach(|| {
-            let mut reader = &file;
-            std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(offset))?;
-            SparsePickle::read(reader, GAP_FROM)
-        })
-        .map_err(io)?;
-    let data = Bound::new(py, SparseData { pickle: sparse })?;
-    let pickle = Pickle::Sparse { data: &data, file: Arc::new(file), base: offset };
+    let most = file.metadata().map_err(io)?.len().saturating_sub(offset);
+    let growing = GrowingPickle::new(most, GAP_FROM).map_err(io)?;
+    let data = Bound::new(py, SparseData { pickle: growing })?;
+    let pickle = Pickle::Sparse { data: &data, file: Arc::new(file), base: offset, most };
     if let Built::Array(array, _) = check_and_build(py, pickle, &header, options, args, Some(path))? {
         return Ok(array);
     }
@@ -91,11 +87,12 @@ pub(crate) fn load_file<'py>(
 /// parts already approved (when there is a second CPU); shorter ones are checked first.
 const PIPELINE_FROM: usize = 64 << 10;
 
-/// A pickle to check and build: whole in memory, or read without its long bytes payloads
-/// (then read from `file`, where the pickle starts at `base`).
+/// A pickle to check and build: whole in memory, or read by the check from `file` (where
+/// it starts at `base`, with `most` bytes after) into `data`, without its long bytes
+/// payloads.
 enum Pickle<'a, 'py> {
     Bytes(&'a Bound<'py, PyBytes>),
-    Sparse { data: &'a Bound<'py, SparseData>, file: Arc<std::fs::File>, base: u64 },
+    Sparse { data: &'a Bound<'py, SparseData>, file: Arc<std::fs::File>, base: u64, most: u64 },
 }
 
 /// What [`check_and_build`] made.
@@ -133,14 +130,16 @@ fn check_and_build<'py>(
     args: &PickleArgs,
     name: Option<&Path>,
 ) -> PyResult<Built<'py>> {
-    let (kept, sparse, len) = match &pickle {
-        Pickle::Bytes(data) => (data.as_bytes(), None, data.as_bytes().len()),
-        Pickle::Sparse { data, .. } => {
-            let sparse = &data.get().pickle;
-            let len = usize::try_from(sparse.len())
-                .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("a pickle longer than memory"))?;
-            (sparse.bytes(), Some(sparse), len)
-        }
+    // The pickle's length, or the most it can be.
+    let len = match &pickle {
+        Pickle::Bytes(data) => data.as_bytes().len(),
+        Pickle::Sparse { most, .. } => usize::try_from(*most)
+            .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("a pickle longer than memory"))?,
+    };
+    // What the check reads (shared with its thread: no Python object).
+    let input = match &pickle {
+        Pickle::Bytes(data) => Input::Bytes(data.as_bytes()),
+        Pickle::Sparse { data, file, base, .. } => Input::File(&data.get().pickle, file, *base),
     };
     let located = |e: Error| match name {
         Some(path) => e.reading(path),
@@ -169,9 +168,13 @@ fn check_and_build<'py>(
             }
             _ => ControlFlow::Continue(()),
         };
-        let checked = match sparse {
-            None => npy_core::object::check_pickle_prefix_with(kept, report, options).map(SparseCheck::Passed),
-            Some(sparse) => npy_core::object::check_sparse_pickle_prefix_with(sparse, report, options),
+        let checked = match input {
+            Input::Bytes(bytes) => {
+                npy_core::object::check_pickle_prefix_with(bytes, report, options).map(SparseCheck::Passed)
+            }
+            Input::File(growing, mut reader, base) => std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(base))
+                .map_err(Error::from)
+                .and_then(|_| npy_core::object::check_growing_pickle_with(growing, reader, report, options)),
         };
         match (checked, refusal) {
             (Err(_), _) if cancelled => Err(Refusal::Cancelled),
@@ -183,12 +186,11 @@ fn check_and_build<'py>(
     };
     let store = || match &pickle {
         Pickle::Bytes(data) => Store::Bytes((*data).clone().unbind()),
-        Pickle::Sparse { data, file, base } => {
-            Store::Sparse { data: (*data).clone().unbind(), file: Arc::clone(file), base: *base }
+        Pickle::Sparse { data, file, base, most } => {
+            Store::Sparse { data: (*data).clone().unbind(), file: Arc::clone(file), base: *base, most: *most }
         }
     };
-    // The check's work grows with the bytes kept (a payload left out costs it nothing).
-    let parallel = kept.len() >= PIPELINE_FROM && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let parallel = len >= PIPELINE_FROM && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let approval = Arc::new(Approval::default());
     let (checked, built) = if parallel {
         std::thread::scope(|s| {
@@ -230,6 +232,13 @@ fn check_and_build<'py>(
             .unwrap_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("npy's pickle check stopped unexpectedly"))),
         Ok(len) => built.map(|array| Built::Array(array, len)),
     }
+}
+
+/// The bytes the check reads: in memory, or from a file (at an offset) as it goes.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Bytes(&'a [u8]),
+    File(&'a GrowingPickle, &'a std::fs::File, u64),
 }
 
 /// Why the check refused a pickle.

@@ -9,15 +9,16 @@
 //! checks it, each prefix of opcodes the check has executed ([`Approval`]). The last bytes
 //! (the `STOP` opcode) are released only when the whole check has passed, so no array is
 //! ever returned from a pickle the check refuses, and no opcode runs before the check has
-//! run it and every opcode before it. Of a pickle read without its long bytes payloads
-//! ([`SparseData`]), the feeder serves the opcodes from the bytes the check read and reads
-//! a payload's content from the file only when the unpickler asks for it (its length is
-//! the checked opcode's), straight into the bytes object the unpickler makes.
+//! run it and every opcode before it. Of a pickle the check reads from its file as it
+//! goes, leaving out its long bytes payloads ([`SparseData`]), the feeder serves the
+//! opcodes from the bytes the check read and reads a payload's content from the file only
+//! when the unpickler asks for it (its length is the checked opcode's), straight into the
+//! bytes object the unpickler makes.
 
 use std::ffi::c_int;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use npy_core::object::{globals, Gap, SparsePickle};
+use npy_core::object::{globals, GrowingPickle};
 use pyo3::exceptions::{PyUnicodeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -164,21 +165,23 @@ impl Drop for FinishGuard<'_> {
 /// pickle) made 170 to 250 `futex` calls and as many thread switches.
 const WAIT_AHEAD: usize = 256 << 10;
 
-/// A pickle read with its long bytes payloads left out (`npy_core::object::SparsePickle`),
-/// its kept bytes exported to Python read-only, so the [`Feeder`] hands out views of them.
+/// A pickle the check reads as it goes, its long bytes payloads left out
+/// (`npy_core::object::GrowingPickle`), its bytes read so far exported to Python
+/// read-only, so the [`Feeder`] hands out views of them.
 #[pyclass(module = "npy._npy", name = "_SparsePickle", frozen)]
 pub(crate) struct SparseData {
-    pub(crate) pickle: SparsePickle,
+    pub(crate) pickle: GrowingPickle,
 }
 
 #[pymethods]
 impl SparseData {
-    /// The kept bytes as a read-only buffer (CPython's buffer protocol).
+    /// The bytes read so far as a read-only buffer (CPython's buffer protocol).
     ///
     /// # Safety
     /// `view` must be a `Py_buffer` CPython passes to `bf_getbuffer`. The bytes never
-    /// change (the class is frozen and owns them), and `PyBuffer_FillInfo` keeps this
-    /// object alive as long as the view, so the pointer stays valid.
+    /// change once read (more may follow them, never in their place; the class is frozen
+    /// and owns them), and `PyBuffer_FillInfo` keeps this object alive as long as the
+    /// view, so the pointer stays valid.
     #[allow(unsafe_code)]
     unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut pyo3::ffi::Py_buffer, flags: c_int) -> PyResult<()> {
         let bytes = slf.get().pickle.bytes();
@@ -209,6 +212,8 @@ pub(crate) enum Store {
         /// The file, and the offset of the pickle's first byte in it.
         file: Arc<std::fs::File>,
         base: u64,
+        /// What is left of the file from there: the most the pickle can be.
+        most: u64,
     },
 }
 
@@ -230,8 +235,8 @@ enum Place {
 #[pyclass(module = "npy._npy", name = "_Feeder", frozen)]
 pub(crate) struct Feeder {
     store: Store,
-    /// The gaps of a sparse pickle (none for a whole one).
-    gaps: Vec<Gap>,
+    /// The pickle's length, or for a sparse one (read as it is checked) the most it can
+    /// be: what is left of its file. The check approves no more than the pickle.
     len: usize,
     position: Mutex<usize>,
     approval: Arc<Approval>,
@@ -239,16 +244,12 @@ pub(crate) struct Feeder {
 
 impl Feeder {
     pub(crate) fn new(py: Python<'_>, store: Store, approval: Arc<Approval>) -> PyResult<Feeder> {
-        let (len, gaps) = match &store {
-            Store::Bytes(data) => (data.bind(py).as_bytes().len(), Vec::new()),
-            Store::Sparse { data, .. } => {
-                let pickle = &data.get().pickle;
-                let len = usize::try_from(pickle.len())
-                    .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("a pickle longer than memory"))?;
-                (len, pickle.gaps().to_vec())
-            }
+        let len = match &store {
+            Store::Bytes(data) => data.bind(py).as_bytes().len(),
+            Store::Sparse { most, .. } => usize::try_from(*most)
+                .map_err(|_| pyo3::exceptions::PyMemoryError::new_err("a pickle longer than memory"))?,
         };
-        Ok(Feeder { store, gaps, len, position: Mutex::new(0), approval })
+        Ok(Feeder { store, len, position: Mutex::new(0), approval })
     }
 
     /// The bytes kept in memory.
@@ -260,18 +261,22 @@ impl Feeder {
     }
 
     fn place(&self, pos: usize) -> Place {
-        let pos64 = pos as u64;
-        let i = self.gaps.partition_point(|g| g.at + g.len <= pos64);
-        if let Some(g) = self.gaps.get(i).filter(|g| g.at <= pos64) {
-            // Ends within the pickle's length, a usize.
-            return Place::Gap { end: (g.at + g.len) as usize };
-        }
-        let index = match i.checked_sub(1).map(|j| self.gaps[j]) {
-            Some(g) => g.kept + (pos - (g.at + g.len) as usize),
-            None => pos,
-        };
-        let end = self.gaps.get(i).map_or(self.len, |g| g.at as usize);
-        Place::Kept { index, end }
+        let Store::Sparse { data, .. } = &self.store else { return Place::Kept { index: pos, end: self.len } };
+        data.get().pickle.with_gaps(|gaps| {
+            let pos64 = pos as u64;
+            let i = gaps.partition_point(|g| g.at + g.len <= pos64);
+            if let Some(g) = gaps.get(i).filter(|g| g.at <= pos64) {
+                // Ends within the pickle's length, a usize.
+                return Place::Gap { end: (g.at + g.len) as usize };
+            }
+            let index = match i.checked_sub(1).map(|j| gaps[j]) {
+                Some(g) => g.kept + (pos - (g.at + g.len) as usize),
+                None => pos,
+            };
+            // (A gap past the approved bytes may not be known yet: no read reaches it.)
+            let end = gaps.get(i).map_or(self.len, |g| g.at as usize);
+            Place::Kept { index, end }
+        })
     }
 
     fn position(&self) -> usize {
@@ -330,12 +335,12 @@ impl Feeder {
                     match read {
                         Ok(got) if got == n => {}
                         Ok(got) => {
+                            let (start, len) = self.gap_around(pos);
                             return Err(pyo3::exceptions::PyEOFError::new_err(format!(
-                                "the file ended {} bytes into a {}-byte payload of its pickle: it was cut short \
+                                "the file ended {} bytes into a {len}-byte payload of its pickle: it was cut short \
                                  while npy loaded it",
-                                pos + got - (self.gap_start(pos)),
-                                self.gap_len(pos)
-                            )))
+                                pos + got - start
+                            )));
                         }
                         Err(e) => return Err(e.into()),
                     }
@@ -347,12 +352,14 @@ impl Feeder {
         Ok(())
     }
 
-    fn gap_start(&self, pos: usize) -> usize {
-        self.gaps.iter().find(|g| g.at <= pos as u64 && (pos as u64) < g.at + g.len).map_or(pos, |g| g.at as usize)
-    }
-
-    fn gap_len(&self, pos: usize) -> u64 {
-        self.gaps.iter().find(|g| g.at <= pos as u64 && (pos as u64) < g.at + g.len).map_or(0, |g| g.len)
+    /// Where the gap at `pos` starts, and its length.
+    fn gap_around(&self, pos: usize) -> (usize, u64) {
+        let Store::Sparse { data, .. } = &self.store else { return (pos, 0) };
+        data.get().pickle.with_gaps(|gaps| {
+            gaps.iter()
+                .find(|g| g.at <= pos as u64 && (pos as u64) < g.at + g.len)
+                .map_or((pos, 0), |g| (g.at as usize, g.len))
+        })
     }
 
     /// Waits for `want` more bytes at the position; gives the end of what can be handed out.

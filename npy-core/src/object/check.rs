@@ -287,13 +287,105 @@ pub fn check_sparse_pickle_prefix_with(
 ) -> Result<SparseCheck> {
     let mut report = |p: CheckProgress<'_>| progress(p).is_continue();
     let settings = pickle::Settings::of(options);
-    Ok(match pickle::check_sparse(&pickle.bytes, &pickle.gaps, 0, settings, &mut report)? {
+    sparse_check(pickle::check_sparse(&pickle.bytes, &pickle.gaps, 0, settings, &mut report)?)
+}
+
+/// What a check of a pickle with payloads left out found, as the public type says it.
+fn sparse_check(checked: pickle::SparseChecked) -> Result<SparseCheck> {
+    Ok(match checked {
         pickle::SparseChecked::Passed(shape, len) => {
             let len = usize::try_from(len).map_err(|_| Error::pickle(len, "a pickle longer than memory"))?;
             SparseCheck::Passed(CheckedPrefix { shape, len })
         }
         pickle::SparseChecked::NeedsGap(at) => SparseCheck::NeedsGap(at),
     })
+}
+
+/// A pickle read as it is checked ([`check_growing_pickle_with`]), which other threads read
+/// meanwhile: the bytes read so far ([`GrowingPickle::bytes`], which only grow, and never
+/// change once there) and the [`Gap`]s, the payloads of long `BINBYTES` and `BINBYTES8`
+/// left out (but for what was read before the check met them), as in a [`SparsePickle`].
+/// A caller that lets an unpickler read only what the check has reported checked
+/// ([`CheckProgress::Checked`]) can start it at once, while the check reads on: no
+/// thread reads the whole pickle first. Not on WebAssembly.
+///
+/// # Examples
+/// ```
+/// use std::io::Cursor;
+/// use std::ops::ControlFlow;
+/// use npy_core::object::{check_growing_pickle_with, to_pickle, GrowingPickle, Object, SparseCheck};
+/// use npy_core::{prelude::*, ReadOptions};
+///
+/// let a = Array::from_shape_vec(vec![2], vec![Object::Bytes(vec![7; 100_000]), Object::from("x")])?;
+/// let pickle = to_pickle(&a)?;
+/// let growing = GrowingPickle::new(pickle.len() as u64, 64 << 10)?;
+/// let checked = check_growing_pickle_with(&growing, Cursor::new(&pickle), |_| ControlFlow::Continue(()), &ReadOptions::new())?;
+/// assert!(matches!(checked, SparseCheck::Passed(ref c) if c.shape == [2] && c.len == pickle.len()));
+/// let gaps = growing.gaps();
+/// assert_eq!(gaps.len(), 1);
+/// assert_eq!(growing.bytes().len() as u64 + gaps[0].len, pickle.len() as u64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(not(target_family = "wasm"))]
+#[derive(Debug)]
+pub struct GrowingPickle {
+    kept: crate::buffer::AppendBytes,
+    gaps: std::sync::Mutex<Vec<Gap>>,
+    min_gap: u64,
+}
+
+#[cfg(not(target_family = "wasm"))]
+impl GrowingPickle {
+    /// Room for a pickle of at most `max_len` bytes (what is left of its file: address
+    /// space only, memory is taken as bytes are read), leaving out payloads of `BINBYTES`
+    /// and `BINBYTES8` at least `min_gap` long.
+    ///
+    /// # Errors
+    /// An I/O error when the address space cannot be had.
+    pub fn new(max_len: u64, min_gap: u64) -> std::io::Result<GrowingPickle> {
+        let capacity = usize::try_from(max_len).map_err(|_| std::io::Error::other("a pickle longer than memory"))?;
+        Ok(GrowingPickle {
+            kept: crate::buffer::AppendBytes::new(capacity)?,
+            gaps: std::sync::Mutex::new(Vec::new()),
+            min_gap: min_gap.max(1),
+        })
+    }
+
+    /// The bytes read so far, gaps cut out.
+    pub fn bytes(&self) -> &[u8] {
+        self.kept.bytes()
+    }
+
+    /// The payloads left out so far, in order.
+    pub fn gaps(&self) -> Vec<Gap> {
+        self.with_gaps(<[Gap]>::to_vec)
+    }
+
+    /// `f` of the payloads left out so far, in order (without copying them).
+    pub fn with_gaps<R>(&self, f: impl FnOnce(&[Gap]) -> R) -> R {
+        f(&self.gaps.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+}
+
+/// As [`check_sparse_pickle_prefix_with`], for the pickle at `reader`'s position, which
+/// it reads into `pickle` as it checks (so other threads may read `pickle` meanwhile),
+/// leaving out what a [`SparsePickle`] would leave out but for what it had read already
+/// when it met it. `pickle` takes one check: a second one that starts while the first
+/// runs fails at its first read.
+///
+/// # Errors
+/// As [`check_sparse_pickle_prefix_with`], and the reader's.
+#[cfg(not(target_family = "wasm"))]
+pub fn check_growing_pickle_with(
+    pickle: &GrowingPickle,
+    reader: impl std::io::Read + std::io::Seek,
+    mut progress: impl FnMut(CheckProgress<'_>) -> std::ops::ControlFlow<()>,
+    options: &ReadOptions,
+) -> Result<SparseCheck> {
+    let mut report = |p: CheckProgress<'_>| progress(p).is_continue();
+    let settings = pickle::Settings::of(options);
+    let input = pickle::Growing::new(&pickle.kept, &pickle.gaps, pickle.min_gap, reader);
+    sparse_check(pickle::check_growing(input, settings, &mut report)?)
 }
 
 /// An object array's pickle as its file holds it, checked by the restricted decoder

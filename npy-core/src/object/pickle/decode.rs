@@ -14,6 +14,8 @@ mod text;
 use std::collections::HashMap;
 
 use self::fill::Strings;
+#[cfg(not(target_family = "wasm"))]
+pub(crate) use self::input::Growing;
 use self::input::Input;
 pub(crate) use self::input::{InMemory, Source, Sparse, Stream};
 use self::text::{parse_float, quote, raw_unicode_escape};
@@ -332,11 +334,18 @@ pub(crate) fn check_sparse(
     settings: Settings,
     progress: &mut dyn FnMut(CheckProgress<'_>) -> bool,
 ) -> Result<SparseChecked> {
-    let mut machine = Machine::new(Sparse::new(bytes, gaps), base, None, settings);
+    check_left_out(Machine::new(Sparse::new(bytes, gaps), base, None, settings), progress)
+}
+
+/// Runs `machine`, whose input leaves payloads out, to its end (see [`check_sparse`]).
+fn check_left_out<S: Source>(
+    mut machine: Machine<S>,
+    progress: &mut dyn FnMut(CheckProgress<'_>) -> bool,
+) -> Result<SparseChecked> {
     let run = machine.run(&mut |n| progress(CheckProgress::Checked(n as usize)));
     let checked = run.and_then(|stop| Ok((machine.finish_check(stop)?, stop)));
     if machine.input.reader.wanted_gap() {
-        return Ok(SparseChecked::NeedsGap(base + machine.input.pos));
+        return Ok(SparseChecked::NeedsGap(machine.input.base + machine.input.pos));
     }
     let (shape, stop) = checked?;
     let len = stop + 1;
@@ -346,6 +355,21 @@ pub(crate) fn check_sparse(
     }
     drop(machine);
     Ok(SparseChecked::Passed(shape, len))
+}
+
+/// As [`check_sparse`], over a pickle read as the check goes ([`Growing`]): the same
+/// machine, which leaves out what [`check_sparse`]'s input would have left out but for
+/// what was read already.
+///
+/// # Errors
+/// As [`check`], and the reader's.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn check_growing<R: Read + std::io::Seek>(
+    input: Growing<'_, R>,
+    settings: Settings,
+    progress: &mut dyn FnMut(CheckProgress<'_>) -> bool,
+) -> Result<SparseChecked> {
+    check_left_out(Machine::new(input, 0, None, settings), progress)
 }
 
 struct Machine<R> {

@@ -52,6 +52,8 @@ mod sparse;
 pub(crate) use decode::{
     check, check_sparse, decode, decode_dict, mask_dtype, Decoded, Item, Settings, SparseChecked, GLOBALS,
 };
+#[cfg(not(target_family = "wasm"))]
+pub(crate) use decode::{check_growing, Growing};
 pub(crate) use encode::{encode_array, encode_dict, Encode};
 pub(crate) use sparse::read_sparse;
 

@@ -182,6 +182,157 @@ impl Source for Sparse<'_> {
     }
 }
 
+/// A pickle read from a reader as the check reads it, into bytes other threads read
+/// meanwhile (a [`GrowingPickle`](crate::object::GrowingPickle)'s), as a [`Source`]: bytes are read in chunks (growing from
+/// [`Growing::FIRST_CHUNK`] to [`Growing::LAST_CHUNK`] and small again after each gap) and
+/// published as they come. The payload of a `BINBYTES` or `BINBYTES8` at least
+/// `min_gap` long is left out where it was not read already (its rest seeked past, a
+/// [`Gap`](crate::object::Gap) published), when the check meets its opcode
+/// ([`Source::gap`]).
+#[cfg(not(target_family = "wasm"))]
+pub(crate) struct Growing<'a, R> {
+    kept: &'a crate::buffer::AppendBytes,
+    gaps: &'a std::sync::Mutex<Vec<crate::object::Gap>>,
+    min_gap: u64,
+    reader: R,
+    /// The bytes published, as of the last read (they only grow, and never change).
+    bytes: &'a [u8],
+    /// Position in `bytes`.
+    pos: usize,
+    /// Bytes left out so far.
+    left_out: u64,
+    /// The reader has ended.
+    eof: bool,
+    /// An error of seeking past a gap, given by the next read.
+    failed: Option<io::Error>,
+    chunk: usize,
+    wanted: std::cell::Cell<bool>,
+}
+
+#[cfg(not(target_family = "wasm"))]
+impl<'a, R: Read + io::Seek> Growing<'a, R> {
+    /// Bytes read at a time after a gap (an array's few opcodes before the next payload:
+    /// at most this much of that payload is read and kept).
+    const FIRST_CHUNK: usize = 4 << 10;
+    /// Bytes read at a time at most (doubling from [`Self::FIRST_CHUNK`]).
+    const LAST_CHUNK: usize = 1 << 20;
+
+    /// Reads from `reader` into `kept`, leaving out payloads of at least `min_gap` bytes
+    /// (pushed to `gaps`).
+    pub(crate) fn new(
+        kept: &'a crate::buffer::AppendBytes,
+        gaps: &'a std::sync::Mutex<Vec<crate::object::Gap>>,
+        min_gap: u64,
+        reader: R,
+    ) -> Self {
+        let bytes = kept.bytes();
+        Growing {
+            kept,
+            gaps,
+            min_gap,
+            reader,
+            bytes,
+            pos: bytes.len(),
+            left_out: 0,
+            eof: false,
+            failed: None,
+            chunk: Self::FIRST_CHUNK,
+            wanted: std::cell::Cell::new(false),
+        }
+    }
+
+    /// Reads the next chunk and publishes it; `false` at the reader's end.
+    fn more(&mut self) -> io::Result<bool> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        if self.eof {
+            return Ok(false);
+        }
+        let reader = &mut self.reader;
+        let got = self.kept.append(self.chunk, |spare| loop {
+            match reader.read(spare) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                read => return read,
+            }
+        })?;
+        self.chunk = (self.chunk * 2).min(Self::LAST_CHUNK);
+        self.bytes = self.kept.bytes();
+        self.eof = got == 0;
+        Ok(got > 0)
+    }
+}
+
+#[cfg(not(target_family = "wasm"))]
+impl<R: Read + io::Seek> Read for Growing<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos == self.bytes.len() && !self.more()? {
+            return Ok(0);
+        }
+        let rest = &self.bytes[self.pos..];
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(not(target_family = "wasm"))]
+impl<R: Read + io::Seek> Source for Growing<'_, R> {
+    fn whole(&self) -> Option<&[u8]> {
+        Some(self.bytes)
+    }
+
+    fn skip(&mut self, n: usize) {
+        self.pos += n;
+    }
+
+    #[inline]
+    fn rest(&self) -> Option<&[u8]> {
+        // At the end of what is read, nothing unless the reader has ended: a read then
+        // reads on.
+        let rest = &self.bytes[self.pos..];
+        (!rest.is_empty() || self.eof).then_some(rest)
+    }
+
+    fn span_start(&self, len: u64) -> Option<usize> {
+        (len <= (self.bytes.len() - self.pos) as u64).then_some(self.pos)
+    }
+
+    fn gap(&mut self, len: u64) -> bool {
+        let have = (self.bytes.len() - self.pos) as u64;
+        if len < self.min_gap || len <= have {
+            // Short, or read already: the check reads it in place.
+            return false;
+        }
+        let out = len - have;
+        let kept = self.bytes.len();
+        let gap = crate::object::Gap { at: kept as u64 + self.left_out, kept, len: out };
+        self.gaps.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(gap);
+        self.left_out += out;
+        self.pos = kept;
+        self.chunk = Self::FIRST_CHUNK;
+        match i64::try_from(out) {
+            Ok(skip) if !self.eof => {
+                if let Err(e) = self.reader.seek(io::SeekFrom::Current(skip)) {
+                    self.failed = Some(e);
+                }
+            }
+            // Past any file: what follows is not there.
+            _ => self.eof = true,
+        }
+        true
+    }
+
+    fn want_gap(&self) {
+        self.wanted.set(true);
+    }
+
+    fn wanted_gap(&self) -> bool {
+        self.wanted.get()
+    }
+}
+
 /// The pickle's bytes, read exactly as needed (nothing past `STOP` is consumed), with the
 /// position for error offsets.
 pub(super) struct Input<R> {
