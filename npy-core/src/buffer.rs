@@ -622,7 +622,7 @@ impl std::fmt::Debug for AppendBytes {
 impl AppendBytes {
     /// Unmapped on a thread of their own when dropped: regions with this many bytes
     /// published, or more.
-    const UNMAP_APART: usize = 8 << 20;
+    const UNMAP_APART: usize = 2 << 20;
 
     /// Room for `capacity` bytes, none published.
     ///
