@@ -3,7 +3,7 @@
 //! larger than [`WHOLE_FORTRAN_BYTES`] reads a block of rows at a time into C order, one
 //! run of the block's rows per item, and decodes it with [`Layout::c_ordered`]: it holds a
 //! block, never the array. A local file's runs are read where they are, a remote object's
-//! by ranged GETs, and a deflated member's from a temporary file it is inflated into first.
+//! by ranged GETs, and a compressed member's from a temporary file it is decompressed into first.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::ops::Range;
@@ -24,7 +24,7 @@ pub const WHOLE_FORTRAN_BYTES: u64 = 64 << 20;
 
 /// Where a Fortran-order array's runs are read from.
 pub(crate) enum BlocksFrom {
-    /// A local file (or the temporary file a deflated member was inflated into).
+    /// A local file (or the temporary file a compressed member was decompressed into).
     File(Arc<std::fs::File>),
     /// An object in a store, read by ranged GETs.
     Store(Arc<dyn ObjectStore>, Path),
@@ -103,7 +103,7 @@ fn read_runs(file: &std::fs::File, ranges: &[Range<u64>]) -> Result<Vec<Bytes>> 
 /// Bytes written to the temporary file at a time.
 const SPOOL_BYTES: usize = 8 << 20;
 
-/// A deflated member's data inflated into a temporary file (unnamed, in the system's
+/// A compressed member's data decompressed into a temporary file (unnamed, in the system's
 /// temporary directory: removed when dropped, also when the process is killed): `pending`,
 /// then every chunk of `chunks`, whose end checks the member's size and CRC-32, so that an
 /// error there is the spool's. The temporary file's own errors (a full disk) are passed
@@ -113,7 +113,8 @@ pub(crate) async fn spool(
     mut chunks: BoxStream<'static, Result<Bytes>>,
     located: impl Fn(Error) -> Error,
 ) -> Result<std::fs::File> {
-    let spool_error = |e: std::io::Error| located(io_error(format!("inflating the member into a temporary file: {e}")));
+    let spool_error =
+        |e: std::io::Error| located(io_error(format!("decompressing the member into a temporary file: {e}")));
     let mut file = tempfile::tempfile().map_err(spool_error)?;
     let mut buf = pending.to_vec();
     let mut ended = false;

@@ -1,5 +1,5 @@
 //! An `.npz` archive read remotely: its directory from the archive's tail, stored members
-//! by ranged reads, deflated members inflated as their bytes arrive.
+//! by ranged reads, compressed members decompressed as their bytes arrive.
 
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -41,7 +41,7 @@ const BLOCK: u64 = 256 << 10;
 /// and more only for bigger directories (and for local headers outside the tail, one
 /// GET per 256 KiB block), with every check of npy-core's [`npy_core::npz::Reader`]
 /// (end records, zip64, names, sizes, local headers, overlaps). Stored members are then
-/// [`RemoteNpy`] views whose rows are ranged reads; deflated members are inflated as
+/// [`RemoteNpy`] views whose rows are ranged reads; compressed members are decompressed as
 /// their bytes arrive, their size and CRC-32 checked at their end.
 ///
 /// # Examples
@@ -187,14 +187,14 @@ impl RemoteNpz {
     /// with [`RemoteNpz::verify_member`].
     ///
     /// # Errors
-    /// [`npy_core::ErrorKind::Npz`] for an unknown or deflated member (read those with
+    /// [`npy_core::ErrorKind::Npz`] for an unknown or compressed member (read those with
     /// [`RemoteNpz::read`] or [`RemoteNpz::member_batches`]); header errors, naming the
     /// archive and member.
     pub async fn member(&self, name: &str) -> Result<RemoteNpy> {
         let info = self.info(name)?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         let Some(start) = info.data_start.filter(|_| info.compression == Some(Compression::Stored)) else {
-            let why = "a deflated member has no rows to read in place: read it with read or member_batches";
+            let why = "a compressed member has no rows to read in place: read it with read or member_batches";
             return Err(located(npz_error(&info.member, why)));
         };
         let cached = self.headers.lock().ok().and_then(|h| h.get(&info.member).cloned());
@@ -214,7 +214,7 @@ impl RemoteNpz {
     }
 
     /// Member `name`'s bytes (a whole `.npy`): a stored member's from one ranged GET, a
-    /// deflated one's inflated as they arrive, its size and CRC-32 checked.
+    /// compressed one's decompressed as they arrive, its size and CRC-32 checked.
     ///
     /// # Errors
     /// [`npy_core::ErrorKind::Npz`] for an unknown member, a deflate stream that is bad,
@@ -223,7 +223,7 @@ impl RemoteNpz {
     pub async fn member_bytes(&self, name: &str) -> Result<Bytes> {
         let info = self.info(name)?;
         // A stored member's size is its bytes in the archive (checked to lie within it):
-        // made room for at once, not doubled into. A deflated one's is only claimed.
+        // made room for at once, not doubled into. A compressed one's is only claimed.
         let stored = info.compression == Some(Compression::Stored);
         let room = if stored { info.size } else { info.compressed_size };
         let mut all = BytesMut::with_capacity(usize::try_from(room).unwrap_or(0));
@@ -235,7 +235,7 @@ impl RemoteNpz {
     }
 
     /// Checks member `name` as npy-core's npz reader does when it reads it: its bytes read
-    /// (stored) or inflated (deflated) as they arrive and dropped, their count and CRC-32
+    /// (stored) or decompressed (deflate or Zstandard) as they arrive and dropped, their count and CRC-32
     /// checked against its directory entry. Memory: one chunk.
     ///
     /// # Errors
@@ -292,9 +292,9 @@ impl RemoteNpz {
 
     /// Member `name`'s rows as record batches with default [`ConvertOptions`], of the
     /// columns `projection` (`None`: all): a stored member's by one ranged GET of all its
-    /// data (see [`crate::RowScan`]), a deflated one's inflated and cut into batches as
+    /// data (see [`crate::RowScan`]), a compressed one's decompressed and cut into batches as
     /// its bytes arrive (memory: one batch's bytes and one chunk; a Fortran-order N-d member
-    /// is inflated whole first). Every byte of the member is hashed as it is read, and its
+    /// is decompressed whole first). Every byte of the member is hashed as it is read, and its
     /// size and CRC-32 are checked before the batch of its last rows is given out: a stream
     /// that ends without an error gave only checked rows, and a corrupt member's stream
     /// ends with an error naming the archive and member (some of its first batches may
@@ -364,7 +364,7 @@ impl RemoteNpz {
             };
             return Ok((layout, prepared));
         }
-        let (header, version, mut chunks, pending) = self.inflated_head(info).await?;
+        let (header, version, mut chunks, pending) = self.decompressed_head(info).await?;
         let full = Layout::new_with(&header, Some(version), options).map_err(located)?;
         let mut layout = Arc::new(match parts {
             Some(parts) => full.select(parts).map_err(located)?,
@@ -374,7 +374,7 @@ impl RemoteNpz {
         let name = self.location.to_string();
         let fortran = header.fortran_order && header.shape.len() > 1;
         let source = if fortran && full.rows() as u64 * full.row_bytes() as u64 > WHOLE_FORTRAN_BYTES {
-            // Rows of a larger one are read a block at a time from its data inflated into a
+            // Rows of a larger one are read a block at a time from its data decompressed into a
             // temporary file.
             let file = fortran_blocks::spool(&pending, chunks, located).await?;
             let blocks = FortranBlocks::new(BlocksFrom::File(Arc::new(file)), 0, &full, name.clone())
@@ -390,12 +390,12 @@ impl RemoteNpz {
         } else {
             Source::Stream(chunks, pending)
         };
-        Ok((full, Prepared::Inflated { name, layout, rows, source, member }))
+        Ok((full, Prepared::Compressed { name, layout, rows, source, member }))
     }
 
-    /// A deflated member's header, inflated from its first bytes, and the rest of its
-    /// bytes: those inflated past the header, and the stream of the others.
-    async fn inflated_head(
+    /// A compressed member's header, decompressed from its first bytes, and the rest of its
+    /// bytes: those decompressed past the header, and the stream of the others.
+    async fn decompressed_head(
         &self,
         info: &MemberInfo,
     ) -> Result<(Header, Version, BoxStream<'static, Result<Bytes>>, BytesMut)> {
@@ -416,7 +416,7 @@ impl RemoteNpz {
     }
 
     /// Member `name`'s `.npy` header and format version: a stored member's from one ranged
-    /// GET of its first bytes, a deflated one's inflated from its first bytes (its first
+    /// GET of its first bytes, a compressed one's decompressed from its first bytes (its first
     /// GET, dropped once the header is read). Where its data starts in the archive is its
     /// [`MemberInfo::data_start`] plus the header's length, for a stored member:
     /// [`RemoteNpz::member`] gives it ([`RemoteNpy::data_start`]).
@@ -452,16 +452,16 @@ impl RemoteNpz {
             let npy = self.member(name).await?;
             return Ok((npy.header().clone(), npy.object().version));
         }
-        let (header, version, _, _) = self.inflated_head(info).await?;
+        let (header, version, _, _) = self.decompressed_head(info).await?;
         Ok((header, version))
     }
 
     /// The layout of member `name` with default [`ConvertOptions`]: a stored member's
-    /// header from one ranged GET, a deflated one's inflated from the member's first bytes
+    /// header from one ranged GET, a compressed one's decompressed from the member's first bytes
     /// (its first GET, dropped once the header is read).
     ///
     /// # Errors
-    /// As [`RemoteNpz::member`] (but for deflated members, which are read); [`Layout`]'s.
+    /// As [`RemoteNpz::member`] (but for compressed members, which are read); [`Layout`]'s.
     pub async fn member_layout(&self, name: &str) -> Result<Layout> {
         self.member_layout_with(name, &ConvertOptions::new()).await
     }
@@ -475,7 +475,7 @@ impl RemoteNpz {
         if info.compression == Some(Compression::Stored) {
             return self.member(name).await?.layout_with(options);
         }
-        let (header, version, _, _) = self.inflated_head(info).await?;
+        let (header, version, _, _) = self.decompressed_head(info).await?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         Layout::new_with(&header, Some(version), options).map_err(located)
     }
@@ -553,7 +553,7 @@ impl RemoteNpz {
 
     /// The batches of [`RemoteNpz::table_schema`]'s table, with default [`ConvertOptions`]:
     /// every member's batches read side by side (stored members by one ranged GET each,
-    /// deflated ones inflated as they arrive), their columns put together.
+    /// compressed ones decompressed as they arrive), their columns put together.
     ///
     /// # Errors
     /// As [`RemoteNpz::table_schema`]; the stream's as [`RemoteNpz::member_batches`].
@@ -675,7 +675,7 @@ impl RemoteNpz {
         Ok(())
     }
 
-    /// The member's bytes as they arrive (stored) or inflate (deflated), ending with an
+    /// The member's bytes as they arrive (stored) or decompress (deflate or Zstandard), ending with an
     /// error if they are short, long, or fail the CRC.
     async fn member_stream(&self, info: &MemberInfo) -> Result<BoxStream<'static, Result<Bytes>>> {
         let name = self.location.to_string();
@@ -695,8 +695,8 @@ impl RemoteNpz {
         let raw = payload_stream(got, store_name);
         let decoder = MemberDecoder::new(info).map_err(&located)?;
         let state =
-            Inflating { raw, decoder, size: info.size, stored, input: Bytes::new(), stalled: false, done: false };
-        Ok(stream::unfold(state, Inflating::next).map_err(located).boxed())
+            Decompressing { raw, decoder, size: info.size, stored, input: Bytes::new(), stalled: false, done: false };
+        Ok(stream::unfold(state, Decompressing::next).map_err(located).boxed())
     }
 }
 
@@ -713,8 +713,8 @@ pub(crate) enum Prepared {
         verify: Verify,
         member: String,
     },
-    /// A deflated member, inflated as its bytes arrive (checked by its stream).
-    Inflated { name: String, layout: Arc<Layout>, rows: Range<usize>, source: Source, member: String },
+    /// A compressed member, decompressed as its bytes arrive (checked by its stream).
+    Compressed { name: String, layout: Arc<Layout>, rows: Range<usize>, source: Source, member: String },
 }
 
 impl Prepared {
@@ -734,13 +734,13 @@ impl Prepared {
                     let fortran = header.fortran_order && header.shape.len() > 1;
                     (!fortran).then(|| verify.span(*data_start, rows, layout.row_bytes(), batch_rows))
                 }
-                Prepared::Inflated { .. } => None,
+                Prepared::Compressed { .. } => None,
             })
             .collect();
         let shared: Vec<Span> = spans.iter().flatten().copied().collect();
         let first = prepared.iter().find_map(|p| match p {
             Prepared::Stored { store, location, .. } => Some((store.clone(), location.clone())),
-            Prepared::Inflated { .. } => None,
+            Prepared::Compressed { .. } => None,
         });
         let Some((store, location)) = first.filter(|_| shared.len() > 1) else { return vec![None; prepared.len()] };
         let group = Arc::new(Together::new(store, location, shared));
@@ -768,7 +768,7 @@ impl Prepared {
                 let place = Place { data_start, map: None, verify: Some(verify), filter, together };
                 (member_row_batches(store, location, layout, rows, batch_rows, place), member)
             }
-            Prepared::Inflated { name, layout, rows, source, member } => {
+            Prepared::Compressed { name, layout, rows, source, member } => {
                 (batches_from(name, layout, rows, batch_rows, source, filter), member)
             }
         };
@@ -778,28 +778,28 @@ impl Prepared {
 
 /// A member's raw bytes, decompressed (deflate or Zstandard members) and checked as they
 /// pass, by npy-core's `MemberDecoder`: stored bytes pass as they arrive, uncopied.
-struct Inflating {
+struct Decompressing {
     raw: BoxStream<'static, Result<Bytes>>,
     decoder: MemberDecoder,
     /// The member's size, as its directory entry claims.
     size: u64,
     stored: bool,
     /// Raw bytes received and not decoded yet: a chunk is decoded a piece of at most
-    /// [`INFLATE_CHUNK`] bytes at a time (a MiB of deflated zeros comes to a GiB).
+    /// [`DECOMPRESS_CHUNK`] bytes at a time (a MiB of deflated zeros comes to a GiB).
     input: Bytes,
     /// Whether the last decoding of `input` made no progress: it needs more raw bytes.
     stalled: bool,
     done: bool,
 }
 
-/// Bytes inflated per output chunk at most.
-const INFLATE_CHUNK: u64 = 256 << 10;
+/// Bytes decompressed per output chunk at most.
+const DECOMPRESS_CHUNK: u64 = 256 << 10;
 
-impl Inflating {
-    async fn next(mut self) -> Option<(Result<Bytes>, Inflating)> {
+impl Decompressing {
+    async fn next(mut self) -> Option<(Result<Bytes>, Decompressing)> {
         while !self.done {
             let step = if !self.stored && !self.input.is_empty() && !self.stalled {
-                self.inflate_piece()
+                self.decompress_piece()
             } else {
                 match self.raw.next().await {
                     None => {
@@ -829,11 +829,11 @@ impl Inflating {
         None
     }
 
-    /// At most [`INFLATE_CHUNK`] bytes decoded from `input` (what it used taken off it);
+    /// At most [`DECOMPRESS_CHUNK`] bytes decoded from `input` (what it used taken off it);
     /// never more than the claimed size and one byte, to see a stream that runs past it.
-    fn inflate_piece(&mut self) -> Result<Bytes> {
+    fn decompress_piece(&mut self) -> Result<Bytes> {
         let left = self.size.saturating_sub(self.decoder.decoded());
-        let mut buf = vec![0u8; (left + 1).min(INFLATE_CHUNK) as usize];
+        let mut buf = vec![0u8; (left + 1).min(DECOMPRESS_CHUNK) as usize];
         let (used, made) = self.decoder.decode(&self.input, &mut buf)?;
         self.input = self.input.slice(used..);
         if used == 0 && made == 0 {
