@@ -35,9 +35,10 @@ impl Kept {
 /// The error a predicate may fail with; the scan reports it as an error of the file.
 pub type KeepError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The predicate of a filtered scan: given a block's rows of the columns it reads, it says
-/// which rows to keep.
-type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync;
+/// The predicate of every filter ([`RowFilter`], [`crate::NpzFilter`],
+/// [`crate::table::TableFilter`]): given a block's rows of the columns or parts it reads,
+/// it says which rows to keep.
+pub(crate) type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync;
 
 /// A predicate over some columns of a scan's rows ([`RowScan::filter`](crate::RowScan::filter)):
 /// each block of rows has those columns decoded first and judged, and the scan's other

@@ -18,13 +18,9 @@ use npy_arrow::{ConvertOptions, Part};
 use npy_core::{Error, ErrorKind, Result};
 
 use crate::error::npz_error;
-use crate::filter::{KeepError, Kept, RowFilter};
+use crate::filter::{Keep, KeepError, Kept, RowFilter};
 use crate::npz::{Prepared, RemoteNpz};
 use crate::stream::BatchStream;
-
-/// The predicate of a filtered archive table: given a block's rows of the parts of members
-/// it reads, it says which rows to keep.
-type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync;
 
 /// A predicate over parts of some members of an archive's table
 /// ([`RemoteNpz::checked_part_batches_with`]): each block of rows has those parts decoded

@@ -15,13 +15,10 @@ use npy_arrow::Part;
 use npy_core::{Error, ErrorKind, Result};
 
 use super::{files, parts_schema, FileKind, MemberReads, Table, TableFile};
-use crate::filter::{KeepError, Kept, RowFilter};
+use crate::filter::{Keep, KeepError, Kept, RowFilter};
 use crate::npz_filter::NpzFilter;
 use crate::rows::RowScan;
 use crate::stream::BatchStream;
-
-/// The predicate of a filtered stream: given a block's rows of the parts it reads.
-type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync;
 
 /// A predicate over parts of a table's columns ([`TableScan::filter`]): each block of rows
 /// has those parts decoded first and judged, and the scan's other columns decoded only at
