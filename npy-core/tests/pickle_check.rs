@@ -152,21 +152,20 @@ fn a_prefix_check_stops_when_asked() {
     assert_eq!(calls, 1);
 }
 
+/// Notes in `last` how far a check has come, failing if it went back.
+fn furthest(progress: CheckProgress<'_>, last: &mut usize) -> ControlFlow<()> {
+    if let CheckProgress::Checked(n) = progress {
+        assert!(n >= *last, "progress {n} after {last}");
+        *last = n;
+    }
+    ControlFlow::Continue(())
+}
+
 /// The sparse check of `pickle` with payloads of at least `min_gap` bytes left out, and
 /// the furthest progress it reported.
 fn sparse_check(sparse: &SparsePickle, options: &ReadOptions) -> (npy_core::Result<SparseCheck>, usize) {
     let mut last = 0;
-    let checked = check_sparse_pickle_prefix_with(
-        sparse,
-        |progress| {
-            if let CheckProgress::Checked(n) = progress {
-                assert!(n >= last, "progress {n} after {last}");
-                last = n;
-            }
-            ControlFlow::Continue(())
-        },
-        options,
-    );
+    let checked = check_sparse_pickle_prefix_with(sparse, |progress| furthest(progress, &mut last), options);
     (checked, last)
 }
 
@@ -183,13 +182,7 @@ fn growing_check(
     let checked = check_growing_pickle_with(
         &growing,
         std::io::Cursor::new(pickle),
-        |progress| {
-            if let CheckProgress::Checked(n) = progress {
-                assert!(n >= last, "progress {n} after {last}");
-                last = n;
-            }
-            ControlFlow::Continue(())
-        },
+        |progress| furthest(progress, &mut last),
         options,
     );
     let (kept, gaps) = (growing.bytes(), growing.gaps());
