@@ -50,7 +50,7 @@ def open(
 
     Many files must share a dtype and the shape of a row (the error names two that
     differ); each must be C order (or 1-d) and, in archives, stored. One file may be
-    anything: a deflated member or a Fortran-order array is read whole on first index.
+    anything: a compressed member or a Fortran-order array is read whole on first index.
 
     The array is a PyTorch map-style dataset as it stands (``len``, ``a[i]``, and
     ``a.__getitems__(indices)``, a batch in one read), pickles as its files (reopened where
@@ -65,7 +65,7 @@ def open(
     sources = _sources(file)
     if len(sources) == 1 and (is_url(sources[0]) or os.path.isfile(sources[0])):
         found = layout(sources[0], member, max_header_size)
-        if found.deflated or found.fortran or not found.shape:
+        if found.compressed or found.fortran or not found.shape:
             lazy = LazyArray(open_source(sources[0]), found, sources[0], member)
             lazy._max_header_size = max_header_size
             return lazy
@@ -309,7 +309,7 @@ class LazyArray:
         """The rows (a slice or indices, in that order), of the selected fields."""
         self._opened()
         found = self._layout
-        if found.deflated or found.fortran or not found.shape:
+        if found.compressed or found.fortran or not found.shape:
             whole = self._read_whole()
             out = whole[rows] if found.shape else whole.reshape(1)
         else:
@@ -371,7 +371,7 @@ class LazyArray:
     def _read_whole(self) -> _Array:
         if self._whole is None:
             found = self._layout
-            if found.deflated:
+            if found.compressed:
                 from ._npyio import load_npz
 
                 assert self._member is not None and not isinstance(self._file, list)

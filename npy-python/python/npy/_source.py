@@ -3,7 +3,7 @@
 :func:`layout` finds the array of a ``.npy`` file or of an ``.npz`` member, local or at a
 URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://``), through the engine's
 ``npy._npy.locate``: npy-store reads the header (and an archive's checked directory and
-the member's header, a deflated one's inflated from its first bytes) by a few ranged
+the member's header, a compressed one's decompressed from its first bytes) by a few ranged
 reads, as ``npy.load`` reads them. ``open_source`` gives a local file (``os.pread``) or an
 object at a URL (npy-store's object stores, through ``npy._npy.open_url``) as a
 :class:`Source` for ranged reads of the data. ``npy.open``, ``npy.dask`` and
@@ -152,7 +152,7 @@ class Layout:
     """Where an array's data lies in a file or object: ``file`` (the path or URL read),
     ``name`` (it and the member, for messages), its header's dtype, shape and order
     (``fortran``: Fortran order with two dims or more), the data's offset; ``member``: the
-    ``.npz`` member it is; ``deflated``: a compressed member, by deflate or Zstandard (its
+    ``.npz`` member it is; ``compressed``: a compressed member, by deflate or Zstandard (its
     data cannot be read by range: ``offset`` is 0); ``compression``: ``"stored"``,
     ``"deflate"`` or ``"zstd"``."""
 
@@ -163,7 +163,7 @@ class Layout:
     shape: tuple[int, ...]
     fortran: bool
     member: str | None = None
-    deflated: bool = False
+    compressed: bool = False
     compression: str = "stored"
 
     @property
@@ -194,9 +194,9 @@ def layout(
     file or stored member shorter than its header says is refused, naming it, and so are
     arrays of Python objects (their data are pickles)."""
     name = os.fspath(file)
-    dtype, fortran, shape, offset, deflated, compression = _npy.locate(name, member, max_header_size, reader)
+    dtype, fortran, shape, offset, compressed, compression = _npy.locate(name, member, max_header_size, reader)
     label = name if member is None else f"{name} (member {member!r})"
     if dtype.hasobject:
         raise ValueError(f"{label}: arrays of Python objects (dtype {dtype}) are refused: their data are pickles")
     fortran = fortran and len(shape) > 1
-    return Layout(name, label, offset, dtype, tuple(shape), fortran, member, deflated, compression)
+    return Layout(name, label, offset, dtype, tuple(shape), fortran, member, compressed, compression)

@@ -105,7 +105,7 @@ def from_npy(
         (``ValueError``); rechunk the array instead. Chunks of several files may span two.
     member: the ``.npz`` member (``"x"`` or ``"x.npy"``). A stored member is read by byte
         range inside the archive, as a ``.npy`` file is; the zip's CRC-32 of the member is
-        then never checked (no chunk reads it all). A deflated member is one chunk, read
+        then never checked (no chunk reads it all). A compressed member is one chunk, read
         whole (and checked) by ``npy.load_npz(path)[member]``.
     max_header_size: a longer header raises ``ValueError`` (NumPy's default, 10000).
 
@@ -139,9 +139,9 @@ def from_npy(
         shape = (sum(layout.shape[0] for layout in layouts), *first.shape[1:])
     stamps = [_stamp(layout.file) for layout in layouts]
     normal: tuple[tuple[int, ...], ...]
-    if first.deflated:
+    if first.compressed:
         normal = tuple((n,) for n in shape)
-        tasks: list[tuple[Any, ...]] = [(_read_deflated, first)]
+        tasks: list[tuple[Any, ...]] = [(_read_compressed, first)]
     else:
         normal = _axis_chunks(chunks, first, shape)
         tasks = [(_read_block, parts) for parts in _blocks(layouts, normal, first.axis)]
@@ -358,8 +358,8 @@ def _read_part(part: _Part) -> _Array:
     return buf.view(layout.dtype).reshape(shape, order=order)
 
 
-def _read_deflated(layout: _Layout) -> _Array:
-    """A deflated member, read whole by npy (its CRC-32 checked)."""
+def _read_compressed(layout: _Layout) -> _Array:
+    """A compressed member (deflate or Zstandard), read whole by npy (its CRC-32 checked)."""
     assert layout.member is not None
     with load_npz(layout.file) as archive:
         array: _Array = archive[layout.member]

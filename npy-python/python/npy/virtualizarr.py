@@ -89,7 +89,7 @@ def _layout(url: str, member: str | None, reader: _StoreSource | None = None) ->
             "no Zarr codec drops it (a frame of its own for the data would be a chunk, but zipfile's Zstandard "
             f"readers, np.load's, read one frame a member). {advice}"
         )
-    if found.deflated:
+    if found.compressed:
         raise ValueError(
             f"{found.name}: the member is compressed (deflate); only stored members are one chunk at an offset: a zip "
             "member is a raw deflate stream, which no Zarr codec reads (zlib and gzip have headers). "

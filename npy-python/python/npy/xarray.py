@@ -244,7 +244,7 @@ class _Part:
         out: _Array = self._array()[index]
         # Deflated members and Fortran-order arrays are kept whole by the LazyArray: copied
         # out, as above.
-        return out.copy() if found.deflated or found.fortran else out
+        return out.copy() if found.compressed or found.fortran else out
 
     def whole(self) -> _Array:
         """The 0-d array."""
@@ -415,9 +415,9 @@ def _key(index: Any) -> Hashable:
 def _describe(file: str, member: str | None, max_header_size: int) -> Layout:
     """The array's layout as ``npy.open`` finds it (npy-store's header codec), arrays of
     objects included (their values are read whole by ``npy.load``)."""
-    dtype, fortran, shape, offset, deflated, compression = _npy.locate(file, member, max_header_size)
+    dtype, fortran, shape, offset, compressed, compression = _npy.locate(file, member, max_header_size)
     name = file if member is None else f"{file} (member {member!r})"
-    return Layout(file, name, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, deflated, compression)
+    return Layout(file, name, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, compressed, compression)
 
 
 def _members(file: str) -> list[str]:
