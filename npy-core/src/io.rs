@@ -243,6 +243,16 @@ impl DynArray {
 }
 
 impl ReadNpy for DynArray {
+    /// Reads a file by a [`Loader`](crate::Loader): a small one by one `read`.
+    fn read_npy_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Self> {
+        crate::read::Loader::new_with(options).load(path)
+    }
+
+    /// As [`DynArray::read_npy_with`] with default options.
+    fn read_npy(path: impl AsRef<Path>) -> Result<Self> {
+        crate::read::Loader::new().load(path)
+    }
+
     /// Reads any dtype but objects, as raw bytes that remember the file's version.
     fn from_npy_reader<R: Read>(reader: NpyReader<R>) -> Result<Self> {
         reader.read_dyn()

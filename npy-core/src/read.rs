@@ -10,15 +10,15 @@ use crate::buffer::{self, Buffer};
 use crate::dtype::refuse_objects;
 use crate::error::{Access, Error, ErrorKind, Result};
 use crate::header::{Header, Version, MAGIC_VERSION_LEN};
-use crate::object::pickle;
-use crate::object::{CheckedPickle, FromObject, ObjectArray};
+use crate::object::{pickle, CheckedPickle, FromObject, ObjectArray};
 use crate::options::ReadOptions;
 use crate::plan::Plan;
 use crate::record::{native_dtype_of, NpyRecord};
 use crate::stream::{read_full, read_full_at, read_growing, STREAM_CHUNK};
 
 mod prefix;
-pub use prefix::HeaderPrefix;
+mod whole;
+pub use {prefix::HeaderPrefix, whole::Loader};
 
 /// Bytes of source records converted per step on the conversion path.
 const CONVERT_CHUNK: usize = 128 << 10;

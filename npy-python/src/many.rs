@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use npy_core::{DynArray, ReadOptions};
+use npy_core::{DynArray, Loader, ReadOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
@@ -12,7 +12,7 @@ use pyo3::types::{PyList, PyString};
 use crate::args::LoadArgs;
 use crate::arrays::Arrays;
 use crate::load::{load_path, load_url, path_of, Loaded};
-use crate::plain::{is_url, read_plain, read_plain_url, HeaderMemo};
+use crate::plain::{is_url, read_plain, read_plain_url};
 
 /// One file of a `load_many`, as the threads take it.
 enum Input {
@@ -84,8 +84,8 @@ const READ_PER_TURN: usize = 16;
 /// general way), or its array could not be made.
 fn read_and_make(inputs: &[Input], options: &ReadOptions, threads: usize) -> Vec<Option<PyResult<Py<PyAny>>>> {
     let mut made = Vec::with_capacity(inputs.len());
-    let read = |index: usize, memo: &mut Option<HeaderMemo>| match &inputs[index] {
-        Input::Path(path) => read_plain(path, options, memo),
+    let read = |index: usize, loader: &mut Option<Loader>| match &inputs[index] {
+        Input::Path(path) => read_plain(path, loader.get_or_insert_with(|| Loader::new_with(options))),
         Input::Url(url) => read_plain_url(url, options),
     };
     let make = |ready: Vec<Option<Option<DynArray>>>| {
