@@ -1,11 +1,15 @@
-//! A Rust training loop's data: 8 shards of 10,000 rows of 64 `f32` as one array, read in
-//! batches of 256 random rows (`cargo run -p npy-store --example train_batches [DIR|URL...]`:
-//! shards of your own, a directory, a glob pattern or `s3://` URLs, in place of the 8 it
-//! writes to a temporary directory).
+//! A Rust training loop's data, both ways people keep it: 5,000 small files of one sample
+//! each, loaded at once, and 16 shards of 10,000 rows of 64 `f32` as one array, read in
+//! batches of 256 random rows (`cargo run --release -p npy-store --example train_batches
+//! [DIR|URL...]`: shards of your own, a directory, a glob pattern or `s3://` URLs, in place
+//! of the 16 it writes to a temporary directory).
 //!
-//! Each batch is one [`Shards::gather`]: the batch's rows grouped by shard, runs of
-//! adjacent rows read together, all read side by side; the batch comes back in the order
-//! asked, as an `Array<f32>` of 256 x 64.
+//! The small files go through [`npy_store::many::load_many`]: each file read by one `read`
+//! (npy-core's [`Loader`](npy_core::Loader), its header parsed once for all files that
+//! share it), on as many threads as CPUs. Each batch is one [`Shards::gather`]: the
+//! batch's rows grouped by shard, runs of adjacent rows read together, all read side by
+//! side; the batch comes back in the order asked, as an `Array<f32>` of 256 x 64. `cargo
+//! xtask bench --only training` times both against NumPy.
 
 use std::time::Instant;
 
@@ -14,9 +18,25 @@ use npy_store::Shards;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+
+    // One file a sample: 240 `f64`s each (2 KiB with the header).
+    let samples: Vec<_> = (0..5_000).map(|i| dir.path().join(format!("sample{i:05}.npy"))).collect();
+    for (i, path) in samples.iter().enumerate() {
+        vec![i as f64; 240].write_npy(path)?;
+    }
+    let start = Instant::now();
+    let loaded = npy_store::many::load_many(&samples, threads);
+    let took = start.elapsed();
+    for (i, array) in loaded.into_iter().enumerate() {
+        // Each file's own result: an error names its file.
+        assert_eq!(array?.get::<f64>(&[239])?, i as f64);
+    }
+    println!("{} small files loaded on {threads} threads in {took:.2?}", samples.len());
+
     let mut sources: Vec<String> = std::env::args().skip(1).collect();
     if sources.is_empty() {
-        for shard in 0..8 {
+        for shard in 0..16 {
             let rows: Vec<f32> = (0..10_000 * 64).map(|v| (shard * 10_000 * 64 + v) as f32).collect();
             let path = dir.path().join(format!("train-{shard:02}.npy"));
             Array::from_shape_vec(vec![10_000, 64], rows)?.write_npy(&path)?;

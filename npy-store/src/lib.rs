@@ -32,8 +32,9 @@
 //! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
 //!   under the features `aws`, `gcp`, `azure`, `http`); [`find`]: the files a path, a
 //!   directory or a glob pattern names, one rule for every door (Python's too).
-//! - [`many::in_order`]: many small reads on a few threads, their results handed over in
-//!   order (`npy.load_many`'s).
+//! - [`many::load_many`]: thousands of small `.npy` files read on a few threads
+//!   (`npy.load_many`'s), each by npy-core's [`Loader`](npy_core::Loader); under it
+//!   [`many::in_order`], many reads on a few threads, their results handed over in order.
 //!
 //! The decoding is npy-core's and npy-arrow's (one header codec, one scalar codec); this
 //! crate only moves bytes. Its functions are async, on tokio.

@@ -1,9 +1,53 @@
 //! Many small reads on a few threads, their results handed to the caller in order
-//! ([`in_order`]): what `npy.load_many` reads thousands of small files with.
+//! ([`in_order`]), and [`load_many`], thousands of small `.npy` files read that way: what
+//! `npy.load_many` reads with.
 
 use std::panic::AssertUnwindSafe;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
+
+use npy_core::{DynArray, Error, Loader, ReadOptions, Result};
+
+/// [`load_many_with`] with default [`ReadOptions`].
+///
+/// # Examples
+/// ```
+/// use npy_core::prelude::*;
+/// use npy_core::DynArray;
+///
+/// let dir = tempfile::tempdir()?;
+/// let paths: Vec<_> = (0..100).map(|i| dir.path().join(format!("sample{i:03}.npy"))).collect();
+/// for (i, path) in paths.iter().enumerate() {
+///     vec![i as f64; 240].write_npy(path)?;
+/// }
+/// let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+/// // Each file's own result; here the first error (naming its file) ends the run.
+/// let arrays: Vec<DynArray> = npy_store::many::load_many(&paths, threads).into_iter().collect::<Result<_, _>>()?;
+/// assert_eq!(arrays.len(), 100);
+/// assert_eq!(arrays[42].to_vec::<f64>()?, [42.0; 240]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn load_many<P: AsRef<Path> + Sync>(paths: &[P], threads: usize) -> Vec<Result<DynArray>> {
+    load_many_with(paths, threads, &ReadOptions::default())
+}
+
+/// The arrays of the `.npy` files at `paths`, in order, each as [`Loader::load`] gives it
+/// (a small file by one `read`, its header parsed once for a run of files that share it),
+/// read on up to `threads` threads (this one too). Every file is read, whatever the others
+/// give: each result is its own file's array or error, naming it.
+pub fn load_many_with<P: AsRef<Path> + Sync>(
+    paths: &[P],
+    threads: usize,
+    options: &ReadOptions,
+) -> Vec<Result<DynArray>> {
+    let mut loaded = Vec::with_capacity(paths.len());
+    let read =
+        |i: usize, loader: &mut Option<Loader>| loader.get_or_insert_with(|| Loader::new_with(options)).load(&paths[i]);
+    in_order(paths.len(), threads, usize::MAX, read, |ready| loaded.extend(ready));
+    let panicked = |path: &P| Error::from(std::io::Error::other("its read panicked")).reading(path);
+    loaded.into_iter().zip(paths).map(|(got, path)| got.unwrap_or_else(|| Err(panicked(path)))).collect()
+}
 
 /// Runs `read(i, state)` for every `i` in `0..count` on up to `threads` threads, the
 /// calling thread one of them, each thread taking the next `i` not taken and keeping a
@@ -129,6 +173,33 @@ mod tests {
                 let want: Vec<_> = (0..count).map(|i| (i % 97 != 13).then_some(i * 3)).collect();
                 assert_eq!(got, want, "{threads} threads, {count} reads");
                 assert!(count == 0 || turns >= 1);
+            }
+        }
+    }
+
+    /// Every file's own array or error, in order, on any number of threads.
+    #[test]
+    fn load_many_gives_each_file_its_array_or_its_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut paths = Vec::new();
+        for i in 0..50u32 {
+            let path = dir.path().join(format!("s{i:02}.npy"));
+            match i % 10 {
+                3 => std::fs::write(&path, b"\x93NUMPY not an array").unwrap(),
+                7 => {}
+                _ => npy_core::WriteNpy::write_npy(&vec![i; i as usize], &path).unwrap(),
+            }
+            paths.push(path);
+        }
+        for threads in [1, 3] {
+            let got = load_many(&paths, threads);
+            assert_eq!(got.len(), paths.len());
+            for (i, (got, path)) in got.iter().zip(&paths).enumerate() {
+                match (i % 10, got) {
+                    (3 | 7, Err(e)) => assert!(e.to_string().contains(&*path.to_string_lossy()), "{e}"),
+                    (_, Ok(array)) => assert_eq!(array.to_vec::<u32>().unwrap(), vec![i as u32; i]),
+                    (_, got) => panic!("file {i}: {got:?}"),
+                }
             }
         }
     }
