@@ -10,6 +10,7 @@ Usage: python3 bench.py f8 DIR BYTES REPEAT
        python3 bench.py append DIR BATCHES REPEAT
        python3 bench.py header DIR FIELDS REPEAT
        python3 bench.py serve deflate DIR TRACES
+       python3 bench.py serve training DIR FILES
        python3 bench.py serve PART DIR SIZE [NPY]
 
 `serve` makes this a peer of the Rust bench target of PART (benches/common/mod.rs, `Peer`:
@@ -83,6 +84,18 @@ words, zeros and a random walk) as KIND.npy, and np.savez_compressed's archive o
 np-KIND.npz (its size is the bench's row).
 
   np_deflate_KIND        np.savez_compressed(out.npz, KIND=array) of the array in memory
+
+training (npy-store/benches/training.rs, served only): made here, in DIR/training, FILES
+small files files/s<i>.npy (240 random <f8: 2 KiB each, a training set of one file per
+sample), 16 shards shards/shard<k>.npy of 100,000 x 64 random <f4 (25.6 MB each), and
+batches.npy, 20 batches of 256 random rows of the shards joined along axis 0 (<i8).
+
+  np_files_load          np.load of each small file, in a loop
+  py_files_load_many     npy.load_many of the small files (the Python package's)
+  np_gather_maps         the 20 batches by the best NumPy code for them: each shard's map
+                         (np.load(mmap_mode='r'), opened once), the batch's rows grouped by
+                         shard, one fancy index per map
+  py_gather_read         the 20 batches by npy.open(shards)[rows] (the Python package's)
 
 mmap (benches/mmap.rs): DIR holds big.npy (BYTES of <f8 data), small.npy (1 MiB of <f8 data),
 element i of both being i + 0.25, and picks.npy (<i8 indices into big.npy).
@@ -202,7 +215,7 @@ USAGE = __doc__
 
 def main():
     parts = {"f8": f8, "records": records, "npz": npz, "mmap": mmap, "arrow": arrow, "sql": sql, "append": append,
-             "header": header, "deflate": deflate}
+             "header": header, "deflate": deflate, "training": training}
     args = sys.argv[1:]
     serving = args[:1] == ["serve"]
     if serving:
@@ -676,6 +689,89 @@ def deflate(directory, n, repeat):
     largest = max(arr.nbytes for arr in corpus.values())
     rounds([(f"np_deflate_{kind}", arr.nbytes, measure(kind, arr)) for kind, arr in corpus.items()], repeat,
            largest + largest // 2)
+
+
+# The training part's sizes, as npy-python/bench.py's small-file and shard rows have them.
+TRAIN_VALUES = 240  # <f8: 1,920 bytes of data, 2 KiB with the header
+SHARDS = 16
+SHARD_ROWS = 100_000
+SHARD_COLUMNS = 64  # <f4: 256-byte rows, 25.6 MB a shard
+BATCHES = 20
+BATCH_ROWS = 256
+
+
+def training(directory, n, repeat):
+    """Makes the training part's files (see the module) and times NumPy's reads of them."""
+    folder = os.path.join(directory, "training")
+    os.makedirs(os.path.join(folder, "files"), exist_ok=True)
+    os.makedirs(os.path.join(folder, "shards"), exist_ok=True)
+    rng = np.random.default_rng(57)
+    paths = [os.path.join(folder, "files", f"s{i:05d}.npy") for i in range(n)]
+    for path in paths:
+        np.save(path, rng.standard_normal(TRAIN_VALUES))
+    shards = [os.path.join(folder, "shards", f"shard{i:02d}.npy") for i in range(SHARDS)]
+    for path in shards:
+        np.save(path, rng.standard_normal((SHARD_ROWS, SHARD_COLUMNS), dtype=np.float32))
+    maps = [np.load(p, mmap_mode="r").view(np.ndarray) for p in shards]
+    starts = np.cumsum([0] + [len(m) for m in maps])
+    batches = rng.integers(0, starts[-1], (BATCHES, BATCH_ROWS))
+    np.save(os.path.join(folder, "batches.npy"), batches)
+
+    def load_files():
+        t = time.perf_counter()
+        got = [np.load(p) for p in paths]
+        elapsed = time.perf_counter() - t
+        if len(got) != n or any(a.shape != (TRAIN_VALUES,) for a in got):
+            raise SystemExit(f"{folder}: np.load gave other arrays")
+        return elapsed
+
+    def batch(rows):
+        # The best NumPy code for it: rows grouped by shard, one fancy index per map.
+        shard = np.searchsorted(starts, rows, side="right") - 1
+        local = rows - starts[shard]
+        out = np.empty((len(rows), SHARD_COLUMNS), "<f4")
+        for s in np.unique(shard):
+            picked = np.flatnonzero(shard == s)
+            out[picked] = maps[s][local[picked]]
+        return out
+
+    def gather():
+        t = time.perf_counter()
+        got = [batch(rows) for rows in batches]
+        elapsed = time.perf_counter() - t
+        if len(got) != BATCHES or not np.array_equal(got[-1], last):
+            raise SystemExit(f"{folder}: NumPy's batch is not the rows")
+        return elapsed
+
+    def row(r):
+        shard = int(np.searchsorted(starts, r, side="right")) - 1
+        return maps[shard][r - starts[shard]]
+
+    last = np.stack([row(r) for r in batches[-1]])
+
+    import npy  # the Python package, which `cargo xtask bench` installs first
+
+    opened = npy.open(shards)
+
+    def load_many():
+        t = time.perf_counter()
+        got = npy.load_many(paths)
+        elapsed = time.perf_counter() - t
+        if len(got) != n or any(a.shape != (TRAIN_VALUES,) for a in got):
+            raise SystemExit(f"{folder}: npy.load_many gave other arrays")
+        return elapsed
+
+    def open_rows():
+        t = time.perf_counter()
+        got = [opened[rows] for rows in batches]
+        elapsed = time.perf_counter() - t
+        if len(got) != BATCHES or not np.array_equal(got[-1], last):
+            raise SystemExit(f"{folder}: npy.open's batch is not the rows")
+        return elapsed
+
+    batch_bytes = BATCHES * BATCH_ROWS * SHARD_COLUMNS * 4
+    rounds([("np_files_load", n * 2048, load_files), ("py_files_load_many", n * 2048, load_many),
+            ("np_gather_maps", batch_bytes, gather), ("py_gather_read", batch_bytes, open_rows)], repeat, 64 << 20)
 
 
 MMAP_OPENS = 1000

@@ -1,9 +1,9 @@
-//! `cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|python|js[,...]]
+//! `cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js[,...]]
 //! [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N] [--fields N]
 //! [--repeat K]`:
 //! npy's speed next to the machine limit, NumPy, npyz, pyarrow and npy-append-array (and
 //! the JavaScript package's next to npyjs and fflate), in one run, with the ratios the speed
-//! goals name. Twelve parts, all by default (`--only` picks some, comma-separated, run in
+//! goals name. Thirteen parts, all by default (`--only` picks some, comma-separated, run in
 //! the order below; the `python` part, the npy Python package against NumPy, is
 //! `npy-python/bench.py`'s, whose docs say what it times):
 //!
@@ -177,6 +177,19 @@
 //!   the default options, in 0.25 ms and at 400 MB/s (as ratios to those budgets). The
 //!   short-name and mixed headers, and npy's times next to NumPy's, are context.
 //!
+//! - `training`: a training loop's reads from Rust (issue 69), as the `python` part's
+//!   `small_*` and `shards_*` rows time them from Python: `--files N` (default 5,000) files
+//!   of 2 KiB and 20 batches of 256 random rows of 16 shards of 100,000 x 64 `<f4`.
+//!   1. `cargo bench -p npy-store --bench training -- --peer PYTHON`
+//!      (`npy-store/benches/training.rs`) starts `xtask/bench.py serve training`, which
+//!      writes the files and the batches' rows, then times, in the same rounds, a
+//!      `std::fs::read` loop (the floor), an `npy_core::Loader` loop and
+//!      `npy_store::many::load_many` against an `np.load` loop, and `Shards::gather_raw`
+//!      (by `pread`, and through maps) against NumPy's maps with the rows grouped by shard;
+//!      and, installed first, the Python package's `npy.load_many` and `npy.open(shards)`
+//!      on the same files. The goals: the `python` part's for the same rows, and Rust's
+//!      reads at most the Python package's time.
+//!
 //! - `js`: the JavaScript package `npy-js/` (npy-core compiled to WebAssembly) against the
 //!   JavaScript readers people use, in one Node process (Node 20; the peers are the
 //!   package's pinned dev dependencies: npyjs 1.2.0, fflate 0.8.3).
@@ -252,9 +265,9 @@ use crate::project::{self, Result};
 use parts::{Goal, Part, PARTS};
 
 const USAGE: &str =
-    "usage: cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|python|js[,...]] \
+    "usage: cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js[,...]] \
                      [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N] \
-                     [--fields N] [--repeat K]";
+                     [--fields N] [--files N] [--repeat K]";
 
 /// Command-line settings.
 #[derive(Debug, Clone, Copy)]
@@ -275,6 +288,8 @@ struct Settings {
     batches: u64,
     /// Fields of each record dtype of the `header` part.
     fields: u64,
+    /// Small files of the `training` part.
+    files: u64,
     repeat: u32,
 }
 
@@ -297,6 +312,7 @@ impl Settings {
             "deflate" => ("--traces", self.traces),
             "append" => ("--batches", self.batches),
             "header" => ("--fields", self.fields),
+            "training" => ("--files", self.files),
             _ => ("--bytes", self.map_bytes),
         };
         [flag.to_string(), size.to_string()]
@@ -367,6 +383,10 @@ pub fn run(args: &[&str]) -> Result<()> {
         } else {
             None
         };
+        // The `training` part's peer times the Python package beside NumPy.
+        if part.name == "training" {
+            crate::ci::install_python_package(&python)?;
+        }
         let mut measured = if part.bench.is_empty() {
             crate::ci::install_python_package(&python)?;
             let mut script = Command::new(&python);
@@ -451,6 +471,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
         map_bytes: 4 << 30,
         batches: 1_000,
         fields: 2_000,
+        files: 5_000,
         repeat: 3,
     };
     let mut it = args.iter();
@@ -465,6 +486,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                 | "--map-bytes"
                 | "--batches"
                 | "--fields"
+                | "--files"
                 | "--repeat"
         ) {
             return Err(format!("unknown argument {arg:?}; {USAGE}"));
@@ -476,7 +498,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                 for name in value.split(',') {
                     let Some(i) = PARTS.iter().position(|p| p.name == name) else {
                         return Err(format!(
-                            "--only takes f8, records, npz, deflate, mmap, arrow, sql, cluster, append, header, python or js (or several, \
+                            "--only takes f8, records, npz, deflate, mmap, arrow, sql, cluster, append, header, training, python or js (or several, \
                              comma-separated), not {name:?}; {USAGE}"
                         ));
                     };
@@ -490,6 +512,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
             "--map-bytes" => settings.map_bytes = number()?,
             "--batches" => settings.batches = number()?,
             "--fields" => settings.fields = number()?,
+            "--files" => settings.files = number()?,
             _ => settings.repeat = value.parse().map_err(|e| format!("--repeat {value}: {e}; {USAGE}"))?,
         }
     }
@@ -510,6 +533,9 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
     }
     if settings.fields == 0 || settings.fields > 1_000_000 {
         return Err(format!("--fields must be between 1 and 1000000 (got {})", settings.fields));
+    }
+    if settings.files == 0 {
+        return Err("--files must be at least 1".to_string());
     }
     if settings.repeat == 0 {
         return Err("--repeat must be at least 1".to_string());
@@ -647,6 +673,13 @@ fn report(done: &[(&Part, Measured)], settings: &Settings) -> String {
                     "{} batches of 10,000 records: {n} records, {:.3} GiB of data",
                     settings.batches,
                     gib(n * 304)
+                );
+            }
+            "training" => {
+                let _ = writeln!(
+                    out,
+                    "{} files of 2 KiB (240 <f8); 16 shards of 100,000 x 64 <f4 (410 MB), 20 batches of 256 random rows",
+                    settings.files
                 );
             }
             "python" => {
@@ -848,9 +881,14 @@ mod tests {
         let all = parse_args(&[]).unwrap().parts();
         assert_eq!(
             all.iter().map(|p| p.name).collect::<Vec<_>>(),
-            ["f8", "records", "npz", "deflate", "mmap", "arrow", "sql", "cluster", "append", "header", "python", "js"]
+            [
+                "f8", "records", "npz", "deflate", "mmap", "arrow", "sql", "cluster", "append", "header", "training",
+                "python", "js"
+            ]
         );
-        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("header, python or js"));
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("header, training, python or js"));
+        let training = parse_args(&["--only", "training", "--files", "300"]).unwrap();
+        assert_eq!(training.size_args(training.parts()[0]), ["--files".to_string(), "300".to_string()]);
         let deflate = parse_args(&["--only", "deflate", "--traces", "5000"]).unwrap();
         assert_eq!(deflate.size_args(deflate.parts()[0]), ["--traces".to_string(), "5000".to_string()]);
         let js = parse_args(&["--only", "js,f8"]).unwrap().parts();

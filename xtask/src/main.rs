@@ -62,7 +62,7 @@ commands:
                     ..._with, and takes them last
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
-  bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|python|js]
+  bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js]
         [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N]
         [--fields N] [--repeat K]
                     time npy reading and writing a 1 GiB <f8 file (--bytes), 4,000,000
