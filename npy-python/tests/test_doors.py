@@ -4,6 +4,8 @@ order, by the engine's one rule (``npy_store::find``): ``npy.open``, ``npy.scan`
 finds is the same rows too. (SQL lists a directory through DataFusion's listing, by
 extension, with no row order to compare.)"""
 
+import glob
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -15,13 +17,16 @@ from npy import _npy
 
 
 def tree(tmp_path):
-    """A directory of `.npy` files in nested folders, a file named like a folder, and a
-    file that is not NumPy's; the rows of each file are its own numbers."""
+    """A directory of `.npy` files in nested folders, files named like a folder, and a
+    file that is not NumPy's; the rows of each file are its own numbers. The order is the
+    paths' as text, which DataFusion lists a table's files in, and Python's
+    ``sorted(glob.glob(...))``."""
     top = tmp_path / "runs"
     (top / "a" / "deep").mkdir(parents=True)
     (top / "b").mkdir()
     files = {
-        "a.npy": 3,  # sorts after the folder a/: the name "a" sorts before "a.npy"
+        "a.npy": 3,  # sorts before the folder a/'s files, as "." sorts before "/"
+        "a-b.npy": 6,  # and this before both: "-" sorts before "."
         "a/x.npy": 2,
         "a/deep/y.npy": 4,
         "b/z.npy": 1,
@@ -31,7 +36,7 @@ def tree(tmp_path):
         np.save(top / name, np.arange(rows, dtype="<i8") + 100 * i)
     (top / "notes.txt").write_text("not an array")
     (top / "b" / "image.png").write_bytes(b"\x89PNG")
-    order = ["a/deep/y.npy", "a/x.npy", "a.npy", "b/z.npy", "c.npy"]
+    order = ["a-b.npy", "a.npy", "a/deep/y.npy", "a/x.npy", "b/z.npy", "c.npy"]
     want = np.concatenate([np.load(top / name) for name in order])
     return top, order, want
 
@@ -40,6 +45,7 @@ def test_every_door_finds_the_same_files_in_the_same_order(tmp_path):
     top, order, want = tree(tmp_path)
     found = _npy.find(str(top))
     assert [str(p)[len(str(top)) + 1 :] for p in found] == order
+    assert found == sorted(glob.glob(str(top / "**" / "*.npy"), recursive=True))
     for source in (top, str(top / "**" / "*.npy")):
         if isinstance(source, str):
             # A pattern matches files of any suffix, in the same order.

@@ -3,14 +3,16 @@
 //! `engine="npy"`, the `npy` command.
 //!
 //! - A path that is a file (or names nothing: opening it then fails, naming it): itself.
-//! - A directory: every `.npy` or `.npz` file under it, in every folder below it, other
-//!   files (and names of other suffixes) left out.
+//! - A directory: every `.npy` or `.npz` file under it, in every folder below it,
+//!   symbolic links followed (each folder once), other files (and names of other
+//!   suffixes) left out.
 //! - A glob pattern (`*`, `?` or `[` in a path that does not exist as written): the
 //!   files it matches, of any suffix.
 //!
-//! Files come sorted by path, component by component (a folder `a/`'s files before a
-//! file `a.npy`, as the name `a` sorts before `a.npy`), and rows in that order wherever
-//! files are joined along axis 0. What a directory or pattern gives must be of one kind,
+//! Files come sorted by path as text, byte by byte (`a.npy` before `a/x.npy`, as `.`
+//! sorts before `/`): the order DataFusion lists a table's files in (so SQL reads them in
+//! it too), and Python's `sorted(glob.glob(...))`. Rows come in that order wherever files
+//! are joined along axis 0. What a directory or pattern gives must be of one kind,
 //! all `.npy` or all `.npz`, and not nothing. URLs name one object each (a bucket prefix
 //! is not listed).
 
@@ -19,7 +21,7 @@ use std::path::{Path as FsPath, PathBuf};
 use npy_core::{Error, ErrorKind, Result};
 
 /// The files `source` names (see the module): itself, the `.npy` or `.npz` files under a
-/// directory, or those a glob pattern matches; sorted by path, one kind only.
+/// directory, or those a glob pattern matches; sorted by path as text, one kind only.
 ///
 /// # Errors
 /// Naming `source`: a path that does not exist, or a directory or pattern with no `.npy`
@@ -37,7 +39,7 @@ use npy_core::{Error, ErrorKind, Result};
 /// }
 /// let found = npy_store::find(dir.path().to_str().unwrap())?;
 /// let names: Vec<_> = found.iter().map(|p| p.strip_prefix(dir.path()).unwrap().to_str().unwrap()).collect();
-/// assert_eq!(names, ["a.npy", "b/x.npy", "b/y.npy", "c/z.npy", "c.npy"]);
+/// assert_eq!(names, ["a.npy", "b/x.npy", "b/y.npy", "c.npy", "c/z.npy"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn find(source: &str) -> Result<Vec<PathBuf>> {
@@ -63,7 +65,7 @@ pub fn find(source: &str) -> Result<Vec<PathBuf>> {
         std::fs::metadata(path).map_err(|e| Error::from(e).reading(source))?;
         return Ok(vec![path.to_path_buf()]);
     };
-    found.sort();
+    found.sort_by(|a, b| a.as_os_str().as_encoded_bytes().cmp(b.as_os_str().as_encoded_bytes()));
     let is_npz = |p: &PathBuf| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
     match (found.iter().find(|p| is_npz(p)), found.iter().find(|p| !is_npz(p))) {
         // Nothing there, as a missing file is: an I/O error of kind `NotFound`.
@@ -80,16 +82,67 @@ pub fn find(source: &str) -> Result<Vec<PathBuf>> {
     }
 }
 
-/// Every file under `dir`, recursively.
+/// Every file under `dir`, recursively, symbolic links followed (a data set assembled from
+/// links is read through them); a folder reached twice (a link to a folder above it) is
+/// listed once.
 fn walk(dir: &FsPath, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    walk_from(dir, found, &mut seen)
+}
+
+fn walk_from(
+    dir: &FsPath,
+    found: &mut Vec<PathBuf>,
+    seen: &mut std::collections::HashSet<PathBuf>,
+) -> std::io::Result<()> {
+    if !seen.insert(std::fs::canonicalize(dir)?) {
+        return Ok(());
+    }
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        let kind = entry.file_type()?;
+        let mut kind = entry.file_type()?;
+        if kind.is_symlink() {
+            // A link to nothing is left out, as the file it names is not there.
+            match std::fs::metadata(entry.path()) {
+                Ok(meta) => kind = meta.file_type(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            }
+        }
         if kind.is_dir() {
-            walk(&entry.path(), found)?;
+            walk_from(&entry.path(), found, seen)?;
         } else if kind.is_file() {
             found.push(entry.path());
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Folders below folders, links to a file, to a folder and to a folder above (listed
+    /// once), a dangling link and a file of another suffix; the order is the text's, where
+    /// it differs from comparing paths component by component (`a-b.npy`, `a.npy`, `a/`).
+    #[cfg(unix)]
+    #[test]
+    fn a_directory_gives_its_files_through_links_in_text_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        std::fs::create_dir_all(at("data/a/deep")).unwrap();
+        std::fs::create_dir_all(at("elsewhere")).unwrap();
+        for name in
+            ["data/a.npy", "data/a-b.npy", "data/a/x.npy", "data/a/deep/y.npy", "data/notes.txt", "elsewhere/z.npy"]
+        {
+            std::fs::write(at(name), b"").unwrap();
+        }
+        std::os::unix::fs::symlink(at("elsewhere/z.npy"), at("data/linked.npy")).unwrap();
+        std::os::unix::fs::symlink(at("elsewhere"), at("data/more")).unwrap();
+        std::os::unix::fs::symlink(at("data"), at("data/a/up")).unwrap();
+        std::os::unix::fs::symlink(at("gone.npy"), at("data/dangling.npy")).unwrap();
+        let found = find(at("data").to_str().unwrap()).unwrap();
+        let names: Vec<_> = found.iter().map(|p| p.strip_prefix(at("data")).unwrap().to_str().unwrap()).collect();
+        assert_eq!(names, ["a-b.npy", "a.npy", "a/deep/y.npy", "a/x.npy", "linked.npy", "more/z.npy"]);
+    }
 }
