@@ -29,10 +29,11 @@ use crate::{report, sql_text};
 pub const HELP: &str = "\
 Run one SQL query (Apache DataFusion's dialect) over tables of .npy or .npz files, each
 given as --table NAME=LOCATION: a .npy file, a .npz file (a column per member), a
-directory of .npy files (or of .npz files, when its name ends in .npz/), or a URL
-(s3://bucket/dir/, gs://, az://, http(s)://; credentials and endpoints from the
-environment, as AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL, GOOGLE_APPLICATION_CREDENTIALS,
-AZURE_STORAGE_ACCOUNT_NAME). A table's columns are its records' fields (nested records as
+directory of .npy files or of .npz files (in its folders too, sorted by path: the files
+npy.open and npy.scan read there), a glob pattern, or a URL (s3://bucket/dir/, a folder
+of archives when its name ends in .npz/, gs://, az://, http(s)://; credentials and
+endpoints from the environment, as AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL,
+GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT_NAME). A table's columns are its records' fields (nested records as
 structs, subarrays as lists), or `values` for an array of scalars.
 
 Values print as `npy dump` writes them: NumPy's text for each value (0.004, nan, b'ab',
@@ -249,21 +250,22 @@ impl Places {
     }
 }
 
-/// Where a table's files are, as DataFusion takes it (a URL, or a local path with a
-/// trailing `/` for a directory), and whether they are `.npz` archives.
-fn location(raw: &str) -> (String, bool) {
-    let npz = raw.trim_end_matches('/').ends_with(".npz");
-    let mut url = raw.to_string();
-    if !raw.contains("://") && Path::new(raw).is_dir() && !raw.ends_with('/') {
-        url.push('/');
+/// Whether the table at `raw` is of `.npz` archives: for a local path, whether the files
+/// npy-store finds there are (a directory's or pattern's are all of one kind); for a URL,
+/// whether its name ends in `.npz` (a bucket folder of archives: `s3://b/runs.npz/`).
+fn is_npz(raw: &str) -> Result<bool, DataFusionError> {
+    let ends_npz = |p: &str| p.trim_end_matches('/').to_ascii_lowercase().ends_with(".npz");
+    if raw.contains("://") {
+        return Ok(ends_npz(raw));
     }
-    (url, npz)
+    let found = npy_store::find(raw).map_err(npy_error)?;
+    Ok(found.first().and_then(|p| p.to_str()).is_some_and(ends_npz))
 }
 
 async fn query(args: &Args, read: NpyReadOptions) -> Result<(), DataFusionError> {
     let ctx = context(args).await?;
     for (name, raw) in &args.tables {
-        let (url, npz) = location(raw);
+        let npz = is_npz(raw)?;
         // A FIFO given as a table would hang the scan's open (it waits for a writer):
         // refused by name, never opened (a directory's listing skips FIFOs).
         if !raw.contains("://") && std::fs::metadata(raw).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
@@ -276,9 +278,9 @@ async fn query(args: &Args, read: NpyReadOptions) -> Result<(), DataFusionError>
             ctx.register_object_store(&at.base, at.store);
         }
         if npz {
-            ctx.register_npz(name.as_str(), &url, &read).await?;
+            ctx.register_npz(name.as_str(), raw, &read).await?;
         } else {
-            ctx.register_npy(name.as_str(), &url, &read).await?;
+            ctx.register_npy(name.as_str(), raw, &read).await?;
         }
     }
     let frame = ctx.sql(&args.query).await?;

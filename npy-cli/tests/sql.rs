@@ -512,3 +512,29 @@ fn field_access_and_index_columns_are_named_as_duckdb_names_them() {
     let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert!(first["x"].is_number() && first["samples[1]"].is_number(), "{out}");
 }
+
+/// A directory's folders are read too, other files left out, as by every door
+/// (`npy_store::find`); a directory of archives is an npz table whatever its name.
+#[test]
+fn a_directory_is_its_files_in_every_folder_and_of_its_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("readings");
+    let mut all = write_readings(&top, 5);
+    all.extend(write_readings(&top.join("day2"), 4));
+    all.extend(write_readings(&top.join("day2/late"), 3));
+    std::fs::write(top.join("notes.txt"), "not an array").unwrap();
+    let table = format!("r={}", top.display());
+    let got = parse_csv(&ok(&npy_sql(&[PER_SENSOR, "--table", &table, "--format", "csv"])));
+    assert_same(&got, &per_sensor(&all));
+
+    let archives = dir.path().join("archives");
+    std::fs::create_dir_all(archives.join("more")).unwrap();
+    for (k, name) in ["a.npz", "more/b.npz"].into_iter().enumerate() {
+        let mut w = npz::Writer::create(archives.join(name)).unwrap();
+        w.add("x", &vec![k as f64; 3 + k]).unwrap();
+        w.finish().unwrap();
+    }
+    let table = format!("z={}", archives.display());
+    let out = ok(&npy_sql(&["SELECT count(*) AS n, sum(x) AS s FROM z", "--table", &table, "--format", "csv"]));
+    assert_eq!(out, "n,s\n7,4.0\n");
+}

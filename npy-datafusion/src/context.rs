@@ -6,7 +6,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
-use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl};
+use datafusion::datasource::file_format::FileFormat;
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
 use datafusion::error::Result;
 use datafusion::execution::context::SessionContext;
 use datafusion::execution::SessionState;
@@ -57,10 +58,12 @@ fn has_parts_rule(state: &SessionState) -> bool {
 /// `.npy` / `.npz` tables on a [`SessionContext`], as `register_parquet` and friends. Each
 /// adds [`PartsToScan`] to the session's analyzer (once).
 ///
-/// A path is a file, a directory (every `.npy` / `.npz` file under it), or a URL of a
-/// registered object store (`s3://bucket/dir/`, after
+/// A path is a file, a directory (every `.npy` / `.npz` file under it, in its folders
+/// too), a glob pattern, or a URL of a registered object store (`s3://bucket/dir/`, after
 /// [`SessionContext::register_object_store`]); a relative path is from the current
-/// directory.
+/// directory. A local path's files are those `npy_store::find` gives (and `npy.open`,
+/// `npy.scan`, Dask and xarray read), sorted by path as text; a directory's are listed
+/// again at each scan, in the folders that held files when it was registered.
 #[async_trait]
 pub trait SessionContextNpyExt {
     /// Registers the `.npy` files at `path` as table `name` (an [`NpyTable`]).
@@ -141,15 +144,17 @@ async fn npy_table(
     if !has_parts_rule(&ctx.state()) {
         ctx.add_analyzer_rule(Arc::new(PartsToScan));
     }
-    let mut url = ListingTableUrl::parse(path)?;
+    let mut located = crate::listing::locate(&ctx.state(), path, kind)?;
     if let Some(name) = name {
-        url = url.with_table_ref(name);
+        located.urls = located.urls.into_iter().map(|url| url.with_table_ref(name.clone())).collect();
     }
-    crate::table::refuse_empty_files(&ctx.state(), std::slice::from_ref(&url), kind).await?;
-    let format = Arc::new(NpyFormat::new_with(kind, options));
-    let listing_options = ListingOptions::new(format).with_file_extension(format!(".{}", kind.ext()));
-    let schema = listing_options.infer_schema(&ctx.state(), &url).await?;
-    let config = ListingTableConfig::new(url).with_listing_options(listing_options).with_schema(schema);
+    crate::table::refuse_empty_files(&ctx.state(), &located.urls, kind).await?;
+    let format: Arc<dyn FileFormat> = Arc::new(NpyFormat::new_with(kind, options));
+    let schema = crate::listing::infer_schema(&ctx.state(), &format, &located).await?;
+    let listing_options = ListingOptions::new(format).with_file_extension(located.extension);
+    let config = ListingTableConfig::new_with_multi_paths(located.urls)
+        .with_listing_options(listing_options)
+        .with_schema(schema);
     let cache = ctx.runtime_env().cache_manager.get_file_statistic_cache();
     let listing = ListingTable::try_new(config)?.with_cache(cache);
     Ok(NpyTable::new_with(listing, kind, options))

@@ -1,7 +1,8 @@
 //! NumPy `.npy` and `.npz` files as [Apache DataFusion](https://datafusion.apache.org)
 //! tables: SQL over directories and buckets of arrays.
 //!
-//! A directory of `.npy` files of one dtype is a table: a record dtype's fields are its
+//! A directory of `.npy` files of one dtype (in its folders too, the files
+//! `npy_store::find` gives every door) is a table: a record dtype's fields are its
 //! columns (nested records are structs, sub-arrays fixed-size lists), a row per element.
 //! The schema comes from the files' headers (one small ranged read each), `count(*)` from
 //! their shapes alone, and a scan decodes only the columns a query uses, splitting large
@@ -68,6 +69,7 @@ mod context;
 mod error;
 mod format;
 mod kind;
+mod listing;
 mod opener;
 mod options;
 mod parts;

@@ -158,6 +158,20 @@ impl NpyTableFactory {
 #[async_trait]
 impl TableProviderFactory for NpyTableFactory {
     async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
+        // Local locations name the files `npy_store::find` gives (DataFusion's listing of a
+        // directory leaves out its folders' files: each folder becomes a location of its
+        // own), unless the table is partitioned by its folders' names.
+        let kind = if cmd.file_type.eq_ignore_ascii_case("npz") { Kind::Npz } else { Kind::Npy };
+        let local = cmd.table_partition_cols.is_empty() && cmd.locations.iter().all(|l| crate::listing::is_local(l));
+        let mut found = cmd.clone();
+        if local {
+            found.locations.clear();
+            for location in &cmd.locations {
+                let located = crate::listing::locate(state, location, kind)?;
+                found.locations.extend(located.urls.iter().map(|url| url.as_str().to_string()));
+            }
+        }
+        let cmd = &found;
         let provider = self.listing.create(state, cmd).await?;
         let Some(listing) = provider.downcast_ref::<ListingTable>() else {
             let reason = format!("table '{}': the listing table factory made no listing table", cmd.name);
