@@ -1,8 +1,9 @@
 """Every door that takes a directory or a glob pattern finds the same files, in the same
 order, by the engine's one rule (``npy_store::find``): ``npy.open``, ``npy.scan``,
 ``npy.dask.from_npy`` and xarray's ``engine="npy"``; ``npy.load_many`` of what that rule
-finds is the same rows too. (SQL lists a directory through DataFusion's listing, by
-extension, with no row order to compare.)"""
+finds is the same rows too. (SQL reads the same tree through the same rule:
+npy-datafusion's ``tests/sql/tables.rs`` checks its rows in this order, and npy-cli's
+``tests/sql.rs`` the ``npy sql`` tool.)"""
 
 import glob
 
