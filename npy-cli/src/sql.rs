@@ -225,7 +225,7 @@ impl Places {
     fn of(tables: &[(String, String)]) -> Places {
         let mut places = Vec::new();
         for (_, raw) in tables {
-            if raw.contains("://") {
+            if npy_store::is_url(raw) {
                 if let Ok(at) = npy_store::store_for(raw) {
                     places.push((at.path.to_string(), at.base.to_string()));
                 }
@@ -255,7 +255,7 @@ impl Places {
 /// whether its name ends in `.npz` (a bucket folder of archives: `s3://b/runs.npz/`).
 fn is_npz(raw: &str) -> Result<bool, DataFusionError> {
     let ends_npz = |p: &str| p.trim_end_matches('/').to_ascii_lowercase().ends_with(".npz");
-    if raw.contains("://") {
+    if npy_store::is_url(raw) {
         return Ok(ends_npz(raw));
     }
     let found = npy_store::find(raw).map_err(npy_error)?;
@@ -268,10 +268,10 @@ async fn query(args: &Args, read: NpyReadOptions) -> Result<(), DataFusionError>
         let npz = is_npz(raw)?;
         // A FIFO given as a table would hang the scan's open (it waits for a writer):
         // refused by name, never opened (a directory's listing skips FIFOs).
-        if !raw.contains("://") && std::fs::metadata(raw).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        if !npy_store::is_url(raw) && std::fs::metadata(raw).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             npy_core::open_file(raw).map_err(npy_error)?;
         }
-        if raw.contains("://") {
+        if npy_store::is_url(raw) {
             // The bucket's (or host's) store, as npy-store makes it from the URL and the
             // environment; local files are DataFusion's own.
             let at = npy_store::store_for(raw).map_err(npy_error)?;

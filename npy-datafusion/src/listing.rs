@@ -34,7 +34,7 @@ pub(crate) struct Located {
 
 /// Whether `location` is read from a local path (not a URL), through [`locate`].
 pub(crate) fn is_local(location: &str) -> bool {
-    !location.contains("://")
+    !npy_store::is_url(location)
 }
 
 /// The files of a `kind` table at `location` (see the module).

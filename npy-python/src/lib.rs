@@ -238,11 +238,19 @@ fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyR
 
 /// The files `source` names, by npy-store's one rule (`npy_store::find`): itself, every
 /// `.npy` or `.npz` file under a directory, or the files a glob pattern matches, sorted by
-/// path; `npy.open`, `npy.scan`, `npy.dask` and xarray's `engine="npy"` all take it.
+/// path as text; `npy.open`, `npy.scan`, `npy.dask` and xarray's `engine="npy"` all take it.
 #[pyfunction]
 fn find(py: Python<'_>, source: String) -> PyResult<Vec<String>> {
     let found = py.detach(|| npy_store::find(&source)).map_err(to_python)?;
     Ok(found.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+}
+
+/// Whether `s` is a URL (`scheme://...`), not a path: npy-store's one test
+/// (`npy_store::is_url`), which `npy._source.is_url` asks. What is not a `str`, or not
+/// UTF-8 (a path's undecodable bytes, as `os.fsdecode` gives them), is no URL.
+#[pyfunction]
+fn is_url(s: &Bound<'_, PyAny>) -> bool {
+    s.cast::<pyo3::types::PyString>().ok().and_then(|s| s.to_str().ok()).is_some_and(npy_store::is_url)
 }
 
 /// The engine of the `npy` package.
@@ -268,6 +276,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scan::BatchIter>()?;
     m.add_function(wrap_pyfunction!(locate::locate, m)?)?;
     m.add_function(wrap_pyfunction!(find, m)?)?;
+    m.add_function(wrap_pyfunction!(is_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_url, m)?)?;
     m.add_function(wrap_pyfunction!(remote::upload, m)?)?;
     m.add_class::<remote::RemoteObject>()?;

@@ -12,7 +12,7 @@ use pyo3::types::{PyList, PyString};
 use crate::args::LoadArgs;
 use crate::arrays::Arrays;
 use crate::load::{load_path, load_url, path_of, Loaded};
-use crate::plain::{is_url, read_plain, read_plain_url};
+use crate::plain::{read_plain, read_plain_url};
 
 /// One file of a `load_many`, as the threads take it.
 enum Input {
@@ -35,7 +35,7 @@ pub(crate) fn load_many(
     let mut inputs = Vec::with_capacity(files.len());
     for file in files.iter() {
         let input = match file.cast::<PyString>().map(|s| s.to_str()) {
-            Ok(Ok(s)) if is_url(s) => Input::Url(s.to_string()),
+            Ok(Ok(s)) if npy_store::is_url(s) => Input::Url(s.to_string()),
             _ => Input::Path(path_of(&file)?),
         };
         inputs.push(input);

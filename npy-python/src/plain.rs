@@ -55,11 +55,3 @@ pub(crate) fn read_plain_url(url: &str, options: &ReadOptions) -> Option<DynArra
     let reader = NpyReader::from_reader_with(ObjectRead::new(opened), options).ok()?;
     plain(&reader.header().clone(), reader.python2_header()).then(|| reader.read::<DynArray>().ok()).flatten()
 }
-
-/// Whether `s` is a URL (`scheme://...`), as `npy._source.is_url` says.
-pub(crate) fn is_url(s: &str) -> bool {
-    let Some((scheme, _)) = s.split_once("://") else { return false };
-    let mut chars = scheme.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
-}

@@ -6,6 +6,7 @@ npy-datafusion's ``tests/sql/tables.rs`` checks its rows in this order, and npy-
 ``tests/sql.rs`` the ``npy sql`` tool.)"""
 
 import glob
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +15,7 @@ import xarray as xr
 
 import npy
 import npy.dask
-from npy import _npy
+from npy import _npy, _source
 
 
 def tree(tmp_path):
@@ -80,3 +81,14 @@ def test_every_door_refuses_a_directory_of_two_kinds_or_of_nothing(tmp_path):
         with pytest.raises(FileNotFoundError, match=r"no .npy or .npz file") as raised:
             door(empty)
         assert "empty" in str(raised.value), name
+
+
+def test_every_door_tells_a_url_from_a_path_by_one_rule():
+    # npy_store::is_url, which the engine's doors ask too: a scheme of a letter, then
+    # letters, digits, "+", "." or "-", before "://".
+    urls = ["s3://bucket/runs/", "file:///data/x.npy", "https://h/x.npy", "a+b.c-d://x"]
+    paths = ["runs/2024://odd.npy", "1s3://x", "://x", "s_3://x", "plain.npy", "C:\\data\\x.npy"]
+    assert [_source.is_url(u) for u in urls] == [True] * len(urls)
+    assert [_source.is_url(p) for p in paths] == [False] * len(paths)
+    assert not _source.is_url(b"s3://bucket/x.npy")
+    assert not _source.is_url(os.fsdecode(b"s3://raw\xe9\xff.npy"))  # not UTF-8: a path's bytes

@@ -94,4 +94,4 @@ pub use shards::{Shards, ShardsOptions};
 pub use stream::BatchStream;
 pub use table::{Table, TableOptions};
 pub use upload::{upload, PART_BYTES};
-pub use url::{store_for, StoreLocation};
+pub use url::{is_url, store_for, StoreLocation};

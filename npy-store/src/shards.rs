@@ -209,7 +209,7 @@ impl Shards {
     pub async fn open_with(sources: &[&str], options: &ShardsOptions) -> Result<Shards> {
         let mut names = Vec::new();
         for &source in sources {
-            if source.contains("://") {
+            if crate::is_url(source) {
                 names.push((source.to_string(), true));
             } else {
                 for path in crate::find(source)? {

@@ -24,10 +24,26 @@ pub struct StoreLocation {
     pub path: Path,
 }
 
+/// Whether `s` is a URL (`scheme://...`, the scheme a letter then letters, digits, `+`,
+/// `.` or `-`), not a local path: the one test of every door (Python's `npy._source`
+/// asks it too).
+///
+/// # Examples
+/// ```
+/// assert!(npy_store::is_url("s3://bucket/runs/"));
+/// assert!(!npy_store::is_url("runs/2024://odd.npy"));
+/// ```
+pub fn is_url(s: &str) -> bool {
+    let Some((scheme, _)) = s.split_once("://") else { return false };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
+}
+
 /// The object store of `url_or_path` and the path in it.
 ///
-/// - A string without `://` is a local path (relative to the current directory), and a
-///   `file://` URL a local absolute path: [`LocalFileSystem`].
+/// - What is not a URL ([`is_url`]) is a local path (relative to the current directory),
+///   and a `file://` URL a local absolute path: [`LocalFileSystem`].
 /// - `s3://bucket/key` (feature `aws`): `AmazonS3Builder::from_env()`, so the usual `AWS_*`
 ///   variables apply (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_DEFAULT_REGION`,
 ///   `AWS_ENDPOINT_URL`, `AWS_ALLOW_HTTP`, ...).
@@ -57,7 +73,7 @@ pub struct StoreLocation {
 /// ```
 pub fn store_for(url_or_path: &str) -> Result<StoreLocation> {
     let fail = |reason: String| npy_core::Error::from(ErrorKind::Usage { reason }).reading(url_or_path);
-    if !url_or_path.contains("://") {
+    if !is_url(url_or_path) {
         // Object store paths have no `..` segments: an existing path is resolved (links too),
         // a new one made absolute as given.
         let absolute = std::fs::canonicalize(url_or_path)

@@ -23,6 +23,7 @@ __all__ = [
     "append",
     "create_npy",
     "find",
+    "is_url",
     "load_from_file",
     "load_from_path",
     "load_from_url",
@@ -202,6 +203,7 @@ class _Reader(Protocol):
 
 # The files a path, directory or glob pattern names (npy_store::find), sorted by path.
 def find(source: str) -> list[str]: ...
+def is_url(s: object) -> bool: ...
 
 # (dtype, fortran_order, shape, data offset, compressed, compression name) of a .npy file or
 # an .npz member.

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -24,12 +23,12 @@ import numpy as np
 from . import _npy
 
 MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def is_url(file: object) -> bool:
-    """Whether ``file`` is a URL (``scheme://...``), not a path."""
-    return isinstance(file, str) and _URL.match(file) is not None
+    """Whether ``file`` is a URL (``scheme://...``), not a path: the engine's one test
+    (``npy_store::is_url``)."""
+    return isinstance(file, str) and _npy.is_url(file)
 
 
 class Source(Protocol):

@@ -167,7 +167,7 @@ impl Table {
     /// kinds or of neither, `members` given for `.npy` files ([`ErrorKind::Usage`]).
     pub async fn open_with(source: &str, options: &TableOptions) -> Result<Table> {
         // A URL is one object (listing a bucket's prefix is not done here).
-        let url = source.contains("://");
+        let url = crate::is_url(source);
         let paths = if url { vec![PathBuf::from(source)] } else { crate::find(source)? };
         let mut tables = Vec::with_capacity(paths.len());
         let mut schema: Option<(SchemaRef, String)> = None;
