@@ -33,8 +33,9 @@ directory of .npy files or of .npz files (in its folders too, sorted by path: th
 npy.open and npy.scan read there), a glob pattern, or a URL (s3://bucket/dir/, a folder
 of archives when its name ends in .npz/, gs://, az://, http(s)://; credentials and
 endpoints from the environment, as AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL,
-GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT_NAME). A table's columns are its records' fields (nested records as
-structs, subarrays as lists), or `values` for an array of scalars.
+GOOGLE_APPLICATION_CREDENTIALS, AZURE_STORAGE_ACCOUNT_NAME). A table's columns are its
+records' fields (nested records as structs, subarrays as lists), or `values` for an
+array of scalars.
 
 Values print as `npy dump` writes them: NumPy's text for each value (0.004, nan, b'ab',
 2020-01-01), JSON lines with NaN, Infinity, -Infinity; CSV and table cells flattened as

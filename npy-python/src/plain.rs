@@ -24,19 +24,19 @@ pub(crate) fn read_plain(path: &Path, loader: &mut Loader) -> Option<DynArray> {
 }
 
 thread_local! {
-    /// The loader of `npy.load` on this thread, with the options it reads under: a loop
-    /// over a training set's files reads one header again and again, which it remembers.
-    static LOADER: RefCell<Option<(ReadOptions, Loader)>> = const { RefCell::new(None) };
+    /// The loader of `npy.load` on this thread: a loop over a training set's files reads
+    /// one header again and again, which it remembers.
+    static LOADER: RefCell<Option<Loader>> = const { RefCell::new(None) };
 }
 
-/// [`read_plain`] for `npy.load`: by this thread's loader for the same options.
+/// [`read_plain`] for `npy.load`: by this thread's loader, made anew for other options.
 pub(crate) fn read_plain_again(path: &Path, options: &ReadOptions) -> Option<DynArray> {
     LOADER.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|(read_under, _)| read_under != options) {
-            *slot = Some((options.clone(), Loader::new_with(options)));
+        if slot.as_ref().is_none_or(|loader| loader.options() != options) {
+            *slot = Some(Loader::new_with(options));
         }
-        slot.as_mut().and_then(|(_, loader)| read_plain(path, loader))
+        slot.as_mut().and_then(|loader| read_plain(path, loader))
     })
 }
 
@@ -53,5 +53,5 @@ pub(crate) fn read_plain_url(url: &str, options: &ReadOptions) -> Option<DynArra
         return None;
     }
     let reader = NpyReader::from_reader_with(ObjectRead::new(opened), options).ok()?;
-    plain(&reader.header().clone(), reader.python2_header()).then(|| reader.read::<DynArray>().ok()).flatten()
+    plain(reader.header(), reader.python2_header()).then(|| reader.read::<DynArray>().ok()).flatten()
 }

@@ -84,6 +84,11 @@ impl Loader {
         reader.read_dyn()
     }
 
+    /// The options the loader reads under.
+    pub fn options(&self) -> &ReadOptions {
+        &self.options
+    }
+
     /// Whether the header of the file last loaded needed Python 2's `L` suffix on an
     /// integer to be read (see [`NpyReader::python2_header`]), for callers that warn as
     /// `np.load` does.
