@@ -236,13 +236,13 @@ fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyR
     py.detach(|| Appender::from_path(&path)?.append_dyn(DynView::new(header, data)?)).map_err(to_python)
 }
 
-/// The files `source` names, by npy-store's one rule (`npy_store::find`): itself, every
-/// `.npy` or `.npz` file under a directory, or the files a glob pattern matches, sorted by
-/// path as text; `npy.open`, `npy.scan`, `npy.dask` and xarray's `engine="npy"` all take it.
+/// The files `source` names, by npy-store's one rule (`npy_store::find_files`): itself,
+/// every `.npy` or `.npz` file under a directory or under a URL prefix ending in `/`, or
+/// the files a glob pattern matches, sorted by path as text; `npy.open`, `npy.scan`,
+/// `npy.dask` and xarray's `engine="npy"` all take it.
 #[pyfunction]
 fn find(py: Python<'_>, source: String) -> PyResult<Vec<String>> {
-    let found = py.detach(|| npy_store::find(&source)).map_err(to_python)?;
-    Ok(found.into_iter().map(|p| p.to_string_lossy().into_owned()).collect())
+    py.detach(|| remote::runtime()?.block_on(npy_store::find_files(&source))).map_err(to_python)
 }
 
 /// Whether `s` is a URL (`scheme://...`), not a path: npy-store's one test
@@ -277,9 +277,9 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(locate::locate, m)?)?;
     m.add_function(wrap_pyfunction!(find, m)?)?;
     m.add_function(wrap_pyfunction!(is_url, m)?)?;
-    m.add_function(wrap_pyfunction!(remote::open_url, m)?)?;
+    m.add_function(wrap_pyfunction!(remote::open_source, m)?)?;
     m.add_function(wrap_pyfunction!(remote::upload, m)?)?;
-    m.add_class::<remote::RemoteObject>()?;
+    m.add_class::<remote::Source>()?;
     m.add_function(wrap_pyfunction!(shards::open_shards, m)?)?;
     m.add_class::<shards::Shards>()?;
     m.add("UnsafePickleError", errors::class(m.py(), "UnsafePickleError")?)?;

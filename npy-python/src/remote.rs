@@ -1,8 +1,9 @@
 //! Objects in buckets and on web servers (`s3://`, `gs://`, `az://`, `http(s)://`,
-//! `file://`) through npy-store's object stores: [`RemoteObject`], the ranged reads of
-//! rows that `npy.open` and `npy.dask` make (the package's `_source.py` wraps it as a
-//! `UrlSource`); [`Opened`] and [`ObjectRead`], the `.npy` that `npy.load` reads at a URL
-//! (archives go to npy-store's `RemoteNpz`, in [`crate::npz`]); uploads.
+//! `file://`) through npy-store's object stores: [`Source`], npy-store's one source of
+//! bytes (a local file or an object) for the ranged reads `npy.open`, `npy.dask` and an
+//! archive's `fid` at a URL make; [`Opened`] and [`ObjectRead`], the `.npy` that
+//! `npy.load` reads at a URL (archives go to npy-store's `RemoteNpz`, in [`crate::npz`]);
+//! uploads.
 //!
 //! Every read runs on one shared tokio runtime with the GIL released. An object is read
 //! as the version its first request found: later reads carry its ETag as `If-Match` where
@@ -11,21 +12,18 @@
 
 use std::io::Read;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
 use npy_core::{Error, ErrorKind};
 use npy_store::StoreLocation;
+use numpy::PyArray1;
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::errors::to_python;
-
-/// Gaps between asked ranges up to which they are fetched as one GET (object_store's).
-const COALESCE: u64 = object_store::OBJECT_STORE_COALESCE_DEFAULT;
 
 /// The runtime of every remote read (two worker threads, made on first use in each
 /// process: a child forked after the parent made one has none of its threads, so it makes
@@ -48,57 +46,18 @@ pub(crate) fn runtime() -> npy_core::Result<&'static tokio::runtime::Runtime> {
     Ok(runtime)
 }
 
-/// An object in a store, as its `HEAD` found it.
-#[pyclass(module = "npy._npy", name = "RemoteObject", frozen)]
-pub(crate) struct RemoteObject {
-    url: String,
-    at: StoreLocation,
-    size: u64,
-    e_tag: Option<String>,
-    /// Bytes fetched so far (all reads of this object).
-    fetched: AtomicU64,
+/// A local file or an object at a URL, read by byte ranges: npy-store's [`npy_store::Source`]
+/// (a file stamped when opened, an object pinned to the ETag its `HEAD` found), its reads
+/// made with the GIL released.
+#[pyclass(module = "npy._npy", name = "Source", frozen)]
+pub(crate) struct Source {
+    source: npy_store::Source,
 }
 
-impl RemoteObject {
-    /// The bytes of `ranges` (each checked to be whole), fetched side by side, adjacent or
-    /// near ranges by one GET.
-    async fn fetch(&self, ranges: &[Range<u64>]) -> npy_core::Result<Vec<Bytes>> {
-        for r in ranges {
-            if r.start > r.end || r.end > self.size {
-                let reason =
-                    format!("bytes {}..{} asked of an object of {} bytes: it ends first", r.start, r.end, self.size);
-                return Err(self.name(Error::from(ErrorKind::Usage { reason })));
-            }
-        }
-        let store = self.at.store.clone();
-        let fetch = |range: Range<u64>| {
-            let store = store.clone();
-            let options = GetOptions {
-                range: Some(GetRange::Bounded(range)),
-                if_match: self.e_tag.clone(),
-                ..Default::default()
-            };
-            let path = self.at.path.clone();
-            async move { store.get_opts(&path, options).await?.bytes().await }
-        };
-        let got = object_store::coalesce_ranges(ranges, fetch, COALESCE).await.map_err(|e| self.store_error(e))?;
-        for (bytes, r) in got.iter().zip(ranges) {
-            if (bytes.len() as u64) != r.end - r.start {
-                let (expected, found) = (r.end - r.start, bytes.len() as u64);
-                return Err(self.name(Error::from(ErrorKind::Truncated { expected, found })));
-            }
-        }
-        let total: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-        self.fetched.fetch_add(total, Ordering::Relaxed);
-        Ok(got)
-    }
-
-    fn name(&self, e: Error) -> Error {
-        named(e, &self.url)
-    }
-
-    fn store_error(&self, e: object_store::Error) -> Error {
-        store_error(e, &self.url)
+impl Source {
+    /// The bytes of `ranges`, each whole, read with the GIL released.
+    fn fetch(&self, py: Python<'_>, ranges: &[Range<u64>]) -> PyResult<Vec<Vec<u8>>> {
+        py.detach(|| runtime()?.block_on(self.source.read_ranges(ranges))).map_err(to_python)
     }
 }
 
@@ -225,62 +184,61 @@ impl Read for ObjectRead {
 }
 
 #[pymethods]
-impl RemoteObject {
-    /// The object's URL.
+impl Source {
+    /// The path or URL.
     #[getter]
-    fn url(&self) -> &str {
-        &self.url
+    fn name(&self) -> &str {
+        self.source.name()
     }
 
-    /// Its size in bytes.
+    /// Its size in bytes when opened.
     #[getter]
     fn size(&self) -> u64 {
-        self.size
+        self.source.size()
     }
 
-    /// Bytes fetched so far by this object's reads.
+    /// Bytes fetched so far by ranged GETs (0 for a local file).
     #[getter]
     fn fetched(&self) -> u64 {
-        self.fetched.load(Ordering::Relaxed)
+        self.source.fetched()
     }
 
-    /// The bytes of each `(start, stop)` range, fetched side by side with the GIL released.
+    /// The bytes of each `(start, stop)` range, near ones read as one.
     fn read_ranges<'py>(&self, py: Python<'py>, ranges: Vec<(u64, u64)>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
         let ranges: Vec<Range<u64>> = ranges.into_iter().map(|(a, b)| a..b).collect();
-        let got = py.detach(|| runtime()?.block_on(self.fetch(&ranges))).map_err(to_python)?;
-        Ok(got.iter().map(|b| PyBytes::new(py, b)).collect())
+        Ok(self.fetch(py, &ranges)?.iter().map(|b| PyBytes::new(py, b)).collect())
     }
 
-    /// The bytes `offset..offset + n` (fewer at the object's end).
-    fn read<'py>(&self, py: Python<'py>, offset: u64, n: u64) -> PyResult<Bound<'py, PyBytes>> {
-        let end = offset.saturating_add(n).min(self.size);
-        if offset >= end {
+    /// The bytes `start..end` (fewer at its end, none for `end <= start`).
+    fn read<'py>(&self, py: Python<'py>, start: u64, end: u64) -> PyResult<Bound<'py, PyBytes>> {
+        let end = end.min(self.source.size());
+        if start >= end {
             return Ok(PyBytes::new(py, b""));
         }
-        let got =
-            py.detach(|| runtime()?.block_on(self.fetch(std::slice::from_ref(&(offset..end))))).map_err(to_python)?;
-        Ok(PyBytes::new(py, &got[0]))
+        Ok(PyBytes::new(py, &self.fetch(py, std::slice::from_ref(&(start..end)))?[0]))
+    }
+
+    /// The bytes `start..end`, all of them, as a `uint8` array over the buffer read (no
+    /// copy): a range past its end raises `ValueError`, naming the file.
+    fn read_array<'py>(&self, py: Python<'py>, start: u64, end: u64) -> PyResult<Bound<'py, PyArray1<u8>>> {
+        let mut got = self.fetch(py, std::slice::from_ref(&(start..end)))?;
+        Ok(PyArray1::from_vec(py, got.pop().unwrap_or_default()))
     }
 
     fn __repr__(&self) -> String {
-        format!("npy.RemoteObject({:?}, {} bytes)", self.url, self.size)
+        format!("npy.Source({:?}, {} bytes)", self.source.name(), self.source.size())
     }
 }
 
-/// Opens the object at `url` (its `HEAD`; a local path is a `file://` URL): a missing one
-/// is `FileNotFoundError`, naming it.
+/// Opens `file`, a path or a URL ([`npy_store::Source::open`]): a missing one is
+/// `FileNotFoundError`, naming it.
 #[pyfunction]
-pub(crate) fn open_url(py: Python<'_>, url: String) -> PyResult<RemoteObject> {
-    py.detach(|| {
-        let at = npy_store::store_for(&url)?;
-        let meta = runtime()?.block_on(at.store.head(&at.path));
-        let object = RemoteObject { url: url.clone(), at, size: 0, e_tag: None, fetched: AtomicU64::new(0) };
-        match meta {
-            Ok(meta) => Ok(RemoteObject { size: meta.size, e_tag: meta.e_tag, ..object }),
-            Err(e) => Err(object.store_error(e)),
-        }
-    })
-    .map_err(to_python)
+pub(crate) fn open_source(py: Python<'_>, file: String) -> PyResult<Source> {
+    let opened = py.detach(|| match npy_store::is_url(&file) {
+        true => runtime()?.block_on(npy_store::Source::open(&file)),
+        false => npy_store::Source::open_local(&file),
+    });
+    Ok(Source { source: opened.map_err(to_python)? })
 }
 
 /// Uploads the local file `path` to `url`: one PUT, or a multipart upload for large files;

@@ -1,7 +1,7 @@
-"""Every door that takes a directory or a glob pattern finds the same files, in the same
-order, by the engine's one rule (``npy_store::find``): ``npy.open``, ``npy.scan``,
-``npy.dask.from_npy`` and xarray's ``engine="npy"``; ``npy.load_many`` of what that rule
-finds is the same rows too. (SQL reads the same tree through the same rule:
+"""Every door that takes a directory, a glob pattern or a bucket's prefix finds the same
+files, in the same order, by the engine's one rule (``npy_store::find_files``):
+``npy.open``, ``npy.scan``, ``npy.dask.from_npy`` and xarray's ``engine="npy"``;
+``npy.load_many`` of what that rule finds is the same rows too. (SQL reads the same tree through the same rule:
 npy-datafusion's ``tests/sql/tables.rs`` checks its rows in this order, and npy-cli's
 ``tests/sql.rs`` the ``npy sql`` tool.)"""
 
@@ -59,6 +59,32 @@ def test_every_door_finds_the_same_files_in_the_same_order(tmp_path):
         with xr.open_dataset(source, engine="npy") as ds:
             np.testing.assert_array_equal(next(iter(ds.data_vars.values())).values, want)
     np.testing.assert_array_equal(np.concatenate(npy.load_many(found)), want)
+
+
+def test_every_door_finds_a_buckets_prefix_as_a_directory(tmp_path, s3):
+    # The same tree in a bucket (moto's S3) and at a file:// prefix: the same objects, in
+    # the same order, through every door.
+    top, order, want = tree(tmp_path)
+    for path in sorted(top.rglob("*")):
+        if path.is_file():
+            s3.put_object(Bucket="bkt", Key=f"runs/{path.relative_to(top).as_posix()}", Body=path.read_bytes())
+    s3.put_object(Bucket="bkt", Key="runs-other/d.npy", Body=(top / "c.npy").read_bytes())  # not under runs/
+    for prefix in ("s3://bkt/runs/", f"file://{top}/"):
+        found = _npy.find(prefix)
+        assert found == [prefix + name for name in order], prefix
+        np.testing.assert_array_equal(npy.open(prefix)[:], want)
+        np.testing.assert_array_equal(npy.open(prefix)[[9, 0, 20]], want[[9, 0, 20]])
+        np.testing.assert_array_equal(pa.table(npy.scan(prefix)).column(0).to_numpy(), want)
+        np.testing.assert_array_equal(npy.dask.from_npy(prefix, chunks=2).compute(scheduler="sync"), want)
+        with xr.open_dataset(prefix, engine="npy") as ds:
+            assert list(ds.data_vars) == ["runs"]
+            np.testing.assert_array_equal(ds["runs"].values, want)
+        np.testing.assert_array_equal(np.concatenate(npy.load_many(found)), want)
+    with pytest.raises(FileNotFoundError, match=r"s3://bkt/nothing/.*no .npy or .npz file"):
+        npy.open("s3://bkt/nothing/")
+    s3.put_object(Bucket="bkt", Key="runs/b/w.npz", Body=b"PK")
+    with pytest.raises(ValueError, match=r"s3://bkt/runs/.*a table is one kind"):
+        npy.scan("s3://bkt/runs/")
 
 
 def test_every_door_refuses_a_directory_of_two_kinds_or_of_nothing(tmp_path):

@@ -240,9 +240,9 @@ def test_open_that_fails_leaves_nothing_unraisable(tmp_path, file):
     def fails():
         with pytest.raises((TypeError, FileNotFoundError)):
             npy.open(file if isinstance(file, list) else tmp_path / file)
-        from npy._source import FileSource
+        from npy._source import open_source
 
         with pytest.raises((TypeError, FileNotFoundError)):
-            FileSource(file if isinstance(file, list) else tmp_path / file)
+            open_source(file if isinstance(file, list) else tmp_path / file)
 
     assert unraised(fails) == []

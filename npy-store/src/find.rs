@@ -13,8 +13,11 @@
 //! sorts before `/`): the order DataFusion lists a table's files in (so SQL reads them in
 //! it too), and Python's `sorted(glob.glob(...))`. Rows come in that order wherever files
 //! are joined along axis 0. What a directory or pattern gives must be of one kind,
-//! all `.npy` or all `.npz`, and not nothing. URLs name one object each (a bucket prefix
-//! is not listed).
+//! all `.npy` or all `.npz`, and not nothing.
+//!
+//! [`find_files`] takes URLs too: a URL whose path ends in `/` is a prefix, a bucket's
+//! directory: every `.npy` or `.npz` object under it (at any depth), by the same rules and
+//! in the same order as a local directory's files; any other URL is one object.
 
 use std::path::{Path as FsPath, PathBuf};
 
@@ -58,7 +61,7 @@ pub fn find(source: &str) -> Result<Vec<PathBuf>> {
     } else if path.is_dir() {
         let mut found = Vec::new();
         walk(path, &mut found).map_err(|e| Error::from(e).reading(source))?;
-        found.retain(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy") || e.eq_ignore_ascii_case("npz")));
+        found.retain(|p| kind_of(&p.to_string_lossy()).is_some());
         found
     } else {
         // A file (a missing one fails as it is opened, naming it).
@@ -66,19 +69,94 @@ pub fn find(source: &str) -> Result<Vec<PathBuf>> {
         return Ok(vec![path.to_path_buf()]);
     };
     found.sort_by(|a, b| a.as_os_str().as_encoded_bytes().cmp(b.as_os_str().as_encoded_bytes()));
-    let is_npz = |p: &PathBuf| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
-    match (found.iter().find(|p| is_npz(p)), found.iter().find(|p| !is_npz(p))) {
+    let names: Vec<_> = found.iter().map(|p| p.to_string_lossy()).collect();
+    one_kind(source, names.iter().map(|n| n.as_ref()))?;
+    Ok(found)
+}
+
+/// The files or objects `source` names, as text: [`find`]'s for a path; for a URL, the
+/// `.npy` or `.npz` objects under it if its path ends in `/` (a prefix), listed by its
+/// store and sorted as [`find`] sorts, else the URL itself. What `Shards`, `Table` and
+/// Python's doors open.
+///
+/// # Errors
+/// As [`find`], naming `source`; a store that cannot list (a plain web server) is
+/// [`ErrorKind::Io`], naming it.
+///
+/// # Examples
+/// ```
+/// let dir = tempfile::tempdir()?;
+/// std::fs::create_dir(dir.path().join("b"))?;
+/// for name in ["c.npy", "b/y.npy", "notes.txt"] {
+///     std::fs::write(dir.path().join(name), b"")?;
+/// }
+/// let url = format!("file://{}/", dir.path().display());
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let found = npy_store::find_files(&url).await?;
+/// assert_eq!(found, [format!("{url}b/y.npy"), format!("{url}c.npy")]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub async fn find_files(source: &str) -> Result<Vec<String>> {
+    if !crate::is_url(source) {
+        return Ok(find(source)?.into_iter().map(|p| p.to_string_lossy().into_owned()).collect());
+    }
+    if !source.ends_with('/') {
+        return Ok(vec![source.to_string()]);
+    }
+    use futures::TryStreamExt;
+    let at = crate::store_for(source).map_err(|e| e.renamed(source).reading(source))?;
+    let base = at.path.as_ref();
+    let listed: Vec<_> = at
+        .store
+        .list(Some(&at.path))
+        .try_collect()
+        .await
+        .map_err(|e| Error::from(crate::error::store_io(e)).reading(source))?;
+    let mut found = Vec::new();
+    for meta in listed {
+        let location = meta.location.as_ref();
+        let rest = if base.is_empty() {
+            Some(location)
+        } else {
+            location.strip_prefix(base).and_then(|r| r.strip_prefix('/'))
+        };
+        // (An object outside the prefix is not the store's answer; it is left out.)
+        if let Some(rest) = rest.filter(|r| kind_of(r).is_some()) {
+            found.push(format!("{source}{rest}"));
+        }
+    }
+    found.sort();
+    one_kind(source, found.iter().map(String::as_str))?;
+    Ok(found)
+}
+
+/// `.npy` or `.npz` (`Some(true)` for an archive), by a name's suffix in any case.
+fn kind_of(name: &str) -> Option<bool> {
+    let ext = FsPath::new(name).extension()?;
+    match () {
+        () if ext.eq_ignore_ascii_case("npz") => Some(true),
+        () if ext.eq_ignore_ascii_case("npy") => Some(false),
+        () => None,
+    }
+}
+
+/// Fails unless `found` holds something, of one kind (see [`find`]'s errors).
+fn one_kind<'a>(source: &str, mut found: impl Iterator<Item = &'a str> + Clone) -> Result<()> {
+    let archive = found.clone().find(|f| kind_of(f) == Some(true));
+    let npy = found.find(|f| kind_of(f) != Some(true));
+    match (archive, npy) {
         // Nothing there, as a missing file is: an I/O error of kind `NotFound`.
         (None, None) => {
             Err(Error::from(std::io::Error::new(std::io::ErrorKind::NotFound, "no .npy or .npz file there"))
                 .reading(source))
         }
-        (Some(a), Some(b)) => Err(usage(format!(
-            "it holds .npz archives ({}) and .npy files ({}): a table is one kind",
-            a.display(),
-            b.display()
-        ))),
-        _ => Ok(found),
+        (Some(a), Some(b)) => {
+            let reason = format!("it holds .npz archives ({a}) and .npy files ({b}): a table is one kind");
+            Err(Error::from(ErrorKind::Usage { reason }).reading(source))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -30,8 +30,10 @@
 //!   from local files (`pread`, or maps under a [`MapContract`](npy_core::mmap::MapContract))
 //!   or objects at URLs (ranged GETs side by side). Example: `examples/train_batches.rs`.
 //! - [`store_for`]: the store of a path or URL (`s3://`, `gs://`, `az://`, `http(s)://`
-//!   under the features `aws`, `gcp`, `azure`, `http`); [`find`]: the files a path, a
-//!   directory or a glob pattern names, one rule for every door (Python's too).
+//!   under the features `aws`, `gcp`, `azure`, `http`); [`find`] and [`find_files`]: the
+//!   files a path, a directory, a glob pattern or a URL prefix names, one rule for every
+//!   door (Python's too); [`Source`]: the one source of bytes, a local file or an object
+//!   pinned to its version, read by ranges.
 //! - [`many::load_many`]: thousands of small `.npy` files read on a few threads
 //!   (`npy.load_many`'s), each by npy-core's [`Loader`](npy_core::Loader); under it
 //!   [`many::in_order`], many reads on a few threads, their results handed over in order.
@@ -75,6 +77,7 @@ mod npz_filter;
 pub mod remote;
 pub mod rows;
 pub mod shards;
+pub mod source;
 mod stamp;
 mod stream;
 pub mod table;
@@ -83,7 +86,7 @@ mod upload;
 pub mod url;
 
 pub use checked::HOLD_BYTES;
-pub use find::find;
+pub use find::{find, find_files};
 pub use fortran_blocks::WHOLE_FORTRAN_BYTES;
 pub use header::{fetch_header, fetch_header_with, NpyObject, HEADER_PREFIX};
 pub use npz::{RemoteNpz, NPZ_TAIL};
@@ -91,6 +94,7 @@ pub use npz_filter::NpzFilter;
 pub use remote::RemoteNpy;
 pub use rows::RowScan;
 pub use shards::{Shards, ShardsOptions};
+pub use source::Source;
 pub use stream::BatchStream;
 pub use table::{Table, TableOptions};
 pub use upload::{upload, PART_BYTES};

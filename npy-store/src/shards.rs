@@ -19,10 +19,7 @@
 //! of scattered rows costs about its copies; on `np.load(mmap_mode="r")`'s terms: a file
 //! cut short while it is mapped may kill the process with `SIGBUS`.
 
-use std::fs::File;
 use std::ops::Range;
-use std::path::{Path as FsPath, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
@@ -30,27 +27,16 @@ use npy_core::header::Header;
 use npy_core::mmap::{MapContract, MappedRange};
 use npy_core::npz::ReaderOptions;
 use npy_core::{Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
-use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
-use crate::error::{io_error, store_io};
 use crate::npz::RemoteNpz;
-use crate::stamp::Stamp;
+use crate::source::{bridges, Source, GETS_IN_FLIGHT};
 
 mod claims;
 
 use claims::{helpers_for, read_local_into, Claims, Out, Relay};
 
-/// Ranged GETs of one gather in flight at once (every shard's side by side).
-const GETS_IN_FLIGHT: usize = 64;
-
 /// Runs of rows a thread of a local gather reads, at least: fewer runs are read on one.
 const RUNS_PER_THREAD: usize = 32;
-
-/// The largest gap between two runs of rows that one read bridges (its bytes are read and
-/// dropped): a gap is bridged only if it is also no longer than the run after it, so a
-/// gather never reads more than twice its rows' bytes.
-const MAX_GAP: u64 = 64 << 10;
 
 /// How [`Shards`] opens its files: the `.npz` member to read of each archive, and the
 /// header size limit. Every setting has a documented default.
@@ -135,35 +121,24 @@ struct Inner {
     /// The whole array's header: the shards' dtype, all their rows, their trailing shape.
     header: Header,
     row_bytes: usize,
-    /// Bytes and requests of ranged GETs so far (objects at URLs).
-    fetched: AtomicU64,
-    requests: AtomicU64,
     /// Where gathers' helpers wait for the next gather.
     relay: Relay,
 }
 
 /// One file of the array.
 struct Shard {
-    /// As the user named it (or as found under their directory or pattern).
-    name: String,
     /// Where its rows start in the file.
     data_start: u64,
+    /// The file (named as the user named it, or as found under their directory or pattern).
     source: Source,
+    /// A local file's rows, mapped (under the options' [`MapContract`]).
+    map: Option<MappedRange>,
 }
 
-enum Source {
-    Local {
-        file: File,
-        path: PathBuf,
-        stamp: Stamp,
-        /// The rows, mapped (under the options' [`MapContract`]).
-        map: Option<MappedRange>,
-    },
-    Object {
-        store: Arc<dyn ObjectStore>,
-        location: Path,
-        e_tag: Option<String>,
-    },
+impl Shard {
+    fn name(&self) -> &str {
+        self.source.name()
+    }
 }
 
 /// Rows of one shard read by one request, and where each run of them goes.
@@ -194,8 +169,9 @@ impl Shards {
     }
 
     /// The array of `sources`, one after another along axis 0: each a `.npy` file, a
-    /// directory (its `.npy` files, recursively, in path order), a glob pattern, or an
-    /// object at a URL ([`crate::store_for`]'s); with [`ShardsOptions::member`], `.npz`
+    /// directory (its `.npy` files, recursively, in path order), a glob pattern, an object
+    /// at a URL ([`crate::store_for`]'s), or a URL prefix ending in `/` (its objects, as
+    /// [`crate::find_files`] lists them); with [`ShardsOptions::member`], `.npz`
     /// archives and that stored member of each. Every file's header is read now (and an
     /// archive's directory); local files stay open.
     ///
@@ -209,12 +185,9 @@ impl Shards {
     pub async fn open_with(sources: &[&str], options: &ShardsOptions) -> Result<Shards> {
         let mut names = Vec::new();
         for &source in sources {
-            if crate::is_url(source) {
-                names.push((source.to_string(), true));
-            } else {
-                for path in crate::find(source)? {
-                    names.push((path.to_string_lossy().into_owned(), false));
-                }
+            let url = crate::is_url(source);
+            for name in crate::find_files(source).await? {
+                names.push((name, url));
             }
         }
         if names.is_empty() {
@@ -225,7 +198,7 @@ impl Shards {
             .buffered(GETS_IN_FLIGHT)
             .try_collect::<Vec<_>>()
             .await?;
-        let (first_name, first) = (&opened[0].0.name, &opened[0].1);
+        let (first_name, first) = (opened[0].0.name(), &opened[0].1);
         let mut starts = Vec::with_capacity(opened.len() + 1);
         let mut rows = 0usize;
         for (shard, header) in &opened {
@@ -238,7 +211,7 @@ impl Shards {
                     first.dtype.descr(),
                     &first.shape[1..],
                 );
-                return Err(Error::from(ErrorKind::Usage { reason }).reading(&shard.name));
+                return Err(Error::from(ErrorKind::Usage { reason }).reading(shard.name()));
             }
             starts.push(rows);
             rows = rows.checked_add(header.shape[0]).ok_or_else(|| {
@@ -251,15 +224,7 @@ impl Shards {
         header.fortran_order = false;
         let row_bytes = first.dtype.itemsize() * first.shape[1..].iter().product::<usize>();
         let shards = opened.into_iter().map(|(shard, _)| shard).collect();
-        let inner = Inner {
-            shards,
-            starts,
-            header,
-            row_bytes,
-            fetched: AtomicU64::new(0),
-            requests: AtomicU64::new(0),
-            relay: Relay::new(),
-        };
+        let inner = Inner { shards, starts, header, row_bytes, relay: Relay::new() };
         Ok(Shards { inner: Arc::new(inner) })
     }
 
@@ -281,7 +246,7 @@ impl Shards {
 
     /// The files (and URLs), in order.
     pub fn files(&self) -> Vec<&str> {
-        self.inner.shards.iter().map(|s| s.name.as_str()).collect()
+        self.inner.shards.iter().map(Shard::name).collect()
     }
 
     /// Each file's first row in the whole array, then the rows of all (one more than
@@ -292,12 +257,12 @@ impl Shards {
 
     /// Bytes fetched so far by ranged GETs (0 for local files).
     pub fn fetched(&self) -> u64 {
-        self.inner.fetched.load(Ordering::Relaxed)
+        self.inner.shards.iter().map(|s| s.source.fetched()).sum()
     }
 
     /// Ranged GETs made so far by reads of rows (0 for local files).
     pub fn requests(&self) -> u64 {
-        self.inner.requests.load(Ordering::Relaxed)
+        self.inner.shards.iter().map(|s| s.source.requests()).sum()
     }
 
     /// Every row as any [`ReadNpy`] type ([`Shards::read_rows`] of all).
@@ -415,7 +380,7 @@ impl Shards {
                     Some(read)
                         if read.shard == shard && {
                             let gap = (local.start - read.rows.end) as u64 * width;
-                            gap <= MAX_GAP && gap <= len as u64 * width
+                            bridges(gap, len as u64 * width)
                         } =>
                     {
                         read.rows.end = local.end;
@@ -435,7 +400,7 @@ impl Shards {
         let width = self.inner.row_bytes;
         let mut out = vec![0u8; count * width];
         let (local, remote): (Vec<Read>, Vec<Read>) =
-            reads.into_iter().partition(|r| matches!(self.inner.shards[r.shard].source, Source::Local { .. }));
+            reads.into_iter().partition(|r| self.inner.shards[r.shard].source.is_local());
         if remote.is_empty() {
             self.read_local_runs(local, &mut out).await?;
             return Ok(out);
@@ -465,8 +430,7 @@ impl Shards {
     /// worth its start). A helper that is slow to wake takes fewer, so a gather never waits
     /// longer for a second thread than it would have read alone.
     async fn read_local_runs(&self, reads: Vec<Read>, out: &mut [u8]) -> Result<()> {
-        let mapped =
-            reads.iter().all(|r| matches!(self.inner.shards[r.shard].source, Source::Local { map: Some(_), .. }));
+        let mapped = reads.iter().all(|r| self.inner.shards[r.shard].map.is_some());
         let helpers = helpers_for(reads.len());
         if mapped || helpers == 0 {
             let mut out = Out { out, width: self.inner.row_bytes };
@@ -496,26 +460,10 @@ impl Shards {
         let inner = &self.inner;
         let mut got = stream::iter(reads.into_iter().map(|read| async move {
             let shard = &inner.shards[read.shard];
-            let Source::Object { store, location, e_tag } = &shard.source else {
-                return Err(io_error("a local file among ranged GETs".into()));
-            };
-            let range =
-                shard.data_start + (read.rows.start * width) as u64..shard.data_start + (read.rows.end * width) as u64;
-            let options = GetOptions {
-                range: Some(GetRange::Bounded(range.clone())),
-                if_match: e_tag.clone(),
-                ..Default::default()
-            };
-            let fail = |e| object_error(e, &shard.name);
-            let bytes = store.get_opts(location, options).await.map_err(fail)?.bytes().await.map_err(fail)?;
-            inner.requests.fetch_add(1, Ordering::Relaxed);
-            inner.fetched.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            if (bytes.len() as u64) < range.end - range.start {
-                let found = range.start - shard.data_start + bytes.len() as u64;
-                let expected = range.end - shard.data_start;
-                return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(&shard.name));
-            }
-            Ok((read, bytes))
+            let (start, end) = (read.rows.start * width, read.rows.end * width);
+            let range = shard.data_start + start as u64..shard.data_start + end as u64;
+            let bytes = shard.source.get(range).await.map_err(|e| in_data(e, start, shard.name()))?;
+            Ok::<_, Error>((read, bytes))
         }))
         .buffer_unordered(GETS_IN_FLIGHT);
         while let Some(done) = got.next().await {
@@ -551,50 +499,16 @@ fn placed_runs(placed: &[(usize, usize)]) -> impl Iterator<Item = (usize, usize,
     })
 }
 
-/// Fails unless the file at `path` is still the one opened (`stamp`).
-fn unchanged(path: &FsPath, stamp: &Stamp) -> Result<()> {
-    if Stamp::of_path(path).map_err(Error::from)? == *stamp {
-        return Ok(());
-    }
-    let reason = "the file changed since it was opened (its size, time or inode is not the one opened): open it again";
-    Err(ErrorKind::Usage { reason: reason.into() }.into())
-}
-
-/// Fills `buf` from the file's byte `offset` (`data_at`: where that is in the shard's data,
-/// for the error of a file that ends first).
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64, shard: &Shard, data_at: usize) -> Result<()> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match positioned_read(file, &mut buf[filled..], offset + filled as u64) {
-            Ok(0) => {
-                let (expected, found) = ((data_at + buf.len()) as u64, (data_at + filled) as u64);
-                return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(&shard.name));
-            }
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::from(e).reading(&shard.name)),
+/// `e` of a read `at` bytes into shard `name`'s data: a file or object cut short says
+/// how far into the data it ends.
+pub(super) fn in_data(e: Error, at: usize, name: &str) -> Error {
+    match e.kind() {
+        ErrorKind::Truncated { expected, found } => {
+            let (expected, found) = (expected + at as u64, found + at as u64);
+            Error::from(ErrorKind::Truncated { expected, found }).reading(name)
         }
+        _ => e,
     }
-    Ok(())
-}
-
-#[cfg(unix)]
-fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
-}
-
-/// A store's error reading shard `name`: an object replaced since it was opened says so.
-fn object_error(e: object_store::Error, name: &str) -> Error {
-    if matches!(e, object_store::Error::Precondition { .. }) {
-        let reason = "the object changed since it was opened (its ETag is not the one opened): open it again";
-        return Error::from(ErrorKind::Usage { reason: reason.into() }).reading(name);
-    }
-    Error::from(store_io(e)).reading(name)
 }
 
 /// Opens file `name` (`url`: an object at a URL): the shard and its header.
@@ -604,23 +518,7 @@ async fn open_one(name: &str, url: bool, options: &ShardsOptions) -> Result<(Sha
     let at = crate::store_for(name).map_err(named)?;
     // A local file is opened (and stamped) before its header is read: a file replaced in
     // between fails the first read.
-    let local = if url {
-        None
-    } else {
-        let file = File::open(name).map_err(|e| Error::from(e).reading(name))?;
-        let meta = file.metadata().map_err(|e| Error::from(e).reading(name))?;
-        if !meta.is_file() {
-            return Err(usage("not a regular file".into()));
-        }
-        Some((file, Stamp::of(&meta)))
-    };
-    let e_tag = match &local {
-        Some(_) => None,
-        None => {
-            let head = at.store.head(&at.path).await;
-            head.map_err(|e| Error::from(store_io(e)).reading(name))?.e_tag
-        }
-    };
+    let source = if url { Source::open(name).await? } else { Source::open_local(name)? };
     let (header, data_start, end) = match &options.member {
         None => {
             let object = crate::fetch_header_with(&*at.store, &at.path, &options.read).await.map_err(named)?;
@@ -656,19 +554,13 @@ async fn open_one(name: &str, url: bool, options: &ShardsOptions) -> Result<(Sha
         let (expected, found) = (data_len, end.saturating_sub(data_start));
         return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(name));
     }
-    let source = match local {
-        Some((file, stamp)) => {
-            let map = match options.map {
-                Some(contract) if data_len > 0 => {
-                    Some(MappedRange::map(&file, data_start..data_start + data_len, contract).map_err(named)?)
-                }
-                _ => None,
-            };
-            Source::Local { file, path: PathBuf::from(name), stamp, map }
+    let map = match (source.file(), options.map) {
+        (Some(file), Some(contract)) if data_len > 0 => {
+            Some(MappedRange::map(file, data_start..data_start + data_len, contract).map_err(named)?)
         }
-        None => Source::Object { store: at.store, location: at.path, e_tag },
+        _ => None,
     };
-    Ok((Shard { name: name.to_string(), data_start, source }, header))
+    Ok((Shard { data_start, source, map }, header))
 }
 
 #[cfg(test)]
@@ -676,7 +568,7 @@ mod tests {
     use super::*;
     use npy_core::prelude::*;
 
-    fn write(dir: &FsPath, name: &str, values: std::ops::Range<i32>, cols: usize) -> String {
+    fn write(dir: &std::path::Path, name: &str, values: std::ops::Range<i32>, cols: usize) -> String {
         let path = dir.join(name);
         let data: Vec<i32> = values.flat_map(|v| (0..cols as i32).map(move |c| v * 10 + c)).collect();
         let rows = data.len() / cols;

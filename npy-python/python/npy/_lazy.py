@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from . import _npy
-from ._source import MAX_HEADER_SIZE, FileSource, Layout, UrlSource, is_url, layout, open_source
+from ._source import MAX_HEADER_SIZE, Layout, is_prefix, is_url, layout, open_source
 
 _Array = np.ndarray[Any, np.dtype[Any]]
 _File = str | os.PathLike[str] | bytes
@@ -29,8 +29,9 @@ def open(
 
     ``file`` is a path or a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``,
     ``file://``; credentials and endpoints from the environment, as ``npy sql`` takes
-    them), a directory (its ``.npy`` files, recursively, in path order; with ``member``,
-    its ``.npz`` files), a glob pattern, or a list of any of these. Only the headers are
+    them), a directory or a URL prefix ending in ``/`` (its ``.npy`` files, recursively,
+    in path order; with ``member``, its ``.npz`` files), a glob pattern, or a list of any
+    of these. Only the headers are
     read now; each index reads the rows it selects, by positioned reads of local files and
     ranged GETs of objects (side by side, near ones coalesced)::
 
@@ -63,7 +64,8 @@ def open(
     lives, or the process may die of ``SIGBUS``.
     """
     sources = _sources(file)
-    if len(sources) == 1 and (is_url(sources[0]) or os.path.isfile(sources[0])):
+    one = sources[0]
+    if len(sources) == 1 and ((is_url(one) and not is_prefix(one)) or os.path.isfile(one)):
         found = layout(sources[0], member, max_header_size)
         if found.compressed or found.fortran or not found.shape:
             lazy = LazyArray(open_source(sources[0]), found, sources[0], member)
@@ -124,7 +126,7 @@ class LazyArray:
 
     def __init__(
         self,
-        source: FileSource | UrlSource | None,
+        source: _npy.Source | None,
         found: Layout,
         file: str | os.PathLike[str] | list[str],
         member: str | None,
@@ -220,7 +222,7 @@ class LazyArray:
         """Bytes fetched so far from URLs (0 for local files)."""
         if self._shards is not None:
             return self._shards.fetched
-        return self._source.fetched if isinstance(self._source, UrlSource) else 0
+        return self._source.fetched if self._source is not None else 0
 
     def __len__(self) -> int:
         if not self.shape:
@@ -323,22 +325,8 @@ class LazyArray:
         return out[self._fields] if len(self._fields) > 1 else out[[self._fields[0]]]
 
     def _read_rows(self, rows: _Array | slice) -> _Array:
-        found = self._layout
-        if self._shards is not None:
-            return self._gather(rows)
-        row = found.slab_bytes
-        if isinstance(rows, slice):
-            start, stop, step = rows.start, rows.stop, rows.step
-            if step == 1 or (stop - start) * step <= 0:
-                count = max(stop - start, 0) if step == 1 else 0
-                data = bytearray(self._fetch([(start, start + count)], row)[0]) if count else bytearray()
-                return _rows_of(data, found, count)
-            rows = np.arange(start, stop, step)
-        unique, inverse = np.unique(rows, return_inverse=True)
-        runs = _runs(unique)
-        parts = self._fetch(runs, row)
-        block = _rows_of(bytearray().join(parts), found, len(unique))
-        return block[inverse.reshape(-1)]
+        # Arrays read by rows are npy-store's shards (an array read whole has a source).
+        return self._gather(rows)
 
     def _gather(self, rows: _Array | slice) -> _Array:
         """The rows, read by npy-store's gather (the GIL released)."""
@@ -358,16 +346,6 @@ class LazyArray:
             return np.ndarray((count, *rest), dtype=found.dtype)
         return data.view(found.dtype).reshape(count, *rest)
 
-    def _fetch(self, runs: list[tuple[int, int]], row: int) -> list[bytes]:
-        base = self._layout.offset
-        ranges = [(base + a * row, base + b * row) for a, b in runs]
-        assert self._source is not None  # one file read through `_source.py`
-        parts = self._source.read_ranges(ranges)
-        for (a, b), part in zip(ranges, parts, strict=True):
-            if len(part) != b - a:
-                raise ValueError(f"{self.name}: truncated: bytes {a}..{b} wanted, {len(part)} read")
-        return parts
-
     def _read_whole(self) -> _Array:
         if self._whole is None:
             found = self._layout
@@ -376,7 +354,7 @@ class LazyArray:
 
                 assert self._member is not None and not isinstance(self._file, list)
 
-                if isinstance(self._source, UrlSource):
+                if is_url(self._file):
                     from ._npyio import load
 
                     with load(self._file) as archive:
@@ -387,8 +365,13 @@ class LazyArray:
                 if whole.shape != found.shape or whole.dtype != found.dtype:
                     raise ValueError(f"{self.name}: the member changed since it was opened")
             else:
-                data = bytearray(self._fetch([(0, 1)], found.nbytes)[0]) if found.nbytes else bytearray()
-                whole = np.frombuffer(data, dtype=found.dtype).reshape(found.shape, order="F" if found.fortran else "C")
+                assert self._source is not None  # an array read whole keeps its file open
+                order: Literal["C", "F"] = "F" if found.fortran else "C"
+                if found.nbytes:
+                    data = self._source.read_array(found.offset, found.offset + found.nbytes)
+                    whole = data.view(found.dtype).reshape(found.shape, order=order)
+                else:
+                    whole = np.empty(found.shape, found.dtype, order=order)
             self._whole = whole
         return self._whole
 
@@ -446,20 +429,3 @@ def _split(key: Any, ndim: int) -> tuple[Any, tuple[Any, ...]]:
     if head is None:
         raise IndexError("npy.open's arrays take no new axis before the first: index, then add one")
     return head, ((slice(None), *rest) if rest else ())
-
-
-def _runs(rows: _Array) -> list[tuple[int, int]]:
-    """Sorted unique rows as runs of consecutive ones, ``(start, stop)`` each."""
-    if not len(rows):
-        return []
-    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
-    starts = np.concatenate([[0], breaks])
-    stops = np.concatenate([breaks, [len(rows)]])
-    return [(int(rows[a]), int(rows[b - 1]) + 1) for a, b in zip(starts, stops, strict=True)]
-
-
-def _rows_of(data: bytearray, found: Layout, count: int) -> _Array:
-    """``count`` rows of the array (C order) over their bytes (writable, as np.load's)."""
-    return np.frombuffer(data, dtype=found.dtype, count=count * int(np.prod(found.shape[1:]))).reshape(
-        count, *found.shape[1:]
-    )

@@ -14,10 +14,10 @@ __all__ = [
     "BadNpzFile",
     "NpzArchive",
     "NpzReader",
-    "RemoteObject",
     "Scan",
     "ScanBatches",
     "Shards",
+    "Source",
     "UnsafePickleError",
     "__version__",
     "append",
@@ -33,7 +33,7 @@ __all__ = [
     "open_npz",
     "open_scan",
     "open_shards",
-    "open_url",
+    "open_source",
     "save_to_file",
     "save_to_path",
     "savez",
@@ -158,17 +158,18 @@ def open_scan(
 
 # An object at a URL (or a local file), as its HEAD found it, read by byte ranges.
 @final
-class RemoteObject:
+class Source:
     @property
-    def url(self) -> str: ...
+    def name(self) -> str: ...
     @property
     def size(self) -> int: ...
     @property
     def fetched(self) -> int: ...
     def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]: ...
-    def read(self, offset: int, n: int) -> bytes: ...
+    def read(self, start: int, end: int) -> bytes: ...
+    def read_array(self, start: int, end: int) -> NDArray[np.uint8]: ...
 
-def open_url(url: str) -> RemoteObject: ...
+def open_source(file: str) -> Source: ...
 
 # Many NumPy files as one array along axis 0 (npy.open's engine), read by rows.
 @final

@@ -530,7 +530,7 @@ class NpzFile(_NumpyNpzFile):
             return self._source  # type: ignore[no-any-return]
         if self._opened_fid is None and _source.is_url(self._source):
             # A file of ranged reads, for code that reads the archive itself.
-            raw = _source.RangeFile(_source.UrlSource(self._source))
+            raw = _source.RangeFile(_source.open_source(self._source))
             self._opened_fid = io.BufferedReader(raw, _URL_BUFFER)
         if self._opened_fid is None:
             self._opened_fid = open(self._source, "rb")  # closed by close()

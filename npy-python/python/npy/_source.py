@@ -4,10 +4,11 @@
 URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://``), through the engine's
 ``npy._npy.locate``: npy-store reads the header (and an archive's checked directory and
 the member's header, a compressed one's decompressed from its first bytes) by a few ranged
-reads, as ``npy.load`` reads them. ``open_source`` gives a local file (``os.pread``) or an
-object at a URL (npy-store's object stores, through ``npy._npy.open_url``) as a
-:class:`Source` for ranged reads of the data. ``npy.open``, ``npy.dask`` and
-``npy.virtualizarr`` read files through these.
+reads, as ``npy.load`` reads them. ``open_source`` gives a local file or an object at a URL
+as npy-store's one source of bytes (``npy._npy.Source``: positioned reads of a file checked
+to be the one opened, ranged GETs pinned to an object's ETag, near ranges read as one).
+``npy.open``, ``npy.dask`` and ``npy.virtualizarr`` read files through these; no module
+here reads bytes itself.
 """
 
 from __future__ import annotations
@@ -32,86 +33,34 @@ def is_url(file: object) -> bool:
 
 
 class Source(Protocol):
-    """Ranged reads of one file or object: its ``name``, ``size`` and ``read(start, end)``
-    (end exclusive; fewer bytes only at its end)."""
+    """Ranged reads of one file or object (``npy._npy.Source``, or virtualizarr's store):
+    its ``name``, ``size`` and ``read(start, end)`` (end exclusive; fewer bytes only at its
+    end)."""
 
-    name: str
-    size: int
-
+    @property
+    def name(self) -> str: ...
+    @property
+    def size(self) -> int: ...
     def read(self, start: int, end: int) -> bytes: ...
 
 
-class FileSource:
-    """A local file, read with ``os.pread``."""
-
-    # No descriptor until ``__init__`` opens one: ``close`` (and ``__del__``, which runs
-    # even when ``__init__`` raised) then has nothing to close.
-    _fd: int = -1
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.name = os.fspath(path)
-        try:
-            self._fd = os.open(self.name, os.O_RDONLY)
-        except FileNotFoundError:
-            raise FileNotFoundError(2, "No such file or directory", self.name) from None
-        self.size = os.fstat(self._fd).st_size
-
-    def read(self, start: int, end: int) -> bytes:
-        return os.pread(self._fd, max(end - start, 0), start)
-
-    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
-        return [self.read(a, b) for a, b in ranges]
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-
-    def __del__(self) -> None:
-        self.close()
-
-
-class UrlSource:
-    """An object at a URL, as its ``HEAD`` found it (later reads fail if it changes, where
-    the store gives an ETag); ranges fetched side by side, near ones by one GET."""
-
-    def __init__(self, url: str) -> None:
-        self._object = _npy.open_url(url)
-        self.name = url
-        self.size = self._object.size
-
-    @property
-    def fetched(self) -> int:
-        """Bytes fetched so far."""
-        return self._object.fetched
-
-    def read(self, start: int, end: int) -> bytes:
-        return self._object.read(start, max(end - start, 0))
-
-    def read_ranges(self, ranges: list[tuple[int, int]]) -> list[bytes]:
-        return self._object.read_ranges(ranges)
-
-    def close(self) -> None:
-        pass
-
-
-def open_source(file: str | os.PathLike[str]) -> FileSource | UrlSource:
-    """``file`` (a path or a URL) for ranged reads."""
-    if is_url(file):
-        assert isinstance(file, str)
-        return UrlSource(file)
-    return FileSource(file)
+def open_source(file: str | os.PathLike[str]) -> _npy.Source:
+    """``file`` (a path or a URL) for ranged reads: a missing one raises
+    ``FileNotFoundError``, naming it."""
+    return _npy.open_source(os.fsdecode(file))
 
 
 def expand(source: str | os.PathLike[str]) -> list[str]:
-    """The files ``source`` names: a URL itself, else by the engine's one rule
-    (``npy_store::find``, as ``npy.open`` and ``npy.scan`` find them): a path itself, every
-    ``.npy`` or ``.npz`` file under a directory (its folders too), or the files a glob
-    pattern matches, sorted by path."""
-    path = os.fsdecode(source)
-    if is_url(path):
-        return [path]
-    return _npy.find(path)
+    """The files ``source`` names, by the engine's one rule (``npy_store::find_files``, as
+    ``npy.open`` and ``npy.scan`` find them): a path or URL itself, every ``.npy`` or
+    ``.npz`` file under a directory or under a URL prefix ending in ``/`` (its folders
+    too), or the files a glob pattern matches, sorted by path."""
+    return _npy.find(os.fsdecode(source))
+
+
+def is_prefix(source: str) -> bool:
+    """Whether ``source`` is a URL prefix (``s3://bucket/runs/``): the objects under it."""
+    return is_url(source) and source.endswith("/")
 
 
 class RangeFile(io.RawIOBase):

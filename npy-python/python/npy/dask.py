@@ -332,29 +332,16 @@ def _read_part(part: _Part) -> _Array:
     nbytes = count * layout.slab_bytes if layout.shape else layout.dtype.itemsize
     if nbytes == 0:
         return np.empty(shape, dtype=layout.dtype, order=order)
-    buf = np.empty(nbytes, dtype=np.uint8)
     offset = layout.offset + part.start * layout.slab_bytes
-    if is_url(layout.file):
-        data = open_source(layout.file).read(offset, offset + nbytes)
-        if len(data) != nbytes:
-            raise ValueError(
-                f"{layout.name}: the object is shorter than its header says: {nbytes} bytes at offset "
-                f"{offset} wanted, {len(data)} read"
-            )
-        buf[:] = np.frombuffer(data, dtype=np.uint8)
-        return buf.view(layout.dtype).reshape(shape, order=order)
-    view = buf.data
-    with open(layout.file, "rb", buffering=0) as f:
-        f.seek(offset)
-        done = 0
-        while done < nbytes:
-            got = f.readinto(view[done:])
-            if not got:
-                raise ValueError(
-                    f"{layout.name}: the file is shorter than its header says: {nbytes} bytes at offset "
-                    f"{offset} wanted, {done} read"
-                )
-            done += got
+    # npy-store's source: a positioned read of the file, or a ranged GET of the object.
+    source = open_source(layout.file)
+    if offset + nbytes > source.size:
+        what = "object" if is_url(layout.file) else "file"
+        raise ValueError(
+            f"{layout.name}: the {what} is shorter than its header says: {nbytes} bytes at offset "
+            f"{offset} wanted, {max(source.size - offset, 0)} there"
+        )
+    buf = source.read_array(offset, offset + nbytes)
     return buf.view(layout.dtype).reshape(shape, order=order)
 
 

@@ -14,8 +14,9 @@ package installs; :class:`NpyBackendEntrypoint` can also be passed as ``engine=`
 one variable, an ``.npz`` one variable per member (a record member one per field,
 ``member.field``), a directory of ``.npy`` files (or a glob pattern) their arrays
 concatenated along the first axis. Each variable is an xarray ``BackendArray`` whose
-indexing reads the rows it selects through ``npy.open``'s :class:`~npy.LazyArray`: by
-positioned reads locally, by ranged GETs at a URL (``s3://``, ``https://``, ...). With
+indexing reads the rows it selects through ``npy.open``'s :class:`~npy.LazyArray` (one
+over all the files, npy-store's shards): by positioned reads locally, by ranged GETs at a
+URL (``s3://``, ``https://``, ...). With
 ``chunks=``, xarray makes Dask arrays whose tasks read their own rows.
 
 Importing this module imports xarray; ``import npy`` never does.
@@ -40,6 +41,7 @@ from xarray.core import indexing
 
 from . import _npy
 from ._lazy import LazyArray
+from ._lazy import open as open_lazy
 from ._source import MAX_HEADER_SIZE, Layout, expand, is_url, open_source
 
 __all__ = ["NpyBackendArray", "NpyBackendEntrypoint", "open_dataset"]
@@ -221,17 +223,25 @@ class _Part:
     (``LazyArray``), arrays of objects whole through ``npy.load``'s restricted decoder,
     elements of no bytes made, not read."""
 
-    def __init__(self, found: Layout) -> None:
+    def __init__(self, found: Layout, max_header_size: int) -> None:
         self.layout = found
+        self.max_header_size = max_header_size
         self._lazy: LazyArray | None = None
         self._whole: _Array | None = None
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"layout": self.layout}
+        return {"layout": self.layout, "max_header_size": self.max_header_size}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["layout"])  # type: ignore[misc]
+        self.__init__(state["layout"], state["max_header_size"])  # type: ignore[misc]
+
+    @property
+    def by_rows(self) -> bool:
+        """Whether npy-store's shards read its rows in place (C order, stored, bytes)."""
+        found = self.layout
+        plain = not (found.compressed or found.fortran or found.dtype.hasobject)
+        return plain and bool(found.shape) and found.dtype.itemsize > 0
 
     def rows(self, index: slice | _Array) -> _Array:
         """The rows ``index`` selects (a bounded slice of step 1, or indices)."""
@@ -260,6 +270,7 @@ class _Part:
         with self._lock:
             if self._lazy is None:
                 found = self.layout
+                # Read whole (a compressed member, Fortran order, 0-d): npy-store's source.
                 self._lazy = LazyArray(open_source(found.file), found, found.file, found.member)
             return self._lazy
 
@@ -280,10 +291,8 @@ class _Part:
             return self._whole
 
     def close(self) -> None:
-        lazy = self._lazy
-        if lazy is not None and lazy._source is not None:
-            lazy._source.close()
-            self._lazy = None
+        with self._lock:
+            self._lazy = None  # (its file closes with it)
 
 
 class _Rows:
@@ -307,6 +316,9 @@ class _Rows:
         self._kept: OrderedDict[Hashable, list[Any]] = OrderedDict()
         self._kept_bytes = 0
         self._lock = threading.Lock()
+        # Files read by rows: one lazy array over all of them (npy-store's shards), opened
+        # by `open` or on first read.
+        self._joined: LazyArray | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"parts": self.parts, "name": self.name, "users": self.users}
@@ -361,7 +373,29 @@ class _Rows:
             raise IndexError(f"{self.name}: an index is out of bounds for axis 0 with size {n}")
         return self._gather(rows), squeeze
 
+    def open(self) -> None:
+        """Opens the files now, when they are read by rows (else each on its first read)."""
+        self._all()
+
+    def _all(self) -> LazyArray | None:
+        """The lazy array over all the files, when they are read by rows."""
+        if not all(p.by_rows for p in self.parts):
+            return None
+        with self._lock:
+            if self._joined is None:
+                first = self.parts[0]
+                files = [p.layout.file for p in self.parts]
+                joined = open_lazy(files, first.layout.member, max_header_size=first.max_header_size)
+                if joined.shape != self.shape or joined.dtype != self.dtype:
+                    raise ValueError(f"{self.name}: the array changed since it was opened")
+                self._joined = joined
+            return self._joined
+
     def _run(self, start: int, stop: int) -> _Array:
+        joined = self._all()
+        if joined is not None:
+            out: _Array = joined[start:stop]
+            return out
         pieces = []
         for part, base in zip(self.parts, self._starts[:-1], strict=True):
             lo, hi = max(start, int(base)), min(stop, int(base) + part.layout.shape[0])
@@ -372,6 +406,10 @@ class _Rows:
         return self._join(pieces, stop - start)
 
     def _gather(self, rows: _Array) -> _Array:
+        joined = self._all()
+        if joined is not None:
+            got: _Array = joined[np.ascontiguousarray(rows, dtype=np.int64)]
+            return got
         if len(self.parts) == 1:
             return self.parts[0].rows(rows)
         out = np.empty((len(rows), *self.shape[1:]), self.dtype)
@@ -395,6 +433,7 @@ class _Rows:
         with self._lock:
             self._kept.clear()
             self._kept_bytes = 0
+            self._joined = None
         for part in self.parts:
             part.close()
 
@@ -437,11 +476,14 @@ def _arrays(source: str, max_header_size: int) -> list[tuple[str | None, _Rows]]
     """Each array the source holds: ``(None, rows)`` for ``.npy`` files (several
     concatenated), ``(member, rows)`` per ``.npz`` member."""
     if _is_npz(source) and not os.path.isdir(source):
-        return [
-            (m, _Rows([_Part(found)], found.name))
+        arrays: list[tuple[str | None, _Rows]] = [
+            (m, _Rows([_Part(found, max_header_size)], found.name))
             for m in _members(source)
             for found in [_describe(source, m, max_header_size)]
         ]
+        for _, rows in arrays:
+            rows.open()
+        return arrays
     files = expand(source)
     layouts = [_describe(f, None, max_header_size) for f in files]
     first = layouts[0]
@@ -454,7 +496,9 @@ def _arrays(source: str, max_header_size: int) -> list[tuple[str | None, _Rows]]
                 "(files concatenated along axis 0 must share dtype, order and the other axes)"
             )
     name = first.name if len(layouts) == 1 else source
-    return [(None, _Rows([_Part(found) for found in layouts], name))]
+    rows = _Rows([_Part(found, max_header_size) for found in layouts], name)
+    rows.open()
+    return [(None, rows)]
 
 
 def _base_name(source: str, member: str | None, variable: str | None, rows: _Rows) -> str:
@@ -466,7 +510,8 @@ def _base_name(source: str, member: str | None, variable: str | None, rows: _Row
         return variable
     path = unquote(urlparse(source).path) if is_url(source) else source
     leaf = PurePosixPath(path.replace(os.sep, "/").rstrip("/")).name
-    stem = leaf if os.path.isdir(source) or any(c in leaf for c in "*?[") else PurePosixPath(leaf).stem
+    folder = os.path.isdir(source) or source.endswith("/")
+    stem = leaf if folder or any(c in leaf for c in "*?[") else PurePosixPath(leaf).stem
     if any(c in stem for c in "*?["):
         stem = PurePosixPath(path.replace(os.sep, "/")).parent.name
     if not stem:

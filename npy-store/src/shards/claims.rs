@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use npy_core::Result;
 use tokio::sync::oneshot;
 
-use super::{cpus, read_exact_at, unchanged, Inner, Read, Source, RUNS_PER_THREAD};
+use super::{cpus, in_data, Inner, Read, RUNS_PER_THREAD};
 use crate::error::io_error;
 
 /// Where the runs a thread reads go: slices of the gathered rows.
@@ -127,7 +127,7 @@ impl Claims {
             // once it has claimed rows, so a test shows the gather fails instead of hanging
             // or losing them.
             #[cfg(test)]
-            assert!(front || !self.inner.shards.iter().any(|s| s.name.contains("inject-panic")), "injected");
+            assert!(front || !self.inner.shards.iter().any(|s| s.name().contains("inject-panic")), "injected");
             if let Err(e) = read_local_into(&self.inner, part, sink, &mut checked) {
                 self.failed.store(true, Ordering::Relaxed);
                 return Err(e);
@@ -345,14 +345,14 @@ pub(super) fn read_local_into(
     let mut spare = Vec::new();
     for read in part {
         let shard = &inner.shards[read.shard];
-        let Source::Local { file, path, stamp, map } = &shard.source else {
+        if !shard.source.is_local() {
             return Err(io_error("a ranged GET among local reads".into()));
-        };
+        }
         if *checked != Some(read.shard) {
-            unchanged(path, stamp).map_err(|e| e.reading(&shard.name))?;
+            shard.source.unchanged()?;
             *checked = Some(read.shard);
         }
-        if let Some(map) = map {
+        if let Some(map) = &shard.map {
             for (rows, at) in read.runs() {
                 sink.rows(*at, rows.len()).copy_from_slice(&map[rows.start * width..rows.end * width]);
             }
@@ -361,11 +361,16 @@ pub(super) fn read_local_into(
         let offset = shard.data_start + (read.rows.start * width) as u64;
         if read.more.is_empty() {
             let (rows, at) = &read.run;
-            read_exact_at(file, sink.rows(*at, rows.len()), offset, shard, read.rows.start * width)?;
+            let data_at = read.rows.start * width;
+            shard
+                .source
+                .read_exact_at(sink.rows(*at, rows.len()), offset)
+                .map_err(|e| in_data(e, data_at, shard.name()))?;
             continue;
         }
         spare.resize(read.rows.len() * width, 0);
-        read_exact_at(file, &mut spare, offset, shard, read.rows.start * width)?;
+        let data_at = read.rows.start * width;
+        shard.source.read_exact_at(&mut spare, offset).map_err(|e| in_data(e, data_at, shard.name()))?;
         for (rows, at) in read.runs() {
             let from = (rows.start - read.rows.start) * width;
             sink.rows(*at, rows.len()).copy_from_slice(&spare[from..from + rows.len() * width]);

@@ -46,7 +46,6 @@ mod members;
 mod names;
 mod scan;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::ArrayRef;
@@ -157,7 +156,8 @@ impl Table {
 
     /// The table of `source`: a `.npy` file or `.npz` archive, a directory (its `.npy` or
     /// `.npz` files, recursively) or glob pattern of files of one kind and one dtype (in
-    /// path order), or an object at a URL ([`crate::store_for`]'s). Each file's header (an
+    /// path order), an object at a URL ([`crate::store_for`]'s), or the objects under a URL
+    /// prefix ending in `/` ([`crate::find_files`]). Each file's header (an
     /// archive's directory and members' headers) is read now; an object array is decoded
     /// whole now ([`npy_arrow::object_batches_with`]: text, ragged arrays).
     ///
@@ -166,13 +166,11 @@ impl Table {
     /// not a NumPy file or is corrupt; files whose columns differ, a directory of both
     /// kinds or of neither, `members` given for `.npy` files ([`ErrorKind::Usage`]).
     pub async fn open_with(source: &str, options: &TableOptions) -> Result<Table> {
-        // A URL is one object (listing a bucket's prefix is not done here).
         let url = crate::is_url(source);
-        let paths = if url { vec![PathBuf::from(source)] } else { crate::find(source)? };
-        let mut tables = Vec::with_capacity(paths.len());
+        let names = crate::find_files(source).await?;
+        let mut tables = Vec::with_capacity(names.len());
         let mut schema: Option<(SchemaRef, String)> = None;
-        for path in paths {
-            let name = path.to_string_lossy().into_owned();
+        for name in names {
             let (file, columns) = files::open(&name, url, options).await.map_err(|e| files::named(e, &name))?;
             match &schema {
                 None => schema = Some((columns, name.clone())),

@@ -1,0 +1,339 @@
+//! [`Source`]: the one source of bytes under the readers that read ranges of a file: a
+//! local file, opened once and read by positioned reads, each first checking that its path
+//! still names the file opened (its [`Stamp`]); or an object at a URL, read by ranged GETs
+//! on the condition of the ETag its `HEAD` found, where the store gives one. Ranges near
+//! each other are read as one by the one coalescing rule, [`bridges`].
+//!
+//! [`Shards`](crate::Shards) reads its files through it (and maps local ones under a
+//! contract), and so do Python's `npy.open` (whole arrays that are not read by rows),
+//! `npy.dask` and the `fid` of an archive at a URL.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path as FsPath, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use npy_core::{Error, ErrorKind, Result};
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+
+use crate::error::store_io;
+use crate::stamp::Stamp;
+
+/// Ranged GETs of one call in flight at once.
+pub(crate) const GETS_IN_FLIGHT: usize = 64;
+
+/// The largest gap between two ranges that one read bridges (its bytes are read and
+/// dropped): see [`bridges`].
+pub(crate) const MAX_GAP: u64 = 64 << 10;
+
+/// The coalescing rule of every ranged read: a gap between two wanted ranges is read
+/// through when it is at most [`MAX_GAP`] (64 KiB) and no longer than the range after it,
+/// so a read never takes more than twice the bytes wanted.
+pub(crate) fn bridges(gap: u64, next_len: u64) -> bool {
+    gap <= MAX_GAP && gap <= next_len
+}
+
+/// A local file or an object at a URL, read by byte ranges (see the module's docs).
+///
+/// # Examples
+/// ```
+/// use npy_store::Source;
+///
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("x.bin");
+/// std::fs::write(&path, b"0123456789")?;
+/// # let path = path.to_str().unwrap();
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let source = Source::open(path).await?; // or "s3://bucket/x.npy", "https://..."
+/// assert_eq!(source.size(), 10);
+/// let got = source.read_ranges(&[2..4, 5..8]).await?;
+/// assert_eq!(got, [b"23".to_vec(), b"567".to_vec()]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Source {
+    /// As the user named it (a path or URL): errors name it.
+    name: String,
+    size: u64,
+    kind: Kind,
+    /// Bytes and requests of ranged GETs so far (objects at URLs).
+    fetched: AtomicU64,
+    requests: AtomicU64,
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source").field("name", &self.name).field("size", &self.size).finish_non_exhaustive()
+    }
+}
+
+enum Kind {
+    Local { file: File, path: PathBuf, stamp: Stamp },
+    Object { store: Arc<dyn ObjectStore>, location: Path, e_tag: Option<String> },
+}
+
+impl Source {
+    /// Opens `name`, a path or a URL ([`crate::is_url`]): a local file is opened and
+    /// stamped, an object's `HEAD` gives its size and ETag.
+    ///
+    /// # Errors
+    /// Naming it: a missing file or object (`NotFound`), a path that is not a regular
+    /// file ([`ErrorKind::Usage`]), a URL no store reads.
+    pub async fn open(name: &str) -> Result<Source> {
+        if !crate::is_url(name) {
+            return Source::open_local(name);
+        }
+        let at = crate::store_for(name).map_err(|e| e.renamed(name).reading(name))?;
+        let head = at.store.head(&at.path).await.map_err(|e| Error::from(store_io(e)).reading(name))?;
+        Ok(Source::new(name, head.size, Kind::Object { store: at.store, location: at.path, e_tag: head.e_tag }))
+    }
+
+    /// Opens the local file `name` (see [`Source::open`]), without a runtime.
+    ///
+    /// # Errors
+    /// As [`Source::open`].
+    pub fn open_local(name: &str) -> Result<Source> {
+        let fail = |e: std::io::Error| Error::from(e).reading(name);
+        let file = File::open(name).map_err(fail)?;
+        let meta = file.metadata().map_err(fail)?;
+        if !meta.is_file() {
+            return Err(Error::from(ErrorKind::Usage { reason: "not a regular file".into() }).reading(name));
+        }
+        let stamp = Stamp::of(&meta);
+        Ok(Source::new(name, meta.len(), Kind::Local { file, path: PathBuf::from(name), stamp }))
+    }
+
+    fn new(name: &str, size: u64, kind: Kind) -> Source {
+        Source { name: name.to_string(), size, kind, fetched: AtomicU64::new(0), requests: AtomicU64::new(0) }
+    }
+
+    /// The path or URL, as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its size in bytes when opened.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether it is a local file (read by positioned reads, not GETs).
+    pub fn is_local(&self) -> bool {
+        matches!(self.kind, Kind::Local { .. })
+    }
+
+    /// Bytes fetched so far by ranged GETs (0 for a local file).
+    pub fn fetched(&self) -> u64 {
+        self.fetched.load(Ordering::Relaxed)
+    }
+
+    /// Ranged GETs made so far (0 for a local file).
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// The bytes of each of `ranges` (in any order, overlapping or not): near ranges read
+    /// as one ([`bridges`]), an object's GETs side by side.
+    ///
+    /// # Errors
+    /// Naming the source: a range past its end or reversed ([`ErrorKind::Usage`]); a file
+    /// replaced or resized since it was opened, or an object whose ETag changed
+    /// ([`ErrorKind::Usage`]); one cut short under the read ([`ErrorKind::Truncated`]);
+    /// I/O and store errors.
+    pub async fn read_ranges(&self, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        for r in ranges {
+            if r.start > r.end || r.end > self.size {
+                let reason = format!("bytes {}..{} asked of {} bytes: it ends first", r.start, r.end, self.size);
+                return Err(Error::from(ErrorKind::Usage { reason }).reading(&self.name));
+            }
+        }
+        // The reads: ascending spans, each with the wanted ranges (by index) it covers.
+        let mut order: Vec<usize> = (0..ranges.len()).filter(|&i| !ranges[i].is_empty()).collect();
+        order.sort_by_key(|&i| (ranges[i].start, ranges[i].end));
+        let mut spans: Vec<(Range<u64>, Vec<usize>)> = Vec::new();
+        for i in order {
+            let r = &ranges[i];
+            match spans.last_mut() {
+                Some((span, wanted)) if r.start <= span.end || bridges(r.start - span.end, r.end - r.start) => {
+                    span.end = span.end.max(r.end);
+                    wanted.push(i);
+                }
+                _ => spans.push((r.clone(), vec![i])),
+            }
+        }
+        let mut out = vec![Vec::new(); ranges.len()];
+        let mut place = |span: &Range<u64>, bytes: &[u8], wanted: &[usize]| {
+            for &i in wanted {
+                let r = &ranges[i];
+                out[i] = bytes[(r.start - span.start) as usize..(r.end - span.start) as usize].to_vec();
+            }
+        };
+        if self.is_local() {
+            self.unchanged()?;
+            let mut buf = Vec::new();
+            for (span, wanted) in &spans {
+                buf.resize((span.end - span.start) as usize, 0);
+                self.read_exact_at(&mut buf, span.start)?;
+                place(span, &buf, wanted);
+            }
+        } else {
+            let mut got =
+                stream::iter(spans.iter().map(|(span, wanted)| async move {
+                    Ok::<_, Error>((span, self.get(span.clone()).await?, wanted))
+                }))
+                .buffer_unordered(GETS_IN_FLIGHT);
+            while let Some((span, bytes, wanted)) = got.try_next().await? {
+                place(span, &bytes, wanted);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Fails unless the local file is still the one opened (an object: never).
+    pub(crate) fn unchanged(&self) -> Result<()> {
+        let Kind::Local { path, stamp, .. } = &self.kind else { return Ok(()) };
+        if Stamp::of_path(path).map_err(|e| Error::from(e).reading(&self.name))? == *stamp {
+            return Ok(());
+        }
+        let reason =
+            "the file changed since it was opened (its size, time or inode is not the one opened): open it again";
+        Err(Error::from(ErrorKind::Usage { reason: reason.into() }).reading(&self.name))
+    }
+
+    /// Fills `buf` from the local file's byte `offset`: a file that ends first is
+    /// [`ErrorKind::Truncated`] (in bytes from `offset`).
+    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        let Kind::Local { file, .. } = &self.kind else {
+            return Err(crate::error::io_error("a positioned read of an object at a URL".into()));
+        };
+        let mut filled = 0;
+        while filled < buf.len() {
+            match positioned_read(file, &mut buf[filled..], offset + filled as u64) {
+                Ok(0) => {
+                    let (expected, found) = (buf.len() as u64, filled as u64);
+                    return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(&self.name));
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::from(e).reading(&self.name)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The object's bytes `range` by one GET on the condition of its ETag: all of them, or
+    /// [`ErrorKind::Truncated`] (in bytes from the range's start).
+    pub(crate) async fn get(&self, range: Range<u64>) -> Result<bytes::Bytes> {
+        let Kind::Object { store, location, e_tag } = &self.kind else {
+            return Err(crate::error::io_error("a ranged GET of a local file".into()));
+        };
+        let want = range.end - range.start;
+        let options =
+            GetOptions { range: Some(GetRange::Bounded(range)), if_match: e_tag.clone(), ..Default::default() };
+        let fail = |e| object_error(e, &self.name);
+        let bytes = store.get_opts(location, options).await.map_err(fail)?.bytes().await.map_err(fail)?;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.fetched.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        if (bytes.len() as u64) < want {
+            let (expected, found) = (want, bytes.len() as u64);
+            return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(&self.name));
+        }
+        Ok(bytes)
+    }
+
+    /// The local file, if this is one.
+    pub(crate) fn file(&self) -> Option<&File> {
+        match &self.kind {
+            Kind::Local { file, .. } => Some(file),
+            Kind::Object { .. } => None,
+        }
+    }
+
+    /// The local path, if this is a local file.
+    pub fn path(&self) -> Option<&FsPath> {
+        match &self.kind {
+            Kind::Local { path, .. } => Some(path),
+            Kind::Object { .. } => None,
+        }
+    }
+}
+
+#[cfg(unix)]
+fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+/// A store's error reading the object `name`: one replaced since it was opened says so.
+fn object_error(e: object_store::Error, name: &str) -> Error {
+    if matches!(e, object_store::Error::Precondition { .. }) {
+        let reason = "the object changed since it was opened (its ETag is not the one opened): open it again";
+        return Error::from(ErrorKind::Usage { reason: reason.into() }).reading(name);
+    }
+    Error::from(store_io(e)).reading(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+    }
+
+    #[test]
+    fn bridges_short_gaps_only() {
+        assert!(bridges(0, 1));
+        assert!(bridges(100, 100));
+        assert!(!bridges(101, 100), "a gap longer than the range after it is not read");
+        assert!(!bridges(MAX_GAP + 1, u64::MAX));
+    }
+
+    #[test]
+    fn ranges_of_a_file_and_of_an_object_agree() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let path = dir.path().join("x.bin");
+        std::fs::write(&path, &data).unwrap();
+        let url = format!("file://{}", path.display());
+        // Out of order, overlapping, empty, adjacent, near and far apart.
+        let ranges = [150_000..150_010, 0..10, 5..20, 30..30, 20..40, 1000..1100, 90_000..190_000, 199_999..200_000];
+        for name in [path.to_str().unwrap(), url.as_str()] {
+            let source = run(Source::open(name)).unwrap();
+            assert_eq!(source.size(), data.len() as u64);
+            let got = run(source.read_ranges(&ranges)).unwrap();
+            for (r, bytes) in ranges.iter().zip(&got) {
+                assert_eq!(bytes[..], data[r.start as usize..r.end as usize], "{name}: {r:?}");
+            }
+            if !source.is_local() {
+                // 0..40 (three ranges), 1000..1100 (its gap is longer than it),
+                // 90_000..190_000 (150_000..150_010 inside it), and the last byte.
+                assert_eq!(source.requests(), 4, "{name}");
+            }
+            let e = run(source.read_ranges(std::slice::from_ref(&(0..200_001)))).unwrap_err();
+            assert!(e.to_string().contains("ends first") && e.to_string().contains("x.bin"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_file_replaced_after_opening_fails_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("y.bin");
+        std::fs::write(&path, [1u8; 100]).unwrap();
+        let source = Source::open_local(path.to_str().unwrap()).unwrap();
+        std::fs::write(dir.path().join("z.bin"), [2u8; 100]).unwrap();
+        std::fs::rename(dir.path().join("z.bin"), &path).unwrap();
+        let e = run(source.read_ranges(std::slice::from_ref(&(0..10)))).unwrap_err();
+        assert!(e.to_string().contains("changed since it was opened") && e.to_string().contains("y.bin"), "{e}");
+        let e = Source::open_local(dir.path().to_str().unwrap()).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+}
