@@ -65,7 +65,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod checked;
 mod error;
 pub mod filter;
 mod find;
@@ -73,7 +72,6 @@ mod fortran_blocks;
 pub mod header;
 pub mod many;
 pub mod npz;
-mod npz_filter;
 pub mod remote;
 pub mod rows;
 pub mod shards;
@@ -85,12 +83,12 @@ mod together;
 mod upload;
 pub mod url;
 
-pub use checked::HOLD_BYTES;
 pub use find::{find, find_files};
 pub use fortran_blocks::WHOLE_FORTRAN_BYTES;
 pub use header::{fetch_header, fetch_header_with, NpyObject, HEADER_PREFIX};
+pub use npz::checked::HOLD_BYTES;
+pub use npz::filter::NpzFilter;
 pub use npz::{RemoteNpz, NPZ_TAIL};
-pub use npz_filter::NpzFilter;
 pub use remote::RemoteNpy;
 pub use rows::RowScan;
 pub use shards::{Shards, ShardsOptions};

@@ -16,7 +16,7 @@ use npy_core::{Error, ErrorKind, Result};
 
 use super::{files, parts_schema, FileKind, MemberReads, Table, TableFile};
 use crate::filter::{Keep, KeepError, Kept, RowFilter};
-use crate::npz_filter::NpzFilter;
+use crate::npz::filter::NpzFilter;
 use crate::rows::RowScan;
 use crate::stream::BatchStream;
 

@@ -1,5 +1,8 @@
 //! An `.npz` archive read remotely: its directory from the archive's tail, stored members
-//! by ranged reads, compressed members decompressed as their bytes arrive.
+//! by ranged reads, compressed members decompressed as their bytes arrive. Its table under
+//! a filter is `filter`'s ([`NpzFilter`](crate::NpzFilter)), and read so that no row comes
+//! out before its members passed their checks `checked`'s
+//! ([`RemoteNpz::checked_table_batches`]).
 
 use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -27,6 +30,9 @@ use crate::remote::RemoteNpy;
 use crate::rows::{batches_from, member_row_batches, Check, Place, Source, Verify};
 use crate::stream::{payload_stream, BatchStream};
 use crate::together::{Span, Together};
+
+pub(crate) mod checked;
+pub(crate) mod filter;
 
 /// Bytes fetched from the end of an archive first: the end record with the longest
 /// comment, and the central directory of up to about a thousand members.

@@ -17,9 +17,9 @@ use npy_arrow::npz::MemberColumns;
 use npy_arrow::{ConvertOptions, Part};
 use npy_core::{Error, ErrorKind, Result};
 
+use super::{Prepared, RemoteNpz};
 use crate::error::npz_error;
 use crate::filter::{Keep, KeepError, Kept, RowFilter};
-use crate::npz::{Prepared, RemoteNpz};
 use crate::stream::BatchStream;
 
 /// A predicate over parts of some members of an archive's table

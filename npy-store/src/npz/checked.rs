@@ -11,8 +11,8 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use npy_arrow::{ConvertOptions, Part};
 use npy_core::{Error, Result};
 
-use crate::npz::RemoteNpz;
-use crate::npz_filter::NpzFilter;
+use super::filter::NpzFilter;
+use super::RemoteNpz;
 use crate::stream::BatchStream;
 
 /// Bytes of the members a table reads (their sizes in the directory) up to which their
