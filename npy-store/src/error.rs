@@ -37,7 +37,7 @@ fn with_causes(error: &dyn std::error::Error) -> String {
     message
 }
 
-/// An error of an npz member's bytes (its size, its CRC-32, its deflate stream).
+/// An error of an npz member's bytes (its size, its CRC-32, its compressed data).
 pub(crate) fn npz_error(member: &str, reason: &str) -> Error {
     npy_core::ErrorKind::Npz { member: Some(member.to_string()), reason: reason.to_string(), source: None }.into()
 }

@@ -13,7 +13,7 @@
 //! - [`RemoteNpz`]: an `.npz` archive, its directory from its tail; members read as
 //!   npy-core's [`npz::Reader`](npy_core::npz::Reader) reads them ([`RemoteNpz::read`],
 //!   [`RemoteNpz::members`], [`RemoteNpz::names`]), stored ones as [`RemoteNpy`],
-//!   deflated ones inflated as their bytes arrive.
+//!   compressed ones decompressed as their bytes arrive.
 //!
 //! Objects in a store are opened with `from_store(store, location)`, as npy-core's files
 //! with `from_path(path)`; every call that takes options is the same name plus `_with`,

@@ -372,7 +372,7 @@ pub(crate) enum Source {
     File(Option<(std::fs::File, Vec<u8>)>),
     /// A local file's rows mapped, from row `base` on.
     Mapped { rows: MappedRange, base: usize },
-    /// A remote object's bytes as they arrive (or an npz member's as they inflate), and
+    /// A remote object's bytes as they arrive (or an npz member's as they decompress), and
     /// the bytes received but not decoded.
     Stream(BoxStream<'static, Result<Bytes>>, BytesMut),
     /// All the bytes at once: the whole data of a Fortran-order array (rows are decoded

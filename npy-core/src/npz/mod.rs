@@ -15,9 +15,9 @@
 //!
 //! [`Reader::read_all`] and [`Reader::read_many`] give several members at once (what
 //! `{k: f[k] for k in np.load(path).files}` gives), read on worker threads (one per CPU)
-//! when the archive was opened by path. One deflated member is inflated by one thread,
+//! when the archive was opened by path. One compressed member is decompressed by one thread,
 //! from its start (a deflate stream as `np.savez_compressed` writes it cannot be split);
-//! read alone, a large one is inflated on a second thread a few pieces ahead of its CRC
+//! read alone, a large one is decompressed on a second thread a few pieces ahead of its CRC
 //! check and conversion. So deflated archives of several members read fastest, as many
 //! members at a time as there are CPUs; stored members read faster still, or are mapped
 //! ([`crate::mmap::NpyMap::from_npz_member`]).
@@ -56,7 +56,7 @@ use crate::error::ErrorKind;
 // `write` (Writer, MemberWriter, FileWriter and the sink under them),
 // `workers` (deflated members compressed on threads), `read` (ReaderOptions, Reader and
 // member streaming; `read/parallel` several members read at once on worker threads,
-// `read/piped` a member inflated on a second thread), `directory` (the archive's
+// `read/piped` a member decompressed on a second thread), `directory` (the archive's
 // structure, checked when it is opened), `columns` (records as one array per field, both
 // ways). This file: what they share.
 mod columns;

@@ -12,7 +12,7 @@ use crate::options::ReadOptions;
 ///
 /// Whatever the limits, [`Reader`] checks the archive's structure when it opens it (see
 /// its documentation): the limits bound what a valid-looking archive may make a reader
-/// allocate and inflate.
+/// allocate and decompress.
 ///
 /// # Examples
 /// ```
@@ -25,7 +25,7 @@ use crate::options::ReadOptions;
 /// let bytes = w.finish()?.into_inner();
 ///
 /// // 1 MiB of zeros deflates to about a kilobyte; a reader of untrusted archives can
-/// // refuse to inflate more than it is prepared to hold.
+/// // refuse to decompress more than it is prepared to hold.
 /// let e = Reader::from_reader_with(Cursor::new(&bytes), ReaderOptions::new().max_inflated_size(64 << 10)).unwrap_err();
 /// assert!(matches!(e.kind(), ErrorKind::Npz { .. }));
 /// let mut r = Reader::from_reader_with(Cursor::new(&bytes), ReaderOptions::new().max_inflated_size(2 << 20))?;
@@ -74,9 +74,10 @@ impl ReaderOptions {
         self
     }
 
-    /// Largest total of the sizes the deflated members claim, checked when the archive is
-    /// opened. Reading a member inflates at most its claimed size (more is an error), so
-    /// this bounds the bytes inflated from the archive and the memory any one read
+    /// Largest total of the sizes the compressed members claim (deflate and Zstandard
+    /// alike: the name says "inflated", but it counts the decompressed bytes of either),
+    /// checked when the archive is opened. Reading a member decompresses at most its
+    /// claimed size (more is an error), so this bounds the bytes decompressed from the archive and the memory any one read
     /// allocates for it. Stored members are not counted: their bytes are in the file.
     /// Default [`ReaderOptions::DEFAULT_MAX_INFLATED_SIZE`] (64 GiB): larger than typical
     /// archives hold, so `np.savez_compressed` output opens unchanged; readers of
@@ -105,8 +106,8 @@ impl ReaderOptions {
     /// Most members read at once, each on a thread of its own, by the reads of several
     /// members ([`Reader::read_all`], [`Reader::read_many`]); never more than one per CPU.
     /// Default: the number of CPUs. 1 reads every member on the caller's thread alone (0 is
-    /// taken as 1); above 1, a large deflated member read alone is also inflated on a
-    /// second thread (see [`Reader`]).
+    /// taken as 1); above 1, a large compressed member read alone is also decompressed on
+    /// a second thread (see [`Reader`]).
     ///
     /// [`Reader::read_all`]: super::Reader::read_all
     /// [`Reader::read_many`]: super::Reader::read_many

@@ -29,8 +29,8 @@ mod piped;
 
 use decode::Decoder;
 
-/// Most bytes reserved up front for a deflated member's [`Reader::read_raw`] beyond its
-/// compressed size: more grows as the data actually inflates.
+/// Most bytes reserved up front for a compressed member's [`Reader::read_raw`] beyond its
+/// compressed size: more grows as the data actually decompresses.
 const RAW_PREALLOC: u64 = 16 << 20;
 
 /// Checks that the zip crate, which reads the members, sees the archive as the directory
@@ -95,7 +95,7 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
 ///   sizes; each member's header and data lie before the central directory and overlap no
 ///   other member's.
 ///
-/// Reading a member inflates exactly its claimed size: a stream that ends early or runs
+/// Reading a member decompresses exactly its claimed size: a stream that ends early or runs
 /// past it is an [`ErrorKind::Npz`] error, as is a bad CRC once the member is read to its
 /// end.
 ///
@@ -104,8 +104,8 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
 /// second handle on its file, for reads at positions of their own. With it,
 /// [`Reader::read_all`] and [`Reader::read_many`] read several
 /// members at once on worker threads (one per CPU, [`ReaderOptions::threads`]), and a
-/// deflated member of 4 MiB or more that is read alone ([`Reader::read`],
-/// [`Reader::read_object_vec`], or a read of several that names one) is inflated on a second
+/// compressed member of 4 MiB or more that is read alone ([`Reader::read`],
+/// [`Reader::read_object_vec`], or a read of several that names one) is decompressed on a second
 /// thread, a few pieces ahead of its CRC check and conversion. Threads are scoped to the
 /// call. An archive read from any other `Read + Seek` is read on the caller's thread,
 /// unless handles of its own are given ([`Reader::read_many_from`]).
@@ -126,7 +126,7 @@ pub struct Reader<R: Read + Seek> {
     /// Most members read at once ([`ReaderOptions::threads`], at most one per CPU).
     threads: usize,
     /// [`ReaderOptions::max_inflated_size`]: also the most a read of several members
-    /// inflates.
+    /// decompresses.
     max_inflated: u64,
 }
 
@@ -241,7 +241,7 @@ impl<R: Read + Seek> Reader<R> {
     /// same archive (the file opened again, or a reader of it at a position of its own),
     /// which the stream owns. Unlike [`Reader::npy`], the stream does not borrow this
     /// reader: several members can be read side by side, each from its own handle. The
-    /// member is read where this reader's checked directory places it, inflated as its
+    /// member is read where this reader's checked directory places it, decompressed as its
     /// method says, and held to its size and CRC-32 as [`MemberReader`] holds it (a
     /// `source` that is not this archive fails those checks).
     ///
@@ -314,8 +314,8 @@ impl<R: Read + Seek> Reader<R> {
         self.with_member_at(i, read)
     }
 
-    /// As [`Reader::with_member`], for member `i` of the directory: a large deflated member
-    /// of an archive opened by path inflated on a second thread when there is a CPU for it
+    /// As [`Reader::with_member`], for member `i` of the directory: a large compressed member
+    /// of an archive opened by path decompressed on a second thread when there is a CPU for it
     /// (`piped`), any other through the zip reader.
     fn with_member_at<V>(&mut self, i: usize, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
         if let Some(file) = &self.file {
@@ -388,8 +388,8 @@ impl<R: Read + Seek> Reader<R> {
     /// are not `.npy` files).
     ///
     /// # Errors
-    /// [`ErrorKind::Npz`] for an unknown name, a bad CRC, or a deflate stream that does
-    /// not inflate to the member's size.
+    /// [`ErrorKind::Npz`] for an unknown name, a bad CRC, or compressed data that does
+    /// not decompress to the member's size.
     pub fn read_raw(&mut self, name: &str) -> Result<Vec<u8>> {
         let origin = self.origin.clone();
         let (file, size, _) = self.member(name)?;
@@ -454,22 +454,22 @@ impl Members<'_> {
         let data = |source| {
             let data = member_data(e, source)?;
             Ok(if e.method == directory::STORED {
-                Inflate::Stored(data)
+                MemberData::Stored(data)
             } else {
-                Inflate::Decoded(Decoder::new(e.method, data)?)
+                MemberData::Decoded(Decoder::new(e.method, data)?)
             })
         };
         let data = located(self.origin, &e.member, data(source))?;
         self.npy_over(i, data)
     }
 
-    /// Member `i` as a `.npy` stream over `data`, its bytes as stored or inflating.
-    fn npy_over<S: Read>(&self, i: usize, data: Inflate<S>) -> Result<NpyReader<OwnedMemberReader<S>>> {
+    /// Member `i` as a `.npy` stream over `data`, its bytes as stored or decompressing.
+    fn npy_over<S: Read>(&self, i: usize, data: MemberData<S>) -> Result<NpyReader<OwnedMemberReader<S>>> {
         self.open_npy(i, self.owned(i, data))
     }
 
     /// Member `i`'s bytes from `data`, held to its size and CRC-32.
-    fn owned<S: Read>(&self, i: usize, data: Inflate<S>) -> OwnedMemberReader<S> {
+    fn owned<S: Read>(&self, i: usize, data: MemberData<S>) -> OwnedMemberReader<S> {
         let e = &self.entries[i];
         OwnedMemberReader {
             data,
@@ -528,10 +528,10 @@ fn member_data<S: Read + Seek>(e: &directory::Entry, mut source: S) -> Result<io
 
 /// Reads a member's bytes (`size` of them, as it claims) to its end.
 fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64) -> Result<Vec<u8>> {
-    // A stored member's bytes are in the file; a deflated one's claim is only trusted
-    // as far as its data actually inflates.
+    // A stored member's bytes are in the file; a compressed one's claim is only trusted
+    // as far as its data actually decompresses.
     // Growth is exact and capped at the declared size (never a doubling past it), and
-    // fallible; the reader errors if the data inflates past or short of that size.
+    // fallible; the reader errors if the data decompresses past or short of that size.
     let size = usize::try_from(size).map_err(|_| Error::npz(None, "member larger than the address space"))?;
     let first = usize::try_from(file.file.compressed_size().max(RAW_PREALLOC)).unwrap_or(usize::MAX);
     let mut out: Vec<u8> = Vec::new();
@@ -559,7 +559,7 @@ fn located<V>(origin: Option<&Path>, member: &str, result: Result<V>) -> Result<
 /// A member being read: the zip's decompressing, CRC-checking reader, held to the
 /// member's size ([`Reader::raw`], and under [`Reader::npy`]).
 ///
-/// Data that ends before the member's size or runs past it, a corrupt deflate stream, or
+/// Data that ends before the member's size or runs past it, corrupt compressed data, or
 /// a CRC-32 that does not match once the member is read to its end, is an `io::Error` of
 /// kind `InvalidData` carrying an [`ErrorKind::Npz`] that names the archive (when opened
 /// by path) and the member: `npy_core::Error::from` gives it back.
@@ -573,8 +573,8 @@ pub struct MemberReader<'a, R: Read + Seek> {
     /// The member's size, and the bytes of it not read yet.
     size: u64,
     remaining: u64,
-    /// A deflated member's CRC-32 so far, and the one its header gives: at the end, it
-    /// tells a bad CRC from data that inflates past the member's size (the zip reader
+    /// A compressed member's CRC-32 so far, and the one its header gives: at the end, it
+    /// tells a bad CRC from data that decompresses past the member's size (the zip reader
     /// reports both as one kind of error).
     crc: Option<(crc32fast::Hasher, u32)>,
 }
@@ -651,7 +651,7 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
 
 /// A member's bytes as stored in the archive: as they are, or decompressed, here or on a
 /// second thread (`piped`).
-enum Inflate<S: Read> {
+enum MemberData<S: Read> {
     Stored(io::Take<S>),
     Decoded(Decoder<io::Take<S>>),
     Piped(piped::Piped),
@@ -660,12 +660,12 @@ enum Inflate<S: Read> {
 /// A member being read from a handle of its own ([`Reader::npy_from`]): its bytes, held to
 /// the member's size, its CRC-32 checked when it is read to its end.
 ///
-/// Data that ends before the member's size or runs past it, a corrupt deflate stream, or
+/// Data that ends before the member's size or runs past it, corrupt compressed data, or
 /// a CRC-32 that does not match is an `io::Error` of kind `InvalidData` carrying an
 /// [`ErrorKind::Npz`] that names the archive (when opened by path) and the member, as for
 /// [`MemberReader`].
 pub struct OwnedMemberReader<S: Read> {
-    data: Inflate<S>,
+    data: MemberData<S>,
     member: String,
     /// The member's codec, which errors about its data name.
     codec: &'static str,
@@ -696,20 +696,20 @@ impl<S: Read> OwnedMemberReader<S> {
 }
 
 impl<S: Read> Read for OwnedMemberReader<S> {
-    /// Reads the member's bytes (inflated). Errors as [`OwnedMemberReader`] says; errors of
+    /// Reads the member's bytes (decompressed). Errors as [`OwnedMemberReader`] says; errors of
     /// the source's own I/O as they are.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // Never more than the member has left (then one byte, to find its end).
         let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
         let done = self.size - self.remaining;
-        let (got, inflated) = match &mut self.data {
-            Inflate::Stored(data) => (data.read(&mut buf[..want]), false),
-            Inflate::Decoded(data) => (data.read(&mut buf[..want]), true),
-            Inflate::Piped(data) => (data.read(&mut buf[..want]), true),
+        let (got, decompressed) = match &mut self.data {
+            MemberData::Stored(data) => (data.read(&mut buf[..want]), false),
+            MemberData::Decoded(data) => (data.read(&mut buf[..want]), true),
+            MemberData::Piped(data) => (data.read(&mut buf[..want]), true),
         };
         let n = match got {
             Ok(n) => n,
-            Err(e) if inflated && decode::is_data_error(&e) => {
+            Err(e) if decompressed && decode::is_data_error(&e) => {
                 let reason =
                     format!("the {} data is corrupt after {done} of the member's {} bytes", self.codec, self.size);
                 return Err(self.error(reason, Some(e)));

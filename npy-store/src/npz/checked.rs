@@ -18,7 +18,7 @@ use crate::stream::BatchStream;
 /// Bytes of the members a table reads (their sizes in the directory) up to which their
 /// batches are held until the members are checked; members holding more are checked by a
 /// read of their own before they are scanned (a second read of their bytes, hashed or
-/// inflated only).
+/// decompressed only).
 pub const HOLD_BYTES: u64 = 64 << 20;
 
 impl RemoteNpz {

@@ -1,7 +1,7 @@
 //! An archive's table under a filter ([`NpzFilter`]): each block of rows has the members
 //! the filter reads decoded first and judged, and the other members decoded only at the
 //! rows it kept, as a filtered scan of a `.npy` file decodes its columns
-//! ([`crate::filter`]). The members are separate streams of bytes (inflated or fetched),
+//! ([`crate::filter`]). The members are separate streams of bytes (decompressed or fetched),
 //! read in step block by block: each other member's scan takes the verdicts from a queue
 //! that the judged members' blocks fill.
 

@@ -223,7 +223,7 @@ impl RemoteNpz {
     /// compressed one's decompressed as they arrive, its size and CRC-32 checked.
     ///
     /// # Errors
-    /// [`npy_core::ErrorKind::Npz`] for an unknown member, a deflate stream that is bad,
+    /// [`npy_core::ErrorKind::Npz`] for an unknown member, compressed data that is bad,
     /// ends early or runs past the claimed size, and a bad CRC; store errors; naming the
     /// archive and member.
     pub async fn member_bytes(&self, name: &str) -> Result<Bytes> {

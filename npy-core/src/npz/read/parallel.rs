@@ -15,12 +15,13 @@
 //! quarter of a MiB stored). Members before it are read to their end, so the error returned
 //! is the first there is, whatever the threads' timing.
 //!
-//! One member is inflated by one thread. A deflate stream as Python's `zipfile` writes it
+//! One member is decompressed by one thread. A deflate stream as Python's `zipfile` writes it
 //! (and so `np.savez_compressed`) is one raw stream with no flush points: where each of its
 //! blocks starts is only known once the blocks before it are inflated, and a block may copy
 //! from the 32 KiB of data before it, so the stream cannot be split between threads without
-//! inflating it first. Archives of several members read fastest, a member per CPU at once;
-//! a single deflated member reads at the speed of one CPU's inflate.
+//! inflating it first (a Zstandard member is not split either). Archives of several members
+//! read fastest, a member per CPU at once; a single compressed member reads at the speed of
+//! one CPU's decompression.
 
 use std::io::{self, Read, Seek, SeekFrom};
 use std::marker::PhantomData;
@@ -34,7 +35,7 @@ use crate::io::ReadNpy;
 use crate::read::NpyReader;
 
 /// Reads of fewer bytes than this in all (the members' sizes when read) stay on the
-/// caller's thread: a millisecond or so of inflating, against tens of microseconds to start
+/// caller's thread: a millisecond or so of decompressing, against tens of microseconds to start
 /// a thread.
 const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 
@@ -46,9 +47,9 @@ impl<R: Read + Seek> Reader<R> {
     /// after another. Each member is read as [`Reader::read`] reads it, its size and CRC-32
     /// checked.
     ///
-    /// What is inflated at once is at most what the archive holds, which
+    /// What is decompressed at once is at most what the archive holds, which
     /// [`super::ReaderOptions::max_inflated_size`] bounds when it is opened. A single
-    /// deflated member is inflated by one thread (a deflate stream cannot be split).
+    /// compressed member is decompressed by one thread (a deflate stream cannot be split).
     ///
     /// # Errors
     /// As [`Reader::read`], for the first failing member in archive order (the error names
@@ -177,7 +178,7 @@ impl<R: Read + Seek> Reader<R> {
 
     /// How many workers read members `which`: one per CPU (at most
     /// [`super::ReaderOptions::threads`]) and member, one for little data; and whether a
-    /// lone worker may inflate on a second thread (`piped`).
+    /// lone worker may decompress on a second thread (`piped`).
     fn workers(&self, which: &[usize]) -> Workers {
         let bytes = which.iter().map(|&i| self.entries[i].size).fold(0, u64::saturating_add);
         let threads = if bytes < PARALLEL_MIN_BYTES { 1 } else { self.threads.min(which.len()).max(1) };
@@ -207,7 +208,7 @@ impl<R: Read + Seek> Reader<R> {
 }
 
 /// How members are read: by how many threads (the caller's among them), and whether a lone
-/// one inflates large members on a second thread.
+/// one decompresses large members on a second thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Workers {
     threads: usize,
@@ -266,7 +267,7 @@ fn read_with_workers<D: Decode, S: Read + Seek + Send>(
 }
 
 /// Reads member `i` of `members` with `decode` from the worker's `handle` (opened with
-/// `open` the first time), watched by `watch`; a large deflated member inflated on a
+/// `open` the first time), watched by `watch`; a large compressed member decompressed on a
 /// second thread if `piped`.
 fn read_member<D: Decode, S: Read + Seek + Send>(
     members: Members<'_>,

@@ -1,30 +1,30 @@
 //! A compressed member decompressed on a second thread, a few pieces ahead of its reader
-//! ([`with_inflater`]): while one thread inflates, the other checks the CRC-32 of the
-//! pieces before and converts them into the array (and faults in its pages), so a large
-//! member reads at the speed of inflating alone.
+//! ([`with_decompressor`]): while one thread decompresses, the other checks the CRC-32 of
+//! the pieces before and converts them into the array (and faults in its pages), so a large
+//! member reads at the speed of decompressing alone.
 //!
-//! The stream itself is inflated by one thread, from its start: it cannot be split (see
+//! The stream itself is decompressed by one thread, from its start: it cannot be split (see
 //! `parallel`).
 
 use std::io::{self, Read, Seek};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use super::{directory, located, member_data, Decoder, Inflate, Members};
+use super::{directory, located, member_data, Decoder, MemberData, Members};
 use crate::error::Result;
 use crate::read::NpyReader;
 
-/// Compressed members of at least this size are inflated on a second thread, when there is a
+/// Compressed members of at least this size are decompressed on a second thread, when there is a
 /// CPU for it: below it, starting the thread and copying the pieces is not won back.
 pub(super) const PIPED_MIN_BYTES: u64 = 4 << 20;
 
-/// Whether member `e` is a compressed one large enough to inflate on a second thread.
+/// Whether member `e` is a compressed one large enough to decompress on a second thread.
 pub(super) fn worth_piping(e: &directory::Entry) -> bool {
     e.method != directory::STORED && e.size >= PIPED_MIN_BYTES
 }
 
 impl Members<'_> {
     /// Reads compressed member `i` with `read` from `source`, a handle on the archive, while a
-    /// second thread inflates it (see [`with_inflater`]).
+    /// second thread decompresses it (see [`with_decompressor`]).
     pub(super) fn read_piped<S: Read + Seek + Send, V>(
         &self,
         i: usize,
@@ -35,39 +35,39 @@ impl Members<'_> {
         let data = member_data(e, source).and_then(|data| Ok(Decoder::new(e.method, data)?));
         let data = located(self.origin, &e.member, data)?;
         // One byte more than the member's size, to see a stream that runs past it.
-        with_inflater(data, e.size.saturating_add(1), |piped| {
-            let mut reader = self.owned(i, Inflate::<io::Empty>::Piped(piped));
+        with_decompressor(data, e.size.saturating_add(1), |piped| {
+            let mut reader = self.owned(i, MemberData::<io::Empty>::Piped(piped));
             let npy = self.open_npy(i, &mut reader as &mut dyn Read)?;
             located(self.origin, &e.member, read(npy))
         })
     }
 }
 
-/// Bytes inflated into one piece (fewer under Miri, whose tests would take minutes).
+/// Bytes decompressed into one piece (fewer under Miri, whose tests would take minutes).
 const PIECE: usize = if cfg!(miri) { 4 << 10 } else { 1 << 20 };
-/// Pieces inflated ahead of the reader, at most.
+/// Pieces decompressed ahead of the reader, at most.
 const AHEAD: usize = 3;
 
 /// Runs `read` over the bytes that the decompressing reader `data` gives, while a
-/// scoped thread inflates them (at most `limit` bytes: a member's size and one more, to
+/// scoped thread decompresses them (at most `limit` bytes: a member's size and one more, to
 /// see a stream that runs past it). The thread stops when the stream ends or fails (its
 /// error is the reader's next), or once `read` returns and drops the reader, and is joined
 /// before this returns.
-pub(super) fn with_inflater<S: Read + Send, V>(data: S, limit: u64, read: impl FnOnce(Piped) -> V) -> V {
-    let (pieces, inflated) = sync_channel(AHEAD);
+pub(super) fn with_decompressor<S: Read + Send, V>(data: S, limit: u64, read: impl FnOnce(Piped) -> V) -> V {
+    let (pieces, decompressed) = sync_channel(AHEAD);
     let (spent, reuse) = sync_channel(AHEAD + 2);
     std::thread::scope(|scope| {
         // Each channel end lives in the scope: when either side ends, the other's next
         // send or receive fails and it stops.
-        scope.spawn(move || inflate(data, limit, &pieces, &reuse));
-        read(Piped { inflated, spent, piece: Vec::new(), at: 0 })
+        scope.spawn(move || decompress(data, limit, &pieces, &reuse));
+        read(Piped { decompressed, spent, piece: Vec::new(), at: 0 })
     })
 }
 
-/// Inflates `data` (at most `limit` bytes) into pieces sent to `pieces`, in order, then its
+/// Decompresses `data` (at most `limit` bytes) into pieces sent to `pieces`, in order, then its
 /// error if it fails; reuses the pieces that come back on `reuse`. Returns at the end of
 /// the stream, at an error, or when the reader is gone.
-fn inflate<S: Read>(data: S, limit: u64, pieces: &SyncSender<io::Result<Vec<u8>>>, reuse: &Receiver<Vec<u8>>) {
+fn decompress<S: Read>(data: S, limit: u64, pieces: &SyncSender<io::Result<Vec<u8>>>, reuse: &Receiver<Vec<u8>>) {
     let mut stream = data.take(limit);
     loop {
         let mut piece = reuse.try_recv().unwrap_or_default();
@@ -100,11 +100,11 @@ fn inflate<S: Read>(data: S, limit: u64, pieces: &SyncSender<io::Result<Vec<u8>>
     }
 }
 
-/// The reading end of [`with_inflater`]: the inflated bytes in order, then the end (0), or
-/// the error that stopped the inflating once the bytes before it are read.
+/// The reading end of [`with_decompressor`]: the decompressed bytes in order, then the end (0),
+/// or the error that stopped the decompressing once the bytes before it are read.
 #[derive(Debug)]
 pub(super) struct Piped {
-    inflated: Receiver<io::Result<Vec<u8>>>,
+    decompressed: Receiver<io::Result<Vec<u8>>>,
     spent: SyncSender<Vec<u8>>,
     /// The piece being read, and how far.
     piece: Vec<u8>,
@@ -119,10 +119,10 @@ impl Read for Piped {
                 // Back for reuse, unless enough are waiting there.
                 let _ = self.spent.try_send(spent);
             }
-            match self.inflated.recv() {
+            match self.decompressed.recv() {
                 Ok(Ok(piece)) => (self.piece, self.at) = (piece, 0),
                 Ok(Err(e)) => return Err(e),
-                // The inflater is done: the stream ended.
+                // The decompressor is done: the stream ended.
                 Err(_) => return Ok(0),
             }
         }
@@ -175,7 +175,7 @@ mod tests {
         for n in [0, 1, PIECE - 1, PIECE, PIECE + 1, 3 * PIECE + 17] {
             let data = ramp(n);
             let stream = deflate(&data);
-            let got = with_inflater(inflater(&stream), n as u64 + 1, |mut r| {
+            let got = with_decompressor(inflater(&stream), n as u64 + 1, |mut r| {
                 let mut out = Vec::new();
                 // Odd-sized reads, across pieces.
                 let mut buf = vec![0; 77_777];
@@ -189,7 +189,7 @@ mod tests {
             });
             assert!(got == data, "{n} bytes");
             // A limit cuts the stream there.
-            let got = with_inflater(inflater(&stream), n as u64 / 2, |mut r| {
+            let got = with_decompressor(inflater(&stream), n as u64 / 2, |mut r| {
                 let mut out = Vec::new();
                 r.read_to_end(&mut out).unwrap();
                 out
@@ -203,7 +203,7 @@ mod tests {
         let data = ramp(3 * PIECE);
         let mut stream = deflate(&data);
         stream.truncate(stream.len() / 2);
-        let (got, e) = with_inflater(inflater(&stream), u64::MAX, |mut r| {
+        let (got, e) = with_decompressor(inflater(&stream), u64::MAX, |mut r| {
             let mut out = Vec::new();
             let e = r.read_to_end(&mut out).unwrap_err();
             (out, e)
@@ -211,17 +211,17 @@ mod tests {
         assert!(!got.is_empty() && data.starts_with(&got), "{} bytes", got.len());
         assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
         // A corrupt stream: a reserved block type.
-        let e = with_inflater(inflater(&[0x07u8; 40]), u64::MAX, |mut r| r.read(&mut [0; 8]).unwrap_err());
+        let e = with_decompressor(inflater(&[0x07u8; 40]), u64::MAX, |mut r| r.read(&mut [0; 8]).unwrap_err());
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
     }
 
     #[test]
-    fn a_reader_that_stops_early_stops_the_inflater() {
+    fn a_reader_that_stops_early_stops_the_decompressor() {
         let data = ramp(16 * PIECE);
         let stream = deflate(&data);
-        // The reader takes one byte and leaves: the inflater, blocked with its pieces
+        // The reader takes one byte and leaves: the decompressor, blocked with its pieces
         // ahead, sees the reader gone and ends, so the scope returns.
-        let first = with_inflater(inflater(&stream), u64::MAX, |mut r| {
+        let first = with_decompressor(inflater(&stream), u64::MAX, |mut r| {
             let mut one = [0];
             r.read_exact(&mut one).unwrap();
             one[0]
@@ -347,7 +347,7 @@ mod tests {
         assert!(worth_piping(&e) && e.size == PIPED_MIN_BYTES);
         assert_eq!(read_piped(&bytes, |_| {}).unwrap(), ramp(big));
 
-        // The reader fails before reading a byte: the inflater, its channel full, stops.
+        // The reader fails before reading a byte: the decompressor, its channel full, stops.
         let members = r.members_at();
         let stop = || -> Result<Vec<u8>> { Err(ErrorKind::Usage { reason: "the reader stops".into() }.into()) };
         let failed = members.read_piped(0, Cursor::new(&bytes), |_| stop()).unwrap_err();
