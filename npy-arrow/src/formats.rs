@@ -21,7 +21,7 @@
 //!   batch, as written.
 //! - `.parquet`: batches of the options' row count; written with Snappy by default (as
 //!   pyarrow), row groups of about [`DEFAULT_ROW_GROUP_BYTES`] of data, each encoded on a
-//!   worker thread, up to one per CPU (at most 4) at once while the next is gathered:
+//!   worker thread, up to one per CPU (at most 4) at once while the next is collected:
 //!   memory stays bounded whatever the file's size or the rows' width (about
 //!   `(1 + 2 × workers) ×` the row group size).
 //!

@@ -156,7 +156,7 @@ struct Member {
 /// ```
 #[derive(Debug, Clone)]
 pub struct MemberColumns {
-    /// Of a record member, the fields its columns are gathered under (one `Struct`).
+    /// Of a record member, the fields its columns are grouped under (one `Struct`).
     record: Option<Fields>,
     /// Whether the member's batches end with a residue column.
     residue: bool,

@@ -1,14 +1,14 @@
 //! Parquet files written with their row groups encoded on worker threads.
 //!
 //! arrow-rs's `ArrowWriter` encodes on the caller's thread, and encoding, not conversion
-//! or I/O, is most of the cost of writing Parquet. Here a row group's batches are gathered
+//! or I/O, is most of the cost of writing Parquet. Here a row group's batches are collected
 //! (up to a size in bytes), then encoded on a thread of their own, so that up to
 //! [`workers`] row groups encode at once while the caller makes the next batches; the
 //! encoded column chunks are appended to the file in row-group order by the caller's
 //! thread. The file is what `ArrowWriter` writes (its schema conversion and its
 //! `ARROW:schema` metadata, through [`ArrowWriter::into_serialized_writer`]).
 //!
-//! Memory: the batches of the row group being gathered, and of each row group being
+//! Memory: the batches of the row group being collected, and of each row group being
 //! encoded (each batch is dropped once encoded), with their encoded pages: about
 //! `(1 + 2 × workers) × row group bytes` at most.
 //!
@@ -45,7 +45,7 @@ pub(crate) struct ParquetWriter<W: Write + Send> {
     file: SerializedFileWriter<W>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
-    /// The batches of the row group being gathered, and their size in bytes.
+    /// The batches of the row group being collected, and their size in bytes.
     pending: Vec<RecordBatch>,
     pending_bytes: usize,
     row_group_bytes: usize,
@@ -112,7 +112,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             return Err(npy_core::ErrorKind::Usage { reason }.into());
         }
         // The batch's own bytes: its columns may be slices of one allocation (see
-        // `convert::Gathered`), which `get_array_memory_size` would count for each.
+        // `layout::codec::Strided`), which `get_array_memory_size` would count for each.
         let bytes: usize = batch.columns().iter().map(|c| c.to_data().get_slice_memory_size().unwrap_or(0)).sum();
         self.pending_bytes += bytes;
         self.pending.push(batch);
@@ -137,7 +137,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         self.file.into_inner().map_err(from_parquet)
     }
 
-    /// Starts encoding the gathered batches as the next row group, on a thread of its
+    /// Starts encoding the collected batches as the next row group, on a thread of its
     /// own; first appends the oldest row group when `workers` are busy.
     fn start_row_group(&mut self) -> Result<()> {
         if self.pending.is_empty() {

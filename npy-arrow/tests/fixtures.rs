@@ -744,7 +744,7 @@ fn arrow_cast_free_int64(a: &ArrayRef) -> ArrayRef {
 
 #[test]
 fn many_rows_convert_block_by_block_to_the_same_values() {
-    // 50,000 packed records of 24 bytes (1.2 MB: several blocks of the gather), a field
+    // 50,000 packed records of 24 bytes (1.2 MB: several blocks of the strided copy), a field
     // big-endian, a subarray, and rows that say which row they are.
     let n = 50_000usize;
     let header =

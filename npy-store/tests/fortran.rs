@@ -1,5 +1,5 @@
 //! Fortran-order arrays of two dims larger than `WHOLE_FORTRAN_BYTES`, whose rows are
-//! gathered a block at a time instead of read whole: a local file, an object in a store,
+//! read a block at a time into C order instead of read whole: a local file, an object in a store,
 //! and stored and deflated npz members, each row equal to what was written, and a corrupt
 //! member failing before any of its rows.
 
@@ -54,7 +54,7 @@ fn check_rows(batches: &[RecordBatch], first: usize, count: usize) {
 }
 
 #[tokio::test]
-async fn rows_are_gathered_from_a_file_and_an_object() {
+async fn rows_are_reordered_from_a_file_and_an_object() {
     let n = rows();
     let bytes = array(n).write_npy_to(Vec::new()).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -73,7 +73,7 @@ async fn rows_are_gathered_from_a_file_and_an_object() {
             let batches: Vec<RecordBatch> = scan.batches().into_inner().try_collect().await.unwrap();
             check_rows(&batches, rows.start, rows.len());
         }
-        // A filter judges the gathered rows too: the rows whose second item is a multiple
+        // A filter judges the reordered rows too: the rows whose second item is a multiple
         // of 7 (row i's is 3i + 1), from rows 1,000 on.
         let keep = RowFilter::new(layout.clone(), |batch| {
             let list = batch.column(0).as_fixed_size_list();
@@ -98,7 +98,7 @@ async fn rows_are_gathered_from_a_file_and_an_object() {
 }
 
 #[tokio::test]
-async fn rows_of_members_are_gathered_after_their_checks() {
+async fn rows_of_members_are_reordered_after_their_checks() {
     let n = rows();
     let a = array(n);
     let mut w = Writer::new(Cursor::new(Vec::new()));

@@ -43,25 +43,25 @@ impl Place {
 }
 
 /// The Arrow array of `node`'s values at `pos` in `data`; its fixed-width values come from
-/// `gathered`, in the order [`Gathered::new`] took them.
-pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place, gathered: &mut Gathered) -> Result<ArrayRef> {
+/// `strided`, in the order [`Strided::new`] copied them.
+pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place, strided: &mut Strided) -> Result<ArrayRef> {
     match node {
-        Node::Leaf(s, leaf) => decode_leaf(*s, *leaf, node.data_type(), data, pos, place, gathered),
+        Node::Leaf(s, leaf) => decode_leaf(*s, *leaf, node.data_type(), data, pos, place, strided),
         Node::Struct(children, fields) => {
             let mut arrays = Vec::with_capacity(children.len());
             for (offset, child) in children {
-                arrays.push(decode(child, data, &pos.shifted(*offset), place, gathered)?);
+                arrays.push(decode(child, data, &pos.shifted(*offset), place, strided)?);
             }
             let array =
                 StructArray::try_new_with_length(fields.clone(), arrays, None, pos.count()).map_err(arrow_error)?;
             Ok(Arc::new(array))
         }
         Node::List { len, stride, item, field } => {
-            let items = decode(item, data, &pos.items(*len, *stride), place, gathered)?;
+            let items = decode(item, data, &pos.items(*len, *stride), place, strided)?;
             list(field, *len, items, pos.count())
         }
         Node::Pick { of, start, len, item, field } => {
-            let items = decode(item, data, &pos.pick(*of, *start, *len), place, gathered)?;
+            let items = decode(item, data, &pos.pick(*of, *start, *len), place, strided)?;
             match field {
                 Some(field) => list(field, *len, items, pos.count() / of),
                 None => Ok(items),
@@ -70,26 +70,26 @@ pub(crate) fn decode(node: &Node, data: &[u8], pos: &Pos, place: Place, gathered
     }
 }
 
-/// The fixed-width values of a chunk's columns (bools and dates aside), gathered column by
-/// column into one allocation before any array is made: one set of huge pages, faulted in
-/// on a second CPU as it fills ([`ZeroedBytes::fill_by`]), where a buffer per column
-/// would fault in small pages (12% faster for Simon's traces). The arrays are slices of
-/// it, as Arrow IPC readers slice a batch's body: a column kept alone keeps its batch's
+/// The fixed-width values of a chunk's columns (bools and dates aside), copied out of their
+/// strided places column by column into one allocation before any array is made: one set
+/// of huge pages, faulted in on a second CPU as it fills ([`ZeroedBytes::fill_by`]), where
+/// a buffer per column would fault in small pages (12% faster for Simon's traces). The
+/// arrays are slices of it, as Arrow IPC readers slice a batch's body: a column kept alone keeps its batch's
 /// allocation alive, and `get_array_memory_size` counts that allocation for each column
 /// (`get_slice_memory_size` gives each column's own bytes).
 #[derive(Debug)]
-pub(crate) struct Gathered {
+pub(crate) struct Strided {
     buffer: Buffer,
     /// Offset and length of each leaf's bytes, in the order `decode` takes them.
     spans: std::vec::IntoIter<(usize, usize)>,
 }
 
-impl Gathered {
-    /// Gathers the fixed-width values of each column (`node` at `pos`), in order.
+impl Strided {
+    /// Copies the fixed-width values of each column (`node` at `pos`), in order.
     ///
     /// # Errors
     /// Out of memory.
-    pub(crate) fn new<'a>(data: &[u8], columns: impl IntoIterator<Item = (&'a Node, &'a Pos)>) -> Result<Gathered> {
+    pub(crate) fn new<'a>(data: &[u8], columns: impl IntoIterator<Item = (&'a Node, &'a Pos)>) -> Result<Strided> {
         let mut jobs = Vec::new();
         for (node, pos) in columns {
             leaves(node, pos.clone(), &mut jobs);
@@ -113,24 +113,24 @@ impl Gathered {
                         let sub = Pos::Grid { start: start + first * outer, outer, n, inner, len: group };
                         let per_row = group * s.itemsize();
                         let from = at + first * per_row;
-                        gather_into(*s, data, &sub, &mut out[from..from + n * per_row]);
+                        copy_strided_into(*s, data, &sub, &mut out[from..from + n * per_row]);
                     }
                 }
             }
             None => {
                 for ((s, pos), &(at, len)) in jobs.iter().zip(&spans) {
-                    gather_into(*s, data, pos, &mut out[at..at + len]);
+                    copy_strided_into(*s, data, pos, &mut out[at..at + len]);
                 }
             }
         });
-        Ok(Gathered { buffer: Buffer::from_vec(bytes.into_words()), spans: spans.into_iter() })
+        Ok(Strided { buffer: Buffer::from_vec(bytes.into_words()), spans: spans.into_iter() })
     }
 
     /// The next leaf's bytes, `len` of them.
     fn take(&mut self, len: usize) -> Result<Buffer> {
         match self.spans.next() {
             Some((at, n)) if n == len => Ok(self.buffer.slice_with_length(at, len)),
-            _ => Err(usage("internal error: gathered values taken out of order".to_string())),
+            _ => Err(usage("internal error: strided values taken out of order".to_string())),
         }
     }
 }
@@ -150,9 +150,9 @@ fn row_block(jobs: &[(Scalar, Pos)]) -> Option<(usize, usize)> {
     Some((rows?, ((256 << 10) / stride).max(1)))
 }
 
-/// Whether a leaf's values are gathered ([`Gathered`]): the fixed-width ones that Arrow
+/// Whether a leaf's values are copied into [`Strided`]: the fixed-width ones that Arrow
 /// holds as stored (bools are bits, `M8[D]` days narrow to Date32, text varies).
-fn is_gathered(s: Scalar, leaf: Leaf) -> bool {
+fn is_strided(s: Scalar, leaf: Leaf) -> bool {
     match leaf {
         Leaf::Primitive => s.ty() != ScalarType::Bool,
         Leaf::Raw | Leaf::Time => true,
@@ -160,10 +160,11 @@ fn is_gathered(s: Scalar, leaf: Leaf) -> bool {
     }
 }
 
-/// Adds the gathered leaves of `node` at `pos` to `jobs`, in [`decode`]'s order.
+/// Adds to `jobs` the leaves of `node` at `pos` whose values [`Strided`] copies, in
+/// [`decode`]'s order.
 fn leaves(node: &Node, pos: Pos, jobs: &mut Vec<(Scalar, Pos)>) {
     match node {
-        Node::Leaf(s, leaf) if is_gathered(*s, *leaf) => jobs.push((*s, pos)),
+        Node::Leaf(s, leaf) if is_strided(*s, *leaf) => jobs.push((*s, pos)),
         Node::Leaf(..) => {}
         Node::Struct(children, _) => {
             for (offset, child) in children {
@@ -186,16 +187,16 @@ pub(crate) fn list(field: &arrow_schema::FieldRef, len: usize, items: ArrayRef, 
 /// allocate theirs ([`ZeroedBytes`]: huge pages when large): one bulk copy when the values
 /// are contiguous, one copy per group when each group's values are (a subarray's items
 /// in each record), else one per value.
-fn gather(s: Scalar, data: &[u8], pos: &Pos) -> Result<Buffer> {
+fn copy_strided(s: Scalar, data: &[u8], pos: &Pos) -> Result<Buffer> {
     let size = s.itemsize();
     let len = pos.count() * size;
     let mut bytes = ZeroedBytes::new(len)?;
-    bytes.fill_by(|out| gather_into(s, data, pos, out));
+    bytes.fill_by(|out| copy_strided_into(s, data, pos, out));
     Ok(Buffer::from_vec(bytes.into_words()).slice_with_length(0, len))
 }
 
-/// [`gather`] into `out`, which holds exactly the values' bytes.
-fn gather_into(s: Scalar, data: &[u8], pos: &Pos, out: &mut [u8]) {
+/// [`copy_strided`] into `out`, which holds exactly the values' bytes.
+fn copy_strided_into(s: Scalar, data: &[u8], pos: &Pos, out: &mut [u8]) {
     let size = s.itemsize();
     let len = out.len();
     match *pos {
@@ -212,10 +213,10 @@ fn gather_into(s: Scalar, data: &[u8], pos: &Pos, out: &mut [u8]) {
             }
         }
         _ => match size {
-            1 => gather_fixed::<1>(out, data, pos),
-            2 => gather_fixed::<2>(out, data, pos),
-            4 => gather_fixed::<4>(out, data, pos),
-            8 => gather_fixed::<8>(out, data, pos),
+            1 => copy_fixed::<1>(out, data, pos),
+            2 => copy_fixed::<2>(out, data, pos),
+            4 => copy_fixed::<4>(out, data, pos),
+            8 => copy_fixed::<8>(out, data, pos),
             _ => {
                 let mut dst = out.chunks_exact_mut(size);
                 pos.for_each(|_, p| {
@@ -231,12 +232,12 @@ fn gather_into(s: Scalar, data: &[u8], pos: &Pos, out: &mut [u8]) {
     }
 }
 
-/// [`gather`]'s strided copy for values of `N` bytes: a fixed-size move per value.
-fn gather_fixed<const N: usize>(out: &mut [u8], data: &[u8], pos: &Pos) {
+/// [`copy_strided`] for values of `N` bytes: a fixed-size move per value.
+fn copy_fixed<const N: usize>(out: &mut [u8], data: &[u8], pos: &Pos) {
     let mut dst = out.chunks_exact_mut(N);
     // A field of every record (the common case) as one run of records: the loop then has
     // no position arithmetic or bounds check of its own, which a scan that is bound by
-    // memory latency pays for (a third of the time of a gather of two fields of mapped
+    // memory latency pays for (a third of the time of a copy of two fields of mapped
     // 292-byte records, measured).
     if let Pos::Grid { start, outer, n, len: 1, .. } = *pos {
         if outer >= N && n > 0 && start + (n - 1) * outer + N <= data.len() {
@@ -271,7 +272,7 @@ fn decode_leaf(
     data: &[u8],
     pos: &Pos,
     place: Place,
-    gathered: &mut Gathered,
+    strided: &mut Strided,
 ) -> Result<ArrayRef> {
     let n = pos.count();
     let size = s.itemsize();
@@ -283,9 +284,9 @@ fn decode_leaf(
             });
             Ok(Arc::new(BooleanArray::new(bits, None)))
         }
-        Leaf::Primitive | Leaf::Raw => primitive(ty, gathered.take(n * size)?, n, None),
+        Leaf::Primitive | Leaf::Raw => primitive(ty, strided.take(n * size)?, n, None),
         Leaf::Time => {
-            let buf = gathered.take(n * size)?;
+            let buf = strided.take(n * size)?;
             match nat_nulls(buf.typed_data::<i64>()) {
                 // Zeros under the nulls, not NaT's i64::MIN: Arrow leaves those values
                 // undefined, but some readers convert them anyway (DuckDB 2.0 fails on a
@@ -299,7 +300,7 @@ fn decode_leaf(
             }
         }
         Leaf::Date32 => {
-            let buf = gather(s, data, pos)?;
+            let buf = copy_strided(s, data, pos)?;
             let days = buf.typed_data::<i64>();
             let nulls = nat_nulls(days);
             let mut out = Vec::with_capacity(n);

@@ -326,9 +326,9 @@ fn decode_pos(layout: &Layout, data: &[u8], first: usize, pos: Pos, rows: usize)
             _ => (node, pos.shifted(*offset)),
         })
         .collect();
-    let mut gathered = codec::Gathered::new(data, parts.iter().map(|(node, at)| (*node, at)))?;
+    let mut strided = codec::Strided::new(data, parts.iter().map(|(node, at)| (*node, at)))?;
     for ((_, column), (node, at)) in layout.columns.iter().zip(&parts) {
-        let array = codec::decode(node, data, at, place, &mut gathered)?;
+        let array = codec::decode(node, data, at, place, &mut strided)?;
         columns.push(match column {
             Node::List { len, field, .. } if layout.tensor => codec::list(field, *len, array, rows)?,
             _ => array,
