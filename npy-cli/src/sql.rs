@@ -251,13 +251,20 @@ impl Places {
     }
 }
 
-/// Whether the table at `raw` is of `.npz` archives: for a local path, whether the files
-/// npy-store finds there are (a directory's or pattern's are all of one kind); for a URL,
-/// whether its name ends in `.npz` (a bucket folder of archives: `s3://b/runs.npz/`).
-fn is_npz(raw: &str) -> Result<bool, DataFusionError> {
+/// Whether the table at `raw` is of `.npz` archives: whether the files npy-store finds
+/// there are (a directory's, a pattern's or a URL prefix's are all of one kind); for any
+/// other URL, or a prefix with nothing under it, whether its name ends in `.npz` (a
+/// bucket folder of archives: `s3://b/runs.npz/`).
+async fn is_npz(raw: &str) -> Result<bool, DataFusionError> {
     let ends_npz = |p: &str| p.trim_end_matches('/').to_ascii_lowercase().ends_with(".npz");
     if npy_store::is_url(raw) {
-        return Ok(ends_npz(raw));
+        if ends_npz(raw) || !raw.ends_with('/') {
+            return Ok(ends_npz(raw));
+        }
+        return Ok(match npy_store::find_files(raw).await {
+            Ok(found) => found.first().is_some_and(|f| ends_npz(f)),
+            Err(_) => false,
+        });
     }
     let found = npy_store::find(raw).map_err(npy_error)?;
     Ok(found.first().and_then(|p| p.to_str()).is_some_and(ends_npz))
@@ -266,7 +273,7 @@ fn is_npz(raw: &str) -> Result<bool, DataFusionError> {
 async fn query(args: &Args, read: NpyReadOptions) -> Result<(), DataFusionError> {
     let ctx = context(args).await?;
     for (name, raw) in &args.tables {
-        let npz = is_npz(raw)?;
+        let npz = is_npz(raw).await?;
         // A FIFO given as a table would hang the scan's open (it waits for a writer):
         // refused by name, never opened (a directory's listing skips FIFOs).
         if !npy_store::is_url(raw) && std::fs::metadata(raw).is_ok_and(|m| !m.is_file() && !m.is_dir()) {

@@ -7,7 +7,6 @@ use async_trait::async_trait;
 use datafusion::common::TableReference;
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::file_format::FileFormat;
-use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
 use datafusion::error::Result;
 use datafusion::execution::context::SessionContext;
 use datafusion::execution::SessionState;
@@ -144,18 +143,12 @@ async fn npy_table(
     if !has_parts_rule(&ctx.state()) {
         ctx.add_analyzer_rule(Arc::new(PartsToScan));
     }
-    let mut located = crate::listing::locate(&ctx.state(), path, kind)?;
+    let mut located = crate::listing::locate(&ctx.state(), path, kind).await?;
     if let Some(name) = name {
         located.urls = located.urls.into_iter().map(|url| url.with_table_ref(name.clone())).collect();
     }
     crate::table::refuse_empty_files(&ctx.state(), &located.urls, kind).await?;
     let format: Arc<dyn FileFormat> = Arc::new(NpyFormat::new_with(kind, options));
-    let schema = crate::listing::infer_schema(&ctx.state(), &format, &located).await?;
-    let listing_options = ListingOptions::new(format).with_file_extension(located.extension);
-    let config = ListingTableConfig::new_with_multi_paths(located.urls)
-        .with_listing_options(listing_options)
-        .with_schema(schema);
-    let cache = ctx.runtime_env().cache_manager.get_file_statistic_cache();
-    let listing = ListingTable::try_new(config)?.with_cache(cache);
+    let listing = crate::listing::listing_table(&ctx.state(), located, format).await?;
     Ok(NpyTable::new_with(listing, kind, options))
 }

@@ -158,18 +158,41 @@ impl NpyTableFactory {
 #[async_trait]
 impl TableProviderFactory for NpyTableFactory {
     async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
-        // Local locations name the files `npy_store::find` gives (DataFusion's listing of a
-        // directory leaves out its folders' files: each folder becomes a location of its
-        // own), unless the table is partitioned by its folders' names.
+        // Local locations and URL prefixes name the files npy-store's rule finds
+        // (DataFusion's listing of a directory leaves out its folders' files: each folder
+        // becomes a location of its own), unless the table is partitioned by its folders'
+        // names.
         let kind = if cmd.file_type.eq_ignore_ascii_case("npz") { Kind::Npz } else { Kind::Npy };
-        let local = cmd.table_partition_cols.is_empty() && cmd.locations.iter().all(|l| crate::listing::is_local(l));
+        let by_rule = cmd.table_partition_cols.is_empty() && cmd.locations.iter().all(|l| crate::listing::is_found(l));
         let mut found = cmd.clone();
-        if local {
+        if by_rule {
             found.locations.clear();
+            let mut bucket =
+                crate::listing::Located { urls: Vec::new(), extension: String::new(), bucket_folders: true };
             for location in &cmd.locations {
-                let located = crate::listing::locate(state, location, kind)?;
-                found.locations.extend(located.urls.iter().map(|url| url.as_str().to_string()));
+                let located = crate::listing::locate(state, location, kind).await?;
+                if located.bucket_folders {
+                    bucket.extension = located.extension;
+                    bucket.urls.extend(located.urls);
+                } else {
+                    found.locations.extend(located.urls.iter().map(|url| url.as_str().to_string()));
+                }
             }
+            // DataFusion's factory reads a local folder's files of the table's kind only (it
+            // globs `*.npy`), a bucket folder's of every name, and infers the columns of the
+            // first location only: a table of bucket folders is made here, as
+            // `register_npy` makes one (unless its columns are declared).
+            if !bucket.urls.is_empty() && found.locations.is_empty() && cmd.schema.fields().is_empty() {
+                let format = crate::listing::format_of(state, cmd)?;
+                refuse_empty_files(state, &bucket.urls, kind).await?;
+                let listing = crate::listing::listing_table(state, bucket, format)
+                    .await?
+                    .with_definition(cmd.definition.clone())
+                    .with_constraints(cmd.constraints.clone())
+                    .with_column_defaults(cmd.column_defaults.clone());
+                return Ok(Arc::new(NpyTable::try_from_listing(listing)?));
+            }
+            found.locations.extend(bucket.urls.iter().map(|url| url.as_str().to_string()));
         }
         let cmd = &found;
         let provider = self.listing.create(state, cmd).await?;

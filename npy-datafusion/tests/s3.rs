@@ -81,6 +81,31 @@ async fn s3_tables_answer_as_local_ones() {
     }
 }
 
+/// The doors' tree under a bucket prefix gives SQL the objects `find_files` gives (its
+/// folders' too, other suffixes left out), in their order, as the same tree does locally
+/// and as Python's doors read it (`test_doors.py`); registered and by `CREATE EXTERNAL
+/// TABLE`.
+#[tokio::test]
+#[ignore = "needs a local S3 server: cargo xtask ci starts moto"]
+async fn s3_prefix_gives_the_files_find_gives_in_their_order() {
+    let (_dir, top, want) = tree();
+    let url = format!("{}runs/", prefix("doors"));
+    let ctx = one_partition_context();
+    let (store, path) = s3_store(&ctx, &url);
+    let names = ORDER.map(|(name, _)| name);
+    for name in names.iter().chain(&["notes.txt", "b/image.png"]) {
+        let key = ObjectPath::from(format!("{path}/{name}"));
+        store.put(&key, std::fs::read(top.join(name)).unwrap().into()).await.unwrap();
+    }
+    let found = npy_store::find_files(&url).await.unwrap();
+    assert_eq!(found, names.map(|n| format!("{url}{n}")));
+    ctx.register_npy("registered", &url, &NpyReadOptions::new()).await.unwrap();
+    query(&ctx, &format!("CREATE EXTERNAL TABLE created STORED AS NPY LOCATION '{url}'")).await;
+    for name in ["registered", "created"] {
+        assert_eq!(values(&ctx, &format!("SELECT values FROM {name}")).await, want, "{name}");
+    }
+}
+
 #[tokio::test]
 #[ignore = "needs a local S3 server: cargo xtask ci starts moto"]
 async fn s3_npz_tables_answer_as_local_ones() {

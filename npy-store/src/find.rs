@@ -22,6 +22,8 @@
 use std::path::{Path as FsPath, PathBuf};
 
 use npy_core::{Error, ErrorKind, Result};
+use object_store::path::Path;
+use object_store::ObjectStore;
 
 /// The files `source` names (see the module): itself, the `.npy` or `.npz` files under a
 /// directory, or those a glob pattern matches; sorted by path as text, one kind only.
@@ -105,15 +107,25 @@ pub async fn find_files(source: &str) -> Result<Vec<String>> {
     if !source.ends_with('/') {
         return Ok(vec![source.to_string()]);
     }
-    use futures::TryStreamExt;
     let at = crate::store_for(source).map_err(|e| e.renamed(source).reading(source))?;
-    let base = at.path.as_ref();
-    let listed: Vec<_> = at
-        .store
-        .list(Some(&at.path))
+    let found = find_in_store(at.store.as_ref(), &at.path, source).await?;
+    Ok(found.into_iter().map(|rest| format!("{source}{rest}")).collect())
+}
+
+/// The `.npy` or `.npz` objects under `prefix` in `store`, by [`find_files`]'s rule for a
+/// URL prefix: each as its path below the prefix (`a/x.npy`), sorted as text, one kind.
+/// For callers that hold their own store (DataFusion's, registered for a bucket).
+///
+/// # Errors
+/// As [`find_files`], naming `source` (the prefix as the user gave it).
+pub async fn find_in_store(store: &dyn ObjectStore, prefix: &Path, source: &str) -> Result<Vec<String>> {
+    use futures::TryStreamExt;
+    let listed: Vec<_> = store
+        .list(Some(prefix))
         .try_collect()
         .await
         .map_err(|e| Error::from(crate::error::store_io(e)).reading(source))?;
+    let base = prefix.as_ref();
     let mut found = Vec::new();
     for meta in listed {
         let location = meta.location.as_ref();
@@ -124,7 +136,7 @@ pub async fn find_files(source: &str) -> Result<Vec<String>> {
         };
         // (An object outside the prefix is not the store's answer; it is left out.)
         if let Some(rest) = rest.filter(|r| kind_of(r).is_some()) {
-            found.push(format!("{source}{rest}"));
+            found.push(rest.to_string());
         }
     }
     found.sort();
@@ -133,7 +145,7 @@ pub async fn find_files(source: &str) -> Result<Vec<String>> {
 }
 
 /// `.npy` or `.npz` (`Some(true)` for an archive), by a name's suffix in any case.
-fn kind_of(name: &str) -> Option<bool> {
+pub(crate) fn kind_of(name: &str) -> Option<bool> {
     let ext = FsPath::new(name).extension()?;
     match () {
         () if ext.eq_ignore_ascii_case("npz") => Some(true),

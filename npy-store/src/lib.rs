@@ -83,7 +83,7 @@ mod together;
 mod upload;
 pub mod url;
 
-pub use find::{find, find_files};
+pub use find::{find, find_files, find_in_store};
 pub use fortran_blocks::WHOLE_FORTRAN_BYTES;
 pub use header::{fetch_header, fetch_header_with, NpyObject, HEADER_PREFIX};
 pub use npz::checked::HOLD_BYTES;

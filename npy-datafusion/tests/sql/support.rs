@@ -147,3 +147,60 @@ pub fn write_picks(dir: &Path, rows: usize) -> Vec<Pick> {
     picks.write_npy(dir.join("picks.npy")).unwrap();
     Vec::<Pick>::read_npy(dir.join("picks.npy")).unwrap()
 }
+
+/// A directory's tree: `.npy` files in folders below folders, names that sort differently
+/// as text and component by component, a link to a file elsewhere, and files that are not
+/// NumPy's. Each file's rows are `100 * i + 0..n`, `i` its place in `ORDER`.
+pub const ORDER: [(&str, i64); 7] = [
+    ("a-b.npy", 6),
+    ("a.npy", 3),
+    ("a/deep/y.npy", 4),
+    ("a/x.npy", 2),
+    ("b/z.npy", 1),
+    ("c.npy", 5),
+    ("linked.npy", 2),
+];
+
+pub fn tree() -> (tempfile::TempDir, std::path::PathBuf, Vec<i64>) {
+    use npy_core::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("runs");
+    std::fs::create_dir_all(top.join("a/deep")).unwrap();
+    std::fs::create_dir_all(top.join("b")).unwrap();
+    let mut want = Vec::new();
+    for (i, (name, rows)) in ORDER.iter().enumerate() {
+        let values: Vec<i64> = (0..*rows).map(|r| 100 * i as i64 + r).collect();
+        let path = if *name == "linked.npy" { dir.path().join("elsewhere.npy") } else { top.join(name) };
+        values.write_npy(&path).unwrap();
+        want.extend(values);
+    }
+    std::os::unix::fs::symlink(dir.path().join("elsewhere.npy"), top.join("linked.npy")).unwrap();
+    std::fs::write(top.join("notes.txt"), "not an array").unwrap();
+    std::fs::write(top.join("b/image.png"), b"\x89PNG").unwrap();
+    (dir, top, want)
+}
+
+/// The values of column `values` of `sql`'s result, in the order they came.
+pub async fn values(ctx: &datafusion::prelude::SessionContext, sql: &str) -> Vec<i64> {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Int64Type;
+    let batches = query(ctx, sql).await;
+    batches.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect()
+}
+
+/// A session that knows npy with one partition (rows come in the files' order) and a
+/// listing made at each scan (the default session keeps its first).
+pub fn one_partition_context() -> SessionContext {
+    use datafusion::execution::cache::cache_manager::CacheManagerConfig;
+    let runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_cache_manager(CacheManagerConfig::default().with_list_files_cache_limit(0))
+        .build_arc()
+        .unwrap();
+    let mut state = SessionStateBuilder::new()
+        .with_config(SessionConfig::new().with_target_partitions(1))
+        .with_default_features()
+        .with_runtime_env(runtime)
+        .build();
+    npy_datafusion::register(&mut state).unwrap();
+    SessionContext::new_with_state(state)
+}
