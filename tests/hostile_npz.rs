@@ -32,7 +32,7 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use npy_core::mmap::NpyMap;
-use npy_core::npz::{Compression, Reader, ReaderOptions, Writer};
+use npy_core::npz::{Compression, DeflateOption, Method, Reader, ReaderOptions, Writer};
 use npy_core::prelude::*;
 use npy_core::{ErrorKind, Result};
 
@@ -922,7 +922,7 @@ fn the_recipe_itself_reads() {
         assert_eq!(r.read_columns::<X>().unwrap().iter().map(|v| v.x).collect::<Vec<_>>(), [1, 2, 3]);
         assert_eq!(r.read_raw("notes.txt").unwrap(), b"free text");
         let members = r.members().to_vec();
-        assert_eq!(members[1].compression, Some(Compression::deflated()));
+        assert_eq!(members[1].compression, Some(Method::Deflated(DeflateOption::Normal)));
         assert_eq!(
             members[0].data_start,
             Some(zip.local[0] as u64 + 30 + 5 + if zip.eocd64.is_some() { 20 } else { 0 })
@@ -1101,7 +1101,7 @@ fn zstd_members_read_everywhere() {
     for zip in [assemble(&members), assemble64(&members)] {
         let mut r = Reader::from_reader(Cursor::new(&zip.bytes)).unwrap();
         assert_eq!(r.read::<Vec<u8>>("x").unwrap(), [1, 2, 3]);
-        assert_eq!(r.members()[1].compression, Some(Compression::zstd()));
+        assert_eq!(r.members()[1].compression, Some(Method::Zstd));
     }
     let big: Vec<f64> = (0..1_000_000).map(|i| (i as f64 * 0.001).sin()).collect();
     let dir = tempfile::tempdir().unwrap();

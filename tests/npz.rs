@@ -20,7 +20,7 @@ use std::io::{Cursor, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use half::f16;
-use npy_core::npz::{Compression, MemberInfo, Reader, ReaderOptions, Writer};
+use npy_core::npz::{Compression, DeflateOption, MemberInfo, Method, Reader, ReaderOptions, Writer};
 use npy_core::prelude::*;
 use npy_core::types::unit::{Days, Millis, Nanos, Seconds};
 use npy_core::types::{Bytes, DateTime64, TimeDelta64, Ucs4};
@@ -310,9 +310,10 @@ fn corpus_archives_read_as_numpy_lists_and_the_manifest_records_them() {
             assert_eq!(m.member, w["name"].as_str().unwrap(), "{at}");
             assert_eq!(m.name, w["key"].as_str().unwrap(), "{at}");
             let deflated = w["compressed"].as_bool().unwrap();
+            // NumPy's zipfile records no deflate option (bits 1 and 2 of the flags clear).
             assert_eq!(
                 m.compression,
-                Some(if deflated { Compression::deflated() } else { Compression::Stored }),
+                Some(if deflated { Method::Deflated(DeflateOption::Normal) } else { Method::Stored }),
                 "{at}"
             );
             assert_eq!(m.size, w["file_size"].as_u64().unwrap(), "{at}: size");
@@ -782,11 +783,12 @@ fn every_dtype_round_trips_stored_deflated_zstd_and_mixed() {
         let infos = r.members().to_vec();
         let mut expect = Expect::default();
         for ((m, info), c) in members.iter().zip(&infos).zip(&used) {
-            // Member info reports the method, not the level.
+            // Member info reports the method, not the level: the writer records the normal
+            // deflate option at every level, as NumPy's zipfile.
             let method = match c {
-                Compression::Stored => Compression::Stored,
-                Compression::Deflated { .. } => Compression::deflated(),
-                Compression::Zstd { .. } => Compression::zstd(),
+                Compression::Stored => Method::Stored,
+                Compression::Deflated { .. } => Method::Deflated(DeflateOption::Normal),
+                Compression::Zstd { .. } => Method::Zstd,
             };
             assert_eq!(info.compression, Some(method), "{name}: {}", m.name());
             assert_eq!(info.member, format!("{}.npy", m.name()));
@@ -830,7 +832,7 @@ fn deflate_level_0_writes_an_archive() {
             .map(|c| c.into_inner());
         let bytes = written.unwrap_or_else(|e| panic!("level 0 ({threads} threads): {e}"));
         let mut r = reader(bytes);
-        assert_eq!(r.members()[0].compression, Some(Compression::deflated()));
+        assert_eq!(r.members()[0].compression, Some(Method::Deflated(DeflateOption::Normal)));
         assert_eq!(r.read::<Vec<i64>>("x").unwrap(), data);
     }
 }
@@ -1352,7 +1354,7 @@ fn stored_members_data_is_aligned_to_64_bytes() {
     let mut r = Reader::from_path_with(&path, ReaderOptions::new().read_options(&big_headers())).unwrap();
     let mut stored = 0;
     for m in r.members().to_vec() {
-        if m.compression != Some(Compression::Stored) || !r.is_npy(&m.name).unwrap() {
+        if m.compression != Some(Method::Stored) || !r.is_npy(&m.name).unwrap() {
             continue;
         }
         let off = r.npy(&m.name).unwrap().data_offset() as u64;

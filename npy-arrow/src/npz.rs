@@ -29,7 +29,7 @@
 //! # Examples
 //! ```
 //! use arrow_array::{cast::AsArray, types::Float64Type};
-//! use npy_core::npz::{Compression, Reader, Writer};
+//! use npy_core::npz::{Compression, DeflateOption, Method, Reader, Writer};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("table.npz");
@@ -53,7 +53,7 @@
 //! w.finish()?;
 //! let (mut a, mut b) = (Reader::from_path(&path)?, Reader::from_path(&copy)?);
 //! assert_eq!(a.read_raw("n")?, b.read_raw("n")?);
-//! assert_eq!(b.members()[1].compression, Some(Compression::deflated()));
+//! assert_eq!(b.members()[1].compression, Some(Method::Deflated(DeflateOption::Normal)));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -67,7 +67,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader, StructArray};
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
 use npy_core::dtype::DType;
-use npy_core::npz::{self, Compression, OwnedMemberReader, ReaderOptions};
+use npy_core::npz::{self, Compression, Method, OwnedMemberReader, ReaderOptions};
 use npy_core::{Error, ErrorKind, Result};
 
 use crate::error::{arrow_error, bad_data, usage};
@@ -166,14 +166,14 @@ pub struct MemberColumns {
 impl MemberColumns {
     /// The columns of member `name` (as `np.load(..).files` names it) whose batches
     /// `layout` makes, stored with `compression` (`None`: unknown, said as stored).
-    pub fn new(name: &str, layout: &Layout, compression: Option<Compression>) -> MemberColumns {
+    pub fn new(name: &str, layout: &Layout, compression: Option<Method>) -> MemberColumns {
         let schema = layout.schema();
         let residue = layout.residue.is_some();
         let columns = &schema.fields()[..schema.fields().len() - usize::from(residue)];
         let mut meta: HashMap<String, String> = schema.metadata().clone();
         let compression = match compression {
-            Some(Compression::Deflated { .. }) => "deflated",
-            Some(Compression::Zstd { .. }) => "zstd",
+            Some(Method::Deflated(_)) => "deflated",
+            Some(Method::Zstd) => "zstd",
             _ => "stored",
         };
         meta.insert(COMPRESSION_KEY.to_string(), compression.to_string());

@@ -16,7 +16,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use npy_arrow::npz::{COMPRESSION_KEY, RESIDUE_PREFIX};
 use npy_arrow::schema::{DESCR_KEY, RESIDUE, RESIDUE_KEY, SHAPE_KEY, VERSION_KEY};
 use npy_arrow::{BatchReader, ConvertOptions, NpzBatchReader, NpzBatchWriter, NpzTableOptions};
-use npy_core::npz::{Compression, Reader, ReaderOptions, Writer};
+use npy_core::npz::{Compression, Method, Reader, ReaderOptions, Writer};
 use npy_core::{DynArray, ErrorKind};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -129,7 +129,7 @@ fn table_round_trip(path: &Path, names: Option<&[&str]>, rows: usize) -> npy_cor
         let name = field.name().as_str();
         members.push(name.to_string());
         let info = infos.iter().find(|m| m.name == name).unwrap();
-        let stored = if info.compression == Some(Compression::Stored) { "stored" } else { "deflated" };
+        let stored = if info.compression == Some(Method::Stored) { "stored" } else { "deflated" };
         assert_eq!(field.metadata()[COMPRESSION_KEY], stored, "{label}: {name}");
         let head = original.npy(name).unwrap().header().clone();
         assert_eq!(field.metadata()[DESCR_KEY], head.dtype.descr(), "{label}: {name}");
@@ -509,7 +509,7 @@ fn deflate_on_request_and_the_same_members() {
     assert_eq!(w.rows(), 6);
     w.finish().unwrap();
     let mut r = Reader::from_path(&path).unwrap();
-    assert!(r.members().iter().all(|m| m.compression == Some(deflated())));
+    assert!(r.members().iter().all(|m| m.compression == Some(deflated().method())));
     for name in ["a", "b"] {
         assert!(r.read_raw(name).unwrap() == Reader::from_path(&src).unwrap().read_raw(name).unwrap(), "{name}");
     }

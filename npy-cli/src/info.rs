@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use npy_core::dtype::DType;
 use npy_core::header::shape_repr;
-use npy_core::npz::{self, Compression, Reader};
+use npy_core::npz::{self, Method, Reader};
 use npy_core::{ReadOptions, Result};
 
 use crate::read_args::ReadArgs;
@@ -121,9 +121,9 @@ fn archive(path: &Path, opts: &ReadOptions, full: bool) -> Result<()> {
         vec![["member", "compression", "stored bytes", "bytes", "order", "shape", "descr"].map(String::from)];
     for m in &members {
         let compression = match m.compression {
-            Some(Compression::Stored) => "stored",
-            Some(Compression::Deflated { .. }) => "deflated",
-            Some(Compression::Zstd { .. }) => "zstd",
+            Some(Method::Stored) => "stored",
+            Some(Method::Deflated(_)) => "deflated",
+            Some(Method::Zstd) => "zstd",
             None => "other",
         };
         let (descr, shape, order) = if reader.is_npy(&m.name)? {

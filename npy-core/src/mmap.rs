@@ -263,7 +263,7 @@ impl NpyMap {
                 .find(|m| m.name == name || m.member == name)
                 .cloned()
                 .ok_or_else(|| Error::npz(Some(name), "no such member"))?;
-            if member.compression != Some(crate::npz::Compression::Stored) {
+            if member.compression != Some(crate::npz::Method::Stored) {
                 return Err(Error::npz(Some(&member.member), "only stored (uncompressed) members can be mapped"));
             }
             let at_member = |e: Error| e.in_member(&member.member);

@@ -5,7 +5,7 @@
 use std::io::{self, Cursor, Read, Seek, SeekFrom};
 
 use js_sys::{Function, Uint8Array};
-use npy_core::npz::{members_with, Compression, MemberDecoder, MemberInfo, ReaderOptions, Writer};
+use npy_core::npz::{members_with, Compression, MemberDecoder, MemberInfo, Method, ReaderOptions, Writer};
 use npy_core::ReadOptions;
 use wasm_bindgen::prelude::*;
 
@@ -204,8 +204,8 @@ impl NpzOpener {
 
 fn member_info(m: &MemberInfo) -> Json {
     let compression = match m.compression {
-        Some(Compression::Stored) => "stored",
-        Some(Compression::Zstd { .. }) => "zstd",
+        Some(Method::Stored) => "stored",
+        Some(Method::Zstd) => "zstd",
         _ => "deflate",
     };
     let opt = |x: Option<u64>| x.map_or(Json::Null, |v| Json::Num(v as f64));
@@ -260,7 +260,7 @@ impl MemberStream {
     ) -> JsResult<MemberStream> {
         let info = MemberInfo {
             name: member.strip_suffix(".npy").unwrap_or(&member).to_string(),
-            compression: Some(Compression::named(compression, None).located(archive.as_deref())?),
+            compression: Some(Compression::named(compression, None).located(archive.as_deref())?.method()),
             compressed_size: 0,
             size: length(size, "a member's size")?,
             data_start: None,

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt};
 use npy_core::header::Header;
-use npy_core::npz::{Compression, ReaderOptions};
+use npy_core::npz::{Compression, Method, ReaderOptions};
 use npy_core::{Error, ErrorKind, ReadOptions};
 use npy_store::{fetch_header_with, RemoteNpz};
 use object_store::path::Path;
@@ -164,12 +164,13 @@ async fn locate_in(
     let Some(info) = info else {
         return Err(Refused::NoMember(npz.members().iter().map(|m| m.member.clone()).collect()));
     };
-    if info.compression == Some(Compression::Stored) {
+    if info.compression == Some(Method::Stored) {
         let npy = npz.member(&info.member).await?;
         return Ok(Located { header: npy.header().clone(), offset: npy.data_start(), compressed: None });
     }
     let (header, _) = npz.member_header(&info.member).await?;
-    Ok(Located { header, offset: 0, compressed: info.compression.or(Some(Compression::deflated())) })
+    let compressed = info.compression.map_or(Compression::deflated(), Method::compression);
+    Ok(Located { header, offset: 0, compressed: Some(compressed) })
 }
 
 /// An object only Python can read, as an object store of one object (at any path): its

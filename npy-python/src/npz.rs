@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
-use npy_core::npz::{Compression, MemberInfo, Reader, ReaderOptions};
+use npy_core::npz::{MemberInfo, Method, Reader, ReaderOptions};
 use npy_core::object::CheckedPickle;
 use npy_core::{DynArray, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
 use npy_store::RemoteNpz;
@@ -248,7 +248,7 @@ impl NpzReader {
     fn mapped<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
         let (Some(mode), Some(path)) = (self.args.mmap_mode, &self.path) else { return Ok(None) };
         let info = self.info(name)?;
-        let (Some(Compression::Stored), Some(start)) = (&info.compression, info.data_start) else { return Ok(None) };
+        let (Some(Method::Stored), Some(start)) = (&info.compression, info.data_start) else { return Ok(None) };
         let header = self.with_source(py, |source| {
             with_source!(source, reader => {
                 let npy = reader.npy(name)?;

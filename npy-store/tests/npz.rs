@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch};
 use futures::{StreamExt, TryStreamExt};
 use npy_arrow::ConvertOptions;
-use npy_core::npz::{Compression, Reader, Writer};
+use npy_core::npz::{Compression, Method, Reader, Writer};
 use npy_core::{ErrorKind, NpyReader};
 use npy_store::RemoteNpz;
 use object_store::local::LocalFileSystem;
@@ -354,7 +354,7 @@ async fn stored_members_read_together_from_a_local_file_as_alone() {
         assert_eq!(together.iter().map(|b| b.num_rows()).sum::<usize>(), 1000);
     }
     let members = Reader::from_reader(Cursor::new(&bytes)).unwrap().members().to_vec();
-    for info in members.iter().filter(|m| m.compression == Some(Compression::Stored)) {
+    for info in members.iter().filter(|m| m.compression == Some(Method::Stored)) {
         let end = (info.data_start.unwrap() + info.size) as usize;
         for at in [end - info.size as usize / 2, end - 1] {
             let mut bad = bytes.clone();

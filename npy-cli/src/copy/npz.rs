@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use npy_core::npz::{Compression, Reader, Writer};
+use npy_core::npz::{Compression, Method, Reader, Writer};
 use npy_core::{Error, ReadOptions, Result};
 
 /// Bytes of compressed members staged in memory at once, over all compression threads:
@@ -27,7 +27,7 @@ pub(super) fn copy(input: &Path, output: &Path, opts: &ReadOptions, compression:
     let result = (|| {
         let mut done = 0;
         for m in members {
-            let compression = compression.or(m.compression).unwrap_or(Compression::Stored);
+            let compression = compression.or(m.compression.map(Method::compression)).unwrap_or(Compression::Stored);
             if m.member.ends_with(".npy") && reader.is_npy(&m.name)? {
                 let npy = reader.npy(&m.name)?;
                 if npy.header().dtype.has_object() {

@@ -7,7 +7,7 @@ use crate::error::{Error, ErrorKind, Result};
 use super::inflate::Inflater;
 #[cfg(doc)]
 use super::Reader;
-use super::{Compression, MemberInfo};
+use super::{MemberInfo, Method};
 
 /// A decompressor that is pushed its input: deflate (zlib-rs) or Zstandard (libzstd, its
 /// window at most libzstd's default of 128 MiB, as [`Reader`] allows).
@@ -108,8 +108,8 @@ impl MemberDecoder {
     /// [`ErrorKind::Npz`] when libzstd cannot make its decoder.
     pub fn new(info: &MemberInfo) -> Result<MemberDecoder> {
         let codec = match info.compression {
-            Some(Compression::Stored) => None,
-            Some(Compression::Zstd { .. }) => {
+            Some(Method::Stored) => None,
+            Some(Method::Zstd) => {
                 let decoder = zstd::stream::raw::Decoder::new()
                     .map_err(|e| Error::npz_from(Some(&info.member), "cannot make a Zstandard decoder", e))?;
                 Some(Codec::Zstd(Box::new(decoder)))
@@ -245,7 +245,7 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::npz::{Reader, Writer};
+    use crate::npz::{Compression, Reader, Writer};
 
     /// An archive of one member `x` of 20,000 bytes, compressed as asked; its info and stored bytes.
     fn member(compression: Compression) -> (MemberInfo, Vec<u8>) {

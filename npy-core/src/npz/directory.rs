@@ -71,6 +71,9 @@ pub(super) struct Entry {
     /// The name with one `.npy` stripped: the key `names()` lists.
     pub(super) key: String,
     pub(super) method: u16,
+    /// The general-purpose flags, as the central directory says (bits 1 and 2 are a
+    /// deflated member's option).
+    pub(super) flags: u16,
     pub(super) crc32: u32,
     pub(super) compressed_size: u64,
     pub(super) size: u64,
@@ -421,6 +424,7 @@ fn parse_central(cd: &[u8], count: usize, cd_offset: u64) -> Result<Vec<Entry>> 
             member,
             key,
             method,
+            flags,
             crc32,
             compressed_size,
             size,

@@ -7,7 +7,7 @@
 use std::io::{Read, Seek};
 use std::ops::Range;
 
-use super::{directory, Compression, ReaderOptions};
+use super::{directory, DeflateOption, Method, ReaderOptions};
 use crate::error::Result;
 
 /// What a member is.
@@ -17,13 +17,15 @@ pub struct MemberInfo {
     pub name: String,
     /// The member's name in the zip.
     pub member: String,
-    /// Stored, deflated or Zstandard (archives with other methods are refused when opened,
-    /// so this is always `Some` for an open [`Reader`]). A compressed member's level is not
-    /// recorded in the archive: it reads as the default ([`Compression::deflated`],
-    /// [`Compression::zstd`]).
+    /// Stored, deflated or Zstandard, as the archive records it: the method, and a
+    /// deflated member's option ([`DeflateOption`], from the zip flags), never a level,
+    /// which archives do not record. Always `Some` for an open [`Reader`] (archives with
+    /// other methods are refused when opened); `None` only in an info built by hand, which
+    /// [`MemberDecoder`] takes as deflated.
     ///
     /// [`Reader`]: super::Reader
-    pub compression: Option<Compression>,
+    /// [`MemberDecoder`]: super::MemberDecoder
+    pub compression: Option<Method>,
     /// Bytes in the archive.
     pub compressed_size: u64,
     /// Bytes when read.
@@ -127,9 +129,9 @@ pub(super) fn member_info(e: &directory::Entry) -> MemberInfo {
         name: e.key.clone(),
         member: e.member.clone(),
         compression: Some(match e.method {
-            directory::STORED => Compression::Stored,
-            directory::ZSTD => Compression::zstd(),
-            _ => Compression::deflated(),
+            directory::STORED => Method::Stored,
+            directory::ZSTD => Method::Zstd,
+            _ => Method::Deflated(DeflateOption::from_flags(e.flags)),
         }),
         compressed_size: e.compressed_size,
         size: e.size,
@@ -143,7 +145,7 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::npz::{Reader, Writer};
+    use crate::npz::{Compression, Reader, Writer};
     use crate::ErrorKind;
 
     #[test]
@@ -158,12 +160,61 @@ mod tests {
         let found = members(&mut Cursor::new(&bytes)).unwrap();
         let reader = Reader::from_reader(Cursor::new(&bytes)).unwrap();
         assert_eq!(found, reader.members());
-        assert_eq!(found[1].compression, Some(Compression::deflated()));
+        assert_eq!(found[1].compression, Some(Method::Deflated(DeflateOption::Normal)));
+        if !cfg!(miri) {
+            assert_eq!(found[2].compression, Some(Method::Zstd));
+        }
 
         // The limits hold as a reader's do: 8,000 bytes of doubles are more than 4,000.
         let e = members_with(&mut Cursor::new(&bytes), ReaderOptions::new().max_inflated_size(4000)).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
         // A cut archive is refused.
         assert!(members(&mut Cursor::new(&bytes[..bytes.len() - 1])).is_err());
+    }
+
+    /// Sets the general-purpose flags of every header (local and central) of `member`.
+    fn set_flags(bytes: &mut [u8], member: &[u8], flags: u16) {
+        let mut found = 0;
+        for at in 0..bytes.len() - 46 {
+            let (sig, name_at) = match &bytes[at..at + 4] {
+                b"PK\x03\x04" => (6, 30),
+                b"PK\x01\x02" => (8, 46),
+                _ => continue,
+            };
+            if bytes[at + name_at..].starts_with(member) {
+                bytes[at + sig..at + sig + 2].copy_from_slice(&flags.to_le_bytes());
+                found += 1;
+            }
+        }
+        assert_eq!(found, 2, "the headers of {member:?}");
+    }
+
+    #[test]
+    fn a_deflated_member_reports_the_option_its_flags_record() {
+        let mut w = Writer::new(Cursor::new(Vec::new()));
+        w.add_with("x", &vec![0.5f64; 1000], Compression::Deflated { level: 9 }).unwrap();
+        w.add("s", &[1u8, 2, 3]).unwrap();
+        let written = w.finish().unwrap().into_inner();
+        // npy's writer records no option, at any level, as Python's zipfile.
+        let found = members(&mut Cursor::new(&written)).unwrap();
+        assert_eq!(found[0].compression, Some(Method::Deflated(DeflateOption::Normal)));
+        assert_eq!(found[0].compression.unwrap().compression(), Compression::deflated());
+        // Bits 1 and 2 as Info-ZIP's `zip -9` (maximum), `-1` (fast) and others set them;
+        // bit 11 (UTF-8 names) is beside them and changes nothing.
+        let options = [DeflateOption::Normal, DeflateOption::Maximum, DeflateOption::Fast, DeflateOption::SuperFast];
+        for (bits, option) in options.into_iter().enumerate() {
+            for flags in [(bits as u16) << 1, (bits as u16) << 1 | 1 << 11] {
+                let mut bytes = written.clone();
+                set_flags(&mut bytes, b"x.npy", flags);
+                set_flags(&mut bytes, b"s.npy", flags);
+                let found = members(&mut Cursor::new(&bytes)).unwrap();
+                assert_eq!(found[0].compression, Some(Method::Deflated(option)), "flags {flags:#06x}");
+                // A stored member has no option, whatever its flags.
+                assert_eq!(found[1].compression, Some(Method::Stored), "flags {flags:#06x}");
+                let mut r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
+                assert_eq!(r.members(), found);
+                assert_eq!(r.read::<Vec<f64>>("x").unwrap(), vec![0.5; 1000]);
+            }
+        }
     }
 }

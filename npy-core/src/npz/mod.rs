@@ -174,6 +174,118 @@ impl Default for Compression {
     }
 }
 
+/// How a member is compressed, as its archive records it ([`MemberInfo::compression`]):
+/// the method, and for deflate the coarse option zip's general-purpose flags hold. An
+/// archive records no level, so none is given.
+///
+/// npy's [`Writer`] records every deflated member as [`DeflateOption::Normal`], whatever its
+/// level, as Python's `zipfile` (and so NumPy) does: the zip crate it writes through sets
+/// no option bits.
+///
+/// # Examples
+/// ```
+/// use std::io::Cursor;
+/// use npy_core::npz::{Compression, DeflateOption, Method, Reader, Writer};
+///
+/// let mut w = Writer::new(Cursor::new(Vec::new()));
+/// w.add_with("a", &[1.5f64, 2.5], Compression::Deflated { level: 9 })?;
+/// w.add_with("b", &[1u8, 2], Compression::Zstd { level: 19 })?;
+/// let r = Reader::from_reader(Cursor::new(w.finish()?.into_inner()))?;
+/// assert_eq!(r.members()[0].compression, Some(Method::Deflated(DeflateOption::Normal)));
+/// assert_eq!(r.members()[1].compression, Some(Method::Zstd));
+/// // Written back, a member takes its method at the default level.
+/// assert_eq!(Method::Zstd.compression(), Compression::zstd());
+/// # Ok::<(), npy_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// Not compressed (zip method 0).
+    Stored,
+    /// Deflate (zip method 8), with the option its flags record.
+    Deflated(DeflateOption),
+    /// Zstandard (zip method 93), which records no option.
+    Zstd,
+}
+
+impl Method {
+    /// The method at its default level ([`Compression::deflated`], [`Compression::zstd`]),
+    /// whatever the deflate option: to write a member back as it was compressed.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::npz::{Compression, DeflateOption, Method};
+    ///
+    /// assert_eq!(Method::Deflated(DeflateOption::Maximum).compression(), Compression::deflated());
+    /// assert_eq!(Method::Stored.compression(), Compression::Stored);
+    /// ```
+    pub const fn compression(self) -> Compression {
+        match self {
+            Method::Stored => Compression::Stored,
+            Method::Deflated(_) => Compression::deflated(),
+            Method::Zstd => Compression::zstd(),
+        }
+    }
+}
+
+impl Compression {
+    /// The [`Method`] a member written so by npy's [`Writer`] records: a deflated one's
+    /// option is [`DeflateOption::Normal`] at every level (see [`Method`]).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::npz::{Compression, DeflateOption, Method};
+    ///
+    /// assert_eq!(Compression::Deflated { level: 1 }.method(), Method::Deflated(DeflateOption::Normal));
+    /// assert_eq!(Compression::Zstd { level: 3 }.method(), Method::Zstd);
+    /// ```
+    pub const fn method(self) -> Method {
+        match self {
+            Compression::Stored => Method::Stored,
+            Compression::Deflated { .. } => Method::Deflated(DeflateOption::Normal),
+            Compression::Zstd { .. } => Method::Zstd,
+        }
+    }
+}
+
+/// The deflate option a zip member's general-purpose flags record in bits 1 and 2 (APPNOTE
+/// 4.4.4), the one trace of the level an archive keeps. Info-ZIP's `zip` sets
+/// [`DeflateOption::Maximum`] at levels 8 and 9 and [`DeflateOption::Fast`] at 1 and 2;
+/// Python's `zipfile` (so NumPy) and npy's [`Writer`] set [`DeflateOption::Normal`] at
+/// every level. A hint, not a promise: a writer may set any of them.
+///
+/// # Examples
+/// ```
+/// use npy_core::npz::{DeflateOption, Method};
+///
+/// let m = Method::Deflated(DeflateOption::Maximum);
+/// assert!(matches!(m, Method::Deflated(o) if o != DeflateOption::Normal));
+/// assert_eq!(DeflateOption::default(), DeflateOption::Normal);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum DeflateOption {
+    /// Bits 1 and 2 clear: normal compression (`-en` in Info-ZIP's terms).
+    #[default]
+    Normal,
+    /// Bit 1 set: maximum compression (`-ex`).
+    Maximum,
+    /// Bit 2 set: fast compression (`-ef`).
+    Fast,
+    /// Both bits set: super fast compression (`-es`).
+    SuperFast,
+}
+
+impl DeflateOption {
+    /// The option general-purpose `flags` of a deflated member record.
+    fn from_flags(flags: u16) -> DeflateOption {
+        match (flags >> 1) & 3 {
+            0 => DeflateOption::Normal,
+            1 => DeflateOption::Maximum,
+            2 => DeflateOption::Fast,
+            _ => DeflateOption::SuperFast,
+        }
+    }
+}
+
 /// An error of the zip crate: an I/O error as it is (it may carry an [`Error`] of ours,
 /// naming the file), anything else as [`ErrorKind::Npz`] with the zip error as its
 /// source.

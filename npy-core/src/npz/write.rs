@@ -923,7 +923,7 @@ mod tests {
 
     use super::*;
     use crate::error::ErrorKind;
-    use crate::npz::Reader;
+    use crate::npz::{DeflateOption, Method, Reader};
 
     /// The unit of sizes below: a MiB, or 4 KiB under Miri (deflate is slow there), the
     /// ways of writing and their limits scaled alike.
@@ -1074,16 +1074,16 @@ mod tests {
         m.finish().unwrap();
         w.add_raw_with("stored.bin", b"kept", Compression::Stored).unwrap();
         let r = Reader::from_reader(w.finish().unwrap()).unwrap();
-        let methods: Vec<(&str, Option<Compression>)> =
+        let methods: Vec<(&str, Option<Method>)> =
             r.members().iter().map(|m| (m.member.as_str(), m.compression)).collect();
-        let deflated = Some(Compression::deflated());
+        let deflated = Some(Method::Deflated(DeflateOption::Normal));
         assert_eq!(
             methods,
             [
                 ("raw.bin", deflated),
                 ("from.bin", deflated),
                 ("started.npy", deflated),
-                ("stored.bin", Some(Compression::Stored))
+                ("stored.bin", Some(Method::Stored))
             ]
         );
     }

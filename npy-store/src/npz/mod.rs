@@ -17,7 +17,7 @@ use npy_arrow::npz::{MemberColumns, RESIDUE_PREFIX};
 use npy_arrow::schema::RESIDUE_KEY;
 use npy_arrow::{ConvertOptions, Layout, Part};
 use npy_core::header::{Header, Version};
-use npy_core::npz::{Compression, MemberDecoder, MemberInfo, ReaderOptions};
+use npy_core::npz::{MemberDecoder, MemberInfo, Method, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
@@ -53,7 +53,7 @@ const BLOCK: u64 = 256 << 10;
 /// # Examples
 /// ```
 /// use std::{io::Cursor, sync::Arc};
-/// use npy_core::npz::{Compression, Writer};
+/// use npy_core::npz::{Compression, DeflateOption, Method, Writer};
 /// use npy_store::RemoteNpz;
 /// use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
 ///
@@ -69,7 +69,7 @@ const BLOCK: u64 = 256 << 10;
 /// assert_eq!(npz.names(), ["t", "n"]);
 /// assert_eq!(npz.member("t").await?.read_rows::<Vec<f64>>(1..3).await?, [0.5, 1.0]);
 /// assert_eq!(npz.read::<Vec<u32>>("n").await?, [3, 1, 4, 1]);
-/// assert_eq!(npz.members()[1].compression, Some(Compression::deflated()));
+/// assert_eq!(npz.members()[1].compression, Some(Method::Deflated(DeflateOption::Normal)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # })?;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -199,7 +199,7 @@ impl RemoteNpz {
     pub async fn member(&self, name: &str) -> Result<RemoteNpy> {
         let info = self.info(name)?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
-        let Some(start) = info.data_start.filter(|_| info.compression == Some(Compression::Stored)) else {
+        let Some(start) = info.data_start.filter(|_| info.compression == Some(Method::Stored)) else {
             let why = "a compressed member has no rows to read in place: read it with read or member_batches";
             return Err(located(npz_error(&info.member, why)));
         };
@@ -230,7 +230,7 @@ impl RemoteNpz {
         let info = self.info(name)?;
         // A stored member's size is its bytes in the archive (checked to lie within it):
         // made room for at once, not doubled into. A compressed one's is only claimed.
-        let stored = info.compression == Some(Compression::Stored);
+        let stored = info.compression == Some(Method::Stored);
         let room = if stored { info.size } else { info.compressed_size };
         let mut all = BytesMut::with_capacity(usize::try_from(room).unwrap_or(0));
         let mut chunks = self.member_stream(info).await?;
@@ -345,7 +345,7 @@ impl RemoteNpz {
         let info = self.info(name)?;
         let located = |e: Error| e.in_member(&info.member).reading(self.location.as_ref());
         let member = info.member.clone();
-        if info.compression == Some(Compression::Stored) {
+        if info.compression == Some(Method::Stored) {
             let npy = self.member(name).await?;
             let layout = npy.layout_with(options)?;
             let projected = match parts {
@@ -454,7 +454,7 @@ impl RemoteNpz {
     /// ```
     pub async fn member_header(&self, name: &str) -> Result<(Header, Version)> {
         let info = self.info(name)?;
-        if info.compression == Some(Compression::Stored) {
+        if info.compression == Some(Method::Stored) {
             let npy = self.member(name).await?;
             return Ok((npy.header().clone(), npy.object().version));
         }
@@ -478,7 +478,7 @@ impl RemoteNpz {
     /// As [`RemoteNpz::member_layout`].
     pub async fn member_layout_with(&self, name: &str, options: &ConvertOptions) -> Result<Layout> {
         let info = self.info(name)?;
-        if info.compression == Some(Compression::Stored) {
+        if info.compression == Some(Method::Stored) {
             return self.member(name).await?.layout_with(options);
         }
         let (header, version, _, _) = self.decompressed_head(info).await?;
@@ -688,7 +688,7 @@ impl RemoteNpz {
         let member = info.member.clone();
         let located = move |e: Error| e.in_member(&member).reading(&name);
         let start = info.data_start.ok_or_else(|| located(npz_error(&info.member, "the member's place is unknown")))?;
-        let stored = info.compression == Some(Compression::Stored);
+        let stored = info.compression == Some(Method::Stored);
         let want = Check::of(info);
         if info.compressed_size == 0 {
             let empty = stream::once(async move { want.finish(0, &crc32fast::Hasher::new()).map(|()| Bytes::new()) });
