@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use npy_core::dtype::DType;
 use npy_core::header::shape_repr;
-use npy_core::npz::{self, Method, Reader};
+use npy_core::npz::{self, DeflateOption, Method, Reader};
 use npy_core::{ReadOptions, Result};
 
 use crate::read_args::ReadArgs;
@@ -120,9 +120,14 @@ fn archive(path: &Path, opts: &ReadOptions, full: bool) -> Result<()> {
     let mut rows =
         vec![["member", "compression", "stored bytes", "bytes", "order", "shape", "descr"].map(String::from)];
     for m in &members {
+        // The method, and the deflate option its flags record where it is not the normal
+        // one (Info-ZIP's `zip -9` records maximum, NumPy's zipfile always normal).
         let compression = match m.compression {
             Some(Method::Stored) => "stored",
-            Some(Method::Deflated(_)) => "deflated",
+            Some(Method::Deflated(DeflateOption::Normal)) => "deflated",
+            Some(Method::Deflated(DeflateOption::Maximum)) => "deflated:maximum",
+            Some(Method::Deflated(DeflateOption::Fast)) => "deflated:fast",
+            Some(Method::Deflated(DeflateOption::SuperFast)) => "deflated:superfast",
             Some(Method::Zstd) => "zstd",
             None => "other",
         };

@@ -91,6 +91,44 @@ fn copy_recompresses_every_member_and_every_verb_reads_the_result() {
     assert!(sizes[1] <= sizes[0] && sizes[0] < sizes[2] && sizes[2] < sizes[4], "{sizes:?}");
 }
 
+/// `info` shows a deflated member's option where its flags record one other than normal
+/// (as Info-ZIP's `zip -9` does), and a copy keeps the method at its default level.
+#[test]
+fn info_shows_the_deflate_option_the_archive_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.npz");
+    source(&input);
+    let mut bytes = std::fs::read(&input).unwrap();
+    // Bit 1 of the general-purpose flags (maximum) in both headers of ids.npy.
+    let mut set = 0;
+    for at in 0..bytes.len() - 46 {
+        let (flags_at, name_at) = match &bytes[at..at + 4] {
+            b"PK\x03\x04" => (6, 30),
+            b"PK\x01\x02" => (8, 46),
+            _ => continue,
+        };
+        if bytes[at + name_at..].starts_with(b"ids.npy") {
+            bytes[at + flags_at] |= 2;
+            set += 1;
+        }
+    }
+    assert_eq!(set, 2);
+    let maximum = dir.path().join("maximum.npz");
+    std::fs::write(&maximum, &bytes).unwrap();
+    let column = |info: &str, member: &str| {
+        let line = info.lines().map(str::trim_start).find(|l| l.starts_with(member)).unwrap().to_string();
+        line.split_whitespace().nth(1).unwrap().to_string()
+    };
+    let info = ok(&["info", maximum.to_str().unwrap()]);
+    assert_eq!(column(&info, "ids.npy"), "deflated:maximum", "{info}");
+    assert_eq!(column(&info, "ramp.npy"), "stored", "{info}");
+    ok(&["check", "--quiet", maximum.to_str().unwrap()]);
+    let copy = dir.path().join("copy.npz");
+    ok(&["copy", maximum.to_str().unwrap(), copy.to_str().unwrap()]);
+    let info = ok(&["info", copy.to_str().unwrap()]);
+    assert_eq!(column(&info, "ids.npy"), "deflated", "{info}");
+}
+
 #[test]
 fn check_reports_a_corrupt_zstd_member() {
     let dir = tempfile::tempdir().unwrap();
