@@ -18,8 +18,9 @@ use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
 use npy_core::{Error, ErrorKind};
 use npy_store::StoreLocation;
-use numpy::PyArray1;
+use numpy::PyReadwriteArray1;
 use object_store::{GetOptions, GetRange, ObjectStoreExt};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -218,11 +219,11 @@ impl Source {
         Ok(PyBytes::new(py, &self.fetch(py, std::slice::from_ref(&(start..end)))?[0]))
     }
 
-    /// The bytes `start..end`, all of them, as a `uint8` array over the buffer read (no
-    /// copy): a range past its end raises `ValueError`, naming the file.
-    fn read_array<'py>(&self, py: Python<'py>, start: u64, end: u64) -> PyResult<Bound<'py, PyArray1<u8>>> {
-        let mut got = self.fetch(py, std::slice::from_ref(&(start..end)))?;
-        Ok(PyArray1::from_vec(py, got.pop().unwrap_or_default()))
+    /// Fills `out` (a writable C-contiguous `uint8` array) with the bytes from `start`, with
+    /// the GIL released: a range past its end raises `ValueError`, naming the file.
+    fn read_into(&self, py: Python<'_>, start: u64, mut out: PyReadwriteArray1<'_, u8>) -> PyResult<()> {
+        let buf = out.as_slice_mut().map_err(|e| PyValueError::new_err(format!("read_into: {e}")))?;
+        py.detach(|| runtime()?.block_on(self.source.read_into(start, buf))).map_err(to_python)
     }
 
     fn __repr__(&self) -> String {

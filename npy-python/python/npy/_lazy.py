@@ -368,7 +368,8 @@ class LazyArray:
                 assert self._source is not None  # an array read whole keeps its file open
                 order: Literal["C", "F"] = "F" if found.fortran else "C"
                 if found.nbytes:
-                    data = self._source.read_array(found.offset, found.offset + found.nbytes)
+                    data = np.empty(found.nbytes, dtype=np.uint8)
+                    self._source.read_into(found.offset, data)
                     whole = data.view(found.dtype).reshape(found.shape, order=order)
                 else:
                     whole = np.empty(found.shape, found.dtype, order=order)

@@ -341,7 +341,8 @@ def _read_part(part: _Part) -> _Array:
             f"{layout.name}: the {what} is shorter than its header says: {nbytes} bytes at offset "
             f"{offset} wanted, {max(source.size - offset, 0)} there"
         )
-    buf = source.read_array(offset, offset + nbytes)
+    buf = np.empty(nbytes, dtype=np.uint8)  # (NumPy's buffer: huge pages where it asks for them)
+    source.read_into(offset, buf)
     return buf.view(layout.dtype).reshape(shape, order=order)
 
 
