@@ -476,14 +476,13 @@ def _arrays(source: str, max_header_size: int) -> list[tuple[str | None, _Rows]]
     """Each array the source holds: ``(None, rows)`` for ``.npy`` files (several
     concatenated), ``(member, rows)`` per ``.npz`` member."""
     if _is_npz(source) and not os.path.isdir(source):
-        arrays: list[tuple[str | None, _Rows]] = [
+        # (Each member's rows are opened on first read: opening them all now would read
+        # the archive's directory once more a member.)
+        return [
             (m, _Rows([_Part(found, max_header_size)], found.name))
             for m in _members(source)
             for found in [_describe(source, m, max_header_size)]
         ]
-        for _, rows in arrays:
-            rows.open()
-        return arrays
     files = expand(source)
     layouts = [_describe(f, None, max_header_size) for f in files]
     first = layouts[0]
