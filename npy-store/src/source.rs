@@ -1,8 +1,8 @@
 //! [`Source`]: the one source of bytes under the readers that read ranges of a file: a
 //! local file, opened once and read by positioned reads, each first checking that its path
-//! still names the file opened (its [`Stamp`]); or an object at a URL, read by ranged GETs
+//! still names the file opened (its `Stamp`); or an object at a URL, read by ranged GETs
 //! on the condition of the ETag its `HEAD` found, where the store gives one. Ranges near
-//! each other are read as one by the one coalescing rule, [`bridges`].
+//! each other are read as one by the one coalescing rule, `bridges`.
 //!
 //! [`Shards`](crate::Shards) reads its files through it (and maps local ones under a
 //! contract), and so do Python's `npy.open` (whole arrays that are not read by rows),
@@ -26,7 +26,7 @@ use crate::stamp::Stamp;
 pub(crate) const GETS_IN_FLIGHT: usize = 64;
 
 /// The largest gap between two ranges that one read bridges (its bytes are read and
-/// dropped): see [`bridges`].
+/// dropped): see `bridges`.
 pub(crate) const MAX_GAP: u64 = 64 << 10;
 
 /// The coalescing rule of every ranged read: a gap between two wanted ranges is read
@@ -137,7 +137,7 @@ impl Source {
     }
 
     /// The bytes of each of `ranges` (in any order, overlapping or not): near ranges read
-    /// as one ([`bridges`]), an object's GETs side by side.
+    /// as one (`bridges`), an object's GETs side by side.
     ///
     /// # Errors
     /// Naming the source: a range past its end or reversed ([`ErrorKind::Usage`]); a file
