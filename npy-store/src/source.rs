@@ -10,7 +10,7 @@
 
 use std::fs::File;
 use std::ops::Range;
-use std::path::{Path as FsPath, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -180,25 +180,11 @@ impl Source {
                 out[i] = bytes[(r.start - span.start) as usize..(r.end - span.start) as usize].to_vec();
             }
         };
-        if let Kind::Local { path, stamp, .. } = &self.kind {
-            // A handle of its own, checked to be the file opened, read by `read_to_end`:
-            // it fills a buffer's spare capacity without zeroing it first (which cost as
-            // much as the read of a 32 MiB chunk), and moves no other reader's offset.
-            use std::io::{Read, Seek};
-            let fail = |e: std::io::Error| Error::from(e).reading(&self.name);
-            let mut file = File::open(path).map_err(fail)?;
-            if Stamp::of(&file.metadata().map_err(fail)?) != *stamp {
-                return Err(self.changed());
-            }
+        if self.is_local() {
+            self.unchanged()?;
             for (span, wanted) in &spans {
-                let len = span.end - span.start;
-                let mut buf = Vec::with_capacity(len as usize);
-                file.seek(std::io::SeekFrom::Start(span.start)).map_err(fail)?;
-                let found = (&mut file).take(len).read_to_end(&mut buf).map_err(fail)? as u64;
-                if found < len {
-                    let kind = ErrorKind::Truncated { expected: len, found };
-                    return Err(Error::from(kind).reading(&self.name));
-                }
+                let mut buf = vec![0u8; (span.end - span.start) as usize];
+                self.read_exact_at(&mut buf, span.start)?;
                 place(span, buf, wanted);
             }
         } else {
@@ -298,14 +284,6 @@ impl Source {
     pub(crate) fn file(&self) -> Option<&File> {
         match &self.kind {
             Kind::Local { file, .. } => Some(file),
-            Kind::Object { .. } => None,
-        }
-    }
-
-    /// The local path, if this is a local file.
-    pub fn path(&self) -> Option<&FsPath> {
-        match &self.kind {
-            Kind::Local { path, .. } => Some(path),
             Kind::Object { .. } => None,
         }
     }
