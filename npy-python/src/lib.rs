@@ -19,6 +19,7 @@ mod locate;
 mod many;
 mod npz;
 mod objects;
+mod pending;
 mod plain;
 mod pyfile;
 mod remote;
@@ -269,6 +270,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(savez, m)?)?;
     m.add_function(wrap_pyfunction!(create_npy, m)?)?;
     m.add_function(wrap_pyfunction!(append, m)?)?;
+    m.add_class::<pending::PendingDir>()?;
     m.add_class::<NpzReader>()?;
     m.add_class::<writer::NpzArchive>()?;
     m.add_function(wrap_pyfunction!(scan::open_scan, m)?)?;

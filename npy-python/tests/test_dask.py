@@ -335,31 +335,51 @@ def test_a_failed_to_npy_leaves_the_old_file_and_no_temporary(tmp_path):
 
 def test_leftovers_of_killed_runs_are_swept(tmp_path):
     left = tmp_path / ".out.npy.npy-dask.Ab12Cd"
-    left.write_bytes(b"half a file")
+    left.mkdir()
+    (left / "out.npy").write_bytes(b"half a file")
     other = tmp_path / ".other.npy.npy-dask.Zz99zz"
-    other.write_bytes(b"half a file")
+    other.mkdir()
     live = tmp_path / ".out.npy.npy-dask.Live00"
-    live.write_bytes(b"being written")
+    live.mkdir()
     unrelated = tmp_path / ".out.npy.npy-dask.toolong"
-    unrelated.write_bytes(b"not ours")
-    with open(live, "rb+") as held:
+    unrelated.mkdir()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "data.npy").write_bytes(b"someone's")
+    link = tmp_path / ".out.npy.npy-dask.Link00"
+    link.symlink_to(kept)
+    held = os.open(live, os.O_RDONLY)
+    try:
         fcntl.flock(held, fcntl.LOCK_EX)  # a writer still alive
         nd.to_npy(da.arange(10, chunks=3), tmp_path / "out.npy")
-        assert sorted(os.listdir(tmp_path)) == [".out.npy.npy-dask.Live00", ".out.npy.npy-dask.toolong", "out.npy"]
+        # Another target's left directory goes too; the live one, the link (though it
+        # names a directory of the pattern) and other names stay.
+        assert sorted(os.listdir(tmp_path)) == [
+            ".out.npy.npy-dask.Link00",
+            ".out.npy.npy-dask.Live00",
+            ".out.npy.npy-dask.toolong",
+            "kept",
+            "out.npy",
+        ]
+        assert os.listdir(kept) == ["data.npy"]
+    finally:
+        os.close(held)
     assert np.array_equal(np.load(tmp_path / "out.npy"), np.arange(10))
 
 
 def test_a_killed_writers_file_is_swept(tmp_path):
-    # A process killed while its hidden file exists (its lock dies with it).
+    # A process killed while its hidden directory and file exist (its lock dies with it).
     code = (
-        "import os, signal, sys, numpy as np, npy.dask as nd; "
-        "nd._create_pending(sys.argv[1], 'out.npy', np.dtype('<f8'), (1000,)); "
+        "import os, signal, sys, numpy as np, npy._npy as n; "
+        "d = n.PendingDir(os.path.join(sys.argv[1], 'out.npy'), '.npy-dask.'); "
+        "n.create_npy(os.path.join(d.path, 'out.npy'), np.dtype('<f8'), [1000], False, None); "
         "os.kill(os.getpid(), signal.SIGKILL)"
     )
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=False)
     assert done.returncode == -signal.SIGKILL
     (left,) = os.listdir(tmp_path)
     assert left.startswith(".out.npy.npy-dask.")
+    assert os.listdir(tmp_path / left) == ["out.npy"]
     nd.to_npy(da.arange(10, chunks=3), tmp_path / "out.npy")
     assert os.listdir(tmp_path) == ["out.npy"]
 

@@ -5,6 +5,8 @@ Every server is started by a fixture that stops it, also when a test fails.
 """
 
 import os
+import signal
+import tempfile
 import zipfile
 
 import numpy as np
@@ -75,18 +77,24 @@ def test_saves_upload_whole(s3, tmp_path):
     big = np.arange(5 << 20, dtype="<f8")  # 40 MiB: a multipart upload
     npy.save("s3://bkt/out/big.npy", big)
     assert np.array_equal(npy.load("s3://bkt/out/big.npy"), big)
-    spools = [n for n in os.listdir(os.environ.get("TMPDIR", "/tmp")) if n.startswith(".npy-upload.")]
+    spools = [n for n in os.listdir(tempfile.gettempdir()) if ".npy-upload." in n]
     assert not spools
 
 
 def test_a_killed_uploads_spool_is_swept(s3, tmp_path):
     import subprocess
     import sys
-    import tempfile
 
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    left = os.path.join(tempfile.gettempdir(), f".npy-upload.{int(gone.stdout)}.x1y2z3.npy")
-    open(left, "wb").close()  # as a save killed mid-upload leaves it
+    # A save killed mid-upload leaves its pending directory, its lock gone with it.
+    code = (
+        "import os, signal, numpy as np, npy, npy._npyio as io; "
+        "s = io._spool('s3://bkt/killed.npy'); path = s.__enter__(); np.save(path, np.arange(3)); "
+        "print(os.path.dirname(path), flush=True); os.kill(os.getpid(), signal.SIGKILL)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    left = done.stdout.strip()
+    assert done.returncode == -signal.SIGKILL and os.path.basename(left).startswith(".killed.npy.npy-upload.")
+    assert os.listdir(left) == ["killed.npy"]
     npy.save("s3://bkt/next.npy", np.arange(3))
     assert not os.path.exists(left)
     assert np.array_equal(npy.load("s3://bkt/next.npy"), np.arange(3))

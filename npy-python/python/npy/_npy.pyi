@@ -14,6 +14,7 @@ __all__ = [
     "BadNpzFile",
     "NpzArchive",
     "NpzReader",
+    "PendingDir",
     "Scan",
     "ScanBatches",
     "Shards",
@@ -122,6 +123,16 @@ def create_npy(
     version: tuple[int, int] | None,
 ) -> tuple[int, tuple[int, int]]: ...
 def append(path: str | bytes | os.PathLike[str], arr: NDArray[Any]) -> None: ...
+
+# npy-core's pending directory: hidden beside its target, locked, removed by close().
+@final
+class PendingDir:
+    def __new__(cls, target: str | os.PathLike[str], infix: str) -> PendingDir: ...
+    @property
+    def path(self) -> str: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> PendingDir: ...
+    def __exit__(self, *args: object) -> None: ...
 
 # A table over NumPy files for Arrow consumers: npy.scan's result.
 @final

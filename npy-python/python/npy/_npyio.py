@@ -282,47 +282,12 @@ def _is_os_file(file: object) -> bool:
 @contextlib.contextmanager
 def _spool(url: str) -> Iterator[str]:
     """A local file to write what goes to ``url`` into, removed afterwards: uploads send
-    a whole file, and the object appears only once it has all of it. Spools are named
-    ``.npy-upload.<pid>.*`` in the temporary directory; those of processes that are gone
-    (killed mid-upload) are removed first."""
-    _sweep_spools()
-    prefix = f"{_SPOOL_PREFIX}{os.getpid()}."
-    fd, spool = tempfile.mkstemp(prefix=prefix, suffix=os.path.splitext(url)[1])
-    os.close(fd)
-    try:
-        yield spool
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(spool)
-
-
-_SPOOL_PREFIX = ".npy-upload."
-
-
-def _sweep_spools() -> None:
-    """Removes the spools of processes that no longer run."""
-    directory = tempfile.gettempdir()
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(_SPOOL_PREFIX) :].split(".", 1)[0]
-        if not name.startswith(_SPOOL_PREFIX) or not pid.isdigit() or _alive(int(pid)):
-            continue
-        with contextlib.suppress(OSError):
-            os.remove(os.path.join(directory, name))
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (one of another user counts as running)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+    a whole file, and the object appears only once it has all of it. The spool lies in a
+    locked pending directory (npy-core's, ``.{name}.npy-upload.XXXXXX`` in the temporary
+    directory); those that killed uploads left are removed by the next one."""
+    name = url.rstrip("/").rsplit("/", 1)[-1] or "upload"
+    with _npy.PendingDir(os.path.join(tempfile.gettempdir(), name), ".npy-upload.") as pending:
+        yield os.path.join(pending.path, name)
 
 
 def savez(file: _StrPath | _SupportsWrite, *args: ArrayLike, allow_pickle: bool = True, **kwds: ArrayLike) -> None:

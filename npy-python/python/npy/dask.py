@@ -15,12 +15,9 @@ of a file's contents: arrays of Python objects are refused.
 
 from __future__ import annotations
 
-import fcntl
 import importlib
 import math
 import os
-import re
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
@@ -45,11 +42,9 @@ _Array: TypeAlias = np.ndarray[Any, np.dtype[Any]]
 da: Any = dask.array
 
 _MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
-# The hidden name of a file to_npy is writing: `.{target}.npy-dask.XXXXXX` beside its
-# target, as npy-core's pending directories (`npy_core::pending`) are named.
+# The infix of the pending directory (npy-core's) a file to_npy writes lies in:
+# `.{target}.npy-dask.XXXXXX` beside its target.
 _INFIX = ".npy-dask."
-_RANDOM = 6
-_PENDING = re.compile(r"\..+" + re.escape(_INFIX) + f"[A-Za-z0-9]{{{_RANDOM}}}")
 
 
 def _stamp(file: str) -> tuple[int, int]:
@@ -359,16 +354,16 @@ def _read_compressed(layout: _Layout) -> _Array:
 def to_npy(arr: Any, path: _StrPath) -> None:
     """Write the dask array ``arr`` to the ``.npy`` file ``path``, in parallel.
 
-    The file is created whole at a hidden name beside ``path``
+    The file is created whole in a hidden directory beside ``path``
     (``.{name}.npy-dask.XXXXXX``): ``np.save``'s header for ``arr``'s dtype and shape,
     the data area sized but not written. Each chunk is then written into its place by
     the worker that computed it (``da.store``, with the current scheduler: threads, or a
     ``distributed`` cluster whose workers see the same file system), and the file is
     renamed onto ``path`` once all are in: the bytes ``np.save(path, arr.compute())``
-    writes, appearing whole or not at all. If anything fails, the hidden file is removed
-    and any old file at ``path`` stays as it was. The writing process holds a lock
-    (``flock``) on the hidden file; a killed run leaves it unlocked, and the next
-    ``to_npy`` into the same directory removes it. Nothing is synced to disk (as
+    writes, appearing whole or not at all. If anything fails, the hidden directory is
+    removed and any old file at ``path`` stays as it was. The writing process holds a lock
+    (``flock``) on the hidden directory (npy-core's pending directory); a killed run
+    leaves it unlocked, and the next ``to_npy`` into the same directory removes it. Nothing is synced to disk (as
     ``np.save``).
 
     path: gets ``.npy`` appended unless it ends with it, as ``np.save``.
@@ -386,92 +381,13 @@ def to_npy(arr: Any, path: _StrPath) -> None:
     if not target.endswith(".npy"):
         target += ".npy"
     _warn_dtype(dtype)
-    parent = os.path.dirname(target) or "."
-    base = os.path.basename(target)
-    _sweep(parent)
     shape = tuple(int(n) for n in arr.shape)
-    tmp, offset, version, fd = _create_pending(parent, base, dtype, shape)
-    try:
+    with _npy.PendingDir(target, _INFIX) as pending:
+        tmp = os.path.join(pending.path, os.path.basename(target))
+        offset, version = _npy.create_npy(tmp, dtype, shape, False, None)
         _warn_version(version)
         da.store(arr, _Writer(tmp, offset, dtype, shape), lock=False)
         os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    finally:
-        os.close(fd)  # releases the lock
-
-
-def _create_pending(
-    parent: str, base: str, dtype: np.dtype[Any], shape: tuple[int, ...]
-) -> tuple[str, int, tuple[int, int], int]:
-    """Creates the hidden file (npy's header as ``np.save`` writes it, the data area sized
-    by ``ftruncate``) and locks it: its path, data offset, format version, and the locked
-    descriptor."""
-    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-    for _ in range(100):
-        suffix = "".join(secrets.choice(alphabet) for _ in range(_RANDOM))
-        tmp = os.path.join(parent, f".{base}{_INFIX}{suffix}")
-        if os.path.lexists(tmp):
-            continue
-        offset, version = _npy.create_npy(tmp, dtype, shape, False, None)
-        try:
-            fd = os.open(tmp, os.O_RDWR | os.O_NOFOLLOW)
-        except FileNotFoundError:
-            continue  # a sweep took it before the lock: take another
-        if _lock(fd) and _names(tmp, fd):
-            return tmp, offset, version, fd
-        os.close(fd)
-    raise OSError(f"{base}: no hidden file could be kept beside it (another process removes them as they appear)")
-
-
-def _lock(fd: int) -> bool:
-    """Takes ``fd``'s exclusive lock without waiting: False when another process holds it.
-    Where the file system has no locks, the file goes unlocked (and is never swept)."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
-def _names(path: str, fd: int) -> bool:
-    """Whether ``path`` (not followed) still names the file open at ``fd``."""
-    try:
-        here, there = os.lstat(path), os.fstat(fd)
-    except OSError:
-        return False
-    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
-
-
-def _sweep(parent: str) -> None:
-    """Removes the hidden files of ``to_npy`` in ``parent`` whose lock is free (their
-    writers are gone), holding the lock while removing; best effort. Symbolic links and
-    other names are left alone."""
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return
-    for entry in entries:
-        if not _PENDING.fullmatch(entry.name) or not entry.is_file(follow_symlinks=False):
-            continue
-        try:
-            fd = os.open(entry.path, os.O_RDWR | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if _names(entry.path, fd):
-                os.unlink(entry.path)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
 
 
 @dataclass(frozen=True)
