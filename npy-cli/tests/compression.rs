@@ -91,15 +91,10 @@ fn copy_recompresses_every_member_and_every_verb_reads_the_result() {
     assert!(sizes[1] <= sizes[0] && sizes[0] < sizes[2] && sizes[2] < sizes[4], "{sizes:?}");
 }
 
-/// `info` shows a deflated member's option where its flags record one other than normal
-/// (as Info-ZIP's `zip -9` does), and a copy keeps the method at its default level.
-#[test]
-fn info_shows_the_deflate_option_the_archive_records() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.npz");
-    source(&input);
-    let mut bytes = std::fs::read(&input).unwrap();
-    // Bit 1 of the general-purpose flags (maximum) in both headers of ids.npy.
+/// `path` with bit 1 of the general-purpose flags (maximum) set in both headers of
+/// `member`, as Info-ZIP's `zip -9` sets it.
+fn mark_maximum(path: &Path, member: &[u8]) -> Vec<u8> {
+    let mut bytes = std::fs::read(path).unwrap();
     let mut set = 0;
     for at in 0..bytes.len() - 46 {
         let (flags_at, name_at) = match &bytes[at..at + 4] {
@@ -107,12 +102,23 @@ fn info_shows_the_deflate_option_the_archive_records() {
             b"PK\x01\x02" => (8, 46),
             _ => continue,
         };
-        if bytes[at + name_at..].starts_with(b"ids.npy") {
+        if bytes[at + name_at..].starts_with(member) {
             bytes[at + flags_at] |= 2;
             set += 1;
         }
     }
     assert_eq!(set, 2);
+    bytes
+}
+
+/// `info` shows a deflated member's option where its flags record one other than normal
+/// (as Info-ZIP's `zip -9` does).
+#[test]
+fn info_shows_the_deflate_option_the_archive_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.npz");
+    source(&input);
+    let bytes = mark_maximum(&input, b"ids.npy");
     let maximum = dir.path().join("maximum.npz");
     std::fs::write(&maximum, &bytes).unwrap();
     let column = |info: &str, member: &str| {
@@ -127,6 +133,28 @@ fn info_shows_the_deflate_option_the_archive_records() {
     ok(&["copy", maximum.to_str().unwrap(), copy.to_str().unwrap()]);
     let info = ok(&["info", copy.to_str().unwrap()]);
     assert_eq!(column(&info, "ids.npy"), "deflated", "{info}");
+}
+
+/// A copy writes a member whose flags say maximum back at level 9, not at the default 6.
+#[test]
+fn copy_writes_a_maximum_member_back_at_level_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let wave: Vec<u32> = (0..200_000u32).map(|i| i.wrapping_mul(2_654_435_761) % 1000).collect();
+    let written_at = |level: u32| {
+        let path = dir.path().join(format!("level{level}.npz"));
+        let mut w = Writer::create(&path).unwrap();
+        w.add_with("wave", &wave, Compression::Deflated { level }).unwrap();
+        w.finish().unwrap();
+        path
+    };
+    let size = |path: &Path| Reader::from_path(path).unwrap().members()[0].compressed_size;
+    let (six, nine) = (written_at(6), written_at(9));
+    assert_ne!(size(&six), size(&nine), "levels 6 and 9 must differ for the test to tell them");
+    let maximum = dir.path().join("maximum.npz");
+    std::fs::write(&maximum, mark_maximum(&six, b"wave.npy")).unwrap();
+    let copy = dir.path().join("copy.npz");
+    ok(&["copy", maximum.to_str().unwrap(), copy.to_str().unwrap()]);
+    assert_eq!(size(&copy), size(&nine));
 }
 
 #[test]

@@ -193,7 +193,7 @@ impl Default for Compression {
 /// let r = Reader::from_reader(Cursor::new(w.finish()?.into_inner()))?;
 /// assert_eq!(r.members()[0].compression, Some(Method::Deflated(DeflateOption::Normal)));
 /// assert_eq!(r.members()[1].compression, Some(Method::Zstd));
-/// // Written back, a member takes its method at the default level.
+/// // Written back, a Zstandard member takes its method at the default level.
 /// assert_eq!(Method::Zstd.compression(), Compression::zstd());
 /// # Ok::<(), npy_core::Error>(())
 /// ```
@@ -208,20 +208,27 @@ pub enum Method {
 }
 
 impl Method {
-    /// The method at its default level ([`Compression::deflated`], [`Compression::zstd`]),
-    /// whatever the deflate option: to write a member back as it was compressed.
+    /// The compression to write a member back as it was compressed: deflate at the level
+    /// its option names (9 for [`DeflateOption::Maximum`], 2 for
+    /// [`DeflateOption::Fast`], 1 for [`DeflateOption::SuperFast`], the default 6 for
+    /// [`DeflateOption::Normal`]), Zstandard at its default level (its members record
+    /// none).
     ///
     /// # Examples
     /// ```
     /// use npy_core::npz::{Compression, DeflateOption, Method};
     ///
-    /// assert_eq!(Method::Deflated(DeflateOption::Maximum).compression(), Compression::deflated());
+    /// assert_eq!(Method::Deflated(DeflateOption::Maximum).compression(), Compression::Deflated { level: 9 });
+    /// assert_eq!(Method::Deflated(DeflateOption::Normal).compression(), Compression::deflated());
     /// assert_eq!(Method::Stored.compression(), Compression::Stored);
     /// ```
     pub const fn compression(self) -> Compression {
         match self {
             Method::Stored => Compression::Stored,
-            Method::Deflated(_) => Compression::deflated(),
+            Method::Deflated(DeflateOption::Normal) => Compression::deflated(),
+            Method::Deflated(DeflateOption::Maximum) => Compression::Deflated { level: 9 },
+            Method::Deflated(DeflateOption::Fast) => Compression::Deflated { level: 2 },
+            Method::Deflated(DeflateOption::SuperFast) => Compression::Deflated { level: 1 },
             Method::Zstd => Compression::zstd(),
         }
     }
