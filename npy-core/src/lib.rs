@@ -217,7 +217,7 @@ pub use file::{names_file, open_file};
 pub use io::{ReadNpy, WriteNpy};
 pub use object::Object;
 pub use options::{Python2Strings, ReadOptions, WriteOptions};
-pub use read::{Chunks, HeaderPrefix, Loader, NpyReader};
+pub use read::{Chunks, HeaderPrefix, Loader, NpyReader, Opened};
 pub use record::NpyRecord;
 pub use write::{NpyFileWriter, NpyWriter};
 

@@ -11,20 +11,20 @@ use std::path::{Path, PathBuf};
 
 use npy_core::header::{shape_repr, Header};
 use npy_core::object::CheckedPickle;
-use npy_core::{DynArray, ErrorKind, NpyReader, ReadOptions};
+use npy_core::{DynArray, ErrorKind, NpyReader, Opened, ReadOptions};
 use npy_pyo3::to_numpy;
 use pyo3::exceptions::{PyEOFError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PySlice, PyTuple};
 
 use crate::args::LoadArgs;
-use crate::arrays::{from_dyn, memmap, Arrays};
+use crate::arrays::{from_dyn, memmap};
 use crate::errors::to_python;
 use crate::npz::NpzReader;
 use crate::objects;
-use crate::plain::read_plain_again;
+use crate::plain::with_loader;
 use crate::pyfile::{name_of, PyFile};
-use crate::remote::{named, ObjectRead, Opened};
+use crate::remote::{named, ObjectRead, ObjectStart};
 use crate::unpickle::load_checked;
 
 /// What a file starts with.
@@ -59,16 +59,45 @@ pub(crate) enum Loaded<'py> {
 }
 
 /// `np.load(file, ...)` of a path: `file` is the path as the caller gave it (a `str`, or a
-/// `pathlib.Path`, which a map's `filename` keeps, as NumPy's does).
+/// `pathlib.Path`, which a map's `filename` keeps, as NumPy's does). One call of npy-core's
+/// [`Loader::open`] (this thread's, [`with_loader`]) opens the file once, tells what it
+/// holds and reads a `.npy` array whole; what comes back is converted here.
 pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &LoadArgs) -> PyResult<Loaded<'py>> {
     let path = path_of(file)?;
-    if args.mmap_mode.is_none() {
-        let options = args.read_options(None);
-        if let Some(array) = py.detach(|| read_plain_again(&path, &options)) {
-            return Arrays::default().array(py, array).map(Loaded::Array);
-        }
+    let options = args.read_options(None);
+    let read_data = args.mmap_mode.is_none();
+    let opened = py.detach(|| {
+        with_loader(&options, |loader| loader.open(&path, read_data).map(|opened| (opened, loader.python2_header())))
+    });
+    let (opened, python2) = match opened {
+        Ok(found) => found,
+        Err(e) if args.mmap_mode.is_some() => return Err(map_error(py, &path, e)),
+        Err(e) => return Err(load_error(py, &path, e, args)),
+    };
+    if python2 {
+        crate::errors::warn_python2_header(py)?;
     }
-    load_path_general(py, file, path, args)
+    match opened {
+        Opened::Array(array) => from_dyn(py, array).map(Loaded::Array),
+        Opened::Npy(reader) => {
+            let (header, offset) = (reader.header().clone(), reader.data_offset() as u64);
+            drop(reader);
+            if let Some(mode) = args.mmap_mode {
+                if header.dtype.has_object() {
+                    return Err(unmappable(&path));
+                }
+                return memmap(file, &header, offset, mode).map(Loaded::Array);
+            }
+            // An object array (the only `.npy` not read whole): its pickle, checked.
+            args.objects_allowed()?;
+            let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
+            let options = args.read_options(file_len);
+            objects::load_path(py, &path, header, offset, &options, &args.pickle).map(Loaded::Array)
+        }
+        Opened::Archive(_) => NpzReader::open_path(py, path, args).map(|r| Loaded::Archive(Box::new(r))),
+        Opened::Empty => Err(PyEOFError::new_err("No data left in file")),
+        Opened::Other => Err(pickle_file(args, &path.display().to_string())),
+    }
 }
 
 /// The path `file` names (a `str`, `bytes` or path-like). An ASCII `str` is taken as it
@@ -82,54 +111,15 @@ pub(crate) fn path_of(file: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     }
 }
 
-/// [`load_path`] of any file: what is not a plain array, and every error.
-fn load_path_general<'py>(
-    py: Python<'py>,
-    file: &Bound<'py, PyAny>,
-    path: PathBuf,
-    args: &LoadArgs,
-) -> PyResult<Loaded<'py>> {
-    let start = py
-        .detach(|| -> npy_core::Result<Vec<u8>> {
-            let mut start = Vec::with_capacity(6);
-            npy_core::open_file(&path)?.take(6).read_to_end(&mut start)?;
-            Ok(start)
-        })
-        .map_err(|e| to_python(e.reading(&path)))?;
-    match Magic::of(&start) {
-        Magic::Empty => Err(PyEOFError::new_err("No data left in file")),
-        Magic::Zip => NpzReader::open_path(py, path, args).map(|r| Loaded::Archive(Box::new(r))),
-        Magic::Other => Err(pickle_file(args, &path.display().to_string())),
-        Magic::Npy => {
-            let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
-            let options = args.read_options(file_len);
-            if let Some(mode) = args.mmap_mode {
-                let (header, offset) = header_at(py, &path, &options)?;
-                return memmap(file, &header, offset, mode).map(Loaded::Array);
-            }
-            let reader = match py.detach(|| NpyReader::from_path_with(&path, &options)) {
-                Ok(reader) => reader,
-                Err(e) if matches!(e.kind(), ErrorKind::Truncated { .. }) => return Err(truncated_path(py, &path, e)),
-                Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {
-                    return Err(match short_header_of_path(py, &path) {
-                        Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
-                        None => args.error(e),
-                    });
-                }
-                Err(e) => return Err(args.error(e)),
-            };
-            if reader.python2_header() {
-                crate::errors::warn_python2_header(py)?;
-            }
-            if reader.header().dtype.has_object() {
-                args.objects_allowed()?;
-                let (header, offset) = (reader.header().clone(), reader.data_offset() as u64);
-                drop(reader);
-                return objects::load_path(py, &path, header, offset, &options, &args.pickle).map(Loaded::Array);
-            }
-            let array = py.detach(|| reader.read::<DynArray>()).map_err(to_python)?;
-            from_dyn(py, array).map(Loaded::Array)
-        }
+/// NumPy's exception for `e`, met loading the `.npy` file at `path` (not mapped).
+fn load_error(py: Python<'_>, path: &Path, e: npy_core::Error, args: &LoadArgs) -> PyErr {
+    match e.kind() {
+        ErrorKind::Truncated { .. } => truncated_path(py, path, e),
+        ErrorKind::Format { .. } => match short_header_of_path(py, path) {
+            Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
+            None => args.error(e),
+        },
+        _ => args.error(e),
     }
 }
 
@@ -139,7 +129,7 @@ fn load_path_general<'py>(
 /// same bytes is read (NumPy's messages for a short file); an archive is opened through
 /// npy-store's `RemoteNpz` (`npz`: refuse anything else as an archive, `load_npz`).
 pub(crate) fn load_url<'py>(py: Python<'py>, url: &str, args: &LoadArgs, npz: bool) -> PyResult<Loaded<'py>> {
-    let opened = py.detach(|| Opened::open(url)).map_err(to_python)?;
+    let opened = py.detach(|| ObjectStart::open(url)).map_err(to_python)?;
     let magic = Magic::of(&opened.prefix[..opened.prefix.len().min(6)]);
     match magic {
         Magic::Zip => NpzReader::open_url(py, opened, args).map(|r| Loaded::Archive(Box::new(r))),
@@ -151,7 +141,7 @@ pub(crate) fn load_url<'py>(py: Python<'py>, url: &str, args: &LoadArgs, npz: bo
 }
 
 /// The `.npy` array of an object opened at a URL.
-fn read_npy_at<'py>(py: Python<'py>, opened: Opened, args: &LoadArgs) -> PyResult<Bound<'py, PyAny>> {
+fn read_npy_at<'py>(py: Python<'py>, opened: ObjectStart, args: &LoadArgs) -> PyResult<Bound<'py, PyAny>> {
     let url = opened.url.clone();
     let options = args.read_options(Some(opened.size));
     let short = short_header(&opened.prefix[..opened.prefix.len().min(PREAMBLE)], opened.size);
@@ -248,28 +238,36 @@ fn fewer_elements(header: &Header, read: usize) -> String {
 /// file holds all the data the header calls for); object arrays refused as NumPy refuses
 /// them.
 pub(crate) fn header_at(py: Python<'_>, path: &Path, options: &ReadOptions) -> PyResult<(Header, u64)> {
-    let unmappable =
-        || PyValueError::new_err(format!("{}: Array can't be memory-mapped: Python objects in dtype.", path.display()));
     let read =
         py.detach(|| NpyReader::from_path_with(path, options).map(|r| (r.header().clone(), r.data_offset() as u64)));
     match read {
+        Err(e) => Err(map_error(py, path, e)),
+        Ok((header, _)) if header.dtype.has_object() => Err(unmappable(path)),
+        Ok(found) => Ok(found),
+    }
+}
+
+/// NumPy's refusal to map the `.npy` file at `path`, which holds Python objects.
+fn unmappable(path: &Path) -> PyErr {
+    PyValueError::new_err(format!("{}: Array can't be memory-mapped: Python objects in dtype.", path.display()))
+}
+
+/// NumPy's exception for `e`, met opening the `.npy` file at `path` to map it.
+fn map_error(py: Python<'_>, path: &Path, e: npy_core::Error) -> PyErr {
+    match e.kind() {
         // Records with object fields (which npy-core does not model) hold objects too.
-        Err(e) if matches!(e.kind(), npy_core::ErrorKind::UnsupportedDtype { descr, .. } if descr.contains("|O")) => {
-            Err(unmappable())
-        }
+        ErrorKind::UnsupportedDtype { descr, .. } if descr.contains("|O") => unmappable(path),
         // NumPy's message is Python's mmap's.
-        Err(e) if matches!(e.kind(), npy_core::ErrorKind::Truncated { .. }) => Err(PyValueError::new_err(format!(
+        ErrorKind::Truncated { .. } => PyValueError::new_err(format!(
             "{}mmap length is greater than file size ({})",
             crate::errors::context(&e),
             e.kind()
-        ))),
-        Err(e) if matches!(e.kind(), npy_core::ErrorKind::Format { .. }) => Err(match short_header_of_path(py, path) {
+        )),
+        ErrorKind::Format { .. } => match short_header_of_path(py, path) {
             Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
             None => to_python(e),
-        }),
-        Err(e) => Err(to_python(e)),
-        Ok((header, _)) if header.dtype.has_object() => Err(unmappable()),
-        Ok(found) => Ok(found),
+        },
+        _ => to_python(e),
     }
 }
 

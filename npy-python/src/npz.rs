@@ -22,7 +22,7 @@ use crate::args::LoadArgs;
 use crate::arrays::{from_dyn, memmap};
 use crate::errors::to_python;
 use crate::pyfile::{name_of, PyFile};
-use crate::remote::{named, runtime, Opened};
+use crate::remote::{named, runtime, ObjectStart};
 use crate::unpickle::load_checked;
 
 /// A member as read: an array of any dtype but objects, an object array's checked
@@ -172,9 +172,9 @@ impl NpzReader {
         Ok(NpzReader { path, label, names, infos, args: args.clone(), source: Mutex::new(Some(source)) })
     }
 
-    /// The archive at a URL, opened by [`Opened::open`]: its directory read and checked by
+    /// The archive at a URL, opened by [`ObjectStart::open`]: its directory read and checked by
     /// npy-store's `RemoteNpz` (one ranged GET of its tail, more for big directories).
-    pub(crate) fn open_url(py: Python<'_>, opened: Opened, args: &LoadArgs) -> PyResult<NpzReader> {
+    pub(crate) fn open_url(py: Python<'_>, opened: ObjectStart, args: &LoadArgs) -> PyResult<NpzReader> {
         let options = NpzReader::options(args, Some(opened.size));
         let url = opened.url;
         py.detach(|| {

@@ -1,9 +1,10 @@
-//! Plain arrays read with few system calls and no Python: [`read_plain`], the way `np.load`
-//! of a path takes first, and what `npy.load_many` spreads over threads.
+//! Plain arrays read with few system calls and no Python: [`read_plain`], what
+//! `npy.load_many` spreads over threads, and the loader `npy.load` of a path opens files
+//! with ([`with_loader`]).
 //!
 //! Only the plain case is fast: a regular file holding one `.npy` array of a dtype without
 //! Python objects and a header of this century (no Python 2 warning to give). Anything
-//! else (an error too) is read again by [`crate::load`]'s general way under the GIL, which
+//! else (an error too) `npy.load_many` reads again by `npy.load`'s way under the GIL, which
 //! gives NumPy's results, exceptions and warnings; a file is then opened twice, which only
 //! odd files pay.
 
@@ -13,7 +14,7 @@ use std::path::Path;
 use npy_core::header::Header;
 use npy_core::{DynArray, Loader, NpyReader, ReadOptions};
 
-use crate::remote::{ObjectRead, Opened};
+use crate::remote::{ObjectRead, ObjectStart};
 
 /// The array of the `.npy` file at `path` when it is plain (see the module), read by
 /// `loader` (npy-core's [`Loader`]: a small file by `open`, `fstat`, one `read` and
@@ -29,14 +30,15 @@ thread_local! {
     static LOADER: RefCell<Option<Loader>> = const { RefCell::new(None) };
 }
 
-/// [`read_plain`] for `npy.load`: by this thread's loader, made anew for other options.
-pub(crate) fn read_plain_again(path: &Path, options: &ReadOptions) -> Option<DynArray> {
+/// `f` of this thread's loader for `npy.load`, made anew for other options.
+pub(crate) fn with_loader<T>(options: &ReadOptions, f: impl FnOnce(&mut Loader) -> T) -> T {
     LOADER.with(|cell| {
         let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|loader| loader.options() != options) {
-            *slot = Some(Loader::new_with(options));
-        }
-        slot.as_mut().and_then(|loader| read_plain(path, loader))
+        let loader = match slot.as_mut() {
+            Some(loader) if loader.options() == options => loader,
+            _ => slot.insert(Loader::new_with(options)),
+        };
+        f(loader)
     })
 }
 
@@ -48,7 +50,7 @@ fn plain(header: &Header, python2_header: bool) -> bool {
 /// The `.npy` array at `url`, when plain: its first bytes by one ranged GET, the rest
 /// (if any) by one more, as `npy.load` reads it.
 pub(crate) fn read_plain_url(url: &str, options: &ReadOptions) -> Option<DynArray> {
-    let opened = Opened::open(url).ok()?;
+    let opened = ObjectStart::open(url).ok()?;
     if !opened.prefix.starts_with(b"\x93NUMPY") {
         return None;
     }

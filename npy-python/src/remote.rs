@@ -1,7 +1,7 @@
 //! Objects in buckets and on web servers (`s3://`, `gs://`, `az://`, `http(s)://`,
 //! `file://`) through npy-store's object stores: [`Source`], npy-store's one source of
 //! bytes (a local file or an object) for the ranged reads `npy.open`, `npy.dask` and an
-//! archive's `fid` at a URL make; [`Opened`] and [`ObjectRead`], the `.npy` that
+//! archive's `fid` at a URL make; [`ObjectStart`] and [`ObjectRead`], the `.npy` that
 //! `npy.load` reads at a URL (archives go to npy-store's `RemoteNpz`, in [`crate::npz`]);
 //! uploads.
 //!
@@ -91,7 +91,7 @@ const FIRST_BYTES: u64 = npy_store::HEADER_PREFIX as u64;
 
 /// An object at a URL, opened by one ranged GET of its first bytes, whose answer also
 /// gives its size and ETag (no `HEAD`).
-pub(crate) struct Opened {
+pub(crate) struct ObjectStart {
     pub(crate) url: String,
     pub(crate) at: StoreLocation,
     pub(crate) size: u64,
@@ -100,9 +100,9 @@ pub(crate) struct Opened {
     pub(crate) prefix: Bytes,
 }
 
-impl Opened {
+impl ObjectStart {
     /// Opens the object at `url`: a missing one is `NotFound`, naming it.
-    pub(crate) fn open(url: &str) -> npy_core::Result<Opened> {
+    pub(crate) fn open(url: &str) -> npy_core::Result<ObjectStart> {
         let at = npy_store::store_for(url)?;
         let (store, path) = (at.store.clone(), at.path.clone());
         let first = async move {
@@ -121,15 +121,15 @@ impl Opened {
             }
         };
         let (size, e_tag, prefix) = runtime()?.block_on(first).map_err(|e| store_error(e, url))?;
-        Ok(Opened { url: url.to_string(), at, size, e_tag, prefix })
+        Ok(ObjectStart { url: url.to_string(), at, size, e_tag, prefix })
     }
 }
 
-/// An object opened by [`Opened::open`] as a blocking `Read`, for npy-core's readers: its
+/// An object opened by [`ObjectStart::open`] as a blocking `Read`, for npy-core's readers: its
 /// first bytes as fetched, then the rest by one ranged GET (made when a read first needs
 /// it), its chunks handed on as they arrive. Read on a thread that is not the runtime's.
 pub(crate) struct ObjectRead {
-    opened: Opened,
+    opened: ObjectStart,
     /// Bytes received and not read yet (the first bytes, then each chunk).
     chunk: Bytes,
     /// The rest of the object, once asked for.
@@ -137,7 +137,7 @@ pub(crate) struct ObjectRead {
 }
 
 impl ObjectRead {
-    pub(crate) fn new(opened: Opened) -> ObjectRead {
+    pub(crate) fn new(opened: ObjectStart) -> ObjectRead {
         let chunk = opened.prefix.clone();
         ObjectRead { opened, chunk, rest: None }
     }

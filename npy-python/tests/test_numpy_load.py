@@ -353,6 +353,20 @@ def test_python2_strings_follow_encoding(same, encoding, fix_imports):
         )
 
 
+@pytest.mark.parametrize("mmap_mode", [None, "r"])
+def test_a_python2_header_warns_as_numpy_mapped_or_not(same, mmap_mode):
+    # A header with Python 2's `3L`: NumPy warns whether it maps the file or reads it.
+    def run(api, folder):
+        path = folder / "py2.npy"
+        np.save(path, np.arange(3, dtype="<i8"))
+        raw = path.read_bytes()
+        assert b"(3,), }" in raw[:128]
+        path.write_bytes(raw[:128].replace(b"(3,), }", b"(3L,),}") + raw[128:])
+        return api.load(path, mmap_mode=mmap_mode).tolist()
+
+    assert same(run) == [0, 1, 2]
+
+
 @pytest.mark.parametrize("fix_imports", [True, False])
 def test_python2_module_names_follow_fix_imports(same, fix_imports):
     # Python 2 pickled complex numbers as __builtin__.complex: fix_imports maps it to builtins.
