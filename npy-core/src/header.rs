@@ -36,6 +36,48 @@ pub const MAX_HEADER_DEPTH: usize = 64;
 /// Length of magic plus version bytes, the part that tells how long the length field is.
 pub const MAGIC_VERSION_LEN: usize = 8;
 
+/// What a file is by its first [`FileKind::PROBE_LEN`] bytes, told as `np.load` tells it.
+///
+/// # Examples
+/// ```
+/// use npy_core::header::FileKind;
+///
+/// assert_eq!(FileKind::of(b"\x93NUMPY"), FileKind::Npy);
+/// assert_eq!(FileKind::of(b"PK\x03\x04\x14\x00"), FileKind::Zip);
+/// assert_eq!(FileKind::of(b"\x80\x04\x95"), FileKind::Other);
+/// assert_eq!(FileKind::of(b""), FileKind::Empty);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// [`MAGIC`]: a `.npy` file.
+    Npy,
+    /// A zip archive (`PK\x03\x04`, or `PK\x05\x06` for an empty one): an `.npz`.
+    Zip,
+    /// No bytes at all (`np.load` raises `EOFError`).
+    Empty,
+    /// Anything else (`np.load` would try it as a pickle).
+    Other,
+}
+
+impl FileKind {
+    /// How many first bytes tell the kinds apart.
+    pub const PROBE_LEN: usize = 6;
+
+    /// The kind of a file whose first bytes are `start` (all of them, or at least
+    /// [`FileKind::PROBE_LEN`]).
+    pub fn of(start: &[u8]) -> FileKind {
+        if start.is_empty() {
+            FileKind::Empty
+        } else if start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06") {
+            FileKind::Zip
+        } else if start.starts_with(MAGIC) {
+            FileKind::Npy
+        } else {
+            FileKind::Other
+        }
+    }
+}
+
 /// A format version of the `.npy` file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Version {

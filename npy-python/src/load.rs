@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use npy_core::header::{shape_repr, Header};
+use npy_core::header::{shape_repr, FileKind, Header};
 use npy_core::object::CheckedPickle;
 use npy_core::{DynArray, ErrorKind, NpyReader, Opened, ReadOptions};
 use npy_pyo3::to_numpy;
@@ -26,31 +26,6 @@ use crate::plain::with_loader;
 use crate::pyfile::{name_of, PyFile};
 use crate::remote::{named, ObjectRead, ObjectStart};
 use crate::unpickle::load_checked;
-
-/// What a file starts with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Magic {
-    Npy,
-    Zip,
-    /// Nothing: `np.load` raises `EOFError`.
-    Empty,
-    /// Anything else, which `np.load` tries as a pickle.
-    Other,
-}
-
-impl Magic {
-    fn of(start: &[u8]) -> Magic {
-        if start.is_empty() {
-            Magic::Empty
-        } else if start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06") {
-            Magic::Zip
-        } else if start == b"\x93NUMPY" {
-            Magic::Npy
-        } else {
-            Magic::Other
-        }
-    }
-}
 
 /// What `np.load` gives: an array (or `np.memmap`), or an archive.
 pub(crate) enum Loaded<'py> {
@@ -130,13 +105,13 @@ fn load_error(py: Python<'_>, path: &Path, e: npy_core::Error, args: &LoadArgs) 
 /// npy-store's `RemoteNpz` (`npz`: refuse anything else as an archive, `load_npz`).
 pub(crate) fn load_url<'py>(py: Python<'py>, url: &str, args: &LoadArgs, npz: bool) -> PyResult<Loaded<'py>> {
     let opened = py.detach(|| ObjectStart::open(url)).map_err(to_python)?;
-    let magic = Magic::of(&opened.prefix[..opened.prefix.len().min(6)]);
+    let magic = FileKind::of(&opened.prefix[..opened.prefix.len().min(FileKind::PROBE_LEN)]);
     match magic {
-        Magic::Zip => NpzReader::open_url(py, opened, args).map(|r| Loaded::Archive(Box::new(r))),
+        FileKind::Zip => NpzReader::open_url(py, opened, args).map(|r| Loaded::Archive(Box::new(r))),
         _ if npz => NpzReader::open_url(py, opened, args).map(|r| Loaded::Archive(Box::new(r))),
-        Magic::Empty => Err(PyEOFError::new_err("No data left in file")),
-        Magic::Other => Err(pickle_file(args, url)),
-        Magic::Npy => read_npy_at(py, opened, args).map(Loaded::Array),
+        FileKind::Empty => Err(PyEOFError::new_err("No data left in file")),
+        FileKind::Other => Err(pickle_file(args, url)),
+        FileKind::Npy => read_npy_at(py, opened, args).map(Loaded::Array),
     }
 }
 
@@ -293,9 +268,9 @@ fn pickle_file(args: &LoadArgs, name: &str) -> PyErr {
 pub(crate) fn load_file<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &LoadArgs) -> PyResult<Loaded<'py>> {
     // Six bytes, or as many as there are: a read may give fewer than asked for and more
     // be left (a pipe, a socket), where np.load's one read takes a short read for all.
-    let mut magic: Vec<u8> = Vec::with_capacity(6);
-    while magic.len() < 6 {
-        let got: Vec<u8> = file.call_method1("read", (6 - magic.len(),))?.extract()?;
+    let mut magic: Vec<u8> = Vec::with_capacity(FileKind::PROBE_LEN);
+    while magic.len() < FileKind::PROBE_LEN {
+        let got: Vec<u8> = file.call_method1("read", (FileKind::PROBE_LEN - magic.len(),))?.extract()?;
         if got.is_empty() {
             break;
         }
@@ -308,11 +283,11 @@ pub(crate) fn load_file<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
     file.call_method1("seek", (-(magic.len() as i64), 1))?;
     let name = name_of(file);
     let label = name.as_ref().map_or_else(|| "the file".to_string(), |n| n.display().to_string());
-    match Magic::of(&magic) {
-        Magic::Empty => unreachable!("checked above"),
-        Magic::Zip => NpzReader::open_file(py, file, args).map(|r| Loaded::Archive(Box::new(r))),
-        Magic::Other => Err(pickle_file(args, &label)),
-        Magic::Npy => {
+    match FileKind::of(&magic) {
+        FileKind::Empty => unreachable!("checked above"),
+        FileKind::Zip => NpzReader::open_file(py, file, args).map(|r| Loaded::Archive(Box::new(r))),
+        FileKind::Other => Err(pickle_file(args, &label)),
+        FileKind::Npy => {
             if args.mmap_mode.is_some() {
                 return Err(PyValueError::new_err(
                     "Filename must be a string or a path-like object.  Memmap cannot use existing file handles.",

@@ -10,7 +10,7 @@ use std::path::Path;
 use super::NpyReader;
 use crate::array::DynArray;
 use crate::error::{Error, Result};
-use crate::header::{Header, Version};
+use crate::header::{FileKind, Header, Version};
 use crate::options::ReadOptions;
 
 /// Files up to this size are read whole by one `read` into the buffer that becomes the
@@ -178,14 +178,14 @@ impl Loader {
                 return Ok(Opened::Array(array));
             }
         } else {
-            (&mut file).take(MAGIC_LEN).read_to_end(&mut start).map_err(io)?;
+            (&mut file).take(FileKind::PROBE_LEN as u64).read_to_end(&mut start).map_err(io)?;
         }
-        let opened = match Kind::of(&start) {
-            Kind::Empty => Opened::Empty,
-            Kind::Other => Opened::Other,
-            Kind::Zip | Kind::Npy => {
+        let opened = match FileKind::of(&start) {
+            FileKind::Empty => Opened::Empty,
+            FileKind::Other => Opened::Other,
+            kind @ (FileKind::Zip | FileKind::Npy) => {
                 file.seek(SeekFrom::Start(0)).map_err(io)?;
-                if Kind::of(&start) == Kind::Zip {
+                if kind == FileKind::Zip {
                     return Ok(Opened::Archive(file));
                 }
                 let reader = NpyReader::from_opened(file, path, &self.options)?;
@@ -214,33 +214,6 @@ pub enum Opened {
     Empty,
     /// Neither a `.npy` nor a zip (`np.load` would try it as a pickle).
     Other,
-}
-
-/// The bytes that tell a `.npy` (`\x93NUMPY`) or a zip (`PK\x03\x04`, or `PK\x05\x06`
-/// for an empty archive) from anything else, as `np.load` reads them.
-const MAGIC_LEN: u64 = 6;
-
-/// What a file's first [`MAGIC_LEN`] bytes say it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Npy,
-    Zip,
-    Empty,
-    Other,
-}
-
-impl Kind {
-    fn of(start: &[u8]) -> Kind {
-        if start.is_empty() {
-            Kind::Empty
-        } else if start.starts_with(b"PK\x03\x04") || start.starts_with(b"PK\x05\x06") {
-            Kind::Zip
-        } else if start.starts_with(crate::header::MAGIC) {
-            Kind::Npy
-        } else {
-            Kind::Other
-        }
-    }
 }
 
 /// The bytes of the regular file at `path` if it holds at most [`SMALL`]: `open`, `fstat`,
@@ -295,8 +268,9 @@ mod tests {
     /// Small files, a large one, a Python 2 header, and files the fast way leaves to the
     /// reader (trailing bytes, which it reads as `np.load` does; objects, a cut) give
     /// exactly what the reader gives, errors too.
-    #[test]
-    fn a_loader_gives_what_the_reader_gives() {
+    /// Small files, a large one, one with bytes after its data and one cut short, a
+    /// Python 2 header, an object array, in a new directory.
+    fn files() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let at = |name: &str| dir.path().join(name);
         vec![1.5f64, -2.0].write_npy(at("a.npy")).unwrap();
@@ -316,7 +290,13 @@ mod tests {
             .unwrap()
             .write_npy(at("objects.npy"))
             .unwrap();
+        dir
+    }
 
+    #[test]
+    fn a_loader_gives_what_the_reader_gives() {
+        let dir = files();
+        let at = |name: &str| dir.path().join(name);
         let mut loader = Loader::new();
         for name in ["a.npy", "b.npy", "c.npy", "a.npy", "large.npy", "python2.npy", "c.npy", "trailing.npy"] {
             let want = NpyReader::from_path(at(name)).unwrap();
@@ -350,23 +330,8 @@ mod tests {
     /// array opened without `read_data`, and fails as the reader fails.
     #[test]
     fn open_tells_what_a_file_holds() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = files();
         let at = |name: &str| dir.path().join(name);
-        vec![1.5f64, -2.0].write_npy(at("a.npy")).unwrap();
-        (0..(SMALL as usize)).map(|i| i as u8).collect::<Vec<u8>>().write_npy(at("large.npy")).unwrap();
-        let mut bytes = std::fs::read(at("a.npy")).unwrap();
-        bytes.extend_from_slice(b"junk");
-        std::fs::write(at("trailing.npy"), &bytes).unwrap();
-        std::fs::write(at("cut.npy"), &bytes[..bytes.len() - 12]).unwrap();
-        let mut python2 = std::fs::read(at("a.npy")).unwrap();
-        let text = String::from_utf8_lossy(&python2[10..]).replace("(2,), }", "(2L,),}");
-        python2.truncate(10);
-        python2.extend_from_slice(text.as_bytes());
-        std::fs::write(at("python2.npy"), &python2).unwrap();
-        crate::Array::from_shape_vec(vec![1], vec![crate::Object::Int(1)])
-            .unwrap()
-            .write_npy(at("objects.npy"))
-            .unwrap();
         let mut archive = crate::npz::Writer::new(std::io::Cursor::new(Vec::new()));
         archive.add("x", &[1u8, 2]).unwrap();
         std::fs::write(at("archive.npz"), archive.finish().unwrap().into_inner()).unwrap();
