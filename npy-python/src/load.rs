@@ -24,7 +24,7 @@ use crate::npz::NpzReader;
 use crate::objects;
 use crate::plain::with_loader;
 use crate::pyfile::{name_of, PyFile};
-use crate::remote::{named, ObjectRead, ObjectStart};
+use crate::remote::{named, ObjectStart};
 use crate::unpickle::load_checked;
 
 /// What `np.load` gives: an array (or `np.memmap`), or an archive.
@@ -118,9 +118,9 @@ pub(crate) fn load_url<'py>(py: Python<'py>, url: &str, args: &LoadArgs, npz: bo
 /// The `.npy` array of an object opened at a URL.
 fn read_npy_at<'py>(py: Python<'py>, opened: ObjectStart, args: &LoadArgs) -> PyResult<Bound<'py, PyAny>> {
     let url = opened.url.clone();
-    let options = args.read_options(Some(opened.size));
-    let short = short_header(&opened.prefix[..opened.prefix.len().min(PREAMBLE)], opened.size);
-    let reader = match py.detach(|| NpyReader::from_reader_with(ObjectRead::new(opened), &options)) {
+    let options = args.read_options(Some(opened.size()));
+    let short = short_header(&opened.prefix[..opened.prefix.len().min(PREAMBLE)], opened.size());
+    let reader = match py.detach(|| NpyReader::from_reader_with(opened.into_read()?, &options)) {
         Ok(reader) => reader,
         Err(e) => {
             let e = named(e, &url);

@@ -175,12 +175,14 @@ impl NpzReader {
     /// The archive at a URL, opened by [`ObjectStart::open`]: its directory read and checked by
     /// npy-store's `RemoteNpz` (one ranged GET of its tail, more for big directories).
     pub(crate) fn open_url(py: Python<'_>, opened: ObjectStart, args: &LoadArgs) -> PyResult<NpzReader> {
-        let options = NpzReader::options(args, Some(opened.size));
+        let size = opened.size();
+        let options = NpzReader::options(args, Some(size));
         let url = opened.url;
         py.detach(|| {
-            let npz = RemoteNpz::from_store_with(opened.at.store, &opened.at.path, &options);
+            let at = npy_store::store_for(&url).map_err(|e| named(e, &url))?;
+            let npz = RemoteNpz::from_store_with(at.store, &at.path, &options);
             let npz = runtime()?.block_on(npz).map_err(|e| named(e, &url))?;
-            let options = args.read_options(Some(opened.size));
+            let options = args.read_options(Some(size));
             let remote = Remote { npz, url: url.clone(), options };
             NpzReader::new(None, url.clone(), Source::Url(Box::new(remote)), args)
         })

@@ -14,7 +14,7 @@ use std::path::Path;
 use npy_core::header::Header;
 use npy_core::{DynArray, Loader, NpyReader, ReadOptions};
 
-use crate::remote::{ObjectRead, ObjectStart};
+use crate::remote::ObjectStart;
 
 /// The array of the `.npy` file at `path` when it is plain (see the module), read by
 /// `loader` (npy-core's [`Loader`]: a small file by `open`, `fstat`, one `read` and
@@ -54,6 +54,6 @@ pub(crate) fn read_plain_url(url: &str, options: &ReadOptions) -> Option<DynArra
     if !opened.prefix.starts_with(b"\x93NUMPY") {
         return None;
     }
-    let reader = NpyReader::from_reader_with(ObjectRead::new(opened), options).ok()?;
+    let reader = NpyReader::from_reader_with(opened.into_read().ok()?, options).ok()?;
     plain(reader.header(), reader.python2_header()).then(|| reader.read::<DynArray>().ok()).flatten()
 }

@@ -1,25 +1,21 @@
 //! Objects in buckets and on web servers (`s3://`, `gs://`, `az://`, `http(s)://`,
 //! `file://`) through npy-store's object stores: [`Source`], npy-store's one source of
 //! bytes (a local file or an object) for the ranged reads `npy.open`, `npy.dask` and an
-//! archive's `fid` at a URL make; [`ObjectStart`] and [`ObjectRead`], the `.npy` that
-//! `npy.load` reads at a URL (archives go to npy-store's `RemoteNpz`, in [`crate::npz`]);
-//! uploads.
+//! archive's `fid` at a URL make, and for the `.npy` that `npy.load` reads at a URL
+//! ([`ObjectStart`]; archives go to npy-store's `RemoteNpz`, in [`crate::npz`]); uploads.
 //!
 //! Every read runs on one shared tokio runtime with the GIL released. An object is read
 //! as the version its first request found: later reads carry its ETag as `If-Match` where
 //! the store gave one, so an object replaced while read fails the read instead of mixing
 //! versions.
 
-use std::io::Read;
 use std::ops::Range;
 use std::sync::{Mutex, PoisonError};
 
 use bytes::Bytes;
-use futures::stream::{BoxStream, StreamExt};
-use npy_core::{Error, ErrorKind};
-use npy_store::StoreLocation;
+use npy_core::Error;
+use npy_store::source::SourceRead;
 use numpy::PyReadwriteArray1;
-use object_store::{GetOptions, GetRange, ObjectStoreExt};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -67,35 +63,16 @@ pub(crate) fn named(e: Error, url: &str) -> Error {
     e.renamed(url).reading(url)
 }
 
-/// A store's error reading the object at `url`, naming it: a missing object is
-/// `NotFound`, one replaced since it was opened (its ETag no longer matches) says so.
-pub(crate) fn store_error(e: object_store::Error, url: &str) -> Error {
-    let kind = match &e {
-        object_store::Error::NotFound { .. } => std::io::ErrorKind::NotFound,
-        object_store::Error::Precondition { .. } => {
-            let reason = "the object changed while it was read (its ETag is not the one opened)";
-            return named(Error::from(ErrorKind::Usage { reason: reason.into() }), url);
-        }
-        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. } => {
-            std::io::ErrorKind::PermissionDenied
-        }
-        _ => std::io::ErrorKind::Other,
-    };
-    named(Error::from(std::io::Error::new(kind, e)), url)
-}
-
 /// Bytes asked for by the first read of an object `npy.load` opens: npy-store's
 /// `HEADER_PREFIX`, which holds the header NumPy writes for arrays of up to a few hundred
 /// fields (and the data of small arrays).
 const FIRST_BYTES: u64 = npy_store::HEADER_PREFIX as u64;
 
 /// An object at a URL, opened by one ranged GET of its first bytes, whose answer also
-/// gives its size and ETag (no `HEAD`).
+/// gives its size and ETag (no `HEAD`): npy-store's [`npy_store::Source::open_start`].
 pub(crate) struct ObjectStart {
     pub(crate) url: String,
-    pub(crate) at: StoreLocation,
-    pub(crate) size: u64,
-    pub(crate) e_tag: Option<String>,
+    pub(crate) source: npy_store::Source,
     /// The object's first [`FIRST_BYTES`] bytes (all of a smaller one).
     pub(crate) prefix: Bytes,
 }
@@ -103,84 +80,20 @@ pub(crate) struct ObjectStart {
 impl ObjectStart {
     /// Opens the object at `url`: a missing one is `NotFound`, naming it.
     pub(crate) fn open(url: &str) -> npy_core::Result<ObjectStart> {
-        let at = npy_store::store_for(url)?;
-        let (store, path) = (at.store.clone(), at.path.clone());
-        let first = async move {
-            let range = GetRange::Bounded(0..FIRST_BYTES);
-            match store.get_opts(&path, GetOptions { range: Some(range), ..Default::default() }).await {
-                Ok(got) => {
-                    let (size, e_tag) = (got.meta.size, got.meta.e_tag.clone());
-                    Ok((size, e_tag, got.bytes().await?))
-                }
-                // An empty object has no first byte to ask for: its HEAD says it is empty.
-                Err(e) if !matches!(e, object_store::Error::NotFound { .. }) => match store.head(&path).await {
-                    Ok(meta) if meta.size == 0 => Ok((0, meta.e_tag, Bytes::new())),
-                    _ => Err(e),
-                },
-                Err(e) => Err(e),
-            }
-        };
-        let (size, e_tag, prefix) = runtime()?.block_on(first).map_err(|e| store_error(e, url))?;
-        Ok(ObjectStart { url: url.to_string(), at, size, e_tag, prefix })
-    }
-}
-
-/// An object opened by [`ObjectStart::open`] as a blocking `Read`, for npy-core's readers: its
-/// first bytes as fetched, then the rest by one ranged GET (made when a read first needs
-/// it), its chunks handed on as they arrive. Read on a thread that is not the runtime's.
-pub(crate) struct ObjectRead {
-    opened: ObjectStart,
-    /// Bytes received and not read yet (the first bytes, then each chunk).
-    chunk: Bytes,
-    /// The rest of the object, once asked for.
-    rest: Option<BoxStream<'static, object_store::Result<Bytes>>>,
-}
-
-impl ObjectRead {
-    pub(crate) fn new(opened: ObjectStart) -> ObjectRead {
-        let chunk = opened.prefix.clone();
-        ObjectRead { opened, chunk, rest: None }
+        let (source, prefix) = runtime()?.block_on(npy_store::Source::open_start(url, FIRST_BYTES))?;
+        Ok(ObjectStart { url: url.to_string(), source, prefix })
     }
 
-    /// The next chunk of the rest (empty at the object's end).
-    fn next_chunk(&mut self) -> std::io::Result<Bytes> {
-        let runtime = runtime().map_err(std::io::Error::from)?;
-        let start = self.opened.prefix.len() as u64;
-        if self.rest.is_none() {
-            if start >= self.opened.size {
-                return Ok(Bytes::new());
-            }
-            let options = GetOptions {
-                range: Some(GetRange::Bounded(start..self.opened.size)),
-                if_match: self.opened.e_tag.clone(),
-                ..Default::default()
-            };
-            let (store, path) = (self.opened.at.store.clone(), self.opened.at.path.clone());
-            let got = runtime.block_on(async move { store.get_opts(&path, options).await });
-            let got = got.map_err(|e| std::io::Error::from(store_error(e, &self.opened.url)))?;
-            self.rest = Some(got.into_stream());
-        }
-        let Some(rest) = self.rest.as_mut() else { return Ok(Bytes::new()) };
-        match runtime.block_on(rest.next()) {
-            Some(Ok(bytes)) => Ok(bytes),
-            Some(Err(e)) => Err(std::io::Error::from(store_error(e, &self.opened.url))),
-            None => Ok(Bytes::new()),
-        }
+    /// The object's size in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        self.source.size()
     }
-}
 
-impl Read for ObjectRead {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while self.chunk.is_empty() && !buf.is_empty() {
-            let next = self.next_chunk()?;
-            if next.is_empty() {
-                return Ok(0);
-            }
-            self.chunk = next;
-        }
-        let n = self.chunk.len().min(buf.len());
-        buf[..n].copy_from_slice(&self.chunk.split_to(n));
-        Ok(n)
+    /// The object as a blocking `Read` from its start, for npy-core's readers
+    /// ([`npy_store::source::SourceRead`]): its first bytes as fetched, then the rest by
+    /// one more GET when a read needs it. Read on a thread that is not the runtime's.
+    pub(crate) fn into_read(self) -> npy_core::Result<SourceRead> {
+        Ok(SourceRead::new(self.source, self.prefix, runtime()?.handle().clone()))
     }
 }
 

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use futures::stream::{self, StreamExt, TryStreamExt};
+use bytes::Bytes;
+use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
@@ -105,6 +106,57 @@ impl Source {
         }
         let stamp = Stamp::of(&meta);
         Ok(Source::new(name, meta.len(), Kind::Local { file, path: PathBuf::from(name), stamp }))
+    }
+
+    /// Opens `name` by reading its first `first` bytes (all of a smaller one), which come
+    /// back with it: an object by one ranged GET, whose answer also gives its size and
+    /// ETag (no `HEAD`, but for an empty object, which has no first byte to ask for); a
+    /// local file as [`Source::open_local`] opens it, then one positioned read.
+    ///
+    /// # Errors
+    /// As [`Source::open`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_store::Source;
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("x.bin");
+    /// std::fs::write(&path, b"0123456789")?;
+    /// # let path = path.to_str().unwrap();
+    /// # tokio::runtime::Runtime::new()?.block_on(async {
+    /// let (source, start) = Source::open_start(path, 4).await?; // or a URL
+    /// assert_eq!((source.size(), &start[..]), (10, &b"0123"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn open_start(name: &str, first: u64) -> Result<(Source, Bytes)> {
+        if !crate::is_url(name) {
+            let source = Source::open_local(name)?;
+            let mut start = vec![0; usize::try_from(first.min(source.size)).unwrap_or(usize::MAX)];
+            source.read_into(0, &mut start).await?;
+            return Ok((source, Bytes::from(start)));
+        }
+        let at = crate::store_for(name).map_err(|e| e.renamed(name).reading(name))?;
+        let options = GetOptions { range: Some(GetRange::Bounded(0..first.max(1))), ..Default::default() };
+        let (size, e_tag, start) = match at.store.get_opts(&at.path, options).await {
+            Ok(got) => {
+                let (size, e_tag) = (got.meta.size, got.meta.e_tag.clone());
+                (size, e_tag, got.bytes().await.map_err(|e| object_error(e, name))?)
+            }
+            // An empty object has no first byte to ask for: its HEAD says it is empty.
+            Err(e) if !matches!(e, object_store::Error::NotFound { .. }) => match at.store.head(&at.path).await {
+                Ok(meta) if meta.size == 0 => (0, meta.e_tag, Bytes::new()),
+                _ => return Err(object_error(e, name)),
+            },
+            Err(e) => return Err(object_error(e, name)),
+        };
+        let start = start.slice(..start.len().min(usize::try_from(first).unwrap_or(usize::MAX)));
+        let source = Source::new(name, size, Kind::Object { store: at.store, location: at.path, e_tag });
+        source.requests.fetch_add(1, Ordering::Relaxed);
+        source.fetched.fetch_add(start.len() as u64, Ordering::Relaxed);
+        Ok((source, start))
     }
 
     fn new(name: &str, size: u64, kind: Kind) -> Source {
@@ -289,6 +341,123 @@ impl Source {
     }
 }
 
+/// A [`Source`] read as a blocking [`std::io::Read`] from where the bytes its caller
+/// already holds end to its end, for npy-core's readers: those bytes first (the start
+/// [`Source::open_start`] gave), then the rest: a local file's by positioned reads (after
+/// its stamp is checked), an object's by one ranged GET on the condition of its ETag,
+/// its chunks handed on as they arrive. Read it on a thread that is not a worker of
+/// `handle`'s runtime, which it waits on.
+///
+/// # Examples
+/// ```
+/// use std::io::Read;
+/// use npy_store::source::{Source, SourceRead};
+///
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("x.bin");
+/// std::fs::write(&path, b"0123456789")?;
+/// # let path = path.to_str().unwrap();
+/// let runtime = tokio::runtime::Runtime::new()?;
+/// let (source, start) = runtime.block_on(Source::open_start(path, 4))?;
+/// let mut all = Vec::new();
+/// SourceRead::new(source, start, runtime.handle().clone()).read_to_end(&mut all)?;
+/// assert_eq!(all, b"0123456789");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct SourceRead {
+    source: Source,
+    handle: tokio::runtime::Handle,
+    /// Bytes received and not read yet.
+    chunk: Bytes,
+    /// Where the bytes not yet received start.
+    next: u64,
+    /// The object's rest, once asked for.
+    rest: Option<BoxStream<'static, object_store::Result<Bytes>>>,
+    /// Whether a local file's stamp was checked (at the first read of the rest).
+    checked: bool,
+}
+
+impl std::fmt::Debug for SourceRead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceRead").field("source", &self.source).field("next", &self.next).finish_non_exhaustive()
+    }
+}
+
+impl SourceRead {
+    /// Reads `source` on from the end of `start`, its first bytes.
+    pub fn new(source: Source, start: Bytes, handle: tokio::runtime::Handle) -> SourceRead {
+        SourceRead { source, handle, next: start.len() as u64, chunk: start, rest: None, checked: false }
+    }
+
+    /// The source read.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// The next bytes of the rest: empty at the source's end (or where an object's answer
+    /// ended early, which the caller finds short).
+    fn receive(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let size = self.source.size;
+        if self.next >= size {
+            return Ok(0);
+        }
+        match &self.source.kind {
+            Kind::Local { file, .. } => {
+                if !self.checked {
+                    self.source.unchanged()?;
+                    self.checked = true;
+                }
+                let want = buf.len().min(usize::try_from(size - self.next).unwrap_or(usize::MAX));
+                let n = loop {
+                    match positioned_read(file, &mut buf[..want], self.next) {
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        got => break got.map_err(|e| Error::from(e).reading(&self.source.name))?,
+                    }
+                };
+                self.next += n as u64;
+                Ok(n)
+            }
+            Kind::Object { store, location, e_tag } => {
+                if self.rest.is_none() {
+                    let range = Some(GetRange::Bounded(self.next..size));
+                    let options = GetOptions { range, if_match: e_tag.clone(), ..Default::default() };
+                    let (store, location) = (store.clone(), location.clone());
+                    let got = self.handle.block_on(async move { store.get_opts(&location, options).await });
+                    self.rest = Some(got.map_err(|e| object_error(e, &self.source.name))?.into_stream());
+                    self.source.requests.fetch_add(1, Ordering::Relaxed);
+                }
+                let Some(rest) = self.rest.as_mut() else { return Ok(0) };
+                match self.handle.block_on(rest.next()) {
+                    Some(Ok(bytes)) => {
+                        self.next += bytes.len() as u64;
+                        self.source.fetched.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                        let n = bytes.len().min(buf.len());
+                        buf[..n].copy_from_slice(&bytes[..n]);
+                        self.chunk = bytes.slice(n..);
+                        Ok(n)
+                    }
+                    Some(Err(e)) => Err(object_error(e, &self.source.name)),
+                    None => Ok(0),
+                }
+            }
+        }
+    }
+}
+
+impl std::io::Read for SourceRead {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.chunk.is_empty() {
+            return self.receive(buf).map_err(std::io::Error::from);
+        }
+        let n = self.chunk.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.chunk.split_to(n));
+        Ok(n)
+    }
+}
+
 #[cfg(unix)]
 fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buf, offset)
@@ -367,5 +536,48 @@ mod tests {
         assert!(e.to_string().contains("changed since it was opened") && e.to_string().contains("y.bin"), "{e}");
         let e = Source::open_local(dir.path().to_str().unwrap()).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+
+    /// `open_start` gives a file's and an object's first bytes; `SourceRead` reads on from
+    /// them to the end (an object's rest by one more GET), and fails, naming the source,
+    /// once the file or object is replaced.
+    #[test]
+    fn a_source_read_from_its_start_gives_every_byte() {
+        use std::io::Read;
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+        let path = dir.path().join("r.bin");
+        std::fs::write(&path, &data).unwrap();
+        std::fs::write(dir.path().join("empty.bin"), b"").unwrap();
+        let url = format!("file://{}", path.display());
+        for name in [path.to_str().unwrap(), url.as_str()] {
+            for first in [0, 10, 4096, 400_000] {
+                let (source, start) = runtime.block_on(Source::open_start(name, first)).unwrap();
+                assert_eq!((source.size(), start.len()), (300_000, first.min(300_000) as usize), "{name}");
+                let mut all = Vec::new();
+                let mut read = SourceRead::new(source, start, runtime.handle().clone());
+                read.read_to_end(&mut all).unwrap();
+                assert!(all == data, "{name} from {first}");
+                if !read.source().is_local() {
+                    assert_eq!(read.source().requests(), if first >= 300_000 { 1 } else { 2 }, "{name}");
+                    assert_eq!(read.source().fetched(), 300_000, "{name}");
+                }
+            }
+            let (source, start) = runtime.block_on(Source::open_start(name, 10)).unwrap();
+            std::fs::write(dir.path().join("new.bin"), &data).unwrap();
+            std::fs::rename(dir.path().join("new.bin"), &path).unwrap();
+            let e = SourceRead::new(source, start, runtime.handle().clone()).read_to_end(&mut Vec::new()).unwrap_err();
+            assert!(e.to_string().contains("changed since it was opened") && e.to_string().contains("r.bin"), "{e}");
+        }
+        let empty = dir.path().join("empty.bin");
+        let empty_url = format!("file://{}", empty.display());
+        for name in [empty.to_str().unwrap(), empty_url.as_str()] {
+            let (source, start) = runtime.block_on(Source::open_start(name, 4096)).unwrap();
+            assert_eq!((source.size(), start.len()), (0, 0), "{name}");
+        }
+        let missing = format!("file://{}", dir.path().join("missing.bin").display());
+        let e = runtime.block_on(Source::open_start(&missing, 10)).unwrap_err();
+        assert!(e.to_string().contains("missing.bin"), "{e}");
     }
 }
