@@ -5,6 +5,10 @@ use npy_core::Error;
 /// An object store error as npy's error, naming the object (`location`, as the store
 /// shows it: `s3://bucket/key` or a path).
 pub(crate) fn store_error(error: object_store::Error, location: &str) -> Error {
+    if matches!(error, object_store::Error::Precondition { .. }) {
+        let reason = "the object changed since it was opened (its ETag is not the one opened): open it again";
+        return Error::from(npy_core::ErrorKind::Usage { reason: reason.into() }).reading(location);
+    }
     Error::from(store_io(error)).reading(location)
 }
 

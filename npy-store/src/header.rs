@@ -28,6 +28,10 @@ pub struct NpyObject {
     pub data_offset: u64,
     /// The object's first bytes, as fetched with the header (header and maybe data).
     pub prefix: Bytes,
+    /// The ETag of the version its first read found, where the store gives one: later
+    /// reads of it ([`crate::RemoteNpy`]'s) are made on its condition, so a replaced
+    /// object fails them instead of mixing versions.
+    pub e_tag: Option<String>,
 }
 
 /// Reads the header of the `.npy` object at `location` with default [`ReadOptions`]: one
@@ -65,28 +69,30 @@ pub(crate) async fn fetch_header_at(
 ) -> Result<NpyObject> {
     let name = location.to_string();
     let fail = |e| store_error(e, &name);
-    let get = |n: u64| {
+    let get = |n: u64, e_tag: Option<String>| {
         let range = GetRange::Bounded(start..start + n);
-        store.get_opts(location, GetOptions { range: Some(range), ..Default::default() })
+        store.get_opts(location, GetOptions { range: Some(range), if_match: e_tag, ..Default::default() })
     };
     let first = len.map_or(HEADER_PREFIX as u64, |l| l.min(HEADER_PREFIX as u64));
-    let (size, mut prefix) = if first == 0 {
-        (0, Bytes::new())
+    let (size, e_tag, mut prefix) = if first == 0 {
+        (0, None, Bytes::new())
     } else {
-        let got = get(first).await.map_err(fail)?;
+        let got = get(first, None).await.map_err(fail)?;
         let size = len.unwrap_or(got.meta.size.saturating_sub(start));
-        (size, got.bytes().await.map_err(fail)?)
+        let e_tag = got.meta.e_tag.clone();
+        (size, e_tag, got.bytes().await.map_err(fail)?)
     };
     loop {
         match HeaderPrefix::parse_with(&prefix, size, options).map_err(|e| e.reading(&name))? {
             HeaderPrefix::Complete { header, version, data_offset } => {
                 let data_offset = data_offset as u64;
-                return Ok(NpyObject { location: location.clone(), size, header, version, data_offset, prefix });
+                let location = location.clone();
+                return Ok(NpyObject { location, size, header, version, data_offset, prefix, e_tag });
             }
             HeaderPrefix::NeedBytes(n) => {
                 // `HeaderPrefix::parse_with` asks for more only when the object has it (and the
                 // header is under the size limit), so this ends.
-                prefix = get(n as u64).await.map_err(fail)?.bytes().await.map_err(fail)?;
+                prefix = get(n as u64, e_tag.clone()).await.map_err(fail)?.bytes().await.map_err(fail)?;
                 if (prefix.len() as u64) < (n as u64).min(size) {
                     let found = prefix.len();
                     let why = format!("object returned {found} of the first {n} bytes asked for");

@@ -10,16 +10,16 @@ use npy_arrow::{ConvertOptions, Layout};
 use npy_core::header::Header;
 use npy_core::{Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::ObjectStore;
 
-use crate::error::store_error;
 use crate::header::{fetch_header_with, NpyObject};
 use crate::rows::RowScan;
+use crate::source::Source;
 use crate::stream::BatchStream;
 
 /// A `.npy` object in a store, opened by reading its header (see [`crate::fetch_header`]):
-/// rows `a..b` are then one ranged GET each, or none when they were fetched with the
-/// header.
+/// rows `a..b` are then one ranged GET each (through a [`Source`] pinned to the version
+/// the header's read found), or none when they were fetched with the header.
 ///
 /// # Examples
 /// ```
@@ -44,6 +44,8 @@ use crate::stream::BatchStream;
 #[derive(Debug, Clone)]
 pub struct RemoteNpy {
     store: Arc<dyn ObjectStore>,
+    /// The object, pinned to the version its header's read found: data reads go through it.
+    source: Arc<Source>,
     object: NpyObject,
     /// Where the data starts in the object (an npz member's data is inside its archive).
     data_start: u64,
@@ -81,11 +83,19 @@ impl RemoteNpy {
     }
 
     /// A `.npy` object whose header was already read.
+    /// Reads of its data are made on the condition of the object's ETag (`object.e_tag`).
     pub fn from_object(store: Arc<dyn ObjectStore>, object: NpyObject) -> RemoteNpy {
         let data_start = object.data_offset;
         let cached = object.prefix.slice((data_start as usize).min(object.prefix.len())..);
         let end = object.size;
-        RemoteNpy { store, object, data_start, cached, end, member: None }
+        let source = RemoteNpy::source(&store, &object, end);
+        RemoteNpy { store, source, object, data_start, cached, end, member: None }
+    }
+
+    /// The [`Source`] of `object`'s data, `end` bytes long.
+    fn source(store: &Arc<dyn ObjectStore>, object: &NpyObject, end: u64) -> Arc<Source> {
+        let (location, e_tag) = (object.location.clone(), object.e_tag.clone());
+        Arc::new(Source::of_object(object.location.as_ref(), store.clone(), location, end, e_tag))
     }
 
     /// A `.npy` stored at byte `start` of `object`'s location (an npz's stored member
@@ -95,7 +105,8 @@ impl RemoteNpy {
         let data_start = start + object.data_offset;
         let cached = object.prefix.slice((object.data_offset as usize).min(object.prefix.len())..);
         let end = start + object.size;
-        RemoteNpy { store, object, data_start, cached, end, member: Some(member.to_string()) }
+        let source = RemoteNpy::source(&store, &object, end);
+        RemoteNpy { store, source, object, data_start, cached, end, member: Some(member.to_string()) }
     }
 
     /// `e`, naming the object (and the member).
@@ -209,15 +220,12 @@ impl RemoteNpy {
         if end > self.end {
             return Err(truncated(self.end.saturating_sub(self.data_start)));
         }
-        let get = GetRange::Bounded(self.data_start + range.start..end);
-        let options = GetOptions { range: Some(get), ..Default::default() };
-        let fail = |e| store_error(e, self.object.location.as_ref());
-        let got = self.store.get_opts(&self.object.location, options).await.map_err(fail)?;
-        let bytes = got.bytes().await.map_err(fail)?;
-        if (bytes.len() as u64) < range.end - range.start {
-            return Err(truncated(range.start + bytes.len() as u64));
-        }
-        Ok(bytes)
+        // One GET on the condition of the object's ETag; a short answer is counted from
+        // the data start.
+        self.source.get(self.data_start + range.start..end).await.map_err(|e| match e.kind() {
+            ErrorKind::Truncated { found, .. } => truncated(range.start + found),
+            _ => e,
+        })
     }
 
     /// Rows `rows` as one record batch with default [`ConvertOptions`], of the columns

@@ -20,7 +20,7 @@ use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
-use crate::error::store_io;
+use crate::error::{store_error, store_io};
 use crate::stamp::Stamp;
 
 /// Ranged GETs of one call in flight at once.
@@ -143,20 +143,33 @@ impl Source {
         let (size, e_tag, start) = match at.store.get_opts(&at.path, options).await {
             Ok(got) => {
                 let (size, e_tag) = (got.meta.size, got.meta.e_tag.clone());
-                (size, e_tag, got.bytes().await.map_err(|e| object_error(e, name))?)
+                (size, e_tag, got.bytes().await.map_err(|e| store_error(e, name))?)
             }
             // An empty object has no first byte to ask for: its HEAD says it is empty.
             Err(e) if !matches!(e, object_store::Error::NotFound { .. }) => match at.store.head(&at.path).await {
                 Ok(meta) if meta.size == 0 => (0, meta.e_tag, Bytes::new()),
-                _ => return Err(object_error(e, name)),
+                _ => return Err(store_error(e, name)),
             },
-            Err(e) => return Err(object_error(e, name)),
+            Err(e) => return Err(store_error(e, name)),
         };
         let start = start.slice(..start.len().min(usize::try_from(first).unwrap_or(usize::MAX)));
         let source = Source::new(name, size, Kind::Object { store: at.store, location: at.path, e_tag });
         source.requests.fetch_add(1, Ordering::Relaxed);
         source.fetched.fetch_add(start.len() as u64, Ordering::Relaxed);
         Ok((source, start))
+    }
+
+    /// The object at `location` in `store` (a store the caller holds), as a first read
+    /// found it: `size` bytes, in the version `e_tag` names (reads are made on its
+    /// condition); errors name it `name`.
+    pub(crate) fn of_object(
+        name: &str,
+        store: Arc<dyn ObjectStore>,
+        location: Path,
+        size: u64,
+        e_tag: Option<String>,
+    ) -> Source {
+        Source::new(name, size, Kind::Object { store, location, e_tag })
     }
 
     fn new(name: &str, size: u64, kind: Kind) -> Source {
@@ -321,7 +334,7 @@ impl Source {
         let want = range.end - range.start;
         let options =
             GetOptions { range: Some(GetRange::Bounded(range)), if_match: e_tag.clone(), ..Default::default() };
-        let fail = |e| object_error(e, &self.name);
+        let fail = |e| store_error(e, &self.name);
         let bytes = store.get_opts(location, options).await.map_err(fail)?.bytes().await.map_err(fail)?;
         self.requests.fetch_add(1, Ordering::Relaxed);
         self.fetched.fetch_add(bytes.len() as u64, Ordering::Relaxed);
@@ -423,7 +436,7 @@ impl SourceRead {
                     let options = GetOptions { range, if_match: e_tag.clone(), ..Default::default() };
                     let (store, location) = (store.clone(), location.clone());
                     let got = self.handle.block_on(async move { store.get_opts(&location, options).await });
-                    self.rest = Some(got.map_err(|e| object_error(e, &self.source.name))?.into_stream());
+                    self.rest = Some(got.map_err(|e| store_error(e, &self.source.name))?.into_stream());
                     self.source.requests.fetch_add(1, Ordering::Relaxed);
                 }
                 let Some(rest) = self.rest.as_mut() else { return Ok(0) };
@@ -436,7 +449,7 @@ impl SourceRead {
                         self.chunk = bytes.slice(n..);
                         Ok(n)
                     }
-                    Some(Err(e)) => Err(object_error(e, &self.source.name)),
+                    Some(Err(e)) => Err(store_error(e, &self.source.name)),
                     None => Ok(0),
                 }
             }
@@ -466,15 +479,6 @@ fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<
 #[cfg(windows)]
 fn positioned_read(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     std::os::windows::fs::FileExt::seek_read(file, buf, offset)
-}
-
-/// A store's error reading the object `name`: one replaced since it was opened says so.
-fn object_error(e: object_store::Error, name: &str) -> Error {
-    if matches!(e, object_store::Error::Precondition { .. }) {
-        let reason = "the object changed since it was opened (its ETag is not the one opened): open it again";
-        return Error::from(ErrorKind::Usage { reason: reason.into() }).reading(name);
-    }
-    Error::from(store_io(e)).reading(name)
 }
 
 #[cfg(test)]
