@@ -90,7 +90,7 @@ impl FileOpener for NpyOpener {
             }
             let (layout, range) = (Arc::new(layout), first..end);
             let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
-            scan.rows(range).batch_rows(batch_rows);
+            scan.rows(range).batch_rows(batch_rows).e_tag(object.e_tag.clone());
             if let Some(contract) = options.map_local_files {
                 scan.map(contract);
             }

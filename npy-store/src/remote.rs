@@ -294,6 +294,7 @@ impl RemoteNpy {
         let schema = layout.schema();
         let location = self.object.location.clone();
         let batches = RowScan::new(self.store.clone(), location, self.data_start, layout)
+            .e_tag(self.object.e_tag.clone())
             .rows(rows)
             .batch_rows(batch_rows)
             .batches();

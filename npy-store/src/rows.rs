@@ -73,6 +73,7 @@ pub struct RowScan {
     batch_rows: Option<usize>,
     map: Option<MapContract>,
     filter: Option<RowFilter>,
+    e_tag: Option<String>,
 }
 
 impl std::fmt::Debug for RowScan {
@@ -92,7 +93,17 @@ impl RowScan {
     /// A scan of every row of the data at byte `data_start` of `location` in `store`,
     /// decoded by `layout`, in batches of the default size, read (not mapped).
     pub fn new(store: Arc<dyn ObjectStore>, location: Path, data_start: u64, layout: Arc<Layout>) -> RowScan {
-        RowScan { store, location, data_start, layout, rows: None, batch_rows: None, map: None, filter: None }
+        RowScan {
+            store,
+            location,
+            data_start,
+            layout,
+            rows: None,
+            batch_rows: None,
+            map: None,
+            filter: None,
+            e_tag: None,
+        }
     }
 
     /// The rows to read. Default: all of them.
@@ -125,6 +136,14 @@ impl RowScan {
         self
     }
 
+    /// Reads only the version of the object this ETag names (the one its header was read
+    /// from: [`crate::NpyObject::e_tag`]): one replaced since fails the scan, naming it,
+    /// instead of giving its bytes under the old header. Default (`None`): any version.
+    pub fn e_tag(&mut self, e_tag: Option<String>) -> &mut Self {
+        self.e_tag = e_tag;
+        self
+    }
+
     /// The batches of the scan, as a stream that fetches nothing until first polled.
     ///
     /// # Errors
@@ -145,13 +164,14 @@ impl RowScan {
             layout: layout.clone(),
             rows: self.rows.clone().unwrap_or(0..layout.rows()),
             batch_rows: self.batch_rows.unwrap_or_else(default_rows),
-            place: Place {
+            place: Box::new(Place {
                 data_start: self.data_start,
                 map: self.map,
                 verify: None,
                 filter: self.filter.clone(),
                 together: None,
-            },
+                e_tag: self.e_tag.clone(),
+            }),
         };
         BatchStream::new(layout.schema(), scan_stream(start))
     }
@@ -173,7 +193,7 @@ pub(crate) fn member_row_batches(
     place: Place,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let batch_rows = batch_rows.max(1);
-    scan_stream(State::Start { store, location, layout, rows, batch_rows, place })
+    scan_stream(State::Start { store, location, layout, rows, batch_rows, place: Box::new(place) })
 }
 
 fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
@@ -183,7 +203,7 @@ fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
             State::Scan(scan) => scan,
             State::Start { store, location, layout, rows, batch_rows, place } => {
                 let name = location.to_string();
-                match Scan::open(&store, &location, place, layout, rows, batch_rows).await {
+                match Scan::open(&store, &location, *place, layout, rows, batch_rows).await {
                     Ok(scan) => Box::new(scan),
                     Err(e) => return Some((Err(e.reading(&name)), State::Done)),
                 }
@@ -252,7 +272,8 @@ enum State {
         layout: Arc<Layout>,
         rows: Range<usize>,
         batch_rows: usize,
-        place: Place,
+        /// (Boxed: the largest field, which would make every state as large.)
+        place: Box<Place>,
     },
     /// Scanning (boxed: a scan is several times the size of the other states).
     Scan(Box<Scan>),
@@ -286,13 +307,15 @@ struct Scan {
 
 /// Where a scan's bytes are and how they are read: the data start, the maps' contract
 /// ([`RowScan::map`]), the check of a member's bytes, the rows' filter, and the reads of
-/// the archive's members this one shares (and its index among them).
+/// the archive's members this one shares (and its index among them), the object's ETag.
 pub(crate) struct Place {
     pub(crate) data_start: u64,
     pub(crate) map: Option<MapContract>,
     pub(crate) verify: Option<Verify>,
     pub(crate) filter: Option<RowFilter>,
     pub(crate) together: Option<(Arc<Together>, usize)>,
+    /// The version to read (`If-Match`), where known.
+    pub(crate) e_tag: Option<String>,
 }
 
 /// The check of a stored npz member over the bytes a scan reads: its bytes before the
@@ -411,7 +434,7 @@ impl Scan {
         if fortran && total as u64 * row_bytes as u64 > WHOLE_FORTRAN_BYTES {
             return Scan::open_fortran_blocks(store, location, place, layout, rows, batch_rows).await;
         }
-        let Place { data_start, map, verify, filter, together } = place;
+        let Place { data_start, map, verify, filter, together, e_tag } = place;
         let name = location.to_string();
         // The bytes fetched, counted from the data start: all of them for a Fortran-order
         // array, else the rows'; a verified member's from its first row to its end. Header
@@ -457,9 +480,11 @@ impl Scan {
             }
         }
         let range = data_start + from..data_start + to;
-        let options = GetOptions { range: Some(GetRange::Bounded(range.clone())), ..Default::default() };
+        let options =
+            GetOptions { range: Some(GetRange::Bounded(range.clone())), if_match: e_tag, ..Default::default() };
         let got = match store.get_opts(location, options).await {
             Ok(got) => got,
+            Err(e @ object_store::Error::Precondition { .. }) => return Err(store_error(e, &scan.name)),
             // A range starting past the end is refused by the store: say it is truncated
             // when the object is (one HEAD, on this error path only).
             Err(e) => match store.head(location).await {
@@ -516,7 +541,7 @@ impl Scan {
         rows: Range<usize>,
         batch_rows: usize,
     ) -> Result<Scan> {
-        let Place { data_start, verify, filter, .. } = place;
+        let Place { data_start, verify, filter, e_tag, .. } = place;
         let name = location.to_string();
         let data = layout.rows() as u64 * layout.row_bytes() as u64;
         if let Some(verify) = verify {
@@ -524,12 +549,14 @@ impl Scan {
         }
         // One byte fetched tells a local file, whose runs are read where they are, from an
         // object of a remote store.
-        let probe = GetOptions { range: Some(GetRange::Bounded(data_start..data_start + 1)), ..Default::default() };
+        let range = Some(GetRange::Bounded(data_start..data_start + 1));
+        let probe = GetOptions { range, if_match: e_tag, ..Default::default() };
         let from = match store.get_opts(location, probe).await {
             Ok(got) => match got.payload {
                 GetResultPayload::File(file, _) => BlocksFrom::File(Arc::new(file)),
                 GetResultPayload::Stream(_) => BlocksFrom::Store(store.clone(), location.clone()),
             },
+            Err(e @ object_store::Error::Precondition { .. }) => return Err(store_error(e, &name)),
             Err(e) => match store.head(location).await {
                 Ok(meta) if meta.size <= data_start => return Err(truncated(data, 0)),
                 _ => return Err(store_error(e, &name)),

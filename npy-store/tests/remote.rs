@@ -359,9 +359,10 @@ async fn reads_give_any_read_npy_type() {
     assert_eq!(e.path(), Some(std::path::Path::new("grid.npy")), "{e}");
 }
 
-/// An object replaced after its header was read fails the reads of its rows, naming it
-/// (they are made on the condition of the ETag the header's read found), for an object
-/// in memory and a local file; rows that came with the header still read.
+/// An object replaced after its header was read fails the reads of its rows and its
+/// batches, naming it (they are made on the condition of the ETag the header's read
+/// found), for an object in memory and a local file; rows that came with the header
+/// still read.
 #[tokio::test]
 async fn a_replaced_object_fails_its_reads_naming_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -376,6 +377,10 @@ async fn a_replaced_object_fails_its_reads_naming_it() {
         assert_eq!(npy.read_rows::<Vec<u64>>(1500..1510).await.unwrap(), values[1500..1510]);
         put(&store, "v.npy", twice.write_npy_to(Vec::new()).unwrap()).await;
         let e = npy.read_rows::<Vec<u64>>(1500..1510).await.unwrap_err();
+        assert!(e.to_string().contains("changed since it was opened"), "{e}");
+        assert_eq!(e.path(), Some(std::path::Path::new("v.npy")), "{e}");
+        // Its batches (a RowScan on the same condition) too.
+        let e = npy.read_batch(1500..1510, None).await.unwrap_err();
         assert!(e.to_string().contains("changed since it was opened"), "{e}");
         assert_eq!(e.path(), Some(std::path::Path::new("v.npy")), "{e}");
         // The first rows came with the header: no read, the version opened.

@@ -771,7 +771,7 @@ impl Prepared {
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let (batches, member) = match self {
             Prepared::Stored { store, location, data_start, layout, rows, verify, member } => {
-                let place = Place { data_start, map: None, verify: Some(verify), filter, together };
+                let place = Place { data_start, map: None, verify: Some(verify), filter, together, e_tag: None };
                 (member_row_batches(store, location, layout, rows, batch_rows, place), member)
             }
             Prepared::Compressed { name, layout, rows, source, member } => {
