@@ -36,6 +36,9 @@ struct Repr {
     file: Option<(PathBuf, Access)>,
     /// The `.npz` member the error is about, when the kind does not name it itself.
     member: Option<String>,
+    /// The shape of the array whose data the error is about, when its header was read
+    /// first (data shorter than it says: [`ErrorKind::Truncated`]).
+    shape: Option<Box<[usize]>>,
 }
 
 /// Whether a file was being read or written when an error happened ([`Error::access`]).
@@ -295,6 +298,35 @@ impl Error {
         self
     }
 
+    /// The shape of the array whose data the error is about, when its header was read
+    /// before the error: a file whose data are shorter than its header says
+    /// ([`ErrorKind::Truncated`], in bytes) keeps it, so a message can say how many of
+    /// how many elements were there.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::prelude::*;
+    /// use npy_core::{DynArray, ErrorKind};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("cut.npy");
+    /// let bytes = vec![1.5f64; 10].write_npy_to(Vec::new())?;
+    /// std::fs::write(&path, &bytes[..bytes.len() - 20])?;
+    /// let e = DynArray::read_npy(&path).unwrap_err();
+    /// assert!(matches!(e.kind(), ErrorKind::Truncated { expected: 80, found: 60 }));
+    /// assert_eq!(e.array_shape(), Some(&[10][..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn array_shape(&self) -> Option<&[usize]> {
+        self.0.shape.as_deref()
+    }
+
+    /// Says the error is about the data of an array of `shape`.
+    pub(crate) fn of_shape(mut self, shape: &[usize]) -> Self {
+        self.0.shape = Some(shape.into());
+        self
+    }
+
     /// Says where the error happened, as far as known (an empty member is none).
     pub(crate) fn locate(self, path: Option<&Path>, access: Access, member: Option<&str>) -> Self {
         let e = match member {
@@ -352,7 +384,7 @@ impl Error {
 
 impl From<ErrorKind> for Error {
     fn from(kind: ErrorKind) -> Self {
-        Error(Box::new(Repr { kind, file: None, member: None }))
+        Error(Box::new(Repr { kind, file: None, member: None, shape: None }))
     }
 }
 
@@ -382,7 +414,7 @@ impl From<Error> for io::Error {
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Repr { kind, file, member } = &*self.0;
+        let Repr { kind, file, member, .. } = &*self.0;
         if file.is_none() && member.is_none() {
             return fmt::Debug::fmt(kind, f);
         }
@@ -393,7 +425,7 @@ impl fmt::Debug for Error {
 impl fmt::Display for Error {
     /// `reading 'a.npz', member 'x.npy': ` before what happened, as far as known.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Repr { kind, file, member } = &*self.0;
+        let Repr { kind, file, member, .. } = &*self.0;
         if let Some((path, access)) = file {
             let verb = match access {
                 Access::Read => "reading",

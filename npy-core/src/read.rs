@@ -218,7 +218,8 @@ impl<R: Read> NpyReader<R> {
         if let Some(avail) = available {
             // An object array's data is a pickle, whose length the shape does not give.
             if avail < data_len as u64 && !header.dtype.has_object() {
-                return Err(ErrorKind::Truncated { expected: data_len as u64, found: avail }.into());
+                return Err(Error::from(ErrorKind::Truncated { expected: data_len as u64, found: avail })
+                    .of_shape(&header.shape));
             }
         }
         let elements = header.element_count()?;
@@ -912,7 +913,8 @@ impl<R: Read> NpyReader<R> {
     }
 
     fn truncated(&self, found: usize) -> Error {
-        ErrorKind::Truncated { expected: self.data_len as u64, found: found as u64 }.into()
+        Error::from(ErrorKind::Truncated { expected: self.data_len as u64, found: found as u64 })
+            .of_shape(&self.header.shape)
     }
 }
 

@@ -89,7 +89,7 @@ pub(crate) fn path_of(file: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
 /// NumPy's exception for `e`, met loading the `.npy` file at `path` (not mapped).
 fn load_error(py: Python<'_>, path: &Path, e: npy_core::Error, args: &LoadArgs) -> PyErr {
     match e.kind() {
-        ErrorKind::Truncated { .. } => truncated_path(py, path, e),
+        ErrorKind::Truncated { .. } => truncated_path(e),
         ErrorKind::Format { .. } => match short_header_of_path(py, path) {
             Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
             None => args.error(e),
@@ -178,34 +178,27 @@ fn short_header(start: &[u8], len: u64) -> Option<String> {
     (got < header_len as u64).then(|| eof("array header", header_len, got))
 }
 
-/// NumPy's error for the `.npy` file at `path` whose data ends early (`e`, a
-/// [`ErrorKind::Truncated`]): `np.load` reads an OS file's data with `np.fromfile`, and
-/// says how many of the elements the file held.
-fn truncated_path(py: Python<'_>, path: &Path, e: npy_core::Error) -> PyErr {
-    let ErrorKind::Truncated { found, .. } = *e.kind() else { return to_python(e) };
-    // The header, read again without the length check that refused the file.
-    let header = py.detach(|| {
-        let file = npy_core::open_file(path)?;
-        NpyReader::from_reader_with(std::io::BufReader::new(file), ReadOptions::new().max_header_size(usize::MAX))
-            .map(|r| r.header().clone())
-    });
-    match header {
-        Ok(header) => {
-            let read = usize::try_from(found).unwrap_or(usize::MAX) / header.dtype.itemsize().max(1);
-            PyValueError::new_err(format!("{}{}", crate::errors::context(&e), fewer_elements(&header, read)))
-        }
-        Err(_) => to_python(e),
-    }
+/// NumPy's error for a `.npy` file whose data end early (`e`, a
+/// [`ErrorKind::Truncated`] that keeps the array's shape): `np.load` reads an OS file's
+/// data with `np.fromfile`, and says how many of the elements the file held.
+fn truncated_path(e: npy_core::Error) -> PyErr {
+    let (ErrorKind::Truncated { expected, found }, Some(shape)) = (e.kind(), e.array_shape()) else {
+        return to_python(e);
+    };
+    let count = shape.iter().product::<usize>();
+    let itemsize = usize::try_from(*expected).unwrap_or(usize::MAX) / count.max(1);
+    let read = usize::try_from(*found).unwrap_or(usize::MAX) / itemsize.max(1);
+    PyValueError::new_err(format!("{}{}", crate::errors::context(&e), fewer_elements(shape, read)))
 }
 
-/// NumPy's message for an array of which only `read` elements were in the file
+/// NumPy's message for an array of `shape` of which only `read` elements were in the file
 /// (`read_array` in `numpy/lib/_format_impl.py`).
-fn fewer_elements(header: &Header, read: usize) -> String {
-    let count = header.shape.iter().product::<usize>();
+fn fewer_elements(shape: &[usize], read: usize) -> String {
+    let count = shape.iter().product::<usize>();
     format!(
         "Failed to read all data for array. Expected {} = {count} elements, could only read {read} elements. \
          (file seems not fully written?)",
-        shape_repr(&header.shape)
+        shape_repr(shape)
     )
 }
 
@@ -339,7 +332,7 @@ fn read_npy_from<'py>(
         DataError::Short { expected, found } => {
             let what = name.map_or_else(String::new, |p| format!("{}: ", p.display()));
             let message = match is_os_file(py, file) {
-                Ok(true) => fewer_elements(&header, found / header.dtype.itemsize().max(1)),
+                Ok(true) => fewer_elements(&header.shape, found / header.dtype.itemsize().max(1)),
                 Ok(false) => short_read(&header, expected, found),
                 Err(e) => return e,
             };
