@@ -81,6 +81,12 @@ def test_saves_upload_whole(s3, tmp_path):
     assert not spools
 
 
+def test_an_object_whose_name_is_as_long_as_a_file_name_uploads(s3):
+    key = "k" * 251 + ".npy"  # 255 bytes: the longest file name; a spool named after it would not fit
+    npy.save(f"s3://bkt/{key}", np.arange(3))
+    assert np.array_equal(npy.load(f"s3://bkt/{key}"), np.arange(3))
+
+
 def test_a_killed_uploads_spool_is_swept(s3, tmp_path):
     import subprocess
     import sys
@@ -93,8 +99,8 @@ def test_a_killed_uploads_spool_is_swept(s3, tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     left = done.stdout.strip()
-    assert done.returncode == -signal.SIGKILL and os.path.basename(left).startswith(".killed.npy.npy-upload.")
-    assert os.listdir(left) == ["killed.npy"]
+    assert done.returncode == -signal.SIGKILL and os.path.basename(left).startswith(".upload.npy.npy-upload.")
+    assert os.listdir(left) == ["upload.npy"]
     npy.save("s3://bkt/next.npy", np.arange(3))
     assert not os.path.exists(left)
     assert np.array_equal(npy.load("s3://bkt/next.npy"), np.arange(3))

@@ -282,10 +282,13 @@ def _is_os_file(file: object) -> bool:
 @contextlib.contextmanager
 def _spool(url: str) -> Iterator[str]:
     """A local file to write what goes to ``url`` into, removed afterwards: uploads send
-    a whole file, and the object appears only once it has all of it. The spool lies in a
-    locked pending directory (npy-core's, ``.{name}.npy-upload.XXXXXX`` in the temporary
-    directory); those that killed uploads left are removed by the next one."""
-    name = url.rstrip("/").rsplit("/", 1)[-1] or "upload"
+    a whole file, and the object appears only once it has all of it. The spool,
+    ``upload`` with the URL's suffix, lies in a locked pending directory (npy-core's,
+    ``.upload.npy.npy-upload.XXXXXX`` in the temporary directory, not named after the
+    object: a key's last part may be as long as a file name may be); those that killed
+    uploads left are removed by the next one."""
+    suffix = os.path.splitext(url)[1]
+    name = "upload" + (suffix if len(suffix) <= 16 else "")
     with _npy.PendingDir(os.path.join(tempfile.gettempdir(), name), ".npy-upload.") as pending:
         yield os.path.join(pending.path, name)
 

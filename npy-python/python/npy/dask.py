@@ -363,8 +363,8 @@ def to_npy(arr: Any, path: _StrPath) -> None:
     writes, appearing whole or not at all. If anything fails, the hidden directory is
     removed and any old file at ``path`` stays as it was. The writing process holds a lock
     (``flock``) on the hidden directory (npy-core's pending directory); a killed run
-    leaves it unlocked, and the next ``to_npy`` into the same directory removes it. Nothing is synced to disk (as
-    ``np.save``).
+    leaves it unlocked, and the next ``to_npy`` into the same directory removes it.
+    Nothing is synced to disk (as ``np.save``).
 
     path: gets ``.npy`` appended unless it ends with it, as ``np.save``.
     Chunks may split any axes (a chunk that splits axes after the first is written in
