@@ -1,12 +1,14 @@
 //! [`Source`]: the one source of bytes under the readers that read ranges of a file: a
 //! local file, opened once and read by positioned reads, each first checking that its path
 //! still names the file opened (its `Stamp`); or an object at a URL, read by ranged GETs
-//! on the condition of the ETag its `HEAD` found, where the store gives one. Ranges near
-//! each other are read as one by the one coalescing rule, `bridges`.
+//! on the condition of the ETag its `HEAD` (or its first bytes' GET) found, where the
+//! store gives one. Ranges near each other are read as one by the one coalescing rule,
+//! `bridges`; [`SourceRead`] reads one on from its first bytes as a blocking `Read`.
 //!
 //! [`Shards`](crate::Shards) reads its files through it (and maps local ones under a
-//! contract), and so do Python's `npy.open` (whole arrays that are not read by rows),
-//! `npy.dask` and the `fid` of an archive at a URL.
+//! contract), [`RemoteNpy`](crate::RemoteNpy) its rows, and so do Python's `npy.open`
+//! (whole arrays that are not read by rows), `npy.dask`, `npy.load` of a URL and the
+//! `fid` of an archive at a URL.
 
 use std::fs::File;
 use std::ops::Range;
