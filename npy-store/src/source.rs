@@ -22,7 +22,7 @@ use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
-use crate::error::{store_error, store_io};
+use crate::error::store_error;
 use crate::stamp::Stamp;
 
 /// Ranged GETs of one call in flight at once.
@@ -91,7 +91,7 @@ impl Source {
             return Source::open_local(name);
         }
         let at = crate::store_for(name).map_err(|e| e.renamed(name).reading(name))?;
-        let head = at.store.head(&at.path).await.map_err(|e| Error::from(store_io(e)).reading(name))?;
+        let head = at.store.head(&at.path).await.map_err(|e| store_error(e, name))?;
         Ok(Source::new(name, head.size, Kind::Object { store: at.store, location: at.path, e_tag: head.e_tag }))
     }
 
@@ -314,13 +314,12 @@ impl Source {
         };
         let mut filled = 0;
         while filled < buf.len() {
-            match positioned_read(file, &mut buf[filled..], offset + filled as u64) {
+            match read_at(file, &mut buf[filled..], offset + filled as u64) {
                 Ok(0) => {
                     let (expected, found) = (buf.len() as u64, filled as u64);
                     return Err(Error::from(ErrorKind::Truncated { expected, found }).reading(&self.name));
                 }
                 Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Error::from(e).reading(&self.name)),
             }
         }
@@ -423,12 +422,8 @@ impl SourceRead {
                     self.checked = true;
                 }
                 let want = buf.len().min(usize::try_from(size - self.next).unwrap_or(usize::MAX));
-                let n = loop {
-                    match positioned_read(file, &mut buf[..want], self.next) {
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        got => break got.map_err(|e| Error::from(e).reading(&self.source.name))?,
-                    }
-                };
+                let n = read_at(file, &mut buf[..want], self.next)
+                    .map_err(|e| Error::from(e).reading(&self.source.name))?;
                 self.next += n as u64;
                 Ok(n)
             }
@@ -470,6 +465,17 @@ impl std::io::Read for SourceRead {
         let n = self.chunk.len().min(buf.len());
         buf[..n].copy_from_slice(&self.chunk.split_to(n));
         Ok(n)
+    }
+}
+
+/// A positioned read of `file` (the offset of no handle moves), tried again when a signal
+/// interrupts it.
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    loop {
+        match positioned_read(file, buf, offset) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            got => return got,
+        }
     }
 }
 

@@ -161,8 +161,7 @@ impl Loader {
         let io = |e: std::io::Error| Error::from(e).reading(path);
         // `open` and `fstat`, as a small file's read; what is not a regular file gets
         // `open_file`'s error, which says what it is.
-        let regular = open_regular(path).and_then(|f| f.metadata().ok().filter(|m| m.is_file()).map(|m| (f, m.len())));
-        let (mut file, len) = match regular {
+        let (mut file, len) = match open_regular(path) {
             Some(found) => found,
             None => {
                 let file = crate::file::open_file(path)?;
@@ -219,13 +218,12 @@ pub enum Opened {
 /// The bytes of the regular file at `path` if it holds at most [`SMALL`]: `open`, `fstat`,
 /// one `read` (more only if the system returns less) and `close`.
 fn read_small(path: &Path) -> Option<Vec<u8>> {
-    let mut file = open_regular(path)?;
-    let meta = file.metadata().ok().filter(std::fs::Metadata::is_file)?;
-    if meta.len() > SMALL {
+    let (mut file, len) = open_regular(path)?;
+    if len > SMALL {
         return None;
     }
-    let bytes = read_len(&mut file, meta.len()).ok()?;
-    if bytes.len() as u64 != meta.len() {
+    let bytes = read_len(&mut file, len).ok()?;
+    if bytes.len() as u64 != len {
         return None;
     }
     Some(bytes)
@@ -248,15 +246,18 @@ fn read_len(file: &mut File, len: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// `path` opened for reading: without waiting where the system can (a FIFO's open would
-/// wait for a writer; the caller then finds it is not a regular file), which changes
-/// nothing for a regular file's reads.
-fn open_regular(path: &Path) -> Option<File> {
+/// `path` opened for reading and its length, when it is a regular file (`open`, `fstat`):
+/// opened without waiting where the system can (a FIFO's open would wait for a writer;
+/// it is then found not to be a regular file), which changes nothing for a regular file's
+/// reads.
+fn open_regular(path: &Path) -> Option<(File, u64)> {
     let mut open = std::fs::OpenOptions::new();
     open.read(true);
     #[cfg(all(unix, not(target_family = "wasm")))]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NONBLOCK);
-    open.open(path).ok()
+    let file = open.open(path).ok()?;
+    let len = file.metadata().ok().filter(std::fs::Metadata::is_file)?.len();
+    Some((file, len))
 }
 
 #[cfg(test)]
