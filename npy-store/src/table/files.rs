@@ -50,7 +50,8 @@ pub(super) async fn open(name: &str, url: bool, options: &TableOptions) -> Resul
         } else {
             let layout = Layout::new_with(&object.header, None, convert)?;
             let (schema, rows) = (layout.schema(), layout.rows());
-            (schema, rows, FileKind::Npy { data_offset: object.data_offset, layout: Arc::new(layout) })
+            let (data_offset, e_tag, layout) = (object.data_offset, object.e_tag, Arc::new(layout));
+            (schema, rows, FileKind::Npy { data_offset, layout, e_tag })
         }
     };
     Ok((TableFile { name: name.to_string(), at, stamp, rows, kind }, schema))

@@ -134,6 +134,8 @@ enum FileKind {
     Npy {
         data_offset: u64,
         layout: Arc<Layout>,
+        /// The version its header was read from: scans read on its condition.
+        e_tag: Option<String>,
     },
     Npz {
         npz: RemoteNpz,
