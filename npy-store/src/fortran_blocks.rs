@@ -9,14 +9,12 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::error::io_error;
+use crate::source::Source;
 use bytes::Bytes;
 use futures::stream::{BoxStream, StreamExt};
 use npy_arrow::Layout;
 use npy_core::{Error, ErrorKind, Result};
-use object_store::path::Path;
-use object_store::ObjectStore;
-
-use crate::error::{io_error, store_error};
 
 /// Bytes of a Fortran-order array's data up to which a scan reads it whole (one read, the
 /// rows decoded from memory); larger data is read a block of rows at a time.
@@ -26,8 +24,8 @@ pub const WHOLE_FORTRAN_BYTES: u64 = 64 << 20;
 pub(crate) enum BlocksFrom {
     /// A local file (or the temporary file a compressed member was decompressed into).
     File(Arc<std::fs::File>),
-    /// An object in a store, read by ranged GETs.
-    Store(Arc<dyn ObjectStore>, Path),
+    /// An object, read by ranged GETs on the condition of its ETag.
+    Object(Arc<Source>),
 }
 
 /// A Fortran-order array's data at byte `data_start` of its file or object, and where the
@@ -38,17 +36,15 @@ pub(crate) struct FortranBlocks {
     /// Element offsets of a row's items from its first, in C order.
     items: Vec<usize>,
     itemsize: u64,
-    /// The file or object, for errors.
-    name: String,
 }
 
 impl FortranBlocks {
     /// The blocks of `layout`'s rows (a Fortran-order array of two dims or more: `None`
     /// otherwise) from the data at byte `data_start` of `from`.
-    pub(crate) fn new(from: BlocksFrom, data_start: u64, layout: &Layout, name: String) -> Option<FortranBlocks> {
+    pub(crate) fn new(from: BlocksFrom, data_start: u64, layout: &Layout) -> Option<FortranBlocks> {
         let items = layout.fortran_items()?;
         let itemsize = layout.header().dtype.itemsize() as u64;
-        Some(FortranBlocks { from, data_start, items, itemsize, name })
+        Some(FortranBlocks { from, data_start, items, itemsize })
     }
 
     /// Rows `first..first + n`, one after another, each row's items in C order.
@@ -67,8 +63,13 @@ impl FortranBlocks {
                 let read = tokio::task::spawn_blocking(move || read_runs(&file, &ranges));
                 read.await.map_err(|e| io_error(format!("the read of rows {first}..{} failed: {e}", first + n)))??
             }
-            BlocksFrom::Store(store, location) => {
-                store.get_ranges(location, &ranges).await.map_err(|e| store_error(e, &self.name))?
+            BlocksFrom::Object(source) => {
+                let size = source.size();
+                if let Some(past) = ranges.iter().find(|r| r.end > size) {
+                    let (expected, found) = (past.end - self.data_start, size.saturating_sub(self.data_start));
+                    return Err(ErrorKind::Truncated { expected, found }.into());
+                }
+                source.read_ranges(&ranges).await?.into_iter().map(Bytes::from).collect()
             }
         };
         let mut block = vec![0u8; n * k * size];

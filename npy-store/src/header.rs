@@ -50,13 +50,14 @@ pub async fn fetch_header(store: &dyn ObjectStore, location: &Path) -> Result<Np
 /// # Errors
 /// As [`fetch_header`].
 pub async fn fetch_header_with(store: &dyn ObjectStore, location: &Path, options: &ReadOptions) -> Result<NpyObject> {
-    fetch_header_at(store, location, 0, None, options).await
+    fetch_header_at(store, location, 0, None, None, options).await
 }
 
 /// Reads the header of the `.npy` stored at byte `start` of the object at `location` (an
 /// `.npz` archive's stored member), `len` bytes long when known (else to the object's
 /// end), as [`fetch_header_with`] does: the [`NpyObject`]'s size, data offset and prefix
-/// are counted from `start`.
+/// are counted from `start`. Where `e_tag` is given, every read is of the version it
+/// names (the archive's, as its directory's read found it).
 ///
 /// # Errors
 /// As [`fetch_header`].
@@ -65,6 +66,7 @@ pub(crate) async fn fetch_header_at(
     location: &Path,
     start: u64,
     len: Option<u64>,
+    e_tag: Option<String>,
     options: &ReadOptions,
 ) -> Result<NpyObject> {
     let name = location.to_string();
@@ -75,9 +77,9 @@ pub(crate) async fn fetch_header_at(
     };
     let first = len.map_or(HEADER_PREFIX as u64, |l| l.min(HEADER_PREFIX as u64));
     let (size, e_tag, mut prefix) = if first == 0 {
-        (0, None, Bytes::new())
+        (0, e_tag, Bytes::new())
     } else {
-        let got = get(first, None).await.map_err(fail)?;
+        let got = get(first, e_tag).await.map_err(fail)?;
         let size = len.unwrap_or(got.meta.size.saturating_sub(start));
         let e_tag = got.meta.e_tag.clone();
         (size, e_tag, got.bytes().await.map_err(fail)?)

@@ -13,12 +13,13 @@ use npy_core::mmap::{MapContract, MappedRange};
 use npy_core::npz::MemberInfo;
 use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt};
+use object_store::{GetRange, ObjectStore, ObjectStoreExt};
 
 use crate::error::{io_error, npz_error, store_error};
 use crate::filter::{Filtered, RowFilter};
 use crate::fortran_blocks::{BlocksFrom, FortranBlocks, WHOLE_FORTRAN_BYTES};
-use crate::stream::{payload_stream, BatchStream};
+use crate::source::{get_range, Answer, Body, Source};
+use crate::stream::BatchStream;
 use crate::together::{Opened, Span, Together};
 
 /// A scan of rows of the `.npy` data found at byte `data_start` of `location` (an npz's
@@ -29,7 +30,7 @@ use crate::together::{Opened, Span, Together};
 /// DataFusion's scan uses too.
 ///
 /// One ranged GET for the whole row range, made when the stream is first polled (none for
-/// an empty range or rows of no bytes). A local file (`GetResultPayload::File`) is read with
+/// an empty range or rows of no bytes). A local file (a store's answer that is one) is read with
 /// blocking reads of a batch's rows each on tokio's blocking pool; a remote object's
 /// stream is cut into blocks of a batch's rows as its bytes arrive, so the memory held is
 /// one block and one network chunk. With [`RowScan::map`] (the caller's acceptance of the
@@ -219,20 +220,20 @@ fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
 }
 
 /// Rows `rows` decoded by `layout` from `source`, whose bytes start at row `rows.start`
-/// (all the data for `Source::Whole`), in batches of at most `batch_rows` rows; errors
+/// (all the data for `RowBytes::Whole`), in batches of at most `batch_rows` rows; errors
 /// name `name`.
 pub(crate) fn batches_from(
     name: String,
     layout: Arc<Layout>,
     rows: Range<usize>,
     batch_rows: usize,
-    source: Source,
+    source: RowBytes,
     filter: Option<RowFilter>,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let row_bytes = layout.row_bytes();
     // A Fortran-order member read in blocks has the C-order layout already; its filter's
     // judged layout becomes one too.
-    let blocks = matches!(source, Source::FortranBlocks(_));
+    let blocks = matches!(source, RowBytes::FortranBlocks(_));
     let filter = filter.map(|f| if blocks { f.c_ordered() } else { f });
     let filtered = match filter.map(|f| Filtered::new(&layout, f)).transpose() {
         Ok(filtered) => filtered,
@@ -289,7 +290,7 @@ struct Scan {
     end: usize,
     batch_rows: usize,
     row_bytes: usize,
-    source: Source,
+    source: RowBytes,
     /// Bytes fetched past the last asked row (the rest of a verified member), read only to
     /// be hashed.
     rest: u64,
@@ -389,7 +390,7 @@ impl Check {
     }
 }
 
-pub(crate) enum Source {
+pub(crate) enum RowBytes {
     /// A local file at the first row's bytes (`None` while a read has it), and the block
     /// buffer, reused.
     File(Option<(std::fs::File, Vec<u8>)>),
@@ -459,7 +460,7 @@ impl Scan {
             end: rows.end,
             batch_rows,
             row_bytes,
-            source: Source::Whole(Bytes::new()),
+            source: RowBytes::Whole(Bytes::new()),
             rest: if fortran { 0 } else { to.saturating_sub(asked) },
             verify,
             filtered,
@@ -475,14 +476,12 @@ impl Scan {
                 if size < data_start.saturating_add(to) {
                     return Err(truncated(to, size.saturating_sub(data_start)));
                 }
-                scan.source = Source::Together { group, index };
+                scan.source = RowBytes::Together { group, index };
                 return Ok(scan);
             }
         }
         let range = data_start + from..data_start + to;
-        let options =
-            GetOptions { range: Some(GetRange::Bounded(range.clone())), if_match: e_tag, ..Default::default() };
-        let got = match store.get_opts(location, options).await {
+        let got = match get_range(&**store, location, GetRange::Bounded(range.clone()), e_tag).await {
             Ok(got) => got,
             Err(e @ object_store::Error::Precondition { .. }) => return Err(store_error(e, &scan.name)),
             // A range starting past the end is refused by the store: say it is truncated
@@ -496,33 +495,33 @@ impl Scan {
             return Err(truncated(to, got.range.end.saturating_sub(data_start)));
         }
         scan.source = if fortran {
-            let all = got.bytes().await.map_err(|e| store_error(e, &scan.name))?;
+            let all = got.bytes(&scan.name).await?;
             if (all.len() as u64) < to {
                 return Err(truncated(to, all.len() as u64));
             }
             if let Some(verify) = &mut scan.verify {
                 verify.update(&all);
             }
-            Source::Whole(all)
+            RowBytes::Whole(all)
         } else {
             // A verified member hashes every byte it reads: never mapped.
             let map = map.filter(|_| scan.verify.is_none());
-            match (got.payload, map) {
-                (GetResultPayload::File(file, _), Some(contract)) => {
+            match (got.body, map) {
+                (Body::File(file), Some(contract)) => {
                     let mapped = MappedRange::map(&file, range, contract).map_err(|e| match e.kind() {
                         // The file shrank since the GET: counted from the data start, as above.
                         ErrorKind::Truncated { found, .. } => truncated(to, found.saturating_sub(data_start)),
                         _ => e,
                     })?;
-                    Source::Mapped { rows: mapped, base: rows.start }
+                    RowBytes::Mapped { rows: mapped, base: rows.start }
                 }
-                (GetResultPayload::File(mut file, _), None) => {
+                (Body::File(mut file), None) => {
                     file.seek(SeekFrom::Start(got.range.start))?;
-                    Source::File(Some((file, Vec::new())))
+                    RowBytes::File(Some((file, Vec::new())))
                 }
-                (GetResultPayload::Stream(s), _) => {
+                (Body::Stream(s), _) => {
                     let name = scan.name.clone();
-                    Source::Stream(s.map(move |r| r.map_err(|e| store_error(e, &name))).boxed(), BytesMut::new())
+                    RowBytes::Stream(s.map(move |r| r.map_err(|e| store_error(e, &name))).boxed(), BytesMut::new())
                 }
             }
         };
@@ -545,24 +544,24 @@ impl Scan {
         let name = location.to_string();
         let data = layout.rows() as u64 * layout.row_bytes() as u64;
         if let Some(verify) = verify {
-            hash_all(store, location, data_start, verify, &name).await?.finish()?;
+            hash_all(store, location, data_start, verify, e_tag.clone(), &name).await?.finish()?;
         }
         // One byte fetched tells a local file, whose runs are read where they are, from an
-        // object of a remote store.
-        let range = Some(GetRange::Bounded(data_start..data_start + 1));
-        let probe = GetOptions { range, if_match: e_tag, ..Default::default() };
-        let from = match store.get_opts(location, probe).await {
-            Ok(got) => match got.payload {
-                GetResultPayload::File(file, _) => BlocksFrom::File(Arc::new(file)),
-                GetResultPayload::Stream(_) => BlocksFrom::Store(store.clone(), location.clone()),
-            },
+        // object of a remote store, whose runs are read on the version that byte came from.
+        let probe = GetRange::Bounded(data_start..data_start + 1);
+        let from = match get_range(&**store, location, probe, e_tag).await {
+            Ok(Answer { body: Body::File(file), .. }) => BlocksFrom::File(Arc::new(file)),
+            Ok(Answer { body: Body::Stream(_), size, e_tag, .. }) => {
+                let source = Source::of_object(&name, store.clone(), location.clone(), size, e_tag);
+                BlocksFrom::Object(Arc::new(source))
+            }
             Err(e @ object_store::Error::Precondition { .. }) => return Err(store_error(e, &name)),
             Err(e) => match store.head(location).await {
                 Ok(meta) if meta.size <= data_start => return Err(truncated(data, 0)),
                 _ => return Err(store_error(e, &name)),
             },
         };
-        let blocks = FortranBlocks::new(from, data_start, &layout, name.clone())
+        let blocks = FortranBlocks::new(from, data_start, &layout)
             .ok_or_else(|| io_error("a Fortran-order array's rows have no items".into()))?;
         let layout = Arc::new(layout.c_ordered());
         let filtered = filter.map(|f| Filtered::new(&layout, f.c_ordered())).transpose()?;
@@ -573,7 +572,7 @@ impl Scan {
             next: rows.start,
             end: rows.end,
             batch_rows,
-            source: Source::FortranBlocks(Box::new(blocks)),
+            source: RowBytes::FortranBlocks(Box::new(blocks)),
             rest: 0,
             verify: None,
             filtered,
@@ -613,15 +612,15 @@ impl Scan {
             None => layout.decode(data, first, n).map(Some),
         };
         match &mut self.source {
-            Source::Whole(all) => decode(all),
-            Source::Mapped { rows, base } => {
+            RowBytes::Whole(all) => decode(all),
+            RowBytes::Mapped { rows, base } => {
                 let from = (first - *base) * self.row_bytes;
                 if self.populate {
                     rows.populate(from..from + need)?;
                 }
                 decode(&rows[from..])
             }
-            Source::File(slot) => {
+            RowBytes::File(slot) => {
                 let (mut file, mut buf) =
                     slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
                 let read = tokio::task::spawn_blocking(move || {
@@ -653,8 +652,8 @@ impl Scan {
                 *slot = Some((file, buf));
                 Ok(batch)
             }
-            Source::FortranBlocks(blocks) => decode(&blocks.block(first, n).await?),
-            Source::Together { group, index } => {
+            RowBytes::FortranBlocks(blocks) => decode(&blocks.block(first, n).await?),
+            RowBytes::Together { group, index } => {
                 let verify = &mut self.verify;
                 let decoded = group.with_next(*index, need, |block| {
                     if let Some(verify) = verify {
@@ -671,7 +670,7 @@ impl Scan {
                     }
                 }
             }
-            Source::Stream(chunks, pending) => {
+            RowBytes::Stream(chunks, pending) => {
                 while pending.len() < need {
                     match chunks.next().await {
                         Some(Ok(chunk)) => pending.extend_from_slice(&chunk),
@@ -699,7 +698,7 @@ impl Scan {
             return Ok(());
         }
         match &mut self.source {
-            Source::Stream(chunks, pending) => {
+            RowBytes::Stream(chunks, pending) => {
                 if let Some(verify) = &mut self.verify {
                     verify.update(pending);
                 }
@@ -711,7 +710,7 @@ impl Scan {
                     }
                 }
             }
-            Source::File(slot) if self.rest > 0 => {
+            RowBytes::File(slot) if self.rest > 0 => {
                 let (file, buf) = slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
                 let (rest, verify) = (self.rest, self.verify.take());
                 let read = tokio::task::spawn_blocking(move || hash_rest(file, buf, rest, verify));
@@ -720,7 +719,7 @@ impl Scan {
                 *slot = Some((file, buf));
                 self.verify = verify;
             }
-            Source::Together { group, index } => {
+            RowBytes::Together { group, index } => {
                 let mut left = self.rest;
                 while left > 0 {
                     let n = left.min(HASH_BLOCK);
@@ -739,7 +738,7 @@ impl Scan {
             }
             // All fetched bytes were hashed when fetched (`Whole`), or no check is made
             // (`Mapped`, plain files).
-            Source::File(_) | Source::Whole(_) | Source::Mapped { .. } | Source::FortranBlocks(_) => {}
+            RowBytes::File(_) | RowBytes::Whole(_) | RowBytes::Mapped { .. } | RowBytes::FortranBlocks(_) => {}
         }
         match &self.verify {
             Some(verify) => verify.finish(),
@@ -788,14 +787,15 @@ async fn hash_all(
     location: &Path,
     data_start: u64,
     mut verify: Verify,
+    e_tag: Option<String>,
     name: &str,
 ) -> Result<Verify> {
     if verify.data_len == 0 {
         return Ok(verify);
     }
     let range = GetRange::Bounded(data_start..data_start + verify.data_len);
-    let got = store.get_opts(location, GetOptions { range: Some(range), ..Default::default() });
-    let mut chunks = payload_stream(got.await.map_err(|e| store_error(e, name))?, name.to_string());
+    let got = get_range(&**store, location, range, e_tag).await.map_err(|e| store_error(e, name))?;
+    let mut chunks = got.body.into_stream(got.range, name.to_string());
     while let Some(chunk) = chunks.next().await {
         verify.update(&chunk?);
     }

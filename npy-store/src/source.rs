@@ -11,6 +11,7 @@
 //! `fid` of an archive at a URL.
 
 use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +21,7 @@ use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore, ObjectStoreExt};
 
 use crate::error::store_error;
 use crate::stamp::Stamp;
@@ -255,14 +256,19 @@ impl Source {
                 place(span, buf, wanted);
             }
         } else {
-            let mut got =
-                stream::iter(spans.iter().map(|(span, wanted)| async move {
-                    Ok::<_, Error>((span, self.get(span.clone()).await?, wanted))
-                }))
-                .buffer_unordered(GETS_IN_FLIGHT);
-            while let Some((span, bytes, wanted)) = got.try_next().await? {
+            // (The GETs gathered first, each by its span's index: a stream of futures made
+            // by a closure over borrowed spans is not `Send` for every lifetime, which a
+            // boxed stream of rows needs.)
+            let gets: Vec<_> = (0..spans.len())
+                .map(|k| {
+                    let span = spans[k].0.clone();
+                    async move { Ok::<_, Error>((k, self.get(span).await?)) }
+                })
+                .collect();
+            let mut got = stream::iter(gets).buffer_unordered(GETS_IN_FLIGHT);
+            while let Some((k, bytes)) = got.try_next().await? {
                 // (The answer's own buffer when it is one piece, else one copy.)
-                place(span, Vec::from(bytes), wanted);
+                place(&spans[k].0, Vec::from(bytes), &spans[k].1);
             }
         }
         Ok(out)
@@ -351,6 +357,145 @@ impl Source {
         match &self.kind {
             Kind::Local { file, .. } => Some(file),
             Kind::Object { .. } => None,
+        }
+    }
+
+    /// The ETag of the object's version read (`None` for a local file, or a store that
+    /// gives none).
+    pub(crate) fn e_tag(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Object { e_tag, .. } => e_tag.as_deref(),
+            Kind::Local { .. } => None,
+        }
+    }
+
+    /// The bytes `range` as they arrive: a local file's (or a store's answer that is one)
+    /// read a block at a time, an object's by one GET on the condition of its ETag. A
+    /// source that ends first ends the stream early: the caller counts what it got.
+    ///
+    /// # Errors
+    /// As [`Source::read_ranges`], the stream's items too.
+    pub(crate) async fn stream(&self, range: Range<u64>) -> Result<BoxStream<'static, Result<Bytes>>> {
+        match &self.kind {
+            Kind::Local { path, stamp, .. } => {
+                // Opened again, for a file offset of the stream's own, and checked to be
+                // the file first opened.
+                let fail = |e: std::io::Error| Error::from(e).reading(&self.name);
+                let file = File::open(path).map_err(fail)?;
+                if Stamp::of(&file.metadata().map_err(fail)?) != *stamp {
+                    return Err(self.changed());
+                }
+                Ok(Body::File(file).into_stream(range, self.name.clone()))
+            }
+            Kind::Object { store, location, e_tag } => {
+                let got = get_range(&**store, location, GetRange::Bounded(range), e_tag.clone()).await;
+                let got = got.map_err(|e| store_error(e, &self.name))?;
+                self.requests.fetch_add(1, Ordering::Relaxed);
+                Ok(got.body.into_stream(got.range, self.name.clone()))
+            }
+        }
+    }
+}
+
+/// A store's answer to one ranged GET, as npy-store's readers take it: the range it gives,
+/// the object's size and ETag, and its body.
+pub(crate) struct Answer {
+    pub(crate) range: Range<u64>,
+    pub(crate) size: u64,
+    pub(crate) e_tag: Option<String>,
+    pub(crate) body: Body,
+}
+
+/// The bytes of an [`Answer`]: the one place a local file is told from a remote object.
+pub(crate) enum Body {
+    /// The local file a store read (`LocalFileSystem`'s answer), opened: readers read
+    /// their range from it directly, with blocking reads off the runtime's workers.
+    File(File),
+    /// A remote object's bytes as they arrive.
+    Stream(BoxStream<'static, object_store::Result<Bytes>>),
+}
+
+/// One GET of `range` of `location`, on the condition of `e_tag` where given.
+///
+/// # Errors
+/// The store's, for the caller to name (some tell a range past the end by a `HEAD`).
+pub(crate) async fn get_range(
+    store: &dyn ObjectStore,
+    location: &Path,
+    range: GetRange,
+    e_tag: Option<String>,
+) -> object_store::Result<Answer> {
+    let options = GetOptions { range: Some(range), if_match: e_tag, ..Default::default() };
+    let got = store.get_opts(location, options).await?;
+    let (range, size, e_tag) = (got.range.clone(), got.meta.size, got.meta.e_tag.clone());
+    let body = match got.payload {
+        GetResultPayload::File(file, _) => Body::File(file),
+        GetResultPayload::Stream(s) => Body::Stream(s),
+    };
+    Ok(Answer { range, size, e_tag, body })
+}
+
+impl Answer {
+    /// All the answer's bytes; errors name `name`.
+    pub(crate) async fn bytes(self, name: &str) -> Result<Bytes> {
+        let mut chunks = self.body.into_stream(self.range.clone(), name.to_string());
+        let Some(first) = chunks.try_next().await? else { return Ok(Bytes::new()) };
+        let Some(second) = chunks.try_next().await? else { return Ok(first) };
+        let mut all = bytes::BytesMut::with_capacity(usize::try_from(self.range.end - self.range.start).unwrap_or(0));
+        all.extend_from_slice(&first);
+        all.extend_from_slice(&second);
+        while let Some(chunk) = chunks.try_next().await? {
+            all.extend_from_slice(&chunk);
+        }
+        Ok(all.freeze())
+    }
+}
+
+/// Bytes read per block of a local file's stream: 1 MiB.
+const FILE_BLOCK: u64 = 1 << 20;
+
+impl Body {
+    /// The bytes of `range` (the answer's) as they come: a local file's read in blocks of
+    /// [`FILE_BLOCK`] by positioned reads on tokio's blocking pool (object_store's own
+    /// stream of a file is one blocking task per 8 KiB, several times slower), a remote
+    /// object's as they arrive; errors name `name`. A file that ends early ends the stream
+    /// early.
+    pub(crate) fn into_stream(self, range: Range<u64>, name: String) -> BoxStream<'static, Result<Bytes>> {
+        match self {
+            Body::File(file) => {
+                let state = Some((file, range.start, range.end));
+                stream::unfold(state, move |state| {
+                    let name = name.clone();
+                    async move {
+                        let (mut file, pos, end) = state?;
+                        if pos >= end {
+                            return None;
+                        }
+                        let n = (end - pos).min(FILE_BLOCK);
+                        let read = tokio::task::spawn_blocking(move || {
+                            // Into the buffer's spare capacity: `read_to_end` on a `File`
+                            // does not zero it first.
+                            let mut buf = Vec::with_capacity(n as usize);
+                            let done =
+                                file.seek(SeekFrom::Start(pos)).and_then(|_| (&mut file).take(n).read_to_end(&mut buf));
+                            (file, buf, done)
+                        });
+                        match read.await {
+                            Ok((file, buf, Ok(got))) => {
+                                let next = (got as u64 == n).then_some((file, pos + n, end));
+                                Some((Ok(Bytes::from(buf)), next))
+                            }
+                            Ok((_, _, Err(e))) => Some((Err(Error::from(e).reading(&name)), None)),
+                            Err(e) => {
+                                let e = crate::error::io_error(format!("a read failed: {e}"));
+                                Some((Err(e.reading(&name)), None))
+                            }
+                        }
+                    }
+                })
+                .boxed()
+            }
+            Body::Stream(s) => s.map_err(move |e| store_error(e, &name)).boxed(),
         }
     }
 }

@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use npy_core::Result;
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, GetResultPayload, ObjectStore};
+use object_store::{GetRange, ObjectStore};
 use std::io::{Read, Seek, SeekFrom};
 use tokio::sync::Mutex;
 
 use crate::error::io_error;
+use crate::source::{get_range, Answer, Body};
 
 /// The bytes one member's scan reads: from its data start, `len` bytes (the member's data,
 /// or its asked rows where they reach past it), `block` at a time (a batch's rows).
@@ -32,6 +33,8 @@ pub(crate) struct Span {
 pub(crate) struct Together {
     store: Arc<dyn ObjectStore>,
     location: Path,
+    /// The archive's version read (its members' reads are made on its condition).
+    e_tag: Option<String>,
     spans: Vec<Span>,
     state: Mutex<State>,
 }
@@ -56,9 +59,15 @@ pub(crate) enum Opened {
 }
 
 impl Together {
-    /// The reads of members `spans` of the archive at `location`.
-    pub(crate) fn new(store: Arc<dyn ObjectStore>, location: Path, spans: Vec<Span>) -> Together {
-        Together { store, location, spans, state: Mutex::new(State::Unopened) }
+    /// The reads of members `spans` of the archive at `location`, in the version `e_tag`
+    /// names where given.
+    pub(crate) fn new(
+        store: Arc<dyn ObjectStore>,
+        location: Path,
+        e_tag: Option<String>,
+        spans: Vec<Span>,
+    ) -> Together {
+        Together { store, location, e_tag, spans, state: Mutex::new(State::Unopened) }
     }
 
     /// Whether the archive is a local file read together, after one probe (a GET of one
@@ -70,13 +79,12 @@ impl Together {
             *state = State::Alone;
             let first = self.spans.iter().filter(|s| s.len > 0).map(|s| s.data_start).min();
             if let Some(first) = first {
-                let probe = GetOptions { range: Some(GetRange::Bounded(first..first + 1)), ..Default::default() };
-                if let Ok(got) = self.store.get_opts(&self.location, probe).await {
-                    if let GetResultPayload::File(file, _) = got.payload {
-                        let n = self.spans.len();
-                        let (read, ready) = (vec![0; n], (0..n).map(|_| Ready::default()).collect());
-                        *state = State::Local { file: Some(file), size: got.meta.size, read, ready };
-                    }
+                let probe = GetRange::Bounded(first..first + 1);
+                let got = get_range(&*self.store, &self.location, probe, self.e_tag.clone()).await;
+                if let Ok(Answer { body: Body::File(file), size, .. }) = got {
+                    let n = self.spans.len();
+                    let (read, ready) = (vec![0; n], (0..n).map(|_| Ready::default()).collect());
+                    *state = State::Local { file: Some(file), size, read, ready };
                 }
             }
         }

@@ -366,3 +366,51 @@ async fn stored_members_read_together_from_a_local_file_as_alone() {
         }
     }
 }
+
+/// An archive of `t`, `u` and the deflated `n`, the values of `archive()`'s times `k`: the
+/// same sizes for every `k` but the compressed member's.
+fn scaled(k: i32) -> Vec<u8> {
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    let t: Vec<f64> = (0..3000).map(|i| f64::from(i * k) * 0.5).collect();
+    let n: Vec<i32> = (0..3000).map(|i| (i * 13 % 101 - 50) * k).collect();
+    w.add("t", &t).unwrap();
+    w.add("u", &t).unwrap();
+    w.add_with("n", &n, Compression::deflated()).unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+/// Every read of an archive is of the version its directory's read found: once the object
+/// is replaced (here by one of the same size and members, other values), a member's header,
+/// its rows, a compressed member and the table fail, naming the archive, where they gave
+/// the new bytes under the old directory.
+#[tokio::test]
+async fn a_replaced_archive_fails_its_reads_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
+    let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    for store in [memory, local] {
+        let location = put(&store, "a.npz", scaled(1)).await;
+        let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
+        let t = npz.member("t").await.unwrap();
+        assert_eq!(t.read_rows::<Vec<f64>>(2000..2002).await.unwrap(), [1000.0, 1000.5]);
+        put(&store, "a.npz", scaled(2)).await;
+        let changed = |e: npy_core::Error| {
+            assert!(e.to_string().contains("changed since it was opened"), "{e}");
+            assert_eq!(e.path(), Some(std::path::Path::new("a.npz")), "{e}");
+        };
+        changed(t.read_rows::<Vec<f64>>(2000..2002).await.unwrap_err());
+        changed(npz.read::<Vec<i32>>("n").await.unwrap_err());
+        // A stored member's header not read before: its read is of the version opened.
+        let fresh = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
+        changed(npz.member("u").await.map(|_| ()).unwrap_err());
+        // The table: its stored member's header was kept; its rows' read fails.
+        let table = npz.table_batches(Some(&["t"])).await;
+        let failed = match table {
+            Ok(batches) => batches.try_collect::<Vec<_>>().await.unwrap_err(),
+            Err(e) => e,
+        };
+        changed(failed);
+        // The archive opened again reads the new version.
+        assert_eq!(fresh.member("t").await.unwrap().read_rows::<Vec<f64>>(1..2).await.unwrap(), [1.0]);
+    }
+}

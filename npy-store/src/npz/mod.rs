@@ -20,15 +20,16 @@ use npy_core::header::{Header, Version};
 use npy_core::npz::{MemberDecoder, MemberInfo, Method, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, GetResult, GetResultPayload, ObjectStore, ObjectStoreExt};
+use object_store::{GetRange, ObjectStore};
 
 use crate::error::{npz_error, store_error};
 use crate::filter::RowFilter;
 use crate::fortran_blocks::{self, BlocksFrom, FortranBlocks, WHOLE_FORTRAN_BYTES};
 use crate::header::{fetch_header_at, NpyObject};
 use crate::remote::RemoteNpy;
-use crate::rows::{batches_from, member_row_batches, Check, Place, Source, Verify};
-use crate::stream::{payload_stream, BatchStream};
+use crate::rows::{batches_from, member_row_batches, Check, Place, RowBytes, Verify};
+use crate::source::{get_range, Answer, Body, Source};
+use crate::stream::BatchStream;
 use crate::together::{Span, Together};
 
 pub(crate) mod checked;
@@ -78,6 +79,9 @@ const BLOCK: u64 = 256 << 10;
 pub struct RemoteNpz {
     store: Arc<dyn ObjectStore>,
     location: Path,
+    /// The archive, pinned to the version its tail's read found: every later read is of
+    /// that version (or fails, naming it).
+    source: Arc<Source>,
     members: Vec<MemberInfo>,
     names: Vec<String>,
     options: ReadOptions,
@@ -110,24 +114,18 @@ impl RemoteNpz {
     ) -> Result<RemoteNpz> {
         let name = location.to_string();
         let fail = |e| store_error(e, &name);
-        let tail = GetOptions { range: Some(GetRange::Suffix(NPZ_TAIL)), ..Default::default() };
-        let got = store.get_opts(location, tail).await.map_err(fail)?;
-        let size = got.meta.size;
+        let got = get_range(&*store, location, GetRange::Suffix(NPZ_TAIL), None).await.map_err(fail)?;
+        let source = Arc::new(Source::of_object(&name, store.clone(), location.clone(), got.size, got.e_tag.clone()));
         let tail_start = got.range.start;
         // A local file is read on the directory's thread, tail and all: no task of the
         // runtime's a block, as a store read would be.
-        let (tail, file) = match got.payload {
-            GetResultPayload::File(file, _) => (Bytes::new(), Some(file)),
-            payload => {
-                let got = GetResult { payload, ..got };
-                (got.bytes().await.map_err(fail)?, None)
-            }
+        let (tail, file) = match got.body {
+            Body::File(file) => (Bytes::new(), Some(file)),
+            body => (Answer { body, ..got }.bytes(&name).await?, None),
         };
         let mut ranged = Ranged {
             handle: tokio::runtime::Handle::current(),
-            store: store.clone(),
-            location: location.clone(),
-            size,
+            source: source.clone(),
             pos: 0,
             tail: (tail_start, tail),
             block: None,
@@ -155,7 +153,7 @@ impl RemoteNpz {
         };
         let options = options.member_options().clone();
         let headers = Arc::default();
-        Ok(RemoteNpz { store, location: location.clone(), members, names, options, headers })
+        Ok(RemoteNpz { store, location: location.clone(), source, members, names, options, headers })
     }
 
     /// Where the archive is in its store.
@@ -207,9 +205,11 @@ impl RemoteNpz {
         let object = match cached {
             Some(object) => object,
             None => {
-                let object = fetch_header_at(&*self.store, &self.location, start, Some(info.size), &self.options)
-                    .await
-                    .map_err(located)?;
+                let e_tag = self.source.e_tag().map(str::to_string);
+                let object =
+                    fetch_header_at(&*self.store, &self.location, start, Some(info.size), e_tag, &self.options)
+                        .await
+                        .map_err(located)?;
                 if let Ok(mut headers) = self.headers.lock() {
                     headers.insert(info.member.clone(), object.clone());
                 }
@@ -367,6 +367,7 @@ impl RemoteNpz {
                 rows: 0..npy.rows(),
                 verify,
                 member,
+                e_tag: self.source.e_tag().map(str::to_string),
             };
             return Ok((layout, prepared));
         }
@@ -383,18 +384,18 @@ impl RemoteNpz {
             // Rows of a larger one are read a block at a time from its data decompressed into a
             // temporary file.
             let file = fortran_blocks::spool(&pending, chunks, located).await?;
-            let blocks = FortranBlocks::new(BlocksFrom::File(Arc::new(file)), 0, &full, name.clone())
+            let blocks = FortranBlocks::new(BlocksFrom::File(Arc::new(file)), 0, &full)
                 .ok_or_else(|| located(npz_error(&info.member, "a Fortran-order array's rows have no items")))?;
             layout = Arc::new(layout.c_ordered());
-            Source::FortranBlocks(Box::new(blocks))
+            RowBytes::FortranBlocks(Box::new(blocks))
         } else if fortran {
             let mut pending = pending;
             while let Some(chunk) = chunks.next().await {
                 pending.extend_from_slice(&chunk?);
             }
-            Source::Whole(pending.freeze())
+            RowBytes::Whole(pending.freeze())
         } else {
-            Source::Stream(chunks, pending)
+            RowBytes::Stream(chunks, pending)
         };
         Ok((full, Prepared::Compressed { name, layout, rows, source, member }))
     }
@@ -694,11 +695,7 @@ impl RemoteNpz {
             let empty = stream::once(async move { want.finish(0, &crc32fast::Hasher::new()).map(|()| Bytes::new()) });
             return Ok(empty.map_err(located).boxed());
         }
-        let range = GetRange::Bounded(start..start + info.compressed_size);
-        let got = self.store.get_opts(&self.location, GetOptions { range: Some(range), ..Default::default() });
-        let store_name = self.location.to_string();
-        let got = got.await.map_err(|e| located(store_error(e, &store_name)))?;
-        let raw = payload_stream(got, store_name);
+        let raw = self.source.stream(start..start + info.compressed_size).await.map_err(&located)?;
         let decoder = MemberDecoder::new(info).map_err(&located)?;
         let state =
             Decompressing { raw, decoder, size: info.size, stored, input: Bytes::new(), stalled: false, done: false };
@@ -718,9 +715,11 @@ pub(crate) enum Prepared {
         rows: Range<usize>,
         verify: Verify,
         member: String,
+        /// The archive's version read.
+        e_tag: Option<String>,
     },
     /// A compressed member, decompressed as its bytes arrive (checked by its stream).
-    Compressed { name: String, layout: Arc<Layout>, rows: Range<usize>, source: Source, member: String },
+    Compressed { name: String, layout: Arc<Layout>, rows: Range<usize>, source: RowBytes, member: String },
 }
 
 impl Prepared {
@@ -749,7 +748,11 @@ impl Prepared {
             Prepared::Compressed { .. } => None,
         });
         let Some((store, location)) = first.filter(|_| shared.len() > 1) else { return vec![None; prepared.len()] };
-        let group = Arc::new(Together::new(store, location, shared));
+        let e_tag = prepared.iter().find_map(|p| match p {
+            Prepared::Stored { e_tag, .. } => e_tag.clone(),
+            Prepared::Compressed { .. } => None,
+        });
+        let group = Arc::new(Together::new(store, location, e_tag, shared));
         let mut next = 0;
         (spans.iter())
             .map(|span| {
@@ -770,8 +773,8 @@ impl Prepared {
         together: Option<(Arc<Together>, usize)>,
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let (batches, member) = match self {
-            Prepared::Stored { store, location, data_start, layout, rows, verify, member } => {
-                let place = Place { data_start, map: None, verify: Some(verify), filter, together, e_tag: None };
+            Prepared::Stored { store, location, data_start, layout, rows, verify, member, e_tag } => {
+                let place = Place { data_start, map: None, verify: Some(verify), filter, together, e_tag };
                 (member_row_batches(store, location, layout, rows, batch_rows, place), member)
             }
             Prepared::Compressed { name, layout, rows, source, member } => {
@@ -855,9 +858,7 @@ impl Decompressing {
 /// which is not one of the runtime's; a local file's read on that thread).
 struct Ranged {
     handle: tokio::runtime::Handle,
-    store: Arc<dyn ObjectStore>,
-    location: Path,
-    size: u64,
+    source: Arc<Source>,
     pos: u64,
     tail: (u64, Bytes),
     block: Option<(u64, Bytes)>,
@@ -876,7 +877,7 @@ impl Ranged {
         if let Some(file) = &mut self.file {
             let mut tail = Vec::new();
             file.seek(SeekFrom::Start(self.tail.0))?;
-            file.take(self.size.saturating_sub(self.tail.0)).read_to_end(&mut tail)?;
+            file.take(self.source.size().saturating_sub(self.tail.0)).read_to_end(&mut tail)?;
             self.tail.1 = tail.into();
         }
         self.pos = 0;
@@ -893,7 +894,8 @@ impl Ranged {
 
 impl Read for Ranged {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.pos >= self.size || buf.is_empty() {
+        let size = self.source.size();
+        if self.pos >= size || buf.is_empty() {
             return Ok(0);
         }
         if self.cached(self.pos).is_none() {
@@ -901,15 +903,11 @@ impl Read for Ranged {
                 Some(file) => {
                     let mut block = Vec::new();
                     file.seek(SeekFrom::Start(self.pos))?;
-                    file.take(FILE_BLOCK.min(self.size - self.pos)).read_to_end(&mut block)?;
+                    file.take(FILE_BLOCK.min(size - self.pos)).read_to_end(&mut block)?;
                     Bytes::from(block)
                 }
-                None => {
-                    let range: Range<u64> = self.pos..(self.pos + BLOCK).min(self.size);
-                    let (store, location) = (self.store.clone(), self.location.clone());
-                    let got = self.handle.block_on(async move { store.get_range(&location, range).await });
-                    got.map_err(|e| io::Error::other(e.to_string()))?
-                }
+                // On the version the tail came from.
+                None => self.handle.block_on(self.source.get(self.pos..(self.pos + BLOCK).min(size)))?,
             };
             if bytes.is_empty() {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the object is shorter than it was"));
@@ -929,7 +927,7 @@ impl Seek for Ranged {
     fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
         let pos = match to {
             SeekFrom::Start(p) => Some(p),
-            SeekFrom::End(d) => self.size.checked_add_signed(d),
+            SeekFrom::End(d) => self.source.size().checked_add_signed(d),
             SeekFrom::Current(d) => self.pos.checked_add_signed(d),
         };
         self.pos = pos.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
