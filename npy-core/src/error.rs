@@ -39,6 +39,45 @@ struct Repr {
     /// The shape of the array whose data the error is about, when its header was read
     /// first (data shorter than it says: [`ErrorKind::Truncated`]).
     shape: Option<Box<[usize]>>,
+    /// Where a `.npy` file ended inside its magic string or header, when it did.
+    short_header: Option<ShortHeader>,
+}
+
+/// Where a `.npy` file ends before its header does ([`Error::short_header`]): the part being
+/// read, its length and the bytes of it present, as NumPy's `EOF: reading array header,
+/// expected 118 bytes got 50` says them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShortHeader {
+    /// The part of the file's start that it ends inside.
+    pub part: HeaderPart,
+    /// The part's length in bytes.
+    pub expected: u64,
+    /// Its bytes in the file.
+    pub found: u64,
+}
+
+/// A part of a `.npy` file's start, before its data ([`ShortHeader`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderPart {
+    /// The magic string and format version: 8 bytes.
+    Magic,
+    /// The header's length: 2 bytes (version 1) or 4.
+    HeaderLength,
+    /// The header's text.
+    Header,
+}
+
+impl HeaderPart {
+    /// NumPy's name for the part, as its messages say it: `magic string`, `array header
+    /// length`, `array header`.
+    pub fn numpy_name(self) -> &'static str {
+        match self {
+            HeaderPart::Magic => "magic string",
+            HeaderPart::HeaderLength => "array header length",
+            HeaderPart::Header => "array header",
+        }
+    }
 }
 
 /// Whether a file was being read or written when an error happened ([`Error::access`]).
@@ -327,6 +366,42 @@ impl Error {
         self
     }
 
+    /// Where the `.npy` file ended inside its magic string or header, when this error is
+    /// of one that did (its kind is [`ErrorKind::Format`] or the magic's error).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::prelude::*;
+    /// use npy_core::{HeaderPart, NpyReader, ShortHeader};
+    ///
+    /// let bytes = [1.5f64].write_npy_to(Vec::new())?;
+    /// let e = NpyReader::from_reader(&bytes[..50]).unwrap_err();
+    /// let expected = u64::from(u16::from_le_bytes([bytes[8], bytes[9]]));
+    /// assert_eq!(e.short_header(), Some(ShortHeader { part: HeaderPart::Header, expected, found: 40 }));
+    /// assert_eq!(NpyReader::from_reader(&bytes[..7]).unwrap_err().short_header().unwrap().found, 7);
+    /// let length = NpyReader::from_reader(&bytes[..9]).unwrap_err().short_header();
+    /// assert_eq!(length, Some(ShortHeader { part: HeaderPart::HeaderLength, expected: 2, found: 1 }));
+    ///
+    /// // A file's, whose length is known before its header is read.
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("cut.npy");
+    /// std::fs::write(&path, &bytes[..50])?;
+    /// let e = npy_core::DynArray::read_npy(&path).unwrap_err();
+    /// assert_eq!(e.short_header(), Some(ShortHeader { part: HeaderPart::Header, expected, found: 40 }));
+    /// assert_eq!(HeaderPart::Header.numpy_name(), "array header");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn short_header(&self) -> Option<ShortHeader> {
+        self.0.short_header
+    }
+
+    /// Says the file ended inside `part` of its start, `found` of its `expected` bytes
+    /// present.
+    pub(crate) fn of_short_header(mut self, part: HeaderPart, expected: u64, found: u64) -> Self {
+        self.0.short_header = Some(ShortHeader { part, expected, found });
+        self
+    }
+
     /// Says where the error happened, as far as known (an empty member is none).
     pub(crate) fn locate(self, path: Option<&Path>, access: Access, member: Option<&str>) -> Self {
         let e = match member {
@@ -384,7 +459,7 @@ impl Error {
 
 impl From<ErrorKind> for Error {
     fn from(kind: ErrorKind) -> Self {
-        Error(Box::new(Repr { kind, file: None, member: None, shape: None }))
+        Error(Box::new(Repr { kind, file: None, member: None, shape: None, short_header: None }))
     }
 }
 

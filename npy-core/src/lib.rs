@@ -212,7 +212,7 @@ mod write;
 pub use array::{Array, DynArray, DynView};
 pub use buffer::{fill_prefaulting, ZeroedBytes};
 pub use dtype::DType;
-pub use error::{Access, Error, ErrorKind, Result};
+pub use error::{Access, Error, ErrorKind, HeaderPart, Result, ShortHeader};
 pub use file::{names_file, open_file};
 pub use io::{ReadNpy, WriteNpy};
 pub use object::Object;

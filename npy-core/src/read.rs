@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::array::{Array, DynArray};
 use crate::buffer::{self, Buffer};
 use crate::dtype::refuse_objects;
-use crate::error::{Access, Error, ErrorKind, Result};
+use crate::error::{Access, Error, ErrorKind, HeaderPart, Result};
 use crate::header::{Header, Version, MAGIC_VERSION_LEN};
 use crate::object::{pickle, CheckedPickle, FromObject, ObjectArray};
 use crate::options::ReadOptions;
@@ -186,11 +186,19 @@ impl<R: Read> NpyReader<R> {
     fn with_options(mut reader: R, opts: &ReadOptions, file_len: Option<u64>) -> Result<Self> {
         let mut magic = [0u8; MAGIC_VERSION_LEN];
         let got = read_full(&mut reader, &mut magic)?;
-        let version = Version::from_magic(&magic[..got])?;
+        let version = Version::from_magic(&magic[..got]).map_err(|e| match got < MAGIC_VERSION_LEN {
+            true => e.of_short_header(HeaderPart::Magic, MAGIC_VERSION_LEN as u64, got as u64),
+            false => e,
+        })?;
         let mut len_field = [0u8; 4];
         let len_field = &mut len_field[..version.len_field_size()];
-        if read_full(&mut reader, len_field)? < len_field.len() {
-            return Err(Error::format("file ends inside the header length field"));
+        let got = read_full(&mut reader, len_field)?;
+        if got < len_field.len() {
+            return Err(Error::format("file ends inside the header length field").of_short_header(
+                HeaderPart::HeaderLength,
+                len_field.len() as u64,
+                got as u64,
+            ));
         }
         let header_len = version.decode_header_len(len_field)?;
         if header_len > opts.header_limit() {
@@ -199,17 +207,17 @@ impl<R: Read> NpyReader<R> {
         let data_offset = version.preamble_len() + header_len;
         if let Some(len) = file_len {
             if (data_offset as u64) > len {
-                return Err(Error::format(format!(
-                    "header claims {header_len} bytes but the file has only {len} bytes in all"
-                )));
+                let found = len.saturating_sub(version.preamble_len() as u64);
+                let e =
+                    Error::format(format!("header claims {header_len} bytes but the file has only {len} bytes in all"));
+                return Err(e.of_short_header(HeaderPart::Header, header_len as u64, found));
             }
         }
         let mut text = Vec::new();
         let got = read_growing(&mut reader, header_len, &mut text)?;
         if got < header_len {
-            return Err(Error::format(format!(
-                "file ends inside the header: {got} of {header_len} header bytes present"
-            )));
+            let e = Error::format(format!("file ends inside the header: {got} of {header_len} header bytes present"));
+            return Err(e.of_short_header(HeaderPart::Header, header_len as u64, got as u64));
         }
         let header = Header::parse(version, &text)?;
         let python2 = Header::needs_python2(version, &text);

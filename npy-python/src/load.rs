@@ -6,7 +6,6 @@
 //! `read`/`readinto` as `np.load` does, reading exactly the array's bytes so the file is
 //! left right after it.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use npy_core::header::{shape_repr, FileKind, Header};
@@ -46,8 +45,8 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
     });
     let (opened, python2) = match opened {
         Ok(found) => found,
-        Err(e) if args.mmap_mode.is_some() => return Err(map_error(py, &path, e)),
-        Err(e) => return Err(load_error(py, &path, e, args)),
+        Err(e) if args.mmap_mode.is_some() => return Err(map_error(&path, e)),
+        Err(e) => return Err(load_error(e, args)),
     };
     if python2 {
         crate::errors::warn_python2_header(py)?;
@@ -56,8 +55,9 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
         Opened::Array(array) => from_dyn(py, array).map(Loaded::Array),
         Opened::Npy(reader) => {
             let (header, offset) = (reader.header().clone(), reader.data_offset() as u64);
-            drop(reader);
+            let opened = reader.into_inner().into_inner();
             if let Some(mode) = args.mmap_mode {
+                drop(opened);
                 if header.dtype.has_object() {
                     return Err(unmappable(&path));
                 }
@@ -65,11 +65,11 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
             }
             // An object array (the only `.npy` not read whole): its pickle, checked.
             args.objects_allowed()?;
-            let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
+            let file_len = opened.metadata().ok().map(|m| m.len());
             let options = args.read_options(file_len);
-            objects::load_path(py, &path, header, offset, &options, &args.pickle).map(Loaded::Array)
+            objects::load_path(py, &path, opened, header, offset, &options, &args.pickle).map(Loaded::Array)
         }
-        Opened::Archive(_) => NpzReader::open_path(py, path, args).map(|r| Loaded::Archive(Box::new(r))),
+        Opened::Archive(file) => NpzReader::open_opened(py, file, path, args).map(|r| Loaded::Archive(Box::new(r))),
         Opened::Empty => Err(PyEOFError::new_err("No data left in file")),
         Opened::Other => Err(pickle_file(args, &path.display().to_string())),
     }
@@ -87,13 +87,12 @@ pub(crate) fn path_of(file: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
 }
 
 /// NumPy's exception for `e`, met loading the `.npy` file at `path` (not mapped).
-fn load_error(py: Python<'_>, path: &Path, e: npy_core::Error, args: &LoadArgs) -> PyErr {
+fn load_error(e: npy_core::Error, args: &LoadArgs) -> PyErr {
+    if let Some(short) = short_header(&e) {
+        return short;
+    }
     match e.kind() {
         ErrorKind::Truncated { .. } => truncated_path(e),
-        ErrorKind::Format { .. } => match short_header_of_path(py, path) {
-            Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
-            None => args.error(e),
-        },
         _ => args.error(e),
     }
 }
@@ -119,17 +118,11 @@ pub(crate) fn load_url<'py>(py: Python<'py>, url: &str, args: &LoadArgs, npz: bo
 fn read_npy_at<'py>(py: Python<'py>, opened: ObjectStart, args: &LoadArgs) -> PyResult<Bound<'py, PyAny>> {
     let url = opened.url.clone();
     let options = args.read_options(Some(opened.size()));
-    let short = short_header(&opened.prefix[..opened.prefix.len().min(PREAMBLE)], opened.size());
     let reader = match py.detach(|| NpyReader::from_reader_with(opened.into_read()?, &options)) {
         Ok(reader) => reader,
         Err(e) => {
             let e = named(e, &url);
-            return Err(match short {
-                Some(message) if matches!(e.kind(), ErrorKind::Format { .. }) => {
-                    PyValueError::new_err(format!("{}{message}", crate::errors::context(&e)))
-                }
-                _ => args.error(e),
-            });
+            return Err(short_header(&e).unwrap_or_else(|| args.error(e)));
         }
     };
     if reader.python2_header() {
@@ -155,27 +148,14 @@ fn read_npy_at<'py>(py: Python<'py>, opened: ObjectStart, args: &LoadArgs) -> Py
     }
 }
 
-/// The longest preamble: magic, version and a 4-byte header length.
-const PREAMBLE: usize = 12;
-
-/// NumPy's message for a `.npy` file that ends before its header does (`_read_bytes` in
-/// `numpy/lib/_format_impl.py`), given the file's first bytes (`start`, up to
-/// [`PREAMBLE`]) and its length from there (`len`); `None` when it does not end there.
-fn short_header(start: &[u8], len: u64) -> Option<String> {
-    let eof =
-        |what: &str, expected: usize, got: u64| format!("EOF: reading {what}, expected {expected} bytes got {got}");
-    if len < 8 {
-        return Some(eof("magic string", 8, len));
-    }
-    let version = npy_core::header::Version::from_magic(start.get(..8)?).ok()?;
-    let field = version.len_field_size();
-    let got = len - 8;
-    if got < field as u64 {
-        return Some(eof("array header length", field, got));
-    }
-    let header_len = version.decode_header_len(start.get(8..8 + field)?).ok()?;
-    let got = len - version.preamble_len() as u64;
-    (got < header_len as u64).then(|| eof("array header", header_len, got))
+/// NumPy's error for a `.npy` file that ends before its header does (`_read_bytes` in
+/// `numpy/lib/_format_impl.py`: `EOF: reading array header, expected 118 bytes got 50`),
+/// when `e` is of one.
+fn short_header(e: &npy_core::Error) -> Option<PyErr> {
+    let short = e.short_header()?;
+    let (what, expected, found) = (short.part.numpy_name(), short.expected, short.found);
+    let context = crate::errors::context(e);
+    Some(PyValueError::new_err(format!("{context}EOF: reading {what}, expected {expected} bytes got {found}")))
 }
 
 /// NumPy's error for a `.npy` file whose data end early (`e`, a
@@ -209,7 +189,7 @@ pub(crate) fn header_at(py: Python<'_>, path: &Path, options: &ReadOptions) -> P
     let read =
         py.detach(|| NpyReader::from_path_with(path, options).map(|r| (r.header().clone(), r.data_offset() as u64)));
     match read {
-        Err(e) => Err(map_error(py, path, e)),
+        Err(e) => Err(map_error(path, e)),
         Ok((header, _)) if header.dtype.has_object() => Err(unmappable(path)),
         Ok(found) => Ok(found),
     }
@@ -221,7 +201,7 @@ fn unmappable(path: &Path) -> PyErr {
 }
 
 /// NumPy's exception for `e`, met opening the `.npy` file at `path` to map it.
-fn map_error(py: Python<'_>, path: &Path, e: npy_core::Error) -> PyErr {
+fn map_error(path: &Path, e: npy_core::Error) -> PyErr {
     match e.kind() {
         // Records with object fields (which npy-core does not model) hold objects too.
         ErrorKind::UnsupportedDtype { descr, .. } if descr.contains("|O") => unmappable(path),
@@ -231,11 +211,7 @@ fn map_error(py: Python<'_>, path: &Path, e: npy_core::Error) -> PyErr {
             crate::errors::context(&e),
             e.kind()
         )),
-        ErrorKind::Format { .. } => match short_header_of_path(py, path) {
-            Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
-            None => to_python(e),
-        },
-        _ => to_python(e),
+        _ => short_header(&e).unwrap_or_else(|| to_python(e)),
     }
 }
 
@@ -303,21 +279,12 @@ fn read_npy_from<'py>(
         None => e,
     };
     let options = args.read_options(None);
-    let start: Option<u64> = match file.call_method0("seekable").and_then(|s| s.is_truthy()) {
-        Ok(true) => file.call_method0("tell").and_then(|at| at.extract()).ok(),
-        _ => None,
-    };
     let reader = match NpyReader::from_reader_with(PyFile::at_its_position(file), &options) {
         Ok(reader) => reader,
-        Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {
-            let message = start.and_then(|start| short_header_at(file, start));
+        Err(e) => {
             let e = located(e);
-            return Err(match message {
-                Some(message) => PyValueError::new_err(format!("{}{message}", crate::errors::context(&e))),
-                None => args.error(e),
-            });
+            return Err(short_header(&e).unwrap_or_else(|| args.error(e)));
         }
-        Err(e) => return Err(args.error(located(e))),
     };
     let header = reader.header().clone();
     if reader.python2_header() {
@@ -339,29 +306,6 @@ fn read_npy_from<'py>(
             PyValueError::new_err(format!("{what}{message}"))
         }
     })
-}
-
-/// [`short_header`] of the `.npy` file at `path`.
-fn short_header_of_path(py: Python<'_>, path: &Path) -> Option<String> {
-    let (start, len) = py
-        .detach(|| -> std::io::Result<(Vec<u8>, u64)> {
-            let file = std::fs::File::open(path)?;
-            let len = file.metadata()?.len();
-            let mut start = Vec::with_capacity(PREAMBLE);
-            file.take(PREAMBLE as u64).read_to_end(&mut start)?;
-            Ok((start, len))
-        })
-        .ok()?;
-    short_header(&start, len)
-}
-
-/// [`short_header`] of the `.npy` file at `start` in the seekable `file`; `None` also
-/// when the file cannot say (a `GzipFile` seeks to no end).
-fn short_header_at(file: &Bound<'_, PyAny>, start: u64) -> Option<String> {
-    file.call_method1("seek", (start,)).ok()?;
-    let preamble: Vec<u8> = file.call_method1("read", (PREAMBLE,)).ok()?.extract().ok()?;
-    let end: u64 = file.call_method1("seek", (0, 2)).ok()?.extract().ok()?;
-    short_header(&preamble, end.saturating_sub(start))
 }
 
 /// Whether NumPy reads `file` as an OS file (`isfileobj` in `numpy/lib/_format_impl.py`:

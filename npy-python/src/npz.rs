@@ -191,11 +191,16 @@ impl NpzReader {
 
     /// The archive at `path`.
     pub(crate) fn open_path(py: Python<'_>, path: PathBuf, args: &LoadArgs) -> PyResult<NpzReader> {
-        let file_len = std::fs::metadata(&path).ok().map(|m| m.len());
-        let options = NpzReader::options(args, file_len);
+        let file = py.detach(|| npy_core::open_file(&path));
+        NpzReader::open_opened(py, file.map_err(to_python)?, path, args)
+    }
+
+    /// The archive in `file`, open already (as `npy.load` found it), at `path`.
+    pub(crate) fn open_opened(py: Python<'_>, file: File, path: PathBuf, args: &LoadArgs) -> PyResult<NpzReader> {
+        let options = NpzReader::options(args, file.metadata().ok().map(|m| m.len()));
         let label = path.display().to_string();
         py.detach(|| {
-            let reader = Reader::from_path_with(&path, &options)?;
+            let reader = Reader::from_file_with(file, &path, &options)?;
             NpzReader::new(Some(path), label, Source::Path(reader), args)
         })
         .map_err(to_python)

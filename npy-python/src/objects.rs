@@ -20,7 +20,7 @@ use crate::unpickle::{build, Approval, FinishGuard, PickleArgs, SparseData, Stor
 /// file once, straight into the bytes CPython's unpickler makes of them.
 const GAP_FROM: u64 = 64 << 10;
 
-/// The object array of the `.npy` file at `path`, whose header (`header`, data at
+/// The object array of the `.npy` file at `path`, open as `file`, whose header (`header`, data at
 /// `offset`) has been read.
 ///
 /// The check reads the pickle from the file as it goes (`npy_core::object::GrowingPickle`),
@@ -32,13 +32,13 @@ const GAP_FROM: u64 = 64 << 10;
 pub(crate) fn load_path<'py>(
     py: Python<'py>,
     path: &Path,
+    file: std::fs::File,
     header: Header,
     offset: u64,
     options: &ReadOptions,
     args: &PickleArgs,
 ) -> PyResult<Bound<'py, PyAny>> {
     let io = |e: std::io::Error| to_python(Error::from(e).reading(path));
-    let file = std::fs::File::open(path).map_err(io)?;
     let most = file.metadata().map_err(io)?.len().saturating_sub(offset);
     let growing = GrowingPickle::new(most, GAP_FROM).map_err(io)?;
     let data = Bound::new(py, SparseData { pickle: growing })?;

@@ -146,8 +146,35 @@ impl Reader<BufReader<File>> {
     /// [`ErrorKind::Io`] when the file cannot be opened; as [`Reader::from_reader_with`].
     pub fn from_path_with(path: impl AsRef<Path>, options: &ReaderOptions) -> Result<Self> {
         let path = path.as_ref();
+        let file = crate::file::open_file(path)?;
+        Reader::from_file_with(file, path, options)
+    }
+
+    /// The archive in `file`, already open, at `path` (which errors name): as
+    /// [`Reader::from_path_with`] reads it, without opening it again (the file of
+    /// [`Opened::Archive`](crate::Opened::Archive)).
+    ///
+    /// # Errors
+    /// As [`Reader::from_reader_with`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::npz::{Reader, ReaderOptions, Writer};
+    /// use npy_core::{Loader, Opened};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("run.npz");
+    /// let mut w = Writer::new(std::fs::File::create(&path)?);
+    /// w.add("t", &[0.5f64, 1.5])?;
+    /// w.finish()?;
+    /// let Opened::Archive(file) = Loader::new().open(&path, true)? else { panic!("an archive") };
+    /// let mut npz = Reader::from_file_with(file, &path, &ReaderOptions::new())?;
+    /// assert_eq!(npz.read::<Vec<f64>>("t")?, [0.5, 1.5]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_file_with(file: File, path: impl AsRef<Path>, options: &ReaderOptions) -> Result<Self> {
+        let path = path.as_ref();
         let open = || {
-            let file = crate::file::open_file(path)?;
             // A second handle on the same open file, for reads at positions (workers). On
             // Windows those move the handles' shared cursor, which the zip reader never
             // relies on: it seeks to each member before reading it.
