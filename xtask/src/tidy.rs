@@ -30,6 +30,9 @@
 //!    and one named `…_with` has such a parameter (see [`check_options_calls`] for what
 //!    counts), so that `_with` means "with these options", and only that, across the
 //!    workspace.
+//! 7. **The unsafe count is true.** ARCHITECTURE.md's count of npy-core's `unsafe` blocks,
+//!    `unsafe fn`s and `unsafe impl`s (its sentence "In npy-core (N `unsafe` blocks, M
+//!    `unsafe fn`s and K `unsafe impl`s") is the count in npy-core's `src`.
 //!
 //! Each problem is printed as `path:line: what is wrong`; any problem fails the command.
 
@@ -144,6 +147,10 @@ pub fn run() -> Result<()> {
             .collect();
         problems.extend(crate::layers::check(krate, &crate_files));
     }
+
+    let core: Vec<&[Line]> =
+        files.iter().filter(|(rel, _)| rel.starts_with("npy-core/src/")).map(|(_, l)| l.as_slice()).collect();
+    problems.extend(check_unsafe_count(&read(&root.join("ARCHITECTURE.md"))?, &core));
 
     for problem in &problems {
         println!("{problem}");
@@ -261,6 +268,50 @@ pub fn check_unsafe(lines: &[Line]) -> Vec<Problem> {
 fn has_unsafe(lines: &[Line]) -> bool {
     let toks = tokens(lines);
     toks.iter().enumerate().any(|(i, t)| t.text == "unsafe" && unsafe_kind(&toks[i + 1..]).is_some())
+}
+
+/// How many `unsafe` blocks, fns and impls `files` hold.
+fn unsafe_counts(files: &[&[Line]]) -> [usize; 3] {
+    let mut counts = [0; 3];
+    for lines in files {
+        let toks = tokens(lines);
+        for (i, t) in toks.iter().enumerate() {
+            match (t.text == "unsafe").then(|| unsafe_kind(&toks[i + 1..])).flatten() {
+                Some(Unsafe::Block) => counts[0] += 1,
+                Some(Unsafe::Fn) => counts[1] += 1,
+                Some(Unsafe::Impl) => counts[2] += 1,
+                _ => {}
+            }
+        }
+    }
+    counts
+}
+
+/// The phrases of ARCHITECTURE.md's unsafe count, each after its number.
+const COUNTED: [&str; 3] = [" `unsafe` blocks", " `unsafe fn`s", " `unsafe impl`s"];
+
+/// Check 7: `architecture`'s count of npy-core's unsafe code (`files`), against the code.
+fn check_unsafe_count(architecture: &str, files: &[&[Line]]) -> Vec<String> {
+    let Some(at) = architecture.find("In npy-core (") else {
+        return vec![
+            "ARCHITECTURE.md: no count of npy-core's unsafe code (\"In npy-core (N `unsafe` blocks, ...\")".into()
+        ];
+    };
+    let said = &architecture[at..];
+    let counts = unsafe_counts(files);
+    let mut problems = Vec::new();
+    for (phrase, count) in COUNTED.iter().zip(counts) {
+        let number = said.find(phrase).and_then(|end| {
+            let digits = said[..end].rsplit(|c: char| !c.is_ascii_digit()).next()?;
+            digits.parse::<usize>().ok()
+        });
+        match number {
+            Some(n) if n == count => {}
+            Some(n) => problems.push(format!("ARCHITECTURE.md: says {n}{phrase} in npy-core; its src has {count}")),
+            None => problems.push(format!("ARCHITECTURE.md: its unsafe count has no number of{phrase}")),
+        }
+    }
+    problems
 }
 
 /// What an `unsafe` keyword starts.
@@ -545,6 +596,21 @@ mod tests {
 
     fn lines_of(problems: Vec<Problem>) -> Vec<usize> {
         problems.into_iter().map(|p| p.line).collect()
+    }
+
+    #[test]
+    fn the_unsafe_count_is_the_code_s() {
+        let code = lex("// unsafe { in a comment }\nunsafe fn f() {}\nfn g() { unsafe { f() } }\n\
+                        unsafe impl Send for X {}\nfn h(p: unsafe fn()) { let s = \"unsafe {\"; }\n");
+        assert_eq!(unsafe_counts(&[&code]), [1, 1, 1]);
+        let said = |n: &str| {
+            format!("**Unsafe.** In npy-core ({n} `unsafe` blocks, 1 `unsafe fn`s and 1 `unsafe impl`s): ...")
+        };
+        assert!(check_unsafe_count(&said("1"), &[&code]).is_empty());
+        let wrong = check_unsafe_count(&said("2"), &[&code]);
+        assert_eq!(wrong, ["ARCHITECTURE.md: says 2 `unsafe` blocks in npy-core; its src has 1"]);
+        assert_eq!(check_unsafe_count(&said("about"), &[&code]).len(), 1);
+        assert_eq!(check_unsafe_count("no count here", &[&code]).len(), 1);
     }
 
     #[test]
