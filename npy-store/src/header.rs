@@ -4,9 +4,10 @@ use bytes::Bytes;
 use npy_core::header::{Header, Version};
 use npy_core::{HeaderPrefix, ReadOptions, Result};
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore};
+use object_store::{GetRange, ObjectStore};
 
 use crate::error::store_error;
+use crate::source::get_range;
 
 /// Bytes asked for by the first read of an object: 4 KiB, more than the header NumPy
 /// writes for an array of up to a few hundred fields. A longer header costs one more read.
@@ -70,19 +71,18 @@ pub(crate) async fn fetch_header_at(
     options: &ReadOptions,
 ) -> Result<NpyObject> {
     let name = location.to_string();
-    let fail = |e| store_error(e, &name);
-    let get = |n: u64, e_tag: Option<String>| {
-        let range = GetRange::Bounded(start..start + n);
-        store.get_opts(location, GetOptions { range: Some(range), if_match: e_tag, ..Default::default() })
+    let get = |n: u64, e_tag: Option<String>| async move {
+        let got = get_range(store, location, GetRange::Bounded(start..start + n), e_tag).await;
+        let got = got.map_err(|e| store_error(e, &location.to_string()))?;
+        let (size, e_tag) = (got.size, got.e_tag.clone());
+        Ok::<_, npy_core::Error>((size, e_tag, got.bytes(location.as_ref()).await?))
     };
     let first = len.map_or(HEADER_PREFIX as u64, |l| l.min(HEADER_PREFIX as u64));
     let (size, e_tag, mut prefix) = if first == 0 {
         (0, e_tag, Bytes::new())
     } else {
-        let got = get(first, e_tag).await.map_err(fail)?;
-        let size = len.unwrap_or(got.meta.size.saturating_sub(start));
-        let e_tag = got.meta.e_tag.clone();
-        (size, e_tag, got.bytes().await.map_err(fail)?)
+        let (size, e_tag, prefix) = get(first, e_tag).await?;
+        (len.unwrap_or(size.saturating_sub(start)), e_tag, prefix)
     };
     loop {
         match HeaderPrefix::parse_with(&prefix, size, options).map_err(|e| e.reading(&name))? {
@@ -94,7 +94,7 @@ pub(crate) async fn fetch_header_at(
             HeaderPrefix::NeedBytes(n) => {
                 // `HeaderPrefix::parse_with` asks for more only when the object has it (and the
                 // header is under the size limit), so this ends.
-                prefix = get(n as u64, e_tag.clone()).await.map_err(fail)?.bytes().await.map_err(fail)?;
+                prefix = get(n as u64, e_tag.clone()).await?.2;
                 if (prefix.len() as u64) < (n as u64).min(size) {
                     let found = prefix.len();
                     let why = format!("object returned {found} of the first {n} bytes asked for");
