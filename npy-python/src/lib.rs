@@ -243,7 +243,7 @@ fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyR
 /// `npy.dask` and xarray's `engine="npy"` all take it.
 #[pyfunction]
 fn find(py: Python<'_>, source: String) -> PyResult<Vec<String>> {
-    py.detach(|| remote::runtime()?.block_on(npy_store::find_files(&source))).map_err(to_python)
+    py.detach(|| npy_store::shared_runtime()?.block_on(npy_store::find_files(&source))).map_err(to_python)
 }
 
 /// Whether `s` is a URL (`scheme://...`), not a path: npy-store's one test

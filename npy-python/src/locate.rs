@@ -27,7 +27,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 use crate::errors::{context, to_python_without_pickle};
-use crate::remote::runtime;
+use npy_store::shared_runtime;
 
 /// Where an array is: its header, where its data start in the file (0 for a compressed
 /// member, whose data cannot be read in place), and a compressed member's compression.
@@ -87,7 +87,7 @@ pub(crate) fn locate<'py>(
     };
     let mut options = ReadOptions::new();
     options.max_header_size(max_header_size);
-    let found = py.detach(|| match runtime() {
+    let found = py.detach(|| match shared_runtime() {
         Ok(runtime) => runtime.block_on(locate_in(store, &path, member.as_deref(), &options)),
         Err(e) => Err(Refused::Npy(e)),
     });

@@ -22,8 +22,9 @@ use crate::args::LoadArgs;
 use crate::arrays::{from_dyn, memmap};
 use crate::errors::to_python;
 use crate::pyfile::{name_of, PyFile};
-use crate::remote::{named, runtime, ObjectStart};
+use crate::remote::{named, ObjectStart};
 use crate::unpickle::load_checked;
+use npy_store::shared_runtime;
 
 /// A member as read: an array of any dtype but objects, an object array's checked
 /// pickle, or the bytes of a member that is not a `.npy` file.
@@ -85,7 +86,7 @@ impl Remote {
     /// Member `name` as [`read_member`] reads it: its bytes by one ranged GET, inflated
     /// and checked (size, CRC-32) as they arrive, then read.
     fn read_member(&self, name: &str, objects: bool) -> Result<Option<Member>> {
-        let bytes = runtime()?.block_on(self.npz.member_bytes(name)).map_err(|e| named(e, &self.url))?;
+        let bytes = shared_runtime()?.block_on(self.npz.member_bytes(name)).map_err(|e| named(e, &self.url))?;
         let located = |e: npy_core::Error| named(e.in_member(self.member_of(name)), &self.url);
         member_of_bytes(&bytes, objects, &self.options).map_err(located)
     }
@@ -93,7 +94,8 @@ impl Remote {
     /// Every member, [`FETCHES`] fetched at once.
     fn read_all(&self) -> Result<Vec<Member>> {
         let fetches = stream::iter(self.npz.names()).map(|name| self.npz.member_bytes(name)).buffered(FETCHES);
-        let all: Vec<bytes::Bytes> = runtime()?.block_on(fetches.try_collect()).map_err(|e| named(e, &self.url))?;
+        let all: Vec<bytes::Bytes> =
+            shared_runtime()?.block_on(fetches.try_collect()).map_err(|e| named(e, &self.url))?;
         let names = self.npz.names().iter();
         (all.iter().zip(names))
             .map(|(bytes, name)| {
@@ -181,7 +183,7 @@ impl NpzReader {
         py.detach(|| {
             let at = npy_store::store_for(&url).map_err(|e| named(e, &url))?;
             let npz = RemoteNpz::from_store_with(at.store, &at.path, &options);
-            let npz = runtime()?.block_on(npz).map_err(|e| named(e, &url))?;
+            let npz = shared_runtime()?.block_on(npz).map_err(|e| named(e, &url))?;
             let options = args.read_options(Some(size));
             let remote = Remote { npz, url: url.clone(), options };
             NpzReader::new(None, url.clone(), Source::Url(Box::new(remote)), args)

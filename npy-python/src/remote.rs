@@ -4,16 +4,16 @@
 //! archive's `fid` at a URL make, and for the `.npy` that `npy.load` reads at a URL
 //! ([`ObjectStart`]; archives go to npy-store's `RemoteNpz`, in [`crate::npz`]); uploads.
 //!
-//! Every read runs on one shared tokio runtime with the GIL released. An object is read
+//! Every read runs on npy-store's `shared_runtime` with the GIL released. An object is read
 //! as the version its first request found: later reads carry its ETag as `If-Match` where
 //! the store gave one, so an object replaced while read fails the read instead of mixing
 //! versions.
 
 use std::ops::Range;
-use std::sync::{Mutex, PoisonError};
 
 use bytes::Bytes;
 use npy_core::Error;
+use npy_store::shared_runtime;
 use npy_store::source::SourceRead;
 use numpy::PyReadwriteArray1;
 use pyo3::exceptions::PyValueError;
@@ -21,27 +21,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::errors::to_python;
-
-/// The runtime of every remote read (two worker threads, made on first use in each
-/// process: a child forked after the parent made one has none of its threads, so it makes
-/// its own, and the parent's is left alone, never dropped).
-pub(crate) fn runtime() -> npy_core::Result<&'static tokio::runtime::Runtime> {
-    static RUNTIME: Mutex<Option<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
-    let pid = std::process::id();
-    let mut made = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((owner, runtime)) = *made {
-        if owner == pid {
-            return Ok(runtime);
-        }
-    }
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.worker_threads(2).thread_name("npy-remote").enable_all();
-    let runtime =
-        builder.build().map_err(|e| Error::from(std::io::Error::other(format!("no runtime for remote reads: {e}"))))?;
-    let runtime: &'static tokio::runtime::Runtime = Box::leak(Box::new(runtime));
-    *made = Some((pid, runtime));
-    Ok(runtime)
-}
 
 /// A local file or an object at a URL, read by byte ranges: npy-store's [`npy_store::Source`]
 /// (a file stamped when opened, an object pinned to the ETag its `HEAD` found), its reads
@@ -54,7 +33,7 @@ pub(crate) struct Source {
 impl Source {
     /// The bytes of `ranges`, each whole, read with the GIL released.
     fn fetch(&self, py: Python<'_>, ranges: &[Range<u64>]) -> PyResult<Vec<Vec<u8>>> {
-        py.detach(|| runtime()?.block_on(self.source.read_ranges(ranges))).map_err(to_python)
+        py.detach(|| shared_runtime()?.block_on(self.source.read_ranges(ranges))).map_err(to_python)
     }
 }
 
@@ -80,7 +59,7 @@ pub(crate) struct ObjectStart {
 impl ObjectStart {
     /// Opens the object at `url`: a missing one is `NotFound`, naming it.
     pub(crate) fn open(url: &str) -> npy_core::Result<ObjectStart> {
-        let (source, prefix) = runtime()?.block_on(npy_store::Source::open_start(url, FIRST_BYTES))?;
+        let (source, prefix) = shared_runtime()?.block_on(npy_store::Source::open_start(url, FIRST_BYTES))?;
         Ok(ObjectStart { url: url.to_string(), source, prefix })
     }
 
@@ -93,7 +72,7 @@ impl ObjectStart {
     /// ([`npy_store::source::SourceRead`]): its first bytes as fetched, then the rest by
     /// one more GET when a read needs it. Read on a thread that is not the runtime's.
     pub(crate) fn into_read(self) -> npy_core::Result<SourceRead> {
-        Ok(SourceRead::new(self.source, self.prefix, runtime()?.handle().clone()))
+        Ok(SourceRead::new(self.source, self.prefix, shared_runtime()?.handle().clone()))
     }
 }
 
@@ -136,7 +115,7 @@ impl Source {
     /// the GIL released: a range past its end raises `ValueError`, naming the file.
     fn read_into(&self, py: Python<'_>, start: u64, mut out: PyReadwriteArray1<'_, u8>) -> PyResult<()> {
         let buf = out.as_slice_mut().map_err(|e| PyValueError::new_err(format!("read_into: {e}")))?;
-        py.detach(|| runtime()?.block_on(self.source.read_into(start, buf))).map_err(to_python)
+        py.detach(|| shared_runtime()?.block_on(self.source.read_into(start, buf))).map_err(to_python)
     }
 
     fn __repr__(&self) -> String {
@@ -149,7 +128,7 @@ impl Source {
 #[pyfunction]
 pub(crate) fn open_source(py: Python<'_>, file: String) -> PyResult<Source> {
     let opened = py.detach(|| match npy_store::is_url(&file) {
-        true => runtime()?.block_on(npy_store::Source::open(&file)),
+        true => shared_runtime()?.block_on(npy_store::Source::open(&file)),
         false => npy_store::Source::open_local(&file),
     });
     Ok(Source { source: opened.map_err(to_python)? })
@@ -163,7 +142,7 @@ pub(crate) fn upload(py: Python<'_>, path: std::path::PathBuf, url: String) -> P
         let at = npy_store::store_for(&url)?;
         let file = std::fs::File::open(&path).map_err(|e| Error::from(e).reading(&path))?;
         let size = file.metadata().map_err(|e| Error::from(e).reading(&path))?.len();
-        let sent = runtime()?.block_on(npy_store::upload(at.store.clone(), &at.path, file, size));
+        let sent = shared_runtime()?.block_on(npy_store::upload(at.store.clone(), &at.path, file, size));
         sent.map_err(|e| e.renamed(&url).writing(&url))
     })
     .map_err(to_python)

@@ -11,7 +11,7 @@ use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 
 use crate::errors::to_python;
-use crate::remote::runtime;
+use npy_store::shared_runtime;
 
 /// Many NumPy files as one array along axis 0, opened by [`open_shards`].
 #[pyclass(module = "npy._npy", name = "Shards", frozen)]
@@ -44,8 +44,9 @@ pub(crate) fn open_shards(
         options.map(crate::scan::maps_accepted());
     }
     let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
-    let shards =
-        py.detach(|| runtime()?.block_on(npy_store::Shards::open_with(&sources, &options))).map_err(to_python)?;
+    let shards = py
+        .detach(|| shared_runtime()?.block_on(npy_store::Shards::open_with(&sources, &options)))
+        .map_err(to_python)?;
     let dtype = npy_pyo3::to_numpy(py, &shards.header().dtype)?.unbind();
     Ok(Shards { shards, dtype })
 }
@@ -113,13 +114,14 @@ impl Shards {
                 }
             }
         }
-        let bytes = py.detach(|| runtime()?.block_on(self.shards.gather_raw(&list))).map_err(to_python)?;
+        let bytes = py.detach(|| shared_runtime()?.block_on(self.shards.gather_raw(&list))).map_err(to_python)?;
         Ok(PyArray1::from_vec(py, bytes))
     }
 
     /// The bytes of rows `start..stop`, as a `uint8` array, read with the GIL released.
     fn read_rows<'py>(&self, py: Python<'py>, start: usize, stop: usize) -> PyResult<Bound<'py, PyArray1<u8>>> {
-        let bytes = py.detach(|| runtime()?.block_on(self.shards.read_rows_raw(start..stop))).map_err(to_python)?;
+        let bytes =
+            py.detach(|| shared_runtime()?.block_on(self.shards.read_rows_raw(start..stop))).map_err(to_python)?;
         Ok(PyArray1::from_vec(py, bytes))
     }
 

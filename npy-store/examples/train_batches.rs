@@ -44,7 +44,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sources.push(dir.path().join("train-*.npy").to_string_lossy().into_owned());
     }
     let sources: Vec<&str> = sources.iter().map(String::as_str).collect();
-    let runtime = tokio::runtime::Runtime::new()?;
+    // npy-store's runtime for blocking callers: a worker process forked from this one
+    // would make its own on first use.
+    let runtime = npy_store::shared_runtime()?;
     let shards = runtime.block_on(Shards::open(&sources))?;
     println!("{} files, {} rows of {} bytes", shards.files().len(), shards.rows(), shards.row_bytes());
 

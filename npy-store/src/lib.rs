@@ -39,7 +39,9 @@
 //!   [`many::in_order`], many reads on a few threads, their results handed over in order.
 //!
 //! The decoding is npy-core's and npy-arrow's (one header codec, one scalar codec); this
-//! crate only moves bytes. Its functions are async, on tokio.
+//! crate only moves bytes. Its functions are async, on tokio; a program with no runtime of
+//! its own blocks on them with [`shared_runtime`] (one a process, made again in a forked
+//! worker).
 //!
 //! # Examples
 //! ```
@@ -74,6 +76,7 @@ pub mod many;
 pub mod npz;
 pub mod remote;
 pub mod rows;
+mod runtime;
 pub mod shards;
 pub mod source;
 mod stamp;
@@ -91,6 +94,7 @@ pub use npz::filter::NpzFilter;
 pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;
 pub use rows::RowScan;
+pub use runtime::shared_runtime;
 pub use shards::{Shards, ShardsOptions};
 pub use source::Source;
 pub use stream::BatchStream;
