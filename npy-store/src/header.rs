@@ -73,7 +73,7 @@ pub(crate) async fn fetch_header_at(
     let name = location.to_string();
     let get = |n: u64, e_tag: Option<String>| async move {
         let got = get_range(store, location, GetRange::Bounded(start..start + n), e_tag).await;
-        let got = got.map_err(|e| store_error(e, &location.to_string()))?;
+        let got = got.map_err(|e| store_error(e, location.as_ref()))?;
         let (size, e_tag) = (got.size, got.e_tag.clone());
         Ok::<_, npy_core::Error>((size, e_tag, got.bytes(location.as_ref()).await?))
     };
