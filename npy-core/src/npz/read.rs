@@ -150,6 +150,15 @@ impl Reader<BufReader<File>> {
         Reader::from_file_with(file, path, options)
     }
 
+    /// The archive in `file`, already open, at `path`, with default [`ReaderOptions`]: see
+    /// [`Reader::from_file_with`].
+    ///
+    /// # Errors
+    /// As [`Reader::from_reader_with`].
+    pub fn from_file(file: File, path: impl AsRef<Path>) -> Result<Self> {
+        Reader::from_file_with(file, path, &ReaderOptions::default())
+    }
+
     /// The archive in `file`, already open, at `path` (which errors name): as
     /// [`Reader::from_path_with`] reads it, without opening it again (the file of
     /// [`Opened::Archive`](crate::Opened::Archive)).
