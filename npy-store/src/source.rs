@@ -678,6 +678,28 @@ mod tests {
             assert_eq!(buf[..], data[1000..1100], "{name}");
             let e = run(source.read_into(199_950, &mut buf)).unwrap_err();
             assert!(e.to_string().contains("ends first") && e.to_string().contains("x.bin"), "{e}");
+            // A range as it arrives: a local file's in blocks of a MiB or less.
+            let chunks: Vec<Bytes> = run(async { source.stream(5..150_005).await?.try_collect().await }).unwrap();
+            assert!(chunks.concat() == data[5..150_005], "{name}");
+        }
+    }
+
+    /// A store's answer that is a local file is read directly, in blocks: all its bytes,
+    /// over several blocks, as an in-memory store's answer gives them.
+    #[test]
+    fn an_answer_gives_its_range_from_a_file_and_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..3_500_000u32).map(|i| (i % 247) as u8).collect();
+        let local = object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap();
+        let memory = object_store::memory::InMemory::new();
+        let location = Path::from("a.bin");
+        for (store, file) in [(&local as &dyn ObjectStore, true), (&memory, false)] {
+            run(store.put(&location, data.clone().into())).unwrap();
+            let got = run(get_range(store, &location, GetRange::Bounded(7..3_400_007), None)).unwrap();
+            assert_eq!((got.size, got.range.clone()), (3_500_000, 7..3_400_007));
+            assert_eq!(matches!(got.body, Body::File(_)), file);
+            let bytes = run(got.bytes("a.bin")).unwrap();
+            assert!(bytes[..] == data[7..3_400_007]);
         }
     }
 
@@ -690,6 +712,8 @@ mod tests {
         std::fs::write(dir.path().join("z.bin"), [2u8; 100]).unwrap();
         std::fs::rename(dir.path().join("z.bin"), &path).unwrap();
         let e = run(source.read_ranges(std::slice::from_ref(&(0..10)))).unwrap_err();
+        assert!(e.to_string().contains("changed since it was opened") && e.to_string().contains("y.bin"), "{e}");
+        let e = run(source.stream(0..10)).map(|_| ()).unwrap_err();
         assert!(e.to_string().contains("changed since it was opened") && e.to_string().contains("y.bin"), "{e}");
         let e = Source::open_local(dir.path().to_str().unwrap()).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
