@@ -64,8 +64,10 @@ pub struct Source {
     name: String,
     size: u64,
     kind: Kind,
-    /// Bytes and requests of ranged GETs so far (objects at URLs).
-    fetched: AtomicU64,
+    /// Bytes and requests of ranged GETs so far (objects at URLs); the bytes shared with
+    /// the streams a source hands out ([`Source::stream`]), which count theirs as they
+    /// arrive.
+    fetched: Arc<AtomicU64>,
     requests: AtomicU64,
 }
 
@@ -176,7 +178,8 @@ impl Source {
     }
 
     fn new(name: &str, size: u64, kind: Kind) -> Source {
-        Source { name: name.to_string(), size, kind, fetched: AtomicU64::new(0), requests: AtomicU64::new(0) }
+        let fetched = Arc::new(AtomicU64::new(0));
+        Source { name: name.to_string(), size, kind, fetched, requests: AtomicU64::new(0) }
     }
 
     /// The path or URL, as given.
@@ -391,7 +394,12 @@ impl Source {
                 let got = get_range(&**store, location, GetRange::Bounded(range), e_tag.clone()).await;
                 let got = got.map_err(|e| store_error(e, &self.name))?;
                 self.requests.fetch_add(1, Ordering::Relaxed);
-                Ok(got.body.into_stream(got.range, self.name.clone()))
+                let fetched = Arc::clone(&self.fetched);
+                let chunks = got.body.into_stream(got.range, self.name.clone());
+                let counted = chunks.inspect_ok(move |chunk| {
+                    fetched.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                });
+                Ok(counted.boxed())
             }
         }
     }
@@ -679,8 +687,12 @@ mod tests {
             let e = run(source.read_into(199_950, &mut buf)).unwrap_err();
             assert!(e.to_string().contains("ends first") && e.to_string().contains("x.bin"), "{e}");
             // A range as it arrives: a local file's in blocks of a MiB or less.
+            let before = (source.requests(), source.fetched());
             let chunks: Vec<Bytes> = run(async { source.stream(5..150_005).await?.try_collect().await }).unwrap();
             assert!(chunks.concat() == data[5..150_005], "{name}");
+            if !source.is_local() {
+                assert_eq!((source.requests(), source.fetched()), (before.0 + 1, before.1 + 150_000), "{name}");
+            }
         }
     }
 
