@@ -186,9 +186,12 @@ impl<R: Read> NpyReader<R> {
     fn with_options(mut reader: R, opts: &ReadOptions, file_len: Option<u64>) -> Result<Self> {
         let mut magic = [0u8; MAGIC_VERSION_LEN];
         let got = read_full(&mut reader, &mut magic)?;
-        let version = Version::from_magic(&magic[..got]).map_err(|e| match got < MAGIC_VERSION_LEN {
-            true => e.of_short_header(HeaderPart::Magic, MAGIC_VERSION_LEN as u64, got as u64),
-            false => e,
+        let version = Version::from_magic(&magic[..got]).map_err(|e| {
+            if got < MAGIC_VERSION_LEN {
+                e.of_short_header(HeaderPart::Magic, MAGIC_VERSION_LEN as u64, got as u64)
+            } else {
+                e
+            }
         })?;
         let mut len_field = [0u8; 4];
         let len_field = &mut len_field[..version.len_field_size()];

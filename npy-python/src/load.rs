@@ -65,9 +65,7 @@ pub(crate) fn load_path<'py>(py: Python<'py>, file: &Bound<'py, PyAny>, args: &L
             }
             // An object array (the only `.npy` not read whole): its pickle, checked.
             args.objects_allowed()?;
-            let file_len = opened.metadata().ok().map(|m| m.len());
-            let options = args.read_options(file_len);
-            objects::load_path(py, &path, opened, header, offset, &options, &args.pickle).map(Loaded::Array)
+            objects::load_path(py, &path, opened, header, offset, args).map(Loaded::Array)
         }
         Opened::Archive(file) => NpzReader::open_opened(py, file, path, args).map(|r| Loaded::Archive(Box::new(r))),
         Opened::Empty => Err(PyEOFError::new_err("No data left in file")),

@@ -12,6 +12,7 @@ use npy_core::{Error, ReadOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::args::LoadArgs;
 use crate::errors::to_python;
 use crate::unpickle::{build, Approval, FinishGuard, PickleArgs, SparseData, Store};
 
@@ -21,7 +22,8 @@ use crate::unpickle::{build, Approval, FinishGuard, PickleArgs, SparseData, Stor
 const GAP_FROM: u64 = 64 << 10;
 
 /// The object array of the `.npy` file at `path`, open as `file`, whose header (`header`, data at
-/// `offset`) has been read.
+/// `offset`) has been read, loaded as `args` ask (their read options sized by the file's
+/// length).
 ///
 /// The check reads the pickle from the file as it goes (`npy_core::object::GrowingPickle`),
 /// on a second thread while CPython's unpickler builds what it has approved, without the
@@ -35,11 +37,12 @@ pub(crate) fn load_path<'py>(
     file: std::fs::File,
     header: Header,
     offset: u64,
-    options: &ReadOptions,
-    args: &PickleArgs,
+    args: &LoadArgs,
 ) -> PyResult<Bound<'py, PyAny>> {
     let io = |e: std::io::Error| to_python(Error::from(e).reading(path));
-    let most = file.metadata().map_err(io)?.len().saturating_sub(offset);
+    let len = file.metadata().map_err(io)?.len();
+    let (options, args) = (&args.read_options(Some(len)), &args.pickle);
+    let most = len.saturating_sub(offset);
     let growing = GrowingPickle::new(most, GAP_FROM).map_err(io)?;
     let data = Bound::new(py, SparseData { pickle: growing })?;
     let pickle = Pickle::Sparse { data: &data, file: Arc::new(file), base: offset, most };
