@@ -435,9 +435,10 @@ pub fn run(args: &[&str]) -> Result<()> {
 /// rebuilds only what changed, `npm ci` runs only when the lock file did), the seismic
 /// example's traces (made once, kept in `<target>/seismic`), the inputs NumPy makes from
 /// them, then `node npy-js/bench/bench.mjs` and `node npy-js/bench/viewer.mjs` (Debian's
-/// Chromium installed where missing).
+/// Chromium provisioned first, with the build's tools).
 fn js_part(dir: &Path, python: &Path, repeat: u32) -> Result<Measured> {
     project::step("js: cargo xtask js (the package's WebAssembly module and npm dev dependencies)");
+    crate::provision::js(&["chromium"])?;
     crate::js::build()?;
     let traces = project::target_dir().join("seismic").join("traces.npy");
     if !traces.is_file() {
@@ -453,7 +454,6 @@ fn js_part(dir: &Path, python: &Path, repeat: u32) -> Result<Measured> {
     node.arg("--dir").arg(dir).arg("--traces").arg(&traces).arg("--python").arg(python);
     node.args(["--repeat", &repeat.to_string()]);
     let mut measured = run_bench_lines(&mut node)?;
-    crate::js::ensure_chromium()?;
     project::step(&format!("js: node npy-js/bench/viewer.mjs (the viewer page in headless Chromium, {repeat} runs)"));
     let mut viewer = Command::new("node");
     viewer.arg(bench.join("viewer.mjs")).arg("--traces").arg(&traces).args(["--repeat", &repeat.to_string()]);

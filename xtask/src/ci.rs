@@ -108,6 +108,7 @@ type Step = (&'static str, fn(&mut Ci) -> Result<()>);
 
 /// The steps, in order.
 const STEPS: &[Step] = &[
+    ("provision the machine", provision),
     ("cargo fmt --check", fmt),
     ("tidy", tidy),
     ("cargo clippy", clippy),
@@ -228,6 +229,14 @@ fn time_table(names: &[&str], times: &[Duration], failed: bool, total: Duration)
     out
 }
 
+/// Everything the steps use, before any long step ([`crate::provision::ci`]): the programs
+/// (installed with apt-get where missing, or each missing one named), the wasm target,
+/// `wasm-bindgen-cli`, npy-js's npm packages and the venv.
+fn provision(ci: &mut Ci) -> Result<()> {
+    ci.python = Some(crate::provision::ci()?);
+    Ok(())
+}
+
 fn fmt(_: &mut Ci) -> Result<()> {
     project::run(project::cargo().args(["fmt", "--all", "--", "--check"]))
 }
@@ -334,7 +343,6 @@ fn s3(ci: &mut Ci) -> Result<()> {
 /// Chromium, and README.md's JavaScript as written.
 fn javascript(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
-    js::ensure_target()?;
     js::check(&python, true)
 }
 

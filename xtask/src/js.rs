@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::project::{self, Result};
+use crate::provision;
 
 /// The target the package's module is built for.
 pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
@@ -45,9 +46,7 @@ pub fn module_path() -> PathBuf {
 
 /// Builds the package (see the module); returns the module's size after gzip.
 pub fn build() -> Result<u64> {
-    ensure_target()?;
-    ensure_clang()?;
-    let bindgen = ensure_bindgen()?;
+    let bindgen = provision::js(&[])?;
     project::step(&format!("cargo build -p npy-js --target {WASM_TARGET} --profile wasm"));
     project::run(project::cargo().args(["build", "-p", "npy-js", "--target", WASM_TARGET, "--profile", "wasm"]))?;
     let built = project::target_dir().join(WASM_TARGET).join("wasm").join("npy_js.wasm");
@@ -60,7 +59,6 @@ pub fn build() -> Result<u64> {
             .arg(&out)
             .arg(&built),
     )?;
-    npm_ci()?;
     let size = gzipped_size(&module_path())?;
     let raw = fs::metadata(module_path()).map_err(|e| format!("{}: {e}", module_path().display()))?.len();
     println!("npy-js: {} ({raw} bytes, {size} after gzip -9)", module_path().display());
@@ -74,6 +72,8 @@ pub const MAX_GZIPPED: u64 = 400_000;
 /// The package's checks, after [`build`]; `python` has NumPy. The hostile files are the
 /// Rust suite's (`target/hostile`): written here first unless `hostile_written`.
 pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
+    // Everything first: clang before the wasm clippy, which builds libzstd's C.
+    provision::js(provision::JS_CHECKS)?;
     project::step(&format!("cargo clippy -p npy-core -p npy-js --target {WASM_TARGET} --all-features -- -D warnings"));
     project::run(project::cargo().args([
         "clippy",
@@ -92,7 +92,6 @@ pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
     if size > MAX_GZIPPED {
         return Err(format!("the module takes {size} bytes after gzip, over the {MAX_GZIPPED} allowed"));
     }
-    ensure_chromium()?;
     let dir = package_dir();
     project::step("tsc -p npy-js (the declarations, an example and the package's JavaScript, strict)");
     project::run(Command::new("node").current_dir(&dir).args(["node_modules/typescript/bin/tsc", "-p", "."]))?;
@@ -102,9 +101,42 @@ pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
     }
     // The viewer's test and README.md's JavaScript read the main job's file.
     ensure_traces()?;
-    project::step("node --test npy-js/tests/");
-    project::run(Command::new("node").current_dir(&dir).args(["--test", "tests/"]).env("NPY_PYTHON", python))?;
+    let files = test_files()?;
+    project::step(&format!(
+        "node --test --test-timeout={NODE_TEST_TIMEOUT_MS} npy-js/tests/*.test.js ({} files)",
+        files.len()
+    ));
+    project::run(
+        Command::new("node")
+            .current_dir(&dir)
+            .arg("--test")
+            .arg(format!("--test-timeout={NODE_TEST_TIMEOUT_MS}"))
+            .args(&files)
+            .env("NPY_PYTHON", python),
+    )?;
     readme()
+}
+
+/// The longest a Node test may take (60 s) before it fails: no test waits on a hung
+/// browser or child for CI's 90 minutes. The longest, the browser's, takes about 20 s.
+pub const NODE_TEST_TIMEOUT_MS: u64 = 60_000;
+
+/// The package's test files, `tests/*.test.js` relative to the package, sorted: named one
+/// by one, as every Node from 20 on takes them (21 and later read a directory argument as
+/// a pattern that matches nothing).
+fn test_files() -> Result<Vec<String>> {
+    let dir = package_dir().join("tests");
+    let mut files: Vec<String> = fs::read_dir(&dir)
+        .map_err(|e| format!("cannot list {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".test.js"))
+        .map(|name| format!("tests/{name}"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("no *.test.js files in {}", dir.display()));
+    }
+    Ok(files)
 }
 
 /// README.md's JavaScript, run as written: its first program in a project where `npm
@@ -139,15 +171,6 @@ fn readme() -> Result<()> {
     project::run(Command::new("node").current_dir(project::root()).arg(&path))
 }
 
-/// Installs Debian's Chromium, which the browser tests and the viewer's bench run, when
-/// missing.
-pub fn ensure_chromium() -> Result<()> {
-    if has("chromium") {
-        return Ok(());
-    }
-    apt_install(&["chromium"], "the browser tests run Debian's chromium, which is missing")
-}
-
 /// Runs the main job when its file (`target/seismic/traces.npy`) is missing.
 fn ensure_traces() -> Result<()> {
     if project::target_dir().join("seismic").join("traces.npy").exists() {
@@ -164,98 +187,6 @@ fn ensure_traces() -> Result<()> {
 pub fn viewer(args: &[&str]) -> Result<()> {
     project::step("node npy-js/viewer/serve.mjs (stop it with Ctrl-C)");
     project::run(Command::new("node").arg(package_dir().join("viewer").join("serve.mjs")).args(args))
-}
-
-/// Adds the wasm target to the toolchain when its standard library is missing.
-pub fn ensure_target() -> Result<()> {
-    let out = Command::new("rustc")
-        .current_dir(project::root())
-        .args(["--print", "target-libdir", "--target", WASM_TARGET])
-        .output()
-        .map_err(|e| format!("cannot run rustc: {e}"))?;
-    let libdir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    if out.status.success() && libdir.is_dir() {
-        return Ok(());
-    }
-    project::step(&format!("rustup target add {WASM_TARGET}"));
-    project::run(Command::new("rustup").current_dir(project::root()).args(["target", "add", WASM_TARGET]))
-}
-
-/// Whether `program --version` runs.
-pub fn has(program: &str) -> bool {
-    Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-/// Installs Debian `packages` with apt-get when run as root (CI and fresh machines of this
-/// project's kind are); otherwise fails, naming the command that would.
-pub fn apt_install(packages: &[&str], why: &str) -> Result<()> {
-    let root = Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let command = format!("apt-get install -y {}", packages.join(" "));
-    if !root || !has("apt-get") {
-        return Err(format!("{why}: install it with `{command}` (as root), then run this again"));
-    }
-    project::step(&command);
-    project::run(Command::new("apt-get").args(["install", "-y", "--no-install-recommends"]).args(packages))
-}
-
-/// Debian's clang, which builds libzstd's C for WebAssembly (the `cc` crate calls it).
-fn ensure_clang() -> Result<()> {
-    if has("clang") {
-        return Ok(());
-    }
-    apt_install(&["clang"], "libzstd's C is built for WebAssembly with clang, which is missing")
-}
-
-/// The version of the `wasm-bindgen` crate `Cargo.lock` pins.
-fn bindgen_version() -> Result<String> {
-    let lock = project::root().join("Cargo.lock");
-    let text = fs::read_to_string(&lock).map_err(|e| format!("{}: {e}", lock.display()))?;
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        if line == "name = \"wasm-bindgen\"" {
-            if let Some(version) = lines.next().and_then(|l| l.strip_prefix("version = \"")) {
-                return Ok(version.trim_end_matches('"').to_string());
-            }
-        }
-    }
-    Err("Cargo.lock pins no wasm-bindgen".into())
-}
-
-/// `wasm-bindgen` at the crate's version, in `target/tools/bin`: installed by cargo the
-/// first time (a few minutes' build; prebuilt downloads are not used).
-fn ensure_bindgen() -> Result<PathBuf> {
-    let version = bindgen_version()?;
-    let root = project::target_dir().join("tools");
-    let bin = root.join("bin").join("wasm-bindgen");
-    let installed =
-        Command::new(&bin).arg("--version").output().ok().map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
-    if installed.is_some_and(|v| v.split_whitespace().nth(1) == Some(version.as_str())) {
-        return Ok(bin);
-    }
-    project::step(&format!("cargo install wasm-bindgen-cli --version ={version} --root {}", root.display()));
-    project::run(
-        project::cargo()
-            .args(["install", "wasm-bindgen-cli", "--version", &format!("={version}"), "--root"])
-            .arg(&root),
-    )?;
-    Ok(bin)
-}
-
-/// `npm ci` in the package when its lock file changed since the last one (a stamp in
-/// `node_modules` holds the lock file it installed).
-fn npm_ci() -> Result<()> {
-    if !has("npm") || !has("node") {
-        return Err("the JavaScript package needs Node.js 20 or later with npm (Debian: apt install nodejs npm)".into());
-    }
-    let dir = package_dir();
-    let lock = fs::read(dir.join("package-lock.json")).map_err(|e| format!("npy-js/package-lock.json: {e}"))?;
-    let stamp = dir.join("node_modules").join(".npy-lock");
-    if fs::read(&stamp).is_ok_and(|s| s == lock) {
-        return Ok(());
-    }
-    project::step("npm ci (npy-js)");
-    project::run(Command::new("npm").current_dir(&dir).args(["ci", "--no-audit", "--no-fund"]))?;
-    fs::write(&stamp, lock).map_err(|e| format!("{}: {e}", stamp.display()))
 }
 
 /// The bytes of `path` after `gzip -9`: what a server sends the module as.

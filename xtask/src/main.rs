@@ -38,11 +38,13 @@ mod docs;
 mod fuzz;
 mod golden;
 mod js;
+mod launched;
 mod layers;
 mod lex;
 mod miri;
 mod moto;
 mod project;
+mod provision;
 mod tidy;
 
 use std::process::ExitCode;

@@ -33,6 +33,8 @@
 //! 7. **The unsafe count is true.** ARCHITECTURE.md's count of npy-core's `unsafe` blocks,
 //!    `unsafe fn`s and `unsafe impl`s (its sentence "In npy-core (N `unsafe` blocks, M
 //!    `unsafe fn`s and K `unsafe impl`s") is the count in npy-core's `src`.
+//! 8. **Every program is provisioned.** A program a step, a test, a check script or the
+//!    bench starts by name is one `xtask/src/provision.rs` lists ([`crate::launched`]).
 //!
 //! Each problem is printed as `path:line: what is wrong`; any problem fails the command.
 
@@ -151,6 +153,7 @@ pub fn run() -> Result<()> {
     let core: Vec<&[Line]> =
         files.iter().filter(|(rel, _)| rel.starts_with("npy-core/src/")).map(|(_, l)| l.as_slice()).collect();
     problems.extend(check_unsafe_count(&read(&root.join("ARCHITECTURE.md"))?, &core));
+    problems.extend(crate::launched::check(&root)?);
 
     for problem in &problems {
         println!("{problem}");
