@@ -113,9 +113,25 @@ def report(name, seconds, nbytes):
     print(f"bench {name} best={best:.6f} median={median:.6f} bytes={nbytes}", flush=True)
 
 
-def goal(text, met):
-    """A goal's `# goal:` line: what was measured against what, and whether it was met."""
-    print(f"# goal: {text}: {'met' if met else 'MISSED'}", flush=True)
+# The goals this program judges itself (beside the ratios xtask's table judges), each once a
+# run: `main` states them first (`# goals: a | b | ...`), so a goal whose branch stops
+# running is a missed goal in the report, not a smaller total.
+GOALS = (
+    "remote slice bytes",
+    "dask peak memory",
+    "thread progress during a batch",
+    "S3 requests per shard",
+    "S3 bytes sent",
+    "zstd traces archive size",
+)
+
+
+def goal(key, text, met):
+    """A goal's `# goal:` line: which of `GOALS`, what was measured against what, and
+    whether it was met."""
+    if key not in GOALS:
+        raise SystemExit(f"bench.py: goal {key!r} is not one of GOALS")
+    print(f"# goal: {key}: {text}: {'met' if met else 'MISSED'}", flush=True)
 
 
 def object_arrays():
@@ -542,8 +558,8 @@ def remote_rounds(directory, repeat):
         floor = REMOTE_ROWS * 8
         most = max(moved["remote_open_npy"])
         goal(
-            f"remote slice bytes moved by npy.open: {most:,}, the rows' {floor:,} + {most - floor:,} "
-            f"(at most 64 KiB + 8 KiB over them)",
+            "remote slice bytes",
+            f"moved by npy.open: {most:,}, the rows' {floor:,} + {most - floor:,} (at most 64 KiB + 8 KiB over them)",
             most - floor <= (64 + 8) * 1024,
         )
 
@@ -721,8 +737,9 @@ def dask_rounds(directory, repeat):
         )
     ratio = statistics.median(times["dask_from_npy"]) / statistics.median(times["dask_np_maps"])
     memory = max(growth["dask_from_npy"]) / chunk
-    goal(f"dask from_npy / np.load maps median time {ratio:.2f} (at most 1.0)", ratio <= 1.0)
-    goal(f"dask from_npy peak memory per worker {memory:.2f} chunks (at most 2)", memory <= 2)
+    # The time goal is the table's (dask_from_npy / dask_np_maps); the ratio is context here.
+    print(f"# dask from_npy / np.load maps median time {ratio:.2f}", flush=True)
+    goal("dask peak memory", f"dask from_npy per worker {memory:.2f} chunks (at most 2)", memory <= 2)
 
 
 def map_rows(path, start, stop):
@@ -838,6 +855,7 @@ def shard_rounds(directory, repeat):
         print(f"# {name}: another thread's progress during a batch: {progress[name]:.2f} of its rate alone", flush=True)
     ratio = progress["shards_npy_read"]
     goal(
+        "thread progress during a batch",
         f"another thread's progress during an npy.open batch {ratio:.2f} of its rate alone (at least 0.5; "
         f"NumPy's code: {progress['shards_np_maps']:.2f})",
         ratio >= 0.5,
@@ -916,8 +934,8 @@ def s3_shard_rounds(paths, batches, want, repeat):
             f"{row_bytes:,}), of them {max(data):,} bytes of data ({body:.2f}x)",
             flush=True,
         )
-        goal(f"S3 batch requests per shard touched {per_shard:.1f} (at most 2)", per_shard <= 2)
-        goal(f"S3 batch bytes sent / rows' bytes {wire:.2f} (at most 2.0; data alone {body:.2f})", wire <= 2)
+        goal("S3 requests per shard", f"a batch's per shard touched {per_shard:.1f} (at most 2)", per_shard <= 2)
+        goal("S3 bytes sent", f"a batch's / rows' bytes {wire:.2f} (at most 2.0; data alone {body:.2f})", wire <= 2)
 
 
 ZSTD_TRACES = 100_000
@@ -1005,7 +1023,7 @@ def zstd_rounds(directory, repeat):
         print(f"# zstd {kind}: {array.nbytes} bytes; Zstandard archive {size} bytes, savez_compressed's {peer}")
         ratio = f"zstd {kind} archive size / savez_compressed's {size / peer:.3f}"
         if kind == "traces":
-            goal(f"{ratio} (at most 1.0)", size <= peer)
+            goal("zstd traces archive size", f"{ratio} (at most 1.0)", size <= peer)
         else:
             print(f"# {ratio} (no goal: noisy floats compress little either way)", flush=True)
         ours.unlink()
@@ -1032,6 +1050,7 @@ def proc_status_kib(field):
 if __name__ == "__main__":
     from pathlib import Path
 
+    print(f"# goals: {' | '.join(GOALS)}", flush=True)
     rounds(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
     user_rounds(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
     stream_rounds(Path(sys.argv[1]), int(sys.argv[3]))

@@ -253,26 +253,36 @@ class _SkipCheck:
             longrepr = report.longrepr
             self.skipped[key] = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
 
-    def judge(self):
+    def judge(self, skips=SKIPS, xfails=XFAILS, tests=Path(__file__).parent):
+        """Adds to `problems` every way the run differs from `skips` and `xfails` (skips.py's
+        lists), whose test files are in `tests`."""
+        # An entry naming a test file that is gone is stale, whatever this run collected.
+        for key in sorted(skips.keys() | xfails.keys()):
+            file = key.partition("::")[0]
+            if not (tests / file).is_file():
+                self.problems.append(f"skips.py lists {key}, but {file} is gone: update or remove it")
+        files = {key.partition("::")[0] for key in self.collected}
         for file, message in sorted(self.skipped_files.items()):
-            why = SKIPS.get(file)
+            why = skips.get(file)
             if why is None:
                 self.problems.append(f"{file} was skipped whole and skips.py does not list it: {message}")
             elif why not in message:
                 self.problems.append(f"{file} was skipped whole ({message}); skips.py lists it for {why!r}")
+        # A file listed as skipped whole whose tests this run collected did not skip: stale.
+        for file in sorted(key for key in skips if "::" not in key and key in files and key not in self.skipped_files):
+            self.problems.append(f"skips.py lists {file} as skipped whole, and its tests ran: remove it")
         # An entry naming a test its file no longer has (renamed, removed) is stale, whether
         # or not this run ran that file's tests.
-        files = {key.partition("::")[0] for key in self.collected}
-        for key in sorted((SKIPS.keys() | XFAILS.keys()) - self.collected):
+        for key in sorted((skips.keys() | xfails.keys()) - self.collected):
             if "::" in key and key.partition("::")[0] in files:
                 self.problems.append(f"skips.py lists {key}, a test its file does not have: update or remove it")
         for key, message in sorted(self.skipped.items()):
-            why = SKIPS.get(key)
+            why = skips.get(key)
             if why is None:
                 self.problems.append(f"{key} skipped and skips.py does not list it: {message}")
             elif why not in message:
                 self.problems.append(f"{key} skipped ({message}); skips.py lists it for {why!r}")
-        for key in sorted(SKIPS.keys() & self.ran - self.skipped.keys()):
+        for key in sorted(skips.keys() & self.ran - self.skipped.keys()):
             self.problems.append(f"{key} ran and did not skip: remove it from skips.py")
         for key in sorted(self.xfailed - self.expected_xfails):
             self.problems.append(f"{key} failed as expected, and no list names it (skips.py's XFAILS)")

@@ -5,10 +5,11 @@ test file's name, `::`, the test's name with its parameters; files as `conftest.
 names them; a file skipped whole while collecting, by a module-level `pytest.skip` or
 `importorskip`, by its name alone) and a fragment the skip's message must hold, which says
 why. conftest.py fails the run when a test or a file skips that is not listed here, skips
-for another reason, or when a listed test ran and did not skip, or its file has no such
-test (the entry is stale). A run of part of the suite (`-k`, one file) checks only the
-listed tests of the files it collected. `NPY_SKIPS_CHECK=0` turns the check off for an
-ad-hoc run; `cargo xtask ci` sets it to 1.
+for another reason, or when an entry is stale: a listed test ran and did not skip, its file
+has no such test, a file listed as skipped whole ran its tests, or the entry's test file is
+gone. A run of part of the suite (`-k`, one file) checks only the listed tests of the files
+it collected (and every entry's file for being there). `NPY_SKIPS_CHECK=0` turns the
+check off for an ad-hoc run; `cargo xtask ci` sets it to 1.
 
 XFAILS are tests marked as strict expected failures (a pass fails the run); a test that
 fails as expected without being listed here fails the run too. NumPy's own tests

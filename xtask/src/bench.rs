@@ -245,9 +245,11 @@
 //! the parts that measure a process's (`rss=` in the bench lines: the largest over the
 //! runs); each part's big files are deleted when it ends (at most about 4.5 GiB at a time
 //! for the default sizes: the `arrow` part's two `.npy` files, its IPC file and one
-//! output). Goals a part's program judges itself (`# goal: <what>: met` or `MISSED` lines,
-//! as the `python` part's remote bytes, Dask memory and S3 requests) follow its table, and
-//! the summary counts every goal of both kinds: one missed anywhere makes it say so.
+//! output). Goals a part's program judges itself (`# goal: <key>: <what>: met` or `MISSED`
+//! lines, as the `python` part's remote bytes, Dask memory and S3 requests) follow its
+//! table, each once, and the summary counts every goal of both kinds: one missed anywhere
+//! makes it say so. Such a program states its goals first (`# goals: <key> | <key>`), so a
+//! goal it never judged (its branch stopped running) counts as missed, not as one fewer.
 //!
 //! Benchmarks report, they do not gate: a missed goal still exits 0. A measurement that
 //! cannot run or gives a wrong result is an error.
@@ -330,19 +332,22 @@ struct Timing {
     rss: Option<u64>,
 }
 
-/// What a part's programs printed: their timings by row, and the goals they judged
-/// themselves (`# goal: <what>: met` or `: MISSED` lines, as `npy-python/bench.py`'s
-/// `goal()` prints them: remote bytes, Dask memory, S3 requests...), in order. Both count in
-/// the summary.
+/// What a part's programs printed: their timings by row, the goals they state they judge
+/// (`# goals: <key> | <key> | ...`, first), and those they judged (`# goal: <key>: <what>:
+/// met` or `: MISSED` lines, as `npy-python/bench.py`'s `goal()` prints them: remote
+/// bytes, Dask memory, S3 requests...), in order. Both count in the summary: a stated goal
+/// never judged is missed.
 #[derive(Debug, Default)]
 struct Measured {
     timings: BTreeMap<String, Timing>,
+    promised: Vec<String>,
     stated: Vec<(String, bool)>,
 }
 
 impl Measured {
     fn extend(&mut self, other: Measured) {
         self.timings.extend(other.timings);
+        self.promised.extend(other.promised);
         self.stated.extend(other.stated);
     }
 }
@@ -385,10 +390,10 @@ pub fn run(args: &[&str]) -> Result<()> {
         };
         // The `training` part's peer times the Python package beside NumPy.
         if part.name == "training" {
-            crate::ci::install_python_package(&python)?;
+            crate::ci::install_python_package(&python, crate::ci::Build::Release)?;
         }
         let mut measured = if part.bench.is_empty() {
-            crate::ci::install_python_package(&python)?;
+            crate::ci::install_python_package(&python, crate::ci::Build::Release)?;
             let mut script = Command::new(&python);
             script
                 .arg(project::root().join("npy-python").join("bench.py"))
@@ -558,6 +563,8 @@ fn run_bench_lines(cmd: &mut Command) -> Result<Measured> {
                 let (name, timing) =
                     parse_line(rest).ok_or_else(|| format!("bad bench line from `{shown}`: {line}"))?;
                 measured.timings.insert(name, timing);
+            } else if let Some(keys) = line.strip_prefix(GOALS_LINE) {
+                measured.promised.extend(keys.split(" | ").map(|key| key.trim().to_string()));
             } else if line.starts_with(GOAL_LINE) {
                 measured.stated.push(parse_goal(&line).ok_or_else(|| format!("bad goal line from `{shown}`: {line}"))?);
             }
@@ -572,6 +579,9 @@ fn run_bench_lines(cmd: &mut Command) -> Result<Measured> {
 
 /// How a goal a program judged itself starts.
 const GOAL_LINE: &str = "# goal: ";
+
+/// How the line of the goals a program states it judges starts (`# goals: a | b`).
+const GOALS_LINE: &str = "# goals: ";
 
 /// Parses `# goal: <what>: met` or `# goal: <what>: MISSED` into what and whether it was met.
 fn parse_goal(line: &str) -> Option<(String, bool)> {
@@ -713,7 +723,7 @@ fn report(done: &[(&Part, Measured)], settings: &Settings) -> String {
             }
         }
         let (m, g) = part_report(&mut out, part, timings);
-        let (stated_missed, stated) = stated_report(&mut out, &measured.stated);
+        let (stated_missed, stated) = stated_report(&mut out, &measured.promised, &measured.stated);
         missed += m + stated_missed;
         goals += g + stated;
     }
@@ -805,12 +815,35 @@ fn part_report(out: &mut String, part: &Part, timings: &BTreeMap<String, Timing>
 }
 
 /// The goals a part's programs judged themselves, after its table of ratios; returns
-/// (goals missed, goals).
-fn stated_report(out: &mut String, stated: &[(String, bool)]) -> (usize, usize) {
-    for (what, met) in stated {
-        let _ = writeln!(out, "{what}  {}", if *met { "PASS" } else { "MISS" });
+/// (goals missed, goals). Each goal `promised` names counts once: met when its one judged
+/// line says so; missed when it says so, when no line judged it (its branch did not run)
+/// or when several did. A judged line of no promised goal counts as a missed goal too.
+fn stated_report(out: &mut String, promised: &[String], stated: &[(String, bool)]) -> (usize, usize) {
+    let of = |key: &str, what: &str| what == key || what.strip_prefix(key).is_some_and(|r| r.starts_with(": "));
+    let mut missed = 0;
+    for key in promised {
+        let judged: Vec<&(String, bool)> = stated.iter().filter(|(what, _)| of(key, what)).collect();
+        match judged.as_slice() {
+            [(what, met)] => {
+                missed += usize::from(!met);
+                let _ = writeln!(out, "{what}  {}", if *met { "PASS" } else { "MISS" });
+            }
+            [] => {
+                missed += 1;
+                let _ = writeln!(out, "{key}: stated, never judged (its branch did not run)  MISS");
+            }
+            many => {
+                missed += 1;
+                let _ = writeln!(out, "{key}: judged {} times, not once  MISS", many.len());
+            }
+        }
     }
-    (stated.iter().filter(|(_, met)| !met).count(), stated.len())
+    for (what, _) in stated.iter().filter(|(what, _)| !promised.iter().any(|key| of(key, what))) {
+        missed += 1;
+        let _ = writeln!(out, "{what}: judged, but not among the goals the program states  MISS");
+    }
+    let strays = stated.iter().filter(|(what, _)| !promised.iter().any(|key| of(key, what))).count();
+    (missed, promised.len() + strays)
 }
 
 /// `seconds` for the table: `0.258 s`, `18.2 ms`, `21.4 µs`.
@@ -1067,15 +1100,32 @@ mod tests {
             timings.insert(format!("np_size_{kind}"), size(1_000));
         }
         let settings = parse_args(&[]).unwrap();
-        let stated = vec![("remote bytes 0.001 (at most 0.01)".to_string(), true)];
-        let met = Measured { timings: timings.clone(), stated };
+        let keys = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        let stated = vec![("remote bytes: 0.001 (at most 0.01)".to_string(), true)];
+        let met = Measured { timings: timings.clone(), promised: keys(&["remote bytes"]), stated };
         let out = report(&[(&parts::DEFLATE, met)], &settings);
         assert!(out.ends_with("all 19 goals met\n"), "{out}");
-        assert!(out.contains("remote bytes 0.001 (at most 0.01)  PASS"), "{out}");
-        let stated = vec![("dask memory 2.5 chunks (at most 2)".to_string(), false), ("other".to_string(), true)];
-        let out = report(&[(&parts::DEFLATE, Measured { timings, stated })], &settings);
-        assert!(out.contains("dask memory 2.5 chunks (at most 2)  MISS"), "{out}");
+        assert!(out.contains("remote bytes: 0.001 (at most 0.01)  PASS"), "{out}");
+        let stated = vec![("dask memory: 2.5 chunks (at most 2)".to_string(), false), ("other".to_string(), true)];
+        let both = Measured { timings: timings.clone(), promised: keys(&["dask memory", "other"]), stated };
+        let out = report(&[(&parts::DEFLATE, both)], &settings);
+        assert!(out.contains("dask memory: 2.5 chunks (at most 2)  MISS"), "{out}");
         assert!(out.ends_with("1 of 20 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
+        // A planted branch that stopped running: the program states three goals and judges
+        // one. The two it never judged are missed goals of the total, not a smaller total.
+        let stated = vec![("remote bytes: 0.001 (at most 0.01)".to_string(), true)];
+        let promised = keys(&["remote bytes", "S3 bytes", "zstd size"]);
+        let out = report(&[(&parts::DEFLATE, Measured { timings: timings.clone(), promised, stated })], &settings);
+        assert!(out.contains("S3 bytes: stated, never judged (its branch did not run)  MISS"), "{out}");
+        assert!(out.ends_with("2 of 21 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
+        // A goal judged twice counts once, missed; a judged goal the program never stated
+        // counts, missed.
+        let stated =
+            vec![("S3 bytes: 1.0".to_string(), true), ("S3 bytes: 1.1".to_string(), true), ("x: 1".into(), true)];
+        let out = report(&[(&parts::DEFLATE, Measured { timings, promised: keys(&["S3 bytes"]), stated })], &settings);
+        assert!(out.contains("S3 bytes: judged 2 times, not once  MISS"), "{out}");
+        assert!(out.contains("x: 1: judged, but not among the goals the program states  MISS"), "{out}");
+        assert!(out.ends_with("2 of 20 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
     }
 
     #[test]
