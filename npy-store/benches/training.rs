@@ -16,6 +16,8 @@
 //! - `files_load_many`: `npy_store::many::load_many`, threads as many as CPUs;
 //! - `np_files_load`: `np.load` of each, in a loop (the peer's);
 //! - `py_files_load_many`: the Python package's `npy.load_many` of them (the peer's);
+//! - `gather_floor`: the 20 batches' rows, each by one `pread` of its bytes from the shards
+//!   opened once, in a loop (the floor: the system calls the rows need, nothing else);
 //! - `gather_read`: the 20 batches, each one `Shards::gather_raw` (files read by `pread`);
 //! - `gather_mapped`: the same through maps (`ShardsOptions::map`);
 //! - `np_gather_maps`: the best NumPy code for them (the peer's: maps opened once, rows
@@ -51,6 +53,8 @@ struct Ctx {
     runtime: tokio::runtime::Runtime,
     read: Shards,
     mapped: Shards,
+    /// The shards opened once, with each one's first row and data offset, for the floor.
+    shard_files: Vec<(std::fs::File, usize, u64)>,
     batches: Vec<Vec<usize>>,
     /// Each batch's bytes, from whole shards.
     batch_data: Vec<Vec<u8>>,
@@ -104,7 +108,15 @@ fn main() -> Result<()> {
     let contract = unsafe { MapContract::accept() };
     let mapped = runtime.block_on(Shards::open_with(&sources, ShardsOptions::new().map(contract)))?;
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let ctx = Ctx { files, file_data, threads, runtime, read, mapped, batches, batch_data };
+    let mut shard_files = Vec::new();
+    let mut first = 0;
+    for path in &shard_paths {
+        let reader = NpyReader::from_path(path)?;
+        let (rows, offset) = (reader.header().shape[0], reader.data_offset() as u64);
+        shard_files.push((std::fs::File::open(path)?, first, offset));
+        first += rows;
+    }
+    let ctx = Ctx { files, file_data, threads, runtime, read, mapped, shard_files, batches, batch_data };
 
     let file_bytes = count * 2048;
     let batch_bytes = BATCHES * BATCH_ROWS * row_bytes;
@@ -116,6 +128,7 @@ fn main() -> Result<()> {
             Measure::new("files_load_many", file_bytes, files_load_many),
             Measure::peer("np_files_load", file_bytes),
             Measure::peer("py_files_load_many", file_bytes),
+            Measure::new("gather_floor", batch_bytes, gather_floor),
             Measure::new("gather_read", batch_bytes, |c| gather(c, &c.read)),
             Measure::new("gather_mapped", batch_bytes, |c| gather(c, &c.mapped)),
             Measure::peer("np_gather_maps", batch_bytes),
@@ -171,6 +184,29 @@ fn check_files<'a>(c: &Ctx, got: impl ExactSizeIterator<Item = &'a DynArray>) ->
         }
     }
     Ok(())
+}
+
+/// The 20 batches' rows, each by one `pread` from the shard that holds it (opened once):
+/// the system calls a batch needs, with nothing around them.
+fn gather_floor(c: &Ctx) -> Result<Duration> {
+    use std::os::unix::fs::FileExt;
+    let row_bytes = 64 * 4;
+    let started = Instant::now();
+    let mut got = Vec::with_capacity(c.batches.len());
+    for rows in &c.batches {
+        let mut batch = vec![0u8; rows.len() * row_bytes];
+        for (&row, out) in black_box(rows).iter().zip(batch.chunks_exact_mut(row_bytes)) {
+            let shard = c.shard_files.partition_point(|&(_, first, _)| first <= row) - 1;
+            let (file, first, offset) = &c.shard_files[shard];
+            file.read_exact_at(out, offset + ((row - first) * row_bytes) as u64)?;
+        }
+        got.push(batch);
+    }
+    let elapsed = started.elapsed();
+    if got != c.batch_data {
+        return Err("a batch is not its rows".into());
+    }
+    Ok(elapsed)
 }
 
 /// The 20 batches, each one [`Shards::gather_raw`].
