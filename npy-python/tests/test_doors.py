@@ -19,14 +19,15 @@ from npy import _npy, _source
 
 
 def tree(tmp_path):
-    """A directory of `.npy` files in nested folders, files named like a folder, and a
-    file that is not NumPy's; the rows of each file are its own numbers. The order is the
-    paths' as text, which DataFusion lists a table's files in, and Python's
-    ``sorted(glob.glob(...))``."""
+    """A directory of `.npy` files in nested folders, files named like a folder, one whose
+    suffix is in upper case (as Windows tools name files), and a file that is not NumPy's;
+    the rows of each file are its own numbers. The order is the paths' as text, which
+    DataFusion lists a table's files in, and Python's ``sorted(...)``."""
     top = tmp_path / "runs"
     (top / "a" / "deep").mkdir(parents=True)
     (top / "b").mkdir()
     files = {
+        "RUN.NPY": 2,  # a .npy file by its suffix in any case; upper case sorts first
         "a.npy": 3,  # sorts before the folder a/'s files, as "." sorts before "/"
         "a-b.npy": 6,  # and this before both: "-" sorts before "."
         "a/x.npy": 2,
@@ -35,10 +36,12 @@ def tree(tmp_path):
         "c.npy": 5,
     }
     for i, (name, rows) in enumerate(files.items()):
-        np.save(top / name, np.arange(rows, dtype="<i8") + 100 * i)
+        # Through a file object: np.save adds ".npy" to a name that lacks it in lower case.
+        with open(top / name, "wb") as f:
+            np.save(f, np.arange(rows, dtype="<i8") + 100 * i)
     (top / "notes.txt").write_text("not an array")
     (top / "b" / "image.png").write_bytes(b"\x89PNG")
-    order = ["a-b.npy", "a.npy", "a/deep/y.npy", "a/x.npy", "b/z.npy", "c.npy"]
+    order = ["RUN.NPY", "a-b.npy", "a.npy", "a/deep/y.npy", "a/x.npy", "b/z.npy", "c.npy"]
     want = np.concatenate([np.load(top / name) for name in order])
     return top, order, want
 
@@ -47,17 +50,21 @@ def test_every_door_finds_the_same_files_in_the_same_order(tmp_path):
     top, order, want = tree(tmp_path)
     found = _npy.find(str(top))
     assert [str(p)[len(str(top)) + 1 :] for p in found] == order
-    assert found == sorted(glob.glob(str(top / "**" / "*.npy"), recursive=True))
-    for source in (top, str(top / "**" / "*.npy")):
-        if isinstance(source, str):
-            # A pattern matches files of any suffix, in the same order.
-            assert _npy.find(source) == found
-        np.testing.assert_array_equal(npy.open(source)[:], want)
+    every = glob.glob(str(top / "**" / "*"), recursive=True)
+    assert found == sorted(p for p in every if p.lower().endswith(".npy"))
+    # A pattern gives the files it matches as written, of any suffix, in the same order:
+    # `*.npy` is not RUN.NPY (glob's rule), `*.[nN][pP][yY]` is.
+    pattern = str(top / "**" / "*.npy")
+    assert _npy.find(pattern) == found[1:]
+    assert _npy.find(str(top / "**" / "*.[nN][pP][yY]")) == found
+    upper = len(np.load(top / "RUN.NPY"))
+    for source, rows in ((top, want), (pattern, want[upper:])):
+        np.testing.assert_array_equal(npy.open(source)[:], rows)
         scanned = pa.table(npy.scan(source)).column(0).to_numpy()
-        np.testing.assert_array_equal(scanned, want)
-        np.testing.assert_array_equal(npy.dask.from_npy(source, chunks=2).compute(scheduler="sync"), want)
+        np.testing.assert_array_equal(scanned, rows)
+        np.testing.assert_array_equal(npy.dask.from_npy(source, chunks=2).compute(scheduler="sync"), rows)
         with xr.open_dataset(source, engine="npy") as ds:
-            np.testing.assert_array_equal(next(iter(ds.data_vars.values())).values, want)
+            np.testing.assert_array_equal(next(iter(ds.data_vars.values())).values, rows)
     np.testing.assert_array_equal(np.concatenate(npy.load_many(found)), want)
 
 
@@ -89,7 +96,8 @@ def test_every_door_finds_a_buckets_prefix_as_a_directory(tmp_path, s3):
 
 def test_every_door_refuses_a_directory_of_two_kinds_or_of_nothing(tmp_path):
     top, _, _ = tree(tmp_path)
-    np.savez(top / "b" / "w.npz", x=np.zeros(3))
+    with open(top / "b" / "W.NPZ", "wb") as f:  # an archive by its suffix in any case
+        np.savez(f, x=np.zeros(3))
     doors = {
         "open": npy.open,
         "scan": npy.scan,

@@ -149,9 +149,11 @@ pub fn write_picks(dir: &Path, rows: usize) -> Vec<Pick> {
 }
 
 /// A directory's tree: `.npy` files in folders below folders, names that sort differently
-/// as text and component by component, a link to a file elsewhere, and files that are not
+/// as text and component by component, a suffix in upper case (a `.npy` file as Windows
+/// tools name it, which sorts first), a link to a file elsewhere, and files that are not
 /// NumPy's. Each file's rows are `100 * i + 0..n`, `i` its place in `ORDER`.
-pub const ORDER: [(&str, i64); 7] = [
+pub const ORDER: [(&str, i64); 8] = [
+    ("RUN.NPY", 2),
     ("a-b.npy", 6),
     ("a.npy", 3),
     ("a/deep/y.npy", 4),
