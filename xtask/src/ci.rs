@@ -308,7 +308,11 @@ fn test(_: &mut Ci) -> Result<()> {
     project::fresh_dir(&stack_check_dir())?;
     // The feature set of clippy and doc: one dependency build serves all three (another
     // set would build DataFusion again), and the engine features of npy-cli are tested.
-    project::run(project::cargo().args(["test", "--workspace", "--all-features"]))
+    // nextest runs each test in its own process, two at a time (a test binary's long test
+    // no longer holds the other core idle), and kills one that runs past the timeout of
+    // `.config/nextest.toml`. It runs no doc-tests: `cargo test --doc` does, after it.
+    project::run(project::cargo().args(["nextest", "run", "--workspace", "--all-features", "--no-tests=fail"]))?;
+    project::run(project::cargo().args(["test", "--workspace", "--all-features", "--doc"]))
 }
 
 /// The bucket the S3 tests use on the local server.
@@ -327,7 +331,7 @@ fn s3(ci: &mut Ci) -> Result<()> {
     moto.create_bucket(S3_BUCKET)?;
     let mut cargo = project::cargo();
     cargo
-        .args(["test", "--workspace", "--all-features", "--", "--ignored", "s3"])
+        .args(["nextest", "run", "--workspace", "--all-features", "--run-ignored", "only", "-E", "test(/s3/)"])
         .env("AWS_ENDPOINT_URL", moto.endpoint())
         .env("AWS_ALLOW_HTTP", "true")
         .env("AWS_ACCESS_KEY_ID", "test")
