@@ -363,9 +363,7 @@ fn sql_check(ci: &mut Ci) -> Result<()> {
 /// npy-append-array made (`xtask/append_check.py`).
 fn append_check(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
-    project::step("cargo build --release -p npy-cli");
-    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let npy = npy_binary()?;
     let script = project::root().join("xtask").join("append_check.py");
     project::run(Command::new(&python).arg(&script).arg(append_check_dir()).arg(&npy))
 }
@@ -376,15 +374,12 @@ fn append_check(ci: &mut Ci) -> Result<()> {
 /// (`xtask/stack_check.py`).
 fn stack_check(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
-    project::step("cargo build --release -p npy-cli");
-    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let npy = npy_binary()?;
     let script = project::root().join("xtask").join("stack_check.py");
     project::run(Command::new(&python).arg(&script).arg(stack_check_dir()).arg(&npy))
 }
 
-/// Hostile inputs, under a 2 GiB address-space limit (util-linux `prlimit`, else bash's
-/// `ulimit -v`): the `tests/hostile.rs` binary must pass; then the release `npy info` and
+/// Hostile inputs, under a 2 GiB address-space limit (util-linux's `prlimit`): the `tests/hostile.rs` binary must pass; then the release `npy info` and
 /// `npy copy` must exit with 0 or 1 (never a panic or a signal), within 10 s (`timeout`),
 /// on every file in `target/hostile` (written by `tests/hostile.rs` and
 /// `tests/hostile_npz.rs`); `npy check --strict` must find a problem (exit 1) in every one
@@ -396,19 +391,13 @@ fn hostile(_: &mut Ci) -> Result<()> {
 
     const ADDRESS_SPACE: u64 = 2 << 30;
     const TIMEOUT_SECS: u32 = 10;
-    let prlimit = Command::new("prlimit").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
-    // `program`, under the limit and, when given, a timeout.
+    // `program`, under the limit (util-linux's `prlimit`) and, when given, a timeout.
     let limited = |program: &Path, timeout: Option<u32>| {
         let mut argv: Vec<OsString> = Vec::new();
         if let Some(secs) = timeout {
             argv.extend(["timeout".into(), secs.to_string().into()]);
         }
-        if prlimit {
-            argv.extend(["prlimit".into(), format!("--as={ADDRESS_SPACE}").into(), "--".into()]);
-        } else {
-            let ulimit = format!("ulimit -v {} && exec \"$@\"", ADDRESS_SPACE / 1024);
-            argv.extend(["bash".into(), "-c".into(), ulimit.into(), "bash".into()]);
-        }
+        argv.extend(["prlimit".into(), format!("--as={ADDRESS_SPACE}").into(), "--".into()]);
         argv.push(program.into());
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]).current_dir(project::root());
@@ -434,13 +423,10 @@ fn hostile(_: &mut Ci) -> Result<()> {
         .filter(|msg| msg["manifest_path"].as_str().map(Path::new) == Some(&project::root().join("Cargo.toml")))
         .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
         .ok_or("cargo named no executable for the hostile test")?;
-    let how = if prlimit { "prlimit --as" } else { "ulimit -v" };
-    project::step(&format!("{} under {how} {ADDRESS_SPACE}", exe.display()));
+    project::step(&format!("{} under prlimit --as={ADDRESS_SPACE}", exe.display()));
     project::run(&mut limited(&exe, None))?;
 
-    project::step("cargo build --release -p npy-cli");
-    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let npy = npy_binary()?;
     let dir = project::target_dir().join("hostile");
     let out = project::target_dir().join("xtask").join("hostile-out");
     project::fresh_dir(&out)?;
@@ -663,11 +649,8 @@ fn readme(_: &mut Ci) -> Result<()> {
     let front = docs::block("README.md", "sh", "npy commands (but npy sql)", |b| npy(b) && !sql(b))?;
     let front_sql = docs::block("README.md", "sh", "npy sql commands", sql)?;
     let engines = path_with(&debug_engines()?)?;
-    project::step("cargo build --release -p npy-cli");
-    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let release = path_with(&project::target_dir().join("release"))?;
-    docs::run_lines(manual, &tool, &release)?;
-    docs::run_lines("README.md", &front, &release)?;
+    docs::run_lines(manual, &tool, &engines)?;
+    docs::run_lines("README.md", &front, &engines)?;
     docs::run_lines("README.md", &front_sql, &engines)?;
     Ok(())
 }
@@ -687,6 +670,13 @@ fn path_with(dir: &Path) -> Result<std::ffi::OsString> {
 fn readme_cluster(_: &mut Ci) -> Result<()> {
     let bin = debug_engines()?;
     cluster::run_manual_block(&project::root(), &path_with(&bin)?, &project::target_dir().join("readme-cluster"))
+}
+
+/// The `npy` the test step built (`target/debug/npy`, with every feature), which every
+/// check runs: one build of npy-cli's dependencies serves the tests and the checks (a
+/// release build of them took 6 minutes of a cold run).
+fn npy_binary() -> Result<PathBuf> {
+    Ok(debug_engines()?.join(format!("npy{EXE_SUFFIX}")))
 }
 
 /// The directory of the debug `npy-ballista-scheduler`, `npy-ballista-executor` and `npy`
@@ -721,9 +711,7 @@ fn roundtrip(ci: &mut Ci) -> Result<()> {
         ));
     };
     let python = ci.python()?;
-    project::step("cargo build --release -p npy-cli");
-    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
+    let npy = npy_binary()?;
     let checker = shared.join("tools").join("check_roundtrip.py");
     let work = project::target_dir().join("xtask").join("roundtrip");
     let check = |src: &Path, name: &str, skip: Option<&str>| {
@@ -788,14 +776,16 @@ fn python_package(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
     let root = project::root();
     let package = root.join("npy-python");
-    install_python_package(&python)?;
+    install_python_package(&python, Build::Dev)?;
     front_python(&python)?;
-    project::step("maturin build --release (npy-python)");
+    project::step("maturin build --profile dev (npy-python)");
     let wheels = project::target_dir().join("wheels");
     let _ = fs::remove_dir_all(&wheels);
     project::run(
         Command::new(&python)
-            .args(["-m", "maturin", "build", "--release", "--quiet", "-m"])
+            .args(["-m", "maturin", "build", "--quiet"])
+            .args(Build::Dev.maturin_args())
+            .arg("-m")
             .arg(package.join("Cargo.toml"))
             .arg("--out")
             .arg(&wheels)
@@ -878,11 +868,32 @@ fn front_python(python: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The cargo profile a Python package build uses: `Release`, as users get it (`cargo xtask
+/// bench` times it), or `Dev`, as CI checks it: the test step's build of the workspace
+/// serves most of its units (a cold release build of them took 8 minutes, the dev build
+/// after the tests 75 s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    Release,
+    Dev,
+}
+
+impl Build {
+    /// maturin's arguments for it.
+    fn maturin_args(self) -> &'static [&'static str] {
+        match self {
+            Build::Release => &["--release"],
+            Build::Dev => &["--profile", "dev"],
+        }
+    }
+}
+
 /// The install command of the package's manual, `npy-python/README.md` (its `sh` block of
 /// `pip install`), run by the venv's pip of `python` with what the pins need (no build
 /// isolation: the venv's pinned maturin; no dependencies fetched; a reinstall), and with
-/// `./npy-pyo3/example`: release builds (`cargo xtask bench` times them too).
-pub fn install_python_package(python: &Path) -> Result<()> {
+/// `./npy-pyo3/example`, built as `build` says (maturin's build backend takes its profile
+/// from `MATURIN_PEP517_ARGS`).
+pub fn install_python_package(python: &Path, build: Build) -> Result<()> {
     let root = project::root();
     let manual = "npy-python/README.md";
     let block = docs::block(manual, "sh", "pip install", |b| b.lines().any(|l| l.starts_with("pip install ")))?;
@@ -909,6 +920,7 @@ pub fn install_python_package(python: &Path) -> Result<()> {
             .args(&packages)
             .arg(root.join("npy-pyo3").join("example"))
             .env("PATH", &path)
+            .env("MATURIN_PEP517_ARGS", if build == Build::Dev { "--profile dev" } else { "" })
             .current_dir(&root),
     )
 }
@@ -922,9 +934,7 @@ fn corpus_python_npy(ci: &mut Ci) -> Result<(PathBuf, PathBuf, PathBuf)> {
         return Err(format!("the NumPy corpus is needed for this step, but {} does not exist", corpus.display()));
     }
     let python = ci.python()?;
-    project::run(project::cargo().args(["build", "--release", "-p", "npy-cli"]))?;
-    let npy = project::target_dir().join("release").join(format!("npy{EXE_SUFFIX}"));
-    Ok((corpus, python, npy))
+    Ok((corpus, python, npy_binary()?))
 }
 
 /// Fixtures of `tests/data` the round trip leaves out: object arrays, whose pickles
