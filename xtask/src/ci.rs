@@ -2,91 +2,102 @@
 //! failing step. After each step it prints `step N/M name: 12.3 s`, and at the end (also
 //! after a failure, which it names) a table of every step's time and the total wall time.
 //!
-//! 1. `cargo fmt --all -- --check`
-//! 2. `tidy` (see [`crate::tidy`]), over every crate: `SAFETY` comments, no
+//! 1. provision the machine ([`crate::provision::ci`]): every program the steps run, found
+//!    on `PATH` or installed with apt-get (one `apt-get update` first), else each missing
+//!    one named; the wasm target, `wasm-bindgen-cli`, npy-js's npm packages, the venv
+//! 2. `cargo fmt --all -- --check`
+//! 3. `tidy` (see [`crate::tidy`]), over every crate: `SAFETY` comments, no
 //!    `todo!`/`dbg!`, file sizes, `forbid(unsafe_code)`, no import circles between a crate's
-//!    modules; seconds, so it runs before the long steps
-//! 3. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
-//! 4. `cargo doc --workspace --no-deps --all-features --lib --bins --examples` with
+//!    modules, every program a step runs provisioned; seconds, so it runs before the long
+//!    steps
+//! 4. `cargo clippy --workspace --all-targets --all-features -- -D warnings`
+//! 5. `cargo doc --workspace --no-deps --all-features --lib --bins --examples` with
 //!    `RUSTDOCFLAGS=-D warnings`: every doc link resolves (`--examples` has cargo resolve
-//!    features with the dev-dependencies, as steps 3 and 5 do, so step 3's checks serve it)
-//! 5. `cargo test --workspace --all-features` (after emptying `target/npz-check`,
-//!    `target/object-check` and `target/sql-check`), the feature set of steps 3 and 4, so
-//!    their dependency builds serve it too
-//! 6. S3 with moto: `moto_server` (from the venv of `xtask/requirements.txt`) on a free
-//!    port of 127.0.0.1, a bucket, the `AWS_*` variables, then `cargo test --workspace
-//!    --all-features -- --ignored s3`: the same SQL over the bucket as over local files,
-//!    same answers (also on a cluster of npy's Ballista processes), and a header plus 10
-//!    rows in at most 2 requests; the server is killed when the step ends, on every path
-//! 7. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
+//!    features with the dev-dependencies, as steps 4 and 6 do, so step 4's checks serve it)
+//! 6. `cargo nextest run --workspace --all-features` (after emptying the directories the
+//!    NumPy checks read), each test in its own process, two at a time, within the timeout of
+//!    `.config/nextest.toml`; then `cargo test --workspace --all-features --doc`. The
+//!    feature set of steps 4 and 5, so their dependency builds serve it too; its debug
+//!    build of `npy` (every feature) is the one every later step runs
+//! 7. S3 with moto: `moto_server` (from the venv of `xtask/requirements.txt`) on a free
+//!    port of 127.0.0.1, a bucket, the `AWS_*` variables, then the ignored tests named
+//!    `s3` (`cargo nextest run ... --run-ignored only -E 'test(/s3/)'`): the same SQL over
+//!    the bucket as over local files, same answers (also on a cluster of npy's Ballista
+//!    processes), and a header plus 10 rows in at most 2 requests; the server is killed
+//!    when the step ends, on every path
+//! 8. hostile inputs: the hostile test binary under a 2 GiB address-space limit, then
 //!    `npy info` and `npy copy` on every file in `target/hostile` (exit 0 or 1, 10 s each),
 //!    `npy check --strict` on each (exit 1, but on the files of [`CHECK_VALID`]: 0), and
 //!    `npy check` on the NumPy corpus (`../shared/corpus/public`: exit 0)
-//! 8. the JavaScript package (see [`crate::js::check`]): npy-core and npy-js checked for
+//! 9. the JavaScript package (see [`crate::js::check`]): npy-core and npy-js checked for
 //!    `wasm32-unknown-unknown` by clippy, the package built by `cargo xtask js` (its module
 //!    at most 400 KB after gzip), `tsc` on its declarations, an example and its JavaScript,
-//!    `node --test npy-js/tests/` (NumPy's corpus and object fixtures with NumPy's values,
-//!    writes checked by NumPy, ranged reads, the hostile files of step 7, and Chromium
-//!    through puppeteer-core), then README.md's JavaScript run as written
-//! 9. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
-//!    to `target/npz-check` and compare it with its `.expect.json` sidecar
-//! 10. NumPy loads SQL writes: `xtask/sql_check.py` has NumPy load every file the tests
+//!    `node --test` of `npy-js/tests/*.test.js` (NumPy's corpus and object fixtures with
+//!    NumPy's values, writes checked by NumPy, ranged reads, the hostile files of step 8,
+//!    and Chromium through puppeteer-core; 60 s a test at most), then README.md's
+//!    JavaScript run as written
+//! 10. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
+//!     to `target/npz-check` and compare it with its `.expect.json` sidecar
+//! 11. NumPy loads SQL writes: `xtask/sql_check.py` has NumPy load every file the tests
 //!     wrote with `COPY TO` / `INSERT INTO` to `target/sql-check` (a file, or a directory of
 //!     files) and compare its rows with its `.expect.json` sidecar
-//! 11. NumPy loads object arrays: `xtask/object_check.py` has NumPy load
+//! 12. NumPy loads object arrays: `xtask/object_check.py` has NumPy load
 //!     (`allow_pickle=True`) every object array `.npy` and `.npz` the tests wrote to
 //!     `target/object-check` and compare it, types included, with its `.expect.json` sidecar
-//! 12. every example, `cargo run --release -p npy-seismic --example <name>` with `NPY_CI=1`
-//! 13. the `npy` commands of the tool's manual (`npy-cli/README.md`) and of README.md, then
+//! 13. every example, `cargo run --release -p npy-seismic --example <name>` with `NPY_CI=1`
+//! 14. the `npy` commands of the tool's manual (`npy-cli/README.md`) and of README.md, then
 //!     README.md's `npy sql` commands, run as written on the main job's file (see [`readme`])
-//! 14. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
+//! 15. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
 //!     a scheduler and two executors in the background, `npy sql --ballista df://...` on
 //!     them, then every process killed, and none left
-//! 15. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 16. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 16. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 17. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
-//!     refuses pickles by design; step 11 covers object arrays), then
+//!     refuses pickles by design; step 12 covers object arrays), then
 //!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
-//! 17. NumPy reads our dumps: `xtask/dump_check.py` runs the release `npy dump --format
-//!     json` on every `.npy` of the corpus and of `tests/data` and every member of their
-//!     `.npz` files, parses each line with Python's `json` and compares it with NumPy's
-//!     `tolist()` under the documented mapping; where NumPy cannot give the values, the
-//!     dump must fail
-//! 18. pyarrow reads our conversions: `xtask/arrow_check.py` runs the release `npy convert
-//!     --residue` on every non-object `.npy` of the corpus and of `tests/data` to `.arrow`
-//!     and `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
+//! 18. NumPy reads our dumps: `xtask/dump_check.py` runs `npy dump --format json` on every
+//!     `.npy` of the corpus and of `tests/data` and every member of their `.npz` files,
+//!     parses each line with Python's `json` and compares it with NumPy's `tolist()` under
+//!     the documented mapping; where NumPy cannot give the values, the dump must fail
+//! 19. pyarrow reads our conversions: `xtask/arrow_check.py` runs `npy convert --residue`
+//!     on every non-object `.npy` of the corpus and of `tests/data` to `.arrow` and
+//!     `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
 //!     `pyarrow.parquet.read_table`) and compares every column with `np.load`'s values, then
 //!     converts each back and compares the bytes (legacy headers come back as `np.save`
 //!     writes them, with the same data), also after pyarrow rewrote each file (read and
 //!     written again, as its users save tables); and every non-object `.npz` as one table
 //!     (a column per member: NumPy's values of each member, the same members back), or
 //!     refused when NumPy agrees its members differ in length
-//! 19. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
+//! 20. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
 //!     every file `npy-cli/tests/append.rs` grew in place (records, a file whose killed
 //!     append left a tail, and the file 4 racing `npy append`s grew, whose rows sorted
-//!     must be exactly the ones appended) into `target/append-check` and compare it with the array
-//!     written whole, header bytes included; npy-append-array (pinned in
-//!     `xtask/requirements.txt`) appends to them, and the release `npy append` to a file
+//!     must be exactly the ones appended) into `target/append-check` and compare it with
+//!     the array written whole, header bytes included; npy-append-array (pinned in
+//!     `xtask/requirements.txt`) appends to them, and `npy append` to a file
 //!     npy-append-array made
-//! 20. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
+//! 21. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
 //!     (`dask` and `distributed`, pinned in `xtask/requirements.txt`) compute every stack
 //!     the tests left in `target/stack-check` on a `LocalCluster` and compare it with the
-//!     array written whole, `info` byte for byte as Dask writes it; the release `npy stack
-//!     join` reads stacks Dask writes (with and without `info`), Dask reads what `npy stack
-//!     split` writes, and `npy stack join` refuses `info` pickles that would run code
-//! 21. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
+//!     array written whole, `info` byte for byte as Dask writes it; `npy stack join` reads
+//!     stacks Dask writes (with and without `info`), Dask reads what `npy stack split`
+//!     writes, and `npy stack join` refuses `info` pickles that would run code
+//! 22. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
 //!     polars and pandas pinned in `xtask/requirements.txt`) has DuckDB and polars read
-//!     every `.parquet` and `.arrow` the release `npy convert` writes from the corpus and
-//!     `tests/data` with NumPy's values (arrow_check.py's rules); converts to `.npy` the
-//!     files pyarrow, pandas, polars and DuckDB write (defaults, nulls, dictionaries, every
-//!     compression, several row groups, every string flavour, fixed-length lists, dates,
-//!     times, decimals, zoned timestamps) and has NumPy load them equal to the source; and
+//!     every `.parquet` and `.arrow` `npy convert` writes from the corpus and `tests/data`
+//!     with NumPy's values (arrow_check.py's rules); converts to `.npy` the files pyarrow,
+//!     pandas, polars and DuckDB write (defaults, nulls, dictionaries, every compression,
+//!     several row groups, every string flavour, fixed-length lists, dates, times,
+//!     decimals, zoned timestamps) and has NumPy load them equal to the source; and
 //!     converts npy's Parquet, edited with pyarrow (filter, drop, add, reorder, rename,
 //!     cast), back to exactly what pyarrow holds
-//! 22. the Python package (see [`python_package`]): installed as its manual
-//!     (`npy-python/README.md`) says, README.md's Python run as written, built as one abi3
-//!     wheel, `ruff`-clean, `mypy --strict` and `mypy.stubtest` clean, its typed example run,
-//!     its pytest suite against NumPy's own behaviour
+//! 23. the Python package (see [`python_package`]): installed as its manual
+//!     (`npy-python/README.md`) says (in the dev profile: the test step's build serves
+//!     most of it), README.md's Python run as written, built as one abi3 wheel,
+//!     `ruff`-clean, `mypy --strict` and `mypy.stubtest` clean, its typed example run, its
+//!     pytest suite against NumPy's own behaviour (90 s a test at most)
+//!
+//! The checks of steps 8 and 14 to 22 run the `npy` the test step built (debug, every
+//! feature); only the examples build in release, as README.md's main job runs.
 
 use std::collections::BTreeSet;
 use std::env::consts::EXE_SUFFIX;
@@ -359,7 +370,7 @@ fn sql_check(ci: &mut Ci) -> Result<()> {
 }
 
 /// NumPy loads the files `npy-cli/tests/append.rs` grew in place as the arrays written
-/// whole, npy-append-array appends to them, and the release `npy append` appends to a file
+/// whole, npy-append-array appends to them, and `npy append` appends to a file
 /// npy-append-array made (`xtask/append_check.py`).
 fn append_check(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
@@ -369,7 +380,7 @@ fn append_check(ci: &mut Ci) -> Result<()> {
 }
 
 /// Dask computes the stacks the tests left in `target/stack-check` on a `LocalCluster` as
-/// the arrays written whole, the release `npy stack join` reads the stacks Dask writes and
+/// the arrays written whole, `npy stack join` reads the stacks Dask writes and
 /// refuses hostile `info` pickles, and Dask reads what `npy stack split` writes
 /// (`xtask/stack_check.py`).
 fn stack_check(ci: &mut Ci) -> Result<()> {
@@ -379,8 +390,9 @@ fn stack_check(ci: &mut Ci) -> Result<()> {
     project::run(Command::new(&python).arg(&script).arg(stack_check_dir()).arg(&npy))
 }
 
-/// Hostile inputs, under a 2 GiB address-space limit (util-linux's `prlimit`): the `tests/hostile.rs` binary must pass; then the release `npy info` and
-/// `npy copy` must exit with 0 or 1 (never a panic or a signal), within 10 s (`timeout`),
+/// Hostile inputs, under a 2 GiB address-space limit (util-linux's `prlimit`): the
+/// `tests/hostile.rs` binary must pass; then `npy info` and `npy copy` (the test step's)
+/// must exit with 0 or 1 (never a panic or a signal), within 10 s (`timeout`),
 /// on every file in `target/hostile` (written by `tests/hostile.rs` and
 /// `tests/hostile_npz.rs`); `npy check --strict` must find a problem (exit 1) in every one
 /// but those of [`CHECK_VALID`] (exit 0), within the same limits; and `npy check` none in
@@ -594,10 +606,9 @@ fn object_check(ci: &mut Ci) -> Result<()> {
 /// Runs every example of the workspace's `examples/` (`<name>.rs` and `<name>/main.rs`,
 /// targets of npy-seismic), with `NPY_CI=1` and `NPY_PYTHON` set to the Python with NumPy
 /// (examples that show what NumPy sees use it). `-p npy-seismic`: cargo then resolves
-/// npy-core's features for npy-seismic alone, and the release build of the steps before
-/// (`-p npy-cli`) serves all its dependencies but `syn` 3 and `thiserror` (README.md's
-/// `cargo run --release --example seismic` resolves them with every default member's
-/// dev-dependencies: 39 release units more, by `cargo --unit-graph`).
+/// npy-core's features for npy-seismic alone, and builds npy-core's dependencies in
+/// release and nothing else (README.md's `cargo run --release --example seismic` resolves
+/// them with every default member's dev-dependencies: more units, the same job).
 fn examples(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
     let dir = project::root().join("examples");
@@ -636,11 +647,9 @@ fn examples(ci: &mut Ci) -> Result<()> {
 /// `target/seismic/traces.npy`: each must succeed (pipes with `pipefail`) and print nothing
 /// on stderr.
 /// - the tool's manual (`npy-cli/README.md`): its `sh` block of `npy` commands, then
-///   README.md's, with the release `npy` first on `PATH` (what `cargo install --path
-///   npy-cli` gives);
-/// - README.md's `sh` block of `npy sql` commands, with the debug `npy` of every feature
-///   that the test step built first on `PATH` (what `cargo install --path npy-cli
-///   --features sql` gives, without a release build of DataFusion).
+///   README.md's, and README.md's `sh` block of `npy sql` commands, with the debug `npy`
+///   of every feature that the test step built first on `PATH` (what `cargo install --path
+///   npy-cli --features sql` gives, without a release build of npy-cli's dependencies).
 fn readme(_: &mut Ci) -> Result<()> {
     let npy = |b: &str| b.lines().any(|l| l.starts_with("npy "));
     let sql = |b: &str| b.lines().any(|l| l.starts_with("npy sql "));
@@ -722,8 +731,7 @@ fn roundtrip(ci: &mut Ci) -> Result<()> {
 }
 
 /// `xtask/dump_check.py`: every array of the corpus and of `tests/data` dumped as JSON by
-/// the release `npy` (built by the round trip step; the build here only checks it is up to
-/// date) equals NumPy's values.
+/// the test step's `npy` equals NumPy's values.
 fn dump_check(ci: &mut Ci) -> Result<()> {
     let (corpus, python, npy) = corpus_python_npy(ci)?;
     let script = project::root().join("xtask").join("dump_check.py");
@@ -731,7 +739,7 @@ fn dump_check(ci: &mut Ci) -> Result<()> {
 }
 
 /// `xtask/arrow_check.py`: every non-object `.npy` of the corpus and of `tests/data`,
-/// converted by the release `npy` to an Arrow IPC file and to Parquet, holds NumPy's values
+/// converted by the test step's `npy` to an Arrow IPC file and to Parquet, holds NumPy's values
 /// as pyarrow reads them, and converts back to the same file; every non-object `.npz`
 /// likewise as a table of its members. Its files go to
 /// `target/xtask/arrow-check`.
@@ -743,7 +751,7 @@ fn arrow_check(ci: &mut Ci) -> Result<()> {
     project::run(Command::new(&python).arg(&script).arg(&npy).arg(&work).arg(&corpus).arg(golden::data_dir()))
 }
 
-/// `xtask/consumer_check.py`: DuckDB and polars read what the release `npy convert` writes
+/// `xtask/consumer_check.py`: DuckDB and polars read what the test step's `npy convert` writes
 /// from the corpus and `tests/data` as NumPy's values; the files pyarrow, pandas, polars
 /// and DuckDB write convert to `.npy` files NumPy loads equal to them; npy's Parquet edited
 /// with pyarrow converts back to what pyarrow holds. Its files go to
@@ -757,11 +765,11 @@ fn consumer_check(ci: &mut Ci) -> Result<()> {
 }
 
 /// The Python package, as its users get it and as its maintainers keep it:
-/// - `pip install ./npy-python ./npy-pyo3/example` into the venv (maturin, release, the
-///   install line of `npy-python/README.md`; see [`install_python_package`]);
+/// - `pip install ./npy-python ./npy-pyo3/example` into the venv (maturin, the dev
+///   profile, the install line of `npy-python/README.md`; see [`install_python_package`]);
 /// - README.md's `python` block, run as written in an empty directory, where it writes its
 ///   files (see [`front_python`]);
-/// - `maturin build --release` of the wheel, which must be one abi3 wheel for CPython 3.11+
+/// - `maturin build --profile dev` of the wheel, which must be one abi3 wheel for CPython 3.11+
 ///   (the same build: cargo's cache serves it);
 /// - `ruff check` and `ruff format --check` of the package's Python, tests and examples;
 /// - `mypy --strict` of the package and of its typed example, and `mypy.stubtest npy`: the
@@ -926,8 +934,7 @@ pub fn install_python_package(python: &Path, build: Build) -> Result<()> {
 }
 
 /// What the Python checks of our files need: the public corpus (an error when it is
-/// missing), the venv's Python, and the release `npy` (built by the round trip step; the
-/// build here only checks it is up to date).
+/// missing), the venv's Python, and the test step's `npy`.
 fn corpus_python_npy(ci: &mut Ci) -> Result<(PathBuf, PathBuf, PathBuf)> {
     let corpus = project::root().join("..").join("shared").join("corpus").join("public");
     if !corpus.is_dir() {

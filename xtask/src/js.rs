@@ -29,14 +29,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::project::{self, Result};
-use crate::provision;
-
-/// The target the package's module is built for.
-pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
+use crate::provision::{self, WASM_TARGET};
 
 /// The package's directory.
 pub fn package_dir() -> PathBuf {
-    project::root().join("npy-js")
+    provision::js_package_dir()
 }
 
 /// The module `wasm-bindgen` writes, which the package loads.

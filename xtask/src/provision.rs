@@ -209,6 +209,14 @@ fn report(left: &[Tool], install_failed: Option<&str>) -> String {
     text
 }
 
+/// The target the JavaScript package's module is built for, which [`js`] adds.
+pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// The JavaScript package's directory, where [`js`] runs `npm ci`.
+pub fn js_package_dir() -> PathBuf {
+    project::root().join("npy-js")
+}
+
 /// The programs the JavaScript package's build needs ([`js`]); its checks need Chromium
 /// and zstd too ([`JS_CHECKS`]).
 pub const JS_BUILD: &[&str] = &["cargo", "rustc", "rustup", "clang", "node", "npm", "gzip"];
@@ -240,7 +248,7 @@ pub fn js(extra: &[&str]) -> Result<PathBuf> {
 
 /// Adds the wasm target to the toolchain when its standard library is missing.
 fn wasm_target() -> Result<()> {
-    let target = crate::js::WASM_TARGET;
+    let target = WASM_TARGET;
     let out = Command::new("rustc")
         .current_dir(project::root())
         .args(["--print", "target-libdir", "--target", target])
@@ -293,7 +301,7 @@ fn wasm_bindgen() -> Result<PathBuf> {
 /// `npm ci` in npy-js when its lock file changed since the last one (a stamp in
 /// `node_modules` holds the lock file it installed).
 fn npm_ci() -> Result<()> {
-    let dir = crate::js::package_dir();
+    let dir = js_package_dir();
     let lock = std::fs::read(dir.join("package-lock.json")).map_err(|e| format!("npy-js/package-lock.json: {e}"))?;
     let stamp = dir.join("node_modules").join(".npy-lock");
     if std::fs::read(&stamp).is_ok_and(|s| s == lock) {
