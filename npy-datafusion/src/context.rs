@@ -149,6 +149,6 @@ async fn npy_table(
     }
     crate::table::refuse_empty_files(&ctx.state(), &located.urls, kind).await?;
     let format: Arc<dyn FileFormat> = Arc::new(NpyFormat::new_with(kind, options));
-    let listing = crate::listing::listing_table(&ctx.state(), located, format).await?;
+    let listing = crate::listing::listing_table(&ctx.state(), located, format, None).await?;
     Ok(NpyTable::new_with(listing, kind, options))
 }

@@ -21,4 +21,14 @@ impl Kind {
             Kind::Npz => "npz",
         }
     }
+
+    /// The glob of a folder's files of this kind, their suffix in any case (`RUN.NPY` is a
+    /// `.npy` file, as `npy_store::find` has it): DataFusion lists a folder's files by a
+    /// glob or by an extension it compares case by case.
+    pub(crate) fn files_glob(self) -> &'static str {
+        match self {
+            Kind::Npy => "*.[nN][pP][yY]",
+            Kind::Npz => "*.[nN][pP][zZ]",
+        }
+    }
 }

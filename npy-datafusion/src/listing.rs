@@ -10,7 +10,9 @@
 //! and `INSERT INTO` writes files into it: its table paths are the directory and each
 //! folder below it that holds a file found (DataFusion lists a directory's own files
 //! only, unless `listing_table_ignore_subdirectory` is off, when the directory alone
-//! lists them all). A pattern's or a file's paths are the files themselves.
+//! lists them all), each with the glob of the kind's suffix in any case
+//! ([`Kind::files_glob`]: DataFusion compares an extension case by case). A pattern's or
+//! a file's paths are the files themselves.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,14 +31,14 @@ use crate::error::npy_error;
 use crate::kind::Kind;
 
 /// A table's files: the URLs its listing lists, and the extension it keeps of what they
-/// list ("" for files found locally, each named: a pattern may match any suffix).
+/// list ("" for files found: named each, or by their folder's glob).
 #[derive(Debug)]
 pub(crate) struct Located {
     pub(crate) urls: Vec<ListingTableUrl>,
     pub(crate) extension: String,
-    /// Whether `urls` are a URL prefix's folders of files found (each to be read for its
-    /// own files of the table's kind only).
-    pub(crate) bucket_folders: bool,
+    /// Whether `urls` hold the files npy-store's rule found (false: a location with
+    /// nothing there yet, which DataFusion takes as it stands).
+    pub(crate) found: bool,
 }
 
 /// Whether `location`'s files are found by npy-store's rule (see the module): a local
@@ -55,15 +57,16 @@ pub(crate) fn is_found(location: &str) -> bool {
 pub(crate) async fn locate(state: &dyn Session, location: &str, kind: Kind) -> Result<Located> {
     let extension = format!(".{}", kind.ext());
     if !is_found(location) {
-        return Ok(Located { urls: vec![ListingTableUrl::parse(location)?], extension, bucket_folders: false });
+        return Ok(Located { urls: vec![ListingTableUrl::parse(location)?], extension, found: false });
     }
+    let folder = |url: String| ListingTableUrl::parse(url)?.with_glob(kind.files_glob());
     if npy_store::is_url(location) {
         let url = ListingTableUrl::parse(location)?;
         let store = state.runtime_env().object_store(&url)?;
         let found = match npy_store::find_in_store(store.as_ref(), url.prefix(), location).await {
             Ok(found) => found,
             Err(e) if matches!(e.kind(), npy_core::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound) => {
-                return Ok(Located { urls: vec![url], extension, bucket_folders: false });
+                return Ok(Located { urls: vec![url], extension, found: false });
             }
             Err(e) => return Err(npy_error(e)),
         };
@@ -76,8 +79,8 @@ pub(crate) async fn locate(state: &dyn Session, location: &str, kind: Kind) -> R
             below.dedup();
             folders.extend(below);
         }
-        let urls = folders.iter().map(|f| ListingTableUrl::parse(format!("{location}{f}"))).collect::<Result<_>>()?;
-        return Ok(Located { urls, extension, bucket_folders: true });
+        let urls = folders.iter().map(|f| folder(format!("{location}{f}"))).collect::<Result<_>>()?;
+        return Ok(Located { urls, extension: String::new(), found: true });
     }
     let files = npy_store::find(location).map_err(npy_error)?;
     let path = Path::new(location);
@@ -86,7 +89,7 @@ pub(crate) async fn locate(state: &dyn Session, location: &str, kind: Kind) -> R
     refuse_other_kind(location, kind, files.iter().map(PathBuf::as_path), named)?;
     if !path.is_dir() {
         let urls = files.iter().map(|f| ListingTableUrl::parse(text(location, f)?)).collect::<Result<_>>()?;
-        return Ok(Located { urls, extension: String::new(), bucket_folders: false });
+        return Ok(Located { urls, extension: String::new(), found: true });
     }
     let mut folders = vec![path.to_path_buf()];
     if state.config_options().execution.listing_table_ignore_subdirectory {
@@ -97,9 +100,9 @@ pub(crate) async fn locate(state: &dyn Session, location: &str, kind: Kind) -> R
     }
     let urls = folders
         .iter()
-        .map(|folder| ListingTableUrl::parse(format!("{}/", text(location, folder)?.trim_end_matches('/'))))
+        .map(|f| folder(format!("{}/", text(location, f)?.trim_end_matches('/'))))
         .collect::<Result<_>>()?;
-    Ok(Located { urls, extension, bucket_folders: false })
+    Ok(Located { urls, extension: String::new(), found: true })
 }
 
 /// Fails if `files` (found at `location`) hold the other kind's, but for a file `named`
@@ -158,8 +161,8 @@ pub(crate) async fn infer_schema(
     format.infer_schema(state, &store, &files).await
 }
 
-/// The listing table of `located`, its files read by `format`: columns inferred from all
-/// of them ([`infer_schema`]), statistics kept in the session's cache.
+/// The listing table of `located`, its files read by `format`: columns `declared`, else
+/// inferred from all of them ([`infer_schema`]), statistics kept in the session's cache.
 ///
 /// # Errors
 /// [`infer_schema`]'s.
@@ -167,8 +170,12 @@ pub(crate) async fn listing_table(
     state: &dyn Session,
     located: Located,
     format: Arc<dyn FileFormat>,
+    declared: Option<SchemaRef>,
 ) -> Result<ListingTable> {
-    let schema = infer_schema(state, &format, &located).await?;
+    let schema = match declared {
+        Some(schema) => schema,
+        None => infer_schema(state, &format, &located).await?,
+    };
     let options = ListingOptions::new(format).with_file_extension(located.extension);
     let config =
         ListingTableConfig::new_with_multi_paths(located.urls).with_listing_options(options).with_schema(schema);

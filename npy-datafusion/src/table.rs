@@ -158,43 +158,33 @@ impl NpyTableFactory {
 #[async_trait]
 impl TableProviderFactory for NpyTableFactory {
     async fn create(&self, state: &dyn Session, cmd: &CreateExternalTable) -> Result<Arc<dyn TableProvider>> {
-        // Local locations and URL prefixes name the files npy-store's rule finds
-        // (DataFusion's listing of a directory leaves out its folders' files: each folder
-        // becomes a location of its own), unless the table is partitioned by its folders'
-        // names.
+        // Local locations and URL prefixes name the files npy-store's rule finds: the table
+        // is made here, as `register_npy` makes one, of every location's folders (each
+        // globbed by its kind's suffix in any case: DataFusion's factory globs `*.npy`, a
+        // bucket folder's objects of every name, and infers the columns of the first
+        // location only), unless the table is partitioned by its folders' names or a
+        // location holds nothing yet (DataFusion's factory takes those as they stand).
         let kind = if cmd.file_type.eq_ignore_ascii_case("npz") { Kind::Npz } else { Kind::Npy };
         let by_rule = cmd.table_partition_cols.is_empty() && cmd.locations.iter().all(|l| crate::listing::is_found(l));
-        let mut found = cmd.clone();
         if by_rule {
-            found.locations.clear();
-            let mut bucket =
-                crate::listing::Located { urls: Vec::new(), extension: String::new(), bucket_folders: true };
+            let mut all = crate::listing::Located { urls: Vec::new(), extension: String::new(), found: true };
             for location in &cmd.locations {
                 let located = crate::listing::locate(state, location, kind).await?;
-                if located.bucket_folders {
-                    bucket.extension = located.extension;
-                    bucket.urls.extend(located.urls);
-                } else {
-                    found.locations.extend(located.urls.iter().map(|url| url.as_str().to_string()));
-                }
+                all.found &= located.found;
+                all.urls.extend(located.urls);
             }
-            // DataFusion's factory reads a local folder's files of the table's kind only (it
-            // globs `*.npy`), a bucket folder's of every name, and infers the columns of the
-            // first location only: a table of bucket folders is made here, as
-            // `register_npy` makes one (unless its columns are declared).
-            if !bucket.urls.is_empty() && found.locations.is_empty() && cmd.schema.fields().is_empty() {
+            if all.found {
                 let format = crate::listing::format_of(state, cmd)?;
-                refuse_empty_files(state, &bucket.urls, kind).await?;
-                let listing = crate::listing::listing_table(state, bucket, format)
+                refuse_empty_files(state, &all.urls, kind).await?;
+                let declared = (!cmd.schema.fields().is_empty()).then(|| Arc::new(cmd.schema.as_arrow().clone()));
+                let listing = crate::listing::listing_table(state, all, format, declared)
                     .await?
                     .with_definition(cmd.definition.clone())
                     .with_constraints(cmd.constraints.clone())
                     .with_column_defaults(cmd.column_defaults.clone());
                 return Ok(Arc::new(NpyTable::try_from_listing(listing)?));
             }
-            found.locations.extend(bucket.urls.iter().map(|url| url.as_str().to_string()));
         }
-        let cmd = &found;
         let provider = self.listing.create(state, cmd).await?;
         let Some(listing) = provider.downcast_ref::<ListingTable>() else {
             let reason = format!("table '{}': the listing table factory made no listing table", cmd.name);
@@ -217,7 +207,9 @@ pub(crate) async fn refuse_empty_files(state: &dyn Session, paths: &[ListingTabl
     let ext = format!(".{}", kind.ext());
     for url in paths {
         let store = state.runtime_env().object_store(url)?;
-        let mut files = url.list_all_files(state, store.as_ref(), &ext).await?;
+        // A folder's glob names its files (their suffix in any case); else the extension.
+        let ext = if url.get_glob().is_some() { "" } else { ext.as_str() };
+        let mut files = url.list_all_files(state, store.as_ref(), ext).await?;
         while let Some(file) = files.try_next().await? {
             if file.size == 0 {
                 let empty = std::io::Cursor::new(Vec::new());
