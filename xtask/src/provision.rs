@@ -74,6 +74,11 @@ pub const TOOLS: &[Tool] = &[
         origin: Prerequisite("npm, with Node.js 20 or later"),
         why: "installs npy-js's dev dependencies",
     },
+    Tool {
+        program: "cc",
+        origin: Prerequisite("a C compiler and linker (Debian: apt install gcc), which rustc links xtask with"),
+        why: "links every Rust program and builds libzstd's and zlib's C for the machine",
+    },
     Tool { program: "clang", origin: Debian("clang"), why: "builds libzstd's C for WebAssembly (the cc crate)" },
     Tool { program: "chromium", origin: Debian("chromium"), why: "the browser tests of npy-js and of its viewer" },
     Tool { program: "zstd", origin: Debian("zstd"), why: "decompresses the browser's Zstandard members for NumPy" },
@@ -229,9 +234,61 @@ pub const JS_CHECKS: &[&str] = &["chromium", "zstd", "python3"];
 /// `wasm-bindgen-cli` and npy-js's npm packages ([`js`]), and the venv of
 /// `xtask/requirements.txt` (returned: its Python).
 pub fn ci() -> Result<PathBuf> {
+    // The venv is made by a child (`xtask venv`, its output in a log) while apt-get and the
+    // wasm tools run: its downloads and installs took a minute of a cold run.
+    let log = project::target_dir().join("provision-venv.log");
+    let venv = Venv::start(&log)?;
+    // A missing program ends the step at once (the child killed as `venv` drops).
     ensure(&TOOLS.iter().collect::<Vec<_>>())?;
     js(&[])?;
+    venv.wait()?;
     project::python_with_numpy()
+}
+
+/// `xtask venv` running as a child, its output in a log; killed if dropped unwaited.
+struct Venv {
+    child: Option<std::process::Child>,
+    log: PathBuf,
+}
+
+impl Venv {
+    fn start(log: &std::path::Path) -> Result<Venv> {
+        let exe = env::current_exe().map_err(|e| format!("cannot find xtask's own program: {e}"))?;
+        project::create_parent(log)?;
+        let out = std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let err = out.try_clone().map_err(|e| format!("{}: {e}", log.display()))?;
+        project::step(&format!("xtask venv, beside the rest (its output: {})", log.display()));
+        let child = Command::new(exe)
+            .arg("venv")
+            .stdin(std::process::Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| format!("cannot start xtask venv: {e}"))?;
+        Ok(Venv { child: Some(child), log: log.to_path_buf() })
+    }
+
+    /// Waits for the venv; its log is the error when it failed.
+    fn wait(mut self) -> Result<()> {
+        let Some(mut child) = self.child.take() else { return Ok(()) };
+        let status = child.wait().map_err(|e| format!("waiting for xtask venv: {e}"))?;
+        if status.success() {
+            return Ok(());
+        }
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(30).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        Err(format!("making the venv failed ({status}); the end of {}:\n{}", self.log.display(), tail.join("\n")))
+    }
+}
+
+impl Drop for Venv {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// What the JavaScript package's build needs ([`JS_BUILD`]'s programs and `extra`), the
