@@ -19,7 +19,7 @@
 read_npy <- function(path, rows = NULL, cols = NULL, int64 = c("auto", "integer64", "double")) {
   path <- check_path(path)
   args <- read_args(rows, cols, int64)
-  answer <- npy_call(npyr_read_npy(path, args$rows, args$names, args$bit64))
+  answer <- npy_call(npyr_read_npy(path, args$rows, args$names, args$bit64), path)
   finish_read(answer, args)
 }
 
@@ -42,7 +42,7 @@ read_npz <- function(path, member = NULL, rows = NULL, cols = NULL,
   if (!is.null(rows) || !is.null(cols)) {
     npy_abort("`rows` and `cols` apply to one member: give `member` too")
   }
-  members <- npy_call(npyr_members(path))$value
+  members <- npy_call(npyr_members(path), path)$value
   structure(list(path = path, members = members, int64 = int64), class = "npy_npz")
 }
 
@@ -51,7 +51,7 @@ read_member <- function(path, member, rows, cols, int64) {
     npy_abort("`member` must be one member's name")
   }
   args <- read_args(rows, cols, int64)
-  answer <- npy_call(npyr_read_member(path, member, args$rows, args$names, args$bit64))
+  answer <- npy_call(npyr_read_member(path, member, args$rows, args$names, args$bit64), path)
   finish_read(answer, args)
 }
 
@@ -143,10 +143,12 @@ npy_abort <- function(message) stop(npy_condition(message, "npy_error", "error")
 # The answer of a call into Rust, `list(value, warnings, error)`: its failure as an
 # `npy_error`, and an R error the call raised (a bug: a Rust panic, which extendr turns
 # into one) as an `npy_error` too.
-npy_call <- function(expr) {
+npy_call <- function(expr, what) {
   answer <- tryCatch(expr, error = function(e) {
     if (inherits(e, "npy_error")) stop(e)
-    npy_abort(conditionMessage(e))
+    message <- conditionMessage(e)
+    # R's own errors (memory R cannot allocate) do not name the file: say which.
+    npy_abort(if (grepl(what, message, fixed = TRUE)) message else paste0(what, ": ", message))
   })
   if (!is.null(answer$error)) npy_abort(answer$error)
   answer

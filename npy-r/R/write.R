@@ -12,7 +12,7 @@
 #' @export
 write_npy <- function(x, path) {
   path <- check_path(path)
-  npy_call(npyr_write_npy(x, path))
+  npy_call(npyr_write_npy(x, path), path)
   invisible(path)
 }
 
@@ -37,6 +37,6 @@ write_npz <- function(x, path, compression = c("stored", "deflate", "zstd"), lev
   if (!is.null(level) && (!is.numeric(level) || length(level) != 1L || is.na(level))) {
     npy_abort("`level` must be one number")
   }
-  npy_call(npyr_write_npz(x, path, compression, level))
+  npy_call(npyr_write_npz(x, path, compression, level), path)
   invisible(path)
 }

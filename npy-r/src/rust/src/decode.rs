@@ -72,6 +72,47 @@ enum Out {
     Raw(Vec<Vec<u8>>),
 }
 
+/// The longest vector R makes (R_XLEN_T_MAX, 2^52).
+const R_MAX_LENGTH: u64 = 1 << 52;
+
+/// Bytes of R memory allowed beyond 16 times the elements' own bytes: R's values of
+/// narrow types are wider (a `u1` is a 4-byte integer, an `S1` an 8-byte pointer), but a
+/// header must not make R allocate much more than the data it describes (`V0` elements,
+/// records without fields, counted in the billions, hold no bytes at all).
+const R_SLACK_BYTES: u64 = 64 << 20;
+
+/// Checks that R can hold `len` elements of `dtype` as the leaves `columns`, before
+/// anything is allocated: a data.frame's rows and a vector's length within R's limits,
+/// and R's memory for them bounded by the data's own size (see [`R_SLACK_BYTES`]).
+fn fits_r(dtype: &DType, columns: &[Column], len: usize) -> std::result::Result<(), Failure> {
+    let len = len as u64;
+    if dtype.as_record().is_some() && len > i32::MAX as u64 {
+        return Err(usage(format!("{len} records: R's data.frames hold at most 2147483647 rows")));
+    }
+    let data = len.saturating_mul(dtype.itemsize() as u64);
+    let mut memory = 0u64;
+    for c in columns {
+        let values = len.saturating_mul(c.per_element() as u64);
+        if values > R_MAX_LENGTH {
+            return Err(usage(format!("{values} values: R's vectors hold at most 2^52")));
+        }
+        let each = match c.scalar.ty() {
+            ScalarType::Bool | ScalarType::Int(1 | 2 | 4) | ScalarType::UInt(1 | 2) => 4,
+            ScalarType::Complex(_) => 16,
+            _ => 8,
+        };
+        memory = memory.saturating_add(values.saturating_mul(each));
+    }
+    let allowed = data.saturating_mul(16).saturating_add(R_SLACK_BYTES);
+    if memory > allowed {
+        return Err(usage(format!(
+            "{len} elements of {} bytes would take {memory} bytes of R's memory, more than 16 times the data's {data} bytes",
+            dtype.itemsize()
+        )));
+    }
+    Ok(())
+}
+
 /// A leaf's path and its R vector.
 pub type Named = (String, Robj);
 
@@ -159,6 +200,7 @@ pub fn chosen_columns(dtype: &DType, cols: Option<&[String]>) -> std::result::Re
 impl Decoder {
     /// A decoder of `len` elements of `dtype` into the leaves `columns`.
     pub fn new(dtype: &DType, columns: Vec<Column>, len: usize, int64: Int64) -> std::result::Result<Self, Failure> {
+        fits_r(dtype, &columns, len)?;
         let raw = bools_as_bytes(dtype)?;
         let mut leaves = Vec::with_capacity(columns.len());
         for column in columns {

@@ -51,3 +51,9 @@ impl<T, E: Into<Failure>> Located<T> for Result<T, E> {
         })
     }
 }
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure(e.to_string())
+    }
+}

@@ -39,6 +39,10 @@ pub fn npy_file(path: &str, request: &Request) -> Result<Value, Failure> {
         return objects(array, request, path);
     }
     let header = reader.header().clone();
+    r_shape(&header.shape).at(path)?;
+    // The data must be there before R's vectors are allocated for it.
+    let size = std::fs::metadata(path).map(|m| m.len()).at(path)?;
+    present(reader.data_offset(), reader.data_len(), size, request).at(path)?;
     match request.rows.as_deref() {
         Some(rows) => {
             // Rows of a file are read where they are: only their bytes, by offset.
@@ -79,12 +83,16 @@ pub fn npy_file(path: &str, request: &Request) -> Result<Value, Failure> {
 pub fn npz_member(path: &str, name: &str, request: &Request) -> Result<Value, Failure> {
     let what = format!("{path}, member '{name}'");
     let mut archive = npz::Reader::from_path(path).at(path)?;
+    let size = archive.members().iter().find(|m| m.name == name || m.member == name).map_or(u64::MAX, |m| m.size);
     let reader = archive.npy(name).at(&what)?;
     if reader.header().dtype.has_object() {
         let array = Array::<Object>::from_npy_reader(reader).at(&what)?;
         return objects(array, request, &what);
     }
     let header = reader.header().clone();
+    r_shape(&header.shape).at(&what)?;
+    present(reader.data_offset(), reader.data_len(), size, &Request { rows: None, cols: None, int64: request.int64 })
+        .at(&what)?;
     match request.rows.as_deref() {
         Some(rows) => {
             // A compressed member has no offsets to read at: its elements are read in
@@ -99,6 +107,29 @@ pub fn npz_member(path: &str, name: &str, request: &Request) -> Result<Value, Fa
         }
         None => whole(reader, &header, request, &what),
     }
+}
+
+/// Checks that a file (or member) of `size` bytes holds the data its header describes,
+/// before memory is taken for it; rows are read where they are, and checked as read.
+fn present(offset: usize, data: usize, size: u64, request: &Request) -> Result<(), Failure> {
+    let end = offset as u64 + data as u64;
+    if request.rows.is_none() && end > size {
+        return Err(Failure(format!(
+            "the header describes {data} bytes of data, but the file ends {} bytes after it starts: it is truncated",
+            size.saturating_sub(offset as u64)
+        )));
+    }
+    Ok(())
+}
+
+/// Checks that R can give an array of `shape` its dims: at most 2^31 - 1 along an axis.
+fn r_shape(shape: &[usize]) -> Result<(), Failure> {
+    if shape.len() >= 2 {
+        if let Some(d) = shape.iter().find(|&&d| d > i32::MAX as usize) {
+            return Err(usage(format!("an axis of {d}: R's arrays hold at most 2147483647 along an axis")));
+        }
+    }
+    Ok(())
 }
 
 /// The names and facts of an archive's members: name, compression, sizes.
