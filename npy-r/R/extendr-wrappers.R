@@ -8,6 +8,8 @@ npyr_read_member <- function(path, name, rows, cols, bit64) {
 
 npyr_members <- function(path) .Call(wrap__npyr_members, path)
 
-npyr_write_npy <- function(x, path) .Call(wrap__npyr_write_npy, x, path)
+npyr_write_npy <- function(x, path, durable) .Call(wrap__npyr_write_npy, x, path, durable)
 
-npyr_write_npz <- function(x, path, compression, level) .Call(wrap__npyr_write_npz, x, path, compression, level)
+npyr_write_npz <- function(x, path, compression, level, durable) {
+  .Call(wrap__npyr_write_npz, x, path, compression, level, durable)
+}

@@ -1,11 +1,12 @@
-//! `cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js[,...]]
+//! `cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js|r[,...]]
 //! [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N] [--fields N]
 //! [--repeat K]`:
 //! npy's speed next to the machine limit, NumPy, npyz, pyarrow and npy-append-array (and
-//! the JavaScript package's next to npyjs and fflate), in one run, with the ratios the speed
-//! goals name. Thirteen parts, all by default (`--only` picks some, comma-separated, run in
-//! the order below; the `python` part, the npy Python package against NumPy, is
-//! `npy-python/bench.py`'s, whose docs say what it times):
+//! the JavaScript package's next to npyjs and fflate, the R package's next to base R,
+//! data.table and reticulate), in one run, with the ratios the speed goals name. Fourteen
+//! parts, all by default (`--only` picks some, comma-separated, run in the order below; the
+//! `python` part, the npy Python package against NumPy, is `npy-python/bench.py`'s, whose
+//! docs say what it times):
 //!
 //! - `f8`: a big `<f8` array.
 //!   1. `cargo bench --bench io -- --dir <target>/bench --bytes N --repeat K --keep`
@@ -230,6 +231,33 @@
 //!   viewer's first rows of the traces within 1 s of picking the file, and its scroll to
 //!   the last row reading at most 1 MB (1,000,000 bytes; issue 66).
 //!
+//! - `r`: the R package `npy-r/` (npy-core through extendr) against base R's `readBin` and
+//!   `writeBin`, data.table's `fread` and reticulate + NumPy, in one R process (issue 79).
+//!   1. `R CMD INSTALL --no-test-load --library=<target>/r-library npy-r` (`crate::r`: `R`
+//!      and `Rscript`, Debian's `r-base-core`, provisioned first; with `NPY_R_LIBRARY` set,
+//!      the package installed there is used as is).
+//!   2. The seismic example's traces, as for `js` (made once, kept in `<target>/seismic`).
+//!   3. `npy-r/bench/inputs.py` (NumPy) makes 100 MB of `<f8`.
+//!   4. `Rscript --vanilla npy-r/bench/bench.R` (`R_LIBS`: that library) checks npy's values
+//!      against `readBin`'s, NumPy's (through reticulate) and `fread`'s, writes the traces
+//!      as CSV once (`data.table::fwrite`, the samples as 64 columns), then times, in
+//!      rounds that interleave each npy row with its peers' (a garbage collection before
+//!      each run): `read_npy` of the `<f8` next to `readBin(con, "double", n)` of the same
+//!      bytes (the header skipped with a raw `readBin`); `read_npy` of the traces, every
+//!      field a column, next to `readBin(f, "raw", file.size(f))`, `fread` of the CSV and
+//!      `np.load` through reticulate with each field converted to R; the last 10 rows
+//!      (`rows = 999991:1000000`); `write_npy` of the traces' data.frame next to `writeBin`
+//!      of a raw vector of the file's bytes.
+//!
+//!   The goals: the `<f8` read within 1.2 times `readBin`'s (R's floor); every column of
+//!   the traces within 2 times one raw `readBin` of the file; `write_npy` within 1.2 times
+//!   `writeBin`'s; and, judged by `bench.R` itself (`# goal:` lines), `fread` at least 10
+//!   times `read_npy`'s time and reticulate + NumPy slower than `read_npy`. A peer that is
+//!   not installed (data.table; reticulate, a Python with NumPy or a reticulate that
+//!   converts its arrays: Debian's reticulate 1.28 does not convert NumPy 2's) is a
+//!   `# not installed:` line, its row not measured and its goal not stated: context, not a
+//!   missed goal. The last rows' time is context.
+//!
 //! npy's writes in the goals use `WriteOptions::sync(false)` (`FileWriter::sync(false)`
 //! for archives), as `np.save`, npyz and the limit write do not sync either; the default
 //! (synced) `write_npy` is timed too, next to a limit write with `fsync`, for context.
@@ -267,7 +295,7 @@ use crate::project::{self, Result};
 use parts::{Goal, Part, PARTS};
 
 const USAGE: &str =
-    "usage: cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js[,...]] \
+    "usage: cargo xtask bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js|r[,...]] \
                      [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N] \
                      [--fields N] [--files N] [--repeat K]";
 
@@ -364,8 +392,12 @@ pub fn run(args: &[&str]) -> Result<()> {
 
     let mut done: Vec<(&Part, Measured)> = Vec::new();
     for part in settings.parts() {
-        if part.name == "js" {
-            let measured = js_part(&dir, &python, settings.repeat)?;
+        if part.name == "js" || part.name == "r" {
+            let measured = if part.name == "js" {
+                js_part(&dir, &python, settings.repeat)?
+            } else {
+                r_part(&dir, &python, settings.repeat)?
+            };
             remove_big_files(&dir);
             done.push((part, measured));
             fs::write(&report_path, report(&done, &settings))
@@ -445,11 +477,7 @@ fn js_part(dir: &Path, python: &Path, repeat: u32) -> Result<Measured> {
     project::step("js: cargo xtask js (the package's WebAssembly module and npm dev dependencies)");
     crate::provision::js(&["chromium"])?;
     crate::js::build()?;
-    let traces = project::target_dir().join("seismic").join("traces.npy");
-    if !traces.is_file() {
-        project::step("js: cargo run --release --example seismic (1,000,000 Trace records, 290 MiB)");
-        project::run(project::cargo().args(["run", "--release", "--example", "seismic"]).env("NPY_PYTHON", python))?;
-    }
+    let traces = seismic_traces("js", python)?;
     let bench = crate::js::package_dir().join("bench");
     project::step("js: python npy-js/bench/inputs.py (100 MB of <f8; the traces' fields as a deflated .npz)");
     project::run(Command::new(python).arg(bench.join("inputs.py")).arg(dir).arg(&traces))?;
@@ -464,6 +492,35 @@ fn js_part(dir: &Path, python: &Path, repeat: u32) -> Result<Measured> {
     viewer.arg(bench.join("viewer.mjs")).arg("--traces").arg(&traces).args(["--repeat", &repeat.to_string()]);
     measured.extend(run_bench_lines(&mut viewer)?);
     Ok(measured)
+}
+
+/// The seismic example's traces, `<target>/seismic/traces.npy`, made by `cargo run
+/// --release --example seismic` when missing (1,000,000 aligned `Trace` records, 290 MiB;
+/// NumPy checks them), kept for later runs; `part` names the step.
+fn seismic_traces(part: &str, python: &Path) -> Result<PathBuf> {
+    let traces = project::target_dir().join("seismic").join("traces.npy");
+    if !traces.is_file() {
+        project::step(&format!("{part}: cargo run --release --example seismic (1,000,000 Trace records, 290 MiB)"));
+        project::run(project::cargo().args(["run", "--release", "--example", "seismic"]).env("NPY_PYTHON", python))?;
+    }
+    Ok(traces)
+}
+
+/// The `r` part (see the module): the package installed (`crate::r::library`), the seismic
+/// example's traces, 100 MB of `<f8` NumPy makes, then `Rscript --vanilla
+/// npy-r/bench/bench.R` against that library.
+fn r_part(dir: &Path, python: &Path, repeat: u32) -> Result<Measured> {
+    project::step("r: the npy R package (R CMD INSTALL npy-r, or $NPY_R_LIBRARY)");
+    let lib = crate::r::library()?;
+    let traces = seismic_traces("r", python)?;
+    let bench = crate::r::package_dir().join("bench");
+    project::step("r: python npy-r/bench/inputs.py (100 MB of <f8)");
+    project::run(Command::new(python).arg(bench.join("inputs.py")).arg(dir))?;
+    project::step(&format!("r: Rscript --vanilla npy-r/bench/bench.R ({repeat} runs each)"));
+    let mut rscript = crate::r::rscript(&lib);
+    rscript.arg(bench.join("bench.R")).arg("--dir").arg(dir).arg("--traces").arg(&traces);
+    rscript.arg("--python").arg(python).args(["--repeat", &repeat.to_string()]);
+    run_bench_lines(&mut rscript)
 }
 
 fn parse_args(args: &[&str]) -> Result<Settings> {
@@ -503,7 +560,7 @@ fn parse_args(args: &[&str]) -> Result<Settings> {
                 for name in value.split(',') {
                     let Some(i) = PARTS.iter().position(|p| p.name == name) else {
                         return Err(format!(
-                            "--only takes f8, records, npz, deflate, mmap, arrow, sql, cluster, append, header, training, python or js (or several, \
+                            "--only takes f8, records, npz, deflate, mmap, arrow, sql, cluster, append, header, training, python, js or r (or several, \
                              comma-separated), not {name:?}; {USAGE}"
                         ));
                     };
@@ -703,6 +760,14 @@ fn report(done: &[(&Part, Measured)], settings: &Settings) -> String {
                     settings.bytes,
                     gib(settings.bytes),
                     settings.bytes / 8 / 4 / 5
+                );
+            }
+            "r" => {
+                let _ = writeln!(
+                    out,
+                    "<f8: 100,000,000 data bytes (NumPy's np.save); 1,000,000 aligned Trace records (304 B, \
+                     examples/seismic.rs) read as a data.frame, as CSV (data.table::fwrite, samples as 64 columns) \
+                     and written back; peers not installed: `# not installed:` lines, rows n/a"
                 );
             }
             "js" => {
@@ -916,16 +981,18 @@ mod tests {
             all.iter().map(|p| p.name).collect::<Vec<_>>(),
             [
                 "f8", "records", "npz", "deflate", "mmap", "arrow", "sql", "cluster", "append", "header", "training",
-                "python", "js"
+                "python", "js", "r"
             ]
         );
-        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("header, training, python or js"));
+        assert!(parse_args(&["--only", "parquet"]).unwrap_err().contains("header, training, python, js or r"));
         let training = parse_args(&["--only", "training", "--files", "300"]).unwrap();
         assert_eq!(training.size_args(training.parts()[0]), ["--files".to_string(), "300".to_string()]);
         let deflate = parse_args(&["--only", "deflate", "--traces", "5000"]).unwrap();
         assert_eq!(deflate.size_args(deflate.parts()[0]), ["--traces".to_string(), "5000".to_string()]);
         let js = parse_args(&["--only", "js,f8"]).unwrap().parts();
         assert_eq!(js.iter().map(|p| p.name).collect::<Vec<_>>(), ["f8", "js"]);
+        let r = parse_args(&["--only", "r,js"]).unwrap().parts();
+        assert_eq!(r.iter().map(|p| p.name).collect::<Vec<_>>(), ["js", "r"]);
         let python = parse_args(&["--only", "python", "--bytes", "4096"]).unwrap();
         assert_eq!(python.size_args(python.parts()[0]), ["--bytes".to_string(), "4096".to_string()]);
         let append = parse_args(&["--only", "append", "--batches", "20"]).unwrap();
@@ -1141,6 +1208,7 @@ mod tests {
             &parts::APPEND,
             &parts::HEADER,
             &parts::JS,
+            &parts::R,
         ] {
             for &(what, num, den, goal) in part.goals {
                 // A goal on one row (its peak memory, its size, its time) names no denominator.

@@ -47,19 +47,23 @@
 //! 13. every example, `cargo run --release -p npy-seismic --example <name>` with `NPY_CI=1`
 //! 14. the `npy` commands of the tool's manual (`npy-cli/README.md`) and of README.md, then
 //!     README.md's `npy sql` commands, run as written on the main job's file (see [`readme`])
-//! 15. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
+//! 15. the R package (see [`crate::r::ci`]): built as a binary package, its testthat
+//!     suites against NumPy's values (the corpus, the main job's traces, object arrays,
+//!     the hostile files), what R wrote checked by NumPy, then the binary package
+//!     installed with cargo and rustc off `PATH` and README.md's R program run as written
+//! 16. the cluster commands of `npy-ballista/README.md`, run as written ([`crate::cluster`]):
 //!     a scheduler and two executors in the background, `npy sql --ballista df://...` on
 //!     them, then every process killed, and none left
-//! 16. `golden --check`: `tests/data` is exactly what NumPy writes
-//! 17. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
+//! 17. `golden --check`: `tests/data` is exactly what NumPy writes
+//! 18. NumPy round trip: `npy copy` every `.npy` and `.npz` file of the NumPy corpus
 //!     (`../shared/corpus/public`) and of `tests/data` (but `tests/data/object`: the checker
 //!     refuses pickles by design; step 12 covers object arrays), then
 //!     `../shared/tools/check_roundtrip.py ORIG OUT --strict` must pass them all.
-//! 18. NumPy reads our dumps: `xtask/dump_check.py` runs `npy dump --format json` on every
+//! 19. NumPy reads our dumps: `xtask/dump_check.py` runs `npy dump --format json` on every
 //!     `.npy` of the corpus and of `tests/data` and every member of their `.npz` files,
 //!     parses each line with Python's `json` and compares it with NumPy's `tolist()` under
 //!     the documented mapping; where NumPy cannot give the values, the dump must fail
-//! 19. pyarrow reads our conversions: `xtask/arrow_check.py` runs `npy convert --residue`
+//! 20. pyarrow reads our conversions: `xtask/arrow_check.py` runs `npy convert --residue`
 //!     on every non-object `.npy` of the corpus and of `tests/data` to `.arrow` and
 //!     `.parquet`, opens each with pyarrow (`pyarrow.ipc.open_file`,
 //!     `pyarrow.parquet.read_table`) and compares every column with `np.load`'s values, then
@@ -68,20 +72,20 @@
 //!     written again, as its users save tables); and every non-object `.npz` as one table
 //!     (a column per member: NumPy's values of each member, the same members back), or
 //!     refused when NumPy agrees its members differ in length
-//! 20. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
+//! 21. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
 //!     every file `npy-cli/tests/append.rs` grew in place (records, a file whose killed
 //!     append left a tail, and the file 4 racing `npy append`s grew, whose rows sorted
 //!     must be exactly the ones appended) into `target/append-check` and compare it with
 //!     the array written whole, header bytes included; npy-append-array (pinned in
 //!     `xtask/requirements.txt`) appends to them, and `npy append` to a file
 //!     npy-append-array made
-//! 21. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
+//! 22. Dask reads our npy stacks and we read Dask's: `xtask/stack_check.py` has Dask
 //!     (`dask` and `distributed`, pinned in `xtask/requirements.txt`) compute every stack
 //!     the tests left in `target/stack-check` on a `LocalCluster` and compare it with the
 //!     array written whole, `info` byte for byte as Dask writes it; `npy stack join` reads
 //!     stacks Dask writes (with and without `info`), Dask reads what `npy stack split`
 //!     writes, and `npy stack join` refuses `info` pickles that would run code
-//! 22. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
+//! 23. the consumers read our files and we read theirs: `xtask/consumer_check.py` (DuckDB,
 //!     polars and pandas pinned in `xtask/requirements.txt`) has DuckDB and polars read
 //!     every `.parquet` and `.arrow` `npy convert` writes from the corpus and `tests/data`
 //!     with NumPy's values (arrow_check.py's rules); converts to `.npy` the files pyarrow,
@@ -90,7 +94,7 @@
 //!     decimals, zoned timestamps) and has NumPy load them equal to the source; and
 //!     converts npy's Parquet, edited with pyarrow (filter, drop, add, reorder, rename,
 //!     cast), back to exactly what pyarrow holds
-//! 23. the Python package (see [`python_package`]): installed as its manual
+//! 24. the Python package (see [`python_package`]): installed as its manual
 //!     (`npy-python/README.md`) says (in the dev profile: the test step's build serves
 //!     most of it), README.md's Python run as written, built as one abi3 wheel,
 //!     `ruff`-clean, `mypy --strict` and `mypy.stubtest` clean, its typed example run, its
@@ -133,6 +137,7 @@ const STEPS: &[Step] = &[
     ("numpy loads object arrays", object_check),
     ("examples", examples),
     ("readme commands", readme),
+    ("the r package", r_package),
     ("readme cluster commands", readme_cluster),
     ("golden --check", golden_check),
     ("numpy round trip", roundtrip),
@@ -665,6 +670,12 @@ fn readme(_: &mut Ci) -> Result<()> {
     docs::run_lines("README.md", &front, &engines)?;
     docs::run_lines("README.md", &front_sql, &engines)?;
     Ok(())
+}
+
+/// The R package, its tests against NumPy and README.md's R program (see [`crate::r::ci`]).
+fn r_package(ci: &mut Ci) -> Result<()> {
+    let python = ci.python()?;
+    crate::r::ci(&python)
 }
 
 /// `PATH` with `dir` first.

@@ -45,6 +45,7 @@ mod miri;
 mod moto;
 mod project;
 mod provision;
+mod r;
 mod tidy;
 
 use std::process::ExitCode;
@@ -64,7 +65,7 @@ commands:
                     ..._with, and takes them last
   golden            write the NumPy fixtures into tests/data
   golden --check    fail unless tests/data is exactly what NumPy writes
-  bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js]
+  bench [--only f8|records|npz|deflate|mmap|arrow|sql|cluster|append|header|training|python|js|r]
         [--bytes N] [--records N] [--elements N] [--traces N] [--map-bytes N] [--batches N]
         [--fields N] [--repeat K]
                     time npy reading and writing a 1 GiB <f8 file (--bytes), 4,000,000
@@ -74,7 +75,8 @@ commands:
                     records as Arrow batches, Parquet and SQL tables (also on a Ballista
                     cluster of processes), the npy Python package (python) and the npy
                     JavaScript package against npyjs and fflate in Node, with its module's
-                    size (js), best of K (default 3), next to the machine
+                    size (js), the npy R package against readBin, fread and reticulate (r),
+                    best of K (default 3), next to the machine
                     limit, NumPy, npyz and pyarrow, and print the goal ratios (report in
                     target/bench/report.txt)
   fuzz [--seconds N] [--target NAME] [--sanitizer address|none]
@@ -92,6 +94,10 @@ commands:
   js --viewer [--port N] [--files DIR]
                     build it and serve the viewer page (npy-js/viewer/) on 127.0.0.1 (port
                     8000), with DIR's files at /files/, until stopped
+  r                 build the R package npy-r/ (R CMD INSTALL --build) and run its checks:
+                    the testthat suites against NumPy's values, what R wrote loaded by
+                    NumPy, the binary package installed without Rust and README.md's R
+                    program (needs the main job's file and the hostile step's files)
   venv              make target/numpy-venv with the packages xtask/requirements.txt pins
                     (NumPy for the main job's check; ci makes it too)";
 
@@ -105,6 +111,7 @@ fn main() -> ExitCode {
         ["golden", "--check"] => golden::run(golden::Mode::Check),
         ["bench", rest @ ..] => bench::run(rest),
         ["fuzz", rest @ ..] => fuzz::run(rest),
+        ["r"] => project::python_with_numpy().and_then(|python| r::ci(&python)),
         ["miri", rest @ ..] => miri::run(rest),
         ["js"] => js::build().map(drop),
         ["js", "--test"] => project::python_with_numpy().and_then(|python| js::check(&python, false)),

@@ -34,6 +34,9 @@ pub enum Origin {
     /// What the machine must have, with the version it needs: it cannot be installed
     /// here (Debian's Node.js is too old; Python is the machine's own).
     Prerequisite(&'static str),
+    /// An R package from Debian (`r-cran-*`): `program` is the name R loads it by, and it
+    /// is there when R's `requireNamespace` finds it (CRAN is not reachable here).
+    RLibrary(&'static str),
 }
 
 /// A program the steps run.
@@ -47,7 +50,7 @@ pub struct Tool {
     pub why: &'static str,
 }
 
-use Origin::{Crate, Debian, Prerequisite, Rustup};
+use Origin::{Crate, Debian, Prerequisite, RLibrary, Rustup};
 
 /// Every program a step runs, by name. A step that runs another one fails tidy.
 pub const TOOLS: &[Tool] = &[
@@ -83,6 +86,23 @@ pub const TOOLS: &[Tool] = &[
     Tool { program: "chromium", origin: Debian("chromium"), why: "the browser tests of npy-js and of its viewer" },
     Tool { program: "zstd", origin: Debian("zstd"), why: "decompresses the browser's Zstandard members for NumPy" },
     Tool { program: "gzip", origin: Debian("gzip"), why: "the WebAssembly module's size after gzip -9" },
+    Tool {
+        program: "R",
+        origin: Debian("r-base-core"),
+        why: "builds and installs the npy R package (R CMD INSTALL --build), for its tests and the bench",
+    },
+    Tool {
+        program: "Rscript",
+        origin: Debian("r-base-core"),
+        why: "runs the R package's tests, README's R program and the bench's npy-r/bench/bench.R",
+    },
+    Tool { program: "testthat", origin: RLibrary("r-cran-testthat"), why: "runs the R package's tests" },
+    Tool {
+        program: "bit64",
+        origin: RLibrary("r-cran-bit64"),
+        why: "integer64, which the R tests read 64-bit integers as",
+    },
+    Tool { program: "jsonlite", origin: RLibrary("r-cran-jsonlite"), why: "reads NumPy's values in the R tests" },
     Tool { program: "bash", origin: Debian("bash"), why: "runs the READMEs' commands as written" },
     Tool { program: "sh", origin: Debian("dash"), why: "npy-cli's tests of a FIFO's writer" },
     Tool { program: "timeout", origin: Debian("coreutils"), why: "bounds each npy run on a hostile file" },
@@ -132,6 +152,7 @@ pub fn ensure(tools: &[&Tool]) -> Result<()> {
         .iter()
         .filter_map(|t| match t.origin {
             Debian(package) if find(t.program).is_none() => Some(package),
+            RLibrary(package) => Some(package),
             _ => None,
         })
         .collect();
@@ -156,8 +177,15 @@ pub fn ensure(tools: &[&Tool]) -> Result<()> {
     Err(report(&left, install_failed.as_deref()))
 }
 
-/// What is wrong with `tool` here: missing from `PATH`, or (Node.js) too old.
+/// What is wrong with `tool` here: missing from `PATH`, or (Node.js) too old; an R
+/// package R does not find.
 fn problem(tool: &Tool) -> Option<String> {
+    if let RLibrary(_) = tool.origin {
+        let Some(rscript) = find("Rscript") else { return Some("R is not installed".into()) };
+        let check = format!("quit(status = if (requireNamespace('{}', quietly = TRUE)) 0 else 1)", tool.program);
+        let found = Command::new(rscript).args(["--vanilla", "-e", &check]).output().is_ok_and(|o| o.status.success());
+        return (!found).then(|| "R does not find it".into());
+    }
     let Some(path) = find(tool.program) else {
         return Some("not on PATH".into());
     };
@@ -199,6 +227,10 @@ fn report(left: &[Tool], install_failed: Option<&str>) -> String {
             Rustup => "rustup (rust-toolchain.toml's toolchain)".to_string(),
             Crate(name) => format!("`cargo install --locked {name}`"),
             Prerequisite(what) => what.to_string(),
+            RLibrary(package) => {
+                debian.push(package);
+                format!("Debian package {package} (an R package)")
+            }
         };
         let what = problem(tool).unwrap_or_default();
         let _ = write!(text, "\n  {} ({what}): {how}; {}", tool.program, tool.why);

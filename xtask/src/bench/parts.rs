@@ -832,6 +832,36 @@ pub(super) const JS: Part = Part {
     ],
 };
 
+pub(super) const R: Part = Part {
+    name: "r",
+    package: "npy-r",
+    // No Rust bench target: `npy-r/bench/bench.R` times the package in R.
+    bench: "",
+    features: "",
+    peer: true,
+    title: "r: the npy R package (npy-r: npy-core through extendr) against base R's readBin and writeBin, \
+            data.table's fread and reticulate + NumPy, in one R process, same rounds",
+    rows: &[
+        ("f8_npy", "read_npy, 100 MB <f8 -> double vector"),
+        ("f8_readbin", "readBin(con, \"double\", n) of the same bytes (floor)"),
+        ("traces_npy", "read_npy, 1M traces -> data.frame, a column a field"),
+        ("traces_readbin", "readBin(f, \"raw\", file.size(f)) (the floor)"),
+        ("traces_fread", "data.table::fread of the same rows as CSV"),
+        ("traces_reticulate", "reticulate: np.load + each field to R, data.frame"),
+        ("traces_tail", "read_npy(f, rows = 999991:1000000): last 10 rows"),
+        ("write_npy", "write_npy of the traces' data.frame (290 MiB)"),
+        ("write_writebin", "writeBin of a raw vector of the file's bytes (floor)"),
+    ],
+    // fread's and reticulate's goals (at least 10 times read_npy's time; slower than it)
+    // are bench.R's `# goal:` lines, stated only where the peer is installed.
+    goals: &[
+        ("<f8: read_npy / readBin", "f8_npy", "f8_readbin", Goal::AtMost(1.2)),
+        ("traces: read_npy / readBin raw", "traces_npy", "traces_readbin", Goal::AtMost(2.0)),
+        ("write_npy / writeBin", "write_npy", "write_writebin", Goal::AtMost(1.2)),
+        ("last 10 rows / all rows", "traces_tail", "traces_npy", Goal::Context),
+    ],
+};
+
 /// Every part, in the order a run takes them.
-pub(super) const PARTS: [&Part; 13] =
-    [&F8, &RECORDS, &NPZ, &DEFLATE, &MMAP, &ARROW, &SQL, &CLUSTER, &APPEND, &HEADER, &TRAINING, &PYTHON, &JS];
+pub(super) const PARTS: [&Part; 14] =
+    [&F8, &RECORDS, &NPZ, &DEFLATE, &MMAP, &ARROW, &SQL, &CLUSTER, &APPEND, &HEADER, &TRAINING, &PYTHON, &JS, &R];

@@ -77,10 +77,12 @@ fn npyr_members(path: &str) -> Robj {
 
 /// Writes `x` as a `.npy` file, atomically (see `write_npy` in R).
 #[extendr]
-fn npyr_write_npy(x: Robj, path: &str) -> Robj {
+fn npyr_write_npy(x: Robj, path: &str, durable: bool) -> Robj {
     let write = || -> std::result::Result<Value, Failure> {
         let array = encode::to_array(&x, path)?;
-        array.write_npy(path).at(path)?;
+        let mut options = npy_core::WriteOptions::default();
+        options.sync(durable);
+        array.write_npy_with(path, &options).at(path)?;
         Ok(Value { value: ().into(), warnings: Vec::new() })
     };
     answer(write())
@@ -88,7 +90,7 @@ fn npyr_write_npy(x: Robj, path: &str) -> Robj {
 
 /// Writes the named list `members` as an `.npz` archive, atomically (see `write_npz`).
 #[extendr]
-fn npyr_write_npz(members: List, path: &str, compression: &str, level: Nullable<f64>) -> Robj {
+fn npyr_write_npz(members: List, path: &str, compression: &str, level: Nullable<f64>, durable: bool) -> Robj {
     let write = || -> std::result::Result<Value, Failure> {
         let level = match level {
             Nullable::NotNull(l) => Some(l as i64),
@@ -97,6 +99,7 @@ fn npyr_write_npz(members: List, path: &str, compression: &str, level: Nullable<
         let compression = npy_core::npz::Compression::named(compression, level)?;
         let names: Vec<String> = members.names().map(|n| n.map(str::to_string).collect()).unwrap_or_default();
         let mut writer = npy_core::npz::Writer::create(path).at(path)?;
+        writer.sync(durable);
         for (name, value) in names.iter().zip(members.values()) {
             let what = format!("{path}, member '{name}'");
             let array = encode::to_array(&value, &what)?;
