@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """The input of bench.R made with NumPy: python inputs.py DIR [F8_BYTES]
 
 - DIR/f8.npy: F8_BYTES data bytes (default 100,000,000: 12,500,000 doubles) of `<f8` (a
@@ -22,7 +21,9 @@ def main():
     out = Path(sys.argv[1])
     f8_bytes = int(sys.argv[2]) if len(sys.argv) == 3 else 100_000_000
     if f8_bytes <= 0 or f8_bytes % 8:
-        raise SystemExit(f"inputs.py: F8_BYTES must be a positive multiple of 8, not {f8_bytes}")
+        raise SystemExit(
+            f"inputs.py: F8_BYTES must be a positive multiple of 8, not {f8_bytes}"
+        )
     out.mkdir(parents=True, exist_ok=True)
     f8 = out / "f8.npy"
     np.save(f8, np.cumsum(np.random.default_rng(7).standard_normal(f8_bytes // 8)))

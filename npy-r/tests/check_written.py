@@ -16,7 +16,6 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-
 from numpy_expect import expect
 
 
@@ -31,7 +30,9 @@ def same(kind, a, b):
 
 
 def check_array(name, array, want, problems):
-    fortran = array.flags.f_contiguous and not array.flags.c_contiguous and array.ndim > 1
+    fortran = (
+        array.flags.f_contiguous and not array.flags.c_contiguous and array.ndim > 1
+    )
     descr = repr(np.lib.format.dtype_to_descr(array.dtype))
     if descr != want["descr"]:
         problems.append(f"{name}: descr {descr}, not {want['descr']}")
@@ -49,7 +50,9 @@ def check_array(name, array, want, problems):
         have = [t for v in have for t in (v if isinstance(v, list) else [v])]
         kind = np.dtype(col["type"]).kind
         if len(have) != len(col["values"]):
-            problems.append(f"{name} {path}: {len(have)} values, not {len(col['values'])}")
+            problems.append(
+                f"{name} {path}: {len(have)} values, not {len(col['values'])}"
+            )
             continue
         for i, (a, b) in enumerate(zip(have, col["values"])):
             if not same(kind, a, b):
@@ -64,17 +67,31 @@ def main():
     for name, want in spec.items():
         path = written / name
         if name.endswith(".npz"):
-            method = {"stored": zipfile.ZIP_STORED, "deflate": zipfile.ZIP_DEFLATED, "zstd": 93}[want["compression"]]
+            method = {
+                "stored": zipfile.ZIP_STORED,
+                "deflate": zipfile.ZIP_DEFLATED,
+                "zstd": 93,
+            }[want["compression"]]
             with zipfile.ZipFile(path) as z:
                 for info in z.infolist():
                     if info.compress_type != method:
-                        problems.append(f"{name} {info.filename}: compression {info.compress_type}, not {method}")
+                        problems.append(
+                            f"{name} {info.filename}: compression {info.compress_type}, not {method}"
+                        )
                     if method == 93:
                         with open(path, "rb") as f:
                             f.seek(info.header_offset + 26)
-                            n, m = int.from_bytes(f.read(2), "little"), int.from_bytes(f.read(2), "little")
+                            n, m = (
+                                int.from_bytes(f.read(2), "little"),
+                                int.from_bytes(f.read(2), "little"),
+                            )
                             f.seek(info.header_offset + 30 + n + m)
-                            raw = subprocess.run(["zstd", "-dc"], input=f.read(info.compress_size), capture_output=True, check=True).stdout
+                            raw = subprocess.run(
+                                ["zstd", "-dc"],
+                                input=f.read(info.compress_size),
+                                capture_output=True,
+                                check=True,
+                            ).stdout
                         np.load(io.BytesIO(raw))
                     else:
                         np.load(io.BytesIO(z.read(info.filename)))

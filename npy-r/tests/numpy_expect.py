@@ -16,6 +16,7 @@ bytes and void as hex, datetimes as counts (``NaT`` as ``"NaT"``).
 """
 
 import json
+import math
 import sys
 
 import numpy as np
@@ -49,7 +50,7 @@ def pick(array, path):
 
 def number(x):
     """A float as text R's `as.numeric` reads back exactly."""
-    if x != x:
+    if math.isnan(x):
         return "NaN"
     if x in (float("inf"), float("-inf")):
         return "Inf" if x > 0 else "-Inf"
@@ -78,10 +79,22 @@ def text(value, dtype):
 
 def column(values, n, dtype):
     """A leaf's values (shape (n, ...)) in R's order: value j of element i at i + j*n."""
-    flat = values.reshape(n, -1) if n else values.reshape(0, int(np.prod(values.shape[1:])))
+    flat = (
+        values.reshape(n, -1)
+        if n
+        else values.reshape(0, int(np.prod(values.shape[1:])))
+    )
     per = flat.shape[1]
-    value = (lambda i, j: ucs4(flat[i, j : j + 1])) if dtype.kind == "U" else (lambda i, j: text(flat[i, j], dtype))
-    return {"per": per, "type": dtype.str, "values": [value(i, j) for j in range(per) for i in range(n)]}
+    value = (
+        (lambda i, j: ucs4(flat[i, j : j + 1]))
+        if dtype.kind == "U"
+        else (lambda i, j: text(flat[i, j], dtype))
+    )
+    return {
+        "per": per,
+        "type": dtype.str,
+        "values": [value(i, j) for j in range(per) for i in range(n)],
+    }
 
 
 def ucs4(one):
@@ -99,13 +112,18 @@ def ucs4(one):
 def expect(array):
     """What R should hold for `array` (see the module)."""
     if array.dtype.names is not None:
-        order = "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+        order = (
+            "F" if array.flags.f_contiguous and not array.flags.c_contiguous else "C"
+        )
         flat = array.ravel(order=order)
         n = flat.shape[0]
         return {
             "kind": "record",
             "rows": n,
-            "columns": {p: column(pick(flat, p) if p else flat, n, d) for p, d in leaves(array.dtype)},
+            "columns": {
+                p: column(pick(flat, p) if p else flat, n, d)
+                for p, d in leaves(array.dtype)
+            },
         }
     flat = array.ravel(order="F")
     return {
@@ -119,11 +137,29 @@ def write_objects(directory):
     """Object arrays as people save them (the values test-objects.R expects)."""
     directory.mkdir(parents=True, exist_ok=True)
     ragged = np.empty(3, dtype=object)
-    ragged[:] = [np.arange(3, dtype=np.int64), np.array([1.5, -2.0]), np.array([], dtype=np.float32)]
+    ragged[:] = [
+        np.arange(3, dtype=np.int64),
+        np.array([1.5, -2.0]),
+        np.array([], dtype=np.float32),
+    ]
     np.save(directory / "ragged.npy", ragged, allow_pickle=True)
-    np.save(directory / "dict.npy", {"name": "trace", "gain": 2.5, "ids": [1, 2, 3], "ok": True, "none": None,
-                                     "grid": np.arange(6, dtype=np.int16).reshape(2, 3)}, allow_pickle=True)
-    np.save(directory / "strings.npy", np.array(["a", None, "\u00e9t\u00e9"], dtype=object), allow_pickle=True)
+    np.save(
+        directory / "dict.npy",
+        {
+            "name": "trace",
+            "gain": 2.5,
+            "ids": [1, 2, 3],
+            "ok": True,
+            "none": None,
+            "grid": np.arange(6, dtype=np.int16).reshape(2, 3),
+        },
+        allow_pickle=True,
+    )
+    np.save(
+        directory / "strings.npy",
+        np.array(["a", None, "\u00e9t\u00e9"], dtype=object),
+        allow_pickle=True,
+    )
     nested = np.empty((2, 2), dtype=object)
     nested[:] = [[1, "x"], [(1, 2), {"k": b"\x00\xff"}]]
     np.save(directory / "nested_2x2.npy", nested, allow_pickle=True)
@@ -144,7 +180,9 @@ def main():
     t = np.load(traces, mmap_mode="r")
     subset = np.ascontiguousarray(t[[r - 1 for r in TRACE_ROWS]])
     sub = expect(subset)
-    sub["columns"] = {k: v for k, v in sub["columns"].items() if k.split(".")[0] in TRACE_COLS}
+    sub["columns"] = {
+        k: v for k, v in sub["columns"].items() if k.split(".")[0] in TRACE_COLS
+    }
     result = {
         "corpus": files,
         "traces": {
@@ -154,7 +192,10 @@ def main():
             "subset_cols": TRACE_COLS,
             "subset": sub,
             # Whole columns as sums, to check every row without a GB of JSON.
-            "sums": {p: number(float(np.sum(pick(t, p), dtype=np.float64))) for p, _ in leaves(t.dtype)},
+            "sums": {
+                p: number(float(np.sum(pick(t, p), dtype=np.float64)))
+                for p, _ in leaves(t.dtype)
+            },
         },
     }
     with open(out, "w") as f:

@@ -112,6 +112,12 @@ pub fn ci(python: &Path) -> Result<()> {
     }
     let expected = dir.join("expected.json");
     let tests = package_dir().join("tests");
+    project::step("ruff check, ruff format --check (npy-r's Python: tests and bench)");
+    for args in [&["check", "--no-cache"][..], &["format", "--check", "--no-cache"]] {
+        project::run(
+            Command::new(python).args(["-m", "ruff"]).args(args).args(["tests", "bench"]).current_dir(package_dir()),
+        )?;
+    }
     project::step("NumPy's values for the R tests (npy-r/tests/numpy_expect.py)");
     project::run(
         Command::new(python)

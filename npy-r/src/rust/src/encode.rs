@@ -262,16 +262,16 @@ fn put_leaf(
                 let v = x.as_real_slice().expect("doubles");
                 let big = scalar.order() == ByteOrder::Big;
                 if ty == ScalarType::Float(8) {
-                    for (k, r) in positions(n, per) {
+                    each(n, per, |k, r| {
                         let b = if big { v[r].to_be_bytes() } else { v[r].to_le_bytes() };
                         buf[k * 8..k * 8 + 8].copy_from_slice(&b);
-                    }
+                    });
                 } else if ty == ScalarType::Float(4) {
-                    for (k, r) in positions(n, per) {
+                    each(n, per, |k, r| {
                         let x = narrow(v[r]);
                         let b = if big { x.to_be_bytes() } else { x.to_le_bytes() };
                         buf[k * 4..k * 4 + 4].copy_from_slice(&b);
-                    }
+                    });
                 } else {
                     for (k, r) in positions(n, per) {
                         let x = v[r];
@@ -284,7 +284,39 @@ fn put_leaf(
                     Some(v) => v.to_vec(),
                     None => x.as_logical_slice().expect("logicals").iter().map(|b| b.0).collect(),
                 };
-                for (k, r) in positions(n, per) {
+                // The common integer types directly: NA and range checked, bytes in order.
+                let direct =
+                    |bytes: usize, fits: &dyn Fn(i32) -> bool, buf: &mut [u8]| -> std::result::Result<(), Failure> {
+                        let big = scalar.order() == ByteOrder::Big;
+                        let mut first_bad = None;
+                        each(n, per, |k, r| {
+                            let i = v[r];
+                            if i == i32::MIN || !fits(i) {
+                                first_bad = first_bad.or(Some((k, i)));
+                                return;
+                            }
+                            let b = if big { i.to_be_bytes() } else { i.to_le_bytes() };
+                            let b = if big { &b[4 - bytes..] } else { &b[..bytes] };
+                            buf[k * bytes..(k + 1) * bytes].copy_from_slice(b);
+                        });
+                        match first_bad {
+                            None => Ok(()),
+                            Some((k, i32::MIN)) => {
+                                Err(bad(k, format!("NA, which {} cannot hold (NumPy has no NA)", scalar.type_str())))
+                            }
+                            Some((k, i)) => Err(bad(k, format!("{i} does not fit in {}", scalar.type_str()))),
+                        }
+                    };
+                let done = match ty {
+                    ScalarType::Int(4) => direct(4, &|_| true, &mut buf).map(|()| true),
+                    ScalarType::Int(2) => direct(2, &|i| i16::try_from(i).is_ok(), &mut buf).map(|()| true),
+                    ScalarType::UInt(2) => direct(2, &|i| u16::try_from(i).is_ok(), &mut buf).map(|()| true),
+                    ScalarType::Int(1) => direct(1, &|i| i8::try_from(i).is_ok(), &mut buf).map(|()| true),
+                    ScalarType::UInt(1) => direct(1, &|i| u8::try_from(i).is_ok(), &mut buf).map(|()| true),
+                    ScalarType::Bool => direct(1, &|i| i == 0 || i == 1, &mut buf).map(|()| true),
+                    _ => Ok(false),
+                }?;
+                for (k, r) in positions(n, per).filter(|_| !done) {
                     let i = v[r];
                     let value = if i == i32::MIN {
                         match ty {
@@ -391,8 +423,25 @@ fn put_leaf(
 /// The values of `n` elements of `per` each, column by column: (position in the plan's
 /// input, element by element; position in R's vector, whose value j of element i is at
 /// `i + j * n`).
-fn positions(n: usize, per: usize) -> impl Iterator<Item = (usize, usize)> {
-    (0..per).flat_map(move |j| (0..n).map(move |i| (i * per + j, i + j * n)))
+fn positions(n: usize, per: usize) -> Box<dyn Iterator<Item = (usize, usize)>> {
+    if per == 1 {
+        return Box::new((0..n).map(|i| (i, i)));
+    }
+    Box::new((0..per).flat_map(move |j| (0..n).map(move |i| (i * per + j, i + j * n))))
+}
+
+/// Calls `f(k, r)` for every value as [`positions`] gives them, by plain loops (the hot
+/// paths: no iterator between).
+fn each(n: usize, per: usize, mut f: impl FnMut(usize, usize)) {
+    if per == 1 {
+        (0..n).for_each(|i| f(i, i));
+        return;
+    }
+    for j in 0..per {
+        for i in 0..n {
+            f(i * per + j, i + j * n);
+        }
+    }
 }
 
 /// Seconds per R unit of a time vector (1 for POSIXct and difftime in secs, 86400 for
