@@ -5,7 +5,7 @@
 //! itself: numbers go straight into the R vectors, allocated once.
 
 use extendr_api::prelude::*;
-use extendr_api::{AsTypedSlice, Rinternals};
+use extendr_api::{single_threaded, AsTypedSlice};
 use npy_core::dtype::{ByteOrder, Column, DType, DateUnit, Scalar, ScalarType, TimeUnit};
 use npy_core::plan::Plan;
 use npy_core::scalar::{f16_to_f64, long_double_to_f64, trim_nuls, ucs4_lossy, widen};
@@ -213,14 +213,15 @@ impl Decoder {
             let n = len.checked_mul(column.per_element()).ok_or_else(|| usage("too many values"))?;
             // Every value is written by `decode` (or `direct`): R's vectors are taken
             // as allocated, not zeroed first.
-            let vector = |rtype| Out::Numbers(Robj::alloc_vector(extendr_api::rtype_to_sxp(rtype), n));
+            let path = if column.path.is_empty() { "the array" } else { column.path.as_str() };
+            let vector = |rtype| alloc_vector(rtype, n, path).map(Out::Numbers);
             let out = match kind {
-                Kind::Logical => vector(Rtype::Logicals),
-                Kind::Integer => vector(Rtype::Integers),
-                Kind::Complex | Kind::LongComplex => vector(Rtype::Complexes),
+                Kind::Logical => vector(Rtype::Logicals)?,
+                Kind::Integer => vector(Rtype::Integers)?,
+                Kind::Complex | Kind::LongComplex => vector(Rtype::Complexes)?,
                 Kind::Bytes | Kind::Unicode => Out::Text(Vec::with_capacity(n)),
                 Kind::Void => Out::Raw(Vec::with_capacity(n)),
-                _ => vector(Rtype::Doubles),
+                _ => vector(Rtype::Doubles)?,
             };
             leaves.push(Leaf { column, kind, scalar, plan, out });
         }
@@ -631,4 +632,60 @@ fn time_column(
             Ok(r)
         }
     }
+}
+
+/// An R vector of `len` values of `rtype`, not initialized; R's failure to allocate it (out
+/// of memory) is a [`Failure`], not an R error unwinding through Rust's frames.
+pub fn alloc_vector(rtype: Rtype, len: usize, what: &str) -> std::result::Result<Robj, Failure> {
+    use extendr_ffi::{R_NilValue, R_xlen_t, Rf_allocVector, SEXP, SEXPTYPE};
+    use std::ffi::c_void;
+
+    // SEXP is a pointer to R's opaque SEXPREC, which Rust never reads (extendr-ffi's own
+    // declarations allow the same).
+    #[allow(improper_ctypes)]
+    extern "C" {
+        // R's C API (Rinternals.h): runs `body`, and `handler` instead where `body` raises
+        // an R error; the longjmp of the error stays inside R.
+        fn R_tryCatchError(
+            body: unsafe extern "C" fn(*mut c_void) -> SEXP,
+            bdata: *mut c_void,
+            handler: unsafe extern "C" fn(SEXP, *mut c_void) -> SEXP,
+            hdata: *mut c_void,
+        ) -> SEXP;
+    }
+
+    struct Job {
+        sxp: SEXPTYPE,
+        len: R_xlen_t,
+    }
+
+    /// # Safety
+    /// `data` points to a live `Job`. This frame holds nothing to drop, so R's longjmp
+    /// out of it on an error skips nothing.
+    unsafe extern "C" fn body(data: *mut c_void) -> SEXP {
+        // SAFETY: `alloc_vector` passes a pointer to its `Job`, alive for the call.
+        let job = unsafe { &*(data as *const Job) };
+        // SAFETY: R's allocator, called on R's thread (inside `single_threaded`).
+        unsafe { Rf_allocVector(job.sxp, job.len) }
+    }
+
+    /// # Safety
+    /// Called by R with the condition; returns R's NULL, which `alloc_vector` tells apart.
+    unsafe extern "C" fn failed(_condition: SEXP, _data: *mut c_void) -> SEXP {
+        // SAFETY: R_NilValue is R's constant NULL, set before any package code runs.
+        unsafe { R_NilValue }
+    }
+
+    let job = Job { sxp: extendr_api::rtype_to_sxp(rtype), len: len as R_xlen_t };
+    single_threaded(|| {
+        // SAFETY: `body` and `failed` follow R_tryCatchError's contract; `job` outlives
+        // the call; the result is a fresh R vector, or R's NULL when allocation failed.
+        let sexp = unsafe { R_tryCatchError(body, &job as *const Job as *mut c_void, failed, std::ptr::null_mut()) };
+        // SAFETY: as above: R_NilValue is a constant.
+        if sexp == unsafe { R_NilValue } {
+            return Err(usage(format!("{what}: R cannot allocate a vector of {len} values (out of memory)")));
+        }
+        // SAFETY: `sexp` is a live, unprotected R vector: Robj protects it from here.
+        Ok(unsafe { Robj::from_sexp(sexp) })
+    })
 }
