@@ -255,7 +255,7 @@ fn ballista_answers_as_npy_core() {
 /// `--ballista df://HOST:PORT` names a scheduler: where none listens, the query fails at
 /// once saying so (exit 1); a value that is no `df://` URL (a query after a bare
 /// `--ballista`) is a usage error (exit 2). The cluster's own tests are
-/// `npy-ballista/tests/processes.rs` and CI's run of `npy-ballista/README.md`'s cluster commands.
+/// `npy-ballista/tests/ballista/processes.rs` and CI's run of `npy-ballista/README.md`'s cluster commands.
 #[cfg(feature = "ballista")]
 #[test]
 fn ballista_urls_name_a_scheduler() {
