@@ -332,7 +332,7 @@ const S3_BUCKET: &str = "npy-ci";
 /// The object-store tests against a local S3 server: `moto_server` from the venv on a free
 /// port of 127.0.0.1 (waited for, bounded; killed when the step ends, whatever happens),
 /// a bucket, the `AWS_*` variables object_store reads, then the ignored tests named `s3`
-/// (`npy-datafusion/tests/s3.rs`, the S3 case of `npy-cli/tests/sql.rs`) with the feature
+/// (`npy-datafusion/tests/sql/s3.rs`, the S3 case of `npy-cli/tests/sql.rs`) with the feature
 /// set of step 5, so nothing is built again.
 fn s3(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
