@@ -2,7 +2,6 @@
 //! reads from the same files; an `.npz` registered as an npz table; CSV, JSON and table
 //! output; `--out` files read back; SQL errors exit 1 in the tool's style. The S3 case runs
 //! against the local server `cargo xtask ci` starts (ignored otherwise).
-#![cfg(feature = "sql")]
 
 use std::path::Path;
 use std::process::{Command, Output};
