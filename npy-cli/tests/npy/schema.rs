@@ -261,6 +261,10 @@ fn build_scratch(dir: &Path, main_rs: &str) -> PathBuf {
     }
     write_if_changed(&dir.join("src/main.rs"), main_rs);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // A target directory of its own: trybuild's (`target/tests/trybuild`, the ui tests')
+    // checks with `--target` and `--cfg trybuild`, so building there reused 14 of these 45
+    // units, the proc macros (48 s instead of 69 s, 2026-11-28), and would queue the three
+    // tests on its lock.
     let target = dir.join("target");
     let out = Command::new(cargo)
         .args(["build", "--quiet", "--manifest-path"])
