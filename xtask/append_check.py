@@ -3,7 +3,7 @@
 Usage: append_check.py DIR NPY
 
 For every DIR/<case>.expect.npy (written whole by `write_npy` in `cargo test`:
-npy-cli/tests/append.rs), DIR/<case>.npy (grown in place by npy) must load in NumPy as
+npy-cli/tests/npy/append.rs), DIR/<case>.npy (grown in place by npy) must load in NumPy as
 that array, dtype and values, and its header must be the one np.save writes for it (a
 torn file's tail after the data is ignored, as np.load ignores it; the rows of racing
 appends, `concurrent`, sorted, as `concurrent.expect.npy` holds them). npy-append-array
@@ -94,7 +94,7 @@ def main():
     try:
         for case in CASES:
             if not (directory / f"{case}.expect.npy").exists():
-                raise Bad(f"no {case}.expect.npy in {directory}: did npy-cli/tests/append.rs run?")
+                raise Bad(f"no {case}.expect.npy in {directory}: did npy-cli/tests/npy/append.rs run?")
             print(f"ok   {case}: {check_case(directory, case, work)}")
         print(f"ok   {npy_on_theirs(npy, work)}")
     except (Bad, OSError, ValueError, subprocess.CalledProcessError) as e:

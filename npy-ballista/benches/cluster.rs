@@ -29,7 +29,7 @@
 
 #[path = "../../benches/common/mod.rs"]
 mod common;
-#[path = "../tests/support/processes.rs"]
+#[path = "../tests/ballista/support/processes.rs"]
 mod processes;
 
 use std::fs;

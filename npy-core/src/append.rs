@@ -12,7 +12,7 @@
 //! [`Appender::in_place_only`] asks for an error instead.
 //!
 //! A killed process cannot tear the header: it is rewritten by one `write` of its few
-//! hundred bytes, after the rows are synced (`npy-cli/tests/append.rs` kills appends at
+//! hundred bytes, after the rows are synced (`npy-cli/tests/npy/append.rs` kills appends at
 //! random moments). Against power loss the order of the two syncs holds; a header that
 //! fits in one disk sector (512 bytes: any plain dtype's, most records') is rewritten in
 //! one, a longer one relies on the disk writing it whole.

@@ -3,7 +3,7 @@ files, in the same order, by the engine's one rule (``npy_store::find_files``):
 ``npy.open``, ``npy.scan``, ``npy.dask.from_npy`` and xarray's ``engine="npy"``;
 ``npy.load_many`` of what that rule finds is the same rows too. (SQL reads the same tree through the same rule:
 npy-datafusion's ``tests/sql/tables.rs`` checks its rows in this order, and npy-cli's
-``tests/sql.rs`` the ``npy sql`` tool.)"""
+``tests/npy/sql.rs`` the ``npy sql`` tool.)"""
 
 import glob
 import os

@@ -136,7 +136,7 @@
 //!   (issue 35): `cargo bench -p npy-ballista --features cluster --bench cluster
 //!   (`npy-ballista/benches/cluster.rs`) builds the release `npy-ballista-scheduler` and
 //!   `npy-ballista-executor`, starts one scheduler and two executors as the process tests
-//!   do (`npy-ballista/tests/support/processes.rs`: loopback ports the OS picks, 2 vcores
+//!   do (`npy-ballista/tests/ballista/support/processes.rs`: loopback ports the OS picks, 2 vcores
 //!   each), and times the query sent to the scheduler next to the
 //!   same query in one DataFusion process, NumPy's `np.load` + reduction (its `--peer`, in
 //!   the same rounds) and the machine limit read.

@@ -73,7 +73,7 @@
 //!     (a column per member: NumPy's values of each member, the same members back), or
 //!     refused when NumPy agrees its members differ in length
 //! 21. NumPy and npy-append-array read our appends: `xtask/append_check.py` has NumPy load
-//!     every file `npy-cli/tests/append.rs` grew in place (records, a file whose killed
+//!     every file `npy-cli/tests/npy/append.rs` grew in place (records, a file whose killed
 //!     append left a tail, and the file 4 racing `npy append`s grew, whose rows sorted
 //!     must be exactly the ones appended) into `target/append-check` and compare it with
 //!     the array written whole, header bytes included; npy-append-array (pinned in
@@ -303,7 +303,7 @@ fn sql_check_dir() -> PathBuf {
     project::root().join("target").join("sql-check")
 }
 
-/// Where `npy-cli/tests/append.rs` leaves the files it grew in place, beside the arrays
+/// Where `npy-cli/tests/npy/append.rs` leaves the files it grew in place, beside the arrays
 /// they must hold (`<case>.expect.npy`).
 fn append_check_dir() -> PathBuf {
     project::root().join("target").join("append-check")
@@ -337,7 +337,7 @@ const S3_BUCKET: &str = "npy-ci";
 /// The object-store tests against a local S3 server: `moto_server` from the venv on a free
 /// port of 127.0.0.1 (waited for, bounded; killed when the step ends, whatever happens),
 /// a bucket, the `AWS_*` variables object_store reads, then the ignored tests named `s3`
-/// (`npy-datafusion/tests/s3.rs`, the S3 case of `npy-cli/tests/sql.rs`) with the feature
+/// (`npy-datafusion/tests/sql/s3.rs`, the S3 case of `npy-cli/tests/npy/sql.rs`) with the feature
 /// set of step 5, so nothing is built again.
 fn s3(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
@@ -374,7 +374,7 @@ fn sql_check(ci: &mut Ci) -> Result<()> {
     project::run(Command::new(&python).arg(&script).arg(sql_check_dir()))
 }
 
-/// NumPy loads the files `npy-cli/tests/append.rs` grew in place as the arrays written
+/// NumPy loads the files `npy-cli/tests/npy/append.rs` grew in place as the arrays written
 /// whole, npy-append-array appends to them, and `npy append` appends to a file
 /// npy-append-array made (`xtask/append_check.py`).
 fn append_check(ci: &mut Ci) -> Result<()> {

@@ -4,22 +4,11 @@
 //! dumps" (`xtask/dump_check.py`) compares every array of the corpus with NumPy itself.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use npy_core::header::Header;
 use npy_core::npz::{Compression, Writer};
 
-fn npy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_npy")).args(args).output().expect("run npy")
-}
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data").join(rel)
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::support::{fixture, npy, text};
 
 /// The lines `npy ARGS` writes, after checking that it succeeded with nothing on stderr.
 fn lines(args: &[&str]) -> Vec<String> {

@@ -6,8 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-#[path = "support/rss.rs"]
-mod rss;
+use crate::support::rss;
 
 /// The bound the issue sets for a 1 GiB file.
 const LIMIT: u64 = 64 << 20;

@@ -1,4 +1,4 @@
-#![allow(dead_code)] // Each test binary uses part of it.
+#![allow(dead_code)] // Each topic uses part of it.
 
 //! What the cluster tests share: the tables (generated `.npy` and `.npz` files), what
 //! npy-core reads from them, the SQL suite with its answers, and a plain DataFusion
@@ -14,6 +14,9 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use npy_core::prelude::*;
 use npy_core::types::Ucs4;
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
+
+#[cfg(feature = "cluster")]
+pub mod processes;
 
 /// Longest a query may take before a test calls it a hang.
 pub const HANG: std::time::Duration = std::time::Duration::from_secs(120);

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use npy_core::prelude::*;
 
+use crate::support::s;
+
 /// The longest a child may run before it counts as hung (a bound on the wait, far above
 /// what any of these take; not a timing assertion).
 const HUNG: Duration = Duration::from_secs(120);
@@ -67,10 +69,6 @@ fn npy(args: &[&str]) -> Ran {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_npy"));
     cmd.args(args);
     run(cmd)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn ok(ran: &Ran) {

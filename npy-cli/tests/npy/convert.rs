@@ -6,18 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-#[path = "support/rss.rs"]
-mod rss;
-
-#[path = "../../tests/support/corpus.rs"]
-mod corpus;
+use crate::support::{corpus, rss, text};
 
 fn npy(args: &[&Path]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_npy")).arg("convert").args(args).output().expect("run npy")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn root() -> PathBuf {

@@ -18,11 +18,8 @@ use datafusion::prelude::SessionContext;
 use npy_core::prelude::*;
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 
-mod support;
-use support::*;
-#[path = "support/processes.rs"]
-mod processes;
-use processes::{assert_gone, http_get, Cluster, START};
+use crate::support::processes::{assert_gone, http_get, Cluster, START};
+use crate::support::*;
 
 type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 

@@ -27,8 +27,7 @@ type TestResult = std::result::Result<(), Box<dyn std::error::Error>>;
 /// Start-up takes well under a second; a minute leaves room for a loaded machine.
 const START: Duration = Duration::from_secs(60);
 
-mod support;
-use support::*;
+use crate::support::*;
 
 /// A context on a fresh standalone cluster.
 async fn cluster_context() -> Result<SessionContext> {

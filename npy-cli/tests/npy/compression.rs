@@ -2,17 +2,10 @@
 //! archives (`info`, `check`, `head`, `dump`, `copy`) over Zstandard members.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use npy_core::npz::{Compression, DeflateOption, Method, Reader, Writer};
 
-fn npy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_npy")).args(args).output().expect("run npy")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::support::{npy, text};
 
 #[track_caller]
 fn ok(args: &[&str]) -> String {

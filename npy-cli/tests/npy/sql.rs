@@ -2,7 +2,6 @@
 //! reads from the same files; an `.npz` registered as an npz table; CSV, JSON and table
 //! output; `--out` files read back; SQL errors exit 1 in the tool's style. The S3 case runs
 //! against the local server `cargo xtask ci` starts (ignored otherwise).
-#![cfg(feature = "sql")]
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -255,7 +254,7 @@ fn ballista_answers_as_npy_core() {
 /// `--ballista df://HOST:PORT` names a scheduler: where none listens, the query fails at
 /// once saying so (exit 1); a value that is no `df://` URL (a query after a bare
 /// `--ballista`) is a usage error (exit 2). The cluster's own tests are
-/// `npy-ballista/tests/processes.rs` and CI's run of `npy-ballista/README.md`'s cluster commands.
+/// `npy-ballista/tests/ballista/processes.rs` and CI's run of `npy-ballista/README.md`'s cluster commands.
 #[cfg(feature = "ballista")]
 #[test]
 fn ballista_urls_name_a_scheduler() {

@@ -14,15 +14,8 @@ use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt};
 
-#[path = "sql/support.rs"]
-mod support;
-
-// npy-store's counting store (this test uses part of it).
-#[allow(dead_code)]
-#[path = "../../npy-store/tests/support/counting.rs"]
-mod counting;
-
-use support::*;
+use crate::counting;
+use crate::support::*;
 
 /// `s3://<bucket>/npy-datafusion/<test>/`: the test's own prefix.
 fn prefix(test: &str) -> String {

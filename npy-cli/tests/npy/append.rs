@@ -10,17 +10,7 @@ use npy_core::append::{Appender, Recovery};
 use npy_core::prelude::*;
 use npy_core::Array;
 
-fn npy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_npy")).args(args).output().expect("run npy")
-}
-
-fn ok(output: &Output) {
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use crate::support::{npy, ok, s};
 
 fn write(dir: &Path, name: &str, values: &[i64]) -> PathBuf {
     let path = dir.join(name);
@@ -290,8 +280,9 @@ fn long_lived_appenders_in_processes_take_turns() {
     let mut children = Children::default();
     for who in 0..3 {
         children.spawn(
+            // This test binary again, running that one test (by its name in the binary).
             Command::new(std::env::current_exe().unwrap())
-                .args(["--exact", "child_appends_through_one_appender", "--nocapture", "--test-threads=1"])
+                .args(["--exact", "append::child_appends_through_one_appender", "--nocapture", "--test-threads=1"])
                 .env("NPY_APPENDER_TARGET", &target)
                 .env("NPY_APPENDER_WHO", who.to_string())
                 .env("NPY_APPENDER_ROUNDS", rounds.to_string()),

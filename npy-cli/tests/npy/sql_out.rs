@@ -1,14 +1,15 @@
 //! `npy sql --out`: a result is written from its own columns, never under the header of
 //! the table it was read from (issue 32): projections, reordered columns, filters, N-d
 //! columns, and `.parquet`/`.arrow` results that `npy convert` takes back.
-#![cfg(feature = "sql")]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use npy_core::header::Header;
 use npy_core::prelude::*;
 use npy_core::DynArray;
+
+use crate::support::npy;
 
 #[derive(NpyRecord, Debug, Clone, Copy, PartialEq)]
 struct Shot {
@@ -25,10 +26,6 @@ struct Ba {
 
 fn shots() -> Vec<Shot> {
     (0..50).map(|i| Shot { id: i, a: f64::from(i) * 1.5, b: -f64::from(i) }).collect()
-}
-
-fn npy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_npy")).args(args).output().expect("run npy")
 }
 
 fn ok(output: Output) {

@@ -5,33 +5,19 @@
 //! CI's `xtask/stack_check.py` has Dask compute over them.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use npy_core::prelude::*;
 use npy_core::stack::Stack;
 use npy_core::DynArray;
 
-fn npy(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_npy")).args(args).output().expect("run npy")
-}
-
-fn ok(output: &Output) {
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-}
+use crate::support::{fixture as data, npy, ok, s};
 
 fn failed(output: &Output, says: &str) {
     let err = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{err}");
     assert!(err.contains(says), "{err}");
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn data(dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data").join(dir)
 }
 
 #[test]

@@ -1,13 +1,10 @@
 //! Peak memory of a child process, for the tests that hold subcommands to bounded memory
-//! (`tests/memory.rs`; include it with `#[path = "support/rss.rs"] mod rss;`), and the
-//! large inputs they run on.
+//! (`memory.rs`, `convert.rs`), and the large inputs they run on.
 //!
 //! The peak is the kernel's high-water mark of the child's resident set (`VmHWM` in
 //! `/proc/<pid>/status`), read every millisecond while it runs: what it misses is growth in
 //! the last millisecond before the child exits, never a file held whole (faulting in tens
 //! of MB takes far longer than that). Linux only.
-
-#![allow(dead_code)] // Each test file uses what it needs.
 
 use std::io::Write;
 use std::path::Path;

@@ -3,13 +3,10 @@
 //! code 1; invalid `b1`/`U` values are warnings unless `--strict`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use npy_core::npz::{Compression, Writer};
 
-fn npy(args: &[&Path]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_npy")).args(args).output().expect("run npy")
-}
+use crate::support::{corpus, fixture, npy};
 
 fn check(files: &[&Path]) -> (Option<i32>, String) {
     let mut args = vec![Path::new("check")];
@@ -17,10 +14,6 @@ fn check(files: &[&Path]) -> (Option<i32>, String) {
     let out = npy(&args);
     assert!(out.stderr.is_empty(), "{files:?}: {}", String::from_utf8_lossy(&out.stderr));
     (out.status.code(), String::from_utf8(out.stdout).unwrap())
-}
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data").join(rel)
 }
 
 /// A copy of fixture `rel` in `dir`, changed by `edit`.
@@ -79,9 +72,6 @@ fn the_public_corpus_passes_with_two_warnings() {
     assert!(report.contains(": problem: invalid value at element 2 (byte 130 of the file): b1 byte 2 is not 0 or 1; 3 elements hold invalid values\n"), "{report}");
     assert!(report.ends_with("2 files checked, 2 with problems\n"), "{report}");
 }
-
-#[path = "../../tests/support/corpus.rs"]
-mod corpus;
 
 #[test]
 fn npy_files_with_a_problem_each() {
@@ -359,7 +349,7 @@ fn copies_of_archives_keep_members_and_refuse_bad_crcs() {
 }
 
 /// Large inputs with stderr not a terminal: no progress bar, stderr stays empty (for
-/// `copy` of a `.npy` file: `tests/cli.rs`).
+/// `copy` of a `.npy` file: `cli.rs`).
 #[test]
 fn large_checks_and_archive_copies_without_a_terminal_write_nothing_to_stderr() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
