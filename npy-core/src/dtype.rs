@@ -259,6 +259,16 @@ impl Scalar {
         self.order.is_native()
     }
 
+    /// `u1` in place of `b1` (the byte as stored); any other scalar as it is. See
+    /// [`DType::bools_as_bytes`].
+    pub fn bool_as_byte(&self) -> Scalar {
+        if self.ty == ScalarType::Bool {
+            Scalar::new(ScalarType::UInt(1), self.order)
+        } else {
+            *self
+        }
+    }
+
     /// The same type in the other byte order (or the same scalar if it has none).
     pub fn swapped(&self) -> Scalar {
         Scalar { ty: self.ty, order: self.order.swapped() }

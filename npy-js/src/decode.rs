@@ -5,7 +5,7 @@
 //! MiB, so a 300 MB file needs no second copy of itself in this module's memory.
 
 use js_sys::{Array, JsString, Uint8Array};
-use npy_core::dtype::{Column, DType, Field, Record, Scalar, ScalarType};
+use npy_core::dtype::{Column, DType, Scalar, ScalarType};
 use npy_core::plan::Plan;
 use npy_core::scalar::{long_double_to_f64, trim_nuls};
 use wasm_bindgen::prelude::*;
@@ -59,9 +59,9 @@ impl Decoder {
     #[wasm_bindgen(constructor)]
     pub fn new(descr: &str, paths: Option<Vec<String>>, float16: bool, as_written: bool) -> JsResult<Decoder> {
         let dtype: DType = descr.parse().located(None)?;
-        let raw = bools_as_bytes(&dtype).located(None)?;
+        let raw = dtype.bools_as_bytes().located(None)?;
         let mut leaves = leaves(&dtype, paths, float16, |column, scalar| {
-            let leaf = if as_written { bool_as_byte(column.scalar) } else { *scalar };
+            let leaf = if as_written { column.scalar.bool_as_byte() } else { *scalar };
             Plan::new(&raw, &column.with_leaf(leaf)?)
         })?;
         if as_written {
@@ -248,30 +248,4 @@ impl Leaf {
     pub(crate) fn plan(&self) -> &Plan {
         &self.plan
     }
-}
-
-/// `u1` for `b1`, else `s`.
-pub(crate) fn bool_as_byte(s: Scalar) -> Scalar {
-    if s.ty() == ScalarType::Bool {
-        Scalar::new(ScalarType::UInt(1), s.order())
-    } else {
-        s
-    }
-}
-
-/// `dtype` with every `b1` scalar read as `u1`: a boolean's byte is given as it is, as
-/// NumPy keeps it (a `.view('?')` of other bytes holds them).
-pub(crate) fn bools_as_bytes(dtype: &DType) -> npy_core::Result<DType> {
-    Ok(match dtype {
-        DType::Scalar(s) => DType::Scalar(bool_as_byte(*s)),
-        DType::Record(r) => {
-            let fields = r
-                .fields()
-                .iter()
-                .map(|f| Ok(Field { dtype: bools_as_bytes(&f.dtype)?, ..f.clone() }))
-                .collect::<npy_core::Result<Vec<_>>>()?;
-            DType::Record(Record::new(fields, r.itemsize())?)
-        }
-        DType::SubArray(a) => DType::subarray(bools_as_bytes(a.base())?, a.shape().to_vec())?,
-    })
 }

@@ -55,7 +55,7 @@ impl Texts {
     pub fn new(descr: &str, row_dims: Vec<f64>, expand: bool) -> JsResult<Texts> {
         let dtype: DType = descr.parse().located(None)?;
         let row_dims = row_dims.into_iter().map(|d| count(d, "a dimension")).collect::<JsResult<Vec<_>>>()?;
-        let raw = crate::decode::bools_as_bytes(&dtype).located(None)?;
+        let raw = dtype.bools_as_bytes().located(None)?;
         let cells = dtype
             .columns()
             .located(None)?
@@ -64,7 +64,7 @@ impl Texts {
                 if c.scalar.ty() == ScalarType::Object {
                     return Err(usage("an object array's rows are written by objectTexts"));
                 }
-                let leaf = crate::decode::bool_as_byte(c.scalar);
+                let leaf = c.scalar.bool_as_byte();
                 let plan = Plan::new(&raw, &c.with_leaf(leaf).located(None)?).located(None)?;
                 Ok(Cell { path: c.path.clone(), scalar: c.scalar, plan, dims: [row_dims.as_slice(), &c.dims].concat() })
             })

@@ -65,6 +65,37 @@ impl Column {
 }
 
 impl DType {
+    /// This dtype with every `b1` scalar read as `u1`, byte order and layout unchanged: a
+    /// plan from it gives a boolean's byte as stored, as NumPy keeps it (NumPy reads any
+    /// non-zero byte as `True`; a plan to `b1` checks for 0 or 1). The JavaScript and R
+    /// packages decode booleans through it.
+    ///
+    /// # Errors
+    /// Only for a record too large to rebuild (which a parsed dtype never is).
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::dtype::DType;
+    ///
+    /// let dt: DType = "[('ok', '|b1'), ('flags', '?', (2,))]".parse()?;
+    /// assert_eq!(dt.bools_as_bytes()?.descr(), "[('ok', '|u1'), ('flags', '|u1', (2,))]");
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn bools_as_bytes(&self) -> Result<DType> {
+        Ok(match self {
+            DType::Scalar(s) => DType::Scalar(s.bool_as_byte()),
+            DType::Record(r) => {
+                let fields = r
+                    .fields()
+                    .iter()
+                    .map(|f| Ok(Field { dtype: f.dtype.bools_as_bytes()?, ..f.clone() }))
+                    .collect::<Result<Vec<_>>>()?;
+                DType::Record(Record::new(fields, r.itemsize())?)
+            }
+            DType::SubArray(a) => DType::subarray(a.base().bools_as_bytes()?, a.shape().to_vec())?,
+        })
+    }
+
     /// The dtype's scalar leaves, in field order (depth first): see [`Column`].
     ///
     /// # Errors

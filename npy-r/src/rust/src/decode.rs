@@ -128,25 +128,6 @@ pub struct Decoder {
     pub warnings: Vec<String>,
 }
 
-/// `dtype` with every `b1` scalar read as `u1`: a boolean's byte is given as it is (NumPy
-/// keeps other bytes too, and reads any non-zero byte as `True`).
-fn bools_as_bytes(dtype: &DType) -> npy_core::Result<DType> {
-    use npy_core::dtype::{Field, Record};
-    Ok(match dtype {
-        DType::Scalar(s) if s.ty() == ScalarType::Bool => DType::Scalar(Scalar::new(ScalarType::UInt(1), s.order())),
-        DType::Scalar(s) => DType::Scalar(*s),
-        DType::Record(r) => {
-            let fields = r
-                .fields()
-                .iter()
-                .map(|f| Ok(Field { dtype: bools_as_bytes(&f.dtype)?, ..f.clone() }))
-                .collect::<npy_core::Result<Vec<_>>>()?;
-            DType::Record(Record::new(fields, r.itemsize())?)
-        }
-        DType::SubArray(a) => DType::subarray(bools_as_bytes(a.base())?, a.shape().to_vec())?,
-    })
-}
-
 /// The kind of a leaf, and the little-endian scalar its plan converts to.
 fn kind_of(s: &Scalar) -> std::result::Result<(Kind, Scalar), String> {
     let le = |ty| Scalar::new(ty, ByteOrder::Little);
@@ -201,7 +182,7 @@ impl Decoder {
     /// A decoder of `len` elements of `dtype` into the leaves `columns`.
     pub fn new(dtype: &DType, columns: Vec<Column>, len: usize, int64: Int64) -> std::result::Result<Self, Failure> {
         fits_r(dtype, &columns, len)?;
-        let raw = bools_as_bytes(dtype)?;
+        let raw = dtype.bools_as_bytes()?;
         let mut leaves = Vec::with_capacity(columns.len());
         for column in columns {
             let (kind, scalar) = kind_of(&column.scalar).map_err(|why| {
@@ -396,42 +377,19 @@ impl Decoder {
                     time_column(r, delta, unit, int64, &name, &mut warnings)?
                 }
                 (Out::Numbers(r), _) => r,
-                (Out::Text(text), Kind::Bytes) if text.iter().flatten().any(|s| s.contains('\0')) => {
+                // R's strings cannot hold a NUL inside: such a column is a list of raw
+                // vectors, the values' bytes (`S`: a byte per char; `U`: UTF-32LE).
+                (Out::Text(text), kind) if text.iter().flatten().any(|s| s.contains('\0')) => {
+                    let (what, width) = if kind == Kind::Bytes { ("a NUL byte", 1) } else { ("U+0000", 4) };
                     warnings.push(format!(
-                        "{name}: a value holds a NUL byte inside, which R's strings cannot; the column is a list of raw vectors"
+                        "{name}: a value holds {what} inside, which R's strings cannot; the column is a list of raw vectors"
                     ));
-                    let raw: Vec<Robj> = text
-                        .iter()
-                        .map(|s| Robj::from(s.as_deref().unwrap_or("").chars().map(|c| c as u8).collect::<Vec<u8>>()))
-                        .collect();
-                    List::from_values(raw).into()
-                }
-                (Out::Text(text), Kind::Unicode) if text.iter().flatten().any(|s| s.contains('\0')) => {
-                    warnings.push(format!(
-                        "{name}: a value holds U+0000 inside, which R's strings cannot; the column is a list of raw vectors (UTF-32LE)"
-                    ));
-                    let raw: Vec<Robj> = text
-                        .iter()
-                        .map(|s| {
-                            let units: Vec<u8> =
-                                s.as_deref().unwrap_or("").chars().flat_map(|c| u32::from(c).to_le_bytes()).collect();
-                            Robj::from(units)
-                        })
-                        .collect();
-                    List::from_values(raw).into()
-                }
-                (Out::Text(text), Kind::Unicode) if text.iter().flatten().any(|s| s.contains('\0')) => {
-                    warnings.push(format!(
-                        "{name}: a value holds U+0000 inside, which R's strings cannot; the column is a list of raw vectors (UTF-32LE)"
-                    ));
-                    let raw: Vec<Robj> = text
-                        .iter()
-                        .map(|s| {
-                            let units: Vec<u8> =
-                                s.as_deref().unwrap_or("").chars().flat_map(|c| u32::from(c).to_le_bytes()).collect();
-                            Robj::from(units)
-                        })
-                        .collect();
+                    let raw = text.iter().map(|s| {
+                        let chars = s.as_deref().unwrap_or("").chars();
+                        Robj::from(
+                            chars.flat_map(|c| u32::from(c).to_le_bytes().into_iter().take(width)).collect::<Vec<u8>>(),
+                        )
+                    });
                     List::from_values(raw).into()
                 }
                 (Out::Text(text), Kind::Unicode) => {

@@ -346,7 +346,8 @@ fn permuted(values: &Robj, reversed: &[usize]) -> Result<Robj, Failure> {
     let from = c_positions(&shape);
     let mut out: Robj = match values.rtype() {
         Rtype::Doubles => {
-            Doubles::from_values(from.iter().map(|&i| values.as_real_slice().expect("doubles")[i])).into()
+            let v = values.as_real_slice().expect("doubles");
+            Doubles::from_values(from.iter().map(|&i| v[i])).into()
         }
         Rtype::Integers => {
             let v = values.as_integer_slice().expect("integers");
