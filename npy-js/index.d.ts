@@ -121,6 +121,11 @@ interface Described {
   readonly header: string;
   /** A record's fields by dotted path (`[]` for other dtypes). */
   readonly fields: string[];
+  /**
+   * Every scalar the dtype holds, a column each: `path` the dotted field path (`""` for a
+   * plain array), `dtype` the scalar's, `dims` a subarray field's shape (`[]` for none).
+   */
+  readonly leaves: readonly { path: string; dtype: ScalarDType; dims: readonly number[] }[];
   /** Rows along the first axis (1 for a 0-d array). */
   readonly rowCount: number;
 }

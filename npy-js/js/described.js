@@ -58,6 +58,16 @@ export class Described {
     return this.shape.length === 0 ? 1 : this.shape[0];
   }
 
+  /**
+   * Every scalar the dtype holds, a column each: `{path, dtype, dims}`, `path` the dotted
+   * field path (`""` for a plain array), `dtype` the scalar's tree, `dims` a subarray
+   * field's shape (`[]` for none). What `column(path)` reads.
+   * @returns {readonly {path: string, dtype: import("../index.d.ts").ScalarDType, dims: readonly number[]}[]}
+   */
+  get leaves() {
+    return description(this).columns.map((/** @type {any} */ c) => ({ path: c.path, dtype: c.dtype, dims: c.dims }));
+  }
+
   /** The dotted paths of a record's fields (its columns): `["trace_id", "receiver.x", ...]`; `[]` for other dtypes. */
   get fields() {
     return this.dtype.kind === "record" ? description(this).columns.map((/** @type {any} */ c) => c.path) : [];

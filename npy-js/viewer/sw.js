@@ -2,12 +2,18 @@
 // once it has been loaded. Files the page reads (by ranges, or whole) are never cached:
 // only these assets are, fetched again in the background to stay fresh.
 
-const CACHE = "npy-viewer-v1";
+const CACHE = "npy-viewer-v2";
 const ASSETS = [
   "./",
   "index.html",
   "viewer.css",
   "viewer.js",
+  "array.js",
+  "exports.js",
+  "header.js",
+  "plot.js",
+  "rows.js",
+  "state.js",
   "../js/index.js",
   "../js/api.js",
   "../js/array.js",
