@@ -265,6 +265,14 @@ export class NpyFile {
   read(): Promise<NpyArray>;
   /** Rows `start` to `end` along the first axis, read by ranges. */
   rows(start: number, end?: number): Promise<NpyArray>;
+  /**
+   * NumPy's basic indexing, `a[...]`, read by ranges: an entry per axis (missing trailing
+   * ones mean the whole axis): a number (that index, the axis dropped; negative counts from
+   * the end), `null` (the whole axis) or `[start, stop, step?]` (0 <= start <= stop <= the
+   * axis's length, step >= 1). The result is in C order; only the selected elements' bytes
+   * are read (runs less than 64 KiB apart as one read, at most 8 in flight).
+   */
+  select(index: readonly (number | null | readonly [number, number, number?])[], options?: { signal?: AbortSignal }): Promise<NpyArray>;
   close(): Promise<void>;
 }
 

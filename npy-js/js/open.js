@@ -151,10 +151,187 @@ export class NpyFile extends Described {
     return arrayOf(this.descr, shape, true, out, this.#options);
   }
 
+  /**
+   * NumPy's basic indexing, `a[...]`, read by ranges: `index` has an entry per axis (missing
+   * trailing ones mean the whole axis): a number (that index, the axis dropped; negative
+   * counts from the end), `null` (the whole axis) or `[start, stop, step]` (0 <= start <=
+   * stop <= the axis's length, step >= 1). The result is in C order, of the kept axes'
+   * lengths. Only the selected elements' bytes are read: runs closer than 64 KiB are one
+   * read, at most 8 reads in flight, in C or Fortran order alike. An object array is read
+   * whole (its data is one pickle).
+   * @param {readonly (number | null | readonly number[])[]} index
+   * @param {{signal?: AbortSignal}} [options]
+   * @returns {Promise<import("./array.js").NpyArray>}
+   */
+  async select(index, { signal } = {}) {
+    const shape = this.shape;
+    const axes = selection(shape, index, this.name);
+    const kept = axes.filter((a) => a.kept).map((a) => a.count);
+    const objects = description(this).dataLength === null;
+    // The storage's axes from slowest to fastest (an object array's values keep the file's
+    // order too), and each one's stride in elements.
+    const order = shape.map((_, i) => (this.fortranOrder ? shape.length - 1 - i : i));
+    /** @type {number[]} */
+    const strides = new Array(shape.length);
+    for (let k = order.length - 1, s = 1; k >= 0; k--) {
+      strides[order[k]] = s;
+      s *= shape[order[k]];
+    }
+    // The output's strides (C order over the kept axes), 0 for a dropped axis.
+    /** @type {number[]} */
+    const outStrides = new Array(shape.length).fill(0);
+    for (let a = shape.length - 1, s = 1; a >= 0; a--) {
+      if (axes[a].kept) {
+        outStrides[a] = s;
+        s *= axes[a].count;
+      }
+    }
+    const total = product(kept);
+    const pieces = total === 0 ? [] : runs(axes, order, strides, outStrides);
+    const fast = order.length === 0 ? -1 : order[order.length - 1];
+    const count = fast < 0 ? 1 : axes[fast].count;
+    const step = fast < 0 ? 1 : axes[fast].step * strides[fast];
+    const outStep = fast < 0 ? 0 : outStrides[fast];
+    if (objects) {
+      const whole = await this.rows(0, this.rowCount);
+      abortIf(signal);
+      const values = /** @type {unknown[]} */ (whole.data);
+      const out = new Array(total);
+      for (const [from, to] of pieces) for (let k = 0; k < count; k++) out[to + k * outStep] = values[from + k * step];
+      return load(save({ dtype: "|O", shape: kept, data: out }), this.#options);
+    }
+    const itemsize = this.dtype.itemsize;
+    const at = this.#base + this.dataOffset;
+    const out = new Uint8Array(total * itemsize);
+    // A piece's elements span from its first to its last; a stride wider than GAP makes
+    // each element a piece of its own.
+    const split = count > 1 && step * itemsize > GAP;
+    const span = split ? itemsize : ((count - 1) * step + 1) * itemsize;
+    /** @type {[number, number, number][]} reads: [from, to, first piece] in bytes of the file */
+    const reads = [];
+    // Each piece's start in bytes of the file, and its place in the result in elements.
+    /** @type {number[]} */
+    const starts = [];
+    /** @type {number[]} */
+    const outs = [];
+    for (const [from, to] of pieces) {
+      for (let k = 0; k < (split ? count : 1); k++) {
+        const start = at + (from + k * step) * itemsize;
+        const last = reads[reads.length - 1];
+        if (last && start - last[1] <= GAP) last[1] = start + span;
+        else reads.push([start, start + span, starts.length]);
+        starts.push(start);
+        outs.push(to + k * outStep);
+      }
+    }
+    const each = split ? 1 : count;
+    const stepBytes = step * itemsize;
+    const outStepBytes = outStep * itemsize;
+    const contiguous = each === 1 || (stepBytes === itemsize && outStepBytes === itemsize);
+    let next = 0;
+    const worker = async () => {
+      while (next < reads.length) {
+        const r = next++;
+        abortIf(signal);
+        const [from, to, first] = reads[r];
+        const bytes = await this.#source.read(from, to);
+        abortIf(signal);
+        const end = r + 1 < reads.length ? reads[r + 1][2] : starts.length;
+        for (let p = first; p < end; p++) {
+          const src = starts[p] - from;
+          const dst = outs[p] * itemsize;
+          if (contiguous) out.set(bytes.subarray(src, src + each * itemsize), dst);
+          else for (let k = 0; k < each; k++) out.set(bytes.subarray(src + k * stepBytes, src + k * stepBytes + itemsize), dst + k * outStepBytes);
+        }
+      }
+    };
+    abortIf(signal);
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, reads.length) }, worker));
+    return arrayOf(this.descr, kept, false, out, this.#options);
+  }
+
   /** Closes the file, when `open` opened it (a path). */
   async close() {
     await this.#source.close();
   }
+}
+
+/**
+ * @typedef {object} Axis one axis of a selection
+ * @property {number} start
+ * @property {number} step
+ * @property {number} count the indices taken
+ * @property {boolean} kept whether the result has this axis
+ */
+
+/**
+ * `index` checked against `shape`: an Axis each.
+ * @param {readonly number[]} shape
+ * @param {readonly (number | null | readonly number[])[]} index
+ * @param {string | undefined} name
+ * @returns {Axis[]}
+ */
+function selection(shape, index, name) {
+  const fail = (/** @type {string} */ why) => new NpyError(reading(name, `select: ${why}`), { kind: "usage", file: name });
+  if (!Array.isArray(index)) throw fail("the index is an array with an entry per axis");
+  if (index.length > shape.length) throw fail(`${index.length} indices for an array of ${shape.length} dimension${shape.length === 1 ? "" : "s"}`);
+  return shape.map((dim, a) => {
+    const e = index[a];
+    if (e === null || e === undefined) return { start: 0, step: 1, count: dim, kept: true };
+    if (typeof e === "number") {
+      if (!Number.isInteger(e) || e < -dim || e >= dim) throw fail(`index ${e} is out of bounds for axis ${a} with size ${dim}`);
+      return { start: e < 0 ? e + dim : e, step: 1, count: 1, kept: false };
+    }
+    if (!Array.isArray(e) || e.length < 2 || e.length > 3) throw fail(`axis ${a}: an entry is a number, null or [start, stop, step]`);
+    const [start, stop, step = 1] = e;
+    if (![start, stop, step].every(Number.isInteger) || step < 1 || start < 0 || start > stop || stop > dim) {
+      throw fail(`axis ${a}: [${e.join(", ")}] is not 0 <= start <= stop <= ${dim} with step >= 1`);
+    }
+    return { start, step, count: Math.ceil((stop - start) / step), kept: true };
+  });
+}
+
+/**
+ * The selection's pieces in storage order: per combination of the indices of every axis
+ * but the fastest, [its first element in storage, where it goes in the result] (elements).
+ * @param {Axis[]} axes
+ * @param {number[]} order the axes, slowest first
+ * @param {number[]} strides in storage, in elements
+ * @param {number[]} outStrides in the result, in elements
+ * @returns {[number, number][]}
+ */
+function runs(axes, order, strides, outStrides) {
+  const outer = order.slice(0, -1);
+  /** @type {[number, number][]} */
+  const out = [];
+  const at = new Array(outer.length).fill(0);
+  let from = 0;
+  for (const a of order) from += axes[a].start * strides[a];
+  let to = 0;
+  for (;;) {
+    out.push([from, to]);
+    let k = outer.length - 1;
+    for (; k >= 0; k--) {
+      const a = outer[k];
+      if (++at[k] < axes[a].count) {
+        from += axes[a].step * strides[a];
+        to += outStrides[a];
+        break;
+      }
+      from -= (axes[a].count - 1) * axes[a].step * strides[a];
+      to -= (axes[a].count - 1) * outStrides[a];
+      at[k] = 0;
+    }
+    if (k < 0) return out;
+  }
+}
+
+/**
+ * Throws the signal's reason once it is aborted.
+ * @param {AbortSignal | undefined} signal
+ */
+function abortIf(signal) {
+  if (signal?.aborted) throw signal.reason ?? new DOMException("The operation was aborted.", "AbortError");
 }
 
 /** An `.npz` archive opened by `open`: its directory now, its members when asked for. */
