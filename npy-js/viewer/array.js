@@ -3,9 +3,10 @@
 
 import { showHeader } from "./header.js";
 import { setUpExports } from "./exports.js";
+import { showMatrix, sliceMatrix } from "./matrix.js";
 import { setUpPlot } from "./plot.js";
 import { setUpRows } from "./rows.js";
-import { $, stats } from "./state.js";
+import { $, showError, stats } from "./state.js";
 
 /**
  * What a view is given: the tab, the array's section of its panel, the file and its label.
@@ -27,7 +28,10 @@ import { $, stats } from "./state.js";
  */
 
 /** @type {ViewKind[]} */
-const VIEWS = [{ name: "rows", applies: () => true, setUp: setUpRowsView }];
+const VIEWS = [
+  { name: "rows", applies: () => true, setUp: setUpRowsView },
+  { name: "matrix", applies: (file) => file.shape.length === 2 && file.dtype.kind === "scalar", setUp: setUpMatrixView },
+];
 
 /**
  * Shows `file` in the tab's panel, replacing what was shown, on its first view that
@@ -95,4 +99,12 @@ async function setUpRowsView({ tab, section, file, label, npy }) {
   tab.scrollToRow = rows.scrollTo;
   setUpPlot(section, file, label, () => rows.selected);
   setUpExports(section, file, label, npy, () => [rows.first, Math.min(file.rowCount, rows.first + rows.visible)]);
+}
+
+/**
+ * The matrix grid of a 2-d array.
+ * @param {ViewContext} ctx
+ */
+async function setUpMatrixView({ section, file }) {
+  showMatrix(section, sliceMatrix(file, [null, null], 0, 1), (e) => showError(section, e));
 }

@@ -11,6 +11,7 @@ const ASSETS = [
   "array.js",
   "exports.js",
   "header.js",
+  "matrix.js",
   "plot.js",
   "rows.js",
   "state.js",
