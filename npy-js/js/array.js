@@ -191,7 +191,7 @@ export class NpyArray extends Described {
       type !== "c32" &&
       (type !== "f2" || FLOAT16);
     if (asIs) {
-      const n = (this.#bytes.length / T.BYTES_PER_ELEMENT) | 0;
+      const n = Math.floor(this.#bytes.length / T.BYTES_PER_ELEMENT);
       if (this.#bytes.byteOffset % T.BYTES_PER_ELEMENT === 0) return new T(this.#bytes.buffer, this.#bytes.byteOffset, n);
       return new T(this.#bytes.slice().buffer, 0, n);
     }

@@ -205,6 +205,9 @@ export class NpyFile extends Described {
     }
     const itemsize = this.dtype.itemsize;
     const at = this.#base + this.dataOffset;
+    // The result's header before its bytes: a selection this module cannot hold (2 GiB or
+    // more, as all of a 4 GiB image) is refused before anything is allocated or read.
+    const header = headerFor(this.descr, kept, false, this.#options);
     const out = new Uint8Array(total * itemsize);
     // A piece's elements span from its first to its last; a stride wider than GAP makes
     // each element a piece of its own.
@@ -250,7 +253,7 @@ export class NpyFile extends Described {
     };
     abortIf(signal);
     await Promise.all(Array.from({ length: Math.min(PARALLEL, reads.length) }, worker));
-    return arrayOf(this.descr, kept, false, out, this.#options);
+    return arrayOf(this.descr, kept, false, out, this.#options, header);
   }
 
   /** Closes the file, when `open` opened it (a path). */

@@ -1,7 +1,7 @@
 // Arrays of 2 GiB and more, opened by ranges though WebAssembly is 32-bit: a sparse 4 GiB
-// `<f4` image and a 2.4 GB Fortran-order matrix written by NumPy, their header fields and
-// rows against NumPy's. Reading all of one, or loading its bytes, is an NpyError naming the
-// file, refused before its data is read.
+// `<f4` image and a 2.4 GB Fortran-order matrix written by NumPy, their header fields,
+// rows and selections against NumPy's. Reading all of one, or loading its bytes, is an
+// NpyError naming the file, refused before its data is read.
 
 import assert from "node:assert/strict";
 import { mkdirSync, rmSync, statSync } from "node:fs";
@@ -85,6 +85,12 @@ test("a 4 GiB image and a 2.4 GB Fortran-order matrix open by ranges, as NumPy r
         const expected = rows.map((/** @type {(number | null)[]} */ r) => r.map((x) => (x === null ? NaN : x)));
         assert.deepEqual(rowsOf(part), expected, `${name} rows ${start} to ${stop}`);
       }
+      for (const [index, shape, values] of want.selects) {
+        const part = await file.select(index);
+        assert.deepEqual([...part.shape], shape, `${name} select ${JSON.stringify(index)}`);
+        const expected = values.map((/** @type {number | null} */ x) => (x === null ? NaN : x));
+        assert.deepEqual([.../** @type {Float32Array} */ (part.data)], expected, `${name} select ${JSON.stringify(index)}`);
+      }
     } finally {
       await file.close();
     }
@@ -104,6 +110,7 @@ test("reading all of one is an NpyError naming the file, before its data is read
         e.message.startsWith(`reading '${name}': invalid shape (`) &&
         /is over 2147483647, isize::MAX of this 32-bit host: the array can be read here only by ranges/.test(e.message);
       await assert.rejects(file.read(), refused, name);
+      await assert.rejects(file.select([]), refused, name);
       // The fewest rows of 2 GiB or more (the image's exactly 2 GiB): too many for the module.
       const rows = Math.ceil(2 ** 31 / (4 * file.shape[1]));
       await assert.rejects(file.rows(0, rows), refused, name);

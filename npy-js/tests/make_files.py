@@ -31,15 +31,32 @@ def records(n):
     return a
 
 
+def key(index):
+    """NumPy's index for NpyFile.select's."""
+    return tuple(slice(None) if i is None else slice(*i) if isinstance(i, list) else i for i in index)
+
+
 def large(out):
     """Sparse files of 2 GiB and more, as np.lib.format.open_memmap writes them: a 4 GiB
     image and a 2.4 GB Fortran-order matrix, a few rows and scattered values set. Returns
     what NumPy reads of each: its header's fields and the values of some rows."""
     rng = np.random.default_rng(80)
     found = {}
-    for name, shape, fortran, rows in [
-        ("image.npy", (32768, 32768), False, [(0, 1), (12345, 12346), (32767, 32768), (20000, 20003)]),
-        ("fortran.npy", (30000, 20000), True, [(0, 1), (12345, 12348), (29999, 30000)]),
+    for name, shape, fortran, rows, selects in [
+        (
+            "image.npy",
+            (32768, 32768),
+            False,
+            [(0, 1), (12345, 12346), (32767, 32768), (20000, 20003)],
+            [[12345], [[12340, 12350, 5], [0, 32768, 4096]]],
+        ),
+        (
+            "fortran.npy",
+            (30000, 20000),
+            True,
+            [(0, 1), (12345, 12348), (29999, 30000)],
+            [[None, 97], [[12344, 12348, 2], [0, 20000, 3880]]],
+        ),
     ]:
         path = out / name
         a = np.lib.format.open_memmap(path, mode="w+", dtype="<f4", shape=shape, fortran_order=fortran)
@@ -71,6 +88,9 @@ def large(out):
             "fileLength": path.stat().st_size,
             # NaN as None: JSON has no NaN.
             "rows": [[start, stop, [[None if x != x else x for x in r] for r in m[start:stop].tolist()]] for start, stop in rows],
+            # NpyFile.select's index (null: the whole axis; [start, stop, step]) and
+            # NumPy's a[...] of it, its shape and its values in C order.
+            "selects": [[index, list(m[key(index)].shape), [None if x != x else x for x in m[key(index)].ravel().tolist()]] for index in selects],
         }
     return found
 
