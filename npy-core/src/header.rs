@@ -35,6 +35,10 @@ pub const DEFAULT_MAX_HEADER_SIZE: usize = 16 << 20;
 pub const MAX_HEADER_DEPTH: usize = 64;
 /// Length of magic plus version bytes, the part that tells how long the length field is.
 pub const MAGIC_VERSION_LEN: usize = 8;
+/// The largest element count and data length (in bytes) a header may describe, which
+/// [`Header::parse`] checks: `isize::MAX` on a 64-bit host, NumPy's own bound; 2^53 on a
+/// 32-bit one (WebAssembly's wasm32), see [`Header::data_len_u64`].
+pub const MAX_DATA_LEN: u64 = Sizes::HOST.codec;
 
 /// What a file is by its first [`FileKind::PROBE_LEN`] bytes, told as `np.load` tells it.
 ///
@@ -203,9 +207,33 @@ impl Header {
     /// # Errors
     /// [`ErrorKind::Shape`] when a product overflows.
     pub fn data_len(&self) -> Result<usize> {
-        let elements = self.element_count()?;
-        let bytes = nonzero_product(&self.shape, self.dtype.itemsize(), "byte count")?;
-        Ok(if elements == 0 { 0 } else { bytes })
+        // At most `isize::MAX`, so the conversion is exact.
+        Sizes::HOST.data_len(&self.shape, self.dtype.itemsize(), true).map(|n| n as usize)
+    }
+
+    /// Number of data bytes as [`Header::data_len`] counts them, checked against
+    /// [`MAX_DATA_LEN`] instead of this host's `isize::MAX`: what a reader that takes only
+    /// ranges of the data needs to know. The two differ only on a 32-bit host (wasm32),
+    /// where a file NumPy wrote on a 64-bit one may hold 4 GiB: its header parses, a reader
+    /// of ranges (the JavaScript package's `open`) reads its rows, and [`Header::data_len`]
+    /// (which readers that allocate or map the data call) refuses it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Shape`] when a product is over [`MAX_DATA_LEN`].
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::header::{Header, Version};
+    ///
+    /// let text = b"{'descr': '<f4', 'fortran_order': False, 'shape': (32768, 32768), }\n";
+    /// let h = Header::parse(Version::V1_0, text)?;
+    /// assert_eq!(h.data_len_u64()?, 1 << 32);
+    /// // A 64-bit host holds it; a 32-bit one reads it only by ranges.
+    /// assert_eq!(h.data_len().is_ok(), usize::BITS == 64);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn data_len_u64(&self) -> Result<u64> {
+        Sizes::HOST.data_len(&self.shape, self.dtype.itemsize(), false)
     }
 
     /// Parses the header text that follows the length field (the dict, padding and `\n`).
@@ -303,7 +331,7 @@ impl Header {
             .into());
         }
         let header = Header { dtype, fortran_order, shape };
-        header.data_len()?;
+        header.data_len_u64()?;
         Ok(header)
     }
 
@@ -510,17 +538,74 @@ fn wrap(text: &str, version: Version) -> Result<Vec<u8>> {
 
 /// The product of the dims, checked as NumPy checks shapes (see [`Header::data_len`]).
 pub(crate) fn element_count(shape: &[usize]) -> Result<usize> {
-    let nonzero = nonzero_product(shape, 1, "element count")?;
-    Ok(if shape.contains(&0) { 0 } else { nonzero })
+    // At most `isize::MAX`, so the conversion is exact.
+    Sizes::HOST.element_count(shape, true).map(|n| n as usize)
 }
 
-/// `factor` times the non-zero dims, if at most `isize::MAX` (NumPy's `npy_intp`): NumPy
-/// skips zero dims when it checks a shape, so a zero dim does not excuse the others.
-fn nonzero_product(shape: &[usize], factor: usize, what: &str) -> Result<usize> {
-    const MAX: usize = isize::MAX as usize;
-    shape.iter().filter(|&&d| d != 0).try_fold(factor, |acc, &d| acc.checked_mul(d).filter(|&n| n <= MAX)).ok_or_else(
-        || Error::shape(shape, format!("{what} overflows: the non-zero dimensions multiply past isize::MAX")),
-    )
+/// The bounds sizes are checked against, computed in `u64` so that a 32-bit host counts
+/// past its `usize`.
+///
+/// `whole`: what a reader that allocates or maps the data can hold, `isize::MAX` of the
+/// host (NumPy's `npy_intp`). `codec`: what a header may describe, [`MAX_DATA_LEN`]: the
+/// same on a 64-bit host, so NumPy's rule holds exactly there; on a 32-bit host 2^53
+/// instead of 2 GiB, so the header codec (one for every reader) accepts what NumPy wrote
+/// on a 64-bit host, for readers that only take ranges, while readers that hold the data
+/// still refuse it. 2^53 and not `u64::MAX`: the JavaScript package gives sizes and
+/// offsets as numbers, exact up to 2^53 (8 PiB, past any file).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Sizes {
+    whole: u64,
+    codec: u64,
+}
+
+impl Sizes {
+    /// This host's bounds.
+    const HOST: Sizes = Sizes::of(isize::MAX as u64);
+
+    /// The bounds of a host whose `isize::MAX` is `isize_max`.
+    const fn of(isize_max: u64) -> Sizes {
+        const RANGES: u64 = 1 << 53;
+        Sizes { whole: isize_max, codec: if isize_max > RANGES { isize_max } else { RANGES } }
+    }
+
+    /// The element count of `shape`, within `whole` when a reader holds the data, else
+    /// within `codec`.
+    fn element_count(self, shape: &[usize], whole: bool) -> Result<u64> {
+        let nonzero = self.nonzero_product(shape, 1, whole, "element count")?;
+        Ok(if shape.contains(&0) { 0 } else { nonzero })
+    }
+
+    /// The data bytes of `shape` elements of `itemsize` bytes, within `whole` when a
+    /// reader holds the data, else within `codec`.
+    fn data_len(self, shape: &[usize], itemsize: usize, whole: bool) -> Result<u64> {
+        let elements = self.element_count(shape, whole)?;
+        let bytes = self.nonzero_product(shape, itemsize, whole, "byte count")?;
+        Ok(if elements == 0 { 0 } else { bytes })
+    }
+
+    /// `factor` times the non-zero dims, if within the bound: NumPy skips zero dims when
+    /// it checks a shape, so a zero dim does not excuse the others.
+    fn nonzero_product(self, shape: &[usize], factor: usize, whole: bool, what: &str) -> Result<u64> {
+        let product = shape
+            .iter()
+            .filter(|&&d| d != 0)
+            .try_fold(factor as u64, |acc, &d| acc.checked_mul(d as u64).filter(|&n| n <= self.codec));
+        match product {
+            Some(n) if !whole || n <= self.whole => Ok(n),
+            // Only on a 32-bit host, where `codec` is the larger.
+            Some(n) => Err(Error::shape(
+                shape,
+                format!(
+                    "{what} {n} is over {}, isize::MAX of this 32-bit host: the array can be read here only by ranges",
+                    self.whole
+                ),
+            )),
+            None if self.codec == self.whole => {
+                Err(Error::shape(shape, format!("{what} overflows: the non-zero dimensions multiply past isize::MAX")))
+            }
+            None => Err(Error::shape(shape, format!("{what} overflows: the non-zero dimensions multiply past 2^53"))),
+        }
+    }
 }
 
 fn parse_shape(lit: Value<'_, '_>) -> std::result::Result<Vec<usize>, String> {
@@ -725,6 +810,39 @@ mod tests {
         let many = format!("({})", vec!["1"; 10_000].join(", "));
         let e = parse("'<f8'", &many).unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::Shape { .. }) && e.to_string().len() < 200, "{e}");
+    }
+
+    #[test]
+    fn a_32_bit_host_parses_what_it_reads_only_by_ranges() {
+        // wasm32's isize::MAX is 2^31 - 1: the codec's bound is 2^53 there, the bound of
+        // what a reader holds stays isize::MAX. On a 64-bit host both are NumPy's.
+        let wasm32 = Sizes::of(i32::MAX as u64);
+        assert_eq!(wasm32, Sizes { whole: (1 << 31) - 1, codec: 1 << 53 });
+        assert_eq!(Sizes::of(i64::MAX as u64), Sizes { whole: i64::MAX as u64, codec: i64::MAX as u64 });
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(MAX_DATA_LEN, isize::MAX as u64);
+        // A 4 GiB <f4 image and a 2.4 GB matrix: their headers parse, a reader holding
+        // the data refuses them, saying how they can be read.
+        for (shape, len) in [(&[32768, 32768][..], 1u64 << 32), (&[30000, 20000][..], 2_400_000_000)] {
+            assert_eq!(wasm32.data_len(shape, 4, false).unwrap(), len, "{shape:?}");
+            let e = wasm32.data_len(shape, 4, true).unwrap_err();
+            assert!(matches!(e.kind(), ErrorKind::Shape { .. }), "{e}");
+            assert!(e.to_string().contains(&format!("byte count {len} is over 2147483647")), "{e}");
+            assert!(e.to_string().contains("only by ranges"), "{e}");
+            assert_eq!(Sizes::HOST.data_len(shape, 4, false).unwrap(), len);
+        }
+        // Just under and at 2 GiB, for a reader that holds the data.
+        assert_eq!(wasm32.data_len(&[(1 << 31) - 1], 1, true).unwrap(), (1 << 31) - 1);
+        assert!(wasm32.data_len(&[1 << 29], 4, true).is_err());
+        assert!(wasm32.element_count(&[1 << 16, 1 << 15], true).unwrap_err().to_string().contains("element count"));
+        // NumPy's rule on zero dims holds within each bound: (0, 2^31) of bytes has no
+        // data but its other dims' product is over what a 32-bit host holds.
+        assert_eq!(wasm32.data_len(&[0, 1 << 31], 1, false).unwrap(), 0);
+        assert!(wasm32.data_len(&[0, 1 << 31], 1, true).is_err());
+        assert!(wasm32.data_len(&[0, 1 << 26, 1 << 27], 2, false).unwrap_err().to_string().contains("past 2^53"));
+        // 2^53 itself is the last length a ranges reader on a 32-bit host accepts.
+        assert_eq!(wasm32.data_len(&[1 << 26, 1 << 27], 1, false).unwrap(), 1 << 53);
+        assert!(wasm32.data_len(&[(1 << 26) + 1, 1 << 27], 1, false).is_err());
     }
 
     fn dict(descr: &str, shape: &str) -> String {

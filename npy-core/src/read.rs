@@ -151,6 +151,66 @@ impl Source {
     }
 }
 
+/// The preamble and header of a `.npy` stream, read from `reader` (of `file_len` bytes in
+/// all, when known): its version, header length, header and whether the header needed
+/// Python 2's `L` suffixes. Sizes are checked as the header codec checks them (within
+/// [`crate::header::MAX_DATA_LEN`]); readers that hold the data check theirs after.
+fn read_header<R: Read>(
+    reader: &mut R,
+    opts: &ReadOptions,
+    file_len: Option<u64>,
+) -> Result<(Version, usize, Header, bool)> {
+    let mut magic = [0u8; MAGIC_VERSION_LEN];
+    let got = read_full(reader, &mut magic)?;
+    let version = Version::from_magic(&magic[..got]).map_err(|e| {
+        if got < MAGIC_VERSION_LEN {
+            e.of_short_header(HeaderPart::Magic, MAGIC_VERSION_LEN as u64, got as u64)
+        } else {
+            e
+        }
+    })?;
+    let mut len_field = [0u8; 4];
+    let len_field = &mut len_field[..version.len_field_size()];
+    let got = read_full(reader, len_field)?;
+    if got < len_field.len() {
+        return Err(Error::format("file ends inside the header length field").of_short_header(
+            HeaderPart::HeaderLength,
+            len_field.len() as u64,
+            got as u64,
+        ));
+    }
+    let header_len = version.decode_header_len(len_field)?;
+    if header_len > opts.header_limit() {
+        return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: opts.header_limit() }.into());
+    }
+    let data_offset = version.preamble_len() + header_len;
+    if let Some(len) = file_len {
+        if (data_offset as u64) > len {
+            let found = len.saturating_sub(version.preamble_len() as u64);
+            let e = Error::format(format!("header claims {header_len} bytes but the file has only {len} bytes in all"));
+            return Err(e.of_short_header(HeaderPart::Header, header_len as u64, found));
+        }
+    }
+    let mut text = Vec::new();
+    let got = read_growing(reader, header_len, &mut text)?;
+    if got < header_len {
+        let e = Error::format(format!("file ends inside the header: {got} of {header_len} header bytes present"));
+        return Err(e.of_short_header(HeaderPart::Header, header_len as u64, got as u64));
+    }
+    let header = Header::parse(version, &text)?;
+    let python2 = Header::needs_python2(version, &text);
+    Ok((version, header_len, header, python2))
+}
+
+/// Checks that `available` data bytes hold the `data_len` a header says.
+fn check_present(header: &Header, data_len: u64, available: u64) -> Result<()> {
+    // An object array's data is a pickle, whose length the shape does not give.
+    if available < data_len && !header.dtype.has_object() {
+        return Err(Error::from(ErrorKind::Truncated { expected: data_len, found: available }).of_shape(&header.shape));
+    }
+    Ok(())
+}
+
 impl<R: Read> NpyReader<R> {
     /// Reads the preamble and header with default [`ReadOptions`].
     ///
@@ -184,54 +244,12 @@ impl<R: Read> NpyReader<R> {
     }
 
     fn with_options(mut reader: R, opts: &ReadOptions, file_len: Option<u64>) -> Result<Self> {
-        let mut magic = [0u8; MAGIC_VERSION_LEN];
-        let got = read_full(&mut reader, &mut magic)?;
-        let version = Version::from_magic(&magic[..got]).map_err(|e| {
-            if got < MAGIC_VERSION_LEN {
-                e.of_short_header(HeaderPart::Magic, MAGIC_VERSION_LEN as u64, got as u64)
-            } else {
-                e
-            }
-        })?;
-        let mut len_field = [0u8; 4];
-        let len_field = &mut len_field[..version.len_field_size()];
-        let got = read_full(&mut reader, len_field)?;
-        if got < len_field.len() {
-            return Err(Error::format("file ends inside the header length field").of_short_header(
-                HeaderPart::HeaderLength,
-                len_field.len() as u64,
-                got as u64,
-            ));
-        }
-        let header_len = version.decode_header_len(len_field)?;
-        if header_len > opts.header_limit() {
-            return Err(ErrorKind::HeaderTooLarge { len: header_len as u64, limit: opts.header_limit() }.into());
-        }
+        let (version, header_len, header, python2) = read_header(&mut reader, opts, file_len)?;
         let data_offset = version.preamble_len() + header_len;
-        if let Some(len) = file_len {
-            if (data_offset as u64) > len {
-                let found = len.saturating_sub(version.preamble_len() as u64);
-                let e =
-                    Error::format(format!("header claims {header_len} bytes but the file has only {len} bytes in all"));
-                return Err(e.of_short_header(HeaderPart::Header, header_len as u64, found));
-            }
-        }
-        let mut text = Vec::new();
-        let got = read_growing(&mut reader, header_len, &mut text)?;
-        if got < header_len {
-            let e = Error::format(format!("file ends inside the header: {got} of {header_len} header bytes present"));
-            return Err(e.of_short_header(HeaderPart::Header, header_len as u64, got as u64));
-        }
-        let header = Header::parse(version, &text)?;
-        let python2 = Header::needs_python2(version, &text);
         let data_len = header.data_len()?;
         let available = file_len.map(|l| l - data_offset as u64);
         if let Some(avail) = available {
-            // An object array's data is a pickle, whose length the shape does not give.
-            if avail < data_len as u64 && !header.dtype.has_object() {
-                return Err(Error::from(ErrorKind::Truncated { expected: data_len as u64, found: avail })
-                    .of_shape(&header.shape));
-            }
+            check_present(&header, data_len as u64, avail)?;
         }
         let elements = header.element_count()?;
         Ok(NpyReader {

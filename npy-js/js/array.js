@@ -63,7 +63,7 @@ export function headerOf(read, length, options) {
   let prefix = read(Math.min(length, PREFIX));
   for (;;) {
     const info = call(
-      () => JSON.parse(bound.readHeader(prefix, length, options.maxHeaderSize, FLOAT16, options.name)),
+      () => JSON.parse(bound.readHeader(prefix, length, options.maxHeaderSize, FLOAT16, options.name, false)),
       { file: options.name },
     );
     if (info.need === undefined) return info;
@@ -191,7 +191,7 @@ export class NpyArray extends Described {
       type !== "c32" &&
       (type !== "f2" || FLOAT16);
     if (asIs) {
-      const n = (this.#bytes.length / T.BYTES_PER_ELEMENT) | 0;
+      const n = Math.floor(this.#bytes.length / T.BYTES_PER_ELEMENT);
       if (this.#bytes.byteOffset % T.BYTES_PER_ELEMENT === 0) return new T(this.#bytes.buffer, this.#bytes.byteOffset, n);
       return new T(this.#bytes.slice().buffer, 0, n);
     }
@@ -428,17 +428,30 @@ function columnArray(leaf, shape, fortranOrder, bytes, options) {
 }
 
 /**
+ * The header np.save would write for an array of `descr`, `shape` and order, made by
+ * npy-core, which refuses one whose data this 32-bit module cannot hold (2 GiB or more):
+ * made before the data is read, so that asking for too much fails before reading it.
+ * @param {string} descr
+ * @param {readonly number[]} shape
+ * @param {boolean} fortranOrder
+ * @param {LoadOptions} options
+ */
+export function headerFor(descr, shape, fortranOrder, options) {
+  return call(() => bound.encodeHeader(descr, [...shape], fortranOrder, undefined), { file: options.name });
+}
+
+/**
  * An NpyArray of `descr`, `shape` and order whose data's bytes are `data`: the header
- * np.save would write for it, as `load` reads it.
+ * np.save would write for it (`header`, when `headerFor` made it already), as `load` reads it.
  * @param {string} descr
  * @param {readonly number[]} shape
  * @param {boolean} fortranOrder
  * @param {Uint8Array} data
  * @param {LoadOptions} options
+ * @param {Uint8Array} [header]
  */
-export function arrayOf(descr, shape, fortranOrder, data, options) {
-  const header = call(() => bound.encodeHeader(descr, [...shape], fortranOrder, undefined), { file: options.name });
-  const info = call(() => JSON.parse(bound.readHeader(header, header.length + data.length, undefined, FLOAT16, options.name)), {
+export function arrayOf(descr, shape, fortranOrder, data, options, header = headerFor(descr, shape, fortranOrder, options)) {
+  const info = call(() => JSON.parse(bound.readHeader(header, header.length + data.length, undefined, FLOAT16, options.name, false)), {
     file: options.name,
   });
   return new NpyArray(MAKE, info, data, options);

@@ -3,7 +3,7 @@
 // members when asked for.
 
 import { NpyError, reading } from "./errors.js";
-import { arrayOf, arrayOfHeader, load, product, reorder, save } from "./array.js";
+import { arrayOf, arrayOfHeader, headerFor, load, product, reorder, save } from "./array.js";
 import { FLOAT16, bound, call } from "./wasm.js";
 import { Described, description } from "./described.js";
 import { Members, directory, loadMember, memberBytes, runAsync } from "./npz.js";
@@ -39,7 +39,7 @@ export async function open(input, options = {}) {
     }
     let prefix = first;
     for (;;) {
-      const info = call(() => JSON.parse(bound.readHeader(prefix, source.byteLength, named.maxHeaderSize, FLOAT16, named.name)), {
+      const info = call(() => JSON.parse(bound.readHeader(prefix, source.byteLength, named.maxHeaderSize, FLOAT16, named.name, true)), {
         file: named.name,
       });
       if (info.need === undefined) return new NpyFile(source, info, 0, named);
@@ -116,10 +116,13 @@ export class NpyFile extends Described {
     }
     const rest = this.shape.slice(1);
     const shape = this.shape.length === 0 ? [] : [end - start, ...rest];
+    // The rows' header first: rows this module cannot hold (2 GiB or more, as `read()` of
+    // a 4 GiB file asks) are refused before any byte is read.
+    const header = headerFor(this.descr, shape, this.fortranOrder, this.#options);
     const rowBytes = product(rest) * this.dtype.itemsize;
     if (!this.fortranOrder || rest.every((/** @type {number} */ d) => d === 1) || this.shape.length < 2) {
       const bytes = await this.#source.read(at + start * rowBytes, at + end * rowBytes);
-      return arrayOf(this.descr, shape, this.fortranOrder, bytes, this.#options);
+      return arrayOf(this.descr, shape, this.fortranOrder, bytes, this.#options, header);
     }
     // Fortran order: element (i, c) of the rows' c-th column of the array's flattened
     // other axes is at i + n c; the rows' part of each column is one range.
@@ -148,7 +151,7 @@ export class NpyFile extends Described {
         }),
       );
     }
-    return arrayOf(this.descr, shape, true, out, this.#options);
+    return arrayOf(this.descr, shape, true, out, this.#options, header);
   }
 
   /**
@@ -202,6 +205,9 @@ export class NpyFile extends Described {
     }
     const itemsize = this.dtype.itemsize;
     const at = this.#base + this.dataOffset;
+    // The result's header before its bytes: a selection this module cannot hold (2 GiB or
+    // more, as all of a 4 GiB image) is refused before anything is allocated or read.
+    const header = headerFor(this.descr, kept, false, this.#options);
     const out = new Uint8Array(total * itemsize);
     // A piece's elements span from its first to its last; a stride wider than GAP makes
     // each element a piece of its own.
@@ -247,7 +253,7 @@ export class NpyFile extends Described {
     };
     abortIf(signal);
     await Promise.all(Array.from({ length: Math.min(PARALLEL, reads.length) }, worker));
-    return arrayOf(this.descr, kept, false, out, this.#options);
+    return arrayOf(this.descr, kept, false, out, this.#options, header);
   }
 
   /** Closes the file, when `open` opened it (a path). */
@@ -395,7 +401,7 @@ export class NpzFile extends Members {
     const length = info.size;
     let prefix = await source.read(base, base + Math.min(length, FIRST));
     for (;;) {
-      const header = call(() => JSON.parse(bound.readHeader(prefix, length, named.maxHeaderSize, FLOAT16, named.name)), {
+      const header = call(() => JSON.parse(bound.readHeader(prefix, length, named.maxHeaderSize, FLOAT16, named.name, true)), {
         file: named.name,
         member: info.member,
       });

@@ -11,7 +11,7 @@ use npy_core::scalar::{long_double_to_f64, trim_nuls};
 use wasm_bindgen::prelude::*;
 
 use crate::dtype::{output, Output};
-use crate::error::{usage, JsResult, Located};
+use crate::error::{times, usage, JsResult, Located};
 
 /// Bytes of elements a piece should hold, so the plans' output stays in cache.
 const PIECE_BYTES: usize = 1 << 20;
@@ -90,19 +90,19 @@ impl Decoder {
     /// beyond Unicode (naming the element, as NumPy refuses to make a `str` of it).
     pub fn decode(&mut self, input: &[u8], count: u32, at: f64, outputs: &Array) -> JsResult<()> {
         let n = count as usize;
-        if input.len() != n * self.itemsize {
+        if times(n, self.itemsize)? != input.len() {
             return Err(usage(format!("{} bytes are not {n} elements of {} bytes", input.len(), self.itemsize)));
         }
         let at = crate::header::count(at, "an element index")?;
         for (i, leaf) in self.leaves.iter().enumerate() {
             let per = leaf.column.per_element();
             let size = leaf.scalar.itemsize();
-            let bytes = n * per * size;
+            let bytes = times(times(n, per)?, size)?;
             self.buf.clear();
             self.buf.resize(bytes, 0);
             leaf.plan.run(input, &mut self.buf, at).located(None)?;
             let out = outputs.get(i as u32);
-            let first = at * per;
+            let first = times(at, per)?;
             match leaf.output {
                 Output::Typed(_) => {
                     let (values, value_size) = match leaf.scalar.ty() {
@@ -117,8 +117,8 @@ impl Decoder {
                     };
                     let dest: Uint8Array =
                         out.dyn_into().map_err(|_| usage("a typed column's output is not a Uint8Array"))?;
-                    let start = first * value_size;
-                    let end = start + values.len();
+                    let start = times(first, value_size)?;
+                    let end = start.saturating_add(values.len());
                     if end > dest.length() as usize {
                         return Err(usage(format!(
                             "the output of column {i} holds {} bytes, not {end}",
@@ -130,8 +130,8 @@ impl Decoder {
                 Output::Void => {
                     let dest: Uint8Array =
                         out.dyn_into().map_err(|_| usage("a void column's output is not a Uint8Array"))?;
-                    let start = first * size;
-                    if start + bytes > dest.length() as usize {
+                    let start = times(first, size)?;
+                    if start.saturating_add(bytes) > dest.length() as usize {
                         return Err(usage(format!("the output of column {i} is too small")));
                     }
                     dest.subarray(start as u32, (start + bytes) as u32).copy_from(&self.buf);
@@ -139,7 +139,7 @@ impl Decoder {
                 Output::Strings => {
                     let dest: Array = out.dyn_into().map_err(|_| usage("a string column's output is not an Array"))?;
                     let mut units = Vec::new();
-                    for k in 0..n * per {
+                    for k in 0..times(n, per)? {
                         let value = &self.buf[k * size..(k + 1) * size];
                         units.clear();
                         text_units(leaf.scalar.ty(), value, &mut units)

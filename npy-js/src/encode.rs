@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::decode::{leaves, Leaf};
 use crate::dtype::Output;
-use crate::error::{usage, JsResult, Located};
+use crate::error::{times, usage, JsResult, Located};
 
 /// Bytes of elements a piece should make.
 const PIECE_BYTES: usize = 1 << 20;
@@ -79,7 +79,7 @@ impl Encoder {
     pub fn encode(&mut self, count: u32, first: f64, inputs: &Array) -> JsResult<Vec<u8>> {
         let n = count as usize;
         let first = crate::header::count(first, "an element index")?;
-        let mut out = vec![0u8; n * self.itemsize];
+        let mut out = vec![0u8; times(n, self.itemsize)?];
         for (i, leaf) in self.leaves.iter().enumerate() {
             let column = leaf.column();
             let per = column.per_element();
@@ -99,7 +99,7 @@ impl Encoder {
                         ScalarType::Float(16) | ScalarType::Complex(32) => size / 2,
                         _ => leaf.scalar().itemsize(),
                     };
-                    let want = n * per * held;
+                    let want = times(times(n, per)?, held)?;
                     if bytes.length() as usize != want {
                         return Err(usage(format!(
                             "column{name}: {} bytes given for {n} elements, not {want}",
@@ -124,14 +124,11 @@ impl Encoder {
                 Output::Strings => {
                     let strings: Array =
                         input.dyn_into().map_err(|_| usage(format!("column{name}: expected an array of strings")))?;
-                    if strings.length() as usize != n * per {
-                        return Err(usage(format!(
-                            "column{name}: {} strings given, not {}",
-                            strings.length(),
-                            n * per
-                        )));
+                    let values = times(n, per)?;
+                    if strings.length() as usize != values {
+                        return Err(usage(format!("column{name}: {} strings given, not {}", strings.length(), values)));
                     }
-                    for k in 0..n * per {
+                    for k in 0..values {
                         let element = first + k / per.max(1);
                         let s: JsString = strings
                             .get(k as u32)

@@ -60,6 +60,12 @@ impl<T> Located<T> for npy_core::Result<T> {
     }
 }
 
+/// `a * b`, a count of bytes or values, computed without wrapping: an error when it
+/// passes what this 32-bit module addresses (`usize` is 32 bits on wasm32).
+pub fn times(a: usize, b: usize) -> JsResult<usize> {
+    a.checked_mul(b).ok_or_else(|| usage(format!("{a} times {b} is more than this 32-bit module addresses")))
+}
+
 /// A usage error (a caller's argument that cannot be): a JavaScript `Error` of kind `usage`.
 pub fn usage(message: impl std::fmt::Display) -> JsValue {
     let js = js_sys::Error::new(&message.to_string());

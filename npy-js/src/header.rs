@@ -18,10 +18,15 @@ use crate::js::Json;
 /// takes (`null` for an object array, whose data is a pickle), `python2` whether the text
 /// needed Python 2's `L` suffixes (NumPy warns of those).
 ///
+/// `ranges`: the caller reads the data by ranges (`open`), so it may be larger than this
+/// 32-bit module holds at once: up to 2^53 bytes (npy-core's `Header::data_len_u64`),
+/// given exactly as a number. Otherwise the caller holds the data (`load`, an array made
+/// of rows) and it must be under 2 GiB (`Header::data_len`).
+///
 /// # Errors
 /// npy-core's, naming `name`: not a `.npy` file, a bad or oversized header (beyond
-/// `max_header_size` bytes, 16 MiB by default), or a header that claims more data than
-/// `file_length` holds.
+/// `max_header_size` bytes, 16 MiB by default), a header that claims more data than
+/// `file_length` holds, or (unless `ranges`) data of 2 GiB or more.
 #[wasm_bindgen(js_name = readHeader)]
 pub fn read_header(
     prefix: &[u8],
@@ -29,6 +34,7 @@ pub fn read_header(
     max_header_size: Option<f64>,
     float16: bool,
     name: Option<String>,
+    ranges: bool,
 ) -> JsResult<String> {
     let name = name.as_deref();
     let mut options = ReadOptions::new();
@@ -45,8 +51,12 @@ pub fn read_header(
         Version::V3_0 => String::from_utf8_lossy(text).into_owned(),
         _ => text.iter().map(|&b| char::from(b)).collect(),
     };
-    let data_length =
-        if header.dtype.has_object() { Json::Null } else { Json::Num(header.data_len().located(name)? as f64) };
+    // Lengths up to 2^53 are exact as numbers.
+    let data_length = match (header.dtype.has_object(), ranges) {
+        (true, _) => Json::Null,
+        (false, true) => Json::Num(header.data_len_u64().located(name)? as f64),
+        (false, false) => Json::Num(header.data_len().located(name)? as f64),
+    };
     let (major, minor) = version.number();
     let columns = header.dtype.columns().located(name)?;
     Ok(Json::Obj(vec![

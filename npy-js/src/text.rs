@@ -11,7 +11,7 @@ use npy_core::scalar::decode_lenient;
 use npy_core::{DynArray, Object, ReadOptions};
 use wasm_bindgen::prelude::*;
 
-use crate::error::{usage, JsResult, Located};
+use crate::error::{times, usage, JsResult, Located};
 use crate::header::count;
 
 /// One leaf of the table: its scalar, the plan that takes its bytes out of an element (its
@@ -107,8 +107,8 @@ impl Texts {
     /// beyond Unicode, a datetime of generic unit), naming the row.
     pub fn rows(&mut self, input: &[u8], count: u32, first: f64) -> JsResult<Array> {
         let n = count as usize;
-        let row_bytes = self.per_row * self.itemsize;
-        if input.len() != n * row_bytes {
+        let row_bytes = times(self.per_row, self.itemsize)?;
+        if times(n, row_bytes)? != input.len() {
             return Err(usage(format!("{} bytes are not {n} rows of {row_bytes} bytes", input.len())));
         }
         let first = crate::header::count(first, "a row index")?;

@@ -1,7 +1,7 @@
 //! A header from a file's first bytes, for readers of remote storage that fetch a prefix
 //! and then only what this asks for.
 
-use super::NpyReader;
+use super::{check_present, read_header};
 use crate::error::{ErrorKind, Result};
 use crate::header::{Header, Version, MAGIC_VERSION_LEN};
 use crate::options::ReadOptions;
@@ -34,11 +34,16 @@ impl HeaderPrefix {
     /// Reads the header from the first bytes of a file (or object) of `file_len` bytes, as
     /// a reader over remote storage does: fetch a prefix (4 KiB holds any header NumPy
     /// writes for arrays of fewer than a few hundred fields), and fetch more only when
-    /// this says so. The same checks as [`NpyReader::from_path_with`] apply: the header size
-    /// limit, and a header that claims more data than `file_len` holds.
+    /// this says so. The same checks as
+    /// [`NpyReader::from_path_with`](crate::NpyReader::from_path_with) apply: the header
+    /// size limit, and a header that claims more data than `file_len` holds. Only the sizes
+    /// differ, on a 32-bit host: the data is not read here, so a header describing more
+    /// than `isize::MAX` bytes is accepted up to
+    /// [`MAX_DATA_LEN`](crate::header::MAX_DATA_LEN) (2^53; see
+    /// [`Header::data_len_u64`]), for a reader that reads its ranges.
     ///
     /// # Errors
-    /// As [`NpyReader::from_path_with`], without the I/O.
+    /// As [`NpyReader::from_path_with`](crate::NpyReader::from_path_with), without the I/O.
     ///
     /// # Examples
     /// ```
@@ -76,7 +81,11 @@ impl HeaderPrefix {
                 return Ok(more);
             }
         }
-        let reader = NpyReader::with_options(prefix, options, Some(file_len))?;
-        Ok(HeaderPrefix::Complete { data_offset: reader.data_offset(), version: reader.version, header: reader.header })
+        let (version, header_len, header, _) = read_header(&mut &prefix[..], options, Some(file_len))?;
+        let data_offset = version.preamble_len() + header_len;
+        // The data is not read here: its length is the header codec's (up to 2^53 on a
+        // 32-bit host), not what an NpyReader could hold (Header::data_len).
+        check_present(&header, header.data_len_u64()?, file_len - data_offset as u64)?;
+        Ok(HeaderPrefix::Complete { data_offset, version, header })
     }
 }
