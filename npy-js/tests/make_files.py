@@ -6,9 +6,9 @@ Usage: python3 make_files.py open|big DIR
 `open`: records.npy (100,000 records: an id, a nested position, 16 float32 samples),
 fortran.npy (a 40 x 30 float64 matrix in Fortran order), archive.npz (the records as a
 stored member `stored` and a deflated member `deflated`, as np.savez and
-np.savez_compressed write them), wide.npy (200 records of 1,000 fields: a header of
-80 KB, past the 4,096 bytes `open` and `load` read first and the 64 KiB a URL's first
-request reads).
+np.savez_compressed write them), wide.npy (200 records of 1,000 fields: a version 2.0
+header of 82 KB, past the 4,096 bytes `open` and `load` read first and the 64 KiB a
+URL's first request reads).
 
 `big`: arrays of several MiB each, so that the package converts them in several of its
 1 MiB pieces: plain numbers (`<f8`, `<i4`, `|u1`, `<c16`, `|b1`), big-endian ones (`>f4`,
@@ -86,7 +86,7 @@ def saved(out, stem, a):
 
 
 def wide(n):
-    """Records of 1,000 float32 fields with long names: a header of about 80 KB."""
+    """Records of 1,000 float32 fields with long names: a header of 82 KB."""
     dtype = np.dtype([(f"channel_{k:04d}_amplitude_in_millivolts_after_gain_and_offset_correction", "<f4")
                       for k in range(1_000)])
     a = np.zeros(n, dtype=dtype)

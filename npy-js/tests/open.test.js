@@ -23,7 +23,7 @@ before(async () => {
   mkdirSync(DIR, { recursive: true });
   // NumPy writes the files, and their values: 100,000 records with a nested field and a
   // subarray, a Fortran-order matrix, an archive of a stored and a deflated member, and
-  // records of 1,000 fields (a header of 80 KB).
+  // records of 1,000 fields (a header of 82 KB).
   runPython("make_files.py", "open", DIR);
   server = await serve({ mounts: [["/", DIR]] });
 });
