@@ -22,7 +22,8 @@ function touch(array) {
 
 async function read(path) {
   const bytes = readFileSync(path);
-  if (path.endsWith(".npz")) {
+  // An archive or a .npy file by its first bytes, as `open` and `npy check` tell them apart.
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b) {
     const archive = loadNpz(bytes, { name: path, ...LIMITS });
     for (const name of archive.names) touch(archive.get(name));
     const opened = await open(bytes, { name: path, ...LIMITS });

@@ -3,6 +3,8 @@
 // StringDType) decodes to the values its manifest records, without running any pickle;
 // arrays the package writes from JavaScript values load in NumPy (allow_pickle=True) equal
 // to what they stand for (xtask/object_check.py); pickles that would run code are refused.
+// Values given as {pytype, repr} (datetimes, zones, Decimal, Fraction, UUID, paths, range,
+// slice, classes) hold Python's repr() of them, exactly (object_reprs.py, from each file).
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -11,7 +13,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { NpyArray, NpyError, NpzWriter, load, loadNpz, save } from "../js/node.js";
-import { ROOT, SCRATCH, canonicalFloat, python } from "./support.js";
+import { ROOT, SCRATCH, canonicalFloat, python, runPython } from "./support.js";
 
 const DATA = join(ROOT, "tests", "data");
 const hex = (bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
@@ -33,8 +35,11 @@ const PYTYPES = {
   type: "type",
 };
 
-/** Asserts that JavaScript value `got` is what the manifest's tagged value `want` decodes to. */
-function same(got, want, where) {
+/**
+ * Asserts that JavaScript value `got` is what the manifest's tagged value `want` decodes
+ * to; `reprs` is Python's tree of repr() texts over the same value (object_reprs.py).
+ */
+function same(got, want, where, reprs) {
   if (want === null || typeof want === "boolean" || typeof want === "string") {
     assert.equal(got, want, where);
     return;
@@ -64,17 +69,17 @@ function same(got, want, where) {
     case "tuple":
       assert.ok(Array.isArray(got), where);
       assert.equal(got.length, inner.length, where);
-      inner.forEach((w, i) => same(got[i], w, `${where}[${i}]`));
+      inner.forEach((w, i) => same(got[i], w, `${where}[${i}]`, reprs?.[i]));
       return;
     case "deque":
-      same(got, { list: inner[0] }, where);
+      same(got, { list: inner[0] }, where, reprs);
       return;
     case "defaultdict":
-      same(got, { dict: inner[1] }, where);
+      same(got, { dict: inner[1] }, where, reprs);
       return;
     case "masked":
       assert.equal(got.pytype, "numpy.ma.MaskedArray", where);
-      same(got.data, inner[0], `${where}.data`);
+      same(got.data, inner[0], `${where}.data`, reprs?.[0]);
       same(got.mask, inner[1], `${where}.mask`);
       if (inner[2] === null) assert.equal(got.fillValue, null, where);
       else same(got.fillValue, inner[2], `${where}.fillValue`);
@@ -82,7 +87,7 @@ function same(got, want, where) {
     case "set":
     case "frozenset":
       assert.ok(got instanceof Set, where);
-      same([...got], { list: inner }, where);
+      same([...got], { list: inner }, where, reprs);
       return;
     case "dict":
     case "ordereddict":
@@ -92,11 +97,11 @@ function same(got, want, where) {
       assert.ok(strKeys ? Object.getPrototypeOf(got) === Object.prototype : got instanceof Map, where);
       assert.equal(entries.length, inner.length, where);
       // A plain object lists integer-like keys first; compare by key.
-      for (const [k, v] of inner) {
-        const match = entries.find(([key]) => { try { same(key, k, ""); return true; } catch { return false; } });
+      inner.forEach(([k, v], i) => {
+        const match = entries.find(([key]) => { try { same(key, k, "", reprs?.[i]?.[0]); return true; } catch { return false; } });
         assert.ok(match, `${where}: key ${JSON.stringify(k)}`);
-        same(match[1], v, `${where}[${JSON.stringify(k)}]`);
-      }
+        same(match[1], v, `${where}[${JSON.stringify(k)}]`, reprs?.[i]?.[1]);
+      });
       return;
     }
     case "ndarray":
@@ -104,7 +109,7 @@ function same(got, want, where) {
       assert.equal(got.descr, inner.descr, where);
       assert.deepEqual([...got.shape], inner.shape, where);
       assert.equal(got.fortranOrder && got.shape.filter((d) => d > 1).length > 1, inner.fortran && inner.shape.filter((d) => d > 1).length > 1, where);
-      if (inner.items) same(got.data, { list: inner.items }, where);
+      if (inner.items) same(got.data, { list: inner.items }, where, reprs);
       else assert.equal(hex(got.bytes), inner.hex, where);
       return;
     case "scalar":
@@ -115,13 +120,28 @@ function same(got, want, where) {
       return;
     case "path":
       assert.equal(got.pytype, `pathlib.${inner[0]}`, where);
+      assert.equal(typeof reprs, "string", `${where}: Python gives no repr here`);
+      assert.equal(got.repr, reprs, `${where}: not Python's repr()`);
       return;
     default:
       assert.ok(Object.hasOwn(PYTYPES, tag), `${where}: unknown tag ${tag}`);
       assert.equal(got.pytype, PYTYPES[tag], where);
-      assert.equal(typeof got.repr, "string", where);
-      if (tag === "decimal") assert.equal(got.repr, `Decimal('${inner}')`, where);
+      assert.equal(typeof reprs, "string", `${where}: Python gives no repr here`);
+      assert.equal(got.repr, reprs, `${where}: not Python's repr()`);
   }
+}
+
+/** Python's repr() trees of every object fixture (object_reprs.py), made once. */
+let reprTrees;
+function pythonReprs(file) {
+  if (reprTrees === undefined) {
+    mkdirSync(SCRATCH, { recursive: true });
+    const out = join(SCRATCH, `object-reprs-${process.pid}.json`);
+    runPython("object_reprs.py", DATA, out);
+    reprTrees = JSON.parse(readFileSync(out, "utf8"));
+  }
+  assert.ok(Object.hasOwn(reprTrees, file), `object_reprs.py gave nothing for ${file}`);
+  return reprTrees[file];
 }
 
 const manifest = JSON.parse(readFileSync(join(DATA, "manifest.json"), "utf8")).filter((e) => e.file.startsWith("object/"));
@@ -137,14 +157,14 @@ for (const entry of manifest) {
       for (const m of entry.members) {
         const a = archive.get(m.name);
         assert.equal(a.descr, m.descr);
-        if (m.objects) same(a.data, { list: m.objects }, m.name);
+        if (m.objects) same(a.data, { list: m.objects }, m.name, pythonReprs(entry.file)[m.name]);
       }
       return;
     }
     const a = load(bytes, { name: entry.file });
     assert.equal(a.descr, entry.descr);
     assert.deepEqual([...a.shape], entry.shape);
-    same(a.data, { list: entry.objects }, entry.file);
+    same(a.data, { list: entry.objects }, entry.file, pythonReprs(entry.file));
     assert.deepEqual(a.rows(0, Math.min(2, a.size)), a.data.slice(0, 2));
   });
 }

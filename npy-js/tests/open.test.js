@@ -1,8 +1,9 @@
-// `open`: files larger than memory read by ranges. The same rows come back whatever the
+// `open`: files larger than memory read by ranges. NumPy's rows come back whatever the
 // source (bytes, a path, a FileHandle, a Blob, a URL by HTTP ranges, any {byteLength,
-// slice}); a URL read fetches only the header and the rows' bytes; archives' stored
-// members are read by ranges and compressed ones streamed, with progress; a source that
-// changes, shrinks or fails gives an NpyError naming it.
+// slice}); a URL read fetches only the header and the rows' bytes; a header over the
+// 4 KiB read first is read whole by a second read; archives' stored members are read by
+// ranges and compressed ones streamed, with progress; a source that changes, shrinks or
+// fails gives an NpyError naming it. Values are compared with NumPy's (make_files.py).
 
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -11,7 +12,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { NpyError, NpzWriter, load, open, save } from "../js/node.js";
-import { SCRATCH, runPython } from "./support.js";
+import { SCRATCH, assertColumns, numpyExpected, numpyRows, numpyTyped, runPython } from "./support.js";
 import { serve } from "../viewer/serve.mjs";
 
 const DIR = join(SCRATCH, "open");
@@ -20,8 +21,9 @@ let server;
 
 before(async () => {
   mkdirSync(DIR, { recursive: true });
-  // NumPy writes the files: 100,000 records with a nested field and a subarray, a
-  // Fortran-order matrix, and an archive of a stored and a deflated member.
+  // NumPy writes the files, and their values: 100,000 records with a nested field and a
+  // subarray, a Fortran-order matrix, an archive of a stored and a deflated member, and
+  // records of 1,000 fields (a header of 82 KB).
   runPython("make_files.py", "open", DIR);
   server = await serve({ mounts: [["/", DIR]] });
 });
@@ -30,13 +32,20 @@ after(async () => {
 });
 
 const records = () => load(readFileSync(join(DIR, "records.npy")));
+/** NumPy's values of the records (make_files.py's `expect`), read once. */
+let numpyRecords;
+const want = () => (numpyRecords ??= numpyExpected(DIR, "records"));
 
-/** Checks rows `a` to `b` of an opened records file against the whole file's. */
+/** Checks that rows `a` to `b` of the records, `part`, are NumPy's: as columns and as row objects. */
+function checkPart(part, a, b, what = `rows ${a} to ${b}`) {
+  assert.deepEqual([...part.shape], [b - a], what);
+  assertColumns(part, want(), a, b, what);
+  assert.deepEqual(part.rows(), numpyRows(want(), a, b), what);
+}
+
+/** Checks rows `a` to `b` of an opened records file against NumPy's. */
 async function checkRows(file, a, b) {
-  const whole = records();
-  const part = await file.rows(a, b);
-  assert.deepEqual([...part.shape], [b - a]);
-  assert.deepEqual(part.rows(), whole.rows(a, b));
+  checkPart(await file.rows(a, b), a, b);
 }
 
 test("rows come back the same from every kind of source", async () => {
@@ -71,7 +80,7 @@ test("a URL read fetches the header and the rows' bytes, not the file", async ()
   server.log.length = 0;
   const file = await open(`${server.url}/records.npy`);
   const one = await file.rows(50_000, 50_010);
-  assert.deepEqual(one.rows(), records().rows(50_000, 50_010));
+  checkPart(one, 50_000, 50_010);
   const fetched = server.log.reduce((n, r) => n + r.bytes, 0);
   assert.ok(server.log.every((r) => r.status === 206), "every request was a range");
   assert.ok(fetched < (64 << 10) + 10 * file.dtype.itemsize + 1, `fetched ${fetched} of ${size} bytes`);
@@ -79,18 +88,49 @@ test("a URL read fetches the header and the rows' bytes, not the file", async ()
 });
 
 test("a Fortran-order array's rows are read in stretches", async () => {
-  const whole = load(readFileSync(join(DIR, "fortran.npy")));
+  const numpy = numpyExpected(DIR, "fortran");
   const file = await open(join(DIR, "fortran.npy"));
   assert.equal(file.fortranOrder, true);
   const part = await file.rows(7, 12);
-  assert.deepEqual([...part.shape], [5, ...whole.shape.slice(1)]);
+  assert.deepEqual([...part.shape], [5, ...numpy.shape.slice(1)]);
   assert.equal(part.fortranOrder, true);
-  // Element (i, j) of the part is element (7 + i, j) of the whole, in Fortran order.
-  const [n, m] = whole.shape;
+  // Element (i, j) of the part is NumPy's a[7 + i, j], its values in Fortran order.
+  const values = numpyTyped(numpy.columns[""]);
+  const [n, m] = numpy.shape;
   for (let j = 0; j < m; j++) {
-    for (let i = 0; i < 5; i++) assert.equal(part.data[i + 5 * j], whole.data[7 + i + n * j]);
+    for (let i = 0; i < 5; i++) assert.equal(part.data[i + 5 * j], values[7 + i + n * j], `(${7 + i}, ${j})`);
   }
   await file.close();
+});
+
+test("a header over 4 KiB is read by a second read: from memory, a path, a Blob and a URL", async () => {
+  // Over the 4 KiB open and load read first, and over the 64 KiB a URL's first request reads.
+  const path = join(DIR, "wide.npy");
+  const bytes = readFileSync(path);
+  const numpy = numpyExpected(DIR, "wide");
+  const whole = load(bytes, { name: "wide.npy" });
+  assert.ok(whole.header.length > 64 << 10, `a header of ${whole.header.length} bytes`);
+  assert.equal(whole.descr, numpy.descr);
+  assertColumns(whole, numpy, 0, numpy.shape[0], "load");
+  const sources = [["bytes", bytes], ["a path", path], ["a Blob", new Blob([bytes])], ["a URL", `${server.url}/wide.npy`]];
+  for (const [what, source] of sources) {
+    server.log.length = 0;
+    const file = await open(source);
+    try {
+      assert.ok(file.dataOffset > 4096, what);
+      assert.equal(file.descr, numpy.descr, what);
+      assert.deepEqual([...file.shape], numpy.shape, what);
+      assert.equal(file.fields.length, 1_000, what);
+      assertColumns(await file.rows(17, 151), numpy, 17, 151, `${what}: rows 17 to 151`);
+      if (what === "a URL") {
+        // Its first 64 KiB, then the whole header, then the rows.
+        const requests = server.log.map((r) => [r.status, r.bytes]);
+        assert.deepEqual(requests, [[206, 64 << 10], [206, file.dataOffset], [206, 134 * file.dtype.itemsize]]);
+      }
+    } finally {
+      await file.close();
+    }
+  }
 });
 
 test("an archive opens by its directory; stored members by ranges, compressed ones streamed", async () => {
@@ -101,13 +141,14 @@ test("an archive opens by its directory; stored members by ranges, compressed on
     assert.deepEqual(archive.names, ["stored", "deflated"]);
     assert.deepEqual(archive.members.map((m) => m.compression), ["stored", "deflate"]);
     const stored = await archive.open("stored");
-    assert.deepEqual((await stored.rows(10, 20)).rows(), records().rows(10, 20));
+    checkPart(await stored.rows(10, 20), 10, 20);
     const progress = [];
     const deflated = await archive.get("deflated", { onProgress: (done, total) => progress.push([done, total]) });
-    assert.deepEqual(deflated.rows(0, 5), records().rows(0, 5));
+    assertColumns(deflated, want(), 0, 100_000, "the deflated member");
+    assert.deepEqual(deflated.rows(0, 5), numpyRows(want(), 0, 5));
     assert.ok(progress.length > 0 && progress.at(-1)[0] === progress.at(-1)[1]);
     const opened = await archive.open("deflated");
-    assert.deepEqual((await opened.rows(99_999, 100_000)).rows(), records().rows(99_999, 100_000));
+    checkPart(await opened.rows(99_999, 100_000), 99_999, 100_000);
     await assert.rejects(archive.get("missing"), (e) => e instanceof NpyError && /no member 'missing'/.test(e.message));
     await archive.close();
   }
@@ -159,8 +200,8 @@ test("an archive written by NpzWriter opens by ranges", async () => {
   const bytes = new NpzWriter({ compression: "stored" }).add("a", rec).add("b", rec.column("pos.x"), { compression: "zstd" }).finish();
   const archive = await open(bytes);
   assert.deepEqual(archive.members.map((m) => m.compression), ["stored", "zstd"]);
-  assert.deepEqual((await (await archive.open("a")).rows(3, 4)).rows(), rec.rows(3, 4));
-  assert.deepEqual([...(await archive.get("b")).data.subarray(0, 3)], [...rec.column("pos.x").data.subarray(0, 3)]);
+  checkPart(await (await archive.open("a")).rows(3, 4), 3, 4);
+  assert.deepEqual([...(await archive.get("b")).data], [...numpyTyped(want().columns["pos.x"])]);
 });
 
 test("rows of a Fortran-order object array are the rows NumPy's array has", async () => {

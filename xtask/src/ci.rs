@@ -33,7 +33,8 @@
 //!    `wasm32-unknown-unknown` by clippy, the package built by `cargo xtask js` (its module
 //!    at most 400 KB after gzip), `tsc` on its declarations, an example and its JavaScript,
 //!    `node --test` of `npy-js/tests/*.test.js` (NumPy's corpus and object fixtures with
-//!    NumPy's values, writes checked by NumPy, ranged reads, the hostile files of step 8,
+//!    NumPy's values, writes checked by NumPy, ranged reads, the hostile files of step 8
+//!    each loaded or refused as the test step's `npy check --strict` judges it,
 //!    and Chromium through puppeteer-core; 60 s a test at most), then README.md's
 //!    JavaScript run as written
 //! 10. NumPy loads npz: `xtask/npz_check.py` has NumPy load every archive the tests wrote
@@ -359,11 +360,12 @@ fn s3(ci: &mut Ci) -> Result<()> {
 
 /// The JavaScript package (`npy-js/`, see [`js::check`]): npy-core and npy-js for wasm32
 /// without warnings, the module built and under its size, the declarations type-checked,
-/// the Node tests against NumPy and the hostile files step 7 left, the browser test in
+/// the Node tests against NumPy and the hostile files step 7 left (each loading in
+/// JavaScript as the test step's `npy check --strict` judges it), the browser test in
 /// Chromium, and README.md's JavaScript as written.
 fn javascript(ci: &mut Ci) -> Result<()> {
     let python = ci.python()?;
-    js::check(&python, true)
+    js::check(&python, Some(&npy_binary()?))
 }
 
 /// NumPy loads every file `npy-datafusion/tests/sql/write.rs` wrote with `COPY TO` and

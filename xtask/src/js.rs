@@ -17,7 +17,8 @@
 //!
 //! `cargo xtask js --test` then checks it (see [`check`]): the build for wasm with no
 //! warnings, the module's size, the TypeScript declarations, the Node tests (against NumPy,
-//! whose venv it makes, and the Rust suite's hostile files, which it writes), the browser
+//! whose venv it makes, and the Rust suite's hostile files, which it writes, each judged by
+//! `npy check --strict` of the `npy` it builds), the browser
 //! tests of the package and of the viewer page in Debian's Chromium (installed as root
 //! where missing), and the README's JavaScript as written.
 //!
@@ -67,8 +68,11 @@ pub fn build() -> Result<u64> {
 pub const MAX_GZIPPED: u64 = 400_000;
 
 /// The package's checks, after [`build`]; `python` has NumPy. The hostile files are the
-/// Rust suite's (`target/hostile`): written here first unless `hostile_written`.
-pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
+/// Rust suite's (`target/hostile`), and the `npy` whose `check --strict` judges them for
+/// the tests (`NPY_CLI`): CI's, which its test step built and whose hostile step wrote the
+/// files, when `ci_npy` names it; else both made here first (`cargo build -p npy-cli`,
+/// the tool's default features, and the hostile tests).
+pub fn check(python: &Path, ci_npy: Option<&Path>) -> Result<()> {
     // Everything first: clang before the wasm clippy, which builds libzstd's C.
     provision::js(provision::JS_CHECKS)?;
     project::step(&format!("cargo clippy -p npy-core -p npy-js --target {WASM_TARGET} --all-features -- -D warnings"));
@@ -92,17 +96,23 @@ pub fn check(python: &Path, hostile_written: bool) -> Result<()> {
     let dir = package_dir();
     project::step("tsc -p npy-js (the declarations, an example and the package's JavaScript, strict)");
     project::run(Command::new("node").current_dir(&dir).args(["node_modules/typescript/bin/tsc", "-p", "."]))?;
-    if !hostile_written {
-        project::step("cargo test --test hostile --test hostile_npz (the hostile files)");
-        project::run(project::cargo().args(["test", "--test", "hostile", "--test", "hostile_npz"]))?;
-    }
+    let npy = match ci_npy {
+        Some(npy) => npy.to_path_buf(),
+        None => {
+            project::step("cargo test --test hostile --test hostile_npz (the hostile files)");
+            project::run(project::cargo().args(["test", "--test", "hostile", "--test", "hostile_npz"]))?;
+            project::step("cargo build -p npy-cli (the `npy check --strict` the hostile test compares with)");
+            project::run(project::cargo().args(["build", "-p", "npy-cli"]))?;
+            project::target_dir().join("debug").join(format!("npy{}", std::env::consts::EXE_SUFFIX))
+        }
+    };
     // The viewer's test and README.md's JavaScript read the main job's file.
     ensure_traces()?;
     // package.json's `test` script, the one place that names the files and the timeout:
     // `node --test --test-timeout=60000 tests/*.test.js` (files named by the shell's glob,
     // as every Node from 20 on takes them; 60 s a test at most).
     project::step("npm test (npy-js)");
-    project::run(Command::new("npm").current_dir(&dir).args(["test"]).env("NPY_PYTHON", python))?;
+    project::run(Command::new("npm").current_dir(&dir).args(["test"]).env("NPY_PYTHON", python).env("NPY_CLI", &npy))?;
     readme()
 }
 

@@ -114,7 +114,7 @@ fn main() -> ExitCode {
         ["r"] => project::python_with_numpy().and_then(|python| r::ci(&python)),
         ["miri", rest @ ..] => miri::run(rest),
         ["js"] => js::build().map(drop),
-        ["js", "--test"] => project::python_with_numpy().and_then(|python| js::check(&python, false)),
+        ["js", "--test"] => project::python_with_numpy().and_then(|python| js::check(&python, None)),
         ["js", "--viewer", rest @ ..] => js::build().and_then(|_| js::viewer(rest)),
         ["venv"] => project::python_with_numpy().map(|python| println!("NPY_PYTHON={}", python.display())),
         ["help" | "--help" | "-h"] => {
