@@ -6,6 +6,8 @@ import { setUpExports } from "./exports.js";
 import { showMatrix, sliceMatrix } from "./matrix.js";
 import { setUpPlot } from "./plot.js";
 import { setUpRows } from "./rows.js";
+import { setUpFilter } from "./filter.js";
+import { setUpStats, statsLeaves } from "./stats.js";
 import { $, showError, stats } from "./state.js";
 
 /**
@@ -31,6 +33,7 @@ import { $, showError, stats } from "./state.js";
 const VIEWS = [
   { name: "rows", applies: () => true, setUp: setUpRowsView },
   { name: "matrix", applies: (file) => file.shape.length === 2 && file.dtype.kind === "scalar", setUp: setUpMatrixView },
+  { name: "stats", applies: (file) => statsLeaves(file).length > 0 || file.dtype.kind === "record", setUp: setUpStatsView },
 ];
 
 /**
@@ -107,4 +110,13 @@ async function setUpRowsView({ tab, section, file, label, npy }) {
  */
 async function setUpMatrixView({ section, file }) {
   showMatrix(section, sliceMatrix(file, [null, null], 0, 1), (e) => showError(section, e));
+}
+
+/**
+ * The statistics of a column and, for records, the filter of rows.
+ * @param {ViewContext} ctx
+ */
+async function setUpStatsView(ctx) {
+  await setUpStats(ctx);
+  await setUpFilter(ctx);
 }
