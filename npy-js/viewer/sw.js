@@ -2,7 +2,7 @@
 // once it has been loaded. Files the page reads (by ranges, or whole) are never cached:
 // only these assets are, fetched again in the background to stay fresh.
 
-const CACHE = "npy-viewer-v2";
+const CACHE = "npy-viewer-v3";
 const ASSETS = [
   "./",
   "index.html",
@@ -10,11 +10,13 @@ const ASSETS = [
   "viewer.js",
   "array.js",
   "exports.js",
+  "filter.js",
   "header.js",
   "matrix.js",
   "plot.js",
   "rows.js",
   "state.js",
+  "stats.js",
   "../js/index.js",
   "../js/api.js",
   "../js/array.js",

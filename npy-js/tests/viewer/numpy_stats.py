@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""NumPy's side of the viewer's statistics test (tests/viewer_stats.test.js).
+
+Usage:
+    numpy_stats.py make DIR           in DIR: f8.npy, 3,000,017 normal <f8 values with NaNs,
+                                      +inf, -inf and zeros (24 MB: several pieces of the
+                                      page's reads); i8.npy, 1,000,003 <i8 values over the
+                                      whole int64 range (beyond 2**53: exact sums needed),
+                                      the extremes included; dt.npy, <M8[s] with NaTs
+    numpy_stats.py stats FILE PATH BINS
+                                      JSON: the statistics of FILE's column PATH ("" for a
+                                      plain array; dotted for a record's leaf; a subarray
+                                      field's values all together; datetimes as their
+                                      int64 counts, NaT apart): count, nans, zeros, posInf,
+                                      negInf, min, max (np.nanmin/np.nanmax; integers as
+                                      decimal strings; NaN and infinities as "nan", "inf", "-inf"), mean and std (np.nanmean/np.nanstd
+                                      in float64, ddof=0), finiteMean/finiteStd (over the
+                                      finite values), scale (their mean absolute value),
+                                      and counts: np.histogram(finite, bins=BINS,
+                                      range=(min, max) of the finite values as floats)
+    numpy_stats.py filter FILE CASE K JSON: the rows of FILE that NumPy's boolean mask CASE
+                                      selects: their count, the first K row numbers and
+                                      those rows printed as numpy_view.py prints them
+"""
+
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from numpy_view import leaves  # noqa: E402
+
+
+def make(out):
+    rng = np.random.default_rng(80)
+    a = rng.normal(3.0, 2.0, 3_000_017)
+    a[::997] = np.nan
+    a[::1009] = 0.0
+    a[[5, 1_500_000]] = np.inf
+    a[[7, 2_999_999]] = -np.inf
+    np.save(f"{out}/f8.npy", a)
+    b = rng.integers(-(2**63), 2**63 - 1, 1_000_003, dtype=np.int64, endpoint=True)
+    b[[3, 500_000]] = [np.iinfo(np.int64).min + 1, np.iinfo(np.int64).max]
+    b[::10_007] = 0
+    np.save(f"{out}/i8.npy", b)
+    d = (rng.integers(0, 2_000_000_000, 200_003)).astype("<M8[s]")
+    d[::1001] = np.datetime64("NaT")
+    np.save(f"{out}/dt.npy", d)
+
+
+def column(a, path):
+    v = a
+    for name in [p for p in path.split(".") if p]:
+        v = v[name]
+    return np.asarray(v).ravel()
+
+
+def stats(file, path, bins):
+    a = np.load(file, mmap_mode="r")
+    x = column(a, path)
+    nans = 0
+    if x.dtype.kind in "Mm":
+        nat = np.isnat(x)
+        nans = int(nat.sum())
+        x = x[~nat].view("<i8")
+    out = {"count": int(x.size) + nans}
+    # The histogram's input in the column's own dtype (a float32 column's bins are float32).
+    binned = x[np.isfinite(x)] if x.dtype.kind == "f" else x
+    if x.dtype.kind == "f":
+        # In float64 throughout: np.nanstd of float32 values keeps their deviations in
+        # float32 (its out=arr), whatever its dtype.
+        x = x.astype(np.float64)
+        isnan = np.isnan(x)
+        finite = x[np.isfinite(x)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out.update(
+                nans=int(isnan.sum()),
+                posInf=int(np.isposinf(x).sum()),
+                negInf=int(np.isneginf(x).sum()),
+                min=float(np.nanmin(x)),
+                max=float(np.nanmax(x)),
+                mean=float(np.nanmean(x, dtype=np.float64)),
+                std=float(np.nanstd(x, dtype=np.float64)),
+            )
+    else:
+        finite = x
+        out.update(nans=nans, posInf=0, negInf=0, min=str(int(x.min())), max=str(int(x.max())),
+                   mean=float(np.mean(x, dtype=np.float64)), std=float(np.std(x, dtype=np.float64)))
+    out["zeros"] = int(np.count_nonzero(x == 0))
+    out["finiteMean"] = float(np.mean(finite.astype(np.float64)))
+    out["finiteStd"] = float(np.std(finite.astype(np.float64)))
+    out["scale"] = float(np.mean(np.abs(finite.astype(np.float64))))
+    lo, hi = float(finite.min()), float(finite.max())
+    counts, edges = np.histogram(binned, bins=bins, range=(lo, hi))
+    out["counts"] = counts.tolist()
+    out["edges"] = edges.astype(np.float64).tolist()
+    # JSON has no NaN or infinity: those as the page prints them.
+    text = {float("inf"): "inf", float("-inf"): "-inf"}
+    print(json.dumps({k: ("nan" if v != v else text.get(v, v)) if isinstance(v, float) else v for k, v in out.items()}, allow_nan=False))
+
+
+CASES = {
+    # The issue's example.
+    "flags-t0": lambda a: (a["flags"] == 1) & (a["t0"] > 0.5),
+    # A subarray value, a nested field, or and not.
+    "samples": lambda a: ((a["samples"][:, 3] > 500) & (a["samples"][:, 3] <= 502.5)) | ~(a["receiver"]["x"] < 518_737.5),
+}
+
+
+def filter_rows(file, case, k):
+    a = np.load(file, mmap_mode="r")
+    (rows,) = np.nonzero(CASES[case](a))
+    paths = list(leaves(a.dtype))
+    printed = []
+    for r in rows[:k]:
+        cells = [str(r)]
+        for path in paths:
+            v = a[r]
+            for name in path:
+                v = v[name]
+            cells.append(str(v))
+        printed.append(cells)
+    print(json.dumps({"count": int(rows.size), "rows": rows[:k].tolist(), "printed": printed}))
+
+
+def main():
+    what = sys.argv[1]
+    if what == "make":
+        make(sys.argv[2])
+    elif what == "stats":
+        stats(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif what == "filter":
+        filter_rows(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    else:
+        raise SystemExit(f"unknown command {what}")
+
+
+if __name__ == "__main__":
+    main()
