@@ -33,6 +33,10 @@ pub(super) enum Goal {
     /// Passes when the numerator's best time is at most this many seconds; such a goal
     /// names no denominator (""). The viewer's time to first rows (issue 66: "≤ 1 s").
     SecondsAtMost(f64),
+    /// Passes when the numerator's row moves at least this many bytes a second: its
+    /// `bytes=` over its best time; such a goal names no denominator (""). The viewer's
+    /// statistics of a 1 GB column (issue 80: "≥ 500 MB/s").
+    RateAtLeast(f64),
     /// Passes when the ratio of the two rows' sizes (their `bytes=`, times 0) is at most
     /// this: the `deflate` part's members against NumPy's (issue 67: "≤ 1.02×").
     SizeRatioAtMost(f64),
@@ -52,6 +56,7 @@ impl Goal {
             Goal::RssAtMost(limit) => n.rss.map(|rss| rss <= limit),
             Goal::BytesAtMost(limit) => Some(n.bytes <= limit),
             Goal::SecondsAtMost(limit) => Some(n.best <= limit),
+            Goal::RateAtLeast(limit) => Some(n.best > 0.0 && n.bytes as f64 / n.best >= limit),
             Goal::SizeRatioAtMost(g) => d.map(|d| n.bytes as f64 <= g * d.bytes as f64),
         }
     }
@@ -67,6 +72,7 @@ impl Goal {
             Goal::BytesAtMost(limit) if limit % 1000 == 0 => format!("<= {} KB", limit / 1000),
             Goal::BytesAtMost(limit) => format!("<= {limit} B"),
             Goal::SecondsAtMost(limit) => format!("<= {limit} s"),
+            Goal::RateAtLeast(limit) => format!(">= {} MB/s", limit / 1e6),
             Goal::SizeRatioAtMost(g) => format!("<= {} size", goal_number(g)),
         }
     }
@@ -818,6 +824,9 @@ pub(super) const JS: Part = Part {
         ("viewer_open", "viewer: the traces picked, to first rows on screen"),
         ("viewer_scroll", "size: viewer's reads to show row 999,999 next"),
         ("viewer_ready", "viewer: page load to ready (context)"),
+        ("viewer_stats", "viewer: statistics of a 1 GB <f8 column, streamed"),
+        ("viewer_stats_histogram", "viewer: the same and its histogram (2 passes, context)"),
+        ("viewer_stats_floor", "viewer: the same File's bytes read alone (floor)"),
     ],
     goals: &[
         ("<f8 view: npy / npyjs", "f8_npy", "f8_npyjs", Goal::AtMostOrWithin(1.1, 50e-6)),
@@ -827,8 +836,10 @@ pub(super) const JS: Part = Part {
         ("module after gzip -9", "wasm_gzip", "", Goal::BytesAtMost(crate::js::MAX_GZIPPED)),
         ("viewer: traces to first rows", "viewer_open", "", Goal::SecondsAtMost(1.0)),
         ("viewer: bytes read to row 999,999", "viewer_scroll", "", Goal::BytesAtMost(1_000_000)),
+        ("viewer: statistics of a 1 GB column", "viewer_stats", "", Goal::RateAtLeast(500e6)),
         ("Zstandard npz: npy / fflate + npyjs", "zstd_npy", "npz_fflate", Goal::Context),
         ("fflate + npyjs / unzipSync alone", "npz_fflate", "npz_unzip_fflate", Goal::Context),
+        ("viewer: statistics / File reads alone", "viewer_stats", "viewer_stats_floor", Goal::Context),
     ],
 };
 
