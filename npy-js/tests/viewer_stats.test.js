@@ -1,6 +1,6 @@
 // The viewer's Statistics view (npy-js/viewer/stats.js, filter.js) in Debian's Chromium,
 // against NumPy: files NumPy writes (a <f8 array with NaNs, infinities and zeros, an <i8
-// over the whole int64 range, datetimes with NaT) and the main job's traces (a nested
+// over the whole int64 range, datetimes with NaT, values on the bins' edges) and the main job's traces (a nested
 // float32 field, a subarray field over all its values): count, NaNs, zeros, ±inf, min,
 // max exact, mean and std within 1e-12 of NumPy's float64 ones, and the histogram's edges
 // and counts equal np.histogram's. A filter's count and first rows equal NumPy's boolean
@@ -137,6 +137,11 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
     assert.equal(got.stats.mean, "nan");
     assert.notEqual(got.stats.finiteMean, "nan");
     await page.screenshot({ path: join(OUT, "f8.png"), fullPage: true });
+  });
+
+  it("bins values on and beside the bins' edges as np.histogram does", async () => {
+    await openStats(join(OUT, "edges.npy"), "edges.npy");
+    await same(join(OUT, "edges.npy"), "", 97);
   });
 
   it("gives an <i8 array's extremes and sum exactly, datetimes as their counts with NaT apart", async () => {

@@ -6,7 +6,9 @@ Usage:
                                       +inf, -inf and zeros (24 MB: several pieces of the
                                       page's reads); i8.npy, 1,000,003 <i8 values over the
                                       whole int64 range (beyond 2**53: exact sums needed),
-                                      the extremes included; dt.npy, <M8[s] with NaTs
+                                      the extremes included; dt.npy, <M8[s] with NaTs;
+                                      edges.npy, the edges of 97 bins over (-1.3, 2.9)
+                                      and their neighbours a ulp away
     numpy_stats.py stats FILE PATH BINS
                                       JSON: the statistics of FILE's column PATH ("" for a
                                       plain array; dotted for a record's leaf; a subarray
@@ -49,6 +51,11 @@ def make(out):
     d = (rng.integers(0, 2_000_000_000, 200_003)).astype("<M8[s]")
     d[::1001] = np.datetime64("NaT")
     np.save(f"{out}/dt.npy", d)
+    # The edges np.histogram gives 97 bins over (-1.3, 2.9), and their neighbours a ulp
+    # either way: values where the bin a position gives and the bin the edges give differ.
+    e = np.linspace(-1.3, 2.9, 98)
+    x = np.concatenate([e, np.nextafter(e, -np.inf)[1:], np.nextafter(e, np.inf)[:-1]])
+    np.save(f"{out}/edges.npy", rng.permutation(np.tile(x, 1000)))
 
 
 def column(a, path):
