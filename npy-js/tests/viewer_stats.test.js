@@ -93,8 +93,9 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
   }
 
   /** Computes the statistics of `path` with `bins` bins in the tab shown; the page's table and bins. */
-  async function compute(path, bins) {
+  async function compute(path, bins, index = "") {
     await page.select(`${STATS} [data-testid=stats-column]`, path);
+    await page.$eval(`${STATS} [data-testid=stats-slice]`, (el, i) => (el.value = i), index);
     await page.$eval(`${STATS} [data-testid=stats-bins]`, (el, b) => (el.value = String(b)), bins);
     await page.click(`${STATS} [data-testid=stats-run]`);
     await page.waitForFunction((sel) => ["done", "failed"].includes(document.querySelector(sel)?.dataset.state ?? ""), { timeout: 120_000 }, STATS);
@@ -106,10 +107,10 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
     }));
   }
 
-  /** The page's statistics of `path` equal NumPy's. */
-  async function same(file, path, bins) {
-    const want = numpy("stats", file, path, String(bins));
-    const got = await compute(path, bins);
+  /** The page's statistics of `path` (of the slice `index`, if given) equal NumPy's. */
+  async function same(file, path, bins, index) {
+    const want = numpy("stats", file, path, String(bins), ...(index === undefined ? [] : [index]));
+    const got = await compute(path, bins, index ?? "");
     assert.equal(got.state, "done");
     const s = got.stats;
     for (const key of ["count", "nans", "zeros", "posInf", "negInf"]) assert.equal(s[key], String(want[key]), `${path} ${key}`);
@@ -142,6 +143,19 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
   it("bins values on and beside the bins' edges as np.histogram does", async () => {
     await openStats(join(OUT, "edges.npy"), "edges.npy");
     await same(join(OUT, "edges.npy"), "", 97);
+  });
+
+  it("gives a slice's statistics (NumPy's a[index]) of a Fortran-order volume", async () => {
+    await openStats(join(OUT, "volume.npy"), "volume.npy");
+    for (const index of ["3", "-1, 5:-8:3", ":, 7, :"]) await same(join(OUT, "volume.npy"), "", 16, index);
+    await same(join(OUT, "volume.npy"), "", 16);
+    // A slice NumPy reads backwards, refused with its reason.
+    await page.$eval(`${STATS} [data-testid=stats-slice]`, (el) => (el.value = "2:9, ::-1"));
+    await page.click(`${STATS} [data-testid=stats-run]`);
+    await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.state === "failed", {}, STATS);
+    const message = await page.$eval(".panel:not([hidden]) [data-testid=error]", (el) => el.textContent);
+    assert.equal(message, "slice '2:9, ::-1': entry 2 ('::-1') has a step below 1 (this page reads slices forward)");
+    await page.$eval(`${STATS} [data-testid=stats-slice]`, (el) => (el.value = ""));
   });
 
   it("gives an <i8 array's extremes and sum exactly, datetimes as their counts with NaT apart", async () => {

@@ -615,16 +615,20 @@ export async function columnStats(file, path, options = {}) {
 }
 
 /**
- * The statistics of an array in memory (the slice an image shows, as NpyFile.select gives
- * it): `{summary, edges, counts}`.
+ * The statistics of an array in memory (`path`: a numeric leaf, `""` for a plain array):
+ * `{summary, edges, counts}`.
  * @param {NpyArray} array
+ * @param {string} path
  * @param {StatsOptions} [options]
  */
-export function arrayStats(array, options = {}) {
-  const leaf = array.leaves[0];
+export function arrayStats(array, path, options = {}) {
+  const leaf = array.leaves.find((l) => l.path === path);
+  if (leaf === undefined) {
+    throw new NpyError(`no numeric column '${path}': the columns are ${array.leaves.map((l) => `'${l.path}'`).join(", ")}`, { kind: "usage" });
+  }
   const kind = kindOf(leaf, undefined);
   const nat = /^[Mm]8/.test(leaf.dtype.type);
-  const values = valuesOf(array, "");
+  const values = valuesOf(array, path);
   const acc = new Accumulator(kind);
   acc.add(values, nat);
   const summary = acc.summary();
@@ -634,6 +638,62 @@ export function arrayStats(array, options = {}) {
   const counts = new Float64Array(bins);
   histogramPiece(values, kind, nat, edges, counts);
   return { summary, edges, counts };
+}
+
+/**
+ * The statistics of a slice of `file` (the one an image shows: NumPy's basic index, as
+ * `NpyFile.select` takes it), read alone by ranges: `{summary, edges, counts}`.
+ * @param {NpyFile} file
+ * @param {Index} index
+ * @param {string} path
+ * @param {StatsOptions & {signal?: AbortSignal}} [options]
+ */
+export async function selectionStats(file, index, path, options = {}) {
+  const slice = await unlessAborted(file.select(index, { signal: options.signal }), options.signal, 0);
+  return arrayStats(slice, path, options);
+}
+
+/** @typedef {(number | null | [number, number, number])[]} Index */
+
+/**
+ * A NumPy index as text (`2, :, 10:20`, `-1`, `::4`: an entry per axis, missing ones the
+ * whole axis) as `NpyFile.select` takes it: a number, null (`:`) or `[start, stop, step]`
+ * (negative bounds count from the end and are clipped to the axis, as NumPy's are; steps
+ * are positive). An error names the entry that is wrong.
+ * @param {string} text
+ * @param {readonly number[]} shape
+ * @returns {Index}
+ */
+export function parseIndex(text, shape) {
+  const parts = text.split(",");
+  const fail = (/** @type {number} */ k, /** @type {string} */ why) =>
+    new NpyError(`slice '${text}': entry ${k + 1} ('${parts[k].trim()}') ${why}`, { kind: "usage" });
+  if (parts.length > shape.length) {
+    throw new NpyError(`slice '${text}': ${parts.length} entries for an array of ${shape.length} ${shape.length === 1 ? "axis" : "axes"}`, { kind: "usage" });
+  }
+  return parts.map((raw, k) => {
+    const part = raw.trim();
+    const dim = shape[k];
+    const integer = (/** @type {string} */ t) => (/^[+-]?\d+$/.test(t.trim()) ? Number(t) : NaN);
+    if (part === "" || part === ":" || part === "::") return null;
+    if (!part.includes(":")) {
+      const i = integer(part);
+      if (Number.isNaN(i)) throw fail(k, "is not an index: a whole number, or start:stop:step");
+      if (i < -dim || i >= dim) throw fail(k, `is out of range for an axis of length ${dim}`);
+      return i;
+    }
+    const bits = part.split(":");
+    if (bits.length > 3) throw fail(k, "has more than start:stop:step");
+    const [a, b, c] = bits.map((t) => (t.trim() === "" ? undefined : integer(t)));
+    if ([a, b, c].some((v) => Number.isNaN(v))) throw fail(k, "is not start:stop:step of whole numbers");
+    const step = c ?? 1;
+    if (step < 1) throw fail(k, "has a step below 1 (this page reads slices forward)");
+    const bound = (/** @type {number | undefined} */ v, /** @type {number} */ otherwise) =>
+      v === undefined ? otherwise : Math.max(0, Math.min(dim, v < 0 ? v + dim : v));
+    const start = bound(a, 0);
+    const stop = Math.max(start, bound(b, dim));
+    return [start, stop, step];
+  });
 }
 
 /**
@@ -706,6 +766,10 @@ export async function setUpStats({ section, file, label }) {
   /** @type {HTMLCanvasElement} */
   const canvas = $(section, ".stats-histogram");
   const binsTable = $(section, ".stats-bins-table tbody");
+  /** @type {HTMLInputElement} */
+  const sliceInput = $(section, ".stats-slice");
+  // An array of two dims or more: statistics of a slice too (the one the image shows).
+  $(section, ".stats-slice-label").hidden = file.shape.length < 2;
   const leaves = statsLeaves(file);
   column.replaceChildren(
     ...leaves.map((l) => {
@@ -725,7 +789,8 @@ export async function setUpStats({ section, file, label }) {
     const mine = new AbortController();
     controller = mine;
     const path = column.value;
-    const name = path || "value";
+    const sliceText = file.shape.length < 2 ? "" : sliceInput.value.trim();
+    const name = `${path || "value"}${sliceText === "" ? "" : ` of [${sliceText}]`}`;
     const bins = Math.max(1, Math.min(10_000, Math.floor(Number(binsInput.value) || DEFAULT_BINS)));
     const began = performance.now();
     cancel.disabled = false;
@@ -733,15 +798,20 @@ export async function setUpStats({ section, file, label }) {
     bar.value = 0;
     status.textContent = `reading ${name}…`;
     section.dataset.state = "running";
+    const errorBox = section.closest(".panel")?.querySelector(".error");
+    if (errorBox instanceof HTMLElement) errorBox.hidden = true;
     try {
-      const got = await columnStats(file, path, {
-        bins,
-        signal: mine.signal,
-        onProgress: (done, total) => {
-          bar.value = total === 0 ? 1 : done / total;
-          status.textContent = `reading ${name}: ${Math.floor((100 * done) / Math.max(1, total))}%`;
-        },
-      });
+      const got =
+        sliceText === ""
+          ? await columnStats(file, path, {
+              bins,
+              signal: mine.signal,
+              onProgress: (done, total) => {
+                bar.value = total === 0 ? 1 : done / total;
+                status.textContent = `reading ${name}: ${Math.floor((100 * done) / Math.max(1, total))}%`;
+              },
+            })
+          : { statsMs: NaN, ...(await selectionStats(file, parseIndex(sliceText, file.shape), path, { bins, signal: mine.signal })) };
       const ms = performance.now() - began;
       showSummary(table, got.summary);
       showBins(binsTable, got.edges, got.counts);

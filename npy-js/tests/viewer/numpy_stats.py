@@ -8,8 +8,9 @@ Usage:
                                       whole int64 range (beyond 2**53: exact sums needed),
                                       the extremes included; dt.npy, <M8[s] with NaTs;
                                       edges.npy, the edges of 97 bins over (-1.3, 2.9)
-                                      and their neighbours a ulp away
-    numpy_stats.py stats FILE PATH BINS
+                                      and their neighbours a ulp away; volume.npy,
+                                      (16, 64, 48) <f4 in Fortran order with NaNs
+    numpy_stats.py stats FILE PATH BINS [INDEX]
                                       JSON: the statistics of FILE's column PATH ("" for a
                                       plain array; dotted for a record's leaf; a subarray
                                       field's values all together; datetimes as their
@@ -19,7 +20,9 @@ Usage:
                                       in float64, ddof=0), finiteMean/finiteStd (over the
                                       finite values), scale (their mean absolute value),
                                       and counts: np.histogram(finite, bins=BINS,
-                                      range=(min, max) of the finite values as floats)
+                                      range=(min, max) of the finite values as floats);
+                                      with INDEX (text, as between a[ and ]), of the
+                                      array NumPy's a[INDEX] gives
     numpy_stats.py filter FILE CASE K JSON: the rows of FILE that NumPy's boolean mask CASE
                                       selects: their count, the first K row numbers and
                                       those rows printed as numpy_view.py prints them
@@ -56,6 +59,11 @@ def make(out):
     e = np.linspace(-1.3, 2.9, 98)
     x = np.concatenate([e, np.nextafter(e, -np.inf)[1:], np.nextafter(e, np.inf)[:-1]])
     np.save(f"{out}/edges.npy", rng.permutation(np.tile(x, 1000)))
+    # A volume in Fortran order (a slice of it is read by strided ranges), NaNs and zeros.
+    v = rng.normal(0.0, 1.0, (16, 64, 48)).astype("<f4")
+    v[:, ::7, ::5] = np.nan
+    v[3, 10:20, :] = 0.0
+    np.save(f"{out}/volume.npy", np.asfortranarray(v))
 
 
 def column(a, path):
@@ -65,8 +73,11 @@ def column(a, path):
     return np.asarray(v).ravel()
 
 
-def stats(file, path, bins):
+def stats(file, path, bins, index=None):
     a = np.load(file, mmap_mode="r")
+    if index is not None:
+        # NumPy's own reading of the index text: Python's subscript of the array.
+        a = eval(f"a[{index}]", {"a": a})  # noqa: S307 (the test's own text)
     x = column(a, path)
     nans = 0
     if x.dtype.kind in "Mm":
@@ -139,7 +150,7 @@ def main():
     if what == "make":
         make(sys.argv[2])
     elif what == "stats":
-        stats(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        stats(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5] if len(sys.argv) > 5 else None)
     elif what == "filter":
         filter_rows(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
