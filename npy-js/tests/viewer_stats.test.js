@@ -216,17 +216,17 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
   });
 
   /** Runs the expression typed; its count and first rows equal NumPy's mask `name`'s. */
-  async function filtered(name, shown) {
+  async function filtered(name, shown, file = TRACES, rows = 1_000_000) {
     await page.click(`${STATS} [data-testid=filter-run]`);
     await page.waitForFunction((sel) => ["done", "error", "failed"].includes(document.querySelector(sel).dataset.filter ?? ""), { timeout: 120_000 }, STATS);
-    const want = numpy("filter", TRACES, name, String(shown));
+    const want = numpy("filter", file, name, String(shown));
     const got = await page.$eval(STATS, (section) => ({
       state: section.dataset.filter,
       status: section.querySelector("[data-testid=filter-status]").textContent,
       rows: [...section.querySelectorAll("[data-testid=filter-rows] tbody tr")].map((tr) => [...tr.children].map((c) => c.textContent)),
     }));
     assert.equal(got.state, "done", got.status);
-    assert.match(got.status, new RegExp(`^${want.count.toLocaleString("en")} of 1,000,000 rows match`));
+    assert.match(got.status, new RegExp(`^${want.count.toLocaleString("en")} of ${rows.toLocaleString("en")} rows match`));
     assert.equal(got.rows.length, Math.min(shown, want.count));
     assert.deepEqual(got.rows.map((r) => Number(r[0])), want.rows);
     assert.deepEqual(got.rows.slice(0, 50), want.printed.slice(0, 50));
@@ -258,5 +258,11 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
     await page.waitForFunction(() => !document.querySelector(".panel:not([hidden]) .view[data-view=stats]").hidden);
     const focused = await page.evaluate(() => document.activeElement?.dataset.testid);
     assert.equal(focused, "view-stats");
+  });
+
+  it("filters text, 64-bit integers beyond 2**53 exactly, and NaNs as NumPy does", async () => {
+    await openStats(join(OUT, "records.npy"), "records.npy");
+    await page.$eval(`${STATS} [data-testid=filter-expr]`, (el) => (el.value = '(name == "ünï" && n > 9007199254740993) || (name >= \'ccc\' && x != x)'));
+    await filtered("records", 1000, join(OUT, "records.npy"), 100_000);
   });
 });

@@ -23,7 +23,7 @@ export const SHOWN = 1000;
  * @typedef {import("../js/array.js").NpyArray} NpyArray
  * @typedef {{path: string, dtype: {type: string, str: string}, dims: readonly number[]}} Leaf
  * @typedef {{kind: "field", leaf: Leaf, at: number, pos: number, text: string}} FieldRef
- * @typedef {{kind: "number", value: number, pos: number} | {kind: "string", value: string, pos: number} | FieldRef} Operand
+ * @typedef {{kind: "number", value: number | bigint, pos: number} | {kind: "string", value: string, pos: number} | FieldRef} Operand
  * @typedef {{kind: "compare", op: string, left: Operand, right: Operand, pos: number}
  *   | {kind: "and", left: Condition, right: Condition}
  *   | {kind: "or", left: Condition, right: Condition}
@@ -47,7 +47,7 @@ export class FilterError extends Error {
 const OPERATORS = ["==", "!=", "<=", ">=", "<", ">"];
 
 /**
- * @typedef {{type: "name" | "number" | "string" | "op" | "end", text: string, value?: number | string, pos: number}} Token
+ * @typedef {{type: "name" | "number" | "string" | "op" | "end", text: string, value?: number | bigint | string, pos: number}} Token
  */
 
 /**
@@ -68,7 +68,9 @@ function tokens(source) {
     const rest = source.slice(i);
     const number = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(rest);
     if (number) {
-      out.push({ type: "number", text: number[0], value: Number(number[0]), pos: i });
+      // A whole number beyond 2^53 is a bigint: compared exactly with 64-bit integers.
+      const exact = /^\d+$/.test(number[0]) && !Number.isSafeInteger(Number(number[0]));
+      out.push({ type: "number", text: number[0], value: exact ? BigInt(number[0]) : Number(number[0]), pos: i });
       i += number[0].length;
       continue;
     }
@@ -164,14 +166,14 @@ export function parseFilter(source, leaves) {
       k++;
       const n = peek();
       if (n.type === "number" || (n.type === "name" && (n.text === "inf" || n.text === "nan"))) {
-        const inner = /** @type {{value: number}} */ (operand());
+        const inner = /** @type {{value: number | bigint}} */ (operand());
         return { kind: "number", value: -inner.value, pos: t.pos };
       }
       throw fail(`expected a number after '-', found ${describe(n)}`, n);
     }
     if (t.type === "number") {
       k++;
-      return { kind: "number", value: /** @type {number} */ (t.value), pos: t.pos };
+      return { kind: "number", value: /** @type {number | bigint} */ (t.value), pos: t.pos };
     }
     if (t.type === "string") {
       k++;
@@ -207,7 +209,7 @@ export function parseFilter(source, leaves) {
     if (take("[")) {
       do {
         const t = peek();
-        if (t.type !== "number" || !Number.isInteger(t.value)) throw fail(`expected an index (a whole number), found ${describe(t)}`);
+        if (t.type !== "number" || typeof t.value !== "number" || !Number.isInteger(t.value)) throw fail(`expected an index (a whole number), found ${describe(t)}`);
         index.push(/** @type {number} */ (t.value));
         k++;
       } while (take(","));

@@ -9,7 +9,9 @@ Usage:
                                       the extremes included; dt.npy, <M8[s] with NaTs;
                                       edges.npy, the edges of 97 bins over (-1.3, 2.9)
                                       and their neighbours a ulp away; volume.npy,
-                                      (16, 64, 48) <f4 in Fortran order with NaNs
+                                      (16, 64, 48) <f4 in Fortran order with NaNs;
+                                      records.npy, 100,000 records of <U8, <i8 about
+                                      2**53, <f4 with NaNs and <M8[s]
     numpy_stats.py stats FILE PATH BINS [INDEX]
                                       JSON: the statistics of FILE's column PATH ("" for a
                                       plain array; dotted for a record's leaf; a subarray
@@ -64,6 +66,16 @@ def make(out):
     v[:, ::7, ::5] = np.nan
     v[3, 10:20, :] = 0.0
     np.save(f"{out}/volume.npy", np.asfortranarray(v))
+    # Records with text, 64-bit integers about 2**53 (exact comparisons needed), NaNs and
+    # datetimes: the filter's other kinds of fields.
+    n = 100_000
+    r = np.zeros(n, dtype=[("name", "<U8"), ("n", "<i8"), ("x", "<f4"), ("when", "<M8[s]")])
+    r["name"] = rng.choice(np.array(["a", "b", "ccc", "ünï"]), n)
+    r["n"] = 2**53 + rng.integers(-3, 4, n)
+    r["x"] = rng.normal(0.0, 1.0, n)
+    r["x"][::17] = np.nan
+    r["when"] = rng.integers(0, 10**9, n).astype("<M8[s]")
+    np.save(f"{out}/records.npy", r)
 
 
 def column(a, path):
@@ -126,6 +138,8 @@ CASES = {
     "flags-t0": lambda a: (a["flags"] == 1) & (a["t0"] > 0.5),
     # A subarray value, a nested field, or and not.
     "samples": lambda a: ((a["samples"][:, 3] > 500) & (a["samples"][:, 3] <= 502.5)) | ~(a["receiver"]["x"] < 518_737.5),
+    # Text, exact 64-bit comparisons beyond 2**53, NaN (equal to nothing, itself neither).
+    "records": lambda a: ((a["name"] == "ünï") & (a["n"] > 2**53 + 1)) | ((a["name"] >= "ccc") & (a["x"] != a["x"])),
 }
 
 
