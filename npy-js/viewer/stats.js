@@ -620,14 +620,15 @@ export async function columnStats(file, path, options = {}) {
  * `{summary, edges, counts}`.
  * @param {NpyArray} array
  * @param {string} path
- * @param {StatsOptions} [options]
+ * @param {StatsOptions & {name?: string}} [options] `name`: the file's, for errors
  */
 export function arrayStats(array, path, options = {}) {
   const leaf = array.leaves.find((l) => l.path === path);
   if (leaf === undefined) {
-    throw new NpyError(`no numeric column '${path}': the columns are ${array.leaves.map((l) => `'${l.path}'`).join(", ")}`, { kind: "usage" });
+    const columns = array.leaves.map((l) => `'${l.path}'`).join(", ");
+    throw new NpyError(`reading '${options.name}': no column '${path}': the columns are ${columns}`, { kind: "usage", file: options.name });
   }
-  const kind = kindOf(leaf, undefined);
+  const kind = kindOf(leaf, options.name);
   const nat = /^[Mm]8/.test(leaf.dtype.type);
   const values = valuesOf(array, path);
   const acc = new Accumulator(kind);
@@ -651,7 +652,7 @@ export function arrayStats(array, path, options = {}) {
  */
 export async function selectionStats(file, index, path, options = {}) {
   const slice = await unlessAborted(file.select(index, { signal: options.signal }), options.signal, 0);
-  return arrayStats(slice, path, options);
+  return arrayStats(slice, path, { ...options, name: file.name });
 }
 
 /** @typedef {(number | null | [number, number, number])[]} Index */
