@@ -95,25 +95,6 @@ function rgbPossible(file) {
  */
 
 /**
- * The value -> colour mapping, exactly as colormaps.json says: t = (v - lo) / (hi - lo)
- * clipped to [0, 1] (0 when hi <= lo), entry min(255, floor(256 t)); NaN, +inf and -inf
- * their own colours.
- * @param {number} v
- * @param {number} lo
- * @param {number} hi
- * @param {number[][]} map
- * @param {Colormaps["special"]} special
- */
-export function colourOf(v, lo, hi, map, special) {
-  if (Number.isNaN(v)) return special.nan;
-  if (v === Infinity) return special.posinf;
-  if (v === -Infinity) return special.neginf;
-  let t = hi > lo ? (v - lo) / (hi - lo) : 0;
-  t = t < 0 ? 0 : t > 1 ? 1 : t;
-  return map[Math.min(255, Math.floor(256 * t))];
-}
-
-/**
  * The contrast range of `values`: their finite min and max, or with percentile `p` the
  * sorted finite values at floor(p (n - 1) / 100) and floor((100 - p) (n - 1) / 100)
  * (np.percentile's method="lower"). [0, 1] when none is finite.
@@ -122,18 +103,20 @@ export function colourOf(v, lo, hi, map, special) {
  * @returns {[number, number]}
  */
 export function contrast(values, p) {
-  const finite = values.filter(Number.isFinite);
-  const n = finite.length;
-  if (n === 0) return [0, 1];
   if (p === 0) {
     let lo = Infinity;
     let hi = -Infinity;
-    for (const v of finite) {
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      // NaN fails both comparisons; the infinities are not finite values.
+      if (v < lo && v !== -Infinity) lo = v;
+      if (v > hi && v !== Infinity) hi = v;
     }
-    return [lo, hi];
+    return lo <= hi ? [lo, hi] : [0, 1];
   }
+  const finite = values.filter(Number.isFinite);
+  const n = finite.length;
+  if (n === 0) return [0, 1];
   finite.sort();
   return [finite[Math.floor((p * (n - 1)) / 100)], finite[Math.floor(((100 - p) * (n - 1)) / 100)]];
 }
@@ -236,7 +219,12 @@ export async function setUpImage(ctx) {
       return { r0, c0, sr, sc, nr, nc, values: null, bitmap, array, transposed };
     }
     const values = new Float64Array(nr * nc);
-    for (let r = 0; r < nr; r++) for (let c = 0; c < nc; c++) values[r * nc + c] = scalarOf(d, at(r, c));
+    if (kind !== "complex" && !transposed && !(d instanceof BigInt64Array || d instanceof BigUint64Array)) {
+      // The common case, in one pass: plain numbers in the slice's own order.
+      values.set(/** @type {ArrayLike<number>} */ (d));
+    } else {
+      for (let r = 0; r < nr; r++) for (let c = 0; c < nc; c++) values[r * nc + c] = scalarOf(d, at(r, c));
+    }
     return { r0, c0, sr, sc, nr, nc, values, bitmap, array, transposed };
   };
 
@@ -269,12 +257,24 @@ export async function setUpImage(ctx) {
       const map = kind === "mask" ? maps.maps.gray : maps.maps[mapSelect.value];
       const [lo, hi] = kind === "mask" ? [0, 1] : range;
       const values = level.values;
+      // The mapping colormaps.json states: t = (v - lo) / (hi - lo) clipped to [0, 1] (0
+      // when hi <= lo), entry min(255, floor(256 t)); NaN, +inf and -inf their own colours
+      // (entries 256 to 258 here), each packed as the ImageData's 32-bit pixel.
+      const packed = new Uint32Array(new Uint8Array([...map, maps.special.nan, maps.special.posinf, maps.special.neginf].flatMap((rgb) => [rgb[0], rgb[1], rgb[2], 255])).buffer);
+      const pixels = new Uint32Array(px.buffer);
+      const span = hi - lo;
       for (let i = 0; i < values.length; i++) {
-        const rgb = colourOf(values[i], lo, hi, map, maps.special);
-        px[4 * i] = rgb[0];
-        px[4 * i + 1] = rgb[1];
-        px[4 * i + 2] = rgb[2];
-        px[4 * i + 3] = 255;
+        const v = values[i];
+        let entry;
+        if (v !== v) entry = 256;
+        else if (v === Infinity) entry = 257;
+        else if (v === -Infinity) entry = 258;
+        else {
+          let t = hi > lo ? (v - lo) / span : 0;
+          t = t < 0 ? 0 : t > 1 ? 1 : t;
+          entry = Math.min(255, Math.floor(256 * t));
+        }
+        pixels[i] = packed[entry];
       }
     }
     /** @type {CanvasRenderingContext2D} */ (level.bitmap.getContext("2d")).putImageData(out, 0, 0);
