@@ -33,9 +33,12 @@ export function setUpSlicer(host, shape, { rgb: canRgb, onChange }) {
   /** @type {SliceChoice} */
   const state = { rows: n - 2, cols: n - 1, at: shape.map((d) => Math.floor(d / 2)), rgb: canRgb };
   const axesShown = () => (state.rgb ? n - 1 : n);
+  // The last two axes shown; with colour channels treated as an axis, the two before them
+  // (an (h, w, 3) picture stays h x w, one channel at a time).
   const place = () => {
-    state.rows = axesShown() - 2;
-    state.cols = axesShown() - 1;
+    const last = canRgb && !state.rgb ? n - 2 : axesShown() - 1;
+    state.rows = last - 1;
+    state.cols = last;
   };
   place();
 

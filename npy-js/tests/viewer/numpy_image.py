@@ -8,9 +8,12 @@ Usage:
         slice's size, and for sampled pixels (r, c) of the slice the colour NumPy computes
         with COLORMAPS (colormaps.json's tables and the mapping it states) and str() of the
         element (a pixel's channels for RGB) as NumPy prints it.
+    numpy_image.py large-colours FILE OVERVIEW FINE COLORMAPS
+        The colours of pixels of the region read at FINE (the view's select index, JSON),
+        with the contrast of the overview read at OVERVIEW: JSON {range, pixels: [r, c, rgb]}.
     numpy_image.py large DIR ROWS COLS
         DIR/large.npy: a ROWS x COLS <f4 image, sparse on disk: zeros but for a band of
-        rows every 1,000 (values from 0 to 1 across the columns).
+        rows every 1,000 (a ramp from 0 to 1 every 97 columns).
 
 The mapping (colormaps.json's "about"): t = (v - lo) / (hi - lo) clipped to [0, 1] (0
 when hi <= lo), entry min(255, floor(256 t)); lo, hi the finite min and max, or the sorted
@@ -113,6 +116,9 @@ def make(out, maps_path):
     case("image-gray-percentile", "image.npy", image, image, two, picks(512, 512, special), cmap="gray", p=2)
     case("image-diverging", "image.npy", image, image, two, picks(512, 512), cmap="RdBu_r", p=1)
     case("photo", "photo.npy", photo, photo, two, picks(128, 192), mode="rgb")
+    # The photo's last axis as an axis: its green channel through viridis.
+    case("photo-channel", "photo.npy", photo, photo[:, :, 1], lambda r, c: (r, c, 1), picks(128, 192),
+         view={"rgb": False, "at": {"2": 1}})
     # volume[:, 17, :] shown with its last axis down and its first across: the transpose.
     case("volume", "volume.npy", volume, volume[:, 17, :].T, lambda r, c: (c, 17, r), picks(64, 16),
          view={"rows": 2, "cols": 0, "at": {"1": 17}})
@@ -124,9 +130,31 @@ def make(out, maps_path):
     print(json.dumps(cases))
 
 
+def large_colours(file, overview, fine, maps_path):
+    """The colours of the large image's region read at `fine` (select indexes as JSON), with
+    the contrast of the overview read at `overview`: 40 sampled pixels of the region as
+    [r, c, colour] (slice indices)."""
+    maps = json.load(open(maps_path))
+    a = np.load(file, mmap_mode="r")
+    key = lambda index: tuple(slice(*e) for e in json.loads(index))
+    lo, hi = contrast(np.asarray(a[key(overview)], np.float64), 0)
+    fine = json.loads(fine)
+    rng = np.random.default_rng(7)
+    (r0, r1, _), (c0, c1, _) = fine
+    # The region's band rows (every 1,000) and others.
+    band = [r for r in range(r0, r1) if r % 1000 < 8]
+    rows = band[:4] + [int(r) for r in rng.integers(r0, r1, 16)]
+    out = []
+    for r in rows:
+        for c in rng.integers(c0, c1, 2):
+            out.append([int(r), int(c), colour(a[r, c], lo, hi, maps["maps"]["viridis"], maps["special"])])
+    print(json.dumps({"range": [lo, hi], "pixels": out}))
+
+
 def large(out, rows, cols):
     a = np.lib.format.open_memmap(f"{out}/large.npy", mode="w+", dtype="<f4", shape=(rows, cols))
-    band = np.linspace(0, 1, cols, dtype="<f4")
+    # A ramp repeating every 97 columns: neighbours a few colormap entries apart.
+    band = ((np.arange(cols) % 97) / 96).astype("<f4")
     for r in range(0, rows, 1000):
         a[r : r + 8] = band
     a.flush()
@@ -136,6 +164,8 @@ def main():
     what = sys.argv[1]
     if what == "make":
         make(sys.argv[2], sys.argv[3])
+    elif what == "large-colours":
+        large_colours(*sys.argv[2:6])
     elif what == "large":
         large(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
