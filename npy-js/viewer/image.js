@@ -435,6 +435,9 @@ export async function setUpImage(ctx) {
     }
   };
   const scheduleRefine = () => {
+    // A refinement under way reads a region no longer on screen: stopped at once.
+    refining?.abort();
+    refining = null;
     clearTimeout(refineTimer);
     refineTimer = setTimeout(() => refine(), 150);
   };
