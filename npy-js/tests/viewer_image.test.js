@@ -1,6 +1,6 @@
 // The viewer's image view in Debian's Chromium, on arrays NumPy wrote: an image (512 x 512
 // <f4 with NaN and +-inf) in three colormaps and two contrasts, a photo (128 x 192 x 3 u1)
-// as RGB, a volume (16 x 64 x 64) sliced along its middle axis and shown transposed, a 4-d
+// as RGB and one channel of it (the RGB toggle off), RGBA floats (clipped, NaN), a volume (16 x 64 x 64) sliced along its middle axis and shown transposed, a 4-d
 // (t, z, y, x) Fortran-order series, a boolean mask and a complex signal (magnitude and
 // phase). For each, pixels read back from the canvas at chosen array indices equal the
 // colours numpy_image.py computes with the same tables and mapping, the hover text equals

@@ -66,6 +66,13 @@ def make(out, maps_path):
     photo = np.stack([x * 255 // 191, y * 255 // 127, (x + y) % 256], axis=-1).astype("|u1")
     np.save(f"{out}/photo.npy", photo)
 
+    # RGBA floats, opaque (the canvas is read where it is drawn over its background), some
+    # values outside 0..1 and NaN.
+    rgba = rng.uniform(-0.2, 1.2, (40, 50, 4)).astype("<f4")
+    rgba[..., 3] = 1
+    rgba[3, 4, 0] = np.nan
+    np.save(f"{out}/rgba.npy", rgba)
+
     z, yy, xx = np.mgrid[0:16, 0:64, 0:64]
     volume = (np.sin(xx / 7.0) * np.cos(yy / 5.0) * (z + 1)).astype("<f4")
     np.save(f"{out}/volume.npy", volume)
@@ -87,7 +94,8 @@ def make(out, maps_path):
         """`sl`: the slice shown as NumPy's (rows, cols[, channels]) array; `position(r, c)`: the full index."""
         maps_table = maps["maps"]["gray" if mode == "mask" else cmap]
         if mode == "rgb":
-            got = [[int(x) for x in (sl[r, c] if sl.dtype == np.uint8 else np.floor(255 * np.clip(np.nan_to_num(sl[r, c], nan=0), 0, 1) + 0.5))] for r, c in samples]
+            # Floats in double precision, as the page computes them.
+            got = [[int(x) for x in (sl[r, c] if sl.dtype == np.uint8 else np.floor(255 * np.clip(np.nan_to_num(sl[r, c].astype(np.float64), nan=0), 0, 1) + 0.5))][:3] for r, c in samples]
             lo, hi = 0.0, 1.0
         else:
             if mode == "complex":
@@ -119,6 +127,7 @@ def make(out, maps_path):
     # The photo's last axis as an axis: its green channel through viridis.
     case("photo-channel", "photo.npy", photo, photo[:, :, 1], lambda r, c: (r, c, 1), picks(128, 192),
          view={"rgb": False, "at": {"2": 1}})
+    case("rgba", "rgba.npy", rgba, rgba, two, picks(40, 50, [(3, 4)]), mode="rgb")
     # volume[:, 17, :] shown with its last axis down and its first across: the transpose.
     case("volume", "volume.npy", volume, volume[:, 17, :].T, lambda r, c: (c, 17, r), picks(64, 16),
          view={"rows": 2, "cols": 0, "at": {"1": 17}})
