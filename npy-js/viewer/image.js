@@ -168,9 +168,18 @@ export async function setUpImage(ctx) {
     return { H: shape[c.rows], W: shape[c.cols], rgb: c.rgb, channels: c.rgb ? shape[shape.length - 1] : 1 };
   };
 
+  /** Each axis's stride in the file, in bytes (C or Fortran order). */
+  const strides = shape.map(() => 0);
+  for (let k = 0, s = itemsize; k < shape.length; k++) {
+    const a = fortran ? k : shape.length - 1 - k;
+    strides[a] = s;
+    s *= shape[a];
+  }
+
   /**
-   * Bytes a read of nr x nc samples at steps sr, sc costs: a sampled row (or column, the
-   * storage's fastest of the two) is read whole when its samples are closer than GAP.
+   * Bytes a read of nr x nc samples at steps sr, sc costs, as select reads them: samples
+   * along the axis with the smaller stride are one read when less than GAP apart, and so
+   * are those runs along the other axis. A C-order pixel's channels are one sample.
    * @param {number} nr
    * @param {number} nc
    * @param {number} sr
@@ -178,13 +187,17 @@ export async function setUpImage(ctx) {
    */
   const cost = (nr, nc, sr, sc) => {
     const c = slicer.choice();
-    const px = itemsize * size().channels;
-    // The storage's fastest axis (a C-order pixel's channels are one run with it).
-    const fast = fortran ? 0 : c.rgb ? shape.length - 2 : shape.length - 1;
-    const fastest = fast === c.cols ? "cols" : fast === c.rows ? "rows" : "other";
-    if (fastest === "cols") return nr * (sc * px <= GAP ? ((nc - 1) * sc + 1) * px : nc * px);
-    if (fastest === "rows") return nc * (sr * px <= GAP ? ((nr - 1) * sr + 1) * px : nr * px);
-    return nr * nc * px;
+    const channels = size().channels;
+    const together = !c.rgb || !fortran;
+    const px = together ? itemsize * channels : itemsize;
+    const rowsInner = strides[c.rows] < strides[c.cols];
+    const [ni, si, di, no, so, dout] = rowsInner ? [nr, sr, strides[c.rows], nc, sc, strides[c.cols]] : [nc, sc, strides[c.cols], nr, sr, strides[c.rows]];
+    if (ni === 0 || no === 0) return 0;
+    const extent = (ni - 1) * si * di + px;
+    const joined = si * di - px <= GAP;
+    const run = joined ? extent : ni * px;
+    const whole = joined && so * dout - extent <= GAP ? (no - 1) * so * dout + extent : no * run;
+    return together ? whole : whole * channels;
   };
 
   /** The one-channel value of element i of a level's array (by kind and complex part). */
