@@ -201,7 +201,21 @@ describe("the image view in Chromium", { timeout: 300_000 }, () => {
         const [r, col] = c.samples[i];
         assert.equal(await hover(r, col, c.indices[i]), c.texts[i], `${c.name}: the hover text of a[${c.indices[i].join(", ")}]`);
       }
-      if (c.name === "image") await page.screenshot({ path: join(SHOTS, "image.png") });
+      if (c.name === "image") {
+        // From the keyboard: a pan left by 32 pixels, and the line says the centre pixel.
+        await page.focus(canvasOf);
+        await page.keyboard.press("ArrowLeft");
+        const [r, col] = await page.$eval(canvasOf, (el) => {
+          const z = Number(el.dataset.zoom);
+          return [Math.floor((el.height / 2 - Number(el.dataset.y)) / z), Math.floor((el.width / 2 - Number(el.dataset.x)) / z)];
+        });
+        const want = `a[${r}, ${col}]`;
+        await page.waitForFunction((sel, w) => document.querySelector(sel)?.textContent === w, {}, `${shown} [data-testid=hover-index]`, want);
+        const text = await page.$eval(`${shown} [data-testid=hover-value]`, (el) => el.textContent);
+        assert.equal(text, numpy("str", join(OUT, c.file), String(r), String(col)), `${c.name}: the centre pixel's value after a key`);
+        await page.keyboard.press("0");
+        await page.screenshot({ path: join(SHOTS, "image.png") });
+      }
       if (c.name === "volume") await page.screenshot({ path: join(SHOTS, "volume.png") });
       await page.evaluate(() => (globalThis.npyViewer.lastExport = null));
       await page.click(`${shown} [data-testid=image-png]`);

@@ -508,9 +508,18 @@ export async function setUpImage(ctx) {
       drag = { x: event.clientX, y: event.clientY };
       return;
     }
+    showPixel(event.offsetX, event.offsetY);
+  });
+  /**
+   * Says the index and value of the pixel at canvas point (x, y): under the pointer, or at
+   * the canvas's centre after a key moved the view.
+   * @param {number} x
+   * @param {number} y
+   */
+  const showPixel = (x, y) => {
     const { H, W, rgb } = size();
-    const r = Math.floor((event.offsetY - view.y) / view.zoom);
-    const c = Math.floor((event.offsetX - view.x) / view.zoom);
+    const r = Math.floor((y - view.y) / view.zoom);
+    const c = Math.floor((x - view.x) / view.zoom);
     if (r < 0 || c < 0 || r >= H || c >= W) {
       hoverIndex.textContent = "";
       hoverValue.textContent = "";
@@ -528,7 +537,7 @@ export async function setUpImage(ctx) {
         hoverValue.textContent = a.table(0, 1).rows[0][0];
       })
       .catch((e) => showError(section, e));
-  });
+  };
   canvas.addEventListener("keydown", (event) => {
     const step = event.shiftKey ? 256 : 32;
     /** @type {Record<string, () => void>} */
@@ -550,6 +559,7 @@ export async function setUpImage(ctx) {
     if (act === undefined) return;
     event.preventDefault();
     act();
+    showPixel(canvas.width / 2, canvas.height / 2);
   });
   $(section, ".image-zoom-in").addEventListener("click", () => zoomBy(1, canvas.width / 2, canvas.height / 2));
   $(section, ".image-zoom-out").addEventListener("click", () => zoomBy(-1, canvas.width / 2, canvas.height / 2));

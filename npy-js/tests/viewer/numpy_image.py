@@ -11,6 +11,8 @@ Usage:
     numpy_image.py large-colours FILE OVERVIEW FINE COLORMAPS
         The colours of pixels of the region read at FINE (the view's select index, JSON),
         with the contrast of the overview read at OVERVIEW: JSON {range, pixels: [r, c, rgb]}.
+    numpy_image.py str FILE INDEX...
+        str() of the element at INDEX.
     numpy_image.py large DIR ROWS COLS
         DIR/large.npy: a ROWS x COLS <f4 image, sparse on disk: zeros but for a band of
         rows every 1,000 (a ramp from 0 to 1 every 97 columns).
@@ -173,6 +175,8 @@ def main():
     what = sys.argv[1]
     if what == "make":
         make(sys.argv[2], sys.argv[3])
+    elif what == "str":
+        print(str(np.load(sys.argv[2])[tuple(int(i) for i in sys.argv[3:])]), end="")
     elif what == "large-colours":
         large_colours(*sys.argv[2:6])
     elif what == "large":
