@@ -17,8 +17,8 @@
 //   disk: zeros but for a band of rows every 2,048) picked in the file input, to its
 //   overview drawn on the image view's canvas (the page's clock, `npyViewer.firstRows`);
 //   `bytes=` the bytes read from the File to get there, counted by a wrapped
-//   `Blob.prototype.slice` (not the page's own count). The run fails, with a `#` line
-//   saying why, while the package cannot open it.
+//   `Blob.prototype.slice` (not the page's own count). A page that cannot show it gives a
+//   `#` line saying why, and no row (the goal is then missed).
 // - viewer_overview_bytes: not a time: those bytes again, as a size row.
 // - viewer_slice: a 2.1 GB `<f4` volume (500 x 1024 x 1024, DIR/volume-2g.npy, sparse)
 //   shown one (1024 x 1024) slice at a time: the slider of axis 0 moved by one (its

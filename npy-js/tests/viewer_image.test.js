@@ -4,7 +4,7 @@
 // (t, z, y, x) Fortran-order series, a boolean mask and a complex signal (magnitude and
 // phase). For each, pixels read back from the canvas at chosen array indices equal the
 // colours numpy_image.py computes with the same tables and mapping, the hover text equals
-// NumPy's str() of the element, and the saved PNG is the slice's size (its IHDR). A large
+// NumPy's str() of the element, and the saved PNG is the slice's size (its IHDR). A 4 GiB
 // image's overview reads under 16 MB, counted by a wrapped Blob.prototype.slice (not the
 // page's own count), then a zoom reads the region at full density. Screenshots go to
 // target/npy-js/viewer/ (image.png, volume.png).
@@ -24,8 +24,8 @@ const OUT = join(SCRATCH, "viewer-image");
 const SHOTS = join(SCRATCH, "viewer");
 const NUMPY = join(ROOT, "npy-js", "tests", "viewer", "numpy_image.py");
 const COLORMAPS = join(ROOT, "npy-js", "viewer", "colormaps.json");
-/** The large image: 1.6 GB of <f4, sparse on disk (npy-js reads arrays under 2 GiB until wasm64 sizes land). */
-const LARGE = [20_000, 20_000];
+/** The large image: 4 GiB of <f4 (32,768 x 32,768), sparse on disk. */
+const LARGE = [32_768, 32_768];
 /** The most bytes the overview may read. */
 const OVERVIEW_BUDGET = 16_000_000;
 
@@ -257,7 +257,7 @@ describe("the image view in Chromium", { timeout: 300_000 }, () => {
     assert.equal(region[1][2], 1, "columns at full density");
     const after = await page.evaluate(() => globalThis.sliced);
     const [rows, cols] = [region[0][1] - region[0][0], region[1][1] - region[1][0]];
-    // Rows 80 KB apart, each read alone: exactly the region's bytes.
+    // Rows 128 KiB apart, each read alone: exactly the region's bytes.
     assert.equal(after, rows * cols * 4, `the zoom read ${after} bytes for ${rows} x ${cols} pixels`);
     // The region's pixels, coloured with the overview's contrast, are NumPy's.
     const overviewIndex = await page.$eval(canvasOf, (el) => el.dataset.slice);
