@@ -34,6 +34,15 @@ function numpy(...args) {
   return execFileSync(python(), [NUMPY, ...args], { encoding: "utf8", maxBuffer: 1 << 26 });
 }
 
+/**
+ * A screenshot into target/npy-js/viewer/, beside viewer.test.js's (which empties that
+ * folder when it starts: made again here, should it run at the same time).
+ */
+async function keep(page, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, name) });
+}
+
 /** The width and height a PNG's IHDR gives. */
 function pngSize(bytes) {
   assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], "a PNG signature");
@@ -53,7 +62,6 @@ describe("the image view in Chromium", { timeout: 300_000 }, () => {
   before(async () => {
     rmSync(OUT, { recursive: true, force: true });
     mkdirSync(OUT, { recursive: true });
-    mkdirSync(SHOTS, { recursive: true });
     cases = JSON.parse(numpy("make", OUT, COLORMAPS));
     numpy("large", OUT, String(LARGE[0]), String(LARGE[1]));
     server = await serve({ mounts: [["/", join(ROOT, "npy-js")]] });
@@ -214,9 +222,9 @@ describe("the image view in Chromium", { timeout: 300_000 }, () => {
         const text = await page.$eval(`${shown} [data-testid=hover-value]`, (el) => el.textContent);
         assert.equal(text, numpy("str", join(OUT, c.file), String(r), String(col)), `${c.name}: the centre pixel's value after a key`);
         await page.keyboard.press("0");
-        await page.screenshot({ path: join(SHOTS, "image.png") });
+        await keep(page, "image.png");
       }
-      if (c.name === "volume") await page.screenshot({ path: join(SHOTS, "volume.png") });
+      if (c.name === "volume") await keep(page, "volume.png");
       await page.evaluate(() => (globalThis.npyViewer.lastExport = null));
       await page.click(`${shown} [data-testid=image-png]`);
       await page.waitForFunction(() => globalThis.npyViewer.lastExport?.name.endsWith(".png"));
