@@ -2,6 +2,7 @@
 // grid with its plot and exports first; each view is set up when first shown.
 
 import { showHeader } from "./header.js";
+import { imageApplies, setUpImage } from "./image.js";
 import { setUpExports } from "./exports.js";
 import { showMatrix, sliceMatrix } from "./matrix.js";
 import { setUpPlot } from "./plot.js";
@@ -30,8 +31,11 @@ import { $, showError, stats } from "./state.js";
 /** @type {ViewKind[]} */
 const VIEWS = [
   { name: "rows", applies: () => true, setUp: setUpRowsView },
+  { name: "image", applies: imageApplies, setUp: setUpImage },
   { name: "matrix", applies: (file) => file.shape.length === 2 && file.dtype.kind === "scalar", setUp: setUpMatrixView },
 ];
+/** The view an array opens on when it applies (a numeric array of 2 or more dims); else the first. */
+const OPENS_ON = "image";
 
 /**
  * Shows `file` in the tab's panel, replacing what was shown, on its first view that
@@ -83,7 +87,7 @@ export async function showArray(tab, file, label, began, npy) {
       buttons.find((x) => x.dataset.view === next.name)?.focus();
     });
   }
-  await show(kinds[0]);
+  await show(kinds.find((k) => k.name === OPENS_ON) ?? kinds[0]);
   // On screen: after the frame that paints it.
   await new Promise((painted) => requestAnimationFrame(() => setTimeout(painted, 0)));
   stats.firstRows[label] = performance.now() - began;

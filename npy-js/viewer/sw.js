@@ -2,7 +2,7 @@
 // once it has been loaded. Files the page reads (by ranges, or whole) are never cached:
 // only these assets are, fetched again in the background to stay fresh.
 
-const CACHE = "npy-viewer-v2";
+const CACHE = "npy-viewer-v3";
 const ASSETS = [
   "./",
   "index.html",
@@ -11,6 +11,9 @@ const ASSETS = [
   "array.js",
   "exports.js",
   "header.js",
+  "image.js",
+  "colormaps.json",
+  "slice.js",
   "matrix.js",
   "plot.js",
   "rows.js",

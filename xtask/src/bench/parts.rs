@@ -818,6 +818,10 @@ pub(super) const JS: Part = Part {
         ("viewer_open", "viewer: the traces picked, to first rows on screen"),
         ("viewer_scroll", "size: viewer's reads to show row 999,999 next"),
         ("viewer_ready", "viewer: page load to ready (context)"),
+        ("viewer_overview", "viewer: a 4 GiB <f4 image picked, to its overview drawn"),
+        ("viewer_overview_bytes", "size: viewer's reads for that overview (a wrapped Blob.slice)"),
+        ("viewer_slice", "viewer: a slider step through a 2.1 GB volume, to the slice drawn"),
+        ("viewer_slice_strided", "viewer: the same across a non-leading axis (context)"),
     ],
     goals: &[
         ("<f8 view: npy / npyjs", "f8_npy", "f8_npyjs", Goal::AtMostOrWithin(1.1, 50e-6)),
@@ -827,6 +831,10 @@ pub(super) const JS: Part = Part {
         ("module after gzip -9", "wasm_gzip", "", Goal::BytesAtMost(crate::js::MAX_GZIPPED)),
         ("viewer: traces to first rows", "viewer_open", "", Goal::SecondsAtMost(1.0)),
         ("viewer: bytes read to row 999,999", "viewer_scroll", "", Goal::BytesAtMost(1_000_000)),
+        // Issue 80: a 4 GB image's overview in 2 s from under 16 MB; a slice of 2 GB in 0.1 s.
+        ("viewer: 4 GiB image to its overview", "viewer_overview", "", Goal::SecondsAtMost(2.0)),
+        ("viewer: bytes read for the overview", "viewer_overview_bytes", "", Goal::BytesAtMost(16_000_000)),
+        ("viewer: a slice of a 2 GB volume", "viewer_slice", "", Goal::SecondsAtMost(0.1)),
         ("Zstandard npz: npy / fflate + npyjs", "zstd_npy", "npz_fflate", Goal::Context),
         ("fflate + npyjs / unzipSync alone", "npz_fflate", "npz_unzip_fflate", Goal::Context),
     ],
