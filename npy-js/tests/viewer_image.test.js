@@ -21,7 +21,6 @@ import { closeBrowser, launch, withTimeout } from "./chromium.js";
 import { ROOT, SCRATCH, python } from "./support.js";
 
 const OUT = join(SCRATCH, "viewer-image");
-const SHOTS = join(SCRATCH, "viewer");
 const NUMPY = join(ROOT, "npy-js", "tests", "viewer", "numpy_image.py");
 const COLORMAPS = join(ROOT, "npy-js", "viewer", "colormaps.json");
 /** The large image: 4 GiB of <f4 (32,768 x 32,768), sparse on disk. */
@@ -34,13 +33,9 @@ function numpy(...args) {
   return execFileSync(python(), [NUMPY, ...args], { encoding: "utf8", maxBuffer: 1 << 26 });
 }
 
-/**
- * A screenshot into target/npy-js/viewer/, beside viewer.test.js's (which empties that
- * folder when it starts: made again here, should it run at the same time).
- */
+/** A screenshot into this test's own folder (tests run at once empty theirs when they start). */
 async function keep(page, name) {
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, name) });
+  await page.screenshot({ path: join(OUT, name) });
 }
 
 /** The width and height a PNG's IHDR gives. */

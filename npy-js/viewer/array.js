@@ -7,6 +7,7 @@ import { setUpExports } from "./exports.js";
 import { showMatrix, sliceMatrix } from "./matrix.js";
 import { setUpPlot } from "./plot.js";
 import { setUpRows } from "./rows.js";
+import { setUpSlicer } from "./slice.js";
 import { $, showError, stats } from "./state.js";
 
 /**
@@ -32,7 +33,7 @@ import { $, showError, stats } from "./state.js";
 const VIEWS = [
   { name: "rows", applies: () => true, setUp: setUpRowsView },
   { name: "image", applies: imageApplies, setUp: setUpImage },
-  { name: "matrix", applies: (file) => file.shape.length === 2 && file.dtype.kind === "scalar", setUp: setUpMatrixView },
+  { name: "matrix", applies: (file) => file.shape.length >= 2 && file.dtype.kind === "scalar", setUp: setUpMatrixView },
 ];
 /** The view an array opens on when it applies (a numeric array of 2 or more dims); else the first. */
 const OPENS_ON = "image";
@@ -106,9 +107,24 @@ async function setUpRowsView({ tab, section, file, label, npy }) {
 }
 
 /**
- * The matrix grid of a 2-d array.
+ * The matrix grid of a 2-d array, or of the 2-d slice of an N-d one its slicer chooses
+ * (a slice shown anew on every change of it).
  * @param {ViewContext} ctx
  */
 async function setUpMatrixView({ section, file }) {
-  showMatrix(section, sliceMatrix(file, [null, null], 0, 1), (e) => showError(section, e));
+  const failed = (/** @type {unknown} */ e) => showError(section, e);
+  /** @type {ReturnType<typeof showMatrix> | undefined} */
+  let shown;
+  let axes = "";
+  const show = () => {
+    const c = slicer.choice();
+    // Moving through the other axes keeps the selected cell; other axes shown start at 0, 0.
+    const same = axes === `${c.rows},${c.cols}`;
+    axes = `${c.rows},${c.cols}`;
+    const at = same && shown ? shown.selected() : undefined;
+    shown?.stop();
+    shown = showMatrix(section, sliceMatrix(file, c, slicer.index), failed, at);
+  };
+  const slicer = setUpSlicer($(section, ".matrix-slicer"), file.shape, { rgb: false, onChange: show });
+  show();
 }
