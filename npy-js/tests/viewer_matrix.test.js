@@ -133,4 +133,37 @@ describe("the viewer's matrix grid in Chromium", { timeout: 240_000 }, () => {
       assert.deepEqual([await cell(...last)], numpyCells(file, [last]), `${file} at ${last}`);
     }
   });
+
+  it("shows a volume's slices: the axes chosen, a slider (and its keys) through the other", async () => {
+    await openMatrix("volume.npy");
+    const view = ".panel:not([hidden]) .view[data-view=matrix]";
+    /** The cells at `at` ([r, c] pairs), and NumPy's of the volume at `index(r, c)`. */
+    const check = async (at, index, what) => {
+      const got = await Promise.all(at.map(([r, c]) => cell(r, c)));
+      assert.deepEqual(got, numpyCells("volume.npy", at.map(([r, c]) => index(r, c))), what);
+    };
+    const at = [[0, 0], [5, 7]];
+    // First axes 1 and 2, axis 0 at its middle.
+    await check(at, (r, c) => [8, r, c], "axis 0 at 8");
+    await page.$eval(`${view} [data-testid=slice-axis-0]`, (el) => {
+      el.value = "3";
+      el.dispatchEvent(new Event("input"));
+    });
+    await check(at, (r, c) => [3, r, c], "axis 0 at 3");
+    await page.focus(`${view} [data-testid=slice-axis-0]`);
+    await page.keyboard.press("ArrowRight");
+    await page.waitForFunction((v) => document.querySelector(`${v} [data-testid=slice-axis-0]`)?.value === "4", {}, view);
+    await check(at, (r, c) => [4, r, c], "axis 0 at 4, by its key");
+    await go(63, 47);
+    await check([[63, 47], [60, 40]], (r, c) => [4, r, c], "the far corner of axis 0 at 4");
+    // Rows along axis 0: the columns stay axis 2, axis 1 is at its middle.
+    await page.select(`${view} [data-testid=slice-rows]`, "0");
+    const position = await page.$eval(`${view} [data-testid=matrix-position]`, (el) => el.textContent);
+    assert.match(position, /of 16 \(axis 0\), .* of 48 \(axis 2\)$/);
+    await check([[0, 0], [15, 5]], (r, c) => [r, 32, c], "axes 0 and 2, axis 1 at 32");
+    // Columns before rows in the file's order: shown transposed.
+    await page.select(`${view} [data-testid=slice-rows]`, "2");
+    await page.select(`${view} [data-testid=slice-cols]`, "0");
+    await check([[0, 0], [10, 9]], (r, c) => [c, 32, r], "axis 2 down, axis 0 across");
+  });
 });

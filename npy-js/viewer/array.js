@@ -2,12 +2,14 @@
 // grid with its plot and exports first; each view is set up when first shown.
 
 import { showHeader } from "./header.js";
+import { imageApplies, setUpImage } from "./image.js";
 import { setUpExports } from "./exports.js";
 import { showMatrix, sliceMatrix } from "./matrix.js";
 import { setUpPlot } from "./plot.js";
 import { setUpRows } from "./rows.js";
 import { setUpFilter } from "./filter.js";
 import { setUpStats, statsLeaves } from "./stats.js";
+import { setUpSlicer } from "./slice.js";
 import { $, showError, stats } from "./state.js";
 
 /**
@@ -32,9 +34,12 @@ import { $, showError, stats } from "./state.js";
 /** @type {ViewKind[]} */
 const VIEWS = [
   { name: "rows", applies: () => true, setUp: setUpRowsView },
-  { name: "matrix", applies: (file) => file.shape.length === 2 && file.dtype.kind === "scalar", setUp: setUpMatrixView },
+  { name: "image", applies: imageApplies, setUp: setUpImage },
+  { name: "matrix", applies: (file) => file.shape.length >= 2 && file.dtype.kind === "scalar", setUp: setUpMatrixView },
   { name: "stats", applies: (file) => statsLeaves(file).length > 0 || file.dtype.kind === "record", setUp: setUpStatsView },
 ];
+/** The view an array opens on when it applies (a numeric array of 2 or more dims); else the first. */
+const OPENS_ON = "image";
 
 /**
  * Shows `file` in the tab's panel, replacing what was shown, on its first view that
@@ -86,7 +91,7 @@ export async function showArray(tab, file, label, began, npy) {
       buttons.find((x) => x.dataset.view === next.name)?.focus();
     });
   }
-  await show(kinds[0]);
+  await show(kinds.find((k) => k.name === OPENS_ON) ?? kinds[0]);
   // On screen: after the frame that paints it.
   await new Promise((painted) => requestAnimationFrame(() => setTimeout(painted, 0)));
   stats.firstRows[label] = performance.now() - began;
@@ -105,11 +110,26 @@ async function setUpRowsView({ tab, section, file, label, npy }) {
 }
 
 /**
- * The matrix grid of a 2-d array.
+ * The matrix grid of a 2-d array, or of the 2-d slice of an N-d one its slicer chooses
+ * (a slice shown anew on every change of it).
  * @param {ViewContext} ctx
  */
 async function setUpMatrixView({ section, file }) {
-  showMatrix(section, sliceMatrix(file, [null, null], 0, 1), (e) => showError(section, e));
+  const failed = (/** @type {unknown} */ e) => showError(section, e);
+  /** @type {ReturnType<typeof showMatrix> | undefined} */
+  let shown;
+  let axes = "";
+  const show = () => {
+    const c = slicer.choice();
+    // Moving through the other axes keeps the selected cell; other axes shown start at 0, 0.
+    const same = axes === `${c.rows},${c.cols}`;
+    axes = `${c.rows},${c.cols}`;
+    const at = same && shown ? shown.selected() : undefined;
+    shown?.stop();
+    shown = showMatrix(section, sliceMatrix(file, c, slicer.index), failed, at);
+  };
+  const slicer = setUpSlicer($(section, ".matrix-slicer"), file.shape, { rgb: false, onChange: show });
+  show();
 }
 
 /**

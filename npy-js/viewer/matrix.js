@@ -26,26 +26,24 @@ const MAX_PX = 8_000_000;
  */
 
 /**
- * The matrix of a 2-d slice of `file`: `index` holds, per axis, a fixed index or `null` for
- * the two shown axes, `rowAxis` and `colAxis` (in either order).
+ * The matrix of a 2-d slice of `file`: axis `rows` shown down, `cols` across, and
+ * `index(rows, cols)` the select index of a block of it (rows and columns as
+ * `[start, stop, step]`), as the slicer gives it (slice.js).
  * @param {import("../js/open.js").NpyFile} file
- * @param {(number | null)[]} index
- * @param {number} rowAxis
- * @param {number} colAxis
+ * @param {{rows: number, cols: number}} axes
+ * @param {(rows: [number, number, number], cols: [number, number, number]) => (number | null | [number, number, number])[]} index
  * @returns {Matrix}
  */
-export function sliceMatrix(file, index, rowAxis, colAxis) {
+export function sliceMatrix(file, { rows: rowAxis, cols: colAxis }, index) {
   return {
     rows: file.shape[rowAxis],
     cols: file.shape[colAxis],
     rowAxis: `axis ${rowAxis}`,
     colAxis: `axis ${colAxis}`,
     read: async (r0, r1, c0, c1, signal) => {
-      /** @type {(number | [number, number])[]} */
-      const at = index.map((i, axis) => (axis === rowAxis ? [r0, r1] : axis === colAxis ? [c0, c1] : /** @type {number} */ (i)));
-      const block = await file.select(at, { signal });
+      const block = await file.select(index([r0, r1, 1], [c0, c1, 1]), { signal });
       const printed = block.table(0, block.rowCount, { split: true }).rows;
-      // The kept axes come in the file's order: the columns first when colAxis < rowAxis.
+      // The kept axes come in the file's order: the columns first when cols < rows.
       return rowAxis < colAxis ? printed : transpose(printed, r1 - r0, c1 - c0);
     },
   };
@@ -61,13 +59,16 @@ function transpose(cells, rows, cols) {
 }
 
 /**
- * Shows `matrix` in `section` (its `.matrix` grid), replacing what it showed; returns a
- * function that stops its reads (the next matrix replaces it).
+ * Shows `matrix` in `section` (its `.matrix` grid), replacing what it showed, with cell
+ * `at` selected and on screen; returns what stops its reads and listeners (before the
+ * next matrix replaces it) and tells the selected cell.
  * @param {HTMLElement} section
  * @param {Matrix} matrix
  * @param {(e: unknown) => void} failed told a read's error
+ * @param {[number, number]} [at]
+ * @returns {{stop: () => void, selected: () => [number, number]}}
  */
-export function showMatrix(section, matrix, failed) {
+export function showMatrix(section, matrix, failed, at = [0, 0]) {
   const scroll = $(section, ".matrix-scroll");
   const spacer = $(section, ".matrix-spacer");
   const cellsBox = $(section, ".matrix-cells");
@@ -145,6 +146,7 @@ export function showMatrix(section, matrix, failed) {
   };
 
   /** The selected cell, which the keyboard moves and the line below the grid prints. */
+  /** @type {[number, number]} */
   let selected = [0, 0];
   let drawn = 0;
   const render = () => {
@@ -262,15 +264,14 @@ export function showMatrix(section, matrix, failed) {
   const goCol = $(section, ".matrix-col");
   goRow.max = String(Math.max(0, rows - 1));
   goCol.max = String(Math.max(0, cols - 1));
-  goRow.value = "0";
-  goCol.value = "0";
   const onGo = () => select(Math.floor(Number(goRow.value) || 0), Math.floor(Number(goCol.value) || 0));
   goRow.addEventListener("change", onGo);
   goCol.addEventListener("change", onGo);
   extent();
-  render();
-  describe();
-  return () => {
+  select(at[0], at[1]);
+  goRow.value = String(selected[0]);
+  goCol.value = String(selected[1]);
+  const stop = () => {
     controller.abort();
     scroll.removeEventListener("scroll", onScroll);
     scroll.removeEventListener("keydown", onKey);
@@ -279,4 +280,5 @@ export function showMatrix(section, matrix, failed) {
     goCol.removeEventListener("change", onGo);
     resized.disconnect();
   };
+  return { stop, selected: () => selected };
 }
