@@ -147,6 +147,12 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
 
   it("gives a slice's statistics (NumPy's a[index]) of a Fortran-order volume", async () => {
     await openStats(join(OUT, "volume.npy"), "volume.npy");
+    // The slice the image view shows (its slicer at the middle of axis 0, at first).
+    await page.click(`${STATS} [data-testid=stats-shown]`);
+    await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.state === "done", {}, STATS);
+    const shown = await page.$eval(`${STATS} [data-testid=stats-slice]`, (el) => el.value);
+    assert.equal(shown, "8, 0:64, 0:48");
+    await same(join(OUT, "volume.npy"), "", 16, shown);
     for (const index of ["3", "-1, 5:-8:3", ":, 7, :"]) await same(join(OUT, "volume.npy"), "", 16, index);
     await same(join(OUT, "volume.npy"), "", 16);
     // A slice NumPy reads backwards, refused with its reason.

@@ -12,6 +12,7 @@ import { NpyError } from "../js/index.js";
  * @property {import("../js/open.js").NpzFile} [archive]
  * @property {Blob} [blob] the File the tab opened, if it opened one
  * @property {(row: number) => void} [scrollToRow] moves the rows grid to a row (tests use it)
+ * @property {() => (number | null | [number, number, number])[]} [shownSlice] the index (as NpyFile.select takes it) of the slice the image view shows
  */
 
 /** What tests and the bench read. */

@@ -752,7 +752,7 @@ function text(v) {
  * progress and a Cancel button.
  * @param {import("./array.js").ViewContext} ctx
  */
-export async function setUpStats({ section, file, label }) {
+export async function setUpStats({ tab, section, file, label }) {
   /** @type {HTMLSelectElement} */
   const column = $(section, ".stats-column");
   /** @type {HTMLInputElement} */
@@ -772,6 +772,17 @@ export async function setUpStats({ section, file, label }) {
   const sliceInput = $(section, ".stats-slice");
   // An array of two dims or more: statistics of a slice too (the one the image shows).
   $(section, ".stats-slice-label").hidden = file.shape.length < 2;
+  /** @type {HTMLButtonElement} */
+  const shown = $(section, ".stats-shown");
+  // The image view, once set up, says which slice it shows: a button fills it in and runs.
+  const offerShown = () => (shown.hidden = file.shape.length < 2 || tab.shownSlice === undefined);
+  offerShown();
+  new MutationObserver(offerShown).observe(section, { attributes: true, attributeFilter: ["hidden"] });
+  shown.addEventListener("click", () => {
+    if (tab.shownSlice === undefined) return;
+    sliceInput.value = indexText(tab.shownSlice());
+    run.click();
+  });
   const leaves = statsLeaves(file);
   column.replaceChildren(
     ...leaves.map((l) => {
@@ -840,6 +851,14 @@ export async function setUpStats({ section, file, label }) {
       }
     }
   });
+}
+
+/**
+ * An index as NumPy's text: `7, :, 0:64`, `0:64:2`.
+ * @param {Index} index
+ */
+export function indexText(index) {
+  return index.map((e) => (e === null ? ":" : typeof e === "number" ? String(e) : e[2] === 1 ? `${e[0]}:${e[1]}` : `${e[0]}:${e[1]}:${e[2]}`)).join(", ");
 }
 
 /**
