@@ -266,9 +266,11 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
     assert.equal(focused, "view-stats");
   });
 
-  it("filters text, 64-bit integers beyond 2**53 exactly, and NaNs as NumPy does", async () => {
+  it("filters text, 64-bit integers beyond 2**53 exactly, and NaNs as NumPy does; a boolean's statistics", async () => {
     await openStats(join(OUT, "records.npy"), "records.npy");
     await page.$eval(`${STATS} [data-testid=filter-expr]`, (el) => (el.value = '(name == "ünï" && n > 9007199254740993) || (name >= \'ccc\' && x != x)'));
     await filtered("records", 1000, join(OUT, "records.npy"), 100_000);
+    // A boolean field's statistics: as 0 and 1.
+    await same(join(OUT, "records.npy"), "ok", 2);
   });
 });

@@ -11,7 +11,7 @@ Usage:
                                       and their neighbours a ulp away; volume.npy,
                                       (16, 64, 48) <f4 in Fortran order with NaNs;
                                       records.npy, 100,000 records of <U8, <i8 about
-                                      2**53, <f4 with NaNs and <M8[s]
+                                      2**53, <f4 with NaNs, <M8[s] and booleans
     numpy_stats.py stats FILE PATH BINS [INDEX]
                                       JSON: the statistics of FILE's column PATH ("" for a
                                       plain array; dotted for a record's leaf; a subarray
@@ -69,12 +69,13 @@ def make(out):
     # Records with text, 64-bit integers about 2**53 (exact comparisons needed), NaNs and
     # datetimes: the filter's other kinds of fields.
     n = 100_000
-    r = np.zeros(n, dtype=[("name", "<U8"), ("n", "<i8"), ("x", "<f4"), ("when", "<M8[s]")])
+    r = np.zeros(n, dtype=[("name", "<U8"), ("n", "<i8"), ("x", "<f4"), ("when", "<M8[s]"), ("ok", "?")])
     r["name"] = rng.choice(np.array(["a", "b", "ccc", "ünï"]), n)
     r["n"] = 2**53 + rng.integers(-3, 4, n)
     r["x"] = rng.normal(0.0, 1.0, n)
     r["x"][::17] = np.nan
     r["when"] = rng.integers(0, 10**9, n).astype("<M8[s]")
+    r["ok"] = rng.random(n) < 0.3
     np.save(f"{out}/records.npy", r)
 
 
@@ -92,6 +93,9 @@ def stats(file, path, bins, index=None):
         a = eval(f"a[{index}]", {"a": a})  # noqa: S307 (the test's own text)
     x = column(a, path)
     nans = 0
+    if x.dtype.kind == "b":
+        # Booleans as 0 and 1, as np.histogram converts them (to uint8).
+        x = x.astype(np.uint8)
     if x.dtype.kind in "Mm":
         nat = np.isnat(x)
         nans = int(nat.sum())
