@@ -270,7 +270,12 @@ function operandText(o) {
   return o.kind === "field" ? `'${o.text}'` : o.kind === "string" ? JSON.stringify(o.value) : String(o.value);
 }
 
-/** The paths a condition reads. @param {Condition} c @param {Set<string>} [out] */
+/**
+ * The field paths a condition reads.
+ * @param {Condition} c
+ * @param {Set<string>} [out]
+ * @returns {Set<string>}
+ */
 export function fieldsOf(c, out = new Set()) {
   if (c.kind === "compare") {
     for (const o of [c.left, c.right]) if (o.kind === "field") out.add(o.leaf.path);
