@@ -8,6 +8,9 @@
   trace_id, receiver_x, receiver_y, receiver_z, t0, dt, flags, and samples as (n, 64) <f4.
   Plain arrays, because npyjs parses nothing else: a NumPy user saving a table for it
   saves its columns.
+- DIR/column_f8.npy: 1,000,000,000 data bytes of `<f8` (a seeded random walk, written in
+  pieces through np.lib.format.open_memmap), the column viewer.mjs computes the
+  statistics of; made when missing or of another size.
 
 Each file is made only when missing or made from another input: DIR/inputs.json holds
 what they were made from (TRACES' size and modification time, F8_BYTES), so a second run
@@ -43,6 +46,7 @@ def main():
     if f8_bytes <= 0 or f8_bytes % 8:
         raise SystemExit(f"inputs.py: F8_BYTES must be a positive multiple of 8, not {f8_bytes}")
     out.mkdir(parents=True, exist_ok=True)
+    column_f8(out / "column_f8.npy")
     stat = traces.stat()
     made_from = {"traces": str(traces.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "f8_bytes": f8_bytes}
     stamp = out / "inputs.json"
@@ -71,6 +75,23 @@ def main():
         f"{sum(c.nbytes for c in columns.values())} bytes of columns)",
         flush=True,
     )
+
+
+def column_f8(path, n=125_000_000, piece=10_000_000):
+    """The viewer's 1 GB column: a random walk, written a piece at a time."""
+    if path.exists() and path.stat().st_size == 128 + 8 * n:
+        print(f"# inputs: reusing {path}", flush=True)
+        return
+    rng = np.random.default_rng(80)
+    out = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n,))
+    last = 0.0
+    for a in range(0, n, piece):
+        b = min(n, a + piece)
+        out[a:b] = last + np.cumsum(rng.standard_normal(b - a))
+        last = float(out[b - 1])
+    out.flush()
+    del out
+    print(f"# inputs: {path} ({path.stat().st_size} bytes)", flush=True)
 
 
 if __name__ == "__main__":

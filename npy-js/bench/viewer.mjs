@@ -1,6 +1,6 @@
 // The viewer page (npy-js/viewer/) on the seismic traces in Debian's headless Chromium:
-// node viewer.mjs --traces TRACES --dir DIR [--repeat K] (`cargo xtask bench --only js` runs
-// it; see xtask/src/bench.rs).
+// node viewer.mjs --traces TRACES --dir DIR [--stats F8] [--repeat K] (`cargo xtask bench
+// --only js` runs it; see xtask/src/bench.rs).
 //
 // Rows (`bench <name> best=<s> median=<s> bytes=<n>`):
 // - viewer_open: the 290 MB file picked in the page's file input, to its first rows on
@@ -12,7 +12,15 @@
 //   from the page's service worker's cache).
 // - viewer_scroll: not a time: the bytes the page read from the File to show row 999,999
 //   after the first rows (`npyViewer.bytesRead`), its times 0.
-//
+// - viewer_stats: F8 (a 1 GB `<f8` file NumPy wrote) picked, its Statistics view's Compute:
+//   count, NaNs, zeros, min, max, mean and std of all its values, streamed from the File
+//   (the page's own clock, `npyViewer.lastStats.statsMs`; `bytes=` the column's bytes, so
+//   the rate is bytes / best).
+// - viewer_stats_histogram (context): the same Compute to its histogram too (a second
+//   pass over the file, once the range is known: np.histogram's bins), twice the bytes read.
+// - viewer_stats_floor (context): the same File's bytes read alone in the same page, as
+//   the statistics read them (Blob slices of stats.js's PIECE_BYTES, AHEAD in flight), and
+//   thrown away: the floor of any statistics streamed from a File in this browser.
 // - viewer_overview: a 4 GiB `<f4` image (32,768 x 32,768, DIR/image-4g.npy, sparse on
 //   disk: zeros but for a band of rows every 2,048) picked in the file input, to its
 //   overview drawn on the image view's canvas (the page's clock, `npyViewer.firstRows`);
@@ -42,16 +50,17 @@ import { closeBrowser, launch } from "../tests/chromium.js";
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 function parseArgs(argv) {
-  const args = { traces: undefined, dir: undefined, repeat: 3 };
+  const args = { traces: undefined, dir: undefined, stats: undefined, repeat: 3 };
   for (let i = 0; i < argv.length; i += 2) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (value === undefined) throw new Error(`${flag} needs a value`);
     if (flag === "--traces") args.traces = value;
     else if (flag === "--dir") args.dir = value;
+    else if (flag === "--stats") args.stats = value;
     else if (flag === "--repeat") args.repeat = Number(value);
     else throw new Error(`unknown argument ${flag}`);
   }
-  if (args.traces === undefined || args.dir === undefined) throw new Error("usage: node viewer.mjs --traces TRACES --dir DIR [--repeat K]");
+  if (args.traces === undefined || args.dir === undefined) throw new Error("usage: node viewer.mjs --traces TRACES --dir DIR [--stats F8] [--repeat K]");
   if (!Number.isInteger(args.repeat) || args.repeat < 1) throw new Error("--repeat takes a positive integer");
   return args;
 }
@@ -81,6 +90,60 @@ async function run(browser, url, traces, check) {
     const read = (await page.evaluate(() => globalThis.npyViewer.bytesRead["traces.npy"])) - before;
     if (check && (await id(999_999)) !== "999999") throw new Error(`row 999,999 shows trace_id ${await id(999_999)}, not 999999`);
     return { ms, read, readyMs };
+  } finally {
+    await page.close();
+  }
+}
+
+/**
+ * Opens `file` (a plain array) in a new page and computes its statistics and histogram in
+ * the Statistics view: the page's record of it (`npyViewer.lastStats`).
+ */
+async function statsRun(browser, url, file, check) {
+  const page = await browser.newPage();
+  try {
+    page.setDefaultTimeout(300_000);
+    await page.setViewport({ width: 1280, height: 1000 });
+    await page.goto(url, { waitUntil: "load" });
+    await page.waitForFunction(() => globalThis.npyViewer?.ready === true);
+    const input = await page.$("[data-testid=files]");
+    await input.uploadFile(file);
+    await page.waitForFunction(() => globalThis.npyViewer.tabs.length === 1 && Object.keys(globalThis.npyViewer.firstRows).length === 1);
+    await page.click("[data-testid=view-stats]");
+    await page.waitForSelector(".view[data-view=stats]:not([hidden]) [data-testid=stats-run]");
+    await page.click("[data-testid=stats-run]");
+    await page.waitForFunction(() => ["done", "failed", "cancelled"].includes(document.querySelector(".view[data-view=stats]").dataset.state ?? ""));
+    const got = await page.evaluate(() => {
+      const s = globalThis.npyViewer.lastStats;
+      return s && { ms: s.ms, statsMs: s.statsMs, bytes: s.bytes, count: s.summary.count, min: s.summary.finiteMin, max: s.summary.finiteMax, bins: s.counts?.reduce((a, b) => a + b, 0) };
+    });
+    if (got === null) throw new Error(`no statistics of ${file}: ${await page.$eval("[data-testid=error]", (el) => el.textContent)}`);
+    const n = (statSync(file).size - 128) / 8;
+    if (check && (got.count !== n || !(got.min <= got.max) || got.bins !== n)) {
+      throw new Error(`the statistics of ${file} counted ${got.count} values (${got.bins} in the histogram), not ${n}`);
+    }
+    // The floor: the File's data read as the statistics read it, nothing computed.
+    got.floorMs = await page.evaluate(async () => {
+      const { AHEAD, PIECE_BYTES } = await import("/viewer/stats.js");
+      const blob = globalThis.npyViewer.tabs[0].blob;
+      const began = performance.now();
+      const reads = [];
+      let next = 128;
+      const more = () => {
+        while (reads.length < AHEAD && next < blob.size) {
+          const end = Math.min(blob.size, next + PIECE_BYTES);
+          reads.push(blob.slice(next, end).arrayBuffer());
+          next = end;
+        }
+      };
+      more();
+      while (reads.length > 0) {
+        await reads.shift();
+        more();
+      }
+      return performance.now() - began;
+    });
+    return got;
   } finally {
     await page.close();
   }
@@ -215,6 +278,16 @@ async function main() {
     row("viewer_open", runs.map((r) => r.ms / 1000), 0);
     row("viewer_ready", runs.map((r) => r.readyMs / 1000), 0);
     console.log(`bench viewer_scroll best=0 median=0 bytes=${Math.max(...runs.map((r) => r.read))}`);
+    if (args.stats !== undefined) {
+      await statsRun(browser, url, args.stats, true);
+      const computed = [];
+      for (let i = 0; i < args.repeat; i++) computed.push(await statsRun(browser, url, args.stats, false));
+      const best = Math.min(...computed.map((r) => r.statsMs));
+      console.log(`# viewer_stats: ${computed[0].bytes} bytes of <f8 at ${((computed[0].bytes / best) * 1e-3).toFixed(0)} MB/s (best)`);
+      row("viewer_stats", computed.map((r) => r.statsMs / 1000), computed[0].bytes);
+      row("viewer_stats_histogram", computed.map((r) => r.ms / 1000), computed[0].bytes);
+      row("viewer_stats_floor", computed.map((r) => r.floorMs / 1000), computed[0].bytes);
+    }
 
     const side = 32_768;
     const band = Buffer.from(new Float32Array(side).map((_, i) => i / (side - 1)).buffer);

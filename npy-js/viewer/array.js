@@ -7,6 +7,8 @@ import { setUpExports } from "./exports.js";
 import { showMatrix, sliceMatrix } from "./matrix.js";
 import { setUpPlot } from "./plot.js";
 import { setUpRows } from "./rows.js";
+import { setUpFilter } from "./filter.js";
+import { setUpStats, statsLeaves } from "./stats.js";
 import { setUpSlicer } from "./slice.js";
 import { $, showError, stats } from "./state.js";
 
@@ -34,6 +36,7 @@ const VIEWS = [
   { name: "rows", applies: () => true, setUp: setUpRowsView },
   { name: "image", applies: imageApplies, setUp: setUpImage },
   { name: "matrix", applies: (file) => file.shape.length >= 2 && file.dtype.kind === "scalar", setUp: setUpMatrixView },
+  { name: "stats", applies: (file) => statsLeaves(file).length > 0 || file.dtype.kind === "record", setUp: setUpStatsView },
 ];
 /** The view an array opens on when it applies (a numeric array of 2 or more dims); else the first. */
 const OPENS_ON = "image";
@@ -127,4 +130,13 @@ async function setUpMatrixView({ section, file }) {
   };
   const slicer = setUpSlicer($(section, ".matrix-slicer"), file.shape, { rgb: false, onChange: show });
   show();
+}
+
+/**
+ * The statistics of a column and, for records, the filter of rows.
+ * @param {ViewContext} ctx
+ */
+async function setUpStatsView(ctx) {
+  await setUpStats(ctx);
+  await setUpFilter(ctx);
 }

@@ -151,6 +151,11 @@ export async function setUpImage(ctx) {
   const fortran = file.fortranOrder;
 
   const slicer = setUpSlicer($(section, ".image-slicer"), shape, { rgb: rgbPossible(file), onChange: () => load() });
+  // The slice shown, whole, for the Statistics view.
+  ctx.tab.shownSlice = () => {
+    const c = slicer.choice();
+    return slicer.index([0, shape[c.rows], 1], [0, shape[c.cols], 1]);
+  };
   /** Where the view is: screen pixels per array pixel, and where pixel (0, 0)'s corner is. */
   const view = { zoom: 1, x: 0, y: 0 };
   /** @type {Level | null} */ let base = null;

@@ -191,6 +191,7 @@ export function plotLine(canvas, values, labels) {
 }
 
 /**
+ * A histogram of `values`' finite values in 50 equal bins over their range.
  * @param {HTMLCanvasElement} canvas
  * @param {number[]} values
  * @param {{title: string, x: string, y: string}} labels
@@ -201,13 +202,30 @@ export function plotHistogram(canvas, values, labels) {
   for (const v of values) {
     if (Number.isFinite(v)) bins[Math.min(bins.length - 1, Math.floor(((v - lo) / (hi - lo)) * bins.length))]++;
   }
-  const { g, x, y, accent } = axes(canvas, labels, [lo, hi], [0, Math.max(1, ...bins)]);
-  g.fillStyle = accent;
-  bins.forEach((n, i) => {
-    const a = x(lo + ((hi - lo) * i) / bins.length);
-    const b = x(lo + ((hi - lo) * (i + 1)) / bins.length);
-    g.fillRect(a + 0.5, y(n), Math.max(1, b - a - 1), y(0) - y(n));
-  });
-  canvas.dataset.drawn = labels.title;
+  plotBins(canvas, Array.from({ length: bins.length + 1 }, (_, i) => lo + ((hi - lo) * i) / bins.length), bins, labels);
 }
 
+/**
+ * Bins already counted (the statistics view's, over a whole column) as bars: bin `i` from
+ * `edges[i]` to `edges[i + 1]`, `counts[i]` high. Each bar's count is in the canvas's
+ * `data-counts` (JSON), for tests and assistive text.
+ * @param {HTMLCanvasElement} canvas
+ * @param {ArrayLike<number>} edges
+ * @param {number[]} counts
+ * @param {{title: string, x: string, y: string}} labels
+ */
+export function plotBins(canvas, edges, counts, labels) {
+  const lo = edges[0];
+  const hi = edges[counts.length];
+  let top = 1;
+  for (const n of counts) if (n > top) top = n;
+  const { g, x, y, accent } = axes(canvas, labels, [lo, hi], [0, top]);
+  g.fillStyle = accent;
+  counts.forEach((n, i) => {
+    const a = x(edges[i]);
+    const b = x(edges[i + 1]);
+    g.fillRect(a + 0.5, y(n), Math.max(1, b - a - 1), y(0) - y(n));
+  });
+  canvas.dataset.counts = JSON.stringify(counts);
+  canvas.dataset.drawn = labels.title;
+}

@@ -12,6 +12,7 @@ import { NpyError } from "../js/index.js";
  * @property {import("../js/open.js").NpzFile} [archive]
  * @property {Blob} [blob] the File the tab opened, if it opened one
  * @property {(row: number) => void} [scrollToRow] moves the rows grid to a row (tests use it)
+ * @property {() => (number | null | [number, number, number])[]} [shownSlice] the index (as NpyFile.select takes it) of the slice the image view shows
  */
 
 /** What tests and the bench read. */
@@ -26,6 +27,13 @@ export const stats = {
   tabs: /** @type {Tab[]} */ ([]),
   /** When the page was ready (its module instantiated), in ms since it began to load. */
   readyMs: 0,
+  /**
+   * The last statistics the Statistics view computed (stats.js): `ms` in all, `statsMs`
+   * the statistics' pass alone (the histogram's is a second), `bytes` the column's.
+   */
+  lastStats: /** @type {{label: string, path: string, ms: number, statsMs: number, bytes: number, summary: import("./stats.js").Summary, edges: number[] | null, counts: number[] | null} | null} */ (null),
+  /** The last filter the Statistics view ran (filter.js): its matching rows' count and the first rows. */
+  lastFilter: /** @type {{label: string, expression: string, count: number, rows: number[], ms: number} | null} */ (null),
   /** Whether the page is ready for files. */
   ready: false,
   /** Opens a source in a new tab (set by viewer.js). */

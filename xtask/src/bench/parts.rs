@@ -33,6 +33,10 @@ pub(super) enum Goal {
     /// Passes when the numerator's best time is at most this many seconds; such a goal
     /// names no denominator (""). The viewer's time to first rows (issue 66: "≤ 1 s").
     SecondsAtMost(f64),
+    /// Passes when the numerator's row moves at least this many bytes a second: its
+    /// `bytes=` over its best time; such a goal names no denominator (""). The viewer's
+    /// statistics of a 1 GB column (issue 80: "≥ 500 MB/s").
+    RateAtLeast(f64),
     /// Passes when the ratio of the two rows' sizes (their `bytes=`, times 0) is at most
     /// this: the `deflate` part's members against NumPy's (issue 67: "≤ 1.02×").
     SizeRatioAtMost(f64),
@@ -52,6 +56,7 @@ impl Goal {
             Goal::RssAtMost(limit) => n.rss.map(|rss| rss <= limit),
             Goal::BytesAtMost(limit) => Some(n.bytes <= limit),
             Goal::SecondsAtMost(limit) => Some(n.best <= limit),
+            Goal::RateAtLeast(limit) => Some(n.best > 0.0 && n.bytes as f64 / n.best >= limit),
             Goal::SizeRatioAtMost(g) => d.map(|d| n.bytes as f64 <= g * d.bytes as f64),
         }
     }
@@ -67,6 +72,7 @@ impl Goal {
             Goal::BytesAtMost(limit) if limit % 1000 == 0 => format!("<= {} KB", limit / 1000),
             Goal::BytesAtMost(limit) => format!("<= {limit} B"),
             Goal::SecondsAtMost(limit) => format!("<= {limit} s"),
+            Goal::RateAtLeast(limit) => format!(">= {} MB/s", limit / 1e6),
             Goal::SizeRatioAtMost(g) => format!("<= {} size", goal_number(g)),
         }
     }
@@ -822,6 +828,9 @@ pub(super) const JS: Part = Part {
         ("viewer_overview_bytes", "size: viewer's reads for that overview (a wrapped Blob.slice)"),
         ("viewer_slice", "viewer: a slider step through a 2.1 GB volume, to the slice drawn"),
         ("viewer_slice_strided", "viewer: the same across a non-leading axis (context)"),
+        ("viewer_stats", "viewer: statistics of a 1 GB <f8 column, streamed"),
+        ("viewer_stats_histogram", "viewer: the same and its histogram (2 passes, context)"),
+        ("viewer_stats_floor", "viewer: the same File's bytes read alone (floor)"),
     ],
     goals: &[
         ("<f8 view: npy / npyjs", "f8_npy", "f8_npyjs", Goal::AtMostOrWithin(1.1, 50e-6)),
@@ -835,8 +844,10 @@ pub(super) const JS: Part = Part {
         ("viewer: 4 GiB image to its overview", "viewer_overview", "", Goal::SecondsAtMost(2.0)),
         ("viewer: bytes read for the overview", "viewer_overview_bytes", "", Goal::BytesAtMost(16_000_000)),
         ("viewer: a slice of a 2 GB volume", "viewer_slice", "", Goal::SecondsAtMost(0.1)),
+        ("viewer: statistics of a 1 GB column", "viewer_stats", "", Goal::RateAtLeast(500e6)),
         ("Zstandard npz: npy / fflate + npyjs", "zstd_npy", "npz_fflate", Goal::Context),
         ("fflate + npyjs / unzipSync alone", "npz_fflate", "npz_unzip_fflate", Goal::Context),
+        ("viewer: statistics / File reads alone", "viewer_stats", "viewer_stats_floor", Goal::Context),
     ],
 };
 
