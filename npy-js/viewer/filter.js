@@ -12,7 +12,7 @@
 //   number    := "-"? (digits ("." digits)? (e exponent)? | "nan" | "inf")
 
 import { NpyError } from "../js/index.js";
-import { Cancelled, streamRows } from "./stats.js";
+import { Cancelled, streamRows } from "./stream.js";
 import { $, showError, stats as record } from "./state.js";
 
 /** Matching rows shown (and printed) at most; all are counted. */
@@ -355,7 +355,7 @@ const COMPARE = {
  * and the first `shown` printed.
  * @param {NpyFile} file
  * @param {string} source
- * @param {import("./stats.js").StreamOptions & {shown?: number}} [options]
+ * @param {import("./stream.js").StreamOptions & {shown?: number}} [options]
  * @returns {Promise<FilterResult>}
  */
 export async function filterRows(file, source, options = {}) {

@@ -1,7 +1,9 @@
 // The slicer: which two axes of an N-d array are shown (down the rows, across the
 // columns), and a slider for every other axis with the index it is at. A last axis of 3
 // or 4 can be colour channels (RGB or RGBA) instead of an axis. It turns the choice into
-// an index for `NpyFile.select`, so each slice is read alone.
+// an index for `NpyFile.select`, so each slice is read alone; and NumPy's index as text.
+
+import { NpyError } from "../js/index.js";
 
 /**
  * What is shown: the axes down and across, and where every other axis is.
@@ -118,4 +120,55 @@ export function setUpSlicer(host, shape, { rgb: canRgb, onChange }) {
     position: (r, c) =>
       shape.slice(0, axesShown()).map((_, a) => (a === state.rows ? r : a === state.cols ? c : state.at[a])),
   };
+}
+
+/** @typedef {(number | null | [number, number, number])[]} Index */
+
+/**
+ * A NumPy index as text (`2, :, 10:20`, `-1`, `::4`: an entry per axis, missing ones the
+ * whole axis) as `NpyFile.select` takes it: a number, null (`:`) or `[start, stop, step]`
+ * (negative bounds count from the end and are clipped to the axis, as NumPy's are; steps
+ * are positive). An error names the entry that is wrong.
+ * @param {string} text
+ * @param {readonly number[]} shape
+ * @returns {Index}
+ */
+export function parseIndex(text, shape) {
+  const parts = text.split(",");
+  const fail = (/** @type {number} */ k, /** @type {string} */ why) =>
+    new NpyError(`slice '${text}': entry ${k + 1} ('${parts[k].trim()}') ${why}`, { kind: "usage" });
+  if (parts.length > shape.length) {
+    throw new NpyError(`slice '${text}': ${parts.length} entries for an array of ${shape.length} ${shape.length === 1 ? "axis" : "axes"}`, { kind: "usage" });
+  }
+  return parts.map((raw, k) => {
+    const part = raw.trim();
+    const dim = shape[k];
+    const integer = (/** @type {string} */ t) => (/^[+-]?\d+$/.test(t.trim()) ? Number(t) : NaN);
+    if (part === "" || part === ":" || part === "::") return null;
+    if (!part.includes(":")) {
+      const i = integer(part);
+      if (Number.isNaN(i)) throw fail(k, "is not an index: a whole number, or start:stop:step");
+      if (i < -dim || i >= dim) throw fail(k, `is out of range for an axis of length ${dim}`);
+      return i;
+    }
+    const bits = part.split(":");
+    if (bits.length > 3) throw fail(k, "has more than start:stop:step");
+    const [a, b, c] = bits.map((t) => (t.trim() === "" ? undefined : integer(t)));
+    if ([a, b, c].some((v) => Number.isNaN(v))) throw fail(k, "is not start:stop:step of whole numbers");
+    const step = c ?? 1;
+    if (step < 1) throw fail(k, "has a step below 1 (this page reads slices forward)");
+    const bound = (/** @type {number | undefined} */ v, /** @type {number} */ otherwise) =>
+      v === undefined ? otherwise : Math.max(0, Math.min(dim, v < 0 ? v + dim : v));
+    const start = bound(a, 0);
+    const stop = Math.max(start, bound(b, dim));
+    return [start, stop, step];
+  });
+}
+
+/**
+ * An index as NumPy's text: `7, :, 0:64`, `0:64:2`.
+ * @param {Index} index
+ */
+export function indexText(index) {
+  return index.map((e) => (e === null ? ":" : typeof e === "number" ? String(e) : e[2] === 1 ? `${e[0]}:${e[1]}` : `${e[0]}:${e[1]}:${e[2]}`)).join(", ");
 }

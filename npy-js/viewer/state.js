@@ -31,7 +31,7 @@ export const stats = {
    * The last statistics the Statistics view computed (stats.js): `ms` in all, `statsMs`
    * the statistics' pass alone (the histogram's is a second), `bytes` the column's.
    */
-  lastStats: /** @type {{label: string, path: string, ms: number, statsMs: number, bytes: number, summary: import("./stats.js").Summary, edges: number[] | null, counts: number[] | null} | null} */ (null),
+  lastStats: /** @type {{label: string, path: string, ms: number, statsMs: number, bytes: number, summary: import("./moments.js").Summary, edges: number[] | null, counts: number[] | null} | null} */ (null),
   /** The last filter the Statistics view ran (filter.js): its matching rows' count and the first rows. */
   lastFilter: /** @type {{label: string, expression: string, count: number, rows: number[], ms: number} | null} */ (null),
   /** Whether the page is ready for files. */

@@ -20,6 +20,8 @@ const ASSETS = [
   "rows.js",
   "state.js",
   "stats.js",
+  "moments.js",
+  "stream.js",
   "../js/index.js",
   "../js/api.js",
   "../js/array.js",
