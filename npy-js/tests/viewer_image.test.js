@@ -216,6 +216,28 @@ describe("the image view in Chromium", { timeout: 300_000 }, () => {
         await page.waitForFunction((sel, w) => document.querySelector(sel)?.textContent === w, {}, `${shown} [data-testid=hover-index]`, want);
         const text = await page.$eval(`${shown} [data-testid=hover-value]`, (el) => el.textContent);
         assert.equal(text, numpy("str", join(OUT, c.file), String(r), String(col)), `${c.name}: the centre pixel's value after a key`);
+        // Zoomed in, a pointer resting on a pixel reads it once: moves within it read
+        // nothing more, the next pixel one element.
+        await page.keyboard.press("+");
+        await page.keyboard.press("+");
+        const z = await page.$eval(canvasOf, (el) => Number(el.dataset.zoom));
+        assert.ok(z >= 3, `zoomed in to ${z} canvas pixels an element`);
+        const sliced = () => page.evaluate(() => globalThis.sliced);
+        let before = await sliced();
+        await hover(r, col + 1, [r, col + 1]);
+        const one = (await sliced()) - before;
+        assert.ok(one > 0, `a hover reads its element (${one} bytes)`);
+        const { x, y, box } = await page.$eval(canvasOf, (el) => {
+          const b = el.getBoundingClientRect();
+          return { x: Number(el.dataset.x), y: Number(el.dataset.y), box: { left: b.left, top: b.top } };
+        });
+        before = await sliced();
+        for (let k = 0; k < 10; k++) {
+          const d = (k % 3) - 1;
+          await page.mouse.move(box.left + x + (col + 1) * z + z / 2 + d, box.top + y + r * z + z / 2 - d);
+        }
+        await hover(r, col + 2, [r, col + 2]);
+        assert.equal((await sliced()) - before, one, "moves within a pixel read nothing; the next pixel one element");
         await page.keyboard.press("0");
         await keep(page, "image.png");
       }

@@ -528,20 +528,46 @@ export async function setUpImage(ctx) {
     if (r < 0 || c < 0 || r >= H || c >= W) {
       hoverIndex.textContent = "";
       hoverValue.textContent = "";
+      hover.shown = "";
+      hover.wanted = null;
+      ++hovered;
       return;
     }
-    const token = ++hovered;
     const position = slicer.position(r, c);
-    // The element (a pixel's channels: the row of them) as the package prints it.
+    // The element (a pixel's channels: the row of them) as the package prints it. One read
+    // at a time, of the pixel last pointed at: a pointer crossing a URL's image makes a
+    // request per pixel it rests on, not per move.
     const index = rgb ? [...position.slice(0, -1), [position[position.length - 1], position[position.length - 1] + 1]] : position;
+    const key = JSON.stringify(index);
+    if (key === hover.shown || key === hover.reading) return (hover.wanted = null);
+    hover.wanted = { key, index, position };
+    if (hover.reading === null) readHovered();
+  };
+  /** The pixel said, the one being read, and the one to read next. */
+  const hover = {
+    shown: "",
+    /** @type {string | null} */ reading: null,
+    /** @type {{key: string, index: (number | number[])[], position: number[]} | null} */ wanted: null,
+  };
+  const readHovered = () => {
+    const next = hover.wanted;
+    hover.wanted = null;
+    if (next === null) return;
+    hover.reading = next.key;
+    const token = ++hovered;
     file
-      .select(index)
+      .select(next.index)
       .then((a) => {
         if (token !== hovered) return;
-        hoverIndex.textContent = `a[${position.join(", ")}]`;
+        hoverIndex.textContent = `a[${next.position.join(", ")}]`;
         hoverValue.textContent = a.table(0, 1).rows[0][0];
+        hover.shown = next.key;
       })
-      .catch((e) => showError(section, e));
+      .catch((e) => showError(section, e))
+      .finally(() => {
+        hover.reading = null;
+        readHovered();
+      });
   };
   canvas.addEventListener("keydown", (event) => {
     const step = event.shiftKey ? 256 : 32;
