@@ -199,6 +199,13 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
     assert.ok(atCancel - before < size, `${atCancel - before} bytes read before the cancel, of ${size}`);
     const status = await page.$eval(`${STATS} [data-testid=stats-status]`, (el) => el.textContent);
     assert.match(status, /^samples: cancelled after [\d,]+ rows; nothing computed$/);
+    // Nothing of the run before (the same column's, complete) is left shown.
+    const left = await page.$eval(STATS, (el) => ({
+      stats: el.querySelectorAll("[data-stat]").length,
+      bins: el.querySelectorAll("[data-count]").length,
+      counts: el.querySelector("canvas")?.dataset.counts ?? null,
+    }));
+    assert.deepEqual(left, { stats: 0, bins: 0, counts: null });
   });
 
   it("filters the traces' rows as NumPy's boolean mask does, built with the form", async () => {

@@ -208,6 +208,12 @@ export async function setUpStats({ tab, section, file, label }) {
     bar.value = 0;
     status.textContent = `reading ${name}…`;
     section.dataset.state = "running";
+    // What an earlier run showed goes: a cancelled or failed run shows nothing stale.
+    table.replaceChildren();
+    binsTable.replaceChildren();
+    canvas.getContext("2d")?.clearRect(0, 0, canvas.width, canvas.height);
+    delete canvas.dataset.drawn;
+    delete canvas.dataset.counts;
     const errorBox = section.closest(".panel")?.querySelector(".error");
     if (errorBox instanceof HTMLElement) errorBox.hidden = true;
     try {
