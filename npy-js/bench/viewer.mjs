@@ -124,7 +124,9 @@ async function statsRun(browser, url, file, check) {
     }
     // The floor: the File's data read as the statistics read it, nothing computed.
     got.floorMs = await page.evaluate(async () => {
-      const { AHEAD, PIECE_BYTES } = await import("/viewer/stats.js");
+      const { AHEAD, PIECE_BYTES } = await import("/viewer/stream.js");
+      // A module that no longer exports them would make this floor read nothing.
+      if (!(AHEAD >= 1 && PIECE_BYTES >= 1)) throw new Error(`viewer/stream.js gives AHEAD ${AHEAD}, PIECE_BYTES ${PIECE_BYTES}`);
       const blob = globalThis.npyViewer.tabs[0].blob;
       const began = performance.now();
       const reads = [];
