@@ -15,6 +15,8 @@ const FIRST = 4096;
 const GAP = 64 << 10;
 /** Reads made at once. */
 const PARALLEL = 8;
+/** Bytes a read of a selection spans at most when it joins pieces: what each read in flight holds. */
+const MAX_READ = 16 << 20;
 
 /**
  * @typedef {import("./source.js").SourceOptions & import("./npz.js").NpzOptions} OpenOptions
@@ -190,7 +192,26 @@ export class NpyFile extends Described {
       }
     }
     const total = product(kept);
-    const pieces = total === 0 ? [] : runs(axes, order, strides, outStrides);
+    // The pieces: per combination of the indices of every axis but the fastest (the last
+    // fastest), a run of `count` elements `step` apart. Computed from their number, never
+    // listed: a column of a long matrix is millions of them.
+    const outer = order.slice(0, -1);
+    const pieceCount = total === 0 ? 0 : product(outer.map((a) => axes[a].count));
+    let base = 0;
+    for (const a of order) base += axes[a].start * strides[a];
+    /** Piece p's first element in storage and its place in the result, in elements. */
+    const piece = (/** @type {number} */ p) => {
+      let from = base;
+      let to = 0;
+      for (let k = outer.length - 1; k >= 0; k--) {
+        const a = outer[k];
+        const i = p % axes[a].count;
+        p = (p - i) / axes[a].count;
+        from += i * axes[a].step * strides[a];
+        to += i * outStrides[a];
+      }
+      return [from, to];
+    };
     const fast = order.length === 0 ? -1 : order[order.length - 1];
     const count = fast < 0 ? 1 : axes[fast].count;
     const step = fast < 0 ? 1 : axes[fast].step * strides[fast];
@@ -200,7 +221,10 @@ export class NpyFile extends Described {
       abortIf(signal);
       const values = /** @type {unknown[]} */ (whole.data);
       const out = new Array(total);
-      for (const [from, to] of pieces) for (let k = 0; k < count; k++) out[to + k * outStep] = values[from + k * step];
+      for (let p = 0; p < pieceCount; p++) {
+        const [from, to] = piece(p);
+        for (let k = 0; k < count; k++) out[to + k * outStep] = values[from + k * step];
+      }
       return load(save({ dtype: "|O", shape: kept, data: out }), this.#options);
     }
     const itemsize = this.dtype.itemsize;
@@ -210,49 +234,52 @@ export class NpyFile extends Described {
     const header = headerFor(this.descr, kept, false, this.#options);
     const out = new Uint8Array(total * itemsize);
     // A piece's elements span from its first to its last; a stride wider than GAP makes
-    // each element a piece of its own.
+    // each element a piece of its own (a part, below).
     const split = count > 1 && step * itemsize > GAP;
     const span = split ? itemsize : ((count - 1) * step + 1) * itemsize;
-    /** @type {[number, number, number][]} reads: [from, to, first piece] in bytes of the file */
-    const reads = [];
-    // Each piece's start in bytes of the file, and its place in the result in elements.
-    /** @type {number[]} */
-    const starts = [];
-    /** @type {number[]} */
-    const outs = [];
-    for (const [from, to] of pieces) {
-      for (let k = 0; k < (split ? count : 1); k++) {
-        const start = at + (from + k * step) * itemsize;
-        const last = reads[reads.length - 1];
-        if (last && start - last[1] <= GAP) last[1] = start + span;
-        else reads.push([start, start + span, starts.length]);
-        starts.push(start);
-        outs.push(to + k * outStep);
-      }
-    }
     const each = split ? 1 : count;
+    const parts = split ? pieceCount * count : pieceCount;
+    /** Part q's first byte in the file, and its first element's place in the result. */
+    const partAt = (/** @type {number} */ q) => {
+      const k = split ? q % count : 0;
+      const [from, to] = piece(split ? (q - k) / count : q);
+      return [at + (from + k * step) * itemsize, to + k * outStep];
+    };
+    // The reads, made as workers ask for them: parts in storage order, joined while the gap
+    // to the next is at most GAP and the read spans at most MAX_READ (more when one part does).
+    let nextPart = 0;
+    const nextRead = () => {
+      if (nextPart >= parts) return null;
+      const first = nextPart;
+      const from = partAt(first)[0];
+      let to = from + span;
+      for (nextPart++; nextPart < parts; nextPart++) {
+        const start = partAt(nextPart)[0];
+        if (start - to > GAP || start + span - from > MAX_READ) break;
+        to = start + span;
+      }
+      return { from, to, first, end: nextPart };
+    };
     const stepBytes = step * itemsize;
     const outStepBytes = outStep * itemsize;
     const contiguous = each === 1 || (stepBytes === itemsize && outStepBytes === itemsize);
-    let next = 0;
     const worker = async () => {
-      while (next < reads.length) {
-        const r = next++;
+      for (let read = nextRead(); read !== null; read = nextRead()) {
         abortIf(signal);
-        const [from, to, first] = reads[r];
+        const { from, to, first, end } = read;
         const bytes = await this.#source.read(from, to);
         abortIf(signal);
-        const end = r + 1 < reads.length ? reads[r + 1][2] : starts.length;
-        for (let p = first; p < end; p++) {
-          const src = starts[p] - from;
-          const dst = outs[p] * itemsize;
+        for (let q = first; q < end; q++) {
+          const [start, place] = partAt(q);
+          const src = start - from;
+          const dst = place * itemsize;
           if (contiguous) out.set(bytes.subarray(src, src + each * itemsize), dst);
           else for (let k = 0; k < each; k++) out.set(bytes.subarray(src + k * stepBytes, src + k * stepBytes + itemsize), dst + k * outStepBytes);
         }
       }
     };
     abortIf(signal);
-    await Promise.all(Array.from({ length: Math.min(PARALLEL, reads.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, Math.max(1, parts)) }, worker));
     return arrayOf(this.descr, kept, false, out, this.#options, header);
   }
 
@@ -295,41 +322,6 @@ function selection(shape, index, name) {
     }
     return { start, step, count: Math.ceil((stop - start) / step), kept: true };
   });
-}
-
-/**
- * The selection's pieces in storage order: per combination of the indices of every axis
- * but the fastest, [its first element in storage, where it goes in the result] (elements).
- * @param {Axis[]} axes
- * @param {number[]} order the axes, slowest first
- * @param {number[]} strides in storage, in elements
- * @param {number[]} outStrides in the result, in elements
- * @returns {[number, number][]}
- */
-function runs(axes, order, strides, outStrides) {
-  const outer = order.slice(0, -1);
-  /** @type {[number, number][]} */
-  const out = [];
-  const at = new Array(outer.length).fill(0);
-  let from = 0;
-  for (const a of order) from += axes[a].start * strides[a];
-  let to = 0;
-  for (;;) {
-    out.push([from, to]);
-    let k = outer.length - 1;
-    for (; k >= 0; k--) {
-      const a = outer[k];
-      if (++at[k] < axes[a].count) {
-        from += axes[a].step * strides[a];
-        to += outStrides[a];
-        break;
-      }
-      from -= (axes[a].count - 1) * axes[a].step * strides[a];
-      to -= (axes[a].count - 1) * outStrides[a];
-      at[k] = 0;
-    }
-    if (k < 0) return out;
-  }
 }
 
 /**

@@ -3,6 +3,7 @@ big-endian, complex, bools, objects) to DIR and, for many indexes, what `a[...]`
 its shape, its bytes in C order (values for objects) and the storage positions of the
 elements it takes (which bytes a reader needs). Prints the cases as JSON."""
 
+import hashlib
 import json
 import sys
 
@@ -36,6 +37,8 @@ def arrays():
     # Rows 400 KB apart: reads farther apart than 64 KiB, each exactly what is taken.
     yield "wide_c", np.arange(800_000, dtype="<f4").reshape(8, 100_000), False
     yield "tall_f", np.asfortranarray(np.arange(800_000, dtype="<f4").reshape(100_000, 8)), True
+    # A column of a long matrix: three million pieces of one element, 16 bytes apart.
+    yield "long_c", np.arange(6_000_000, dtype="<f8").reshape(3_000_000, 2) * 0.5, False
     objects = np.empty((3, 4), object)
     for i in range(3):
         for j in range(4):
@@ -86,6 +89,11 @@ for name, a, fortran in arrays():
             ([[5, 10], None], (slice(5, 10), slice(None))),
             ([[5, 10], [0, 8, 2]], (slice(5, 10), slice(0, 8, 2))),
         )
+    elif name == "long_c":
+        for index, key in (([None, 1], (slice(None), 1)), ([[7, 2_999_990, 3], 0], (slice(7, 2_999_990, 3), 0))):
+            got = np.ascontiguousarray(a[key])
+            cases.append({"file": name, "index": index, "shape": list(got.shape), "itemsize": 8, "sha256": hashlib.sha256(got.tobytes()).hexdigest()})
+        continue
     else:
         picks = list(indexes(shape))
     positions = np.arange(a.size).reshape(shape, order="F" if fortran else "C")
