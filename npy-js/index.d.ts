@@ -270,7 +270,7 @@ export class NpyFile {
    * ones mean the whole axis): a number (that index, the axis dropped; negative counts from
    * the end), `null` (the whole axis) or `[start, stop, step?]` (0 <= start <= stop <= the
    * axis's length, step >= 1). The result is in C order; only the selected elements' bytes
-   * are read (runs less than 64 KiB apart as one read, at most 8 in flight).
+   * are read (runs less than 64 KiB apart as one read of at most 16 MiB, 8 in flight).
    */
   select(index: readonly (number | null | readonly [number, number, number?])[], options?: { signal?: AbortSignal }): Promise<NpyArray>;
   close(): Promise<void>;

@@ -162,7 +162,7 @@ export class NpyFile extends Described {
    * counts from the end), `null` (the whole axis) or `[start, stop, step]` (0 <= start <=
    * stop <= the axis's length, step >= 1). The result is in C order, of the kept axes'
    * lengths. Only the selected elements' bytes are read: runs closer than 64 KiB are one
-   * read, at most 8 reads in flight, in C or Fortran order alike. An object array is read
+   * read of at most 16 MiB, 8 reads in flight, in C or Fortran order alike. An object array is read
    * whole (its data is one pickle).
    * @param {readonly (number | null | readonly number[])[]} index
    * @param {{signal?: AbortSignal}} [options]
