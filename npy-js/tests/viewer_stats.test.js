@@ -280,4 +280,11 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
     // A boolean field's statistics: as 0 and 1.
     await same(join(OUT, "records.npy"), "ok", 2);
   });
+
+  it("says why a 2-d record array's rows are not filtered", async () => {
+    await openStats(join(OUT, "grid.npy"), "grid.npy");
+    const note = await page.$eval(`${STATS} [data-testid=filter-note]`, (el) => el.textContent);
+    assert.equal(note, "rows are filtered in one-dimensional record arrays; this one has shape (3, 4)");
+    assert.equal(await page.$(`${STATS} [data-testid=filter-expr]`), null);
+  });
 });

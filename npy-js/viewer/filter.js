@@ -343,6 +343,14 @@ const COMPARE = {
 };
 
 /**
+ * Why an array's rows are not filtered: they are rows of a 1-d record array's records.
+ * @param {NpyFile} file
+ */
+function oneDimensional(file) {
+  return `rows are filtered in one-dimensional record arrays; this one has shape (${file.shape.join(", ")}${file.shape.length === 1 ? "," : ""})`;
+}
+
+/**
  * @typedef {object} FilterResult
  * @property {number} count rows that meet the condition
  * @property {number[]} rows the first SHOWN of them
@@ -365,6 +373,7 @@ export async function filterRows(file, source, options = {}) {
       file: file.name,
     });
   }
+  if (file.shape.length !== 1) throw new NpyError(`reading '${file.name}': ${oneDimensional(file)}`, { kind: "usage", file: file.name });
   const condition = parseFilter(source, file.leaves);
   const paths = [...fieldsOf(condition)];
   const shown = options.shown ?? SHOWN;
@@ -413,6 +422,14 @@ export async function setUpFilter({ tab, box, section, file, label }) {
     return;
   }
   part.hidden = false;
+  if (file.shape.length !== 1) {
+    // A row of an N-d record array holds many records: say so rather than offer a form.
+    const note = document.createElement("p");
+    note.dataset.testid = "filter-note";
+    note.textContent = oneDimensional(file);
+    part.replaceChildren($(part, "h3"), note);
+    return;
+  }
   /** @type {HTMLInputElement} */
   const expression = $(section, ".filter-expr");
   /** @type {HTMLSelectElement} */

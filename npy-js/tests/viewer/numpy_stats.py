@@ -77,6 +77,8 @@ def make(out):
     r["when"] = rng.integers(0, 10**9, n).astype("<M8[s]")
     r["ok"] = rng.random(n) < 0.3
     np.save(f"{out}/records.npy", r)
+    # A 2-d record array: its rows hold several records each, and are not filtered.
+    np.save(f"{out}/grid.npy", r[:12].reshape(3, 4))
 
 
 def column(a, path):
