@@ -221,6 +221,9 @@ def test_a_fifo_is_refused_without_waiting(tmp_path):
         npy.load(fifo)
     with pytest.raises(OSError, match="FIFO"):
         bounded(lambda: npy.load_many([fifo]))
+    # npy.open waited in open(2) for a writer until the test's timeout.
+    with pytest.raises(OSError, match="FIFO"):
+        bounded(lambda: npy.open(fifo))
 
 
 def unraised(action):

@@ -88,7 +88,8 @@ impl Source {
     ///
     /// # Errors
     /// Naming it: a missing file or object (`NotFound`), a path that is not a regular
-    /// file ([`ErrorKind::Usage`]), a URL no store reads.
+    /// file (npy-core's [`npy_core::open_file`]: an I/O error saying what it is, before
+    /// anything is opened, so a FIFO is refused at once), a URL no store reads.
     pub async fn open(name: &str) -> Result<Source> {
         if !crate::is_url(name) {
             return Source::open_local(name);
@@ -103,9 +104,11 @@ impl Source {
     /// # Errors
     /// As [`Source::open`].
     pub fn open_local(name: &str) -> Result<Source> {
-        let fail = |e: std::io::Error| Error::from(e).reading(name);
-        let file = File::open(name).map_err(fail)?;
-        let meta = file.metadata().map_err(fail)?;
+        // npy-core's open: a regular file only, checked before opening, since opening a FIFO
+        // waits for a writer that may never come.
+        let file = npy_core::open_file(name)?;
+        let meta = file.metadata().map_err(|e| Error::from(e).reading(name))?;
+        // What was opened, should the path have been replaced between the check and the open.
         if !meta.is_file() {
             return Err(Error::from(ErrorKind::Usage { reason: "not a regular file".into() }).reading(name));
         }
@@ -648,6 +651,25 @@ mod tests {
 
     fn run<T>(f: impl std::future::Future<Output = T>) -> T {
         tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+    }
+
+    /// Opening a FIFO waits for a writer that may never come: it is refused before it is
+    /// opened. The answer comes over a channel, so that a hang fails the test.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_before_it_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fifo.npy");
+        let made = std::process::Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(made.success(), "mkfifo {}", path.display());
+        let name = path.to_str().unwrap().to_owned();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(Source::open_local(&name).map(|s| s.size())));
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("Source::open_local of a FIFO waited for a writer");
+        let e = got.unwrap_err();
+        assert!(e.to_string().contains("is a FIFO, not a file") && e.to_string().contains("fifo.npy"), "{e}");
     }
 
     #[test]
