@@ -750,7 +750,7 @@ mod tests {
         let e = run(source.stream(0..10)).map(|_| ()).unwrap_err();
         assert!(e.to_string().contains("changed since it was opened") && e.to_string().contains("y.bin"), "{e}");
         let e = Source::open_local(dir.path().to_str().unwrap()).unwrap_err();
-        assert!(e.to_string().contains("not a regular file"), "{e}");
+        assert!(e.to_string().contains("is a directory, not a file"), "{e}");
     }
 
     /// `open_start` gives a file's and an object's first bytes; `SourceRead` reads on from
