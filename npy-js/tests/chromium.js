@@ -3,7 +3,8 @@
 // loopback server, nothing in the background; closed, or its process group killed, within
 // seconds; every step bounded in time.
 
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { ROOT } from "./support.js";
@@ -65,3 +66,57 @@ export async function closeBrowser(browser) {
   }
 }
 
+
+/**
+ * The viewer page for a browser test: `open` serves `mounts`, launches Chromium with a
+ * profile of its own and loads a 1280 x 1000 page at /viewer/ until it is ready for files,
+ * its errors kept in `pageErrors`; with `countSlices`, `globalThis.sliced` counts the bytes
+ * of every `Blob.slice` the page makes (installed before the page's code: a counter
+ * independent of the page's own). `close` keeps a screenshot at `shot` and stops the page,
+ * browser and server, whatever `open` got to.
+ */
+export function viewerSession() {
+  const session = {
+    /** @type {any} */ server: null,
+    /** @type {any} */ browser: null,
+    /** @type {any} */ page: null,
+    /** @type {string | null} */ profile: null,
+    /** @type {string[]} */ pageErrors: [],
+    /** @param {{mounts: [string, string][], countSlices?: boolean, timeout?: number}} options */
+    async open({ mounts, countSlices = false, timeout = 30_000 }) {
+      const { serve } = await import("../viewer/serve.mjs");
+      session.server = await serve({ mounts });
+      session.profile = mkdtempSync(join(tmpdir(), "npy-viewer-"));
+      session.browser = await launch(session.profile);
+      const page = await session.browser.newPage();
+      session.page = page;
+      page.on("pageerror", (/** @type {unknown} */ e) => session.pageErrors.push(String(e)));
+      page.setDefaultTimeout(timeout);
+      await page.setViewport({ width: 1280, height: 1000 });
+      if (countSlices) {
+        await page.evaluateOnNewDocument(() => {
+          const slice = Blob.prototype.slice;
+          /** @type {any} */ (globalThis).sliced = 0;
+          Blob.prototype.slice = function (start = 0, end = this.size, type) {
+            const a = start < 0 ? Math.max(0, this.size + start) : Math.min(start, this.size);
+            const b = end < 0 ? Math.max(0, this.size + end) : Math.min(end, this.size);
+            /** @type {any} */ (globalThis).sliced += Math.max(0, b - a);
+            return slice.call(this, start, end, type);
+          };
+        });
+      }
+      await page.goto(`${session.server.url}/viewer/`, { waitUntil: "load" });
+      await page.waitForFunction(() => /** @type {any} */ (globalThis).npyViewer?.ready === true);
+    },
+    /** @param {string} shot */
+    async close(shot) {
+      if (session.page && !session.page.isClosed()) {
+        await withTimeout(session.page.screenshot({ path: shot, fullPage: true }), 10_000, "screenshot").catch(() => {});
+      }
+      if (session.browser) await closeBrowser(session.browser);
+      if (session.server) await session.server.close();
+      if (session.profile) rmSync(session.profile, { recursive: true, force: true });
+    },
+  };
+  return session;
+}

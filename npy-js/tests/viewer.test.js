@@ -10,13 +10,11 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { serve } from "../viewer/serve.mjs";
-import { closeBrowser, launch, withTimeout } from "./chromium.js";
+import { viewerSession, withTimeout } from "./chromium.js";
 import { ROOT, SCRATCH, python } from "./support.js";
 
 const OUT = join(SCRATCH, "viewer");
@@ -31,11 +29,11 @@ function numpy(...args) {
 }
 
 describe("the viewer in Chromium", { timeout: 240_000 }, () => {
+  const viewer = viewerSession();
   /** @type {any} */ let server;
   /** @type {any} */ let browser;
   /** @type {any} */ let page;
-  let profile;
-  const pageErrors = [];
+  const pageErrors = viewer.pageErrors;
 
   before(async () => {
     assert.ok(existsSync(TRACES), `no ${TRACES}: run \`cargo run --release --example seismic\` (cargo xtask js --test does)`);
@@ -43,25 +41,11 @@ describe("the viewer in Chromium", { timeout: 240_000 }, () => {
     mkdirSync(OUT, { recursive: true });
     numpy("make", OUT, TRACES);
     writeFileSync(join(OUT, "random.npy"), Buffer.from(Array.from({ length: 100 }, (_, i) => (i * 7919) % 251)));
-    server = await serve({ mounts: [["/files/", OUT], ["/", join(ROOT, "npy-js")]] });
-    profile = mkdtempSync(join(tmpdir(), "npy-viewer-"));
-    browser = await launch(profile);
-    page = await browser.newPage();
-    page.on("pageerror", (e) => pageErrors.push(String(e)));
-    page.setDefaultTimeout(30_000);
-    await page.setViewport({ width: 1280, height: 1000 });
-    await page.goto(`${server.url}/viewer/`, { waitUntil: "load" });
-    await page.waitForFunction(() => globalThis.npyViewer?.ready === true);
+    await viewer.open({ mounts: [["/files/", OUT], ["/", join(ROOT, "npy-js")]] });
+    ({ server, browser, page } = viewer);
   });
 
-  after(async () => {
-    if (page && !page.isClosed()) {
-      await withTimeout(page.screenshot({ path: join(OUT, "last.png"), fullPage: true }), 10_000, "screenshot").catch(() => {});
-    }
-    if (browser) await closeBrowser(browser);
-    if (server) await server.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
-  });
+  after(() => viewer.close(join(OUT, "last.png")));
 
   /** The cells of grid row `r` of the selected tab once printed. */
   async function cells(r) {

@@ -11,13 +11,11 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { serve } from "../viewer/serve.mjs";
-import { closeBrowser, launch, withTimeout } from "./chromium.js";
+import { viewerSession } from "./chromium.js";
 import { ROOT, SCRATCH, python } from "./support.js";
 
 const OUT = join(SCRATCH, "viewer-image");
@@ -47,48 +45,22 @@ function pngSize(bytes) {
 }
 
 describe("the image view in Chromium", { timeout: 300_000 }, () => {
-  /** @type {any} */ let server;
-  /** @type {any} */ let browser;
+  const viewer = viewerSession();
   /** @type {any} */ let page;
   /** @type {any[]} */ let cases;
-  let profile;
-  const pageErrors = [];
+  const pageErrors = viewer.pageErrors;
 
   before(async () => {
     rmSync(OUT, { recursive: true, force: true });
     mkdirSync(OUT, { recursive: true });
     cases = JSON.parse(numpy("make", OUT, COLORMAPS));
     numpy("large", OUT, String(LARGE[0]), String(LARGE[1]));
-    server = await serve({ mounts: [["/", join(ROOT, "npy-js")]] });
-    profile = mkdtempSync(join(tmpdir(), "npy-viewer-image-"));
-    browser = await launch(profile);
-    page = await browser.newPage();
-    page.on("pageerror", (e) => pageErrors.push(String(e)));
-    page.setDefaultTimeout(30_000);
-    // An independent count of the bytes the page reads from Files: every Blob slice's length.
-    await page.evaluateOnNewDocument(() => {
-      const slice = Blob.prototype.slice;
-      globalThis.sliced = 0;
-      Blob.prototype.slice = function (start = 0, end = this.size, type) {
-        const a = start < 0 ? Math.max(0, this.size + start) : Math.min(start, this.size);
-        const b = end < 0 ? Math.max(0, this.size + end) : Math.min(end, this.size);
-        globalThis.sliced += Math.max(0, b - a);
-        return slice.call(this, start, end, type);
-      };
-    });
-    await page.setViewport({ width: 1280, height: 1000 });
-    await page.goto(`${server.url}/viewer/`, { waitUntil: "load" });
-    await page.waitForFunction(() => globalThis.npyViewer?.ready === true);
+    // An independent count of the bytes the page reads from Files (globalThis.sliced).
+    await viewer.open({ mounts: [["/", join(ROOT, "npy-js")]], countSlices: true });
+    page = viewer.page;
   });
 
-  after(async () => {
-    if (page && !page.isClosed()) {
-      await withTimeout(page.screenshot({ path: join(OUT, "last.png"), fullPage: true }), 10_000, "screenshot").catch(() => {});
-    }
-    if (browser) await closeBrowser(browser);
-    if (server) await server.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
-  });
+  after(() => viewer.close(join(OUT, "last.png")));
 
   const shown = ".panel:not([hidden]) .view[data-view=image]:not([hidden])";
   const canvasOf = `${shown} [data-testid=image-canvas]`;

@@ -6,13 +6,11 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { serve } from "../viewer/serve.mjs";
-import { closeBrowser, launch, withTimeout } from "./chromium.js";
+import { viewerSession } from "./chromium.js";
 import { ROOT, SCRATCH, python } from "./support.js";
 
 const OUT = join(SCRATCH, "viewer-matrix");
@@ -31,34 +29,20 @@ function numpyCells(file, indexes) {
 }
 
 describe("the viewer's matrix grid in Chromium", { timeout: 240_000 }, () => {
-  /** @type {any} */ let server;
-  /** @type {any} */ let browser;
+  const viewer = viewerSession();
   /** @type {any} */ let page;
-  let profile;
-  const pageErrors = [];
+  const pageErrors = viewer.pageErrors;
 
   before(async () => {
     rmSync(OUT, { recursive: true, force: true });
     mkdirSync(OUT, { recursive: true });
     numpy("make", OUT);
-    server = await serve({ mounts: [["/", join(ROOT, "npy-js")]] });
-    profile = mkdtempSync(join(tmpdir(), "npy-viewer-matrix-"));
-    browser = await launch(profile);
-    page = await browser.newPage();
-    page.on("pageerror", (e) => pageErrors.push(String(e)));
-    page.setDefaultTimeout(30_000);
-    await page.setViewport({ width: 1280, height: 1000 });
-    await page.goto(`${server.url}/viewer/`, { waitUntil: "load" });
-    await page.waitForFunction(() => globalThis.npyViewer?.ready === true);
+    await viewer.open({ mounts: [["/", join(ROOT, "npy-js")]] });
+    page = viewer.page;
   });
 
   after(async () => {
-    if (page && !page.isClosed()) {
-      await withTimeout(page.screenshot({ path: join(OUT, "last.png"), fullPage: true }), 10_000, "screenshot").catch(() => {});
-    }
-    if (browser) await closeBrowser(browser);
-    if (server) await server.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await viewer.close(join(OUT, "last.png"));
     assert.deepEqual(pageErrors, [], "errors in the page");
   });
 

@@ -9,13 +9,11 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { serve } from "../viewer/serve.mjs";
-import { closeBrowser, launch, withTimeout } from "./chromium.js";
+import { viewerSession } from "./chromium.js";
 import { ROOT, SCRATCH, python } from "./support.js";
 
 const OUT = join(SCRATCH, "viewer-stats");
@@ -42,46 +40,21 @@ function parse(text) {
 }
 
 describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 }, () => {
-  /** @type {any} */ let server;
-  /** @type {any} */ let browser;
+  const viewer = viewerSession();
   /** @type {any} */ let page;
-  let profile;
-  const pageErrors = [];
+  const pageErrors = viewer.pageErrors;
 
   before(async () => {
     assert.ok(existsSync(TRACES), `no ${TRACES}: run \`cargo run --release --example seismic\` (cargo xtask js --test does)`);
     rmSync(OUT, { recursive: true, force: true });
     mkdirSync(OUT, { recursive: true });
     execFileSync(python(), [NUMPY, "make", OUT]);
-    server = await serve({ mounts: [["/", join(ROOT, "npy-js")]] });
-    profile = mkdtempSync(join(tmpdir(), "npy-viewer-stats-"));
-    browser = await launch(profile);
-    page = await browser.newPage();
-    page.on("pageerror", (e) => pageErrors.push(String(e)));
-    page.setDefaultTimeout(60_000);
-    await page.setViewport({ width: 1280, height: 1000 });
-    // An independent count of the bytes the page reads from its Files: every Blob.slice
-    // it makes, at the time it makes it.
-    await page.evaluateOnNewDocument(() => {
-      const slice = Blob.prototype.slice;
-      globalThis.slicedBytes = 0;
-      Blob.prototype.slice = function (start = 0, end = this.size, type) {
-        globalThis.slicedBytes += Math.max(0, Math.min(end, this.size) - start);
-        return slice.call(this, start, end, type);
-      };
-    });
-    await page.goto(`${server.url}/viewer/`, { waitUntil: "load" });
-    await page.waitForFunction(() => globalThis.npyViewer?.ready === true);
+    // An independent count of the bytes the page reads from its Files (globalThis.sliced).
+    await viewer.open({ mounts: [["/", join(ROOT, "npy-js")]], countSlices: true, timeout: 60_000 });
+    page = viewer.page;
   });
 
-  after(async () => {
-    if (page && !page.isClosed()) {
-      await withTimeout(page.screenshot({ path: join(OUT, "last.png"), fullPage: true }), 10_000, "screenshot").catch(() => {});
-    }
-    if (browser) await closeBrowser(browser);
-    if (server) await server.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
-  });
+  after(() => viewer.close(join(OUT, "last.png")));
 
   /** Opens `file` in a new tab and shows its Statistics view. */
   async function openStats(file, name) {
@@ -184,16 +157,16 @@ describe("the viewer's statistics and filter in Chromium", { timeout: 300_000 },
 
   it("stops reading at once when cancelled, and says so", async () => {
     await page.select(`${STATS} [data-testid=stats-column]`, "samples");
-    const before = await page.evaluate(() => globalThis.slicedBytes);
+    const before = await page.evaluate(() => globalThis.sliced);
     await page.click(`${STATS} [data-testid=stats-run]`);
     await page.waitForFunction((sel) => document.querySelector(`${sel} [data-testid=stats-progress]`).value > 0.05, {}, STATS);
     const atCancel = await page.$eval(`${STATS} [data-testid=stats-cancel]`, (button) => {
       button.click();
-      return globalThis.slicedBytes;
+      return globalThis.sliced;
     });
     await page.waitForFunction((sel) => document.querySelector(sel).dataset.state === "cancelled", {}, STATS);
     await new Promise((r) => setTimeout(r, 1500));
-    const later = await page.evaluate(() => globalThis.slicedBytes);
+    const later = await page.evaluate(() => globalThis.sliced);
     assert.equal(later, atCancel, "no byte is read after Cancel");
     const size = statSync(TRACES).size;
     assert.ok(atCancel - before < size, `${atCancel - before} bytes read before the cancel, of ${size}`);
