@@ -19,7 +19,7 @@ use crate::options::ConvertOptions;
 pub use crate::options::{DEFAULT_BATCH_BYTES, DEFAULT_BATCH_ROWS};
 
 /// Where the reader's bytes come from.
-enum Source<R> {
+enum Input<R> {
     /// Chunks of rows read as they are needed (C order, or at most one dim). The reader is
     /// boxed: it is most of the enum's size, and one allocation per file costs nothing.
     Stream { reader: Box<NpyReader<R>>, buf: Vec<u8> },
@@ -51,7 +51,7 @@ enum Source<R> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct BatchReader<R> {
-    source: Source<R>,
+    source: Input<R>,
     layout: Layout,
     batch_rows: usize,
     next: usize,
@@ -125,9 +125,9 @@ impl<R: Read> BatchReader<R> {
             let mut data = Vec::new();
             let n = reader.len();
             reader.read_raw(n, &mut data)?;
-            Source::Held(data)
+            Input::Held(data)
         } else {
-            Source::Stream { reader: Box::new(reader), buf: Vec::new() }
+            Input::Stream { reader: Box::new(reader), buf: Vec::new() }
         };
         let rows = options.batch_rows_for(row_bytes(&layout));
         Ok(BatchReader::from_parts(source, layout, rows))
@@ -150,7 +150,7 @@ impl BatchReader<std::io::Empty> {
     pub fn from_dyn_with(array: DynArray, options: &ConvertOptions) -> Result<Self> {
         let layout = Layout::new_with(array.header(), array.version(), options)?;
         let rows = options.batch_rows_for(row_bytes(&layout));
-        Ok(BatchReader::from_parts(Source::Held(array.into_data()), layout, rows))
+        Ok(BatchReader::from_parts(Input::Held(array.into_data()), layout, rows))
     }
 
     /// Batches of a mapped array, read in place, with the default [`ConvertOptions`]. A 1-D
@@ -192,7 +192,7 @@ impl BatchReader<std::io::Empty> {
         let layout = Layout::new_with(map.header(), Some(map.version()), options)?;
         let zero_copy = zero_copy_buffer(&map, &layout);
         let rows = options.batch_rows_for(row_bytes(&layout));
-        Ok(BatchReader::from_parts(Source::Map { map, zero_copy }, layout, rows))
+        Ok(BatchReader::from_parts(Input::Map { map, zero_copy }, layout, rows))
     }
 }
 
@@ -220,7 +220,7 @@ impl AsRef<[u8]> for MapData {
 }
 
 impl<R> BatchReader<R> {
-    fn from_parts(source: Source<R>, layout: Layout, batch_rows: usize) -> Self {
+    fn from_parts(source: Input<R>, layout: Layout, batch_rows: usize) -> Self {
         let fortran = fortran_rows(&layout);
         BatchReader { source, layout, batch_rows: batch_rows.max(1), next: 0, fortran }
     }
@@ -256,19 +256,19 @@ impl<R: Read> BatchReader<R> {
         let rows = self.batch_rows.min(rows_total - first);
         let row_elements = self.layout.row_elements;
         // The data, and the row index its first byte belongs to.
-        if let Source::Map { zero_copy: Some(buffer), .. } = &self.source {
+        if let Input::Map { zero_copy: Some(buffer), .. } = &self.source {
             let batch = self.zero_copy_batch(buffer.clone(), first, rows)?;
             self.next += rows;
             return Ok(Some(batch));
         }
         let (data, base): (&[u8], usize) = match &mut self.source {
-            Source::Stream { reader, buf } => {
+            Input::Stream { reader, buf } => {
                 buf.clear();
                 reader.read_raw(rows * row_elements, buf)?;
                 (&buf[..], first)
             }
-            Source::Held(data) => held_rows(data, &self.layout, first),
-            Source::Map { map, .. } => held_rows(map.data(), &self.layout, first),
+            Input::Held(data) => held_rows(data, &self.layout, first),
+            Input::Map { map, .. } => held_rows(map.data(), &self.layout, first),
         };
         let batch = decode_rows(&self.layout, data, first, base, rows, self.fortran.as_deref())?;
         self.next += rows;
@@ -341,7 +341,7 @@ impl<R: Read> RecordBatchReader for BatchReader<R> {
 pub fn mapped_array(map: Arc<NpyMap>) -> Result<ArrayRef> {
     let rows = map.len();
     let reader = BatchReader::from_map_with(map, ConvertOptions::new().batch_rows(rows.max(1)))?;
-    let Source::Map { zero_copy: Some(buffer), .. } = &reader.source else {
+    let Input::Map { zero_copy: Some(buffer), .. } = &reader.source else {
         return Err(ErrorKind::NotViewable {
             reason: format!(
                 "{} of shape {:?} is not a 1-D native-order primitive array (use BatchReader::from_map)",

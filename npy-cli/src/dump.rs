@@ -15,7 +15,7 @@ use npy_core::header::shape_repr;
 use npy_core::{ErrorKind, Result};
 
 use crate::read_args::ReadArgs;
-use crate::records::{self, At, Element, Layout, Sink};
+use crate::records::{self, At, Element, RowShape, Sink};
 use crate::render::{self, NonFinite};
 
 /// The long help of `npy dump`: what it writes for each kind of value.
@@ -134,7 +134,7 @@ struct Writer<'a> {
     out: BufWriter<StdoutLock<'a>>,
     format: Format,
     non_finite: NonFinite,
-    layout: Option<Layout>,
+    layout: Option<RowShape>,
     /// Text of the row being written, not yet handed to `out`.
     text: String,
     /// CSV cells written in the current row.
@@ -159,7 +159,7 @@ impl Writer<'_> {
     }
 
     /// The CSV header row: every column's name.
-    fn header(&mut self, layout: &Layout) -> Result<()> {
+    fn header(&mut self, layout: &RowShape) -> Result<()> {
         let mut flushed = Ok(());
         render::column_names(layout, &mut |name| {
             self.cell(&name);
@@ -175,7 +175,7 @@ impl Writer<'_> {
 }
 
 impl Sink for Writer<'_> {
-    fn begin(&mut self, layout: &Layout) -> Result<()> {
+    fn begin(&mut self, layout: &RowShape) -> Result<()> {
         match self.format {
             Format::Csv => self.header(layout)?,
             Format::Json if layout.row_len() == 0 && !layout.row_dims.is_empty() => {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use npy_core::Result;
 
 use crate::read_args::ReadArgs;
-use crate::records::{self, At, Element, Layout, Sink};
+use crate::records::{self, At, Element, RowShape, Sink};
 use crate::render;
 
 /// The long help of `npy head`.
@@ -86,7 +86,7 @@ pub fn run(args: &Args) -> Result<()> {
 /// The first `n` rows' cells, and the column names.
 struct Table {
     n: usize,
-    layout: Option<Layout>,
+    layout: Option<RowShape>,
     header: Vec<String>,
     rows: Vec<Vec<String>>,
     /// The cells of the row being read.
@@ -96,7 +96,7 @@ struct Table {
 }
 
 impl Sink for Table {
-    fn begin(&mut self, layout: &Layout) -> Result<()> {
+    fn begin(&mut self, layout: &RowShape) -> Result<()> {
         let cells = layout.dtype.as_ref().map_or(1, records::element_steps).max(1);
         self.shown = (MAX_CELLS / cells).max(1);
         render::column_names_upto(layout, self.shown, &mut |name| self.header.push(name));

@@ -34,7 +34,7 @@ const BLOCK_BYTES: usize = 4 << 20;
 /// What a sink is given before the rows: the array's element type and how its elements
 /// group into rows.
 #[derive(Debug, Clone)]
-pub struct Layout {
+pub struct RowShape {
     /// The element type; `None` for an object array.
     pub dtype: Option<DType>,
     /// The number of rows: the first dimension (1 for a 0-d array).
@@ -44,11 +44,11 @@ pub struct Layout {
     pub row_dims: Vec<usize>,
 }
 
-impl Layout {
-    fn new(dtype: Option<DType>, shape: &[usize]) -> Layout {
+impl RowShape {
+    fn new(dtype: Option<DType>, shape: &[usize]) -> RowShape {
         match shape.split_first() {
-            None => Layout { dtype, rows: 1, row_dims: Vec::new() },
-            Some((&rows, rest)) => Layout { dtype, rows, row_dims: rest.to_vec() },
+            None => RowShape { dtype, rows: 1, row_dims: Vec::new() },
+            Some((&rows, rest)) => RowShape { dtype, rows, row_dims: rest.to_vec() },
         }
     }
 
@@ -66,7 +66,7 @@ pub enum Element<'a> {
 }
 
 /// Where an element is: its index in storage order (as npy-core's errors count) and its
-/// position `k` in its row (C order over [`Layout::row_dims`]).
+/// position `k` in its row (C order over [`RowShape::row_dims`]).
 #[derive(Debug, Clone, Copy)]
 pub struct At {
     pub row: usize,
@@ -77,7 +77,7 @@ pub struct At {
 /// What `dump` and `head` do with the rows.
 pub trait Sink {
     /// Called once, before any row.
-    fn begin(&mut self, layout: &Layout) -> Result<()>;
+    fn begin(&mut self, layout: &RowShape) -> Result<()>;
     /// Each element of the current row, `at.k` counting up from 0.
     fn element(&mut self, at: At, element: Element<'_>) -> Result<()>;
     /// The current row (`row`) is complete; `false` stops reading.
@@ -211,7 +211,7 @@ fn permuted(header: &Header) -> bool {
 fn streamed<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: &mut impl Sink) -> Result<()> {
     let header = reader.header().clone();
     bounded(&header.dtype)?;
-    let layout = Layout::new(Some(header.dtype.clone()), &header.shape);
+    let layout = RowShape::new(Some(header.dtype.clone()), &header.shape);
     sink.begin(&layout)?;
     let size = header.dtype.itemsize();
     let per_chunk = (CHUNK_BYTES / size.max(1)).max(1);
@@ -294,7 +294,7 @@ fn rest_index(row_dims: &[usize], mut k: usize) -> usize {
 fn held<R: Read>(mut reader: NpyReader<R>, bar: Option<&ProgressBar>, sink: &mut impl Sink) -> Result<()> {
     let header = reader.header().clone();
     bounded(&header.dtype)?;
-    let layout = Layout::new(Some(header.dtype.clone()), &header.shape);
+    let layout = RowShape::new(Some(header.dtype.clone()), &header.shape);
     let size = header.dtype.itemsize();
     let data_len = reader.data_len();
     let mut data = Vec::new();
@@ -331,7 +331,7 @@ fn per_chunk_of(size: usize) -> usize {
 fn fortran_file(reader: NpyReader<BufReader<File>>, bar: Option<&ProgressBar>, sink: &mut impl Sink) -> Result<()> {
     let header = reader.header().clone();
     bounded(&header.dtype)?;
-    let layout = Layout::new(Some(header.dtype.clone()), &header.shape);
+    let layout = RowShape::new(Some(header.dtype.clone()), &header.shape);
     let size = header.dtype.itemsize();
     let data_offset = reader.data_offset() as u64;
     let data_len = reader.data_len() as u64;
@@ -384,7 +384,7 @@ fn fortran_file(reader: NpyReader<BufReader<File>>, bar: Option<&ProgressBar>, s
 
 /// Rows of an object array (held whole: its data is one pickle).
 fn objects(array: Array<Object>, sink: &mut impl Sink) -> Result<()> {
-    let layout = Layout::new(None, array.shape());
+    let layout = RowShape::new(None, array.shape());
     sink.begin(&layout)?;
     let shown = layout.row_len().min(sink.row_elements());
     let mut index = vec![0usize; array.shape().len()];
@@ -441,14 +441,14 @@ mod tests {
     /// A sink that records what it is given: (row, k, storage, bytes) and the rows ended.
     #[derive(Default)]
     struct Record {
-        layout: Option<Layout>,
+        layout: Option<RowShape>,
         elements: Vec<(usize, usize, usize, Vec<u8>)>,
         ended: Vec<usize>,
         stop_after: Option<usize>,
     }
 
     impl Sink for Record {
-        fn begin(&mut self, layout: &Layout) -> Result<()> {
+        fn begin(&mut self, layout: &RowShape) -> Result<()> {
             self.layout = Some(layout.clone());
             Ok(())
         }

@@ -29,7 +29,7 @@ use npy_core::dtype::{DType, Scalar, ScalarType, TimeUnit};
 use npy_core::scalar::{self, ScalarError, Value};
 use npy_core::{DynArray, Error, ErrorKind, Object};
 
-use crate::records::{c_index, At, Layout};
+use crate::records::{c_index, At, RowShape};
 
 /// How JSON shows NaN and infinities, which JSON itself cannot write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,7 +71,7 @@ impl Bad {
 
     /// The error of the element `at` of an array of `layout`: its index in storage order,
     /// and for an N-d array its NumPy index, then the field.
-    pub fn at(self, at: At, layout: &Layout) -> Error {
+    pub fn at(self, at: At, layout: &RowShape) -> Error {
         let mut reason = String::new();
         if !layout.row_dims.is_empty() {
             let mut rest = vec![0; layout.row_dims.len()];
@@ -193,12 +193,12 @@ pub fn leaf_names(dtype: &DType, prefix: &mut String, each: &mut impl FnMut(&str
 /// Calls `each` with the name of every column of a row of `layout` (the cells of a CSV
 /// row or a table): the leaves of each element of the row, behind the element's index
 /// (`[1].x`, `[2]`) in an N-d array's row; `value` for a row that is one plain value.
-pub fn column_names(layout: &Layout, each: &mut impl FnMut(String)) {
+pub fn column_names(layout: &RowShape, each: &mut impl FnMut(String)) {
     column_names_upto(layout, layout.row_len(), each);
 }
 
 /// As [`column_names`], for the first `elements` elements of a row only.
-pub fn column_names_upto(layout: &Layout, elements: usize, each: &mut impl FnMut(String)) {
+pub fn column_names_upto(layout: &RowShape, elements: usize, each: &mut impl FnMut(String)) {
     let mut rest = vec![0; layout.row_dims.len()];
     let mut named = |name: &str| each(if name.is_empty() { "value".to_string() } else { name.to_string() });
     for k in 0..layout.row_len().min(elements) {
@@ -829,7 +829,7 @@ mod tests {
         bytes[8..].copy_from_slice(&0x110000u32.to_le_bytes());
         let e = leaf_texts(&dtype, &bytes, &mut |_| {}).unwrap_err();
         assert_eq!(e.field, "a.b[2]");
-        let layout = Layout { dtype: Some(dtype), rows: 4, row_dims: vec![2] };
+        let layout = RowShape { dtype: Some(dtype), rows: 4, row_dims: vec![2] };
         let err = e.at(At { row: 3, k: 1, storage: 7 }, &layout);
         assert_eq!(
             err.to_string(),

@@ -113,7 +113,7 @@ fn usage(reason: String) -> npy_core::Error {
 }
 
 // ---------------------------------------------------------------------------------------
-// Layout arithmetic shared by the tree and the generator.
+// Packing arithmetic shared by the tree and the generator.
 
 /// Size and alignment of `dtype` laid out as a C struct (`#[repr(C)]`) of Rust types:
 /// scalars aligned to their size (complex to half, `U` to 4, `S`/`V`/`b1` to 1), arrays to
@@ -157,7 +157,7 @@ fn c_offsets(r: &Record) -> (Vec<usize>, usize, usize) {
 
 /// How a record's fields sit in its bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
+enum Packing {
     /// Back to back, no padding (NumPy's default).
     Packed,
     /// As a C struct of the fields (NumPy's `align=True`).
@@ -166,7 +166,7 @@ enum Layout {
     Explicit,
 }
 
-fn layout(r: &Record) -> Layout {
+fn layout(r: &Record) -> Packing {
     let mut end = 0;
     let packed = r.fields().iter().all(|f| {
         let ok = f.offset == end;
@@ -174,13 +174,13 @@ fn layout(r: &Record) -> Layout {
         ok
     }) && r.itemsize() == end;
     if packed {
-        return Layout::Packed;
+        return Packing::Packed;
     }
     let (offsets, size, _) = c_offsets(r);
     if size == r.itemsize() && r.fields().iter().zip(&offsets).all(|(f, &o)| f.offset == o) {
-        Layout::Aligned
+        Packing::Aligned
     } else {
-        Layout::Explicit
+        Packing::Explicit
     }
 }
 
@@ -227,9 +227,9 @@ type Row = (usize, String, String, String, String);
 fn record_summary(r: &Record) -> String {
     let n = r.fields().len();
     let layout = match layout(r) {
-        Layout::Packed => "packed",
-        Layout::Aligned => "aligned (C layout)",
-        Layout::Explicit => "explicit offsets",
+        Packing::Packed => "packed",
+        Packing::Aligned => "aligned (C layout)",
+        Packing::Explicit => "explicit offsets",
     };
     format!("{} bytes, {n} field{}, {layout}", r.itemsize(), if n == 1 { "" } else { "s" })
 }
@@ -661,16 +661,16 @@ impl Gen {
             }
         }
 
-        // Layout: packed as is, aligned as a C struct, or explicit offsets and itemsize.
+        // Packing: packed as is, aligned as a C struct, or explicit offsets and itemsize.
         let layout = layout(rec);
         let mut repr_c = false;
         match layout {
-            Layout::Packed => {}
-            Layout::Aligned => {
+            Packing::Packed => {}
+            Packing::Aligned => {
                 npy.insert(0, "align".to_string());
                 repr_c = true;
             }
-            Layout::Explicit => {
+            Packing::Explicit => {
                 let mut end = 0;
                 for (field, f) in fields.iter_mut().zip(rec.fields()) {
                     if f.offset != end {

@@ -205,7 +205,7 @@ impl NpyMap {
         let path = path.as_ref();
         let open = || {
             let file = crate::file::open_file(path)?;
-            let layout = Layout::read(&file, options)?;
+            let layout = Located::read(&file, options)?;
             let map = MmapOptions::new().len(layout.map_len()?).map_raw_read_only(&file)?;
             Ok(NpyMap { core: MapCore { map, layout } })
         };
@@ -274,7 +274,7 @@ impl NpyMap {
             if start.checked_add(member.size).is_none_or(|end| end > file_len) {
                 return Err(Error::npz(Some(&member.member), "member runs past the end of the file"));
             }
-            let layout = Layout::read_at(&file, start, member.size, options).map_err(at_member)?;
+            let layout = Located::read_at(&file, start, member.size, options).map_err(at_member)?;
             let map = MmapOptions::new().len(layout.map_len().map_err(at_member)?).map_raw_read_only(&file)?;
             Ok(NpyMap { core: MapCore { map, layout } })
         };
@@ -494,7 +494,7 @@ impl NpyMapMut {
             let data_len = header.data_len()?;
             let len = header.element_count()?;
             let (version, bytes) = header.encode(None)?;
-            let layout = Layout { header: header.clone(), version, data_offset: bytes.len(), data_len, len };
+            let layout = Located { header: header.clone(), version, data_offset: bytes.len(), data_len, len };
             let total = layout.map_len()?;
             let mut file = AtomicFile::create(path)?;
             file.write_all(&bytes)?;
@@ -530,7 +530,7 @@ impl NpyMapMut {
         let path = path.as_ref();
         let open = || {
             let file = OpenOptions::new().read(true).write(true).open(path)?;
-            let layout = Layout::read(&file, options)?;
+            let layout = Located::read(&file, options)?;
             let map = MmapOptions::new().len(layout.map_len()?).map_raw(&file)?;
             Ok(NpyMapMut { core: MapCore { map, layout } })
         };
@@ -725,7 +725,7 @@ impl<T> fmt::Debug for Decoded<'_, T> {
 }
 
 impl<'a, T: NpyRecord> Decoded<'a, T> {
-    fn new(data: &'a [u8], layout: &Layout) -> Result<Self> {
+    fn new(data: &'a [u8], layout: &Located) -> Result<Self> {
         let plan = Plan::new(&layout.header.dtype, &native_dtype_of::<T>()?)?;
         Ok(Decoded { data, plan, len: layout.len, _marker: PhantomData })
     }
@@ -854,7 +854,7 @@ impl<T: NpyRecord> FusedIterator for Iter<'_, T> {}
 #[derive(Debug)]
 struct MapCore {
     map: MmapRaw,
-    layout: Layout,
+    layout: Located,
 }
 
 impl MapCore {
@@ -897,7 +897,7 @@ impl MapCore {
 
 /// What a header says and where the data lies in the file.
 #[derive(Debug, Clone)]
-struct Layout {
+struct Located {
     header: Header,
     version: Version,
     data_offset: usize,
@@ -906,14 +906,14 @@ struct Layout {
     len: usize,
 }
 
-impl Layout {
+impl Located {
     /// Reads the header at the start of `file` with the crate's reader, which checks the
     /// file holds all the data the header calls for.
-    fn read(file: &File, options: &ReadOptions) -> Result<Layout> {
+    fn read(file: &File, options: &ReadOptions) -> Result<Located> {
         let file_len = file.metadata()?.len();
         let reader = options.open_sized(file, file_len)?;
         crate::dtype::refuse_objects(&reader.header().dtype)?;
-        Ok(Layout {
+        Ok(Located {
             header: reader.header().clone(),
             version: reader.version(),
             data_offset: reader.data_offset(),
@@ -924,12 +924,12 @@ impl Layout {
 
     /// Reads the header of a `.npy` stored at `offset` of `file` and `len` bytes long
     /// (an npz member); offsets in the layout count from the start of the file.
-    fn read_at(mut file: &File, offset: u64, len: u64, options: &ReadOptions) -> Result<Layout> {
+    fn read_at(mut file: &File, offset: u64, len: u64, options: &ReadOptions) -> Result<Located> {
         file.seek(SeekFrom::Start(offset))?;
         let reader = options.open_sized(file.take(len), len)?;
         crate::dtype::refuse_objects(&reader.header().dtype)?;
         let start = usize::try_from(offset).map_err(|_| Error::npz(None, "member offset exceeds the address space"))?;
-        Ok(Layout {
+        Ok(Located {
             header: reader.header().clone(),
             version: reader.version(),
             data_offset: start + reader.data_offset(),
@@ -941,11 +941,11 @@ impl Layout {
     /// This layout as an array of `T`s when `T` is an array type (`[U; N]`, nested) whose
     /// dims are the file's last ones ([`Header::grouped`], as reads regroup); itself
     /// otherwise.
-    fn grouped<T: NpyRecord>(&self) -> Cow<'_, Layout> {
+    fn grouped<T: NpyRecord>(&self) -> Cow<'_, Located> {
         let Some(header) = self.header.grouped(&T::dtype()) else { return Cow::Borrowed(self) };
         // `grouped` refuses subarrays of no elements: `per` is not zero.
         let per: usize = self.header.shape[header.shape.len()..].iter().product();
-        Cow::Owned(Layout { len: self.len / per.max(1), header, ..self.clone() })
+        Cow::Owned(Located { len: self.len / per.max(1), header, ..self.clone() })
     }
 
     /// Bytes to map: header and data.

@@ -55,7 +55,7 @@ impl ReadOptions {
         origin: Origin,
     ) -> Result<NpyReader<R>> {
         let r = located(Some(origin.clone()), NpyReader::with_options(reader, self, Some(len)))?;
-        let mut r = r.sized_as(|available| Source::Member { available, present, drained: false });
+        let mut r = r.sized_as(|available| Input::Member { available, present, drained: false });
         r.origin = Some(origin);
         Ok(r)
     }
@@ -91,7 +91,7 @@ pub struct NpyReader<R> {
     elements: usize,
     position: usize,
     /// What the data is read from, which decides how it is read.
-    source: Source,
+    source: Input,
     /// [`ReadOptions::max_object_bytes`].
     pickle: pickle::Settings,
     /// [`NpyReader::python2_header`].
@@ -102,7 +102,7 @@ pub struct NpyReader<R> {
 
 /// What a [`NpyReader`] reads its data from, which decides how it reads it.
 #[derive(Debug)]
-enum Source {
+enum Input {
     /// A stream of unknown length, which may hold more arrays after this one: only this
     /// array's bytes are read, and memory is taken as data arrives.
     Stream,
@@ -123,12 +123,12 @@ enum Source {
     Member { available: u64, present: bool, drained: bool },
 }
 
-impl Source {
+impl Input {
     /// Data bytes the source holds, if known (claimed, for a deflated member).
     fn available(&self) -> Option<u64> {
         match *self {
-            Source::Stream => None,
-            Source::Sized { available } | Source::File { available, .. } | Source::Member { available, .. } => {
+            Input::Stream => None,
+            Input::Sized { available } | Input::File { available, .. } | Input::Member { available, .. } => {
                 Some(available)
             }
         }
@@ -138,8 +138,8 @@ impl Source {
     /// for them before reading.
     fn holds(&self, len: usize) -> bool {
         match *self {
-            Source::Stream | Source::Member { present: false, .. } => false,
-            Source::Sized { available } | Source::File { available, .. } | Source::Member { available, .. } => {
+            Input::Stream | Input::Member { present: false, .. } => false,
+            Input::Sized { available } | Input::File { available, .. } | Input::Member { available, .. } => {
                 available >= len as u64
             }
         }
@@ -147,7 +147,7 @@ impl Source {
 
     /// The largest read into the destination at once, if limited (an npz member).
     fn piece(&self) -> Option<usize> {
-        matches!(self, Source::Member { .. }).then_some(FIX_CHUNK)
+        matches!(self, Input::Member { .. }).then_some(FIX_CHUNK)
     }
 }
 
@@ -260,7 +260,7 @@ impl<R: Read> NpyReader<R> {
             data_len,
             elements,
             position: 0,
-            source: available.map_or(Source::Stream, |available| Source::Sized { available }),
+            source: available.map_or(Input::Stream, |available| Input::Sized { available }),
             pickle: pickle::Settings::of(opts),
             python2,
             origin: None,
@@ -269,9 +269,9 @@ impl<R: Read> NpyReader<R> {
 
     /// This reader, its source of known length re-described by `source` (given the data
     /// bytes it holds): a file opened by path, an npz member.
-    fn sized_as(mut self, source: impl FnOnce(u64) -> Source) -> Self {
-        debug_assert!(matches!(self.source, Source::Sized { .. }), "opened without a length");
-        if let Source::Sized { available } = self.source {
+    fn sized_as(mut self, source: impl FnOnce(u64) -> Input) -> Self {
+        debug_assert!(matches!(self.source, Input::Sized { .. }), "opened without a length");
+        if let Input::Sized { available } = self.source {
             self.source = source(available);
         }
         self
@@ -312,7 +312,7 @@ impl<R: Read> NpyReader<R> {
             data_len,
             elements,
             position: 0,
-            source: Source::Sized { available },
+            source: Input::Sized { available },
             pickle: pickle::Settings::default(),
             python2: false,
             origin: None,
@@ -711,7 +711,7 @@ impl<R: Read> NpyReader<R> {
     /// The second handle on a file opened by path, for positional reads, if not taken yet.
     fn positional_file(&mut self) -> Option<File> {
         match &mut self.source {
-            Source::File { positional, .. } => positional.take(),
+            Input::File { positional, .. } => positional.take(),
             _ => None,
         }
     }
@@ -758,7 +758,7 @@ impl<R: Read> NpyReader<R> {
     /// For sources that check themselves at their end: reads to the end (the bytes after
     /// the array, if any, are not part of it and are discarded).
     fn finish_source(&mut self) -> Result<()> {
-        if let Source::Member { drained: drained @ false, .. } = &mut self.source {
+        if let Input::Member { drained: drained @ false, .. } = &mut self.source {
             *drained = true;
             io::copy(&mut self.reader, &mut io::sink())?;
         }
@@ -860,7 +860,7 @@ impl<R: Read> NpyReader<R> {
             return zero_sized::<T>(count);
         }
         let per_chunk = (CONVERT_CHUNK / ss.max(1)).max(1);
-        // Source bytes of a chunk: sized up front when the data is known to be present,
+        // Input bytes of a chunk: sized up front when the data is known to be present,
         // else grown as it arrives (one element may claim 2 GiB). The destination is
         // reserved once the chunk's source bytes are in.
         let mut staging = if sized { vec![0u8; per_chunk.min(count) * ss] } else { Vec::new() };

@@ -584,7 +584,7 @@ pub struct StackReader {
     row: usize,
     at: usize,
     left: u64,
-    sources: Vec<Option<Source>>,
+    sources: Vec<Option<BlockInput>>,
     /// With more than [`OPEN_BLOCKS`] blocks side by side: the band of rows being read.
     band: Option<Band>,
 }
@@ -604,23 +604,23 @@ struct Band {
 
 /// A block's data in the whole array's order.
 #[derive(Debug)]
-enum Source {
+enum BlockInput {
     File(BufReader<File>),
     Memory(io::Cursor<Vec<u8>>),
 }
 
-impl Read for Source {
+impl Read for BlockInput {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Source::File(f) => f.read(buf),
-            Source::Memory(m) => m.read(buf),
+            BlockInput::File(f) => f.read(buf),
+            BlockInput::Memory(m) => m.read(buf),
         }
     }
 }
 
 impl StackReader {
     /// Block `i`'s data, in the whole array's order and dtype, from its byte `skip` on.
-    fn source(&self, i: usize, skip: u64) -> Result<Source> {
+    fn source(&self, i: usize, skip: u64) -> Result<BlockInput> {
         let b = &self.blocks[i];
         let located = |e: Error| e.reading(&b.path);
         let ordered = either_order(&b.header.shape) || b.header.fortran_order == self.fortran;
@@ -628,7 +628,7 @@ impl StackReader {
             // Checked again: the file may have been swapped since the stack was opened.
             let mut file = crate::file::open_file(&b.path)?;
             file.seek(SeekFrom::Start(b.data_offset + skip)).map_err(|e| located(e.into()))?;
-            return Ok(Source::File(BufReader::with_capacity(1 << 16, file)));
+            return Ok(BlockInput::File(BufReader::with_capacity(1 << 16, file)));
         }
         // Rearranged or converted: in memory, this block only.
         let block = NpyReader::from_path(&b.path).and_then(|r| r.read_dyn()).map_err(located)?;
@@ -648,7 +648,7 @@ impl StackReader {
         }
         let mut cursor = io::Cursor::new(data);
         cursor.set_position(skip);
-        Ok(Source::Memory(cursor))
+        Ok(BlockInput::Memory(cursor))
     }
 
     /// Fills the band with the next rows, block by block: a block's file is opened, its
@@ -683,7 +683,7 @@ impl StackReader {
                     return Err(Error::stack(reason).reading(&b.path));
                 }
             }
-            if matches!(source, Source::Memory(_)) {
+            if matches!(source, BlockInput::Memory(_)) {
                 self.sources[i] = Some(source);
             }
             column += segment;

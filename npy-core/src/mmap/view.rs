@@ -10,7 +10,7 @@ use crate::plan::{Op, Plan};
 use crate::read::check_elements;
 use crate::record::{native_dtype_of, NpyRecord};
 
-use super::Layout;
+use super::Located;
 
 /// Elements of `dtype` held elsewhere (a NumPy array's buffer handed over by Python)
 /// viewed in place as `&[T]`, checked as [`NpyMap::view`](super::NpyMap::view) checks a file: `dtype` must lay
@@ -49,7 +49,7 @@ pub fn view_bytes<'a, T: NpyRecord>(dtype: &DType, bytes: &'a [u8]) -> Result<&'
         return Err(Error::usage(format!("{} bytes are not whole elements of {dtype}", bytes.len())));
     }
     let len = bytes.len() / size;
-    let layout = Layout {
+    let layout = Located {
         header: Header::new(dtype.clone(), vec![len]),
         version: Version::V1_0,
         data_offset: 0,
@@ -75,7 +75,7 @@ pub(super) enum Access {
 /// Checks that data of `layout`'s dtype at address `data` can be viewed in place as `T`
 /// (for `access`), and returns the offsets of the `b1` bytes of an element, which
 /// [`validate`] must check.
-pub(super) fn view_plan<T: NpyRecord>(layout: &Layout, data: *const u8, access: Access) -> Result<Vec<usize>> {
+pub(super) fn view_plan<T: NpyRecord>(layout: &Located, data: *const u8, access: Access) -> Result<Vec<usize>> {
     let ty = std::any::type_name::<T>();
     let native = native_dtype_of::<T>()?;
     if native.itemsize() == 0 {

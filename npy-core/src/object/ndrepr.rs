@@ -428,7 +428,7 @@ fn shown_indices(shape: &[usize], summary: bool) -> Vec<usize> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Layout: NumPy's `_formatArray`
+// The printer: NumPy's `_formatArray`
 
 /// Which of NumPy's two texts of an array: `repr()` (`array([1, 2])`) or `str()`
 /// (`[1 2]`).
@@ -443,7 +443,7 @@ enum Style {
 fn layout(shape: &[usize], summary: bool, word: &dyn Fn(usize) -> String, style: Style) -> String {
     let strides: Vec<usize> = (0..shape.len()).map(|k| shape[k + 1..].iter().product()).collect();
     let sep = if style == Style::Repr { ", " } else { " " };
-    let layout = Layout { shape, strides, summary, word, sep };
+    let layout = Printer { shape, strides, summary, word, sep };
     match style {
         // "array(" and the "[" after it; the closing ")" is taken off the width.
         Style::Repr => layout.recurse(0, 0, &" ".repeat(1 + "array(".len()), LINE_WIDTH - 1),
@@ -451,7 +451,7 @@ fn layout(shape: &[usize], summary: bool, word: &dyn Fn(usize) -> String, style:
     }
 }
 
-struct Layout<'a> {
+struct Printer<'a> {
     shape: &'a [usize],
     strides: Vec<usize>,
     summary: bool,
@@ -459,7 +459,7 @@ struct Layout<'a> {
     sep: &'static str,
 }
 
-impl Layout<'_> {
+impl Printer<'_> {
     fn recurse(&self, axis: usize, base: usize, hanging: &str, width: usize) -> String {
         let axes_left = self.shape.len() - axis;
         if axes_left == 0 {

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use super::{NpyReader, Origin, Source};
+use super::{Input, NpyReader, Origin};
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::ReadOptions;
 
@@ -66,7 +66,7 @@ impl NpyReader<BufReader<File>> {
                         tries += 1;
                     }
                     r => {
-                        let mut r = r?.sized_as(|available| Source::File { available, positional });
+                        let mut r = r?.sized_as(|available| Input::File { available, positional });
                         r.origin = Some(Origin { path: Some(path.to_path_buf()), member: None });
                         return Ok(r);
                     }

@@ -17,7 +17,7 @@ use self::fill::Strings;
 #[cfg(not(target_family = "wasm"))]
 pub(crate) use self::input::Growing;
 use self::input::Input;
-pub(crate) use self::input::{InMemory, Source, Sparse, Stream};
+pub(crate) use self::input::{InMemory, PickleInput, Sparse, Stream};
 use self::text::{parse_float, quote, raw_unicode_escape};
 pub(crate) use reconstruct::{mask_dtype, GLOBALS};
 use std::io::Read;
@@ -338,7 +338,7 @@ pub(crate) fn check_sparse(
 }
 
 /// Runs `machine`, whose input leaves payloads out, to its end (see [`check_sparse`]).
-fn check_left_out<S: Source>(
+fn check_left_out<S: PickleInput>(
     mut machine: Machine<S>,
     progress: &mut dyn FnMut(CheckProgress<'_>) -> bool,
 ) -> Result<SparseChecked> {
@@ -397,7 +397,7 @@ struct Machine<R> {
 // LLVM keeps them out of line without the hints (callgrind, arrays of 100k ints, floats,
 // strs, lists, tuples or dicts: up to 6% more instructions to decode; with them, 1 to 6%
 // fewer than the single 235-line `run` took).
-impl<R: Source> Machine<R> {
+impl<R: PickleInput> Machine<R> {
     fn new(reader: R, base: u64, whole: Option<u64>, settings: Settings) -> Self {
         let spare = Buffers::take();
         Machine {

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use super::{Kind, Machine, Settings, Source, Stream, Value};
+use super::{Kind, Machine, PickleInput, Settings, Stream, Value};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::object::Object;
@@ -40,7 +40,7 @@ pub(crate) fn decode_dict<R: Read>(
     Ok(entries)
 }
 
-impl<R: Source> Machine<R> {
+impl<R: PickleInput> Machine<R> {
     fn finish_dict(&mut self, at: u64) -> Result<Vec<(String, Item)>> {
         if !self.marks.is_empty() {
             return Err(self.err(at, "STOP inside a MARK"));

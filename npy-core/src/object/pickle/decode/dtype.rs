@@ -21,7 +21,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{quote, Kind, Machine, Source, Value};
+use super::{quote, Kind, Machine, PickleInput, Value};
 use crate::dtype::{ByteOrder, DType, Field, Record, Scalar, ScalarType, MAX_DTYPE_DEPTH};
 use crate::error::Result;
 use crate::literal::Literal;
@@ -65,7 +65,7 @@ struct State {
     metadata: Option<Value>,
 }
 
-impl<R: Source> Machine<R> {
+impl<R: PickleInput> Machine<R> {
     /// `numpy.dtype(descr, align, copy)`: the scalar `descr` names (its byte order comes
     /// with the state).
     pub(super) fn reduce_dtype(&mut self, descr: &str, at: u64) -> Result<Value> {

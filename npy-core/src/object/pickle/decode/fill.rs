@@ -3,7 +3,7 @@
 //! list's [`Strings`]).
 
 use super::budget::{reserve, vec_cost};
-use super::{Kind, Machine, Source, Value};
+use super::{Kind, Machine, PickleInput, Value};
 use crate::error::Result;
 use crate::object::pickle::opcode_name;
 
@@ -68,7 +68,7 @@ impl Strings {
     }
 }
 
-impl<R: Source> Machine<R> {
+impl<R: PickleInput> Machine<R> {
     /// Whether a value can be a dict key (Python refuses lists and dicts, and tuples
     /// holding them).
     pub(super) fn hashable(&self, v: Value) -> bool {

@@ -1,4 +1,4 @@
-//! The pickle's input: where its bytes come from ([`Source`]: a reader, or bytes in
+//! The pickle's input: where its bytes come from ([`PickleInput`]: a reader, or bytes in
 //! memory, whose strs a check keeps as spans) and [`Input`], which reads opcodes and their
 //! arguments from it, keeping the position for error offsets.
 
@@ -10,7 +10,7 @@ use crate::stream::{read_full, read_growing};
 
 /// Where a pickle's bytes come from: a reader ([`Stream`]), or bytes in memory
 /// ([`InMemory`]), whose strs the check keeps as spans of the input instead of copies.
-pub(crate) trait Source: Read {
+pub(crate) trait PickleInput: Read {
     /// All of the input, when it is in memory.
     fn whole(&self) -> Option<&[u8]> {
         None
@@ -46,7 +46,7 @@ pub(crate) trait Source: Read {
     }
 }
 
-/// A reader as a [`Source`].
+/// A reader as a [`PickleInput`].
 pub(crate) struct Stream<R>(pub(crate) R);
 
 impl<R: Read> Read for Stream<R> {
@@ -55,9 +55,9 @@ impl<R: Read> Read for Stream<R> {
     }
 }
 
-impl<R: Read> Source for Stream<R> {}
+impl<R: Read> PickleInput for Stream<R> {}
 
-/// Bytes in memory as a [`Source`].
+/// Bytes in memory as a [`PickleInput`].
 pub(crate) struct InMemory<'a> {
     bytes: &'a [u8],
     pub(super) pos: usize,
@@ -79,7 +79,7 @@ impl<'a> InMemory<'a> {
     }
 }
 
-impl Source for InMemory<'_> {
+impl PickleInput for InMemory<'_> {
     fn whole(&self) -> Option<&[u8]> {
         Some(self.bytes)
     }
@@ -98,9 +98,9 @@ impl Source for InMemory<'_> {
 }
 
 /// A pickle in memory but for the content of some long bytes payloads (its gaps, which
-/// [`super::super::sparse::read_sparse`] left out), as a [`Source`]: the bytes around the
+/// [`super::super::sparse::read_sparse`] left out), as a [`PickleInput`]: the bytes around the
 /// gaps are read in place, and a gap only by the bytes opcode whose payload it is
-/// ([`Source::gap`]). Reading into a gap any other way reads nothing (the pickle seems to
+/// ([`PickleInput::gap`]). Reading into a gap any other way reads nothing (the pickle seems to
 /// end there) and marks the gap wanted, as does the check looking at a gap's content: the
 /// check cannot decide without it.
 pub(crate) struct Sparse<'a> {
@@ -140,7 +140,7 @@ impl Read for Sparse<'_> {
     }
 }
 
-impl Source for Sparse<'_> {
+impl PickleInput for Sparse<'_> {
     fn whole(&self) -> Option<&[u8]> {
         Some(self.bytes)
     }
@@ -183,12 +183,12 @@ impl Source for Sparse<'_> {
 }
 
 /// A pickle read from a reader as the check reads it, into bytes other threads read
-/// meanwhile (a [`GrowingPickle`](crate::object::GrowingPickle)'s), as a [`Source`]: bytes are read in chunks (growing from
+/// meanwhile (a [`GrowingPickle`](crate::object::GrowingPickle)'s), as a [`PickleInput`]: bytes are read in chunks (growing from
 /// [`Growing::FIRST_CHUNK`] to [`Growing::LAST_CHUNK`] and small again after each gap) and
 /// published as they come. The payload of a `BINBYTES` or `BINBYTES8` at least
 /// `min_gap` long is left out where it was not read already (its rest seeked past, a
 /// [`Gap`](crate::object::Gap) published), when the check meets its opcode
-/// ([`Source::gap`]).
+/// ([`PickleInput::gap`]).
 #[cfg(not(target_family = "wasm"))]
 pub(crate) struct Growing<'a, R> {
     kept: &'a crate::buffer::AppendBytes,
@@ -278,7 +278,7 @@ impl<R: Read + io::Seek> Read for Growing<'_, R> {
 }
 
 #[cfg(not(target_family = "wasm"))]
-impl<R: Read + io::Seek> Source for Growing<'_, R> {
+impl<R: Read + io::Seek> PickleInput for Growing<'_, R> {
     fn whole(&self) -> Option<&[u8]> {
         Some(self.bytes)
     }
@@ -345,7 +345,7 @@ pub(super) struct Input<R> {
     pub(super) len: Option<u64>,
 }
 
-impl<R: Source> Input<R> {
+impl<R: PickleInput> Input<R> {
     #[inline]
     pub(super) fn byte(&mut self) -> Result<Option<u8>> {
         if let Some(rest) = self.reader.rest() {

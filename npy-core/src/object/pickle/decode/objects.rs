@@ -4,11 +4,11 @@
 
 use super::budget::{alloc_cost, vec_cost};
 use super::reconstruct::{ArrayState, Global, MaskedState};
-use super::{Decoded, Kind, Machine, Mapping, Source, Value};
+use super::{Decoded, Kind, Machine, Mapping, PickleInput, Value};
 use crate::error::{Error, Result};
 use crate::object::{Object, MAX_DEPTH};
 
-impl<R: Source> Machine<R> {
+impl<R: PickleInput> Machine<R> {
     /// At `STOP`, when nothing is to be built: the stack must hold exactly the built array
     /// of a list of values; its shape.
     pub(super) fn finish_check(&mut self, at: u64) -> Result<Vec<usize>> {

@@ -10,7 +10,7 @@
 //! array `astype(object)` gives in NumPy: its strs, and its `na_object` (only `None`, a
 //! float such as NaN, or a str are accepted) where a value is missing.
 
-use super::{quote, Kind, Machine, Source, Value, MAX_NAME_LINE};
+use super::{quote, Kind, Machine, PickleInput, Value, MAX_NAME_LINE};
 use crate::dtype::{DType, Scalar, ScalarType};
 use crate::error::{Error, Result};
 use crate::object::pickle::{BUILD, GLOBAL, REDUCE, STACK_GLOBAL};
@@ -240,7 +240,7 @@ pub(crate) struct MaskedState {
     pub(super) fill: Value,
 }
 
-impl<R: Source> Machine<R> {
+impl<R: PickleInput> Machine<R> {
     /// The opcodes of NumPy's array reconstruction: `GLOBAL` and `STACK_GLOBAL` (a name
     /// looked up, never imported), `REDUCE` (a call interpreted) and `BUILD`.
     pub(super) fn reconstruct_op(&mut self, op: u8, at: u64) -> Result<()> {

@@ -11,7 +11,7 @@
 //! `timedelta` beyond Python's range are refused here.
 
 use super::budget::{alloc_cost, reserve, vec_cost};
-use super::{Kind, Machine, Source, Value};
+use super::{Kind, Machine, PickleInput, Value};
 use crate::error::Result;
 use crate::object::pickle::opcode_name;
 use crate::object::{Date, DateTime, Object, Time, TimeDelta, TzInfo};
@@ -103,7 +103,7 @@ pub(crate) fn is_decimal_text(text: &str) -> bool {
     mantissa_ok && exponent_ok
 }
 
-impl<R: Source> Machine<R> {
+impl<R: PickleInput> Machine<R> {
     /// The bytes of a `bytes` value, or of a str as its latin-1 bytes (Python 2 pickles of
     /// dates and raw array data hold str, which CPython and NumPy read as latin-1).
     pub(super) fn byte_state(&self, v: Value) -> Option<std::borrow::Cow<'_, [u8]>> {
@@ -556,7 +556,7 @@ impl<R: Source> Machine<R> {
 }
 
 /// The strs of `args`, if all are strs.
-fn args_all<R: Source>(m: &Machine<R>, args: &[Value]) -> Option<Vec<String>> {
+fn args_all<R: PickleInput>(m: &Machine<R>, args: &[Value]) -> Option<Vec<String>> {
     args.iter().map(|&v| m.str_text(v).map(str::to_string)).collect()
 }
 

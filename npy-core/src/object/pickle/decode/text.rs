@@ -2,9 +2,9 @@
 //! type names for messages.
 
 use super::stdlib::Mapping;
-use super::{Kind, Machine, Source, Value};
+use super::{Kind, Machine, PickleInput, Value};
 
-impl<R: Source> Machine<R> {
+impl<R: PickleInput> Machine<R> {
     /// Python's name of a value's type, for messages.
     pub(super) fn type_name(&self, v: Value) -> &'static str {
         match v {
