@@ -85,10 +85,7 @@ pub fn run(args: &Args) -> ExitCode {
     }
     report.summary();
     match report.output_failed.take() {
-        Some(e) => {
-            eprintln!("error: writing the report to stdout: {e}");
-            ExitCode::from(1)
-        }
+        Some(e) => crate::report::text(&format!("writing the report to stdout: {e}"), crate::report::FAILURE),
         None if report.files_with_problems > 0 => ExitCode::from(1),
         None => ExitCode::SUCCESS,
     }

@@ -130,11 +130,9 @@ fn main() -> ExitCode {
         Command::Sql(args) => return sql::run(args),
         #[cfg(not(feature = "sql"))]
         Command::Sql { .. } => {
-            eprintln!(
-                "error: this npy was built without SQL (the `sql` feature, off by default): \
-                 cargo install --path npy-cli --features sql"
-            );
-            return ExitCode::from(report::USAGE);
+            let text = "this npy was built without SQL (the `sql` feature, off by default): \
+                        cargo install --path npy-cli --features sql";
+            return report::text(text, report::USAGE);
         }
     };
     match result {

@@ -31,7 +31,14 @@ pub fn error_as(e: &Error, code: u8) -> ExitCode {
     if matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe) {
         return ExitCode::SUCCESS;
     }
-    eprintln!("error: {}", line(e));
+    text(&line(e), code)
+}
+
+/// Prints `text`, one line already in the tool's terms, as the tool reports errors, and
+/// returns `code` as the exit code: for errors that are not an [`Error`] (DataFusion's,
+/// a write to stdout that failed, a feature this build lacks).
+pub fn text(text: &str, code: u8) -> ExitCode {
+    eprintln!("error: {}", text.replace('\n', " "));
     ExitCode::from(code)
 }
 

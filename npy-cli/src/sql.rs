@@ -206,8 +206,7 @@ fn error(e: DataFusionError, places: &Places, code: u8) -> ExitCode {
         }
         _ => e.to_string(),
     };
-    eprintln!("error: {}", sql_flags(&text).replace('\n', " "));
-    ExitCode::from(code)
+    report::text(&sql_flags(&text), code)
 }
 
 /// The tool's hints as `npy sql` spells the options: `--option KEY=VALUE`.
