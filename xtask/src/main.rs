@@ -33,6 +33,7 @@
 
 mod bench;
 mod ci;
+mod claims;
 mod cluster;
 mod docs;
 mod fuzz;

@@ -36,6 +36,10 @@
 //! 8. **Every program is provisioned.** A program a step, a test, a check script or the
 //!    bench starts by name is one `xtask/src/provision.rs` lists ([`crate::launched`]).
 //!
+//! 9. **The map is true.** ARCHITECTURE.md's section of each crate names every module in
+//!    it, and what it says happens in one place (npy-store's ranged reads in `Source`,
+//!    npy-cli's errors printed by `report`, ...) happens nowhere else ([`crate::claims`]).
+//!
 //! Each problem is printed as `path:line: what is wrong`; any problem fails the command.
 
 use std::fs;
@@ -154,6 +158,7 @@ pub fn run() -> Result<()> {
         files.iter().filter(|(rel, _)| rel.starts_with("npy-core/src/")).map(|(_, l)| l.as_slice()).collect();
     problems.extend(check_unsafe_count(&read(&root.join("ARCHITECTURE.md"))?, &core));
     problems.extend(crate::launched::check(&root)?);
+    problems.extend(crate::claims::check(&root)?);
 
     for problem in &problems {
         println!("{problem}");

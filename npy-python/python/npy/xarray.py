@@ -14,9 +14,9 @@ package installs; :class:`NpyBackendEntrypoint` can also be passed as ``engine=`
 one variable, an ``.npz`` one variable per member (a record member one per field,
 ``member.field``), a directory of ``.npy`` files (or a glob pattern) their arrays
 concatenated along the first axis. Each variable is an xarray ``BackendArray`` whose
-indexing reads the rows it selects through ``npy.open``'s :class:`~npy.LazyArray` (one
-over all the files, npy-store's shards): by positioned reads locally, by ranged GETs at a
-URL (``s3://``, ``https://``, ...). With
+indexing reads the rows it selects through ``npy.open``'s :class:`~npy.LazyArray` (one a
+file or member, npy-store's shards): by positioned reads locally, by ranged GETs at a URL
+(``s3://``, ``https://``, ...); an array of objects is read whole by ``npy.load``. With
 ``chunks=``, xarray makes Dask arrays whose tasks read their own rows.
 
 Importing this module imports xarray; ``import npy`` never does.
