@@ -580,9 +580,9 @@ def test_a_partial_last_chunk_is_what_zarr_refuses(tmp_path):
 
 
 def store_layout(path):
-    from npy._source import layout
+    from npy._source import locate
 
-    return layout(str(path))
+    return locate(str(path))
 
 
 def test_a_file_over_64_mib_is_many_chunks(tmp_path):

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _npy
-from ._source import MAX_HEADER_SIZE, Layout, is_prefix, is_url, layout, open_source
+from ._source import MAX_HEADER_SIZE, Located, is_prefix, is_url, locate, open_source
 
 _Array = np.ndarray[Any, np.dtype[Any]]
 _File = str | os.PathLike[str] | bytes
@@ -66,7 +66,7 @@ def open(
     sources = _sources(file)
     one = sources[0]
     if len(sources) == 1 and ((is_url(one) and not is_prefix(one)) or os.path.isfile(one)):
-        found = layout(sources[0], member, max_header_size)
+        found = locate(sources[0], member, max_header_size)
         if found.compressed or found.fortran or not found.shape:
             lazy = LazyArray(open_source(sources[0]), found, sources[0], member)
             lazy._max_header_size = max_header_size
@@ -127,7 +127,7 @@ class LazyArray:
     def __init__(
         self,
         source: _npy.Source | None,
-        found: Layout,
+        found: Located,
         file: str | os.PathLike[str] | list[str],
         member: str | None,
         fields: list[str] | None = None,
@@ -145,7 +145,7 @@ class LazyArray:
         files = shards.files
         shown = files[0] if len(files) == 1 else f"{files[0]} ... {files[-1]} ({len(files)} files)"
         label = shown if member is None else f"{shown} (member {member!r})"
-        found = Layout(files[0], label, 0, shards.dtype, tuple(shards.shape), False, member)
+        found = Located(files[0], label, 0, shards.dtype, tuple(shards.shape), False, member)
         lazy = cls(None, found, files, member)
         lazy._shards = shards
         lazy._max_header_size = max_header_size

@@ -96,7 +96,7 @@ class RangeFile(io.RawIOBase):
 
 
 @dataclass(frozen=True)
-class Layout:
+class Located:
     """Where an array's data lies in a file or object: ``file`` (the path or URL read),
     ``name`` (it and the member, for messages), its header's dtype, shape and order
     (``fortran``: Fortran order with two dims or more), the data's offset; ``member``: the
@@ -130,12 +130,12 @@ class Layout:
         return self.dtype.itemsize * math.prod(rest)
 
 
-def layout(
+def locate(
     file: str | os.PathLike[str],
     member: str | None = None,
     max_header_size: int = MAX_HEADER_SIZE,
     reader: Source | None = None,
-) -> Layout:
+) -> Located:
     """The array of the ``.npy`` file ``file`` (a path or URL), or of its ``.npz`` member
     ``member`` (``"x"`` or ``"x.npy"``), read by ``npy._npy.locate`` (``reader``: the
     :class:`Source` to read instead of opening ``file``, which then only names it). A
@@ -147,4 +147,4 @@ def layout(
     if dtype.hasobject:
         raise ValueError(f"{label}: arrays of Python objects (dtype {dtype}) are refused: their data are pickles")
     fortran = fortran and len(shape) > 1
-    return Layout(name, label, offset, dtype, tuple(shape), fortran, member, compressed, compression)
+    return Located(name, label, offset, dtype, tuple(shape), fortran, member, compressed, compression)

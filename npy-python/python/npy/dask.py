@@ -29,9 +29,8 @@ from dask.highlevelgraph import HighLevelGraph
 
 from . import _npy
 from ._npyio import _warn_dtype, _warn_version, load_npz
-from ._source import Layout as _Layout
-from ._source import expand, is_url, open_source
-from ._source import layout as find_layout
+from ._source import Located as _Located
+from ._source import expand, is_url, locate, open_source
 
 __all__ = ["from_npy", "read_npy", "to_npy"]
 
@@ -55,7 +54,7 @@ def _stamp(file: str) -> tuple[int, int]:
     return (st.st_mtime_ns, st.st_size)
 
 
-def _axis_chunks(chunks: Any, layout: _Layout, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+def _axis_chunks(chunks: Any, layout: _Located, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """Dask's chunks of an array of ``shape`` split along ``layout.axis`` only."""
     ndim, axis = len(shape), layout.axis
     if ndim == 0:
@@ -117,9 +116,9 @@ def from_npy(
     """
     if member is not None:
         path = os.fsdecode(source)
-        layouts = [find_layout(path, member, max_header_size)]
+        layouts = [locate(path, member, max_header_size)]
     else:
-        layouts = [find_layout(p, None, max_header_size) for p in expand(source)]
+        layouts = [locate(p, None, max_header_size) for p in expand(source)]
     first = layouts[0]
     for other in layouts[1:]:
         same = (other.dtype, other.fortran, other.shape[1:]) == (first.dtype, first.fortran, first.shape[1:])
@@ -267,12 +266,12 @@ class _TableRows:
 class _Part:
     """Indices ``start:stop`` along the contiguous axis of one file."""
 
-    layout: _Layout
+    layout: _Located
     start: int
     stop: int
 
 
-def _blocks(layouts: list[_Layout], normal: tuple[tuple[int, ...], ...], axis: int) -> list[tuple[_Part, ...]]:
+def _blocks(layouts: list[_Located], normal: tuple[tuple[int, ...], ...], axis: int) -> list[tuple[_Part, ...]]:
     """The parts each chunk along ``axis`` reads: along axis 0 of several files, rows
     from each file it spans; along the last axis (Fortran order), that range of every
     file."""
@@ -341,7 +340,7 @@ def _read_part(part: _Part) -> _Array:
     return buf.view(layout.dtype).reshape(shape, order=order)
 
 
-def _read_compressed(layout: _Layout) -> _Array:
+def _read_compressed(layout: _Located) -> _Array:
     """A compressed member (deflate or Zstandard), read whole by npy (its CRC-32 checked)."""
     assert layout.member is not None
     with load_npz(layout.file) as archive:

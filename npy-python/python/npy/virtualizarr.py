@@ -40,9 +40,8 @@ from urllib.parse import unquote, urlparse
 
 import numpy as np
 
-from ._source import MAX_HEADER_SIZE
-from ._source import Layout as _Layout
-from ._source import layout as find_layout
+from ._source import MAX_HEADER_SIZE, locate
+from ._source import Located as _Located
 
 __all__ = ["CHUNK_BYTES", "NpyParser", "chunk_count", "references"]
 
@@ -74,10 +73,10 @@ class _StoreSource:
             raise OSError(f"{self.name}: cannot read bytes {start}..{end}: {e}") from e
 
 
-def _layout(url: str, member: str | None, reader: _StoreSource | None = None) -> _Layout:
+def _layout(url: str, member: str | None, reader: _StoreSource | None = None) -> _Located:
     """The array's layout (npy's header codec, ``npy._source``); a compressed member refused
     with the reason Zarr cannot read it."""
-    found = find_layout(url, member, MAX_HEADER_SIZE, reader)
+    found = locate(url, member, MAX_HEADER_SIZE, reader)
     advice = (
         "Open it with xarray.open_dataset(path, engine='npy') or load it with npy.load, or write the archive "
         "with npy.savez or npy.NpzWriter(file, 'stored') to describe it"
@@ -98,7 +97,7 @@ def _layout(url: str, member: str | None, reader: _StoreSource | None = None) ->
     return found
 
 
-def _names(url: str, layout: _Layout, member: str | None, variable: str | None, dims: Any) -> tuple[str, list[str]]:
+def _names(url: str, layout: _Located, member: str | None, variable: str | None, dims: Any) -> tuple[str, list[str]]:
     """The variable's name (``variable``, else the member's or the file's stem) and its
     dimensions' names (``dims``, else ``dim_0``...)."""
     if variable is None:
@@ -115,7 +114,7 @@ def _names(url: str, layout: _Layout, member: str | None, variable: str | None, 
     return variable, names
 
 
-def chunk_count(layout: _Layout, chunk_bytes: int = CHUNK_BYTES) -> int:
+def chunk_count(layout: _Located, chunk_bytes: int = CHUNK_BYTES) -> int:
     """How many chunks the array is split into along its contiguous axis (the first, the
     last for Fortran order): as few as keep each within ``chunk_bytes``, of an equal number
     of rows each, which must divide the rows.
@@ -140,7 +139,7 @@ def chunk_count(layout: _Layout, chunk_bytes: int = CHUNK_BYTES) -> int:
     return n // rows
 
 
-def _chunks(layout: _Layout, chunk_bytes: int) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], int, int]]]:
+def _chunks(layout: _Located, chunk_bytes: int) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], int, int]]]:
     """The chunk shape and each chunk's ``(index, offset, length)``."""
     shape, ndim = layout.shape, len(layout.shape)
     count = chunk_count(layout, chunk_bytes)
@@ -156,7 +155,7 @@ def _chunks(layout: _Layout, chunk_bytes: int) -> tuple[tuple[int, ...], list[tu
     return chunk, entries
 
 
-def _check_record(layout: _Layout) -> None:
+def _check_record(layout: _Located) -> None:
     """Refuse a record dtype that Zarr's ``structured`` type (format 3, whose fields have
     no byte order) or format 2 would read otherwise: padded or overlapping fields, nested
     records, subarray fields, multi-byte fields that are not little-endian."""
@@ -178,7 +177,7 @@ def _check_record(layout: _Layout) -> None:
         raise ValueError(f"{layout.name}: record dtype {dtype} has padding or fields out of order, {why}")
 
 
-def _check_zarr_dtype(layout: _Layout) -> Any:
+def _check_zarr_dtype(layout: _Located) -> Any:
     """Zarr's (format 3) data type for the file's dtype, refusing one that Zarr lacks or
     would read differently once its metadata is written as JSON (another item size, field
     offsets or byte order)."""

@@ -42,7 +42,7 @@ from xarray.core import indexing
 from . import _npy
 from ._lazy import LazyArray
 from ._lazy import open as open_lazy
-from ._source import MAX_HEADER_SIZE, Layout, expand, is_url, open_source
+from ._source import MAX_HEADER_SIZE, Located, expand, is_url, open_source
 
 __all__ = ["NpyBackendArray", "NpyBackendEntrypoint", "open_dataset"]
 
@@ -223,7 +223,7 @@ class _Part:
     (``LazyArray``), arrays of objects whole through ``npy.load``'s restricted decoder,
     elements of no bytes made, not read."""
 
-    def __init__(self, found: Layout, max_header_size: int) -> None:
+    def __init__(self, found: Located, max_header_size: int) -> None:
         self.layout = found
         self.max_header_size = max_header_size
         self._lazy: LazyArray | None = None
@@ -451,12 +451,12 @@ def _key(index: Any) -> Hashable:
 # The files, their arrays and their variables ------------------------------------------------
 
 
-def _describe(file: str, member: str | None, max_header_size: int) -> Layout:
+def _describe(file: str, member: str | None, max_header_size: int) -> Located:
     """The array's layout as ``npy.open`` finds it (npy-store's header codec), arrays of
     objects included (their values are read whole by ``npy.load``)."""
     dtype, fortran, shape, offset, compressed, compression = _npy.locate(file, member, max_header_size)
     name = file if member is None else f"{file} (member {member!r})"
-    return Layout(file, name, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, compressed, compression)
+    return Located(file, name, offset, dtype, tuple(shape), fortran and len(shape) > 1, member, compressed, compression)
 
 
 def _members(file: str) -> list[str]:
