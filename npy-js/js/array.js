@@ -19,12 +19,7 @@ const TEXT_ROWS = 4096;
 /** Lets only this module make NpyArrays. */
 const MAKE = Symbol("NpyArray");
 
-/**
- * @typedef {object} LoadOptions
- * @property {string} [name] the file's name, for errors
- * @property {number} [maxHeaderSize] the longest header read, in bytes (default 16 MiB)
- * @property {number} [maxObjectBytes] the memory an object array's values may take (npy-core's default: 128 MiB plus 4 bytes per pickle byte)
- */
+/** @typedef {import("../index.d.ts").LoadOptions} LoadOptions */
 
 /**
  * A `.npy` file's array, from its bytes: the header is parsed now, values when asked for.
@@ -110,10 +105,11 @@ export class NpyArray extends Described {
    * `string[]` for `S` and `U`, `Uint8Array[]` for `V`, and JavaScript values for
    * objects. Plain little-endian data is a view on the input's memory where its
    * alignment allows. A record array has no one array of values: see `column`.
+   * @returns {import("../index.d.ts").Values}
    */
   get data() {
     if (this.#values === undefined) this.#values = this.#decode();
-    return this.#values;
+    return /** @type {import("../index.d.ts").Values} */ (this.#values);
   }
 
   /** @returns {unknown} */

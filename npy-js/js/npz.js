@@ -21,25 +21,9 @@ const STEP = 1 << 20;
 /** Members claiming at most this many bytes get their buffer at once. */
 const UP_FRONT = 1 << 30;
 
-/**
- * @typedef {object} NpzOptions
- * @property {string} [name] the archive's name, for errors
- * @property {number} [maxEntries] the most members accepted (default 65,536)
- * @property {number} [maxInflatedSize] the most bytes compressed members may claim in all (default 64 GiB)
- * @property {number} [maxHeaderSize] as `load`'s, for members
- * @property {number} [maxObjectBytes] as `load`'s, for members
- */
+/** @typedef {import("../index.d.ts").NpzOptions} NpzOptions */
 
-/**
- * @typedef {object} MemberInfo
- * @property {string} name the array's name (`np.load(f).files`: the member's without `.npy`)
- * @property {string} member the member's name in the zip
- * @property {"stored" | "deflate" | "zstd"} compression
- * @property {number} compressedSize bytes in the archive
- * @property {number} size bytes when read
- * @property {number} dataStart where its data starts in the archive
- * @property {number} crc32 its CRC-32, as the directory says
- */
+/** @typedef {import("../index.d.ts").MemberInfo} MemberInfo */
 
 /**
  * Reads and checks an archive's directory: its end first, then every member's local header
@@ -275,7 +259,7 @@ export class NpzWriter {
   #level;
 
   /**
-   * @param {{compression?: "stored" | "deflate" | "zstd", level?: number}} [options] every member's compression unless `add` says otherwise: `"zstd"` (the default, as Python's `npy.NpzWriter`), `"deflate"` (`np.savez_compressed`'s) or `"stored"` (`np.savez`'s); levels at their defaults unless given (zstd 8, of 1 to 22; deflate 6, of 1 to 9)
+   * @param {{compression?: import("../index.d.ts").Compression, level?: number}} [options] every member's compression unless `add` says otherwise: `"zstd"` (the default, as Python's `npy.NpzWriter`), `"deflate"` (`np.savez_compressed`'s) or `"stored"` (`np.savez`'s); levels at their defaults unless given (zstd 8, of 1 to 22; deflate 6, of 1 to 9)
    */
   constructor({ compression = "zstd", level } = {}) {
     this.#compression = compression;
@@ -287,7 +271,7 @@ export class NpzWriter {
    * Adds array `name` (member `name.npy`): anything `save` takes.
    * @param {string} name
    * @param {Parameters<typeof save>[0]} array
-   * @param {{compression?: "stored" | "deflate" | "zstd", level?: number}} [options]
+   * @param {{compression?: import("../index.d.ts").Compression, level?: number}} [options]
    * @returns {this}
    */
   add(name, array, { compression = this.#compression, level = compression === this.#compression ? this.#level : undefined } = {}) {
@@ -298,7 +282,10 @@ export class NpzWriter {
     return this;
   }
 
-  /** The archive's bytes; the writer is done. */
+  /**
+   * The archive's bytes; the writer is done.
+   * @returns {Uint8Array}
+   */
   finish() {
     const writer = this.#writer;
     if (writer === undefined) throw new NpyError("the archive is finished: make a new NpzWriter", { kind: "usage" });

@@ -18,15 +18,13 @@ const PARALLEL = 8;
 /** Bytes a read of a selection spans at most when it joins pieces: what each read in flight holds. */
 const MAX_READ = 16 << 20;
 
-/**
- * @typedef {import("./source.js").SourceOptions & import("./npz.js").NpzOptions} OpenOptions
- */
+/** @typedef {import("../index.d.ts").OpenOptions} OpenOptions */
 
 /**
  * Opens an `.npy` or `.npz` file (told apart by its first bytes) without reading it all:
  * bytes in memory, a Blob or File, a URL (HTTP range requests), a path or FileHandle in
  * Node, or any `{byteLength, slice(start, end)}`.
- * @param {unknown} input
+ * @param {ArrayBuffer | ArrayBufferView | Blob | URL | string | import("../index.d.ts").RangedSource | object} input
  * @param {OpenOptions} [options]
  * @returns {Promise<NpyFile | NpzFile>}
  */
@@ -159,7 +157,7 @@ export class NpyFile extends Described {
    * lengths. Only the selected elements' bytes are read: runs closer than 64 KiB are one
    * read of at most 16 MiB, 8 reads in flight, in C or Fortran order alike. An object array is read
    * whole (its data is one pickle).
-   * @param {readonly (number | null | readonly number[])[]} index
+   * @param {readonly (number | null | readonly [number, number, number?])[]} index
    * @param {{signal?: AbortSignal}} [options]
    * @returns {Promise<import("./array.js").NpyArray>}
    */
@@ -295,7 +293,7 @@ export class NpyFile extends Described {
 /**
  * `index` checked against `shape`: an Axis each.
  * @param {readonly number[]} shape
- * @param {readonly (number | null | readonly number[])[]} index
+ * @param {readonly (number | null | readonly [number, number, number?])[]} index
  * @param {string | undefined} name
  * @returns {Axis[]}
  */

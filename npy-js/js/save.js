@@ -10,26 +10,15 @@ import { asBytes, describe, product, reorder } from "./bytes.js";
 import { encodeHeader } from "./header.js";
 import { NpyArray } from "./array.js";
 
-/**
- * @typedef {object} ArraySpec
- * @property {string} [dtype] a type string (`<f8`, `>i4`, `<U5`, `<M8[ns]`), NumPy's name (`float64`) or a record's descr (`[('x', '<f8'), ('n', '<i4', (3,))]`); inferred from a typed array `data`
- * @property {number[]} [shape] default: 1-D, as many elements as given
- * @property {boolean} [fortranOrder] whether the values are in Fortran order (default false)
- * @property {unknown} [data] a plain array's values, in storage order (as `NpyArray.data` gives them, or a plain Array)
- * @property {Record<string, unknown>} [columns] a record's values by field path (each as `data` would be, or an NpyArray)
- * @property {Record<string, unknown>[]} [rows] a record's elements as objects (as `rows()` gives them)
- */
+/** @typedef {import("../index.d.ts").ArraySpec} ArraySpec */
 
-/**
- * @typedef {object} SaveOptions
- * @property {[number, number]} [version] the format version to write in, when the header fits it (default: the oldest that fits, as np.save chooses)
- */
+/** @typedef {import("../index.d.ts").SaveOptions} SaveOptions */
 
 /**
  * The bytes `np.save` writes for an array: an NpyArray (its header as np.save writes it,
  * in its version where it fits, and its data's bytes as they are), a typed array (1-D,
  * its own dtype), or an ArraySpec.
- * @param {NpyArray | ArrayBufferView | ArraySpec} array
+ * @param {NpyArray | import("../index.d.ts").TypedValues | ArraySpec} array
  * @param {SaveOptions} [options]
  * @returns {Uint8Array}
  */
@@ -38,7 +27,7 @@ export function save(array, options = {}) {
     return withHeader(array.descr, array.shape, array.fortranOrder, options.version ?? array.version, array.bytes);
   }
   if (ArrayBuffer.isView(array) && !(array instanceof DataView)) {
-    return save({ data: array }, options);
+    return save({ data: /** @type {import("../index.d.ts").TypedValues} */ (array) }, options);
   }
   if (array === null || typeof array !== "object") {
     throw new NpyError(`save takes an NpyArray, a typed array or {dtype, shape, data | columns | rows}, not ${describe(array)}`, {
@@ -260,7 +249,7 @@ function saveObjects(spec, fortranOrder) {
   if (!Array.isArray(values)) {
     throw new NpyError(`an object array's data is an Array of values, not ${describe(values)}`, { kind: "usage" });
   }
-  const shape = spec.shape ?? [values.length];
+  const shape = [...(spec.shape ?? [values.length])];
   return call(() =>
     bound.encodeObjects(values, shape, fortranOrder, (/** @type {unknown} */ v) => (v instanceof NpyArray ? save(v) : undefined)),
   );

@@ -94,7 +94,7 @@ pub fn check(python: &Path, ci_npy: Option<&Path>) -> Result<()> {
         return Err(format!("the module takes {size} bytes after gzip, over the {MAX_GZIPPED} allowed"));
     }
     let dir = package_dir();
-    project::step("tsc -p npy-js (the declarations, an example and the package's JavaScript, strict)");
+    project::step("tsc -p npy-js (index.d.ts against the JSDoc by index.check.ts, the examples, the JavaScript)");
     project::run(Command::new("node").current_dir(&dir).args(["node_modules/typescript/bin/tsc", "-p", "."]))?;
     let npy = match ci_npy {
         Some(npy) => npy.to_path_buf(),
