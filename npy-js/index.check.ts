@@ -21,16 +21,16 @@ type Plain<T> = T extends I.NpyArray | D.NpyArray
       : T extends I.NpzArchive | D.NpzArchive
         ? D.NpzArchive
         : T extends I.NpzWriter | D.NpzWriter
-        ? D.NpzWriter
-        : T extends (...args: infer P) => infer R
-          ? (...args: { [K in keyof P]: Plain<P[K]> }) => Plain<R>
-          : T extends Promise<infer U>
-            ? Promise<Plain<U>>
-            : T extends Iterator<infer U>
-              ? Iterator<Plain<U>>
-              : string extends keyof T
-                ? { [K in keyof T]: Plain<T[K]> }
-                : T;
+          ? D.NpzWriter
+          : T extends (...args: infer P) => infer R
+            ? (...args: { [K in keyof P]: Plain<P[K]> }) => Plain<R>
+            : T extends Promise<infer U>
+              ? Promise<Plain<U>>
+              : T extends Iterator<infer U>
+                ? Iterator<Plain<U>>
+                : string extends keyof T
+                  ? { [K in keyof T]: Plain<T[K]> }
+                  : T;
 
 type IsAny<T> = 0 extends 1 & T ? true : false;
 /** Whether `A` and `B` are the same type: each assignable to the other, neither `any` alone. */
