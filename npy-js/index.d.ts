@@ -1,4 +1,7 @@
 // The npy package's types: NumPy's .npy and .npz files in JavaScript (npy-js/README.md).
+// The data types (dtypes, values, options) are defined here alone, and the JSDoc of js/
+// names them; the functions and classes are js/'s, declared here for editors and checked
+// against the JSDoc by index.check.ts (`tsc -p .`), so the two cannot drift apart.
 
 /** A typed array of an array's values, as `NpyArray.data` gives them. */
 export type TypedValues =
@@ -185,17 +188,22 @@ export type Compression = "stored" | "deflate" | "zstd";
 
 /** An archive's member, as its directory says. */
 export interface MemberInfo {
-  /** The array's name (`np.load(f).files`). */
+  /** The array's name (`np.load(f).files`: the member's without `.npy`). */
   name: string;
   /** The member's name in the zip. */
   member: string;
   compression: Compression;
+  /** Bytes in the archive. */
   compressedSize: number;
+  /** Bytes when read. */
   size: number;
+  /** Where its data starts in the archive. */
   dataStart: number;
+  /** Its CRC-32, as the directory says. */
   crc32: number;
 }
 
+/** `load`'s options (`name` the archive's; the others for members) and the directory's. */
 export interface NpzOptions extends LoadOptions {
   /** The most members accepted (default 65,536). */
   maxEntries?: number;

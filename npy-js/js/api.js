@@ -2,6 +2,7 @@
 // node.js for Node), which bind the WebAssembly module first.
 
 export { NpyError } from "./errors.js";
-export { NpyArray, load, save } from "./array.js";
+export { NpyArray, load } from "./array.js";
+export { save } from "./save.js";
 export { NpzArchive, NpzWriter, loadNpz } from "./npz.js";
 export { NpyFile, NpzFile, open } from "./open.js";

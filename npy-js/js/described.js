@@ -28,7 +28,10 @@ export class Described {
     return /** @type {string} */ (description(this).descr);
   }
 
-  /** The dtype as a tree: `{kind: "scalar" | "record" | "subarray", descr, itemsize, ...}`. */
+  /**
+   * The dtype as a tree: `{kind: "scalar" | "record" | "subarray", descr, itemsize, ...}`.
+   * @returns {import("../index.d.ts").DType}
+   */
   get dtype() {
     return description(this).dtype;
   }
@@ -68,7 +71,11 @@ export class Described {
     return description(this).columns.map((/** @type {any} */ c) => ({ path: c.path, dtype: c.dtype, dims: c.dims }));
   }
 
-  /** The dotted paths of a record's fields (its columns): `["trace_id", "receiver.x", ...]`; `[]` for other dtypes. */
+  /**
+   * The dotted paths of a record's fields (its columns): `["trace_id", "receiver.x", ...]`;
+   * `[]` for other dtypes.
+   * @returns {string[]}
+   */
   get fields() {
     return this.dtype.kind === "record" ? description(this).columns.map((/** @type {any} */ c) => c.path) : [];
   }

@@ -1,11 +1,13 @@
 // Archives: `loadNpz` over bytes in memory, the archive half of `open` over ranged reads,
 // and `NpzWriter`. What reads an archive is written once, as generators that yield the
-// byte ranges they need (`[start, end]`) and are sent the bytes: `runSync` answers from
-// memory, `runAsync` from a ranged source. The directory's checks and each member's
-// decompression, size and CRC-32 checks are npy-core's.
+// byte ranges they need (`[start, end]`) and are sent the bytes (bytes.js's `runSync`
+// answers from memory, `runAsync` from a ranged source). The directory's checks and each
+// member's decompression, size and CRC-32 checks are npy-core's.
 
 import { NpyError, reading } from "./errors.js";
-import { asBytes, describe, load, save } from "./array.js";
+import { asBytes, describe, runSync } from "./bytes.js";
+import { load } from "./array.js";
+import { save } from "./save.js";
 import { bound, call } from "./wasm.js";
 
 /** Bytes read from an archive's end first: its end record with the longest comment, and a directory of about a thousand members. */
@@ -19,31 +21,9 @@ const STEP = 1 << 20;
 /** Members claiming at most this many bytes get their buffer at once. */
 const UP_FRONT = 1 << 30;
 
-/**
- * @typedef {object} NpzOptions
- * @property {string} [name] the archive's name, for errors
- * @property {number} [maxEntries] the most members accepted (default 65,536)
- * @property {number} [maxInflatedSize] the most bytes compressed members may claim in all (default 64 GiB)
- * @property {number} [maxHeaderSize] as `load`'s, for members
- * @property {number} [maxObjectBytes] as `load`'s, for members
- */
+/** @typedef {import("../index.d.ts").NpzOptions} NpzOptions */
 
-/**
- * @typedef {object} MemberInfo
- * @property {string} name the array's name (`np.load(f).files`: the member's without `.npy`)
- * @property {string} member the member's name in the zip
- * @property {"stored" | "deflate" | "zstd"} compression
- * @property {number} compressedSize bytes in the archive
- * @property {number} size bytes when read
- * @property {number} dataStart where its data starts in the archive
- * @property {number} crc32 its CRC-32, as the directory says
- */
-
-/**
- * A request of a reading generator: byte ranges `[start, end]`, answered with their bytes
- * in the same order (ranges of one request may be read at once).
- * @typedef {[number, number][]} Request
- */
+/** @typedef {import("../index.d.ts").MemberInfo} MemberInfo */
 
 /**
  * Reads and checks an archive's directory: its end first, then every member's local header
@@ -53,7 +33,7 @@ const UP_FRONT = 1 << 30;
  * @param {number} length
  * @param {NpzOptions} options
  * @param {((start: number, end: number) => Uint8Array) | undefined} readSync
- * @returns {Generator<Request, MemberInfo[], Uint8Array[]>}
+ * @returns {Generator<import("./bytes.js").Request, MemberInfo[], Uint8Array[]>}
  */
 export function* directory(length, options, readSync) {
   const where = { file: options.name };
@@ -68,7 +48,7 @@ export function* directory(length, options, readSync) {
     if (readSync === undefined) {
       for (;;) {
         const answer = call(() => JSON.parse(opener.headerRanges()), where);
-        /** @type {Request} */
+        /** @type {import("./bytes.js").Request} */
         const ranges = answer.ranges ?? [[answer.need, Math.min(length, answer.need + BLOCK)]];
         if (ranges.length > 0) {
           const got = yield ranges;
@@ -94,7 +74,7 @@ export function* directory(length, options, readSync) {
  * @param {MemberInfo} info
  * @param {NpzOptions} options
  * @param {((done: number, total: number) => void) | undefined} onProgress
- * @returns {Generator<Request, Uint8Array, Uint8Array[]>}
+ * @returns {Generator<import("./bytes.js").Request, Uint8Array, Uint8Array[]>}
  */
 export function* memberBytes(info, options, onProgress) {
   const where = { file: options.name, member: info.member };
@@ -152,49 +132,6 @@ function bytes(n, info, options) {
       cause: e,
     });
   }
-}
-
-/**
- * Runs a reading generator over bytes in memory.
- * @template T
- * @param {Generator<Request, T, Uint8Array[]>} gen
- * @param {Uint8Array} bytes
- * @returns {T}
- */
-export function runSync(gen, bytes) {
-  let step = gen.next();
-  while (!step.done) step = gen.next(step.value.map(([start, end]) => bytes.subarray(start, end)));
-  return step.value;
-}
-
-/** Ranges read at once from a source. */
-const PARALLEL = 8;
-
-/**
- * Runs a reading generator over a ranged source, reading each request's ranges at once (at
- * most 8 at a time).
- * @template T
- * @param {Generator<Request, T, Uint8Array[]>} gen
- * @param {{read(start: number, end: number): Promise<Uint8Array>}} source
- * @returns {Promise<T>}
- */
-export async function runAsync(gen, source) {
-  let step = gen.next();
-  while (!step.done) {
-    const ranges = step.value;
-    /** @type {Uint8Array[]} */
-    const got = new Array(ranges.length);
-    try {
-      for (let i = 0; i < ranges.length; i += PARALLEL) {
-        await Promise.all(ranges.slice(i, i + PARALLEL).map(async ([start, end], k) => (got[i + k] = await source.read(start, end))));
-      }
-    } catch (e) {
-      gen.return(/** @type {any} */ (undefined));
-      throw e;
-    }
-    step = gen.next(got);
-  }
-  return step.value;
 }
 
 /**
@@ -322,7 +259,7 @@ export class NpzWriter {
   #level;
 
   /**
-   * @param {{compression?: "stored" | "deflate" | "zstd", level?: number}} [options] every member's compression unless `add` says otherwise: `"zstd"` (the default, as Python's `npy.NpzWriter`), `"deflate"` (`np.savez_compressed`'s) or `"stored"` (`np.savez`'s); levels at their defaults unless given (zstd 8, of 1 to 22; deflate 6, of 1 to 9)
+   * @param {{compression?: import("../index.d.ts").Compression, level?: number}} [options] every member's compression unless `add` says otherwise: `"zstd"` (the default, as Python's `npy.NpzWriter`), `"deflate"` (`np.savez_compressed`'s) or `"stored"` (`np.savez`'s); levels at their defaults unless given (zstd 8, of 1 to 22; deflate 6, of 1 to 9)
    */
   constructor({ compression = "zstd", level } = {}) {
     this.#compression = compression;
@@ -334,7 +271,7 @@ export class NpzWriter {
    * Adds array `name` (member `name.npy`): anything `save` takes.
    * @param {string} name
    * @param {Parameters<typeof save>[0]} array
-   * @param {{compression?: "stored" | "deflate" | "zstd", level?: number}} [options]
+   * @param {{compression?: import("../index.d.ts").Compression, level?: number}} [options]
    * @returns {this}
    */
   add(name, array, { compression = this.#compression, level = compression === this.#compression ? this.#level : undefined } = {}) {
@@ -345,7 +282,10 @@ export class NpzWriter {
     return this;
   }
 
-  /** The archive's bytes; the writer is done. */
+  /**
+   * The archive's bytes; the writer is done.
+   * @returns {Uint8Array}
+   */
   finish() {
     const writer = this.#writer;
     if (writer === undefined) throw new NpyError("the archive is finished: make a new NpzWriter", { kind: "usage" });

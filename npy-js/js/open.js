@@ -3,14 +3,14 @@
 // members when asked for.
 
 import { NpyError, reading } from "./errors.js";
-import { arrayOf, arrayOfHeader, headerFor, load, product, reorder, save } from "./array.js";
-import { FLOAT16, bound, call } from "./wasm.js";
+import { isZip, product, reorder, runAsync } from "./bytes.js";
+import { PREFIX, encodeHeader, readHeader } from "./header.js";
+import { arrayOf, arrayOfHeader, load } from "./array.js";
+import { save } from "./save.js";
 import { Described, description } from "./described.js";
-import { Members, directory, loadMember, memberBytes, runAsync } from "./npz.js";
+import { Members, directory, loadMember, memberBytes } from "./npz.js";
 import { memory, sourceOf } from "./source.js";
 
-/** Bytes read first from a file whose kind is not known yet: an `.npy` header, or a zip's first bytes. */
-const FIRST = 4096;
 /** Reads of a Fortran-order array's rows closer than this are made one read. */
 const GAP = 64 << 10;
 /** Reads made at once. */
@@ -18,15 +18,13 @@ const PARALLEL = 8;
 /** Bytes a read of a selection spans at most when it joins pieces: what each read in flight holds. */
 const MAX_READ = 16 << 20;
 
-/**
- * @typedef {import("./source.js").SourceOptions & import("./npz.js").NpzOptions} OpenOptions
- */
+/** @typedef {import("../index.d.ts").OpenOptions} OpenOptions */
 
 /**
  * Opens an `.npy` or `.npz` file (told apart by its first bytes) without reading it all:
  * bytes in memory, a Blob or File, a URL (HTTP range requests), a path or FileHandle in
  * Node, or any `{byteLength, slice(start, end)}`.
- * @param {unknown} input
+ * @param {ArrayBuffer | ArrayBufferView | Blob | URL | string | import("../index.d.ts").RangedSource | object} input
  * @param {OpenOptions} [options]
  * @returns {Promise<NpyFile | NpzFile>}
  */
@@ -34,19 +32,14 @@ export async function open(input, options = {}) {
   const source = await sourceOf(input, options);
   const named = { ...options, name: source.name };
   try {
-    const first = await source.read(0, Math.min(source.byteLength, FIRST));
-    if (first[0] === 0x50 && first[1] === 0x4b) {
+    // The first bytes tell an archive from an array, and hold most headers.
+    const first = await source.read(0, Math.min(source.byteLength, PREFIX));
+    if (isZip(first)) {
       const members = await runAsync(directory(source.byteLength, named, undefined), source);
       return new NpzFile(source, members, named);
     }
-    let prefix = first;
-    for (;;) {
-      const info = call(() => JSON.parse(bound.readHeader(prefix, source.byteLength, named.maxHeaderSize, FLOAT16, named.name, true)), {
-        file: named.name,
-      });
-      if (info.need === undefined) return new NpyFile(source, info, 0, named);
-      prefix = await source.read(0, info.need);
-    }
+    const info = await runAsync(readHeader(0, source.byteLength, named, true, { file: named.name }, first), source);
+    return new NpyFile(source, info, 0, named);
   } catch (e) {
     await source.close();
     throw e;
@@ -120,7 +113,7 @@ export class NpyFile extends Described {
     const shape = this.shape.length === 0 ? [] : [end - start, ...rest];
     // The rows' header first: rows this module cannot hold (2 GiB or more, as `read()` of
     // a 4 GiB file asks) are refused before any byte is read.
-    const header = headerFor(this.descr, shape, this.fortranOrder, this.#options);
+    const header = encodeHeader(this.descr, shape, this.fortranOrder, undefined, { file: this.name });
     const rowBytes = product(rest) * this.dtype.itemsize;
     if (!this.fortranOrder || rest.every((/** @type {number} */ d) => d === 1) || this.shape.length < 2) {
       const bytes = await this.#source.read(at + start * rowBytes, at + end * rowBytes);
@@ -164,7 +157,7 @@ export class NpyFile extends Described {
    * lengths. Only the selected elements' bytes are read: runs closer than 64 KiB are one
    * read of at most 16 MiB, 8 reads in flight, in C or Fortran order alike. An object array is read
    * whole (its data is one pickle).
-   * @param {readonly (number | null | readonly number[])[]} index
+   * @param {readonly (number | null | readonly [number, number, number?])[]} index
    * @param {{signal?: AbortSignal}} [options]
    * @returns {Promise<import("./array.js").NpyArray>}
    */
@@ -231,7 +224,7 @@ export class NpyFile extends Described {
     const at = this.#base + this.dataOffset;
     // The result's header before its bytes: a selection this module cannot hold (2 GiB or
     // more, as all of a 4 GiB image) is refused before anything is allocated or read.
-    const header = headerFor(this.descr, kept, false, this.#options);
+    const header = encodeHeader(this.descr, kept, false, undefined, { file: this.name });
     const out = new Uint8Array(total * itemsize);
     // A piece's elements span from its first to its last; a stride wider than GAP makes
     // each element a piece of its own (a part, below).
@@ -300,7 +293,7 @@ export class NpyFile extends Described {
 /**
  * `index` checked against `shape`: an Axis each.
  * @param {readonly number[]} shape
- * @param {readonly (number | null | readonly number[])[]} index
+ * @param {readonly (number | null | readonly [number, number, number?])[]} index
  * @param {string | undefined} name
  * @returns {Axis[]}
  */
@@ -391,18 +384,9 @@ export class NpzFile extends Members {
       source = memory(await runAsync(memberBytes(info, this.#options, onProgress), this.#source), this.#options.name);
     }
     const length = info.size;
-    let prefix = await source.read(base, base + Math.min(length, FIRST));
-    for (;;) {
-      const header = call(() => JSON.parse(bound.readHeader(prefix, length, named.maxHeaderSize, FLOAT16, named.name, true)), {
-        file: named.name,
-        member: info.member,
-      });
-      if (header.need === undefined) {
-        const member = { ...source, byteLength: base + length, close: async () => {} };
-        return new NpyFile(member, header, base, named);
-      }
-      prefix = await source.read(base, base + header.need);
-    }
+    const header = await runAsync(readHeader(base, length, named, true, { file: named.name, member: info.member }), source);
+    const member = { ...source, byteLength: base + length, close: async () => {} };
+    return new NpyFile(member, header, base, named);
   }
 
   /** Closes the archive, when `open` opened it (a path). */

@@ -4,7 +4,7 @@
 // URL read by HTTP range requests, and any `{byteLength, slice(start, end)}`.
 
 import { NpyError, reading } from "./errors.js";
-import { asBytes, describe } from "./array.js";
+import { asBytes, describe } from "./bytes.js";
 
 /**
  * @typedef {object} Source

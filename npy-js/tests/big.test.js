@@ -1,12 +1,12 @@
 // Arrays of several MiB, which the package converts a MiB at a time (npy-js/src/decode.rs
-// and encode.rs, fed by js/array.js): NumPy writes them with their values (make_files.py
-// big: plain and big-endian numbers, booleans, strings, records with a nested record, a
-// big-endian field and a subarray). Each must read as NumPy's values whole (`load`: its
-// data, its columns, its rows from a start no piece begins at) and by ranges
-// (`open(path).rows(a, b)`); and, written from NumPy's values (`save`), be np.save's file
-// byte for byte, which NumPy loads equal (numpy_same.py). A conversion that put every
-// piece at the start of its output, or took every piece from the start of its input,
-// fails here.
+// and encode.rs, fed by js/array.js and js/save.js): NumPy writes them with their values
+// (make_files.py big: plain and big-endian numbers, booleans, strings, records with a
+// nested record, a big-endian field and a subarray). Each must read as NumPy's values
+// whole (`load`: its data, its columns, its rows from a start no piece begins at) and by
+// ranges (`open(path).rows(a, b)`); and, written from NumPy's values (`save`), be
+// np.save's file byte for byte, which NumPy loads equal (numpy_same.py). A conversion that
+// put every piece at the start of its output, or took every piece from the start of its
+// input, fails here.
 
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -45,7 +45,7 @@ const BIG_RANGES = [
 /** big.npz's stored member: its records, and the rows read by ranges. */
 const NPZ_ROWS = 100_000;
 const NPZ_RANGES = [[50_000, 50_500]];
-/** Bytes `open` reads first of a file whose kind it does not know yet (open.js FIRST). */
+/** Bytes `open` reads first of a file whose kind it does not know yet (header.js PREFIX). */
 const OPEN_FIRST = 4096;
 /** Bytes the package's URL source fetches first (source.js: an .npy header, or a zip's first bytes). */
 const URL_FIRST = 64 << 10;

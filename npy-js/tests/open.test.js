@@ -133,6 +133,24 @@ test("a header over 4 KiB is read by a second read: from memory, a path, a Blob 
   }
 });
 
+test("load and open tell an archive by npy-core's zip magic, an empty one's too", async () => {
+  // An archive of no members is its end record alone: PK\x05\x06.
+  const empty = new NpzWriter().finish();
+  assert.deepEqual([...empty.subarray(0, 4)], [0x50, 0x4b, 0x05, 0x06]);
+  assert.throws(
+    () => load(empty, { name: "empty.npz" }),
+    (e) => e instanceof NpyError && e.kind === "format" && e.message.includes("a zip archive (an .npz), not a .npy file"),
+  );
+  const opened = await open(empty, { name: "empty.npz" });
+  assert.equal(opened.kind, "npz");
+  assert.deepEqual(opened.kind === "npz" && opened.names, []);
+  // "PK" and then neither signature is no archive: a file that is not a .npy file either.
+  const pk = Uint8Array.from([0x50, 0x4b, 0x07, 0x08, ...new Array(124).fill(0x20)]);
+  for (const read of [() => load(pk, { name: "pk.npy" }), () => open(pk, { name: "pk.npy" })]) {
+    await assert.rejects(async () => read(), (e) => e instanceof NpyError && e.kind !== "npz" && e.message.includes("pk.npy"));
+  }
+});
+
 test("an archive opens by its directory; stored members by ranges, compressed ones streamed", async () => {
   const bytes = readFileSync(join(DIR, "archive.npz"));
   for (const source of [join(DIR, "archive.npz"), `${server.url}/archive.npz`, new Blob([bytes])]) {

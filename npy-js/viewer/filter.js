@@ -368,7 +368,7 @@ function oneDimensional(file) {
  */
 export async function filterRows(file, source, options = {}) {
   if (file.dtype.kind !== "record") {
-    throw new NpyError(`reading '${file.name}': rows are filtered by their fields, and a ${file.dtype.str ?? file.descr} array has none`, {
+    throw new NpyError(`reading '${file.name}': rows are filtered by their fields, and a ${/** @type {{str?: string}} */ (file.dtype).str ?? file.descr} array has none`, {
       kind: "usage",
       file: file.name,
     });

@@ -75,7 +75,7 @@ export function imageApplies(file) {
  */
 function rgbPossible(file) {
   const n = file.shape.length;
-  return n >= 3 && (file.shape[n - 1] === 3 || file.shape[n - 1] === 4) && /^(u1|f2|f4|f8)$/.test(file.dtype.type);
+  return n >= 3 && (file.shape[n - 1] === 3 || file.shape[n - 1] === 4) && /^(u1|f2|f4|f8)$/.test(/** @type {{type?: string}} */ (file.dtype).type ?? "");
 }
 
 /**
@@ -255,7 +255,7 @@ export async function setUpImage(ctx) {
     if (level.values === null) {
       const ch = size().channels;
       const d = /** @type {ArrayLike<number>} */ (level.array.data);
-      const bytes = file.dtype.type === "u1";
+      const bytes = /** @type {{type?: string}} */ (file.dtype).type === "u1";
       for (let r = 0; r < nr; r++) {
         for (let c = 0; c < nc; c++) {
           const e = (level.transposed ? c * nr + r : r * nc + c) * ch;
@@ -556,7 +556,7 @@ export async function setUpImage(ctx) {
     hover.reading = next.key;
     const token = ++hovered;
     file
-      .select(next.index)
+      .select(/** @type {(number | [number, number])[]} */ (next.index))
       .then((a) => {
         if (token !== hovered) return;
         hoverIndex.textContent = `a[${next.position.join(", ")}]`;

@@ -45,7 +45,7 @@ async function openTab(source, name, blob) {
   tab.blob = blob;
   const began = performance.now();
   try {
-    const opened = await open(source, { name });
+    const opened = await open(/** @type {Parameters<typeof open>[0]} */ (source), { name });
     if (opened.kind === "npz") {
       tab.archive = opened;
       showMembers(tab, opened);

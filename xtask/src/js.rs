@@ -13,10 +13,12 @@
 //!    `--experimental-reset-state-function`, which the package calls to replace an
 //!    instance after a panic;
 //! 6. `npm ci` in `npy-js/` (its dev dependencies: puppeteer-core, TypeScript and the
-//!    readers the bench compares), when `package-lock.json` changed since the last one.
+//!    readers the bench compares), when `package-lock.json` changed since the last one;
+//! 7. the viewer's service worker's list of the files it keeps (`npy-js/viewer/sw.js`, see
+//!    [`write_service_worker`]), rewritten from the files there are when they changed.
 //!
-//! `cargo xtask js --test` then checks it (see [`check`]): the build for wasm with no
-//! warnings, the module's size, the TypeScript declarations, the Node tests (against NumPy,
+//! `cargo xtask js --test` then checks it (see [`check`]): the service worker's list as
+//! the build writes it, the build for wasm with no warnings, the module's size, the TypeScript declarations, the Node tests (against NumPy,
 //! whose venv it makes, and the Rust suite's hostile files, which it writes, each judged by
 //! `npy check --strict` of the `npy` it builds), the browser
 //! tests of the package and of the viewer page in Debian's Chromium (installed as root
@@ -60,6 +62,9 @@ pub fn build() -> Result<u64> {
     let size = gzipped_size(&module_path())?;
     let raw = fs::metadata(module_path()).map_err(|e| format!("{}: {e}", module_path().display()))?.len();
     println!("npy-js: {} ({raw} bytes, {size} after gzip -9)", module_path().display());
+    if write_service_worker(&package_dir())? {
+        println!("npy-js: viewer/sw.js's list of files rewritten (commit it)");
+    }
     Ok(size)
 }
 
@@ -73,6 +78,9 @@ pub const MAX_GZIPPED: u64 = 400_000;
 /// files, when `ci_npy` names it; else both made here first (`cargo build -p npy-cli`,
 /// the tool's default features, and the hostile tests).
 pub fn check(python: &Path, ci_npy: Option<&Path>) -> Result<()> {
+    // Before the build, which would rewrite it: the committed list is the one it writes.
+    project::step("npy-js/viewer/sw.js lists the files the viewer loads");
+    check_service_worker(&package_dir())?;
     // Everything first: clang before the wasm clippy, which builds libzstd's C.
     provision::js(provision::JS_CHECKS)?;
     project::step(&format!("cargo clippy -p npy-core -p npy-js --target {WASM_TARGET} --all-features -- -D warnings"));
@@ -94,7 +102,7 @@ pub fn check(python: &Path, ci_npy: Option<&Path>) -> Result<()> {
         return Err(format!("the module takes {size} bytes after gzip, over the {MAX_GZIPPED} allowed"));
     }
     let dir = package_dir();
-    project::step("tsc -p npy-js (the declarations, an example and the package's JavaScript, strict)");
+    project::step("tsc -p npy-js (index.d.ts against the JSDoc by index.check.ts, the examples, the JavaScript)");
     project::run(Command::new("node").current_dir(&dir).args(["node_modules/typescript/bin/tsc", "-p", "."]))?;
     let npy = match ci_npy {
         Some(npy) => npy.to_path_buf(),
@@ -166,6 +174,126 @@ pub fn viewer(args: &[&str]) -> Result<()> {
     project::run(Command::new("node").arg(package_dir().join("viewer").join("serve.mjs")).args(args))
 }
 
+/// The service worker of the viewer, which keeps the files it lists for the page to open
+/// offline; under the package's directory.
+const SERVICE_WORKER: &str = "viewer/sw.js";
+
+/// The lines around the service worker's list, which [`write_service_worker`] writes.
+const LIST_BEGIN: &str = "// BEGIN the files kept: written by `cargo xtask js` (xtask/src/js.rs), not by hand.";
+const LIST_END: &str = "// END the files kept.";
+
+/// What the viewer's page loads, relative to the viewer's directory, as the service worker
+/// keeps it: the page (`./`), the viewer's HTML, CSS, modules and data (`.html`, `.css`,
+/// `.js`, `.json`; not the worker itself), the package's modules but its Node entry
+/// (`../js/*.js` but `node.js`), and the WebAssembly module the build writes with its
+/// bindings (`../wasm/npy_js.js`, `../wasm/npy_js_bg.wasm`). Sorted in each directory.
+pub fn kept_files(package: &Path) -> Result<Vec<String>> {
+    let listed = |dir: &str, keep: &dyn Fn(&str) -> bool| -> Result<Vec<String>> {
+        let path = package.join(dir);
+        let entries = fs::read_dir(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", path.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.path().is_file() && keep(&name) {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    };
+    let page = |name: &str| {
+        let extension = Path::new(name).extension().and_then(|e| e.to_str()).unwrap_or("");
+        ["html", "css", "js", "json"].contains(&extension)
+            && Some(name) != Path::new(SERVICE_WORKER).file_name().and_then(|n| n.to_str())
+    };
+    let package_module = |name: &str| name.ends_with(".js") && name != "node.js";
+    let mut files = vec!["./".to_string()];
+    files.extend(listed("viewer", &page)?);
+    files.extend(listed("js", &package_module)?.into_iter().map(|name| format!("../js/{name}")));
+    files.extend(["../wasm/npy_js.js".to_string(), "../wasm/npy_js_bg.wasm".to_string()]);
+    Ok(files)
+}
+
+/// The service worker's list as written: its cache's version (`npy-viewer-vN`) and files.
+#[derive(Debug, PartialEq, Eq)]
+struct Listed {
+    version: u32,
+    files: Vec<String>,
+    /// The text before and after the list's lines.
+    before: String,
+    after: String,
+}
+
+/// Reads the list from the service worker's text (`name`, for errors).
+fn read_list(text: &str, name: &str) -> Result<Listed> {
+    let (before, rest) =
+        text.split_once(&format!("{LIST_BEGIN}\n")).ok_or(format!("{name}: no line `{LIST_BEGIN}`"))?;
+    let (list, after) = rest.split_once(&format!("{LIST_END}\n")).ok_or(format!("{name}: no line `{LIST_END}`"))?;
+    let mut version = None;
+    let mut files = Vec::new();
+    for line in list.lines() {
+        let line = line.trim();
+        if let Some(v) = line.strip_prefix("const CACHE = \"npy-viewer-v").and_then(|v| v.strip_suffix("\";")) {
+            version = Some(v.parse::<u32>().map_err(|e| format!("{name}: the cache's version `{v}`: {e}"))?);
+        } else if let Some(file) = line.strip_prefix('"').and_then(|f| f.strip_suffix("\",")) {
+            files.push(file.to_string());
+        } else if !matches!(line, "const FILES = [" | "];") {
+            return Err(format!("{name}: unexpected line in the list: `{line}`"));
+        }
+    }
+    let version = version.ok_or(format!("{name}: no `const CACHE = \"npy-viewer-vN\";` in the list"))?;
+    Ok(Listed { version, files, before: before.to_string(), after: after.to_string() })
+}
+
+/// The service worker's text with its list as `listed` says.
+fn write_list(listed: &Listed) -> String {
+    let mut out =
+        format!("{}{LIST_BEGIN}\nconst CACHE = \"npy-viewer-v{}\";\nconst FILES = [\n", listed.before, listed.version);
+    for file in &listed.files {
+        out.push_str(&format!("  \"{file}\",\n"));
+    }
+    out.push_str(&format!("];\n{LIST_END}\n{}", listed.after));
+    out
+}
+
+/// Rewrites the service worker's list (`package`'s `viewer/sw.js`) when it is not
+/// [`kept_files`], its cache's version one up, so that browsers drop the old cache; returns
+/// whether it did.
+pub fn write_service_worker(package: &Path) -> Result<bool> {
+    let path = package.join(SERVICE_WORKER);
+    let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut listed = read_list(&text, &path.display().to_string())?;
+    let files = kept_files(package)?;
+    if listed.files == files {
+        return Ok(false);
+    }
+    listed.files = files;
+    listed.version += 1;
+    fs::write(&path, write_list(&listed)).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(true)
+}
+
+/// Fails unless the service worker's list (`package`'s `viewer/sw.js`) is [`kept_files`],
+/// naming the files missing from it and those it lists that are not there.
+pub fn check_service_worker(package: &Path) -> Result<()> {
+    let path = package.join(SERVICE_WORKER);
+    let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let listed = read_list(&text, &path.display().to_string())?;
+    let files = kept_files(package)?;
+    if listed.files == files {
+        return Ok(());
+    }
+    let missing: Vec<&str> = files.iter().filter(|f| !listed.files.contains(f)).map(String::as_str).collect();
+    let extra: Vec<&str> = listed.files.iter().filter(|f| !files.contains(f)).map(String::as_str).collect();
+    Err(format!(
+        "{}'s list of files is not the one `cargo xtask js` writes (missing: {}; not there: {}; else the order): run `cargo xtask js` and commit it",
+        path.display(),
+        if missing.is_empty() { "none".to_string() } else { missing.join(", ") },
+        if extra.is_empty() { "none".to_string() } else { extra.join(", ") },
+    ))
+}
+
 /// The bytes of `path` after `gzip -9`: what a server sends the module as.
 pub fn gzipped_size(path: &Path) -> Result<u64> {
     let out =
@@ -174,4 +302,85 @@ pub fn gzipped_size(path: &Path) -> Result<u64> {
         return Err(format!("gzip -9 {} failed", path.display()));
     }
     Ok(out.stdout.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A package directory under the system's temporary directory: a viewer and a package
+    /// of a few files each, and a service worker listing `listed` at version 7.
+    fn package(name: &str, listed: &[&str]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("xtask-js-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        for sub in ["viewer", "js"] {
+            fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        for file in ["index.html", "viewer.css", "viewer.js", "rows.js", "colormaps.json", "serve.mjs", "shot.png"] {
+            fs::write(dir.join("viewer").join(file), "").unwrap();
+        }
+        for file in ["index.js", "node.js", "api.js"] {
+            fs::write(dir.join("js").join(file), "").unwrap();
+        }
+        let listed = Listed {
+            version: 7,
+            files: listed.iter().map(|f| f.to_string()).collect(),
+            before: "// The worker.\n".into(),
+            after: "const ASSETS = FILES;\n".into(),
+        };
+        fs::write(dir.join(SERVICE_WORKER), write_list(&listed)).unwrap();
+        dir
+    }
+
+    const ALL: &[&str] = &[
+        "./",
+        "colormaps.json",
+        "index.html",
+        "rows.js",
+        "viewer.css",
+        "viewer.js",
+        "../js/api.js",
+        "../js/index.js",
+        "../wasm/npy_js.js",
+        "../wasm/npy_js_bg.wasm",
+    ];
+
+    #[test]
+    fn the_list_is_the_page_s_files() {
+        let dir = package("all", ALL);
+        assert_eq!(kept_files(&dir).unwrap(), ALL);
+        check_service_worker(&dir).unwrap();
+        assert!(!write_service_worker(&dir).unwrap());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_module_missing_from_the_list_fails_the_check_until_the_build_writes_it() {
+        let omitted: Vec<&str> = ALL.iter().copied().filter(|f| *f != "rows.js").collect();
+        let dir = package("omitted", &omitted);
+        let error = check_service_worker(&dir).unwrap_err();
+        assert!(error.contains("missing: rows.js; not there: none"), "{error}");
+        assert!(write_service_worker(&dir).unwrap());
+        check_service_worker(&dir).unwrap();
+        let text = fs::read_to_string(dir.join(SERVICE_WORKER)).unwrap();
+        let listed = read_list(&text, "sw.js").unwrap();
+        assert_eq!((listed.version, listed.files.len()), (8, ALL.len()));
+        assert!(text.starts_with("// The worker.\n") && text.ends_with("const ASSETS = FILES;\n"), "{text}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_committed_list_is_the_one_the_build_writes() {
+        check_service_worker(&package_dir()).unwrap();
+    }
+
+    #[test]
+    fn a_list_naming_a_file_not_there_fails_the_check() {
+        let mut listed = ALL.to_vec();
+        listed.push("../js/gone.js");
+        let dir = package("extra", &listed);
+        let error = check_service_worker(&dir).unwrap_err();
+        assert!(error.contains("missing: none; not there: ../js/gone.js"), "{error}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }
