@@ -175,7 +175,7 @@ impl RemoteNpz {
     }
 
     pub(crate) fn info(&self, name: &str) -> Result<&MemberInfo> {
-        self.members.iter().find(|m| m.name == name || m.member == name).ok_or_else(|| {
+        MemberInfo::find(&self.members, name).ok_or_else(|| {
             Error::from(npy_core::ErrorKind::Npz {
                 member: Some(name.to_string()),
                 reason: format!("no such array; the archive has {:?}", self.names),
