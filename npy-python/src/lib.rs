@@ -32,7 +32,7 @@ mod writer;
 use std::path::PathBuf;
 
 use npy_core::append::Appender;
-use npy_core::header::Header;
+use npy_core::header::{FileKind, Header};
 use npy_core::DynView;
 use npy_pyo3::{from_numpy, ArrayBytes};
 use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
@@ -199,6 +199,18 @@ fn savez(
     let target = if file.hasattr("write")? { Target::File(file.clone()) } else { Target::Path(file.extract()?) };
     let mut members = Vec::with_capacity(names.len());
     for (name, arr) in names.into_iter().zip(arrays.iter()) {
+/// `"npy"` or `"npz"` as `name`'s suffix says (in any case), `None` for another name:
+/// npy-core's one suffix test (`FileKind::of_name`), which `npy._source.kind_of_name`
+/// asks. What a file holds is told by its bytes, by the readers.
+#[pyfunction]
+fn kind_of_name(name: &str) -> Option<&'static str> {
+    match FileKind::of_name(name)? {
+        FileKind::Npy => Some("npy"),
+        FileKind::Zip => Some("npz"),
+        FileKind::Empty | FileKind::Other => None,
+    }
+}
+
         let arr = arr.cast_into::<PyUntypedArray>()?;
         let prepared = Prepared::of(&arr, allow_pickle, &format!("{name}.npy"))?;
         members.push((name, prepared));
@@ -225,6 +237,7 @@ fn create_npy(
 /// append to one file) and crash-safe: the header is rewritten only after the rows are on
 /// disk, so a killed append leaves the file as it was.
 #[pyfunction]
+    m.add_function(wrap_pyfunction!(kind_of_name, m)?)?;
 fn append(py: Python<'_>, path: PathBuf, arr: &Bound<'_, PyUntypedArray>) -> PyResult<()> {
     if arr.ndim() == 0 {
         return Err(PyValueError::new_err(format!("{}: cannot append a 0-d array (give rows)", path.display())));

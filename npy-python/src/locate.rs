@@ -13,8 +13,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt};
-use npy_core::header::Header;
-use npy_core::npz::{Compression, Method, ReaderOptions};
+use npy_core::header::{FileKind, Header};
+use npy_core::npz::{Compression, MemberInfo, Method, ReaderOptions};
 use npy_core::{Error, ErrorKind, ReadOptions};
 use npy_store::{fetch_header_with, RemoteNpz};
 use object_store::path::Path;
@@ -145,8 +145,8 @@ async fn locate_in(
             Ok(npy) => Ok(Located { header: npy.header, offset: npy.data_offset, compressed: None }),
             Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {
                 // An archive says so (not "bad magic"): its first bytes, fetched again.
-                match store.get_range(path, 0..4).await {
-                    Ok(magic) if magic.as_ref() == b"PK\x03\x04" => Err(Refused::Archive),
+                match store.get_range(path, 0..FileKind::PROBE_LEN as u64).await {
+                    Ok(start) if FileKind::of(&start) == FileKind::Zip => Err(Refused::Archive),
                     _ => Err(Refused::Npy(e)),
                 }
             }
@@ -156,12 +156,7 @@ async fn locate_in(
     let mut limits = ReaderOptions::new();
     limits.read_options(options);
     let npz = RemoteNpz::from_store_with(store, path, &limits).await?;
-    let with_suffix = format!("{member}.npy");
-    let info = npz.members().iter().find(|m| m.member == member).or_else(|| {
-        // NumPy's names: `x` is the member `x.npy`.
-        npz.members().iter().find(|m| m.member == with_suffix)
-    });
-    let Some(info) = info else {
+    let Some(info) = MemberInfo::find(npz.members(), member) else {
         return Err(Refused::NoMember(npz.members().iter().map(|m| m.member.clone()).collect()));
     };
     if info.compression == Some(Method::Stored) {

@@ -4,7 +4,7 @@ import os
 import pickle
 import zipfile
 from collections.abc import Callable
-from typing import Any, Protocol, final
+from typing import Any, Literal, Protocol, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +26,7 @@ __all__ = [
     "find",
     "is_url",
     "load_from_file",
+    "kind_of_name",
     "load_from_path",
     "load_from_url",
     "load_many",
@@ -202,6 +203,7 @@ class Shards:
     def gather(self, rows: NDArray[np.int64]) -> NDArray[np.uint8]: ...
     def read_rows(self, start: int, stop: int) -> NDArray[np.uint8]: ...
 
+def kind_of_name(name: str) -> Literal["npy", "npz"] | None: ...
 def open_shards(
     sources: list[str], member: str | None = None, max_header_size: int = ..., map_local_files: bool = False
 ) -> Shards: ...
