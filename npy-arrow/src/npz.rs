@@ -348,11 +348,7 @@ impl NpzBatchReader {
         let mut opened = Vec::with_capacity(names.len());
         let mut seen = HashSet::new();
         for name in names {
-            let info = infos
-                .iter()
-                .find(|i| i.name == name)
-                .or_else(|| infos.iter().find(|i| i.member == name))
-                .ok_or_else(|| index_error(&index, name))?;
+            let info = npz::MemberInfo::find(infos, name).ok_or_else(|| index_error(&index, name))?;
             if !seen.insert(info.member.as_str()) {
                 return Err(usage(format!("member '{}' is asked for twice", info.member)));
             }

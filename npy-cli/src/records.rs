@@ -181,11 +181,8 @@ fn read_into(
         },
     };
     // Errors of our own decoding name the member as npy-core's do.
-    let file_name = archive
-        .members()
-        .iter()
-        .find(|m| m.name == name || m.member == name)
-        .map_or_else(|| name.clone(), |m| m.member.clone());
+    let file_name =
+        npy_core::npz::MemberInfo::find(archive.members(), &name).map_or_else(|| name.clone(), |m| m.member.clone());
     let reader = archive.npy(&name)?;
     let result = if reader.header().dtype.has_object() {
         reader.read::<Array<Object>>().and_then(|array| objects(array, sink))

@@ -60,7 +60,7 @@ pub fn run(args: &Args) -> Result<()> {
         }
         let chosen: Vec<_> = match &args.member {
             Some(want) => {
-                let m = npy_members.iter().find(|m| &m.name == want || &m.member == want).ok_or_else(|| {
+                let m = npz::MemberInfo::find(&npy_members, want).ok_or_else(|| {
                     let names: Vec<&str> = npy_members.iter().map(|m| m.name.as_str()).collect();
                     usage(format!("the archive has no .npy member {want:?} (it has {names:?})")).reading(file)
                 })?;

@@ -20,6 +20,7 @@ use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use npy_arrow::formats::Sink;
+use npy_core::header::FileKind;
 use npy_datafusion::{NpyReadOptions, SessionContextNpyExt};
 
 use crate::render::{self, NonFinite};
@@ -255,7 +256,7 @@ impl Places {
 /// other URL, or a prefix with nothing under it, whether its name ends in `.npz` (a
 /// bucket folder of archives: `s3://b/runs.npz/`).
 async fn is_npz(raw: &str) -> Result<bool, DataFusionError> {
-    let ends_npz = |p: &str| p.trim_end_matches('/').to_ascii_lowercase().ends_with(".npz");
+    let ends_npz = |p: &str| FileKind::of_name(p.trim_end_matches('/')) == Some(FileKind::Zip);
     if npy_store::is_url(raw) {
         if ends_npz(raw) || !raw.ends_with('/') {
             return Ok(ends_npz(raw));

@@ -40,7 +40,10 @@ pub const MAGIC_VERSION_LEN: usize = 8;
 /// 32-bit one (WebAssembly's wasm32), see [`Header::data_len_u64`].
 pub const MAX_DATA_LEN: u64 = Sizes::HOST.codec;
 
-/// What a file is by its first [`FileKind::PROBE_LEN`] bytes, told as `np.load` tells it.
+/// What a file is: by its first [`FileKind::PROBE_LEN`] bytes ([`FileKind::of`], told as
+/// `np.load` tells it: what a reader goes by), or by its name's suffix
+/// ([`FileKind::of_name`]: what a directory listing or a table's files go by, before any
+/// byte is read). The one place either test is written.
 ///
 /// # Examples
 /// ```
@@ -50,6 +53,8 @@ pub const MAX_DATA_LEN: u64 = Sizes::HOST.codec;
 /// assert_eq!(FileKind::of(b"PK\x03\x04\x14\x00"), FileKind::Zip);
 /// assert_eq!(FileKind::of(b"\x80\x04\x95"), FileKind::Other);
 /// assert_eq!(FileKind::of(b""), FileKind::Empty);
+/// assert_eq!(FileKind::of_name("runs/a.NPZ"), Some(FileKind::Zip));
+/// assert_eq!(FileKind::of_name("notes.txt"), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
@@ -78,6 +83,30 @@ impl FileKind {
             FileKind::Npy
         } else {
             FileKind::Other
+        }
+    }
+
+    /// The kind a file's name says by its suffix, in any case: [`FileKind::Npy`] for
+    /// `.npy`, [`FileKind::Zip`] for `.npz`, `None` for any other name (a folder's
+    /// other files, which the doors that list folders leave out). `name` is a path or a
+    /// URL's path; a trailing `/` is no suffix.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::header::FileKind;
+    ///
+    /// assert_eq!(FileKind::of_name("a/b.npy"), Some(FileKind::Npy));
+    /// assert_eq!(FileKind::of_name("s3://bkt/run.Npz"), Some(FileKind::Zip));
+    /// assert_eq!(FileKind::of_name("run.npz/"), None);
+    /// assert_eq!(FileKind::of_name("npz"), None);
+    /// ```
+    pub fn of_name(name: &str) -> Option<FileKind> {
+        let (stem, suffix) = name.rsplit_once('.')?;
+        let named = !stem.is_empty() && !stem.ends_with(['/', '\\']);
+        match () {
+            () if named && suffix.eq_ignore_ascii_case("npy") => Some(FileKind::Npy),
+            () if named && suffix.eq_ignore_ascii_case("npz") => Some(FileKind::Zip),
+            () => None,
         }
     }
 }

@@ -257,10 +257,8 @@ impl NpyMap {
     pub unsafe fn from_npz_member_with(path: impl AsRef<Path>, name: &str, options: &ReadOptions) -> Result<NpyMap> {
         let path = path.as_ref();
         let open = || {
-            let member = crate::npz::Reader::from_path(path)?
-                .members()
-                .iter()
-                .find(|m| m.name == name || m.member == name)
+            let reader = crate::npz::Reader::from_path(path)?;
+            let member = crate::npz::MemberInfo::find(reader.members(), name)
                 .cloned()
                 .ok_or_else(|| Error::npz(Some(name), "no such member"))?;
             if member.compression != Some(crate::npz::Method::Stored) {

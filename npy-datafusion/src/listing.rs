@@ -26,6 +26,7 @@ use datafusion::error::Result;
 use datafusion::execution::SessionState;
 use datafusion::logical_expr::CreateExternalTable;
 use futures::TryStreamExt;
+use npy_core::header::FileKind;
 
 use crate::error::npy_error;
 use crate::kind::Kind;
@@ -113,8 +114,8 @@ fn refuse_other_kind<'a>(
     mut files: impl Iterator<Item = &'a Path>,
     named: bool,
 ) -> Result<()> {
-    let is_npz = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
-    if let Some(other) = files.find(|f| !named && is_npz(f) != (kind == Kind::Npz)) {
+    let archive = |p: &Path| FileKind::of_name(&p.to_string_lossy()) == Some(FileKind::Zip);
+    if let Some(other) = files.find(|f| !named && archive(f) != (kind == Kind::Npz)) {
         let (holds, as_kind) = match kind {
             Kind::Npy => (".npz archives", "an npz table (register_npz, STORED AS NPZ)"),
             Kind::Npz => (".npy files", "an npy table (register_npy, STORED AS NPY)"),

@@ -11,7 +11,11 @@ use crate::unpickle::{refused_by_allow_pickle, PickleArgs};
 /// NumPy's `max_header_size` default (`numpy.lib.format._MAX_HEADER_SIZE`).
 pub(crate) const MAX_HEADER_SIZE: usize = 10_000;
 
-/// `np.load`'s arguments, as the readers need them.
+/// `np.load`'s arguments, as the readers need them: checked once, when Python builds them
+/// (`npy._npy.LoadArgs(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)`),
+/// and taken by every entry that loads (`load_from_path`, `load_from_file`,
+/// `load_from_url`, `open_npz`).
+#[pyclass(frozen, module = "npy._npy")]
 #[derive(Debug, Clone)]
 pub(crate) struct LoadArgs {
     /// `np.memmap`'s spelling of the mode, if mapping.
@@ -32,6 +36,33 @@ impl Default for LoadArgs {
             pickle: PickleArgs { fix_imports: true, encoding: "ASCII".into(), safe_globals: Vec::new() },
             max_header_size: MAX_HEADER_SIZE,
         }
+    }
+}
+
+#[pymethods]
+impl LoadArgs {
+    /// `np.load`'s arguments, checked: `encoding` one of NumPy's three, `mmap_mode` one of
+    /// `np.memmap`'s spellings ([`map_mode`]); the safe globals in force now are the load's.
+    ///
+    /// # Errors
+    /// `ValueError` for another encoding or map mode.
+    #[new]
+    pub(crate) fn new(
+        mmap_mode: Option<&str>,
+        allow_pickle: Option<bool>,
+        fix_imports: bool,
+        encoding: String,
+        max_header_size: usize,
+    ) -> PyResult<LoadArgs> {
+        if !matches!(encoding.as_str(), "ASCII" | "latin1" | "bytes") {
+            return Err(PyValueError::new_err("encoding must be 'ASCII', 'latin1', or 'bytes'"));
+        }
+        Ok(LoadArgs {
+            mmap_mode: map_mode(mmap_mode)?,
+            allow_pickle,
+            pickle: PickleArgs { fix_imports, encoding, safe_globals: crate::unpickle::safe_globals() },
+            max_header_size,
+        })
     }
 }
 

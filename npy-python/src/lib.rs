@@ -32,7 +32,7 @@ mod writer;
 use std::path::PathBuf;
 
 use npy_core::append::Appender;
-use npy_core::header::Header;
+use npy_core::header::{FileKind, Header};
 use npy_core::DynView;
 use npy_pyo3::{from_numpy, ArrayBytes};
 use numpy::{PyArrayDescr, PyUntypedArray, PyUntypedArrayMethods};
@@ -45,26 +45,6 @@ use crate::errors::to_python;
 use crate::load::{load_file, load_path, Loaded};
 use crate::npz::NpzReader;
 use crate::save::{Prepared, Target};
-use crate::unpickle::PickleArgs;
-
-/// `np.load`'s arguments, checked.
-fn load_args(
-    mmap_mode: Option<&str>,
-    allow_pickle: Option<bool>,
-    fix_imports: bool,
-    encoding: String,
-    max_header_size: usize,
-) -> PyResult<LoadArgs> {
-    if !matches!(encoding.as_str(), "ASCII" | "latin1" | "bytes") {
-        return Err(PyValueError::new_err("encoding must be 'ASCII', 'latin1', or 'bytes'"));
-    }
-    Ok(LoadArgs {
-        mmap_mode: map_mode(mmap_mode)?,
-        allow_pickle,
-        pickle: PickleArgs { fix_imports, encoding, safe_globals: crate::unpickle::safe_globals() },
-        max_header_size,
-    })
-}
 
 fn loaded(py: Python<'_>, loaded: Loaded<'_>) -> PyResult<Py<PyAny>> {
     match loaded {
@@ -75,47 +55,21 @@ fn loaded(py: Python<'_>, loaded: Loaded<'_>) -> PyResult<Py<PyAny>> {
 
 /// `np.load` of a path: an array, an `np.memmap`, or an [`NpzReader`].
 #[pyfunction]
-fn load_from_path(
-    py: Python<'_>,
-    path: &Bound<'_, PyAny>,
-    mmap_mode: Option<&str>,
-    allow_pickle: Option<bool>,
-    fix_imports: bool,
-    encoding: String,
-    max_header_size: usize,
-) -> PyResult<Py<PyAny>> {
-    let args = load_args(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)?;
+fn load_from_path(py: Python<'_>, path: &Bound<'_, PyAny>, args: PyRef<'_, LoadArgs>) -> PyResult<Py<PyAny>> {
     loaded(py, load_path(py, path, &args)?)
 }
 
 /// `np.load` of a file object, from its position: an array or an [`NpzReader`].
 #[pyfunction]
-fn load_from_file(
-    py: Python<'_>,
-    file: &Bound<'_, PyAny>,
-    mmap_mode: Option<&str>,
-    allow_pickle: Option<bool>,
-    fix_imports: bool,
-    encoding: String,
-    max_header_size: usize,
-) -> PyResult<Py<PyAny>> {
-    let args = load_args(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)?;
+fn load_from_file(py: Python<'_>, file: &Bound<'_, PyAny>, args: PyRef<'_, LoadArgs>) -> PyResult<Py<PyAny>> {
     loaded(py, load_file(py, file, &args)?)
 }
 
 /// `np.load` of the object at a URL (`npz`: `load_npz`, refusing anything but an archive):
-/// an array or an [`NpzReader`], read through npy-store with the GIL released.
+/// an array or an [`NpzReader`], read through npy-store with the GIL released (`args`
+/// without a map mode: the caller refuses one, naming the URL).
 #[pyfunction]
-fn load_from_url(
-    py: Python<'_>,
-    url: &str,
-    allow_pickle: Option<bool>,
-    fix_imports: bool,
-    encoding: String,
-    max_header_size: usize,
-    npz: bool,
-) -> PyResult<Py<PyAny>> {
-    let args = load_args(None, allow_pickle, fix_imports, encoding, max_header_size)?;
+fn load_from_url(py: Python<'_>, url: &str, args: PyRef<'_, LoadArgs>, npz: bool) -> PyResult<Py<PyAny>> {
     loaded(py, load::load_url(py, url, &args, npz)?)
 }
 
@@ -129,22 +83,13 @@ fn load_many(
     mmap_mode: Option<&str>,
     threads: Option<usize>,
 ) -> PyResult<Vec<Py<PyAny>>> {
-    let args = load_args(mmap_mode, None, true, "ASCII".to_string(), args::MAX_HEADER_SIZE)?;
+    let args = LoadArgs::new(mmap_mode, None, true, "ASCII".to_string(), args::MAX_HEADER_SIZE)?;
     many::load_many(py, files, &args, threads)
 }
 
 /// An archive opened as `NpzFile(fid)` opens it: by path, or from a file object.
 #[pyfunction]
-fn open_npz(
-    py: Python<'_>,
-    file: &Bound<'_, PyAny>,
-    mmap_mode: Option<&str>,
-    allow_pickle: Option<bool>,
-    fix_imports: bool,
-    encoding: String,
-    max_header_size: usize,
-) -> PyResult<NpzReader> {
-    let args = load_args(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)?;
+fn open_npz(py: Python<'_>, file: &Bound<'_, PyAny>, args: PyRef<'_, LoadArgs>) -> PyResult<NpzReader> {
     if file.hasattr("read")? {
         NpzReader::open_file(py, file, &args)
     } else {
@@ -254,10 +199,23 @@ fn is_url(s: &Bound<'_, PyAny>) -> bool {
     s.cast::<pyo3::types::PyString>().ok().and_then(|s| s.to_str().ok()).is_some_and(npy_store::is_url)
 }
 
+/// `"npy"` or `"npz"` as `name`'s suffix says (in any case), `None` for another name:
+/// npy-core's one suffix test (`FileKind::of_name`), which `npy._source.kind_of_name`
+/// asks. What a file holds is told by its bytes, by the readers.
+#[pyfunction]
+fn kind_of_name(name: &str) -> Option<&'static str> {
+    match FileKind::of_name(name)? {
+        FileKind::Npy => Some("npy"),
+        FileKind::Zip => Some("npz"),
+        FileKind::Empty | FileKind::Other => None,
+    }
+}
+
 /// The engine of the `npy` package.
 #[pymodule]
 #[pyo3(name = "_npy")]
 fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<LoadArgs>()?;
     m.add_function(wrap_pyfunction!(load_from_path, m)?)?;
     m.add_function(wrap_pyfunction!(unpickle::set_safe_globals, m)?)?;
     m.add_function(wrap_pyfunction!(load_from_file, m)?)?;
@@ -279,6 +237,7 @@ fn engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(locate::locate, m)?)?;
     m.add_function(wrap_pyfunction!(find, m)?)?;
     m.add_function(wrap_pyfunction!(is_url, m)?)?;
+    m.add_function(wrap_pyfunction!(kind_of_name, m)?)?;
     m.add_function(wrap_pyfunction!(remote::open_source, m)?)?;
     m.add_function(wrap_pyfunction!(remote::upload, m)?)?;
     m.add_class::<remote::Source>()?;

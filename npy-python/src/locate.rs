@@ -14,13 +14,13 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use futures::stream::{self, BoxStream, StreamExt};
 use npy_core::header::Header;
-use npy_core::npz::{Compression, Method, ReaderOptions};
+use npy_core::npz::{Compression, MemberInfo, Method, ReaderOptions};
 use npy_core::{Error, ErrorKind, ReadOptions};
 use npy_store::{fetch_header_with, RemoteNpz};
 use object_store::path::Path;
 use object_store::{
     Attributes, CopyOptions, GetOptions, GetResult, GetResultPayload, ListResult, MultipartUpload, ObjectMeta,
-    ObjectStore, ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult,
+    ObjectStore, PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
@@ -140,28 +140,23 @@ async fn locate_in(
     member: Option<&str>,
     options: &ReadOptions,
 ) -> Result<Located, Refused> {
+    let mut limits = ReaderOptions::new();
+    limits.read_options(options);
     let Some(member) = member else {
         return match fetch_header_with(&*store, path, options).await {
             Ok(npy) => Ok(Located { header: npy.header, offset: npy.data_offset, compressed: None }),
+            // An archive says so (not "bad magic"): npy-store opens it as one.
             Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {
-                // An archive says so (not "bad magic"): its first bytes, fetched again.
-                match store.get_range(path, 0..4).await {
-                    Ok(magic) if magic.as_ref() == b"PK\x03\x04" => Err(Refused::Archive),
-                    _ => Err(Refused::Npy(e)),
+                match RemoteNpz::from_store_with(store, path, &limits).await {
+                    Ok(_) => Err(Refused::Archive),
+                    Err(_) => Err(Refused::Npy(e)),
                 }
             }
             Err(e) => Err(Refused::Npy(e)),
         };
     };
-    let mut limits = ReaderOptions::new();
-    limits.read_options(options);
     let npz = RemoteNpz::from_store_with(store, path, &limits).await?;
-    let with_suffix = format!("{member}.npy");
-    let info = npz.members().iter().find(|m| m.member == member).or_else(|| {
-        // NumPy's names: `x` is the member `x.npy`.
-        npz.members().iter().find(|m| m.member == with_suffix)
-    });
-    let Some(info) = info else {
+    let Some(info) = MemberInfo::find(npz.members(), member) else {
         return Err(Refused::NoMember(npz.members().iter().map(|m| m.member.clone()).collect()));
     };
     if info.compression == Some(Method::Stored) {

@@ -9,7 +9,7 @@ use std::io::{BufReader, Read, Seek};
 use std::path::PathBuf;
 use std::sync::{Mutex, PoisonError};
 
-use futures::stream::{self, StreamExt, TryStreamExt};
+use npy_core::header::FileKind;
 use npy_core::npz::{MemberInfo, Method, Reader, ReaderOptions};
 use npy_core::object::CheckedPickle;
 use npy_core::{DynArray, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
@@ -66,9 +66,6 @@ macro_rules! with_source {
     };
 }
 
-/// Members fetched at once by `load_all` of an archive at a URL.
-const FETCHES: usize = 4;
-
 /// An archive at a URL, read through npy-store.
 struct Remote {
     npz: RemoteNpz,
@@ -80,7 +77,7 @@ struct Remote {
 impl Remote {
     /// The zip name of member `name` (a name of `names()`).
     fn member_of<'a>(&'a self, name: &'a str) -> &'a str {
-        self.npz.members().iter().find(|m| m.name == name).map_or(name, |m| m.member.as_str())
+        MemberInfo::find(self.npz.members(), name).map_or(name, |m| m.member.as_str())
     }
 
     /// Member `name` as [`read_member`] reads it: its bytes by one ranged GET, inflated
@@ -91,32 +88,26 @@ impl Remote {
         member_of_bytes(&bytes, objects, &self.options).map_err(located)
     }
 
-    /// Every member, [`FETCHES`] fetched at once.
+    /// Every member, several fetched at once (npy-store's [`RemoteNpz::read_all`]).
     fn read_all(&self) -> Result<Vec<Member>> {
-        let fetches = stream::iter(self.npz.names()).map(|name| self.npz.member_bytes(name)).buffered(FETCHES);
-        let all: Vec<bytes::Bytes> =
-            shared_runtime()?.block_on(fetches.try_collect()).map_err(|e| named(e, &self.url))?;
-        let names = self.npz.names().iter();
-        (all.iter().zip(names))
-            .map(|(bytes, name)| {
-                let located = |e: npy_core::Error| named(e.in_member(self.member_of(name)), &self.url);
-                member_of_bytes(bytes, true, &self.options).map_err(located)?.ok_or_else(|| unreachable_refusal(name))
-            })
-            .collect()
+        shared_runtime()?.block_on(self.npz.read_all()).map_err(|e| named(e, &self.url))
     }
 }
 
-/// The error of a member [`member_of_bytes`] refused though objects were allowed (which
-/// it never does).
-fn unreachable_refusal(name: &str) -> npy_core::Error {
-    std::io::Error::other(format!("member {name} was refused with objects allowed")).into()
+/// Every member as read at once, or `None` when a member is not a `.npy` file (the
+/// members are then read one by one, which gives such a member's raw bytes).
+fn read_at_once(all: Result<Vec<Member>>) -> Result<Option<Vec<Member>>> {
+    match all {
+        Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => Ok(None),
+        other => other.map(Some),
+    }
 }
 
 /// A member's `bytes` (all of it, checked) read as [`read_member`] reads one: its raw
 /// bytes when it is not a `.npy` file; `None` for an object array when `objects` is false.
 fn member_of_bytes(bytes: &[u8], objects: bool, options: &ReadOptions) -> Result<Option<Member>> {
     let raw = || Ok(Some(Member::Raw(bytes.to_vec())));
-    let not_npy = !bytes.starts_with(b"\x93NUMPY");
+    let not_npy = FileKind::of(bytes) != FileKind::Npy;
     // The bytes are in memory: a header claiming more data than they hold is a truncation
     // error, never an allocation.
     let reader = match NpyReader::from_reader_with(bytes, options) {
@@ -338,12 +329,9 @@ impl NpzReader {
         // A member that is not a .npy file fails the parallel read: then one by one.
         let all = if parallel {
             self.with_source(py, |source| match source {
-                Source::Path(reader) => match reader.read_all::<Member>() {
-                    Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => Ok(None),
-                    other => other.map(Some),
-                },
+                Source::Path(reader) => read_at_once(reader.read_all::<Member>()),
                 Source::File(_) => Ok(None),
-                Source::Url(remote) => remote.read_all().map(Some),
+                Source::Url(remote) => read_at_once(remote.read_all()),
             })?
         } else {
             None

@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 use std::path::Path;
 
-use npy_core::header::Header;
+use npy_core::header::{FileKind, Header};
 use npy_core::{DynArray, Loader, NpyReader, ReadOptions};
 
 use crate::remote::ObjectStart;
@@ -51,7 +51,7 @@ fn plain(header: &Header, python2_header: bool) -> bool {
 /// (if any) by one more, as `npy.load` reads it.
 pub(crate) fn read_plain_url(url: &str, options: &ReadOptions) -> Option<DynArray> {
     let opened = ObjectStart::open(url).ok()?;
-    if !opened.prefix.starts_with(b"\x93NUMPY") {
+    if FileKind::of(&opened.prefix) != FileKind::Npy {
         return None;
     }
     let reader = NpyReader::from_reader_with(opened.into_read().ok()?, options).ok()?;

@@ -8,6 +8,7 @@ streams, columns and rows, directories and globs, archives, errors that name the
 every consumer, files changed under a stream, polars' pushdowns, no thread left behind.
 """
 
+import inspect
 import os
 import re
 import sys
@@ -252,6 +253,31 @@ def test_columns_rows_and_batches(trace_file):
         npy.scan(path, batch_rows=0)
     assert "npy.Scan(" in repr(t) and "2000 rows" in repr(t)
     assert pa.schema(t.schema).names == ["id", "t0"]
+
+
+@pytest.mark.parametrize("door", [npy.scan, npy.polars.scan_npy], ids=["scan", "scan_npy"])
+def test_scan_and_scan_npy_take_the_same_keywords(trace_file, door):
+    """One definition of the keywords: both doors show it (``help``, ``inspect``), and
+    check it, naming themselves, as a function of those keywords would."""
+    path, _ = trace_file
+    shown = inspect.signature(door)
+    assert list(shown.parameters) == [
+        "source",
+        "columns",
+        "rows",
+        "batch_rows",
+        "members",
+        "days_as_int64",
+        "map_local_files",
+    ]
+    assert all(p.kind is p.KEYWORD_ONLY for p in list(shown.parameters.values())[1:])
+    assert shown.parameters["days_as_int64"].default is False
+    assert shown.return_annotation == ("Scan" if door is npy.scan else "pl.LazyFrame")
+    assert door.__doc__ and door.__name__ == door.__wrapped__.__name__
+    with pytest.raises(TypeError, match=rf"^{door.__name__}\(\) got an unexpected keyword argument 'colums'"):
+        door(path, colums=["id"])
+    with pytest.raises(TypeError, match=rf"^{door.__name__}\(\) too many positional arguments"):
+        door(path, ["id"])
 
 
 def test_mapped_files_give_the_same_rows(trace_file, tmp):

@@ -21,6 +21,7 @@
 
 use std::path::{Path as FsPath, PathBuf};
 
+use npy_core::header::FileKind;
 use npy_core::{Error, ErrorKind, Result};
 use object_store::path::Path;
 use object_store::ObjectStore;
@@ -144,14 +145,10 @@ pub async fn find_in_store(store: &dyn ObjectStore, prefix: &Path, source: &str)
     Ok(found)
 }
 
-/// `.npy` or `.npz` (`Some(true)` for an archive), by a name's suffix in any case.
-pub(crate) fn kind_of(name: &str) -> Option<bool> {
-    let ext = FsPath::new(name).extension()?;
-    match () {
-        () if ext.eq_ignore_ascii_case("npz") => Some(true),
-        () if ext.eq_ignore_ascii_case("npy") => Some(false),
-        () => None,
-    }
+/// `.npy` or `.npz` (`Some(true)` for an archive), by a name's suffix in any case
+/// (npy-core's [`FileKind::of_name`]).
+fn kind_of(name: &str) -> Option<bool> {
+    FileKind::of_name(name).map(|kind| kind == FileKind::Zip)
 }
 
 /// Fails unless `found` holds something, of one kind (see [`find`]'s errors).

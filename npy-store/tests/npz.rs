@@ -414,3 +414,29 @@ async fn a_replaced_archive_fails_its_reads_naming_it() {
         assert_eq!(fresh.member("t").await.unwrap().read_rows::<Vec<f64>>(1..2).await.unwrap(), [1.0]);
     }
 }
+
+/// `read_all` gives every member, in archive order, as npy-core's reader of the same bytes
+/// gives them; a member whose CRC-32 fails is the error, naming the archive and member.
+#[tokio::test]
+async fn read_all_gives_every_member_as_the_local_reader_does() {
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let bytes = archive();
+    let location = put(&store, "all.npz", bytes.clone()).await;
+    let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
+    let remote = npz.read_all::<npy_core::DynArray>().await.unwrap();
+    let local = Reader::from_reader(Cursor::new(&bytes)).unwrap().read_all::<npy_core::DynArray>().unwrap();
+    assert_eq!(remote.len(), 5);
+    for ((got, want), name) in remote.iter().zip(&local).zip(npz.names()) {
+        assert_eq!((got.dtype(), got.shape()), (want.dtype(), want.shape()), "{name}");
+        assert_eq!(got.data(), want.data(), "{name}");
+    }
+
+    let z = Reader::from_reader(Cursor::new(&bytes)).unwrap().members()[2].clone();
+    let mut bad = bytes.clone();
+    bad[(z.data_start.unwrap() + z.compressed_size / 2) as usize] ^= 0x55;
+    let location = put(&store, "bad.npz", bad).await;
+    let npz = RemoteNpz::from_store(store.clone(), &location).await.unwrap();
+    let e = npz.read_all::<npy_core::DynArray>().await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
+    assert_eq!((e.member(), e.path()), (Some("z.npy"), Some(std::path::Path::new("bad.npz"))), "{e}");
+}

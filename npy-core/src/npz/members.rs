@@ -140,6 +140,31 @@ pub(super) fn member_info(e: &directory::Entry) -> MemberInfo {
     }
 }
 
+impl MemberInfo {
+    /// The member of `members` that `name` names, as every reader of archives looks it up
+    /// ([`Reader::read`](super::Reader::read), remote archives, the bindings): the member
+    /// whose array is called `name` (`x` is `x.npy`, as NumPy's `NpzFile` takes it), else
+    /// the member of that zip name (`x.npy` itself, or a member named otherwise). `None`
+    /// when no member has that name.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::npz::{MemberInfo, Reader, Writer};
+    ///
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.add("t", &[1u8])?;
+    /// let r = Reader::from_reader(w.finish()?)?;
+    /// assert_eq!(MemberInfo::find(r.members(), "t").map(|m| m.member.as_str()), Some("t.npy"));
+    /// assert_eq!(MemberInfo::find(r.members(), "t.npy").map(|m| m.name.as_str()), Some("t"));
+    /// assert!(MemberInfo::find(r.members(), "u").is_none());
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn find<'a>(members: &'a [MemberInfo], name: &str) -> Option<&'a MemberInfo> {
+        members.iter().find(|m| m.name == name).or_else(|| members.iter().find(|m| m.member == name))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Cursor;

@@ -311,6 +311,8 @@ fn npy_member(name: &str) -> String {
 /// Whether the file at `path` starts as a zip archive does (`PK\x03\x04`, or `PK\x05\x06`
 /// for an empty one): an `.npz` whatever its name, where a `.npy` file starts with
 /// `\x93NUMPY`. Reads the first four bytes only; a file shorter than that is no archive.
+/// By the bytes, as [`FileKind::of`](crate::header::FileKind::of) tells them; what a name
+/// says is [`FileKind::of_name`](crate::header::FileKind::of_name).
 ///
 /// # Errors
 /// [`ErrorKind::Io`] naming `path` when it cannot be opened or read, or is not a regular
@@ -336,7 +338,7 @@ pub fn is_npz(path: impl AsRef<std::path::Path>) -> crate::Result<bool> {
     let sniff = || -> crate::Result<bool> {
         let mut magic = [0u8; 4];
         let got = crate::stream::read_full(&mut crate::file::open_file(path)?, &mut magic)?;
-        Ok(got == 4 && (magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06"))
+        Ok(crate::header::FileKind::of(&magic[..got]) == crate::header::FileKind::Zip)
     };
     sniff().map_err(|e| e.reading(path))
 }

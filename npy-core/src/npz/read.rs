@@ -15,7 +15,7 @@ use super::{directory, zip_err, ReaderOptions};
 #[cfg(doc)]
 use crate::array::{Array, DynArray};
 use crate::error::{Access, Error, ErrorKind, Result};
-use crate::header::{shape_repr, MAGIC};
+use crate::header::{shape_repr, FileKind};
 use crate::io::ReadNpy;
 use crate::object::FromObject;
 #[cfg(doc)]
@@ -465,10 +465,11 @@ impl<R: Read + Seek> Reader<R> {
     pub fn is_npy(&mut self, name: &str) -> Result<bool> {
         let origin = self.origin.clone();
         let (mut file, _, _) = self.member(name)?;
-        let mut magic = [0u8; 6];
+        let mut magic = [0u8; FileKind::PROBE_LEN];
         let got = crate::stream::read_full(&mut file, &mut magic);
         let member = file.member.clone();
-        Ok(located(origin.as_deref(), &member, got)? == 6 && &magic == MAGIC)
+        let got = located(origin.as_deref(), &member, got)?;
+        Ok(FileKind::of(&magic[..got]) == FileKind::Npy)
     }
 }
 

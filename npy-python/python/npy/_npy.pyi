@@ -4,7 +4,7 @@ import os
 import pickle
 import zipfile
 from collections.abc import Callable
-from typing import Any, Protocol, final
+from typing import Any, Literal, Protocol, final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 __all__ = [
     "MAX_HEADER_SIZE",
     "BadNpzFile",
+    "LoadArgs",
     "NpzArchive",
     "NpzReader",
     "PendingDir",
@@ -25,6 +26,7 @@ __all__ = [
     "create_npy",
     "find",
     "is_url",
+    "kind_of_name",
     "load_from_file",
     "load_from_path",
     "load_from_url",
@@ -73,39 +75,24 @@ class NpzArchive:
     def close(self) -> None: ...
     def abort(self) -> None: ...
 
-def load_from_path(
-    path: str | os.PathLike[str],
-    mmap_mode: str | None,
-    allow_pickle: bool | None,
-    fix_imports: bool,
-    encoding: str,
-    max_header_size: int,
-) -> Any: ...
-def load_from_file(
-    file: Any,
-    mmap_mode: str | None,
-    allow_pickle: bool | None,
-    fix_imports: bool,
-    encoding: str,
-    max_header_size: int,
-) -> Any: ...
-def load_from_url(
-    url: str,
-    allow_pickle: bool | None,
-    fix_imports: bool,
-    encoding: str,
-    max_header_size: int,
-    npz: bool,
-) -> Any: ...
+# np.load's arguments, checked once (ValueError for a bad encoding or map mode), which
+# every entry that loads takes.
+@final
+class LoadArgs:
+    def __new__(
+        cls,
+        mmap_mode: str | None,
+        allow_pickle: bool | None,
+        fix_imports: bool,
+        encoding: str,
+        max_header_size: int,
+    ) -> LoadArgs: ...
+
+def load_from_path(path: str | os.PathLike[str], args: LoadArgs) -> Any: ...
+def load_from_file(file: Any, args: LoadArgs) -> Any: ...
+def load_from_url(url: str, args: LoadArgs, npz: bool) -> Any: ...
 def load_many(files: list[Any], mmap_mode: str | None, threads: int | None) -> list[Any]: ...
-def open_npz(
-    file: Any,
-    mmap_mode: str | None,
-    allow_pickle: bool | None,
-    fix_imports: bool,
-    encoding: str,
-    max_header_size: int,
-) -> NpzReader: ...
+def open_npz(file: Any, args: LoadArgs) -> NpzReader: ...
 def set_safe_globals(names: list[tuple[str, str]]) -> None: ...
 def map_npy(path: str | os.PathLike[str], mode: str, max_header_size: int) -> np.memmap[Any, Any]: ...
 def save_to_path(
@@ -216,6 +203,7 @@ class _Reader(Protocol):
 # The files a path, directory or glob pattern names (npy_store::find), sorted by path.
 def find(source: str) -> list[str]: ...
 def is_url(s: object) -> bool: ...
+def kind_of_name(name: str) -> Literal["npy", "npz"] | None: ...
 
 # (dtype, fortran_order, shape, data offset, compressed, compression name) of a .npy file or
 # an .npz member.

@@ -100,12 +100,13 @@ def load(
     mmap_mode = mmap_mode or None  # NumPy maps only when it is truthy
     if _source.is_url(file):
         return _load_url(file, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size, npz=None)
+    args = _npy.LoadArgs(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
     if hasattr(file, "read"):
         source = file
-        loaded = _npy.load_from_file(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+        loaded = _npy.load_from_file(source, args)
     else:
         source = _path(file)
-        loaded = _npy.load_from_path(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+        loaded = _npy.load_from_path(source, args)
         source = os.fsdecode(source)
     if isinstance(loaded, _npy.NpzReader):
         kwargs = {"encoding": encoding, "fix_imports": fix_imports}
@@ -183,7 +184,8 @@ def _load_url(
     checked against its CRC-32)."""
     if mmap_mode is not None:
         raise ValueError(f"{url}: mmap_mode maps local files only; load a URL without it")
-    loaded = _npy.load_from_url(url, allow_pickle, fix_imports, encoding, max_header_size, bool(npz))
+    args = _npy.LoadArgs(None, allow_pickle, fix_imports, encoding, max_header_size)
+    loaded = _npy.load_from_url(url, args, bool(npz))
     if isinstance(loaded, _npy.NpzReader):
         kwargs = {"encoding": encoding, "fix_imports": fix_imports}
         return NpzFile._opened(loaded, url, True, allow_pickle, kwargs, max_header_size)
@@ -217,7 +219,8 @@ def load_npz(
     kwargs = {"encoding": encoding, "fix_imports": fix_imports}
     own = not hasattr(file, "read")
     source: Any = os.fsdecode(file) if own else file  # type: ignore[arg-type]  # a path here
-    reader = _npy.open_npz(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+    args = _npy.LoadArgs(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+    reader = _npy.open_npz(source, args)
     return NpzFile._opened(reader, source, own, allow_pickle, kwargs, max_header_size)
 
 
@@ -443,7 +446,8 @@ class NpzFile(_NumpyNpzFile):
         encoding = kwargs.get("encoding", "ASCII")
         fix_imports = kwargs.get("fix_imports", True)
         source: Any = fid if hasattr(fid, "read") else os.fsdecode(fid)
-        reader = _npy.open_npz(source, mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+        args = _npy.LoadArgs(mmap_mode, allow_pickle, fix_imports, encoding, max_header_size)
+        reader = _npy.open_npz(source, args)
         self._setup(reader, source, own_fid, allow_pickle, pickle_kwargs, max_header_size)
 
     @classmethod

@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
 
 from ._npy import Scan, open_scan
 
 Rows = slice | range | tuple[int | None, int | None]
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
-def scan(
+
+@dataclass(frozen=True)
+class OpenedScan:
+    """A scan's files opened (``table``: all their columns and rows) and what was asked of
+    it: ``rows`` as ``(start, stop)``, the ``columns`` and ``batch_rows`` given."""
+
+    table: Scan
+    start: int
+    stop: int
+    columns: Sequence[str] | None
+    batch_rows: int | None
+
+
+def open_table(
     source: str | os.PathLike[str],
     *,
     columns: Sequence[str] | None = None,
@@ -19,7 +38,46 @@ def scan(
     members: Sequence[str] | None = None,
     days_as_int64: bool = False,
     map_local_files: bool = False,
-) -> Scan:
+) -> OpenedScan:
+    """The files of ``source`` opened: the one definition of the keywords of
+    :func:`npy.scan` and ``npy.polars.scan_npy`` (their signatures are this one's, by
+    :func:`signature_of`), checked here."""
+    if isinstance(columns, str) or isinstance(members, str):
+        raise TypeError("columns and members take a list of names, not one string")
+    if batch_rows is not None and (not isinstance(batch_rows, int) or batch_rows < 1):
+        raise ValueError(f"batch_rows must be a positive int, not {batch_rows!r}")
+    names = list(members) if members is not None else None
+    table = open_scan(os.fspath(source), names, batch_rows, days_as_int64, map_local_files)
+    start, stop = _rows(rows, table.num_rows)
+    return OpenedScan(table, start, stop, columns, batch_rows)
+
+
+def signature_of(template: Callable[_P, OpenedScan]) -> Callable[[Callable[..., _R]], Callable[_P, _R]]:
+    """A decorator giving a function ``f(source, **keywords)`` the signature of ``template``
+    (for ``inspect.signature``, ``help`` and type checkers), with ``f``'s return type, and
+    its checks of arguments (an unknown keyword is a ``TypeError`` naming ``f``): so
+    ``scan`` and ``scan_npy`` take the keywords of :func:`open_table`, written once."""
+    keywords = inspect.signature(template)
+
+    def apply(f: Callable[..., _R]) -> Callable[_P, _R]:
+        signature = keywords.replace(return_annotation=inspect.signature(f).return_annotation)
+
+        @functools.wraps(f)
+        def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{f.__name__}() {e}") from None
+            return f(*args, **kwargs)
+
+        checked.__signature__ = signature  # type: ignore[attr-defined]
+        return checked
+
+    return apply
+
+
+@signature_of(open_table)
+def scan(source: str | os.PathLike[str], **keywords: Any) -> Scan:
     """A table over NumPy files that Arrow consumers read as a stream.
 
     ``source`` is one ``.npy`` file (a 1-D array of records gives one column per field,
@@ -63,31 +121,11 @@ def scan(
     ``samples[16]`` of 16 items). A stream that meets a corrupt member or a file
     changed since the scan opened it raises in its consumer instead of giving its rows.
     """
-    table, start, stop = _open(source, columns, rows, batch_rows, members, days_as_int64, map_local_files)
+    opened = open_table(source, **keywords)
+    table, start, stop, columns = opened.table, opened.start, opened.stop, opened.columns
     if columns is None and (start, stop) == (0, table.num_rows):
         return table
     return table.select(list(columns) if columns is not None else None, start, stop)
-
-
-def _open(
-    source: str | os.PathLike[str],
-    columns: Sequence[str] | None,
-    rows: Rows | None,
-    batch_rows: int | None,
-    members: Sequence[str] | None,
-    days_as_int64: bool,
-    map_local_files: bool,
-) -> tuple[Scan, int, int]:
-    """The files of ``source`` as a table of all their columns and rows, and the rows
-    asked of it as ``(start, stop)``: ``scan``'s and ``scan_npy``'s arguments checked."""
-    if isinstance(columns, str) or isinstance(members, str):
-        raise TypeError("columns and members take a list of names, not one string")
-    if batch_rows is not None and (not isinstance(batch_rows, int) or batch_rows < 1):
-        raise ValueError(f"batch_rows must be a positive int, not {batch_rows!r}")
-    names = list(members) if members is not None else None
-    table = open_scan(os.fspath(source), names, batch_rows, days_as_int64, map_local_files)
-    start, stop = _rows(rows, table.num_rows)
-    return table, start, stop
 
 
 def _rows(rows: Rows | None, total: int) -> tuple[int, int]:

@@ -17,7 +17,7 @@ import io
 import math
 import os
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -30,6 +30,13 @@ def is_url(file: object) -> bool:
     """Whether ``file`` is a URL (``scheme://...``), not a path: the engine's one test
     (``npy_store::is_url``)."""
     return isinstance(file, str) and _npy.is_url(file)
+
+
+def kind_of_name(name: str) -> Literal["npy", "npz"] | None:
+    """``"npy"`` or ``"npz"`` as ``name``'s suffix says (in any case), else None: the
+    engine's one suffix test (``npy_core::header::FileKind::of_name``). A URL's path is
+    passed, not the URL (whose query may follow the suffix)."""
+    return _npy.kind_of_name(name)
 
 
 class Source(Protocol):

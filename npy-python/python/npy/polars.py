@@ -6,25 +6,17 @@ Imports polars only when used (``import npy`` never does).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import polars as pl
 
-from ._scan import Rows, _open
+from ._scan import open_table, signature_of
 
 
-def scan_npy(
-    source: str | os.PathLike[str],
-    *,
-    columns: Sequence[str] | None = None,
-    rows: Rows | None = None,
-    batch_rows: int | None = None,
-    members: Sequence[str] | None = None,
-    days_as_int64: bool = False,
-    map_local_files: bool = False,
-) -> pl.LazyFrame:
+@signature_of(open_table)
+def scan_npy(source: str | os.PathLike[str], **keywords: Any) -> pl.LazyFrame:
     """A lazy polars frame over NumPy files, as ``npy.scan`` reads them.
 
     polars pushes its projection, ``head``/``n_rows``, batch size and filters into the scan: the
@@ -38,7 +30,8 @@ def scan_npy(
         lf = npy.polars.scan_npy("traces.npy")
         lf.filter(pl.col("dt") > 0.01).select("t0").collect()
     """
-    base, start, stop = _open(source, columns, rows, batch_rows, members, days_as_int64, map_local_files)
+    opened = open_table(source, **keywords)
+    base, start, stop, columns, batch_rows = opened.table, opened.start, opened.stop, opened.columns, opened.batch_rows
     chosen = list(columns) if columns is not None else base.column_names
     empty = pl.DataFrame(base.select(chosen, start, start))
 

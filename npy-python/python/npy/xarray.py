@@ -42,7 +42,7 @@ from xarray.core import indexing
 from . import _npy
 from ._lazy import LazyArray
 from ._lazy import open as open_lazy
-from ._source import MAX_HEADER_SIZE, Located, expand, is_url, open_source
+from ._source import MAX_HEADER_SIZE, Located, expand, is_url, kind_of_name, open_source
 
 __all__ = ["NpyBackendArray", "NpyBackendEntrypoint", "open_dataset"]
 
@@ -97,7 +97,7 @@ class NpyBackendEntrypoint(BackendEntrypoint):
         name = os.fspath(filename_or_obj)
         if not isinstance(name, str):
             return False
-        return name.lower().endswith((".npy", ".npz"))
+        return kind_of_name(name) is not None
 
     def open_dataset(
         self,
@@ -469,7 +469,7 @@ def _members(file: str) -> list[str]:
 
 def _is_npz(file: str) -> bool:
     path = unquote(urlparse(file).path) if is_url(file) else file
-    return path.lower().endswith(".npz")
+    return kind_of_name(path) == "npz"
 
 
 def _arrays(source: str, max_header_size: int) -> list[tuple[str | None, _Rows]]:

@@ -32,7 +32,7 @@ pub(super) async fn open(name: &str, url: bool, options: &TableOptions) -> Resul
     let stamp =
         if url { None } else { Some(Stamp::of_path(FsPath::new(name)).map_err(|e| Error::from(e).reading(name))?) };
     let at = crate::store_for(name)?;
-    let npz = FsPath::new(name).extension().is_some_and(|e| e.eq_ignore_ascii_case("npz"));
+    let npz = npy_core::header::FileKind::of_name(name) == Some(npy_core::header::FileKind::Zip);
     if options.members.is_some() && !npz {
         let reason = "members= names members of .npz archives; this is a .npy file".into();
         return Err(Error::from(ErrorKind::Usage { reason }).reading(name));

@@ -83,7 +83,7 @@ pub fn npy_file(path: &str, request: &Request) -> Result<Value, Failure> {
 pub fn npz_member(path: &str, name: &str, request: &Request) -> Result<Value, Failure> {
     let what = format!("{path}, member '{name}'");
     let mut archive = npz::Reader::from_path(path).at(path)?;
-    let size = archive.members().iter().find(|m| m.name == name || m.member == name).map_or(u64::MAX, |m| m.size);
+    let size = npz::MemberInfo::find(archive.members(), name).map_or(u64::MAX, |m| m.size);
     let reader = archive.npy(name).at(&what)?;
     if reader.header().dtype.has_object() {
         let array = Array::<Object>::from_npy_reader(reader).at(&what)?;
