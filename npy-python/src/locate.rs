@@ -141,7 +141,7 @@ async fn locate_in(
     options: &ReadOptions,
 ) -> Result<Located, Refused> {
     let Some(member) = member else {
-        return match fetch_header_with(&*store, path, options).await {
+        return match fetch_header_with(&store, path, options).await {
             Ok(npy) => Ok(Located { header: npy.header, offset: npy.data_offset, compressed: None }),
             Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {
                 // An archive says so (not "bad magic"): its first bytes, fetched again.
