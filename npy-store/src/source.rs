@@ -245,6 +245,34 @@ impl Source {
         matches!(self.kind, Kind::Local { .. })
     }
 
+    /// What says which version of the file or object this is, to compare with a later
+    /// open's: a local file's stamp (its size, modification time, device and inode, the
+    /// rule that tells a file changed since it was opened, as `size:mtime_ns:device:inode`),
+    /// an object's size and ETag (`size:"etag"`; its size alone where its store gives no
+    /// ETag). Python's `npy.dask` compares it to tell a file changed under a graph.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_store::Source;
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("x.bin");
+    /// std::fs::write(&path, b"0123456789")?;
+    /// # let path = path.to_str().unwrap();
+    /// let stamp = Source::open_local(path)?.stamp();
+    /// assert_eq!(Source::open_local(path)?.stamp(), stamp);
+    /// std::fs::write(path, b"01234")?;
+    /// assert_ne!(Source::open_local(path)?.stamp(), stamp);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn stamp(&self) -> String {
+        match &self.kind {
+            Kind::Local { stamp, .. } => stamp.key(),
+            Kind::Object { e_tag: Some(e_tag), .. } => format!("{}:{e_tag:?}", self.size),
+            Kind::Object { e_tag: None, .. } => self.size.to_string(),
+        }
+    }
+
     /// Bytes fetched so far by ranged GETs (0 for a local file).
     pub fn fetched(&self) -> u64 {
         self.fetched.load(Ordering::Relaxed)
