@@ -285,10 +285,8 @@ impl RemoteNpy {
 
     fn stream(&self, layout: Arc<Layout>, rows: Range<usize>, batch_rows: usize) -> BatchStream {
         let schema = layout.schema();
-        let batches = RowScan::new(self.source.clone(), self.data_start, layout)
-            .rows(rows)
-            .batch_rows(batch_rows)
-            .batches();
+        let batches =
+            RowScan::new(self.source.clone(), self.data_start, layout).rows(rows).batch_rows(batch_rows).batches();
         match self.member.clone() {
             Some(member) => BatchStream::new(schema, Box::pin(batches.map_err(move |e| e.in_member(&member)))),
             None => batches,

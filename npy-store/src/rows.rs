@@ -916,10 +916,8 @@ mod tests {
                 [(object.data_offset as usize + 20 * 8 + 3, 15..23), (object.data_offset as usize, 10..12)]
             {
                 let short = open(&format!("short{cut}.npy"), &file[..cut]).await[k].clone();
-                let stream = RowScan::new(short.clone(), object.data_offset, layout.clone())
-                    .rows(rows)
-                    .batch_rows(2)
-                    .batches();
+                let stream =
+                    RowScan::new(short.clone(), object.data_offset, layout.clone()).rows(rows).batch_rows(2).batches();
                 let got: Vec<Result<RecordBatch>> = stream.collect().await;
                 let last = got.last().unwrap().as_ref().unwrap_err();
                 assert!(matches!(last.kind(), ErrorKind::Truncated { .. }), "{last}");

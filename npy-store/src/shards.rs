@@ -28,8 +28,8 @@ use npy_core::mmap::{MapContract, MappedRange};
 use npy_core::npz::ReaderOptions;
 use npy_core::{Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
 
-use crate::npz::RemoteNpz;
 use crate::header::fetch_header_at;
+use crate::npz::RemoteNpz;
 use crate::source::{bridges, Source, GETS_IN_FLIGHT};
 
 mod claims;

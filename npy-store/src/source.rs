@@ -78,8 +78,16 @@ impl std::fmt::Debug for Source {
 
 enum Kind {
     /// (The file shared with the readers that read it on tokio's blocking pool.)
-    Local { file: Arc<File>, path: PathBuf, stamp: Stamp },
-    Object { store: Arc<dyn ObjectStore>, location: Path, e_tag: Option<String> },
+    Local {
+        file: Arc<File>,
+        path: PathBuf,
+        stamp: Stamp,
+    },
+    Object {
+        store: Arc<dyn ObjectStore>,
+        location: Path,
+        e_tag: Option<String>,
+    },
 }
 
 impl Source {

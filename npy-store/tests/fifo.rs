@@ -66,4 +66,10 @@ fn every_door_refuses_a_fifo_at_once_naming_it() {
     refused("Source::open", move || run(npy_store::Source::open(&path)).map(|_| ()));
     let path = fifo.clone();
     refused("Source::open_start", move || run(npy_store::Source::open_start(&path, 10)).map(|_| ()));
+    // A store for it (the readers a caller's store serves, as Python's locate) and its
+    // `file://` URL.
+    let path = fifo.clone();
+    refused("store_for", move || npy_store::store_for(&path).map(|_| ()));
+    let url = format!("file://{fifo}");
+    refused("Source::open(file://)", move || run(npy_store::Source::open(&url)).map(|_| ()));
 }

@@ -144,7 +144,8 @@ impl RemoteNpz {
         options: &ReaderOptions,
     ) -> Result<RemoteNpz> {
         let name = source.name().to_string();
-        let ranged = Ranged { handle: tokio::runtime::Handle::current(), source: source.clone(), pos: 0, tail, block: None };
+        let ranged =
+            Ranged { handle: tokio::runtime::Handle::current(), source: source.clone(), pos: 0, tail, block: None };
         let limits = options.clone();
         // npy-core's reader checks the directory through blocking reads; those past the
         // tail wait on the store. They run on a thread of their own, not on tokio's

@@ -11,8 +11,8 @@ use npy_core::npz::ReaderOptions;
 use npy_core::{Error, ErrorKind, ReadOptions, Result};
 
 use super::{FileKind, TableFile, TableOptions};
-use crate::npz::RemoteNpz;
 use crate::header::header_of;
+use crate::npz::RemoteNpz;
 use crate::source::Source;
 
 impl TableFile {
