@@ -364,8 +364,8 @@ impl Check {
 }
 
 pub(crate) enum RowBytes {
-    /// A local file at the first row's bytes (`None` while a read has it), and the block
-    /// buffer, reused.
+    /// A local file, where the next rows' bytes start (read there by positioned reads), and
+    /// the block buffer, reused (`None` while a read has them).
     File(Option<(Arc<std::fs::File>, u64, Vec<u8>)>),
     /// A local file's rows mapped, from row `base` on.
     Mapped { rows: MappedRange, base: usize },

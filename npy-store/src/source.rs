@@ -1,14 +1,17 @@
-//! [`Source`]: the one source of bytes under the readers that read ranges of a file: a
-//! local file, opened once and read by positioned reads, each first checking that its path
-//! still names the file opened (its `Stamp`); or an object at a URL, read by ranged GETs
-//! on the condition of the ETag its `HEAD` (or its first bytes' GET) found, where the
-//! store gives one. Ranges near each other are read as one by the one coalescing rule,
-//! `bridges`; [`SourceRead`] reads one on from its first bytes as a blocking `Read`.
+//! [`Source`]: the one source of bytes of npy-store's readers: a local file, opened once
+//! (by npy-core's `open_file`: regular files only) and read by positioned reads, each
+//! first checking that its path still names the file opened (its `Stamp`); or an object
+//! at a URL or in a caller's store, read by ranged GETs on the condition of the ETag its
+//! first read found, where the store gives one. A store that answers with a local file
+//! (object_store's `LocalFileSystem`) gives a local source. Ranges near each other are
+//! read as one by the one coalescing rule, `bridges`; [`SourceRead`] reads one on from its
+//! first bytes as a blocking `Read`.
 //!
-//! [`Shards`](crate::Shards) reads its files through it (and maps local ones under a
-//! contract), [`RemoteNpy`](crate::RemoteNpy) its rows, and so do Python's `npy.open`
-//! (whole arrays that are not read by rows), `npy.dask`, `npy.load` of a URL and the
-//! `fid` of an archive at a URL.
+//! [`RowScan`](crate::RowScan) and the archive members read together, the header reads,
+//! [`RemoteNpy`](crate::RemoteNpy), [`RemoteNpz`](crate::RemoteNpz)'s directory and
+//! members, [`Shards`](crate::Shards) (which maps local ones under a contract) and
+//! [`Table`](crate::Table) read through it, and so do Python's `npy.open`, `npy.dask`,
+//! `npy.load` of a URL and the `fid` of an archive at a URL.
 
 use std::fs::File;
 use std::ops::Range;
@@ -230,7 +233,7 @@ impl Source {
         last: u64,
     ) -> Result<(Source, u64, Bytes)> {
         let range = GetRange::Suffix(last.max(1));
-        first_read(&location.to_string(), store, location.clone(), range, last, true).await
+        first_read(location.as_ref(), store, location.clone(), range, last, true).await
     }
 
     fn new(name: &str, size: u64, kind: Kind) -> Source {

@@ -35,7 +35,7 @@ pub(crate) struct Together {
 }
 
 enum State {
-    /// Not probed yet.
+    /// Not opened yet.
     Unopened,
     /// Each member reads its own bytes.
     Alone,
