@@ -134,6 +134,8 @@ struct Shard {
     source: Arc<Source>,
     /// A local file's rows, mapped (under the options' [`MapContract`]).
     map: Option<MappedRange>,
+    /// The bytes and requests its opening read (its header): not counted as rows'.
+    opening: (u64, u64),
 }
 
 impl Shard {
@@ -258,12 +260,12 @@ impl Shards {
 
     /// Bytes fetched so far by ranged GETs (0 for local files).
     pub fn fetched(&self) -> u64 {
-        self.inner.shards.iter().map(|s| s.source.fetched()).sum()
+        self.inner.shards.iter().map(|s| s.source.fetched() - s.opening.0).sum()
     }
 
     /// Ranged GETs made so far by reads of rows (0 for local files).
     pub fn requests(&self) -> u64 {
-        self.inner.shards.iter().map(|s| s.source.requests()).sum()
+        self.inner.shards.iter().map(|s| s.source.requests() - s.opening.1).sum()
     }
 
     /// Every row as any [`ReadNpy`] type ([`Shards::read_rows`] of all).
@@ -560,7 +562,8 @@ async fn open_one(name: &str, url: bool, options: &ShardsOptions) -> Result<(Sha
         }
         _ => None,
     };
-    Ok((Shard { data_start, source, map }, header))
+    let opening = (source.fetched(), source.requests());
+    Ok((Shard { data_start, source, map, opening }, header))
 }
 
 #[cfg(test)]
