@@ -76,7 +76,7 @@ impl FileOpener for NpyOpener {
         Ok(Box::pin(async move {
             let location = file.object_meta.location.clone();
             let name = location.to_string();
-            let object = npy_store::fetch_header(store.as_ref(), &location).await.map_err(npy_error)?;
+            let object = npy_store::fetch_header(&store, &location).await.map_err(npy_error)?;
             let layout = Layout::new_with(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
             still_matches(&file_schema, &layout.schema(), &name)?;
             let filter =
@@ -89,8 +89,8 @@ impl FileOpener for NpyOpener {
                 end = end.min(first.saturating_add(limit));
             }
             let (layout, range) = (Arc::new(layout), first..end);
-            let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
-            scan.rows(range).batch_rows(batch_rows).e_tag(object.e_tag.clone());
+            let mut scan = npy_store::RowScan::new(object.source.clone(), object.data_offset, layout);
+            scan.rows(range).batch_rows(batch_rows);
             if let Some(contract) = options.map_local_files {
                 scan.map(contract);
             }

@@ -39,7 +39,7 @@ pub(crate) async fn file_shape(
     let convert = options.convert_options(1);
     match kind {
         Kind::Npy => {
-            let object = npy_store::fetch_header(store.as_ref(), location).await.map_err(npy_error)?;
+            let object = npy_store::fetch_header(store, location).await.map_err(npy_error)?;
             let layout = Layout::new_with(&object.header, None, &convert);
             let layout = layout.map_err(|e| npy_error(e.reading(location.as_ref())))?;
             Ok(FileShape { schema: layout.schema(), rows: layout.rows(), row_bytes: layout.row_bytes() })

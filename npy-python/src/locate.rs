@@ -143,7 +143,7 @@ async fn locate_in(
     let mut limits = ReaderOptions::new();
     limits.read_options(options);
     let Some(member) = member else {
-        return match fetch_header_with(&*store, path, options).await {
+        return match fetch_header_with(&store, path, options).await {
             Ok(npy) => Ok(Located { header: npy.header, offset: npy.data_offset, compressed: None }),
             // An archive says so (not "bad magic"): npy-store opens it as one.
             Err(e) if matches!(e.kind(), ErrorKind::Format { .. }) => {

@@ -90,6 +90,14 @@ impl Source {
         self.source.size()
     }
 
+    /// What says which version of the file or object this is (npy-store's
+    /// [`npy_store::Source::stamp`]: a file's size, modification time, device and inode; an
+    /// object's size and ETag): equal for the same one unchanged.
+    #[getter]
+    fn stamp(&self) -> String {
+        self.source.stamp()
+    }
+
     /// Bytes fetched so far by ranged GETs (0 for a local file).
     #[getter]
     fn fetched(&self) -> u64 {

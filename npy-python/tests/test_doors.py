@@ -15,7 +15,9 @@ import xarray as xr
 
 import npy
 import npy.dask
+import npy.polars
 from npy import _npy, _source
+from support import bounded
 
 
 def tree(tmp_path):
@@ -126,3 +128,38 @@ def test_every_door_tells_a_url_from_a_path_by_one_rule():
     assert [_source.is_url(p) for p in paths] == [False] * len(paths)
     assert not _source.is_url(b"s3://bucket/x.npy")
     assert not _source.is_url(os.fsdecode(b"s3://raw\xe9\xff.npy"))  # not UTF-8: a path's bytes
+
+
+def fifo_doors(top):
+    """Every door of npy given ``top`` (a directory, a pattern or a file), by name."""
+    return {
+        "npy.load": lambda: npy.load(top),
+        "npy.open": lambda: npy.open(top),
+        "npy.load_many": lambda: npy.load_many(_source.expand(top)),
+        "npy.scan": lambda: npy.scan(top),
+        "npy.polars.scan_npy": lambda: npy.polars.scan_npy(top).collect(),
+        "npy.dask.from_npy": lambda: npy.dask.from_npy(top),
+        "npy.dask.read_npy": lambda: npy.dask.read_npy(top),
+        "xr.open_dataset": lambda: xr.open_dataset(top, engine="npy"),
+        "xr.open_mfdataset": lambda: xr.open_mfdataset(
+            _source.expand(top), engine="npy", combine="nested", concat_dim="dim_0"
+        ),
+    }
+
+
+@pytest.mark.parametrize("given", ["dir", "pattern", "fifo"])
+def test_every_door_refuses_a_fifo_at_once_naming_it(tmp_path, given):
+    """A FIFO among a directory's or a pattern's files, or named itself: every door fails
+    at once, naming it (opening a FIFO waits for a writer that never comes: xarray's and
+    ``from_npy``'s read of its header did, through object_store's local store; and a
+    directory's walk left it out unsaid)."""
+    np.save(tmp_path / "a.npy", np.arange(10))
+    fifo = tmp_path / "fifo.npy"
+    os.mkfifo(fifo)
+    top = {"dir": str(tmp_path), "pattern": str(tmp_path / "*.npy"), "fifo": str(fifo)}[given]
+    for door, call in fifo_doors(top).items():
+        if door == "npy.load" and given != "fifo":
+            continue  # a directory or pattern is no file to load
+        with pytest.raises(OSError, match="is a FIFO, not a file") as raised:
+            bounded(call, seconds=10)
+        assert str(fifo) in str(raised.value), door

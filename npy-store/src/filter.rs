@@ -58,14 +58,14 @@ pub(crate) type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepErr
 /// let location = Path::from("x.npy");
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
 /// store.put(&location, file.into()).await?;
-/// let object = npy_store::fetch_header(&*store, &location).await?;
+/// let object = npy_store::fetch_header(&store, &location).await?;
 /// let layout = Arc::new(npy_arrow::Layout::new(&object.header, None)?);
 /// // Keep the multiples of 3.
 /// let odd = RowFilter::new(layout.clone(), |batch| {
 ///     let values = batch.column(0).as_primitive::<Int64Type>();
 ///     Ok(Kept::of(&values.iter().map(|v| v.map(|v| v % 3 == 0)).collect::<BooleanArray>()))
 /// });
-/// let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
+/// let mut scan = npy_store::RowScan::new(object.source, object.data_offset, layout);
 /// scan.batch_rows(4).filter(odd);
 /// let batches: Vec<_> = scan.batches().try_collect().await?;
 /// let kept: Vec<i64> = batches.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();

@@ -56,7 +56,9 @@ pub fn find(source: &str) -> Result<Vec<PathBuf>> {
         let mut found = Vec::new();
         for path in paths {
             let path = path.map_err(|e| usage(format!("cannot list {}: {}", e.path().display(), e.error())))?;
-            if path.is_file() {
+            // Anything but a folder (or a link to nothing): a FIFO or a device is listed,
+            // so that opening it fails naming it, rather than left out unsaid.
+            if path.exists() && !path.is_dir() {
                 found.push(path);
             }
         }
@@ -169,7 +171,7 @@ fn one_kind<'a>(source: &str, mut found: impl Iterator<Item = &'a str> + Clone) 
     }
 }
 
-/// Every file under `dir`, recursively, symbolic links followed (a data set assembled from
+/// Every file under `dir` (every entry not a folder: FIFOs too), recursively, symbolic links followed (a data set assembled from
 /// links is read through them); a folder reached twice (a link to a folder above it) is
 /// listed once.
 fn walk(dir: &FsPath, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -196,9 +198,11 @@ fn walk_from(
                 Err(e) => return Err(e),
             }
         }
+        // Anything but a folder is listed, a FIFO or a device too: opening one fails
+        // naming it (as npy-core's `open_file` refuses it), rather than it being left out.
         if kind.is_dir() {
             walk_from(&entry.path(), found, seen)?;
-        } else if kind.is_file() {
+        } else {
             found.push(entry.path());
         }
     }

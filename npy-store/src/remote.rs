@@ -43,7 +43,6 @@ use crate::stream::BatchStream;
 /// ```
 #[derive(Debug, Clone)]
 pub struct RemoteNpy {
-    store: Arc<dyn ObjectStore>,
     /// The object, pinned to the version its header's read found: data reads go through it.
     source: Arc<Source>,
     object: NpyObject,
@@ -78,35 +77,29 @@ impl RemoteNpy {
         location: &Path,
         options: &ReadOptions,
     ) -> Result<RemoteNpy> {
-        let object = fetch_header_with(&*store, location, options).await?;
-        Ok(RemoteNpy::from_object(store, object))
+        let object = fetch_header_with(&store, location, options).await?;
+        Ok(RemoteNpy::from_object(object))
     }
 
-    /// A `.npy` object whose header was already read.
-    /// Reads of its data are made on the condition of the object's ETag (`object.e_tag`).
-    pub fn from_object(store: Arc<dyn ObjectStore>, object: NpyObject) -> RemoteNpy {
+    /// A `.npy` object whose header was already read: its data is read through the
+    /// object's [`Source`] (`object.source`, pinned to the version its header came from).
+    pub fn from_object(object: NpyObject) -> RemoteNpy {
         let data_start = object.data_offset;
         let cached = object.prefix.slice((data_start as usize).min(object.prefix.len())..);
         let end = object.size;
-        let source = RemoteNpy::source(&store, &object, end);
-        RemoteNpy { store, source, object, data_start, cached, end, member: None }
-    }
-
-    /// The [`Source`] of `object`'s data, `end` bytes long.
-    fn source(store: &Arc<dyn ObjectStore>, object: &NpyObject, end: u64) -> Arc<Source> {
-        let (location, e_tag) = (object.location.clone(), object.e_tag.clone());
-        Arc::new(Source::of_object(object.location.as_ref(), store.clone(), location, end, e_tag))
+        let source = object.source.clone();
+        RemoteNpy { source, object, data_start, cached, end, member: None }
     }
 
     /// A `.npy` stored at byte `start` of `object`'s location (an npz's stored member
     /// `member`), with `object` read from there: its size, offsets and prefix counted from
     /// `start`.
-    pub(crate) fn member(store: Arc<dyn ObjectStore>, object: NpyObject, start: u64, member: &str) -> RemoteNpy {
+    pub(crate) fn member(object: NpyObject, start: u64, member: &str) -> RemoteNpy {
         let data_start = start + object.data_offset;
         let cached = object.prefix.slice((object.data_offset as usize).min(object.prefix.len())..);
         let end = start + object.size;
-        let source = RemoteNpy::source(&store, &object, end);
-        RemoteNpy { store, source, object, data_start, cached, end, member: Some(member.to_string()) }
+        let source = object.source.clone();
+        RemoteNpy { source, object, data_start, cached, end, member: Some(member.to_string()) }
     }
 
     /// `e`, naming the object (and the member).
@@ -222,7 +215,7 @@ impl RemoteNpy {
         }
         // One GET on the condition of the object's ETag; a short answer is counted from
         // the data start.
-        self.source.get(self.data_start + range.start..end).await.map_err(|e| match e.kind() {
+        self.source.read_bytes(self.data_start + range.start..end).await.map_err(|e| match e.kind() {
             ErrorKind::Truncated { found, .. } => truncated(range.start + found),
             _ => e,
         })
@@ -292,12 +285,8 @@ impl RemoteNpy {
 
     fn stream(&self, layout: Arc<Layout>, rows: Range<usize>, batch_rows: usize) -> BatchStream {
         let schema = layout.schema();
-        let location = self.object.location.clone();
-        let batches = RowScan::new(self.store.clone(), location, self.data_start, layout)
-            .e_tag(self.object.e_tag.clone())
-            .rows(rows)
-            .batch_rows(batch_rows)
-            .batches();
+        let batches =
+            RowScan::new(self.source.clone(), self.data_start, layout).rows(rows).batch_rows(batch_rows).batches();
         match self.member.clone() {
             Some(member) => BatchStream::new(schema, Box::pin(batches.map_err(move |e| e.in_member(&member)))),
             None => batches,

@@ -1,7 +1,6 @@
 //! Rows of a `.npy` object as record batches: one ranged GET for a row range, cut into
 //! batches as its bytes arrive.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -12,25 +11,23 @@ use npy_arrow::Layout;
 use npy_core::mmap::{MapContract, MappedRange};
 use npy_core::npz::MemberInfo;
 use npy_core::{Error, ErrorKind, Result};
-use object_store::path::Path;
-use object_store::{GetRange, ObjectStore, ObjectStoreExt};
 
-use crate::error::{io_error, npz_error, store_error};
+use crate::error::{io_error, npz_error};
 use crate::filter::{Filtered, RowFilter};
 use crate::fortran_blocks::{BlocksFrom, FortranBlocks, WHOLE_FORTRAN_BYTES};
-use crate::source::{get_range, Answer, Body, Source};
+use crate::source::{read_full_at, Source};
 use crate::stream::BatchStream;
 use crate::together::{Opened, Span, Together};
 
-/// A scan of rows of the `.npy` data found at byte `data_start` of `location` (an npz's
+/// A scan of rows of the `.npy` data found at byte `data_start` of a [`Source`] (an npz's
 /// stored member is the same with its data start), decoded by `layout` (projected by the
 /// caller with [`Layout::project`] for fewer columns): which rows, how many per batch,
 /// whether local files are mapped and which rows a filter keeps are set with `&mut self`
 /// setters, then [`RowScan::batches`] starts it. The one engine of rows as record batches, which
 /// DataFusion's scan uses too.
 ///
-/// One ranged GET for the whole row range, made when the stream is first polled (none for
-/// an empty range or rows of no bytes). A local file (a store's answer that is one) is read with
+/// One ranged GET (on the condition of the source's ETag) for the whole row range, made when
+/// the stream is first polled (none for an empty range or rows of no bytes). A local file is read with
 /// blocking reads of a batch's rows each on tokio's blocking pool; a remote object's
 /// stream is cut into blocks of a batch's rows as its bytes arrive, so the memory held is
 /// one block and one network chunk. With [`RowScan::map`] (the caller's acceptance of the
@@ -54,9 +51,9 @@ use crate::together::{Opened, Span, Together};
 /// let location = Path::from("x.npy");
 /// let file = (0..10i64).collect::<Vec<_>>().write_npy_to(Vec::new())?;
 /// store.put(&location, file.into()).await?;
-/// let object = npy_store::fetch_header(&*store, &location).await?;
+/// let object = npy_store::fetch_header(&store, &location).await?;
 /// let layout = Arc::new(npy_arrow::Layout::new(&object.header, None)?);
-/// let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
+/// let mut scan = npy_store::RowScan::new(object.source, object.data_offset, layout);
 /// scan.rows(2..7).batch_rows(2);
 /// let batches: Vec<_> = scan.batches().try_collect().await?;
 /// assert_eq!(batches.iter().map(|b| b.num_rows()).collect::<Vec<_>>(), [2, 2, 1]);
@@ -66,21 +63,19 @@ use crate::together::{Opened, Span, Together};
 /// ```
 #[derive(Clone)]
 pub struct RowScan {
-    store: Arc<dyn ObjectStore>,
-    location: Path,
+    source: Arc<Source>,
     data_start: u64,
     layout: Arc<Layout>,
     rows: Option<Range<usize>>,
     batch_rows: Option<usize>,
     map: Option<MapContract>,
     filter: Option<RowFilter>,
-    e_tag: Option<String>,
 }
 
 impl std::fmt::Debug for RowScan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RowScan")
-            .field("location", &self.location)
+            .field("source", &self.source)
             .field("data_start", &self.data_start)
             .field("rows", &self.rows)
             .field("batch_rows", &self.batch_rows)
@@ -91,20 +86,12 @@ impl std::fmt::Debug for RowScan {
 }
 
 impl RowScan {
-    /// A scan of every row of the data at byte `data_start` of `location` in `store`,
-    /// decoded by `layout`, in batches of the default size, read (not mapped).
-    pub fn new(store: Arc<dyn ObjectStore>, location: Path, data_start: u64, layout: Arc<Layout>) -> RowScan {
-        RowScan {
-            store,
-            location,
-            data_start,
-            layout,
-            rows: None,
-            batch_rows: None,
-            map: None,
-            filter: None,
-            e_tag: None,
-        }
+    /// A scan of every row of the data at byte `data_start` of `source` (a local file or
+    /// an object pinned to its version: [`crate::NpyObject::source`], [`Source::open`],
+    /// [`Source::of_object`]), decoded by `layout`, in batches of the default size, read
+    /// (not mapped).
+    pub fn new(source: Arc<Source>, data_start: u64, layout: Arc<Layout>) -> RowScan {
+        RowScan { source, data_start, layout, rows: None, batch_rows: None, map: None, filter: None }
     }
 
     /// The rows to read. Default: all of them.
@@ -137,14 +124,6 @@ impl RowScan {
         self
     }
 
-    /// Reads only the version of the object this ETag names (the one its header was read
-    /// from: [`crate::NpyObject::e_tag`]): one replaced since fails the scan, naming it,
-    /// instead of giving its bytes under the old header. Default (`None`): any version.
-    pub fn e_tag(&mut self, e_tag: Option<String>) -> &mut Self {
-        self.e_tag = e_tag;
-        self
-    }
-
     /// The batches of the scan, as a stream that fetches nothing until first polled.
     ///
     /// # Errors
@@ -160,8 +139,7 @@ impl RowScan {
             npy_arrow::read::DEFAULT_BATCH_ROWS.min(per_batch).max(1)
         };
         let start = State::Start {
-            store: self.store.clone(),
-            location: self.location.clone(),
+            source: self.source.clone(),
             layout: layout.clone(),
             rows: self.rows.clone().unwrap_or(0..layout.rows()),
             batch_rows: self.batch_rows.unwrap_or_else(default_rows),
@@ -171,7 +149,6 @@ impl RowScan {
                 verify: None,
                 filter: self.filter.clone(),
                 together: None,
-                e_tag: self.e_tag.clone(),
             }),
         };
         BatchStream::new(layout.schema(), scan_stream(start))
@@ -179,22 +156,21 @@ impl RowScan {
 }
 
 /// Rows `rows` of a stored npz member whose data starts at byte `place.data_start` of
-/// `location`, as [`RowScan`] reads them (never mapped; of the rows `place.filter` keeps),
+/// `source`, as [`RowScan`] reads them (never mapped; of the rows `place.filter` keeps),
 /// and every byte of the member checked by `place.verify`: the whole member's data is
 /// fetched (rows past `rows` only hashed),
 /// and its size and CRC-32 are checked before the batch holding its last asked row is
 /// given out, so no batch of a member that fails them is ever the end of a stream that
 /// ends well.
 pub(crate) fn member_row_batches(
-    store: Arc<dyn ObjectStore>,
-    location: Path,
+    source: Arc<Source>,
     layout: Arc<Layout>,
     rows: Range<usize>,
     batch_rows: usize,
     place: Place,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let batch_rows = batch_rows.max(1);
-    scan_stream(State::Start { store, location, layout, rows, batch_rows, place: Box::new(place) })
+    scan_stream(State::Start { source, layout, rows, batch_rows, place: Box::new(place) })
 }
 
 fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
@@ -202,9 +178,9 @@ fn scan_stream(start: State) -> BoxStream<'static, Result<RecordBatch>> {
         let mut scan = match state {
             State::Done => return None,
             State::Scan(scan) => scan,
-            State::Start { store, location, layout, rows, batch_rows, place } => {
-                let name = location.to_string();
-                match Scan::open(&store, &location, *place, layout, rows, batch_rows).await {
+            State::Start { source, layout, rows, batch_rows, place } => {
+                let name = source.name().to_string();
+                match Scan::open(&source, *place, layout, rows, batch_rows).await {
                     Ok(scan) => Box::new(scan),
                     Err(e) => return Some((Err(e.reading(&name)), State::Done)),
                 }
@@ -268,8 +244,7 @@ pub(crate) fn batches_from(
 enum State {
     /// Not polled yet: nothing fetched.
     Start {
-        store: Arc<dyn ObjectStore>,
-        location: Path,
+        source: Arc<Source>,
         layout: Arc<Layout>,
         rows: Range<usize>,
         batch_rows: usize,
@@ -308,15 +283,13 @@ struct Scan {
 
 /// Where a scan's bytes are and how they are read: the data start, the maps' contract
 /// ([`RowScan::map`]), the check of a member's bytes, the rows' filter, and the reads of
-/// the archive's members this one shares (and its index among them), the object's ETag.
+/// the archive's members this one shares (and its index among them).
 pub(crate) struct Place {
     pub(crate) data_start: u64,
     pub(crate) map: Option<MapContract>,
     pub(crate) verify: Option<Verify>,
     pub(crate) filter: Option<RowFilter>,
     pub(crate) together: Option<(Arc<Together>, usize)>,
-    /// The version to read (`If-Match`), where known.
-    pub(crate) e_tag: Option<String>,
 }
 
 /// The check of a stored npz member over the bytes a scan reads: its bytes before the
@@ -391,9 +364,9 @@ impl Check {
 }
 
 pub(crate) enum RowBytes {
-    /// A local file at the first row's bytes (`None` while a read has it), and the block
-    /// buffer, reused.
-    File(Option<(std::fs::File, Vec<u8>)>),
+    /// A local file, where the next rows' bytes start (read there by positioned reads), and
+    /// the block buffer, reused (`None` while a read has them).
+    File(Option<(Arc<std::fs::File>, u64, Vec<u8>)>),
     /// A local file's rows mapped, from row `base` on.
     Mapped { rows: MappedRange, base: usize },
     /// A remote object's bytes as they arrive (or an npz member's as they decompress), and
@@ -412,8 +385,7 @@ pub(crate) enum RowBytes {
 
 impl Scan {
     async fn open(
-        store: &Arc<dyn ObjectStore>,
-        location: &Path,
+        source: &Arc<Source>,
         place: Place,
         layout: Arc<Layout>,
         rows: Range<usize>,
@@ -433,10 +405,10 @@ impl Scan {
         let header = layout.header();
         let fortran = header.fortran_order && header.shape.len() > 1;
         if fortran && total as u64 * row_bytes as u64 > WHOLE_FORTRAN_BYTES {
-            return Scan::open_fortran_blocks(store, location, place, layout, rows, batch_rows).await;
+            return Scan::open_fortran_blocks(source, place, layout, rows, batch_rows).await;
         }
-        let Place { data_start, map, verify, filter, together, e_tag } = place;
-        let name = location.to_string();
+        let Place { data_start, map, verify, filter, together } = place;
+        let name = source.name().to_string();
         // The bytes fetched, counted from the data start: all of them for a Fortran-order
         // array, else the rows'; a verified member's from its first row to its end. Header
         // sizes are checked not to overflow when parsed.
@@ -481,24 +453,14 @@ impl Scan {
             }
         }
         let range = data_start + from..data_start + to;
-        let got = match get_range(&**store, location, GetRange::Bounded(range.clone()), e_tag).await {
-            Ok(got) => got,
-            Err(e @ object_store::Error::Precondition { .. }) => return Err(store_error(e, &scan.name)),
-            // A range starting past the end is refused by the store: say it is truncated
-            // when the object is (one HEAD, on this error path only).
-            Err(e) => match store.head(location).await {
-                Ok(meta) if meta.size < range.end => return Err(truncated(to, meta.size.saturating_sub(data_start))),
-                _ => return Err(store_error(e, &scan.name)),
-            },
-        };
-        if got.range.end < range.end {
-            return Err(truncated(to, got.range.end.saturating_sub(data_start)));
+        if source.size() < range.end {
+            return Err(truncated(to, source.size().saturating_sub(data_start)));
         }
         scan.source = if fortran {
-            let all = got.bytes(&scan.name).await?;
-            if (all.len() as u64) < to {
-                return Err(truncated(to, all.len() as u64));
-            }
+            let all = source.read_bytes(range).await.map_err(|e| match e.kind() {
+                ErrorKind::Truncated { found, .. } => truncated(to, from + found),
+                _ => e,
+            })?;
             if let Some(verify) = &mut scan.verify {
                 verify.update(&all);
             }
@@ -506,23 +468,21 @@ impl Scan {
         } else {
             // A verified member hashes every byte it reads: never mapped.
             let map = map.filter(|_| scan.verify.is_none());
-            match (got.body, map) {
-                (Body::File(file), Some(contract)) => {
-                    let mapped = MappedRange::map(&file, range, contract).map_err(|e| match e.kind() {
-                        // The file shrank since the GET: counted from the data start, as above.
+            match (source.file(), map) {
+                (Some(file), Some(contract)) => {
+                    source.unchanged()?;
+                    let mapped = MappedRange::map(file, range, contract).map_err(|e| match e.kind() {
+                        // The file shrank since it was opened: counted from the data start, as above.
                         ErrorKind::Truncated { found, .. } => truncated(to, found.saturating_sub(data_start)),
                         _ => e,
                     })?;
                     RowBytes::Mapped { rows: mapped, base: rows.start }
                 }
-                (Body::File(mut file), None) => {
-                    file.seek(SeekFrom::Start(got.range.start))?;
-                    RowBytes::File(Some((file, Vec::new())))
+                (Some(file), None) => {
+                    source.unchanged()?;
+                    RowBytes::File(Some((file.clone(), range.start, Vec::new())))
                 }
-                (Body::Stream(s), _) => {
-                    let name = scan.name.clone();
-                    RowBytes::Stream(s.map(move |r| r.map_err(|e| store_error(e, &name))).boxed(), BytesMut::new())
-                }
+                (None, _) => RowBytes::Stream(source.stream(range).await?, BytesMut::new()),
             }
         };
         Ok(scan)
@@ -533,33 +493,28 @@ impl Scan {
     /// are read a block at a time into C order ([`FortranBlocks`]), from the file where it is local (maps are
     /// not used), by ranged GETs where it is remote.
     async fn open_fortran_blocks(
-        store: &Arc<dyn ObjectStore>,
-        location: &Path,
+        source: &Arc<Source>,
         place: Place,
         layout: Arc<Layout>,
         rows: Range<usize>,
         batch_rows: usize,
     ) -> Result<Scan> {
-        let Place { data_start, verify, filter, e_tag, .. } = place;
-        let name = location.to_string();
+        let Place { data_start, verify, filter, .. } = place;
+        let name = source.name().to_string();
         let data = layout.rows() as u64 * layout.row_bytes() as u64;
         if let Some(verify) = verify {
-            hash_all(store, location, data_start, verify, e_tag.clone(), &name).await?.finish()?;
+            hash_all(source, data_start, verify).await?.finish()?;
         }
-        // One byte fetched tells a local file, whose runs are read where they are, from an
-        // object of a remote store, whose runs are read on the version that byte came from.
-        let probe = GetRange::Bounded(data_start..data_start + 1);
-        let from = match get_range(&**store, location, probe, e_tag).await {
-            Ok(Answer { body: Body::File(file), .. }) => BlocksFrom::File(Arc::new(file)),
-            Ok(Answer { body: Body::Stream(_), size, e_tag, .. }) => {
-                let source = Source::of_object(&name, store.clone(), location.clone(), size, e_tag);
-                BlocksFrom::Object(Arc::new(source))
+        // A local file's runs are read where they are, an object's by ranged GETs.
+        if source.size() <= data_start {
+            return Err(truncated(data, 0));
+        }
+        let from = match source.file() {
+            Some(file) => {
+                source.unchanged()?;
+                BlocksFrom::File(file.clone())
             }
-            Err(e @ object_store::Error::Precondition { .. }) => return Err(store_error(e, &name)),
-            Err(e) => match store.head(location).await {
-                Ok(meta) if meta.size <= data_start => return Err(truncated(data, 0)),
-                _ => return Err(store_error(e, &name)),
-            },
+            None => BlocksFrom::Object(source.clone()),
         };
         let blocks = FortranBlocks::new(from, data_start, &layout)
             .ok_or_else(|| io_error("a Fortran-order array's rows have no items".into()))?;
@@ -621,35 +576,26 @@ impl Scan {
                 decode(&rows[from..])
             }
             RowBytes::File(slot) => {
-                let (mut file, mut buf) =
+                let (file, at, mut buf) =
                     slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
                 let read = tokio::task::spawn_blocking(move || {
-                    // Read into the buffer's spare capacity (`read_to_end` on a `File` does
-                    // not zero it first, as `resize` then `read_exact` would every block).
-                    buf.clear();
-                    buf.reserve_exact(need);
-                    let done = match (&mut file).take(need as u64).read_to_end(&mut buf) {
-                        Ok(n) if n < need => Err(std::io::ErrorKind::UnexpectedEof.into()),
-                        Ok(_) => Ok(()),
-                        Err(e) => Err(e),
-                    };
+                    // (Grown once: a buffer of the block's length is not zeroed again.)
+                    buf.resize(need, 0);
+                    let done = read_full_at(&file, &mut buf, at);
                     (file, buf, done)
                 });
                 let (file, buf, done) =
                     read.await.map_err(|e| io_error(format!("the read of rows {first}..{} failed: {e}", first + n)))?;
-                if let Err(e) = done {
-                    if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                        // The file shrank since it was opened.
-                        let (first, n, row) = (first as u64, n as u64, self.row_bytes as u64);
-                        return Err(truncated((first + n) * row, first * row));
-                    }
-                    return Err(e.into());
+                if done? < need {
+                    // The file shrank since it was opened.
+                    let (first, n, row) = (first as u64, n as u64, self.row_bytes as u64);
+                    return Err(truncated((first + n) * row, first * row));
                 }
                 if let Some(verify) = &mut self.verify {
                     verify.update(&buf);
                 }
                 let batch = decode(&buf)?;
-                *slot = Some((file, buf));
+                *slot = Some((file, at + need as u64, buf));
                 Ok(batch)
             }
             RowBytes::FortranBlocks(blocks) => decode(&blocks.block(first, n).await?),
@@ -711,12 +657,13 @@ impl Scan {
                 }
             }
             RowBytes::File(slot) if self.rest > 0 => {
-                let (file, buf) = slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
+                let (file, at, buf) =
+                    slot.take().ok_or_else(|| io_error("a read of this object failed before".into()))?;
                 let (rest, verify) = (self.rest, self.verify.take());
-                let read = tokio::task::spawn_blocking(move || hash_rest(file, buf, rest, verify));
+                let read = tokio::task::spawn_blocking(move || hash_rest(file, at, buf, rest, verify));
                 let (file, buf, verify) =
                     read.await.map_err(|e| io_error(format!("the read of the member's end failed: {e}")))??;
-                *slot = Some((file, buf));
+                *slot = Some((file, at + rest, buf));
                 self.verify = verify;
             }
             RowBytes::Together { group, index } => {
@@ -753,49 +700,40 @@ const POPULATED_ROW_BYTES: usize = 4096;
 /// Bytes read per block when only hashed: 1 MiB.
 const HASH_BLOCK: u64 = 1 << 20;
 
-/// The next `rest` bytes of `file` read in blocks of [`HASH_BLOCK`] and hashed by `verify`
-/// (only read, when there is no check): a verified member's bytes past its asked rows.
+/// The `rest` bytes of `file` from byte `at` read in blocks of [`HASH_BLOCK`] and hashed by
+/// `verify` (only read, when there is no check): a verified member's bytes past its asked
+/// rows.
 fn hash_rest(
-    mut file: std::fs::File,
+    file: Arc<std::fs::File>,
+    at: u64,
     mut buf: Vec<u8>,
     rest: u64,
     mut verify: Option<Verify>,
-) -> Result<(std::fs::File, Vec<u8>, Option<Verify>)> {
-    let mut left = rest;
-    while left > 0 {
-        let n = left.min(HASH_BLOCK) as usize;
+) -> Result<(Arc<std::fs::File>, Vec<u8>, Option<Verify>)> {
+    let mut done = 0;
+    while done < rest {
+        let n = (rest - done).min(HASH_BLOCK) as usize;
         buf.resize(n, 0);
-        if let Err(e) = file.read_exact(&mut buf) {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                // The file shrank since it was opened: the member's check says how.
-                break;
-            }
-            return Err(e.into());
-        }
+        let got = read_full_at(&file, &mut buf, at + done)?;
         if let Some(verify) = &mut verify {
-            verify.update(&buf);
+            verify.update(&buf[..got]);
         }
-        left -= n as u64;
+        if got < n {
+            // The file shrank since it was opened: the member's check says how.
+            break;
+        }
+        done += n as u64;
     }
     Ok((file, buf, verify))
 }
 
-/// `verify` after every byte of the data at byte `data_start` of `location` to its end (a
+/// `verify` after every byte of the data at byte `data_start` of `source` to its end (a
 /// checked member's, `verify.data_len` bytes) was read and hashed.
-async fn hash_all(
-    store: &Arc<dyn ObjectStore>,
-    location: &Path,
-    data_start: u64,
-    mut verify: Verify,
-    e_tag: Option<String>,
-    name: &str,
-) -> Result<Verify> {
+async fn hash_all(source: &Source, data_start: u64, mut verify: Verify) -> Result<Verify> {
     if verify.data_len == 0 {
         return Ok(verify);
     }
-    let range = GetRange::Bounded(data_start..data_start + verify.data_len);
-    let got = get_range(&**store, location, range, e_tag).await.map_err(|e| store_error(e, name))?;
-    let mut chunks = got.body.into_stream(got.range, name.to_string());
+    let mut chunks = source.stream(data_start..data_start + verify.data_len).await?;
     while let Some(chunk) = chunks.next().await {
         verify.update(&chunk?);
     }
@@ -814,8 +752,9 @@ mod tests {
     use arrow_array::{ArrayRef, RecordBatchReader};
     use futures::TryStreamExt;
     use npy_core::prelude::*;
-    use object_store::local::LocalFileSystem;
     use object_store::memory::InMemory;
+    use object_store::path::Path;
+    use object_store::{ObjectStore, ObjectStoreExt};
 
     fn data(name: &str) -> Vec<u8> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data").join(name);
@@ -833,15 +772,14 @@ mod tests {
     }
 
     async fn batches(
-        store: &Arc<dyn ObjectStore>,
-        location: &Path,
+        source: &Arc<Source>,
         rows: Range<usize>,
         batch_rows: usize,
         map: Option<MapContract>,
     ) -> Result<Vec<RecordBatch>> {
-        let object = crate::header::fetch_header(&**store, location).await?;
+        let object = crate::header::fetch_header_at(source.clone(), 0, None, &npy_core::ReadOptions::new()).await?;
         let layout = Arc::new(Layout::new(&object.header, None)?);
-        let mut scan = RowScan::new(store.clone(), location.clone(), object.data_offset, layout);
+        let mut scan = RowScan::new(source.clone(), object.data_offset, layout);
         scan.rows(rows).batch_rows(batch_rows);
         if let Some(contract) = map {
             scan.map(contract);
@@ -849,15 +787,16 @@ mod tests {
         scan.batches().try_collect().await
     }
 
-    /// Every row range of `file` (put at `location`), in batches of 1, 2 and 5 rows, is the
+    /// Every row range of `file` (read from `source`), in batches of 1, 2 and 5 rows, is the
     /// same as the rows of the whole file read from its bytes; local files mapped with `map`.
-    async fn check_ranges(store: Arc<dyn ObjectStore>, location: &Path, file: &[u8], map: Option<MapContract>) {
+    async fn check_ranges(source: Arc<Source>, file: &[u8], map: Option<MapContract>) {
         let all = expected(file);
+        let location = source.name().to_string();
         let rows = npy_core::NpyReader::from_reader(file).unwrap().header().shape.first().copied().unwrap_or(1);
         for a in 0..=rows {
             for b in a..=rows {
                 for batch_rows in [1, 2, 5] {
-                    let got = batches(&store, location, a..b, batch_rows, map).await.unwrap();
+                    let got = batches(&source, a..b, batch_rows, map).await.unwrap();
                     let sizes: Vec<usize> = got.iter().map(RecordBatch::num_rows).collect();
                     assert!(sizes.iter().all(|&n| n == batch_rows.min(b - a) || n == (b - a) % batch_rows));
                     assert_eq!(sizes.iter().sum::<usize>(), b - a, "{location} {a}..{b}");
@@ -870,6 +809,12 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The object `location` of `store` (with `file` put there first), as a source.
+    async fn put(store: &Arc<dyn ObjectStore>, location: &Path, file: &[u8]) -> Arc<Source> {
+        store.put(location, file.to_vec().into()).await.unwrap();
+        Arc::new(Source::of_object(store.clone(), location).await.unwrap())
     }
 
     fn records() -> Vec<u8> {
@@ -898,11 +843,8 @@ mod tests {
     #[tokio::test]
     async fn ranges_in_memory() {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        let files = test_files();
-        for (name, file) in files {
-            let location = Path::from(name);
-            store.put(&location, file.clone().into()).await.unwrap();
-            check_ranges(store.clone(), &location, &file, None).await;
+        for (name, file) in test_files() {
+            check_ranges(put(&store, &Path::from(name), &file).await, &file, None).await;
         }
     }
 
@@ -912,11 +854,8 @@ mod tests {
         for chunk in [5, 13] {
             let inner: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
             let store: Arc<dyn ObjectStore> = Arc::new(object_store::chunked::ChunkedStore::new(inner, chunk));
-            let files = test_files();
-            for (name, file) in files {
-                let location = Path::from(name);
-                store.put(&location, file.clone().into()).await.unwrap();
-                check_ranges(store.clone(), &location, &file, None).await;
+            for (name, file) in test_files() {
+                check_ranges(put(&store, &Path::from(name), &file).await, &file, None).await;
             }
         }
     }
@@ -924,12 +863,11 @@ mod tests {
     #[tokio::test]
     async fn ranges_local_files() {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
-        let files = test_files();
-        for (name, file) in files {
-            let location = Path::from(name);
-            store.put(&location, file.clone().into()).await.unwrap();
-            check_ranges(store.clone(), &location, &file, None).await;
+        for (name, file) in test_files() {
+            let path = dir.path().join(name.replace('/', "_"));
+            std::fs::write(&path, &file).unwrap();
+            let source = Arc::new(Source::open_local(path.to_str().unwrap()).unwrap());
+            check_ranges(source, &file, None).await;
         }
     }
 
@@ -940,9 +878,9 @@ mod tests {
         // 100,000 rows of 8 bytes: more than one default batch (65,536 rows).
         let file = (0..100_000i64).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
         store.put(&location, file.clone().into()).await.unwrap();
-        let object = crate::header::fetch_header(&*store, &location).await.unwrap();
+        let object = crate::header::fetch_header(&store, &location).await.unwrap();
         let layout = Arc::new(Layout::new(&object.header, None).unwrap());
-        let stream = RowScan::new(store, location, object.data_offset, layout.clone()).batches();
+        let stream = RowScan::new(object.source, object.data_offset, layout.clone()).batches();
         assert_eq!(stream.schema(), layout.schema());
         let got: Vec<RecordBatch> = stream.try_collect().await.unwrap();
         let sizes: Vec<usize> = got.iter().map(|b| b.num_rows()).collect();
@@ -953,44 +891,44 @@ mod tests {
         assert_eq!(got[1].columns(), all.slice(sizes[0], sizes[1]).columns());
     }
 
+    /// A local file (by its path) and an object: a file cut short, rows past the end.
     #[tokio::test]
     async fn errors_name_the_object() {
         let file = records();
         let dir = tempfile::tempdir().unwrap();
-        let local: Arc<dyn ObjectStore> = Arc::new(LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
-        for store in [local, memory] {
-            let whole = Path::from("whole.npy");
-            store.put(&whole, file.clone().into()).await.unwrap();
-            let object = crate::header::fetch_header(&*store, &whole).await.unwrap();
+        let open = |name: &str, bytes: &[u8]| {
+            let (memory, path) = (memory.clone(), dir.path().join(name));
+            let (name, bytes) = (name.to_string(), bytes.to_vec());
+            async move {
+                std::fs::write(&path, &bytes).unwrap();
+                let local = Arc::new(Source::open_local(path.to_str().unwrap()).unwrap());
+                [local, put(&memory, &Path::from(name), &bytes).await]
+            }
+        };
+        let object = crate::header::fetch_header(&memory, &Path::from("x")).await.map(|_| ());
+        assert!(object.unwrap_err().to_string().starts_with("reading 'x'"));
+        for (k, whole) in open("whole.npy", &file).await.into_iter().enumerate() {
+            let object = crate::header::fetch_header_at(whole.clone(), 0, None, &Default::default()).await.unwrap();
             let layout = Arc::new(Layout::new(&object.header, None).unwrap());
             // Cut inside row 20, and cut before the data of row 10 starts.
             for (cut, rows) in
                 [(object.data_offset as usize + 20 * 8 + 3, 15..23), (object.data_offset as usize, 10..12)]
             {
-                let short = Path::from(format!("short{cut}.npy"));
-                store.put(&short, file[..cut].to_vec().into()).await.unwrap();
-                let stream = RowScan::new(store.clone(), short.clone(), object.data_offset, layout.clone())
-                    .rows(rows)
-                    .batch_rows(2)
-                    .batches();
+                let short = open(&format!("short{cut}.npy"), &file[..cut]).await[k].clone();
+                let stream =
+                    RowScan::new(short.clone(), object.data_offset, layout.clone()).rows(rows).batch_rows(2).batches();
                 let got: Vec<Result<RecordBatch>> = stream.collect().await;
                 let last = got.last().unwrap().as_ref().unwrap_err();
                 assert!(matches!(last.kind(), ErrorKind::Truncated { .. }), "{last}");
-                assert_eq!(last.path(), Some(std::path::Path::new(short.as_ref())), "{last}");
+                assert_eq!(last.path(), Some(std::path::Path::new(short.name())), "{last}");
                 // Whole batches before the error only, never a short one.
                 assert!(got[..got.len() - 1].iter().all(|b| b.as_ref().unwrap().num_rows() == 2));
             }
-            let past =
-                RowScan::new(store.clone(), whole.clone(), object.data_offset, layout.clone()).rows(20..24).batches();
+            let past = RowScan::new(whole.clone(), object.data_offset, layout.clone()).rows(20..24).batches();
             let e = past.try_collect::<Vec<_>>().await.unwrap_err();
             assert!(matches!(e.kind(), ErrorKind::WrongShape { .. }), "{e}");
-            assert!(e.to_string().starts_with("reading 'whole.npy': rows 20..24"), "{e}");
-            let missing = Path::from("missing.npy");
-            let gone = RowScan::new(store.clone(), missing, object.data_offset, layout.clone()).rows(0..3).batches();
-            let e = gone.try_collect::<Vec<_>>().await.unwrap_err();
-            assert!(matches!(e.kind(), ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound), "{e}");
-            assert!(e.to_string().starts_with("reading 'missing.npy'"), "{e}");
+            assert!(e.to_string().starts_with(&format!("reading '{}': rows 20..24", whole.name())), "{e}");
         }
     }
 }

@@ -28,6 +28,7 @@ use npy_core::mmap::{MapContract, MappedRange};
 use npy_core::npz::ReaderOptions;
 use npy_core::{Error, ErrorKind, NpyReader, ReadNpy, ReadOptions, Result};
 
+use crate::header::fetch_header_at;
 use crate::npz::RemoteNpz;
 use crate::source::{bridges, Source, GETS_IN_FLIGHT};
 
@@ -130,9 +131,11 @@ struct Shard {
     /// Where its rows start in the file.
     data_start: u64,
     /// The file (named as the user named it, or as found under their directory or pattern).
-    source: Source,
+    source: Arc<Source>,
     /// A local file's rows, mapped (under the options' [`MapContract`]).
     map: Option<MappedRange>,
+    /// The bytes and requests its opening read (its header): not counted as rows'.
+    opening: (u64, u64),
 }
 
 impl Shard {
@@ -257,12 +260,12 @@ impl Shards {
 
     /// Bytes fetched so far by ranged GETs (0 for local files).
     pub fn fetched(&self) -> u64 {
-        self.inner.shards.iter().map(|s| s.source.fetched()).sum()
+        self.inner.shards.iter().map(|s| s.source.fetched() - s.opening.0).sum()
     }
 
     /// Ranged GETs made so far by reads of rows (0 for local files).
     pub fn requests(&self) -> u64 {
-        self.inner.shards.iter().map(|s| s.source.requests()).sum()
+        self.inner.shards.iter().map(|s| s.source.requests() - s.opening.1).sum()
     }
 
     /// Every row as any [`ReadNpy`] type ([`Shards::read_rows`] of all).
@@ -515,19 +518,18 @@ pub(super) fn in_data(e: Error, at: usize, name: &str) -> Error {
 async fn open_one(name: &str, url: bool, options: &ShardsOptions) -> Result<(Shard, Header)> {
     let named = |e: Error| e.renamed(name).reading(name);
     let usage = |reason: String| Error::from(ErrorKind::Usage { reason }).reading(name);
-    let at = crate::store_for(name).map_err(named)?;
-    // A local file is opened (and stamped) before its header is read: a file replaced in
-    // between fails the first read.
-    let source = if url { Source::open(name).await? } else { Source::open_local(name)? };
+    // A local file is opened (and stamped) before its header is read, which reads it: a
+    // file replaced in between fails the first read.
+    let source = Arc::new(if url { Source::open(name).await? } else { Source::open_local(name)? });
     let (header, data_start, end) = match &options.member {
         None => {
-            let object = crate::fetch_header_with(&*at.store, &at.path, &options.read).await.map_err(named)?;
+            let object = fetch_header_at(source.clone(), 0, None, &options.read).await.map_err(named)?;
             (object.header, object.data_offset, object.size)
         }
         Some(member) => {
             let mut limits = ReaderOptions::new();
             limits.read_options(&options.read);
-            let npz = RemoteNpz::from_store_with(at.store.clone(), &at.path, &limits).await.map_err(named)?;
+            let npz = RemoteNpz::of_source(source.clone(), &limits).await.map_err(named)?;
             let npy = npz.member(member).await.map_err(named)?;
             let object = npy.object();
             let member_start = npy.data_start() - object.data_offset;
@@ -560,7 +562,8 @@ async fn open_one(name: &str, url: bool, options: &ShardsOptions) -> Result<(Sha
         }
         _ => None,
     };
-    Ok((Shard { data_start, source, map }, header))
+    let opening = (source.fetched(), source.requests());
+    Ok((Shard { data_start, source, map, opening }, header))
 }
 
 #[cfg(test)]

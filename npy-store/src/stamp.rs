@@ -25,6 +25,13 @@ impl Stamp {
         Stamp { len: meta.len(), modified: meta.modified().ok(), device, inode }
     }
 
+    /// The stamp as text, `size:mtime_ns:device:inode` (equal for the same file unchanged):
+    /// a value callers outside Rust compare ([`crate::Source::stamp`]).
+    pub(crate) fn key(&self) -> String {
+        let nanos = self.modified.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos());
+        format!("{}:{}:{}:{}", self.len, nanos.unwrap_or(0), self.device, self.inode)
+    }
+
     /// The stamp of the file at `path` now.
     pub(crate) fn of_path(path: &Path) -> std::io::Result<Stamp> {
         std::fs::metadata(path).map(|meta| Stamp::of(&meta))

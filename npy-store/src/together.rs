@@ -6,13 +6,10 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use npy_core::Result;
-use object_store::path::Path;
-use object_store::{GetRange, ObjectStore};
-use std::io::{Read, Seek, SeekFrom};
 use tokio::sync::Mutex;
 
 use crate::error::io_error;
-use crate::source::{get_range, Answer, Body};
+use crate::source::{read_full_at, Source};
 
 /// The bytes one member's scan reads: from its data start, `len` bytes (the member's data,
 /// or its asked rows where they reach past it), `block` at a time (a batch's rows).
@@ -28,26 +25,24 @@ pub(crate) struct Span {
 /// besides the bytes the asking member wants, the next block of every other member that
 /// has less than a block left, in one blocking task of positioned reads: one task a block
 /// of rows instead of one a member. A member holds at most two blocks read ahead. Where
-/// the archive is an object of a remote store (or the probe fails), each member reads
-/// alone, as it would without this.
+/// the archive is an object of a remote store, each member reads alone, as it would
+/// without this.
 pub(crate) struct Together {
-    store: Arc<dyn ObjectStore>,
-    location: Path,
-    /// The archive's version read (its members' reads are made on its condition).
-    e_tag: Option<String>,
+    /// The archive.
+    source: Arc<Source>,
     spans: Vec<Span>,
     state: Mutex<State>,
 }
 
 enum State {
-    /// Not probed yet.
+    /// Not opened yet.
     Unopened,
     /// Each member reads its own bytes.
     Alone,
     /// A local file of `size` bytes (`None` while a read has it: a read dropped before its
     /// end takes it along, and the members' next reads fail); of each member, the bytes
     /// read so far (from its data start) and those not taken yet.
-    Local { file: Option<std::fs::File>, size: u64, read: Vec<u64>, ready: Vec<Ready> },
+    Local { file: Option<Arc<std::fs::File>>, size: u64, read: Vec<u64>, ready: Vec<Ready> },
 }
 
 /// What a member's scan reads from.
@@ -59,33 +54,22 @@ pub(crate) enum Opened {
 }
 
 impl Together {
-    /// The reads of members `spans` of the archive at `location`, in the version `e_tag`
-    /// names where given.
-    pub(crate) fn new(
-        store: Arc<dyn ObjectStore>,
-        location: Path,
-        e_tag: Option<String>,
-        spans: Vec<Span>,
-    ) -> Together {
-        Together { store, location, e_tag, spans, state: Mutex::new(State::Unopened) }
+    /// The reads of members `spans` of the archive `source`.
+    pub(crate) fn new(source: Arc<Source>, spans: Vec<Span>) -> Together {
+        Together { source, spans, state: Mutex::new(State::Unopened) }
     }
 
-    /// Whether the archive is a local file read together, after one probe (a GET of one
-    /// byte, whose answer tells a local file) for all members. Any failure of the probe
-    /// leaves each member to its own GET, which reports it as it would alone.
+    /// Whether the archive is a local file read together, still the file opened (else
+    /// each member reads alone, and reports it as it would alone).
     pub(crate) async fn open(&self) -> Opened {
         let mut state = self.state.lock().await;
         if let State::Unopened = *state {
             *state = State::Alone;
-            let first = self.spans.iter().filter(|s| s.len > 0).map(|s| s.data_start).min();
-            if let Some(first) = first {
-                let probe = GetRange::Bounded(first..first + 1);
-                let got = get_range(&*self.store, &self.location, probe, self.e_tag.clone()).await;
-                if let Ok(Answer { body: Body::File(file), size, .. }) = got {
-                    let n = self.spans.len();
-                    let (read, ready) = (vec![0; n], (0..n).map(|_| Ready::default()).collect());
-                    *state = State::Local { file: Some(file), size, read, ready };
-                }
+            if let Some(file) = self.source.file().filter(|_| self.source.unchanged().is_ok()) {
+                let n = self.spans.len();
+                let (read, ready) = (vec![0; n], (0..n).map(|_| Ready::default()).collect());
+                let size = self.source.size();
+                *state = State::Local { file: Some(file.clone()), size, read, ready };
             }
         }
         match &*state {
@@ -183,15 +167,17 @@ impl Ready {
 /// Each of `ranges` of `file` appended to its buffer of `buffers` (compacted first), as
 /// many bytes as the file holds of it (one cut short stops the reads): how many each got.
 fn read_into(file: &std::fs::File, ranges: &[Range<u64>], buffers: &mut [Ready]) -> std::io::Result<Vec<usize>> {
-    let mut file = file;
     let mut got = Vec::with_capacity(ranges.len());
     for (range, buffer) in ranges.iter().zip(buffers) {
         buffer.compact();
-        let n = range.end - range.start;
-        buffer.bytes.reserve_exact(n as usize);
-        file.seek(SeekFrom::Start(range.start))?;
-        // Into the buffer's spare capacity (`read_to_end` on a `File` does not zero it).
-        got.push((&mut file).take(n).read_to_end(&mut buffer.bytes)?);
+        let (old, n) = (buffer.bytes.len(), (range.end - range.start) as usize);
+        buffer.bytes.resize(old + n, 0);
+        let read = read_full_at(file, &mut buffer.bytes[old..], range.start)?;
+        buffer.bytes.truncate(old + read);
+        got.push(read);
+        if read < n {
+            break;
+        }
     }
     Ok(got)
 }

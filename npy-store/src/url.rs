@@ -40,6 +40,18 @@ pub fn is_url(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
 }
 
+/// Fails, in npy-core's words ([`npy_core::open_file`]: "is a FIFO, not a file"), for a
+/// local path that names something neither a file nor a folder: object_store's
+/// `LocalFileSystem` would open it, and opening a FIFO waits for a writer that may never
+/// come. A missing path, a file or a folder passes.
+fn no_special_file(path: &std::path::Path) -> Result<()> {
+    if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
+        // Refused before it is opened (a file put there since is opened, and closed).
+        npy_core::open_file(path)?;
+    }
+    Ok(())
+}
+
 /// The object store of `url_or_path` and the path in it.
 ///
 /// - What is not a URL ([`is_url`]) is a local path (relative to the current directory),
@@ -55,7 +67,8 @@ pub fn is_url(s: &str) -> bool {
 /// # Errors
 /// [`ErrorKind::Usage`] for a URL that does not parse, a scheme no store serves, or one
 /// whose feature is off (saying which); the store builder's errors (e.g. an S3 URL
-/// without a bucket). All name the URL.
+/// without a bucket); a local path that is a FIFO or a device ([`ErrorKind::Io`], at
+/// once: its store would wait in opening it). All name the URL.
 ///
 /// # Examples
 /// ```
@@ -79,6 +92,7 @@ pub fn store_for(url_or_path: &str) -> Result<StoreLocation> {
         let absolute = std::fs::canonicalize(url_or_path)
             .or_else(|_| std::path::absolute(url_or_path))
             .map_err(|e| npy_core::Error::from(e).reading(url_or_path))?;
+        no_special_file(&absolute)?;
         let path = Path::from_absolute_path(&absolute).map_err(|e| fail(format!("not a usable path: {e}")))?;
         let base = Url::parse("file:///").map_err(|e| fail(e.to_string()))?;
         return Ok(StoreLocation { store: Arc::new(LocalFileSystem::new()), base, path });
@@ -99,6 +113,7 @@ pub fn store_for(url_or_path: &str) -> Result<StoreLocation> {
     let store: Arc<dyn ObjectStore> = match scheme {
         ObjectStoreScheme::Local => {
             let file = url.to_file_path().map_err(|()| fail("not a local file path".to_string()))?;
+            no_special_file(&file)?;
             let path = Path::from_absolute_path(&file).map_err(|e| fail(format!("not a usable path: {e}")))?;
             return Ok(StoreLocation { store: Arc::new(LocalFileSystem::new()), base, path });
         }

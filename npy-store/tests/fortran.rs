@@ -64,11 +64,11 @@ async fn rows_are_reordered_from_a_file_and_an_object() {
     let location = Path::from("f.npy");
     memory.put(&location, bytes.into()).await.unwrap();
     for store in [local, memory] {
-        let object = npy_store::fetch_header(&*store, &location).await.unwrap();
+        let object = npy_store::fetch_header(&store, &location).await.unwrap();
         assert!(object.header.fortran_order);
         let layout = Arc::new(npy_arrow::Layout::new(&object.header, None).unwrap());
         for (rows, batch) in [(0..n, 100_000), (1_000_003..1_000_010, 4), (n - 5..n, 2)] {
-            let mut scan = RowScan::new(store.clone(), location.clone(), object.data_offset, layout.clone());
+            let mut scan = RowScan::new(object.source.clone(), object.data_offset, layout.clone());
             scan.rows(rows.clone()).batch_rows(batch);
             let batches: Vec<RecordBatch> = scan.batches().into_inner().try_collect().await.unwrap();
             check_rows(&batches, rows.start, rows.len());
@@ -82,7 +82,7 @@ async fn rows_are_reordered_from_a_file_and_an_object() {
                 values.chunks_exact(K).map(|row| Some((row[1] as u64).is_multiple_of(7))).collect();
             Ok(Kept::of(&kept))
         });
-        let mut scan = RowScan::new(store.clone(), location.clone(), object.data_offset, layout.clone());
+        let mut scan = RowScan::new(object.source.clone(), object.data_offset, layout.clone());
         scan.rows(1000..n).batch_rows(65_536).filter(keep);
         let batches: Vec<RecordBatch> = scan.batches().into_inner().try_collect().await.unwrap();
         let got: Vec<f64> = (batches.iter())

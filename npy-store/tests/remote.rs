@@ -239,7 +239,7 @@ async fn mapped_scans_of_local_files_equal_reads() {
         let name = format!("f{i}/{}", path.file_name().unwrap().to_str().unwrap());
         for store in [&local, &memory] {
             let location = put(store, &name, file.clone()).await;
-            let object = npy_store::fetch_header(&**store, &location).await.unwrap();
+            let object = npy_store::fetch_header(store, &location).await.unwrap();
             let layout = npy_arrow::Layout::new_with(&object.header, Some(object.version), &options).unwrap();
             let columns_of = layout.schema().fields().len();
             // All columns, the first alone and the last alone.
@@ -252,12 +252,8 @@ async fn mapped_scans_of_local_files_equal_reads() {
                 let batch = (layout.rows() / 50).max(3);
                 for rows in ranges(layout.rows(), i as u64) {
                     let scan = |map: Option<MapContract>| {
-                        let mut scan = npy_store::RowScan::new(
-                            store.clone(),
-                            location.clone(),
-                            object.data_offset,
-                            layout.clone(),
-                        );
+                        let mut scan =
+                            npy_store::RowScan::new(object.source.clone(), object.data_offset, layout.clone());
                         scan.rows(rows.clone()).batch_rows(batch);
                         if let Some(contract) = map {
                             scan.map(contract);
@@ -300,11 +296,12 @@ async fn mapped_scans_of_short_files_are_errors() {
     let contract = unsafe { MapContract::accept() };
     let file = (0..5000).map(f64::from).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
     let whole = put(&store, "whole.npy", file.clone()).await;
-    let object = npy_store::fetch_header(&*store, &whole).await.unwrap();
+    let object = npy_store::fetch_header(&store, &whole).await.unwrap();
     let layout = Arc::new(npy_arrow::Layout::new(&object.header, None).unwrap());
     let cut = object.data_offset as usize + 4000 * 8 + 5;
     let short = put(&store, "short.npy", file[..cut].to_vec()).await;
-    let stream = npy_store::RowScan::new(store.clone(), short, object.data_offset, layout)
+    let short = Arc::new(npy_store::Source::of_object(store.clone(), &short).await.unwrap());
+    let stream = npy_store::RowScan::new(short, object.data_offset, layout)
         .rows(3000..5000)
         .batch_rows(500)
         .map(contract)
@@ -325,12 +322,12 @@ async fn a_mapped_file_cut_short_is_an_error_not_a_crash() {
     let location = Path::from("cut.npy");
     let file = (0..100_000i64).collect::<Vec<_>>().write_npy_to(Vec::new()).unwrap();
     store.put(&location, file.into()).await.unwrap();
-    let object = npy_store::fetch_header(&*store, &location).await.unwrap();
+    let object = npy_store::fetch_header(&store, &location).await.unwrap();
     let layout = Arc::new(npy_arrow::Layout::new(&object.header, None).unwrap());
     // SAFETY: broken on purpose below, but no byte past the new end is ever touched: the
     // block's pages are mapped in (and fail) before it is decoded.
     let contract = unsafe { npy_core::mmap::MapContract::accept() };
-    let mut scan = npy_store::RowScan::new(store, location, object.data_offset, layout);
+    let mut scan = npy_store::RowScan::new(object.source, object.data_offset, layout);
     scan.batch_rows(10_000).map(contract);
     let mut batches = scan.batches();
     assert_eq!(batches.next().await.unwrap().unwrap().num_rows(), 10_000);
@@ -373,7 +370,8 @@ async fn a_replaced_object_fails_its_reads_naming_it() {
     for store in [memory, local] {
         let location = put(&store, "v.npy", values.write_npy_to(Vec::new()).unwrap()).await;
         let npy = RemoteNpy::from_store(store.clone(), &location).await.unwrap();
-        assert!(npy.object().e_tag.is_some());
+        // Pinned: an object by its ETag, a local store's file by its stamp.
+        assert!(npy.object().e_tag.is_some() != npy.object().source.is_local());
         assert_eq!(npy.read_rows::<Vec<u64>>(1500..1510).await.unwrap(), values[1500..1510]);
         put(&store, "v.npy", twice.write_npy_to(Vec::new()).unwrap()).await;
         let e = npy.read_rows::<Vec<u64>>(1500..1510).await.unwrap_err();

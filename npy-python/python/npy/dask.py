@@ -46,12 +46,10 @@ _MAX_HEADER_SIZE: int = _npy.MAX_HEADER_SIZE
 _INFIX = ".npy-dask."
 
 
-def _stamp(file: str) -> tuple[int, int]:
-    """What says a file is the one read: its modification time and size (a URL's size)."""
-    if is_url(file):
-        return (0, open_source(file).size)
-    st = os.stat(file)
-    return (st.st_mtime_ns, st.st_size)
+def _stamp(file: str) -> str:
+    """What says a file is the one read: npy-store's rule (``Source.stamp``: a file's size,
+    modification time, device and inode; an object's size and ETag)."""
+    return open_source(file).stamp
 
 
 def _axis_chunks(chunks: Any, layout: _Located, shape: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
@@ -196,7 +194,7 @@ def read_npy(
     starts = list(range(0, total, partition_rows)) or [0]
     ranges = [(a, min(a + partition_rows, total)) for a in starts]
     files = list(opened.files)
-    stamps = [(0, 0) if is_url(f) else _stamp(f) for f in files]
+    stamps = ["" if is_url(f) else _stamp(f) for f in files]
     read = _TableRows(os.fspath(source), columns, members, days_as_int64, files, stamps)
     meta = _frame(schema.empty_table())
     divisions = (*starts, max(total - 1, 0))
@@ -244,7 +242,7 @@ class _TableRows:
     members: Sequence[str] | None
     days_as_int64: bool
     files: list[str]
-    stamps: list[tuple[int, int]]
+    stamps: list[str]
 
     def __call__(self, rows: tuple[int, int]) -> Any:
         from ._scan import scan

@@ -20,15 +20,15 @@ use npy_core::header::{Header, Version};
 use npy_core::npz::{MemberDecoder, MemberInfo, Method, ReaderOptions};
 use npy_core::{Error, HeaderPrefix, ReadNpy, ReadOptions, Result};
 use object_store::path::Path;
-use object_store::{GetRange, ObjectStore};
+use object_store::ObjectStore;
 
-use crate::error::{npz_error, store_error};
+use crate::error::npz_error;
 use crate::filter::RowFilter;
 use crate::fortran_blocks::{self, BlocksFrom, FortranBlocks, WHOLE_FORTRAN_BYTES};
 use crate::header::{fetch_header_at, NpyObject};
 use crate::remote::RemoteNpy;
 use crate::rows::{batches_from, member_row_batches, Check, Place, RowBytes, Verify};
-use crate::source::{get_range, Answer, Body, Source};
+use crate::source::{read_full_at, Source};
 use crate::stream::BatchStream;
 use crate::together::{Span, Together};
 
@@ -77,7 +77,6 @@ const BLOCK: u64 = 256 << 10;
 /// ```
 #[derive(Debug, Clone)]
 pub struct RemoteNpz {
-    store: Arc<dyn ObjectStore>,
     location: Path,
     /// The archive, pinned to the version its tail's read found: every later read is of
     /// that version (or fails, naming it).
@@ -112,25 +111,41 @@ impl RemoteNpz {
         location: &Path,
         options: &ReaderOptions,
     ) -> Result<RemoteNpz> {
-        let name = location.to_string();
-        let fail = |e| store_error(e, &name);
-        let got = get_range(&*store, location, GetRange::Suffix(NPZ_TAIL), None).await.map_err(fail)?;
-        let source = Arc::new(Source::of_object(&name, store.clone(), location.clone(), got.size, got.e_tag.clone()));
-        let tail_start = got.range.start;
-        // A local file is read on the directory's thread, tail and all: no task of the
-        // runtime's a block, as a store read would be.
-        let (tail, file) = match got.body {
-            Body::File(file) => (Bytes::new(), Some(file)),
-            body => (Answer { body, ..got }.bytes(&name).await?, None),
-        };
-        let mut ranged = Ranged {
-            handle: tokio::runtime::Handle::current(),
-            source: source.clone(),
-            pos: 0,
-            tail: (tail_start, tail),
-            block: None,
-            file,
-        };
+        let (source, tail_start, tail) = Source::of_object_tail(store, location, NPZ_TAIL).await?;
+        RemoteNpz::from_tail(Arc::new(source), location.clone(), (tail_start, tail), options).await
+    }
+
+    /// The archive `source` (opened by [`Source::open`]), its directory read from one
+    /// read of its tail and checked as [`RemoteNpz::from_store_with`] checks it.
+    pub(crate) async fn of_source(source: Arc<Source>, options: &ReaderOptions) -> Result<RemoteNpz> {
+        let from = source.size().saturating_sub(NPZ_TAIL);
+        let tail = source.read_bytes(from..source.size()).await?;
+        let location = Path::from(source.name());
+        RemoteNpz::from_tail(source, location, (from, tail), options).await
+    }
+
+    /// The archive at the path or URL `name` (as [`Source::open`] opens it), opened as
+    /// [`RemoteNpz::from_store_with`] opens one: one read of its tail, its directory
+    /// checked; errors name it `name`.
+    ///
+    /// # Errors
+    /// As [`Source::open`] and [`RemoteNpz::from_store`].
+    pub async fn open_with(name: &str, options: &ReaderOptions) -> Result<RemoteNpz> {
+        let (source, tail_start, tail) = Source::open_tail(name, NPZ_TAIL).await?;
+        RemoteNpz::from_tail(Arc::new(source), Path::from(name), (tail_start, tail), options).await
+    }
+
+    /// The archive `source` (at `location`), whose bytes from `tail.0` to its end are
+    /// `tail.1`: its directory read from them, and more blocks where it is larger.
+    async fn from_tail(
+        source: Arc<Source>,
+        location: Path,
+        tail: (u64, Bytes),
+        options: &ReaderOptions,
+    ) -> Result<RemoteNpz> {
+        let name = source.name().to_string();
+        let ranged =
+            Ranged { handle: tokio::runtime::Handle::current(), source: source.clone(), pos: 0, tail, block: None };
         let limits = options.clone();
         // npy-core's reader checks the directory through blocking reads; those past the
         // tail wait on the store. They run on a thread of their own, not on tokio's
@@ -139,7 +154,7 @@ impl RemoteNpz {
         // threads, the directory reads would hold them all and wait forever.
         let (answer, read) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new().name("npz-directory".into()).spawn(move || {
-            let reader = ranged.read_tail().and_then(|()| npy_core::npz::Reader::from_reader_with(ranged, &limits));
+            let reader = npy_core::npz::Reader::from_reader_with(ranged, &limits);
             // The receiver is gone when the open was dropped: nobody waits for the answer.
             let _ = answer.send(reader.map(|r| (r.members().to_vec(), r.names().to_vec())));
         });
@@ -153,7 +168,12 @@ impl RemoteNpz {
         };
         let options = options.member_options().clone();
         let headers = Arc::default();
-        Ok(RemoteNpz { store, location: location.clone(), source, members, names, options, headers })
+        Ok(RemoteNpz { location, source, members, names, options, headers })
+    }
+
+    /// The archive opened (its reads go through it).
+    pub(crate) fn source(&self) -> &Arc<Source> {
+        &self.source
     }
 
     /// Where the archive is in its store.
@@ -205,18 +225,16 @@ impl RemoteNpz {
         let object = match cached {
             Some(object) => object,
             None => {
-                let e_tag = self.source.e_tag().map(str::to_string);
-                let object =
-                    fetch_header_at(&*self.store, &self.location, start, Some(info.size), e_tag, &self.options)
-                        .await
-                        .map_err(located)?;
+                let object = fetch_header_at(self.source.clone(), start, Some(info.size), &self.options)
+                    .await
+                    .map_err(located)?;
                 if let Ok(mut headers) = self.headers.lock() {
                     headers.insert(info.member.clone(), object.clone());
                 }
                 object
             }
         };
-        Ok(RemoteNpy::member(self.store.clone(), object, start, &info.member))
+        Ok(RemoteNpy::member(object, start, &info.member))
     }
 
     /// Member `name`'s bytes (a whole `.npy`): a stored member's from one ranged GET, a
@@ -360,14 +378,12 @@ impl RemoteNpz {
                 .ok_or_else(|| located(npz_error(&info.member, "the member's header was not fetched whole")))?;
             let verify = Verify::new(header, Check::of(info));
             let prepared = Prepared::Stored {
-                store: self.store.clone(),
-                location: self.location.clone(),
+                source: self.source.clone(),
                 data_start: npy.data_start(),
                 layout: Arc::new(projected),
                 rows: 0..npy.rows(),
                 verify,
                 member,
-                e_tag: self.source.e_tag().map(str::to_string),
             };
             return Ok((layout, prepared));
         }
@@ -751,15 +767,13 @@ const READ_ALL_FETCHES: usize = 4;
 pub(crate) enum Prepared {
     /// A stored member, read by one ranged GET of all its data and checked.
     Stored {
-        store: Arc<dyn ObjectStore>,
-        location: Path,
+        /// The archive, pinned to the version its directory came from.
+        source: Arc<Source>,
         data_start: u64,
         layout: Arc<Layout>,
         rows: Range<usize>,
         verify: Verify,
         member: String,
-        /// The archive's version read.
-        e_tag: Option<String>,
     },
     /// A compressed member, decompressed as its bytes arrive (checked by its stream).
     Compressed { name: String, layout: Arc<Layout>, rows: Range<usize>, source: RowBytes, member: String },
@@ -787,15 +801,11 @@ impl Prepared {
             .collect();
         let shared: Vec<Span> = spans.iter().flatten().copied().collect();
         let first = prepared.iter().find_map(|p| match p {
-            Prepared::Stored { store, location, .. } => Some((store.clone(), location.clone())),
+            Prepared::Stored { source, .. } => Some(source.clone()),
             Prepared::Compressed { .. } => None,
         });
-        let Some((store, location)) = first.filter(|_| shared.len() > 1) else { return vec![None; prepared.len()] };
-        let e_tag = prepared.iter().find_map(|p| match p {
-            Prepared::Stored { e_tag, .. } => e_tag.clone(),
-            Prepared::Compressed { .. } => None,
-        });
-        let group = Arc::new(Together::new(store, location, e_tag, shared));
+        let Some(source) = first.filter(|_| shared.len() > 1) else { return vec![None; prepared.len()] };
+        let group = Arc::new(Together::new(source, shared));
         let mut next = 0;
         (spans.iter())
             .map(|span| {
@@ -816,9 +826,9 @@ impl Prepared {
         together: Option<(Arc<Together>, usize)>,
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let (batches, member) = match self {
-            Prepared::Stored { store, location, data_start, layout, rows, verify, member, e_tag } => {
-                let place = Place { data_start, map: None, verify: Some(verify), filter, together, e_tag };
-                (member_row_batches(store, location, layout, rows, batch_rows, place), member)
+            Prepared::Stored { source, data_start, layout, rows, verify, member } => {
+                let place = Place { data_start, map: None, verify: Some(verify), filter, together };
+                (member_row_batches(source, layout, rows, batch_rows, place), member)
             }
             Prepared::Compressed { name, layout, rows, source, member } => {
                 (batches_from(name, layout, rows, batch_rows, source, filter), member)
@@ -905,8 +915,6 @@ struct Ranged {
     pos: u64,
     tail: (u64, Bytes),
     block: Option<(u64, Bytes)>,
-    /// A local file's, read directly (in blocks of [`FILE_BLOCK`]).
-    file: Option<std::fs::File>,
 }
 
 /// Bytes read per block of a local archive's directory past its tail (and of its members'
@@ -914,19 +922,6 @@ struct Ranged {
 const FILE_BLOCK: u64 = 16 << 10;
 
 impl Ranged {
-    /// The tail of a local file read (a remote one's came with its answer), and the
-    /// reader at the start.
-    fn read_tail(&mut self) -> Result<()> {
-        if let Some(file) = &mut self.file {
-            let mut tail = Vec::new();
-            file.seek(SeekFrom::Start(self.tail.0))?;
-            file.take(self.source.size().saturating_sub(self.tail.0)).read_to_end(&mut tail)?;
-            self.tail.1 = tail.into();
-        }
-        self.pos = 0;
-        Ok(())
-    }
-
     fn cached(&self, pos: u64) -> Option<&[u8]> {
         [Some(&self.tail), self.block.as_ref()].into_iter().flatten().find_map(|(start, bytes)| {
             let end = start + bytes.len() as u64;
@@ -942,11 +937,12 @@ impl Read for Ranged {
             return Ok(0);
         }
         if self.cached(self.pos).is_none() {
-            let bytes = match &mut self.file {
+            let bytes = match self.source.file() {
+                // A local file's read on this thread: no task of the runtime's a block.
                 Some(file) => {
-                    let mut block = Vec::new();
-                    file.seek(SeekFrom::Start(self.pos))?;
-                    file.take(FILE_BLOCK.min(size - self.pos)).read_to_end(&mut block)?;
+                    let mut block = vec![0; FILE_BLOCK.min(size - self.pos) as usize];
+                    let got = read_full_at(file, &mut block, self.pos)?;
+                    block.truncate(got);
                     Bytes::from(block)
                 }
                 // On the version the tail came from.

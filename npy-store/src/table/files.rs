@@ -1,69 +1,61 @@
 //! A table's files: found under a directory or pattern, opened (header, layout, or an
-//! archive's members), and stamped so that a scan can tell a local file changed under it.
+//! archive's members) through a [`Source`], whose stamp tells a scan a local file changed under it.
 
-use std::path::{Path as FsPath, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::RecordBatchReader;
 use arrow_schema::{Schema, SchemaRef};
 use npy_arrow::Layout;
-use npy_core::{Error, ErrorKind, Result};
+use npy_core::npz::ReaderOptions;
+use npy_core::{Error, ErrorKind, ReadOptions, Result};
 
 use super::{FileKind, TableFile, TableOptions};
+use crate::header::header_of;
 use crate::npz::RemoteNpz;
-use crate::stamp::Stamp;
-use crate::url::StoreLocation;
+use crate::source::Source;
 
 impl TableFile {
-    /// Fails unless the file is still the one the table opened.
+    /// Fails unless the file is still the one the table opened (its [`Source`]'s stamp).
     pub(super) fn unchanged(&self) -> Result<()> {
-        let Some(then) = self.stamp else { return Ok(()) };
-        let now = Stamp::of_path(&local_path(&self.at)).map_err(|e| Error::from(e).reading(&self.name))?;
-        if now == then {
-            return Ok(());
-        }
-        let reason = "the file changed while it was scanned (its size, time or inode is not what the scan opened)";
-        Err(Error::from(ErrorKind::Usage { reason: reason.into() }).reading(&self.name))
+        self.source.unchanged()
     }
 }
 
-/// Opens file `name` (`url`: an object at a URL, not stamped): the file and its columns.
-pub(super) async fn open(name: &str, url: bool, options: &TableOptions) -> Result<(TableFile, SchemaRef)> {
-    let stamp =
-        if url { None } else { Some(Stamp::of_path(FsPath::new(name)).map_err(|e| Error::from(e).reading(name))?) };
-    let at = crate::store_for(name)?;
+/// Opens file `name`, a path or a URL, through a [`Source`] (one read of an archive's
+/// tail, or of a `.npy`'s first bytes): the file and its columns.
+pub(super) async fn open(name: &str, options: &TableOptions) -> Result<(TableFile, SchemaRef)> {
     let npz = npy_core::header::FileKind::of_name(name) == Some(npy_core::header::FileKind::Zip);
     if options.members.is_some() && !npz {
         let reason = "members= names members of .npz archives; this is a .npy file".into();
         return Err(Error::from(ErrorKind::Usage { reason }).reading(name));
     }
     let convert = &options.convert;
-    let (schema, rows, kind) = if npz {
-        let archive = RemoteNpz::from_store(at.store.clone(), &at.path).await?;
+    let (source, schema, rows, kind) = if npz {
+        let archive = RemoteNpz::open_with(name, &ReaderOptions::new()).await?;
         let names: Option<Vec<&str>> = options.members.as_ref().map(|m| m.iter().map(String::as_str).collect());
         let (schema, rows) = archive.table_schema_with(names.as_deref(), convert).await?;
-        (schema, rows, FileKind::Npz { npz: archive })
+        (archive.source().clone(), schema, rows, FileKind::Npz { npz: archive })
     } else {
-        let object = crate::fetch_header(at.store.as_ref(), &at.path).await?;
-        if object.header.dtype.has_object() {
-            objects(&at, convert).await?
+        let (source, prefix) = Source::open_start(name, crate::HEADER_PREFIX as u64).await?;
+        let object = header_of(Arc::new(source), prefix, &ReadOptions::new()).await?;
+        let (schema, rows, kind) = if object.header.dtype.has_object() {
+            objects(&object.source, convert).await?
         } else {
             let layout = Layout::new_with(&object.header, None, convert)?;
             let (schema, rows) = (layout.schema(), layout.rows());
-            let (data_offset, e_tag, layout) = (object.data_offset, object.e_tag, Arc::new(layout));
-            (schema, rows, FileKind::Npy { data_offset, layout, e_tag })
-        }
+            (schema, rows, FileKind::Npy { data_offset: object.data_offset, layout: Arc::new(layout) })
+        };
+        (object.source, schema, rows, kind)
     };
-    Ok((TableFile { name: name.to_string(), at, stamp, rows, kind }, schema))
+    Ok((TableFile { name: name.to_string(), source, rows, kind }, schema))
 }
 
 /// An object array's file: read whole and decoded by npy-arrow's
 /// [`object_batches_with`](npy_arrow::object_batches_with) (text as Utf8, a ragged array
 /// as a List column; other object arrays refused, naming the element).
-async fn objects(at: &StoreLocation, convert: &npy_arrow::ConvertOptions) -> Result<(SchemaRef, usize, FileKind)> {
-    use object_store::ObjectStoreExt;
-    let got = at.store.get(&at.path).await.map_err(std::io::Error::other)?;
-    let bytes = got.bytes().await.map_err(std::io::Error::other)?;
+/// Its bytes are one read of the source (on the condition of an object's ETag).
+async fn objects(source: &Source, convert: &npy_arrow::ConvertOptions) -> Result<(SchemaRef, usize, FileKind)> {
+    let bytes = source.read_bytes(0..source.size()).await?;
     let reader = npy_core::NpyReader::from_reader(std::io::Cursor::new(bytes))?;
     let mut whole = convert.clone();
     whole.batch_rows(usize::MAX);
@@ -86,11 +78,6 @@ async fn objects(at: &StoreLocation, convert: &npy_arrow::ConvertOptions) -> Res
 /// `e` naming file `name` (as the user named it; the store names it by its path there).
 pub(super) fn named(e: Error, name: &str) -> Error {
     e.renamed(name).reading(name)
-}
-
-/// The local file of a location in a local store.
-fn local_path(at: &StoreLocation) -> PathBuf {
-    PathBuf::from(format!("/{}", at.path.as_ref()))
 }
 
 pub(super) fn same_columns(a: &Schema, b: &Schema) -> bool {

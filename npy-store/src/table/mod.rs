@@ -58,8 +58,7 @@ pub use members::MemberReads;
 pub use scan::{TableBatchReader, TableFilter, TableScan};
 
 use crate::npz::RemoteNpz;
-use crate::stamp::Stamp;
-use crate::url::StoreLocation;
+use crate::source::Source;
 
 /// How a [`Table`] opens its files ([`Table::open_with`]).
 #[derive(Debug, Clone, Default)]
@@ -122,10 +121,8 @@ struct Files {
 struct TableFile {
     /// The file as the user named it (or as found under their directory or pattern).
     name: String,
-    at: StoreLocation,
-    /// The file's identity when the table was opened, for local files (objects at URLs
-    /// are read by ranged GETs of the rows asked, as they are then).
-    stamp: Option<Stamp>,
+    /// The file opened: a local file stamped, or an object pinned to the version read.
+    source: Arc<Source>,
     rows: usize,
     kind: FileKind,
 }
@@ -134,8 +131,6 @@ enum FileKind {
     Npy {
         data_offset: u64,
         layout: Arc<Layout>,
-        /// The version its header was read from: scans read on its condition.
-        e_tag: Option<String>,
     },
     Npz {
         npz: RemoteNpz,
@@ -168,12 +163,11 @@ impl Table {
     /// not a NumPy file or is corrupt; files whose columns differ, a directory of both
     /// kinds or of neither, `members` given for `.npy` files ([`ErrorKind::Usage`]).
     pub async fn open_with(source: &str, options: &TableOptions) -> Result<Table> {
-        let url = crate::is_url(source);
         let names = crate::find_files(source).await?;
         let mut tables = Vec::with_capacity(names.len());
         let mut schema: Option<(SchemaRef, String)> = None;
         for name in names {
-            let (file, columns) = files::open(&name, url, options).await.map_err(|e| files::named(e, &name))?;
+            let (file, columns) = files::open(&name, options).await.map_err(|e| files::named(e, &name))?;
             match &schema {
                 None => schema = Some((columns, name.clone())),
                 Some((first, first_name)) if !files::same_columns(first, &columns) => {

@@ -175,10 +175,10 @@ impl TableScan {
         let table = &self.table.inner;
         let filter = self.filter.as_ref();
         let stream = match &part.kind {
-            FileKind::Npy { data_offset, layout, e_tag } => {
+            FileKind::Npy { data_offset, layout } => {
                 let selected = Arc::new(layout.select(&self.parts)?);
-                let mut scan = RowScan::new(part.at.store.clone(), part.at.path.clone(), *data_offset, selected);
-                scan.rows(rows).e_tag(e_tag.clone());
+                let mut scan = RowScan::new(part.source.clone(), *data_offset, selected);
+                scan.rows(rows);
                 if let Some(rows) = self.batch_rows {
                     scan.batch_rows(rows);
                 }
