@@ -18,9 +18,8 @@ use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricB
 use futures::StreamExt;
 use npy_arrow::{Layout, Part};
 use npy_core::ErrorKind;
-use npy_store::filter::{KeepError, Kept, RowFilter};
+use npy_store::filter::{Filter, KeepError, Kept};
 use npy_store::table::MemberReads;
-use npy_store::NpzFilter;
 use object_store::ObjectStore;
 
 use crate::error::npy_error;
@@ -79,9 +78,9 @@ impl FileOpener for NpyOpener {
             let object = npy_store::fetch_header(&store, &location).await.map_err(npy_error)?;
             let layout = Layout::new_with(&object.header, None, &convert).map_err(|e| npy_error(e.reading(&name)))?;
             still_matches(&file_schema, &layout.schema(), &name)?;
-            let filter =
-                predicate.map(|(p, schema, parts)| row_filter(p, &schema, &parts, &layout, &name)).transpose()?;
-            let layout = layout.select(&decoded).map_err(|e| npy_error(e.reading(&name)))?;
+            let filter = predicate.map(|(p, schema, parts)| filter(p, &schema, &parts)).transpose()?;
+            let file_layout = layout;
+            let layout = file_layout.select(&decoded).map_err(|e| npy_error(e.reading(&name)))?;
             let (first, mut end) =
                 row_range(file.range.as_ref(), object.data_offset, layout.row_bytes(), layout.rows());
             // A limit counts the rows the filter keeps: with one, the stream is cut above.
@@ -95,7 +94,7 @@ impl FileOpener for NpyOpener {
                 scan.map(contract);
             }
             if let Some(filter) = filter {
-                scan.filter(filter);
+                scan.filter(filter, &file_layout).map_err(npy_error)?;
             }
             let batches = scan.batches();
             let batches = batches.map(move |batch| {
@@ -108,40 +107,15 @@ impl FileOpener for NpyOpener {
     }
 }
 
-/// The scan's filter of file `name`, whose layout is `layout` (all its columns):
-/// `predicate`, over `schema` (whose field `i` is part `parts[i]` of the file's columns),
-/// judged on the parts it reads. A dynamic filter (a top-k's bound, which tightens as the
-/// query runs) is read afresh for each block.
-fn row_filter(
-    predicate: Arc<dyn PhysicalExpr>,
-    schema: &SchemaRef,
-    parts: &[Part],
-    layout: &Layout,
-    name: &str,
-) -> Result<RowFilter> {
+/// The scan's filter: `predicate`, over `schema` (whose field `i` is part `parts[i]` of the
+/// file's columns: a `.npy` file's, or an archive's table's, each a member that is not a
+/// record), judged on the parts it reads. A dynamic filter (a top-k's bound, which
+/// tightens as the query runs) is read afresh for each block.
+fn filter(predicate: Arc<dyn PhysicalExpr>, schema: &SchemaRef, parts: &[Part]) -> Result<Filter> {
     let (columns, predicate) = renumbered(predicate)?;
     let read: Vec<Part> = columns.iter().map(|&i| parts[i].clone()).collect();
-    let judged = layout.select(&read).map_err(|e| npy_error(e.reading(name)))?;
     let judged_schema = Arc::new(schema.project(&columns)?);
-    Ok(RowFilter::new(Arc::new(judged), move |batch| verdict(&predicate, &conform(batch.clone(), &judged_schema)?)))
-}
-
-/// The filter of an archive's scan: `predicate`, over `schema` (whose field `i` is part
-/// `parts[i]` of the table's columns `file_schema`, each a member that is not a record),
-/// judged on the members' parts it reads.
-fn npz_filter(
-    predicate: Arc<dyn PhysicalExpr>,
-    schema: &SchemaRef,
-    parts: &[Part],
-    file_schema: &SchemaRef,
-) -> Result<NpzFilter> {
-    let (columns, predicate) = renumbered(predicate)?;
-    // A member's layout has its column first.
-    let judged = (columns.iter())
-        .map(|&i| (file_schema.field(parts[i].column).name().clone(), Part::new(0, parts[i].steps.clone())))
-        .collect();
-    let judged_schema = Arc::new(schema.project(&columns)?);
-    Ok(NpzFilter::new(judged, move |batch| verdict(&predicate, &conform(batch.clone(), &judged_schema)?)))
+    Ok(Filter::new(read, move |batch| verdict(&predicate, &conform(batch.clone(), &judged_schema)?)))
 }
 
 /// The columns `predicate` reads (sorted), and `predicate` with each renumbered to its
@@ -195,8 +169,7 @@ impl NpyOpener {
             let (schema, _) = npz.table_schema_with(None, &convert).await.map_err(npy_error)?;
             still_matches(&file_schema, &member_schema(&schema), &name)?;
             let reads = MemberReads::new(&file_schema, &decoded);
-            let filter =
-                predicate.map(|(p, schema, parts)| npz_filter(p, &schema, &parts, &file_schema)).transpose()?;
+            let filter = predicate.map(|(p, schema, parts)| filter(p, &schema, &parts)).transpose()?;
             let whole = file.range.as_ref().is_none_or(|r| r.start <= 0);
             // A limit counts the rows the filter keeps: with one, the stream is cut above.
             let left = match (whole, &filter) {

@@ -3,7 +3,7 @@
 //! PyCapsule interface (`__arrow_c_stream__`, by pyo3-arrow). The engine is npy-store's
 //! ([`TableScan`]: parts of columns, rows, filters judged in files and archives, pieces
 //! made side by side on threads of their own); this is its glue: names to parts, Python's
-//! predicate to a [`TableFilter`], and waits with the GIL released.
+//! predicate to a [`Filter`], and waits with the GIL released.
 
 use std::sync::Arc;
 
@@ -11,8 +11,8 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StructArray};
 use arrow_schema::{Field, SchemaRef};
 use npy_arrow::{ConvertOptions, Part};
 use npy_core::mmap::MapContract;
-use npy_store::filter::{KeepError, Kept};
-use npy_store::table::{TableBatchReader, TableFilter, TableScan};
+use npy_store::filter::{Filter, KeepError, Kept};
+use npy_store::table::{TableBatchReader, TableScan};
 use npy_store::{Table, TableOptions};
 use numpy::PyReadonlyArray1;
 use pyo3::exceptions::{PyKeyError, PyValueError};
@@ -139,7 +139,7 @@ impl Scan {
         if let Some(callable) = predicate {
             let parts = self.parts(&predicate_columns.unwrap_or_default())?;
             let callable = Arc::new(callable);
-            scan.filter(TableFilter::new(parts, move |batch| keep(&callable, batch)));
+            scan.filter(Filter::new(parts, move |batch| keep(&callable, batch)));
         }
         let batches = scan.batches().map_err(to_python)?;
         Ok(BatchIter { batches: std::sync::Mutex::new(Some(batches)) })

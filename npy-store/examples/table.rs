@@ -9,8 +9,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
 use arrow_array::BooleanArray;
 use npy_core::header::Header;
-use npy_store::filter::Kept;
-use npy_store::table::TableFilter;
+use npy_store::filter::{Filter, Kept};
 use npy_store::{Table, TableOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -29,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut scan = table.scan();
     let judged = vec![table.part("samples[3]")?];
-    scan.columns(&["t0", "receiver.x"])?.filter(TableFilter::new(judged, |batch| {
+    scan.columns(&["t0", "receiver.x"])?.filter(Filter::new(judged, |batch| {
         let values = batch.column(0).as_primitive::<Float32Type>();
         Ok(Kept::of(&values.iter().map(|v| v.map(|v| v > 0.5)).collect::<BooleanArray>()))
     }));

@@ -1,12 +1,13 @@
 //! Filtered scans: a predicate judged on the few columns it reads, block by block, before
 //! the scan's other columns are decoded, and those decoded only at the rows it kept
-//! ([`RowFilter`], given to [`RowScan::filter`](crate::RowScan::filter)).
+//! ([`Filter`], given to [`RowScan::filter`](crate::RowScan::filter), to an archive's scan
+//! and to a [`TableScan`](crate::table::TableScan)).
 
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow_buffer::BooleanBuffer;
-use npy_arrow::Layout;
+use npy_arrow::{Layout, Part};
 use npy_core::{Error, ErrorKind, Result};
 
 /// What a predicate kept of a block of rows.
@@ -35,22 +36,27 @@ impl Kept {
 /// The error a predicate may fail with; the scan reports it as an error of the file.
 pub type KeepError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The predicate of every filter ([`RowFilter`], [`crate::NpzFilter`],
-/// [`crate::table::TableFilter`]): given a block's rows of the columns or parts it reads,
-/// it says which rows to keep.
+/// The predicate of a [`Filter`]: given a block's rows of the parts it reads, it says
+/// which rows to keep.
 pub(crate) type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync;
 
-/// A predicate over some columns of a scan's rows ([`RowScan::filter`](crate::RowScan::filter)):
-/// each block of rows has those columns decoded first and judged, and the scan's other
-/// columns are decoded only at the rows kept. A block with no row kept gives no batch.
+/// A predicate over some parts of the columns of what a scan reads: of a `.npy` file's
+/// layout ([`RowScan::filter`](crate::RowScan::filter)), of an archive's table, each part of
+/// a member that is not a record
+/// ([`RemoteNpz::checked_part_batches_with`](crate::RemoteNpz::checked_part_batches_with)),
+/// or of a [`Table`](crate::table::Table)'s columns
+/// ([`TableScan::filter`](crate::table::TableScan::filter)). Each block of rows has those
+/// parts decoded first and judged, and the scan's other columns decoded only at the rows
+/// kept; a block with no row kept gives no batch.
 ///
 /// # Examples
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{cast::AsArray, types::Int64Type, BooleanArray};
 /// use futures::TryStreamExt;
+/// use npy_arrow::Part;
 /// use npy_core::prelude::*;
-/// use npy_store::filter::{Kept, RowFilter};
+/// use npy_store::filter::{Filter, Kept};
 /// use object_store::{memory::InMemory, path::Path, ObjectStore, ObjectStoreExt};
 ///
 /// # tokio::runtime::Runtime::new()?.block_on(async {
@@ -61,12 +67,12 @@ pub(crate) type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepErr
 /// let object = npy_store::fetch_header(&store, &location).await?;
 /// let layout = Arc::new(npy_arrow::Layout::new(&object.header, None)?);
 /// // Keep the multiples of 3.
-/// let odd = RowFilter::new(layout.clone(), |batch| {
+/// let thirds = Filter::new(vec![Part::whole(0)], |batch| {
 ///     let values = batch.column(0).as_primitive::<Int64Type>();
 ///     Ok(Kept::of(&values.iter().map(|v| v.map(|v| v % 3 == 0)).collect::<BooleanArray>()))
 /// });
-/// let mut scan = npy_store::RowScan::new(object.source, object.data_offset, layout);
-/// scan.batch_rows(4).filter(odd);
+/// let mut scan = npy_store::RowScan::new(object.source, object.data_offset, layout.clone());
+/// scan.batch_rows(4).filter(thirds, &layout)?;
 /// let batches: Vec<_> = scan.batches().try_collect().await?;
 /// let kept: Vec<i64> = batches.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
 /// assert_eq!(kept, [0, 3, 6, 9]);
@@ -75,33 +81,62 @@ pub(crate) type Keep = dyn Fn(&RecordBatch) -> std::result::Result<Kept, KeepErr
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone)]
-pub struct RowFilter {
+pub struct Filter {
+    parts: Vec<Part>,
+    keep: Arc<Keep>,
+}
+
+impl std::fmt::Debug for Filter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter").field("parts", &self.parts).finish_non_exhaustive()
+    }
+}
+
+impl Filter {
+    /// A predicate over `parts` of the columns scanned; `keep` gets each block's rows of
+    /// them, in that order, each named by [`Part::name`].
+    pub fn new(
+        parts: Vec<Part>,
+        keep: impl Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync + 'static,
+    ) -> Filter {
+        Filter { parts, keep: Arc::new(keep) }
+    }
+
+    /// The parts it reads.
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    /// Its predicate.
+    pub(crate) fn keep(&self) -> &Arc<Keep> {
+        &self.keep
+    }
+
+    /// This filter judged on the parts of `layout` (a `.npy` file's, all its columns) it
+    /// reads.
+    pub(crate) fn over(&self, layout: &Layout) -> Result<Judged> {
+        Ok(Judged { layout: Arc::new(layout.select(&self.parts)?), keep: Arc::clone(&self.keep) })
+    }
+}
+
+/// A [`Filter`] over a `.npy` file's rows: the layout of the parts it reads, which decodes
+/// them from the rows' bytes, and its predicate.
+#[derive(Clone)]
+pub(crate) struct Judged {
     layout: Arc<Layout>,
     keep: Arc<Keep>,
 }
 
-impl std::fmt::Debug for RowFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let schema = self.layout.schema();
-        let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
-        f.debug_struct("RowFilter").field("columns", &names).finish_non_exhaustive()
-    }
-}
-
-impl RowFilter {
-    /// A predicate over the columns of `layout` (the file's layout projected to the columns
-    /// the predicate reads, [`Layout::project`]); `keep` gets each block's rows of them.
-    pub fn new(
-        layout: Arc<Layout>,
-        keep: impl Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync + 'static,
-    ) -> RowFilter {
-        RowFilter { layout, keep: Arc::new(keep) }
+impl Judged {
+    /// A predicate judged on the columns of `layout` (reading none: on no bytes).
+    pub(crate) fn new(layout: Arc<Layout>, keep: Arc<Keep>) -> Judged {
+        Judged { layout, keep }
     }
 
     /// This filter over the rows of a Fortran-order array put into C order, as a scan that
     /// reads them a block at a time decodes its blocks ([`Layout::c_ordered`]).
-    pub(crate) fn c_ordered(self) -> RowFilter {
-        RowFilter { layout: Arc::new(self.layout.c_ordered()), keep: self.keep }
+    pub(crate) fn c_ordered(self) -> Judged {
+        Judged { layout: Arc::new(self.layout.c_ordered()), keep: self.keep }
     }
 }
 
@@ -119,7 +154,7 @@ const SPARSE: usize = 4;
 
 /// A filtered scan's decoding: its filter, and where each output column comes from.
 pub(crate) struct Filtered {
-    filter: RowFilter,
+    filter: Judged,
     /// The output columns the filter does not decode, decoded at the kept rows.
     rest: Layout,
     /// For each output column: whether it is the filter's, and its index there or in `rest`.
@@ -129,7 +164,7 @@ pub(crate) struct Filtered {
 impl Filtered {
     /// The decoding of `output`'s columns (a projection of the same file's layout as the
     /// filter's) under `filter`.
-    pub(crate) fn new(output: &Layout, filter: RowFilter) -> Result<Filtered> {
+    pub(crate) fn new(output: &Layout, filter: Judged) -> Result<Filtered> {
         let judged = filter.layout.schema();
         let mut rest_columns = Vec::new();
         let mut from = Vec::new();

@@ -19,8 +19,9 @@
 //! with `from_path(path)`; every call that takes options is the same name plus `_with`,
 //! the options last, and the plain name uses the defaults.
 //! - [`RowScan`]: the one engine of rows as record batches, which DataFusion's scan uses
-//!   too; every stream of batches here is a [`BatchStream`]. A [`filter::RowFilter`] has
-//!   it judge rows on a few columns before it decodes the others.
+//!   too; every stream of batches here is a [`BatchStream`]. A [`filter::Filter`] has
+//!   it (and an archive's or a table's scan) judge rows on a few columns before it decodes
+//!   the others.
 //! - [`Table`]: NumPy files (a file, an archive, a directory or glob of them, a URL) as
 //!   one table; a [`TableScan`](table::TableScan) of parts of its columns, rows and a
 //!   filter, its batches from threads of their own in row order: the engine under
@@ -90,7 +91,6 @@ pub use find::{find, find_files, find_in_store};
 pub use fortran_blocks::WHOLE_FORTRAN_BYTES;
 pub use header::{fetch_header, fetch_header_with, NpyObject, HEADER_PREFIX};
 pub use npz::checked::HOLD_BYTES;
-pub use npz::filter::NpzFilter;
 pub use npz::{RemoteNpz, NPZ_TAIL};
 pub use remote::RemoteNpy;
 pub use rows::RowScan;

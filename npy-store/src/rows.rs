@@ -13,7 +13,7 @@ use npy_core::npz::MemberInfo;
 use npy_core::{Error, ErrorKind, Result};
 
 use crate::error::{io_error, npz_error};
-use crate::filter::{Filtered, RowFilter};
+use crate::filter::{Filter, Filtered, Judged};
 use crate::fortran_blocks::{BlocksFrom, FortranBlocks, WHOLE_FORTRAN_BYTES};
 use crate::source::{read_full_at, Source};
 use crate::stream::BatchStream;
@@ -69,7 +69,7 @@ pub struct RowScan {
     rows: Option<Range<usize>>,
     batch_rows: Option<usize>,
     map: Option<MapContract>,
-    filter: Option<RowFilter>,
+    filter: Option<(Filter, Judged)>,
 }
 
 impl std::fmt::Debug for RowScan {
@@ -80,7 +80,7 @@ impl std::fmt::Debug for RowScan {
             .field("rows", &self.rows)
             .field("batch_rows", &self.batch_rows)
             .field("map", &self.map.is_some())
-            .field("filter", &self.filter)
+            .field("filter", &self.filter.as_ref().map(|(f, _)| f))
             .finish_non_exhaustive()
     }
 }
@@ -118,10 +118,15 @@ impl RowScan {
 
     /// Keeps only the rows `filter` keeps: its columns are decoded first, block by block,
     /// and the scan's other columns only at the rows it kept; a block with none kept gives
-    /// no batch. Default: every row.
-    pub fn filter(&mut self, filter: RowFilter) -> &mut Self {
-        self.filter = Some(filter);
-        self
+    /// no batch. Default: every row. Its parts are of `file`, the file's layout (all its
+    /// columns, of which the scan's layout selects some).
+    ///
+    /// # Errors
+    /// [`ErrorKind::Usage`] for a part `file` has not.
+    pub fn filter(&mut self, filter: Filter, file: &Layout) -> Result<&mut Self> {
+        let judged = filter.over(file).map_err(|e| e.reading(self.source.name()))?;
+        self.filter = Some((filter, judged));
+        Ok(self)
     }
 
     /// The batches of the scan, as a stream that fetches nothing until first polled.
@@ -147,7 +152,7 @@ impl RowScan {
                 data_start: self.data_start,
                 map: self.map,
                 verify: None,
-                filter: self.filter.clone(),
+                filter: self.filter.as_ref().map(|(_, judged)| judged.clone()),
                 together: None,
             }),
         };
@@ -204,7 +209,7 @@ pub(crate) fn batches_from(
     rows: Range<usize>,
     batch_rows: usize,
     source: RowBytes,
-    filter: Option<RowFilter>,
+    filter: Option<Judged>,
 ) -> BoxStream<'static, Result<RecordBatch>> {
     let row_bytes = layout.row_bytes();
     // A Fortran-order member read in blocks has the C-order layout already; its filter's
@@ -288,7 +293,7 @@ pub(crate) struct Place {
     pub(crate) data_start: u64,
     pub(crate) map: Option<MapContract>,
     pub(crate) verify: Option<Verify>,
-    pub(crate) filter: Option<RowFilter>,
+    pub(crate) filter: Option<Judged>,
     pub(crate) together: Option<(Arc<Together>, usize)>,
 }
 

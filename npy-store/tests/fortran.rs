@@ -10,9 +10,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_array::{BooleanArray, RecordBatch};
 use futures::TryStreamExt;
+use npy_arrow::Part;
 use npy_core::npz::{Compression, Writer};
 use npy_core::prelude::*;
-use npy_store::filter::{Kept, RowFilter};
+use npy_store::filter::{Filter, Kept};
 use npy_store::{RemoteNpz, RowScan, WHOLE_FORTRAN_BYTES};
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
@@ -75,7 +76,7 @@ async fn rows_are_reordered_from_a_file_and_an_object() {
         }
         // A filter judges the reordered rows too: the rows whose second item is a multiple
         // of 7 (row i's is 3i + 1), from rows 1,000 on.
-        let keep = RowFilter::new(layout.clone(), |batch| {
+        let keep = Filter::new(vec![Part::whole(0)], |batch| {
             let list = batch.column(0).as_fixed_size_list();
             let values = list.values().as_primitive::<Float64Type>().values();
             let kept: BooleanArray =
@@ -83,7 +84,7 @@ async fn rows_are_reordered_from_a_file_and_an_object() {
             Ok(Kept::of(&kept))
         });
         let mut scan = RowScan::new(object.source.clone(), object.data_offset, layout.clone());
-        scan.rows(1000..n).batch_rows(65_536).filter(keep);
+        scan.rows(1000..n).batch_rows(65_536).filter(keep, &layout).unwrap();
         let batches: Vec<RecordBatch> = scan.batches().into_inner().try_collect().await.unwrap();
         let got: Vec<f64> = (batches.iter())
             .flat_map(|b| b.column(0).as_fixed_size_list().values().as_primitive::<Float64Type>().values().to_vec())

@@ -440,3 +440,48 @@ async fn read_all_gives_every_member_as_the_local_reader_does() {
     assert!(matches!(e.kind(), ErrorKind::Npz { .. }), "{e}");
     assert_eq!((e.member(), e.path()), (Some("z.npy"), Some(std::path::Path::new("bad.npz"))), "{e}");
 }
+
+/// An archive's scan takes a filter over parts of its table's columns, as a `.npy` file's
+/// and a table's scans do: it judges a member (compressed) and decodes the others at the
+/// rows it kept; a filter over a record member's column is an error naming the archive.
+#[tokio::test]
+async fn an_archive_scan_filters_on_its_table_columns() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int32Type};
+    use arrow_array::BooleanArray;
+    use npy_arrow::Part;
+    use npy_store::filter::{Filter, Kept};
+
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    let (_, mut meta) =
+        npy_core::header::Header::new("[('t0', '<f8')]".parse().unwrap(), vec![3000]).encode(None).unwrap();
+    meta.extend((0..3000).flat_map(|i| f64::from(i).to_le_bytes()));
+    w.add("t", &(0..3000).map(|i| f64::from(i) * 0.5).collect::<Vec<f64>>()).unwrap();
+    w.add_with("n", &(0..3000).map(|i| i * 13 % 101 - 50).collect::<Vec<i32>>(), Compression::deflated()).unwrap();
+    w.add_raw("meta.npy", &meta).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+    let location = put(&store, "f.npz", bytes).await;
+    let npz = RemoteNpz::from_store(store, &location).await.unwrap();
+    let options = ConvertOptions::new();
+    let (table, _) = npz.table_schema_with(None, &options).await.unwrap();
+    let n = table.index_of("n").unwrap();
+    let positive = Filter::new(vec![Part::whole(n)], |batch| {
+        assert_eq!(batch.schema().field(0).name(), "n");
+        let values = batch.column(0).as_primitive::<Int32Type>();
+        Ok(Kept::of(&values.iter().map(|v| v.map(|v| v > 0)).collect::<BooleanArray>()))
+    });
+    assert!(format!("{positive:?}").starts_with("Filter { parts: ["), "{positive:?}");
+    let stream = npz.checked_part_batches_with(&[("t", None)], Some(&positive), 0..3000, &options).await.unwrap();
+    let batches: Vec<RecordBatch> = stream.into_inner().try_collect().await.unwrap();
+    let t: Vec<f64> =
+        batches.iter().flat_map(|b| b.column(0).as_primitive::<Float64Type>().values().to_vec()).collect();
+    let want: Vec<f64> = (0..3000).filter(|i| i * 13 % 101 - 50 > 0).map(|i| f64::from(i) * 0.5).collect();
+    assert_eq!(t, want);
+
+    let meta = table.index_of("meta").unwrap();
+    let on_record = Filter::new(vec![Part::whole(meta)], |_| Ok(Kept::All));
+    let e = npz.checked_part_batches_with(&[("t", None)], Some(&on_record), 0..3000, &options).await.unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::Usage { .. }), "{e}");
+    assert_eq!(e.path(), Some(std::path::Path::new("f.npz")), "{e}");
+}

@@ -11,8 +11,7 @@ use arrow_array::{BooleanArray, RecordBatch};
 use npy_core::header::Header;
 use npy_core::npz::{Compression, Writer};
 use npy_core::prelude::*;
-use npy_store::filter::Kept;
-use npy_store::table::TableFilter;
+use npy_store::filter::{Filter, Kept};
 use npy_store::{Table, TableOptions};
 
 /// Rows of each file.
@@ -92,7 +91,7 @@ fn a_filter_on_a_part_keeps_the_rows_it_says() {
     let mut scan = table.scan();
     let judged = vec![table.part("samples[3]").unwrap()];
     // Rows whose samples[3] (i + 0.3) has an integer part divisible by 7.
-    scan.columns(&["t0"]).unwrap().filter(TableFilter::new(judged, |batch| {
+    scan.columns(&["t0"]).unwrap().filter(Filter::new(judged, |batch| {
         assert_eq!(batch.schema().field(0).name(), "samples[3]");
         let values = batch.column(0).as_primitive::<Float32Type>();
         Ok(Kept::of(&values.iter().map(|v| v.map(|v| (v as usize).is_multiple_of(7))).collect::<BooleanArray>()))
@@ -128,7 +127,7 @@ fn archives_give_parts_and_filter_on_plain_and_record_members() {
         let mut scan = table.scan();
         let gain = vec![table.part("gain").unwrap()];
         scan.columns(&["trace[2]", "meta"]).unwrap().rows(10..N - 3);
-        scan.filter(TableFilter::new(gain, |batch| {
+        scan.filter(Filter::new(gain, |batch| {
             let values = batch.column_by_name("gain").expect("named by the table").as_primitive::<Int64Type>();
             Ok(Kept::of(&values.iter().map(|v| v.map(|v| v % 5 == 0)).collect::<BooleanArray>()))
         }));
@@ -143,7 +142,7 @@ fn archives_give_parts_and_filter_on_plain_and_record_members() {
         // After decoding: a filter on the record member.
         let mut scan = table.scan();
         let meta = vec![table.part("meta").unwrap()];
-        scan.columns(&["gain"]).unwrap().filter(TableFilter::new(meta, |batch| {
+        scan.columns(&["gain"]).unwrap().filter(Filter::new(meta, |batch| {
             let t0 = batch.column(0).as_struct().column(0).as_primitive::<Float64Type>().clone();
             Ok(Kept::of(&t0.iter().map(|v| v.map(|v| v >= 990.0)).collect::<BooleanArray>()))
         }));

@@ -4,40 +4,10 @@
 
 use crate::error::{Error, ErrorKind, Result};
 
-use super::inflate::Inflater;
+use super::codec::Codec;
 #[cfg(doc)]
 use super::Reader;
-use super::{MemberInfo, Method};
-
-/// A decompressor that is pushed its input: deflate (zlib-rs) or Zstandard (libzstd, its
-/// window at most libzstd's default of 128 MiB, as [`Reader`] allows).
-enum Codec {
-    Deflate(Box<Inflater>),
-    Zstd(Box<zstd::stream::raw::Decoder<'static>>),
-}
-
-impl Codec {
-    /// The method's name in messages.
-    fn name(&self) -> &'static str {
-        match self {
-            Codec::Deflate(_) => "deflate",
-            Codec::Zstd(_) => "Zstandard",
-        }
-    }
-
-    /// Decompresses from `input` into `out`: the bytes used and made, and whether the
-    /// stream (deflate) or a frame (Zstandard, whose members may hold several) ended there.
-    fn step(&mut self, input: &[u8], out: &mut [u8]) -> std::io::Result<(usize, usize, bool)> {
-        match self {
-            Codec::Deflate(z) => z.step(input, out),
-            Codec::Zstd(d) => {
-                use zstd::stream::raw::Operation;
-                let status = d.run_on_buffers(input, out)?;
-                Ok((status.bytes_read, status.bytes_written, status.remaining == 0))
-            }
-        }
-    }
-}
+use super::{DeflateOption, MemberInfo, Method};
 
 /// A member's bytes, as the archive holds them from its data's first byte, decoded as they
 /// are pushed in: decompressed as its method says (stored bytes pass through), and checked
@@ -107,15 +77,10 @@ impl MemberDecoder {
     /// # Errors
     /// [`ErrorKind::Npz`] when libzstd cannot make its decoder.
     pub fn new(info: &MemberInfo) -> Result<MemberDecoder> {
-        let codec = match info.compression {
-            Some(Method::Stored) => None,
-            Some(Method::Zstd) => {
-                let decoder = zstd::stream::raw::Decoder::new()
-                    .map_err(|e| Error::npz_from(Some(&info.member), "cannot make a Zstandard decoder", e))?;
-                Some(Codec::Zstd(Box::new(decoder)))
-            }
-            _ => Some(Codec::Deflate(Box::new(Inflater::new()))),
-        };
+        // A member of no method known is taken as deflated, the zip default.
+        let method = info.compression.unwrap_or(Method::Deflated(DeflateOption::Normal));
+        let codec =
+            Codec::of(method).map_err(|e| Error::npz_from(Some(&info.member), "cannot make a Zstandard decoder", e))?;
         Ok(MemberDecoder {
             member: info.member.clone(),
             size: info.size,
@@ -148,7 +113,7 @@ impl MemberDecoder {
             }
             Some(codec) => {
                 let name = codec.name();
-                let deflate = matches!(codec, Codec::Deflate(_));
+                let deflate = codec.one_stream();
                 let follows = || Error::npz(Some(&self.member), format!("bytes follow the end of the {name} stream"));
                 if self.ended && deflate && !input.is_empty() {
                     return Err(follows());

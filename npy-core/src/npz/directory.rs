@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 
+use super::Method;
 use crate::error::{Error, Result};
 
 /// Signatures and fixed lengths of the records read here (APPNOTE 4.3).
@@ -38,20 +39,6 @@ const FLAG_STRONG_ENCRYPTION: u16 = 1 << 6;
 const FLAG_MASKED_HEADERS: u16 = 1 << 13;
 const ENCRYPTION_FLAGS: u16 = FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS;
 
-/// Compression method ids accepted.
-pub(super) const STORED: u16 = 0;
-pub(super) const DEFLATED: u16 = 8;
-pub(super) const ZSTD: u16 = 93;
-
-/// The most bytes one byte of deflate data can inflate to: a match of 258 bytes coded in
-/// two bits (a one-bit length code and a one-bit distance code) is the densest symbol.
-pub(super) const DEFLATE_MAX_RATIO: u64 = 1032;
-
-/// The most bytes one byte of Zstandard data can decompress to: a block of at most 128 KiB
-/// repeating one byte (an RLE block) is coded in four bytes, its 3-byte header and the
-/// byte; every other block, and a frame's header, costs more per byte it gives.
-pub(super) const ZSTD_MAX_RATIO: u64 = 32768;
-
 /// Gaps up to this size between local headers read in file order are skipped by reading
 /// rather than seeking, so a buffered reader keeps its buffer across small members.
 const SKIP_BY_READING: u64 = 64 << 10;
@@ -70,10 +57,8 @@ pub(super) struct Entry {
     pub(super) member: String,
     /// The name with one `.npy` stripped: the key `names()` lists.
     pub(super) key: String,
-    pub(super) method: u16,
-    /// The general-purpose flags, as the central directory says (bits 1 and 2 are a
-    /// deflated member's option).
-    pub(super) flags: u16,
+    /// The method, with a deflated member's option from the central directory's flags.
+    pub(super) method: Method,
     pub(super) crc32: u32,
     pub(super) compressed_size: u64,
     pub(super) size: u64,
@@ -191,11 +176,11 @@ pub(super) fn read<R: Read + Seek>(reader: &mut R, limits: Limits) -> Result<Vec
     check_overlap(&entries)?;
     let inflated = entries
         .iter()
-        .filter(|e| e.method != STORED)
+        .filter(|e| e.method != Method::Stored)
         .try_fold(0u64, |sum, e| sum.checked_add(e.size))
         .filter(|&sum| sum <= limits.max_inflated);
     if inflated.is_none() {
-        let claimed: u128 = entries.iter().filter(|e| e.method != STORED).map(|e| e.size as u128).sum();
+        let claimed: u128 = entries.iter().filter(|e| e.method != Method::Stored).map(|e| e.size as u128).sum();
         return Err(bad(format!(
             "the compressed members claim {claimed} bytes in all, over the limit of {} bytes \
              (raise it with ReaderOptions::max_inflated_size)",
@@ -416,7 +401,7 @@ fn parse_central(cd: &[u8], count: usize, cd_offset: u64) -> Result<Vec<Entry>> 
         if disk != 0 {
             return Err(bad_member(&member, "archives split over several disks are not supported"));
         }
-        check_method(&member, flags, method)?;
+        let method = check_method(&member, flags, method)?;
         check_sizes(&member, method, compressed_size, size)?;
         let key = member.strip_suffix(super::NPY_SUFFIX).unwrap_or(&member).to_string();
         let central_extra = extra_len;
@@ -424,7 +409,6 @@ fn parse_central(cd: &[u8], count: usize, cd_offset: u64) -> Result<Vec<Entry>> 
             member,
             key,
             method,
-            flags,
             crc32,
             compressed_size,
             size,
@@ -458,48 +442,40 @@ fn check_name(raw: &[u8], i: usize) -> Result<String> {
     Ok(name.to_string())
 }
 
-/// Only unencrypted stored, deflated and Zstandard members are read.
-fn check_method(member: &str, flags: u16, method: u16) -> Result<()> {
+/// Only unencrypted stored, deflated and Zstandard members are read: the method of one.
+fn check_method(member: &str, flags: u16, method: u16) -> Result<Method> {
     if flags & ENCRYPTION_FLAGS != 0 || method == 99 {
         return Err(bad_member(member, "the member is encrypted; encrypted archives are not supported"));
     }
-    if method != STORED && method != DEFLATED && method != ZSTD {
-        return Err(bad_member(
+    Method::from_zip_id(method, flags).ok_or_else(|| {
+        bad_member(
             member,
             format!(
                 "compression method {method} ({}) not supported; only stored (0), deflate (8) \
                  and zstandard (93) are",
                 method_name(method)
             ),
-        ));
-    }
-    Ok(())
+        )
+    })
 }
 
 /// A stored member is its own size; a compressed one cannot decompress beyond its codec's
 /// limit.
-fn check_sizes(member: &str, method: u16, compressed_size: u64, size: u64) -> Result<()> {
-    if method == STORED && compressed_size != size {
+fn check_sizes(member: &str, method: Method, compressed_size: u64, size: u64) -> Result<()> {
+    if method == Method::Stored && compressed_size != size {
         return Err(bad_member(
             member,
             format!("a stored member of {size} bytes cannot occupy {compressed_size} bytes in the archive"),
         ));
     }
-    if method == DEFLATED && size > compressed_size.saturating_mul(DEFLATE_MAX_RATIO) {
+    let ratio = method.max_ratio();
+    if size > compressed_size.saturating_mul(ratio) {
+        let (name, verb) = (method.name(), if method == Method::Zstd { "decompress" } else { "inflate" });
         return Err(bad_member(
             member,
             format!(
-                "{compressed_size} bytes of deflate data cannot inflate to the {size} bytes claimed \
-                 (deflate expands at most {DEFLATE_MAX_RATIO} times)"
-            ),
-        ));
-    }
-    if method == ZSTD && size > compressed_size.saturating_mul(ZSTD_MAX_RATIO) {
-        return Err(bad_member(
-            member,
-            format!(
-                "{compressed_size} bytes of zstandard data cannot decompress to the {size} bytes \
-                 claimed (zstandard expands at most {ZSTD_MAX_RATIO} times)"
+                "{compressed_size} bytes of {name} data cannot {verb} to the {size} bytes claimed \
+                 ({name} expands at most {ratio} times)"
             ),
         ));
     }
@@ -562,10 +538,10 @@ fn check_local<R: Read + Seek>(cur: &mut Cursor<'_, R>, e: &mut Entry, i: usize,
             format!("the local header names it b\"{}\", unlike the central directory", name.escape_ascii()),
         ));
     }
-    if method != e.method {
+    if method != e.method.zip_id() {
         return Err(bad_member(
             &e.member,
-            format!("the local header says compression method {method}, the central directory {}", e.method),
+            format!("the local header says compression method {method}, the central directory {}", e.method.zip_id()),
         ));
     }
     if flags & ENCRYPTION_FLAGS != 0 {

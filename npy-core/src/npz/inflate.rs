@@ -1,10 +1,10 @@
 //! Inflate by zlib-rs, on every target. Natively flate2 deflates with C zlib, for
 //! CPython's bytes, but zlib-rs inflates faster: the `npz` bench's 8 deflated members
 //! (256 MB) read in 0.301 s, where C zlib took 0.336 s and `np.load` 0.452 s
-//! (`cargo xtask bench --only npz`, 2 CPUs). [`Inflater`] is pushed its input;
-//! [`InflateReader`] pulls it from a reader.
+//! (`cargo xtask bench --only npz`, 2 CPUs). [`Inflater`] is pushed its input (a
+//! [`super::codec::CodecReader`] pulls it from a reader).
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io;
 
 use zlib_rs::{Inflate, InflateFlush, Status};
 
@@ -27,78 +27,5 @@ impl Inflater {
         let used = (self.0.total_in() - before_in) as usize;
         let made = (self.0.total_out() - before_out) as usize;
         Ok((used, made, status == Status::StreamEnd))
-    }
-}
-
-/// A reader inflating the raw deflate stream that `R` gives; a stream that ends before
-/// its end block is an `UnexpectedEof` error.
-pub(super) struct InflateReader<R> {
-    source: BufReader<R>,
-    inflater: Inflater,
-    ended: bool,
-}
-
-impl<R: Read> InflateReader<R> {
-    pub(super) fn new(source: R) -> InflateReader<R> {
-        InflateReader { source: BufReader::with_capacity(32 << 10, source), inflater: Inflater::new(), ended: false }
-    }
-}
-
-impl<R: Read> Read for InflateReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() || self.ended {
-            return Ok(0);
-        }
-        loop {
-            let input = self.source.fill_buf()?;
-            let at_end = input.is_empty();
-            let (used, made, ended) = self.inflater.step(input, buf)?;
-            self.source.consume(used);
-            self.ended = ended;
-            if made > 0 || ended {
-                return Ok(made);
-            }
-            if at_end {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the deflate stream ends early"));
-            }
-            // Input taken and nothing made yet (a block header): take more.
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::io::Write;
-
-    use super::*;
-
-    fn deflate(data: &[u8]) -> Vec<u8> {
-        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
-        e.write_all(data).unwrap();
-        e.finish().unwrap()
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "inflates a megabyte: minutes under Miri")]
-    fn a_stream_reads_back_in_any_pieces_and_a_cut_or_corrupt_one_is_an_error() {
-        let data: Vec<u8> = (0..1u32 << 18).flat_map(|i| (i % 1000).to_le_bytes()).collect();
-        let stream = deflate(&data);
-        for size in [1, 7, 4096, 1 << 20] {
-            let mut r = InflateReader::new(&stream[..]);
-            let (mut back, mut buf) = (Vec::new(), vec![0; size]);
-            loop {
-                let n = r.read(&mut buf).unwrap();
-                if n == 0 {
-                    break;
-                }
-                back.extend_from_slice(&buf[..n]);
-            }
-            assert!(back == data, "reads of {size}");
-        }
-        let cut = InflateReader::new(&stream[..stream.len() / 2]).read_to_end(&mut Vec::new()).unwrap_err();
-        assert_eq!(cut.kind(), io::ErrorKind::UnexpectedEof);
-        // A reserved block type (11) in the first byte.
-        let corrupt = InflateReader::new(&[0x07u8, 0, 0][..]).read_to_end(&mut Vec::new()).unwrap_err();
-        assert_eq!(corrupt.kind(), io::ErrorKind::InvalidData, "{corrupt}");
     }
 }

@@ -7,7 +7,7 @@
 use std::io::{Read, Seek};
 use std::ops::Range;
 
-use super::{directory, DeflateOption, Method, ReaderOptions};
+use super::{directory, Method, ReaderOptions};
 use crate::error::Result;
 
 /// What a member is.
@@ -128,11 +128,7 @@ pub(super) fn member_info(e: &directory::Entry) -> MemberInfo {
     MemberInfo {
         name: e.key.clone(),
         member: e.member.clone(),
-        compression: Some(match e.method {
-            directory::STORED => Method::Stored,
-            directory::ZSTD => Method::Zstd,
-            _ => Method::Deflated(DeflateOption::from_flags(e.flags)),
-        }),
+        compression: Some(e.method),
         compressed_size: e.compressed_size,
         size: e.size,
         data_start: Some(e.data_start),
@@ -170,7 +166,7 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
-    use crate::npz::{Compression, Reader, Writer};
+    use crate::npz::{Compression, DeflateOption, Reader, Writer};
     use crate::ErrorKind;
 
     #[test]

@@ -59,6 +59,7 @@ use crate::error::ErrorKind;
 // `read/piped` a member decompressed on a second thread), `directory` (the archive's
 // structure, checked when it is opened), `columns` (records as one array per field, both
 // ways). This file: what they share.
+mod codec;
 mod columns;
 mod decoder;
 mod directory;
@@ -208,6 +209,56 @@ pub enum Method {
 }
 
 impl Method {
+    /// Its compression method id in a zip's headers (APPNOTE 4.4.5): 0, 8 or 93.
+    pub const fn zip_id(self) -> u16 {
+        match self {
+            Method::Stored => 0,
+            Method::Deflated(_) => 8,
+            Method::Zstd => 93,
+        }
+    }
+
+    /// The method of zip id `id` of a member whose general-purpose flags are `flags` (bits 1
+    /// and 2 a deflated member's option); `None` for a method npy does not read.
+    ///
+    /// # Examples
+    /// ```
+    /// use npy_core::npz::{DeflateOption, Method};
+    ///
+    /// assert_eq!(Method::from_zip_id(8, 0b10), Some(Method::Deflated(DeflateOption::Maximum)));
+    /// assert_eq!(Method::from_zip_id(Method::Zstd.zip_id(), 0), Some(Method::Zstd));
+    /// assert_eq!(Method::from_zip_id(12, 0), None); // bzip2
+    /// ```
+    pub const fn from_zip_id(id: u16, flags: u16) -> Option<Method> {
+        match id {
+            0 => Some(Method::Stored),
+            8 => Some(Method::Deflated(DeflateOption::from_flags(flags))),
+            93 => Some(Method::Zstd),
+            _ => None,
+        }
+    }
+
+    /// Its name in messages: `stored`, `deflate` or `zstandard`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Method::Stored => "stored",
+            Method::Deflated(_) => "deflate",
+            Method::Zstd => "zstandard",
+        }
+    }
+
+    /// The most bytes one byte of its data can decode to: a stored byte is itself; a
+    /// deflate match of 258 bytes coded in two bits is deflate's densest symbol; a
+    /// Zstandard block of at most 128 KiB repeating one byte (an RLE block) is coded in
+    /// four bytes, its 3-byte header and the byte.
+    pub(crate) const fn max_ratio(self) -> u64 {
+        match self {
+            Method::Stored => 1,
+            Method::Deflated(_) => 1032,
+            Method::Zstd => 32768,
+        }
+    }
+
     /// The compression to write a member back as it was compressed: deflate at the level
     /// its option names (9 for [`DeflateOption::Maximum`], 2 for
     /// [`DeflateOption::Fast`], 1 for [`DeflateOption::SuperFast`], the default 6 for
@@ -283,7 +334,7 @@ pub enum DeflateOption {
 
 impl DeflateOption {
     /// The option general-purpose `flags` of a deflated member record.
-    fn from_flags(flags: u16) -> DeflateOption {
+    const fn from_flags(flags: u16) -> DeflateOption {
         match (flags >> 1) & 3 {
             0 => DeflateOption::Normal,
             1 => DeflateOption::Maximum,

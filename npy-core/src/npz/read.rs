@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use zip::{CompressionMethod, ZipArchive};
 
 use super::members::{member_info, MemberInfo};
-use super::{directory, zip_err, ReaderOptions};
+use super::{directory, zip_err, Method, ReaderOptions};
 #[cfg(doc)]
 use crate::array::{Array, DynArray};
 use crate::error::{Access, Error, ErrorKind, Result};
@@ -23,11 +23,10 @@ use crate::object::Object;
 use crate::options::ReadOptions;
 use crate::read::{NpyReader, Origin};
 
-mod decode;
 mod parallel;
 mod piped;
 
-use decode::Decoder;
+use super::codec::{is_data_error, CodecReader};
 
 /// Most bytes reserved up front for a compressed member's [`Reader::read_raw`] beyond its
 /// compressed size: more grows as the data actually decompresses.
@@ -45,12 +44,12 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
     }
     for (i, e) in entries.iter().enumerate() {
         let z = zip.by_index_data(i).map_err(|err| zip_err(Some(&e.member), err))?;
-        let method = match z.compression() {
-            CompressionMethod::Stored => Some(directory::STORED),
-            CompressionMethod::Deflated => Some(directory::DEFLATED),
-            CompressionMethod::Zstd => Some(directory::ZSTD),
-            _ => None,
-        };
+        let same_method = matches!(
+            (z.compression(), e.method),
+            (CompressionMethod::Stored, Method::Stored)
+                | (CompressionMethod::Deflated, Method::Deflated(_))
+                | (CompressionMethod::Zstd, Method::Zstd)
+        );
         if z.name_raw() != e.member.as_bytes() {
             return Err(Error::npz(
                 Some(&e.member),
@@ -64,7 +63,7 @@ fn agree<R: Read + Seek>(zip: &ZipArchive<R>, entries: &[directory::Entry]) -> R
             || z.compressed_size() != e.compressed_size
             || z.size() != e.size
             || z.crc32() != e.crc32
-            || method != Some(e.method)
+            || !same_method
             || z.encrypted()
         {
             return Err(Error::npz(Some(&e.member), "the zip reader reads this entry unlike its central directory"));
@@ -331,11 +330,11 @@ impl<R: Read + Seek> Reader<R> {
             let e = Error::npz(Some(&e.member), "the zip reader finds the member's data elsewhere");
             return located(self.origin.as_deref(), "", Err(e));
         }
-        let stored = e.method == directory::STORED;
+        let stored = e.method == Method::Stored;
         let reader = MemberReader {
             file,
             member: e.member.clone(),
-            codec: directory::method_name(e.method),
+            codec: e.method.name(),
             origin: self.origin.as_deref(),
             size: e.size,
             remaining: e.size,
@@ -490,10 +489,10 @@ impl Members<'_> {
         let e = &self.entries[i];
         let data = |source| {
             let data = member_data(e, source)?;
-            Ok(if e.method == directory::STORED {
+            Ok(if e.method == Method::Stored {
                 MemberData::Stored(data)
             } else {
-                MemberData::Decoded(Decoder::new(e.method, data)?)
+                MemberData::Decoded(CodecReader::new(e.method, data)?)
             })
         };
         let data = located(self.origin, &e.member, data(source))?;
@@ -511,7 +510,7 @@ impl Members<'_> {
         OwnedMemberReader {
             data,
             member: e.member.clone(),
-            codec: directory::method_name(e.method),
+            codec: e.method.name(),
             origin: self.origin.map(Path::to_path_buf),
             size: e.size,
             remaining: e.size,
@@ -524,7 +523,7 @@ impl Members<'_> {
     fn open_npy<M: Read>(&self, i: usize, reader: M) -> Result<NpyReader<M>> {
         let e = &self.entries[i];
         let origin = Origin { path: self.origin.map(Path::to_path_buf), member: Some(e.member.clone()) };
-        let open = self.options.open_member(reader, e.size, e.method == directory::STORED, origin);
+        let open = self.options.open_member(reader, e.size, e.method == Method::Stored, origin);
         located(self.origin, &e.member, open)
     }
 }
@@ -668,7 +667,7 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
         let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
         let n = match self.file.read(&mut buf[..want]) {
             Ok(n) => n,
-            Err(e) if decode::is_data_error(&e) => return Err(self.data_error(e)),
+            Err(e) if is_data_error(&e) => return Err(self.data_error(e)),
             Err(e) => return Err(e),
         };
         if n as u64 > self.remaining {
@@ -690,7 +689,7 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
 /// second thread (`piped`).
 enum MemberData<S: Read> {
     Stored(io::Take<S>),
-    Decoded(Decoder<io::Take<S>>),
+    Decoded(CodecReader<io::Take<S>>),
     Piped(piped::Piped),
 }
 
@@ -746,7 +745,7 @@ impl<S: Read> Read for OwnedMemberReader<S> {
         };
         let n = match got {
             Ok(n) => n,
-            Err(e) if decompressed && decode::is_data_error(&e) => {
+            Err(e) if decompressed && is_data_error(&e) => {
                 let reason =
                     format!("the {} data is corrupt after {done} of the member's {} bytes", self.codec, self.size);
                 return Err(self.error(reason, Some(e)));

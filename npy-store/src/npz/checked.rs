@@ -11,8 +11,8 @@ use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use npy_arrow::{ConvertOptions, Part};
 use npy_core::{Error, Result};
 
-use super::filter::NpzFilter;
 use super::RemoteNpz;
+use crate::filter::Filter;
 use crate::stream::BatchStream;
 
 /// Bytes of the members a table reads (their sizes in the directory) up to which their
@@ -56,14 +56,15 @@ impl RemoteNpz {
     /// ([`npy_arrow::Layout::select`]: `samples[k]` of an N-d member decodes one value a
     /// row), the columns of the members in the order given. Fields read in parts are named
     /// after their member ([`Part::name`]). With `filter`, only the rows it keeps: the
-    /// members it reads are decoded first, the others at the kept rows only ([`NpzFilter`]).
+    /// members it reads are decoded first, the others at the kept rows only ([`Filter`]:
+    /// its parts are of the archive's table, each of a member that is not a record).
     ///
     /// # Errors
     /// As [`RemoteNpz::checked_table_batches`]; a part a member's layout has not.
     pub async fn checked_part_batches_with(
         &self,
         columns: &[(&str, Option<&[Part]>)],
-        filter: Option<&NpzFilter>,
+        filter: Option<&Filter>,
         rows: Range<usize>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
@@ -74,7 +75,7 @@ impl RemoteNpz {
     async fn checked_selection(
         &self,
         selection: &[(String, Option<Vec<Part>>)],
-        filter: Option<&NpzFilter>,
+        filter: Option<&Filter>,
         rows: Range<usize>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
@@ -100,9 +101,11 @@ impl RemoteNpz {
         }
         let mut wanted: Vec<String> = selection.iter().map(|(n, _)| n.clone()).collect();
         // A filter's members are read (and checked) too.
-        for (member, _) in filter.map_or(&[][..], |f| f.columns()) {
-            if !wanted.contains(member) {
-                wanted.push(member.clone());
+        if let Some(filter) = filter {
+            for (member, _) in self.filter_members(filter, options).await? {
+                if !wanted.contains(&member) {
+                    wanted.push(member);
+                }
             }
         }
         let size: u64 = (self.members().iter()).filter(|m| wanted.contains(&m.name)).map(|m| m.size).sum();

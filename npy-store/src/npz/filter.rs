@@ -1,4 +1,5 @@
-//! An archive's table under a filter ([`NpzFilter`]): each block of rows has the members
+//! An archive's table under a [`Filter`] (over parts of its table's columns, each of a
+//! member that is not a record): each block of rows has the members
 //! the filter reads decoded first and judged, and the other members decoded only at the
 //! rows it kept, as a filtered scan of a `.npy` file decodes its columns
 //! ([`crate::filter`]). The members are separate streams of bytes (decompressed or fetched),
@@ -11,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions};
 use arrow_buffer::BooleanBuffer;
-use arrow_schema::{Field, Schema};
+use arrow_schema::{DataType, Field, Schema};
 use futures::stream::{self, BoxStream, StreamExt};
 use npy_arrow::npz::MemberColumns;
 use npy_arrow::{ConvertOptions, Part};
@@ -19,40 +20,8 @@ use npy_core::{Error, ErrorKind, Result};
 
 use super::{Prepared, RemoteNpz};
 use crate::error::npz_error;
-use crate::filter::{Keep, KeepError, Kept, RowFilter};
+use crate::filter::{Filter, Judged, Keep, Kept};
 use crate::stream::BatchStream;
-
-/// A predicate over parts of some members of an archive's table
-/// ([`RemoteNpz::checked_part_batches_with`]): each block of rows has those parts decoded
-/// first and judged, and the table's other members decoded only at the rows kept. A block
-/// with no row kept gives no batch.
-#[derive(Clone)]
-pub struct NpzFilter {
-    columns: Vec<(String, Part)>,
-    keep: Arc<Keep>,
-}
-
-impl std::fmt::Debug for NpzFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NpzFilter").field("columns", &self.columns).finish_non_exhaustive()
-    }
-}
-
-impl NpzFilter {
-    /// The member parts it reads.
-    pub(crate) fn columns(&self) -> &[(String, Part)] {
-        &self.columns
-    }
-
-    /// A predicate over `columns`, each a member's name and a part of its layout
-    /// ([`npy_arrow::Layout::select`]); `keep` gets each block's rows of them, in that order.
-    pub fn new(
-        columns: Vec<(String, Part)>,
-        keep: impl Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync + 'static,
-    ) -> NpzFilter {
-        NpzFilter { columns, keep: Arc::new(keep) }
-    }
-}
 
 /// One member's read under a filter.
 struct Read {
@@ -74,15 +43,16 @@ impl RemoteNpz {
     pub(crate) async fn filtered_batches(
         &self,
         selection: &[(String, Option<Vec<Part>>)],
-        filter: &NpzFilter,
+        filter: &Filter,
         window: Range<usize>,
         options: &ConvertOptions,
     ) -> Result<BatchStream> {
         let location = self.location().to_string();
+        let columns = self.filter_members(filter, options).await?;
         // Each member's parts: those of the table, then the judged ones it lacks; `None` for
         // a member read whole.
         let mut wanted: Vec<(String, Option<Vec<Part>>)> = selection.to_vec();
-        for (member, part) in &filter.columns {
+        for (member, part) in &columns {
             match wanted.iter_mut().find(|(m, _)| m == member) {
                 Some((_, None)) => {
                     let reason = format!("a filter reads member '{member}', which is read whole");
@@ -97,6 +67,7 @@ impl RemoteNpz {
         let mut fields = Vec::new();
         let mut rows: Option<(usize, String)> = None;
         let mut row_bytes = 0usize;
+        let mut judged_fields: Vec<Option<Field>> = vec![None; columns.len()];
         for (k, (name, parts)) in wanted.iter().enumerate() {
             let (layout, scan) = self.member_scan(name, options, parts.as_deref()).await?;
             let info = self.info(name)?;
@@ -109,22 +80,27 @@ impl RemoteNpz {
                 _ => 0,
             };
             let judged: Vec<(usize, usize)> = match parts {
-                Some(parts) => (filter.columns.iter().enumerate())
+                Some(parts) => (columns.iter().enumerate())
                     .filter(|(_, (m, _))| m == name)
                     .filter_map(|(f, (_, p))| Some((f, parts.iter().position(|q| q == p)?)))
                     .collect(),
                 None => Vec::new(),
             };
+            for (f, _) in &judged {
+                judged_fields[*f] =
+                    self.selected_fields(name, &layout, Some(std::slice::from_ref(&columns[*f].1)))?.pop();
+            }
             let table_parts = parts.as_ref().map(|parts| &parts[..out]);
             fields.extend(self.selected_fields(name, &layout, table_parts)?);
             let verdicts = judged.is_empty().then(|| Arc::new(Mutex::new(VecDeque::new())));
             let row_filter = verdicts.as_ref().map(|queue| {
                 let (queue, member) = (Arc::clone(queue), info.member.clone());
                 let nothing = Arc::new(layout.select(&[]).expect("no columns"));
-                RowFilter::new(nothing, move |_| {
+                let keep: Arc<Keep> = Arc::new(move |_: &RecordBatch| {
                     let verdict = queue.lock().map_err(|_| "a filter's verdicts were poisoned")?.pop_front();
                     verdict.ok_or_else(|| format!("member '{member}' read a block before its filter judged it").into())
-                })
+                });
+                Judged::new(nothing, keep)
             });
             pending.push((info.member.clone(), table, out, judged, verdicts, scan, row_filter));
         }
@@ -145,13 +121,15 @@ impl RemoteNpz {
         let schema = Arc::new(Schema::new(fields));
         // Rows past the window are not judged (the members are still read to their ends).
         let total = rows.map_or(0, |(n, _)| n).min(window.end);
-        let keep = Arc::clone(&filter.keep);
-        let width = filter.columns.len();
+        let keep = Arc::clone(filter.keep());
+        let judged_schema: Arc<Schema> = Arc::new(Schema::new(
+            judged_fields.into_iter().collect::<Option<Vec<Field>>>().ok_or_else(|| usage("a filter's part unread"))?,
+        ));
         let table = schema.clone();
         let state = Some((reads, 0usize));
         let batches = stream::unfold(state, move |state| {
-            let (schema, location, keep, window) =
-                (schema.clone(), location.clone(), Arc::clone(&keep), window.clone());
+            let (schema, location, keep, window, judged_schema) =
+                (schema.clone(), location.clone(), Arc::clone(&keep), window.clone(), judged_schema.clone());
             async move {
                 let (mut reads, mut done) = state?;
                 loop {
@@ -167,7 +145,7 @@ impl RemoteNpz {
                         }
                         return None;
                     }
-                    match block(&mut reads, width, keep.as_ref(), &schema, &location, done, &window).await {
+                    match block(&mut reads, &judged_schema, keep.as_ref(), &schema, &location, done, &window).await {
                         Ok((n, Some(batch))) => return Some((Ok(batch), Some((reads, done + n)))),
                         Ok((n, None)) => done += n,
                         Err(e) => return Some((Err(e), None)),
@@ -179,12 +157,37 @@ impl RemoteNpz {
     }
 }
 
+impl RemoteNpz {
+    /// The member and the part of its layout (its column first) of each part `filter` reads
+    /// of the archive's table, in order.
+    pub(super) async fn filter_members(
+        &self,
+        filter: &Filter,
+        options: &ConvertOptions,
+    ) -> Result<Vec<(String, Part)>> {
+        let (table, _) = self.table_schema_with(None, options).await?;
+        let location = self.location().to_string();
+        (filter.parts().iter())
+            .map(|p| {
+                // A record's column is not its member's first (its layout's are its fields).
+                let own =
+                    |f: &&Arc<Field>| self.info(f.name()).is_ok() && !matches!(f.data_type(), DataType::Struct(_));
+                let field = table.fields().get(p.column).filter(own).ok_or_else(|| {
+                    let reason = format!("a filter reads column {} of the table, not a member's own", p.column);
+                    Error::from(ErrorKind::Usage { reason }).reading(&location)
+                })?;
+                Ok((field.name().clone(), Part::new(0, p.steps.clone())))
+            })
+            .collect()
+    }
+}
+
 /// The next block of rows, whose first is row `first` of the table: the judged members'
 /// blocks, the verdict (on the rows in `window` only), then the others' kept rows. Gives
 /// the block's rows and its batch of kept rows (`None` when none is kept).
 async fn block(
     reads: &mut [Read],
-    width: usize,
+    judged_schema: &Arc<Schema>,
     keep: &Keep,
     schema: &Arc<Schema>,
     location: &str,
@@ -192,7 +195,7 @@ async fn block(
     window: &Range<usize>,
 ) -> Result<(usize, Option<RecordBatch>)> {
     let mut judged_blocks: Vec<Option<RecordBatch>> = vec![None; reads.len()];
-    let mut judged: Vec<Option<ArrayRef>> = vec![None; width];
+    let mut judged: Vec<Option<ArrayRef>> = vec![None; judged_schema.fields().len()];
     let mut n = None;
     for (k, read) in reads.iter_mut().enumerate().filter(|(_, r)| r.verdicts.is_none()) {
         let batch = next(read, location).await?;
@@ -204,10 +207,8 @@ async fn block(
     }
     let n = n.ok_or_else(|| Error::from(ErrorKind::Usage { reason: "a filter that reads no member".into() }))?;
     let judged: Vec<ArrayRef> = judged.into_iter().collect::<Option<_>>().expect("every filter column is read");
-    let fields: Vec<Field> =
-        judged.iter().enumerate().map(|(i, c)| Field::new(format!("c{i}"), c.data_type().clone(), true)).collect();
     let options = RecordBatchOptions::new().with_row_count(Some(n));
-    let judged = RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), judged, &options)
+    let judged = RecordBatch::try_new_with_options(Arc::clone(judged_schema), judged, &options)
         .map_err(|e| Error::from(std::io::Error::other(e)).reading(location))?;
     // The block's rows in the window: those judged.
     let (lo, hi) = (window.start.saturating_sub(first).min(n), window.end.saturating_sub(first).min(n));

@@ -1,6 +1,6 @@
 //! An `.npz` archive read remotely: its directory from the archive's tail, stored members
 //! by ranged reads, compressed members decompressed as their bytes arrive. Its table under
-//! a filter is `filter`'s ([`NpzFilter`](crate::NpzFilter)), and read so that no row comes
+//! a filter is `filter`'s ([`Filter`](crate::filter::Filter)), and read so that no row comes
 //! out before its members passed their checks `checked`'s
 //! ([`RemoteNpz::checked_table_batches`]).
 
@@ -23,7 +23,7 @@ use object_store::path::Path;
 use object_store::ObjectStore;
 
 use crate::error::npz_error;
-use crate::filter::RowFilter;
+use crate::filter::Judged;
 use crate::fortran_blocks::{self, BlocksFrom, FortranBlocks, WHOLE_FORTRAN_BYTES};
 use crate::header::{fetch_header_at, NpyObject};
 use crate::remote::RemoteNpy;
@@ -822,7 +822,7 @@ impl Prepared {
     pub(crate) fn start_filtered(
         self,
         batch_rows: usize,
-        filter: Option<RowFilter>,
+        filter: Option<Judged>,
         together: Option<(Arc<Together>, usize)>,
     ) -> BoxStream<'static, Result<RecordBatch>> {
         let (batches, member) = match self {

@@ -69,7 +69,7 @@ impl MemberReads {
     }
 
     /// Whether a filter over `parts` of the table `table` can be judged in the archive's
-    /// scan ([`NpzFilter`](crate::NpzFilter)): none is of a record member or a residue.
+    /// scan ([`Filter`](crate::filter::Filter)): none is of a record member or a residue.
     pub fn filterable(table: &Schema, parts: &[Part]) -> bool {
         parts.iter().all(|p| {
             let field = table.field(p.column);

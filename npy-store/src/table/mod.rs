@@ -6,7 +6,7 @@
 //! A table is one `.npy` file, one `.npz` archive (its members as columns), a directory or
 //! glob pattern of either kind with one dtype (read in path order), or one object at a URL.
 //! A [`TableScan`] of it names the columns, or **parts** of them ([`Part`]: `samples[10]`,
-//! `receiver.x`, decoded from their own bytes), the rows, and a [`TableFilter`] judged on
+//! `receiver.x`, decoded from their own bytes), the rows, and a [`Filter`](crate::filter::Filter) judged on
 //! the few parts it reads before the others are decoded (in archives as in files). Its
 //! batches come from threads of their own, a few pieces side by side, given out in row
 //! order ([`TableScan::batches`]); no archive row comes out before its member passed its
@@ -55,7 +55,7 @@ use npy_core::mmap::MapContract;
 use npy_core::{Error, ErrorKind, Result};
 
 pub use members::MemberReads;
-pub use scan::{TableBatchReader, TableFilter, TableScan};
+pub use scan::{TableBatchReader, TableScan};
 
 use crate::npz::RemoteNpz;
 use crate::source::Source;

@@ -15,37 +15,9 @@ use npy_arrow::Part;
 use npy_core::{Error, ErrorKind, Result};
 
 use super::{files, parts_schema, FileKind, MemberReads, Table, TableFile};
-use crate::filter::{Keep, KeepError, Kept, RowFilter};
-use crate::npz::filter::NpzFilter;
+use crate::filter::{Filter, Keep, Kept};
 use crate::rows::RowScan;
 use crate::stream::BatchStream;
-
-/// A predicate over parts of a table's columns ([`TableScan::filter`]): each block of rows
-/// has those parts decoded first and judged, and the scan's other columns decoded only at
-/// the rows it kept, in `.npy` files ([`RowFilter`]) and in archives ([`NpzFilter`]; a
-/// filter over a record member's columns judges rows after they are decoded).
-#[derive(Clone)]
-pub struct TableFilter {
-    parts: Vec<Part>,
-    keep: Arc<Keep>,
-}
-
-impl std::fmt::Debug for TableFilter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TableFilter").field("parts", &self.parts).finish_non_exhaustive()
-    }
-}
-
-impl TableFilter {
-    /// A predicate over `parts` of the table's columns; `keep` gets each block's rows of
-    /// them, in that order, named by [`Part::name`].
-    pub fn new(
-        parts: Vec<Part>,
-        keep: impl Fn(&RecordBatch) -> std::result::Result<Kept, KeepError> + Send + Sync + 'static,
-    ) -> TableFilter {
-        TableFilter { parts, keep: Arc::new(keep) }
-    }
-}
 
 /// A scan of a [`Table`]: the parts of its columns given (default: every column whole),
 /// its rows (default: all, numbered across the files in order), rows per batch and a
@@ -56,7 +28,7 @@ pub struct TableScan {
     parts: Vec<Part>,
     rows: Range<usize>,
     batch_rows: Option<usize>,
-    filter: Option<TableFilter>,
+    filter: Option<Filter>,
 }
 
 impl TableScan {
@@ -99,8 +71,10 @@ impl TableScan {
         self
     }
 
-    /// Keeps only the rows `filter` keeps.
-    pub fn filter(&mut self, filter: TableFilter) -> &mut Self {
+    /// Keeps only the rows `filter` keeps, its parts of the table's columns: in `.npy`
+    /// files and in archives they are decoded first and the others only at the kept rows
+    /// (a filter over a record member's columns judges rows after they are decoded).
+    pub fn filter(&mut self, filter: Filter) -> &mut Self {
         self.filter = Some(filter);
         self
     }
@@ -186,9 +160,7 @@ impl TableScan {
                     scan.map(contract);
                 }
                 if let Some(filter) = filter {
-                    let judged = Arc::new(layout.select(&filter.parts)?);
-                    let keep = filter.keep.clone();
-                    scan.filter(RowFilter::new(judged, move |batch| keep(batch)));
+                    scan.filter(filter.clone(), layout)?;
                 }
                 scan.batches().into_inner()
             }
@@ -202,31 +174,17 @@ impl TableScan {
                 if let Some(rows) = self.batch_rows {
                     convert.batch_rows(rows);
                 }
-                let in_scan = filter.filter(|f| MemberReads::filterable(&table.schema, &f.parts));
+                let in_scan = filter.filter(|f| MemberReads::filterable(&table.schema, f.parts()));
                 // A filter judged after decoding reads its parts with the scan's.
                 let after = filter.filter(|_| in_scan.is_none());
                 let mut decoded = self.parts.clone();
-                decoded.extend(after.map_or(&[][..], |f| &f.parts).iter().cloned());
+                decoded.extend(after.map_or(&[][..], |f| f.parts()).iter().cloned());
                 let reads = MemberReads::new(&table.schema, &decoded);
-                let npz_filter = match in_scan {
-                    Some(f) => {
-                        let judged = (f.parts.iter())
-                            .map(|p| (table.schema.field(p.column).name().clone(), Part::new(0, p.steps.clone())))
-                            .collect();
-                        // The archive's scan names the parts by member: the predicate gets
-                        // them by the table's names.
-                        let (keep, named) = (f.keep.clone(), parts_schema(&table.schema, &f.parts)?);
-                        Some(NpzFilter::new(judged, move |batch| {
-                            keep(&batch_of(named.clone(), batch.columns().to_vec(), batch.num_rows())?)
-                        }))
-                    }
-                    None => None,
-                };
                 let request: Vec<(&str, Option<&[Part]>)> =
                     reads.members.iter().map(|(m, parts)| (m.as_str(), parts.as_deref())).collect();
-                let stream = npz.checked_part_batches_with(&request, npz_filter.as_ref(), rows, &convert).await?;
+                let stream = npz.checked_part_batches_with(&request, in_scan, rows, &convert).await?;
                 let (n, after, out) = (self.parts.len(), after.cloned(), schema.clone());
-                let filter_schema = after.as_ref().map(|f| parts_schema(&table.schema, &f.parts)).transpose()?;
+                let filter_schema = after.as_ref().map(|f| parts_schema(&table.schema, f.parts())).transpose()?;
                 let pick = move |batch: RecordBatch| -> Result<RecordBatch> {
                     let columns: Vec<ArrayRef> = (reads.at.iter())
                         .map(|&i| batch.columns().get(i).cloned())
@@ -236,7 +194,7 @@ impl TableScan {
                     let (columns, rows) = match (&after, &filter_schema) {
                         (Some(f), Some(fs)) => {
                             let judged = batch_of(fs.clone(), columns[n..].to_vec(), rows)?;
-                            cut(columns[..n].to_vec(), rows, kept(f.keep.as_ref(), &judged)?)?
+                            cut(columns[..n].to_vec(), rows, kept(f.keep().as_ref(), &judged)?)?
                         }
                         _ => (columns, rows),
                     };
@@ -287,7 +245,7 @@ fn objects(
     column: &ArrayRef,
     table: &SchemaRef,
     parts: &[Part],
-    filter: Option<&TableFilter>,
+    filter: Option<&Filter>,
     rows: Range<usize>,
     batch_rows: usize,
 ) -> Vec<Result<RecordBatch>> {
@@ -304,7 +262,7 @@ fn objects(
             match filter {
                 None => Ok(batch),
                 Some(f) => {
-                    let kept = kept(f.keep.as_ref(), &of_parts(&f.parts, &slice)?)?;
+                    let kept = kept(f.keep().as_ref(), &of_parts(f.parts(), &slice)?)?;
                     let (columns, rows) = cut(batch.columns().to_vec(), batch.num_rows(), kept)?;
                     batch_of(batch.schema(), columns, rows)
                 }

@@ -32,6 +32,7 @@ use super::{located, piped, FileAt, Members, Reader};
 use crate::array::DynArray;
 use crate::error::{Error, Result};
 use crate::io::ReadNpy;
+use crate::npz::Method;
 use crate::read::NpyReader;
 
 /// Reads of fewer bytes than this in all (the members' sizes when read) stay on the
@@ -192,7 +193,7 @@ impl<R: Read + Seek> Reader<R> {
         let inflated = which
             .iter()
             .map(|&i| &self.entries[i])
-            .filter(|e| e.method != super::directory::STORED)
+            .filter(|e| e.method != Method::Stored)
             .map(|e| e.size)
             .fold(0, u64::saturating_add);
         if inflated <= self.max_inflated {

@@ -9,8 +9,9 @@
 use std::io::{self, Read, Seek};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
-use super::{directory, located, member_data, Decoder, MemberData, Members};
+use super::{directory, located, member_data, CodecReader, MemberData, Members};
 use crate::error::Result;
+use crate::npz::Method;
 use crate::read::NpyReader;
 
 /// Compressed members of at least this size are decompressed on a second thread, when there is a
@@ -19,7 +20,7 @@ pub(super) const PIPED_MIN_BYTES: u64 = 4 << 20;
 
 /// Whether member `e` is a compressed one large enough to decompress on a second thread.
 pub(super) fn worth_piping(e: &directory::Entry) -> bool {
-    e.method != directory::STORED && e.size >= PIPED_MIN_BYTES
+    e.method != Method::Stored && e.size >= PIPED_MIN_BYTES
 }
 
 impl Members<'_> {
@@ -32,7 +33,7 @@ impl Members<'_> {
         read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>,
     ) -> Result<V> {
         let e = &self.entries[i];
-        let data = member_data(e, source).and_then(|data| Ok(Decoder::new(e.method, data)?));
+        let data = member_data(e, source).and_then(|data| Ok(CodecReader::new(e.method, data)?));
         let data = located(self.origin, &e.member, data)?;
         // One byte more than the member's size, to see a stream that runs past it.
         with_decompressor(data, e.size.saturating_add(1), |piped| {
