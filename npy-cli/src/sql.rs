@@ -255,7 +255,7 @@ impl Places {
 /// there are (a directory's, a pattern's or a URL prefix's are all of one kind); for any
 /// other URL, or a prefix with nothing under it, whether its name ends in `.npz` (a
 /// bucket folder of archives: `s3://b/runs.npz/`).
-async fn is_npz(raw: &str) -> Result<bool, DataFusionError> {
+async fn holds_archives(raw: &str) -> Result<bool, DataFusionError> {
     let ends_npz = |p: &str| FileKind::of_name(p.trim_end_matches('/')) == Some(FileKind::Zip);
     if npy_store::is_url(raw) {
         if ends_npz(raw) || !raw.ends_with('/') {
@@ -273,7 +273,7 @@ async fn is_npz(raw: &str) -> Result<bool, DataFusionError> {
 async fn query(args: &Args, read: NpyReadOptions) -> Result<(), DataFusionError> {
     let ctx = context(args).await?;
     for (name, raw) in &args.tables {
-        let npz = is_npz(raw).await?;
+        let npz = holds_archives(raw).await?;
         // A FIFO given as a table would hang the scan's open (it waits for a writer):
         // refused by name, never opened (a directory's listing skips FIFOs).
         if !npy_store::is_url(raw) && std::fs::metadata(raw).is_ok_and(|m| !m.is_file() && !m.is_dir()) {

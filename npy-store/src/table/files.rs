@@ -9,7 +9,7 @@ use npy_arrow::Layout;
 use npy_core::npz::ReaderOptions;
 use npy_core::{Error, ErrorKind, ReadOptions, Result};
 
-use super::{FileKind, TableFile, TableOptions};
+use super::{Contents, TableFile, TableOptions};
 use crate::header::header_of;
 use crate::npz::RemoteNpz;
 use crate::source::Source;
@@ -34,7 +34,7 @@ pub(super) async fn open(name: &str, options: &TableOptions) -> Result<(TableFil
         let archive = RemoteNpz::open_with(name, &ReaderOptions::new()).await?;
         let names: Option<Vec<&str>> = options.members.as_ref().map(|m| m.iter().map(String::as_str).collect());
         let (schema, rows) = archive.table_schema_with(names.as_deref(), convert).await?;
-        (archive.source().clone(), schema, rows, FileKind::Npz { npz: archive })
+        (archive.source().clone(), schema, rows, Contents::Npz { npz: archive })
     } else {
         let (source, prefix) = Source::open_start(name, crate::HEADER_PREFIX as u64).await?;
         let object = header_of(Arc::new(source), prefix, &ReadOptions::new()).await?;
@@ -43,7 +43,7 @@ pub(super) async fn open(name: &str, options: &TableOptions) -> Result<(TableFil
         } else {
             let layout = Layout::new_with(&object.header, None, convert)?;
             let (schema, rows) = (layout.schema(), layout.rows());
-            (schema, rows, FileKind::Npy { data_offset: object.data_offset, layout: Arc::new(layout) })
+            (schema, rows, Contents::Npy { data_offset: object.data_offset, layout: Arc::new(layout) })
         };
         (object.source, schema, rows, kind)
     };
@@ -54,7 +54,7 @@ pub(super) async fn open(name: &str, options: &TableOptions) -> Result<(TableFil
 /// [`object_batches_with`](npy_arrow::object_batches_with) (text as Utf8, a ragged array
 /// as a List column; other object arrays refused, naming the element).
 /// Its bytes are one read of the source (on the condition of an object's ETag).
-async fn objects(source: &Source, convert: &npy_arrow::ConvertOptions) -> Result<(SchemaRef, usize, FileKind)> {
+async fn objects(source: &Source, convert: &npy_arrow::ConvertOptions) -> Result<(SchemaRef, usize, Contents)> {
     let bytes = source.read_bytes(0..source.size()).await?;
     let reader = npy_core::NpyReader::from_reader(std::io::Cursor::new(bytes))?;
     let mut whole = convert.clone();
@@ -72,7 +72,7 @@ async fn objects(source: &Source, convert: &npy_arrow::ConvertOptions) -> Result
         Some(batch) => batch.map_err(|e| Error::from(std::io::Error::other(e)))?.column(0).clone(),
         None => arrow_array::new_empty_array(schema.field(0).data_type()),
     };
-    Ok((schema, column.len(), FileKind::Objects { column }))
+    Ok((schema, column.len(), Contents::Objects { column }))
 }
 
 /// `e` naming file `name` (as the user named it; the store names it by its path there).

@@ -124,10 +124,12 @@ struct TableFile {
     /// The file opened: a local file stamped, or an object pinned to the version read.
     source: Arc<Source>,
     rows: usize,
-    kind: FileKind,
+    kind: Contents,
 }
 
-enum FileKind {
+/// What a table's file holds, as opened: a `.npy` read by rows, an archive, or an object
+/// array decoded whole.
+enum Contents {
     Npy {
         data_offset: u64,
         layout: Arc<Layout>,

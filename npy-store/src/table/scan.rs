@@ -14,7 +14,7 @@ use futures::stream::{self, BoxStream, StreamExt};
 use npy_arrow::Part;
 use npy_core::{Error, ErrorKind, Result};
 
-use super::{files, parts_schema, FileKind, MemberReads, Table, TableFile};
+use super::{files, parts_schema, Contents, MemberReads, Table, TableFile};
 use crate::filter::{Filter, Keep, Kept};
 use crate::rows::RowScan;
 use crate::stream::BatchStream;
@@ -149,7 +149,7 @@ impl TableScan {
         let table = &self.table.inner;
         let filter = self.filter.as_ref();
         let stream = match &part.kind {
-            FileKind::Npy { data_offset, layout } => {
+            Contents::Npy { data_offset, layout } => {
                 let selected = Arc::new(layout.select(&self.parts)?);
                 let mut scan = RowScan::new(part.source.clone(), *data_offset, selected);
                 scan.rows(rows);
@@ -164,12 +164,12 @@ impl TableScan {
                 }
                 scan.batches().into_inner()
             }
-            FileKind::Objects { column } => {
+            Contents::Objects { column } => {
                 let batch_rows = self.batch_rows.unwrap_or(npy_arrow::read::DEFAULT_BATCH_ROWS);
                 let batches = objects(column, &table.schema, &self.parts, filter, rows, batch_rows);
                 stream::iter(batches).boxed()
             }
-            FileKind::Npz { npz } => {
+            Contents::Npz { npz } => {
                 let mut convert = table.convert.clone();
                 if let Some(rows) = self.batch_rows {
                     convert.batch_rows(rows);
@@ -219,7 +219,7 @@ impl TableScan {
             if rows.is_empty() {
                 continue;
             }
-            let FileKind::Npy { layout, .. } = &part.kind else {
+            let Contents::Npy { layout, .. } = &part.kind else {
                 pieces.push(Piece { file: index, rows });
                 continue;
             };
