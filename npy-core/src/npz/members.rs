@@ -18,8 +18,8 @@ pub struct MemberInfo {
     /// The member's name in the zip.
     pub member: String,
     /// Stored, deflated or Zstandard, as the archive records it: the method, and a
-    /// deflated member's option ([`DeflateOption`], from the zip flags), never a level,
-    /// which archives do not record. Always `Some` for an open [`Reader`] (archives with
+    /// deflated member's option ([`DeflateOption`](super::DeflateOption), from the zip
+    /// flags), never a level, which archives do not record. Always `Some` for an open [`Reader`] (archives with
     /// other methods are refused when opened); `None` only in an info built by hand, which
     /// [`MemberDecoder`] takes as deflated.
     ///
