@@ -1,10 +1,11 @@
 //! `cargo bench --bench deflate`: one deflated member of each kind of array people save,
-//! written by npy's `npz::Writer` and by `np.savez_compressed`, for time and for size.
+//! written by npy's `npz::Writer` and by `np.savez_compressed`, for time and for size, and
+//! NumPy's member read back by npy's `npz::Reader` and by `np.load`.
 //!
 //! NumPy makes the corpus: this target starts `xtask/bench.py serve deflate` (`--peer
 //! PYTHON`, required), which writes one array of each kind (`deflate_corpus` there: the
 //! traces' `trace_id`, `t0`, `flags` and `samples` columns, random floats, small integers,
-//! words, zeros, a random walk) as `DIR/deflate/KIND.npy`, and NumPy's archive of it as
+//! words, zeros, a random walk, integers 0-49, an image) as `DIR/deflate/KIND.npy`, and NumPy's archive of it as
 //! `np-KIND.npz`. Arguments (after `--`): `--dir DIR` (default `target/bench`), `--traces N`
 //! (default 100,000; the other kinds have 20 times as many elements), `--repeat K`
 //! (default 3), `--peer PYTHON`.
@@ -15,12 +16,16 @@
 //! - `deflate_KIND`: the array, read into memory first, into a new archive at level 6
 //!   (`npz::Writer::create`, `compression(Compression::deflated())`, `add`, `sync(false)`,
 //!   `finish`), threads as many as CPUs (the default);
-//! - `np_deflate_KIND`: `np.savez_compressed` of the same array (the peer's).
+//! - `deflate1_KIND`: the same on one thread (`threads(1)`);
+//! - `inflate1_KIND`: NumPy's archive's member read (`npz::Reader::from_path_with`, options
+//!   `threads(1)`, `read::<DynArray>`) on one thread;
+//! - `np_deflate_KIND`: `np.savez_compressed` of the same array (the peer's);
+//! - `np_inflate_KIND`: `np.load` of NumPy's archive, the member read (the peer's).
 //!
 //! Each prints `bench <name> best=<s> median=<s> bytes=<data bytes>`; then two size lines a
 //! kind, times 0: `size_KIND`, the member npy wrote (its compressed size), and
-//! `np_size_KIND`, the member in NumPy's archive. Each write is read back and compared with
-//! the array after the clock stops.
+//! `np_size_KIND`, the member in NumPy's archive. Each write is read back, and each read
+//! compared, with the array after the clock stops.
 
 mod common;
 
@@ -33,17 +38,44 @@ use common::{remove_if_present, run_rounds, sync, Args, Measure, Peer, Result};
 use npy_core::npz::{self, Compression};
 use npy_core::prelude::*;
 
-/// The kinds, in `bench.py`'s `DEFLATE_KINDS` order: kind, our row, NumPy's row.
-const KINDS: [(&str, &str, &str); 9] = [
-    ("trace_id", "deflate_trace_id", "np_deflate_trace_id"),
-    ("t0", "deflate_t0", "np_deflate_t0"),
-    ("flags", "deflate_flags", "np_deflate_flags"),
-    ("samples", "deflate_samples", "np_deflate_samples"),
-    ("random_f8", "deflate_random_f8", "np_deflate_random_f8"),
-    ("small_i8", "deflate_small_i8", "np_deflate_small_i8"),
-    ("text_U", "deflate_text_U", "np_deflate_text_U"),
-    ("zeros", "deflate_zeros", "np_deflate_zeros"),
-    ("walk_f8", "deflate_walk_f8", "np_deflate_walk_f8"),
+/// The kinds, in `bench.py`'s `DEFLATE_KINDS` order: kind, then our rows (written on every
+/// CPU, written on one thread, NumPy's archive read on one thread) and NumPy's (written,
+/// read).
+macro_rules! kinds {
+    ($($kind:literal),* $(,)?) => {
+        [$(Kind {
+            kind: $kind,
+            write: concat!("deflate_", $kind),
+            write_one: concat!("deflate1_", $kind),
+            read_one: concat!("inflate1_", $kind),
+            np_write: concat!("np_deflate_", $kind),
+            np_read: concat!("np_inflate_", $kind),
+        }),*]
+    };
+}
+
+/// A kind's name and its rows' names.
+struct Kind {
+    kind: &'static str,
+    write: &'static str,
+    write_one: &'static str,
+    read_one: &'static str,
+    np_write: &'static str,
+    np_read: &'static str,
+}
+
+const KINDS: [Kind; 11] = kinds![
+    "trace_id",
+    "t0",
+    "flags",
+    "samples",
+    "random_f8",
+    "small_i8",
+    "text_U",
+    "zeros",
+    "walk_f8",
+    "ints_0_49",
+    "image_u1",
 ];
 
 /// One kind's array and where it is written.
@@ -51,6 +83,8 @@ struct Ctx {
     kind: &'static str,
     array: DynArray,
     out: PathBuf,
+    /// NumPy's archive of the array.
+    numpy: PathBuf,
 }
 
 fn main() -> Result<()> {
@@ -62,23 +96,25 @@ fn main() -> Result<()> {
     let dir = args.dir.join("deflate");
     eprintln!("deflate bench: {traces} traces, {} runs each, in {}", args.repeat, dir.display());
     let mut sizes = Vec::new();
-    for (kind, ours, theirs) in KINDS {
+    for Kind { kind, write: ours, write_one, read_one, np_write, np_read } in KINDS {
         let array = DynArray::read_npy(dir.join(format!("{kind}.npy")))?;
-        let ctx = Ctx { kind, array, out: dir.join("out.npz") };
+        let numpy = dir.join(format!("np-{kind}.npz"));
+        let ctx = Ctx { kind, array, out: dir.join("out.npz"), numpy };
         let bytes = ctx.array.data().len();
         // The run allocates the member's bytes staged and deflated, under twice the data.
         let hot = 2 * bytes + (16 << 20);
-        run_rounds(
-            &ctx,
-            &[Measure::new(ours, bytes, write), Measure::peer(theirs, bytes)],
-            args.repeat,
-            hot,
-            &mut peer,
-        )?;
+        let measures = [
+            Measure::new(ours, bytes, write),
+            Measure::new(write_one, bytes, write_on_one_thread),
+            Measure::new(read_one, bytes, read_on_one_thread),
+            Measure::peer(np_write, bytes),
+            Measure::peer(np_read, bytes),
+        ];
+        run_rounds(&ctx, &measures, args.repeat, hot, &mut peer)?;
         write(&ctx)?;
         let ours = member_size(&ctx.out, kind)?;
         remove_if_present(&ctx.out)?;
-        sizes.push((kind, ours, member_size(&dir.join(format!("np-{kind}.npz")), kind)?));
+        sizes.push((kind, ours, member_size(&ctx.numpy, kind)?));
     }
     for (kind, ours, theirs) in sizes {
         println!("bench size_{kind} best=0 median=0 bytes={ours}");
@@ -87,19 +123,45 @@ fn main() -> Result<()> {
     Ok(())
 }
 
-/// Writes the kind's array as the archive's one member and times it; checks it after.
+/// Writes the kind's array as the archive's one member, on as many threads as CPUs, and
+/// times it; checks it after.
 fn write(c: &Ctx) -> Result<Duration> {
+    write_on(c, None)
+}
+
+/// As [`write`], on one thread.
+fn write_on_one_thread(c: &Ctx) -> Result<Duration> {
+    write_on(c, Some(1))
+}
+
+fn write_on(c: &Ctx, threads: Option<usize>) -> Result<Duration> {
     remove_if_present(&c.out)?;
     sync();
     let started = Instant::now();
     let mut npz = npz::Writer::create(&c.out)?;
     npz.sync(false).compression(Compression::deflated());
+    if let Some(threads) = threads {
+        npz.threads(threads);
+    }
     npz.add(c.kind, black_box(&c.array))?;
     npz.finish()?;
     let elapsed = started.elapsed();
     let back: DynArray = npz::Reader::from_path(&c.out)?.read(c.kind)?;
     if back.header() != c.array.header() || back.data() != c.array.data() {
         return Err(format!("{}: the {} member is not the array written", c.out.display(), c.kind).into());
+    }
+    Ok(elapsed)
+}
+
+/// Reads the member of NumPy's archive on one thread and times it; checks it after.
+fn read_on_one_thread(c: &Ctx) -> Result<Duration> {
+    let mut options = npz::ReaderOptions::default();
+    options.threads(1);
+    let started = Instant::now();
+    let back: DynArray = npz::Reader::from_path_with(&c.numpy, &options)?.read(c.kind)?;
+    let elapsed = started.elapsed();
+    if back.header() != c.array.header() || back.data() != c.array.data() {
+        return Err(format!("{}: the {} member is not the array", c.numpy.display(), c.kind).into());
     }
     Ok(elapsed)
 }

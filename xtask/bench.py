@@ -79,11 +79,13 @@ range(ELEMENTS).
 
 deflate (benches/deflate.rs, served only): made here, in DIR/deflate, one array of each kind
 (`deflate_corpus`: the traces' trace_id, t0, flags and samples columns for TRACES traces as
-benches/records.rs makes them, and 20 * TRACES elements of random floats, small integers,
-words, zeros and a random walk) as KIND.npy, and np.savez_compressed's archive of it as
-np-KIND.npz (its size is the bench's row).
+benches/records.rs makes them, 20 * TRACES elements of random floats, small integers,
+words, zeros and a random walk, 40 * TRACES integers 0-49 and an image of TRACES / 50 rows of
+2,048 bytes) as KIND.npy, and np.savez_compressed's archive of it as np-KIND.npz (its size is
+the bench's row).
 
   np_deflate_KIND        np.savez_compressed(out.npz, KIND=array) of the array in memory
+  np_inflate_KIND        np.load(np-KIND.npz)[KIND]: the member read and inflated
 
 training (npy-store/benches/training.rs, served only): made here, in DIR/training, FILES
 small files files/s<i>.npy (240 random <f8: 2 KiB each, a training set of one file per
@@ -638,12 +640,15 @@ def npz(directory, n, repeat):
 
 
 # The kinds of array the deflate part compresses, in its order (benches/deflate.rs' KINDS).
-DEFLATE_KINDS = ("trace_id", "t0", "flags", "samples", "random_f8", "small_i8", "text_U", "zeros", "walk_f8")
+DEFLATE_KINDS = ("trace_id", "t0", "flags", "samples", "random_f8", "small_i8", "text_U", "zeros", "walk_f8",
+                 "ints_0_49", "image_u1")
 
 
 def deflate_corpus(n):
     """One array of each of DEFLATE_KINDS: the traces' columns for n traces (as `trace`), then
-    20 * n elements of each other kind, from a seeded generator."""
+    20 * n elements of each other kind, from a seeded generator, but for 40 * n integers 0-49
+    and an image of n // 50 rows of 2,048 bytes (issue 82's kinds: 32 MB and 4 MB at 100,000
+    traces)."""
     i = np.arange(n)
     m = 20 * n
     rng = np.random.default_rng(67)
@@ -658,6 +663,8 @@ def deflate_corpus(n):
         "text_U": rng.choice(words, m // 4),
         "zeros": np.zeros(2 * m),
         "walk_f8": np.cumsum(rng.standard_normal(m)),
+        "ints_0_49": rng.integers(0, 50, 2 * m),
+        "image_u1": (np.add.outer(2 * np.arange(max(n // 50, 1)), np.arange(2048)) // 9 % 256).astype("u1"),
     }
     assert tuple(corpus) == DEFLATE_KINDS
     return corpus
@@ -686,8 +693,20 @@ def deflate(directory, n, repeat):
             return elapsed
         return run
 
+    def load(kind, arr):
+        def run():
+            t = time.perf_counter()
+            with np.load(os.path.join(folder, f"np-{kind}.npz")) as f:
+                back = f[kind]
+            elapsed = time.perf_counter() - t
+            if not np.array_equal(back, arr):
+                raise SystemExit(f"np-{kind}.npz: not the {kind} array")
+            return elapsed
+        return run
+
     largest = max(arr.nbytes for arr in corpus.values())
-    rounds([(f"np_deflate_{kind}", arr.nbytes, measure(kind, arr)) for kind, arr in corpus.items()], repeat,
+    rounds([(f"np_deflate_{kind}", arr.nbytes, measure(kind, arr)) for kind, arr in corpus.items()]
+           + [(f"np_inflate_{kind}", arr.nbytes, load(kind, arr)) for kind, arr in corpus.items()], repeat,
            largest + largest // 2)
 
 

@@ -51,11 +51,14 @@
 //!      `np.savez`, `np.savez_compressed`, 8 `np.save`s and the matching loads.
 //! - `deflate`: one array of each kind people save deflated (`--traces`, default 100,000:
 //!   the traces' four columns, and 20 times as many random floats, small integers, words,
-//!   zeros and random-walk floats; 250 MB in all).
+//!   zeros and random-walk floats, 40 times as many integers 0-49 and an image of a 50th as
+//!   many rows of 2,048 bytes; 159 MB in all).
 //!   1. `cargo bench --bench deflate -- --peer PYTHON` (`benches/deflate.rs`) starts
 //!      `xtask/bench.py serve deflate`, which makes the arrays and NumPy's archive of each,
-//!      then times npy's `npz::Writer` at level 6 and `np.savez_compressed` writing each
-//!      array as an archive's one member, in the same rounds, and gives both members' sizes.
+//!      then times npy's `npz::Writer` at level 6 (on every CPU and on one thread) and
+//!      `np.savez_compressed` writing each array as an archive's one member, and npy's
+//!      `npz::Reader` (one thread) and `np.load` reading NumPy's member, in the same rounds,
+//!      and gives both members' sizes.
 //! - `mmap`: a big `<f8` file (`--map-bytes`, default 4 GiB) and a 1 MiB one.
 //!   1. `cargo bench --bench mmap` (`benches/mmap.rs`) times `NpyMap::from_path` of each (mean
 //!      of 1,000 opens) and open + zero-copy view + sum of 1,000,000 random elements of the
@@ -1168,23 +1171,41 @@ mod tests {
         assert!(line(&out, "<f8 view: npy / npyjs").ends_with("PASS"), "{out}");
     }
 
+    /// The `deflate` part's kinds (`xtask/bench.py`'s `DEFLATE_KINDS`).
+    const DEFLATE_KINDS: [&str; 11] = [
+        "trace_id",
+        "t0",
+        "flags",
+        "samples",
+        "random_f8",
+        "small_i8",
+        "text_U",
+        "zeros",
+        "walk_f8",
+        "ints_0_49",
+        "image_u1",
+    ];
+
     #[test]
     fn size_ratio_goals_compare_the_rows_sizes() {
         let size = |bytes| Timing { best: 0.0, median: 0.0, bytes, rss: None };
         let time = |best| Timing { best, median: best, bytes: 1_000, rss: None };
         let mut timings = BTreeMap::new();
-        for kind in ["trace_id", "t0", "flags", "samples", "random_f8", "small_i8", "text_U", "zeros", "walk_f8"] {
-            timings.insert(format!("deflate_{kind}"), time(0.5));
+        for kind in DEFLATE_KINDS {
+            timings.insert(format!("deflate_{kind}"), time(0.2));
+            timings.insert(format!("deflate1_{kind}"), time(0.33));
+            timings.insert(format!("inflate1_{kind}"), time(0.35));
             timings.insert(format!("np_deflate_{kind}"), time(1.0));
+            timings.insert(format!("np_inflate_{kind}"), time(1.0));
             timings.insert(format!("size_{kind}"), size(1_020));
             timings.insert(format!("np_size_{kind}"), size(1_000));
         }
         let mut out = String::new();
-        assert_eq!(part_report(&mut out, &parts::DEFLATE, &timings), (0, 18), "{out}");
+        assert_eq!(part_report(&mut out, &parts::DEFLATE, &timings), (0, 44), "{out}");
         let line = |out: &str, start: &str| out.lines().find(|l| l.starts_with(start)).unwrap().to_string();
         assert!(line(&out, "zeros: size / NumPy's").ends_with("1.020             - <= 1.02 size  PASS"), "{out}");
         timings.insert("size_zeros".to_string(), size(1_021));
-        timings.insert("deflate_t0".to_string(), time(1.01));
+        timings.insert("deflate_t0".to_string(), time(0.21));
         out.clear();
         assert_eq!(part_report(&mut out, &parts::DEFLATE, &timings).0, 2, "{out}");
         assert!(line(&out, "zeros: size / NumPy's").ends_with("MISS"), "{out}");
@@ -1209,9 +1230,12 @@ mod tests {
         let time = |best| Timing { best, median: best, bytes: 1_000, rss: None };
         let size = |bytes| Timing { best: 0.0, median: 0.0, bytes, rss: None };
         let mut timings = BTreeMap::new();
-        for kind in ["trace_id", "t0", "flags", "samples", "random_f8", "small_i8", "text_U", "zeros", "walk_f8"] {
-            timings.insert(format!("deflate_{kind}"), time(0.5));
+        for kind in DEFLATE_KINDS {
+            timings.insert(format!("deflate_{kind}"), time(0.2));
+            timings.insert(format!("deflate1_{kind}"), time(0.33));
+            timings.insert(format!("inflate1_{kind}"), time(0.35));
             timings.insert(format!("np_deflate_{kind}"), time(1.0));
+            timings.insert(format!("np_inflate_{kind}"), time(1.0));
             timings.insert(format!("size_{kind}"), size(1_000));
             timings.insert(format!("np_size_{kind}"), size(1_000));
         }
@@ -1220,20 +1244,20 @@ mod tests {
         let stated = vec![("remote bytes: 0.001 (at most 0.01)".to_string(), true)];
         let met = Measured { timings: timings.clone(), promised: keys(&["remote bytes"]), stated };
         let out = report(&[(&parts::DEFLATE, met)], &settings);
-        assert!(out.ends_with("all 19 goals met\n"), "{out}");
+        assert!(out.ends_with("all 45 goals met\n"), "{out}");
         assert!(out.contains("remote bytes: 0.001 (at most 0.01)  PASS"), "{out}");
         let stated = vec![("dask memory: 2.5 chunks (at most 2)".to_string(), false), ("other".to_string(), true)];
         let both = Measured { timings: timings.clone(), promised: keys(&["dask memory", "other"]), stated };
         let out = report(&[(&parts::DEFLATE, both)], &settings);
         assert!(out.contains("dask memory: 2.5 chunks (at most 2)  MISS"), "{out}");
-        assert!(out.ends_with("1 of 20 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
+        assert!(out.ends_with("1 of 46 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
         // A planted branch that stopped running: the program states three goals and judges
         // one. The two it never judged are missed goals of the total, not a smaller total.
         let stated = vec![("remote bytes: 0.001 (at most 0.01)".to_string(), true)];
         let promised = keys(&["remote bytes", "S3 bytes", "zstd size"]);
         let out = report(&[(&parts::DEFLATE, Measured { timings: timings.clone(), promised, stated })], &settings);
         assert!(out.contains("S3 bytes: stated, never judged (its branch did not run)  MISS"), "{out}");
-        assert!(out.ends_with("2 of 21 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
+        assert!(out.ends_with("2 of 47 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
         // A goal judged twice counts once, missed; a judged goal the program never stated
         // counts, missed.
         let stated =
@@ -1241,7 +1265,7 @@ mod tests {
         let out = report(&[(&parts::DEFLATE, Measured { timings, promised: keys(&["S3 bytes"]), stated })], &settings);
         assert!(out.contains("S3 bytes: judged 2 times, not once  MISS"), "{out}");
         assert!(out.contains("x: 1: judged, but not among the goals the program states  MISS"), "{out}");
-        assert!(out.ends_with("2 of 20 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
+        assert!(out.ends_with("2 of 46 goals MISSED (benchmarks report, they do not fail the run)\n"), "{out}");
     }
 
     #[test]
