@@ -114,6 +114,7 @@ export interface LoadOptions {
 interface Described {
   /** The dtype as the header's `descr` holds it: `'<f8'`, `[('x', '<f4'), ...]`. */
   readonly descr: string;
+  /** The dtype as a tree, frozen (the arrays of one header share it). */
   readonly dtype: DType;
   readonly shape: readonly number[];
   /** Whether the data is in Fortran order (an array's `data` is in the same order). */

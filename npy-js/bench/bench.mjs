@@ -12,6 +12,8 @@
 // - f8_npy, f8_npyjs: `load(bytes).data` of 100 MB of `<f8`, and npyjs's `parse` of the
 //   same bytes: both a Float64Array over the file's memory. Each run is the mean of
 //   INNER calls (a call takes microseconds); `bytes=0`, as a view reads none.
+// - small_npy, small_npyjs: the same of a 100-value `<f8` file (`save`'s bytes): what a
+//   page loading thousands of small tiles pays a tile, the header parsed by npy-core once.
 // - traces_npy: `load(bytes).columns()` of the 1M traces, then every column's `.data` (8
 //   typed arrays, 71M values, each column's memory allocated by the call);
 //   traces_copy: one copy of the file's bytes, `new Uint8Array(n).set(bytes)`, allocation
@@ -47,12 +49,14 @@ import { fileURLToPath } from "node:url";
 import { unzipSync } from "fflate";
 import * as npyjs from "npyjs";
 
-import { NpzWriter, load, loadNpz } from "../js/node.js";
+import { NpzWriter, load, loadNpz, save } from "../js/node.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const PACKAGE = resolve(here, "..");
 /** Calls timed per run of the f8 rows (a call takes microseconds: one alone is mostly timer and noise). */
 const INNER = 10_000;
+/** The values of the small file's rows. */
+const SMALL = 100;
 /** The archive's members: name, and the column of the records that holds the same values. */
 const MEMBERS = [
   ["trace_id", "trace_id"],
@@ -262,6 +266,7 @@ function main() {
   console.log(`# node ${process.version}; ${versions.join(", ")}; ${args.repeat} runs a row after a warm-up round`);
 
   const f8 = readBytes(join(args.dir, "f8.npy"));
+  const small = save(Float64Array.from({ length: SMALL }, (_, i) => i * 0.5));
   const traces = readBytes(args.traces);
   const npzPath = join(args.dir, "traces_columns.npz");
   const npz = readBytes(npzPath);
@@ -279,6 +284,7 @@ function main() {
   console.log(`# fflate's members that npyjs needs copied to an ArrayBuffer of their own: ${copies}`);
 
   check({ f8, traces, npz, zstd, python: args.python, tracesPath: args.traces });
+  if (!sameBytes(load(small).data, npyjs.parse(small.buffer).data)) fail("the small <f8 file: npy's data is not npyjs's");
 
   const columnsOf = (bytes) => {
     const columns = load(bytes).columns();
@@ -299,6 +305,12 @@ function main() {
           // bytes=0: a view reads none of them (a rate would be meaningless).
           { name: "f8_npy", run: () => load(f8).data.length, inner: INNER, bytes: 0 },
           { name: "f8_npyjs", run: () => npyjs.parse(f8.buffer).data.length, inner: INNER, bytes: 0 },
+        ],
+      },
+      {
+        rows: [
+          { name: "small_npy", run: () => load(small).data.length, inner: INNER, bytes: small.length },
+          { name: "small_npyjs", run: () => npyjs.parse(small.buffer).data.length, inner: INNER, bytes: small.length },
         ],
       },
       {

@@ -29,7 +29,8 @@ export class Described {
   }
 
   /**
-   * The dtype as a tree: `{kind: "scalar" | "record" | "subarray", descr, itemsize, ...}`.
+   * The dtype as a tree: `{kind: "scalar" | "record" | "subarray", descr, itemsize, ...}`,
+   * frozen (the arrays of one header share it).
    * @returns {import("../index.d.ts").DType}
    */
   get dtype() {

@@ -24,7 +24,84 @@ export const PREFIX = 4096;
  * @returns {any}
  */
 export function parseHeader(prefix, length, maxHeaderSize, ranges, where) {
-  return call(() => JSON.parse(bound.readHeader(prefix, length, maxHeaderSize, FLOAT16, where.file, ranges)), where);
+  const end = headerEnd(prefix);
+  const known = end === undefined ? undefined : recall(prefix, end, length, maxHeaderSize, ranges);
+  if (known !== undefined) return known;
+  const info = call(() => JSON.parse(bound.readHeader(prefix, length, maxHeaderSize, FLOAT16, where.file, ranges)), where);
+  if (end !== undefined && info.need === undefined) {
+    PARSED.unshift({ head: prefix.slice(0, end), length, maxHeaderSize, ranges, info: deepFreeze(info) });
+    if (PARSED.length > PARSED_MAX) PARSED.pop();
+  }
+  return info;
+}
+
+/**
+ * The descriptions of the headers parsed lately, the latest first, with all that
+ * `readHeader` reads to give one: the preamble and header bytes, the file's length and
+ * the options. A page loading thousands of small tiles of one dtype and shape crosses
+ * into WebAssembly (~20 µs a call, the whole of a 100-value load) for the first only.
+ * Frozen, since the arrays of one header share them.
+ * @type {{head: Uint8Array, length: number, maxHeaderSize: number | undefined, ranges: boolean, info: any}[]}
+ */
+const PARSED = [];
+const PARSED_MAX = 16;
+/** The longest header (preamble included) a description is kept for. */
+const KEPT_MAX = 4096;
+
+/**
+ * Where the header at the start of `prefix` ends, by its preamble's length field (npy-core
+ * checks the rest when it parses it first); `undefined` when `prefix` does not hold it all,
+ * it is longer than `KEPT_MAX`, or the version is not one of NumPy's.
+ * @param {Uint8Array} prefix
+ * @returns {number | undefined}
+ */
+function headerEnd(prefix) {
+  if (prefix.length < 12) return undefined;
+  const major = prefix[6];
+  let end;
+  if (major === 1) end = 10 + (prefix[8] | (prefix[9] << 8));
+  else if (major === 2 || major === 3) end = 12 + (prefix[8] | (prefix[9] << 8) | (prefix[10] << 16)) + prefix[11] * 2 ** 24;
+  else return undefined;
+  return end > KEPT_MAX || end > prefix.length ? undefined : end;
+}
+
+/**
+ * The kept description of the header `prefix[0, end)` read with these arguments, moved to
+ * the front; `undefined` if none is kept.
+ * @param {Uint8Array} prefix
+ * @param {number} end
+ * @param {number} length
+ * @param {number | undefined} maxHeaderSize
+ * @param {boolean} ranges
+ * @returns {any}
+ */
+function recall(prefix, end, length, maxHeaderSize, ranges) {
+  for (let k = 0; k < PARSED.length; k++) {
+    const kept = PARSED[k];
+    if (kept.head.length !== end || kept.length !== length || kept.maxHeaderSize !== maxHeaderSize || kept.ranges !== ranges) {
+      continue;
+    }
+    let i = 0;
+    while (i < end && kept.head[i] === prefix[i]) i++;
+    if (i < end) continue;
+    if (k > 0) PARSED.unshift(...PARSED.splice(k, 1));
+    return kept.info;
+  }
+  return undefined;
+}
+
+/**
+ * `value` and every object and array in it, frozen.
+ * @template T
+ * @param {T} value
+ * @returns {T}
+ */
+function deepFreeze(value) {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /**

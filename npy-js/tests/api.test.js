@@ -163,3 +163,43 @@ test("the declarations name exactly the package's exports", () => {
   const values = [...declared.matchAll(/^export (?:declare )?(?:function|class) (\w+)/gm)].map((m) => m[1]).sort();
   assert.deepEqual(Object.keys(npy).sort(), values);
 });
+
+test("a header read again is the same description, and only what it was read with gives it", () => {
+  const a = save(new Float64Array([1, 2, 3]));
+  const b = save(new Float64Array([4, 5, 6]));
+  // Tiles of one dtype and shape: one description, frozen, shared; their own values.
+  const [x, y] = [load(a), load(b)];
+  assert.equal(x.dtype, y.dtype);
+  assert.ok(Object.isFrozen(x.dtype) && Object.isFrozen(x.leaves[0].dtype) && Object.isFrozen(x.shape));
+  assert.deepEqual([...x.data, ...y.data], [1, 2, 3, 4, 5, 6]);
+  assert.throws(() => {
+    /** @type {any} */ (x.dtype).descr = "<f4";
+  }, TypeError);
+  // The same header in a file cut short, or read with a smaller maxHeaderSize, is still
+  // refused as npy-core refuses it: neither is the description kept.
+  assert.throws(() => load(a.subarray(0, a.length - 1)), (e) => e instanceof NpyError && /short|truncated|bytes/.test(e.message));
+  assert.throws(() => load(a, { maxHeaderSize: 16 }), (e) => e instanceof NpyError && /header/.test(e.message));
+  // A header of other bytes (its shape's digit changed, the data cut to fit) is read anew.
+  const two = a.slice(0, a.length - 8);
+  const at = new TextDecoder().decode(two.subarray(0, 128)).indexOf("(3,)");
+  two[at + 1] = "2".charCodeAt(0);
+  assert.deepEqual(load(two).shape, [2]);
+  assert.deepEqual(load(a).shape, [3]);
+  // A corrupt header of the same length as a kept one is not taken for it.
+  const bad = a.slice();
+  bad[10] = "[".charCodeAt(0);
+  assert.throws(() => load(bad), NpyError);
+  // Headers over 4 KiB (kept by none) and many headers in turn (more than are kept) read right.
+  const v2 = save({ descr: "<u1", shape: [1], data: new Uint8Array([7]) }, { version: [2, 0] });
+  assert.deepEqual([...load(v2).data, ...load(v2).data], [7, 7]);
+  let dict = "{'descr': '|u1', 'fortran_order': False, 'shape': (1,), }";
+  dict = dict.padEnd(64 * 79 - 11) + "\n"; // 5,056 bytes with the preamble, 64-aligned
+  const long = new Uint8Array(10 + dict.length + 1);
+  long.set([0x93, 78, 85, 77, 80, 89, 1, 0, dict.length & 255, dict.length >> 8]);
+  long.set(new TextEncoder().encode(dict), 10);
+  long[long.length - 1] = 9;
+  assert.ok(dict.length > 4096);
+  assert.deepEqual([...load(long).data, ...load(long).data], [9, 9]);
+  for (let n = 1; n <= 40; n++) assert.deepEqual(load(save(new Int32Array(n).fill(n))).shape, [n]);
+  assert.deepEqual([...load(a).data], [1, 2, 3]);
+});

@@ -825,6 +825,8 @@ pub(super) const JS: Part = Part {
     rows: &[
         ("f8_npy", "npy load(bytes).data, 100 MB <f8: a view (one call)"),
         ("f8_npyjs", "npyjs parse of the same bytes: a view (one call)"),
+        ("small_npy", "npy load(bytes).data, 100 <f8 (one call)"),
+        ("small_npyjs", "npyjs parse of the same bytes (one call)"),
         ("traces_npy", "npy load(bytes).columns() + each .data, 1M traces"),
         ("traces_copy", "one copy of their bytes: new Uint8Array(n).set(bytes)"),
         ("npz_npy", "npy loadNpz + get() + .data of each deflated column"),
@@ -845,6 +847,8 @@ pub(super) const JS: Part = Part {
     ],
     goals: &[
         ("<f8 view: npy / npyjs", "f8_npy", "f8_npyjs", Goal::AtMostOrWithin(1.1, 50e-6)),
+        // Issue 82: a small load at most twice npyjs's, a page of small tiles pays it a tile.
+        ("100 <f8: npy / npyjs", "small_npy", "small_npyjs", Goal::AtMost(2.0)),
         ("traces' columns / one copy", "traces_npy", "traces_copy", Goal::AtMost(3.0)),
         ("deflated npz: npy / fflate + npyjs", "npz_npy", "npz_fflate", Goal::AtMost(1.0)),
         ("npy: Zstandard npz / deflated npz", "zstd_npy", "npz_npy", Goal::AtMost(1.0)),
