@@ -268,7 +268,7 @@ impl<R: Read + Seek> Reader<R> {
         let options = self.options.clone();
         let path = self.origin.clone();
         let (file, size, present) = self.member(name)?;
-        let origin = Origin { path, member: Some(file.member.clone()) };
+        let origin = Origin { path, member: Some(file.member().to_string()) };
         options.open_member(file, size, present, origin)
     }
 
@@ -321,26 +321,26 @@ impl<R: Read + Seek> Reader<R> {
         self.member_at(i)
     }
 
-    /// As [`Reader::member`], for member `i` of the directory.
+    /// As [`Reader::member`], for member `i` of the directory: its bytes as the zip stores
+    /// them, decompressed by npy-core's codec (as every other read of a member is).
     fn member_at(&mut self, i: usize) -> Result<(MemberReader<'_, R>, u64, bool)> {
         let e = &self.entries[i];
-        let file = self.zip.by_index(i).map_err(|err| zip_err(Some(&e.member), err));
+        let file = self.zip.by_index_raw(i).map_err(|err| zip_err(Some(&e.member), err));
         let file = located(self.origin.as_deref(), &e.member, file)?;
         if file.data_start() != Some(e.data_start) {
             let e = Error::npz(Some(&e.member), "the zip reader finds the member's data elsewhere");
             return located(self.origin.as_deref(), "", Err(e));
         }
         let stored = e.method == Method::Stored;
-        let reader = MemberReader {
-            file,
-            member: e.member.clone(),
-            codec: e.method.name(),
-            origin: self.origin.as_deref(),
-            size: e.size,
-            remaining: e.size,
-            crc: (!stored).then(|| (crc32fast::Hasher::new(), e.crc32)),
+        let data = file.take(e.compressed_size);
+        let data = if stored {
+            MemberData::Stored(data)
+        } else {
+            located(self.origin.as_deref(), &e.member, CodecReader::new(e.method, data).map_err(Error::from))
+                .map(MemberData::Decoded)?
         };
-        Ok((reader, e.size, stored))
+        let origin = self.origin.as_deref();
+        Ok((MemberReader(member_reader(e, origin.map(Path::to_path_buf), data)), e.size, stored))
     }
 
     /// Reads member `name` with `read` (reading its last element checks the CRC).
@@ -351,7 +351,7 @@ impl<R: Read + Seek> Reader<R> {
 
     /// As [`Reader::with_member`], for member `i` of the directory: a large compressed member
     /// of an archive opened by path decompressed on a second thread when there is a CPU for it
-    /// (`piped`), any other through the zip reader.
+    /// (`piped`), any other through the zip reader's cursor on the archive.
     fn with_member_at<V>(&mut self, i: usize, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
         if let Some(file) = &self.file {
             if self.threads > 1 && piped::worth_piping(&self.entries[i]) {
@@ -361,7 +361,7 @@ impl<R: Read + Seek> Reader<R> {
         let options = self.options.clone();
         let path = self.origin.clone();
         let (mut file, size, present) = self.member_at(i)?;
-        let member = file.member.clone();
+        let member = file.member().to_string();
         let origin = Origin { path: path.clone(), member: Some(member.clone()) };
         let reader = options.open_member(&mut file as &mut dyn Read, size, present, origin)?;
         located(path.as_deref(), &member, read(reader))
@@ -427,9 +427,11 @@ impl<R: Read + Seek> Reader<R> {
     /// not decompress to the member's size.
     pub fn read_raw(&mut self, name: &str) -> Result<Vec<u8>> {
         let origin = self.origin.clone();
-        let (file, size, _) = self.member(name)?;
-        let member = file.member.clone();
-        located(origin.as_deref(), &member, read_all(file, size))
+        let i = located(origin.as_deref(), "", self.index(name))?;
+        let compressed = self.entries[i].compressed_size;
+        let (file, size, _) = self.member_at(i)?;
+        let member = file.member().to_string();
+        located(origin.as_deref(), &member, read_all(file, size, compressed))
     }
 
     /// Streams member `name`'s bytes (decompressed), for members too large to hold or to
@@ -466,7 +468,7 @@ impl<R: Read + Seek> Reader<R> {
         let (mut file, _, _) = self.member(name)?;
         let mut magic = [0u8; FileKind::PROBE_LEN];
         let got = crate::stream::read_full(&mut file, &mut magic);
-        let member = file.member.clone();
+        let member = file.member().to_string();
         let got = located(origin.as_deref(), &member, got)?;
         Ok(FileKind::of(&magic[..got]) == FileKind::Npy)
     }
@@ -506,17 +508,7 @@ impl Members<'_> {
 
     /// Member `i`'s bytes from `data`, held to its size and CRC-32.
     fn owned<S: Read>(&self, i: usize, data: MemberData<S>) -> OwnedMemberReader<S> {
-        let e = &self.entries[i];
-        OwnedMemberReader {
-            data,
-            member: e.member.clone(),
-            codec: e.method.name(),
-            origin: self.origin.map(Path::to_path_buf),
-            size: e.size,
-            remaining: e.size,
-            crc: crc32fast::Hasher::new(),
-            want_crc: e.crc32,
-        }
+        member_reader(&self.entries[i], self.origin.map(Path::to_path_buf), data)
     }
 
     /// Member `i` as a `.npy` stream over `reader`, which gives its bytes.
@@ -556,20 +548,34 @@ impl Seek for FileAt<'_> {
     }
 }
 
+/// Member `e`'s bytes from `data`, held to its size and CRC-32, errors naming `origin`.
+fn member_reader<S: Read>(e: &directory::Entry, origin: Option<PathBuf>, data: MemberData<S>) -> OwnedMemberReader<S> {
+    OwnedMemberReader {
+        data,
+        member: e.member.clone(),
+        codec: e.method.name(),
+        origin,
+        size: e.size,
+        remaining: e.size,
+        crc: crc32fast::Hasher::new(),
+        want_crc: e.crc32,
+    }
+}
+
 /// The bytes of member `e` as the archive stores them, from `source`, a handle on it.
 fn member_data<S: Read + Seek>(e: &directory::Entry, mut source: S) -> Result<io::Take<S>> {
     source.seek(SeekFrom::Start(e.data_start))?;
     Ok(source.take(e.compressed_size))
 }
 
-/// Reads a member's bytes (`size` of them, as it claims) to its end.
-fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64) -> Result<Vec<u8>> {
+/// Reads a member's bytes (`size` of them, as it claims; `compressed` as stored) to its end.
+fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64, compressed: u64) -> Result<Vec<u8>> {
     // A stored member's bytes are in the file; a compressed one's claim is only trusted
     // as far as its data actually decompresses.
     // Growth is exact and capped at the declared size (never a doubling past it), and
     // fallible; the reader errors if the data decompresses past or short of that size.
     let size = usize::try_from(size).map_err(|_| Error::npz(None, "member larger than the address space"))?;
-    let first = usize::try_from(file.file.compressed_size().max(RAW_PREALLOC)).unwrap_or(usize::MAX);
+    let first = usize::try_from(compressed.max(RAW_PREALLOC)).unwrap_or(usize::MAX);
     let mut out: Vec<u8> = Vec::new();
     while out.len() < size {
         let want = (size - out.len()).min(out.len().max(first));
@@ -592,96 +598,32 @@ fn located<V>(origin: Option<&Path>, member: &str, result: Result<V>) -> Result<
     result.map_err(|e| e.locate(origin, Access::Read, Some(member)))
 }
 
-/// A member being read: the zip's decompressing, CRC-checking reader, held to the
-/// member's size ([`Reader::raw`], and under [`Reader::npy`]).
+/// A member being read ([`Reader::raw`], and under [`Reader::npy`]): its bytes as the zip
+/// stores them, decompressed by npy-core's codec, held to the member's size.
 ///
 /// Data that ends before the member's size or runs past it, corrupt compressed data, or
 /// a CRC-32 that does not match once the member is read to its end, is an `io::Error` of
 /// kind `InvalidData` carrying an [`ErrorKind::Npz`] that names the archive (when opened
 /// by path) and the member: `npy_core::Error::from` gives it back.
-pub struct MemberReader<'a, R: Read + Seek> {
-    file: zip::read::ZipFile<'a, R>,
-    member: String,
-    /// The member's codec, which errors about its data name.
-    codec: &'static str,
-    /// The archive's path, if opened by path, which errors name.
-    origin: Option<&'a Path>,
-    /// The member's size, and the bytes of it not read yet.
-    size: u64,
-    remaining: u64,
-    /// A compressed member's CRC-32 so far, and the one its header gives: at the end, it
-    /// tells a bad CRC from data that decompresses past the member's size (the zip reader
-    /// reports both as one kind of error).
-    crc: Option<(crc32fast::Hasher, u32)>,
-}
+pub struct MemberReader<'a, R: Read + Seek>(OwnedMemberReader<zip::read::ZipFile<'a, R>>);
 
 impl<R: Read + Seek> std::fmt::Debug for MemberReader<'_, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MemberReader").field("member", &self.member).field("remaining", &self.remaining).finish()
+        f.debug_struct("MemberReader").field("member", &self.0.member).field("remaining", &self.0.remaining).finish()
     }
 }
 
 impl<R: Read + Seek> MemberReader<'_, R> {
-    /// An `InvalidData` error carrying an [`ErrorKind::Npz`] for this member, with the zip
-    /// reader's error (if it found the problem) as its source.
-    fn error(&self, reason: String, source: Option<io::Error>) -> io::Error {
-        let e = match source {
-            Some(source) => Error::npz_from(Some(&self.member), reason, source),
-            None => Error::npz(Some(&self.member), reason),
-        };
-        io::Error::new(io::ErrorKind::InvalidData, e.locate(self.origin, Access::Read, None))
-    }
-
-    /// What an error of the zip reader about the member's data means, from where reading
-    /// stands (no text of the error is looked at).
-    fn data_error(&self, e: io::Error) -> io::Error {
-        use io::ErrorKind::{InvalidData, UnexpectedEof};
-        let done = self.size - self.remaining;
-        let reason = match e.kind() {
-            // The data stopped early: the zip reader's CRC check at a premature end, or
-            // a deflate stream cut short.
-            InvalidData | UnexpectedEof if self.remaining > 0 => {
-                format!("the data ends after {done} of the member's {} bytes", self.size)
-            }
-            InvalidData | UnexpectedEof => match &self.crc {
-                // All bytes read, and the zip reader objects: to their CRC (a stored
-                // member cannot run past its size), or to more data than the size.
-                Some((hasher, want)) if hasher.clone().finalize() == *want => {
-                    format!("the data inflates past the member's size of {} bytes", self.size)
-                }
-                _ => "bad crc-32: the member's data is corrupt".to_string(),
-            },
-            _ => format!("the {} data is corrupt after {done} of the member's {} bytes", self.codec, self.size),
-        };
-        self.error(reason, Some(e))
+    /// The member's name in the zip.
+    fn member(&self) -> &str {
+        &self.0.member
     }
 }
 
 impl<R: Read + Seek> Read for MemberReader<'_, R> {
-    /// Reads decompressed bytes. A CRC mismatch at the end, data that ends before the
-    /// member's size or runs past it, or a corrupt deflate stream is an `InvalidData`
-    /// error carrying an [`ErrorKind::Npz`] that names the member.
+    /// Reads decompressed bytes; errors as [`MemberReader`] says.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        // Never more than the member has left (then one byte, to reach its end): the zip
-        // reader's checks then fire only at the end, where `data_error` tells them apart.
-        let want = buf.len().min(usize::try_from(self.remaining).unwrap_or(usize::MAX).max(1));
-        let n = match self.file.read(&mut buf[..want]) {
-            Ok(n) => n,
-            Err(e) if is_data_error(&e) => return Err(self.data_error(e)),
-            Err(e) => return Err(e),
-        };
-        if n as u64 > self.remaining {
-            return Err(self.error(format!("the data inflates past the member's size of {} bytes", self.size), None));
-        }
-        if n == 0 && want > 0 && self.remaining > 0 {
-            let done = self.size - self.remaining;
-            return Err(self.error(format!("the data ends after {done} of the member's {} bytes", self.size), None));
-        }
-        if let Some((hasher, _)) = &mut self.crc {
-            hasher.update(&buf[..n]);
-        }
-        self.remaining -= n as u64;
-        Ok(n)
+        self.0.read(buf)
     }
 }
 

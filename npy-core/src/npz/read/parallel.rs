@@ -167,7 +167,7 @@ impl<R: Read + Seek> Reader<R> {
 
     /// Reads members `which` (indices of the directory) with `decode`: on worker threads
     /// over positional handles on an archive opened by path, else one after another
-    /// through the zip reader.
+    /// through the zip reader's cursor on the archive.
     fn read_indices<D: Decode>(&mut self, which: &[usize], decode: &D) -> Result<Vec<D::Value>> {
         self.check_inflated(which)?;
         if let Some(file) = &self.file {

@@ -319,7 +319,8 @@ mod tests {
         assert_eq!(r.read::<crate::array::DynArray>("x").unwrap().data(), ramp(big));
         assert_eq!(r.read_many::<Vec<u8>>(&["x"]).unwrap(), [ramp(big)]);
         assert_eq!(r.read_all::<Vec<u8>>().unwrap(), [ramp(big), ramp(big - 1)]);
-        // A bad CRC read through the pipe, through the zip reader, and without a second CPU.
+        // A bad CRC read through the pipe, through the zip reader's cursor, and without a
+        // second CPU.
         let mut bad = bytes.clone();
         set_crc(&mut bad, &r, 0, r.entries[0].crc32 ^ 1);
         std::fs::write(file.path(), &bad).unwrap();
