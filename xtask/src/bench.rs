@@ -1176,27 +1176,17 @@ mod tests {
         assert!(line(&out, "<f8 view: npy / npyjs").ends_with("PASS"), "{out}");
     }
 
-    /// The `deflate` part's kinds (`xtask/bench.py`'s `DEFLATE_KINDS`).
-    const DEFLATE_KINDS: [&str; 11] = [
-        "trace_id",
-        "t0",
-        "flags",
-        "samples",
-        "random_f8",
-        "small_i8",
-        "text_U",
-        "zeros",
-        "walk_f8",
-        "ints_0_49",
-        "image_u1",
-    ];
+    /// The `deflate` part's kinds, as its size rows name them.
+    fn deflate_kinds() -> impl Iterator<Item = &'static str> {
+        parts::DEFLATE.rows.iter().filter_map(|(name, _)| name.strip_prefix("size_"))
+    }
 
     #[test]
     fn size_ratio_goals_compare_the_rows_sizes() {
         let size = |bytes| Timing { best: 0.0, median: 0.0, bytes, rss: None };
         let time = |best| Timing { best, median: best, bytes: 1_000, rss: None };
         let mut timings = BTreeMap::new();
-        for kind in DEFLATE_KINDS {
+        for kind in deflate_kinds() {
             timings.insert(format!("deflate_{kind}"), time(0.2));
             timings.insert(format!("deflate1_{kind}"), time(0.33));
             timings.insert(format!("inflate1_{kind}"), time(0.35));
@@ -1235,7 +1225,7 @@ mod tests {
         let time = |best| Timing { best, median: best, bytes: 1_000, rss: None };
         let size = |bytes| Timing { best: 0.0, median: 0.0, bytes, rss: None };
         let mut timings = BTreeMap::new();
-        for kind in DEFLATE_KINDS {
+        for kind in deflate_kinds() {
             timings.insert(format!("deflate_{kind}"), time(0.2));
             timings.insert(format!("deflate1_{kind}"), time(0.33));
             timings.insert(format!("inflate1_{kind}"), time(0.35));

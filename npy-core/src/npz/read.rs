@@ -332,13 +332,7 @@ impl<R: Read + Seek> Reader<R> {
             return located(self.origin.as_deref(), "", Err(e));
         }
         let stored = e.method == Method::Stored;
-        let data = file.take(e.compressed_size);
-        let data = if stored {
-            MemberData::Stored(data)
-        } else {
-            located(self.origin.as_deref(), &e.member, CodecReader::new(e.method, data).map_err(Error::from))
-                .map(MemberData::Decoded)?
-        };
+        let data = located(self.origin.as_deref(), &e.member, MemberData::of(e, file.take(e.compressed_size)))?;
         let origin = self.origin.as_deref();
         Ok((MemberReader(member_reader(e, origin.map(Path::to_path_buf), data)), e.size, stored))
     }
@@ -489,15 +483,8 @@ impl Members<'_> {
     /// archive ([`Reader::npy_from`]).
     fn npy_at<S: Read + Seek>(&self, i: usize, source: S) -> Result<NpyReader<OwnedMemberReader<S>>> {
         let e = &self.entries[i];
-        let data = |source| {
-            let data = member_data(e, source)?;
-            Ok(if e.method == Method::Stored {
-                MemberData::Stored(data)
-            } else {
-                MemberData::Decoded(CodecReader::new(e.method, data)?)
-            })
-        };
-        let data = located(self.origin, &e.member, data(source))?;
+        let data = member_data(e, source).and_then(|data| MemberData::of(e, data));
+        let data = located(self.origin, &e.member, data)?;
         self.npy_over(i, data)
     }
 
@@ -633,6 +620,17 @@ enum MemberData<S: Read> {
     Stored(io::Take<S>),
     Decoded(CodecReader<io::Take<S>>),
     Piped(piped::Piped),
+}
+
+impl<S: Read> MemberData<S> {
+    /// Member `e`'s stored bytes `data`, as they are or decompressing as its method says.
+    fn of(e: &directory::Entry, data: io::Take<S>) -> Result<Self> {
+        Ok(if e.method == Method::Stored {
+            MemberData::Stored(data)
+        } else {
+            MemberData::Decoded(CodecReader::new(e.method, data)?)
+        })
+    }
 }
 
 /// A member being read from a handle of its own ([`Reader::npy_from`]): its bytes, held to
