@@ -266,6 +266,56 @@ def test_savez_large_member(same, saver):
     same(run)
 
 
+def deflate_kinds():
+    """One array of each kind the deflate bench measures (issue 82), each over 256 KiB so that
+    its parts are deflated by the encoder a sample chooses (npy-core's npz/encoder.rs)."""
+    n = 6_000
+    rng = np.random.default_rng(82)
+    words = np.array("the quick brown fox jumps over a lazy dog seismic trace".split())
+    return {
+        "samples": (np.arange(n) % 4096).astype("<f4")[:, None] + np.arange(64, dtype="<f4") / np.float32(64),
+        "random_f8": rng.random(20 * n),
+        "small_i8": rng.integers(0, 100, 20 * n),
+        "text_U": rng.choice(words, 5 * n),
+        "zeros": np.zeros(40 * n),
+        "walk_f8": np.cumsum(rng.standard_normal(20 * n)),
+        "ints_0_49": rng.integers(0, 50, 40 * n),
+        "image_u1": (np.add.outer(2 * np.arange(n // 20), np.arange(2048)) // 9 % 256).astype("u1"),
+        "zeros_then_floats": np.concatenate([np.zeros(10 * n), rng.random(10 * n)]),
+    }
+
+
+DEFLATE_WRITERS = {
+    "savez_compressed": lambda path, name, a: npy.savez_compressed(path, **{name: a}),
+    "NpzWriter": lambda path, name, a: _write_one(npy.NpzWriter(path, "deflate"), name, a),
+    "NpzWriter level 4": lambda path, name, a: _write_one(npy.NpzWriter(path, "deflate", 4), name, a),
+}
+
+
+def _write_one(writer, name, a):
+    with writer as w:
+        w[name] = a
+
+
+@pytest.mark.parametrize("writer", DEFLATE_WRITERS)
+@pytest.mark.parametrize("name", deflate_kinds())
+def test_deflated_members_numpy_reads_equal_at_numpys_size(tmp_path, writer, name):
+    a = deflate_kinds()[name]
+    ours, theirs = tmp_path / "ours.npz", tmp_path / "np.npz"
+    DEFLATE_WRITERS[writer](ours, name, a)
+    np.savez_compressed(theirs, **{name: a})
+    with zipfile.ZipFile(ours) as z:
+        assert z.testzip() is None  # every member's CRC, by zipfile's own inflate
+        info = z.getinfo(f"{name}.npy")
+        assert info.compress_type == zipfile.ZIP_DEFLATED
+    with np.load(ours) as loaded:
+        assert loaded[name].dtype == a.dtype and np.array_equal(loaded[name], a)
+    if writer != "NpzWriter level 4":
+        with zipfile.ZipFile(theirs) as z:
+            numpys = z.getinfo(f"{name}.npy").compress_size
+        assert info.compress_size <= numpys * 1.02, (info.compress_size, numpys)
+
+
 # --- NpzFile: reading archives np.savez wrote -------------------------------------------------
 
 

@@ -63,6 +63,7 @@ mod codec;
 mod columns;
 mod decoder;
 mod directory;
+mod encoder;
 mod inflate;
 mod members;
 mod options;

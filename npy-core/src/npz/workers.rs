@@ -18,6 +18,7 @@ use std::thread::JoinHandle;
 use zip::write::{SimpleFileOptions, ZipFileBuilder};
 use zip::PreparedZipFile;
 
+use super::encoder;
 use super::parallel_deflate::{self, Unfinished};
 use super::{zip_err, Compression};
 use crate::error::{Error, Result};
@@ -113,14 +114,15 @@ impl Workers {
     }
 }
 
-/// Compresses a staged member: deflated in parts when it is long enough to cut
-/// (`parallel_deflate`), else by the zip writer's codec, as when streamed into the archive.
+/// Compresses a staged member: deflated in parts when it is long enough to cut or to
+/// choose an encoder for (`parallel_deflate`), else by the zip writer's codec, as when
+/// streamed into the archive.
 fn compress(staged: Staged, cancel: &AtomicBool) -> zip::result::ZipResult<Compressed> {
     let Staged { member, compression, options, data, threads } = staged;
     if let Compression::Deflated { level } = compression {
         let level = level.clamp(1, 9);
         let parts = parallel_deflate::parts(data.len(), level, threads);
-        if parts >= 2 {
+        if parts >= 2 || encoder::chosen_by_sample(data.len() as u64, level) {
             let unfinished = parallel_deflate::deflate(&data, level, parts, cancel)?;
             return Ok(Compressed::Unfinished(options, unfinished));
         }

@@ -15,7 +15,8 @@ use std::sync::Arc;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use super::parallel_deflate::{self, PartWriter, Unfinished};
+use super::encoder;
+use super::parallel_deflate::{self, Filling, InlineParts, PartWriter, Unfinished};
 use super::workers::{Compressed, Workers, CODEC_PIECE};
 use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
 #[cfg(doc)]
@@ -377,27 +378,33 @@ impl<W: Write + Seek> Writer<W> {
             let large = needs_zip64(total, compression);
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
             self.unfinished = Some(member.clone());
-            let crc = match compression {
+            let mut body = match compression {
                 Compression::Stored => {
                     let mut crc = crc32fast::Hasher::new();
                     self.write_stored_part(&member, &mut crc, |w| Ok(w.write_all(&head)?))?;
-                    Some(crc)
+                    Body::Stored(crc)
+                }
+                Compression::Deflated { level } if encoder::chosen_by_sample(total, level.clamp(1, 9)) => {
+                    Body::Parts(Filling::new(level.clamp(1, 9)), total)
                 }
                 Compression::Deflated { .. } | Compression::Zstd { .. } => {
                     self.piece.clear();
                     Pieces { out: &mut self.zip, piece: &mut self.piece }.write_all(&head)?;
-                    None
+                    Body::Codec
                 }
             };
-            Ok((plan, member, total_elements, crc))
+            if let Body::Parts(filling, _) = &mut body {
+                self.write_parts(&member, filling, |w| Ok(w.write_all(&head)?))?;
+            }
+            Ok((plan, member, total_elements, body))
         })();
-        let (plan, member, total_elements, crc) = self.located(&npy_member(name), started)?;
+        let (plan, member, total_elements, body) = self.located(&npy_member(name), started)?;
         Ok(MemberWriter {
             writer: self,
             plan,
             member,
             remaining: total_elements,
-            crc,
+            body,
             _marker: std::marker::PhantomData,
         })
     }
@@ -481,11 +488,13 @@ impl<W: Write + Seek> Writer<W> {
         } else {
             self.drain_pending()?;
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
-            let cut =
-                |level: u32| parallel_deflate::parts(usize::try_from(total).unwrap_or(usize::MAX), level, self.threads);
+            let in_parts = |level: u32| {
+                let cut = parallel_deflate::parts(usize::try_from(total).unwrap_or(usize::MAX), level, self.threads);
+                cut >= 2 || encoder::chosen_by_sample(total, level)
+            };
             let written = match compression {
                 Compression::Stored => self.write_stored(&member, total, body),
-                Compression::Deflated { level } if cut(level.clamp(1, 9)) >= 2 => {
+                Compression::Deflated { level } if in_parts(level.clamp(1, 9)) => {
                     self.write_deflated_parts(&member, level.clamp(1, 9), total, body)
                 }
                 Compression::Deflated { .. } | Compression::Zstd { .. } => {
@@ -574,6 +583,35 @@ impl<W: Write + Seek> Writer<W> {
         let result = body(&mut out);
         *crc = out.hasher;
         result
+    }
+
+    /// Writes bytes of the deflated member being written from `body` into its parts,
+    /// each deflated on this thread when it fills (`InlineParts`).
+    fn write_parts(
+        &mut self,
+        member: &str,
+        filling: &mut Filling,
+        body: impl FnOnce(&mut dyn Write) -> Result<()>,
+    ) -> Result<()> {
+        // SAFETY: (`get_mut`'s contract) as in `write_deflated_parts`: the parts' streams
+        // are appended at the current position, the data of the deflated member being
+        // written, whose own deflate stream, given no input, ends them with a final block.
+        let out = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
+        body(&mut InlineParts { filling, out })
+    }
+
+    /// Deflates the last part of the member being written (`write_parts`) and gives the
+    /// zip writer its length and CRC-32.
+    fn end_parts(&mut self, member: &str, filling: &mut Filling, total: u64) -> Result<()> {
+        // SAFETY: as in `write_parts`.
+        let out = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
+        let (crc32, len) = InlineParts { filling, out }.finish()?;
+        if len != total {
+            return Err(Error::npz(Some(member), format!("{len} bytes written for a member of {total}")));
+        }
+        // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`, deflated
+        // into the parts written by `write_parts` and just now.
+        unsafe { self.zip.set_file_metadata(len, crc32) }.map_err(|e| zip_err(Some(member), e))
     }
 
     /// Gives the zip writer the length and CRC-32 of the stored member being written, all
@@ -818,6 +856,18 @@ fn needs_zip64(total: u64, compression: Compression) -> bool {
     worst >= u32::MAX as u64
 }
 
+/// Where the bytes of a member started by [`Writer::start_array`] go.
+#[derive(Debug)]
+enum Body {
+    /// Stored: straight to the archive (bypassing the zip writer), hashed so far.
+    Stored(crc32fast::Hasher),
+    /// Deflated in parts by the encoder a sample chooses (`parallel_deflate::InlineParts`),
+    /// of the member's whole length.
+    Parts(Filling, u64),
+    /// Through the zip writer's codec.
+    Codec,
+}
+
 /// Writes the data of a member started by [`Writer::start_array`].
 #[derive(Debug)]
 pub struct MemberWriter<'a, W: Write + Seek, T> {
@@ -825,9 +875,7 @@ pub struct MemberWriter<'a, W: Write + Seek, T> {
     plan: Plan,
     member: String,
     remaining: usize,
-    /// A stored member's CRC-32 so far (its bytes bypass the zip writer); `None` when
-    /// deflated.
-    crc: Option<crc32fast::Hasher>,
+    body: Body,
     _marker: std::marker::PhantomData<fn(&T)>,
 }
 
@@ -840,11 +888,14 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
         let written = if data.len() > self.remaining {
             Err(Error::usage("more elements than the member's shape holds"))
         } else {
-            match &mut self.crc {
-                Some(crc) => {
+            match &mut self.body {
+                Body::Stored(crc) => {
                     self.writer.write_stored_part(&self.member, crc, |w| write_with_plan(w, 0, &self.plan, data))
                 }
-                None => {
+                Body::Parts(filling, _) => {
+                    self.writer.write_parts(&self.member, filling, |w| write_with_plan(w, 0, &self.plan, data))
+                }
+                Body::Codec => {
                     let mut pieces = Pieces { out: &mut self.writer.zip, piece: &mut self.writer.piece };
                     write_with_plan(&mut pieces, 0, &self.plan, data)
                 }
@@ -861,10 +912,11 @@ impl<W: Write + Seek, T: NpyRecord> MemberWriter<'_, W, T> {
     /// # Errors
     /// [`ErrorKind::Usage`] when fewer elements than the shape holds were written.
     pub fn finish(self) -> Result<()> {
-        let ended = match self.crc {
+        let ended = match self.body {
             _ if self.remaining != 0 => Err(Error::usage(format!("{} elements missing", self.remaining))),
-            Some(crc) => self.writer.end_stored(&self.member, crc),
-            None => Ok(Pieces { out: &mut self.writer.zip, piece: &mut self.writer.piece }.end()?),
+            Body::Stored(crc) => self.writer.end_stored(&self.member, crc),
+            Body::Parts(mut filling, total) => self.writer.end_parts(&self.member, &mut filling, total),
+            Body::Codec => Ok(Pieces { out: &mut self.writer.zip, piece: &mut self.writer.piece }.end()?),
         };
         self.writer.located(&self.member, ended)?;
         self.writer.unfinished = None;
@@ -1058,9 +1110,14 @@ mod tests {
         let mut back = Vec::new();
         zip::ZipArchive::new(Cursor::new(&cut)).unwrap().by_name("big.bin").unwrap().read_to_end(&mut back).unwrap();
         assert!(back == data, "the zip crate's reader, which checks the CRC");
-        let (whole, parts) = (compressed_size(&one, "big.bin"), compressed_size(&cut, "big.bin"));
-        assert!(parts != whole, "cut into parts");
-        assert!(parts as f64 <= whole as f64 * 1.01, "{parts} bytes in parts against {whole} in one stream");
+        // One thread deflates parts of the streamed length one after another; three cut
+        // the same parts: the same bytes, near zlib's one stream's size.
+        let (one, parts) = (compressed_size(&one, "big.bin"), compressed_size(&cut, "big.bin"));
+        assert_eq!(one, parts);
+        let mut zlib = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        zlib.write_all(&data).unwrap();
+        let whole = zlib.finish().unwrap().len() as u64;
+        assert!(parts as f64 <= whole as f64 * 1.02, "{parts} bytes in parts against {whole} in one stream");
     }
 
     #[test]

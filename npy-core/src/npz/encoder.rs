@@ -1,0 +1,440 @@
+//! One part of a deflated member, deflated by the fastest encoder that comes within
+//! [`SIZE_MARGIN`] of zlib's size for it. zlib at the asked level is what CPython (and so
+//! `np.savez_compressed`) writes; it is the reference and the fallback. The others are
+//! tried in a fixed order, fastest first, on a [`SAMPLE`] from the part's middle, deflated
+//! by zlib too: measured, not guessed, and the same bytes every time for the same data.
+//!
+//! Why these, one core, the deflate bench's kinds (CHANGELOG, issue 82): zlib-rs's Huffman
+//! coding alone (random floats: 0.997 of zlib's size in 0.2 of its time), its run-length
+//! matching (zeros: 1.000, 0.08), libdeflate at level 2 (samples, walks, ids, images: 0.99
+//! to 1.006 in 0.08 to 0.5) and 6 (small integers), zlib-rs at 4 and 6. None of libdeflate's
+//! levels is both near zlib's size and fast on every kind; zlib-rs below level 9 skips the
+//! 3-byte matches arrays of numbers are full of. Each is right on some kinds only, so the
+//! sample decides.
+//!
+//! Every encoder leaves a part's stream open, as [`super::parallel_deflate`] joins parts:
+//! byte-aligned, without a final block. zlib and zlib-rs end with a sync flush and look
+//! back into the [`WINDOW`] before the part; libdeflate can do neither, so its parts are
+//! deflated on their own and [`open`] turns the final block it always writes into one that
+//! is not.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use flate2::{Compress, Compression, FlushCompress};
+#[cfg(not(any(target_family = "wasm", miri)))]
+use libdeflater::{CompressionLvl, Compressor};
+use zlib_rs::{Deflate, DeflateConfig, DeflateFlush, Strategy};
+
+/// How far back deflate looks for matches: each zlib part is primed with this much of the
+/// data before it.
+pub(super) const WINDOW: usize = 32 << 10;
+/// Input handed to an encoder at a time, so a dropped archive stops a part soon.
+const STEP: usize = 1 << 20;
+/// The bytes of a part the encoders are measured on. zlib's time on it is what choosing
+/// costs most: 1/64 of a part of 4 MiB.
+pub(super) const SAMPLE: usize = 64 << 10;
+/// How many slices of a part the sample is made of.
+const SLICES: usize = 4;
+/// How much larger than zlib's a candidate's sample may deflate and still be chosen. The
+/// members' goal is 1.02 of NumPy's size; the rest is left for a sample that says less
+/// than the whole part.
+const SIZE_MARGIN: f64 = 1.015;
+
+/// An encoder of deflate parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Encoder {
+    /// zlib-rs's Huffman coding alone: no matches.
+    Huffman,
+    /// zlib-rs's matches of the byte before only (runs).
+    Runs,
+    /// libdeflate at a level.
+    Libdeflate(i32),
+    /// zlib-rs at a level.
+    ZlibRs(i32),
+    /// zlib, CPython's, at a level.
+    Zlib(u32),
+}
+
+/// The encoders tried, fastest first (one core, the bench's kinds). In WebAssembly and
+/// under Miri, where no C builds or runs, members are not deflated in parts by choice
+/// (`chosen_by_sample`), and a part is zlib's (there zlib-rs's).
+#[cfg(not(any(target_family = "wasm", miri)))]
+const CANDIDATES: [Encoder; 5] =
+    [Encoder::Huffman, Encoder::Runs, Encoder::Libdeflate(2), Encoder::ZlibRs(4), Encoder::Libdeflate(6)];
+
+#[cfg(any(target_family = "wasm", miri))]
+const CANDIDATES: [Encoder; 0] = [];
+
+/// Whether members of `len` bytes deflated at `level` go through [`deflate_chosen`], part by part,
+/// rather than whole through zlib: those long enough for a sample to pay, where C builds,
+/// at levels that cut members into parts (`parallel_deflate`) up to NumPy's, 6. Above it
+/// zlib is asked for its smallest, which a sample's margin does not promise: sparse data
+/// (a 1 every 4,099 zeros) was 2.8% larger by runs than by zlib at level 9.
+pub(super) fn chosen_by_sample(len: u64, level: u32) -> bool {
+    !CANDIDATES.is_empty()
+        && len >= 4 * SAMPLE as u64
+        && (super::parallel_deflate::CUT_LEVEL_MIN..=CHOICE_LEVEL_MAX).contains(&level)
+}
+
+/// The highest level whose parts are deflated by [`deflate_chosen`]'s encoder.
+const CHOICE_LEVEL_MAX: u32 = 6;
+
+/// `part` deflated at `level` (4 to 9) by the first candidate whose [`SAMPLE`] of it
+/// deflates within [`SIZE_MARGIN`] of zlib's, its stream left open; by zlib when none
+/// does, above [`CHOICE_LEVEL_MAX`], or for a part shorter than two samples (it costs
+/// little either way). A chosen candidate's whole part is checked against zlib's sample
+/// too, scaled to the part: a sample can flatter an encoder (libdeflate at level 2 took
+/// 1.35 times zlib's size for a ramp of floats whose sample it matched), and such a part
+/// is deflated again by zlib.
+pub(super) fn deflate_chosen(primer: &[u8], part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+    let zlib = Encoder::Zlib(level);
+    if part.len() < 2 * SAMPLE || level > CHOICE_LEVEL_MAX || CANDIDATES.is_empty() {
+        return deflate(zlib, primer, part, cancel);
+    }
+    // Slices from the part's eighths 1, 3, 5 and 7, so that a part that changes along its
+    // length (zeros, then numbers) is sampled for each.
+    let slice = SAMPLE / SLICES;
+    let sample: Vec<u8> = (0..SLICES)
+        .flat_map(|i| {
+            let start = (part.len() * (2 * i + 1) / (2 * SLICES)).min(part.len() - slice);
+            &part[start..start + slice]
+        })
+        .copied()
+        .collect();
+    let reference = deflated_len(zlib, &sample)? as f64 * SIZE_MARGIN;
+    for candidate in CANDIDATES {
+        if deflated_len(candidate, &sample)? as f64 <= reference {
+            let stream = deflate(candidate, primer, part, cancel)?;
+            if stream.len() as f64 <= reference * (part.len() as f64 / SAMPLE as f64) {
+                return Ok(stream);
+            }
+            break;
+        }
+    }
+    deflate(zlib, primer, part, cancel)
+}
+
+/// The length of `data` deflated alone by `encoder`.
+fn deflated_len(encoder: Encoder, data: &[u8]) -> io::Result<usize> {
+    Ok(deflate(encoder, &[], data, &AtomicBool::new(false))?.len())
+}
+
+/// `part` deflated by `encoder` after `primer` (up to [`WINDOW`] of the data before it,
+/// which libdeflate, Huffman coding and runs do not use): an open stream (module docs).
+/// Stops with [`io::ErrorKind::Interrupted`] once `cancel` is set.
+pub(super) fn deflate(encoder: Encoder, primer: &[u8], part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+    match encoder {
+        #[cfg(not(any(target_family = "wasm", miri)))]
+        Encoder::Libdeflate(level) => libdeflate(level, part, cancel),
+        #[cfg(any(target_family = "wasm", miri))]
+        Encoder::Libdeflate(_) => Err(io::Error::other("libdeflate is not built here")),
+        Encoder::Zlib(level) => zlib(level, primer, part, cancel),
+        Encoder::Huffman => zlib_rs(DeflateConfig { strategy: Strategy::HuffmanOnly, ..config(6) }, &[], part, cancel),
+        Encoder::Runs => zlib_rs(DeflateConfig { strategy: Strategy::Rle, ..config(6) }, &[], part, cancel),
+        Encoder::ZlibRs(level) => zlib_rs(config(level), primer, part, cancel),
+    }
+}
+
+fn interrupted(cancel: &AtomicBool) -> io::Result<()> {
+    if cancel.load(Ordering::Relaxed) {
+        return Err(io::Error::new(io::ErrorKind::Interrupted, "the archive was dropped"));
+    }
+    Ok(())
+}
+
+/// zlib-rs's raw deflate at `level`.
+fn config(level: i32) -> DeflateConfig {
+    DeflateConfig { window_bits: -15, ..DeflateConfig::new(level) }
+}
+
+/// `part` deflated by zlib-rs after `primer`, ended by a sync flush.
+fn zlib_rs(config: DeflateConfig, primer: &[u8], part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+    let mut z = Deflate::new_with_config(config);
+    if !primer.is_empty() {
+        z.set_dictionary(primer).map_err(|e| io::Error::other(e.as_str()))?;
+    }
+    // zlib's bound for the whole (its stored blocks' worst case), and a sync flush's bytes
+    // after each step.
+    let mut out = vec![0; zlib_rs::compress_bound(part.len()) + 16 * (part.len() / STEP + 2)];
+    let steps = part.chunks(STEP).map(|step| (step, DeflateFlush::NoFlush));
+    for (input, flush) in steps.chain([(&[][..], DeflateFlush::SyncFlush)]) {
+        interrupted(cancel)?;
+        let before = z.total_in();
+        let at = z.total_out() as usize;
+        z.compress(input, &mut out[at..], flush).map_err(|e| io::Error::other(e.as_str()))?;
+        if (z.total_in() - before) as usize != input.len() {
+            return Err(io::Error::other("zlib-rs left input of a part within its bound"));
+        }
+    }
+    out.truncate(z.total_out() as usize);
+    Ok(out)
+}
+
+/// `part` deflated by zlib after `primer`, ended by a sync flush.
+fn zlib(level: u32, primer: &[u8], part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+    let mut z = Compress::new(Compression::new(level), false);
+    if !primer.is_empty() {
+        z.set_dictionary(primer).map_err(io::Error::other)?;
+    }
+    let mut out = Vec::with_capacity(part.len() / 2 + 4096);
+    for step in part.chunks(STEP) {
+        interrupted(cancel)?;
+        run(&mut z, step, &mut out, FlushCompress::None)?;
+    }
+    run(&mut z, &[], &mut out, FlushCompress::Sync)?;
+    Ok(out)
+}
+
+/// Runs `z` over `input` with `flush` until it has taken all of it and, flushing, has
+/// written everything (zlib's rule: done once a call leaves output space unused).
+fn run(z: &mut Compress, mut input: &[u8], out: &mut Vec<u8>, flush: FlushCompress) -> io::Result<()> {
+    loop {
+        if out.capacity() - out.len() < 1024 {
+            out.reserve(out.capacity().max(64 << 10));
+        }
+        let before = z.total_in();
+        z.compress_vec(input, out, flush).map_err(io::Error::other)?;
+        input = &input[(z.total_in() - before) as usize..];
+        if input.is_empty() && (flush == FlushCompress::None || out.len() < out.capacity()) {
+            return Ok(());
+        }
+    }
+}
+
+#[cfg(not(any(target_family = "wasm", miri)))]
+/// The longest input libdeflate is given at once: its output buffer is the worst case of
+/// this, and a dropped archive stops between them.
+const LIBDEFLATE_PIECE: usize = 4 << 20;
+
+#[cfg(not(any(target_family = "wasm", miri)))]
+/// `part` deflated by libdeflate at `level`, in pieces of [`LIBDEFLATE_PIECE`] each
+/// deflated on its own and [`open`]ed.
+fn libdeflate(level: i32, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+    let level = CompressionLvl::new(level).map_err(|_| io::Error::other("not a libdeflate level"))?;
+    let mut c = Compressor::new(level);
+    let mut out = Vec::new();
+    let mut piece_out = vec![0; c.deflate_compress_bound(part.len().min(LIBDEFLATE_PIECE))];
+    for piece in part.chunks(LIBDEFLATE_PIECE) {
+        interrupted(cancel)?;
+        let n = c
+            .deflate_compress(piece, &mut piece_out)
+            .map_err(|_| io::Error::other("libdeflate's output passed its own bound"))?;
+        let at = out.len();
+        out.extend_from_slice(&piece_out[..n]);
+        open(&mut out, at)?;
+    }
+    Ok(out)
+}
+
+#[cfg(not(any(target_family = "wasm", miri)))]
+/// Opens the whole deflate stream at `stream[at..]`: its final block made not final, and an
+/// empty stored block after it (as a sync flush ends a stream), so that more can follow.
+/// Which block is the last, and where its end-of-block code ends, only inflating tells:
+/// zlib's `inflate` with `Z_BLOCK` stops after every block and says how many bits of the
+/// last byte it took were left (gzappend's way, in zlib's examples).
+fn open(stream: &mut Vec<u8>, at: usize) -> io::Result<()> {
+    let (last, unused) = blocks(&stream[at..])?;
+    stream[at + (last / 8) as usize] &= !(1 << (last % 8));
+    // The next header's 3 bits (0: not final, stored) are read from the final byte's
+    // unused bits, or from a byte of zeros when fewer than 3 are left; then the empty
+    // stored block's length and its complement, from the next byte boundary.
+    if unused < 3 {
+        stream.push(0);
+    }
+    stream.extend_from_slice(&[0, 0, 0xff, 0xff]);
+    Ok(())
+}
+
+#[cfg(not(any(target_family = "wasm", miri)))]
+/// The bit where the final block of the whole deflate stream `stream` begins, and how many
+/// bits of its last byte follow the final block's end.
+fn blocks(stream: &[u8]) -> io::Result<(u64, u32)> {
+    use libz_sys::{inflate, inflateEnd, inflateInit2_, z_stream, zlibVersion, Z_BLOCK, Z_OK, Z_STREAM_END};
+    let bad = |why: &str| io::Error::other(format!("libdeflate's stream did not inflate ({why})"));
+    let len = u32::try_from(stream.len()).map_err(|_| bad("over 4 GiB"))?;
+    let mut scratch = vec![0u8; 64 << 10];
+    let mut z = z_stream {
+        next_in: stream.as_ptr().cast_mut(),
+        avail_in: len,
+        total_in: 0,
+        next_out: scratch.as_mut_ptr(),
+        avail_out: 0,
+        total_out: 0,
+        msg: std::ptr::null_mut(),
+        state: std::ptr::null_mut(),
+        zalloc: zalloc,
+        zfree: zfree,
+        opaque: std::ptr::null_mut(),
+        data_type: 0,
+        adler: 0,
+        reserved: 0,
+    };
+    let size = std::mem::size_of::<z_stream>() as libc::c_int;
+    // SAFETY: `z` is a whole `z_stream` whose allocator functions are zlib's contract's
+    // (`zalloc`, `zfree`); `zlibVersion` is the linked library's, `size` the struct's.
+    if unsafe { inflateInit2_(&mut z, -15, zlibVersion(), size) } != Z_OK {
+        return Err(bad("zlib could not start"));
+    }
+    let (mut last, mut unused) = (0, None);
+    let result = loop {
+        z.next_out = scratch.as_mut_ptr();
+        z.avail_out = scratch.len() as u32;
+        // SAFETY: `z` was initialised by `inflateInit2_` and is ended below; `next_in` is
+        // `avail_in` bytes of `stream` (zlib moves it on, never past them), `next_out`
+        // `avail_out` bytes of `scratch`, both alive for the loop.
+        let ret = unsafe { inflate(&mut z, Z_BLOCK) };
+        if ret == Z_STREAM_END {
+            break Ok(());
+        }
+        if ret != Z_OK {
+            break Err(bad(&format!("zlib said {ret}")));
+        }
+        // After a block's end (128): the bits left of the last byte taken (`data_type`'s
+        // low 3), and whether that block was the final one (64).
+        if z.data_type & 128 != 0 {
+            let bits = (z.data_type & 7) as u64;
+            if z.data_type & 64 != 0 {
+                unused = Some(bits as u32);
+            } else {
+                last = z.total_in as u64 * 8 - bits;
+            }
+        }
+    };
+    let total_in = z.total_in as usize;
+    // SAFETY: `z` was initialised by `inflateInit2_` and is not used after.
+    unsafe { inflateEnd(&mut z) };
+    result?;
+    match unused {
+        Some(unused) if total_in == stream.len() => Ok((last, unused)),
+        _ => Err(bad("bytes after its end")),
+    }
+}
+
+#[cfg(not(any(target_family = "wasm", miri)))]
+/// zlib's allocator: zeroed memory from the C library's.
+extern "C" fn zalloc(_opaque: *mut libc::c_void, items: libc::c_uint, size: libc::c_uint) -> *mut libc::c_void {
+    // SAFETY: `calloc` takes any counts; it returns null when it cannot, as zlib expects.
+    unsafe { libc::calloc(items as libc::size_t, size as libc::size_t) }
+}
+
+#[cfg(not(any(target_family = "wasm", miri)))]
+/// zlib's deallocator, of what [`zalloc`] gave.
+extern "C" fn zfree(_opaque: *mut libc::c_void, address: *mut libc::c_void) {
+    // SAFETY: zlib frees only what `zalloc` allocated, once.
+    unsafe { libc::free(address) }
+}
+
+#[cfg(all(test, not(any(target_family = "wasm", miri))))]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    /// `stream` ended by the empty final block the zip writer adds, inflated.
+    fn inflate(mut stream: Vec<u8>) -> Vec<u8> {
+        stream.extend_from_slice(&[0x03, 0x00]);
+        let mut out = Vec::new();
+        flate2::read::DeflateDecoder::new(&stream[..]).read_to_end(&mut out).unwrap();
+        out
+    }
+
+    fn kinds(len: usize) -> Vec<(&'static str, Vec<u8>)> {
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        vec![
+            ("random floats", (0..len / 8).flat_map(|_| (random() as f64 / u64::MAX as f64).to_le_bytes()).collect()),
+            ("zeros", vec![0; len]),
+            ("a ramp", (0..len / 4).flat_map(|i| ((i % 4096) as f32 + (i % 64) as f32 / 64.0).to_le_bytes()).collect()),
+            ("small ints", (0..len / 8).flat_map(|_| (random() % 100).to_le_bytes()).collect()),
+            ("text", b"the quick brown fox ".iter().copied().cycle().take(len).collect()),
+        ]
+    }
+
+    /// Every encoder's part, whatever the data, joins with the others into a stream that
+    /// inflates to the data: libdeflate's opened whatever bits its final block left.
+    #[test]
+    fn parts_of_every_encoder_join_into_one_stream() {
+        let encoders =
+            [CANDIDATES.as_slice(), &[Encoder::Zlib(6), Encoder::ZlibRs(6), Encoder::Libdeflate(1)]].concat();
+        let cancel = AtomicBool::new(false);
+        for (what, data) in kinds(300 << 10) {
+            // Lengths that leave each count of unused bits after libdeflate's final block.
+            let mut unused = [false; 8];
+            for len in (0..400).map(|i| 1 + i * 7).chain([SAMPLE * 3 + 5]) {
+                let data = &data[..len.min(data.len())];
+                let mut whole = Vec::new();
+                let mut start = 0usize;
+                for (i, encoder) in encoders.iter().enumerate() {
+                    let end = if i + 1 == encoders.len() { data.len() } else { data.len() * (i + 1) / encoders.len() };
+                    let primer = &data[start.saturating_sub(WINDOW)..start];
+                    whole.extend(deflate(*encoder, primer, &data[start..end], &cancel).unwrap());
+                    start = end;
+                }
+                assert!(inflate(whole) == data, "{what}, {len} bytes");
+                let mut c = Compressor::new(CompressionLvl::new(2).unwrap());
+                let mut out = vec![0; c.deflate_compress_bound(data.len())];
+                let n = c.deflate_compress(data, &mut out).unwrap();
+                unused[blocks(&out[..n]).unwrap().1 as usize] = true;
+            }
+            assert!(unused.iter().filter(|&&u| u).count() >= 4, "{what}: unused bits seen {unused:?}");
+        }
+    }
+
+    /// The sample chooses by size: random floats go to Huffman coding, zeros to runs; each
+    /// kind's part is within 2% of zlib's size, and a short part or level 9 is zlib's.
+    #[test]
+    fn the_sample_chooses_the_first_encoder_within_the_margin() {
+        let cancel = AtomicBool::new(false);
+        let ours = |data: &[u8], level| deflate_chosen(&[], data, level, &cancel).unwrap();
+        let by = |encoder, data: &[u8]| deflate(encoder, &[], data, &cancel).unwrap();
+        let kinds = kinds(1 << 20);
+        assert!(ours(&kinds[0].1, 6) == by(Encoder::Huffman, &kinds[0].1));
+        assert!(ours(&kinds[1].1, 6) == by(Encoder::Runs, &kinds[1].1));
+        let short = &kinds[0].1[..2 * SAMPLE - 1];
+        assert!(ours(short, 6) == by(Encoder::Zlib(6), short));
+        assert!(ours(&kinds[0].1, 9) == by(Encoder::Zlib(9), &kinds[0].1));
+        for (what, data) in &kinds {
+            let (ours, zlib) = (ours(data, 6).len(), by(Encoder::Zlib(6), data).len());
+            assert!(ours as f64 <= zlib as f64 * 1.02, "{what}: {ours} against zlib's {zlib}");
+        }
+    }
+
+    /// A ramp of floats whose sample libdeflate matches, but not the whole part: zlib's.
+    #[test]
+    fn a_part_the_sample_flattered_is_deflated_again_by_zlib() {
+        let ramp: Vec<u8> = (0..1 << 20).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
+        let cancel = AtomicBool::new(false);
+        let by_libdeflate = deflate(Encoder::Libdeflate(2), &[], &ramp, &cancel).unwrap();
+        let zlib = deflate(Encoder::Zlib(4), &[], &ramp, &cancel).unwrap();
+        assert!(by_libdeflate.len() as f64 > zlib.len() as f64 * 1.1, "no longer flattered");
+        assert!(deflate_chosen(&[], &ramp, 4, &cancel).unwrap() == zlib);
+    }
+
+    /// What `open` is given is libdeflate's own output; anything else is an error, not a
+    /// panic or a wrong stream.
+    #[test]
+    fn blocks_refuses_what_is_not_one_whole_stream() {
+        assert!(blocks(&[0x07, 0, 0]).is_err());
+        let mut c = Compressor::new(CompressionLvl::new(6).unwrap());
+        let mut out = vec![0; 1024];
+        let n = c.deflate_compress(b"hello hello hello", &mut out).unwrap();
+        assert!(blocks(&out[..n - 1]).is_err(), "cut short");
+        assert!(blocks(&out[..n + 1]).is_err(), "a byte after its end");
+        assert!(blocks(&out[..n]).is_ok());
+    }
+
+    #[test]
+    fn a_cancelled_part_stops_with_interrupted() {
+        let data = vec![1u8; 1 << 20];
+        for encoder in CANDIDATES {
+            let e = deflate(encoder, &[], &data, &AtomicBool::new(true)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::Interrupted, "{encoder:?}");
+        }
+    }
+}
