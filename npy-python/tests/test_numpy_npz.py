@@ -267,7 +267,7 @@ def test_savez_large_member(same, saver):
 
 
 def deflate_kinds():
-    """One array of each kind the deflate bench measures (issue 82), each over 256 KiB so that
+    """One array of each kind the deflate bench measures (issue 82), each over 512 KiB so that
     its parts are deflated by the encoder a sample chooses (npy-core's npz/encoder.rs)."""
     n = 6_000
     rng = np.random.default_rng(82)
