@@ -267,9 +267,9 @@ def test_savez_large_member(same, saver):
 
 
 def deflate_kinds():
-    """One array of each kind the deflate bench measures (issue 82), each over 512 KiB so that
+    """One array of each kind the deflate bench measures (issue 82), each over 1 MiB so that
     its parts are deflated by the encoder a sample chooses (npy-core's npz/encoder.rs)."""
-    n = 6_000
+    n = 12_000
     rng = np.random.default_rng(82)
     words = np.array("the quick brown fox jumps over a lazy dog seismic trace".split())
     return {

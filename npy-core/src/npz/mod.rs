@@ -90,7 +90,7 @@ pub enum Compression {
     Deflated {
         /// zlib level, 1 (fastest) to 9 (smallest); NumPy uses 6. 0 is taken as 1 (for
         /// no compression use [`Compression::Stored`]), above 9 as 9. The level sets the
-        /// size: at 4 to 6 a member of 512 KiB or more may be deflated by a faster encoder
+        /// size: at 4 to 6 a member of 1 MiB or more may be deflated by a faster encoder
         /// than zlib where a sample says it comes within 1.5% of zlib's size at the level
         /// (libdeflate, zlib-rs; see the crate's README).
         level: u32,

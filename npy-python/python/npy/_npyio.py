@@ -315,7 +315,7 @@ def savez_compressed(
     """Save several arrays into one deflated ``.npz`` archive: ``numpy.savez_compressed``.
 
     As :func:`savez`, with members deflated to the size NumPy makes (zlib's level 6; a
-    member of 512 KiB or more by a faster encoder where a sample of it says that comes
+    member of 1 MiB or more by a faster encoder where a sample of it says that comes
     within 1.5% of zlib's size), several members at once on as many threads as there are
     CPUs.
     """
