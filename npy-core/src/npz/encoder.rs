@@ -77,10 +77,14 @@ const CANDIDATES: [Encoder; 0] = [];
 /// zlib is asked for its smallest, which a sample's margin does not promise: sparse data
 /// (a 1 every 4,099 zeros) was 2.8% larger by runs than by zlib at level 9.
 pub(super) fn chosen_by_sample(len: u64, level: u32) -> bool {
-    !CANDIDATES.is_empty()
-        && len >= 8 * SAMPLE as u64
-        && (super::parallel_deflate::CUT_LEVEL_MIN..=CHOICE_LEVEL_MAX).contains(&level)
+    !CANDIDATES.is_empty() && len >= 8 * SAMPLE as u64 && (CUT_LEVEL_MIN..=CHOICE_LEVEL_MAX).contains(&level)
 }
+
+/// The lowest level whose members are cut. At levels 1 to 3 (zlib's fast matcher, which
+/// does not index the strings inside long matches) the parts of a member can deflate to
+/// more than the whole, whatever the priming: 8 MiB of sparse ones (a 1 every 4,099
+/// zeros) 2.9% more in 4 parts at level 1, where levels 4 to 9 give at most 0.5%.
+pub(super) const CUT_LEVEL_MIN: u32 = 4;
 
 /// The highest level whose parts are deflated by [`deflate_chosen`]'s encoder.
 const CHOICE_LEVEL_MAX: u32 = 6;
@@ -264,17 +268,19 @@ fn blocks(stream: &[u8]) -> io::Result<(u64, u32)> {
         total_out: 0,
         msg: std::ptr::null_mut(),
         state: std::ptr::null_mut(),
-        zalloc: zalloc,
-        zfree: zfree,
+        zalloc,
+        zfree,
         opaque: std::ptr::null_mut(),
         data_type: 0,
         adler: 0,
         reserved: 0,
     };
     let size = std::mem::size_of::<z_stream>() as libc::c_int;
+    // SAFETY: `zlibVersion` takes nothing and returns the linked library's static string.
+    let version = unsafe { zlibVersion() };
     // SAFETY: `z` is a whole `z_stream` whose allocator functions are zlib's contract's
-    // (`zalloc`, `zfree`); `zlibVersion` is the linked library's, `size` the struct's.
-    if unsafe { inflateInit2_(&mut z, -15, zlibVersion(), size) } != Z_OK {
+    // (`zalloc`, `zfree`); `version` is the linked library's, `size` the struct's.
+    if unsafe { inflateInit2_(&mut z, -15, version, size) } != Z_OK {
         return Err(bad("zlib could not start"));
     }
     let (mut last, mut unused) = (0, None);

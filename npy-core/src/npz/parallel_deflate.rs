@@ -20,7 +20,7 @@ use std::io::{self, Write};
 use std::sync::atomic::AtomicBool;
 use std::thread::{Scope, ScopedJoinHandle};
 
-use super::encoder::{self, WINDOW};
+use super::encoder::{self, CUT_LEVEL_MIN, WINDOW};
 
 /// The shortest part a member is cut into. A cut costs a flush and a block header, tens of
 /// bytes, which weigh most on data that deflates the most: parts of 1 MiB gave zeros 1.6%
@@ -36,12 +36,6 @@ pub(super) struct Unfinished {
     pub(super) crc32: u32,
     pub(super) len: u64,
 }
-
-/// The lowest level whose members are cut. At levels 1 to 3 (zlib's fast matcher, which
-/// does not index the strings inside long matches) the parts of a member can deflate to
-/// more than the whole, whatever the priming: 8 MiB of sparse ones (a 1 every 4,099
-/// zeros) 2.9% more in 4 parts at level 1, where levels 4 to 9 give at most 0.5%.
-pub(super) const CUT_LEVEL_MIN: u32 = 4;
 
 /// How many parts to cut `len` bytes deflated at `level` into with `threads` threads: 1
 /// (not cut) below [`CUT_LEVEL_MIN`] or two parts of [`PART_MIN`].
