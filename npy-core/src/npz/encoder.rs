@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use flate2::{Compress, Compression, FlushCompress};
 #[cfg(not(any(target_family = "wasm", miri)))]
 use libdeflater::{CompressionLvl, Compressor};
+#[cfg(not(any(target_family = "wasm", miri)))]
 use zlib_rs::{Deflate, DeflateConfig, DeflateFlush, Strategy};
 
 /// How far back deflate looks for matches: each zlib part is primed with this much of the
@@ -98,7 +99,7 @@ const CHOICE_LEVEL_MAX: u32 = 6;
 /// zlib's on both, sample and part.
 pub(super) fn deflate_chosen(primer: &[u8], part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let zlib = Encoder::Zlib(level);
-    if part.len() < 2 * SAMPLE || level > CHOICE_LEVEL_MAX || CANDIDATES.is_empty() {
+    if cfg!(any(target_family = "wasm", miri)) || part.len() < 2 * SAMPLE || level > CHOICE_LEVEL_MAX {
         return deflate(zlib, primer, part, cancel);
     }
     // Slices from the part's eighths 1, 3, 5 and 7, so that a part that changes along its
@@ -130,14 +131,18 @@ fn deflated_len(encoder: Encoder, data: &[u8]) -> io::Result<usize> {
 /// Stops with [`io::ErrorKind::Interrupted`] once `cancel` is set.
 pub(super) fn deflate(encoder: Encoder, primer: &[u8], part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     match encoder {
+        Encoder::Zlib(level) => zlib(level, primer, part, cancel),
         #[cfg(not(any(target_family = "wasm", miri)))]
         Encoder::Libdeflate(level) => libdeflate(level, part, cancel),
-        #[cfg(any(target_family = "wasm", miri))]
-        Encoder::Libdeflate(_) => Err(io::Error::other("libdeflate is not built here")),
-        Encoder::Zlib(level) => zlib(level, primer, part, cancel),
+        #[cfg(not(any(target_family = "wasm", miri)))]
         Encoder::Huffman => zlib_rs(DeflateConfig { strategy: Strategy::HuffmanOnly, ..config(6) }, &[], part, cancel),
+        #[cfg(not(any(target_family = "wasm", miri)))]
         Encoder::Runs => zlib_rs(DeflateConfig { strategy: Strategy::Rle, ..config(6) }, &[], part, cancel),
+        #[cfg(not(any(target_family = "wasm", miri)))]
         Encoder::ZlibRs(level) => zlib_rs(config(level), primer, part, cancel),
+        // Not candidates there (and not built into the JavaScript package's module).
+        #[cfg(any(target_family = "wasm", miri))]
+        _ => Err(io::Error::other("only zlib deflates parts here")),
     }
 }
 
@@ -148,11 +153,13 @@ fn interrupted(cancel: &AtomicBool) -> io::Result<()> {
     Ok(())
 }
 
+#[cfg(not(any(target_family = "wasm", miri)))]
 /// zlib-rs's raw deflate at `level`.
 fn config(level: i32) -> DeflateConfig {
     DeflateConfig { window_bits: -15, ..DeflateConfig::new(level) }
 }
 
+#[cfg(not(any(target_family = "wasm", miri)))]
 /// `part` deflated by zlib-rs after `primer`, ended by a sync flush.
 fn zlib_rs(config: DeflateConfig, primer: &[u8], part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let mut z = Deflate::new_with_config(config);

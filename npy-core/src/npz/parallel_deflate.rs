@@ -156,9 +156,11 @@ impl<'scope, 'env, W: Write> PartWriter<'scope, 'env, W> {
     }
 
     /// Starts deflating the filled part on a thread of its own, first writing out the
-    /// oldest parts while all threads are busy; with one thread, deflates it here.
+    /// oldest parts while all threads are busy; with one thread, deflates it here, as
+    /// always in WebAssembly, which starts no threads (and whose module then holds no
+    /// thread's code for this: 828 bytes of its gzipped budget).
     fn start_part(&mut self) -> io::Result<()> {
-        if self.threads == 1 {
+        if self.threads == 1 || cfg!(target_family = "wasm") {
             let stream = self.filling.deflate_here(self.cancel)?;
             return self.out.write_all(&stream);
         }
