@@ -8,10 +8,10 @@
 //! Why these, one core, the deflate bench's kinds (CHANGELOG, issue 82): zlib-rs's Huffman
 //! coding alone (random floats: 0.997 of zlib's size in 0.2 of its time), its run-length
 //! matching (zeros: 1.000, 0.08), libdeflate at level 2 (samples, walks, ids, images: 0.99
-//! to 1.006 in 0.08 to 0.5) and 6 (small integers), zlib-rs at 4 and 6. None of libdeflate's
-//! levels is both near zlib's size and fast on every kind; zlib-rs below level 9 skips the
-//! 3-byte matches arrays of numbers are full of. Each is right on some kinds only, so the
-//! sample decides.
+//! to 1.006 in 0.08 to 0.5) and 6, zlib-rs at 4 (small integers: 0.996 in 0.31, 1.012 in
+//! 0.24). None of libdeflate's levels is both near zlib's size and fast on every kind;
+//! zlib-rs below level 9 skips the 3-byte matches arrays of numbers are full of. Each is
+//! right on some kinds only, so the sample decides.
 //!
 //! Every encoder leaves a part's stream open, as [`super::parallel_deflate`] joins parts:
 //! byte-aligned, without a final block. zlib and zlib-rs end with a sync flush and look
@@ -73,8 +73,8 @@ const CANDIDATES: [Encoder; 0] = [];
 /// Whether members of `len` bytes deflated at `level` go through [`deflate_chosen`], part
 /// by part, rather than whole through zlib: those long enough for a sample to pay (below 1
 /// MiB, choosing took half again zlib's time: 800 KB of floats in 7.3 ms against NumPy's
-/// 5.5), where C builds,
-/// at levels that cut members into parts (`parallel_deflate`) up to NumPy's, 6. Above it
+/// 5.5), where C builds, at levels that cut members into parts (`parallel_deflate`) up to
+/// NumPy's, 6. Above it
 /// zlib is asked for its smallest, which a sample's margin does not promise: sparse data
 /// (a 1 every 4,099 zeros) was 2.8% larger by runs than by zlib at level 9.
 pub(super) fn chosen_by_sample(len: u64, level: u32) -> bool {
@@ -95,7 +95,7 @@ const CHOICE_LEVEL_MAX: u32 = 6;
 /// does, above [`CHOICE_LEVEL_MAX`], or for a part shorter than two samples (it costs
 /// little either way). The sample's sizes say how the encoders compare, not what the
 /// part's size will be: zlib's size for a part of the bench's traces was 3.9 times its
-/// sample's scaled, and 0.46 for an image's, while libdeflate's stayed within 1.3% of
+/// sample's scaled, and 0.46 for an image's, while libdeflate 2's stayed within 1.4% of
 /// zlib's on both, sample and part.
 pub(super) fn deflate_chosen(primer: &[u8], part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let zlib = Encoder::Zlib(level);
