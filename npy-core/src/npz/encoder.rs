@@ -99,7 +99,7 @@ const CHOICE_LEVEL_MAX: u32 = 6;
 /// zlib's on both, sample and part.
 pub(super) fn deflate_chosen(primer: &[u8], part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let zlib = Encoder::Zlib(level);
-    if cfg!(any(target_family = "wasm", miri)) || part.len() < 2 * SAMPLE || level > CHOICE_LEVEL_MAX {
+    if CANDIDATES.is_empty() || part.len() < 2 * SAMPLE || level > CHOICE_LEVEL_MAX {
         return deflate(zlib, primer, part, cancel);
     }
     // Slices from the part's eighths 1, 3, 5 and 7, so that a part that changes along its
@@ -121,8 +121,14 @@ pub(super) fn deflate_chosen(primer: &[u8], part: &[u8], level: u32, cancel: &At
     deflate(zlib, primer, part, cancel)
 }
 
-/// The length of `data` deflated alone by `encoder`.
+/// The length of `data` deflated alone by `encoder`, its stream left open. libdeflate's is
+/// not opened for it ([`open`] inflates the whole to find its final block): it counts the
+/// 5 bytes opening adds at most.
 fn deflated_len(encoder: Encoder, data: &[u8]) -> io::Result<usize> {
+    #[cfg(not(any(target_family = "wasm", miri)))]
+    if let Encoder::Libdeflate(level) = encoder {
+        return Ok(libdeflate_whole(&mut compressor(level)?, data)?.len() + 5);
+    }
     Ok(deflate(encoder, &[], data, &AtomicBool::new(false))?.len())
 }
 
@@ -223,19 +229,30 @@ const LIBDEFLATE_PIECE: usize = 4 << 20;
 /// `part` deflated by libdeflate at `level`, in pieces of [`LIBDEFLATE_PIECE`] each
 /// deflated on its own and [`open`]ed.
 fn libdeflate(level: i32, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
-    let level = CompressionLvl::new(level).map_err(|_| io::Error::other("not a libdeflate level"))?;
-    let mut c = Compressor::new(level);
+    let mut c = compressor(level)?;
     let mut out = Vec::new();
-    let mut piece_out = vec![0; c.deflate_compress_bound(part.len().min(LIBDEFLATE_PIECE))];
     for piece in part.chunks(LIBDEFLATE_PIECE) {
         interrupted(cancel)?;
-        let n = c
-            .deflate_compress(piece, &mut piece_out)
-            .map_err(|_| io::Error::other("libdeflate's output passed its own bound"))?;
         let at = out.len();
-        out.extend_from_slice(&piece_out[..n]);
+        out.extend_from_slice(&libdeflate_whole(&mut c, piece)?);
         open(&mut out, at)?;
     }
+    Ok(out)
+}
+
+#[cfg(not(any(target_family = "wasm", miri)))]
+fn compressor(level: i32) -> io::Result<Compressor> {
+    let level = CompressionLvl::new(level).map_err(|_| io::Error::other("not a libdeflate level"))?;
+    Ok(Compressor::new(level))
+}
+
+#[cfg(not(any(target_family = "wasm", miri)))]
+/// `data` deflated by `c` as one whole stream, ended by its final block.
+fn libdeflate_whole(c: &mut Compressor, data: &[u8]) -> io::Result<Vec<u8>> {
+    let mut out = vec![0; c.deflate_compress_bound(data.len())];
+    let n =
+        c.deflate_compress(data, &mut out).map_err(|_| io::Error::other("libdeflate's output passed its own bound"))?;
+    out.truncate(n);
     Ok(out)
 }
 

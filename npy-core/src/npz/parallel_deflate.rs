@@ -73,13 +73,7 @@ pub(super) fn deflate(data: &[u8], level: u32, parts: usize, cancel: &AtomicBool
 /// `data[start..end]` deflated as a part of `data` by the encoder its sample chooses (see
 /// the module docs).
 fn deflate_part(data: &[u8], start: usize, end: usize, level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
-    deflate_primed(&data[start.saturating_sub(WINDOW)..start], &data[start..end], level, cancel)
-}
-
-/// `part` deflated after `primer`, the (up to 32 KiB of) data before it, by the encoder its
-/// sample chooses, its stream left open.
-fn deflate_primed(primer: &[u8], part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
-    encoder::deflate_chosen(primer, part, level, cancel)
+    encoder::deflate_chosen(&data[start.saturating_sub(WINDOW)..start], &data[start..end], level, cancel)
 }
 
 /// The part of a streamed member being filled, the 32 KiB of data before it, and the CRC-32
@@ -113,13 +107,14 @@ impl Filling {
         (part, primer)
     }
 
-    /// Deflates the part on this thread; the next part begins.
-    fn deflate_here(&mut self, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
-        let stream = deflate_primed(&self.primer, &self.part, self.level, cancel)?;
+    /// Deflates the part on this thread and writes its stream to `out`; the next part
+    /// begins.
+    fn deflate_to(&mut self, out: &mut impl Write, cancel: &AtomicBool) -> io::Result<()> {
+        let stream = encoder::deflate_chosen(&self.primer, &self.part, self.level, cancel)?;
         self.primer.clear();
         self.primer.extend_from_slice(&self.part[self.part.len().saturating_sub(WINDOW)..]);
         self.part.clear();
-        Ok(stream)
+        out.write_all(&stream)
     }
 
     /// The CRC-32 and length of all taken.
@@ -161,15 +156,14 @@ impl<'scope, 'env, W: Write> PartWriter<'scope, 'env, W> {
     /// thread's code for this: 828 bytes of its gzipped budget).
     fn start_part(&mut self) -> io::Result<()> {
         if self.threads == 1 || cfg!(target_family = "wasm") {
-            let stream = self.filling.deflate_here(self.cancel)?;
-            return self.out.write_all(&stream);
+            return self.filling.deflate_to(self.out, self.cancel);
         }
         while self.running.len() >= self.threads {
             self.write_oldest()?;
         }
         let (part, primer) = self.filling.hand_over();
         let (level, cancel) = (self.filling.level, self.cancel);
-        self.running.push_back(self.scope.spawn(move || deflate_primed(&primer, &part, level, cancel)));
+        self.running.push_back(self.scope.spawn(move || encoder::deflate_chosen(&primer, &part, level, cancel)));
         Ok(())
     }
 
@@ -218,8 +212,7 @@ impl<W: Write> InlineParts<'_, W> {
     /// Deflates the last part and writes it out: the CRC-32 and length of the data.
     pub(super) fn finish(self) -> io::Result<(u32, u64)> {
         if !self.filling.part.is_empty() {
-            let stream = self.filling.deflate_here(&AtomicBool::new(false))?;
-            self.out.write_all(&stream)?;
+            self.filling.deflate_to(self.out, &AtomicBool::new(false))?;
         }
         Ok(self.filling.sum())
     }
@@ -229,8 +222,7 @@ impl<W: Write> Write for InlineParts<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let (n, full) = self.filling.take(buf);
         if full {
-            let stream = self.filling.deflate_here(&AtomicBool::new(false))?;
-            self.out.write_all(&stream)?;
+            self.filling.deflate_to(self.out, &AtomicBool::new(false))?;
         }
         Ok(n)
     }
