@@ -1126,3 +1126,109 @@ fn zstd_members_read_everywhere() {
         npz_error("map", unsafe { NpyMap::from_npz_member(&path, "s0") }, "only stored");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The part index of a member deflated in parts (npy-core's `part_index`): a central
+// directory extra field of ID 0x706e ("np") listing where each part's stream starts, which
+// whole reads use to inflate the parts at once. What it claims is checked: a damaged part,
+// a lying index, or a part that inflates past its place is an error naming the member.
+
+/// An archive of member `x`, `len` bytes of `u8` that deflate about 4 to 1, deflated by
+/// npy's writer in parts of 4 MiB (each its own stream); its bytes and where the body of
+/// the member's part index starts in them.
+fn in_parts(len: usize) -> (Vec<u8>, Vec<u8>, usize) {
+    let values: Vec<u8> = (0..len).map(|i| ((i * 7) % 13) as u8 ^ (i / 4093) as u8 ^ ((i * i) >> 17) as u8).collect();
+    let mut w = Writer::new(Cursor::new(Vec::new()));
+    w.threads(2).compression(Compression::deflated());
+    w.add("x", &values).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    // The central directory's one entry: its extra fields, walked to the index.
+    let cd = u32::from_le_bytes(bytes[bytes.len() - 6..bytes.len() - 2].try_into().unwrap()) as usize;
+    let field = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]) as usize;
+    let (name_len, extra_len) = (field(cd + 28), field(cd + 30));
+    let mut at = cd + 46 + name_len;
+    let end = at + extra_len;
+    while at < end {
+        if &bytes[at..at + 2] == b"np" {
+            return (values, bytes.clone(), at + 4);
+        }
+        at += 4 + field(at + 2);
+    }
+    panic!("no part index among the member's extra fields");
+}
+
+/// Every whole read of member `x` fails naming it and saying `says`.
+#[track_caller]
+fn whole_reads_fail(case: &str, bytes: &[u8], says: &str) {
+    let path = save(case, bytes);
+    for threads in [1, 3] {
+        let options = ReaderOptions::new().threads(threads).clone();
+        let mut r = Reader::from_reader_with(Cursor::new(bytes), &options).unwrap();
+        let what = format!("{case}, {threads} threads");
+        npz_error(&format!("{what}: read"), r.read::<Vec<u8>>("x"), says);
+        npz_error(&format!("{what}: read_raw"), r.read_raw("x"), says);
+        npz_error(&format!("{what}: read_all"), r.read_all::<DynArray>(), says);
+        let mut r = Reader::from_path_with(&path, &options).unwrap();
+        let e = r.read::<Vec<u8>>("x").unwrap_err();
+        assert_eq!(e.member(), Some("x.npy"), "{what}: {e}");
+        npz_error(&format!("{what}: read from the path"), Err::<(), _>(e), says);
+        npz_error(&format!("{what}: read_all from the path"), r.read_all::<Vec<u8>>(), says);
+    }
+}
+
+#[test]
+fn a_member_in_parts_reads_back_whole_on_any_threads_and_streamed() {
+    let (values, bytes, index) = in_parts((8 << 20) + 1000);
+    // Version 1, parts of 4 MiB, the deflated lengths of the first two of three.
+    assert_eq!(bytes[index], 1);
+    assert_eq!(u32::from_le_bytes(bytes[index + 1..index + 5].try_into().unwrap()), 4 << 20);
+    for threads in [1, 2, 4] {
+        let options = ReaderOptions::new().threads(threads).clone();
+        let mut r = Reader::from_reader_with(Cursor::new(&bytes), &options).unwrap();
+        assert!(r.read::<Vec<u8>>("x").unwrap() == values, "{threads} threads");
+        assert!(r.read_all::<Vec<u8>>().unwrap()[0] == values, "{threads} threads");
+        let streamed = r.npy("x").unwrap().chunks::<u8>(1 << 20).unwrap().map(|c| c.unwrap()).collect::<Vec<_>>();
+        assert!(streamed.concat() == values, "{threads} threads: streamed");
+    }
+}
+
+#[test]
+fn a_damaged_part_is_an_error_naming_the_member() {
+    let (_, bytes, index) = in_parts((8 << 20) + 1000);
+    let first = u32::from_le_bytes(bytes[index + 5..index + 9].try_into().unwrap()) as usize;
+    let start = Reader::from_reader(Cursor::new(&bytes)).unwrap().members()[0].data_start.unwrap() as usize;
+    // A byte in the middle of the second part flipped, and then the first part's end (its
+    // flush) broken: libdeflate finds bad data, or bytes the CRC-32 refuses.
+    let mut damaged = bytes.clone();
+    damaged[start + first + 1000] ^= 0x55;
+    whole_reads_fail("part_index_damaged_part", &damaged, "x.npy");
+    let mut cut = bytes.clone();
+    cut[start + first - 1] ^= 0xff;
+    whole_reads_fail("part_index_damaged_flush", &cut, "part 1 of 3");
+}
+
+#[test]
+fn a_lying_part_index_is_an_error_naming_the_member() {
+    let (_, bytes, index) = in_parts((8 << 20) + 1000);
+    let patched = |at: usize, value: &[u8]| {
+        let mut b = bytes.clone();
+        b[index + at..index + at + value.len()].copy_from_slice(value);
+        b
+    };
+    let first = u32::from_le_bytes(bytes[index + 5..index + 9].try_into().unwrap());
+    // The first part said to end a byte early, or a byte late: its stream is cut where
+    // no block ends.
+    whole_reads_fail("part_index_early", &patched(5, &(first - 1).to_le_bytes()), "part 1 of 3");
+    whole_reads_fail("part_index_late", &patched(5, &(first + 1).to_le_bytes()), "part 1 of 3");
+    // Parts a byte shorter than they are: the first inflates past its place.
+    let shorter = patched(1, &((4u32 << 20) - 1).to_le_bytes());
+    whole_reads_fail("part_index_past_its_part", &shorter, "inflates past the part's size of 4194303 bytes");
+    // Parts that do not make the member, past its deflated bytes, of another version.
+    whole_reads_fail("part_index_too_long", &patched(1, &(8u32 << 20).to_le_bytes()), "do not make its");
+    whole_reads_fail("part_index_past_the_data", &patched(5, &u32::MAX.to_le_bytes()), "part 1 of 3 past");
+    whole_reads_fail("part_index_version", &patched(0, &[2]), "of version 2");
+    // The stream itself is whole: a streamed read of the member does not use the index.
+    let mut r = Reader::from_reader(Cursor::new(patched(5, &(first - 1).to_le_bytes()))).unwrap();
+    let n = r.npy("x").unwrap().chunks::<u8>(1 << 20).unwrap().map(|c| c.unwrap().len()).sum::<usize>();
+    assert_eq!(n, (8 << 20) + 1000);
+}

@@ -64,9 +64,12 @@ pub(super) struct Entry {
     pub(super) size: u64,
     pub(super) header_start: u64,
     pub(super) data_start: u64,
-    /// The length of the central directory's extra field for it (the local header's may
-    /// differ): where its local header likely ends.
+    /// The length of the central directory's extra field for it, without the part index
+    /// (which only that directory holds; the local header's may differ): where its local
+    /// header likely ends.
     central_extra: usize,
+    /// The body of its part index (`part_index`), if the directory gives one.
+    pub(super) part_index: Option<Box<[u8]>>,
 }
 
 impl Entry {
@@ -404,7 +407,9 @@ fn parse_central(cd: &[u8], count: usize, cd_offset: u64) -> Result<Vec<Entry>> 
         let method = check_method(&member, flags, method)?;
         check_sizes(&member, method, compressed_size, size)?;
         let key = member.strip_suffix(super::NPY_SUFFIX).unwrap_or(&member).to_string();
-        let central_extra = extra_len;
+        let part_index: Option<Box<[u8]>> =
+            fields.iter().find(|(id, _)| *id == super::part_index::ID).map(|(_, body)| Box::from(*body));
+        let central_extra = extra_len - part_index.as_ref().map_or(0, |body| 4 + body.len());
         entries.push(Entry {
             member,
             key,
@@ -415,6 +420,7 @@ fn parse_central(cd: &[u8], count: usize, cd_offset: u64) -> Result<Vec<Entry>> 
             header_start,
             data_start: 0,
             central_extra,
+            part_index,
         });
         at += total;
     }

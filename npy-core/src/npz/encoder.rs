@@ -13,11 +13,11 @@
 //! zlib-rs below level 9 skips the 3-byte matches arrays of numbers are full of. Each is
 //! right on some kinds only, so the sample decides.
 //!
-//! Every encoder leaves a part's stream open, as [`super::parallel_deflate`] joins parts:
-//! byte-aligned, without a final block. zlib and zlib-rs end with a sync flush and look
-//! back into the [`WINDOW`] before the part; libdeflate can do neither, so its parts are
-//! deflated on their own and [`open`] turns the final block it always writes into one that
-//! is not.
+//! Every encoder deflates a part on its own (nothing in it copies from the data before it,
+//! so readers can inflate parts at once: `part_index`) and leaves its stream open, as
+//! [`super::parallel_deflate`] joins parts: byte-aligned, without a final block. zlib and
+//! zlib-rs end with a sync flush; libdeflate cannot, and [`open`] turns the final block it
+//! always writes into one that is not.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,9 +28,6 @@ use libdeflater::{CompressionLvl, Compressor};
 #[cfg(not(any(target_family = "wasm", miri)))]
 use zlib_rs::{Deflate, DeflateConfig, DeflateFlush, Strategy};
 
-/// How far back deflate looks for matches: each zlib part is primed with this much of the
-/// data before it.
-pub(super) const WINDOW: usize = 32 << 10;
 /// Input handed to an encoder at a time, so a dropped archive stops a part soon.
 const STEP: usize = 1 << 20;
 /// The bytes of a part the encoders are measured on, in slices of deflate's window (32
@@ -97,10 +94,10 @@ const CHOICE_LEVEL_MAX: u32 = 6;
 /// part's size will be: zlib's size for a part of the bench's traces was 3.9 times its
 /// sample's scaled, and 0.46 for an image's, while libdeflate 2's stayed within 1.4% of
 /// zlib's on both, sample and part.
-pub(super) fn deflate_chosen(primer: &[u8], part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+pub(super) fn deflate_chosen(part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let zlib = Encoder::Zlib(level);
     if CANDIDATES.is_empty() || part.len() < 2 * SAMPLE || level > CHOICE_LEVEL_MAX {
-        return deflate(zlib, primer, part, cancel);
+        return deflate(zlib, part, cancel);
     }
     // Slices from the part's eighths 1, 3, 5 and 7, so that a part that changes along its
     // length (zeros, then numbers) is sampled for each.
@@ -115,10 +112,10 @@ pub(super) fn deflate_chosen(primer: &[u8], part: &[u8], level: u32, cancel: &At
     let reference = deflated_len(zlib, &sample)? as f64 * SIZE_MARGIN;
     for candidate in CANDIDATES {
         if deflated_len(candidate, &sample)? as f64 <= reference {
-            return deflate(candidate, primer, part, cancel);
+            return deflate(candidate, part, cancel);
         }
     }
-    deflate(zlib, primer, part, cancel)
+    deflate(zlib, part, cancel)
 }
 
 /// The length of `data` deflated alone by `encoder`, its stream left open. libdeflate's is
@@ -129,23 +126,22 @@ fn deflated_len(encoder: Encoder, data: &[u8]) -> io::Result<usize> {
     if let Encoder::Libdeflate(level) = encoder {
         return Ok(libdeflate_whole(&mut compressor(level)?, data)?.len() + 5);
     }
-    Ok(deflate(encoder, &[], data, &AtomicBool::new(false))?.len())
+    Ok(deflate(encoder, data, &AtomicBool::new(false))?.len())
 }
 
-/// `part` deflated by `encoder` after `primer` (up to [`WINDOW`] of the data before it,
-/// which libdeflate, Huffman coding and runs do not use): an open stream (module docs).
+/// `part` deflated by `encoder`: an open stream (module docs).
 /// Stops with [`io::ErrorKind::Interrupted`] once `cancel` is set.
-pub(super) fn deflate(encoder: Encoder, primer: &[u8], part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+pub(super) fn deflate(encoder: Encoder, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     match encoder {
-        Encoder::Zlib(level) => zlib(level, primer, part, cancel),
+        Encoder::Zlib(level) => zlib(level, part, cancel),
         #[cfg(not(any(target_family = "wasm", miri)))]
         Encoder::Libdeflate(level) => libdeflate(level, part, cancel),
         #[cfg(not(any(target_family = "wasm", miri)))]
-        Encoder::Huffman => zlib_rs(DeflateConfig { strategy: Strategy::HuffmanOnly, ..config(6) }, &[], part, cancel),
+        Encoder::Huffman => zlib_rs(DeflateConfig { strategy: Strategy::HuffmanOnly, ..config(6) }, part, cancel),
         #[cfg(not(any(target_family = "wasm", miri)))]
-        Encoder::Runs => zlib_rs(DeflateConfig { strategy: Strategy::Rle, ..config(6) }, &[], part, cancel),
+        Encoder::Runs => zlib_rs(DeflateConfig { strategy: Strategy::Rle, ..config(6) }, part, cancel),
         #[cfg(not(any(target_family = "wasm", miri)))]
-        Encoder::ZlibRs(level) => zlib_rs(config(level), primer, part, cancel),
+        Encoder::ZlibRs(level) => zlib_rs(config(level), part, cancel),
         // Not candidates there (and not built into the JavaScript package's module).
         #[cfg(any(target_family = "wasm", miri))]
         _ => Err(io::Error::other("only zlib deflates parts here")),
@@ -166,12 +162,9 @@ fn config(level: i32) -> DeflateConfig {
 }
 
 #[cfg(not(any(target_family = "wasm", miri)))]
-/// `part` deflated by zlib-rs after `primer`, ended by a sync flush.
-fn zlib_rs(config: DeflateConfig, primer: &[u8], part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+/// `part` deflated by zlib-rs, ended by a sync flush.
+fn zlib_rs(config: DeflateConfig, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let mut z = Deflate::new_with_config(config);
-    if !primer.is_empty() {
-        z.set_dictionary(primer).map_err(|e| io::Error::other(e.as_str()))?;
-    }
     // zlib's bound for the whole (its stored blocks' worst case), and a sync flush's bytes
     // after each step.
     let mut out = vec![0; zlib_rs::compress_bound(part.len()) + 16 * (part.len() / STEP + 2)];
@@ -189,12 +182,9 @@ fn zlib_rs(config: DeflateConfig, primer: &[u8], part: &[u8], cancel: &AtomicBoo
     Ok(out)
 }
 
-/// `part` deflated by zlib after `primer`, ended by a sync flush.
-fn zlib(level: u32, primer: &[u8], part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
+/// `part` deflated by zlib, ended by a sync flush.
+fn zlib(level: u32, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let mut z = Compress::new(Compression::new(level), false);
-    if !primer.is_empty() {
-        z.set_dictionary(primer).map_err(io::Error::other)?;
-    }
     let mut out = Vec::with_capacity(part.len() / 2 + 4096);
     for step in part.chunks(STEP) {
         interrupted(cancel)?;
@@ -403,8 +393,7 @@ mod tests {
                 let mut start = 0usize;
                 for (i, encoder) in encoders.iter().enumerate() {
                     let end = if i + 1 == encoders.len() { data.len() } else { data.len() * (i + 1) / encoders.len() };
-                    let primer = &data[start.saturating_sub(WINDOW)..start];
-                    whole.extend(deflate(*encoder, primer, &data[start..end], &cancel).unwrap());
+                    whole.extend(deflate(*encoder, &data[start..end], &cancel).unwrap());
                     start = end;
                 }
                 assert!(inflate(whole) == data, "{what}, {len} bytes");
@@ -422,8 +411,8 @@ mod tests {
     #[test]
     fn the_sample_chooses_the_first_encoder_within_the_margin() {
         let cancel = AtomicBool::new(false);
-        let ours = |data: &[u8], level| deflate_chosen(&[], data, level, &cancel).unwrap();
-        let by = |encoder, data: &[u8]| deflate(encoder, &[], data, &cancel).unwrap();
+        let ours = |data: &[u8], level| deflate_chosen(data, level, &cancel).unwrap();
+        let by = |encoder, data: &[u8]| deflate(encoder, data, &cancel).unwrap();
         let kinds = kinds(1 << 20);
         assert!(ours(&kinds[0].1, 6) == by(Encoder::Huffman, &kinds[0].1));
         assert!(ours(&kinds[1].1, 6) == by(Encoder::Runs, &kinds[1].1));
@@ -441,10 +430,10 @@ mod tests {
     fn a_part_no_candidate_deflates_near_zlibs_size_is_zlibs() {
         let ramp: Vec<u8> = (0..1 << 20).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
         let cancel = AtomicBool::new(false);
-        let by_libdeflate = deflate(Encoder::Libdeflate(2), &[], &ramp, &cancel).unwrap();
-        let zlib = deflate(Encoder::Zlib(4), &[], &ramp, &cancel).unwrap();
+        let by_libdeflate = deflate(Encoder::Libdeflate(2), &ramp, &cancel).unwrap();
+        let zlib = deflate(Encoder::Zlib(4), &ramp, &cancel).unwrap();
         assert!(by_libdeflate.len() as f64 > zlib.len() as f64 * 1.1, "no longer flattered");
-        assert!(deflate_chosen(&[], &ramp, 4, &cancel).unwrap() == zlib);
+        assert!(deflate_chosen(&ramp, 4, &cancel).unwrap() == zlib);
     }
 
     /// What `open` is given is libdeflate's own output; anything else is an error, not a
@@ -464,7 +453,7 @@ mod tests {
     fn a_cancelled_part_stops_with_interrupted() {
         let data = vec![1u8; 1 << 20];
         for encoder in CANDIDATES {
-            let e = deflate(encoder, &[], &data, &AtomicBool::new(true)).unwrap_err();
+            let e = deflate(encoder, &data, &AtomicBool::new(true)).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::Interrupted, "{encoder:?}");
         }
     }

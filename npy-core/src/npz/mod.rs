@@ -54,7 +54,9 @@ use crate::error::ErrorKind;
 
 // Where to look: `decoder` (MemberDecoder: a member's bytes decoded as they are pushed),
 // `write` (Writer, MemberWriter, FileWriter and the sink under them),
-// `workers` (deflated members compressed on threads), `read` (ReaderOptions, Reader and
+// `workers` (deflated members compressed on threads), `part_index` (where the
+// independent parts of a member deflated in parts start, for readers that inflate them at
+// once), `inflate` (the inflaters), `read` (ReaderOptions, Reader and
 // member streaming; `read/parallel` several members read at once on worker threads,
 // `read/piped` a member decompressed on a second thread), `directory` (the archive's
 // structure, checked when it is opened), `columns` (records as one array per field, both
@@ -68,6 +70,7 @@ mod inflate;
 mod members;
 mod options;
 mod parallel_deflate;
+mod part_index;
 mod read;
 mod workers;
 mod write;

@@ -1,118 +1,130 @@
-//! A member deflated in parts, on several threads as pigz does: its bytes are cut into a
-//! few equal parts, each deflated by the encoder a sample of it chooses (`encoder`), zlib's
-//! primed with the 32 KiB before it (so matches reach back across the cut, as in one
-//! stream), each part's stream left open (byte-aligned, with no final block). Joined in
-//! order they are one raw deflate stream that lacks only its final block, which the zip
-//! writer's own deflate stream adds when the member is closed (see
+//! A member deflated in parts, on several threads as pigz does: its bytes are cut into
+//! parts of [`PART`] (the last holds the rest), each deflated on its own by the encoder a
+//! sample of it chooses (`encoder`), its stream left open (byte-aligned, with no final
+//! block). Joined in order they are one raw deflate stream that lacks only its final
+//! block, which the zip writer's own deflate stream adds when the member is closed (see
 //! `Writer::append_deflated`). A member long enough for a sample to pay
-//! (`encoder::chosen_by_sample`) goes this way on one thread too, as one part.
+//! (`encoder::chosen_by_sample`) goes this way as one part.
 //!
-//! Each cut costs a flush and a block header: the parts are at least [`PART_MIN`] long, so
-//! that stays under 2% of the size even for zeros. A member too short to choose for is
-//! deflated as one stream by the zip writer's zlib, the bytes CPython's `zlib` writes.
+//! The parts are cut where they are whatever the threads, so a member's bytes do not
+//! depend on them, and no part copies from the one before it, so a reader can inflate
+//! them at once (`part_index`, which a staged member's central directory entry carries).
+//! Each cut costs a flush, a block header and the matches the part's start cannot reach
+//! back for: under 1% of the size even for zeros (the tests below). A member too short to
+//! choose for is deflated as one stream by the zip writer's zlib, the bytes CPython's
+//! `zlib` writes.
 //!
 //! [`deflate`] takes a member staged whole; [`PartWriter`] takes one too large to stage as
-//! it streams in, a part of [`STREAMED_PART`] at a time, holding the part it fills and, a
-//! thread each, those deflating.
+//! it streams in, a part at a time, holding the part it fills and, a thread each, those
+//! deflating.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::{Scope, ScopedJoinHandle};
 
-use super::encoder::{self, CUT_LEVEL_MIN, WINDOW};
+use super::encoder::{self, CUT_LEVEL_MIN};
 
-/// The shortest part a member is cut into. A cut costs a flush and a block header, tens of
-/// bytes, which weigh most on data that deflates the most: parts of 1 MiB gave zeros 1.6%
-/// more at level 6, parts of this length 0.7% (the test below). So a member under 4 MiB
-/// is one stream, CPython's bytes.
-pub(super) const PART_MIN: usize = 2 << 20;
-/// The part length of a streamed member ([`PartWriter`]).
-pub(super) const STREAMED_PART: usize = 4 << 20;
+/// The length of a member's parts: each deflates on a thread, and inflates on one when
+/// read. A cut costs tens of bytes, which weigh most on data that deflates the most:
+/// parts of 1 MiB gave zeros 1.6% more at level 6, parts of 2 MiB 0.7%.
+pub(super) const PART: usize = 4 << 20;
 
 /// A member's data deflated in parts: the raw deflate stream without its final block.
 pub(super) struct Unfinished {
     pub(super) stream: Vec<u8>,
+    /// The deflated length of each part, in order.
+    pub(super) parts: Vec<usize>,
     pub(super) crc32: u32,
     pub(super) len: u64,
 }
 
-/// How many parts to cut `len` bytes deflated at `level` into with `threads` threads: 1
-/// (not cut) below [`CUT_LEVEL_MIN`] or two parts of [`PART_MIN`].
-pub(super) fn parts(len: usize, level: u32, threads: usize) -> usize {
+/// How many parts `len` bytes deflated at `level` are cut into: 1 (not cut) below
+/// [`CUT_LEVEL_MIN`], else one per [`PART`].
+pub(super) fn parts(len: usize, level: u32) -> usize {
     if level < CUT_LEVEL_MIN {
         return 1;
     }
-    threads.min(len / PART_MIN).max(1)
+    len.div_ceil(PART).max(1)
 }
 
-/// Deflates `data` at `level` in `parts` parts (at least 1), one thread each (this one
-/// takes the first), stopping early with [`io::ErrorKind::Interrupted`] once `cancel` is set.
-pub(super) fn deflate(data: &[u8], level: u32, parts: usize, cancel: &AtomicBool) -> io::Result<Unfinished> {
-    let parts = parts.max(1);
-    let size = data.len().div_ceil(parts);
-    let bounds: Vec<(usize, usize)> = (0..parts).map(|i| (i * size, ((i + 1) * size).min(data.len()))).collect();
-    let part = |&(start, end): &(usize, usize)| deflate_part(data, start, end, level, cancel);
-    let (first, rest, crc32) = std::thread::scope(|s| {
-        let others: Vec<_> = bounds[1..].iter().map(|b| s.spawn(move || part(b))).collect();
-        let first = part(&bounds[0]);
+/// Deflates `data` at `level` in its [`parts`] on up to `threads` threads (this one
+/// among them), stopping early with [`io::ErrorKind::Interrupted`] once `cancel` is set.
+pub(super) fn deflate(data: &[u8], level: u32, threads: usize, cancel: &AtomicBool) -> io::Result<Unfinished> {
+    let count = parts(data.len(), level);
+    let len = if count == 1 { data.len() } else { PART };
+    let next = AtomicUsize::new(0);
+    // Each thread takes the next part until none is left or one fails.
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= count {
+                return done;
+            }
+            let deflated = encoder::deflate_chosen(&data[k * len..((k + 1) * len).min(data.len())], level, cancel);
+            let failed = deflated.is_err();
+            done.push((k, deflated));
+            if failed {
+                next.store(count, Ordering::Relaxed);
+                return done;
+            }
+        }
+    };
+    let (mut done, crc32) = std::thread::scope(|s| {
+        let others: Vec<_> = (1..threads.min(count)).map(|_| s.spawn(work)).collect();
         let crc32 = crc32fast::hash(data);
-        let rest: Vec<io::Result<Vec<u8>>> = others
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(io::Error::other("a deflate thread panicked"))))
-            .collect();
-        (first, rest, crc32)
+        let mut done = work();
+        for other in others {
+            let theirs = other.join().unwrap_or_else(|_| vec![(0, Err(io::Error::other("a deflate thread panicked")))]);
+            done.extend(theirs);
+        }
+        (done, crc32)
     });
-    let mut stream = first?;
-    for piece in rest {
-        stream.extend_from_slice(&piece?);
+    done.sort_by_key(|(k, _)| *k);
+    let (mut stream, mut lens) = (Vec::new(), Vec::with_capacity(count));
+    for (_, deflated) in done {
+        let deflated = deflated?;
+        lens.push(deflated.len());
+        stream.extend_from_slice(&deflated);
     }
-    Ok(Unfinished { stream, crc32, len: data.len() as u64 })
+    if lens.len() != count {
+        return Err(io::Error::other("a part of the member was not deflated"));
+    }
+    Ok(Unfinished { stream, parts: lens, crc32, len: data.len() as u64 })
 }
 
-/// `data[start..end]` deflated as a part of `data` by the encoder its sample chooses (see
-/// the module docs).
-fn deflate_part(data: &[u8], start: usize, end: usize, level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
-    encoder::deflate_chosen(&data[start.saturating_sub(WINDOW)..start], &data[start..end], level, cancel)
-}
-
-/// The part of a streamed member being filled, the 32 KiB of data before it, and the CRC-32
-/// and length of all taken so far: what [`PartWriter`] and [`InlineParts`] share.
+/// The part of a streamed member being filled, and the CRC-32 and length of all taken so
+/// far: what [`PartWriter`] and [`InlineParts`] share.
 #[derive(Debug)]
 pub(super) struct Filling {
     level: u32,
     part: Vec<u8>,
-    primer: Vec<u8>,
     crc: crc32fast::Hasher,
 }
 
 impl Filling {
     pub(super) fn new(level: u32) -> Filling {
-        let crc = crc32fast::Hasher::new();
-        Filling { level, part: Vec::with_capacity(STREAMED_PART), primer: Vec::new(), crc }
+        Filling { level, part: Vec::with_capacity(PART), crc: crc32fast::Hasher::new() }
     }
 
     /// Takes what fits of `buf` into the part: how much, and whether the part is full.
     fn take(&mut self, buf: &[u8]) -> (usize, bool) {
-        let n = buf.len().min(STREAMED_PART - self.part.len());
+        let n = buf.len().min(PART - self.part.len());
         self.part.extend_from_slice(&buf[..n]);
         self.crc.update(&buf[..n]);
-        (n, self.part.len() == STREAMED_PART)
+        (n, self.part.len() == PART)
     }
 
-    /// The part and its primer, to be deflated; the next part begins.
-    fn hand_over(&mut self) -> (Vec<u8>, Vec<u8>) {
-        let part = std::mem::replace(&mut self.part, Vec::with_capacity(STREAMED_PART));
-        let primer = std::mem::replace(&mut self.primer, part[part.len().saturating_sub(WINDOW)..].to_vec());
-        (part, primer)
+    /// The part, to be deflated; the next part begins.
+    fn hand_over(&mut self) -> Vec<u8> {
+        std::mem::replace(&mut self.part, Vec::with_capacity(PART))
     }
 
     /// Deflates the part on this thread and writes its stream to `out`; the next part
     /// begins.
     fn deflate_to(&mut self, out: &mut impl Write, cancel: &AtomicBool) -> io::Result<()> {
-        let stream = encoder::deflate_chosen(&self.primer, &self.part, self.level, cancel)?;
-        self.primer.clear();
-        self.primer.extend_from_slice(&self.part[self.part.len().saturating_sub(WINDOW)..]);
+        let stream = encoder::deflate_chosen(&self.part, self.level, cancel)?;
         self.part.clear();
         out.write_all(&stream)
     }
@@ -123,7 +135,7 @@ impl Filling {
     }
 }
 
-/// Deflates a member as it is written, in parts of [`STREAMED_PART`] on up to `threads`
+/// Deflates a member as it is written, in parts of [`PART`] on up to `threads`
 /// scoped threads at once, writing the parts' streams to `out` in order as they finish
 /// (the member's stream without its final block, as [`deflate`] gives); the caller's
 /// thread goes on taking data meanwhile (with one thread, it deflates each part itself).
@@ -161,9 +173,9 @@ impl<'scope, 'env, W: Write> PartWriter<'scope, 'env, W> {
         while self.running.len() >= self.threads {
             self.write_oldest()?;
         }
-        let (part, primer) = self.filling.hand_over();
+        let part = self.filling.hand_over();
         let (level, cancel) = (self.filling.level, self.cancel);
-        self.running.push_back(self.scope.spawn(move || encoder::deflate_chosen(&primer, &part, level, cancel)));
+        self.running.push_back(self.scope.spawn(move || encoder::deflate_chosen(&part, level, cancel)));
         Ok(())
     }
 
@@ -266,26 +278,39 @@ mod tests {
 
     #[test]
     #[cfg_attr(miri, ignore = "deflates megabytes: minutes under Miri")]
-    fn parts_join_into_one_stream_near_one_streams_size() {
-        for (len, parts, level) in [(9 << 20, 2, 6), (8 << 20, 3, 4), ((9 << 20) + 12_345, 4, 9)] {
+    fn parts_join_into_one_stream_near_one_streams_size_whatever_the_threads() {
+        for (len, level) in [(9 << 20, 6), (8 << 20, 4), ((9 << 20) + 12_345, 9)] {
             let data = sample(len);
             let cancel = AtomicBool::new(false);
-            let got = deflate(&data, level, parts, &cancel).unwrap();
+            let got = deflate(&data, level, 3, &cancel).unwrap();
             assert_eq!(got.len, len as u64);
             assert_eq!(got.crc32, crc32fast::hash(&data));
+            assert_eq!((got.parts.len(), got.parts.iter().sum::<usize>()), (len.div_ceil(PART), got.stream.len()));
+            let alone = deflate(&data, level, 1, &cancel).unwrap();
+            assert!(
+                alone.stream == got.stream && alone.parts == got.parts,
+                "{len} at {level}: other bytes on one thread"
+            );
             let size = got.stream.len() + 2;
             let one = whole(&data, level);
-            assert!(size as f64 <= one as f64 * 1.02, "{len} in {parts} parts at {level}: {size} against {one}");
-            assert!(inflate(got.stream) == data, "{len} in {parts} parts at {level}: not the data");
+            assert!(size as f64 <= one as f64 * 1.02, "{len} at {level}: {size} against {one}");
+            // Each part inflates alone: none copies from the part before it.
+            let mut at = 0;
+            for (k, &n) in got.parts.iter().enumerate() {
+                let part = &data[k * PART..((k + 1) * PART).min(len)];
+                assert!(inflate(got.stream[at..at + n].to_vec()) == part, "{len} at {level}: part {k}");
+                at += n;
+            }
+            assert!(inflate(got.stream) == data, "{len} at {level}: not the data");
         }
     }
 
     /// The most compressible data (zeros deflate about 1,000 to 1), where a cut costs the
-    /// most against the size, in parts of the shortest length: within 2% of one part.
+    /// most against the size: within 1% of one stream.
     #[test]
     #[cfg_attr(miri, ignore = "deflates megabytes: minutes under Miri")]
-    fn a_cut_costs_under_two_percent_in_parts_of_part_min() {
-        let len = 4 * PART_MIN;
+    fn a_cut_costs_under_one_percent() {
+        let len = 4 * PART;
         let mut sparse = vec![0u8; len];
         sparse.iter_mut().step_by(4099).for_each(|b| *b = 1);
         let kinds: [(&str, Vec<u8>); 4] = [
@@ -296,11 +321,11 @@ mod tests {
         ];
         for (what, data) in kinds {
             for level in [CUT_LEVEL_MIN, 6, 9] {
-                // Against the member as one part: the cut's cost, whatever the encoder.
-                let got = deflate(&data, level, 4, &AtomicBool::new(false)).unwrap();
-                let one = deflate(&data, level, 1, &AtomicBool::new(false)).unwrap();
-                let (size, one) = (got.stream.len(), one.stream.len());
-                assert!(size as f64 <= one as f64 * 1.02, "{what} at {level}: {size} in parts against {one}");
+                // Against the member as one part: the cuts' cost, whatever the encoder.
+                let got = deflate(&data, level, 2, &AtomicBool::new(false)).unwrap();
+                let one = encoder::deflate_chosen(&data, level, &AtomicBool::new(false)).unwrap();
+                let (size, one) = (got.stream.len(), one.len());
+                assert!(size as f64 <= one as f64 * 1.01, "{what} at {level}: {size} in parts against {one}");
             }
         }
     }
@@ -308,20 +333,19 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "deflates megabytes: minutes under Miri")]
     fn a_cancelled_member_stops_with_interrupted() {
-        let data = sample(PART_MIN * 2);
+        let data = sample(PART * 2);
         let cancel = AtomicBool::new(true);
         let e = deflate(&data, 6, 2, &cancel).err().expect("cancelled");
         assert_eq!(e.kind(), io::ErrorKind::Interrupted);
     }
 
     #[test]
-    fn members_are_cut_only_into_parts_of_at_least_part_min() {
-        assert_eq!(parts(PART_MIN * 2 - 1, 6, 8), 1);
-        assert_eq!(parts(PART_MIN * 2, 6, 8), 2);
-        assert_eq!(parts(PART_MIN * 100, 6, 8), 8);
-        assert_eq!(parts(PART_MIN * 100, 6, 1), 1);
-        assert_eq!(parts(PART_MIN * 100, CUT_LEVEL_MIN - 1, 8), 1);
-        assert_eq!(parts(PART_MIN * 100, CUT_LEVEL_MIN, 8), 8);
-        assert_eq!(parts(0, 6, 4), 1);
+    fn members_are_cut_into_parts_of_part_at_level_4_and_more() {
+        assert_eq!(parts(PART, 6), 1);
+        assert_eq!(parts(PART + 1, 6), 2);
+        assert_eq!(parts(PART * 100, 6), 100);
+        assert_eq!(parts(PART * 100, CUT_LEVEL_MIN - 1), 1);
+        assert_eq!(parts(PART * 100, CUT_LEVEL_MIN), 100);
+        assert_eq!(parts(0, 6), 1);
     }
 }

@@ -27,6 +27,7 @@ mod parallel;
 mod piped;
 
 use super::codec::{is_data_error, CodecReader};
+use super::{inflate, part_index};
 
 /// Most bytes reserved up front for a compressed member's [`Reader::read_raw`] beyond its
 /// compressed size: more grows as the data actually decompresses.
@@ -318,12 +319,13 @@ impl<R: Read + Seek> Reader<R> {
     /// be in the file (a stored member, whose range the directory checks placed there).
     fn member(&mut self, name: &str) -> Result<(MemberReader<'_, R>, u64, bool)> {
         let i = located(self.origin.as_deref(), "", self.index(name))?;
-        self.member_at(i)
+        self.member_at(i, false)
     }
 
     /// As [`Reader::member`], for member `i` of the directory: its bytes as the zip stores
-    /// them, decompressed by npy-core's codec (as every other read of a member is).
-    fn member_at(&mut self, i: usize) -> Result<(MemberReader<'_, R>, u64, bool)> {
+    /// them, decompressed by npy-core's codec (as every other read of a member is), or
+    /// inflated whole first when it is read `whole` ([`MemberData::whole`]).
+    fn member_at(&mut self, i: usize, whole: bool) -> Result<(MemberReader<'_, R>, u64, bool)> {
         let e = &self.entries[i];
         let file = self.zip.by_index_raw(i).map_err(|err| zip_err(Some(&e.member), err));
         let file = located(self.origin.as_deref(), &e.member, file)?;
@@ -332,7 +334,9 @@ impl<R: Read + Seek> Reader<R> {
             return located(self.origin.as_deref(), "", Err(e));
         }
         let stored = e.method == Method::Stored;
-        let data = located(self.origin.as_deref(), &e.member, MemberData::of(e, file.take(e.compressed_size)))?;
+        let data = file.take(e.compressed_size);
+        let data = if whole { MemberData::whole(e, data, self.threads) } else { MemberData::of(e, data) };
+        let data = located(self.origin.as_deref(), &e.member, data)?;
         let origin = self.origin.as_deref();
         Ok((MemberReader(member_reader(e, origin.map(Path::to_path_buf), data)), e.size, stored))
     }
@@ -348,13 +352,13 @@ impl<R: Read + Seek> Reader<R> {
     /// (`piped`), any other through the zip reader's cursor on the archive.
     fn with_member_at<V>(&mut self, i: usize, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
         if let Some(file) = &self.file {
-            if self.threads > 1 && piped::worth_piping(&self.entries[i]) {
+            if self.threads > 1 && piped::worth_piping(&self.entries[i]) && !inflates_whole(&self.entries[i]) {
                 return self.members_at().read_piped(i, FileAt { file, pos: 0 }, read);
             }
         }
         let options = self.options.clone();
         let path = self.origin.clone();
-        let (mut file, size, present) = self.member_at(i)?;
+        let (mut file, size, present) = self.member_at(i, true)?;
         let member = file.member().to_string();
         let origin = Origin { path: path.clone(), member: Some(member.clone()) };
         let reader = options.open_member(&mut file as &mut dyn Read, size, present, origin)?;
@@ -423,7 +427,7 @@ impl<R: Read + Seek> Reader<R> {
         let origin = self.origin.clone();
         let i = located(origin.as_deref(), "", self.index(name))?;
         let compressed = self.entries[i].compressed_size;
-        let (file, size, _) = self.member_at(i)?;
+        let (file, size, _) = self.member_at(i, true)?;
         let member = file.member().to_string();
         located(origin.as_deref(), &member, read_all(file, size, compressed))
     }
@@ -488,6 +492,20 @@ impl Members<'_> {
         self.npy_over(i, data)
     }
 
+    /// As [`Members::npy_at`], for a member read whole ([`MemberData::whole`], its parts on
+    /// up to `threads` threads).
+    fn npy_whole_at<S: Read + Seek>(
+        &self,
+        i: usize,
+        source: S,
+        threads: usize,
+    ) -> Result<NpyReader<OwnedMemberReader<S>>> {
+        let e = &self.entries[i];
+        let data = member_data(e, source).and_then(|data| MemberData::whole(e, data, threads));
+        let data = located(self.origin, &e.member, data)?;
+        self.npy_over(i, data)
+    }
+
     /// Member `i` as a `.npy` stream over `data`, its bytes as stored or decompressing.
     fn npy_over<S: Read>(&self, i: usize, data: MemberData<S>) -> Result<NpyReader<OwnedMemberReader<S>>> {
         self.open_npy(i, self.owned(i, data))
@@ -547,6 +565,11 @@ fn member_reader<S: Read>(e: &directory::Entry, origin: Option<PathBuf>, data: M
         crc: crc32fast::Hasher::new(),
         want_crc: e.crc32,
     }
+}
+
+/// Whether member `e`, read whole, is inflated whole first ([`MemberData::whole`]).
+fn inflates_whole(e: &directory::Entry) -> bool {
+    matches!(e.method, Method::Deflated(_)) && inflate::inflates_whole(e.size, e.compressed_size)
 }
 
 /// The bytes of member `e` as the archive stores them, from `source`, a handle on it.
@@ -615,11 +638,12 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
 }
 
 /// A member's bytes as stored in the archive: as they are, or decompressed, here or on a
-/// second thread (`piped`).
+/// second thread (`piped`), or inflated whole before they are read.
 enum MemberData<S: Read> {
     Stored(io::Take<S>),
     Decoded(CodecReader<io::Take<S>>),
     Piped(piped::Piped),
+    Inflated(io::Cursor<Vec<u8>>),
 }
 
 impl<S: Read> MemberData<S> {
@@ -630,6 +654,37 @@ impl<S: Read> MemberData<S> {
         } else {
             MemberData::Decoded(CodecReader::new(e.method, data)?)
         })
+    }
+
+    /// As [`MemberData::of`], for a member read whole: a deflated one of at most
+    /// [`inflate::WHOLE_MAX`] bytes (and [`inflate::WHOLE_RATIO_MAX`] times its deflated
+    /// bytes) is inflated whole by libdeflate first, its parts on up to `threads` threads
+    /// when its part index lists them (`part_index`).
+    fn whole(e: &directory::Entry, data: io::Take<S>, threads: usize) -> Result<Self> {
+        #[cfg(not(any(target_family = "wasm", miri)))]
+        if inflates_whole(e) {
+            return Self::inflated(e, data, threads);
+        }
+        let _ = threads;
+        Self::of(e, data)
+    }
+
+    #[cfg(not(any(target_family = "wasm", miri)))]
+    fn inflated(e: &directory::Entry, mut data: io::Take<S>, threads: usize) -> Result<Self> {
+        let bad = |why: String| Error::npz(Some(&e.member), why);
+        // Both fit: the member's size is at most `WHOLE_MAX` and a multiple of its data's.
+        let (size, deflated) = (e.size as usize, usize::try_from(e.compressed_size).unwrap_or(usize::MAX));
+        let mut stream = Vec::new();
+        stream.try_reserve_exact(deflated).map_err(|_| crate::buffer::out_of_memory(deflated, 1))?;
+        data.read_to_end(&mut stream)?;
+        if stream.len() < deflated {
+            return Err(bad(format!("its deflated data ends after {} of its {deflated} bytes", stream.len())));
+        }
+        let parts = match &e.part_index {
+            Some(body) => part_index::decode(body, size, deflated).map_err(bad)?,
+            None => Vec::new(),
+        };
+        Ok(MemberData::Inflated(io::Cursor::new(inflate::whole(&stream, size, &parts, threads).map_err(bad)?)))
     }
 }
 
@@ -682,6 +737,7 @@ impl<S: Read> Read for OwnedMemberReader<S> {
             MemberData::Stored(data) => (data.read(&mut buf[..want]), false),
             MemberData::Decoded(data) => (data.read(&mut buf[..want]), true),
             MemberData::Piped(data) => (data.read(&mut buf[..want]), true),
+            MemberData::Inflated(data) => (data.read(&mut buf[..want]), false),
         };
         let n = match got {
             Ok(n) => n,

@@ -49,7 +49,7 @@ struct Staged {
     compression: Compression,
     options: SimpleFileOptions,
     data: Vec<u8>,
-    /// Threads a member long enough to cut may take (`parallel_deflate::parts`).
+    /// Threads a member long enough to cut may take (`parallel_deflate`).
     threads: usize,
 }
 
@@ -121,9 +121,8 @@ fn compress(staged: Staged, cancel: &AtomicBool) -> zip::result::ZipResult<Compr
     let Staged { member, compression, options, data, threads } = staged;
     if let Compression::Deflated { level } = compression {
         let level = level.clamp(1, 9);
-        let parts = parallel_deflate::parts(data.len(), level, threads);
-        if parts >= 2 || encoder::chosen_by_sample(data.len() as u64, level) {
-            let unfinished = parallel_deflate::deflate(&data, level, parts, cancel)?;
+        if parallel_deflate::parts(data.len(), level) >= 2 || encoder::chosen_by_sample(data.len() as u64, level) {
+            let unfinished = parallel_deflate::deflate(&data, level, threads, cancel)?;
             return Ok(Compressed::Unfinished(options, unfinished));
         }
     }

@@ -27,7 +27,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{located, piped, FileAt, Members, Reader};
+use super::{inflates_whole, located, piped, FileAt, Members, Reader};
 #[cfg(doc)]
 use crate::array::DynArray;
 use crate::error::{Error, Result};
@@ -183,7 +183,8 @@ impl<R: Read + Seek> Reader<R> {
     fn workers(&self, which: &[usize]) -> Workers {
         let bytes = which.iter().map(|&i| self.entries[i].size).fold(0, u64::saturating_add);
         let threads = if bytes < PARALLEL_MIN_BYTES { 1 } else { self.threads.min(which.len()).max(1) };
-        Workers { threads, piped: threads == 1 && self.threads > 1 }
+        let alone = threads == 1 && self.threads > 1;
+        Workers { threads, piped: alone, parts: if alone { self.threads } else { 1 } }
     }
 
     /// Refuses reads of members `which` whose deflated members claim more than
@@ -214,6 +215,8 @@ impl<R: Read + Seek> Reader<R> {
 struct Workers {
     threads: usize,
     piped: bool,
+    /// Threads a lone worker inflates a member's parts on (`part_index`).
+    parts: usize,
 }
 
 /// Reads members `which` (indices of `members`' directory) with `decode` on `workers`,
@@ -239,7 +242,7 @@ fn read_with_workers<D: Decode, S: Read + Seek + Send>(
             }
             let i = which[k];
             let watch = Watch { at: k, failed: &failed };
-            let read = read_member(members, i, &mut handle, open, watch, workers.piped, decode);
+            let read = read_member(members, i, &mut handle, open, watch, workers, decode);
             let read = located(members.origin, &members.entries[i].member, read);
             if read.is_err() {
                 failed.fetch_min(k, Ordering::Relaxed);
@@ -276,7 +279,7 @@ fn read_member<D: Decode, S: Read + Seek + Send>(
     handle: &mut Option<S>,
     open: &impl Fn() -> io::Result<S>,
     watch: Watch<'_>,
-    piped: bool,
+    workers: Workers,
     decode: &D,
 ) -> Result<D::Value> {
     let source = match handle {
@@ -284,7 +287,11 @@ fn read_member<D: Decode, S: Read + Seek + Send>(
         None => handle.insert(open()?),
     };
     let source = Watched { inner: source, watch };
-    if piped && piped::worth_piping(&members.entries[i]) {
+    let e = &members.entries[i];
+    if inflates_whole(e) {
+        return decode.decode(members.npy_whole_at(i, source, workers.parts)?);
+    }
+    if workers.piped && piped::worth_piping(e) {
         return members.read_piped(i, source, |npy| decode.decode(npy));
     }
     decode.decode(members.npy_at(i, source)?)
@@ -464,7 +471,7 @@ mod tests {
         }
         // One thread when asked for one.
         let (_file, r) = on_disk(&archive(&[1 << 19, 1 << 19], FAST), ReaderOptions::new().threads(1));
-        assert_eq!(r.workers(&[0, 1]), Workers { threads: 1, piped: false });
+        assert_eq!(r.workers(&[0, 1]), Workers { threads: 1, piped: false, parts: 1 });
     }
 
     #[test]
@@ -476,7 +483,8 @@ mod tests {
         let lens = [1 << 19];
         let bytes = archive(&lens, FAST);
         let (_file, mut r) = on_disk(&bytes, &ReaderOptions::new());
-        assert_eq!(r.workers(&[0]), Workers { threads: 1, piped: crate::cpu::two_cpus() });
+        let two = crate::cpu::two_cpus();
+        assert_eq!(r.workers(&[0]), Workers { threads: 1, piped: two, parts: if two { r.threads } else { 1 } });
         assert_members(&r.read_all::<Vec<u32>>().unwrap(), &lens);
         let arrays = r.read_all::<crate::array::DynArray>().unwrap();
         assert_eq!((arrays.len(), arrays[0].shape(), arrays[0].dtype().descr()), (1, &[1 << 19][..], "'<u4'".into()));
@@ -531,7 +539,7 @@ mod tests {
             options.threads(threads);
             for _ in 0..5 {
                 let (_file, mut r) = on_disk(&corrupt, &options);
-                npz_error(r.read_all::<Vec<u32>>(), "a1.npy", "the deflate data is corrupt after 0 of");
+                npz_error(r.read_all::<Vec<u32>>(), "a1.npy", "the deflate data is corrupt");
                 npz_error(r.read_many::<Vec<u32>>(&["a5", "a4", "a0"]), "a4.npy", "the deflate data is corrupt");
                 let (_file, mut r) = on_disk(&bad_crc, &options);
                 npz_error(r.read_all::<Vec<u32>>(), "a2.npy", "bad crc-32");
@@ -657,7 +665,7 @@ mod tests {
         let lens = [16, 3, 16, 1];
         let bytes = archive(&lens, Compression::Stored);
         let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
-        let two = Workers { threads: 2, piped: false };
+        let two = Workers { threads: 2, piped: false, parts: 1 };
         let open = || Ok(Cursor::new(&bytes[..]));
         let read = |which: &[usize], source: &[u8]| {
             let open = || Ok(Cursor::new(source));
