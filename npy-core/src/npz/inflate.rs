@@ -1,5 +1,5 @@
-//! Inflate by zlib-rs, on every target, and natively by libdeflate for members read
-//! whole ([`whole`]). Natively flate2 deflates with C zlib, for
+//! Inflate by zlib-rs, on every target, and natively by libdeflate for members in parts
+//! read whole ([`whole`]). Natively flate2 deflates with C zlib, for
 //! CPython's bytes, but zlib-rs inflates faster: the `npz` bench's 8 deflated members
 //! (256 MB) read in 0.301 s, where C zlib took 0.336 s and `np.load` 0.452 s
 //! (`cargo xtask bench --only npz`, 2 CPUs). [`Inflater`] is pushed its input (a
@@ -38,10 +38,13 @@ impl Inflater {
     }
 }
 
-/// Deflated members up to this size, read whole, are inflated whole by libdeflate
-/// ([`whole`]) before they are read: about twice zlib-rs's speed, for the member's size
-/// in memory besides the array read from it (as `Writer` stages members up to 256 MiB).
-/// Larger ones stream through [`Inflater`].
+/// Deflated members in parts up to this size, read whole, are inflated whole by libdeflate
+/// ([`whole`]) before they are read, their parts at once, for the member's size in memory
+/// besides the array read from it (as `Writer` stages members up to 256 MiB). Other
+/// members stream through [`Inflater`], straight into the array: on one thread, NumPy's
+/// members inflated whole by libdeflate and then copied read no faster (the deflate
+/// bench, one run: 0.42 to 0.96 of `np.load`'s time, where zlib-rs streaming took 0.44 to
+/// 0.90; better on four kinds, worse on three).
 pub(super) const WHOLE_MAX: u64 = 256 << 20;
 /// Nor is a member inflated whole that claims more than this many times its deflated
 /// bytes (zeros, a bomb, or a size that lies): its size is only trusted as far as its data

@@ -569,7 +569,9 @@ fn member_reader<S: Read>(e: &directory::Entry, origin: Option<PathBuf>, data: M
 
 /// Whether member `e`, read whole, is inflated whole first ([`MemberData::whole`]).
 fn inflates_whole(e: &directory::Entry) -> bool {
-    matches!(e.method, Method::Deflated(_)) && inflate::inflates_whole(e.size, e.compressed_size)
+    e.part_index.is_some()
+        && matches!(e.method, Method::Deflated(_))
+        && inflate::inflates_whole(e.size, e.compressed_size)
 }
 
 /// The bytes of member `e` as the archive stores them, from `source`, a handle on it.
@@ -656,10 +658,10 @@ impl<S: Read> MemberData<S> {
         })
     }
 
-    /// As [`MemberData::of`], for a member read whole: a deflated one of at most
-    /// [`inflate::WHOLE_MAX`] bytes (and [`inflate::WHOLE_RATIO_MAX`] times its deflated
-    /// bytes) is inflated whole by libdeflate first, its parts on up to `threads` threads
-    /// when its part index lists them (`part_index`).
+    /// As [`MemberData::of`], for a member read whole: a deflated one whose part index lists
+    /// its parts (`part_index`), of at most [`inflate::WHOLE_MAX`] bytes (and
+    /// [`inflate::WHOLE_RATIO_MAX`] times its deflated bytes), is inflated whole by
+    /// libdeflate first, its parts on up to `threads` threads.
     fn whole(e: &directory::Entry, data: io::Take<S>, threads: usize) -> Result<Self> {
         #[cfg(not(any(target_family = "wasm", miri)))]
         if inflates_whole(e) {

@@ -171,10 +171,11 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// Sets how many compressed members may be compressed at once on worker threads, and
-    /// into how many parts, each on a thread, a member deflated at level 4 or more is cut
-    /// when it is 4 MiB or more (as pigz does; within 1% of one stream's size). Default: the
-    /// number of CPUs; 1 compresses on the caller's thread as data streams in, into the
-    /// bytes CPython's `zlib` writes (always 1 on WebAssembly).
+    /// on how many threads the 4 MiB parts of a member deflated at level 4 or more are
+    /// deflated (as pigz does; a member's bytes are the same whatever the threads).
+    /// Default: the number of CPUs; 1 compresses on the caller's thread as data streams in
+    /// (always 1 on WebAssembly). Only a member compressed on worker threads gets a part
+    /// index in the central directory, by which readers inflate its parts at once.
     pub fn threads(&mut self, threads: usize) -> &mut Self {
         self.threads = crate::cpu::threads(threads);
         self

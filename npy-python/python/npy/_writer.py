@@ -51,8 +51,9 @@ class NpzWriter:
         ``False`` refuses them (``ValueError``).
     durable: as :func:`npy.save`: a path's archive is synced to disk before it appears.
 
-    The same arrays added in the same order give the same bytes, whatever the threads
-    (members are dated 1980-01-01). Members are compressed with the GIL released: those
+    The same arrays added in the same order give the same members' bytes, whatever the
+    threads (members are dated 1980-01-01); a member compressed on a worker thread also
+    gets a part index in the directory, by which readers inflate its parts at once. Members are compressed with the GIL released: those
     up to 16 MiB on worker threads (one per CPU) while ``add`` returns, larger ones from
     the array's memory as they go into the archive, never copied whole. Adding a name
     twice raises ``ValueError``, as does adding to a closed writer.
