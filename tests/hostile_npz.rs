@@ -1133,13 +1133,13 @@ fn zstd_members_read_everywhere() {
 // whole reads use to inflate the parts at once. What it claims is checked: a damaged part,
 // a lying index, or a part that inflates past its place is an error naming the member.
 
-/// An archive of member `x`, `len` bytes of `u8` that deflate about 4 to 1, deflated by
-/// npy's writer in parts of 4 MiB (each its own stream); its bytes and where the body of
-/// the member's part index starts in them.
-fn in_parts(len: usize) -> (Vec<u8>, Vec<u8>, usize) {
+/// An archive of member `x`, `len` bytes of `u8` that compress about 3 to 2, compressed
+/// by npy's writer as `compression` in parts of 4 MiB (each its own stream); its bytes and
+/// where the body of the member's part index starts in them.
+fn in_parts_as(compression: Compression, len: usize) -> (Vec<u8>, Vec<u8>, usize) {
     let values: Vec<u8> = (0..len).map(|i| ((i * 7) % 13) as u8 ^ (i / 4093) as u8 ^ ((i * i) >> 17) as u8).collect();
     let mut w = Writer::new(Cursor::new(Vec::new()));
-    w.threads(2).compression(Compression::deflated());
+    w.threads(2).compression(compression);
     w.add("x", &values).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     // The central directory's one entry: its extra fields, walked to the index.
@@ -1155,6 +1155,11 @@ fn in_parts(len: usize) -> (Vec<u8>, Vec<u8>, usize) {
         at += 4 + field(at + 2);
     }
     panic!("no part index among the member's extra fields");
+}
+
+/// As [`in_parts_as`], deflated.
+fn in_parts(len: usize) -> (Vec<u8>, Vec<u8>, usize) {
+    in_parts_as(Compression::deflated(), len)
 }
 
 /// Every whole read of member `x` fails naming it and saying `says`.
@@ -1178,18 +1183,40 @@ fn whole_reads_fail(case: &str, bytes: &[u8], says: &str) {
 
 #[test]
 fn a_member_in_parts_reads_back_whole_on_any_threads_and_streamed() {
-    let (values, bytes, index) = in_parts((8 << 20) + 1000);
-    // Version 1, parts of 4 MiB, the deflated lengths of the first two of three.
-    assert_eq!(bytes[index], 1);
-    assert_eq!(u32::from_le_bytes(bytes[index + 1..index + 5].try_into().unwrap()), 4 << 20);
-    for threads in [1, 2, 4] {
-        let options = ReaderOptions::new().threads(threads).clone();
-        let mut r = Reader::from_reader_with(Cursor::new(&bytes), &options).unwrap();
-        assert!(r.read::<Vec<u8>>("x").unwrap() == values, "{threads} threads");
-        assert!(r.read_all::<Vec<u8>>().unwrap()[0] == values, "{threads} threads");
-        let streamed = r.npy("x").unwrap().chunks::<u8>(1 << 20).unwrap().map(|c| c.unwrap()).collect::<Vec<_>>();
-        assert!(streamed.concat() == values, "{threads} threads: streamed");
+    for compression in [Compression::deflated(), Compression::zstd()] {
+        let (values, bytes, index) = in_parts_as(compression, (8 << 20) + 1000);
+        // Version 1, parts of 4 MiB, the compressed lengths of the first two of three.
+        assert_eq!(bytes[index], 1);
+        assert_eq!(u32::from_le_bytes(bytes[index + 1..index + 5].try_into().unwrap()), 4 << 20);
+        for threads in [1, 2, 4] {
+            let what = format!("{compression:?}, {threads} threads");
+            let options = ReaderOptions::new().threads(threads).clone();
+            let mut r = Reader::from_reader_with(Cursor::new(&bytes), &options).unwrap();
+            assert!(r.read::<Vec<u8>>("x").unwrap() == values, "{what}");
+            assert!(r.read_all::<Vec<u8>>().unwrap()[0] == values, "{what}");
+            let streamed = r.npy("x").unwrap().chunks::<u8>(1 << 20).unwrap().map(|c| c.unwrap()).collect::<Vec<_>>();
+            assert!(streamed.concat() == values, "{what}: streamed");
+        }
     }
+}
+
+#[test]
+fn a_damaged_or_misplaced_zstandard_part_is_an_error_naming_the_member() {
+    let (_, bytes, index) = in_parts_as(Compression::zstd(), (8 << 20) + 1000);
+    let first = u32::from_le_bytes(bytes[index + 5..index + 9].try_into().unwrap()) as usize;
+    let start = Reader::from_reader(Cursor::new(&bytes)).unwrap().members()[0].data_start.unwrap() as usize;
+    // A byte of the second part's frame header (its magic number) broken.
+    let mut damaged = bytes.clone();
+    damaged[start + first] ^= 0x55;
+    whole_reads_fail("part_index_zstd_damaged_part", &damaged, "part 2 of 3");
+    // The first part said to end a byte early: its frame is cut.
+    let mut early = bytes.clone();
+    early[index + 5..index + 9].copy_from_slice(&(first as u32 - 1).to_le_bytes());
+    whole_reads_fail("part_index_zstd_early", &early, "part 1 of 3");
+    // Parts said to be a byte shorter: the first runs past its place.
+    let mut shorter = bytes.clone();
+    shorter[index + 1..index + 5].copy_from_slice(&((4u32 << 20) - 1).to_le_bytes());
+    whole_reads_fail("part_index_zstd_past_its_part", &shorter, "runs past the part's size of 4194303 bytes");
 }
 
 #[test]

@@ -15,7 +15,7 @@
 //!
 //! Every encoder deflates a part on its own (nothing in it copies from the data before it,
 //! so readers can inflate parts at once: `part_index`) and leaves its stream open, as
-//! [`super::parallel_deflate`] joins parts: byte-aligned, without a final block. zlib and
+//! [`super::parts`] joins parts: byte-aligned, without a final block. zlib and
 //! zlib-rs end with a sync flush; libdeflate cannot, and [`open`] turns the final block it
 //! always writes into one that is not.
 
@@ -70,7 +70,7 @@ const CANDIDATES: [Encoder; 0] = [];
 /// Whether members of `len` bytes deflated at `level` go through [`deflate_chosen`], part
 /// by part, rather than whole through zlib: those long enough for a sample to pay (below 1
 /// MiB, choosing took half again zlib's time: 800 KB of floats in 7.3 ms against NumPy's
-/// 5.5), where C builds, at levels that cut members into parts (`parallel_deflate`) up to
+/// 5.5), where C builds, at levels that cut members into parts (`parts`) up to
 /// NumPy's, 6. Above it
 /// zlib is asked for its smallest, which a sample's margin does not promise: sparse data
 /// (a 1 every 4,099 zeros) was 2.8% larger by runs than by zlib at level 9.

@@ -54,9 +54,11 @@ use crate::error::ErrorKind;
 
 // Where to look: `decoder` (MemberDecoder: a member's bytes decoded as they are pushed),
 // `write` (Writer, MemberWriter, FileWriter and the sink under them),
-// `workers` (deflated members compressed on threads), `part_index` (where the
-// independent parts of a member deflated in parts start, for readers that inflate them at
-// once), `inflate` (the inflaters), `read` (ReaderOptions, Reader and
+// `workers` (members compressed on threads), `parts` (a member compressed in independent
+// parts on several threads), `encoder` (the deflate encoder a part's sample chooses),
+// `part_index` (where the parts start, for readers that decompress them at once),
+// `whole` (a member in parts decompressed whole, its parts at once), `inflate` (zlib-rs's
+// streaming inflater), `read` (ReaderOptions, Reader and
 // member streaming; `read/parallel` several members read at once on worker threads,
 // `read/piped` a member decompressed on a second thread), `directory` (the archive's
 // structure, checked when it is opened), `columns` (records as one array per field, both
@@ -69,9 +71,11 @@ mod encoder;
 mod inflate;
 mod members;
 mod options;
-mod parallel_deflate;
 mod part_index;
+mod parts;
 mod read;
+#[cfg(not(any(target_family = "wasm", miri)))]
+mod whole;
 mod workers;
 mod write;
 

@@ -1,17 +1,18 @@
-//! The part index of a member deflated in independent parts (`parallel_deflate`): where
-//! each part's stream starts, so a reader can inflate the parts at once, each into its own
+//! The part index of a member compressed in independent parts (`parts`): where each
+//! part's stream starts, so a reader can decompress the parts at once, each into its own
 //! place. It is a central directory extra field of ID [`ID`] (0x706e, the bytes "np"),
 //! which NumPy, Python's `zipfile` and other zip readers skip, as the zip format says
 //! readers do with IDs they do not know.
 //!
-//! Its body, little-endian: a version byte (1), the parts' length when inflated (`u32`,
-//! every part's but the last, which holds the rest), then the deflated length of each part
-//! but the last (`u32` each; the last runs to the member's end and ends the stream).
-//! Each part but the last ends byte-aligned after an empty stored block that is not final
-//! (a sync flush), and no part copies from data before it.
+//! Its body, little-endian: a version byte (1), the parts' length when decompressed
+//! (`u32`, every part's but the last, which holds the rest), then the compressed length of
+//! each part but the last (`u32` each; the last runs to the member's end and ends the
+//! stream). In a deflated member each part but the last ends byte-aligned after an empty
+//! stored block that is not final (a sync flush), and no part copies from data before it;
+//! in a Zstandard one each part is whole frames.
 //!
 //! [`decode`] checks that the index fits the member (part count, lengths); what it claims
-//! of the stream is checked as the parts inflate (`inflate::whole`).
+//! of the stream is checked as the parts decompress (`whole`).
 
 use std::ops::Range;
 
@@ -24,30 +25,30 @@ const FIXED: usize = 5;
 /// at most 32 bytes beside it) fits in the 65,535 bytes of a central header's extra field.
 pub(super) const MAX_PARTS: usize = 16_000;
 
-/// A part of a member: its deflated bytes and its inflated bytes, as offsets in each.
+/// A part of a member: its compressed bytes and its data, as offsets in each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Part {
-    pub(super) deflated: Range<usize>,
-    pub(super) inflated: Range<usize>,
+    pub(super) compressed: Range<usize>,
+    pub(super) data: Range<usize>,
 }
 
-/// The index of a member inflating to `parts_len` bytes per part, whose parts (all but the
-/// last) deflated to `deflated` bytes each; `None` for one part, or more than
+/// The index of a member of parts of `part_len` bytes, all but the last of which were
+/// compressed to `lens` bytes each; `None` for one part, or more than
 /// [`MAX_PARTS`].
-pub(super) fn encode(part_len: usize, deflated: &[usize]) -> Option<Vec<u8>> {
-    if deflated.is_empty() || deflated.len() >= MAX_PARTS {
+pub(super) fn encode(part_len: usize, lens: &[usize]) -> Option<Vec<u8>> {
+    if lens.is_empty() || lens.len() >= MAX_PARTS {
         return None;
     }
-    let mut body = Vec::with_capacity(FIXED + 4 * deflated.len());
+    let mut body = Vec::with_capacity(FIXED + 4 * lens.len());
     body.push(VERSION);
     body.extend_from_slice(&u32::try_from(part_len).ok()?.to_le_bytes());
-    for &len in deflated {
+    for &len in lens {
         body.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
     }
     Some(body)
 }
 
-/// The parts `body` lists for a member of `size` bytes deflated into `compressed`; why
+/// The parts `body` lists for a member of `size` bytes compressed into `compressed`; why
 /// not, when the index does not fit the member.
 pub(super) fn decode(body: &[u8], size: usize, compressed: usize) -> Result<Vec<Part>, String> {
     if body.len() < FIXED || !(body.len() - FIXED).is_multiple_of(4) {
@@ -69,18 +70,18 @@ pub(super) fn decode(body: &[u8], size: usize, compressed: usize) -> Result<Vec<
     let mut parts = Vec::with_capacity(count);
     let mut at = 0usize;
     for k in 0..count {
-        let inflated = k * part_len..((k + 1) * part_len).min(size);
+        let data = k * part_len..((k + 1) * part_len).min(size);
         let end = if k + 1 == count { Some(compressed) } else { at.checked_add(le32(FIXED + 4 * k)) };
         match end {
-            Some(end) if end > at && end <= compressed => parts.push(Part { deflated: at..end, inflated }),
+            Some(end) if end > at && end <= compressed => parts.push(Part { compressed: at..end, data }),
             _ => {
                 return Err(format!(
-                    "its part index places part {} of {count} past the member's {compressed} deflated bytes",
+                    "its part index places part {} of {count} past the member's {compressed} compressed bytes",
                     k + 1
                 ))
             }
         }
-        at = parts[k].deflated.end;
+        at = parts[k].compressed.end;
     }
     Ok(parts)
 }
@@ -97,12 +98,12 @@ mod tests {
         assert_eq!(
             parts,
             [
-                Part { deflated: 0..40, inflated: 0..100 },
-                Part { deflated: 40..70, inflated: 100..200 },
-                Part { deflated: 70..90, inflated: 200..250 },
+                Part { compressed: 0..40, data: 0..100 },
+                Part { compressed: 40..70, data: 100..200 },
+                Part { compressed: 70..90, data: 200..250 },
             ]
         );
-        assert_eq!(decode(&body, 201, 71).unwrap()[2], Part { deflated: 70..71, inflated: 200..201 });
+        assert_eq!(decode(&body, 201, 71).unwrap()[2], Part { compressed: 70..71, data: 200..201 });
         assert_eq!(encode(100, &[]), None, "one part needs no index");
         assert_eq!(encode(100, &vec![1; MAX_PARTS]), None);
         assert_eq!(encode(1 << 32, &[1]), None);

@@ -27,7 +27,8 @@ mod parallel;
 mod piped;
 
 use super::codec::{is_data_error, CodecReader};
-use super::{inflate, part_index};
+#[cfg(not(any(target_family = "wasm", miri)))]
+use super::{part_index, whole};
 
 /// Most bytes reserved up front for a compressed member's [`Reader::read_raw`] beyond its
 /// compressed size: more grows as the data actually decompresses.
@@ -352,7 +353,7 @@ impl<R: Read + Seek> Reader<R> {
     /// (`piped`), any other through the zip reader's cursor on the archive.
     fn with_member_at<V>(&mut self, i: usize, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
         if let Some(file) = &self.file {
-            if self.threads > 1 && piped::worth_piping(&self.entries[i]) && !inflates_whole(&self.entries[i]) {
+            if self.threads > 1 && piped::worth_piping(&self.entries[i]) && !decompresses_whole(&self.entries[i]) {
                 return self.members_at().read_piped(i, FileAt { file, pos: 0 }, read);
             }
         }
@@ -567,11 +568,14 @@ fn member_reader<S: Read>(e: &directory::Entry, origin: Option<PathBuf>, data: M
     }
 }
 
-/// Whether member `e`, read whole, is inflated whole first ([`MemberData::whole`]).
-fn inflates_whole(e: &directory::Entry) -> bool {
-    e.part_index.is_some()
-        && matches!(e.method, Method::Deflated(_))
-        && inflate::inflates_whole(e.size, e.compressed_size)
+/// Whether member `e`, read whole, is decompressed whole first ([`MemberData::whole`]).
+fn decompresses_whole(e: &directory::Entry) -> bool {
+    #[cfg(not(any(target_family = "wasm", miri)))]
+    if e.part_index.is_some() && e.method != Method::Stored {
+        return whole::decompresses_whole(e.size, e.compressed_size);
+    }
+    let _ = e;
+    false
 }
 
 /// The bytes of member `e` as the archive stores them, from `source`, a handle on it.
@@ -640,12 +644,12 @@ impl<R: Read + Seek> Read for MemberReader<'_, R> {
 }
 
 /// A member's bytes as stored in the archive: as they are, or decompressed, here or on a
-/// second thread (`piped`), or inflated whole before they are read.
+/// second thread (`piped`), or decompressed whole before they are read.
 enum MemberData<S: Read> {
     Stored(io::Take<S>),
     Decoded(CodecReader<io::Take<S>>),
     Piped(piped::Piped),
-    Inflated(io::Cursor<Vec<u8>>),
+    Whole(io::Cursor<Vec<u8>>),
 }
 
 impl<S: Read> MemberData<S> {
@@ -658,35 +662,35 @@ impl<S: Read> MemberData<S> {
         })
     }
 
-    /// As [`MemberData::of`], for a member read whole: a deflated one whose part index lists
-    /// its parts (`part_index`), of at most [`inflate::WHOLE_MAX`] bytes (and
-    /// [`inflate::WHOLE_RATIO_MAX`] times its deflated bytes), is inflated whole by
-    /// libdeflate first, its parts on up to `threads` threads.
+    /// As [`MemberData::of`], for a member read whole: a compressed one whose part index
+    /// lists its parts (`part_index`), of at most `whole::WHOLE_MAX` bytes (and
+    /// `whole::WHOLE_RATIO_MAX` times its compressed bytes), is decompressed whole first,
+    /// its parts on up to `threads` threads (`whole`).
     fn whole(e: &directory::Entry, data: io::Take<S>, threads: usize) -> Result<Self> {
         #[cfg(not(any(target_family = "wasm", miri)))]
-        if inflates_whole(e) {
-            return Self::inflated(e, data, threads);
+        if let Some(body) = e.part_index.as_deref().filter(|_| decompresses_whole(e)) {
+            return Self::decompressed(e, body, data, threads);
         }
         let _ = threads;
         Self::of(e, data)
     }
 
+    /// Member `e`'s stored bytes `data`, in the parts its index `body` lists, decompressed
+    /// whole on up to `threads` threads.
     #[cfg(not(any(target_family = "wasm", miri)))]
-    fn inflated(e: &directory::Entry, mut data: io::Take<S>, threads: usize) -> Result<Self> {
+    fn decompressed(e: &directory::Entry, body: &[u8], mut data: io::Take<S>, threads: usize) -> Result<Self> {
         let bad = |why: String| Error::npz(Some(&e.member), why);
         // Both fit: the member's size is at most `WHOLE_MAX` and a multiple of its data's.
-        let (size, deflated) = (e.size as usize, usize::try_from(e.compressed_size).unwrap_or(usize::MAX));
+        let (size, compressed) = (e.size as usize, usize::try_from(e.compressed_size).unwrap_or(usize::MAX));
+        let parts = part_index::decode(body, size, compressed).map_err(bad)?;
         let mut stream = Vec::new();
-        stream.try_reserve_exact(deflated).map_err(|_| crate::buffer::out_of_memory(deflated, 1))?;
+        stream.try_reserve_exact(compressed).map_err(|_| crate::buffer::out_of_memory(compressed, 1))?;
         data.read_to_end(&mut stream)?;
-        if stream.len() < deflated {
-            return Err(bad(format!("its deflated data ends after {} of its {deflated} bytes", stream.len())));
+        if stream.len() < compressed {
+            return Err(bad(format!("its compressed data ends after {} of its {compressed} bytes", stream.len())));
         }
-        let parts = match &e.part_index {
-            Some(body) => part_index::decode(body, size, deflated).map_err(bad)?,
-            None => Vec::new(),
-        };
-        Ok(MemberData::Inflated(io::Cursor::new(inflate::whole(&stream, size, &parts, threads).map_err(bad)?)))
+        let out = whole::decompress(e.method, &stream, size, &parts, threads).map_err(bad)?;
+        Ok(MemberData::Whole(io::Cursor::new(out)))
     }
 }
 
@@ -739,7 +743,7 @@ impl<S: Read> Read for OwnedMemberReader<S> {
             MemberData::Stored(data) => (data.read(&mut buf[..want]), false),
             MemberData::Decoded(data) => (data.read(&mut buf[..want]), true),
             MemberData::Piped(data) => (data.read(&mut buf[..want]), true),
-            MemberData::Inflated(data) => (data.read(&mut buf[..want]), false),
+            MemberData::Whole(data) => (data.read(&mut buf[..want]), false),
         };
         let n = match got {
             Ok(n) => n,

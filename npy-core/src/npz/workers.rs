@@ -1,6 +1,6 @@
 //! The worker threads that compress members while the caller goes on: a member's bytes are
 //! staged in memory and compressed on a thread of their own (a large deflated one on
-//! several: `parallel_deflate`); the writer takes the results back oldest first, so members
+//! several: `parts`); the writer takes the results back oldest first, so members
 //! are appended in the order they were added. Dropped, the pool tells its workers to stop
 //! and joins them.
 //!
@@ -18,8 +18,7 @@ use std::thread::JoinHandle;
 use zip::write::{SimpleFileOptions, ZipFileBuilder};
 use zip::PreparedZipFile;
 
-use super::encoder;
-use super::parallel_deflate::{self, Unfinished};
+use super::parts::{self, PartCodec, Unfinished};
 use super::{zip_err, Compression};
 use crate::error::{Error, Result};
 
@@ -36,7 +35,8 @@ pub(super) const CODEC_PIECE: usize = 256 << 10;
 pub(super) enum Compressed {
     /// Compressed by the zip writer's codec, as when streamed into the archive.
     Prepared(PreparedZipFile),
-    /// Deflated in parts, its final block still to come.
+    /// Compressed in parts, its end (deflate's final block, an empty Zstandard frame) still
+    /// to come.
     Unfinished(SimpleFileOptions, Unfinished),
 }
 
@@ -49,7 +49,7 @@ struct Staged {
     compression: Compression,
     options: SimpleFileOptions,
     data: Vec<u8>,
-    /// Threads a member long enough to cut may take (`parallel_deflate`).
+    /// Threads a member long enough to cut may take (`parts`).
     threads: usize,
 }
 
@@ -114,17 +114,14 @@ impl Workers {
     }
 }
 
-/// Compresses a staged member: deflated in parts when it is long enough to cut or to
-/// choose an encoder for (`parallel_deflate`), else by the zip writer's codec, as when
-/// streamed into the archive.
+/// Compresses a staged member: in parts when it is long enough to cut or to choose an
+/// encoder for (`parts`), else by the zip writer's codec, as when streamed into the
+/// archive.
 fn compress(staged: Staged, cancel: &AtomicBool) -> zip::result::ZipResult<Compressed> {
     let Staged { member, compression, options, data, threads } = staged;
-    if let Compression::Deflated { level } = compression {
-        let level = level.clamp(1, 9);
-        if parallel_deflate::parts(data.len(), level) >= 2 || encoder::chosen_by_sample(data.len() as u64, level) {
-            let unfinished = parallel_deflate::deflate(&data, level, threads, cancel)?;
-            return Ok(Compressed::Unfinished(options, unfinished));
-        }
+    if let Some(codec) = PartCodec::of(compression, data.len() as u64) {
+        let unfinished = parts::compress(&data, codec, threads, cancel)?;
+        return Ok(Compressed::Unfinished(options, unfinished));
     }
     let mut builder = ZipFileBuilder::new(&member, options)?;
     // Cut as a member streamed into the archive is (`CODEC_PIECE`): the same bytes.

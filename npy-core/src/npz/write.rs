@@ -15,9 +15,8 @@ use std::sync::Arc;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use super::encoder;
-use super::parallel_deflate::{self, Filling, InlineParts, PartWriter, Unfinished};
 use super::part_index;
+use super::parts::{self, Filling, InlineParts, PartCodec, PartWriter, Unfinished};
 use super::workers::{Compressed, Workers, CODEC_PIECE};
 use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
 #[cfg(doc)]
@@ -380,16 +379,14 @@ impl<W: Write + Seek> Writer<W> {
             let large = needs_zip64(total, compression);
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
             self.unfinished = Some(member.clone());
-            let mut body = match compression {
-                Compression::Stored => {
+            let mut body = match (compression, PartCodec::of(compression, total)) {
+                (Compression::Stored, _) => {
                     let mut crc = crc32fast::Hasher::new();
                     self.write_stored_part(&member, &mut crc, |w| Ok(w.write_all(&head)?))?;
                     Body::Stored(crc)
                 }
-                Compression::Deflated { level } if encoder::chosen_by_sample(total, level.clamp(1, 9)) => {
-                    Body::Parts(Filling::new(level.clamp(1, 9)), total)
-                }
-                Compression::Deflated { .. } | Compression::Zstd { .. } => {
+                (_, Some(codec)) => Body::Parts(Filling::new(codec), total),
+                (Compression::Deflated { .. } | Compression::Zstd { .. }, None) => {
                     self.piece.clear();
                     Pieces { out: &mut self.zip, piece: &mut self.piece }.write_all(&head)?;
                     Body::Codec
@@ -490,16 +487,10 @@ impl<W: Write + Seek> Writer<W> {
         } else {
             self.drain_pending()?;
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
-            let in_parts = |level: u32| {
-                let cut = parallel_deflate::parts(usize::try_from(total).unwrap_or(usize::MAX), level);
-                cut >= 2 || encoder::chosen_by_sample(total, level)
-            };
-            let written = match compression {
-                Compression::Stored => self.write_stored(&member, total, body),
-                Compression::Deflated { level } if in_parts(level.clamp(1, 9)) => {
-                    self.write_deflated_parts(&member, level.clamp(1, 9), total, body)
-                }
-                Compression::Deflated { .. } | Compression::Zstd { .. } => {
+            let written = match (compression, PartCodec::of(compression, total)) {
+                (Compression::Stored, _) => self.write_stored(&member, total, body),
+                (_, Some(codec)) => self.write_in_parts(&member, codec, total, body),
+                (Compression::Deflated { .. } | Compression::Zstd { .. }, None) => {
                     self.piece.clear();
                     let mut pieces = Pieces { out: &mut self.zip, piece: &mut self.piece };
                     body(&mut pieces).and_then(|()| Ok(pieces.end()?))
@@ -518,25 +509,25 @@ impl<W: Write + Seek> Writer<W> {
         written
     }
 
-    /// Writes the data of the deflated member just started, `total` bytes from `body`,
-    /// deflated in parts on worker threads as they stream in (`PartWriter`): as
-    /// [`Writer::append_deflated`] does with a staged member's parts.
-    fn write_deflated_parts(
+    /// Writes the data of the compressed member just started, `total` bytes from `body`,
+    /// compressed by `codec` in parts on worker threads as they stream in (`PartWriter`):
+    /// as [`Writer::append_in_parts`] does with a staged member's parts.
+    fn write_in_parts(
         &mut self,
         member: &str,
-        level: u32,
+        codec: PartCodec,
         total: u64,
         body: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<()> {
         let (threads, cancel) = (self.threads, AtomicBool::new(false));
-        // SAFETY: (`get_mut`'s contract) as in `append_deflated`: the parts' streams are
-        // appended at the current position, the data of the deflated member just started,
-        // whose own deflate stream, given no input, ends them with a final block.
+        // SAFETY: (`get_mut`'s contract) as in `append_in_parts`: the parts are appended
+        // at the current position, the data of the compressed member just started, whose
+        // own codec, given no input, ends them (deflate's final block, an empty frame).
         let inner = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
         let (crc32, len) = std::thread::scope(|scope| {
-            let mut parts = PartWriter::new(scope, inner, level, threads, &cancel);
+            let mut parts = PartWriter::new(scope, inner, codec, threads, &cancel);
             if let Err(e) = body(&mut parts) {
-                // The parts still deflating stop at their next step; the scope joins them.
+                // The parts still compressing stop at their next step; the scope joins them.
                 cancel.store(true, Ordering::Relaxed);
                 return Err(e);
             }
@@ -545,7 +536,7 @@ impl<W: Write + Seek> Writer<W> {
         if len != total {
             return Err(Error::npz(Some(member), format!("{len} bytes written for a member of {total}")));
         }
-        // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`, deflated
+        // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`, compressed
         // into the parts written just now.
         unsafe { self.zip.set_file_metadata(len, crc32) }.map_err(|e| zip_err(Some(member), e))
     }
@@ -587,22 +578,22 @@ impl<W: Write + Seek> Writer<W> {
         result
     }
 
-    /// Writes bytes of the deflated member being written from `body` into its parts,
-    /// each deflated on this thread when it fills (`InlineParts`).
+    /// Writes bytes of the compressed member being written from `body` into its parts,
+    /// each compressed on this thread when it fills (`InlineParts`).
     fn write_parts(
         &mut self,
         member: &str,
         filling: &mut Filling,
         body: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<()> {
-        // SAFETY: (`get_mut`'s contract) as in `write_deflated_parts`: the parts' streams
-        // are appended at the current position, the data of the deflated member being
-        // written, whose own deflate stream, given no input, ends them with a final block.
+        // SAFETY: (`get_mut`'s contract) as in `write_in_parts`: the parts are appended at
+        // the current position, the data of the compressed member being written, whose own
+        // codec, given no input, ends them (deflate's final block, an empty frame).
         let out = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
         body(&mut InlineParts { filling, out })
     }
 
-    /// Deflates the last part of the member being written (`write_parts`) and gives the
+    /// Compresses the last part of the member being written (`write_parts`) and gives the
     /// zip writer its length and CRC-32.
     fn end_parts(&mut self, member: &str, filling: &mut Filling, total: u64) -> Result<()> {
         // SAFETY: as in `write_parts`.
@@ -633,32 +624,33 @@ impl<W: Write + Seek> Writer<W> {
             Compressed::Prepared(prepared) => {
                 self.zip.add_prepared_file(prepared).map_err(|e| zip_err(Some(&member), e))
             }
-            Compressed::Unfinished(options, unfinished) => self.append_deflated(&member, options, unfinished),
+            Compressed::Unfinished(options, unfinished) => self.append_in_parts(&member, options, unfinished),
         }
     }
 
-    /// Appends a member deflated in parts (`parallel_deflate`): its stream goes straight
-    /// to the underlying writer, as a stored member's data does, and the zip writer's own
-    /// deflate stream, given no input, ends it with an empty final block when the member
-    /// is closed (by the next member or [`Writer::finish`]). Its central directory entry
-    /// lists where each part starts (`part_index`) when it has several.
-    fn append_deflated(&mut self, member: &str, options: SimpleFileOptions, unfinished: Unfinished) -> Result<()> {
+    /// Appends a member compressed in parts (`parts`): its stream goes straight to the
+    /// underlying writer, as a stored member's data does, and the zip writer's own codec,
+    /// given no input, ends it when the member is closed (by the next member or
+    /// [`Writer::finish`]): deflate with an empty final block, Zstandard with an empty
+    /// frame. Its central directory entry lists where each part starts (`part_index`) when
+    /// it has several.
+    fn append_in_parts(&mut self, member: &str, options: SimpleFileOptions, unfinished: Unfinished) -> Result<()> {
         let mut options = options.into_full_options();
         let all_but_last = &unfinished.parts[..unfinished.parts.len().saturating_sub(1)];
-        if let Some(index) = part_index::encode(parallel_deflate::PART, all_but_last) {
+        if let Some(index) = part_index::encode(parts::PART, all_but_last) {
             options.add_extra_field(part_index::ID, index, true).map_err(|e| zip_err(Some(member), e))?;
         }
         self.zip.start_file(member, options).map_err(|e| zip_err(Some(member), e))?;
         let written = (|| {
             // SAFETY: (`get_mut`'s contract) the bytes are appended at the current position,
-            // the data of the deflated member just started; the zip writer's deflate stream
-            // has no input, so all it writes, when the member is closed, is one empty final
-            // block after them, which ends the stream they began.
+            // the data of the compressed member just started; the zip writer's codec has no
+            // input, so all it writes, when the member is closed, is one empty final block
+            // (deflate), which ends the stream they began, or one empty frame (Zstandard).
             let inner =
                 unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
             inner.write_all(&unfinished.stream)?;
-            // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`, deflated
-            // into the stream written just now.
+            // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`,
+            // compressed into the stream written just now.
             unsafe { self.zip.set_file_metadata(unfinished.len, unfinished.crc32) }
                 .map_err(|e| zip_err(Some(member), e))
         })();
@@ -869,8 +861,7 @@ fn needs_zip64(total: u64, compression: Compression) -> bool {
 enum Body {
     /// Stored: straight to the archive (bypassing the zip writer), hashed so far.
     Stored(crc32fast::Hasher),
-    /// Deflated in parts by the encoder a sample chooses (`parallel_deflate::InlineParts`),
-    /// of the member's whole length.
+    /// Compressed in parts (`parts::InlineParts`), of the member's whole length.
     Parts(Filling, u64),
     /// Through the zip writer's codec.
     Codec,
@@ -1059,7 +1050,7 @@ mod tests {
         r.members().iter().find(|m| m.member == member).unwrap().compressed_size
     }
 
-    /// A staged member long enough to cut (`parallel_deflate`) reads back, with the members
+    /// A staged member long enough to cut (`parts`) reads back, with the members
     /// around it, from an archive that NumPy's and the zip crate's checks accept (its CRC and
     /// sizes), within 2% of the size of one zlib stream and deflated into the same bytes
     /// whatever the threads; shorter members are one stream.
@@ -1101,13 +1092,46 @@ mod tests {
         assert!(parts as f64 <= whole as f64 * 1.02, "{parts} bytes in parts against {whole} in one stream");
     }
 
+    /// A Zstandard member of more than a part is compressed in frames of a part each, the
+    /// same staged on three threads or streamed on one, which the zip crate's reader and
+    /// ours read back.
+    #[test]
+    #[cfg_attr(miri, ignore = "compresses megabytes: minutes under Miri")]
+    fn a_zstandard_member_in_parts_is_the_same_whatever_the_threads() {
+        let data: Vec<u8> = (0..(9 << 20) / 4).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
+        let archive = |threads: usize| {
+            let mut w = Writer::new(Cursor::new(Vec::new()));
+            w.threads(threads).compression(Compression::Zstd { level: 3 });
+            w.add_raw("big.bin", &data).unwrap();
+            w.finish().unwrap().into_inner()
+        };
+        let (one, three) = (archive(1), archive(3));
+        let data_of = |bytes: &[u8]| {
+            let r = Reader::from_reader(Cursor::new(bytes)).unwrap();
+            let m = r.members()[0].clone();
+            let start = m.data_start.unwrap() as usize;
+            bytes[start..start + m.compressed_size as usize].to_vec()
+        };
+        let frames = data_of(&three);
+        assert!(data_of(&one) == frames, "other bytes on one thread");
+        // Three frames of the data, and the zip writer's empty one.
+        assert!(zstd::decode_all(&frames[..]).unwrap() == data);
+        for bytes in [&one, &three] {
+            assert!(Reader::from_reader(Cursor::new(bytes)).unwrap().read_raw("big.bin").unwrap() == data);
+            let mut z = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+            let mut back = Vec::new();
+            z.by_name("big.bin").unwrap().read_to_end(&mut back).unwrap();
+            assert!(back == data, "the zip crate's reader");
+        }
+    }
+
     /// A member too large to stage (over the parallel limit) is deflated in parts as it
     /// streams in: it reads back, near one stream's size; a source that fails halfway
     /// leaves no member, and the archive goes on.
     #[test]
     #[cfg_attr(miri, ignore = "deflates megabytes: minutes under Miri")]
     fn a_streamed_member_deflated_in_parts_reads_back_and_a_failed_one_leaves_nothing() {
-        let len = 3 * parallel_deflate::PART + 12_345;
+        let len = 3 * parts::PART + 12_345;
         let mut data: Vec<u8> = (0..len / 4).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
         data.resize(len, 7);
         let archive = |threads: usize| {
@@ -1212,8 +1236,8 @@ mod tests {
     #[test]
     #[cfg_attr(miri, ignore = "deflates megabytes: minutes under Miri")]
     fn failures_at_the_size_that_cuts_a_member_end_in_errors() {
-        let len = parallel_deflate::PART + 1;
-        assert_eq!(parallel_deflate::parts(len, 6), 2);
+        let len = parts::PART + 1;
+        assert_eq!(parts::parts(len), 2);
         let data: Arc<Vec<u8>> = Arc::new((0..len).map(|i| (i % 251) as u8 ^ (i / 4093) as u8).collect());
         for (how, limit) in [("staged", PARALLEL_MEMBER_LIMIT), ("streamed", 0)] {
             for left in [40, 20_000] {

@@ -15,19 +15,20 @@
 //! quarter of a MiB stored). Members before it are read to their end, so the error returned
 //! is the first there is, whatever the threads' timing.
 //!
-//! One member is decompressed by one thread. A deflate stream as Python's `zipfile` writes it
-//! (and so `np.savez_compressed`) is one raw stream with no flush points: where each of its
-//! blocks starts is only known once the blocks before it are inflated, and a block may copy
-//! from the 32 KiB of data before it, so the stream cannot be split between threads without
-//! inflating it first (a Zstandard member is not split either). Archives of several members
-//! read fastest, a member per CPU at once; a single compressed member reads at the speed of
-//! one CPU's decompression.
+//! A member is decompressed by one thread, but for one npy compressed in parts whose
+//! central directory entry lists where they start (`part_index`): its parts are
+//! decompressed at once, on as many threads as the reader has (`whole`). A deflate stream
+//! as Python's `zipfile` writes it (and so `np.savez_compressed`) is one raw stream with
+//! no flush points: where each of its blocks starts is only known once the blocks before
+//! it are inflated, and a block may copy from the 32 KiB of data before it, so the stream
+//! cannot be split between threads without inflating it first. Archives of several
+//! members read fastest, a member per CPU at once.
 
 use std::io::{self, Read, Seek, SeekFrom};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{inflates_whole, located, piped, FileAt, Members, Reader};
+use super::{decompresses_whole, located, piped, FileAt, Members, Reader};
 #[cfg(doc)]
 use crate::array::DynArray;
 use crate::error::{Error, Result};
@@ -50,7 +51,8 @@ impl<R: Read + Seek> Reader<R> {
     ///
     /// What is decompressed at once is at most what the archive holds, which
     /// [`super::ReaderOptions::max_inflated_size`] bounds when it is opened. A single
-    /// compressed member is decompressed by one thread (a deflate stream cannot be split).
+    /// compressed member is decompressed by one thread (a deflate stream cannot be split),
+    /// but for a member npy compressed in parts, listed by its part index.
     ///
     /// # Errors
     /// As [`Reader::read`], for the first failing member in archive order (the error names
@@ -183,8 +185,9 @@ impl<R: Read + Seek> Reader<R> {
     fn workers(&self, which: &[usize]) -> Workers {
         let bytes = which.iter().map(|&i| self.entries[i].size).fold(0, u64::saturating_add);
         let threads = if bytes < PARALLEL_MIN_BYTES { 1 } else { self.threads.min(which.len()).max(1) };
-        let alone = threads == 1 && self.threads > 1;
-        Workers { threads, piped: alone, parts: if alone { self.threads } else { 1 } }
+        // A member in parts may take every CPU: a large one among small ones then does not
+        // leave the others' workers idle once theirs are read.
+        Workers { threads, piped: threads == 1 && self.threads > 1, parts: self.threads }
     }
 
     /// Refuses reads of members `which` whose deflated members claim more than
@@ -215,7 +218,7 @@ impl<R: Read + Seek> Reader<R> {
 struct Workers {
     threads: usize,
     piped: bool,
-    /// Threads a lone worker inflates a member's parts on (`part_index`).
+    /// Threads a worker decompresses a member's parts on (`part_index`), at most.
     parts: usize,
 }
 
@@ -288,7 +291,7 @@ fn read_member<D: Decode, S: Read + Seek + Send>(
     };
     let source = Watched { inner: source, watch };
     let e = &members.entries[i];
-    if inflates_whole(e) {
+    if decompresses_whole(e) {
         return decode.decode(members.npy_whole_at(i, source, workers.parts)?);
     }
     if workers.piped && piped::worth_piping(e) {
@@ -483,8 +486,7 @@ mod tests {
         let lens = [1 << 19];
         let bytes = archive(&lens, FAST);
         let (_file, mut r) = on_disk(&bytes, &ReaderOptions::new());
-        let two = crate::cpu::two_cpus();
-        assert_eq!(r.workers(&[0]), Workers { threads: 1, piped: two, parts: if two { r.threads } else { 1 } });
+        assert_eq!(r.workers(&[0]), Workers { threads: 1, piped: crate::cpu::two_cpus(), parts: r.threads });
         assert_members(&r.read_all::<Vec<u32>>().unwrap(), &lens);
         let arrays = r.read_all::<crate::array::DynArray>().unwrap();
         assert_eq!((arrays.len(), arrays[0].shape(), arrays[0].dtype().descr()), (1, &[1 << 19][..], "'<u4'".into()));
