@@ -222,6 +222,10 @@ type FileReader = io::BufReader<std::fs::File>;
 /// Checks one member of an archive, reading it to its end (which checks its CRC).
 fn check_member(reader: &mut Reader<FileReader>, m: &MemberInfo, bar: Option<&ProgressBar>, report: &mut Report) {
     let member = Some(m.member.as_str());
+    // The part index, which npy's whole reads use and the streamed reads below do not.
+    if let Err(e) = reader.check_part_index(&m.name) {
+        return report.problem(member, &e);
+    }
     if !m.member.ends_with(".npy") {
         if let Err(e) = read_through(reader, m, bar) {
             report.problem(member, &e);

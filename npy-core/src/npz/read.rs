@@ -418,6 +418,44 @@ impl<R: Read + Seek> Reader<R> {
         })
     }
 
+    /// Checks member `name`'s part index, when whole reads use it: a member npy compressed
+    /// in parts on worker threads lists where each part starts (a central directory extra
+    /// field, 0x706e), and [`Reader::read`] and the other whole reads decompress its parts
+    /// at once by it, while streamed reads ([`Reader::npy`], [`Reader::raw`]) do not look
+    /// at it. This decompresses the member as whole reads do, checking each part and the
+    /// CRC-32: `true` when checked, `false` when the member has no index they use (none,
+    /// or over 256 MiB). `npy check` calls it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Npz`] for an unknown name, an index that does not fit the member, a
+    /// part that does not decompress to exactly its place, or a bad CRC.
+    ///
+    /// # Examples
+    /// ```
+    /// use std::io::Cursor;
+    /// use npy_core::npz::{Compression, Reader, Writer};
+    ///
+    /// let mut w = Writer::new(Cursor::new(Vec::new()));
+    /// w.threads(2).compression(Compression::deflated());
+    /// w.add("big", &vec![1.5f64; 1 << 20])?; // 8 MiB: two parts and a bit
+    /// w.add("small", &[1u8, 2])?;
+    /// let mut r = Reader::from_reader(w.finish()?)?;
+    /// assert!(r.check_part_index("big")?);
+    /// assert!(!r.check_part_index("small")?);
+    /// # Ok::<(), npy_core::Error>(())
+    /// ```
+    pub fn check_part_index(&mut self, name: &str) -> Result<bool> {
+        let origin = self.origin.clone();
+        let i = located(origin.as_deref(), "", self.index(name))?;
+        if !decompresses_whole(&self.entries[i]) {
+            return Ok(false);
+        }
+        let (mut file, _, _) = self.member_at(i, true)?;
+        let member = file.member().to_string();
+        located(origin.as_deref(), &member, io::copy(&mut file, &mut io::sink()).map_err(Error::from))?;
+        Ok(true)
+    }
+
     /// Reads any member's bytes as stored in the zip after decompression (for members that
     /// are not `.npy` files).
     ///
