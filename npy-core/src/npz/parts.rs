@@ -1,25 +1,26 @@
-//! A member compressed in parts, on several threads as pigz does: its bytes are cut into
-//! parts of [`PART`] (the last holds the rest), each compressed on its own by its
-//! [`PartCodec`]. Deflate's parts are deflated by the encoder a sample of each chooses
-//! (`encoder`), each stream left open (byte-aligned, with no final block): joined in order
-//! they are one raw deflate stream that lacks only its final block, which the zip
-//! writer's own deflate stream adds when the member is closed (see
-//! `Writer::append_in_parts`). A deflated member long enough for a sample to pay
-//! (`encoder::chosen_by_sample`) goes this way as one part. Zstandard's parts are frames
-//! of their own, which a Zstandard stream may hold one after another; the zip writer's
-//! encoder adds an empty one.
+//! A member deflated in parts, on several threads as pigz does: its bytes are cut into
+//! parts of [`PART`] (the last holds the rest), each deflated on its own by the encoder a
+//! sample of it chooses (`encoder`), its stream left open (byte-aligned, with no final
+//! block). Joined in order they are one raw deflate stream that lacks only its final
+//! block, which the zip writer's own deflate stream adds when the member is closed (see
+//! `Writer::append_in_parts`). A member long enough for a sample to pay
+//! (`encoder::chosen_by_sample`) goes this way as one part.
 //!
 //! The parts are cut where they are whatever the threads, so a member's bytes do not
-//! depend on them, and no part refers to the one before it, so a reader can decompress
+//! depend on them, and no part copies from the one before it, so a reader can inflate
 //! them at once (`part_index`, which a staged member's central directory entry carries).
-//! Each deflate cut costs a flush, a block header and the matches the part's start cannot
-//! reach back for: under 1% of the size even for zeros (the tests below). A member too
-//! short to cut or choose for is compressed as one stream by the zip writer's codec (for
-//! deflate, the bytes CPython's `zlib` writes).
+//! Each cut costs a flush, a block header and the matches the part's start cannot reach
+//! back for: under 1% of the size even for zeros (the tests below). A member too short to
+//! cut or choose for is deflated as one stream by the zip writer's zlib, the bytes
+//! CPython's `zlib` writes.
 //!
-//! [`compress`] takes a member staged whole; [`PartWriter`] takes one too large to stage
-//! as it streams in, a part at a time, holding the part it fills and, a thread each, those
-//! compressing.
+//! Zstandard members stay one frame: `np.load` reads them through `zipfile`, which (on
+//! Python 3.14, or patched by `zipfile-zstd`) reads one frame only; measured: a member of a
+//! frame per part made `np.load` fail ("cannot use a decompressobj multiple times").
+//!
+//! [`deflate`] takes a member staged whole; [`PartWriter`] takes one too large to stage as
+//! it streams in, a part at a time, holding the part it fills and, a thread each, those
+//! deflating.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -34,61 +35,23 @@ use super::Compression;
 /// the most: parts of 1 MiB gave zeros 1.6% more at level 6, parts of 2 MiB 0.7%.
 pub(super) const PART: usize = 4 << 20;
 
-/// A member's data compressed in parts: for deflate, the raw stream without its final
-/// block; for Zstandard, the parts' frames.
+/// A member's data deflated in parts: the raw deflate stream without its final block.
 pub(super) struct Unfinished {
     pub(super) stream: Vec<u8>,
-    /// The compressed length of each part, in order.
+    /// The deflated length of each part, in order.
     pub(super) parts: Vec<usize>,
     pub(super) crc32: u32,
     pub(super) len: u64,
 }
 
-/// How a member's parts are compressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum PartCodec {
-    /// Deflate at this level (1 to 9), each part by the encoder its sample chooses.
-    Deflate(u32),
-    /// Zstandard at this level (1 to 22), each part a frame (not in WebAssembly, whose
-    /// module would grow by libzstd's one-shot compressor).
-    #[cfg(not(target_family = "wasm"))]
-    Zstd(i32),
-}
-
-impl PartCodec {
-    /// The codec of a member of `len` bytes compressed as `compression`, if it is
-    /// compressed in parts: deflated at level 4 or more and cut into two parts or more, or
-    /// long enough to choose an encoder for; in Zstandard, cut into two parts or more.
-    pub(super) fn of(compression: Compression, len: u64) -> Option<PartCodec> {
-        let cut = usize::try_from(len).map_or(true, |len| len > PART);
-        match compression {
-            Compression::Stored => None,
-            Compression::Deflated { level } => {
-                let level = level.clamp(1, 9);
-                let in_parts = (cut && level >= CUT_LEVEL_MIN) || encoder::chosen_by_sample(len, level);
-                in_parts.then_some(PartCodec::Deflate(level))
-            }
-            #[cfg(not(target_family = "wasm"))]
-            Compression::Zstd { level } => cut.then_some(PartCodec::Zstd(level.clamp(1, 22) as i32)),
-            #[cfg(target_family = "wasm")]
-            Compression::Zstd { .. } => None,
-        }
-    }
-
-    /// `part` compressed on its own, stopping with [`io::ErrorKind::Interrupted`] once
-    /// `cancel` is set (deflate within a part, Zstandard before it).
-    fn compress(self, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
-        match self {
-            PartCodec::Deflate(level) => encoder::deflate_chosen(part, level, cancel),
-            #[cfg(not(target_family = "wasm"))]
-            PartCodec::Zstd(level) => {
-                if cancel.load(Ordering::Relaxed) {
-                    return Err(io::Error::new(io::ErrorKind::Interrupted, "the archive was dropped"));
-                }
-                zstd::bulk::compress(part, level)
-            }
-        }
-    }
+/// The level a member of `len` bytes compressed as `compression` is deflated in parts at,
+/// if it is: deflated at level 4 or more and cut into two parts or more, or long enough to
+/// choose an encoder for (module docs: Zstandard members stay one frame).
+pub(super) fn deflate_level(compression: Compression, len: u64) -> Option<u32> {
+    let Compression::Deflated { level } = compression else { return None };
+    let level = level.clamp(1, 9);
+    let cut = usize::try_from(len).map_or(true, |len| len > PART);
+    ((cut && level >= CUT_LEVEL_MIN) || encoder::chosen_by_sample(len, level)).then_some(level)
 }
 
 /// How many parts `len` bytes are cut into: one per [`PART`] (a deflated member shorter
@@ -97,9 +60,9 @@ pub(super) fn parts(len: usize) -> usize {
     len.div_ceil(PART).max(1)
 }
 
-/// Compresses `data` by `codec` in its [`parts`] on up to `threads` threads (this one
-/// among them), stopping early with [`io::ErrorKind::Interrupted`] once `cancel` is set.
-pub(super) fn compress(data: &[u8], codec: PartCodec, threads: usize, cancel: &AtomicBool) -> io::Result<Unfinished> {
+/// Deflates `data` at `level` in its [`parts`] on up to `threads` threads (this one among
+/// them), stopping early with [`io::ErrorKind::Interrupted`] once `cancel` is set.
+pub(super) fn deflate(data: &[u8], level: u32, threads: usize, cancel: &AtomicBool) -> io::Result<Unfinished> {
     let count = parts(data.len());
     let next = AtomicUsize::new(0);
     // Each thread takes the next part until none is left or one fails.
@@ -110,7 +73,7 @@ pub(super) fn compress(data: &[u8], codec: PartCodec, threads: usize, cancel: &A
             if k >= count {
                 return done;
             }
-            let compressed = codec.compress(&data[k * PART..((k + 1) * PART).min(data.len())], cancel);
+            let compressed = encoder::deflate_chosen(&data[k * PART..((k + 1) * PART).min(data.len())], level, cancel);
             let failed = compressed.is_err();
             done.push((k, compressed));
             if failed {
@@ -147,14 +110,14 @@ pub(super) fn compress(data: &[u8], codec: PartCodec, threads: usize, cancel: &A
 /// far: what [`PartWriter`] and [`InlineParts`] share.
 #[derive(Debug)]
 pub(super) struct Filling {
-    codec: PartCodec,
+    level: u32,
     part: Vec<u8>,
     crc: crc32fast::Hasher,
 }
 
 impl Filling {
-    pub(super) fn new(codec: PartCodec) -> Filling {
-        Filling { codec, part: Vec::with_capacity(PART), crc: crc32fast::Hasher::new() }
+    pub(super) fn new(level: u32) -> Filling {
+        Filling { level, part: Vec::with_capacity(PART), crc: crc32fast::Hasher::new() }
     }
 
     /// Takes what fits of `buf` into the part: how much, and whether the part is full.
@@ -172,7 +135,7 @@ impl Filling {
 
     /// Compresses the part on this thread and writes it to `out`; the next part begins.
     fn compress_to(&mut self, out: &mut impl Write, cancel: &AtomicBool) -> io::Result<()> {
-        let stream = self.codec.compress(&self.part, cancel)?;
+        let stream = encoder::deflate_chosen(&self.part, self.level, cancel)?;
         self.part.clear();
         out.write_all(&stream)
     }
@@ -184,7 +147,7 @@ impl Filling {
 }
 
 /// Compresses a member as it is written, in parts of [`PART`] on up to `threads` scoped
-/// threads at once, writing the parts to `out` in order as they finish (as [`compress`]
+/// threads at once, writing the parts to `out` in order as they finish (as [`deflate`]
 /// gives them); the caller's thread goes on taking data meanwhile (with one thread, it
 /// compresses each part itself). [`PartWriter::finish`] compresses the rest and gives the
 /// CRC-32 and length of all that was written.
@@ -201,11 +164,11 @@ impl<'scope, 'env, W: Write> PartWriter<'scope, 'env, W> {
     pub(super) fn new(
         scope: &'scope Scope<'scope, 'env>,
         out: &'env mut W,
-        codec: PartCodec,
+        level: u32,
         threads: usize,
         cancel: &'env AtomicBool,
     ) -> Self {
-        let (filling, running) = (Filling::new(codec), VecDeque::new());
+        let (filling, running) = (Filling::new(level), VecDeque::new());
         PartWriter { scope, out, threads: threads.max(1), cancel, filling, running }
     }
 
@@ -221,8 +184,8 @@ impl<'scope, 'env, W: Write> PartWriter<'scope, 'env, W> {
             self.write_oldest()?;
         }
         let part = self.filling.hand_over();
-        let (codec, cancel) = (self.filling.codec, self.cancel);
-        self.running.push_back(self.scope.spawn(move || codec.compress(&part, cancel)));
+        let (level, cancel) = (self.filling.level, self.cancel);
+        self.running.push_back(self.scope.spawn(move || encoder::deflate_chosen(&part, level, cancel)));
         Ok(())
     }
 
@@ -330,11 +293,11 @@ mod tests {
         for (len, level) in [(9 << 20, 6), (8 << 20, 4), ((9 << 20) + 12_345, 9)] {
             let data = sample(len);
             let cancel = AtomicBool::new(false);
-            let got = compress(&data, PartCodec::Deflate(level), 3, &cancel).unwrap();
+            let got = deflate(&data, level, 3, &cancel).unwrap();
             assert_eq!(got.len, len as u64);
             assert_eq!(got.crc32, crc32fast::hash(&data));
             assert_eq!((got.parts.len(), got.parts.iter().sum::<usize>()), (len.div_ceil(PART), got.stream.len()));
-            let alone = compress(&data, PartCodec::Deflate(level), 1, &cancel).unwrap();
+            let alone = deflate(&data, level, 1, &cancel).unwrap();
             assert!(
                 alone.stream == got.stream && alone.parts == got.parts,
                 "{len} at {level}: other bytes on one thread"
@@ -370,7 +333,7 @@ mod tests {
         for (what, data) in kinds {
             for level in [CUT_LEVEL_MIN, 6, 9] {
                 // Against the member as one part: the cuts' cost, whatever the encoder.
-                let got = compress(&data, PartCodec::Deflate(level), 2, &AtomicBool::new(false)).unwrap();
+                let got = deflate(&data, level, 2, &AtomicBool::new(false)).unwrap();
                 let one = encoder::deflate_chosen(&data, level, &AtomicBool::new(false)).unwrap();
                 let (size, one) = (got.stream.len(), one.len());
                 assert!(size as f64 <= one as f64 * 1.01, "{what} at {level}: {size} in parts against {one}");
@@ -383,42 +346,22 @@ mod tests {
     fn a_cancelled_member_stops_with_interrupted() {
         let data = sample(PART * 2);
         let cancel = AtomicBool::new(true);
-        let e = compress(&data, PartCodec::Deflate(6), 2, &cancel).err().expect("cancelled");
+        let e = deflate(&data, 6, 2, &cancel).err().expect("cancelled");
         assert_eq!(e.kind(), io::ErrorKind::Interrupted);
     }
 
     #[test]
-    fn members_are_cut_into_parts_of_part_at_deflate_level_4_and_more_and_in_zstandard() {
+    fn members_are_cut_into_parts_of_part_at_deflate_level_4_and_more() {
         let deflated = |level| super::Compression::Deflated { level };
-        let of = |compression, len: usize| PartCodec::of(compression, len as u64);
+        let of = |compression, len: usize| deflate_level(compression, len as u64);
         assert_eq!((parts(PART), parts(PART + 1), parts(PART * 100), parts(0)), (1, 2, 100, 1));
-        assert_eq!(of(deflated(6), PART + 1), Some(PartCodec::Deflate(6)));
-        assert_eq!(of(deflated(CUT_LEVEL_MIN), PART + 1), Some(PartCodec::Deflate(CUT_LEVEL_MIN)));
+        assert_eq!(of(deflated(6), PART + 1), Some(6));
+        assert_eq!(of(deflated(CUT_LEVEL_MIN), PART + 1), Some(CUT_LEVEL_MIN));
         assert_eq!(of(deflated(CUT_LEVEL_MIN - 1), PART * 100), None);
         assert_eq!(of(deflated(9), PART), None, "one part, not chosen for above level 6");
-        assert_eq!(of(deflated(6), PART), Some(PartCodec::Deflate(6)), "one part, chosen for");
+        assert_eq!(of(deflated(6), PART), Some(6), "one part, chosen for");
         assert_eq!(of(deflated(6), 1000), None);
-        assert_eq!(of(super::Compression::Zstd { level: 30 }, PART + 1), Some(PartCodec::Zstd(22)));
-        assert_eq!(of(super::Compression::Zstd { level: 8 }, PART), None);
+        assert_eq!(of(super::Compression::Zstd { level: 8 }, PART * 2), None, "one frame");
         assert_eq!(of(super::Compression::Stored, PART * 2), None);
-    }
-
-    /// Zstandard's parts are frames of their own: each decompresses alone, and all of them
-    /// one after another are the data, whatever the threads.
-    #[test]
-    #[cfg_attr(miri, ignore = "compresses megabytes: minutes under Miri")]
-    fn zstandard_parts_are_frames_of_their_own() {
-        let data = sample(2 * PART + 5000);
-        let cancel = AtomicBool::new(false);
-        let got = compress(&data, PartCodec::Zstd(3), 2, &cancel).unwrap();
-        assert!(compress(&data, PartCodec::Zstd(3), 1, &cancel).unwrap().stream == got.stream);
-        assert_eq!(got.parts.len(), 3);
-        assert!(zstd::decode_all(&got.stream[..]).unwrap() == data);
-        let mut at = 0;
-        for (k, &n) in got.parts.iter().enumerate() {
-            let part = &data[k * PART..((k + 1) * PART).min(data.len())];
-            assert!(zstd::decode_all(&got.stream[at..at + n]).unwrap() == part, "part {k}");
-            at += n;
-        }
     }
 }

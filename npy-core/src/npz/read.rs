@@ -353,7 +353,7 @@ impl<R: Read + Seek> Reader<R> {
     /// (`piped`), any other through the zip reader's cursor on the archive.
     fn with_member_at<V>(&mut self, i: usize, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
         if let Some(file) = &self.file {
-            if self.threads > 1 && piped::worth_piping(&self.entries[i]) && !decompresses_whole(&self.entries[i]) {
+            if self.threads > 1 && piped::worth_piping(&self.entries[i]) && !inflates_whole(&self.entries[i]) {
                 return self.members_at().read_piped(i, FileAt { file, pos: 0 }, read);
             }
         }
@@ -437,7 +437,8 @@ impl<R: Read + Seek> Reader<R> {
     ///
     /// let mut w = Writer::new(Cursor::new(Vec::new()));
     /// w.threads(2).compression(Compression::deflated());
-    /// w.add("big", &vec![1.5f64; 1 << 20])?; // 8 MiB: two parts and a bit
+    /// let big: Vec<f32> = (0..1u32 << 21).map(|i| (i as f32).sqrt()).collect();
+    /// w.add("big", &big)?; // 8 MiB: two parts and a bit
     /// w.add("small", &[1u8, 2])?;
     /// let mut r = Reader::from_reader(w.finish()?)?;
     /// assert!(r.check_part_index("big")?);
@@ -447,7 +448,7 @@ impl<R: Read + Seek> Reader<R> {
     pub fn check_part_index(&mut self, name: &str) -> Result<bool> {
         let origin = self.origin.clone();
         let i = located(origin.as_deref(), "", self.index(name))?;
-        if !decompresses_whole(&self.entries[i]) {
+        if !inflates_whole(&self.entries[i]) {
             return Ok(false);
         }
         let (mut file, _, _) = self.member_at(i, true)?;
@@ -607,10 +608,10 @@ fn member_reader<S: Read>(e: &directory::Entry, origin: Option<PathBuf>, data: M
 }
 
 /// Whether member `e`, read whole, is decompressed whole first ([`MemberData::whole`]).
-fn decompresses_whole(e: &directory::Entry) -> bool {
+fn inflates_whole(e: &directory::Entry) -> bool {
     #[cfg(not(any(target_family = "wasm", miri)))]
-    if e.part_index.is_some() && e.method != Method::Stored {
-        return whole::decompresses_whole(e.size, e.compressed_size);
+    if e.part_index.is_some() && matches!(e.method, Method::Deflated(_)) {
+        return whole::inflates_whole(e.size, e.compressed_size);
     }
     let _ = e;
     false
@@ -706,8 +707,8 @@ impl<S: Read> MemberData<S> {
     /// its parts on up to `threads` threads (`whole`).
     fn whole(e: &directory::Entry, data: io::Take<S>, threads: usize) -> Result<Self> {
         #[cfg(not(any(target_family = "wasm", miri)))]
-        if let Some(body) = e.part_index.as_deref().filter(|_| decompresses_whole(e)) {
-            return Self::decompressed(e, body, data, threads);
+        if let Some(body) = e.part_index.as_deref().filter(|_| inflates_whole(e)) {
+            return Self::inflated(e, body, data, threads);
         }
         let _ = threads;
         Self::of(e, data)
@@ -716,7 +717,7 @@ impl<S: Read> MemberData<S> {
     /// Member `e`'s stored bytes `data`, in the parts its index `body` lists, decompressed
     /// whole on up to `threads` threads.
     #[cfg(not(any(target_family = "wasm", miri)))]
-    fn decompressed(e: &directory::Entry, body: &[u8], mut data: io::Take<S>, threads: usize) -> Result<Self> {
+    fn inflated(e: &directory::Entry, body: &[u8], mut data: io::Take<S>, threads: usize) -> Result<Self> {
         let bad = |why: String| Error::npz(Some(&e.member), why);
         // Both fit: the member's size is at most `WHOLE_MAX` and a multiple of its data's.
         let (size, compressed) = (e.size as usize, usize::try_from(e.compressed_size).unwrap_or(usize::MAX));
@@ -727,7 +728,7 @@ impl<S: Read> MemberData<S> {
         if stream.len() < compressed {
             return Err(bad(format!("its compressed data ends after {} of its {compressed} bytes", stream.len())));
         }
-        let out = whole::decompress(e.method, &stream, size, &parts, threads).map_err(bad)?;
+        let out = whole::inflate(&stream, size, &parts, threads).map_err(bad)?;
         Ok(MemberData::Whole(io::Cursor::new(out)))
     }
 }

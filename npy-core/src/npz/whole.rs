@@ -1,6 +1,6 @@
-//! A member in independent parts (`parts`, listed by its `part_index`) decompressed whole,
-//! its parts at once, each into its place: deflate's by libdeflate, Zstandard's by
-//! libzstd's one-shot decompressor. Native only: WebAssembly starts no threads.
+//! A member deflated in independent parts (`parts`, listed by its `part_index`) inflated
+//! whole, its parts at once by libdeflate, each into its place. Native only: WebAssembly
+//! starts no threads.
 //!
 //! Other members stream (`codec`), straight into the array they are read into: on one
 //! thread, NumPy's single-stream members inflated whole by libdeflate and then copied read
@@ -12,7 +12,6 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use libdeflater::{DecompressionError, Decompressor};
 
 use super::part_index::Part;
-use super::Method;
 
 /// Members in parts up to this size, read whole, are decompressed whole before they are
 /// read, for the member's size in memory besides the array read from it (as `Writer`
@@ -25,23 +24,17 @@ pub(super) const WHOLE_RATIO_MAX: u64 = 64;
 
 /// Whether a member in parts of `size` bytes, `compressed` in the archive, is
 /// decompressed whole when read whole.
-pub(super) fn decompresses_whole(size: u64, compressed: u64) -> bool {
+pub(super) fn inflates_whole(size: u64, compressed: u64) -> bool {
     size <= WHOLE_MAX && size <= compressed.saturating_mul(WHOLE_RATIO_MAX)
 }
 
-/// Decompresses `stream`, a member's data compressed by `method` in `parts` (at least
-/// one) of `size` bytes in all, on up to `threads` threads at once, each part into its
-/// place. Why not, when a part is corrupt or does not decompress to exactly its place.
-pub(super) fn decompress(
-    method: Method,
-    stream: &[u8],
-    size: usize,
-    parts: &[Part],
-    threads: usize,
-) -> Result<Vec<u8>, String> {
+/// Inflates `stream`, a member's data deflated in `parts` (at least one) of `size` bytes
+/// in all, on up to `threads` threads at once, each part into its place. Why not, when a
+/// part is corrupt or does not inflate to exactly its place.
+pub(super) fn inflate(stream: &[u8], size: usize, parts: &[Part], threads: usize) -> Result<Vec<u8>, String> {
     // Zeroed by the allocator, whose pages of zeros take memory only once written.
     let mut out = vec![0; size];
-    // Each part with the slice of `out` it decompresses into, taken in order by the threads.
+    // Each part with the slice of `out` it inflates into, taken in order by the threads.
     let mut jobs = Vec::with_capacity(parts.len());
     let mut rest = &mut out[..];
     for (k, part) in parts.iter().enumerate() {
@@ -52,7 +45,7 @@ pub(super) fn decompress(
     let jobs = Mutex::new(jobs.into_iter());
     let failed = Mutex::new(None::<(usize, String)>);
     let work = || {
-        let mut decoder = PartDecoder::new(method)?;
+        let mut decoder = PartDecoder::new();
         while lock(&failed).is_none() {
             let Some((k, part, into)) = lock(&jobs).next() else { break };
             let last = k + 1 == parts.len();
@@ -70,7 +63,7 @@ pub(super) fn decompress(
         let others: Vec<_> = (1..threads.min(parts.len())).map(|_| s.spawn(work)).collect();
         let mut started = work();
         for other in others {
-            started = started.and(other.join().unwrap_or_else(|_| Err("a decompressing thread panicked".into())));
+            started = started.and(other.join().unwrap_or_else(|_| Err("an inflating thread panicked".into())));
         }
         started
     });
@@ -85,56 +78,35 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A thread's decompressor of parts.
-enum PartDecoder {
-    /// libdeflate, and the bytes of a part given a final block.
-    Deflate(Box<Decompressor>, Vec<u8>),
-    Zstd(Box<zstd::bulk::Decompressor<'static>>),
-}
+/// A thread's inflater of parts: libdeflate, and the bytes of a part given a final block.
+struct PartDecoder(Box<Decompressor>, Vec<u8>);
 
 impl PartDecoder {
-    fn new(method: Method) -> Result<PartDecoder, String> {
-        Ok(match method {
-            Method::Zstd => PartDecoder::Zstd(Box::new(
-                zstd::bulk::Decompressor::new().map_err(|e| format!("libzstd's context: {e}"))?,
-            )),
-            Method::Deflated(_) | Method::Stored => PartDecoder::Deflate(Box::new(Decompressor::new()), Vec::new()),
-        })
+    fn new() -> PartDecoder {
+        PartDecoder(Box::new(Decompressor::new()), Vec::new())
     }
 
-    /// Decompresses one part into `into`, which it must fill exactly. A deflated part but
-    /// the last ends with a flush, not a final block, so its bytes are copied and given one
-    /// (an empty final block of fixed codes: bits 1, 01, then the end code's seven 0 bits).
+    /// Inflates one part into `into`, which it must fill exactly. A part but the last ends
+    /// with a flush, not a final block, so its bytes are copied and given one (an empty
+    /// final block of fixed codes: bits 1, 01, then the end code's seven 0 bits).
     fn decode(&mut self, part: &[u8], last: bool, into: &mut [u8]) -> Result<(), String> {
         let len = into.len();
-        let made = match self {
-            PartDecoder::Deflate(decompressor, scratch) => {
-                let part = if last {
-                    part
-                } else {
-                    scratch.clear();
-                    scratch.extend_from_slice(part);
-                    scratch.extend_from_slice(&[0x03, 0x00]);
-                    scratch
-                };
-                match decompressor.deflate_decompress(part, into) {
-                    Ok(n) => n,
-                    Err(DecompressionError::InsufficientSpace) => {
-                        return Err(format!("the data inflates past the part's size of {len} bytes"))
-                    }
-                    Err(DecompressionError::BadData) => {
-                        return Err("the deflate data is corrupt (libdeflate: bad data)".to_string())
-                    }
-                }
-            }
-            // Its frames, one after another: the last part's ends with the writer's empty one.
-            PartDecoder::Zstd(decompressor) => decompressor.decompress_to_buffer(part, into).map_err(|e| {
-                format!("the Zstandard data is corrupt or runs past the part's size of {len} bytes ({e})")
-            })?,
+        let PartDecoder(decompressor, scratch) = self;
+        let part = if last {
+            part
+        } else {
+            scratch.clear();
+            scratch.extend_from_slice(part);
+            scratch.extend_from_slice(&[0x03, 0x00]);
+            scratch
         };
-        if made != len {
-            return Err(format!("the data ends after {made} of the part's {len} bytes"));
+        match decompressor.deflate_decompress(part, into) {
+            Ok(made) if made == len => Ok(()),
+            Ok(made) => Err(format!("the data ends after {made} of the part's {len} bytes")),
+            Err(DecompressionError::InsufficientSpace) => {
+                Err(format!("the data inflates past the part's size of {len} bytes"))
+            }
+            Err(DecompressionError::BadData) => Err("the deflate data is corrupt (libdeflate: bad data)".to_string()),
         }
-        Ok(())
     }
 }

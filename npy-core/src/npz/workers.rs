@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 use zip::write::{SimpleFileOptions, ZipFileBuilder};
 use zip::PreparedZipFile;
 
-use super::parts::{self, PartCodec, Unfinished};
+use super::parts::{self, Unfinished};
 use super::{zip_err, Compression};
 use crate::error::{Error, Result};
 
@@ -35,8 +35,7 @@ pub(super) const CODEC_PIECE: usize = 256 << 10;
 pub(super) enum Compressed {
     /// Compressed by the zip writer's codec, as when streamed into the archive.
     Prepared(PreparedZipFile),
-    /// Compressed in parts, its end (deflate's final block, an empty Zstandard frame) still
-    /// to come.
+    /// Deflated in parts, its final block still to come.
     Unfinished(SimpleFileOptions, Unfinished),
 }
 
@@ -114,13 +113,13 @@ impl Workers {
     }
 }
 
-/// Compresses a staged member: in parts when it is long enough to cut or to choose an
-/// encoder for (`parts`), else by the zip writer's codec, as when streamed into the
-/// archive.
+/// Compresses a staged member: deflated in parts when it is long enough to cut or to
+/// choose an encoder for (`parts`), else by the zip writer's codec, as when streamed into
+/// the archive.
 fn compress(staged: Staged, cancel: &AtomicBool) -> zip::result::ZipResult<Compressed> {
     let Staged { member, compression, options, data, threads } = staged;
-    if let Some(codec) = PartCodec::of(compression, data.len() as u64) {
-        let unfinished = parts::compress(&data, codec, threads, cancel)?;
+    if let Some(level) = parts::deflate_level(compression, data.len() as u64) {
+        let unfinished = parts::deflate(&data, level, threads, cancel)?;
         return Ok(Compressed::Unfinished(options, unfinished));
     }
     let mut builder = ZipFileBuilder::new(&member, options)?;

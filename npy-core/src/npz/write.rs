@@ -16,7 +16,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use super::part_index;
-use super::parts::{self, Filling, InlineParts, PartCodec, PartWriter, Unfinished};
+use super::parts::{self, Filling, InlineParts, PartWriter, Unfinished};
 use super::workers::{Compressed, Workers, CODEC_PIECE};
 use super::{npy_member, zip_err, Compression, GrowingFile, NPY_SUFFIX};
 #[cfg(doc)]
@@ -379,13 +379,13 @@ impl<W: Write + Seek> Writer<W> {
             let large = needs_zip64(total, compression);
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
             self.unfinished = Some(member.clone());
-            let mut body = match (compression, PartCodec::of(compression, total)) {
+            let mut body = match (compression, parts::deflate_level(compression, total)) {
                 (Compression::Stored, _) => {
                     let mut crc = crc32fast::Hasher::new();
                     self.write_stored_part(&member, &mut crc, |w| Ok(w.write_all(&head)?))?;
                     Body::Stored(crc)
                 }
-                (_, Some(codec)) => Body::Parts(Filling::new(codec), total),
+                (_, Some(level)) => Body::Parts(Filling::new(level), total),
                 (Compression::Deflated { .. } | Compression::Zstd { .. }, None) => {
                     self.piece.clear();
                     Pieces { out: &mut self.zip, piece: &mut self.piece }.write_all(&head)?;
@@ -487,9 +487,9 @@ impl<W: Write + Seek> Writer<W> {
         } else {
             self.drain_pending()?;
             self.zip.start_file(member.as_str(), compression.options(large)).map_err(|e| zip_err(Some(&member), e))?;
-            let written = match (compression, PartCodec::of(compression, total)) {
+            let written = match (compression, parts::deflate_level(compression, total)) {
                 (Compression::Stored, _) => self.write_stored(&member, total, body),
-                (_, Some(codec)) => self.write_in_parts(&member, codec, total, body),
+                (_, Some(level)) => self.write_in_parts(&member, level, total, body),
                 (Compression::Deflated { .. } | Compression::Zstd { .. }, None) => {
                     self.piece.clear();
                     let mut pieces = Pieces { out: &mut self.zip, piece: &mut self.piece };
@@ -509,23 +509,23 @@ impl<W: Write + Seek> Writer<W> {
         written
     }
 
-    /// Writes the data of the compressed member just started, `total` bytes from `body`,
-    /// compressed by `codec` in parts on worker threads as they stream in (`PartWriter`):
-    /// as [`Writer::append_in_parts`] does with a staged member's parts.
+    /// Writes the data of the deflated member just started, `total` bytes from `body`,
+    /// deflated at `level` in parts on worker threads as they stream in (`PartWriter`): as
+    /// [`Writer::append_in_parts`] does with a staged member's parts.
     fn write_in_parts(
         &mut self,
         member: &str,
-        codec: PartCodec,
+        level: u32,
         total: u64,
         body: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<()> {
         let (threads, cancel) = (self.threads, AtomicBool::new(false));
-        // SAFETY: (`get_mut`'s contract) as in `append_in_parts`: the parts are appended
-        // at the current position, the data of the compressed member just started, whose
-        // own codec, given no input, ends them (deflate's final block, an empty frame).
+        // SAFETY: (`get_mut`'s contract) as in `append_in_parts`: the parts' streams are
+        // appended at the current position, the data of the deflated member just started,
+        // whose own deflate stream, given no input, ends them with a final block.
         let inner = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
         let (crc32, len) = std::thread::scope(|scope| {
-            let mut parts = PartWriter::new(scope, inner, codec, threads, &cancel);
+            let mut parts = PartWriter::new(scope, inner, level, threads, &cancel);
             if let Err(e) = body(&mut parts) {
                 // The parts still compressing stop at their next step; the scope joins them.
                 cancel.store(true, Ordering::Relaxed);
@@ -536,7 +536,7 @@ impl<W: Write + Seek> Writer<W> {
         if len != total {
             return Err(Error::npz(Some(member), format!("{len} bytes written for a member of {total}")));
         }
-        // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`, compressed
+        // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`, deflated
         // into the parts written just now.
         unsafe { self.zip.set_file_metadata(len, crc32) }.map_err(|e| zip_err(Some(member), e))
     }
@@ -578,22 +578,22 @@ impl<W: Write + Seek> Writer<W> {
         result
     }
 
-    /// Writes bytes of the compressed member being written from `body` into its parts,
-    /// each compressed on this thread when it fills (`InlineParts`).
+    /// Writes bytes of the deflated member being written from `body` into its parts, each
+    /// deflated on this thread when it fills (`InlineParts`).
     fn write_parts(
         &mut self,
         member: &str,
         filling: &mut Filling,
         body: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<()> {
-        // SAFETY: (`get_mut`'s contract) as in `write_in_parts`: the parts are appended at
-        // the current position, the data of the compressed member being written, whose own
-        // codec, given no input, ends them (deflate's final block, an empty frame).
+        // SAFETY: (`get_mut`'s contract) as in `write_in_parts`: the parts' streams are
+        // appended at the current position, the data of the deflated member being written,
+        // whose own deflate stream, given no input, ends them with a final block.
         let out = unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
         body(&mut InlineParts { filling, out })
     }
 
-    /// Compresses the last part of the member being written (`write_parts`) and gives the
+    /// Deflates the last part of the member being written (`write_parts`) and gives the
     /// zip writer its length and CRC-32.
     fn end_parts(&mut self, member: &str, filling: &mut Filling, total: u64) -> Result<()> {
         // SAFETY: as in `write_parts`.
@@ -628,12 +628,11 @@ impl<W: Write + Seek> Writer<W> {
         }
     }
 
-    /// Appends a member compressed in parts (`parts`): its stream goes straight to the
-    /// underlying writer, as a stored member's data does, and the zip writer's own codec,
-    /// given no input, ends it when the member is closed (by the next member or
-    /// [`Writer::finish`]): deflate with an empty final block, Zstandard with an empty
-    /// frame. Its central directory entry lists where each part starts (`part_index`) when
-    /// it has several.
+    /// Appends a member deflated in parts (`parts`): its stream goes straight to the
+    /// underlying writer, as a stored member's data does, and the zip writer's own deflate
+    /// stream, given no input, ends it with an empty final block when the member is closed
+    /// (by the next member or [`Writer::finish`]). Its central directory entry lists where
+    /// each part starts (`part_index`) when it has several.
     fn append_in_parts(&mut self, member: &str, options: SimpleFileOptions, unfinished: Unfinished) -> Result<()> {
         let mut options = options.into_full_options();
         let all_but_last = &unfinished.parts[..unfinished.parts.len().saturating_sub(1)];
@@ -643,14 +642,14 @@ impl<W: Write + Seek> Writer<W> {
         self.zip.start_file(member, options).map_err(|e| zip_err(Some(member), e))?;
         let written = (|| {
             // SAFETY: (`get_mut`'s contract) the bytes are appended at the current position,
-            // the data of the compressed member just started; the zip writer's codec has no
-            // input, so all it writes, when the member is closed, is one empty final block
-            // (deflate), which ends the stream they began, or one empty frame (Zstandard).
+            // the data of the deflated member just started; the zip writer's deflate stream
+            // has no input, so all it writes, when the member is closed, is one empty final
+            // block after them, which ends the stream they began.
             let inner =
                 unsafe { self.zip.get_mut() }.ok_or_else(|| Error::npz(Some(member), "the archive is closed"))?;
             inner.write_all(&unfinished.stream)?;
-            // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`,
-            // compressed into the stream written just now.
+            // SAFETY: the member's data is the `len` bytes whose CRC-32 is `crc32`, deflated
+            // into the stream written just now.
             unsafe { self.zip.set_file_metadata(unfinished.len, unfinished.crc32) }
                 .map_err(|e| zip_err(Some(member), e))
         })();
@@ -861,7 +860,7 @@ fn needs_zip64(total: u64, compression: Compression) -> bool {
 enum Body {
     /// Stored: straight to the archive (bypassing the zip writer), hashed so far.
     Stored(crc32fast::Hasher),
-    /// Compressed in parts (`parts::InlineParts`), of the member's whole length.
+    /// Deflated in parts (`parts::InlineParts`), of the member's whole length.
     Parts(Filling, u64),
     /// Through the zip writer's codec.
     Codec,
@@ -1092,12 +1091,12 @@ mod tests {
         assert!(parts as f64 <= whole as f64 * 1.02, "{parts} bytes in parts against {whole} in one stream");
     }
 
-    /// A Zstandard member of more than a part is compressed in frames of a part each, the
-    /// same staged on three threads or streamed on one, which the zip crate's reader and
-    /// ours read back.
+    /// A Zstandard member of more than a part stays one frame, staged on three threads or
+    /// streamed on one (`zipfile`, and so `np.load`, reads one frame only), and the zip
+    /// crate's reader and ours read it back.
     #[test]
     #[cfg_attr(miri, ignore = "compresses megabytes: minutes under Miri")]
-    fn a_zstandard_member_in_parts_is_the_same_whatever_the_threads() {
+    fn a_zstandard_member_stays_one_frame_whatever_the_threads() {
         let data: Vec<u8> = (0..(9 << 20) / 4).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
         let archive = |threads: usize| {
             let mut w = Writer::new(Cursor::new(Vec::new()));
@@ -1105,20 +1104,16 @@ mod tests {
             w.add_raw("big.bin", &data).unwrap();
             w.finish().unwrap().into_inner()
         };
-        let (one, three) = (archive(1), archive(3));
-        let data_of = |bytes: &[u8]| {
-            let r = Reader::from_reader(Cursor::new(bytes)).unwrap();
+        for bytes in [archive(1), archive(3)] {
+            let r = Reader::from_reader(Cursor::new(&bytes)).unwrap();
             let m = r.members()[0].clone();
             let start = m.data_start.unwrap() as usize;
-            bytes[start..start + m.compressed_size as usize].to_vec()
-        };
-        let frames = data_of(&three);
-        assert!(data_of(&one) == frames, "other bytes on one thread");
-        // Three frames of the data, and the zip writer's empty one.
-        assert!(zstd::decode_all(&frames[..]).unwrap() == data);
-        for bytes in [&one, &three] {
-            assert!(Reader::from_reader(Cursor::new(bytes)).unwrap().read_raw("big.bin").unwrap() == data);
-            let mut z = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+            let frame = &bytes[start..start + m.compressed_size as usize];
+            let mut one = Vec::new();
+            zstd::stream::read::Decoder::new(frame).unwrap().single_frame().read_to_end(&mut one).unwrap();
+            assert!(one == data, "not one frame");
+            assert!(Reader::from_reader(Cursor::new(&bytes)).unwrap().read_raw("big.bin").unwrap() == data);
+            let mut z = zip::ZipArchive::new(Cursor::new(&bytes)).unwrap();
             let mut back = Vec::new();
             z.by_name("big.bin").unwrap().read_to_end(&mut back).unwrap();
             assert!(back == data, "the zip crate's reader");

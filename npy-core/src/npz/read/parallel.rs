@@ -28,7 +28,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{decompresses_whole, located, piped, FileAt, Members, Reader};
+use super::{inflates_whole, located, piped, FileAt, Members, Reader};
 #[cfg(doc)]
 use crate::array::DynArray;
 use crate::error::{Error, Result};
@@ -291,7 +291,7 @@ fn read_member<D: Decode, S: Read + Seek + Send>(
     };
     let source = Watched { inner: source, watch };
     let e = &members.entries[i];
-    if decompresses_whole(e) {
+    if inflates_whole(e) {
         return decode.decode(members.npy_whole_at(i, source, workers.parts)?);
     }
     if workers.piped && piped::worth_piping(e) {
