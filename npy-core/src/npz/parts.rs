@@ -82,7 +82,7 @@ pub(super) fn deflate(data: &[u8], level: u32, threads: usize, cancel: &AtomicBo
             }
         }
     };
-    let (mut done, crc32) = std::thread::scope(|s| {
+    let (done, crc32) = std::thread::scope(|s| {
         let others: Vec<_> = (1..threads.min(count)).map(|_| s.spawn(work)).collect();
         let crc32 = crc32fast::hash(data);
         let mut done = work();
@@ -93,15 +93,16 @@ pub(super) fn deflate(data: &[u8], level: u32, threads: usize, cancel: &AtomicBo
         }
         (done, crc32)
     });
-    done.sort_by_key(|(k, _)| *k);
+    // Each part in its place (no sort: its code would weigh on WebAssembly's budget).
+    let mut slots: Vec<Option<io::Result<Vec<u8>>>> = std::iter::repeat_with(|| None).take(count).collect();
+    for (k, compressed) in done {
+        slots[k] = Some(compressed);
+    }
     let (mut stream, mut lens) = (Vec::new(), Vec::with_capacity(count));
-    for (_, compressed) in done {
-        let compressed = compressed?;
+    for slot in slots {
+        let compressed = slot.unwrap_or_else(|| Err(io::Error::other("a part of the member was not deflated")))?;
         lens.push(compressed.len());
         stream.extend_from_slice(&compressed);
-    }
-    if lens.len() != count {
-        return Err(io::Error::other("a part of the member was not compressed"));
     }
     Ok(Unfinished { stream, parts: lens, crc32, len: data.len() as u64 })
 }

@@ -634,11 +634,17 @@ impl<W: Write + Seek> Writer<W> {
     /// (by the next member or [`Writer::finish`]). Its central directory entry lists where
     /// each part starts (`part_index`) when it has several.
     fn append_in_parts(&mut self, member: &str, options: SimpleFileOptions, unfinished: Unfinished) -> Result<()> {
-        let mut options = options.into_full_options();
-        let all_but_last = &unfinished.parts[..unfinished.parts.len().saturating_sub(1)];
-        if let Some(index) = part_index::encode(parts::PART, all_but_last) {
-            options.add_extra_field(part_index::ID, index, true).map_err(|e| zip_err(Some(member), e))?;
-        }
+        // WebAssembly stages no member (it has one thread), and its module would carry the
+        // zip writer's checks of extra fields for nothing (2 KB of its gzipped budget).
+        #[cfg(not(target_family = "wasm"))]
+        let options = {
+            let mut options = options.into_full_options();
+            let all_but_last = &unfinished.parts[..unfinished.parts.len().saturating_sub(1)];
+            if let Some(index) = part_index::encode(parts::PART, all_but_last) {
+                options.add_extra_field(part_index::ID, index, true).map_err(|e| zip_err(Some(member), e))?;
+            }
+            options
+        };
         self.zip.start_file(member, options).map_err(|e| zip_err(Some(member), e))?;
         let written = (|| {
             // SAFETY: (`get_mut`'s contract) the bytes are appended at the current position,
