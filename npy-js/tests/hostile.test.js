@@ -41,6 +41,10 @@ because("loads", "an object array's shape is its pickle's, as np.load takes it; 
 because("loads", "a member is read by the name its zip headers give, as NumPy's zipfile reads it; npy check refuses an archive the zip crate reads otherwise (a Unicode Path extra field)", [
   "unicode_path_renames.npz",
 ]);
+because("loads", "a member's part index lies about its data: npy's native whole reads, which inflate the parts at once by it, refuse it, and npy check checks it; JavaScript, as NumPy, inflates the stream itself, which is whole", [
+  "part_index_early.npz", "part_index_late.npz", "part_index_past_its_part.npz", "part_index_past_the_data.npz",
+  "part_index_too_long.npz", "part_index_version.npz",
+]);
 because("refused", "WebAssembly is 32-bit: a dimension or element count over 2^31 - 1 is refused, even of an array of no bytes (README: Errors and limits)", [
   "empty_record_1e18.npy", "empty_record_2d.npy", "s0_1e17_as_bytes5.npy", "u0_1e17_as_ucs4.npy", "v0_1e18.npy", "v0_as_f64.npy",
   "v0_isize_max.npy", "view_v0_1e18.npy", "view_zero_axis.npy", "view_zero_axis_range.npy", "zero_axis_isize_max.npy",
