@@ -850,7 +850,10 @@ pub(super) const JS: Part = Part {
         // Issue 82: a small load at most twice npyjs's, a page of small tiles pays it a tile.
         ("100 <f8: npy / npyjs", "small_npy", "small_npyjs", Goal::AtMost(2.0)),
         ("traces' columns / one copy", "traces_npy", "traces_copy", Goal::AtMost(3.0)),
-        ("deflated npz: npy / fflate + npyjs", "npz_npy", "npz_fflate", Goal::AtMost(1.0)),
+        // Issue 82: a deflated member inflates in at most 0.7 of fflate's time, a Zstandard
+        // one in 0.3 (each with npyjs's parse of the member).
+        ("deflated npz: npy / fflate + npyjs", "npz_npy", "npz_fflate", Goal::AtMost(0.7)),
+        ("Zstandard npz: npy / fflate + npyjs", "zstd_npy", "npz_fflate", Goal::AtMost(0.3)),
         ("npy: Zstandard npz / deflated npz", "zstd_npy", "npz_npy", Goal::AtMost(1.0)),
         ("module after gzip -9", "wasm_gzip", "", Goal::BytesAtMost(crate::js::MAX_GZIPPED)),
         ("viewer: traces to first rows", "viewer_open", "", Goal::SecondsAtMost(1.0)),
@@ -860,7 +863,6 @@ pub(super) const JS: Part = Part {
         ("viewer: bytes read for the overview", "viewer_overview_bytes", "", Goal::BytesAtMost(16_000_000)),
         ("viewer: a slice of a 2 GB volume", "viewer_slice", "", Goal::SecondsAtMost(0.1)),
         ("viewer: statistics of a 1 GB column", "viewer_stats", "", Goal::RateAtLeast(500e6)),
-        ("Zstandard npz: npy / fflate + npyjs", "zstd_npy", "npz_fflate", Goal::Context),
         ("fflate + npyjs / unzipSync alone", "npz_fflate", "npz_unzip_fflate", Goal::Context),
         ("viewer: statistics / File reads alone", "viewer_stats", "viewer_stats_floor", Goal::Context),
     ],
