@@ -254,8 +254,11 @@ describe("the image view in Chromium", { timeout: 300_000 }, () => {
     assert.equal(region[1][2], 1, "columns at full density");
     const after = await page.evaluate(() => globalThis.sliced);
     const [rows, cols] = [region[0][1] - region[0][0], region[1][1] - region[1][0]];
-    // Rows 128 KiB apart, each read alone: exactly the region's bytes.
-    assert.equal(after, rows * cols * 4, `the zoom read ${after} bytes for ${rows} x ${cols} pixels`);
+    // Rows 128 KiB apart, each read alone: exactly the region's bytes, and at most the one
+    // pixel a key says at the canvas's centre (image.js's showPixel: a read of its 4 bytes),
+    // whose landing races the counter's reset (it landed after it on an idle machine).
+    const region4 = rows * cols * 4;
+    assert.ok(after === region4 || after === region4 + 4, `the zoom read ${after} bytes for ${rows} x ${cols} pixels (${region4})`);
     // The region's pixels, coloured with the overview's contrast, are NumPy's.
     const overviewIndex = await page.$eval(canvasOf, (el) => el.dataset.slice);
     const want = JSON.parse(numpy("large-colours", join(OUT, "large.npy"), overviewIndex, JSON.stringify(region), COLORMAPS));
