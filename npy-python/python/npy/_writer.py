@@ -53,10 +53,11 @@ class NpzWriter:
 
     The same arrays added in the same order give the same members' bytes, whatever the
     threads (members are dated 1980-01-01); a member compressed on a worker thread also
-    gets a part index in the directory, by which readers inflate its parts at once. Members are compressed with the GIL released: those
-    up to 16 MiB on worker threads (one per CPU) while ``add`` returns, larger ones from
-    the array's memory as they go into the archive, never copied whole. Adding a name
-    twice raises ``ValueError``, as does adding to a closed writer.
+    gets a part index in the directory, by which readers inflate its parts at once.
+    Members are compressed with the GIL released: those up to 16 MiB on worker threads
+    (one per CPU) while ``add`` returns, larger ones from the array's memory as they go
+    into the archive, never copied whole. Adding a name twice raises ``ValueError``, as
+    does adding to a closed writer.
     """
 
     def __init__(
