@@ -30,8 +30,8 @@ use std::thread::{Scope, ScopedJoinHandle};
 use super::encoder::{self, CUT_LEVEL_MIN};
 use super::Compression;
 
-/// The length of a member's parts: each compresses on a thread, and decompresses on one
-/// when read. A deflate cut costs tens of bytes, which weigh most on data that deflates
+/// The length of a member's parts: each deflates on a thread, and inflates on one when
+/// read. A cut costs tens of bytes, which weigh most on data that deflates
 /// the most: parts of 1 MiB gave zeros 1.6% more at level 6, parts of 2 MiB 0.7%.
 pub(super) const PART: usize = 4 << 20;
 
@@ -93,8 +93,7 @@ pub(super) fn deflate(data: &[u8], level: u32, threads: usize, cancel: &AtomicBo
         let crc32 = crc32fast::hash(data);
         let mut done = work();
         for other in others {
-            let theirs =
-                other.join().unwrap_or_else(|_| vec![(0, Err(io::Error::other("a compression thread panicked")))]);
+            let theirs = other.join().unwrap_or_else(|_| vec![(0, Err(io::Error::other("a deflate thread panicked")))]);
             done.extend(theirs);
         }
         (done, crc32)
@@ -135,13 +134,13 @@ impl Filling {
         (n, self.part.len() == PART)
     }
 
-    /// The part, to be compressed; the next part begins.
+    /// The part, to be deflated; the next part begins.
     fn hand_over(&mut self) -> Vec<u8> {
         std::mem::replace(&mut self.part, Vec::with_capacity(PART))
     }
 
-    /// Compresses the part on this thread and writes it to `out`; the next part begins.
-    fn compress_to(&mut self, out: &mut impl Write, cancel: &AtomicBool) -> io::Result<()> {
+    /// Deflates the part on this thread and writes it to `out`; the next part begins.
+    fn deflate_to(&mut self, out: &mut impl Write, cancel: &AtomicBool) -> io::Result<()> {
         let stream = encoder::deflate_chosen(&self.part, self.level, cancel)?;
         self.part.clear();
         out.write_all(&stream)
@@ -153,10 +152,10 @@ impl Filling {
     }
 }
 
-/// Compresses a member as it is written, in parts of [`PART`] on up to `threads` scoped
+/// Deflates a member as it is written, in parts of [`PART`] on up to `threads` scoped
 /// threads at once, writing the parts to `out` in order as they finish (as [`deflate`]
 /// gives them); the caller's thread goes on taking data meanwhile (with one thread, it
-/// compresses each part itself). [`PartWriter::finish`] compresses the rest and gives the
+/// deflates each part itself). [`PartWriter::finish`] deflates the rest and gives the
 /// CRC-32 and length of all that was written.
 pub(super) struct PartWriter<'scope, 'env, W: Write> {
     scope: &'scope Scope<'scope, 'env>,
@@ -179,13 +178,13 @@ impl<'scope, 'env, W: Write> PartWriter<'scope, 'env, W> {
         PartWriter { scope, out, threads: threads.max(1), cancel, filling, running }
     }
 
-    /// Starts compressing the filled part on a thread of its own, first writing out the
-    /// oldest parts while all threads are busy; with one thread, compresses it here, as
+    /// Starts deflating the filled part on a thread of its own, first writing out the
+    /// oldest parts while all threads are busy; with one thread, deflates it here, as
     /// always in WebAssembly, which starts no threads (and whose module then holds no
     /// thread's code for this: 828 bytes of its gzipped budget).
     fn start_part(&mut self) -> io::Result<()> {
         if self.threads == 1 || cfg!(target_family = "wasm") {
-            return self.filling.compress_to(self.out, self.cancel);
+            return self.filling.deflate_to(self.out, self.cancel);
         }
         while self.running.len() >= self.threads {
             self.write_oldest()?;
@@ -199,12 +198,11 @@ impl<'scope, 'env, W: Write> PartWriter<'scope, 'env, W> {
     /// Waits for the oldest part and writes its stream out.
     fn write_oldest(&mut self) -> io::Result<()> {
         let Some(oldest) = self.running.pop_front() else { return Ok(()) };
-        let stream = oldest.join().unwrap_or_else(|_| Err(io::Error::other("a compression thread panicked")))?;
+        let stream = oldest.join().unwrap_or_else(|_| Err(io::Error::other("a deflate thread panicked")))?;
         self.out.write_all(&stream)
     }
 
-    /// Compresses the last part and writes every part out: the CRC-32 and length of the
-    /// data.
+    /// Deflates the last part and writes every part out: the CRC-32 and length of the data.
     pub(super) fn finish(mut self) -> io::Result<(u32, u64)> {
         if !self.filling.part.is_empty() {
             self.start_part()?;
@@ -230,7 +228,7 @@ impl<W: Write> Write for PartWriter<'_, '_, W> {
     }
 }
 
-/// A member written a little at a time (`Writer::start_array`), compressed in the parts a
+/// A member written a little at a time (`Writer::start_array`), deflated in the parts a
 /// [`PartWriter`] with one thread makes, on the caller's thread as each fills: `filling`
 /// kept between writes, `out` the archive's writer.
 pub(super) struct InlineParts<'a, W: Write> {
@@ -239,10 +237,10 @@ pub(super) struct InlineParts<'a, W: Write> {
 }
 
 impl<W: Write> InlineParts<'_, W> {
-    /// Compresses the last part and writes it out: the CRC-32 and length of the data.
+    /// Deflates the last part and writes it out: the CRC-32 and length of the data.
     pub(super) fn finish(self) -> io::Result<(u32, u64)> {
         if !self.filling.part.is_empty() {
-            self.filling.compress_to(self.out, &AtomicBool::new(false))?;
+            self.filling.deflate_to(self.out, &AtomicBool::new(false))?;
         }
         Ok(self.filling.sum())
     }
@@ -252,7 +250,7 @@ impl<W: Write> Write for InlineParts<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let (n, full) = self.filling.take(buf);
         if full {
-            self.filling.compress_to(self.out, &AtomicBool::new(false))?;
+            self.filling.deflate_to(self.out, &AtomicBool::new(false))?;
         }
         Ok(n)
     }

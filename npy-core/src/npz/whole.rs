@@ -47,7 +47,7 @@ pub(super) fn inflate(stream: &[u8], size: usize, parts: &[Part], threads: usize
     let work = || {
         let mut decoder = PartDecoder::new();
         while lock(&failed).is_none() {
-            let Some((k, part, into)) = lock(&jobs).next() else { break };
+            let Some((k, part, into)) = lock(&jobs).next() else { return };
             let last = k + 1 == parts.len();
             if let Err(why) = decoder.decode(&stream[part.compressed.clone()], last, into) {
                 let mut failed = lock(&failed);
@@ -57,19 +57,16 @@ pub(super) fn inflate(stream: &[u8], size: usize, parts: &[Part], threads: usize
                 }
             }
         }
-        Ok::<(), String>(())
     };
-    let started = std::thread::scope(|s| {
+    let joined = std::thread::scope(|s| {
         let others: Vec<_> = (1..threads.min(parts.len())).map(|_| s.spawn(work)).collect();
-        let mut started = work();
-        for other in others {
-            started = started.and(other.join().unwrap_or_else(|_| Err("an inflating thread panicked".into())));
-        }
-        started
+        work();
+        others.into_iter().map(|other| other.join()).fold(Ok(()), Result::and)
     });
     match failed.into_inner().unwrap_or_else(PoisonError::into_inner) {
         Some((_, why)) => Err(why),
-        None => started.map(|()| out),
+        None if joined.is_err() => Err("an inflating thread panicked".to_string()),
+        None => Ok(out),
     }
 }
 
