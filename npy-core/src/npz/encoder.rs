@@ -1,17 +1,21 @@
 //! One part of a deflated member, deflated by the fastest encoder that comes within
 //! [`SIZE_MARGIN`] of zlib's size for it. zlib at the asked level is what CPython (and so
 //! `np.savez_compressed`) writes; it is the reference and the fallback. The others are
-//! tried in a fixed order, fastest first, on a [`SAMPLE`] of four slices along the part,
-//! deflated by zlib too: measured, not guessed, and the same bytes every time for the
-//! same data.
+//! tried in a fixed order, fastest first, on a sample of slices along the part (four;
+//! two below a MiB), deflated by zlib too: measured, not guessed, and the same bytes every
+//! time for the same data.
 //!
-//! Why these, one core, the deflate bench's kinds (CHANGELOG, issue 82): zlib-rs's Huffman
-//! coding alone (random floats: 0.997 of zlib's size in 0.2 of its time), its run-length
-//! matching (zeros: 1.000, 0.08), libdeflate at level 2 (samples, walks, ids, images: 0.99
-//! to 1.006 in 0.08 to 0.5) and 6, zlib-rs at 4 (small integers: 0.996 in 0.31, 1.012 in
-//! 0.24). None of libdeflate's levels is both near zlib's size and fast on every kind;
-//! zlib-rs below level 9 skips the 3-byte matches arrays of numbers are full of. Each is
-//! right on some kinds only, so the sample decides.
+//! Why these, one core, whole arrays of the deflate bench's kinds against zlib 6 (size,
+//! time; CHANGELOG, issue 82): zlib-rs's run-length matching (zeros: 1.000, 0.09; random
+//! floats: 0.997, 0.21), libdeflate at level 2 (samples, walks, ids, images: 0.99 to 1.006
+//! in 0.05 to 0.56), zlib-rs at 4 (small integers: 1.012 in 0.21) and 5 (integers 0-49:
+//! 0.958 in 0.30), libdeflate 6. None of libdeflate's levels is both near zlib's size and
+//! fast on every kind; zlib-rs below level 6 skips the 3-byte matches arrays of numbers are
+//! full of. Each is right on some kinds only, so the sample decides. zlib-rs's Huffman
+//! coding alone, tried first before, was only 0.024 faster than its runs on random floats
+//! and twice zlib's time per byte on data that deflates well, where every part paid for
+//! trying it. Text of `<U8` words is nobody's: zlib-rs 6 and libdeflate 7 come nearest
+//! (0.999 in 0.94; 1.028 in 0.92), so it stays zlib's.
 //!
 //! Every encoder deflates a part on its own (nothing in it copies from the data before it,
 //! so readers can inflate parts at once: `part_index`) and leaves its stream open, as
@@ -30,13 +34,21 @@ use zlib_rs::{Deflate, DeflateConfig, DeflateFlush, Strategy};
 
 /// Input handed to an encoder at a time, so a dropped archive stops a part soon.
 const STEP: usize = 1 << 20;
-/// The bytes of a part the encoders are measured on, in slices of deflate's window (32
-/// KiB): slices of 16 KiB let libdeflate's sample of a ramp of floats match zlib's where
-/// the part was 1.35 times zlib's size. zlib's time on it is what choosing costs most:
-/// 1/32 of a part of 4 MiB.
-pub(super) const SAMPLE: usize = 128 << 10;
-/// How many slices of a part the sample is made of.
-const SLICES: usize = 4;
+/// The slices of a part the encoders are measured on are deflate's window (32 KiB) long:
+/// slices of 16 KiB ranked libdeflate 2 on a ramp of floats at 0.977 of zlib's size where
+/// the part was 1.347 times it (32 KiB: 1.036).
+const SLICE: usize = 32 << 10;
+/// A part's sample, four slices (1/32 of a part of 4 MiB); zlib's time on it is what
+/// choosing costs most.
+pub(super) const SAMPLE: usize = 4 * SLICE;
+/// The shortest part an encoder is chosen for. Below [`SMALL`] the sample is two slices.
+const CHOICE_MIN: usize = 256 << 10;
+/// Parts shorter than this are sampled in two slices, and chosen for only if zlib leaves
+/// more than a tenth of the sample. Data zlib shrinks further it deflates at a byte every
+/// 2 ns or so, and no candidate was three times faster there, so the sample and the trials
+/// cost more than they saved: the traces' 800 KB of start times (1%), by libdeflate 6 in
+/// 0.56 of zlib's time, took 1.07 of NumPy's time in all against 0.89 by zlib alone.
+const SMALL: usize = 1 << 20;
 /// How much larger than zlib's a candidate's sample may deflate and still be chosen. The
 /// members' goal is 1.02 of NumPy's size; the rest is left for a sample that says less
 /// than the whole part.
@@ -45,8 +57,6 @@ const SIZE_MARGIN: f64 = 1.015;
 /// An encoder of deflate parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Encoder {
-    /// zlib-rs's Huffman coding alone: no matches.
-    Huffman,
     /// zlib-rs's matches of the byte before only (runs).
     Runs,
     /// libdeflate at a level.
@@ -62,20 +72,19 @@ pub(super) enum Encoder {
 /// (`chosen_by_sample`), and a part is zlib's (there zlib-rs's).
 #[cfg(not(any(target_family = "wasm", miri)))]
 const CANDIDATES: [Encoder; 5] =
-    [Encoder::Huffman, Encoder::Runs, Encoder::Libdeflate(2), Encoder::ZlibRs(4), Encoder::Libdeflate(6)];
+    [Encoder::Runs, Encoder::Libdeflate(2), Encoder::ZlibRs(4), Encoder::ZlibRs(5), Encoder::Libdeflate(6)];
 
 #[cfg(any(target_family = "wasm", miri))]
 const CANDIDATES: [Encoder; 0] = [];
 
 /// Whether members of `len` bytes deflated at `level` go through [`deflate_chosen`], part
-/// by part, rather than whole through zlib: those long enough for a sample to pay (below 1
-/// MiB, choosing took half again zlib's time: 800 KB of floats in 7.3 ms against NumPy's
-/// 5.5), where C builds, at levels that cut members into parts (`parts`) up to
-/// NumPy's, 6. Above it
-/// zlib is asked for its smallest, which a sample's margin does not promise: sparse data
-/// (a 1 every 4,099 zeros) was 2.8% larger by runs than by zlib at level 9.
+/// by part, rather than whole through zlib: those long enough to choose for
+/// ([`CHOICE_MIN`]), where C builds, at levels that cut members into parts (`parts`) up
+/// to NumPy's, 6. Above it zlib is asked for its smallest, which a sample's margin does
+/// not promise: sparse data (a 1 every 4,099 zeros) was 2.8% larger by runs than by zlib
+/// at level 9.
 pub(super) fn chosen_by_sample(len: u64, level: u32) -> bool {
-    !CANDIDATES.is_empty() && len >= 8 * SAMPLE as u64 && (CUT_LEVEL_MIN..=CHOICE_LEVEL_MAX).contains(&level)
+    !CANDIDATES.is_empty() && len >= CHOICE_MIN as u64 && (CUT_LEVEL_MIN..=CHOICE_LEVEL_MAX).contains(&level)
 }
 
 /// The lowest level whose members are cut. At levels 1 to 3 (zlib's fast matcher, which
@@ -87,29 +96,34 @@ pub(super) const CUT_LEVEL_MIN: u32 = 4;
 /// The highest level whose parts are deflated by [`deflate_chosen`]'s encoder.
 const CHOICE_LEVEL_MAX: u32 = 6;
 
-/// `part` deflated at `level` (4 to 9) by the first candidate whose [`SAMPLE`] of it
-/// deflates within [`SIZE_MARGIN`] of zlib's, its stream left open; by zlib when none
-/// does, above [`CHOICE_LEVEL_MAX`], or for a part shorter than two samples (it costs
-/// little either way). The sample's sizes say how the encoders compare, not what the
+/// `part` deflated at `level` (4 to 9) by the first candidate whose sample of it (four
+/// slices, two below [`SMALL`]) deflates within [`SIZE_MARGIN`] of zlib's, its stream left
+/// open; by zlib when none does, above [`CHOICE_LEVEL_MAX`], for a part shorter than
+/// [`CHOICE_MIN`] (it costs little either way) or a [`SMALL`] one zlib shrinks well. The
+/// sample's sizes say how the encoders compare, not what the
 /// part's size will be: zlib's size for a part of the bench's traces was 3.9 times its
 /// sample's scaled, and 0.46 for an image's, while libdeflate 2's stayed within 1.4% of
 /// zlib's on both, sample and part.
 pub(super) fn deflate_chosen(part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let zlib = Encoder::Zlib(level);
-    if CANDIDATES.is_empty() || part.len() < 2 * SAMPLE || level > CHOICE_LEVEL_MAX {
+    if CANDIDATES.is_empty() || part.len() < CHOICE_MIN || level > CHOICE_LEVEL_MAX {
         return deflate(zlib, part, cancel);
     }
-    // Slices from the part's eighths 1, 3, 5 and 7, so that a part that changes along its
-    // length (zeros, then numbers) is sampled for each.
-    let slice = SAMPLE / SLICES;
-    let sample: Vec<u8> = (0..SLICES)
+    // Slices from the part's eighths 1, 3, 5 and 7 (quarters 1 and 3 of a small part), so
+    // that a part that changes along its length (zeros, then numbers) is sampled for each.
+    let slices = if part.len() < SMALL { 2 } else { SAMPLE / SLICE };
+    let sample: Vec<u8> = (0..slices)
         .flat_map(|i| {
-            let start = (part.len() * (2 * i + 1) / (2 * SLICES)).min(part.len() - slice);
-            &part[start..start + slice]
+            let start = (part.len() * (2 * i + 1) / (2 * slices)).min(part.len() - SLICE);
+            &part[start..start + SLICE]
         })
         .copied()
         .collect();
-    let reference = deflated_len(zlib, &sample)? as f64 * SIZE_MARGIN;
+    let zlib_len = deflated_len(zlib, &sample)?;
+    if part.len() < SMALL && zlib_len * 10 <= sample.len() {
+        return deflate(zlib, part, cancel);
+    }
+    let reference = zlib_len as f64 * SIZE_MARGIN;
     for candidate in CANDIDATES {
         if deflated_len(candidate, &sample)? as f64 <= reference {
             return deflate(candidate, part, cancel);
@@ -136,8 +150,6 @@ pub(super) fn deflate(encoder: Encoder, part: &[u8], cancel: &AtomicBool) -> io:
         Encoder::Zlib(level) => zlib(level, part, cancel),
         #[cfg(not(any(target_family = "wasm", miri)))]
         Encoder::Libdeflate(level) => libdeflate(level, part, cancel),
-        #[cfg(not(any(target_family = "wasm", miri)))]
-        Encoder::Huffman => zlib_rs(DeflateConfig { strategy: Strategy::HuffmanOnly, ..config(6) }, part, cancel),
         #[cfg(not(any(target_family = "wasm", miri)))]
         Encoder::Runs => zlib_rs(DeflateConfig { strategy: Strategy::Rle, ..config(6) }, part, cancel),
         #[cfg(not(any(target_family = "wasm", miri)))]
@@ -406,17 +418,20 @@ mod tests {
         }
     }
 
-    /// The sample chooses by size: random floats go to Huffman coding, zeros to runs; each
-    /// kind's part is within 2% of zlib's size, and a short part or level 9 is zlib's.
+    /// The sample chooses by size: random floats and zeros go to runs, small integers to
+    /// zlib-rs at 4 or 5; each kind's part is within 2% of zlib's size, and a short part or
+    /// level 9 is zlib's.
     #[test]
     fn the_sample_chooses_the_first_encoder_within_the_margin() {
         let cancel = AtomicBool::new(false);
         let ours = |data: &[u8], level| deflate_chosen(data, level, &cancel).unwrap();
         let by = |encoder, data: &[u8]| deflate(encoder, data, &cancel).unwrap();
         let kinds = kinds(1 << 20);
-        assert!(ours(&kinds[0].1, 6) == by(Encoder::Huffman, &kinds[0].1));
+        assert!(ours(&kinds[0].1, 6) == by(Encoder::Runs, &kinds[0].1));
         assert!(ours(&kinds[1].1, 6) == by(Encoder::Runs, &kinds[1].1));
-        let short = &kinds[0].1[..2 * SAMPLE - 1];
+        let small_ints = ours(&kinds[3].1, 6);
+        assert!(small_ints == by(Encoder::ZlibRs(4), &kinds[3].1) || small_ints == by(Encoder::ZlibRs(5), &kinds[3].1));
+        let short = &kinds[0].1[..CHOICE_MIN - 1];
         assert!(ours(short, 6) == by(Encoder::Zlib(6), short));
         assert!(ours(&kinds[0].1, 9) == by(Encoder::Zlib(9), &kinds[0].1));
         for (what, data) in &kinds {
@@ -434,6 +449,26 @@ mod tests {
         let zlib = deflate(Encoder::Zlib(4), &ramp, &cancel).unwrap();
         assert!(by_libdeflate.len() as f64 > zlib.len() as f64 * 1.1, "no longer flattered");
         assert!(deflate_chosen(&ramp, 4, &cancel).unwrap() == zlib);
+    }
+
+    /// Parts under a MiB: a counter of `<i4` (zlib leaves a third) goes to libdeflate 2;
+    /// start times zlib shrinks to 1% stay zlib's; a short ramp of floats, which libdeflate
+    /// 2 deflates to 1.3 times zlib's size, stays within the margin.
+    #[test]
+    fn small_parts_are_chosen_for_only_where_zlib_is_slow() {
+        let cancel = AtomicBool::new(false);
+        let ids: Vec<u8> = (0..100_000i32).flat_map(i32::to_le_bytes).collect();
+        assert!(deflate_chosen(&ids, 6, &cancel).unwrap() == deflate(Encoder::Libdeflate(2), &ids, &cancel).unwrap());
+        let t0: Vec<u8> = (0..100_000).flat_map(|i| ((i % 1000) as f64 * 0.001).to_le_bytes()).collect();
+        assert!(deflate_chosen(&t0, 6, &cancel).unwrap() == deflate(Encoder::Zlib(6), &t0, &cancel).unwrap());
+        let ramp: Vec<u8> = (0..80_000).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
+        let (ours, zlib) = (
+            deflate_chosen(&ramp, 6, &cancel).unwrap().len(),
+            deflate(Encoder::Zlib(6), &ramp, &cancel).unwrap().len(),
+        );
+        assert!(ours as f64 <= zlib as f64 * 1.02, "a ramp: {ours} against zlib's {zlib}");
+        let by_libdeflate = deflate(Encoder::Libdeflate(2), &ramp, &cancel).unwrap().len();
+        assert!(by_libdeflate as f64 > zlib as f64 * 1.1, "no longer flattered: {by_libdeflate} against {zlib}");
     }
 
     /// What `open` is given is libdeflate's own output; anything else is an error, not a
