@@ -2,7 +2,7 @@
 //! [`SIZE_MARGIN`] of zlib's size for it. zlib at the asked level is what CPython (and so
 //! `np.savez_compressed`) writes; it is the reference and the fallback. The others are
 //! tried in a fixed order, fastest first, on a sample of slices along the part (four;
-//! two below a MiB), deflated by zlib too: measured, not guessed, and the same bytes every
+//! one, the middle, below a MiB), deflated by zlib too: measured, not guessed, and the same bytes every
 //! time for the same data.
 //!
 //! Why these, one core, whole arrays of the deflate bench's kinds against zlib 6 (size,
@@ -41,13 +41,15 @@ const SLICE: usize = 32 << 10;
 /// A part's sample, four slices (1/32 of a part of 4 MiB); zlib's time on it is what
 /// choosing costs most.
 pub(super) const SAMPLE: usize = 4 * SLICE;
-/// The shortest part an encoder is chosen for. Below [`SMALL`] the sample is two slices.
+/// The shortest part an encoder is chosen for. Below [`SMALL`] the sample is one slice.
 const CHOICE_MIN: usize = 256 << 10;
-/// Parts shorter than this are sampled in two slices, and chosen for only if zlib leaves
-/// more than a tenth of the sample. Data zlib shrinks further it deflates at a byte every
-/// 2 ns or so, and no candidate was three times faster there, so the sample and the trials
-/// cost more than they saved: the traces' 800 KB of start times (1%), by libdeflate 6 in
-/// 0.56 of zlib's time, took 1.07 of NumPy's time in all against 0.89 by zlib alone.
+/// Parts shorter than this are sampled in one slice, their middle, and chosen for only if
+/// zlib leaves more than a tenth of it. zlib's time on the sample weighs most there: two
+/// slices were 16% of it for the traces' 400 KB of ids (zlib: 67 ns a byte), whose write
+/// took 0.24 of NumPy's time (one: 0.17). Data zlib shrinks further it deflates at a byte
+/// every 2 ns or so, and no candidate was three times faster there, so the trials cost
+/// more than they saved: the traces' 800 KB of start times (1%), by libdeflate 6 in 0.56
+/// of zlib's time, took 1.07 of NumPy's time in all against 0.89 by zlib alone.
 const SMALL: usize = 1 << 20;
 /// How much larger than zlib's a candidate's sample may deflate and still be chosen. The
 /// members' goal is 1.02 of NumPy's size; the rest is left for a sample that says less
@@ -97,7 +99,7 @@ pub(super) const CUT_LEVEL_MIN: u32 = 4;
 const CHOICE_LEVEL_MAX: u32 = 6;
 
 /// `part` deflated at `level` (4 to 9) by the first candidate whose sample of it (four
-/// slices, two below [`SMALL`]) deflates within [`SIZE_MARGIN`] of zlib's, its stream left
+/// slices, one below [`SMALL`]) deflates within [`SIZE_MARGIN`] of zlib's, its stream left
 /// open; by zlib when none does, above [`CHOICE_LEVEL_MAX`], for a part shorter than
 /// [`CHOICE_MIN`] (it costs little either way) or a [`SMALL`] one zlib shrinks well. The
 /// sample's sizes say how the encoders compare, not what the
@@ -109,9 +111,9 @@ pub(super) fn deflate_chosen(part: &[u8], level: u32, cancel: &AtomicBool) -> io
     if CANDIDATES.is_empty() || part.len() < CHOICE_MIN || level > CHOICE_LEVEL_MAX {
         return deflate(zlib, part, cancel);
     }
-    // Slices from the part's eighths 1, 3, 5 and 7 (quarters 1 and 3 of a small part), so
-    // that a part that changes along its length (zeros, then numbers) is sampled for each.
-    let slices = if part.len() < SMALL { 2 } else { SAMPLE / SLICE };
+    // Slices from the part's eighths 1, 3, 5 and 7 (the middle of a small part), so that a
+    // part that changes along its length (zeros, then numbers) is sampled for each.
+    let slices = if part.len() < SMALL { 1 } else { SAMPLE / SLICE };
     let sample: Vec<u8> = (0..slices)
         .flat_map(|i| {
             let start = (part.len() * (2 * i + 1) / (2 * slices)).min(part.len() - SLICE);
@@ -236,7 +238,13 @@ fn libdeflate(level: i32, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8
     for piece in part.chunks(LIBDEFLATE_PIECE) {
         interrupted(cancel)?;
         let at = out.len();
-        out.extend_from_slice(&libdeflate_whole(&mut c, piece)?);
+        let stream = libdeflate_whole(&mut c, piece)?;
+        // A part is one piece (`PART` is no longer): it keeps libdeflate's buffer, uncopied.
+        if out.is_empty() {
+            out = stream;
+        } else {
+            out.extend_from_slice(&stream);
+        }
         open(&mut out, at)?;
     }
     Ok(out)
@@ -453,7 +461,7 @@ mod tests {
 
     /// Parts under a MiB: a counter of `<i4` (zlib leaves a third) goes to libdeflate 2;
     /// start times zlib shrinks to 1% stay zlib's; a short ramp of floats, which libdeflate
-    /// 2 deflates to 1.3 times zlib's size, stays within the margin.
+    /// 2 deflates to 2.4 times zlib's size, stays within the margin.
     #[test]
     fn small_parts_are_chosen_for_only_where_zlib_is_slow() {
         let cancel = AtomicBool::new(false);
@@ -461,7 +469,7 @@ mod tests {
         assert!(deflate_chosen(&ids, 6, &cancel).unwrap() == deflate(Encoder::Libdeflate(2), &ids, &cancel).unwrap());
         let t0: Vec<u8> = (0..100_000).flat_map(|i| ((i % 1000) as f64 * 0.001).to_le_bytes()).collect();
         assert!(deflate_chosen(&t0, 6, &cancel).unwrap() == deflate(Encoder::Zlib(6), &t0, &cancel).unwrap());
-        let ramp: Vec<u8> = (0..80_000).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
+        let ramp: Vec<u8> = (600_000..670_000).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
         let (ours, zlib) = (
             deflate_chosen(&ramp, 6, &cancel).unwrap().len(),
             deflate(Encoder::Zlib(6), &ramp, &cancel).unwrap().len(),
