@@ -200,6 +200,20 @@ fn zeroed_vec<T>(n: usize) -> Result<Vec<T>> {
     Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), 0, n) })
 }
 
+/// `n` zero bytes allocated as [`Buffer::zeroed`] allocates (by `calloc`, huge pages when
+/// large), so that filling them costs a fraction of the page faults: a member inflated
+/// whole, a member staged for a writer's worker (cleared, its capacity kept).
+///
+/// # Errors
+/// As [`Buffer::zeroed`].
+pub(crate) fn zeroed_bytes(n: usize) -> Result<Vec<u8>> {
+    let mut v = zeroed_vec::<u8>(n)?;
+    // SAFETY:
+    // - the capacity is `n` bytes (`zeroed_vec`), all zeroed: `n` initialized `u8`s.
+    unsafe { v.set_len(n) };
+    Ok(v)
+}
+
 /// Zeroed bytes to fill in place, allocated as npy's reads allocate their buffers: by
 /// `calloc` (fresh pages for large sizes, zeroed by the kernel on first touch, never
 /// twice) and advised to use transparent huge pages when large, so filling them costs a

@@ -32,8 +32,9 @@ pub(super) fn inflates_whole(size: u64, compressed: u64) -> bool {
 /// in all, on up to `threads` threads at once, each part into its place. Why not, when a
 /// part is corrupt or does not inflate to exactly its place.
 pub(super) fn inflate(stream: &[u8], size: usize, parts: &[Part], threads: usize) -> Result<Vec<u8>, String> {
-    // Zeroed by the allocator, whose pages of zeros take memory only once written.
-    let mut out = vec![0; size];
+    // Zeroed by the allocator, whose pages of zeros take memory only once written (huge
+    // ones when large).
+    let mut out = crate::buffer::zeroed_bytes(size).map_err(|e| e.to_string())?;
     // Each part with the slice of `out` it inflates into, taken in order by the threads.
     let mut jobs = Vec::with_capacity(parts.len());
     let mut rest = &mut out[..];
