@@ -2,7 +2,7 @@
 //! [`SIZE_MARGIN`] of zlib's size for it. zlib at the asked level is what CPython (and so
 //! `np.savez_compressed`) writes; it is the reference and the fallback. The others are
 //! tried in a fixed order, fastest first, on a sample of slices along the part (four;
-//! one, the start, below a MiB), deflated by zlib too: measured, not guessed, and the same bytes every
+//! one, the middle, below a MiB), deflated by zlib too: measured, not guessed, and the same bytes every
 //! time for the same data.
 //!
 //! Why these, one core, whole arrays of the deflate bench's kinds against zlib 6 (size,
@@ -43,8 +43,8 @@ const SLICE: usize = 32 << 10;
 pub(super) const SAMPLE: usize = 4 * SLICE;
 /// The shortest part an encoder is chosen for. Below [`SMALL`] the sample is one slice.
 const CHOICE_MIN: usize = 256 << 10;
-/// Parts shorter than this are sampled in one slice, their start, and chosen for only if
-/// zlib leaves more than a tenth of it (else zlib's stream goes on from the slice). zlib's time on the sample weighs most there: two
+/// Parts shorter than this are sampled in one slice, their middle, and chosen for only if
+/// zlib leaves more than a tenth of it. zlib's time on the sample weighs most there: two
 /// slices were 16% of it for the traces' 400 KB of ids (zlib: 67 ns a byte), whose write
 /// took 0.24 of NumPy's time (one: 0.17). Data zlib shrinks further it deflates at a byte
 /// every 2 ns or so, and no candidate was three times faster there, so the trials cost
@@ -111,23 +111,9 @@ pub(super) fn deflate_chosen(part: &[u8], level: u32, cancel: &AtomicBool) -> io
     if CANDIDATES.is_empty() || part.len() < CHOICE_MIN || level > CHOICE_LEVEL_MAX {
         return deflate(zlib, part, cancel);
     }
-    if part.len() < SMALL {
-        // Measured on its first slice, which zlib deflates as the start of the part's own
-        // stream (flushed, to be measured): kept when zlib deflates the part, so that
-        // measuring costs it nothing.
-        let (slice, rest) = part.split_at(SLICE);
-        let (mut z, mut out) = zlib_start(level, part.len());
-        run(&mut z, slice, &mut out, FlushCompress::Sync)?;
-        if out.len() * 10 > SLICE {
-            if let Some(candidate) = first_within(out.len(), slice)? {
-                return deflate(candidate, part, cancel);
-            }
-        }
-        return zlib_on(z, out, rest, cancel);
-    }
-    // Slices from the part's eighths 1, 3, 5 and 7, so that a part that changes along its
-    // length (zeros, then numbers) is sampled for each.
-    let slices = SAMPLE / SLICE;
+    // Slices from the part's eighths 1, 3, 5 and 7 (the middle of a small part), so that a
+    // part that changes along its length (zeros, then numbers) is sampled for each.
+    let slices = if part.len() < SMALL { 1 } else { SAMPLE / SLICE };
     let sample: Vec<u8> = (0..slices)
         .flat_map(|i| {
             let start = (part.len() * (2 * i + 1) / (2 * slices)).min(part.len() - SLICE);
@@ -135,22 +121,17 @@ pub(super) fn deflate_chosen(part: &[u8], level: u32, cancel: &AtomicBool) -> io
         })
         .copied()
         .collect();
-    match first_within(deflated_len(zlib, &sample)?, &sample)? {
-        Some(candidate) => deflate(candidate, part, cancel),
-        None => deflate(zlib, part, cancel),
+    let zlib_len = deflated_len(zlib, &sample)?;
+    if part.len() < SMALL && zlib_len * 10 <= sample.len() {
+        return deflate(zlib, part, cancel);
     }
-}
-
-/// The first candidate that deflates `sample` within [`SIZE_MARGIN`] of `zlib_len`, zlib's
-/// size for it.
-fn first_within(zlib_len: usize, sample: &[u8]) -> io::Result<Option<Encoder>> {
     let reference = zlib_len as f64 * SIZE_MARGIN;
     for candidate in CANDIDATES {
-        if deflated_len(candidate, sample)? as f64 <= reference {
-            return Ok(Some(candidate));
+        if deflated_len(candidate, &sample)? as f64 <= reference {
+            return deflate(candidate, part, cancel);
         }
     }
-    Ok(None)
+    deflate(zlib, part, cancel)
 }
 
 /// The length of `data` deflated alone by `encoder`, its stream left open. libdeflate's is
@@ -217,19 +198,9 @@ fn zlib_rs(config: DeflateConfig, part: &[u8], cancel: &AtomicBool) -> io::Resul
 
 /// `part` deflated by zlib, ended by a sync flush.
 fn zlib(level: u32, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
-    let (z, out) = zlib_start(level, part.len());
-    zlib_on(z, out, part, cancel)
-}
-
-/// zlib's stream for a part of `len` bytes at `level`, and room for its output.
-fn zlib_start(level: u32, len: usize) -> (Compress, Vec<u8>) {
-    (Compress::new(Compression::new(level), false), Vec::with_capacity(len / 2 + 4096))
-}
-
-/// The stream `z` has written to `out` so far, continued with `rest` and ended by a sync
-/// flush.
-fn zlib_on(mut z: Compress, mut out: Vec<u8>, rest: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8>> {
-    for step in rest.chunks(STEP) {
+    let mut z = Compress::new(Compression::new(level), false);
+    let mut out = Vec::with_capacity(part.len() / 2 + 4096);
+    for step in part.chunks(STEP) {
         interrupted(cancel)?;
         run(&mut z, step, &mut out, FlushCompress::None)?;
     }
@@ -497,10 +468,7 @@ mod tests {
         let ids: Vec<u8> = (0..100_000i32).flat_map(i32::to_le_bytes).collect();
         assert!(deflate_chosen(&ids, 6, &cancel).unwrap() == deflate(Encoder::Libdeflate(2), &ids, &cancel).unwrap());
         let t0: Vec<u8> = (0..100_000).flat_map(|i| ((i % 1000) as f64 * 0.001).to_le_bytes()).collect();
-        // zlib's, with a flush after its first slice: not libdeflate 6's, whose slice is as small.
-        let (ours, zlib) = (deflate_chosen(&t0, 6, &cancel).unwrap(), deflate(Encoder::Zlib(6), &t0, &cancel).unwrap());
-        assert!(ours.len() <= zlib.len() + 16 && ours != deflate(Encoder::Libdeflate(6), &t0, &cancel).unwrap());
-        assert!(inflate(ours) == t0);
+        assert!(deflate_chosen(&t0, 6, &cancel).unwrap() == deflate(Encoder::Zlib(6), &t0, &cancel).unwrap());
         let ramp: Vec<u8> = (600_000..670_000).flat_map(|i| (i as f32 / 64.0).to_le_bytes()).collect();
         let (ours, zlib) = (
             deflate_chosen(&ramp, 6, &cancel).unwrap().len(),
