@@ -1,9 +1,11 @@
 //! One part of a deflated member, deflated by the fastest encoder that comes within
 //! [`SIZE_MARGIN`] of zlib's size for it. zlib at the asked level is what CPython (and so
 //! `np.savez_compressed`) writes; it is the reference and the fallback. The others are
-//! tried in a fixed order, fastest first, on a sample of slices along the part (four;
-//! one, the middle, below a MiB), deflated by zlib too: measured, not guessed, and the same bytes every
-//! time for the same data.
+//! tried in a fixed order, fastest first, on a sample of slices along the part (four; one,
+//! the middle, below a MiB), deflated by zlib too: measured, not guessed, and the same
+//! bytes every time for the same data. (A part's start, which zlib's stream could have
+//! gone on from, is a poor sample: a short ramp of floats, NumPy's header before it, came
+//! out 1.41 times zlib's size by libdeflate 2.)
 //!
 //! Why these, one core, whole arrays of the deflate bench's kinds against zlib 6 (size,
 //! time; CHANGELOG, issue 82): zlib-rs's run-length matching (zeros: 1.000, 0.09; random
@@ -102,10 +104,9 @@ const CHOICE_LEVEL_MAX: u32 = 6;
 /// slices, one below [`SMALL`]) deflates within [`SIZE_MARGIN`] of zlib's, its stream left
 /// open; by zlib when none does, above [`CHOICE_LEVEL_MAX`], for a part shorter than
 /// [`CHOICE_MIN`] (it costs little either way) or a [`SMALL`] one zlib shrinks well. The
-/// sample's sizes say how the encoders compare, not what the
-/// part's size will be: zlib's size for a part of the bench's traces was 3.9 times its
-/// sample's scaled, and 0.46 for an image's, while libdeflate 2's stayed within 1.4% of
-/// zlib's on both, sample and part.
+/// sample's sizes say how the encoders compare, not what the part's size will be: zlib's
+/// size for a part of the bench's traces was 3.9 times its sample's scaled, and 0.46 for
+/// an image's, while libdeflate 2's stayed within 1.4% of zlib's on both, sample and part.
 pub(super) fn deflate_chosen(part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let zlib = Encoder::Zlib(level);
     if CANDIDATES.is_empty() || part.len() < CHOICE_MIN || level > CHOICE_LEVEL_MAX {
@@ -239,7 +240,7 @@ fn libdeflate(level: i32, part: &[u8], cancel: &AtomicBool) -> io::Result<Vec<u8
         interrupted(cancel)?;
         let at = out.len();
         let stream = libdeflate_whole(&mut c, piece)?;
-        // A part is one piece (`PART` is no longer): it keeps libdeflate's buffer, uncopied.
+        // A part is one piece (`PART` is no longer): it keeps libdeflate's buffer.
         if out.is_empty() {
             out = stream;
         } else {
