@@ -23,7 +23,9 @@
 //! `read_many_from`); mapping refuses its deflated members, while a stored member with a bad
 //! CRC maps (a map reads no data, so it checks no CRC). Under every call the largest single
 //! allocation is measured (a counting global allocator, per thread) and must stay within
-//! twice the archive's size plus 1 MiB.
+//! twice the archive's size plus 1 MiB; but a deflated member read whole is inflated into a
+//! buffer of the size it claims, trusted up to 64 times its stored bytes, which
+//! `a_member_is_inflated_whole_only_up_to_64_times_its_stored_bytes` bounds.
 //!
 //! Every case is also written to `target/hostile/<case>.npz`; CI runs `npy info` and
 //! `npy copy` on each under an address-space and a time limit (exit 0 or 1 only).
@@ -890,6 +892,40 @@ fn a_deflate_stream_must_inflate_to_the_members_size() {
     // The stream ends 10 bytes before the declared size (the CRC is the data's).
     let x = Member { size: content.len() as u64 + 10, ..deflated("x.npy", &content) };
     unreadable("inflates_short_of_its_size", &assemble(&[x]).bytes, "the data ends after", Map::Refused);
+}
+
+/// A deflated member read whole is inflated straight into a buffer of the size it claims
+/// when that is at most 64 times its stored bytes (and 256 MiB): a claim its data does not
+/// back costs an allocation of that size (zeroed by the allocator, so untouched pages take
+/// no memory) and then an error. A claim of more streams, taking memory as data arrives.
+#[test]
+fn a_member_is_inflated_whole_only_up_to_64_times_its_stored_bytes() {
+    // 20,000 bytes that fixed codes store as literals: about 21 KB.
+    let content = npy_u8(&(0..20_000u32).map(|i| (i * 7919 % 251) as u8).collect::<Vec<_>>());
+    let stored_len = deflated("x.npy", &content).data.len() as u64;
+    for (claim, whole) in [(64 * stored_len, true), (64 * stored_len + 1, false)] {
+        let x = Member { size: claim, ..deflated("x.npy", &content) };
+        let zip = assemble(&[x]);
+        let case = format!("claims_{claim}_bytes");
+        let path = save(&case, &zip.bytes);
+        let streamed = 2 * zip.bytes.len() + (1 << 20);
+        assert!(claim as usize > streamed, "{case}: the two bounds are apart");
+        let bound = if whole { claim as usize } else { streamed };
+        let reads: [(&str, &dyn Fn() -> Result<()>); 4] = [
+            ("read_dyn", &|| Reader::from_reader(Cursor::new(&zip.bytes))?.read::<DynArray>("x").map(drop)),
+            ("read", &|| Reader::from_reader(Cursor::new(&zip.bytes))?.read::<Vec<u8>>("x").map(drop)),
+            ("read_all from the path", &|| Reader::from_path(&path)?.read_all::<DynArray>().map(drop)),
+            ("read_many_from", &|| {
+                let r = Reader::from_reader(Cursor::new(&zip.bytes))?;
+                r.read_many_from::<Vec<u8>, _>(&["x"], || Ok(Cursor::new(&zip.bytes))).map(drop)
+            }),
+        ];
+        for (what, read) in reads {
+            let (read, largest) = largest_during(read);
+            npz_error(&format!("{case}: {what}"), read, "the data ends after");
+            assert!(largest <= bound, "{case}: {what} allocated {largest} bytes at once, over {bound}");
+        }
+    }
 }
 
 #[test]

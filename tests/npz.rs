@@ -1226,6 +1226,51 @@ fn a_corrupted_deflated_member_is_an_npz_error() {
     npz_error(r.read::<Vec<u32>>("x"), Some("x.npy"));
 }
 
+/// A deflated member read whole is inflated into one buffer, which a read as `DynArray`
+/// keeps for the array's data (moved to its start): every layout of `.npy` file gives the
+/// array a streamed read of the same member gives, and typed reads of it agree.
+#[test]
+fn deflated_members_read_whole_are_the_arrays_streamed_reads_give() {
+    let npy_with = |dict: &str, align: usize, data: &[u8], after: &[u8]| {
+        let len = (10 + dict.len() + 1).next_multiple_of(align) - 10;
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(len as u16).to_le_bytes());
+        out.extend_from_slice(dict.as_bytes());
+        out.resize(10 + len - 1, b' ');
+        out.push(b'\n');
+        out.extend_from_slice(data);
+        out.extend_from_slice(after);
+        out
+    };
+    let words: Vec<u8> = (0..6000u32).flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes()).collect();
+    let members: [(&str, Vec<u8>); 6] = [
+        ("aligned", npy_with("{'descr': '<u4', 'fortran_order': False, 'shape': (6000,), }", 64, &words, b"")),
+        // NumPy before 1.9 padded headers to 16 bytes: the data starts off a 64-byte line.
+        ("padded_16", npy_with("{'descr': '<u4', 'fortran_order': False, 'shape': (6000,), }", 16, &words, b"")),
+        ("fortran", npy_with("{'descr': '<u4', 'fortran_order': True, 'shape': (100, 60), }", 64, &words, b"")),
+        ("scalar", npy_with("{'descr': '<u4', 'fortran_order': False, 'shape': (), }", 64, &words[..4], b"")),
+        ("empty", npy_with("{'descr': '<u4', 'fortran_order': False, 'shape': (0, 3), }", 64, b"", b"")),
+        // Bytes after the array are not part of it (np.load ignores them too).
+        ("trailing", npy_with("{'descr': '<u4', 'fortran_order': False, 'shape': (6000,), }", 64, &words, &[7; 100])),
+    ];
+    let mut w = writer();
+    for (name, bytes) in &members {
+        w.add_raw_with(&format!("{name}.npy"), bytes, Compression::deflated()).unwrap();
+    }
+    let mut r = reader(w.finish().unwrap().into_inner());
+    for (name, _) in &members {
+        let whole = r.read::<DynArray>(name).unwrap();
+        let streamed = r.npy(name).unwrap().read::<DynArray>().unwrap();
+        assert_eq!(whole.header(), streamed.header(), "{name}");
+        assert_eq!(whole.data(), streamed.data(), "{name}");
+        let len = whole.data().len();
+        assert_eq!(whole.data(), &words[..len], "{name}");
+        assert_eq!(r.read::<Array<u32>>(name).unwrap().as_slice(), whole.to_vec::<u32>().unwrap(), "{name}");
+    }
+    let all = r.read_all::<DynArray>().unwrap();
+    assert!(all.iter().zip(&members).all(|(a, (name, _))| a == &r.read::<DynArray>(name).unwrap()));
+}
+
 /// Members of several MiB, whole or streamed in pieces, have their CRC-32 computed beside
 /// the write (on a second thread): reading them back checks it, and the member's bytes are
 /// the `.npy` file `write_npy` makes.

@@ -98,6 +98,8 @@ pub struct NpyReader<R> {
     python2: bool,
     /// Where the data comes from (a path, an npz member), which errors name.
     origin: Option<Origin>,
+    /// Takes the whole file's bytes from the reader to keep them ([`NpyReader::lending`]).
+    lend: Option<fn(&mut R) -> Vec<u8>>,
 }
 
 /// What a [`NpyReader`] reads its data from, which decides how it reads it.
@@ -211,6 +213,14 @@ fn check_present(header: &Header, data_len: u64, available: u64) -> Result<()> {
     Ok(())
 }
 
+impl NpyReader<io::Cursor<Vec<u8>>> {
+    /// This reader over a file's bytes, which a read as [`DynArray`] keeps for its data.
+    pub(crate) fn lending(mut self) -> Self {
+        self.lend = Some(|cursor| std::mem::take(cursor.get_mut()));
+        self
+    }
+}
+
 impl<R: Read> NpyReader<R> {
     /// Reads the preamble and header with default [`ReadOptions`].
     ///
@@ -264,6 +274,7 @@ impl<R: Read> NpyReader<R> {
             pickle: pickle::Settings::of(opts),
             python2,
             origin: None,
+            lend: None,
         })
     }
 
@@ -316,6 +327,7 @@ impl<R: Read> NpyReader<R> {
             pickle: pickle::Settings::default(),
             python2: false,
             origin: None,
+            lend: None,
         })
     }
 
@@ -384,6 +396,17 @@ impl<R: Read> NpyReader<R> {
             return Err(Error::usage("read::<DynArray> needs the whole array, but elements were already read"));
         }
         let total = self.data_len;
+        if let Some(lend) = self.lend.take() {
+            // The file's bytes become the array's: its data moved to their start, in place.
+            let (mut bytes, start) = (lend(&mut self.reader), self.data_offset());
+            let Some(end) = start.checked_add(total).filter(|&end| end <= bytes.len()) else {
+                return Err(self.truncated(bytes.len().saturating_sub(start)));
+            };
+            bytes.copy_within(start..end, 0);
+            bytes.truncate(total);
+            self.position = self.elements;
+            return DynArray::from_parts(self.header, bytes, Some(self.version));
+        }
         let sized = self.length_known();
         let mut data = if sized { Buffer::zeroed(total)? } else { Buffer::new() };
         let piece = self.source.piece();

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use zip::{CompressionMethod, ZipArchive};
@@ -327,34 +328,36 @@ impl<R: Read + Seek> Reader<R> {
     /// them, decompressed by npy-core's codec (as every other read of a member is), or
     /// inflated whole first when it is read `whole` ([`MemberData::whole`]).
     fn member_at(&mut self, i: usize, whole: bool) -> Result<(MemberReader<'_, R>, u64, bool)> {
+        let data = stored_at(&mut self.zip, i, &self.entries[i], self.origin.as_deref())?;
         let e = &self.entries[i];
-        let file = self.zip.by_index_raw(i).map_err(|err| zip_err(Some(&e.member), err));
-        let file = located(self.origin.as_deref(), &e.member, file)?;
-        if file.data_start() != Some(e.data_start) {
-            let e = Error::npz(Some(&e.member), "the zip reader finds the member's data elsewhere");
-            return located(self.origin.as_deref(), "", Err(e));
-        }
         let stored = e.method == Method::Stored;
-        let data = file.take(e.compressed_size);
         let data = if whole { MemberData::whole(e, data, self.threads) } else { MemberData::of(e, data) };
         let data = located(self.origin.as_deref(), &e.member, data)?;
         let origin = self.origin.as_deref();
         Ok((MemberReader(member_reader(e, origin.map(Path::to_path_buf), data)), e.size, stored))
     }
 
-    /// Reads member `name` with `read` (reading its last element checks the CRC).
-    fn with_member<V>(&mut self, name: &str, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
+    /// Reads member `name` with `decode` (reading its last element checks the CRC).
+    fn with_member<D: Decode>(&mut self, name: &str, decode: &D) -> Result<D::Value> {
         let i = located(self.origin.as_deref(), "", self.index(name))?;
-        self.with_member_at(i, read)
+        self.with_member_at(i, decode)
     }
 
-    /// As [`Reader::with_member`], for member `i` of the directory: a large compressed member
-    /// of an archive opened by path decompressed on a second thread when there is a CPU for it
-    /// (`piped`), any other through the zip reader's cursor on the archive.
-    fn with_member_at<V>(&mut self, i: usize, read: impl FnOnce(NpyReader<&mut dyn Read>) -> Result<V>) -> Result<V> {
+    /// As [`Reader::with_member`], for member `i` of the directory: a deflated member that
+    /// inflates whole from its bytes in memory (`inflates_whole`), a large compressed member
+    /// of an archive opened by path decompressed on a second thread when there is a CPU for
+    /// it (`piped`), any other through the zip reader's cursor on the archive.
+    fn with_member_at<D: Decode>(&mut self, i: usize, decode: &D) -> Result<D::Value> {
+        #[cfg(not(any(target_family = "wasm", miri)))]
+        if inflates_whole(&self.entries[i]) {
+            let (entries, origin) = (&self.entries, self.origin.as_deref());
+            let data = stored_at(&mut self.zip, i, &entries[i], origin)?;
+            let npy = Members { entries, options: &self.options, origin }.inflated(i, data, self.threads)?;
+            return located(origin, &entries[i].member, decode.decode(npy));
+        }
         if let Some(file) = &self.file {
-            if self.threads > 1 && piped::worth_piping(&self.entries[i]) && !inflates_whole(&self.entries[i]) {
-                return self.members_at().read_piped(i, FileAt { file, pos: 0 }, read);
+            if self.threads > 1 && piped::worth_piping(&self.entries[i]) {
+                return self.members_at().read_piped(i, FileAt { file, pos: 0 }, |npy| decode.decode(npy));
             }
         }
         let options = self.options.clone();
@@ -363,7 +366,7 @@ impl<R: Read + Seek> Reader<R> {
         let member = file.member().to_string();
         let origin = Origin { path: path.clone(), member: Some(member.clone()) };
         let reader = options.open_member(&mut file as &mut dyn Read, size, present, origin)?;
-        located(path.as_deref(), &member, read(reader))
+        located(path.as_deref(), &member, decode.decode(reader))
     }
 
     /// Reads member `name` as any type that reads a `.npy` file ([`ReadNpy`]): `Vec<T>` (a
@@ -391,7 +394,7 @@ impl<R: Read + Seek> Reader<R> {
     /// # Ok::<(), npy_core::Error>(())
     /// ```
     pub fn read<V: ReadNpy>(&mut self, name: &str) -> Result<V> {
-        self.with_member(name, |r| V::from_npy_reader(r))
+        self.with_member(name, &As::<V>(PhantomData))
     }
 
     /// Reads 1-D object array member `name` as `Vec<T>` (`String`, `Option<String>`,
@@ -403,19 +406,7 @@ impl<R: Read + Seek> Reader<R> {
     /// As [`Reader::read`]; [`ErrorKind::WrongShape`] for an array that is not
     /// 1-D; [`ErrorKind::InvalidValue`] naming the first element that is not a `T`.
     pub fn read_object_vec<T: FromObject>(&mut self, name: &str) -> Result<Vec<T>> {
-        self.with_member(name, |r| {
-            let shape = &r.header().shape;
-            if shape.len() != 1 {
-                return Err(ErrorKind::WrongShape {
-                    reason: format!(
-                        "array '{name}' has shape {}; use read::<Array<Object>> for N-d arrays",
-                        shape_repr(shape)
-                    ),
-                }
-                .into());
-            }
-            r.read_object_vec::<T>()
-        })
+        self.with_member(name, &ObjectVec::<T> { name, of: PhantomData })
     }
 
     /// Checks member `name`'s part index, when whole reads use it: a member npy compressed
@@ -448,7 +439,7 @@ impl<R: Read + Seek> Reader<R> {
     pub fn check_part_index(&mut self, name: &str) -> Result<bool> {
         let origin = self.origin.clone();
         let i = located(origin.as_deref(), "", self.index(name))?;
-        if !inflates_whole(&self.entries[i]) {
+        if self.entries[i].part_index.is_none() || !inflates_whole(&self.entries[i]) {
             return Ok(false);
         }
         let (mut file, _, _) = self.member_at(i, true)?;
@@ -532,18 +523,16 @@ impl Members<'_> {
         self.npy_over(i, data)
     }
 
-    /// As [`Members::npy_at`], for a member read whole ([`MemberData::whole`], its parts on
-    /// up to `threads` threads).
-    fn npy_whole_at<S: Read + Seek>(
-        &self,
-        i: usize,
-        source: S,
-        threads: usize,
-    ) -> Result<NpyReader<OwnedMemberReader<S>>> {
+    /// Member `i` (of the directory), one that `inflates_whole`, as a `.npy` file over its
+    /// bytes inflated whole from `data`, its stored bytes (its parts on up to `threads`
+    /// threads): a read as [`DynArray`] takes those bytes for the array's.
+    #[cfg(not(any(target_family = "wasm", miri)))]
+    fn inflated<S: Read>(&self, i: usize, data: io::Take<S>, threads: usize) -> Result<NpyReader<io::Cursor<Vec<u8>>>> {
         let e = &self.entries[i];
-        let data = member_data(e, source).and_then(|data| MemberData::whole(e, data, threads));
-        let data = located(self.origin, &e.member, data)?;
-        self.npy_over(i, data)
+        let bytes = located(self.origin, &e.member, inflate(e, data, threads))?;
+        let origin = Origin { path: self.origin.map(Path::to_path_buf), member: Some(e.member.clone()) };
+        let open = self.options.open_member(io::Cursor::new(bytes), e.size, true, origin);
+        located(self.origin, &e.member, open).map(NpyReader::lending)
     }
 
     /// Member `i` as a `.npy` stream over `data`, its bytes as stored or decompressing.
@@ -607,14 +596,57 @@ fn member_reader<S: Read>(e: &directory::Entry, origin: Option<PathBuf>, data: M
     }
 }
 
-/// Whether member `e`, read whole, is decompressed whole first ([`MemberData::whole`]).
+/// Whether member `e`, read whole, is decompressed whole first (`inflate`): a deflated
+/// member within `whole`'s bounds, natively.
 fn inflates_whole(e: &directory::Entry) -> bool {
     #[cfg(not(any(target_family = "wasm", miri)))]
-    if e.part_index.is_some() && matches!(e.method, Method::Deflated(_)) {
+    if matches!(e.method, Method::Deflated(_)) {
         return whole::inflates_whole(e.size, e.compressed_size);
     }
     let _ = e;
     false
+}
+
+/// Member `e`'s bytes decompressed whole from `data`, its stored bytes: by libdeflate,
+/// straight into a buffer of the member's size, its parts (when its part index lists
+/// them) on up to `threads` threads. Their size and CRC-32 are checked.
+#[cfg(not(any(target_family = "wasm", miri)))]
+fn inflate<S: Read>(e: &directory::Entry, mut data: io::Take<S>, threads: usize) -> Result<Vec<u8>> {
+    let bad = |why: String| Error::npz(Some(&e.member), why);
+    // Both fit: the member's size is at most `WHOLE_MAX` and a multiple of its data's.
+    let (size, compressed) = (e.size as usize, usize::try_from(e.compressed_size).unwrap_or(usize::MAX));
+    let parts = match e.part_index.as_deref() {
+        Some(body) => part_index::decode(body, size, compressed).map_err(bad)?,
+        None => vec![part_index::Part { compressed: 0..compressed, data: 0..size }],
+    };
+    let mut stream = Vec::new();
+    stream.try_reserve_exact(compressed).map_err(|_| crate::buffer::out_of_memory(compressed, 1))?;
+    data.read_to_end(&mut stream)?;
+    if stream.len() < compressed {
+        return Err(bad(format!("its compressed data ends after {} of its {compressed} bytes", stream.len())));
+    }
+    let out = whole::inflate(&stream, size, &parts, threads).map_err(bad)?;
+    if crc32fast::hash(&out) != e.crc32 {
+        return Err(bad("bad crc-32: the member's data is corrupt".to_string()));
+    }
+    Ok(out)
+}
+
+/// The stored bytes of member `i`, `e` of the directory, read through `zip` (the archive
+/// at `origin`, which errors name), where the directory placed them.
+fn stored_at<'a, R: Read + Seek>(
+    zip: &'a mut ZipArchive<R>,
+    i: usize,
+    e: &directory::Entry,
+    origin: Option<&Path>,
+) -> Result<io::Take<zip::read::ZipFile<'a, R>>> {
+    let file = zip.by_index_raw(i).map_err(|err| zip_err(Some(&e.member), err));
+    let file = located(origin, &e.member, file)?;
+    if file.data_start() != Some(e.data_start) {
+        let e = Error::npz(Some(&e.member), "the zip reader finds the member's data elsewhere");
+        return located(origin, "", Err(e));
+    }
+    Ok(file.take(e.compressed_size))
 }
 
 /// The bytes of member `e` as the archive stores them, from `source`, a handle on it.
@@ -651,6 +683,43 @@ fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64, compressed
 /// empty and not named already).
 fn located<V>(origin: Option<&Path>, member: &str, result: Result<V>) -> Result<V> {
     result.map_err(|e| e.locate(origin, Access::Read, Some(member)))
+}
+
+/// How a member's `.npy` stream becomes a value, for a stream of any type (a member's
+/// bytes inflated whole, decompressing, piped), which a closure cannot be generic over.
+trait Decode {
+    type Value;
+    fn decode<S: Read>(&self, reader: NpyReader<S>) -> Result<Self::Value>;
+}
+
+/// A member as any `V` that reads a `.npy` file.
+struct As<V>(PhantomData<fn() -> V>);
+
+impl<V: ReadNpy> Decode for As<V> {
+    type Value = V;
+    fn decode<S: Read>(&self, reader: NpyReader<S>) -> Result<V> {
+        V::from_npy_reader(reader)
+    }
+}
+
+/// A 1-D object array member, `name`, as `Vec<T>` ([`Reader::read_object_vec`]).
+struct ObjectVec<'a, T> {
+    name: &'a str,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<T: FromObject> Decode for ObjectVec<'_, T> {
+    type Value = Vec<T>;
+    fn decode<S: Read>(&self, reader: NpyReader<S>) -> Result<Vec<T>> {
+        let shape = &reader.header().shape;
+        if shape.len() != 1 {
+            let name = self.name;
+            let reason =
+                format!("array '{name}' has shape {}; use read::<Array<Object>> for N-d arrays", shape_repr(shape));
+            return Err(ErrorKind::WrongShape { reason }.into());
+        }
+        reader.read_object_vec::<T>()
+    }
 }
 
 /// A member being read ([`Reader::raw`], and under [`Reader::npy`]): its bytes as the zip
@@ -701,35 +770,16 @@ impl<S: Read> MemberData<S> {
         })
     }
 
-    /// As [`MemberData::of`], for a member read whole: a compressed one whose part index
-    /// lists its parts (`part_index`), of at most `whole::WHOLE_MAX` bytes (and
-    /// `whole::WHOLE_RATIO_MAX` times its compressed bytes), is decompressed whole first,
-    /// its parts on up to `threads` threads (`whole`).
+    /// As [`MemberData::of`], for a member read whole: a deflated one of at most
+    /// `whole::WHOLE_MAX` bytes (and `whole::WHOLE_RATIO_MAX` times its compressed bytes)
+    /// is decompressed whole first (`inflate`), its parts on up to `threads` threads.
     fn whole(e: &directory::Entry, data: io::Take<S>, threads: usize) -> Result<Self> {
         #[cfg(not(any(target_family = "wasm", miri)))]
-        if let Some(body) = e.part_index.as_deref().filter(|_| inflates_whole(e)) {
-            return Self::inflated(e, body, data, threads);
+        if inflates_whole(e) {
+            return inflate(e, data, threads).map(|bytes| MemberData::Whole(io::Cursor::new(bytes)));
         }
         let _ = threads;
         Self::of(e, data)
-    }
-
-    /// Member `e`'s stored bytes `data`, in the parts its index `body` lists, decompressed
-    /// whole on up to `threads` threads.
-    #[cfg(not(any(target_family = "wasm", miri)))]
-    fn inflated(e: &directory::Entry, body: &[u8], mut data: io::Take<S>, threads: usize) -> Result<Self> {
-        let bad = |why: String| Error::npz(Some(&e.member), why);
-        // Both fit: the member's size is at most `WHOLE_MAX` and a multiple of its data's.
-        let (size, compressed) = (e.size as usize, usize::try_from(e.compressed_size).unwrap_or(usize::MAX));
-        let parts = part_index::decode(body, size, compressed).map_err(bad)?;
-        let mut stream = Vec::new();
-        stream.try_reserve_exact(compressed).map_err(|_| crate::buffer::out_of_memory(compressed, 1))?;
-        data.read_to_end(&mut stream)?;
-        if stream.len() < compressed {
-            return Err(bad(format!("its compressed data ends after {} of its {compressed} bytes", stream.len())));
-        }
-        let out = whole::inflate(&stream, size, &parts, threads).map_err(bad)?;
-        Ok(MemberData::Whole(io::Cursor::new(out)))
     }
 }
 

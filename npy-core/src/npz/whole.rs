@@ -1,11 +1,10 @@
-//! A member deflated in independent parts (`parts`, listed by its `part_index`) inflated
-//! whole, its parts at once by libdeflate, each into its place. Native only: WebAssembly
-//! starts no threads.
+//! A deflated member inflated whole by libdeflate, straight into a buffer of its size: a
+//! single stream (as NumPy writes members) on one thread, a member deflated in independent
+//! parts (`parts`, listed by its `part_index`) its parts at once, each into its place. A
+//! read as `DynArray` then takes that buffer for the array's data, so a member's bytes
+//! are written once. Native only: libdeflate is C, and WebAssembly starts no threads.
 //!
-//! Other members stream (`codec`), straight into the array they are read into: on one
-//! thread, NumPy's single-stream members inflated whole by libdeflate and then copied read
-//! no faster (the deflate bench, one run: 0.42 to 0.96 of `np.load`'s time, where zlib-rs
-//! streaming took 0.44 to 0.90; better on four kinds, worse on three).
+//! Members over these bounds, and reads of parts of a member, stream (`codec`).
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -13,24 +12,24 @@ use libdeflater::{DecompressionError, Decompressor};
 
 use super::part_index::Part;
 
-/// Members in parts up to this size, read whole, are decompressed whole before they are
-/// read, for the member's size in memory besides the array read from it (as `Writer`
-/// stages members up to 256 MiB).
+/// Deflated members up to this size, read whole, are decompressed whole before they are
+/// read: into the array's own buffer for a `DynArray`, else beside the array read from it
+/// (as `Writer` stages members up to 256 MiB).
 pub(super) const WHOLE_MAX: u64 = 256 << 20;
 /// Nor is a member decompressed whole that claims more than this many times its
 /// compressed bytes (zeros, a bomb, or a size that lies): its size is only trusted as far
 /// as its data decompresses, streaming, so a forged one costs no allocation.
 pub(super) const WHOLE_RATIO_MAX: u64 = 64;
 
-/// Whether a member in parts of `size` bytes, `compressed` in the archive, is
+/// Whether a deflated member of `size` bytes, `compressed` in the archive, is
 /// decompressed whole when read whole.
 pub(super) fn inflates_whole(size: u64, compressed: u64) -> bool {
     size <= WHOLE_MAX && size <= compressed.saturating_mul(WHOLE_RATIO_MAX)
 }
 
-/// Inflates `stream`, a member's data deflated in `parts` (at least one) of `size` bytes
-/// in all, on up to `threads` threads at once, each part into its place. Why not, when a
-/// part is corrupt or does not inflate to exactly its place.
+/// Inflates `stream`, a member's data deflated in `parts` (one for a single stream) of
+/// `size` bytes in all, on up to `threads` threads at once, each part into its place. Why
+/// not, when a part is corrupt or does not inflate to exactly its place.
 pub(super) fn inflate(stream: &[u8], size: usize, parts: &[Part], threads: usize) -> Result<Vec<u8>, String> {
     // Zeroed by the allocator, whose pages of zeros take memory only once written (huge
     // ones when large).
@@ -54,7 +53,11 @@ pub(super) fn inflate(stream: &[u8], size: usize, parts: &[Part], threads: usize
                 let mut failed = lock(&failed);
                 if failed.as_ref().is_none_or(|(first, _)| k < *first) {
                     let (start, end) = (part.compressed.start, part.compressed.end);
-                    *failed = Some((k, format!("part {} of {} (bytes {start}..{end}): {why}", k + 1, parts.len())));
+                    let why = match parts.len() {
+                        1 => why.replace("the part's", "the member's"),
+                        n => format!("part {} of {n} (bytes {start}..{end}): {why}", k + 1),
+                    };
+                    *failed = Some((k, why));
                 }
             }
         }

@@ -28,13 +28,12 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{inflates_whole, located, piped, FileAt, Members, Reader};
+use super::{inflates_whole, located, piped, As, Decode, FileAt, Members, Reader};
 #[cfg(doc)]
 use crate::array::DynArray;
 use crate::error::{Error, Result};
 use crate::io::ReadNpy;
 use crate::npz::Method;
-use crate::read::NpyReader;
 
 /// Reads of fewer bytes than this in all (the members' sizes when read) stay on the
 /// caller's thread: a millisecond or so of decompressing, against tens of microseconds to start
@@ -170,13 +169,13 @@ impl<R: Read + Seek> Reader<R> {
     /// Reads members `which` (indices of the directory) with `decode`: on worker threads
     /// over positional handles on an archive opened by path, else one after another
     /// through the zip reader's cursor on the archive.
-    fn read_indices<D: Decode>(&mut self, which: &[usize], decode: &D) -> Result<Vec<D::Value>> {
+    fn read_indices<D: Decode<Value: Send> + Sync>(&mut self, which: &[usize], decode: &D) -> Result<Vec<D::Value>> {
         self.check_inflated(which)?;
         if let Some(file) = &self.file {
             let open = || Ok(FileAt { file, pos: 0 });
             return read_with_workers(self.members_at(), which, self.workers(which), &open, decode);
         }
-        which.iter().map(|&i| self.with_member_at(i, |r| decode.decode(r))).collect()
+        which.iter().map(|&i| self.with_member_at(i, decode)).collect()
     }
 
     /// How many workers read members `which`: one per CPU (at most
@@ -225,7 +224,7 @@ struct Workers {
 /// Reads members `which` (indices of `members`' directory) with `decode` on `workers`,
 /// each with a handle of its own from `open`: the values in the order of `which`, or the
 /// first error in that order.
-fn read_with_workers<D: Decode, S: Read + Seek + Send>(
+fn read_with_workers<D: Decode<Value: Send> + Sync, S: Read + Seek + Send>(
     members: Members<'_>,
     which: &[usize],
     workers: Workers,
@@ -276,7 +275,7 @@ fn read_with_workers<D: Decode, S: Read + Seek + Send>(
 /// Reads member `i` of `members` with `decode` from the worker's `handle` (opened with
 /// `open` the first time), watched by `watch`; a large compressed member decompressed on a
 /// second thread if `piped`.
-fn read_member<D: Decode, S: Read + Seek + Send>(
+fn read_member<D: Decode<Value: Send> + Sync, S: Read + Seek + Send>(
     members: Members<'_>,
     i: usize,
     handle: &mut Option<S>,
@@ -291,8 +290,10 @@ fn read_member<D: Decode, S: Read + Seek + Send>(
     };
     let source = Watched { inner: source, watch };
     let e = &members.entries[i];
+    #[cfg(not(any(target_family = "wasm", miri)))]
     if inflates_whole(e) {
-        return decode.decode(members.npy_whole_at(i, source, workers.parts)?);
+        let data = super::member_data(e, source)?;
+        return decode.decode(members.inflated(i, data, workers.parts)?);
     }
     if workers.piped && piped::worth_piping(e) {
         return members.read_piped(i, source, |npy| decode.decode(npy));
@@ -309,23 +310,6 @@ fn in_order<V>(done: Vec<(usize, Result<V>)>, n: usize) -> Result<Vec<V>> {
         slots[k] = Some(result);
     }
     slots.into_iter().map(|slot| slot.unwrap_or_else(|| Err(Error::npz(None, "a member was not read")))).collect()
-}
-
-/// How a member's `.npy` stream becomes a value, for a stream of any type (which a closure
-/// cannot be generic over).
-trait Decode: Sync {
-    type Value: Send;
-    fn decode<S: Read>(&self, reader: NpyReader<S>) -> Result<Self::Value>;
-}
-
-/// A member as any `V` that reads a `.npy` file.
-struct As<V>(PhantomData<fn() -> V>);
-
-impl<V: ReadNpy + Send> Decode for As<V> {
-    type Value = V;
-    fn decode<S: Read>(&self, reader: NpyReader<S>) -> Result<V> {
-        V::from_npy_reader(reader)
-    }
 }
 
 /// What a worker's handle watches while it reads the member at position `at` of the order
@@ -370,6 +354,7 @@ mod tests {
     use crate::error::ErrorKind;
     use crate::npz::read::tests::set_crc;
     use crate::npz::{Compression, ReaderOptions, Writer};
+    use crate::read::NpyReader;
 
     /// Deflate at level 1: quick in a debug build.
     const FAST: Compression = Compression::Deflated { level: 1 };
