@@ -213,6 +213,7 @@ fn check_present(header: &Header, data_len: u64, available: u64) -> Result<()> {
     Ok(())
 }
 
+#[cfg(not(any(target_family = "wasm", miri)))]
 impl NpyReader<io::Cursor<Vec<u8>>> {
     /// This reader over a file's bytes, which a read as [`DynArray`] keeps for its data.
     pub(crate) fn lending(mut self) -> Self {

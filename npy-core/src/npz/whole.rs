@@ -49,12 +49,14 @@ pub(super) fn inflate(stream: &[u8], size: usize, parts: &[Part], threads: usize
         while lock(&failed).is_none() {
             let Some((k, part, into)) = lock(&jobs).next() else { return };
             let last = k + 1 == parts.len();
-            if let Err(why) = decoder.decode(&stream[part.compressed.clone()], last, into) {
+            // A single stream's sizes are the member's.
+            let whose = if parts.len() == 1 { "member's" } else { "part's" };
+            if let Err(why) = decoder.decode(&stream[part.compressed.clone()], last, into, whose) {
                 let mut failed = lock(&failed);
                 if failed.as_ref().is_none_or(|(first, _)| k < *first) {
                     let (start, end) = (part.compressed.start, part.compressed.end);
                     let why = match parts.len() {
-                        1 => why.replace("the part's", "the member's"),
+                        1 => why,
                         n => format!("part {} of {n} (bytes {start}..{end}): {why}", k + 1),
                     };
                     *failed = Some((k, why));
@@ -87,10 +89,11 @@ impl PartDecoder {
         PartDecoder(Box::new(Decompressor::new()), Vec::new())
     }
 
-    /// Inflates one part into `into`, which it must fill exactly. A part but the last ends
-    /// with a flush, not a final block, so its bytes are copied and given one (an empty
-    /// final block of fixed codes: bits 1, 01, then the end code's seven 0 bits).
-    fn decode(&mut self, part: &[u8], last: bool, into: &mut [u8]) -> Result<(), String> {
+    /// Inflates one part into `into`, which it must fill exactly; errors say `into`'s size
+    /// is `whose`. A part but the last ends with a flush, not a final block, so its bytes
+    /// are copied and given one (an empty final block of fixed codes: bits 1, 01, then the
+    /// end code's seven 0 bits).
+    fn decode(&mut self, part: &[u8], last: bool, into: &mut [u8], whose: &str) -> Result<(), String> {
         let len = into.len();
         let PartDecoder(decompressor, scratch) = self;
         let part = if last {
@@ -103,9 +106,9 @@ impl PartDecoder {
         };
         match decompressor.deflate_decompress(part, into) {
             Ok(made) if made == len => Ok(()),
-            Ok(made) => Err(format!("the data ends after {made} of the part's {len} bytes")),
+            Ok(made) => Err(format!("the data ends after {made} of the {whose} {len} bytes")),
             Err(DecompressionError::InsufficientSpace) => {
-                Err(format!("the data inflates past the part's size of {len} bytes"))
+                Err(format!("the data inflates past the {whose} size of {len} bytes"))
             }
             Err(DecompressionError::BadData) => Err("the deflate data is corrupt (libdeflate: bad data)".to_string()),
         }

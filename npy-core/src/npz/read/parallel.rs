@@ -28,7 +28,9 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{inflates_whole, located, piped, As, Decode, FileAt, Members, Reader};
+#[cfg(not(any(target_family = "wasm", miri)))]
+use super::inflates_whole;
+use super::{located, piped, As, Decode, FileAt, Members, Reader};
 #[cfg(doc)]
 use crate::array::DynArray;
 use crate::error::{Error, Result};
