@@ -530,6 +530,10 @@ impl Members<'_> {
     fn inflated<S: Read>(&self, i: usize, data: io::Take<S>, threads: usize) -> Result<NpyReader<io::Cursor<Vec<u8>>>> {
         let e = &self.entries[i];
         let bytes = located(self.origin, &e.member, inflate(e, data, threads))?;
+        if crc32fast::hash(&bytes) != e.crc32 {
+            let bad = Error::npz(Some(&e.member), "bad crc-32: the member's data is corrupt");
+            return located(self.origin, "", Err(bad));
+        }
         let origin = Origin { path: self.origin.map(Path::to_path_buf), member: Some(e.member.clone()) };
         let open = self.options.open_member(io::Cursor::new(bytes), e.size, true, origin);
         located(self.origin, &e.member, open).map(NpyReader::lending)
@@ -609,7 +613,8 @@ fn inflates_whole(e: &directory::Entry) -> bool {
 
 /// Member `e`'s bytes decompressed whole from `data`, its stored bytes: by libdeflate,
 /// straight into a buffer of the member's size, its parts (when its part index lists
-/// them) on up to `threads` threads. Their size and CRC-32 are checked.
+/// them) on up to `threads` threads. Their size is checked; their CRC-32 is checked by
+/// whoever reads them (`Members::inflated`, or the member's reader over `MemberData::Whole`).
 #[cfg(not(any(target_family = "wasm", miri)))]
 fn inflate<S: Read>(e: &directory::Entry, mut data: io::Take<S>, threads: usize) -> Result<Vec<u8>> {
     let bad = |why: String| Error::npz(Some(&e.member), why);
@@ -625,11 +630,7 @@ fn inflate<S: Read>(e: &directory::Entry, mut data: io::Take<S>, threads: usize)
     if stream.len() < compressed {
         return Err(bad(format!("its compressed data ends after {} of its {compressed} bytes", stream.len())));
     }
-    let out = whole::inflate(&stream, size, &parts, threads).map_err(bad)?;
-    if crc32fast::hash(&out) != e.crc32 {
-        return Err(bad("bad crc-32: the member's data is corrupt".to_string()));
-    }
-    Ok(out)
+    whole::inflate(&stream, size, &parts, threads).map_err(bad)
 }
 
 /// The stored bytes of member `i`, `e` of the directory, read through `zip` (the archive
