@@ -1,19 +1,23 @@
 //! One part of a deflated member, deflated by the fastest encoder that comes within
 //! [`SIZE_MARGIN`] of zlib's size for it. zlib at the asked level is what CPython (and so
 //! `np.savez_compressed`) writes; it is the reference and the fallback. The others are
-//! tried in a fixed order, fastest first, on a sample of slices along the part (four; one,
-//! the middle, below a MiB), deflated by zlib too: measured, not guessed, and the same
-//! bytes every time for the same data. (A part's start, which zlib's stream could have
-//! gone on from, is a poor sample: a short ramp of floats, NumPy's header before it, came
-//! out 1.41 times zlib's size by libdeflate 2.)
+//! tried in a fixed order, fastest first, on a sample of slices along the part (four of
+//! 64 KiB; one of 32 KiB, the middle, below a MiB), deflated by zlib too: measured, not
+//! guessed, and the same bytes every time for the same data. (A part's start, which
+//! zlib's stream could have gone on from, is a poor sample: a short ramp of floats,
+//! NumPy's header before it, came out 1.41 times zlib's size by libdeflate 2.)
 //!
 //! Why these, one core, whole arrays of the deflate bench's kinds against zlib 6 (size,
 //! time; CHANGELOG, issue 82): zlib-rs's run-length matching (zeros: 1.000, 0.09; random
 //! floats: 0.997, 0.21), libdeflate at level 2 (samples, walks, ids, images: 0.99 to 1.006
 //! in 0.05 to 0.56), zlib-rs at 4 (small integers: 1.012 in 0.21) and 5 (integers 0-49:
-//! 0.958 in 0.30), libdeflate 6. None of libdeflate's levels is both near zlib's size and
-//! fast on every kind; zlib-rs below level 6 skips the 3-byte matches arrays of numbers are
-//! full of. Each is right on some kinds only, so the sample decides. zlib-rs's Huffman
+//! 0.958 in 0.30). None of libdeflate's levels is both near zlib's size and fast on every
+//! kind; zlib-rs below level 6 skips the 3-byte matches arrays of numbers are full of.
+//! Each is right on some kinds only, so the sample decides. libdeflate 6, a candidate
+//! before, was chosen for no kind of the bench and is no longer one: no sample of a part
+//! told its size on smooth signals, which grows against zlib's with the length it is
+//! given (rounded sines, `<f4`: 0.97 of zlib's on four slices of 64 KiB, 1.07 on the
+//! part; the traces' samples: 1.00, 1.05). zlib-rs's Huffman
 //! coding alone, tried first before, was only 0.024 faster than its runs on random floats
 //! and twice zlib's time per byte on data that deflates well, where every part paid for
 //! trying it. Text of `<U8` words is nobody's: zlib-rs 6 and libdeflate 7 come nearest
@@ -36,13 +40,18 @@ use zlib_rs::{Deflate, DeflateConfig, DeflateFlush, Strategy};
 
 /// Input handed to an encoder at a time, so a dropped archive stops a part soon.
 const STEP: usize = 1 << 20;
-/// The slices of a part the encoders are measured on are deflate's window (32 KiB) long:
-/// slices of 16 KiB ranked libdeflate 2 on a ramp of floats at 0.977 of zlib's size where
-/// the part was 1.347 times it (32 KiB: 1.036).
-const SLICE: usize = 32 << 10;
-/// A part's sample, four slices (1/32 of a part of 4 MiB); zlib's time on it is what
-/// choosing costs most.
+/// The slices of a part of [`SMALL`] or more the encoders are measured on are twice
+/// deflate's window (32 KiB) long. On a smooth signal libdeflate's size against zlib's
+/// grows with the length it is given, and slices of 32 KiB chose it for rounded sines
+/// 1.08 times zlib's size (`<f8`; a sample of four slices of 64 KiB: zlib's, 1.003).
+/// Slices of 16 KiB ranked libdeflate 2 on a ramp of floats at 0.977 of zlib's size where
+/// the part was 1.347 times it.
+const SLICE: usize = 64 << 10;
+/// A part's sample, four slices (1/16 of a part of 4 MiB); zlib's time on it is what
+/// choosing costs most. Three slices, or four of 48 KiB, left the sines 1.03 and 1.05.
 pub(super) const SAMPLE: usize = 4 * SLICE;
+/// The one slice of a part shorter than [`SMALL`], its middle: deflate's window.
+const SMALL_SLICE: usize = 32 << 10;
 /// The shortest part an encoder is chosen for. Below [`SMALL`] the sample is one slice.
 const CHOICE_MIN: usize = 256 << 10;
 /// Parts shorter than this are sampled in one slice, their middle, and chosen for only if
@@ -75,8 +84,7 @@ pub(super) enum Encoder {
 /// under Miri, where no C builds or runs, members are not deflated in parts by choice
 /// (`chosen_by_sample`), and a part is zlib's (there zlib-rs's).
 #[cfg(not(any(target_family = "wasm", miri)))]
-const CANDIDATES: [Encoder; 5] =
-    [Encoder::Runs, Encoder::Libdeflate(2), Encoder::ZlibRs(4), Encoder::ZlibRs(5), Encoder::Libdeflate(6)];
+const CANDIDATES: [Encoder; 4] = [Encoder::Runs, Encoder::Libdeflate(2), Encoder::ZlibRs(4), Encoder::ZlibRs(5)];
 
 #[cfg(any(target_family = "wasm", miri))]
 const CANDIDATES: [Encoder; 0] = [];
@@ -101,12 +109,13 @@ pub(super) const CUT_LEVEL_MIN: u32 = 4;
 const CHOICE_LEVEL_MAX: u32 = 6;
 
 /// `part` deflated at `level` (4 to 9) by the first candidate whose sample of it (four
-/// slices, one below [`SMALL`]) deflates within [`SIZE_MARGIN`] of zlib's, its stream left
-/// open; by zlib when none does, above [`CHOICE_LEVEL_MAX`], for a part shorter than
-/// [`CHOICE_MIN`] (it costs little either way) or a [`SMALL`] one zlib shrinks well. The
-/// sample's sizes say how the encoders compare, not what the part's size will be: zlib's
-/// size for a part of the bench's traces was 3.9 times its sample's scaled, and 0.46 for
-/// an image's, while libdeflate 2's stayed within 1.4% of zlib's on both, sample and part.
+/// slices of [`SLICE`], one of [`SMALL_SLICE`] below [`SMALL`]) deflates within
+/// [`SIZE_MARGIN`] of zlib's, its stream left open; by zlib when none does, above
+/// [`CHOICE_LEVEL_MAX`], for a part shorter than [`CHOICE_MIN`] (it costs little either
+/// way) or a [`SMALL`] one zlib shrinks well. The sample's sizes say how the encoders
+/// compare, not what the part's size will be: zlib's size for a part of the bench's traces
+/// was 3.9 times its sample's scaled, and 0.46 for an image's, while libdeflate 2's stayed
+/// within 1.4% of zlib's on both, sample and part.
 pub(super) fn deflate_chosen(part: &[u8], level: u32, cancel: &AtomicBool) -> io::Result<Vec<u8>> {
     let zlib = Encoder::Zlib(level);
     if CANDIDATES.is_empty() || part.len() < CHOICE_MIN || level > CHOICE_LEVEL_MAX {
@@ -114,11 +123,11 @@ pub(super) fn deflate_chosen(part: &[u8], level: u32, cancel: &AtomicBool) -> io
     }
     // Slices from the part's eighths 1, 3, 5 and 7 (the middle of a small part), so that a
     // part that changes along its length (zeros, then numbers) is sampled for each.
-    let slices = if part.len() < SMALL { 1 } else { SAMPLE / SLICE };
+    let (slices, slice) = if part.len() < SMALL { (1, SMALL_SLICE) } else { (SAMPLE / SLICE, SLICE) };
     let sample: Vec<u8> = (0..slices)
         .flat_map(|i| {
-            let start = (part.len() * (2 * i + 1) / (2 * slices)).min(part.len() - SLICE);
-            &part[start..start + SLICE]
+            let start = (part.len() * (2 * i + 1) / (2 * slices)).min(part.len() - slice);
+            &part[start..start + slice]
         })
         .copied()
         .collect();
@@ -482,6 +491,30 @@ mod tests {
         assert!(ours as f64 <= zlib as f64 * 1.02, "a ramp: {ours} against zlib's {zlib}");
         let by_libdeflate = deflate(Encoder::Libdeflate(2), &ramp, &cancel).unwrap().len();
         assert!(by_libdeflate as f64 > zlib as f64 * 1.1, "no longer flattered: {by_libdeflate} against {zlib}");
+    }
+
+    /// Rounded sines, a smooth signal as measurements are once rounded, are where a short
+    /// sample misjudges libdeflate most: its size against zlib's grows with the length it
+    /// is given (libdeflate 2 on `<f4`: 0.97 on 32 KiB, 1.08 on 256 KiB, 1.24 on 4 MiB),
+    /// and four slices of 32 KiB chose it for parts 1.06 to 1.24 times zlib's size.
+    #[test]
+    fn smooth_signals_are_deflated_near_zlibs_size() {
+        let cancel = AtomicBool::new(false);
+        // `np.round(np.sin(np.arange(n) / 1000), 3)`, as `<f8` and `<f4`.
+        let sine = |i: usize| ((i as f64 / 1000.0).sin() * 1000.0).round() / 1000.0;
+        // A whole part, as `parts` cuts members (4 MiB).
+        let part = 4 << 20;
+        let kinds: [(&str, Vec<u8>); 2] = [
+            ("<f8", (0..part / 8).flat_map(|i| sine(i).to_le_bytes()).collect()),
+            ("<f4", (0..part / 4).flat_map(|i| (sine(i) as f32).to_le_bytes()).collect()),
+        ];
+        for (what, data) in kinds {
+            let (ours, zlib) = (
+                deflate_chosen(&data, 6, &cancel).unwrap().len(),
+                deflate(Encoder::Zlib(6), &data, &cancel).unwrap().len(),
+            );
+            assert!(ours as f64 <= zlib as f64 * 1.02, "{what}: {ours} against zlib's {zlib}");
+        }
     }
 
     /// What `open` is given is libdeflate's own output; anything else is an error, not a
