@@ -24,7 +24,8 @@
 //! CRC maps (a map reads no data, so it checks no CRC). Under every call the largest single
 //! allocation is measured (a counting global allocator, per thread) and must stay within
 //! twice the archive's size plus 1 MiB; but a deflated member read whole is inflated into a
-//! buffer of the size it claims, trusted up to 64 times its stored bytes, which
+//! buffer of the size it claims, trusted up to 64 times its stored bytes (and up to 1 MiB
+//! whatever they are, within the bound above), which
 //! `a_member_is_inflated_whole_only_up_to_64_times_its_stored_bytes` bounds.
 //!
 //! Every case is also written to `target/hostile/<case>.npz`; CI runs `npy info` and
@@ -895,9 +896,10 @@ fn a_deflate_stream_must_inflate_to_the_members_size() {
 }
 
 /// A deflated member read whole is inflated straight into a buffer of the size it claims
-/// when that is at most 64 times its stored bytes (and 256 MiB): a claim its data does not
-/// back costs an allocation of that size (zeroed by the allocator, so untouched pages take
-/// no memory) and then an error. A claim of more streams, taking memory as data arrives.
+/// when that is at most 64 times its stored bytes (and 256 MiB), or at most 1 MiB: a claim
+/// its data does not back costs an allocation of that size (zeroed by the allocator, so
+/// untouched pages take no memory) and then an error. A claim of more streams, taking
+/// memory as data arrives.
 #[test]
 fn a_member_is_inflated_whole_only_up_to_64_times_its_stored_bytes() {
     // 20,000 bytes that fixed codes store as literals: about 21 KB.
@@ -925,6 +927,22 @@ fn a_member_is_inflated_whole_only_up_to_64_times_its_stored_bytes() {
             npz_error(&format!("{case}: {what}"), read, "the data ends after");
             assert!(largest <= bound, "{case}: {what} allocated {largest} bytes at once, over {bound}");
         }
+    }
+    // Up to 1 MiB a claim is trusted at any ratio deflate can reach (the directory's check
+    // refuses more than 1032 to 1): 2,000 bytes (about 2.2 KB stored) claiming 1 MiB cost
+    // one allocation of it, within the bound of every read, and an error.
+    let content = npy_u8(&(0..2_000u32).map(|i| (i * 7919 % 251) as u8).collect::<Vec<_>>());
+    for (claim, whole) in [(1 << 20, true), ((1 << 20) + 1, false)] {
+        let x = Member { size: claim, ..deflated("x.npy", &content) };
+        let zip = assemble(&[x]);
+        assert!(claim > 64 * zip.bytes.len() as u64, "over the ratio");
+        let case = format!("small_claims_{claim}_bytes");
+        let (read, largest) =
+            largest_during(|| Reader::from_reader(Cursor::new(&zip.bytes))?.read::<DynArray>("x").map(drop));
+        npz_error(&case, read, "the data ends after");
+        assert!(largest <= 2 * zip.bytes.len() + (1 << 20), "{case}: allocated {largest} bytes at once");
+        // Whole: the buffer of the claim; streamed: only what the data gave.
+        assert_eq!(largest >= claim as usize, whole, "{case}: inflated whole? allocated {largest} bytes at once");
     }
 }
 

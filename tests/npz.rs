@@ -1269,6 +1269,17 @@ fn deflated_members_read_whole_are_the_arrays_streamed_reads_give() {
     }
     let all = r.read_all::<DynArray>().unwrap();
     assert!(all.iter().zip(&members).all(|(a, (name, _))| a == &r.read::<DynArray>(name).unwrap()));
+
+    // A small member deflated far past 64 to 1 (flags in runs) is read whole too.
+    let flags: Vec<bool> = (0..100_000).map(|i| i / 5000 % 3 == 0).collect();
+    let mut w = writer();
+    w.add_with("flags", &flags, Compression::deflated()).unwrap();
+    let mut r = reader(w.finish().unwrap().into_inner());
+    let info = &r.members()[0];
+    assert!(info.size > 64 * info.compressed_size, "{} from {}: past the ratio", info.size, info.compressed_size);
+    let (whole, streamed) = (r.read::<DynArray>("flags").unwrap(), r.npy("flags").unwrap().read::<DynArray>().unwrap());
+    assert_eq!(whole, streamed);
+    assert_eq!(r.read::<Vec<bool>>("flags").unwrap(), flags);
 }
 
 /// Members of several MiB, whole or streamed in pieces, have their CRC-32 computed beside
