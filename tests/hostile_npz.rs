@@ -913,9 +913,10 @@ fn a_member_is_inflated_whole_only_up_to_64_times_its_stored_bytes() {
         let streamed = 2 * zip.bytes.len() + (1 << 20);
         assert!(claim as usize > streamed, "{case}: the two bounds are apart");
         let bound = if whole { claim as usize } else { streamed };
-        let reads: [(&str, &dyn Fn() -> Result<()>); 4] = [
+        let reads: [(&str, &dyn Fn() -> Result<()>); 5] = [
             ("read_dyn", &|| Reader::from_reader(Cursor::new(&zip.bytes))?.read::<DynArray>("x").map(drop)),
             ("read", &|| Reader::from_reader(Cursor::new(&zip.bytes))?.read::<Vec<u8>>("x").map(drop)),
+            ("read_raw", &|| Reader::from_reader(Cursor::new(&zip.bytes))?.read_raw("x").map(drop)),
             ("read_all from the path", &|| Reader::from_path(&path)?.read_all::<DynArray>().map(drop)),
             ("read_many_from", &|| {
                 let r = Reader::from_reader(Cursor::new(&zip.bytes))?;

@@ -31,8 +31,10 @@ use super::codec::{is_data_error, CodecReader};
 #[cfg(not(any(target_family = "wasm", miri)))]
 use super::{part_index, whole};
 
-/// Most bytes reserved up front for a compressed member's [`Reader::read_raw`] beyond its
-/// compressed size: more grows as the data actually decompresses.
+/// Most bytes reserved up front for a compressed member's [`Reader::read_raw`] that is not
+/// inflated whole: twice its compressed size and 1 MiB at most (what any read may take on
+/// a claim, `tests/hostile_npz.rs`), and no more than this; more grows as the data
+/// actually decompresses.
 const RAW_PREALLOC: u64 = 16 << 20;
 
 /// Checks that the zip crate, which reads the members, sees the archive as the directory
@@ -663,7 +665,8 @@ fn read_all<R: Read + Seek>(mut file: MemberReader<'_, R>, size: u64, compressed
     // Growth is exact and capped at the declared size (never a doubling past it), and
     // fallible; the reader errors if the data decompresses past or short of that size.
     let size = usize::try_from(size).map_err(|_| Error::npz(None, "member larger than the address space"))?;
-    let first = usize::try_from(compressed.max(RAW_PREALLOC)).unwrap_or(usize::MAX);
+    let first = RAW_PREALLOC.min(compressed.saturating_mul(2).saturating_add(1 << 20)).max(compressed);
+    let first = usize::try_from(first).unwrap_or(usize::MAX);
     let mut out: Vec<u8> = Vec::new();
     while out.len() < size {
         let want = (size - out.len()).min(out.len().max(first));
