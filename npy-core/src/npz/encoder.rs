@@ -17,11 +17,11 @@
 //! before, was chosen for no kind of the bench and is no longer one: no sample of a part
 //! told its size on smooth signals, which grows against zlib's with the length it is
 //! given (rounded sines, `<f4`: 0.97 of zlib's on four slices of 64 KiB, 1.07 on the
-//! part; the traces' samples: 1.00, 1.05). zlib-rs's Huffman
-//! coding alone, tried first before, was only 0.024 faster than its runs on random floats
-//! and twice zlib's time per byte on data that deflates well, where every part paid for
-//! trying it. Text of `<U8` words is nobody's: zlib-rs 6 and libdeflate 7 come nearest
-//! (0.999 in 0.94; 1.028 in 0.92), so it stays zlib's.
+//! part; the traces' samples: 1.00, 1.05). zlib-rs's Huffman coding alone, tried first
+//! before, was only 0.024 faster than its runs on random floats and twice zlib's time per
+//! byte on data that deflates well, where every part paid for trying it. Text of `<U8`
+//! words is nobody's: zlib-rs 6 and libdeflate 7 come nearest (0.999 in 0.94; 1.028 in
+//! 0.92), so it stays zlib's.
 //!
 //! Every encoder deflates a part on its own (nothing in it copies from the data before it,
 //! so readers can inflate parts at once: `part_index`) and leaves its stream open, as

@@ -776,7 +776,8 @@ impl<S: Read> MemberData<S> {
 
     /// As [`MemberData::of`], for a member read whole: a deflated one of at most
     /// `whole::WHOLE_MAX` bytes (and `whole::WHOLE_RATIO_MAX` times its compressed bytes,
-    /// or any of at most `whole::WHOLE_ANY_MAX`) is decompressed whole first (`inflate`), its parts on up to `threads` threads.
+    /// or any of at most `whole::WHOLE_ANY_MAX`) is decompressed whole first (`inflate`),
+    /// its parts on up to `threads` threads.
     fn whole(e: &directory::Entry, data: io::Take<S>, threads: usize) -> Result<Self> {
         #[cfg(not(any(target_family = "wasm", miri)))]
         if inflates_whole(e) {
