@@ -51,13 +51,13 @@ pub(super) fn inflate(stream: &[u8], size: usize, parts: &[Part], threads: usize
     }
     let jobs = Mutex::new(jobs.into_iter());
     let failed = Mutex::new(None::<(usize, String)>);
+    // A single stream's sizes are the member's.
+    let whose = if parts.len() == 1 { "member's" } else { "part's" };
     let work = || {
         let mut decoder = PartDecoder::new();
         while lock(&failed).is_none() {
             let Some((k, part, into)) = lock(&jobs).next() else { return };
             let last = k + 1 == parts.len();
-            // A single stream's sizes are the member's.
-            let whose = if parts.len() == 1 { "member's" } else { "part's" };
             if let Err(why) = decoder.decode(&stream[part.compressed.clone()], last, into, whose) {
                 let mut failed = lock(&failed);
                 if failed.as_ref().is_none_or(|(first, _)| k < *first) {
